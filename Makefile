@@ -1,0 +1,108 @@
+# profsum — SQLite extension for JAX/XLA profiler traces.
+#
+#   make            build profsum.so (the loadable extension)
+#   make test       build, then run the whole test suite (prints "N passed, N failed")
+#   make asan       the test suite under AddressSanitizer + UBSan
+#   make valgrind   the C driver tests under valgrind (leaks are errors)
+#   make fuzz       build the libFuzzer target and run it (FUZZ_SECONDS, default 600)
+#   make corpus     check every JSON trace of ../shared/corpus against expected_counts.json
+#   make bench      benchmark against gzip -dc (see bench/README.md)
+#   make install    install profsum.so to $(PREFIX)/lib (PREFIX=/usr/local)
+#   make clean
+#
+# Options: NETWORK=0 builds without libcurl (defines PROFSUM_OMIT_NETWORK).
+
+PREFIX  ?= /usr/local
+NETWORK ?= 1
+CC      ?= cc
+PYTHON  ?= /usr/bin/python3
+VERSION := $(shell cat VERSION)
+COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+PKGS := sqlite3 zlib
+ifeq ($(NETWORK),1)
+PKGS += libcurl
+NETDEF :=
+else
+NETDEF := -DPROFSUM_OMIT_NETWORK
+endif
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+# The loadable extension must not link libsqlite3 (the host provides it).
+PKG_LIBS   := $(shell pkg-config --libs $(filter-out sqlite3,$(PKGS)))
+
+WARN    := -std=c11 -Wall -Wextra -Werror
+OPT     ?= -O2
+CFLAGS_ALL = $(WARN) $(OPT) -g -fPIC $(PKG_CFLAGS) $(NETDEF) -D_GNU_SOURCE \
+             -DPROFSUM_VERSION='"$(VERSION)"' -DPROFSUM_COMMIT='"$(COMMIT)"' \
+             -DPROFSUM_BUILD_FLAGS='"$(OPT) NETWORK=$(NETWORK)"'
+LDFLAGS_SO := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,defs
+
+SRCS := $(sort $(wildcard ext/*.c))
+HDRS := $(wildcard ext/*.h)
+
+all: profsum.so
+
+profsum.so: $(SRCS) $(HDRS) VERSION Makefile
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS_SO) -o $@ $(SRCS) $(PKG_LIBS)
+
+# C driver: the extension linked statically into a tiny SQL runner (used by
+# the asan/valgrind targets and the unit tests of the reader).
+build/sqlrun: tests/sqlrun.c $(SRCS) $(HDRS) Makefile
+	@mkdir -p build
+	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ tests/sqlrun.c $(SRCS) \
+	  $(shell pkg-config --libs $(PKGS)) -lpthread -lm
+
+test: profsum.so build/sqlrun
+	$(PYTHON) tests/run.py
+
+# ---- sanitizers -----------------------------------------------------------
+ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+build/asan/profsum.so: $(SRCS) $(HDRS) Makefile
+	@mkdir -p build/asan
+	$(CC) $(CFLAGS_ALL) -O1 $(ASAN_FLAGS) $(LDFLAGS_SO) -o $@ $(SRCS) $(PKG_LIBS)
+build/asan/sqlrun: tests/sqlrun.c $(SRCS) $(HDRS) Makefile
+	@mkdir -p build/asan
+	$(CC) $(CFLAGS_ALL) -O1 $(ASAN_FLAGS) -DSQLITE_CORE -o $@ tests/sqlrun.c $(SRCS) \
+	  $(shell pkg-config --libs $(PKGS)) -lpthread -lm
+
+# Python cannot be rebuilt with ASan, so the runtime is preloaded; leak
+# checking is off for the Python run (CPython's own allocations) and on for
+# the C driver run, which exercises the same reader paths.
+asan: build/asan/profsum.so build/asan/sqlrun
+	PROFSUM_SQLRUN=build/asan/sqlrun ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/run_driver.py
+	PROFSUM_SO=$(CURDIR)/build/asan/profsum.so PROFSUM_SQLRUN=build/asan/sqlrun \
+	  LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
+	  ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  $(PYTHON) tests/run.py
+
+valgrind: build/sqlrun
+	PROFSUM_SQLRUN="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect build/sqlrun" \
+	  $(PYTHON) tests/run_driver.py
+
+# ---- fuzzing --------------------------------------------------------------
+FUZZ_SECONDS ?= 600
+build/fuzz_reader: tests/fuzz_reader.c $(SRCS) $(HDRS) Makefile
+	@mkdir -p build
+	clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS) $(NETDEF) -D_GNU_SOURCE \
+	  -DSQLITE_CORE -o $@ tests/fuzz_reader.c $(SRCS) $(shell pkg-config --libs $(PKGS)) -lm
+fuzz: build/fuzz_reader
+	@mkdir -p build/fuzz_corpus
+	build/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
+	  -print_final_stats=1 build/fuzz_corpus tests/fuzz_corpus
+
+# ---- corpus and benchmark -------------------------------------------------
+corpus: profsum.so
+	$(PYTHON) tests/corpus_check.py
+
+bench: profsum.so
+	bash bench/run.sh
+
+install: profsum.so
+	install -d $(DESTDIR)$(PREFIX)/lib
+	install -m 0644 profsum.so $(DESTDIR)$(PREFIX)/lib/profsum.so
+
+clean:
+	rm -rf profsum.so build
+
+.PHONY: all test asan valgrind fuzz corpus bench install clean

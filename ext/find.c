@@ -1,0 +1,775 @@
+/*
+** find.c — profsum_find_traces(): list the trace files of an artifact folder.
+**
+** Usage:
+**
+**   SELECT path, format, picked, reference_pick
+**     FROM profsum_find_traces('/data/jax_profile-v3');
+**
+** Schema of the eponymous-only table-valued function (hidden input last):
+**
+**   CREATE TABLE profsum_find_traces(
+**     path            TEXT,     -- dir + '/' + path relative to dir
+**     host            TEXT,     -- <host> of <host>.trace.json[.gz] / <host>.xplane.pb;
+**                               -- NULL for perfetto_trace.json.gz
+**     session         TEXT,     -- name of the parent directory (the <session> of
+**                               -- .../plugins/profile/<session>/<file>)
+**     size            INTEGER,  -- file size in bytes
+**     format          TEXT,     -- 'perfetto_trace_json_gz' | 'trace_json_gz' |
+**                               -- 'trace_json' | 'xplane_pb'
+**     picked          INTEGER,  -- 1 on the JSON file profsum reads, else 0
+**     reference_pick  INTEGER,  -- 1 on the file the reference tool reads, else 0
+**     dir             HIDDEN    -- input: the directory to search (required)
+**   );
+**
+** Candidates (summary-v1-spec.md §1.1; file names are matched case-sensitively,
+** '*' also matches an empty prefix and names starting with '.'):
+**   perfetto_trace.json.gz, *.trace.json.gz, *.trace.json, *.xplane.pb.
+** An uncompressed perfetto_trace.json matches none of these and is not listed.
+**
+** Walk.  dir is searched recursively with opendir/readdir (lstat when
+** readdir gives no type).  Symbolic links to directories are not followed
+** (no loops; this is also what pathlib's rglob does).  A symbolic link to a
+** regular file with a candidate name is listed with the size of its target;
+** directories, FIFOs, sockets and dangling links with candidate names are not.
+** Subdirectories that cannot be opened are skipped silently.  The walk is
+** bounded: more than PROFSUM_FIND_MAX_DEPTH levels of nesting or more than
+** PROFSUM_FIND_MAX_ENTRIES directory entries in total is an error (a bound on
+** time and memory, and a guard against bind-mount loops).
+**
+** Order.  Rows come sorted by path the way the reference tool sorts
+** pathlib.Path objects: component by component, each component compared
+** byte-wise (code point order for UTF-8 names).  This is plain byte order
+** except that the '/' separator sorts before every other byte, so
+** "run/x.trace.json" comes before "run-2/x.trace.json".  Because this is
+** not SQLite's BINARY collation of the path text, the function does not
+** claim to satisfy ORDER BY path (SQLite sorts again when asked).
+**
+** picked / reference_pick (§1.1):
+**   picked          JSON only (step 4): the first perfetto_trace.json.gz in
+**                   path order, else the first *.trace.json.gz, else the first
+**                   *.trace.json.  At most one row.
+**   reference_pick  XPlane first: exactly one *.xplane.pb → that file; zero or
+**                   several → the JSON pick.  At most one row.
+**   Limitation: the reference falls back to JSON when its single XPlane file
+**   fails to decode as protobuf (step 2).  That cannot be known without
+**   decoding it, so a single .xplane.pb is always reported as the reference
+**   pick.
+**
+** path, session.  path is the argument with trailing '/' removed (except
+** for "/" itself), then '/', then the path relative to it; no other
+** normalisation (so dir "." gives "./a/b.trace.json").  session is the last
+** component of the parent directory of path: for the artifact layout
+** .../plugins/profile/<session>/<file> this is <session>; for any other
+** layout it is simply the parent directory's name.  It is NULL when that
+** component is empty (a file directly under "/") or ".".
+**
+** Errors (SQL errors; text starts with "profsum_find_traces: " and quotes
+** dir as given):
+**   '<dir>': no such directory
+**   '<dir>': not a directory
+**   '<dir>': cannot open directory (<strerror>)     e.g. Permission denied
+**   '<dir>': cannot access directory (<strerror>)   other stat failures
+**   '<dir>': path contains a NUL byte
+**   '<dir>': more than 1000000 directory entries; point at a smaller folder
+**   '<dir>': directories nested deeper than 64 levels at '<path>'
+**   missing required argument DIR                   no dir constraint at all
+** A NULL dir gives zero rows.
+**
+** Security: the function reads the file system, so it is DIRECTONLY (see
+** profsumFindConnect) and never INNOCUOUS.
+**
+** C helper: profsumPickTrace() in find.h applies the same walk and picks
+** for the import code.
+*/
+#include "profsum_int.h"
+#include "find.h"
+
+#include <assert.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* Bounds of the walk (overridable at compile time, e.g. for tests). */
+#ifndef PROFSUM_FIND_MAX_DEPTH
+# define PROFSUM_FIND_MAX_DEPTH    64       /* levels below dir */
+#endif
+#ifndef PROFSUM_FIND_MAX_ENTRIES
+# define PROFSUM_FIND_MAX_ENTRIES  1000000  /* directory entries examined */
+#endif
+
+/* Formats, in §1.1 JSON preference order; index into azProfsumFindFormat. */
+#define PROFSUM_FMT_PERFETTO  0   /* perfetto_trace.json.gz */
+#define PROFSUM_FMT_TRACE_GZ  1   /* *.trace.json.gz */
+#define PROFSUM_FMT_TRACE     2   /* *.trace.json */
+#define PROFSUM_FMT_XPLANE    3   /* *.xplane.pb */
+
+static const char *const azProfsumFindFormat[] = {
+  "perfetto_trace_json_gz", "trace_json_gz", "trace_json", "xplane_pb"
+};
+
+/* One candidate file. */
+typedef struct ProfsumFindRow ProfsumFindRow;
+struct ProfsumFindRow {
+  char *zPath;            /* Full path, sqlite3_malloc64'd, owned */
+  int nPath;              /* strlen(zPath) */
+  int iHost, nHost;       /* host = zPath[iHost..iHost+nHost); nHost<0: NULL */
+  int iSession, nSession; /* session slice of zPath; nSession<0: NULL */
+  sqlite3_int64 iSize;    /* File size in bytes (target of a symlink) */
+  int eFormat;            /* PROFSUM_FMT_* */
+};
+
+/* The result of one walk: rows sorted by path, plus the two picks. */
+typedef struct ProfsumFindList ProfsumFindList;
+struct ProfsumFindList {
+  ProfsumFindRow *aRow;   /* Rows, sqlite3_realloc64'd, owned */
+  sqlite3_int64 nRow;     /* Rows in use */
+  sqlite3_int64 nAlloc;   /* Rows allocated */
+  sqlite3_int64 nXplane;  /* Rows with eFormat==PROFSUM_FMT_XPLANE */
+  sqlite3_int64 iPicked;  /* Index of the JSON pick, -1 if none */
+  sqlite3_int64 iRefPick; /* Index of the reference pick, -1 if none */
+};
+
+/* State of a walk in progress. */
+typedef struct ProfsumFindWalk ProfsumFindWalk;
+struct ProfsumFindWalk {
+  ProfsumFindList *pList; /* Receives the candidates */
+  const char *zDir;       /* The directory as given, for messages only */
+  char *zBuf;             /* Path of the current entry, sqlite3_realloc64'd */
+  size_t nBuf;            /* strlen(zBuf) */
+  size_t nBufAlloc;       /* Bytes allocated for zBuf */
+  sqlite3_int64 nEntry;   /* Directory entries examined so far */
+  char *zErr;             /* Error message (no function prefix), owned */
+};
+
+/*
+** Release everything a list owns and leave it empty (picks = none).
+** Safe on a zeroed or already reset list.
+*/
+static void profsumFindListReset(ProfsumFindList *pList){
+  sqlite3_int64 i;
+  for(i=0; i<pList->nRow; i++) sqlite3_free(pList->aRow[i].zPath);
+  sqlite3_free(pList->aRow);
+  memset(pList, 0, sizeof(*pList));
+  pList->iPicked = -1;
+  pList->iRefPick = -1;
+}
+
+/* Return 1 if zName ends with zSuffix (nName = strlen(zName)). */
+static int profsumFindEndsWith(const char *zName, size_t nName,
+                               const char *zSuffix){
+  size_t n = strlen(zSuffix);
+  return nName>=n && memcmp(zName+nName-n, zSuffix, n)==0;
+}
+
+/*
+** Classify a file name.  Returns PROFSUM_FMT_* and sets *pnSuffix to the
+** length of the matched suffix (the host is the rest), or returns -1 when
+** the name is not a candidate.
+*/
+static int profsumFindFormatOf(const char *zName, size_t *pnSuffix){
+  size_t n = strlen(zName);
+  if( strcmp(zName, "perfetto_trace.json.gz")==0 ){
+    *pnSuffix = n;
+    return PROFSUM_FMT_PERFETTO;
+  }
+  if( profsumFindEndsWith(zName, n, ".trace.json.gz") ){
+    *pnSuffix = 14;
+    return PROFSUM_FMT_TRACE_GZ;
+  }
+  if( profsumFindEndsWith(zName, n, ".trace.json") ){
+    *pnSuffix = 11;
+    return PROFSUM_FMT_TRACE;
+  }
+  if( profsumFindEndsWith(zName, n, ".xplane.pb") ){
+    *pnSuffix = 10;
+    return PROFSUM_FMT_XPLANE;
+  }
+  return -1;
+}
+
+/*
+** Compare two paths the way Python compares pathlib.PurePosixPath objects
+** (lists of components): bytes compare unsigned, but '/' ranks below every
+** other byte and end-of-string below '/'.  Returns <0, 0, >0.
+*/
+static int profsumFindPathCmp(const char *zA, const char *zB){
+  const unsigned char *a = (const unsigned char*)zA;
+  const unsigned char *b = (const unsigned char*)zB;
+  int ra, rb;
+  while( *a && *a==*b ){ a++; b++; }
+  ra = *a==0 ? 0 : *a=='/' ? 1 : (int)*a + 1;
+  rb = *b==0 ? 0 : *b=='/' ? 1 : (int)*b + 1;
+  return ra - rb;
+}
+
+/* qsort() callback over ProfsumFindRow. */
+static int profsumFindRowCmp(const void *pA, const void *pB){
+  return profsumFindPathCmp(((const ProfsumFindRow*)pA)->zPath,
+                            ((const ProfsumFindRow*)pB)->zPath);
+}
+
+/*
+** Append the current path (p->zBuf) as a candidate of format eFormat and
+** size iSize; nSuffix is the length of the matched name suffix.
+** Returns SQLITE_OK or SQLITE_NOMEM.
+*/
+static int profsumFindAddRow(ProfsumFindWalk *p, int eFormat, size_t nSuffix,
+                             sqlite3_int64 iSize){
+  ProfsumFindList *pList = p->pList;
+  ProfsumFindRow *pRow;
+  const char *z = p->zBuf;
+  int n = (int)p->nBuf;
+  int iName, iEnd, iStart;
+
+  if( pList->nRow>=pList->nAlloc ){
+    sqlite3_int64 nNew = pList->nAlloc ? pList->nAlloc*2 : 16;
+    ProfsumFindRow *aNew = sqlite3_realloc64(pList->aRow,
+                                             nNew*sizeof(ProfsumFindRow));
+    if( aNew==0 ) return SQLITE_NOMEM;
+    pList->aRow = aNew;
+    pList->nAlloc = nNew;
+  }
+  pRow = &pList->aRow[pList->nRow];
+  memset(pRow, 0, sizeof(*pRow));
+  pRow->zPath = sqlite3_malloc64((sqlite3_uint64)n + 1);
+  if( pRow->zPath==0 ) return SQLITE_NOMEM;
+  memcpy(pRow->zPath, z, (size_t)n + 1);
+  pRow->nPath = n;
+  pRow->iSize = iSize;
+  pRow->eFormat = eFormat;
+  pList->nRow++;
+  if( eFormat==PROFSUM_FMT_XPLANE ) pList->nXplane++;
+
+  /* The walk always builds dir + '/' + name, so a '/' precedes the name. */
+  for(iName=n; iName>0 && z[iName-1]!='/'; iName--){}
+  assert( iName>0 );
+  if( eFormat==PROFSUM_FMT_PERFETTO ){
+    pRow->nHost = -1;
+  }else{
+    pRow->iHost = iName;
+    pRow->nHost = n - iName - (int)nSuffix;
+  }
+  iEnd = iName - 1;                       /* the '/' before the name */
+  for(iStart=iEnd; iStart>0 && z[iStart-1]!='/'; iStart--){}
+  pRow->iSession = iStart;
+  pRow->nSession = iEnd - iStart;
+  if( pRow->nSession==0 || (pRow->nSession==1 && z[iStart]=='.') ){
+    pRow->nSession = -1;
+  }
+  return SQLITE_OK;
+}
+
+/*
+** Make p->zBuf = <first nBase bytes of zBuf> + '/' + zName (no '/' added
+** when the base already ends with one, i.e. the root "/").
+** Returns SQLITE_OK or SQLITE_NOMEM.
+*/
+static int profsumFindPush(ProfsumFindWalk *p, size_t nBase, const char *zName){
+  size_t nName = strlen(zName);
+  size_t nNeed = nBase + 1 + nName + 1;
+  int bSep = nBase>0 && p->zBuf[nBase-1]!='/';
+  if( nNeed>p->nBufAlloc ){
+    size_t nNew = p->nBufAlloc*2 > nNeed ? p->nBufAlloc*2 : nNeed + 256;
+    char *zNew = sqlite3_realloc64(p->zBuf, nNew);
+    if( zNew==0 ) return SQLITE_NOMEM;
+    p->zBuf = zNew;
+    p->nBufAlloc = nNew;
+  }
+  p->nBuf = nBase;
+  if( bSep ) p->zBuf[p->nBuf++] = '/';
+  memcpy(p->zBuf + p->nBuf, zName, nName + 1);
+  p->nBuf += nName;
+  return SQLITE_OK;
+}
+
+/* Set p->zErr from a format; returns SQLITE_ERROR, or SQLITE_NOMEM. */
+static int profsumFindWalkErr(ProfsumFindWalk *p, const char *zFmt, ...){
+  va_list ap;
+  sqlite3_free(p->zErr);
+  va_start(ap, zFmt);
+  p->zErr = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  return p->zErr ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+/* Kinds of directory entries, as far as the walk cares. */
+#define PROFSUM_ENT_UNKNOWN 0   /* readdir gave no type: lstat decides */
+#define PROFSUM_ENT_DIR     1
+#define PROFSUM_ENT_REG     2
+#define PROFSUM_ENT_LNK     3
+#define PROFSUM_ENT_OTHER   4   /* FIFO, socket, device: never a candidate */
+
+/*
+** List the candidates in directory p->zBuf (at nesting level iDepth, 0 for
+** the argument itself) and below.  A subdirectory that cannot be opened is
+** skipped; the top directory failing to open is an error.  A readdir()
+** failure ends the listing of that directory with what was read.
+** Returns SQLITE_OK, SQLITE_ERROR (p->zErr set) or SQLITE_NOMEM.
+*/
+static int profsumFindWalkDir(ProfsumFindWalk *p, int iDepth){
+  size_t nBase = p->nBuf;
+  int rc = SQLITE_OK;
+  struct dirent *pEnt;
+  DIR *pDir = opendir(p->zBuf);
+
+  if( pDir==0 ){
+    int e = errno;
+    if( iDepth>0 ) return SQLITE_OK;
+    return profsumFindWalkErr(p, "'%q': cannot open directory (%s)",
+                              p->zDir, strerror(e));
+  }
+  while( rc==SQLITE_OK && (pEnt = readdir(pDir))!=0 ){
+    const char *zName = pEnt->d_name;
+    size_t nSuffix = 0;
+    int eFormat, eKind = PROFSUM_ENT_UNKNOWN;
+    struct stat st;
+
+    if( zName[0]=='.' && (zName[1]==0 || (zName[1]=='.' && zName[2]==0)) ){
+      continue;
+    }
+    if( ++p->nEntry > PROFSUM_FIND_MAX_ENTRIES ){
+      rc = profsumFindWalkErr(p,
+             "'%q': more than %d directory entries; point at a smaller folder",
+             p->zDir, PROFSUM_FIND_MAX_ENTRIES);
+      break;
+    }
+    eFormat = profsumFindFormatOf(zName, &nSuffix);
+#ifdef DT_UNKNOWN
+    switch( pEnt->d_type ){
+      case DT_DIR:     eKind = PROFSUM_ENT_DIR;     break;
+      case DT_REG:     eKind = PROFSUM_ENT_REG;     break;
+      case DT_LNK:     eKind = PROFSUM_ENT_LNK;     break;
+      case DT_UNKNOWN: eKind = PROFSUM_ENT_UNKNOWN; break;
+      default:         eKind = PROFSUM_ENT_OTHER;   break;
+    }
+#endif
+    /* Fast path: a non-directory that is not a candidate needs no stat. */
+    if( eKind==PROFSUM_ENT_OTHER ) continue;
+    if( eFormat<0 && (eKind==PROFSUM_ENT_REG || eKind==PROFSUM_ENT_LNK) ){
+      continue;
+    }
+    rc = profsumFindPush(p, nBase, zName);
+    if( rc!=SQLITE_OK ) break;
+    if( eKind==PROFSUM_ENT_UNKNOWN ){
+      if( lstat(p->zBuf, &st)!=0 ) continue;   /* vanished meanwhile */
+      if( S_ISDIR(st.st_mode) )      eKind = PROFSUM_ENT_DIR;
+      else if( S_ISREG(st.st_mode) ) eKind = PROFSUM_ENT_REG;
+      else if( S_ISLNK(st.st_mode) ) eKind = PROFSUM_ENT_LNK;
+      else continue;
+    }
+    if( eKind==PROFSUM_ENT_DIR ){
+      /* lstat/d_type say DIR only for real directories: symbolic links to
+      ** directories are never entered, so link cycles cannot loop. */
+      if( iDepth+1 > PROFSUM_FIND_MAX_DEPTH ){
+        rc = profsumFindWalkErr(p,
+               "'%q': directories nested deeper than %d levels at '%q'",
+               p->zDir, PROFSUM_FIND_MAX_DEPTH, p->zBuf);
+      }else{
+        rc = profsumFindWalkDir(p, iDepth+1);
+      }
+    }else if( eFormat>=0 ){
+      /* A regular file, or a link that must resolve to one. */
+      if( stat(p->zBuf, &st)==0 && S_ISREG(st.st_mode) ){
+        rc = profsumFindAddRow(p, eFormat, nSuffix, (sqlite3_int64)st.st_size);
+      }
+    }
+  }
+  closedir(pDir);
+  if( p->zBuf ) p->zBuf[nBase] = 0;
+  p->nBuf = nBase;
+  return rc;
+}
+
+/*
+** Walk zDir (a NUL-terminated path, as given by the user) into pList, which
+** must be empty (reset).  On success the rows are sorted and the picks set.
+** On error pList is left empty and *pzErr holds a message without function
+** prefix (sqlite3_malloc'd, caller frees; NULL for SQLITE_NOMEM).
+** Returns SQLITE_OK, SQLITE_ERROR or SQLITE_NOMEM.
+*/
+static int profsumFindCollect(const char *zDir, ProfsumFindList *pList,
+                              char **pzErr){
+  ProfsumFindWalk w;
+  struct stat st;
+  size_t n = strlen(zDir);
+  sqlite3_int64 i;
+  int rc;
+
+  *pzErr = 0;
+  memset(&w, 0, sizeof(w));
+  w.pList = pList;
+  w.zDir = zDir;
+  profsumFindListReset(pList);
+
+  if( stat(zDir, &st)!=0 ){
+    int e = errno;
+    if( e==ENOENT || e==ENOTDIR || n==0 ){
+      rc = profsumFindWalkErr(&w, "'%q': no such directory", zDir);
+    }else{
+      rc = profsumFindWalkErr(&w, "'%q': cannot access directory (%s)",
+                              zDir, strerror(e));
+    }
+    goto done;
+  }
+  if( !S_ISDIR(st.st_mode) ){
+    rc = profsumFindWalkErr(&w, "'%q': not a directory", zDir);
+    goto done;
+  }
+  /* zBuf = zDir without trailing '/' (but "/" stays "/"). */
+  while( n>1 && zDir[n-1]=='/' ) n--;
+  w.nBufAlloc = n + 256;
+  w.zBuf = sqlite3_malloc64(w.nBufAlloc);
+  if( w.zBuf==0 ){ rc = SQLITE_NOMEM; goto done; }
+  memcpy(w.zBuf, zDir, n);
+  w.zBuf[n] = 0;
+  w.nBuf = n;
+
+  rc = profsumFindWalkDir(&w, 0);
+  if( rc!=SQLITE_OK ) goto done;
+
+  if( pList->nRow>1 ){
+    qsort(pList->aRow, (size_t)pList->nRow, sizeof(ProfsumFindRow),
+          profsumFindRowCmp);
+  }
+  /* JSON pick: the first row of the most preferred JSON format present. */
+  for(i=0; i<pList->nRow; i++){
+    int e = pList->aRow[i].eFormat;
+    if( e==PROFSUM_FMT_XPLANE ) continue;
+    if( pList->iPicked<0 || e<pList->aRow[pList->iPicked].eFormat ){
+      pList->iPicked = i;
+    }
+  }
+  /* Reference pick: a lone .xplane.pb, else the JSON pick. */
+  pList->iRefPick = pList->iPicked;
+  if( pList->nXplane==1 ){
+    for(i=0; i<pList->nRow; i++){
+      if( pList->aRow[i].eFormat==PROFSUM_FMT_XPLANE ){ pList->iRefPick = i; }
+    }
+  }
+
+done:
+  sqlite3_free(w.zBuf);
+  if( rc!=SQLITE_OK ){
+    profsumFindListReset(pList);
+    *pzErr = w.zErr;
+  }else{
+    sqlite3_free(w.zErr);
+  }
+  return rc;
+}
+
+/* See find.h. */
+int profsumPickTrace(const char *zDir, char **pzPath, char **pzReferencePick,
+                     char **pzErr){
+  ProfsumFindList list;
+  char *zErr = 0;
+  int rc;
+
+  *pzPath = 0;
+  if( pzReferencePick ) *pzReferencePick = 0;
+  if( pzErr ) *pzErr = 0;
+  memset(&list, 0, sizeof(list));
+  rc = profsumFindCollect(zDir, &list, &zErr);
+  if( rc==SQLITE_OK ){
+    if( pzReferencePick && list.iRefPick>=0 ){
+      *pzReferencePick = sqlite3_mprintf("%s", list.aRow[list.iRefPick].zPath);
+      if( *pzReferencePick==0 ) rc = SQLITE_NOMEM;
+    }
+    if( rc==SQLITE_OK && list.iPicked>=0 ){
+      *pzPath = sqlite3_mprintf("%s", list.aRow[list.iPicked].zPath);
+      if( *pzPath==0 ) rc = SQLITE_NOMEM;
+    }else if( rc==SQLITE_OK ){
+      rc = SQLITE_NOTFOUND;
+      if( list.nXplane>0 ){
+        zErr = sqlite3_mprintf("'%q': no profile trace JSON found (expected "
+                 "perfetto_trace.json.gz, *.trace.json.gz or *.trace.json); "
+                 "found %lld .xplane.pb file(s), which profsum does not read",
+                 zDir, list.nXplane);
+      }else{
+        zErr = sqlite3_mprintf("'%q': no profile trace JSON found (expected "
+                 "perfetto_trace.json.gz, *.trace.json.gz or *.trace.json)",
+                 zDir);
+      }
+      if( zErr==0 ) rc = SQLITE_NOMEM;
+    }
+    if( rc==SQLITE_NOMEM ){
+      sqlite3_free(*pzPath);
+      *pzPath = 0;
+      if( pzReferencePick ){
+        sqlite3_free(*pzReferencePick);
+        *pzReferencePick = 0;
+      }
+    }
+  }
+  profsumFindListReset(&list);
+  if( pzErr ) *pzErr = zErr; else sqlite3_free(zErr);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------
+** The virtual table.
+*/
+
+/* Column numbers; must match the sqlite3_declare_vtab() string below. */
+#define PROFSUM_FIND_COL_PATH      0
+#define PROFSUM_FIND_COL_HOST      1
+#define PROFSUM_FIND_COL_SESSION   2
+#define PROFSUM_FIND_COL_SIZE      3
+#define PROFSUM_FIND_COL_FORMAT    4
+#define PROFSUM_FIND_COL_PICKED    5
+#define PROFSUM_FIND_COL_REFPICK   6
+#define PROFSUM_FIND_COL_DIR       7   /* HIDDEN input, last */
+
+#define PROFSUM_FIND_SCHEMA \
+  "CREATE TABLE x(path TEXT, host TEXT, session TEXT, size INTEGER, " \
+  "format TEXT, picked INTEGER, reference_pick INTEGER, dir HIDDEN)"
+
+typedef struct ProfsumFindTab ProfsumFindTab;
+struct ProfsumFindTab {
+  sqlite3_vtab base;        /* Base class; must be first */
+};
+
+typedef struct ProfsumFindCursor ProfsumFindCursor;
+struct ProfsumFindCursor {
+  sqlite3_vtab_cursor base; /* Base class; must be first */
+  ProfsumFindList list;     /* Rows of the current scan, owned */
+  sqlite3_int64 iRow;       /* Current row index into list.aRow */
+  char *zDir;               /* Copy of the dir argument (NULL if NULL), owned */
+};
+
+/*
+** xConnect (eponymous only: there is no xCreate).  Declares the schema and
+** marks the table DIRECTONLY.
+*/
+static int profsumFindConnect(sqlite3 *db, void *pAux, int argc,
+                              const char *const *argv, sqlite3_vtab **ppVtab,
+                              char **pzErr){
+  ProfsumFindTab *pTab;
+  int rc;
+  (void)pAux; (void)argc; (void)argv; (void)pzErr;
+  rc = sqlite3_declare_vtab(db, PROFSUM_FIND_SCHEMA);
+  if( rc!=SQLITE_OK ) return rc;
+  /* DIRECTONLY: this table lists (and reveals the sizes of) files anywhere
+  ** the process can read.  Like csv.c and fileio, it must only run from SQL
+  ** the application itself submits: a hostile database file must not be able
+  ** to trigger file-system access from a view or trigger in its schema.
+  ** TEMP views and triggers remain allowed.  For the same reason the table
+  ** is never marked SQLITE_VTAB_INNOCUOUS. */
+  rc = sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  if( rc!=SQLITE_OK ) return rc;
+  pTab = sqlite3_malloc64(sizeof(*pTab));
+  if( pTab==0 ) return SQLITE_NOMEM;
+  memset(pTab, 0, sizeof(*pTab));
+  *ppVtab = &pTab->base;
+  return SQLITE_OK;
+}
+
+/* xDisconnect: frees the table object. */
+static int profsumFindDisconnect(sqlite3_vtab *pVtab){
+  sqlite3_free(pVtab);
+  return SQLITE_OK;
+}
+
+/* xOpen: a new cursor with no rows. */
+static int profsumFindOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
+  ProfsumFindCursor *pCur;
+  (void)pVtab;
+  pCur = sqlite3_malloc64(sizeof(*pCur));
+  if( pCur==0 ) return SQLITE_NOMEM;
+  memset(pCur, 0, sizeof(*pCur));
+  pCur->list.iPicked = -1;
+  pCur->list.iRefPick = -1;
+  *ppCur = &pCur->base;
+  return SQLITE_OK;
+}
+
+/* Free everything the cursor owns and leave it at EOF (xFilter, xClose). */
+static void profsumFindCursorReset(ProfsumFindCursor *pCur){
+  profsumFindListReset(&pCur->list);
+  sqlite3_free(pCur->zDir);
+  pCur->zDir = 0;
+  pCur->iRow = 0;
+}
+
+/* xClose. */
+static int profsumFindClose(sqlite3_vtab_cursor *cur){
+  ProfsumFindCursor *pCur = (ProfsumFindCursor*)cur;
+  profsumFindCursorReset(pCur);
+  sqlite3_free(pCur);
+  return SQLITE_OK;
+}
+
+/* xNext. */
+static int profsumFindNext(sqlite3_vtab_cursor *cur){
+  ((ProfsumFindCursor*)cur)->iRow++;
+  return SQLITE_OK;
+}
+
+/* xEof. */
+static int profsumFindEof(sqlite3_vtab_cursor *cur){
+  ProfsumFindCursor *pCur = (ProfsumFindCursor*)cur;
+  return pCur->iRow >= pCur->list.nRow;
+}
+
+/* xColumn.  Texts are copied (SQLITE_TRANSIENT): the rows die at the next
+** xFilter. */
+static int profsumFindColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
+                             int iCol){
+  ProfsumFindCursor *pCur = (ProfsumFindCursor*)cur;
+  const ProfsumFindRow *pRow = &pCur->list.aRow[pCur->iRow];
+  switch( iCol ){
+    case PROFSUM_FIND_COL_PATH:
+      sqlite3_result_text(ctx, pRow->zPath, pRow->nPath, SQLITE_TRANSIENT);
+      break;
+    case PROFSUM_FIND_COL_HOST:
+      if( pRow->nHost>=0 ){
+        sqlite3_result_text(ctx, pRow->zPath + pRow->iHost, pRow->nHost,
+                            SQLITE_TRANSIENT);
+      }
+      break;
+    case PROFSUM_FIND_COL_SESSION:
+      if( pRow->nSession>=0 ){
+        sqlite3_result_text(ctx, pRow->zPath + pRow->iSession, pRow->nSession,
+                            SQLITE_TRANSIENT);
+      }
+      break;
+    case PROFSUM_FIND_COL_SIZE:
+      sqlite3_result_int64(ctx, pRow->iSize);
+      break;
+    case PROFSUM_FIND_COL_FORMAT:
+      sqlite3_result_text(ctx, azProfsumFindFormat[pRow->eFormat], -1,
+                          SQLITE_STATIC);
+      break;
+    case PROFSUM_FIND_COL_PICKED:
+      sqlite3_result_int(ctx, pCur->iRow==pCur->list.iPicked);
+      break;
+    case PROFSUM_FIND_COL_REFPICK:
+      sqlite3_result_int(ctx, pCur->iRow==pCur->list.iRefPick);
+      break;
+    default:
+      assert( iCol==PROFSUM_FIND_COL_DIR );
+      if( pCur->zDir ){
+        sqlite3_result_text(ctx, pCur->zDir, -1, SQLITE_TRANSIENT);
+      }
+      break;
+  }
+  return SQLITE_OK;
+}
+
+/* xRowid: the 0-based position in path order. */
+static int profsumFindRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid){
+  *pRowid = ((ProfsumFindCursor*)cur)->iRow;
+  return SQLITE_OK;
+}
+
+/*
+** Query plan protocol (xBestIndex → xFilter):
+**
+**   idxNum  meaning                                   argv
+**   ------  ----------------------------------------  ---------------
+**     1     usable "dir = ?" constraint               argv[0] = dir
+**     0     no dir constraint at all                  (xFilter errors:
+**                                                      missing argument)
+**
+** A dir constraint that exists but is not usable in this plan returns
+** SQLITE_CONSTRAINT so that SQLite picks another join order.  The dir
+** constraint is omitted (omit=1): the function itself applies it.
+*/
+static int profsumFindBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
+  int i;
+  int iDir = -1;
+  int bUnusable = 0;
+  (void)pVtab;
+  for(i=0; i<pInfo->nConstraint; i++){
+    const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
+    if( pC->iColumn!=PROFSUM_FIND_COL_DIR ) continue;
+    if( pC->op!=SQLITE_INDEX_CONSTRAINT_EQ ) continue;
+    if( !pC->usable ){ bUnusable = 1; continue; }
+    iDir = i;
+    break;
+  }
+  if( iDir>=0 ){
+    pInfo->aConstraintUsage[iDir].argvIndex = 1;
+    pInfo->aConstraintUsage[iDir].omit = 1;
+    pInfo->idxNum = 1;
+    pInfo->estimatedCost = 1000.0;
+    pInfo->estimatedRows = 10;
+  }else if( bUnusable ){
+    return SQLITE_CONSTRAINT;
+  }else{
+    pInfo->idxNum = 0;
+    pInfo->estimatedCost = 1e12;
+    pInfo->estimatedRows = 10;
+  }
+  return SQLITE_OK;
+}
+
+/* xFilter: resets the cursor, then walks the directory (see the protocol
+** above xBestIndex).  The argument is copied, never kept borrowed. */
+static int profsumFindFilter(sqlite3_vtab_cursor *cur, int idxNum,
+                             const char *idxStr, int argc,
+                             sqlite3_value **argv){
+  ProfsumFindCursor *pCur = (ProfsumFindCursor*)cur;
+  sqlite3_vtab *pVtab = cur->pVtab;
+  const char *zArg;
+  char *zErr = 0;
+  int nArg;
+  int rc;
+  (void)idxStr;
+
+  profsumFindCursorReset(pCur);
+  if( idxNum!=1 || argc<1 ){
+    profsumVtabErr(pVtab, "profsum_find_traces: missing required argument DIR");
+    return SQLITE_ERROR;
+  }
+  if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return SQLITE_OK;
+  zArg = (const char*)sqlite3_value_text(argv[0]);
+  if( zArg==0 ) return SQLITE_NOMEM;
+  nArg = sqlite3_value_bytes(argv[0]);
+  pCur->zDir = sqlite3_malloc64((sqlite3_uint64)nArg + 1);
+  if( pCur->zDir==0 ) return SQLITE_NOMEM;
+  memcpy(pCur->zDir, zArg, (size_t)nArg + 1);
+  if( (int)strlen(pCur->zDir)!=nArg ){
+    profsumVtabErr(pVtab, "profsum_find_traces: '%q': path contains a NUL byte",
+                   pCur->zDir);
+    return SQLITE_ERROR;
+  }
+  rc = profsumFindCollect(pCur->zDir, &pCur->list, &zErr);
+  if( rc==SQLITE_ERROR ){
+    profsumVtabErr(pVtab, "profsum_find_traces: %s", zErr);
+  }
+  sqlite3_free(zErr);
+  return rc;
+}
+
+static sqlite3_module profsumFindModule = {
+  .iVersion    = 0,
+  .xCreate     = 0,           /* eponymous-only: no CREATE VIRTUAL TABLE */
+  .xConnect    = profsumFindConnect,
+  .xBestIndex  = profsumFindBestIndex,
+  .xDisconnect = profsumFindDisconnect,
+  .xDestroy    = 0,
+  .xOpen       = profsumFindOpen,
+  .xClose      = profsumFindClose,
+  .xFilter     = profsumFindFilter,
+  .xNext       = profsumFindNext,
+  .xEof        = profsumFindEof,
+  .xColumn     = profsumFindColumn,
+  .xRowid      = profsumFindRowid,
+};
+
+/* See profsum_int.h.  Registers the profsum_find_traces module. */
+int profsumRegisterFind(sqlite3 *db, char **pzErr){
+  int rc = sqlite3_create_module(db, "profsum_find_traces",
+                                 &profsumFindModule, 0);
+  if( rc!=SQLITE_OK && pzErr && *pzErr==0 ){
+    *pzErr = sqlite3_mprintf("profsum: cannot register profsum_find_traces "
+                             "(%s)", sqlite3_errstr(rc));
+  }
+  return rc;
+}

@@ -1,0 +1,45 @@
+/*
+** find.h — trace discovery inside artifact folders (implemented in find.c).
+**
+** The SQL surface is the eponymous table-valued function
+** profsum_find_traces(dir), registered by profsumRegisterFind() (declared in
+** profsum_int.h).  This header exports the C helper that the import code
+** uses to choose which file of an artifact folder to read.
+*/
+#ifndef PROFSUM_FIND_H
+#define PROFSUM_FIND_H
+
+#include "profsum_int.h"
+
+/*
+** profsumPickTrace() — choose the trace file of an artifact folder.
+**
+** Walks zDir exactly like profsum_find_traces(zDir) and reports:
+**   *pzPath           the JSON trace profsum reads (summary-v1-spec.md §1.1
+**                     step 4: first perfetto_trace.json.gz in path order, else
+**                     first *.trace.json.gz, else first *.trace.json);
+**   *pzReferencePick  the file the reference tool would read (§1.1: exactly
+**                     one *.xplane.pb → that file, otherwise the JSON pick),
+**                     or NULL when the reference would find nothing.  May be
+**                     passed as NULL when the caller does not need it.
+** Both strings are sqlite3_malloc'd and owned by the caller (sqlite3_free).
+**
+** Return codes:
+**   SQLITE_OK        *pzPath is set (never NULL).
+**   SQLITE_NOTFOUND  the walk succeeded but found no JSON trace: *pzPath is
+**                    NULL, *pzReferencePick may still name a lone .xplane.pb,
+**                    *pzErr explains (it mentions .xplane.pb files if any).
+**   SQLITE_ERROR     the directory is missing, not a directory, unreadable,
+**                    too deep or too large; *pzErr explains.
+**   SQLITE_NOMEM     out of memory; *pzErr is NULL.
+** On every non-OK return the out-paths are NULL except as stated above.
+**
+** *pzErr (sqlite3_malloc'd, caller frees) carries no function-name prefix;
+** it starts with the quoted directory, e.g. "'/data/run1': no such
+** directory", so the caller prepends its own SQL name
+** ("profsum_import: %s").  pzErr may be NULL.
+*/
+int profsumPickTrace(const char *zDir, char **pzPath, char **pzReferencePick,
+                     char **pzErr);
+
+#endif /* PROFSUM_FIND_H */

@@ -1,0 +1,116 @@
+/*
+** profsum.c — entry point of the profsum SQLite extension.
+**
+** Load with:   .load ./profsum        (sqlite3 shell)
+**              conn.load_extension("./profsum.so")   (Python)
+**
+** This is the only file that defines the sqlite3_api pointer
+** (SQLITE_EXTENSION_INIT1).  It registers every part of the extension
+** (each file exposes one profsumRegisterX function, see profsum_int.h) and
+** holds the two informational functions:
+**
+**   profsum_version()  → the profsum version string, e.g. '0.1.0'
+**   profsum_debug()    → multi-line text: versions of profsum, SQLite
+**                        (compile time and run time), zlib and libcurl,
+**                        and the build flags.
+*/
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT1
+#include "profsum_int.h"
+
+#include <stdarg.h>
+#include <zlib.h>
+#ifndef PROFSUM_OMIT_NETWORK
+# include <curl/curl.h>
+#endif
+
+#ifndef PROFSUM_BUILD_FLAGS
+# define PROFSUM_BUILD_FLAGS "unknown"
+#endif
+#ifndef PROFSUM_COMMIT
+# define PROFSUM_COMMIT "unknown"
+#endif
+
+/* See profsum_int.h. */
+void profsumCtxErr(sqlite3_context *ctx, const char *zFmt, ...){
+  va_list ap;
+  char *z;
+  va_start(ap, zFmt);
+  z = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  if( z==0 ){
+    sqlite3_result_error_nomem(ctx);
+  }else{
+    sqlite3_result_error(ctx, z, -1);
+    sqlite3_free(z);
+  }
+}
+
+/* See profsum_int.h. */
+void profsumVtabErr(sqlite3_vtab *pVtab, const char *zFmt, ...){
+  va_list ap;
+  sqlite3_free(pVtab->zErrMsg);
+  va_start(ap, zFmt);
+  pVtab->zErrMsg = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+}
+
+/* profsum_version() → TEXT.  Static string, no allocation. */
+static void profsumVersionFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc; (void)argv;
+  sqlite3_result_text(ctx, PROFSUM_VERSION, -1, SQLITE_STATIC);
+}
+
+/* profsum_debug() → TEXT, one "key: value" line per fact. */
+static void profsumDebugFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  char *z;
+  (void)argc; (void)argv;
+  z = sqlite3_mprintf(
+    "profsum: %s\n"
+    "commit: %s\n"
+    "sqlite (compiled): %s\n"
+    "sqlite (runtime): %s\n"
+    "zlib (compiled): %s\n"
+    "zlib (runtime): %s\n"
+    "libcurl: %s\n"
+    "network: %s\n"
+    "build flags: %s",
+    PROFSUM_VERSION, PROFSUM_COMMIT, SQLITE_VERSION, sqlite3_libversion(),
+    ZLIB_VERSION, zlibVersion(),
+#ifndef PROFSUM_OMIT_NETWORK
+    curl_version(), "enabled",
+#else
+    "not linked", "disabled (built with PROFSUM_OMIT_NETWORK)",
+#endif
+    PROFSUM_BUILD_FLAGS);
+  if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
+  sqlite3_result_text(ctx, z, -1, sqlite3_free);
+}
+
+#ifdef _WIN32
+__declspec(dllexport)
+#endif
+/*
+** Extension entry point.  Registers everything; on the first failure
+** returns its code with *pzErrMsg naming the part that failed.
+*/
+int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg,
+                         const sqlite3_api_routines *pApi){
+  int rc;
+  SQLITE_EXTENSION_INIT2(pApi);
+  /* Pure: DETERMINISTIC|INNOCUOUS (safe in views, triggers, indexes). */
+  rc = sqlite3_create_function(db, "profsum_version", 0,
+         SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS, 0,
+         profsumVersionFunc, 0, 0);
+  /* Not DETERMINISTIC: reports the run-time library versions. */
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_debug", 0,
+         SQLITE_UTF8|SQLITE_INNOCUOUS, 0, profsumDebugFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = profsumRegisterFuncs(db, pzErrMsg);
+  if( rc==SQLITE_OK ) rc = profsumRegisterTraceVtab(db, pzErrMsg);
+  if( rc==SQLITE_OK ) rc = profsumRegisterFind(db, pzErrMsg);
+  if( rc!=SQLITE_OK && pzErrMsg && *pzErrMsg==0 ){
+    *pzErrMsg = sqlite3_mprintf("profsum: registration failed: %s",
+                                sqlite3_errstr(rc));
+  }
+  return rc;
+}

@@ -1,0 +1,64 @@
+/*
+** profsum_int.h — declarations shared by the files of the profsum extension.
+**
+** Every .c file of the extension includes this header.  Only ext/profsum.c
+** defines SQLITE_EXTENSION_INIT1 (the sqlite3_api pointer); all the others
+** see it through SQLITE_EXTENSION_INIT3 below.
+**
+** Each concern lives in one file and exposes one registration function:
+**   ext/gz.c          byte source: plain or gzip (multi-member) file, streamed
+**   ext/trace_json.c  streaming Chrome Trace Event Format scanner
+**   ext/track.c       per-track model: B/E pairing, nesting, exclusive time
+**   ext/vtab_trace.c  trace_events() and profsum_diagnostics()
+**   ext/funcs.c       pure SQL functions (classify_op, tf_region, ...)
+**   ext/find.c        profsum_find_traces()
+*/
+#ifndef PROFSUM_INT_H
+#define PROFSUM_INT_H
+
+#include <sqlite3ext.h>
+#ifndef SQLITE_CORE
+SQLITE_EXTENSION_INIT3
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef PROFSUM_VERSION
+# define PROFSUM_VERSION "0.0.0-dev"
+#endif
+
+/* Exact time in picoseconds.  Epoch-based µs timestamps times 10^6 do not
+** fit in 64 bits, so absolute times are kept in 128 bits; durations and
+** differences fit in int64 for any realistic trace.  The type is declared
+** with 8-byte alignment: sqlite3_malloc() guarantees only 8, and structs
+** holding a profsum_ps live in its memory. */
+typedef __int128 profsum_ps __attribute__((aligned(8)));
+
+/* Convert picoseconds to nanoseconds, rounding toward negative infinity
+** (the contract: ts = floor(ps / 1000)). */
+static inline int64_t profsumPsToNs(profsum_ps v){
+  profsum_ps q = v / 1000;
+  if( (v % 1000) < 0 ) q -= 1;
+  return (int64_t)q;
+}
+
+/* ---------------------------------------------------------------------
+** Registration entry points (one per file).  Each returns SQLITE_OK or an
+** SQLite error code; on error *pzErr may be set (sqlite3_malloc'd).
+*/
+int profsumRegisterTraceVtab(sqlite3 *db, char **pzErr);   /* vtab_trace.c */
+int profsumRegisterFuncs(sqlite3 *db, char **pzErr);       /* funcs.c */
+int profsumRegisterFind(sqlite3 *db, char **pzErr);        /* find.c */
+
+/* ---------------------------------------------------------------------
+** Error helpers (profsum.c).
+**
+** profsumCtxErr(): format a message with sqlite3_vmprintf, report it with
+**   sqlite3_result_error(), free it.  Out of memory → result_error_nomem.
+** profsumVtabErr(): replace pVtab->zErrMsg with the formatted message.
+*/
+void profsumCtxErr(sqlite3_context *ctx, const char *zFmt, ...);
+void profsumVtabErr(sqlite3_vtab *pVtab, const char *zFmt, ...);
+
+#endif /* PROFSUM_INT_H */

@@ -1,0 +1,216 @@
+/*
+** profsum_reader.h — the reading pipeline: byte source (gz.c), streaming
+** event scanner (trace_json.c) and track model (track.c).
+**
+**   file ─► ProfsumSrc (plain | gzip) ─► ProfsumScan ─► ProfsumEvent ...
+**                                              └─► diagnostics callback
+**   ProfsumScan ─► profsumTrackAnalyze() ─► ProfsumTrackInfo (per-event
+**                  B/E durations, depth, parent, exclusive time; M names)
+*/
+#ifndef PROFSUM_READER_H
+#define PROFSUM_READER_H
+
+#include "profsum_int.h"
+
+/* ===================================================================== */
+/* Byte source (gz.c)                                                     */
+/* ===================================================================== */
+typedef struct ProfsumSrc ProfsumSrc;
+
+/* Open zPath for reading.  Detects gzip by magic bytes.  Errors: missing
+** file, permission denied, a directory, an empty file (*pzErr set,
+** sqlite3_malloc'd, no function prefix). */
+int profsumSrcOpenFile(const char *zPath, ProfsumSrc **pp, char **pzErr);
+
+/* Open a memory buffer a[0..n) (not copied; must outlive the source).
+** zName is used in messages. */
+int profsumSrcOpenMem(const unsigned char *a, size_t n, const char *zName,
+                      ProfsumSrc **pp, char **pzErr);
+
+/* Read up to nOut decompressed bytes into aOut.  *pnGot==0 means end of
+** data.  Errors: read errors, corrupt/truncated gzip, trailing garbage. */
+int profsumSrcRead(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
+                   size_t *pnGot, char **pzErr);
+int profsumSrcIsGzip(ProfsumSrc *p);
+int64_t profsumSrcFileSize(ProfsumSrc *p);   /* bytes on disk */
+int64_t profsumSrcRawPos(ProfsumSrc *p);     /* raw bytes consumed */
+const char *profsumSrcPath(ProfsumSrc *p);
+void profsumSrcClose(ProfsumSrc *p);         /* NULL is a no-op */
+
+/* ===================================================================== */
+/* Event scanner (trace_json.c)                                           */
+/* ===================================================================== */
+
+/* A span of JSON text inside the scanner's buffer.  Valid until the next
+** profsumScanNext() call.  z==0: the key was absent. */
+typedef struct ProfsumSpan {
+  const char *z;        /* First byte of the value (a string: after the quote) */
+  int64_t n;            /* Length in bytes (a string: without the quotes) */
+  unsigned char type;   /* PROFSUM_JT_* of the JSON value */
+  unsigned char flags;  /* PROFSUM_SF_* */
+} ProfsumSpan;
+
+#define PROFSUM_JT_NONE    0   /* absent */
+#define PROFSUM_JT_NULL    1
+#define PROFSUM_JT_TRUE    2
+#define PROFSUM_JT_FALSE   3
+#define PROFSUM_JT_NUMBER  4
+#define PROFSUM_JT_STRING  5
+#define PROFSUM_JT_ARRAY   6
+#define PROFSUM_JT_OBJECT  7
+#define PROFSUM_JT_NONFIN  8   /* bare NaN / Infinity / -Infinity */
+
+#define PROFSUM_SF_ESCAPE  0x01  /* string contains backslash escapes */
+#define PROFSUM_SF_CTRL    0x02  /* raw control characters in a string */
+#define PROFSUM_SF_TRAIL   0x04  /* trailing comma inside the value */
+#define PROFSUM_SF_NONFIN  0x08  /* bare NaN/Infinity inside the value */
+#define PROFSUM_SF_DUPKEY  0x10  /* (args) a known key appeared twice */
+#define PROFSUM_SF_FIXUP   (PROFSUM_SF_CTRL|PROFSUM_SF_TRAIL|PROFSUM_SF_NONFIN)
+
+/* pid/tid value kinds */
+#define PROFSUM_ID_ABSENT  0
+#define PROFSUM_ID_INT     1   /* iVal */
+#define PROFSUM_ID_TEXT    2   /* span (a string that is not an integer) */
+#define PROFSUM_ID_NULL    3   /* JSON null, or unparsable (with diagnostic) */
+
+typedef struct ProfsumId {
+  int kind;             /* PROFSUM_ID_* */
+  int64_t iVal;         /* value when kind==PROFSUM_ID_INT */
+  ProfsumSpan s;        /* the string when kind==PROFSUM_ID_TEXT */
+} ProfsumId;
+
+/* Known keys of args, extracted when PROFSUM_SCAN_ARGKEYS is set. */
+#define PROFSUM_AK_TF_OP          0
+#define PROFSUM_AK_HLO_OP         1
+#define PROFSUM_AK_HLO_MODULE     2
+#define PROFSUM_AK_HLO_CATEGORY   3
+#define PROFSUM_AK_LONG_NAME      4
+#define PROFSUM_AK_SOURCE         5
+#define PROFSUM_AK_RUN_ID         6
+#define PROFSUM_AK_STEP_NUM       7
+#define PROFSUM_AK_FLOPS          8
+#define PROFSUM_AK_BYTES_ACCESSED 9
+#define PROFSUM_AK_CORRELATION_ID 10
+#define PROFSUM_AK_GROUP_ID       11
+#define PROFSUM_AK_NAME           12   /* args.name (M events) */
+#define PROFSUM_AK_COUNT          13
+
+/* One traceEvents entry that is an object with a string "ph". */
+typedef struct ProfsumEvent {
+  int64_t idx;          /* 0-based entry index within traceEvents */
+  int64_t iOffset;      /* byte offset of its '{' in the decompressed JSON */
+  ProfsumSpan ph;       /* always a string */
+  ProfsumSpan name;     /* string or absent (non-string: absent + diagnostic) */
+  ProfsumSpan cat;
+  ProfsumId pid, tid;
+  int hasTs, hasDur;    /* 1 if ts / dur parsed exactly */
+  profsum_ps ts;        /* exact picoseconds (absolute) */
+  profsum_ps dur;       /* exact picoseconds */
+  ProfsumSpan args;     /* raw JSON text of "args" (any type) */
+  ProfsumSpan entries;  /* raw JSON text of "entries" (compact counters) */
+  ProfsumSpan aArg[PROFSUM_AK_COUNT]; /* known args keys (ARGKEYS only) */
+} ProfsumEvent;
+
+/* Diagnostic callback: idx is the entry index (-1: not tied to an entry),
+** iOffset the byte offset in the decompressed JSON (-1 unknown).  zKind is
+** a static string (see docs/api.md "Diagnostics"); zDetail is transient. */
+typedef void (*ProfsumDiagFn)(void *pCtx, int64_t idx, int64_t iOffset,
+                              const char *zKind, const char *zDetail);
+
+#define PROFSUM_SCAN_ARGKEYS  0x01   /* fill ProfsumEvent.aArg[] */
+
+typedef struct ProfsumScan ProfsumScan;
+
+/* Create a scanner over pSrc (ownership of pSrc passes to the scanner,
+** also on error).  zFunc names the SQL function for messages.  xDiag may
+** be NULL (diagnostics are then not even formatted). */
+int profsumScanOpen(ProfsumSrc *pSrc, const char *zFunc, unsigned flags,
+                    ProfsumDiagFn xDiag, void *pDiagCtx,
+                    ProfsumScan **pp, char **pzErr);
+
+/* Advance to the next row-producing event.  Returns SQLITE_ROW with *ppEv
+** set (owned by the scanner, valid until the next call), SQLITE_DONE at
+** the end, or an error code with *pzErr set (full message, prefixed with
+** the function name). */
+int profsumScanNext(ProfsumScan *p, ProfsumEvent **ppEv, char **pzErr);
+
+/* Facts known after SQLITE_DONE. */
+int64_t profsumScanEntries(ProfsumScan *p);      /* traceEvents entries */
+int64_t profsumScanBytes(ProfsumScan *p);        /* decompressed bytes */
+const char *profsumScanDisplayTimeUnit(ProfsumScan *p); /* or NULL */
+ProfsumSrc *profsumScanSrc(ProfsumScan *p);
+void profsumScanClose(ProfsumScan *p);           /* NULL is a no-op */
+
+/* Decode the JSON string span s into UTF-8 (escapes resolved, lone
+** surrogates → U+FFFD).  Spans without escapes are returned as-is.  The
+** result is written to *pzOut and *pnOut, using *ppBuf and *pnBuf (grown with
+** sqlite3_realloc64) as scratch when decoding is needed. */
+int profsumSpanText(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
+                    const char **pzOut, int64_t *pnOut);
+
+/* Render a JSON value span as valid JSON: returns the span itself when it
+** needs no fix-up, else a repaired copy in the scratch buffer (trailing
+** commas removed, raw control characters escaped, bare NaN/Infinity turned
+** into strings). */
+int profsumSpanJson(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
+                    const char **pzOut, int64_t *pnOut);
+
+/* Parse the span (a JSON number, or a string holding one) as an exact
+** picosecond time given in microseconds.  Returns 0 on success; 1 on
+** success with rounding (more than 6 decimals); -1 when unparsable. */
+int profsumParseMicros(const char *z, int64_t n, profsum_ps *pOut);
+
+/* Parse an integer span (number or integer string).  Returns 0 on success,
+** -1 when the text is not an integer within int64. */
+int profsumParseInt(const char *z, int64_t n, int64_t *pOut);
+
+/* ===================================================================== */
+/* Track model (track.c)                                                  */
+/* ===================================================================== */
+
+#define PROFSUM_NEED_DUR    0x01   /* durations of B slices (B/E pairing) */
+#define PROFSUM_NEED_TRACK  0x02   /* depth, parent_idx, excl */
+#define PROFSUM_NEED_NAMES  0x04   /* process/thread names from M events */
+#define PROFSUM_NEED_DIAG   0x08   /* track-level diagnostics */
+
+/* Per-event results of the first pass, in file order (only events that
+** need something: B, E and X rows when NEED_DUR/NEED_TRACK). */
+typedef struct ProfsumTrackRec {
+  int64_t idx;          /* entry index */
+  int64_t iOffset;      /* byte offset of the event */
+  profsum_ps ts;        /* start (exact ps) */
+  int64_t dur;          /* duration in ps; -1 if none (E, unmatched B) */
+  int64_t excl;         /* exclusive ps; -1 if not on a track */
+  int64_t parent;       /* parent entry index; -1 at roots / none */
+  int32_t depth;        /* nesting depth; -1 if not on a track */
+  int32_t trk;          /* track id (interned (pid,tid)) */
+  uint32_t nameHash;    /* hash of the name (0 = none) for B/E checks */
+  char ph;              /* 'X', 'B' or 'E' */
+} ProfsumTrackRec;
+
+typedef struct ProfsumNameMap ProfsumNameMap;
+
+typedef struct ProfsumTrackInfo {
+  ProfsumTrackRec *aRec;    /* records in file order */
+  int64_t nRec;
+  ProfsumNameMap *pNames;   /* M-event names (NEED_NAMES) */
+  int64_t nEntries;         /* traceEvents entries */
+  int64_t nRows;            /* rows (events with a string ph) */
+  int64_t nX;               /* ph == X rows */
+  int64_t nAccepted;        /* X rows accepted by summary-v1 §1.3 */
+} ProfsumTrackInfo;
+
+/* Run the first pass over zPath: collect what `needs` asks for, pair B/E,
+** compute nesting and exclusive time per track.  xDiag receives scanner
+** and (with NEED_DIAG) track diagnostics.  On error *pzErr is set. */
+int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
+                        ProfsumDiagFn xDiag, void *pDiagCtx,
+                        ProfsumTrackInfo **pp, char **pzErr);
+void profsumTrackFree(ProfsumTrackInfo *p);
+
+/* Look up the M-event name of a process (tid==NULL) or thread.  Returns
+** the decoded name or NULL. */
+const char *profsumNameLookup(ProfsumNameMap *p, const ProfsumId *pid,
+                              const ProfsumId *tid, int64_t *pn);
+
+#endif /* PROFSUM_READER_H */

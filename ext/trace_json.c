@@ -1,0 +1,1304 @@
+/*
+** trace_json.c — a streaming scanner for Chrome Trace Event Format JSON.
+**
+** Input: a ProfsumSrc (gz.c) delivering decompressed bytes.  Output: one
+** ProfsumEvent per traceEvents entry that is an object with a string "ph"
+** (the rows of trace_events), in file order, plus diagnostics for every
+** oddity met on the way (through an optional callback).
+**
+** Accepted document forms: a top-level object (keys in any order; unknown
+** keys skipped; "traceEvents" an array; "displayTimeUnit" remembered), or a
+** bare array of events (the "JSON Array Format").
+**
+** Tolerated, each with a diagnostic: trailing commas; raw control
+** characters inside strings; bare NaN/Infinity tokens; a missing "]" or
+** "}" at the end of the file (what is there is kept; a last entry cut off
+** mid-way is dropped).  Any other syntax error is an error naming the
+** byte offset (in the decompressed JSON) and the entry index.
+**
+** Memory: a window buffer that holds at least one whole entry.  Entries
+** are parsed in place; an entry that straddles the end of the window is
+** re-parsed after the window is refilled (and doubled when one entry is
+** larger than the window), so memory is bounded by the largest single
+** entry (at most PROFSUM_MAX_ENTRY bytes), never by the file.
+**
+** Exact times: "ts"/"dur" (numbers, or numbers written as strings) are
+** converted from their decimal text to integer picoseconds with no
+** floating point; more than 6 decimals are rounded half-even (diagnostic).
+*/
+#include "profsum_int.h"
+#include "profsum_reader.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#define PROFSUM_WINDOW_INIT   (1024*1024)
+#define PROFSUM_MAX_ENTRY     ((int64_t)1<<31)   /* 2 GiB: one entry at most */
+#define PROFSUM_MAX_PENDING   8                  /* diagnostics per entry */
+
+/* Parser status codes (internal). */
+#define P_OK    0
+#define P_MORE  1     /* ran into the end of the window: refill and retry */
+#define P_ERR   2     /* syntax error: s->zErrWhy and s->pErrAt are set */
+
+/* Scanner states. */
+#define ST_START        0   /* before the first byte of the document */
+#define ST_TOP_KEY      1   /* in the top object: expect a key or '}' */
+#define ST_TOP_AFTER    2   /* in the top object: expect ',' or '}' */
+#define ST_ARR_ELEM     3   /* in traceEvents: expect an element or ']' */
+#define ST_ARR_AFTER    4   /* in traceEvents: expect ',' or ']' */
+#define ST_END          5   /* after the document: only white space */
+#define ST_DONE         6
+
+typedef unsigned char u8;
+
+/* A diagnostic held back until the entry it belongs to parsed completely
+** (an entry may be parsed twice when it straddles a window refill). */
+typedef struct PendingDiag {
+  const char *zKind;
+  char zDetail[160];
+} PendingDiag;
+
+struct ProfsumScan {
+  ProfsumSrc *pSrc;          /* Byte source (owned) */
+  const char *zFunc;         /* SQL function name for messages (static) */
+  unsigned flags;            /* PROFSUM_SCAN_* */
+  ProfsumDiagFn xDiag;       /* Diagnostic callback or NULL */
+  void *pDiagCtx;            /* Its context */
+  u8 *aBuf;                  /* Window buffer */
+  size_t nAlloc;             /* Allocated size of aBuf */
+  size_t nBuf;               /* Valid bytes in aBuf */
+  size_t iPos;               /* Parse position in aBuf */
+  int64_t iBase;             /* Stream offset of aBuf[0] */
+  int srcEof;                /* 1 when the source is exhausted */
+  int state;                 /* ST_* */
+  int bareArray;             /* 1 for the bare-array document form */
+  int afterComma;            /* 1 right after a ',' (trailing-comma check) */
+  int seenEvents;            /* 1 once a traceEvents array was read */
+  int64_t nEntries;          /* traceEvents entries seen */
+  char *zDisplayTimeUnit;    /* displayTimeUnit value, or NULL */
+  ProfsumEvent ev;           /* The current event */
+  u8 *aStk;                  /* Container stack for skipping nested values */
+  size_t nStk;               /* Allocated size of aStk */
+  const char *zErrWhy;       /* P_ERR: reason (static text) */
+  const u8 *pErrAt;          /* P_ERR: position in aBuf */
+  int nPending;              /* Diagnostics of the entry being parsed */
+  PendingDiag aPending[PROFSUM_MAX_PENDING];
+  int nPendingLost;          /* Pending diagnostics beyond the array */
+};
+
+/* ------------------------------------------------------------------ */
+/* Character classes                                                   */
+/* ------------------------------------------------------------------ */
+static const u8 aWs[256] = {
+  [' ']=1, ['\t']=1, ['\n']=1, ['\r']=1,
+};
+/* In strings: 1 = quote, 2 = backslash, 3 = control (< 0x20). */
+static const u8 aStrClass[256] = {
+  [0]=3,[1]=3,[2]=3,[3]=3,[4]=3,[5]=3,[6]=3,[7]=3,[8]=3,[9]=3,[10]=3,
+  [11]=3,[12]=3,[13]=3,[14]=3,[15]=3,[16]=3,[17]=3,[18]=3,[19]=3,[20]=3,
+  [21]=3,[22]=3,[23]=3,[24]=3,[25]=3,[26]=3,[27]=3,[28]=3,[29]=3,[30]=3,
+  [31]=3, ['"']=1, ['\\']=2,
+};
+
+static int isHex(u8 c){
+  return (c>='0' && c<='9') || (c>='a' && c<='f') || (c>='A' && c<='F');
+}
+
+/* ------------------------------------------------------------------ */
+/* Diagnostics                                                         */
+/* ------------------------------------------------------------------ */
+
+/* Queue a diagnostic for the entry being parsed (emitted once it parsed). */
+static void pendDiag(ProfsumScan *s, const char *zKind, const char *zFmt, ...){
+  va_list ap;
+  PendingDiag *d;
+  if( s->xDiag==0 ) return;
+  if( s->nPending>=PROFSUM_MAX_PENDING ){ s->nPendingLost++; return; }
+  d = &s->aPending[s->nPending++];
+  d->zKind = zKind;
+  va_start(ap, zFmt);
+  sqlite3_vsnprintf((int)sizeof(d->zDetail), d->zDetail, zFmt, ap);
+  va_end(ap);
+}
+
+/* Emit the queued diagnostics of the entry idx at iOffset. */
+static void flushDiag(ProfsumScan *s, int64_t idx, int64_t iOffset){
+  int i;
+  if( s->xDiag==0 ) return;
+  for(i=0; i<s->nPending; i++){
+    s->xDiag(s->pDiagCtx, idx, iOffset, s->aPending[i].zKind, s->aPending[i].zDetail);
+  }
+  if( s->nPendingLost ){
+    char z[80];
+    sqlite3_snprintf(sizeof(z), z, "%d more diagnostics for this entry not listed",
+                     s->nPendingLost);
+    s->xDiag(s->pDiagCtx, idx, iOffset, "more_diagnostics", z);
+  }
+  s->nPending = 0;
+  s->nPendingLost = 0;
+}
+
+/* Emit a diagnostic immediately (not tied to a re-parsable entry). */
+static void emitDiag(ProfsumScan *s, int64_t idx, int64_t iOffset,
+                     const char *zKind, const char *zDetail){
+  if( s->xDiag ) s->xDiag(s->pDiagCtx, idx, iOffset, zKind, zDetail);
+}
+
+/* Quote up to 40 bytes of a value for a diagnostic detail. */
+static void quoteSnippet(char *zOut, int nOut, const char *z, int64_t n){
+  int k = n>40 ? 40 : (int)n;
+  sqlite3_snprintf(nOut, zOut, "%.*s%s", k, z, n>40 ? "..." : "");
+}
+
+/* ------------------------------------------------------------------ */
+/* Lexical primitives on a contiguous window [p, e)                    */
+/* ------------------------------------------------------------------ */
+
+/* Scan a string starting at the opening quote *p.  On P_OK *ppEnd is past
+** the closing quote and *pFlags gets PROFSUM_SF_ESCAPE/CTRL bits. */
+static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
+                      const u8 **ppEnd, unsigned *pFlags){
+  unsigned f = 0;
+  p++;
+  for(;;){
+    /* Fast path: plain bytes. */
+    while( p<e && aStrClass[*p]==0 ) p++;
+    if( p>=e ) return P_MORE;
+    switch( aStrClass[*p] ){
+      case 1:
+        *ppEnd = p+1;
+        *pFlags |= f;
+        return P_OK;
+      case 2:
+        if( p+1>=e ) return P_MORE;
+        f |= PROFSUM_SF_ESCAPE;
+        switch( p[1] ){
+          case '"': case '\\': case '/': case 'b': case 'f':
+          case 'n': case 'r': case 't':
+            p += 2;
+            break;
+          case 'u':
+            if( p+6>e ) return P_MORE;
+            if( !isHex(p[2]) || !isHex(p[3]) || !isHex(p[4]) || !isHex(p[5]) ){
+              s->zErrWhy = "invalid \\u escape in a string";
+              s->pErrAt = p;
+              return P_ERR;
+            }
+            p += 6;
+            break;
+          default:
+            s->zErrWhy = "invalid escape in a string";
+            s->pErrAt = p;
+            return P_ERR;
+        }
+        break;
+      default:
+        f |= PROFSUM_SF_CTRL;
+        p++;
+        break;
+    }
+  }
+}
+
+/* Scan a JSON number at p.  On P_OK *ppEnd is past it. */
+static int scanNumber(ProfsumScan *s, const u8 *p, const u8 *e, const u8 **ppEnd){
+  const u8 *q = p;
+  if( q<e && *q=='-' ) q++;
+  if( q>=e ) return P_MORE;
+  if( *q=='0' ){
+    q++;
+  }else if( *q>='1' && *q<='9' ){
+    while( q<e && *q>='0' && *q<='9' ) q++;
+  }else{
+    s->zErrWhy = "invalid number";
+    s->pErrAt = p;
+    return P_ERR;
+  }
+  if( q>=e ) return P_MORE;
+  if( *q=='.' ){
+    q++;
+    if( q>=e ) return P_MORE;
+    if( !(*q>='0' && *q<='9') ){
+      s->zErrWhy = "invalid number (no digit after '.')";
+      s->pErrAt = p;
+      return P_ERR;
+    }
+    while( q<e && *q>='0' && *q<='9' ) q++;
+    if( q>=e ) return P_MORE;
+  }
+  if( *q=='e' || *q=='E' ){
+    q++;
+    if( q<e && (*q=='+' || *q=='-') ) q++;
+    if( q>=e ) return P_MORE;
+    if( !(*q>='0' && *q<='9') ){
+      s->zErrWhy = "invalid number (bad exponent)";
+      s->pErrAt = p;
+      return P_ERR;
+    }
+    while( q<e && *q>='0' && *q<='9' ) q++;
+    if( q>=e ) return P_MORE;
+  }
+  *ppEnd = q;
+  return P_OK;
+}
+
+/* Match literal zLit (length n) at p. */
+static int scanLiteral(ProfsumScan *s, const u8 *p, const u8 *e,
+                       const char *zLit, int n, const u8 **ppEnd){
+  int i;
+  for(i=0; i<n; i++){
+    if( p+i>=e ) return P_MORE;
+    if( p[i]!=(u8)zLit[i] ){
+      s->zErrWhy = "invalid literal";
+      s->pErrAt = p;
+      return P_ERR;
+    }
+  }
+  *ppEnd = p+n;
+  return P_OK;
+}
+
+/* Scan a scalar (not object/array) at p into *pSpan. */
+static int scanScalar(ProfsumScan *s, const u8 *p, const u8 *e,
+                      const u8 **ppEnd, ProfsumSpan *pSpan){
+  int rc;
+  unsigned f = 0;
+  switch( *p ){
+    case '"':
+      rc = scanString(s, p, e, ppEnd, &f);
+      if( rc==P_OK ){
+        pSpan->z = (const char*)p+1;
+        pSpan->n = (*ppEnd - p) - 2;
+        pSpan->type = PROFSUM_JT_STRING;
+        pSpan->flags = (unsigned char)f;
+      }
+      return rc;
+    case 't':
+      pSpan->type = PROFSUM_JT_TRUE;
+      rc = scanLiteral(s, p, e, "true", 4, ppEnd);
+      break;
+    case 'f':
+      pSpan->type = PROFSUM_JT_FALSE;
+      rc = scanLiteral(s, p, e, "false", 5, ppEnd);
+      break;
+    case 'n':
+      pSpan->type = PROFSUM_JT_NULL;
+      rc = scanLiteral(s, p, e, "null", 4, ppEnd);
+      break;
+    case 'N':
+      pSpan->type = PROFSUM_JT_NONFIN;
+      rc = scanLiteral(s, p, e, "NaN", 3, ppEnd);
+      break;
+    case 'I':
+      pSpan->type = PROFSUM_JT_NONFIN;
+      rc = scanLiteral(s, p, e, "Infinity", 8, ppEnd);
+      break;
+    case '-':
+      if( p+1<e && p[1]=='I' ){
+        pSpan->type = PROFSUM_JT_NONFIN;
+        rc = scanLiteral(s, p, e, "-Infinity", 9, ppEnd);
+        break;
+      }
+      if( p+1>=e ) return P_MORE;
+      /* fall through */
+    case '0': case '1': case '2': case '3': case '4':
+    case '5': case '6': case '7': case '8': case '9':
+      pSpan->type = PROFSUM_JT_NUMBER;
+      rc = scanNumber(s, p, e, ppEnd);
+      break;
+    default:
+      s->zErrWhy = "expected a value";
+      s->pErrAt = p;
+      return P_ERR;
+  }
+  if( rc==P_OK ){
+    pSpan->z = (const char*)p;
+    pSpan->n = *ppEnd - p;
+    pSpan->flags = pSpan->type==PROFSUM_JT_NONFIN ? PROFSUM_SF_NONFIN : 0;
+  }
+  return rc;
+}
+
+/* Make room for container depth d in the skip stack. */
+static int stkReserve(ProfsumScan *s, size_t d){
+  if( d>=s->nStk ){
+    size_t n = s->nStk ? s->nStk*2 : 256;
+    u8 *a;
+    while( n<=d ) n *= 2;
+    a = sqlite3_realloc64(s->aStk, n);
+    if( a==0 ) return SQLITE_NOMEM;
+    s->aStk = a;
+    s->nStk = n;
+  }
+  return SQLITE_OK;
+}
+
+/* Skip (and validate) the object or array starting at p.  Iterative: any
+** depth, bounded only by memory.  *pFlags gets SF_* bits of everything
+** inside.  Returns P_OK/P_MORE/P_ERR, or -SQLITE_NOMEM. */
+static int skipContainer(ProfsumScan *s, const u8 *p, const u8 *e,
+                         const u8 **ppEnd, unsigned *pFlags){
+  size_t depth = 0;
+  int rc;
+  unsigned f = 0;
+  /* expect: 0 = key or close, 1 = ':', 2 = value (or close in arrays),
+  **         3 = ',' or close */
+  int expect;
+  int afterComma = 0;
+  if( stkReserve(s, 1) ) return -SQLITE_NOMEM;
+  s->aStk[depth++] = *p;
+  expect = (*p=='{') ? 0 : 2;
+  p++;
+  for(;;){
+    u8 c;
+    while( p<e && aWs[*p] ) p++;
+    if( p>=e ) return P_MORE;
+    c = *p;
+    switch( expect ){
+      case 0:
+        if( c=='}' ){
+          if( afterComma ) f |= PROFSUM_SF_TRAIL;
+          goto close_container;
+        }
+        if( c!='"' ){
+          s->zErrWhy = "expected a string key";
+          s->pErrAt = p;
+          return P_ERR;
+        }
+        rc = scanString(s, p, e, &p, &f);
+        if( rc ) return rc;
+        expect = 1;
+        break;
+      case 1:
+        if( c!=':' ){
+          s->zErrWhy = "expected ':' after a key";
+          s->pErrAt = p;
+          return P_ERR;
+        }
+        p++;
+        expect = 2;
+        afterComma = 0;
+        break;
+      case 2:
+        if( c==']' && s->aStk[depth-1]=='[' ){
+          if( afterComma ) f |= PROFSUM_SF_TRAIL;
+          goto close_container;
+        }
+        afterComma = 0;
+        if( c=='{' || c=='[' ){
+          if( stkReserve(s, depth+1) ) return -SQLITE_NOMEM;
+          s->aStk[depth++] = c;
+          expect = (c=='{') ? 0 : 2;
+          p++;
+          break;
+        }else{
+          ProfsumSpan sp;
+          rc = scanScalar(s, p, e, &p, &sp);
+          if( rc ) return rc;
+          f |= sp.flags;
+          expect = 3;
+        }
+        break;
+      default: /* 3 */
+        if( c==',' ){
+          p++;
+          afterComma = 1;
+          expect = (s->aStk[depth-1]=='{') ? 0 : 2;
+          break;
+        }
+        if( (c=='}' && s->aStk[depth-1]=='{') || (c==']' && s->aStk[depth-1]=='[') ){
+          goto close_container;
+        }
+        s->zErrWhy = s->aStk[depth-1]=='{' ? "expected ',' or '}'" : "expected ',' or ']'";
+        s->pErrAt = p;
+        return P_ERR;
+    }
+    continue;
+close_container:
+    p++;
+    depth--;
+    afterComma = 0;
+    if( depth==0 ){
+      *ppEnd = p;
+      *pFlags |= f;
+      return P_OK;
+    }
+    expect = 3;
+  }
+}
+
+/* Scan any value at p into *pSpan (containers: the whole text). */
+static int scanValue(ProfsumScan *s, const u8 *p, const u8 *e,
+                     const u8 **ppEnd, ProfsumSpan *pSpan){
+  if( p>=e ) return P_MORE;
+  if( *p=='{' || *p=='[' ){
+    unsigned f = 0;
+    int rc = skipContainer(s, p, e, ppEnd, &f);
+    if( rc==P_OK ){
+      pSpan->z = (const char*)p;
+      pSpan->n = *ppEnd - p;
+      pSpan->type = (*p=='{') ? PROFSUM_JT_OBJECT : PROFSUM_JT_ARRAY;
+      pSpan->flags = (unsigned char)f;
+    }
+    return rc;
+  }
+  return scanScalar(s, p, e, ppEnd, pSpan);
+}
+
+/* ------------------------------------------------------------------ */
+/* Numbers: exact decimal → integer conversions                        */
+/* ------------------------------------------------------------------ */
+
+/* Parse the decimal text z[0..n) into digits and a power of ten.  On
+** success: *pNeg, aDig[] (without leading zeros, at most nDigMax kept,
+** *pSticky set if a nonzero digit was dropped), *pnDig, *pExp10 such that
+** value = digits × 10^exp10.  Returns 0, or -1 if not a JSON-like number. */
+static int decimalParse(const char *z, int64_t n, int *pNeg, u8 *aDig, int nDigMax,
+                        int *pnDig, int64_t *pExp10, int *pSticky){
+  int64_t i = 0;
+  int nDig = 0, sticky = 0, any = 0;
+  int64_t exp10 = 0, nFrac = 0, e = 0;
+  int eNeg = 0;
+  *pNeg = 0;
+  if( i<n && (z[i]=='-' || z[i]=='+') ){ *pNeg = (z[i]=='-'); i++; }
+  while( i<n && z[i]>='0' && z[i]<='9' ){
+    any = 1;
+    if( nDig>0 || z[i]!='0' ){
+      if( nDig<nDigMax ) aDig[nDig++] = (u8)(z[i]-'0');
+      else{ exp10++; if( z[i]!='0' ) sticky = 1; }
+    }
+    i++;
+  }
+  if( i<n && z[i]=='.' ){
+    i++;
+    while( i<n && z[i]>='0' && z[i]<='9' ){
+      any = 1;
+      if( nDig>0 || z[i]!='0' ){
+        if( nDig<nDigMax ){ aDig[nDig++] = (u8)(z[i]-'0'); nFrac++; }
+        else if( z[i]!='0' ) sticky = 1;
+      }else{
+        nFrac++;
+      }
+      i++;
+    }
+  }
+  if( !any ) return -1;
+  if( i<n && (z[i]=='e' || z[i]=='E') ){
+    int anyE = 0;
+    i++;
+    if( i<n && (z[i]=='+' || z[i]=='-') ){ eNeg = (z[i]=='-'); i++; }
+    while( i<n && z[i]>='0' && z[i]<='9' ){
+      anyE = 1;
+      if( e<100000 ) e = e*10 + (z[i]-'0');
+      i++;
+    }
+    if( !anyE ) return -1;
+  }
+  if( i!=n ) return -1;
+  exp10 += (eNeg ? -e : e) - nFrac;
+  *pnDig = nDig;
+  *pExp10 = exp10;
+  *pSticky = sticky;
+  return 0;
+}
+
+/* See profsum_reader.h. */
+int profsumParseMicros(const char *z, int64_t n, profsum_ps *pOut){
+  u8 aDig[48];
+  int neg, nDig, sticky, i, inexact = 0;
+  int64_t exp10, nInt;
+  profsum_ps v = 0;
+  if( decimalParse(z, n, &neg, aDig, 48, &nDig, &exp10, &sticky) ) return -1;
+  exp10 += 6;                        /* µs → ps */
+  nInt = nDig + exp10;               /* digits that form the integer part */
+  if( nDig==0 ){ *pOut = 0; return sticky ? 1 : 0; }
+  if( nInt>38 ) return -1;           /* beyond int128: not a time */
+  for(i=0; i<nDig && i<nInt; i++) v = v*10 + aDig[i];
+  for(; i<nInt; i++) v = v*10;       /* exp10 > 0: append zeros */
+  if( nInt<nDig ){
+    /* Round half-even at digit index nInt (if nInt<0 the value is < 0.1). */
+    int64_t r = nInt;
+    int rd = r>=0 ? aDig[r] : 0;
+    int rest = sticky;
+    int64_t k;
+    for(k = (r>=0 ? r+1 : 0); k<nDig; k++) if( aDig[k] ){ rest = 1; break; }
+    if( r<0 ){ rest = 1; rd = 0; }
+    if( rd>5 || (rd==5 && (rest || (v & 1))) ) v += 1;
+    if( rd || rest ) inexact = 1;
+  }else if( sticky ){
+    inexact = 1;
+  }
+  *pOut = neg ? -v : v;
+  return inexact;
+}
+
+/* See profsum_reader.h. */
+int profsumParseInt(const char *z, int64_t n, int64_t *pOut){
+  int64_t i = 0;
+  int neg = 0;
+  uint64_t v = 0;
+  if( n<=0 ) return -1;
+  if( z[0]=='-' ){ neg = 1; i = 1; }
+  if( i>=n ) return -1;
+  for(; i<n; i++){
+    unsigned d;
+    if( z[i]<'0' || z[i]>'9' ) return -1;
+    d = (unsigned)(z[i]-'0');
+    if( v > (UINT64_C(0x8000000000000000) - d)/10 ) return -1;
+    v = v*10 + d;
+  }
+  if( !neg && v>(uint64_t)INT64_MAX ) return -1;
+  *pOut = neg ? (int64_t)(0 - v) : (int64_t)v;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Span decoding                                                       */
+/* ------------------------------------------------------------------ */
+
+/* Grow the scratch buffer to at least n bytes. */
+static int scratchReserve(char **ppBuf, int64_t *pnBuf, int64_t n){
+  if( n>*pnBuf ){
+    int64_t nNew = *pnBuf ? *pnBuf : 256;
+    char *a;
+    while( nNew<n ) nNew *= 2;
+    a = sqlite3_realloc64(*ppBuf, (sqlite3_uint64)nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    *ppBuf = a;
+    *pnBuf = nNew;
+  }
+  return SQLITE_OK;
+}
+
+static unsigned hexVal(char c){
+  if( c>='0' && c<='9' ) return (unsigned)(c-'0');
+  if( c>='a' && c<='f' ) return (unsigned)(c-'a'+10);
+  return (unsigned)(c-'A'+10);
+}
+
+/* Append the UTF-8 encoding of code point u at *pz. */
+static char *putUtf8(char *z, unsigned u){
+  if( u<0x80 ){ *z++ = (char)u; }
+  else if( u<0x800 ){ *z++ = (char)(0xC0|(u>>6)); *z++ = (char)(0x80|(u&0x3F)); }
+  else if( u<0x10000 ){
+    *z++ = (char)(0xE0|(u>>12)); *z++ = (char)(0x80|((u>>6)&0x3F));
+    *z++ = (char)(0x80|(u&0x3F));
+  }else{
+    *z++ = (char)(0xF0|(u>>18)); *z++ = (char)(0x80|((u>>12)&0x3F));
+    *z++ = (char)(0x80|((u>>6)&0x3F)); *z++ = (char)(0x80|(u&0x3F));
+  }
+  return z;
+}
+
+/* See profsum_reader.h. */
+int profsumSpanText(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
+                    const char **pzOut, int64_t *pnOut){
+  const char *z = s->z, *e = s->z + s->n;
+  char *o;
+  if( !(s->flags & PROFSUM_SF_ESCAPE) ){
+    *pzOut = s->z;
+    *pnOut = s->n;
+    return SQLITE_OK;
+  }
+  if( scratchReserve(ppBuf, pnBuf, s->n+1) ) return SQLITE_NOMEM;
+  o = *ppBuf;
+  while( z<e ){
+    if( *z!='\\' ){ *o++ = *z++; continue; }
+    switch( z[1] ){
+      case 'b': *o++ = '\b'; z += 2; break;
+      case 'f': *o++ = '\f'; z += 2; break;
+      case 'n': *o++ = '\n'; z += 2; break;
+      case 'r': *o++ = '\r'; z += 2; break;
+      case 't': *o++ = '\t'; z += 2; break;
+      case 'u': {
+        unsigned u = (hexVal(z[2])<<12)|(hexVal(z[3])<<8)|(hexVal(z[4])<<4)|hexVal(z[5]);
+        z += 6;
+        if( u>=0xD800 && u<=0xDBFF ){
+          if( e-z>=6 && z[0]=='\\' && z[1]=='u' ){
+            unsigned u2 = (hexVal(z[2])<<12)|(hexVal(z[3])<<8)|(hexVal(z[4])<<4)|hexVal(z[5]);
+            if( u2>=0xDC00 && u2<=0xDFFF ){
+              u = 0x10000 + ((u-0xD800)<<10) + (u2-0xDC00);
+              z += 6;
+            }else{
+              u = 0xFFFD;
+            }
+          }else{
+            u = 0xFFFD;
+          }
+        }else if( u>=0xDC00 && u<=0xDFFF ){
+          u = 0xFFFD;
+        }
+        o = putUtf8(o, u);
+        break;
+      }
+      default: *o++ = z[1]; z += 2; break;   /* \" \\ \/ */
+    }
+  }
+  *pzOut = *ppBuf;
+  *pnOut = o - *ppBuf;
+  return SQLITE_OK;
+}
+
+/* See profsum_reader.h. */
+int profsumSpanJson(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
+                    const char **pzOut, int64_t *pnOut){
+  const char *z, *e;
+  char *o;
+  int inStr = 0;
+  if( s->type==PROFSUM_JT_STRING ){ z = s->z-1; e = s->z + s->n + 1; }
+  else{ z = s->z; e = s->z + s->n; }
+  if( !(s->flags & PROFSUM_SF_FIXUP) ){
+    *pzOut = z;
+    *pnOut = e - z;
+    return SQLITE_OK;
+  }
+  /* Worst case: every byte a control char (6 bytes) or NaN quoting. */
+  if( scratchReserve(ppBuf, pnBuf, (e-z)*6+16) ) return SQLITE_NOMEM;
+  o = *ppBuf;
+  while( z<e ){
+    char c = *z;
+    if( inStr ){
+      if( c=='\\' ){ *o++ = c; *o++ = z[1]; z += 2; continue; }
+      if( c=='"' ){ inStr = 0; *o++ = c; z++; continue; }
+      if( (unsigned char)c<0x20 ){
+        static const char hx[] = "0123456789abcdef";
+        *o++ = '\\'; *o++ = 'u'; *o++ = '0'; *o++ = '0';
+        *o++ = hx[(c>>4)&0xF]; *o++ = hx[c&0xF];
+        z++;
+        continue;
+      }
+      *o++ = c; z++;
+      continue;
+    }
+    if( c=='"' ){ inStr = 1; *o++ = c; z++; continue; }
+    if( c==',' ){
+      const char *q = z+1;
+      while( q<e && aWs[(u8)*q] ) q++;
+      if( q<e && (*q=='}' || *q==']') ){ z++; continue; }   /* trailing comma */
+      *o++ = c; z++;
+      continue;
+    }
+    if( c=='N' || c=='I' || (c=='-' && z+1<e && z[1]=='I') ){
+      int n = c=='N' ? 3 : (c=='I' ? 8 : 9);
+      *o++ = '"'; memcpy(o, z, (size_t)n); o += n; *o++ = '"';
+      z += n;
+      continue;
+    }
+    *o++ = c; z++;
+  }
+  *pzOut = *ppBuf;
+  *pnOut = o - *ppBuf;
+  return SQLITE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Event fields                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Interpret a pid/tid value. */
+static void setId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, ProfsumId *pId){
+  memset(pId, 0, sizeof(*pId));
+  if( v->type==PROFSUM_JT_NUMBER ){
+    profsum_ps ps;
+    if( profsumParseInt(v->z, v->n, &pId->iVal)==0 ){
+      pId->kind = PROFSUM_ID_INT;
+      return;
+    }
+    /* 1.0, 1e3: integral values written as non-integers. */
+    if( profsumParseMicros(v->z, v->n, &ps)==0 && ps%1000000==0 ){
+      profsum_ps q = ps/1000000;
+      if( q>=INT64_MIN && q<=INT64_MAX ){
+        pId->kind = PROFSUM_ID_INT;
+        pId->iVal = (int64_t)q;
+        return;
+      }
+    }
+  }else if( v->type==PROFSUM_JT_STRING ){
+    if( !(v->flags & PROFSUM_SF_ESCAPE) && profsumParseInt(v->z, v->n, &pId->iVal)==0 ){
+      pId->kind = PROFSUM_ID_INT;
+    }else{
+      pId->kind = PROFSUM_ID_TEXT;
+      pId->s = *v;
+    }
+    return;
+  }else if( v->type==PROFSUM_JT_NULL ){
+    pId->kind = PROFSUM_ID_NULL;
+    return;
+  }
+  pId->kind = PROFSUM_ID_NULL;
+  if( s->xDiag ){
+    char zq[64];
+    quoteSnippet(zq, sizeof(zq), v->z, v->n);
+    pendDiag(s, "bad_field", "%s: %s is not an integer or a string", zKey, zq);
+  }
+}
+
+/* Interpret a ts/dur value: exact picoseconds, or not set (diagnostic). */
+static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
+                    int *pHas, profsum_ps *pVal){
+  int rc = -1;
+  *pHas = 0;
+  if( v->type==PROFSUM_JT_NUMBER ){
+    rc = profsumParseMicros(v->z, v->n, pVal);
+  }else if( v->type==PROFSUM_JT_STRING && !(v->flags & PROFSUM_SF_ESCAPE) ){
+    rc = profsumParseMicros(v->z, v->n, pVal);
+  }else if( v->type==PROFSUM_JT_NULL ){
+    return;
+  }
+  if( rc>=0 ){
+    *pHas = 1;
+    if( rc==1 && s->xDiag ){
+      char zq[64];
+      quoteSnippet(zq, sizeof(zq), v->z, v->n);
+      pendDiag(s, "time_rounded", "%s: %s has more than 6 decimals (µs); "
+               "rounded half-even to a picosecond", zKey, zq);
+    }
+    return;
+  }
+  if( s->xDiag ){
+    char zq[64];
+    quoteSnippet(zq, sizeof(zq), v->z, v->n);
+    pendDiag(s, "bad_field", "%s: %s%s%s is not a number", zKey,
+             v->type==PROFSUM_JT_STRING ? "\"" : "", zq,
+             v->type==PROFSUM_JT_STRING ? "\"" : "");
+  }
+}
+
+/* Compare key k (length n, no escapes) with literal. */
+#define KEYIS(k,n,lit) ((n)==(int64_t)sizeof(lit)-1 && memcmp((k),(lit),sizeof(lit)-1)==0)
+
+/* Index of a known args key, or -1. */
+static int argKeyIndex(const char *k, int64_t n){
+  switch( n ){
+    case 4:  if( KEYIS(k,n,"name") ) return PROFSUM_AK_NAME; break;
+    case 5:  if( KEYIS(k,n,"tf_op") ) return PROFSUM_AK_TF_OP;
+             if( KEYIS(k,n,"flops") ) return PROFSUM_AK_FLOPS;
+             break;
+    case 6:  if( KEYIS(k,n,"hlo_op") ) return PROFSUM_AK_HLO_OP;
+             if( KEYIS(k,n,"source") ) return PROFSUM_AK_SOURCE;
+             if( KEYIS(k,n,"run_id") ) return PROFSUM_AK_RUN_ID;
+             break;
+    case 8:  if( KEYIS(k,n,"step_num") ) return PROFSUM_AK_STEP_NUM;
+             if( KEYIS(k,n,"group_id") ) return PROFSUM_AK_GROUP_ID;
+             break;
+    case 9:  if( KEYIS(k,n,"long_name") ) return PROFSUM_AK_LONG_NAME; break;
+    case 10: if( KEYIS(k,n,"hlo_module") ) return PROFSUM_AK_HLO_MODULE; break;
+    case 12: if( KEYIS(k,n,"hlo_category") ) return PROFSUM_AK_HLO_CATEGORY; break;
+    case 14: if( KEYIS(k,n,"bytes_accessed") ) return PROFSUM_AK_BYTES_ACCESSED;
+             if( KEYIS(k,n,"correlation_id") ) return PROFSUM_AK_CORRELATION_ID;
+             break;
+  }
+  return -1;
+}
+
+/* Resolve a key span that may contain escapes into plain bytes.  Returns
+** the key text (possibly zBuf) and its length in *pn; keys longer than the
+** buffer are returned undecoded (they match no known key anyway). */
+static const char *keyText(const ProfsumSpan *k, char *zBuf, int nBuf, int64_t *pn){
+  if( (k->flags & PROFSUM_SF_ESCAPE) && k->n < nBuf ){
+    char *pB = 0;
+    int64_t nB = 0;
+    const char *z;
+    int64_t n;
+    if( profsumSpanText(k, &pB, &nB, &z, &n)==SQLITE_OK && n<nBuf ){
+      memcpy(zBuf, z, (size_t)n);
+      sqlite3_free(pB);
+      *pn = n;
+      return zBuf;
+    }
+    sqlite3_free(pB);
+  }
+  *pn = k->n;
+  return k->z;
+}
+
+/* Apply one member of an event object (mode 0) or of its args (mode 1). */
+static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
+                        const ProfsumSpan *v){
+  ProfsumEvent *ev = &s->ev;
+  if( mode==1 ){
+    int i = argKeyIndex(k, nk);
+    if( i>=0 ) ev->aArg[i] = *v;
+    return;
+  }
+  switch( nk ){
+    case 2:
+      if( k[0]=='p' && k[1]=='h' ){ ev->ph = *v; return; }
+      if( k[0]=='t' && k[1]=='s' ){ setTime(s, "ts", v, &ev->hasTs, &ev->ts); return; }
+      break;
+    case 3:
+      if( KEYIS(k,nk,"pid") ){ setId(s, "pid", v, &ev->pid); return; }
+      if( KEYIS(k,nk,"tid") ){ setId(s, "tid", v, &ev->tid); return; }
+      if( KEYIS(k,nk,"dur") ){ setTime(s, "dur", v, &ev->hasDur, &ev->dur); return; }
+      if( KEYIS(k,nk,"cat") ) goto text_field;
+      break;
+    case 4:
+      if( KEYIS(k,nk,"name") ) goto text_field;
+      if( KEYIS(k,nk,"args") ){ ev->args = *v; return; }
+      break;
+    case 7:
+      if( KEYIS(k,nk,"entries") ){ ev->entries = *v; return; }
+      break;
+  }
+  return;
+text_field:
+  {
+    ProfsumSpan *pDst = (k[0]=='n') ? &ev->name : &ev->cat;
+    if( v->type==PROFSUM_JT_STRING ){
+      *pDst = *v;
+    }else{
+      memset(pDst, 0, sizeof(*pDst));
+      if( v->type!=PROFSUM_JT_NULL && s->xDiag ){
+        char zq[64];
+        quoteSnippet(zq, sizeof(zq), v->z, v->n);
+        pendDiag(s, "bad_field", "%s: %s is not a string", k[0]=='n' ? "name" : "cat", zq);
+      }
+    }
+  }
+}
+
+/* Parse the members of the object at p (which is '{'): mode 0 fills the
+** event s->ev, mode 1 collects known args keys.  *pFlags gets the SF_*
+** bits of everything inside.  Returns P_OK/P_MORE/P_ERR or -SQLITE_NOMEM. */
+static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
+                        const u8 **ppEnd, unsigned *pFlags, int mode){
+  int afterComma = 0;
+  int first = 1;
+  p++;
+  for(;;){
+    ProfsumSpan key, val;
+    const u8 *pKey;
+    const char *k;
+    int64_t nk;
+    char zKeyBuf[32];
+    unsigned kf = 0;
+    int rc;
+    while( p<e && aWs[*p] ) p++;
+    if( p>=e ) return P_MORE;
+    if( *p=='}' ){
+      if( afterComma ) *pFlags |= PROFSUM_SF_TRAIL;
+      *ppEnd = p+1;
+      return P_OK;
+    }
+    if( !first ){
+      if( *p!=',' ){
+        s->zErrWhy = "expected ',' or '}'";
+        s->pErrAt = p;
+        return P_ERR;
+      }
+      p++;
+      afterComma = 1;
+      while( p<e && aWs[*p] ) p++;
+      if( p>=e ) return P_MORE;
+      if( *p=='}' ) continue;
+    }
+    first = 0;
+    if( *p!='"' ){
+      s->zErrWhy = "expected a string key";
+      s->pErrAt = p;
+      return P_ERR;
+    }
+    pKey = p;
+    rc = scanString(s, p, e, &p, &kf);
+    if( rc ) return rc;
+    *pFlags |= (kf & PROFSUM_SF_CTRL);
+    key.z = (const char*)pKey+1;
+    key.n = (p - pKey) - 2;
+    key.type = PROFSUM_JT_STRING;
+    key.flags = (unsigned char)kf;
+    k = keyText(&key, zKeyBuf, (int)sizeof(zKeyBuf), &nk);
+    while( p<e && aWs[*p] ) p++;
+    if( p>=e ) return P_MORE;
+    if( *p!=':' ){
+      s->zErrWhy = "expected ':' after a key";
+      s->pErrAt = p;
+      return P_ERR;
+    }
+    p++;
+    while( p<e && aWs[*p] ) p++;
+    if( p>=e ) return P_MORE;
+    if( mode==0 && *p=='{' && (s->flags & PROFSUM_SCAN_ARGKEYS) && KEYIS(k,nk,"args") ){
+      /* args: collect the known keys while skipping it. */
+      const u8 *pStart = p;
+      unsigned af = 0;
+      rc = parseMembers(s, p, e, &p, &af, 1);
+      if( rc ) return rc;
+      val.z = (const char*)pStart;
+      val.n = p - pStart;
+      val.type = PROFSUM_JT_OBJECT;
+      val.flags = (unsigned char)af;
+    }else{
+      rc = scanValue(s, p, e, &p, &val);
+      if( rc ) return rc;
+    }
+    *pFlags |= val.flags;
+    afterComma = 0;
+    applyMember(s, mode, k, nk, &val);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Window management                                                   */
+/* ------------------------------------------------------------------ */
+
+/* Move the unparsed bytes to the start of the window, grow it if it is
+** full, and read more from the source until the window is full or the
+** source ends.  Returns SQLITE_OK or an error (*pzErr set). */
+static int refill(ProfsumScan *s, char **pzErr){
+  int rc;
+  if( s->iPos>0 ){
+    size_t nKeep = s->nBuf - s->iPos;
+    if( nKeep ) memmove(s->aBuf, s->aBuf + s->iPos, nKeep);
+    s->iBase += (int64_t)s->iPos;
+    s->nBuf = nKeep;
+    s->iPos = 0;
+  }
+  if( s->nBuf==s->nAlloc ){
+    size_t nNew = s->nAlloc*2;
+    u8 *a;
+    if( (int64_t)s->nAlloc>=PROFSUM_MAX_ENTRY ){
+      *pzErr = sqlite3_mprintf("%s: '%s': entry %lld at byte %lld is larger than %lld bytes",
+          s->zFunc, profsumSrcPath(s->pSrc), (long long)s->nEntries,
+          (long long)s->iBase, (long long)PROFSUM_MAX_ENTRY);
+      return SQLITE_TOOBIG;
+    }
+    a = sqlite3_realloc64(s->aBuf, nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    s->aBuf = a;
+    s->nAlloc = nNew;
+  }
+  while( s->nBuf<s->nAlloc && !s->srcEof ){
+    size_t nGot = 0;
+    char *zErr = 0;
+    rc = profsumSrcRead(s->pSrc, s->aBuf + s->nBuf, s->nAlloc - s->nBuf, &nGot, &zErr);
+    if( rc ){
+      if( zErr ){
+        *pzErr = sqlite3_mprintf("%s: %s", s->zFunc, zErr);
+        sqlite3_free(zErr);
+      }
+      return rc;
+    }
+    if( nGot==0 ) s->srcEof = 1;
+    s->nBuf += nGot;
+  }
+  return SQLITE_OK;
+}
+
+/* Format a syntax error at the position recorded by a P_ERR. */
+static int syntaxError(ProfsumScan *s, char **pzErr){
+  int64_t off = s->iBase + (s->pErrAt - s->aBuf);
+  *pzErr = sqlite3_mprintf("%s: '%s': JSON syntax error at byte %lld (entry %lld): %s",
+      s->zFunc, profsumSrcPath(s->pSrc), (long long)off, (long long)s->nEntries,
+      s->zErrWhy);
+  return SQLITE_ERROR;
+}
+
+/* Skip white space; refill as needed.  Returns SQLITE_OK with
+** s->iPos<s->nBuf, SQLITE_DONE at the end of the data, or an error. */
+static int skipWs(ProfsumScan *s, char **pzErr){
+  for(;;){
+    while( s->iPos<s->nBuf && aWs[s->aBuf[s->iPos]] ) s->iPos++;
+    if( s->iPos<s->nBuf ) return SQLITE_OK;
+    if( s->srcEof ) return SQLITE_DONE;
+    {
+      int rc = refill(s, pzErr);
+      if( rc ) return rc;
+    }
+  }
+}
+
+/* Run one in-window parse step (an entry or a top-level value) and retry
+** after a refill while it reports P_MORE.  kind: 0 = event object,
+** 1 = any value (skipped), 2 = string (top-level key).  Returns P_OK with
+** *ppEnd set, P_MORE when the data ended first, or an SQLite error code
+** (negative) with *pzErr set. */
+static int parseInWindow(ProfsumScan *s, int kind, const u8 **ppStart,
+                         const u8 **ppEnd, ProfsumSpan *pSpan, char **pzErr){
+  for(;;){
+    const u8 *p = s->aBuf + s->iPos;
+    const u8 *e = s->aBuf + s->nBuf;
+    int rc;
+    if( kind==0 ){
+      unsigned f = 0;
+      s->nPending = 0;
+      s->nPendingLost = 0;
+      memset(&s->ev, 0, sizeof(s->ev));
+      rc = parseMembers(s, p, e, ppEnd, &f, 0);
+      if( rc==P_OK ){
+        if( f & PROFSUM_SF_TRAIL ) pendDiag(s, "trailing_comma", "trailing comma inside the entry");
+        if( f & PROFSUM_SF_CTRL ) pendDiag(s, "control_character", "raw control character inside a string");
+        if( f & PROFSUM_SF_NONFIN ) pendDiag(s, "nonfinite_number", "bare NaN or Infinity (kept as a string in args)");
+      }
+    }else if( kind==1 ){
+      rc = scanValue(s, p, e, ppEnd, pSpan);
+    }else{
+      unsigned f = 0;
+      rc = scanString(s, p, e, ppEnd, &f);
+      if( rc==P_OK ){
+        pSpan->z = (const char*)p+1;
+        pSpan->n = (*ppEnd - p) - 2;
+        pSpan->type = PROFSUM_JT_STRING;
+        pSpan->flags = (unsigned char)f;
+      }
+    }
+    if( rc<0 ) return rc;
+    if( rc==P_ERR ){ syntaxError(s, pzErr); return -SQLITE_ERROR; }
+    if( rc==P_OK ){ *ppStart = p; return P_OK; }
+    if( s->srcEof ) return P_MORE;
+    rc = refill(s, pzErr);
+    if( rc ) return -rc;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Public interface                                                    */
+/* ------------------------------------------------------------------ */
+
+/* See profsum_reader.h. */
+int profsumScanOpen(ProfsumSrc *pSrc, const char *zFunc, unsigned flags,
+                    ProfsumDiagFn xDiag, void *pDiagCtx,
+                    ProfsumScan **pp, char **pzErr){
+  ProfsumScan *s;
+  (void)pzErr;
+  *pp = 0;
+  s = sqlite3_malloc64(sizeof(*s));
+  if( s==0 ){ profsumSrcClose(pSrc); return SQLITE_NOMEM; }
+  memset(s, 0, sizeof(*s));
+  s->pSrc = pSrc;
+  s->zFunc = zFunc;
+  s->flags = flags;
+  s->xDiag = xDiag;
+  s->pDiagCtx = pDiagCtx;
+  s->nAlloc = PROFSUM_WINDOW_INIT;
+  s->aBuf = sqlite3_malloc64(s->nAlloc);
+  if( s->aBuf==0 ){ profsumScanClose(s); return SQLITE_NOMEM; }
+  *pp = s;
+  return SQLITE_OK;
+}
+
+/* Handle one element of traceEvents at s->iPos.  Returns SQLITE_ROW when
+** it is a row, SQLITE_OK when it was consumed without a row, SQLITE_DONE
+** when the data ended inside it, or an error. */
+static int scanElement(ProfsumScan *s, char **pzErr){
+  const u8 *pStart, *pEnd;
+  ProfsumSpan sp;
+  int64_t idx = s->nEntries;
+  int64_t off = s->iBase + (int64_t)s->iPos;
+  int rc;
+  u8 c = s->aBuf[s->iPos];
+  rc = parseInWindow(s, c=='{' ? 0 : 1, &pStart, &pEnd, &sp, pzErr);
+  if( rc<0 ) return -rc;
+  off = s->iBase + (pStart - s->aBuf);
+  if( rc==P_MORE ){
+    char z[96];
+    sqlite3_snprintf(sizeof(z), z, "the data ends inside entry %lld; it is dropped",
+                     (long long)idx);
+    emitDiag(s, idx, off, "truncated_entry", z);
+    s->iPos = s->nBuf;
+    s->state = ST_DONE;
+    if( s->xDiag ) emitDiag(s, -1, s->iBase + (int64_t)s->nBuf, "unterminated_array",
+                            "traceEvents has no closing ']' (all complete entries kept)");
+    return SQLITE_DONE;
+  }
+  s->iPos = (size_t)(pEnd - s->aBuf);
+  s->nEntries++;
+  s->state = ST_ARR_AFTER;
+  s->afterComma = 0;
+  if( c!='{' ){
+    char z[96];
+    static const char *azType[] = {"", "null", "true", "false", "a number",
+                                   "a string", "an array", "an object", "NaN/Infinity"};
+    sqlite3_snprintf(sizeof(z), z, "entry is %s, not an object; no row", azType[sp.type]);
+    emitDiag(s, idx, off, "not_an_object", z);
+    return SQLITE_OK;
+  }
+  if( s->ev.ph.type!=PROFSUM_JT_STRING ){
+    if( s->ev.ph.type==PROFSUM_JT_NONE ){
+      pendDiag(s, "no_ph", (pEnd - pStart)<=2 || s->ev.name.z==0
+               ? "entry has no \"ph\" (e.g. the trailing {}); no row"
+               : "entry has no \"ph\"; no row");
+    }else{
+      pendDiag(s, "ph_not_string", "\"ph\" is not a string; no row");
+    }
+    flushDiag(s, idx, off);
+    return SQLITE_OK;
+  }
+  s->ev.idx = idx;
+  s->ev.iOffset = off;
+  flushDiag(s, idx, off);
+  return SQLITE_ROW;
+}
+
+/* See profsum_reader.h. */
+int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
+  int rc;
+  *ppEv = 0;
+  for(;;){
+    if( s->state==ST_DONE ) return SQLITE_DONE;
+    rc = skipWs(s, pzErr);
+    if( rc==SQLITE_DONE ){
+      switch( s->state ){
+        case ST_START:
+          *pzErr = sqlite3_mprintf("%s: '%s': no JSON data (only white space)",
+                                   s->zFunc, profsumSrcPath(s->pSrc));
+          return SQLITE_ERROR;
+        case ST_ARR_ELEM: case ST_ARR_AFTER:
+          emitDiag(s, -1, s->iBase + (int64_t)s->nBuf, "unterminated_array",
+                   "traceEvents has no closing ']' (all complete entries kept)");
+          if( !s->bareArray ){
+            emitDiag(s, -1, s->iBase + (int64_t)s->nBuf, "unterminated_object",
+                     "the top-level object has no closing '}'");
+          }
+          break;
+        case ST_TOP_KEY: case ST_TOP_AFTER:
+          emitDiag(s, -1, s->iBase + (int64_t)s->nBuf, "unterminated_object",
+                   "the top-level object has no closing '}'");
+          break;
+      }
+      s->state = ST_DONE;
+      return SQLITE_DONE;
+    }
+    if( rc ) return rc;
+    {
+      u8 c = s->aBuf[s->iPos];
+      switch( s->state ){
+        case ST_START:
+          if( c=='{' ){ s->state = ST_TOP_KEY; s->iPos++; s->afterComma = 0; break; }
+          if( c=='[' ){ s->state = ST_ARR_ELEM; s->bareArray = 1; s->iPos++; s->afterComma = 0; s->seenEvents = 1; break; }
+          if( c==0xEF && s->iPos+2<s->nBuf && s->aBuf[s->iPos+1]==0xBB && s->aBuf[s->iPos+2]==0xBF ){
+            s->iPos += 3;            /* UTF-8 byte order mark */
+            break;
+          }
+          *pzErr = sqlite3_mprintf("%s: '%s': neither gzip nor JSON: expected '{' or '[' "
+              "at byte %lld, found 0x%02x", s->zFunc, profsumSrcPath(s->pSrc),
+              (long long)(s->iBase + (int64_t)s->iPos), c);
+          return SQLITE_ERROR;
+        case ST_TOP_KEY: {
+          const u8 *pStart, *pEnd;
+          ProfsumSpan key, val;
+          char zKeyBuf[32];
+          const char *k;
+          int64_t nk;
+          int isEvents, isUnit;
+          if( c=='}' ){
+            if( s->afterComma ){
+              emitDiag(s, -1, s->iBase + (int64_t)s->iPos, "trailing_comma",
+                       "trailing comma in the top-level object");
+            }
+            s->iPos++;
+            s->state = ST_END;
+            break;
+          }
+          if( c!='"' ){
+            s->zErrWhy = "expected a string key in the top-level object";
+            s->pErrAt = s->aBuf + s->iPos;
+            return syntaxError(s, pzErr);
+          }
+          rc = parseInWindow(s, 2, &pStart, &pEnd, &key, pzErr);
+          if( rc<0 ) return -rc;
+          if( rc==P_MORE ){ s->iPos = s->nBuf; continue; }   /* EOF inside a key */
+          k = keyText(&key, zKeyBuf, (int)sizeof(zKeyBuf), &nk);
+          /* Decide now: refills below may move the window under k. */
+          isEvents = KEYIS(k, nk, "traceEvents");
+          isUnit = KEYIS(k, nk, "displayTimeUnit");
+          s->iPos = (size_t)(pEnd - s->aBuf);
+          rc = skipWs(s, pzErr);
+          if( rc==SQLITE_DONE ) continue;
+          if( rc ) return rc;
+          if( s->aBuf[s->iPos]!=':' ){
+            s->zErrWhy = "expected ':' after a key";
+            s->pErrAt = s->aBuf + s->iPos;
+            return syntaxError(s, pzErr);
+          }
+          s->iPos++;
+          rc = skipWs(s, pzErr);
+          if( rc==SQLITE_DONE ) continue;
+          if( rc ) return rc;
+          s->afterComma = 0;
+          if( isEvents && s->aBuf[s->iPos]=='[' ){
+            if( s->seenEvents ){
+              emitDiag(s, -1, s->iBase + (int64_t)s->iPos, "duplicate_key",
+                       "a second traceEvents array: its entries are read too "
+                       "(entry indexes continue)");
+            }
+            s->seenEvents = 1;
+            s->iPos++;
+            s->state = ST_ARR_ELEM;
+            break;
+          }
+          if( isEvents && s->aBuf[s->iPos]!='n' ){
+            *pzErr = sqlite3_mprintf("%s: '%s': wrong type at byte %lld: traceEvents "
+                "must be an array", s->zFunc, profsumSrcPath(s->pSrc),
+                (long long)(s->iBase + (int64_t)s->iPos));
+            return SQLITE_ERROR;
+          }
+          {
+            rc = parseInWindow(s, 1, &pStart, &pEnd, &val, pzErr);
+            if( rc<0 ) return -rc;
+            if( rc==P_MORE ){ s->iPos = s->nBuf; continue; }
+            if( isUnit && val.type==PROFSUM_JT_STRING ){
+              char *pB = 0; int64_t nB = 0; const char *z; int64_t n;
+              if( profsumSpanText(&val, &pB, &nB, &z, &n) ) return SQLITE_NOMEM;
+              sqlite3_free(s->zDisplayTimeUnit);
+              s->zDisplayTimeUnit = sqlite3_mprintf("%.*s", (int)(n>64 ? 64 : n), z);
+              sqlite3_free(pB);
+              if( s->zDisplayTimeUnit==0 ) return SQLITE_NOMEM;
+            }
+            s->iPos = (size_t)(pEnd - s->aBuf);
+          }
+          s->state = ST_TOP_AFTER;
+          break;
+        }
+        case ST_TOP_AFTER:
+          if( c==',' ){ s->iPos++; s->state = ST_TOP_KEY; s->afterComma = 1; break; }
+          if( c=='}' ){ s->iPos++; s->state = ST_END; break; }
+          s->zErrWhy = "expected ',' or '}' in the top-level object";
+          s->pErrAt = s->aBuf + s->iPos;
+          return syntaxError(s, pzErr);
+        case ST_ARR_ELEM:
+          if( c==']' ){
+            if( s->afterComma ){
+              emitDiag(s, -1, s->iBase + (int64_t)s->iPos, "trailing_comma",
+                       "trailing comma at the end of traceEvents");
+            }
+            s->iPos++;
+            s->state = s->bareArray ? ST_END : ST_TOP_AFTER;
+            break;
+          }
+          rc = scanElement(s, pzErr);
+          if( rc==SQLITE_ROW ){ *ppEv = &s->ev; return SQLITE_ROW; }
+          if( rc==SQLITE_DONE ) return SQLITE_DONE;
+          if( rc ) return rc;
+          break;
+        case ST_ARR_AFTER:
+          if( c==',' ){ s->iPos++; s->state = ST_ARR_ELEM; s->afterComma = 1; break; }
+          if( c==']' ){ s->iPos++; s->state = s->bareArray ? ST_END : ST_TOP_AFTER; break; }
+          s->zErrWhy = "expected ',' or ']' between entries";
+          s->pErrAt = s->aBuf + s->iPos;
+          return syntaxError(s, pzErr);
+        case ST_END:
+          *pzErr = sqlite3_mprintf("%s: '%s': unexpected data after the end of the "
+              "JSON document at byte %lld", s->zFunc, profsumSrcPath(s->pSrc),
+              (long long)(s->iBase + (int64_t)s->iPos));
+          return SQLITE_ERROR;
+      }
+    }
+  }
+}
+
+/* See profsum_reader.h. */
+int64_t profsumScanEntries(ProfsumScan *p){ return p->nEntries; }
+int64_t profsumScanBytes(ProfsumScan *p){ return p->iBase + (int64_t)p->iPos; }
+const char *profsumScanDisplayTimeUnit(ProfsumScan *p){ return p->zDisplayTimeUnit; }
+ProfsumSrc *profsumScanSrc(ProfsumScan *p){ return p->pSrc; }
+
+/* See profsum_reader.h. */
+void profsumScanClose(ProfsumScan *p){
+  if( p==0 ) return;
+  profsumSrcClose(p->pSrc);
+  sqlite3_free(p->aBuf);
+  sqlite3_free(p->aStk);
+  sqlite3_free(p->zDisplayTimeUnit);
+  sqlite3_free(p);
+}

@@ -1,0 +1,535 @@
+/*
+** track.c — the track model: the first pass over a trace that computes
+** what a single streaming pass cannot.
+**
+**  * B/E pairing per (pid, tid) in (ts, file) order: an E closes the most
+**    recent open B; the B gets the duration; unmatched B and E, and E names
+**    that differ from their B, are diagnostics.
+**  * Nesting and exclusive time per track (summary-v1-spec.md §2): the
+**    track's slices (X with dur > 0 and matched B) ordered by (ts asc,
+**    end desc, file order); a stack sweep gives depth, parent and
+**    exclusive time = max(0, dur − Σ full durations of direct children).
+**    Partial overlaps are diagnostics.
+**  * Process and thread names from M events, wherever they appear (the
+**    last one for a pid / (pid, tid) wins).
+**  * Counts: entries, rows, X rows, X rows the summary accepts (§1.3);
+**    zero/negative durations, unknown phases, suspected truncation.
+**
+** A track is an integer (pid, tid) pair; events whose pid or tid is not an
+** integer (PyTorch writes "pid":"Spans") are on no track.
+**
+** Memory: one ProfsumTrackRec (64 bytes) per X/B/E event when durations or
+** track columns are needed, plus the name maps; nothing otherwise.
+*/
+#include "profsum_int.h"
+#include "profsum_reader.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* A small string → string hash map (M-event names)                    */
+/* ------------------------------------------------------------------ */
+typedef struct NameEntry {
+  char *zKey;       /* canonical key ("i<pid>" / "t<text>", threads "<pid>|<tid>") */
+  int nKey;
+  char *zVal;       /* decoded name */
+  int nVal;
+  uint64_t h;       /* hash of the key */
+} NameEntry;
+
+struct ProfsumNameMap {
+  NameEntry *a;     /* open-addressing table */
+  int64_t nSlot;    /* power of two */
+  int64_t nUsed;
+};
+
+static uint64_t fnv1a(const char *z, int64_t n){
+  uint64_t h = 1469598103934665603ULL;
+  int64_t i;
+  for(i=0; i<n; i++){ h ^= (unsigned char)z[i]; h *= 1099511628211ULL; }
+  return h ? h : 1;
+}
+
+static void nameMapFree(ProfsumNameMap *m){
+  int64_t i;
+  if( m==0 ) return;
+  for(i=0; i<m->nSlot; i++){
+    sqlite3_free(m->a[i].zKey);
+    sqlite3_free(m->a[i].zVal);
+  }
+  sqlite3_free(m->a);
+  sqlite3_free(m);
+}
+
+/* Find the slot of key z (or the empty slot where it would go). */
+static NameEntry *nameMapSlot(ProfsumNameMap *m, const char *z, int n, uint64_t h){
+  int64_t i = (int64_t)(h & (uint64_t)(m->nSlot-1));
+  for(;;){
+    NameEntry *e = &m->a[i];
+    if( e->zKey==0 ) return e;
+    if( e->h==h && e->nKey==n && memcmp(e->zKey, z, (size_t)n)==0 ) return e;
+    i = (i+1) & (m->nSlot-1);
+  }
+}
+
+/* Set key → value (copies both).  Returns SQLITE_OK or SQLITE_NOMEM. */
+static int nameMapSet(ProfsumNameMap *m, const char *zK, int nK,
+                      const char *zV, int64_t nV){
+  uint64_t h = fnv1a(zK, nK);
+  NameEntry *e;
+  char *zVal;
+  if( (m->nUsed+1)*2 > m->nSlot ){
+    int64_t nNew = m->nSlot ? m->nSlot*2 : 64, i;
+    NameEntry *aOld = m->a;
+    int64_t nOld = m->nSlot;
+    NameEntry *aNew = sqlite3_malloc64(sizeof(NameEntry)*(sqlite3_uint64)nNew);
+    if( aNew==0 ) return SQLITE_NOMEM;
+    memset(aNew, 0, sizeof(NameEntry)*(size_t)nNew);
+    m->a = aNew;
+    m->nSlot = nNew;
+    for(i=0; i<nOld; i++){
+      if( aOld[i].zKey ) *nameMapSlot(m, aOld[i].zKey, aOld[i].nKey, aOld[i].h) = aOld[i];
+    }
+    sqlite3_free(aOld);
+  }
+  e = nameMapSlot(m, zK, nK, h);
+  zVal = sqlite3_malloc64((sqlite3_uint64)nV+1);
+  if( zVal==0 ) return SQLITE_NOMEM;
+  memcpy(zVal, zV, (size_t)nV);
+  zVal[nV] = 0;
+  if( e->zKey==0 ){
+    e->zKey = sqlite3_malloc64((sqlite3_uint64)nK+1);
+    if( e->zKey==0 ){ sqlite3_free(zVal); return SQLITE_NOMEM; }
+    memcpy(e->zKey, zK, (size_t)nK);
+    e->zKey[nK] = 0;
+    e->nKey = nK;
+    e->h = h;
+    m->nUsed++;
+  }else{
+    sqlite3_free(e->zVal);
+  }
+  e->zVal = zVal;
+  e->nVal = (int)nV;
+  return SQLITE_OK;
+}
+
+/* Write the canonical key of a pid (and tid) into z; returns its length,
+** or -1 when an id is absent/null (no name can apply) or too long. */
+static int idKey(char *z, int nz, const ProfsumId *pid, const ProfsumId *tid){
+  int n = 0, k;
+  const ProfsumId *a[2];
+  a[0] = pid; a[1] = tid;
+  for(k=0; k<2 && a[k]; k++){
+    const ProfsumId *id = a[k];
+    if( k ) z[n++] = '|';
+    if( id->kind==PROFSUM_ID_INT ){
+      sqlite3_snprintf(nz-n, z+n, "i%lld", (long long)id->iVal);
+      n += (int)strlen(z+n);
+    }else if( id->kind==PROFSUM_ID_TEXT ){
+      if( id->s.n > nz-n-4 ) return -1;
+      z[n++] = 't';
+      memcpy(z+n, id->s.z, (size_t)id->s.n);   /* raw (undecoded) text */
+      n += (int)id->s.n;
+    }else{
+      return -1;
+    }
+  }
+  return n;
+}
+
+/* See profsum_reader.h. */
+const char *profsumNameLookup(ProfsumNameMap *m, const ProfsumId *pid,
+                              const ProfsumId *tid, int64_t *pn){
+  char zKey[512];
+  int n;
+  NameEntry *e;
+  if( m==0 || m->nUsed==0 ) return 0;
+  n = idKey(zKey, (int)sizeof(zKey), pid, tid);
+  if( n<0 ) return 0;
+  e = nameMapSlot(m, zKey, n, fnv1a(zKey, n));
+  if( e->zKey==0 ) return 0;
+  *pn = e->nVal;
+  return e->zVal;
+}
+
+/* ------------------------------------------------------------------ */
+/* Track interning: (pid, tid) integers → dense track id               */
+/* ------------------------------------------------------------------ */
+typedef struct TrackKey { int64_t pid, tid; int32_t id; int32_t used; } TrackKey;
+typedef struct TrackSet { TrackKey *a; int64_t nSlot, nUsed; } TrackSet;
+
+static uint64_t mix64(uint64_t x){
+  x ^= x>>33; x *= 0xff51afd7ed558ccdULL; x ^= x>>33;
+  x *= 0xc4ceb9fe1a85ec53ULL; x ^= x>>33;
+  return x;
+}
+
+/* Return the track id of (pid, tid), creating it; -1 on OOM. */
+static int32_t trackId(TrackSet *t, int64_t pid, int64_t tid){
+  uint64_t h;
+  int64_t i;
+  if( (t->nUsed+1)*2 > t->nSlot ){
+    int64_t nNew = t->nSlot ? t->nSlot*2 : 64, j;
+    TrackKey *aOld = t->a;
+    int64_t nOld = t->nSlot;
+    TrackKey *aNew = sqlite3_malloc64(sizeof(TrackKey)*(sqlite3_uint64)nNew);
+    if( aNew==0 ) return -1;
+    memset(aNew, 0, sizeof(TrackKey)*(size_t)nNew);
+    t->a = aNew;
+    t->nSlot = nNew;
+    for(j=0; j<nOld; j++){
+      if( aOld[j].used ){
+        int64_t k = (int64_t)(mix64((uint64_t)aOld[j].pid*31 ^ (uint64_t)aOld[j].tid) & (uint64_t)(nNew-1));
+        while( aNew[k].used ) k = (k+1) & (nNew-1);
+        aNew[k] = aOld[j];
+      }
+    }
+    sqlite3_free(aOld);
+  }
+  h = mix64((uint64_t)pid*31 ^ (uint64_t)tid);
+  i = (int64_t)(h & (uint64_t)(t->nSlot-1));
+  while( t->a[i].used ){
+    if( t->a[i].pid==pid && t->a[i].tid==tid ) return t->a[i].id;
+    i = (i+1) & (t->nSlot-1);
+  }
+  t->a[i].used = 1;
+  t->a[i].pid = pid;
+  t->a[i].tid = tid;
+  t->a[i].id = (int32_t)t->nUsed++;
+  return t->a[i].id;
+}
+
+/* ------------------------------------------------------------------ */
+/* The first pass                                                      */
+/* ------------------------------------------------------------------ */
+typedef struct Analyze {
+  ProfsumTrackInfo *pInfo;
+  int64_t nAlloc;            /* allocated records */
+  profsum_ps origin;         /* ts origin of the records */
+  int hasOrigin;
+  TrackSet tracks;
+  ProfsumDiagFn xDiag;
+  void *pDiagCtx;
+} Analyze;
+
+/* Append a record; returns it or NULL on OOM. */
+static ProfsumTrackRec *recAppend(Analyze *a){
+  ProfsumTrackInfo *p = a->pInfo;
+  if( p->nRec>=a->nAlloc ){
+    int64_t nNew = a->nAlloc ? a->nAlloc*2 : 4096;
+    ProfsumTrackRec *aNew = sqlite3_realloc64(p->aRec, sizeof(ProfsumTrackRec)*(sqlite3_uint64)nNew);
+    if( aNew==0 ) return 0;
+    p->aRec = aNew;
+    a->nAlloc = nNew;
+  }
+  return &p->aRec[p->nRec++];
+}
+
+static const char *phKnown = "BEXiICMbensftPONDSTpFRc()";
+
+/* The end of record r, in ps relative to the origin. */
+#define REC_END(r) ((r)->ts + (r)->dur)
+
+/* qsort has no context argument in C11: the permutation elements carry
+** pointers to the records, so no global state is needed (several
+** connections may analyze at once). */
+typedef struct PermEnt { ProfsumTrackRec *r; } PermEnt;
+
+/* B/E pairing order: (track, ts, file order). */
+static int cmpPair(const void *pa, const void *pb){
+  const ProfsumTrackRec *a = ((const PermEnt*)pa)->r, *b = ((const PermEnt*)pb)->r;
+  if( a->trk!=b->trk ) return a->trk<b->trk ? -1 : 1;
+  if( a->ts!=b->ts ) return a->ts<b->ts ? -1 : 1;
+  return a->idx<b->idx ? -1 : (a->idx>b->idx);
+}
+
+/* Nesting order: (track, ts asc, end desc, file order). */
+static int cmpNest(const void *pa, const void *pb){
+  const ProfsumTrackRec *a = ((const PermEnt*)pa)->r, *b = ((const PermEnt*)pb)->r;
+  if( a->trk!=b->trk ) return a->trk<b->trk ? -1 : 1;
+  if( a->ts!=b->ts ) return a->ts<b->ts ? -1 : 1;
+  if( REC_END(a)!=REC_END(b) ) return REC_END(a)>REC_END(b) ? -1 : 1;
+  return a->idx<b->idx ? -1 : (a->idx>b->idx);
+}
+
+/* Emit a track diagnostic. */
+static void trackDiag(Analyze *a, const ProfsumTrackRec *r, const char *zKind,
+                      const char *zFmt, ...){
+  va_list ap;
+  char z[200];
+  if( a->xDiag==0 ) return;
+  va_start(ap, zFmt);
+  sqlite3_vsnprintf((int)sizeof(z), z, zFmt, ap);
+  va_end(ap);
+  a->xDiag(a->pDiagCtx, r->idx, r->iOffset, zKind, z);
+}
+
+/* Pair B and E records.  Returns SQLITE_OK or SQLITE_NOMEM. */
+static int pairBE(Analyze *a){
+  ProfsumTrackInfo *p = a->pInfo;
+  int64_t i, n = 0;
+  PermEnt *aP;
+  int64_t *aStk;
+  int64_t nStk = 0;
+  for(i=0; i<p->nRec; i++) if( p->aRec[i].ph!='X' ) n++;
+  if( n==0 ) return SQLITE_OK;
+  aP = sqlite3_malloc64(sizeof(PermEnt)*(sqlite3_uint64)n);
+  aStk = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)n);
+  if( aP==0 || aStk==0 ){ sqlite3_free(aP); sqlite3_free(aStk); return SQLITE_NOMEM; }
+  n = 0;
+  for(i=0; i<p->nRec; i++) if( p->aRec[i].ph!='X' ) aP[n++].r = &p->aRec[i];
+  qsort(aP, (size_t)n, sizeof(PermEnt), cmpPair);
+  for(i=0; i<=n; i++){
+    ProfsumTrackRec *r = i<n ? aP[i].r : 0;
+    if( nStk>0 && (r==0 || r->trk!=p->aRec[aStk[nStk-1]].trk) ){
+      /* Track changed: whatever is still open is unmatched. */
+      while( nStk>0 ){
+        ProfsumTrackRec *b = &p->aRec[aStk[--nStk]];
+        trackDiag(a, b, "unmatched_begin", "B event has no matching E on its track; dur is NULL");
+      }
+    }
+    if( r==0 ) break;
+    if( r->ph=='B' ){
+      aStk[nStk++] = r - p->aRec;
+    }else if( nStk==0 ){
+      trackDiag(a, r, "unmatched_end", "E event with no open B on its track");
+    }else{
+      ProfsumTrackRec *b = &p->aRec[aStk[--nStk]];
+      b->dur = (int64_t)(r->ts - b->ts);
+      if( r->nameHash && b->nameHash && r->nameHash!=b->nameHash ){
+        trackDiag(a, r, "mismatched_end", "E event's name differs from the B it closes (entry %lld)",
+                  (long long)b->idx);
+      }
+    }
+  }
+  sqlite3_free(aP);
+  sqlite3_free(aStk);
+  return SQLITE_OK;
+}
+
+/* Nesting and exclusive time over X and matched B records. */
+static int nestTracks(Analyze *a){
+  ProfsumTrackInfo *p = a->pInfo;
+  int64_t i, n = 0, nStk = 0;
+  PermEnt *aP;
+  int64_t *aStk, *aChild;
+  for(i=0; i<p->nRec; i++){
+    ProfsumTrackRec *r = &p->aRec[i];
+    if( (r->ph=='X' || r->ph=='B') && r->dur>0 ) n++;
+  }
+  if( n==0 ) return SQLITE_OK;
+  aP = sqlite3_malloc64(sizeof(PermEnt)*(sqlite3_uint64)n);
+  aStk = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)n);
+  aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)n);
+  if( aP==0 || aStk==0 || aChild==0 ){
+    sqlite3_free(aP); sqlite3_free(aStk); sqlite3_free(aChild);
+    return SQLITE_NOMEM;
+  }
+  n = 0;
+  for(i=0; i<p->nRec; i++){
+    ProfsumTrackRec *r = &p->aRec[i];
+    if( (r->ph=='X' || r->ph=='B') && r->dur>0 ) aP[n++].r = r;
+  }
+  qsort(aP, (size_t)n, sizeof(PermEnt), cmpNest);
+  /* aStk holds permutation positions; aChild the child sum of each. */
+#define FINALIZE() do{ \
+    int64_t k_ = aStk[--nStk]; \
+    ProfsumTrackRec *x_ = aP[k_].r; \
+    int64_t ex_ = x_->dur - aChild[nStk]; \
+    x_->excl = ex_>0 ? ex_ : 0; \
+    if( nStk>0 ) aChild[nStk-1] += x_->dur; \
+  }while(0)
+  for(i=0; i<n; i++){
+    ProfsumTrackRec *r = aP[i].r;
+    if( nStk>0 && aP[aStk[nStk-1]].r->trk!=r->trk ){
+      while( nStk>0 ) FINALIZE();
+    }
+    while( nStk>0 && r->ts >= REC_END(aP[aStk[nStk-1]].r) ) FINALIZE();
+    while( nStk>0 && REC_END(r) > REC_END(aP[aStk[nStk-1]].r) ){
+      ProfsumTrackRec *t = aP[aStk[nStk-1]].r;
+      trackDiag(a, r, "partial_overlap",
+                "starts inside entry %lld but ends after it; not nested in it", (long long)t->idx);
+      FINALIZE();
+    }
+    r->depth = (int32_t)nStk;
+    r->parent = nStk>0 ? aP[aStk[nStk-1]].r->idx : -1;
+    aChild[nStk] = 0;
+    aStk[nStk++] = i;
+  }
+  while( nStk>0 ) FINALIZE();
+#undef FINALIZE
+  sqlite3_free(aP);
+  sqlite3_free(aStk);
+  sqlite3_free(aChild);
+  return SQLITE_OK;
+}
+
+/* Is the span a string equal to lit? (no escapes) */
+static int spanIs(const ProfsumSpan *s, const char *lit){
+  size_t n = strlen(lit);
+  return s->type==PROFSUM_JT_STRING && !(s->flags & PROFSUM_SF_ESCAPE)
+      && s->n==(int64_t)n && memcmp(s->z, lit, n)==0;
+}
+
+/* Record an M event's name. */
+static int noteName(ProfsumTrackInfo *p, const ProfsumEvent *ev){
+  int isProc = spanIs(&ev->name, "process_name");
+  int isThread = !isProc && spanIs(&ev->name, "thread_name");
+  const ProfsumSpan *v = &ev->aArg[PROFSUM_AK_NAME];
+  char zKey[512];
+  int nKey;
+  char *pB = 0;
+  int64_t nB = 0, n;
+  const char *z;
+  int rc;
+  if( !isProc && !isThread ) return SQLITE_OK;
+  if( v->type!=PROFSUM_JT_STRING ) return SQLITE_OK;
+  nKey = idKey(zKey, (int)sizeof(zKey), &ev->pid, isThread ? &ev->tid : 0);
+  if( nKey<0 ) return SQLITE_OK;
+  if( p->pNames==0 ){
+    p->pNames = sqlite3_malloc64(sizeof(ProfsumNameMap));
+    if( p->pNames==0 ) return SQLITE_NOMEM;
+    memset(p->pNames, 0, sizeof(ProfsumNameMap));
+  }
+  if( profsumSpanText(v, &pB, &nB, &z, &n) ) return SQLITE_NOMEM;
+  rc = nameMapSet(p->pNames, zKey, nKey, z, n);
+  sqlite3_free(pB);
+  return rc;
+}
+
+/* See profsum_reader.h. */
+int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
+                        ProfsumDiagFn xDiag, void *pDiagCtx,
+                        ProfsumTrackInfo **pp, char **pzErr){
+  ProfsumSrc *pSrc = 0;
+  ProfsumScan *pScan = 0;
+  ProfsumEvent *ev;
+  Analyze a;
+  int rc;
+  char *zErr = 0;
+  int wantRecs = (needs & (PROFSUM_NEED_DUR|PROFSUM_NEED_TRACK|PROFSUM_NEED_DIAG))!=0;
+  int wantX = (needs & (PROFSUM_NEED_TRACK|PROFSUM_NEED_DIAG))!=0;
+  *pp = 0;
+  memset(&a, 0, sizeof(a));
+  a.xDiag = (needs & PROFSUM_NEED_DIAG) ? xDiag : 0;
+  a.pDiagCtx = pDiagCtx;
+  a.pInfo = sqlite3_malloc64(sizeof(ProfsumTrackInfo));
+  if( a.pInfo==0 ) return SQLITE_NOMEM;
+  memset(a.pInfo, 0, sizeof(ProfsumTrackInfo));
+  rc = profsumSrcOpenFile(zPath, &pSrc, &zErr);
+  if( rc==SQLITE_OK ){
+    rc = profsumScanOpen(pSrc, zFunc, (needs & PROFSUM_NEED_NAMES) ? PROFSUM_SCAN_ARGKEYS : 0,
+                         xDiag, pDiagCtx, &pScan, pzErr);
+  }else{
+    *pzErr = sqlite3_mprintf("%s: %s", zFunc, zErr);
+    sqlite3_free(zErr);
+  }
+  while( rc==SQLITE_OK ){
+    ProfsumTrackInfo *p = a.pInfo;
+    char ph;
+    rc = profsumScanNext(pScan, &ev, pzErr);
+    if( rc!=SQLITE_ROW ) break;
+    rc = SQLITE_OK;
+    p->nRows++;
+    ph = (ev->ph.n==1 && !(ev->ph.flags & PROFSUM_SF_ESCAPE)) ? ev->ph.z[0] : 0;
+    if( a.xDiag && (ph==0 || strchr(phKnown, ph)==0) ){
+      char z[80], zq[40];
+      sqlite3_snprintf(sizeof(zq), zq, "%.*s", (int)(ev->ph.n>20 ? 20 : ev->ph.n), ev->ph.z);
+      sqlite3_snprintf(sizeof(z), z, "unknown ph \"%s\" (the row is kept)", zq);
+      a.xDiag(pDiagCtx, ev->idx, ev->iOffset, "unknown_ph", z);
+    }
+    if( ph=='M' && (needs & PROFSUM_NEED_NAMES) ){
+      rc = noteName(p, ev);
+      continue;
+    }
+    if( ph=='X' ){
+      int okId = ev->pid.kind==PROFSUM_ID_INT && ev->tid.kind==PROFSUM_ID_INT;
+      p->nX++;
+      if( ev->hasDur && a.xDiag ){
+        if( ev->dur==0 ) a.xDiag(pDiagCtx, ev->idx, ev->iOffset, "zero_duration",
+                                 "X event with dur 0: a row, but on no track");
+        else if( ev->dur<0 ) a.xDiag(pDiagCtx, ev->idx, ev->iOffset, "negative_duration",
+                                     "X event with a negative dur: a row, but on no track");
+      }
+      if( okId && ev->pid.iVal>=0 && ev->tid.iVal>=0 && ev->name.type==PROFSUM_JT_STRING
+       && ev->name.n>0 && ev->hasTs && ev->hasDur && ev->dur>0 ){
+        p->nAccepted++;
+      }
+      if( !(wantX && okId && ev->hasTs && ev->hasDur && ev->dur>0) ) continue;
+    }else if( ph=='B' || ph=='E' ){
+      if( !wantRecs ) continue;
+      if( ev->pid.kind!=PROFSUM_ID_INT || ev->tid.kind!=PROFSUM_ID_INT || !ev->hasTs ){
+        if( a.xDiag ) a.xDiag(pDiagCtx, ev->idx, ev->iOffset, ph=='B' ? "unmatched_begin" : "unmatched_end",
+            "B/E event without an integer pid/tid or a ts cannot be paired");
+        continue;
+      }
+    }else{
+      continue;
+    }
+    if( !wantRecs ) continue;
+    {
+      ProfsumTrackRec *r;
+      profsum_ps rel;
+      int32_t trk;
+      if( !a.hasOrigin ){ a.origin = ev->ts; a.hasOrigin = 1; }
+      rel = ev->ts - a.origin;
+      if( rel>INT64_MAX/2 || rel<INT64_MIN/2 || (ph=='X' && ev->dur>INT64_MAX/4) ){
+        if( a.xDiag ) a.xDiag(pDiagCtx, ev->idx, ev->iOffset, "time_out_of_range",
+            "ts is more than 53 days away from the first slice, or dur is too long; on no track");
+        continue;
+      }
+      trk = trackId(&a.tracks, ev->pid.iVal, ev->tid.iVal);
+      r = trk<0 ? 0 : recAppend(&a);
+      if( r==0 ){ rc = SQLITE_NOMEM; break; }
+      r->idx = ev->idx;
+      r->iOffset = ev->iOffset;
+      r->ts = (int64_t)rel;
+      r->dur = ph=='X' ? (int64_t)ev->dur : -1;
+      r->excl = -1;
+      r->parent = -1;
+      r->depth = -1;
+      r->trk = trk;
+      r->ph = ph;
+      r->nameHash = 0;
+      if( ph!='X' && ev->name.type==PROFSUM_JT_STRING && ev->name.n>0 ){
+        r->nameHash = (uint32_t)fnv1a(ev->name.z, ev->name.n);
+      }
+    }
+  }
+  if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+  if( rc==SQLITE_OK ){
+    a.pInfo->nEntries = profsumScanEntries(pScan);
+    if( wantRecs ) rc = pairBE(&a);
+    if( rc==SQLITE_OK && wantX ) rc = nestTracks(&a);
+    if( rc==SQLITE_OK && a.xDiag ){
+      int64_t aCap[2] = {1000000, 5000000};
+      int k;
+      for(k=0; k<2; k++){
+        if( a.pInfo->nAccepted==aCap[k] || a.pInfo->nX==aCap[k] ){
+          char z[200];
+          sqlite3_snprintf(sizeof(z), z, "the trace has exactly %lld complete events: "
+              "the exporter probably cut it at its event cap", (long long)aCap[k]);
+          a.xDiag(pDiagCtx, -1, -1, "suspected_truncation", z);
+        }
+      }
+    }
+  }
+  profsumScanClose(pScan);
+  sqlite3_free(a.tracks.a);
+  if( rc ){
+    profsumTrackFree(a.pInfo);
+    return rc;
+  }
+  *pp = a.pInfo;
+  return SQLITE_OK;
+}
+
+/* See profsum_reader.h. */
+void profsumTrackFree(ProfsumTrackInfo *p){
+  if( p==0 ) return;
+  sqlite3_free(p->aRec);
+  nameMapFree(p->pNames);
+  sqlite3_free(p);
+}

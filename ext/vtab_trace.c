@@ -1,0 +1,670 @@
+/*
+** vtab_trace.c — the table-valued functions over trace files.
+**
+**   SELECT ... FROM trace_events('run.trace.json.gz');
+**   CREATE VIRTUAL TABLE t USING trace_events('run.trace.json.gz');
+**   SELECT * FROM profsum_diagnostics('run.trace.json.gz');
+**
+** trace_events schema (one row per traceEvents entry that is an object
+** with a string "ph"; see docs/trace_events.md for every column):
+**
+**   CREATE TABLE trace_events(
+**     idx, ph, name, cat, pid, tid, ts, dur, dur_ps,
+**     process_name, thread_name,
+**     tf_op, hlo_op, hlo_module, hlo_category, long_name, source, run_id,
+**     step_num, flops, bytes_accessed, correlation_id, group_id,
+**     args, depth, parent_idx, excl, excl_ps,
+**     path HIDDEN           -- input: the trace file
+**   );
+**
+**   CREATE TABLE profsum_diagnostics(
+**     idx, byte_offset, kind, detail,
+**     path HIDDEN
+**   );
+**
+** Plans (xBestIndex → xFilter).  idxNum bits:
+**   0x01  the path is given as argv[0] (an = constraint on the hidden column)
+**   0x02  durations of B slices are needed (dur, dur_ps)   → first pass
+**   0x04  track columns are needed (depth .. excl_ps)       → first pass
+**   0x08  process/thread names are needed                   → first pass
+**   0x10  known args keys are needed (tf_op .. group_id)
+** A plain scan (count(*), or columns that need none of the above) streams
+** the file once in constant memory.  Columns that need the whole file
+** (B durations, names from M events anywhere, nesting) run a first pass
+** (track.c) and then stream again, joining the first pass's records by
+** entry index.
+**
+** Security: both functions read files, so they are marked
+** SQLITE_VTAB_DIRECTONLY: a view or trigger stored in a database cannot
+** use them (a hostile .db file could otherwise read arbitrary files when
+** opened).  TEMP views and direct SQL can.
+*/
+#include "profsum_int.h"
+#include "profsum_reader.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Column numbers of trace_events (the declaration string below must match). */
+#define TEV_IDX            0
+#define TEV_PH             1
+#define TEV_NAME           2
+#define TEV_CAT            3
+#define TEV_PID            4
+#define TEV_TID            5
+#define TEV_TS             6
+#define TEV_DUR            7
+#define TEV_DUR_PS         8
+#define TEV_PROCESS_NAME   9
+#define TEV_THREAD_NAME    10
+#define TEV_TF_OP          11   /* TEV_TF_OP .. TEV_GROUP_ID: args keys, */
+#define TEV_GROUP_ID       22   /* in PROFSUM_AK_* order */
+#define TEV_ARGS           23
+#define TEV_DEPTH          24
+#define TEV_PARENT_IDX     25
+#define TEV_EXCL           26
+#define TEV_EXCL_PS        27
+#define TEV_PATH           28   /* HIDDEN input */
+
+#define TEV_SCHEMA "CREATE TABLE x(idx INTEGER, ph TEXT, name TEXT, cat TEXT, " \
+  "pid, tid, ts INTEGER, dur INTEGER, dur_ps INTEGER, process_name TEXT, " \
+  "thread_name TEXT, tf_op TEXT, hlo_op TEXT, hlo_module TEXT, hlo_category TEXT, " \
+  "long_name TEXT, source TEXT, run_id TEXT, step_num INTEGER, flops INTEGER, " \
+  "bytes_accessed INTEGER, correlation_id INTEGER, group_id INTEGER, args TEXT, " \
+  "depth INTEGER, parent_idx INTEGER, excl INTEGER, excl_ps INTEGER, path HIDDEN)"
+
+#define DIAG_IDX     0
+#define DIAG_OFFSET  1
+#define DIAG_KIND    2
+#define DIAG_DETAIL  3
+#define DIAG_PATH    4
+#define DIAG_SCHEMA "CREATE TABLE x(idx INTEGER, byte_offset INTEGER, kind TEXT, " \
+  "detail TEXT, path HIDDEN)"
+
+#define PLAN_PATH    0x01
+#define PLAN_DUR     0x02
+#define PLAN_TRACK   0x04
+#define PLAN_NAMES   0x08
+#define PLAN_ARGKEYS 0x10
+
+/* Most diagnostics listed per kind; the rest are counted in one row. */
+#define DIAG_PER_KIND 1000
+
+/* The table object shared by both functions. */
+typedef struct TraceTab {
+  sqlite3_vtab base;      /* Base class: must be first */
+  sqlite3 *db;            /* The connection */
+  int isDiag;             /* 1 for profsum_diagnostics */
+  char *zPath;            /* CREATE VIRTUAL TABLE t USING trace_events(PATH) */
+} TraceTab;
+
+/* One diagnostic row (profsum_diagnostics). */
+typedef struct DiagRow {
+  int64_t idx;            /* entry index, -1 if none */
+  int64_t off;            /* byte offset, -1 if unknown */
+  const char *zKind;      /* static */
+  char *zDetail;          /* sqlite3_malloc'd */
+  int64_t seq;            /* arrival order (stable sort) */
+} DiagRow;
+
+typedef struct DiagKindCount { const char *zKind; int64_t n; } DiagKindCount;
+
+typedef struct DiagList {
+  DiagRow *a;
+  int64_t n, nAlloc;
+  DiagKindCount aKind[48];
+  int nKind;
+  int oom;
+} DiagList;
+
+/* A cursor of either function. */
+typedef struct TraceCursor {
+  sqlite3_vtab_cursor base;   /* Base class: must be first */
+  const char *zFunc;          /* "trace_events" or "profsum_diagnostics" */
+  int plan;                   /* idxNum of the current xFilter */
+  ProfsumScan *pScan;         /* trace_events: the streaming scanner */
+  ProfsumEvent *pEv;          /* current event (owned by pScan) */
+  ProfsumTrackInfo *pInfo;    /* first-pass results, or NULL */
+  int64_t iRec;               /* next candidate record in pInfo->aRec */
+  ProfsumTrackRec *pRec;      /* record of the current event, or NULL */
+  int eof;                    /* 1 at the end */
+  char *aScratch;             /* decoding scratch (grown) */
+  int64_t nScratch;
+  DiagList diag;              /* profsum_diagnostics rows */
+  int64_t iDiag;              /* current diagnostic row */
+} TraceCursor;
+
+/* ------------------------------------------------------------------ */
+/* Table methods                                                       */
+/* ------------------------------------------------------------------ */
+
+/* Strip SQL quotes from a module argument; returns a new string. */
+static char *unquoteArg(const char *z){
+  size_t n = strlen(z);
+  char q = z[0];
+  char *zOut;
+  size_t i, j;
+  if( n<2 || (q!='\'' && q!='"') || z[n-1]!=q ) return sqlite3_mprintf("%s", z);
+  zOut = sqlite3_malloc64(n);
+  if( zOut==0 ) return 0;
+  for(i=1, j=0; i<n-1; i++){
+    zOut[j++] = z[i];
+    if( z[i]==q && z[i+1]==q ) i++;
+  }
+  zOut[j] = 0;
+  return zOut;
+}
+
+/* xConnect/xCreate for both functions (pAux != 0 → diagnostics). */
+static int traceConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv,
+                        sqlite3_vtab **ppVtab, char **pzErr){
+  TraceTab *pTab;
+  int isDiag = pAux!=0;
+  int rc;
+  rc = sqlite3_declare_vtab(db, isDiag ? DIAG_SCHEMA : TEV_SCHEMA);
+  if( rc ) return rc;
+  /* Reads files: never from a view or trigger stored in a database. */
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  pTab = sqlite3_malloc64(sizeof(*pTab));
+  if( pTab==0 ) return SQLITE_NOMEM;
+  memset(pTab, 0, sizeof(*pTab));
+  pTab->db = db;
+  pTab->isDiag = isDiag;
+  if( argc>4 ){
+    *pzErr = sqlite3_mprintf("%s: takes one argument, the trace path",
+                             isDiag ? "profsum_diagnostics" : "trace_events");
+    sqlite3_free(pTab);
+    return SQLITE_ERROR;
+  }
+  if( argc==4 ){
+    pTab->zPath = unquoteArg(argv[3]);
+    if( pTab->zPath==0 ){ sqlite3_free(pTab); return SQLITE_NOMEM; }
+  }
+  *ppVtab = &pTab->base;
+  return SQLITE_OK;
+}
+
+static int traceDisconnect(sqlite3_vtab *pVtab){
+  TraceTab *pTab = (TraceTab*)pVtab;
+  sqlite3_free(pTab->zPath);
+  sqlite3_free(pTab);
+  return SQLITE_OK;
+}
+
+/* See the plan bits at the top of the file. */
+static int traceBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *p){
+  TraceTab *pTab = (TraceTab*)pVtab;
+  int i, plan = 0, iPathCol = pTab->isDiag ? DIAG_PATH : TEV_PATH;
+  int unusable = 0;
+  for(i=0; i<p->nConstraint; i++){
+    const struct sqlite3_index_constraint *c = &p->aConstraint[i];
+    if( c->iColumn!=iPathCol ) continue;
+    if( c->op!=SQLITE_INDEX_CONSTRAINT_EQ ) continue;
+    if( !c->usable ){ unusable = 1; continue; }
+    p->aConstraintUsage[i].argvIndex = 1;
+    p->aConstraintUsage[i].omit = 1;
+    plan |= PLAN_PATH;
+    break;
+  }
+  if( !(plan & PLAN_PATH) && unusable && pTab->zPath==0 ) return SQLITE_CONSTRAINT;
+  if( !pTab->isDiag ){
+    sqlite3_uint64 u = p->colUsed;
+    if( u & ((1ULL<<TEV_DUR)|(1ULL<<TEV_DUR_PS)) ) plan |= PLAN_DUR;
+    if( u & ((1ULL<<TEV_DEPTH)|(1ULL<<TEV_PARENT_IDX)|(1ULL<<TEV_EXCL)|(1ULL<<TEV_EXCL_PS)) ){
+      plan |= PLAN_TRACK|PLAN_DUR;
+    }
+    if( u & ((1ULL<<TEV_PROCESS_NAME)|(1ULL<<TEV_THREAD_NAME)) ) plan |= PLAN_NAMES;
+    for(i=TEV_TF_OP; i<=TEV_GROUP_ID; i++) if( u & (1ULL<<i) ) plan |= PLAN_ARGKEYS;
+  }
+  p->idxNum = plan;
+  p->estimatedCost = (plan & (PLAN_DUR|PLAN_TRACK|PLAN_NAMES)) ? 2e6 : 1e6;
+  p->estimatedRows = 1000000;
+  if( !(plan & PLAN_PATH) && pTab->zPath==0 ){
+    p->estimatedCost = 1e30;   /* xFilter will report the missing argument */
+  }
+  return SQLITE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Cursor                                                              */
+/* ------------------------------------------------------------------ */
+
+static int traceOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
+  TraceTab *pTab = (TraceTab*)pVtab;
+  TraceCursor *pCur = sqlite3_malloc64(sizeof(*pCur));
+  if( pCur==0 ) return SQLITE_NOMEM;
+  memset(pCur, 0, sizeof(*pCur));
+  pCur->zFunc = pTab->isDiag ? "profsum_diagnostics" : "trace_events";
+  pCur->eof = 1;
+  *ppCur = &pCur->base;
+  return SQLITE_OK;
+}
+
+/* Release everything the cursor holds (shared by xFilter and xClose). */
+static void traceReset(TraceCursor *pCur){
+  int64_t i;
+  profsumScanClose(pCur->pScan);
+  pCur->pScan = 0;
+  pCur->pEv = 0;
+  profsumTrackFree(pCur->pInfo);
+  pCur->pInfo = 0;
+  pCur->pRec = 0;
+  pCur->iRec = 0;
+  for(i=0; i<pCur->diag.n; i++) sqlite3_free(pCur->diag.a[i].zDetail);
+  sqlite3_free(pCur->diag.a);
+  memset(&pCur->diag, 0, sizeof(pCur->diag));
+  pCur->iDiag = 0;
+  pCur->eof = 1;
+}
+
+static int traceClose(sqlite3_vtab_cursor *cur){
+  TraceCursor *pCur = (TraceCursor*)cur;
+  traceReset(pCur);
+  sqlite3_free(pCur->aScratch);
+  sqlite3_free(pCur);
+  return SQLITE_OK;
+}
+
+/* Diagnostic callback of profsum_diagnostics: keep the first
+** DIAG_PER_KIND rows of each kind, count the rest. */
+static void diagCollect(void *pCtx, int64_t idx, int64_t iOffset,
+                        const char *zKind, const char *zDetail){
+  DiagList *d = (DiagList*)pCtx;
+  int k;
+  DiagRow *r;
+  if( d->oom ) return;
+  for(k=0; k<d->nKind; k++) if( strcmp(d->aKind[k].zKind, zKind)==0 ) break;
+  if( k==d->nKind ){
+    if( d->nKind < (int)(sizeof(d->aKind)/sizeof(d->aKind[0])) ){
+      d->aKind[d->nKind].zKind = zKind;
+      d->aKind[d->nKind].n = 0;
+      d->nKind++;
+    }else{
+      k = -1;
+    }
+  }
+  if( k>=0 && ++d->aKind[k].n > DIAG_PER_KIND ) return;
+  if( d->n>=d->nAlloc ){
+    int64_t nNew = d->nAlloc ? d->nAlloc*2 : 64;
+    DiagRow *a = sqlite3_realloc64(d->a, sizeof(DiagRow)*(sqlite3_uint64)nNew);
+    if( a==0 ){ d->oom = 1; return; }
+    d->a = a;
+    d->nAlloc = nNew;
+  }
+  r = &d->a[d->n];
+  r->zDetail = sqlite3_mprintf("%s", zDetail);
+  if( r->zDetail==0 ){ d->oom = 1; return; }
+  r->idx = idx;
+  r->off = iOffset;
+  r->zKind = zKind;
+  r->seq = d->n;
+  d->n++;
+}
+
+/* Order diagnostics by byte offset (unknown offsets last), then arrival. */
+static int cmpDiag(const void *pa, const void *pb){
+  const DiagRow *a = (const DiagRow*)pa, *b = (const DiagRow*)pb;
+  uint64_t oa = (uint64_t)a->off, ob = (uint64_t)b->off;   /* -1 → largest */
+  if( oa!=ob ) return oa<ob ? -1 : 1;
+  return a->seq<b->seq ? -1 : (a->seq>b->seq);
+}
+
+/* Advance to the next event (trace_events). */
+static int traceNextEvent(TraceCursor *pCur){
+  char *zErr = 0;
+  int rc = profsumScanNext(pCur->pScan, &pCur->pEv, &zErr);
+  if( rc==SQLITE_ROW ){
+    pCur->pRec = 0;
+    if( pCur->pInfo ){
+      ProfsumTrackInfo *pI = pCur->pInfo;
+      while( pCur->iRec<pI->nRec && pI->aRec[pCur->iRec].idx < pCur->pEv->idx ) pCur->iRec++;
+      if( pCur->iRec<pI->nRec && pI->aRec[pCur->iRec].idx==pCur->pEv->idx ){
+        pCur->pRec = &pI->aRec[pCur->iRec];
+      }
+    }
+    return SQLITE_OK;
+  }
+  pCur->eof = 1;
+  if( rc==SQLITE_DONE ){
+    if( pCur->pInfo && profsumScanEntries(pCur->pScan)!=pCur->pInfo->nEntries ){
+      pCur->base.pVtab->zErrMsg = sqlite3_mprintf("%s: '%s': the file changed while it "
+          "was being read", pCur->zFunc, profsumSrcPath(profsumScanSrc(pCur->pScan)));
+      return SQLITE_ERROR;
+    }
+    return SQLITE_OK;
+  }
+  if( zErr ){
+    sqlite3_free(pCur->base.pVtab->zErrMsg);
+    pCur->base.pVtab->zErrMsg = zErr;
+  }
+  return rc;
+}
+
+static int traceFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                       int argc, sqlite3_value **argv){
+  TraceCursor *pCur = (TraceCursor*)cur;
+  TraceTab *pTab = (TraceTab*)cur->pVtab;
+  const char *zPath = pTab->zPath;
+  char *zErr = 0;
+  int rc;
+  (void)idxStr;
+  traceReset(pCur);
+  pCur->plan = idxNum;
+  if( (idxNum & PLAN_PATH) && argc>0 ){
+    if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return SQLITE_OK;   /* no rows */
+    zPath = (const char*)sqlite3_value_text(argv[0]);
+    if( zPath==0 ) return SQLITE_NOMEM;
+  }
+  if( zPath==0 ){
+    profsumVtabErr(cur->pVtab, "%s: missing required argument PATH", pCur->zFunc);
+    return SQLITE_ERROR;
+  }
+  if( pTab->isDiag ){
+    rc = profsumTrackAnalyze(pCur->zFunc, zPath,
+                             PROFSUM_NEED_DUR|PROFSUM_NEED_TRACK|PROFSUM_NEED_DIAG,
+                             diagCollect, &pCur->diag, &pCur->pInfo, &zErr);
+    if( rc==SQLITE_OK && pCur->diag.oom ) rc = SQLITE_NOMEM;
+    if( rc ){
+      if( zErr ){ sqlite3_free(cur->pVtab->zErrMsg); cur->pVtab->zErrMsg = zErr; }
+      return rc;
+    }
+    /* One row per kind whose rows were cut at DIAG_PER_KIND. */
+    {
+      int k, nKind = pCur->diag.nKind;
+      for(k=0; k<nKind; k++){
+        if( pCur->diag.aKind[k].n > DIAG_PER_KIND ){
+          char z[160];
+          sqlite3_snprintf(sizeof(z), z, "%s: %lld occurrences in all; only the first %d are listed",
+              pCur->diag.aKind[k].zKind, (long long)pCur->diag.aKind[k].n, DIAG_PER_KIND);
+          pCur->diag.aKind[k].n = 0;   /* let the summary row through */
+          diagCollect(&pCur->diag, -1, -1, "suppressed", z);
+        }
+      }
+      if( pCur->diag.oom ) return SQLITE_NOMEM;
+    }
+    qsort(pCur->diag.a, (size_t)pCur->diag.n, sizeof(DiagRow), cmpDiag);
+    profsumTrackFree(pCur->pInfo);
+    pCur->pInfo = 0;
+    pCur->eof = pCur->diag.n==0;
+    return SQLITE_OK;
+  }
+  if( idxNum & (PLAN_DUR|PLAN_TRACK|PLAN_NAMES) ){
+    unsigned needs = 0;
+    if( idxNum & PLAN_DUR ) needs |= PROFSUM_NEED_DUR;
+    if( idxNum & PLAN_TRACK ) needs |= PROFSUM_NEED_TRACK;
+    if( idxNum & PLAN_NAMES ) needs |= PROFSUM_NEED_NAMES;
+    rc = profsumTrackAnalyze(pCur->zFunc, zPath, needs, 0, 0, &pCur->pInfo, &zErr);
+    if( rc ){
+      if( zErr ){ sqlite3_free(cur->pVtab->zErrMsg); cur->pVtab->zErrMsg = zErr; }
+      return rc;
+    }
+  }
+  {
+    ProfsumSrc *pSrc = 0;
+    rc = profsumSrcOpenFile(zPath, &pSrc, &zErr);
+    if( rc ){
+      profsumVtabErr(cur->pVtab, "%s: %s", pCur->zFunc, zErr ? zErr : sqlite3_errstr(rc));
+      sqlite3_free(zErr);
+      return rc;
+    }
+    rc = profsumScanOpen(pSrc, pCur->zFunc, (idxNum & PLAN_ARGKEYS) ? PROFSUM_SCAN_ARGKEYS : 0,
+                         0, 0, &pCur->pScan, &zErr);
+    if( rc ) return rc;
+  }
+  pCur->eof = 0;
+  return traceNextEvent(pCur);
+}
+
+static int traceNext(sqlite3_vtab_cursor *cur){
+  TraceCursor *pCur = (TraceCursor*)cur;
+  if( pCur->pScan==0 ){
+    pCur->iDiag++;
+    if( pCur->iDiag>=pCur->diag.n ) pCur->eof = 1;
+    return SQLITE_OK;
+  }
+  return traceNextEvent(pCur);
+}
+
+static int traceEof(sqlite3_vtab_cursor *cur){
+  return ((TraceCursor*)cur)->eof;
+}
+
+static int traceRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid){
+  TraceCursor *pCur = (TraceCursor*)cur;
+  *pRowid = pCur->pScan ? pCur->pEv->idx : pCur->iDiag;
+  return SQLITE_OK;
+}
+
+/* Result helpers ---------------------------------------------------- */
+
+/* A JSON string span as TEXT (decoded). */
+static void resultSpanText(TraceCursor *pCur, sqlite3_context *ctx, const ProfsumSpan *s){
+  const char *z;
+  int64_t n;
+  if( s->type!=PROFSUM_JT_STRING ) return;   /* NULL */
+  if( profsumSpanText(s, &pCur->aScratch, &pCur->nScratch, &z, &n) ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text64(ctx, z, (sqlite3_uint64)n, SQLITE_TRANSIENT, SQLITE_UTF8);
+}
+
+/* Any JSON value span as valid JSON text. */
+static void resultSpanJson(TraceCursor *pCur, sqlite3_context *ctx, const ProfsumSpan *s){
+  const char *z;
+  int64_t n;
+  if( profsumSpanJson(s, &pCur->aScratch, &pCur->nScratch, &z, &n) ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text64(ctx, z, (sqlite3_uint64)n, SQLITE_TRANSIENT, SQLITE_UTF8);
+}
+
+/* An args value for a TEXT column: strings decoded, other scalars as their
+** JSON text, containers as JSON, null/absent as NULL. */
+static void resultArgText(TraceCursor *pCur, sqlite3_context *ctx, const ProfsumSpan *s){
+  switch( s->type ){
+    case PROFSUM_JT_NONE: case PROFSUM_JT_NULL: return;
+    case PROFSUM_JT_STRING: resultSpanText(pCur, ctx, s); return;
+    default: resultSpanJson(pCur, ctx, s); return;
+  }
+}
+
+/* An args value for an INTEGER column: integers (also written as strings)
+** as INTEGER, other numbers as REAL, anything else NULL. */
+static void resultArgInt(sqlite3_context *ctx, const ProfsumSpan *s){
+  int64_t v;
+  char zNum[64];
+  if( s->type!=PROFSUM_JT_NUMBER && s->type!=PROFSUM_JT_STRING ) return;
+  if( s->type==PROFSUM_JT_STRING && (s->flags & PROFSUM_SF_ESCAPE) ) return;
+  if( profsumParseInt(s->z, s->n, &v)==0 ){
+    sqlite3_result_int64(ctx, v);
+    return;
+  }
+  if( s->n>0 && s->n<(int64_t)sizeof(zNum) ){
+    profsum_ps ps;
+    memcpy(zNum, s->z, (size_t)s->n);
+    zNum[s->n] = 0;
+    /* Only numeric text (exact decimal grammar) becomes REAL. */
+    if( profsumParseMicros(s->z, s->n, &ps)>=0 ){
+      sqlite3_result_double(ctx, strtod(zNum, 0));
+    }
+  }
+}
+
+/* The args column: the args value as JSON ('{}' when absent), with the
+** compact counter "entries" merged in. */
+static void resultArgs(TraceCursor *pCur, sqlite3_context *ctx){
+  const ProfsumEvent *ev = pCur->pEv;
+  if( ev->entries.type==PROFSUM_JT_NONE ){
+    if( ev->args.type==PROFSUM_JT_NONE ){
+      sqlite3_result_text(ctx, "{}", 2, SQLITE_STATIC);
+    }else{
+      resultSpanJson(pCur, ctx, &ev->args);
+    }
+    return;
+  }
+  {
+    /* {<args members>, "entries": <entries>} */
+    sqlite3_str *pStr = sqlite3_str_new(0);
+    const char *z;
+    int64_t n;
+    char *zOut;
+    sqlite3_str_appendchar(pStr, 1, '{');
+    if( ev->args.type==PROFSUM_JT_OBJECT ){
+      if( profsumSpanJson(&ev->args, &pCur->aScratch, &pCur->nScratch, &z, &n) ){
+        sqlite3_free(sqlite3_str_finish(pStr));
+        sqlite3_result_error_nomem(ctx);
+        return;
+      }
+      /* inner members: between the braces */
+      {
+        int64_t a = 1, b = n-1;
+        while( a<b && (z[a]==' '||z[a]=='\t'||z[a]=='\n'||z[a]=='\r') ) a++;
+        if( a<b ){
+          sqlite3_str_append(pStr, z+a, (int)(b-a));
+          sqlite3_str_appendchar(pStr, 1, ',');
+        }
+      }
+    }
+    sqlite3_str_appendall(pStr, "\"entries\":");
+    if( profsumSpanJson(&ev->entries, &pCur->aScratch, &pCur->nScratch, &z, &n) ){
+      sqlite3_free(sqlite3_str_finish(pStr));
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    sqlite3_str_append(pStr, z, (int)n);
+    sqlite3_str_appendchar(pStr, 1, '}');
+    if( sqlite3_str_errcode(pStr) ){
+      int e = sqlite3_str_errcode(pStr);
+      sqlite3_free(sqlite3_str_finish(pStr));
+      if( e==SQLITE_NOMEM ) sqlite3_result_error_nomem(ctx);
+      else sqlite3_result_error_toobig(ctx);
+      return;
+    }
+    n = sqlite3_str_length(pStr);
+    zOut = sqlite3_str_finish(pStr);
+    sqlite3_result_text64(ctx, zOut, (sqlite3_uint64)n, sqlite3_free, SQLITE_UTF8);
+  }
+}
+
+/* pid/tid: INTEGER, TEXT or NULL. */
+static void resultId(TraceCursor *pCur, sqlite3_context *ctx, const ProfsumId *id){
+  if( id->kind==PROFSUM_ID_INT ) sqlite3_result_int64(ctx, id->iVal);
+  else if( id->kind==PROFSUM_ID_TEXT ) resultSpanText(pCur, ctx, &id->s);
+}
+
+/* A picosecond quantity as INTEGER ps or floor ns (NULL if out of range). */
+static void resultPs(sqlite3_context *ctx, profsum_ps v, int asNs){
+  profsum_ps w = asNs ? (profsum_ps)profsumPsToNs(v) : v;
+  if( asNs ){
+    profsum_ps q = v/1000;
+    if( q>INT64_MAX || q<INT64_MIN+1 ) return;
+  }
+  if( w>INT64_MAX || w<INT64_MIN ) return;
+  sqlite3_result_int64(ctx, (int64_t)w);
+}
+
+static int traceColumnEvents(TraceCursor *pCur, sqlite3_context *ctx, int i){
+  const ProfsumEvent *ev = pCur->pEv;
+  const ProfsumTrackRec *r = pCur->pRec;
+  char ph = (ev->ph.n==1 && !(ev->ph.flags & PROFSUM_SF_ESCAPE)) ? ev->ph.z[0] : 0;
+  switch( i ){
+    case TEV_IDX: sqlite3_result_int64(ctx, ev->idx); break;
+    case TEV_PH: resultSpanText(pCur, ctx, &ev->ph); break;
+    case TEV_NAME: resultSpanText(pCur, ctx, &ev->name); break;
+    case TEV_CAT: resultSpanText(pCur, ctx, &ev->cat); break;
+    case TEV_PID: resultId(pCur, ctx, &ev->pid); break;
+    case TEV_TID: resultId(pCur, ctx, &ev->tid); break;
+    case TEV_TS: if( ev->hasTs ) resultPs(ctx, ev->ts, 1); break;
+    case TEV_DUR: case TEV_DUR_PS:
+      if( ph=='B' ){
+        if( r && r->dur>=0 ) resultPs(ctx, r->dur, i==TEV_DUR);
+      }else if( ph!='E' && ev->hasDur ){
+        resultPs(ctx, ev->dur, i==TEV_DUR);
+      }
+      break;
+    case TEV_PROCESS_NAME: case TEV_THREAD_NAME:
+      if( pCur->pInfo ){
+        int64_t n;
+        const char *z = profsumNameLookup(pCur->pInfo->pNames, &ev->pid,
+                                          i==TEV_THREAD_NAME ? &ev->tid : 0, &n);
+        if( z ) sqlite3_result_text64(ctx, z, (sqlite3_uint64)n, SQLITE_TRANSIENT, SQLITE_UTF8);
+      }
+      break;
+    case TEV_ARGS: resultArgs(pCur, ctx); break;
+    case TEV_DEPTH: if( r && r->depth>=0 ) sqlite3_result_int64(ctx, r->depth); break;
+    case TEV_PARENT_IDX: if( r && r->depth>0 ) sqlite3_result_int64(ctx, r->parent); break;
+    case TEV_EXCL: if( r && r->excl>=0 ) resultPs(ctx, r->excl, 1); break;
+    case TEV_EXCL_PS: if( r && r->excl>=0 ) sqlite3_result_int64(ctx, r->excl); break;
+    case TEV_PATH: break;
+    default: {
+      int k = i - TEV_TF_OP;         /* PROFSUM_AK_* */
+      if( k==PROFSUM_AK_STEP_NUM || k>=PROFSUM_AK_FLOPS ){
+        resultArgInt(ctx, &ev->aArg[k]);
+      }else{
+        resultArgText(pCur, ctx, &ev->aArg[k]);
+      }
+      break;
+    }
+  }
+  return SQLITE_OK;
+}
+
+static int traceColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
+  TraceCursor *pCur = (TraceCursor*)cur;
+  if( pCur->pScan ) return traceColumnEvents(pCur, ctx, i);
+  {
+    const DiagRow *d = &pCur->diag.a[pCur->iDiag];
+    switch( i ){
+      case DIAG_IDX: if( d->idx>=0 ) sqlite3_result_int64(ctx, d->idx); break;
+      case DIAG_OFFSET: if( d->off>=0 ) sqlite3_result_int64(ctx, d->off); break;
+      case DIAG_KIND: sqlite3_result_text(ctx, d->zKind, -1, SQLITE_STATIC); break;
+      case DIAG_DETAIL: sqlite3_result_text(ctx, d->zDetail, -1, SQLITE_TRANSIENT); break;
+      default: break;
+    }
+  }
+  return SQLITE_OK;
+}
+
+static sqlite3_module traceModule = {
+  /* iVersion    */ 0,
+  /* xCreate     */ traceConnect,     /* = xConnect: eponymous and creatable */
+  /* xConnect    */ traceConnect,
+  /* xBestIndex  */ traceBestIndex,
+  /* xDisconnect */ traceDisconnect,
+  /* xDestroy    */ traceDisconnect,
+  /* xOpen       */ traceOpen,
+  /* xClose      */ traceClose,
+  /* xFilter     */ traceFilter,
+  /* xNext       */ traceNext,
+  /* xEof        */ traceEof,
+  /* xColumn     */ traceColumn,
+  /* xRowid      */ traceRowid,
+  /* xUpdate     */ 0,
+  /* xBegin      */ 0,
+  /* xSync       */ 0,
+  /* xCommit     */ 0,
+  /* xRollback   */ 0,
+  /* xFindMethod */ 0,
+  /* xRename     */ 0,
+  /* xSavepoint  */ 0,
+  /* xRelease    */ 0,
+  /* xRollbackTo */ 0,
+  /* xShadowName */ 0
+};
+
+static sqlite3_module diagModule;   /* copy of traceModule, eponymous only */
+
+/* See profsum_int.h. */
+int profsumRegisterTraceVtab(sqlite3 *db, char **pzErr){
+  int rc;
+  (void)pzErr;
+  rc = sqlite3_create_module(db, "trace_events", &traceModule, 0);
+  if( rc==SQLITE_OK ){
+    diagModule = traceModule;
+    diagModule.xCreate = 0;
+    rc = sqlite3_create_module(db, "profsum_diagnostics", &diagModule, (void*)1);
+  }
+  return rc;
+}

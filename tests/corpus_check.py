@@ -1,0 +1,85 @@
+#!/usr/bin/python3
+"""Corpus check: every JSON trace of ../shared/corpus must load, and per file
+the number of trace_events rows of each ph must equal expected_counts.json
+(entries without a ph, such as the trailing {}, are not rows but must be
+counted by profsum_diagnostics).
+
+Usage: /usr/bin/python3 tests/corpus_check.py [CORPUS_DIR]
+Prints a mismatch table and exits 1 on any difference; prints
+`N passed, N failed` at the end.
+"""
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from util import connect, CORPUS  # noqa: E402
+
+NO_ROW_KINDS = ("no_ph", "ph_not_string", "not_an_object")
+
+
+def no_row_count(db, path):
+    n = 0
+    for kind, detail in db.execute(
+            "SELECT kind, detail FROM profsum_diagnostics(?)", (path,)):
+        if kind in NO_ROW_KINDS:
+            n += 1
+        elif kind == "suppressed":
+            m = re.match(r"(\w+): (\d+) occurrences", detail)
+            if m and m.group(1) in NO_ROW_KINDS:
+                n += int(m.group(2)) - 1000
+    return n
+
+
+def main(argv):
+    corpus = argv[0] if argv else CORPUS
+    exp_path = os.path.join(corpus, "expected_counts.json")
+    if not os.path.exists(exp_path):
+        print("corpus not found at %s: nothing to check" % corpus)
+        print("0 passed, 0 failed")
+        return 0
+    expected = json.load(open(exp_path))
+    db = connect()
+    passed = failed = 0
+    rows = []
+    for rel in sorted(expected):
+        exp = expected[rel]
+        path = os.path.join(corpus, rel)
+        try:
+            got = dict(db.execute(
+                "SELECT ph, count(*) FROM trace_events(?) GROUP BY ph", (path,)))
+            no_ph = no_row_count(db, path)
+            got_entries = sum(got.values()) + no_ph
+        except Exception as e:  # report, keep going
+            rows.append((rel, "error", str(e)))
+            failed += 1
+            continue
+        problems = []
+        if got != exp["ph"]:
+            keys = sorted(set(got) | set(exp["ph"]))
+            problems.append("ph " + ", ".join(
+                "%s: expected %s got %s" % (k, exp["ph"].get(k, 0), got.get(k, 0))
+                for k in keys if got.get(k, 0) != exp["ph"].get(k, 0)))
+        if no_ph != exp.get("entries_without_ph", 0):
+            problems.append("entries without ph: expected %s got %s"
+                            % (exp.get("entries_without_ph", 0), no_ph))
+        if got_entries != exp["entries"]:
+            problems.append("entries: expected %s got %s" % (exp["entries"], got_entries))
+        if problems:
+            rows.append((rel, "mismatch", "; ".join(problems)))
+            failed += 1
+        else:
+            passed += 1
+    if rows:
+        print("| file | result | detail |")
+        print("|---|---|---|")
+        for r in rows:
+            print("| %s | %s | %s |" % r)
+    print("corpus: %d files checked" % (passed + failed))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,37 @@
+#!/usr/bin/python3
+"""Test runner for profsum.
+
+Discovers tests/test_*.py (unittest), runs them against the built extension
+(PROFSUM_SO, default ./profsum.so at the repository root) and prints the
+closing line `N passed, N failed[, N skipped]` that CI reads.
+
+Usage: /usr/bin/python3 tests/run.py [-v] [pattern]
+Must run with Debian's /usr/bin/python3: its sqlite3 module can load
+extensions.
+"""
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main(argv):
+    verbosity = 2 if "-v" in argv else 1
+    args = [a for a in argv if a != "-v"]
+    pattern = args[0] if args else "test_*.py"
+    sys.path.insert(0, HERE)
+    suite = unittest.defaultTestLoader.discover(HERE, pattern=pattern, top_level_dir=HERE)
+    result = unittest.TextTestRunner(verbosity=verbosity, stream=sys.stdout).run(suite)
+    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    skipped = len(result.skipped)
+    passed = result.testsRun - failed - skipped
+    line = "%d passed, %d failed" % (passed, failed)
+    if skipped:
+        line += ", %d skipped" % skipped
+    print(line)
+    return 0 if failed == 0 and result.testsRun > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,306 @@
+"""Tests of profsum_find_traces(dir) (ext/find.c).
+
+The reference tool's selection (summary-v1-spec.md §1.1) is re-implemented
+below with pathlib, exactly as the reference does it (rglob + sorted Path
+objects), and used as an oracle for `picked` and `reference_pick`.
+"""
+import os
+import sqlite3
+import unittest
+from pathlib import Path
+
+from util import connect, TempDir
+
+COLS = "path, host, session, size, format, picked, reference_pick"
+
+
+def reference_json_pick(d):
+    """find_profile_trace() of the reference: JSON only, first hit wins."""
+    d = Path(d)
+    for pattern in ("perfetto_trace.json.gz", "*.trace.json.gz", "*.trace.json"):
+        hits = sorted(p for p in d.rglob(pattern) if p.is_file())
+        if hits:
+            return str(hits[0])
+    return None
+
+
+def reference_pick(d):
+    """summarize_profile_artifact() selection: XPlane first, then JSON."""
+    xplanes = sorted(p for p in Path(d).rglob("*.xplane.pb") if p.is_file())
+    if len(xplanes) == 1:
+        return str(xplanes[0])
+    return reference_json_pick(d)
+
+
+class FindTracesTest(unittest.TestCase):
+    def setUp(self):
+        self.db = connect()
+
+    def tearDown(self):
+        self.db.close()
+
+    def rows(self, d):
+        return self.db.execute(
+            "SELECT %s FROM profsum_find_traces(?)" % COLS, (d,)).fetchall()
+
+    def picks(self, d):
+        rows = self.rows(d)
+        picked = [r[0] for r in rows if r[5]]
+        ref = [r[0] for r in rows if r[6]]
+        self.assertLessEqual(len(picked), 1)
+        self.assertLessEqual(len(ref), 1)
+        return (picked[0] if picked else None, ref[0] if ref else None)
+
+    def check_against_reference(self, d):
+        picked, ref = self.picks(d)
+        self.assertEqual(picked, reference_json_pick(d))
+        self.assertEqual(ref, reference_pick(d))
+        return picked, ref
+
+    def assertSqlError(self, sql, params, message):
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            self.db.execute(sql, params).fetchall()
+        self.assertEqual(str(cm.exception), message)
+
+    # ---- layouts ---------------------------------------------------------
+
+    def test_artifact_layout(self):
+        with TempDir() as t:
+            s = "plugins/profile/2024_05_01_12_00_00/"
+            t.write(s + "perfetto_trace.json.gz", b"p" * 10)
+            t.write(s + "host0.trace.json.gz", b"t" * 20)
+            t.write(s + "host0.xplane.pb", b"x" * 30)
+            full = os.path.join(t.path, s)
+            self.assertEqual(self.rows(t.path), [
+                (full + "host0.trace.json.gz", "host0", "2024_05_01_12_00_00", 20,
+                 "trace_json_gz", 0, 0),
+                (full + "host0.xplane.pb", "host0", "2024_05_01_12_00_00", 30,
+                 "xplane_pb", 0, 1),
+                (full + "perfetto_trace.json.gz", None, "2024_05_01_12_00_00", 10,
+                 "perfetto_trace_json_gz", 1, 0),
+            ])
+            self.check_against_reference(t.path)
+
+    def test_two_xplanes_reference_falls_back_to_json(self):
+        with TempDir() as t:
+            t.write("p/a.xplane.pb", b"1")
+            t.write("p/b.xplane.pb", b"2")
+            t.write("p/h.trace.json.gz", b"3")
+            picked, ref = self.check_against_reference(t.path)
+            self.assertEqual(picked, os.path.join(t.path, "p/h.trace.json.gz"))
+            self.assertEqual(ref, picked)
+
+    def test_xplanes_only(self):
+        with TempDir() as t:
+            t.write("a.xplane.pb", b"1")
+            self.assertEqual(self.picks(t.path), (None, os.path.join(t.path, "a.xplane.pb")))
+            t.write("b.xplane.pb", b"2")
+            self.assertEqual(self.picks(t.path), (None, None))
+            self.check_against_reference(t.path)
+
+    def test_only_plain_trace_json(self):
+        with TempDir() as t:
+            t.write("run/perfetto_trace.json", b"{}")   # matches no pattern
+            t.write("run/worker1.trace.json", b"{}")
+            t.write("run/notes.json", b"{}")
+            rows = self.rows(t.path)
+            self.assertEqual(rows, [(os.path.join(t.path, "run/worker1.trace.json"),
+                                     "worker1", "run", 2, "trace_json", 1, 1)])
+            self.check_against_reference(t.path)
+
+    def test_no_candidates(self):
+        with TempDir() as t:
+            t.write("a/readme.txt", b"x")
+            t.write("a/perfetto_trace.json", b"{}")
+            os.makedirs(os.path.join(t.path, "empty"))
+            self.assertEqual(self.rows(t.path), [])
+            self.assertEqual(self.check_against_reference(t.path), (None, None))
+
+    def test_preference_beats_path_order(self):
+        with TempDir() as t:
+            t.write("a/a.trace.json", b"{}")
+            t.write("b/z.trace.json.gz", b"")
+            t.write("c/z.trace.json.gz", b"")
+            picked, ref = self.check_against_reference(t.path)
+            self.assertEqual(picked, os.path.join(t.path, "b/z.trace.json.gz"))
+            t.write("z/perfetto_trace.json.gz", b"")
+            picked, ref = self.check_against_reference(t.path)
+            self.assertEqual(picked, os.path.join(t.path, "z/perfetto_trace.json.gz"))
+
+    def test_order_is_pathlib_order(self):
+        # Byte order would put "run-2/" before "run/" ('-' < '/'); the
+        # reference sorts pathlib.Path objects, which compare component-wise.
+        with TempDir() as t:
+            for name in ("run-2/a.trace.json.gz", "run/a.trace.json.gz",
+                         "run.old/a.trace.json.gz", "run/b/a.trace.json.gz",
+                         "Run/a.trace.json.gz", "run_x/a.trace.json.gz"):
+                t.write(name, b"")
+            paths = [r[0] for r in self.rows(t.path)]
+            expected = [str(p) for p in sorted(Path(t.path).rglob("*.trace.json.gz"))]
+            self.assertEqual(paths, expected)
+            self.assertEqual(paths[1], os.path.join(t.path, "run/a.trace.json.gz"))
+            self.check_against_reference(t.path)
+
+    def test_host_and_session(self):
+        with TempDir() as t:
+            t.write(".trace.json", b"")                    # empty host
+            t.write("x/y/tpu-vm-0.my.host.trace.json.gz", b"")
+            rows = {r[0][len(t.path) + 1:]: r for r in self.rows(t.path)}
+            self.assertEqual(rows[".trace.json"][1:3],
+                             ("", os.path.basename(t.path)))
+            self.assertEqual(rows["x/y/tpu-vm-0.my.host.trace.json.gz"][1:3],
+                             ("tpu-vm-0.my.host", "y"))
+
+    def test_trailing_slash_and_hidden_dir_column(self):
+        with TempDir() as t:
+            t.write("s/h.trace.json", b"")
+            got = self.db.execute(
+                "SELECT path, dir FROM profsum_find_traces(?)", (t.path + "//",)).fetchall()
+            self.assertEqual(got, [(os.path.join(t.path, "s/h.trace.json"), t.path + "//")])
+
+    def test_argument_from_a_join(self):
+        with TempDir() as t:
+            t.write("s/h.trace.json", b"")
+            got = self.db.execute(
+                "SELECT f.path FROM (SELECT ? AS d UNION ALL SELECT NULL) AS s, "
+                "profsum_find_traces(s.d) AS f", (t.path,)).fetchall()
+            self.assertEqual(got, [(os.path.join(t.path, "s/h.trace.json"),)])
+
+    def test_non_regular_candidates_skipped(self):
+        with TempDir() as t:
+            os.makedirs(os.path.join(t.path, "dir.trace.json"))
+            t.write("real/a.trace.json.gz", b"12345")
+            os.symlink(os.path.join(t.path, "real/a.trace.json.gz"),
+                       os.path.join(t.path, "link.trace.json.gz"))
+            os.symlink(os.path.join(t.path, "nowhere"),
+                       os.path.join(t.path, "dangling.trace.json.gz"))
+            rows = self.rows(t.path)
+            self.assertEqual([(r[0], r[3]) for r in rows], [
+                (os.path.join(t.path, "link.trace.json.gz"), 5),
+                (os.path.join(t.path, "real/a.trace.json.gz"), 5),
+            ])
+            self.check_against_reference(t.path)
+
+    def test_symlink_loop_does_not_hang(self):
+        with TempDir() as t:
+            t.write("a/b/h.trace.json.gz", b"")
+            os.symlink("..", os.path.join(t.path, "a/b/up"))
+            os.symlink(t.path, os.path.join(t.path, "a/self"))
+            os.symlink("loop2", os.path.join(t.path, "loop1"))
+            os.symlink("loop1", os.path.join(t.path, "loop2"))
+            rows = self.rows(t.path)
+            self.assertEqual([r[0] for r in rows],
+                             [os.path.join(t.path, "a/b/h.trace.json.gz")])
+
+    def test_depth_bound(self):
+        with TempDir() as t:
+            deep = os.path.join(t.path, *(["d"] * 64))
+            os.makedirs(deep)
+            open(os.path.join(deep, "h.trace.json"), "wb").close()
+            self.assertEqual(len(self.rows(t.path)), 1)      # 64 levels: fine
+            os.makedirs(os.path.join(deep, "d"))
+            with self.assertRaises(sqlite3.OperationalError) as cm:
+                self.rows(t.path)
+            self.assertEqual(
+                str(cm.exception),
+                "profsum_find_traces: '%s': directories nested deeper than 64 "
+                "levels at '%s'" % (t.path, os.path.join(deep, "d")))
+
+    # ---- errors ----------------------------------------------------------
+
+    def test_missing_directory(self):
+        with TempDir() as t:
+            d = os.path.join(t.path, "nope")
+            self.assertSqlError("SELECT * FROM profsum_find_traces(?)", (d,),
+                                "profsum_find_traces: '%s': no such directory" % d)
+
+    def test_quote_in_dir_is_quoted(self):
+        self.assertSqlError("SELECT * FROM profsum_find_traces(?)", ("/no/it's",),
+                            "profsum_find_traces: '/no/it''s': no such directory")
+
+    def test_file_instead_of_directory(self):
+        with TempDir() as t:
+            f = t.write("h.trace.json", b"{}")
+            self.assertSqlError("SELECT * FROM profsum_find_traces(?)", (f,),
+                                "profsum_find_traces: '%s': not a directory" % f)
+
+    def test_unreadable_directory(self):
+        if os.geteuid() == 0:
+            self.skipTest("running as root: directory permissions are not enforced")
+        with TempDir() as t:
+            d = os.path.join(t.path, "locked")
+            os.makedirs(d)
+            os.chmod(d, 0)
+            try:
+                self.assertSqlError(
+                    "SELECT * FROM profsum_find_traces(?)", (d,),
+                    "profsum_find_traces: '%s': cannot open directory "
+                    "(Permission denied)" % d)
+            finally:
+                os.chmod(d, 0o700)
+
+    def test_unreadable_subdirectory_is_skipped(self):
+        if os.geteuid() == 0:
+            self.skipTest("running as root: directory permissions are not enforced")
+        with TempDir() as t:
+            t.write("ok/h.trace.json", b"")
+            t.write("locked/g.trace.json.gz", b"")
+            d = os.path.join(t.path, "locked")
+            os.chmod(d, 0)
+            try:
+                self.assertEqual([r[0] for r in self.rows(t.path)],
+                                 [os.path.join(t.path, "ok/h.trace.json")])
+            finally:
+                os.chmod(d, 0o700)
+
+    def test_missing_argument(self):
+        self.assertSqlError("SELECT * FROM profsum_find_traces", (),
+                            "profsum_find_traces: missing required argument DIR")
+        self.assertSqlError("SELECT * FROM profsum_find_traces()", (),
+                            "profsum_find_traces: missing required argument DIR")
+
+    def test_null_argument_gives_no_rows(self):
+        self.assertEqual(self.rows(None), [])
+
+    # ---- flags -----------------------------------------------------------
+
+    def test_directonly_view_in_main_schema_fails(self):
+        with TempDir() as t:
+            db = connect(os.path.join(t.path, "x.db"))
+            try:
+                with self.assertRaises(sqlite3.OperationalError) as cm:
+                    db.execute("CREATE VIEW v AS SELECT * FROM profsum_find_traces('/tmp')")
+                    db.execute("SELECT * FROM v").fetchall()
+                self.assertIn('unsafe use of virtual table "profsum_find_traces"',
+                              str(cm.exception))
+                # A TEMP view is the application's own SQL: allowed.
+                db.execute("CREATE TEMP VIEW tv AS SELECT * FROM profsum_find_traces('/tmp')")
+                db.execute("SELECT count(*) FROM tv").fetchall()
+            finally:
+                db.close()
+
+    def test_directonly_trigger_in_main_schema_fails(self):
+        db = self.db
+        db.execute("CREATE TABLE t(x)")
+        db.execute("CREATE TABLE log(p)")
+        db.execute("CREATE TRIGGER tr AFTER INSERT ON t BEGIN "
+                   "INSERT INTO log SELECT path FROM profsum_find_traces('/tmp'); END")
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            db.execute("INSERT INTO t VALUES (1)")
+        self.assertIn("unsafe use of virtual table", str(cm.exception))
+
+    def test_eponymous_only(self):
+        with self.assertRaises(sqlite3.OperationalError):
+            self.db.execute("CREATE VIRTUAL TABLE f USING profsum_find_traces")
+        names = [r[0] for r in self.db.execute("SELECT name FROM pragma_module_list")]
+        self.assertIn("profsum_find_traces", names)
+
+    def test_column_names(self):
+        cur = self.db.execute("SELECT * FROM profsum_find_traces(NULL)")
+        self.assertEqual([c[0] for c in cur.description],
+                         ["path", "host", "session", "size", "format", "picked",
+                          "reference_pick"])
+
+
+if __name__ == "__main__":
+    unittest.main()
