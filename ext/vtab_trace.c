@@ -471,7 +471,8 @@ static void resultArgText(TraceCursor *pCur, sqlite3_context *ctx, const Profsum
 }
 
 /* An args value for an INTEGER column: integers (also written as strings)
-** as INTEGER, other numbers as REAL, anything else NULL. */
+** as INTEGER, integers beyond int64 as exact TEXT, other numbers as REAL,
+** anything else NULL. */
 static void resultArgInt(sqlite3_context *ctx, const ProfsumSpan *s){
   int64_t v;
   char zNum[64];
@@ -480,6 +481,16 @@ static void resultArgInt(sqlite3_context *ctx, const ProfsumSpan *s){
   if( profsumParseInt(s->z, s->n, &v)==0 ){
     sqlite3_result_int64(ctx, v);
     return;
+  }
+  {
+    /* An integer beyond int64 (xprof writes uint64 ids as strings): keep
+    ** it exact as TEXT rather than rounding it through a REAL. */
+    int64_t i = (s->n>0 && s->z[0]=='-') ? 1 : 0;
+    while( i<s->n && s->z[i]>='0' && s->z[i]<='9' ) i++;
+    if( i==s->n && s->n>1 ){
+      sqlite3_result_text64(ctx, s->z, (sqlite3_uint64)s->n, SQLITE_TRANSIENT, SQLITE_UTF8);
+      return;
+    }
   }
   if( s->n>0 && s->n<(int64_t)sizeof(zNum) ){
     profsum_ps ps;

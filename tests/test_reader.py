@@ -1,0 +1,405 @@
+"""trace_events / profsum_diagnostics: the reader, the SQL contract of
+DESIGN.md ("The SQL contract") and the error messages."""
+import gzip
+import json
+import os
+import sqlite3
+import unittest
+
+from util import connect, TempDir, ROOT
+
+# A small JAX-like trace: TPU device with Steps and XLA Ops, a host.
+F1_EVENTS = [
+    {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/device:TPU:0"}},
+    {"ph": "M", "pid": 1, "tid": 1, "name": "thread_name", "args": {"name": "Steps"}},
+    {"ph": "M", "pid": 1, "tid": 2, "name": "thread_name", "args": {"name": "XLA Ops"}},
+    {"ph": "X", "pid": 1, "tid": 2, "name": "fusion.1", "ts": 0, "dur": 100},
+    {"ph": "X", "pid": 1, "tid": 2, "name": "all-reduce.1", "ts": 20, "dur": 40},
+    {"ph": "X", "pid": 1, "tid": 2, "name": "softmax", "ts": 120, "dur": 60},
+    {"ph": "X", "pid": 2, "tid": 1, "name": "python_host_compute", "ts": 0, "dur": 80},
+]
+
+
+def q(db, sql, *args):
+    return db.execute(sql, args).fetchall()
+
+
+class Basics(unittest.TestCase):
+    def setUp(self):
+        self.db = connect()
+        self.td = TempDir()
+
+    def tearDown(self):
+        self.db.close()
+        self.td.__exit__()
+
+    def trace(self, events, name="t.json.gz", gz=True, **top):
+        doc = dict(top)
+        doc["traceEvents"] = events
+        return self.td.write(name, json.dumps(doc), gz=gz)
+
+    def test_version_and_debug(self):
+        ver = open(os.path.join(ROOT, "VERSION")).read().strip()
+        self.assertEqual(q(self.db, "SELECT profsum_version()")[0][0], ver)
+        dbg = q(self.db, "SELECT profsum_debug()")[0][0]
+        self.assertIn("profsum: " + ver, dbg)
+        self.assertIn("zlib (runtime): ", dbg)
+        self.assertIn("sqlite (runtime): " + sqlite3.sqlite_version, dbg)
+
+    def test_rows_and_columns(self):
+        p = self.trace(F1_EVENTS)
+        rows = q(self.db, "SELECT idx, ph, name, pid, tid, ts, dur, dur_ps, process_name, thread_name "
+                          "FROM trace_events(?) ORDER BY idx", p)
+        self.assertEqual(len(rows), 7)
+        self.assertEqual(rows[0], (0, "M", "process_name", 1, None, None, None, None, "/device:TPU:0", None))
+        self.assertEqual(rows[3], (3, "X", "fusion.1", 1, 2, 0, 100000, 100000000, "/device:TPU:0", "XLA Ops"))
+        self.assertEqual(rows[6][8:], (None, None))   # pid 2 has no process_name
+
+    def test_count_plain_and_gzip_by_magic(self):
+        plain = self.trace(F1_EVENTS, name="plain.json.gz", gz=False)   # name lies: plain JSON
+        gzd = self.trace(F1_EVENTS, name="gz.json", gz=True)            # name lies: gzip
+        self.assertEqual(q(self.db, "SELECT count(*) FROM trace_events(?)", plain)[0][0], 7)
+        self.assertEqual(q(self.db, "SELECT count(*) FROM trace_events(?)", gzd)[0][0], 7)
+
+    def test_multi_member_gzip(self):
+        text = json.dumps({"traceEvents": F1_EVENTS}).encode()
+        half = len(text) // 2
+        data = gzip.compress(text[:half]) + gzip.compress(text[half:]) + b"\0" * 16
+        p = self.td.write("mm.json.gz", data)
+        self.assertEqual(q(self.db, "SELECT count(*) FROM trace_events(?)", p)[0][0], 7)
+
+    def test_bare_array_and_key_order(self):
+        p = self.td.write("a.json", json.dumps(F1_EVENTS))
+        self.assertEqual(q(self.db, "SELECT count(*) FROM trace_events(?)", p)[0][0], 7)
+        text = ('{"metadata":{"highres-ticks":true,"x":[1,2,{"y":null}]},"zzz":"q",'
+                '"traceEvents":%s,"displayTimeUnit":"ms","otherData":{}}' % json.dumps(F1_EVENTS))
+        p2 = self.td.write("b.json", text)
+        self.assertEqual(q(self.db, "SELECT sum(dur) FROM trace_events(?)", p2)[0][0], 280000)
+
+    def test_display_time_unit_not_applied(self):
+        p = self.trace(F1_EVENTS, displayTimeUnit="ms")
+        self.assertEqual(q(self.db, "SELECT dur FROM trace_events(?) WHERE name='fusion.1'", p)[0][0], 100000)
+
+    def test_exact_times(self):
+        ev = [
+            {"ph": "X", "pid": 1, "tid": 1, "name": "a", "ts": 1.000001, "dur": 22.140000000000001},
+            {"ph": "X", "pid": 1, "tid": 1, "name": "b", "ts": "100", "dur": "0.5"},
+            {"ph": "X", "pid": 1, "tid": 1, "name": "c", "ts": 1.5e3, "dur": 2.5E-6},
+            {"ph": "X", "pid": 1, "tid": 1, "name": "d", "ts": 1729877000123456.789012, "dur": 0.000001},
+            {"ph": "X", "pid": 1, "tid": 1, "name": "e", "ts": -0.0005, "dur": 0.0000015},
+        ]
+        # json.dumps would reformat floats: write the text by hand.
+        text = ('{"traceEvents":['
+                '{"ph":"X","pid":1,"tid":1,"name":"a","ts":1.000001,"dur":22.140000000000001},'
+                '{"ph":"X","pid":1,"tid":1,"name":"b","ts":"100","dur":"0.5"},'
+                '{"ph":"X","pid":1,"tid":1,"name":"c","ts":1.5e3,"dur":2.5E-6},'
+                '{"ph":"X","pid":1,"tid":1,"name":"d","ts":1729877000123456.789012,"dur":0.000001},'
+                '{"ph":"X","pid":1,"tid":1,"name":"e","ts":-0.0005,"dur":0.0000015}]}')
+        self.assertEqual(len(ev), 5)
+        p = self.td.write("t.json", text)
+        rows = dict((r[0], r[1:]) for r in q(self.db, "SELECT name, ts, dur, dur_ps FROM trace_events(?)", p))
+        self.assertEqual(rows["a"], (1000, 22140, 22140000))   # 1000.001 ns → 1000
+        self.assertEqual(rows["b"], (100000, 500, 500000))
+        self.assertEqual(rows["c"], (1500000, 0, 2))        # 2.5 ps → 2 (half-even)
+        self.assertEqual(rows["d"], (1729877000123456789, 0, 1))
+        self.assertEqual(rows["e"], (-1, 0, 2))             # -500 ps → floor → -1 ns; 1.5 ps → 2
+        kinds = [r[0] for r in q(self.db, "SELECT kind FROM profsum_diagnostics(?)", p)]
+        self.assertEqual(kinds.count("time_rounded"), 3)    # a.dur, c.dur, e.dur
+
+    def test_bad_time_fields_are_null_with_diagnostic(self):
+        text = ('[{"ph":"X","pid":10,"tid":16,"ts":"100a","dur":"50","name":"T"},'
+                '{"ph":"X","pid":10,"tid":17,"ts":"200","dur":"invalid","name":"D"},'
+                '{"ph":"X","pid":10,"tid":18,"ts":"NaN","dur":"Infinity","name":"N"}]')
+        p = self.td.write("t.json", text)
+        rows = q(self.db, "SELECT name, ts, dur FROM trace_events(?) ORDER BY idx", p)
+        self.assertEqual(rows, [("T", None, 50000), ("D", 200000, None), ("N", None, None)])
+        d = q(self.db, "SELECT idx, kind, detail FROM profsum_diagnostics(?) WHERE kind='bad_field'", p)
+        self.assertEqual(d[0], (0, "bad_field", 'ts: "100a" is not a number'))
+        self.assertEqual(len(d), 4)
+
+    def test_pid_tid_kinds(self):
+        text = ('[{"ph":"X","pid":"1000","tid":"7","name":"a","ts":0,"dur":1},'
+                '{"ph":"X","pid":"Spans","tid":"PyTorch Profiler","name":"b","ts":0,"dur":1},'
+                '{"ph":"X","pid":3.0,"tid":1e1,"name":"c","ts":0,"dur":1},'
+                '{"ph":"X","pid":2.5,"tid":null,"name":"d","ts":0,"dur":1}]')
+        p = self.td.write("t.json", text)
+        rows = q(self.db, "SELECT pid, typeof(pid), tid, typeof(tid) FROM trace_events(?) ORDER BY idx", p)
+        self.assertEqual(rows, [(1000, "integer", 7, "integer"),
+                                ("Spans", "text", "PyTorch Profiler", "text"),
+                                (3, "integer", 10, "integer"),
+                                (None, "null", None, "null")])
+
+    def test_strings_and_escapes(self):
+        text = ('[{"ph":"X","pid":1,"tid":1,"ts":0,"dur":1,'
+                '"name":"caf\\u00e9 \\ud83d\\ude00 \\ud800x \\"q\\" \\\\ \\/ \\n\\t",'
+                '"cat":"c\x01d"}]')
+        p = self.td.write("t.json", text)
+        name, cat = q(self.db, "SELECT name, cat FROM trace_events(?)", p)[0]
+        self.assertEqual(name, "caf\u00e9 \U0001F600 \ufffdx \"q\" \\ / \n\t")
+        self.assertEqual(cat, "c\x01d")
+        kinds = [r[0] for r in q(self.db, "SELECT kind FROM profsum_diagnostics(?)", p)]
+        self.assertIn("control_character", kinds)
+
+    def test_duplicate_keys_last_wins(self):
+        p = self.td.write("t.json", '[{"ph":"B","name":"x","ph":"X","pid":1,"tid":1,"ts":5,"ts":7,"dur":1,"name":"y"}]')
+        self.assertEqual(q(self.db, "SELECT ph, name, ts FROM trace_events(?)", p), [("X", "y", 7000)])
+
+    def test_args_always_valid_json(self):
+        text = ('{"traceEvents":[{"ph":"X","pid":1,"tid":1,"ts":0,"dur":1,"name":"a",'
+                '"args":{"s":"x\ty","n":NaN,"i":-Infinity,"l":[1,2,],"o":{"k":1,},}},'
+                '{"ph":"i","pid":1,"tid":1,"ts":1,"name":"b"},'
+                '{"ph":"X","pid":1,"tid":1,"ts":0,"dur":1,"name":"c","args":{"flops":"123456",'
+                '"tf_op":"jit(f)/dot","long_name":"%dot.1 = f32[8,8] dot()","step_num":"3",'
+                '"bytes_accessed":99,"correlation_id":"18446744073709551615","group_id":1.5,'
+                '"run_id":7,"hlo_op":"dot.1","hlo_module":"jit_f","hlo_category":"convolution",'
+                '"source":"a.py:3"}}]}')
+        p = self.td.write("t.json", text)
+        rows = q(self.db, "SELECT args, json_valid(args) FROM trace_events(?) ORDER BY idx", p)
+        self.assertTrue(all(r[1] == 1 for r in rows))
+        a0 = json.loads(rows[0][0])
+        self.assertEqual(a0, {"s": "x\ty", "n": "NaN", "i": "-Infinity", "l": [1, 2], "o": {"k": 1}})
+        self.assertEqual(rows[1][0], "{}")
+        k = q(self.db, "SELECT tf_op, hlo_op, hlo_module, hlo_category, long_name, source, run_id, "
+                       "step_num, flops, bytes_accessed, correlation_id, group_id FROM trace_events(?) "
+                       "WHERE name='c'", p)[0]
+        self.assertEqual(k, ("jit(f)/dot", "dot.1", "jit_f", "convolution", "%dot.1 = f32[8,8] dot()",
+                             "a.py:3", "7", 3, 123456, 99, "18446744073709551615", 1.5))
+
+    def test_compact_counter_entries(self):
+        text = ('{"traceEvents":[{"ph":"C","pid":1,"name":"mem","args":{"u":"x"},'
+                '"entries":[[0,1,2],[10,3,4]]},{"ph":"C","pid":1,"name":"m2","entries":[[1,2]]}]}')
+        p = self.td.write("t.json", text)
+        rows = q(self.db, "SELECT args FROM trace_events(?) ORDER BY idx", p)
+        self.assertEqual(len(rows), 2)
+        self.assertEqual(json.loads(rows[0][0]), {"u": "x", "entries": [[0, 1, 2], [10, 3, 4]]})
+        self.assertEqual(json.loads(rows[1][0]), {"entries": [[1, 2]]})
+
+    def test_names_from_late_metadata(self):
+        ev = [{"ph": "X", "pid": 5, "tid": 9, "name": "op", "ts": 0, "dur": 1},
+              {"ph": "M", "pid": 5, "name": "process_name", "args": {"name": "early"}},
+              {"ph": "M", "pid": 5, "name": "process_name", "args": {"name": "/host:CPU"}},
+              {"ph": "M", "pid": 5, "tid": 9, "name": "thread_name", "args": {"name": "python"}}]
+        p = self.trace(ev)
+        self.assertEqual(q(self.db, "SELECT process_name, thread_name FROM trace_events(?) WHERE ph='X'", p),
+                         [("/host:CPU", "python")])
+
+    def test_every_phase_is_a_row(self):
+        phs = ["X", "B", "E", "i", "I", "C", "M", "b", "e", "n", "s", "t", "f", "P", "O", "N", "D", "R", "zz"]
+        ev = [{"ph": ph, "pid": 1, "tid": 1, "ts": 1, "name": "e%d" % i} for i, ph in enumerate(phs)]
+        ev += [{}, 5, "x", {"name": "no ph"}, {"ph": 3}]
+        p = self.trace(ev)
+        got = [r[0] for r in q(self.db, "SELECT ph FROM trace_events(?) ORDER BY idx", p)]
+        self.assertEqual(got, phs)
+        d = q(self.db, "SELECT idx, kind FROM profsum_diagnostics(?) WHERE kind IN "
+                       "('no_ph','not_an_object','ph_not_string','unknown_ph')", p)
+        self.assertEqual(d, [(18, "unknown_ph"), (19, "no_ph"), (20, "not_an_object"),
+                             (21, "not_an_object"), (22, "no_ph"), (23, "ph_not_string")])
+
+    def test_b_e_pairing(self):
+        ev = [{"ph": "B", "pid": 1, "tid": 1, "ts": 10, "name": "outer"},
+              {"ph": "E", "pid": 1, "tid": 1, "ts": 50},          # out of order in the file
+              {"ph": "B", "pid": 1, "tid": 1, "ts": 20, "name": "inner"},
+              {"ph": "E", "pid": 1, "tid": 1, "ts": 30, "name": "inner"},
+              {"ph": "B", "pid": 1, "tid": 2, "ts": 0, "name": "open"},
+              {"ph": "E", "pid": 1, "tid": 3, "ts": 5, "name": "orphan"},
+              {"ph": "B", "pid": 1, "tid": 4, "ts": 0, "name": "a"},
+              {"ph": "E", "pid": 1, "tid": 4, "ts": 1, "name": "b"}]
+        p = self.trace(ev)
+        rows = q(self.db, "SELECT idx, dur, dur_ps, depth, parent_idx, excl FROM trace_events(?) ORDER BY idx", p)
+        self.assertEqual(rows, [(0, 40000, 40000000, 0, None, 30000),
+                                (1, None, None, None, None, None),
+                                (2, 10000, 10000000, 1, 0, 10000),
+                                (3, None, None, None, None, None),
+                                (4, None, None, None, None, None),
+                                (5, None, None, None, None, None),
+                                (6, 1000, 1000000, 0, None, 1000),
+                                (7, None, None, None, None, None)])
+        d = q(self.db, "SELECT idx, kind FROM profsum_diagnostics(?) WHERE kind LIKE 'un%' OR kind LIKE 'mis%'", p)
+        self.assertEqual(sorted(d), [(4, "unmatched_begin"), (5, "unmatched_end"), (7, "mismatched_end")])
+
+    def test_track_columns_spec_section2(self):
+        # Unsorted input, identical duplicates, partial overlap, clamping.
+        ev = [{"ph": "X", "pid": 1, "tid": 2, "name": "all-reduce.1", "ts": 20, "dur": 40},   # 0
+              {"ph": "X", "pid": 1, "tid": 2, "name": "fusion.1", "ts": 0, "dur": 100},       # 1
+              {"ph": "X", "pid": 1, "tid": 3, "name": "dup1", "ts": 0, "dur": 10},            # 2
+              {"ph": "X", "pid": 1, "tid": 3, "name": "dup2", "ts": 0, "dur": 10},            # 3
+              {"ph": "X", "pid": 1, "tid": 4, "name": "p", "ts": 0, "dur": 10},               # 4
+              {"ph": "X", "pid": 1, "tid": 4, "name": "q", "ts": 5, "dur": 10},               # 5 partial
+              {"ph": "X", "pid": 1, "tid": 5, "name": "par", "ts": 0, "dur": 10},             # 6
+              {"ph": "X", "pid": 1, "tid": 5, "name": "k1", "ts": 0, "dur": 8},               # 7
+              {"ph": "X", "pid": 1, "tid": 5, "name": "k2", "ts": 2, "dur": 8},               # 8 sibling overlap
+              {"ph": "X", "pid": 1, "tid": 6, "name": "zero", "ts": 0, "dur": 0},             # 9
+              {"ph": "X", "pid": "Spans", "tid": 1, "name": "text pid", "ts": 0, "dur": 5}]   # 10
+        p = self.trace(ev)
+        rows = q(self.db, "SELECT idx, depth, parent_idx, excl, excl_ps FROM trace_events(?) ORDER BY idx", p)
+        self.assertEqual(rows, [(0, 1, 1, 40000, 40000000), (1, 0, None, 60000, 60000000),
+                                (2, 0, None, 0, 0), (3, 1, 2, 10000, 10000000),
+                                (4, 0, None, 10000, 10000000), (5, 0, None, 10000, 10000000),
+                                (6, 0, None, 0, 0), (7, 1, 6, 8000, 8000000),   # 8+8 > 10: clamped
+                                (8, 1, 6, 8000, 8000000),
+                                (9, None, None, None, None), (10, None, None, None, None)])
+        d = q(self.db, "SELECT idx, kind FROM profsum_diagnostics(?) WHERE kind IN "
+                       "('partial_overlap','zero_duration')", p)
+        self.assertEqual(d, [(5, "partial_overlap"), (8, "partial_overlap"), (9, "zero_duration")])
+
+    def test_create_virtual_table_form(self):
+        p = self.trace(F1_EVENTS)
+        self.db.execute("CREATE VIRTUAL TABLE temp.t USING trace_events('%s')" % p.replace("'", "''"))
+        self.assertEqual(q(self.db, "SELECT count(*), sum(excl) FROM temp.t")[0], (7, 240000))
+
+    def test_directonly(self):
+        p = self.trace(F1_EVENTS)
+        self.db.execute("CREATE VIEW v AS SELECT count(*) FROM trace_events('%s')" % p)
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            self.db.execute("SELECT * FROM v").fetchall()
+        self.assertIn("unsafe use of virtual table", str(cm.exception))
+        self.db.execute("CREATE TEMP VIEW tv AS SELECT count(*) FROM trace_events('%s')" % p)
+        self.assertEqual(q(self.db, "SELECT * FROM tv")[0][0], 7)
+
+    def test_null_path_no_rows_and_missing_path_error(self):
+        self.assertEqual(q(self.db, "SELECT count(*) FROM trace_events(NULL)")[0][0], 0)
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            q(self.db, "SELECT count(*) FROM trace_events")
+        self.assertEqual(str(cm.exception), "trace_events: missing required argument PATH")
+
+    def test_plan_streams_when_possible(self):
+        p = self.trace(F1_EVENTS)
+        def plan(sql):
+            return " ".join(r[3] for r in q(self.db, "EXPLAIN QUERY PLAN " + sql, p))
+        self.assertIn("INDEX 1:", plan("SELECT count(*) FROM trace_events(?)"))
+        self.assertIn("INDEX 1:", plan("SELECT name, ts, args FROM trace_events(?)"))
+        self.assertIn("INDEX 3:", plan("SELECT dur FROM trace_events(?)"))
+        self.assertIn("INDEX 7:", plan("SELECT excl FROM trace_events(?)"))
+        self.assertIn("INDEX 9:", plan("SELECT thread_name FROM trace_events(?)"))
+        self.assertIn("INDEX 17:", plan("SELECT tf_op FROM trace_events(?)"))
+
+
+class Tolerated(unittest.TestCase):
+    def setUp(self):
+        self.db = connect()
+        self.td = TempDir()
+
+    def tearDown(self):
+        self.db.close()
+        self.td.__exit__()
+
+    def check(self, text, n, kinds):
+        p = self.td.write("t.json", text)
+        self.assertEqual(q(self.db, "SELECT count(*) FROM trace_events(?)", p)[0][0], n)
+        got = set(r[0] for r in q(self.db, "SELECT kind FROM profsum_diagnostics(?)", p))
+        for k in kinds:
+            self.assertIn(k, got)
+
+    def test_trailing_commas(self):
+        self.check('{"traceEvents":[{"ph":"X","ts":1,"dur":1,"pid":1,"tid":1,"name":"a",},],}', 1,
+                   ["trailing_comma"])
+
+    def test_missing_close(self):
+        self.check('[{"ph":"X","ts":1,"dur":1,"pid":1,"tid":1,"name":"a"},\n', 1, ["unterminated_array"])
+        self.check('{"traceEvents":[{"ph":"X","ts":1,"dur":1,"pid":1,"tid":1,"name":"a"}]', 1,
+                   ["unterminated_object"])
+
+    def test_truncated_last_entry(self):
+        self.check('[{"ph":"X","ts":1,"dur":1,"pid":1,"tid":1,"name":"a"},{"ph":"X","na', 1,
+                   ["truncated_entry", "unterminated_array"])
+
+    def test_long_string_and_deep_nesting(self):
+        long_name = "%fusion.1 = f32[8,8] " + "x" * 3000000
+        deep = "[" * 20000 + "]" * 20000
+        text = ('[{"ph":"X","ts":1,"dur":1,"pid":1,"tid":1,"name":"a","args":{"long_name":"%s","d":%s}}]'
+                % (long_name, deep))
+        p = self.td.write("t.json.gz", text, gz=True)
+        r = q(self.db, "SELECT length(long_name), length(args) FROM trace_events(?)", p)[0]
+        self.assertEqual(r[0], len(long_name))
+        self.assertEqual(r[1], len(text) - len('[{"ph":"X","ts":1,"dur":1,"pid":1,"tid":1,"name":"a","args":') - 2)
+
+    def test_suppressed_diagnostics(self):
+        ev = ",".join('{"ph":"X","pid":1,"tid":1,"name":"z","ts":%d,"dur":0}' % i for i in range(1500))
+        p = self.td.write("t.json", "[" + ev + "]")
+        rows = q(self.db, "SELECT kind, count(*) FROM profsum_diagnostics(?) GROUP BY kind", p)
+        self.assertEqual(dict(rows), {"zero_duration": 1000, "suppressed": 1})
+        det = q(self.db, "SELECT detail FROM profsum_diagnostics(?) WHERE kind='suppressed'", p)[0][0]
+        self.assertEqual(det, "zero_duration: 1500 occurrences in all; only the first 1000 are listed")
+
+    def test_suspected_truncation(self):
+        one = b'{"ph":"X","pid":1,"tid":1,"name":"a","ts":0,"dur":1},'
+        data = b"[" + one * 999999 + one[:-1] + b"]"
+        p = self.td.write("cap.json.gz", gzip.compress(data, 1))
+        rows = q(self.db, "SELECT kind FROM profsum_diagnostics(?) WHERE kind='suspected_truncation'", p)
+        self.assertEqual(len(rows), 1)
+        self.assertEqual(q(self.db, "SELECT count(*) FROM trace_events(?)", p)[0][0], 1000000)
+
+
+class Errors(unittest.TestCase):
+    def setUp(self):
+        self.db = connect()
+        self.td = TempDir()
+
+    def tearDown(self):
+        self.db.close()
+        self.td.__exit__()
+
+    def err(self, path, func="trace_events"):
+        with self.assertRaises(sqlite3.Error) as cm:
+            q(self.db, "SELECT count(*) FROM %s(?)" % func, path)
+        return str(cm.exception)
+
+    def test_missing_file(self):
+        p = os.path.join(self.td.path, "nope.json")
+        self.assertEqual(self.err(p), "trace_events: '%s': cannot open (No such file or directory)" % p)
+        self.assertEqual(self.err(p, "profsum_diagnostics"),
+                         "profsum_diagnostics: '%s': cannot open (No such file or directory)" % p)
+
+    def test_directory(self):
+        self.assertEqual(self.err(self.td.path), "trace_events: '%s': is a directory, not a trace file" % self.td.path)
+
+    def test_empty(self):
+        p = self.td.write("e.json", b"")
+        self.assertEqual(self.err(p), "trace_events: '%s': empty file" % p)
+
+    def test_not_json(self):
+        p = self.td.write("x.bin", b"PK\x03\x04garbage")
+        self.assertEqual(self.err(p), "trace_events: '%s': neither gzip nor JSON: expected '{' or '[' "
+                                      "at byte 0, found 0x50" % p)
+        p2 = self.td.write("s.json", b'  "just a string"')
+        self.assertIn("neither gzip nor JSON", self.err(p2))
+
+    def test_corrupt_gzip(self):
+        good = gzip.compress(json.dumps({"traceEvents": F1_EVENTS}).encode())
+        bad = bytearray(good)
+        for i in range(20, 40):
+            bad[i] ^= 0x5A
+        p = self.td.write("c.json.gz", bytes(bad))
+        m = self.err(p)
+        self.assertTrue(m.startswith("trace_events: '%s': gzip data error at byte " % p), m)
+
+    def test_truncated_gzip(self):
+        good = gzip.compress(json.dumps({"traceEvents": F1_EVENTS}).encode())
+        p = self.td.write("t.json.gz", good[:len(good) // 2])
+        self.assertEqual(self.err(p), "trace_events: '%s': truncated gzip data at byte %d "
+                         "(the compressed stream ends before its end marker)" % (p, len(good) // 2))
+
+    def test_syntax_error(self):
+        p = self.td.write("s.json", '{"traceEvents":[{"ph":"X"},{"ph" "X"}]}')
+        self.assertEqual(self.err(p), "trace_events: '%s': JSON syntax error at byte 33 (entry 1): "
+                                      "expected ':' after a key" % p)
+
+    def test_wrong_types(self):
+        p = self.td.write("w.json", '{"traceEvents":{"a":1}}')
+        self.assertEqual(self.err(p), "trace_events: '%s': wrong type at byte 15: traceEvents must be an array" % p)
+
+    def test_trailing_data(self):
+        p = self.td.write("w.json", '{"traceEvents":[]} {"x":1}')
+        self.assertEqual(self.err(p), "trace_events: '%s': unexpected data after the end of the JSON "
+                                      "document at byte 19" % p)
+
+    def test_permission_denied(self):
+        if os.geteuid() == 0:
+            self.skipTest("running as root: permissions are not enforced")
+        p = self.td.write("p.json", "[]")
+        os.chmod(p, 0)
+        self.assertIn("Permission denied", self.err(p))
+
+
+if __name__ == "__main__":
+    unittest.main()
