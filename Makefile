@@ -43,6 +43,10 @@ HDRS := $(wildcard ext/*.h)
 
 all: profsum.so
 
+# Install missing Debian packages (see .ci/deps.sh); quick when all present.
+deps:
+	@bash .ci/deps.sh
+
 profsum.so: $(SRCS) $(HDRS) VERSION Makefile
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS_SO) -o $@ $(SRCS) $(PKG_LIBS)
 
@@ -53,7 +57,13 @@ build/sqlrun: tests/sqlrun.c $(SRCS) $(HDRS) Makefile
 	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ tests/sqlrun.c $(SRCS) \
 	  $(shell pkg-config --libs $(PKGS)) -lpthread -lm
 
-test: profsum.so build/sqlrun
+# The main job on a generated example (see examples/demo.sh).
+demo: deps
+	$(MAKE) profsum.so
+	bash examples/demo.sh
+
+test: deps
+	$(MAKE) profsum.so build/sqlrun
 	$(PYTHON) tests/run.py
 
 # ---- sanitizers -----------------------------------------------------------
@@ -105,4 +115,4 @@ install: profsum.so
 clean:
 	rm -rf profsum.so build
 
-.PHONY: all test asan valgrind fuzz corpus bench install clean
+.PHONY: all deps demo test asan valgrind fuzz corpus bench install clean

@@ -1,0 +1,1692 @@
+#include "profsum_int.h"
+/*
+** funcs.c — the pure SQL functions of profsum (no I/O, no state).
+**
+** Usage:
+**
+**   SELECT classify_op('all-reduce.1');                      -- 'communication'
+**   SELECT classify_op(name, process_name) FROM trace_events('t.json.gz');
+**   SELECT classify_op(name, process_name, thread_name) ...; -- NULL on 'Steps'
+**   SELECT tf_region('jit(_train_step)/shard_map/apply_rotary_embedding/pallas_call');
+**                                               -- '_train_step=>apply_rotary_embedding'
+**   SELECT tf_region(tf_op, 1) ...;                          -- first part only
+**   SELECT profsum_canonical_op('%fusion.12');               -- 'fusion'
+**   SELECT profsum_collective('ncclDevKernel_AllGather_RING_LL'); -- 'all-gather'
+**   SELECT profsum_semantic_family('add', 'jit(train_step)/apply_updates/add');
+**                                                            -- 'optimizer_apply'
+**   SELECT profsum_shape_signature('%dot.1 = f32[8,8]{1,0} dot(f32[8,8] %lhs)');
+**                                                            -- '8,8'
+**   SELECT profsum_flop_proxy('other', '8,8');               -- 64
+**   SELECT exclusive_time(ts, dur) OVER (PARTITION BY pid, tid ORDER BY idx
+**          ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+**     FROM trace_events('t.json.gz') WHERE ph = 'X';
+**
+** Functions (all SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS: pure,
+** so they are safe in views, triggers, indexes and generated columns):
+**
+**   classify_op(name)                      op category (§1.4): stall,
+**                                          communication or compute
+**   classify_op(name, process_name)        event category (§1.4): stall,
+**                                          host, communication, compute, other
+**   classify_op(name, process_name, thread_name)
+**                                          the same, NULL on a 'Steps' thread
+**   tf_region(tf_op [, depth])             §4.9 rule-1 parts joined by '=>'
+**                                          (the first depth parts), NULL when
+**                                          nothing remains; depth < 1 is an
+**                                          error
+**   profsum_canonical_op(name)             §1.4 canonical op name
+**   profsum_collective(name)               §4.7 collective, NULL if name is
+**                                          not a communication name
+**   profsum_semantic_family(name [, tf_op_path])
+**                                          §4.6 family, extended list
+**   profsum_shape_signature(long_name)     §4.6 shape signature or NULL
+**   profsum_flop_proxy(family, signature)  §4.6 flop proxy: INTEGER, REAL if
+**                                          it overflows int64, or NULL
+**   exclusive_time(ts, dur) OVER (...)     §2 exclusive time (window function)
+**
+** A NULL in a text argument gives NULL (tf_region: a NULL depth too).
+** Numbers given as text arguments are read as their text.
+**
+** Fidelity.  The reference tool is Python; its string rules are imitated
+** exactly: str.strip() whitespace and re's \s are the 29 Python whitespace
+** code points; \d is any Unicode decimal digit (Unicode 15.1 set);
+** re.IGNORECASE also equates U+0130/U+0131 with i, U+017F with s and U+212A
+** with k; str.lower() in the blacklist test maps U+212A to k and U+0130 to
+** "i" + a non-word character; `.` does not match a newline; `$` also
+** matches before a final newline.  One approximation: for \b only
+** [A-Za-z0-9_] and the four letters above are word characters (Python also
+** counts every other Unicode letter and digit).
+**
+** exclusive_time.  Only the frame in the usage line above is supported.
+** SQLite steps the whole partition and then asks for the value once per row
+** in ORDER BY order (checked with SQLite 3.40), so the first xValue computes
+** §2 for the partition and the i-th xValue returns row i.  Rows whose ts or
+** dur is NULL, or whose dur <= 0, get NULL and take no part.  Ties in
+** (ts, end) keep the ORDER BY order.  All-INTEGER input is computed exactly
+** in int64 and gives INTEGER; if any non-NULL input is REAL the partition
+** is computed in double, as the reference does, and gives REAL.  Running
+** frames (xStep after xValue), sliding frames (xInverse), EXCLUDE (xFinal
+** used as the value) and plain aggregate use are errors naming the
+** required form; a frame that SQLite evaluates as a whole partition
+** (RANGE/GROUPS UNBOUNDED..UNBOUNDED, or no ORDER BY) gives the same
+** numbers with ties in whatever order SQLite delivers the rows.  TEXT and
+** BLOB inputs are errors.
+*/
+#include "funcs.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned char u8;
+
+#define ArraySize(X) ((int)(sizeof(X)/sizeof((X)[0])))
+
+/* Returned by utf8Decode() for a byte that does not start a valid UTF-8
+** sequence.  It is no space, digit or letter. */
+#define PROFSUM_BADBYTE (-1)
+
+/* =====================================================================
+** Python-compatible character classes
+*/
+
+/*
+** Decode the UTF-8 code point that starts at z[i] (i < n) and store its
+** length in *pLen.  A byte that does not start a valid, complete sequence
+** decodes as PROFSUM_BADBYTE with length 1.
+*/
+static int utf8Decode(const u8 *z, int n, int i, int *pLen){
+  int c = z[i];
+  if( c<0x80 ){ *pLen = 1; return c; }
+  if( c>=0xC2 && c<=0xDF ){
+    if( i+1<n && (z[i+1]&0xC0)==0x80 ){
+      *pLen = 2;
+      return ((c&0x1F)<<6) | (z[i+1]&0x3F);
+    }
+  }else if( c>=0xE0 && c<=0xEF ){
+    if( i+2<n && (z[i+1]&0xC0)==0x80 && (z[i+2]&0xC0)==0x80 ){
+      int v = ((c&0x0F)<<12) | ((z[i+1]&0x3F)<<6) | (z[i+2]&0x3F);
+      if( v>=0x800 ){ *pLen = 3; return v; }
+    }
+  }else if( c>=0xF0 && c<=0xF4 ){
+    if( i+3<n && (z[i+1]&0xC0)==0x80 && (z[i+2]&0xC0)==0x80
+     && (z[i+3]&0xC0)==0x80 ){
+      int v = ((c&0x07)<<18) | ((z[i+1]&0x3F)<<12) | ((z[i+2]&0x3F)<<6)
+            | (z[i+3]&0x3F);
+      if( v>=0x10000 && v<=0x10FFFF ){ *pLen = 4; return v; }
+    }
+  }
+  *pLen = 1;
+  return PROFSUM_BADBYTE;
+}
+
+/*
+** True if code point c is whitespace for Python's str.isspace(),
+** str.strip() and re's \s (the same 29 code points).
+*/
+static int pyIsSpace(int c){
+  if( c<0x80 ) return (c>=0x09 && c<=0x0D) || (c>=0x1C && c<=0x20);
+  return c==0x85 || c==0xA0 || c==0x1680 || (c>=0x2000 && c<=0x200A)
+      || c==0x2028 || c==0x2029 || c==0x202F || c==0x205F || c==0x3000;
+}
+
+/* First code point of every run of ten Unicode decimal digits (general
+** category Nd, which is Python's \d and what int() accepts) above ASCII,
+** Unicode 15.1. */
+static const int aDigitBlock[] = {
+  0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66,
+  0xCE6, 0xD66, 0xDE6, 0xE50, 0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810,
+  0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620,
+  0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10, 0x104A0, 0x10D30,
+  0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650,
+  0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x11F50,
+  0x16A60, 0x16AC0, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6,
+  0x1E140, 0x1E2F0, 0x1E4F0, 0x1E950, 0x1FBF0
+};
+
+/*
+** The value 0..9 of code point c if it is a decimal digit (Python's \d),
+** else -1.
+*/
+static int pyDigit(int c){
+  int k;
+  if( c>='0' && c<='9' ) return c - '0';
+  if( c<0x660 ) return -1;
+  for(k=0; k<ArraySize(aDigitBlock); k++){
+    if( c>=aDigitBlock[k] && c<aDigitBlock[k]+10 ) return c - aDigitBlock[k];
+  }
+  return -1;
+}
+
+/* ASCII classes used by the regexes of the reference (which spell them as
+** explicit ASCII sets). */
+static int isAsciiAlpha(int c){ return (c>='a' && c<='z') || (c>='A' && c<='Z'); }
+static int isAsciiDigit(int c){ return c>='0' && c<='9'; }
+static int isIdentChar(int c){ return isAsciiAlpha(c) || isAsciiDigit(c) || c=='_'; }
+static int asciiLower(int c){ return (c>='A' && c<='Z') ? c+32 : c; }
+
+/*
+** Python str.strip() on z[*pi..*pe): move *pi forward past leading
+** whitespace and *pe back before trailing whitespace.  Both ends must be
+** code point boundaries.
+*/
+static void spanStripWs(const u8 *z, int *pi, int *pe){
+  int i = *pi, e = *pe, len, j, last;
+  while( i<e ){
+    if( !pyIsSpace(utf8Decode(z, e, i, &len)) ) break;
+    i += len;
+  }
+  /* Trailing: an ASCII last byte can be judged alone; otherwise decode
+  ** forward (multi-byte sequences cannot be decoded backward safely). */
+  while( e>i && z[e-1]<0x80 && pyIsSpace(z[e-1]) ) e--;
+  if( e>i && z[e-1]>=0x80 ){
+    last = i;
+    for(j=i; j<e; j+=len){
+      if( !pyIsSpace(utf8Decode(z, e, j, &len)) ) last = j + len;
+    }
+    e = last;
+  }
+  *pi = i;
+  *pe = e;
+}
+
+/* Python str.strip(c) for one ASCII character c on z[*pi..*pe). */
+static void spanStripChar(const u8 *z, int *pi, int *pe, int c){
+  while( *pi<*pe && z[*pi]==c ) (*pi)++;
+  while( *pe>*pi && z[*pe-1]==c ) (*pe)--;
+}
+
+/* Advance i past Python whitespace (re's \s*) in z[0..n). */
+static int skipWs(const u8 *z, int n, int i){
+  int len;
+  while( i<n && pyIsSpace(utf8Decode(z, n, i, &len)) ) i += len;
+  return i;
+}
+
+/*
+** Case-fold the character at z[i] for matching against a lower-case ASCII
+** literal under Python's re.IGNORECASE: ASCII letters are lowered, and
+** U+0130, U+0131 -> 'i', U+017F -> 's', U+212A -> 'k'.  Any other byte is
+** returned unchanged (bytes >= 0x80 never equal an ASCII literal).  Sets
+** *pLen to the number of bytes consumed.
+*/
+static int foldAt(const u8 *z, int n, int i, int *pLen){
+  int c = z[i];
+  *pLen = 1;
+  if( c<0x80 ) return asciiLower(c);
+  if( c==0xC4 && i+1<n && (z[i+1]==0xB0 || z[i+1]==0xB1) ){ *pLen = 2; return 'i'; }
+  if( c==0xC5 && i+1<n && z[i+1]==0xBF ){ *pLen = 2; return 's'; }
+  if( c==0xE2 && i+2<n && z[i+1]==0x84 && z[i+2]==0xAA ){ *pLen = 3; return 'k'; }
+  return c;
+}
+
+/*
+** If the lower-case ASCII literal zLit matches z at byte i under Python's
+** re.IGNORECASE, return the index just past the match; else -1.
+*/
+static int ciMatchAt(const u8 *z, int n, int i, const char *zLit){
+  int len;
+  for(; *zLit; zLit++){
+    if( i>=n || foldAt(z, n, i, &len)!=(u8)*zLit ) return -1;
+    i += len;
+  }
+  return i;
+}
+
+/*
+** True if any literal of the 0-terminated list azLit (lower-case ASCII)
+** occurs in z[0..n) under re.IGNORECASE, i.e. re.search() of the
+** alternation finds a match.
+*/
+static int ciSearchAny(const u8 *z, int n, const char *const *azLit){
+  int i, k, len;
+  for(i=0; i<n; i++){
+    int c = foldAt(z, n, i, &len);
+    for(k=0; azLit[k]; k++){
+      if( (u8)azLit[k][0]==c && ciMatchAt(z, n, i, azLit[k])>=0 ) return 1;
+    }
+  }
+  return 0;
+}
+
+/*
+** True if the ASCII-lower-cased z[0..n) contains the lower-case literal
+** zLit.  This is exactly Python's `zLit in name.lower()` for the literals
+** used here: no non-ASCII character lowers into one of them (U+212A gives
+** 'k', which none contains; U+0130 gives "i" + U+0307, which cannot
+** complete one).
+*/
+static int lcContains(const u8 *z, int n, const char *zLit){
+  int nLit = (int)strlen(zLit), i, j;
+  for(i=0; i+nLit<=n; i++){
+    for(j=0; j<nLit && asciiLower(z[i+j])==(u8)zLit[j]; j++){}
+    if( j==nLit ) return 1;
+  }
+  return 0;
+}
+
+/* True if z[0..n) contains any literal of the 0-terminated list azLit. */
+static int lcContainsAny(const u8 *z, int n, const char *const *azLit){
+  int k;
+  for(k=0; azLit[k]; k++){
+    if( lcContains(z, n, azLit[k]) ) return 1;
+  }
+  return 0;
+}
+
+/* =====================================================================
+** Names and categories (§1.4, §4.7)
+*/
+
+/* The stall regex of §1.4, one literal per alternative. */
+static const char *const azStall[] = {
+  "wait", "barrier", "dependency-wait", "donation holds", "semaphore",
+  "acquire", "idle", "blocked", "sleep", 0
+};
+
+/* The communication substrings of §1.4 (GPU ones last). */
+static const char *const azComm[] = {
+  "all-reduce", "all_gather", "all-gather", "reduce-scatter", "all-to-all",
+  "alltoall", "collective", "collective-permute", "permute", "psum", "send",
+  "recv", "nccl", "allgather", "allreduce", "reducescatter", 0
+};
+
+/* See funcs.h. */
+int profsumIsStallName(const char *z, int n){
+  return ciSearchAny((const u8*)z, n, azStall);
+}
+
+/* See funcs.h. */
+int profsumIsCommName(const char *z, int n){
+  return lcContainsAny((const u8*)z, n, azComm);
+}
+
+/* See funcs.h. */
+const char *profsumOpCategory(const char *z, int n){
+  if( profsumIsStallName(z, n) ) return "stall";
+  if( profsumIsCommName(z, n) ) return "communication";
+  return "compute";
+}
+
+/* See funcs.h. */
+const char *profsumEventCategory(const char *zName, int nName,
+                                 const char *zProc, int nProc){
+  if( profsumIsStallName(zName, nName) ) return "stall";
+  if( zProc && nProc>=6 && memcmp(zProc, "/host:", 6)==0 ) return "host";
+  if( profsumIsCommName(zName, nName) ) return "communication";
+  if( zProc && nProc>=8 && memcmp(zProc, "/device:", 8)==0 ) return "compute";
+  return "other";
+}
+
+/* The §4.7 rules in order: a name containing any literal of azLit[] gets
+** zCollective. */
+static const struct {
+  const char *zCollective;      /* Result */
+  const char *azLit[4];         /* 0-terminated lower-case substrings */
+} aCollective[] = {
+  { "all-reduce",         { "all-reduce", "allreduce", "psum", 0 } },
+  { "all-gather",         { "all-gather", "all_gather", "allgather", 0 } },
+  { "reduce-scatter",     { "reduce-scatter", "reducescatter", 0 } },
+  { "all-to-all",         { "all-to-all", "alltoall", 0 } },
+  { "collective-permute", { "collective-permute", "permute", 0 } },
+  { "async-collective",   { "async-collective", 0 } },
+  { "send-recv",          { "send", "recv", 0 } },
+};
+
+/* See funcs.h. */
+const char *profsumCollective(const char *z, int n){
+  int k;
+  if( !profsumIsCommName(z, n) ) return 0;
+  for(k=0; k<ArraySize(aCollective); k++){
+    if( lcContainsAny((const u8*)z, n, aCollective[k].azLit) ){
+      return aCollective[k].zCollective;
+    }
+  }
+  return "other-collective";
+}
+
+/* See funcs.h. */
+ProfsumSpan profsumCanonicalOp(const char *zIn, int n){
+  const u8 *z = (const u8*)zIn;
+  ProfsumSpan s;
+  int i = 0, e = n, j, len, iDot = -1, nDigit = 0;
+  spanStripWs(z, &i, &e);
+  while( i<e && z[i]=='%' ) i++;
+  /* Remove one trailing \.\d+$: iDot is the last '.' seen with only
+  ** digits after it so far. */
+  for(j=i; j<e; j+=len){
+    int c = utf8Decode(z, e, j, &len);
+    if( c=='.' ){
+      iDot = j;
+      nDigit = 0;
+    }else if( pyDigit(c)>=0 ){
+      nDigit++;
+    }else{
+      iDot = -1;
+    }
+  }
+  if( iDot>=0 && nDigit>0 ) e = iDot;
+  s.z = zIn + i;
+  s.n = e - i;
+  return s;
+}
+
+/* =====================================================================
+** Semantic families (§4.6)
+*/
+
+/* How the literals of a family pattern must sit in the text. */
+#define FAM_ANY   0             /* Anywhere (plain alternation) */
+#define FAM_WORD  1             /* (^|\b)(lit|lit...) */
+#define FAM_COPY  2             /* (^|\b)copy(\.|-|$) */
+
+/* classify_semantic_family() patterns, extended list, in priority order.
+** Every pattern is an IGNORECASE alternation of literals. */
+static const struct {
+  const char *zFamily;          /* Family name */
+  u8 eKind;                     /* FAM_* */
+  const char *azLit[12];        /* 0-terminated lower-case literals */
+} aFamily[] = {
+  { "optimizer_muon", FAM_ANY,
+    { "muon", "newton_schulz", "zeropower", "orthogonalize", 0 } },
+  { "optimizer_adam", FAM_ANY,
+    { "adamh", "adam", "update_first_moment", "update_second_moment", 0 } },
+  { "optimizer_apply", FAM_ANY,
+    { "optimizer_update", "apply_updates", "apply_qb_betas", 0 } },
+  { "moe", FAM_ANY, { "moe", "ragged", "expert", 0 } },
+  { "attention_splash", FAM_ANY, { "splash_mha", "splash_attention", 0 } },
+  { "attention_flash", FAM_ANY,
+    { "flash_attention", "fused_attention", "fa4_cute", 0 } },
+  { "attention_dense", FAM_ANY,
+    { "causalselfattention", "apply_rotary_embedding", 0 } },
+  { "dense_mlp", FAM_ANY, { "densemlp", 0 } },
+  /* The reference's `jit\\(silu\\)` is "jit", a backslash, then a group
+  ** "silu" + backslash: it matches the literal text jit\silu\ only. */
+  { "norm_gating", FAM_ANY, { "rmsnorm", "gatednorm", "jit\\silu\\", 0 } },
+  { "loss_xent", FAM_ANY,
+    { "linear_softmax_cross_entropy_loss", "softmax_cross_entropy", "xent", 0 } },
+  { "fusion", FAM_WORD, { "fusion.", "exponential_reduce_fusion", 0 } },
+  { "copy", FAM_COPY, { "copy", 0 } },
+  { "convert", FAM_ANY, { "convert_element_type", 0 } },
+  { "collective", FAM_ANY,
+    { "all-reduce", "all_gather", "all-gather", "reduce-scatter", "all-to-all",
+      "alltoall", "collective", "nccl", "allgather", "allreduce",
+      "reducescatter", 0 } },
+};
+
+/* Word character for \b, on case-folded text (see the file header). */
+static int isWordByte(int c){ return isIdentChar(c); }
+
+/*
+** True if family pattern iFam matches the case-folded text b[0..m)
+** (re.search semantics).
+*/
+static int familyMatch(const u8 *b, int m, int iFam){
+  int i, k;
+  int eKind = aFamily[iFam].eKind;
+  for(i=0; i<m; i++){
+    for(k=0; aFamily[iFam].azLit[k]; k++){
+      const char *zLit = aFamily[iFam].azLit[k];
+      int nLit = (int)strlen(zLit);
+      if( b[i]!=(u8)zLit[0] || i+nLit>m || memcmp(b+i, zLit, nLit)!=0 ) continue;
+      if( eKind!=FAM_ANY && i>0 && isWordByte(b[i-1]) ) continue;
+      if( eKind==FAM_COPY ){
+        int j = i + nLit;
+        int bOk = (j<m && (b[j]=='.' || b[j]=='-'))
+               || j==m || (j==m-1 && b[j]=='\n');
+        if( !bOk ) continue;
+      }
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/*
+** Append the case-folded form of z[0..n) to b[] at *pm (see foldAt()).
+** b[] must have room for n more bytes.
+*/
+static void foldAppend(u8 *b, int *pm, const u8 *z, int n){
+  int i, len;
+  for(i=0; i<n; i+=len) b[(*pm)++] = (u8)foldAt(z, n, i, &len);
+}
+
+/* See funcs.h. */
+int profsumSemanticFamily(const char *zName, int nName,
+                          const char *zPath, int nPath,
+                          const char **pzFamily){
+  u8 aStatic[512];
+  u8 *b = aStatic;
+  int m = 0, k;
+  sqlite3_int64 nNeed;
+  ProfsumSpan canon = profsumCanonicalOp(zName, nName);
+  if( zPath==0 ) nPath = 0;
+  nNeed = (sqlite3_int64)canon.n + 1 + nPath;
+  if( nNeed>(sqlite3_int64)sizeof(aStatic) ){
+    b = sqlite3_malloc64(nNeed);
+    if( b==0 ) return SQLITE_NOMEM;
+  }
+  foldAppend(b, &m, (const u8*)canon.z, canon.n);
+  if( nPath>0 ){
+    b[m++] = ' ';
+    foldAppend(b, &m, (const u8*)zPath, nPath);
+  }
+  *pzFamily = "other";
+  for(k=0; k<ArraySize(aFamily); k++){
+    if( familyMatch(b, m, k) ){ *pzFamily = aFamily[k].zFamily; break; }
+  }
+  if( b!=aStatic ) sqlite3_free(b);
+  return SQLITE_OK;
+}
+
+/* =====================================================================
+** Shape signatures (§4.6 extract_shape_signature)
+*/
+
+/* The dtypes of (?:bf16|f32|f16|s32|u32|s8|u8|pred)\[([^\]]+)\] */
+static const char *const azDtype[] = {
+  "bf16", "f32", "f16", "s32", "u32", "s8", "u8", "pred", 0
+};
+
+/*
+** Match the dtype-shape token regex (IGNORECASE) at z[i], confined to
+** z[0..n).  On a match set [*piDims, *peDims) to the dims group and return
+** the index just past the closing ']'; else return -1.
+*/
+static int dtypeTokenAt(const u8 *z, int n, int i, int *piDims, int *peDims){
+  int k;
+  for(k=0; azDtype[k]; k++){
+    int j = ciMatchAt(z, n, i, azDtype[k]);
+    if( j>=0 && j<n && z[j]=='[' ){
+      int e = j + 1;
+      while( e<n && z[e]!=']' ) e++;
+      if( e<n && e>j+1 ){
+        *piDims = j + 1;
+        *peDims = e;
+        return e + 1;
+      }
+    }
+  }
+  return -1;
+}
+
+/* Output of a shape signature under construction. */
+typedef struct SigOut SigOut;
+struct SigOut {
+  char *z;                      /* Buffer, room for the whole input + 1 */
+  int n;                        /* Bytes used */
+  int nTok;                     /* Tokens appended */
+};
+
+/*
+** Append one normalized token (_normalize_shape_token: split the dims on
+** ',', strip each, drop empties, join with ',') to p, after a '|' if it is
+** not the first.  The output never outgrows the input, so no check.
+*/
+static void sigAddToken(SigOut *p, const u8 *z, int iDims, int eDims){
+  int i = iDims, nPiece = 0;
+  if( p->nTok>0 ) p->z[p->n++] = '|';
+  while( i<=eDims ){
+    int j = i, a, b;
+    while( j<eDims && z[j]!=',' ) j++;
+    a = i; b = j;
+    spanStripWs(z, &a, &b);
+    if( b>a ){
+      if( nPiece>0 ) p->z[p->n++] = ',';
+      memcpy(p->z + p->n, z + a, b - a);
+      p->n += b - a;
+      nPiece++;
+    }
+    i = j + 1;
+  }
+  p->nTok++;
+}
+
+/*
+** re.findall() of the dtype-shape token regex over z[a..b), appending at
+** most nLimit tokens (all if nLimit <= 0) to p.
+*/
+static void sigFindAll(SigOut *p, const u8 *z, int a, int b, int nLimit){
+  int i = a, nFound = 0;
+  while( i<b && (nLimit<=0 || nFound<nLimit) ){
+    int iDims, eDims;
+    int j = dtypeTokenAt(z, b, i, &iDims, &eDims);
+    if( j<0 ){ i++; continue; }
+    sigAddToken(p, z, iDims, eDims);
+    nFound++;
+    i = j;
+  }
+}
+
+/* [A-Za-z0-9_.-] */
+static int isOpNameChar(int c){ return isIdentChar(c) || c=='.' || c=='-'; }
+
+/*
+** re.search() of =\s*\((.*?)\)\s*[A-Za-z0-9_.-]+\( with DOTALL.  On a match
+** set [*pa, *pb) to group 1 and return 1.
+**
+** Only the first '=' followed by \s*\( can match: a later one starts its
+** group further right, so it could only end the group at a ')' the first
+** one already tried.  The non-greedy group ends at the first ')' after
+** which \s*[A-Za-z0-9_.-]+\( matches (those tails are deterministic: no
+** backtracking can help them).  Linear time.
+*/
+static int sigTupleGroup(const u8 *z, int n, int *pa, int *pb){
+  int i, e, g0 = -1;
+  for(i=0; i<n && g0<0; i++){
+    if( z[i]=='=' ){
+      int j = skipWs(z, n, i+1);
+      if( j<n && z[j]=='(' ) g0 = j + 1;
+    }
+  }
+  if( g0<0 ) return 0;
+  for(e=g0; e<n; e++){
+    if( z[e]==')' ){
+      int k = skipWs(z, n, e+1), m = k;
+      while( m<n && isOpNameChar(z[m]) ) m++;
+      if( m>k && m<n && z[m]=='(' ){
+        *pa = g0;
+        *pb = e;
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+/*
+** re.search() of =\s*([A-Za-z0-9_]+\[[^\]]+\]).  On a match set [*pa, *pb)
+** to group 1 and return 1.  iClose caches the first ']' at or after the
+** last '[' tried (the '[' positions only grow), so this is linear.
+*/
+static int sigSingleGroup(const u8 *z, int n, int *pa, int *pb){
+  int i, iClose = -1;
+  for(i=0; i<n; i++){
+    int j, k;
+    if( z[i]!='=' ) continue;
+    j = skipWs(z, n, i+1);
+    for(k=j; k<n && isIdentChar(z[k]); k++){}
+    if( k==j || k>=n || z[k]!='[' ) continue;
+    if( iClose<k+1 ){
+      for(iClose=k+1; iClose<n && z[iClose]!=']'; iClose++){}
+    }
+    if( iClose>=n ) return 0;     /* No ']' after here: nothing can match */
+    if( iClose==k+1 ) continue;   /* "[]": [^\]]+ needs a character */
+    *pa = j;
+    *pb = iClose + 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* See funcs.h. */
+int profsumShapeSignature(const char *zIn, int n, char **pzSig, int *pnSig){
+  const u8 *z = (const u8*)zIn;
+  SigOut out;
+  int a, b;
+  *pzSig = 0;
+  *pnSig = 0;
+  if( zIn==0 || n<=0 ) return SQLITE_OK;
+  out.z = sqlite3_malloc64((sqlite3_uint64)n + 1);
+  if( out.z==0 ) return SQLITE_NOMEM;
+  out.n = 0;
+  out.nTok = 0;
+  if( sigTupleGroup(z, n, &a, &b) ){
+    sigFindAll(&out, z, a, b, 0);
+  }else if( sigSingleGroup(z, n, &a, &b) ){
+    sigFindAll(&out, z, a, b, 0);
+  }else{
+    sigFindAll(&out, z, 0, n, 8);
+  }
+  if( out.nTok==0 ){
+    sqlite3_free(out.z);
+    return SQLITE_OK;
+  }
+  assert( out.n<=n );
+  out.z[out.n] = 0;
+  *pzSig = out.z;
+  *pnSig = out.n;
+  return SQLITE_OK;
+}
+
+/* =====================================================================
+** Flop proxy (§4.6 estimate_flop_proxy)
+*/
+
+/* An integer of the reference (Python int): exact in int64 while it fits,
+** a double once it overflows. */
+typedef struct ProxyNum ProxyNum;
+struct ProxyNum {
+  int bReal;                    /* True: the value is r */
+  int64_t i;                    /* The value when !bReal */
+  double r;                     /* The value as a double (always set) */
+};
+
+/* A ProxyNum holding the int64 v. */
+static ProxyNum pnInt(int64_t v){
+  ProxyNum x;
+  x.bReal = 0;
+  x.i = v;
+  x.r = (double)v;
+  return x;
+}
+
+/* a*b, switching to double on int64 overflow. */
+static ProxyNum pnMul(ProxyNum a, ProxyNum b){
+  ProxyNum x;
+  if( !a.bReal && !b.bReal && !__builtin_mul_overflow(a.i, b.i, &x.i) ){
+    x.bReal = 0;
+    x.r = (double)x.i;
+    return x;
+  }
+  x.bReal = 1;
+  x.i = 0;
+  x.r = a.r * b.r;
+  return x;
+}
+
+/* a+b, switching to double on int64 overflow. */
+static ProxyNum pnAdd(ProxyNum a, ProxyNum b){
+  ProxyNum x;
+  if( !a.bReal && !b.bReal && !__builtin_add_overflow(a.i, b.i, &x.i) ){
+    x.bReal = 0;
+    x.r = (double)x.i;
+    return x;
+  }
+  x.bReal = 1;
+  x.i = 0;
+  x.r = a.r + b.r;
+  return x;
+}
+
+/* Compare two ProxyNums: <0, 0, >0. */
+static int pnCmp(ProxyNum a, ProxyNum b){
+  if( !a.bReal && !b.bReal ) return (a.i>b.i) - (a.i<b.i);
+  return (a.r>b.r) - (a.r<b.r);
+}
+
+/* True if a > 0. */
+static int pnPositive(ProxyNum a){
+  return a.bReal ? a.r>0.0 : a.i>0;
+}
+
+/* Running aggregates of estimate_flop_proxy over the shapes of a
+** signature (parse_shape_signature + the three rules). */
+typedef struct ProxyAgg ProxyAgg;
+struct ProxyAgg {
+  int bAnyShape;                /* Some token held an integer */
+  ProxyNum best;                /* Largest _shape_product() so far */
+  int bRank4;                   /* Some shape of rank >= 4 */
+  ProxyNum maxB, maxH, maxS;    /* _max_positive of dims 0..2 (rank >= 4) */
+  int bHead;                    /* Some positive dim 3 (rank >= 4) */
+  ProxyNum hdMax, hdMin;        /* Largest and smallest positive dim 3 */
+  int bRank2;                   /* Some shape of rank >= 2 */
+  ProxyNum maxR, maxC;          /* _max_positive of dims 0..1 (rank >= 2) */
+};
+
+/* One parsed shape: its first four dims, rank and product. */
+typedef struct ProxyShape ProxyShape;
+struct ProxyShape {
+  int nDim;                     /* Rank (integers found in the token) */
+  ProxyNum aDim[4];             /* The first four dims */
+  ProxyNum prod;                /* Product of all dims */
+  int bNonPos;                  /* Some dim <= 0 (product is then 0) */
+};
+
+/* *pMax = max(*pMax, v) when v > 0 (the _max_positive() fold). */
+static void pnMaxPositive(ProxyNum *pMax, ProxyNum v){
+  if( pnPositive(v) && pnCmp(v, *pMax)>0 ) *pMax = v;
+}
+
+/* Fold one finished shape into the aggregates. */
+static void proxyAddShape(ProxyAgg *p, const ProxyShape *s){
+  ProxyNum prod;
+  if( s->nDim==0 ) return;
+  prod = s->bNonPos ? pnInt(0) : s->prod;
+  if( !p->bAnyShape || pnCmp(prod, p->best)>0 ) p->best = prod;
+  p->bAnyShape = 1;
+  if( s->nDim>=4 ){
+    p->bRank4 = 1;
+    pnMaxPositive(&p->maxB, s->aDim[0]);
+    pnMaxPositive(&p->maxH, s->aDim[1]);
+    pnMaxPositive(&p->maxS, s->aDim[2]);
+    if( pnPositive(s->aDim[3]) ){
+      if( !p->bHead || pnCmp(s->aDim[3], p->hdMax)>0 ) p->hdMax = s->aDim[3];
+      if( !p->bHead || pnCmp(s->aDim[3], p->hdMin)<0 ) p->hdMin = s->aDim[3];
+      p->bHead = 1;
+    }
+  }
+  if( s->nDim>=2 ){
+    p->bRank2 = 1;
+    pnMaxPositive(&p->maxR, s->aDim[0]);
+    pnMaxPositive(&p->maxC, s->aDim[1]);
+  }
+}
+
+/* Add one dim to a shape under construction. */
+static void proxyAddDim(ProxyShape *s, ProxyNum v){
+  if( s->nDim<4 ) s->aDim[s->nDim] = v;
+  s->prod = s->nDim==0 ? v : pnMul(s->prod, v);
+  if( !pnPositive(v) ) s->bNonPos = 1;
+  s->nDim++;
+}
+
+/* Store a finished ProxyNum as the result of profsumFlopProxy(). */
+static int proxyResult(ProxyNum v, int64_t *piVal, double *prVal){
+  if( v.bReal ){ *prVal = v.r; return PROFSUM_FLOP_REAL; }
+  *piVal = v.i;
+  return PROFSUM_FLOP_INT;
+}
+
+/* See funcs.h. */
+int profsumFlopProxy(const char *zFamily, int nFamily,
+                     const char *zSig, int nSig,
+                     int64_t *piVal, double *prVal){
+  const u8 *z = (const u8*)zSig;
+  ProxyAgg agg;
+  ProxyShape shape;
+  int i = 0, len;
+  memset(&agg, 0, sizeof(agg));
+  agg.maxB = agg.maxH = agg.maxS = agg.maxR = agg.maxC = pnInt(0);
+  memset(&shape, 0, sizeof(shape));
+  if( zSig==0 ) nSig = 0;
+  /* parse_shape_signature: tokens split on '|', the -?\d+ integers of
+  ** each (any Unicode decimal digits, as int() accepts). */
+  while( i<nSig ){
+    int c = utf8Decode(z, nSig, i, &len);
+    int bNeg = 0, j = i, lenD;
+    if( c=='|' ){
+      proxyAddShape(&agg, &shape);
+      memset(&shape, 0, sizeof(shape));
+      i += len;
+      continue;
+    }
+    if( c=='-' ){
+      if( i+1<nSig && pyDigit(utf8Decode(z, nSig, i+1, &lenD))>=0 ){
+        bNeg = 1;
+        j = i + 1;
+      }
+    }
+    if( bNeg || pyDigit(c)>=0 ){
+      ProxyNum v = pnInt(0);
+      int d;
+      while( j<nSig && (d = pyDigit(utf8Decode(z, nSig, j, &lenD)))>=0 ){
+        v = pnAdd(pnMul(v, pnInt(10)), pnInt(d));
+        j += lenD;
+      }
+      if( bNeg ) v = pnMul(v, pnInt(-1));
+      proxyAddDim(&shape, v);
+      i = j;
+      continue;
+    }
+    i += len;
+  }
+  proxyAddShape(&agg, &shape);
+  if( !agg.bAnyShape || zFamily==0 ) return PROFSUM_FLOP_NULL;
+
+  if( nFamily>=9 && memcmp(zFamily, "attention", 9)==0 && agg.bRank4
+   && pnPositive(agg.maxB) && pnPositive(agg.maxH) && pnPositive(agg.maxS)
+   && agg.bHead ){
+    /* 2 * B * H * S * S * (d_qk + d_v), left to right as the reference */
+    ProxyNum v = pnMul(pnInt(2), agg.maxB);
+    v = pnMul(v, agg.maxH);
+    v = pnMul(v, agg.maxS);
+    v = pnMul(v, agg.maxS);
+    v = pnMul(v, pnAdd(agg.hdMax, agg.hdMin));
+    return proxyResult(v, piVal, prVal);
+  }
+  if( nFamily==9 && memcmp(zFamily, "loss_xent", 9)==0 && agg.bRank2
+   && pnPositive(agg.maxR) && pnPositive(agg.maxC) ){
+    ProxyNum v = pnMul(pnMul(pnInt(2), agg.maxR), agg.maxC);
+    return proxyResult(v, piVal, prVal);
+  }
+  if( pnPositive(agg.best) ) return proxyResult(agg.best, piVal, prVal);
+  return PROFSUM_FLOP_NULL;
+}
+
+/* =====================================================================
+** Region paths (§4.9)
+*/
+
+/* Normalized form of a piece for the blacklist test, built one character
+** at a time without allocating: the first 16 characters, the length, and a
+** 7-character window for the "contains" tokens. */
+typedef struct BlackNorm BlackNorm;
+struct BlackNorm {
+  u8 aHead[16];                 /* First characters after the leading '_'s */
+  int nNorm;                    /* Characters emitted (after leading '_'s) */
+  int nLast;                    /* Length without trailing '_'s */
+  u8 aWin[7];                   /* The last 7 characters emitted */
+  int bContains;                /* A "contains" token was seen */
+};
+
+/* Blacklist tables of §4.9 (mainline: no `command_buffer`). */
+static const char *const azBlackExact[] = {
+  "xla", "xla_ops", "xla_modules", "xla_traceme", "xla_trace_me",
+  "pallas_call", "shard_map", "call", "execute", "launch", "tpu_launch", 0
+};
+static const char *const azBlackPrefix[] = {
+  "pjrt", "xla_", "tpu_", "stream_executor", 0
+};
+static const char *const azBlackContains[] = {
+  "launch", "execute", "thunk", "runtime", 0
+};
+
+/* Emit one character c of the normalized string (strip('_') at the front
+** is done here; at the back by nLast). */
+static void blackEmit(BlackNorm *p, int c){
+  int k;
+  if( c=='_' && p->nNorm==0 ) return;
+  if( p->nNorm<(int)sizeof(p->aHead) ) p->aHead[p->nNorm] = (u8)c;
+  p->nNorm++;
+  memmove(p->aWin, p->aWin+1, sizeof(p->aWin)-1);
+  p->aWin[sizeof(p->aWin)-1] = (u8)c;
+  if( c=='_' ) return;
+  p->nLast = p->nNorm;
+  for(k=0; azBlackContains[k]; k++){
+    int nTok = (int)strlen(azBlackContains[k]);
+    if( p->nNorm>=nTok
+     && memcmp(p->aWin + sizeof(p->aWin) - nTok, azBlackContains[k], nTok)==0 ){
+      p->bContains = 1;
+    }
+  }
+}
+
+/* See funcs.h.
+**
+** The reference: lowered = part.lower().strip(); normalized =
+** re.sub(r"[^a-z0-9_]+", "_", lowered).strip("_").  Every non-ASCII
+** character lowers to something outside [a-z0-9_] except U+212A ('k') and
+** U+0130 ("i" + U+0307), so a run of other characters becomes one '_'.
+*/
+int profsumIsBlacklistedSegment(const char *zIn, int n){
+  const u8 *z = (const u8*)zIn;
+  BlackNorm b;
+  int i, k, len, bSep = 0;
+  memset(&b, 0, sizeof(b));
+  for(i=0; i<n; i+=len){
+    int c = utf8Decode(z, n, i, &len);
+    int w = -1;                   /* ASCII character emitted, if any */
+    if( c>=0 && c<0x80 && isIdentChar(c) ) w = asciiLower(c);
+    else if( c==0x212A ) w = 'k';
+    else if( c==0x130 ) w = 'i';
+    if( w<0 ){ bSep = 1; continue; }
+    if( bSep ){ blackEmit(&b, '_'); bSep = 0; }
+    blackEmit(&b, w);
+    if( c==0x130 ) bSep = 1;      /* The U+0307 after the 'i' */
+  }
+  if( b.nLast==0 ) return 1;
+  if( b.bContains ) return 1;
+  for(k=0; azBlackExact[k]; k++){
+    int nTok = (int)strlen(azBlackExact[k]);
+    if( b.nLast==nTok && memcmp(b.aHead, azBlackExact[k], nTok)==0 ) return 1;
+  }
+  for(k=0; azBlackPrefix[k]; k++){
+    int nTok = (int)strlen(azBlackPrefix[k]);
+    if( b.nLast>=nTok && memcmp(b.aHead, azBlackPrefix[k], nTok)==0 ) return 1;
+  }
+  return 0;
+}
+
+/* The wrappers unwrapped from tf_op pieces. */
+static const char *const azWrapper[] = {
+  "jit", "jvp", "transpose", "vmap", "pjit", "named_call", "remat",
+  "checkpoint", 0
+};
+
+/* True if z[0..n) is exactly one of the wrapper words. */
+static int isWrapperWord(const u8 *z, int n){
+  int k;
+  for(k=0; azWrapper[k]; k++){
+    if( (int)strlen(azWrapper[k])==n && memcmp(z, azWrapper[k], n)==0 ) return 1;
+  }
+  return 0;
+}
+
+/* See funcs.h.  Mirrors the reference's _canonical_tf_op_part(). */
+ProfsumSpan profsumCanonicalTfOpPiece(const char *zIn, int n){
+  const u8 *z = (const u8*)zIn;
+  ProfsumSpan s;
+  int i = 0, e = n;
+  s.z = zIn;
+  s.n = 0;
+  spanStripWs(z, &i, &e);
+  spanStripChar(z, &i, &e, ':');
+  if( i>=e ) return s;
+  for(;;){
+    /* re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\((.*)\)"): the name runs to
+    ** the first '(' and the piece ends with ')'; `.` excludes '\n'. */
+    int k, a, b;
+    if( !isAsciiAlpha(z[i]) && z[i]!='_' ) break;
+    for(k=i+1; k<e && isIdentChar(z[k]); k++){}
+    if( k>=e || z[k]!='(' || e-k<2 || z[e-1]!=')' ) break;
+    if( memchr(z+k+1, '\n', e-1-(k+1))!=0 ) break;
+    if( !isWrapperWord(z+i, k-i) ) break;
+    a = k + 1;
+    b = e - 1;
+    spanStripWs(z, &a, &b);
+    if( a>=b ) return s;
+    i = a;
+    e = b;
+  }
+  if( isWrapperWord(z+i, e-i) ) return s;
+  spanStripWs(z, &i, &e);
+  spanStripChar(z, &i, &e, ':');
+  if( e-i>=15 && memcmp(z+i, "dynamic_donated", 15)==0 ){
+    const u8 *pDot = memchr(z+i, '.', e-i);
+    if( pDot!=0 && (int)(pDot-z)+1<e ) i = (int)(pDot-z) + 1;
+  }
+  s.z = zIn + i;
+  s.n = e - i;
+  return s;
+}
+
+/* See funcs.h. */
+void profsumPartsInit(ProfsumParts *p){
+  p->nPart = 0;
+  p->nAlloc = ArraySize(p->aStatic);
+  p->aPart = p->aStatic;
+}
+
+/* See funcs.h. */
+void profsumPartsClear(ProfsumParts *p){
+  if( p->aPart!=p->aStatic ) sqlite3_free(p->aPart);
+  profsumPartsInit(p);
+}
+
+/* Append span (z, n) to p.  SQLITE_OK or SQLITE_NOMEM. */
+static int partsAppend(ProfsumParts *p, const char *z, int n){
+  if( p->nPart>=p->nAlloc ){
+    int nNew = p->nAlloc*2;
+    ProfsumSpan *aNew;
+    if( p->aPart==p->aStatic ){
+      aNew = sqlite3_malloc64(sizeof(ProfsumSpan)*(sqlite3_uint64)nNew);
+      if( aNew ) memcpy(aNew, p->aStatic, sizeof(ProfsumSpan)*p->nPart);
+    }else{
+      aNew = sqlite3_realloc64(p->aPart, sizeof(ProfsumSpan)*(sqlite3_uint64)nNew);
+    }
+    if( aNew==0 ) return SQLITE_NOMEM;
+    p->aPart = aNew;
+    p->nAlloc = nNew;
+  }
+  p->aPart[p->nPart].z = z;
+  p->aPart[p->nPart].n = n;
+  p->nPart++;
+  return SQLITE_OK;
+}
+
+/* True if z[i..e) is empty or whitespace only (not `part.strip()`). */
+static int isBlankRange(const u8 *z, int i, int e){
+  spanStripWs(z, &i, &e);
+  return i>=e;
+}
+
+/* See funcs.h. */
+int profsumTfOpParts(const char *zIn, int n, ProfsumParts *p){
+  const u8 *z = (const u8*)zIn;
+  int i = 0;
+  p->nPart = 0;
+  if( zIn==0 ) return SQLITE_OK;
+  while( i<=n ){
+    int j = i;
+    while( j<n && z[j]!='/' ) j++;
+    if( !isBlankRange(z, i, j) ){
+      ProfsumSpan s = profsumCanonicalTfOpPiece(zIn+i, j-i);
+      if( s.n>0 && !profsumIsBlacklistedSegment(s.z, s.n) ){
+        if( partsAppend(p, s.z, s.n) ){
+          profsumPartsClear(p);
+          return SQLITE_NOMEM;
+        }
+      }
+    }
+    i = j + 1;
+  }
+  return SQLITE_OK;
+}
+
+/* Find the 2-byte delimiter zDelim in z[i..n); its index or -1. */
+static int findDelim(const u8 *z, int n, int i, const char *zDelim){
+  for(; i+1<n; i++){
+    if( z[i]==(u8)zDelim[0] && z[i+1]==(u8)zDelim[1] ) return i;
+  }
+  return -1;
+}
+
+/* See funcs.h. */
+int profsumHierarchyParts(const char *zName, int nName,
+                          const char *zTfOp, int nTfOp,
+                          ProfsumParts *p, int *pbFallback){
+  const u8 *z = (const u8*)zName;
+  ProfsumSpan canon;
+  p->nPart = 0;
+  if( zName==0 ) nName = 0;
+  /* Rule 1: tf_op */
+  if( zTfOp && nTfOp>0 ){
+    int rc = profsumTfOpParts(zTfOp, nTfOp, p);
+    if( rc ) return rc;
+  }
+  /* Rule 2: split the name on "=>" (checked first) or "::" */
+  if( p->nPart==0 && nName>0 ){
+    const char *zDelim = findDelim(z, nName, 0, "=>")>=0 ? "=>"
+                       : findDelim(z, nName, 0, "::")>=0 ? "::" : 0;
+    if( zDelim ){
+      int i = 0;
+      while( i<=nName ){
+        int j = findDelim(z, nName, i, zDelim), a = i, b;
+        if( j<0 ) j = nName;
+        b = j;
+        spanStripWs(z, &a, &b);
+        if( b>a && !profsumIsBlacklistedSegment(zName+a, b-a) ){
+          if( partsAppend(p, zName+a, b-a) ){
+            profsumPartsClear(p);
+            return SQLITE_NOMEM;
+          }
+        }
+        i = j + 2;
+      }
+    }
+  }
+  /* Rule 3: the canonical name (the fallback) */
+  canon = profsumCanonicalOp(zName ? zName : "", nName);
+  if( p->nPart==0 ){
+    if( partsAppend(p, canon.z, canon.n) ) return SQLITE_NOMEM;
+  }
+  if( pbFallback ){
+    *pbFallback = p->nPart==1 && p->aPart[0].n==canon.n
+               && memcmp(p->aPart[0].z, canon.z, canon.n)==0;
+  }
+  return SQLITE_OK;
+}
+
+/* See funcs.h. */
+char *profsumPartsJoin(const ProfsumParts *p, int nMax, int *pn){
+  sqlite3_int64 nByte = 0;
+  int k, nUse = p->nPart, m = 0;
+  char *z;
+  if( nMax>0 && nMax<nUse ) nUse = nMax;
+  for(k=0; k<nUse; k++) nByte += p->aPart[k].n + (k>0 ? 2 : 0);
+  z = sqlite3_malloc64(nByte + 1);
+  if( z==0 ) return 0;
+  for(k=0; k<nUse; k++){
+    if( k>0 ){ z[m++] = '='; z[m++] = '>'; }
+    memcpy(z+m, p->aPart[k].z, p->aPart[k].n);
+    m += p->aPart[k].n;
+  }
+  z[m] = 0;
+  if( pn ) *pn = m;
+  return z;
+}
+
+/* =====================================================================
+** Exclusive time (§2)
+*/
+
+/* Sort key of the int64 variant.  With equal ts, end descending is dur
+** descending, so no sum (and no overflow) is needed to sort. */
+typedef struct ExclKeyI ExclKeyI;
+struct ExclKeyI {
+  int64_t ts;                   /* Start */
+  int64_t dur;                  /* Duration (> 0) */
+  int idx;                      /* Input position: the stable tie-break */
+};
+
+/* qsort comparator: ts asc, dur desc, input order. */
+static int exclKeyICmp(const void *pA, const void *pB){
+  const ExclKeyI *a = pA, *b = pB;
+  if( a->ts!=b->ts ) return a->ts<b->ts ? -1 : 1;
+  if( a->dur!=b->dur ) return a->dur>b->dur ? -1 : 1;
+  return (a->idx>b->idx) - (a->idx<b->idx);
+}
+
+/* Finalize the top of the int64 stack (see funcs.h).  Child sums saturate
+** at INT64_MAX: once a child sum reaches dur the result is 0 anyway. */
+static void exclPopI(int *aStack, int64_t *aChild, int *pnStack,
+                     const int64_t *aDur, int64_t *aExcl){
+  int k = aStack[--(*pnStack)];
+  int64_t d = aDur[k], c = aChild[*pnStack];
+  aExcl[k] = c>=d ? 0 : d - c;
+  if( *pnStack>0 ){
+    int64_t *pC = &aChild[*pnStack-1];
+    if( __builtin_add_overflow(*pC, d, pC) ) *pC = INT64_MAX;
+  }
+}
+
+/* See funcs.h. */
+int profsumExclusiveInt64(int n, const int64_t *aTs, const int64_t *aDur,
+                          int64_t *aExcl){
+  ExclKeyI *aKey;
+  int64_t *aChild;
+  int *aStack;
+  int i, nStack = 0;
+  if( n<=0 ) return SQLITE_OK;
+  aKey = sqlite3_malloc64((sizeof(ExclKeyI)+sizeof(int64_t)+sizeof(int))
+                          *(sqlite3_uint64)n);
+  if( aKey==0 ) return SQLITE_NOMEM;
+  aChild = (int64_t*)&aKey[n];
+  aStack = (int*)&aChild[n];
+  for(i=0; i<n; i++){
+    aKey[i].ts = aTs[i];
+    aKey[i].dur = aDur[i];
+    aKey[i].idx = i;
+  }
+  qsort(aKey, n, sizeof(ExclKeyI), exclKeyICmp);
+  for(i=0; i<n; i++){
+    int k = aKey[i].idx;
+    __int128 s = aTs[k], e = (__int128)aTs[k] + aDur[k];
+    while( nStack>0
+        && s>=(__int128)aTs[aStack[nStack-1]] + aDur[aStack[nStack-1]] ){
+      exclPopI(aStack, aChild, &nStack, aDur, aExcl);
+    }
+    while( nStack>0
+        && e>(__int128)aTs[aStack[nStack-1]] + aDur[aStack[nStack-1]] ){
+      exclPopI(aStack, aChild, &nStack, aDur, aExcl);
+    }
+    aStack[nStack] = k;
+    aChild[nStack] = 0;
+    nStack++;
+  }
+  while( nStack>0 ) exclPopI(aStack, aChild, &nStack, aDur, aExcl);
+  sqlite3_free(aKey);
+  return SQLITE_OK;
+}
+
+/* Sort key of the double variant: the reference's (ts, -(ts + dur)). */
+typedef struct ExclKeyR ExclKeyR;
+struct ExclKeyR {
+  double ts;                    /* Start */
+  double end;                   /* ts + dur, rounded as the reference */
+  int idx;                      /* Input position: the stable tie-break */
+};
+
+/* qsort comparator: ts asc, end desc, input order. */
+static int exclKeyRCmp(const void *pA, const void *pB){
+  const ExclKeyR *a = pA, *b = pB;
+  if( a->ts!=b->ts ) return a->ts<b->ts ? -1 : 1;
+  if( a->end!=b->end ) return a->end>b->end ? -1 : 1;
+  return (a->idx>b->idx) - (a->idx<b->idx);
+}
+
+/* Finalize the top of the double stack: max(0.0, dur - child) as Python's
+** max() (a NaN difference gives 0.0), then the parent's child sum grows by
+** the full dur. */
+static void exclPopR(int *aStack, double *aChild, int *pnStack,
+                     const double *aDur, double *aExcl){
+  int k = aStack[--(*pnStack)];
+  double x = aDur[k] - aChild[*pnStack];
+  aExcl[k] = x>0.0 ? x : 0.0;
+  if( *pnStack>0 ) aChild[*pnStack-1] += aDur[k];
+}
+
+/* See funcs.h. */
+int profsumExclusiveDouble(int n, const double *aTs, const double *aDur,
+                           double *aExcl){
+  ExclKeyR *aKey;
+  double *aChild;
+  int *aStack;
+  int i, nStack = 0;
+  if( n<=0 ) return SQLITE_OK;
+  aKey = sqlite3_malloc64((sizeof(ExclKeyR)+sizeof(double)+sizeof(int))
+                          *(sqlite3_uint64)n);
+  if( aKey==0 ) return SQLITE_NOMEM;
+  aChild = (double*)&aKey[n];
+  aStack = (int*)&aChild[n];
+  for(i=0; i<n; i++){
+    aKey[i].ts = aTs[i];
+    aKey[i].end = aTs[i] + aDur[i];
+    aKey[i].idx = i;
+  }
+  qsort(aKey, n, sizeof(ExclKeyR), exclKeyRCmp);
+  for(i=0; i<n; i++){
+    int k = aKey[i].idx;
+    double s = aTs[k], e = aKey[i].end;
+    while( nStack>0 && s>=aTs[aStack[nStack-1]] + aDur[aStack[nStack-1]] ){
+      exclPopR(aStack, aChild, &nStack, aDur, aExcl);
+    }
+    while( nStack>0 && e>aTs[aStack[nStack-1]] + aDur[aStack[nStack-1]] ){
+      exclPopR(aStack, aChild, &nStack, aDur, aExcl);
+    }
+    aStack[nStack] = k;
+    aChild[nStack] = 0.0;
+    nStack++;
+  }
+  while( nStack>0 ) exclPopR(aStack, aChild, &nStack, aDur, aExcl);
+  sqlite3_free(aKey);
+  return SQLITE_OK;
+}
+
+/* The one window frame exclusive_time() supports. */
+#define EXCL_FRAME "OVER (PARTITION BY pid, tid ORDER BY idx ROWS BETWEEN " \
+                   "UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+#define EXCL_FRAME_ERR "exclusive_time: requires the frame " EXCL_FRAME
+
+/* One input number. */
+typedef union ExclNum ExclNum;
+union ExclNum {
+  int64_t i;                    /* SQLITE_INTEGER */
+  double r;                     /* SQLITE_FLOAT */
+};
+
+/* One stepped row.  After the computation, ts holds the result and eTs
+** says its type (SQLITE_NULL for no value). */
+typedef struct ExclRow ExclRow;
+struct ExclRow {
+  ExclNum ts, dur;              /* Arguments */
+  u8 eTs, eDur;                 /* SQLITE_INTEGER, SQLITE_FLOAT or SQLITE_NULL */
+};
+
+/* Aggregate context of exclusive_time(): one partition. */
+typedef struct ExclState ExclState;
+struct ExclState {
+  ExclRow *aRow;                /* Rows in partition order (sqlite3_malloc) */
+  int nRow;                     /* Rows stepped */
+  int nAlloc;                   /* Capacity of aRow[] */
+  int bReal;                    /* Some non-NULL argument was REAL */
+  int nValue;                   /* xValue calls so far */
+  int bErr;                     /* An error was reported; state is freed */
+};
+
+/* Most rows one partition may hold (keeps every size in an int). */
+#define EXCL_MAX_ROWS 0x3FFFFFFF
+
+/* Free the rows of p (the context itself belongs to SQLite). */
+static void exclStateFree(ExclState *p){
+  sqlite3_free(p->aRow);
+  p->aRow = 0;
+  p->nRow = 0;
+  p->nAlloc = 0;
+}
+
+/* Report an error on ctx with the static message zMsg and drop the state. */
+static void exclFail(sqlite3_context *ctx, ExclState *p, const char *zMsg){
+  sqlite3_result_error(ctx, zMsg, -1);
+  if( p ){
+    exclStateFree(p);
+    p->bErr = 1;
+  }
+}
+
+/* True if row r takes part in §2: ts and dur present and dur > 0. */
+static int exclRowValid(const ExclRow *r){
+  if( r->eTs==SQLITE_NULL || r->eDur==SQLITE_NULL ) return 0;
+  return r->eDur==SQLITE_INTEGER ? r->dur.i>0 : r->dur.r>0.0;
+}
+
+/*
+** Compute §2 for the collected partition and store each row's result in
+** its ts field (eTs = result type, SQLITE_NULL for none).  SQLITE_OK or
+** SQLITE_NOMEM.
+*/
+static int exclCompute(ExclState *p){
+  int i, n = 0, rc;
+  for(i=0; i<p->nRow; i++) n += exclRowValid(&p->aRow[i]);
+  if( p->bReal ){
+    double *a = sqlite3_malloc64(sizeof(double)*3*(sqlite3_uint64)(n ? n : 1));
+    double *aTs = a, *aDur = a + n, *aOut = a + 2*n;
+    if( a==0 ) return SQLITE_NOMEM;
+    for(i=0, n=0; i<p->nRow; i++){
+      ExclRow *r = &p->aRow[i];
+      if( !exclRowValid(r) ) continue;
+      aTs[n] = r->eTs==SQLITE_INTEGER ? (double)r->ts.i : r->ts.r;
+      aDur[n] = r->eDur==SQLITE_INTEGER ? (double)r->dur.i : r->dur.r;
+      n++;
+    }
+    rc = profsumExclusiveDouble(n, aTs, aDur, aOut);
+    for(i=0, n=0; rc==SQLITE_OK && i<p->nRow; i++){
+      ExclRow *r = &p->aRow[i];
+      if( exclRowValid(r) ){
+        r->ts.r = aOut[n++];
+        r->eTs = SQLITE_FLOAT;
+      }else{
+        r->eTs = SQLITE_NULL;
+      }
+    }
+    sqlite3_free(a);
+  }else{
+    int64_t *a = sqlite3_malloc64(sizeof(int64_t)*3*(sqlite3_uint64)(n ? n : 1));
+    int64_t *aTs = a, *aDur = a + n, *aOut = a + 2*n;
+    if( a==0 ) return SQLITE_NOMEM;
+    for(i=0, n=0; i<p->nRow; i++){
+      ExclRow *r = &p->aRow[i];
+      if( !exclRowValid(r) ) continue;
+      aTs[n] = r->ts.i;
+      aDur[n] = r->dur.i;
+      n++;
+    }
+    rc = profsumExclusiveInt64(n, aTs, aDur, aOut);
+    for(i=0, n=0; rc==SQLITE_OK && i<p->nRow; i++){
+      ExclRow *r = &p->aRow[i];
+      if( exclRowValid(r) ){
+        r->ts.i = aOut[n++];
+        r->eTs = SQLITE_INTEGER;
+      }else{
+        r->eTs = SQLITE_NULL;
+      }
+    }
+    sqlite3_free(a);
+  }
+  return rc;
+}
+
+/*
+** Read argument v (named zArg) of exclusive_time() into *pNum / *peType.
+** Returns 0, or 1 after reporting an error (TEXT or BLOB).
+*/
+static int exclReadArg(sqlite3_context *ctx, ExclState *p, sqlite3_value *v,
+                       const char *zArg, ExclNum *pNum, u8 *peType){
+  char *zMsg;
+  switch( sqlite3_value_type(v) ){
+    case SQLITE_INTEGER:
+      pNum->i = sqlite3_value_int64(v);
+      *peType = SQLITE_INTEGER;
+      return 0;
+    case SQLITE_FLOAT:
+      pNum->r = sqlite3_value_double(v);
+      *peType = SQLITE_FLOAT;
+      p->bReal = 1;
+      return 0;
+    case SQLITE_NULL:
+      pNum->i = 0;
+      *peType = SQLITE_NULL;
+      return 0;
+    case SQLITE_TEXT:
+      zMsg = sqlite3_mprintf("exclusive_time: %s must be a number or NULL, "
+                             "got text '%s'", zArg, sqlite3_value_text(v));
+      break;
+    default:
+      zMsg = sqlite3_mprintf("exclusive_time: %s must be a number or NULL, "
+                             "got a blob", zArg);
+      break;
+  }
+  if( zMsg==0 ){
+    sqlite3_result_error_nomem(ctx);
+    exclStateFree(p);
+    p->bErr = 1;
+  }else{
+    exclFail(ctx, p, zMsg);
+    sqlite3_free(zMsg);
+  }
+  return 1;
+}
+
+/* xStep: collect (ts, dur) of the next row of the partition. */
+static void exclStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  ExclState *p = sqlite3_aggregate_context(ctx, sizeof(ExclState));
+  ExclRow row;
+  (void)argc;
+  if( p==0 ){ sqlite3_result_error_nomem(ctx); return; }
+  if( p->bErr ) return;
+  if( p->nValue>0 ){ exclFail(ctx, p, EXCL_FRAME_ERR); return; }
+  if( exclReadArg(ctx, p, argv[0], "ts", &row.ts, &row.eTs) ) return;
+  if( exclReadArg(ctx, p, argv[1], "dur", &row.dur, &row.eDur) ) return;
+  if( p->nRow>=p->nAlloc ){
+    int nNew = p->nAlloc ? p->nAlloc*2 : 64;
+    ExclRow *aNew;
+    if( p->nRow>=EXCL_MAX_ROWS ){
+      exclFail(ctx, p, "exclusive_time: too many rows in one partition");
+      return;
+    }
+    if( nNew>EXCL_MAX_ROWS ) nNew = EXCL_MAX_ROWS;
+    aNew = sqlite3_realloc64(p->aRow, sizeof(ExclRow)*(sqlite3_uint64)nNew);
+    if( aNew==0 ){
+      sqlite3_result_error_nomem(ctx);
+      exclStateFree(p);
+      p->bErr = 1;
+      return;
+    }
+    p->aRow = aNew;
+    p->nAlloc = nNew;
+  }
+  p->aRow[p->nRow++] = row;
+}
+
+/* xValue: the result of the next row (computing all of them first). */
+static void exclValue(sqlite3_context *ctx){
+  ExclState *p = sqlite3_aggregate_context(ctx, 0);
+  ExclRow *r;
+  if( p==0 || p->bErr ) return;   /* No row stepped (FILTER): NULL */
+  if( p->nValue==0 && exclCompute(p)!=SQLITE_OK ){
+    sqlite3_result_error_nomem(ctx);
+    exclStateFree(p);
+    p->bErr = 1;
+    return;
+  }
+  if( p->nValue>=p->nRow ){
+    exclFail(ctx, p, "exclusive_time: more rows than were stepped (FILTER is "
+                     "not supported); requires the frame " EXCL_FRAME);
+    return;
+  }
+  r = &p->aRow[p->nValue++];
+  if( r->eTs==SQLITE_INTEGER ){
+    sqlite3_result_int64(ctx, r->ts.i);
+  }else if( r->eTs==SQLITE_FLOAT ){
+    sqlite3_result_double(ctx, r->ts.r);
+  }
+}
+
+/* xInverse: only sliding frames remove rows; they are not supported. */
+static void exclInverse(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc; (void)argv;
+  exclFail(ctx, sqlite3_aggregate_context(ctx, 0), EXCL_FRAME_ERR);
+}
+
+/* xFinal: end of the partition; free everything.  Reached without any
+** xValue only in aggregate use or with an EXCLUDE clause (SQLite then uses
+** xFinal as each row's value): an error. */
+static void exclFinal(sqlite3_context *ctx){
+  ExclState *p = sqlite3_aggregate_context(ctx, 0);
+  if( p==0 ) return;
+  if( p->nValue==0 && !p->bErr ) sqlite3_result_error(ctx, EXCL_FRAME_ERR, -1);
+  exclStateFree(p);
+}
+
+/* =====================================================================
+** SQL wrappers
+*/
+
+/*
+** Text of argument v and its length in *pn.  Returns 0 for NULL (and
+** reports SQLITE_NOMEM on ctx if a non-NULL value could not be converted,
+** with *pbErr set).
+*/
+static const char *argText(sqlite3_context *ctx, sqlite3_value *v, int *pn,
+                           int *pbErr){
+  const char *z;
+  *pn = 0;
+  if( sqlite3_value_type(v)==SQLITE_NULL ) return 0;
+  z = (const char*)sqlite3_value_text(v);
+  if( z==0 ){
+    sqlite3_result_error_nomem(ctx);
+    *pbErr = 1;
+    return 0;
+  }
+  *pn = sqlite3_value_bytes(v);
+  return z;
+}
+
+/* classify_op(name [, process_name [, thread_name]]) */
+static void classifyOpFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  int nName, nProc = 0, nThread, bErr = 0;
+  const char *zName, *zProc = 0, *zThread;
+  if( argc>=3 ){
+    zThread = argText(ctx, argv[2], &nThread, &bErr);
+    if( bErr ) return;
+    if( zThread && nThread==5 && memcmp(zThread, "Steps", 5)==0 ) return;
+  }
+  zName = argText(ctx, argv[0], &nName, &bErr);
+  if( zName==0 ) return;
+  if( argc==1 ){
+    sqlite3_result_text(ctx, profsumOpCategory(zName, nName), -1, SQLITE_STATIC);
+    return;
+  }
+  zProc = argText(ctx, argv[1], &nProc, &bErr);
+  if( bErr ) return;
+  sqlite3_result_text(ctx, profsumEventCategory(zName, nName, zProc, nProc),
+                      -1, SQLITE_STATIC);
+}
+
+/* tf_region(tf_op [, depth]) */
+static void tfRegionFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  ProfsumParts parts;
+  sqlite3_int64 iDepth = 0;
+  int n, nOut, bErr = 0;
+  const char *z;
+  char *zOut;
+  if( argc>=2 ){
+    int eType = sqlite3_value_numeric_type(argv[1]);
+    if( eType==SQLITE_NULL ) return;
+    if( eType==SQLITE_INTEGER ){
+      iDepth = sqlite3_value_int64(argv[1]);
+    }else if( eType==SQLITE_FLOAT ){
+      double r = sqlite3_value_double(argv[1]);
+      iDepth = (r>=1.0 && r<=2147483647.0 && r==(double)(sqlite3_int64)r)
+             ? (sqlite3_int64)r : 0;
+    }
+    if( iDepth<1 ){
+      profsumCtxErr(ctx, "tf_region: depth must be a positive integer, got '%s'",
+                    sqlite3_value_text(argv[1]));
+      return;
+    }
+    if( iDepth>0x7FFFFFFF ) iDepth = 0x7FFFFFFF;
+  }
+  z = argText(ctx, argv[0], &n, &bErr);
+  if( z==0 || n==0 ) return;
+  profsumPartsInit(&parts);
+  if( profsumTfOpParts(z, n, &parts) ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if( parts.nPart>0 ){
+    zOut = profsumPartsJoin(&parts, (int)iDepth, &nOut);
+    if( zOut==0 ){
+      sqlite3_result_error_nomem(ctx);
+    }else{
+      sqlite3_result_text(ctx, zOut, nOut, sqlite3_free);
+    }
+  }
+  profsumPartsClear(&parts);
+}
+
+/* profsum_canonical_op(name) */
+static void canonicalOpFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  int n, bErr = 0;
+  const char *z = argText(ctx, argv[0], &n, &bErr);
+  ProfsumSpan s;
+  (void)argc;
+  if( z==0 ) return;
+  s = profsumCanonicalOp(z, n);
+  sqlite3_result_text(ctx, s.z, s.n, SQLITE_TRANSIENT);
+}
+
+/* profsum_collective(name) */
+static void collectiveFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  int n, bErr = 0;
+  const char *z = argText(ctx, argv[0], &n, &bErr);
+  const char *zColl;
+  (void)argc;
+  if( z==0 ) return;
+  zColl = profsumCollective(z, n);
+  if( zColl ) sqlite3_result_text(ctx, zColl, -1, SQLITE_STATIC);
+}
+
+/* profsum_semantic_family(name [, tf_op_path]) */
+static void semanticFamilyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  int nName, nPath = 0, bErr = 0;
+  const char *zName = argText(ctx, argv[0], &nName, &bErr);
+  const char *zPath = 0, *zFamily;
+  if( zName==0 ) return;
+  if( argc>=2 ){
+    zPath = argText(ctx, argv[1], &nPath, &bErr);
+    if( bErr ) return;
+  }
+  if( profsumSemanticFamily(zName, nName, zPath, nPath, &zFamily) ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, zFamily, -1, SQLITE_STATIC);
+}
+
+/* profsum_shape_signature(long_name) */
+static void shapeSignatureFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  int n, nSig, bErr = 0;
+  const char *z = argText(ctx, argv[0], &n, &bErr);
+  char *zSig;
+  (void)argc;
+  if( z==0 ) return;
+  if( profsumShapeSignature(z, n, &zSig, &nSig) ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if( zSig ) sqlite3_result_text(ctx, zSig, nSig, sqlite3_free);
+}
+
+/* profsum_flop_proxy(family, signature) */
+static void flopProxyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  int nFam, nSig, bErr = 0, eRes;
+  const char *zFam = argText(ctx, argv[0], &nFam, &bErr);
+  const char *zSig;
+  int64_t iVal = 0;
+  double rVal = 0.0;
+  (void)argc;
+  if( zFam==0 ) return;
+  zSig = argText(ctx, argv[1], &nSig, &bErr);
+  if( zSig==0 ) return;
+  eRes = profsumFlopProxy(zFam, nFam, zSig, nSig, &iVal, &rVal);
+  if( eRes==PROFSUM_FLOP_INT ) sqlite3_result_int64(ctx, iVal);
+  if( eRes==PROFSUM_FLOP_REAL ) sqlite3_result_double(ctx, rVal);
+}
+
+/* =====================================================================
+** Registration
+*/
+
+/* Pure functions: same result for the same arguments, no side effects.
+** DETERMINISTIC lets SQLite use them in indexes and factor them out;
+** INNOCUOUS lets views and triggers of an untrusted schema call them. */
+#define PROFSUM_PURE (SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS)
+
+/* The scalar functions of this file. */
+static const struct {
+  const char *zName;            /* SQL name */
+  signed char nArg;             /* Number of arguments */
+  int flags;                    /* Encoding and trust flags */
+  void (*xFunc)(sqlite3_context*, int, sqlite3_value**);
+} aFunc[] = {
+  { "classify_op",             1, PROFSUM_PURE, classifyOpFunc },
+  { "classify_op",             2, PROFSUM_PURE, classifyOpFunc },
+  { "classify_op",             3, PROFSUM_PURE, classifyOpFunc },
+  { "tf_region",               1, PROFSUM_PURE, tfRegionFunc },
+  { "tf_region",               2, PROFSUM_PURE, tfRegionFunc },
+  { "profsum_canonical_op",    1, PROFSUM_PURE, canonicalOpFunc },
+  { "profsum_collective",      1, PROFSUM_PURE, collectiveFunc },
+  { "profsum_semantic_family", 1, PROFSUM_PURE, semanticFamilyFunc },
+  { "profsum_semantic_family", 2, PROFSUM_PURE, semanticFamilyFunc },
+  { "profsum_shape_signature", 1, PROFSUM_PURE, shapeSignatureFunc },
+  { "profsum_flop_proxy",      2, PROFSUM_PURE, flopProxyFunc },
+};
+
+/*
+** Register the functions of this file on db.  Returns SQLITE_OK, or the
+** first failure's code with *pzErr (if pzErr is not 0) set to a
+** sqlite3_malloc'd message naming the function.
+*/
+int profsumRegisterFuncs(sqlite3 *db, char **pzErr){
+  int rc = SQLITE_OK, k;
+  const char *zFailed = 0;
+  for(k=0; k<ArraySize(aFunc) && rc==SQLITE_OK; k++){
+    rc = sqlite3_create_function(db, aFunc[k].zName, aFunc[k].nArg,
+                                 aFunc[k].flags, 0, aFunc[k].xFunc, 0, 0);
+    if( rc ) zFailed = aFunc[k].zName;
+  }
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_window_function(db, "exclusive_time", 2, PROFSUM_PURE,
+                                        0, exclStep, exclFinal, exclValue,
+                                        exclInverse, 0);
+    if( rc ) zFailed = "exclusive_time";
+  }
+  if( rc && pzErr ){
+    sqlite3_free(*pzErr);
+    *pzErr = sqlite3_mprintf("profsum: cannot register %s(): %s", zFailed,
+                             sqlite3_errmsg(db));
+  }
+  return rc;
+}
