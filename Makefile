@@ -33,13 +33,23 @@ PKG_LIBS   := $(shell pkg-config --libs $(filter-out sqlite3,$(PKGS)))
 
 WARN    := -std=c11 -Wall -Wextra -Werror
 OPT     ?= -O2
-CFLAGS_ALL = $(WARN) $(OPT) -g -fPIC $(PKG_CFLAGS) $(NETDEF) -D_GNU_SOURCE \
+CFLAGS_ALL = $(WARN) $(OPT) -g -fPIC -Ibuild/gen $(PKG_CFLAGS) $(NETDEF) -D_GNU_SOURCE \
              -DPROFSUM_VERSION='"$(VERSION)"' -DPROFSUM_COMMIT='"$(COMMIT)"' \
              -DPROFSUM_BUILD_FLAGS='"$(OPT) NETWORK=$(NETWORK)"'
 LDFLAGS_SO := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,defs
 
 SRCS := $(sort $(wildcard ext/*.c))
-HDRS := $(wildcard ext/*.h)
+HDRS := $(wildcard ext/*.h) build/gen/schema_sql.h
+VIEWS := $(shell cat views/MANIFEST 2>/dev/null)
+
+# sql/schema.sql and the views (in views/MANIFEST order) compiled into the
+# extension as one C string: profsum_import() creates them on first use.
+build/gen/schema_sql.h: sql/schema.sql views/MANIFEST $(VIEWS)
+	@mkdir -p build/gen
+	{ echo '#define PROFSUM_SCHEMA_SQL \\'; \
+	  for f in sql/schema.sql $(VIEWS); do \
+	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n" \\/' $$f; \
+	  done; echo '""'; } > $@
 
 all: profsum.so
 
@@ -94,7 +104,7 @@ valgrind: build/sqlrun
 FUZZ_SECONDS ?= 600
 build/fuzz_reader: tests/fuzz_reader.c $(SRCS) $(HDRS) Makefile
 	@mkdir -p build
-	clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS) $(NETDEF) -D_GNU_SOURCE \
+	clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -Ibuild/gen $(PKG_CFLAGS) $(NETDEF) -D_GNU_SOURCE \
 	  -DSQLITE_CORE -o $@ tests/fuzz_reader.c $(SRCS) $(shell pkg-config --libs $(PKGS)) -lm
 fuzz: build/fuzz_reader
 	@mkdir -p build/fuzz_corpus

@@ -47,6 +47,13 @@
 ** A NULL in a text argument gives NULL (tf_region: a NULL depth too).
 ** Numbers given as text arguments are read as their text.
 **
+** Sections are those of ../shared/reference/summary-v1-spec.md.  Choices
+** where the spec leaves room: the §4.6 family list is the extended one
+** (the spec's decision for profsum); the §4.9 blacklist is the mainline
+** one (without the B-variant's `command_buffer`); substring rules are
+** applied literally (the spec's "`descend` contains `send`" is not true:
+** descend is compute).  The C helpers are declared in funcs.h.
+**
 ** Fidelity.  The reference tool is Python; its string rules are imitated
 ** exactly: str.strip() whitespace and re's \s are the 29 Python whitespace
 ** code points; \d is any Unicode decimal digit (Unicode 15.1 set);
@@ -168,23 +175,27 @@ static int asciiLower(int c){ return (c>='A' && c<='Z') ? c+32 : c; }
 /*
 ** Python str.strip() on z[*pi..*pe): move *pi forward past leading
 ** whitespace and *pe back before trailing whitespace.  Both ends must be
-** code point boundaries.
+** code point boundaries.  The trailing side steps back over at most three
+** continuation bytes to the lead byte and decodes from there; UTF-8 is
+** self-synchronizing, so this finds the code point a forward decode would
+** (a sequence that does not end exactly at *pe is no whitespace).
 */
 static void spanStripWs(const u8 *z, int *pi, int *pe){
-  int i = *pi, e = *pe, len, j, last;
+  int i = *pi, e = *pe, len;
   while( i<e ){
     if( !pyIsSpace(utf8Decode(z, e, i, &len)) ) break;
     i += len;
   }
-  /* Trailing: an ASCII last byte can be judged alone; otherwise decode
-  ** forward (multi-byte sequences cannot be decoded backward safely). */
-  while( e>i && z[e-1]<0x80 && pyIsSpace(z[e-1]) ) e--;
-  if( e>i && z[e-1]>=0x80 ){
-    last = i;
-    for(j=i; j<e; j+=len){
-      if( !pyIsSpace(utf8Decode(z, e, j, &len)) ) last = j + len;
+  while( e>i ){
+    int s = e - 1;
+    if( z[s]<0x80 ){
+      if( !pyIsSpace(z[s]) ) break;
+      e = s;
+      continue;
     }
-    e = last;
+    while( s>i && s>e-4 && (z[s]&0xC0)==0x80 ) s--;
+    if( !pyIsSpace(utf8Decode(z, e, s, &len)) || s+len!=e ) break;
+    e = s;
   }
   *pi = i;
   *pe = e;
@@ -346,10 +357,15 @@ const char *profsumCollective(const char *z, int n){
 }
 
 /* See funcs.h. */
-ProfsumSpan profsumCanonicalOp(const char *zIn, int n){
+ProfsumSlice profsumCanonicalOp(const char *zIn, int n){
   const u8 *z = (const u8*)zIn;
-  ProfsumSpan s;
+  ProfsumSlice s;
   int i = 0, e = n, j, len, iDot = -1, nDigit = 0;
+  if( zIn==0 ){
+    s.z = "";
+    s.n = 0;
+    return s;
+  }
   spanStripWs(z, &i, &e);
   while( i<e && z[i]=='%' ) i++;
   /* Remove one trailing \.\d+$: iDot is the last '.' seen with only
@@ -419,16 +435,22 @@ static int isWordByte(int c){ return isIdentChar(c); }
 
 /*
 ** True if family pattern iFam matches the case-folded text b[0..m)
-** (re.search semantics).
+** (re.search semantics).  Each literal is looked for with memchr() on its
+** first byte, then checked in place.
 */
 static int familyMatch(const u8 *b, int m, int iFam){
-  int i, k;
+  int k;
   int eKind = aFamily[iFam].eKind;
-  for(i=0; i<m; i++){
-    for(k=0; aFamily[iFam].azLit[k]; k++){
-      const char *zLit = aFamily[iFam].azLit[k];
-      int nLit = (int)strlen(zLit);
-      if( b[i]!=(u8)zLit[0] || i+nLit>m || memcmp(b+i, zLit, nLit)!=0 ) continue;
+  for(k=0; aFamily[iFam].azLit[k]; k++){
+    const char *zLit = aFamily[iFam].azLit[k];
+    int nLit = (int)strlen(zLit);
+    const u8 *p = b, *pLast;
+    if( nLit>m ) continue;
+    pLast = b + m - nLit;             /* Last possible start */
+    while( p<=pLast && (p = memchr(p, zLit[0], pLast - p + 1))!=0 ){
+      int i = (int)(p - b);
+      p++;
+      if( memcmp(b+i, zLit, nLit)!=0 ) continue;
       if( eKind!=FAM_ANY && i>0 && isWordByte(b[i-1]) ) continue;
       if( eKind==FAM_COPY ){
         int j = i + nLit;
@@ -459,7 +481,7 @@ int profsumSemanticFamily(const char *zName, int nName,
   u8 *b = aStatic;
   int m = 0, k;
   sqlite3_int64 nNeed;
-  ProfsumSpan canon = profsumCanonicalOp(zName, nName);
+  ProfsumSlice canon = profsumCanonicalOp(zName, nName);
   if( zPath==0 ) nPath = 0;
   nNeed = (sqlite3_int64)canon.n + 1 + nPath;
   if( nNeed>(sqlite3_int64)sizeof(aStatic) ){
@@ -488,18 +510,40 @@ static const char *const azDtype[] = {
   "bf16", "f32", "f16", "s32", "u32", "s8", "u8", "pred", 0
 };
 
+/* Finds "the first ']' at or after q" for non-decreasing q (or q a few
+** bytes back) in amortized linear time. */
+typedef struct CloseCache CloseCache;
+struct CloseCache {
+  int q;                        /* Position last searched from */
+  int c;                        /* First ']' at or after q, or n if none */
+};
+
+/* The first ']' at or after q in z[0..n), or n if there is none. */
+static int closeFind(CloseCache *p, const u8 *z, int n, int q){
+  int c;
+  if( q>=p->q && q<=p->c ) return p->c;
+  if( q<p->q ){
+    for(c=q; c<p->q && z[c]!=']'; c++){}
+    return c<p->q ? c : p->c;
+  }
+  for(c=q; c<n && z[c]!=']'; c++){}
+  p->q = q;
+  p->c = c;
+  return c;
+}
+
 /*
 ** Match the dtype-shape token regex (IGNORECASE) at z[i], confined to
 ** z[0..n).  On a match set [*piDims, *peDims) to the dims group and return
 ** the index just past the closing ']'; else return -1.
 */
-static int dtypeTokenAt(const u8 *z, int n, int i, int *piDims, int *peDims){
+static int dtypeTokenAt(const u8 *z, int n, int i, CloseCache *pCache,
+                        int *piDims, int *peDims){
   int k;
   for(k=0; azDtype[k]; k++){
     int j = ciMatchAt(z, n, i, azDtype[k]);
     if( j>=0 && j<n && z[j]=='[' ){
-      int e = j + 1;
-      while( e<n && z[e]!=']' ) e++;
+      int e = closeFind(pCache, z, n, j+1);
       if( e<n && e>j+1 ){
         *piDims = j + 1;
         *peDims = e;
@@ -548,9 +592,11 @@ static void sigAddToken(SigOut *p, const u8 *z, int iDims, int eDims){
 */
 static void sigFindAll(SigOut *p, const u8 *z, int a, int b, int nLimit){
   int i = a, nFound = 0;
+  CloseCache cache;
+  cache.q = cache.c = -1;        /* Nothing cached */
   while( i<b && (nLimit<=0 || nFound<nLimit) ){
     int iDims, eDims;
-    int j = dtypeTokenAt(z, b, i, &iDims, &eDims);
+    int j = dtypeTokenAt(z, b, i, &cache, &iDims, &eDims);
     if( j<0 ){ i++; continue; }
     sigAddToken(p, z, iDims, eDims);
     nFound++;
@@ -868,8 +914,8 @@ static const char *const azBlackExact[] = {
 static const char *const azBlackPrefix[] = {
   "pjrt", "xla_", "tpu_", "stream_executor", 0
 };
-static const char *const azBlackContains[] = {
-  "launch", "execute", "thunk", "runtime", 0
+static const char *const azBlackContains[] = {   /* blackEmit() relies on */
+  "launch", "execute", "thunk", "runtime", 0      /* the last letters h,e,k */
 };
 
 /* Emit one character c of the normalized string (strip('_') at the front
@@ -884,9 +930,12 @@ static void blackEmit(BlackNorm *p, int c){
   if( c=='_' ) return;
   p->nLast = p->nNorm;
   for(k=0; azBlackContains[k]; k++){
-    int nTok = (int)strlen(azBlackContains[k]);
-    if( p->nNorm>=nTok
-     && memcmp(p->aWin + sizeof(p->aWin) - nTok, azBlackContains[k], nTok)==0 ){
+    const char *zTok = azBlackContains[k];
+    int nTok;
+    if( c!='h' && c!='e' && c!='k' ) break;   /* No token ends otherwise */
+    nTok = (int)strlen(zTok);
+    if( (u8)zTok[nTok-1]==c && p->nNorm>=nTok
+     && memcmp(p->aWin + sizeof(p->aWin) - nTok, zTok, nTok)==0 ){
       p->bContains = 1;
     }
   }
@@ -944,10 +993,11 @@ static int isWrapperWord(const u8 *z, int n){
 }
 
 /* See funcs.h.  Mirrors the reference's _canonical_tf_op_part(). */
-ProfsumSpan profsumCanonicalTfOpPiece(const char *zIn, int n){
+ProfsumSlice profsumCanonicalTfOpPiece(const char *zIn, int n){
   const u8 *z = (const u8*)zIn;
-  ProfsumSpan s;
+  ProfsumSlice s;
   int i = 0, e = n;
+  int iNl = -1;                 /* First '\n' after the last '(' tried, or n */
   s.z = zIn;
   s.n = 0;
   spanStripWs(z, &i, &e);
@@ -955,12 +1005,18 @@ ProfsumSpan profsumCanonicalTfOpPiece(const char *zIn, int n){
   if( i>=e ) return s;
   for(;;){
     /* re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\((.*)\)"): the name runs to
-    ** the first '(' and the piece ends with ')'; `.` excludes '\n'. */
+    ** the first '(' and the piece ends with ')'; `.` excludes '\n'.  The
+    ** inner text only shrinks, so iNl moves forward only (linear time for
+    ** deeply nested wrappers). */
     int k, a, b;
     if( !isAsciiAlpha(z[i]) && z[i]!='_' ) break;
     for(k=i+1; k<e && isIdentChar(z[k]); k++){}
     if( k>=e || z[k]!='(' || e-k<2 || z[e-1]!=')' ) break;
-    if( memchr(z+k+1, '\n', e-1-(k+1))!=0 ) break;
+    if( iNl<k+1 ){
+      const u8 *pNl = memchr(z+k+1, '\n', n-(k+1));
+      iNl = pNl ? (int)(pNl-z) : n;
+    }
+    if( iNl<e-1 ) break;
     if( !isWrapperWord(z+i, k-i) ) break;
     a = k + 1;
     b = e - 1;
@@ -998,12 +1054,12 @@ void profsumPartsClear(ProfsumParts *p){
 static int partsAppend(ProfsumParts *p, const char *z, int n){
   if( p->nPart>=p->nAlloc ){
     int nNew = p->nAlloc*2;
-    ProfsumSpan *aNew;
+    ProfsumSlice *aNew;
     if( p->aPart==p->aStatic ){
-      aNew = sqlite3_malloc64(sizeof(ProfsumSpan)*(sqlite3_uint64)nNew);
-      if( aNew ) memcpy(aNew, p->aStatic, sizeof(ProfsumSpan)*p->nPart);
+      aNew = sqlite3_malloc64(sizeof(ProfsumSlice)*(sqlite3_uint64)nNew);
+      if( aNew ) memcpy(aNew, p->aStatic, sizeof(ProfsumSlice)*p->nPart);
     }else{
-      aNew = sqlite3_realloc64(p->aPart, sizeof(ProfsumSpan)*(sqlite3_uint64)nNew);
+      aNew = sqlite3_realloc64(p->aPart, sizeof(ProfsumSlice)*(sqlite3_uint64)nNew);
     }
     if( aNew==0 ) return SQLITE_NOMEM;
     p->aPart = aNew;
@@ -1031,7 +1087,7 @@ int profsumTfOpParts(const char *zIn, int n, ProfsumParts *p){
     int j = i;
     while( j<n && z[j]!='/' ) j++;
     if( !isBlankRange(z, i, j) ){
-      ProfsumSpan s = profsumCanonicalTfOpPiece(zIn+i, j-i);
+      ProfsumSlice s = profsumCanonicalTfOpPiece(zIn+i, j-i);
       if( s.n>0 && !profsumIsBlacklistedSegment(s.z, s.n) ){
         if( partsAppend(p, s.z, s.n) ){
           profsumPartsClear(p);
@@ -1057,7 +1113,7 @@ int profsumHierarchyParts(const char *zName, int nName,
                           const char *zTfOp, int nTfOp,
                           ProfsumParts *p, int *pbFallback){
   const u8 *z = (const u8*)zName;
-  ProfsumSpan canon;
+  ProfsumSlice canon;
   p->nPart = 0;
   if( zName==0 ) nName = 0;
   /* Rule 1: tf_op */
@@ -1570,7 +1626,7 @@ static void tfRegionFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 static void canonicalOpFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   int n, bErr = 0;
   const char *z = argText(ctx, argv[0], &n, &bErr);
-  ProfsumSpan s;
+  ProfsumSlice s;
   (void)argc;
   if( z==0 ) return;
   s = profsumCanonicalOp(z, n);

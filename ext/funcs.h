@@ -24,8 +24,8 @@
 #include <stdint.h>
 
 /* A borrowed slice of a string (not NUL-terminated).  n is 0 for empty. */
-typedef struct ProfsumSpan ProfsumSpan;
-struct ProfsumSpan {
+typedef struct ProfsumSlice ProfsumSlice;
+struct ProfsumSlice {
   const char *z;                /* First byte (points into the caller's input) */
   int n;                        /* Length in bytes */
 };
@@ -35,8 +35,8 @@ typedef struct ProfsumParts ProfsumParts;
 struct ProfsumParts {
   int nPart;                    /* Number of parts in aPart[] */
   int nAlloc;                   /* Capacity of aPart[] */
-  ProfsumSpan *aPart;           /* aStatic or a sqlite3_malloc'd array */
-  ProfsumSpan aStatic[16];      /* Inline storage for the common case */
+  ProfsumSlice *aPart;          /* aStatic or a sqlite3_malloc'd array */
+  ProfsumSlice aStatic[16];     /* Inline storage for the common case */
 };
 
 /* ---------------------------------------------------------------------
@@ -66,7 +66,7 @@ const char *profsumCollective(const char *z, int n);
 /* Canonical op name (§1.4): strip Python whitespace, leading '%' chars,
 ** then one trailing \.\d+$ (\d = any Unicode decimal digit).  Returns a
 ** span into z (possibly empty). */
-ProfsumSpan profsumCanonicalOp(const char *z, int n);
+ProfsumSlice profsumCanonicalOp(const char *z, int n);
 
 /* ---------------------------------------------------------------------
 ** Semantics (§4.6).
@@ -110,7 +110,7 @@ int profsumIsBlacklistedSegment(const char *z, int n);
 /* Canonicalize one tf_op piece (§4.9 rule 1: trim, unwrap jit(...) and the
 ** other wrappers, dynamic_donated rule).  Returns a span into z, empty when
 ** the piece canonicalizes to nothing. */
-ProfsumSpan profsumCanonicalTfOpPiece(const char *z, int n);
+ProfsumSlice profsumCanonicalTfOpPiece(const char *z, int n);
 
 /* Initialize an empty parts list (no allocation). */
 void profsumPartsInit(ProfsumParts *p);

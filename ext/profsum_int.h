@@ -50,6 +50,8 @@ static inline int64_t profsumPsToNs(profsum_ps v){
 int profsumRegisterTraceVtab(sqlite3 *db, char **pzErr);   /* vtab_trace.c */
 int profsumRegisterFuncs(sqlite3 *db, char **pzErr);       /* funcs.c */
 int profsumRegisterFind(sqlite3 *db, char **pzErr);        /* find.c */
+int profsumRegisterImport(sqlite3 *db, char **pzErr);      /* import.c */
+int profsumRegisterSummaryDoc(sqlite3 *db, char **pzErr);  /* summary_doc.c */
 
 /* ---------------------------------------------------------------------
 ** Error helpers (profsum.c).

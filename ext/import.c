@@ -1,0 +1,594 @@
+/*
+** import.c — profsum_import(source [, label [, options_json]]) → trace_id.
+**
+**   SELECT profsum_import('run1/plugins/profile/2026_01_01/host.trace.json.gz');
+**   SELECT profsum_import('run1', 'baseline', '{"warmup_steps": 2, "series": "llama"}');
+**   SELECT profsum_import('summary.json');      -- a profile_summary.v1 made elsewhere
+**
+** source: a trace file (gzip or plain JSON), an artifact folder (the JSON
+** trace that summary-v1 §1.1 step 4 picks is read; a quality warning says
+** when the reference tool would have read an XPlane instead), or a
+** profile_summary.v1 JSON file.
+**
+** options_json keys: warmup_steps (5), hot_op_limit (25), breakdown_mode
+** ('exclusive_per_track' | 'exclusive_global'), series (NULL), store_events
+** (false: when true the raw rows of trace_events are kept in
+** profsum_event), schema ('main': an attached database to write into),
+** replace (false: re-importing under an existing label is an error).
+**
+** The import is one SAVEPOINT: a failure leaves the database exactly as it
+** was.  The schema (sql/schema.sql) and views (views/) are created in the
+** target schema on first use.
+**
+** Security: reads files, so SQLITE_DIRECTONLY (never from a view or
+** trigger stored in a database).
+*/
+#include "profsum_int.h"
+#include "profsum_reader.h"
+#include "summary_engine.h"
+#include "summary_doc.h"
+#include "hash.h"
+#include "find.h"
+#include "schema_sql.h"       /* generated from sql/ and views/ by the Makefile */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define FN "profsum_import"
+
+/* Parsed options. */
+typedef struct ImportOpts {
+  int warmup, hotOpLimit, globalMode, storeEvents, replace;
+  char *zSeries;              /* sqlite3_malloc'd or NULL */
+  char *zSchema;              /* sqlite3_malloc'd ("main" by default) */
+} ImportOpts;
+
+/* Parse options_json (NULL → defaults).  Unknown keys are an error (a
+** typo must not be silently ignored). */
+static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr){
+  sqlite3_stmt *p = 0;
+  int rc;
+  memset(o, 0, sizeof(*o));
+  o->warmup = 5;
+  o->hotOpLimit = 25;
+  o->zSchema = sqlite3_mprintf("main");
+  if( o->zSchema==0 ) return SQLITE_NOMEM;
+  if( zJson==0 ) return SQLITE_OK;
+  rc = sqlite3_prepare_v2(db, "SELECT json_type(?1), key, value, type FROM json_each(?1)", -1, &p, 0);
+  if( rc ) return rc;
+  sqlite3_bind_text(p, 1, zJson, -1, SQLITE_STATIC);
+  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
+    const char *zType = (const char*)sqlite3_column_text(p, 0);
+    const char *zKey = (const char*)sqlite3_column_text(p, 1);
+    const char *zVT = (const char*)sqlite3_column_text(p, 3);
+    int isInt = zVT && strcmp(zVT, "integer")==0;
+    int isText = zVT && strcmp(zVT, "text")==0;
+    int isBool = zVT && (strcmp(zVT, "true")==0 || strcmp(zVT, "false")==0);
+    if( zType==0 || strcmp(zType, "object")!=0 ){
+      *pzErr = sqlite3_mprintf(FN ": options_json must be a JSON object");
+      rc = SQLITE_ERROR; break;
+    }
+    if( zKey==0 ) continue;
+    if( strcmp(zKey, "warmup_steps")==0 && isInt && sqlite3_column_int64(p, 2)>=0 ){
+      o->warmup = (int)sqlite3_column_int64(p, 2);
+    }else if( strcmp(zKey, "hot_op_limit")==0 && isInt && sqlite3_column_int64(p, 2)>=0 ){
+      o->hotOpLimit = (int)sqlite3_column_int64(p, 2);
+    }else if( strcmp(zKey, "breakdown_mode")==0 && isText ){
+      const char *z = (const char*)sqlite3_column_text(p, 2);
+      if( strcmp(z, "exclusive_per_track")==0 ) o->globalMode = 0;
+      else if( strcmp(z, "exclusive_global")==0 ) o->globalMode = 1;
+      else{
+        *pzErr = sqlite3_mprintf(FN ": options_json: breakdown_mode must be "
+            "'exclusive_per_track' or 'exclusive_global', not '%s'", z);
+        rc = SQLITE_ERROR; break;
+      }
+    }else if( strcmp(zKey, "series")==0 && (isText || (zVT && strcmp(zVT, "null")==0)) ){
+      sqlite3_free(o->zSeries);
+      o->zSeries = isText ? sqlite3_mprintf("%s", sqlite3_column_text(p, 2)) : 0;
+    }else if( strcmp(zKey, "store_events")==0 && (isBool || isInt) ){
+      o->storeEvents = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
+    }else if( strcmp(zKey, "replace")==0 && (isBool || isInt) ){
+      o->replace = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
+    }else if( strcmp(zKey, "schema")==0 && isText ){
+      sqlite3_free(o->zSchema);
+      o->zSchema = sqlite3_mprintf("%s", sqlite3_column_text(p, 2));
+      if( o->zSchema==0 ){ rc = SQLITE_NOMEM; break; }
+    }else{
+      int known = strcmp(zKey,"warmup_steps")==0 || strcmp(zKey,"hot_op_limit")==0
+               || strcmp(zKey,"breakdown_mode")==0 || strcmp(zKey,"series")==0
+               || strcmp(zKey,"store_events")==0 || strcmp(zKey,"replace")==0
+               || strcmp(zKey,"schema")==0;
+      *pzErr = known
+        ? sqlite3_mprintf(FN ": options_json: bad value for '%s': %s", zKey, sqlite3_column_text(p, 2))
+        : sqlite3_mprintf(FN ": options_json: unknown key '%s' (known: warmup_steps, "
+            "hot_op_limit, breakdown_mode, series, store_events, schema, replace)", zKey);
+      rc = SQLITE_ERROR; break;
+    }
+  }
+  if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+  if( rc==SQLITE_ERROR && *pzErr==0 ){
+    *pzErr = sqlite3_mprintf(FN ": options_json is not valid JSON: %s", sqlite3_errmsg(db));
+  }
+  sqlite3_finalize(p);
+  return rc;
+}
+
+/* The import time as ISO-8601 UTC with microseconds and Z (Python's
+** isoformat omits ".ffffff" when the microseconds are 0). */
+static void nowIso(char *z, int n){
+  struct timespec ts;
+  struct tm tm;
+  long us;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  gmtime_r(&ts.tv_sec, &tm);
+  us = ts.tv_nsec/1000;
+  if( us ){
+    sqlite3_snprintf(n, z, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year+1900,
+                     tm.tm_mon+1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, us);
+  }else{
+    sqlite3_snprintf(n, z, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year+1900,
+                     tm.tm_mon+1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  }
+}
+
+/* Default label: the folder name, or the file name without its trace
+** suffixes. */
+static char *defaultLabel(const char *zSource){
+  const char *zBase;
+  size_t n = strlen(zSource);
+  static const char *azSuf[] = {".trace.json.gz", ".json.gz", ".trace.json", ".json", ".gz"};
+  size_t k;
+  while( n>1 && zSource[n-1]=='/' ) n--;
+  zBase = zSource + n;
+  while( zBase>zSource && zBase[-1]!='/' ) zBase--;
+  n = (size_t)(zSource + n - zBase);
+  for(k=0; k<sizeof(azSuf)/sizeof(azSuf[0]); k++){
+    size_t m = strlen(azSuf[k]);
+    if( n>m && memcmp(zBase+n-m, azSuf[k], m)==0 ){ n -= m; break; }
+  }
+  return sqlite3_mprintf("%.*s", (int)n, zBase);
+}
+
+/* Run SQL text with "main." replaced by the quoted target schema. */
+static int execInSchema(sqlite3 *db, const char *zSql, const char *zSchema, char **pzErr){
+  char *zQ = sqlite3_mprintf("\"%w\".", zSchema);
+  sqlite3_str *pStr;
+  char *z;
+  const char *p;
+  int rc;
+  if( zQ==0 ) return SQLITE_NOMEM;
+  pStr = sqlite3_str_new(db);
+  for(p=zSql; *p; ){
+    const char *q = strstr(p, "main.");
+    if( q==0 ){ sqlite3_str_appendall(pStr, p); break; }
+    sqlite3_str_append(pStr, p, (int)(q-p));
+    sqlite3_str_appendall(pStr, zQ);
+    p = q+5;
+  }
+  sqlite3_free(zQ);
+  z = sqlite3_str_finish(pStr);
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_exec(db, z, 0, 0, 0);
+  if( rc ) *pzErr = sqlite3_mprintf(FN ": creating the schema in '%s': %s", zSchema, sqlite3_errmsg(db));
+  sqlite3_free(z);
+  return rc;
+}
+
+/* Run one statement with printf-style formatting (%w for identifiers). */
+static int execf(sqlite3 *db, char **pzErr, const char *zFmt, ...){
+  va_list ap;
+  char *z;
+  int rc;
+  va_start(ap, zFmt);
+  z = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_exec(db, z, 0, 0, 0);
+  if( rc && pzErr && *pzErr==0 ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
+  sqlite3_free(z);
+  return rc;
+}
+
+/* Delete every row of trace id in schema. */
+static int deleteTrace(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char **pzErr){
+  static const char *azTab[] = {"profsum_agg_step","profsum_agg_breakdown","profsum_agg_op",
+    "profsum_agg_comm","profsum_agg_gap","profsum_agg_region","profsum_agg_gap_context",
+    "profsum_agg_diagnostic","profsum_sec_step_stats","profsum_sec_step_class",
+    "profsum_sec_hot_op","profsum_sec_family","profsum_sec_candidate","profsum_trace"};
+  size_t i;
+  int rc = SQLITE_OK;
+  for(i=0; rc==SQLITE_OK && i<sizeof(azTab)/sizeof(azTab[0]); i++){
+    rc = execf(db, pzErr, "DELETE FROM \"%w\".%s WHERE trace_id=%lld", zSchema, azTab[i], (long long)id);
+  }
+  if( rc==SQLITE_OK ){
+    /* profsum_event exists only when some import stored events */
+    char *z = sqlite3_mprintf("DELETE FROM \"%w\".profsum_event WHERE trace_id=%lld", zSchema, (long long)id);
+    if( z==0 ) return SQLITE_NOMEM;
+    sqlite3_exec(db, z, 0, 0, 0);
+    sqlite3_free(z);
+  }
+  return rc;
+}
+
+/* Is the (possibly gzipped) file a profile_summary.v1 document?  Reads at
+** most 64 KiB.  Returns 1 yes, 0 no. */
+static int looksLikeV1(const char *zPath){
+  ProfsumSrc *pSrc = 0;
+  char *zErr = 0;
+  unsigned char buf[65536];
+  size_t n = 0;
+  int yes = 0;
+  if( profsumSrcOpenFile(zPath, &pSrc, &zErr)==SQLITE_OK ){
+    size_t got;
+    while( n<sizeof(buf)-1 && profsumSrcRead(pSrc, buf+n, sizeof(buf)-1-n, &got, &zErr)==SQLITE_OK && got>0 ){
+      n += got;
+    }
+    buf[n] = 0;
+    yes = (strstr((char*)buf, "\"schema_version\": \"profile_summary.v1\"")!=0
+        || strstr((char*)buf, "\"schema_version\":\"profile_summary.v1\"")!=0)
+        && strstr((char*)buf, "\"traceEvents\"")==0;
+  }
+  sqlite3_free(zErr);
+  profsumSrcClose(pSrc);
+  return yes;
+}
+
+/* Read a whole (possibly gzipped) file as text, at most 512 MiB. */
+static int readAll(const char *zPath, char **pz, char **pzErr){
+  ProfsumSrc *pSrc = 0;
+  char *zErr = 0, *z = 0;
+  size_t n = 0, nAlloc = 0, got;
+  int rc = profsumSrcOpenFile(zPath, &pSrc, &zErr);
+  while( rc==SQLITE_OK ){
+    if( n+65536+1>nAlloc ){
+      char *zNew;
+      nAlloc = nAlloc ? nAlloc*2 : 1<<20;
+      if( nAlloc>((size_t)512<<20) ){ rc = SQLITE_TOOBIG; break; }
+      zNew = sqlite3_realloc64(z, nAlloc);
+      if( zNew==0 ){ rc = SQLITE_NOMEM; break; }
+      z = zNew;
+    }
+    rc = profsumSrcRead(pSrc, (unsigned char*)z+n, nAlloc-n-1, &got, &zErr);
+    if( rc || got==0 ) break;
+    n += got;
+  }
+  profsumSrcClose(pSrc);
+  if( rc ){
+    if( zErr ) *pzErr = sqlite3_mprintf(FN ": %s", zErr);
+    else if( rc==SQLITE_TOOBIG ) *pzErr = sqlite3_mprintf(FN ": '%s': summary file larger than 512 MiB", zPath);
+    sqlite3_free(zErr);
+    sqlite3_free(z);
+    return rc;
+  }
+  z[n] = 0;
+  *pz = z;
+  return SQLITE_OK;
+}
+
+/* Fill the tables of a trace from a stored profile_summary.v1 document
+** (summary_json of its profsum_trace row), so the views work for it. */
+static int fillFromV1(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzErr){
+  int rc;
+#define DOC "(SELECT summary_json FROM \"%w\".profsum_trace WHERE trace_id=%lld)"
+  rc = execf(db, pzErr,
+    "UPDATE \"%w\".profsum_trace SET "
+    " source_format = json_extract(d, '$.source_format'),"
+    " generated_at_utc = json_extract(d, '$.generated_at_utc'),"
+    " display_time_unit = json_extract(d, '$.trace_overview.display_time_unit'),"
+    " num_events_total = json_extract(d, '$.trace_overview.num_events_total'),"
+    " num_complete_events = json_extract(d, '$.trace_overview.num_complete_events'),"
+    " num_processes = json_extract(d, '$.trace_overview.num_processes'),"
+    " num_threads = json_extract(d, '$.trace_overview.num_threads'),"
+    " profile_start_ts = json_extract(d, '$.trace_overview.profile_start_ts'),"
+    " profile_end_ts = json_extract(d, '$.trace_overview.profile_end_ts'),"
+    " suspected_truncation = coalesce(json_extract(d, '$.trace_overview.suspected_truncation'), 0),"
+    " quality_warnings = coalesce(json_extract(d, '$.trace_overview.quality_warnings'), '[]'),"
+    " sha256 = coalesce(json_extract(d, '$.trace_provenance.trace_sha256'), sha256),"
+    " run_ids = coalesce(json_extract(d, '$.trace_provenance.run_ids'), '[]'),"
+    " source_file_hints = coalesce(json_extract(d, '$.trace_provenance.source_file_hints'), '[]'),"
+    " run_metadata = coalesce(json_extract(d, '$.run_metadata'), '{}')"
+    " FROM (SELECT summary_json AS d FROM \"%w\".profsum_trace WHERE trace_id=%lld) "
+    " WHERE trace_id=%lld", zS, zS, (long long)id, (long long)id);
+  if( rc==SQLITE_OK ) rc = execf(db, pzErr,
+    "INSERT INTO \"%w\".profsum_agg_breakdown "
+    "SELECT %lld, CASE WHEN json_extract(d,'$.time_breakdown.duration_basis')='exclusive_duration_global_timeline' "
+    "  THEN 'exclusive_global' ELSE 'exclusive_per_track' END, c.value, "
+    "  CASE WHEN c.value='total' THEN json_extract(d,'$.time_breakdown.total_duration') "
+    "       ELSE json_extract(d,'$.time_breakdown.'||c.value||'.total_duration') END "
+    "FROM " DOC " AS t(d), json_each('[\"compute\",\"communication\",\"host\",\"stall\",\"other\",\"total\"]') AS c",
+    zS, (long long)id, zS, (long long)id);
+  if( rc==SQLITE_OK ) rc = execf(db, pzErr,
+    "INSERT INTO \"%w\".profsum_agg_op SELECT %lld, json_extract(h.value,'$.name'), "
+    " json_extract(h.value,'$.count'), json_extract(h.value,'$.total_duration'), "
+    " json_extract(h.value,'$.exclusive_duration'), json_extract(h.value,'$.shape_signature'), "
+    " json_extract(h.value,'$.source_file'), json_extract(h.value,'$.tf_op_path'), "
+    " coalesce(json_extract(h.value,'$.flop_proxy_per_invocation'), json_extract(h.value,'$.work_proxy_per_invocation')) "
+    "FROM " DOC " AS t(d), json_each(d, '$.hot_ops') AS h", zS, (long long)id, zS, (long long)id);
+  if( rc==SQLITE_OK ) rc = execf(db, pzErr,
+    "INSERT INTO \"%w\".profsum_agg_comm SELECT %lld, json_extract(h.value,'$.collective'), "
+    " json_extract(h.value,'$.count'), json_extract(h.value,'$.total_duration') "
+    "FROM " DOC " AS t(d), json_each(d, '$.communication_ops') AS h", zS, (long long)id, zS, (long long)id);
+  if( rc==SQLITE_OK ) rc = execf(db, pzErr,
+    "INSERT INTO \"%w\".profsum_agg_gap SELECT %lld, json_extract(h.value,'$.name'), "
+    " coalesce(nullif(json_extract(h.value,'$.marker_op'),''), json_extract(h.value,'$.name')), "
+    " json_extract(h.value,'$.count'), json_extract(h.value,'$.total_gap_duration'), "
+    " json_extract(h.value,'$.max_gap_duration') "
+    "FROM " DOC " AS t(d), json_each(d, '$.gap_before_ops') AS h", zS, (long long)id, zS, (long long)id);
+  if( rc==SQLITE_OK ) rc = execf(db, pzErr,
+    "INSERT INTO \"%w\".profsum_agg_region SELECT %lld, json_extract(h.value,'$.path'), "
+    " json_extract(h.value,'$.depth'), json_extract(h.value,'$.count'), "
+    " json_extract(h.value,'$.inclusive_duration'), json_extract(h.value,'$.exclusive_duration') "
+    "FROM " DOC " AS t(d), json_each(d, '$.hierarchical_regions') AS h", zS, (long long)id, zS, (long long)id);
+  if( rc==SQLITE_OK ) rc = execf(db, pzErr,
+    "INSERT INTO \"%w\".profsum_agg_gap_context SELECT %lld, json_extract(h.value,'$.op_name'), "
+    " json_extract(h.value,'$.region_path'), json_extract(h.value,'$.count'), "
+    " json_extract(h.value,'$.total_gap_duration') "
+    "FROM " DOC " AS t(d), json_each(d, '$.gap_region_contexts') AS h", zS, (long long)id, zS, (long long)id);
+#undef DOC
+  return rc;
+}
+
+/* The SQL function. */
+static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  const char *zSource;
+  char *zLabel = 0, *zErr = 0, *zTrace = 0, *zRefPick = 0, *zOptsJson = 0;
+  ImportOpts o;
+  int rc, isDir = 0, isV1 = 0, inSave = 0;
+  struct stat st;
+  char zSha[65], zNow[40];
+  sqlite3_int64 size = 0, traceId = 0;
+  sqlite3_stmt *p = 0;
+  ProfsumEngineInfo info;
+
+  memset(&o, 0, sizeof(o));
+  if( sqlite3_value_type(argv[0])!=SQLITE_TEXT ){
+    profsumCtxErr(ctx, FN ": SOURCE must be a path (text)");
+    return;
+  }
+  zSource = (const char*)sqlite3_value_text(argv[0]);
+  rc = parseOpts(db, argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL
+                     ? (const char*)sqlite3_value_text(argv[2]) : 0, &o, &zErr);
+  if( rc ) goto done;
+  if( strncmp(zSource, "wandb:", 6)==0 || strncmp(zSource, "wandb-run:", 10)==0
+   || strstr(zSource, "wandb.ai/")!=0 ){
+    zErr = sqlite3_mprintf(FN ": '%s': W&B sources are not supported by this build yet "
+                           "(download the artifact and import the folder)", zSource);
+    rc = SQLITE_ERROR; goto done;
+  }
+  if( stat(zSource, &st)!=0 ){
+    zErr = sqlite3_mprintf(FN ": '%s': %s", zSource, strerror(errno));
+    rc = SQLITE_CANTOPEN; goto done;
+  }
+  isDir = S_ISDIR(st.st_mode);
+  if( isDir ){
+    rc = profsumPickTrace(zSource, &zTrace, &zRefPick, &zErr);
+    if( rc ){
+      char *z = sqlite3_mprintf(FN ": %s", zErr ? zErr : sqlite3_errstr(rc));
+      sqlite3_free(zErr);
+      zErr = z;
+      goto done;
+    }
+  }else{
+    zTrace = sqlite3_mprintf("%s", zSource);
+    if( zTrace==0 ){ rc = SQLITE_NOMEM; goto done; }
+    isV1 = looksLikeV1(zTrace);
+  }
+  if( argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL ){
+    zLabel = sqlite3_mprintf("%s", sqlite3_value_text(argv[1]));
+  }else{
+    zLabel = defaultLabel(zSource);
+  }
+  if( zLabel==0 ){ rc = SQLITE_NOMEM; goto done; }
+  if( zLabel[0]==0 ){
+    zErr = sqlite3_mprintf(FN ": the label must not be empty");
+    rc = SQLITE_ERROR; goto done;
+  }
+  rc = profsumSha256File(zTrace, zSha, &size, &zErr);
+  if( rc ){
+    char *z = sqlite3_mprintf(FN ": %s", zErr ? zErr : sqlite3_errstr(rc));
+    sqlite3_free(zErr);
+    zErr = z;
+    goto done;
+  }
+  nowIso(zNow, sizeof(zNow));
+  zOptsJson = sqlite3_mprintf("{\"breakdown_mode\":\"%s\",\"hot_op_limit\":%d,\"series\":%s%s%s,"
+      "\"store_events\":%s,\"warmup_steps\":%d}",
+      o.globalMode ? "exclusive_global" : "exclusive_per_track", o.hotOpLimit,
+      o.zSeries ? "\"" : "", o.zSeries ? o.zSeries : "null", o.zSeries ? "\"" : "",
+      o.storeEvents ? "true" : "false", o.warmup);
+  if( zOptsJson==0 ){ rc = SQLITE_NOMEM; goto done; }
+  if( o.zSeries ){
+    /* re-quote the series properly as JSON */
+    char *z = sqlite3_mprintf("SELECT json_set(?1, '$.series', ?2)");
+    sqlite3_stmt *q = 0;
+    if( z==0 ){ rc = SQLITE_NOMEM; goto done; }
+    rc = sqlite3_prepare_v2(db, z, -1, &q, 0);
+    sqlite3_free(z);
+    if( rc ) goto done;
+    sqlite3_free(zOptsJson);
+    zOptsJson = sqlite3_mprintf("{\"breakdown_mode\":\"%s\",\"hot_op_limit\":%d,\"series\":null,"
+      "\"store_events\":%s,\"warmup_steps\":%d}", o.globalMode ? "exclusive_global" : "exclusive_per_track",
+      o.hotOpLimit, o.storeEvents ? "true" : "false", o.warmup);
+    sqlite3_bind_text(q, 1, zOptsJson, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, o.zSeries, -1, SQLITE_STATIC);
+    if( sqlite3_step(q)==SQLITE_ROW ){
+      char *zNew = sqlite3_mprintf("%s", sqlite3_column_text(q, 0));
+      sqlite3_free(zOptsJson);
+      zOptsJson = zNew;
+    }
+    sqlite3_finalize(q);
+    if( zOptsJson==0 ){ rc = SQLITE_NOMEM; goto done; }
+  }
+
+  /* ---- one savepoint from here on ---- */
+  rc = sqlite3_exec(db, "SAVEPOINT profsum_import", 0, 0, 0);
+  if( rc ){ zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); goto done; }
+  inSave = 1;
+  rc = execInSchema(db, PROFSUM_SCHEMA_SQL, o.zSchema, &zErr);
+  if( rc ) goto done;
+  {
+    char *z = sqlite3_mprintf("SELECT trace_id FROM \"%w\".profsum_trace WHERE label=?1", o.zSchema);
+    if( z==0 ){ rc = SQLITE_NOMEM; goto done; }
+    rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+    sqlite3_free(z);
+    if( rc ){ zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); goto done; }
+    sqlite3_bind_text(p, 1, zLabel, -1, SQLITE_STATIC);
+    if( sqlite3_step(p)==SQLITE_ROW ){
+      sqlite3_int64 old = sqlite3_column_int64(p, 0);
+      sqlite3_finalize(p); p = 0;
+      if( !o.replace ){
+        zErr = sqlite3_mprintf(FN ": a trace with label '%s' exists already (trace_id %lld); "
+            "choose another label or pass '{\"replace\": true}'", zLabel, (long long)old);
+        rc = SQLITE_CONSTRAINT; goto done;
+      }
+      rc = deleteTrace(db, o.zSchema, old, &zErr);
+      if( rc ) goto done;
+    }
+    sqlite3_finalize(p); p = 0;
+  }
+  {
+    char *z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_trace(label, series, source_path, trace_path, "
+        "source_format, sha256, size, imported_at, generated_at_utc, options, profsum_version, summary_json) "
+        "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?8,?9,?10,?11)", o.zSchema);
+    char *zDoc = 0;
+    if( z==0 ){ rc = SQLITE_NOMEM; goto done; }
+    rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+    sqlite3_free(z);
+    if( rc ){ zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); goto done; }
+    if( isV1 ){
+      rc = readAll(zTrace, &zDoc, &zErr);
+      if( rc ) goto done;
+    }
+    sqlite3_bind_text(p, 1, zLabel, -1, SQLITE_STATIC);
+    if( o.zSeries ) sqlite3_bind_text(p, 2, o.zSeries, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 3, zSource, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 4, zTrace, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 5, isV1 ? "profile_summary_v1" : "perfetto_trace_json", -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 6, zSha, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(p, 7, size);
+    sqlite3_bind_text(p, 8, zNow, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 9, zOptsJson, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 10, PROFSUM_VERSION, -1, SQLITE_STATIC);
+    if( zDoc ) sqlite3_bind_text(p, 11, zDoc, -1, sqlite3_free);
+    rc = sqlite3_step(p);
+    sqlite3_finalize(p); p = 0;
+    if( rc!=SQLITE_DONE ){ zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); rc = SQLITE_ERROR; goto done; }
+    traceId = sqlite3_last_insert_rowid(db);
+  }
+  if( isV1 ){
+    char *z = 0;
+    sqlite3_stmt *q = 0;
+    z = sqlite3_mprintf("SELECT json_valid(summary_json) AND json_type(summary_json)='object' "
+        "AND json_extract(summary_json,'$.schema_version')='profile_summary.v1' "
+        "FROM \"%w\".profsum_trace WHERE trace_id=%lld", o.zSchema, (long long)traceId);
+    if( z==0 ){ rc = SQLITE_NOMEM; goto done; }
+    rc = sqlite3_prepare_v2(db, z, -1, &q, 0);
+    sqlite3_free(z);
+    if( rc==SQLITE_OK && sqlite3_step(q)==SQLITE_ROW && sqlite3_column_int(q, 0)==1 ){
+      sqlite3_finalize(q);
+      rc = fillFromV1(db, o.zSchema, traceId, &zErr);
+    }else{
+      sqlite3_finalize(q);
+      zErr = sqlite3_mprintf(FN ": '%s': not a valid profile_summary.v1 JSON document", zTrace);
+      rc = SQLITE_ERROR;
+    }
+    if( rc ) goto done;
+  }else{
+    rc = profsumEngineRun(db, o.zSchema, traceId, FN, zTrace, &info, &zErr);
+    if( rc ) goto done;
+    /* Extra quality warnings. */
+    if( zRefPick && strcmp(zRefPick, zTrace)!=0 ){
+      rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
+          "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", o.zSchema,
+          "The reference summarizer would read the XPlane protobuf in this folder; profsum "
+          "read the JSON trace instead (same events, converted by the profiler).", (long long)traceId);
+      if( rc ) goto done;
+    }
+    if( info.nRejectedByRef>0 ){
+      char *zW = sqlite3_mprintf("%lld entries are malformed for the reference summarizer "
+          "(it would reject the whole file; first: entry %lld, %s); profsum summarized the "
+          "valid events: see profsum_diagnostic.", (long long)info.nRejectedByRef,
+          (long long)info.iFirstRejected, info.zFirstRejectedKind ? info.zFirstRejectedKind : "?");
+      if( zW==0 ){ rc = SQLITE_NOMEM; goto done; }
+      rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
+          "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", o.zSchema, zW, (long long)traceId);
+      sqlite3_free(zW);
+      if( rc ) goto done;
+    }
+    if( o.storeEvents ){
+      rc = execf(db, &zErr, "CREATE TABLE IF NOT EXISTS \"%w\".profsum_event(trace_id INTEGER NOT NULL, "
+          "idx INTEGER NOT NULL, ph TEXT, name TEXT, cat TEXT, pid, tid, ts INTEGER, dur INTEGER, "
+          "dur_ps INTEGER, process_name TEXT, thread_name TEXT, tf_op TEXT, hlo_op TEXT, "
+          "hlo_module TEXT, hlo_category TEXT, long_name TEXT, source TEXT, run_id TEXT, "
+          "step_num INTEGER, flops INTEGER, bytes_accessed INTEGER, correlation_id INTEGER, "
+          "group_id INTEGER, args TEXT, depth INTEGER, parent_idx INTEGER, excl INTEGER, "
+          "excl_ps INTEGER, PRIMARY KEY(trace_id, idx)) WITHOUT ROWID", o.zSchema);
+      if( rc==SQLITE_OK ) rc = execf(db, &zErr, "INSERT INTO \"%w\".profsum_event SELECT %lld, idx, ph, "
+          "name, cat, pid, tid, ts, dur, dur_ps, process_name, thread_name, tf_op, hlo_op, hlo_module, "
+          "hlo_category, long_name, source, run_id, step_num, flops, bytes_accessed, correlation_id, "
+          "group_id, args, depth, parent_idx, excl, excl_ps FROM trace_events(%Q)",
+          o.zSchema, (long long)traceId, zTrace);
+      if( rc ) goto done;
+    }
+  }
+  /* Stage B: the sections for the import's knobs. */
+  {
+    ProfsumKnobs k;
+    ProfsumDoc *pDoc = 0;
+    k.warmupSteps = o.warmup;
+    k.hotOpLimit = o.hotOpLimit;
+    k.globalMode = o.globalMode;
+    rc = profsumDocBuild(db, o.zSchema, traceId, &k, &pDoc, &zErr);
+    if( rc==SQLITE_OK ) rc = profsumDocStoreSections(db, o.zSchema, traceId, pDoc, &zErr);
+    profsumDocFree(pDoc);
+    if( rc ){
+      if( zErr && strncmp(zErr, FN, strlen(FN))!=0 ){
+        char *z2 = sqlite3_mprintf(FN ": %s", zErr);
+        sqlite3_free(zErr);
+        zErr = z2;
+      }
+      goto done;
+    }
+  }
+  rc = sqlite3_exec(db, "RELEASE profsum_import", 0, 0, 0);
+  if( rc ){ zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); goto done; }
+  inSave = 0;
+
+done:
+  sqlite3_finalize(p);
+  if( inSave ){
+    sqlite3_exec(db, "ROLLBACK TO profsum_import", 0, 0, 0);
+    sqlite3_exec(db, "RELEASE profsum_import", 0, 0, 0);
+  }
+  if( rc==SQLITE_OK ){
+    sqlite3_result_int64(ctx, traceId);
+  }else if( rc==SQLITE_NOMEM && zErr==0 ){
+    sqlite3_result_error_nomem(ctx);
+  }else{
+    sqlite3_result_error(ctx, zErr ? zErr : sqlite3_errstr(rc), -1);
+    sqlite3_result_error_code(ctx, rc==SQLITE_ROW || rc==SQLITE_DONE ? SQLITE_ERROR : rc);
+  }
+  sqlite3_free(zErr);
+  sqlite3_free(zLabel);
+  sqlite3_free(zTrace);
+  sqlite3_free(zRefPick);
+  sqlite3_free(zOptsJson);
+  sqlite3_free(o.zSeries);
+  sqlite3_free(o.zSchema);
+}
+
+/* See profsum_int.h. */
+int profsumRegisterImport(sqlite3 *db, char **pzErr){
+  int rc = SQLITE_OK, n;
+  (void)pzErr;
+  /* Reads files and writes tables: DIRECTONLY, never DETERMINISTIC. */
+  for(n=1; n<=3 && rc==SQLITE_OK; n++){
+    rc = sqlite3_create_function(db, "profsum_import", n, SQLITE_UTF8|SQLITE_DIRECTONLY,
+                                 0, importFunc, 0, 0);
+  }
+  return rc;
+}

@@ -1,0 +1,1405 @@
+/*
+** summary_engine.c — stage A of the summary (see summary_engine.h).
+**
+** One streaming pass collects the complete events the reference accepts
+** (summary-v1-spec.md §1.3: ph X, integer pid/tid >= 0, non-empty string
+** name, numeric ts and dur, dur > 0) as 56-byte records with interned
+** strings, and the M-event names.  Then, in the reference's processing
+** order (tracks in order of first appearance, each track in (ts asc, end
+** desc) order), it computes with exact integer picoseconds:
+**   exclusive time (§2) · breakdown per track and global (§4.4) · steps
+**   (§4.3) · per-op aggregates (§4.5) · collectives (§4.7) · gaps with
+**   marker/payload resolution (§4.8) · regions with pruning (§4.9) ·
+**   gap contexts (§4.10) · run_id / source counters (§4.2).
+** Results are written to the profsum_agg_* tables; stage B
+** (summary_doc.c) turns them into the document for given knobs.
+**
+** Memory: 56 bytes per accepted event plus the distinct strings (names,
+** tf_op paths, shape signatures; long_name texts are hashed, not kept).
+*/
+#include "profsum_int.h"
+#include "profsum_reader.h"
+#include "summary_engine.h"
+#include "funcs.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Hash map of (int64, int64) keys to two int64 values                 */
+/* ------------------------------------------------------------------ */
+typedef struct HEnt { int64_t k1, k2, v1, v2; int used; } HEnt;
+typedef struct HMap { HEnt *a; int64_t nSlot, nUsed; } HMap;
+
+static uint64_t hmix(uint64_t x){
+  x ^= x>>33; x *= 0xff51afd7ed558ccdULL; x ^= x>>33;
+  x *= 0xc4ceb9fe1a85ec53ULL; x ^= x>>33;
+  return x;
+}
+
+/* Find (k1,k2); with create, insert it (values 0, *pNew=1).  NULL: absent
+** (no create) or out of memory (create). */
+static HEnt *hmGet(HMap *m, int64_t k1, int64_t k2, int create, int *pNew){
+  int64_t i;
+  if( pNew ) *pNew = 0;
+  if( create && (m->nUsed+1)*2 > m->nSlot ){
+    int64_t nNew = m->nSlot ? m->nSlot*2 : 256, j;
+    HEnt *aNew = sqlite3_malloc64(sizeof(HEnt)*(sqlite3_uint64)nNew);
+    if( aNew==0 ) return 0;
+    memset(aNew, 0, sizeof(HEnt)*(size_t)nNew);
+    for(j=0; j<m->nSlot; j++){
+      if( m->a[j].used ){
+        int64_t k = (int64_t)(hmix((uint64_t)m->a[j].k1 ^ hmix((uint64_t)m->a[j].k2)) & (uint64_t)(nNew-1));
+        while( aNew[k].used ) k = (k+1) & (nNew-1);
+        aNew[k] = m->a[j];
+      }
+    }
+    sqlite3_free(m->a);
+    m->a = aNew;
+    m->nSlot = nNew;
+  }
+  if( m->nSlot==0 ) return 0;
+  i = (int64_t)(hmix((uint64_t)k1 ^ hmix((uint64_t)k2)) & (uint64_t)(m->nSlot-1));
+  while( m->a[i].used ){
+    if( m->a[i].k1==k1 && m->a[i].k2==k2 ) return &m->a[i];
+    i = (i+1) & (m->nSlot-1);
+  }
+  if( !create ) return 0;
+  m->a[i].used = 1;
+  m->a[i].k1 = k1;
+  m->a[i].k2 = k2;
+  m->a[i].v1 = 0;
+  m->a[i].v2 = 0;
+  m->nUsed++;
+  if( pNew ) *pNew = 1;
+  return &m->a[i];
+}
+
+static void hmFree(HMap *m){ sqlite3_free(m->a); memset(m, 0, sizeof(*m)); }
+
+/* ------------------------------------------------------------------ */
+/* String pool: interned strings with dense ids                        */
+/* ------------------------------------------------------------------ */
+typedef struct SPool {
+  char *z;              /* all strings, each NUL-terminated */
+  int64_t nZ, nAllocZ;
+  int64_t *aOff;        /* offset of string id i */
+  int32_t *aLen;        /* length of string id i */
+  int32_t n, nAlloc;
+  int32_t *aSlot;       /* open addressing: id+1, 0 = empty */
+  int64_t nSlot;
+} SPool;
+
+static uint64_t strHash(const char *z, int64_t n){
+  uint64_t h = 1469598103934665603ULL;
+  int64_t i;
+  for(i=0; i<n; i++){ h ^= (unsigned char)z[i]; h *= 1099511628211ULL; }
+  return hmix(h ^ (uint64_t)n);
+}
+
+#define SP_STR(p,id) ((p)->z + (p)->aOff[id])
+#define SP_LEN(p,id) ((p)->aLen[id])
+
+/* Intern z[0..n); returns its id, or -1 when out of memory. */
+static int32_t spIntern(SPool *p, const char *z, int64_t n){
+  uint64_t h;
+  int64_t i;
+  if( n>0x7fffffff ) n = 0x7fffffff;
+  if( (int64_t)(p->n+1)*2 > p->nSlot ){
+    int64_t nNew = p->nSlot ? p->nSlot*2 : 1024, j;
+    int32_t *aNew = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nNew);
+    if( aNew==0 ) return -1;
+    memset(aNew, 0, sizeof(int32_t)*(size_t)nNew);
+    for(j=0; j<p->n; j++){
+      int64_t k = (int64_t)(strHash(SP_STR(p,j), SP_LEN(p,j)) & (uint64_t)(nNew-1));
+      while( aNew[k] ) k = (k+1) & (nNew-1);
+      aNew[k] = j+1;
+    }
+    sqlite3_free(p->aSlot);
+    p->aSlot = aNew;
+    p->nSlot = nNew;
+  }
+  h = strHash(z, n);
+  i = (int64_t)(h & (uint64_t)(p->nSlot-1));
+  while( p->aSlot[i] ){
+    int32_t id = p->aSlot[i]-1;
+    if( SP_LEN(p,id)==n && memcmp(SP_STR(p,id), z, (size_t)n)==0 ) return id;
+    i = (i+1) & (p->nSlot-1);
+  }
+  if( p->n>=p->nAlloc ){
+    int32_t nNew = p->nAlloc ? p->nAlloc*2 : 1024;
+    int64_t *aO = sqlite3_realloc64(p->aOff, sizeof(int64_t)*(sqlite3_uint64)nNew);
+    int32_t *aL;
+    if( aO==0 ) return -1;
+    p->aOff = aO;
+    aL = sqlite3_realloc64(p->aLen, sizeof(int32_t)*(sqlite3_uint64)nNew);
+    if( aL==0 ) return -1;
+    p->aLen = aL;
+    p->nAlloc = nNew;
+  }
+  if( p->nZ + n + 1 > p->nAllocZ ){
+    int64_t nNew = p->nAllocZ ? p->nAllocZ*2 : 65536;
+    char *zNew;
+    while( nNew < p->nZ + n + 1 ) nNew *= 2;
+    zNew = sqlite3_realloc64(p->z, (sqlite3_uint64)nNew);
+    if( zNew==0 ) return -1;
+    p->z = zNew;
+    p->nAllocZ = nNew;
+  }
+  memcpy(p->z + p->nZ, z, (size_t)n);
+  p->z[p->nZ + n] = 0;
+  p->aOff[p->n] = p->nZ;
+  p->aLen[p->n] = (int32_t)n;
+  p->nZ += n + 1;
+  p->aSlot[i] = p->n + 1;
+  return p->n++;
+}
+
+static void spFree(SPool *p){
+  sqlite3_free(p->z); sqlite3_free(p->aOff); sqlite3_free(p->aLen); sqlite3_free(p->aSlot);
+  memset(p, 0, sizeof(*p));
+}
+
+/* ------------------------------------------------------------------ */
+/* Records                                                             */
+/* ------------------------------------------------------------------ */
+#define NO_STEP INT64_MIN
+
+typedef struct SEv {
+  int64_t ts;           /* start, ps relative to the origin */
+  int64_t dur;          /* ps, > 0 */
+  int64_t excl;         /* exclusive ps (§2) */
+  int64_t step;         /* args.step_num or NO_STEP */
+  int32_t trk;          /* track index, in order of first appearance */
+  int32_t name;         /* string ids (-1: absent/empty) */
+  int32_t tfop;
+  int32_t source;
+  int32_t sig;          /* shape signature of args.long_name */
+  int32_t runid;
+} SEv;
+
+typedef struct STrack {
+  int64_t pid, tid;
+  int32_t proc, thread;   /* name string ids or -1 */
+  int isDevice, isHost, isDevOp, isSteps;
+  int64_t iFirst, nEv;    /* slice of the track-ordered index array */
+} STrack;
+
+typedef struct Engine {
+  sqlite3 *db;
+  const char *zSchema;
+  sqlite3_int64 traceId;
+  const char *zFunc;
+  char **pzErr;
+  SPool pool;
+  SEv *aEv; int64_t nEv, nAllocEv;
+  STrack *aTrk; int32_t nTrk, nAllocTrk;
+  HMap trkMap;          /* (pid,tid) → track index */
+  HMap procMap;         /* (pid,0) → process name id */
+  HMap threadMap;       /* (pid,tid) → thread name id */
+  HMap sigCache;        /* (hash(long_name), len) → signature id+1 (0 = none) */
+  profsum_ps origin; int hasOrigin;
+  profsum_ps tsMin, endMax; int hasRange;
+  int64_t nEntries;
+  char *zUnit;          /* displayTimeUnit */
+  /* diagnostics */
+  struct { const char *zKind; int64_t n; } aKind[48];
+  int nKind;
+  sqlite3_stmt *pDiagIns;
+  int diagRc;
+  int64_t nRejected, iFirstRejected;
+  const char *zFirstRejected;
+  /* orders */
+  int64_t *aOrd;        /* event indices: tracks in order, (ts,-end) within */
+} Engine;
+
+/* Format an error into *pzErr. */
+static int engErr(Engine *e, int rc, const char *zFmt, ...){
+  va_list ap;
+  char *z;
+  va_start(ap, zFmt);
+  z = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  sqlite3_free(*e->pzErr);
+  *e->pzErr = z ? sqlite3_mprintf("%s: %s", e->zFunc, z) : 0;
+  sqlite3_free(z);
+  return rc;
+}
+
+/* Diagnostics callback: store rows (capped per kind) and count the
+** entries the reference summarizer would reject the whole file for. */
+static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, const char *zDetail){
+  Engine *e = (Engine*)pCtx;
+  int k;
+  if( strcmp(zKind, "not_an_object")==0 || strcmp(zKind, "ph_not_string")==0
+   || strcmp(zKind, "bad_field")==0 ){
+    if( e->nRejected++==0 ){ e->iFirstRejected = idx; e->zFirstRejected = zKind; }
+  }
+  for(k=0; k<e->nKind; k++) if( strcmp(e->aKind[k].zKind, zKind)==0 ) break;
+  if( k==e->nKind && e->nKind<48 ){ e->aKind[k].zKind = zKind; e->aKind[k].n = 0; e->nKind++; }
+  if( k<e->nKind && ++e->aKind[k].n > 1000 ) return;
+  if( e->diagRc || e->pDiagIns==0 ) return;
+  if( idx>=0 ) sqlite3_bind_int64(e->pDiagIns, 1, idx); else sqlite3_bind_null(e->pDiagIns, 1);
+  if( off>=0 ) sqlite3_bind_int64(e->pDiagIns, 2, off); else sqlite3_bind_null(e->pDiagIns, 2);
+  sqlite3_bind_text(e->pDiagIns, 3, zKind, -1, SQLITE_STATIC);
+  sqlite3_bind_text(e->pDiagIns, 4, zDetail, -1, SQLITE_TRANSIENT);
+  sqlite3_step(e->pDiagIns);
+  e->diagRc = sqlite3_reset(e->pDiagIns);
+}
+
+/* Python int() of a str: optional surrounding whitespace, optional sign,
+** digits with single underscores between them.  Returns 0 on success. */
+static int pyIntParse(const char *z, int64_t n, int64_t *pOut){
+  int64_t i = 0, j;
+  int neg = 0, nd = 0;
+  uint64_t v = 0;
+  while( i<n && (z[i]==' '||z[i]=='\t'||z[i]=='\n'||z[i]=='\r'||z[i]=='\f'||z[i]=='\v') ) i++;
+  while( n>i && (z[n-1]==' '||z[n-1]=='\t'||z[n-1]=='\n'||z[n-1]=='\r'||z[n-1]=='\f'||z[n-1]=='\v') ) n--;
+  if( i<n && (z[i]=='+' || z[i]=='-') ){ neg = z[i]=='-'; i++; }
+  for(j=i; j<n; j++){
+    if( z[j]=='_' ){
+      if( j==i || j+1>=n || z[j+1]=='_' || z[j-1]=='_' ) return -1;
+      continue;
+    }
+    if( z[j]<'0' || z[j]>'9' ) return -1;
+    if( v > (UINT64_C(0x7fffffffffffffff) - (unsigned)(z[j]-'0'))/10 ) return -1;
+    v = v*10 + (unsigned)(z[j]-'0');
+    nd++;
+  }
+  if( nd==0 ) return -1;
+  *pOut = neg ? -(int64_t)v : (int64_t)v;
+  return 0;
+}
+
+/* Intern a string-valued args field (strings decoded; numbers as text);
+** empty or absent → -1.  Returns SQLITE_OK or SQLITE_NOMEM. */
+static int internArg(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB, int32_t *pId){
+  const char *z; int64_t n;
+  *pId = -1;
+  if( s->type==PROFSUM_JT_STRING ){
+    if( profsumSpanText(s, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
+  }else if( s->type==PROFSUM_JT_NUMBER ){
+    z = s->z; n = s->n;
+  }else{
+    return SQLITE_OK;
+  }
+  if( n==0 ) return SQLITE_OK;
+  *pId = spIntern(&e->pool, z, n);
+  return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/* The shape signature id of a long_name (cached by content hash). */
+static int sigOf(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB, int32_t *pId){
+  const char *z; int64_t n;
+  HEnt *h;
+  int isNew;
+  *pId = -1;
+  if( s->type!=PROFSUM_JT_STRING ) return SQLITE_OK;
+  if( profsumSpanText(s, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
+  if( n==0 ) return SQLITE_OK;
+  h = hmGet(&e->sigCache, (int64_t)strHash(z, n), (int64_t)hmix((uint64_t)n ^ strHash(z, n>64 ? 64 : n)), 1, &isNew);
+  if( h==0 ) return SQLITE_NOMEM;
+  if( isNew ){
+    char *zSig = 0; int nSig = 0;
+    if( profsumShapeSignature(z, (int)(n>0x7fffffff ? 0x7fffffff : n), &zSig, &nSig) ) return SQLITE_NOMEM;
+    if( zSig ){
+      int32_t id = spIntern(&e->pool, zSig, nSig);
+      sqlite3_free(zSig);
+      if( id<0 ) return SQLITE_NOMEM;
+      h->v1 = id+1;
+    }
+  }
+  *pId = (int32_t)h->v1 - 1;
+  return SQLITE_OK;
+}
+
+/* Record an M event's process/thread name (era C: pid >= 0, tid >= 0). */
+static int noteMeta(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
+  const ProfsumSpan *nm = &ev->name;
+  const ProfsumSpan *v = &ev->aArg[PROFSUM_AK_NAME];
+  int isProc, isThread;
+  int32_t id;
+  const char *z; int64_t n;
+  HEnt *h;
+  if( nm->type!=PROFSUM_JT_STRING || (nm->flags & PROFSUM_SF_ESCAPE) ) return SQLITE_OK;
+  isProc = nm->n==12 && memcmp(nm->z, "process_name", 12)==0;
+  isThread = nm->n==11 && memcmp(nm->z, "thread_name", 11)==0;
+  if( !isProc && !isThread ) return SQLITE_OK;
+  if( v->type!=PROFSUM_JT_STRING ) return SQLITE_OK;
+  if( ev->pid.kind!=PROFSUM_ID_INT || ev->pid.iVal<0 ) return SQLITE_OK;
+  if( isThread && (ev->tid.kind!=PROFSUM_ID_INT || ev->tid.iVal<0) ) return SQLITE_OK;
+  if( profsumSpanText(v, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
+  id = spIntern(&e->pool, z, n);
+  if( id<0 ) return SQLITE_NOMEM;
+  h = isProc ? hmGet(&e->procMap, ev->pid.iVal, 0, 1, 0)
+             : hmGet(&e->threadMap, ev->pid.iVal, ev->tid.iVal, 1, 0);
+  if( h==0 ) return SQLITE_NOMEM;
+  h->v1 = id;
+  return SQLITE_OK;
+}
+
+/* Take one accepted X event. */
+static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
+  SEv *r;
+  HEnt *h;
+  int isNew, rc;
+  const char *z; int64_t n;
+  profsum_ps rel, end = ev->ts + ev->dur;
+  if( !e->hasOrigin ){ e->origin = ev->ts; e->hasOrigin = 1; }
+  rel = ev->ts - e->origin;
+  if( rel>((int64_t)1<<61) || rel<-((int64_t)1<<61) || ev->dur>((int64_t)1<<61) ){
+    engDiag(e, ev->idx, ev->iOffset, "time_out_of_range",
+            "complete event too far (> 26 days) from the first one: left out of the summary");
+    return SQLITE_OK;
+  }
+  if( !e->hasRange || ev->ts<e->tsMin ) e->tsMin = ev->ts;
+  if( !e->hasRange || end>e->endMax ) e->endMax = end;
+  e->hasRange = 1;
+  if( e->nEv>=e->nAllocEv ){
+    int64_t nNew = e->nAllocEv ? e->nAllocEv*2 : 65536;
+    SEv *a = sqlite3_realloc64(e->aEv, sizeof(SEv)*(sqlite3_uint64)nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    e->aEv = a;
+    e->nAllocEv = nNew;
+  }
+  r = &e->aEv[e->nEv];
+  memset(r, 0, sizeof(*r));
+  r->ts = (int64_t)rel;
+  r->dur = (int64_t)ev->dur;
+  r->step = NO_STEP;
+  h = hmGet(&e->trkMap, ev->pid.iVal, ev->tid.iVal, 1, &isNew);
+  if( h==0 ) return SQLITE_NOMEM;
+  if( isNew ){
+    STrack *t;
+    if( e->nTrk>=e->nAllocTrk ){
+      int32_t nNew = e->nAllocTrk ? e->nAllocTrk*2 : 64;
+      STrack *a = sqlite3_realloc64(e->aTrk, sizeof(STrack)*(sqlite3_uint64)nNew);
+      if( a==0 ) return SQLITE_NOMEM;
+      e->aTrk = a;
+      e->nAllocTrk = nNew;
+    }
+    t = &e->aTrk[e->nTrk];
+    memset(t, 0, sizeof(*t));
+    t->pid = ev->pid.iVal;
+    t->tid = ev->tid.iVal;
+    h->v1 = e->nTrk++;
+  }
+  r->trk = (int32_t)h->v1;
+  if( profsumSpanText(&ev->name, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
+  r->name = spIntern(&e->pool, z, n);
+  if( r->name<0 ) return SQLITE_NOMEM;
+  rc = internArg(e, &ev->aArg[PROFSUM_AK_TF_OP], ppB, pnB, &r->tfop);
+  if( rc==SQLITE_OK ) rc = internArg(e, &ev->aArg[PROFSUM_AK_SOURCE], ppB, pnB, &r->source);
+  if( rc==SQLITE_OK ) rc = internArg(e, &ev->aArg[PROFSUM_AK_RUN_ID], ppB, pnB, &r->runid);
+  if( rc==SQLITE_OK ) rc = sigOf(e, &ev->aArg[PROFSUM_AK_LONG_NAME], ppB, pnB, &r->sig);
+  if( rc ) return rc;
+  {
+    const ProfsumSpan *s = &ev->aArg[PROFSUM_AK_STEP_NUM];
+    int64_t v;
+    if( s->type==PROFSUM_JT_NUMBER && profsumParseInt(s->z, s->n, &v)==0 ) r->step = v;
+    else if( s->type==PROFSUM_JT_STRING && !(s->flags & PROFSUM_SF_ESCAPE)
+          && pyIntParse(s->z, s->n, &v)==0 ) r->step = v;
+  }
+  e->nEv++;
+  return SQLITE_OK;
+}
+
+/* The read pass. */
+static int engRead(Engine *e, const char *zPath){
+  ProfsumSrc *pSrc = 0;
+  ProfsumScan *pScan = 0;
+  ProfsumEvent *ev;
+  char *zErr = 0, *pB = 0;
+  int64_t nB = 0;
+  int rc = profsumSrcOpenFile(zPath, &pSrc, &zErr);
+  if( rc ){
+    engErr(e, rc, "%s", zErr ? zErr : sqlite3_errstr(rc));
+    sqlite3_free(zErr);
+    return rc;
+  }
+  rc = profsumScanOpen(pSrc, e->zFunc, PROFSUM_SCAN_ARGKEYS, engDiag, e, &pScan, &zErr);
+  while( rc==SQLITE_OK ){
+    char ph;
+    rc = profsumScanNext(pScan, &ev, &zErr);
+    if( rc!=SQLITE_ROW ) break;
+    rc = SQLITE_OK;
+    ph = (ev->ph.n==1 && !(ev->ph.flags & PROFSUM_SF_ESCAPE)) ? ev->ph.z[0] : 0;
+    if( ev->pid.kind==PROFSUM_ID_TEXT || ev->tid.kind==PROFSUM_ID_TEXT ){
+      /* The reference's typed decoder rejects a string pid/tid. */
+      if( e->nRejected++==0 ){ e->iFirstRejected = ev->idx; e->zFirstRejected = "string pid/tid"; }
+    }
+    if( ph=='M' ){
+      rc = noteMeta(e, ev, &pB, &nB);
+    }else if( ph=='X' ){
+      if( ev->pid.kind==PROFSUM_ID_INT && ev->pid.iVal>=0
+       && ev->tid.kind==PROFSUM_ID_INT && ev->tid.iVal>=0
+       && ev->name.type==PROFSUM_JT_STRING && ev->name.n>0
+       && ev->hasTs && ev->hasDur && ev->dur>0 ){
+        rc = noteX(e, ev, &pB, &nB);
+      }else if( ev->hasDur && ev->dur<=0 ){
+        engDiag(e, ev->idx, ev->iOffset, ev->dur==0 ? "zero_duration" : "negative_duration",
+                "complete event with dur <= 0: not a complete event for the summary");
+      }
+    }
+    if( rc==SQLITE_OK && e->diagRc ) rc = e->diagRc;
+  }
+  sqlite3_free(pB);
+  if( rc==SQLITE_DONE ){
+    const char *zU = profsumScanDisplayTimeUnit(pScan);
+    rc = SQLITE_OK;
+    e->nEntries = profsumScanEntries(pScan);
+    if( zU ){
+      e->zUnit = sqlite3_mprintf("%s", zU);
+      if( e->zUnit==0 ) rc = SQLITE_NOMEM;
+    }
+  }else if( rc ){
+    sqlite3_free(*e->pzErr);
+    *e->pzErr = zErr;
+    zErr = 0;
+  }
+  sqlite3_free(zErr);
+  profsumScanClose(pScan);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Ordering and exclusive time                                         */
+/* ------------------------------------------------------------------ */
+static SEv *gCmpEv;  /* not used: comparators get records via PermEv */
+typedef struct PermEv { const SEv *r; int64_t i; } PermEv;
+
+/* (track, ts asc, end desc, file order) */
+static int cmpNestEv(const void *pa, const void *pb){
+  const PermEv *a = (const PermEv*)pa, *b = (const PermEv*)pb;
+  int64_t ea, eb;
+  if( a->r->trk!=b->r->trk ) return a->r->trk<b->r->trk ? -1 : 1;
+  if( a->r->ts!=b->r->ts ) return a->r->ts<b->r->ts ? -1 : 1;
+  ea = a->r->ts + a->r->dur; eb = b->r->ts + b->r->dur;
+  if( ea!=eb ) return ea>eb ? -1 : 1;
+  return a->i<b->i ? -1 : (a->i>b->i);
+}
+
+/* (ts asc, end asc, order) — the gap order of §4.8 */
+static int cmpGapEv(const void *pa, const void *pb){
+  const PermEv *a = (const PermEv*)pa, *b = (const PermEv*)pb;
+  int64_t ea, eb;
+  if( a->r->ts!=b->r->ts ) return a->r->ts<b->r->ts ? -1 : 1;
+  ea = a->r->ts + a->r->dur; eb = b->r->ts + b->r->dur;
+  if( ea!=eb ) return ea<eb ? -1 : 1;
+  return a->i<b->i ? -1 : (a->i>b->i);
+}
+
+/* Build e->aOrd (processing order) and compute exclusive times. */
+static int engOrder(Engine *e){
+  int64_t i, n = e->nEv, nStk = 0;
+  PermEv *aP;
+  int64_t *aStk, *aChild;
+  (void)gCmpEv;
+  aP = sqlite3_malloc64(sizeof(PermEv)*(sqlite3_uint64)(n ? n : 1));
+  aStk = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n ? n : 1));
+  aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n ? n : 1));
+  e->aOrd = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n ? n : 1));
+  if( !aP || !aStk || !aChild || !e->aOrd ){
+    sqlite3_free(aP); sqlite3_free(aStk); sqlite3_free(aChild);
+    return SQLITE_NOMEM;
+  }
+  for(i=0; i<n; i++){ aP[i].r = &e->aEv[i]; aP[i].i = i; }
+  qsort(aP, (size_t)n, sizeof(PermEv), cmpNestEv);
+  for(i=0; i<n; i++){
+    STrack *t = &e->aTrk[aP[i].r->trk];
+    e->aOrd[i] = aP[i].i;
+    if( i==0 || aP[i-1].r->trk!=aP[i].r->trk ){ t->iFirst = i; t->nEv = 0; }
+    t->nEv++;
+  }
+  /* §2 stack sweep, per track, in this order. */
+#define FIN() do{ \
+    SEv *x_ = &e->aEv[aStk[--nStk]]; \
+    int64_t ex_ = x_->dur - aChild[nStk]; \
+    x_->excl = ex_>0 ? ex_ : 0; \
+    if( nStk>0 ) aChild[nStk-1] += x_->dur; \
+  }while(0)
+  for(i=0; i<n; i++){
+    SEv *r = &e->aEv[e->aOrd[i]];
+    if( nStk>0 && e->aEv[aStk[nStk-1]].trk!=r->trk ){ while( nStk>0 ) FIN(); }
+    while( nStk>0 && r->ts >= e->aEv[aStk[nStk-1]].ts + e->aEv[aStk[nStk-1]].dur ) FIN();
+    while( nStk>0 && r->ts + r->dur > e->aEv[aStk[nStk-1]].ts + e->aEv[aStk[nStk-1]].dur ) FIN();
+    aChild[nStk] = 0;
+    aStk[nStk++] = e->aOrd[i];
+  }
+  while( nStk>0 ) FIN();
+#undef FIN
+  sqlite3_free(aP); sqlite3_free(aStk); sqlite3_free(aChild);
+  return SQLITE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Output helpers                                                      */
+/* ------------------------------------------------------------------ */
+
+/* See summary_engine.h. */
+double profsumPsToMicros(profsum_ps v){
+  char z[64];
+  int neg = v<0, i = 0, k;
+  unsigned __int128 u = neg ? (unsigned __int128)(-v) : (unsigned __int128)v;
+  char digits[48];
+  int nd = 0;
+  do{ digits[nd++] = (char)('0' + (int)(u % 10)); u /= 10; }while( u );
+  while( nd<7 ) digits[nd++] = '0';
+  if( neg ) z[i++] = '-';
+  for(k=nd-1; k>=6; k--) z[i++] = digits[k];
+  z[i++] = '.';
+  for(k=5; k>=0; k--) z[i++] = digits[k];
+  z[i] = 0;
+  return strtod(z, 0);
+}
+
+#define US(ps) ((double)(ps)/1e6)
+
+/* Prepare "INSERT INTO <schema>.<zTable> VALUES(...)". */
+static int engPrepare(Engine *e, sqlite3_stmt **pp, const char *zSql){
+  char *z = sqlite3_mprintf(zSql, e->zSchema);
+  int rc;
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(e->db, z, -1, pp, 0);
+  sqlite3_free(z);
+  if( rc ) return engErr(e, rc, "%s", sqlite3_errmsg(e->db));
+  return SQLITE_OK;
+}
+
+/* Step and reset an insert. */
+static int engStep(Engine *e, sqlite3_stmt *p){
+  int rc = sqlite3_step(p);
+  if( rc!=SQLITE_DONE ){
+    rc = sqlite3_reset(p);
+    return engErr(e, rc ? rc : SQLITE_ERROR, "%s", sqlite3_errmsg(e->db));
+  }
+  return sqlite3_reset(p);
+}
+
+static void bindStrId(Engine *e, sqlite3_stmt *p, int i, int32_t id){
+  if( id<0 ) sqlite3_bind_null(p, i);
+  else sqlite3_bind_text(p, i, SP_STR(&e->pool, id), SP_LEN(&e->pool, id), SQLITE_STATIC);
+}
+
+/* Append z[0..n) as a JSON string literal (UTF-8 kept, controls escaped). */
+static void jsonAppendStr(sqlite3_str *p, const char *z, int64_t n){
+  int64_t i;
+  sqlite3_str_appendchar(p, 1, '"');
+  for(i=0; i<n; i++){
+    unsigned char c = (unsigned char)z[i];
+    if( c=='"' || c=='\\' ){ sqlite3_str_appendchar(p, 1, '\\'); sqlite3_str_appendchar(p, 1, (char)c); }
+    else if( c<0x20 ) sqlite3_str_appendf(p, "\\u%04x", c);
+    else sqlite3_str_appendchar(p, 1, (char)c);
+  }
+  sqlite3_str_appendchar(p, 1, '"');
+}
+
+/* Most-common selection over counters: entries of m with k1 = (kind<<40 |
+** owner) carry v1 = count, v2 = first-seen sequence; picks per owner the
+** max count, ties → smallest sequence (Counter.most_common). */
+#define CKEY(kind, owner) (((int64_t)(kind)<<40) | (int64_t)(owner))
+
+static int counterAdd(HMap *m, int kind, int64_t owner, int64_t val, int64_t *pSeq){
+  int isNew;
+  HEnt *h = hmGet(m, CKEY(kind, owner), val, 1, &isNew);
+  if( h==0 ) return SQLITE_NOMEM;
+  if( isNew ) h->v2 = (*pSeq)++;
+  h->v1++;
+  return SQLITE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The aggregates                                                      */
+/* ------------------------------------------------------------------ */
+typedef struct OpAgg {
+  int64_t count, total, excl;
+  double flopSum; int64_t flopN;
+  int32_t shape, source, tfop;   /* most common values, -1 none */
+  int64_t bestShape[2], bestSource[2], bestTf[2];   /* count, seq */
+  int seen;
+} OpAgg;
+
+typedef struct StepAgg { int64_t step; int64_t sum; int64_t n; } StepAgg;
+
+static int cmpStep(const void *pa, const void *pb){
+  const StepAgg *a = (const StepAgg*)pa, *b = (const StepAgg*)pb;
+  return a->step<b->step ? -1 : (a->step>b->step);
+}
+
+/* Is the canonical name marker-like (§4.8)? */
+static int isMarkerName(const char *z, int n){
+  static const char *az[] = {"iota","constant","bitcast","get-tuple-element",
+                             "parameter","tuple","after-all"};
+  ProfsumSlice c = profsumCanonicalOp(z, n);
+  char low[32];
+  int i;
+  if( c.n<=0 || c.n>=(int)sizeof(low) ) return 0;
+  for(i=0; i<c.n; i++){
+    char ch = c.z[i];
+    low[i] = (ch>='A' && ch<='Z') ? (char)(ch+32) : ch;
+  }
+  low[c.n] = 0;
+  for(i=0; i<7; i++) if( strcmp(low, az[i])==0 ) return 1;
+  return strncmp(low, "copy-start", 10)==0 || strncmp(low, "copy-done", 9)==0;
+}
+
+/* Global timeline mode (§4.4): fills aG[0..4] and *pTotal (ps). */
+typedef struct GPt { int64_t t; int delta; int comm; } GPt;
+static int cmpGPt(const void *pa, const void *pb){
+  const GPt *a = (const GPt*)pa, *b = (const GPt*)pb;
+  if( a->t!=b->t ) return a->t<b->t ? -1 : 1;
+  return a->delta - b->delta;
+}
+
+#define CAT_COMPUTE 0
+#define CAT_COMM    1
+#define CAT_HOST    2
+#define CAT_STALL   3
+#define CAT_OTHER   4
+
+static int catIndex(const char *z){
+  switch( z[0] ){
+    case 'c': return z[1]=='o' && z[2]=='m' && z[3]=='m' ? CAT_COMM : CAT_COMPUTE;
+    case 'h': return CAT_HOST;
+    case 's': return CAT_STALL;
+    default: return CAT_OTHER;
+  }
+}
+
+/* Parts of an event for regions and contexts, cached per (name, tf_op). */
+typedef struct PartsInfo {
+  int32_t *aPath;      /* aPath[d-1]: id of the path of depth d */
+  int nPart;
+  int fallback;
+  int32_t path4;       /* first <= 4 parts joined */
+} PartsInfo;
+
+typedef struct RegAgg { int32_t path; int depth; int64_t count, incl, excl; int removed; } RegAgg;
+
+/* Get (computing once) the parts of (name, tfop). */
+static int partsOf(Engine *e, HMap *cache, PartsInfo **paInfo, int64_t *pnInfo,
+                   int32_t name, int32_t tfop, PartsInfo **ppOut){
+  int isNew;
+  HEnt *h = hmGet(cache, name, tfop, 1, &isNew);
+  PartsInfo *pi;
+  if( h==0 ) return SQLITE_NOMEM;
+  if( isNew ){
+    ProfsumParts parts;
+    int rc, d, fb = 0;
+    PartsInfo *a = sqlite3_realloc64(*paInfo, sizeof(PartsInfo)*(sqlite3_uint64)(*pnInfo+1));
+    if( a==0 ) return SQLITE_NOMEM;
+    *paInfo = a;
+    pi = &a[*pnInfo];
+    memset(pi, 0, sizeof(*pi));
+    h->v1 = (*pnInfo)++;
+    profsumPartsInit(&parts);
+    rc = profsumHierarchyParts(SP_STR(&e->pool, name), SP_LEN(&e->pool, name),
+                               tfop>=0 ? SP_STR(&e->pool, tfop) : 0,
+                               tfop>=0 ? SP_LEN(&e->pool, tfop) : 0, &parts, &fb);
+    if( rc ) return rc;
+    pi->nPart = parts.nPart;
+    pi->fallback = fb;
+    pi->path4 = -1;
+    pi->aPath = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(parts.nPart+1));
+    if( pi->aPath==0 ){ profsumPartsClear(&parts); return SQLITE_NOMEM; }
+    for(d=1; d<=parts.nPart; d++){
+      int n;
+      char *z = profsumPartsJoin(&parts, d, &n);
+      int32_t id;
+      if( z==0 ){ profsumPartsClear(&parts); return SQLITE_NOMEM; }
+      id = spIntern(&e->pool, z, n);
+      sqlite3_free(z);
+      if( id<0 ){ profsumPartsClear(&parts); return SQLITE_NOMEM; }
+      pi->aPath[d-1] = id;
+      if( d==(parts.nPart<4 ? parts.nPart : 4) ) pi->path4 = id;
+    }
+    if( parts.nPart==0 ){
+      int32_t id = spIntern(&e->pool, "unknown", 7);
+      if( id<0 ){ profsumPartsClear(&parts); return SQLITE_NOMEM; }
+      pi->path4 = id;
+    }
+    profsumPartsClear(&parts);
+  }
+  *ppOut = &(*paInfo)[h->v1];
+  return SQLITE_OK;
+}
+
+/* Compare two pooled strings bytewise. */
+static int spCmp(Engine *e, int32_t a, int32_t b){
+  int na = SP_LEN(&e->pool, a), nb = SP_LEN(&e->pool, b);
+  int c = memcmp(SP_STR(&e->pool, a), SP_STR(&e->pool, b), (size_t)(na<nb ? na : nb));
+  return c ? c : (na - nb);
+}
+
+typedef struct GapRec { int64_t ev; int64_t gap; } GapRec;
+
+/* Gaps (§4.8), regions (§4.9) and gap contexts (§4.10). */
+static int engGapsAndRegions(Engine *e){
+  int rc = SQLITE_OK;
+  int64_t i, j, seq = 0, nInfo = 0, nReg = 0, nGap = 0, nAllocGap = 0;
+  HMap partsCache = {0,0,0}, regMap = {0,0,0}, pref = {0,0,0}, gapMap = {0,0,0};
+  HMap markers = {0,0,0}, ctxMap = {0,0,0};
+  PartsInfo *aInfo = 0;
+  RegAgg *aReg = 0;
+  GapRec *aGap = 0;
+  PermEv *aP = 0;
+  int64_t *aGapAgg = 0;     /* per gap row: count,total,max,payloadName,bestMarker,bestCount */
+  int64_t nGapRow = 0;
+  sqlite3_stmt *pIns = 0;
+  char *zTmp = 0;
+
+  /* Regions and preferred paths, in processing order. */
+  for(j=0; j<e->nEv; j++){
+    SEv *r = &e->aEv[e->aOrd[j]];
+    STrack *t = &e->aTrk[r->trk];
+    PartsInfo *pi;
+    int d;
+    if( !(t->isDevice && t->isDevOp) ) continue;
+    if( (rc = partsOf(e, &partsCache, &aInfo, &nInfo, r->name, r->tfop, &pi)) ) goto done;
+    for(d=1; d<=pi->nPart; d++){
+      int isNew;
+      HEnt *h = hmGet(&regMap, pi->aPath[d-1], 0, 1, &isNew);
+      RegAgg *g;
+      if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
+      if( isNew ){
+        RegAgg *a = sqlite3_realloc64(aReg, sizeof(RegAgg)*(sqlite3_uint64)(nReg+1));
+        if( a==0 ){ rc = SQLITE_NOMEM; goto done; }
+        aReg = a;
+        memset(&aReg[nReg], 0, sizeof(RegAgg));
+        aReg[nReg].path = pi->aPath[d-1];
+        aReg[nReg].depth = d;
+        h->v1 = nReg++;
+      }
+      g = &aReg[h->v1];
+      g->count++;
+      g->incl += r->excl;
+      if( d==pi->nPart ) g->excl += r->excl;
+    }
+    if( r->tfop>=0 && !pi->fallback && pi->path4>=0 ){
+      HEnt *h = hmGet(&pref, r->name, pi->path4, 1, 0);
+      if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
+      h->v1++;
+    }
+  }
+  /* Pruning of unary paths. */
+  {
+    int64_t *aChildN = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(2*nReg+1));
+    int64_t *aChild1 = aChildN ? aChildN + nReg : 0;
+    if( aChildN==0 ){ rc = SQLITE_NOMEM; goto done; }
+    memset(aChildN, 0, sizeof(int64_t)*(size_t)(2*nReg+1));
+    for(i=0; i<nReg; i++){
+      const char *z = SP_STR(&e->pool, aReg[i].path);
+      int n = SP_LEN(&e->pool, aReg[i].path), k;
+      for(k=n-2; k>=0; k--) if( z[k]=='=' && z[k+1]=='>' ) break;
+      if( k>=0 ){
+        int32_t pid = spIntern(&e->pool, SP_STR(&e->pool, aReg[i].path), k);
+        HEnt *h;
+        if( pid<0 ){ sqlite3_free(aChildN); rc = SQLITE_NOMEM; goto done; }
+        h = hmGet(&regMap, pid, 0, 0, 0);
+        if( h ){ aChildN[h->v1]++; aChild1[h->v1] = i; }
+      }
+    }
+    for(i=0; i<nReg; i++){
+      if( aReg[i].depth>1 && aChildN[i]==1 ){
+        double a = US(aReg[i].incl), b = US(aReg[aChild1[i]].incl);
+        double m = (a<0?-a:a) > (b<0?-b:b) ? (a<0?-a:a) : (b<0?-b:b);
+        double tol = 1e-9*m > 1e-6 ? 1e-9*m : 1e-6;
+        double diff = a-b; if( diff<0 ) diff = -diff;
+        if( diff<=tol ) aReg[i].removed = 1;
+      }
+    }
+    sqlite3_free(aChildN);
+  }
+  if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_region VALUES(?1,?2,?3,?4,?5,?6)")) ) goto done;
+  for(i=0; i<nReg; i++){
+    if( aReg[i].removed ) continue;
+    sqlite3_bind_int64(pIns, 1, e->traceId);
+    bindStrId(e, pIns, 2, aReg[i].path);
+    sqlite3_bind_int(pIns, 3, aReg[i].depth);
+    sqlite3_bind_int64(pIns, 4, aReg[i].count);
+    sqlite3_bind_double(pIns, 5, US(aReg[i].incl));
+    sqlite3_bind_double(pIns, 6, US(aReg[i].excl));
+    if( (rc = engStep(e, pIns)) ) goto done;
+  }
+  sqlite3_finalize(pIns); pIns = 0;
+
+  /* Gaps per device-op track. */
+  aP = sqlite3_malloc64(sizeof(PermEv)*(sqlite3_uint64)(e->nEv+1));
+  if( aP==0 ){ rc = SQLITE_NOMEM; goto done; }
+  for(i=0; i<e->nTrk; i++){
+    STrack *t = &e->aTrk[i];
+    int64_t n = t->nEv, prevEnd;
+    if( !(t->isDevice && t->isDevOp) || n==0 ) continue;
+    for(j=0; j<n; j++){ int64_t k = e->aOrd[t->iFirst+j]; aP[j].r = &e->aEv[k]; aP[j].i = k; }
+    qsort(aP, (size_t)n, sizeof(PermEv), cmpGapEv);
+    prevEnd = aP[0].r->ts + aP[0].r->dur;
+    for(j=1; j<n; j++){
+      const SEv *E = aP[j].r;
+      if( E->ts > prevEnd ){
+        int64_t gap = E->ts - prevEnd, payload = aP[j].i, c;
+        int isNew;
+        HEnt *h;
+        if( isMarkerName(SP_STR(&e->pool, E->name), SP_LEN(&e->pool, E->name)) ){
+          int64_t chainEnd = E->ts + E->dur;
+          for(c=j+1; c<n && c<=j+8; c++){
+            const SEv *C = aP[c].r;
+            if( C->ts > chainEnd ) break;
+            if( C->ts + C->dur > chainEnd ) chainEnd = C->ts + C->dur;
+            if( isMarkerName(SP_STR(&e->pool, C->name), SP_LEN(&e->pool, C->name)) ) continue;
+            payload = aP[c].i;
+            break;
+          }
+        }
+        h = hmGet(&gapMap, e->aEv[payload].name, 0, 1, &isNew);
+        if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
+        if( isNew ){
+          int64_t *a = sqlite3_realloc64(aGapAgg, sizeof(int64_t)*6*(sqlite3_uint64)(nGapRow+1));
+          if( a==0 ){ rc = SQLITE_NOMEM; goto done; }
+          aGapAgg = a;
+          memset(&aGapAgg[6*nGapRow], 0, sizeof(int64_t)*6);
+          aGapAgg[6*nGapRow+3] = e->aEv[payload].name;
+          aGapAgg[6*nGapRow+4] = -1;
+          h->v1 = nGapRow++;
+        }
+        {
+          int64_t *g = &aGapAgg[6*h->v1];
+          g[0]++; g[1] += gap; if( gap>g[2] ) g[2] = gap;
+        }
+        h = hmGet(&markers, e->aEv[payload].name, E->name, 1, 0);
+        if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
+        h->v1++;
+        if( nGap>=nAllocGap ){
+          int64_t nNew = nAllocGap ? nAllocGap*2 : 1024;
+          GapRec *a = sqlite3_realloc64(aGap, sizeof(GapRec)*(sqlite3_uint64)nNew);
+          if( a==0 ){ rc = SQLITE_NOMEM; goto done; }
+          aGap = a; nAllocGap = nNew;
+        }
+        aGap[nGap].ev = payload; aGap[nGap].gap = gap; nGap++;
+      }
+      if( E->ts + E->dur > prevEnd ) prevEnd = E->ts + E->dur;
+    }
+  }
+  /* Marker per payload: most frequent, ties → smallest name. */
+  for(i=0; i<markers.nSlot; i++){
+    HEnt *h = &markers.a[i];
+    HEnt *g;
+    int64_t *row;
+    if( !h->used ) continue;
+    g = hmGet(&gapMap, h->k1, 0, 0, 0);
+    row = &aGapAgg[6*g->v1];
+    if( row[4]<0 || h->v1>row[5] || (h->v1==row[5] && spCmp(e, (int32_t)h->k2, (int32_t)row[4])<0) ){
+      row[4] = h->k2; row[5] = h->v1;
+    }
+  }
+  if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_gap VALUES(?1,?2,?3,?4,?5,?6)")) ) goto done;
+  for(i=0; i<nGapRow; i++){
+    int64_t *g = &aGapAgg[6*i];
+    sqlite3_bind_int64(pIns, 1, e->traceId);
+    bindStrId(e, pIns, 2, (int32_t)g[3]);
+    bindStrId(e, pIns, 3, (int32_t)g[4]);
+    sqlite3_bind_int64(pIns, 4, g[0]);
+    sqlite3_bind_double(pIns, 5, US(g[1]));
+    sqlite3_bind_double(pIns, 6, US(g[2]));
+    if( (rc = engStep(e, pIns)) ) goto done;
+  }
+  sqlite3_finalize(pIns); pIns = 0;
+
+  /* Preferred path per op name: most frequent, ties → smallest path. */
+  {
+    HMap best = {0,0,0};
+    for(i=0; i<pref.nSlot; i++){
+      HEnt *h = &pref.a[i], *b;
+      int isNew;
+      if( !h->used ) continue;
+      b = hmGet(&best, h->k1, 0, 1, &isNew);
+      if( b==0 ){ hmFree(&best); rc = SQLITE_NOMEM; goto done; }
+      if( isNew || h->v1>b->v2 || (h->v1==b->v2 && spCmp(e, (int32_t)h->k2, (int32_t)b->v1)<0) ){
+        b->v1 = h->k2; b->v2 = h->v1;
+      }
+    }
+    hmFree(&pref);
+    pref = best;
+  }
+  /* Gap contexts. */
+  for(i=0; i<nGap; i++){
+    SEv *r = &e->aEv[aGap[i].ev];
+    PartsInfo *pi;
+    int32_t path;
+    HEnt *h;
+    ProfsumSlice c;
+    if( (rc = partsOf(e, &partsCache, &aInfo, &nInfo, r->name, r->tfop, &pi)) ) goto done;
+    h = pi->fallback ? hmGet(&pref, r->name, 0, 0, 0) : 0;
+    path = h ? (int32_t)h->v1 : pi->path4;
+    c = profsumCanonicalOp(SP_STR(&e->pool, r->name), SP_LEN(&e->pool, r->name));
+    if( c.n>=4 && sqlite3_strnicmp(c.z, "copy", 4)==0 ){
+      const char *z = SP_STR(&e->pool, path);
+      int n = SP_LEN(&e->pool, path);
+      while( n>0 && (*z==' '||*z=='\t'||*z=='\n'||*z=='\r') ){ z++; n--; }
+      while( n>0 && (z[n-1]==' '||z[n-1]=='\t'||z[n-1]=='\n'||z[n-1]=='\r') ) n--;
+      if( n==0 || (n==4 && sqlite3_strnicmp(z, "copy", 4)==0) ){
+        path = spIntern(&e->pool, "copy", 4);
+      }else if( !(n>=5 && memcmp(z, "copy(", 5)==0) ){
+        sqlite3_free(zTmp);
+        zTmp = sqlite3_mprintf("copy(%.*s)", n, z);
+        if( zTmp==0 ){ rc = SQLITE_NOMEM; goto done; }
+        path = spIntern(&e->pool, zTmp, (int64_t)strlen(zTmp));
+      }else{
+        path = spIntern(&e->pool, z, n);
+      }
+      if( path<0 ){ rc = SQLITE_NOMEM; goto done; }
+    }
+    h = hmGet(&ctxMap, r->name, path, 1, 0);
+    if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
+    h->v1++;
+    h->v2 += aGap[i].gap;
+  }
+  if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_gap_context VALUES(?1,?2,?3,?4,?5)")) ) goto done;
+  for(i=0; i<ctxMap.nSlot; i++){
+    HEnt *h = &ctxMap.a[i];
+    if( !h->used ) continue;
+    sqlite3_bind_int64(pIns, 1, e->traceId);
+    bindStrId(e, pIns, 2, (int32_t)h->k1);
+    bindStrId(e, pIns, 3, (int32_t)h->k2);
+    sqlite3_bind_int64(pIns, 4, h->v1);
+    sqlite3_bind_double(pIns, 5, US(h->v2));
+    if( (rc = engStep(e, pIns)) ) goto done;
+  }
+  (void)seq;
+done:
+  sqlite3_finalize(pIns);
+  for(i=0; i<nInfo; i++) sqlite3_free(aInfo[i].aPath);
+  sqlite3_free(aInfo);
+  sqlite3_free(aReg);
+  sqlite3_free(aGap);
+  sqlite3_free(aP);
+  sqlite3_free(aGapAgg);
+  sqlite3_free(zTmp);
+  hmFree(&partsCache); hmFree(&regMap); hmFree(&pref); hmFree(&gapMap);
+  hmFree(&markers); hmFree(&ctxMap);
+  return rc;
+}
+
+/* The whole aggregation; writes the tables. */
+static int engAggregate(Engine *e){
+  int rc = SQLITE_OK;
+  int64_t i, j, seq = 0;
+  int32_t nNames = e->pool.n;
+  int64_t aBucket[5] = {0,0,0,0,0};
+  OpAgg *aOp = 0;
+  int8_t *aCat = 0;           /* event category per event */
+  HMap steps = {0,0,0}, gpuSteps = {0,0,0}, ctr = {0,0,0};
+  int64_t aComm[16][2]; const char *azComm[16]; int nComm = 0;
+  GPt *aPt = 0; int64_t nPt = 0;
+  sqlite3_stmt *pIns = 0;
+
+  memset(aComm, 0, sizeof(aComm));
+  aOp = sqlite3_malloc64(sizeof(OpAgg)*(sqlite3_uint64)(nNames ? nNames : 1));
+  aCat = sqlite3_malloc64((sqlite3_uint64)(e->nEv ? e->nEv : 1));
+  if( !aOp || !aCat ){ rc = SQLITE_NOMEM; goto done; }
+  memset(aOp, 0, sizeof(OpAgg)*(size_t)nNames);
+
+  /* Track attributes from the metadata names. */
+  for(i=0; i<e->nTrk; i++){
+    STrack *t = &e->aTrk[i];
+    HEnt *hp = hmGet(&e->procMap, t->pid, 0, 0, 0);
+    HEnt *ht = hmGet(&e->threadMap, t->pid, t->tid, 0, 0);
+    t->proc = hp ? (int32_t)hp->v1 : -1;
+    t->thread = ht ? (int32_t)ht->v1 : -1;
+    if( t->proc>=0 ){
+      const char *z = SP_STR(&e->pool, t->proc);
+      t->isDevice = strncmp(z, "/device:", 8)==0;
+      t->isHost = strncmp(z, "/host:", 6)==0;
+    }
+    if( t->thread>=0 ){
+      const char *z = SP_STR(&e->pool, t->thread);
+      t->isDevOp = strcmp(z, "XLA Ops")==0 || strcmp(z, "Async XLA Ops")==0
+                || strncmp(z, "Stream #", 8)==0;
+      t->isSteps = strcmp(z, "Steps")==0;
+    }
+  }
+
+  /* Pass over events in processing order. */
+  for(j=0; j<e->nEv; j++){
+    int64_t k = e->aOrd[j];
+    SEv *r = &e->aEv[k];
+    STrack *t = &e->aTrk[r->trk];
+    const char *zName = SP_STR(&e->pool, r->name);
+    int nName = SP_LEN(&e->pool, r->name);
+    const char *zCat = profsumEventCategory(zName, nName,
+        t->proc>=0 ? SP_STR(&e->pool, t->proc) : 0, t->proc>=0 ? SP_LEN(&e->pool, t->proc) : 0);
+    int cat = catIndex(zCat);
+    aCat[k] = (int8_t)cat;
+    if( !t->isSteps ) aBucket[cat] += r->excl;
+    /* run_ids / source hints (kind 1, 2; owner 0) */
+    if( r->runid>=0 && (rc = counterAdd(&ctr, 1, 0, r->runid, &seq)) ) goto done;
+    if( r->source>=0 && (rc = counterAdd(&ctr, 2, 0, r->source, &seq)) ) goto done;
+    /* steps */
+    if( t->isDevice && t->isSteps ){
+      int64_t s;
+      if( pyIntParse(zName, nName, &s)==0 ){
+        HEnt *h = hmGet(&steps, s, 0, 1, 0);
+        if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
+        h->v1 += r->dur; h->v2++;
+      }
+    }
+    if( t->isHost && r->step!=NO_STEP && nName==5 && memcmp(zName, "train", 5)==0 ){
+      HEnt *h = hmGet(&gpuSteps, r->step, 0, 1, 0);
+      if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
+      h->v1 += r->dur; h->v2++;
+    }
+    /* device ops */
+    if( t->isDevice && t->isDevOp ){
+      OpAgg *o = &aOp[r->name];
+      const char *zColl;
+      o->seen = 1;
+      o->count++;
+      o->total += r->dur;
+      o->excl += r->excl;
+      if( r->sig>=0 && (rc = counterAdd(&ctr, 3, r->name, r->sig, &seq)) ) goto done;
+      if( r->source>=0 && (rc = counterAdd(&ctr, 4, r->name, r->source, &seq)) ) goto done;
+      if( r->tfop>=0 && (rc = counterAdd(&ctr, 5, r->name, r->tfop, &seq)) ) goto done;
+      if( r->sig>=0 ){
+        const char *zFam = 0;
+        int64_t iv; double dv;
+        int kind;
+        if( (rc = profsumSemanticFamily(zName, nName, 0, 0, &zFam)) ) goto done;
+        kind = profsumFlopProxy(zFam, (int)strlen(zFam), SP_STR(&e->pool, r->sig),
+                                SP_LEN(&e->pool, r->sig), &iv, &dv);
+        if( kind==PROFSUM_FLOP_INT ){ o->flopSum += (double)iv; o->flopN++; }
+        else if( kind==PROFSUM_FLOP_REAL ){ o->flopSum += dv; o->flopN++; }
+      }
+      zColl = profsumCollective(zName, nName);
+      if( zColl ){
+        int c;
+        for(c=0; c<nComm; c++) if( strcmp(azComm[c], zColl)==0 ) break;
+        if( c==nComm && nComm<16 ){ azComm[nComm++] = zColl; }
+        if( c<16 ){ aComm[c][0]++; aComm[c][1] += r->excl; }
+      }
+    }
+  }
+
+  /* Most-common picks (shape/source/tf_op per op; run ids and sources). */
+  {
+    int32_t *aRun = 0, *aSrc = 0;
+    int64_t nRun = 0, nSrc = 0;
+    for(i=0; i<ctr.nSlot; i++){
+      HEnt *h = &ctr.a[i];
+      int kind;
+      int64_t owner;
+      if( !h->used ) continue;
+      kind = (int)(h->k1>>40);
+      owner = h->k1 & (((int64_t)1<<40)-1);
+      if( kind>=3 ){
+        OpAgg *o = &aOp[owner];
+        int64_t *best = kind==3 ? o->bestShape : (kind==4 ? o->bestSource : o->bestTf);
+        int32_t *pv = kind==3 ? &o->shape : (kind==4 ? &o->source : &o->tfop);
+        if( best[0]==0 ){ *pv = -1; }
+        if( h->v1>best[0] || (h->v1==best[0] && h->v2<best[1]) ){
+          best[0] = h->v1; best[1] = h->v2; *pv = (int32_t)h->k2;
+        }
+      }
+    }
+    for(i=0; i<nNames; i++){
+      if( aOp[i].bestShape[0]==0 ) aOp[i].shape = -1;
+      if( aOp[i].bestSource[0]==0 ) aOp[i].source = -1;
+      if( aOp[i].bestTf[0]==0 ) aOp[i].tfop = -1;
+    }
+    /* run ids and sources: sort (count desc, seq asc), keep 20 */
+    aRun = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(ctr.nUsed+1)*2);
+    if( aRun==0 ){ rc = SQLITE_NOMEM; goto done; }
+    aSrc = aRun + ctr.nUsed + 1;
+    for(i=0; i<ctr.nSlot; i++){
+      HEnt *h = &ctr.a[i];
+      if( !h->used ) continue;
+      if( (h->k1>>40)==1 ) aRun[nRun++] = (int32_t)i;
+      else if( (h->k1>>40)==2 ) aSrc[nSrc++] = (int32_t)i;
+    }
+    {
+      int pass;
+      for(pass=0; pass<2 && rc==SQLITE_OK; pass++){
+        int32_t *a = pass==0 ? aRun : aSrc;
+        int64_t n = pass==0 ? nRun : nSrc, x, y;
+        sqlite3_str *pStr;
+        char *zJson;
+        /* selection sort of the top 20 (n is small in practice) */
+        for(x=0; x<n && x<20; x++){
+          int64_t best = x;
+          for(y=x+1; y<n; y++){
+            HEnt *hb = &ctr.a[a[best]], *hy = &ctr.a[a[y]];
+            if( hy->v1>hb->v1 || (hy->v1==hb->v1 && hy->v2<hb->v2) ) best = y;
+          }
+          { int32_t tmp = a[x]; a[x] = a[best]; a[best] = tmp; }
+        }
+        pStr = sqlite3_str_new(e->db);
+        sqlite3_str_appendchar(pStr, 1, '[');
+        for(x=0; x<n && x<20; x++){
+          int32_t id = (int32_t)ctr.a[a[x]].k2;
+          if( x ) sqlite3_str_appendchar(pStr, 1, ',');
+          jsonAppendStr(pStr, SP_STR(&e->pool, id), SP_LEN(&e->pool, id));
+        }
+        sqlite3_str_appendchar(pStr, 1, ']');
+        zJson = sqlite3_str_finish(pStr);
+        if( zJson==0 ){ rc = SQLITE_NOMEM; break; }
+        {
+          sqlite3_stmt *pUp = 0;
+          char *zSql = sqlite3_mprintf("UPDATE \"%w\".profsum_trace SET %s = ?1 WHERE trace_id = ?2",
+                                       e->zSchema, pass==0 ? "run_ids" : "source_file_hints");
+          if( zSql==0 ){ sqlite3_free(zJson); rc = SQLITE_NOMEM; break; }
+          rc = sqlite3_prepare_v2(e->db, zSql, -1, &pUp, 0);
+          sqlite3_free(zSql);
+          if( rc==SQLITE_OK ){
+            sqlite3_bind_text(pUp, 1, zJson, -1, sqlite3_free);
+            zJson = 0;
+            sqlite3_bind_int64(pUp, 2, e->traceId);
+            rc = engStep(e, pUp);
+          }else{
+            engErr(e, rc, "%s", sqlite3_errmsg(e->db));
+          }
+          sqlite3_free(zJson);
+          sqlite3_finalize(pUp);
+        }
+      }
+    }
+    sqlite3_free(aRun);
+    if( rc ) goto done;
+  }
+
+  /* Per-track breakdown rows. */
+  if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_breakdown VALUES(?1,?2,?3,?4)")) ) goto done;
+  {
+    static const char *azCat[5] = {"compute","communication","host","stall","other"};
+    int64_t total = 0;
+    int c;
+    for(c=0; c<5; c++){
+      total += aBucket[c];
+      sqlite3_bind_int64(pIns, 1, e->traceId);
+      sqlite3_bind_text(pIns, 2, "exclusive_per_track", -1, SQLITE_STATIC);
+      sqlite3_bind_text(pIns, 3, azCat[c], -1, SQLITE_STATIC);
+      sqlite3_bind_double(pIns, 4, US(aBucket[c]));
+      if( (rc = engStep(e, pIns)) ) goto done;
+    }
+    sqlite3_bind_text(pIns, 3, "total", -1, SQLITE_STATIC);
+    sqlite3_bind_double(pIns, 4, US(total));
+    if( (rc = engStep(e, pIns)) ) goto done;
+
+    /* Global timeline mode. */
+    {
+      int64_t wLo = 0, wHi = 0, g[5] = {0,0,0,0,0};
+      int hasW = 0;
+      for(i=0; i<e->nEv; i++){
+        SEv *r = &e->aEv[i];
+        STrack *t = &e->aTrk[r->trk];
+        if( t->isDevice && !t->isSteps && aCat[i]==CAT_COMPUTE ){
+          if( !hasW || r->ts<wLo ) wLo = r->ts;
+          if( !hasW || r->ts+r->dur>wHi ) wHi = r->ts+r->dur;
+          hasW = 1;
+        }
+      }
+      if( hasW && wHi>wLo ){
+        int64_t nCand = 0, active[2] = {0,0}, prev;
+        for(i=0; i<e->nEv; i++){
+          SEv *r = &e->aEv[i];
+          STrack *t = &e->aTrk[r->trk];
+          if( t->isDevice && !t->isSteps && (aCat[i]==CAT_COMPUTE || aCat[i]==CAT_COMM) ) nCand++;
+        }
+        aPt = sqlite3_malloc64(sizeof(GPt)*(sqlite3_uint64)(2*nCand+1));
+        if( aPt==0 ){ rc = SQLITE_NOMEM; goto done; }
+        for(i=0; i<e->nEv; i++){
+          SEv *r = &e->aEv[i];
+          STrack *t = &e->aTrk[r->trk];
+          int64_t lo, hi;
+          if( !(t->isDevice && !t->isSteps && (aCat[i]==CAT_COMPUTE || aCat[i]==CAT_COMM)) ) continue;
+          lo = r->ts<wLo ? wLo : r->ts;
+          hi = r->ts+r->dur>wHi ? wHi : r->ts+r->dur;
+          if( hi<=lo ) continue;
+          aPt[nPt].t = lo; aPt[nPt].delta = 1; aPt[nPt].comm = aCat[i]==CAT_COMM; nPt++;
+          aPt[nPt].t = hi; aPt[nPt].delta = -1; aPt[nPt].comm = aCat[i]==CAT_COMM; nPt++;
+        }
+        qsort(aPt, (size_t)nPt, sizeof(GPt), cmpGPt);
+        prev = wLo;
+        for(i=0; i<nPt; i++){
+          int64_t seg = aPt[i].t - prev;
+          if( seg>0 ){
+            if( active[1]>0 ) g[CAT_COMM] += seg;
+            else if( active[0]>0 ) g[CAT_COMPUTE] += seg;
+            else g[CAT_STALL] += seg;
+          }
+          active[aPt[i].comm] += aPt[i].delta;
+          prev = aPt[i].t;
+        }
+        if( wHi>prev ){
+          if( active[1]>0 ) g[CAT_COMM] += wHi-prev;
+          else if( active[0]>0 ) g[CAT_COMPUTE] += wHi-prev;
+          else g[CAT_STALL] += wHi-prev;
+        }
+      }
+      for(c=0; c<5; c++){
+        sqlite3_bind_text(pIns, 2, "exclusive_global", -1, SQLITE_STATIC);
+        sqlite3_bind_text(pIns, 3, azCat[c], -1, SQLITE_STATIC);
+        sqlite3_bind_double(pIns, 4, US(g[c]));
+        if( (rc = engStep(e, pIns)) ) goto done;
+      }
+      sqlite3_bind_text(pIns, 3, "total", -1, SQLITE_STATIC);
+      sqlite3_bind_double(pIns, 4, (hasW && wHi>wLo) ? US(wHi-wLo) : 0.0);
+      if( (rc = engStep(e, pIns)) ) goto done;
+    }
+  }
+  sqlite3_finalize(pIns); pIns = 0;
+
+  /* Steps: TPU path, else the GPU host fallback. */
+  {
+    HMap *m = steps.nUsed ? &steps : &gpuSteps;
+    StepAgg *aS = sqlite3_malloc64(sizeof(StepAgg)*(sqlite3_uint64)(m->nUsed+1));
+    int64_t nS = 0;
+    if( aS==0 ){ rc = SQLITE_NOMEM; goto done; }
+    for(i=0; i<m->nSlot; i++){
+      if( m->a[i].used ){ aS[nS].step = m->a[i].k1; aS[nS].sum = m->a[i].v1; aS[nS].n = m->a[i].v2; nS++; }
+    }
+    qsort(aS, (size_t)nS, sizeof(StepAgg), cmpStep);
+    rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_step VALUES(?1,?2,?3,?4)");
+    for(i=0; i<nS && rc==SQLITE_OK; i++){
+      sqlite3_bind_int64(pIns, 1, e->traceId);
+      sqlite3_bind_int64(pIns, 2, aS[i].step);
+      sqlite3_bind_double(pIns, 3, US(aS[i].sum)/(double)aS[i].n);
+      sqlite3_bind_int64(pIns, 4, aS[i].n);
+      rc = engStep(e, pIns);
+    }
+    sqlite3_free(aS);
+    sqlite3_finalize(pIns); pIns = 0;
+    if( rc ) goto done;
+  }
+
+  /* Ops. */
+  if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_op VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)")) ) goto done;
+  for(i=0; i<nNames; i++){
+    OpAgg *o = &aOp[i];
+    if( !o->seen ) continue;
+    sqlite3_bind_int64(pIns, 1, e->traceId);
+    bindStrId(e, pIns, 2, (int32_t)i);
+    sqlite3_bind_int64(pIns, 3, o->count);
+    sqlite3_bind_double(pIns, 4, US(o->total));
+    sqlite3_bind_double(pIns, 5, US(o->excl));
+    bindStrId(e, pIns, 6, o->shape);
+    bindStrId(e, pIns, 7, o->source);
+    bindStrId(e, pIns, 8, o->tfop);
+    if( o->flopN ) sqlite3_bind_double(pIns, 9, o->flopSum/(double)o->flopN);
+    else sqlite3_bind_null(pIns, 9);
+    if( (rc = engStep(e, pIns)) ) goto done;
+  }
+  sqlite3_finalize(pIns); pIns = 0;
+
+  /* Collectives. */
+  if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_comm VALUES(?1,?2,?3,?4)")) ) goto done;
+  for(i=0; i<nComm; i++){
+    sqlite3_bind_int64(pIns, 1, e->traceId);
+    sqlite3_bind_text(pIns, 2, azComm[i], -1, SQLITE_STATIC);
+    sqlite3_bind_int64(pIns, 3, aComm[i][0]);
+    sqlite3_bind_double(pIns, 4, US(aComm[i][1]));
+    if( (rc = engStep(e, pIns)) ) goto done;
+  }
+  sqlite3_finalize(pIns); pIns = 0;
+
+  rc = engGapsAndRegions(e);
+
+done:
+  sqlite3_finalize(pIns);
+  sqlite3_free(aOp);
+  sqlite3_free(aCat);
+  sqlite3_free(aPt);
+  hmFree(&steps); hmFree(&gpuSteps); hmFree(&ctr);
+  return rc;
+}
+
+/* See summary_engine.h. */
+int profsumEngineRun(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
+                     const char *zFunc, const char *zPath,
+                     ProfsumEngineInfo *pInfo, char **pzErr){
+  Engine e;
+  int rc, k;
+  memset(&e, 0, sizeof(e));
+  memset(pInfo, 0, sizeof(*pInfo));
+  e.db = db;
+  e.zSchema = zSchema;
+  e.traceId = traceId;
+  e.zFunc = zFunc;
+  e.pzErr = pzErr;
+  e.iFirstRejected = -1;
+  {
+    char *z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_agg_diagnostic"
+        "(trace_id, idx, byte_offset, kind, detail) VALUES(%lld,?1,?2,?3,?4)",
+        zSchema, (long long)traceId);
+    if( z==0 ) rc = SQLITE_NOMEM;
+    else{
+      rc = sqlite3_prepare_v2(db, z, -1, &e.pDiagIns, 0);
+      sqlite3_free(z);
+      if( rc ) engErr(&e, rc, "%s", sqlite3_errmsg(db));
+    }
+  }
+  if( rc==SQLITE_OK ) rc = engRead(&e, zPath);
+  if( rc==SQLITE_OK ) rc = engOrder(&e);
+  if( rc==SQLITE_OK ) rc = engAggregate(&e);
+  /* Kinds with more than 1000 diagnostics: one summary row each. */
+  for(k=0; rc==SQLITE_OK && k<e.nKind; k++){
+    if( e.aKind[k].n>1000 ){
+      char z[160];
+      sqlite3_snprintf(sizeof(z), z, "%s: %lld occurrences in all; only the first 1000 are listed",
+                       e.aKind[k].zKind, (long long)e.aKind[k].n);
+      e.aKind[k].n = 0;
+      engDiag(&e, -1, -1, "suppressed", z);
+      rc = e.diagRc;
+    }
+  }
+  if( rc==SQLITE_OK ){
+    sqlite3_stmt *pUp = 0;
+    char *z = sqlite3_mprintf("UPDATE \"%w\".profsum_trace SET display_time_unit=?1, "
+        "num_events_total=?2, num_complete_events=?3, num_processes=?4, num_threads=?5, "
+        "profile_start_ts=?6, profile_end_ts=?7, suspected_truncation=?8, "
+        "quality_warnings=?9 WHERE trace_id=?10", zSchema);
+    if( z==0 ) rc = SQLITE_NOMEM;
+    else{
+      rc = sqlite3_prepare_v2(db, z, -1, &pUp, 0);
+      sqlite3_free(z);
+    }
+    if( rc==SQLITE_OK ){
+      int trunc = e.nEv==1000000 || e.nEv==5000000;
+      if( e.zUnit ) sqlite3_bind_text(pUp, 1, e.zUnit, -1, SQLITE_STATIC);
+      sqlite3_bind_int64(pUp, 2, e.nEntries);
+      sqlite3_bind_int64(pUp, 3, e.nEv);
+      sqlite3_bind_int64(pUp, 4, e.procMap.nUsed);
+      sqlite3_bind_int64(pUp, 5, e.threadMap.nUsed);
+      if( e.hasRange ){
+        sqlite3_bind_double(pUp, 6, profsumPsToMicros(e.tsMin));
+        sqlite3_bind_double(pUp, 7, profsumPsToMicros(e.endMax));
+      }
+      sqlite3_bind_int(pUp, 8, trunc);
+      if( trunc ){
+        sqlite3_bind_text(pUp, 9, e.nEv==1000000
+          ? "[\"Trace contains exactly 1,000,000 complete events; this often indicates export truncation at a collector cap.\"]"
+          : "[\"Trace contains exactly 5,000,000 complete events; this often indicates export truncation at a collector cap.\"]",
+          -1, SQLITE_STATIC);
+      }else{
+        sqlite3_bind_text(pUp, 9, "[]", 2, SQLITE_STATIC);
+      }
+      sqlite3_bind_int64(pUp, 10, traceId);
+      rc = engStep(&e, pUp);
+    }else{
+      engErr(&e, rc, "%s", sqlite3_errmsg(db));
+    }
+    sqlite3_finalize(pUp);
+  }
+  if( rc==SQLITE_NOMEM && *pzErr==0 ) *pzErr = 0;
+  pInfo->nEntries = e.nEntries;
+  pInfo->nComplete = e.nEv;
+  pInfo->nRejectedByRef = e.nRejected;
+  pInfo->iFirstRejected = e.iFirstRejected;
+  pInfo->zFirstRejectedKind = e.zFirstRejected;
+  sqlite3_finalize(e.pDiagIns);
+  spFree(&e.pool);
+  sqlite3_free(e.aEv);
+  sqlite3_free(e.aTrk);
+  sqlite3_free(e.aOrd);
+  sqlite3_free(e.zUnit);
+  hmFree(&e.trkMap); hmFree(&e.procMap); hmFree(&e.threadMap); hmFree(&e.sigCache);
+  return rc;
+}

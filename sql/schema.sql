@@ -1,0 +1,194 @@
+-- profsum schema: the tables an import fills (see docs/summary.md).
+--
+-- Three layers, all keyed by trace_id:
+--   profsum_trace        one row per imported trace: provenance, overview, options
+--   profsum_agg_*        knob-independent aggregates computed in one pass over
+--                        the trace (C, ext/summary_engine.c); every view and
+--                        every export is derived from these
+--   profsum_sec_*        the summary sections for the knobs given at import
+--                        (ext/summary_doc.c); the public views read these
+-- Durations are REAL microseconds computed from exact integer picoseconds
+-- (correctly rounded), the unit of the profile_summary.v1 document.
+--
+-- The file is executed by profsum_import() with "main." replaced by the
+-- target schema; every statement must be idempotent (IF NOT EXISTS).
+
+CREATE TABLE IF NOT EXISTS main.profsum_trace(
+  trace_id INTEGER PRIMARY KEY,        -- stable id of the trace in this database
+  label TEXT NOT NULL UNIQUE,          -- unique name (default: derived from the file)
+  series TEXT,                         -- groups runs for trends (options.series)
+  source_path TEXT,                    -- the path exactly as given to profsum_import
+  trace_path TEXT,                     -- the file actually read (the pick in a folder)
+  source_format TEXT NOT NULL,         -- 'perfetto_trace_json' | 'profile_summary_v1' | ...
+  sha256 TEXT,                         -- SHA-256 (hex) of the file bytes as stored on disk
+  size INTEGER,                        -- file size in bytes
+  imported_at TEXT NOT NULL,           -- import time, ISO-8601 UTC with microseconds and Z
+  generated_at_utc TEXT NOT NULL,      -- the document's generated_at_utc (= imported_at, or from a v1 file)
+  options TEXT NOT NULL,               -- options_json as used (JSON object, defaults filled in)
+  profsum_version TEXT NOT NULL,       -- profsum_version() of the importer
+  display_time_unit TEXT,              -- displayTimeUnit of the trace (echoed, never applied)
+  num_events_total INTEGER,            -- traceEvents entries
+  num_complete_events INTEGER,         -- X events accepted by summary-v1 §1.3
+  num_processes INTEGER,               -- pids with a process_name M event
+  num_threads INTEGER,                 -- (pid, tid) with a thread_name M event
+  profile_start_ts REAL,               -- min ts of accepted X events, µs (NULL if none)
+  profile_end_ts REAL,                 -- max ts+dur of accepted X events, µs (NULL if none)
+  suspected_truncation INTEGER NOT NULL DEFAULT 0, -- 1 if exactly 1,000,000 or 5,000,000 complete events
+  quality_warnings TEXT NOT NULL DEFAULT '[]',     -- JSON array of strings
+  run_ids TEXT NOT NULL DEFAULT '[]',              -- JSON array: up to 20 args.run_id by frequency
+  source_file_hints TEXT NOT NULL DEFAULT '[]',    -- JSON array: up to 20 args.source by frequency
+  run_metadata TEXT NOT NULL DEFAULT '{}',         -- JSON object of summary-v1 run_metadata (all null locally)
+  summary_json TEXT                    -- the v1 document as imported (source_format profile_summary_v1 only)
+);
+
+-- Per step number: the mean duration over the events of that step (summary-v1 §4.3).
+CREATE TABLE IF NOT EXISTS main.profsum_agg_step(
+  trace_id INTEGER NOT NULL,
+  step INTEGER NOT NULL,               -- step number
+  duration REAL NOT NULL,              -- mean duration of the step's events, µs
+  n_events INTEGER NOT NULL,           -- events averaged (one per device)
+  PRIMARY KEY(trace_id, step)
+) WITHOUT ROWID;
+
+-- Time breakdown buckets in both modes (summary-v1 §4.4).
+CREATE TABLE IF NOT EXISTS main.profsum_agg_breakdown(
+  trace_id INTEGER NOT NULL,
+  mode TEXT NOT NULL,                  -- 'exclusive_per_track' | 'exclusive_global'
+  category TEXT NOT NULL,              -- compute | communication | host | stall | other | total
+  duration REAL NOT NULL,              -- µs ('total' = total_duration of the mode)
+  PRIMARY KEY(trace_id, mode, category)
+) WITHOUT ROWID;
+
+-- Every device op name (hot-op candidates before ranking and the limit; §4.5).
+CREATE TABLE IF NOT EXISTS main.profsum_agg_op(
+  trace_id INTEGER NOT NULL,
+  name TEXT NOT NULL,                  -- exact event name
+  count INTEGER NOT NULL,
+  total_duration REAL NOT NULL,        -- Σ dur, µs
+  exclusive_duration REAL NOT NULL,    -- Σ exclusive time (§2), µs
+  shape_signature TEXT,                -- most common non-null signature of args.long_name
+  source_file TEXT,                    -- most common args.source
+  tf_op_path TEXT,                     -- most common raw args.tf_op
+  flop_proxy_per_invocation REAL,      -- mean flop proxy over events that have one
+  PRIMARY KEY(trace_id, name)
+) WITHOUT ROWID;
+
+-- Communication ops by collective (§4.7), all of them.
+CREATE TABLE IF NOT EXISTS main.profsum_agg_comm(
+  trace_id INTEGER NOT NULL,
+  collective TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  total_duration REAL NOT NULL,        -- Σ exclusive time, µs
+  PRIMARY KEY(trace_id, collective)
+) WITHOUT ROWID;
+
+-- Idle gaps before device ops, by payload op (§4.8), all of them.
+CREATE TABLE IF NOT EXISTS main.profsum_agg_gap(
+  trace_id INTEGER NOT NULL,
+  name TEXT NOT NULL,                  -- payload op name
+  marker_op TEXT NOT NULL,             -- most frequent first op after the gap
+  count INTEGER NOT NULL,
+  total_gap_duration REAL NOT NULL,    -- µs
+  max_gap_duration REAL NOT NULL,      -- µs
+  PRIMARY KEY(trace_id, name)
+) WITHOUT ROWID;
+
+-- Hierarchical regions after unary-path pruning (§4.9), all of them.
+CREATE TABLE IF NOT EXISTS main.profsum_agg_region(
+  trace_id INTEGER NOT NULL,
+  path TEXT NOT NULL,                  -- parts joined by '=>'
+  depth INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  inclusive_duration REAL NOT NULL,    -- Σ exclusive time of events at or below, µs
+  exclusive_duration REAL NOT NULL,    -- Σ exclusive time of events exactly here, µs
+  PRIMARY KEY(trace_id, path)
+) WITHOUT ROWID;
+
+-- Gap contexts by (payload op, region path) (§4.10), all of them.
+CREATE TABLE IF NOT EXISTS main.profsum_agg_gap_context(
+  trace_id INTEGER NOT NULL,
+  op_name TEXT NOT NULL,
+  region_path TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  total_gap_duration REAL NOT NULL,    -- µs
+  PRIMARY KEY(trace_id, op_name, region_path)
+) WITHOUT ROWID;
+
+-- Oddities met while reading the trace (profsum_diagnostics kinds).
+CREATE TABLE IF NOT EXISTS main.profsum_agg_diagnostic(
+  trace_id INTEGER NOT NULL,
+  idx INTEGER,                         -- entry index (NULL: file-level)
+  byte_offset INTEGER,                 -- in the decompressed JSON
+  kind TEXT NOT NULL,
+  detail TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS main.profsum_agg_diagnostic_trace ON profsum_agg_diagnostic(trace_id);
+
+-- ---------------------------------------------------------------------
+-- Sections for the knobs given at import (ext/summary_doc.c writes them).
+
+CREATE TABLE IF NOT EXISTS main.profsum_sec_step_stats(
+  trace_id INTEGER NOT NULL,
+  scope TEXT NOT NULL,                 -- 'all' | 'steady'
+  count INTEGER NOT NULL,
+  mean REAL, median REAL, p90 REAL, min REAL, max REAL,   -- µs, NULL when count = 0
+  PRIMARY KEY(trace_id, scope)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS main.profsum_sec_step_class(
+  trace_id INTEGER NOT NULL,
+  rank INTEGER NOT NULL,               -- 0-based order in step_time.classes
+  name TEXT NOT NULL,                  -- typical | light | heavy
+  count INTEGER NOT NULL,
+  fraction_of_steady REAL NOT NULL,
+  mean REAL, median REAL, p90 REAL, min REAL, max REAL,
+  representative_step INTEGER,
+  representative_duration REAL,
+  periodicity INTEGER,
+  PRIMARY KEY(trace_id, rank)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS main.profsum_sec_hot_op(
+  trace_id INTEGER NOT NULL,
+  rank INTEGER NOT NULL,               -- 0-based order in hot_ops
+  name TEXT NOT NULL,
+  canonical_name TEXT NOT NULL,
+  category TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  total_duration REAL NOT NULL,
+  exclusive_duration REAL NOT NULL,
+  avg_duration REAL NOT NULL,
+  shape_signature TEXT,
+  source_file TEXT,
+  tf_op_path TEXT,
+  flop_proxy_per_invocation REAL,
+  PRIMARY KEY(trace_id, rank)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS main.profsum_sec_family(
+  trace_id INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  family TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  total_duration REAL NOT NULL,
+  exclusive_duration REAL NOT NULL,
+  share_of_total REAL NOT NULL,
+  avg_duration REAL NOT NULL,
+  avg_exclusive_duration REAL NOT NULL,
+  example_op TEXT,
+  dominant_shape_signature TEXT,
+  flop_proxy_total REAL,
+  time_per_flop_proxy REAL,
+  PRIMARY KEY(trace_id, rank)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS main.profsum_sec_candidate(
+  trace_id INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  candidate_id TEXT NOT NULL,
+  title TEXT NOT NULL,
+  rationale TEXT NOT NULL,
+  evidence TEXT NOT NULL,              -- JSON array of strings
+  suggestions TEXT NOT NULL,           -- JSON array of strings
+  PRIMARY KEY(trace_id, rank)
+) WITHOUT ROWID;

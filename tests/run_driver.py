@@ -1,0 +1,582 @@
+#!/usr/bin/python3
+"""Run trace fixtures through the C driver (tests/sqlrun.c).
+
+Used by `make asan` (build/asan/sqlrun: AddressSanitizer, UBSan, leak
+checking) and `make valgrind` (build/sqlrun under valgrind).  The command is
+taken from PROFSUM_SQLRUN (split like a shell would; default build/sqlrun).
+
+For every fixture (built in a temporary directory: plain and gzip traces,
+broken gzip, odd JSON, big and deep inputs, ...) and every file of
+tests/fuzz_corpus/, one driver process runs, with -k:
+
+    SELECT count(*) FROM trace_events(PATH)
+    SELECT * FROM trace_events(PATH)                 -- every column
+    SELECT sum(excl_ps), max(depth) FROM trace_events(PATH)
+    SELECT * FROM profsum_diagnostics(PATH)
+    ... plus the fixture's own checks (SQL → exact expected output)
+
+separated by marker rows.  Each query is a test.  A query expected to fail
+must fail with an error naming its function ("error: trace_events: ...").
+Anything else on standard error (a sanitizer or valgrind report), an exit
+code other than 0/1, or a timeout fails every query of the fixture.
+
+Usage:  tests/run_driver.py [-v] [-k PATTERN]
+        tests/run_driver.py --write-seeds DIR   (write the small fixtures as
+                                                 fuzzing seeds, then exit)
+Prints `N passed, N failed`; exits 1 on any failure.
+"""
+import concurrent.futures
+import gzip
+import json
+import os
+import re
+import secrets
+import shlex
+import subprocess
+import sys
+import tempfile
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+FUZZ_CORPUS = os.path.join(HERE, "fuzz_corpus")
+
+Q_COUNT = "SELECT count(*) FROM trace_events({p})"
+Q_ALL = "SELECT * FROM trace_events({p})"
+Q_SUM = "SELECT sum(excl_ps), max(depth) FROM trace_events({p})"
+Q_DIAG = "SELECT * FROM profsum_diagnostics({p})"
+QUERIES = [("count", Q_COUNT, "trace_events"),
+           ("all-columns", Q_ALL, "trace_events"),
+           ("sum-excl", Q_SUM, "trace_events"),
+           ("diagnostics", Q_DIAG, "profsum_diagnostics")]
+
+ERR_RE = re.compile(r"^error: (trace_events|profsum_diagnostics): ")
+
+
+def sql_literal(s):
+    return "'" + s.replace("'", "''") + "'"
+
+
+# ---------------------------------------------------------------------------
+# Fixtures
+# ---------------------------------------------------------------------------
+
+class Fixture:
+    """A trace input and what the queries over it must do.
+
+    data: bytes to write, or None with special = "dir" / "missing".
+    expect: "ok" (every query succeeds), "err" (every query fails with the
+    function's error) or "any" (either, but cleanly).
+    count: expected count(*) (expect "ok" only).
+    checks: [(sql with {p}, expected stdout without the final newline)].
+    """
+
+    def __init__(self, name, data=None, expect="ok", count=None, checks=(),
+                 special=None, path=None):
+        self.name = name
+        self.data = data
+        self.expect = expect
+        self.count = count
+        self.checks = list(checks)
+        self.special = special
+        self.path = path
+
+
+def J(obj):
+    """Compact JSON bytes."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def X(name, ts, dur, pid=1, tid=1, **kw):
+    e = {"ph": "X", "name": name, "ts": ts, "dur": dur, "pid": pid, "tid": tid}
+    e.update(kw)
+    return e
+
+
+def gz(data, level=6):
+    return gzip.compress(data, compresslevel=level, mtime=0)
+
+
+def hexu(s):
+    return s.encode("utf-8", "surrogatepass").hex().upper()
+
+
+BASIC_EVENTS = [
+    X("outer", 100, 100, cat="op", args={
+        "tf_op": "jit(f)/add", "hlo_op": "add.1", "hlo_module": "jit_f",
+        "hlo_category": "elementwise", "long_name": "add.1 = f32[] add(a, b)",
+        "source": "f.py:3", "run_id": "r1", "step_num": "3", "flops": "128",
+        "bytes_accessed": 512, "correlation_id": 7, "group_id": 2}),
+    X("inner1", 110, 20),
+    X("inner2", 140, 10),
+    X("other", 100, 5, tid=2),
+    {"ph": "i", "name": "instant", "ts": 120, "pid": 1, "tid": 1, "s": "t"},
+]
+BASIC = J({"displayTimeUnit": "ns", "traceEvents": BASIC_EVENTS})
+BASIC_CHECKS = [
+    (Q_SUM, "105000000|1"),
+    ("SELECT tf_op, hlo_op, hlo_module, hlo_category, long_name, source, run_id, "
+     "step_num, flops, bytes_accessed, correlation_id, group_id "
+     "FROM trace_events({p}) WHERE idx=0",
+     "jit(f)/add|add.1|jit_f|elementwise|add.1 = f32[] add(a, b)|f.py:3|r1|3|128|512|7|2"),
+    ("SELECT ts, dur, dur_ps, depth, parent_idx, excl FROM trace_events({p}) WHERE idx=1",
+     "110000|20000|20000000|1|0|20000"),
+]
+
+
+def many_events(n_pairs):
+    """n_pairs parent/child X pairs over 3 tracks (parent excl 6, child 4 µs)."""
+    ev = []
+    for i in range(n_pairs):
+        t = i * 20
+        tid = i % 3
+        ev.append(X("parent%d" % (i % 50), t, 10, tid=tid, args={"step_num": i}))
+        ev.append(X("child%d" % (i % 50), t + 2, 4, tid=tid))
+    return ev
+
+
+def multi_member(data, parts=3):
+    n = len(data)
+    cuts = [0] + [n * k // parts for k in range(1, parts)] + [n]
+    return b"".join(gz(data[cuts[k]:cuts[k + 1]]) for k in range(parts))
+
+
+def fixtures():
+    F = Fixture
+    out = []
+    add = out.append
+
+    # --- forms and compression -------------------------------------------
+    add(F("plain-basic.json", BASIC, count=5, checks=BASIC_CHECKS))
+    add(F("gzip-basic.json.gz", gz(BASIC), count=5, checks=BASIC_CHECKS[:1]))
+    add(F("gzip-level1.json.gz", gz(BASIC, 1), count=5))
+    add(F("gzip-multimember.json.gz", multi_member(BASIC), count=5, checks=BASIC_CHECKS[:1]))
+    add(F("gzip-multimember-padding.json.gz", multi_member(BASIC, 2) + b"\0" * 1000, count=5))
+    add(F("gzip-empty-member.json.gz", gz(b"") + gz(BASIC) + gz(b""), count=5))
+    add(F("gzip-no-extension.trace", gz(BASIC), count=5))
+    add(F("plain-named.json.gz", BASIC, count=5))   # magic bytes decide, not the name
+    add(F("it's a trace.json", BASIC, count=5))     # quote in the path
+    add(F("bare-array.json", J(BASIC_EVENTS), count=5, checks=BASIC_CHECKS[:1]))
+    add(F("bom-bare-array.json", b"\xef\xbb\xbf" + J(BASIC_EVENTS), count=5))
+    add(F("ws-around.json", b" \n\t\r" + BASIC + b"\n\n  \r\n", count=5))
+    add(F("object-odd-order.json",
+          b'{"otherData":{"version":"x","nested":[1,{"a":[true,false,null]}]},'
+          b'"displayTimeUnit":"ms","metadata":[1.5e3,-0,"s",{"k":{}}],'
+          b'"traceEvents":' + J(BASIC_EVENTS) +
+          b',"zzz":[[[]]],"stackFrames":{},"systemTraceEvents":"SYSTEM"}', count=5))
+    add(F("empty-object.json", b"{}", count=0))
+    add(F("empty-array.json", b"[]", count=0))
+    add(F("empty-events.json", b'{"a":1,"traceEvents":[]}', count=0))
+    add(F("null-events.json", b'{"traceEvents":null}', count=0))
+    add(F("second-events-array.json",
+          b'{"traceEvents":[' + J(X("a", 1, 1)) + b'],"x":1,"traceEvents":['
+          + J(X("b", 2, 1)) + b"," + J(X("c", 3, 1)) + b"]}", count=3))
+    add(F("trailing-empty-entry.json",
+          J({"traceEvents": [X("a", 1, 2), X("b", 2, 1), {}]}), count=2))
+    add(F("non-object-entries.json",
+          b'[1,"x",null,[1,{}],true,-2.5e3,' + J(X("a", 1, 1)) +
+          b',{"ph":5,"name":"phnum"},{"name":"noph"},{"ph":null}]', count=1))
+
+    # --- strings ------------------------------------------------------------
+    esc_events = (
+        b'[{"ph":"X","ts":1,"dur":1,"pid":1,"tid":1,'
+        b'"name":"q\\"b\\\\s\\/f\\bf\\fn\\nr\\rt\\tA\\u0041e\\u00e9E\\u20acG\\ud83d\\ude00",'
+        b'"cat":"c\\u0061t","args":{"tf_op":"a\\"b","long_name":"\\u00e9\\ud800",'
+        b'"k\\u0065y":"\\uDBFF\\uDFFF"}},'
+        b'{"ph":"X","name":"x\\ud800y","ts":2,"dur":1,"pid":1,"tid":1},'
+        b'{"ph":"X","name":"x\\udc00y","ts":3,"dur":1,"pid":1,"tid":1},'
+        b'{"ph":"X","name":"\\ud800\\u0041","ts":4,"dur":1,"pid":1,"tid":1},'
+        b'{"ph":"X","name":"end\\ud83d","ts":5,"dur":1,"pid":"p\\u0031","tid":1},'
+        b'{"ph":"X","name":"\\u0000nul","ts":6,"dur":1,"pid":1,"tid":1}]')
+    add(F("string-escapes.json", esc_events, count=6, checks=[
+        ("SELECT hex(name) FROM trace_events({p}) ORDER BY idx",
+         "\n".join([hexu('q"b\\s/f\bf\fn\nr\rt\tAAe\u00e9E\u20acG\U0001F600'),
+                    hexu("x\ufffdy"), hexu("x\ufffdy"), hexu("\ufffdA"),
+                    hexu("end\ufffd"), hexu("\0nul")])),
+        ("SELECT cat, tf_op, hex(long_name), json_valid(args) FROM trace_events({p}) WHERE idx=0",
+         'cat|a"b|%s|1' % hexu("\u00e9\ufffd")),
+        ("SELECT pid FROM trace_events({p}) WHERE idx=4", "p1"),
+    ]))
+    add(F("control-chars.json",
+          b'[{"ph":"X","name":"a\x01b\tc\nd","ts":1,"dur":1,"pid":1,"tid":1,'
+          b'"args":{"k":"x\x1fy","k\x02":1,"n":"\x00"}}]', count=1, checks=[
+              ("SELECT hex(name), json_valid(args), hex(json_extract(args,'$.k')) "
+               "FROM trace_events({p})",
+               "%s|1|%s" % (hexu("a\x01b\tc\nd"), hexu("x\x1fy")))]))
+    add(F("invalid-utf8.json", b'[{"ph":"X","name":"a\xff\xfeb\xc3","ts":1,"dur":1,"pid":1,"tid":1}]',
+          count=1, checks=[("SELECT hex(name) FROM trace_events({p})", "61FFFE62C3")]))
+    add(F("escaped-keys.json",
+          b'[{"p\\u0068":"X","n\\u0061me":"keyesc","\\u0074s":1,"dur":1,"pid":1,"tid":1}]',
+          expect="ok"))
+    add(F("long-key.json", b'[{"' + b"k" * 5000 + b'":1,"ph":"X","name":"a"}]', count=1))
+
+    # --- tolerated damage ---------------------------------------------------
+    add(F("trailing-commas.json",
+          b'{"traceEvents":[{"ph":"X","name":"a","ts":1,"dur":1,"pid":1,"tid":1,'
+          b'"args":{"x":[1,2,],"y":{"z":1,},},},],}', count=1, checks=[
+              ("SELECT json_valid(args), json_extract(args,'$.x') FROM trace_events({p})",
+               "1|[1,2]")]))
+    e1, e2 = J(X("a", 1, 3)), J(X("b", 2, 1))
+    add(F("missing-close-bracket.json", b'{"traceEvents":[' + e1 + b"," + e2, count=2))
+    add(F("missing-close-brace.json", b'{"traceEvents":[' + e1 + b"," + e2 + b"]", count=2))
+    add(F("bare-missing-close.json", b"[" + e1 + b"," + e2, count=2))
+    add(F("bare-missing-close-comma.json", b"[" + e1 + b"," + e2 + b",\n", count=2))
+    add(F("truncated-last-entry.json",
+          b'{"traceEvents":[' + e1 + b',{"ph":"X","name":"tr', count=1))
+    add(F("truncated-in-args.json", b"[" + e1 + b',{"ph":"X","args":{"a":[1,2', count=1))
+    add(F("truncated-in-number.json", b"[" + e1 + b',{"ph":"X","ts":12', count=1))
+    add(F("truncated-top-key.json", b'{"traceEvents":[' + e1 + b'],"displayTi', count=1))
+    add(F("truncated-top-value.json", b'{"traceEvents":[' + e1 + b'],"meta":{"a":', count=1))
+    add(F("truncated-after-colon.json", b'{"traceEvents":', count=0))
+    add(F("gzip-truncated-json.json.gz", gz(b"[" + e1 + b"," + e2 + b',{"ph":"X","na'), count=2))
+
+    # --- numbers ------------------------------------------------------------
+    add(F("numbers-as-strings.json",
+          b'[{"ph":"X","name":"s","ts":"12.5","dur":"3","pid":"7","tid":"8",'
+          b'"args":{"step_num":"42","flops":"1.5","group_id":"-3"}}]', count=1, checks=[
+              ("SELECT ts, dur, pid, tid, typeof(pid), step_num, flops, group_id "
+               "FROM trace_events({p})", "12500|3000|7|8|integer|42|1.5|-3")]))
+    ts_list = [b"1.0000005", b"1.0000015", b"1.5e3", b"2E-3", b"1e+2", b"-0.5e1",
+               b"1700000000123456.789", b"0.0000001", b"-0.0000015", b"0", b"-0",
+               b"123456789012345678901234567890"]
+    add(F("numbers-precision.json",
+          b"[" + b",".join(b'{"ph":"X","name":"n","pid":1,"tid":1,"dur":1,"ts":' + t + b"}"
+                           for t in ts_list) +
+          b',{"ph":"X","name":"d","pid":1,"tid":1,"ts":0,"dur":0.0000015}'
+          b',{"ph":"X","name":"d","pid":1,"tid":1,"ts":0,"dur":0.0000025}]',
+          count=len(ts_list) + 2, checks=[
+              ("SELECT group_concat(quote(ts), ',') FROM "
+               "(SELECT ts FROM trace_events({p}) ORDER BY idx)",
+               "1000,1000,1500000,2,100000,-5000,1700000000123456789,0,-1,0,0,NULL,0,0"),
+              ("SELECT dur_ps FROM trace_events({p}) WHERE name='d' ORDER BY idx", "2\n2"),
+          ]))
+    add(F("nonfinite.json",
+          b'[{"ph":"X","name":"nan","ts":NaN,"dur":Infinity,"pid":NaN,"tid":-Infinity,'
+          b'"args":{"a":NaN,"b":-Infinity,"c":Infinity,"d":"NaN","e":[NaN,{"f":-Infinity}]}},'
+          b'{"ph":"X","name":"snan","ts":"NaN","dur":"Infinity","pid":1,"tid":1,'
+          b'"args":{"flops":"Infinity","step_num":NaN}}]', count=2, checks=[
+              ("SELECT ts IS NULL, dur IS NULL, pid IS NULL, json_valid(args), "
+               "json_extract(args,'$.a'), json_extract(args,'$.e[1].f') "
+               "FROM trace_events({p}) WHERE idx=0", "1|1|1|1|NaN|-Infinity"),
+              ("SELECT ts IS NULL, flops IS NULL FROM trace_events({p}) WHERE idx=1", "1|1"),
+          ]))
+    add(F("duplicate-keys.json",
+          b'[{"ph":"X","name":"first","name":"second","ts":1,"ts":2,"dur":1,"pid":1,'
+          b'"tid":1,"args":{"tf_op":"a","tf_op":"b"},"args":{"tf_op":"c"}}]', count=1))
+    add(F("pid-tid-forms.json", J([
+        X("a", 1, 1, pid="Spans", tid="7"), X("b", 1, 1, pid=1.0, tid=1e3),
+        X("c", 1, 1, pid=1e30, tid=-5), X("d", 1, 1, pid=None, tid=True),
+        X("e", 1, 1, pid=9223372036854775807, tid=-9223372036854775808),
+        X("f", 1, 1, pid=9223372036854775808, tid=[1])]), count=6, checks=[
+            ("SELECT quote(pid), quote(tid) FROM trace_events({p}) WHERE idx IN (0,1,4) ORDER BY idx",
+             "'Spans'|7\n1|1000\n9223372036854775807|-9223372036854775808")]))
+    add(F("big-times.json", J([X("a", 1e20, 1e19), X("b", -1e20, 5),
+                               X("c", 1, 9.3e12), X("d", 2, 1)]), count=4))
+
+    # --- tracks -------------------------------------------------------------
+    be = [
+        {"ph": "B", "name": "outer", "ts": 0, "pid": 1, "tid": 1},       # 0
+        {"ph": "B", "name": "inner", "ts": 10, "pid": 1, "tid": 1},      # 1
+        {"ph": "E", "name": "inner", "ts": 20, "pid": 1, "tid": 1},      # 2
+        {"ph": "E", "ts": 50, "pid": 1, "tid": 1},                       # 3
+        {"ph": "B", "name": "unmatched", "ts": 60, "pid": 1, "tid": 1},  # 4
+        {"ph": "E", "name": "stray", "ts": 5, "pid": 1, "tid": 2},       # 5
+        {"ph": "B", "name": "m", "ts": 1, "pid": 1, "tid": 3},           # 6
+        {"ph": "E", "name": "zzz", "ts": 4, "pid": 1, "tid": 3},         # 7
+        {"ph": "B", "name": "s", "ts": 1, "pid": "Spans", "tid": 1},     # 8
+        {"ph": "E", "name": "s", "ts": 2, "pid": "Spans", "tid": 1},     # 9
+        X("x-in-b", 30, 5),                                               # 10
+    ]
+    add(F("begin-end.json", J({"traceEvents": be}), count=len(be), checks=[
+        ("SELECT idx, dur FROM trace_events({p}) WHERE ph='B' ORDER BY idx",
+         "0|50000\n1|10000\n4|\n6|3000\n8|"),
+        ("SELECT depth, parent_idx, excl FROM trace_events({p}) WHERE idx IN (0,1,10) ORDER BY idx",
+         "0||35000\n1|0|10000\n1|0|5000"),
+        ("SELECT count(DISTINCT kind) FROM profsum_diagnostics({p}) "
+         "WHERE kind IN ('unmatched_begin','unmatched_end','mismatched_end')", "3"),
+    ]))
+    add(F("partial-overlap.json", J([X("a", 0, 10), X("b", 5, 10), X("c", 5, 2),
+                                     X("zero", 1, 0), X("neg", 1, -1)]), count=5))
+    add(F("deep-stack.json", J([X("l%d" % i, i, 1000 - 2 * i) for i in range(200)]),
+          count=200, checks=[("SELECT max(depth), min(excl_ps) FROM trace_events({p})",
+                              "199|2000000")]))
+    counters = (b'[{"ph":"C","name":"mem","pid":1,"ts":0,"entries":[[0,1],[5,2]]},'
+                b'{"ph":"C","name":"m2","pid":1,"ts":0,"args":{"x":1},"entries":[[1,2],]},'
+                b'{"ph":"C","name":"m3","pid":1,"ts":1,"args":{"v":3}}]')
+    add(F("compact-counters.json", counters, count=3, checks=[
+        ("SELECT json_array_length(args,'$.entries'), json_extract(args,'$.x'), "
+         "json_extract(args,'$.v') FROM trace_events({p}) ORDER BY idx", "2||\n1|1|\n||3")]))
+    names = [X("x1", 1, 1, pid=1, tid=1), X("x2", 1, 1, pid=2, tid=5),
+             {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "Proc One"}},
+             {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "Thread A"}},
+             {"ph": "M", "name": "process_name", "pid": 2, "args": {"name": "Proc Two"}},
+             {"ph": "M", "name": "thread_name", "pid": 2, "tid": 5, "args": {"name": "T5"}},
+             {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "Proc One bis"}},
+             {"ph": "M", "name": "thread_sort_index", "pid": 1, "tid": 1, "args": {"sort_index": 3}}]
+    add(F("metadata-after.json", J({"traceEvents": names}), count=len(names), checks=[
+        ("SELECT idx, process_name, thread_name FROM trace_events({p}) WHERE ph='X' ORDER BY idx",
+         "0|Proc One bis|Thread A\n1|Proc Two|T5")]))
+
+    # --- size and depth ------------------------------------------------------
+    long_name = J([{"ph": "X", "name": "big", "ts": 1, "dur": 2, "pid": 1, "tid": 1,
+                    "args": {"long_name": "x" * (3 << 20), "tf_op": "t"}}, X("after", 2, 1)])
+    lchk = [("SELECT length(long_name), tf_op FROM trace_events({p}) WHERE idx=0", "3145728|t")]
+    add(F("long-name-3mb.json", long_name, count=2, checks=lchk))
+    add(F("long-name-3mb.json.gz", gz(long_name), count=2, checks=lchk))
+    add(F("long-name-small.json", J([X("big", 1, 2, args={"long_name": "y" * 3000})]), count=1))
+    deep = 10000
+    deep_args = (b'{"deep":' + b"[" * deep + b"]" * deep + b',"obj":' +
+                 b'{"a":' * deep + b"1" + b"}" * deep + b',"tf_op":"after"}')
+    add(F("deep-args-10000.json",
+          b'[{"ph":"X","name":"deep","ts":1,"dur":1,"pid":1,"tid":1,"args":' + deep_args +
+          b"}," + e2 + b"]", count=2, checks=[
+              ("SELECT tf_op, length(args) FROM trace_events({p}) WHERE idx=0",
+               "after|%d" % len(deep_args))]))
+    add(F("deep-top-level-10000.json",
+          b'{"meta":' + b"[" * deep + b"]" * deep + b',"traceEvents":[' + e1 + b"]}",
+          count=1))
+    add(F("deep-args-300.json",
+          b'[{"ph":"X","name":"deep","ts":1,"dur":1,"args":{"d":'
+          + b'[{"k":' * 150 + b"1" + b"}]" * 150 + b',"tf_op":"t"}}]', count=1))
+    many = J({"traceEvents": many_events(7500)})
+    mchk = [(Q_SUM, "75000000000|1")]
+    add(F("many-events.json", many, count=15000, checks=mchk))
+    add(F("many-events.json.gz", gz(many), count=15000, checks=mchk))
+
+    # --- errors ---------------------------------------------------------------
+    big = J({"traceEvents": many_events(300)})
+    bgz = gz(big)
+    add(F("gzip-truncated-half.json.gz", bgz[:len(bgz) // 2], expect="err"))
+    add(F("gzip-truncated-trailer.json.gz", bgz[:-8], expect="err"))
+    add(F("gzip-truncated-isize.json.gz", bgz[:-2], expect="err"))
+    add(F("gzip-header-only.json.gz", bgz[:10], expect="err"))
+    add(F("gzip-magic-only.json.gz", b"\x1f\x8b", expect="err"))
+    add(F("gzip-bad-crc.json.gz",
+          bgz[:-8] + bytes(b ^ 0xFF for b in bgz[-8:-4]) + bgz[-4:], expect="err"))
+    add(F("gzip-bad-method.json.gz", bgz[:2] + b"\x07" + bgz[3:], expect="err"))
+    mid = len(bgz) // 2
+    add(F("gzip-corrupt-body.json.gz", bgz[:mid] + b"\xff" * 64 + bgz[mid + 64:], expect="err"))
+    add(F("gzip-trailing-garbage.json.gz", gz(BASIC) + b"garbage", expect="err"))
+    add(F("gzip-second-member-truncated.json.gz", gz(BASIC[:50]) + gz(BASIC[50:])[:-5],
+          expect="err"))
+    raw_deflate = zlib.compress(BASIC)
+    add(F("zlib-not-gzip.json", raw_deflate, expect="err"))
+    add(F("empty.json", b"", expect="err"))
+    add(F("whitespace-only.json", b" \n\t \r\n", expect="err"))
+    add(F("one-byte-1f.json", b"\x1f", expect="err"))
+    add(F("not-json.txt", b"hello, world\n", expect="err"))
+    add(F("syntax-missing-comma.json", b'[{"ph":"X" "name":"a"}]', expect="err"))
+    add(F("syntax-double-comma.json", b'[{"ph":"X",,"name":"a"}]', expect="err"))
+    add(F("syntax-missing-colon.json", b'[{"ph" "X"}]', expect="err"))
+    add(F("syntax-bad-literal.json", b'[{"ph":"X","v":tru}]', expect="err"))
+    add(F("syntax-bad-number.json", b'[{"ph":"X","ts":01}]', expect="err"))
+    add(F("syntax-bad-escape.json", b'[{"ph":"X","name":"a\\x"}]', expect="err"))
+    add(F("syntax-bad-u-escape.json", b'[{"ph":"X","name":"\\u12G4"}]', expect="err"))
+    add(F("syntax-top-missing-comma.json", b'{"traceEvents":[] "x":1}', expect="err"))
+    add(F("syntax-nul-byte.json", b'[{"ph":"X"}\x00]', expect="err"))
+    add(F("syntax-mismatched-close.json", b'[{"ph":"X","args":[1,2}}]', expect="err"))
+    add(F("events-not-array.json", b'{"traceEvents":{"ph":"X"}}', expect="err"))
+    add(F("garbage-after.json", b"[]xyz", expect="err"))
+    add(F("two-documents.json", b"{}{}", expect="err"))
+    add(F("a-directory", special="dir", expect="err"))
+    add(F("missing-file.json", special="missing", expect="err"))
+    return out
+
+
+def corpus_fixtures():
+    out = []
+    if os.path.isdir(FUZZ_CORPUS):
+        for name in sorted(os.listdir(FUZZ_CORPUS)):
+            p = os.path.join(FUZZ_CORPUS, name)
+            if name.startswith(".") or not os.path.isfile(p):
+                continue
+            out.append(Fixture("fuzz_corpus/" + name, expect="any", path=p))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------
+
+def driver_cmd():
+    cmd = os.environ.get("PROFSUM_SQLRUN", os.path.join(ROOT, "build", "sqlrun"))
+    return shlex.split(cmd)
+
+
+def driver_env():
+    env = dict(os.environ)
+    # Sanitizer reports must not look like an ordinary SQL error (exit 1).
+    for var, code in (("ASAN_OPTIONS", 86), ("UBSAN_OPTIONS", 87), ("LSAN_OPTIONS", 88)):
+        opts = env.get(var, "")
+        if "exitcode" not in opts:
+            opts = (opts + ":" if opts else "") + "exitcode=%d" % code
+        env[var] = opts
+    return env
+
+
+def materialize(fx, tmp):
+    if fx.path is not None:
+        return fx.path
+    p = os.path.join(tmp, fx.name)
+    if fx.special == "dir":
+        os.makedirs(p, exist_ok=True)
+    elif fx.special == "missing":
+        pass
+    else:
+        with open(p, "wb") as f:
+            f.write(fx.data)
+    fx.path = p
+    return p
+
+
+def run_fixture(fx, cmd, env, timeout):
+    """Run one fixture; returns a list of (test name, ok, message)."""
+    lit = sql_literal(fx.path)
+    nonce = secrets.token_hex(8)
+    markers = []
+    args = list(cmd) + ["-k"]
+    stmts = [q.format(p=lit) for _, q, _ in QUERIES] + [c.format(p=lit) for c, _ in fx.checks]
+    for i, s in enumerate(stmts):
+        m = "@@profsum-driver-%s-%d@@" % (nonce, i)
+        markers.append(m)
+        args += ["SELECT '%s'" % m, s]
+    end = "@@profsum-driver-%s-end@@" % nonce
+    markers.append(end)
+    args.append("SELECT '%s'" % end)
+    names = ["%s [%s]" % (fx.name, n) for n, _, _ in QUERIES] + \
+            ["%s [check %d]" % (fx.name, k + 1) for k in range(len(fx.checks))]
+    try:
+        r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=env, cwd=ROOT, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return [(n, False, "timeout after %ds" % timeout) for n in names]
+    stderr = r.stderr.decode("utf-8", "replace")
+    err_lines = [l for l in stderr.split("\n") if l != ""]
+    foreign = [l for l in err_lines if not ERR_RE.match(l)]
+    if r.returncode not in (0, 1) or foreign:
+        msg = "exit code %d; stderr:\n%s" % (r.returncode, stderr[-6000:])
+        return [(n, False, msg) for n in names]
+    if (r.returncode == 1) != bool(err_lines):
+        msg = "exit code %d with %d error line(s):\n%s" % (r.returncode, len(err_lines), stderr[-3000:])
+        return [(n, False, msg) for n in names]
+
+    # Split standard output at the markers.
+    lines = r.stdout.split(b"\n")
+    pos = {}
+    for i, l in enumerate(lines):
+        s = l.decode("utf-8", "replace")
+        if s in markers and s not in pos:
+            pos[s] = i
+    if len(pos) != len(markers):
+        msg = "markers missing from the output (%d of %d)" % (len(pos), len(markers))
+        return [(n, False, msg) for n in names]
+    segs = []
+    for i in range(len(markers) - 1):
+        a, b = pos[markers[i]], pos[markers[i + 1]]
+        segs.append(lines[a + 1:b])
+
+    n_te = sum(1 for l in err_lines if l.startswith("error: trace_events: "))
+    n_pd = sum(1 for l in err_lines if l.startswith("error: profsum_diagnostics: "))
+    count_ok = len(segs[0]) == 1 and re.match(rb"^\d+$", segs[0][0]) is not None
+    sum_ok = len(segs[2]) == 1 and re.match(rb"^-?\d*\|-?\d*$", segs[2][0]) is not None
+    all_failed = n_te - (not count_ok) - (not sum_ok)
+    if all_failed not in (0, 1) or n_pd > 1:
+        msg = "cannot attribute the errors (%d trace_events, %d profsum_diagnostics):\n%s" % (
+            n_te, n_pd, stderr[-3000:])
+        return [(n, False, msg) for n in names]
+    ok_by_query = [count_ok, not all_failed, sum_ok, n_pd == 0]
+
+    results = []
+    for k, (qname, _, func) in enumerate(QUERIES):
+        name = names[k]
+        ok = ok_by_query[k]
+        if fx.expect == "ok" and not ok:
+            results.append((name, False, "expected success; stderr:\n" + stderr[-3000:]))
+        elif fx.expect == "err" and ok:
+            results.append((name, False, "expected an error from %s, got success" % func))
+        elif k == 0 and ok and fx.count is not None and segs[0][0] != str(fx.count).encode():
+            results.append((name, False, "count(*) = %s, expected %d" % (
+                segs[0][0].decode(), fx.count)))
+        else:
+            results.append((name, True, ""))
+    for k, (sql, want) in enumerate(fx.checks):
+        got = b"\n".join(segs[len(QUERIES) + k]).decode("utf-8", "replace")
+        name = names[len(QUERIES) + k]
+        if err_lines:
+            results.append((name, False, "errors in the run:\n" + stderr[-3000:]))
+        elif got != want:
+            results.append((name, False, "%s\n  expected: %r\n  got:      %r" % (
+                sql.format(p="PATH"), want[:500], got[:500])))
+        else:
+            results.append((name, True, ""))
+    return results
+
+
+# Fixtures written as fuzzing seeds by --write-seeds (tests/fuzz_corpus/).
+SEEDS = """plain-basic.json gzip-basic.json.gz gzip-multimember.json.gz
+gzip-multimember-padding.json.gz bare-array.json bom-bare-array.json
+object-odd-order.json second-events-array.json trailing-empty-entry.json
+non-object-entries.json string-escapes.json control-chars.json invalid-utf8.json
+escaped-keys.json trailing-commas.json missing-close-bracket.json
+bare-missing-close-comma.json truncated-last-entry.json truncated-top-key.json
+gzip-truncated-json.json.gz numbers-as-strings.json numbers-precision.json
+nonfinite.json duplicate-keys.json pid-tid-forms.json big-times.json
+begin-end.json partial-overlap.json compact-counters.json metadata-after.json
+long-name-small.json deep-args-300.json gzip-truncated-half.json.gz
+gzip-bad-crc.json.gz gzip-trailing-garbage.json.gz syntax-bad-u-escape.json
+empty-object.json""".split()
+
+
+def write_seeds(outdir):
+    os.makedirs(outdir, exist_ok=True)
+    n = 0
+    for fx in fixtures():
+        if fx.name not in SEEDS or fx.data is None or len(fx.data) > 16384:
+            continue
+        name = "seed-" + re.sub(r"[^A-Za-z0-9_.-]", "_", fx.name)
+        with open(os.path.join(outdir, name), "wb") as f:
+            f.write(fx.data)
+        n += 1
+    print("wrote %d seeds to %s" % (n, outdir))
+
+
+def main(argv):
+    verbose = "-v" in argv
+    argv = [a for a in argv if a != "-v"]
+    if argv[:1] == ["--write-seeds"]:
+        write_seeds(argv[1])
+        return 0
+    pattern = None
+    if argv[:1] == ["-k"]:
+        pattern = argv[1]
+    cmd = driver_cmd()
+    env = driver_env()
+    timeout = int(os.environ.get("PROFSUM_DRIVER_TIMEOUT", "900"))
+    jobs = int(os.environ.get("PROFSUM_DRIVER_JOBS", str(min(2, os.cpu_count() or 1))))
+    passed = failed = 0
+    with tempfile.TemporaryDirectory(prefix="profsum-driver-") as tmp:
+        fxs = fixtures() + corpus_fixtures()
+        if pattern:
+            fxs = [f for f in fxs if pattern in f.name]
+        for fx in fxs:
+            materialize(fx, tmp)
+        print("driver: %s (%d fixtures)" % (" ".join(cmd), len(fxs)))
+        sys.stdout.flush()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+            futs = [ex.submit(run_fixture, fx, cmd, env, timeout) for fx in fxs]
+            for fut in futs:
+                for name, ok, msg in fut.result():
+                    if ok:
+                        passed += 1
+                        if verbose:
+                            print("ok   %s" % name)
+                    else:
+                        failed += 1
+                        print("FAIL %s\n     %s" % (name, msg.replace("\n", "\n     ")))
+                sys.stdout.flush()
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
