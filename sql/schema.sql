@@ -14,7 +14,7 @@
 -- target schema; every statement must be idempotent (IF NOT EXISTS).
 
 CREATE TABLE IF NOT EXISTS main.profsum_trace(
-  trace_id INTEGER PRIMARY KEY,        -- stable id of the trace in this database
+  trace_id INTEGER PRIMARY KEY AUTOINCREMENT, -- stable id; never reused, even after replace
   label TEXT NOT NULL UNIQUE,          -- unique name (default: derived from the file)
   series TEXT,                         -- groups runs for trends (options.series)
   source_path TEXT,                    -- the path exactly as given to profsum_import

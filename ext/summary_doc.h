@@ -1,0 +1,143 @@
+/*
+** summary_doc.h — the profile_summary.v1 document of one imported trace
+** ("Stage B": aggregates + knobs → document, JSON, markdown, sections).
+**
+** Semantics: ../shared/reference/summary-v1-spec.md §3–§4 (document and
+** serialization) and summary-v1-tools-spec.md §5 (markdown report).
+**
+** Conventions of every function below:
+**   - Memory comes from SQLite's allocator; returned strings are freed by
+**     the caller with sqlite3_free().
+**   - Functions returning int return SQLITE_OK or an SQLite error code.  On
+**     an error other than SQLITE_NOMEM, *pzErr (when pzErr is not 0) is set
+**     to a message from sqlite3_malloc that the caller frees.  Messages are
+**     lower case and carry NO function-name prefix: the SQL-level caller adds
+**     its own ("profsum_import: ", "profsum_summary_json: ", ...).
+**   - zSchema names the attached database holding the profsum tables
+**     ("main", "temp", or an ATTACH name); it is quoted, never interpolated.
+**   - Nothing keeps state between calls (no globals).
+*/
+#ifndef PROFSUM_SUMMARY_DOC_H
+#define PROFSUM_SUMMARY_DOC_H
+
+#include "profsum_int.h"
+
+/* Default knob values (summary-v1-spec §4, profsum_import options). */
+#define PROFSUM_DEFAULT_WARMUP_STEPS 5
+#define PROFSUM_DEFAULT_HOT_OP_LIMIT 25
+
+/* The knobs that change the document (everything else is knob-free). */
+typedef struct ProfsumKnobs {
+  int warmupSteps;    /* warmup_steps: steps with number < this are warmup (>= 0) */
+  int hotOpLimit;     /* hot_op_limit: hot ops kept (>= 0); other limits derive */
+  int globalMode;     /* breakdown_mode: 0 exclusive_per_track, 1 exclusive_global */
+} ProfsumKnobs;
+
+/* An opaque built document: a JSON tree (computed from the aggregate tables
+** or parsed from a stored v1 file) plus, for a stored file, its raw text. */
+typedef struct ProfsumDoc ProfsumDoc;
+
+/* Set *pK to the defaults: 5, 25, exclusive_per_track. */
+void profsumKnobsInit(ProfsumKnobs *pK);
+
+/*
+** Apply the knob keys of an options JSON object to *pK.  Keys present
+** override, absent keys leave *pK unchanged (so initialize it first, with
+** profsumKnobsInit() or the trace's stored knobs).  Recognized keys:
+**   warmup_steps   JSON integer >= 0
+**   hot_op_limit   JSON integer >= 0
+**   breakdown_mode "exclusive_per_track" | "exclusive_global"
+** Other keys are ignored (profsum_import has more).  zJson may be 0 (no
+** change).  Errors (then *pK is unchanged): text that is not JSON, a value
+** that is not an object, a knob of the wrong type or value (the message
+** names the key, e.g. "option warmup_steps must be a non-negative integer").
+*/
+int profsumParseKnobs(const char *zJson, ProfsumKnobs *pK, char **pzErr);
+
+/*
+** The knobs stored with trace iTrace: defaults overridden by
+** profsum_trace.options.  Errors: no such trace, unreadable options.
+*/
+int profsumTraceKnobs(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
+                      ProfsumKnobs *pK, char **pzErr);
+
+/*
+** Resolve a SQL "trace" argument: an INTEGER (or an integral REAL) is a
+** trace_id that must exist ("no trace with id N"), a TEXT is a label ("no
+** trace with label 'x'"); NULL and BLOB are errors.  On success *pId is the
+** trace_id.
+*/
+int profsumResolveTrace(sqlite3 *db, const char *zSchema, sqlite3_value *pArg,
+                        sqlite3_int64 *pId, char **pzErr);
+
+/*
+** Build the document of trace iTrace with knobs *pK from profsum_trace and
+** the profsum_agg_* tables of zSchema.  A trace imported from a v1 file
+** (profsum_trace.summary_json not NULL) gives its stored document; then
+** knobs that differ from the trace's stored knobs are an error ("trace 'x'
+** was imported from a profile_summary.v1 file; its summary cannot be
+** recomputed with other options").  On success *ppDoc is a new document
+** (free with profsumDocFree); on error *ppDoc is 0.
+*/
+int profsumDocBuild(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
+                    const ProfsumKnobs *pK, ProfsumDoc **ppDoc, char **pzErr);
+
+/*
+** Parse a profile_summary.v1 JSON text (nJson bytes, or up to the NUL when
+** nJson < 0) into a document, e.g. for report rendering.  Errors: not JSON,
+** not an object.  profsumDocJson() of the result returns the text as given.
+*/
+int profsumDocFromJson(const char *zJson, int nJson, ProfsumDoc **ppDoc,
+                       char **pzErr);
+
+/*
+** The v1 JSON text: byte-exact Python json.dumps(doc, indent=2,
+** sort_keys=True) (ensure_ascii, float repr), no trailing newline; for a
+** document from a stored v1 file, that file's text unchanged.  Returns 0
+** when out of memory.
+*/
+char *profsumDocJson(ProfsumDoc *pDoc);
+
+/*
+** The markdown report (tools-spec §5, build_markdown_report(summary,
+** top_k)), ending with exactly one newline.  A negative topK slices like
+** Python's list[:topK] (the SQL function rejects negatives).  Returns 0
+** when out of memory.
+*/
+char *profsumDocReportMd(ProfsumDoc *pDoc, int topK);
+
+/*
+** Replace the profsum_sec_* rows of trace iTrace in zSchema with the
+** sections of pDoc (step stats, step classes, hot ops, families,
+** candidates).  Runs inside its own SAVEPOINT: on error nothing changed.
+*/
+int profsumDocStoreSections(sqlite3 *db, const char *zSchema,
+                            sqlite3_int64 iTrace, ProfsumDoc *pDoc,
+                            char **pzErr);
+
+/* Free a document (0 is a no-op). */
+void profsumDocFree(ProfsumDoc *pDoc);
+
+/*
+** Re-serialize any JSON text (nJson bytes, or up to the NUL when nJson < 0)
+** exactly as Python's json.dumps(json.loads(text), indent=2,
+** sort_keys=True) does.  NaN/Infinity/-Infinity are accepted as Python
+** does.  Returns the new text, or 0 with *pzErr set (invalid JSON) or not
+** set (out of memory).
+*/
+char *profsumJsonPretty(const char *zJson, int nJson, char **pzErr);
+
+/*
+** Python's repr() of a float as json.dumps writes it (shortest round-trip
+** digits; "1e-05", "1e+16", "310.0", "-0.0"; NaN, Infinity, -Infinity) into
+** zBuf, which must hold at least 32 bytes.
+*/
+void profsumJsonReprDouble(double r, char *zBuf);
+
+/*
+** Register profsum_summary_json(trace [, options_json]),
+** profsum_report_md(trace [, top_k]) and profsum_json_pretty(json).
+*/
+int profsumRegisterSummaryDoc(sqlite3 *db, char **pzErr);
+
+#endif /* PROFSUM_SUMMARY_DOC_H */

@@ -1,0 +1,264 @@
+"""profsum_import and the stage-A aggregates against the derived values of
+summary-v1-spec.md §7 (F1-F9), plus provenance, labels, options, atomicity."""
+import gzip
+import hashlib
+import json
+import os
+import sqlite3
+import unittest
+
+import fixtures
+from util import connect, TempDir
+
+
+def rows(db, sql, *args):
+    return db.execute(sql, args).fetchall()
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.td = TempDir()
+        self.dbpath = os.path.join(self.td.path, "h.db")
+        self.db = connect(self.dbpath)
+
+    def tearDown(self):
+        self.db.close()
+        self.td.__exit__()
+
+    def imp(self, trace, label, opts=None, name=None):
+        p = self.td.write(name or (label + ".json.gz"), json.dumps(trace), gz=True)
+        args = (p, label) if opts is None else (p, label, json.dumps(opts))
+        tid = self.db.execute("SELECT profsum_import(%s)" % ",".join("?" * len(args)), args).fetchone()[0]
+        return tid, p
+
+    def breakdown(self, tid, mode="exclusive_per_track"):
+        return dict(rows(self.db, "SELECT category, duration FROM profsum_agg_breakdown WHERE trace_id=? AND mode=?",
+                         tid, mode))
+
+    def table(self, tid, table, cols, order):
+        return rows(self.db, "SELECT %s FROM %s WHERE trace_id=? ORDER BY %s" % (cols, table, order), tid)
+
+
+class F1(Base):
+    def test_f1_before(self):
+        tid, p = self.imp(fixtures.f1([100, 110, 120, 130, 140, 150], 60), "before",
+                          {"warmup_steps": 2, "hot_op_limit": 10})
+        t = rows(self.db, "SELECT label, source_path, trace_path, source_format, sha256, size, num_events_total, "
+                          "num_complete_events, num_processes, num_threads, profile_start_ts, profile_end_ts, "
+                          "display_time_unit, suspected_truncation, quality_warnings, options FROM profsum_trace "
+                          "WHERE trace_id=?", tid)[0]
+        data = open(p, "rb").read()
+        self.assertEqual(t[:6], ("before", p, p, "perfetto_trace_json", hashlib.sha256(data).hexdigest(), len(data)))
+        self.assertEqual(t[6:15], (18, 13, 2, 3, 0.0, 5150.0, "ns", 0, "[]"))
+        self.assertEqual(json.loads(t[15]), {"breakdown_mode": "exclusive_per_track", "hot_op_limit": 10,
+                                             "series": None, "store_events": False, "warmup_steps": 2})
+        self.assertEqual(self.table(tid, "profsum_agg_step", "step, duration", "step"),
+                         [(0, 100.0), (1, 110.0), (2, 120.0), (3, 130.0), (4, 140.0), (5, 150.0)])
+        self.assertEqual(self.breakdown(tid), {"total": 310.0, "compute": 120.0, "communication": 60.0,
+                                               "host": 80.0, "stall": 50.0, "other": 0.0})
+        self.assertEqual(self.breakdown(tid, "exclusive_global"), {"total": 180.0, "compute": 120.0,
+                         "communication": 40.0, "stall": 20.0, "host": 0.0, "other": 0.0})
+        self.assertEqual(self.table(tid, "profsum_agg_op", "name, count, total_duration, exclusive_duration, "
+                                    "shape_signature, source_file, tf_op_path, flop_proxy_per_invocation",
+                                    "exclusive_duration DESC, total_duration DESC, name"),
+                         [("fusion.1", 1, 100.0, 60.0, None, None, None, None),
+                          ("softmax", 1, 60.0, 60.0, None, None, None, None),
+                          ("all-reduce.1", 1, 40.0, 40.0, None, None, None, None),
+                          ("dependency-wait", 1, 30.0, 30.0, None, None, None, None),
+                          ("psum.1", 1, 20.0, 20.0, None, None, None, None)])
+        self.assertEqual(self.table(tid, "profsum_agg_comm", "collective, count, total_duration", "collective"),
+                         [("all-reduce", 2, 60.0)])
+        self.assertEqual(self.table(tid, "profsum_agg_gap", "name, marker_op, count, total_gap_duration, "
+                                    "max_gap_duration", "total_gap_duration DESC, name"),
+                         [("softmax", "softmax", 1, 20.0, 20.0), ("dependency-wait", "dependency-wait", 1, 10.0, 10.0),
+                          ("psum.1", "psum.1", 1, 10.0, 10.0)])
+        self.assertEqual(self.table(tid, "profsum_agg_region", "path, depth, count, inclusive_duration, "
+                                    "exclusive_duration", "inclusive_duration DESC, path"),
+                         [("fusion", 1, 1, 60.0, 60.0), ("softmax", 1, 1, 60.0, 60.0),
+                          ("all-reduce", 1, 1, 40.0, 40.0), ("dependency-wait", 1, 1, 30.0, 30.0),
+                          ("psum", 1, 1, 20.0, 20.0)])
+        self.assertEqual(self.table(tid, "profsum_agg_gap_context", "op_name, region_path, count, total_gap_duration",
+                                    "total_gap_duration DESC, op_name"),
+                         [("softmax", "softmax", 1, 20.0), ("dependency-wait", "dependency-wait", 1, 10.0),
+                          ("psum.1", "psum", 1, 10.0)])
+
+    def test_f1_after_and_f10(self):
+        tid, _ = self.imp(fixtures.f1([90, 100, 110, 120, 130, 140], 40), "after")
+        self.assertEqual(self.breakdown(tid)["total"], 290.0)
+        self.assertEqual(self.breakdown(tid)["compute"], 100.0)
+        gaps = self.table(tid, "profsum_agg_gap", "name, total_gap_duration", "total_gap_duration DESC, name")
+        self.assertEqual(gaps[0], ("dependency-wait", 30.0))
+        tid10, _ = self.imp(fixtures.f1([100, 110, 120, 130, 140, 150], 60, psum=False, threading=False), "f10")
+        self.assertEqual(self.breakdown(tid10)["total"], 270.0)
+
+
+class Fixtures(Base):
+    def test_f2_global_and_per_track(self):
+        tid, _ = self.imp(fixtures.f2(), "f2")
+        self.assertEqual(self.breakdown(tid, "exclusive_global"),
+                         {"total": 100.0, "compute": 40.0, "communication": 10.0, "host": 0.0,
+                          "stall": 50.0, "other": 0.0})
+        b = self.breakdown(tid)
+        self.assertEqual((b["total"], b["host"], b["compute"], b["communication"]), (130.0, 80.0, 40.0, 10.0))
+        self.assertEqual(self.table(tid, "profsum_agg_gap", "name, total_gap_duration", "total_gap_duration DESC"),
+                         [("fusion.2", 40.0), ("all-reduce.1", 10.0)])
+
+    def test_f3_regions_and_gaps(self):
+        tid, _ = self.imp(fixtures.f3(), "f3")
+        long_op = "_linear_softmax_cross_entropy_loss_bwd_pallas_mosaic_tpu_combined.1"
+        self.assertEqual(self.table(tid, "profsum_agg_region", "path, depth, count, inclusive_duration, "
+                                    "exclusive_duration", "inclusive_duration DESC, exclusive_duration DESC, path"),
+                         [("train_step", 1, 2, 60.0, 0.0),
+                          ("train_step=>forward=>matmul", 3, 1, 50.0, 50.0),
+                          ("_train_step=>apply_rotary_embedding=>linear_softmax_cross_entropy_loss_bwd", 3, 1, 20.0, 20.0),
+                          ("_train_step", 1, 1, 20.0, 0.0),
+                          ("train_step=>backward=>all-reduce.1", 3, 1, 10.0, 10.0)])
+        self.assertEqual(self.table(tid, "profsum_agg_gap", "name, total_gap_duration, max_gap_duration",
+                                    "total_gap_duration DESC"),
+                         [(long_op, 50.0, 50.0), ("train_step=>backward=>all-reduce.1", 20.0, 20.0)])
+        ctx = dict(((r[0], r[1]) for r in self.table(tid, "profsum_agg_gap_context", "op_name, region_path", "op_name")))
+        self.assertEqual(ctx[long_op], "_train_step=>apply_rotary_embedding=>linear_softmax_cross_entropy_loss_bwd")
+        self.assertEqual(ctx["train_step=>backward=>all-reduce.1"], "train_step=>backward=>all-reduce.1")
+        b = self.breakdown(tid)
+        self.assertEqual((b["total"], b["compute"], b["communication"]), (80.0, 70.0, 10.0))
+
+    def test_f4_blacklist(self):
+        tid, _ = self.imp(fixtures.f4(), "f4")
+        self.assertEqual(self.table(tid, "profsum_agg_region", "path, inclusive_duration, exclusive_duration", "path"),
+                         [("_train_step", 100.0, 0.0), ("_train_step=>apply_rotary_embedding", 100.0, 100.0)])
+
+    def test_f5_dynamic_donated(self):
+        tid, _ = self.imp(fixtures.f5(), "f5")
+        self.assertEqual(self.table(tid, "profsum_agg_gap_context", "op_name, region_path, total_gap_duration", "op_name"),
+                         [("copy.564", "copy(model.params.blocks[0].attn.w_k)", 100.0)])
+        self.assertEqual(self.table(tid, "profsum_agg_region", "path, depth, count, inclusive_duration, "
+                                    "exclusive_duration", "path"),
+                         [("model.params.blocks[0].attn.w_k", 1, 2, 150.0, 150.0)])
+
+    def test_f6_copy_label(self):
+        tid, _ = self.imp(fixtures.f6(), "f6")
+        self.assertEqual(self.table(tid, "profsum_agg_gap_context", "op_name, region_path, total_gap_duration", "op_name"),
+                         [("copy.1", "copy", 20.0)])
+
+    def test_f7_marker_payload(self):
+        tid, _ = self.imp(fixtures.f7(), "f7")
+        self.assertEqual(self.table(tid, "profsum_agg_gap", "name, marker_op, count, total_gap_duration", "name"),
+                         [("dot.1", "iota.296", 1, 90.0)])
+        self.assertEqual(self.table(tid, "profsum_agg_gap_context", "op_name, region_path, total_gap_duration", "op_name"),
+                         [("dot.1", "dot", 90.0)])
+
+    def test_f8_marker_chain_stops(self):
+        tid, _ = self.imp(fixtures.f8(), "f8")
+        self.assertEqual(self.table(tid, "profsum_agg_gap", "name, marker_op, total_gap_duration",
+                                    "total_gap_duration DESC"),
+                         [("iota.296", "iota.296", 90.0), ("dot.1", "dot.1", 28.0)])
+
+    def test_f9_gpu(self):
+        tid, _ = self.imp(fixtures.f9(), "f9", {"warmup_steps": 1, "hot_op_limit": 10})
+        self.assertEqual(self.table(tid, "profsum_agg_step", "step, duration", "step"),
+                         [(0, 500.0), (1, 400.0), (2, 350.0)])
+        b = self.breakdown(tid)
+        self.assertEqual((b["host"], b["compute"], b["communication"], b["total"]), (1250.0, 180.0, 90.0, 1520.0))
+        self.assertEqual(self.table(tid, "profsum_agg_comm", "collective, total_duration", "total_duration DESC"),
+                         [("all-gather", 50.0), ("reduce-scatter", 40.0)])
+        self.assertEqual(self.table(tid, "profsum_agg_gap", "name, total_gap_duration", "total_gap_duration DESC, name"),
+                         [("custom-call.2", 10.0), ("ncclDevKernel_ReduceScatter_RING_LL", 10.0)])
+
+    def test_shapes_sources_run_ids(self):
+        ev = []
+        for i, (tf, src, ln) in enumerate([("a/b/dot", "x.py:1", "%dot.1 = f32[8,8]{1,0} dot(f32[8,8] %a)"),
+                                           ("a/b/dot", "y.py:2", "%dot.1 = bf16[4,4] dot()"),
+                                           ("a/c/dot", "y.py:2", "%dot.1 = f32[8,8]{1,0} dot(f32[8,8] %a)")]):
+            ev.append({"name": "dot.1", "ts": i * 10, "dur": 5,
+                       "args": {"tf_op": tf, "source": src, "long_name": ln, "run_id": str(7 + (i == 2))}})
+        tid, _ = self.imp(fixtures.ops_only(ev), "shapes")
+        self.assertEqual(self.table(tid, "profsum_agg_op", "name, count, shape_signature, source_file, tf_op_path, "
+                                    "flop_proxy_per_invocation", "name"),
+                         [("dot.1", 3, "8,8", "y.py:2", "a/b/dot", 48.0)])
+        t = rows(self.db, "SELECT run_ids, source_file_hints FROM profsum_trace WHERE trace_id=?", tid)[0]
+        self.assertEqual(json.loads(t[0]), ["7", "8"])
+        self.assertEqual(json.loads(t[1]), ["y.py:2", "x.py:1"])
+
+
+class ImportBehaviour(Base):
+    def test_labels_unique_and_replace(self):
+        tid, p = self.imp(fixtures.f2(), "x")
+        with self.assertRaises(sqlite3.Error) as cm:
+            self.db.execute("SELECT profsum_import(?, 'x')", (p,)).fetchone()
+        self.assertIn("a trace with label 'x' exists already", str(cm.exception))
+        tid2 = self.db.execute("SELECT profsum_import(?, 'x', '{\"replace\":true}')", (p,)).fetchone()[0]
+        self.assertNotEqual(tid, tid2)
+        self.assertEqual(rows(self.db, "SELECT count(*) FROM profsum_trace"), [(1,)])
+        self.assertEqual(rows(self.db, "SELECT count(*) FROM profsum_agg_op WHERE trace_id=?", tid), [(0,)])
+
+    def test_default_label(self):
+        p = self.td.write("run7/host-1.trace.json.gz", json.dumps(fixtures.f2()), gz=True)
+        tid = self.db.execute("SELECT profsum_import(?)", (p,)).fetchone()[0]
+        self.assertEqual(rows(self.db, "SELECT label FROM profsum_trace WHERE trace_id=?", tid), [("host-1",)])
+
+    def test_failed_import_changes_nothing(self):
+        self.imp(fixtures.f2(), "ok")
+        before = rows(self.db, "SELECT count(*) FROM profsum_agg_op")
+        bad = self.td.write("bad.json", '{"traceEvents":[{"ph":"X","pid":1,"tid":2,"name":"a","ts":0,"dur":1},{"ph" 1}]}')
+        with self.assertRaises(sqlite3.Error) as cm:
+            self.db.execute("SELECT profsum_import(?, 'bad')", (bad,)).fetchone()
+        self.assertIn("JSON syntax error at byte", str(cm.exception))
+        self.assertEqual(rows(self.db, "SELECT count(*) FROM profsum_agg_op"), before)
+        self.assertEqual(rows(self.db, "SELECT label FROM profsum_trace"), [("ok",)])
+
+    def test_bad_options(self):
+        p = self.td.write("a.json", json.dumps(fixtures.f2()))
+        for opts, msg in [("[1]", "options_json must be a JSON object"),
+                          ('{"warmup":1}', "unknown key 'warmup'"),
+                          ('{"breakdown_mode":"x"}', "breakdown_mode must be"),
+                          ('{"hot_op_limit":"many"}', "bad value for 'hot_op_limit'")]:
+            with self.assertRaises(sqlite3.Error) as cm:
+                self.db.execute("SELECT profsum_import(?, 'o', ?)", (p, opts)).fetchone()
+            self.assertIn(msg, str(cm.exception))
+
+    def test_artifact_folder_and_xplane_warning(self):
+        d = os.path.join(self.td.path, "art")
+        sess = os.path.join(d, "plugins", "profile", "2026_01_01_00_00_00")
+        os.makedirs(sess)
+        with open(os.path.join(sess, "perfetto_trace.json.gz"), "wb") as f:
+            f.write(gzip.compress(json.dumps(fixtures.f2()).encode()))
+        with open(os.path.join(sess, "h.xplane.pb"), "wb") as f:
+            f.write(b"\x0a\x00")
+        tid = self.db.execute("SELECT profsum_import(?)", (d,)).fetchone()[0]
+        label, tp, qw = rows(self.db, "SELECT label, trace_path, quality_warnings FROM profsum_trace WHERE trace_id=?", tid)[0]
+        self.assertEqual(label, "art")
+        self.assertTrue(tp.endswith("perfetto_trace.json.gz"))
+        self.assertIn("XPlane", json.loads(qw)[0])
+
+    def test_lenient_where_reference_rejects(self):
+        text = json.dumps(fixtures.f2())[:-2] + ',{"ph":"X","pid":"Spans","tid":1,"name":"s","ts":0,"dur":5},7]}'
+        p = self.td.write("k.json", text)
+        tid = self.db.execute("SELECT profsum_import(?)", (p,)).fetchone()[0]
+        qw = json.loads(rows(self.db, "SELECT quality_warnings FROM profsum_trace WHERE trace_id=?", tid)[0][0])
+        self.assertEqual(len(qw), 1)
+        self.assertTrue(qw[0].startswith("2 entries are malformed for the reference summarizer"), qw[0])
+        self.assertEqual(rows(self.db, "SELECT num_complete_events FROM profsum_trace WHERE trace_id=?", tid), [(4,)])
+        kinds = [r[0] for r in rows(self.db, "SELECT kind FROM profsum_agg_diagnostic WHERE trace_id=?", tid)]
+        self.assertIn("not_an_object", kinds)
+
+    def test_store_events(self):
+        tid, _ = self.imp(fixtures.f2(), "ev", {"store_events": True})
+        self.assertEqual(rows(self.db, "SELECT count(*), sum(excl_ps) FROM profsum_event WHERE trace_id=?", tid),
+                         [(8, 130000000)])
+
+    def test_directonly(self):
+        with self.assertRaises(sqlite3.Error):
+            self.db.execute("CREATE VIEW v AS SELECT profsum_import('x')")
+            self.db.execute("SELECT * FROM v").fetchall()
+
+    def test_attached_schema(self):
+        other = os.path.join(self.td.path, "other.db")
+        self.db.execute("ATTACH ? AS aux", (other,))
+        p = self.td.write("a.json", json.dumps(fixtures.f2()))
+        tid = self.db.execute("SELECT profsum_import(?, 'a', '{\"schema\":\"aux\"}')", (p,)).fetchone()[0]
+        self.assertEqual(rows(self.db, "SELECT label FROM aux.profsum_trace WHERE trace_id=?", tid), [("a",)])
+        self.assertEqual(rows(self.db, "SELECT count(*) FROM sqlite_master WHERE name='profsum_trace'"), [(0,)])
+
+
+if __name__ == "__main__":
+    unittest.main()
