@@ -196,7 +196,7 @@ static int execf(sqlite3 *db, char **pzErr, const char *zFmt, ...){
 static int deleteTrace(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char **pzErr){
   static const char *azTab[] = {"profsum_agg_step","profsum_agg_breakdown","profsum_agg_op",
     "profsum_agg_comm","profsum_agg_gap","profsum_agg_region","profsum_agg_gap_context",
-    "profsum_agg_diagnostic","profsum_sec_step_stats","profsum_sec_step_class",
+    "profsum_agg_diagnostic","profsum_agg_device","profsum_agg_fact","profsum_sec_step_stats","profsum_sec_step_class",
     "profsum_sec_hot_op","profsum_sec_family","profsum_sec_candidate","profsum_trace"};
   size_t i;
   int rc = SQLITE_OK;

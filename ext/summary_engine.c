@@ -980,6 +980,158 @@ done:
   return rc;
 }
 
+/* Case-insensitive substring test of z[0..n) for lit (lower-case ASCII). */
+static int hasCi(const char *z, int n, const char *lit){
+  int m = (int)strlen(lit), i, k;
+  for(i=0; i+m<=n; i++){
+    for(k=0; k<m; k++){
+      char c = z[i+k];
+      if( c>='A' && c<='Z' ) c = (char)(c+32);
+      if( c!=lit[k] ) break;
+    }
+    if( k==m ) return 1;
+  }
+  return 0;
+}
+
+/* a.?to.?b, case-insensitive (the KPI transfer pattern). */
+static int hasToPattern(const char *z, int n, const char *a, const char *b){
+  int na = (int)strlen(a), nb = (int)strlen(b), i, gap1, gap2;
+  for(i=0; i+na<=n; i++){
+    if( sqlite3_strnicmp(z+i, a, na)!=0 ) continue;
+    for(gap1=0; gap1<=1; gap1++){
+      int j = i+na+gap1;
+      if( j+2>n || sqlite3_strnicmp(z+j, "to", 2)!=0 ) continue;
+      for(gap2=0; gap2<=1; gap2++){
+        int k = j+2+gap2;
+        if( k+nb<=n && sqlite3_strnicmp(z+k, b, nb)==0 ) return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+static int isTransferName(const char *z, int n){
+  return hasCi(z, n, "memcpy") || hasCi(z, n, "h2d") || hasCi(z, n, "d2h")
+      || hasCi(z, n, "infeed") || hasCi(z, n, "outfeed") || hasCi(z, n, "transfer")
+      || hasToPattern(z, n, "host", "device") || hasToPattern(z, n, "device", "host");
+}
+
+static int cmpI64(const void *pa, const void *pb){
+  int64_t a = *(const int64_t*)pa, b = *(const int64_t*)pb;
+  return a<b ? -1 : (a>b);
+}
+
+typedef struct Ival { int64_t lo, hi; } Ival;
+static int cmpIval(const void *pa, const void *pb){
+  const Ival *a = (const Ival*)pa, *b = (const Ival*)pb;
+  if( a->lo!=b->lo ) return a->lo<b->lo ? -1 : 1;
+  return a->hi<b->hi ? -1 : (a->hi>b->hi);
+}
+
+/* Median of sorted a[0..n) in µs (linear interpolation at 0.5). */
+static double medianUs(const int64_t *a, int64_t n){
+  if( n==0 ) return 0.0;
+  if( n%2 ) return US(a[n/2]);
+  return US(a[n/2-1])*0.5 + US(a[n/2])*0.5;
+}
+
+#define SMALL_OP_PS ((int64_t)100000000)   /* 0.1 ms */
+
+/* Inputs of the KPIs: per device union/span/median, trace facts. */
+static int engKpis(Engine *e){
+  int rc = SQLITE_OK;
+  int64_t i, j, nAll = 0, nSmallAll = 0;
+  int64_t *aDurAll = 0, compile = 0, transfer = 0, busyAll = 0;
+  Ival *aIv = 0;
+  int64_t *aDur = 0;
+  sqlite3_stmt *pIns = 0;
+  HMap devOf = {0,0,0};      /* proc name id → list index */
+  int32_t *aDev = 0; int64_t nDev = 0;
+  aDurAll = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nEv+1));
+  aDur = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nEv+1));
+  aIv = sqlite3_malloc64(sizeof(Ival)*(sqlite3_uint64)(e->nEv+1));
+  aDev = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nTrk+1));
+  if( !aDurAll || !aDur || !aIv || !aDev ){ rc = SQLITE_NOMEM; goto done; }
+  for(i=0; i<e->nEv; i++){
+    SEv *r = &e->aEv[i];
+    STrack *t = &e->aTrk[r->trk];
+    const char *z = SP_STR(&e->pool, r->name);
+    int n = SP_LEN(&e->pool, r->name);
+    if( t->isHost && hasCi(z, n, "compile") ) compile += r->dur;
+    if( isTransferName(z, n) ) transfer += r->dur;
+    if( t->isDevice && t->isDevOp ){
+      aDurAll[nAll++] = r->dur;
+      if( r->dur<SMALL_OP_PS ) nSmallAll++;
+    }
+  }
+  /* Devices in order of first appearance of their tracks. */
+  for(i=0; i<e->nTrk; i++){
+    STrack *t = &e->aTrk[i];
+    int isNew;
+    HEnt *h;
+    if( !(t->isDevice && t->isDevOp) ) continue;
+    h = hmGet(&devOf, t->proc, 0, 1, &isNew);
+    if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
+    if( isNew ){ h->v1 = nDev; aDev[nDev++] = t->proc; }
+  }
+  if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_device VALUES(?1,?2,?3,?4,?5,?6,?7)")) ) goto done;
+  for(j=0; j<nDev; j++){
+    int64_t nIv = 0, nSmall = 0, busy = 0, lo = 0, hi = 0, curLo, curHi;
+    for(i=0; i<e->nEv; i++){
+      SEv *r = &e->aEv[i];
+      STrack *t = &e->aTrk[r->trk];
+      if( !(t->isDevice && t->isDevOp) || t->proc!=aDev[j] ) continue;
+      aIv[nIv].lo = r->ts; aIv[nIv].hi = r->ts + r->dur;
+      aDur[nIv] = r->dur;
+      if( r->dur<SMALL_OP_PS ) nSmall++;
+      nIv++;
+    }
+    qsort(aIv, (size_t)nIv, sizeof(Ival), cmpIval);
+    qsort(aDur, (size_t)nIv, sizeof(int64_t), cmpI64);
+    curLo = aIv[0].lo; curHi = aIv[0].hi; lo = curLo; hi = curHi;
+    for(i=1; i<nIv; i++){
+      if( aIv[i].lo>curHi ){ busy += curHi-curLo; curLo = aIv[i].lo; curHi = aIv[i].hi; }
+      else if( aIv[i].hi>curHi ) curHi = aIv[i].hi;
+      if( aIv[i].hi>hi ) hi = aIv[i].hi;
+    }
+    busy += curHi-curLo;
+    busyAll += busy;
+    sqlite3_bind_int64(pIns, 1, e->traceId);
+    bindStrId(e, pIns, 2, aDev[j]);
+    sqlite3_bind_int64(pIns, 3, nIv);
+    sqlite3_bind_int64(pIns, 4, nSmall);
+    sqlite3_bind_double(pIns, 5, US(busy));
+    sqlite3_bind_double(pIns, 6, US(hi-lo));
+    sqlite3_bind_double(pIns, 7, medianUs(aDur, nIv));
+    if( (rc = engStep(e, pIns)) ) goto done;
+  }
+  sqlite3_finalize(pIns); pIns = 0;
+  qsort(aDurAll, (size_t)nAll, sizeof(int64_t), cmpI64);
+  if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_fact VALUES(?1,?2,?3)")) ) goto done;
+  {
+    struct { const char *zName; double v; int isNull; } aF[6];
+    int k;
+    aF[0].zName = "median_op_duration"; aF[0].v = medianUs(aDurAll, nAll); aF[0].isNull = nAll==0;
+    aF[1].zName = "n_ops"; aF[1].v = (double)nAll; aF[1].isNull = 0;
+    aF[2].zName = "n_small_ops"; aF[2].v = (double)nSmallAll; aF[2].isNull = 0;
+    aF[3].zName = "compile_duration"; aF[3].v = US(compile); aF[3].isNull = 0;
+    aF[4].zName = "transfer_duration"; aF[4].v = US(transfer); aF[4].isNull = 0;
+    aF[5].zName = "device_busy_duration"; aF[5].v = US(busyAll); aF[5].isNull = 0;
+    for(k=0; k<6; k++){
+      sqlite3_bind_int64(pIns, 1, e->traceId);
+      sqlite3_bind_text(pIns, 2, aF[k].zName, -1, SQLITE_STATIC);
+      if( aF[k].isNull ) sqlite3_bind_null(pIns, 3); else sqlite3_bind_double(pIns, 3, aF[k].v);
+      if( (rc = engStep(e, pIns)) ) goto done;
+    }
+  }
+done:
+  sqlite3_finalize(pIns);
+  sqlite3_free(aDurAll); sqlite3_free(aDur); sqlite3_free(aIv); sqlite3_free(aDev);
+  hmFree(&devOf);
+  return rc;
+}
+
 /* The whole aggregation; writes the tables. */
 static int engAggregate(Engine *e){
   int rc = SQLITE_OK;
@@ -1301,6 +1453,7 @@ static int engAggregate(Engine *e){
   sqlite3_finalize(pIns); pIns = 0;
 
   rc = engGapsAndRegions(e);
+  if( rc==SQLITE_OK ) rc = engKpis(e);
 
 done:
   sqlite3_finalize(pIns);

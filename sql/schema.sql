@@ -192,3 +192,33 @@ CREATE TABLE IF NOT EXISTS main.profsum_sec_candidate(
   suggestions TEXT NOT NULL,           -- JSON array of strings
   PRIMARY KEY(trace_id, rank)
 ) WITHOUT ROWID;
+
+-- ---------------------------------------------------------------------
+-- Inputs of the KPIs (profsum_kpis), computed in the same pass.
+
+-- Per device (process named /device:...): its device-op events (XLA Ops,
+-- Async XLA Ops, Stream #... threads).
+CREATE TABLE IF NOT EXISTS main.profsum_agg_device(
+  trace_id INTEGER NOT NULL,
+  device TEXT NOT NULL,                -- process name, e.g. /device:TPU:0
+  n_ops INTEGER NOT NULL,              -- device-op events
+  n_small_ops INTEGER NOT NULL,        -- of which shorter than 0.1 ms
+  busy_duration REAL NOT NULL,         -- union of device-op intervals, µs
+  span_duration REAL NOT NULL,         -- first device-op start to last device-op end, µs
+  median_op_duration REAL,             -- median device-op duration, µs
+  PRIMARY KEY(trace_id, device)
+) WITHOUT ROWID;
+
+-- Trace-level facts: name → value.
+--   median_op_duration   median duration of all device-op events, µs
+--   n_ops, n_small_ops   device-op events; those under 0.1 ms
+--   compile_duration     Σ dur of host events whose name contains "compile" (any case), µs
+--   transfer_duration    Σ dur of events named like memcpy|h2d|d2h|host?to?device|
+--                        device?to?host|infeed|outfeed|transfer (any case), µs
+--   device_busy_duration Σ over devices of busy_duration, µs
+CREATE TABLE IF NOT EXISTS main.profsum_agg_fact(
+  trace_id INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  value REAL,
+  PRIMARY KEY(trace_id, name)
+) WITHOUT ROWID;
