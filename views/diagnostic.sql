@@ -1,0 +1,20 @@
+-- profsum_diagnostic: the oddities met while reading each imported trace
+-- (the kinds of profsum_diagnostics(); at most 1000 rows per kind, plus a
+-- 'suppressed' row with the full count).
+-- Requires: profsum_trace, profsum_agg_diagnostic.
+CREATE VIEW IF NOT EXISTS main.profsum_diagnostic(
+  -- Trace id (INTEGER).
+  trace_id,
+  -- Trace label (TEXT).
+  label,
+  -- traceEvents entry index, NULL for file-level facts (INTEGER).
+  idx,
+  -- Byte offset in the decompressed JSON (INTEGER or NULL).
+  byte_offset,
+  -- Kind, e.g. no_ph, bad_field, partial_overlap (TEXT).
+  kind,
+  -- What was found (TEXT).
+  detail
+) AS
+SELECT d.trace_id, t.label, d.idx, d.byte_offset, d.kind, d.detail
+FROM profsum_agg_diagnostic AS d JOIN profsum_trace AS t USING (trace_id);

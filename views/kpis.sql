@@ -1,0 +1,122 @@
+-- profsum_kpis: the KPIs of the profiling guides, each with its value, unit,
+-- band (good / warning / bad) and a one-line explanation, plus patterns to
+-- look for (detected / not_detected).  Per device where it applies
+-- (device not NULL).  Bands:
+--   device_utilization  busy union / span of device ops: good > 80 %, warning 50-80 %, bad < 50 %
+--   kernel_duration     median device-op duration: good > 1 ms, warning 0.1-1 ms, bad < 0.1 ms
+--   host_overhead       host share of the per-track breakdown: good < 10 %, warning 10-20 %, bad > 20 %
+--   compilation_time    Σ host events named *compile*: good < 2 s, warning 2-10 s, bad > 10 s
+--   memory_bandwidth    not in trace JSON: band 'unavailable', value NULL (never 0)
+--   patterns: many_small_kernels (>= 50 % of device ops under 0.1 ms), device_idle_gaps
+--   (a device under 80 % utilization), large_transfers (transfer-named events > 10 % of
+--   device busy time), one_op_dominating (top hot op > 50 % of the breakdown total).
+-- Requires: profsum_trace, profsum_agg_device, profsum_agg_fact, profsum_breakdown, profsum_hot_ops.
+CREATE VIEW IF NOT EXISTS main.profsum_kpis(
+  -- Trace id (INTEGER).
+  trace_id,
+  -- Trace label (TEXT).
+  label,
+  -- 'kpi' or 'pattern' (TEXT).
+  kind,
+  -- KPI or pattern name (TEXT).
+  kpi,
+  -- Device (process name) for per-device rows, NULL for the whole trace (TEXT).
+  device,
+  -- The value in `unit` (REAL or NULL when unavailable).
+  value,
+  -- 'fraction', 'ms' or 's' (TEXT).
+  unit,
+  -- good, warning, bad, unavailable, detected or not_detected (TEXT).
+  band,
+  -- One line saying what the value means (TEXT).
+  explanation
+) AS
+WITH
+util AS (
+  SELECT trace_id, device, CASE WHEN span_duration > 0 THEN busy_duration / span_duration END AS v
+  FROM profsum_agg_device
+  UNION ALL
+  SELECT trace_id, NULL, CASE WHEN sum(span_duration) > 0 THEN sum(busy_duration) / sum(span_duration) END
+  FROM profsum_agg_device GROUP BY trace_id
+),
+fact AS (
+  SELECT trace_id,
+         max(CASE name WHEN 'median_op_duration' THEN value END) AS median_op,
+         max(CASE name WHEN 'n_ops' THEN value END) AS n_ops,
+         max(CASE name WHEN 'n_small_ops' THEN value END) AS n_small,
+         max(CASE name WHEN 'compile_duration' THEN value END) AS compile,
+         max(CASE name WHEN 'transfer_duration' THEN value END) AS transfer,
+         max(CASE name WHEN 'device_busy_duration' THEN value END) AS busy
+  FROM profsum_agg_fact GROUP BY trace_id
+),
+host AS (
+  SELECT trace_id, share_of_total AS v FROM profsum_breakdown
+  WHERE mode = 'exclusive_per_track' AND category = 'host'
+),
+top_op AS (
+  SELECT h.trace_id, h.name, CASE WHEN b.mode_total > 0 THEN h.exclusive_duration / b.mode_total END AS v
+  FROM profsum_hot_ops AS h
+  JOIN profsum_breakdown AS b ON b.trace_id = h.trace_id AND b.is_summary_mode AND b.category = 'compute'
+  WHERE h.rank = 0
+),
+rows_ AS (
+  SELECT trace_id, 'kpi' AS kind, 'device_utilization' AS kpi, device, v AS value, 'fraction' AS unit,
+         CASE WHEN v IS NULL THEN 'unavailable' WHEN v > 0.8 THEN 'good' WHEN v >= 0.5 THEN 'warning' ELSE 'bad' END AS band,
+         printf('%s busy %.1f%% of the time between its first and last op%s',
+                coalesce(device, 'devices'), 100.0 * v,
+                CASE WHEN v < 0.8 THEN ': idle gaps, look for host-bound dispatch or synchronization' ELSE '' END) AS explanation
+  FROM util
+  UNION ALL
+  SELECT trace_id, 'kpi', 'kernel_duration', NULL, median_op / 1000.0, 'ms',
+         CASE WHEN median_op IS NULL THEN 'unavailable' WHEN median_op > 1000 THEN 'good'
+              WHEN median_op >= 100 THEN 'warning' ELSE 'bad' END,
+         CASE WHEN median_op IS NULL THEN 'no device ops in the trace'
+              ELSE printf('median device op takes %.3f ms%s', median_op / 1000.0,
+                          CASE WHEN median_op < 100 THEN ': many tiny kernels, launch overhead dominates; fuse ops' ELSE '' END) END
+  FROM fact
+  UNION ALL
+  SELECT trace_id, 'kpi', 'host_overhead', NULL, v, 'fraction',
+         CASE WHEN v < 0.10 THEN 'good' WHEN v <= 0.20 THEN 'warning' ELSE 'bad' END,
+         printf('host events take %.1f%% of the per-track exclusive time%s', 100.0 * v,
+                CASE WHEN v > 0.10 THEN ': the input pipeline or Python dispatch may hold the devices back' ELSE '' END)
+  FROM host
+  UNION ALL
+  SELECT trace_id, 'kpi', 'compilation_time', NULL, compile / 1e6, 's',
+         CASE WHEN compile < 2e6 THEN 'good' WHEN compile <= 10e6 THEN 'warning' ELSE 'bad' END,
+         printf('%.3f s in host events named *compile* within the profile%s', compile / 1e6,
+                CASE WHEN compile >= 2e6 THEN ': recompilation inside the profiled steps; check for changing shapes or static args' ELSE '' END)
+  FROM fact
+  UNION ALL
+  SELECT trace_id, 'kpi', 'memory_bandwidth', NULL, NULL, 'fraction', 'unavailable',
+         'memory bandwidth utilization is not recorded in trace JSON (use xprof memory tools)'
+  FROM fact
+  UNION ALL
+  SELECT trace_id, 'pattern', 'many_small_kernels', NULL,
+         CASE WHEN n_ops > 0 THEN n_small / n_ops END, 'fraction',
+         CASE WHEN n_ops > 0 AND n_small / n_ops >= 0.5 THEN 'detected' ELSE 'not_detected' END,
+         printf('%.1f%% of device ops are shorter than 0.1 ms%s', CASE WHEN n_ops > 0 THEN 100.0 * n_small / n_ops ELSE 0.0 END,
+                CASE WHEN n_ops > 0 AND n_small / n_ops >= 0.5 THEN ': poor fusion' ELSE '' END)
+  FROM fact
+  UNION ALL
+  SELECT trace_id, 'pattern', 'device_idle_gaps', NULL, min(v), 'fraction',
+         CASE WHEN min(v) < 0.8 THEN 'detected' ELSE 'not_detected' END,
+         printf('lowest device utilization %.1f%%%s', 100.0 * min(v),
+                CASE WHEN min(v) < 0.8 THEN ': devices wait on the host or on synchronization' ELSE '' END)
+  FROM util WHERE device IS NOT NULL GROUP BY trace_id
+  UNION ALL
+  SELECT trace_id, 'pattern', 'large_transfers', NULL,
+         CASE WHEN busy > 0 THEN transfer / busy END, 'fraction',
+         CASE WHEN busy > 0 AND transfer / busy > 0.10 THEN 'detected' ELSE 'not_detected' END,
+         printf('host<->device transfer events add up to %.1f%% of device busy time%s',
+                CASE WHEN busy > 0 THEN 100.0 * transfer / busy ELSE 0.0 END,
+                CASE WHEN busy > 0 AND transfer / busy > 0.10 THEN ': keep data on device, prefetch, overlap transfers' ELSE '' END)
+  FROM fact
+  UNION ALL
+  SELECT trace_id, 'pattern', 'one_op_dominating', NULL, v, 'fraction',
+         CASE WHEN v > 0.5 THEN 'detected' ELSE 'not_detected' END,
+         printf('top op %s takes %.1f%% of the breakdown total%s', name, 100.0 * v,
+                CASE WHEN v > 0.5 THEN ': optimize that op first' ELSE '' END)
+  FROM top_op
+)
+SELECT r.trace_id, t.label, r.kind, r.kpi, r.device, r.value, r.unit, r.band, r.explanation
+FROM rows_ AS r JOIN profsum_trace AS t USING (trace_id);

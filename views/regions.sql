@@ -1,0 +1,52 @@
+-- profsum_regions: hierarchical_regions of profile_summary.v1 — device-op
+-- exclusive time rolled up along the JAX name stack (args.tf_op, wrappers
+-- like jit(...) removed) or along `=>`/`::` in op names; a region with a
+-- single child of the same time is pruned.
+-- Requires: profsum_trace, profsum_agg_region.
+CREATE VIEW IF NOT EXISTS main.profsum_regions(
+  -- Trace id (INTEGER).
+  trace_id,
+  -- Trace label (TEXT).
+  label,
+  -- 0-based rank: inclusive desc, exclusive desc, path (INTEGER).
+  rank,
+  -- Parts joined by '=>', e.g. train_step=>block_0=>matmul (TEXT).
+  path,
+  -- Number of parts (INTEGER).
+  depth,
+  -- Events at or below the region (INTEGER).
+  count,
+  -- Σ exclusive time of events at or below, µs (REAL).
+  inclusive_duration,
+  -- Σ exclusive time of events exactly here, µs (REAL).
+  exclusive_duration,
+  -- inclusive / the total of its root region (REAL).
+  inclusive_share_of_total,
+  -- exclusive / the total of its root region (REAL).
+  exclusive_share_of_total,
+  -- 1 when the row is within the summary's limit, max(hot_op_limit, 500) (INTEGER).
+  in_summary
+) AS
+WITH ranked AS (
+  SELECT r.*, t.label, t.options,
+         row_number() OVER (PARTITION BY r.trace_id ORDER BY r.inclusive_duration DESC,
+                            r.exclusive_duration DESC, r.path) - 1 AS rank
+  FROM profsum_agg_region AS r JOIN profsum_trace AS t USING (trace_id)
+), listed AS (
+  SELECT * FROM ranked WHERE rank < max(json_extract(options, '$.hot_op_limit'), 500)
+), roots AS (
+  SELECT trace_id, path AS root, max(0.0, inclusive_duration) AS total FROM listed WHERE depth = 1
+), fallback AS (
+  SELECT trace_id, max(total) AS total FROM roots GROUP BY trace_id
+), shares AS (
+  SELECT r.*, coalesce(
+           (SELECT total FROM roots o WHERE o.trace_id = r.trace_id AND o.root =
+              CASE WHEN instr(r.path, '=>') > 0 THEN substr(r.path, 1, instr(r.path, '=>') - 1) ELSE r.path END),
+           (SELECT total FROM fallback f WHERE f.trace_id = r.trace_id), 0.0) AS tot
+  FROM ranked AS r
+)
+SELECT trace_id, label, rank, path, depth, count, inclusive_duration, exclusive_duration,
+       CASE WHEN tot > 0 THEN inclusive_duration / tot ELSE 0.0 END,
+       CASE WHEN tot > 0 THEN exclusive_duration / tot ELSE 0.0 END,
+       rank < max(json_extract(options, '$.hot_op_limit'), 500)
+FROM shares;
