@@ -1,0 +1,89 @@
+"""The views of views/: documented (lint), created by import, and their
+values on the spec fixtures."""
+import json
+import os
+import re
+import unittest
+
+import fixtures
+from util import connect, TempDir, ROOT
+
+VIEWS = os.path.join(ROOT, "views")
+
+
+def manifest():
+    with open(os.path.join(VIEWS, "MANIFEST")) as f:
+        return [line.strip() for line in f if line.strip()]
+
+
+class Lint(unittest.TestCase):
+    """Every public view: a description block, the profsum_ prefix, the
+    column-list form with a comment above every column, trace_id and label
+    first; every file listed in MANIFEST."""
+
+    def test_manifest_lists_every_file(self):
+        files = sorted("views/" + f for f in os.listdir(VIEWS) if f.endswith(".sql"))
+        self.assertEqual(sorted(manifest()), files)
+
+    def test_each_view_documented(self):
+        for rel in manifest():
+            text = open(os.path.join(ROOT, rel)).read()
+            with self.subTest(view=rel):
+                m = re.search(r"CREATE VIEW IF NOT EXISTS main\.(\w+)\(\n(.*?)\n\) AS\n", text, re.S)
+                self.assertIsNotNone(m, "column-list form expected")
+                name, cols = m.group(1), m.group(2)
+                self.assertTrue(name.startswith("profsum_"), name)
+                head = text[:m.start()].strip().splitlines()
+                self.assertTrue(len(head) >= 2 and all(h.startswith("--") for h in head),
+                                "description block above CREATE VIEW")
+                self.assertTrue(head[0].startswith("-- %s:" % name), head[0])
+                lines = [l.strip() for l in cols.splitlines()]
+                names = []
+                for i, l in enumerate(lines):
+                    if l.startswith("--"):
+                        continue
+                    self.assertTrue(i > 0 and lines[i - 1].startswith("--"), "no comment above column %s" % l)
+                    names.append(l.rstrip(","))
+                self.assertEqual(names[:2], ["trace_id", "label"])
+
+
+class Created(unittest.TestCase):
+    def test_views_exist_after_import(self):
+        with TempDir() as td:
+            db = connect(os.path.join(td.path, "h.db"))
+            p = td.write("f1.json.gz", json.dumps(fixtures.f1([100, 110, 120, 130, 140, 150], 60)), gz=True)
+            db.execute("SELECT profsum_import(?, 'before', '{\"warmup_steps\":2,\"hot_op_limit\":10}')", (p,))
+            have = set(r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='view'"))
+            for rel in manifest():
+                name = re.search(r"CREATE VIEW IF NOT EXISTS main\.(\w+)", open(os.path.join(ROOT, rel)).read()).group(1)
+                self.assertIn(name, have)
+                db.execute("SELECT * FROM %s" % name).fetchall()
+            self.assertEqual(db.execute("SELECT step, is_warmup FROM profsum_steps ORDER BY step").fetchall(),
+                             [(0, 1), (1, 1), (2, 0), (3, 0), (4, 0), (5, 0)])
+            b = dict((r[0], r[1:]) for r in db.execute(
+                "SELECT category, total_duration, share_of_total FROM profsum_breakdown "
+                "WHERE mode='exclusive_per_track'"))
+            self.assertEqual(b["compute"], (120.0, 0.3870967741935484))
+            self.assertEqual(b["communication"], (60.0, 0.1935483870967742))
+            self.assertEqual(b["host"], (80.0, 0.25806451612903225))
+            self.assertEqual(b["stall"], (50.0, 0.16129032258064516))
+            self.assertEqual(db.execute("SELECT collective, count, total_duration, avg_duration FROM profsum_comm_ops"
+                                        ).fetchall(), [("all-reduce", 2, 60.0, 30.0)])
+            regions = db.execute("SELECT path, inclusive_share_of_total FROM profsum_regions ORDER BY rank").fetchall()
+            self.assertEqual(regions[0], ("fusion", 1.0))
+            kpis = dict(((r[0], r[1]), r[2:]) for r in db.execute(
+                "SELECT kpi, device, value, band FROM profsum_kpis"))
+            self.assertEqual(kpis[("host_overhead", None)], (80.0 / 310.0, "bad"))
+            self.assertEqual(kpis[("memory_bandwidth", None)], (None, "unavailable"))
+            # XLA Ops of /device:TPU:0: fusion.1 [0,100) ⊃ all-reduce [20,60); softmax [120,180);
+            # dependency-wait [190,220); psum.1 [230,250) → busy 210 over the span 250.
+            self.assertEqual(kpis[("device_utilization", "/device:TPU:0")], (210.0 / 250.0, "good"))
+            self.assertEqual(kpis[("kernel_duration", None)][1], "bad")       # median 40 µs
+            self.assertAlmostEqual(kpis[("kernel_duration", None)][0], 0.04)
+            self.assertEqual(kpis[("many_small_kernels", None)], (1.0, "detected"))
+            self.assertEqual(kpis[("device_idle_gaps", None)], (0.84, "not_detected"))
+            db.close()
+
+
+if __name__ == "__main__":
+    unittest.main()
