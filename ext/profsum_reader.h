@@ -113,7 +113,9 @@ typedef struct ProfsumEvent {
 
 /* Diagnostic callback: idx is the entry index (-1: not tied to an entry),
 ** iOffset the byte offset in the decompressed JSON (-1 unknown).  zKind is
-** a static string (see docs/api.md "Diagnostics"); zDetail is transient. */
+** a static string (see docs/trace_events.md); zDetail is transient, and
+** NULL once more than 1000 diagnostics of that kind were reported (the
+** scanner stops formatting them; count them only). */
 typedef void (*ProfsumDiagFn)(void *pCtx, int64_t idx, int64_t iOffset,
                               const char *zKind, const char *zDetail);
 

@@ -236,14 +236,14 @@ static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, con
    || strcmp(zKind, "bad_field")==0 ){
     if( e->nRejected++==0 ){ e->iFirstRejected = idx; e->zFirstRejected = zKind; }
   }
-  for(k=0; k<e->nKind; k++) if( strcmp(e->aKind[k].zKind, zKind)==0 ) break;
+  for(k=0; k<e->nKind; k++) if( e->aKind[k].zKind==zKind || strcmp(e->aKind[k].zKind, zKind)==0 ) break;
   if( k==e->nKind && e->nKind<48 ){ e->aKind[k].zKind = zKind; e->aKind[k].n = 0; e->nKind++; }
   if( k<e->nKind && ++e->aKind[k].n > 1000 ) return;
   if( e->diagRc || e->pDiagIns==0 ) return;
   if( idx>=0 ) sqlite3_bind_int64(e->pDiagIns, 1, idx); else sqlite3_bind_null(e->pDiagIns, 1);
   if( off>=0 ) sqlite3_bind_int64(e->pDiagIns, 2, off); else sqlite3_bind_null(e->pDiagIns, 2);
   sqlite3_bind_text(e->pDiagIns, 3, zKind, -1, SQLITE_STATIC);
-  sqlite3_bind_text(e->pDiagIns, 4, zDetail, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(e->pDiagIns, 4, zDetail ? zDetail : "", -1, SQLITE_TRANSIENT);
   sqlite3_step(e->pDiagIns);
   e->diagRc = sqlite3_reset(e->pDiagIns);
 }
@@ -657,15 +657,6 @@ static int cmpGPt(const void *pa, const void *pb){
 #define CAT_HOST    2
 #define CAT_STALL   3
 #define CAT_OTHER   4
-
-static int catIndex(const char *z){
-  switch( z[0] ){
-    case 'c': return z[1]=='o' && z[2]=='m' && z[3]=='m' ? CAT_COMM : CAT_COMPUTE;
-    case 'h': return CAT_HOST;
-    case 's': return CAT_STALL;
-    default: return CAT_OTHER;
-  }
-}
 
 /* Parts of an event for regions and contexts, cached per (name, tf_op). */
 typedef struct PartsInfo {
@@ -1140,6 +1131,8 @@ static int engAggregate(Engine *e){
   int64_t aBucket[5] = {0,0,0,0,0};
   OpAgg *aOp = 0;
   int8_t *aCat = 0;           /* event category per event */
+  unsigned char *aNameFlag = 0;   /* per name id: 1 known, 2 stall, 4 comm */
+  const char **aFamily = 0;       /* per name id: semantic family (cached) */
   HMap steps = {0,0,0}, gpuSteps = {0,0,0}, ctr = {0,0,0};
   int64_t aComm[16][2]; const char *azComm[16]; int nComm = 0;
   GPt *aPt = 0; int64_t nPt = 0;
@@ -1148,8 +1141,12 @@ static int engAggregate(Engine *e){
   memset(aComm, 0, sizeof(aComm));
   aOp = sqlite3_malloc64(sizeof(OpAgg)*(sqlite3_uint64)(nNames ? nNames : 1));
   aCat = sqlite3_malloc64((sqlite3_uint64)(e->nEv ? e->nEv : 1));
-  if( !aOp || !aCat ){ rc = SQLITE_NOMEM; goto done; }
+  aNameFlag = sqlite3_malloc64((sqlite3_uint64)(nNames ? nNames : 1));
+  aFamily = sqlite3_malloc64(sizeof(char*)*(sqlite3_uint64)(nNames ? nNames : 1));
+  if( !aOp || !aCat || !aNameFlag || !aFamily ){ rc = SQLITE_NOMEM; goto done; }
   memset(aOp, 0, sizeof(OpAgg)*(size_t)nNames);
+  memset(aNameFlag, 0, (size_t)nNames);
+  memset(aFamily, 0, sizeof(char*)*(size_t)nNames);
 
   /* Track attributes from the metadata names. */
   for(i=0; i<e->nTrk; i++){
@@ -1178,9 +1175,19 @@ static int engAggregate(Engine *e){
     STrack *t = &e->aTrk[r->trk];
     const char *zName = SP_STR(&e->pool, r->name);
     int nName = SP_LEN(&e->pool, r->name);
-    const char *zCat = profsumEventCategory(zName, nName,
-        t->proc>=0 ? SP_STR(&e->pool, t->proc) : 0, t->proc>=0 ? SP_LEN(&e->pool, t->proc) : 0);
-    int cat = catIndex(zCat);
+    int cat;
+    /* Event category (§1.4), with the name tests cached per name: stall
+    ** regex → stall; host process → host; communication name →
+    ** communication; device process → compute; else other. */
+    if( aNameFlag[r->name]==0 ){
+      aNameFlag[r->name] = (unsigned char)(1 | (profsumIsStallName(zName, nName) ? 2 : 0)
+                                             | (profsumIsCommName(zName, nName) ? 4 : 0));
+    }
+    if( aNameFlag[r->name] & 2 ) cat = CAT_STALL;
+    else if( t->isHost ) cat = CAT_HOST;
+    else if( aNameFlag[r->name] & 4 ) cat = CAT_COMM;
+    else if( t->isDevice ) cat = CAT_COMPUTE;
+    else cat = CAT_OTHER;
     aCat[k] = (int8_t)cat;
     if( !t->isSteps ) aBucket[cat] += r->excl;
     /* run_ids / source hints (kind 1, 2; owner 0) */
@@ -1212,10 +1219,13 @@ static int engAggregate(Engine *e){
       if( r->source>=0 && (rc = counterAdd(&ctr, 4, r->name, r->source, &seq)) ) goto done;
       if( r->tfop>=0 && (rc = counterAdd(&ctr, 5, r->name, r->tfop, &seq)) ) goto done;
       if( r->sig>=0 ){
-        const char *zFam = 0;
+        const char *zFam = aFamily[r->name];
         int64_t iv; double dv;
         int kind;
-        if( (rc = profsumSemanticFamily(zName, nName, 0, 0, &zFam)) ) goto done;
+        if( zFam==0 ){
+          if( (rc = profsumSemanticFamily(zName, nName, 0, 0, &zFam)) ) goto done;
+          aFamily[r->name] = zFam;
+        }
         kind = profsumFlopProxy(zFam, (int)strlen(zFam), SP_STR(&e->pool, r->sig),
                                 SP_LEN(&e->pool, r->sig), &iv, &dv);
         if( kind==PROFSUM_FLOP_INT ){ o->flopSum += (double)iv; o->flopN++; }
@@ -1459,6 +1469,8 @@ done:
   sqlite3_finalize(pIns);
   sqlite3_free(aOp);
   sqlite3_free(aCat);
+  sqlite3_free(aNameFlag);
+  sqlite3_free((void*)aFamily);
   sqlite3_free(aPt);
   hmFree(&steps); hmFree(&gpuSteps); hmFree(&ctr);
   return rc;

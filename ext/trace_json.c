@@ -56,6 +56,7 @@ typedef unsigned char u8;
 ** (an entry may be parsed twice when it straddles a window refill). */
 typedef struct PendingDiag {
   const char *zKind;
+  int hasDetail;          /* 0: past the per-kind cap, zDetail unset */
   char zDetail[160];
 } PendingDiag;
 
@@ -85,7 +86,16 @@ struct ProfsumScan {
   int nPending;              /* Diagnostics of the entry being parsed */
   PendingDiag aPending[PROFSUM_MAX_PENDING];
   int nPendingLost;          /* Pending diagnostics beyond the array */
+  struct {                   /* Diagnostics seen per kind (see pendDiag) */
+    const char *zKind;
+    int64_t n;
+  } aKindSeen[24];
+  int nKindSeen;
 };
+
+/* Past this many diagnostics of one kind, details are no longer formatted:
+** the callback gets zDetail == NULL (consumers only count them). */
+#define PROFSUM_DIAG_DETAIL_CAP 1000
 
 /* ------------------------------------------------------------------ */
 /* Character classes                                                   */
@@ -109,14 +119,31 @@ static int isHex(u8 c){
 /* Diagnostics                                                         */
 /* ------------------------------------------------------------------ */
 
-/* Queue a diagnostic for the entry being parsed (emitted once it parsed). */
+/* Queue a diagnostic for the entry being parsed (emitted once it parsed).
+** Beyond PROFSUM_DIAG_DETAIL_CAP of a kind the detail is not formatted. */
 static void pendDiag(ProfsumScan *s, const char *zKind, const char *zFmt, ...){
   va_list ap;
   PendingDiag *d;
+  int k;
   if( s->xDiag==0 ) return;
   if( s->nPending>=PROFSUM_MAX_PENDING ){ s->nPendingLost++; return; }
   d = &s->aPending[s->nPending++];
   d->zKind = zKind;
+  for(k=0; k<s->nKindSeen; k++){
+    if( s->aKindSeen[k].zKind==zKind || strcmp(s->aKindSeen[k].zKind, zKind)==0 ) break;
+  }
+  if( k==s->nKindSeen && k<(int)(sizeof(s->aKindSeen)/sizeof(s->aKindSeen[0])) ){
+    s->aKindSeen[k].zKind = zKind;
+    s->aKindSeen[k].n = 0;
+    s->nKindSeen++;
+  }
+  /* (Counted when queued; an entry re-parsed after a refill may count
+  ** twice, which only moves the point where details stop.) */
+  if( k<s->nKindSeen && ++s->aKindSeen[k].n > PROFSUM_DIAG_DETAIL_CAP ){
+    d->hasDetail = 0;
+    return;
+  }
+  d->hasDetail = 1;
   va_start(ap, zFmt);
   sqlite3_vsnprintf((int)sizeof(d->zDetail), d->zDetail, zFmt, ap);
   va_end(ap);
@@ -127,7 +154,8 @@ static void flushDiag(ProfsumScan *s, int64_t idx, int64_t iOffset){
   int i;
   if( s->xDiag==0 ) return;
   for(i=0; i<s->nPending; i++){
-    s->xDiag(s->pDiagCtx, idx, iOffset, s->aPending[i].zKind, s->aPending[i].zDetail);
+    s->xDiag(s->pDiagCtx, idx, iOffset, s->aPending[i].zKind,
+             s->aPending[i].hasDetail ? s->aPending[i].zDetail : 0);
   }
   if( s->nPendingLost ){
     char z[80];

@@ -292,7 +292,7 @@ static void diagCollect(void *pCtx, int64_t idx, int64_t iOffset,
     d->nAlloc = nNew;
   }
   r = &d->a[d->n];
-  r->zDetail = sqlite3_mprintf("%s", zDetail);
+  r->zDetail = sqlite3_mprintf("%s", zDetail ? zDetail : "");
   if( r->zDetail==0 ){ d->oom = 1; return; }
   r->idx = idx;
   r->off = iOffset;
