@@ -12,6 +12,7 @@
 #
 # Options: NETWORK=0 builds without libcurl (defines PROFSUM_OMIT_NETWORK).
 
+.DEFAULT_GOAL := all
 PREFIX  ?= /usr/local
 NETWORK ?= 1
 CC      ?= cc
@@ -29,7 +30,7 @@ endif
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 # The loadable extension must not link libsqlite3 (the host provides it).
-PKG_LIBS   := $(shell pkg-config --libs $(filter-out sqlite3,$(PKGS)))
+PKG_LIBS   := $(shell pkg-config --libs $(filter-out sqlite3,$(PKGS))) -lm
 
 WARN    := -std=c11 -Wall -Wextra -Werror
 OPT     ?= -O2

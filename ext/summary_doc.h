@@ -115,6 +115,10 @@ int profsumDocStoreSections(sqlite3 *db, const char *zSchema,
                             sqlite3_int64 iTrace, ProfsumDoc *pDoc,
                             char **pzErr);
 
+/* The document tree (a JNode of jsontree.h) for renderers. */
+struct JNode;
+const struct JNode *profsumDocRoot(ProfsumDoc *pDoc);
+
 /* Free a document (0 is a no-op). */
 void profsumDocFree(ProfsumDoc *pDoc);
 

@@ -1,0 +1,483 @@
+/*
+** jsontree.c — JSON tree, Python-compatible serializer and a parser
+** (see jsontree.h).
+*/
+#include "profsum_int.h"
+#include "jsontree.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Construction                                                        */
+/* ------------------------------------------------------------------ */
+static JNode *jNew(int type){
+  JNode *p = sqlite3_malloc64(sizeof(JNode));
+  if( p ){ memset(p, 0, sizeof(*p)); p->type = type; }
+  return p;
+}
+JNode *jNull(void){ return jNew(JT_NULL); }
+JNode *jBool(int b){ return jNew(b ? JT_TRUE : JT_FALSE); }
+JNode *jInt(sqlite3_int64 v){ JNode *p = jNew(JT_INT); if( p ) p->i = v; return p; }
+JNode *jReal(double v){ JNode *p = jNew(JT_REAL); if( p ) p->r = v; return p; }
+JNode *jArr(void){ return jNew(JT_ARRAY); }
+JNode *jObj(void){ return jNew(JT_OBJECT); }
+
+JNode *jStr(const char *z, int n){
+  JNode *p;
+  if( z==0 ) return jNull();
+  if( n<0 ) n = (int)strlen(z);
+  p = jNew(JT_STRING);
+  if( p==0 ) return 0;
+  p->z = sqlite3_malloc64((sqlite3_uint64)n+1);
+  if( p->z==0 ){ sqlite3_free(p); return 0; }
+  memcpy(p->z, z, (size_t)n);
+  p->z[n] = 0;
+  p->n = n;
+  return p;
+}
+
+void jFree(JNode *p){
+  int i;
+  if( p==0 ) return;
+  for(i=0; i<p->nChild; i++) jFree(p->a[i]);
+  sqlite3_free(p->a);
+  sqlite3_free(p->z);
+  sqlite3_free(p->zKey);
+  sqlite3_free(p);
+}
+
+/* Append a child (no key handling). */
+static int jAppend(JNode *pParent, JNode *pChild){
+  if( pParent->nChild>=pParent->nAlloc ){
+    int nNew = pParent->nAlloc ? pParent->nAlloc*2 : 8;
+    JNode **a = sqlite3_realloc64(pParent->a, sizeof(JNode*)*(sqlite3_uint64)nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    pParent->a = a;
+    pParent->nAlloc = nNew;
+  }
+  pParent->a[pParent->nChild++] = pChild;
+  return SQLITE_OK;
+}
+
+void jPush(JNode *pArr, JNode *pChild){
+  if( pArr==0 ){ jFree(pChild); return; }
+  if( pChild==0 || jAppend(pArr, pChild) ){ pArr->oom = 1; jFree(pChild); }
+}
+
+void jSet(JNode *pObj, const char *zKey, JNode *pChild){
+  int i;
+  if( pObj==0 ){ jFree(pChild); return; }
+  if( pChild==0 ){ pObj->oom = 1; return; }
+  pChild->zKey = sqlite3_mprintf("%s", zKey);
+  if( pChild->zKey==0 ){ pObj->oom = 1; jFree(pChild); return; }
+  for(i=0; i<pObj->nChild; i++){
+    if( strcmp(pObj->a[i]->zKey, zKey)==0 ){
+      jFree(pObj->a[i]);
+      pObj->a[i] = pChild;
+      return;
+    }
+  }
+  if( jAppend(pObj, pChild) ){ pObj->oom = 1; jFree(pChild); }
+}
+
+JNode *jGet(const JNode *pObj, const char *zKey){
+  int i;
+  if( pObj==0 || pObj->type!=JT_OBJECT ) return 0;
+  for(i=0; i<pObj->nChild; i++) if( strcmp(pObj->a[i]->zKey, zKey)==0 ) return pObj->a[i];
+  return 0;
+}
+
+JNode *jAt(const JNode *pArr, int i){
+  if( pArr==0 || (pArr->type!=JT_ARRAY && pArr->type!=JT_OBJECT) || i<0 || i>=pArr->nChild ) return 0;
+  return pArr->a[i];
+}
+
+double jNum(const JNode *p){
+  if( p==0 ) return 0.0;
+  if( p->type==JT_INT ) return (double)p->i;
+  if( p->type==JT_REAL ) return p->r;
+  return 0.0;
+}
+
+int jOom(const JNode *p){
+  int i;
+  if( p==0 ) return 1;
+  if( p->oom ) return 1;
+  for(i=0; i<p->nChild; i++) if( jOom(p->a[i]) ) return 1;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Python float repr                                                   */
+/* ------------------------------------------------------------------ */
+void jReprDouble(double r, char *zBuf){
+  char buf[40], dig[24];
+  int prec, nd = 0, exp10, i, k;
+  char *p;
+  if( isnan(r) ){ strcpy(zBuf, "NaN"); return; }
+  if( isinf(r) ){ strcpy(zBuf, r>0 ? "Infinity" : "-Infinity"); return; }
+  if( r==0.0 ){ strcpy(zBuf, signbit(r) ? "-0.0" : "0.0"); return; }
+  /* Shortest digit string that round-trips. */
+  for(prec=1; prec<=17; prec++){
+    snprintf(buf, sizeof(buf), "%.*e", prec-1, r);
+    if( strtod(buf, 0)==r ) break;
+  }
+  p = buf;
+  k = 0;
+  if( *p=='-' ){ zBuf[k++] = '-'; p++; }
+  while( *p && *p!='e' ){ if( *p!='.' ) dig[nd++] = *p; p++; }
+  exp10 = atoi(p+1);
+  while( nd>1 && dig[nd-1]=='0' ) nd--;
+  if( exp10>=-4 && exp10<16 ){
+    if( exp10>=0 ){
+      for(i=0; i<=exp10; i++) zBuf[k++] = i<nd ? dig[i] : '0';
+      zBuf[k++] = '.';
+      if( nd>exp10+1 ){ for(i=exp10+1; i<nd; i++) zBuf[k++] = dig[i]; }
+      else zBuf[k++] = '0';
+    }else{
+      zBuf[k++] = '0'; zBuf[k++] = '.';
+      for(i=0; i<-exp10-1; i++) zBuf[k++] = '0';
+      for(i=0; i<nd; i++) zBuf[k++] = dig[i];
+    }
+    zBuf[k] = 0;
+  }else{
+    zBuf[k++] = dig[0];
+    if( nd>1 ){ zBuf[k++] = '.'; for(i=1; i<nd; i++) zBuf[k++] = dig[i]; }
+    sqlite3_snprintf(12, zBuf+k, "e%c%02d", exp10<0 ? '-' : '+', exp10<0 ? -exp10 : exp10);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Serialization                                                       */
+/* ------------------------------------------------------------------ */
+
+/* Append a JSON string with Python's ensure_ascii escapes. */
+static void dumpStr(sqlite3_str *s, const char *z, int n){
+  static const char hx[] = "0123456789abcdef";
+  const unsigned char *u = (const unsigned char*)z, *e = u + n;
+  sqlite3_str_appendchar(s, 1, '"');
+  while( u<e ){
+    unsigned c = *u;
+    if( c<0x80 ){
+      u++;
+      switch( c ){
+        case '"': sqlite3_str_append(s, "\\\"", 2); break;
+        case '\\': sqlite3_str_append(s, "\\\\", 2); break;
+        case '\n': sqlite3_str_append(s, "\\n", 2); break;
+        case '\r': sqlite3_str_append(s, "\\r", 2); break;
+        case '\t': sqlite3_str_append(s, "\\t", 2); break;
+        case '\b': sqlite3_str_append(s, "\\b", 2); break;
+        case '\f': sqlite3_str_append(s, "\\f", 2); break;
+        default:
+          if( c<0x20 ){
+            char b[7] = {'\\','u','0','0', hx[c>>4], hx[c&15], 0};
+            sqlite3_str_append(s, b, 6);
+          }else{
+            sqlite3_str_appendchar(s, 1, (char)c);
+          }
+      }
+      continue;
+    }
+    {
+      /* Decode one UTF-8 sequence (invalid bytes → U+FFFD). */
+      unsigned cp = 0xFFFD;
+      int len = 1;
+      if( (c & 0xE0)==0xC0 && u+1<e && (u[1]&0xC0)==0x80 ){
+        cp = ((c&0x1F)<<6) | (u[1]&0x3F); len = 2;
+        if( cp<0x80 ) cp = 0xFFFD;
+      }else if( (c & 0xF0)==0xE0 && u+2<e && (u[1]&0xC0)==0x80 && (u[2]&0xC0)==0x80 ){
+        cp = ((c&0x0F)<<12) | ((u[1]&0x3F)<<6) | (u[2]&0x3F); len = 3;
+        if( cp<0x800 ) cp = 0xFFFD;
+      }else if( (c & 0xF8)==0xF0 && u+3<e && (u[1]&0xC0)==0x80 && (u[2]&0xC0)==0x80 && (u[3]&0xC0)==0x80 ){
+        cp = ((c&0x07)<<18) | ((u[1]&0x3F)<<12) | ((u[2]&0x3F)<<6) | (u[3]&0x3F); len = 4;
+        if( cp<0x10000 || cp>0x10FFFF ) cp = 0xFFFD;
+      }
+      u += len;
+      if( cp>=0x10000 ){
+        unsigned v = cp - 0x10000;
+        sqlite3_str_appendf(s, "\\u%04x\\u%04x", 0xD800 + (v>>10), 0xDC00 + (v & 0x3FF));
+      }else{
+        sqlite3_str_appendf(s, "\\u%04x", cp);
+      }
+    }
+  }
+  sqlite3_str_appendchar(s, 1, '"');
+}
+
+/* Compare two object members by key, bytewise (= code point order). */
+static int cmpKey(const void *pa, const void *pb){
+  const JNode *a = *(const JNode*const*)pa, *b = *(const JNode*const*)pb;
+  return strcmp(a->zKey, b->zKey);
+}
+
+static void dumpNode(sqlite3_str *s, const JNode *p, int indent){
+  int i;
+  switch( p->type ){
+    case JT_NULL: sqlite3_str_append(s, "null", 4); break;
+    case JT_TRUE: sqlite3_str_append(s, "true", 4); break;
+    case JT_FALSE: sqlite3_str_append(s, "false", 5); break;
+    case JT_INT: sqlite3_str_appendf(s, "%lld", (long long)p->i); break;
+    case JT_REAL: { char b[40]; jReprDouble(p->r, b); sqlite3_str_appendall(s, b); break; }
+    case JT_STRING: dumpStr(s, p->z, p->n); break;
+    case JT_ARRAY:
+      if( p->nChild==0 ){ sqlite3_str_append(s, "[]", 2); break; }
+      sqlite3_str_appendchar(s, 1, '[');
+      for(i=0; i<p->nChild; i++){
+        sqlite3_str_appendchar(s, 1, '\n');
+        sqlite3_str_appendchar(s, indent+2, ' ');
+        dumpNode(s, p->a[i], indent+2);
+        if( i+1<p->nChild ) sqlite3_str_appendchar(s, 1, ',');
+      }
+      sqlite3_str_appendchar(s, 1, '\n');
+      sqlite3_str_appendchar(s, indent, ' ');
+      sqlite3_str_appendchar(s, 1, ']');
+      break;
+    case JT_OBJECT: {
+      JNode **a;
+      if( p->nChild==0 ){ sqlite3_str_append(s, "{}", 2); break; }
+      a = sqlite3_malloc64(sizeof(JNode*)*(sqlite3_uint64)p->nChild);
+      if( a==0 ){ sqlite3_str_appendall(s, ""); ((JNode*)p)->oom = 1; break; }
+      memcpy(a, p->a, sizeof(JNode*)*(size_t)p->nChild);
+      qsort(a, (size_t)p->nChild, sizeof(JNode*), cmpKey);
+      sqlite3_str_appendchar(s, 1, '{');
+      for(i=0; i<p->nChild; i++){
+        sqlite3_str_appendchar(s, 1, '\n');
+        sqlite3_str_appendchar(s, indent+2, ' ');
+        dumpStr(s, a[i]->zKey, (int)strlen(a[i]->zKey));
+        sqlite3_str_append(s, ": ", 2);
+        dumpNode(s, a[i], indent+2);
+        if( i+1<p->nChild ) sqlite3_str_appendchar(s, 1, ',');
+      }
+      sqlite3_free(a);
+      sqlite3_str_appendchar(s, 1, '\n');
+      sqlite3_str_appendchar(s, indent, ' ');
+      sqlite3_str_appendchar(s, 1, '}');
+      break;
+    }
+  }
+}
+
+char *jDump(const JNode *p){
+  sqlite3_str *s = sqlite3_str_new(0);
+  char *z;
+  dumpNode(s, p, 0);
+  if( sqlite3_str_errcode(s) || jOom(p) ){
+    sqlite3_free(sqlite3_str_finish(s));
+    return 0;
+  }
+  z = sqlite3_str_finish(s);
+  return z;
+}
+
+/* ------------------------------------------------------------------ */
+/* Parsing                                                             */
+/* ------------------------------------------------------------------ */
+typedef struct JP { const char *z, *e, *p; char **pzErr; int depth; int oom; } JP;
+
+static void jpWs(JP *j){ while( j->p<j->e && (*j->p==' '||*j->p=='\t'||*j->p=='\n'||*j->p=='\r') ) j->p++; }
+
+static JNode *jpFail(JP *j, const char *zWhy){
+  if( j->pzErr && *j->pzErr==0 ){
+    *j->pzErr = sqlite3_mprintf("invalid JSON at byte %lld: %s", (long long)(j->p - j->z), zWhy);
+  }
+  return 0;
+}
+
+static unsigned jpHex4(const char *p){
+  unsigned v = 0; int i;
+  for(i=0; i<4; i++){
+    char c = p[i];
+    v <<= 4;
+    if( c>='0' && c<='9' ) v |= (unsigned)(c-'0');
+    else if( c>='a' && c<='f' ) v |= (unsigned)(c-'a'+10);
+    else if( c>='A' && c<='F' ) v |= (unsigned)(c-'A'+10);
+    else return 0x110000;
+  }
+  return v;
+}
+
+/* Parse a string at j->p (at the quote) into a new sqlite3_malloc'd buffer. */
+static char *jpString(JP *j, int *pn){
+  sqlite3_str *s;
+  char *z;
+  j->p++;
+  s = sqlite3_str_new(0);
+  while( j->p<j->e && *j->p!='"' ){
+    if( *j->p=='\\' ){
+      if( j->p+1>=j->e ) break;
+      switch( j->p[1] ){
+        case 'n': sqlite3_str_appendchar(s, 1, '\n'); j->p += 2; break;
+        case 't': sqlite3_str_appendchar(s, 1, '\t'); j->p += 2; break;
+        case 'r': sqlite3_str_appendchar(s, 1, '\r'); j->p += 2; break;
+        case 'b': sqlite3_str_appendchar(s, 1, '\b'); j->p += 2; break;
+        case 'f': sqlite3_str_appendchar(s, 1, '\f'); j->p += 2; break;
+        case '"': case '\\': case '/': sqlite3_str_appendchar(s, 1, j->p[1]); j->p += 2; break;
+        case 'u': {
+          unsigned u;
+          char b[4];
+          if( j->e - j->p < 6 || (u = jpHex4(j->p+2))>0xFFFF ){
+            sqlite3_free(sqlite3_str_finish(s));
+            jpFail(j, "bad \\u escape");
+            return 0;
+          }
+          j->p += 6;
+          if( u>=0xD800 && u<=0xDBFF && j->e - j->p >= 6 && j->p[0]=='\\' && j->p[1]=='u' ){
+            unsigned u2 = jpHex4(j->p+2);
+            if( u2>=0xDC00 && u2<=0xDFFF ){ u = 0x10000 + ((u-0xD800)<<10) + (u2-0xDC00); j->p += 6; }
+          }
+          if( u>=0xD800 && u<=0xDFFF ) u = 0xFFFD;
+          if( u<0x80 ){ b[0] = (char)u; sqlite3_str_append(s, b, 1); }
+          else if( u<0x800 ){ b[0] = (char)(0xC0|(u>>6)); b[1] = (char)(0x80|(u&0x3F)); sqlite3_str_append(s, b, 2); }
+          else if( u<0x10000 ){ b[0] = (char)(0xE0|(u>>12)); b[1] = (char)(0x80|((u>>6)&0x3F)); b[2] = (char)(0x80|(u&0x3F)); sqlite3_str_append(s, b, 3); }
+          else{ b[0] = (char)(0xF0|(u>>18)); b[1] = (char)(0x80|((u>>12)&0x3F)); b[2] = (char)(0x80|((u>>6)&0x3F)); b[3] = (char)(0x80|(u&0x3F)); sqlite3_str_append(s, b, 4); }
+          break;
+        }
+        default:
+          sqlite3_free(sqlite3_str_finish(s));
+          jpFail(j, "bad escape");
+          return 0;
+      }
+    }else{
+      if( (unsigned char)*j->p<0x20 ){
+        sqlite3_free(sqlite3_str_finish(s));
+        jpFail(j, "control character in a string");
+        return 0;
+      }
+      sqlite3_str_appendchar(s, 1, *j->p);
+      j->p++;
+    }
+  }
+  if( j->p>=j->e ){
+    sqlite3_free(sqlite3_str_finish(s));
+    jpFail(j, "unterminated string");
+    return 0;
+  }
+  j->p++;
+  *pn = sqlite3_str_length(s);
+  if( sqlite3_str_errcode(s) ){ sqlite3_free(sqlite3_str_finish(s)); j->oom = 1; return 0; }
+  z = sqlite3_str_finish(s);
+  if( z==0 ){ z = sqlite3_malloc64(1); if( z ) z[0] = 0; else j->oom = 1; }
+  return z;
+}
+
+static JNode *jpValue(JP *j){
+  JNode *p;
+  jpWs(j);
+  if( j->p>=j->e ) return jpFail(j, "expected a value");
+  if( ++j->depth > 2000 ) return jpFail(j, "nesting too deep");
+  switch( *j->p ){
+    case '{':
+      p = jObj();
+      if( p==0 ){ j->oom = 1; return 0; }
+      j->p++;
+      jpWs(j);
+      if( j->p<j->e && *j->p=='}' ){ j->p++; break; }
+      for(;;){
+        char *zKey; int nKey; JNode *v;
+        jpWs(j);
+        if( j->p>=j->e || *j->p!='"' ){ jFree(p); return jpFail(j, "expected a key"); }
+        zKey = jpString(j, &nKey);
+        if( zKey==0 ){ jFree(p); return 0; }
+        jpWs(j);
+        if( j->p>=j->e || *j->p!=':' ){ sqlite3_free(zKey); jFree(p); return jpFail(j, "expected ':'"); }
+        j->p++;
+        v = jpValue(j);
+        if( v==0 ){ sqlite3_free(zKey); jFree(p); return 0; }
+        jSet(p, zKey, v);
+        sqlite3_free(zKey);
+        if( p->oom ){ jFree(p); j->oom = 1; return 0; }
+        jpWs(j);
+        if( j->p<j->e && *j->p==',' ){ j->p++; continue; }
+        if( j->p<j->e && *j->p=='}' ){ j->p++; break; }
+        jFree(p);
+        return jpFail(j, "expected ',' or '}'");
+      }
+      break;
+    case '[':
+      p = jArr();
+      if( p==0 ){ j->oom = 1; return 0; }
+      j->p++;
+      jpWs(j);
+      if( j->p<j->e && *j->p==']' ){ j->p++; break; }
+      for(;;){
+        JNode *v = jpValue(j);
+        if( v==0 ){ jFree(p); return 0; }
+        jPush(p, v);
+        if( p->oom ){ jFree(p); j->oom = 1; return 0; }
+        jpWs(j);
+        if( j->p<j->e && *j->p==',' ){ j->p++; continue; }
+        if( j->p<j->e && *j->p==']' ){ j->p++; break; }
+        jFree(p);
+        return jpFail(j, "expected ',' or ']'");
+      }
+      break;
+    case '"': {
+      int n;
+      char *z = jpString(j, &n);
+      if( z==0 ) return 0;
+      p = jNew(JT_STRING);
+      if( p==0 ){ sqlite3_free(z); j->oom = 1; return 0; }
+      p->z = z; p->n = n;
+      break;
+    }
+    default: {
+      const char *q = j->p;
+      if( j->e-q>=4 && memcmp(q, "null", 4)==0 ){ j->p += 4; p = jNull(); }
+      else if( j->e-q>=4 && memcmp(q, "true", 4)==0 ){ j->p += 4; p = jBool(1); }
+      else if( j->e-q>=5 && memcmp(q, "false", 5)==0 ){ j->p += 5; p = jBool(0); }
+      else if( j->e-q>=3 && memcmp(q, "NaN", 3)==0 ){ j->p += 3; p = jReal(NAN); }
+      else if( j->e-q>=8 && memcmp(q, "Infinity", 8)==0 ){ j->p += 8; p = jReal(INFINITY); }
+      else if( j->e-q>=9 && memcmp(q, "-Infinity", 9)==0 ){ j->p += 9; p = jReal(-INFINITY); }
+      else{
+        int isReal = 0;
+        char buf[64];
+        const char *r = q;
+        if( r<j->e && *r=='-' ) r++;
+        if( r>=j->e || *r<'0' || *r>'9' ) return jpFail(j, "expected a value");
+        while( r<j->e && ((*r>='0' && *r<='9') || *r=='.' || *r=='e' || *r=='E' || *r=='+' || *r=='-') ){
+          if( *r=='.' || *r=='e' || *r=='E' ) isReal = 1;
+          r++;
+        }
+        if( r-q >= (int)sizeof(buf) ) return jpFail(j, "number too long");
+        memcpy(buf, q, (size_t)(r-q));
+        buf[r-q] = 0;
+        j->p = r;
+        if( !isReal ){
+          char *end;
+          long long v = strtoll(buf, &end, 10);
+          if( *end==0 && !((v==LLONG_MAX || v==LLONG_MIN) && strlen(buf)>=19) ){ p = jInt(v); break; }
+        }
+        {
+          char *end;
+          double v = strtod(buf, &end);
+          if( *end ) return jpFail(j, "invalid number");
+          p = jReal(v);
+        }
+      }
+      break;
+    }
+  }
+  j->depth--;
+  if( p==0 ) j->oom = 1;
+  return p;
+}
+
+JNode *jParse(const char *zJson, int nJson, char **pzErr){
+  JP j;
+  JNode *p;
+  if( nJson<0 ) nJson = (int)strlen(zJson);
+  memset(&j, 0, sizeof(j));
+  j.z = j.p = zJson;
+  j.e = zJson + nJson;
+  j.pzErr = pzErr;
+  p = jpValue(&j);
+  if( p ){
+    jpWs(&j);
+    if( j.p<j.e ){ jFree(p); return jpFail(&j, "extra data after the value"); }
+  }
+  return p;
+}

@@ -1,0 +1,382 @@
+/*
+** report.c — the markdown report of a profile_summary.v1 document
+** (summary-v1-tools-spec.md §5, build_markdown_report(summary, top_k)).
+**
+** Works from the document tree, so it renders summaries built here and v1
+** files imported from elsewhere alike.
+*/
+#include "profsum_int.h"
+#include "summary_doc.h"
+#include "jsontree.h"
+
+#include <string.h>
+
+/* fmt(x): "n/a" for null/missing, else 3 decimals. */
+static void fmt3(sqlite3_str *s, const JNode *v){
+  if( v==0 || (v->type!=JT_INT && v->type!=JT_REAL) ){ sqlite3_str_appendall(s, "n/a"); return; }
+  sqlite3_str_appendf(s, "%.3f", jNum(v));
+}
+
+/* pct(x): "n/a" or x*100 with 2 decimals and '%'. */
+static void pct2(sqlite3_str *s, const JNode *v){
+  if( v==0 || (v->type!=JT_INT && v->type!=JT_REAL) ){ sqlite3_str_appendall(s, "n/a"); return; }
+  sqlite3_str_appendf(s, "%.2f%%", jNum(v)*100.0);
+}
+
+static void pct2d(sqlite3_str *s, double x){ sqlite3_str_appendf(s, "%.2f%%", x*100.0); }
+
+/* code(s): backticks, with ` and | escaped. */
+static void code(sqlite3_str *s, const char *z){
+  sqlite3_str_appendchar(s, 1, '`');
+  for(; *z; z++){
+    if( *z=='`' || *z=='|' ) sqlite3_str_appendchar(s, 1, '\\');
+    sqlite3_str_appendchar(s, 1, *z);
+  }
+  sqlite3_str_appendchar(s, 1, '`');
+}
+
+/* The text of a string member, or zDefault. */
+static const char *str(const JNode *o, const char *zKey, const char *zDefault){
+  const JNode *v = jGet(o, zKey);
+  return (v && v->type==JT_STRING && v->n>0) ? v->z : zDefault;
+}
+
+/* Append "`<value or unknown>`" of a member (strings and numbers). */
+static void ticked(sqlite3_str *s, const JNode *o, const char *zKey){
+  const JNode *v = jGet(o, zKey);
+  sqlite3_str_appendchar(s, 1, '`');
+  if( v && v->type==JT_STRING && v->n>0 ) sqlite3_str_appendall(s, v->z);
+  else if( v && v->type==JT_INT ) sqlite3_str_appendf(s, "%lld", (long long)v->i);
+  else sqlite3_str_appendall(s, "unknown");
+  sqlite3_str_appendchar(s, 1, '`');
+}
+
+static sqlite3_int64 ival(const JNode *o, const char *zKey){
+  const JNode *v = jGet(o, zKey);
+  return v ? (v->type==JT_INT ? v->i : (sqlite3_int64)jNum(v)) : 0;
+}
+
+static int nTop(const JNode *arr, int topK){
+  int n = arr ? arr->nChild : 0;
+  if( topK<0 ){ n += topK; if( n<0 ) n = 0; }
+  else if( topK<n ) n = topK;
+  return n;
+}
+
+char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
+  const JNode *d = profsumDocRoot(pDoc);
+  const JNode *rm = jGet(d, "run_metadata"), *pv = jGet(d, "trace_provenance");
+  const JNode *ov = jGet(d, "trace_overview"), *st = jGet(d, "step_time");
+  const JNode *tb = jGet(d, "time_breakdown");
+  sqlite3_str *s = sqlite3_str_new(0);
+  char *z;
+  int i, n;
+
+  sqlite3_str_appendf(s, "# Profile Report (%s)\n\n", str(d, "schema_version", "profile_summary.v1"));
+
+  sqlite3_str_appendall(s, "## Run Metadata\n- Run: "); ticked(s, rm, "run_path");
+  sqlite3_str_appendall(s, "\n- Artifact: "); ticked(s, rm, "artifact_ref");
+  sqlite3_str_appendall(s, "\n- Hardware: "); ticked(s, rm, "hardware_type");
+  sqlite3_str_appendall(s, "\n- Topology: "); ticked(s, rm, "mesh_or_topology");
+  sqlite3_str_appendall(s, "\n- Git SHA: "); ticked(s, rm, "git_sha");
+  sqlite3_str_appendall(s, "\n- Generated At (UTC): "); ticked(s, d, "generated_at_utc");
+  sqlite3_str_appendall(s, "\n\n");
+
+  sqlite3_str_appendall(s, "## Trace Provenance\n- Trace SHA256: "); ticked(s, pv, "trace_sha256");
+  sqlite3_str_appendall(s, "\n- Observed run_ids: `");
+  {
+    const JNode *ids = jGet(pv, "run_ids");
+    n = ids ? ids->nChild : 0;
+    if( n==0 ) sqlite3_str_appendall(s, "unknown");
+    for(i=0; i<n && i<8; i++){
+      const JNode *v = jAt(ids, i);
+      if( i ) sqlite3_str_appendall(s, ", ");
+      if( v->type==JT_STRING ) sqlite3_str_appendall(s, v->z);
+      else if( v->type==JT_INT ) sqlite3_str_appendf(s, "%lld", (long long)v->i);
+    }
+  }
+  sqlite3_str_appendall(s, "`\n\n");
+
+  sqlite3_str_appendf(s, "## Trace Overview\n- Complete events: `%lld`\n- Total events: `%lld`\n"
+      "- Processes: `%lld`\n- Threads: `%lld`\n- Suspected truncation: `%s`\n",
+      (long long)ival(ov, "num_complete_events"), (long long)ival(ov, "num_events_total"),
+      (long long)ival(ov, "num_processes"), (long long)ival(ov, "num_threads"),
+      (jGet(ov, "suspected_truncation") && jGet(ov, "suspected_truncation")->type==JT_TRUE) ? "yes" : "no");
+  {
+    const JNode *w = jGet(ov, "quality_warnings");
+    if( w && w->nChild>0 ){
+      sqlite3_str_appendall(s, "- Quality warnings:\n");
+      for(i=0; i<w->nChild; i++){
+        const JNode *v = jAt(w, i);
+        sqlite3_str_appendf(s, "  - %s\n", v->type==JT_STRING ? v->z : "");
+      }
+    }
+  }
+  sqlite3_str_appendall(s, "\n");
+
+  {
+    const JNode *ss = jGet(st, "steady_state_steps");
+    sqlite3_str_appendf(s, "## Step Time (Steady State)\n- Steps counted: `%lld`\n- Median: `",
+                        (long long)ival(ss, "count"));
+    fmt3(s, jGet(ss, "median")); sqlite3_str_appendall(s, "`\n- P90: `");
+    fmt3(s, jGet(ss, "p90")); sqlite3_str_appendall(s, "`\n- Mean: `");
+    fmt3(s, jGet(ss, "mean")); sqlite3_str_appendall(s, "`\n\n");
+  }
+
+  {
+    const JNode *cl = jGet(st, "classes");
+    if( cl && cl->nChild>0 ){
+      sqlite3_str_appendall(s, "## Step Classes\n| Class | Count | Fraction | Median | P90 | "
+          "Representative Step | Periodicity |\n|---|---:|---:|---:|---:|---:|---:|\n");
+      for(i=0; i<cl->nChild; i++){
+        const JNode *c = jAt(cl, i), *ds = jGet(c, "duration_stats");
+        const JNode *rs = jGet(c, "representative_step"), *pe = jGet(c, "periodicity");
+        sqlite3_str_appendf(s, "| `%s` | %lld | ", str(c, "name", ""), (long long)ival(c, "count"));
+        pct2(s, jGet(c, "fraction_of_steady")); sqlite3_str_appendall(s, " | ");
+        fmt3(s, jGet(ds, "median")); sqlite3_str_appendall(s, " | ");
+        fmt3(s, jGet(ds, "p90")); sqlite3_str_appendall(s, " | ");
+        if( rs && rs->type==JT_INT ) sqlite3_str_appendf(s, "%lld", (long long)rs->i); else sqlite3_str_appendall(s, "n/a");
+        sqlite3_str_appendall(s, " | ");
+        if( pe && pe->type==JT_INT ) sqlite3_str_appendf(s, "%lld", (long long)pe->i); else sqlite3_str_appendall(s, "n/a");
+        sqlite3_str_appendall(s, " |\n");
+      }
+      sqlite3_str_appendall(s, "\n");
+    }
+  }
+
+  {
+    static const char *azCat[5][2] = {{"Compute","compute"},{"Communication","communication"},
+      {"Host","host"},{"Stall","stall"},{"Other","other"}};
+    sqlite3_str_appendf(s, "## Time Breakdown (`%s`)\n| Category | Duration | Share |\n|---|---:|---:|\n",
+                        str(tb, "duration_basis", ""));
+    for(i=0; i<5; i++){
+      const JNode *c = jGet(tb, azCat[i][1]);
+      sqlite3_str_appendf(s, "| %s | ", azCat[i][0]);
+      fmt3(s, jGet(c, "total_duration")); sqlite3_str_appendall(s, " | ");
+      pct2(s, jGet(c, "share_of_total")); sqlite3_str_appendall(s, " |\n");
+    }
+    sqlite3_str_appendall(s, "\n");
+  }
+
+  {
+    const JNode *rg = jGet(d, "hierarchical_regions");
+    double fallback = 0.0;
+    int k;
+    sqlite3_str_appendall(s, "## Hierarchical Regions\n| Region Path | Depth | Count | Inclusive | "
+        "Inclusive % | Exclusive | Exclusive % |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    for(k=0; rg && k<rg->nChild; k++){
+      const JNode *r = jAt(rg, k);
+      if( ival(r, "depth")==1 ){ double t = jNum(jGet(r, "inclusive_duration")); if( t<0 ) t = 0; if( t>fallback ) fallback = t; }
+    }
+    n = nTop(rg, topK);
+    for(i=0; i<n; i++){
+      const JNode *r = jAt(rg, i);
+      const char *zPath = str(r, "path", "");
+      const char *zSep = strstr(zPath, "=>");
+      int nRoot = zSep ? (int)(zSep - zPath) : (int)strlen(zPath);
+      double tot = fallback;
+      int found = 0;
+      for(k=0; rg && k<rg->nChild; k++){
+        const JNode *q = jAt(rg, k);
+        const char *zq = str(q, "path", "");
+        if( ival(q, "depth")==1 && (int)strlen(zq)==nRoot && memcmp(zq, zPath, (size_t)nRoot)==0 ){
+          /* the last depth-1 entry with that path wins, as in a dict */
+          double t = jNum(jGet(q, "inclusive_duration"));
+          tot = t<0 ? 0 : t;
+          found = 1;
+        }
+      }
+      (void)found;
+      sqlite3_str_appendf(s, "| `%s` | %lld | %lld | ", zPath, (long long)ival(r, "depth"), (long long)ival(r, "count"));
+      fmt3(s, jGet(r, "inclusive_duration")); sqlite3_str_appendall(s, " | ");
+      pct2d(s, tot>0 ? jNum(jGet(r, "inclusive_duration"))/tot : 0.0); sqlite3_str_appendall(s, " | ");
+      fmt3(s, jGet(r, "exclusive_duration")); sqlite3_str_appendall(s, " | ");
+      pct2d(s, tot>0 ? jNum(jGet(r, "exclusive_duration"))/tot : 0.0); sqlite3_str_appendall(s, " |\n");
+    }
+    sqlite3_str_appendall(s, "\n");
+  }
+
+  {
+    const JNode *ho = jGet(d, "hot_ops");
+    sqlite3_str_appendall(s, "## Top Ops\n| Op | Canonical | Category | Count | Exclusive | Avg | "
+        "Shape Signature | HLO/TF Path |\n|---|---|---|---:|---:|---:|---|---|\n");
+    n = nTop(ho, topK);
+    for(i=0; i<n; i++){
+      const JNode *h = jAt(ho, i);
+      sqlite3_str_appendall(s, "| "); code(s, str(h, "name", ""));
+      sqlite3_str_appendall(s, " | "); code(s, str(h, "canonical_name", ""));
+      sqlite3_str_appendf(s, " | %s | %lld | ", str(h, "category", ""), (long long)ival(h, "count"));
+      fmt3(s, jGet(h, "exclusive_duration")); sqlite3_str_appendall(s, " | ");
+      fmt3(s, jGet(h, "avg_duration")); sqlite3_str_appendall(s, " | ");
+      code(s, str(h, "shape_signature", "n/a")); sqlite3_str_appendall(s, " | ");
+      code(s, str(h, "tf_op_path", "n/a")); sqlite3_str_appendall(s, " |\n");
+    }
+    sqlite3_str_appendall(s, "\n");
+  }
+
+  {
+    const JNode *fa = jGet(d, "semantic_families");
+    sqlite3_str_appendall(s, "## Semantic Families\n_Note: FLOP proxy metrics are relative scaling "
+        "heuristics from trace shapes, not hardware MFU._\n| Family | Count | Exclusive | Share | "
+        "Avg Exclusive | FLOP Proxy Total | FLOP Proxy/s | Example Op |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---|\n");
+    n = nTop(fa, topK);
+    for(i=0; i<n; i++){
+      const JNode *f = jAt(fa, i), *tp = jGet(f, "time_per_flop_proxy");
+      sqlite3_str_appendf(s, "| `%s` | %lld | ", str(f, "family", ""), (long long)ival(f, "count"));
+      fmt3(s, jGet(f, "exclusive_duration")); sqlite3_str_appendall(s, " | ");
+      pct2(s, jGet(f, "share_of_total")); sqlite3_str_appendall(s, " | ");
+      fmt3(s, jGet(f, "avg_exclusive_duration")); sqlite3_str_appendall(s, " | ");
+      fmt3(s, jGet(f, "flop_proxy_total")); sqlite3_str_appendall(s, " | ");
+      if( tp && (tp->type==JT_REAL || tp->type==JT_INT) && jNum(tp)>0 ) sqlite3_str_appendf(s, "%.3e", 1.0/jNum(tp));
+      else sqlite3_str_appendall(s, "n/a");
+      if( str(f, "example_op", 0) ) sqlite3_str_appendf(s, " | `%s` |\n", str(f, "example_op", ""));
+      else sqlite3_str_appendall(s, " | n/a |\n");
+    }
+    sqlite3_str_appendall(s, "\n");
+  }
+
+  {
+    const JNode *co = jGet(d, "communication_ops");
+    sqlite3_str_appendall(s, "## Communication Collectives\n| Collective | Count | Exclusive | Avg |\n|---|---:|---:|---:|\n");
+    n = nTop(co, topK);
+    for(i=0; i<n; i++){
+      const JNode *c = jAt(co, i);
+      sqlite3_str_appendf(s, "| %s | %lld | ", str(c, "collective", ""), (long long)ival(c, "count"));
+      fmt3(s, jGet(c, "total_duration")); sqlite3_str_appendall(s, " | ");
+      fmt3(s, jGet(c, "avg_duration")); sqlite3_str_appendall(s, " |\n");
+    }
+    sqlite3_str_appendall(s, "\n");
+  }
+
+  {
+    const JNode *ga = jGet(d, "gap_before_ops");
+    sqlite3_str_appendall(s, "## Pre-Op Gaps\n| Payload Op | Marker Op | Count | Total Gap | Max Gap | "
+        "Avg Gap |\n|---|---|---:|---:|---:|---:|\n");
+    n = nTop(ga, topK);
+    for(i=0; i<n; i++){
+      const JNode *g = jAt(ga, i);
+      const char *zP = str(g, "payload_op", str(g, "name", ""));
+      sqlite3_str_appendall(s, "| "); code(s, zP);
+      sqlite3_str_appendall(s, " | "); code(s, str(g, "marker_op", zP));
+      sqlite3_str_appendf(s, " | %lld | ", (long long)ival(g, "count"));
+      fmt3(s, jGet(g, "total_gap_duration")); sqlite3_str_appendall(s, " | ");
+      fmt3(s, jGet(g, "max_gap_duration")); sqlite3_str_appendall(s, " | ");
+      fmt3(s, jGet(g, "avg_gap_duration")); sqlite3_str_appendall(s, " |\n");
+    }
+    sqlite3_str_appendall(s, "\n");
+  }
+
+  {
+    /* Regroup contexts by region path. */
+    const JNode *cx = jGet(d, "gap_region_contexts");
+    JNode *groups = jObj();   /* path → {count, total, ops: {name: count}} (insertion order) */
+    int k, nG;
+    JNode **a;
+    sqlite3_str_appendall(s, "## Gap Context (Region-First)\n| Region Path | Count | Total Gap | Avg Gap | "
+        "Top Payload Ops |\n|---|---:|---:|---:|---|\n");
+    for(k=0; cx && k<cx->nChild; k++){
+      const JNode *c = jAt(cx, k);
+      const char *zPath = str(c, "region_path", "");
+      const char *zOp = str(c, "op_name", "");
+      JNode *g = jGet(groups, zPath), *ops, *oc;
+      if( g==0 ){
+        g = jObj();
+        jSet(g, "count", jInt(0)); jSet(g, "total", jReal(0.0)); jSet(g, "ops", jObj());
+        jSet(groups, zPath, g);
+        g = jGet(groups, zPath);
+        if( g==0 ) break;
+      }
+      jGet(g, "count")->i += ival(c, "count");
+      jGet(g, "total")->r += jNum(jGet(c, "total_gap_duration"));
+      ops = jGet(g, "ops");
+      oc = jGet(ops, zOp);
+      if( oc ) oc->i += ival(c, "count"); else jSet(ops, zOp, jInt(ival(c, "count")));
+    }
+    nG = groups ? groups->nChild : 0;
+    a = sqlite3_malloc64(sizeof(JNode*)*(sqlite3_uint64)(nG+1));
+    if( a && !jOom(groups) ){
+      for(k=0; k<nG; k++) a[k] = groups->a[k];
+      /* stable insertion sort: total desc, path asc */
+      for(k=1; k<nG; k++){
+        JNode *x = a[k]; int j = k-1;
+        while( j>=0 && (jGet(a[j], "total")->r < jGet(x, "total")->r
+               || (jGet(a[j], "total")->r == jGet(x, "total")->r && strcmp(a[j]->zKey, x->zKey)>0)) ){
+          a[j+1] = a[j]; j--;
+        }
+        a[j+1] = x;
+      }
+      n = nG;
+      if( topK<0 ){ n += topK; if( n<0 ) n = 0; } else if( topK<n ) n = topK;
+      for(k=0; k<n; k++){
+        JNode *g = a[k], *ops = jGet(g, "ops");
+        sqlite3_int64 cnt = jGet(g, "count")->i;
+        double tot = jGet(g, "total")->r;
+        int m, shown = 0;
+        sqlite3_str_appendall(s, "| "); code(s, g->zKey);
+        sqlite3_str_appendf(s, " | %lld | %.3f | ", (long long)cnt, tot);
+        if( cnt ) sqlite3_str_appendf(s, "%.3f", tot/(double)cnt); else sqlite3_str_appendall(s, "0.000");
+        sqlite3_str_appendall(s, " | ");
+        /* up to 3 most common op names, ties first seen */
+        {
+          int used[3] = {-1,-1,-1};
+          for(shown=0; shown<3; shown++){
+            int best = -1;
+            for(m=0; m<ops->nChild; m++){
+              if( m==used[0] || m==used[1] || m==used[2] ) continue;
+              if( best<0 || ops->a[m]->i > ops->a[best]->i ) best = m;
+            }
+            if( best<0 ) break;
+            used[shown] = best;
+          }
+          if( shown==0 ){
+            code(s, "n/a");
+          }else{
+            sqlite3_str *t = sqlite3_str_new(0);
+            char *zt;
+            for(m=0; m<shown; m++){
+              if( m ) sqlite3_str_appendall(t, ", ");
+              sqlite3_str_appendall(t, ops->a[used[m]]->zKey);
+            }
+            zt = sqlite3_str_finish(t);
+            code(s, zt ? zt : "");
+            sqlite3_free(zt);
+          }
+        }
+        sqlite3_str_appendall(s, " |\n");
+      }
+    }
+    sqlite3_free(a);
+    jFree(groups);
+    sqlite3_str_appendall(s, "\n");
+  }
+
+  {
+    const JNode *ca = jGet(d, "optimization_candidates");
+    sqlite3_str_appendall(s, "## Optimization Candidates\n");
+    for(i=0; ca && i<ca->nChild; i++){
+      const JNode *c = jAt(ca, i), *ev = jGet(c, "evidence"), *sg = jGet(c, "suggestions");
+      int k;
+      sqlite3_str_appendf(s, "### %s\n%s\n\nEvidence:\n", str(c, "title", ""), str(c, "rationale", ""));
+      for(k=0; ev && k<ev->nChild; k++) sqlite3_str_appendf(s, "- %s\n", jAt(ev, k)->type==JT_STRING ? jAt(ev, k)->z : "");
+      sqlite3_str_appendall(s, "\nSuggestions:\n");
+      for(k=0; sg && k<sg->nChild; k++) sqlite3_str_appendf(s, "- %s\n", jAt(sg, k)->type==JT_STRING ? jAt(sg, k)->z : "");
+      sqlite3_str_appendall(s, "\n");
+    }
+  }
+  if( sqlite3_str_errcode(s) ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
+  z = sqlite3_str_finish(s);
+  if( z ){
+    /* strip trailing whitespace/newlines, then exactly one newline */
+    size_t len = strlen(z), n0 = len;
+    while( len>0 && (z[len-1]=='\n' || z[len-1]==' ' || z[len-1]=='\t' || z[len-1]=='\r') ) len--;
+    if( len==n0 ){
+      char *z2 = sqlite3_realloc64(z, n0+2);
+      if( z2==0 ){ sqlite3_free(z); return 0; }
+      z = z2;
+    }
+    z[len] = '\n';
+    z[len+1] = 0;
+  }
+  return z;
+}

@@ -1,0 +1,1173 @@
+/*
+** summary_doc.c — stage B of the summary: aggregates + knobs → the
+** profile_summary.v1 document (summary-v1-spec.md §3–§4), its markdown
+** report (summary-v1-tools-spec.md §5) and the knob-dependent section
+** tables (profsum_sec_*).
+**
+**   SELECT profsum_summary_json('baseline');                  -- import knobs
+**   SELECT profsum_summary_json(1, '{"hot_op_limit": 5}');   -- other knobs
+**   SELECT profsum_report_md('baseline', 10);
+**   SELECT profsum_json_pretty('{"b":1,"a":[2.0]}');          -- Python json.dumps(indent=2, sort_keys=True)
+**
+** The document is built as a JSON tree (jsontree.c) from profsum_trace and
+** the profsum_agg_* tables, so any knob can be applied again without the
+** trace.  A trace imported from a v1 file returns that file's document.
+*/
+#include "profsum_int.h"
+#include "summary_doc.h"
+#include "jsontree.h"
+#include "funcs.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ProfsumDoc {
+  JNode *pRoot;         /* the document */
+  char *zStored;        /* text of a stored v1 document (or 0) */
+};
+
+/* ------------------------------------------------------------------ */
+/* Knobs and trace resolution                                          */
+/* ------------------------------------------------------------------ */
+
+void profsumKnobsInit(ProfsumKnobs *pK){
+  pK->warmupSteps = PROFSUM_DEFAULT_WARMUP_STEPS;
+  pK->hotOpLimit = PROFSUM_DEFAULT_HOT_OP_LIMIT;
+  pK->globalMode = 0;
+}
+
+int profsumParseKnobs(const char *zJson, ProfsumKnobs *pK, char **pzErr){
+  JNode *p, *v;
+  ProfsumKnobs k = *pK;
+  char *zE = 0;
+  if( zJson==0 ) return SQLITE_OK;
+  p = jParse(zJson, -1, &zE);
+  if( p==0 ){
+    if( zE ){ if( pzErr ) *pzErr = sqlite3_mprintf("options_json: %s", zE); sqlite3_free(zE); return SQLITE_ERROR; }
+    return SQLITE_NOMEM;
+  }
+  if( p->type!=JT_OBJECT ){
+    jFree(p);
+    if( pzErr ) *pzErr = sqlite3_mprintf("options_json must be a JSON object");
+    return SQLITE_ERROR;
+  }
+  if( (v = jGet(p, "warmup_steps"))!=0 ){
+    if( v->type!=JT_INT || v->i<0 || v->i>INT32_MAX ){
+      jFree(p);
+      if( pzErr ) *pzErr = sqlite3_mprintf("option warmup_steps must be a non-negative integer");
+      return SQLITE_ERROR;
+    }
+    k.warmupSteps = (int)v->i;
+  }
+  if( (v = jGet(p, "hot_op_limit"))!=0 ){
+    if( v->type!=JT_INT || v->i<0 || v->i>INT32_MAX ){
+      jFree(p);
+      if( pzErr ) *pzErr = sqlite3_mprintf("option hot_op_limit must be a non-negative integer");
+      return SQLITE_ERROR;
+    }
+    k.hotOpLimit = (int)v->i;
+  }
+  if( (v = jGet(p, "breakdown_mode"))!=0 ){
+    if( v->type==JT_STRING && strcmp(v->z, "exclusive_per_track")==0 ) k.globalMode = 0;
+    else if( v->type==JT_STRING && strcmp(v->z, "exclusive_global")==0 ) k.globalMode = 1;
+    else{
+      jFree(p);
+      if( pzErr ) *pzErr = sqlite3_mprintf("option breakdown_mode must be 'exclusive_per_track' or 'exclusive_global'");
+      return SQLITE_ERROR;
+    }
+  }
+  jFree(p);
+  *pK = k;
+  return SQLITE_OK;
+}
+
+/* Prepare a statement with the schema formatted in (%w). */
+static int prep(sqlite3 *db, sqlite3_stmt **pp, char **pzErr, const char *zFmt, const char *zSchema){
+  char *z = sqlite3_mprintf(zFmt, zSchema);
+  int rc;
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, pp, 0);
+  sqlite3_free(z);
+  if( rc && pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  return rc;
+}
+
+int profsumTraceKnobs(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
+                      ProfsumKnobs *pK, char **pzErr){
+  sqlite3_stmt *p = 0;
+  int rc = prep(db, &p, pzErr, "SELECT options FROM \"%w\".profsum_trace WHERE trace_id=?1", zSchema);
+  profsumKnobsInit(pK);
+  if( rc ) return rc;
+  sqlite3_bind_int64(p, 1, iTrace);
+  if( sqlite3_step(p)==SQLITE_ROW ){
+    rc = profsumParseKnobs((const char*)sqlite3_column_text(p, 0), pK, pzErr);
+  }else{
+    if( pzErr ) *pzErr = sqlite3_mprintf("no trace with id %lld", (long long)iTrace);
+    rc = SQLITE_ERROR;
+  }
+  sqlite3_finalize(p);
+  return rc;
+}
+
+int profsumResolveTrace(sqlite3 *db, const char *zSchema, sqlite3_value *pArg,
+                        sqlite3_int64 *pId, char **pzErr){
+  sqlite3_stmt *p = 0;
+  int rc, t = sqlite3_value_numeric_type(pArg);
+  int byId = 0;
+  if( sqlite3_value_type(pArg)==SQLITE_TEXT ){
+    rc = prep(db, &p, pzErr, "SELECT trace_id FROM \"%w\".profsum_trace WHERE label=?1", zSchema);
+    if( rc ) goto not_found;
+    sqlite3_bind_value(p, 1, pArg);
+  }else if( t==SQLITE_INTEGER || (t==SQLITE_FLOAT && sqlite3_value_double(pArg)==floor(sqlite3_value_double(pArg))) ){
+    byId = 1;
+    rc = prep(db, &p, pzErr, "SELECT trace_id FROM \"%w\".profsum_trace WHERE trace_id=?1", zSchema);
+    if( rc ) goto not_found;
+    sqlite3_bind_int64(p, 1, sqlite3_value_int64(pArg));
+  }else{
+    if( pzErr ) *pzErr = sqlite3_mprintf("a trace is given by its trace_id (integer) or its label (text)");
+    return SQLITE_ERROR;
+  }
+  if( sqlite3_step(p)==SQLITE_ROW ){
+    *pId = sqlite3_column_int64(p, 0);
+    sqlite3_finalize(p);
+    return SQLITE_OK;
+  }
+  sqlite3_finalize(p);
+  rc = SQLITE_ERROR;
+not_found:
+  if( pzErr && *pzErr==0 ){
+    if( byId ) *pzErr = sqlite3_mprintf("no trace with id %lld", (long long)sqlite3_value_int64(pArg));
+    else *pzErr = sqlite3_mprintf("no trace with label '%s'", sqlite3_value_text(pArg));
+  }else if( pzErr ){
+    /* The tables do not exist yet: nothing was imported. */
+    sqlite3_free(*pzErr);
+    if( byId ) *pzErr = sqlite3_mprintf("no trace with id %lld (no trace imported in schema '%s')",
+                                        (long long)sqlite3_value_int64(pArg), zSchema);
+    else *pzErr = sqlite3_mprintf("no trace with label '%s' (no trace imported in schema '%s')",
+                                  sqlite3_value_text(pArg), zSchema);
+  }
+  return SQLITE_ERROR;
+}
+
+/* ------------------------------------------------------------------ */
+/* Statistics                                                          */
+/* ------------------------------------------------------------------ */
+static int cmpDouble(const void *pa, const void *pb){
+  double a = *(const double*)pa, b = *(const double*)pb;
+  return a<b ? -1 : (a>b);
+}
+
+/* numpy 'linear' quantile of sorted v[0..n). */
+static double quantile(const double *v, int n, double q){
+  double pos, w;
+  int lo, hi;
+  if( n==1 ) return v[0];
+  pos = (double)(n-1)*q;
+  lo = (int)floor(pos);
+  hi = lo+1 < n-1 ? lo+1 : n-1;
+  w = pos - lo;
+  return v[lo]*(1.0-w) + v[hi]*w;
+}
+
+/* DurationStats of values a[0..n) (copied and sorted). */
+static JNode *durationStats(const double *a, int n, double *pMedian){
+  JNode *o = jObj();
+  double *v, sum = 0.0;
+  int i;
+  jSet(o, "count", jInt(n));
+  if( n==0 ){
+    jSet(o, "mean", jNull()); jSet(o, "median", jNull()); jSet(o, "p90", jNull());
+    jSet(o, "min", jNull()); jSet(o, "max", jNull());
+    if( pMedian ) *pMedian = 0.0;
+    return o;
+  }
+  v = sqlite3_malloc64(sizeof(double)*(sqlite3_uint64)n);
+  if( v==0 ){ if( o ) o->oom = 1; return o; }
+  memcpy(v, a, sizeof(double)*(size_t)n);
+  qsort(v, (size_t)n, sizeof(double), cmpDouble);
+  for(i=0; i<n; i++) sum += v[i];
+  jSet(o, "mean", jReal(sum/(double)n));
+  jSet(o, "median", jReal(quantile(v, n, 0.5)));
+  jSet(o, "p90", jReal(quantile(v, n, 0.9)));
+  jSet(o, "min", jReal(v[0]));
+  jSet(o, "max", jReal(v[n-1]));
+  if( pMedian ) *pMedian = quantile(v, n, 0.5);
+  sqlite3_free(v);
+  return o;
+}
+
+/* One step class (typical/light/heavy) over the given steps. */
+static JNode *stepClass(const char *zName, const sqlite3_int64 *aStep, const double *aDur,
+                        int n, int nSteady, int wantPeriod){
+  JNode *o = jObj();
+  double med = 0.0;
+  int i, best = -1;
+  jSet(o, "name", jStr(zName, -1));
+  jSet(o, "count", jInt(n));
+  jSet(o, "fraction_of_steady", jReal(nSteady ? (double)n/(double)nSteady : 0.0));
+  jSet(o, "duration_stats", durationStats(aDur, n, &med));
+  for(i=0; i<n; i++){
+    double d = fabs(aDur[i]-med), db = best>=0 ? fabs(aDur[best]-med) : 0.0;
+    if( best<0 || d<db || (d==db && aStep[i]<aStep[best]) ) best = i;
+  }
+  jSet(o, "representative_step", best>=0 ? jInt(aStep[best]) : jNull());
+  jSet(o, "representative_duration", best>=0 ? jReal(aDur[best]) : jNull());
+  if( wantPeriod && n>=3 ){
+    /* Most frequent difference > 1 between sorted step numbers. */
+    sqlite3_int64 *s = sqlite3_malloc64(sizeof(sqlite3_int64)*(sqlite3_uint64)n);
+    sqlite3_int64 *d = sqlite3_malloc64(sizeof(sqlite3_int64)*(sqlite3_uint64)n);
+    int nd = 0, j, bestN = 0;
+    sqlite3_int64 bestD = 0;
+    if( s==0 || d==0 ){ sqlite3_free(s); sqlite3_free(d); o->oom = 1; return o; }
+    memcpy(s, aStep, sizeof(sqlite3_int64)*(size_t)n);
+    for(i=1; i<n; i++){   /* insertion sort: n is small */
+      sqlite3_int64 x = s[i]; j = i-1;
+      while( j>=0 && s[j]>x ){ s[j+1] = s[j]; j--; }
+      s[j+1] = x;
+    }
+    for(i=1; i<n; i++) if( s[i]-s[i-1]>1 ) d[nd++] = s[i]-s[i-1];
+    if( nd>=2 ){
+      for(i=0; i<nd; i++){
+        int c = 0;
+        for(j=0; j<nd; j++) if( d[j]==d[i] ) c++;
+        if( c>bestN || (c==bestN && d[i]<bestD) ){ bestN = c; bestD = d[i]; }
+      }
+    }
+    sqlite3_free(s); sqlite3_free(d);
+    jSet(o, "periodicity", (nd>=2 && bestN>=2) ? jInt(bestD) : jNull());
+  }else{
+    jSet(o, "periodicity", jNull());
+  }
+  return o;
+}
+
+/* 2-means on log durations (§4.3).  Fills aLab (0/1) and returns 1 with
+** *pLowLabel, or 0 when there is no split. */
+static int kmeans2(const double *aDur, int n, int *aLab, int *pLowLabel){
+  double mn = aDur[0], mx = aDur[0], a, b;
+  double *x;
+  int i, it, n0, n1;
+  if( n<6 ) return 0;
+  for(i=1; i<n; i++){ if( aDur[i]<mn ) mn = aDur[i]; if( aDur[i]>mx ) mx = aDur[i]; }
+  if( mn<=0 || mx/mn<1.25 ) return 0;
+  x = sqlite3_malloc64(sizeof(double)*(sqlite3_uint64)n);
+  if( x==0 ) return 0;
+  for(i=0; i<n; i++){ x[i] = log(aDur[i]); aLab[i] = 0; }
+  a = x[0]; b = x[0];
+  for(i=1; i<n; i++){ if( x[i]<a ) a = x[i]; if( x[i]>b ) b = x[i]; }
+  for(it=0; it<40; it++){
+    int changed = 0;
+    double s0 = 0, s1 = 0, na, nb;
+    n0 = n1 = 0;
+    for(i=0; i<n; i++){
+      int l = fabs(x[i]-a) <= fabs(x[i]-b) ? 0 : 1;
+      if( l!=aLab[i] ) changed = 1;
+      aLab[i] = l;
+      if( l ){ s1 += x[i]; n1++; } else { s0 += x[i]; n0++; }
+    }
+    if( n0==0 || n1==0 ){ sqlite3_free(x); return 0; }
+    na = s0/n0; nb = s1/n1;
+    if( fabs(na-a)<1e-9 && fabs(nb-b)<1e-9 && !changed ) break;
+    a = na; b = nb;
+  }
+  sqlite3_free(x);
+  n0 = n1 = 0;
+  for(i=0; i<n; i++){ if( aLab[i] ) n1++; else n0++; }
+  if( n0<2 || n1<2 || n0<0.1*n || n1<0.1*n ) return 0;
+  *pLowLabel = a<=b ? 0 : 1;
+  return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Building                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Column i of p as a JSON node (NULL → null, integer, real, text). */
+static JNode *colNode(sqlite3_stmt *p, int i){
+  switch( sqlite3_column_type(p, i) ){
+    case SQLITE_NULL: return jNull();
+    case SQLITE_INTEGER: return jInt(sqlite3_column_int64(p, i));
+    case SQLITE_FLOAT: return jReal(sqlite3_column_double(p, i));
+    default: return jStr((const char*)sqlite3_column_text(p, i), sqlite3_column_bytes(p, i));
+  }
+}
+
+/* Column i as a REAL node (integers converted). */
+static JNode *colReal(sqlite3_stmt *p, int i){
+  if( sqlite3_column_type(p, i)==SQLITE_NULL ) return jNull();
+  return jReal(sqlite3_column_double(p, i));
+}
+
+/* Parse a JSON column (array/object text) into a node; fallback on error. */
+static JNode *colJson(sqlite3_stmt *p, int i, int wantArray){
+  const char *z = (const char*)sqlite3_column_text(p, i);
+  JNode *n = z ? jParse(z, -1, 0) : 0;
+  if( n==0 ) return wantArray ? jArr() : jObj();
+  return n;
+}
+
+/* Format helpers mirroring Python's format specs. */
+static char *pct1(double x){ return sqlite3_mprintf("%.1f%%", x*100.0); }
+
+typedef struct HotOp {
+  char *zName;
+  sqlite3_int64 count;
+  double total, excl;
+  char *zShape, *zSource, *zTf;
+  int hasFlop; double flop;
+} HotOp;
+
+static int cmpHot(const void *pa, const void *pb){
+  const HotOp *a = (const HotOp*)pa, *b = (const HotOp*)pb;
+  if( a->excl!=b->excl ) return a->excl>b->excl ? -1 : 1;
+  if( a->total!=b->total ) return a->total>b->total ? -1 : 1;
+  return strcmp(a->zName, b->zName);
+}
+
+/* Run a query in the schema for the trace and append each row, converted
+** by xRow, to the array pArr. */
+static int rowsInto(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace, char **pzErr,
+                    const char *zSql, JNode *pArr, JNode *(*xRow)(sqlite3_stmt*)){
+  sqlite3_stmt *p = 0;
+  int rc = prep(db, &p, pzErr, zSql, zSchema);
+  if( rc ) return rc;
+  sqlite3_bind_int64(p, 1, iTrace);
+  while( sqlite3_step(p)==SQLITE_ROW ) jPush(pArr, xRow(p));
+  rc = sqlite3_finalize(p);
+  if( rc && pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  return rc;
+}
+
+static JNode *rowComm(sqlite3_stmt *p){
+  JNode *o = jObj();
+  double t = sqlite3_column_double(p, 2);
+  sqlite3_int64 c = sqlite3_column_int64(p, 1);
+  jSet(o, "collective", colNode(p, 0));
+  jSet(o, "count", jInt(c));
+  jSet(o, "total_duration", jReal(t));
+  jSet(o, "avg_duration", jReal(c ? t/(double)c : 0.0));
+  return o;
+}
+
+static JNode *rowGap(sqlite3_stmt *p){
+  JNode *o = jObj();
+  sqlite3_int64 c = sqlite3_column_int64(p, 2);
+  double t = sqlite3_column_double(p, 3);
+  jSet(o, "name", colNode(p, 0));
+  jSet(o, "payload_op", colNode(p, 0));
+  jSet(o, "marker_op", colNode(p, 1));
+  jSet(o, "count", jInt(c));
+  jSet(o, "total_gap_duration", jReal(t));
+  jSet(o, "max_gap_duration", colReal(p, 4));
+  jSet(o, "avg_gap_duration", jReal(c ? t/(double)c : 0.0));
+  return o;
+}
+
+static JNode *rowRegion(sqlite3_stmt *p){
+  JNode *o = jObj();
+  jSet(o, "path", colNode(p, 0));
+  jSet(o, "depth", jInt(sqlite3_column_int64(p, 1)));
+  jSet(o, "count", jInt(sqlite3_column_int64(p, 2)));
+  jSet(o, "inclusive_duration", colReal(p, 3));
+  jSet(o, "exclusive_duration", colReal(p, 4));
+  return o;
+}
+
+static JNode *rowContext(sqlite3_stmt *p){
+  JNode *o = jObj();
+  sqlite3_int64 c = sqlite3_column_int64(p, 2);
+  double t = sqlite3_column_double(p, 3);
+  jSet(o, "op_name", colNode(p, 0));
+  jSet(o, "region_path", colNode(p, 1));
+  jSet(o, "count", jInt(c));
+  jSet(o, "total_gap_duration", jReal(t));
+  jSet(o, "avg_gap_duration", jReal(c ? t/(double)c : 0.0));
+  return o;
+}
+
+/* A candidate object. */
+static JNode *candidate(const char *zId, const char *zTitle, char *zRationale,
+                        char **azEv, int nEv, const char **azSug, int nSug){
+  JNode *o = jObj(), *ev = jArr(), *sg = jArr();
+  int i;
+  jSet(o, "candidate_id", jStr(zId, -1));
+  jSet(o, "title", jStr(zTitle, -1));
+  jSet(o, "rationale", jStr(zRationale, -1));
+  for(i=0; i<nEv; i++) jPush(ev, jStr(azEv[i], -1));
+  for(i=0; i<nSug; i++) jPush(sg, jStr(azSug[i], -1));
+  jSet(o, "evidence", ev);
+  jSet(o, "suggestions", sg);
+  sqlite3_free(zRationale);
+  for(i=0; i<nEv; i++) sqlite3_free(azEv[i]);
+  return o;
+}
+
+/* optimization_candidates (§4.12) from the built sections. */
+static JNode *candidates(JNode *pDoc){
+  JNode *arr = jArr();
+  JNode *tb = jGet(pDoc, "time_breakdown");
+  double T = jNum(jGet(tb, "total_duration"));
+  double comm = jNum(jGet(jGet(tb, "communication"), "share_of_total"));
+  double stall = jNum(jGet(jGet(tb, "stall"), "share_of_total"));
+  JNode *hot = jGet(pDoc, "hot_ops"), *gaps = jGet(pDoc, "gap_before_ops");
+  JNode *cops = jGet(pDoc, "communication_ops");
+  JNode *steady = jGet(jGet(pDoc, "step_time"), "steady_state_steps");
+  if( T==0.0 ) T = 1.0;
+  if( comm>=0.15 ){
+    char *ev[2];
+    const char *sug[] = {"Evaluate sharding/layout choices to reduce collective volume.",
+      "Try overlapping collectives with compute where possible.",
+      "Inspect all-reduce/all-gather callsites for avoidable synchronization."};
+    JNode *c0 = jAt(cops, 0);
+    JNode *cn = jGet(c0, "collective");
+    char *zPct = pct1(comm);
+    ev[0] = sqlite3_mprintf("Communication share: %s", zPct);
+    ev[1] = sqlite3_mprintf("Top collective: %s", (cn && cn->type==JT_STRING && cn->n>0) ? cn->z : "collectives");
+    jPush(arr, candidate("communication-heavy", "Communication appears dominant",
+        sqlite3_mprintf("Communication accounts for %s of exclusive profiled duration.", zPct), ev, 2, sug, 3));
+    sqlite3_free(zPct);
+  }
+  if( stall>=0.20 ){
+    char *ev[1];
+    const char *sug[] = {"Investigate dependency waits and synchronization barriers.",
+      "Check host input pipeline and device dispatch overlap.",
+      "Reduce unnecessary host-side blocking calls around step execution."};
+    char *zPct = pct1(stall);
+    ev[0] = sqlite3_mprintf("Stall share: %s", zPct);
+    jPush(arr, candidate("stall-heavy", "Stall/wait time is significant",
+        sqlite3_mprintf("Stall-like events account for %s of profiled duration.", zPct), ev, 1, sug, 3));
+    sqlite3_free(zPct);
+  }
+  if( hot && hot->nChild>0 ){
+    JNode *h0 = jAt(hot, 0);
+    double ex = jNum(jGet(h0, "exclusive_duration"));
+    double h = ex/T;
+    if( h>=0.08 ){
+      char *ev[3];
+      const char *sug[] = {"Inspect kernel implementation and tiling/fusion opportunities for this op.",
+        "Try alternative algorithmic variants or precision/layout adjustments.",
+        "Run a focused microbenchmark on this op before/after tuning changes."};
+      const char *zName = jGet(h0, "name")->z;
+      char *zPct = pct1(h);
+      ev[0] = sqlite3_mprintf("Top op: %s", zName);
+      ev[1] = sqlite3_mprintf("Top op exclusive duration: %.3f", ex);
+      ev[2] = sqlite3_mprintf("Top op share: %s", zPct);
+      jPush(arr, candidate("single-hot-op", "Single op has outsized exclusive time",
+          sqlite3_mprintf("Top op '%s' contributes %s of profiled exclusive duration.", zName, zPct),
+          ev, 3, sug, 3));
+      sqlite3_free(zPct);
+    }
+  }
+  if( gaps && gaps->nChild>0 ){
+    JNode *g0 = jAt(gaps, 0);
+    double tot = jNum(jGet(g0, "total_gap_duration"));
+    double mx = jNum(jGet(g0, "max_gap_duration"));
+    double g = tot/T;
+    if( tot>0 && (g>=0.05 || mx>=1000.0) ){
+      char *ev[5];
+      const char *sug[] = {"Inspect upstream dependencies immediately before this op.",
+        "Look for host dispatch or synchronization barriers causing the gap.",
+        "Use hierarchical region totals to localize where the waiting accumulates."};
+      JNode *pn = jGet(g0, "payload_op"), *mn = jGet(g0, "marker_op");
+      const char *zP = (pn && pn->type==JT_STRING && pn->n) ? pn->z : jGet(g0, "name")->z;
+      const char *zM = (mn && mn->type==JT_STRING && mn->n) ? mn->z : zP;
+      char *zPct = pct1(g);
+      ev[0] = sqlite3_mprintf("Payload op with largest pre-gap: %s", zP);
+      ev[1] = sqlite3_mprintf("Observed first op after gap (marker): %s", zM);
+      ev[2] = sqlite3_mprintf("Total pre-gap: %.3f", tot);
+      ev[3] = sqlite3_mprintf("Max pre-gap: %.3f", mx);
+      ev[4] = sqlite3_mprintf("Occurrences: %lld", (long long)jGet(g0, "count")->i);
+      jPush(arr, candidate("pre-op-gap", "Large idle gaps appear before specific ops",
+          sqlite3_mprintf("Op '%s' accumulates significant pre-op idle gap (%s of total profiled "
+                          "exclusive duration).", zP, zPct), ev, 5, sug, 3));
+      sqlite3_free(zPct);
+    }
+  }
+  {
+    JNode *md = jGet(steady, "median"), *p9 = jGet(steady, "p90");
+    sqlite3_int64 cnt = jGet(steady, "count") ? jGet(steady, "count")->i : 0;
+    if( cnt>=4 && md && p9 && md->type==JT_REAL && p9->type==JT_REAL && md->r!=0.0 && p9->r!=0.0
+     && md->r>0 && p9->r/md->r>=1.4 ){
+      double j = p9->r/md->r;
+      char *ev[3];
+      const char *sug[] = {"Correlate slow steps with collective spikes and host wait events.",
+        "Check for periodic checkpoint/eval/input stalls during profiled range.",
+        "Compare traces before/after disabling optional callbacks or host work."};
+      ev[0] = sqlite3_mprintf("Steady median: %.3f", md->r);
+      ev[1] = sqlite3_mprintf("Steady p90: %.3f", p9->r);
+      ev[2] = sqlite3_mprintf("p90/median: %.2f", j);
+      jPush(arr, candidate("step-jitter", "Steady-state step time has high jitter",
+          sqlite3_mprintf("Steady-state p90/median ratio is %.2f, indicating intermittent slow steps.", j),
+          ev, 3, sug, 3));
+    }
+  }
+  if( arr && arr->nChild==0 ){
+    char *ev[4];
+    const char *sug[] = {"Prioritize low-risk wins on top 3 hot ops and re-profile.",
+      "Use before/after summary comparison to confirm throughput impact."};
+    double c = jNum(jGet(jGet(tb, "compute"), "share_of_total"));
+    double h = jNum(jGet(jGet(tb, "host"), "share_of_total"));
+    char *a = pct1(c), *b = pct1(comm), *d = pct1(h), *s = pct1(stall);
+    ev[0] = sqlite3_mprintf("Compute: %s", a);
+    ev[1] = sqlite3_mprintf("Communication: %s", b);
+    ev[2] = sqlite3_mprintf("Host: %s", d);
+    ev[3] = sqlite3_mprintf("Stall: %s", s);
+    sqlite3_free(a); sqlite3_free(b); sqlite3_free(d); sqlite3_free(s);
+    jPush(arr, candidate("no-dominant-bottleneck", "No single dominant bottleneck found",
+        sqlite3_mprintf("Compute, communication, host, and stall shares are relatively balanced."),
+        ev, 4, sug, 2));
+  }
+  return arr;
+}
+
+/* semantic_families (§4.6) from the truncated hot ops. */
+static JNode *families(JNode *hot, double breakdownTotal){
+  typedef struct Fam {
+    const char *zFam; sqlite3_int64 count; double total, excl, flop; int hasFlop;
+    const char *zExample; JNode *shapes;   /* object: signature → count (insertion order) */
+  } Fam;
+  Fam *a;
+  int n = 0, i, j, nHot = hot ? hot->nChild : 0;
+  double sumExcl = 0.0, D;
+  JNode *arr = jArr();
+  a = sqlite3_malloc64(sizeof(Fam)*(sqlite3_uint64)(nHot+1));
+  if( a==0 ){ if( arr ) arr->oom = 1; return arr; }
+  for(i=0; i<nHot; i++){
+    JNode *h = jAt(hot, i);
+    const char *zName = jGet(h, "name")->z;
+    const char *zFam = "other";
+    JNode *sh = jGet(h, "shape_signature"), *fp = jGet(h, "flop_proxy_per_invocation");
+    sqlite3_int64 cnt = jGet(h, "count")->i;
+    if( profsumSemanticFamily(zName, (int)strlen(zName), 0, 0, &zFam) ){ arr->oom = 1; break; }
+    for(j=0; j<n; j++) if( strcmp(a[j].zFam, zFam)==0 ) break;
+    if( j==n ){
+      memset(&a[n], 0, sizeof(Fam));
+      a[n].zFam = zFam;
+      a[n].zExample = zName;
+      a[n].shapes = jObj();
+      n++;
+    }
+    a[j].count += cnt;
+    a[j].total += jNum(jGet(h, "total_duration"));
+    a[j].excl += jNum(jGet(h, "exclusive_duration"));
+    sumExcl += jNum(jGet(h, "exclusive_duration"));
+    if( sh && sh->type==JT_STRING ){
+      JNode *c = jGet(a[j].shapes, sh->z);
+      if( c ) c->i += cnt; else jSet(a[j].shapes, sh->z, jInt(cnt));
+    }
+    if( fp && (fp->type==JT_REAL || fp->type==JT_INT) && cnt>0 ){
+      a[j].flop += jNum(fp)*(double)cnt;
+      a[j].hasFlop = 1;
+    }
+  }
+  if( breakdownTotal>0 && sumExcl>0 ) D = breakdownTotal>sumExcl ? breakdownTotal : sumExcl;
+  else if( breakdownTotal>0 ) D = breakdownTotal;
+  else D = sumExcl;
+  /* sort (exclusive desc, family asc) */
+  for(i=1; i<n; i++){
+    Fam x = a[i]; j = i-1;
+    while( j>=0 && (a[j].excl<x.excl || (a[j].excl==x.excl && strcmp(a[j].zFam, x.zFam)>0)) ){ a[j+1] = a[j]; j--; }
+    a[j+1] = x;
+  }
+  for(i=0; i<n; i++){
+    JNode *o = jObj();
+    const char *zDom = 0;
+    sqlite3_int64 best = 0;
+    for(j=0; j<a[i].shapes->nChild; j++){
+      JNode *c = a[i].shapes->a[j];
+      if( c->i>best ){ best = c->i; zDom = c->zKey; }
+    }
+    jSet(o, "family", jStr(a[i].zFam, -1));
+    jSet(o, "count", jInt(a[i].count));
+    jSet(o, "total_duration", jReal(a[i].total));
+    jSet(o, "exclusive_duration", jReal(a[i].excl));
+    jSet(o, "share_of_total", jReal(D>0 ? a[i].excl/D : 0.0));
+    jSet(o, "avg_duration", jReal(a[i].count ? a[i].total/(double)a[i].count : 0.0));
+    jSet(o, "avg_exclusive_duration", jReal(a[i].count ? a[i].excl/(double)a[i].count : 0.0));
+    jSet(o, "example_op", jStr(a[i].zExample, -1));
+    jSet(o, "dominant_shape_signature", zDom ? jStr(zDom, -1) : jNull());
+    jSet(o, "flop_proxy_total", a[i].hasFlop ? jReal(a[i].flop) : jNull());
+    jSet(o, "time_per_flop_proxy", (a[i].hasFlop && a[i].flop>0) ? jReal(a[i].excl/a[i].flop) : jNull());
+    jPush(arr, o);
+  }
+  for(i=0; i<n; i++) jFree(a[i].shapes);
+  sqlite3_free(a);
+  return arr;
+}
+
+/* Build the document from the tables. */
+static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
+                           const ProfsumKnobs *pK, JNode **ppRoot, char **pzErr){
+  JNode *doc = jObj();
+  sqlite3_stmt *p = 0;
+  int rc, limit500 = pK->hotOpLimit>500 ? pK->hotOpLimit : 500;
+  char zLim[32];
+  sqlite3_snprintf(sizeof(zLim), zLim, "%d", limit500);
+  if( doc==0 ) return SQLITE_NOMEM;
+  /* profsum_trace: header, overview, provenance, run metadata. */
+  rc = prep(db, &p, pzErr, "SELECT source_format, source_path, generated_at_utc, run_metadata, "
+      "display_time_unit, num_events_total, num_complete_events, num_processes, num_threads, "
+      "profile_start_ts, profile_end_ts, suspected_truncation, quality_warnings, sha256, run_ids, "
+      "source_file_hints FROM \"%w\".profsum_trace WHERE trace_id=?1", zS);
+  if( rc ) goto fail;
+  sqlite3_bind_int64(p, 1, iTrace);
+  if( sqlite3_step(p)!=SQLITE_ROW ){
+    *pzErr = sqlite3_mprintf("no trace with id %lld", (long long)iTrace);
+    rc = SQLITE_ERROR; goto fail;
+  }
+  {
+    JNode *ov = jObj(), *pv = jObj(), *rm = jObj(), *src = colJson(p, 3, 0);
+    static const char *azRm[] = {"run_path","run_id","artifact_ref","artifact_name","hardware_type",
+                                 "mesh_or_topology","git_sha","config_hash","num_devices","num_hosts"};
+    size_t k;
+    jSet(doc, "schema_version", jStr("profile_summary.v1", -1));
+    jSet(doc, "source_format", colNode(p, 0));
+    jSet(doc, "source_path", colNode(p, 1));
+    jSet(doc, "generated_at_utc", colNode(p, 2));
+    for(k=0; k<sizeof(azRm)/sizeof(azRm[0]); k++){
+      JNode *v = jGet(src, azRm[k]);
+      if( v && (v->type==JT_STRING || v->type==JT_INT) ){
+        jSet(rm, azRm[k], v->type==JT_STRING ? jStr(v->z, v->n) : jInt(v->i));
+      }else{
+        jSet(rm, azRm[k], jNull());
+      }
+    }
+    jFree(src);
+    jSet(doc, "run_metadata", rm);
+    jSet(ov, "display_time_unit", colNode(p, 4));
+    jSet(ov, "num_events_total", jInt(sqlite3_column_int64(p, 5)));
+    jSet(ov, "num_complete_events", jInt(sqlite3_column_int64(p, 6)));
+    jSet(ov, "num_processes", jInt(sqlite3_column_int64(p, 7)));
+    jSet(ov, "num_threads", jInt(sqlite3_column_int64(p, 8)));
+    jSet(ov, "profile_start_ts", colReal(p, 9));
+    jSet(ov, "profile_end_ts", colReal(p, 10));
+    jSet(ov, "duration_basis", jStr("exclusive_duration_per_track", -1));
+    jSet(ov, "suspected_truncation", jBool(sqlite3_column_int(p, 11)));
+    jSet(ov, "quality_warnings", colJson(p, 12, 1));
+    jSet(doc, "trace_overview", ov);
+    jSet(pv, "trace_sha256", colNode(p, 13));
+    jSet(pv, "run_ids", colJson(p, 14, 1));
+    jSet(pv, "source_file_hints", colJson(p, 15, 1));
+    jSet(doc, "trace_provenance", pv);
+  }
+  sqlite3_finalize(p); p = 0;
+
+  /* step_time */
+  {
+    sqlite3_int64 *aStep = 0; double *aDur = 0;
+    int n = 0, nAlloc = 0, i, nSt = 0;
+    JNode *st = jObj(), *classes = jArr();
+    rc = prep(db, &p, pzErr, "SELECT step, duration FROM \"%w\".profsum_agg_step WHERE trace_id=?1 ORDER BY step", zS);
+    if( rc ) goto fail;
+    sqlite3_bind_int64(p, 1, iTrace);
+    while( sqlite3_step(p)==SQLITE_ROW ){
+      if( n>=nAlloc ){
+        int nNew = nAlloc ? nAlloc*2 : 64;
+        sqlite3_int64 *a1 = sqlite3_realloc64(aStep, sizeof(sqlite3_int64)*(sqlite3_uint64)nNew);
+        double *a2;
+        if( a1==0 ){ rc = SQLITE_NOMEM; break; }
+        aStep = a1;
+        a2 = sqlite3_realloc64(aDur, sizeof(double)*(sqlite3_uint64)nNew);
+        if( a2==0 ){ rc = SQLITE_NOMEM; break; }
+        aDur = a2;
+        nAlloc = nNew;
+      }
+      aStep[n] = sqlite3_column_int64(p, 0);
+      aDur[n] = sqlite3_column_double(p, 1);
+      n++;
+    }
+    sqlite3_finalize(p); p = 0;
+    if( rc ){ sqlite3_free(aStep); sqlite3_free(aDur); jFree(st); jFree(classes); goto fail; }
+    jSet(st, "warmup_steps_ignored", jInt(pK->warmupSteps));
+    jSet(st, "all_steps", durationStats(aDur, n, 0));
+    /* steady steps: step number >= warmup (the array is sorted by step) */
+    for(i=0; i<n && aStep[i]<pK->warmupSteps; i++){}
+    nSt = n - i;
+    jSet(st, "steady_state_steps", durationStats(aDur+i, nSt, 0));
+    if( nSt>0 ){
+      int *aLab = sqlite3_malloc64(sizeof(int)*(sqlite3_uint64)(nSt+1));
+      int low = 0, split = 0;
+      if( aLab==0 ){ rc = SQLITE_NOMEM; }
+      else if( nSt>=6 && kmeans2(aDur+i, nSt, aLab, &low) ){
+        /* medians of the clusters */
+        sqlite3_int64 *s0 = sqlite3_malloc64(sizeof(sqlite3_int64)*(sqlite3_uint64)nSt*2);
+        double *d0 = sqlite3_malloc64(sizeof(double)*(sqlite3_uint64)nSt*2);
+        if( s0 && d0 ){
+          int nL = 0, nH = 0, k;
+          sqlite3_int64 *sL = s0, *sH = s0+nSt;
+          double *dL = d0, *dH = d0+nSt, mL, mH;
+          JNode *tmp;
+          for(k=0; k<nSt; k++){
+            if( aLab[k]==low ){ sL[nL] = aStep[i+k]; dL[nL++] = aDur[i+k]; }
+            else{ sH[nH] = aStep[i+k]; dH[nH++] = aDur[i+k]; }
+          }
+          tmp = durationStats(dL, nL, &mL); jFree(tmp);
+          tmp = durationStats(dH, nH, &mH); jFree(tmp);
+          if( !(mL<=0 || mH/mL<1.5) ){
+            split = 1;
+            jPush(classes, stepClass("light", sL, dL, nL, nSt, 0));
+            jPush(classes, stepClass("heavy", sH, dH, nH, nSt, 1));
+          }
+        }else{
+          rc = SQLITE_NOMEM;
+        }
+        sqlite3_free(s0); sqlite3_free(d0);
+      }
+      if( rc==SQLITE_OK && !split ){
+        jPush(classes, stepClass("typical", aStep+i, aDur+i, nSt, nSt, 0));
+      }
+      sqlite3_free(aLab);
+    }
+    jSet(st, "classes", classes);
+    jSet(doc, "step_time", st);
+    sqlite3_free(aStep); sqlite3_free(aDur);
+    if( rc ) goto fail;
+  }
+
+  /* time_breakdown */
+  {
+    JNode *tb = jObj();
+    double v[6] = {0,0,0,0,0,0};
+    static const char *azCat[6] = {"compute","communication","host","stall","other","total"};
+    int k;
+    rc = prep(db, &p, pzErr, "SELECT category, duration FROM \"%w\".profsum_agg_breakdown "
+              "WHERE trace_id=?1 AND mode=?2", zS);
+    if( rc ){ jFree(tb); goto fail; }
+    sqlite3_bind_int64(p, 1, iTrace);
+    sqlite3_bind_text(p, 2, pK->globalMode ? "exclusive_global" : "exclusive_per_track", -1, SQLITE_STATIC);
+    while( sqlite3_step(p)==SQLITE_ROW ){
+      const char *z = (const char*)sqlite3_column_text(p, 0);
+      for(k=0; k<6; k++) if( z && strcmp(z, azCat[k])==0 ) v[k] = sqlite3_column_double(p, 1);
+    }
+    sqlite3_finalize(p); p = 0;
+    jSet(tb, "duration_basis", jStr(pK->globalMode ? "exclusive_duration_global_timeline"
+                                                   : "exclusive_duration_per_track", -1));
+    jSet(tb, "total_duration", jReal(v[5]));
+    for(k=0; k<5; k++){
+      JNode *part = jObj();
+      jSet(part, "total_duration", jReal(v[k]));
+      jSet(part, "share_of_total", jReal(v[5]>0 ? v[k]/v[5] : 0.0));
+      jSet(tb, azCat[k], part);
+    }
+    jSet(doc, "time_breakdown", tb);
+  }
+
+  /* hot_ops (sorted in C: bytewise names) */
+  {
+    HotOp *a = 0;
+    int n = 0, nAlloc = 0, i;
+    JNode *arr = jArr();
+    rc = prep(db, &p, pzErr, "SELECT name, count, total_duration, exclusive_duration, shape_signature, "
+              "source_file, tf_op_path, flop_proxy_per_invocation FROM \"%w\".profsum_agg_op WHERE trace_id=?1", zS);
+    if( rc ){ jFree(arr); goto fail; }
+    sqlite3_bind_int64(p, 1, iTrace);
+    while( sqlite3_step(p)==SQLITE_ROW ){
+      HotOp *h;
+      if( n>=nAlloc ){
+        int nNew = nAlloc ? nAlloc*2 : 64;
+        HotOp *aNew = sqlite3_realloc64(a, sizeof(HotOp)*(sqlite3_uint64)nNew);
+        if( aNew==0 ){ rc = SQLITE_NOMEM; break; }
+        a = aNew; nAlloc = nNew;
+      }
+      h = &a[n++];
+      memset(h, 0, sizeof(*h));
+      h->zName = sqlite3_mprintf("%s", sqlite3_column_text(p, 0));
+      h->count = sqlite3_column_int64(p, 1);
+      h->total = sqlite3_column_double(p, 2);
+      h->excl = sqlite3_column_double(p, 3);
+      h->zShape = sqlite3_column_type(p, 4)==SQLITE_NULL ? 0 : sqlite3_mprintf("%s", sqlite3_column_text(p, 4));
+      h->zSource = sqlite3_column_type(p, 5)==SQLITE_NULL ? 0 : sqlite3_mprintf("%s", sqlite3_column_text(p, 5));
+      h->zTf = sqlite3_column_type(p, 6)==SQLITE_NULL ? 0 : sqlite3_mprintf("%s", sqlite3_column_text(p, 6));
+      h->hasFlop = sqlite3_column_type(p, 7)!=SQLITE_NULL;
+      h->flop = sqlite3_column_double(p, 7);
+      if( h->zName==0 ) rc = SQLITE_NOMEM;
+    }
+    sqlite3_finalize(p); p = 0;
+    if( rc==SQLITE_OK ){
+      qsort(a, (size_t)n, sizeof(HotOp), cmpHot);
+      for(i=0; i<n && i<pK->hotOpLimit; i++){
+        JNode *o = jObj();
+        ProfsumSlice c = profsumCanonicalOp(a[i].zName, (int)strlen(a[i].zName));
+        jSet(o, "name", jStr(a[i].zName, -1));
+        jSet(o, "canonical_name", jStr(c.z ? c.z : "", c.n));
+        jSet(o, "category", jStr(profsumOpCategory(a[i].zName, (int)strlen(a[i].zName)), -1));
+        jSet(o, "count", jInt(a[i].count));
+        jSet(o, "total_duration", jReal(a[i].total));
+        jSet(o, "exclusive_duration", jReal(a[i].excl));
+        jSet(o, "avg_duration", jReal(a[i].count ? a[i].total/(double)a[i].count : 0.0));
+        jSet(o, "shape_signature", jStr(a[i].zShape, -1));
+        jSet(o, "source_file", jStr(a[i].zSource, -1));
+        jSet(o, "tf_op_path", jStr(a[i].zTf, -1));
+        jSet(o, "flop_proxy_per_invocation", a[i].hasFlop ? jReal(a[i].flop) : jNull());
+        jPush(arr, o);
+      }
+    }
+    for(i=0; i<n; i++){
+      sqlite3_free(a[i].zName); sqlite3_free(a[i].zShape);
+      sqlite3_free(a[i].zSource); sqlite3_free(a[i].zTf);
+    }
+    sqlite3_free(a);
+    jSet(doc, "hot_ops", arr);
+    if( rc ) goto fail;
+  }
+  jSet(doc, "semantic_families", families(jGet(doc, "hot_ops"),
+       jNum(jGet(jGet(doc, "time_breakdown"), "total_duration"))));
+  {
+    JNode *fam = jGet(doc, "semantic_families");
+    int lim = pK->hotOpLimit>50 ? pK->hotOpLimit : 50;
+    while( fam && fam->nChild>lim ){ jFree(fam->a[fam->nChild-1]); fam->nChild--; }
+  }
+
+  /* collectives, gaps, regions, contexts (ordered and limited in SQL:
+  ** REAL and BINARY-collated TEXT orders are the reference's) */
+  {
+    JNode *c = jArr(), *g = jArr(), *r = jArr(), *x = jArr();
+    char *zSql;
+    jSet(doc, "communication_ops", c);
+    jSet(doc, "gap_before_ops", g);
+    jSet(doc, "hierarchical_regions", r);
+    jSet(doc, "gap_region_contexts", x);
+    rc = rowsInto(db, zS, iTrace, pzErr, "SELECT collective, count, total_duration FROM \"%w\".profsum_agg_comm "
+                  "WHERE trace_id=?1 ORDER BY total_duration DESC, collective", c, rowComm);
+    if( rc ) goto fail;
+    zSql = sqlite3_mprintf("SELECT name, marker_op, count, total_gap_duration, max_gap_duration "
+        "FROM \"%%w\".profsum_agg_gap WHERE trace_id=?1 ORDER BY total_gap_duration DESC, "
+        "max_gap_duration DESC, name LIMIT %s", zLim);
+    if( zSql==0 ){ rc = SQLITE_NOMEM; goto fail; }
+    rc = rowsInto(db, zS, iTrace, pzErr, zSql, g, rowGap);
+    sqlite3_free(zSql);
+    if( rc ) goto fail;
+    zSql = sqlite3_mprintf("SELECT path, depth, count, inclusive_duration, exclusive_duration "
+        "FROM \"%%w\".profsum_agg_region WHERE trace_id=?1 ORDER BY inclusive_duration DESC, "
+        "exclusive_duration DESC, path LIMIT %s", zLim);
+    if( zSql==0 ){ rc = SQLITE_NOMEM; goto fail; }
+    rc = rowsInto(db, zS, iTrace, pzErr, zSql, r, rowRegion);
+    sqlite3_free(zSql);
+    if( rc ) goto fail;
+    zSql = sqlite3_mprintf("SELECT op_name, region_path, count, total_gap_duration "
+        "FROM \"%%w\".profsum_agg_gap_context WHERE trace_id=?1 ORDER BY total_gap_duration DESC, "
+        "op_name, region_path LIMIT %s", zLim);
+    if( zSql==0 ){ rc = SQLITE_NOMEM; goto fail; }
+    rc = rowsInto(db, zS, iTrace, pzErr, zSql, x, rowContext);
+    sqlite3_free(zSql);
+    if( rc ) goto fail;
+  }
+  jSet(doc, "optimization_candidates", candidates(doc));
+  if( jOom(doc) ){ rc = SQLITE_NOMEM; goto fail; }
+  *ppRoot = doc;
+  return SQLITE_OK;
+fail:
+  sqlite3_finalize(p);
+  jFree(doc);
+  return rc;
+}
+
+int profsumDocBuild(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
+                    const ProfsumKnobs *pK, ProfsumDoc **ppDoc, char **pzErr){
+  ProfsumDoc *d;
+  sqlite3_stmt *p = 0;
+  int rc;
+  *ppDoc = 0;
+  rc = prep(db, &p, pzErr, "SELECT summary_json, label FROM \"%w\".profsum_trace WHERE trace_id=?1", zSchema);
+  if( rc ) return rc;
+  sqlite3_bind_int64(p, 1, iTrace);
+  if( sqlite3_step(p)!=SQLITE_ROW ){
+    sqlite3_finalize(p);
+    if( pzErr ) *pzErr = sqlite3_mprintf("no trace with id %lld", (long long)iTrace);
+    return SQLITE_ERROR;
+  }
+  d = sqlite3_malloc64(sizeof(*d));
+  if( d==0 ){ sqlite3_finalize(p); return SQLITE_NOMEM; }
+  memset(d, 0, sizeof(*d));
+  if( sqlite3_column_type(p, 0)!=SQLITE_NULL ){
+    ProfsumKnobs k;
+    char *zE = 0;
+    const char *zLabel = (const char*)sqlite3_column_text(p, 1);
+    rc = profsumTraceKnobs(db, zSchema, iTrace, &k, pzErr);
+    if( rc==SQLITE_OK && (k.warmupSteps!=pK->warmupSteps || k.hotOpLimit!=pK->hotOpLimit
+                          || k.globalMode!=pK->globalMode) ){
+      if( pzErr ) *pzErr = sqlite3_mprintf("trace '%s' was imported from a profile_summary.v1 file; "
+                                           "its summary cannot be recomputed with other options", zLabel);
+      rc = SQLITE_ERROR;
+    }
+    if( rc==SQLITE_OK ){
+      d->zStored = sqlite3_mprintf("%s", sqlite3_column_text(p, 0));
+      d->pRoot = d->zStored ? jParse(d->zStored, -1, &zE) : 0;
+      if( d->pRoot==0 ){
+        rc = zE ? SQLITE_ERROR : SQLITE_NOMEM;
+        if( zE && pzErr ) *pzErr = sqlite3_mprintf("stored summary: %s", zE);
+        sqlite3_free(zE);
+      }
+    }
+  }else{
+    rc = buildFromTables(db, zSchema, iTrace, pK, &d->pRoot, pzErr);
+  }
+  sqlite3_finalize(p);
+  if( rc ){ profsumDocFree(d); return rc; }
+  *ppDoc = d;
+  return SQLITE_OK;
+}
+
+int profsumDocFromJson(const char *zJson, int nJson, ProfsumDoc **ppDoc, char **pzErr){
+  ProfsumDoc *d = sqlite3_malloc64(sizeof(*d));
+  char *zE = 0;
+  *ppDoc = 0;
+  if( d==0 ) return SQLITE_NOMEM;
+  memset(d, 0, sizeof(*d));
+  d->zStored = nJson<0 ? sqlite3_mprintf("%s", zJson) : sqlite3_mprintf("%.*s", nJson, zJson);
+  if( d->zStored==0 ){ sqlite3_free(d); return SQLITE_NOMEM; }
+  d->pRoot = jParse(d->zStored, -1, &zE);
+  if( d->pRoot==0 || d->pRoot->type!=JT_OBJECT ){
+    int rc = d->pRoot==0 && zE==0 ? SQLITE_NOMEM : SQLITE_ERROR;
+    if( pzErr && rc==SQLITE_ERROR ) *pzErr = zE ? sqlite3_mprintf("%s", zE) : sqlite3_mprintf("not a JSON object");
+    sqlite3_free(zE);
+    profsumDocFree(d);
+    return rc;
+  }
+  *ppDoc = d;
+  return SQLITE_OK;
+}
+
+char *profsumDocJson(ProfsumDoc *pDoc){
+  if( pDoc->zStored ) return sqlite3_mprintf("%s", pDoc->zStored);
+  return jDump(pDoc->pRoot);
+}
+
+const struct JNode *profsumDocRoot(ProfsumDoc *pDoc){ return pDoc->pRoot; }
+
+void profsumDocFree(ProfsumDoc *pDoc){
+  if( pDoc==0 ) return;
+  jFree(pDoc->pRoot);
+  sqlite3_free(pDoc->zStored);
+  sqlite3_free(pDoc);
+}
+
+char *profsumJsonPretty(const char *zJson, int nJson, char **pzErr){
+  JNode *p = jParse(zJson, nJson, pzErr);
+  char *z;
+  if( p==0 ) return 0;
+  z = jDump(p);
+  jFree(p);
+  return z;
+}
+
+void profsumJsonReprDouble(double r, char *zBuf){ jReprDouble(r, zBuf); }
+
+/* ------------------------------------------------------------------ */
+/* Section tables                                                      */
+/* ------------------------------------------------------------------ */
+
+/* Bind a JSON node as an SQL value. */
+static void bindNode(sqlite3_stmt *p, int i, const JNode *n){
+  if( n==0 ){ sqlite3_bind_null(p, i); return; }
+  switch( n->type ){
+    case JT_INT: sqlite3_bind_int64(p, i, n->i); break;
+    case JT_REAL: sqlite3_bind_double(p, i, n->r); break;
+    case JT_STRING: sqlite3_bind_text(p, i, n->z, n->n, SQLITE_TRANSIENT); break;
+    case JT_TRUE: sqlite3_bind_int(p, i, 1); break;
+    case JT_FALSE: sqlite3_bind_int(p, i, 0); break;
+    case JT_ARRAY: case JT_OBJECT: {
+      char *z = jDump(n);
+      if( z ) sqlite3_bind_text(p, i, z, -1, sqlite3_free); else sqlite3_bind_null(p, i);
+      break;
+    }
+    default: sqlite3_bind_null(p, i); break;
+  }
+}
+
+/* Insert rows: for each element of pArr, bind the named members. */
+static int insertRows(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr,
+                      const char *zTable, const char **azCol, int nCol, const JNode *pArr,
+                      const char *zStatsKey){
+  sqlite3_str *s = sqlite3_str_new(db);
+  sqlite3_stmt *p = 0;
+  char *zSql;
+  int rc, i, k;
+  sqlite3_str_appendf(s, "INSERT INTO \"%w\".%s(trace_id, rank", zS, zTable);
+  for(k=0; k<nCol; k++) sqlite3_str_appendf(s, ", %s", azCol[k]);
+  sqlite3_str_appendall(s, ") VALUES(?1, ?2");
+  for(k=0; k<nCol; k++) sqlite3_str_appendf(s, ", ?%d", k+3);
+  sqlite3_str_appendall(s, ")");
+  zSql = sqlite3_str_finish(s);
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
+  sqlite3_free(zSql);
+  if( rc ){ if( pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db)); return rc; }
+  for(i=0; pArr && i<pArr->nChild && rc==SQLITE_OK; i++){
+    const JNode *o = pArr->a[i];
+    const JNode *st = zStatsKey ? jGet(o, zStatsKey) : 0;
+    sqlite3_bind_int64(p, 1, iTrace);
+    sqlite3_bind_int(p, 2, i);
+    for(k=0; k<nCol; k++){
+      const JNode *v = jGet(o, azCol[k]);
+      if( v==0 && st ) v = jGet(st, azCol[k]);
+      bindNode(p, k+3, v);
+    }
+    if( sqlite3_step(p)!=SQLITE_DONE ){
+      rc = sqlite3_reset(p);
+      if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
+      if( pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    }else{
+      rc = sqlite3_reset(p);
+    }
+  }
+  sqlite3_finalize(p);
+  return rc;
+}
+
+int profsumDocStoreSections(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
+                            ProfsumDoc *pDoc, char **pzErr){
+  static const char *azTab[] = {"profsum_sec_step_stats","profsum_sec_step_class",
+    "profsum_sec_hot_op","profsum_sec_family","profsum_sec_candidate"};
+  static const char *azStats[] = {"count","mean","median","p90","min","max"};
+  static const char *azClass[] = {"name","count","fraction_of_steady","mean","median","p90","min","max",
+    "representative_step","representative_duration","periodicity"};
+  static const char *azHot[] = {"name","canonical_name","category","count","total_duration",
+    "exclusive_duration","avg_duration","shape_signature","source_file","tf_op_path",
+    "flop_proxy_per_invocation"};
+  static const char *azFam[] = {"family","count","total_duration","exclusive_duration","share_of_total",
+    "avg_duration","avg_exclusive_duration","example_op","dominant_shape_signature",
+    "flop_proxy_total","time_per_flop_proxy"};
+  static const char *azCand[] = {"candidate_id","title","rationale","evidence","suggestions"};
+  JNode *root = pDoc->pRoot, *st = jGet(root, "step_time");
+  size_t t;
+  int rc = sqlite3_exec(db, "SAVEPOINT profsum_sections", 0, 0, 0);
+  if( rc ){ if( pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db)); return rc; }
+  for(t=0; rc==SQLITE_OK && t<sizeof(azTab)/sizeof(azTab[0]); t++){
+    char *z = sqlite3_mprintf("DELETE FROM \"%w\".%s WHERE trace_id=%lld", zSchema, azTab[t], (long long)iTrace);
+    if( z==0 ){ rc = SQLITE_NOMEM; break; }
+    rc = sqlite3_exec(db, z, 0, 0, 0);
+    sqlite3_free(z);
+    if( rc && pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  }
+  if( rc==SQLITE_OK ){
+    /* step stats: two rows keyed by scope (rank column not used there) */
+    int k;
+    static const char *azScope[2][2] = {{"all","all_steps"},{"steady","steady_state_steps"}};
+    for(k=0; k<2 && rc==SQLITE_OK; k++){
+      JNode *ds = jGet(st, azScope[k][1]);
+      sqlite3_stmt *p = 0;
+      char *z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_sec_step_stats VALUES(?1,?2,?3,?4,?5,?6,?7,?8)", zSchema);
+      int c;
+      if( z==0 ){ rc = SQLITE_NOMEM; break; }
+      rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+      sqlite3_free(z);
+      if( rc ){ if( pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db)); break; }
+      sqlite3_bind_int64(p, 1, iTrace);
+      sqlite3_bind_text(p, 2, azScope[k][0], -1, SQLITE_STATIC);
+      for(c=0; c<6; c++) bindNode(p, c+3, jGet(ds, azStats[c]));
+      if( sqlite3_step(p)!=SQLITE_DONE && pzErr ){ *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db)); rc = SQLITE_ERROR; }
+      sqlite3_finalize(p);
+    }
+  }
+  if( rc==SQLITE_OK ) rc = insertRows(db, zSchema, iTrace, pzErr, "profsum_sec_step_class", azClass, 11,
+                                      jGet(st, "classes"), "duration_stats");
+  if( rc==SQLITE_OK ) rc = insertRows(db, zSchema, iTrace, pzErr, "profsum_sec_hot_op", azHot, 11,
+                                      jGet(root, "hot_ops"), 0);
+  if( rc==SQLITE_OK ) rc = insertRows(db, zSchema, iTrace, pzErr, "profsum_sec_family", azFam, 11,
+                                      jGet(root, "semantic_families"), 0);
+  if( rc==SQLITE_OK ) rc = insertRows(db, zSchema, iTrace, pzErr, "profsum_sec_candidate", azCand, 5,
+                                      jGet(root, "optimization_candidates"), 0);
+  if( rc ){
+    sqlite3_exec(db, "ROLLBACK TO profsum_sections", 0, 0, 0);
+  }
+  sqlite3_exec(db, "RELEASE profsum_sections", 0, 0, 0);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* SQL functions                                                       */
+/* ------------------------------------------------------------------ */
+
+/* Resolve the trace and knobs of a call: argv[0] trace, zOpts options. */
+static int callDoc(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrace,
+                   const char *zOpts, ProfsumDoc **ppDoc){
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  sqlite3_int64 id;
+  ProfsumKnobs k;
+  char *zErr = 0;
+  const char *zSchema = "main";
+  char *zSchemaOwned = 0;
+  int rc;
+  if( zOpts ){
+    JNode *o = jParse(zOpts, -1, 0);
+    JNode *sch = jGet(o, "schema");
+    if( sch && sch->type==JT_STRING ) zSchema = zSchemaOwned = sqlite3_mprintf("%s", sch->z);
+    jFree(o);
+  }
+  rc = profsumResolveTrace(db, zSchema, pTrace, &id, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumTraceKnobs(db, zSchema, id, &k, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumParseKnobs(zOpts, &k, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumDocBuild(db, zSchema, id, &k, ppDoc, &zErr);
+  if( rc ){
+    if( rc==SQLITE_NOMEM && zErr==0 ) sqlite3_result_error_nomem(ctx);
+    else profsumCtxErr(ctx, "%s: %s", zFunc, zErr ? zErr : sqlite3_errstr(rc));
+  }
+  sqlite3_free(zErr);
+  sqlite3_free(zSchemaOwned);
+  return rc;
+}
+
+/* profsum_summary_json(trace [, options_json]) → the v1 document text. */
+static void summaryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  ProfsumDoc *d = 0;
+  char *z;
+  const char *zOpts = argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL
+                      ? (const char*)sqlite3_value_text(argv[1]) : 0;
+  if( callDoc(ctx, "profsum_summary_json", argv[0], zOpts, &d) ) return;
+  z = profsumDocJson(d);
+  profsumDocFree(d);
+  if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
+  sqlite3_result_text(ctx, z, -1, sqlite3_free);
+}
+
+/* profsum_report_md(trace [, top_k]) → the markdown report. */
+static void reportMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  ProfsumDoc *d = 0;
+  char *z;
+  sqlite3_int64 topK = 10;
+  if( argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL ){
+    if( sqlite3_value_numeric_type(argv[1])!=SQLITE_INTEGER || sqlite3_value_int64(argv[1])<0 ){
+      profsumCtxErr(ctx, "profsum_report_md: top_k must be a non-negative integer");
+      return;
+    }
+    topK = sqlite3_value_int64(argv[1]);
+    if( topK>1000000 ) topK = 1000000;
+  }
+  if( callDoc(ctx, "profsum_report_md", argv[0], 0, &d) ) return;
+  z = profsumDocReportMd(d, (int)topK);
+  profsumDocFree(d);
+  if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
+  sqlite3_result_text(ctx, z, -1, sqlite3_free);
+}
+
+/* profsum_json_pretty(json) → Python json.dumps(indent=2, sort_keys=True). */
+static void jsonPrettyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  char *zErr = 0, *z;
+  (void)argc;
+  if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return;
+  z = profsumJsonPretty((const char*)sqlite3_value_text(argv[0]), sqlite3_value_bytes(argv[0]), &zErr);
+  if( z==0 ){
+    if( zErr ) profsumCtxErr(ctx, "profsum_json_pretty: %s", zErr);
+    else sqlite3_result_error_nomem(ctx);
+    sqlite3_free(zErr);
+    return;
+  }
+  sqlite3_result_text(ctx, z, -1, sqlite3_free);
+}
+
+int profsumRegisterSummaryDoc(sqlite3 *db, char **pzErr){
+  int rc;
+  (void)pzErr;
+  /* They read tables only: usable anywhere, but not DETERMINISTIC (the
+  ** tables change). */
+  rc = sqlite3_create_function(db, "profsum_summary_json", 1, SQLITE_UTF8, 0, summaryJsonFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_summary_json", 2, SQLITE_UTF8, 0, summaryJsonFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_report_md", 1, SQLITE_UTF8, 0, reportMdFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_report_md", 2, SQLITE_UTF8, 0, reportMdFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_json_pretty", 1,
+                           SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS, 0, jsonPrettyFunc, 0, 0);
+  return rc;
+}
