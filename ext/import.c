@@ -272,7 +272,7 @@ static int readAll(const char *zPath, char **pz, char **pzErr){
 ** (summary_json of its profsum_trace row), so the views work for it. */
 static int fillFromV1(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzErr){
   int rc;
-#define DOC "(SELECT summary_json FROM \"%w\".profsum_trace WHERE trace_id=%lld)"
+#define DOC "(SELECT summary_json AS d FROM \"%w\".profsum_trace WHERE trace_id=%lld)"
   rc = execf(db, pzErr,
     "UPDATE \"%w\".profsum_trace SET "
     " source_format = json_extract(d, '$.source_format'),"
@@ -298,7 +298,7 @@ static int fillFromV1(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzEr
     "  THEN 'exclusive_global' ELSE 'exclusive_per_track' END, c.value, "
     "  CASE WHEN c.value='total' THEN json_extract(d,'$.time_breakdown.total_duration') "
     "       ELSE json_extract(d,'$.time_breakdown.'||c.value||'.total_duration') END "
-    "FROM " DOC " AS t(d), json_each('[\"compute\",\"communication\",\"host\",\"stall\",\"other\",\"total\"]') AS c",
+    "FROM " DOC " AS t, json_each('[\"compute\",\"communication\",\"host\",\"stall\",\"other\",\"total\"]') AS c",
     zS, (long long)id, zS, (long long)id);
   if( rc==SQLITE_OK ) rc = execf(db, pzErr,
     "INSERT INTO \"%w\".profsum_agg_op SELECT %lld, json_extract(h.value,'$.name'), "
@@ -306,27 +306,27 @@ static int fillFromV1(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzEr
     " json_extract(h.value,'$.exclusive_duration'), json_extract(h.value,'$.shape_signature'), "
     " json_extract(h.value,'$.source_file'), json_extract(h.value,'$.tf_op_path'), "
     " coalesce(json_extract(h.value,'$.flop_proxy_per_invocation'), json_extract(h.value,'$.work_proxy_per_invocation')) "
-    "FROM " DOC " AS t(d), json_each(d, '$.hot_ops') AS h", zS, (long long)id, zS, (long long)id);
+    "FROM " DOC " AS t, json_each(d, '$.hot_ops') AS h", zS, (long long)id, zS, (long long)id);
   if( rc==SQLITE_OK ) rc = execf(db, pzErr,
     "INSERT INTO \"%w\".profsum_agg_comm SELECT %lld, json_extract(h.value,'$.collective'), "
     " json_extract(h.value,'$.count'), json_extract(h.value,'$.total_duration') "
-    "FROM " DOC " AS t(d), json_each(d, '$.communication_ops') AS h", zS, (long long)id, zS, (long long)id);
+    "FROM " DOC " AS t, json_each(d, '$.communication_ops') AS h", zS, (long long)id, zS, (long long)id);
   if( rc==SQLITE_OK ) rc = execf(db, pzErr,
     "INSERT INTO \"%w\".profsum_agg_gap SELECT %lld, json_extract(h.value,'$.name'), "
     " coalesce(nullif(json_extract(h.value,'$.marker_op'),''), json_extract(h.value,'$.name')), "
     " json_extract(h.value,'$.count'), json_extract(h.value,'$.total_gap_duration'), "
     " json_extract(h.value,'$.max_gap_duration') "
-    "FROM " DOC " AS t(d), json_each(d, '$.gap_before_ops') AS h", zS, (long long)id, zS, (long long)id);
+    "FROM " DOC " AS t, json_each(d, '$.gap_before_ops') AS h", zS, (long long)id, zS, (long long)id);
   if( rc==SQLITE_OK ) rc = execf(db, pzErr,
     "INSERT INTO \"%w\".profsum_agg_region SELECT %lld, json_extract(h.value,'$.path'), "
     " json_extract(h.value,'$.depth'), json_extract(h.value,'$.count'), "
     " json_extract(h.value,'$.inclusive_duration'), json_extract(h.value,'$.exclusive_duration') "
-    "FROM " DOC " AS t(d), json_each(d, '$.hierarchical_regions') AS h", zS, (long long)id, zS, (long long)id);
+    "FROM " DOC " AS t, json_each(d, '$.hierarchical_regions') AS h", zS, (long long)id, zS, (long long)id);
   if( rc==SQLITE_OK ) rc = execf(db, pzErr,
     "INSERT INTO \"%w\".profsum_agg_gap_context SELECT %lld, json_extract(h.value,'$.op_name'), "
     " json_extract(h.value,'$.region_path'), json_extract(h.value,'$.count'), "
     " json_extract(h.value,'$.total_gap_duration') "
-    "FROM " DOC " AS t(d), json_each(d, '$.gap_region_contexts') AS h", zS, (long long)id, zS, (long long)id);
+    "FROM " DOC " AS t, json_each(d, '$.gap_region_contexts') AS h", zS, (long long)id, zS, (long long)id);
 #undef DOC
   return rc;
 }

@@ -173,7 +173,7 @@ static void dumpStr(sqlite3_str *s, const char *z, int n){
         case '\b': sqlite3_str_append(s, "\\b", 2); break;
         case '\f': sqlite3_str_append(s, "\\f", 2); break;
         default:
-          if( c<0x20 ){
+          if( c<0x20 || c==0x7f ){
             char b[7] = {'\\','u','0','0', hx[c>>4], hx[c&15], 0};
             sqlite3_str_append(s, b, 6);
           }else{

@@ -66,6 +66,22 @@ def main(argv):
                             % (exp.get("entries_without_ph", 0), no_ph))
         if got_entries != exp["entries"]:
             problems.append("entries: expected %s got %s" % (exp["entries"], got_entries))
+        # The summary over the same file: no error, counts consistent.
+        try:
+            tid = db.execute("SELECT profsum_import(?, ?)", (path, rel)).fetchone()[0]
+            n_total, n_complete = db.execute(
+                "SELECT num_events_total, num_complete_events FROM profsum_trace WHERE trace_id=?",
+                (tid,)).fetchone()
+            doc = json.loads(db.execute("SELECT profsum_summary_json(?)", (tid,)).fetchone()[0])
+            db.execute("SELECT profsum_report_md(?)", (tid,)).fetchone()
+            if n_total != exp["entries"]:
+                problems.append("summary num_events_total %s != entries %s" % (n_total, exp["entries"]))
+            if n_complete > exp["ph"].get("X", 0):
+                problems.append("summary complete events %s > X rows %s" % (n_complete, exp["ph"].get("X", 0)))
+            if doc["trace_overview"]["num_complete_events"] != n_complete:
+                problems.append("document and table disagree on complete events")
+        except Exception as e:
+            problems.append("summary: %s" % e)
         if problems:
             rows.append((rel, "mismatch", "; ".join(problems)))
             failed += 1

@@ -17,7 +17,8 @@
 **         with SQLite's json_valid() (abort() on 0);
 **       - decodes every string span with profsumSpanText and compares it
 **         with SQLite's json_extract() when both must agree (no \u0000,
-**         no surrogate escapes, no raw control characters);
+**         no surrogate escapes, no raw control characters); other spans
+**         go through profsumSpanText too, for memory safety only;
 **  2. scans again without ARGKEYS and without a callback: same events,
 **     same end (the args fast path and the key-collecting path must
 **     accept the same JSON);
@@ -264,6 +265,12 @@ static void checkSpan(const char *zWhat, const ProfsumSpan *s,
       (void)acc;
     }
     checkTextAgainstSqlite(zWhat, s, z, n);
+  }else{
+    /* Not a string: outside profsumSpanText's contract, so only memory
+    ** safety is checked (ASan), not the result. */
+    if( profsumSpanText(s, ppBuf, pnBuf, &z, &n) ) fail("%s: profsumSpanText error", zWhat);
+    if( n<0 || n>s->n ) fail("%s: profsumSpanText n=%lld of %lld", zWhat, (long long)n,
+                              (long long)s->n);
   }
   if( profsumSpanJson(s, ppBuf, pnBuf, &z, &n) ) fail("%s: profsumSpanJson error", zWhat);
   if( z==0 || n<=0 ) fail("%s: profsumSpanJson n=%lld", zWhat, (long long)n);

@@ -221,8 +221,14 @@ def fixtures():
     add(F("missing-close-brace.json", b'{"traceEvents":[' + e1 + b"," + e2 + b"]", count=2))
     add(F("bare-missing-close.json", b"[" + e1 + b"," + e2, count=2))
     add(F("bare-missing-close-comma.json", b"[" + e1 + b"," + e2 + b",\n", count=2))
+    # The diagnostic of the dropped entry points at its '{' (byte_offset).
     add(F("truncated-last-entry.json",
-          b'{"traceEvents":[' + e1 + b',{"ph":"X","name":"tr', count=1))
+          b'{"traceEvents":[' + e1 + b',{"ph":"X","name":"tr', count=1, checks=[
+              ("SELECT idx, byte_offset FROM profsum_diagnostics({p}) "
+               "WHERE kind='truncated_entry'", "1|%d" % (len(b'{"traceEvents":[' + e1) + 1))]))
+    add(F("truncated-string-entry.json", b'["', count=0, checks=[
+        ("SELECT idx, byte_offset FROM profsum_diagnostics({p}) "
+         "WHERE kind='truncated_entry'", "0|1")]))
     add(F("truncated-in-args.json", b"[" + e1 + b',{"ph":"X","args":{"a":[1,2', count=1))
     add(F("truncated-in-number.json", b"[" + e1 + b',{"ph":"X","ts":12', count=1))
     add(F("truncated-top-key.json", b'{"traceEvents":[' + e1 + b'],"displayTi', count=1))

@@ -1,0 +1,287 @@
+"""profile_summary.v1 documents and reports against summary-v1-spec.md §7
+(F1-F10, F13) and the serialization rules of §3.1."""
+import json
+import math
+import os
+import random
+import sqlite3
+import unittest
+
+import fixtures
+from util import connect, TempDir
+
+
+def dumps(obj):
+    return json.dumps(obj, indent=2, sort_keys=True)
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.td = TempDir()
+        self.db = connect(os.path.join(self.td.path, "h.db"))
+
+    def tearDown(self):
+        self.db.close()
+        self.td.__exit__()
+
+    def summary(self, trace, label, opts=None, export_opts=None):
+        p = self.td.write(label + ".json.gz", json.dumps(trace), gz=True)
+        self.db.execute("SELECT profsum_import(?, ?, ?)", (p, label, json.dumps(opts or {})))
+        if export_opts is None:
+            text = self.db.execute("SELECT profsum_summary_json(?)", (label,)).fetchone()[0]
+        else:
+            text = self.db.execute("SELECT profsum_summary_json(?, ?)", (label, json.dumps(export_opts))).fetchone()[0]
+        # Byte-exact serialization: what Python's json.dumps writes for the same value.
+        self.assertEqual(text, dumps(json.loads(text)))
+        return json.loads(text), p
+
+
+F1_KEYS = ["communication_ops", "gap_before_ops", "gap_region_contexts", "generated_at_utc",
+           "hierarchical_regions", "hot_ops", "optimization_candidates", "run_metadata", "schema_version",
+           "semantic_families", "source_format", "source_path", "step_time", "time_breakdown",
+           "trace_overview", "trace_provenance"]
+
+
+class F1(Base):
+    def test_f1_before(self):
+        d, p = self.summary(fixtures.f1([100, 110, 120, 130, 140, 150], 60), "before",
+                            {"warmup_steps": 2, "hot_op_limit": 10})
+        self.assertEqual(sorted(d), F1_KEYS)
+        self.assertEqual(d["schema_version"], "profile_summary.v1")
+        self.assertEqual(d["source_format"], "perfetto_trace_json")
+        self.assertEqual(d["source_path"], p)
+        self.assertEqual(d["run_metadata"], dict.fromkeys(["run_path", "run_id", "artifact_ref", "artifact_name",
+                         "hardware_type", "mesh_or_topology", "git_sha", "config_hash", "num_devices",
+                         "num_hosts"]))
+        ov = d["trace_overview"]
+        self.assertEqual(ov, {"display_time_unit": "ns", "num_events_total": 18, "num_complete_events": 13,
+                              "num_processes": 2, "num_threads": 3, "profile_start_ts": 0.0,
+                              "profile_end_ts": 5150.0, "duration_basis": "exclusive_duration_per_track",
+                              "suspected_truncation": False, "quality_warnings": []})
+        st = d["step_time"]
+        self.assertEqual(st["warmup_steps_ignored"], 2)
+        self.assertEqual(st["all_steps"], {"count": 6, "mean": 125.0, "median": 125.0, "p90": 145.0,
+                                           "min": 100.0, "max": 150.0})
+        self.assertEqual(st["steady_state_steps"], {"count": 4, "mean": 135.0, "median": 135.0, "p90": 147.0,
+                                                    "min": 120.0, "max": 150.0})
+        self.assertEqual(st["classes"], [{"name": "typical", "count": 4, "fraction_of_steady": 1.0,
+                         "duration_stats": st["steady_state_steps"], "representative_step": 3,
+                         "representative_duration": 130.0, "periodicity": None}])
+        tb = d["time_breakdown"]
+        self.assertEqual(tb["duration_basis"], "exclusive_duration_per_track")
+        self.assertEqual(tb["total_duration"], 310.0)
+        self.assertEqual(tb["compute"], {"total_duration": 120.0, "share_of_total": 0.3870967741935484})
+        self.assertEqual(tb["communication"], {"total_duration": 60.0, "share_of_total": 0.1935483870967742})
+        self.assertEqual(tb["host"], {"total_duration": 80.0, "share_of_total": 0.25806451612903225})
+        self.assertEqual(tb["stall"], {"total_duration": 50.0, "share_of_total": 0.16129032258064516})
+        self.assertEqual(tb["other"], {"total_duration": 0.0, "share_of_total": 0.0})
+        self.assertEqual([(h["name"], h["canonical_name"], h["category"], h["count"], h["total_duration"],
+                           h["exclusive_duration"]) for h in d["hot_ops"]],
+                         [("fusion.1", "fusion", "compute", 1, 100.0, 60.0),
+                          ("softmax", "softmax", "compute", 1, 60.0, 60.0),
+                          ("all-reduce.1", "all-reduce", "communication", 1, 40.0, 40.0),
+                          ("dependency-wait", "dependency-wait", "stall", 1, 30.0, 30.0),
+                          ("psum.1", "psum", "communication", 1, 20.0, 20.0)])
+        self.assertEqual(d["communication_ops"], [{"collective": "all-reduce", "count": 2, "total_duration": 60.0,
+                                                   "avg_duration": 30.0}])
+        self.assertEqual([(g["name"], g["total_gap_duration"], g["payload_op"], g["marker_op"])
+                          for g in d["gap_before_ops"]],
+                         [("softmax", 20.0, "softmax", "softmax"), ("dependency-wait", 10.0, "dependency-wait",
+                          "dependency-wait"), ("psum.1", 10.0, "psum.1", "psum.1")])
+        fam = d["semantic_families"]
+        self.assertEqual([(f["family"], f["count"], f["total_duration"], f["exclusive_duration"],
+                           f["share_of_total"], f["example_op"]) for f in fam],
+                         [("other", 4, 210.0, 170.0, 0.5483870967741935, "fusion.1"),
+                          ("collective", 1, 40.0, 40.0, 0.12903225806451613, "all-reduce.1")])
+        self.assertIsNone(fam[0]["flop_proxy_total"])
+        cands = d["optimization_candidates"]
+        self.assertEqual([c["candidate_id"] for c in cands], ["communication-heavy", "single-hot-op", "pre-op-gap"])
+        self.assertEqual(cands[0]["rationale"], "Communication accounts for 19.4% of exclusive profiled duration.")
+        self.assertEqual(cands[0]["evidence"], ["Communication share: 19.4%", "Top collective: all-reduce"])
+        self.assertEqual(cands[1]["evidence"], ["Top op: fusion.1", "Top op exclusive duration: 60.000",
+                                                "Top op share: 19.4%"])
+        self.assertEqual(cands[2]["evidence"], ["Payload op with largest pre-gap: softmax",
+                                                "Observed first op after gap (marker): softmax",
+                                                "Total pre-gap: 20.000", "Max pre-gap: 20.000", "Occurrences: 1"])
+        self.assertEqual(cands[2]["rationale"], "Op 'softmax' accumulates significant pre-op idle gap "
+                                                "(6.5% of total profiled exclusive duration).")
+        self.assertEqual(cands[0]["suggestions"][0], "Evaluate sharding/layout choices to reduce collective volume.")
+
+    def test_f1_global_mode(self):
+        d, _ = self.summary(fixtures.f1([100, 110, 120, 130, 140, 150], 60), "g",
+                            {"warmup_steps": 2, "hot_op_limit": 10, "breakdown_mode": "exclusive_global"})
+        tb = d["time_breakdown"]
+        self.assertEqual(tb["duration_basis"], "exclusive_duration_global_timeline")
+        self.assertEqual(d["trace_overview"]["duration_basis"], "exclusive_duration_per_track")
+        self.assertEqual((tb["total_duration"], tb["compute"]["total_duration"], tb["communication"]["total_duration"],
+                          tb["stall"]["total_duration"], tb["host"]["total_duration"]), (180.0, 120.0, 40.0, 20.0, 0.0))
+        fam = {f["family"]: f["share_of_total"] for f in d["semantic_families"]}
+        self.assertEqual(fam, {"other": 0.8095238095238095, "collective": 0.19047619047619047})
+
+    def test_recompute_with_other_knobs(self):
+        d, _ = self.summary(fixtures.f1([100, 110, 120, 130, 140, 150], 60), "k", {"warmup_steps": 2},
+                            export_opts={"warmup_steps": 0, "hot_op_limit": 2, "breakdown_mode": "exclusive_global"})
+        self.assertEqual(d["step_time"]["steady_state_steps"]["count"], 6)
+        self.assertEqual(len(d["hot_ops"]), 2)
+        self.assertEqual(d["time_breakdown"]["total_duration"], 180.0)
+
+    def test_f1_after(self):
+        d, _ = self.summary(fixtures.f1([90, 100, 110, 120, 130, 140], 40), "after", {"warmup_steps": 2})
+        self.assertEqual(d["time_breakdown"]["total_duration"], 290.0)
+        self.assertEqual(d["step_time"]["steady_state_steps"]["median"], 125.0)
+        self.assertEqual(d["step_time"]["steady_state_steps"]["p90"], 137.0)
+        self.assertEqual(d["gap_before_ops"][0]["name"], "dependency-wait")
+        self.assertEqual(d["gap_before_ops"][0]["total_gap_duration"], 30.0)
+
+    def test_report(self):
+        self.summary(fixtures.f1([100, 110, 120, 130, 140, 150], 60), "before", {"warmup_steps": 2})
+        md = self.db.execute("SELECT profsum_report_md('before', 2)").fetchone()[0]
+        for h in ["# Profile Report (profile_summary.v1)", "## Trace Overview",
+                  "## Time Breakdown (`exclusive_duration_per_track`)", "## Pre-Op Gaps",
+                  "## Gap Context (Region-First)", "## Hierarchical Regions", "Inclusive %", "Exclusive %",
+                  "## Optimization Candidates"]:
+            self.assertIn(h, md)
+        self.assertTrue(md.endswith("\n") and not md.endswith("\n\n"))
+        self.assertIn("| Compute | 120.000 | 38.71% |", md)
+        self.assertIn("| `fusion.1` | `fusion` | compute | 1 | 60.000 | 100.000 | `n/a` | `n/a` |", md)
+        self.assertIn("| `fusion` | 1 | 1 | 60.000 | 100.00% | 60.000 | 100.00% |", md)
+        self.assertIn("### Communication appears dominant\nCommunication accounts for 19.4% of exclusive "
+                      "profiled duration.\n\nEvidence:\n- Communication share: 19.4%", md)
+        # top_k 2 → two region rows, two op rows
+        self.assertEqual(md.count("| `psum"), 0)
+
+
+class Fixtures(Base):
+    def test_f2_candidates(self):
+        d, _ = self.summary(fixtures.f2(), "f2", {"warmup_steps": 0, "hot_op_limit": 20,
+                                                  "breakdown_mode": "exclusive_global"})
+        tb = d["time_breakdown"]
+        self.assertEqual((tb["total_duration"], tb["compute"]["total_duration"], tb["communication"]["total_duration"],
+                          tb["host"]["total_duration"], tb["stall"]["total_duration"]), (100.0, 40.0, 10.0, 0.0, 50.0))
+        c = d["optimization_candidates"]
+        self.assertEqual([x["candidate_id"] for x in c], ["stall-heavy", "single-hot-op", "pre-op-gap"])
+        self.assertEqual(c[0]["evidence"], ["Stall share: 50.0%"])
+        self.assertEqual(c[1]["evidence"][0], "Top op: fusion.1")
+        self.assertEqual(c[1]["evidence"][2], "Top op share: 20.0%")
+        self.assertEqual(c[2]["evidence"][0], "Payload op with largest pre-gap: fusion.2")
+        self.assertIn("(40.0% of total", c[2]["rationale"])
+
+    def test_f3_regions(self):
+        d, _ = self.summary(fixtures.f3(), "f3", {"warmup_steps": 0, "hot_op_limit": 20})
+        paths = [r["path"] for r in d["hierarchical_regions"]]
+        self.assertIn("train_step", paths)
+        self.assertIn("_train_step", paths)
+        self.assertIn("_train_step=>apply_rotary_embedding=>linear_softmax_cross_entropy_loss_bwd", paths)
+        self.assertNotIn("_train_step=>apply_rotary_embedding", paths)
+        self.assertEqual(d["gap_before_ops"][0]["name"],
+                         "_linear_softmax_cross_entropy_loss_bwd_pallas_mosaic_tpu_combined.1")
+
+    def test_f7_evidence_over_100_percent(self):
+        d, _ = self.summary(fixtures.f7(), "f7", {"warmup_steps": 0})
+        c = [x for x in d["optimization_candidates"] if x["candidate_id"] == "pre-op-gap"][0]
+        self.assertIn("(290.3% of total", c["rationale"])
+        self.assertEqual(c["evidence"][1], "Observed first op after gap (marker): iota.296")
+
+    def test_f9_no_dominant(self):
+        d, _ = self.summary(fixtures.f9(), "f9", {"warmup_steps": 1, "hot_op_limit": 10})
+        self.assertEqual(d["step_time"]["all_steps"]["count"], 3)
+        self.assertEqual(d["step_time"]["steady_state_steps"]["count"], 2)
+        self.assertEqual(d["step_time"]["steady_state_steps"]["median"], 375.0)
+        self.assertEqual([c["collective"] for c in d["communication_ops"]], ["all-gather", "reduce-scatter"])
+        self.assertEqual([c["candidate_id"] for c in d["optimization_candidates"]], ["no-dominant-bottleneck"])
+        fam = [f["family"] for f in d["semantic_families"]]
+        self.assertIn("collective", fam)
+
+    def test_f10_numbers(self):
+        d, _ = self.summary(fixtures.f1([100, 110, 120, 130, 140, 150], 60, psum=False, threading=False),
+                            "f10", {"warmup_steps": 2})
+        self.assertEqual(d["time_breakdown"]["total_duration"], 270.0)
+
+    def test_empty_trace(self):
+        d, _ = self.summary({"traceEvents": []}, "empty")
+        self.assertEqual(d["trace_overview"]["num_complete_events"], 0)
+        self.assertIsNone(d["trace_overview"]["profile_start_ts"])
+        self.assertEqual(d["step_time"]["all_steps"], {"count": 0, "mean": None, "median": None, "p90": None,
+                                                       "min": None, "max": None})
+        self.assertEqual(d["step_time"]["classes"], [])
+        self.assertEqual(d["time_breakdown"]["total_duration"], 0.0)
+        for k in ["hot_ops", "semantic_families", "communication_ops", "gap_before_ops", "hierarchical_regions",
+                  "gap_region_contexts"]:
+            self.assertEqual(d[k], [])
+        c = d["optimization_candidates"]
+        self.assertEqual(len(c), 1)
+        self.assertEqual(c[0]["evidence"], ["Compute: 0.0%", "Communication: 0.0%", "Host: 0.0%", "Stall: 0.0%"])
+
+    def test_step_classes_light_heavy(self):
+        steps = [100, 100, 300, 100, 100, 300, 100, 100, 300, 100, 100, 300]
+        d, _ = self.summary(fixtures.f1(steps, 60), "lh", {"warmup_steps": 0})
+        cl = d["step_time"]["classes"]
+        self.assertEqual([c["name"] for c in cl], ["light", "heavy"])
+        self.assertEqual(cl[1]["count"], 4)
+        self.assertEqual(cl[1]["periodicity"], 3)
+        self.assertIsNone(cl[0]["periodicity"])
+        self.assertEqual(cl[0]["fraction_of_steady"], 8 / 12)
+
+    def test_v1_file_import(self):
+        d, _ = self.summary(fixtures.f1([100, 110, 120, 130, 140, 150], 60), "orig", {"warmup_steps": 2})
+        text = dumps(d)
+        p = self.td.write("made-elsewhere.json", text)
+        self.db.execute("SELECT profsum_import(?, 'v1')", (p,))
+        self.assertEqual(self.db.execute("SELECT profsum_summary_json('v1')").fetchone()[0], text)
+        with self.assertRaises(sqlite3.Error) as cm:
+            self.db.execute("SELECT profsum_summary_json('v1', '{\"hot_op_limit\": 3}')").fetchone()
+        self.assertIn("imported from a profile_summary.v1 file", str(cm.exception))
+        md = self.db.execute("SELECT profsum_report_md('v1')").fetchone()[0]
+        self.assertIn("## Top Ops", md)
+        hot = self.db.execute("SELECT name FROM profsum_hot_ops WHERE label='v1' ORDER BY rank").fetchall()
+        self.assertEqual(hot[0][0], "fusion.1")
+
+    def test_errors(self):
+        with self.assertRaises(sqlite3.Error) as cm:
+            self.db.execute("SELECT profsum_summary_json('nope')").fetchone()
+        self.assertIn("profsum_summary_json: no trace with label 'nope'", str(cm.exception))
+        self.summary(fixtures.f2(), "x")
+        with self.assertRaises(sqlite3.Error) as cm:
+            self.db.execute("SELECT profsum_summary_json('x', '{\"warmup_steps\": -1}')").fetchone()
+        self.assertIn("warmup_steps must be a non-negative integer", str(cm.exception))
+        with self.assertRaises(sqlite3.Error) as cm:
+            self.db.execute("SELECT profsum_summary_json(99)").fetchone()
+        self.assertIn("no trace with id 99", str(cm.exception))
+
+
+class Serialization(unittest.TestCase):
+    """profsum_json_pretty == Python json.dumps(indent=2, sort_keys=True)."""
+
+    def test_random_documents(self):
+        rnd = random.Random(7)
+        db = connect()
+
+        def value(depth):
+            k = rnd.randrange(9 if depth < 4 else 6)
+            if k == 0:
+                return None
+            if k == 1:
+                return rnd.random() < 0.5
+            if k == 2:
+                return rnd.randrange(-10 ** 12, 10 ** 12)
+            if k == 3:
+                return rnd.choice([0.0, -0.0, 1e16, 1e-5, 1e-4, 0.1, 1 / 3, 1e22, 5e-324, 1.7976931348623157e308,
+                                   123456789.0, 310.0, 0.1935483870967742, rnd.uniform(-1e6, 1e6),
+                                   math.ldexp(rnd.random(), rnd.randrange(-60, 60))])
+            if k in (4, 5):
+                return "".join(rnd.choice(["a", "Z", "\"", "\\", "\n", "\t", "\x01", "é", "\u20ac", "\U0001F600",
+                                           "/", " ", "\x7f"]) for _ in range(rnd.randrange(6)))
+            if k == 6:
+                return [value(depth + 1) for _ in range(rnd.randrange(4))]
+            return {"".join(rnd.choice("abcXY_é") for _ in range(rnd.randrange(1, 4))): value(depth + 1)
+                    for _ in range(rnd.randrange(4))}
+
+        for _ in range(400):
+            v = value(0)
+            text = json.dumps(v)
+            got = db.execute("SELECT profsum_json_pretty(?)", (text,)).fetchone()[0]
+            self.assertEqual(got, dumps(v))
+
+
+if __name__ == "__main__":
+    unittest.main()
