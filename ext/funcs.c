@@ -68,7 +68,9 @@
 ** SQLite steps the whole partition and then asks for the value once per row
 ** in ORDER BY order (checked with SQLite 3.40), so the first xValue computes
 ** §2 for the partition and the i-th xValue returns row i.  Rows whose ts or
-** dur is NULL, or whose dur <= 0, get NULL and take no part.  Ties in
+** dur is NULL, or whose dur < 0, get NULL and take no part; rows with dur
+** exactly 0 get 0 and take no part (a zero-length slice contains nothing
+** and adds nothing to its parent).  Ties in
 ** (ts, end) keep the ORDER BY order.  All-INTEGER input is computed exactly
 ** in int64 and gives INTEGER; if any non-NULL input is REAL the partition
 ** is computed in double, as the reference does, and gives REAL.  Running
@@ -1367,6 +1369,14 @@ static int exclRowValid(const ExclRow *r){
   return r->eDur==SQLITE_INTEGER ? r->dur.i>0 : r->dur.r>0.0;
 }
 
+/* True if row r is a zero-length slice (ts present, dur exactly 0): it
+** takes no part in nesting (it can contain nothing and adds nothing to
+** its parent) and its exclusive time is 0. */
+static int exclRowZero(const ExclRow *r){
+  if( r->eTs==SQLITE_NULL || r->eDur==SQLITE_NULL ) return 0;
+  return r->eDur==SQLITE_INTEGER ? r->dur.i==0 : r->dur.r==0.0;
+}
+
 /*
 ** Compute §2 for the collected partition and store each row's result in
 ** its ts field (eTs = result type, SQLITE_NULL for none).  SQLITE_OK or
@@ -1392,6 +1402,9 @@ static int exclCompute(ExclState *p){
       if( exclRowValid(r) ){
         r->ts.r = aOut[n++];
         r->eTs = SQLITE_FLOAT;
+      }else if( exclRowZero(r) ){
+        r->ts.r = 0.0;
+        r->eTs = SQLITE_FLOAT;
       }else{
         r->eTs = SQLITE_NULL;
       }
@@ -1413,6 +1426,9 @@ static int exclCompute(ExclState *p){
       ExclRow *r = &p->aRow[i];
       if( exclRowValid(r) ){
         r->ts.i = aOut[n++];
+        r->eTs = SQLITE_INTEGER;
+      }else if( exclRowZero(r) ){
+        r->ts.i = 0;
         r->eTs = SQLITE_INTEGER;
       }else{
         r->eTs = SQLITE_NULL;

@@ -174,6 +174,7 @@ int profsumParseInt(const char *z, int64_t n, int64_t *pOut);
 #define PROFSUM_NEED_TRACK  0x02   /* depth, parent_idx, excl */
 #define PROFSUM_NEED_NAMES  0x04   /* process/thread names from M events */
 #define PROFSUM_NEED_DIAG   0x08   /* track-level diagnostics */
+#define PROFSUM_NEED_EXCLNS 0x10   /* the excl column (ns-domain sweep) */
 
 /* Per-event results of the first pass, in file order (only events that
 ** need something: B, E and X rows when NEED_DUR/NEED_TRACK). */
@@ -183,6 +184,7 @@ typedef struct ProfsumTrackRec {
   profsum_ps ts;        /* start (exact ps) */
   int64_t dur;          /* duration in ps; -1 if none (E, unmatched B) */
   int64_t excl;         /* exclusive ps; -1 if not on a track */
+  int64_t exclNs;       /* exclusive time in the ns domain (see track.c) */
   int64_t parent;       /* parent entry index; -1 at roots / none */
   int32_t depth;        /* nesting depth; -1 if not on a track */
   int32_t trk;          /* track id (interned (pid,tid)) */

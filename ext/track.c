@@ -10,6 +10,10 @@
 **    end desc, file order); a stack sweep gives depth, parent and
 **    exclusive time = max(0, dur − Σ full durations of direct children).
 **    Partial overlaps are diagnostics.
+**  * The excl column (ns): the same sweep over the ns values the ts and dur
+**    columns show (floor of the exact ps), so that exclusive_time(ts, dur)
+**    over those rows gives exactly excl; slices shorter than 1 ns have
+**    excl 0.  excl_ps is the exact exclusive time.
 **  * Process and thread names from M events, wherever they appear (the
 **    last one for a pid / (pid, tid) wins).
 **  * Counts: entries, rows, X rows, X rows the summary accepts (§1.3);
@@ -366,6 +370,78 @@ static int nestTracks(Analyze *a){
   return SQLITE_OK;
 }
 
+/* Floor division of a by 1000. */
+static profsum_ps floorK(profsum_ps a){
+  profsum_ps q = a/1000;
+  if( a%1000 < 0 ) q -= 1;
+  return q;
+}
+
+typedef struct NsEnt { int64_t ts, end, idx; int32_t trk; ProfsumTrackRec *r; } NsEnt;
+
+/* (track, ts asc, end desc, file order) in the ns domain. */
+static int cmpNs(const void *pa, const void *pb){
+  const NsEnt *a = (const NsEnt*)pa, *b = (const NsEnt*)pb;
+  if( a->trk!=b->trk ) return a->trk<b->trk ? -1 : 1;
+  if( a->ts!=b->ts ) return a->ts<b->ts ? -1 : 1;
+  if( a->end!=b->end ) return a->end>b->end ? -1 : 1;
+  return a->idx<b->idx ? -1 : (a->idx>b->idx);
+}
+
+/* The ns-domain sweep for the excl column: slices of the track columns,
+** with ts and dur floored to ns as the columns show them. */
+static int nestTracksNs(Analyze *a){
+  ProfsumTrackInfo *p = a->pInfo;
+  int64_t i, n = 0, nStk = 0;
+  NsEnt *aE;
+  int64_t *aStk, *aChild;
+  profsum_ps base = floorK(a->origin);
+  for(i=0; i<p->nRec; i++){
+    ProfsumTrackRec *r = &p->aRec[i];
+    if( r->excl<0 ) continue;
+    if( r->dur/1000==0 ){ r->exclNs = 0; continue; }
+    n++;
+  }
+  if( n==0 ) return SQLITE_OK;
+  aE = sqlite3_malloc64(sizeof(NsEnt)*(sqlite3_uint64)n);
+  aStk = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)n);
+  aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)n);
+  if( !aE || !aStk || !aChild ){
+    sqlite3_free(aE); sqlite3_free(aStk); sqlite3_free(aChild);
+    return SQLITE_NOMEM;
+  }
+  n = 0;
+  for(i=0; i<p->nRec; i++){
+    ProfsumTrackRec *r = &p->aRec[i];
+    if( r->excl<0 || r->dur/1000==0 ) continue;
+    aE[n].ts = (int64_t)(floorK(a->origin + r->ts) - base);
+    aE[n].end = aE[n].ts + r->dur/1000;
+    aE[n].idx = r->idx;
+    aE[n].trk = r->trk;
+    aE[n].r = r;
+    n++;
+  }
+  qsort(aE, (size_t)n, sizeof(NsEnt), cmpNs);
+#define FINNS() do{ \
+    int64_t k_ = aStk[--nStk]; \
+    int64_t d_ = aE[k_].end - aE[k_].ts; \
+    int64_t ex_ = d_ - aChild[nStk]; \
+    aE[k_].r->exclNs = ex_>0 ? ex_ : 0; \
+    if( nStk>0 ) aChild[nStk-1] += d_; \
+  }while(0)
+  for(i=0; i<n; i++){
+    if( nStk>0 && aE[aStk[nStk-1]].trk!=aE[i].trk ){ while( nStk>0 ) FINNS(); }
+    while( nStk>0 && aE[i].ts >= aE[aStk[nStk-1]].end ) FINNS();
+    while( nStk>0 && aE[i].end > aE[aStk[nStk-1]].end ) FINNS();
+    aChild[nStk] = 0;
+    aStk[nStk++] = i;
+  }
+  while( nStk>0 ) FINNS();
+#undef FINNS
+  sqlite3_free(aE); sqlite3_free(aStk); sqlite3_free(aChild);
+  return SQLITE_OK;
+}
+
 /* Is the span a string equal to lit? (no escapes) */
 static int spanIs(const ProfsumSpan *s, const char *lit){
   size_t n = strlen(lit);
@@ -488,6 +564,7 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
       r->ts = (int64_t)rel;
       r->dur = ph=='X' ? (int64_t)ev->dur : -1;
       r->excl = -1;
+      r->exclNs = -1;
       r->parent = -1;
       r->depth = -1;
       r->trk = trk;
@@ -503,6 +580,7 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
     a.pInfo->nEntries = profsumScanEntries(pScan);
     if( wantRecs ) rc = pairBE(&a);
     if( rc==SQLITE_OK && wantX ) rc = nestTracks(&a);
+    if( rc==SQLITE_OK && (needs & PROFSUM_NEED_EXCLNS) ) rc = nestTracksNs(&a);
     if( rc==SQLITE_OK && a.xDiag ){
       int64_t aCap[2] = {1000000, 5000000};
       int k;

@@ -28,6 +28,7 @@
 **   0x04  track columns are needed (depth .. excl_ps)       → first pass
 **   0x08  process/thread names are needed                   → first pass
 **   0x10  known args keys are needed (tf_op .. group_id)
+**   0x20  the excl column is needed (a second, ns-domain sweep)
 ** A plain scan (count(*), or columns that need none of the above) streams
 ** the file once in constant memory.  Columns that need the whole file
 ** (B durations, names from M events anywhere, nesting) run a first pass
@@ -86,6 +87,7 @@
 #define PLAN_TRACK   0x04
 #define PLAN_NAMES   0x08
 #define PLAN_ARGKEYS 0x10
+#define PLAN_EXCLNS  0x20
 
 /* Most diagnostics listed per kind; the rest are counted in one row. */
 #define DIAG_PER_KIND 1000
@@ -213,6 +215,7 @@ static int traceBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *p){
     if( u & ((1ULL<<TEV_DEPTH)|(1ULL<<TEV_PARENT_IDX)|(1ULL<<TEV_EXCL)|(1ULL<<TEV_EXCL_PS)) ){
       plan |= PLAN_TRACK|PLAN_DUR;
     }
+    if( u & (1ULL<<TEV_EXCL) ) plan |= PLAN_EXCLNS;
     if( u & ((1ULL<<TEV_PROCESS_NAME)|(1ULL<<TEV_THREAD_NAME)) ) plan |= PLAN_NAMES;
     for(i=TEV_TF_OP; i<=TEV_GROUP_ID; i++) if( u & (1ULL<<i) ) plan |= PLAN_ARGKEYS;
   }
@@ -393,6 +396,7 @@ static int traceFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     if( idxNum & PLAN_DUR ) needs |= PROFSUM_NEED_DUR;
     if( idxNum & PLAN_TRACK ) needs |= PROFSUM_NEED_TRACK;
     if( idxNum & PLAN_NAMES ) needs |= PROFSUM_NEED_NAMES;
+    if( idxNum & PLAN_EXCLNS ) needs |= PROFSUM_NEED_EXCLNS;
     rc = profsumTrackAnalyze(pCur->zFunc, zPath, needs, 0, 0, &pCur->pInfo, &zErr);
     if( rc ){
       if( zErr ){ sqlite3_free(cur->pVtab->zErrMsg); cur->pVtab->zErrMsg = zErr; }
@@ -606,7 +610,7 @@ static int traceColumnEvents(TraceCursor *pCur, sqlite3_context *ctx, int i){
     case TEV_ARGS: resultArgs(pCur, ctx); break;
     case TEV_DEPTH: if( r && r->depth>=0 ) sqlite3_result_int64(ctx, r->depth); break;
     case TEV_PARENT_IDX: if( r && r->depth>0 ) sqlite3_result_int64(ctx, r->parent); break;
-    case TEV_EXCL: if( r && r->excl>=0 ) resultPs(ctx, r->excl, 1); break;
+    case TEV_EXCL: if( r && r->excl>=0 ) sqlite3_result_int64(ctx, r->exclNs); break;
     case TEV_EXCL_PS: if( r && r->excl>=0 ) sqlite3_result_int64(ctx, r->excl); break;
     case TEV_PATH: break;
     default: {

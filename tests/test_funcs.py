@@ -465,10 +465,11 @@ class ExclusiveTimeTest(FuncTestCase):
         self.assertEqual(self.excl(), {"parent": 60, "child": 30, "grandchild": 10})
 
     def test_null_and_non_positive_rows(self):
-        # They get NULL and do not take part (the parent keeps its time).
+        # They do not take part (the parent keeps its time); a zero-length
+        # slice has exclusive time 0, the others NULL.
         self.load([("p", 0, 100), ("zero", 10, 0), ("neg", 20, -5),
                    ("nots", None, 10), ("nodur", 30, None), ("c", 40, 10)])
-        self.assertEqual(self.excl(), {"p": 90, "zero": None, "neg": None,
+        self.assertEqual(self.excl(), {"p": 90, "zero": 0, "neg": None,
                                        "nots": None, "nodur": None, "c": 10})
 
     def test_partitions_are_independent(self):

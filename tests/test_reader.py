@@ -242,6 +242,30 @@ class Basics(unittest.TestCase):
                        "('partial_overlap','zero_duration')", p)
         self.assertEqual(d, [(5, "partial_overlap"), (8, "partial_overlap"), (9, "zero_duration")])
 
+    def test_exclusive_time_equals_excl(self):
+        # Picosecond-precision times, sub-ns slices, B/E slices, nesting and
+        # overlaps: exclusive_time(ts, dur) over the rows equals excl.
+        import random
+        rnd = random.Random(3)
+        parts = []
+        for t in range(3):
+            for i in range(300):
+                ts = rnd.randrange(0, 10**9) / 10**6
+                dur = rnd.choice([0.000001, 0.0005, rnd.randrange(1, 10**7) / 10**6])
+                parts.append('{"ph":"X","pid":1,"tid":%d,"name":"e","ts":%.6f,"dur":%.6f}' % (t, ts, dur))
+            parts.append('{"ph":"B","pid":1,"tid":%d,"name":"b","ts":1.0000005}' % t)
+            parts.append('{"ph":"E","pid":1,"tid":%d,"ts":900.0000015}' % t)
+        p = self.td.write("ps.json", "[" + ",".join(parts) + "]")
+        n, agree, sub = q(self.db, "SELECT count(*), sum(e = excl), sum(dur = 0) FROM (SELECT excl, dur, "
+                          "exclusive_time(ts, dur) OVER (PARTITION BY pid, tid ORDER BY idx ROWS BETWEEN "
+                          "UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS e FROM trace_events(?) "
+                          "WHERE excl IS NOT NULL)", p)[0]
+        self.assertEqual(n, 903)
+        self.assertEqual(agree, n)
+        self.assertGreater(sub, 0)
+        # excl_ps stays exact: the parent B slice loses the exact children.
+        self.assertEqual(q(self.db, "SELECT count(*) FROM trace_events(?) WHERE excl_ps < 0", p)[0][0], 0)
+
     def test_create_virtual_table_form(self):
         p = self.trace(F1_EVENTS)
         self.db.execute("CREATE VIRTUAL TABLE temp.t USING trace_events('%s')" % p.replace("'", "''"))
@@ -269,7 +293,8 @@ class Basics(unittest.TestCase):
         self.assertIn("INDEX 1:", plan("SELECT count(*) FROM trace_events(?)"))
         self.assertIn("INDEX 1:", plan("SELECT name, ts, args FROM trace_events(?)"))
         self.assertIn("INDEX 3:", plan("SELECT dur FROM trace_events(?)"))
-        self.assertIn("INDEX 7:", plan("SELECT excl FROM trace_events(?)"))
+        self.assertIn("INDEX 7:", plan("SELECT excl_ps FROM trace_events(?)"))
+        self.assertIn("INDEX 39:", plan("SELECT excl FROM trace_events(?)"))
         self.assertIn("INDEX 9:", plan("SELECT thread_name FROM trace_events(?)"))
         self.assertIn("INDEX 17:", plan("SELECT tf_op FROM trace_events(?)"))
 
