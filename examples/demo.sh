@@ -1,38 +1,38 @@
 #!/usr/bin/env bash
-# The main job on a generated example: make a TPU-shaped JAX trace (artifact
-# folder layout, as jax.profiler writes it) and query it with profsum in the
-# sqlite3 shell.  Run through `make demo`.
+# The main job on a generated example: make a TPU-shaped JAX trace in an
+# artifact folder (as jax.profiler writes it), import it into a database,
+# and write its profile_summary.v1 document and markdown report.
+# Run through `make demo`.  Outputs in examples/demo_out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=examples/demo_profile/plugins/profile/2026_01_01_00_00_00
-mkdir -p "$out"
-trace="$out/demo-host.trace.json.gz"
-if [ ! -f "$trace" ]; then
-  /usr/bin/python3 bench/gen_trace.py --size 2M --shape tpu --devices 2 --out "$trace" >/dev/null
-fi
-echo "== traces found under examples/demo_profile"
-sqlite3 -header -column :memory: -cmd '.load ./profsum' \
-  "SELECT path, host, session, size, format, picked FROM profsum_find_traces('examples/demo_profile');"
+prof=examples/demo_profile/plugins/profile/2026_01_01_00_00_00
+out=examples/demo_out
+mkdir -p "$prof" "$out"
+trace="$prof/demo-host.trace.json.gz"
+[ -f "$trace" ] || /usr/bin/python3 bench/gen_trace.py --size 2M --shape tpu --devices 2 --out "$trace" >/dev/null
+rm -f "$out/demo.db"
+sq() { sqlite3 "$@"; }
+sq "$out/demo.db" -cmd '.load ./profsum' \
+  "SELECT 'imported trace ' || profsum_import('examples/demo_profile', 'demo', '{\"warmup_steps\": 2}');" >/dev/null
+sq "$out/demo.db" -cmd '.load ./profsum' "SELECT profsum_summary_json('demo');" > "$out/summary.json"
+sq "$out/demo.db" -cmd '.load ./profsum' "SELECT profsum_report_md('demo', 10);" > "$out/report.md"
+echo "== wrote $out/summary.json ($(wc -c <"$out/summary.json") bytes), $out/report.md, $out/demo.db"
 echo
-echo "== rows per phase"
-sqlite3 -header -column :memory: -cmd '.load ./profsum' \
-  "SELECT ph, count(*) AS rows FROM trace_events('$trace') GROUP BY ph;"
+echo "== top 5 ops by exclusive time (µs)"
+sq -header -column "$out/demo.db" -cmd '.load ./profsum' \
+  "SELECT name, category, count, round(exclusive_duration, 3) AS excl_us FROM profsum_hot_ops
+   WHERE label = 'demo' ORDER BY rank LIMIT 5;"
 echo
-echo "== top 10 device ops by exclusive time (µs)"
-sqlite3 -header -column :memory: -cmd '.load ./profsum' "
-  SELECT name, count(*) AS n, round(sum(excl_ps)/1e6, 3) AS excl_us,
-         round(sum(dur_ps)/1e6, 3) AS total_us, classify_op(name) AS category
-  FROM trace_events('$trace')
-  WHERE ph = 'X' AND process_name LIKE '/device:%' AND thread_name = 'XLA Ops'
-  GROUP BY name ORDER BY sum(excl_ps) DESC, name LIMIT 10;"
+echo "== time breakdown"
+sq -header -column "$out/demo.db" -cmd '.load ./profsum' \
+  "SELECT category, round(total_duration, 3) AS us, round(100 * share_of_total, 1) AS pct
+   FROM profsum_breakdown WHERE label = 'demo' AND is_summary_mode ORDER BY total_duration DESC;"
 echo
-echo "== time per event category (µs, exclusive, per track)"
-sqlite3 -header -column :memory: -cmd '.load ./profsum' "
-  SELECT classify_op(name, process_name) AS category, round(sum(excl_ps)/1e6, 3) AS excl_us
-  FROM trace_events('$trace')
-  WHERE ph = 'X' AND excl_ps IS NOT NULL AND coalesce(thread_name, '') <> 'Steps'
-  GROUP BY 1 ORDER BY 2 DESC;"
+echo "== KPIs"
+sq -header -column "$out/demo.db" -cmd '.load ./profsum' \
+  "SELECT kpi, coalesce(device, '') AS device, round(value, 3) AS value, unit, band
+   FROM profsum_kpis WHERE label = 'demo' AND kind = 'kpi' ORDER BY kpi, device;"
 echo
-echo "== oddities met while reading"
-sqlite3 -header -column :memory: -cmd '.load ./profsum' "
-  SELECT kind, count(*) AS n FROM profsum_diagnostics('$trace') GROUP BY kind;"
+echo "== what to try next"
+sq "$out/demo.db" -cmd '.load ./profsum' \
+  "SELECT '- ' || title || ': ' || rationale FROM profsum_candidates WHERE label = 'demo' ORDER BY rank;"

@@ -1123,6 +1123,40 @@ static void summaryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }
 
+/* Append profsum's KPI section (after the reference's sections, so those
+** stay byte-compatible) when the trace has KPI rows.  Takes ownership of
+** zReport; returns the new text or 0 on OOM. */
+static char *appendKpis(sqlite3 *db, sqlite3_value *pTrace, char *zReport){
+  sqlite3_stmt *p = 0;
+  sqlite3_int64 id;
+  sqlite3_str *s;
+  int n = 0;
+  if( profsumResolveTrace(db, "main", pTrace, &id, 0)!=SQLITE_OK ) return zReport;
+  if( sqlite3_prepare_v2(db, "SELECT kind, kpi, device, value, unit, band, explanation "
+                         "FROM main.profsum_kpis WHERE trace_id=?1", -1, &p, 0)!=SQLITE_OK ){
+    return zReport;                  /* an older database without the view */
+  }
+  sqlite3_bind_int64(p, 1, id);
+  s = sqlite3_str_new(db);
+  sqlite3_str_appendall(s, zReport);
+  sqlite3_free(zReport);
+  while( sqlite3_step(p)==SQLITE_ROW ){
+    const char *zDev = (const char*)sqlite3_column_text(p, 2);
+    if( n++==0 ){
+      sqlite3_str_appendall(s, "\n## KPIs\n| Kind | KPI | Device | Value | Unit | Band | Explanation |\n"
+                               "|---|---|---|---:|---|---|---|\n");
+    }
+    sqlite3_str_appendf(s, "| %s | %s | %s | ", sqlite3_column_text(p, 0), sqlite3_column_text(p, 1),
+                        zDev ? zDev : "all");
+    if( sqlite3_column_type(p, 3)==SQLITE_NULL ) sqlite3_str_appendall(s, "n/a");
+    else sqlite3_str_appendf(s, "%.4g", sqlite3_column_double(p, 3));
+    sqlite3_str_appendf(s, " | %s | %s | %s |\n", sqlite3_column_text(p, 4), sqlite3_column_text(p, 5),
+                        sqlite3_column_text(p, 6));
+  }
+  sqlite3_finalize(p);
+  return sqlite3_str_finish(s);
+}
+
 /* profsum_report_md(trace [, top_k]) → the markdown report. */
 static void reportMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   ProfsumDoc *d = 0;
@@ -1139,6 +1173,8 @@ static void reportMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   if( callDoc(ctx, "profsum_report_md", argv[0], 0, &d) ) return;
   z = profsumDocReportMd(d, (int)topK);
   profsumDocFree(d);
+  if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
+  z = appendKpis(sqlite3_context_db_handle(ctx), argv[0], z);
   if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }

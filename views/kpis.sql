@@ -62,8 +62,9 @@ top_op AS (
 rows_ AS (
   SELECT trace_id, 'kpi' AS kind, 'device_utilization' AS kpi, device, v AS value, 'fraction' AS unit,
          CASE WHEN v IS NULL THEN 'unavailable' WHEN v > 0.8 THEN 'good' WHEN v >= 0.5 THEN 'warning' ELSE 'bad' END AS band,
-         printf('%s busy %.1f%% of the time between its first and last op%s',
-                coalesce(device, 'devices'), 100.0 * v,
+         printf('%s %.1f%% of the time between %s first and last op%s',
+                coalesce(device || ' busy', 'all devices busy'), 100.0 * v,
+                CASE WHEN device IS NULL THEN 'their' ELSE 'its' END,
                 CASE WHEN v < 0.8 THEN ': idle gaps, look for host-bound dispatch or synchronization' ELSE '' END) AS explanation
   FROM util
   UNION ALL
