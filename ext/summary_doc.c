@@ -786,7 +786,7 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
     }
     sqlite3_finalize(p); p = 0;
     if( rc==SQLITE_OK ){
-      qsort(a, (size_t)n, sizeof(HotOp), cmpHot);
+      if( n>1 ) qsort(a, (size_t)n, sizeof(HotOp), cmpHot);
       for(i=0; i<n && i<pK->hotOpLimit; i++){
         JNode *o = jObj();
         ProfsumSlice c = profsumCanonicalOp(a[i].zName, (int)strlen(a[i].zName));

@@ -1117,7 +1117,7 @@ static int scanElement(ProfsumScan *s, char **pzErr){
   u8 c = s->aBuf[s->iPos];
   rc = parseInWindow(s, c=='{' ? 0 : 1, &pStart, &pEnd, &sp, pzErr);
   if( rc<0 ) return -rc;
-  off = s->iBase + (pStart - s->aBuf);
+  off = s->iBase + (int64_t)s->iPos;      /* the entry starts at iPos (refills keep that) */
   if( rc==P_MORE ){
     char z[96];
     sqlite3_snprintf(sizeof(z), z, "the data ends inside entry %lld; it is dropped",

@@ -385,7 +385,7 @@ static int traceFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
       }
       if( pCur->diag.oom ) return SQLITE_NOMEM;
     }
-    qsort(pCur->diag.a, (size_t)pCur->diag.n, sizeof(DiagRow), cmpDiag);
+    if( pCur->diag.n>1 ) qsort(pCur->diag.a, (size_t)pCur->diag.n, sizeof(DiagRow), cmpDiag);
     profsumTrackFree(pCur->pInfo);
     pCur->pInfo = 0;
     pCur->eof = pCur->diag.n==0;

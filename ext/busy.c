@@ -1,0 +1,214 @@
+/*
+** busy.c — run a write function's body as one atomic write on a database
+** that other connections and processes write at the same time: WAL, write
+** lock first, bounded retry of SQLITE_BUSY / SQLITE_BUSY_SNAPSHOT.  The
+** rules (which states can be retried and why) are in busy.h.
+**
+** Usage from a write function (see ext/compare.c):
+**
+**   rc = profsumWriteRun(db, "main", myBody, &myState, &zErr);
+**
+** Limitations: the retry loop sleeps in the calling thread (sqlite3_sleep),
+** so a write function waits at most the busy budget; a body must be
+** restartable (it may run several times; only its last run's changes are
+** kept).
+*/
+#include "profsum_int.h"
+#include "busy.h"
+
+#include <string.h>
+#include <time.h>
+
+/* Monotonic clock in milliseconds. */
+static sqlite3_int64 nowMs(void){
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (sqlite3_int64)ts.tv_sec*1000 + ts.tv_nsec/1000000;
+}
+
+/* True when rc (primary or extended) is a busy code worth retrying. */
+static int isBusy(int rc){ return (rc & 0xff)==SQLITE_BUSY; }
+
+/* The extended code for a failure rc just returned by a call on db: the
+** connection's extended error code when it agrees with rc's primary code
+** (sqlite3_exec returns primary codes unless extended codes are on). */
+static int extendedRc(sqlite3 *db, int rc){
+  int x = sqlite3_extended_errcode(db);
+  if( (x & 0xff)==(rc & 0xff) ) return x;
+  return rc;
+}
+
+/* See busy.h. */
+sqlite3_int64 profsumBusyBudgetMs(sqlite3 *db){
+  sqlite3_stmt *p = 0;
+  sqlite3_int64 ms = 0;
+  if( sqlite3_prepare_v2(db, "PRAGMA busy_timeout", -1, &p, 0)==SQLITE_OK
+   && sqlite3_step(p)==SQLITE_ROW ){
+    ms = sqlite3_column_int64(p, 0);
+  }
+  sqlite3_finalize(p);
+  return ms>0 ? ms : PROFSUM_BUSY_DEFAULT_MS;
+}
+
+/*
+** Sleep before retry number nTry (0-based): 1 ms doubling up to 64 ms, plus
+** up to the same amount of random jitter so that processes that collided
+** do not retry in lock step; never past the deadline.  Returns 0 when the
+** deadline has passed (no sleep), 1 after sleeping.
+*/
+static int backoff(int nTry, sqlite3_int64 deadline){
+  sqlite3_int64 left = deadline - nowMs();
+  int base = nTry>=6 ? 64 : (1<<nTry);
+  unsigned int r = 0;
+  int ms;
+  if( left<=0 ) return 0;
+  sqlite3_randomness((int)sizeof(r), &r);
+  ms = base + (int)(r % (unsigned)base);
+  if( ms>left ) ms = (int)left;
+  sqlite3_sleep(ms);
+  return 1;
+}
+
+/* Run one SQL text, ignoring its result rows; returns the extended code. */
+static int execX(sqlite3 *db, const char *zSql){
+  int rc = sqlite3_exec(db, zSql, 0, 0, 0);
+  return rc ? extendedRc(db, rc) : SQLITE_OK;
+}
+
+/* See busy.h. */
+int profsumEnsureWal(sqlite3 *db, const char *zSchema){
+  const char *zFile;
+  sqlite3_stmt *p = 0;
+  char *z;
+  int isWal = 0, rc;
+  if( !sqlite3_get_autocommit(db) || sqlite3_txn_state(db, 0)!=SQLITE_TXN_NONE ) return SQLITE_OK;
+  zFile = sqlite3_db_filename(db, zSchema);
+  if( zFile==0 || zFile[0]==0 ) return SQLITE_OK;           /* :memory:, temp */
+  if( sqlite3_db_readonly(db, zSchema)!=0 ) return SQLITE_OK;
+  z = sqlite3_mprintf("PRAGMA \"%w\".journal_mode", zSchema);
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+  sqlite3_free(z);
+  if( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
+    const char *zMode = (const char*)sqlite3_column_text(p, 0);
+    isWal = zMode && sqlite3_stricmp(zMode, "wal")==0;
+  }
+  sqlite3_finalize(p);
+  if( isWal ) return SQLITE_OK;
+  z = sqlite3_mprintf("PRAGMA \"%w\".journal_mode=WAL", zSchema);
+  if( z==0 ) return SQLITE_NOMEM;
+  sqlite3_exec(db, z, 0, 0, 0);          /* best effort: see busy.h */
+  sqlite3_free(z);
+  return SQLITE_OK;
+}
+
+/* Message for a spent budget. */
+static char *budgetMsg(sqlite3_int64 budget){
+  return sqlite3_mprintf("the database stayed busy (written by other connections) for %lld ms, "
+                         "the busy budget (set it with sqlite3_busy_timeout or .timeout); "
+                         "nothing was written", (long long)budget);
+}
+
+/*
+** Case 1 of busy.h: standalone statement.  BEGIN IMMEDIATE, SAVEPOINT, body,
+** RELEASE, COMMIT; any busy code restarts the whole attempt.
+*/
+static int runStandalone(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody,
+                         void *pArg, char **pzErr, sqlite3_int64 budget){
+  sqlite3_int64 deadline = nowMs() + budget;
+  int nTry = 0, rc;
+  rc = profsumEnsureWal(db, zSchema);
+  if( rc ) return rc;
+  for(;;){
+    char *zErr = 0;
+    rc = execX(db, "BEGIN IMMEDIATE");
+    if( rc==SQLITE_OK ){
+      rc = execX(db, "SAVEPOINT profsum_write");
+      if( rc==SQLITE_OK ){
+        rc = xBody(db, pArg, &zErr);
+        if( rc==SQLITE_OK ){
+          rc = execX(db, "RELEASE profsum_write");
+        }else{
+          if( isBusy(rc) ) rc = extendedRc(db, rc);
+          execX(db, "ROLLBACK TO profsum_write");
+          execX(db, "RELEASE profsum_write");
+        }
+      }
+      if( rc==SQLITE_OK ){
+        /* A busy COMMIT leaves the transaction open: retry the COMMIT. */
+        int nCommit = 0;
+        while( isBusy(rc = execX(db, "COMMIT")) && backoff(nCommit++, deadline) ){}
+        if( rc==SQLITE_OK ) return SQLITE_OK;
+      }
+      if( !sqlite3_get_autocommit(db) ) execX(db, "ROLLBACK");
+    }
+    if( !isBusy(rc) ){
+      if( zErr ){ *pzErr = zErr; zErr = 0; }
+      else if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf("%s", sqlite3_errstr(rc));
+      return rc;
+    }
+    sqlite3_free(zErr);
+    if( !backoff(nTry++, deadline) ){
+      *pzErr = budgetMsg(budget);
+      return SQLITE_BUSY;
+    }
+  }
+}
+
+/*
+** Case 2 of busy.h: the caller owns the transaction or the snapshot.  The
+** body runs inside a SAVEPOINT; plain SQLITE_BUSY is retried within the
+** budget, a stale snapshot is reported.
+*/
+static int runNested(sqlite3 *db, ProfsumWriteBody xBody, void *pArg, char **pzErr,
+                     sqlite3_int64 budget){
+  sqlite3_int64 deadline = nowMs() + budget;
+  int nTry = 0, rc;
+  for(;;){
+    char *zErr = 0;
+    rc = execX(db, "SAVEPOINT profsum_write");
+    if( rc==SQLITE_OK ){
+      rc = xBody(db, pArg, &zErr);
+      if( rc==SQLITE_OK ){
+        /* RELEASE commits when the savepoint began the transaction; a busy
+        ** RELEASE keeps the savepoint: retry it. */
+        int nRel = 0;
+        while( isBusy(rc = execX(db, "RELEASE profsum_write")) && backoff(nRel++, deadline) ){}
+        if( rc==SQLITE_OK ) return SQLITE_OK;
+      }else if( isBusy(rc) ){
+        rc = extendedRc(db, rc);
+      }
+      execX(db, "ROLLBACK TO profsum_write");
+      execX(db, "RELEASE profsum_write");
+    }
+    if( rc==SQLITE_BUSY_SNAPSHOT ){
+      sqlite3_free(zErr);
+      *pzErr = sqlite3_mprintf("another connection wrote to the database after the calling "
+          "statement started reading it (SQLITE_BUSY_SNAPSHOT), and a write cannot move the "
+          "statement's snapshot forward; call the function in a statement of its own "
+          "(SELECT f(...); not inside BEGIN ... COMMIT nor in a query that reads tables); "
+          "nothing was written");
+      return rc;
+    }
+    if( !isBusy(rc) ){
+      if( zErr ){ *pzErr = zErr; zErr = 0; }
+      else if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf("%s", sqlite3_errstr(rc));
+      return rc;
+    }
+    sqlite3_free(zErr);
+    if( !backoff(nTry++, deadline) ){
+      *pzErr = budgetMsg(budget);
+      return SQLITE_BUSY;
+    }
+  }
+}
+
+/* See busy.h. */
+int profsumWriteRun(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody,
+                    void *pArg, char **pzErr){
+  sqlite3_int64 budget = profsumBusyBudgetMs(db);
+  if( sqlite3_get_autocommit(db) && sqlite3_txn_state(db, 0)==SQLITE_TXN_NONE ){
+    return runStandalone(db, zSchema, xBody, pArg, pzErr, budget);
+  }
+  return runNested(db, xBody, pArg, pzErr, budget);
+}

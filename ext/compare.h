@@ -1,0 +1,93 @@
+/*
+** compare.h — before/after comparison, regression tracking, the history
+** table and the comparison bundle (compare.c).
+**
+** Semantics: ../shared/reference/summary-v1-tools-spec.md §3 (compare),
+** §4 (tracking: thresholds, record, JSONL history, history summary) and §6
+** (bundle).  Documents are JSON trees (jsontree.h) of profile_summary.v1,
+** as profsumDocRoot() returns them.
+**
+** Conventions: SQLite's allocator only; returned trees are freed with
+** jFree(), returned strings with sqlite3_free().  Functions returning a
+** tree return 0 only when out of memory.  Nothing keeps state between calls.
+*/
+#ifndef PROFSUM_COMPARE_H
+#define PROFSUM_COMPARE_H
+
+#include "profsum_int.h"
+#include "jsontree.h"
+
+/* Default top_k of compare, track and bundle (tools-spec §1). */
+#define PROFSUM_COMPARE_TOP_K 10
+
+/* The thresholds of tools-spec §4.1 (percent units for the first two,
+** absolute share units for the last two). */
+typedef struct ProfsumThresholds {
+  double medianPct;   /* max_step_median_regression_pct (5.0) */
+  double p90Pct;      /* max_step_p90_regression_pct (10.0) */
+  double commAbs;     /* max_communication_share_regression_abs (0.05) */
+  double stallAbs;    /* max_stall_share_regression_abs (0.05) */
+} ProfsumThresholds;
+
+/* Set *pT to the defaults 5.0, 10.0, 0.05, 0.05. */
+void profsumThresholdsInit(ProfsumThresholds *pT);
+
+/*
+** Apply a thresholds JSON object (the keys of the track CLI flags without
+** dashes: max_step_median_regression_pct, max_step_p90_regression_pct,
+** max_communication_share_regression_abs, max_stall_share_regression_abs)
+** to *pT.  pObj is a parsed tree.  Keys present override; a value that is
+** not an object, an unknown key, or a value that is not a finite JSON
+** number is an error: then *pT is unchanged and *pzErr is a message
+** (sqlite3_malloc'd) starting with zWhat (e.g. "thresholds_json").
+*/
+int profsumThresholdsApply(const JNode *pObj, const char *zWhat,
+                           ProfsumThresholds *pT, char **pzErr);
+
+/*
+** compare_profile_summaries(before, after, top_k) of tools-spec §3: a new
+** tree with before_source, after_source, provenance_checks, step_time,
+** step_classes, time_breakdown_share_delta, semantic_family_delta,
+** regressed_ops and improved_ops.  Reads the documents leniently (a missing
+** member is null); numbers keep Python's int/float distinction (int − int
+** is an int).  topK < 0 is treated as 0.
+*/
+JNode *profsumCompareDocs(const JNode *pBefore, const JNode *pAfter, int topK);
+
+/*
+** assess_profile_regression() of tools-spec §4.1: {status, failures,
+** warnings, metrics, comparison} with its own comparison.
+*/
+JNode *profsumAssess(const JNode *pBefore, const JNode *pAfter,
+                     const ProfsumThresholds *pT, int topK);
+
+/*
+** make_regression_record() of tools-spec §4.2: {recorded_at_utc, label,
+** before, after, assessment}.  Takes ownership of pAssessment (also on
+** failure).  zLabel 0 → null.  zRecordedAt: the UTC time text.
+*/
+JNode *profsumMakeRecord(const JNode *pBefore, const JNode *pAfter,
+                         JNode *pAssessment, const char *zLabel,
+                         const char *zRecordedAt);
+
+/*
+** Compact JSON as Python's json.dumps(obj, sort_keys=True) writes it (", "
+** and ": " separators, ensure_ascii, float repr): one JSONL history line,
+** without the newline.  Returns 0 when out of memory.
+*/
+char *profsumJsonCompact(const JNode *p);
+
+/*
+** The current UTC time as Python's datetime.now(UTC).isoformat() with
+** "+00:00" replaced by "Z" (microseconds, omitted when exactly 0), into
+** zBuf of nBuf (>= 32) bytes.
+*/
+void profsumNowIso(char *zBuf, int nBuf);
+
+/*
+** Register profsum_compare_json, profsum_track, profsum_history_import,
+** profsum_history_export, profsum_history_summary_json and profsum_bundle.
+*/
+int profsumRegisterCompare(sqlite3 *db, char **pzErr);
+
+#endif /* PROFSUM_COMPARE_H */
