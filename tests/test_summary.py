@@ -212,6 +212,34 @@ class Fixtures(Base):
         self.assertEqual(len(c), 1)
         self.assertEqual(c[0]["evidence"], ["Compute: 0.0%", "Communication: 0.0%", "Host: 0.0%", "Stall: 0.0%"])
 
+    def test_host_only_trace(self):
+        ev = [{"ph": "M", "pid": 7, "name": "process_name", "args": {"name": "/host:CPU"}},
+              {"ph": "M", "pid": 7, "tid": 1, "name": "thread_name", "args": {"name": "python"}},
+              {"ph": "X", "pid": 7, "tid": 1, "name": "train", "ts": 0, "dur": 100, "args": {"step_num": 0}},
+              {"ph": "X", "pid": 7, "tid": 1, "name": "input_pipeline", "ts": 10, "dur": 30},
+              {"ph": "X", "pid": 7, "tid": 1, "name": "train", "ts": 100, "dur": 120, "args": {"step_num": 1}}]
+        d, _ = self.summary({"traceEvents": ev}, "host", {"warmup_steps": 0})
+        tb = d["time_breakdown"]
+        self.assertEqual((tb["total_duration"], tb["host"]["total_duration"], tb["compute"]["total_duration"]),
+                         (220.0, 220.0, 0.0))
+        self.assertEqual(d["hot_ops"], [])
+        self.assertEqual(d["step_time"]["all_steps"]["count"], 2)
+        self.assertEqual([c["candidate_id"] for c in d["optimization_candidates"]], ["no-dominant-bottleneck"])
+
+    def test_suspected_truncation(self):
+        import gzip
+        one = b'{"ph":"X","pid":1,"tid":2,"name":"a","ts":%d,"dur":1},'
+        body = b"".join(one % i for i in range(1000000))[:-1]
+        data = b'{"traceEvents":[' + body + b']}'
+        p = self.td.write("cap.json.gz", gzip.compress(data, 1))
+        self.db.execute("SELECT profsum_import(?, 'cap')", (p,))
+        d = json.loads(self.db.execute("SELECT profsum_summary_json('cap')").fetchone()[0])
+        ov = d["trace_overview"]
+        self.assertTrue(ov["suspected_truncation"])
+        self.assertEqual(ov["num_complete_events"], 1000000)
+        self.assertEqual(ov["quality_warnings"], ["Trace contains exactly 1,000,000 complete events; this often "
+                                                  "indicates export truncation at a collector cap."])
+
     def test_step_classes_light_heavy(self):
         steps = [100, 100, 300, 100, 100, 300, 100, 100, 300, 100, 100, 300]
         d, _ = self.summary(fixtures.f1(steps, 60), "lh", {"warmup_steps": 0})
