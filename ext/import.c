@@ -387,12 +387,17 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     zErr = sqlite3_mprintf(FN ": the label must not be empty");
     rc = SQLITE_ERROR; goto done;
   }
-  rc = profsumSha256File(zTrace, zSha, &size, &zErr);
-  if( rc ){
-    char *z = sqlite3_mprintf(FN ": %s", zErr ? zErr : sqlite3_errstr(rc));
-    sqlite3_free(zErr);
-    zErr = z;
-    goto done;
+  if( isV1 ){
+    /* A trace is hashed while the engine reads it; a v1 file here. */
+    rc = profsumSha256File(zTrace, zSha, &size, &zErr);
+    if( rc ){
+      char *z = sqlite3_mprintf(FN ": %s", zErr ? zErr : sqlite3_errstr(rc));
+      sqlite3_free(zErr);
+      zErr = z;
+      goto done;
+    }
+  }else{
+    zSha[0] = 0;
   }
   nowIso(zNow, sizeof(zNow));
   zOptsJson = sqlite3_mprintf("{\"breakdown_mode\":\"%s\",\"hot_op_limit\":%d,\"series\":%s%s%s,"
@@ -468,8 +473,8 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     sqlite3_bind_text(p, 3, zSource, -1, SQLITE_STATIC);
     sqlite3_bind_text(p, 4, zTrace, -1, SQLITE_STATIC);
     sqlite3_bind_text(p, 5, isV1 ? "profile_summary_v1" : "perfetto_trace_json", -1, SQLITE_STATIC);
-    sqlite3_bind_text(p, 6, zSha, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(p, 7, size);
+    if( zSha[0] ) sqlite3_bind_text(p, 6, zSha, -1, SQLITE_STATIC);
+    if( isV1 ) sqlite3_bind_int64(p, 7, size);
     sqlite3_bind_text(p, 8, zNow, -1, SQLITE_STATIC);
     sqlite3_bind_text(p, 9, zOptsJson, -1, SQLITE_STATIC);
     sqlite3_bind_text(p, 10, PROFSUM_VERSION, -1, SQLITE_STATIC);
@@ -499,6 +504,9 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     if( rc ) goto done;
   }else{
     rc = profsumEngineRun(db, o.zSchema, traceId, FN, zTrace, &info, &zErr);
+    if( rc ) goto done;
+    rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET sha256=%Q, size=%lld WHERE trace_id=%lld",
+               o.zSchema, info.zSha256, (long long)info.nFileBytes, (long long)traceId);
     if( rc ) goto done;
     /* Extra quality warnings. */
     if( zRefPick && strcmp(zRefPick, zTrace)!=0 ){

@@ -32,6 +32,13 @@ int profsumSrcOpenMem(const unsigned char *a, size_t n, const char *zName,
 int profsumSrcRead(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
                    size_t *pnGot, char **pzErr);
 int profsumSrcIsGzip(ProfsumSrc *p);
+
+/* Hash the raw file bytes (SHA-256) as they are read.  Call before the
+** first profsumSrcRead().  After the data was read to its end,
+** profsumSrcHashHex() writes the 64 hex digits (+NUL) of the whole file
+** (bytes the reader did not need are read and hashed then). */
+int profsumSrcHashInit(ProfsumSrc *p);
+int profsumSrcHashHex(ProfsumSrc *p, char *zHex);
 int64_t profsumSrcFileSize(ProfsumSrc *p);   /* bytes on disk */
 int64_t profsumSrcRawPos(ProfsumSrc *p);     /* raw bytes consumed */
 const char *profsumSrcPath(ProfsumSrc *p);

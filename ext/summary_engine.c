@@ -203,6 +203,8 @@ typedef struct Engine {
   profsum_ps tsMin, endMax; int hasRange;
   int64_t nEntries;
   char *zUnit;          /* displayTimeUnit */
+  char zSha[65];        /* SHA-256 of the file, hex (empty until read) */
+  int64_t nFileBytes;
   /* diagnostics */
   struct { const char *zKind; int64_t n; } aKind[48];
   int nKind;
@@ -418,6 +420,9 @@ static int engRead(Engine *e, const char *zPath){
     sqlite3_free(zErr);
     return rc;
   }
+  rc = profsumSrcHashInit(pSrc);
+  if( rc ){ profsumSrcClose(pSrc); return rc; }
+  e->nFileBytes = profsumSrcFileSize(pSrc);
   rc = profsumScanOpen(pSrc, e->zFunc, PROFSUM_SCAN_ARGKEYS, engDiag, e, &pScan, &zErr);
   while( rc==SQLITE_OK ){
     char ph;
@@ -447,7 +452,8 @@ static int engRead(Engine *e, const char *zPath){
   sqlite3_free(pB);
   if( rc==SQLITE_DONE ){
     const char *zU = profsumScanDisplayTimeUnit(pScan);
-    rc = SQLITE_OK;
+    rc = profsumSrcHashHex(profsumScanSrc(pScan), e->zSha);
+    if( rc ) engErr(e, rc, "'%s': cannot read the file to its end for its SHA-256", zPath);
     e->nEntries = profsumScanEntries(pScan);
     if( zU ){
       e->zUnit = sqlite3_mprintf("%s", zU);
@@ -1559,6 +1565,8 @@ int profsumEngineRun(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
   pInfo->nRejectedByRef = e.nRejected;
   pInfo->iFirstRejected = e.iFirstRejected;
   pInfo->zFirstRejectedKind = e.zFirstRejected;
+  memcpy(pInfo->zSha256, e.zSha, sizeof(e.zSha));
+  pInfo->nFileBytes = e.nFileBytes;
   sqlite3_finalize(e.pDiagIns);
   spFree(&e.pool);
   sqlite3_free(e.aEv);

@@ -449,8 +449,14 @@ static void checkTrackInfo(const ProfsumTrackInfo *p){
         fail("record %lld: excl %lld, dur %lld", (long long)r->idx, (long long)r->excl,
              (long long)r->dur);
       }
+      /* The ns-domain sweep (excl column): within the floored duration. */
+      if( r->exclNs<0 || r->exclNs>r->dur/1000 ){
+        fail("record %lld: exclNs %lld, dur %lld ps", (long long)r->idx,
+             (long long)r->exclNs, (long long)r->dur);
+      }
     }else{
       if( r->excl!=-1 ) fail("record off track with excl %lld", (long long)r->excl);
+      if( r->exclNs!=-1 ) fail("record off track with exclNs %lld", (long long)r->exclNs);
     }
     if( r->depth>0 ){
       const ProfsumTrackRec *q = findRec(p, r->parent);
@@ -472,7 +478,7 @@ static int sameRecs(const ProfsumTrackInfo *a, const ProfsumTrackInfo *b){
   for(i=0; i<a->nRec; i++){
     const ProfsumTrackRec *x = &a->aRec[i], *y = &b->aRec[i];
     if( x->idx!=y->idx || x->iOffset!=y->iOffset || x->ts!=y->ts || x->dur!=y->dur
-     || x->excl!=y->excl || x->parent!=y->parent || x->depth!=y->depth
+     || x->excl!=y->excl || x->exclNs!=y->exclNs || x->parent!=y->parent || x->depth!=y->depth
      || x->trk!=y->trk || x->nameHash!=y->nameHash || x->ph!=y->ph ) return 0;
   }
   return a->nEntries==b->nEntries && a->nRows==b->nRows && a->nX==b->nX
@@ -498,7 +504,7 @@ static void firstPass(const uint8_t *data, size_t size, const ScanSummary *pMem,
   char *zErrA = 0, *zErrB = 0;
   DiagCtx dA, dB;
   int rcA, rcB;
-  unsigned needs = PROFSUM_NEED_DUR|PROFSUM_NEED_TRACK|PROFSUM_NEED_NAMES;
+  unsigned needs = PROFSUM_NEED_DUR|PROFSUM_NEED_TRACK|PROFSUM_NEED_NAMES|PROFSUM_NEED_EXCLNS;
   writeFile(data, size);
   memset(&dA, 0, sizeof(dA));
   dA.h = 1469598103934665603ULL;

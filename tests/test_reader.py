@@ -428,3 +428,51 @@ class Errors(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Threads(unittest.TestCase):
+    """A large gzip file is inflated by a producer thread; the rows, the
+    numbers and the SHA-256 are the same as without it."""
+
+    def test_same_results_with_and_without_thread(self):
+        import hashlib
+        import subprocess
+        import sys
+        with TempDir() as td:
+            path = os.path.join(td.path, "big.json.gz")
+            subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen_trace.py"), "--size", "24M",
+                            "--shape", "tpu", "--devices", "2", "--out", path], check=True,
+                           stdout=subprocess.DEVNULL)
+            self.assertGreater(os.path.getsize(path), 2 * 1024 * 1024)
+            results = []
+            for threads in ("1", "0"):
+                os.environ["PROFSUM_THREADS"] = threads
+                try:
+                    db = connect(os.path.join(td.path, "t%s.db" % threads))
+                    r = db.execute("SELECT count(*), sum(dur_ps), sum(excl_ps), sum(excl), max(idx) "
+                                   "FROM trace_events(?)", (path,)).fetchone()
+                    db.execute("SELECT profsum_import(?, 'big')", (path,))
+                    sha, size = db.execute("SELECT sha256, size FROM profsum_trace").fetchone()
+                    doc = db.execute("SELECT profsum_summary_json('big')").fetchone()[0]
+                    db.close()
+                finally:
+                    del os.environ["PROFSUM_THREADS"]
+                results.append((r, sha, size, json.loads(doc)["time_breakdown"]))
+            self.assertEqual(results[0], results[1])
+            data = open(path, "rb").read()
+            self.assertEqual(results[0][1], hashlib.sha256(data).hexdigest())
+            self.assertEqual(results[0][2], len(data))
+
+    def test_truncated_big_gzip_error_after_the_good_rows(self):
+        import subprocess
+        import sys
+        with TempDir() as td:
+            path = os.path.join(td.path, "big.json.gz")
+            subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen_trace.py"), "--size", "24M",
+                            "--shape", "tpu", "--out", path], check=True, stdout=subprocess.DEVNULL)
+            data = open(path, "rb").read()
+            cut = td.write("cut.json.gz", data[:len(data) * 3 // 4])
+            db = connect()
+            with self.assertRaises(sqlite3.Error) as cm:
+                db.execute("SELECT count(*) FROM trace_events(?)", (cut,)).fetchone()
+            self.assertIn("truncated gzip data at byte %d" % (len(data) * 3 // 4), str(cm.exception))

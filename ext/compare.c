@@ -1,0 +1,1995 @@
+/*
+** compare.c — compare a before/after pair of imported traces, track the
+** result into a regression history kept in the database, read and write
+** the reference tool's JSONL history, and write the comparison bundle.
+**
+**   SELECT profsum_compare_json('baseline', 'candidate');          -- tools-spec §3
+**   SELECT profsum_compare_json(1, 2, 5);                           -- top_k 5
+**   SELECT profsum_track('baseline', 'candidate', 'ci-1234');       -- §4.1/§4.2
+**   SELECT profsum_track(1, 2, NULL, '{"max_step_median_regression_pct": 2}');
+**   SELECT profsum_history_summary_json();                          -- §4.3 (tail 20)
+**   SELECT profsum_history_import('history.jsonl');                 -- → records read
+**   SELECT profsum_history_export('history.jsonl');                 -- → records written
+**   SELECT profsum_bundle('baseline', 'candidate', 'out/cmp',
+**                         '{"label": "x", "history": true}');       -- §6 → manifest
+**
+** Semantics: ../shared/reference/summary-v1-tools-spec.md §3, §4, §6.  The
+** documents compared are profile_summary.v1 trees built by summary_doc.c
+** with each trace's own stored knobs; every JSON result is byte-exact
+** Python json.dumps(indent=2, sort_keys=True) (jsontree.c), every history
+** line is json.dumps(sort_keys=True).
+**
+** The history lives in the table profsum_history_record (sql/schema.sql):
+** one row per tracked pair, per bundle with "history": true, per imported
+** JSONL line; record_json holds the §4.2 record as its JSONL line.
+**
+** Write functions (profsum_track, profsum_history_import, profsum_bundle)
+** are SQLITE_DIRECTONLY (they write tables and files: never from a view or
+** trigger of an untrusted database) and run their database writes through
+** profsumWriteRun() (busy.c): one SAVEPOINT, write lock first, bounded
+** retry of SQLITE_BUSY/SQLITE_BUSY_SNAPSHOT; on error nothing is written.
+** profsum_history_export writes a file: DIRECTONLY too.  The readers
+** (profsum_compare_json, profsum_history_summary_json) read tables only.
+**
+** Files are written atomically: a temporary file in the target directory,
+** fsync, rename.  Limitations: JSON integers beyond int64 are read as
+** floats; JSONL lines are split at '\n' (a "\r\n" ending is trimmed);
+** history files larger than 1 GiB are refused.
+*/
+#include "profsum_int.h"
+#include "compare.h"
+#include "busy.h"
+#include "jsontree.h"
+#include "summary_doc.h"
+#include "funcs.h"
+#include "schema_sql.h"       /* generated from sql/ and views/ by the Makefile */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ================================================================== */
+/* JSON helpers                                                        */
+/* ================================================================== */
+
+/* Deep copy of p (0 → a null node).  Returns 0 when out of memory. */
+static JNode *jClone(const JNode *p){
+  JNode *c;
+  int i;
+  if( p==0 ) return jNull();
+  switch( p->type ){
+    case JT_TRUE:   return jBool(1);
+    case JT_FALSE:  return jBool(0);
+    case JT_INT:    return jInt(p->i);
+    case JT_REAL:   return jReal(p->r);
+    case JT_STRING: return jStr(p->z, p->n);
+    case JT_ARRAY:
+      c = jArr();
+      for(i=0; c && i<p->nChild; i++) jPush(c, jClone(p->a[i]));
+      if( c && c->oom ){ jFree(c); return 0; }
+      return c;
+    case JT_OBJECT:
+      c = jObj();
+      for(i=0; c && i<p->nChild; i++) jSet(c, p->a[i]->zKey, jClone(p->a[i]));
+      if( c && c->oom ){ jFree(c); return 0; }
+      return c;
+    default:        return jNull();
+  }
+}
+
+/* Clone of member zKey of object pObj (null when absent). */
+static JNode *cloneMember(const JNode *pObj, const char *zKey){
+  return jClone(jGet(pObj, zKey));
+}
+
+/* Member zKey, or when absent the legacy alias zAlias (Python's
+** data.get(key, data.get(alias))). */
+static const JNode *getAlias(const JNode *pObj, const char *zKey, const char *zAlias){
+  const JNode *p = jGet(pObj, zKey);
+  return p ? p : jGet(pObj, zAlias);
+}
+
+/* Python truthiness of a JSON value (absent = None = false). */
+static int jTruthy(const JNode *p){
+  if( p==0 ) return 0;
+  switch( p->type ){
+    case JT_TRUE:   return 1;
+    case JT_INT:    return p->i!=0;
+    case JT_REAL:   return p->r!=0.0;
+    case JT_STRING: return p->n>0;
+    case JT_ARRAY: case JT_OBJECT: return p->nChild>0;
+    default:        return 0;
+  }
+}
+
+/* Python == on two JSON values (absent = None; 1 == 1.0; deep for
+** containers, object member order ignored). */
+static int jEq(const JNode *a, const JNode *b){
+  int ta = a ? a->type : JT_NULL, tb = b ? b->type : JT_NULL, i;
+  int na = ta==JT_INT || ta==JT_REAL || ta==JT_TRUE || ta==JT_FALSE;
+  int nb = tb==JT_INT || tb==JT_REAL || tb==JT_TRUE || tb==JT_FALSE;
+  if( na && nb ){
+    double x = ta==JT_TRUE ? 1.0 : ta==JT_FALSE ? 0.0 : jNum(a);
+    double y = tb==JT_TRUE ? 1.0 : tb==JT_FALSE ? 0.0 : jNum(b);
+    if( ta==JT_INT && tb==JT_INT ) return a->i==b->i;
+    return x==y;
+  }
+  if( ta!=tb ) return 0;
+  switch( ta ){
+    case JT_NULL:   return 1;
+    case JT_STRING: return a->n==b->n && memcmp(a->z, b->z, (size_t)a->n)==0;
+    case JT_ARRAY:
+      if( a->nChild!=b->nChild ) return 0;
+      for(i=0; i<a->nChild; i++) if( !jEq(a->a[i], b->a[i]) ) return 0;
+      return 1;
+    case JT_OBJECT:
+      if( a->nChild!=b->nChild ) return 0;
+      for(i=0; i<a->nChild; i++){
+        const JNode *m = jGet(b, a->a[i]->zKey);
+        if( m==0 || !jEq(a->a[i], m) ) return 0;
+      }
+      return 1;
+  }
+  return 0;
+}
+
+/* String value of member zKey, or 0 when absent or not a string. */
+static const char *memberStr(const JNode *pObj, const char *zKey){
+  const JNode *p = jGet(pObj, zKey);
+  return p && p->type==JT_STRING ? p->z : 0;
+}
+
+/* ================================================================== */
+/* Numbers with Python's int/float distinction                         */
+/* ================================================================== */
+#define NUM_NULL 0
+#define NUM_INT  1
+#define NUM_REAL 2
+typedef struct Num {
+  int t;              /* NUM_NULL | NUM_INT | NUM_REAL */
+  sqlite3_int64 i;    /* NUM_INT value */
+  double r;           /* NUM_REAL value */
+} Num;
+
+static Num numNull(void){ Num n; n.t = NUM_NULL; n.i = 0; n.r = 0.0; return n; }
+static Num numReal(double r){ Num n; n.t = NUM_REAL; n.i = 0; n.r = r; return n; }
+static Num numInt(sqlite3_int64 i){ Num n; n.t = NUM_INT; n.i = i; n.r = 0.0; return n; }
+
+/* The number held by a JSON node (null for anything but INT/REAL). */
+static Num numOf(const JNode *p){
+  if( p && p->type==JT_INT ) return numInt(p->i);
+  if( p && p->type==JT_REAL ) return numReal(p->r);
+  return numNull();
+}
+
+/* tracking.py's _as_float(): an int or float as float, else None. */
+static Num numAsFloat(const JNode *p){
+  if( p && p->type==JT_INT ) return numReal((double)p->i);
+  if( p && p->type==JT_REAL ) return numReal(p->r);
+  return numNull();
+}
+
+static double numD(Num n){ return n.t==NUM_INT ? (double)n.i : n.r; }
+
+/* A JSON node for n (null, int or float).  0 when out of memory. */
+static JNode *numNode(Num n){
+  if( n.t==NUM_INT ) return jInt(n.i);
+  if( n.t==NUM_REAL ) return jReal(n.r);
+  return jNull();
+}
+
+/* a − b (None if either is None; int when both are ints and the result
+** fits int64). */
+static Num numSub(Num a, Num b){
+  if( a.t==NUM_NULL || b.t==NUM_NULL ) return numNull();
+  if( a.t==NUM_INT && b.t==NUM_INT ){
+    sqlite3_int64 d;
+    if( !__builtin_sub_overflow(a.i, b.i, &d) ) return numInt(d);
+    return numReal((double)a.i - (double)b.i);
+  }
+  return numReal(numD(a) - numD(b));
+}
+
+/* Sign-aware comparison: <0, 0, >0 (ints compared exactly). */
+static int numCmp(Num a, Num b){
+  if( a.t==NUM_INT && b.t==NUM_INT ) return a.i<b.i ? -1 : a.i>b.i;
+  return numD(a)<numD(b) ? -1 : numD(a)>numD(b);
+}
+
+/* query.py _pct_delta(before, after): ((after − before) / before) * 100.0,
+** None when either is None or before <= 0. */
+static Num pctDelta(Num b, Num a){
+  Num d;
+  if( b.t==NUM_NULL || a.t==NUM_NULL || numD(b)<=0.0 ) return numNull();
+  d = numSub(a, b);
+  return numReal((numD(d) / numD(b)) * 100.0);
+}
+
+/* query.py _ratio(before, after): after / before, None as for pctDelta. */
+static Num ratio(Num b, Num a){
+  if( b.t==NUM_NULL || a.t==NUM_NULL || numD(b)<=0.0 ) return numNull();
+  return numReal(numD(a) / numD(b));
+}
+
+/* Python str.format with C printf semantics for %.Nf (glibc rounds the
+** exact binary value half-even, as Python does).  Returns sqlite3_malloc'd
+** text or 0 when out of memory. */
+static char *pyFormat(const char *zFmt, ...){
+  va_list ap;
+  int n;
+  char *z;
+  va_start(ap, zFmt);
+  n = vsnprintf(0, 0, zFmt, ap);
+  va_end(ap);
+  if( n<0 ) return 0;
+  z = sqlite3_malloc64((sqlite3_uint64)n + 1);
+  if( z==0 ) return 0;
+  va_start(ap, zFmt);
+  vsnprintf(z, (size_t)n + 1, zFmt, ap);
+  va_end(ap);
+  return z;
+}
+
+/* ================================================================== */
+/* Union of two lists of objects by a string key                       */
+/* ================================================================== */
+
+/* One member of the union: the key and the last object with it on each
+** side (Python {row.key: row for row in rows} keeps the last). */
+typedef struct KeyPair {
+  const char *z;        /* the key (borrowed from a document) */
+  const JNode *pB;      /* before-side object or 0 */
+  const JNode *pA;      /* after-side object or 0 */
+} KeyPair;
+
+/* Sort entry: key, side (0 before, 1 after), position. */
+typedef struct KeyEnt { const char *z; int side; int idx; const JNode *p; } KeyEnt;
+
+static int keyEntCmp(const void *pa, const void *pb){
+  const KeyEnt *a = (const KeyEnt*)pa, *b = (const KeyEnt*)pb;
+  int c = strcmp(a->z, b->z);
+  if( c ) return c;
+  if( a->side!=b->side ) return a->side - b->side;
+  return a->idx - b->idx;
+}
+
+/*
+** The sorted union (by code point, = strcmp on UTF-8) of the zKey values
+** of the objects in arrays arrB and arrA (either may be 0 or not an array;
+** elements without a string zKey are skipped).  On success *paOut is an
+** sqlite3_malloc'd array of *pnOut KeyPairs (possibly 0 with *paOut 0).
+** Returns SQLITE_OK or SQLITE_NOMEM.
+*/
+static int unionByKey(const JNode *arrB, const JNode *arrA, const char *zKey,
+                      KeyPair **paOut, int *pnOut){
+  int nB = arrB && arrB->type==JT_ARRAY ? arrB->nChild : 0;
+  int nA = arrA && arrA->type==JT_ARRAY ? arrA->nChild : 0;
+  KeyEnt *aE;
+  KeyPair *aP;
+  int nE = 0, nP = 0, i;
+  *paOut = 0;
+  *pnOut = 0;
+  if( nB+nA==0 ) return SQLITE_OK;
+  aE = sqlite3_malloc64(sizeof(KeyEnt)*(sqlite3_uint64)(nB+nA));
+  if( aE==0 ) return SQLITE_NOMEM;
+  for(i=0; i<nB+nA; i++){
+    const JNode *o = i<nB ? arrB->a[i] : arrA->a[i-nB];
+    const char *z = memberStr(o, zKey);
+    if( z==0 ) continue;
+    aE[nE].z = z; aE[nE].side = i<nB ? 0 : 1; aE[nE].idx = i; aE[nE].p = o;
+    nE++;
+  }
+  if( nE==0 ){ sqlite3_free(aE); return SQLITE_OK; }
+  qsort(aE, (size_t)nE, sizeof(KeyEnt), keyEntCmp);
+  aP = sqlite3_malloc64(sizeof(KeyPair)*(sqlite3_uint64)nE);
+  if( aP==0 ){ sqlite3_free(aE); return SQLITE_NOMEM; }
+  for(i=0; i<nE; i++){
+    if( nP==0 || strcmp(aP[nP-1].z, aE[i].z)!=0 ){
+      aP[nP].z = aE[i].z; aP[nP].pB = 0; aP[nP].pA = 0;
+      nP++;
+    }
+    /* entries are in position order within a side: the last one wins */
+    if( aE[i].side==0 ) aP[nP-1].pB = aE[i].p; else aP[nP-1].pA = aE[i].p;
+  }
+  sqlite3_free(aE);
+  *paOut = aP;
+  *pnOut = nP;
+  return SQLITE_OK;
+}
+
+/* ================================================================== */
+/* compare_profile_summaries (tools-spec §3)                           */
+/* ================================================================== */
+
+/* provenance_checks. */
+static JNode *provenance(const JNode *b, const JNode *a){
+  JNode *o = jObj(), *msgs = jArr();
+  const JNode *bp = jGet(b, "trace_provenance"), *ap = jGet(a, "trace_provenance");
+  const JNode *bh = jGet(bp, "trace_sha256"), *ah = jGet(ap, "trace_sha256");
+  const JNode *brm = jGet(b, "run_metadata"), *arm = jGet(a, "run_metadata");
+  const JNode *bRun = jGet(brm, "run_id"), *aRun = jGet(arm, "run_id");
+  const JNode *bArt = jGet(brm, "artifact_ref"), *aArt = jGet(arm, "artifact_ref");
+  const char *zStatus = "pass";
+  if( jTruthy(bh) && jTruthy(ah) && jEq(bh, ah) ){
+    zStatus = "fail";
+    jPush(msgs, jStr("Before and after summaries point to identical trace content (matching SHA256).", -1));
+  }
+  if( jEq(jGet(b, "source_path"), jGet(a, "source_path")) ){
+    if( strcmp(zStatus, "fail")!=0 ) zStatus = "warn";
+    jPush(msgs, jStr("Before and after summaries have the same source_path.", -1));
+  }
+  if( jTruthy(bRun) && jTruthy(aRun) && jEq(bRun, aRun) ){
+    if( strcmp(zStatus, "fail")!=0 ) zStatus = "warn";
+    jPush(msgs, jStr("Before and after summaries have the same W&B run_id.", -1));
+  }
+  if( jTruthy(bArt) && jTruthy(aArt) && jEq(bArt, aArt) ){
+    if( strcmp(zStatus, "fail")!=0 ) zStatus = "warn";
+    jPush(msgs, jStr("Before and after summaries reference the same W&B artifact.", -1));
+  }
+  if( !jTruthy(bh) || !jTruthy(ah) ){
+    if( strcmp(zStatus, "pass")==0 ) zStatus = "warn";
+    jPush(msgs, jStr("One or both summaries are missing trace SHA256 provenance.", -1));
+  }
+  jSet(o, "status", jStr(zStatus, -1));
+  jSet(o, "messages", msgs);
+  jSet(o, "before_trace_sha256", jClone(bh));
+  jSet(o, "after_trace_sha256", jClone(ah));
+  jSet(o, "before_run_id", jClone(bRun));
+  jSet(o, "after_run_id", jClone(aRun));
+  return o;
+}
+
+/* step_time: steady-state median and p90, before/after/delta. */
+static JNode *stepTime(const JNode *b, const JNode *a){
+  JNode *o = jObj();
+  const JNode *sb = jGet(jGet(b, "step_time"), "steady_state_steps");
+  const JNode *sa = jGet(jGet(a, "step_time"), "steady_state_steps");
+  Num mb = numOf(jGet(sb, "median")), ma = numOf(jGet(sa, "median"));
+  Num pb = numOf(jGet(sb, "p90")), pa = numOf(jGet(sa, "p90"));
+  jSet(o, "steady_state_median_before", numNode(mb));
+  jSet(o, "steady_state_median_after", numNode(ma));
+  jSet(o, "steady_state_median_delta", numNode(numSub(ma, mb)));
+  jSet(o, "steady_state_p90_before", numNode(pb));
+  jSet(o, "steady_state_p90_after", numNode(pa));
+  jSet(o, "steady_state_p90_delta", numNode(numSub(pa, pb)));
+  return o;
+}
+
+/* step_classes.before / .after: the document's classes, flattened. */
+static JNode *classRows(const JNode *doc){
+  const JNode *cl = jGet(jGet(doc, "step_time"), "classes");
+  JNode *arr = jArr();
+  int i;
+  for(i=0; cl && cl->type==JT_ARRAY && i<cl->nChild; i++){
+    const JNode *c = cl->a[i], *ds = jGet(c, "duration_stats");
+    JNode *o;
+    if( c->type!=JT_OBJECT ) continue;
+    o = jObj();
+    jSet(o, "name", cloneMember(c, "name"));
+    jSet(o, "count", cloneMember(c, "count"));
+    jSet(o, "fraction_of_steady", cloneMember(c, "fraction_of_steady"));
+    jSet(o, "median_duration", cloneMember(ds, "median"));
+    jSet(o, "p90_duration", cloneMember(ds, "p90"));
+    jSet(o, "representative_step", cloneMember(c, "representative_step"));
+    jSet(o, "representative_duration", cloneMember(c, "representative_duration"));
+    jSet(o, "periodicity", cloneMember(c, "periodicity"));
+    jPush(arr, o);
+  }
+  return arr;
+}
+
+/* step_classes: {before, after, delta}. */
+static JNode *stepClasses(const JNode *b, const JNode *a){
+  JNode *o = jObj(), *delta = jArr();
+  const JNode *cb = jGet(jGet(b, "step_time"), "classes");
+  const JNode *ca = jGet(jGet(a, "step_time"), "classes");
+  KeyPair *aP = 0;
+  int nP = 0, i;
+  jSet(o, "before", classRows(b));
+  jSet(o, "after", classRows(a));
+  if( unionByKey(cb, ca, "name", &aP, &nP) ){ jFree(delta); jFree(o); return 0; }
+  for(i=0; i<nP; i++){
+    const JNode *rb = aP[i].pB, *ra = aP[i].pA;
+    Num mb = rb ? numOf(jGet(jGet(rb, "duration_stats"), "median")) : numNull();
+    Num ma = ra ? numOf(jGet(jGet(ra, "duration_stats"), "median")) : numNull();
+    JNode *r = jObj();
+    jSet(r, "name", jStr(aP[i].z, -1));
+    jSet(r, "before_count", rb ? cloneMember(rb, "count") : jInt(0));
+    jSet(r, "after_count", ra ? cloneMember(ra, "count") : jInt(0));
+    jSet(r, "before_fraction", rb ? cloneMember(rb, "fraction_of_steady") : jReal(0.0));
+    jSet(r, "after_fraction", ra ? cloneMember(ra, "fraction_of_steady") : jReal(0.0));
+    jSet(r, "median_before", numNode(mb));
+    jSet(r, "median_after", numNode(ma));
+    jSet(r, "median_delta", numNode(numSub(ma, mb)));
+    jSet(r, "median_regression_pct", numNode(pctDelta(mb, ma)));
+    jPush(delta, r);
+  }
+  sqlite3_free(aP);
+  jSet(o, "delta", delta);
+  return o;
+}
+
+/* time_breakdown_share_delta: after share − before share of each bucket. */
+static JNode *shareDelta(const JNode *b, const JNode *a){
+  static const char *azCat[] = {"compute", "communication", "host", "stall", "other"};
+  const JNode *tb = jGet(b, "time_breakdown"), *ta = jGet(a, "time_breakdown");
+  JNode *o = jObj();
+  size_t k;
+  for(k=0; k<sizeof(azCat)/sizeof(azCat[0]); k++){
+    Num sb = numOf(jGet(jGet(tb, azCat[k]), "share_of_total"));
+    Num sa = numOf(jGet(jGet(ta, azCat[k]), "share_of_total"));
+    jSet(o, azCat[k], numNode(numSub(sa, sb)));
+  }
+  return o;
+}
+
+/* A bucket of the families fallback. */
+typedef struct FamBucket {
+  const char *zFam;         /* family (static string) */
+  sqlite3_int64 count;      /* Σ op count */
+  double total, excl;       /* Σ total / exclusive duration */
+  double flop;              /* Σ flop proxy × count */
+  const char *zExample;     /* first op name (borrowed) */
+} FamBucket;
+
+/*
+** query.py _semantic_families_for_summary() for a document without
+** semantic_families (older files): families recomputed from the hot ops.
+** Returns a new array, or 0 when out of memory.
+*/
+static JNode *fallbackFamilies(const JNode *doc){
+  const JNode *hot = jGet(doc, "hot_ops");
+  Num tot = numOf(jGet(jGet(doc, "time_breakdown"), "total_duration"));
+  double totalDur = numD(tot);
+  int nHot = hot && hot->type==JT_ARRAY ? hot->nChild : 0, n = 0, i, j;
+  FamBucket *a;
+  JNode *arr = jArr();
+  if( arr==0 ) return 0;
+  if( nHot==0 ) return arr;
+  a = sqlite3_malloc64(sizeof(FamBucket)*(sqlite3_uint64)nHot);
+  if( a==0 ){ jFree(arr); return 0; }
+  for(i=0; i<nHot; i++){
+    const JNode *op = hot->a[i], *sh;
+    const char *zName = memberStr(op, "name"), *zFam = "other";
+    Num cnt, fp;
+    if( zName==0 ) continue;
+    if( profsumSemanticFamily(zName, (int)strlen(zName), 0, 0, &zFam) ){
+      sqlite3_free(a); jFree(arr); return 0;
+    }
+    for(j=0; j<n; j++) if( strcmp(a[j].zFam, zFam)==0 ) break;
+    if( j==n ){
+      memset(&a[n], 0, sizeof(FamBucket));
+      a[n].zFam = zFam;
+      a[n].zExample = zName;
+      n++;
+    }
+    cnt = numOf(jGet(op, "count"));
+    a[j].count += (sqlite3_int64)numD(cnt);
+    a[j].total += numD(numOf(jGet(op, "total_duration")));
+    a[j].excl += numD(numOf(jGet(op, "exclusive_duration")));
+    fp = numOf(getAlias(op, "flop_proxy_per_invocation", "work_proxy_per_invocation"));
+    sh = jGet(op, "shape_signature");
+    if( fp.t==NUM_NULL && jTruthy(sh) && sh->type==JT_STRING ){
+      int64_t iv = 0;
+      double rv = 0.0;
+      int k = profsumFlopProxy(zFam, (int)strlen(zFam), sh->z, sh->n, &iv, &rv);
+      if( k==PROFSUM_FLOP_INT ) fp = numInt(iv);
+      else if( k==PROFSUM_FLOP_REAL ) fp = numReal(rv);
+    }
+    if( fp.t!=NUM_NULL && numD(cnt)>0 ) a[j].flop += numD(fp)*numD(cnt);
+  }
+  /* sort (exclusive desc, family asc); insertion sort keeps it stable */
+  for(i=1; i<n; i++){
+    FamBucket x = a[i];
+    j = i-1;
+    while( j>=0 && (a[j].excl<x.excl || (a[j].excl==x.excl && strcmp(a[j].zFam, x.zFam)>0)) ){
+      a[j+1] = a[j];
+      j--;
+    }
+    a[j+1] = x;
+  }
+  for(i=0; i<n; i++){
+    JNode *o = jObj();
+    jSet(o, "family", jStr(a[i].zFam, -1));
+    jSet(o, "count", jInt(a[i].count));
+    jSet(o, "total_duration", jReal(a[i].total));
+    jSet(o, "exclusive_duration", jReal(a[i].excl));
+    jSet(o, "share_of_total", jReal(totalDur>0 ? a[i].excl/totalDur : 0.0));
+    jSet(o, "avg_duration", jReal(a[i].count ? a[i].total/(double)a[i].count : 0.0));
+    jSet(o, "avg_exclusive_duration", jReal(a[i].count ? a[i].excl/(double)a[i].count : 0.0));
+    jSet(o, "example_op", jStr(a[i].zExample, -1));
+    jSet(o, "dominant_shape_signature", jNull());
+    jSet(o, "flop_proxy_total", a[i].flop>0 ? jReal(a[i].flop) : jNull());
+    jSet(o, "time_per_flop_proxy", a[i].flop>0 ? jReal(a[i].excl/a[i].flop) : jNull());
+    jPush(arr, o);
+  }
+  sqlite3_free(a);
+  if( arr->oom ){ jFree(arr); return 0; }
+  return arr;
+}
+
+/* The semantic families of a document: its own list when non-empty, else
+** the fallback (then *ppOwned holds it, for the caller to free).  Returns
+** 0 only when out of memory. */
+static const JNode *familiesOf(const JNode *doc, JNode **ppOwned){
+  const JNode *f = jGet(doc, "semantic_families");
+  *ppOwned = 0;
+  if( f && f->type==JT_ARRAY && f->nChild>0 ) return f;
+  *ppOwned = fallbackFamilies(doc);
+  return *ppOwned;
+}
+
+/* semantic_family_delta. */
+static JNode *familyDelta(const JNode *b, const JNode *a){
+  JNode *ownB = 0, *ownA = 0, *arr;
+  const JNode *fb = familiesOf(b, &ownB), *fa = familiesOf(a, &ownA);
+  KeyPair *aP = 0;
+  int nP = 0, i;
+  if( fb==0 || fa==0 || unionByKey(fb, fa, "family", &aP, &nP) ){
+    jFree(ownB); jFree(ownA);
+    return 0;
+  }
+  arr = jArr();
+  for(i=0; i<nP; i++){
+    const JNode *rb = aP[i].pB, *ra = aP[i].pA;
+    Num bEx = rb ? numOf(jGet(rb, "exclusive_duration")) : numReal(0.0);
+    Num aEx = ra ? numOf(jGet(ra, "exclusive_duration")) : numReal(0.0);
+    Num bTpf = rb ? numOf(getAlias(rb, "time_per_flop_proxy", "normalized_exclusive_per_work")) : numNull();
+    Num aTpf = ra ? numOf(getAlias(ra, "time_per_flop_proxy", "normalized_exclusive_per_work")) : numNull();
+    Num bFl = rb ? numOf(getAlias(rb, "flop_proxy_total", "work_proxy_total")) : numNull();
+    Num aFl = ra ? numOf(getAlias(ra, "flop_proxy_total", "work_proxy_total")) : numNull();
+    Num tr = ratio(bEx, aEx), fr = ratio(bFl, aFl);
+    Num eff = (tr.t!=NUM_NULL && fr.t!=NUM_NULL && numD(fr)!=0.0) ? numReal(numD(tr)/numD(fr)) : numNull();
+    JNode *r = jObj();
+    jSet(r, "family", jStr(aP[i].z, -1));
+    jSet(r, "before_exclusive_duration", numNode(bEx));
+    jSet(r, "after_exclusive_duration", numNode(aEx));
+    jSet(r, "exclusive_duration_delta", numNode(numSub(aEx, bEx)));
+    jSet(r, "exclusive_regression_pct", numNode(pctDelta(bEx, aEx)));
+    jSet(r, "before_flop_proxy_total", numNode(bFl));
+    jSet(r, "after_flop_proxy_total", numNode(aFl));
+    jSet(r, "flop_proxy_ratio", numNode(fr));
+    jSet(r, "before_time_per_flop_proxy", numNode(bTpf));
+    jSet(r, "after_time_per_flop_proxy", numNode(aTpf));
+    jSet(r, "time_per_flop_regression_pct", numNode(pctDelta(bTpf, aTpf)));
+    jSet(r, "time_ratio", numNode(tr));
+    jSet(r, "work_ratio", numNode(fr));
+    jSet(r, "efficiency_ratio", numNode(eff));
+    jSet(r, "example_before", rb ? cloneMember(rb, "example_op") : jNull());
+    jSet(r, "example_after", ra ? cloneMember(ra, "example_op") : jNull());
+    jSet(r, "shape_signature_before", rb ? cloneMember(rb, "dominant_shape_signature") : jNull());
+    jSet(r, "shape_signature_after", ra ? cloneMember(ra, "dominant_shape_signature") : jNull());
+    jPush(arr, r);
+  }
+  sqlite3_free(aP);
+  jFree(ownB);
+  jFree(ownA);
+  return arr;
+}
+
+/* One op's exclusive-duration delta. */
+typedef struct OpDelta { const char *z; Num b, a, d; } OpDelta;
+
+/* regressed: (delta desc, name asc). */
+static int opRegCmp(const void *pa, const void *pb){
+  const OpDelta *x = (const OpDelta*)pa, *y = (const OpDelta*)pb;
+  int c = numCmp(y->d, x->d);
+  return c ? c : strcmp(x->z, y->z);
+}
+/* improved: (delta asc, name asc). */
+static int opImpCmp(const void *pa, const void *pb){
+  const OpDelta *x = (const OpDelta*)pa, *y = (const OpDelta*)pb;
+  int c = numCmp(x->d, y->d);
+  return c ? c : strcmp(x->z, y->z);
+}
+
+/* Rows {name, before, after, delta} of a[0..min(n, topK)). */
+static JNode *opRows(const OpDelta *a, int n, int topK){
+  JNode *arr = jArr();
+  int i;
+  for(i=0; i<n && i<topK; i++){
+    JNode *o = jObj();
+    jSet(o, "name", jStr(a[i].z, -1));
+    jSet(o, "before", numNode(a[i].b));
+    jSet(o, "after", numNode(a[i].a));
+    jSet(o, "delta", numNode(a[i].d));
+    jPush(arr, o);
+  }
+  return arr;
+}
+
+/* regressed_ops and improved_ops into out.  Returns SQLITE_OK/NOMEM. */
+static int opDeltas(JNode *out, const JNode *b, const JNode *a, int topK){
+  KeyPair *aP = 0;
+  OpDelta *aReg = 0, *aImp = 0;
+  int nP = 0, nReg = 0, nImp = 0, i;
+  if( unionByKey(jGet(b, "hot_ops"), jGet(a, "hot_ops"), "name", &aP, &nP) ) return SQLITE_NOMEM;
+  if( nP>0 ){
+    aReg = sqlite3_malloc64(sizeof(OpDelta)*(sqlite3_uint64)nP);
+    aImp = sqlite3_malloc64(sizeof(OpDelta)*(sqlite3_uint64)nP);
+    if( aReg==0 || aImp==0 ){
+      sqlite3_free(aP); sqlite3_free(aReg); sqlite3_free(aImp);
+      return SQLITE_NOMEM;
+    }
+  }
+  for(i=0; i<nP; i++){
+    OpDelta x;
+    x.z = aP[i].z;
+    x.b = aP[i].pB ? numOf(jGet(aP[i].pB, "exclusive_duration")) : numReal(0.0);
+    x.a = aP[i].pA ? numOf(jGet(aP[i].pA, "exclusive_duration")) : numReal(0.0);
+    x.d = numSub(x.a, x.b);
+    if( x.d.t==NUM_NULL ) continue;
+    if( numD(x.d)>0 ) aReg[nReg++] = x;
+    else if( numD(x.d)<0 ) aImp[nImp++] = x;
+  }
+  if( nReg>1 ) qsort(aReg, (size_t)nReg, sizeof(OpDelta), opRegCmp);
+  if( nImp>1 ) qsort(aImp, (size_t)nImp, sizeof(OpDelta), opImpCmp);
+  jSet(out, "regressed_ops", opRows(aReg, nReg, topK));
+  jSet(out, "improved_ops", opRows(aImp, nImp, topK));
+  sqlite3_free(aP);
+  sqlite3_free(aReg);
+  sqlite3_free(aImp);
+  return SQLITE_OK;
+}
+
+/* See compare.h. */
+JNode *profsumCompareDocs(const JNode *b, const JNode *a, int topK){
+  JNode *out = jObj();
+  if( out==0 ) return 0;
+  if( topK<0 ) topK = 0;
+  jSet(out, "before_source", cloneMember(b, "source_path"));
+  jSet(out, "after_source", cloneMember(a, "source_path"));
+  jSet(out, "provenance_checks", provenance(b, a));
+  jSet(out, "step_time", stepTime(b, a));
+  jSet(out, "step_classes", stepClasses(b, a));
+  jSet(out, "time_breakdown_share_delta", shareDelta(b, a));
+  jSet(out, "semantic_family_delta", familyDelta(b, a));
+  if( opDeltas(out, b, a, topK) || jOom(out) ){
+    jFree(out);
+    return 0;
+  }
+  return out;
+}
+
+/* ================================================================== */
+/* Tracking (tools-spec §4.1, §4.2)                                    */
+/* ================================================================== */
+
+/* See compare.h. */
+void profsumThresholdsInit(ProfsumThresholds *pT){
+  pT->medianPct = 5.0;
+  pT->p90Pct = 10.0;
+  pT->commAbs = 0.05;
+  pT->stallAbs = 0.05;
+}
+
+/* See compare.h. */
+int profsumThresholdsApply(const JNode *pObj, const char *zWhat,
+                           ProfsumThresholds *pT, char **pzErr){
+  static const char *azKey[] = {"max_step_median_regression_pct", "max_step_p90_regression_pct",
+                                "max_communication_share_regression_abs", "max_stall_share_regression_abs"};
+  ProfsumThresholds t = *pT;
+  double *apVal[4];
+  int i, k;
+  apVal[0] = &t.medianPct; apVal[1] = &t.p90Pct; apVal[2] = &t.commAbs; apVal[3] = &t.stallAbs;
+  if( pObj==0 || pObj->type!=JT_OBJECT ){
+    *pzErr = sqlite3_mprintf("%s must be a JSON object", zWhat);
+    return SQLITE_ERROR;
+  }
+  for(i=0; i<pObj->nChild; i++){
+    const JNode *v = pObj->a[i];
+    for(k=0; k<4; k++) if( strcmp(v->zKey, azKey[k])==0 ) break;
+    if( k==4 ){
+      *pzErr = sqlite3_mprintf("%s: unknown key '%s' (known: max_step_median_regression_pct, "
+          "max_step_p90_regression_pct, max_communication_share_regression_abs, "
+          "max_stall_share_regression_abs)", zWhat, v->zKey);
+      return SQLITE_ERROR;
+    }
+    if( (v->type!=JT_INT && v->type!=JT_REAL) || !isfinite(jNum(v)) ){
+      *pzErr = sqlite3_mprintf("%s: %s must be a finite number", zWhat, azKey[k]);
+      return SQLITE_ERROR;
+    }
+    *apVal[k] = jNum(v);
+  }
+  *pT = t;
+  return SQLITE_OK;
+}
+
+/* See compare.h. */
+JNode *profsumAssess(const JNode *b, const JNode *a, const ProfsumThresholds *pT, int topK){
+  JNode *cmp = profsumCompareDocs(b, a, topK);
+  JNode *out, *fail, *warn, *met;
+  const JNode *st, *td;
+  Num mb, ma, pb, pa, mp, pp, comm, stall;
+  const char *zStatus;
+  if( cmp==0 ) return 0;
+  st = jGet(cmp, "step_time");
+  td = jGet(cmp, "time_breakdown_share_delta");
+  mb = numAsFloat(jGet(st, "steady_state_median_before"));
+  ma = numAsFloat(jGet(st, "steady_state_median_after"));
+  pb = numAsFloat(jGet(st, "steady_state_p90_before"));
+  pa = numAsFloat(jGet(st, "steady_state_p90_after"));
+  mp = pctDelta(mb, ma);
+  pp = pctDelta(pb, pa);
+  comm = numAsFloat(jGet(td, "communication"));
+  stall = numAsFloat(jGet(td, "stall"));
+  out = jObj();
+  fail = jArr();
+  warn = jArr();
+  met = jObj();
+  if( mp.t!=NUM_NULL && mp.r>pT->medianPct ){
+    char *z = pyFormat("Steady-state median step time regressed by %.2f%% (threshold %.2f%%).", mp.r, pT->medianPct);
+    jPush(fail, z ? jStr(z, -1) : 0);
+    sqlite3_free(z);
+  }
+  if( pp.t!=NUM_NULL && pp.r>pT->p90Pct ){
+    char *z = pyFormat("Steady-state p90 step time regressed by %.2f%% (threshold %.2f%%).", pp.r, pT->p90Pct);
+    jPush(fail, z ? jStr(z, -1) : 0);
+    sqlite3_free(z);
+  }
+  if( comm.t!=NUM_NULL && comm.r>pT->commAbs ){
+    char *z = pyFormat("Communication share increased by %.4f (threshold %.4f).", comm.r, pT->commAbs);
+    jPush(warn, z ? jStr(z, -1) : 0);
+    sqlite3_free(z);
+  }
+  if( stall.t!=NUM_NULL && stall.r>pT->stallAbs ){
+    char *z = pyFormat("Stall share increased by %.4f (threshold %.4f).", stall.r, pT->stallAbs);
+    jPush(warn, z ? jStr(z, -1) : 0);
+    sqlite3_free(z);
+  }
+  zStatus = (fail && fail->nChild) ? "fail" : (warn && warn->nChild) ? "warn" : "pass";
+  jSet(met, "steady_state_median_regression_pct", numNode(mp));
+  jSet(met, "steady_state_p90_regression_pct", numNode(pp));
+  jSet(met, "communication_share_delta", numNode(comm));
+  jSet(met, "stall_share_delta", numNode(stall));
+  jSet(out, "status", jStr(zStatus, -1));
+  jSet(out, "failures", fail);
+  jSet(out, "warnings", warn);
+  jSet(out, "metrics", met);
+  jSet(out, "comparison", cmp);
+  if( out==0 || jOom(out) ){ jFree(out); return 0; }
+  return out;
+}
+
+/* The {source_path, run_path, run_id, artifact_ref} of one side. */
+static JNode *recordSide(const JNode *doc){
+  const JNode *rm = jGet(doc, "run_metadata");
+  JNode *o = jObj();
+  jSet(o, "source_path", cloneMember(doc, "source_path"));
+  jSet(o, "run_path", cloneMember(rm, "run_path"));
+  jSet(o, "run_id", cloneMember(rm, "run_id"));
+  jSet(o, "artifact_ref", cloneMember(rm, "artifact_ref"));
+  return o;
+}
+
+/* See compare.h. */
+JNode *profsumMakeRecord(const JNode *b, const JNode *a, JNode *pAssessment,
+                         const char *zLabel, const char *zRecordedAt){
+  JNode *o = jObj();
+  if( o==0 || pAssessment==0 ){ jFree(o); jFree(pAssessment); return 0; }
+  jSet(o, "recorded_at_utc", jStr(zRecordedAt, -1));
+  jSet(o, "label", zLabel ? jStr(zLabel, -1) : jNull());
+  jSet(o, "before", recordSide(b));
+  jSet(o, "after", recordSide(a));
+  jSet(o, "assessment", pAssessment);
+  if( jOom(o) ){ jFree(o); return 0; }
+  return o;
+}
+
+/* See compare.h. */
+char *profsumJsonCompact(const JNode *p){
+  char *z = jDump(p), *w;
+  const char *r;
+  int inStr = 0;
+  if( z==0 ) return 0;
+  /* jDump writes "[\n  a,\n  b\n]"; strings never hold a raw newline
+  ** (control characters are escaped), so outside strings: drop every
+  ** newline with its indentation, and turn "," + newline into ", ". */
+  for(w=z, r=z; *r; ){
+    char c = *r++;
+    if( inStr ){
+      *w++ = c;
+      if( c=='\\' && *r ) *w++ = *r++;
+      else if( c=='"' ) inStr = 0;
+      continue;
+    }
+    if( c=='"' ){ inStr = 1; *w++ = c; continue; }
+    if( c=='\n' ){
+      while( *r==' ' ) r++;
+      if( w>z && w[-1]==',' ) *w++ = ' ';
+      continue;
+    }
+    *w++ = c;
+  }
+  *w = 0;
+  return z;
+}
+
+/* See compare.h. */
+void profsumNowIso(char *zBuf, int nBuf){
+  struct timespec ts;
+  struct tm tm;
+  long us;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  gmtime_r(&ts.tv_sec, &tm);
+  us = ts.tv_nsec/1000;
+  if( us ){
+    sqlite3_snprintf(nBuf, zBuf, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year+1900,
+                     tm.tm_mon+1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, us);
+  }else{
+    sqlite3_snprintf(nBuf, zBuf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year+1900,
+                     tm.tm_mon+1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  }
+}
+
+/* ================================================================== */
+/* Database glue                                                       */
+/* ================================================================== */
+#define SCHEMA "main"
+
+/* Message for a failed SQLite call: the connection's error text. */
+static char *dbErr(sqlite3 *db){ return sqlite3_mprintf("%s", sqlite3_errmsg(db)); }
+
+/* The code to return for a failed statement: the extended code for busy
+** errors (busy.c retries them; then no message), else rc with *pzErr set
+** from the connection. */
+static int stmtFail(sqlite3 *db, int rc, char **pzErr){
+  int x = sqlite3_extended_errcode(db);
+  if( (x & 0xff)==SQLITE_BUSY ) return x;
+  if( rc==SQLITE_NOMEM ) return rc;
+  if( *pzErr==0 ) *pzErr = dbErr(db);
+  return rc==SQLITE_OK || rc==SQLITE_ROW || rc==SQLITE_DONE ? SQLITE_ERROR : rc;
+}
+
+/*
+** Run the schema SQL (sql/schema.sql + views/, all IF NOT EXISTS) in
+** zSchema: "main." in the text is replaced by the quoted schema name, as
+** profsum_import does.  Returns an SQLite code; *pzErr on error.
+*/
+static int runSchemaSql(sqlite3 *db, const char *zSchema, char **pzErr){
+  char *zQ = sqlite3_mprintf("\"%w\".", zSchema);
+  sqlite3_str *pStr;
+  const char *p;
+  char *z;
+  int rc;
+  if( zQ==0 ) return SQLITE_NOMEM;
+  pStr = sqlite3_str_new(db);
+  for(p=PROFSUM_SCHEMA_SQL; *p; ){
+    const char *q = strstr(p, "main.");
+    if( q==0 ){ sqlite3_str_appendall(pStr, p); break; }
+    sqlite3_str_append(pStr, p, (int)(q-p));
+    sqlite3_str_appendall(pStr, zQ);
+    p = q+5;
+  }
+  sqlite3_free(zQ);
+  z = sqlite3_str_finish(pStr);
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_exec(db, z, 0, 0, 0);
+  sqlite3_free(z);
+  if( rc ) return stmtFail(db, rc, pzErr);
+  return SQLITE_OK;
+}
+
+/* Does table zTable exist in zSchema?  Returns 1/0, or -1 on error with
+** *pRc set. */
+static int tableExists(sqlite3 *db, const char *zSchema, const char *zTable, int *pRc){
+  sqlite3_stmt *p = 0;
+  char *z = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE type='table' AND name=?1", zSchema);
+  int rc, yes = 0;
+  if( z==0 ){ *pRc = SQLITE_NOMEM; return -1; }
+  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+  sqlite3_free(z);
+  if( rc==SQLITE_OK ){
+    sqlite3_bind_text(p, 1, zTable, -1, SQLITE_STATIC);
+    rc = sqlite3_step(p);
+    if( rc==SQLITE_ROW ){ yes = 1; rc = SQLITE_OK; }
+    else if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+  }
+  sqlite3_finalize(p);
+  if( rc ){ *pRc = rc; return -1; }
+  return yes;
+}
+
+/* Create the profsum schema in zSchema when the history table is missing. */
+static int ensureHistoryTable(sqlite3 *db, const char *zSchema, char **pzErr){
+  int rc = SQLITE_OK;
+  int e = tableExists(db, zSchema, "profsum_history_record", &rc);
+  if( e<0 ) return stmtFail(db, rc, pzErr);
+  if( e==0 ) return runSchemaSql(db, zSchema, pzErr);
+  return SQLITE_OK;
+}
+
+/*
+** Insert one record into profsum_history_record.  pRecord is the §4.2
+** record tree; label and status columns come from it.  idB/idA: trace ids
+** (0 → NULL); the series is the after trace's.  Returns an SQLite code
+** (busy codes without a message, see stmtFail); *piRow the new record_id.
+*/
+static int insertRecord(sqlite3 *db, const char *zSchema, const JNode *pRecord,
+                        const char *zCreated, sqlite3_int64 idB, sqlite3_int64 idA,
+                        const char *zOrigin, sqlite3_int64 *piRow, char **pzErr){
+  sqlite3_stmt *p = 0;
+  char *zJson, *z;
+  const char *zLabel = memberStr(pRecord, "label");
+  const JNode *as = jGet(pRecord, "assessment");
+  const char *zStatus = as && as->type==JT_OBJECT ? memberStr(as, "status") : 0;
+  int rc = ensureHistoryTable(db, zSchema, pzErr);
+  if( rc ) return rc;
+  zJson = profsumJsonCompact(pRecord);
+  if( zJson==0 ) return SQLITE_NOMEM;
+  z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_history_record(created_at, label, status, "
+      "before_trace_id, after_trace_id, series, origin, record_json) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, (SELECT series FROM \"%w\".profsum_trace WHERE trace_id=?5), ?6, ?7)",
+      zSchema, zSchema);
+  if( z==0 ){ sqlite3_free(zJson); return SQLITE_NOMEM; }
+  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+  sqlite3_free(z);
+  if( rc ){ sqlite3_free(zJson); return stmtFail(db, rc, pzErr); }
+  sqlite3_bind_text(p, 1, zCreated, -1, SQLITE_STATIC);
+  if( zLabel ) sqlite3_bind_text(p, 2, zLabel, -1, SQLITE_STATIC);
+  if( zStatus ) sqlite3_bind_text(p, 3, zStatus, -1, SQLITE_STATIC);
+  if( idB>0 ) sqlite3_bind_int64(p, 4, idB);
+  if( idA>0 ) sqlite3_bind_int64(p, 5, idA);
+  sqlite3_bind_text(p, 6, zOrigin, -1, SQLITE_STATIC);
+  sqlite3_bind_text(p, 7, zJson, -1, sqlite3_free);
+  rc = sqlite3_step(p);
+  if( rc==SQLITE_DONE ){
+    rc = SQLITE_OK;
+    if( piRow ) *piRow = sqlite3_last_insert_rowid(db);
+  }else{
+    rc = stmtFail(db, rc, pzErr);
+  }
+  sqlite3_finalize(p);
+  return rc;
+}
+
+/* Resolve the before/after arguments; the same trace on both sides is an
+** error.  Messages name the argument ("before: no trace with label 'x'"). */
+static int resolvePair(sqlite3 *db, sqlite3_value *vB, sqlite3_value *vA,
+                       sqlite3_int64 *pB, sqlite3_int64 *pA, char **pzErr){
+  char *zE = 0;
+  int rc = profsumResolveTrace(db, SCHEMA, vB, pB, &zE);
+  if( rc==SQLITE_OK ){
+    rc = profsumResolveTrace(db, SCHEMA, vA, pA, &zE);
+    if( rc && zE ){ *pzErr = sqlite3_mprintf("after: %s", zE); }
+  }else if( zE ){
+    *pzErr = sqlite3_mprintf("before: %s", zE);
+  }
+  sqlite3_free(zE);
+  if( rc ) return rc;
+  if( *pB==*pA ){
+    *pzErr = sqlite3_mprintf("before and after are the same trace (id %lld)", (long long)*pB);
+    return SQLITE_ERROR;
+  }
+  return SQLITE_OK;
+}
+
+/* Build the document of trace id with its stored knobs; zSide names it in
+** messages. */
+static int buildDoc(sqlite3 *db, sqlite3_int64 id, const char *zSide,
+                    ProfsumDoc **ppDoc, char **pzErr){
+  ProfsumKnobs k;
+  char *zE = 0;
+  int rc = profsumTraceKnobs(db, SCHEMA, id, &k, &zE);
+  if( rc==SQLITE_OK ) rc = profsumDocBuild(db, SCHEMA, id, &k, ppDoc, &zE);
+  if( rc && zE ) *pzErr = sqlite3_mprintf("%s: %s", zSide, zE);
+  sqlite3_free(zE);
+  return rc;
+}
+
+/* The documents of a resolved pair.  On error both are 0. */
+static int buildPair(sqlite3 *db, sqlite3_int64 idB, sqlite3_int64 idA,
+                     ProfsumDoc **ppB, ProfsumDoc **ppA, char **pzErr){
+  int rc = buildDoc(db, idB, "before", ppB, pzErr);
+  if( rc==SQLITE_OK ) rc = buildDoc(db, idA, "after", ppA, pzErr);
+  if( rc ){
+    profsumDocFree(*ppB); *ppB = 0;
+    profsumDocFree(*ppA); *ppA = 0;
+  }
+  return rc;
+}
+
+/* Report an error: "zFunc: message" (SQLITE_NOMEM without a message →
+** result_error_nomem). */
+static void reportErr(sqlite3_context *ctx, const char *zFunc, int rc, const char *zErr){
+  if( rc==SQLITE_NOMEM && zErr==0 ){ sqlite3_result_error_nomem(ctx); return; }
+  profsumCtxErr(ctx, "%s: %s", zFunc, zErr ? zErr : sqlite3_errstr(rc));
+  if( rc!=SQLITE_ERROR && rc!=SQLITE_OK ) sqlite3_result_error_code(ctx, rc);
+}
+
+/* A top_k argument: NULL → default, else a non-negative integer (capped at
+** 1,000,000).  Returns 0 on success, 1 after reporting the error. */
+static int topKArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value *v, int *pTopK){
+  sqlite3_int64 k;
+  *pTopK = PROFSUM_COMPARE_TOP_K;
+  if( v==0 || sqlite3_value_type(v)==SQLITE_NULL ) return 0;
+  if( sqlite3_value_numeric_type(v)!=SQLITE_INTEGER || sqlite3_value_int64(v)<0 ){
+    profsumCtxErr(ctx, "%s: top_k must be a non-negative integer", zFunc);
+    return 1;
+  }
+  k = sqlite3_value_int64(v);
+  *pTopK = k>1000000 ? 1000000 : (int)k;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* profsum_compare_json(before, after [, top_k])                       */
+/* ------------------------------------------------------------------ */
+static void compareJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  static const char *FN = "profsum_compare_json";
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  sqlite3_int64 idB = 0, idA = 0;
+  ProfsumDoc *pB = 0, *pA = 0;
+  JNode *cmp;
+  char *zErr = 0, *z;
+  int topK, rc;
+  if( topKArg(ctx, FN, argc>2 ? argv[2] : 0, &topK) ) return;
+  rc = resolvePair(db, argv[0], argv[1], &idB, &idA, &zErr);
+  if( rc==SQLITE_OK ) rc = buildPair(db, idB, idA, &pB, &pA, &zErr);
+  if( rc ){ reportErr(ctx, FN, rc, zErr); sqlite3_free(zErr); return; }
+  cmp = profsumCompareDocs(profsumDocRoot(pB), profsumDocRoot(pA), topK);
+  z = cmp ? jDump(cmp) : 0;
+  jFree(cmp);
+  profsumDocFree(pB);
+  profsumDocFree(pA);
+  if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
+  sqlite3_result_text(ctx, z, -1, sqlite3_free);
+}
+
+/* ------------------------------------------------------------------ */
+/* profsum_track(before, after, label [, thresholds_json])             */
+/* ------------------------------------------------------------------ */
+
+/* State of one track call (the body may run several times). */
+typedef struct TrackJob {
+  sqlite3_value *vB, *vA;   /* the trace arguments */
+  const char *zLabel;       /* record label or 0 (null) */
+  ProfsumThresholds thr;    /* thresholds */
+  int topK;                 /* comparison top_k */
+  char *zPretty;            /* out: the record, indent 2 (sqlite3_malloc'd) */
+} TrackJob;
+
+/* Compute the record of a pair (resolving and building the documents).
+** On success *ppRecord is a new tree and *pB, *pA the trace ids. */
+static int computeRecord(sqlite3 *db, sqlite3_value *vB, sqlite3_value *vA,
+                         const char *zLabel, const ProfsumThresholds *pT, int topK,
+                         sqlite3_int64 *pB, sqlite3_int64 *pA, JNode **ppRecord,
+                         ProfsumDoc **ppDocB, ProfsumDoc **ppDocA, char **pzErr){
+  ProfsumDoc *dB = 0, *dA = 0;
+  JNode *as, *rec;
+  char zNow[40];
+  int rc = resolvePair(db, vB, vA, pB, pA, pzErr);
+  if( rc==SQLITE_OK ) rc = buildPair(db, *pB, *pA, &dB, &dA, pzErr);
+  if( rc ) return rc;
+  as = profsumAssess(profsumDocRoot(dB), profsumDocRoot(dA), pT, topK);
+  profsumNowIso(zNow, sizeof(zNow));
+  rec = profsumMakeRecord(profsumDocRoot(dB), profsumDocRoot(dA), as, zLabel, zNow);
+  if( rec==0 ){
+    profsumDocFree(dB); profsumDocFree(dA);
+    return SQLITE_NOMEM;
+  }
+  *ppRecord = rec;
+  if( ppDocB ) *ppDocB = dB; else profsumDocFree(dB);
+  if( ppDocA ) *ppDocA = dA; else profsumDocFree(dA);
+  return SQLITE_OK;
+}
+
+/* The write body of profsum_track: compute the record from the current
+** snapshot (after the write lock is held) and append it. */
+static int trackBody(sqlite3 *db, void *pArg, char **pzErr){
+  TrackJob *j = (TrackJob*)pArg;
+  sqlite3_int64 idB = 0, idA = 0;
+  JNode *rec = 0;
+  int rc;
+  sqlite3_free(j->zPretty);
+  j->zPretty = 0;
+  rc = computeRecord(db, j->vB, j->vA, j->zLabel, &j->thr, j->topK, &idB, &idA, &rec, 0, 0, pzErr);
+  if( rc ) return rc;
+  rc = insertRecord(db, SCHEMA, rec, memberStr(rec, "recorded_at_utc"), idB, idA, "track", 0, pzErr);
+  if( rc==SQLITE_OK ){
+    j->zPretty = jDump(rec);
+    if( j->zPretty==0 ) rc = SQLITE_NOMEM;
+  }
+  jFree(rec);
+  return rc;
+}
+
+/* Parse an optional thresholds_json argument into *pT.  Returns 0, or 1
+** after reporting the error. */
+static int thresholdsArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value *v,
+                         ProfsumThresholds *pT){
+  JNode *p;
+  char *zE = 0, *zErr = 0;
+  profsumThresholdsInit(pT);
+  if( v==0 || sqlite3_value_type(v)==SQLITE_NULL ) return 0;
+  if( sqlite3_value_type(v)!=SQLITE_TEXT ){
+    profsumCtxErr(ctx, "%s: thresholds_json must be a JSON object (text)", zFunc);
+    return 1;
+  }
+  p = jParse((const char*)sqlite3_value_text(v), sqlite3_value_bytes(v), &zE);
+  if( p==0 ){
+    if( zE ) profsumCtxErr(ctx, "%s: thresholds_json is not valid JSON: %s", zFunc, zE);
+    else sqlite3_result_error_nomem(ctx);
+    sqlite3_free(zE);
+    return 1;
+  }
+  if( profsumThresholdsApply(p, "thresholds_json", pT, &zErr) ){
+    profsumCtxErr(ctx, "%s: %s", zFunc, zErr ? zErr : "out of memory");
+    sqlite3_free(zErr);
+    jFree(p);
+    return 1;
+  }
+  jFree(p);
+  return 0;
+}
+
+static void trackFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  static const char *FN = "profsum_track";
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  TrackJob j;
+  sqlite3_int64 idB, idA;
+  char *zErr = 0;
+  int rc;
+  memset(&j, 0, sizeof(j));
+  j.vB = argv[0];
+  j.vA = argv[1];
+  j.topK = PROFSUM_COMPARE_TOP_K;
+  if( sqlite3_value_type(argv[2])==SQLITE_TEXT ){
+    j.zLabel = (const char*)sqlite3_value_text(argv[2]);
+  }else if( sqlite3_value_type(argv[2])!=SQLITE_NULL ){
+    profsumCtxErr(ctx, "%s: label must be text or NULL", FN);
+    return;
+  }
+  if( thresholdsArg(ctx, FN, argc>3 ? argv[3] : 0, &j.thr) ) return;
+  /* Check the arguments before touching the database (no WAL switch, no
+  ** lock for a call that fails anyway); the body resolves them again. */
+  rc = resolvePair(db, j.vB, j.vA, &idB, &idA, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumWriteRun(db, SCHEMA, trackBody, &j, &zErr);
+  if( rc ){
+    reportErr(ctx, FN, rc, zErr);
+  }else{
+    sqlite3_result_text(ctx, j.zPretty, -1, sqlite3_free);
+    j.zPretty = 0;
+  }
+  sqlite3_free(zErr);
+  sqlite3_free(j.zPretty);
+}
+
+/* ------------------------------------------------------------------ */
+/* Files                                                               */
+/* ------------------------------------------------------------------ */
+
+/*
+** Write n bytes of z to a new file zPath (O_CREAT|O_EXCL: never follows or
+** replaces an existing name), fsync and close it.  On error the file is
+** removed and *pzErr set ("'path': reason").
+*/
+static int writeNewFile(const char *zPath, const char *z, size_t n, char **pzErr){
+  int fd = open(zPath, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0666);
+  size_t off = 0;
+  if( fd<0 ){
+    *pzErr = sqlite3_mprintf("'%s': %s", zPath, strerror(errno));
+    return SQLITE_CANTOPEN;
+  }
+  while( off<n ){
+    ssize_t w = write(fd, z+off, n-off);
+    if( w<0 ){
+      if( errno==EINTR ) continue;
+      *pzErr = sqlite3_mprintf("'%s': %s", zPath, strerror(errno));
+      close(fd); unlink(zPath);
+      return SQLITE_IOERR;
+    }
+    off += (size_t)w;
+  }
+  if( fsync(fd)!=0 || close(fd)!=0 ){
+    *pzErr = sqlite3_mprintf("'%s': %s", zPath, strerror(errno));
+    unlink(zPath);
+    return SQLITE_IOERR;
+  }
+  return SQLITE_OK;
+}
+
+/* A temporary file name in directory zDir for final name zName:
+** "<dir>/.<name>.tmp-<pid>-<random>".  sqlite3_malloc'd, 0 on OOM. */
+static char *tempName(const char *zDir, const char *zName){
+  unsigned int r;
+  sqlite3_randomness((int)sizeof(r), &r);
+  return sqlite3_mprintf("%s/.%s.tmp-%d-%08x", zDir, zName, (int)getpid(), r);
+}
+
+/* Split zPath into its directory ("." when none) and base name.  Both
+** sqlite3_malloc'd.  Returns SQLITE_OK or SQLITE_NOMEM. */
+static int splitPath(const char *zPath, char **pzDir, char **pzBase){
+  const char *zSlash = strrchr(zPath, '/');
+  if( zSlash==0 ){
+    *pzDir = sqlite3_mprintf(".");
+    *pzBase = sqlite3_mprintf("%s", zPath);
+  }else{
+    *pzDir = zSlash==zPath ? sqlite3_mprintf("/") : sqlite3_mprintf("%.*s", (int)(zSlash-zPath), zPath);
+    *pzBase = sqlite3_mprintf("%s", zSlash+1);
+  }
+  if( *pzDir==0 || *pzBase==0 ){
+    sqlite3_free(*pzDir); sqlite3_free(*pzBase);
+    *pzDir = *pzBase = 0;
+    return SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
+/* Directories made by mkdirP (to remove again when a write fails). */
+typedef struct MadeDirs {
+  char *az[64];             /* paths, in creation order (sqlite3_malloc'd) */
+  int n;                    /* number used */
+} MadeDirs;
+
+/* Remove the directories of *pM (deepest first; only if still empty) and
+** forget them. */
+static void madeDirsUndo(MadeDirs *pM){
+  while( pM->n>0 ){
+    pM->n--;
+    rmdir(pM->az[pM->n]);
+    sqlite3_free(pM->az[pM->n]);
+  }
+}
+
+/* Forget the directories of *pM (keeping them on disk). */
+static void madeDirsKeep(MadeDirs *pM){
+  while( pM->n>0 ){ pM->n--; sqlite3_free(pM->az[pM->n]); }
+}
+
+/*
+** mkdir -p zDir: create each missing component of the path as given (mode
+** 0777 less the umask), recording what was created in *pM.  A component
+** that exists and is not a directory is an error ("'x': not a directory").
+** zWhat names the path in messages ("directory").
+*/
+static int mkdirP(const char *zDir, MadeDirs *pM, char **pzErr){
+  char *z = sqlite3_mprintf("%s", zDir);
+  int n, i;
+  if( z==0 ) return SQLITE_NOMEM;
+  n = (int)strlen(z);
+  while( n>1 && z[n-1]=='/' ) z[--n] = 0;
+  for(i=1; i<=n; i++){
+    struct stat st;
+    char save;
+    if( i<n && z[i]!='/' ) continue;
+    if( i<n && z[i-1]=='/' ) continue;
+    save = z[i];
+    z[i] = 0;
+    if( stat(z, &st)==0 ){
+      if( !S_ISDIR(st.st_mode) ){
+        *pzErr = sqlite3_mprintf("'%s': not a directory", z);
+        sqlite3_free(z);
+        return SQLITE_CANTOPEN;
+      }
+    }else if( errno==ENOENT ){
+      if( mkdir(z, 0777)==0 ){
+        if( pM->n<(int)(sizeof(pM->az)/sizeof(pM->az[0])) ){
+          pM->az[pM->n] = sqlite3_mprintf("%s", z);
+          if( pM->az[pM->n] ) pM->n++;
+        }
+      }else if( errno!=EEXIST ){
+        *pzErr = sqlite3_mprintf("cannot create directory '%s': %s", z, strerror(errno));
+        sqlite3_free(z);
+        return SQLITE_CANTOPEN;
+      }
+    }else{
+      *pzErr = sqlite3_mprintf("'%s': %s", z, strerror(errno));
+      sqlite3_free(z);
+      return SQLITE_CANTOPEN;
+    }
+    z[i] = save;
+  }
+  sqlite3_free(z);
+  return SQLITE_OK;
+}
+
+/*
+** Write zPath atomically: parent directories created as needed, the text
+** written to a temporary file next to it, then renamed over zPath.  On
+** error nothing is left behind (no temporary file, no new directory).
+*/
+static int writeFileAtomic(const char *zPath, const char *z, size_t n, char **pzErr){
+  char *zDir = 0, *zBase = 0, *zTmp = 0;
+  MadeDirs m;
+  int rc;
+  memset(&m, 0, sizeof(m));
+  if( zPath[0]==0 || zPath[strlen(zPath)-1]=='/' ){
+    *pzErr = sqlite3_mprintf("'%s': not a file name", zPath);
+    return SQLITE_CANTOPEN;
+  }
+  rc = splitPath(zPath, &zDir, &zBase);
+  if( rc==SQLITE_OK ) rc = mkdirP(zDir, &m, pzErr);
+  if( rc==SQLITE_OK ){
+    zTmp = tempName(zDir, zBase);
+    if( zTmp==0 ) rc = SQLITE_NOMEM;
+  }
+  if( rc==SQLITE_OK ) rc = writeNewFile(zTmp, z, n, pzErr);
+  if( rc==SQLITE_OK && rename(zTmp, zPath)!=0 ){
+    *pzErr = sqlite3_mprintf("'%s': %s", zPath, strerror(errno));
+    unlink(zTmp);
+    rc = SQLITE_IOERR;
+  }
+  if( rc ) madeDirsUndo(&m); else madeDirsKeep(&m);
+  sqlite3_free(zTmp);
+  sqlite3_free(zDir);
+  sqlite3_free(zBase);
+  return rc;
+}
+
+/* Read a whole regular file (at most 1 GiB) into sqlite3_malloc'd text
+** (NUL-terminated); *pn its length. */
+static int readWholeFile(const char *zPath, char **pz, size_t *pn, char **pzErr){
+  FILE *f = fopen(zPath, "rb");
+  struct stat st;
+  char *z;
+  size_t n = 0, got;
+  if( f==0 ){
+    *pzErr = sqlite3_mprintf("'%s': %s", zPath, strerror(errno));
+    return SQLITE_CANTOPEN;
+  }
+  if( fstat(fileno(f), &st)!=0 || !S_ISREG(st.st_mode) ){
+    *pzErr = sqlite3_mprintf("'%s': not a regular file", zPath);
+    fclose(f);
+    return SQLITE_CANTOPEN;
+  }
+  if( st.st_size>((sqlite3_int64)1<<30) ){
+    *pzErr = sqlite3_mprintf("'%s': larger than 1 GiB", zPath);
+    fclose(f);
+    return SQLITE_TOOBIG;
+  }
+  z = sqlite3_malloc64((sqlite3_uint64)st.st_size + 1);
+  if( z==0 ){ fclose(f); return SQLITE_NOMEM; }
+  while( n<(size_t)st.st_size && (got = fread(z+n, 1, (size_t)st.st_size-n, f))>0 ) n += got;
+  if( ferror(f) ){
+    *pzErr = sqlite3_mprintf("'%s': read error: %s", zPath, strerror(errno));
+    fclose(f);
+    sqlite3_free(z);
+    return SQLITE_IOERR;
+  }
+  fclose(f);
+  z[n] = 0;
+  *pz = z;
+  *pn = n;
+  return SQLITE_OK;
+}
+
+/* A path argument: non-empty TEXT.  Returns it, or 0 after reporting. */
+static const char *pathArg(sqlite3_context *ctx, const char *zFunc, const char *zWhat, sqlite3_value *v){
+  const char *z = sqlite3_value_type(v)==SQLITE_TEXT ? (const char*)sqlite3_value_text(v) : 0;
+  if( z==0 || z[0]==0 ){
+    profsumCtxErr(ctx, "%s: %s must be a non-empty path (text)", zFunc, zWhat);
+    return 0;
+  }
+  return z;
+}
+
+/* ------------------------------------------------------------------ */
+/* profsum_history_import(path) / profsum_history_export(path)          */
+/* ------------------------------------------------------------------ */
+
+/* The records read from a JSONL file. */
+typedef struct ImportJob {
+  JNode **aRec;             /* parsed records (objects), file order */
+  int nRec, nAlloc;
+} ImportJob;
+
+/* Write body: append every record (origin 'import', no trace ids). */
+static int importBody(sqlite3 *db, void *pArg, char **pzErr){
+  ImportJob *j = (ImportJob*)pArg;
+  char zNow[40];
+  int i, rc = SQLITE_OK;
+  profsumNowIso(zNow, sizeof(zNow));
+  for(i=0; i<j->nRec && rc==SQLITE_OK; i++){
+    rc = insertRecord(db, SCHEMA, j->aRec[i], zNow, 0, 0, "import", 0, pzErr);
+  }
+  if( j->nRec==0 ) rc = ensureHistoryTable(db, SCHEMA, pzErr);
+  return rc;
+}
+
+/* Is c Python str.strip() whitespace (ASCII part)? */
+static int isPyWs(char c){ return c==' ' || c=='\t' || c=='\n' || c=='\r' || c=='\v' || c=='\f'; }
+
+static void historyImportFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  static const char *FN = "profsum_history_import";
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  const char *zPath = pathArg(ctx, FN, "path", argv[0]);
+  ImportJob j;
+  char *zText = 0, *zErr = 0, *p, *e;
+  size_t n = 0;
+  int rc, iLine = 0, i;
+  (void)argc;
+  if( zPath==0 ) return;
+  memset(&j, 0, sizeof(j));
+  rc = readWholeFile(zPath, &zText, &n, &zErr);
+  /* load_regression_history(): each non-blank line parsed, objects kept. */
+  for(p=zText, e=zText+n; rc==SQLITE_OK && p<e; ){
+    char *q = memchr(p, '\n', (size_t)(e-p)), *b, *x;
+    JNode *pRec;
+    char *zE = 0;
+    if( q==0 ) q = e;
+    iLine++;
+    b = p; x = q;
+    while( b<x && isPyWs(*b) ) b++;
+    while( x>b && isPyWs(x[-1]) ) x--;
+    p = q<e ? q+1 : e;
+    if( b==x ) continue;
+    pRec = jParse(b, (int)(x-b), &zE);
+    if( pRec==0 ){
+      if( zE ){
+        zErr = sqlite3_mprintf("'%s': line %d: %s", zPath, iLine, zE);
+        rc = SQLITE_ERROR;
+      }else{
+        rc = SQLITE_NOMEM;
+      }
+      sqlite3_free(zE);
+      break;
+    }
+    if( pRec->type!=JT_OBJECT ){ jFree(pRec); continue; }
+    if( j.nRec>=j.nAlloc ){
+      int nNew = j.nAlloc ? j.nAlloc*2 : 64;
+      JNode **aNew = sqlite3_realloc64(j.aRec, sizeof(JNode*)*(sqlite3_uint64)nNew);
+      if( aNew==0 ){ jFree(pRec); rc = SQLITE_NOMEM; break; }
+      j.aRec = aNew;
+      j.nAlloc = nNew;
+    }
+    j.aRec[j.nRec++] = pRec;
+  }
+  sqlite3_free(zText);
+  if( rc==SQLITE_OK ) rc = profsumWriteRun(db, SCHEMA, importBody, &j, &zErr);
+  if( rc ) reportErr(ctx, FN, rc, zErr);
+  else sqlite3_result_int(ctx, j.nRec);
+  sqlite3_free(zErr);
+  for(i=0; i<j.nRec; i++) jFree(j.aRec[i]);
+  sqlite3_free(j.aRec);
+}
+
+static void historyExportFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  static const char *FN = "profsum_history_export";
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  const char *zPath = pathArg(ctx, FN, "path", argv[0]);
+  sqlite3_stmt *p = 0;
+  sqlite3_str *s;
+  char *zText = 0, *zErr = 0, *zSql;
+  int rc = SQLITE_OK, nRec = 0, e, nText;
+  (void)argc;
+  if( zPath==0 ) return;
+  s = sqlite3_str_new(db);
+  e = tableExists(db, SCHEMA, "profsum_history_record", &rc);
+  if( e>0 ){
+    zSql = sqlite3_mprintf("SELECT record_id, record_json FROM \"%w\".profsum_history_record "
+                           "ORDER BY record_id", SCHEMA);
+    if( zSql==0 ) rc = SQLITE_NOMEM;
+    else{
+      rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
+      sqlite3_free(zSql);
+      if( rc ) zErr = dbErr(db);
+    }
+    while( rc==SQLITE_OK && (rc = sqlite3_step(p))==SQLITE_ROW ){
+      char *zE = 0, *zLine;
+      JNode *r = jParse((const char*)sqlite3_column_text(p, 1), sqlite3_column_bytes(p, 1), &zE);
+      if( r==0 ){
+        if( zE ){
+          zErr = sqlite3_mprintf("record %lld: %s", (long long)sqlite3_column_int64(p, 0), zE);
+          rc = SQLITE_ERROR;
+        }else rc = SQLITE_NOMEM;
+        sqlite3_free(zE);
+        break;
+      }
+      zLine = profsumJsonCompact(r);
+      jFree(r);
+      if( zLine==0 ){ rc = SQLITE_NOMEM; break; }
+      sqlite3_str_appendall(s, zLine);
+      sqlite3_str_appendchar(s, 1, '\n');
+      sqlite3_free(zLine);
+      nRec++;
+    }
+    if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+    else if( rc!=SQLITE_OK && zErr==0 && rc!=SQLITE_NOMEM ) zErr = dbErr(db);
+    sqlite3_finalize(p);
+  }else if( e<0 ){
+    zErr = dbErr(db);
+  }
+  nText = sqlite3_str_length(s);
+  if( sqlite3_str_errcode(s) && rc==SQLITE_OK ) rc = sqlite3_str_errcode(s);
+  zText = sqlite3_str_finish(s);
+  if( rc==SQLITE_OK ) rc = writeFileAtomic(zPath, zText ? zText : "", (size_t)nText, &zErr);
+  if( rc ) reportErr(ctx, FN, rc, zErr);
+  else sqlite3_result_int(ctx, nRec);
+  sqlite3_free(zErr);
+  sqlite3_free(zText);
+}
+
+/* ------------------------------------------------------------------ */
+/* profsum_history_summary_json([tail])                                */
+/* ------------------------------------------------------------------ */
+
+/* top_failures / top_warnings: the 10 most common strings of the
+** assessments' zList arrays, ties in first-seen order. */
+static int topMessages(sqlite3 *db, const char *zList, JNode **ppOut){
+  sqlite3_stmt *p = 0;
+  JNode *arr = jArr();
+  char *z = sqlite3_mprintf(
+      "SELECT j.value, count(*) AS n, min(r.record_id*1000000 + j.key) AS first "
+      "FROM \"%w\".profsum_history_record AS r, json_each(r.record_json, '$.assessment.%s') AS j "
+      "WHERE json_valid(r.record_json) AND json_type(r.record_json, '$.assessment') = 'object' "
+      "  AND json_type(r.record_json, '$.assessment.%s') = 'array' AND j.type = 'text' "
+      "GROUP BY j.value ORDER BY n DESC, first LIMIT 10", SCHEMA, zList, zList);
+  int rc;
+  if( z==0 || arr==0 ){ sqlite3_free(z); jFree(arr); return SQLITE_NOMEM; }
+  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+  sqlite3_free(z);
+  while( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
+    JNode *o = jObj();
+    jSet(o, "message", jStr((const char*)sqlite3_column_text(p, 0), sqlite3_column_bytes(p, 0)));
+    jSet(o, "count", jInt(sqlite3_column_int64(p, 1)));
+    jPush(arr, o);
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_finalize(p); else sqlite3_finalize(p);
+  if( rc ){ jFree(arr); return rc; }
+  *ppOut = arr;
+  return SQLITE_OK;
+}
+
+/* Build the §4.3 summary of the history table with the last nTail
+** records.  Returns SQLITE_OK with *ppOut, or an error (*pzErr). */
+static int historySummary(sqlite3 *db, sqlite3_int64 nTail, JNode **ppOut, char **pzErr){
+  JNode *o = jObj(), *counts = jObj(), *recent = jArr(), *latest = 0, *tf = 0, *tw = 0;
+  sqlite3_stmt *p = 0;
+  const char *zFile = sqlite3_db_filename(db, SCHEMA);
+  sqlite3_int64 nRec = 0;
+  char *z;
+  int rc = SQLITE_OK, e, i;
+  e = tableExists(db, SCHEMA, "profsum_history_record", &rc);
+  if( e<0 ){ *pzErr = dbErr(db); goto fail; }
+  if( e>0 ){
+    z = sqlite3_mprintf("SELECT count(*) FROM \"%w\".profsum_history_record", SCHEMA);
+    if( z==0 ){ rc = SQLITE_NOMEM; goto fail; }
+    rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+    sqlite3_free(z);
+    if( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ) nRec = sqlite3_column_int64(p, 0);
+    sqlite3_finalize(p); p = 0;
+    if( rc ){ *pzErr = dbErr(db); goto fail; }
+    /* status_counts: string statuses of records whose assessment is an object */
+    z = sqlite3_mprintf("SELECT json_extract(record_json, '$.assessment.status') AS s, count(*) "
+        "FROM \"%w\".profsum_history_record WHERE json_valid(record_json) "
+        "AND json_type(record_json, '$.assessment') = 'object' "
+        "AND json_type(record_json, '$.assessment.status') = 'text' GROUP BY s", SCHEMA);
+    if( z==0 ){ rc = SQLITE_NOMEM; goto fail; }
+    rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+    sqlite3_free(z);
+    while( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
+      jSet(counts, (const char*)sqlite3_column_text(p, 0), jInt(sqlite3_column_int64(p, 1)));
+    }
+    if( rc==SQLITE_OK ) rc = sqlite3_finalize(p); else sqlite3_finalize(p);
+    p = 0;
+    if( rc ){ *pzErr = dbErr(db); goto fail; }
+    rc = topMessages(db, "failures", &tf);
+    if( rc==SQLITE_OK ) rc = topMessages(db, "warnings", &tw);
+    if( rc ){ if( rc!=SQLITE_NOMEM ) *pzErr = dbErr(db); goto fail; }
+    /* the last max(tail, 1) records, oldest first */
+    if( nRec>0 ){
+      sqlite3_int64 nLast = nTail>1 ? nTail : 1;
+      z = sqlite3_mprintf("SELECT record_id, record_json FROM (SELECT record_id, record_json FROM "
+          "\"%w\".profsum_history_record ORDER BY record_id DESC LIMIT %lld) ORDER BY record_id",
+          SCHEMA, (long long)nLast);
+      if( z==0 ){ rc = SQLITE_NOMEM; goto fail; }
+      rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+      sqlite3_free(z);
+      while( rc==SQLITE_OK && (rc = sqlite3_step(p))==SQLITE_ROW ){
+        char *zE = 0;
+        JNode *r = jParse((const char*)sqlite3_column_text(p, 1), sqlite3_column_bytes(p, 1), &zE);
+        if( r==0 ){
+          if( zE ){
+            *pzErr = sqlite3_mprintf("record %lld: %s", (long long)sqlite3_column_int64(p, 0), zE);
+            rc = SQLITE_ERROR;
+          }else rc = SQLITE_NOMEM;
+          sqlite3_free(zE);
+          break;
+        }
+        jPush(recent, r);
+      }
+      if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+      else if( rc!=SQLITE_OK && *pzErr==0 && rc!=SQLITE_NOMEM ) *pzErr = dbErr(db);
+      sqlite3_finalize(p); p = 0;
+      if( rc ) goto fail;
+      if( recent && recent->nChild>0 ) latest = jClone(recent->a[recent->nChild-1]);
+      if( nTail<=0 && recent ){
+        for(i=0; i<recent->nChild; i++) jFree(recent->a[i]);
+        recent->nChild = 0;
+      }
+    }
+  }
+  jSet(o, "history_path", jStr(zFile && zFile[0] ? zFile : ":memory:", -1));
+  jSet(o, "num_records", jInt(nRec));
+  jSet(o, "status_counts", counts);
+  jSet(o, "top_failures", tf ? tf : jArr());
+  jSet(o, "top_warnings", tw ? tw : jArr());
+  jSet(o, "latest_record", latest ? latest : jNull());
+  jSet(o, "recent_records", recent);
+  if( o==0 || jOom(o) ){ jFree(o); return SQLITE_NOMEM; }
+  *ppOut = o;
+  return SQLITE_OK;
+fail:
+  jFree(o); jFree(counts); jFree(recent); jFree(latest); jFree(tf); jFree(tw);
+  return rc ? rc : SQLITE_ERROR;
+}
+
+static void historySummaryFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  static const char *FN = "profsum_history_summary_json";
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  sqlite3_int64 nTail = 20;
+  JNode *o = 0;
+  char *zErr = 0, *z;
+  int rc;
+  if( argc>0 && sqlite3_value_type(argv[0])!=SQLITE_NULL ){
+    if( sqlite3_value_numeric_type(argv[0])!=SQLITE_INTEGER ){
+      profsumCtxErr(ctx, "%s: tail must be an integer", FN);
+      return;
+    }
+    nTail = sqlite3_value_int64(argv[0]);
+    if( nTail>1000000 ) nTail = 1000000;
+  }
+  rc = historySummary(db, nTail, &o, &zErr);
+  if( rc ){ reportErr(ctx, FN, rc, zErr); sqlite3_free(zErr); return; }
+  z = jDump(o);
+  jFree(o);
+  if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
+  sqlite3_result_text(ctx, z, -1, sqlite3_free);
+}
+
+/* ------------------------------------------------------------------ */
+/* profsum_bundle(before, after, dir [, options_json])                 */
+/* ------------------------------------------------------------------ */
+
+#define BUNDLE_N 6
+/* The six files of tools-spec §6, in writing order, and their manifest keys. */
+static const char *azBundleName[BUNDLE_N] = {
+  "before.summary.json", "after.summary.json", "compare.json", "track.json",
+  "before.report.md", "after.report.md"};
+static const char *azBundleKey[BUNDLE_N] = {
+  "before_summary_path", "after_summary_path", "comparison_path", "tracking_path",
+  "before_report_path", "after_report_path"};
+
+/* State of one bundle call. */
+typedef struct BundleJob {
+  sqlite3_value *vB, *vA;   /* the trace arguments */
+  const char *zDir;         /* the directory as given */
+  char *zLabel;             /* options.label or 0 */
+  ProfsumThresholds thr;    /* options.thresholds */
+  int topK;                 /* options.top_k */
+  int history;              /* options.history: append the record */
+  int strict;               /* options.strict_provenance */
+  char *azText[BUNDLE_N];   /* file contents (sqlite3_malloc'd) */
+  char *azTmp[BUNDLE_N];    /* temporary files written, to rename or remove */
+  char zStatus[16];         /* assessment status */
+  MadeDirs made;            /* directories created */
+} BundleJob;
+
+/* Remove the temporary files and free the contents of the last attempt. */
+static void bundleReset(BundleJob *j){
+  int i;
+  for(i=0; i<BUNDLE_N; i++){
+    if( j->azTmp[i] ){ unlink(j->azTmp[i]); sqlite3_free(j->azTmp[i]); j->azTmp[i] = 0; }
+    sqlite3_free(j->azText[i]); j->azText[i] = 0;
+  }
+}
+
+/* Text + "\n" (sqlite3_malloc'd; frees z).  0 on OOM. */
+static char *withNewline(char *z){
+  char *r = z ? sqlite3_mprintf("%s\n", z) : 0;
+  sqlite3_free(z);
+  return r;
+}
+
+/*
+** Compute the six texts (and the record, returned in *ppRecord) from the
+** current snapshot, then write them to temporary files in the directory
+** (created as needed).  With strict_provenance, a failed provenance check
+** is an error before anything is written.
+*/
+static int bundlePrepare(sqlite3 *db, BundleJob *j, JNode **ppRecord,
+                         sqlite3_int64 *pB, sqlite3_int64 *pA, char **pzErr){
+  ProfsumDoc *dB = 0, *dA = 0;
+  JNode *rec = 0;
+  const JNode *cmp, *pc, *as;
+  int rc, i;
+  bundleReset(j);
+  rc = computeRecord(db, j->vB, j->vA, j->zLabel, &j->thr, j->topK, pB, pA, &rec, &dB, &dA, pzErr);
+  if( rc ) return rc;
+  as = jGet(rec, "assessment");
+  cmp = jGet(as, "comparison");
+  pc = jGet(cmp, "provenance_checks");
+  if( j->strict && memberStr(pc, "status") && strcmp(memberStr(pc, "status"), "fail")==0 ){
+    const JNode *m = jGet(pc, "messages");
+    sqlite3_str *s = sqlite3_str_new(db);
+    sqlite3_str_appendall(s, "provenance checks failed.");
+    for(i=0; m && m->type==JT_ARRAY && i<m->nChild; i++){
+      if( m->a[i]->type==JT_STRING ) sqlite3_str_appendf(s, " %s", m->a[i]->z);
+    }
+    *pzErr = sqlite3_str_finish(s);
+    rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    goto done;
+  }
+  sqlite3_snprintf(sizeof(j->zStatus), j->zStatus, "%s",
+                   memberStr(as, "status") ? memberStr(as, "status") : "unknown");
+  j->azText[0] = withNewline(profsumDocJson(dB));
+  j->azText[1] = withNewline(profsumDocJson(dA));
+  j->azText[2] = withNewline(jDump(cmp));
+  j->azText[3] = withNewline(jDump(rec));
+  j->azText[4] = profsumDocReportMd(dB, j->topK);
+  j->azText[5] = profsumDocReportMd(dA, j->topK);
+  for(i=0; i<BUNDLE_N; i++) if( j->azText[i]==0 ){ rc = SQLITE_NOMEM; goto done; }
+  rc = mkdirP(j->zDir, &j->made, pzErr);
+  for(i=0; rc==SQLITE_OK && i<BUNDLE_N; i++){
+    char *zE = 0;
+    char *zTmp = tempName(j->zDir, azBundleName[i]);
+    if( zTmp==0 ){ rc = SQLITE_NOMEM; break; }
+    rc = writeNewFile(zTmp, j->azText[i], strlen(j->azText[i]), &zE);
+    if( rc ){
+      sqlite3_free(zTmp);
+      *pzErr = sqlite3_mprintf("cannot write in directory '%s': %s", j->zDir,
+                               zE ? zE : sqlite3_errstr(rc));
+      sqlite3_free(zE);
+      break;
+    }
+    j->azTmp[i] = zTmp;
+  }
+done:
+  profsumDocFree(dB);
+  profsumDocFree(dA);
+  if( rc ){ jFree(rec); return rc; }
+  *ppRecord = rec;
+  return SQLITE_OK;
+}
+
+/* Write body (history: true): prepare the files, append the record. */
+static int bundleBody(sqlite3 *db, void *pArg, char **pzErr){
+  BundleJob *j = (BundleJob*)pArg;
+  JNode *rec = 0;
+  sqlite3_int64 idB = 0, idA = 0;
+  int rc = bundlePrepare(db, j, &rec, &idB, &idA, pzErr);
+  if( rc==SQLITE_OK ){
+    rc = insertRecord(db, SCHEMA, rec, memberStr(rec, "recorded_at_utc"), idB, idA, "bundle", 0, pzErr);
+  }
+  jFree(rec);
+  return rc;
+}
+
+/* The final path of file i: zDir + "/" + name.  sqlite3_malloc'd. */
+static char *bundlePath(const char *zDir, int i){
+  size_t n = strlen(zDir);
+  if( n>0 && zDir[n-1]=='/' ) return sqlite3_mprintf("%s%s", zDir, azBundleName[i]);
+  return sqlite3_mprintf("%s/%s", zDir, azBundleName[i]);
+}
+
+/* Rename the six temporary files to their names.  First checks that no
+** target is a directory (so that a rename cannot fail half-way for that
+** reason). */
+static int bundleRename(BundleJob *j, char **pzErr){
+  char *az[BUNDLE_N];
+  int i, rc = SQLITE_OK;
+  memset(az, 0, sizeof(az));
+  for(i=0; i<BUNDLE_N && rc==SQLITE_OK; i++){
+    struct stat st;
+    az[i] = bundlePath(j->zDir, i);
+    if( az[i]==0 ){ rc = SQLITE_NOMEM; break; }
+    if( lstat(az[i], &st)==0 && S_ISDIR(st.st_mode) ){
+      *pzErr = sqlite3_mprintf("'%s' is a directory", az[i]);
+      rc = SQLITE_CANTOPEN;
+    }
+  }
+  for(i=0; i<BUNDLE_N && rc==SQLITE_OK; i++){
+    if( rename(j->azTmp[i], az[i])!=0 ){
+      *pzErr = sqlite3_mprintf("'%s': %s", az[i], strerror(errno));
+      rc = SQLITE_IOERR;
+      break;
+    }
+    sqlite3_free(j->azTmp[i]);
+    j->azTmp[i] = 0;
+  }
+  for(i=0; i<BUNDLE_N; i++) sqlite3_free(az[i]);
+  return rc;
+}
+
+/*
+** str(pathlib.PurePosixPath(z)): repeated and trailing slashes collapsed,
+** "." components dropped ("" and "." give "."; a leading "//" is kept as
+** POSIX says).  sqlite3_malloc'd.
+*/
+static char *pyPathStr(const char *z){
+  sqlite3_str *s = sqlite3_str_new(0);
+  const char *p = z;
+  int nPart = 0;
+  if( z[0]=='/' ){
+    if( z[1]=='/' && z[2]!='/' ){ sqlite3_str_appendall(s, "//"); p = z+2; }
+    else{ sqlite3_str_appendall(s, "/"); while( *p=='/' ) p++; }
+  }
+  while( *p ){
+    const char *q = p;
+    while( *q && *q!='/' ) q++;
+    if( q>p && !(q-p==1 && p[0]=='.') ){
+      if( nPart>0 ) sqlite3_str_appendchar(s, 1, '/');
+      sqlite3_str_append(s, p, (int)(q-p));
+      nPart++;
+    }
+    p = q;
+    while( *p=='/' ) p++;
+  }
+  if( sqlite3_str_length(s)==0 ) sqlite3_str_appendall(s, ".");
+  return sqlite3_str_finish(s);
+}
+
+/* The manifest of §6 as a new tree. */
+static JNode *bundleManifest(const BundleJob *j){
+  JNode *o = jObj();
+  char *zNorm = pyPathStr(j->zDir);
+  int i;
+  if( zNorm==0 ){ jFree(o); return 0; }
+  jSet(o, "output_dir", jStr(zNorm, -1));
+  for(i=0; i<BUNDLE_N; i++){
+    char *zP;
+    if( strcmp(zNorm, ".")==0 ) zP = sqlite3_mprintf("%s", azBundleName[i]);
+    else if( zNorm[strlen(zNorm)-1]=='/' ) zP = sqlite3_mprintf("%s%s", zNorm, azBundleName[i]);
+    else zP = sqlite3_mprintf("%s/%s", zNorm, azBundleName[i]);
+    jSet(o, azBundleKey[i], zP ? jStr(zP, -1) : 0);
+    sqlite3_free(zP);
+  }
+  jSet(o, "status", jStr(j->zStatus, -1));
+  sqlite3_free(zNorm);
+  if( o==0 || jOom(o) ){ jFree(o); return 0; }
+  return o;
+}
+
+/* Parse options_json of profsum_bundle into *j.  Unknown keys and wrong
+** types are errors (*pzErr). */
+static int bundleOptions(const char *zJson, int nJson, BundleJob *j, char **pzErr){
+  JNode *p;
+  char *zE = 0;
+  int i, rc = SQLITE_OK;
+  if( zJson==0 ) return SQLITE_OK;
+  p = jParse(zJson, nJson, &zE);
+  if( p==0 ){
+    if( zE==0 ) return SQLITE_NOMEM;
+    *pzErr = sqlite3_mprintf("options_json is not valid JSON: %s", zE);
+    sqlite3_free(zE);
+    return SQLITE_ERROR;
+  }
+  if( p->type!=JT_OBJECT ){
+    jFree(p);
+    *pzErr = sqlite3_mprintf("options_json must be a JSON object");
+    return SQLITE_ERROR;
+  }
+  for(i=0; i<p->nChild && rc==SQLITE_OK; i++){
+    const JNode *v = p->a[i];
+    const char *k = v->zKey;
+    if( strcmp(k, "top_k")==0 ){
+      if( v->type!=JT_INT || v->i<0 ){
+        *pzErr = sqlite3_mprintf("options_json: top_k must be a non-negative integer");
+        rc = SQLITE_ERROR;
+      }else j->topK = v->i>1000000 ? 1000000 : (int)v->i;
+    }else if( strcmp(k, "label")==0 ){
+      if( v->type!=JT_STRING && v->type!=JT_NULL ){
+        *pzErr = sqlite3_mprintf("options_json: label must be a string or null");
+        rc = SQLITE_ERROR;
+      }else if( v->type==JT_STRING ){
+        sqlite3_free(j->zLabel);
+        j->zLabel = sqlite3_mprintf("%s", v->z);
+        if( j->zLabel==0 ) rc = SQLITE_NOMEM;
+      }
+    }else if( strcmp(k, "thresholds")==0 ){
+      rc = profsumThresholdsApply(v, "options_json: thresholds", &j->thr, pzErr);
+    }else if( strcmp(k, "history")==0 || strcmp(k, "strict_provenance")==0 ){
+      if( v->type!=JT_TRUE && v->type!=JT_FALSE ){
+        *pzErr = sqlite3_mprintf("options_json: %s must be true or false", k);
+        rc = SQLITE_ERROR;
+      }else if( k[0]=='h' ) j->history = v->type==JT_TRUE;
+      else j->strict = v->type==JT_TRUE;
+    }else{
+      *pzErr = sqlite3_mprintf("options_json: unknown key '%s' (known: top_k, label, "
+                               "thresholds, history, strict_provenance)", k);
+      rc = SQLITE_ERROR;
+    }
+  }
+  jFree(p);
+  return rc;
+}
+
+static void bundleFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  static const char *FN = "profsum_bundle";
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  BundleJob j;
+  JNode *man = 0;
+  sqlite3_int64 idB, idA;
+  char *zErr = 0;
+  int rc;
+  memset(&j, 0, sizeof(j));
+  j.vB = argv[0];
+  j.vA = argv[1];
+  j.topK = PROFSUM_COMPARE_TOP_K;
+  profsumThresholdsInit(&j.thr);
+  j.zDir = pathArg(ctx, FN, "dir", argv[2]);
+  if( j.zDir==0 ) return;
+  if( argc>3 && sqlite3_value_type(argv[3])!=SQLITE_NULL ){
+    if( sqlite3_value_type(argv[3])!=SQLITE_TEXT ){
+      profsumCtxErr(ctx, "%s: options_json must be a JSON object (text)", FN);
+      return;
+    }
+    rc = bundleOptions((const char*)sqlite3_value_text(argv[3]), sqlite3_value_bytes(argv[3]), &j, &zErr);
+    if( rc ){ reportErr(ctx, FN, rc, zErr); sqlite3_free(zErr); sqlite3_free(j.zLabel); return; }
+  }
+  rc = resolvePair(db, j.vB, j.vA, &idB, &idA, &zErr);
+  if( rc==SQLITE_OK ){
+    if( j.history ){
+      rc = profsumWriteRun(db, SCHEMA, bundleBody, &j, &zErr);
+    }else{
+      JNode *rec = 0;
+      rc = bundlePrepare(db, &j, &rec, &idB, &idA, &zErr);
+      jFree(rec);
+    }
+  }
+  if( rc==SQLITE_OK ) rc = bundleRename(&j, &zErr);
+  if( rc==SQLITE_OK ){
+    man = bundleManifest(&j);
+    if( man==0 ) rc = SQLITE_NOMEM;
+  }
+  if( rc ){
+    bundleReset(&j);
+    madeDirsUndo(&j.made);
+    reportErr(ctx, FN, rc, zErr);
+  }else{
+    char *z = jDump(man);
+    madeDirsKeep(&j.made);
+    if( z ) sqlite3_result_text(ctx, z, -1, sqlite3_free);
+    else sqlite3_result_error_nomem(ctx);
+  }
+  jFree(man);
+  bundleReset(&j);
+  sqlite3_free(zErr);
+  sqlite3_free(j.zLabel);
+}
+
+/* ================================================================== */
+/* Registration                                                        */
+/* ================================================================== */
+
+/* See compare.h. */
+int profsumRegisterCompare(sqlite3 *db, char **pzErr){
+  /* Readers: tables only, usable anywhere; not DETERMINISTIC (the tables
+  ** change).  Writers: they write tables and files (or only files), so
+  ** SQLITE_DIRECTONLY: a view or trigger stored in a hostile database must
+  ** not be able to call them. */
+  static const struct {
+    const char *zName; int nArg; int flags;
+    void (*xFunc)(sqlite3_context*, int, sqlite3_value**);
+  } aFunc[] = {
+    {"profsum_compare_json",         2, SQLITE_UTF8,                    compareJsonFunc},
+    {"profsum_compare_json",         3, SQLITE_UTF8,                    compareJsonFunc},
+    {"profsum_track",                3, SQLITE_UTF8|SQLITE_DIRECTONLY,  trackFunc},
+    {"profsum_track",                4, SQLITE_UTF8|SQLITE_DIRECTONLY,  trackFunc},
+    {"profsum_history_import",       1, SQLITE_UTF8|SQLITE_DIRECTONLY,  historyImportFunc},
+    {"profsum_history_export",       1, SQLITE_UTF8|SQLITE_DIRECTONLY,  historyExportFunc},
+    {"profsum_history_summary_json", 0, SQLITE_UTF8,                    historySummaryFunc},
+    {"profsum_history_summary_json", 1, SQLITE_UTF8,                    historySummaryFunc},
+    {"profsum_bundle",               3, SQLITE_UTF8|SQLITE_DIRECTONLY,  bundleFunc},
+    {"profsum_bundle",               4, SQLITE_UTF8|SQLITE_DIRECTONLY,  bundleFunc},
+  };
+  size_t i;
+  int rc = SQLITE_OK;
+  for(i=0; rc==SQLITE_OK && i<sizeof(aFunc)/sizeof(aFunc[0]); i++){
+    rc = sqlite3_create_function(db, aFunc[i].zName, aFunc[i].nArg, aFunc[i].flags, 0,
+                                 aFunc[i].xFunc, 0, 0);
+    if( rc && pzErr ){
+      *pzErr = sqlite3_mprintf("profsum: registering %s/%d failed: %s", aFunc[i].zName,
+                               aFunc[i].nArg, sqlite3_errstr(rc));
+    }
+  }
+  return rc;
+}
