@@ -198,7 +198,8 @@ typedef struct Engine {
   HMap trkMap;          /* (pid,tid) → track index */
   HMap procMap;         /* (pid,0) → process name id */
   HMap threadMap;       /* (pid,tid) → thread name id */
-  HMap sigCache;        /* (hash(long_name), len) → signature id+1 (0 = none) */
+  HMap sigCache;        /* (64-bit hash of long_name, its length) → signature
+                        ** id+1 (0 = none); long_name texts are not kept */
   profsum_ps origin; int hasOrigin;
   profsum_ps tsMin, endMax; int hasRange;
   int64_t nEntries;
@@ -300,7 +301,7 @@ static int sigOf(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB, int3
   if( s->type!=PROFSUM_JT_STRING ) return SQLITE_OK;
   if( profsumSpanText(s, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
   if( n==0 ) return SQLITE_OK;
-  h = hmGet(&e->sigCache, (int64_t)strHash(z, n), (int64_t)hmix((uint64_t)n ^ strHash(z, n>64 ? 64 : n)), 1, &isNew);
+  h = hmGet(&e->sigCache, (int64_t)strHash(z, n), n, 1, &isNew);
   if( h==0 ) return SQLITE_NOMEM;
   if( isNew ){
     char *zSig = 0; int nSig = 0;
@@ -472,7 +473,6 @@ static int engRead(Engine *e, const char *zPath){
 /* ------------------------------------------------------------------ */
 /* Ordering and exclusive time                                         */
 /* ------------------------------------------------------------------ */
-static SEv *gCmpEv;  /* not used: comparators get records via PermEv */
 typedef struct PermEv { const SEv *r; int64_t i; } PermEv;
 
 /* (track, ts asc, end desc, file order) */
@@ -496,28 +496,50 @@ static int cmpGapEv(const void *pa, const void *pb){
   return a->i<b->i ? -1 : (a->i>b->i);
 }
 
-/* Build e->aOrd (processing order) and compute exclusive times. */
+/* Nesting order of two events (ts asc, end desc, file order). */
+static int nestBefore(const SEv *a, int64_t ia, const SEv *b, int64_t ib){
+  if( a->ts!=b->ts ) return a->ts<b->ts;
+  if( a->ts+a->dur!=b->ts+b->dur ) return a->ts+a->dur > b->ts+b->dur;
+  return ia<ib;
+}
+
+/* Build e->aOrd (processing order: tracks in order of first appearance,
+** each in (ts, -end, file order)) and compute exclusive times.  Events are
+** grouped by a counting sort (stable); a track's slice is sorted only when
+** it is not in order already (xprof writes each line in time order). */
 static int engOrder(Engine *e){
   int64_t i, n = e->nEv, nStk = 0;
   PermEv *aP;
-  int64_t *aStk, *aChild;
-  (void)gCmpEv;
+  int64_t *aStk, *aChild, *aPos;
   aP = sqlite3_malloc64(sizeof(PermEv)*(sqlite3_uint64)(n ? n : 1));
   aStk = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n ? n : 1));
   aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n ? n : 1));
+  aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+1));
   e->aOrd = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n ? n : 1));
-  if( !aP || !aStk || !aChild || !e->aOrd ){
-    sqlite3_free(aP); sqlite3_free(aStk); sqlite3_free(aChild);
+  if( !aP || !aStk || !aChild || !aPos || !e->aOrd ){
+    sqlite3_free(aP); sqlite3_free(aStk); sqlite3_free(aChild); sqlite3_free(aPos);
     return SQLITE_NOMEM;
   }
-  for(i=0; i<n; i++){ aP[i].r = &e->aEv[i]; aP[i].i = i; }
-  qsort(aP, (size_t)n, sizeof(PermEv), cmpNestEv);
-  for(i=0; i<n; i++){
-    STrack *t = &e->aTrk[aP[i].r->trk];
-    e->aOrd[i] = aP[i].i;
-    if( i==0 || aP[i-1].r->trk!=aP[i].r->trk ){ t->iFirst = i; t->nEv = 0; }
-    t->nEv++;
+  for(i=0; i<e->nTrk; i++) e->aTrk[i].nEv = 0;
+  for(i=0; i<n; i++) e->aTrk[e->aEv[i].trk].nEv++;
+  for(i=0, aPos[0]=0; i<e->nTrk; i++){
+    e->aTrk[i].iFirst = aPos[i];
+    aPos[i+1] = aPos[i] + e->aTrk[i].nEv;
   }
+  for(i=0; i<n; i++) e->aOrd[aPos[e->aEv[i].trk]++] = i;
+  for(i=0; i<e->nTrk; i++){
+    STrack *t = &e->aTrk[i];
+    int64_t j, *o = e->aOrd + t->iFirst;
+    for(j=1; j<t->nEv; j++){
+      if( !nestBefore(&e->aEv[o[j-1]], o[j-1], &e->aEv[o[j]], o[j]) ) break;
+    }
+    if( j<t->nEv ){
+      for(j=0; j<t->nEv; j++){ aP[j].r = &e->aEv[o[j]]; aP[j].i = o[j]; }
+      qsort(aP, (size_t)t->nEv, sizeof(PermEv), cmpNestEv);
+      for(j=0; j<t->nEv; j++) o[j] = aP[j].i;
+    }
+  }
+  sqlite3_free(aPos);
   /* §2 stack sweep, per track, in this order. */
 #define FIN() do{ \
     SEv *x_ = &e->aEv[aStk[--nStk]]; \
@@ -1045,18 +1067,27 @@ static int engKpis(Engine *e){
   sqlite3_stmt *pIns = 0;
   HMap devOf = {0,0,0};      /* proc name id → list index */
   int32_t *aDev = 0; int64_t nDev = 0;
+  unsigned char *aFlag = 0;
   aDurAll = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nEv+1));
   aDur = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nEv+1));
   aIv = sqlite3_malloc64(sizeof(Ival)*(sqlite3_uint64)(e->nEv+1));
   aDev = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nTrk+1));
   if( !aDurAll || !aDur || !aIv || !aDev ){ rc = SQLITE_NOMEM; goto done; }
+  aFlag = sqlite3_malloc64((sqlite3_uint64)(e->pool.n+1));
+  if( aFlag==0 ){ rc = SQLITE_NOMEM; goto done; }
+  memset(aFlag, 0, (size_t)e->pool.n+1);
   for(i=0; i<e->nEv; i++){
     SEv *r = &e->aEv[i];
     STrack *t = &e->aTrk[r->trk];
-    const char *z = SP_STR(&e->pool, r->name);
-    int n = SP_LEN(&e->pool, r->name);
-    if( t->isHost && hasCi(z, n, "compile") ) compile += r->dur;
-    if( isTransferName(z, n) ) transfer += r->dur;
+    unsigned char f = aFlag[r->name];
+    if( f==0 ){   /* name tests cached per name: 1 known, 2 compile, 4 transfer */
+      const char *z = SP_STR(&e->pool, r->name);
+      int n = SP_LEN(&e->pool, r->name);
+      f = (unsigned char)(1 | (hasCi(z, n, "compile") ? 2 : 0) | (isTransferName(z, n) ? 4 : 0));
+      aFlag[r->name] = f;
+    }
+    if( t->isHost && (f & 2) ) compile += r->dur;
+    if( f & 4 ) transfer += r->dur;
     if( t->isDevice && t->isDevOp ){
       aDurAll[nAll++] = r->dur;
       if( r->dur<SMALL_OP_PS ) nSmallAll++;
@@ -1075,14 +1106,18 @@ static int engKpis(Engine *e){
   if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_device VALUES(?1,?2,?3,?4,?5,?6,?7)")) ) goto done;
   for(j=0; j<nDev; j++){
     int64_t nIv = 0, nSmall = 0, busy = 0, lo = 0, hi = 0, curLo, curHi;
-    for(i=0; i<e->nEv; i++){
-      SEv *r = &e->aEv[i];
-      STrack *t = &e->aTrk[r->trk];
+    int64_t ti;
+    for(ti=0; ti<e->nTrk; ti++){
+      STrack *t = &e->aTrk[ti];
+      int64_t k;
       if( !(t->isDevice && t->isDevOp) || t->proc!=aDev[j] ) continue;
-      aIv[nIv].lo = r->ts; aIv[nIv].hi = r->ts + r->dur;
-      aDur[nIv] = r->dur;
-      if( r->dur<SMALL_OP_PS ) nSmall++;
-      nIv++;
+      for(k=0; k<t->nEv; k++){
+        SEv *r = &e->aEv[e->aOrd[t->iFirst+k]];
+        aIv[nIv].lo = r->ts; aIv[nIv].hi = r->ts + r->dur;
+        aDur[nIv] = r->dur;
+        if( r->dur<SMALL_OP_PS ) nSmall++;
+        nIv++;
+      }
     }
     qsort(aIv, (size_t)nIv, sizeof(Ival), cmpIval);
     qsort(aDur, (size_t)nIv, sizeof(int64_t), cmpI64);
@@ -1125,6 +1160,7 @@ static int engKpis(Engine *e){
 done:
   sqlite3_finalize(pIns);
   sqlite3_free(aDurAll); sqlite3_free(aDur); sqlite3_free(aIv); sqlite3_free(aDev);
+  sqlite3_free(aFlag);
   hmFree(&devOf);
   return rc;
 }

@@ -149,6 +149,19 @@ static void pendDiag(ProfsumScan *s, const char *zKind, const char *zFmt, ...){
   va_end(ap);
 }
 
+/* Would a diagnostic of this kind still get its detail formatted?  (Used
+** to skip costly preparation of details past the cap.) */
+static int diagWanted(ProfsumScan *s, const char *zKind){
+  int k;
+  if( s->xDiag==0 ) return 0;
+  for(k=0; k<s->nKindSeen; k++){
+    if( s->aKindSeen[k].zKind==zKind || strcmp(s->aKindSeen[k].zKind, zKind)==0 ){
+      return s->aKindSeen[k].n < PROFSUM_DIAG_DETAIL_CAP;
+    }
+  }
+  return 1;
+}
+
 /* Emit the queued diagnostics of the entry idx at iOffset. */
 static void flushDiag(ProfsumScan *s, int64_t idx, int64_t iOffset){
   int i;
@@ -756,8 +769,8 @@ static void setId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, Profsu
   }
   pId->kind = PROFSUM_ID_NULL;
   if( s->xDiag ){
-    char zq[64];
-    quoteSnippet(zq, sizeof(zq), v->z, v->n);
+    char zq[64] = "";
+    if( diagWanted(s, "bad_field") ) quoteSnippet(zq, sizeof(zq), v->z, v->n);
     pendDiag(s, "bad_field", "%s: %s is not an integer or a string", zKey, zq);
   }
 }
@@ -777,16 +790,16 @@ static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
   if( rc>=0 ){
     *pHas = 1;
     if( rc==1 && s->xDiag ){
-      char zq[64];
-      quoteSnippet(zq, sizeof(zq), v->z, v->n);
+      char zq[64] = "";
+      if( diagWanted(s, "time_rounded") ) quoteSnippet(zq, sizeof(zq), v->z, v->n);
       pendDiag(s, "time_rounded", "%s: %s has more than 6 decimals (µs); "
                "rounded half-even to a picosecond", zKey, zq);
     }
     return;
   }
   if( s->xDiag ){
-    char zq[64];
-    quoteSnippet(zq, sizeof(zq), v->z, v->n);
+    char zq[64] = "";
+    if( diagWanted(s, "bad_field") ) quoteSnippet(zq, sizeof(zq), v->z, v->n);
     pendDiag(s, "bad_field", "%s: %s%s%s is not a number", zKey,
              v->type==PROFSUM_JT_STRING ? "\"" : "", zq,
              v->type==PROFSUM_JT_STRING ? "\"" : "");
@@ -878,8 +891,8 @@ text_field:
     }else{
       memset(pDst, 0, sizeof(*pDst));
       if( v->type!=PROFSUM_JT_NULL && s->xDiag ){
-        char zq[64];
-        quoteSnippet(zq, sizeof(zq), v->z, v->n);
+        char zq[64] = "";
+        if( diagWanted(s, "bad_field") ) quoteSnippet(zq, sizeof(zq), v->z, v->n);
         pendDiag(s, "bad_field", "%s: %s is not a string", k[0]=='n' ? "name" : "cat", zq);
       }
     }
