@@ -950,19 +950,40 @@ static int insertRecord(sqlite3 *db, const char *zSchema, const JNode *pRecord,
   return rc;
 }
 
-/* Resolve the before/after arguments; the same trace on both sides is an
-** error.  Messages name the argument ("before: no trace with label 'x'"). */
+/* True when the last call on db failed because the database was busy
+** (locked by another connection, or a stale WAL snapshot). */
+static int busyNow(sqlite3 *db){
+  return (sqlite3_extended_errcode(db) & 0xff)==SQLITE_BUSY;
+}
+
+/* Message of a read that failed because the database was busy. */
+static char *busyMsg(void){
+  return sqlite3_mprintf("the database is busy (another connection is writing it); "
+                         "set a busy timeout (sqlite3_busy_timeout, .timeout) or retry");
+}
+
+/*
+** Resolve the before/after arguments; the same trace on both sides is an
+** error.  Messages name the argument ("before: no trace with label 'x'").
+** A lookup that failed because the database was busy returns SQLITE_BUSY
+** (with a message saying so, not "no trace"): the write functions retry
+** then (busy.c), the readers report it.
+*/
 static int resolvePair(sqlite3 *db, sqlite3_value *vB, sqlite3_value *vA,
                        sqlite3_int64 *pB, sqlite3_int64 *pA, char **pzErr){
   char *zE = 0;
   int rc = profsumResolveTrace(db, SCHEMA, vB, pB, &zE);
   if( rc==SQLITE_OK ){
     rc = profsumResolveTrace(db, SCHEMA, vA, pA, &zE);
-    if( rc && zE ){ *pzErr = sqlite3_mprintf("after: %s", zE); }
-  }else if( zE ){
+    if( rc && zE && !busyNow(db) ){ *pzErr = sqlite3_mprintf("after: %s", zE); }
+  }else if( zE && !busyNow(db) ){
     *pzErr = sqlite3_mprintf("before: %s", zE);
   }
   sqlite3_free(zE);
+  if( rc && busyNow(db) ){
+    *pzErr = busyMsg();
+    return SQLITE_BUSY;
+  }
   if( rc ) return rc;
   if( *pB==*pA ){
     *pzErr = sqlite3_mprintf("before and after are the same trace (id %lld)", (long long)*pB);
@@ -979,6 +1000,11 @@ static int buildDoc(sqlite3 *db, sqlite3_int64 id, const char *zSide,
   char *zE = 0;
   int rc = profsumTraceKnobs(db, SCHEMA, id, &k, &zE);
   if( rc==SQLITE_OK ) rc = profsumDocBuild(db, SCHEMA, id, &k, ppDoc, &zE);
+  if( rc && busyNow(db) ){
+    sqlite3_free(zE);
+    *pzErr = busyMsg();
+    return SQLITE_BUSY;
+  }
   if( rc && zE ) *pzErr = sqlite3_mprintf("%s: %s", zSide, zE);
   sqlite3_free(zE);
   return rc;
@@ -1151,6 +1177,11 @@ static void trackFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   /* Check the arguments before touching the database (no WAL switch, no
   ** lock for a call that fails anyway); the body resolves them again. */
   rc = resolvePair(db, j.vB, j.vA, &idB, &idA, &zErr);
+  if( rc==SQLITE_BUSY ){
+    /* busy while checking: the body checks again under the write lock */
+    sqlite3_free(zErr); zErr = 0;
+    rc = SQLITE_OK;
+  }
   if( rc==SQLITE_OK ) rc = profsumWriteRun(db, SCHEMA, trackBody, &j, &zErr);
   if( rc ){
     reportErr(ctx, FN, rc, zErr);
@@ -1926,6 +1957,11 @@ static void bundleFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     if( rc ){ reportErr(ctx, FN, rc, zErr); sqlite3_free(zErr); sqlite3_free(j.zLabel); return; }
   }
   rc = resolvePair(db, j.vB, j.vA, &idB, &idA, &zErr);
+  if( rc==SQLITE_BUSY && j.history ){
+    /* busy while checking: the body checks again under the write lock */
+    sqlite3_free(zErr); zErr = 0;
+    rc = SQLITE_OK;
+  }
   if( rc==SQLITE_OK ){
     if( j.history ){
       rc = profsumWriteRun(db, SCHEMA, bundleBody, &j, &zErr);

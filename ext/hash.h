@@ -1,5 +1,6 @@
 /*
-** hash.h — SHA-256 for trace provenance (hash.c).
+** hash.h — SHA-256 for trace provenance, MD5 and base64 for W&B artifact
+** digests (hash.c).
 */
 #ifndef PROFSUM_HASH_H
 #define PROFSUM_HASH_H
@@ -21,5 +22,37 @@ void profsumSha256Hex(ProfsumSha256 *s, char *zHex);
 /* SHA-256 of the bytes of file zPath (as stored on disk), and its size.
 ** Errors: *pzErr = "'path': reason" (no function prefix). */
 int profsumSha256File(const char *zPath, char *zHex, sqlite3_int64 *pnSize, char **pzErr);
+
+/* ---------------------------------------------------------------------
+** MD5 (RFC 1321).  W&B identifies artifact files by the base64 of their
+** MD5 (wandb-http.md §3.2); it is an integrity check against corruption,
+** not a defence against a hostile server (which sends the digests too).
+*/
+typedef struct ProfsumMd5 {
+  uint32_t h[4];              /* chaining state */
+  uint64_t nTotal;            /* bytes hashed */
+  unsigned char buf[64];      /* partial block */
+  size_t nBuf;                /* bytes in buf */
+} ProfsumMd5;
+
+void profsumMd5Init(ProfsumMd5 *s);
+void profsumMd5Update(ProfsumMd5 *s, const void *p, size_t n);
+/* Finish: write the 16 digest bytes into aOut. */
+void profsumMd5Final(ProfsumMd5 *s, unsigned char *aOut);
+
+/* ---------------------------------------------------------------------
+** Base64, standard alphabet (A-Z a-z 0-9 + /) with '=' padding.
+**
+** profsumBase64Encode(): write the encoding of the n bytes at p, plus a
+**   NUL, into zOut, which must hold PROFSUM_BASE64_LEN(n)+1 bytes.  Returns
+**   the length written (without the NUL).
+** profsumBase64Decode(): decode the nIn characters at zIn (strict: length
+**   a multiple of 4, padding only at the end, no whitespace) into aOut,
+**   which holds nOutMax bytes.  Returns the decoded length, or -1 when the
+**   text is not strict base64 or does not fit.
+*/
+#define PROFSUM_BASE64_LEN(n) ((((n)+2)/3)*4)
+size_t profsumBase64Encode(const unsigned char *p, size_t n, char *zOut);
+long profsumBase64Decode(const char *zIn, size_t nIn, unsigned char *aOut, size_t nOutMax);
 
 #endif

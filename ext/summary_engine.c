@@ -164,13 +164,11 @@ static void spFree(SPool *p){
 /* ------------------------------------------------------------------ */
 /* Records                                                             */
 /* ------------------------------------------------------------------ */
-#define NO_STEP INT64_MIN
 
 typedef struct SEv {
   int64_t ts;           /* start, ps relative to the origin */
   int64_t dur;          /* ps, > 0 */
   int64_t excl;         /* exclusive ps (§2) */
-  int64_t step;         /* args.step_num or NO_STEP */
   int32_t trk;          /* track index, in order of first appearance */
   int32_t name;         /* string ids (-1: absent/empty) */
   int32_t tfop;
@@ -198,6 +196,7 @@ typedef struct Engine {
   HMap trkMap;          /* (pid,tid) → track index */
   HMap procMap;         /* (pid,0) → process name id */
   HMap threadMap;       /* (pid,tid) → thread name id */
+  HMap stepOf;          /* event index → args.step_num (events that have one) */
   HMap sigCache;        /* (64-bit hash of long_name, its length) → signature
                         ** id+1 (0 = none); long_name texts are not kept */
   profsum_ps origin; int hasOrigin;
@@ -370,7 +369,6 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
   memset(r, 0, sizeof(*r));
   r->ts = (int64_t)rel;
   r->dur = (int64_t)ev->dur;
-  r->step = NO_STEP;
   h = hmGet(&e->trkMap, ev->pid.iVal, ev->tid.iVal, 1, &isNew);
   if( h==0 ) return SQLITE_NOMEM;
   if( isNew ){
@@ -400,9 +398,16 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
   {
     const ProfsumSpan *s = &ev->aArg[PROFSUM_AK_STEP_NUM];
     int64_t v;
-    if( s->type==PROFSUM_JT_NUMBER && profsumParseInt(s->z, s->n, &v)==0 ) r->step = v;
+    int has = 0;
+    if( s->type==PROFSUM_JT_NUMBER && profsumParseInt(s->z, s->n, &v)==0 ) has = 1;
     else if( s->type==PROFSUM_JT_STRING && !(s->flags & PROFSUM_SF_ESCAPE)
-          && pyIntParse(s->z, s->n, &v)==0 ) r->step = v;
+          && pyIntParse(s->z, s->n, &v)==0 ) has = 1;
+    if( has ){
+      /* Rare (host `train` events): kept in a side map, event → step. */
+      HEnt *hs = hmGet(&e->stepOf, e->nEv, 0, 1, 0);
+      if( hs==0 ) return SQLITE_NOMEM;
+      hs->v1 = v;
+    }
   }
   e->nEv++;
   return SQLITE_OK;
@@ -508,20 +513,23 @@ static int nestBefore(const SEv *a, int64_t ia, const SEv *b, int64_t ib){
 ** grouped by a counting sort (stable); a track's slice is sorted only when
 ** it is not in order already (xprof writes each line in time order). */
 static int engOrder(Engine *e){
-  int64_t i, n = e->nEv, nStk = 0;
-  PermEv *aP;
-  int64_t *aStk, *aChild, *aPos;
-  aP = sqlite3_malloc64(sizeof(PermEv)*(sqlite3_uint64)(n ? n : 1));
-  aStk = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n ? n : 1));
-  aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n ? n : 1));
+  int64_t i, n = e->nEv, nStk = 0, nMax = 1;
+  PermEv *aP = 0;
+  int64_t *aStk = 0, *aChild = 0, *aPos;
   aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+1));
   e->aOrd = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n ? n : 1));
-  if( !aP || !aStk || !aChild || !aPos || !e->aOrd ){
+  if( !aPos || !e->aOrd ){ sqlite3_free(aPos); return SQLITE_NOMEM; }
+  for(i=0; i<e->nTrk; i++) e->aTrk[i].nEv = 0;
+  for(i=0; i<n; i++) e->aTrk[e->aEv[i].trk].nEv++;
+  for(i=0; i<e->nTrk; i++) if( e->aTrk[i].nEv>nMax ) nMax = e->aTrk[i].nEv;
+  /* Scratch sized by the largest track, not by the trace. */
+  aP = sqlite3_malloc64(sizeof(PermEv)*(sqlite3_uint64)nMax);
+  aStk = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nMax);
+  aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nMax);
+  if( !aP || !aStk || !aChild ){
     sqlite3_free(aP); sqlite3_free(aStk); sqlite3_free(aChild); sqlite3_free(aPos);
     return SQLITE_NOMEM;
   }
-  for(i=0; i<e->nTrk; i++) e->aTrk[i].nEv = 0;
-  for(i=0; i<n; i++) e->aTrk[e->aEv[i].trk].nEv++;
   for(i=0, aPos[0]=0; i<e->nTrk; i++){
     e->aTrk[i].iFirst = aPos[i];
     aPos[i+1] = aPos[i] + e->aTrk[i].nEv;
@@ -844,7 +852,11 @@ static int engGapsAndRegions(Engine *e){
   sqlite3_finalize(pIns); pIns = 0;
 
   /* Gaps per device-op track. */
-  aP = sqlite3_malloc64(sizeof(PermEv)*(sqlite3_uint64)(e->nEv+1));
+  {
+    int64_t nMax = 1;
+    for(i=0; i<e->nTrk; i++) if( e->aTrk[i].nEv>nMax ) nMax = e->aTrk[i].nEv;
+    aP = sqlite3_malloc64(sizeof(PermEv)*(sqlite3_uint64)nMax);   /* one track at a time */
+  }
   if( aP==0 ){ rc = SQLITE_NOMEM; goto done; }
   for(i=0; i<e->nTrk; i++){
     STrack *t = &e->aTrk[i];
@@ -1244,8 +1256,10 @@ static int engAggregate(Engine *e){
         h->v1 += r->dur; h->v2++;
       }
     }
-    if( t->isHost && r->step!=NO_STEP && nName==5 && memcmp(zName, "train", 5)==0 ){
-      HEnt *h = hmGet(&gpuSteps, r->step, 0, 1, 0);
+    HEnt *hStep;
+    if( t->isHost && nName==5 && memcmp(zName, "train", 5)==0
+     && (hStep = hmGet(&e->stepOf, k, 0, 0, 0))!=0 ){
+      HEnt *h = hmGet(&gpuSteps, hStep->v1, 0, 1, 0);
       if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
       h->v1 += r->dur; h->v2++;
     }
@@ -1610,5 +1624,6 @@ int profsumEngineRun(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
   sqlite3_free(e.aOrd);
   sqlite3_free(e.zUnit);
   hmFree(&e.trkMap); hmFree(&e.procMap); hmFree(&e.threadMap); hmFree(&e.sigCache);
+  hmFree(&e.stepOf);
   return rc;
 }
