@@ -40,6 +40,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#ifdef PROFSUM_USE_ISAL
+# include <isa-l/igzip_lib.h>
+#endif
 
 #define PROFSUM_GZ_INBUF (256*1024)
 #define PROFSUM_RING_N   4                   /* buffers in the ring */
@@ -86,6 +89,9 @@ struct ProfsumSrc {
   size_t nIn;                   /* Valid bytes in aIn */
   size_t iIn;                   /* Next unread byte in aIn (plain mode) */
   ProfsumSha256 *pSha;          /* hashing the raw bytes, or NULL */
+#ifdef PROFSUM_USE_ISAL
+  struct inflate_state *pIsal;  /* ISA-L inflater (z keeps the cursors) */
+#endif
   Ring *pRing;                  /* threaded mode, or NULL */
   int triedThread;              /* 1 once the first read decided the mode */
 };
@@ -135,8 +141,15 @@ static int srcStart(ProfsumSrc *p, char **pzErr){
   if( p->nIn>=2 && p->aIn[0]==0x1f && p->aIn[1]==0x8b ){
     p->isGzip = 1;
     memset(&p->z, 0, sizeof(p->z));
+#ifdef PROFSUM_USE_ISAL
+    p->pIsal = sqlite3_malloc64(sizeof(struct inflate_state));
+    if( p->pIsal==0 ) return SQLITE_NOMEM;
+    isal_inflate_init(p->pIsal);
+    p->pIsal->crc_flag = ISAL_GZIP;      /* parse the gzip header, check the CRC */
+#else
     if( inflateInit2(&p->z, 15+16)!=Z_OK ) return SQLITE_NOMEM;
     p->zInit = 1;
+#endif
     p->z.next_in = p->aIn;
     p->z.avail_in = (uInt)p->nIn;
   }
@@ -209,6 +222,58 @@ static int allZero(const unsigned char *a, size_t n){
   return 1;
 }
 
+/* Start the next gzip member. */
+static int infReset(ProfsumSrc *p){
+#ifdef PROFSUM_USE_ISAL
+  isal_inflate_reset(p->pIsal);
+  p->pIsal->crc_flag = ISAL_GZIP;
+  return Z_OK;
+#else
+  return inflateReset(&p->z);
+#endif
+}
+
+/* One inflate step on the cursors of p->z.  Returns zlib codes: Z_OK
+** (progress or a need for input/output), Z_STREAM_END (member complete),
+** Z_BUF_ERROR (no progress), or an error with *pzMsg set. */
+static int infStep(ProfsumSrc *p, const char **pzMsg){
+#ifdef PROFSUM_USE_ISAL
+  struct inflate_state *s = p->pIsal;
+  int rc;
+  uInt inBefore = p->z.avail_in, outBefore = p->z.avail_out;
+  s->next_in = p->z.next_in;
+  s->avail_in = p->z.avail_in;
+  s->next_out = p->z.next_out;
+  s->avail_out = p->z.avail_out;
+  rc = isal_inflate(s);
+  p->z.next_in = s->next_in;
+  p->z.avail_in = s->avail_in;
+  p->z.next_out = s->next_out;
+  p->z.avail_out = s->avail_out;
+  if( rc<0 ){
+    switch( rc ){
+      case ISAL_INVALID_BLOCK: *pzMsg = "invalid deflate block"; break;
+      case ISAL_INVALID_SYMBOL: *pzMsg = "invalid deflate symbol"; break;
+      case ISAL_INVALID_LOOKBACK: *pzMsg = "invalid distance too far back"; break;
+      case ISAL_INVALID_WRAPPER: *pzMsg = "incorrect header check"; break;
+      case ISAL_UNSUPPORTED_METHOD: *pzMsg = "unknown compression method"; break;
+      case ISAL_INCORRECT_CHECKSUM: *pzMsg = "incorrect data check"; break;
+      default: *pzMsg = "data error"; break;
+    }
+    return Z_DATA_ERROR;
+  }
+  if( s->block_state==ISAL_BLOCK_FINISH ) return Z_STREAM_END;
+  if( p->z.avail_in==inBefore && p->z.avail_out==outBefore ) return Z_BUF_ERROR;
+  return Z_OK;
+#else
+  int rc = inflate(&p->z, Z_NO_FLUSH);
+  if( rc!=Z_OK && rc!=Z_STREAM_END && rc!=Z_BUF_ERROR ){
+    *pzMsg = p->z.msg ? p->z.msg : zError(rc);
+  }
+  return rc;
+#endif
+}
+
 /* Read decompressed bytes in the calling thread (see profsumSrcRead). */
 static int srcReadDirect(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
                          size_t *pnGot, char **pzErr){
@@ -253,7 +318,7 @@ static int srcReadDirect(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
             p->zPath, (long long)(p->nRawIn - p->z.avail_in));
         return SQLITE_CORRUPT;
       }
-      if( inflateReset(&p->z)!=Z_OK ) return SQLITE_NOMEM;
+      if( infReset(p)!=Z_OK ) return SQLITE_NOMEM;
       p->zEnd = 0;
     }
     if( p->z.avail_in==0 ){
@@ -268,17 +333,19 @@ static int srcReadDirect(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
       p->z.next_in = p->aIn;
       p->z.avail_in = (uInt)p->nIn;
     }
-    zrc = inflate(&p->z, Z_NO_FLUSH);
-    if( zrc==Z_STREAM_END ){
-      p->zEnd = 1;
-    }else if( zrc==Z_BUF_ERROR ){
-      /* No progress possible: needs more input (handled above) or output. */
-      if( p->z.avail_out==0 ) break;
-    }else if( zrc!=Z_OK ){
-      *pzErr = sqlite3_mprintf("'%s': gzip data error at byte %lld (%s)",
-          p->zPath, (long long)(p->nRawIn - p->z.avail_in),
-          p->z.msg ? p->z.msg : zError(zrc));
-      return zrc==Z_MEM_ERROR ? SQLITE_NOMEM : SQLITE_CORRUPT;
+    {
+      const char *zMsg = 0;
+      zrc = infStep(p, &zMsg);
+      if( zrc==Z_STREAM_END ){
+        p->zEnd = 1;
+      }else if( zrc==Z_BUF_ERROR ){
+        /* No progress possible: needs more input (handled above) or output. */
+        if( p->z.avail_out==0 ) break;
+      }else if( zrc!=Z_OK ){
+        *pzErr = sqlite3_mprintf("'%s': gzip data error at byte %lld (%s)",
+            p->zPath, (long long)(p->nRawIn - p->z.avail_in), zMsg ? zMsg : "data error");
+        return zrc==Z_MEM_ERROR ? SQLITE_NOMEM : SQLITE_CORRUPT;
+      }
     }
   }
   *pnGot = nOut - p->z.avail_out;
@@ -470,6 +537,9 @@ void profsumSrcClose(ProfsumSrc *p){
   if( p==0 ) return;
   srcStopThread(p);
   sqlite3_free(p->pSha);
+#ifdef PROFSUM_USE_ISAL
+  sqlite3_free(p->pIsal);
+#endif
   if( p->zInit ) inflateEnd(&p->z);
   if( p->fd>=0 ) close(p->fd);
   sqlite3_free(p->aIn);
