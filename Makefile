@@ -87,6 +87,15 @@ test: deps
 	$(MAKE) profsum.so build/sqlrun
 	$(PYTHON) tests/run.py
 
+# The suite again against a zlib-only build (the fallback inflater).
+build/zlib/profsum.so: $(SRCS) $(HDRS) Makefile
+	@mkdir -p build/zlib
+	$(MAKE) --no-print-directory INFLATE=zlib OUT=$@ build-out
+build-out:
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS_SO) -o $(OUT) $(SRCS) $(PKG_LIBS)
+test-zlib: build/zlib/profsum.so
+	PROFSUM_SO=$(CURDIR)/build/zlib/profsum.so $(PYTHON) tests/run.py
+
 # ---- sanitizers -----------------------------------------------------------
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 build/asan/profsum.so: $(SRCS) $(HDRS) Makefile
@@ -136,4 +145,4 @@ install: profsum.so
 clean:
 	rm -rf profsum.so build
 
-.PHONY: all deps demo test asan valgrind fuzz corpus bench install clean
+.PHONY: all deps demo test test-zlib build-out asan valgrind fuzz corpus bench install clean
