@@ -109,8 +109,10 @@ int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg,
   if( rc==SQLITE_OK ) rc = profsumRegisterTraceVtab(db, pzErrMsg);
   if( rc==SQLITE_OK ) rc = profsumRegisterFind(db, pzErrMsg);
   if( rc==SQLITE_OK ) rc = profsumRegisterImport(db, pzErrMsg);
+  if( rc==SQLITE_OK ) rc = profsumRegisterCatalog(db, pzErrMsg);
   if( rc==SQLITE_OK ) rc = profsumRegisterSummaryDoc(db, pzErrMsg);
   if( rc==SQLITE_OK ) rc = profsumRegisterCompare(db, pzErrMsg);
+  if( rc==SQLITE_OK ) rc = profsumRegisterQuery(db, pzErrMsg);
   if( rc!=SQLITE_OK && pzErrMsg && *pzErrMsg==0 ){
     *pzErrMsg = sqlite3_mprintf("profsum: registration failed: %s",
                                 sqlite3_errstr(rc));

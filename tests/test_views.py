@@ -89,3 +89,31 @@ class Created(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Catalog(unittest.TestCase):
+    """profsum_catalog lists every view and table with its column docs."""
+
+    def test_catalog(self):
+        db = connect()
+        rows = db.execute("SELECT object, kind, position, column_name, doc FROM profsum_catalog").fetchall()
+        views = {r[0] for r in rows if r[1] == "view"}
+        for rel in manifest():
+            name = re.search(r"CREATE VIEW IF NOT EXISTS main\.(\w+)", open(os.path.join(ROOT, rel)).read()).group(1)
+            self.assertIn(name, views)
+        for obj, kind, pos, col, doc in rows:
+            if kind == "view":
+                self.assertTrue(doc, "%s.%s has no doc" % (obj, col))
+        hot = [r for r in rows if r[0] == "profsum_hot_ops"]
+        self.assertEqual(hot[0][2:4], (0, None))
+        self.assertTrue(hot[0][4].startswith("profsum_hot_ops: hot_ops of profile_summary.v1"))
+        self.assertEqual([r[3] for r in hot[1:4]], ["trace_id", "label", "rank"])
+        # the columns listed are the view's real columns
+        with TempDir() as td:
+            d = connect(os.path.join(td.path, "c.db"))
+            p = td.write("f2.json", json.dumps(fixtures.f2()))
+            d.execute("SELECT profsum_import(?)", (p,))
+            for v in views:
+                cols = [r[1] for r in d.execute("PRAGMA table_info(%s)" % v)]
+                self.assertEqual(cols, [r[3] for r in rows if r[0] == v and r[2] > 0], v)
+            d.close()

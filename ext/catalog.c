@@ -1,0 +1,231 @@
+/*
+** catalog.c — profsum_catalog: the documentation of every profsum view and
+** table, as rows, for people and agents exploring a database.
+**
+**   SELECT object, column_name, doc FROM profsum_catalog WHERE object = 'profsum_hot_ops';
+**   SELECT DISTINCT object, kind, doc FROM profsum_catalog WHERE position = 0;
+**
+**   CREATE TABLE profsum_catalog(
+**     object,        -- view or table name
+**     kind,          -- 'view' or 'table'
+**     position,      -- 0 for the object itself, then 1.. for its columns
+**     column_name,   -- NULL on the object row
+**     doc            -- the description (object row) or the column's comment
+**   );
+**
+** The rows come from the schema text compiled into the extension
+** (sql/schema.sql and the views files, see build/gen/schema_sql.h), so they
+** always match the objects profsum_import creates: a view's description is
+** the comment block above its CREATE VIEW, a column's doc the comment line(s)
+** above it in the column list; a table's columns are documented by their
+** trailing comments.  Pure (no file or database access).
+*/
+#include "profsum_int.h"
+#include "schema_sql.h"
+
+#include <string.h>
+
+typedef struct CatRow {
+  char *zObject, *zKind, *zColumn, *zDoc;
+  int iPos;
+} CatRow;
+
+typedef struct CatTab { sqlite3_vtab base; } CatTab;
+typedef struct CatCursor {
+  sqlite3_vtab_cursor base;
+  CatRow *a;          /* all rows */
+  int n, nAlloc;
+  int i;              /* current row */
+} CatCursor;
+
+/* Append a row (copies the strings); returns SQLITE_OK or SQLITE_NOMEM. */
+static int catAdd(CatCursor *c, const char *zObj, int nObj, const char *zKind,
+                  int iPos, const char *zCol, int nCol, const char *zDoc, int nDoc){
+  CatRow *r;
+  if( c->n>=c->nAlloc ){
+    int nNew = c->nAlloc ? c->nAlloc*2 : 256;
+    CatRow *a = sqlite3_realloc64(c->a, sizeof(CatRow)*(sqlite3_uint64)nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    c->a = a;
+    c->nAlloc = nNew;
+  }
+  r = &c->a[c->n];
+  r->zObject = sqlite3_mprintf("%.*s", nObj, zObj);
+  r->zKind = sqlite3_mprintf("%s", zKind);
+  r->zColumn = zCol ? sqlite3_mprintf("%.*s", nCol, zCol) : 0;
+  r->zDoc = sqlite3_mprintf("%.*s", nDoc, zDoc);
+  r->iPos = iPos;
+  c->n++;
+  if( !r->zObject || !r->zKind || (zCol && !r->zColumn) || !r->zDoc ) return SQLITE_NOMEM;
+  return SQLITE_OK;
+}
+
+/* Next line of z starting at *pi: sets [*pz, *pn) without the newline. */
+static int nextLine(const char *z, int *pi, const char **pz, int *pn){
+  int i = *pi, j;
+  if( z[i]==0 ) return 0;
+  for(j=i; z[j] && z[j]!='\n'; j++){}
+  *pz = z+i;
+  *pn = j-i;
+  *pi = z[j] ? j+1 : j;
+  return 1;
+}
+
+/* Trim spaces; returns the trimmed span. */
+static void trim(const char **pz, int *pn){
+  while( *pn>0 && (**pz==' ' || **pz=='\t') ){ (*pz)++; (*pn)--; }
+  while( *pn>0 && ((*pz)[*pn-1]==' ' || (*pz)[*pn-1]=='\t' || (*pz)[*pn-1]=='\r') ) (*pn)--;
+}
+
+/* Parse the compiled schema text into rows. */
+static int catParse(CatCursor *c){
+  const char *z = PROFSUM_SCHEMA_SQL;
+  int i = 0, rc = SQLITE_OK;
+  sqlite3_str *pDoc = sqlite3_str_new(0);     /* pending comment block */
+  const char *zL; int nL;
+  while( rc==SQLITE_OK && nextLine(z, &i, &zL, &nL) ){
+    const char *zT = zL; int nT = nL;
+    trim(&zT, &nT);
+    if( nT>=2 && zT[0]=='-' && zT[1]=='-' ){
+      const char *zc = zT+2; int nc = nT-2;
+      trim(&zc, &nc);
+      if( sqlite3_str_length(pDoc) && nc ) sqlite3_str_appendchar(pDoc, 1, ' ');
+      sqlite3_str_append(pDoc, zc, nc);
+      continue;
+    }
+    if( nT>28 && (strncmp(zT, "CREATE VIEW IF NOT EXISTS main.", 31)==0
+               || strncmp(zT, "CREATE TABLE IF NOT EXISTS main.", 32)==0) ){
+      int isView = zT[7]=='V';
+      const char *zName = zT + (isView ? 31 : 32);
+      int nName = 0, pos = 0;
+      char *zHead;
+      while( zName+nName < zT+nT && zName[nName]!='(' ) nName++;
+      zHead = sqlite3_str_finish(pDoc);
+      pDoc = sqlite3_str_new(0);
+      rc = catAdd(c, zName, nName, isView ? "view" : "table", 0, 0, 0,
+                  zHead ? zHead : "", zHead ? (int)strlen(zHead) : 0);
+      sqlite3_free(zHead);
+      /* The column list, up to the line starting with ')'. */
+      while( rc==SQLITE_OK && nextLine(z, &i, &zL, &nL) ){
+        const char *zC = zL; int nC = nL;
+        trim(&zC, &nC);
+        if( nC>0 && zC[0]==')' ) break;
+        if( nC>=2 && zC[0]=='-' && zC[1]=='-' ){
+          const char *zc = zC+2; int nc = nC-2;
+          trim(&zc, &nc);
+          if( sqlite3_str_length(pDoc) && nc ) sqlite3_str_appendchar(pDoc, 1, ' ');
+          sqlite3_str_append(pDoc, zc, nc);
+          continue;
+        }
+        if( nC==0 ) continue;
+        {
+          /* "name[,]" in views; "name TYPE ..., -- doc" in tables */
+          int k = 0;
+          const char *zCm = 0;
+          char *zDoc;
+          while( k<nC && zC[k]!=' ' && zC[k]!=',' && zC[k]!='\t' ) k++;
+          for(zCm=zC; zCm+1<zC+nC; zCm++) if( zCm[0]=='-' && zCm[1]=='-' ) break;
+          if( zCm+1<zC+nC && !isView ){
+            const char *zc = zCm+2; int nc = (int)(zC+nC-zc);
+            trim(&zc, &nc);
+            sqlite3_str_append(pDoc, zc, nc);
+          }
+          if( !isView && (strncmp(zC, "PRIMARY KEY", 11)==0 || strncmp(zC, "UNIQUE", 6)==0) ){
+            sqlite3_free(sqlite3_str_finish(pDoc));
+            pDoc = sqlite3_str_new(0);
+            continue;
+          }
+          zDoc = sqlite3_str_finish(pDoc);
+          pDoc = sqlite3_str_new(0);
+          rc = catAdd(c, zName, nName, isView ? "view" : "table", ++pos, zC, k,
+                      zDoc ? zDoc : "", zDoc ? (int)strlen(zDoc) : 0);
+          sqlite3_free(zDoc);
+        }
+      }
+      continue;
+    }
+    /* Any other line ends a pending comment block. */
+    sqlite3_free(sqlite3_str_finish(pDoc));
+    pDoc = sqlite3_str_new(0);
+  }
+  sqlite3_free(sqlite3_str_finish(pDoc));
+  return rc;
+}
+
+static int catConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv,
+                      sqlite3_vtab **ppVtab, char **pzErr){
+  CatTab *t;
+  int rc;
+  (void)pAux; (void)argc; (void)argv; (void)pzErr;
+  rc = sqlite3_declare_vtab(db, "CREATE TABLE x(object TEXT, kind TEXT, position INTEGER, "
+                                "column_name TEXT, doc TEXT)");
+  if( rc ) return rc;
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);   /* no I/O: compiled-in text only */
+  t = sqlite3_malloc64(sizeof(*t));
+  if( t==0 ) return SQLITE_NOMEM;
+  memset(t, 0, sizeof(*t));
+  *ppVtab = &t->base;
+  return SQLITE_OK;
+}
+static int catDisconnect(sqlite3_vtab *v){ sqlite3_free(v); return SQLITE_OK; }
+static int catBestIndex(sqlite3_vtab *v, sqlite3_index_info *p){
+  (void)v;
+  p->estimatedCost = 1000;
+  p->estimatedRows = 300;
+  return SQLITE_OK;
+}
+static void catReset(CatCursor *c){
+  int i;
+  for(i=0; i<c->n; i++){
+    sqlite3_free(c->a[i].zObject); sqlite3_free(c->a[i].zKind);
+    sqlite3_free(c->a[i].zColumn); sqlite3_free(c->a[i].zDoc);
+  }
+  sqlite3_free(c->a);
+  c->a = 0; c->n = c->nAlloc = c->i = 0;
+}
+static int catOpen(sqlite3_vtab *v, sqlite3_vtab_cursor **pp){
+  CatCursor *c = sqlite3_malloc64(sizeof(*c));
+  (void)v;
+  if( c==0 ) return SQLITE_NOMEM;
+  memset(c, 0, sizeof(*c));
+  *pp = &c->base;
+  return SQLITE_OK;
+}
+static int catClose(sqlite3_vtab_cursor *cur){
+  catReset((CatCursor*)cur);
+  sqlite3_free(cur);
+  return SQLITE_OK;
+}
+static int catFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                     int argc, sqlite3_value **argv){
+  CatCursor *c = (CatCursor*)cur;
+  (void)idxNum; (void)idxStr; (void)argc; (void)argv;
+  catReset(c);
+  return catParse(c);
+}
+static int catNext(sqlite3_vtab_cursor *cur){ ((CatCursor*)cur)->i++; return SQLITE_OK; }
+static int catEof(sqlite3_vtab_cursor *cur){ CatCursor *c = (CatCursor*)cur; return c->i>=c->n; }
+static int catRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *p){ *p = ((CatCursor*)cur)->i; return SQLITE_OK; }
+static int catColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
+  CatCursor *c = (CatCursor*)cur;
+  CatRow *r = &c->a[c->i];
+  switch( i ){
+    case 0: sqlite3_result_text(ctx, r->zObject, -1, SQLITE_TRANSIENT); break;
+    case 1: sqlite3_result_text(ctx, r->zKind, -1, SQLITE_TRANSIENT); break;
+    case 2: sqlite3_result_int(ctx, r->iPos); break;
+    case 3: if( r->zColumn ) sqlite3_result_text(ctx, r->zColumn, -1, SQLITE_TRANSIENT); break;
+    default: sqlite3_result_text(ctx, r->zDoc, -1, SQLITE_TRANSIENT); break;
+  }
+  return SQLITE_OK;
+}
+
+static sqlite3_module catModule = {
+  0, 0, catConnect, catBestIndex, catDisconnect, 0, catOpen, catClose, catFilter,
+  catNext, catEof, catColumn, catRowid, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+};
+
+/* See profsum_int.h. */
+int profsumRegisterCatalog(sqlite3 *db, char **pzErr){
+  (void)pzErr;
+  return sqlite3_create_module(db, "profsum_catalog", &catModule, 0);
+}
