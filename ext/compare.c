@@ -158,6 +158,7 @@ typedef struct Num {
   double r;           /* NUM_REAL value */
 } Num;
 
+/* Constructors of Num values: None, a float, an int. */
 static Num numNull(void){ Num n; n.t = NUM_NULL; n.i = 0; n.r = 0.0; return n; }
 static Num numReal(double r){ Num n; n.t = NUM_REAL; n.i = 0; n.r = r; return n; }
 static Num numInt(sqlite3_int64 i){ Num n; n.t = NUM_INT; n.i = i; n.r = 0.0; return n; }
@@ -176,6 +177,7 @@ static Num numAsFloat(const JNode *p){
   return numNull();
 }
 
+/* The value as a C double (0.0 for None). */
 static double numD(Num n){ return n.t==NUM_INT ? (double)n.i : n.r; }
 
 /* A JSON node for n (null, int or float).  0 when out of memory. */
@@ -252,6 +254,7 @@ typedef struct KeyPair {
 /* Sort entry: key, side (0 before, 1 after), position. */
 typedef struct KeyEnt { const char *z; int side; int idx; const JNode *p; } KeyEnt;
 
+/* qsort order of KeyEnt: key (strcmp), then side, then position. */
 static int keyEntCmp(const void *pa, const void *pb){
   const KeyEnt *a = (const KeyEnt*)pa, *b = (const KeyEnt*)pb;
   int c = strcmp(a->z, b->z);
@@ -1048,6 +1051,9 @@ static int topKArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value *v, in
 /* ------------------------------------------------------------------ */
 /* profsum_compare_json(before, after [, top_k])                       */
 /* ------------------------------------------------------------------ */
+
+/* profsum_compare_json(): the §3 comparison (indent 2) of the two traces'
+** documents, each built with its own stored knobs.  Reads tables only. */
 static void compareJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char *FN = "profsum_compare_json";
   sqlite3 *db = sqlite3_context_db_handle(ctx);
@@ -1156,6 +1162,12 @@ static int thresholdsArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value 
   return 0;
 }
 
+/*
+** profsum_track(before, after, label [, thresholds_json]) → the record
+** (indent 2).  Arguments are checked before the database is touched; the
+** record is then computed and appended under the write lock (busy.c).  On
+** any error the history is unchanged.
+*/
 static void trackFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char *FN = "profsum_track";
   sqlite3 *db = sqlite3_context_db_handle(ctx);
@@ -1199,28 +1211,33 @@ static void trackFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 
 /*
 ** Write n bytes of z to a new file zPath (O_CREAT|O_EXCL: never follows or
-** replaces an existing name), fsync and close it.  On error the file is
-** removed and *pzErr set ("'path': reason").
+** replaces an existing name), fsync and close it.  Returns SQLITE_OK, or an
+** error code with *pErrno the errno of the failure; then the file is
+** removed.
 */
-static int writeNewFile(const char *zPath, const char *z, size_t n, char **pzErr){
+static int writeNewFile(const char *zPath, const char *z, size_t n, int *pErrno){
   int fd = open(zPath, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0666);
   size_t off = 0;
-  if( fd<0 ){
-    *pzErr = sqlite3_mprintf("'%s': %s", zPath, strerror(errno));
-    return SQLITE_CANTOPEN;
-  }
+  if( fd<0 ){ *pErrno = errno; return SQLITE_CANTOPEN; }
   while( off<n ){
     ssize_t w = write(fd, z+off, n-off);
     if( w<0 ){
       if( errno==EINTR ) continue;
-      *pzErr = sqlite3_mprintf("'%s': %s", zPath, strerror(errno));
-      close(fd); unlink(zPath);
+      *pErrno = errno;
+      close(fd);
+      unlink(zPath);
       return SQLITE_IOERR;
     }
     off += (size_t)w;
   }
-  if( fsync(fd)!=0 || close(fd)!=0 ){
-    *pzErr = sqlite3_mprintf("'%s': %s", zPath, strerror(errno));
+  if( fsync(fd)!=0 ){
+    *pErrno = errno;
+    close(fd);
+    unlink(zPath);
+    return SQLITE_IOERR;
+  }
+  if( close(fd)!=0 ){
+    *pErrno = errno;
     unlink(zPath);
     return SQLITE_IOERR;
   }
@@ -1342,7 +1359,11 @@ static int writeFileAtomic(const char *zPath, const char *z, size_t n, char **pz
     zTmp = tempName(zDir, zBase);
     if( zTmp==0 ) rc = SQLITE_NOMEM;
   }
-  if( rc==SQLITE_OK ) rc = writeNewFile(zTmp, z, n, pzErr);
+  if( rc==SQLITE_OK ){
+    int e = 0;
+    rc = writeNewFile(zTmp, z, n, &e);
+    if( rc ) *pzErr = sqlite3_mprintf("cannot write in directory '%s': %s", zDir, strerror(e));
+  }
   if( rc==SQLITE_OK && rename(zTmp, zPath)!=0 ){
     *pzErr = sqlite3_mprintf("'%s': %s", zPath, strerror(errno));
     unlink(zTmp);
@@ -1428,6 +1449,11 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
 /* Is c Python str.strip() whitespace (ASCII part)? */
 static int isPyWs(char c){ return c==' ' || c=='\t' || c=='\n' || c=='\r' || c=='\v' || c=='\f'; }
 
+/*
+** profsum_history_import(path) → number of records read.  The whole file
+** is parsed first (a bad line is an error naming the line; nothing is
+** imported), then all records are appended in one write.
+*/
 static void historyImportFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char *FN = "profsum_history_import";
   sqlite3 *db = sqlite3_context_db_handle(ctx);
@@ -1482,6 +1508,11 @@ static void historyImportFunc(sqlite3_context *ctx, int argc, sqlite3_value **ar
   sqlite3_free(j.aRec);
 }
 
+/*
+** profsum_history_export(path) → number of records written: every record in
+** record_id order as its JSONL line, written atomically (writeFileAtomic).
+** A database without the history table exports an empty file.
+*/
 static void historyExportFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char *FN = "profsum_history_export";
   sqlite3 *db = sqlite3_context_db_handle(ctx);
@@ -1503,9 +1534,12 @@ static void historyExportFunc(sqlite3_context *ctx, int argc, sqlite3_value **ar
       sqlite3_free(zSql);
       if( rc ) zErr = dbErr(db);
     }
-    while( rc==SQLITE_OK && (rc = sqlite3_step(p))==SQLITE_ROW ){
+    while( rc==SQLITE_OK ){
       char *zE = 0, *zLine;
-      JNode *r = jParse((const char*)sqlite3_column_text(p, 1), sqlite3_column_bytes(p, 1), &zE);
+      JNode *r;
+      if( (rc = sqlite3_step(p))!=SQLITE_ROW ) break;
+      rc = SQLITE_OK;
+      r = jParse((const char*)sqlite3_column_text(p, 1), sqlite3_column_bytes(p, 1), &zE);
       if( r==0 ){
         if( zE ){
           zErr = sqlite3_mprintf("record %lld: %s", (long long)sqlite3_column_int64(p, 0), zE);
@@ -1614,9 +1648,12 @@ static int historySummary(sqlite3 *db, sqlite3_int64 nTail, JNode **ppOut, char 
       if( z==0 ){ rc = SQLITE_NOMEM; goto fail; }
       rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
       sqlite3_free(z);
-      while( rc==SQLITE_OK && (rc = sqlite3_step(p))==SQLITE_ROW ){
+      while( rc==SQLITE_OK ){
         char *zE = 0;
-        JNode *r = jParse((const char*)sqlite3_column_text(p, 1), sqlite3_column_bytes(p, 1), &zE);
+        JNode *r;
+        if( (rc = sqlite3_step(p))!=SQLITE_ROW ) break;
+        rc = SQLITE_OK;
+        r = jParse((const char*)sqlite3_column_text(p, 1), sqlite3_column_bytes(p, 1), &zE);
         if( r==0 ){
           if( zE ){
             *pzErr = sqlite3_mprintf("record %lld: %s", (long long)sqlite3_column_int64(p, 0), zE);
@@ -1653,6 +1690,8 @@ fail:
   return rc ? rc : SQLITE_ERROR;
 }
 
+/* profsum_history_summary_json([tail]) → the §4.3 document (indent 2);
+** tail defaults to 20, ≤ 0 gives no recent records. */
 static void historySummaryFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char *FN = "profsum_history_summary_json";
   sqlite3 *db = sqlite3_context_db_handle(ctx);
@@ -1720,6 +1759,35 @@ static char *withNewline(char *z){
   return r;
 }
 
+/* The final path of file i: zDir + "/" + name.  sqlite3_malloc'd. */
+static char *bundlePath(const char *zDir, int i){
+  size_t n = strlen(zDir);
+  if( n>0 && zDir[n-1]=='/' ) return sqlite3_mprintf("%s%s", zDir, azBundleName[i]);
+  return sqlite3_mprintf("%s/%s", zDir, azBundleName[i]);
+}
+
+/*
+** The markdown report of trace id with top_k rows, exactly as
+** profsum_report_md(id, topK) returns it (the §5 report plus profsum's KPI
+** section), by calling that function: one definition of the report.
+*/
+static int reportText(sqlite3 *db, sqlite3_int64 id, int topK, char **pz, char **pzErr){
+  sqlite3_stmt *p = 0;
+  int rc = sqlite3_prepare_v2(db, "SELECT profsum_report_md(?1, ?2)", -1, &p, 0);
+  if( rc ) return stmtFail(db, rc, pzErr);
+  sqlite3_bind_int64(p, 1, id);
+  sqlite3_bind_int(p, 2, topK);
+  rc = sqlite3_step(p);
+  if( rc==SQLITE_ROW ){
+    *pz = sqlite3_mprintf("%s", sqlite3_column_text(p, 0));
+    rc = *pz ? SQLITE_OK : SQLITE_NOMEM;
+  }else{
+    rc = stmtFail(db, rc, pzErr);
+  }
+  sqlite3_finalize(p);
+  return rc;
+}
+
 /*
 ** Compute the six texts (and the record, returned in *ppRecord) from the
 ** current snapshot, then write them to temporary files in the directory
@@ -1755,23 +1823,34 @@ static int bundlePrepare(sqlite3 *db, BundleJob *j, JNode **ppRecord,
   j->azText[1] = withNewline(profsumDocJson(dA));
   j->azText[2] = withNewline(jDump(cmp));
   j->azText[3] = withNewline(jDump(rec));
-  j->azText[4] = profsumDocReportMd(dB, j->topK);
-  j->azText[5] = profsumDocReportMd(dA, j->topK);
-  for(i=0; i<BUNDLE_N; i++) if( j->azText[i]==0 ){ rc = SQLITE_NOMEM; goto done; }
+  for(i=0; i<4; i++) if( j->azText[i]==0 ){ rc = SQLITE_NOMEM; goto done; }
+  rc = reportText(db, *pB, j->topK, &j->azText[4], pzErr);
+  if( rc==SQLITE_OK ) rc = reportText(db, *pA, j->topK, &j->azText[5], pzErr);
+  if( rc ) goto done;
   rc = mkdirP(j->zDir, &j->made, pzErr);
   for(i=0; rc==SQLITE_OK && i<BUNDLE_N; i++){
-    char *zE = 0;
+    int e = 0;
     char *zTmp = tempName(j->zDir, azBundleName[i]);
     if( zTmp==0 ){ rc = SQLITE_NOMEM; break; }
-    rc = writeNewFile(zTmp, j->azText[i], strlen(j->azText[i]), &zE);
+    rc = writeNewFile(zTmp, j->azText[i], strlen(j->azText[i]), &e);
     if( rc ){
       sqlite3_free(zTmp);
-      *pzErr = sqlite3_mprintf("cannot write in directory '%s': %s", j->zDir,
-                               zE ? zE : sqlite3_errstr(rc));
-      sqlite3_free(zE);
+      *pzErr = sqlite3_mprintf("cannot write in directory '%s': %s", j->zDir, strerror(e));
       break;
     }
     j->azTmp[i] = zTmp;
+  }
+  /* A target name taken by a directory would make a rename fail half-way:
+  ** refuse before anything is renamed (or any record committed). */
+  for(i=0; rc==SQLITE_OK && i<BUNDLE_N; i++){
+    struct stat st;
+    char *zPath = bundlePath(j->zDir, i);
+    if( zPath==0 ){ rc = SQLITE_NOMEM; break; }
+    if( lstat(zPath, &st)==0 && S_ISDIR(st.st_mode) ){
+      *pzErr = sqlite3_mprintf("'%s' is a directory", zPath);
+      rc = SQLITE_CANTOPEN;
+    }
+    sqlite3_free(zPath);
   }
 done:
   profsumDocFree(dB);
@@ -1792,13 +1871,6 @@ static int bundleBody(sqlite3 *db, void *pArg, char **pzErr){
   }
   jFree(rec);
   return rc;
-}
-
-/* The final path of file i: zDir + "/" + name.  sqlite3_malloc'd. */
-static char *bundlePath(const char *zDir, int i){
-  size_t n = strlen(zDir);
-  if( n>0 && zDir[n-1]=='/' ) return sqlite3_mprintf("%s%s", zDir, azBundleName[i]);
-  return sqlite3_mprintf("%s/%s", zDir, azBundleName[i]);
 }
 
 /* Rename the six temporary files to their names.  First checks that no
@@ -1933,6 +2005,13 @@ static int bundleOptions(const char *zJson, int nJson, BundleJob *j, char **pzEr
   return rc;
 }
 
+/*
+** profsum_bundle(before, after, dir [, options_json]) → the manifest
+** (indent 2).  Order: options and traces checked; texts computed and written
+** to temporary files in dir (inside the write when "history" is true, with
+** the record appended there); then the six renames.  On error: temporary
+** files and created directories removed, no record.
+*/
 static void bundleFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char *FN = "profsum_bundle";
   sqlite3 *db = sqlite3_context_db_handle(ctx);

@@ -222,3 +222,23 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_fact(
   value REAL,
   PRIMARY KEY(trace_id, name)
 ) WITHOUT ROWID;
+
+-- ---------------------------------------------------------------------
+-- Regression history (ext/compare.c; docs/compare.md).  One row per
+-- profsum_track() call, per profsum_bundle() with "history": true and per
+-- line of a JSONL history read by profsum_history_import(); record_json is
+-- the summary-v1-tools-spec §4.2 record exactly as its JSONL line
+-- (json.dumps(record, sort_keys=True)), so profsum_history_export() writes
+-- the records back unchanged, in record_id order.
+CREATE TABLE IF NOT EXISTS main.profsum_history_record(
+  record_id INTEGER PRIMARY KEY AUTOINCREMENT, -- record order (= JSONL line order)
+  created_at TEXT NOT NULL,            -- when the row was written, ISO-8601 UTC with microseconds and Z
+  label TEXT,                          -- the record's label (NULL when none)
+  status TEXT,                         -- assessment.status: pass | warn | fail (NULL if absent)
+  before_trace_id INTEGER,             -- profsum_trace.trace_id of before (NULL for imported records)
+  after_trace_id INTEGER,              -- profsum_trace.trace_id of after (NULL for imported records)
+  series TEXT,                         -- profsum_trace.series of the after trace (NULL if none)
+  origin TEXT NOT NULL,                -- 'track' | 'bundle' | 'import'
+  record_json TEXT NOT NULL            -- the §4.2 record: compact JSON with sorted keys
+);
+CREATE INDEX IF NOT EXISTS main.profsum_history_record_label ON profsum_history_record(label, record_id);

@@ -1,0 +1,218 @@
+"""A shared history .db under concurrent writers (issue 4, DESIGN.md "What
+done means"): separate processes — Debian's Python and the sqlite3 shell
+with .load — each call profsum_track 50 times against one file database;
+nothing is lost and nobody sees "database is locked".  Also the busy
+budget (the connection's busy timeout), the WAL switch, and the stale
+snapshot case that cannot be retried."""
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+import fixtures
+from util import connect, TempDir, SO
+
+CALLS = 50
+
+# One worker process: waits for the start signal, then CALLS tracks.
+WORKER = r"""
+import json, os, sqlite3, sys, time
+db_path, so, wid, n, timeout, go = sys.argv[1:7]
+db = sqlite3.connect(db_path, timeout=float(timeout))
+db.enable_load_extension(True)
+db.load_extension(so)
+while not os.path.exists(go):
+    time.sleep(0.001)
+ok, errors = 0, []
+for i in range(int(n)):
+    try:
+        db.execute("SELECT profsum_track('before', 'after', ?)", ("py%s-%d" % (wid, i),)).fetchall()
+        ok += 1
+    except sqlite3.Error as e:
+        errors.append(str(e))
+print(json.dumps({"ok": ok, "errors": errors}))
+"""
+
+
+def sqlite3_shell():
+    return shutil.which("sqlite3")
+
+
+class SharedHistory(unittest.TestCase):
+    def setUp(self):
+        self.td = TempDir()
+        self.db_path = os.path.join(self.td.path, "shared.db")
+        db = connect(self.db_path)
+        for label, steps, softmax in (("before", [100, 110, 120, 130, 140, 150], 60),
+                                      ("after", [90, 100, 110, 120, 130, 140], 40)):
+            p = self.td.write(label + ".json.gz", json.dumps(fixtures.f1(steps, softmax)), gz=True)
+            db.execute("SELECT profsum_import(?, ?, '{\"warmup_steps\": 2}')", (p, label))
+        # the database starts in rollback-journal mode: the first track switches it to WAL
+        self.assertEqual(db.execute("PRAGMA journal_mode").fetchone()[0], "delete")
+        db.close()
+        self.go = os.path.join(self.td.path, "go")
+
+    def tearDown(self):
+        self.td.__exit__()
+
+    def python_worker(self, wid, timeout):
+        return subprocess.Popen([sys.executable, "-c", WORKER, self.db_path, SO, str(wid), str(CALLS),
+                                 str(timeout), self.go], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def shell_worker(self, wid, timeout_ms):
+        script = os.path.join(self.td.path, "w%d.sql" % wid)
+        with open(script, "w") as f:
+            f.write(".bail off\n.timeout %d\n.load %s\n" % (timeout_ms, os.path.splitext(SO)[0]))
+            # the shell cannot wait for a file: it starts after a short sleep instead
+            for i in range(CALLS):
+                f.write("SELECT json_extract(profsum_track('before', 'after', 'sh%d-%d'), '$.label');\n" % (wid, i))
+        return subprocess.Popen([sqlite3_shell(), "-batch", self.db_path],
+                                stdin=open(script), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def run_all(self, procs):
+        time.sleep(0.3)                      # let every Python worker load and wait
+        open(self.go, "w").close()
+        results = []
+        for kind, p in procs:
+            out, err = p.communicate(timeout=120)
+            results.append((kind, p.returncode, out, err))
+        return results
+
+    def check(self, results, expected):
+        for kind, code, out, err in results:
+            self.assertNotIn("database is locked", out + err)
+            self.assertNotIn("error", (out + err).lower() if kind == "sh" else err.lower())
+            self.assertEqual(code, 0, err)
+            if kind == "py":
+                r = json.loads(out)
+                self.assertEqual(r, {"ok": CALLS, "errors": []})
+            else:
+                self.assertEqual(len(out.split()), CALLS, err)
+        db = sqlite3.connect(self.db_path)
+        try:
+            n, distinct = db.execute("SELECT count(*), count(DISTINCT label) FROM profsum_history_record").fetchone()
+            self.assertEqual((n, distinct), (expected, expected))
+            self.assertEqual(db.execute("PRAGMA journal_mode").fetchone()[0], "wal")
+            self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+            # record ids are the commit order: created_at never goes backwards
+            ts = [r[0] for r in db.execute("SELECT created_at FROM profsum_history_record ORDER BY record_id")]
+            self.assertEqual(ts, sorted(ts))
+        finally:
+            db.close()
+
+    def test_eight_python_processes_without_busy_timeout(self):
+        """timeout=0: no SQLite busy handler, only profsum's own retry (10 s budget)."""
+        t0 = time.time()
+        procs = [("py", self.python_worker(w, 0)) for w in range(8)]
+        self.check(self.run_all(procs), 8 * CALLS)
+        self.assertLess(time.time() - t0, 60)
+
+    def test_python_and_shell_processes(self):
+        """4 Python processes (default 5 s timeout) and 4 sqlite3 shells
+        (.timeout 5000) with .load, 50 tracks each: 400 records."""
+        if sqlite3_shell() is None:
+            self.skipTest("no sqlite3 shell")
+        procs = [("py", self.python_worker(w, 5.0)) for w in range(4)]
+        procs += [("sh", self.shell_worker(w, 5000)) for w in range(4)]
+        self.check(self.run_all(procs), 8 * CALLS)
+
+
+class BusyBudget(unittest.TestCase):
+    def setUp(self):
+        self.td = TempDir()
+        self.db_path = os.path.join(self.td.path, "b.db")
+        self.db = connect(self.db_path)
+        for label, steps, softmax in (("before", [100, 110, 120, 130, 140, 150], 60),
+                                      ("after", [90, 100, 110, 120, 130, 140], 40)):
+            p = self.td.write(label + ".json.gz", json.dumps(fixtures.f1(steps, softmax)), gz=True)
+            self.db.execute("SELECT profsum_import(?, ?, '{\"warmup_steps\": 2}')", (p, label))
+        self.db.execute("SELECT profsum_track('before', 'after', 'first')").fetchall()   # now WAL
+
+    def tearDown(self):
+        self.db.close()
+        self.td.__exit__()
+
+    def holder(self):
+        h = sqlite3.connect(self.db_path, isolation_level=None, check_same_thread=False)
+        h.execute("BEGIN IMMEDIATE")
+        return h
+
+    def count(self):
+        return self.db.execute("SELECT count(*) FROM profsum_history_record").fetchone()[0]
+
+    def test_timeout_is_the_budget(self):
+        h = self.holder()
+        try:
+            c = connect(self.db_path)
+            c.execute("PRAGMA busy_timeout = 300")
+            t0 = time.time()
+            with self.assertRaises(sqlite3.OperationalError) as cm:
+                c.execute("SELECT profsum_track('before', 'after', 'late')").fetchall()
+            took = time.time() - t0
+            self.assertRegex(str(cm.exception), r"^profsum_track: the database stayed busy \(written by other "
+                                                r"connections\) for 300 ms, the busy budget .*nothing was written$")
+            self.assertGreaterEqual(took, 0.25)
+            self.assertLess(took, 3.0)
+            c.close()
+        finally:
+            h.execute("ROLLBACK")
+            h.close()
+        self.assertEqual(self.count(), 1)
+
+    def test_waits_for_the_writer_without_timeout(self):
+        """No busy timeout: the default budget (10 s) waits for a writer that
+        finishes after 0.5 s."""
+        h = self.holder()
+        threading.Timer(0.5, lambda: h.execute("COMMIT")).start()
+        c = connect(self.db_path)
+        c.execute("PRAGMA busy_timeout = 0")
+        t0 = time.time()
+        rec = json.loads(c.execute("SELECT profsum_track('before', 'after', 'waited')").fetchone()[0])
+        self.assertEqual(rec["label"], "waited")
+        self.assertGreaterEqual(time.time() - t0, 0.4)
+        c.close()
+        h.close()
+        self.assertEqual(self.count(), 2)
+
+    def test_stale_snapshot_is_reported(self):
+        """Inside a transaction that read before another process wrote, the
+        write cannot succeed (SQLITE_BUSY_SNAPSHOT): a clear error, nothing
+        written, and the advice to call the function as its own statement."""
+        c = connect(self.db_path)
+        c.isolation_level = None
+        c.execute("PRAGMA busy_timeout = 200")
+        c.execute("BEGIN")
+        c.execute("SELECT count(*) FROM profsum_trace").fetchall()
+        other = connect(self.db_path)
+        other.execute("SELECT profsum_track('before', 'after', 'other')").fetchall()
+        other.close()
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            c.execute("SELECT profsum_track('before', 'after', 'stale')").fetchall()
+        self.assertIn("SQLITE_BUSY_SNAPSHOT", str(cm.exception))
+        self.assertIn("call the function in a statement of its own", str(cm.exception))
+        c.execute("ROLLBACK")
+        # as its own statement it works
+        c.execute("SELECT profsum_track('before', 'after', 'stale')").fetchall()
+        c.close()
+        self.assertEqual([r[0] for r in self.db.execute("SELECT label FROM profsum_history_record "
+                                                       "ORDER BY record_id")], ["first", "other", "stale"])
+
+    def test_memory_database_stays(self):
+        db = connect(":memory:")
+        p = os.path.join(self.td.path, "before.json.gz")
+        db.execute("SELECT profsum_import(?, 'a', '{\"warmup_steps\": 2}')", (p,))
+        db.execute("SELECT profsum_import(?, 'b', '{\"warmup_steps\": 2}')", (os.path.join(self.td.path,
+                                                                                         "after.json.gz"),))
+        db.execute("SELECT profsum_track('a', 'b', 'm')").fetchall()
+        self.assertEqual(db.execute("PRAGMA journal_mode").fetchone()[0], "memory")
+        self.assertEqual(db.execute("SELECT count(*) FROM profsum_history_record").fetchone()[0], 1)
+        db.close()
+
+
+if __name__ == "__main__":
+    unittest.main()

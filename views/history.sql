@@ -1,0 +1,89 @@
+-- profsum_history: one row per regression-history record (profsum_track,
+-- profsum_bundle with "history": true, profsum_history_import), with the
+-- assessment of summary-v1-tools-spec §4.1 unpacked from record_json.
+-- Records read from a JSONL file have no trace ids (before_label and
+-- after_label are NULL).  Percentages are percent units (22.2 = 22.2 %), share
+-- deltas absolute (0.05 = 5 points).
+-- Requires: profsum_history_record, profsum_trace.
+CREATE VIEW IF NOT EXISTS main.profsum_history(
+  -- Record id: the record order, = JSONL line order on export (INTEGER).
+  record_id,
+  -- When the row was written, ISO-8601 UTC (TEXT).
+  created_at,
+  -- The record's recorded_at_utc (TEXT or NULL).
+  recorded_at_utc,
+  -- The record's label (TEXT or NULL).
+  label,
+  -- Assessment status: pass, warn or fail (TEXT or NULL).
+  status,
+  -- 'track', 'bundle' or 'import' (TEXT).
+  origin,
+  -- Series of the after trace (TEXT or NULL).
+  series,
+  -- trace_id of the before trace (INTEGER or NULL).
+  before_trace_id,
+  -- Label of the before trace, NULL when unknown or since removed (TEXT).
+  before_label,
+  -- trace_id of the after trace (INTEGER or NULL).
+  after_trace_id,
+  -- Label of the after trace, NULL when unknown or since removed (TEXT).
+  after_label,
+  -- source_path of the before summary (TEXT or NULL).
+  before_source,
+  -- source_path of the after summary (TEXT or NULL).
+  after_source,
+  -- Steady-state median step time before, µs (REAL or NULL).
+  median_before,
+  -- Steady-state median step time after, µs (REAL or NULL).
+  median_after,
+  -- Steady-state median step-time regression, percent (REAL or NULL).
+  median_regression_pct,
+  -- Steady-state p90 step-time regression, percent (REAL or NULL).
+  p90_regression_pct,
+  -- Compute share after − before (REAL or NULL).
+  compute_share_delta,
+  -- Communication share after − before (REAL or NULL).
+  communication_share_delta,
+  -- Host share after − before (REAL or NULL).
+  host_share_delta,
+  -- Stall share after − before (REAL or NULL).
+  stall_share_delta,
+  -- Other share after − before (REAL or NULL).
+  other_share_delta,
+  -- provenance_checks.status of the comparison: pass, warn or fail (TEXT or NULL).
+  provenance_status,
+  -- Number of failure messages (INTEGER).
+  n_failures,
+  -- Number of warning messages (INTEGER).
+  n_warnings,
+  -- Failure messages, JSON array (TEXT or NULL).
+  failures,
+  -- Warning messages, JSON array (TEXT or NULL).
+  warnings,
+  -- The whole record, compact JSON with sorted keys (TEXT).
+  record_json
+) AS
+SELECT r.record_id, r.created_at,
+       json_extract(r.record_json, '$.recorded_at_utc'),
+       r.label, r.status, r.origin, r.series,
+       r.before_trace_id, tb.label, r.after_trace_id, ta.label,
+       json_extract(r.record_json, '$.before.source_path'),
+       json_extract(r.record_json, '$.after.source_path'),
+       json_extract(r.record_json, '$.assessment.comparison.step_time.steady_state_median_before'),
+       json_extract(r.record_json, '$.assessment.comparison.step_time.steady_state_median_after'),
+       json_extract(r.record_json, '$.assessment.metrics.steady_state_median_regression_pct'),
+       json_extract(r.record_json, '$.assessment.metrics.steady_state_p90_regression_pct'),
+       json_extract(r.record_json, '$.assessment.comparison.time_breakdown_share_delta.compute'),
+       json_extract(r.record_json, '$.assessment.comparison.time_breakdown_share_delta.communication'),
+       json_extract(r.record_json, '$.assessment.comparison.time_breakdown_share_delta.host'),
+       json_extract(r.record_json, '$.assessment.comparison.time_breakdown_share_delta.stall'),
+       json_extract(r.record_json, '$.assessment.comparison.time_breakdown_share_delta.other'),
+       json_extract(r.record_json, '$.assessment.comparison.provenance_checks.status'),
+       coalesce(json_array_length(r.record_json, '$.assessment.failures'), 0),
+       coalesce(json_array_length(r.record_json, '$.assessment.warnings'), 0),
+       json_extract(r.record_json, '$.assessment.failures'),
+       json_extract(r.record_json, '$.assessment.warnings'),
+       r.record_json
+FROM profsum_history_record AS r
+LEFT JOIN profsum_trace AS tb ON tb.trace_id = r.before_trace_id
+LEFT JOIN profsum_trace AS ta ON ta.trace_id = r.after_trace_id;

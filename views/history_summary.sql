@@ -1,0 +1,98 @@
+-- profsum_history_summary: the history summary of summary-v1-tools-spec
+-- §4.3 (summarize_regression_history) as rows: one row for the whole
+-- history (scope 'all', always present, also when it is empty) and one per
+-- record label (scope 'label'; records without a label form the row with
+-- label NULL).  Statuses are counted as §4.3 does: string statuses of
+-- records whose assessment is an object.  Most common messages: ties go to
+-- the message seen first (record order, then position in the record), as
+-- Counter.most_common does.  The full document (with recent records) is
+-- profsum_history_summary_json([tail]).
+-- Requires: profsum_history_record.
+CREATE VIEW IF NOT EXISTS main.profsum_history_summary(
+  -- 'all' (the whole history) or 'label' (one record label) (TEXT).
+  scope,
+  -- The record label for scope 'label'; NULL for 'all' and for unlabeled records (TEXT).
+  label,
+  -- Number of records (INTEGER).
+  num_records,
+  -- Records with status pass (INTEGER).
+  num_pass,
+  -- Records with status warn (INTEGER).
+  num_warn,
+  -- Records with status fail (INTEGER).
+  num_fail,
+  -- status → count, JSON object as §4.3's status_counts (TEXT).
+  status_counts,
+  -- record_id of the first record (INTEGER or NULL).
+  first_record_id,
+  -- record_id of the latest record (INTEGER or NULL).
+  latest_record_id,
+  -- recorded_at_utc of the latest record (TEXT or NULL).
+  latest_recorded_at_utc,
+  -- Status of the latest record (TEXT or NULL).
+  latest_status,
+  -- The most common failure message (TEXT or NULL).
+  top_failure,
+  -- How many times it occurs (INTEGER or NULL).
+  top_failure_count,
+  -- The most common warning message (TEXT or NULL).
+  top_warning,
+  -- How many times it occurs (INTEGER or NULL).
+  top_warning_count
+) AS
+WITH
+rec AS (
+  SELECT record_id, label, record_json,
+         CASE WHEN json_type(record_json, '$.assessment') = 'object'
+               AND json_type(record_json, '$.assessment.status') = 'text'
+              THEN json_extract(record_json, '$.assessment.status') END AS st
+  FROM profsum_history_record
+),
+counts AS (
+  SELECT 'all' AS scope, NULL AS label, count(*) AS n,
+         coalesce(sum(st = 'pass'), 0) AS n_pass, coalesce(sum(st = 'warn'), 0) AS n_warn,
+         coalesce(sum(st = 'fail'), 0) AS n_fail, min(record_id) AS first_id, max(record_id) AS last_id
+  FROM rec
+  UNION ALL
+  SELECT 'label', label, count(*), coalesce(sum(st = 'pass'), 0), coalesce(sum(st = 'warn'), 0),
+         coalesce(sum(st = 'fail'), 0), min(record_id), max(record_id)
+  FROM rec GROUP BY label
+),
+status_obj AS (
+  SELECT 'all' AS scope, NULL AS label, json_group_object(st, n) AS obj
+  FROM (SELECT st, count(*) AS n FROM rec WHERE st IS NOT NULL GROUP BY st)
+  UNION ALL
+  SELECT 'label', label, json_group_object(st, n)
+  FROM (SELECT label, st, count(*) AS n FROM rec WHERE st IS NOT NULL GROUP BY label, st)
+  GROUP BY label
+),
+msgs AS (
+  SELECT r.label, k.kind, j.value AS message, r.record_id * 1000000 + j.key AS pos
+  FROM rec AS r
+  JOIN (SELECT 'failures' AS kind UNION ALL SELECT 'warnings') AS k
+  JOIN json_each(r.record_json, '$.assessment.' || k.kind) AS j
+  WHERE json_type(r.record_json, '$.assessment') = 'object'
+    AND json_type(r.record_json, '$.assessment.' || k.kind) = 'array'
+    AND j.type = 'text'
+),
+msg_counts AS (
+  SELECT 'all' AS scope, NULL AS label, kind, message, count(*) AS n, min(pos) AS first
+  FROM msgs GROUP BY kind, message
+  UNION ALL
+  SELECT 'label', label, kind, message, count(*), min(pos)
+  FROM msgs GROUP BY label, kind, message
+),
+top AS (
+  SELECT scope, label, kind, message, n,
+         row_number() OVER (PARTITION BY scope, label, kind ORDER BY n DESC, first) AS rk
+  FROM msg_counts
+)
+SELECT c.scope, c.label, c.n, c.n_pass, c.n_warn, c.n_fail, coalesce(s.obj, '{}'),
+       c.first_id, c.last_id,
+       json_extract(l.record_json, '$.recorded_at_utc'), l.st,
+       tf.message, tf.n, tw.message, tw.n
+FROM counts AS c
+LEFT JOIN status_obj AS s ON s.scope = c.scope AND s.label IS c.label
+LEFT JOIN rec AS l ON l.record_id = c.last_id
+LEFT JOIN top AS tf ON tf.scope = c.scope AND tf.label IS c.label AND tf.kind = 'failures' AND tf.rk = 1
+LEFT JOIN top AS tw ON tw.scope = c.scope AND tw.label IS c.label AND tw.kind = 'warnings' AND tw.rk = 1;

@@ -1,0 +1,69 @@
+-- profsum_op_growth: how the exclusive time of every device op changed
+-- between consecutive runs of a series (import order, as profsum_trend).
+-- One row per (run, op) for every run that has a previous run in its
+-- series, over the union of the ops of both runs (profsum_agg_op: all ops,
+-- not only the hot-op top N; an op missing from a run counts 0 µs there;
+-- for a trace imported from a profile_summary.v1 file only its hot ops are
+-- known).  Definition of "grew most across the last N runs": the pairs of
+-- the last N runs of a series are the rows with runs_back < N, and an op's
+-- growth over them is sum(delta) (= its time in the newest run − its time
+-- in the oldest of the N); growth_rank ranks the ops within one pair.
+-- Requires: profsum_trace, profsum_agg_op.
+CREATE VIEW IF NOT EXISTS main.profsum_op_growth(
+  -- Trace id of the later run of the pair (INTEGER).
+  trace_id,
+  -- Trace label of the later run (TEXT).
+  label,
+  -- The series (TEXT).
+  series,
+  -- Import time of the later run (TEXT).
+  imported_at,
+  -- Position of the later run from the newest run of the series, 1 = newest (INTEGER).
+  runs_back,
+  -- Trace id of the previous run (INTEGER).
+  prev_trace_id,
+  -- Label of the previous run (TEXT).
+  prev_label,
+  -- Op name (TEXT).
+  name,
+  -- Exclusive time in the previous run, µs, 0.0 when absent (REAL).
+  before_exclusive,
+  -- Exclusive time in the later run, µs, 0.0 when absent (REAL).
+  after_exclusive,
+  -- after_exclusive − before_exclusive, µs (REAL).
+  delta,
+  -- delta / before_exclusive × 100, NULL when before_exclusive is 0 (REAL).
+  growth_pct,
+  -- Rank within the pair by delta descending, then name; 1 = grew most (INTEGER).
+  growth_rank
+) AS
+WITH
+runs AS (
+  SELECT trace_id, label, series, imported_at,
+         lag(trace_id) OVER w AS prev_trace_id,
+         lag(label) OVER w AS prev_label,
+         row_number() OVER (PARTITION BY series ORDER BY imported_at DESC, trace_id DESC) AS runs_back
+  FROM profsum_trace
+  WHERE series IS NOT NULL
+  WINDOW w AS (PARTITION BY series ORDER BY imported_at, trace_id)
+),
+pairs AS (SELECT * FROM runs WHERE prev_trace_id IS NOT NULL),
+names AS (
+  SELECT p.trace_id, o.name FROM pairs AS p JOIN profsum_agg_op AS o ON o.trace_id = p.trace_id
+  UNION
+  SELECT p.trace_id, o.name FROM pairs AS p JOIN profsum_agg_op AS o ON o.trace_id = p.prev_trace_id
+),
+d AS (
+  SELECT p.trace_id, p.label, p.series, p.imported_at, p.runs_back, p.prev_trace_id, p.prev_label, n.name,
+         coalesce(b.exclusive_duration, 0.0) AS before_excl,
+         coalesce(a.exclusive_duration, 0.0) AS after_excl
+  FROM pairs AS p
+  JOIN names AS n ON n.trace_id = p.trace_id
+  LEFT JOIN profsum_agg_op AS b ON b.trace_id = p.prev_trace_id AND b.name = n.name
+  LEFT JOIN profsum_agg_op AS a ON a.trace_id = p.trace_id AND a.name = n.name
+)
+SELECT trace_id, label, series, imported_at, runs_back, prev_trace_id, prev_label, name,
+       before_excl, after_excl, after_excl - before_excl,
+       CASE WHEN before_excl > 0 THEN ((after_excl - before_excl) / before_excl) * 100.0 END,
+       row_number() OVER (PARTITION BY trace_id ORDER BY after_excl - before_excl DESC, name)
+FROM d;
