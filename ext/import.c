@@ -16,8 +16,11 @@
 ** profsum_event), schema ('main': an attached database to write into),
 ** replace (false: re-importing under an existing label is an error).
 **
-** The import is one SAVEPOINT: a failure leaves the database exactly as it
-** was.  The schema (sql/schema.sql) and views (views/) are created in the
+** The trace is parsed before any lock is taken; the writing is one
+** SAVEPOINT with the write lock taken first (busy.c: retries SQLITE_BUSY
+** within the connection's busy timeout), so a failure leaves the database
+** exactly as it was and concurrent importers do not see "database is
+** locked".  The schema (sql/schema.sql) and views (views/) are created in the
 ** target schema on first use.
 **
 ** Security: reads files, so SQLITE_DIRECTONLY (never from a view or
@@ -29,6 +32,7 @@
 #include "summary_doc.h"
 #include "hash.h"
 #include "find.h"
+#include "busy.h"
 #include "schema_sql.h"       /* generated from sql/ and views/ by the Makefile */
 
 #include <errno.h>
@@ -331,20 +335,180 @@ static int fillFromV1(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzEr
   return rc;
 }
 
+/* Everything one import writes, as the body of profsumWriteRun(): it runs
+** inside a savepoint with the write lock held, and may run again after
+** SQLITE_BUSY (so it only reads the parsed engine, never consumes it). */
+typedef struct ImportJob {
+  ImportOpts o;
+  const char *zLabel, *zSource, *zTrace, *zRefPick, *zNow, *zOptsJson;
+  const char *zSha;                /* v1 files: their SHA-256 (traces: the engine's) */
+  sqlite3_int64 size;
+  int isV1;
+  ProfsumEngine *pEngine;          /* the parsed trace (not v1) */
+  ProfsumEngineInfo info;
+  sqlite3_int64 traceId;           /* out */
+} ImportJob;
+
+static int importBody(sqlite3 *db, void *pArg, char **pzErr){
+  ImportJob *j = (ImportJob*)pArg;
+  ImportOpts o = j->o;
+  const char *zLabel = j->zLabel, *zSource = j->zSource, *zTrace = j->zTrace;
+  const char *zRefPick = j->zRefPick, *zNow = j->zNow, *zOptsJson = j->zOptsJson;
+  const char *zSha = j->zSha;
+  sqlite3_int64 size = j->size, traceId = 0;
+  int isV1 = j->isV1, rc;
+  char *zErr = 0;
+  sqlite3_stmt *p = 0;
+  rc = execInSchema(db, PROFSUM_SCHEMA_SQL, o.zSchema, &zErr);
+  if( rc ) goto body_done;
+  {
+    char *z = sqlite3_mprintf("SELECT trace_id FROM \"%w\".profsum_trace WHERE label=?1", o.zSchema);
+    if( z==0 ){ rc = SQLITE_NOMEM; goto body_done; }
+    rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+    sqlite3_free(z);
+    if( rc ){ zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); goto body_done; }
+    sqlite3_bind_text(p, 1, zLabel, -1, SQLITE_STATIC);
+    if( sqlite3_step(p)==SQLITE_ROW ){
+      sqlite3_int64 old = sqlite3_column_int64(p, 0);
+      sqlite3_finalize(p); p = 0;
+      if( !o.replace ){
+        zErr = sqlite3_mprintf(FN ": a trace with label '%s' exists already (trace_id %lld); "
+            "choose another label or pass '{\"replace\": true}'", zLabel, (long long)old);
+        rc = SQLITE_CONSTRAINT; goto body_done;
+      }
+      rc = deleteTrace(db, o.zSchema, old, &zErr);
+      if( rc ) goto body_done;
+    }
+    sqlite3_finalize(p); p = 0;
+  }
+  {
+    char *z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_trace(label, series, source_path, trace_path, "
+        "source_format, sha256, size, imported_at, generated_at_utc, options, profsum_version, summary_json) "
+        "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?8,?9,?10,?11)", o.zSchema);
+    char *zDoc = 0;
+    if( z==0 ){ rc = SQLITE_NOMEM; goto body_done; }
+    rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+    sqlite3_free(z);
+    if( rc ){ zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); goto body_done; }
+    if( isV1 ){
+      rc = readAll(zTrace, &zDoc, &zErr);
+      if( rc ) goto body_done;
+    }
+    sqlite3_bind_text(p, 1, zLabel, -1, SQLITE_STATIC);
+    if( o.zSeries ) sqlite3_bind_text(p, 2, o.zSeries, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 3, zSource, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 4, zTrace, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 5, isV1 ? "profile_summary_v1" : "perfetto_trace_json", -1, SQLITE_STATIC);
+    if( zSha[0] ) sqlite3_bind_text(p, 6, zSha, -1, SQLITE_STATIC);
+    if( isV1 ) sqlite3_bind_int64(p, 7, size);
+    sqlite3_bind_text(p, 8, zNow, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 9, zOptsJson, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 10, PROFSUM_VERSION, -1, SQLITE_STATIC);
+    if( zDoc ) sqlite3_bind_text(p, 11, zDoc, -1, sqlite3_free);
+    rc = sqlite3_step(p);
+    sqlite3_finalize(p); p = 0;
+    if( rc!=SQLITE_DONE ){ zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); rc = SQLITE_ERROR; goto body_done; }
+    traceId = sqlite3_last_insert_rowid(db);
+  }
+  if( isV1 ){
+    char *z = 0;
+    sqlite3_stmt *q = 0;
+    z = sqlite3_mprintf("SELECT json_valid(summary_json) AND json_type(summary_json)='object' "
+        "AND json_extract(summary_json,'$.schema_version')='profile_summary.v1' "
+        "FROM \"%w\".profsum_trace WHERE trace_id=%lld", o.zSchema, (long long)traceId);
+    if( z==0 ){ rc = SQLITE_NOMEM; goto body_done; }
+    rc = sqlite3_prepare_v2(db, z, -1, &q, 0);
+    sqlite3_free(z);
+    if( rc==SQLITE_OK && sqlite3_step(q)==SQLITE_ROW && sqlite3_column_int(q, 0)==1 ){
+      sqlite3_finalize(q);
+      rc = fillFromV1(db, o.zSchema, traceId, &zErr);
+    }else{
+      sqlite3_finalize(q);
+      zErr = sqlite3_mprintf(FN ": '%s': not a valid profile_summary.v1 JSON document", zTrace);
+      rc = SQLITE_ERROR;
+    }
+    if( rc ) goto body_done;
+  }else{
+    rc = profsumEngineWrite(j->pEngine, db, o.zSchema, traceId, &zErr);
+    if( rc ) goto body_done;
+    /* Extra quality warnings. */
+    if( zRefPick && strcmp(zRefPick, zTrace)!=0 ){
+      rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
+          "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", o.zSchema,
+          "The reference summarizer would read the XPlane protobuf in this folder; profsum "
+          "read the JSON trace instead (same events, converted by the profiler).", (long long)traceId);
+      if( rc ) goto body_done;
+    }
+    if( j->info.nRejectedByRef>0 ){
+      char *zW = sqlite3_mprintf("%lld entries are malformed for the reference summarizer "
+          "(it would reject the whole file; first: entry %lld, %s); profsum summarized the "
+          "valid events: see profsum_diagnostic.", (long long)j->info.nRejectedByRef,
+          (long long)j->info.iFirstRejected, j->info.zFirstRejectedKind ? j->info.zFirstRejectedKind : "?");
+      if( zW==0 ){ rc = SQLITE_NOMEM; goto body_done; }
+      rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
+          "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", o.zSchema, zW, (long long)traceId);
+      sqlite3_free(zW);
+      if( rc ) goto body_done;
+    }
+    if( o.storeEvents ){
+      rc = execf(db, &zErr, "CREATE TABLE IF NOT EXISTS \"%w\".profsum_event(trace_id INTEGER NOT NULL, "
+          "idx INTEGER NOT NULL, ph TEXT, name TEXT, cat TEXT, pid, tid, ts INTEGER, dur INTEGER, "
+          "dur_ps INTEGER, process_name TEXT, thread_name TEXT, tf_op TEXT, hlo_op TEXT, "
+          "hlo_module TEXT, hlo_category TEXT, long_name TEXT, source TEXT, run_id TEXT, "
+          "step_num INTEGER, flops INTEGER, bytes_accessed INTEGER, correlation_id INTEGER, "
+          "group_id INTEGER, args TEXT, depth INTEGER, parent_idx INTEGER, excl INTEGER, "
+          "excl_ps INTEGER, PRIMARY KEY(trace_id, idx)) WITHOUT ROWID", o.zSchema);
+      if( rc==SQLITE_OK ) rc = execf(db, &zErr, "INSERT INTO \"%w\".profsum_event SELECT %lld, idx, ph, "
+          "name, cat, pid, tid, ts, dur, dur_ps, process_name, thread_name, tf_op, hlo_op, hlo_module, "
+          "hlo_category, long_name, source, run_id, step_num, flops, bytes_accessed, correlation_id, "
+          "group_id, args, depth, parent_idx, excl, excl_ps FROM trace_events(%Q)",
+          o.zSchema, (long long)traceId, zTrace);
+      if( rc ) goto body_done;
+    }
+  }
+  /* Stage B: the sections for the import's knobs. */
+  {
+    ProfsumKnobs k;
+    ProfsumDoc *pDoc = 0;
+    k.warmupSteps = o.warmup;
+    k.hotOpLimit = o.hotOpLimit;
+    k.globalMode = o.globalMode;
+    rc = profsumDocBuild(db, o.zSchema, traceId, &k, &pDoc, &zErr);
+    if( rc==SQLITE_OK ) rc = profsumDocStoreSections(db, o.zSchema, traceId, pDoc, &zErr);
+    profsumDocFree(pDoc);
+    if( rc ){
+      if( zErr && strncmp(zErr, FN, strlen(FN))!=0 ){
+        char *z2 = sqlite3_mprintf(FN ": %s", zErr);
+        sqlite3_free(zErr);
+        zErr = z2;
+      }
+      goto body_done;
+    }
+  }
+
+body_done:
+  sqlite3_finalize(p);
+  j->traceId = traceId;
+  if( (rc & 0xff)==SQLITE_BUSY ){ sqlite3_free(zErr); zErr = 0; }   /* retried */
+  *pzErr = zErr;
+  return rc;
+}
+
 /* The SQL function. */
 static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   const char *zSource;
   char *zLabel = 0, *zErr = 0, *zTrace = 0, *zRefPick = 0, *zOptsJson = 0;
   ImportOpts o;
-  int rc, isDir = 0, isV1 = 0, inSave = 0;
+  int rc, isDir = 0, isV1 = 0;
+  ImportJob job;
   struct stat st;
   char zSha[65], zNow[40];
   sqlite3_int64 size = 0, traceId = 0;
   sqlite3_stmt *p = 0;
-  ProfsumEngineInfo info;
 
   memset(&o, 0, sizeof(o));
+  memset(&job, 0, sizeof(job));
   if( sqlite3_value_type(argv[0])!=SQLITE_TEXT ){
     profsumCtxErr(ctx, FN ": SOURCE must be a path (text)");
     return;
@@ -429,149 +593,26 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     if( zOptsJson==0 ){ rc = SQLITE_NOMEM; goto done; }
   }
 
-  /* ---- one savepoint from here on ---- */
-  rc = sqlite3_exec(db, "SAVEPOINT profsum_import", 0, 0, 0);
-  if( rc ){ zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); goto done; }
-  inSave = 1;
-  rc = execInSchema(db, PROFSUM_SCHEMA_SQL, o.zSchema, &zErr);
-  if( rc ) goto done;
-  {
-    char *z = sqlite3_mprintf("SELECT trace_id FROM \"%w\".profsum_trace WHERE label=?1", o.zSchema);
-    if( z==0 ){ rc = SQLITE_NOMEM; goto done; }
-    rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-    sqlite3_free(z);
-    if( rc ){ zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); goto done; }
-    sqlite3_bind_text(p, 1, zLabel, -1, SQLITE_STATIC);
-    if( sqlite3_step(p)==SQLITE_ROW ){
-      sqlite3_int64 old = sqlite3_column_int64(p, 0);
-      sqlite3_finalize(p); p = 0;
-      if( !o.replace ){
-        zErr = sqlite3_mprintf(FN ": a trace with label '%s' exists already (trace_id %lld); "
-            "choose another label or pass '{\"replace\": true}'", zLabel, (long long)old);
-        rc = SQLITE_CONSTRAINT; goto done;
-      }
-      rc = deleteTrace(db, o.zSchema, old, &zErr);
-      if( rc ) goto done;
-    }
-    sqlite3_finalize(p); p = 0;
-  }
-  {
-    char *z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_trace(label, series, source_path, trace_path, "
-        "source_format, sha256, size, imported_at, generated_at_utc, options, profsum_version, summary_json) "
-        "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?8,?9,?10,?11)", o.zSchema);
-    char *zDoc = 0;
-    if( z==0 ){ rc = SQLITE_NOMEM; goto done; }
-    rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-    sqlite3_free(z);
-    if( rc ){ zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); goto done; }
-    if( isV1 ){
-      rc = readAll(zTrace, &zDoc, &zErr);
-      if( rc ) goto done;
-    }
-    sqlite3_bind_text(p, 1, zLabel, -1, SQLITE_STATIC);
-    if( o.zSeries ) sqlite3_bind_text(p, 2, o.zSeries, -1, SQLITE_STATIC);
-    sqlite3_bind_text(p, 3, zSource, -1, SQLITE_STATIC);
-    sqlite3_bind_text(p, 4, zTrace, -1, SQLITE_STATIC);
-    sqlite3_bind_text(p, 5, isV1 ? "profile_summary_v1" : "perfetto_trace_json", -1, SQLITE_STATIC);
-    if( zSha[0] ) sqlite3_bind_text(p, 6, zSha, -1, SQLITE_STATIC);
-    if( isV1 ) sqlite3_bind_int64(p, 7, size);
-    sqlite3_bind_text(p, 8, zNow, -1, SQLITE_STATIC);
-    sqlite3_bind_text(p, 9, zOptsJson, -1, SQLITE_STATIC);
-    sqlite3_bind_text(p, 10, PROFSUM_VERSION, -1, SQLITE_STATIC);
-    if( zDoc ) sqlite3_bind_text(p, 11, zDoc, -1, sqlite3_free);
-    rc = sqlite3_step(p);
-    sqlite3_finalize(p); p = 0;
-    if( rc!=SQLITE_DONE ){ zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); rc = SQLITE_ERROR; goto done; }
-    traceId = sqlite3_last_insert_rowid(db);
-  }
-  if( isV1 ){
-    char *z = 0;
-    sqlite3_stmt *q = 0;
-    z = sqlite3_mprintf("SELECT json_valid(summary_json) AND json_type(summary_json)='object' "
-        "AND json_extract(summary_json,'$.schema_version')='profile_summary.v1' "
-        "FROM \"%w\".profsum_trace WHERE trace_id=%lld", o.zSchema, (long long)traceId);
-    if( z==0 ){ rc = SQLITE_NOMEM; goto done; }
-    rc = sqlite3_prepare_v2(db, z, -1, &q, 0);
-    sqlite3_free(z);
-    if( rc==SQLITE_OK && sqlite3_step(q)==SQLITE_ROW && sqlite3_column_int(q, 0)==1 ){
-      sqlite3_finalize(q);
-      rc = fillFromV1(db, o.zSchema, traceId, &zErr);
-    }else{
-      sqlite3_finalize(q);
-      zErr = sqlite3_mprintf(FN ": '%s': not a valid profile_summary.v1 JSON document", zTrace);
-      rc = SQLITE_ERROR;
-    }
+  /* Parse before taking any lock; then write in one savepoint, with the
+  ** write lock taken first and SQLITE_BUSY retried (busy.c). */
+  if( !isV1 ){
+    rc = profsumEngineParse(FN, zTrace, &job.pEngine, &job.info, &zErr);
     if( rc ) goto done;
-  }else{
-    rc = profsumEngineRun(db, o.zSchema, traceId, FN, zTrace, &info, &zErr);
-    if( rc ) goto done;
-    rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET sha256=%Q, size=%lld WHERE trace_id=%lld",
-               o.zSchema, info.zSha256, (long long)info.nFileBytes, (long long)traceId);
-    if( rc ) goto done;
-    /* Extra quality warnings. */
-    if( zRefPick && strcmp(zRefPick, zTrace)!=0 ){
-      rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
-          "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", o.zSchema,
-          "The reference summarizer would read the XPlane protobuf in this folder; profsum "
-          "read the JSON trace instead (same events, converted by the profiler).", (long long)traceId);
-      if( rc ) goto done;
-    }
-    if( info.nRejectedByRef>0 ){
-      char *zW = sqlite3_mprintf("%lld entries are malformed for the reference summarizer "
-          "(it would reject the whole file; first: entry %lld, %s); profsum summarized the "
-          "valid events: see profsum_diagnostic.", (long long)info.nRejectedByRef,
-          (long long)info.iFirstRejected, info.zFirstRejectedKind ? info.zFirstRejectedKind : "?");
-      if( zW==0 ){ rc = SQLITE_NOMEM; goto done; }
-      rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
-          "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", o.zSchema, zW, (long long)traceId);
-      sqlite3_free(zW);
-      if( rc ) goto done;
-    }
-    if( o.storeEvents ){
-      rc = execf(db, &zErr, "CREATE TABLE IF NOT EXISTS \"%w\".profsum_event(trace_id INTEGER NOT NULL, "
-          "idx INTEGER NOT NULL, ph TEXT, name TEXT, cat TEXT, pid, tid, ts INTEGER, dur INTEGER, "
-          "dur_ps INTEGER, process_name TEXT, thread_name TEXT, tf_op TEXT, hlo_op TEXT, "
-          "hlo_module TEXT, hlo_category TEXT, long_name TEXT, source TEXT, run_id TEXT, "
-          "step_num INTEGER, flops INTEGER, bytes_accessed INTEGER, correlation_id INTEGER, "
-          "group_id INTEGER, args TEXT, depth INTEGER, parent_idx INTEGER, excl INTEGER, "
-          "excl_ps INTEGER, PRIMARY KEY(trace_id, idx)) WITHOUT ROWID", o.zSchema);
-      if( rc==SQLITE_OK ) rc = execf(db, &zErr, "INSERT INTO \"%w\".profsum_event SELECT %lld, idx, ph, "
-          "name, cat, pid, tid, ts, dur, dur_ps, process_name, thread_name, tf_op, hlo_op, hlo_module, "
-          "hlo_category, long_name, source, run_id, step_num, flops, bytes_accessed, correlation_id, "
-          "group_id, args, depth, parent_idx, excl, excl_ps FROM trace_events(%Q)",
-          o.zSchema, (long long)traceId, zTrace);
-      if( rc ) goto done;
-    }
   }
-  /* Stage B: the sections for the import's knobs. */
-  {
-    ProfsumKnobs k;
-    ProfsumDoc *pDoc = 0;
-    k.warmupSteps = o.warmup;
-    k.hotOpLimit = o.hotOpLimit;
-    k.globalMode = o.globalMode;
-    rc = profsumDocBuild(db, o.zSchema, traceId, &k, &pDoc, &zErr);
-    if( rc==SQLITE_OK ) rc = profsumDocStoreSections(db, o.zSchema, traceId, pDoc, &zErr);
-    profsumDocFree(pDoc);
-    if( rc ){
-      if( zErr && strncmp(zErr, FN, strlen(FN))!=0 ){
-        char *z2 = sqlite3_mprintf(FN ": %s", zErr);
-        sqlite3_free(zErr);
-        zErr = z2;
-      }
-      goto done;
-    }
+  job.o = o;
+  job.zLabel = zLabel; job.zSource = zSource; job.zTrace = zTrace; job.zRefPick = zRefPick;
+  job.zNow = zNow; job.zOptsJson = zOptsJson; job.zSha = zSha; job.size = size; job.isV1 = isV1;
+  rc = profsumWriteRun(db, o.zSchema, importBody, &job, &zErr);
+  traceId = job.traceId;
+  if( rc && zErr && strncmp(zErr, FN, strlen(FN))!=0 ){
+    char *z2 = sqlite3_mprintf(FN ": %s", zErr);
+    sqlite3_free(zErr);
+    zErr = z2;
   }
-  rc = sqlite3_exec(db, "RELEASE profsum_import", 0, 0, 0);
-  if( rc ){ zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); goto done; }
-  inSave = 0;
 
 done:
   sqlite3_finalize(p);
-  if( inSave ){
-    sqlite3_exec(db, "ROLLBACK TO profsum_import", 0, 0, 0);
-    sqlite3_exec(db, "RELEASE profsum_import", 0, 0, 0);
-  }
+  profsumEngineFree(job.pEngine);
   if( rc==SQLITE_OK ){
     sqlite3_result_int64(ctx, traceId);
   }else if( rc==SQLITE_NOMEM && zErr==0 ){

@@ -184,7 +184,14 @@ typedef struct STrack {
   int64_t iFirst, nEv;    /* slice of the track-ordered index array */
 } STrack;
 
-typedef struct Engine {
+/* A diagnostic met while reading, kept for the write phase. */
+typedef struct EngDiagRow {
+  int64_t idx, off;
+  const char *zKind;    /* static */
+  char *zDetail;        /* owned */
+} EngDiagRow;
+
+struct ProfsumEngine {
   sqlite3 *db;
   const char *zSchema;
   sqlite3_int64 traceId;
@@ -208,13 +215,16 @@ typedef struct Engine {
   /* diagnostics */
   struct { const char *zKind; int64_t n; } aKind[48];
   int nKind;
-  sqlite3_stmt *pDiagIns;
+  EngDiagRow *aDiag;    /* diagnostics (at most 1000 per kind) */
+  int64_t nDiag, nAllocDiag;
   int diagRc;
   int64_t nRejected, iFirstRejected;
   const char *zFirstRejected;
   /* orders */
   int64_t *aOrd;        /* event indices: tracks in order, (ts,-end) within */
-} Engine;
+  char *zErrBuf;        /* parse phase: owner of its error message */
+};
+typedef struct ProfsumEngine Engine;
 
 /* Format an error into *pzErr. */
 static int engErr(Engine *e, int rc, const char *zFmt, ...){
@@ -234,6 +244,7 @@ static int engErr(Engine *e, int rc, const char *zFmt, ...){
 static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, const char *zDetail){
   Engine *e = (Engine*)pCtx;
   int k;
+  EngDiagRow *r;
   if( strcmp(zKind, "not_an_object")==0 || strcmp(zKind, "ph_not_string")==0
    || strcmp(zKind, "bad_field")==0 ){
     if( e->nRejected++==0 ){ e->iFirstRejected = idx; e->zFirstRejected = zKind; }
@@ -241,13 +252,22 @@ static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, con
   for(k=0; k<e->nKind; k++) if( e->aKind[k].zKind==zKind || strcmp(e->aKind[k].zKind, zKind)==0 ) break;
   if( k==e->nKind && e->nKind<48 ){ e->aKind[k].zKind = zKind; e->aKind[k].n = 0; e->nKind++; }
   if( k<e->nKind && ++e->aKind[k].n > 1000 ) return;
-  if( e->diagRc || e->pDiagIns==0 ) return;
-  if( idx>=0 ) sqlite3_bind_int64(e->pDiagIns, 1, idx); else sqlite3_bind_null(e->pDiagIns, 1);
-  if( off>=0 ) sqlite3_bind_int64(e->pDiagIns, 2, off); else sqlite3_bind_null(e->pDiagIns, 2);
-  sqlite3_bind_text(e->pDiagIns, 3, zKind, -1, SQLITE_STATIC);
-  sqlite3_bind_text(e->pDiagIns, 4, zDetail ? zDetail : "", -1, SQLITE_TRANSIENT);
-  sqlite3_step(e->pDiagIns);
-  e->diagRc = sqlite3_reset(e->pDiagIns);
+  if( e->diagRc ) return;
+  /* Kept in memory (bounded: 1000 per kind) until the write phase. */
+  if( e->nDiag>=e->nAllocDiag ){
+    int64_t nNew = e->nAllocDiag ? e->nAllocDiag*2 : 64;
+    EngDiagRow *a = sqlite3_realloc64(e->aDiag, sizeof(EngDiagRow)*(sqlite3_uint64)nNew);
+    if( a==0 ){ e->diagRc = SQLITE_NOMEM; return; }
+    e->aDiag = a;
+    e->nAllocDiag = nNew;
+  }
+  r = &e->aDiag[e->nDiag];
+  r->idx = idx;
+  r->off = off;
+  r->zKind = zKind;
+  r->zDetail = sqlite3_mprintf("%s", zDetail ? zDetail : "");
+  if( r->zDetail==0 ){ e->diagRc = SQLITE_NOMEM; return; }
+  e->nDiag++;
 }
 
 /* Python int() of a str: optional surrounding whitespace, optional sign,
@@ -1532,70 +1552,112 @@ done:
   return rc;
 }
 
+/* Free an engine (0 is a no-op). */
+void profsumEngineFree(ProfsumEngine *e){
+  int64_t i;
+  if( e==0 ) return;
+  for(i=0; i<e->nDiag; i++) sqlite3_free(e->aDiag[i].zDetail);
+  sqlite3_free(e->aDiag);
+  spFree(&e->pool);
+  sqlite3_free(e->aEv);
+  sqlite3_free(e->aTrk);
+  sqlite3_free(e->aOrd);
+  sqlite3_free(e->zUnit);
+  hmFree(&e->trkMap); hmFree(&e->procMap); hmFree(&e->threadMap); hmFree(&e->sigCache);
+  hmFree(&e->stepOf);
+  sqlite3_free(e);
+}
+
 /* See summary_engine.h. */
-int profsumEngineRun(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
-                     const char *zFunc, const char *zPath,
-                     ProfsumEngineInfo *pInfo, char **pzErr){
-  Engine e;
+int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumEngine **pp,
+                       ProfsumEngineInfo *pInfo, char **pzErr){
+  Engine *e;
   int rc, k;
-  memset(&e, 0, sizeof(e));
+  *pp = 0;
   memset(pInfo, 0, sizeof(*pInfo));
-  e.db = db;
-  e.zSchema = zSchema;
-  e.traceId = traceId;
-  e.zFunc = zFunc;
-  e.pzErr = pzErr;
-  e.iFirstRejected = -1;
-  {
-    char *z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_agg_diagnostic"
-        "(trace_id, idx, byte_offset, kind, detail) VALUES(%lld,?1,?2,?3,?4)",
-        zSchema, (long long)traceId);
-    if( z==0 ) rc = SQLITE_NOMEM;
-    else{
-      rc = sqlite3_prepare_v2(db, z, -1, &e.pDiagIns, 0);
-      sqlite3_free(z);
-      if( rc ) engErr(&e, rc, "%s", sqlite3_errmsg(db));
-    }
-  }
-  if( rc==SQLITE_OK ) rc = engRead(&e, zPath);
-  if( rc==SQLITE_OK ) rc = engOrder(&e);
-  if( rc==SQLITE_OK ) rc = engAggregate(&e);
+  e = sqlite3_malloc64(sizeof(Engine));
+  if( e==0 ) return SQLITE_NOMEM;
+  memset(e, 0, sizeof(*e));
+  e->zFunc = zFunc;
+  e->pzErr = pzErr;
+  e->iFirstRejected = -1;
+  rc = engRead(e, zPath);
+  if( rc==SQLITE_OK ) rc = e->diagRc;
+  if( rc==SQLITE_OK ) rc = engOrder(e);
   /* Kinds with more than 1000 diagnostics: one summary row each. */
-  for(k=0; rc==SQLITE_OK && k<e.nKind; k++){
-    if( e.aKind[k].n>1000 ){
+  for(k=0; rc==SQLITE_OK && k<e->nKind; k++){
+    if( e->aKind[k].n>1000 ){
       char z[160];
       sqlite3_snprintf(sizeof(z), z, "%s: %lld occurrences in all; only the first 1000 are listed",
-                       e.aKind[k].zKind, (long long)e.aKind[k].n);
-      e.aKind[k].n = 0;
-      engDiag(&e, -1, -1, "suppressed", z);
-      rc = e.diagRc;
+                       e->aKind[k].zKind, (long long)e->aKind[k].n);
+      e->aKind[k].n = 0;
+      engDiag(e, -1, -1, "suppressed", z);
+      rc = e->diagRc;
     }
   }
+  pInfo->nEntries = e->nEntries;
+  pInfo->nComplete = e->nEv;
+  pInfo->nRejectedByRef = e->nRejected;
+  pInfo->iFirstRejected = e->iFirstRejected;
+  pInfo->zFirstRejectedKind = e->zFirstRejected;
+  memcpy(pInfo->zSha256, e->zSha, sizeof(e->zSha));
+  pInfo->nFileBytes = e->nFileBytes;
+  e->pzErr = 0;
+  if( rc ){ profsumEngineFree(e); return rc; }
+  *pp = e;
+  return SQLITE_OK;
+}
+
+/* See summary_engine.h. */
+int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
+                       sqlite3_int64 traceId, char **pzErr){
+  int rc;
+  int64_t i;
+  sqlite3_stmt *pIns = 0;
+  e->db = db;
+  e->zSchema = zSchema;
+  e->traceId = traceId;
+  e->pzErr = pzErr;
+  rc = engAggregate(e);
+  if( rc==SQLITE_OK ){
+    rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_diagnostic"
+                    "(trace_id, idx, byte_offset, kind, detail) VALUES(?1,?2,?3,?4,?5)");
+  }
+  for(i=0; rc==SQLITE_OK && i<e->nDiag; i++){
+    EngDiagRow *r = &e->aDiag[i];
+    sqlite3_bind_int64(pIns, 1, traceId);
+    if( r->idx>=0 ) sqlite3_bind_int64(pIns, 2, r->idx); else sqlite3_bind_null(pIns, 2);
+    if( r->off>=0 ) sqlite3_bind_int64(pIns, 3, r->off); else sqlite3_bind_null(pIns, 3);
+    sqlite3_bind_text(pIns, 4, r->zKind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(pIns, 5, r->zDetail, -1, SQLITE_STATIC);
+    rc = engStep(e, pIns);
+  }
+  sqlite3_finalize(pIns);
   if( rc==SQLITE_OK ){
     sqlite3_stmt *pUp = 0;
     char *z = sqlite3_mprintf("UPDATE \"%w\".profsum_trace SET display_time_unit=?1, "
         "num_events_total=?2, num_complete_events=?3, num_processes=?4, num_threads=?5, "
         "profile_start_ts=?6, profile_end_ts=?7, suspected_truncation=?8, "
-        "quality_warnings=?9 WHERE trace_id=?10", zSchema);
+        "quality_warnings=?9, sha256=?11, size=?12 WHERE trace_id=?10", zSchema);
     if( z==0 ) rc = SQLITE_NOMEM;
     else{
       rc = sqlite3_prepare_v2(db, z, -1, &pUp, 0);
       sqlite3_free(z);
     }
     if( rc==SQLITE_OK ){
-      int trunc = e.nEv==1000000 || e.nEv==5000000;
-      if( e.zUnit ) sqlite3_bind_text(pUp, 1, e.zUnit, -1, SQLITE_STATIC);
-      sqlite3_bind_int64(pUp, 2, e.nEntries);
-      sqlite3_bind_int64(pUp, 3, e.nEv);
-      sqlite3_bind_int64(pUp, 4, e.procMap.nUsed);
-      sqlite3_bind_int64(pUp, 5, e.threadMap.nUsed);
-      if( e.hasRange ){
-        sqlite3_bind_double(pUp, 6, profsumPsToMicros(e.tsMin));
-        sqlite3_bind_double(pUp, 7, profsumPsToMicros(e.endMax));
+      int trunc = e->nEv==1000000 || e->nEv==5000000;
+      if( e->zUnit ) sqlite3_bind_text(pUp, 1, e->zUnit, -1, SQLITE_STATIC);
+      sqlite3_bind_int64(pUp, 2, e->nEntries);
+      sqlite3_bind_int64(pUp, 3, e->nEv);
+      sqlite3_bind_int64(pUp, 4, e->procMap.nUsed);
+      sqlite3_bind_int64(pUp, 5, e->threadMap.nUsed);
+      if( e->hasRange ){
+        sqlite3_bind_double(pUp, 6, profsumPsToMicros(e->tsMin));
+        sqlite3_bind_double(pUp, 7, profsumPsToMicros(e->endMax));
       }
       sqlite3_bind_int(pUp, 8, trunc);
       if( trunc ){
-        sqlite3_bind_text(pUp, 9, e.nEv==1000000
+        sqlite3_bind_text(pUp, 9, e->nEv==1000000
           ? "[\"Trace contains exactly 1,000,000 complete events; this often indicates export truncation at a collector cap.\"]"
           : "[\"Trace contains exactly 5,000,000 complete events; this often indicates export truncation at a collector cap.\"]",
           -1, SQLITE_STATIC);
@@ -1603,27 +1665,14 @@ int profsumEngineRun(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
         sqlite3_bind_text(pUp, 9, "[]", 2, SQLITE_STATIC);
       }
       sqlite3_bind_int64(pUp, 10, traceId);
-      rc = engStep(&e, pUp);
+      if( e->zSha[0] ) sqlite3_bind_text(pUp, 11, e->zSha, -1, SQLITE_STATIC);
+      sqlite3_bind_int64(pUp, 12, e->nFileBytes);
+      rc = engStep(e, pUp);
     }else{
-      engErr(&e, rc, "%s", sqlite3_errmsg(db));
+      engErr(e, rc, "%s", sqlite3_errmsg(db));
     }
     sqlite3_finalize(pUp);
   }
-  if( rc==SQLITE_NOMEM && *pzErr==0 ) *pzErr = 0;
-  pInfo->nEntries = e.nEntries;
-  pInfo->nComplete = e.nEv;
-  pInfo->nRejectedByRef = e.nRejected;
-  pInfo->iFirstRejected = e.iFirstRejected;
-  pInfo->zFirstRejectedKind = e.zFirstRejected;
-  memcpy(pInfo->zSha256, e.zSha, sizeof(e.zSha));
-  pInfo->nFileBytes = e.nFileBytes;
-  sqlite3_finalize(e.pDiagIns);
-  spFree(&e.pool);
-  sqlite3_free(e.aEv);
-  sqlite3_free(e.aTrk);
-  sqlite3_free(e.aOrd);
-  sqlite3_free(e.zUnit);
-  hmFree(&e.trkMap); hmFree(&e.procMap); hmFree(&e.threadMap); hmFree(&e.sigCache);
-  hmFree(&e.stepOf);
+  e->pzErr = 0;
   return rc;
 }

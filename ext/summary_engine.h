@@ -20,18 +20,30 @@ typedef struct ProfsumEngineInfo {
   sqlite3_int64 nFileBytes;      /* size of the file */
 } ProfsumEngineInfo;
 
+typedef struct ProfsumEngine ProfsumEngine;
+
 /*
-** Read the trace file zPath and write the aggregates of trace traceId into
-** schema zSchema: the overview columns of its (already inserted)
-** profsum_trace row, and the profsum_agg_* rows.  Diagnostics met while
-** reading go to profsum_agg_diagnostic (at most 1000 per kind, plus a
-** 'suppressed' row per kind that was cut).  zFunc names the SQL function
-** for messages.  Returns SQLITE_OK or an error code with *pzErr set
+** Phase 1, no database access (run it before taking any lock): read the
+** trace file zPath, collect the accepted events, order the tracks and
+** compute exclusive time.  Diagnostics are kept (at most 1000 per kind,
+** plus a 'suppressed' row per kind that was cut).  zFunc names the SQL
+** function for messages.  On success *pp is a new engine (free it with
+** profsumEngineFree) and *pInfo is filled; on error *pzErr is set
 ** (sqlite3_malloc'd, prefixed with zFunc).
 */
-int profsumEngineRun(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
-                     const char *zFunc, const char *zPath,
-                     ProfsumEngineInfo *pInfo, char **pzErr);
+int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumEngine **pp,
+                       ProfsumEngineInfo *pInfo, char **pzErr);
+
+/*
+** Phase 2: compute the aggregates and write them for trace traceId into
+** schema zSchema (the overview columns of its already inserted
+** profsum_trace row, sha256 and size included, the profsum_agg_* rows and
+** the diagnostics).  Repeatable: a retried write may call it again.
+*/
+int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
+                       sqlite3_int64 traceId, char **pzErr);
+
+void profsumEngineFree(ProfsumEngine *e);
 
 /* Convert exact picoseconds to microseconds as the nearest double (via the
 ** exact decimal text, so absolute epoch-based times round correctly). */

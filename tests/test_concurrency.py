@@ -52,8 +52,11 @@ class SharedHistory(unittest.TestCase):
                                       ("after", [90, 100, 110, 120, 130, 140], 40)):
             p = self.td.write(label + ".json.gz", json.dumps(fixtures.f1(steps, softmax)), gz=True)
             db.execute("SELECT profsum_import(?, ?, '{\"warmup_steps\": 2}')", (p, label))
-        # the database starts in rollback-journal mode: the first track switches it to WAL
-        self.assertEqual(db.execute("PRAGMA journal_mode").fetchone()[0], "delete")
+        # import is a write function too: it switched the file database to WAL
+        self.assertEqual(db.execute("PRAGMA journal_mode").fetchone()[0], "wal")
+        # start the contention test from rollback-journal mode, so the first
+        # concurrent writes also race to switch it to WAL
+        db.execute("PRAGMA journal_mode=delete")
         db.close()
         self.go = os.path.join(self.td.path, "go")
 
@@ -216,3 +219,46 @@ class BusyBudget(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+IMPORTER = r"""
+import json, os, sqlite3, sys, time
+db_path, so, wid, trace, n, go = sys.argv[1:7]
+db = sqlite3.connect(db_path, timeout=5.0)
+db.enable_load_extension(True)
+db.load_extension(so)
+while not os.path.exists(go):
+    time.sleep(0.001)
+ok, errors = 0, []
+for i in range(int(n)):
+    try:
+        db.execute("SELECT profsum_import(?, ?)", (trace, "imp%s-%d" % (wid, i))).fetchall()
+        ok += 1
+    except sqlite3.Error as e:
+        errors.append(str(e))
+print(json.dumps({"ok": ok, "errors": errors}))
+"""
+
+
+class ConcurrentImports(unittest.TestCase):
+    """8 processes import into one shared file database at once: every
+    import lands (parsing happens before the write lock is taken)."""
+
+    def test_eight_importers(self):
+        with TempDir() as td:
+            db_path = os.path.join(td.path, "shared.db")
+            trace = td.write("f1.json.gz", json.dumps(fixtures.f1([100, 110, 120, 130, 140, 150], 60)), gz=True)
+            go = os.path.join(td.path, "go")
+            per = 10
+            procs = [subprocess.Popen([sys.executable, "-c", IMPORTER, db_path, SO, str(w), trace, str(per), go],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for w in range(8)]
+            open(go, "w").close()
+            results = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+            errors = [e for r in results for e in r["errors"]]
+            self.assertEqual(errors, [])
+            db = connect(db_path)
+            self.assertEqual(db.execute("SELECT count(*), count(DISTINCT label) FROM profsum_trace").fetchone(),
+                             (8 * per, 8 * per))
+            self.assertEqual(db.execute("SELECT count(*) FROM profsum_sec_hot_op").fetchone()[0], 8 * per * 5)
+            self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+            db.close()
