@@ -116,6 +116,7 @@ typedef struct ProfsumEvent {
   ProfsumSpan args;     /* raw JSON text of "args" (any type) */
   ProfsumSpan entries;  /* raw JSON text of "entries" (compact counters) */
   ProfsumSpan aArg[PROFSUM_AK_COUNT]; /* known args keys (ARGKEYS only) */
+  ProfsumSpan raw;      /* the whole entry's JSON text, '{' to '}' */
 } ProfsumEvent;
 
 /* Diagnostic callback: idx is the entry index (-1: not tied to an entry),

@@ -1167,6 +1167,10 @@ static int scanElement(ProfsumScan *s, char **pzErr){
   }
   s->ev.idx = idx;
   s->ev.iOffset = off;
+  s->ev.raw.z = (const char*)pStart;
+  s->ev.raw.n = pEnd - pStart;
+  s->ev.raw.type = PROFSUM_JT_OBJECT;
+  s->ev.raw.flags = 0;
   flushDiag(s, idx, off);
   return SQLITE_ROW;
 }

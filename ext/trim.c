@@ -1,0 +1,232 @@
+/*
+** trim.c — profsum_trim(source, dest [, where_sql]): write a smaller trace.
+**
+**   SELECT profsum_trim('big.trace.json.gz', 'step3.trace.json.gz',
+**                       'ts BETWEEN 1700000000000 AND 1700000500000');
+**   SELECT profsum_trim('big.trace.json.gz', 'tpu0.json.gz', 'process_name = ''/device:TPU:0''');
+**
+** Writes a valid gzipped trace JSON ({"traceEvents": [...], "displayTimeUnit":
+** ...}) holding the entries of SOURCE for which WHERE_SQL (any condition on
+** the columns of trace_events, default: all) is true, plus the metadata (M)
+** entries of the processes and threads they belong to, so that Perfetto or
+** TensorBoard can open a trace that was too big.  Entries are copied byte
+** for byte, in file order.  Returns the number of entries written.
+**
+** Safety: DEST is written to a temporary file in DEST's own directory, then
+** renamed over DEST: nothing is written anywhere else, and a failure leaves
+** no partial file.  DEST must not be a directory; its directory must exist.
+** Reads and writes files, so SQLITE_DIRECTONLY.
+*/
+#include "profsum_int.h"
+#include "profsum_reader.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define FN "profsum_trim"
+
+/* A gzip writer on a file descriptor (zlib deflate with the gzip wrapper). */
+typedef struct GzOut {
+  int fd;
+  z_stream z;
+  unsigned char aOut[65536];
+  int err;                  /* errno of a failed write, or -1 for zlib */
+} GzOut;
+
+static int gzFlush(GzOut *g, int flush){
+  int zrc;
+  do{
+    g->z.next_out = g->aOut;
+    g->z.avail_out = sizeof(g->aOut);
+    zrc = deflate(&g->z, flush);
+    if( zrc==Z_STREAM_ERROR ){ g->err = -1; return 1; }
+    {
+      size_t n = sizeof(g->aOut) - g->z.avail_out, off = 0;
+      while( off<n ){
+        ssize_t w = write(g->fd, g->aOut+off, n-off);
+        if( w<0 ){ if( errno==EINTR ) continue; g->err = errno; return 1; }
+        off += (size_t)w;
+      }
+    }
+  }while( g->z.avail_out==0 || (flush==Z_FINISH && zrc!=Z_STREAM_END) );
+  return 0;
+}
+
+/* Append n bytes. */
+static int gzPut(GzOut *g, const void *p, size_t n){
+  g->z.next_in = (unsigned char*)p;
+  g->z.avail_in = (uInt)n;
+  while( g->z.avail_in>0 ){
+    if( gzFlush(g, Z_NO_FLUSH) ) return 1;
+  }
+  return 0;
+}
+
+/* Sorted int64 set. */
+typedef struct I64Set { sqlite3_int64 *a; sqlite3_int64 n, nAlloc; } I64Set;
+static int setAdd(I64Set *s, sqlite3_int64 v){
+  if( s->n>=s->nAlloc ){
+    sqlite3_int64 nNew = s->nAlloc ? s->nAlloc*2 : 1024;
+    sqlite3_int64 *a = sqlite3_realloc64(s->a, sizeof(sqlite3_int64)*(sqlite3_uint64)nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    s->a = a;
+    s->nAlloc = nNew;
+  }
+  s->a[s->n++] = v;
+  return SQLITE_OK;
+}
+static int cmpI64(const void *pa, const void *pb){
+  sqlite3_int64 a = *(const sqlite3_int64*)pa, b = *(const sqlite3_int64*)pb;
+  return a<b ? -1 : (a>b);
+}
+static int setHas(const I64Set *s, sqlite3_int64 v){
+  sqlite3_int64 lo = 0, hi = s->n-1;
+  while( lo<=hi ){
+    sqlite3_int64 mid = (lo+hi)/2;
+    if( s->a[mid]==v ) return 1;
+    if( s->a[mid]<v ) lo = mid+1; else hi = mid-1;
+  }
+  return 0;
+}
+
+static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  const char *zSrc = (const char*)sqlite3_value_text(argv[0]);
+  const char *zDest = (const char*)sqlite3_value_text(argv[1]);
+  const char *zWhere = argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL
+                       ? (const char*)sqlite3_value_text(argv[2]) : "1";
+  I64Set sel = {0,0,0}, pids = {0,0,0};
+  sqlite3_stmt *p = 0;
+  char *zSql = 0, *zTmp = 0, *zErr = 0;
+  GzOut *g = 0;
+  ProfsumSrc *pSrc = 0;
+  ProfsumScan *pScan = 0;
+  ProfsumEvent *ev;
+  sqlite3_int64 nOut = 0;
+  int rc, zInit = 0, fd = -1;
+  struct stat st;
+
+  if( zSrc==0 || zDest==0 ){ profsumCtxErr(ctx, FN ": SOURCE and DEST must be paths"); return; }
+  if( stat(zDest, &st)==0 && S_ISDIR(st.st_mode) ){
+    profsumCtxErr(ctx, FN ": '%s': is a directory", zDest);
+    return;
+  }
+  /* 1. The selected entries (and their processes, for the metadata). */
+  zSql = sqlite3_mprintf("SELECT idx, pid FROM trace_events(?1) WHERE (%s)", zWhere);
+  if( zSql==0 ){ sqlite3_result_error_nomem(ctx); return; }
+  rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
+  if( rc ){
+    profsumCtxErr(ctx, FN ": bad WHERE clause '%s': %s", zWhere, sqlite3_errmsg(db));
+    goto done;
+  }
+  sqlite3_bind_text(p, 1, zSrc, -1, SQLITE_STATIC);
+  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
+    if( setAdd(&sel, sqlite3_column_int64(p, 0)) ){ rc = SQLITE_NOMEM; break; }
+    if( sqlite3_column_type(p, 1)==SQLITE_INTEGER && setAdd(&pids, sqlite3_column_int64(p, 1)) ){
+      rc = SQLITE_NOMEM; break;
+    }
+  }
+  if( rc!=SQLITE_DONE ){
+    if( rc==SQLITE_NOMEM ) sqlite3_result_error_nomem(ctx);
+    else profsumCtxErr(ctx, "%s", sqlite3_errmsg(db));
+    goto done;
+  }
+  sqlite3_finalize(p); p = 0;
+  if( sel.n>1 ) qsort(sel.a, (size_t)sel.n, sizeof(sqlite3_int64), cmpI64);
+  if( pids.n>1 ) qsort(pids.a, (size_t)pids.n, sizeof(sqlite3_int64), cmpI64);
+
+  /* 2. The output: a temporary file beside DEST. */
+  zTmp = sqlite3_mprintf("%s.tmp-XXXXXX", zDest);
+  if( zTmp==0 ){ sqlite3_result_error_nomem(ctx); goto done; }
+  fd = mkstemp(zTmp);
+  if( fd<0 ){
+    profsumCtxErr(ctx, FN ": '%s': cannot create a file there (%s)", zDest, strerror(errno));
+    sqlite3_free(zTmp); zTmp = 0;
+    goto done;
+  }
+  g = sqlite3_malloc64(sizeof(GzOut));
+  if( g==0 ){ sqlite3_result_error_nomem(ctx); goto done; }
+  memset(g, 0, sizeof(*g));
+  g->fd = fd;
+  if( deflateInit2(&g->z, 6, Z_DEFLATED, 15+16, 8, Z_DEFAULT_STRATEGY)!=Z_OK ){
+    sqlite3_result_error_nomem(ctx); goto done;
+  }
+  zInit = 1;
+
+  /* 3. Copy the selected entries and the metadata of their processes. */
+  rc = profsumSrcOpenFile(zSrc, &pSrc, &zErr);
+  if( rc==SQLITE_OK ){
+    rc = profsumScanOpen(pSrc, FN, 0, 0, 0, &pScan, &zErr);
+    pSrc = 0;                            /* owned by the scanner now */
+  }else{
+    char *z = sqlite3_mprintf(FN ": %s", zErr ? zErr : sqlite3_errstr(rc));
+    sqlite3_free(zErr);
+    zErr = z;
+  }
+  if( rc==SQLITE_OK && gzPut(g, "{\"traceEvents\":[", 16) ) rc = SQLITE_IOERR;
+  while( rc==SQLITE_OK ){
+    int keep;
+    rc = profsumScanNext(pScan, &ev, &zErr);
+    if( rc!=SQLITE_ROW ) break;
+    rc = SQLITE_OK;
+    keep = setHas(&sel, ev->idx);
+    if( !keep && ev->ph.n==1 && ev->ph.z[0]=='M' && ev->pid.kind==PROFSUM_ID_INT ){
+      keep = setHas(&pids, ev->pid.iVal);
+    }
+    if( !keep ) continue;
+    if( (nOut>0 && gzPut(g, ",\n", 2)) || gzPut(g, ev->raw.z, (size_t)ev->raw.n) ) rc = SQLITE_IOERR;
+    nOut++;
+  }
+  if( rc==SQLITE_DONE ){
+    const char *zU = profsumScanDisplayTimeUnit(pScan);
+    char *zTail = zU ? sqlite3_mprintf("],\"displayTimeUnit\":\"%s\"}\n", zU) : sqlite3_mprintf("]}\n");
+    rc = SQLITE_OK;
+    if( zTail==0 ) rc = SQLITE_NOMEM;
+    else if( gzPut(g, zTail, strlen(zTail)) || gzFlush(g, Z_FINISH) ) rc = SQLITE_IOERR;
+    sqlite3_free(zTail);
+  }
+  if( rc==SQLITE_OK && fsync(fd)!=0 ){ g->err = errno; rc = SQLITE_IOERR; }
+  if( rc==SQLITE_OK ){
+    close(fd); fd = -1;
+    if( rename(zTmp, zDest)!=0 ){
+      profsumCtxErr(ctx, FN ": '%s': cannot rename into place (%s)", zDest, strerror(errno));
+      goto done;
+    }
+    sqlite3_free(zTmp); zTmp = 0;       /* renamed: nothing to remove */
+    sqlite3_result_int64(ctx, nOut);
+  }else if( rc==SQLITE_IOERR ){
+    profsumCtxErr(ctx, FN ": '%s': write error (%s)", zDest,
+                  g->err>0 ? strerror(g->err) : "compression failed");
+  }else if( rc==SQLITE_NOMEM && zErr==0 ){
+    sqlite3_result_error_nomem(ctx);
+  }else{
+    profsumCtxErr(ctx, "%s", zErr ? zErr : sqlite3_errstr(rc));
+  }
+done:
+  sqlite3_finalize(p);
+  profsumScanClose(pScan);
+  profsumSrcClose(pSrc);
+  if( zInit ) deflateEnd(&g->z);
+  sqlite3_free(g);
+  if( fd>=0 ) close(fd);
+  if( zTmp ){ unlink(zTmp); sqlite3_free(zTmp); }
+  sqlite3_free(zSql);
+  sqlite3_free(zErr);
+  sqlite3_free(sel.a);
+  sqlite3_free(pids.a);
+}
+
+/* See profsum_int.h. */
+int profsumRegisterTrim(sqlite3 *db, char **pzErr){
+  int rc;
+  (void)pzErr;
+  /* Reads and writes files: DIRECTONLY, never DETERMINISTIC. */
+  rc = sqlite3_create_function(db, "profsum_trim", 2, SQLITE_UTF8|SQLITE_DIRECTONLY, 0, trimFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_trim", 3, SQLITE_UTF8|SQLITE_DIRECTONLY, 0, trimFunc, 0, 0);
+  return rc;
+}
