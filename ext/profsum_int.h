@@ -53,6 +53,7 @@ int profsumRegisterFind(sqlite3 *db, char **pzErr);        /* find.c */
 int profsumRegisterImport(sqlite3 *db, char **pzErr);      /* import.c */
 int profsumRegisterCatalog(sqlite3 *db, char **pzErr);     /* catalog.c */
 int profsumRegisterTrim(sqlite3 *db, char **pzErr);        /* trim.c */
+int profsumRegisterReportHtml(sqlite3 *db, char **pzErr);  /* report_html.c */
 int profsumRegisterSummaryDoc(sqlite3 *db, char **pzErr);  /* summary_doc.c */
 int profsumRegisterCompare(sqlite3 *db, char **pzErr);     /* compare.c */
 int profsumRegisterQuery(sqlite3 *db, char **pzErr);       /* query.c */

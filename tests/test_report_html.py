@@ -1,0 +1,69 @@
+"""profsum_report_html: one self-contained HTML page with inline SVG charts,
+rendered in headless Chromium when it is installed (the screenshot is kept
+in build/test-output/report.png)."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import fixtures
+from util import connect, TempDir, ROOT
+
+
+class ReportHtml(unittest.TestCase):
+    def make(self, td):
+        db = connect(os.path.join(td.path, "r.db"))
+        p = td.write("f1.json.gz", json.dumps(fixtures.f1([100, 110, 120, 130, 140, 150], 60)), gz=True)
+        db.execute("SELECT profsum_import(?, 'before', '{\"warmup_steps\": 2}')", (p,))
+        html = db.execute("SELECT profsum_report_html('before', 10)").fetchone()[0]
+        db.close()
+        return html
+
+    def test_self_contained(self):
+        with TempDir() as td:
+            html = self.make(td)
+        self.assertTrue(html.startswith("<!DOCTYPE html>"))
+        self.assertEqual(html.count("<svg"), 4)          # breakdown, steps, top ops, regions
+        self.assertNotIn("<script", html)
+        self.assertNotIn("http://", html.replace('xmlns="http://www.w3.org/2000/svg"', ""))
+        self.assertIn("fusion.1", html)
+        self.assertIn("<title>step 0: 100.000 µs</title>", html)
+        self.assertIn('fill="#bbbbbb"', html)             # warmup steps marked
+        self.assertIn('<td class="good">good</td>', html)  # KPI bands
+        self.assertIn("Communication appears dominant", html)
+
+    def test_errors(self):
+        db = connect()
+        with self.assertRaises(Exception) as cm:
+            db.execute("SELECT profsum_report_html('nope')").fetchone()
+        self.assertIn("profsum_report_html: no trace with label 'nope'", str(cm.exception))
+
+    def test_renders_in_chromium(self):
+        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+        if chromium is None:
+            self.skipTest("chromium is not installed (apt-get install chromium)")
+        with TempDir() as td:
+            page = td.write("report.html", self.make(td))
+            out = os.path.join(ROOT, "build", "test-output")
+            os.makedirs(out, exist_ok=True)
+            png = os.path.join(out, "report.png")
+            if os.path.exists(png):
+                os.remove(png)
+            profile = tempfile.mkdtemp(prefix="profsum-chromium-")
+            try:
+                subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                                "--user-data-dir=" + profile, "--window-size=1000,1400",
+                                "--screenshot=" + png, "file://" + page],
+                               check=True, timeout=120, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            finally:
+                shutil.rmtree(profile, ignore_errors=True)
+            data = open(png, "rb").read()
+            self.assertEqual(data[:8], b"\x89PNG\r\n\x1a\n")
+            self.assertGreater(len(data), 20000)          # a real page, not a blank one
+
+
+if __name__ == "__main__":
+    unittest.main()
