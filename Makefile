@@ -7,7 +7,7 @@
 #   make fuzz       build the libFuzzer target and run it (FUZZ_SECONDS, default 600)
 #   make corpus     check every JSON trace of ../shared/corpus against expected_counts.json
 #   make bench      benchmark against gzip -dc (see bench/README.md)
-#   make install    install profsum.so to $(PREFIX)/lib (PREFIX=/usr/local)
+#   make install    install profsum.so to $(PREFIX)/lib and the profsum CLI to $(PREFIX)/bin
 #   make clean
 #
 # Options: NETWORK=0 builds without libcurl (defines PROFSUM_OMIT_NETWORK).
@@ -62,7 +62,7 @@ build/gen/schema_sql.h: sql/schema.sql views/MANIFEST $(VIEWS)
 	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n" \\/' $$f; \
 	  done; echo '""'; } > $@
 
-all: profsum.so
+all: profsum.so profsum
 
 # Install missing Debian packages (see .ci/deps.sh); quick when all present.
 deps:
@@ -78,13 +78,20 @@ build/sqlrun: tests/sqlrun.c $(SRCS) $(HDRS) Makefile
 	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ tests/sqlrun.c $(SRCS) \
 	  $(shell pkg-config --libs $(PKGS)) -lpthread -lm
 
+# The command line (docs/cli.md): ext/cli/profsum_cli.c with the extension
+# compiled in (SQLITE_CORE; registered by sqlite3_auto_extension), linked
+# against the system libsqlite3.  Not part of profsum.so (SRCS is ext/*.c).
+profsum: ext/cli/profsum_cli.c $(SRCS) $(HDRS) VERSION Makefile
+	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ ext/cli/profsum_cli.c $(SRCS) \
+	  $(shell pkg-config --libs $(PKGS)) -lpthread -lm
+
 # The main job on a generated example (see examples/demo.sh).
 demo: deps
 	$(MAKE) profsum.so
 	bash examples/demo.sh
 
 test: deps
-	$(MAKE) profsum.so build/sqlrun
+	$(MAKE) profsum.so build/sqlrun profsum
 	$(PYTHON) tests/run.py
 
 # The suite again against a zlib-only build (the fallback inflater).
@@ -138,11 +145,13 @@ corpus: profsum.so
 bench: profsum.so
 	bash bench/run.sh
 
-install: profsum.so
+install: profsum.so profsum
 	install -d $(DESTDIR)$(PREFIX)/lib
 	install -m 0644 profsum.so $(DESTDIR)$(PREFIX)/lib/profsum.so
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 profsum $(DESTDIR)$(PREFIX)/bin/profsum
 
 clean:
-	rm -rf profsum.so build
+	rm -rf profsum.so profsum build
 
 .PHONY: all deps demo test test-zlib build-out asan valgrind fuzz corpus bench install clean

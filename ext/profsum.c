@@ -17,6 +17,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 #include "profsum_int.h"
+#include "wandb.h"
 
 #include <stdarg.h>
 #include <zlib.h>
@@ -110,9 +111,12 @@ int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg,
   if( rc==SQLITE_OK ) rc = profsumRegisterFind(db, pzErrMsg);
   if( rc==SQLITE_OK ) rc = profsumRegisterImport(db, pzErrMsg);
   if( rc==SQLITE_OK ) rc = profsumRegisterCatalog(db, pzErrMsg);
+  if( rc==SQLITE_OK ) rc = profsumRegisterTrim(db, pzErrMsg);
+  if( rc==SQLITE_OK ) rc = profsumRegisterReportHtml(db, pzErrMsg);
   if( rc==SQLITE_OK ) rc = profsumRegisterSummaryDoc(db, pzErrMsg);
   if( rc==SQLITE_OK ) rc = profsumRegisterCompare(db, pzErrMsg);
   if( rc==SQLITE_OK ) rc = profsumRegisterQuery(db, pzErrMsg);
+  if( rc==SQLITE_OK ) rc = profsumRegisterWandb(db, pzErrMsg);
   if( rc!=SQLITE_OK && pzErrMsg && *pzErrMsg==0 ){
     *pzErrMsg = sqlite3_mprintf("profsum: registration failed: %s",
                                 sqlite3_errstr(rc));

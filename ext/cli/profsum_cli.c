@@ -1,0 +1,1569 @@
+/*
+** profsum_cli.c — the `profsum` command line.
+**
+**   profsum summarize --trace-file host.trace.json.gz --output out/summary.json
+**   profsum report    --summary out/summary.json --top-k 10
+**   profsum query     --summary out/summary.json --question "what is the gap before copy.1?"
+**   profsum compare   --before a.json.gz --after b.json.gz
+**   profsum track     --before a.json.gz --after b.json.gz --history hist.db --fail-on fail
+**   profsum history   --history hist.db --tail 5
+**   profsum bundle    --before-summary a.json --after-summary b.json --output-dir cmp/
+**   profsum publish   --summary out/summary.json --dry-run
+**   profsum sql       [DB]          (the sqlite3 shell with profsum.so loaded)
+**
+** A separate program, not part of profsum.so: the extension is compiled
+** into it (SQLITE_CORE) and registered with sqlite3_auto_extension() on the
+** system libsqlite3, so every command is a few SQL calls on one connection
+** (profsum_import, profsum_summary_json, profsum_report_md,
+** profsum_query_json, profsum_compare_json, profsum_track,
+** profsum_history_*, profsum_bundle, wandb_publish).  Behaviour follows the
+** reference tool (../shared/reference/summary-v1-tools-spec.md §1): same
+** commands and flags, same output convention ("emit": with --output PATH
+** the text plus a final newline goes to PATH, whose parent directories are
+** created, and PATH is printed; otherwise the text is printed).  See
+** docs/cli.md.
+**
+** Files named on the command line are imported into a temporary database
+** that is deleted on exit, or into --db (or the --history .db) when given.
+**
+** Exit codes: 0 ok, 1 failure, 2 usage, 3 `track --fail-on` triggered.
+** Errors go to stderr as "profsum <cmd>: <message>".
+**
+** Progress: while a local file is imported and stderr is a terminal, a
+** thread polls the read position of the trace (the descriptor that the
+** import opened, found in /proc/self/fd, position from
+** /proc/self/fdinfo/<fd>) and redraws one status line; nothing is printed
+** when stderr is not a terminal.
+*/
+#include <sqlite3.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PROFSUM_VERSION
+# define PROFSUM_VERSION "0.0.0-dev"
+#endif
+
+/* The extension's entry point (ext/profsum.c), linked in statically. */
+int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
+
+#define EXIT_OK      0
+#define EXIT_FAIL    1
+#define EXIT_USAGE   2
+#define EXIT_GATE    3
+
+/* ================================================================== */
+/* Process state, cleanup, errors                                      */
+/* ================================================================== */
+
+static const char *g_zCmd = 0;      /* current subcommand (error prefix) */
+static sqlite3 *g_db = 0;           /* the working connection */
+static char g_zTempDb[PATH_MAX];    /* temporary database to delete ("" if none) */
+
+/* Remove the temporary database and its side files.  Async-signal-safe
+** (only unlink on prepared buffers). */
+static void removeTempFiles(void){
+  static const char *azSuffix[] = {"", "-journal", "-wal", "-shm"};
+  char z[PATH_MAX + 16];
+  size_t n, k;
+  if( g_zTempDb[0]==0 ) return;
+  n = strlen(g_zTempDb);
+  for(k=0; k<sizeof(azSuffix)/sizeof(azSuffix[0]); k++){
+    size_t m = strlen(azSuffix[k]);
+    memcpy(z, g_zTempDb, n);
+    memcpy(z+n, azSuffix[k], m+1);
+    unlink(z);
+  }
+}
+
+static void cleanup(void){
+  if( g_db ){ sqlite3_close_v2(g_db); g_db = 0; }
+  removeTempFiles();
+  g_zTempDb[0] = 0;
+}
+
+static void onSignal(int sig){
+  removeTempFiles();
+  _exit(128 + sig);
+}
+
+static void progressAbandon(void);
+
+/* Print "profsum <cmd>: <message>" to stderr and exit with rc. */
+static void fail(int rc, const char *zFmt, ...){
+  va_list ap;
+  progressAbandon();
+  fflush(stdout);
+  fprintf(stderr, "profsum%s%s: ", g_zCmd ? " " : "", g_zCmd ? g_zCmd : "");
+  va_start(ap, zFmt);
+  vfprintf(stderr, zFmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  if( rc==EXIT_USAGE ){
+    fprintf(stderr, "Try 'profsum%s%s --help'.\n", g_zCmd ? " " : "", g_zCmd ? g_zCmd : "");
+  }
+  cleanup();
+  exit(rc);
+}
+
+static void *xmalloc(size_t n){
+  void *p = malloc(n ? n : 1);
+  if( p==0 ) fail(EXIT_FAIL, "out of memory");
+  return p;
+}
+static char *xstrdup(const char *z){
+  size_t n = strlen(z);
+  char *r = xmalloc(n+1);
+  memcpy(r, z, n+1);
+  return r;
+}
+static char *xprintf(const char *zFmt, ...){
+  va_list ap;
+  char *z;
+  va_start(ap, zFmt);
+  z = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  if( z==0 ) fail(EXIT_FAIL, "out of memory");
+  return z;                       /* freed with sqlite3_free */
+}
+
+/* ================================================================== */
+/* Small buffer for building text (JSON options)                       */
+/* ================================================================== */
+typedef struct Buf { char *z; size_t n, nAlloc; } Buf;
+
+static void bufAppend(Buf *b, const char *z, size_t n){
+  if( b->n + n + 1 > b->nAlloc ){
+    size_t nNew = (b->nAlloc ? b->nAlloc*2 : 128) + n;
+    char *zNew = realloc(b->z, nNew);
+    if( zNew==0 ) fail(EXIT_FAIL, "out of memory");
+    b->z = zNew;
+    b->nAlloc = nNew;
+  }
+  memcpy(b->z + b->n, z, n);
+  b->n += n;
+  b->z[b->n] = 0;
+}
+static void bufPuts(Buf *b, const char *z){ bufAppend(b, z, strlen(z)); }
+
+/* Append z as a JSON string literal. */
+static void bufJsonStr(Buf *b, const char *z){
+  const unsigned char *u = (const unsigned char*)z;
+  bufPuts(b, "\"");
+  for(; *u; u++){
+    char esc[8];
+    if( *u=='"' || *u=='\\' ){ esc[0] = '\\'; esc[1] = (char)*u; bufAppend(b, esc, 2); }
+    else if( *u<0x20 ){ snprintf(esc, sizeof(esc), "\\u%04x", *u); bufPuts(b, esc); }
+    else bufAppend(b, (const char*)u, 1);
+  }
+  bufPuts(b, "\"");
+}
+
+/* JSON object under construction: {"k": v, ...}. */
+typedef struct JObj { Buf b; int n; } JObj;
+static void jobjKey(JObj *o, const char *zKey){
+  bufPuts(&o->b, o->n++ ? ", " : "{");
+  bufJsonStr(&o->b, zKey);
+  bufPuts(&o->b, ": ");
+}
+static void jobjStr(JObj *o, const char *zKey, const char *zVal){
+  jobjKey(o, zKey);
+  if( zVal ) bufJsonStr(&o->b, zVal); else bufPuts(&o->b, "null");
+}
+static void jobjRaw(JObj *o, const char *zKey, const char *zRaw){
+  jobjKey(o, zKey);
+  bufPuts(&o->b, zRaw);
+}
+static void jobjInt(JObj *o, const char *zKey, long long v){
+  char z[32];
+  snprintf(z, sizeof(z), "%lld", v);
+  jobjRaw(o, zKey, z);
+}
+static void jobjNum(JObj *o, const char *zKey, double v){
+  char z[40];
+  snprintf(z, sizeof(z), "%.17g", v);
+  jobjRaw(o, zKey, z);
+}
+/* Close the object; returns its text (owned by o, freed with free(o->b.z);
+** "{}" when empty).  Call once. */
+static const char *jobjEnd(JObj *o){
+  if( o->n==0 ) bufPuts(&o->b, "{");
+  bufPuts(&o->b, "}");
+  return o->b.z;
+}
+
+/* ================================================================== */
+/* Options                                                             */
+/* ================================================================== */
+#define OPT_FLAG  0   /* no value */
+#define OPT_STR   1   /* a string */
+#define OPT_INT   2   /* an integer */
+#define OPT_NUM   3   /* a finite number */
+#define OPT_MULTI 4   /* a string, repeatable */
+
+typedef struct OptSpec {
+  const char *zName;        /* without the leading "--" */
+  int eKind;                /* OPT_* */
+  const char *zMeta;        /* value name in the help text */
+  const char *zHelp;        /* one line of help */
+} OptSpec;
+
+#define MAX_OPTS 48
+#define MAX_MULTI 32
+typedef struct Opts {
+  const OptSpec *aSpec;
+  int nSpec;
+  const char *azVal[MAX_OPTS];         /* value (or "1" for a flag); 0 when absent */
+  const char *azMulti[MAX_OPTS][MAX_MULTI];
+  int anMulti[MAX_OPTS];
+  const char *azPos[16];               /* positional arguments */
+  int nPos;
+} Opts;
+
+typedef struct Cmd {
+  const char *zName;
+  const char *zSummary;     /* one line for the command list */
+  const char *zUsage;       /* synopsis line(s) */
+  const char *zDesc;        /* paragraph after the synopsis */
+  const OptSpec *aSpec;
+  int (*xRun)(Opts*);
+  int nMaxPos;              /* positional arguments allowed */
+} Cmd;
+
+static void printHelp(const Cmd *c, FILE *f){
+  const OptSpec *s;
+  fprintf(f, "usage: profsum %s %s\n\n%s\n\noptions:\n", c->zName, c->zUsage, c->zDesc);
+  for(s=c->aSpec; s && s->zName; s++){
+    char z[80];
+    if( s->eKind==OPT_FLAG ) snprintf(z, sizeof(z), "--%s", s->zName);
+    else snprintf(z, sizeof(z), "--%s %s", s->zName, s->zMeta ? s->zMeta : "VALUE");
+    if( strlen(z)<=30 ) fprintf(f, "  %-30s %s\n", z, s->zHelp);
+    else fprintf(f, "  %s\n  %-30s %s\n", z, "", s->zHelp);
+  }
+  fprintf(f, "  %-30s %s\n", "-h, --help", "show this help and exit");
+}
+
+static int specIndex(const Opts *o, const char *zName, size_t nName){
+  int i;
+  for(i=0; i<o->nSpec; i++){
+    if( strlen(o->aSpec[i].zName)==nName && memcmp(o->aSpec[i].zName, zName, nName)==0 ) return i;
+  }
+  return -1;
+}
+
+/* Parse a decimal integer (Python int() of an argparse value: optional
+** sign, digits, surrounding whitespace). */
+static int parseInt(const char *z, long long *pV){
+  char *zEnd;
+  long long v;
+  while( *z==' ' || *z=='\t' ) z++;
+  if( *z==0 ) return 0;
+  errno = 0;
+  v = strtoll(z, &zEnd, 10);
+  if( errno || zEnd==z ) return 0;
+  while( *zEnd==' ' || *zEnd=='\t' ) zEnd++;
+  if( *zEnd ) return 0;
+  *pV = v;
+  return 1;
+}
+static int parseNum(const char *z, double *pV){
+  char *zEnd;
+  double v;
+  if( *z==0 ) return 0;
+  v = strtod(z, &zEnd);
+  while( *zEnd==' ' || *zEnd=='\t' ) zEnd++;
+  if( *zEnd || zEnd==z || !isfinite(v) ) return 0;
+  *pV = v;
+  return 1;
+}
+
+static void parseOpts(const Cmd *c, Opts *o, int argc, char **argv){
+  int i;
+  int bOnlyPos = 0;
+  memset(o, 0, sizeof(*o));
+  o->aSpec = c->aSpec;
+  for(o->nSpec=0; c->aSpec && c->aSpec[o->nSpec].zName; o->nSpec++){}
+  for(i=0; i<argc; i++){
+    const char *z = argv[i];
+    if( !bOnlyPos && (strcmp(z, "-h")==0 || strcmp(z, "--help")==0) ){
+      printHelp(c, stdout);
+      exit(EXIT_OK);
+    }
+  }
+  for(i=0; i<argc; i++){
+    const char *z = argv[i], *zEq, *zVal = 0;
+    int k;
+    if( bOnlyPos || z[0]!='-' || z[1]==0 ){
+      if( o->nPos>=c->nMaxPos ) fail(EXIT_USAGE, "unexpected argument '%s'", z);
+      o->azPos[o->nPos++] = z;
+      continue;
+    }
+    if( strcmp(z, "--")==0 ){ bOnlyPos = 1; continue; }
+    if( z[1]!='-' ) fail(EXIT_USAGE, "unknown option '%s'", z);
+    z += 2;
+    zEq = strchr(z, '=');
+    k = specIndex(o, z, zEq ? (size_t)(zEq-z) : strlen(z));
+    if( k<0 ) fail(EXIT_USAGE, "unknown option '--%.*s'", zEq ? (int)(zEq-z) : (int)strlen(z), z);
+    if( o->aSpec[k].eKind==OPT_FLAG ){
+      if( zEq ) fail(EXIT_USAGE, "option '--%s' takes no value", o->aSpec[k].zName);
+      o->azVal[k] = "1";
+      continue;
+    }
+    if( zEq ) zVal = zEq+1;
+    else if( i+1<argc ) zVal = argv[++i];
+    else fail(EXIT_USAGE, "option '--%s' needs a value (%s)", o->aSpec[k].zName,
+              o->aSpec[k].zMeta ? o->aSpec[k].zMeta : "VALUE");
+    if( o->aSpec[k].eKind==OPT_INT ){
+      long long v;
+      if( !parseInt(zVal, &v) ) fail(EXIT_USAGE, "option '--%s' needs an integer, not '%s'", o->aSpec[k].zName, zVal);
+    }else if( o->aSpec[k].eKind==OPT_NUM ){
+      double v;
+      if( !parseNum(zVal, &v) ) fail(EXIT_USAGE, "option '--%s' needs a finite number, not '%s'", o->aSpec[k].zName, zVal);
+    }
+    if( o->aSpec[k].eKind==OPT_MULTI ){
+      if( o->anMulti[k]>=MAX_MULTI ) fail(EXIT_USAGE, "option '--%s' given too often", o->aSpec[k].zName);
+      o->azMulti[k][o->anMulti[k]++] = zVal;
+    }
+    o->azVal[k] = zVal;          /* the last one wins, as with argparse */
+  }
+}
+
+static int optIdx(const Opts *o, const char *zName){
+  int k = specIndex(o, zName, strlen(zName));
+  if( k<0 ){ fprintf(stderr, "internal error: option %s\n", zName); abort(); }
+  return k;
+}
+static const char *optStr(const Opts *o, const char *zName){ return o->azVal[optIdx(o, zName)]; }
+static int optFlag(const Opts *o, const char *zName){ return o->azVal[optIdx(o, zName)]!=0; }
+static long long optInt(const Opts *o, const char *zName, long long iDefault){
+  const char *z = optStr(o, zName);
+  long long v = iDefault;
+  if( z ) parseInt(z, &v);
+  return v;
+}
+static const char *optReq(const Opts *o, const char *zName){
+  const char *z = optStr(o, zName);
+  if( z==0 ) fail(EXIT_USAGE, "the option '--%s' is required", zName);
+  return z;
+}
+static long long optNonNeg(const Opts *o, const char *zName, long long iDefault){
+  long long v = optInt(o, zName, iDefault);
+  if( v<0 ) fail(EXIT_USAGE, "option '--%s' must be a non-negative integer", zName);
+  return v;
+}
+
+/* ================================================================== */
+/* Database                                                            */
+/* ================================================================== */
+
+/* Open zPath (0: a new temporary database, deleted on exit). */
+static void openDb(const char *zPath){
+  int rc;
+  if( zPath==0 ){
+    const char *zDir = getenv("TMPDIR");
+    int fd;
+    if( zDir==0 || zDir[0]==0 ) zDir = "/tmp";
+    if( snprintf(g_zTempDb, sizeof(g_zTempDb), "%s/profsum-XXXXXX", zDir)>=(int)sizeof(g_zTempDb) ){
+      g_zTempDb[0] = 0;
+      fail(EXIT_FAIL, "TMPDIR is too long");
+    }
+    fd = mkstemp(g_zTempDb);
+    if( fd<0 ){
+      int e = errno;
+      g_zTempDb[0] = 0;
+      fail(EXIT_FAIL, "cannot create a temporary database in %s: %s", zDir, strerror(e));
+    }
+    close(fd);
+    zPath = g_zTempDb;
+  }
+  rc = sqlite3_open_v2(zPath, &g_db, SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE, 0);
+  if( rc!=SQLITE_OK ){
+    fail(EXIT_FAIL, "cannot open database '%s': %s", zPath, g_db ? sqlite3_errmsg(g_db) : sqlite3_errstr(rc));
+  }
+  sqlite3_busy_timeout(g_db, 10000);
+  if( g_zTempDb[0] ){
+    /* scratch data: no need to survive a crash */
+    sqlite3_exec(g_db, "PRAGMA synchronous=OFF", 0, 0, 0);
+  }
+}
+
+/* Report an SQL error; "no such function" gets a hint. */
+static void failSql(const char *zSql){
+  const char *zMsg = sqlite3_errmsg(g_db);
+  (void)zSql;
+  if( strstr(zMsg, "no such function")!=0 ){
+    fail(EXIT_FAIL, "%s (this build of profsum does not provide that SQL function yet)", zMsg);
+  }
+  fail(EXIT_FAIL, "%s", zMsg);
+}
+
+/* Prepare zSql and bind the arguments described by zTypes:
+**   't' const char* (0 binds NULL), 'i' sqlite3_int64, 'd' double. */
+static sqlite3_stmt *prepareV(const char *zSql, const char *zTypes, va_list ap){
+  sqlite3_stmt *p = 0;
+  int i;
+  if( sqlite3_prepare_v2(g_db, zSql, -1, &p, 0)!=SQLITE_OK ) failSql(zSql);
+  for(i=0; zTypes && zTypes[i]; i++){
+    switch( zTypes[i] ){
+      case 't': {
+        const char *z = va_arg(ap, const char*);
+        if( z ) sqlite3_bind_text(p, i+1, z, -1, SQLITE_TRANSIENT);
+        else sqlite3_bind_null(p, i+1);
+        break;
+      }
+      case 'i': sqlite3_bind_int64(p, i+1, va_arg(ap, sqlite3_int64)); break;
+      case 'd': sqlite3_bind_double(p, i+1, va_arg(ap, double)); break;
+      default: abort();
+    }
+  }
+  return p;
+}
+
+/* Run a one-row query; return column 0 as a malloc'd string (0 for NULL
+** or no row).  Errors are fatal (exit 1). */
+static char *sqlText(const char *zSql, const char *zTypes, ...){
+  va_list ap;
+  sqlite3_stmt *p;
+  char *zRes = 0;
+  int rc;
+  va_start(ap, zTypes);
+  p = prepareV(zSql, zTypes, ap);
+  va_end(ap);
+  rc = sqlite3_step(p);
+  if( rc==SQLITE_ROW ){
+    const char *z = (const char*)sqlite3_column_text(p, 0);
+    if( z ) zRes = xstrdup(z);
+    else if( sqlite3_errcode(g_db)==SQLITE_NOMEM ) fail(EXIT_FAIL, "out of memory");
+  }else if( rc!=SQLITE_DONE ){
+    sqlite3_finalize(p);
+    failSql(zSql);
+  }
+  sqlite3_finalize(p);
+  return zRes;
+}
+
+/* Like sqlText, but errors are returned: *pzErr (malloc'd) is set and 0
+** returned. */
+static char *sqlTextTry(char **pzErr, const char *zSql, const char *zTypes, ...){
+  va_list ap;
+  sqlite3_stmt *p = 0;
+  char *zRes = 0;
+  int rc, i;
+  *pzErr = 0;
+  va_start(ap, zTypes);
+  if( sqlite3_prepare_v2(g_db, zSql, -1, &p, 0)!=SQLITE_OK ){
+    va_end(ap);
+    *pzErr = xstrdup(sqlite3_errmsg(g_db));
+    return 0;
+  }
+  for(i=0; zTypes && zTypes[i]; i++){
+    if( zTypes[i]=='t' ){
+      const char *z = va_arg(ap, const char*);
+      if( z ) sqlite3_bind_text(p, i+1, z, -1, SQLITE_TRANSIENT); else sqlite3_bind_null(p, i+1);
+    }else{
+      sqlite3_bind_int64(p, i+1, va_arg(ap, sqlite3_int64));
+    }
+  }
+  va_end(ap);
+  rc = sqlite3_step(p);
+  if( rc==SQLITE_ROW ){
+    const char *z = (const char*)sqlite3_column_text(p, 0);
+    if( z ) zRes = xstrdup(z);
+  }else if( rc!=SQLITE_DONE ){
+    *pzErr = xstrdup(sqlite3_errmsg(g_db));
+  }
+  sqlite3_finalize(p);
+  return zRes;
+}
+
+/* Does a table exist in main? */
+static int tableExists(const char *zName){
+  char *zErr = 0;
+  char *z = sqlTextTry(&zErr, "SELECT 1 FROM main.sqlite_schema WHERE type='table' AND name=?1", "t", zName);
+  int bExists = z!=0;
+  free(zErr);
+  free(z);
+  return bExists;
+}
+
+/* ================================================================== */
+/* Files                                                               */
+/* ================================================================== */
+static int pathExists(const char *z){
+  struct stat st;
+  return stat(z, &st)==0;
+}
+static int isDir(const char *z){
+  struct stat st;
+  return stat(z, &st)==0 && S_ISDIR(st.st_mode);
+}
+/* A source profsum_import fetches itself (no local file). */
+static int isRemoteSource(const char *z){
+  return strncmp(z, "wandb:", 6)==0 || strncmp(z, "wandb-run:", 10)==0
+      || strncmp(z, "http://", 7)==0 || strncmp(z, "https://", 8)==0;
+}
+
+/* mkdir -p of the directory part of zPath (bParentOnly) or of zPath. */
+static void makeDirs(const char *zPath, int bParentOnly){
+  char *z = xstrdup(zPath);
+  size_t n = strlen(z), i;
+  if( bParentOnly ){
+    while( n>0 && z[n-1]!='/' ) n--;
+    while( n>1 && z[n-1]=='/' ) n--;
+    z[n] = 0;
+  }
+  for(i=1; i<=n; i++){
+    if( z[i]=='/' || z[i]==0 ){
+      char c = z[i];
+      z[i] = 0;
+      if( mkdir(z, 0777)!=0 && errno!=EEXIST ){
+        int e = errno;
+        fail(EXIT_FAIL, "cannot create directory '%s': %s", z, strerror(e));
+      }
+      z[i] = c;
+    }
+  }
+  free(z);
+}
+
+/* Write all of z to stdout; a closed pipe ends the program quietly. */
+static void writeStdout(const char *z, size_t n){
+  if( fwrite(z, 1, n, stdout)!=n || fflush(stdout)!=0 ){
+    if( errno==EPIPE ){ cleanup(); exit(EXIT_FAIL); }
+    fail(EXIT_FAIL, "cannot write to stdout: %s", strerror(errno));
+  }
+}
+
+/* Write z (+ a final newline if missing) to zPath atomically: a temporary
+** file in the same directory, then rename. */
+static void writeFileAtomic(const char *zPath, const char *z){
+  size_t n = strlen(z);
+  char *zTmp;
+  FILE *f;
+  int bNl = n==0 || z[n-1]!='\n';
+  makeDirs(zPath, 1);
+  zTmp = xprintf("%s.tmp-%d", zPath, (int)getpid());
+  f = fopen(zTmp, "wb");
+  if( f==0 ){
+    int e = errno;
+    fail(EXIT_FAIL, "cannot write '%s': %s", zPath, strerror(e));
+  }
+  if( fwrite(z, 1, n, f)!=n || (bNl && fputc('\n', f)==EOF) || fflush(f)!=0 || fsync(fileno(f))!=0 ){
+    int e = errno;
+    fclose(f);
+    unlink(zTmp);
+    fail(EXIT_FAIL, "cannot write '%s': %s", zPath, strerror(e));
+  }
+  if( fclose(f)!=0 || rename(zTmp, zPath)!=0 ){
+    int e = errno;
+    unlink(zTmp);
+    fail(EXIT_FAIL, "cannot write '%s': %s", zPath, strerror(e));
+  }
+  sqlite3_free(zTmp);
+}
+
+/* The reference's emit(): to --output (printing the path) or stdout
+** (print(text): the text and a newline). */
+static void emit(const char *zText, const char *zOutput){
+  if( zOutput ){
+    writeFileAtomic(zOutput, zText);
+    writeStdout(zOutput, strlen(zOutput));
+    writeStdout("\n", 1);
+  }else{
+    writeStdout(zText, strlen(zText));
+    writeStdout("\n", 1);
+  }
+}
+
+/* ================================================================== */
+/* Progress line                                                       */
+/* ================================================================== */
+typedef struct Progress {
+  int bActive;                /* thread running */
+  int bShown;                 /* a line was drawn */
+  int bStop;
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  char zReal[PATH_MAX];       /* realpath of the file read */
+  const char *zName;          /* display name */
+  long long nTotal;           /* file size */
+  long long nDone;            /* last position seen */
+  double t0;                  /* start time (s) */
+  double delay;               /* seconds before the first line */
+} Progress;
+static Progress g_prog;
+
+static double nowSec(void){
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec*1e-9;
+}
+
+/* The largest read position of any descriptor of this process open on
+** zReal, from /proc/self/fdinfo; -1 when none is open. */
+static long long fdPosition(const char *zReal){
+  DIR *d = opendir("/proc/self/fd");
+  struct dirent *e;
+  long long best = -1;
+  if( d==0 ) return -1;
+  while( (e = readdir(d))!=0 ){
+    char zLink[64], zTarget[PATH_MAX], zInfo[256];
+    ssize_t n;
+    FILE *f;
+    int fd;
+    if( e->d_name[0]<'0' || e->d_name[0]>'9' ) continue;
+    fd = atoi(e->d_name);
+    snprintf(zLink, sizeof(zLink), "/proc/self/fd/%d", fd);
+    n = readlink(zLink, zTarget, sizeof(zTarget)-1);
+    if( n<=0 ) continue;
+    zTarget[n] = 0;
+    if( strcmp(zTarget, zReal)!=0 ) continue;
+    snprintf(zLink, sizeof(zLink), "/proc/self/fdinfo/%d", fd);
+    f = fopen(zLink, "r");
+    if( f==0 ) continue;
+    while( fgets(zInfo, sizeof(zInfo), f) ){
+      long long pos;
+      if( sscanf(zInfo, "pos: %lld", &pos)==1 ){ if( pos>best ) best = pos; break; }
+    }
+    fclose(f);
+  }
+  closedir(d);
+  return best;
+}
+
+static void fmtDuration(char *z, size_t n, double s){
+  long long t = (long long)(s + 0.5);
+  if( t>=3600 ) snprintf(z, n, "%lld:%02lld:%02lld", t/3600, (t/60)%60, t%60);
+  else snprintf(z, n, "%lld:%02lld", t/60, t%60);
+}
+
+/* Draw the status line (called with g_prog.mu held, from the thread). */
+static void progressDraw(void){
+  Progress *p = &g_prog;
+  double el = nowSec() - p->t0;
+  double mb = (double)p->nDone/1e6, tot = (double)p->nTotal/1e6;
+  double rate = el>0 ? mb/el : 0;
+  char zEta[32] = "--:--";
+  char zLine[512];
+  if( rate>0 && p->nDone>0 && p->nTotal>=p->nDone ){
+    fmtDuration(zEta, sizeof(zEta), (tot-mb)/rate);
+  }
+  snprintf(zLine, sizeof(zLine), "\rprofsum: importing %s  %.1f/%.1f MB  %3.0f%%  %.1f MB/s  ETA %s\033[K",
+           p->zName, mb, tot, p->nTotal>0 ? 100.0*(double)p->nDone/(double)p->nTotal : 0.0, rate, zEta);
+  fputs(zLine, stderr);
+  fflush(stderr);
+  p->bShown = 1;
+}
+
+static void *progressThread(void *pArg){
+  Progress *p = &g_prog;
+  (void)pArg;
+  pthread_mutex_lock(&p->mu);
+  if( p->delay<=0 ) progressDraw();
+  while( !p->bStop ){
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 200*1000*1000;
+    if( ts.tv_nsec>=1000000000 ){ ts.tv_sec++; ts.tv_nsec -= 1000000000; }
+    pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+    if( p->bStop ) break;
+    {
+      long long pos = fdPosition(p->zReal);
+      if( pos>p->nDone ) p->nDone = pos;
+    }
+    if( nowSec() - p->t0 >= p->delay ) progressDraw();
+  }
+  pthread_mutex_unlock(&p->mu);
+  return 0;
+}
+
+/* Start the progress line for reading zFile, if stderr is a terminal. */
+static void progressStart(const char *zFile){
+  Progress *p = &g_prog;
+  struct stat st;
+  const char *z = getenv("PROFSUM_PROGRESS_DELAY_MS");
+  memset(p, 0, sizeof(*p));
+  if( !isatty(2) || getenv("PROFSUM_NO_PROGRESS") ) return;
+  if( realpath(zFile, p->zReal)==0 || stat(p->zReal, &st)!=0 || !S_ISREG(st.st_mode) ) return;
+  p->nTotal = (long long)st.st_size;
+  p->zName = strrchr(zFile, '/') ? strrchr(zFile, '/')+1 : zFile;
+  p->delay = z ? atof(z)/1000.0 : 0.5;
+  p->t0 = nowSec();
+  pthread_mutex_init(&p->mu, 0);
+  pthread_cond_init(&p->cv, 0);
+  if( pthread_create(&p->thread, 0, progressThread, 0)!=0 ) return;
+  p->bActive = 1;
+}
+
+/* Stop the thread; returns whether a line is on the screen. */
+static int progressStop(void){
+  Progress *p = &g_prog;
+  if( !p->bActive ) return 0;
+  pthread_mutex_lock(&p->mu);
+  p->bStop = 1;
+  pthread_cond_signal(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+  pthread_join(p->thread, 0);
+  p->bActive = 0;
+  return p->bShown;
+}
+
+/* Stop and erase the line (before an error message). */
+static void progressAbandon(void){
+  if( progressStop() ){
+    fputs("\r\033[K", stderr);
+    g_prog.bShown = 0;
+  }
+}
+
+/* Stop and replace the line by the final one. */
+static void progressFinish(sqlite3_int64 iTrace){
+  Progress *p = &g_prog;
+  double el;
+  char *zEv, *zErr = 0;
+  if( !progressStop() ) return;
+  el = nowSec() - p->t0;
+  zEv = sqlTextTry(&zErr, "SELECT num_events_total FROM main.profsum_trace WHERE trace_id=?1", "i", iTrace);
+  fprintf(stderr, "\rprofsum: imported %s  %.1f MB  %s%s%.1f s  %.1f MB/s\033[K\n",
+          p->zName, (double)p->nTotal/1e6, zEv ? zEv : "", zEv ? " events  " : "",
+          el, el>0 ? (double)p->nTotal/1e6/el : 0.0);
+  fflush(stderr);
+  free(zEv);
+  free(zErr);
+  p->bShown = 0;
+}
+
+/* ================================================================== */
+/* Import                                                              */
+/* ================================================================== */
+
+/* The label profsum_import derives from a source (import.c defaultLabel). */
+static char *derivedLabel(const char *zSource){
+  static const char *azSuf[] = {".trace.json.gz", ".json.gz", ".trace.json", ".json", ".gz"};
+  size_t n = strlen(zSource), k;
+  const char *zBase;
+  char *z;
+  while( n>1 && zSource[n-1]=='/' ) n--;
+  zBase = zSource + n;
+  while( zBase>zSource && zBase[-1]!='/' ) zBase--;
+  n = (size_t)(zSource + n - zBase);
+  for(k=0; k<sizeof(azSuf)/sizeof(azSuf[0]); k++){
+    size_t m = strlen(azSuf[k]);
+    if( n>m && memcmp(zBase+n-m, azSuf[k], m)==0 ){ n -= m; break; }
+  }
+  if( n==0 ){ zBase = "trace"; n = 5; }
+  z = xmalloc(n+1);
+  memcpy(z, zBase, n);
+  z[n] = 0;
+  return z;
+}
+
+/* A label not used in main.profsum_trace: zBase, zBase-2, zBase-3, ... */
+static char *uniqueLabel(const char *zBase){
+  char *z = xstrdup(zBase);
+  int i;
+  if( !tableExists("profsum_trace") ) return z;
+  for(i=2; ; i++){
+    char *zHit = sqlText("SELECT 1 FROM main.profsum_trace WHERE label=?1", "t", z);
+    if( zHit==0 ) return z;
+    free(zHit);
+    free(z);
+    z = xmalloc(strlen(zBase)+24);
+    sprintf(z, "%s-%d", zBase, i);
+  }
+}
+
+/* Import options from the knob flags (absent → profsum_import defaults). */
+static char *knobOptions(const Opts *o, int bReplace, const char *zSeries){
+  JObj j;
+  const char *zMode = 0;
+  memset(&j, 0, sizeof(j));
+  if( specIndex(o, "warmup-steps", 12)>=0 && optStr(o, "warmup-steps") ){
+    jobjInt(&j, "warmup_steps", optNonNeg(o, "warmup-steps", 5));
+  }
+  if( specIndex(o, "hot-op-limit", 12)>=0 && optStr(o, "hot-op-limit") ){
+    jobjInt(&j, "hot_op_limit", optNonNeg(o, "hot-op-limit", 25));
+  }
+  if( specIndex(o, "breakdown-mode", 14)>=0 && (zMode = optStr(o, "breakdown-mode"))!=0 ){
+    if( strcmp(zMode, "exclusive_per_track")!=0 && strcmp(zMode, "exclusive_global")!=0 ){
+      fail(EXIT_USAGE, "option '--breakdown-mode': invalid choice '%s' (choose from "
+           "'exclusive_per_track', 'exclusive_global')", zMode);
+    }
+    jobjStr(&j, "breakdown_mode", zMode);
+  }
+  if( zSeries ) jobjStr(&j, "series", zSeries);
+  if( bReplace ) jobjRaw(&j, "replace", "true");
+  return (char*)jobjEnd(&j);
+}
+
+/*
+** Import zSource (a trace file, an artifact folder, a v1 summary file, or
+** a wandb:/wandb-run:/URL source) under zLabel (0: derived from the file,
+** made unique) with options zOpts.  Returns the trace_id.
+*/
+static sqlite3_int64 importSource(const char *zSource, const char *zLabel, const char *zOpts){
+  char *zLab, *zId, *zErr = 0;
+  sqlite3_int64 id;
+  if( !isRemoteSource(zSource) && !pathExists(zSource) ){
+    fail(EXIT_FAIL, "'%s': %s", zSource, strerror(ENOENT));
+  }
+  zLab = zLabel ? xstrdup(zLabel) : 0;
+  if( zLab==0 ){
+    char *zBase = derivedLabel(zSource);
+    zLab = uniqueLabel(zBase);
+    free(zBase);
+  }
+  if( !isRemoteSource(zSource) ){
+    if( isDir(zSource) ){
+      char *zPick = sqlTextTry(&zErr, "SELECT path FROM profsum_find_traces(?1) WHERE picked LIMIT 1", "t", zSource);
+      free(zErr);
+      zErr = 0;
+      if( zPick ){ progressStart(zPick); free(zPick); }
+    }else{
+      progressStart(zSource);
+    }
+  }
+  zId = sqlTextTry(&zErr, "SELECT profsum_import(?1, ?2, ?3)", "ttt", zSource, zLab, zOpts);
+  if( zErr ){
+    progressAbandon();
+    if( strstr(zErr, "no such function") ){
+      fail(EXIT_FAIL, "%s (this build of profsum does not provide that SQL function yet)", zErr);
+    }
+    fail(EXIT_FAIL, "%s", zErr);
+  }
+  if( zId==0 ) fail(EXIT_FAIL, "profsum_import returned no trace id for '%s'", zSource);
+  id = strtoll(zId, 0, 10);
+  progressFinish(id);
+  free(zId);
+  free(zLab);
+  return id;
+}
+
+/* A trace argument: an existing path (or remote source) is imported; else,
+** when a database was given, a label or trace_id in it. */
+static sqlite3_int64 traceArg(const char *zOpt, const char *zArg, int bHaveDb, const char *zOpts){
+  char *zId;
+  if( isRemoteSource(zArg) || pathExists(zArg) ) return importSource(zArg, 0, zOpts);
+  if( !bHaveDb ) fail(EXIT_FAIL, "--%s '%s': %s", zOpt, zArg, strerror(ENOENT));
+  zId = tableExists("profsum_trace")
+      ? sqlText("SELECT trace_id FROM main.profsum_trace WHERE label=?1 "
+                "UNION ALL SELECT trace_id FROM main.profsum_trace WHERE ?1 GLOB '[0-9]*' "
+                "AND NOT ?1 GLOB '*[^0-9]*' AND trace_id=CAST(?1 AS INTEGER) LIMIT 1", "t", zArg)
+      : 0;
+  if( zId==0 ){
+    fail(EXIT_FAIL, "--%s '%s': no such file, and no trace with that label or id in the database", zOpt, zArg);
+  }
+  {
+    sqlite3_int64 id = strtoll(zId, 0, 10);
+    free(zId);
+    return id;
+  }
+}
+
+/* The trace of report/query/publish: --summary PATH or --trace LABEL
+** (with --db). */
+static sqlite3_int64 summaryArg(const Opts *o, const char *zOpts){
+  const char *zSum = optStr(o, "summary"), *zTrace = optStr(o, "trace");
+  if( zSum && zTrace ) fail(EXIT_USAGE, "give either --summary or --trace, not both");
+  if( zTrace ){
+    if( optStr(o, "db")==0 ) fail(EXIT_USAGE, "--trace names a trace of a database: give --db too");
+    return traceArg("trace", zTrace, 1, zOpts);
+  }
+  if( zSum==0 ) fail(EXIT_USAGE, "the option '--summary' is required (or --db with --trace)");
+  return importSource(zSum, 0, zOpts);
+}
+
+/* ================================================================== */
+/* W&B helpers                                                         */
+/* ================================================================== */
+
+/* --entity/--project/--download-root reach the fetch functions through the
+** environment they read (WANDB_ENTITY, WANDB_PROJECT; the download cache
+** lives under XDG_CACHE_HOME). */
+static void wandbEnv(const Opts *o){
+  const char *z;
+  if( specIndex(o, "entity", 6)>=0 && (z = optStr(o, "entity"))!=0 ) setenv("WANDB_ENTITY", z, 1);
+  if( specIndex(o, "project", 7)>=0 && (z = optStr(o, "project"))!=0 ) setenv("WANDB_PROJECT", z, 1);
+  if( specIndex(o, "download-root", 13)>=0 && (z = optStr(o, "download-root"))!=0 ){
+    makeDirs(z, 0);
+    setenv("XDG_CACHE_HOME", z, 1);
+  }
+}
+
+/* Import a W&B run target (optionally a jax_profile artifact by alias). */
+static sqlite3_int64 importRunTarget(const char *zTarget, const char *zAlias, const char *zLabel,
+                                      const char *zOpts){
+  char *zSrc, *zFetched, *zDir;
+  sqlite3_int64 id;
+  if( zAlias==0 || strcmp(zAlias, "latest")==0 ){
+    zSrc = xprintf("wandb-run:%s", zTarget);
+    id = importSource(zSrc, zLabel, zOpts);
+    sqlite3_free(zSrc);
+    return id;
+  }
+  /* An explicit alias: fetch the run's artifact with that alias, then
+  ** import the folder it landed in. */
+  zFetched = sqlText("SELECT wandb_fetch_run(?1, NULL, json_object('alias', ?2))", "tt", zTarget, zAlias);
+  if( zFetched==0 ) fail(EXIT_FAIL, "wandb_fetch_run returned nothing for '%s'", zTarget);
+  zDir = sqlText("SELECT coalesce(json_extract(?1, '$.dest_dir'), json_extract(?1, '$.dir'), "
+                 "json_extract(?1, '$.local_dir'), "
+                 "(SELECT rtrim(json_extract(value, '$.path'), replace(json_extract(value, '$.path'), '/', '')) "
+                 "FROM json_each(?1, '$.files') LIMIT 1))", "t", zFetched);
+  if( zDir==0 ) fail(EXIT_FAIL, "cannot tell where wandb_fetch_run put the files of '%s'", zTarget);
+  id = importSource(zDir, zLabel, zOpts);
+  free(zDir);
+  free(zFetched);
+  return id;
+}
+
+/* ================================================================== */
+/* History files                                                       */
+/* ================================================================== */
+#define HIST_DB    1
+#define HIST_JSONL 2
+
+/* A .db (SQLite header, or a new file not named *.jsonl/.ndjson/.json)
+** or a JSONL history (the reference tool's format). */
+static int historyKind(const char *z){
+  struct stat st;
+  size_t n = strlen(z);
+  if( stat(z, &st)==0 && S_ISREG(st.st_mode) && st.st_size>0 ){
+    char aHdr[16];
+    int fd = open(z, O_RDONLY|O_CLOEXEC);
+    ssize_t got = -1;
+    if( fd>=0 ){ got = read(fd, aHdr, 16); close(fd); }
+    if( got==16 && memcmp(aHdr, "SQLite format 3", 16)==0 ) return HIST_DB;
+    return HIST_JSONL;
+  }
+#define ENDS(s) (n>=strlen(s) && strcmp(z+n-strlen(s), s)==0)
+  if( ENDS(".jsonl") || ENDS(".ndjson") || ENDS(".json") || ENDS(".txt") ) return HIST_JSONL;
+#undef ENDS
+  return HIST_DB;
+}
+
+/* Open the working database for a --history argument: the .db itself, or
+** a temporary one with the JSONL records imported. */
+static int openHistory(const char *zHist, const char *zDb){
+  int k;
+  if( zHist==0 ){ openDb(zDb); return 0; }
+  k = historyKind(zHist);
+  if( k==HIST_DB ){
+    if( zDb && strcmp(zDb, zHist)!=0 ) fail(EXIT_USAGE, "--history is a database: --db must be the same file or absent");
+    makeDirs(zHist, 1);
+    openDb(zHist);
+  }else{
+    if( zDb ) fail(EXIT_USAGE, "--history '%s' is a JSONL file: it cannot be combined with --db "
+                   "(give the database as --history instead)", zHist);
+    openDb(0);
+    if( pathExists(zHist) ){
+      char *z = sqlText("SELECT profsum_history_import(?1)", "t", zHist);
+      free(z);
+    }
+  }
+  return k;
+}
+
+/* Write a JSONL history back (atomically, by profsum_history_export). */
+static void closeHistory(const char *zHist, int k){
+  if( k==HIST_JSONL ){
+    char *z;
+    makeDirs(zHist, 1);
+    z = sqlText("SELECT profsum_history_export(?1)", "t", zHist);
+    free(z);
+  }
+}
+
+/* Thresholds JSON from the four flags (only those given). */
+static char *thresholdsJson(const Opts *o){
+  static const char *az[] = {
+    "max-step-median-regression-pct", "max_step_median_regression_pct",
+    "max-step-p90-regression-pct", "max_step_p90_regression_pct",
+    "max-communication-share-regression-abs", "max_communication_share_regression_abs",
+    "max-stall-share-regression-abs", "max_stall_share_regression_abs",
+  };
+  JObj j;
+  size_t i;
+  memset(&j, 0, sizeof(j));
+  for(i=0; i<sizeof(az)/sizeof(az[0]); i+=2){
+    const char *z = optStr(o, az[i]);
+    double v;
+    if( z && parseNum(z, &v) ) jobjNum(&j, az[i+1], v);
+  }
+  return (char*)jobjEnd(&j);
+}
+
+/* Strict provenance (compare, track): fail when the comparison's
+** provenance status is "fail". */
+static void checkProvenance(const char *zCompare){
+  char *zStatus = sqlText("SELECT json_extract(?1, '$.provenance_checks.status')", "t", zCompare);
+  if( zStatus && strcmp(zStatus, "fail")==0 ){
+    char *zMsg = sqlText("SELECT group_concat(value, ' ') FROM "
+                         "(SELECT value FROM json_each(?1, '$.provenance_checks.messages') ORDER BY key)",
+                         "t", zCompare);
+    if( zMsg && zMsg[0] ) fail(EXIT_FAIL, "Provenance checks failed. %s", zMsg);
+    fail(EXIT_FAIL, "Provenance checks failed.");
+  }
+  free(zStatus);
+}
+
+/* ================================================================== */
+/* Option tables                                                       */
+/* ================================================================== */
+#define KNOB_OPTS \
+  {"warmup-steps", OPT_INT, "N", "steps numbered below N are warmup (default 5)"}, \
+  {"hot-op-limit", OPT_INT, "N", "hot ops kept in the summary (default 25)"}, \
+  {"breakdown-mode", OPT_STR, "MODE", "exclusive_per_track (default) or exclusive_global"}
+
+#define THRESHOLD_OPTS \
+  {"max-step-median-regression-pct", OPT_NUM, "PCT", "fail above this median step-time regression (default 5.0)"}, \
+  {"max-step-p90-regression-pct", OPT_NUM, "PCT", "fail above this p90 step-time regression (default 10.0)"}, \
+  {"max-communication-share-regression-abs", OPT_NUM, "X", "warn above this communication share increase (default 0.05)"}, \
+  {"max-stall-share-regression-abs", OPT_NUM, "X", "warn above this stall share increase (default 0.05)"}
+
+static const OptSpec SUMMARIZE_OPTS[] = {
+  {"trace-file", OPT_STR, "PATH", "a trace JSON file (.json or .json.gz)"},
+  {"xplane-file", OPT_STR, "PATH", "an .xplane.pb file (not supported: use the trace JSON)"},
+  {"xplane-output-dir", OPT_STR, "DIR", "(reference tool only; not supported)"},
+  {"xplane-count-trace-events", OPT_FLAG, 0, "(reference tool only; ignored)"},
+  {"artifact", OPT_STR, "REF", "a W&B jax_profile artifact entity/project/name:version"},
+  {"run-target", OPT_STR, "RUN", "a W&B run: URL, entity/project/run_id or a bare run id"},
+  {"alias", OPT_STR, "ALIAS", "with --run-target: the artifact alias to pick (default latest)"},
+  {"entity", OPT_STR, "ENTITY", "W&B entity for a bare run id"},
+  {"project", OPT_STR, "PROJECT", "W&B project for a bare run id"},
+  {"download-root", OPT_STR, "DIR", "where W&B downloads go (as XDG_CACHE_HOME)"},
+  {"profile-dir", OPT_STR, "DIR", "an artifact or profile folder (the trace in it is found)"},
+  KNOB_OPTS,
+  {"output", OPT_STR, "PATH", "write the summary JSON here and print PATH"},
+  {"db", OPT_STR, "DB", "import into this database (default: a temporary one)"},
+  {"label", OPT_STR, "LABEL", "label of the trace in --db (default: from the file name)"},
+  {"series", OPT_STR, "NAME", "series of the trace in --db (for trends)"},
+  {"replace", OPT_FLAG, 0, "replace a trace of the same label in --db"},
+  {0,0,0,0}
+};
+
+static const OptSpec REPORT_OPTS[] = {
+  {"summary", OPT_STR, "PATH", "a profile_summary.v1 JSON file (or a trace, summarized first)"},
+  {"db", OPT_STR, "DB", "a profsum database (with --trace)"},
+  {"trace", OPT_STR, "LABEL", "label or trace_id of a trace in --db"},
+  {"top-k", OPT_INT, "N", "rows per table (default 10)"},
+  KNOB_OPTS,
+  {"output", OPT_STR, "PATH", "write the markdown here and print PATH"},
+  {0,0,0,0}
+};
+
+static const OptSpec QUERY_OPTS[] = {
+  {"summary", OPT_STR, "PATH", "a profile_summary.v1 JSON file (or a trace, summarized first)"},
+  {"db", OPT_STR, "DB", "a profsum database (with --trace)"},
+  {"trace", OPT_STR, "LABEL", "label or trace_id of a trace in --db"},
+  {"question", OPT_STR, "TEXT", "the question (see --list)"},
+  {"top-k", OPT_INT, "N", "rows per answer (default 10)"},
+  {"list", OPT_FLAG, 0, "list the kinds of questions understood, with examples"},
+  KNOB_OPTS,
+  {"output", OPT_STR, "PATH", "write the answer JSON here and print PATH"},
+  {0,0,0,0}
+};
+
+static const OptSpec COMPARE_OPTS[] = {
+  {"before", OPT_STR, "PATH", "before: a summary or trace file (or a label/id of --db)"},
+  {"after", OPT_STR, "PATH", "after: a summary or trace file (or a label/id of --db)"},
+  {"strict-provenance", OPT_FLAG, 0, "fail when the provenance checks fail"},
+  {"top-k", OPT_INT, "N", "regressed/improved ops listed (default 10)"},
+  {"db", OPT_STR, "DB", "import into / read traces from this database"},
+  KNOB_OPTS,
+  {"output", OPT_STR, "PATH", "write the comparison JSON here and print PATH"},
+  {0,0,0,0}
+};
+
+static const OptSpec TRACK_OPTS[] = {
+  {"before", OPT_STR, "PATH", "before: a summary or trace file (or a label/id of the history db)"},
+  {"after", OPT_STR, "PATH", "after: a summary or trace file (or a label/id of the history db)"},
+  {"strict-provenance", OPT_FLAG, 0, "fail (before recording) when the provenance checks fail"},
+  {"top-k", OPT_INT, "N", "(the record's comparison keeps 10 ops)"},
+  THRESHOLD_OPTS,
+  {"label", OPT_STR, "LABEL", "label of the record"},
+  {"history", OPT_STR, "PATH", "record into this history: a .db, or a .jsonl file"},
+  {"fail-on", OPT_STR, "fail|warn", "exit 3 when the status is fail (or warn or fail)"},
+  {"db", OPT_STR, "DB", "same as --history DB.db"},
+  KNOB_OPTS,
+  {"output", OPT_STR, "PATH", "write the record JSON here and print PATH"},
+  {0,0,0,0}
+};
+
+static const OptSpec HISTORY_OPTS[] = {
+  {"history", OPT_STR, "PATH", "a history .db or .jsonl file"},
+  {"tail", OPT_INT, "N", "recent records listed (default 20)"},
+  {"output", OPT_STR, "PATH", "write the JSON here and print PATH"},
+  {0,0,0,0}
+};
+
+static const OptSpec BUNDLE_OPTS[] = {
+  {"before-summary", OPT_STR, "PATH", "before: a summary or trace file"},
+  {"after-summary", OPT_STR, "PATH", "after: a summary or trace file"},
+  {"before-run-target", OPT_STR, "RUN", "before: a W&B run (when no summary is given)"},
+  {"after-run-target", OPT_STR, "RUN", "after: a W&B run (when no summary is given)"},
+  {"before", OPT_STR, "PATH", "same as --before-summary (or a label/id of --db)"},
+  {"after", OPT_STR, "PATH", "same as --after-summary (or a label/id of --db)"},
+  {"strict-provenance", OPT_FLAG, 0, "fail before writing anything when provenance checks fail"},
+  {"entity", OPT_STR, "ENTITY", "W&B entity for bare run ids"},
+  {"project", OPT_STR, "PROJECT", "W&B project for bare run ids"},
+  {"download-root", OPT_STR, "DIR", "where W&B downloads go (as XDG_CACHE_HOME)"},
+  KNOB_OPTS,
+  {"top-k", OPT_INT, "N", "rows of the comparison and the reports (default 10)"},
+  THRESHOLD_OPTS,
+  {"label", OPT_STR, "LABEL", "label of the tracking record"},
+  {"history", OPT_STR, "PATH", "also record into this history: a .db, or a .jsonl file"},
+  {"output-dir", OPT_STR, "DIR", "directory for the bundle files (required)"},
+  {"db", OPT_STR, "DB", "import into / read traces from this database"},
+  {"output", OPT_STR, "PATH", "write the manifest JSON here and print PATH"},
+  {0,0,0,0}
+};
+
+static const OptSpec PUBLISH_OPTS[] = {
+  {"summary", OPT_STR, "PATH", "a profile_summary.v1 JSON file (or a trace, summarized first)"},
+  {"db", OPT_STR, "DB", "a profsum database (with --trace)"},
+  {"trace", OPT_STR, "LABEL", "label or trace_id of a trace in --db"},
+  {"report", OPT_STR, "PATH", "a markdown report to upload with it"},
+  {"entity", OPT_STR, "ENTITY", "W&B entity"},
+  {"project", OPT_STR, "PROJECT", "W&B project"},
+  {"artifact-name", OPT_STR, "NAME", "artifact name (default profile-summary-<run_id>)"},
+  {"alias", OPT_MULTI, "ALIAS", "artifact alias, repeatable (default latest)"},
+  {"dry-run", OPT_FLAG, 0, "print what would be published, without network"},
+  {"output", OPT_STR, "PATH", "write the response JSON here and print PATH"},
+  {0,0,0,0}
+};
+
+static const OptSpec SQL_OPTS[] = {{0,0,0,0}};
+
+/* ================================================================== */
+/* Commands                                                            */
+/* ================================================================== */
+
+static int cmdSummarize(Opts *o){
+  const char *zTrace = optStr(o, "trace-file"), *zX = optStr(o, "xplane-file");
+  const char *zArt = optStr(o, "artifact"), *zRun = optStr(o, "run-target");
+  const char *zDir = optStr(o, "profile-dir"), *zDb = optStr(o, "db");
+  char *zOpts, *zJson;
+  sqlite3_int64 id;
+  if( !zTrace && !zX && !zArt && !zRun && !zDir ){
+    fail(EXIT_USAGE, "Specify one of --trace-file, --xplane-file, --profile-dir, --artifact, or --run-target.");
+  }
+  if( (optStr(o, "label") || optStr(o, "series") || optFlag(o, "replace")) && !zDb ){
+    fail(EXIT_USAGE, "--label, --series and --replace apply to --db");
+  }
+  zOpts = knobOptions(o, optFlag(o, "replace"), optStr(o, "series"));
+  if( !zTrace && zX ){
+    fail(EXIT_FAIL, "'%s': XPlane protobuf input is not supported; profsum reads the trace JSON "
+         "of the same profile (*.trace.json.gz / perfetto_trace.json.gz): use --trace-file or --profile-dir", zX);
+  }
+  if( optStr(o, "xplane-output-dir") ) fail(EXIT_FAIL, "--xplane-output-dir requires the optional xprof package.");
+  wandbEnv(o);
+  openDb(zDb);
+  if( zTrace ){
+    id = importSource(zTrace, optStr(o, "label"), zOpts);
+  }else if( zArt ){
+    char *zSrc = xprintf("wandb:%s", zArt);
+    id = importSource(zSrc, optStr(o, "label"), zOpts);
+    sqlite3_free(zSrc);
+  }else if( zRun ){
+    id = importRunTarget(zRun, optStr(o, "alias"), optStr(o, "label"), zOpts);
+  }else{
+    if( !isDir(zDir) ) fail(EXIT_FAIL, "'%s': not a directory", zDir);
+    id = importSource(zDir, optStr(o, "label"), zOpts);
+  }
+  zJson = sqlText("SELECT profsum_summary_json(?1)", "i", id);
+  if( zJson==0 ) fail(EXIT_FAIL, "profsum_summary_json returned nothing");
+  emit(zJson, optStr(o, "output"));
+  free(zJson);
+  free(zOpts);
+  return EXIT_OK;
+}
+
+static int cmdReport(Opts *o){
+  long long k = optNonNeg(o, "top-k", 10);
+  char *zOpts = knobOptions(o, 0, 0), *zMd;
+  sqlite3_int64 id;
+  openDb(optStr(o, "db"));
+  id = summaryArg(o, zOpts);
+  zMd = sqlText("SELECT profsum_report_md(?1, ?2)", "ii", id, (sqlite3_int64)k);
+  if( zMd==0 ) fail(EXIT_FAIL, "profsum_report_md returned nothing");
+  emit(zMd, optStr(o, "output"));
+  free(zMd);
+  free(zOpts);
+  return EXIT_OK;
+}
+
+/* The intents of tools-spec §2, for `query --list`. */
+static const struct { const char *zType, *zWhen, *zExample; } aIntent[] = {
+  {"top_ops", "contains \"top\" and \"op\"", "What are the top 3 ops by exclusive time?"},
+  {"compute_vs_communication", "\"comm\"/\"collective\" and one of \"compute\", \"dominating\", \"dominant\", \"worst\"",
+   "Is comm or compute dominating? Which collective is worst?"},
+  {"collective_breakdown", "\"collective\" or \"communication\"", "Show the collective breakdown"},
+  {"pre_op_gap", "\"gap\" and \"before\" (target: the text after \"before\")", "What is the gap before copy.564?"},
+  {"gap_region_context", "\"context\" and one of \"gap\", \"op\", \"copy\" (target: after \"for\"/\"of\"/\"op\", or a name like copy.1)",
+   "show context for op copy.564"},
+  {"hierarchical_regions", "\"region\" or \"hierarch\"", "show hierarchical regions"},
+  {"bound_analysis", "\"memory-bound\" or \"compute-bound\"", "Is this memory-bound or compute-bound?"},
+  {"comparison_hint", "\"improve\", \"regress\" or \"compare\"", "Did this change regress?"},
+  {"optimization_candidates", "anything else", "What should we try next?"},
+};
+
+static int cmdQuery(Opts *o){
+  long long k = optNonNeg(o, "top-k", 10);
+  const char *zQ = optStr(o, "question");
+  char *zOpts, *zAns;
+  sqlite3_int64 id;
+  if( optFlag(o, "list") ){
+    size_t i;
+    Buf b;
+    memset(&b, 0, sizeof(b));
+    bufPuts(&b, "Questions are matched by words, in this order (the first that applies answers):\n");
+    for(i=0; i<sizeof(aIntent)/sizeof(aIntent[0]); i++){
+      char z[600];
+      snprintf(z, sizeof(z), "\n%d. %s\n   when the question contains %s\n   e.g. profsum query --summary S --question \"%s\"\n",
+               (int)i+1, aIntent[i].zType, aIntent[i].zWhen, aIntent[i].zExample);
+      bufPuts(&b, z);
+    }
+    bufPuts(&b, "\nThe answer is JSON with \"query_type\" and the rows (tools-spec section 2).");
+    emit(b.z, optStr(o, "output"));
+    free(b.z);
+    return EXIT_OK;
+  }
+  if( zQ==0 ) fail(EXIT_USAGE, "the option '--question' is required (or --list)");
+  zOpts = knobOptions(o, 0, 0);
+  openDb(optStr(o, "db"));
+  id = summaryArg(o, zOpts);
+  zAns = sqlText("SELECT profsum_query_json(?1, ?2, ?3)", "iti", id, zQ, (sqlite3_int64)k);
+  if( zAns==0 ) fail(EXIT_FAIL, "profsum_query_json returned nothing");
+  emit(zAns, optStr(o, "output"));
+  free(zAns);
+  free(zOpts);
+  return EXIT_OK;
+}
+
+static int cmdCompare(Opts *o){
+  const char *zB = optReq(o, "before"), *zA = optReq(o, "after"), *zDb = optStr(o, "db");
+  long long k = optNonNeg(o, "top-k", 10);
+  char *zOpts = knobOptions(o, 0, 0), *zCmp;
+  sqlite3_int64 idB, idA;
+  openDb(zDb);
+  idB = traceArg("before", zB, zDb!=0, zOpts);
+  idA = traceArg("after", zA, zDb!=0, zOpts);
+  zCmp = sqlText("SELECT profsum_compare_json(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
+  if( zCmp==0 ) fail(EXIT_FAIL, "profsum_compare_json returned nothing");
+  if( optFlag(o, "strict-provenance") ) checkProvenance(zCmp);
+  emit(zCmp, optStr(o, "output"));
+  free(zCmp);
+  free(zOpts);
+  return EXIT_OK;
+}
+
+static int cmdTrack(Opts *o){
+  const char *zB = optReq(o, "before"), *zA = optReq(o, "after");
+  const char *zHist = optStr(o, "history"), *zDb = optStr(o, "db"), *zFailOn = optStr(o, "fail-on");
+  char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o), *zRec, *zStatus;
+  sqlite3_int64 idB, idA;
+  int kind, bGate = 0;
+  if( zFailOn && strcmp(zFailOn, "fail")!=0 && strcmp(zFailOn, "warn")!=0 ){
+    fail(EXIT_USAGE, "option '--fail-on': invalid choice '%s' (choose from 'fail', 'warn')", zFailOn);
+  }
+  if( optStr(o, "top-k") && optInt(o, "top-k", 10)!=10 ){
+    optNonNeg(o, "top-k", 10);
+    fprintf(stderr, "profsum track: note: the record's comparison keeps 10 ops (--top-k is not supported by profsum_track)\n");
+  }
+  if( zHist==0 && zDb ){ zHist = zDb; zDb = 0; }
+  kind = openHistory(zHist, zDb);
+  idB = traceArg("before", zB, kind==HIST_DB, zOpts);
+  idA = traceArg("after", zA, kind==HIST_DB, zOpts);
+  if( optFlag(o, "strict-provenance") ){
+    /* checked before anything is recorded */
+    char *zCmp = sqlText("SELECT profsum_compare_json(?1, ?2)", "ii", idB, idA);
+    if( zCmp ) checkProvenance(zCmp);
+    free(zCmp);
+  }
+  zRec = sqlText("SELECT profsum_track(?1, ?2, ?3, ?4)", "iitt", idB, idA, optStr(o, "label"), zThr);
+  if( zRec==0 ) fail(EXIT_FAIL, "profsum_track returned nothing");
+  closeHistory(zHist, kind);
+  zStatus = sqlText("SELECT json_extract(?1, '$.assessment.status')", "t", zRec);
+  if( zFailOn && zStatus ){
+    if( strcmp(zStatus, "fail")==0 ) bGate = 1;
+    if( strcmp(zFailOn, "warn")==0 && strcmp(zStatus, "warn")==0 ) bGate = 1;
+  }
+  emit(zRec, optStr(o, "output"));
+  if( bGate ){
+    fprintf(stderr, "profsum track: status %s (--fail-on %s)\n", zStatus, zFailOn);
+  }
+  free(zRec);
+  free(zStatus);
+  free(zOpts);
+  free(zThr);
+  return bGate ? EXIT_GATE : EXIT_OK;
+}
+
+static int cmdHistory(Opts *o){
+  const char *zHist = optReq(o, "history");
+  long long nTail = optInt(o, "tail", 20);
+  char *zSum;
+  if( historyKind(zHist)==HIST_DB && !pathExists(zHist) ){
+    openDb(0);                      /* a missing history has no records */
+  }else{
+    openHistory(zHist, 0);
+  }
+  zSum = sqlText("SELECT profsum_json_pretty(json_set(profsum_history_summary_json(?1), '$.history_path', ?2))",
+                 "it", (sqlite3_int64)nTail, zHist);
+  if( zSum==0 ) fail(EXIT_FAIL, "profsum_history_summary_json returned nothing");
+  emit(zSum, optStr(o, "output"));
+  free(zSum);
+  return EXIT_OK;
+}
+
+/* One side of a bundle: a summary/trace file (or a label of --db), else a
+** run target. */
+static sqlite3_int64 bundleSide(const Opts *o, const char *zSide, int bHaveDb, const char *zOpts){
+  char zOpt[32], zRunOpt[32];
+  const char *zSum, *zRun;
+  snprintf(zOpt, sizeof(zOpt), "%s-summary", zSide);
+  snprintf(zRunOpt, sizeof(zRunOpt), "%s-run-target", zSide);
+  zSum = optStr(o, zOpt);
+  if( zSum==0 ) zSum = optStr(o, zSide);
+  zRun = optStr(o, zRunOpt);
+  if( zSum ) return traceArg(zOpt, zSum, bHaveDb, zOpts);
+  return importRunTarget(zRun, 0, 0, zOpts);
+}
+
+static int cmdBundle(Opts *o){
+  const char *zOut = optReq(o, "output-dir"), *zHist = optStr(o, "history"), *zDb = optStr(o, "db");
+  long long k = optNonNeg(o, "top-k", 10);
+  char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o), *zMan;
+  sqlite3_int64 idB, idA;
+  int kind;
+  JObj j;
+  if( !(optStr(o, "before-summary") || optStr(o, "before") || optStr(o, "before-run-target"))
+   || !(optStr(o, "after-summary") || optStr(o, "after") || optStr(o, "after-run-target")) ){
+    fail(EXIT_USAGE, "Bundle requires either a summary path or a run target for both before and after.");
+  }
+  memset(&j, 0, sizeof(j));
+  jobjInt(&j, "top_k", k);
+  if( optStr(o, "label") ) jobjStr(&j, "label", optStr(o, "label"));
+  jobjRaw(&j, "thresholds", zThr);
+  jobjRaw(&j, "history", zHist ? "true" : "false");
+  jobjRaw(&j, "strict_provenance", optFlag(o, "strict-provenance") ? "true" : "false");
+  wandbEnv(o);
+  kind = openHistory(zHist, zDb);
+  idB = bundleSide(o, "before", kind==HIST_DB || zDb!=0, zOpts);
+  idA = bundleSide(o, "after", kind==HIST_DB || zDb!=0, zOpts);
+  zMan = sqlText("SELECT profsum_bundle(?1, ?2, ?3, ?4)", "iitt", idB, idA, zOut, jobjEnd(&j));
+  if( zMan==0 ) fail(EXIT_FAIL, "profsum_bundle returned nothing");
+  closeHistory(zHist, kind);
+  emit(zMan, optStr(o, "output"));
+  free(zMan);
+  free(zOpts);
+  free(zThr);
+  free(j.b.z);
+  return EXIT_OK;
+}
+
+static int cmdPublish(Opts *o){
+  const char *zReport = optStr(o, "report");
+  int k = optIdx(o, "alias"), i;
+  char *zRes;
+  sqlite3_int64 id;
+  JObj j;
+  Buf a;
+  openDb(optStr(o, "db"));
+  if( zReport && !pathExists(zReport) ) fail(EXIT_FAIL, "--report '%s': %s", zReport, strerror(ENOENT));
+  id = summaryArg(o, "{}");
+  memset(&j, 0, sizeof(j));
+  memset(&a, 0, sizeof(a));
+  if( optStr(o, "entity") ) jobjStr(&j, "entity", optStr(o, "entity"));
+  if( optStr(o, "project") ) jobjStr(&j, "project", optStr(o, "project"));
+  if( optStr(o, "artifact-name") ) jobjStr(&j, "artifact_name", optStr(o, "artifact-name"));
+  if( o->anMulti[k]>0 ){
+    bufPuts(&a, "[");
+    for(i=0; i<o->anMulti[k]; i++){
+      if( i ) bufPuts(&a, ", ");
+      bufJsonStr(&a, o->azMulti[k][i]);
+    }
+    bufPuts(&a, "]");
+    jobjRaw(&j, "aliases", a.z);
+  }
+  if( zReport ) jobjStr(&j, "report_path", zReport);
+  if( optStr(o, "summary") ) jobjStr(&j, "summary_path", optStr(o, "summary"));
+  jobjRaw(&j, "dry_run", optFlag(o, "dry-run") ? "true" : "false");
+  zRes = sqlText("SELECT wandb_publish(?1, ?2)", "it", id, jobjEnd(&j));
+  if( zRes==0 ) fail(EXIT_FAIL, "wandb_publish returned nothing");
+  emit(zRes, optStr(o, "output"));
+  free(zRes);
+  free(a.z);
+  free(j.b.z);
+  return EXIT_OK;
+}
+
+/* The directory of this executable. */
+static char *exeDir(void){
+  char z[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", z, sizeof(z)-1);
+  char *zSlash;
+  if( n<=0 ) return 0;
+  z[n] = 0;
+  zSlash = strrchr(z, '/');
+  if( zSlash==0 ) return 0;
+  *zSlash = 0;
+  return xstrdup(z);
+}
+
+/* profsum.so: $PROFSUM_SO, next to the binary, or in ../lib. */
+static char *findExtension(void){
+  const char *zEnv = getenv("PROFSUM_SO");
+  char *zDir, *z;
+  static const char *azRel[] = {"%s/profsum.so", "%s/../lib/profsum.so", "%s/../lib/profsum/profsum.so"};
+  size_t i;
+  if( zEnv && zEnv[0] ){
+    if( !pathExists(zEnv) ) fail(EXIT_FAIL, "PROFSUM_SO='%s': %s", zEnv, strerror(ENOENT));
+    return xstrdup(zEnv);
+  }
+  zDir = exeDir();
+  for(i=0; zDir && i<sizeof(azRel)/sizeof(azRel[0]); i++){
+    char zReal[PATH_MAX];
+    z = xprintf(azRel[i], zDir);
+    if( realpath(z, zReal) ){
+      sqlite3_free(z);
+      free(zDir);
+      return xstrdup(zReal);
+    }
+    sqlite3_free(z);
+  }
+  free(zDir);
+  fail(EXIT_FAIL, "cannot find profsum.so (looked next to the profsum binary and in ../lib); set PROFSUM_SO");
+  return 0;
+}
+
+static int cmdSql(Opts *o){
+  char *zSo = findExtension(), *zLoad;
+  char **azArg;
+  int i, n = 0;
+  const char *zShell = getenv("PROFSUM_SQLITE3");
+  if( zShell==0 || zShell[0]==0 ) zShell = "sqlite3";
+  /* .load takes a quoted argument; ' inside is doubled by no one: refuse */
+  if( strchr(zSo, '\'') ) fail(EXIT_FAIL, "the path of profsum.so contains a quote: '%s'", zSo);
+  zLoad = xprintf(".load '%s'", zSo);
+  azArg = xmalloc(sizeof(char*)*(size_t)(o->nPos+4));
+  azArg[n++] = (char*)zShell;
+  azArg[n++] = "-cmd";
+  azArg[n++] = zLoad;
+  for(i=0; i<o->nPos; i++) azArg[n++] = (char*)o->azPos[i];
+  azArg[n] = 0;
+  fflush(stdout);
+  execvp(zShell, azArg);
+  fail(EXIT_FAIL, "cannot run %s: %s (install the sqlite3 package)", zShell, strerror(errno));
+  return EXIT_FAIL;
+}
+
+/* ================================================================== */
+/* Command table, main                                                 */
+/* ================================================================== */
+static const Cmd aCmd[] = {
+  {"summarize", "summarize a profile into a profile_summary.v1 JSON document",
+   "(--trace-file PATH | --profile-dir DIR | --artifact REF | --run-target RUN) [options]",
+   "Import the profile (into a temporary database, or --db) and emit its profile_summary.v1 JSON.",
+   SUMMARIZE_OPTS, cmdSummarize, 0},
+  {"report", "the markdown report of a summary",
+   "(--summary PATH | --db DB --trace LABEL) [--top-k N] [--output PATH]",
+   "Emit the markdown report of a profile_summary.v1 file (or of a trace of --db).",
+   REPORT_OPTS, cmdReport, 0},
+  {"query", "answer a question about a summary (top ops, gaps, regions, ...)",
+   "(--summary PATH | --db DB --trace LABEL) --question TEXT [--top-k N] | --list",
+   "Answer a profiling question with JSON (tools-spec section 2); --list shows what can be asked.",
+   QUERY_OPTS, cmdQuery, 0},
+  {"compare", "compare a before/after pair",
+   "--before PATH --after PATH [--strict-provenance] [--top-k N]",
+   "Emit the comparison JSON of two summaries or traces (step time, shares, regressed/improved ops).",
+   COMPARE_OPTS, cmdCompare, 0},
+  {"track", "assess a before/after pair against thresholds and record it",
+   "--before PATH --after PATH [--history PATH] [--label L] [--fail-on fail|warn] [thresholds]",
+   "Compare, classify pass/warn/fail against the thresholds, append the record to --history\n"
+   "(a .db, or a .jsonl file as the reference tool writes) and emit the record JSON.\n"
+   "With --fail-on fail (or warn) the exit code is 3 when the status is fail (or warn/fail).",
+   TRACK_OPTS, cmdTrack, 0},
+  {"history", "summarize a regression history",
+   "--history PATH [--tail N] [--output PATH]",
+   "Emit the history summary JSON (status counts, top failures and warnings, recent records).",
+   HISTORY_OPTS, cmdHistory, 0},
+  {"bundle", "write the comparison bundle of a before/after pair",
+   "(--before-summary PATH | --before-run-target RUN) (--after-summary PATH | --after-run-target RUN) --output-dir DIR",
+   "Write before/after summaries, compare.json, track.json and the two reports into --output-dir;\n"
+   "emit the manifest JSON.",
+   BUNDLE_OPTS, cmdBundle, 0},
+  {"publish", "publish a summary to Weights & Biases",
+   "(--summary PATH | --db DB --trace LABEL) [--report PATH] [--dry-run] [W&B options]",
+   "Upload the summary (and report) as a profile_summary artifact; --dry-run only shows what would be sent.",
+   PUBLISH_OPTS, cmdPublish, 0},
+  {"sql", "open the sqlite3 shell with profsum loaded",
+   "[DB] [sqlite3 options...]",
+   "Run the sqlite3 shell on DB with `.load profsum.so` done (profsum.so is found next to this\n"
+   "program, in ../lib, or at $PROFSUM_SO).",
+   SQL_OPTS, cmdSql, 15},
+};
+
+static void mainUsage(FILE *f){
+  size_t i;
+  fprintf(f, "usage: profsum <command> [options]\n\n"
+             "profsum %s: JAX/XLA profiler traces into profile_summary.v1, reports, comparisons and SQL.\n\n"
+             "commands:\n", PROFSUM_VERSION);
+  for(i=0; i<sizeof(aCmd)/sizeof(aCmd[0]); i++) fprintf(f, "  %-10s %s\n", aCmd[i].zName, aCmd[i].zSummary);
+  fprintf(f, "\n'profsum <command> --help' shows the options of a command.\n"
+             "Exit codes: 0 ok, 1 failure, 2 usage, 3 track --fail-on triggered.\n");
+}
+
+int main(int argc, char **argv){
+  size_t i;
+  Opts o;
+  int rc;
+  if( argc<2 ){ mainUsage(stderr); return EXIT_USAGE; }
+  if( strcmp(argv[1], "-h")==0 || strcmp(argv[1], "--help")==0 ){ mainUsage(stdout); return EXIT_OK; }
+  if( strcmp(argv[1], "--version")==0 || strcmp(argv[1], "version")==0 ){
+    printf("profsum %s (SQLite %s)\n", PROFSUM_VERSION, sqlite3_libversion());
+    return EXIT_OK;
+  }
+  if( strcmp(argv[1], "help")==0 ){
+    if( argc>2 ){
+      for(i=0; i<sizeof(aCmd)/sizeof(aCmd[0]); i++){
+        if( strcmp(argv[2], aCmd[i].zName)==0 ){ printHelp(&aCmd[i], stdout); return EXIT_OK; }
+      }
+    }
+    mainUsage(stdout);
+    return EXIT_OK;
+  }
+  for(i=0; i<sizeof(aCmd)/sizeof(aCmd[0]); i++){
+    if( strcmp(argv[1], aCmd[i].zName)==0 ) break;
+  }
+  if( i==sizeof(aCmd)/sizeof(aCmd[0]) ){
+    fprintf(stderr, "profsum: unknown command '%s'\n", argv[1]);
+    mainUsage(stderr);
+    return EXIT_USAGE;
+  }
+  g_zCmd = aCmd[i].zName;
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGINT, onSignal);
+  signal(SIGTERM, onSignal);
+  signal(SIGHUP, onSignal);
+  if( sqlite3_auto_extension((void(*)(void))sqlite3_profsum_init)!=SQLITE_OK ){
+    fail(EXIT_FAIL, "cannot register the profsum extension");
+  }
+  parseOpts(&aCmd[i], &o, argc-2, argv+2);
+  rc = aCmd[i].xRun(&o);
+  cleanup();
+  return rc;
+}

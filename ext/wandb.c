@@ -1,0 +1,2175 @@
+/*
+** wandb.c — Weights & Biases input side over libcurl: wandb_fetch(),
+** wandb_fetch_run(), the fetch step of profsum_import for W&B sources, and
+** a placeholder wandb_publish() (publishing is not implemented yet).
+**
+** Protocol: ../shared/reference/wandb-http.md (GraphQL queries §2–§4, the
+** manifest §3, errors and retries §7).  User documentation: docs/wandb.md.
+**
+** Security rules kept here (issue 5):
+**   - the API key goes only to the API origin (scheme, host and port of
+**     WANDB_BASE_URL).  wbPerform() adds the Authorization header only when
+**     the URL of the current hop has that origin; redirects of authorized
+**     requests are followed by hand (curl never follows them with the
+**     header), a redirect to another origin continues without the header;
+**   - error messages pass through wbScrub(), which masks the key;
+**   - manifest file names are checked (no absolute paths, no "." / ".."
+**     / empty components) and every directory below dest_dir is opened with
+**     O_NOFOLLOW, so a symlink planted inside dest_dir is never followed;
+**   - files are written to an O_EXCL|O_NOFOLLOW temporary file next to the
+**     target and renamed only after the size and MD5 checks.
+**
+** Built with PROFSUM_OMIT_NETWORK the functions exist and fail with a
+** clear message; nothing then references libcurl.
+*/
+#include "wandb.h"
+#include "hash.h"
+#include "jsontree.h"
+
+#include <string.h>
+#include <strings.h>
+#include <stdlib.h>
+#include <stdarg.h>
+
+/*
+** Pure string test (see wandb.h): "wandb:", "wandb-run:", "http://",
+** "https://" prefixes (the URL schemes case-insensitively).
+*/
+int profsumWandbIsSource(const char *zSource){
+  if( zSource==0 ) return 0;
+  return strncmp(zSource, "wandb:", 6)==0
+      || strncmp(zSource, "wandb-run:", 10)==0
+      || strncasecmp(zSource, "http://", 7)==0
+      || strncasecmp(zSource, "https://", 8)==0;
+}
+
+#ifdef PROFSUM_OMIT_NETWORK
+/* ======================================================================
+** Build without network support: every entry point fails clearly.
+*/
+#define WB_NONET "profsum was built without network support (make NETWORK=0)"
+
+/* wandb_fetch(...): always the no-network error. */
+static void wbFetchFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc; (void)argv;
+  sqlite3_result_error(ctx, "wandb_fetch: " WB_NONET, -1);
+}
+/* wandb_fetch_run(...): always the no-network error. */
+static void wbFetchRunFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc; (void)argv;
+  sqlite3_result_error(ctx, "wandb_fetch_run: " WB_NONET, -1);
+}
+/* wandb_publish(...): always the no-network error. */
+static void wbPublishFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc; (void)argv;
+  sqlite3_result_error(ctx, "wandb_publish: " WB_NONET, -1);
+}
+
+/* See wandb.h.  Always fails: no network in this build. */
+int profsumWandbFetchForImport(sqlite3 *db, const char *zSource,
+                               char **pzLocalDir, char **pzRunMetadataJson,
+                               char **pzErr){
+  (void)db; (void)zSource;
+  *pzLocalDir = 0;
+  *pzRunMetadataJson = 0;
+  *pzErr = sqlite3_mprintf("%s", WB_NONET);
+  return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+#else /* !PROFSUM_OMIT_NETWORK */
+/* ======================================================================
+** Network build.
+*/
+#include <curl/curl.h>
+#include <pthread.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WB_UA            "profsum/" PROFSUM_VERSION " (libcurl)"
+#define WB_MAX_RETRIES   5                 /* retries after the first try */
+#define WB_MAX_HOPS      5                 /* manual redirects per request */
+#define WB_MEM_LIMIT     ((sqlite3_int64)256<<20)  /* JSON response cap */
+#define WB_ERRBODY       4096              /* kept bytes of error bodies */
+#define WB_PAGE_FILES    1000              /* ArtifactFileURLs perPage */
+#define WB_PAGE_RUNS     100               /* RunOutputArtifacts perPage */
+#define WB_MAX_PAGES     100000            /* guard against cursor loops */
+
+/* GraphQL texts (wandb-http.md §8; RunOutputArtifacts also asks for the
+** aliases as §4.3 recommends; ArtifactCreatedBy is profsum's own, used
+** best-effort for the run that logged an artifact). */
+static const char wbQArtifactByName[] =
+  "query ArtifactByName($entity: String!, $project: String!, $name: String!) "
+  "{ project(name: $project, entityName: $entity) { artifact(name: $name) "
+  "{ id state digest size fileCount versionIndex createdAt artifactType "
+  "{ name } artifactSequence { name project { name entity { name } } } "
+  "aliases { alias } currentManifest { file { directUrl } } } } }";
+static const char wbQFetchManifest[] =
+  "query FetchArtifactManifest($id: ID!) { artifact(id: $id) "
+  "{ currentManifest { file { directUrl } } } }";
+static const char wbQFileUrls[] =
+  "query ArtifactFileURLs($id: ID!, $cursor: String, $perPage: Int) "
+  "{ artifact(id: $id) { files(after: $cursor, first: $perPage) "
+  "{ pageInfo { hasNextPage endCursor } edges { node { name directUrl } } "
+  "} } }";
+static const char wbQRunOutputs[] =
+  "query RunOutputArtifacts($entity: String!, $project: String!, "
+  "$run: String!, $cursor: String, $perPage: Int) { project(name: $project, "
+  "entityName: $entity) { run(name: $run) { outputArtifacts(after: $cursor, "
+  "first: $perPage) { totalCount pageInfo { endCursor hasNextPage } edges "
+  "{ cursor node { id state versionIndex createdAt artifactType { name } "
+  "artifactSequence { name project { name entity { name } } } "
+  "aliases { alias } } } } } } }";
+static const char wbQRunInfo[] =
+  "query RunInfo($entity: String!, $project: String!, $run: String!) "
+  "{ project(name: $project, entityName: $entity) { run(name: $run) "
+  "{ id name displayName state createdAt host commit config summaryMetrics "
+  "} } }";
+static const char wbQCreatedBy[] =
+  "query ArtifactCreatedBy($id: ID!) { artifact(id: $id) { createdBy "
+  "{ __typename ... on Run { name project { name entity { name } } } } } }";
+
+/* ---------------------------------------------------------------------
+** One-time libcurl initialisation (curl_global_init is not thread-safe on
+** older libcurl; pthread_once makes the first use race-free).
+*/
+static pthread_once_t wbCurlOnce = PTHREAD_ONCE_INIT;
+static CURLcode wbCurlInitRc = CURLE_FAILED_INIT;
+
+/* pthread_once body: initialise libcurl, remember the outcome. */
+static void wbCurlInit(void){
+  wbCurlInitRc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* ---------------------------------------------------------------------
+** The state of one W&B operation (one SQL call or one import fetch).
+*/
+typedef struct Wb {
+  char *zBase;            /* WANDB_BASE_URL without trailing '/' */
+  char *zOrigin;          /* "scheme://host:port" of zBase, lower case */
+  char *zNetloc;          /* host[:port] as written (netrc machine name) */
+  char *zHost;            /* host only */
+  char *zKey;             /* API key */
+  char *zAuthHdr;         /* "Authorization: Basic ..." */
+  char *zAuthB64;         /* the base64 part of zAuthHdr (scrubbed too) */
+  long nConnect, nTotal;  /* curl timeouts, seconds */
+  double rRetryBudget;    /* max seconds spent waiting between retries */
+  sqlite3_int64 nMaxBytes;/* download size limit for the whole call */
+  sqlite3_int64 nUsed;    /* bytes downloaded so far */
+  CURL *curl;             /* reused handle (keeps connections) */
+  int rc;                 /* first error code, SQLITE_OK if none */
+  char *zErr;             /* first error message (sqlite3_malloc'd) */
+} Wb;
+
+/* Description of one artifact version being fetched. */
+typedef struct WbArt {
+  char *zId, *zEntity, *zProject, *zName, *zType, *zState, *zManifestUrl;
+  char *zCreatedAt;
+  sqlite3_int64 iVersion;
+  char **azAlias; int nAlias;
+} WbArt;
+
+/* Record the first error of p (later ones are ignored).  Out of memory
+** while formatting leaves rc==SQLITE_NOMEM without a message. */
+static void wbErr(Wb *p, const char *zFmt, ...){
+  va_list ap;
+  if( p->rc ) return;
+  va_start(ap, zFmt);
+  p->zErr = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  p->rc = p->zErr ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+/* Record an out-of-memory error (unless an error is already recorded). */
+static void wbOom(Wb *p){
+  if( p->rc==SQLITE_OK ) p->rc = SQLITE_NOMEM;
+}
+
+/* Forget the recorded error (used by best-effort steps). */
+static void wbClearErr(Wb *p){
+  sqlite3_free(p->zErr);
+  p->zErr = 0;
+  p->rc = SQLITE_OK;
+}
+
+/* Mask every occurrence of zSecret in z (in place) with '*'.  Secrets
+** shorter than 8 bytes are left alone (they would mask ordinary words). */
+static void wbMask(char *z, const char *zSecret){
+  size_t n;
+  char *q;
+  if( z==0 || zSecret==0 ) return;
+  n = strlen(zSecret);
+  if( n<8 ) return;
+  while( (q = strstr(z, zSecret))!=0 ) memset(q, '*', n);
+}
+
+/* Remove the API key (and its base64 form) from the error message of p. */
+static void wbScrub(Wb *p){
+  wbMask(p->zErr, p->zKey);
+  wbMask(p->zErr, p->zAuthB64);
+}
+
+/* sqlite3_mprintf("%s") that records OOM in p.  z==0 gives 0. */
+static char *wbDup(Wb *p, const char *z){
+  char *r;
+  if( z==0 ) return 0;
+  r = sqlite3_mprintf("%s", z);
+  if( r==0 ) wbOom(p);
+  return r;
+}
+
+/* Sleep r seconds (r<=0: no sleep), resuming after signals. */
+static void wbSleep(double r){
+  struct timespec ts, rem;
+  if( r<=0 ) return;
+  ts.tv_sec = (time_t)r;
+  ts.tv_nsec = (long)((r - (double)ts.tv_sec)*1e9);
+  while( nanosleep(&ts, &rem)!=0 && errno==EINTR ) ts = rem;
+}
+
+/* A positive number from environment variable zName, else rDefault.
+** Invalid or negative values give rDefault. */
+static double wbEnvNum(const char *zName, double rDefault){
+  const char *z = getenv(zName);
+  char *zEnd = 0;
+  double r;
+  if( z==0 || z[0]==0 ) return rDefault;
+  r = strtod(z, &zEnd);
+  if( zEnd==z || *zEnd!=0 || !(r>=0) || isinf(r) ) return rDefault;
+  return r;
+}
+
+/* ---------------------------------------------------------------------
+** JSON helpers.
+*/
+
+/* Follow object keys from p (NULL-terminated list); 0 when missing. */
+static JNode *wbPath(JNode *p, ...){
+  va_list ap;
+  const char *zKey;
+  va_start(ap, p);
+  while( p && (zKey = va_arg(ap, const char*))!=0 ){
+    p = (p->type==JT_OBJECT) ? jGet(p, zKey) : 0;
+  }
+  va_end(ap);
+  return p;
+}
+
+/* The string value of p, or 0 when p is not a (NUL-free) string. */
+static const char *wbStr(const JNode *p){
+  if( p==0 || p->type!=JT_STRING || p->z==0 ) return 0;
+  if( (int)strlen(p->z)!=p->n ) return 0;
+  return p->z;
+}
+
+/* Deep copy of a JSON tree (0 when p is 0 or out of memory). */
+static JNode *wbCopy(const JNode *p){
+  JNode *r = 0;
+  int i;
+  if( p==0 ) return 0;
+  switch( p->type ){
+    case JT_NULL:   return jNull();
+    case JT_FALSE:  return jBool(0);
+    case JT_TRUE:   return jBool(1);
+    case JT_INT:    return jInt(p->i);
+    case JT_REAL:   return jReal(p->r);
+    case JT_STRING: return jStr(p->z, p->n);
+    case JT_ARRAY:
+      r = jArr();
+      for(i=0; r && i<p->nChild; i++) jPush(r, wbCopy(p->a[i]));
+      return r;
+    default:
+      r = jObj();
+      for(i=0; r && i<p->nChild; i++) jSet(r, p->a[i]->zKey, wbCopy(p->a[i]));
+      return r;
+  }
+}
+
+/* The first message of a W&B error body: {"errors":[{"message":..}|".."]}
+** or {"error":".."|{"message":..}} (wandb-http.md §7).  Returns a
+** sqlite3_malloc'd string of at most 200 bytes, or 0. */
+static char *wbBodyMessage(const char *z, int n){
+  JNode *pRoot, *pE;
+  const char *zMsg = 0;
+  char *zErr = 0, *zOut = 0;
+  if( z==0 || n<=0 ) return 0;
+  pRoot = jParse(z, n, &zErr);
+  sqlite3_free(zErr);
+  if( pRoot==0 ) return 0;
+  pE = jGet(pRoot, "errors");
+  if( pE && pE->type==JT_ARRAY && pE->nChild>0 ){
+    JNode *p0 = jAt(pE, 0);
+    zMsg = wbStr(p0) ? wbStr(p0) : wbStr(wbPath(p0, "message", (char*)0));
+  }else if( (pE = jGet(pRoot, "error"))!=0 ){
+    zMsg = wbStr(pE) ? wbStr(pE) : wbStr(wbPath(pE, "message", (char*)0));
+  }
+  if( zMsg ) zOut = sqlite3_mprintf("%.200s", zMsg);
+  jFree(pRoot);
+  return zOut;
+}
+
+/* Append p as Python's json.dumps(sort_keys=True) would (separators ", "
+** and ": ", ensure_ascii). */
+static void wbPyDump(sqlite3_str *s, const JNode *p);
+
+/* Append the JSON string literal of z[0..n) with ensure_ascii escapes. */
+static void wbPyStr(sqlite3_str *s, const char *z, int n){
+  const unsigned char *u = (const unsigned char*)z;
+  int i = 0;
+  sqlite3_str_appendchar(s, 1, '"');
+  while( i<n ){
+    unsigned c = u[i], cp;
+    int len = 1;
+    if( c<0x80 ){ cp = c; }
+    else if( (c&0xE0)==0xC0 && i+1<n ){ cp = ((c&0x1F)<<6)|(u[i+1]&0x3F); len = 2; }
+    else if( (c&0xF0)==0xE0 && i+2<n ){
+      cp = ((c&0x0F)<<12)|((u[i+1]&0x3F)<<6)|(u[i+2]&0x3F); len = 3;
+    }else if( (c&0xF8)==0xF0 && i+3<n ){
+      cp = ((c&0x07)<<18)|((u[i+1]&0x3F)<<12)|((u[i+2]&0x3F)<<6)|(u[i+3]&0x3F);
+      len = 4;
+    }else{ cp = 0xFFFD; }
+    i += len;
+    switch( cp ){
+      case '"':  sqlite3_str_appendall(s, "\\\""); continue;
+      case '\\': sqlite3_str_appendall(s, "\\\\"); continue;
+      case '\n': sqlite3_str_appendall(s, "\\n"); continue;
+      case '\r': sqlite3_str_appendall(s, "\\r"); continue;
+      case '\t': sqlite3_str_appendall(s, "\\t"); continue;
+      case '\b': sqlite3_str_appendall(s, "\\b"); continue;
+      case '\f': sqlite3_str_appendall(s, "\\f"); continue;
+      default: break;
+    }
+    if( cp>=0x20 && cp<0x7F ){
+      sqlite3_str_appendchar(s, 1, (char)cp);
+    }else if( cp<0x10000 ){
+      sqlite3_str_appendf(s, "\\u%04x", cp);
+    }else{
+      cp -= 0x10000;
+      sqlite3_str_appendf(s, "\\u%04x\\u%04x", 0xD800|(cp>>10), 0xDC00|(cp&0x3FF));
+    }
+  }
+  sqlite3_str_appendchar(s, 1, '"');
+}
+
+/* qsort comparator: object members by key (UTF-8 byte order = code point
+** order, as Python's sort_keys). */
+static int wbCmpKey(const void *a, const void *b){
+  const JNode *x = *(const JNode*const*)a, *y = *(const JNode*const*)b;
+  return strcmp(x->zKey, y->zKey);
+}
+
+static void wbPyDump(sqlite3_str *s, const JNode *p){
+  int i;
+  char buf[40];
+  switch( p->type ){
+    case JT_NULL:   sqlite3_str_appendall(s, "null"); break;
+    case JT_FALSE:  sqlite3_str_appendall(s, "false"); break;
+    case JT_TRUE:   sqlite3_str_appendall(s, "true"); break;
+    case JT_INT:    sqlite3_str_appendf(s, "%lld", p->i); break;
+    case JT_REAL:   jReprDouble(p->r, buf); sqlite3_str_appendall(s, buf); break;
+    case JT_STRING: wbPyStr(s, p->z, p->n); break;
+    case JT_ARRAY:
+      sqlite3_str_appendchar(s, 1, '[');
+      for(i=0; i<p->nChild; i++){
+        if( i ) sqlite3_str_appendall(s, ", ");
+        wbPyDump(s, p->a[i]);
+      }
+      sqlite3_str_appendchar(s, 1, ']');
+      break;
+    default: {
+      JNode **a = sqlite3_malloc64(sizeof(JNode*)*(p->nChild+1));
+      if( a==0 ){ sqlite3_str_appendall(s, "\x01oom"); break; }
+      if( p->nChild>0 ) memcpy(a, p->a, sizeof(JNode*)*p->nChild);
+      qsort(a, p->nChild, sizeof(JNode*), wbCmpKey);
+      sqlite3_str_appendchar(s, 1, '{');
+      for(i=0; i<p->nChild; i++){
+        if( i ) sqlite3_str_appendall(s, ", ");
+        wbPyStr(s, a[i]->zKey, (int)strlen(a[i]->zKey));
+        sqlite3_str_appendall(s, ": ");
+        wbPyDump(s, a[i]);
+      }
+      sqlite3_str_appendchar(s, 1, '}');
+      sqlite3_free(a);
+      break;
+    }
+  }
+}
+
+/* ---------------------------------------------------------------------
+** URLs, configuration and credentials.
+*/
+
+/* Parse zUrl; return "scheme://host:port" (lower case, default port
+** explicit) sqlite3_malloc'd, or 0 when it is not an http(s) URL.  When
+** pzNetloc/pzHost are given they receive host[:port] as written and the
+** host (sqlite3_malloc'd). */
+static char *wbOriginOf(const char *zUrl, char **pzNetloc, char **pzHost){
+  CURLU *u = curl_url();
+  char *zScheme = 0, *zH = 0, *zPort = 0, *zPortW = 0, *zRes = 0, *q;
+  if( u==0 ) return 0;
+  if( curl_url_set(u, CURLUPART_URL, zUrl, 0)==CURLUE_OK
+   && curl_url_get(u, CURLUPART_SCHEME, &zScheme, 0)==CURLUE_OK
+   && curl_url_get(u, CURLUPART_HOST, &zH, 0)==CURLUE_OK
+   && curl_url_get(u, CURLUPART_PORT, &zPort, CURLU_DEFAULT_PORT)==CURLUE_OK
+   && (strcasecmp(zScheme, "http")==0 || strcasecmp(zScheme, "https")==0) ){
+    for(q=zScheme; *q; q++) if( *q>='A' && *q<='Z' ) *q += 32;
+    for(q=zH; *q; q++) if( *q>='A' && *q<='Z' ) *q += 32;
+    zRes = sqlite3_mprintf("%s://%s:%s", zScheme, zH, zPort);
+    if( curl_url_get(u, CURLUPART_PORT, &zPortW, 0)!=CURLUE_OK ) zPortW = 0;
+    if( pzNetloc ){
+      *pzNetloc = zPortW ? sqlite3_mprintf("%s:%s", zH, zPortW)
+                         : sqlite3_mprintf("%s", zH);
+    }
+    if( pzHost ) *pzHost = sqlite3_mprintf("%s", zH);
+  }
+  curl_free(zScheme); curl_free(zH); curl_free(zPort); curl_free(zPortW);
+  curl_url_cleanup(u);
+  return zRes;
+}
+
+/* Does zUrl have the API origin of p (the only place the key may go)? */
+static int wbIsApiOrigin(Wb *p, const char *zUrl){
+  char *z = wbOriginOf(zUrl, 0, 0);
+  int r = z!=0 && strcmp(z, p->zOrigin)==0;
+  sqlite3_free(z);
+  return r;
+}
+
+/* Read the whole (small) file zPath; sqlite3_malloc'd NUL-terminated text
+** or 0 (missing, unreadable, larger than 1 MiB, out of memory). */
+static char *wbReadSmallFile(const char *zPath){
+  FILE *f = fopen(zPath, "rb");
+  char *z;
+  size_t n;
+  if( f==0 ) return 0;
+  z = sqlite3_malloc(1<<20);
+  if( z==0 ){ fclose(f); return 0; }
+  n = fread(z, 1, (1<<20)-1, f);
+  fclose(f);
+  z[n] = 0;
+  return z;
+}
+
+/* The password of the netrc entry for machine zMachine (or of the
+** "default" entry), from $NETRC, else ~/.netrc, else ~/_netrc.  Returns
+** sqlite3_malloc'd text or 0. */
+static char *wbNetrcKey(const char *zMachine){
+  const char *zEnv = getenv("NETRC"), *zHome = getenv("HOME");
+  char *zText = 0, *zTok, *zSave = 0, *zPw = 0, *zDef = 0;
+  int eIn = 0;      /* 0: other entry, 1: our machine, 2: default */
+  if( zEnv && zEnv[0] ){
+    zText = wbReadSmallFile(zEnv);
+  }else if( zHome && zHome[0] ){
+    char *zP = sqlite3_mprintf("%s/.netrc", zHome);
+    if( zP ) zText = wbReadSmallFile(zP);
+    sqlite3_free(zP);
+    if( zText==0 ){
+      zP = sqlite3_mprintf("%s/_netrc", zHome);
+      if( zP ) zText = wbReadSmallFile(zP);
+      sqlite3_free(zP);
+    }
+  }
+  if( zText==0 ) return 0;
+  for(zTok = strtok_r(zText, " \t\r\n", &zSave); zTok;
+      zTok = strtok_r(0, " \t\r\n", &zSave)){
+    if( strcmp(zTok, "machine")==0 ){
+      char *zM = strtok_r(0, " \t\r\n", &zSave);
+      if( zM==0 ) break;
+      eIn = strcmp(zM, zMachine)==0 ? 1 : 0;
+    }else if( strcmp(zTok, "default")==0 ){
+      eIn = 2;
+    }else if( strcmp(zTok, "password")==0 ){
+      char *zV = strtok_r(0, " \t\r\n", &zSave);
+      if( zV==0 ) break;
+      if( eIn==1 && zPw==0 ) zPw = sqlite3_mprintf("%s", zV);
+      if( eIn==2 && zDef==0 ) zDef = sqlite3_mprintf("%s", zV);
+    }else if( strcmp(zTok, "login")==0 || strcmp(zTok, "account")==0
+           || strcmp(zTok, "macdef")==0 ){
+      if( strtok_r(0, " \t\r\n", &zSave)==0 ) break;
+    }
+  }
+  if( zText ){
+    memset(zText, 0, strlen(zText));
+    sqlite3_free(zText);
+  }
+  if( zPw ){ sqlite3_free(zDef); return zPw; }
+  return zDef;
+}
+
+/* Release everything held by p (safe on a partly set up p). */
+static void wbEnd(Wb *p){
+  if( p->curl ) curl_easy_cleanup(p->curl);
+  if( p->zKey ) memset(p->zKey, 0, strlen(p->zKey));
+  if( p->zAuthHdr ) memset(p->zAuthHdr, 0, strlen(p->zAuthHdr));
+  sqlite3_free(p->zBase); sqlite3_free(p->zOrigin); sqlite3_free(p->zNetloc);
+  sqlite3_free(p->zHost); sqlite3_free(p->zKey); sqlite3_free(p->zAuthHdr);
+  sqlite3_free(p->zAuthB64); sqlite3_free(p->zErr);
+  memset(p, 0, sizeof(*p));
+}
+
+/* Set up p from the environment (WANDB_BASE_URL, WANDB_API_KEY / netrc,
+** PROFSUM_WANDB_TIMEOUT, PROFSUM_WANDB_MAX_RETRY_SECONDS,
+** PROFSUM_WANDB_MAX_BYTES) and create the curl handle.  Returns p->rc;
+** the caller calls wbEnd() in every case. */
+static int wbBegin(Wb *p){
+  const char *zB = getenv("WANDB_BASE_URL"), *zK = getenv("WANDB_API_KEY");
+  char *zUser;
+  size_t n;
+  double r;
+  memset(p, 0, sizeof(*p));
+  pthread_once(&wbCurlOnce, wbCurlInit);
+  if( wbCurlInitRc!=CURLE_OK ){
+    wbErr(p, "libcurl initialisation failed: %s", curl_easy_strerror(wbCurlInitRc));
+    return p->rc;
+  }
+  if( zB==0 || zB[0]==0 ) zB = "https://api.wandb.ai";
+  p->zBase = wbDup(p, zB);
+  if( p->zBase==0 ) return p->rc;
+  n = strlen(p->zBase);
+  while( n>0 && p->zBase[n-1]=='/' ) p->zBase[--n] = 0;
+  p->zOrigin = wbOriginOf(p->zBase, &p->zNetloc, &p->zHost);
+  if( p->zOrigin==0 || p->zNetloc==0 || p->zHost==0 ){
+    wbErr(p, "invalid WANDB_BASE_URL '%s' (expected http(s)://host[:port])", p->zBase);
+    return p->rc;
+  }
+  if( zK && zK[0] ){
+    p->zKey = wbDup(p, zK);
+  }else{
+    p->zKey = wbNetrcKey(p->zNetloc);
+    if( p->zKey==0 && strcmp(p->zNetloc, p->zHost)!=0 ) p->zKey = wbNetrcKey(p->zHost);
+  }
+  if( p->rc ) return p->rc;
+  if( p->zKey==0 || p->zKey[0]==0 ){
+    wbErr(p, "no api key for '%s': set WANDB_API_KEY or add a netrc entry "
+             "(machine %s) to $NETRC or ~/.netrc", p->zNetloc, p->zNetloc);
+    return p->rc;
+  }
+  if( strpbrk(p->zKey, "\r\n")!=0 ){
+    wbErr(p, "the api key contains a line break");
+    return p->rc;
+  }
+  zUser = sqlite3_mprintf("api:%s", p->zKey);
+  if( zUser==0 ){ wbOom(p); return p->rc; }
+  n = strlen(zUser);
+  p->zAuthB64 = sqlite3_malloc64(PROFSUM_BASE64_LEN(n)+1);
+  if( p->zAuthB64 ) profsumBase64Encode((const unsigned char*)zUser, n, p->zAuthB64);
+  memset(zUser, 0, n);
+  sqlite3_free(zUser);
+  if( p->zAuthB64==0 ){ wbOom(p); return p->rc; }
+  p->zAuthHdr = sqlite3_mprintf("Authorization: Basic %s", p->zAuthB64);
+  if( p->zAuthHdr==0 ){ wbOom(p); return p->rc; }
+
+  r = wbEnvNum("PROFSUM_WANDB_TIMEOUT", -1);
+  if( r>0 ){
+    p->nTotal = (long)ceil(r);
+    p->nConnect = p->nTotal<30 ? p->nTotal : 30;
+  }else{
+    p->nConnect = 30;
+    p->nTotal = 600;
+  }
+  p->rRetryBudget = wbEnvNum("PROFSUM_WANDB_MAX_RETRY_SECONDS", 120);
+  r = wbEnvNum("PROFSUM_WANDB_MAX_BYTES", -1);
+  p->nMaxBytes = (r>=0 && r<9.0e18) ? (sqlite3_int64)r : ((sqlite3_int64)8)<<30;
+  p->curl = curl_easy_init();
+  if( p->curl==0 ) wbErr(p, "curl_easy_init failed");
+  return p->rc;
+}
+
+/* ---------------------------------------------------------------------
+** HTTP transfers.
+*/
+#define WB_FAIL_LIMIT 1   /* body larger than the size limit */
+#define WB_FAIL_WRITE 2   /* write to the output file failed */
+#define WB_FAIL_OOM   3   /* out of memory growing the memory body */
+
+/* Where a response body goes: a file descriptor (downloads, MD5 computed
+** on the fly) or a growing memory buffer (JSON).  Bodies of non-2xx
+** responses go to zErrBody (truncated). */
+typedef struct WbSink {
+  Wb *p;
+  int fd;                       /* >=0: write the body here */
+  char *zMem;                   /* fd<0: the body, NUL-terminated */
+  sqlite3_int64 nMem, nMemAlloc;
+  char zErrBody[WB_ERRBODY+1];  /* body of a non-2xx response */
+  int nErrBody;
+  ProfsumMd5 md5;               /* MD5 of the body so far */
+  sqlite3_int64 nBody;          /* 2xx body bytes so far */
+  sqlite3_int64 nLimit;         /* max 2xx body bytes */
+  int eFail;                    /* WB_FAIL_* set by the write callback */
+  int iErrno;                   /* errno of a failed write */
+  double rRetryAfter;           /* Retry-After seconds, <0 if none */
+  double rRateReset;            /* RateLimit-Reset seconds, <0 if none */
+  int bRateZero;                /* RateLimit-Remaining was 0 */
+} WbSink;
+
+/* Prepare s for a new attempt: empty body, fresh MD5, headers forgotten,
+** and the output file (if any) truncated. */
+static void wbSinkReset(WbSink *s){
+  s->nMem = 0;
+  if( s->zMem ) s->zMem[0] = 0;
+  s->nErrBody = 0;
+  s->zErrBody[0] = 0;
+  s->nBody = 0;
+  s->eFail = 0;
+  s->iErrno = 0;
+  s->rRetryAfter = -1;
+  s->rRateReset = -1;
+  s->bRateZero = 0;
+  profsumMd5Init(&s->md5);
+  if( s->fd>=0 ){
+    if( ftruncate(s->fd, 0)!=0 || lseek(s->fd, 0, SEEK_SET)!=0 ){
+      s->eFail = WB_FAIL_WRITE;
+      s->iErrno = errno;
+    }
+  }
+}
+
+/* curl write callback: append to the sink, enforcing the size limit.
+** Returning less than asked aborts the transfer (CURLE_WRITE_ERROR). */
+static size_t wbWriteCb(char *ptr, size_t sz, size_t nmemb, void *pArg){
+  WbSink *s = (WbSink*)pArg;
+  size_t n = sz*nmemb;
+  long code = 0;
+  curl_easy_getinfo(s->p->curl, CURLINFO_RESPONSE_CODE, &code);
+  if( code<200 || code>=300 ){
+    size_t k = WB_ERRBODY - s->nErrBody;
+    if( k>n ) k = n;
+    memcpy(s->zErrBody+s->nErrBody, ptr, k);
+    s->nErrBody += (int)k;
+    s->zErrBody[s->nErrBody] = 0;
+    return n;
+  }
+  if( s->eFail ) return 0;
+  if( (sqlite3_int64)n > s->nLimit - s->nBody ){
+    s->eFail = WB_FAIL_LIMIT;
+    return 0;
+  }
+  if( s->fd>=0 ){
+    size_t off = 0;
+    while( off<n ){
+      ssize_t w = write(s->fd, ptr+off, n-off);
+      if( w<0 && errno==EINTR ) continue;
+      if( w<=0 ){ s->eFail = WB_FAIL_WRITE; s->iErrno = errno; return 0; }
+      off += (size_t)w;
+    }
+  }else{
+    if( s->nMem + (sqlite3_int64)n + 1 > s->nMemAlloc ){
+      sqlite3_int64 nNew = s->nMemAlloc ? s->nMemAlloc*2 : 16384;
+      char *zNew;
+      while( nNew < s->nMem + (sqlite3_int64)n + 1 ) nNew *= 2;
+      zNew = sqlite3_realloc64(s->zMem, nNew);
+      if( zNew==0 ){ s->eFail = WB_FAIL_OOM; return 0; }
+      s->zMem = zNew;
+      s->nMemAlloc = nNew;
+    }
+    memcpy(s->zMem+s->nMem, ptr, n);
+    s->nMem += n;
+    s->zMem[s->nMem] = 0;
+  }
+  profsumMd5Update(&s->md5, ptr, n);
+  s->nBody += n;
+  return n;
+}
+
+/* If header line b[0..n) is "zName: value", return the value as a number
+** (seconds); -1 otherwise. */
+static double wbHeaderNum(const char *b, size_t n, const char *zName){
+  size_t k = strlen(zName), i;
+  char buf[64];
+  char *zEnd;
+  double r;
+  if( n<=k || strncasecmp(b, zName, k)!=0 || b[k]!=':' ) return -1;
+  for(i=k+1; i<n && (b[i]==' ' || b[i]=='\t'); i++){}
+  k = 0;
+  while( i<n && k<sizeof(buf)-1 && b[i]!='\r' && b[i]!='\n' ) buf[k++] = b[i++];
+  buf[k] = 0;
+  r = strtod(buf, &zEnd);
+  if( zEnd==buf || !(r>=0) || isinf(r) ) return -1;
+  return r;
+}
+
+/* curl header callback: remember Retry-After and RateLimit-* values of the
+** current response (reset at each status line). */
+static size_t wbHeaderCb(char *b, size_t sz, size_t nmemb, void *pArg){
+  WbSink *s = (WbSink*)pArg;
+  size_t n = sz*nmemb;
+  double r;
+  if( n>=5 && strncmp(b, "HTTP/", 5)==0 ){
+    s->rRetryAfter = -1; s->rRateReset = -1; s->bRateZero = 0;
+  }else if( (r = wbHeaderNum(b, n, "retry-after"))>=0 ){
+    s->rRetryAfter = r;
+  }else if( (r = wbHeaderNum(b, n, "ratelimit-reset"))>=0 ){
+    s->rRateReset = r;
+  }else if( (r = wbHeaderNum(b, n, "ratelimit-remaining"))>=0 ){
+    s->bRateZero = (r==0);
+  }
+  return n;
+}
+
+/* One attempt: GET zUrl (or POST zPost as JSON) into s.  The
+** Authorization header is added only while the current URL has the API
+** origin; redirects of such requests are followed here, by hand (a hop to
+** another origin continues without the header and, for a POST, is
+** refused), while requests without the header let curl follow redirects.
+** Returns the CURLcode (CURLE_OK when an HTTP response arrived) and puts
+** the final status in *pCode.  zCurlErr (CURL_ERROR_SIZE) receives curl's
+** message.  Sets p->rc only for out-of-memory and refused redirects. */
+static CURLcode wbPerform(Wb *p, const char *zUrl, const char *zPost,
+                          WbSink *s, long *pCode, char *zCurlErr){
+  char *zCur = wbDup(p, zUrl);
+  CURLcode rc = CURLE_OK;
+  int nHop = 0;
+  *pCode = 0;
+  while( zCur ){
+    struct curl_slist *pHdr = 0, *pNew;
+    int bAuth = wbIsApiOrigin(p, zCur);
+    CURL *c = p->curl;
+    long code = 0;
+    curl_easy_reset(c);
+    zCurlErr[0] = 0;
+    curl_easy_setopt(c, CURLOPT_URL, zCur);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, WB_UA);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_NETRC, (long)CURL_NETRC_IGNORED);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, p->nConnect);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, p->nTotal);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, zCurlErr);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, wbWriteCb);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, wbHeaderCb);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, s);
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, bAuth ? 0L : 1L);
+    curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)WB_MAX_HOPS);
+    curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
+    if( zPost ){
+      pNew = curl_slist_append(pHdr, "Content-Type: application/json");
+      if( pNew ) pHdr = pNew;
+      pNew = curl_slist_append(pHdr, "Accept: application/json");
+      if( pNew ) pHdr = pNew;
+      curl_easy_setopt(c, CURLOPT_POSTFIELDS, zPost);
+      curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(zPost));
+    }
+    if( bAuth ){
+      pNew = curl_slist_append(pHdr, p->zAuthHdr);
+      if( pNew==0 ){ curl_slist_free_all(pHdr); wbOom(p); break; }
+      pHdr = pNew;
+    }
+    if( zPost && pHdr==0 ){ wbOom(p); break; }
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, pHdr);
+    rc = curl_easy_perform(c);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, (struct curl_slist*)0);
+    curl_slist_free_all(pHdr);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    *pCode = code;
+    if( rc==CURLE_OK && bAuth
+     && (code==301 || code==302 || code==303 || code==307 || code==308) ){
+      char *zLoc = 0;
+      curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &zLoc);
+      if( zLoc==0 ) break;
+      if( ++nHop > WB_MAX_HOPS ){
+        wbErr(p, "too many redirects (more than %d)", WB_MAX_HOPS);
+        break;
+      }
+      if( zPost && (code!=307 && code!=308) ){
+        wbErr(p, "graphql request answered with redirect %ld; not following", code);
+        break;
+      }
+      if( zPost && !wbIsApiOrigin(p, zLoc) ){
+        wbErr(p, "graphql request redirected to another host; not following");
+        break;
+      }
+      sqlite3_free(zCur);
+      zCur = wbDup(p, zLoc);
+      wbSinkReset(s);
+      continue;
+    }
+    break;
+  }
+  sqlite3_free(zCur);
+  return rc;
+}
+
+/* Is curl error rc worth a retry (connection trouble, timeout, cut-off
+** body)? */
+static int wbCurlTransient(CURLcode rc){
+  switch( rc ){
+    case CURLE_COULDNT_CONNECT: case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_RECV_ERROR: case CURLE_SEND_ERROR: case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE: case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_SSL_CONNECT_ERROR: case CURLE_HTTP2: case CURLE_HTTP2_STREAM:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/* Text for a failed HTTP status (sqlite3_malloc'd, may be 0 on OOM). */
+static char *wbStatusText(Wb *p, long code, WbSink *s){
+  char *zMsg = wbBodyMessage(s->zErrBody, s->nErrBody);
+  char *zRes;
+  const char *zSep = zMsg ? ": " : "";
+  const char *zM = zMsg ? zMsg : "";
+  switch( code ){
+    case 401:
+      zRes = sqlite3_mprintf("authentication failed (http 401%s%s); check "
+             "WANDB_API_KEY or the netrc entry for '%s'", zSep, zM, p->zNetloc);
+      break;
+    case 403:
+      zRes = sqlite3_mprintf("permission denied (http 403%s%s)", zSep, zM);
+      break;
+    case 404:
+      zRes = sqlite3_mprintf("not found (http 404%s%s)", zSep, zM);
+      break;
+    default:
+      zRes = sqlite3_mprintf("http %ld%s%s", code, zSep, zM);
+      break;
+  }
+  sqlite3_free(zMsg);
+  return zRes;
+}
+
+/* Perform a request with retries: connection errors, timeouts, truncated
+** bodies and HTTP 408/429/500/502/503/504 are retried up to WB_MAX_RETRIES
+** times with exponential backoff (1 s, x2, up to 25 % jitter, cap 60 s),
+** or the Retry-After / RateLimit-Reset the server asked for, as long as
+** the total waiting stays within p->rRetryBudget.  Succeeds (returns
+** SQLITE_OK) only on a 2xx response; otherwise records "<zWhat>: <why>"
+** and returns p->rc. */
+static int wbRequest(Wb *p, const char *zWhat, const char *zUrl,
+                     const char *zPost, WbSink *s){
+  char zCurlErr[CURL_ERROR_SIZE+1];
+  double rWaited = 0;
+  int nTry;
+  for(nTry=1; p->rc==SQLITE_OK; nTry++){
+    long code = 0;
+    CURLcode rc;
+    char *zWhy = 0;
+    int bRetry = 0;
+    double rWait;
+    wbSinkReset(s);
+    if( s->eFail==WB_FAIL_WRITE ){
+      wbErr(p, "%s: cannot write the temporary file: %s", zWhat, strerror(s->iErrno));
+      break;
+    }
+    rc = wbPerform(p, zUrl, zPost, s, &code, zCurlErr);
+    if( p->rc ){
+      if( p->zErr ){
+        char *z = sqlite3_mprintf("%s: %s", zWhat, p->zErr);
+        sqlite3_free(p->zErr);
+        p->zErr = z;
+        if( z==0 ) p->rc = SQLITE_NOMEM;
+      }
+      break;
+    }
+    if( s->eFail==WB_FAIL_LIMIT ){
+      wbErr(p, "%s: exceeds the size limit of %lld bytes (PROFSUM_WANDB_MAX_BYTES)",
+            zWhat, p->nMaxBytes);
+      break;
+    }
+    if( s->eFail==WB_FAIL_WRITE ){
+      wbErr(p, "%s: cannot write the temporary file: %s", zWhat, strerror(s->iErrno));
+      break;
+    }
+    if( s->eFail==WB_FAIL_OOM ){ wbOom(p); break; }
+    if( rc!=CURLE_OK ){
+      bRetry = wbCurlTransient(rc);
+      if( rc==CURLE_OPERATION_TIMEDOUT ){
+        zWhy = sqlite3_mprintf("timed out (limits: connect %lds, total %lds; "
+                               "PROFSUM_WANDB_TIMEOUT)", p->nConnect, p->nTotal);
+      }else if( rc==CURLE_PARTIAL_FILE ){
+        zWhy = sqlite3_mprintf("truncated response (connection closed before "
+                               "the end of the body)");
+      }else{
+        zWhy = sqlite3_mprintf("%s", zCurlErr[0] ? zCurlErr : curl_easy_strerror(rc));
+      }
+    }else if( code>=200 && code<300 ){
+      return SQLITE_OK;
+    }else{
+      bRetry = code==408 || code==429 || code==500 || code==502
+            || code==503 || code==504;
+      zWhy = wbStatusText(p, code, s);
+    }
+    if( zWhy==0 ){ wbOom(p); break; }
+    if( bRetry && nTry<=WB_MAX_RETRIES ){
+      unsigned int u = 0;
+      double rBack = ldexp(1.0, nTry-1);
+      if( rBack>60 ) rBack = 60;
+      sqlite3_randomness(sizeof(u), &u);
+      rBack += rBack*0.25*(u/4294967296.0);
+      rWait = rBack;
+      if( s->rRetryAfter>=0 ) rWait = s->rRetryAfter;
+      if( s->bRateZero && s->rRateReset>rWait ) rWait = s->rRateReset;
+      if( rWaited + rWait <= p->rRetryBudget ){
+        sqlite3_free(zWhy);
+        wbSleep(rWait);
+        rWaited += rWait;
+        continue;
+      }
+    }
+    if( bRetry ){
+      wbErr(p, "%s: %s (gave up after %d attempt%s)", zWhat, zWhy, nTry,
+            nTry>1 ? "s" : "");
+    }else{
+      wbErr(p, "%s: %s", zWhat, zWhy);
+    }
+    sqlite3_free(zWhy);
+    break;
+  }
+  return p->rc;
+}
+
+/* Run GraphQL operation zOp (query text zQuery, variables pVars, which is
+** consumed) against {base}/graphql.  On success returns the parsed
+** response (caller jFree()s it) and sets *ppData to its "data" object;
+** GraphQL "errors" and malformed responses are errors ("graphql zOp: ..."). */
+static JNode *wbGraphql(Wb *p, const char *zOp, const char *zQuery,
+                        JNode *pVars, JNode **ppData){
+  JNode *pBody = jObj(), *pRoot = 0, *pErrs, *pData;
+  char *zBody = 0, *zUrl = 0, *zWhat = 0, *zJsonErr = 0;
+  WbSink s;
+  memset(&s, 0, sizeof(s));
+  s.p = p; s.fd = -1; s.nLimit = WB_MEM_LIMIT;
+  *ppData = 0;
+  if( pBody ){
+    jSet(pBody, "query", jStr(zQuery, -1));
+    jSet(pBody, "variables", pVars);
+    pVars = 0;
+    if( !jOom(pBody) ) zBody = jDump(pBody);
+  }
+  jFree(pVars);
+  jFree(pBody);
+  zUrl = sqlite3_mprintf("%s/graphql", p->zBase);
+  zWhat = sqlite3_mprintf("graphql %s", zOp);
+  if( zBody==0 || zUrl==0 || zWhat==0 ){ wbOom(p); goto done; }
+  if( wbRequest(p, zWhat, zUrl, zBody, &s) ) goto done;
+  pRoot = jParse(s.zMem ? s.zMem : "", (int)s.nMem, &zJsonErr);
+  if( pRoot==0 ){
+    if( zJsonErr ) wbErr(p, "%s: invalid JSON response (%s)", zWhat, zJsonErr);
+    else wbOom(p);
+    goto done;
+  }
+  pErrs = jGet(pRoot, "errors");
+  if( pErrs && pErrs->type==JT_ARRAY && pErrs->nChild>0 ){
+    char *zMsg = wbBodyMessage(s.zMem, (int)s.nMem);
+    wbErr(p, "%s failed: %s", zWhat, zMsg ? zMsg : "unknown graphql error");
+    sqlite3_free(zMsg);
+    goto fail;
+  }
+  pData = jGet(pRoot, "data");
+  if( pData==0 || pData->type!=JT_OBJECT ){
+    wbErr(p, "%s: malformed response (no data)", zWhat);
+    goto fail;
+  }
+  *ppData = pData;
+  goto done;
+fail:
+  jFree(pRoot);
+  pRoot = 0;
+done:
+  sqlite3_free(zBody); sqlite3_free(zUrl); sqlite3_free(zWhat);
+  sqlite3_free(zJsonErr); sqlite3_free(s.zMem);
+  return pRoot;
+}
+
+/* GET zUrl into memory (at most WB_MEM_LIMIT bytes, not counted against
+** PROFSUM_WANDB_MAX_BYTES) and parse it as JSON.
+** Returns the tree (caller frees) or 0 with the error recorded. */
+static JNode *wbGetJson(Wb *p, const char *zWhat, const char *zUrl){
+  WbSink s;
+  JNode *pRoot = 0;
+  char *zJsonErr = 0;
+  memset(&s, 0, sizeof(s));
+  s.p = p; s.fd = -1; s.nLimit = WB_MEM_LIMIT;
+  if( wbRequest(p, zWhat, zUrl, 0, &s)==SQLITE_OK ){
+    pRoot = jParse(s.zMem ? s.zMem : "", (int)s.nMem, &zJsonErr);
+    if( pRoot==0 && zJsonErr ) wbErr(p, "%s: invalid JSON (%s)", zWhat, zJsonErr);
+    else if( pRoot==0 ) wbOom(p);
+  }
+  sqlite3_free(zJsonErr);
+  sqlite3_free(s.zMem);
+  return pRoot;
+}
+
+/* ---------------------------------------------------------------------
+** Artifacts.
+*/
+
+/* Free the strings of a (zero-initialised or filled) WbArt. */
+static void wbArtClear(WbArt *a){
+  int i;
+  sqlite3_free(a->zId); sqlite3_free(a->zEntity); sqlite3_free(a->zProject);
+  sqlite3_free(a->zName); sqlite3_free(a->zType); sqlite3_free(a->zState);
+  sqlite3_free(a->zManifestUrl); sqlite3_free(a->zCreatedAt);
+  for(i=0; i<a->nAlias; i++) sqlite3_free(a->azAlias[i]);
+  sqlite3_free(a->azAlias);
+  memset(a, 0, sizeof(*a));
+}
+
+/* Fill a (cleared first) from an artifact node of a GraphQL response.
+** Missing id or sequence names are errors naming zWhat. */
+static int wbArtFromNode(Wb *p, JNode *pNode, WbArt *a, const char *zWhat){
+  JNode *pAl = jGet(pNode, "aliases"), *pV = jGet(pNode, "versionIndex");
+  int i;
+  wbArtClear(a);
+  a->zId = wbDup(p, wbStr(jGet(pNode, "id")));
+  a->zState = wbDup(p, wbStr(jGet(pNode, "state")));
+  a->zCreatedAt = wbDup(p, wbStr(jGet(pNode, "createdAt")));
+  a->zType = wbDup(p, wbStr(wbPath(pNode, "artifactType", "name", (char*)0)));
+  a->zName = wbDup(p, wbStr(wbPath(pNode, "artifactSequence", "name", (char*)0)));
+  a->zProject = wbDup(p, wbStr(wbPath(pNode, "artifactSequence", "project",
+                                       "name", (char*)0)));
+  a->zEntity = wbDup(p, wbStr(wbPath(pNode, "artifactSequence", "project",
+                                      "entity", "name", (char*)0)));
+  a->zManifestUrl = wbDup(p, wbStr(wbPath(pNode, "currentManifest", "file",
+                                           "directUrl", (char*)0)));
+  a->iVersion = (pV && pV->type==JT_INT) ? pV->i : -1;
+  if( pAl && pAl->type==JT_ARRAY && pAl->nChild>0 ){
+    a->azAlias = sqlite3_malloc64(sizeof(char*)*pAl->nChild);
+    if( a->azAlias==0 ){ wbOom(p); return p->rc; }
+    for(i=0; i<pAl->nChild; i++){
+      const char *z = wbStr(wbPath(pAl->a[i], "alias", (char*)0));
+      if( z==0 ) z = wbStr(pAl->a[i]);
+      if( z ) a->azAlias[a->nAlias++] = wbDup(p, z);
+    }
+  }
+  if( p->rc ) return p->rc;
+  if( a->zId==0 || a->zName==0 || a->zEntity==0 || a->zProject==0 || a->iVersion<0 ){
+    wbErr(p, "malformed artifact description for %s (missing id, name or version)", zWhat);
+  }
+  return p->rc;
+}
+
+/* Is z usable as one path component (non-empty, not "." / "..", no '/',
+** at most 255 bytes)? */
+static int wbSafeComponent(const char *z){
+  size_t n = z ? strlen(z) : 0;
+  if( n==0 || n>255 || strchr(z, '/')!=0 ) return 0;
+  if( strcmp(z, ".")==0 || strcmp(z, "..")==0 ) return 0;
+  return 1;
+}
+
+/* Is manifest path z[0..n) a safe relative path: not absolute, no NUL,
+** no empty, "." or ".." components, no backslash, each component at most
+** 255 bytes? */
+static int wbSafeRelPath(const char *z, int n){
+  int i = 0;
+  if( z==0 || n<=0 || (int)strlen(z)!=n || z[0]=='/' ) return 0;
+  if( strchr(z, '\\')!=0 ) return 0;
+  while( i<n ){
+    int j = i;
+    while( j<n && z[j]!='/' ) j++;
+    if( j==i || j-i>255 ) return 0;
+    if( j-i==1 && z[i]=='.' ) return 0;
+    if( j-i==2 && z[i]=='.' && z[i+1]=='.' ) return 0;
+    i = j+1;
+    if( j<n && i==n ) return 0;          /* trailing '/' */
+  }
+  return 1;
+}
+
+/* mkdir -p zDir (permissions 0777 & ~umask); the result must be a
+** directory.  Errors name zDir. */
+static int wbMkdirs(Wb *p, const char *zDir){
+  char *z = wbDup(p, zDir);
+  size_t i, n;
+  struct stat st;
+  if( z==0 ) return p->rc;
+  n = strlen(z);
+  for(i=1; i<=n; i++){
+    if( z[i]=='/' || z[i]==0 ){
+      char c = z[i];
+      z[i] = 0;
+      if( mkdir(z, 0777)!=0 && errno!=EEXIST ){
+        wbErr(p, "cannot create directory '%s': %s", z, strerror(errno));
+        sqlite3_free(z);
+        return p->rc;
+      }
+      z[i] = c;
+    }
+  }
+  if( stat(z, &st)!=0 || !S_ISDIR(st.st_mode) ){
+    wbErr(p, "'%s' is not a directory", z);
+  }
+  sqlite3_free(z);
+  return p->rc;
+}
+
+/* Base64 MD5 of the open file fd (read from its start) into zB64[25]. */
+static int wbMd5Fd(int fd, char *zB64){
+  ProfsumMd5 m;
+  unsigned char buf[65536], dig[16];
+  ssize_t r;
+  profsumMd5Init(&m);
+  if( lseek(fd, 0, SEEK_SET)!=0 ) return -1;
+  while( (r = read(fd, buf, sizeof(buf)))!=0 ){
+    if( r<0 ){ if( errno==EINTR ) continue; return -1; }
+    profsumMd5Update(&m, buf, (size_t)r);
+  }
+  profsumMd5Final(&m, dig);
+  profsumBase64Encode(dig, 16, zB64);
+  return 0;
+}
+
+/* One manifest entry to download. */
+typedef struct WbEntry {
+  const char *zPath;      /* artifact-relative path (in the manifest tree) */
+  const char *zDigest;    /* base64 MD5 (or an unverifiable digest) */
+  const char *zBirth;     /* birthArtifactID or 0 */
+  sqlite3_int64 nSize;    /* declared size, -1 if absent */
+} WbEntry;
+
+/* Download entry e into directory zDest (open as rootFd): create the parent
+** directories without following symlinks, reuse an existing file with the
+** right digest, else download zUrl into an O_EXCL temporary file, check
+** size and MD5, and rename it into place.  Appends a description to
+** pFiles.  Returns p->rc. */
+static int wbFetchEntry(Wb *p, int rootFd, const char *zDest, const WbEntry *e,
+                        const char *zUrl, JNode *pFiles){
+  char *zRel = wbDup(p, e->zPath), *zBase, *zComp, *zSlash;
+  char zTmp[64], zGot[32];
+  unsigned char aWant[16];
+  long nWant;
+  int dfd = rootFd, bCached = 0, fd = -1, bTmp = 0;
+  sqlite3_int64 nSize = -1;
+  WbSink *s = 0;
+  if( zRel==0 ) return p->rc;
+  nWant = profsumBase64Decode(e->zDigest, strlen(e->zDigest), aWant, sizeof(aWant));
+  /* Parent directories, one by one, never through a symlink. */
+  zComp = zRel;
+  while( (zSlash = strchr(zComp, '/'))!=0 ){
+    int nfd;
+    *zSlash = 0;
+    if( mkdirat(dfd, zComp, 0777)!=0 && errno!=EEXIST ){
+      wbErr(p, "cannot create directory for '%s': %s", e->zPath, strerror(errno));
+      goto done;
+    }
+    nfd = openat(dfd, zComp, O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC);
+    if( nfd<0 ){
+      if( errno==ELOOP || errno==ENOTDIR ){
+        wbErr(p, "refusing manifest file '%s': '%s' inside dest_dir is a "
+                 "symlink or not a directory", e->zPath, zComp);
+      }else{
+        wbErr(p, "cannot open directory for '%s': %s", e->zPath, strerror(errno));
+      }
+      goto done;
+    }
+    if( dfd!=rootFd ) close(dfd);
+    dfd = nfd;
+    zComp = zSlash+1;
+  }
+  zBase = zComp;
+
+  /* Already there with the right digest? */
+  if( nWant==16 ){
+    int rfd = openat(dfd, zBase, O_RDONLY|O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC);
+    if( rfd>=0 ){
+      struct stat st;
+      if( fstat(rfd, &st)==0 && S_ISREG(st.st_mode)
+       && (e->nSize<0 || st.st_size==e->nSize)
+       && wbMd5Fd(rfd, zGot)==0 && strcmp(zGot, e->zDigest)==0 ){
+        bCached = 1;
+        nSize = st.st_size;
+      }
+      close(rfd);
+    }
+  }
+
+  if( !bCached ){
+    unsigned char aRand[8];
+    char *zWhat;
+    int i;
+    unsigned char dig[16];
+    if( zUrl==0 ){
+      wbErr(p, "no download url for manifest file '%s'", e->zPath);
+      goto done;
+    }
+    sqlite3_randomness(sizeof(aRand), aRand);
+    memcpy(zTmp, ".profsum-", 9);
+    for(i=0; i<8; i++) sprintf(zTmp+9+2*i, "%02x", aRand[i]);
+    strcpy(zTmp+25, ".part");
+    fd = openat(dfd, zTmp, O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0644);
+    if( fd<0 ){
+      wbErr(p, "cannot create a temporary file for '%s': %s", e->zPath, strerror(errno));
+      goto done;
+    }
+    bTmp = 1;
+    s = sqlite3_malloc(sizeof(*s));
+    if( s==0 ){ wbOom(p); goto done; }
+    memset(s, 0, sizeof(*s));
+    s->p = p; s->fd = fd; s->nLimit = p->nMaxBytes - p->nUsed;
+    zWhat = sqlite3_mprintf("download of '%s'", e->zPath);
+    if( zWhat==0 ){ wbOom(p); goto done; }
+    wbRequest(p, zWhat, zUrl, 0, s);
+    sqlite3_free(zWhat);
+    if( p->rc ) goto done;
+    nSize = s->nBody;
+    p->nUsed += s->nBody;
+    if( e->nSize>=0 && s->nBody!=e->nSize ){
+      wbErr(p, "size mismatch for '%s': manifest says %lld bytes, got %lld",
+            e->zPath, e->nSize, s->nBody);
+      goto done;
+    }
+    profsumMd5Final(&s->md5, dig);
+    profsumBase64Encode(dig, 16, zGot);
+    if( nWant==16 && strcmp(zGot, e->zDigest)!=0 ){
+      wbErr(p, "digest mismatch for '%s': manifest says %s, downloaded file has %s",
+            e->zPath, e->zDigest, zGot);
+      goto done;
+    }
+    if( close(fd)!=0 ){
+      fd = -1;
+      wbErr(p, "cannot write '%s': %s", e->zPath, strerror(errno));
+      goto done;
+    }
+    fd = -1;
+    if( renameat(dfd, zTmp, dfd, zBase)!=0 ){
+      wbErr(p, "cannot rename the download of '%s' into place: %s",
+            e->zPath, strerror(errno));
+      goto done;
+    }
+    bTmp = 0;
+  }
+
+  {
+    JNode *pF = jObj();
+    char *zLocal = sqlite3_mprintf("%s/%s", zDest, e->zPath);
+    if( pF && zLocal ){
+      jSet(pF, "path", jStr(e->zPath, -1));
+      jSet(pF, "local_path", jStr(zLocal, -1));
+      jSet(pF, "size", jInt(nSize));
+      jSet(pF, "digest", jStr(e->zDigest, -1));
+      jSet(pF, "verified", jBool(nWant==16));
+      jSet(pF, "cached", jBool(bCached));
+    }
+    sqlite3_free(zLocal);
+    jPush(pFiles, pF);
+    if( jOom(pFiles) ) wbOom(p);
+  }
+
+done:
+  if( fd>=0 ) close(fd);
+  if( bTmp ) unlinkat(dfd, zTmp, 0);
+  if( dfd!=rootFd ) close(dfd);
+  sqlite3_free(s);
+  sqlite3_free(zRel);
+  return p->rc;
+}
+
+/* Python's urllib.parse.quote(z, safe='/') (sqlite3_malloc'd). */
+static char *wbQuote(const char *z){
+  sqlite3_str *s = sqlite3_str_new(0);
+  for(; *z; z++){
+    unsigned char c = (unsigned char)*z;
+    if( (c>='A' && c<='Z') || (c>='a' && c<='z') || (c>='0' && c<='9')
+     || c=='_' || c=='.' || c=='-' || c=='~' || c=='/' ){
+      sqlite3_str_appendchar(s, 1, (char)c);
+    }else{
+      sqlite3_str_appendf(s, "%%%02X", c);
+    }
+  }
+  return sqlite3_str_finish(s);
+}
+
+/* The legacy download URL of an entry (wandb-http.md §3.4), on the API
+** host, or 0 when the digest is not an MD5 (sqlite3_malloc'd). */
+static char *wbLegacyUrl(Wb *p, const WbArt *a, const WbEntry *e,
+                         const char *zLayout, const char *zRegion){
+  unsigned char d[16];
+  char zHex[33];
+  int i;
+  if( profsumBase64Decode(e->zDigest, strlen(e->zDigest), d, sizeof(d))!=16 ) return 0;
+  for(i=0; i<16; i++) sprintf(zHex+2*i, "%02x", d[i]);
+  if( zLayout && strcmp(zLayout, "V2")==0 && e->zBirth ){
+    char *zE = wbQuote(a->zEntity), *zB = wbQuote(e->zBirth), *zR = wbQuote(zRegion);
+    char *zUrl = (zE && zB && zR)
+      ? sqlite3_mprintf("%s/artifactsV2/%s/%s/%s/%s", p->zBase, zR, zE, zB, zHex) : 0;
+    sqlite3_free(zE); sqlite3_free(zB); sqlite3_free(zR);
+    return zUrl;
+  }else{
+    char *zE = wbQuote(a->zEntity);
+    char *zUrl = zE ? sqlite3_mprintf("%s/artifacts/%s/%s", p->zBase, zE, zHex) : 0;
+    sqlite3_free(zE);
+    return zUrl;
+  }
+}
+
+/* Download all stored files of artifact a into zDest (created if needed):
+** manifest (by a->zManifestUrl, else FetchArtifactManifest), names
+** checked, total size checked, per-file URLs from ArtifactFileURLs (all
+** pages; files missing there use the legacy URL), then wbFetchEntry for
+** each.  Returns the result object (id, entity, project, name, version,
+** type, ref, dest_dir, files, skipped) or 0 on error. */
+static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
+  JNode *pMan = 0, *pContents, *pUrls = 0, *pRes = 0, *pFiles = 0, *pSkipped = 0;
+  WbEntry *aE = 0;
+  int nE = 0, i, rootFd = -1, nPage;
+  char *zCursor = 0, *zWhat = 0;
+  const char *zLayout, *zRegion;
+  sqlite3_int64 nTotal = 0;
+  JNode *pV;
+
+  if( a->zManifestUrl==0 ){
+    JNode *pVars = jObj(), *pData, *pRoot;
+    if( pVars ) jSet(pVars, "id", jStr(a->zId, -1));
+    pRoot = wbGraphql(p, "FetchArtifactManifest", wbQFetchManifest, pVars, &pData);
+    if( pRoot==0 ) return 0;
+    a->zManifestUrl = wbDup(p, wbStr(wbPath(pData, "artifact", "currentManifest",
+                                              "file", "directUrl", (char*)0)));
+    jFree(pRoot);
+    if( p->rc ) return 0;
+    if( a->zManifestUrl==0 ){
+      wbErr(p, "artifact '%s/%s/%s:v%lld' has no manifest",
+            a->zEntity, a->zProject, a->zName, a->iVersion);
+      return 0;
+    }
+  }
+  zWhat = sqlite3_mprintf("manifest of '%s/%s/%s:v%lld'",
+                          a->zEntity, a->zProject, a->zName, a->iVersion);
+  if( zWhat==0 ){ wbOom(p); return 0; }
+  pMan = wbGetJson(p, zWhat, a->zManifestUrl);
+  if( pMan==0 ) goto done;
+  pV = jGet(pMan, "version");
+  if( pV==0 || pV->type!=JT_INT || pV->i!=1 ){
+    wbErr(p, "%s: unsupported manifest version (expected 1)", zWhat);
+    goto done;
+  }
+  pContents = jGet(pMan, "contents");
+  if( pContents==0 || pContents->type!=JT_OBJECT ){
+    wbErr(p, "%s: no contents", zWhat);
+    goto done;
+  }
+  zLayout = wbStr(wbPath(pMan, "storagePolicyConfig", "storageLayout", (char*)0));
+  zRegion = wbStr(wbPath(pMan, "storagePolicyConfig", "storageRegion", (char*)0));
+  if( zRegion==0 ) zRegion = "default";
+
+  /* Check every entry before anything is written. */
+  pSkipped = jArr();
+  aE = sqlite3_malloc64(sizeof(WbEntry)*(pContents->nChild+1));
+  if( aE==0 || pSkipped==0 ){ wbOom(p); goto done; }
+  for(i=0; i<pContents->nChild; i++){
+    JNode *pEnt = pContents->a[i], *pSz;
+    const char *zPath = pEnt->zKey;
+    if( !wbSafeRelPath(zPath, (int)strlen(zPath)) ){
+      wbErr(p, "refusing manifest file name '%s' (absolute, empty or '.'/'..' "
+               "component)", zPath);
+      goto done;
+    }
+    if( pEnt->type!=JT_OBJECT ){
+      wbErr(p, "%s: malformed entry '%s'", zWhat, zPath);
+      goto done;
+    }
+    if( jGet(pEnt, "ref") && jGet(pEnt, "ref")->type!=JT_NULL ){
+      jPush(pSkipped, jStr(zPath, -1));   /* a reference, not a stored file */
+      continue;
+    }
+    aE[nE].zPath = zPath;
+    aE[nE].zDigest = wbStr(jGet(pEnt, "digest"));
+    aE[nE].zBirth = wbStr(jGet(pEnt, "birthArtifactID"));
+    pSz = jGet(pEnt, "size");
+    aE[nE].nSize = (pSz && pSz->type==JT_INT && pSz->i>=0) ? pSz->i : -1;
+    if( aE[nE].zDigest==0 ){
+      wbErr(p, "%s: entry '%s' has no digest", zWhat, zPath);
+      goto done;
+    }
+    if( aE[nE].nSize>0 ){
+      if( aE[nE].nSize > p->nMaxBytes - nTotal ){
+        wbErr(p, "artifact '%s/%s/%s:v%lld' exceeds the size limit of %lld bytes "
+                 "(PROFSUM_WANDB_MAX_BYTES)", a->zEntity, a->zProject, a->zName,
+                 a->iVersion, p->nMaxBytes);
+        goto done;
+      }
+      nTotal += aE[nE].nSize;
+    }
+    nE++;
+  }
+
+  /* Per-file URLs, all pages. */
+  pUrls = jObj();
+  if( pUrls==0 ){ wbOom(p); goto done; }
+  for(nPage=0; nE>0 && nPage<WB_MAX_PAGES; nPage++){
+    JNode *pVars = jObj(), *pData, *pRoot, *pF, *pEdges, *pMore;
+    const char *zEnd;
+    if( pVars ){
+      jSet(pVars, "id", jStr(a->zId, -1));
+      jSet(pVars, "cursor", zCursor ? jStr(zCursor, -1) : jNull());
+      jSet(pVars, "perPage", jInt(WB_PAGE_FILES));
+    }
+    pRoot = wbGraphql(p, "ArtifactFileURLs", wbQFileUrls, pVars, &pData);
+    if( pRoot==0 ) goto done;
+    pF = wbPath(pData, "artifact", "files", (char*)0);
+    if( pF==0 || pF->type!=JT_OBJECT ){
+      jFree(pRoot);
+      wbErr(p, "artifact '%s/%s/%s:v%lld' not found (file list)",
+            a->zEntity, a->zProject, a->zName, a->iVersion);
+      goto done;
+    }
+    pEdges = jGet(pF, "edges");
+    for(i=0; pEdges && pEdges->type==JT_ARRAY && i<pEdges->nChild; i++){
+      const char *zN = wbStr(wbPath(pEdges->a[i], "node", "name", (char*)0));
+      const char *zU = wbStr(wbPath(pEdges->a[i], "node", "directUrl", (char*)0));
+      if( zN && zU ) jSet(pUrls, zN, jStr(zU, -1));
+    }
+    pMore = wbPath(pF, "pageInfo", "hasNextPage", (char*)0);
+    zEnd = wbStr(wbPath(pF, "pageInfo", "endCursor", (char*)0));
+    if( pMore==0 || pMore->type!=JT_TRUE || zEnd==0
+     || (zCursor && strcmp(zCursor, zEnd)==0) ){
+      jFree(pRoot);
+      break;
+    }
+    sqlite3_free(zCursor);
+    zCursor = wbDup(p, zEnd);
+    jFree(pRoot);
+    if( p->rc ) goto done;
+  }
+  if( jOom(pUrls) ){ wbOom(p); goto done; }
+
+  /* Download. */
+  if( wbMkdirs(p, zDest) ) goto done;
+  rootFd = open(zDest, O_RDONLY|O_DIRECTORY|O_CLOEXEC);
+  if( rootFd<0 ){
+    wbErr(p, "cannot open '%s': %s", zDest, strerror(errno));
+    goto done;
+  }
+  pFiles = jArr();
+  if( pFiles==0 ){ wbOom(p); goto done; }
+  for(i=0; i<nE; i++){
+    const char *zU = wbStr(jGet(pUrls, aE[i].zPath));
+    char *zLegacy = zU ? 0 : wbLegacyUrl(p, a, &aE[i], zLayout, zRegion);
+    wbFetchEntry(p, rootFd, zDest, &aE[i], zU ? zU : zLegacy, pFiles);
+    sqlite3_free(zLegacy);
+    if( p->rc ) goto done;
+  }
+
+  pRes = jObj();
+  if( pRes ){
+    char *zRef = sqlite3_mprintf("%s/%s/%s:v%lld", a->zEntity, a->zProject,
+                                 a->zName, a->iVersion);
+    char *zVer = sqlite3_mprintf("v%lld", a->iVersion);
+    jSet(pRes, "id", jStr(a->zId, -1));
+    jSet(pRes, "entity", jStr(a->zEntity, -1));
+    jSet(pRes, "project", jStr(a->zProject, -1));
+    jSet(pRes, "name", jStr(a->zName, -1));
+    jSet(pRes, "version", jStr(zVer, -1));
+    jSet(pRes, "type", jStr(a->zType, -1));
+    jSet(pRes, "ref", jStr(zRef, -1));
+    jSet(pRes, "dest_dir", jStr(zDest, -1));
+    jSet(pRes, "files", pFiles); pFiles = 0;
+    jSet(pRes, "skipped", pSkipped); pSkipped = 0;
+    sqlite3_free(zRef); sqlite3_free(zVer);
+    if( jOom(pRes) ){ jFree(pRes); pRes = 0; }
+  }
+  if( pRes==0 ) wbOom(p);
+
+done:
+  if( rootFd>=0 ) close(rootFd);
+  jFree(pMan); jFree(pUrls); jFree(pFiles); jFree(pSkipped);
+  sqlite3_free(aE); sqlite3_free(zCursor); sqlite3_free(zWhat);
+  return p->rc ? (jFree(pRes), (JNode*)0) : pRes;
+}
+
+/* The default destination of artifact a:
+** ${XDG_CACHE_HOME:-$HOME/.cache}/profsum/wandb/<entity>/<project>/<name>/vN
+** (sqlite3_malloc'd; 0 with the error recorded).  Each part must be a
+** safe path component. */
+static char *wbDefaultDest(Wb *p, const WbArt *a){
+  const char *zX = getenv("XDG_CACHE_HOME"), *zH = getenv("HOME");
+  char *zRoot, *zRes;
+  if( !wbSafeComponent(a->zEntity) || !wbSafeComponent(a->zProject)
+   || !wbSafeComponent(a->zName) ){
+    wbErr(p, "artifact '%s/%s/%s' cannot be cached: unsafe name for a "
+             "directory; pass dest_dir", a->zEntity, a->zProject, a->zName);
+    return 0;
+  }
+  if( zX && zX[0]=='/' ){
+    zRoot = sqlite3_mprintf("%s", zX);
+  }else if( zH && zH[0] ){
+    zRoot = sqlite3_mprintf("%s/.cache", zH);
+  }else{
+    wbErr(p, "no cache directory: set XDG_CACHE_HOME or HOME, or pass dest_dir");
+    return 0;
+  }
+  if( zRoot==0 ){ wbOom(p); return 0; }
+  zRes = sqlite3_mprintf("%s/profsum/wandb/%s/%s/%s/v%lld", zRoot, a->zEntity,
+                         a->zProject, a->zName, a->iVersion);
+  sqlite3_free(zRoot);
+  if( zRes==0 ) wbOom(p);
+  return zRes;
+}
+
+/* Split artifact reference "entity/project/name[:alias|:vN]" into
+** sqlite3_malloc'd *pzE, *pzP and *pzNameAlias (":latest" appended when no
+** alias is given).  Errors name the reference. */
+static int wbParseRef(Wb *p, const char *zRef, char **pzE, char **pzP,
+                      char **pzNameAlias){
+  const char *z1 = strchr(zRef, '/'), *z2 = z1 ? strchr(z1+1, '/') : 0;
+  const char *zColon;
+  *pzE = *pzP = *pzNameAlias = 0;
+  if( z1==0 || z2==0 || z1==zRef || z2==z1+1 || z2[1]==0 || strchr(z2+1, '/')
+   || memchr(zRef, ':', z2-zRef) ){
+    wbErr(p, "invalid artifact reference '%s' (expected "
+             "entity/project/name[:alias|:vN])", zRef);
+    return p->rc;
+  }
+  zColon = strchr(z2+1, ':');
+  if( zColon && (zColon==z2+1 || zColon[1]==0 || strchr(zColon+1, ':')) ){
+    wbErr(p, "invalid artifact reference '%s' (expected "
+             "entity/project/name[:alias|:vN])", zRef);
+    return p->rc;
+  }
+  *pzE = sqlite3_mprintf("%.*s", (int)(z1-zRef), zRef);
+  *pzP = sqlite3_mprintf("%.*s", (int)(z2-z1-1), z1+1);
+  *pzNameAlias = zColon ? sqlite3_mprintf("%s", z2+1)
+                        : sqlite3_mprintf("%s:latest", z2+1);
+  if( *pzE==0 || *pzP==0 || *pzNameAlias==0 ) wbOom(p);
+  return p->rc;
+}
+
+/* Resolve artifact reference zRef (ArtifactByName) into a.  Errors:
+** "project 'e/p' not found", "artifact 'e/p/n:a' not found in project
+** 'e/p'", "... is not committed (state S)". */
+static int wbResolveRef(Wb *p, const char *zRef, WbArt *a){
+  char *zE = 0, *zP = 0, *zNA = 0;
+  JNode *pVars, *pData = 0, *pRoot = 0, *pProj, *pArt;
+  if( wbParseRef(p, zRef, &zE, &zP, &zNA) ) goto done;
+  pVars = jObj();
+  if( pVars ){
+    jSet(pVars, "entity", jStr(zE, -1));
+    jSet(pVars, "project", jStr(zP, -1));
+    jSet(pVars, "name", jStr(zNA, -1));
+  }
+  pRoot = wbGraphql(p, "ArtifactByName", wbQArtifactByName, pVars, &pData);
+  if( pRoot==0 ) goto done;
+  pProj = jGet(pData, "project");
+  if( pProj==0 || pProj->type!=JT_OBJECT ){
+    wbErr(p, "project '%s/%s' not found", zE, zP);
+    goto done;
+  }
+  pArt = jGet(pProj, "artifact");
+  if( pArt==0 || pArt->type!=JT_OBJECT ){
+    wbErr(p, "artifact '%s/%s/%s' not found in project '%s/%s'", zE, zP, zNA, zE, zP);
+    goto done;
+  }
+  if( wbArtFromNode(p, pArt, a, zRef) ) goto done;
+  if( a->zState==0 || strcmp(a->zState, "COMMITTED")!=0 ){
+    wbErr(p, "artifact '%s/%s/%s' is not committed (state %s)", zE, zP, zNA,
+          a->zState ? a->zState : "unknown");
+  }
+done:
+  jFree(pRoot);
+  sqlite3_free(zE); sqlite3_free(zP); sqlite3_free(zNA);
+  return p->rc;
+}
+
+/* Parse an ISO-8601 time "YYYY-MM-DDTHH:MM:SS[.frac][Z|±HH:MM]" into
+** seconds since the epoch (UTC when no zone is given); -1e300 when it
+** cannot be parsed (sorts first). */
+static double wbParseTime(const char *z){
+  int Y, M, D, h = 0, m = 0, n = 0;
+  double sec = 0, r;
+  long long days;
+  int y, era, yoe, doy, doe;
+  if( z==0 || sscanf(z, "%4d-%2d-%2d%n", &Y, &M, &D, &n)!=3 ) return -1e300;
+  z += n;
+  if( *z=='T' || *z=='t' || *z==' ' ){
+    char *zEnd;
+    if( sscanf(z+1, "%2d:%2d%n", &h, &m, &n)!=2 ) return -1e300;
+    z += 1+n;
+    if( *z==':' ){ sec = strtod(z+1, &zEnd); z = zEnd; }
+  }
+  y = Y - (M<=2);
+  era = (y>=0 ? y : y-399)/400;
+  yoe = y - era*400;
+  doy = (153*(M + (M>2 ? -3 : 9)) + 2)/5 + D - 1;
+  doe = yoe*365 + yoe/4 - yoe/100 + doy;
+  days = (long long)era*146097 + doe - 719468;
+  r = (double)days*86400 + h*3600 + m*60 + sec;
+  if( *z=='+' || *z=='-' ){
+    int zh = 0, zm = 0;
+    if( sscanf(z+1, "%2d:%2d", &zh, &zm)>=1 || sscanf(z+1, "%2d%2d", &zh, &zm)>=1 ){
+      double off = zh*3600 + zm*60;
+      r += (*z=='+') ? -off : off;
+    }
+  }
+  return r;
+}
+
+/* Does artifact a carry alias zAlias? */
+static int wbHasAlias(const WbArt *a, const char *zAlias){
+  int i;
+  for(i=0; i<a->nAlias; i++) if( strcmp(a->azAlias[i], zAlias)==0 ) return 1;
+  return 0;
+}
+
+/* Pick the profile of run e/p/run (wandb-http.md §4.3): among committed
+** jax_profile outputs (all pages), the first carrying zAlias, else the
+** newest by createdAt (ties: greatest versionIndex).  Errors name the
+** run ("run 'e/p/r' not found", "no committed artifact of type
+** 'jax_profile' found for run 'e/p/r'"). */
+static int wbPickRunProfile(Wb *p, const char *zE, const char *zP,
+                            const char *zRun, const char *zAlias, WbArt *aOut){
+  WbArt best, cur, aliased;
+  int bBest = 0, bAliased = 0, nPage, i;
+  double rBest = 0;
+  char *zCursor = 0;
+  memset(&best, 0, sizeof(best));
+  memset(&cur, 0, sizeof(cur));
+  memset(&aliased, 0, sizeof(aliased));
+  for(nPage=0; nPage<WB_MAX_PAGES && !bAliased; nPage++){
+    JNode *pVars = jObj(), *pData, *pRoot, *pProj, *pRun, *pEdges, *pMore;
+    const char *zEnd;
+    if( pVars ){
+      jSet(pVars, "entity", jStr(zE, -1));
+      jSet(pVars, "project", jStr(zP, -1));
+      jSet(pVars, "run", jStr(zRun, -1));
+      jSet(pVars, "cursor", zCursor ? jStr(zCursor, -1) : jNull());
+      jSet(pVars, "perPage", jInt(WB_PAGE_RUNS));
+    }
+    pRoot = wbGraphql(p, "RunOutputArtifacts", wbQRunOutputs, pVars, &pData);
+    if( pRoot==0 ) goto done;
+    pProj = jGet(pData, "project");
+    pRun = pProj ? jGet(pProj, "run") : 0;
+    if( pProj==0 || pProj->type!=JT_OBJECT ){
+      wbErr(p, "project '%s/%s' not found", zE, zP);
+    }else if( pRun==0 || pRun->type!=JT_OBJECT ){
+      wbErr(p, "run '%s/%s/%s' not found", zE, zP, zRun);
+    }
+    if( p->rc ){ jFree(pRoot); goto done; }
+    pEdges = wbPath(pRun, "outputArtifacts", "edges", (char*)0);
+    for(i=0; pEdges && pEdges->type==JT_ARRAY && i<pEdges->nChild; i++){
+      JNode *pNode = jGet(pEdges->a[i], "node");
+      const char *zT = wbStr(wbPath(pNode, "artifactType", "name", (char*)0));
+      const char *zS = wbStr(jGet(pNode, "state"));
+      double t;
+      if( zT==0 || strcmp(zT, "jax_profile")!=0 ) continue;
+      if( zS==0 || strcmp(zS, "COMMITTED")!=0 ) continue;
+      if( wbArtFromNode(p, pNode, &cur, "a run output") ){ jFree(pRoot); goto done; }
+      if( wbHasAlias(&cur, zAlias) ){
+        aliased = cur; memset(&cur, 0, sizeof(cur));
+        bAliased = 1;
+        break;
+      }
+      t = wbParseTime(cur.zCreatedAt);
+      if( !bBest || t>rBest || (t==rBest && cur.iVersion>best.iVersion) ){
+        wbArtClear(&best);
+        best = cur; memset(&cur, 0, sizeof(cur));
+        rBest = t; bBest = 1;
+      }
+    }
+    pMore = wbPath(pRun, "outputArtifacts", "pageInfo", "hasNextPage", (char*)0);
+    zEnd = wbStr(wbPath(pRun, "outputArtifacts", "pageInfo", "endCursor", (char*)0));
+    if( pMore==0 || pMore->type!=JT_TRUE || zEnd==0
+     || (zCursor && strcmp(zCursor, zEnd)==0) ){
+      jFree(pRoot);
+      break;
+    }
+    sqlite3_free(zCursor);
+    zCursor = wbDup(p, zEnd);
+    jFree(pRoot);
+    if( p->rc ) goto done;
+  }
+  if( bAliased ){
+    *aOut = aliased; memset(&aliased, 0, sizeof(aliased));
+  }else if( bBest ){
+    *aOut = best; memset(&best, 0, sizeof(best));
+  }else{
+    wbErr(p, "no committed artifact of type 'jax_profile' found for run '%s/%s/%s'",
+          zE, zP, zRun);
+  }
+done:
+  wbArtClear(&best); wbArtClear(&cur); wbArtClear(&aliased);
+  sqlite3_free(zCursor);
+  return p->rc;
+}
+
+/* Python truthiness of a JSON value (absent = false). */
+static int wbTruthy(const JNode *v){
+  if( v==0 ) return 0;
+  switch( v->type ){
+    case JT_NULL: case JT_FALSE: return 0;
+    case JT_INT:  return v->i!=0;
+    case JT_REAL: return v->r!=0.0;
+    case JT_STRING: return v->n>0;
+    case JT_ARRAY: case JT_OBJECT: return v->nChild>0;
+    default: return 1;
+  }
+}
+
+/* §8.4 integer conversion: int → int, float → truncated int, else null. */
+static JNode *wbIntOrNull(const JNode *v){
+  if( v && v->type==JT_INT ) return jInt(v->i);
+  if( v && v->type==JT_REAL && isfinite(v->r) && fabs(v->r)<9.2e18 ){
+    return jInt((sqlite3_int64)v->r);
+  }
+  return jNull();
+}
+
+/* First non-empty string among the members zA, zB, zC (0-terminated
+** list, up to 3) of object p, as a new node (null when none). */
+static JNode *wbFirstStr(const JNode *p, const char *zA, const char *zB,
+                         const char *zC){
+  const char *az[3];
+  int i;
+  az[0] = zA; az[1] = zB; az[2] = zC;
+  for(i=0; i<3 && az[i]; i++){
+    const char *z = (p && p->type==JT_OBJECT) ? wbStr(jGet(p, az[i])) : 0;
+    if( z && z[0] ) return jStr(z, -1);
+  }
+  return jNull();
+}
+
+/* A JSON value that may be given as a JSON string (config,
+** summaryMetrics): the parsed object, or 0.  Caller frees. */
+static JNode *wbJsonField(const JNode *v){
+  char *zErr = 0;
+  JNode *r = 0;
+  if( v && v->type==JT_STRING ){
+    r = jParse(v->z, v->n, &zErr);
+    sqlite3_free(zErr);
+  }else if( v && v->type==JT_OBJECT ){
+    r = wbCopy(v);
+  }
+  if( r && r->type!=JT_OBJECT ){ jFree(r); r = 0; }
+  return r;
+}
+
+/* Build run_metadata (summary-v1-tools-spec §8.4) for run e/p/run with the
+** given artifact_ref / artifact_name, from the RunInfo query.  Returns the
+** object (caller frees) or 0 with the error recorded ("run ... not
+** found"). */
+static JNode *wbRunMetadata(Wb *p, const char *zE, const char *zP,
+                            const char *zRun, const char *zArtRef,
+                            const char *zArtName){
+  JNode *pVars = jObj(), *pData, *pRoot, *pRun, *pRawCfg = 0, *pSum = 0;
+  JNode *pCfg = 0, *pMeta = 0, *pRes, *pNum;
+  const char *zId;
+  char *zPath = 0;
+  int i;
+  if( pVars ){
+    jSet(pVars, "entity", jStr(zE, -1));
+    jSet(pVars, "project", jStr(zP, -1));
+    jSet(pVars, "run", jStr(zRun, -1));
+  }
+  pRoot = wbGraphql(p, "RunInfo", wbQRunInfo, pVars, &pData);
+  if( pRoot==0 ) return 0;
+  if( wbPath(pData, "project", (char*)0)==0
+   || wbPath(pData, "project", (char*)0)->type!=JT_OBJECT ){
+    wbErr(p, "project '%s/%s' not found", zE, zP);
+    goto done;
+  }
+  pRun = wbPath(pData, "project", "run", (char*)0);
+  if( pRun==0 || pRun->type!=JT_OBJECT ){
+    wbErr(p, "run '%s/%s/%s' not found", zE, zP, zRun);
+    goto done;
+  }
+  pRawCfg = wbJsonField(jGet(pRun, "config"));
+  pSum = wbJsonField(jGet(pRun, "summaryMetrics"));
+  /* run.config: the "value" of each top-level key, "_" keys skipped. */
+  pCfg = jObj();
+  for(i=0; pCfg && pRawCfg && i<pRawCfg->nChild; i++){
+    JNode *c = pRawCfg->a[i];
+    JNode *v = (c->type==JT_OBJECT && jGet(c, "value")) ? jGet(c, "value") : c;
+    if( c->zKey[0]=='_' ) continue;
+    jSet(pCfg, c->zKey, wbCopy(v));
+  }
+  pMeta = jObj();
+  if( pMeta==0 || pCfg==0 || jOom(pCfg) ){ wbOom(p); goto done; }
+  zId = wbStr(jGet(pRun, "name"));
+  if( zId==0 ) zId = zRun;
+  zPath = sqlite3_mprintf("%s/%s/%s", zE, zP, zId);
+  jSet(pMeta, "run_path", jStr(zPath, -1));
+  jSet(pMeta, "run_id", jStr(zId, -1));
+  jSet(pMeta, "artifact_ref", jStr(zArtRef, -1));
+  jSet(pMeta, "artifact_name", jStr(zArtName, -1));
+  jSet(pMeta, "hardware_type",
+       wbFirstStr(pSum, "throughput/device_kind", "device_kind", 0));
+  jSet(pMeta, "mesh_or_topology",
+       wbFirstStr(wbPath(pCfg, "trainer", "resources", (char*)0),
+                  "topology", "tpu_topology", "mesh_shape"));
+  jSet(pMeta, "git_sha", wbFirstStr(pCfg, "git_commit", "git_sha", 0));
+  {
+    sqlite3_str *s = sqlite3_str_new(0);
+    char *zText;
+    wbPyDump(s, pCfg);
+    zText = sqlite3_str_finish(s);
+    if( zText && strstr(zText, "\x01oom")==0 ){
+      ProfsumSha256 h;
+      char zHex[65];
+      profsumSha256Init(&h);
+      profsumSha256Update(&h, (const unsigned char*)zText, strlen(zText));
+      profsumSha256Hex(&h, zHex);
+      zHex[16] = 0;
+      jSet(pMeta, "config_hash", jStr(zHex, -1));
+    }else{
+      wbOom(p);
+    }
+    sqlite3_free(zText);
+  }
+  pNum = pSum ? jGet(pSum, "num_devices") : 0;
+  jSet(pMeta, "num_devices", wbIntOrNull(wbTruthy(pNum) ? pNum : jGet(pCfg, "num_devices")));
+  pNum = pSum ? jGet(pSum, "num_hosts") : 0;
+  jSet(pMeta, "num_hosts", wbIntOrNull(wbTruthy(pNum) ? pNum : jGet(pCfg, "num_hosts")));
+  if( jOom(pMeta) ) wbOom(p);
+done:
+  pRes = p->rc ? 0 : pMeta;
+  if( pRes==0 ) jFree(pMeta);
+  jFree(pRawCfg); jFree(pSum); jFree(pCfg); jFree(pRoot);
+  sqlite3_free(zPath);
+  return pRes;
+}
+
+/* Minimal run_metadata: only artifact_ref and artifact_name set. */
+static JNode *wbMinimalMetadata(const char *zRef, const char *zName){
+  JNode *m = jObj();
+  static const char *const azNull[] = {"run_path", "run_id", "hardware_type",
+    "mesh_or_topology", "git_sha", "config_hash", "num_devices", "num_hosts"};
+  size_t i;
+  if( m==0 ) return 0;
+  for(i=0; i<sizeof(azNull)/sizeof(azNull[0]); i++) jSet(m, azNull[i], jNull());
+  jSet(m, "artifact_ref", jStr(zRef, -1));
+  jSet(m, "artifact_name", jStr(zName, -1));
+  return m;
+}
+
+/* Best effort: run_metadata of the run that logged artifact a
+** (ArtifactCreatedBy), else the minimal metadata.  Never fails except for
+** out of memory. */
+static JNode *wbArtifactMetadata(Wb *p, const WbArt *a, const char *zRef){
+  JNode *pVars = jObj(), *pData, *pRoot, *pBy, *pMeta = 0;
+  char *zName = sqlite3_mprintf("%s:v%lld", a->zName, a->iVersion);
+  if( zName==0 ){ jFree(pVars); wbOom(p); return 0; }
+  if( pVars ) jSet(pVars, "id", jStr(a->zId, -1));
+  pRoot = wbGraphql(p, "ArtifactCreatedBy", wbQCreatedBy, pVars, &pData);
+  if( pRoot ){
+    const char *zR, *zE, *zP;
+    pBy = wbPath(pData, "artifact", "createdBy", (char*)0);
+    zR = wbStr(jGet(pBy, "name"));
+    zP = wbStr(wbPath(pBy, "project", "name", (char*)0));
+    zE = wbStr(wbPath(pBy, "project", "entity", "name", (char*)0));
+    if( zR && zP && zE ) pMeta = wbRunMetadata(p, zE, zP, zR, zRef, zName);
+    jFree(pRoot);
+  }
+  if( p->rc!=SQLITE_NOMEM ) wbClearErr(p);
+  if( pMeta==0 && p->rc==SQLITE_OK ){
+    pMeta = wbMinimalMetadata(zRef, zName);
+    if( pMeta==0 || jOom(pMeta) ){ jFree(pMeta); pMeta = 0; wbOom(p); }
+  }
+  sqlite3_free(zName);
+  return pMeta;
+}
+
+/* Fetch artifact reference zRef into zDest (0: the default cache
+** directory).  Returns the result object or 0 (error in p). */
+static JNode *wbFetchRef(Wb *p, const char *zRef, const char *zDest, WbArt *a){
+  char *zDef = 0;
+  JNode *pRes = 0;
+  if( wbResolveRef(p, zRef, a) ) return 0;
+  if( zDest==0 ){
+    zDef = wbDefaultDest(p, a);
+    if( zDef==0 ) return 0;
+    zDest = zDef;
+  }
+  pRes = wbDownloadArtifact(p, a, zDest);
+  sqlite3_free(zDef);
+  return pRes;
+}
+
+/* Map a W&B UI host to its API host (wandb-http.md §5): wandb.ai →
+** api.wandb.ai, app.X → api.X, otherwise the same (sqlite3_malloc'd). */
+static char *wbApiHostOf(const char *zHost){
+  if( strcasecmp(zHost, "wandb.ai")==0 ) return sqlite3_mprintf("api.wandb.ai");
+  if( strncasecmp(zHost, "app.", 4)==0 ) return sqlite3_mprintf("api.%s", zHost+4);
+  return sqlite3_mprintf("%s", zHost);
+}
+
+/* Parse a run target (summary-v1-tools-spec §8.1) into sqlite3_malloc'd
+** entity, project, run id.  zDefE/zDefP complete a bare run id.  A URL's
+** host must map to the configured API host. */
+static int wbParseRunTarget(Wb *p, const char *zTarget, const char *zDefE,
+                            const char *zDefP, char **pzE, char **pzP, char **pzR){
+  char *zCopy = 0, *az[4], *zTok, *zSave = 0, *zPathPart;
+  int nSeg = 0, bUrl = 0;
+  *pzE = *pzP = *pzR = 0;
+  if( strncasecmp(zTarget, "http://", 7)==0 || strncasecmp(zTarget, "https://", 8)==0 ){
+    char *zNetloc = 0, *zHost = 0, *zOrig, *zApi = 0, *zPort;
+    bUrl = 1;
+    zOrig = wbOriginOf(zTarget, &zNetloc, &zHost);
+    if( zOrig==0 || zNetloc==0 || zHost==0 ){
+      wbErr(p, "could not parse run information from url '%s'", zTarget);
+    }else{
+      zApi = wbApiHostOf(zHost);
+      zPort = strrchr(zNetloc, ':');
+      if( zApi && zPort && zHost[0]!='[' ){
+        char *z = sqlite3_mprintf("%s%s", zApi, zPort);
+        sqlite3_free(zApi);
+        zApi = z;
+      }
+      if( zApi==0 ) wbOom(p);
+      else if( strcasecmp(zApi, p->zNetloc)!=0 && strcasecmp(zNetloc, p->zNetloc)!=0 ){
+        wbErr(p, "run url host '%s' is not the configured w&b host '%s' "
+                 "(set WANDB_BASE_URL)", zNetloc, p->zNetloc);
+      }
+    }
+    sqlite3_free(zOrig); sqlite3_free(zNetloc); sqlite3_free(zHost); sqlite3_free(zApi);
+    if( p->rc ) return p->rc;
+    zPathPart = strstr(zTarget, "://") + 3;
+    zPathPart = strchr(zPathPart, '/');
+    zCopy = sqlite3_mprintf("%s", zPathPart ? zPathPart : "");
+    if( zCopy ) zCopy[strcspn(zCopy, "?#")] = 0;
+  }else{
+    zCopy = sqlite3_mprintf("%s", zTarget);
+  }
+  if( zCopy==0 ){ wbOom(p); return p->rc; }
+  for(zTok = strtok_r(zCopy, "/", &zSave); zTok && nSeg<4;
+      zTok = strtok_r(0, "/", &zSave)){
+    az[nSeg++] = zTok;
+  }
+  if( bUrl && nSeg<3 ){
+    wbErr(p, "could not parse run information from url '%s'", zTarget);
+  }else if( nSeg==1 ){
+    if( zDefE==0 || zDefE[0]==0 || zDefP==0 || zDefP[0]==0 ){
+      wbErr(p, "bare run id '%s' needs an entity and a project (options "
+               "entity/project or WANDB_ENTITY/WANDB_PROJECT)", zTarget);
+    }else{
+      *pzE = sqlite3_mprintf("%s", zDefE);
+      *pzP = sqlite3_mprintf("%s", zDefP);
+      *pzR = sqlite3_mprintf("%s", az[0]);
+    }
+  }else if( nSeg<3 ){
+    wbErr(p, "unrecognized run target '%s' (expected run_id, entity/project/run_id, "
+             "entity/project/runs/run_id or a run url)", zTarget);
+  }else{
+    const char *zR = (strcmp(az[2], "runs")==0 && nSeg>=4) ? az[3] : az[2];
+    *pzE = sqlite3_mprintf("%s", az[0]);
+    *pzP = sqlite3_mprintf("%s", az[1]);
+    *pzR = sqlite3_mprintf("%s", zR);
+  }
+  if( p->rc==SQLITE_OK && (*pzE==0 || *pzP==0 || *pzR==0) ) wbOom(p);
+  sqlite3_free(zCopy);
+  return p->rc;
+}
+
+/* Fetch the profile of run target zTarget: pick (alias zAlias), fetch into
+** zDest (0: default), read run_metadata.  Returns the result object with
+** "run_metadata" and "run" added, or 0 (error in p). */
+static JNode *wbFetchRun(Wb *p, const char *zTarget, const char *zDest,
+                         const char *zEnt, const char *zProj, const char *zAlias,
+                         WbArt *a){
+  char *zE = 0, *zP = 0, *zR = 0, *zDef = 0, *zRef = 0, *zName = 0;
+  JNode *pRes = 0, *pMeta = 0;
+  if( wbParseRunTarget(p, zTarget, zEnt, zProj, &zE, &zP, &zR) ) goto done;
+  if( wbPickRunProfile(p, zE, zP, zR, zAlias ? zAlias : "latest", a) ) goto done;
+  zRef = sqlite3_mprintf("%s/%s/%s:v%lld", a->zEntity, a->zProject, a->zName, a->iVersion);
+  zName = sqlite3_mprintf("%s:v%lld", a->zName, a->iVersion);
+  if( zRef==0 || zName==0 ){ wbOom(p); goto done; }
+  pMeta = wbRunMetadata(p, zE, zP, zR, zRef, zName);
+  if( pMeta==0 ) goto done;
+  if( zDest==0 ){
+    zDef = wbDefaultDest(p, a);
+    if( zDef==0 ) goto done;
+    zDest = zDef;
+  }
+  pRes = wbDownloadArtifact(p, a, zDest);
+  if( pRes ){
+    char *zRun = sqlite3_mprintf("%s/%s/%s", zE, zP, zR);
+    jSet(pRes, "run", jStr(zRun, -1));
+    jSet(pRes, "run_metadata", pMeta); pMeta = 0;
+    sqlite3_free(zRun);
+    if( jOom(pRes) ){ jFree(pRes); pRes = 0; wbOom(p); }
+  }
+done:
+  jFree(pMeta);
+  sqlite3_free(zE); sqlite3_free(zP); sqlite3_free(zR); sqlite3_free(zDef);
+  sqlite3_free(zRef); sqlite3_free(zName);
+  return pRes;
+}
+
+/* Report p's (scrubbed) error on ctx as "zFunc: message". */
+static void wbCtxError(sqlite3_context *ctx, Wb *p, const char *zFunc){
+  if( p->rc==SQLITE_NOMEM || p->zErr==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  wbScrub(p);
+  profsumCtxErr(ctx, "%s: %s", zFunc, p->zErr);
+}
+
+/* Return tree pRes as JSON text on ctx (frees pRes). */
+static void wbCtxResult(sqlite3_context *ctx, JNode *pRes){
+  char *z = jDump(pRes);
+  jFree(pRes);
+  if( z==0 ) sqlite3_result_error_nomem(ctx);
+  else sqlite3_result_text(ctx, z, -1, sqlite3_free);
+}
+
+/*
+** wandb_fetch(ref [, dest_dir]) → JSON text describing the fetched
+** artifact (see docs/wandb.md).  NULL dest_dir: the default cache
+** directory.
+*/
+static void wbFetchFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  Wb w;
+  WbArt a;
+  JNode *pRes = 0;
+  const char *zRef = (const char*)sqlite3_value_text(argv[0]);
+  const char *zDest = argc>1 ? (const char*)sqlite3_value_text(argv[1]) : 0;
+  memset(&a, 0, sizeof(a));
+  if( zRef==0 ){
+    sqlite3_result_error(ctx, "wandb_fetch: ref must be an artifact reference "
+                              "(entity/project/name[:alias|:vN])", -1);
+    return;
+  }
+  if( zDest && zDest[0]==0 ){
+    sqlite3_result_error(ctx, "wandb_fetch: dest_dir must not be empty", -1);
+    return;
+  }
+  if( wbBegin(&w)==SQLITE_OK ) pRes = wbFetchRef(&w, zRef, zDest, &a);
+  if( pRes ) wbCtxResult(ctx, pRes);
+  else wbCtxError(ctx, &w, "wandb_fetch");
+  wbArtClear(&a);
+  wbEnd(&w);
+}
+
+/*
+** wandb_fetch_run(target [, dest_dir [, options_json]]) → JSON text as
+** wandb_fetch plus "run" and "run_metadata".  options_json keys: entity,
+** project (for a bare run id; default WANDB_ENTITY / WANDB_PROJECT) and
+** alias (default "latest").
+*/
+static void wbFetchRunFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  Wb w;
+  WbArt a;
+  JNode *pRes = 0, *pOpt = 0;
+  const char *zTarget = (const char*)sqlite3_value_text(argv[0]);
+  const char *zDest = argc>1 ? (const char*)sqlite3_value_text(argv[1]) : 0;
+  const char *zOpt = argc>2 ? (const char*)sqlite3_value_text(argv[2]) : 0;
+  const char *zE = getenv("WANDB_ENTITY"), *zP = getenv("WANDB_PROJECT");
+  const char *zAlias = "latest";
+  int i;
+  memset(&a, 0, sizeof(a));
+  memset(&w, 0, sizeof(w));
+  if( zTarget==0 ){
+    sqlite3_result_error(ctx, "wandb_fetch_run: target must be a run id, "
+                              "entity/project/run_id or a run url", -1);
+    return;
+  }
+  if( zDest && zDest[0]==0 ){
+    sqlite3_result_error(ctx, "wandb_fetch_run: dest_dir must not be empty", -1);
+    return;
+  }
+  if( zOpt ){
+    char *zErr = 0;
+    pOpt = jParse(zOpt, -1, &zErr);
+    if( pOpt==0 || pOpt->type!=JT_OBJECT ){
+      profsumCtxErr(ctx, "wandb_fetch_run: options_json must be a JSON object%s%s",
+                    zErr ? ": " : "", zErr ? zErr : "");
+      sqlite3_free(zErr);
+      jFree(pOpt);
+      return;
+    }
+    for(i=0; i<pOpt->nChild; i++){
+      JNode *v = pOpt->a[i];
+      const char *k = v->zKey;
+      if( strcmp(k, "entity")!=0 && strcmp(k, "project")!=0 && strcmp(k, "alias")!=0 ){
+        profsumCtxErr(ctx, "wandb_fetch_run: unknown option '%s' (expected "
+                      "entity, project, alias)", k);
+        jFree(pOpt);
+        return;
+      }
+      if( v->type==JT_NULL ) continue;
+      if( wbStr(v)==0 || v->n==0 ){
+        profsumCtxErr(ctx, "wandb_fetch_run: option '%s' must be a non-empty string", k);
+        jFree(pOpt);
+        return;
+      }
+      if( strcmp(k, "entity")==0 ) zE = v->z;
+      else if( strcmp(k, "project")==0 ) zP = v->z;
+      else zAlias = v->z;
+    }
+  }
+  if( wbBegin(&w)==SQLITE_OK ) pRes = wbFetchRun(&w, zTarget, zDest, zE, zP, zAlias, &a);
+  if( pRes ) wbCtxResult(ctx, pRes);
+  else wbCtxError(ctx, &w, "wandb_fetch_run");
+  jFree(pOpt);
+  wbArtClear(&a);
+  wbEnd(&w);
+}
+
+/* wandb_publish(trace [, options_json]): not implemented yet. */
+static void wbPublishFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc; (void)argv;
+  sqlite3_result_error(ctx, "wandb_publish: not available in this build yet", -1);
+}
+
+/* See wandb.h. */
+int profsumWandbFetchForImport(sqlite3 *db, const char *zSource,
+                               char **pzLocalDir, char **pzRunMetadataJson,
+                               char **pzErr){
+  Wb w;
+  WbArt a;
+  JNode *pRes = 0, *pMeta = 0;
+  int rc;
+  (void)db;
+  *pzLocalDir = 0;
+  *pzRunMetadataJson = 0;
+  *pzErr = 0;
+  memset(&a, 0, sizeof(a));
+  if( wbBegin(&w)==SQLITE_OK ){
+    if( strncmp(zSource, "wandb:", 6)==0 ){
+      pRes = wbFetchRef(&w, zSource+6, 0, &a);
+      if( pRes ) pMeta = wbArtifactMetadata(&w, &a, zSource+6);
+    }else{
+      const char *zT = strncmp(zSource, "wandb-run:", 10)==0 ? zSource+10 : zSource;
+      pRes = wbFetchRun(&w, zT, 0, getenv("WANDB_ENTITY"), getenv("WANDB_PROJECT"),
+                        "latest", &a);
+      if( pRes ){
+        pMeta = wbCopy(jGet(pRes, "run_metadata"));
+        if( pMeta==0 ) wbOom(&w);
+      }
+    }
+  }
+  if( w.rc==SQLITE_OK ){
+    *pzLocalDir = wbDup(&w, wbStr(jGet(pRes, "dest_dir")));
+    *pzRunMetadataJson = pMeta ? jDump(pMeta) : 0;
+    if( *pzLocalDir==0 || *pzRunMetadataJson==0 ) wbOom(&w);
+  }
+  rc = w.rc;
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(*pzLocalDir); *pzLocalDir = 0;
+    sqlite3_free(*pzRunMetadataJson); *pzRunMetadataJson = 0;
+    if( rc!=SQLITE_NOMEM && w.zErr ){
+      wbScrub(&w);
+      *pzErr = w.zErr;
+      w.zErr = 0;
+    }
+  }
+  jFree(pRes);
+  jFree(pMeta);
+  wbArtClear(&a);
+  wbEnd(&w);
+  return rc;
+}
+
+#endif /* !PROFSUM_OMIT_NETWORK */
+
+/* See wandb.h: register the three functions, SQLITE_DIRECTONLY (never
+** from views/triggers in a database), not DETERMINISTIC. */
+int profsumRegisterWandb(sqlite3 *db, char **pzErr){
+  const int f = SQLITE_UTF8|SQLITE_DIRECTONLY;
+  int rc;
+  (void)pzErr;
+  rc = sqlite3_create_function(db, "wandb_fetch", 1, f, 0, wbFetchFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "wandb_fetch", 2, f, 0, wbFetchFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "wandb_fetch_run", 1, f, 0, wbFetchRunFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "wandb_fetch_run", 2, f, 0, wbFetchRunFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "wandb_fetch_run", 3, f, 0, wbFetchRunFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "wandb_publish", 1, f, 0, wbPublishFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "wandb_publish", 2, f, 0, wbPublishFunc, 0, 0);
+  return rc;
+}

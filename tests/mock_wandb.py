@@ -1,0 +1,328 @@
+"""A loopback mock of the W&B endpoints profsum talks to (wandb-http.md §8).
+
+MockWandb() starts a ThreadingHTTPServer on 127.0.0.1 (free port) that
+answers:
+  POST /graphql        by operation name (the word after "query "):
+                       ArtifactByName, FetchArtifactManifest, ArtifactFileURLs,
+                       RunOutputArtifacts, RunInfo, ArtifactCreatedBy;
+                       401 {"errors":[{"message":"permission denied"}]} when
+                       the Authorization header is not Basic api:<key>;
+  GET  /files/...      manifests (/files/manifest-<n>.json) and file bodies
+                       (/files/<md5 hex>), without auth;
+  GET  /artifactsV2/<region>/<entity>/<birth id>/<md5 hex>  the legacy
+                       download URL (auth required).
+
+A second instance serves as another host ("storage"): api.storage = other
+makes every directUrl point at it (the default in the tests), and the
+"redirect" fault makes the API's /files/ answer 302 to it.
+
+Every request is recorded in .requests as dicts (method, path, headers, op)
+so tests can check where the Authorization header went.
+
+Faults (mock.faults, a dict; counts are decremented per use):
+  "401": n          answer /graphql with 401
+  "403_echo": n     answer /graphql 403 with the key echoed in the message
+  "404": n          answer /graphql with 404 (JSON error body)
+  "429": n          answer /graphql with 429 and Retry-After: 1
+  "500": n          answer /graphql with 500
+  "errors": n       answer /graphql 200 {"data":null,"errors":[{"message":"boom"}]}
+  "gql_redirect": n answer /graphql with 307 to the storage host
+  "slow": seconds   sleep that long before answering /files/ (not manifests)
+  "slow_once": s    the same, only for the first file request
+  "truncate": n     /files/<md5> announces more bytes than it sends, then closes
+  "wrong_digest": n /files/<md5> serves tampered bytes
+  "redirect": n     /files/ on this server answers 302 to the storage server
+  "omit_urls": True ArtifactFileURLs returns no edges (legacy URL fallback)
+  "page_size": k    page size for ArtifactFileURLs and RunOutputArtifacts
+"""
+import base64
+import hashlib
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+DEFAULT_KEY = "0123456789abcdef0123456789abcdef01234567"
+
+
+def b64md5(data):
+    return base64.b64encode(hashlib.md5(data).digest()).decode()
+
+
+class MockWandb:
+    """One mock server (API and/or storage role)."""
+
+    def __init__(self, key=DEFAULT_KEY):
+        self.key = key
+        self.lock = threading.Lock()
+        self.requests = []
+        self.faults = {}
+        self.blobs = {}          # md5 hex -> bytes
+        self.manifests = {}      # "manifest-<n>.json" -> bytes
+        self.artifacts = []      # dicts, see add_artifact
+        self.runs = {}           # (entity, project, run) -> dict
+        self.projects = set()
+        self.storage = None      # another MockWandb for directUrls
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self.httpd.daemon_threads = True
+        self.httpd.handle_error = self._handle_error
+        self.port = self.httpd.server_address[1]
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def _handle_error(request, client_address):
+        """Clients that hang up early (timeouts, size limits) are expected."""
+        import sys
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            import traceback
+            traceback.print_exc()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    # -- data -------------------------------------------------------------
+    def auth_header(self):
+        return "Basic " + base64.b64encode(("api:" + self.key).encode()).decode()
+
+    def blob_base(self):
+        return (self.storage or self).url
+
+    def add_artifact(self, entity, project, name, version, files, type_="jax_profile",
+                     state="COMMITTED", aliases=(), created_at="2025-01-02T03:04:05",
+                     art_id=None, manifest_extra=None, sizes=True, created_by=None):
+        """Register an artifact version; files maps path -> bytes.  Returns its id."""
+        art_id = art_id or base64.b64encode(
+            ("Artifact:%d" % (1000 + len(self.artifacts))).encode()).decode()
+        contents = {}
+        for path, data in files.items():
+            h = hashlib.md5(data).hexdigest()
+            self.blobs[h] = data
+            ent = {"digest": b64md5(data), "birthArtifactID": art_id}
+            if sizes:
+                ent["size"] = len(data)
+            contents[path] = ent
+        if manifest_extra:
+            contents.update(manifest_extra)
+        man = {"version": 1, "storagePolicy": "wandb-storage-policy-v1",
+               "storagePolicyConfig": {"storageLayout": "V2"},
+               "contents": dict(sorted(contents.items()))}
+        mname = "manifest-%d.json" % len(self.manifests)
+        self.manifests[mname] = json.dumps(man).encode()
+        if self.storage is not None:
+            self.storage.manifests[mname] = self.manifests[mname]
+            self.storage.blobs.update(self.blobs)
+        self.projects.add((entity, project))
+        self.artifacts.append({
+            "id": art_id, "entity": entity, "project": project, "name": name,
+            "version": version, "type": type_, "state": state,
+            "aliases": ["v%d" % version] + list(aliases), "createdAt": created_at,
+            "manifest": mname, "contents": contents, "created_by": created_by})
+        return art_id
+
+    def add_run(self, entity, project, run, outputs, config=None, summary=None):
+        self.projects.add((entity, project))
+        self.runs[(entity, project, run)] = {
+            "outputs": outputs, "config": config or {}, "summary": summary or {}}
+
+    def requests_to(self, prefix):
+        with self.lock:
+            return [r for r in self.requests if r["path"].startswith(prefix)]
+
+    def fault(self, name):
+        """Consume one use of a counted fault; True if it applies."""
+        with self.lock:
+            v = self.faults.get(name)
+            if not v:
+                return False
+            if v is not True:
+                self.faults[name] = v - 1
+            return True
+
+    # -- GraphQL ----------------------------------------------------------
+    def _node(self, a, full=True):
+        node = {"id": a["id"], "state": a["state"], "versionIndex": a["version"],
+                "createdAt": a["createdAt"], "artifactType": {"name": a["type"]},
+                "artifactSequence": {"name": a["name"], "project": {
+                    "name": a["project"], "entity": {"name": a["entity"]}}},
+                "aliases": [{"alias": x} for x in a["aliases"]]}
+        if full:
+            node.update({"digest": "0" * 32, "size": 0, "fileCount": len(a["contents"]),
+                         "currentManifest": {"file": {"directUrl": self._manifest_url(a)}}})
+        return node
+
+    def _manifest_url(self, a):
+        return "%s/files/%s?sig=x" % (self.blob_base(), a["manifest"])
+
+    def _by_id(self, art_id):
+        for a in self.artifacts:
+            if a["id"] == art_id:
+                return a
+        return None
+
+    def _page(self, items, cursor, per_page):
+        size = self.faults.get("page_size") or per_page or 1000
+        start = int(cursor[1:]) if cursor else 0
+        chunk = items[start:start + size]
+        end = start + len(chunk)
+        return chunk, {"hasNextPage": end < len(items), "endCursor": "c%d" % end}
+
+    def graphql(self, op, v):
+        if op == "ArtifactByName":
+            if (v["entity"], v["project"]) not in self.projects:
+                return {"data": {"project": None}}
+            coll, _, alias = v["name"].partition(":")
+            for a in self.artifacts:
+                if (a["entity"], a["project"], a["name"]) == (v["entity"], v["project"], coll) \
+                        and alias in a["aliases"]:
+                    return {"data": {"project": {"artifact": self._node(a)}}}
+            return {"data": {"project": {"artifact": None}}}
+        if op == "FetchArtifactManifest":
+            a = self._by_id(v["id"])
+            return {"data": {"artifact": a and {"currentManifest": {"file": {
+                "directUrl": self._manifest_url(a)}}}}}
+        if op == "ArtifactFileURLs":
+            a = self._by_id(v["id"])
+            if a is None:
+                return {"data": {"artifact": None}}
+            names = [] if self.faults.get("omit_urls") else sorted(a["contents"])
+            chunk, info = self._page(names, v.get("cursor"), v.get("perPage"))
+            edges = []
+            for n in chunk:
+                digest = a["contents"][n]["digest"]
+                h = base64.b64decode(digest).hex() if len(digest) == 24 else "x"
+                edges.append({"node": {"name": n, "directUrl": "%s/files/%s" % (self.blob_base(), h)}})
+            return {"data": {"artifact": {"files": {"pageInfo": info, "edges": edges}}}}
+        if op == "RunOutputArtifacts":
+            if (v["entity"], v["project"]) not in self.projects:
+                return {"data": {"project": None}}
+            run = self.runs.get((v["entity"], v["project"], v["run"]))
+            if run is None:
+                return {"data": {"project": {"run": None}}}
+            chunk, info = self._page(run["outputs"], v.get("cursor"), v.get("perPage"))
+            edges = [{"cursor": "c", "node": self._node(self._by_id(i), full=False)} for i in chunk]
+            return {"data": {"project": {"run": {"outputArtifacts": {
+                "totalCount": len(run["outputs"]), "pageInfo": info, "edges": edges}}}}}
+        if op == "RunInfo":
+            if (v["entity"], v["project"]) not in self.projects:
+                return {"data": {"project": None}}
+            run = self.runs.get((v["entity"], v["project"], v["run"]))
+            if run is None:
+                return {"data": {"project": {"run": None}}}
+            cfg = {k: {"value": val, "desc": None} for k, val in run["config"].items()}
+            return {"data": {"project": {"run": {
+                "id": "UnVuOjE=", "name": v["run"], "displayName": "d", "state": "finished",
+                "createdAt": "2025-01-01T00:00:00", "host": "h", "commit": None,
+                "config": json.dumps(cfg), "summaryMetrics": json.dumps(run["summary"])}}}}
+        if op == "ArtifactCreatedBy":
+            a = self._by_id(v["id"])
+            by = a and a["created_by"]
+            node = None
+            if by:
+                node = {"__typename": "Run", "name": by[2],
+                        "project": {"name": by[1], "entity": {"name": by[0]}}}
+            return {"data": {"artifact": a and {"createdBy": node}}}
+        return {"errors": [{"message": "unknown operation %s" % op}]}
+
+
+def _make_handler(mock):
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def _send(self, code, body=b"", headers=None, ctype="application/json"):
+            if isinstance(body, (dict, list)):
+                body = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _record(self, op=None):
+            with mock.lock:
+                mock.requests.append({"method": self.command, "path": self.path,
+                                      "headers": {k.lower(): v for k, v in self.headers.items()},
+                                      "op": op})
+
+        def do_POST(self):
+            n = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(n)
+            try:
+                body = json.loads(raw)
+                m = re.match(r"\s*(?:query|mutation)\s+(\w+)", body.get("query", ""))
+                op = m.group(1) if m else None
+            except ValueError:
+                body, op = {}, None
+            self._record(op)
+            if self.path != "/graphql":
+                return self._send(404, {"error": "no such endpoint"})
+            if mock.fault("gql_redirect"):
+                return self._send(307, b"", {"Location": mock.blob_base() + "/graphql"})
+            if mock.fault("401") or self.headers.get("Authorization") != mock.auth_header():
+                return self._send(401, {"errors": [{"message": "permission denied"}]})
+            if mock.fault("403_echo"):
+                msg = "denied for %s (%s)" % (mock.key, self.headers.get("Authorization"))
+                return self._send(403, {"errors": [{"message": msg}]})
+            if mock.fault("404"):
+                return self._send(404, {"errors": [{"message": "endpoint not found"}]})
+            if mock.fault("429"):
+                return self._send(429, {"errors": [{"message": "rate limited"}]}, {"Retry-After": "1"})
+            if mock.fault("500"):
+                return self._send(500, {"errors": [{"message": "internal error"}]})
+            if mock.fault("errors"):
+                return self._send(200, {"data": None, "errors": [{"message": "boom"}]})
+            self._send(200, mock.graphql(op, body.get("variables") or {}))
+
+        def do_GET(self):
+            self._record()
+            path = self.path.split("?", 1)[0]
+            if path.startswith("/artifactsV2/"):
+                if self.headers.get("Authorization") != mock.auth_header():
+                    return self._send(401, {"errors": [{"message": "permission denied"}]})
+                h = path.rsplit("/", 1)[1]
+                if h in mock.blobs:
+                    return self._send(200, mock.blobs[h], ctype="application/octet-stream")
+                return self._send(404, {"error": "no such file"})
+            if not path.startswith("/files/"):
+                return self._send(404, {"error": "no such endpoint"})
+            name = path[len("/files/"):]
+            if mock.fault("redirect"):
+                return self._send(302, b"", {"Location": "%s/files/%s" % (mock.storage.url, name)})
+            if name in mock.manifests:
+                return self._send(200, mock.manifests[name])
+            if name not in mock.blobs:
+                return self._send(404, {"error": "no such file"})
+            if mock.faults.get("slow"):
+                time.sleep(mock.faults["slow"])
+            if mock.faults.get("slow_once"):
+                s = mock.faults.pop("slow_once")
+                time.sleep(s)
+            data = mock.blobs[name]
+            if mock.fault("truncate"):
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data) + 100))
+                self.end_headers()
+                self.wfile.write(data)
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            if mock.fault("wrong_digest"):
+                data = b"tampered" + data
+            self._send(200, data, ctype="application/octet-stream")
+
+    return Handler
+
+
+if __name__ == "__main__":
+    m = MockWandb()
+    print(m.url)
+    try:
+        m.thread.join()
+    except KeyboardInterrupt:
+        m.close()

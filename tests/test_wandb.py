@@ -1,0 +1,451 @@
+"""wandb_fetch / wandb_fetch_run against the loopback mock (tests/mock_wandb.py).
+
+Run: /usr/bin/python3 tests/run.py test_wandb.py
+The NETWORK=0 variant is tested when PROFSUM_NONET_SO (default
+/tmp/nonet/profsum.so) exists.
+"""
+import base64
+import hashlib
+import json
+import os
+import sqlite3
+import subprocess
+import time
+import unittest
+
+from util import connect, TempDir
+from mock_wandb import MockWandb, DEFAULT_KEY, b64md5
+
+KEY = DEFAULT_KEY
+AUTH = "Basic " + base64.b64encode(("api:" + KEY).encode()).decode()
+P0 = "plugins/profile/2025_01_02_03_04_05/host0.xplane.pb"
+P1 = "plugins/profile/2025_01_02_03_04_05/perfetto_trace.json.gz"
+FILES = {P0: b"hello", P1: b"hello\n"}
+ENV_KEYS = ["WANDB_BASE_URL", "WANDB_API_KEY", "XDG_CACHE_HOME", "NETRC", "HOME",
+            "WANDB_ENTITY", "WANDB_PROJECT", "PROFSUM_WANDB_TIMEOUT",
+            "PROFSUM_WANDB_MAX_RETRY_SECONDS", "PROFSUM_WANDB_MAX_BYTES"]
+NONET_SO = os.environ.get("PROFSUM_NONET_SO", "/tmp/nonet/profsum.so")
+
+
+def walk(root):
+    """All file paths (relative) below root, including symlinks."""
+    out = []
+    for d, dirs, files in os.walk(root):
+        for f in files:
+            out.append(os.path.relpath(os.path.join(d, f), root))
+    return sorted(out)
+
+
+class WandbTest(unittest.TestCase):
+    def setUp(self):
+        self.saved = {k: os.environ.get(k) for k in ENV_KEYS}
+        self.tmp = TempDir()
+        self.api = MockWandb()
+        self.storage = MockWandb()
+        self.api.storage = self.storage
+        os.environ["WANDB_BASE_URL"] = self.api.url + "/"
+        os.environ["WANDB_API_KEY"] = KEY
+        os.environ["XDG_CACHE_HOME"] = os.path.join(self.tmp.path, "cache")
+        os.environ["HOME"] = os.path.join(self.tmp.path, "home")
+        os.environ["PROFSUM_WANDB_MAX_RETRY_SECONDS"] = "5"
+        for k in ENV_KEYS[3:]:
+            if k not in ("HOME", "PROFSUM_WANDB_MAX_RETRY_SECONDS"):
+                os.environ.pop(k, None)
+        self.art = self.api.add_artifact("e", "p", "run-abc-profiler", 0, FILES,
+                                         aliases=["latest"], art_id="QXJ0aWZhY3Q6MTIz")
+        req = self.api.add_artifact("e", "p", "requirements.txt", 0, {"requirements.txt": b"jax\n"},
+                                    type_="requirements", created_at="2025-01-02T03:00:00")
+        pend = self.api.add_artifact("e", "p", "run-abc-profiler", 1, {"x": b"pending"},
+                                     state="PENDING", created_at="2025-01-03T00:00:00")
+        self.api.add_run("e", "p", "abc", [req, self.art, pend],
+                         config={"git_commit": "deadbeef", "_wandb": {"x": 1},
+                                 "trainer": {"resources": {"tpu_topology": "2x2"}},
+                                 "num_devices": 8, "num_hosts": 2.7},
+                         summary={"throughput/device_kind": "TPU v4", "num_devices": 0})
+        self.db = connect()
+        self.errors = []
+
+    def tearDown(self):
+        self.db.close()
+        self.api.close()
+        self.storage.close()
+        self.tmp.__exit__(None, None, None)
+        for k, v in self.saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        for e in self.errors:   # the key never appears in any error text
+            self.assertNotIn(KEY, e)
+            self.assertNotIn(AUTH.split()[1], e)
+
+    # -- helpers ----------------------------------------------------------
+    def q(self, sql, *args):
+        return json.loads(self.db.execute(sql, args).fetchone()[0])
+
+    def err(self, sql, *args):
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            self.db.execute(sql, args).fetchone()
+        msg = str(cm.exception)
+        self.errors.append(msg)
+        return msg
+
+    def dest(self, *parts):
+        return os.path.join(self.tmp.path, "out", *parts)
+
+    def assert_no_key_off_api(self):
+        """The storage host never saw the key; on the API host only
+        /graphql, /files and /artifactsV2 requests carry it."""
+        for r in self.storage.requests:
+            self.assertNotIn("authorization", r["headers"], r["path"])
+        for r in self.api.requests:
+            if r["path"] == "/graphql":
+                self.assertEqual(r["headers"].get("authorization"), AUTH)
+
+    def assert_fetched(self, root):
+        self.assertEqual(walk(root), sorted(FILES))
+        for p, data in FILES.items():
+            with open(os.path.join(root, p), "rb") as f:
+                self.assertEqual(f.read(), data)
+
+    # -- artifacts ----------------------------------------------------------
+    def test_fetch_latest_default_dir(self):
+        r = self.q("SELECT wandb_fetch('e/p/run-abc-profiler')")
+        root = os.path.join(os.environ["XDG_CACHE_HOME"], "profsum", "wandb", "e", "p",
+                            "run-abc-profiler", "v0")
+        self.assertEqual(r["dest_dir"], root)
+        self.assertEqual((r["id"], r["name"], r["version"], r["type"], r["ref"]),
+                         ("QXJ0aWZhY3Q6MTIz", "run-abc-profiler", "v0", "jax_profile",
+                          "e/p/run-abc-profiler:v0"))
+        self.assert_fetched(root)
+        files = {f["path"]: f for f in r["files"]}
+        self.assertEqual(files[P0]["digest"], "XUFAKrxLKna5cZ2REBfFkg==")
+        self.assertEqual(files[P1]["size"], 6)
+        self.assertEqual(files[P0]["local_path"], os.path.join(root, P0))
+        self.assertFalse(files[P0]["cached"])
+        ops = [x["op"] for x in self.api.requests]
+        self.assertEqual(ops, ["ArtifactByName", "ArtifactFileURLs"])
+        self.assertEqual(len(self.storage.requests_to("/files/")), 3)
+        self.assert_no_key_off_api()
+
+    def test_fetch_by_version_and_dest(self):
+        r = self.q("SELECT wandb_fetch('e/p/run-abc-profiler:v0', ?)", self.dest())
+        self.assertEqual(r["version"], "v0")
+        self.assert_fetched(self.dest())
+
+    def test_cache_reuse(self):
+        self.q("SELECT wandb_fetch('e/p/run-abc-profiler:latest')")
+        n = len(self.storage.requests_to("/files/"))
+        r = self.q("SELECT wandb_fetch('e/p/run-abc-profiler:latest')")
+        new = self.storage.requests[n:]
+        self.assertEqual([x["path"] for x in new], ["/files/manifest-0.json?sig=x"])
+        self.assertTrue(all(f["cached"] for f in r["files"]))
+        # a corrupted local copy is downloaded again
+        with open(os.path.join(r["dest_dir"], P0), "wb") as f:
+            f.write(b"HELLO")
+        r = self.q("SELECT wandb_fetch('e/p/run-abc-profiler:latest')")
+        self.assert_fetched(r["dest_dir"])
+
+    def test_missing_artifact_and_project(self):
+        m = self.err("SELECT wandb_fetch('e/p/nope')")
+        self.assertEqual(m, "wandb_fetch: artifact 'e/p/nope:latest' not found in project 'e/p'")
+        m = self.err("SELECT wandb_fetch('e/q/nope:v3')")
+        self.assertEqual(m, "wandb_fetch: project 'e/q' not found")
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler:v1')")
+        self.assertIn("is not committed (state PENDING)", m)
+        m = self.err("SELECT wandb_fetch('justaname')")
+        self.assertIn("wandb_fetch: invalid artifact reference 'justaname'", m)
+
+    def test_paging_files(self):
+        self.api.faults["page_size"] = 1
+        self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        pages = [x for x in self.api.requests if x["op"] == "ArtifactFileURLs"]
+        self.assertEqual(len(pages), 2)
+        self.assert_fetched(self.dest())
+
+    def test_legacy_url_fallback(self):
+        self.api.faults["omit_urls"] = True
+        self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assert_fetched(self.dest())
+        legacy = self.api.requests_to("/artifactsV2/default/e/QXJ0aWZhY3Q6MTIz/")
+        self.assertEqual(len(legacy), 2)
+        self.assertTrue(all(x["headers"].get("authorization") == AUTH for x in legacy))
+        self.assert_no_key_off_api()
+
+    # -- runs ---------------------------------------------------------------
+    def test_run_picks_committed_profile(self):
+        r = self.q("SELECT wandb_fetch_run('e/p/abc', ?)", self.dest())
+        self.assertEqual(r["id"], "QXJ0aWZhY3Q6MTIz")
+        self.assertEqual(r["ref"], "e/p/run-abc-profiler:v0")
+        self.assertEqual(r["run"], "e/p/abc")
+        self.assert_fetched(self.dest())
+        m = r["run_metadata"]
+        cfg = {"git_commit": "deadbeef", "trainer": {"resources": {"tpu_topology": "2x2"}},
+               "num_devices": 8, "num_hosts": 2.7}
+        want_hash = hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
+        self.assertEqual(m, {
+            "run_path": "e/p/abc", "run_id": "abc", "artifact_ref": "e/p/run-abc-profiler:v0",
+            "artifact_name": "run-abc-profiler:v0", "hardware_type": "TPU v4",
+            "mesh_or_topology": "2x2", "git_sha": "deadbeef", "config_hash": want_hash,
+            "num_devices": 8, "num_hosts": 2})
+        self.assert_no_key_off_api()
+
+    def test_run_target_forms(self):
+        os.environ["WANDB_ENTITY"] = "e"
+        os.environ["WANDB_PROJECT"] = "p"
+        for t in ["e/p/runs/abc", self.api.url + "/e/p/runs/abc/overview?x=1#y",
+                  "abc", self.api.url + "/e/p/abc"]:
+            r = self.q("SELECT wandb_fetch_run(?)", t)
+            self.assertEqual(r["id"], "QXJ0aWZhY3Q6MTIz", t)
+        del os.environ["WANDB_ENTITY"]
+        r = self.q("SELECT wandb_fetch_run('abc', NULL, '{\"entity\":\"e\",\"project\":\"p\"}')")
+        self.assertEqual(r["run"], "e/p/abc")
+        del os.environ["WANDB_PROJECT"]
+        m = self.err("SELECT wandb_fetch_run('abc')")
+        self.assertIn("wandb_fetch_run: bare run id 'abc' needs an entity and a project", m)
+        m = self.err("SELECT wandb_fetch_run('p/abc')")
+        self.assertIn("unrecognized run target 'p/abc'", m)
+        m = self.err("SELECT wandb_fetch_run('https://wandb.ai/e/p/runs/abc')")
+        self.assertIn("run url host 'wandb.ai' is not the configured w&b host", m)
+        m = self.err("SELECT wandb_fetch_run('abc', NULL, '{\"bogus\":1}')")
+        self.assertIn("unknown option 'bogus'", m)
+
+    def test_run_alias_and_newest(self):
+        old = self.api.add_artifact("e", "p", "profiler", 0, {"a": b"old"}, aliases=["best"],
+                                    created_at="2025-01-01T00:00:00Z")
+        new = self.api.add_artifact("e", "p", "profiler", 1, {"a": b"new"},
+                                    created_at="2025-01-05T00:00:00+02:00")
+        self.api.add_run("e", "p", "r2", [new, old])
+        r = self.q("SELECT wandb_fetch_run('e/p/r2', ?)", self.dest("a"))
+        self.assertEqual(r["id"], new)      # no 'latest' alias: newest createdAt
+        r = self.q("SELECT wandb_fetch_run('e/p/r2', ?, '{\"alias\":\"best\"}')", self.dest("b"))
+        self.assertEqual(r["id"], old)
+
+    def test_run_paging(self):
+        self.api.faults["page_size"] = 1
+        r = self.q("SELECT wandb_fetch_run('e/p/abc', ?)", self.dest())
+        self.assertEqual(r["id"], "QXJ0aWZhY3Q6MTIz")
+        pages = [x for x in self.api.requests if x["op"] == "RunOutputArtifacts"]
+        self.assertEqual(len(pages), 2)   # stops at the page carrying 'latest'
+
+    def test_run_errors(self):
+        m = self.err("SELECT wandb_fetch_run('e/p/nope')")
+        self.assertEqual(m, "wandb_fetch_run: run 'e/p/nope' not found")
+        m = self.err("SELECT wandb_fetch_run('e/zz/abc')")
+        self.assertEqual(m, "wandb_fetch_run: project 'e/zz' not found")
+        self.api.add_run("e", "p", "empty", [])
+        m = self.err("SELECT wandb_fetch_run('e/p/empty')")
+        self.assertEqual(m, "wandb_fetch_run: no committed artifact of type 'jax_profile' "
+                            "found for run 'e/p/empty'")
+
+    # -- auth ---------------------------------------------------------------
+    def test_netrc_key(self):
+        del os.environ["WANDB_API_KEY"]
+        netrc = self.tmp.write("netrc", "machine other password nope\nmachine 127.0.0.1:%d\n"
+                               "  login user\n  password %s\n" % (self.api.port, KEY))
+        os.environ["NETRC"] = netrc
+        self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assert_fetched(self.dest())
+        os.environ["NETRC"] = netrc + ".missing"
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assertIn("wandb_fetch: no api key for '127.0.0.1:%d'" % self.api.port, m)
+
+    def test_401(self):
+        os.environ["WANDB_API_KEY"] = "f" * 40
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler')")
+        self.assertEqual(m, "wandb_fetch: graphql ArtifactByName: authentication failed "
+                            "(http 401: permission denied); check WANDB_API_KEY or the netrc "
+                            "entry for '127.0.0.1:%d'" % self.api.port)
+        self.assertNotIn("f" * 40, m)
+
+    def test_404_and_graphql_error(self):
+        self.api.faults["404"] = 1
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler')")
+        self.assertEqual(m, "wandb_fetch: graphql ArtifactByName: not found "
+                            "(http 404: endpoint not found)")
+        self.api.faults["errors"] = 1
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler')")
+        self.assertEqual(m, "wandb_fetch: graphql ArtifactByName failed: boom")
+
+    def test_echoed_key_is_scrubbed(self):
+        # a server echoing the key (and the auth header) into its error body
+        self.api.faults["403_echo"] = 1
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler')")
+        self.assertIn("wandb_fetch: graphql ArtifactByName: permission denied (http 403: ", m)
+        self.assertIn("*" * 40, m)
+
+    # -- retries ------------------------------------------------------------
+    def test_429_retry_after(self):
+        self.api.faults["429"] = 1
+        t0 = time.time()
+        self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assertGreaterEqual(time.time() - t0, 0.95)
+        self.assert_fetched(self.dest())
+        self.assertEqual([x["op"] for x in self.api.requests][:2],
+                         ["ArtifactByName", "ArtifactByName"])
+
+    def test_429_budget_exhausted(self):
+        self.api.faults["429"] = 100
+        os.environ["PROFSUM_WANDB_MAX_RETRY_SECONDS"] = "2"
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assertEqual(m, "wandb_fetch: graphql ArtifactByName: http 429: rate limited "
+                            "(gave up after 3 attempts)")
+        self.assertFalse(os.path.exists(self.dest()))
+
+    def test_500_then_success(self):
+        self.api.faults["500"] = 1
+        self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assert_fetched(self.dest())
+
+    def test_retry_count_bounded(self):
+        self.api.faults["500"] = 100
+        # waits of 1 s and 2 s fit a 3.9 s budget, the next (4 s) does not
+        os.environ["PROFSUM_WANDB_MAX_RETRY_SECONDS"] = "3.9"
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assertIn("http 500: internal error (gave up after", m)
+        self.assertEqual(len(self.api.requests), 3)
+
+    # -- download faults ------------------------------------------------------
+    def assert_nothing_landed(self):
+        d = self.dest()
+        self.assertEqual([f for f in walk(d) if not f.startswith("plugins/")] if os.path.isdir(d) else [], [])
+        for f in walk(d) if os.path.isdir(d) else []:
+            self.assertNotIn(".part", f)
+
+    def test_slow_timeout(self):
+        self.storage.faults["slow"] = 3
+        os.environ["PROFSUM_WANDB_TIMEOUT"] = "1"
+        os.environ["PROFSUM_WANDB_MAX_RETRY_SECONDS"] = "0"
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assertIn("wandb_fetch: download of '%s': timed out" % P0, m)
+        self.assertEqual(walk(self.dest()), [])
+
+    def test_slow_once_then_success(self):
+        self.storage.faults["slow_once"] = 3
+        os.environ["PROFSUM_WANDB_TIMEOUT"] = "1"
+        self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assert_fetched(self.dest())
+
+    def test_truncated_body(self):
+        self.storage.faults["truncate"] = 100
+        os.environ["PROFSUM_WANDB_MAX_RETRY_SECONDS"] = "1"
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assertIn("download of '%s': truncated response" % P0, m)
+        self.assertEqual(walk(self.dest()), [])
+
+    def test_truncated_once(self):
+        self.storage.faults["truncate"] = 1
+        self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assert_fetched(self.dest())
+
+    def test_wrong_digest(self):
+        self.storage.faults["wrong_digest"] = 1
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assertIn("wandb_fetch: size mismatch for '%s'" % P0, m)
+        self.assertEqual(walk(self.dest()), [])
+        # without sizes in the manifest the MD5 check catches it
+        self.api.add_artifact("e", "p", "nosize", 0, FILES, sizes=False)
+        self.storage.faults["wrong_digest"] = 1
+        m = self.err("SELECT wandb_fetch('e/p/nosize:v0', ?)", self.dest("n"))
+        self.assertEqual(m, "wandb_fetch: digest mismatch for '%s': manifest says "
+                            "XUFAKrxLKna5cZ2REBfFkg==, downloaded file has %s"
+                         % (P0, b64md5(b"tamperedhello")))
+        self.assertEqual(walk(self.dest("n")), [])
+
+    def test_size_limit(self):
+        os.environ["PROFSUM_WANDB_MAX_BYTES"] = "8"
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assertIn("exceeds the size limit of 8 bytes (PROFSUM_WANDB_MAX_BYTES)", m)
+        self.assertFalse(os.path.exists(self.dest()))
+        # no sizes in the manifest: enforced while writing
+        self.api.add_artifact("e", "p", "nosize", 0, FILES, sizes=False)
+        m = self.err("SELECT wandb_fetch('e/p/nosize:v0', ?)", self.dest("n"))
+        self.assertIn("download of '%s': exceeds the size limit of 8 bytes" % P1, m)
+        self.assertEqual(walk(self.dest("n")), [P0])
+
+    def test_hostile_names(self):
+        for i, bad in enumerate(["../evil", "/abs/evil", "a/../../evil", "a//b", "./x", "a/"]):
+            self.api.add_artifact("e", "p", "bad%d" % i, 0, {"ok.txt": b"hello"},
+                                  manifest_extra={bad: {"digest": b64md5(b"hello"), "size": 5}})
+            m = self.err("SELECT wandb_fetch('e/p/bad%d:v0', ?)" % i, self.dest("d%d" % i))
+            self.assertEqual(m, "wandb_fetch: refusing manifest file name '%s' (absolute, "
+                                "empty or '.'/'..' component)" % bad)
+            self.assertFalse(os.path.exists(self.dest("d%d" % i)))
+        self.assertFalse(os.path.exists(self.dest("evil")))
+
+    def test_symlink_in_dest(self):
+        outside = os.path.join(self.tmp.path, "outside")
+        os.makedirs(outside)
+        os.makedirs(self.dest())
+        os.symlink(outside, self.dest("plugins"))
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assertIn("refusing manifest file '%s': 'plugins' inside dest_dir is a symlink" % P0, m)
+        self.assertEqual(os.listdir(outside), [])
+        # a symlink in place of a file is replaced, not written through
+        os.unlink(self.dest("plugins"))
+        self.api.add_artifact("e", "p", "flat", 0, {"f.txt": b"hello"})
+        victim = os.path.join(outside, "victim")
+        with open(victim, "wb") as f:
+            f.write(b"keep")
+        os.symlink(victim, self.dest("f.txt"))
+        self.q("SELECT wandb_fetch('e/p/flat:v0', ?)", self.dest())
+        self.assertFalse(os.path.islink(self.dest("f.txt")))
+        with open(victim, "rb") as f:
+            self.assertEqual(f.read(), b"keep")
+
+    # -- where the key goes -----------------------------------------------------
+    def test_redirect_to_other_host(self):
+        self.api.storage = None           # directUrls on the API host (/files/...)
+        self.api.faults["redirect"] = 100  # ... which redirect to the storage host
+        self.api.storage = self.storage
+        self.api.blob_base = lambda: self.api.url
+        self.storage.blobs.update(self.api.blobs)
+        self.storage.manifests.update(self.api.manifests)
+        self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assert_fetched(self.dest())
+        on_api = self.api.requests_to("/files/")
+        self.assertEqual(len(on_api), 3)
+        self.assertTrue(all(x["headers"].get("authorization") == AUTH for x in on_api))
+        self.assertEqual(len(self.storage.requests_to("/files/")), 3)
+        self.assert_no_key_off_api()
+
+    def test_graphql_redirect_refused(self):
+        self.api.faults["gql_redirect"] = 1
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assertEqual(m, "wandb_fetch: graphql ArtifactByName: graphql request "
+                            "redirected to another host; not following")
+        self.assertEqual(self.storage.requests, [])
+
+    # -- SQL surface ------------------------------------------------------------
+    def test_directonly_and_publish(self):
+        self.db.execute("CREATE VIEW v AS SELECT wandb_fetch('e/p/run-abc-profiler') AS r")
+        m = self.err("SELECT * FROM v")
+        self.assertIn("unsafe use of wandb_fetch()", m)
+        self.assertEqual(self.api.requests, [])
+        m = self.err("SELECT wandb_publish('t')")
+        self.assertEqual(m, "wandb_publish: not available in this build yet")
+
+    @unittest.skipUnless(os.path.exists(NONET_SO), "no NETWORK=0 build at " + NONET_SO)
+    def test_no_network_build(self):
+        # in a separate process: two builds in one process would share symbols
+        code = ("import sqlite3\n"
+                "db = sqlite3.connect(':memory:')\n"
+                "db.enable_load_extension(True)\n"
+                "db.load_extension(%r)\n"
+                "for sql in ['SELECT wandb_fetch(\\'e/p/n\\')', 'SELECT wandb_fetch_run(\\'e/p/r\\')',\n"
+                "            'SELECT wandb_publish(\\'t\\')']:\n"
+                "    try:\n"
+                "        db.execute(sql).fetchone()\n"
+                "        print('no error')\n"
+                "    except sqlite3.OperationalError as e:\n"
+                "        print(e)\n" % NONET_SO)
+        out = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True,
+                             text=True, check=True).stdout.splitlines()
+        self.assertEqual(out, ["%s: profsum was built without network support (make NETWORK=0)"
+                               % fn for fn in ("wandb_fetch", "wandb_fetch_run", "wandb_publish")])
+        self.assertEqual(self.api.requests, [])
+        nm = subprocess.run(["nm", "-D", NONET_SO], capture_output=True, text=True).stdout
+        self.assertNotIn("curl", nm)
+
+if __name__ == "__main__":
+    unittest.main()
