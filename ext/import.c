@@ -5,7 +5,10 @@
 **   SELECT profsum_import('run1', 'baseline', '{"warmup_steps": 2, "series": "llama"}');
 **   SELECT profsum_import('summary.json');      -- a profile_summary.v1 made elsewhere
 **
-** source: a trace file (gzip or plain JSON), an artifact folder (the JSON
+** source: a W&B artifact ("wandb:entity/project/name[:alias]"), a W&B run
+** ("wandb-run:<target>" or a run URL: its latest jax_profile) — fetched to
+** the cache, then imported as a folder with the run's metadata — or a
+** trace file (gzip or plain JSON), an artifact folder (the JSON
 ** trace that summary-v1 §1.1 step 4 picks is read; a quality warning says
 ** when the reference tool would have read an XPlane instead), or a
 ** profile_summary.v1 JSON file.
@@ -33,6 +36,8 @@
 #include "hash.h"
 #include "find.h"
 #include "busy.h"
+#include "wandb.h"
+#include "jsontree.h"
 #include "schema_sql.h"       /* generated from sql/ and views/ by the Makefile */
 
 #include <errno.h>
@@ -342,6 +347,7 @@ typedef struct ImportJob {
   ImportOpts o;
   const char *zLabel, *zSource, *zTrace, *zRefPick, *zNow, *zOptsJson;
   const char *zSha;                /* v1 files: their SHA-256 (traces: the engine's) */
+  const char *zRunMeta;            /* W&B run metadata JSON, or NULL */
   sqlite3_int64 size;
   int isV1;
   ProfsumEngine *pEngine;          /* the parsed trace (not v1) */
@@ -466,6 +472,11 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
       if( rc ) goto body_done;
     }
   }
+  if( j->zRunMeta ){
+    rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET run_metadata=%Q WHERE trace_id=%lld",
+               o.zSchema, j->zRunMeta, (long long)traceId);
+    if( rc ) goto body_done;
+  }
   /* Stage B: the sections for the import's knobs. */
   {
     ProfsumKnobs k;
@@ -502,6 +513,8 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   ImportOpts o;
   int rc, isDir = 0, isV1 = 0;
   ImportJob job;
+  char *zWandbDir = 0, *zRunMeta = 0;   /* W&B sources: fetched folder, run metadata */
+  const char *zReadFrom;                /* the local path read (zSource, or the fetched folder) */
   struct stat st;
   char zSha[65], zNow[40];
   sqlite3_int64 size = 0, traceId = 0;
@@ -514,22 +527,29 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     return;
   }
   zSource = (const char*)sqlite3_value_text(argv[0]);
+  zReadFrom = zSource;
   rc = parseOpts(db, argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL
                      ? (const char*)sqlite3_value_text(argv[2]) : 0, &o, &zErr);
   if( rc ) goto done;
-  if( strncmp(zSource, "wandb:", 6)==0 || strncmp(zSource, "wandb-run:", 10)==0
-   || strstr(zSource, "wandb.ai/")!=0 ){
-    zErr = sqlite3_mprintf(FN ": '%s': W&B sources are not supported by this build yet "
-                           "(download the artifact and import the folder)", zSource);
-    rc = SQLITE_ERROR; goto done;
+  if( profsumWandbIsSource(zSource) ){
+    /* Fetch (or find in the cache) the artifact, then import its folder
+    ** with the run's metadata. */
+    rc = profsumWandbFetchForImport(db, zSource, &zWandbDir, &zRunMeta, &zErr);
+    if( rc ){
+      char *z = sqlite3_mprintf(FN ": %s", zErr ? zErr : sqlite3_errstr(rc));
+      sqlite3_free(zErr);
+      zErr = z;
+      goto done;
+    }
+    zReadFrom = zWandbDir;
   }
-  if( stat(zSource, &st)!=0 ){
-    zErr = sqlite3_mprintf(FN ": '%s': %s", zSource, strerror(errno));
+  if( stat(zReadFrom, &st)!=0 ){
+    zErr = sqlite3_mprintf(FN ": '%s': %s", zReadFrom, strerror(errno));
     rc = SQLITE_CANTOPEN; goto done;
   }
   isDir = S_ISDIR(st.st_mode);
   if( isDir ){
-    rc = profsumPickTrace(zSource, &zTrace, &zRefPick, &zErr);
+    rc = profsumPickTrace(zReadFrom, &zTrace, &zRefPick, &zErr);
     if( rc ){
       char *z = sqlite3_mprintf(FN ": %s", zErr ? zErr : sqlite3_errstr(rc));
       sqlite3_free(zErr);
@@ -537,12 +557,18 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
       goto done;
     }
   }else{
-    zTrace = sqlite3_mprintf("%s", zSource);
+    zTrace = sqlite3_mprintf("%s", zReadFrom);
     if( zTrace==0 ){ rc = SQLITE_NOMEM; goto done; }
     isV1 = looksLikeV1(zTrace);
   }
   if( argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL ){
     zLabel = sqlite3_mprintf("%s", sqlite3_value_text(argv[1]));
+  }else if( zRunMeta ){
+    /* A W&B source: the artifact name (e.g. run-abc-profiler:v3). */
+    JNode *m = jParse(zRunMeta, -1, 0);
+    JNode *a = jGet(m, "artifact_name");
+    zLabel = (a && a->type==JT_STRING) ? sqlite3_mprintf("%s", a->z) : defaultLabel(zReadFrom);
+    jFree(m);
   }else{
     zLabel = defaultLabel(zSource);
   }
@@ -602,6 +628,7 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   job.o = o;
   job.zLabel = zLabel; job.zSource = zSource; job.zTrace = zTrace; job.zRefPick = zRefPick;
   job.zNow = zNow; job.zOptsJson = zOptsJson; job.zSha = zSha; job.size = size; job.isV1 = isV1;
+  job.zRunMeta = zRunMeta;
   rc = profsumWriteRun(db, o.zSchema, importBody, &job, &zErr);
   traceId = job.traceId;
   if( rc && zErr && strncmp(zErr, FN, strlen(FN))!=0 ){
@@ -613,6 +640,8 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 done:
   sqlite3_finalize(p);
   profsumEngineFree(job.pEngine);
+  sqlite3_free(zWandbDir);
+  sqlite3_free(zRunMeta);
   if( rc==SQLITE_OK ){
     sqlite3_result_int64(ctx, traceId);
   }else if( rc==SQLITE_NOMEM && zErr==0 ){

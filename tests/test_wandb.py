@@ -190,6 +190,37 @@ class WandbTest(unittest.TestCase):
             "num_devices": 8, "num_hosts": 2})
         self.assert_no_key_off_api()
 
+    def test_import_from_wandb(self):
+        import gzip
+        import fixtures
+        trace = gzip.compress(json.dumps(fixtures.f1([100, 110, 120, 130, 140, 150], 60)).encode())
+        prof = self.api.add_artifact("e", "p", "run-xyz-profiler", 0,
+                                     {"plugins/profile/2026_01_01_00_00_00/host.trace.json.gz": trace},
+                                     aliases=["latest"], art_id="QXJ0aWZhY3Q6OTk=")
+        self.api.add_run("e", "p", "xyz", [prof], config={"git_commit": "cafe"},
+                         summary={"throughput/device_kind": "TPU v5e"})
+        db = connect(os.path.join(self.tmp.path, "w.db"))
+        tid = db.execute("SELECT profsum_import('wandb-run:e/p/xyz', NULL, '{\"warmup_steps\": 2}')").fetchone()[0]
+        label, src, n = db.execute("SELECT label, source_path, num_complete_events FROM profsum_trace "
+                                   "WHERE trace_id=?", (tid,)).fetchone()
+        self.assertEqual((label, src, n), ("run-xyz-profiler:v0", "wandb-run:e/p/xyz", 13))
+        meta = db.execute("SELECT run_path, run_id, artifact_ref, hardware_type, git_sha "
+                          "FROM profsum_run_metadata WHERE trace_id=?", (tid,)).fetchone()
+        self.assertEqual(meta, ("e/p/xyz", "xyz", "e/p/run-xyz-profiler:v0", "TPU v5e", "cafe"))
+        doc = json.loads(db.execute("SELECT profsum_summary_json(?)", (tid,)).fetchone()[0])
+        self.assertEqual(doc["run_metadata"]["run_id"], "xyz")
+        self.assertEqual(doc["step_time"]["steady_state_steps"]["median"], 135.0)
+        # an artifact reference imports too (from the cache: no new download)
+        def data_downloads():   # the manifest is fetched again to check the cache; data files not
+            return [r["path"] for r in self.storage.requests if "manifest" not in r["path"]]
+        before = len(data_downloads())
+        tid2 = db.execute("SELECT profsum_import('wandb:e/p/run-xyz-profiler:v0', 'again')").fetchone()[0]
+        self.assertEqual(len(data_downloads()), before)
+        self.assertEqual(db.execute("SELECT artifact_ref FROM profsum_run_metadata WHERE trace_id=?",
+                                    (tid2,)).fetchone()[0], "e/p/run-xyz-profiler:v0")
+        db.close()
+        self.assert_no_key_off_api()
+
     def test_run_target_forms(self):
         os.environ["WANDB_ENTITY"] = "e"
         os.environ["WANDB_PROJECT"] = "p"
