@@ -54,35 +54,67 @@ mkdir -p "$DATA"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/profsum-bench.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
+# Run a private copy of the extension: a rebuild of profsum.so while the
+# benchmark runs (minutes for 1G) must not mix two builds in one table.
+SO_SRC=$SO
+SO="$TMP/profsum.so"
+cp "$SO_SRC" "$SO"
+SO_SHA=$(sha256sum "$SO" | cut -d' ' -f1)
+
 now() {  # wall clock in seconds with microseconds
   if [[ -n ${EPOCHREALTIME:-} ]]; then printf '%s\n' "$EPOCHREALTIME"; else date +%s.%N; fi
 }
 
-# measure NAME OUTFILE CMD...: runs CMD $REPEAT times under /usr/bin/time;
-# appends "NAME best_wall_s best_e_s max_rss_kb" to $TMP/measure.txt.
-# The wall time is taken around the run with microsecond resolution (the
-# %e of /usr/bin/time has only 10 ms); %M is the peak RSS.
+# time_once OUTFILE CMD...: runs CMD once under /usr/bin/time, stdout to
+# OUTFILE; sets W (wall seconds, microsecond resolution, taken around the run:
+# the %e of /usr/bin/time has only 10 ms), E (%e), M (%M, peak RSS in KB) and
+# C (%U + %S, CPU seconds of all threads: above W when the reader runs its
+# inflate thread in parallel).
+time_once() {
+  local out=$1; shift
+  local t0 t1
+  t0=$(now)
+  if ! $TIME -f '%e %M %U %S' -o "$TMP/time.txt" "$@" >"$out" 2>"$TMP/stderr.txt"; then
+    printf 'bench: command failed: %s\n' "$*" >&2
+    sed 's/^/  | /' "$TMP/stderr.txt" >&2
+    exit 1
+  fi
+  t1=$(now)
+  W=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.6f", b - a}')
+  local u s
+  read -r E M u s < <(tail -n 1 "$TMP/time.txt")
+  C=$(awk -v a="$u" -v b="$s" 'BEGIN{printf "%.2f", a + b}')
+}
+
+# Best-of bookkeeping, per measurement NAME: the best wall time (with its %e
+# and CPU time), and the highest peak RSS of the runs.
+declare -A BW BE BC BR
+best_add() {  # best_add NAME: account the last time_once
+  local k=$1
+  if [[ -z ${BW[$k]:-} ]] || awk -v a="$W" -v b="${BW[$k]}" 'BEGIN{exit !(a < b)}'; then
+    BW[$k]=$W BE[$k]=$E BC[$k]=$C
+  fi
+  ((M > ${BR[$k]:-0})) && BR[$k]=$M
+  return 0
+}
+best_write() {  # best_write NAME: "NAME best_wall_s best_e_s max_rss_kb cpu_s" to measure.txt
+  printf '%s %s %s %s %s\n' "$1" "${BW[$1]}" "${BE[$1]}" "${BR[$1]}" "${BC[$1]}" >>"$TMP/measure.txt"
+}
+
+# measure NAME OUTFILE CMD...: runs CMD $REPEAT times under /usr/bin/time
+# and writes its line to $TMP/measure.txt.
 measure() {
-  local name=$1 out=$2; shift 2
-  local best="" beste="" rss=0 i t0 t1 w e m
+  local name=$1 out=$2 i; shift 2
   for ((i = 0; i < REPEAT; i++)); do
-    t0=$(now)
-    if ! $TIME -f '%e %M' -o "$TMP/time.txt" "$@" >"$out" 2>"$TMP/stderr.txt"; then
-      printf 'bench: command failed: %s\n' "$*" >&2
-      sed 's/^/  | /' "$TMP/stderr.txt" >&2
-      exit 1
-    fi
-    t1=$(now)
-    w=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.6f", b - a}')
-    read -r e m < <(tail -n 1 "$TMP/time.txt")
-    if [[ -z $best ]] || awk -v a="$w" -v b="$best" 'BEGIN{exit !(a < b)}'; then best=$w; beste=$e; fi
-    ((m > rss)) && rss=$m
+    time_once "$out" "$@"
+    best_add "$name"
   done
-  printf '%s %s %s %s\n' "$name" "$best" "$beste" "$rss" >>"$TMP/measure.txt"
+  best_write "$name"
 }
 
 sql_quote() { printf "'%s'" "${1//\'/\'\'}"; }
 
+LOADAVG_START=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)
 GEN_SHA=$(sha256sum "$HERE/gen_trace.py" | cut -d' ' -f1)
 : >"$TMP/measure.txt"
 : >"$TMP/files.txt"
@@ -110,39 +142,84 @@ for SIZE in $SIZES; do
   EXCL=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["excl_ps_sum"])' "$META")
   Q=$(sql_quote "$F")
 
-  echo "bench: $SIZE: gzip -dc ..." >&2
-  measure "gzip:$SIZE" /dev/null gzip -dc "$F"
-
-  echo "bench: $SIZE: count(*) ..." >&2
-  measure "scan:$SIZE" "$TMP/count.txt" "$SQLITE3" -bail :memory: -cmd ".load '$SO'" \
-    "SELECT count(*) FROM trace_events($Q);"
-  GOT=$(tr -d '[:space:]' <"$TMP/count.txt")
-  if [[ $GOT != "$ROWS" ]]; then
-    echo "bench: FAIL: count(*) FROM trace_events('$F') returned '$GOT'," >&2
-    echo "bench: FAIL: but the generator wrote $ROWS rows (every traceEvents entry with a string ph)." >&2
-    exit 1
-  fi
-
-  echo "bench: $SIZE: sum(excl_ps) ..." >&2
-  measure "excl:$SIZE" "$TMP/excl.txt" "$SQLITE3" -bail :memory: -cmd ".load '$SO'" \
-    "SELECT sum(excl_ps) FROM trace_events($Q);"
-  GOTX=$(tr -d '[:space:]' <"$TMP/excl.txt")
+  XEXP=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1])).get("x_excl_rows", ""))' "$META")
+  DB="$TMP/import.db"
   EXCL_OK=1
-  if [[ $GOTX != "$EXCL" ]]; then
-    EXCL_OK=0
-    echo "bench: sum(excl_ps) FROM trace_events('$F') returned '$GOTX'; the generator computed $EXCL" >&2
-    if [[ $CHECK_EXCL != 0 ]]; then
-      echo "bench: FAIL: exclusive time differs (summary-v1-spec section 2); BENCH_CHECK_EXCL=0 to report anyway" >&2
+
+  # $REPEAT rounds; each round runs the four commands once, in turn, so that
+  # a change in the machine's load hits all four alike and every ratio to
+  # gzip -dc compares runs made within seconds of each other.
+  for ((i = 1; i <= REPEAT; i++)); do
+    echo "bench: $SIZE: round $i/$REPEAT: gzip -dc, count(*), sum(excl_ps), import + summary ..." >&2
+
+    time_once /dev/null gzip -dc "$F"
+    best_add "gzip:$SIZE"
+
+    # the scan: every event read and turned into a row
+    time_once "$TMP/count.txt" "$SQLITE3" -bail :memory: -cmd ".load '$SO'" \
+      "SELECT count(*) FROM trace_events($Q);"
+    best_add "scan:$SIZE"
+    GOT=$(tr -d '[:space:]' <"$TMP/count.txt")
+    if [[ $GOT != "$ROWS" ]]; then
+      echo "bench: FAIL: count(*) FROM trace_events('$F') returned '$GOT'," >&2
+      echo "bench: FAIL: but the generator wrote $ROWS rows (every traceEvents entry with a string ph)." >&2
       exit 1
     fi
-  fi
-  printf '%s\t%s\t%s\t%s\n' "$SIZE" "$F" "$META" "$EXCL_OK" >>"$TMP/files.txt"
+
+    # the richest column: needs the track model (sort, nesting, exclusive time)
+    time_once "$TMP/excl.txt" "$SQLITE3" -bail :memory: -cmd ".load '$SO'" \
+      "SELECT sum(excl_ps) FROM trace_events($Q);"
+    best_add "excl:$SIZE"
+    GOTX=$(tr -d '[:space:]' <"$TMP/excl.txt")
+    if [[ $GOTX != "$EXCL" ]]; then
+      EXCL_OK=0
+      echo "bench: sum(excl_ps) FROM trace_events('$F') returned '$GOTX'; the generator computed $EXCL" >&2
+      if [[ $CHECK_EXCL != 0 ]]; then
+        echo "bench: FAIL: exclusive time differs (summary-v1-spec section 2); BENCH_CHECK_EXCL=0 to report anyway" >&2
+        exit 1
+      fi
+    fi
+
+    # Import + full summary: a fresh database file per run (deleted after
+    # it), so every run pays for creating the schema, as a first import does.
+    rm -f "$DB" "$DB-journal" "$DB-wal" "$DB-shm"
+    time_once "$TMP/import.txt" "$SQLITE3" -bail "$DB" -cmd ".load '$SO'" \
+      "SELECT profsum_import($Q,'bench'); SELECT length(profsum_summary_json('bench'));"
+    best_add "import:$SIZE"
+    # line 1: the trace id; line 2: the length of the summary document
+    SUMLEN=$(sed -n 2p "$TMP/import.txt" | tr -d '[:space:]')
+    if ! [[ $(sed -n 1p "$TMP/import.txt") =~ ^[0-9]+$ && $SUMLEN =~ ^[0-9]+$ ]] || ((SUMLEN == 0)); then
+      echo "bench: FAIL: profsum_import('$F') + profsum_summary_json did not return a trace id and a non-empty summary:" >&2
+      sed 's/^/  | /' "$TMP/import.txt" >&2
+      exit 1
+    fi
+    read -r NTR NCOMPLETE < <("$SQLITE3" -bail -separator ' ' "$DB" -cmd ".load '$SO'" \
+      "SELECT count(*), ifnull(max(num_complete_events), 'NULL') FROM profsum_trace;")
+    if [[ $NTR != 1 ]]; then
+      echo "bench: FAIL: after one import, profsum_trace has $NTR rows (expected 1)" >&2
+      exit 1
+    fi
+    if [[ -n $XEXP && $NCOMPLETE != "$XEXP" ]]; then
+      echo "bench: FAIL: profsum_trace.num_complete_events = $NCOMPLETE after importing '$F'," >&2
+      echo "bench: FAIL: but the generator wrote $XEXP X events with dur > 0 (x_excl_rows)." >&2
+      exit 1
+    fi
+    DBBYTES=$(stat -c %s "$DB")
+    rm -f "$DB" "$DB-journal" "$DB-wal" "$DB-shm"
+  done
+  for k in gzip scan excl import; do best_write "$k:$SIZE"; done
+  [[ -n $XEXP ]] || echo "bench: note: the generator report has no x_excl_rows; num_complete_events ($NCOMPLETE) not checked" >&2
+
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$SIZE" "$F" "$META" "$EXCL_OK" \
+    "$SUMLEN" "$NCOMPLETE" "${XEXP:-}" "$DBBYTES" >>"$TMP/files.txt"
 done
 
 # ---- report -----------------------------------------------------------------
+LOADAVG_END=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)
 PROFSUM_VERSION=$("$SQLITE3" :memory: -cmd ".load '$SO'" "SELECT profsum_version();" 2>/dev/null || echo unknown)
+PROFSUM_DEBUG=$("$SQLITE3" :memory: -cmd ".load '$SO'" "SELECT profsum_debug();" 2>/dev/null || true)
 export BENCH_TMP="$TMP" BENCH_OUT="$HERE" BENCH_REPEAT="$REPEAT" BENCH_SHAPE="$SHAPE" \
-  BENCH_SO="$SO" PROFSUM_VERSION SQLITE3 BENCH_ROOT="$ROOT"
+  BENCH_SO="$SO_SRC" BENCH_SO_SHA="$SO_SHA" PROFSUM_VERSION PROFSUM_DEBUG SQLITE3 LOADAVG_START LOADAVG_END BENCH_ROOT="$ROOT"
 "$PY" - <<'EOF'
 import json, os, platform, subprocess, time
 
@@ -158,8 +235,8 @@ def sh(*cmd):
 
 meas = {}
 for line in open(os.path.join(tmp, "measure.txt")):
-    name, wall, e, rss = line.split()
-    meas[name] = {"wall_s": float(wall), "time_e_s": float(e), "peak_rss_kb": int(rss)}
+    name, wall, e, rss, cpu = line.split()
+    meas[name] = {"wall_s": float(wall), "time_e_s": float(e), "peak_rss_kb": int(rss), "cpu_s": float(cpu)}
 base_kb = meas["baseline"]["peak_rss_kb"]
 
 cpu = ""
@@ -181,18 +258,29 @@ env = {
     "repeat": int(os.environ["BENCH_REPEAT"]),
     "shape": os.environ["BENCH_SHAPE"],
     "baseline_rss_kb": base_kb,
+    # 1/5/15-minute load averages before and after the measurements: on a
+    # shared machine, read the wall times with these in mind
+    "loadavg_start": os.environ.get("LOADAVG_START", ""),
+    "loadavg_end": os.environ.get("LOADAVG_END", ""),
+    "profsum_so": os.environ["BENCH_SO"],
+    "profsum_so_sha256": os.environ["BENCH_SO_SHA"],
 }
+# what the extension says about its build (the commit it was built at, flags)
+for l in os.environ.get("PROFSUM_DEBUG", "").splitlines():
+    k, _, v = l.partition(":")
+    if k.strip() in ("commit", "build flags", "zlib (runtime)"):
+        env["profsum_build_" + k.strip().replace(" ", "_").replace("(", "").replace(")", "")] = v.strip()
 
 rows = []
 for line in open(os.path.join(tmp, "files.txt")):
-    size, path, meta, excl_ok = line.rstrip("\n").split("\t")
+    size, path, meta, excl_ok, sumlen, ncomplete, xexp, dbbytes = line.rstrip("\n").split("\t")
     g = json.load(open(meta))
-    gz, sc, ex = meas["gzip:" + size], meas["scan:" + size], meas["excl:" + size]
+    gz, sc, ex, im = (meas[k + ":" + size] for k in ("gzip", "scan", "excl", "import"))
     n, mb = g["rows"], g["bytes"] / 1e6
     r = {
         "size": size, "file": os.path.relpath(path, os.environ["BENCH_ROOT"]),
         "bytes": g["bytes"], "compressed_bytes": os.path.getsize(path), "events": n,
-        "gzip": gz, "scan": sc, "excl": ex,
+        "gzip": gz, "scan": sc, "excl": ex, "import": im,
         "scan_over_gzip": sc["wall_s"] / gz["wall_s"],
         "excl_over_gzip": ex["wall_s"] / gz["wall_s"],
         "gzip_mb_s": mb / gz["wall_s"], "scan_mb_s": mb / sc["wall_s"], "excl_mb_s": mb / ex["wall_s"],
@@ -200,6 +288,14 @@ for line in open(os.path.join(tmp, "files.txt")):
         "scan_rss_bytes_per_event": sc["peak_rss_kb"] * 1024 / n,
         "excl_rss_bytes_per_event": ex["peak_rss_kb"] * 1024 / n,
         "excl_ps_sum_expected": g["excl_ps_sum"], "excl_ps_matches": excl_ok == "1",
+        "import_over_gzip": im["wall_s"] / gz["wall_s"],
+        "import_mb_s": mb / im["wall_s"],
+        "import_us_per_event": im["wall_s"] * 1e6 / n,
+        "import_rss_bytes_per_event": im["peak_rss_kb"] * 1024 / n,
+        "import_summary_json_chars": int(sumlen),
+        "import_num_complete_events": int(ncomplete),
+        "import_num_complete_events_expected": int(xexp) if xexp else None,
+        "import_db_bytes": int(dbbytes),
         "generator": g,
     }
     rows.append(r)
@@ -219,17 +315,51 @@ for r in rows:
         "" if r["excl_ps_matches"] else " (excl sum MISMATCH)"))
 table = "\n".join(lines)
 
+ihdr = ("| trace | MB | events | complete events | gzip -dc s | import+summary s | import/gzip "
+        "| import MB/s | import µs/ev | import RSS MB | import B/ev | summary chars | DB KB |")
+lines = [ihdr, "|" + "---|" * (ihdr.count("|") - 1)]
+for r in rows:
+    lines.append("| %s | %.1f | %d | %d | %.3f | %.3f | %.2f | %.1f | %.3f | %.1f | %.0f | %d | %d |" % (
+        r["size"], r["bytes"] / 1e6, r["events"], r["import_num_complete_events"],
+        r["gzip"]["wall_s"], r["import"]["wall_s"], r["import_over_gzip"],
+        r["import_mb_s"], r["import_us_per_event"],
+        r["import"]["peak_rss_kb"] / 1024, r["import_rss_bytes_per_event"],
+        r["import_summary_json_chars"], r["import_db_bytes"] // 1024))
+itable = "\n".join(lines)
+
+chdr = ("| trace | gzip -dc CPU s | count(*) CPU s | excl CPU s | import+summary CPU s "
+        "| count(*) CPU/wall | excl CPU/wall | import CPU/wall |")
+lines = [chdr, "|" + "---|" * (chdr.count("|") - 1)]
+for r in rows:
+    lines.append("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |" % (
+        r["size"], r["gzip"]["cpu_s"], r["scan"]["cpu_s"], r["excl"]["cpu_s"], r["import"]["cpu_s"],
+        r["scan"]["cpu_s"] / r["scan"]["wall_s"], r["excl"]["cpu_s"] / r["excl"]["wall_s"],
+        r["import"]["cpu_s"] / r["import"]["wall_s"]))
+ctable = "\n".join(lines)
+
 md = ["# profsum benchmark results", "",
       "Generated by `bench/run.sh` (see `bench/README.md` for the method).", "",
       "- date: %s" % env["date_utc"],
       "- machine: %s, %s CPUs (%s), Linux %s" % (env["cpu"] or "?", env["cpus"], env["machine"], env["kernel"]),
-      "- sqlite3 %s, %s, profsum %s (commit %s)" % (env["sqlite3"], env["gzip"], env["profsum_version"], env["profsum_commit"]),
+      "- sqlite3 %s, %s, profsum %s (built at commit %s, %s; repository at %s)" % (
+          env["sqlite3"], env["gzip"], env["profsum_version"], env.get("profsum_build_commit", "?"),
+          env.get("profsum_build_build_flags", "?"), env["profsum_commit"]),
+      "- load average (1, 5, 15 min) before: %s, after: %s (%s CPUs)" % (
+          env["loadavg_start"] or "?", env["loadavg_end"] or "?", env["cpus"]),
       "- traces: generated by `bench/gen_trace.py --shape %s` (xprof-shaped, gzip -6)" % env["shape"],
-      "- times: best of %d wall-clock runs; RSS: peak of those runs (`/usr/bin/time %%M`), "
+      "- times: best of %d rounds (each round runs the four commands in turn), wall clock; RSS: peak of those runs (`/usr/bin/time %%M`), "
       "including the sqlite3 shell itself (%.1f MB with profsum loaded and no query)" % (env["repeat"], base_kb / 1024),
       "- count(*) = `SELECT count(*) FROM trace_events(FILE)`; excl = `SELECT sum(excl_ps) FROM trace_events(FILE)`; "
       "both results checked against the generator's counts",
-      "", table, ""]
+      "- import+summary = `sqlite3 NEW.db -cmd '.load profsum' \"SELECT profsum_import(FILE,'bench'); "
+      "SELECT length(profsum_summary_json('bench'));\"` with a fresh database file per run; checked: "
+      "a non-empty summary, and `profsum_trace.num_complete_events` = the generator's X events with dur > 0",
+      "", "## Scan and query", "", table, "",
+      "## Import and summary", "", itable, "",
+      "## CPU time", "",
+      "user + sys seconds of the best run (all threads; CPU/wall above 1 means the inflate thread ran in parallel)",
+      "", ctable, "",
+      "![scaling](scaling.svg)", ""]
 with open(os.path.join(out, "results.md"), "w") as f:
     f.write("\n".join(md))
 with open(os.path.join(out, "results.json"), "w") as f:
@@ -237,5 +367,13 @@ with open(os.path.join(out, "results.json"), "w") as f:
     f.write("\n")
 print(table)
 print()
+print(itable)
+print()
+print(ctable)
+print()
 print("baseline RSS (sqlite3 + profsum, no query): %.1f MB; written bench/results.md and bench/results.json" % (base_kb / 1024))
 EOF
+
+# ---- chart ------------------------------------------------------------------
+"$PY" "$HERE/chart.py" "$HERE/results.json" "$HERE/scaling.svg" || die "chart.py failed"
+echo "bench: written bench/scaling.svg" >&2
