@@ -132,10 +132,10 @@ FUZZ_SECONDS ?= 600
 build/fuzz_reader: tests/fuzz_reader.c $(SRCS) $(HDRS) Makefile
 	@mkdir -p build
 	clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -Ibuild/gen $(PKG_CFLAGS) $(NETDEF) $(INFDEF) -D_GNU_SOURCE \
-	  -DSQLITE_CORE -o $@ tests/fuzz_reader.c $(SRCS) $(shell pkg-config --libs $(PKGS)) -lm
+	  -DSQLITE_CORE -DPROFSUM_WINDOW_INIT=64 -o $@ tests/fuzz_reader.c $(SRCS) $(shell pkg-config --libs $(PKGS)) -lm
 fuzz: build/fuzz_reader
 	@mkdir -p build/fuzz_corpus
-	build/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
+	build/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -artifact_prefix=build/ \
 	  -print_final_stats=1 build/fuzz_corpus tests/fuzz_corpus
 
 # ---- corpus and benchmark -------------------------------------------------

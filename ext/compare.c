@@ -42,7 +42,6 @@
 #include "jsontree.h"
 #include "summary_doc.h"
 #include "funcs.h"
-#include "schema_sql.h"       /* generated from sql/ and views/ by the Makefile */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,31 +57,6 @@
 /* ================================================================== */
 /* JSON helpers                                                        */
 /* ================================================================== */
-
-/* Deep copy of p (0 → a null node).  Returns 0 when out of memory. */
-static JNode *jClone(const JNode *p){
-  JNode *c;
-  int i;
-  if( p==0 ) return jNull();
-  switch( p->type ){
-    case JT_TRUE:   return jBool(1);
-    case JT_FALSE:  return jBool(0);
-    case JT_INT:    return jInt(p->i);
-    case JT_REAL:   return jReal(p->r);
-    case JT_STRING: return jStr(p->z, p->n);
-    case JT_ARRAY:
-      c = jArr();
-      for(i=0; c && i<p->nChild; i++) jPush(c, jClone(p->a[i]));
-      if( c && c->oom ){ jFree(c); return 0; }
-      return c;
-    case JT_OBJECT:
-      c = jObj();
-      for(i=0; c && i<p->nChild; i++) jSet(c, p->a[i]->zKey, jClone(p->a[i]));
-      if( c && c->oom ){ jFree(c); return 0; }
-      return c;
-    default:        return jNull();
-  }
-}
 
 /* Clone of member zKey of object pObj (null when absent). */
 static JNode *cloneMember(const JNode *pObj, const char *zKey){
@@ -851,35 +825,6 @@ static int stmtFail(sqlite3 *db, int rc, char **pzErr){
   return rc==SQLITE_OK || rc==SQLITE_ROW || rc==SQLITE_DONE ? SQLITE_ERROR : rc;
 }
 
-/*
-** Run the schema SQL (sql/schema.sql + views/, all IF NOT EXISTS) in
-** zSchema: "main." in the text is replaced by the quoted schema name, as
-** profsum_import does.  Returns an SQLite code; *pzErr on error.
-*/
-static int runSchemaSql(sqlite3 *db, const char *zSchema, char **pzErr){
-  char *zQ = sqlite3_mprintf("\"%w\".", zSchema);
-  sqlite3_str *pStr;
-  const char *p;
-  char *z;
-  int rc;
-  if( zQ==0 ) return SQLITE_NOMEM;
-  pStr = sqlite3_str_new(db);
-  for(p=PROFSUM_SCHEMA_SQL; *p; ){
-    const char *q = strstr(p, "main.");
-    if( q==0 ){ sqlite3_str_appendall(pStr, p); break; }
-    sqlite3_str_append(pStr, p, (int)(q-p));
-    sqlite3_str_appendall(pStr, zQ);
-    p = q+5;
-  }
-  sqlite3_free(zQ);
-  z = sqlite3_str_finish(pStr);
-  if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_exec(db, z, 0, 0, 0);
-  sqlite3_free(z);
-  if( rc ) return stmtFail(db, rc, pzErr);
-  return SQLITE_OK;
-}
-
 /* Does table zTable exist in zSchema?  Returns 1/0, or -1 on error with
 ** *pRc set. */
 static int tableExists(sqlite3 *db, const char *zSchema, const char *zTable, int *pRc){
@@ -905,7 +850,7 @@ static int ensureHistoryTable(sqlite3 *db, const char *zSchema, char **pzErr){
   int rc = SQLITE_OK;
   int e = tableExists(db, zSchema, "profsum_history_record", &rc);
   if( e<0 ) return stmtFail(db, rc, pzErr);
-  if( e==0 ) return runSchemaSql(db, zSchema, pzErr);
+  if( e==0 ) return profsumCreateSchema(db, zSchema, pzErr);
   return SQLITE_OK;
 }
 

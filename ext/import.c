@@ -161,8 +161,8 @@ static char *defaultLabel(const char *zSource){
   return sqlite3_mprintf("%.*s", (int)n, zBase);
 }
 
-/* Run SQL text with "main." replaced by the quoted target schema. */
-static int execInSchema(sqlite3 *db, const char *zSql, const char *zSchema, char **pzErr){
+/* See profsum_int.h. */
+int profsumCreateSchema(sqlite3 *db, const char *zSchema, char **pzErr){
   char *zQ = sqlite3_mprintf("\"%w\".", zSchema);
   sqlite3_str *pStr;
   char *z;
@@ -170,7 +170,7 @@ static int execInSchema(sqlite3 *db, const char *zSql, const char *zSchema, char
   int rc;
   if( zQ==0 ) return SQLITE_NOMEM;
   pStr = sqlite3_str_new(db);
-  for(p=zSql; *p; ){
+  for(p=PROFSUM_SCHEMA_SQL; *p; ){
     const char *q = strstr(p, "main.");
     if( q==0 ){ sqlite3_str_appendall(pStr, p); break; }
     sqlite3_str_append(pStr, p, (int)(q-p));
@@ -181,7 +181,7 @@ static int execInSchema(sqlite3 *db, const char *zSql, const char *zSchema, char
   z = sqlite3_str_finish(pStr);
   if( z==0 ) return SQLITE_NOMEM;
   rc = sqlite3_exec(db, z, 0, 0, 0);
-  if( rc ) *pzErr = sqlite3_mprintf(FN ": creating the schema in '%s': %s", zSchema, sqlite3_errmsg(db));
+  if( rc && pzErr ) *pzErr = sqlite3_mprintf("creating the schema in '%s': %s", zSchema, sqlite3_errmsg(db));
   sqlite3_free(z);
   return rc;
 }
@@ -365,8 +365,13 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
   int isV1 = j->isV1, rc;
   char *zErr = 0;
   sqlite3_stmt *p = 0;
-  rc = execInSchema(db, PROFSUM_SCHEMA_SQL, o.zSchema, &zErr);
-  if( rc ) goto body_done;
+  rc = profsumCreateSchema(db, o.zSchema, &zErr);
+  if( rc ){
+    char *z2 = zErr ? sqlite3_mprintf(FN ": %s", zErr) : 0;
+    sqlite3_free(zErr);
+    zErr = z2;
+    goto body_done;
+  }
   {
     char *z = sqlite3_mprintf("SELECT trace_id FROM \"%w\".profsum_trace WHERE label=?1", o.zSchema);
     if( z==0 ){ rc = SQLITE_NOMEM; goto body_done; }

@@ -96,6 +96,31 @@ JNode *jAt(const JNode *pArr, int i){
   return pArr->a[i];
 }
 
+/* See jsontree.h. */
+JNode *jClone(const JNode *p){
+  JNode *c;
+  int i;
+  if( p==0 ) return jNull();
+  switch( p->type ){
+    case JT_TRUE:   return jBool(1);
+    case JT_FALSE:  return jBool(0);
+    case JT_INT:    return jInt(p->i);
+    case JT_REAL:   return jReal(p->r);
+    case JT_STRING: return jStr(p->z, p->n);
+    case JT_ARRAY:
+      c = jArr();
+      for(i=0; c && i<p->nChild; i++) jPush(c, jClone(p->a[i]));
+      if( c && c->oom ){ jFree(c); return 0; }
+      return c;
+    case JT_OBJECT:
+      c = jObj();
+      for(i=0; c && i<p->nChild; i++) jSet(c, p->a[i]->zKey, jClone(p->a[i]));
+      if( c && c->oom ){ jFree(c); return 0; }
+      return c;
+    default:        return jNull();
+  }
+}
+
 double jNum(const JNode *p){
   if( p==0 ) return 0.0;
   if( p->type==JT_INT ) return (double)p->i;

@@ -54,6 +54,9 @@ void jSet(JNode *pObj, const char *zKey, JNode *pChild);
 JNode *jGet(const JNode *pObj, const char *zKey);
 JNode *jAt(const JNode *pArr, int i);
 
+/* Deep copy of p (0 → a new null node).  Returns 0 when out of memory. */
+JNode *jClone(const JNode *p);
+
 /* Number value of an INT or REAL node (0 otherwise). */
 double jNum(const JNode *p);
 

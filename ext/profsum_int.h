@@ -58,6 +58,11 @@ int profsumRegisterSummaryDoc(sqlite3 *db, char **pzErr);  /* summary_doc.c */
 int profsumRegisterCompare(sqlite3 *db, char **pzErr);     /* compare.c */
 int profsumRegisterQuery(sqlite3 *db, char **pzErr);       /* query.c */
 
+/* Create the profsum tables and views (sql/schema.sql and views/, all IF
+** NOT EXISTS, compiled in) in schema zSchema (import.c).  On error *pzErr
+** gets a message without a function prefix. */
+int profsumCreateSchema(sqlite3 *db, const char *zSchema, char **pzErr);
+
 /* ---------------------------------------------------------------------
 ** Error helpers (profsum.c).
 **

@@ -585,29 +585,6 @@ static char *opLikeToken(const char *z, int n, int *pOom){
 /* Answer building                                                     */
 /* ================================================================== */
 
-/* Deep copy of p (0 → null).  0 when out of memory. */
-static JNode *qClone(const JNode *p){
-  JNode *c;
-  int i;
-  if( p==0 ) return jNull();
-  switch( p->type ){
-    case JT_TRUE:   return jBool(1);
-    case JT_FALSE:  return jBool(0);
-    case JT_INT:    return jInt(p->i);
-    case JT_REAL:   return jReal(p->r);
-    case JT_STRING: return jStr(p->z, p->n);
-    case JT_ARRAY:
-      c = jArr();
-      for(i=0; c && i<p->nChild; i++) jPush(c, qClone(p->a[i]));
-      return c;
-    case JT_OBJECT:
-      c = jObj();
-      for(i=0; c && i<p->nChild; i++) jSet(c, p->a[i]->zKey, qClone(p->a[i]));
-      return c;
-    default:        return jNull();
-  }
-}
-
 /* A list member of the document (0 when absent or not a list). */
 static const JNode *docList(const JNode *pDoc, const char *zKey){
   const JNode *p = jGet(pDoc, zKey);
@@ -630,7 +607,7 @@ static const char *strMember(const JNode *pObj, const char *zKey){
 /* New object with the listed members of pSrc (absent → null). */
 static JNode *pick(const JNode *pSrc, const char *const *azKey){
   JNode *o = jObj();
-  for(; o && *azKey; azKey++) jSet(o, *azKey, qClone(jGet(pSrc, *azKey)));
+  for(; o && *azKey; azKey++) jSet(o, *azKey, jClone(jGet(pSrc, *azKey)));
   return o;
 }
 
@@ -660,7 +637,7 @@ static JNode *hotOp(const JNode *h){
   const JNode *f = jGet(h, "flop_proxy_per_invocation");
   const char *zCanon = strMember(h, "canonical_name");
   if( f==0 ) f = jGet(h, "work_proxy_per_invocation");
-  jSet(o, "flop_proxy_per_invocation", qClone(f));
+  jSet(o, "flop_proxy_per_invocation", jClone(f));
   if( zCanon ){
     jSet(o, "canonical_name", jStr(zCanon, -1));
   }else{
@@ -683,7 +660,7 @@ static JNode *gapObj(const JNode *g){
   int k;
   for(k=0; k<2; k++){
     const char *z = strMember(g, az[k]);
-    jSet(o, az[k], z ? jStr(z, -1) : qClone(nm));
+    jSet(o, az[k], z ? jStr(z, -1) : jClone(nm));
   }
   return o;
 }
@@ -800,11 +777,11 @@ static JNode *regionRows(const JNode *pDoc, int topK){
       }
     }
     o = jObj();
-    jSet(o, "path", qClone(jGet(r, "path")));
-    jSet(o, "depth", qClone(jGet(r, "depth")));
-    jSet(o, "count", qClone(jGet(r, "count")));
-    jSet(o, "inclusive_duration", qClone(jGet(r, "inclusive_duration")));
-    jSet(o, "exclusive_duration", qClone(jGet(r, "exclusive_duration")));
+    jSet(o, "path", jClone(jGet(r, "path")));
+    jSet(o, "depth", jClone(jGet(r, "depth")));
+    jSet(o, "count", jClone(jGet(r, "count")));
+    jSet(o, "inclusive_duration", jClone(jGet(r, "inclusive_duration")));
+    jSet(o, "exclusive_duration", jClone(jGet(r, "exclusive_duration")));
     jSet(o, "inclusive_share_of_total", jReal(tot>0 ? incl/tot : 0.0));
     jSet(o, "exclusive_share_of_total", jReal(tot>0 ? excl/tot : 0.0));
     jPush(a, o);
@@ -839,8 +816,8 @@ JNode *profsumQueryDoc(const JNode *pDoc, const char *zQ, int nQ, int topK){
     const JNode *ms = jGet(jGet(tb, "communication"), "share_of_total");
     jSet(o, "query_type", jStr("compute_vs_communication", -1));
     jSet(o, "dominant", jStr(jNum(ms)>jNum(cs) ? "communication" : "compute", -1));
-    jSet(o, "compute_share", qClone(cs));
-    jSet(o, "communication_share", qClone(ms));
+    jSet(o, "compute_share", jClone(cs));
+    jSet(o, "communication_share", jClone(ms));
     jSet(o, "communication_breakdown", pickList(docList(pDoc, "communication_ops"), topK, azComm));
   }else if( HAS("collective") || HAS("communication") ){
     jSet(o, "query_type", jStr("collective_breakdown", -1));

@@ -32,7 +32,9 @@
 #include <stdarg.h>
 #include <string.h>
 
-#define PROFSUM_WINDOW_INIT   (1024*1024)
+#ifndef PROFSUM_WINDOW_INIT
+# define PROFSUM_WINDOW_INIT  (1024*1024)  /* a small value in the fuzz build exercises refills */
+#endif
 #define PROFSUM_MAX_ENTRY     ((int64_t)1<<31)   /* 2 GiB: one entry at most */
 #define PROFSUM_MAX_PENDING   8                  /* diagnostics per entry */
 

@@ -29,6 +29,7 @@ import concurrent.futures
 import gzip
 import json
 import os
+import random
 import re
 import secrets
 import shlex
@@ -133,6 +134,12 @@ def many_events(n_pairs):
         ev.append(X("parent%d" % (i % 50), t, 10, tid=tid, args={"step_num": i}))
         ev.append(X("child%d" % (i % 50), t + 2, 4, tid=tid))
     return ev
+
+
+def random_events(n):
+    """n X events with long random hex names (compress poorly), one track."""
+    rnd = random.Random(1234)
+    return [X("%0128x" % rnd.getrandbits(512), i * 10, 5) for i in range(n)]
 
 
 def multi_member(data, parts=3):
@@ -348,6 +355,20 @@ def fixtures():
     mchk = [(Q_SUM, "75000000000|1")]
     add(F("many-events.json", many, count=15000, checks=mchk))
     add(F("many-events.json.gz", gz(many), count=15000, checks=mchk))
+
+    # gzip files of 2 MiB and more on disk are inflated by a producer thread
+    # (gz.c, PROFSUM_THREAD_MIN): nearly incompressible names make one; the
+    # LIMIT queries close the cursor while the producer is still running.
+    big_gz = gz(J({"traceEvents": random_events(36000)}), 1)
+    assert len(big_gz) >= 5 << 19, len(big_gz)
+    add(F("big-random.json.gz", big_gz, count=36000, checks=[
+        ("SELECT idx FROM trace_events({p}) LIMIT 1", "0"),
+        ("SELECT count(*) FROM (SELECT * FROM trace_events({p}) LIMIT 10)", "10"),
+        ("SELECT count(*) FROM (SELECT * FROM profsum_diagnostics({p}) LIMIT 1)", "0")]))
+    add(F("big-random-truncated.json.gz", big_gz[:len(big_gz) * 3 // 4], expect="err"))
+    q = len(big_gz) * 2 // 3
+    add(F("big-random-corrupt.json.gz", big_gz[:q] + b"\x00" * 4096 + big_gz[q + 4096:],
+          expect="err"))
 
     # --- errors ---------------------------------------------------------------
     big = J({"traceEvents": many_events(300)})
