@@ -12,6 +12,21 @@ answers:
   GET  /artifactsV2/<region>/<entity>/<birth id>/<md5 hex>  the legacy
                        download URL (auth required).
 
+Publishing (wandb-http.md §6.1, §6.2 option 2) on the API instance:
+  POST /graphql        UpsertBucket (creates the run), CreateArtifact (a
+                       digest equal to a committed version of the collection
+                       answers state COMMITTED: deduplication; runName must
+                       be a known run), CreateArtifactManifest,
+                       CreateArtifactFiles (uploadUrl null for bytes the
+                       upload server already holds), CommitArtifact (reads the
+                       uploaded manifest, checks every file arrived, then
+                       registers the version so wandb_fetch can read it);
+  POST /files/<e>/<p>/<run>/file_stream  recorded in .file_streams;
+  PUT  /upload/...     on the upload server (api.upload_target, default the
+                       storage instance): stores the body in .uploads (and
+                       .blobs by MD5); a Content-MD5 header must match.
+Recorded requests of POST and PUT carry their "body" (bytes).
+
 A second instance serves as another host ("storage"): api.storage = other
 makes every directUrl point at it (the default in the tests), and the
 "redirect" fault makes the API's /files/ answer 302 to it.
@@ -34,6 +49,7 @@ Faults (mock.faults, a dict; counts are decremented per use):
   "redirect": n     /files/ on this server answers 302 to the storage server
   "omit_urls": True ArtifactFileURLs returns no edges (legacy URL fallback)
   "page_size": k    page size for ArtifactFileURLs and RunOutputArtifacts
+  "put_500": n      answer PUT /upload/ with 500
 """
 import base64
 import hashlib
@@ -64,6 +80,12 @@ class MockWandb:
         self.runs = {}           # (entity, project, run) -> dict
         self.projects = set()
         self.storage = None      # another MockWandb for directUrls
+        self.upload_target = None  # the MockWandb receiving uploads (default storage)
+        self.uploads = {}        # PUT path (no query) -> bytes
+        self.pending = {}        # artifact id -> publish state (CreateArtifact..Commit)
+        self.upserted = []       # UpsertBucket variables
+        self.file_streams = []   # (path, parsed body)
+        self.committed_manifests = {}  # artifact id -> parsed manifest
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         self.httpd.daemon_threads = True
         self.httpd.handle_error = self._handle_error
@@ -127,6 +149,9 @@ class MockWandb:
         self.projects.add((entity, project))
         self.runs[(entity, project, run)] = {
             "outputs": outputs, "config": config or {}, "summary": summary or {}}
+
+    def uploader(self):
+        return self.upload_target or self.storage or self
 
     def requests_to(self, prefix):
         with self.lock:
@@ -225,7 +250,101 @@ class MockWandb:
                 node = {"__typename": "Run", "name": by[2],
                         "project": {"name": by[1], "entity": {"name": by[0]}}}
             return {"data": {"artifact": a and {"createdBy": node}}}
+        if op in ("UpsertBucket", "CreateArtifact", "CreateArtifactManifest",
+                  "CreateArtifactFiles", "CommitArtifact"):
+            return self.publish_op(op, v)
         return {"errors": [{"message": "unknown operation %s" % op}]}
+
+    # -- publishing ---------------------------------------------------------
+    def publish_op(self, op, v):
+        up = self.uploader()
+        if op == "UpsertBucket":
+            self.upserted.append(v)
+            self.projects.add((v["entity"], v["project"]))
+            self.runs.setdefault((v["entity"], v["project"], v["name"]),
+                                 {"outputs": [], "config": {}, "summary": {}})
+            return {"data": {"upsertBucket": {"bucket": {
+                "id": "UnVuOjk5", "name": v["name"], "displayName": v.get("displayName"),
+                "description": None, "config": "{}", "sweepName": None,
+                "project": {"id": "UHJvamVjdDox", "name": v["project"],
+                            "entity": {"id": "RW50aXR5OjE=", "name": v["entity"]}},
+                "historyLineCount": 0}, "inserted": True}}}
+        if op == "CreateArtifact":
+            key = (v["entityName"], v["projectName"], v.get("runName"))
+            if v.get("runName") is None or key not in self.runs:
+                return {"errors": [{"message": "run %s not found" % (v.get("runName"),)}]}
+            same = [a for a in self.artifacts if (a["entity"], a["project"], a["name"]) ==
+                    (v["entityName"], v["projectName"], v["artifactCollectionName"])]
+            latest = max(same, key=lambda a: a["version"]) if same else None
+            for a in same:
+                if a.get("digest") == v["digest"]:
+                    return {"data": {"createArtifact": {"artifact": {
+                        "id": a["id"], "state": "COMMITTED", "versionIndex": a["version"],
+                        "artifactSequence": {"latestArtifact": {"id": latest["id"]}}}}}}
+            art_id = base64.b64encode(("Artifact:%d" % (2000 + len(self.pending))).encode()).decode()
+            self.pending[art_id] = dict(v, state="PENDING", files={}, manifest_ids=[])
+            return {"data": {"createArtifact": {"artifact": {
+                "id": art_id, "state": "PENDING", "versionIndex": None,
+                "artifactSequence": {"latestArtifact": latest and {"id": latest["id"]}}}}}}
+        if op == "CreateArtifactManifest":
+            st = self.pending.get(v["artifactID"])
+            if st is None:
+                return {"errors": [{"message": "no such artifact"}]}
+            mid = "QXJ0aWZhY3RNYW5pZmVzdDo%d" % len(st["manifest_ids"])
+            st["manifest_ids"].append((mid, v))
+            f = {"id": "RmlsZTox"}
+            if v["includeUpload"]:
+                f["uploadUrl"] = "%s/upload/manifest-%s?sig=m" % (up.url, v["artifactID"])
+                f["uploadHeaders"] = []
+            return {"data": {"createArtifactManifest": {"artifactManifest": {"id": mid, "file": f}}}}
+        if op == "CreateArtifactFiles":
+            edges = []
+            for spec in v["artifactFiles"]:
+                st = self.pending.get(spec["artifactID"])
+                if st is None:
+                    return {"errors": [{"message": "no such artifact"}]}
+                st["files"][spec["name"]] = spec["md5"]
+                h = base64.b64decode(spec["md5"]).hex()
+                have = h in up.blobs
+                edges.append({"node": {
+                    "storagePath": "wandb_artifacts/%s" % h,
+                    "uploadUrl": None if have else "%s/upload/%s/%s?sig=f" % (
+                        up.url, spec["artifactID"], spec["name"]),
+                    "uploadHeaders": None if have else [
+                        "Content-MD5:%s" % spec["md5"], "x-test-header:  yes"],
+                    "artifact": {"id": spec["artifactID"]}}})
+            return {"data": {"createArtifactFiles": {"files": {"edges": edges}}}}
+        if op == "CommitArtifact":
+            st = self.pending.get(v["artifactID"])
+            if st is None:
+                return {"errors": [{"message": "no such artifact"}]}
+            raw = up.uploads.get("/upload/manifest-%s" % v["artifactID"])
+            if raw is None:
+                return {"errors": [{"message": "manifest not uploaded"}]}
+            man = json.loads(raw)
+            files = {}
+            for path, ent in man["contents"].items():
+                h = base64.b64decode(ent["digest"]).hex()
+                if h not in up.blobs or st["files"].get(path) != ent["digest"]:
+                    return {"errors": [{"message": "file %s not uploaded" % path}]}
+                files[path] = up.blobs[h]
+            e, p, n = st["entityName"], st["projectName"], st["artifactCollectionName"]
+            version = len([a for a in self.artifacts
+                           if (a["entity"], a["project"], a["name"]) == (e, p, n)])
+            aliases = [x["alias"] for x in st["aliases"] or []]
+            for a in self.artifacts:
+                if (a["entity"], a["project"], a["name"]) == (e, p, n):
+                    a["aliases"] = [x for x in a["aliases"] if x not in aliases]
+            self.add_artifact(e, p, n, version, files, type_=st["artifactTypeName"],
+                              aliases=aliases, art_id=v["artifactID"],
+                              created_by=(e, p, st["runName"]))
+            self.artifacts[-1]["digest"] = st["digest"]
+            self.artifacts[-1]["metadata"] = st["metadata"]
+            self.runs[(e, p, st["runName"])]["outputs"].append(v["artifactID"])
+            self.committed_manifests[v["artifactID"]] = man
+            del self.pending[v["artifactID"]]
+            return {"data": {"commitArtifact": {"artifact": {
+                "id": v["artifactID"], "digest": st["digest"], "versionIndex": version}}}}
 
 
 def _make_handler(mock):
@@ -244,11 +363,31 @@ def _make_handler(mock):
             self.end_headers()
             self.wfile.write(body)
 
-        def _record(self, op=None):
+        def _record(self, op=None, body=None):
             with mock.lock:
                 mock.requests.append({"method": self.command, "path": self.path,
                                       "headers": {k.lower(): v for k, v in self.headers.items()},
-                                      "op": op})
+                                      "op": op, "body": body})
+
+        def _authorized(self):
+            return self.headers.get("Authorization") == mock.auth_header()
+
+        def do_PUT(self):
+            n = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(n)
+            self._record(body=raw)
+            path = self.path.split("?", 1)[0]
+            if not path.startswith("/upload/"):
+                return self._send(404, {"error": "no such endpoint"})
+            if mock.fault("put_500"):
+                return self._send(500, b"<Error>InternalError</Error>", ctype="application/xml")
+            md5 = self.headers.get("Content-MD5")
+            if md5 is not None and md5 != b64md5(raw):
+                return self._send(400, b"<Error>BadDigest</Error>", ctype="application/xml")
+            with mock.lock:
+                mock.uploads[path] = raw
+                mock.blobs[hashlib.md5(raw).hexdigest()] = raw
+            self._send(200, b"")
 
         def do_POST(self):
             n = int(self.headers.get("Content-Length") or 0)
@@ -259,7 +398,15 @@ def _make_handler(mock):
                 op = m.group(1) if m else None
             except ValueError:
                 body, op = {}, None
-            self._record(op)
+            self._record(op, raw)
+            m = re.match(r"/files/([^/]+)/([^/]+)/([^/]+)/file_stream$", self.path)
+            if m:
+                if not self._authorized():
+                    return self._send(401, {"error": "permission denied"})
+                if mock.fault("500"):
+                    return self._send(500, {"error": "internal error"})
+                mock.file_streams.append((self.path, body))
+                return self._send(200, {"exitcode": None, "limits": {}})
             if self.path != "/graphql":
                 return self._send(404, {"error": "no such endpoint"})
             if mock.fault("gql_redirect"):

@@ -1,4 +1,4 @@
-"""wandb_fetch / wandb_fetch_run against the loopback mock (tests/mock_wandb.py).
+"""wandb_fetch / wandb_fetch_run / wandb_publish against the loopback mock (tests/mock_wandb.py).
 
 Run: /usr/bin/python3 tests/run.py test_wandb.py
 The NETWORK=0 variant is tested when PROFSUM_NONET_SO (default
@@ -453,8 +453,230 @@ class WandbTest(unittest.TestCase):
         m = self.err("SELECT * FROM v")
         self.assertIn("unsafe use of wandb_fetch()", m)
         self.assertEqual(self.api.requests, [])
-        m = self.err("SELECT wandb_publish('t')")
-        self.assertEqual(m, "wandb_publish: not available in this build yet")
+        self.db.execute("CREATE VIEW v2 AS SELECT wandb_publish('t', '{\"dry_run\": true}') AS r")
+        m = self.err("SELECT * FROM v2")
+        self.assertIn("unsafe use of wandb_publish()", m)
+
+    # -- publishing -------------------------------------------------------------
+    PUB_OPS = ["UpsertBucket", "CreateArtifact", "CreateArtifactManifest", "CreateArtifactFiles",
+               "CreateArtifactManifest", "CommitArtifact"]
+
+    def import_trace(self, label="t1"):
+        import fixtures
+        p = self.tmp.write(label.replace("/", "_") + ".json",
+                           fixtures.f1([100, 110, 120, 130, 140, 150], 60))
+        return self.db.execute("SELECT profsum_import(?, ?)", (p, label)).fetchone()[0]
+
+    def expected_files(self, trace):
+        summary = (self.db.execute("SELECT profsum_summary_json(?)", (trace,)).fetchone()[0]
+                   + "\n").encode()
+        report = self.db.execute("SELECT profsum_report_md(?)", (trace,)).fetchone()[0].encode()
+        return {"profile_report.md": report, "profile_summary.json": summary}
+
+    @staticmethod
+    def manifest_digest(files):
+        text = "wandb-artifact-manifest-v1\n" + "".join(
+            "%s:%s\n" % (p, b64md5(d)) for p, d in sorted(files.items()))
+        return hashlib.md5(text.encode()).hexdigest()
+
+    def test_publish_dry_run(self):
+        self.import_trace("t1")
+        os.environ["WANDB_ENTITY"] = "e"
+        os.environ["WANDB_PROJECT"] = "p"
+        del os.environ["WANDB_API_KEY"]        # a dry run needs no key
+        files = self.expected_files("t1")
+        r = self.q("SELECT wandb_publish('t1', '{\"dry_run\": true}')")
+        self.assertEqual(r["status"], "dry_run")
+        self.assertEqual((r["name"], r["type"], r["entity"], r["project"], r["aliases"]),
+                         ("profile-summary-t1", "profile_summary", "e", "p", ["latest"]))
+        self.assertEqual((r["run"], r["new_run"]), (None, True))
+        self.assertEqual(r["files"], [{"path": p, "size": len(d), "digest": b64md5(d)}
+                                      for p, d in sorted(files.items())])
+        self.assertEqual(r["digest"], self.manifest_digest(files))
+        doc = json.loads(files["profile_summary.json"])
+        meta = r["metadata"]
+        self.assertEqual(meta["step_median"], doc["step_time"]["steady_state_steps"]["median"])
+        self.assertEqual(meta["stall_share"], doc["time_breakdown"]["stall"]["share_of_total"])
+        self.assertEqual(meta["top_pre_gap_op"], doc["gap_before_ops"][0]["name"])
+        self.assertEqual(meta["num_hierarchical_regions"], len(doc["hierarchical_regions"]))
+        self.assertEqual((meta["schema_version"], meta["run_id"]), ("profile_summary.v1", None))
+        # options override the environment; a label is sanitized into a name;
+        # report_path replaces the generated report
+        self.import_trace("run:x/y z")
+        rep = self.tmp.write("r.md", b"# my report\n")
+        r = self.q("SELECT wandb_publish('run:x/y z', ?)", json.dumps(
+            {"dry_run": True, "entity": "e2", "project": "p2", "aliases": ["a", "b"],
+             "report_path": rep, "summary_path": "/x/s.json"}))
+        self.assertEqual((r["name"], r["entity"], r["project"], r["aliases"]),
+                         ("profile-summary-run-x-y-z", "e2", "p2", ["a", "b"]))
+        self.assertEqual(r["files"][0], {"path": "profile_report.md", "size": 12,
+                                         "digest": b64md5(b"# my report\n")})
+        self.assertEqual((r["report_path"], r["summary_path"]), (rep, "/x/s.json"))
+        r = self.q("SELECT wandb_publish(1, '{\"dry_run\": true, \"artifact_name\": \"my.name_1\"}')")
+        self.assertEqual(r["name"], "my.name_1")
+        self.assertEqual(self.api.requests + self.storage.requests, [])
+
+    def test_publish(self):
+        tid = self.import_trace("t1")
+        files = self.expected_files(tid)
+        r = self.q("SELECT wandb_publish(?, ?)", tid, json.dumps(
+            {"entity": "e", "project": "p", "aliases": ["latest", "best"]}))
+        # the request sequence: a dedicated run (no run_metadata), §6.1 P1-P7, finish
+        api = [(x["method"], x["path"], x["op"]) for x in self.api.requests]
+        run = self.api.upserted[0]["name"]
+        self.assertEqual(api, [("POST", "/graphql", op) for op in self.PUB_OPS]
+                         + [("POST", "/files/e/p/%s/file_stream" % run, None)])
+        art = r["id"]
+        puts = [(x["method"], x["path"]) for x in self.storage.requests]
+        self.assertEqual(puts, [("PUT", "/upload/%s/profile_report.md?sig=f" % art),
+                                ("PUT", "/upload/%s/profile_summary.json?sig=f" % art),
+                                ("PUT", "/upload/manifest-%s?sig=m" % art)])
+        # the uploaded bytes are exactly profsum_summary_json + "\n" and profsum_report_md
+        for p, d in files.items():
+            self.assertEqual(self.storage.uploads["/upload/%s/%s" % (art, p)], d)
+        for x in self.storage.requests[:2]:
+            self.assertEqual(x["headers"]["x-test-header"], "yes")
+            self.assertNotIn("content-type", x["headers"])
+        self.assert_no_key_off_api()
+        self.assertTrue(all(x["headers"].get("authorization") == AUTH for x in self.api.requests))
+        # the variables of the mutations
+        bodies = [json.loads(x["body"]) for x in self.api.requests[:6]]
+        up = bodies[0]["variables"]
+        self.assertEqual((up["entity"], up["project"], up["jobType"], up["displayName"]),
+                         ("e", "p", "profile_summary", "publish-profile-summary-t1"))
+        self.assertRegex(run, "^[a-z0-9]{8}$")
+        ca = bodies[1]["variables"]
+        self.assertEqual((ca["entityName"], ca["projectName"], ca["artifactTypeName"],
+                          ca["artifactCollectionName"], ca["runName"], ca["digest"]),
+                         ("e", "p", "profile_summary", "profile-summary-t1", run,
+                          self.manifest_digest(files)))
+        self.assertEqual(ca["aliases"], [{"artifactCollectionName": "profile-summary-t1", "alias": a}
+                                         for a in ("latest", "best")])
+        self.assertEqual(json.loads(ca["metadata"])["run_id"], None)
+        self.assertRegex(ca["clientID"], "^[a-z0-9]{128}$")
+        self.assertEqual([b["variables"]["includeUpload"] for b in (bodies[2], bodies[4])],
+                         [False, True])
+        self.assertEqual(bodies[2]["variables"]["digest"], "")
+        man_bytes = self.storage.uploads["/upload/manifest-%s" % art]
+        self.assertEqual(bodies[4]["variables"]["digest"], b64md5(man_bytes))
+        self.assertEqual(self.api.committed_manifests[art]["contents"], {
+            p: {"digest": b64md5(d), "birthArtifactID": art, "size": len(d)} for p, d in files.items()})
+        self.assertEqual(self.api.file_streams[-1][1], {"files": {}, "complete": True, "exitcode": 0})
+        # the answer
+        self.assertEqual(r["status"], "published")
+        self.assertEqual((r["name"], r["version"], r["ref"], r["type"], r["entity"], r["project"],
+                          r["aliases"], r["run"], r["new_run"]),
+                         ("profile-summary-t1", "v0", "e/p/profile-summary-t1:v0", "profile_summary",
+                          "e", "p", ["latest", "best"], "e/p/" + run, True))
+        self.assertEqual(r["files"], [{"path": p, "size": len(d), "digest": b64md5(d), "uploaded": True}
+                                      for p, d in sorted(files.items())])
+        # round trip: the published artifact fetches back byte for byte
+        f = self.q("SELECT wandb_fetch('e/p/profile-summary-t1:best', ?)", self.dest())
+        self.assertEqual(f["id"], art)
+        for p, d in files.items():
+            with open(self.dest(p), "rb") as fh:
+                self.assertEqual(fh.read(), d)
+        # the same content again: deduplicated by the server, nothing uploaded
+        n = len(self.storage.requests)
+        r2 = self.q("SELECT wandb_publish(?, '{\"entity\":\"e\",\"project\":\"p\"}')", tid)
+        self.assertEqual((r2["status"], r2["id"], r2["version"]), ("deduplicated", art, "v0"))
+        self.assertEqual([x for x in self.storage.requests[n:] if x["method"] == "PUT"], [])
+
+    def test_publish_upload_on_api_host_gets_no_key(self):
+        # even an upload URL on the API host itself is sent without the key
+        self.api.upload_target = self.api
+        self.import_trace("t1")
+        os.environ["WANDB_ENTITY"] = "e"
+        os.environ["WANDB_PROJECT"] = "p"
+        self.q("SELECT wandb_publish('t1')")
+        puts = [x for x in self.api.requests if x["method"] == "PUT"]
+        self.assertEqual(len(puts), 3)
+        for x in puts:
+            self.assertNotIn("authorization", x["headers"])
+        for x in self.api.requests:
+            if x["method"] == "POST":
+                self.assertEqual(x["headers"].get("authorization"), AUTH)
+
+    def test_publish_attached_to_profiled_run(self):
+        import gzip
+        import fixtures
+        trace = gzip.compress(json.dumps(fixtures.f1([100, 110, 120, 130, 140, 150], 60)).encode())
+        prof = self.api.add_artifact("e", "p", "run-xyz-profiler", 0,
+                                     {"plugins/profile/2026_01_01_00_00_00/host.trace.json.gz": trace},
+                                     aliases=["latest"])
+        self.api.add_run("e", "p", "xyz", [prof])
+        tid = self.db.execute("SELECT profsum_import('wandb-run:e/p/xyz')").fetchone()[0]
+        n = len(self.api.requests)
+        r = self.q("SELECT wandb_publish(?, '{\"entity\":\"e\",\"project\":\"p\"}')", tid)
+        self.assertEqual([x["op"] for x in self.api.requests[n:]], self.PUB_OPS[1:])
+        self.assertEqual(json.loads(self.api.requests[n]["body"])["variables"]["runName"], "xyz")
+        self.assertEqual((r["name"], r["run"], r["new_run"]),
+                         ("profile-summary-run-xyz-profiler-v0", "e/p/xyz", False))
+        self.assertIn(r["id"], self.api.runs[("e", "p", "xyz")]["outputs"])
+        self.assertEqual(self.api.file_streams, [])
+        # another target project: the profiled run is not there, a run is created
+        d = self.q("SELECT wandb_publish(?, '{\"entity\":\"e\",\"project\":\"q\",\"dry_run\":true}')", tid)
+        self.assertEqual((d["run"], d["new_run"]), (None, True))
+        self.assertEqual(d["metadata"]["source_artifact_ref"], "e/p/run-xyz-profiler:v0")
+
+    def test_publish_401(self):
+        self.import_trace("t1")
+        os.environ["WANDB_API_KEY"] = "f" * 40
+        m = self.err("SELECT wandb_publish('t1', '{\"entity\":\"e\",\"project\":\"p\"}')")
+        self.assertEqual(m, "wandb_publish: graphql UpsertBucket: authentication failed "
+                            "(http 401: permission denied); check WANDB_API_KEY or the netrc "
+                            "entry for '127.0.0.1:%d'" % self.api.port)
+        self.assertEqual(self.storage.requests, [])
+
+    def test_publish_500_then_success(self):
+        self.import_trace("t1")
+        self.api.faults["500"] = 1
+        self.storage.faults["put_500"] = 1
+        r = self.q("SELECT wandb_publish('t1', '{\"entity\":\"e\",\"project\":\"p\"}')")
+        self.assertEqual((r["status"], r["version"]), ("published", "v0"))
+        self.assertEqual([x["op"] for x in self.api.requests][:2], ["UpsertBucket", "UpsertBucket"])
+        self.assertEqual([x["path"].split("?")[0].rsplit("/", 1)[1] for x in self.storage.requests],
+                         ["profile_report.md", "profile_report.md", "profile_summary.json",
+                          "manifest-" + r["id"]])
+        self.assert_no_key_off_api()
+
+    def test_publish_upload_fails(self):
+        self.import_trace("t1")
+        self.storage.faults["put_500"] = 100
+        os.environ["PROFSUM_WANDB_MAX_RETRY_SECONDS"] = "0"
+        m = self.err("SELECT wandb_publish('t1', '{\"entity\":\"e\",\"project\":\"p\"}')")
+        self.assertEqual(m, "wandb_publish: upload of 'profile_report.md': http 500 "
+                            "(gave up after 1 attempt)")
+        # the run created for it is marked finished, as failed; nothing committed
+        self.assertEqual(self.api.file_streams[-1][1]["exitcode"], 1)
+        self.assertNotIn("CommitArtifact", [x["op"] for x in self.api.requests])
+        self.assert_no_key_off_api()
+
+    def test_publish_errors(self):
+        self.import_trace("t1")
+        m = self.err("SELECT wandb_publish('t1')")
+        self.assertEqual(m, "wandb_publish: no target: needs an entity and a project "
+                            "(options entity/project or WANDB_ENTITY/WANDB_PROJECT)")
+        os.environ["WANDB_ENTITY"] = "e"
+        m = self.err("SELECT wandb_publish('t1', '{\"dry_run\": true}')")
+        self.assertIn("wandb_publish: no target: needs a project (", m)
+        m = self.err("SELECT wandb_publish('t1', '{\"project\": \"p\", \"entity\": \"\"}')")
+        self.assertEqual(m, "wandb_publish: option 'entity' must be a non-empty string")
+        os.environ["WANDB_PROJECT"] = "p"
+        m = self.err("SELECT wandb_publish('nope')")
+        self.assertEqual(m, "wandb_publish: no trace with label 'nope'")
+        m = self.err("SELECT wandb_publish('t1', '{\"bogus\": 1}')")
+        self.assertIn("wandb_publish: unknown option 'bogus'", m)
+        m = self.err("SELECT wandb_publish('t1', '{\"artifact_name\": \"a/b\"}')")
+        self.assertIn("wandb_publish: invalid artifact_name 'a/b'", m)
+        m = self.err("SELECT wandb_publish('t1', '{\"aliases\": [\"v:1\"]}')")
+        self.assertIn("wandb_publish: invalid alias 'v:1'", m)
+        m = self.err("SELECT wandb_publish('t1', '[1]')")
+        self.assertEqual(m, "wandb_publish: options_json must be a JSON object")
+        m = self.err("SELECT wandb_publish('t1', '{\"report_path\": \"/nonexistent/r.md\"}')")
+        self.assertEqual(m, "wandb_publish: cannot read report_path '/nonexistent/r.md': "
+                            "No such file or directory")
+        self.assertEqual(self.api.requests, [])
 
     @unittest.skipUnless(os.path.exists(NONET_SO), "no NETWORK=0 build at " + NONET_SO)
     def test_no_network_build(self):
