@@ -48,6 +48,9 @@ class CliBase(unittest.TestCase):
         self.env = dict(os.environ)
         self.env.pop("PROFSUM_PROGRESS_DELAY_MS", None)
         self.env.pop("PROFSUM_NO_PROGRESS", None)
+        # `make asan` preloads the sanitizer runtime for Python: the CLI is a
+        # separate, uninstrumented program, so it must not inherit it.
+        self.env.pop("LD_PRELOAD", None)
         self.env["TMPDIR"] = self.td.path
 
     def tearDown(self):

@@ -57,7 +57,8 @@ class ReportHtml(unittest.TestCase):
                                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                                 "--user-data-dir=" + profile, "--window-size=1000,1400",
                                 "--screenshot=" + png, "file://" + page],
-                               check=True, timeout=120, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               check=True, timeout=120, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env={k: v for k, v in os.environ.items() if k != "LD_PRELOAD"})
             finally:
                 shutil.rmtree(profile, ignore_errors=True)
             data = open(png, "rb").read()
