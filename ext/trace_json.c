@@ -961,6 +961,10 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
     p++;
     while( p<e && aWs[*p] ) p++;
     if( p>=e ) return P_MORE;
+    if( mode==0 && KEYIS(k,nk,"args") ){
+      /* A repeated "args" replaces the earlier one: forget its keys. */
+      memset(s->ev.aArg, 0, sizeof(s->ev.aArg));
+    }
     if( mode==0 && *p=='{' && (s->flags & PROFSUM_SCAN_ARGKEYS) && KEYIS(k,nk,"args") ){
       /* args: collect the known keys while skipping it. */
       const u8 *pStart = p;

@@ -144,6 +144,15 @@ class Basics(unittest.TestCase):
         p = self.td.write("t.json", '[{"ph":"B","name":"x","ph":"X","pid":1,"tid":1,"ts":5,"ts":7,"dur":1,"name":"y"}]')
         self.assertEqual(q(self.db, "SELECT ph, name, ts FROM trace_events(?)", p), [("X", "y", 7000)])
 
+    def test_duplicate_args_last_wins(self):
+        # Found by the fuzzer: the known keys of an earlier "args" must not survive.
+        p = self.td.write("t.json", '[{"ph":"X","name":"n","ts":1,"dur":1,"pid":1,"tid":1,'
+                                    '"args":{"tf_op":"a","run_id":"1"},"args":"b"},'
+                                    '{"ph":"X","name":"m","ts":1,"dur":1,"pid":1,"tid":1,'
+                                    '"args":{"tf_op":"a"},"args":{"source":"s.py"}}]')
+        self.assertEqual(q(self.db, "SELECT tf_op, run_id, source, args FROM trace_events(?) ORDER BY idx", p),
+                         [(None, None, None, '"b"'), (None, None, "s.py", '{"source":"s.py"}')])
+
     def test_args_always_valid_json(self):
         text = ('{"traceEvents":[{"ph":"X","pid":1,"tid":1,"ts":0,"dur":1,"name":"a",'
                 '"args":{"s":"x\ty","n":NaN,"i":-Infinity,"l":[1,2,],"o":{"k":1,},}},'
