@@ -450,3 +450,28 @@ class Progress(CliBase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TrimAndHtml(CliBase):
+    def test_trim(self):
+        src = self.td.write("f9.json.gz", json.dumps(fixtures.f9()), gz=True)
+        out = os.path.join(self.td.path, "small.json.gz")
+        o, _ = self.run_cli("trim", "--trace-file", src, "--output", out, "--pid", "1", "--start-us", "200")
+        self.assertEqual(o.splitlines(), [out, "5 entries written"])
+        db = connect()
+        names = [r[0] for r in db.execute("SELECT name FROM trace_events(?) WHERE ph='X' ORDER BY idx", (out,))]
+        db.close()
+        self.assertEqual(names, ["ncclDevKernel_AllGather_RING_LL", "ncclDevKernel_ReduceScatter_RING_LL"])
+        self.run_cli("trim", "--trace-file", src, rc=2)
+        self.run_cli("trim", "--trace-file", src, "--output", out, "--start-us", "x", rc=2)
+
+    def test_report_html(self):
+        src = self.td.write("f1.json.gz", json.dumps(F1_BEFORE), gz=True)
+        out = os.path.join(self.td.path, "r.html")
+        o, _ = self.run_cli("report", "--summary", src, "--format", "html", "--output", out)
+        self.assertEqual(o.strip(), out)
+        html = open(out).read()
+        self.assertTrue(html.startswith("<!DOCTYPE html>"))
+        self.assertEqual(html.count("<svg"), 4)
+        _, err = self.run_cli("report", "--summary", src, "--format", "pdf", rc=2)
+        self.assertIn("--format must be md or html", err)

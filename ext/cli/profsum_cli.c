@@ -1059,8 +1059,19 @@ static const OptSpec REPORT_OPTS[] = {
   {"db", OPT_STR, "DB", "a profsum database (with --trace)"},
   {"trace", OPT_STR, "LABEL", "label or trace_id of a trace in --db"},
   {"top-k", OPT_INT, "N", "rows per table (default 10)"},
+  {"format", OPT_STR, "md|html", "markdown (default), or one self-contained HTML page with SVG charts"},
   KNOB_OPTS,
-  {"output", OPT_STR, "PATH", "write the markdown here and print PATH"},
+  {"output", OPT_STR, "PATH", "write the report here and print PATH"},
+  {0,0,0,0}
+};
+
+static const OptSpec TRIM_OPTS[] = {
+  {"trace-file", OPT_STR, "PATH", "the trace to trim (gzip or plain JSON)"},
+  {"output", OPT_STR, "PATH", "the smaller trace to write (gzipped JSON)"},
+  {"where", OPT_STR, "SQL", "any condition on the columns of trace_events (e.g. \"pid = 3\")"},
+  {"pid", OPT_INT, "PID", "only this process (a device), plus its metadata"},
+  {"start-us", OPT_STR, "US", "only events starting at or after this time (µs, as in the file)"},
+  {"end-us", OPT_STR, "US", "only events starting before this time (µs)"},
   {0,0,0,0}
 };
 
@@ -1193,15 +1204,55 @@ static int cmdSummarize(Opts *o){
 
 static int cmdReport(Opts *o){
   long long k = optNonNeg(o, "top-k", 10);
-  char *zOpts = knobOptions(o, 0, 0), *zMd;
+  const char *zFormat = optStr(o, "format");
+  char *zOpts, *zMd;
   sqlite3_int64 id;
+  int isHtml = 0;
+  if( zFormat ){
+    if( strcmp(zFormat, "html")==0 ) isHtml = 1;
+    else if( strcmp(zFormat, "md")!=0 ) fail(EXIT_USAGE, "--format must be md or html, not '%s'", zFormat);
+  }
+  if( isHtml && (k<1 || k>64) ) fail(EXIT_USAGE, "--top-k must be from 1 to 64 with --format html");
+  zOpts = knobOptions(o, 0, 0);
   openDb(optStr(o, "db"));
   id = summaryArg(o, zOpts);
-  zMd = sqlText("SELECT profsum_report_md(?1, ?2)", "ii", id, (sqlite3_int64)k);
-  if( zMd==0 ) fail(EXIT_FAIL, "profsum_report_md returned nothing");
+  zMd = sqlText(isHtml ? "SELECT profsum_report_html(?1, ?2)" : "SELECT profsum_report_md(?1, ?2)",
+                "ii", id, (sqlite3_int64)k);
+  if( zMd==0 ) fail(EXIT_FAIL, "the report function returned nothing");
   emit(zMd, optStr(o, "output"));
   free(zMd);
   free(zOpts);
+  return EXIT_OK;
+}
+
+/* profsum trim: profsum_trim() with a condition built from the options. */
+static int cmdTrim(Opts *o){
+  const char *zTrace = optStr(o, "trace-file"), *zOut = optStr(o, "output");
+  const char *zWhere = optStr(o, "where"), *zStart = optStr(o, "start-us"), *zEnd = optStr(o, "end-us");
+  const char *zPid = optStr(o, "pid");
+  char zCond[4096];
+  size_t n = 0;
+  char *zN;
+  if( zTrace==0 || zOut==0 ) fail(EXIT_USAGE, "--trace-file and --output are required");
+  zCond[0] = 0;
+  n += (size_t)snprintf(zCond+n, sizeof(zCond)-n, "1");
+  if( zWhere ) n += (size_t)snprintf(zCond+n, sizeof(zCond)-n, " AND (%s)", zWhere);
+  if( zPid ) n += (size_t)snprintf(zCond+n, sizeof(zCond)-n, " AND pid = %lld", optNonNeg(o, "pid", 0));
+  if( zStart ){
+    char *e; double v = strtod(zStart, &e);
+    if( *e || e==zStart ) fail(EXIT_USAGE, "--start-us must be a number, not '%s'", zStart);
+    n += (size_t)snprintf(zCond+n, sizeof(zCond)-n, " AND ts >= %.0f", v*1000.0);
+  }
+  if( zEnd ){
+    char *e; double v = strtod(zEnd, &e);
+    if( *e || e==zEnd ) fail(EXIT_USAGE, "--end-us must be a number, not '%s'", zEnd);
+    n += (size_t)snprintf(zCond+n, sizeof(zCond)-n, " AND ts < %.0f", v*1000.0);
+  }
+  if( n>=sizeof(zCond) ) fail(EXIT_USAGE, "--where is too long");
+  openDb(0);
+  zN = sqlText("SELECT profsum_trim(?1, ?2, ?3)", "ttt", zTrace, zOut, zCond);
+  printf("%s\n%s entries written\n", zOut, zN ? zN : "0");
+  free(zN);
   return EXIT_OK;
 }
 
@@ -1510,6 +1561,11 @@ static const Cmd aCmd[] = {
    "(--summary PATH | --db DB --trace LABEL) [--report PATH] [--dry-run] [W&B options]",
    "Upload the summary (and report) as a profile_summary artifact; --dry-run only shows what would be sent.",
    PUBLISH_OPTS, cmdPublish, 0},
+  {"trim", "write a smaller trace (selected events + their metadata)",
+   "--trace-file PATH --output PATH [--pid PID] [--start-us US] [--end-us US] [--where SQL]",
+   "Write a valid gzipped trace JSON with only the selected events and the metadata of their\n"
+   "processes, so that Perfetto or TensorBoard can open a part of a trace that is too big.",
+   TRIM_OPTS, cmdTrim, 0},
   {"sql", "open the sqlite3 shell with profsum loaded",
    "[DB] [sqlite3 options...]",
    "Run the sqlite3 shell on DB with `.load profsum.so` done (profsum.so is found next to this\n"
