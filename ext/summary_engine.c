@@ -1068,45 +1068,129 @@ static int isTransferName(const char *z, int n){
       || hasToPattern(z, n, "host", "device") || hasToPattern(z, n, "device", "host");
 }
 
-static int cmpI64(const void *pa, const void *pb){
-  int64_t a = *(const int64_t*)pa, b = *(const int64_t*)pb;
-  return a<b ? -1 : (a>b);
-}
-
-typedef struct Ival { int64_t lo, hi; } Ival;
-static int cmpIval(const void *pa, const void *pb){
-  const Ival *a = (const Ival*)pa, *b = (const Ival*)pb;
-  if( a->lo!=b->lo ) return a->lo<b->lo ? -1 : 1;
-  return a->hi<b->hi ? -1 : (a->hi>b->hi);
-}
-
-/* Median of sorted a[0..n) in µs (linear interpolation at 0.5). */
-static double medianUs(const int64_t *a, int64_t n){
-  if( n==0 ) return 0.0;
-  if( n%2 ) return US(a[n/2]);
-  return US(a[n/2-1])*0.5 + US(a[n/2])*0.5;
-}
-
 #define SMALL_OP_PS ((int64_t)100000000)   /* 0.1 ms */
 
-/* Inputs of the KPIs: per device union/span/median, trace facts. */
+/* The device-op events of one device (proc id), or of all devices
+** (proc < 0), visited through the per-track slices of aOrd. */
+typedef struct DevIter { Engine *e; int32_t proc; } DevIter;
+
+/* Call x(pArg, r) for every device-op event of the selection. */
+static void devEach(DevIter *d, void (*x)(void*, const SEv*), void *pArg){
+  int64_t t, k;
+  for(t=0; t<d->e->nTrk; t++){
+    STrack *tr = &d->e->aTrk[t];
+    if( !(tr->isDevice && tr->isDevOp) ) continue;
+    if( d->proc>=0 && tr->proc!=d->proc ) continue;
+    for(k=0; k<tr->nEv; k++) x(pArg, &d->e->aEv[d->e->aOrd[tr->iFirst+k]]);
+  }
+}
+
+/* Radix selection: the k-th smallest duration (0-based) of a selection
+** without copying it: four passes over the events, one per 16-bit digit
+** (durations are > 0 and fit in 63 bits). */
+typedef struct Radix { uint64_t prefix, mask; int shift; int64_t *aCnt; } Radix;
+static void radixCount(void *pArg, const SEv *r){
+  Radix *x = (Radix*)pArg;
+  uint64_t v = (uint64_t)r->dur;
+  if( (v & x->mask)==x->prefix ) x->aCnt[(v>>x->shift) & 0xFFFF]++;
+}
+static int kthDur(DevIter *d, int64_t k, int64_t *pOut){
+  Radix x;
+  int pass;
+  x.aCnt = sqlite3_malloc64(sizeof(int64_t)*65536);
+  if( x.aCnt==0 ) return SQLITE_NOMEM;
+  x.prefix = 0; x.mask = 0;
+  for(pass=3; pass>=0; pass--){
+    int64_t b, acc = 0;
+    x.shift = pass*16;
+    memset(x.aCnt, 0, sizeof(int64_t)*65536);
+    devEach(d, radixCount, &x);
+    for(b=0; b<65536; b++){
+      if( acc + x.aCnt[b] > k ) break;
+      acc += x.aCnt[b];
+    }
+    k -= acc;
+    x.prefix |= (uint64_t)b << x.shift;
+    x.mask |= (uint64_t)0xFFFF << x.shift;
+  }
+  sqlite3_free(x.aCnt);
+  *pOut = (int64_t)x.prefix;
+  return SQLITE_OK;
+}
+
+/* Median (linear interpolation at 0.5) of the n durations of a selection, µs. */
+static int medianDur(DevIter *d, int64_t n, double *pOut){
+  int64_t a, b;
+  int rc;
+  if( n==0 ){ *pOut = 0.0; return SQLITE_OK; }
+  rc = kthDur(d, (n-1)/2, &a);
+  if( rc ) return rc;
+  if( n%2 ){ *pOut = US(a); return SQLITE_OK; }
+  rc = kthDur(d, n/2, &b);
+  *pOut = US(a)*0.5 + US(b)*0.5;
+  return rc;
+}
+
+/* Busy union and span of one device's ops: a k-way merge of its tracks'
+** slices (each already in ts order), no copy. */
+static void unionSpan(Engine *e, int32_t proc, int64_t *pBusy, int64_t *pSpan){
+  int64_t nT = 0, t, *aPos, *aTk;
+  int64_t curLo = 0, curHi = 0, lo = 0, hi = 0, busy = 0;
+  int started = 0;
+  aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(2*e->nTrk+1));
+  if( aPos==0 ){ *pBusy = *pSpan = 0; return; }
+  aTk = aPos + e->nTrk;
+  for(t=0; t<e->nTrk; t++){
+    STrack *tr = &e->aTrk[t];
+    if( tr->isDevice && tr->isDevOp && tr->proc==proc && tr->nEv>0 ){ aTk[nT] = t; aPos[nT] = 0; nT++; }
+  }
+  for(;;){
+    int64_t best = -1, k;
+    SEv *r;
+    for(k=0; k<nT; k++){
+      STrack *tr = &e->aTrk[aTk[k]];
+      if( aPos[k]<tr->nEv ){
+        SEv *c = &e->aEv[e->aOrd[tr->iFirst+aPos[k]]];
+        if( best<0 || c->ts < e->aEv[e->aOrd[e->aTrk[aTk[best]].iFirst+aPos[best]]].ts ) best = k;
+      }
+    }
+    if( best<0 ) break;
+    r = &e->aEv[e->aOrd[e->aTrk[aTk[best]].iFirst+aPos[best]]];
+    aPos[best]++;
+    if( !started ){ curLo = lo = r->ts; curHi = hi = r->ts + r->dur; started = 1; continue; }
+    if( r->ts>curHi ){ busy += curHi-curLo; curLo = r->ts; curHi = r->ts + r->dur; }
+    else if( r->ts+r->dur>curHi ) curHi = r->ts + r->dur;
+    if( r->ts+r->dur>hi ) hi = r->ts + r->dur;
+  }
+  if( started ) busy += curHi-curLo;
+  sqlite3_free(aPos);
+  *pBusy = busy;
+  *pSpan = hi-lo;
+}
+
+/* Count events and small events of a selection. */
+typedef struct CountSmall { int64_t n, nSmall; } CountSmall;
+static void countSmall(void *pArg, const SEv *r){
+  CountSmall *c = (CountSmall*)pArg;
+  c->n++;
+  if( r->dur<SMALL_OP_PS ) c->nSmall++;
+}
+
+/* Inputs of the KPIs: per device union/span/median, trace facts.  Needs no
+** per-event memory: selections are walked through the track slices. */
 static int engKpis(Engine *e){
   int rc = SQLITE_OK;
-  int64_t i, j, nAll = 0, nSmallAll = 0;
-  int64_t *aDurAll = 0, compile = 0, transfer = 0, busyAll = 0;
-  Ival *aIv = 0;
-  int64_t *aDur = 0;
+  int64_t i, j, compile = 0, transfer = 0, busyAll = 0;
   sqlite3_stmt *pIns = 0;
   HMap devOf = {0,0,0};      /* proc name id → list index */
   int32_t *aDev = 0; int64_t nDev = 0;
   unsigned char *aFlag = 0;
-  aDurAll = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nEv+1));
-  aDur = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nEv+1));
-  aIv = sqlite3_malloc64(sizeof(Ival)*(sqlite3_uint64)(e->nEv+1));
+  DevIter all;
+  CountSmall cAll = {0,0};
+  double medAll = 0.0;
   aDev = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nTrk+1));
-  if( !aDurAll || !aDur || !aIv || !aDev ){ rc = SQLITE_NOMEM; goto done; }
   aFlag = sqlite3_malloc64((sqlite3_uint64)(e->pool.n+1));
-  if( aFlag==0 ){ rc = SQLITE_NOMEM; goto done; }
+  if( !aDev || !aFlag ){ rc = SQLITE_NOMEM; goto done; }
   memset(aFlag, 0, (size_t)e->pool.n+1);
   for(i=0; i<e->nEv; i++){
     SEv *r = &e->aEv[i];
@@ -1120,11 +1204,10 @@ static int engKpis(Engine *e){
     }
     if( t->isHost && (f & 2) ) compile += r->dur;
     if( f & 4 ) transfer += r->dur;
-    if( t->isDevice && t->isDevOp ){
-      aDurAll[nAll++] = r->dur;
-      if( r->dur<SMALL_OP_PS ) nSmallAll++;
-    }
   }
+  all.e = e; all.proc = -1;
+  devEach(&all, countSmall, &cAll);
+  if( (rc = medianDur(&all, cAll.n, &medAll)) ) goto done;
   /* Devices in order of first appearance of their tracks. */
   for(i=0; i<e->nTrk; i++){
     STrack *t = &e->aTrk[i];
@@ -1137,48 +1220,32 @@ static int engKpis(Engine *e){
   }
   if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_device VALUES(?1,?2,?3,?4,?5,?6,?7)")) ) goto done;
   for(j=0; j<nDev; j++){
-    int64_t nIv = 0, nSmall = 0, busy = 0, lo = 0, hi = 0, curLo, curHi;
-    int64_t ti;
-    for(ti=0; ti<e->nTrk; ti++){
-      STrack *t = &e->aTrk[ti];
-      int64_t k;
-      if( !(t->isDevice && t->isDevOp) || t->proc!=aDev[j] ) continue;
-      for(k=0; k<t->nEv; k++){
-        SEv *r = &e->aEv[e->aOrd[t->iFirst+k]];
-        aIv[nIv].lo = r->ts; aIv[nIv].hi = r->ts + r->dur;
-        aDur[nIv] = r->dur;
-        if( r->dur<SMALL_OP_PS ) nSmall++;
-        nIv++;
-      }
-    }
-    qsort(aIv, (size_t)nIv, sizeof(Ival), cmpIval);
-    qsort(aDur, (size_t)nIv, sizeof(int64_t), cmpI64);
-    curLo = aIv[0].lo; curHi = aIv[0].hi; lo = curLo; hi = curHi;
-    for(i=1; i<nIv; i++){
-      if( aIv[i].lo>curHi ){ busy += curHi-curLo; curLo = aIv[i].lo; curHi = aIv[i].hi; }
-      else if( aIv[i].hi>curHi ) curHi = aIv[i].hi;
-      if( aIv[i].hi>hi ) hi = aIv[i].hi;
-    }
-    busy += curHi-curLo;
+    DevIter one;
+    CountSmall c = {0,0};
+    int64_t busy, span;
+    double med;
+    one.e = e; one.proc = aDev[j];
+    devEach(&one, countSmall, &c);
+    unionSpan(e, aDev[j], &busy, &span);
+    if( (rc = medianDur(&one, c.n, &med)) ) goto done;
     busyAll += busy;
     sqlite3_bind_int64(pIns, 1, e->traceId);
     bindStrId(e, pIns, 2, aDev[j]);
-    sqlite3_bind_int64(pIns, 3, nIv);
-    sqlite3_bind_int64(pIns, 4, nSmall);
+    sqlite3_bind_int64(pIns, 3, c.n);
+    sqlite3_bind_int64(pIns, 4, c.nSmall);
     sqlite3_bind_double(pIns, 5, US(busy));
-    sqlite3_bind_double(pIns, 6, US(hi-lo));
-    sqlite3_bind_double(pIns, 7, medianUs(aDur, nIv));
+    sqlite3_bind_double(pIns, 6, US(span));
+    sqlite3_bind_double(pIns, 7, med);
     if( (rc = engStep(e, pIns)) ) goto done;
   }
   sqlite3_finalize(pIns); pIns = 0;
-  qsort(aDurAll, (size_t)nAll, sizeof(int64_t), cmpI64);
   if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_fact VALUES(?1,?2,?3)")) ) goto done;
   {
     struct { const char *zName; double v; int isNull; } aF[6];
     int k;
-    aF[0].zName = "median_op_duration"; aF[0].v = medianUs(aDurAll, nAll); aF[0].isNull = nAll==0;
-    aF[1].zName = "n_ops"; aF[1].v = (double)nAll; aF[1].isNull = 0;
-    aF[2].zName = "n_small_ops"; aF[2].v = (double)nSmallAll; aF[2].isNull = 0;
+    aF[0].zName = "median_op_duration"; aF[0].v = medAll; aF[0].isNull = cAll.n==0;
+    aF[1].zName = "n_ops"; aF[1].v = (double)cAll.n; aF[1].isNull = 0;
+    aF[2].zName = "n_small_ops"; aF[2].v = (double)cAll.nSmall; aF[2].isNull = 0;
     aF[3].zName = "compile_duration"; aF[3].v = US(compile); aF[3].isNull = 0;
     aF[4].zName = "transfer_duration"; aF[4].v = US(transfer); aF[4].isNull = 0;
     aF[5].zName = "device_busy_duration"; aF[5].v = US(busyAll); aF[5].isNull = 0;
@@ -1191,7 +1258,7 @@ static int engKpis(Engine *e){
   }
 done:
   sqlite3_finalize(pIns);
-  sqlite3_free(aDurAll); sqlite3_free(aDur); sqlite3_free(aIv); sqlite3_free(aDev);
+  sqlite3_free(aDev);
   sqlite3_free(aFlag);
   hmFree(&devOf);
   return rc;
