@@ -36,6 +36,7 @@
 #include "hash.h"
 #include "find.h"
 #include "busy.h"
+#include "compare.h"
 #include "wandb.h"
 #include "jsontree.h"
 #include "schema_sql.h"       /* generated from sql/ and views/ by the Makefile */
@@ -125,27 +126,10 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
   return rc;
 }
 
-/* The import time as ISO-8601 UTC with microseconds and Z (Python's
-** isoformat omits ".ffffff" when the microseconds are 0). */
-static void nowIso(char *z, int n){
-  struct timespec ts;
-  struct tm tm;
-  long us;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  gmtime_r(&ts.tv_sec, &tm);
-  us = ts.tv_nsec/1000;
-  if( us ){
-    sqlite3_snprintf(n, z, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year+1900,
-                     tm.tm_mon+1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, us);
-  }else{
-    sqlite3_snprintf(n, z, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year+1900,
-                     tm.tm_mon+1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-  }
-}
 
 /* Default label: the folder name, or the file name without its trace
 ** suffixes. */
-static char *defaultLabel(const char *zSource){
+char *profsumDefaultLabel(const char *zSource){
   const char *zBase;
   size_t n = strlen(zSource);
   static const char *azSuf[] = {".trace.json.gz", ".json.gz", ".trace.json", ".json", ".gz"};
@@ -572,10 +556,10 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     /* A W&B source: the artifact name (e.g. run-abc-profiler:v3). */
     JNode *m = jParse(zRunMeta, -1, 0);
     JNode *a = jGet(m, "artifact_name");
-    zLabel = (a && a->type==JT_STRING) ? sqlite3_mprintf("%s", a->z) : defaultLabel(zReadFrom);
+    zLabel = (a && a->type==JT_STRING) ? sqlite3_mprintf("%s", a->z) : profsumDefaultLabel(zReadFrom);
     jFree(m);
   }else{
-    zLabel = defaultLabel(zSource);
+    zLabel = profsumDefaultLabel(zSource);
   }
   if( zLabel==0 ){ rc = SQLITE_NOMEM; goto done; }
   if( zLabel[0]==0 ){
@@ -594,7 +578,7 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }else{
     zSha[0] = 0;
   }
-  nowIso(zNow, sizeof(zNow));
+  profsumNowIso(zNow, sizeof(zNow));   /* ISO-8601 UTC, µs, Z (compare.c) */
   zOptsJson = sqlite3_mprintf("{\"breakdown_mode\":\"%s\",\"hot_op_limit\":%d,\"series\":%s%s%s,"
       "\"store_events\":%s,\"warmup_steps\":%d}",
       o.globalMode ? "exclusive_global" : "exclusive_per_track", o.hotOpLimit,

@@ -58,6 +58,10 @@ int profsumRegisterSummaryDoc(sqlite3 *db, char **pzErr);  /* summary_doc.c */
 int profsumRegisterCompare(sqlite3 *db, char **pzErr);     /* compare.c */
 int profsumRegisterQuery(sqlite3 *db, char **pzErr);       /* query.c */
 
+/* The label profsum_import gives a source by default: the folder name, or
+** the file name without its trace suffixes (sqlite3_malloc'd; import.c). */
+char *profsumDefaultLabel(const char *zSource);
+
 /* Create the profsum tables and views (sql/schema.sql and views/, all IF
 ** NOT EXISTS, compiled in) in schema zSchema (import.c).  On error *pzErr
 ** gets a message without a function prefix. */

@@ -750,24 +750,15 @@ static void progressFinish(sqlite3_int64 iTrace){
 /* Import                                                              */
 /* ================================================================== */
 
-/* The label profsum_import derives from a source (import.c defaultLabel). */
+/* From ext/import.c, linked into this program (sqlite3_malloc'd result). */
+char *profsumDefaultLabel(const char *zSource);
+
+/* The label profsum_import derives from a source (import.c), as a
+** malloc'd string ("trace" when empty). */
 static char *derivedLabel(const char *zSource){
-  static const char *azSuf[] = {".trace.json.gz", ".json.gz", ".trace.json", ".json", ".gz"};
-  size_t n = strlen(zSource), k;
-  const char *zBase;
-  char *z;
-  while( n>1 && zSource[n-1]=='/' ) n--;
-  zBase = zSource + n;
-  while( zBase>zSource && zBase[-1]!='/' ) zBase--;
-  n = (size_t)(zSource + n - zBase);
-  for(k=0; k<sizeof(azSuf)/sizeof(azSuf[0]); k++){
-    size_t m = strlen(azSuf[k]);
-    if( n>m && memcmp(zBase+n-m, azSuf[k], m)==0 ){ n -= m; break; }
-  }
-  if( n==0 ){ zBase = "trace"; n = 5; }
-  z = xmalloc(n+1);
-  memcpy(z, zBase, n);
-  z[n] = 0;
+  char *zL = profsumDefaultLabel(zSource);
+  char *z = xstrdup(zL && zL[0] ? zL : "trace");
+  sqlite3_free(zL);
   return z;
 }
 
