@@ -45,7 +45,7 @@ class Lint(unittest.TestCase):
                         continue
                     self.assertTrue(i > 0 and lines[i - 1].startswith("--"), "no comment above column %s" % l)
                     names.append(l.rstrip(","))
-                if not name.startswith("profsum_history"):   # history rows are records, not traces
+                if not name.startswith(("profsum_history", "profsum_compare")):   # rows are records, not traces
                     self.assertEqual(names[:2], ["trace_id", "label"])
 
 
@@ -117,3 +117,23 @@ class Catalog(unittest.TestCase):
                 cols = [r[1] for r in d.execute("PRAGMA table_info(%s)" % v)]
                 self.assertEqual(cols, [r[3] for r in rows if r[0] == v and r[2] > 0], v)
             d.close()
+
+
+class CompareViews(unittest.TestCase):
+    def test_compare_ops_and_breakdown(self):
+        with TempDir() as td:
+            db = connect(os.path.join(td.path, "c.db"))
+            for label, steps, softmax in (("before", [100, 110, 120, 130, 140, 150], 60),
+                                          ("after", [90, 100, 110, 120, 130, 140], 40)):
+                p = td.write(label + ".json.gz", json.dumps(fixtures.f1(steps, softmax)), gz=True)
+                db.execute("SELECT profsum_import(?, ?, '{\"warmup_steps\": 2}')", (p, label))
+            db.execute("SELECT profsum_track('before', 'after', 'pr-1')").fetchall()
+            rows = db.execute("SELECT label, before_label, after_label, name, before_exclusive, after_exclusive, "
+                              "delta, delta_pct FROM profsum_compare_ops ORDER BY delta, name").fetchall()
+            self.assertEqual(rows[0], ("pr-1", "before", "after", "softmax", 60.0, 40.0, -20.0, -20.0 / 60.0 * 100.0))
+            self.assertEqual(len(rows), 5)
+            b = dict((r[0], r[1:]) for r in db.execute(
+                "SELECT category, before_share, after_share, share_delta FROM profsum_compare_breakdown"))
+            self.assertAlmostEqual(b["compute"][2], -0.0422691879866518, places=15)
+            self.assertEqual(b["compute"][:2], (0.3870967741935484, 100.0 / 290.0))
+            db.close()
