@@ -363,21 +363,21 @@ class Errors(CliBase):
 
     def test_publish(self):
         p = self.trace("t.json.gz", F1_BEFORE)
-        if not has_function("wandb_publish"):
-            _, err = self.run_cli("publish", "--summary", p, "--dry-run", rc=1)
-            self.assertIn("no such function: wandb_publish", err)
-            self.assertIn("does not provide that SQL function yet", err)
-        else:
-            r = subprocess.run([CLI, "publish", "--summary", p, "--dry-run", "--alias", "a", "--alias", "b"],
-                               cwd=self.td.path, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               timeout=60)
-            if r.returncode == 0:
-                d = json.loads(r.stdout)
-                self.assertEqual(d["status"], "dry_run")
-                self.assertEqual(d["aliases"], ["a", "b"])
-            else:                           # wandb_publish not implemented yet (issue 5)
-                self.assertEqual(r.returncode, 1)
-                self.assertTrue(r.stderr.decode().startswith("profsum publish: wandb_publish: "), r.stderr)
+        env = dict(self.env)
+        env.pop("WANDB_ENTITY", None)
+        env.pop("WANDB_PROJECT", None)
+        # a dry run needs no key and sends nothing
+        r = subprocess.run([CLI, "publish", "--summary", p, "--dry-run", "--entity", "e", "--project", "p",
+                            "--alias", "a", "--alias", "b"], cwd=self.td.path, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        d = json.loads(r.stdout)
+        self.assertEqual(d["status"], "dry_run")
+        self.assertEqual(d["aliases"], ["a", "b"])
+        self.assertEqual(sorted(f["path"] for f in d["files"]), ["profile_report.md", "profile_summary.json"])
+        # without a target: a clear error, exit 1
+        _, err = self.run_cli("publish", "--summary", p, "--dry-run", rc=1, env=env)
+        self.assertIn("needs an entity and a project", err)
 
     def test_sql_shell(self):
         if shutil.which("sqlite3") is None:
