@@ -177,6 +177,10 @@ typedef struct SEv {
   int32_t runid;
 } SEv;
 
+#define EV_SHIFT 16
+#define EV_BLOCK ((int64_t)1<<EV_SHIFT)
+#define EV(e,i)  (&(e)->apBlk[(i)>>EV_SHIFT][(i)&(EV_BLOCK-1)])
+
 typedef struct STrack {
   int64_t pid, tid;
   int32_t proc, thread;   /* name string ids or -1 */
@@ -198,7 +202,8 @@ struct ProfsumEngine {
   const char *zFunc;
   char **pzErr;
   SPool pool;
-  SEv *aEv; int64_t nEv, nAllocEv;
+  SEv **apBlk;          /* event records in blocks of EV_BLOCK (no realloc copies) */
+  int64_t nEv, nBlk, nAllocBlk;
   STrack *aTrk; int32_t nTrk, nAllocTrk;
   HMap trkMap;          /* (pid,tid) → track index */
   HMap procMap;         /* (pid,0) → process name id */
@@ -378,14 +383,20 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
   if( !e->hasRange || ev->ts<e->tsMin ) e->tsMin = ev->ts;
   if( !e->hasRange || end>e->endMax ) e->endMax = end;
   e->hasRange = 1;
-  if( e->nEv>=e->nAllocEv ){
-    int64_t nNew = e->nAllocEv ? e->nAllocEv*2 : 65536;
-    SEv *a = sqlite3_realloc64(e->aEv, sizeof(SEv)*(sqlite3_uint64)nNew);
-    if( a==0 ) return SQLITE_NOMEM;
-    e->aEv = a;
-    e->nAllocEv = nNew;
+  if( e->nEv>=e->nBlk*EV_BLOCK ){
+    /* A new block: records never move, and peak memory is what is used. */
+    if( e->nBlk>=e->nAllocBlk ){
+      int64_t nNew = e->nAllocBlk ? e->nAllocBlk*2 : 64;
+      SEv **a = sqlite3_realloc64(e->apBlk, sizeof(SEv*)*(sqlite3_uint64)nNew);
+      if( a==0 ) return SQLITE_NOMEM;
+      e->apBlk = a;
+      e->nAllocBlk = nNew;
+    }
+    e->apBlk[e->nBlk] = sqlite3_malloc64(sizeof(SEv)*EV_BLOCK);
+    if( e->apBlk[e->nBlk]==0 ) return SQLITE_NOMEM;
+    e->nBlk++;
   }
-  r = &e->aEv[e->nEv];
+  r = EV(e, e->nEv);
   memset(r, 0, sizeof(*r));
   r->ts = (int64_t)rel;
   r->dur = (int64_t)ev->dur;
@@ -540,7 +551,7 @@ static int engOrder(Engine *e){
   e->aOrd = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n ? n : 1));
   if( !aPos || !e->aOrd ){ sqlite3_free(aPos); return SQLITE_NOMEM; }
   for(i=0; i<e->nTrk; i++) e->aTrk[i].nEv = 0;
-  for(i=0; i<n; i++) e->aTrk[e->aEv[i].trk].nEv++;
+  for(i=0; i<n; i++) e->aTrk[EV(e, i)->trk].nEv++;
   for(i=0; i<e->nTrk; i++) if( e->aTrk[i].nEv>nMax ) nMax = e->aTrk[i].nEv;
   /* Scratch sized by the largest track, not by the trace. */
   aP = sqlite3_malloc64(sizeof(PermEv)*(sqlite3_uint64)nMax);
@@ -554,15 +565,15 @@ static int engOrder(Engine *e){
     e->aTrk[i].iFirst = aPos[i];
     aPos[i+1] = aPos[i] + e->aTrk[i].nEv;
   }
-  for(i=0; i<n; i++) e->aOrd[aPos[e->aEv[i].trk]++] = i;
+  for(i=0; i<n; i++) e->aOrd[aPos[EV(e, i)->trk]++] = i;
   for(i=0; i<e->nTrk; i++){
     STrack *t = &e->aTrk[i];
     int64_t j, *o = e->aOrd + t->iFirst;
     for(j=1; j<t->nEv; j++){
-      if( !nestBefore(&e->aEv[o[j-1]], o[j-1], &e->aEv[o[j]], o[j]) ) break;
+      if( !nestBefore(EV(e, o[j-1]), o[j-1], EV(e, o[j]), o[j]) ) break;
     }
     if( j<t->nEv ){
-      for(j=0; j<t->nEv; j++){ aP[j].r = &e->aEv[o[j]]; aP[j].i = o[j]; }
+      for(j=0; j<t->nEv; j++){ aP[j].r = EV(e, o[j]); aP[j].i = o[j]; }
       qsort(aP, (size_t)t->nEv, sizeof(PermEv), cmpNestEv);
       for(j=0; j<t->nEv; j++) o[j] = aP[j].i;
     }
@@ -570,16 +581,17 @@ static int engOrder(Engine *e){
   sqlite3_free(aPos);
   /* §2 stack sweep, per track, in this order. */
 #define FIN() do{ \
-    SEv *x_ = &e->aEv[aStk[--nStk]]; \
+    int64_t top_ = aStk[--nStk]; \
+    SEv *x_ = EV(e, top_); \
     int64_t ex_ = x_->dur - aChild[nStk]; \
     x_->excl = ex_>0 ? ex_ : 0; \
     if( nStk>0 ) aChild[nStk-1] += x_->dur; \
   }while(0)
   for(i=0; i<n; i++){
-    SEv *r = &e->aEv[e->aOrd[i]];
-    if( nStk>0 && e->aEv[aStk[nStk-1]].trk!=r->trk ){ while( nStk>0 ) FIN(); }
-    while( nStk>0 && r->ts >= e->aEv[aStk[nStk-1]].ts + e->aEv[aStk[nStk-1]].dur ) FIN();
-    while( nStk>0 && r->ts + r->dur > e->aEv[aStk[nStk-1]].ts + e->aEv[aStk[nStk-1]].dur ) FIN();
+    SEv *r = EV(e, e->aOrd[i]);
+    if( nStk>0 && EV(e, aStk[nStk-1])->trk!=r->trk ){ while( nStk>0 ) FIN(); }
+    while( nStk>0 && r->ts >= EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) FIN();
+    while( nStk>0 && r->ts + r->dur > EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) FIN();
     aChild[nStk] = 0;
     aStk[nStk++] = e->aOrd[i];
   }
@@ -798,7 +810,7 @@ static int engGapsAndRegions(Engine *e){
 
   /* Regions and preferred paths, in processing order. */
   for(j=0; j<e->nEv; j++){
-    SEv *r = &e->aEv[e->aOrd[j]];
+    SEv *r = EV(e, e->aOrd[j]);
     STrack *t = &e->aTrk[r->trk];
     PartsInfo *pi;
     int d;
@@ -882,7 +894,7 @@ static int engGapsAndRegions(Engine *e){
     STrack *t = &e->aTrk[i];
     int64_t n = t->nEv, prevEnd;
     if( !(t->isDevice && t->isDevOp) || n==0 ) continue;
-    for(j=0; j<n; j++){ int64_t k = e->aOrd[t->iFirst+j]; aP[j].r = &e->aEv[k]; aP[j].i = k; }
+    for(j=0; j<n; j++){ int64_t k = e->aOrd[t->iFirst+j]; aP[j].r = EV(e, k); aP[j].i = k; }
     qsort(aP, (size_t)n, sizeof(PermEv), cmpGapEv);
     prevEnd = aP[0].r->ts + aP[0].r->dur;
     for(j=1; j<n; j++){
@@ -902,14 +914,14 @@ static int engGapsAndRegions(Engine *e){
             break;
           }
         }
-        h = hmGet(&gapMap, e->aEv[payload].name, 0, 1, &isNew);
+        h = hmGet(&gapMap, EV(e, payload)->name, 0, 1, &isNew);
         if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
         if( isNew ){
           int64_t *a = sqlite3_realloc64(aGapAgg, sizeof(int64_t)*6*(sqlite3_uint64)(nGapRow+1));
           if( a==0 ){ rc = SQLITE_NOMEM; goto done; }
           aGapAgg = a;
           memset(&aGapAgg[6*nGapRow], 0, sizeof(int64_t)*6);
-          aGapAgg[6*nGapRow+3] = e->aEv[payload].name;
+          aGapAgg[6*nGapRow+3] = EV(e, payload)->name;
           aGapAgg[6*nGapRow+4] = -1;
           h->v1 = nGapRow++;
         }
@@ -917,7 +929,7 @@ static int engGapsAndRegions(Engine *e){
           int64_t *g = &aGapAgg[6*h->v1];
           g[0]++; g[1] += gap; if( gap>g[2] ) g[2] = gap;
         }
-        h = hmGet(&markers, e->aEv[payload].name, E->name, 1, 0);
+        h = hmGet(&markers, EV(e, payload)->name, E->name, 1, 0);
         if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
         h->v1++;
         if( nGap>=nAllocGap ){
@@ -974,7 +986,7 @@ static int engGapsAndRegions(Engine *e){
   }
   /* Gap contexts. */
   for(i=0; i<nGap; i++){
-    SEv *r = &e->aEv[aGap[i].ev];
+    SEv *r = EV(e, aGap[i].ev);
     PartsInfo *pi;
     int32_t path;
     HEnt *h;
@@ -1081,7 +1093,7 @@ static void devEach(DevIter *d, void (*x)(void*, const SEv*), void *pArg){
     STrack *tr = &d->e->aTrk[t];
     if( !(tr->isDevice && tr->isDevOp) ) continue;
     if( d->proc>=0 && tr->proc!=d->proc ) continue;
-    for(k=0; k<tr->nEv; k++) x(pArg, &d->e->aEv[d->e->aOrd[tr->iFirst+k]]);
+    for(k=0; k<tr->nEv; k++) x(pArg, EV(d->e, d->e->aOrd[tr->iFirst+k]));
   }
 }
 
@@ -1150,12 +1162,12 @@ static void unionSpan(Engine *e, int32_t proc, int64_t *pBusy, int64_t *pSpan){
     for(k=0; k<nT; k++){
       STrack *tr = &e->aTrk[aTk[k]];
       if( aPos[k]<tr->nEv ){
-        SEv *c = &e->aEv[e->aOrd[tr->iFirst+aPos[k]]];
-        if( best<0 || c->ts < e->aEv[e->aOrd[e->aTrk[aTk[best]].iFirst+aPos[best]]].ts ) best = k;
+        SEv *c = EV(e, e->aOrd[tr->iFirst+aPos[k]]);
+        if( best<0 || c->ts < EV(e, e->aOrd[e->aTrk[aTk[best]].iFirst+aPos[best]])->ts ) best = k;
       }
     }
     if( best<0 ) break;
-    r = &e->aEv[e->aOrd[e->aTrk[aTk[best]].iFirst+aPos[best]]];
+    r = EV(e, e->aOrd[e->aTrk[aTk[best]].iFirst+aPos[best]]);
     aPos[best]++;
     if( !started ){ curLo = lo = r->ts; curHi = hi = r->ts + r->dur; started = 1; continue; }
     if( r->ts>curHi ){ busy += curHi-curLo; curLo = r->ts; curHi = r->ts + r->dur; }
@@ -1193,7 +1205,7 @@ static int engKpis(Engine *e){
   if( !aDev || !aFlag ){ rc = SQLITE_NOMEM; goto done; }
   memset(aFlag, 0, (size_t)e->pool.n+1);
   for(i=0; i<e->nEv; i++){
-    SEv *r = &e->aEv[i];
+    SEv *r = EV(e, i);
     STrack *t = &e->aTrk[r->trk];
     unsigned char f = aFlag[r->name];
     if( f==0 ){   /* name tests cached per name: 1 known, 2 compile, 4 transfer */
@@ -1312,7 +1324,7 @@ static int engAggregate(Engine *e){
   /* Pass over events in processing order. */
   for(j=0; j<e->nEv; j++){
     int64_t k = e->aOrd[j];
-    SEv *r = &e->aEv[k];
+    SEv *r = EV(e, k);
     STrack *t = &e->aTrk[r->trk];
     const char *zName = SP_STR(&e->pool, r->name);
     int nName = SP_LEN(&e->pool, r->name);
@@ -1493,7 +1505,7 @@ static int engAggregate(Engine *e){
       int64_t wLo = 0, wHi = 0, g[5] = {0,0,0,0,0};
       int hasW = 0;
       for(i=0; i<e->nEv; i++){
-        SEv *r = &e->aEv[i];
+        SEv *r = EV(e, i);
         STrack *t = &e->aTrk[r->trk];
         if( t->isDevice && !t->isSteps && aCat[i]==CAT_COMPUTE ){
           if( !hasW || r->ts<wLo ) wLo = r->ts;
@@ -1504,14 +1516,14 @@ static int engAggregate(Engine *e){
       if( hasW && wHi>wLo ){
         int64_t nCand = 0, active[2] = {0,0}, prev;
         for(i=0; i<e->nEv; i++){
-          SEv *r = &e->aEv[i];
+          SEv *r = EV(e, i);
           STrack *t = &e->aTrk[r->trk];
           if( t->isDevice && !t->isSteps && (aCat[i]==CAT_COMPUTE || aCat[i]==CAT_COMM) ) nCand++;
         }
         aPt = sqlite3_malloc64(sizeof(GPt)*(sqlite3_uint64)(2*nCand+1));
         if( aPt==0 ){ rc = SQLITE_NOMEM; goto done; }
         for(i=0; i<e->nEv; i++){
-          SEv *r = &e->aEv[i];
+          SEv *r = EV(e, i);
           STrack *t = &e->aTrk[r->trk];
           int64_t lo, hi;
           if( !(t->isDevice && !t->isSteps && (aCat[i]==CAT_COMPUTE || aCat[i]==CAT_COMM)) ) continue;
@@ -1626,7 +1638,11 @@ void profsumEngineFree(ProfsumEngine *e){
   for(i=0; i<e->nDiag; i++) sqlite3_free(e->aDiag[i].zDetail);
   sqlite3_free(e->aDiag);
   spFree(&e->pool);
-  sqlite3_free(e->aEv);
+  {
+    int64_t b;
+    for(b=0; b<e->nBlk; b++) sqlite3_free(e->apBlk[b]);
+    sqlite3_free(e->apBlk);
+  }
   sqlite3_free(e->aTrk);
   sqlite3_free(e->aOrd);
   sqlite3_free(e->zUnit);
