@@ -712,13 +712,6 @@ static int isMarkerName(const char *z, int n){
   return strncmp(low, "copy-start", 10)==0 || strncmp(low, "copy-done", 9)==0;
 }
 
-/* Global timeline mode (§4.4): fills aG[0..4] and *pTotal (ps). */
-typedef struct GPt { int64_t t; int delta; int comm; } GPt;
-static int cmpGPt(const void *pa, const void *pb){
-  const GPt *a = (const GPt*)pa, *b = (const GPt*)pb;
-  if( a->t!=b->t ) return a->t<b->t ? -1 : 1;
-  return a->delta - b->delta;
-}
 
 #define CAT_COMPUTE 0
 #define CAT_COMM    1
@@ -1276,6 +1269,77 @@ done:
   return rc;
 }
 
+/* Length of the union of the device events (non-Steps tracks) whose
+** category bit is in mask, each clipped to [wLo, wHi).  The tracks are
+** already sorted by start (aOrd), so a binary heap merges them by start:
+** no copy of the events and no sort (the global breakdown's memory). */
+static int unionOnDevices(Engine *e, const int8_t *aCat, int mask,
+                          int64_t wLo, int64_t wHi, int64_t *pLen){
+  int64_t *aTk, *aPos, *aHeap, nT = 0, nH = 0, t;
+  int64_t curLo = 0, curHi = 0, len = 0;
+  int started = 0;
+  aTk = sqlite3_malloc64(sizeof(int64_t)*3*(sqlite3_uint64)(e->nTrk+1));
+  if( aTk==0 ) return SQLITE_NOMEM;
+  aPos = aTk + e->nTrk + 1;
+  aHeap = aPos + e->nTrk + 1;
+#define UCUR(h) (e->aOrd[e->aTrk[aTk[h]].iFirst + aPos[h]])
+#define UKEY(h) (EV(e, UCUR(h))->ts < wLo ? wLo : EV(e, UCUR(h))->ts)
+  /* Move cursor h to its next event in mask with a non-empty clip; 0 at end. */
+#define UADV(h, ok) do{ \
+    STrack *tr_ = &e->aTrk[aTk[h]]; ok = 0; \
+    while( aPos[h]<tr_->nEv ){ \
+      int64_t k_ = e->aOrd[tr_->iFirst + aPos[h]]; SEv *r_ = EV(e, k_); \
+      int64_t lo_ = r_->ts<wLo ? wLo : r_->ts, hi_ = r_->ts+r_->dur>wHi ? wHi : r_->ts+r_->dur; \
+      if( ((mask>>aCat[k_]) & 1) && hi_>lo_ ){ ok = 1; break; } \
+      aPos[h]++; \
+    } \
+  }while(0)
+  for(t=0; t<e->nTrk; t++){
+    STrack *tr = &e->aTrk[t];
+    int ok;
+    if( !(tr->isDevice && !tr->isSteps) || tr->nEv==0 ) continue;
+    aTk[nT] = t; aPos[nT] = 0;
+    UADV(nT, ok);
+    if( ok ){
+      /* sift up */
+      int64_t c = nH++;
+      aHeap[c] = nT;
+      while( c>0 && UKEY(aHeap[(c-1)/2]) > UKEY(aHeap[c]) ){
+        int64_t x = aHeap[c]; aHeap[c] = aHeap[(c-1)/2]; aHeap[(c-1)/2] = x; c = (c-1)/2;
+      }
+    }
+    nT++;
+  }
+  while( nH>0 ){
+    int64_t h = aHeap[0], c = 0, lo, hi;
+    SEv *r = EV(e, UCUR(h));
+    int ok;
+    lo = r->ts<wLo ? wLo : r->ts;
+    hi = r->ts+r->dur>wHi ? wHi : r->ts+r->dur;
+    if( !started ){ curLo = lo; curHi = hi; started = 1; }
+    else if( lo>curHi ){ len += curHi-curLo; curLo = lo; curHi = hi; }
+    else if( hi>curHi ) curHi = hi;
+    aPos[h]++;
+    UADV(h, ok);
+    if( !ok ) aHeap[0] = aHeap[--nH];
+    /* sift down */
+    for(;;){
+      int64_t l = 2*c+1, rr = 2*c+2, m = c, x;
+      if( l<nH && UKEY(aHeap[l]) < UKEY(aHeap[m]) ) m = l;
+      if( rr<nH && UKEY(aHeap[rr]) < UKEY(aHeap[m]) ) m = rr;
+      if( m==c ) break;
+      x = aHeap[c]; aHeap[c] = aHeap[m]; aHeap[m] = x; c = m;
+    }
+  }
+#undef UCUR
+#undef UKEY
+#undef UADV
+  if( started ) len += curHi-curLo;
+  sqlite3_free(aTk);
+  *pLen = len;
+  return SQLITE_OK;
+}
+
 /* The whole aggregation; writes the tables. */
 static int engAggregate(Engine *e){
   int rc = SQLITE_OK;
@@ -1288,7 +1352,6 @@ static int engAggregate(Engine *e){
   const char **aFamily = 0;       /* per name id: semantic family (cached) */
   HMap steps = {0,0,0}, gpuSteps = {0,0,0}, ctr = {0,0,0};
   int64_t aComm[16][2]; const char *azComm[16]; int nComm = 0;
-  GPt *aPt = 0; int64_t nPt = 0;
   sqlite3_stmt *pIns = 0;
 
   memset(aComm, 0, sizeof(aComm));
@@ -1514,42 +1577,14 @@ static int engAggregate(Engine *e){
         }
       }
       if( hasW && wHi>wLo ){
-        int64_t nCand = 0, active[2] = {0,0}, prev;
-        for(i=0; i<e->nEv; i++){
-          SEv *r = EV(e, i);
-          STrack *t = &e->aTrk[r->trk];
-          if( t->isDevice && !t->isSteps && (aCat[i]==CAT_COMPUTE || aCat[i]==CAT_COMM) ) nCand++;
-        }
-        aPt = sqlite3_malloc64(sizeof(GPt)*(sqlite3_uint64)(2*nCand+1));
-        if( aPt==0 ){ rc = SQLITE_NOMEM; goto done; }
-        for(i=0; i<e->nEv; i++){
-          SEv *r = EV(e, i);
-          STrack *t = &e->aTrk[r->trk];
-          int64_t lo, hi;
-          if( !(t->isDevice && !t->isSteps && (aCat[i]==CAT_COMPUTE || aCat[i]==CAT_COMM)) ) continue;
-          lo = r->ts<wLo ? wLo : r->ts;
-          hi = r->ts+r->dur>wHi ? wHi : r->ts+r->dur;
-          if( hi<=lo ) continue;
-          aPt[nPt].t = lo; aPt[nPt].delta = 1; aPt[nPt].comm = aCat[i]==CAT_COMM; nPt++;
-          aPt[nPt].t = hi; aPt[nPt].delta = -1; aPt[nPt].comm = aCat[i]==CAT_COMM; nPt++;
-        }
-        qsort(aPt, (size_t)nPt, sizeof(GPt), cmpGPt);
-        prev = wLo;
-        for(i=0; i<nPt; i++){
-          int64_t seg = aPt[i].t - prev;
-          if( seg>0 ){
-            if( active[1]>0 ) g[CAT_COMM] += seg;
-            else if( active[0]>0 ) g[CAT_COMPUTE] += seg;
-            else g[CAT_STALL] += seg;
-          }
-          active[aPt[i].comm] += aPt[i].delta;
-          prev = aPt[i].t;
-        }
-        if( wHi>prev ){
-          if( active[1]>0 ) g[CAT_COMM] += wHi-prev;
-          else if( active[0]>0 ) g[CAT_COMPUTE] += wHi-prev;
-          else g[CAT_STALL] += wHi-prev;
-        }
+        /* The sweep of §4.4 (communication > compute > uncovered) measured
+        ** as unions: comm = |C|, compute = |P ∪ C| - |C|, stall = the rest. */
+        int64_t uComm = 0, uAll = 0;
+        if( (rc = unionOnDevices(e, aCat, 1<<CAT_COMM, wLo, wHi, &uComm)) ) goto done;
+        if( (rc = unionOnDevices(e, aCat, (1<<CAT_COMM)|(1<<CAT_COMPUTE), wLo, wHi, &uAll)) ) goto done;
+        g[CAT_COMM] = uComm;
+        g[CAT_COMPUTE] = uAll - uComm;
+        g[CAT_STALL] = (wHi - wLo) - uAll;
       }
       for(c=0; c<5; c++){
         sqlite3_bind_text(pIns, 2, "exclusive_global", -1, SQLITE_STATIC);
@@ -1626,7 +1661,6 @@ done:
   sqlite3_free(aCat);
   sqlite3_free(aNameFlag);
   sqlite3_free((void*)aFamily);
-  sqlite3_free(aPt);
   hmFree(&steps); hmFree(&gpuSteps); hmFree(&ctr);
   return rc;
 }
