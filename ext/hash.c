@@ -65,18 +65,27 @@ void profsumSha256Init(ProfsumSha256 *s){
   s->nBuf = 0;
 }
 
+/* Feed n bytes to a 64-byte block hash: complete the partial block buf
+** (nBuf bytes), then whole blocks straight from p, then keep the rest.
+** Shared by SHA-256 and MD5, which differ only in xBlock and the state h. */
+static void blockUpdate(uint32_t *h, unsigned char *buf, size_t *pnBuf, uint64_t *pnTotal,
+                        void (*xBlock)(uint32_t*, const unsigned char*),
+                        const unsigned char *p, size_t n){
+  *pnTotal += n;
+  if( *pnBuf ){
+    size_t k = 64 - *pnBuf;
+    if( k>n ) k = n;
+    memcpy(buf + *pnBuf, p, k);
+    *pnBuf += k; p += k; n -= k;
+    if( *pnBuf==64 ){ xBlock(h, buf); *pnBuf = 0; }
+  }
+  while( n>=64 ){ xBlock(h, p); p += 64; n -= 64; }
+  if( n ){ memcpy(buf, p, n); *pnBuf = n; }
+}
+
 /* See hash.h. */
 void profsumSha256Update(ProfsumSha256 *s, const unsigned char *p, size_t n){
-  s->nTotal += n;
-  if( s->nBuf ){
-    size_t k = 64 - s->nBuf;
-    if( k>n ) k = n;
-    memcpy(s->buf + s->nBuf, p, k);
-    s->nBuf += k; p += k; n -= k;
-    if( s->nBuf==64 ){ sha256Block(s->h, s->buf); s->nBuf = 0; }
-  }
-  while( n>=64 ){ sha256Block(s->h, p); p += 64; n -= 64; }
-  if( n ){ memcpy(s->buf, p, n); s->nBuf = n; }
+  blockUpdate(s->h, s->buf, &s->nBuf, &s->nTotal, sha256Block, p, n);
 }
 
 /* See hash.h. */
@@ -185,17 +194,7 @@ void profsumMd5Init(ProfsumMd5 *s){
 
 /* See hash.h. */
 void profsumMd5Update(ProfsumMd5 *s, const void *pData, size_t n){
-  const unsigned char *p = (const unsigned char*)pData;
-  s->nTotal += n;
-  if( s->nBuf ){
-    size_t k = 64 - s->nBuf;
-    if( k>n ) k = n;
-    memcpy(s->buf + s->nBuf, p, k);
-    s->nBuf += k; p += k; n -= k;
-    if( s->nBuf==64 ){ md5Block(s->h, s->buf); s->nBuf = 0; }
-  }
-  while( n>=64 ){ md5Block(s->h, p); p += 64; n -= 64; }
-  if( n ){ memcpy(s->buf, p, n); s->nBuf = n; }
+  blockUpdate(s->h, s->buf, &s->nBuf, &s->nTotal, md5Block, (const unsigned char*)pData, n);
 }
 
 /* See hash.h. */

@@ -340,6 +340,19 @@ static int rowsInto(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace, char
   return rc;
 }
 
+/* rowsInto() with " LIMIT zLim" appended to zSqlFmt (whose %w, the
+** schema, is formatted by rowsInto). */
+static int limitedRowsInto(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace, char **pzErr,
+                           const char *zSqlFmt, const char *zLim, JNode *pArr,
+                           JNode *(*xRow)(sqlite3_stmt*)){
+  char *zSql = sqlite3_mprintf("%s LIMIT %s", zSqlFmt, zLim);
+  int rc;
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = rowsInto(db, zSchema, iTrace, pzErr, zSql, pArr, xRow);
+  sqlite3_free(zSql);
+  return rc;
+}
+
 static JNode *rowComm(sqlite3_stmt *p){
   JNode *o = jObj();
   double t = sqlite3_column_double(p, 2);
@@ -824,7 +837,6 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
   ** REAL and BINARY-collated TEXT orders are the reference's) */
   {
     JNode *c = jArr(), *g = jArr(), *r = jArr(), *x = jArr();
-    char *zSql;
     jSet(doc, "communication_ops", c);
     jSet(doc, "gap_before_ops", g);
     jSet(doc, "hierarchical_regions", r);
@@ -832,26 +844,15 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
     rc = rowsInto(db, zS, iTrace, pzErr, "SELECT collective, count, total_duration FROM \"%w\".profsum_agg_comm "
                   "WHERE trace_id=?1 ORDER BY total_duration DESC, collective", c, rowComm);
     if( rc ) goto fail;
-    zSql = sqlite3_mprintf("SELECT name, marker_op, count, total_gap_duration, max_gap_duration "
-        "FROM \"%%w\".profsum_agg_gap WHERE trace_id=?1 ORDER BY total_gap_duration DESC, "
-        "max_gap_duration DESC, name LIMIT %s", zLim);
-    if( zSql==0 ){ rc = SQLITE_NOMEM; goto fail; }
-    rc = rowsInto(db, zS, iTrace, pzErr, zSql, g, rowGap);
-    sqlite3_free(zSql);
-    if( rc ) goto fail;
-    zSql = sqlite3_mprintf("SELECT path, depth, count, inclusive_duration, exclusive_duration "
-        "FROM \"%%w\".profsum_agg_region WHERE trace_id=?1 ORDER BY inclusive_duration DESC, "
-        "exclusive_duration DESC, path LIMIT %s", zLim);
-    if( zSql==0 ){ rc = SQLITE_NOMEM; goto fail; }
-    rc = rowsInto(db, zS, iTrace, pzErr, zSql, r, rowRegion);
-    sqlite3_free(zSql);
-    if( rc ) goto fail;
-    zSql = sqlite3_mprintf("SELECT op_name, region_path, count, total_gap_duration "
-        "FROM \"%%w\".profsum_agg_gap_context WHERE trace_id=?1 ORDER BY total_gap_duration DESC, "
-        "op_name, region_path LIMIT %s", zLim);
-    if( zSql==0 ){ rc = SQLITE_NOMEM; goto fail; }
-    rc = rowsInto(db, zS, iTrace, pzErr, zSql, x, rowContext);
-    sqlite3_free(zSql);
+    rc = limitedRowsInto(db, zS, iTrace, pzErr, "SELECT name, marker_op, count, total_gap_duration, "
+        "max_gap_duration FROM \"%w\".profsum_agg_gap WHERE trace_id=?1 ORDER BY total_gap_duration DESC, "
+        "max_gap_duration DESC, name", zLim, g, rowGap);
+    if( rc==SQLITE_OK ) rc = limitedRowsInto(db, zS, iTrace, pzErr, "SELECT path, depth, count, "
+        "inclusive_duration, exclusive_duration FROM \"%w\".profsum_agg_region WHERE trace_id=?1 "
+        "ORDER BY inclusive_duration DESC, exclusive_duration DESC, path", zLim, r, rowRegion);
+    if( rc==SQLITE_OK ) rc = limitedRowsInto(db, zS, iTrace, pzErr, "SELECT op_name, region_path, count, "
+        "total_gap_duration FROM \"%w\".profsum_agg_gap_context WHERE trace_id=?1 "
+        "ORDER BY total_gap_duration DESC, op_name, region_path", zLim, x, rowContext);
     if( rc ) goto fail;
   }
   jSet(doc, "optimization_candidates", candidates(doc));
