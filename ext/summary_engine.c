@@ -141,11 +141,16 @@ static int32_t spIntern(SPool *p, const char *z, int64_t n){
   if( p->nZ + n + 1 > p->nAllocZ ){
     int64_t nNew = p->nAllocZ ? p->nAllocZ*2 : 65536;
     char *zNew;
+    /* z may be a part of a pooled string (a path prefix): keep its offset */
+    int inPool = p->z!=0 && (uintptr_t)z>=(uintptr_t)p->z
+                      && (uintptr_t)z<(uintptr_t)(p->z+p->nAllocZ);
+    int64_t off = inPool ? (int64_t)(z - p->z) : 0;
     while( nNew < p->nZ + n + 1 ) nNew *= 2;
     zNew = sqlite3_realloc64(p->z, (sqlite3_uint64)nNew);
     if( zNew==0 ) return -1;
     p->z = zNew;
     p->nAllocZ = nNew;
+    if( inPool ) z = p->z + off;
   }
   memcpy(p->z + p->nZ, z, (size_t)n);
   p->z[p->nZ + n] = 0;
@@ -165,21 +170,31 @@ static void spFree(SPool *p){
 /* Records                                                             */
 /* ------------------------------------------------------------------ */
 
+/* One complete event: 32 bytes.  What repeats from event to event (the
+** track and the interned name, tf_op, source and shape signature) is one
+** id into the engine's table of event keys: a few thousand distinct keys
+** stand for millions of events (import peak memory, issue 6). */
 typedef struct SEv {
   int64_t ts;           /* start, ps relative to the origin */
   int64_t dur;          /* ps, > 0 */
   int64_t excl;         /* exclusive ps (§2) */
+  int32_t key;          /* index into Engine.aKey */
+  int32_t runid;        /* string id of args.run_id (-1: absent) */
+} SEv;
+
+/* What an event shares with others of its kind (string ids, -1: absent). */
+typedef struct EvKey {
   int32_t trk;          /* track index, in order of first appearance */
-  int32_t name;         /* string ids (-1: absent/empty) */
+  int32_t name;
   int32_t tfop;
   int32_t source;
   int32_t sig;          /* shape signature of args.long_name */
-  int32_t runid;
-} SEv;
+} EvKey;
 
 #define EV_SHIFT 16
 #define EV_BLOCK ((int64_t)1<<EV_SHIFT)
 #define EV(e,i)  (&(e)->apBlk[(i)>>EV_SHIFT][(i)&(EV_BLOCK-1)])
+#define KEY(e,r) (&(e)->aKey[(r)->key])
 
 typedef struct STrack {
   int64_t pid, tid;
@@ -205,6 +220,9 @@ struct ProfsumEngine {
   SEv **apBlk;          /* event records in blocks of EV_BLOCK (no realloc copies) */
   int64_t nEv, nBlk, nAllocBlk;
   STrack *aTrk; int32_t nTrk, nAllocTrk;
+  EvKey *aKey; int32_t nKey, nAllocKey;
+  int32_t *aKeySlot;    /* open addressing over aKey: index+1, 0 = empty */
+  int64_t nKeySlot;
   HMap trkMap;          /* (pid,tid) → track index */
   HMap procMap;         /* (pid,0) → process name id */
   HMap threadMap;       /* (pid,tid) → thread name id */
@@ -226,7 +244,7 @@ struct ProfsumEngine {
   int64_t nRejected, iFirstRejected;
   const char *zFirstRejected;
   /* orders */
-  int64_t *aOrd;        /* event indices: tracks in order, (ts,-end) within */
+  int32_t *aOrd;        /* event indices: tracks in order, (ts,-end) within */
   char *zErrBuf;        /* parse phase: owner of its error message */
 };
 typedef struct ProfsumEngine Engine;
@@ -366,6 +384,48 @@ static int noteMeta(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB)
   return SQLITE_OK;
 }
 
+static uint64_t keyHash(const EvKey *k){
+  return hmix(((uint64_t)(uint32_t)k->trk<<32 | (uint32_t)k->name)
+              ^ hmix((uint64_t)(uint32_t)k->tfop<<32 | (uint32_t)k->source)
+              ^ ((uint64_t)(uint32_t)k->sig * 0x9e3779b97f4a7c15ULL));
+}
+
+/* Intern an event key; its index, or -1 when out of memory. */
+static int32_t keyIntern(Engine *e, const EvKey *k){
+  int64_t i;
+  if( (int64_t)(e->nKey+1)*2 > e->nKeySlot ){
+    int64_t nNew = e->nKeySlot ? e->nKeySlot*2 : 1024, j;
+    int32_t *aNew = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nNew);
+    if( aNew==0 ) return -1;
+    memset(aNew, 0, sizeof(int32_t)*(size_t)nNew);
+    for(j=0; j<e->nKey; j++){
+      int64_t h = (int64_t)(keyHash(&e->aKey[j]) & (uint64_t)(nNew-1));
+      while( aNew[h] ) h = (h+1) & (nNew-1);
+      aNew[h] = (int32_t)j+1;
+    }
+    sqlite3_free(e->aKeySlot);
+    e->aKeySlot = aNew;
+    e->nKeySlot = nNew;
+  }
+  i = (int64_t)(keyHash(k) & (uint64_t)(e->nKeySlot-1));
+  while( e->aKeySlot[i] ){
+    const EvKey *x = &e->aKey[e->aKeySlot[i]-1];
+    if( x->trk==k->trk && x->name==k->name && x->tfop==k->tfop
+     && x->source==k->source && x->sig==k->sig ) return e->aKeySlot[i]-1;
+    i = (i+1) & (e->nKeySlot-1);
+  }
+  if( e->nKey>=e->nAllocKey ){
+    int32_t nNew = e->nAllocKey ? e->nAllocKey*2 : 256;
+    EvKey *a = sqlite3_realloc64(e->aKey, sizeof(EvKey)*(sqlite3_uint64)nNew);
+    if( a==0 ) return -1;
+    e->aKey = a;
+    e->nAllocKey = nNew;
+  }
+  e->aKey[e->nKey] = *k;
+  e->aKeySlot[i] = e->nKey + 1;
+  return e->nKey++;
+}
+
 /* Take one accepted X event. */
 static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
   SEv *r;
@@ -383,6 +443,12 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
   if( !e->hasRange || ev->ts<e->tsMin ) e->tsMin = ev->ts;
   if( !e->hasRange || end>e->endMax ) e->endMax = end;
   e->hasRange = 1;
+  if( e->nEv>=0x7fffffff ){
+    /* Event indices are 32-bit (the order array: 4 bytes per event). */
+    return engErr(e, SQLITE_TOOBIG, "entry %lld (byte %lld): more than 2147483647 complete "
+                  "events: a trace this large cannot be summarized",
+                  (long long)ev->idx, (long long)ev->iOffset);
+  }
   if( e->nEv>=e->nBlk*EV_BLOCK ){
     /* A new block: records never move, and peak memory is what is used. */
     if( e->nBlk>=e->nAllocBlk ){
@@ -417,14 +483,18 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
     t->tid = ev->tid.iVal;
     h->v1 = e->nTrk++;
   }
-  r->trk = (int32_t)h->v1;
-  if( profsumSpanText(&ev->name, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
-  r->name = spIntern(&e->pool, z, n);
-  if( r->name<0 ) return SQLITE_NOMEM;
-  rc = internArg(e, &ev->aArg[PROFSUM_AK_TF_OP], ppB, pnB, &r->tfop);
-  if( rc==SQLITE_OK ) rc = internArg(e, &ev->aArg[PROFSUM_AK_SOURCE], ppB, pnB, &r->source);
-  if( rc==SQLITE_OK ) rc = internArg(e, &ev->aArg[PROFSUM_AK_RUN_ID], ppB, pnB, &r->runid);
-  if( rc==SQLITE_OK ) rc = sigOf(e, &ev->aArg[PROFSUM_AK_LONG_NAME], ppB, pnB, &r->sig);
+  {
+    EvKey k;
+    k.trk = (int32_t)h->v1;
+    if( profsumSpanText(&ev->name, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
+    k.name = spIntern(&e->pool, z, n);
+    if( k.name<0 ) return SQLITE_NOMEM;
+    rc = internArg(e, &ev->aArg[PROFSUM_AK_TF_OP], ppB, pnB, &k.tfop);
+    if( rc==SQLITE_OK ) rc = internArg(e, &ev->aArg[PROFSUM_AK_SOURCE], ppB, pnB, &k.source);
+    if( rc==SQLITE_OK ) rc = internArg(e, &ev->aArg[PROFSUM_AK_RUN_ID], ppB, pnB, &r->runid);
+    if( rc==SQLITE_OK ) rc = sigOf(e, &ev->aArg[PROFSUM_AK_LONG_NAME], ppB, pnB, &k.sig);
+    if( rc==SQLITE_OK && (r->key = keyIntern(e, &k))<0 ) rc = SQLITE_NOMEM;
+  }
   if( rc ) return rc;
   {
     const ProfsumSpan *s = &ev->aArg[PROFSUM_AK_STEP_NUM];
@@ -509,95 +579,143 @@ static int engRead(Engine *e, const char *zPath){
 /* ------------------------------------------------------------------ */
 /* Ordering and exclusive time                                         */
 /* ------------------------------------------------------------------ */
-typedef struct PermEv { const SEv *r; int64_t i; } PermEv;
-
-/* (track, ts asc, end desc, file order) */
-static int cmpNestEv(const void *pa, const void *pb){
-  const PermEv *a = (const PermEv*)pa, *b = (const PermEv*)pb;
+/* Order of two events by index: ts ascending, then end descending (the
+** nesting order, gapOrder 0) or ascending (the gap order of §4.8, gapOrder
+** 1), then file order.  A total order: any sort gives the same result. */
+static int evLess(Engine *e, int32_t ia, int32_t ib, int gapOrder){
+  const SEv *a = EV(e, ia), *b = EV(e, ib);
   int64_t ea, eb;
-  if( a->r->trk!=b->r->trk ) return a->r->trk<b->r->trk ? -1 : 1;
-  if( a->r->ts!=b->r->ts ) return a->r->ts<b->r->ts ? -1 : 1;
-  ea = a->r->ts + a->r->dur; eb = b->r->ts + b->r->dur;
-  if( ea!=eb ) return ea>eb ? -1 : 1;
-  return a->i<b->i ? -1 : (a->i>b->i);
-}
-
-/* (ts asc, end asc, order) — the gap order of §4.8 */
-static int cmpGapEv(const void *pa, const void *pb){
-  const PermEv *a = (const PermEv*)pa, *b = (const PermEv*)pb;
-  int64_t ea, eb;
-  if( a->r->ts!=b->r->ts ) return a->r->ts<b->r->ts ? -1 : 1;
-  ea = a->r->ts + a->r->dur; eb = b->r->ts + b->r->dur;
-  if( ea!=eb ) return ea<eb ? -1 : 1;
-  return a->i<b->i ? -1 : (a->i>b->i);
-}
-
-/* Nesting order of two events (ts asc, end desc, file order). */
-static int nestBefore(const SEv *a, int64_t ia, const SEv *b, int64_t ib){
   if( a->ts!=b->ts ) return a->ts<b->ts;
-  if( a->ts+a->dur!=b->ts+b->dur ) return a->ts+a->dur > b->ts+b->dur;
+  ea = a->ts + a->dur; eb = b->ts + b->dur;
+  if( ea!=eb ) return gapOrder ? ea<eb : ea>eb;
   return ia<ib;
+}
+
+static void heapSiftDown(Engine *e, int32_t *a, int64_t n, int64_t i, int g){
+  for(;;){
+    int64_t l = 2*i+1, m = i;
+    int32_t x;
+    if( l<n && evLess(e, a[m], a[l], g) ) m = l;
+    if( l+1<n && evLess(e, a[m], a[l+1], g) ) m = l+1;
+    if( m==i ) return;
+    x = a[i]; a[i] = a[m]; a[m] = x;
+    i = m;
+  }
+}
+
+/* Sort event indices a[0..n) by evLess(gapOrder), in place, no memory:
+** quicksort (median of three, Hoare partition, the smaller side first),
+** insertion sort below 17 elements, heapsort past depth 2*log2(n). */
+static void sortEvIdx(Engine *e, int32_t *a, int64_t n, int g, int depth){
+  int64_t i, j;
+  int32_t x;
+  while( n>16 ){
+    int64_t mid = (n-1)/2;
+    int32_t piv;
+    if( depth--<=0 ){
+      for(i=n/2-1; i>=0; i--) heapSiftDown(e, a, n, i, g);
+      for(i=n-1; i>0; i--){ x = a[0]; a[0] = a[i]; a[i] = x; heapSiftDown(e, a, i, 0, g); }
+      return;
+    }
+    if( evLess(e, a[mid], a[0], g) ){ x = a[mid]; a[mid] = a[0]; a[0] = x; }
+    if( evLess(e, a[n-1], a[mid], g) ){
+      x = a[mid]; a[mid] = a[n-1]; a[n-1] = x;
+      if( evLess(e, a[mid], a[0], g) ){ x = a[mid]; a[mid] = a[0]; a[0] = x; }
+    }
+    piv = a[mid];
+    i = -1; j = n;
+    for(;;){
+      do i++; while( evLess(e, a[i], piv, g) );
+      do j--; while( evLess(e, piv, a[j], g) );
+      if( i>=j ) break;
+      x = a[i]; a[i] = a[j]; a[j] = x;
+    }
+    /* a[0..j] <= piv <= a[j+1..n) */
+    if( j+1 < n-(j+1) ){
+      sortEvIdx(e, a, j+1, g, depth);
+      a += j+1; n -= j+1;
+    }else{
+      sortEvIdx(e, a+j+1, n-(j+1), g, depth);
+      n = j+1;
+    }
+  }
+  for(i=1; i<n; i++){
+    x = a[i];
+    for(j=i; j>0 && evLess(e, x, a[j-1], g); j--) a[j] = a[j-1];
+    a[j] = x;
+  }
+}
+
+static int sortDepth(int64_t n){
+  int d = 0;
+  while( n>1 ){ n >>= 1; d += 2; }
+  return d;
 }
 
 /* Build e->aOrd (processing order: tracks in order of first appearance,
 ** each in (ts, -end, file order)) and compute exclusive times.  Events are
-** grouped by a counting sort (stable); a track's slice is sorted only when
-** it is not in order already (xprof writes each line in time order). */
+** grouped by a counting sort (stable); a track's slice is sorted in place
+** only when it is not in order already (xprof writes each line in time
+** order).  Memory: the order array (4 bytes per event) and a stack as deep
+** as the deepest nesting. */
 static int engOrder(Engine *e){
-  int64_t i, n = e->nEv, nStk = 0, nMax = 1;
-  PermEv *aP = 0;
-  int64_t *aStk = 0, *aChild = 0, *aPos;
+  int64_t i, n = e->nEv, nStk = 0, nAllocStk = 0, t;
+  int32_t *aStk = 0;
+  int64_t *aChild = 0, *aPos;
   aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+1));
-  e->aOrd = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n ? n : 1));
+  e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
   if( !aPos || !e->aOrd ){ sqlite3_free(aPos); return SQLITE_NOMEM; }
   for(i=0; i<e->nTrk; i++) e->aTrk[i].nEv = 0;
-  for(i=0; i<n; i++) e->aTrk[EV(e, i)->trk].nEv++;
-  for(i=0; i<e->nTrk; i++) if( e->aTrk[i].nEv>nMax ) nMax = e->aTrk[i].nEv;
-  /* Scratch sized by the largest track, not by the trace. */
-  aP = sqlite3_malloc64(sizeof(PermEv)*(sqlite3_uint64)nMax);
-  aStk = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nMax);
-  aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nMax);
-  if( !aP || !aStk || !aChild ){
-    sqlite3_free(aP); sqlite3_free(aStk); sqlite3_free(aChild); sqlite3_free(aPos);
-    return SQLITE_NOMEM;
-  }
+  for(i=0; i<n; i++) e->aTrk[KEY(e, EV(e, i))->trk].nEv++;
   for(i=0, aPos[0]=0; i<e->nTrk; i++){
     e->aTrk[i].iFirst = aPos[i];
     aPos[i+1] = aPos[i] + e->aTrk[i].nEv;
   }
-  for(i=0; i<n; i++) e->aOrd[aPos[EV(e, i)->trk]++] = i;
-  for(i=0; i<e->nTrk; i++){
-    STrack *t = &e->aTrk[i];
-    int64_t j, *o = e->aOrd + t->iFirst;
-    for(j=1; j<t->nEv; j++){
-      if( !nestBefore(EV(e, o[j-1]), o[j-1], EV(e, o[j]), o[j]) ) break;
-    }
-    if( j<t->nEv ){
-      for(j=0; j<t->nEv; j++){ aP[j].r = EV(e, o[j]); aP[j].i = o[j]; }
-      qsort(aP, (size_t)t->nEv, sizeof(PermEv), cmpNestEv);
-      for(j=0; j<t->nEv; j++) o[j] = aP[j].i;
-    }
-  }
+  for(i=0; i<n; i++) e->aOrd[aPos[KEY(e, EV(e, i))->trk]++] = (int32_t)i;
   sqlite3_free(aPos);
+  for(t=0; t<e->nTrk; t++){
+    STrack *tr = &e->aTrk[t];
+    int32_t *o = e->aOrd + tr->iFirst;
+    int64_t j;
+    for(j=1; j<tr->nEv; j++){
+      if( !evLess(e, o[j-1], o[j], 0) ) break;
+    }
+    if( j<tr->nEv ) sortEvIdx(e, o, tr->nEv, 0, sortDepth(tr->nEv));
+  }
   /* §2 stack sweep, per track, in this order. */
 #define FIN() do{ \
-    int64_t top_ = aStk[--nStk]; \
+    int32_t top_ = aStk[--nStk]; \
     SEv *x_ = EV(e, top_); \
     int64_t ex_ = x_->dur - aChild[nStk]; \
     x_->excl = ex_>0 ? ex_ : 0; \
     if( nStk>0 ) aChild[nStk-1] += x_->dur; \
   }while(0)
-  for(i=0; i<n; i++){
-    SEv *r = EV(e, e->aOrd[i]);
-    if( nStk>0 && EV(e, aStk[nStk-1])->trk!=r->trk ){ while( nStk>0 ) FIN(); }
-    while( nStk>0 && r->ts >= EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) FIN();
-    while( nStk>0 && r->ts + r->dur > EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) FIN();
-    aChild[nStk] = 0;
-    aStk[nStk++] = e->aOrd[i];
+  for(t=0; t<e->nTrk; t++){
+    STrack *tr = &e->aTrk[t];
+    int64_t j;
+    for(j=0; j<tr->nEv; j++){
+      int32_t k = e->aOrd[tr->iFirst+j];
+      SEv *r = EV(e, k);
+      while( nStk>0 && r->ts >= EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) FIN();
+      while( nStk>0 && r->ts + r->dur > EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) FIN();
+      if( nStk>=nAllocStk ){
+        int64_t nNew = nAllocStk ? nAllocStk*2 : 64;
+        int32_t *a1 = sqlite3_realloc64(aStk, sizeof(int32_t)*(sqlite3_uint64)nNew);
+        int64_t *a2;
+        if( a1==0 ){ sqlite3_free(aChild); sqlite3_free(aStk); return SQLITE_NOMEM; }
+        aStk = a1;
+        a2 = sqlite3_realloc64(aChild, sizeof(int64_t)*(sqlite3_uint64)nNew);
+        if( a2==0 ){ sqlite3_free(aChild); sqlite3_free(aStk); return SQLITE_NOMEM; }
+        aChild = a2;
+        nAllocStk = nNew;
+      }
+      aChild[nStk] = 0;
+      aStk[nStk++] = k;
+    }
+    while( nStk>0 ) FIN();
   }
-  while( nStk>0 ) FIN();
 #undef FIN
-  sqlite3_free(aP); sqlite3_free(aStk); sqlite3_free(aChild);
+  sqlite3_free(aStk); sqlite3_free(aChild);
   return SQLITE_OK;
 }
 
@@ -784,18 +902,76 @@ static int spCmp(Engine *e, int32_t a, int32_t b){
   return c ? c : (na - nb);
 }
 
-typedef struct GapRec { int64_t ev; int64_t gap; } GapRec;
+/* Reorder a[0..n), a track's events in nesting order (ts asc, end desc,
+** file order), into the gap order (ts asc, end asc, file order): within
+** each run of equal start, the runs of equal end are reversed, each kept
+** in file order.  Linear, in place. */
+static void gapOrder(Engine *e, int32_t *a, int64_t n){
+  int64_t i = 0, j, k, m;
+  int32_t x;
+  while( i<n ){
+    int64_t ts = EV(e, a[i])->ts;
+    for(j=i+1; j<n && EV(e, a[j])->ts==ts; j++){}
+    if( j-i>1 ){
+      /* reverse the whole run: ends ascend, equal ends now in reverse file order */
+      for(k=i, m=j-1; k<m; k++, m--){ x = a[k]; a[k] = a[m]; a[m] = x; }
+      for(k=i; k<j; k=m){
+        int64_t end = EV(e, a[k])->ts + EV(e, a[k])->dur, p, q;
+        for(m=k+1; m<j && EV(e, a[m])->ts + EV(e, a[m])->dur==end; m++){}
+        for(p=k, q=m-1; p<q; p++, q--){ x = a[p]; a[p] = a[q]; a[q] = x; }
+      }
+    }
+    i = j;
+  }
+}
+
+/* Account one gap of `gap` ps before an event of key q to its context
+** (§4.10): the op's preferred path (or its 4-part path), copies under
+** "copy(...)". */
+static int gapContext(Engine *e, HMap *partsCache, PartsInfo **paInfo, int64_t *pnInfo,
+                      HMap *pref, HMap *ctxMap, char **pzTmp, const EvKey *q, int64_t gap){
+  PartsInfo *pi;
+  int32_t path;
+  HEnt *h;
+  ProfsumSlice c;
+  int rc = partsOf(e, partsCache, paInfo, pnInfo, q->name, q->tfop, &pi);
+  if( rc ) return rc;
+  h = pi->fallback ? hmGet(pref, q->name, 0, 0, 0) : 0;
+  path = h ? (int32_t)h->v1 : pi->path4;
+  c = profsumCanonicalOp(SP_STR(&e->pool, q->name), SP_LEN(&e->pool, q->name));
+  if( c.n>=4 && sqlite3_strnicmp(c.z, "copy", 4)==0 ){
+    const char *z = SP_STR(&e->pool, path);
+    int n = SP_LEN(&e->pool, path);
+    while( n>0 && (*z==' '||*z=='\t'||*z=='\n'||*z=='\r') ){ z++; n--; }
+    while( n>0 && (z[n-1]==' '||z[n-1]=='\t'||z[n-1]=='\n'||z[n-1]=='\r') ) n--;
+    if( n==0 || (n==4 && sqlite3_strnicmp(z, "copy", 4)==0) ){
+      path = spIntern(&e->pool, "copy", 4);
+    }else if( !(n>=5 && memcmp(z, "copy(", 5)==0) ){
+      sqlite3_free(*pzTmp);
+      *pzTmp = sqlite3_mprintf("copy(%.*s)", n, z);
+      if( *pzTmp==0 ) return SQLITE_NOMEM;
+      path = spIntern(&e->pool, *pzTmp, (int64_t)strlen(*pzTmp));
+    }else{
+      path = spIntern(&e->pool, z, n);
+    }
+    if( path<0 ) return SQLITE_NOMEM;
+  }
+  h = hmGet(ctxMap, q->name, path, 1, 0);
+  if( h==0 ) return SQLITE_NOMEM;
+  h->v1++;
+  h->v2 += gap;
+  return SQLITE_OK;
+}
 
 /* Gaps (§4.8), regions (§4.9) and gap contexts (§4.10). */
 static int engGapsAndRegions(Engine *e){
   int rc = SQLITE_OK;
-  int64_t i, j, seq = 0, nInfo = 0, nReg = 0, nGap = 0, nAllocGap = 0;
+  int64_t i, j, nInfo = 0, nReg = 0;
   HMap partsCache = {0,0,0}, regMap = {0,0,0}, pref = {0,0,0}, gapMap = {0,0,0};
   HMap markers = {0,0,0}, ctxMap = {0,0,0};
   PartsInfo *aInfo = 0;
   RegAgg *aReg = 0;
-  GapRec *aGap = 0;
-  PermEv *aP = 0;
+  int32_t *aG = 0;          /* one device-op track in gap order */
   int64_t *aGapAgg = 0;     /* per gap row: count,total,max,payloadName,bestMarker,bestCount */
   int64_t nGapRow = 0;
   sqlite3_stmt *pIns = 0;
@@ -804,11 +980,12 @@ static int engGapsAndRegions(Engine *e){
   /* Regions and preferred paths, in processing order. */
   for(j=0; j<e->nEv; j++){
     SEv *r = EV(e, e->aOrd[j]);
-    STrack *t = &e->aTrk[r->trk];
+    const EvKey *q = KEY(e, r);
+    STrack *t = &e->aTrk[q->trk];
     PartsInfo *pi;
     int d;
     if( !(t->isDevice && t->isDevOp) ) continue;
-    if( (rc = partsOf(e, &partsCache, &aInfo, &nInfo, r->name, r->tfop, &pi)) ) goto done;
+    if( (rc = partsOf(e, &partsCache, &aInfo, &nInfo, q->name, q->tfop, &pi)) ) goto done;
     for(d=1; d<=pi->nPart; d++){
       int isNew;
       HEnt *h = hmGet(&regMap, pi->aPath[d-1], 0, 1, &isNew);
@@ -828,8 +1005,8 @@ static int engGapsAndRegions(Engine *e){
       g->incl += r->excl;
       if( d==pi->nPart ) g->excl += r->excl;
     }
-    if( r->tfop>=0 && !pi->fallback && pi->path4>=0 ){
-      HEnt *h = hmGet(&pref, r->name, pi->path4, 1, 0);
+    if( q->tfop>=0 && !pi->fallback && pi->path4>=0 ){
+      HEnt *h = hmGet(&pref, q->name, pi->path4, 1, 0);
       if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
       h->v1++;
     }
@@ -876,45 +1053,66 @@ static int engGapsAndRegions(Engine *e){
   }
   sqlite3_finalize(pIns); pIns = 0;
 
-  /* Gaps per device-op track. */
+  /* Preferred path per op name: most frequent, ties → smallest path. */
+  {
+    HMap best = {0,0,0};
+    for(i=0; i<pref.nSlot; i++){
+      HEnt *h = &pref.a[i], *b;
+      int isNew;
+      if( !h->used ) continue;
+      b = hmGet(&best, h->k1, 0, 1, &isNew);
+      if( b==0 ){ hmFree(&best); rc = SQLITE_NOMEM; goto done; }
+      if( isNew || h->v1>b->v2 || (h->v1==b->v2 && spCmp(e, (int32_t)h->k2, (int32_t)b->v1)<0) ){
+        b->v1 = h->k2; b->v2 = h->v1;
+      }
+    }
+    hmFree(&pref);
+    pref = best;
+  }
+  /* Gaps per device-op track, each track's slice put in gap order (it is
+  ** in nesting order: only runs of equal start differ, by end). */
   {
     int64_t nMax = 1;
     for(i=0; i<e->nTrk; i++) if( e->aTrk[i].nEv>nMax ) nMax = e->aTrk[i].nEv;
-    aP = sqlite3_malloc64(sizeof(PermEv)*(sqlite3_uint64)nMax);   /* one track at a time */
+    aG = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nMax);   /* one track at a time */
   }
-  if( aP==0 ){ rc = SQLITE_NOMEM; goto done; }
+  if( aG==0 ){ rc = SQLITE_NOMEM; goto done; }
   for(i=0; i<e->nTrk; i++){
     STrack *t = &e->aTrk[i];
     int64_t n = t->nEv, prevEnd;
     if( !(t->isDevice && t->isDevOp) || n==0 ) continue;
-    for(j=0; j<n; j++){ int64_t k = e->aOrd[t->iFirst+j]; aP[j].r = EV(e, k); aP[j].i = k; }
-    qsort(aP, (size_t)n, sizeof(PermEv), cmpGapEv);
-    prevEnd = aP[0].r->ts + aP[0].r->dur;
+    memcpy(aG, e->aOrd + t->iFirst, sizeof(int32_t)*(size_t)n);
+    gapOrder(e, aG, n);
+    prevEnd = EV(e, aG[0])->ts + EV(e, aG[0])->dur;
     for(j=1; j<n; j++){
-      const SEv *E = aP[j].r;
+      const SEv *E = EV(e, aG[j]);
+      int32_t eName = KEY(e, E)->name;
       if( E->ts > prevEnd ){
-        int64_t gap = E->ts - prevEnd, payload = aP[j].i, c;
+        int64_t gap = E->ts - prevEnd, c;
+        int32_t payload = aG[j], pName;
         int isNew;
         HEnt *h;
-        if( isMarkerName(SP_STR(&e->pool, E->name), SP_LEN(&e->pool, E->name)) ){
+        if( isMarkerName(SP_STR(&e->pool, eName), SP_LEN(&e->pool, eName)) ){
           int64_t chainEnd = E->ts + E->dur;
           for(c=j+1; c<n && c<=j+8; c++){
-            const SEv *C = aP[c].r;
+            const SEv *C = EV(e, aG[c]);
+            int32_t cName = KEY(e, C)->name;
             if( C->ts > chainEnd ) break;
             if( C->ts + C->dur > chainEnd ) chainEnd = C->ts + C->dur;
-            if( isMarkerName(SP_STR(&e->pool, C->name), SP_LEN(&e->pool, C->name)) ) continue;
-            payload = aP[c].i;
+            if( isMarkerName(SP_STR(&e->pool, cName), SP_LEN(&e->pool, cName)) ) continue;
+            payload = aG[c];
             break;
           }
         }
-        h = hmGet(&gapMap, EV(e, payload)->name, 0, 1, &isNew);
+        pName = KEY(e, EV(e, payload))->name;
+        h = hmGet(&gapMap, pName, 0, 1, &isNew);
         if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
         if( isNew ){
           int64_t *a = sqlite3_realloc64(aGapAgg, sizeof(int64_t)*6*(sqlite3_uint64)(nGapRow+1));
           if( a==0 ){ rc = SQLITE_NOMEM; goto done; }
           aGapAgg = a;
           memset(&aGapAgg[6*nGapRow], 0, sizeof(int64_t)*6);
-          aGapAgg[6*nGapRow+3] = EV(e, payload)->name;
+          aGapAgg[6*nGapRow+3] = pName;
           aGapAgg[6*nGapRow+4] = -1;
           h->v1 = nGapRow++;
         }
@@ -922,16 +1120,11 @@ static int engGapsAndRegions(Engine *e){
           int64_t *g = &aGapAgg[6*h->v1];
           g[0]++; g[1] += gap; if( gap>g[2] ) g[2] = gap;
         }
-        h = hmGet(&markers, EV(e, payload)->name, E->name, 1, 0);
+        h = hmGet(&markers, pName, eName, 1, 0);
         if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
         h->v1++;
-        if( nGap>=nAllocGap ){
-          int64_t nNew = nAllocGap ? nAllocGap*2 : 1024;
-          GapRec *a = sqlite3_realloc64(aGap, sizeof(GapRec)*(sqlite3_uint64)nNew);
-          if( a==0 ){ rc = SQLITE_NOMEM; goto done; }
-          aGap = a; nAllocGap = nNew;
-        }
-        aGap[nGap].ev = payload; aGap[nGap].gap = gap; nGap++;
+        if( (rc = gapContext(e, &partsCache, &aInfo, &nInfo, &pref, &ctxMap, &zTmp,
+                             KEY(e, EV(e, payload)), gap)) ) goto done;
       }
       if( E->ts + E->dur > prevEnd ) prevEnd = E->ts + E->dur;
     }
@@ -961,55 +1154,6 @@ static int engGapsAndRegions(Engine *e){
   }
   sqlite3_finalize(pIns); pIns = 0;
 
-  /* Preferred path per op name: most frequent, ties → smallest path. */
-  {
-    HMap best = {0,0,0};
-    for(i=0; i<pref.nSlot; i++){
-      HEnt *h = &pref.a[i], *b;
-      int isNew;
-      if( !h->used ) continue;
-      b = hmGet(&best, h->k1, 0, 1, &isNew);
-      if( b==0 ){ hmFree(&best); rc = SQLITE_NOMEM; goto done; }
-      if( isNew || h->v1>b->v2 || (h->v1==b->v2 && spCmp(e, (int32_t)h->k2, (int32_t)b->v1)<0) ){
-        b->v1 = h->k2; b->v2 = h->v1;
-      }
-    }
-    hmFree(&pref);
-    pref = best;
-  }
-  /* Gap contexts. */
-  for(i=0; i<nGap; i++){
-    SEv *r = EV(e, aGap[i].ev);
-    PartsInfo *pi;
-    int32_t path;
-    HEnt *h;
-    ProfsumSlice c;
-    if( (rc = partsOf(e, &partsCache, &aInfo, &nInfo, r->name, r->tfop, &pi)) ) goto done;
-    h = pi->fallback ? hmGet(&pref, r->name, 0, 0, 0) : 0;
-    path = h ? (int32_t)h->v1 : pi->path4;
-    c = profsumCanonicalOp(SP_STR(&e->pool, r->name), SP_LEN(&e->pool, r->name));
-    if( c.n>=4 && sqlite3_strnicmp(c.z, "copy", 4)==0 ){
-      const char *z = SP_STR(&e->pool, path);
-      int n = SP_LEN(&e->pool, path);
-      while( n>0 && (*z==' '||*z=='\t'||*z=='\n'||*z=='\r') ){ z++; n--; }
-      while( n>0 && (z[n-1]==' '||z[n-1]=='\t'||z[n-1]=='\n'||z[n-1]=='\r') ) n--;
-      if( n==0 || (n==4 && sqlite3_strnicmp(z, "copy", 4)==0) ){
-        path = spIntern(&e->pool, "copy", 4);
-      }else if( !(n>=5 && memcmp(z, "copy(", 5)==0) ){
-        sqlite3_free(zTmp);
-        zTmp = sqlite3_mprintf("copy(%.*s)", n, z);
-        if( zTmp==0 ){ rc = SQLITE_NOMEM; goto done; }
-        path = spIntern(&e->pool, zTmp, (int64_t)strlen(zTmp));
-      }else{
-        path = spIntern(&e->pool, z, n);
-      }
-      if( path<0 ){ rc = SQLITE_NOMEM; goto done; }
-    }
-    h = hmGet(&ctxMap, r->name, path, 1, 0);
-    if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
-    h->v1++;
-    h->v2 += aGap[i].gap;
-  }
   if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_gap_context VALUES(?1,?2,?3,?4,?5)")) ) goto done;
   for(i=0; i<ctxMap.nSlot; i++){
     HEnt *h = &ctxMap.a[i];
@@ -1021,14 +1165,12 @@ static int engGapsAndRegions(Engine *e){
     sqlite3_bind_double(pIns, 5, US(h->v2));
     if( (rc = engStep(e, pIns)) ) goto done;
   }
-  (void)seq;
 done:
   sqlite3_finalize(pIns);
   for(i=0; i<nInfo; i++) sqlite3_free(aInfo[i].aPath);
   sqlite3_free(aInfo);
   sqlite3_free(aReg);
-  sqlite3_free(aGap);
-  sqlite3_free(aP);
+  sqlite3_free(aG);
   sqlite3_free(aGapAgg);
   sqlite3_free(zTmp);
   hmFree(&partsCache); hmFree(&regMap); hmFree(&pref); hmFree(&gapMap);
@@ -1199,13 +1341,14 @@ static int engKpis(Engine *e){
   memset(aFlag, 0, (size_t)e->pool.n+1);
   for(i=0; i<e->nEv; i++){
     SEv *r = EV(e, i);
-    STrack *t = &e->aTrk[r->trk];
-    unsigned char f = aFlag[r->name];
+    const EvKey *q = KEY(e, r);
+    STrack *t = &e->aTrk[q->trk];
+    unsigned char f = aFlag[q->name];
     if( f==0 ){   /* name tests cached per name: 1 known, 2 compile, 4 transfer */
-      const char *z = SP_STR(&e->pool, r->name);
-      int n = SP_LEN(&e->pool, r->name);
+      const char *z = SP_STR(&e->pool, q->name);
+      int n = SP_LEN(&e->pool, q->name);
       f = (unsigned char)(1 | (hasCi(z, n, "compile") ? 2 : 0) | (isTransferName(z, n) ? 4 : 0));
-      aFlag[r->name] = f;
+      aFlag[q->name] = f;
     }
     if( t->isHost && (f & 2) ) compile += r->dur;
     if( f & 4 ) transfer += r->dur;
@@ -1273,7 +1416,7 @@ done:
 ** category bit is in mask, each clipped to [wLo, wHi).  The tracks are
 ** already sorted by start (aOrd), so a binary heap merges them by start:
 ** no copy of the events and no sort (the global breakdown's memory). */
-static int unionOnDevices(Engine *e, const int8_t *aCat, int mask,
+static int unionOnDevices(Engine *e, const int8_t *aKeyCat, int mask,
                           int64_t wLo, int64_t wHi, int64_t *pLen){
   int64_t *aTk, *aPos, *aHeap, nT = 0, nH = 0, t;
   int64_t curLo = 0, curHi = 0, len = 0;
@@ -1290,7 +1433,7 @@ static int unionOnDevices(Engine *e, const int8_t *aCat, int mask,
     while( aPos[h]<tr_->nEv ){ \
       int64_t k_ = e->aOrd[tr_->iFirst + aPos[h]]; SEv *r_ = EV(e, k_); \
       int64_t lo_ = r_->ts<wLo ? wLo : r_->ts, hi_ = r_->ts+r_->dur>wHi ? wHi : r_->ts+r_->dur; \
-      if( ((mask>>aCat[k_]) & 1) && hi_>lo_ ){ ok = 1; break; } \
+      if( ((mask>>aKeyCat[r_->key]) & 1) && hi_>lo_ ){ ok = 1; break; } \
       aPos[h]++; \
     } \
   }while(0)
@@ -1347,7 +1490,7 @@ static int engAggregate(Engine *e){
   int32_t nNames = e->pool.n;
   int64_t aBucket[5] = {0,0,0,0,0};
   OpAgg *aOp = 0;
-  int8_t *aCat = 0;           /* event category per event */
+  int8_t *aKeyCat = 0;        /* event category (§1.4) per event key */
   unsigned char *aNameFlag = 0;   /* per name id: 1 known, 2 stall, 4 comm */
   const char **aFamily = 0;       /* per name id: semantic family (cached) */
   HMap steps = {0,0,0}, gpuSteps = {0,0,0}, ctr = {0,0,0};
@@ -1356,10 +1499,10 @@ static int engAggregate(Engine *e){
 
   memset(aComm, 0, sizeof(aComm));
   aOp = sqlite3_malloc64(sizeof(OpAgg)*(sqlite3_uint64)(nNames ? nNames : 1));
-  aCat = sqlite3_malloc64((sqlite3_uint64)(e->nEv ? e->nEv : 1));
+  aKeyCat = sqlite3_malloc64((sqlite3_uint64)(e->nKey ? e->nKey : 1));
   aNameFlag = sqlite3_malloc64((sqlite3_uint64)(nNames ? nNames : 1));
   aFamily = sqlite3_malloc64(sizeof(char*)*(sqlite3_uint64)(nNames ? nNames : 1));
-  if( !aOp || !aCat || !aNameFlag || !aFamily ){ rc = SQLITE_NOMEM; goto done; }
+  if( !aOp || !aKeyCat || !aNameFlag || !aFamily ){ rc = SQLITE_NOMEM; goto done; }
   memset(aOp, 0, sizeof(OpAgg)*(size_t)nNames);
   memset(aNameFlag, 0, (size_t)nNames);
   memset(aFamily, 0, sizeof(char*)*(size_t)nNames);
@@ -1384,31 +1527,40 @@ static int engAggregate(Engine *e){
     }
   }
 
+  /* Event category per key (§1.4), the name tests cached per name: stall
+  ** regex → stall; host process → host; communication name →
+  ** communication; device process → compute; else other. */
+  for(i=0; i<e->nKey; i++){
+    const EvKey *q = &e->aKey[i];
+    STrack *t = &e->aTrk[q->trk];
+    int cat;
+    if( aNameFlag[q->name]==0 ){
+      const char *zName = SP_STR(&e->pool, q->name);
+      int nName = SP_LEN(&e->pool, q->name);
+      aNameFlag[q->name] = (unsigned char)(1 | (profsumIsStallName(zName, nName) ? 2 : 0)
+                                             | (profsumIsCommName(zName, nName) ? 4 : 0));
+    }
+    if( aNameFlag[q->name] & 2 ) cat = CAT_STALL;
+    else if( t->isHost ) cat = CAT_HOST;
+    else if( aNameFlag[q->name] & 4 ) cat = CAT_COMM;
+    else if( t->isDevice ) cat = CAT_COMPUTE;
+    else cat = CAT_OTHER;
+    aKeyCat[i] = (int8_t)cat;
+  }
+
   /* Pass over events in processing order. */
   for(j=0; j<e->nEv; j++){
     int64_t k = e->aOrd[j];
     SEv *r = EV(e, k);
-    STrack *t = &e->aTrk[r->trk];
-    const char *zName = SP_STR(&e->pool, r->name);
-    int nName = SP_LEN(&e->pool, r->name);
-    int cat;
-    /* Event category (§1.4), with the name tests cached per name: stall
-    ** regex → stall; host process → host; communication name →
-    ** communication; device process → compute; else other. */
-    if( aNameFlag[r->name]==0 ){
-      aNameFlag[r->name] = (unsigned char)(1 | (profsumIsStallName(zName, nName) ? 2 : 0)
-                                             | (profsumIsCommName(zName, nName) ? 4 : 0));
-    }
-    if( aNameFlag[r->name] & 2 ) cat = CAT_STALL;
-    else if( t->isHost ) cat = CAT_HOST;
-    else if( aNameFlag[r->name] & 4 ) cat = CAT_COMM;
-    else if( t->isDevice ) cat = CAT_COMPUTE;
-    else cat = CAT_OTHER;
-    aCat[k] = (int8_t)cat;
+    const EvKey *q = KEY(e, r);
+    STrack *t = &e->aTrk[q->trk];
+    const char *zName = SP_STR(&e->pool, q->name);
+    int nName = SP_LEN(&e->pool, q->name);
+    int cat = aKeyCat[r->key];
     if( !t->isSteps ) aBucket[cat] += r->excl;
     /* run_ids / source hints (kind 1, 2; owner 0) */
     if( r->runid>=0 && (rc = counterAdd(&ctr, 1, 0, r->runid, &seq)) ) goto done;
-    if( r->source>=0 && (rc = counterAdd(&ctr, 2, 0, r->source, &seq)) ) goto done;
+    if( q->source>=0 && (rc = counterAdd(&ctr, 2, 0, q->source, &seq)) ) goto done;
     /* steps */
     if( t->isDevice && t->isSteps ){
       int64_t s;
@@ -1427,25 +1579,25 @@ static int engAggregate(Engine *e){
     }
     /* device ops */
     if( t->isDevice && t->isDevOp ){
-      OpAgg *o = &aOp[r->name];
+      OpAgg *o = &aOp[q->name];
       const char *zColl;
       o->seen = 1;
       o->count++;
       o->total += r->dur;
       o->excl += r->excl;
-      if( r->sig>=0 && (rc = counterAdd(&ctr, 3, r->name, r->sig, &seq)) ) goto done;
-      if( r->source>=0 && (rc = counterAdd(&ctr, 4, r->name, r->source, &seq)) ) goto done;
-      if( r->tfop>=0 && (rc = counterAdd(&ctr, 5, r->name, r->tfop, &seq)) ) goto done;
-      if( r->sig>=0 ){
-        const char *zFam = aFamily[r->name];
+      if( q->sig>=0 && (rc = counterAdd(&ctr, 3, q->name, q->sig, &seq)) ) goto done;
+      if( q->source>=0 && (rc = counterAdd(&ctr, 4, q->name, q->source, &seq)) ) goto done;
+      if( q->tfop>=0 && (rc = counterAdd(&ctr, 5, q->name, q->tfop, &seq)) ) goto done;
+      if( q->sig>=0 ){
+        const char *zFam = aFamily[q->name];
         int64_t iv; double dv;
         int kind;
         if( zFam==0 ){
           if( (rc = profsumSemanticFamily(zName, nName, 0, 0, &zFam)) ) goto done;
-          aFamily[r->name] = zFam;
+          aFamily[q->name] = zFam;
         }
-        kind = profsumFlopProxy(zFam, (int)strlen(zFam), SP_STR(&e->pool, r->sig),
-                                SP_LEN(&e->pool, r->sig), &iv, &dv);
+        kind = profsumFlopProxy(zFam, (int)strlen(zFam), SP_STR(&e->pool, q->sig),
+                                SP_LEN(&e->pool, q->sig), &iv, &dv);
         if( kind==PROFSUM_FLOP_INT ){ o->flopSum += (double)iv; o->flopN++; }
         else if( kind==PROFSUM_FLOP_REAL ){ o->flopSum += dv; o->flopN++; }
       }
@@ -1569,8 +1721,8 @@ static int engAggregate(Engine *e){
       int hasW = 0;
       for(i=0; i<e->nEv; i++){
         SEv *r = EV(e, i);
-        STrack *t = &e->aTrk[r->trk];
-        if( t->isDevice && !t->isSteps && aCat[i]==CAT_COMPUTE ){
+        STrack *t = &e->aTrk[KEY(e, r)->trk];
+        if( t->isDevice && !t->isSteps && aKeyCat[r->key]==CAT_COMPUTE ){
           if( !hasW || r->ts<wLo ) wLo = r->ts;
           if( !hasW || r->ts+r->dur>wHi ) wHi = r->ts+r->dur;
           hasW = 1;
@@ -1580,8 +1732,8 @@ static int engAggregate(Engine *e){
         /* The sweep of §4.4 (communication > compute > uncovered) measured
         ** as unions: comm = |C|, compute = |P ∪ C| - |C|, stall = the rest. */
         int64_t uComm = 0, uAll = 0;
-        if( (rc = unionOnDevices(e, aCat, 1<<CAT_COMM, wLo, wHi, &uComm)) ) goto done;
-        if( (rc = unionOnDevices(e, aCat, (1<<CAT_COMM)|(1<<CAT_COMPUTE), wLo, wHi, &uAll)) ) goto done;
+        if( (rc = unionOnDevices(e, aKeyCat, 1<<CAT_COMM, wLo, wHi, &uComm)) ) goto done;
+        if( (rc = unionOnDevices(e, aKeyCat, (1<<CAT_COMM)|(1<<CAT_COMPUTE), wLo, wHi, &uAll)) ) goto done;
         g[CAT_COMM] = uComm;
         g[CAT_COMPUTE] = uAll - uComm;
         g[CAT_STALL] = (wHi - wLo) - uAll;
@@ -1658,7 +1810,7 @@ static int engAggregate(Engine *e){
 done:
   sqlite3_finalize(pIns);
   sqlite3_free(aOp);
-  sqlite3_free(aCat);
+  sqlite3_free(aKeyCat);
   sqlite3_free(aNameFlag);
   sqlite3_free((void*)aFamily);
   hmFree(&steps); hmFree(&gpuSteps); hmFree(&ctr);
@@ -1678,6 +1830,8 @@ void profsumEngineFree(ProfsumEngine *e){
     sqlite3_free(e->apBlk);
   }
   sqlite3_free(e->aTrk);
+  sqlite3_free(e->aKey);
+  sqlite3_free(e->aKeySlot);
   sqlite3_free(e->aOrd);
   sqlite3_free(e->zUnit);
   hmFree(&e->trkMap); hmFree(&e->procMap); hmFree(&e->threadMap); hmFree(&e->sigCache);

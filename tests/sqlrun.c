@@ -6,11 +6,16 @@
 ** tests/run_driver.py under AddressSanitizer and valgrind: unlike a Python
 ** host, every allocation of this process can be checked for leaks.
 **
-** Usage:  sqlrun [-k] [-f FILE.sql] [SQL ...]
+** Usage:  sqlrun [-k] [-m] [-f FILE.sql] [SQL ...]
 **
 **   SQL        SQL text to run (any number of statements)
 **   -f FILE    read SQL text from FILE ("-" = standard input)
 **   -k         keep going after an error (the exit code is still 1)
+**   -m         after each SQL argument or file, print the line
+**              "#mem|<bytes in use>|<peak bytes while it ran>" (SQLite's
+**              allocator: sqlite3_memory_used / sqlite3_memory_highwater,
+**              the peak reset before each argument); the memory tests
+**              measure the import's peak bytes per event with it
 **
 ** Arguments run in the order given, on one in-memory database.  Result rows
 ** are printed to standard output, values separated by '|', NULL as the
@@ -142,18 +147,20 @@ static char *readFile(const char *zPath){
 }
 
 static void usage(void){
-  fprintf(stderr, "usage: sqlrun [-k] [-f FILE.sql] [SQL ...]\n");
+  fprintf(stderr, "usage: sqlrun [-k] [-m] [-f FILE.sql] [SQL ...]\n");
 }
 
 int main(int argc, char **argv){
   sqlite3 *db = 0;
   char *zErr = 0;
-  int i, rc, keepGoing = 0, nErr = 0, exitCode = 0;
+  int i, rc, keepGoing = 0, showMem = 0, nErr = 0, exitCode = 0;
 
   /* Options may appear anywhere; check them before doing any work. */
   for(i=1; i<argc; i++){
     if( strcmp(argv[i], "-k")==0 ){
       keepGoing = 1;
+    }else if( strcmp(argv[i], "-m")==0 ){
+      showMem = 1;
     }else if( strcmp(argv[i], "-f")==0 ){
       if( i+1>=argc ){ usage(); return 2; }
       i++;
@@ -189,7 +196,8 @@ int main(int argc, char **argv){
   zErr = 0;
 
   for(i=1; i<argc; i++){
-    if( strcmp(argv[i], "-k")==0 || strcmp(argv[i], "--")==0 ) continue;
+    if( strcmp(argv[i], "-k")==0 || strcmp(argv[i], "-m")==0 || strcmp(argv[i], "--")==0 ) continue;
+    sqlite3_memory_highwater(1);
     if( strcmp(argv[i], "-f")==0 ){
       char *zSql = readFile(argv[++i]);
       if( zSql==0 ){ exitCode = 2; break; }
@@ -197,6 +205,10 @@ int main(int argc, char **argv){
       free(zSql);
     }else{
       nErr += runSql(db, argv[i], keepGoing);
+    }
+    if( showMem ){
+      printf("#mem|%lld|%lld\n", (long long)sqlite3_memory_used(),
+             (long long)sqlite3_memory_highwater(0));
     }
     if( nErr && !keepGoing ) break;
   }

@@ -1,0 +1,135 @@
+"""Import peak memory per event (issue 6: at most 50 bytes per event plus
+the stored aggregates).
+
+Measured with SQLite's own allocator counters: every allocation of the
+extension goes through sqlite3_malloc64, and `build/sqlrun -m` prints, after
+each SQL argument, the bytes in use and the peak bytes while it ran
+(sqlite3_memory_used / sqlite3_memory_highwater).  These are byte counts,
+not timings: the same on a loaded machine as on an idle one.
+
+The import runs into an in-memory database, so the stored aggregates are the
+growth of the bytes in use; what the import needs beyond them is
+peak - stored.  The marginal cost is taken between two traces of the same
+shape, n and 2n events, so that fixed buffers (reader window, inflate state,
+hash tables' first sizes) do not count as per-event memory; the absolute
+figure is also bounded.
+"""
+import os
+import random
+import subprocess
+import unittest
+
+from util import ROOT, TempDir
+
+SQLRUN = os.path.join(ROOT, "build", "sqlrun")
+LIMIT = 50            # bytes per event, the issue's target
+FIXED = 4 << 20       # allowance for buffers that do not grow with the trace
+
+
+def xprof_like(n_steps, devices=4, ops_per_step=100):
+    """A TPU-shaped trace: per device an "XLA Ops" line and a "Steps" line,
+    ops with long_name / tf_op / source args, a host thread; returns
+    (json text, number of complete events)."""
+    out = ['{"displayTimeUnit":"ns","traceEvents":[']
+    n = 0
+    first = True
+
+    def put(s):
+        nonlocal first
+        out.append(s if first else "," + s)
+        first = False
+
+    for d in range(devices):
+        put('{"ph":"M","pid":%d,"name":"process_name","args":{"name":"/device:TPU:%d"}}' % (d + 1, d))
+        put('{"ph":"M","pid":%d,"tid":1,"name":"thread_name","args":{"name":"XLA Ops"}}' % (d + 1))
+        put('{"ph":"M","pid":%d,"tid":2,"name":"thread_name","args":{"name":"Steps"}}' % (d + 1))
+    put('{"ph":"M","pid":100,"name":"process_name","args":{"name":"/host:CPU"}}')
+    kinds = ["fusion", "convolution", "all-reduce", "copy", "dot"]
+    t = 1000.0
+    for s in range(n_steps):
+        step_start = t
+        for d in range(devices):
+            u = step_start
+            for k in range(ops_per_step):
+                kind = kinds[k % len(kinds)]
+                name = "%s.%d" % (kind, k)
+                dur = 1.0 + (k % 7) * 0.25
+                put('{"ph":"X","pid":%d,"tid":1,"ts":%.3f,"dur":%.3f,"name":"%s","args":'
+                    '{"long_name":"%s = f32[%d,128]{1,0} %s(f32[8]{0} p)","tf_op":"jit(train)/layer_%d/%s",'
+                    '"source":"model.py:%d","run_id":"%d"}}'
+                    % (d + 1, u, dur, name, name, 8 + k % 4, kind, k % 6, kind, k, s))
+                n += 1
+                u += dur + 0.125
+            put('{"ph":"X","pid":%d,"tid":2,"ts":%.3f,"dur":%.3f,"name":"%d","args":{}}'
+                % (d + 1, step_start, u - step_start, s))
+            n += 1
+            t = max(t, u)
+        put('{"ph":"X","pid":100,"tid":7,"ts":%.3f,"dur":%.3f,"name":"train","args":{"step_num":%d}}'
+            % (step_start, t - step_start, s))
+        n += 1
+        t += 5.0
+    out.append("]}")
+    return "".join(out), n
+
+
+def one_track(n, seed=3):
+    """A single host thread of nested, shuffled events (the worst case for
+    scratch memory sized by the largest track); returns (json text, n)."""
+    rnd = random.Random(seed)
+    evs = []
+    t = 0
+    while len(evs) < n:
+        # a parent and three children, then a gap
+        evs.append((t, 40, "parent"))
+        for c in range(3):
+            if len(evs) < n:
+                evs.append((t + 2 + 12 * c, 10, "child%d" % c))
+        t += 50
+    rnd.shuffle(evs)
+    body = ",".join('{"ph":"X","pid":1,"tid":1,"ts":%d,"dur":%d,"name":"%s"}' % e for e in evs)
+    return '{"traceEvents":[' + body + "]}", len(evs)
+
+
+def measure(path):
+    """(stored bytes, peak bytes beyond what was in use before) of importing path."""
+    if not os.path.exists(SQLRUN):
+        raise AssertionError("build/sqlrun is missing: run `make test` (it builds it)")
+    sql = "SELECT profsum_import('%s')" % path.replace("'", "''")
+    p = subprocess.run([SQLRUN, "-m", "SELECT 1", sql], capture_output=True, text=True,
+                       env=dict(os.environ, PROFSUM_THREADS="0"), timeout=600)
+    if p.returncode != 0:
+        raise AssertionError("sqlrun failed: %s" % p.stderr)
+    mem = [line.split("|") for line in p.stdout.splitlines() if line.startswith("#mem|")]
+    (_, before, _), (_, after, peak) = mem
+    before, after, peak = int(before), int(after), int(peak)
+    return after - before, peak - before
+
+
+class ImportMemory(unittest.TestCase):
+    def check_shape(self, make, n_small, n_big):
+        with TempDir() as td:
+            text1, n1 = make(n_small)
+            text2, n2 = make(n_big)
+            stored1, peak1 = measure(td.write("small.json", text1))
+            stored2, peak2 = measure(td.write("big.json", text2))
+        need1, need2 = peak1 - stored1, peak2 - stored2
+        marginal = (need2 - need1) / (n2 - n1)
+        msg = "n=%d: peak %d B, stored %d B; n=%d: peak %d B, stored %d B; %.1f B/event" % (
+            n1, peak1, stored1, n2, peak2, stored2, marginal)
+        self.assertGreater(n2, n1)
+        self.assertLessEqual(marginal, LIMIT, msg)
+        self.assertLessEqual(need2, LIMIT * n2 + FIXED, msg)
+        return marginal
+
+    def test_xprof_shaped_trace(self):
+        # 4 devices x 100 ops + 5 per step: 150 and 300 steps
+        self.check_shape(lambda s: xprof_like(s), 150, 300)
+
+    def test_one_big_unsorted_track(self):
+        # every event on one track, out of order: sorted in place, no
+        # per-track scratch of pointers
+        self.check_shape(lambda n: one_track(n), 60000, 120000)
+
+
+if __name__ == "__main__":
+    unittest.main()
