@@ -356,7 +356,7 @@ def fixtures():
     add(F("many-events.json", many, count=15000, checks=mchk))
     add(F("many-events.json.gz", gz(many), count=15000, checks=mchk))
 
-    # gzip files of 2 MiB and more on disk are inflated by a producer thread
+    # gzip files of 128 KiB and more on disk are inflated by a producer thread
     # (gz.c, PROFSUM_THREAD_MIN): nearly incompressible names make one; the
     # LIMIT queries close the cursor while the producer is still running.
     big_gz = gz(J({"traceEvents": random_events(36000)}), 1)
