@@ -5,6 +5,7 @@
 #include "profsum_int.h"
 #include "jsontree.h"
 
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -146,10 +147,15 @@ void jReprDouble(double r, char *zBuf){
   if( isnan(r) ){ strcpy(zBuf, "NaN"); return; }
   if( isinf(r) ){ strcpy(zBuf, r>0 ? "Infinity" : "-Infinity"); return; }
   if( r==0.0 ){ strcpy(zBuf, signbit(r) ? "-0.0" : "0.0"); return; }
-  /* Shortest digit string that round-trips. */
-  for(prec=1; prec<=17; prec++){
+  /* Shortest digit string that round-trips (Python's repr).  If any string
+  ** of at most 15 significant digits reads back as r, it is r correctly
+  ** rounded to 15 digits with its trailing zeros dropped (a double's
+  ** half-ulp is below half a unit of the 15th digit), so 15, 16 and 17
+  ** digits are the only candidates to try; the zeros go below.  Subnormals
+  ** have fewer bits than that: every length is tried. */
+  for(prec=fabs(r)<DBL_MIN ? 1 : 15; prec<=17; prec++){
     snprintf(buf, sizeof(buf), "%.*e", prec-1, r);
-    if( strtod(buf, 0)==r ) break;
+    if( prec==17 || strtod(buf, 0)==r ) break;
   }
   p = buf;
   k = 0;

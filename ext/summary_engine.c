@@ -1239,49 +1239,48 @@ static void devEach(DevIter *d, void (*x)(void*, const SEv*), void *pArg){
 }
 
 /* Radix selection: the k-th smallest duration (0-based) of a selection
-** without copying it: four passes over the events, one per 16-bit digit
-** (durations are > 0 and fit in 63 bits). */
+** without copying it: one pass over the events per 12-bit digit, from the
+** highest digit the selection's largest duration uses (durations are > 0);
+** the 4096 counters (32 KiB, caller's) stay in the first-level cache. */
+#define RADIX_BITS 12
+#define RADIX_N    (1<<RADIX_BITS)
 typedef struct Radix { uint64_t prefix, mask; int shift; int64_t *aCnt; } Radix;
 static void radixCount(void *pArg, const SEv *r){
   Radix *x = (Radix*)pArg;
   uint64_t v = (uint64_t)r->dur;
-  if( (v & x->mask)==x->prefix ) x->aCnt[(v>>x->shift) & 0xFFFF]++;
+  if( (v & x->mask)==x->prefix ) x->aCnt[(v>>x->shift) & (RADIX_N-1)]++;
 }
-static int kthDur(DevIter *d, int64_t k, int64_t *pOut){
+static void kthDur(DevIter *d, int64_t k, int64_t maxDur, int64_t *aCnt, int64_t *pOut){
   Radix x;
-  int pass;
-  x.aCnt = sqlite3_malloc64(sizeof(int64_t)*65536);
-  if( x.aCnt==0 ) return SQLITE_NOMEM;
+  int pass, nPass = 1;
+  while( nPass*RADIX_BITS<64 && ((uint64_t)maxDur>>(nPass*RADIX_BITS))!=0 ) nPass++;
+  x.aCnt = aCnt;
   x.prefix = 0; x.mask = 0;
-  for(pass=3; pass>=0; pass--){
+  for(pass=nPass-1; pass>=0; pass--){
     int64_t b, acc = 0;
-    x.shift = pass*16;
-    memset(x.aCnt, 0, sizeof(int64_t)*65536);
+    x.shift = pass*RADIX_BITS;
+    memset(x.aCnt, 0, sizeof(int64_t)*RADIX_N);
     devEach(d, radixCount, &x);
-    for(b=0; b<65536; b++){
+    for(b=0; b<RADIX_N-1; b++){
       if( acc + x.aCnt[b] > k ) break;
       acc += x.aCnt[b];
     }
     k -= acc;
     x.prefix |= (uint64_t)b << x.shift;
-    x.mask |= (uint64_t)0xFFFF << x.shift;
+    x.mask |= (uint64_t)(RADIX_N-1) << x.shift;
   }
-  sqlite3_free(x.aCnt);
   *pOut = (int64_t)x.prefix;
-  return SQLITE_OK;
 }
 
-/* Median (linear interpolation at 0.5) of the n durations of a selection, µs. */
-static int medianDur(DevIter *d, int64_t n, double *pOut){
+/* Median (linear interpolation at 0.5) of the n durations of a selection
+** whose largest duration is maxDur, µs; aCnt: RADIX_N counters. */
+static void medianDur(DevIter *d, int64_t n, int64_t maxDur, int64_t *aCnt, double *pOut){
   int64_t a, b;
-  int rc;
-  if( n==0 ){ *pOut = 0.0; return SQLITE_OK; }
-  rc = kthDur(d, (n-1)/2, &a);
-  if( rc ) return rc;
-  if( n%2 ){ *pOut = US(a); return SQLITE_OK; }
-  rc = kthDur(d, n/2, &b);
+  if( n==0 ){ *pOut = 0.0; return; }
+  kthDur(d, (n-1)/2, maxDur, aCnt, &a);
+  if( n%2 ){ *pOut = US(a); return; }
+  kthDur(d, n/2, maxDur, aCnt, &b);
   *pOut = US(a)*0.5 + US(b)*0.5;
-  return rc;
 }
 
 /* Busy union and span of one device's ops: a k-way merge of its tracks'
@@ -1322,11 +1321,12 @@ static void unionSpan(Engine *e, int32_t proc, int64_t *pBusy, int64_t *pSpan){
 }
 
 /* Count events and small events of a selection. */
-typedef struct CountSmall { int64_t n, nSmall; } CountSmall;
+typedef struct CountSmall { int64_t n, nSmall, max; } CountSmall;
 static void countSmall(void *pArg, const SEv *r){
   CountSmall *c = (CountSmall*)pArg;
   c->n++;
   if( r->dur<SMALL_OP_PS ) c->nSmall++;
+  if( r->dur>c->max ) c->max = r->dur;
 }
 
 /* Inputs of the KPIs: per device union/span/median, trace facts.  Needs no
@@ -1339,11 +1339,13 @@ static int engKpis(Engine *e){
   int32_t *aDev = 0; int64_t nDev = 0;
   unsigned char *aFlag = 0;
   DevIter all;
-  CountSmall cAll = {0,0};
+  CountSmall cAll = {0,0,0};
+  int64_t *aCnt = 0;          /* radix counters of the medians */
   double medAll = 0.0;
   aDev = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nTrk+1));
   aFlag = sqlite3_malloc64((sqlite3_uint64)(e->pool.n+1));
-  if( !aDev || !aFlag ){ rc = SQLITE_NOMEM; goto done; }
+  aCnt = sqlite3_malloc64(sizeof(int64_t)*RADIX_N);
+  if( !aDev || !aFlag || !aCnt ){ rc = SQLITE_NOMEM; goto done; }
   memset(aFlag, 0, (size_t)e->pool.n+1);
   for(i=0; i<e->nEv; i++){
     SEv *r = EV(e, i);
@@ -1361,7 +1363,7 @@ static int engKpis(Engine *e){
   }
   all.e = e; all.proc = -1;
   devEach(&all, countSmall, &cAll);
-  if( (rc = medianDur(&all, cAll.n, &medAll)) ) goto done;
+  medianDur(&all, cAll.n, cAll.max, aCnt, &medAll);
   /* Devices in order of first appearance of their tracks. */
   for(i=0; i<e->nTrk; i++){
     STrack *t = &e->aTrk[i];
@@ -1375,13 +1377,13 @@ static int engKpis(Engine *e){
   if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_device VALUES(?1,?2,?3,?4,?5,?6,?7)")) ) goto done;
   for(j=0; j<nDev; j++){
     DevIter one;
-    CountSmall c = {0,0};
+    CountSmall c = {0,0,0};
     int64_t busy, span;
     double med;
     one.e = e; one.proc = aDev[j];
     devEach(&one, countSmall, &c);
     unionSpan(e, aDev[j], &busy, &span);
-    if( (rc = medianDur(&one, c.n, &med)) ) goto done;
+    medianDur(&one, c.n, c.max, aCnt, &med);
     busyAll += busy;
     sqlite3_bind_int64(pIns, 1, e->traceId);
     bindStrId(e, pIns, 2, aDev[j]);
@@ -1414,6 +1416,7 @@ done:
   sqlite3_finalize(pIns);
   sqlite3_free(aDev);
   sqlite3_free(aFlag);
+  sqlite3_free(aCnt);
   hmFree(&devOf);
   return rc;
 }

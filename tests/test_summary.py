@@ -310,6 +310,23 @@ class Serialization(unittest.TestCase):
             got = db.execute("SELECT profsum_json_pretty(?)", (text,)).fetchone()[0]
             self.assertEqual(got, dumps(v))
 
+    def test_float_repr_matches_python(self):
+        # The shortest round-trip digits, tried from 15 digits up: values of
+        # every length from 1 to 17 significant digits, both exponent forms.
+        rnd = random.Random(11)
+        vals = [0.3, 0.1 + 0.2, 1.5, 12.25, 1e15, 1e16, 123456789012345.0, 1234567890123456.0,
+                2.0 ** 53, 2.0 ** 53 + 2, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308,
+                9.999999999999999e22, 0.1, 1 / 3, 2 / 3, 1e-4, 9.99e-5, 0.000123]
+        for _ in range(6000):
+            digits = rnd.randrange(1, 18)
+            mant = rnd.randrange(10 ** (digits - 1), 10 ** digits)
+            vals.append(float("%de%d" % (mant, rnd.randrange(-30, 30))))
+            vals.append(math.ldexp(rnd.random(), rnd.randrange(-1070, 1020)))
+            vals.append(-rnd.uniform(0, 1e6))
+        db = connect()
+        got = db.execute("SELECT profsum_json_pretty(?)", (json.dumps(vals),)).fetchone()[0]
+        self.assertEqual(got, dumps(vals))
+
 
 if __name__ == "__main__":
     unittest.main()
