@@ -21,9 +21,7 @@ SQLITE_EXTENSION_INIT1
 
 #include <stdarg.h>
 #include <zlib.h>
-#ifndef PROFSUM_OMIT_NETWORK
-# include <curl/curl.h>
-#endif
+#include "curl_lazy.h"
 
 #ifndef PROFSUM_BUILD_FLAGS
 # define PROFSUM_BUILD_FLAGS "unknown"
@@ -79,7 +77,8 @@ static void profsumDebugFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
     PROFSUM_VERSION, PROFSUM_COMMIT, SQLITE_VERSION, sqlite3_libversion(),
     ZLIB_VERSION, zlibVersion(),
 #ifndef PROFSUM_OMIT_NETWORK
-    curl_version(), "enabled",
+    profsumCurlLoad()==0 ? curl_version() : profsumCurlLoad(),
+    "enabled (libcurl opened on first use)",
 #else
     "not linked", "disabled (built with PROFSUM_OMIT_NETWORK)",
 #endif

@@ -81,7 +81,7 @@ int profsumWandbFetchForImport(sqlite3 *db, const char *zSource,
 /* ======================================================================
 ** Network build.
 */
-#include <curl/curl.h>
+#include "curl_lazy.h"
 #include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -134,18 +134,6 @@ static const char wbQRunInfo[] =
 static const char wbQCreatedBy[] =
   "query ArtifactCreatedBy($id: ID!) { artifact(id: $id) { createdBy "
   "{ __typename ... on Run { name project { name entity { name } } } } } }";
-
-/* ---------------------------------------------------------------------
-** One-time libcurl initialisation (curl_global_init is not thread-safe on
-** older libcurl; pthread_once makes the first use race-free).
-*/
-static pthread_once_t wbCurlOnce = PTHREAD_ONCE_INIT;
-static CURLcode wbCurlInitRc = CURLE_FAILED_INIT;
-
-/* pthread_once body: initialise libcurl, remember the outcome. */
-static void wbCurlInit(void){
-  wbCurlInitRc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 /* ---------------------------------------------------------------------
 ** The state of one W&B operation (one SQL call or one import fetch).
@@ -410,8 +398,10 @@ static void wbPyDump(sqlite3_str *s, const JNode *p){
 ** pzNetloc/pzHost are given they receive host[:port] as written and the
 ** host (sqlite3_malloc'd). */
 static char *wbOriginOf(const char *zUrl, char **pzNetloc, char **pzHost){
-  CURLU *u = curl_url();
+  CURLU *u;
   char *zScheme = 0, *zH = 0, *zPort = 0, *zPortW = 0, *zRes = 0, *q;
+  if( profsumCurlLoad() ) return 0;
+  u = curl_url();
   if( u==0 ) return 0;
   if( curl_url_set(u, CURLUPART_URL, zUrl, 0)==CURLUE_OK
    && curl_url_get(u, CURLUPART_SCHEME, &zScheme, 0)==CURLUE_OK
@@ -523,10 +513,12 @@ static int wbBegin(Wb *p){
   size_t n;
   double r;
   memset(p, 0, sizeof(*p));
-  pthread_once(&wbCurlOnce, wbCurlInit);
-  if( wbCurlInitRc!=CURLE_OK ){
-    wbErr(p, "libcurl initialisation failed: %s", curl_easy_strerror(wbCurlInitRc));
-    return p->rc;
+  {
+    const char *zCurlErr = profsumCurlLoad();   /* dlopen + global init, once */
+    if( zCurlErr ){
+      wbErr(p, "%s", zCurlErr);
+      return p->rc;
+    }
   }
   if( zB==0 || zB[0]==0 ) zB = "https://api.wandb.ai";
   p->zBase = wbDup(p, zB);

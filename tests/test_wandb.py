@@ -2,7 +2,7 @@
 
 Run: /usr/bin/python3 tests/run.py test_wandb.py
 The NETWORK=0 variant is tested when PROFSUM_NONET_SO (default
-/tmp/nonet/profsum.so) exists.
+build/nonet/profsum.so, which `make test` builds) exists.
 """
 import base64
 import hashlib
@@ -24,7 +24,9 @@ FILES = {P0: b"hello", P1: b"hello\n"}
 ENV_KEYS = ["WANDB_BASE_URL", "WANDB_API_KEY", "XDG_CACHE_HOME", "NETRC", "HOME",
             "WANDB_ENTITY", "WANDB_PROJECT", "PROFSUM_WANDB_TIMEOUT",
             "PROFSUM_WANDB_MAX_RETRY_SECONDS", "PROFSUM_WANDB_MAX_BYTES"]
-NONET_SO = os.environ.get("PROFSUM_NONET_SO", "/tmp/nonet/profsum.so")
+NONET_SO = os.environ.get("PROFSUM_NONET_SO",
+                          os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                       "build", "nonet", "profsum.so"))
 
 
 def walk(root):
@@ -677,6 +679,29 @@ class WandbTest(unittest.TestCase):
         self.assertEqual(m, "wandb_publish: cannot read report_path '/nonexistent/r.md': "
                             "No such file or directory")
         self.assertEqual(self.api.requests, [])
+
+    def test_libcurl_opened_on_first_use(self):
+        # profsum.so does not link libcurl (7 ms of loading); the first
+        # network call (here profsum_debug, which prints its version) opens it
+        from util import SO
+        code = ("import sqlite3\n"
+                "def mapped():\n"
+                "    return any('libcurl' in l for l in open('/proc/self/maps'))\n"
+                "db = sqlite3.connect(':memory:')\n"
+                "db.enable_load_extension(True)\n"
+                "db.load_extension(%r)\n"
+                "print(mapped())\n"
+                "db.execute('SELECT profsum_version()').fetchone()\n"
+                "print(mapped())\n"
+                "print([l for l in db.execute('SELECT profsum_debug()').fetchone()[0].splitlines()\n"
+                "       if l.startswith('libcurl:')][0][:17])\n"
+                "print(mapped())\n" % SO)
+        out = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True,
+                             text=True, check=True).stdout.splitlines()
+        self.assertEqual(out, ["False", "False", "libcurl: libcurl/", "True"])
+        elf = subprocess.run(["readelf", "-d", SO], capture_output=True, text=True, check=True).stdout
+        self.assertNotIn("libcurl", elf)
+        self.assertIn("libz", elf)
 
     @unittest.skipUnless(os.path.exists(NONET_SO), "no NETWORK=0 build at " + NONET_SO)
     def test_no_network_build(self):

@@ -1,0 +1,77 @@
+/*
+** curl_lazy.c — open libcurl on first use; see curl_lazy.h for why.
+*/
+#include "curl_lazy.h"
+
+#ifndef PROFSUM_OMIT_NETWORK
+#include <dlfcn.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+ProfsumCurlApi profsumCurl;
+
+static pthread_once_t curlOnce = PTHREAD_ONCE_INIT;
+static const char *curlErr = "libcurl was not opened";
+static char curlErrBuf[300];
+
+/* pthread_once body: dlopen, resolve every entry point, global init. */
+static void curlOpen(void){
+  /* Debian's libcurl4 (OpenSSL) and libcurl3-gnutls both provide an ABI-4
+  ** library; the unversioned name only exists with a -dev package. */
+  static const char *azLib[] = { "libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so" };
+  static const struct { const char *zName; size_t iOff; } aSym[] = {
+#define CURL_SYM(f) { "curl_" #f, offsetof(ProfsumCurlApi, f) }
+    CURL_SYM(global_init), CURL_SYM(version), CURL_SYM(free), CURL_SYM(easy_init),
+    CURL_SYM(easy_setopt), CURL_SYM(easy_perform), CURL_SYM(easy_getinfo),
+    CURL_SYM(easy_strerror), CURL_SYM(easy_cleanup), CURL_SYM(easy_reset),
+    CURL_SYM(slist_append), CURL_SYM(slist_free_all), CURL_SYM(url), CURL_SYM(url_set),
+    CURL_SYM(url_get), CURL_SYM(url_cleanup),
+#undef CURL_SYM
+  };
+  ProfsumCurlApi api;
+  void *h = 0;
+  size_t i;
+  CURLcode rc;
+  for(i=0; h==0 && i<sizeof(azLib)/sizeof(azLib[0]); i++){
+    h = dlopen(azLib[i], RTLD_NOW|RTLD_LOCAL);
+  }
+  if( h==0 ){
+    const char *z = dlerror();
+    snprintf(curlErrBuf, sizeof(curlErrBuf),
+             "cannot open libcurl (libcurl.so.4: install it with 'apt-get install libcurl4'): %s",
+             z ? z : "not found");
+    curlErr = curlErrBuf;
+    return;
+  }
+  memset(&api, 0, sizeof(api));
+  for(i=0; i<sizeof(aSym)/sizeof(aSym[0]); i++){
+    void *p = dlsym(h, aSym[i].zName);
+    if( p==0 ){
+      snprintf(curlErrBuf, sizeof(curlErrBuf), "libcurl has no %s (libcurl 7.62 or later is needed)",
+               aSym[i].zName);
+      curlErr = curlErrBuf;
+      dlclose(h);
+      return;
+    }
+    memcpy((char*)&api + aSym[i].iOff, &p, sizeof(p));
+  }
+  profsumCurl = api;
+  rc = profsumCurl.global_init(CURL_GLOBAL_DEFAULT);
+  if( rc!=CURLE_OK ){
+    snprintf(curlErrBuf, sizeof(curlErrBuf), "libcurl initialisation failed: %s",
+             profsumCurl.easy_strerror(rc));
+    curlErr = curlErrBuf;
+    return;        /* the library stays open: it may hold state */
+  }
+  curlErr = 0;
+}
+
+/* See curl_lazy.h. */
+const char *profsumCurlLoad(void){
+  pthread_once(&curlOnce, curlOpen);
+  return curlErr;
+}
+
+#endif /* !PROFSUM_OMIT_NETWORK */
