@@ -122,6 +122,29 @@ GEN_SHA=$(sha256sum "$HERE/gen_trace.py" | cut -d' ' -f1)
 # Baseline: the shell with the extension loaded, doing nothing.
 measure baseline /dev/null "$SQLITE3" -bail :memory: -cmd ".load '$SO'" "SELECT 1;"
 
+# Fixed costs: the same commands on a gzipped trace with no events (process
+# start, loading the extension, creating the schema, the summary document).
+# Measured in every round beside the real files; "net" figures per MB
+# subtract them, so that the cost per MB of the work that grows with the
+# trace can be compared from 10 MB to 1 GB.
+EMPTY="$TMP/empty.json.gz"
+printf '{"traceEvents":[]}' | gzip -6 >"$EMPTY"
+QE=$(sql_quote "$EMPTY")
+measure_empty() {
+  local db="$TMP/empty.db"
+  time_once /dev/null gzip -dc "$EMPTY"
+  best_add "gzip:empty"
+  time_once /dev/null "$SQLITE3" -bail :memory: -cmd ".load '$SO'" "SELECT count(*) FROM trace_events($QE);"
+  best_add "scan:empty"
+  time_once /dev/null "$SQLITE3" -bail :memory: -cmd ".load '$SO'" "SELECT sum(excl_ps) FROM trace_events($QE);"
+  best_add "excl:empty"
+  rm -f "$db" "$db-journal" "$db-wal" "$db-shm"
+  time_once /dev/null "$SQLITE3" -bail "$db" -cmd ".load '$SO'" \
+    "SELECT profsum_import($QE,'bench'); SELECT length(profsum_summary_json('bench'));"
+  best_add "import:empty"
+  rm -f "$db" "$db-journal" "$db-wal" "$db-shm"
+}
+
 for SIZE in $SIZES; do
   [[ $SIZE =~ ^[0-9]+(\.[0-9]+)?([KMG]i?)?B?$ ]] || die "bad size '$SIZE' in BENCH_SIZES (use e.g. 10M 100M 1G)"
   F="$DATA/trace-$SHAPE-$SIZE-s$SEED.json.gz"
@@ -151,6 +174,8 @@ for SIZE in $SIZES; do
   # gzip -dc compares runs made within seconds of each other.
   for ((i = 1; i <= REPEAT; i++)); do
     echo "bench: $SIZE: round $i/$REPEAT: gzip -dc, count(*), sum(excl_ps), import + summary ..." >&2
+
+    measure_empty
 
     time_once /dev/null gzip -dc "$F"
     best_add "gzip:$SIZE"
@@ -214,6 +239,8 @@ for SIZE in $SIZES; do
     "$SUMLEN" "$NCOMPLETE" "${XEXP:-}" "$DBBYTES" >>"$TMP/files.txt"
 done
 
+for k in gzip scan excl import; do best_write "$k:empty"; done
+
 # ---- report -----------------------------------------------------------------
 LOADAVG_END=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)
 PROFSUM_VERSION=$("$SQLITE3" :memory: -cmd ".load '$SO'" "SELECT profsum_version();" 2>/dev/null || echo unknown)
@@ -238,6 +265,7 @@ for line in open(os.path.join(tmp, "measure.txt")):
     name, wall, e, rss, cpu = line.split()
     meas[name] = {"wall_s": float(wall), "time_e_s": float(e), "peak_rss_kb": int(rss), "cpu_s": float(cpu)}
 base_kb = meas["baseline"]["peak_rss_kb"]
+fixed = {k: meas[k + ":empty"]["wall_s"] for k in ("gzip", "scan", "excl", "import")}
 
 cpu = ""
 try:
@@ -258,6 +286,8 @@ env = {
     "repeat": int(os.environ["BENCH_REPEAT"]),
     "shape": os.environ["BENCH_SHAPE"],
     "baseline_rss_kb": base_kb,
+    # best wall seconds of each command on a gzipped trace with no events
+    "fixed_wall_s": fixed,
     # 1/5/15-minute load averages before and after the measurements: on a
     # shared machine, read the wall times with these in mind
     "loadavg_start": os.environ.get("LOADAVG_START", ""),
@@ -297,7 +327,12 @@ for line in open(os.path.join(tmp, "files.txt")):
         "import_num_complete_events_expected": int(xexp) if xexp else None,
         "import_db_bytes": int(dbbytes),
         "generator": g,
+        # peak RSS above the shell's own baseline, per event
+        "import_net_rss_bytes_per_event": (im["peak_rss_kb"] - base_kb) * 1024 / n,
     }
+    for k, m in (("gzip", gz), ("scan", sc), ("excl", ex), ("import", im)):
+        r[k + "_ms_per_mb"] = m["wall_s"] * 1e3 / mb
+        r[k + "_net_ms_per_mb"] = (m["wall_s"] - fixed[k]) * 1e3 / mb
     rows.append(r)
 
 hdr = ("| trace | MB | MB gz | events | gzip -dc s | count(*) s | excl s | scan/gzip | excl/gzip "
@@ -326,6 +361,39 @@ for r in rows:
         r["import"]["peak_rss_kb"] / 1024, r["import_rss_bytes_per_event"],
         r["import_summary_json_chars"], r["import_db_bytes"] // 1024))
 itable = "\n".join(lines)
+
+fhdr = ("| trace | MB | gzip ms/MB | count(*) ms/MB | excl ms/MB | import ms/MB "
+        "| gzip net ms/MB | count(*) net ms/MB | excl net ms/MB | import net ms/MB | import net / gzip net "
+        "| import RSS above baseline, B/ev |")
+lines = [fhdr, "|" + "---|" * (fhdr.count("|") - 1)]
+for r in rows:
+    lines.append("| %s | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f |" % (
+        r["size"], r["bytes"] / 1e6, r["gzip_ms_per_mb"], r["scan_ms_per_mb"], r["excl_ms_per_mb"],
+        r["import_ms_per_mb"], r["gzip_net_ms_per_mb"], r["scan_net_ms_per_mb"], r["excl_net_ms_per_mb"],
+        r["import_net_ms_per_mb"], r["import_net_ms_per_mb"] / r["gzip_net_ms_per_mb"],
+        r["import_net_rss_bytes_per_event"]))
+
+
+def spread(key):
+    v = [r[key] for r in rows]
+    return max(v) / min(v) if rows and min(v) > 0 else float("nan")
+
+
+spreads = {k: spread(k) for k in ("gzip_ms_per_mb", "scan_ms_per_mb", "excl_ms_per_mb", "import_ms_per_mb",
+                                  "gzip_net_ms_per_mb", "scan_net_ms_per_mb", "excl_net_ms_per_mb",
+                                  "import_net_ms_per_mb")}
+env["spread_max_over_min"] = spreads
+lines.append("")
+lines.append("Spread of the cost per MB over the sizes (largest / smallest): gzip -dc %.2f, count(*) %.2f, "
+             "excl %.2f, import %.2f; net of the fixed costs: gzip -dc %.2f, count(*) %.2f, excl %.2f, import %.2f." % tuple(
+                 spreads[k] for k in ("gzip_ms_per_mb", "scan_ms_per_mb", "excl_ms_per_mb", "import_ms_per_mb",
+                                      "gzip_net_ms_per_mb", "scan_net_ms_per_mb", "excl_net_ms_per_mb",
+                                      "import_net_ms_per_mb")))
+lines.append("")
+lines.append("Fixed costs (best wall time on a gzipped trace with no events): gzip -dc %.1f ms, count(*) %.1f ms, "
+             "excl %.1f ms, import + summary into a new database file %.1f ms." % (
+                 fixed["gzip"] * 1e3, fixed["scan"] * 1e3, fixed["excl"] * 1e3, fixed["import"] * 1e3))
+ftable = "\n".join(lines)
 
 chdr = ("| trace | gzip -dc CPU s | count(*) CPU s | excl CPU s | import+summary CPU s "
         "| count(*) CPU/wall | excl CPU/wall | import CPU/wall |")
@@ -356,6 +424,10 @@ md = ["# profsum benchmark results", "",
       "a non-empty summary, and `profsum_trace.num_complete_events` = the generator's X events with dur > 0",
       "", "## Scan and query", "", table, "",
       "## Import and summary", "", itable, "",
+      "## Cost per MB", "",
+      "Wall time per uncompressed MB, and the same net of the fixed costs of each command "
+      "(measured on an empty trace in every round): the work that grows with the trace.", "",
+      ftable, "",
       "## CPU time", "",
       "user + sys seconds of the best run (all threads; CPU/wall above 1 means the inflate thread ran in parallel)",
       "", ctable, "",
@@ -368,6 +440,8 @@ with open(os.path.join(out, "results.json"), "w") as f:
 print(table)
 print()
 print(itable)
+print()
+print(ftable)
 print()
 print(ctable)
 print()

@@ -191,6 +191,19 @@ class ImportBehaviour(Base):
         self.assertEqual(rows(self.db, "SELECT count(*) FROM profsum_trace"), [(1,)])
         self.assertEqual(rows(self.db, "SELECT count(*) FROM profsum_agg_op WHERE trace_id=?", tid), [(0,)])
 
+    def test_missing_schema_objects_are_recreated(self):
+        # a database that has every profsum object skips the schema script;
+        # one that lost an object gets it back at the next import
+        self.imp(fixtures.f2(), "a")
+        names = rows(self.db, "SELECT type, name, sql FROM sqlite_schema ORDER BY name")
+        self.db.execute("DROP VIEW profsum_hot_ops")
+        self.db.execute("DROP TABLE profsum_agg_gap_context")
+        self.imp(fixtures.f2(), "b")
+        self.assertEqual(rows(self.db, "SELECT type, name, sql FROM sqlite_schema ORDER BY name"), names)
+        self.assertEqual(rows(self.db, "SELECT count(DISTINCT trace_id) FROM profsum_hot_ops"), [(2,)])
+        self.imp(fixtures.f2(), "c")
+        self.assertEqual(rows(self.db, "SELECT type, name, sql FROM sqlite_schema ORDER BY name"), names)
+
     def test_default_label(self):
         p = self.td.write("run7/host-1.trace.json.gz", json.dumps(fixtures.f2()), gz=True)
         tid = self.db.execute("SELECT profsum_import(?)", (p,)).fetchone()[0]
