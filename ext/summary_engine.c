@@ -91,11 +91,27 @@ typedef struct SPool {
   int64_t nSlot;
 } SPool;
 
+/* 64-bit hash of z[0..n): eight bytes per step, each folded in by a full
+** 64x64->128-bit multiply (the signature cache keys long_name texts by
+** this hash and their length alone, so it must mix well; byte-at-a-time
+** FNV cost 7 % of an import). */
+static uint64_t mulFold(uint64_t a, uint64_t b){
+  unsigned __int128 r = (unsigned __int128)a * b;
+  return (uint64_t)r ^ (uint64_t)(r>>64);
+}
 static uint64_t strHash(const char *z, int64_t n){
-  uint64_t h = 1469598103934665603ULL;
-  int64_t i;
-  for(i=0; i<n; i++){ h ^= (unsigned char)z[i]; h *= 1099511628211ULL; }
-  return hmix(h ^ (uint64_t)n);
+  uint64_t h = 0x243f6a8885a308d3ULL ^ (uint64_t)n, w;
+  int64_t i = 0;
+  for(; i+8<=n; i+=8){
+    memcpy(&w, z+i, 8);
+    h = mulFold(h ^ w, 0x9e3779b97f4a7c15ULL);
+  }
+  if( i<n ){
+    w = 0;
+    memcpy(&w, z+i, (size_t)(n-i));
+    h = mulFold(h ^ w, 0xd6e8feb86659fd93ULL);
+  }
+  return hmix(h);
 }
 
 #define SP_STR(p,id) ((p)->z + (p)->aOff[id])
@@ -1492,6 +1508,13 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat, int mask,
   return SQLITE_OK;
 }
 
+/* What the aggregation works out once per event key. */
+typedef struct KeyMemo {
+  double flop;          /* flop proxy of the key's shape (flopKind 1) */
+  int8_t flopKind;      /* -1 not yet, 0 none, 1 flop holds it */
+  int8_t comm;          /* -2 not yet, -1 not counted, else index in azComm */
+} KeyMemo;
+
 /* The whole aggregation; writes the tables. */
 static int engAggregate(Engine *e){
   int rc = SQLITE_OK;
@@ -1500,6 +1523,7 @@ static int engAggregate(Engine *e){
   int64_t aBucket[5] = {0,0,0,0,0};
   OpAgg *aOp = 0;
   int8_t *aKeyCat = 0;        /* event category (§1.4) per event key */
+  KeyMemo *aMemo = 0;         /* per event key: flop proxy, collective */
   unsigned char *aNameFlag = 0;   /* per name id: 1 known, 2 stall, 4 comm */
   const char **aFamily = 0;       /* per name id: semantic family (cached) */
   HMap steps = {0,0,0}, gpuSteps = {0,0,0}, ctr = {0,0,0};
@@ -1511,7 +1535,9 @@ static int engAggregate(Engine *e){
   aKeyCat = sqlite3_malloc64((sqlite3_uint64)(e->nKey ? e->nKey : 1));
   aNameFlag = sqlite3_malloc64((sqlite3_uint64)(nNames ? nNames : 1));
   aFamily = sqlite3_malloc64(sizeof(char*)*(sqlite3_uint64)(nNames ? nNames : 1));
-  if( !aOp || !aKeyCat || !aNameFlag || !aFamily ){ rc = SQLITE_NOMEM; goto done; }
+  aMemo = sqlite3_malloc64(sizeof(KeyMemo)*(sqlite3_uint64)(e->nKey ? e->nKey : 1));
+  if( !aOp || !aKeyCat || !aNameFlag || !aFamily || !aMemo ){ rc = SQLITE_NOMEM; goto done; }
+  for(i=0; i<e->nKey; i++){ aMemo[i].flop = 0.0; aMemo[i].flopKind = -1; aMemo[i].comm = -2; }
   memset(aOp, 0, sizeof(OpAgg)*(size_t)nNames);
   memset(aNameFlag, 0, (size_t)nNames);
   memset(aFamily, 0, sizeof(char*)*(size_t)nNames);
@@ -1589,6 +1615,7 @@ static int engAggregate(Engine *e){
     /* device ops */
     if( t->isDevice && t->isDevOp ){
       OpAgg *o = &aOp[q->name];
+      KeyMemo *m = &aMemo[r->key];
       const char *zColl;
       o->seen = 1;
       o->count++;
@@ -1597,26 +1624,36 @@ static int engAggregate(Engine *e){
       if( q->sig>=0 && (rc = counterAdd(&ctr, 3, q->name, q->sig, &seq)) ) goto done;
       if( q->source>=0 && (rc = counterAdd(&ctr, 4, q->name, q->source, &seq)) ) goto done;
       if( q->tfop>=0 && (rc = counterAdd(&ctr, 5, q->name, q->tfop, &seq)) ) goto done;
-      if( q->sig>=0 ){
-        const char *zFam = aFamily[q->name];
-        int64_t iv; double dv;
-        int kind;
-        if( zFam==0 ){
-          if( (rc = profsumSemanticFamily(zName, nName, 0, 0, &zFam)) ) goto done;
-          aFamily[q->name] = zFam;
+      /* flop proxy and collective: functions of the key, worked out at
+      ** its first event (in processing order, which orders azComm) */
+      if( m->flopKind<0 ){
+        m->flopKind = 0;
+        if( q->sig>=0 ){
+          const char *zFam = aFamily[q->name];
+          int64_t iv; double dv;
+          int kind;
+          if( zFam==0 ){
+            if( (rc = profsumSemanticFamily(zName, nName, 0, 0, &zFam)) ) goto done;
+            aFamily[q->name] = zFam;
+          }
+          kind = profsumFlopProxy(zFam, (int)strlen(zFam), SP_STR(&e->pool, q->sig),
+                                  SP_LEN(&e->pool, q->sig), &iv, &dv);
+          if( kind==PROFSUM_FLOP_INT ){ m->flop = (double)iv; m->flopKind = 1; }
+          else if( kind==PROFSUM_FLOP_REAL ){ m->flop = dv; m->flopKind = 1; }
         }
-        kind = profsumFlopProxy(zFam, (int)strlen(zFam), SP_STR(&e->pool, q->sig),
-                                SP_LEN(&e->pool, q->sig), &iv, &dv);
-        if( kind==PROFSUM_FLOP_INT ){ o->flopSum += (double)iv; o->flopN++; }
-        else if( kind==PROFSUM_FLOP_REAL ){ o->flopSum += dv; o->flopN++; }
       }
-      zColl = profsumCollective(zName, nName);
-      if( zColl ){
-        int c;
-        for(c=0; c<nComm; c++) if( strcmp(azComm[c], zColl)==0 ) break;
-        if( c==nComm && nComm<16 ){ azComm[nComm++] = zColl; }
-        if( c<16 ){ aComm[c][0]++; aComm[c][1] += r->excl; }
+      if( m->flopKind>0 ){ o->flopSum += m->flop; o->flopN++; }
+      if( m->comm==-2 ){
+        zColl = profsumCollective(zName, nName);
+        m->comm = -1;
+        if( zColl ){
+          int c;
+          for(c=0; c<nComm; c++) if( strcmp(azComm[c], zColl)==0 ) break;
+          if( c==nComm && nComm<16 ){ azComm[nComm++] = zColl; }
+          if( c<16 ) m->comm = (int8_t)c;
+        }
       }
+      if( m->comm>=0 ){ aComm[m->comm][0]++; aComm[m->comm][1] += r->excl; }
     }
   }
 
@@ -1820,6 +1857,7 @@ done:
   sqlite3_finalize(pIns);
   sqlite3_free(aOp);
   sqlite3_free(aKeyCat);
+  sqlite3_free(aMemo);
   sqlite3_free(aNameFlag);
   sqlite3_free((void*)aFamily);
   hmFree(&steps); hmFree(&gpuSteps); hmFree(&ctr);
