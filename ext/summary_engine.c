@@ -245,6 +245,11 @@ struct ProfsumEngine {
   HMap stepOf;          /* event index → args.step_num (events that have one) */
   HMap sigCache;        /* (64-bit hash of long_name, its length) → signature
                         ** id+1 (0 = none); long_name texts are not kept */
+  HMap sigLast;         /* name id → the last long_name seen with that name
+                        ** (v1: sqlite3_malloc'd copy, its length first) and
+                        ** its signature id+1 (v2): an op's events repeat one
+                        ** long_name, so one memcmp replaces hashing it */
+  int64_t lastPid, lastTid; int32_t lastTrk;   /* the previous event's track */
   profsum_ps origin; int hasOrigin;
   profsum_ps tsMin, endMax; int hasRange;
   int64_t nEntries;
@@ -351,14 +356,23 @@ static int internArg(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB, 
 }
 
 /* The shape signature id of a long_name (cached by content hash). */
-static int sigOf(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB, int32_t *pId){
+static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int64_t *pnB,
+                 int32_t *pId){
   const char *z; int64_t n;
-  HEnt *h;
+  HEnt *h, *hl;
   int isNew;
+  int64_t *pCopy;
   *pId = -1;
   if( s->type!=PROFSUM_JT_STRING ) return SQLITE_OK;
   if( profsumSpanText(s, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
   if( n==0 ) return SQLITE_OK;
+  hl = hmGet(&e->sigLast, name, 0, 1, 0);
+  if( hl==0 ) return SQLITE_NOMEM;
+  pCopy = (int64_t*)(intptr_t)hl->v1;
+  if( pCopy && pCopy[0]==n && memcmp(pCopy+1, z, (size_t)n)==0 ){
+    *pId = (int32_t)hl->v2 - 1;
+    return SQLITE_OK;
+  }
   h = hmGet(&e->sigCache, (int64_t)strHash(z, n), n, 1, &isNew);
   if( h==0 ) return SQLITE_NOMEM;
   if( isNew ){
@@ -372,7 +386,24 @@ static int sigOf(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB, int3
     }
   }
   *pId = (int32_t)h->v1 - 1;
+  /* remember this long_name for the next event of the same name */
+  pCopy = sqlite3_realloc64(pCopy, sizeof(int64_t) + (sqlite3_uint64)n);
+  if( pCopy==0 ){ sqlite3_free((void*)(intptr_t)hl->v1); hl->v1 = 0; return SQLITE_NOMEM; }
+  pCopy[0] = n;
+  memcpy(pCopy+1, z, (size_t)n);
+  hl->v1 = (int64_t)(intptr_t)pCopy;
+  hl->v2 = h->v1;
   return SQLITE_OK;
+}
+
+/* Free the signature caches (needed only while reading). */
+static void sigFree(Engine *e){
+  int64_t i;
+  for(i=0; i<e->sigLast.nSlot; i++){
+    if( e->sigLast.a[i].used ) sqlite3_free((void*)(intptr_t)e->sigLast.a[i].v1);
+  }
+  hmFree(&e->sigLast);
+  hmFree(&e->sigCache);
 }
 
 /* Record an M event's process/thread name (era C: pid >= 0, tid >= 0). */
@@ -482,33 +513,39 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
   memset(r, 0, sizeof(*r));
   r->ts = (int64_t)rel;
   r->dur = (int64_t)ev->dur;
-  h = hmGet(&e->trkMap, ev->pid.iVal, ev->tid.iVal, 1, &isNew);
-  if( h==0 ) return SQLITE_NOMEM;
-  if( isNew ){
-    STrack *t;
-    if( e->nTrk>=e->nAllocTrk ){
-      int32_t nNew = e->nAllocTrk ? e->nAllocTrk*2 : 64;
-      STrack *a = sqlite3_realloc64(e->aTrk, sizeof(STrack)*(sqlite3_uint64)nNew);
-      if( a==0 ) return SQLITE_NOMEM;
-      e->aTrk = a;
-      e->nAllocTrk = nNew;
+  if( e->nTrk==0 || ev->pid.iVal!=e->lastPid || ev->tid.iVal!=e->lastTid ){
+    /* not the previous event's track (usually it is) */
+    h = hmGet(&e->trkMap, ev->pid.iVal, ev->tid.iVal, 1, &isNew);
+    if( h==0 ) return SQLITE_NOMEM;
+    if( isNew ){
+      STrack *t;
+      if( e->nTrk>=e->nAllocTrk ){
+        int32_t nNew = e->nAllocTrk ? e->nAllocTrk*2 : 64;
+        STrack *a = sqlite3_realloc64(e->aTrk, sizeof(STrack)*(sqlite3_uint64)nNew);
+        if( a==0 ) return SQLITE_NOMEM;
+        e->aTrk = a;
+        e->nAllocTrk = nNew;
+      }
+      t = &e->aTrk[e->nTrk];
+      memset(t, 0, sizeof(*t));
+      t->pid = ev->pid.iVal;
+      t->tid = ev->tid.iVal;
+      h->v1 = e->nTrk++;
     }
-    t = &e->aTrk[e->nTrk];
-    memset(t, 0, sizeof(*t));
-    t->pid = ev->pid.iVal;
-    t->tid = ev->tid.iVal;
-    h->v1 = e->nTrk++;
+    e->lastPid = ev->pid.iVal;
+    e->lastTid = ev->tid.iVal;
+    e->lastTrk = (int32_t)h->v1;
   }
   {
     EvKey k;
-    k.trk = (int32_t)h->v1;
+    k.trk = e->lastTrk;
     if( profsumSpanText(&ev->name, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
     k.name = spIntern(&e->pool, z, n);
     if( k.name<0 ) return SQLITE_NOMEM;
     rc = internArg(e, &ev->aArg[PROFSUM_AK_TF_OP], ppB, pnB, &k.tfop);
     if( rc==SQLITE_OK ) rc = internArg(e, &ev->aArg[PROFSUM_AK_SOURCE], ppB, pnB, &k.source);
     if( rc==SQLITE_OK ) rc = internArg(e, &ev->aArg[PROFSUM_AK_RUN_ID], ppB, pnB, &r->runid);
-    if( rc==SQLITE_OK ) rc = sigOf(e, &ev->aArg[PROFSUM_AK_LONG_NAME], ppB, pnB, &k.sig);
+    if( rc==SQLITE_OK ) rc = sigOf(e, k.name, &ev->aArg[PROFSUM_AK_LONG_NAME], ppB, pnB, &k.sig);
     if( rc==SQLITE_OK && (r->key = keyIntern(e, &k))<0 ) rc = SQLITE_NOMEM;
   }
   if( rc ) return rc;
@@ -573,6 +610,7 @@ static int engRead(Engine *e, const char *zPath){
     if( rc==SQLITE_OK && e->diagRc ) rc = e->diagRc;
   }
   sqlite3_free(pB);
+  sigFree(e);
   if( rc==SQLITE_DONE ){
     const char *zU = profsumScanDisplayTimeUnit(pScan);
     rc = profsumSrcHashHex(profsumScanSrc(pScan), e->zSha);
@@ -1881,7 +1919,8 @@ void profsumEngineFree(ProfsumEngine *e){
   sqlite3_free(e->aKeySlot);
   sqlite3_free(e->aOrd);
   sqlite3_free(e->zUnit);
-  hmFree(&e->trkMap); hmFree(&e->procMap); hmFree(&e->threadMap); hmFree(&e->sigCache);
+  sigFree(e);
+  hmFree(&e->trkMap); hmFree(&e->procMap); hmFree(&e->threadMap);
   hmFree(&e->stepOf);
   sqlite3_free(e);
 }
