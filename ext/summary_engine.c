@@ -842,16 +842,18 @@ static void jsonAppendStr(sqlite3_str *p, const char *z, int64_t n){
 }
 
 /* Most-common selection over counters: entries of m with k1 = (kind<<40 |
-** owner) carry v1 = count, v2 = first-seen sequence; picks per owner the
-** max count, ties → smallest sequence (Counter.most_common). */
+** owner) carry v1 = count, v2 = the processing position of the first event
+** with that value (unique within a kind and owner); picks per owner the max
+** count, ties → first seen (Counter.most_common).  counterAdd() adds n
+** events whose first is at position `first`. */
 #define CKEY(kind, owner) (((int64_t)(kind)<<40) | (int64_t)(owner))
 
-static int counterAdd(HMap *m, int kind, int64_t owner, int64_t val, int64_t *pSeq){
+static int counterAdd(HMap *m, int kind, int64_t owner, int64_t val, int64_t n, int64_t first){
   int isNew;
   HEnt *h = hmGet(m, CKEY(kind, owner), val, 1, &isNew);
   if( h==0 ) return SQLITE_NOMEM;
-  if( isNew ) h->v2 = (*pSeq)++;
-  h->v1++;
+  if( isNew || first<h->v2 ) h->v2 = first;
+  h->v1 += n;
   return SQLITE_OK;
 }
 
@@ -1475,15 +1477,19 @@ done:
   return rc;
 }
 
-/* Length of the union of the device events (non-Steps tracks) whose
-** category bit is in mask, each clipped to [wLo, wHi).  The tracks are
-** already sorted by start (aOrd), so a binary heap merges them by start:
-** no copy of the events and no sort (the global breakdown's memory). */
-static int unionOnDevices(Engine *e, const int8_t *aKeyCat, int mask,
-                          int64_t wLo, int64_t wHi, int64_t *pLen){
+/* Lengths of two unions of the device events (non-Steps tracks), each
+** clipped to [wLo, wHi): of the communication events (*pComm) and of the
+** communication and compute events (*pAll).  The tracks are already sorted
+** by start (aOrd), so a binary heap merges them by start, and one walk in
+** that order builds both unions: no copy of the events and no sort (the
+** global breakdown's memory). */
+static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
+                          int64_t wLo, int64_t wHi, int64_t *pComm, int64_t *pAll){
+  const int mask = (1<<CAT_COMM)|(1<<CAT_COMPUTE);
   int64_t *aTk, *aPos, *aHeap, nT = 0, nH = 0, t;
-  int64_t curLo = 0, curHi = 0, len = 0;
-  int started = 0;
+  int64_t curLo = 0, curHi = 0, len = 0;          /* the union of all */
+  int64_t cLo = 0, cHi = 0, cLen = 0;             /* the union of communication */
+  int started = 0, cStarted = 0;
   aTk = sqlite3_malloc64(sizeof(int64_t)*3*(sqlite3_uint64)(e->nTrk+1));
   if( aTk==0 ) return SQLITE_NOMEM;
   aPos = aTk + e->nTrk + 1;
@@ -1525,6 +1531,11 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat, int mask,
     if( !started ){ curLo = lo; curHi = hi; started = 1; }
     else if( lo>curHi ){ len += curHi-curLo; curLo = lo; curHi = hi; }
     else if( hi>curHi ) curHi = hi;
+    if( aKeyCat[r->key]==CAT_COMM ){
+      if( !cStarted ){ cLo = lo; cHi = hi; cStarted = 1; }
+      else if( lo>cHi ){ cLen += cHi-cLo; cLo = lo; cHi = hi; }
+      else if( hi>cHi ) cHi = hi;
+    }
     aPos[h]++;
     UADV(h, ok);
     if( !ok ) aHeap[0] = aHeap[--nH];
@@ -1541,13 +1552,17 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat, int mask,
 #undef UKEY
 #undef UADV
   if( started ) len += curHi-curLo;
+  if( cStarted ) cLen += cHi-cLo;
   sqlite3_free(aTk);
-  *pLen = len;
+  *pAll = len;
+  *pComm = cLen;
   return SQLITE_OK;
 }
 
 /* What the aggregation works out once per event key. */
 typedef struct KeyMemo {
+  int64_t n;            /* events of the key */
+  int64_t first;        /* processing position of its first event */
   double flop;          /* flop proxy of the key's shape (flopKind 1) */
   int8_t flopKind;      /* -1 not yet, 0 none, 1 flop holds it */
   int8_t comm;          /* -2 not yet, -1 not counted, else index in azComm */
@@ -1556,7 +1571,7 @@ typedef struct KeyMemo {
 /* The whole aggregation; writes the tables. */
 static int engAggregate(Engine *e){
   int rc = SQLITE_OK;
-  int64_t i, j, seq = 0;
+  int64_t i, j;
   int32_t nNames = e->pool.n;
   int64_t aBucket[5] = {0,0,0,0,0};
   OpAgg *aOp = 0;
@@ -1575,7 +1590,10 @@ static int engAggregate(Engine *e){
   aFamily = sqlite3_malloc64(sizeof(char*)*(sqlite3_uint64)(nNames ? nNames : 1));
   aMemo = sqlite3_malloc64(sizeof(KeyMemo)*(sqlite3_uint64)(e->nKey ? e->nKey : 1));
   if( !aOp || !aKeyCat || !aNameFlag || !aFamily || !aMemo ){ rc = SQLITE_NOMEM; goto done; }
-  for(i=0; i<e->nKey; i++){ aMemo[i].flop = 0.0; aMemo[i].flopKind = -1; aMemo[i].comm = -2; }
+  for(i=0; i<e->nKey; i++){
+    aMemo[i].n = aMemo[i].first = 0;
+    aMemo[i].flop = 0.0; aMemo[i].flopKind = -1; aMemo[i].comm = -2;
+  }
   memset(aOp, 0, sizeof(OpAgg)*(size_t)nNames);
   memset(aNameFlag, 0, (size_t)nNames);
   memset(aFamily, 0, sizeof(char*)*(size_t)nNames);
@@ -1632,8 +1650,8 @@ static int engAggregate(Engine *e){
     int cat = aKeyCat[r->key];
     if( !t->isSteps ) aBucket[cat] += r->excl;
     /* run_ids / source hints (kind 1, 2; owner 0) */
-    if( r->runid>=0 && (rc = counterAdd(&ctr, 1, 0, r->runid, &seq)) ) goto done;
-    if( q->source>=0 && (rc = counterAdd(&ctr, 2, 0, q->source, &seq)) ) goto done;
+    if( r->runid>=0 && (rc = counterAdd(&ctr, 1, 0, r->runid, 1, j)) ) goto done;
+    if( aMemo[r->key].n++==0 ) aMemo[r->key].first = j;   /* sources, shapes, tf_ops: per key */
     /* steps */
     if( t->isDevice && t->isSteps ){
       int64_t s;
@@ -1659,9 +1677,6 @@ static int engAggregate(Engine *e){
       o->count++;
       o->total += r->dur;
       o->excl += r->excl;
-      if( q->sig>=0 && (rc = counterAdd(&ctr, 3, q->name, q->sig, &seq)) ) goto done;
-      if( q->source>=0 && (rc = counterAdd(&ctr, 4, q->name, q->source, &seq)) ) goto done;
-      if( q->tfop>=0 && (rc = counterAdd(&ctr, 5, q->name, q->tfop, &seq)) ) goto done;
       /* flop proxy and collective: functions of the key, worked out at
       ** its first event (in processing order, which orders azComm) */
       if( m->flopKind<0 ){
@@ -1692,6 +1707,21 @@ static int engAggregate(Engine *e){
         }
       }
       if( m->comm>=0 ){ aComm[m->comm][0]++; aComm[m->comm][1] += r->excl; }
+    }
+  }
+
+  /* The per-key counts into the counters: sources of all events (kind 2),
+  ** shapes, sources and tf_ops of device ops (kinds 3-5, per op name). */
+  for(i=0; i<e->nKey; i++){
+    const EvKey *q = &e->aKey[i];
+    const KeyMemo *m = &aMemo[i];
+    STrack *t = &e->aTrk[q->trk];
+    if( m->n==0 ) continue;
+    if( q->source>=0 && (rc = counterAdd(&ctr, 2, 0, q->source, m->n, m->first)) ) goto done;
+    if( t->isDevice && t->isDevOp ){
+      if( q->sig>=0 && (rc = counterAdd(&ctr, 3, q->name, q->sig, m->n, m->first)) ) goto done;
+      if( q->source>=0 && (rc = counterAdd(&ctr, 4, q->name, q->source, m->n, m->first)) ) goto done;
+      if( q->tfop>=0 && (rc = counterAdd(&ctr, 5, q->name, q->tfop, m->n, m->first)) ) goto done;
     }
   }
 
@@ -1816,8 +1846,7 @@ static int engAggregate(Engine *e){
         /* The sweep of §4.4 (communication > compute > uncovered) measured
         ** as unions: comm = |C|, compute = |P ∪ C| - |C|, stall = the rest. */
         int64_t uComm = 0, uAll = 0;
-        if( (rc = unionOnDevices(e, aKeyCat, 1<<CAT_COMM, wLo, wHi, &uComm)) ) goto done;
-        if( (rc = unionOnDevices(e, aKeyCat, (1<<CAT_COMM)|(1<<CAT_COMPUTE), wLo, wHi, &uAll)) ) goto done;
+        if( (rc = unionOnDevices(e, aKeyCat, wLo, wHi, &uComm, &uAll)) ) goto done;
         g[CAT_COMM] = uComm;
         g[CAT_COMPUTE] = uAll - uComm;
         g[CAT_STALL] = (wHi - wLo) - uAll;
