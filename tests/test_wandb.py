@@ -38,6 +38,17 @@ def walk(root):
     return sorted(out)
 
 
+def run_loaded(so, body):
+    """Run Python code `body` in a new process after `db` is an in-memory
+    connection with the extension `so` loaded; its output lines."""
+    code = ("import sqlite3\n"
+            "db = sqlite3.connect(':memory:')\n"
+            "db.enable_load_extension(True)\n"
+            "db.load_extension(%r)\n" % so) + body
+    return subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True,
+                          text=True, check=True).stdout.splitlines()
+
+
 class WandbTest(unittest.TestCase):
     def setUp(self):
         self.saved = {k: os.environ.get(k) for k in ENV_KEYS}
@@ -684,20 +695,14 @@ class WandbTest(unittest.TestCase):
         # profsum.so does not link libcurl (7 ms of loading); the first
         # network call (here profsum_debug, which prints its version) opens it
         from util import SO
-        code = ("import sqlite3\n"
-                "def mapped():\n"
-                "    return any('libcurl' in l for l in open('/proc/self/maps'))\n"
-                "db = sqlite3.connect(':memory:')\n"
-                "db.enable_load_extension(True)\n"
-                "db.load_extension(%r)\n"
-                "print(mapped())\n"
-                "db.execute('SELECT profsum_version()').fetchone()\n"
-                "print(mapped())\n"
-                "print([l for l in db.execute('SELECT profsum_debug()').fetchone()[0].splitlines()\n"
-                "       if l.startswith('libcurl:')][0][:17])\n"
-                "print(mapped())\n" % SO)
-        out = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True,
-                             text=True, check=True).stdout.splitlines()
+        out = run_loaded(SO, "def mapped():\n"
+                             "    return any('libcurl' in l for l in open('/proc/self/maps'))\n"
+                             "print(mapped())\n"
+                             "db.execute('SELECT profsum_version()').fetchone()\n"
+                             "print(mapped())\n"
+                             "print([l for l in db.execute('SELECT profsum_debug()').fetchone()[0].splitlines()\n"
+                             "       if l.startswith('libcurl:')][0][:17])\n"
+                             "print(mapped())\n")
         self.assertEqual(out, ["False", "False", "libcurl: libcurl/", "True"])
         elf = subprocess.run(["readelf", "-d", SO], capture_output=True, text=True, check=True).stdout
         self.assertNotIn("libcurl", elf)
@@ -706,19 +711,14 @@ class WandbTest(unittest.TestCase):
     @unittest.skipUnless(os.path.exists(NONET_SO), "no NETWORK=0 build at " + NONET_SO)
     def test_no_network_build(self):
         # in a separate process: two builds in one process would share symbols
-        code = ("import sqlite3\n"
-                "db = sqlite3.connect(':memory:')\n"
-                "db.enable_load_extension(True)\n"
-                "db.load_extension(%r)\n"
-                "for sql in ['SELECT wandb_fetch(\\'e/p/n\\')', 'SELECT wandb_fetch_run(\\'e/p/r\\')',\n"
-                "            'SELECT wandb_publish(\\'t\\')']:\n"
-                "    try:\n"
-                "        db.execute(sql).fetchone()\n"
-                "        print('no error')\n"
-                "    except sqlite3.OperationalError as e:\n"
-                "        print(e)\n" % NONET_SO)
-        out = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True,
-                             text=True, check=True).stdout.splitlines()
+        out = run_loaded(NONET_SO,
+                         "for sql in ['SELECT wandb_fetch(\\'e/p/n\\')', 'SELECT wandb_fetch_run(\\'e/p/r\\')',\n"
+                         "            'SELECT wandb_publish(\\'t\\')']:\n"
+                         "    try:\n"
+                         "        db.execute(sql).fetchone()\n"
+                         "        print('no error')\n"
+                         "    except sqlite3.OperationalError as e:\n"
+                         "        print(e)\n")
         self.assertEqual(out, ["%s: profsum was built without network support (make NETWORK=0)"
                                % fn for fn in ("wandb_fetch", "wandb_fetch_run", "wandb_publish")])
         self.assertEqual(self.api.requests, [])
