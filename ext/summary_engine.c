@@ -991,12 +991,21 @@ static void gapOrder(Engine *e, int32_t *a, int64_t n){
 ** (§4.10): the op's preferred path (or its 4-part path), copies under
 ** "copy(...)". */
 static int gapContext(Engine *e, HMap *partsCache, PartsInfo **paInfo, int64_t *pnInfo,
-                      HMap *pref, HMap *ctxMap, char **pzTmp, const EvKey *q, int64_t gap){
+                      HMap *pref, HMap *pathMemo, HMap *ctxMap, char **pzTmp,
+                      const EvKey *q, int64_t gap){
   PartsInfo *pi;
   int32_t path;
-  HEnt *h;
+  HEnt *h, *hm;
   ProfsumSlice c;
-  int rc = partsOf(e, partsCache, paInfo, pnInfo, q->name, q->tfop, &pi);
+  int rc, isNew;
+  /* the context path is a function of (name, tf_op): worked out once */
+  hm = hmGet(pathMemo, q->name, q->tfop, 1, &isNew);
+  if( hm==0 ) return SQLITE_NOMEM;
+  if( !isNew ){
+    path = (int32_t)hm->v1;
+    goto account;
+  }
+  rc = partsOf(e, partsCache, paInfo, pnInfo, q->name, q->tfop, &pi);
   if( rc ) return rc;
   h = pi->fallback ? hmGet(pref, q->name, 0, 0, 0) : 0;
   path = h ? (int32_t)h->v1 : pi->path4;
@@ -1018,6 +1027,9 @@ static int gapContext(Engine *e, HMap *partsCache, PartsInfo **paInfo, int64_t *
     }
     if( path<0 ) return SQLITE_NOMEM;
   }
+  hm = hmGet(pathMemo, q->name, q->tfop, 0, 0);
+  hm->v1 = path;
+account:
   h = hmGet(ctxMap, q->name, path, 1, 0);
   if( h==0 ) return SQLITE_NOMEM;
   h->v1++;
@@ -1030,7 +1042,8 @@ static int engGapsAndRegions(Engine *e){
   int rc = SQLITE_OK;
   int64_t i, j, nInfo = 0, nReg = 0;
   HMap partsCache = {0,0,0}, regMap = {0,0,0}, pref = {0,0,0}, gapMap = {0,0,0};
-  HMap markers = {0,0,0}, ctxMap = {0,0,0};
+  HMap markers = {0,0,0}, ctxMap = {0,0,0}, pathMemo = {0,0,0};
+  unsigned char *aMark = 0;   /* per name id: 0 unknown, 1 not a marker, 2 marker */
   PartsInfo *aInfo = 0;
   RegAgg *aReg = 0;
   int32_t *aG = 0;          /* one device-op track in gap order */
@@ -1138,7 +1151,12 @@ static int engGapsAndRegions(Engine *e){
     for(i=0; i<e->nTrk; i++) if( e->aTrk[i].nEv>nMax ) nMax = e->aTrk[i].nEv;
     aG = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nMax);   /* one track at a time */
   }
-  if( aG==0 ){ rc = SQLITE_NOMEM; goto done; }
+  /* event names have the ids below pool.n now (contexts add strings later) */
+  aMark = sqlite3_malloc64((sqlite3_uint64)(e->pool.n ? e->pool.n : 1));
+  if( aG==0 || aMark==0 ){ rc = SQLITE_NOMEM; goto done; }
+  memset(aMark, 0, (size_t)e->pool.n);
+#define MARKER(id) (aMark[id] ? aMark[id]==2 \
+    : (aMark[id] = (unsigned char)(1 + isMarkerName(SP_STR(&e->pool, id), SP_LEN(&e->pool, id))))==2)
   for(i=0; i<e->nTrk; i++){
     STrack *t = &e->aTrk[i];
     int64_t n = t->nEv, prevEnd;
@@ -1154,14 +1172,14 @@ static int engGapsAndRegions(Engine *e){
         int32_t payload = aG[j], pName;
         int isNew;
         HEnt *h;
-        if( isMarkerName(SP_STR(&e->pool, eName), SP_LEN(&e->pool, eName)) ){
+        if( MARKER(eName) ){
           int64_t chainEnd = E->ts + E->dur;
           for(c=j+1; c<n && c<=j+8; c++){
             const SEv *C = EV(e, aG[c]);
             int32_t cName = KEY(e, C)->name;
             if( C->ts > chainEnd ) break;
             if( C->ts + C->dur > chainEnd ) chainEnd = C->ts + C->dur;
-            if( isMarkerName(SP_STR(&e->pool, cName), SP_LEN(&e->pool, cName)) ) continue;
+            if( MARKER(cName) ) continue;
             payload = aG[c];
             break;
           }
@@ -1185,7 +1203,7 @@ static int engGapsAndRegions(Engine *e){
         h = hmGet(&markers, pName, eName, 1, 0);
         if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
         h->v1++;
-        if( (rc = gapContext(e, &partsCache, &aInfo, &nInfo, &pref, &ctxMap, &zTmp,
+        if( (rc = gapContext(e, &partsCache, &aInfo, &nInfo, &pref, &pathMemo, &ctxMap, &zTmp,
                              KEY(e, EV(e, payload)), gap)) ) goto done;
       }
       if( E->ts + E->dur > prevEnd ) prevEnd = E->ts + E->dur;
@@ -1232,7 +1250,10 @@ done:
   for(i=0; i<nInfo; i++) sqlite3_free(aInfo[i].aPath);
   sqlite3_free(aInfo);
   sqlite3_free(aReg);
+#undef MARKER
   sqlite3_free(aG);
+  sqlite3_free(aMark);
+  hmFree(&pathMemo);
   sqlite3_free(aGapAgg);
   sqlite3_free(zTmp);
   hmFree(&partsCache); hmFree(&regMap); hmFree(&pref); hmFree(&gapMap);
