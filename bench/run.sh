@@ -374,6 +374,27 @@ for r in rows:
         r["import_net_rss_bytes_per_event"]))
 
 
+# Incremental cost per MB: from the previous (smaller) size to this one,
+# (t - t_prev) / (MB - MB_prev): what each further MB costs, whatever is
+# paid once per command (process start, schema, the summary document).
+prev = None
+for r in sorted(rows, key=lambda r: r["bytes"]):
+    for k in ("gzip", "scan", "excl", "import"):
+        r[k + "_incr_ms_per_mb"] = None if prev is None else (
+            (r[k]["wall_s"] - prev[k]["wall_s"]) * 1e3 / ((r["bytes"] - prev["bytes"]) / 1e6))
+    prev = r
+incr = [r for r in rows if r["import_incr_ms_per_mb"] is not None]
+if incr:
+    lines.append("")
+    lines.append("| from → to | gzip incr. ms/MB | count(*) incr. ms/MB | excl incr. ms/MB | import incr. ms/MB |")
+    lines.append("|---|---|---|---|---|")
+    order = sorted(rows, key=lambda r: r["bytes"])
+    for a, b in zip(order, order[1:]):
+        lines.append("| %s → %s | %.2f | %.2f | %.2f | %.2f |" % (
+            a["size"], b["size"], b["gzip_incr_ms_per_mb"], b["scan_incr_ms_per_mb"],
+            b["excl_incr_ms_per_mb"], b["import_incr_ms_per_mb"]))
+
+
 def spread(key):
     v = [r[key] for r in rows]
     return max(v) / min(v) if rows and min(v) > 0 else float("nan")
@@ -382,6 +403,9 @@ def spread(key):
 spreads = {k: spread(k) for k in ("gzip_ms_per_mb", "scan_ms_per_mb", "excl_ms_per_mb", "import_ms_per_mb",
                                   "gzip_net_ms_per_mb", "scan_net_ms_per_mb", "excl_net_ms_per_mb",
                                   "import_net_ms_per_mb")}
+for k in ("gzip", "scan", "excl", "import"):
+    v = [r[k + "_incr_ms_per_mb"] for r in incr]
+    spreads[k + "_incr_ms_per_mb"] = max(v) / min(v) if len(v) > 1 and min(v) > 0 else float("nan")
 env["spread_max_over_min"] = spreads
 lines.append("")
 lines.append("Spread of the cost per MB over the sizes (largest / smallest): gzip -dc %.2f, count(*) %.2f, "
@@ -389,6 +413,9 @@ lines.append("Spread of the cost per MB over the sizes (largest / smallest): gzi
                  spreads[k] for k in ("gzip_ms_per_mb", "scan_ms_per_mb", "excl_ms_per_mb", "import_ms_per_mb",
                                       "gzip_net_ms_per_mb", "scan_net_ms_per_mb", "excl_net_ms_per_mb",
                                       "import_net_ms_per_mb")))
+if len(incr) > 1:
+    lines.append("Spread of the incremental cost per MB: gzip -dc %.2f, count(*) %.2f, excl %.2f, import %.2f." % tuple(
+        spreads[k + "_incr_ms_per_mb"] for k in ("gzip", "scan", "excl", "import")))
 lines.append("")
 lines.append("Fixed costs (best wall time on a gzipped trace with no events): gzip -dc %.1f ms, count(*) %.1f ms, "
              "excl %.1f ms, import + summary into a new database file %.1f ms." % (
@@ -425,8 +452,9 @@ md = ["# profsum benchmark results", "",
       "", "## Scan and query", "", table, "",
       "## Import and summary", "", itable, "",
       "## Cost per MB", "",
-      "Wall time per uncompressed MB, and the same net of the fixed costs of each command "
-      "(measured on an empty trace in every round): the work that grows with the trace.", "",
+      "Wall time per uncompressed MB; the same net of the fixed costs of each command "
+      "(measured on an empty trace in every round); and the incremental cost per MB from one "
+      "size to the next, (t - t_prev) / (MB - MB_prev): what each further MB costs.", "",
       ftable, "",
       "## CPU time", "",
       "user + sys seconds of the best run (all threads; CPU/wall above 1 means the inflate thread ran in parallel)",
