@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 ProfsumCurlApi profsumCurl;
@@ -34,6 +35,17 @@ static void curlOpen(void){
   void *h = 0;
   size_t i;
   CURLcode rc;
+  const char *zEnv = getenv("PROFSUM_LIBCURL");   /* a libcurl of one's own */
+  if( zEnv && zEnv[0] ){
+    h = dlopen(zEnv, RTLD_NOW|RTLD_LOCAL);
+    if( h==0 ){
+      const char *z = dlerror();
+      snprintf(curlErrBuf, sizeof(curlErrBuf), "cannot open libcurl at PROFSUM_LIBCURL=%s: %s",
+               zEnv, z ? z : "not found");
+      curlErr = curlErrBuf;
+      return;
+    }
+  }
   for(i=0; h==0 && i<sizeof(azLib)/sizeof(azLib[0]); i++){
     h = dlopen(azLib[i], RTLD_NOW|RTLD_LOCAL);
   }

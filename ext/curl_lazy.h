@@ -9,6 +9,8 @@
 ** to it: profsumCurlLoad() dlopen()s libcurl.so.4 once, when a W&B function
 ** first runs, and fills a table of entry points.  The macros below make the
 ** curl_* calls of wandb.c and profsum.c go through that table unchanged.
+** PROFSUM_LIBCURL=/path/to/libcurl.so in the environment opens that file
+** instead (and only it).
 **
 ** Built with PROFSUM_OMIT_NETWORK (make NETWORK=0) this header is empty.
 */

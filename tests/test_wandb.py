@@ -708,6 +708,32 @@ class WandbTest(unittest.TestCase):
         self.assertNotIn("libcurl", elf)
         self.assertIn("libz", elf)
 
+    def test_libcurl_that_cannot_be_opened(self):
+        # PROFSUM_LIBCURL names the library to open; when it cannot be
+        # opened the W&B functions say so, and everything else works
+        from util import SO
+        env = dict(os.environ, PROFSUM_LIBCURL="/nonexistent/libcurl.so.4",
+                   WANDB_API_KEY=DEFAULT_KEY, WANDB_BASE_URL=self.api.url)
+        code = ("import sqlite3\n"
+                "db = sqlite3.connect(':memory:')\n"
+                "db.enable_load_extension(True)\n"
+                "db.load_extension(%r)\n"
+                "print(db.execute('SELECT profsum_version() IS NOT NULL').fetchone()[0])\n"
+                "for i in range(2):\n"
+                "    try:\n"
+                "        db.execute(\"SELECT wandb_fetch('e/p/a:v0')\").fetchone()\n"
+                "        print('no error')\n"
+                "    except sqlite3.OperationalError as e:\n"
+                "        print(e)\n" % SO)
+        out = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True,
+                             env=env, check=True).stdout.splitlines()
+        self.assertEqual(out[0], "1")
+        self.assertEqual(len(out), 3)
+        for line in out[1:]:
+            self.assertTrue(line.startswith("wandb_fetch: cannot open libcurl at "
+                                            "PROFSUM_LIBCURL=/nonexistent/libcurl.so.4: "), line)
+        self.assertEqual(self.api.requests, [])
+
     @unittest.skipUnless(os.path.exists(NONET_SO), "no NETWORK=0 build at " + NONET_SO)
     def test_no_network_build(self):
         # in a separate process: two builds in one process would share symbols
