@@ -355,7 +355,10 @@ static int internArg(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB, 
   return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
 }
 
-/* The shape signature id of a long_name (cached by content hash). */
+/* The shape signature id (-1: none) of the long_name span s of an event
+** named `name`: first compared with the last long_name seen with that name
+** (sigLast), else looked up by content hash and length (sigCache) and
+** computed on a miss.  Returns SQLITE_OK or SQLITE_NOMEM. */
 static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int64_t *pnB,
                  int32_t *pId){
   const char *z; int64_t n;
