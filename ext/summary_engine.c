@@ -249,6 +249,7 @@ struct ProfsumEngine {
                         ** (v1: sqlite3_malloc'd copy, its length first) and
                         ** its signature id+1 (v2): an op's events repeat one
                         ** long_name, so one memcmp replaces hashing it */
+  int64_t nSigLastBytes;  /* long_name bytes held by sigLast */
   int64_t lastPid, lastTid; int32_t lastTrk;   /* the previous event's track */
   profsum_ps origin; int hasOrigin;
   profsum_ps tsMin, endMax; int hasRange;
@@ -355,6 +356,8 @@ static int internArg(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB, 
   return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
 }
 
+#define SIGLAST_MAX_BYTES ((int64_t)8<<20)   /* long_name copies kept by sigLast */
+
 /* The shape signature id (-1: none) of the long_name span s of an event
 ** named `name`: first compared with the last long_name seen with that name
 ** (sigLast), else looked up by content hash and length (sigCache) and
@@ -389,7 +392,10 @@ static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int6
     }
   }
   *pId = (int32_t)h->v1 - 1;
-  /* remember this long_name for the next event of the same name */
+  /* remember this long_name for the next event of the same name; the
+  ** copies are bounded (traces whose names never repeat gain nothing) */
+  if( e->nSigLastBytes - (pCopy ? pCopy[0] : 0) + n > SIGLAST_MAX_BYTES ) return SQLITE_OK;
+  e->nSigLastBytes += n - (pCopy ? pCopy[0] : 0);
   pCopy = sqlite3_realloc64(pCopy, sizeof(int64_t) + (sqlite3_uint64)n);
   if( pCopy==0 ){ sqlite3_free((void*)(intptr_t)hl->v1); hl->v1 = 0; return SQLITE_NOMEM; }
   pCopy[0] = n;
@@ -407,6 +413,7 @@ static void sigFree(Engine *e){
   }
   hmFree(&e->sigLast);
   hmFree(&e->sigCache);
+  e->nSigLastBytes = 0;
 }
 
 /* Record an M event's process/thread name (era C: pid >= 0, tid >= 0). */

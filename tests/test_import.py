@@ -204,6 +204,46 @@ class ImportBehaviour(Base):
         self.imp(fixtures.f2(), "c")
         self.assertEqual(rows(self.db, "SELECT type, name, sql FROM sqlite_schema ORDER BY name"), names)
 
+    def test_shape_signatures_past_the_long_name_memo(self):
+        # op names that never repeat: the per-name long_name memo stops
+        # keeping copies at 8 MB; the signatures are right on both sides,
+        # and match profsum_shape_signature() of the same text
+        n = 60000
+        pad = "m" * 130
+        names = ["op%d.%d" % (i % 7, i) for i in range(n)]
+        longs = ["%s = f32[%d,%d]{1,0} fusion(f32[8]{0} p), %s" % (nm, i % 97 + 1, i % 13 + 1, pad)
+                 for i, nm in enumerate(names)]
+        self.assertGreater(sum(map(len, longs)), 8 << 20)
+        evs = [{"name": nm, "ts": i * 10, "dur": 5, "args": {"long_name": ln}}
+               for i, (nm, ln) in enumerate(zip(names, longs))]
+        # the same long_name twice in a row for one name at the end (a memo hit)
+        evs.append({"name": names[-1], "ts": n * 10, "dur": 5, "args": {"long_name": longs[-1]}})
+        tid, _ = self.imp(fixtures.ops_only(evs), "memo")
+        got = dict(rows(self.db, "SELECT name, shape_signature FROM profsum_agg_op WHERE trace_id=?", tid))
+        self.assertEqual(len(got), n)
+        for i in (0, 1, n // 2, n - 2, n - 1):
+            want = self.db.execute("SELECT profsum_shape_signature(?)", (longs[i],)).fetchone()[0]
+            self.assertEqual(got[names[i]], want, names[i])
+            self.assertEqual(want, "%d,%d" % (i % 97 + 1, i % 13 + 1))
+        self.assertEqual(rows(self.db, "SELECT count FROM profsum_agg_op WHERE trace_id=? AND name=?",
+                              tid, names[-1]), [(2,)])
+
+    def test_one_name_with_alternating_long_names(self):
+        # the memo holds the last long_name per name: a name whose long_name
+        # changes from event to event still gets each event's own signature
+        a = "alt.1 = f32[4,8]{1,0} fusion(f32[8]{0} p)"
+        b = "alt.1 = f32[16]{0} fusion(f32[8]{0} p)"
+        evs = [{"name": "alt.1", "ts": i * 10, "dur": 5, "args": {"long_name": ln}}
+               for i, ln in enumerate([a, b, b, a, b, a, b])]
+        tid, _ = self.imp(fixtures.ops_only(evs), "alt")
+        # b is the most common (4 of 7); with a first-seen tie it would be a
+        self.assertEqual(rows(self.db, "SELECT shape_signature, count FROM profsum_agg_op WHERE trace_id=?", tid),
+                         [("16", 7)])
+        evs = evs[:6]   # 3 a, 3 b: the tie goes to the first seen, a
+        tid, _ = self.imp(fixtures.ops_only(evs), "alt2")
+        self.assertEqual(rows(self.db, "SELECT shape_signature, count FROM profsum_agg_op WHERE trace_id=?", tid),
+                         [("4,8", 6)])
+
     def test_default_label(self):
         p = self.td.write("run7/host-1.trace.json.gz", json.dumps(fixtures.f2()), gz=True)
         tid = self.db.execute("SELECT profsum_import(?)", (p,)).fetchone()[0]
