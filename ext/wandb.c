@@ -256,6 +256,21 @@ static const char *wbStr(const JNode *p){
   return p->z;
 }
 
+/* GraphQL paging: with pInfo the connection's pageInfo object, move
+** *pzCursor to its endCursor.  1 when there is a next page (hasNextPage true
+** and a cursor that moves on), 0 at the end or when out of memory (p->rc). */
+static int wbNextPage(Wb *p, JNode *pInfo, char **pzCursor){
+  JNode *pMore = wbPath(pInfo, "hasNextPage", (char*)0);
+  const char *zEnd = wbStr(wbPath(pInfo, "endCursor", (char*)0));
+  char *z;
+  if( pMore==0 || pMore->type!=JT_TRUE || zEnd==0
+   || (*pzCursor && strcmp(*pzCursor, zEnd)==0) ) return 0;
+  z = wbDup(p, zEnd);
+  sqlite3_free(*pzCursor);
+  *pzCursor = z;
+  return z!=0;
+}
+
 /* Deep copy of a JSON tree (0 when p is 0 or out of memory). */
 static JNode *wbCopy(const JNode *p){
   JNode *r = 0;
@@ -1407,8 +1422,8 @@ static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
   pUrls = jObj();
   if( pUrls==0 ){ wbOom(p); goto done; }
   for(nPage=0; nE>0 && nPage<WB_MAX_PAGES; nPage++){
-    JNode *pVars = jObj(), *pData, *pRoot, *pF, *pEdges, *pMore;
-    const char *zEnd;
+    JNode *pVars = jObj(), *pData, *pRoot, *pF, *pEdges;
+    int bMore;
     if( pVars ){
       jSet(pVars, "id", jStr(a->zId, -1));
       jSet(pVars, "cursor", zCursor ? jStr(zCursor, -1) : jNull());
@@ -1429,17 +1444,10 @@ static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
       const char *zU = wbStr(wbPath(pEdges->a[i], "node", "directUrl", (char*)0));
       if( zN && zU ) jSet(pUrls, zN, jStr(zU, -1));
     }
-    pMore = wbPath(pF, "pageInfo", "hasNextPage", (char*)0);
-    zEnd = wbStr(wbPath(pF, "pageInfo", "endCursor", (char*)0));
-    if( pMore==0 || pMore->type!=JT_TRUE || zEnd==0
-     || (zCursor && strcmp(zCursor, zEnd)==0) ){
-      jFree(pRoot);
-      break;
-    }
-    sqlite3_free(zCursor);
-    zCursor = wbDup(p, zEnd);
+    bMore = wbNextPage(p, wbPath(pF, "pageInfo", (char*)0), &zCursor);
     jFree(pRoot);
     if( p->rc ) goto done;
+    if( !bMore ) break;
   }
   if( jOom(pUrls) ){ wbOom(p); goto done; }
 
@@ -1635,8 +1643,8 @@ static int wbPickRunProfile(Wb *p, const char *zE, const char *zP,
   memset(&cur, 0, sizeof(cur));
   memset(&aliased, 0, sizeof(aliased));
   for(nPage=0; nPage<WB_MAX_PAGES && !bAliased; nPage++){
-    JNode *pVars = jObj(), *pData, *pRoot, *pProj, *pRun, *pEdges, *pMore;
-    const char *zEnd;
+    JNode *pVars = jObj(), *pData, *pRoot, *pProj, *pRun, *pEdges;
+    int bMore;
     if( pVars ){
       jSet(pVars, "entity", jStr(zE, -1));
       jSet(pVars, "project", jStr(zP, -1));
@@ -1675,17 +1683,10 @@ static int wbPickRunProfile(Wb *p, const char *zE, const char *zP,
         rBest = t; bBest = 1;
       }
     }
-    pMore = wbPath(pRun, "outputArtifacts", "pageInfo", "hasNextPage", (char*)0);
-    zEnd = wbStr(wbPath(pRun, "outputArtifacts", "pageInfo", "endCursor", (char*)0));
-    if( pMore==0 || pMore->type!=JT_TRUE || zEnd==0
-     || (zCursor && strcmp(zCursor, zEnd)==0) ){
-      jFree(pRoot);
-      break;
-    }
-    sqlite3_free(zCursor);
-    zCursor = wbDup(p, zEnd);
+    bMore = wbNextPage(p, wbPath(pRun, "outputArtifacts", "pageInfo", (char*)0), &zCursor);
     jFree(pRoot);
     if( p->rc ) goto done;
+    if( !bMore ) break;
   }
   if( bAliased ){
     *aOut = aliased; memset(&aliased, 0, sizeof(aliased));
