@@ -679,6 +679,16 @@ int profsumThresholdsApply(const JNode *pObj, const char *zWhat,
   return SQLITE_OK;
 }
 
+/* When the metric v is above limit, push the message zFmt % (v, limit)
+** (Python %-format, two floats) to the list pList. */
+static void overThreshold(JNode *pList, Num v, double limit, const char *zFmt){
+  char *z;
+  if( v.t==NUM_NULL || !(v.r>limit) ) return;
+  z = pyFormat(zFmt, v.r, limit);
+  jPush(pList, z ? jStr(z, -1) : 0);
+  sqlite3_free(z);
+}
+
 /* See compare.h. */
 JNode *profsumAssess(const JNode *b, const JNode *a, const ProfsumThresholds *pT, int topK){
   JNode *cmp = profsumCompareDocs(b, a, topK);
@@ -701,26 +711,12 @@ JNode *profsumAssess(const JNode *b, const JNode *a, const ProfsumThresholds *pT
   fail = jArr();
   warn = jArr();
   met = jObj();
-  if( mp.t!=NUM_NULL && mp.r>pT->medianPct ){
-    char *z = pyFormat("Steady-state median step time regressed by %.2f%% (threshold %.2f%%).", mp.r, pT->medianPct);
-    jPush(fail, z ? jStr(z, -1) : 0);
-    sqlite3_free(z);
-  }
-  if( pp.t!=NUM_NULL && pp.r>pT->p90Pct ){
-    char *z = pyFormat("Steady-state p90 step time regressed by %.2f%% (threshold %.2f%%).", pp.r, pT->p90Pct);
-    jPush(fail, z ? jStr(z, -1) : 0);
-    sqlite3_free(z);
-  }
-  if( comm.t!=NUM_NULL && comm.r>pT->commAbs ){
-    char *z = pyFormat("Communication share increased by %.4f (threshold %.4f).", comm.r, pT->commAbs);
-    jPush(warn, z ? jStr(z, -1) : 0);
-    sqlite3_free(z);
-  }
-  if( stall.t!=NUM_NULL && stall.r>pT->stallAbs ){
-    char *z = pyFormat("Stall share increased by %.4f (threshold %.4f).", stall.r, pT->stallAbs);
-    jPush(warn, z ? jStr(z, -1) : 0);
-    sqlite3_free(z);
-  }
+  overThreshold(fail, mp, pT->medianPct,
+                "Steady-state median step time regressed by %.2f%% (threshold %.2f%%).");
+  overThreshold(fail, pp, pT->p90Pct,
+                "Steady-state p90 step time regressed by %.2f%% (threshold %.2f%%).");
+  overThreshold(warn, comm, pT->commAbs, "Communication share increased by %.4f (threshold %.4f).");
+  overThreshold(warn, stall, pT->stallAbs, "Stall share increased by %.4f (threshold %.4f).");
   zStatus = (fail && fail->nChild) ? "fail" : (warn && warn->nChild) ? "warn" : "pass";
   jSet(met, "steady_state_median_regression_pct", numNode(mp));
   jSet(met, "steady_state_p90_regression_pct", numNode(pp));
