@@ -109,6 +109,26 @@ static char *budgetMsg(sqlite3_int64 budget){
                          "nothing was written", (long long)budget);
 }
 
+/* After a failed attempt (code *pRc, the body's message zErr, which this
+** takes): 1 to try again (busy, within the budget, after a backoff); else
+** 0 with *pzErr set (zErr, or the code's text, or the budget message) and
+** *pRc the code to return. */
+static int retryOrFail(int *pRc, char *zErr, char **pzErr, int *pnTry,
+                       sqlite3_int64 deadline, sqlite3_int64 budget){
+  if( !isBusy(*pRc) ){
+    if( zErr ) *pzErr = zErr;
+    else if( *pRc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf("%s", sqlite3_errstr(*pRc));
+    return 0;
+  }
+  sqlite3_free(zErr);
+  if( !backoff((*pnTry)++, deadline) ){
+    *pzErr = budgetMsg(budget);
+    *pRc = SQLITE_BUSY;
+    return 0;
+  }
+  return 1;
+}
+
 /*
 ** Case 1 of busy.h: standalone statement.  BEGIN IMMEDIATE, SAVEPOINT, body,
 ** RELEASE, COMMIT; any busy code restarts the whole attempt.
@@ -142,16 +162,7 @@ static int runStandalone(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBod
       }
       if( !sqlite3_get_autocommit(db) ) execX(db, "ROLLBACK");
     }
-    if( !isBusy(rc) ){
-      if( zErr ){ *pzErr = zErr; zErr = 0; }
-      else if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf("%s", sqlite3_errstr(rc));
-      return rc;
-    }
-    sqlite3_free(zErr);
-    if( !backoff(nTry++, deadline) ){
-      *pzErr = budgetMsg(budget);
-      return SQLITE_BUSY;
-    }
+    if( !retryOrFail(&rc, zErr, pzErr, &nTry, deadline, budget) ) return rc;
   }
 }
 
@@ -190,16 +201,7 @@ static int runNested(sqlite3 *db, ProfsumWriteBody xBody, void *pArg, char **pzE
           "nothing was written");
       return rc;
     }
-    if( !isBusy(rc) ){
-      if( zErr ){ *pzErr = zErr; zErr = 0; }
-      else if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf("%s", sqlite3_errstr(rc));
-      return rc;
-    }
-    sqlite3_free(zErr);
-    if( !backoff(nTry++, deadline) ){
-      *pzErr = budgetMsg(budget);
-      return SQLITE_BUSY;
-    }
+    if( !retryOrFail(&rc, zErr, pzErr, &nTry, deadline, budget) ) return rc;
   }
 }
 
