@@ -203,6 +203,14 @@ int profsumCreateSchema(sqlite3 *db, const char *zSchema, char **pzErr){
   return rc;
 }
 
+/* The message zErr (or rc's text when there is none) prefixed with the
+** function's name; takes zErr. */
+static char *prefixFn(char *zErr, int rc){
+  char *z = sqlite3_mprintf(FN ": %s", zErr ? zErr : sqlite3_errstr(rc));
+  sqlite3_free(zErr);
+  return z;
+}
+
 /* Run one statement with printf-style formatting (%w for identifiers). */
 static int execf(sqlite3 *db, char **pzErr, const char *zFmt, ...){
   va_list ap;
@@ -558,9 +566,7 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     ** with the run's metadata. */
     rc = profsumWandbFetchForImport(db, zSource, &zWandbDir, &zRunMeta, &zErr);
     if( rc ){
-      char *z = sqlite3_mprintf(FN ": %s", zErr ? zErr : sqlite3_errstr(rc));
-      sqlite3_free(zErr);
-      zErr = z;
+      zErr = prefixFn(zErr, rc);
       goto done;
     }
     zReadFrom = zWandbDir;
@@ -573,9 +579,7 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   if( isDir ){
     rc = profsumPickTrace(zReadFrom, &zTrace, &zRefPick, &zErr);
     if( rc ){
-      char *z = sqlite3_mprintf(FN ": %s", zErr ? zErr : sqlite3_errstr(rc));
-      sqlite3_free(zErr);
-      zErr = z;
+      zErr = prefixFn(zErr, rc);
       goto done;
     }
   }else{
@@ -603,9 +607,7 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     /* A trace is hashed while the engine reads it; a v1 file here. */
     rc = profsumSha256File(zTrace, zSha, &size, &zErr);
     if( rc ){
-      char *z = sqlite3_mprintf(FN ": %s", zErr ? zErr : sqlite3_errstr(rc));
-      sqlite3_free(zErr);
-      zErr = z;
+      zErr = prefixFn(zErr, rc);
       goto done;
     }
   }else{
