@@ -1037,8 +1037,7 @@ static int gapContext(Engine *e, HMap *partsCache, PartsInfo **paInfo, int64_t *
     }
     if( path<0 ) return SQLITE_NOMEM;
   }
-  hm = hmGet(pathMemo, q->name, q->tfop, 0, 0);
-  hm->v1 = path;
+  hm->v1 = path;          /* pathMemo was not touched since the lookup */
 account:
   h = hmGet(ctxMap, q->name, path, 1, 0);
   if( h==0 ) return SQLITE_NOMEM;
