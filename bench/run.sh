@@ -400,9 +400,9 @@ def spread(key):
     return max(v) / min(v) if rows and min(v) > 0 else float("nan")
 
 
-spreads = {k: spread(k) for k in ("gzip_ms_per_mb", "scan_ms_per_mb", "excl_ms_per_mb", "import_ms_per_mb",
-                                  "gzip_net_ms_per_mb", "scan_net_ms_per_mb", "excl_net_ms_per_mb",
-                                  "import_net_ms_per_mb")}
+PER_MB = ("gzip_ms_per_mb", "scan_ms_per_mb", "excl_ms_per_mb", "import_ms_per_mb",
+          "gzip_net_ms_per_mb", "scan_net_ms_per_mb", "excl_net_ms_per_mb", "import_net_ms_per_mb")
+spreads = {k: spread(k) for k in PER_MB}
 for k in ("gzip", "scan", "excl", "import"):
     v = [r[k + "_incr_ms_per_mb"] for r in incr]
     spreads[k + "_incr_ms_per_mb"] = max(v) / min(v) if len(v) > 1 and min(v) > 0 else float("nan")
@@ -410,9 +410,7 @@ env["spread_max_over_min"] = spreads
 lines.append("")
 lines.append("Spread of the cost per MB over the sizes (largest / smallest): gzip -dc %.2f, count(*) %.2f, "
              "excl %.2f, import %.2f; net of the fixed costs: gzip -dc %.2f, count(*) %.2f, excl %.2f, import %.2f." % tuple(
-                 spreads[k] for k in ("gzip_ms_per_mb", "scan_ms_per_mb", "excl_ms_per_mb", "import_ms_per_mb",
-                                      "gzip_net_ms_per_mb", "scan_net_ms_per_mb", "excl_net_ms_per_mb",
-                                      "import_net_ms_per_mb")))
+                 spreads[k] for k in PER_MB))
 if len(incr) > 1:
     lines.append("Spread of the incremental cost per MB: gzip -dc %.2f, count(*) %.2f, excl %.2f, import %.2f." % tuple(
         spreads[k + "_incr_ms_per_mb"] for k in ("gzip", "scan", "excl", "import")))
