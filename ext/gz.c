@@ -98,6 +98,7 @@ struct ProfsumSrc {
 #endif
   Ring *pRing;                  /* threaded mode, or NULL */
   int triedThread;              /* 1 once the first read decided the mode */
+  int noThread;                 /* profsumSrcNoThread() was called */
 };
 
 /* Fill aIn from the raw source.  Returns SQLITE_OK (nIn==0 at EOF) or an
@@ -449,7 +450,7 @@ int profsumSrcRead(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
   Ring *r;
   RingSlot *slot;
   size_t n;
-  if( !p->triedThread ){ p->triedThread = 1; srcMaybeThread(p); }
+  if( !p->triedThread ){ p->triedThread = 1; if( !p->noThread ) srcMaybeThread(p); }
   r = p->pRing;
   if( r==0 ) return srcReadDirect(p, aOut, nOut, pnGot, pzErr);
   *pnGot = 0;
@@ -524,6 +525,9 @@ int profsumSrcHashHex(ProfsumSrc *p, char *zHex){
 
 /* See profsum_reader.h. */
 int profsumSrcIsGzip(ProfsumSrc *p){ return p->isGzip; }
+
+/* See profsum_reader.h. */
+void profsumSrcNoThread(ProfsumSrc *p){ p->noThread = 1; }
 
 /* See profsum_reader.h. */
 int64_t profsumSrcFileSize(ProfsumSrc *p){ return p->nFileSize; }

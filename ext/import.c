@@ -257,6 +257,7 @@ static int looksLikeV1(const char *zPath){
   int yes = 0;
   if( profsumSrcOpenFile(zPath, &pSrc, &zErr)==SQLITE_OK ){
     size_t got;
+    profsumSrcNoThread(pSrc);     /* 64 KiB are needed, not a ring ahead */
     while( n<sizeof(buf)-1 && profsumSrcRead(pSrc, buf+n, sizeof(buf)-1-n, &got, &zErr)==SQLITE_OK && got>0 ){
       n += got;
     }

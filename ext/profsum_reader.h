@@ -33,6 +33,12 @@ int profsumSrcRead(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
                    size_t *pnGot, char **pzErr);
 int profsumSrcIsGzip(ProfsumSrc *p);
 
+/* Keep the source single-threaded: for callers that read only a prefix
+** (a format sniff), where a producer thread would inflate megabytes ahead
+** for nothing.  Call before the first profsumSrcRead(); later it is a
+** no-op (the mode is decided by the first read). */
+void profsumSrcNoThread(ProfsumSrc *p);
+
 /* Hash the raw file bytes (SHA-256) as they are read.  Call before the
 ** first profsumSrcRead().  After the data was read to its end,
 ** profsumSrcHashHex() writes the 64 hex digits (+NUL) of the whole file

@@ -472,6 +472,54 @@ class Threads(unittest.TestCase):
             self.assertEqual(results[0][1], hashlib.sha256(data).hexdigest())
             self.assertEqual(results[0][2], len(data))
 
+    @unittest.skipIf(os.environ.get("LD_PRELOAD"), "another preload (ASan) intercepts pthread_create first")
+    def test_import_starts_one_producer_thread(self):
+        """The import first sniffs the file (is it a profile_summary.v1?):
+        that reads 64 KiB and must not start a producer thread inflating a
+        ring of megabytes ahead; only the parse does.  Counted with a
+        pthread_create shim preloaded into a child process."""
+        import shutil
+        import subprocess
+        import sys
+        from util import SO
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if cc is None:
+            self.skipTest("no C compiler")
+        with TempDir() as td:
+            shim = os.path.join(td.path, "count.c")
+            with open(shim, "w") as f:
+                f.write(
+                    "#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <pthread.h>\n"
+                    "#include <stdio.h>\n#include <stdlib.h>\n"
+                    "static int n;\n"
+                    "int pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*f)(void*), void *x){\n"
+                    "  int (*real)(pthread_t*, const pthread_attr_t*, void *(*)(void*), void*) =\n"
+                    "    (int (*)(pthread_t*, const pthread_attr_t*, void *(*)(void*), void*))dlsym(RTLD_NEXT, \"pthread_create\");\n"
+                    "  n++; return real(t, a, f, x);\n}\n"
+                    "__attribute__((destructor)) static void done(void){\n"
+                    "  const char *z = getenv(\"COUNT_OUT\"); FILE *o = z ? fopen(z, \"w\") : 0;\n"
+                    "  if( o ){ fprintf(o, \"%d\", n); fclose(o); }\n}\n")
+            lib = os.path.join(td.path, "count.so")
+            subprocess.run([cc, "-shared", "-fPIC", "-o", lib, shim, "-ldl"], check=True)
+            path = os.path.join(td.path, "big.json.gz")
+            subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen_trace.py"), "--size", "6M",
+                            "--shape", "tpu", "--devices", "1", "--out", path], check=True,
+                           stdout=subprocess.DEVNULL)
+            self.assertGreater(os.path.getsize(path), 256 * 1024)   # threaded when parsed
+            out = os.path.join(td.path, "count.txt")
+            script = ("import sqlite3, sys\n"
+                      "db = sqlite3.connect(sys.argv[1]); db.enable_load_extension(True)\n"
+                      "db.load_extension(sys.argv[2])\n"
+                      "print(db.execute('SELECT profsum_import(?)', (sys.argv[3],)).fetchone()[0])\n")
+            env = dict(os.environ, LD_PRELOAD=lib, COUNT_OUT=out)
+            env.pop("PROFSUM_THREADS", None)
+            r = subprocess.run([sys.executable, "-c", script, os.path.join(td.path, "t.db"), SO, path],
+                               env=env, capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.strip(), "1")
+            with open(out) as f:
+                self.assertEqual(f.read(), "1")
+
     def test_truncated_big_gzip_error_after_the_good_rows(self):
         import subprocess
         import sys
