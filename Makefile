@@ -7,6 +7,7 @@
 #   make fuzz       build the libFuzzer target and run it (FUZZ_SECONDS, default 600)
 #   make corpus     check every JSON trace of ../shared/corpus against expected_counts.json
 #   make bench      benchmark against gzip -dc (see bench/README.md)
+#   make bench-sha256  SHA-256 throughput, SHA extensions and portable code
 #   make install    install profsum.so to $(PREFIX)/lib and the profsum CLI to $(PREFIX)/bin
 #   make clean
 #
@@ -159,6 +160,17 @@ corpus: profsum.so
 bench: profsum.so
 	bash bench/run.sh
 
+# SHA-256 throughput alone (the hash of every imported file): SHA extensions
+# when the CPU has them, then the portable code.
+build/sha256_speed: bench/sha256_speed.c ext/hash.c ext/hash.h ext/profsum_int.h Makefile
+	@mkdir -p build
+	$(CC) $(WARN) $(OPT) -Iext -Ibuild/gen $(PKG_CFLAGS) -D_GNU_SOURCE -DSQLITE_CORE -o $@ \
+	  bench/sha256_speed.c ext/hash.c $(shell pkg-config --libs sqlite3) -lpthread
+
+bench-sha256: build/sha256_speed
+	build/sha256_speed
+	PROFSUM_SHA256=portable build/sha256_speed
+
 install: profsum.so profsum
 	install -d $(DESTDIR)$(PREFIX)/lib
 	install -m 0644 profsum.so $(DESTDIR)$(PREFIX)/lib/profsum.so
@@ -168,4 +180,4 @@ install: profsum.so profsum
 clean:
 	rm -rf profsum.so profsum build
 
-.PHONY: all deps demo test test-zlib build-out asan valgrind fuzz corpus bench install clean
+.PHONY: all deps demo test test-zlib build-out asan valgrind fuzz corpus bench bench-sha256 install clean

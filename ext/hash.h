@@ -16,6 +16,8 @@ typedef struct ProfsumSha256 {
 
 void profsumSha256Init(ProfsumSha256 *s);
 void profsumSha256Update(ProfsumSha256 *s, const unsigned char *p, size_t n);
+/* Which block code hashes: "x86 SHA extensions" or "portable". */
+const char *profsumSha256Impl(void);
 /* Finish and write 64 lower-case hex digits plus a NUL into zHex[65]. */
 void profsumSha256Hex(ProfsumSha256 *s, char *zHex);
 

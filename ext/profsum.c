@@ -17,6 +17,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 #include "profsum_int.h"
+#include "hash.h"
 #include "wandb.h"
 
 #include <stdarg.h>
@@ -73,6 +74,7 @@ static void profsumDebugFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
     "zlib (runtime): %s\n"
     "libcurl: %s\n"
     "network: %s\n"
+    "sha256: %s\n"
     "build flags: %s",
     PROFSUM_VERSION, PROFSUM_COMMIT, SQLITE_VERSION, sqlite3_libversion(),
     ZLIB_VERSION, zlibVersion(),
@@ -82,7 +84,7 @@ static void profsumDebugFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
 #else
     "not linked", "disabled (built with PROFSUM_OMIT_NETWORK)",
 #endif
-    PROFSUM_BUILD_FLAGS);
+    profsumSha256Impl(), PROFSUM_BUILD_FLAGS);
   if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }

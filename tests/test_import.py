@@ -313,5 +313,64 @@ class ImportBehaviour(Base):
         self.assertEqual(rows(self.db, "SELECT count(*) FROM sqlite_master WHERE name='profsum_trace'"), [(0,)])
 
 
+_SHA_SCRIPT = r"""
+import gzip, json, os, random, sqlite3, sys
+so, d = sys.argv[1], sys.argv[2]
+db = sqlite3.connect(":memory:")
+db.enable_load_extension(True)
+db.load_extension(so)
+out = {"impl": [l for l in db.execute("SELECT profsum_debug()").fetchone()[0].splitlines()
+                if l.startswith("sha256:")][0]}
+base = '{"traceEvents":[]}'
+for n in list(range(len(base), len(base) + 140)) + [1000, 4095, 4096, 4097, 65599]:
+    p = os.path.join(d, "pad%d.json" % n)
+    with open(p, "w") as f:
+        f.write(base + " " * (n - len(base)))
+    db.execute("SELECT profsum_import(?, ?)", (p, "pad%d" % n))
+rnd = random.Random(7)
+blob = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz0123456789+/") for _ in range(3000000))
+p = os.path.join(d, "big.json.gz")
+with gzip.open(p, "wt", compresslevel=1) as f:
+    f.write(json.dumps({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 1,
+                                         "args": {"blob": blob}}]}))
+db.execute("SELECT profsum_import(?, 'big')", (p,))
+out["sha"] = dict(db.execute("SELECT trace_path, sha256 FROM profsum_trace").fetchall())
+print(json.dumps(out))
+"""
+
+
+class Sha256(unittest.TestCase):
+    """The provenance SHA-256 of every file length around the 64-byte block
+    and 56-byte padding boundaries, and of a 2 MB gzip file hashed by the
+    inflate thread, equals hashlib's, with the SHA extensions (when the CPU
+    has them) and with the portable code (PROFSUM_SHA256=portable)."""
+
+    def test_both_implementations_match_hashlib(self):
+        import subprocess
+        import sys
+        from util import SO
+        results = []
+        with TempDir() as td:
+            for impl in (None, "portable"):
+                env = dict(os.environ)
+                env.pop("PROFSUM_SHA256", None)
+                if impl:
+                    env["PROFSUM_SHA256"] = impl
+                d = os.path.join(td.path, impl or "default")
+                os.mkdir(d)
+                r = subprocess.run([sys.executable, "-c", _SHA_SCRIPT, SO, d], env=env,
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                res = json.loads(r.stdout)
+                self.assertEqual(len(res["sha"]), 146)
+                self.assertGreater(os.path.getsize(os.path.join(d, "big.json.gz")), 2 * 1024 * 1024)
+                for path, sha in res["sha"].items():
+                    with open(path, "rb") as f:
+                        self.assertEqual(sha, hashlib.sha256(f.read()).hexdigest(), path)
+                results.append(res["impl"])
+        self.assertEqual(results[1], "sha256: portable")
+        self.assertIn(results[0], ("sha256: portable", "sha256: x86 SHA extensions"))
+
+
 if __name__ == "__main__":
     unittest.main()
