@@ -24,7 +24,10 @@
 ** within the connection's busy timeout), so a failure leaves the database
 ** exactly as it was and concurrent importers do not see "database is
 ** locked".  The schema (sql/schema.sql) and views (views/) are created in the
-** target schema on first use.
+** target schema on first use: in a short transaction of its own, committed
+** while another thread parses the trace (creating the ~40 tables and views
+** costs about 5 ms, hidden behind the parse that way), so a failed first
+** import may leave the empty schema behind, never a partial trace.
 **
 ** Security: reads files, so SQLITE_DIRECTONLY (never from a view or
 ** trigger stored in a database).
@@ -42,7 +45,9 @@
 #include "schema_sql.h"       /* generated from sql/ and views/ by the Makefile */
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -536,6 +541,64 @@ body_done:
   return rc;
 }
 
+/* A trace parse run in a thread of its own (see parseWhileCreatingSchema). */
+typedef struct ParseJob {
+  const char *zTrace;           /* the file */
+  ProfsumEngine *pEngine;       /* out: the parsed trace */
+  ProfsumEngineInfo info;       /* out */
+  char *zErr;                   /* out: error text (owned), with the FN prefix */
+  int rc;                       /* out */
+} ParseJob;
+
+static void *parseThread(void *pArg){
+  ParseJob *j = (ParseJob*)pArg;
+  j->rc = profsumEngineParse(FN, j->zTrace, &j->pEngine, &j->info, &j->zErr);
+  return 0;
+}
+
+/* Write body: create the schema only. */
+static int schemaBody(sqlite3 *db, void *pArg, char **pzErr){
+  return profsumCreateSchema(db, (const char*)pArg, pzErr);
+}
+
+/* Parse zTrace into job, and, when zSchema lacks the profsum schema,
+** create it meanwhile: the parse runs in a second thread while this one
+** takes the write lock, creates the schema and commits (busy.c).  The parse
+** holds no lock and touches no connection, so nothing else changes; a
+** parse error wins over a schema error.  Without threads (SQLite built
+** single-threaded, PROFSUM_THREADS=0, or no thread available) the parse
+** runs here and the import creates the schema in its own transaction. */
+static int parseWhileCreatingSchema(sqlite3 *db, const char *zSchema, const char *zTrace,
+                                    ImportJob *job, char **pzErr){
+  const char *zEnv = getenv("PROFSUM_THREADS");
+  ParseJob pj;
+  pthread_t th;
+  char *zSchemaErr = 0;
+  int rcSchema;
+  if( sqlite3_threadsafe()==0 || (zEnv && zEnv[0]=='0') || schemaComplete(db, zSchema) ){
+    return profsumEngineParse(FN, zTrace, &job->pEngine, &job->info, pzErr);
+  }
+  memset(&pj, 0, sizeof(pj));
+  pj.zTrace = zTrace;
+  if( pthread_create(&th, 0, parseThread, &pj)!=0 ){
+    return profsumEngineParse(FN, zTrace, &job->pEngine, &job->info, pzErr);
+  }
+  rcSchema = profsumWriteRun(db, zSchema, schemaBody, (void*)zSchema, &zSchemaErr);
+  pthread_join(th, 0);
+  job->pEngine = pj.pEngine;
+  job->info = pj.info;
+  if( pj.rc ){
+    sqlite3_free(zSchemaErr);
+    *pzErr = pj.zErr;
+    return pj.rc;
+  }
+  if( rcSchema ){
+    *pzErr = zSchemaErr ? prefixFn(zSchemaErr, rcSchema) : 0;
+    return rcSchema;
+  }
+  return SQLITE_OK;
+}
+
 /* The SQL function. */
 static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
@@ -644,10 +707,11 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     if( zOptsJson==0 ){ rc = SQLITE_NOMEM; goto done; }
   }
 
-  /* Parse before taking any lock; then write in one savepoint, with the
-  ** write lock taken first and SQLITE_BUSY retried (busy.c). */
+  /* Parse before taking any lock (creating a missing schema meanwhile);
+  ** then write in one savepoint, with the write lock taken first and
+  ** SQLITE_BUSY retried (busy.c). */
   if( !isV1 ){
-    rc = profsumEngineParse(FN, zTrace, &job.pEngine, &job.info, &zErr);
+    rc = parseWhileCreatingSchema(db, o.zSchema, zTrace, &job, &zErr);
     if( rc ) goto done;
   }
   job.o = o;

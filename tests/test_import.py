@@ -313,6 +313,65 @@ class ImportBehaviour(Base):
         self.assertEqual(rows(self.db, "SELECT count(*) FROM sqlite_master WHERE name='profsum_trace'"), [(0,)])
 
 
+
+class FirstImport(unittest.TestCase):
+    """The first import into a database creates the schema in a short
+    transaction of its own while a second thread parses the trace."""
+
+    def test_failed_parse_leaves_only_the_empty_schema(self):
+        with TempDir() as td:
+            good = td.write("good.json.gz", json.dumps(fixtures.f2()), gz=True)
+            bad = os.path.join(td.path, "bad.json.gz")
+            with open(good, "rb") as f:
+                data = f.read()
+            with open(bad, "wb") as f:
+                f.write(data[:len(data) // 2])
+            db = connect(os.path.join(td.path, "a.db"))
+            with self.assertRaises(sqlite3.DatabaseError) as cm:
+                db.execute("SELECT profsum_import(?, 'bad')", (bad,)).fetchone()
+            self.assertIn("profsum_import: '%s': truncated gzip data" % bad, str(cm.exception))
+            # No trace, no aggregates: only the empty tables and views.
+            self.assertEqual(rows(db, "SELECT count(*) FROM profsum_trace"), [(0,)])
+            self.assertEqual(rows(db, "SELECT count(*) FROM profsum_agg_op"), [(0,)])
+            self.assertEqual(rows(db, "SELECT count(*) FROM profsum_overview"), [(0,)])
+            # The next import finds the schema and works.
+            tid = db.execute("SELECT profsum_import(?, 'good')", (good,)).fetchone()[0]
+            self.assertEqual(rows(db, "SELECT label FROM profsum_trace"), [("good",)])
+            self.assertEqual(rows(db, "SELECT count(*) FROM profsum_agg_op WHERE trace_id=?", tid)[0][0] > 0, True)
+            db.close()
+
+    def test_readonly_database(self):
+        with TempDir() as td:
+            good = td.write("good.json.gz", json.dumps(fixtures.f2()), gz=True)
+            path = os.path.join(td.path, "ro.db")
+            sqlite3.connect(path).execute("CREATE TABLE t(x)").connection.close()
+            db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+            db.enable_load_extension(True)
+            from util import SO
+            db.load_extension(SO)
+            with self.assertRaises(sqlite3.OperationalError) as cm:
+                db.execute("SELECT profsum_import(?)", (good,)).fetchone()
+            self.assertEqual(str(cm.exception),
+                             "profsum_import: creating the schema in 'main': attempt to write a readonly database")
+            db.close()
+            self.assertEqual(rows(sqlite3.connect(path), "SELECT name FROM sqlite_schema"), [("t",)])
+
+    def test_parse_error_wins_over_schema_error(self):
+        with TempDir() as td:
+            path = os.path.join(td.path, "ro.db")
+            sqlite3.connect(path).execute("CREATE TABLE t(x)").connection.close()
+            bad = td.write("bad.json", "{\"traceEvents\": 7}")
+            db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+            db.enable_load_extension(True)
+            from util import SO
+            db.load_extension(SO)
+            with self.assertRaises(sqlite3.Error) as cm:
+                db.execute("SELECT profsum_import(?)", (bad,)).fetchone()
+            self.assertIn("profsum_import: '%s'" % bad, str(cm.exception))
+            self.assertNotIn("readonly", str(cm.exception))
+            db.close()
+
+
 _SHA_SCRIPT = r"""
 import gzip, json, os, random, sqlite3, sys
 so, d = sys.argv[1], sys.argv[2]
