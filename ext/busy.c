@@ -130,8 +130,11 @@ static int retryOrFail(int *pRc, char *zErr, char **pzErr, int *pnTry,
 }
 
 /*
-** Case 1 of busy.h: standalone statement.  BEGIN IMMEDIATE, SAVEPOINT, body,
-** RELEASE, COMMIT; any busy code restarts the whole attempt.
+** Case 1 of busy.h: standalone statement.  BEGIN IMMEDIATE, body, COMMIT;
+** any busy code restarts the whole attempt.  No SAVEPOINT: this function
+** owns the transaction, so ROLLBACK undoes a failed body, and a savepoint
+** would make SQLite copy every page that existed before it and is written
+** again into a sub-journal (a temporary file past 64 KiB).
 */
 static int runStandalone(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody,
                          void *pArg, char **pzErr, sqlite3_int64 budget){
@@ -143,17 +146,8 @@ static int runStandalone(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBod
     char *zErr = 0;
     rc = execX(db, "BEGIN IMMEDIATE");
     if( rc==SQLITE_OK ){
-      rc = execX(db, "SAVEPOINT profsum_write");
-      if( rc==SQLITE_OK ){
-        rc = xBody(db, pArg, &zErr);
-        if( rc==SQLITE_OK ){
-          rc = execX(db, "RELEASE profsum_write");
-        }else{
-          if( isBusy(rc) ) rc = extendedRc(db, rc);
-          execX(db, "ROLLBACK TO profsum_write");
-          execX(db, "RELEASE profsum_write");
-        }
-      }
+      rc = xBody(db, pArg, &zErr);
+      if( rc && isBusy(rc) ) rc = extendedRc(db, rc);
       if( rc==SQLITE_OK ){
         /* A busy COMMIT leaves the transaction open: retry the COMMIT. */
         int nCommit = 0;

@@ -11,7 +11,7 @@
 **   1. Standalone statement (autocommit, no read transaction open: the
 **      calling SELECT reads no table).  The normal case.  A file database is
 **      switched to WAL if it is not already; then the body runs inside
-**      BEGIN IMMEDIATE + SAVEPOINT: the write lock is taken FIRST, so the
+**      BEGIN IMMEDIATE ... COMMIT: the write lock is taken FIRST, so the
 **      body never reads a snapshot it cannot upgrade (no SQLITE_BUSY_SNAPSHOT
 **      half-way).  SQLITE_BUSY and SQLITE_BUSY_SNAPSHOT from BEGIN, from the
 **      body or from COMMIT are retried from the start with bounded
@@ -40,7 +40,8 @@
 #define PROFSUM_BUSY_DEFAULT_MS 10000
 
 /*
-** The body of a write.  Runs inside SAVEPOINT profsum_write on db, and may
+** The body of a write.  Runs inside a transaction of its own (case 1) or
+** inside SAVEPOINT profsum_write (case 2) on db, and may
 ** run more than once (each retry starts from a rolled-back state), so it
 ** must not keep side effects outside the database between attempts.
 ** Returns SQLITE_OK or an SQLite error code; on an error it may set *pzErr

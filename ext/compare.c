@@ -26,7 +26,7 @@
 ** Write functions (profsum_track, profsum_history_import, profsum_bundle)
 ** are SQLITE_DIRECTONLY (they write tables and files: never from a view or
 ** trigger of an untrusted database) and run their database writes through
-** profsumWriteRun() (busy.c): one SAVEPOINT, write lock first, bounded
+** profsumWriteRun() (busy.c): one transaction, write lock first, bounded
 ** retry of SQLITE_BUSY/SQLITE_BUSY_SNAPSHOT; on error nothing is written.
 ** profsum_history_export writes a file: DIRECTONLY too.  The readers
 ** (profsum_compare_json, profsum_history_summary_json) read tables only.

@@ -20,7 +20,7 @@
 ** replace (false: re-importing under an existing label is an error).
 **
 ** The trace is parsed before any lock is taken; the writing is one
-** SAVEPOINT with the write lock taken first (busy.c: retries SQLITE_BUSY
+** transaction with the write lock taken first (busy.c: retries SQLITE_BUSY
 ** within the connection's busy timeout), so a failure leaves the database
 ** exactly as it was and concurrent importers do not see "database is
 ** locked".  The schema (sql/schema.sql) and views (views/) are created in the

@@ -1034,8 +1034,7 @@ int profsumDocStoreSections(sqlite3 *db, const char *zSchema, sqlite3_int64 iTra
   static const char *azCand[] = {"candidate_id","title","rationale","evidence","suggestions"};
   JNode *root = pDoc->pRoot, *st = jGet(root, "step_time");
   size_t t;
-  int rc = sqlite3_exec(db, "SAVEPOINT profsum_sections", 0, 0, 0);
-  if( rc ){ if( pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db)); return rc; }
+  int rc = SQLITE_OK;
   for(t=0; rc==SQLITE_OK && t<sizeof(azTab)/sizeof(azTab[0]); t++){
     char *z = sqlite3_mprintf("DELETE FROM \"%w\".%s WHERE trace_id=%lld", zSchema, azTab[t], (long long)iTrace);
     if( z==0 ){ rc = SQLITE_NOMEM; break; }
@@ -1071,10 +1070,6 @@ int profsumDocStoreSections(sqlite3 *db, const char *zSchema, sqlite3_int64 iTra
                                       jGet(root, "semantic_families"), 0);
   if( rc==SQLITE_OK ) rc = insertRows(db, zSchema, iTrace, pzErr, "profsum_sec_candidate", azCand, 5,
                                       jGet(root, "optimization_candidates"), 0);
-  if( rc ){
-    sqlite3_exec(db, "ROLLBACK TO profsum_sections", 0, 0, 0);
-  }
-  sqlite3_exec(db, "RELEASE profsum_sections", 0, 0, 0);
   return rc;
 }
 

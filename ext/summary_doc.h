@@ -109,7 +109,10 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK);
 /*
 ** Replace the profsum_sec_* rows of trace iTrace in zSchema with the
 ** sections of pDoc (step stats, step classes, hot ops, families,
-** candidates).  Runs inside its own SAVEPOINT: on error nothing changed.
+** candidates).  Not atomic by itself: the caller runs it inside its write
+** savepoint (profsumWriteRun, busy.c) and rolls that back on error.  (A
+** savepoint of its own, opened after the import's other writes, made
+** SQLite journal every page it touched again, into a temporary file.)
 */
 int profsumDocStoreSections(sqlite3 *db, const char *zSchema,
                             sqlite3_int64 iTrace, ProfsumDoc *pDoc,
