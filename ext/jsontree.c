@@ -147,6 +147,12 @@ void jReprDouble(double r, char *zBuf){
   if( isnan(r) ){ strcpy(zBuf, "NaN"); return; }
   if( isinf(r) ){ strcpy(zBuf, r>0 ? "Infinity" : "-Infinity"); return; }
   if( r==0.0 ){ strcpy(zBuf, signbit(r) ? "-0.0" : "0.0"); return; }
+  if( fabs(r)<1e16 && r==(double)(long long)r ){
+    /* A whole number below 10^16 (exact as an integer): repr prints its
+    ** digits and ".0" — no search needed. */
+    sqlite3_snprintf(40, zBuf, "%lld.0", (long long)r);
+    return;
+  }
   /* Shortest digit string that round-trips (Python's repr).  If any string
   ** of at most 15 significant digits reads back as r, it is r correctly
   ** rounded to 15 digits with its trailing zeros dropped (a double's
@@ -193,6 +199,14 @@ static void dumpStr(sqlite3_str *s, const char *z, int n){
   sqlite3_str_appendchar(s, 1, '"');
   while( u<e ){
     unsigned c = *u;
+    if( c>=0x20 && c<0x7f && c!='"' && c!='\\' ){
+      /* A run of printable ASCII needs no escape: one append for all. */
+      const unsigned char *r = u+1;
+      while( r<e && *r>=0x20 && *r<0x7f && *r!='"' && *r!='\\' ) r++;
+      sqlite3_str_append(s, (const char*)u, (int)(r-u));
+      u = r;
+      continue;
+    }
     if( c<0x80 ){
       u++;
       switch( c ){
