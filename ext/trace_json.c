@@ -31,6 +31,9 @@
 
 #include <stdarg.h>
 #include <string.h>
+#if defined(__SSE2__)
+# include <emmintrin.h>      /* SSE2: part of every x86-64 CPU */
+#endif
 
 #ifndef PROFSUM_WINDOW_INIT
 # define PROFSUM_WINDOW_INIT  (1024*1024)  /* a small value in the fuzz build exercises refills */
@@ -205,7 +208,23 @@ static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
   unsigned f = 0;
   p++;
   for(;;){
-    /* Fast path: plain bytes. */
+    /* Fast path: plain bytes, 16 at a time where SSE2 is there (every
+    ** x86-64): one compare each for '"', '\\' and bytes below 0x20 (those
+    ** with max(b, 0x1f) == 0x1f), stopping at the first such byte. */
+#if defined(__SSE2__)
+    {
+      const __m128i vQuote = _mm_set1_epi8('"'), vBack = _mm_set1_epi8('\\');
+      const __m128i v1f = _mm_set1_epi8(0x1f);
+      while( e-p>=16 ){
+        __m128i v = _mm_loadu_si128((const __m128i*)p);
+        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vQuote), _mm_cmpeq_epi8(v, vBack)),
+                                   _mm_cmpeq_epi8(_mm_max_epu8(v, v1f), v1f));
+        unsigned m = (unsigned)_mm_movemask_epi8(hit);
+        if( m ){ p += __builtin_ctz(m); break; }
+        p += 16;
+      }
+    }
+#endif
     while( p<e && aStrClass[*p]==0 ) p++;
     if( p>=e ) return P_MORE;
     switch( aStrClass[*p] ){

@@ -140,6 +140,26 @@ class Basics(unittest.TestCase):
         kinds = [r[0] for r in q(self.db, "SELECT kind FROM profsum_diagnostics(?)", p)]
         self.assertIn("control_character", kinds)
 
+    def test_string_special_bytes_at_every_offset(self):
+        """The string scanner skips plain bytes 16 at a time (SSE2): a quote,
+        backslash or control byte at any offset of a 16-byte block, and
+        strings of every length around 16 and 32, must end and decode right."""
+        specials = ['\\"', "\\\\", "\\n", "\\u00e9", "\x01", "\x1f", "\u00e9", " ", "\x7f"]
+        entries, want = [], []
+        for n in range(0, 40):
+            for sp in specials:
+                raw = "a" * n + sp + "b" * ((37 * n) % 23)
+                entries.append('{"ph":"X","pid":1,"tid":1,"ts":%d,"dur":1,"name":"%s","cat":"%s"}'
+                               % (len(entries), raw, "c" * n))
+                want.append((json.loads('"%s"' % raw.replace("\x01", "\\u0001").replace("\x1f", "\\u001f")),
+                             "c" * n))
+        p = self.td.write("s.json", "[" + ",".join(entries) + "]")
+        got = q(self.db, "SELECT name, cat FROM trace_events(?) ORDER BY idx", p)
+        self.assertEqual(len(got), len(want))
+        self.assertEqual(got, want)
+        ctrl = q(self.db, "SELECT count(*) FROM profsum_diagnostics(?) WHERE kind='control_character'", p)[0][0]
+        self.assertEqual(ctrl, 2 * 40)
+
     def test_duplicate_keys_last_wins(self):
         p = self.td.write("t.json", '[{"ph":"B","name":"x","ph":"X","pid":1,"tid":1,"ts":5,"ts":7,"dur":1,"name":"y"}]')
         self.assertEqual(q(self.db, "SELECT ph, name, ts FROM trace_events(?)", p), [("X", "y", 7000)])
