@@ -565,12 +565,49 @@ static int decimalParse(const char *z, int64_t n, int *pNeg, u8 *aDig, int nDigM
   return 0;
 }
 
+/* profsumParseMicros() for the common shape, "[-]d{1,12}[.d+]" (what
+** xprof and Kineto write): in 64-bit integers, without the digit buffer.
+** Returns what profsumParseMicros() returns, or -2 when z has another
+** shape (an exponent, a '+', "5.", more than 12 integer digits): the
+** general code decides then. */
+static int parseMicrosFast(const char *z, int64_t n, profsum_ps *pOut){
+  static const int64_t aPow[7] = {1000000, 100000, 10000, 1000, 100, 10, 1};
+  int64_t i = 0, iStart, ps, frac = 0;
+  int neg = 0, nf = 0, rd = 0, rest = 0;
+  if( i<n && z[i]=='-' ){ neg = 1; i++; }
+  iStart = i;
+  ps = 0;
+  while( i<n && z[i]>='0' && z[i]<='9' ){
+    if( i-iStart>=12 ) return -2;
+    ps = ps*10 + (z[i]-'0');
+    i++;
+  }
+  if( i==iStart ) return -2;
+  if( i<n && z[i]=='.' ){
+    int64_t iFrac = ++i;
+    while( i<n && nf<6 && z[i]>='0' && z[i]<='9' ){ frac = frac*10 + (z[i]-'0'); nf++; i++; }
+    if( i==iFrac ) return -2;
+    if( i<n && z[i]>='0' && z[i]<='9' ){
+      rd = z[i++]-'0';
+      while( i<n && z[i]>='0' && z[i]<='9' ){ if( z[i]!='0' ) rest = 1; i++; }
+    }
+  }
+  if( i!=n ) return -2;
+  ps = ps*1000000 + frac*aPow[nf];
+  /* Round half to even on the first dropped digit (as the general code). */
+  if( rd>5 || (rd==5 && (rest || (ps & 1))) ) ps++;
+  *pOut = neg ? -(profsum_ps)ps : (profsum_ps)ps;
+  return (rd || rest) ? 1 : 0;
+}
+
 /* See profsum_reader.h. */
 int profsumParseMicros(const char *z, int64_t n, profsum_ps *pOut){
   u8 aDig[48];
   int neg, nDig, sticky, i, inexact = 0;
   int64_t exp10, nInt;
   profsum_ps v = 0;
+  int rcFast = parseMicrosFast(z, n, pOut);
+  if( rcFast!=-2 ) return rcFast;
   if( decimalParse(z, n, &neg, aDig, 48, &nDig, &exp10, &sticky) ) return -1;
   exp10 += 6;                        /* µs → ps */
   nInt = nDig + exp10;               /* digits that form the integer part */

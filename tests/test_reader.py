@@ -106,6 +106,49 @@ class Basics(unittest.TestCase):
         kinds = [r[0] for r in q(self.db, "SELECT kind FROM profsum_diagnostics(?)", p)]
         self.assertEqual(kinds.count("time_rounded"), 3)    # a.dur, c.dur, e.dur
 
+    def test_times_match_exact_decimal_rounding(self):
+        """dur_ps is the decimal value × 10^6 rounded half to even, for the
+        shapes the fast path reads (up to 12 integer digits, any fraction)
+        and those it leaves to the general code (13 digits, exponents, '+',
+        "5."), ties included; every inexact one has a time_rounded row."""
+        import decimal
+        import random
+        rnd = random.Random(11)
+        vals = ["0", "0.0", "5.", "+1.25", "1e3", "2.5E-6", "0.0000005", "0.0000015", "0.0000025",
+                "0.00000050", "0.000000500000001", "999999999999.9999995", "1234567890123.5",
+                "0000012.5000005", "7.0000000", "3.1415926535897932384626433832795028841971"]
+        for _ in range(3000):
+            ni = rnd.randint(1, 13)
+            nf = rnd.choice([0, 1, 3, 6, 7, 8, 12, 17])
+            s = str(rnd.randint(1, 9)) + "".join(rnd.choice("0123456789") for _ in range(ni - 1))
+            if nf:
+                frac = [rnd.choice("0123456789") for _ in range(nf)]
+                if nf >= 7 and rnd.random() < 0.3:     # a tie at the 7th digit
+                    frac[6] = "5"
+                    frac[7:] = ["0"] * (nf - 7)
+                s += "." + "".join(frac)
+            vals.append(s)
+        import re
+        number = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$")
+        text = "[" + ",".join('{"ph":"X","pid":1,"tid":1,"name":"n%d","ts":0,"dur":%s}'
+                              % (i, v if number.match(v) else '"%s"' % v)   # strings: same parser
+                              for i, v in enumerate(vals)) + "]"
+        p = self.td.write("times.json", text)
+        got = q(self.db, "SELECT dur_ps FROM trace_events(?) ORDER BY idx", p)
+        want, inexact = [], 0
+        for v in vals:
+            d = decimal.Decimal(v) * 1000000
+            r = int(d.to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
+            if r >= 2 ** 63:           # beyond 64-bit picoseconds: NULL (a diagnostic says so)
+                want.append((None,))
+                continue
+            inexact += (d != r)
+            want.append((r,))
+        self.assertEqual(got, want)
+        nround = q(self.db, "SELECT count(*) FROM profsum_diagnostics(?) WHERE kind='time_rounded'", p)[0][0]
+        self.assertGreater(inexact, 1000)
+        self.assertEqual(nround, 1000)     # listed up to 1000 per kind, then one summary row
+
     def test_bad_time_fields_are_null_with_diagnostic(self):
         text = ('[{"ph":"X","pid":10,"tid":16,"ts":"100a","dur":"50","name":"T"},'
                 '{"ph":"X","pid":10,"tid":17,"ts":"200","dur":"invalid","name":"D"},'
