@@ -139,6 +139,8 @@ measure_empty() {
   rm -f "$db" "$db-journal" "$db-wal" "$db-shm"
 }
 
+# The traces: generated once, reused while the generator and the key match.
+declare -A F_OF ROWS_OF EXCL_OF XEXP_OF EXCL_OK_OF SUMLEN_OF NCOMPLETE_OF DBBYTES_OF
 for SIZE in $SIZES; do
   [[ $SIZE =~ ^[0-9]+(\.[0-9]+)?([KMG]i?)?B?$ ]] || die "bad size '$SIZE' in BENCH_SIZES (use e.g. 10M 100M 1G)"
   F="$DATA/trace-$SHAPE-$SIZE-s$SEED.json.gz"
@@ -155,82 +157,98 @@ for SIZE in $SIZES; do
     mv "$META.tmp" "$META"
     printf '%s' "$KEY" >"$F.key"
   fi
-  ROWS=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["rows"])' "$META")
-  EXCL=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["excl_ps_sum"])' "$META")
+  F_OF[$SIZE]=$F
+  ROWS_OF[$SIZE]=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["rows"])' "$META")
+  EXCL_OF[$SIZE]=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["excl_ps_sum"])' "$META")
+  XEXP_OF[$SIZE]=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1])).get("x_excl_rows", ""))' "$META")
+  EXCL_OK_OF[$SIZE]=1
+done
+
+# measure_size SIZE: the four commands once on that trace, with the checks.
+measure_size() {
+  local SIZE=$1
+  local F=${F_OF[$SIZE]} ROWS=${ROWS_OF[$SIZE]} EXCL=${EXCL_OF[$SIZE]} XEXP=${XEXP_OF[$SIZE]}
+  local Q DB="$TMP/import.db" GOT GOTX SUMLEN NTR NCOMPLETE
   Q=$(sql_quote "$F")
 
-  XEXP=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1])).get("x_excl_rows", ""))' "$META")
-  DB="$TMP/import.db"
-  EXCL_OK=1
+  time_once /dev/null gzip -dc "$F"
+  best_add "gzip:$SIZE"
 
-  # $REPEAT rounds; each round runs the four commands once, in turn, so that
-  # a change in the machine's load hits all four alike and every ratio to
-  # gzip -dc compares runs made within seconds of each other.
-  for ((i = 1; i <= REPEAT; i++)); do
-    echo "bench: $SIZE: round $i/$REPEAT: gzip -dc, count(*), sum(excl_ps), import + summary ..." >&2
+  # the scan: every event read and turned into a row
+  time_once "$TMP/count.txt" "$SQLITE3" -bail :memory: -cmd ".load '$SO'" \
+    "SELECT count(*) FROM trace_events($Q);"
+  best_add "scan:$SIZE"
+  GOT=$(tr -d '[:space:]' <"$TMP/count.txt")
+  if [[ $GOT != "$ROWS" ]]; then
+    echo "bench: FAIL: count(*) FROM trace_events('$F') returned '$GOT'," >&2
+    echo "bench: FAIL: but the generator wrote $ROWS rows (every traceEvents entry with a string ph)." >&2
+    exit 1
+  fi
 
-    measure_empty
-
-    time_once /dev/null gzip -dc "$F"
-    best_add "gzip:$SIZE"
-
-    # the scan: every event read and turned into a row
-    time_once "$TMP/count.txt" "$SQLITE3" -bail :memory: -cmd ".load '$SO'" \
-      "SELECT count(*) FROM trace_events($Q);"
-    best_add "scan:$SIZE"
-    GOT=$(tr -d '[:space:]' <"$TMP/count.txt")
-    if [[ $GOT != "$ROWS" ]]; then
-      echo "bench: FAIL: count(*) FROM trace_events('$F') returned '$GOT'," >&2
-      echo "bench: FAIL: but the generator wrote $ROWS rows (every traceEvents entry with a string ph)." >&2
+  # the richest column: needs the track model (sort, nesting, exclusive time)
+  time_once "$TMP/excl.txt" "$SQLITE3" -bail :memory: -cmd ".load '$SO'" \
+    "SELECT sum(excl_ps) FROM trace_events($Q);"
+  best_add "excl:$SIZE"
+  GOTX=$(tr -d '[:space:]' <"$TMP/excl.txt")
+  if [[ $GOTX != "$EXCL" ]]; then
+    EXCL_OK_OF[$SIZE]=0
+    echo "bench: sum(excl_ps) FROM trace_events('$F') returned '$GOTX'; the generator computed $EXCL" >&2
+    if [[ $CHECK_EXCL != 0 ]]; then
+      echo "bench: FAIL: exclusive time differs (summary-v1-spec section 2); BENCH_CHECK_EXCL=0 to report anyway" >&2
       exit 1
     fi
+  fi
 
-    # the richest column: needs the track model (sort, nesting, exclusive time)
-    time_once "$TMP/excl.txt" "$SQLITE3" -bail :memory: -cmd ".load '$SO'" \
-      "SELECT sum(excl_ps) FROM trace_events($Q);"
-    best_add "excl:$SIZE"
-    GOTX=$(tr -d '[:space:]' <"$TMP/excl.txt")
-    if [[ $GOTX != "$EXCL" ]]; then
-      EXCL_OK=0
-      echo "bench: sum(excl_ps) FROM trace_events('$F') returned '$GOTX'; the generator computed $EXCL" >&2
-      if [[ $CHECK_EXCL != 0 ]]; then
-        echo "bench: FAIL: exclusive time differs (summary-v1-spec section 2); BENCH_CHECK_EXCL=0 to report anyway" >&2
-        exit 1
-      fi
-    fi
+  # Import + full summary: a fresh database file per run (deleted after
+  # it), so every run pays for creating the schema, as a first import does.
+  rm -f "$DB" "$DB-journal" "$DB-wal" "$DB-shm"
+  time_once "$TMP/import.txt" "$SQLITE3" -bail "$DB" -cmd ".load '$SO'" \
+    "SELECT profsum_import($Q,'bench'); SELECT length(profsum_summary_json('bench'));"
+  best_add "import:$SIZE"
+  # line 1: the trace id; line 2: the length of the summary document
+  SUMLEN=$(sed -n 2p "$TMP/import.txt" | tr -d '[:space:]')
+  if ! [[ $(sed -n 1p "$TMP/import.txt") =~ ^[0-9]+$ && $SUMLEN =~ ^[0-9]+$ ]] || ((SUMLEN == 0)); then
+    echo "bench: FAIL: profsum_import('$F') + profsum_summary_json did not return a trace id and a non-empty summary:" >&2
+    sed 's/^/  | /' "$TMP/import.txt" >&2
+    exit 1
+  fi
+  read -r NTR NCOMPLETE < <("$SQLITE3" -bail -separator ' ' "$DB" -cmd ".load '$SO'" \
+    "SELECT count(*), ifnull(max(num_complete_events), 'NULL') FROM profsum_trace;")
+  if [[ $NTR != 1 ]]; then
+    echo "bench: FAIL: after one import, profsum_trace has $NTR rows (expected 1)" >&2
+    exit 1
+  fi
+  if [[ -n $XEXP && $NCOMPLETE != "$XEXP" ]]; then
+    echo "bench: FAIL: profsum_trace.num_complete_events = $NCOMPLETE after importing '$F'," >&2
+    echo "bench: FAIL: but the generator wrote $XEXP X events with dur > 0 (x_excl_rows)." >&2
+    exit 1
+  fi
+  SUMLEN_OF[$SIZE]=$SUMLEN
+  NCOMPLETE_OF[$SIZE]=$NCOMPLETE
+  DBBYTES_OF[$SIZE]=$(stat -c %s "$DB")
+  rm -f "$DB" "$DB-journal" "$DB-wal" "$DB-shm"
+}
 
-    # Import + full summary: a fresh database file per run (deleted after
-    # it), so every run pays for creating the schema, as a first import does.
-    rm -f "$DB" "$DB-journal" "$DB-wal" "$DB-shm"
-    time_once "$TMP/import.txt" "$SQLITE3" -bail "$DB" -cmd ".load '$SO'" \
-      "SELECT profsum_import($Q,'bench'); SELECT length(profsum_summary_json('bench'));"
-    best_add "import:$SIZE"
-    # line 1: the trace id; line 2: the length of the summary document
-    SUMLEN=$(sed -n 2p "$TMP/import.txt" | tr -d '[:space:]')
-    if ! [[ $(sed -n 1p "$TMP/import.txt") =~ ^[0-9]+$ && $SUMLEN =~ ^[0-9]+$ ]] || ((SUMLEN == 0)); then
-      echo "bench: FAIL: profsum_import('$F') + profsum_summary_json did not return a trace id and a non-empty summary:" >&2
-      sed 's/^/  | /' "$TMP/import.txt" >&2
-      exit 1
-    fi
-    read -r NTR NCOMPLETE < <("$SQLITE3" -bail -separator ' ' "$DB" -cmd ".load '$SO'" \
-      "SELECT count(*), ifnull(max(num_complete_events), 'NULL') FROM profsum_trace;")
-    if [[ $NTR != 1 ]]; then
-      echo "bench: FAIL: after one import, profsum_trace has $NTR rows (expected 1)" >&2
-      exit 1
-    fi
-    if [[ -n $XEXP && $NCOMPLETE != "$XEXP" ]]; then
-      echo "bench: FAIL: profsum_trace.num_complete_events = $NCOMPLETE after importing '$F'," >&2
-      echo "bench: FAIL: but the generator wrote $XEXP X events with dur > 0 (x_excl_rows)." >&2
-      exit 1
-    fi
-    DBBYTES=$(stat -c %s "$DB")
-    rm -f "$DB" "$DB-journal" "$DB-wal" "$DB-shm"
+# $REPEAT rounds; each round runs every command on the empty trace and on
+# every size once, in turn.  A shared machine has slow and fast spells that
+# last minutes; interleaved like this they hit every size and every command
+# alike (measuring the sizes one after the other, a slow spell could land on
+# one size only and bend the cost per MB), and every ratio to gzip -dc
+# compares runs made seconds apart.
+for ((i = 1; i <= REPEAT; i++)); do
+  echo "bench: round $i/$REPEAT: empty trace, then $SIZES: gzip -dc, count(*), sum(excl_ps), import + summary ..." >&2
+  measure_empty
+  for SIZE in $SIZES; do
+    measure_size "$SIZE"
   done
-  for k in gzip scan excl import; do best_write "$k:$SIZE"; done
-  [[ -n $XEXP ]] || echo "bench: note: the generator report has no x_excl_rows; num_complete_events ($NCOMPLETE) not checked" >&2
+done
 
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$SIZE" "$F" "$META" "$EXCL_OK" \
-    "$SUMLEN" "$NCOMPLETE" "${XEXP:-}" "$DBBYTES" >>"$TMP/files.txt"
+for SIZE in $SIZES; do
+  for k in gzip scan excl import; do best_write "$k:$SIZE"; done
+  [[ -n ${XEXP_OF[$SIZE]} ]] || echo "bench: note: the generator report for $SIZE has no x_excl_rows; num_complete_events (${NCOMPLETE_OF[$SIZE]}) not checked" >&2
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$SIZE" "${F_OF[$SIZE]}" "${F_OF[$SIZE]%.json.gz}.gen.json" \
+    "${EXCL_OK_OF[$SIZE]}" "${SUMLEN_OF[$SIZE]}" "${NCOMPLETE_OF[$SIZE]}" "${XEXP_OF[$SIZE]}" \
+    "${DBBYTES_OF[$SIZE]}" >>"$TMP/files.txt"
 done
 
 for k in gzip scan excl import; do best_write "$k:empty"; done
@@ -434,7 +452,7 @@ md = ["# profsum benchmark results", "",
       "- load average (1, 5, 15 min) before: %s, after: %s (%s CPUs)" % (
           env["loadavg_start"] or "?", env["loadavg_end"] or "?", env["cpus"]),
       "- traces: generated by `bench/gen_trace.py --shape %s` (xprof-shaped, gzip -6)" % env["shape"],
-      "- times: best of %d rounds (each round runs the four commands in turn), wall clock; RSS: peak of those runs (`ru_maxrss` from `wait4`, bench/measure.c), "
+      "- times: best of %d rounds (each round runs the four commands on the empty trace and on every size, in turn), wall clock; RSS: peak of those runs (`ru_maxrss` from `wait4`, bench/measure.c), "
       "including the sqlite3 shell itself (%.1f MB with profsum loaded and no query)" % (env["repeat"], base_kb / 1024),
       "- count(*) = `SELECT count(*) FROM trace_events(FILE)`; excl = `SELECT sum(excl_ps) FROM trace_events(FILE)`; "
       "both results checked against the generator's counts",
