@@ -359,9 +359,12 @@ static int internArg(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB, 
 #define SIGLAST_MAX_BYTES ((int64_t)8<<20)   /* long_name copies kept by sigLast */
 
 /* The shape signature id (-1: none) of the long_name span s of an event
-** named `name`: first compared with the last long_name seen with that name
-** (sigLast), else looked up by content hash and length (sigCache) and
-** computed on a miss.  Returns SQLITE_OK or SQLITE_NOMEM. */
+** named `name`: first the raw JSON bytes of the span are compared with
+** those of the last long_name seen with that name (sigLast: the same bytes
+** decode to the same text, so the escapes of an HLO text are decoded only
+** when it changes), else the decoded text is looked up by content hash and
+** length (sigCache) and the signature computed on a miss.  Returns
+** SQLITE_OK or SQLITE_NOMEM. */
 static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int64_t *pnB,
                  int32_t *pId){
   const char *z; int64_t n;
@@ -369,16 +372,16 @@ static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int6
   int isNew;
   int64_t *pCopy;
   *pId = -1;
-  if( s->type!=PROFSUM_JT_STRING ) return SQLITE_OK;
-  if( profsumSpanText(s, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
-  if( n==0 ) return SQLITE_OK;
+  if( s->type!=PROFSUM_JT_STRING || s->n==0 ) return SQLITE_OK;
   hl = hmGet(&e->sigLast, name, 0, 1, 0);
   if( hl==0 ) return SQLITE_NOMEM;
   pCopy = (int64_t*)(intptr_t)hl->v1;
-  if( pCopy && pCopy[0]==n && memcmp(pCopy+1, z, (size_t)n)==0 ){
+  if( pCopy && pCopy[0]==s->n && memcmp(pCopy+1, s->z, (size_t)s->n)==0 ){
     *pId = (int32_t)hl->v2 - 1;
     return SQLITE_OK;
   }
+  if( profsumSpanText(s, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
+  if( n==0 ) return SQLITE_OK;
   h = hmGet(&e->sigCache, (int64_t)strHash(z, n), n, 1, &isNew);
   if( h==0 ) return SQLITE_NOMEM;
   if( isNew ){
@@ -394,12 +397,12 @@ static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int6
   *pId = (int32_t)h->v1 - 1;
   /* remember this long_name for the next event of the same name; the
   ** copies are bounded (traces whose names never repeat gain nothing) */
-  if( e->nSigLastBytes - (pCopy ? pCopy[0] : 0) + n > SIGLAST_MAX_BYTES ) return SQLITE_OK;
-  e->nSigLastBytes += n - (pCopy ? pCopy[0] : 0);
-  pCopy = sqlite3_realloc64(pCopy, sizeof(int64_t) + (sqlite3_uint64)n);
+  if( e->nSigLastBytes - (pCopy ? pCopy[0] : 0) + s->n > SIGLAST_MAX_BYTES ) return SQLITE_OK;
+  e->nSigLastBytes += s->n - (pCopy ? pCopy[0] : 0);
+  pCopy = sqlite3_realloc64(pCopy, sizeof(int64_t) + (sqlite3_uint64)s->n);
   if( pCopy==0 ){ sqlite3_free((void*)(intptr_t)hl->v1); hl->v1 = 0; return SQLITE_NOMEM; }
-  pCopy[0] = n;
-  memcpy(pCopy+1, z, (size_t)n);
+  pCopy[0] = s->n;
+  memcpy(pCopy+1, s->z, (size_t)s->n);
   hl->v1 = (int64_t)(intptr_t)pCopy;
   hl->v2 = h->v1;
   return SQLITE_OK;

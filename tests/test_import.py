@@ -244,6 +244,40 @@ class ImportBehaviour(Base):
         self.assertEqual(rows(self.db, "SELECT shape_signature, count FROM profsum_agg_op WHERE trace_id=?", tid),
                          [("4,8", 6)])
 
+    def test_long_names_written_with_other_escapes(self):
+        # the memo compares the raw JSON bytes of long_name: the same text
+        # written with other escapes (\u0066 for f, \/ for /) misses it and
+        # must still give the same signature; another text, another one
+        a = 'esc.1 = f32[4,8]{1,0} fusion(f32[8]{0} p), metadata={op_name="jit(f)/dot" source_file="a/b.py"}'
+        b = 'esc.1 = f32[16]{0} fusion(f32[8]{0} p)'
+        seq = ["A", "A2", "A2", "B", "A3", "A"]
+        evs = [{"name": "esc.1", "ts": i * 10, "dur": 5, "args": {"long_name": "@%s@" % k}}
+               for i, k in enumerate(seq)]
+        text = json.dumps(fixtures.ops_only(evs))
+        enc = json.dumps(a)[1:-1]                       # escaped quotes
+        text = (text.replace('"@A@"', '"%s"' % enc)
+                    .replace('"@A2@"', '"%s"' % enc.replace("fusion", "\\u0066usion"))
+                    .replace('"@A3@"', '"%s"' % enc.replace("a/b.py", "a\\/b.py"))
+                    .replace('"@B@"', json.dumps(b)))
+        p = self.td.write("esc.json", text)
+        tid = self.db.execute("SELECT profsum_import(?, 'esc')", (p,)).fetchone()[0]
+        self.assertEqual(rows(self.db, "SELECT shape_signature, count FROM profsum_agg_op WHERE trace_id=?", tid),
+                         [("4,8", 6)])
+        # B most common: the escapes of A do not split A's events apart
+        seq = ["B", "A", "B", "A2", "B", "A3", "B"]
+        evs = [{"name": "esc.1", "ts": i * 10, "dur": 5, "args": {"long_name": "@%s@" % k}}
+               for i, k in enumerate(seq)]
+        text = json.dumps(fixtures.ops_only(evs))
+        text = (text.replace('"@A@"', '"%s"' % enc)
+                    .replace('"@A2@"', '"%s"' % enc.replace("fusion", "\\u0066usion"))
+                    .replace('"@A3@"', '"%s"' % enc.replace("a/b.py", "a\\/b.py"))
+                    .replace('"@B@"', json.dumps(b)))
+        p = self.td.write("esc2.json", text)
+        tid = self.db.execute("SELECT profsum_import(?, 'esc2')", (p,)).fetchone()[0]
+        self.assertEqual(rows(self.db, "SELECT shape_signature, count FROM profsum_agg_op WHERE trace_id=?", tid),
+                         [("16", 7)])
+        self.assertEqual(self.db.execute("SELECT profsum_shape_signature(?)", (a,)).fetchone()[0], "4,8")
+
     def test_default_label(self):
         p = self.td.write("run7/host-1.trace.json.gz", json.dumps(fixtures.f2()), gz=True)
         tid = self.db.execute("SELECT profsum_import(?)", (p,)).fetchone()[0]
