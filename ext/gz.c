@@ -394,14 +394,19 @@ static void *ringProducer(void *pArg){
   return 0;
 }
 
+/* See profsum_reader.h. */
+int profsumThreadsAllowed(void){
+  const char *zEnv = getenv("PROFSUM_THREADS");
+  return sqlite3_threadsafe()!=0 && !(zEnv && zEnv[0]=='0');
+}
+
 /* Start threaded mode for a large gzip file (best effort: on any failure
 ** the source simply stays single-threaded). */
 static void srcMaybeThread(ProfsumSrc *p){
   Ring *r;
   int i;
-  const char *zEnv = getenv("PROFSUM_THREADS");
   if( !p->isGzip || p->fd<0 || p->nFileSize<PROFSUM_THREAD_MIN ) return;
-  if( zEnv && zEnv[0]=='0' ) return;
+  if( !profsumThreadsAllowed() ) return;
   r = sqlite3_malloc64(sizeof(Ring));
   if( r==0 ) return;
   memset(r, 0, sizeof(*r));

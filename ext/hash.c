@@ -4,15 +4,15 @@
 **
 ** Written here rather than taken from a library: the only Debian
 ** libraries at hand that have them (OpenSSL's libcrypto, GnuTLS/nettle)
-** would add a link dependency for ~200 lines; the portable SHA-256 hashes
-** at roughly 200–300 MB/s and the MD5 at about 500–700 MB/s.  On x86-64
-** CPUs with the SHA extensions (Intel since Ice Lake / Goldmont, AMD since
-** Zen) SHA-256 uses them, chosen at run time: 1040 MB/s against 131 MB/s
-** for the portable code on the benchmark machine (`make bench-sha256`), so
-** hashing a gzipped trace costs the inflate thread a few percent of its
-** time instead of a third (docs/performance.md).  Valgrind hides the CPUID
-** bit, so `make valgrind` runs the portable code, `make asan` this one.  PROFSUM_SHA256=portable in the
-** environment forces the portable code (the tests compare both).  (libcurl links a TLS
+** would add a link dependency for ~200 lines.  On x86-64 CPUs with the SHA
+** extensions (Intel since Ice Lake / Goldmont, AMD since Zen) SHA-256 uses
+** them, chosen at run time: 1040 MB/s against 131 MB/s for the portable
+** code on the benchmark machine (`make bench-sha256`), so hashing a gzipped
+** trace costs the inflate thread a few percent of its time instead of a
+** third (docs/performance.md).  PROFSUM_SHA256=portable in the environment
+** forces the portable code (the tests compare both); valgrind hides the
+** CPUID bit, so `make valgrind` runs the portable code and `make asan` the
+** other.  The MD5 runs at about 500–700 MB/s.  (libcurl links a TLS
 ** library that has MD5, but does not export it, and the NETWORK=0 build has
 ** no libcurl.)
 */

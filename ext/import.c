@@ -47,7 +47,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -570,17 +569,14 @@ static int schemaBody(sqlite3 *db, void *pArg, char **pzErr){
 ** runs here and the import creates the schema in its own transaction. */
 static int parseWhileCreatingSchema(sqlite3 *db, const char *zSchema, const char *zTrace,
                                     ImportJob *job, char **pzErr){
-  const char *zEnv = getenv("PROFSUM_THREADS");
   ParseJob pj;
   pthread_t th;
   char *zSchemaErr = 0;
   int rcSchema;
-  if( sqlite3_threadsafe()==0 || (zEnv && zEnv[0]=='0') || schemaComplete(db, zSchema) ){
-    return profsumEngineParse(FN, zTrace, &job->pEngine, &job->info, pzErr);
-  }
   memset(&pj, 0, sizeof(pj));
   pj.zTrace = zTrace;
-  if( pthread_create(&th, 0, parseThread, &pj)!=0 ){
+  if( !profsumThreadsAllowed() || schemaComplete(db, zSchema)
+   || pthread_create(&th, 0, parseThread, &pj)!=0 ){
     return profsumEngineParse(FN, zTrace, &job->pEngine, &job->info, pzErr);
   }
   rcSchema = profsumWriteRun(db, zSchema, schemaBody, (void*)zSchema, &zSchemaErr);
@@ -708,7 +704,7 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }
 
   /* Parse before taking any lock (creating a missing schema meanwhile);
-  ** then write in one savepoint, with the write lock taken first and
+  ** then write in one transaction, with the write lock taken first and
   ** SQLITE_BUSY retried (busy.c). */
   if( !isV1 ){
     rc = parseWhileCreatingSchema(db, o.zSchema, zTrace, &job, &zErr);

@@ -33,6 +33,12 @@ int profsumSrcRead(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
                    size_t *pnGot, char **pzErr);
 int profsumSrcIsGzip(ProfsumSrc *p);
 
+/* May profsum start threads?  Not when SQLite was built single-threaded
+** (its allocator has no mutex then) nor when PROFSUM_THREADS=0 is set in
+** the environment (to compare, or where threads are unwelcome).  Used by
+** the inflate thread here and by the first import's parse thread. */
+int profsumThreadsAllowed(void);
+
 /* Keep the source single-threaded: for callers that read only a prefix
 ** (a format sniff), where a producer thread would inflate megabytes ahead
 ** for nothing.  Call before the first profsumSrcRead(); later it is a

@@ -1510,6 +1510,20 @@ done:
   return rc;
 }
 
+/* A union of intervals fed in order of start: the current run [lo, hi)
+** and the length of the runs already closed. */
+typedef struct UnionAcc { int64_t lo, hi, len; int started; } UnionAcc;
+
+static void unionAdd(UnionAcc *u, int64_t lo, int64_t hi){
+  if( !u->started ){ u->lo = lo; u->hi = hi; u->started = 1; }
+  else if( lo>u->hi ){ u->len += u->hi - u->lo; u->lo = lo; u->hi = hi; }
+  else if( hi>u->hi ) u->hi = hi;
+}
+
+static int64_t unionLen(const UnionAcc *u){
+  return u->started ? u->len + (u->hi - u->lo) : 0;
+}
+
 /* Lengths of two unions of the device events (non-Steps tracks), each
 ** clipped to [wLo, wHi): of the communication events (*pComm) and of the
 ** communication and compute events (*pAll).  The tracks are already sorted
@@ -1520,9 +1534,7 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
                           int64_t wLo, int64_t wHi, int64_t *pComm, int64_t *pAll){
   const int mask = (1<<CAT_COMM)|(1<<CAT_COMPUTE);
   int64_t *aTk, *aPos, *aHeap, nT = 0, nH = 0, t;
-  int64_t curLo = 0, curHi = 0, len = 0;          /* the union of all */
-  int64_t cLo = 0, cHi = 0, cLen = 0;             /* the union of communication */
-  int started = 0, cStarted = 0;
+  UnionAcc all = {0,0,0,0}, comm = {0,0,0,0};     /* the union of all, of communication */
   aTk = sqlite3_malloc64(sizeof(int64_t)*3*(sqlite3_uint64)(e->nTrk+1));
   if( aTk==0 ) return SQLITE_NOMEM;
   aPos = aTk + e->nTrk + 1;
@@ -1561,14 +1573,8 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
     int ok;
     lo = r->ts<wLo ? wLo : r->ts;
     hi = r->ts+r->dur>wHi ? wHi : r->ts+r->dur;
-    if( !started ){ curLo = lo; curHi = hi; started = 1; }
-    else if( lo>curHi ){ len += curHi-curLo; curLo = lo; curHi = hi; }
-    else if( hi>curHi ) curHi = hi;
-    if( aKeyCat[r->key]==CAT_COMM ){
-      if( !cStarted ){ cLo = lo; cHi = hi; cStarted = 1; }
-      else if( lo>cHi ){ cLen += cHi-cLo; cLo = lo; cHi = hi; }
-      else if( hi>cHi ) cHi = hi;
-    }
+    unionAdd(&all, lo, hi);
+    if( aKeyCat[r->key]==CAT_COMM ) unionAdd(&comm, lo, hi);
     aPos[h]++;
     UADV(h, ok);
     if( !ok ) aHeap[0] = aHeap[--nH];
@@ -1584,11 +1590,9 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
 #undef UCUR
 #undef UKEY
 #undef UADV
-  if( started ) len += curHi-curLo;
-  if( cStarted ) cLen += cHi-cLo;
   sqlite3_free(aTk);
-  *pAll = len;
-  *pComm = cLen;
+  *pAll = unionLen(&all);
+  *pComm = unionLen(&comm);
   return SQLITE_OK;
 }
 

@@ -250,32 +250,23 @@ class ImportBehaviour(Base):
         # must still give the same signature; another text, another one
         a = 'esc.1 = f32[4,8]{1,0} fusion(f32[8]{0} p), metadata={op_name="jit(f)/dot" source_file="a/b.py"}'
         b = 'esc.1 = f32[16]{0} fusion(f32[8]{0} p)'
-        seq = ["A", "A2", "A2", "B", "A3", "A"]
-        evs = [{"name": "esc.1", "ts": i * 10, "dur": 5, "args": {"long_name": "@%s@" % k}}
-               for i, k in enumerate(seq)]
-        text = json.dumps(fixtures.ops_only(evs))
         enc = json.dumps(a)[1:-1]                       # escaped quotes
-        text = (text.replace('"@A@"', '"%s"' % enc)
-                    .replace('"@A2@"', '"%s"' % enc.replace("fusion", "\\u0066usion"))
-                    .replace('"@A3@"', '"%s"' % enc.replace("a/b.py", "a\\/b.py"))
-                    .replace('"@B@"', json.dumps(b)))
-        p = self.td.write("esc.json", text)
-        tid = self.db.execute("SELECT profsum_import(?, 'esc')", (p,)).fetchone()[0]
-        self.assertEqual(rows(self.db, "SELECT shape_signature, count FROM profsum_agg_op WHERE trace_id=?", tid),
-                         [("4,8", 6)])
+        forms = {"A": enc, "A2": enc.replace("fusion", "\\u0066usion"),
+                 "A3": enc.replace("a/b.py", "a\\/b.py"), "B": json.dumps(b)[1:-1]}
+
+        def imp(seq, label):
+            evs = [{"name": "esc.1", "ts": i * 10, "dur": 5, "args": {"long_name": "@%s@" % k}}
+                   for i, k in enumerate(seq)]
+            text = json.dumps(fixtures.ops_only(evs))
+            for k, raw in forms.items():
+                text = text.replace('"@%s@"' % k, '"%s"' % raw)
+            p = self.td.write(label + ".json", text)
+            tid = self.db.execute("SELECT profsum_import(?, ?)", (p, label)).fetchone()[0]
+            return rows(self.db, "SELECT shape_signature, count FROM profsum_agg_op WHERE trace_id=?", tid)
+
+        self.assertEqual(imp(["A", "A2", "A2", "B", "A3", "A"], "esc"), [("4,8", 6)])
         # B most common: the escapes of A do not split A's events apart
-        seq = ["B", "A", "B", "A2", "B", "A3", "B"]
-        evs = [{"name": "esc.1", "ts": i * 10, "dur": 5, "args": {"long_name": "@%s@" % k}}
-               for i, k in enumerate(seq)]
-        text = json.dumps(fixtures.ops_only(evs))
-        text = (text.replace('"@A@"', '"%s"' % enc)
-                    .replace('"@A2@"', '"%s"' % enc.replace("fusion", "\\u0066usion"))
-                    .replace('"@A3@"', '"%s"' % enc.replace("a/b.py", "a\\/b.py"))
-                    .replace('"@B@"', json.dumps(b)))
-        p = self.td.write("esc2.json", text)
-        tid = self.db.execute("SELECT profsum_import(?, 'esc2')", (p,)).fetchone()[0]
-        self.assertEqual(rows(self.db, "SELECT shape_signature, count FROM profsum_agg_op WHERE trace_id=?", tid),
-                         [("16", 7)])
+        self.assertEqual(imp(["B", "A", "B", "A2", "B", "A3", "B"], "esc2"), [("16", 7)])
         self.assertEqual(self.db.execute("SELECT profsum_shape_signature(?)", (a,)).fetchone()[0], "4,8")
 
     def test_default_label(self):
