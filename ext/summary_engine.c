@@ -376,7 +376,7 @@ static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int6
   hl = hmGet(&e->sigLast, name, 0, 1, 0);
   if( hl==0 ) return SQLITE_NOMEM;
   pCopy = (int64_t*)(intptr_t)hl->v1;
-  if( pCopy && pCopy[0]==s->n && memcmp(pCopy+1, s->z, (size_t)s->n)==0 ){
+  if( pCopy && pCopy[0]==s->n && memcmp(pCopy+2, s->z, (size_t)s->n)==0 ){
     *pId = (int32_t)hl->v2 - 1;
     return SQLITE_OK;
   }
@@ -395,14 +395,23 @@ static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int6
     }
   }
   *pId = (int32_t)h->v1 - 1;
-  /* remember this long_name for the next event of the same name; the
-  ** copies are bounded (traces whose names never repeat gain nothing) */
-  if( e->nSigLastBytes - (pCopy ? pCopy[0] : 0) + s->n > SIGLAST_MAX_BYTES ) return SQLITE_OK;
-  e->nSigLastBytes += s->n - (pCopy ? pCopy[0] : 0);
-  pCopy = sqlite3_realloc64(pCopy, sizeof(int64_t) + (sqlite3_uint64)s->n);
-  if( pCopy==0 ){ sqlite3_free((void*)(intptr_t)hl->v1); hl->v1 = 0; return SQLITE_NOMEM; }
+  /* Remember this long_name for the next event of the same name, in the
+  ** name's buffer ({length, capacity, bytes}; reallocated only to grow, so
+  ** a name whose HLO text keeps changing costs no allocation per event).
+  ** The buffers are bounded (traces whose names never repeat gain nothing). */
+  if( pCopy==0 || s->n>pCopy[1] ){
+    int64_t cap = pCopy ? pCopy[1] : 0;
+    int64_t newCap = (s->n + 63) & ~(int64_t)63;
+    int64_t *pNew;
+    if( e->nSigLastBytes - cap + newCap > SIGLAST_MAX_BYTES ) return SQLITE_OK;
+    pNew = sqlite3_realloc64(pCopy, 2*sizeof(int64_t) + (sqlite3_uint64)newCap);
+    if( pNew==0 ){ sqlite3_free(pCopy); hl->v1 = 0; return SQLITE_NOMEM; }
+    e->nSigLastBytes += newCap - cap;
+    pCopy = pNew;
+    pCopy[1] = newCap;
+  }
   pCopy[0] = s->n;
-  memcpy(pCopy+1, s->z, (size_t)s->n);
+  memcpy(pCopy+2, s->z, (size_t)s->n);
   hl->v1 = (int64_t)(intptr_t)pCopy;
   hl->v2 = h->v1;
   return SQLITE_OK;
