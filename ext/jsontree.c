@@ -140,9 +140,75 @@ int jOom(const JNode *p){
 /* ------------------------------------------------------------------ */
 /* Python float repr                                                   */
 /* ------------------------------------------------------------------ */
+#ifdef __SIZEOF_INT128__
+/* The shortest repr digits of r when at most 15 significant digits read back
+** as r, for 1e-13 <= |r| < 1e15, computed exactly in 128-bit integers (no
+** printf, no strtod): writes the digits (trailing zeros dropped) to dig,
+** the decimal exponent of the first one to *pExp, and returns their count;
+** returns 0 when r is outside that range or needs 16 or 17 digits, and the
+** caller then searches with snprintf and strtod.
+**
+** With |r| = m * 2^q (m of 53 bits) and k = 14 - E (E the decimal exponent
+** of r), |r| * 10^k = m * 5^k / 2^t (t = -(q+k)) is rounded half-even to the
+** 15-digit integer N.  The decimal N * 10^-k reads back as r when it lies
+** inside r's rounding interval: its distance from r, scaled by 10^k * 2^t,
+** is below half of r's ulp scaled the same way, which is 5^k / 2 (a quarter
+** of it below r when m is 2^52: the next double down is half an ulp away).
+** 5^k is odd, so the distance never equals the bound (no tie to break). */
+static int shortDigits15(double r, char *dig, int *pExp){
+  typedef unsigned __int128 U128;
+  double a = fabs(r);
+  uint64_t bits, m, pow5;
+  int q, e10, k, t, i, nd, down;
+  U128 P, N, rem, diff;
+  if( !(a>=1e-13 && a<1e15) ) return 0;
+  memcpy(&bits, &a, sizeof(bits));
+  m = (bits & (((uint64_t)1<<52)-1)) | ((uint64_t)1<<52);
+  q = (int)(bits>>52) - 1075;
+  e10 = (int)floor(log10(a));
+  for(i=0; ; i++){
+    if( i>2 ) return 0;                 /* cannot happen: log10 is off by one at most */
+    k = 14 - e10;
+    if( k<0 || k>27 ) return 0;         /* 5^27 < 2^63 */
+    for(pow5=1, t=0; t<k; t++) pow5 *= 5;
+    P = (U128)m * pow5;                 /* < 2^116 */
+    t = -(q + k);
+    if( t>=128 ) return 0;
+    if( t<=0 ){ N = P << -t; rem = 0; }  /* an integer: -t is small here */
+    else{ N = P >> t; rem = P & (((U128)1<<t)-1); }
+    if( N>=(U128)1000000000000000ULL ){ e10++; continue; }
+    if( N<(U128)100000000000000ULL ){ e10--; continue; }
+    break;
+  }
+  down = 1;                             /* N * 2^t <= P: the decimal is below r */
+  if( t>0 ){
+    U128 half = (U128)1<<(t-1);
+    if( rem>half || (rem==half && (N & 1)) ){ N++; down = 0; }
+    diff = down ? rem : ((U128)1<<t) - rem;
+  }else{
+    diff = 0;
+  }
+  if( diff>=pow5 ) return 0;
+  if( down && m==((uint64_t)1<<52) ){
+    if( 4*diff>=pow5 ) return 0;
+  }else if( 2*diff>=pow5 ){
+    return 0;
+  }
+  if( N==(U128)1000000000000000ULL ){ N = 100000000000000ULL; e10++; }
+  {
+    uint64_t v = (uint64_t)N;
+    for(i=14; i>=0; i--){ dig[i] = (char)('0' + v%10); v /= 10; }
+  }
+  nd = 15;
+  while( nd>1 && dig[nd-1]=='0' ) nd--;
+  *pExp = e10;
+  return nd;
+}
+#endif
+
 void jReprDouble(double r, char *zBuf){
   char buf[40], dig[24];
-  int prec, nd = 0, exp10, i, k;
+  int prec, nd = 0, exp10 = 0, i, k;
   char *p;
   if( isnan(r) ){ strcpy(zBuf, "NaN"); return; }
   if( isinf(r) ){ strcpy(zBuf, r>0 ? "Infinity" : "-Infinity"); return; }
@@ -153,22 +219,44 @@ void jReprDouble(double r, char *zBuf){
     sqlite3_snprintf(40, zBuf, "%lld.0", (long long)r);
     return;
   }
-  /* Shortest digit string that round-trips (Python's repr).  If any string
-  ** of at most 15 significant digits reads back as r, it is r correctly
-  ** rounded to 15 digits with its trailing zeros dropped (a double's
-  ** half-ulp is below half a unit of the 15th digit), so 15, 16 and 17
-  ** digits are the only candidates to try; the zeros go below.  Subnormals
-  ** have fewer bits than that: every length is tried. */
-  for(prec=fabs(r)<DBL_MIN ? 1 : 15; prec<=17; prec++){
-    snprintf(buf, sizeof(buf), "%.*e", prec-1, r);
-    if( prec==17 || strtod(buf, 0)==r ) break;
+#ifdef __SIZEOF_INT128__
+  nd = shortDigits15(r, dig, &exp10);
+#endif
+  if( nd==0 ){
+    /* Shortest digit string that round-trips (Python's repr).  If any
+    ** string of at most 15 significant digits reads back as r, it is r
+    ** correctly rounded to 15 digits with its trailing zeros dropped (a
+    ** double's half-ulp is below half a unit of the 15th digit), so 15, 16
+    ** and 17 digits are the only candidates to try; the zeros go below.
+    ** Subnormals have fewer bits than that: every length is tried. */
+    for(prec=fabs(r)<DBL_MIN ? 1 : 15; prec<=17; prec++){
+      snprintf(buf, sizeof(buf), "%.*e", prec-1, r);
+      if( prec==17 || strtod(buf, 0)==r ) break;
+      if( prec==16 && fabs(r)>=DBL_MIN && frexp(fabs(r), &i)==0.5 ){
+        /* A power of two: the next double down is half as far as the next
+        ** one up, so the 16-digit decimal just above r may read back when
+        ** the nearest one (below r) does not; repr then prints it (e.g.
+        ** 2^-44 = 5.684341886080802e-14, not ...8015e-14). */
+        char alt[40];
+        const char *z = buf + (buf[0]=='-');
+        uint64_t v = 0;
+        int ex;
+        for(; *z && *z!='e'; z++){ if( *z!='.' ) v = v*10 + (uint64_t)(*z - '0'); }
+        ex = atoi(z+1);
+        if( ++v==10000000000000000ULL ){ v = 1000000000000000ULL; ex++; }
+        snprintf(alt, sizeof(alt), "%s%d.%015llue%d", r<0 ? "-" : "", (int)(v/1000000000000000ULL),
+                 (unsigned long long)(v%1000000000000000ULL), ex);
+        if( strtod(alt, 0)==r ){ memcpy(buf, alt, sizeof(alt)); break; }
+      }
+    }
+    p = buf;
+    if( *p=='-' ) p++;
+    while( *p && *p!='e' ){ if( *p!='.' ) dig[nd++] = *p; p++; }
+    exp10 = atoi(p+1);
+    while( nd>1 && dig[nd-1]=='0' ) nd--;
   }
-  p = buf;
   k = 0;
-  if( *p=='-' ){ zBuf[k++] = '-'; p++; }
-  while( *p && *p!='e' ){ if( *p!='.' ) dig[nd++] = *p; p++; }
-  exp10 = atoi(p+1);
-  while( nd>1 && dig[nd-1]=='0' ) nd--;
+  if( r<0 ) zBuf[k++] = '-';
   if( exp10>=-4 && exp10<16 ){
     if( exp10>=0 ){
       for(i=0; i<=exp10; i++) zBuf[k++] = i<nd ? dig[i] : '0';

@@ -327,6 +327,33 @@ class Serialization(unittest.TestCase):
         got = db.execute("SELECT profsum_json_pretty(?)", (json.dumps(vals),)).fetchone()[0]
         self.assertEqual(got, dumps(vals))
 
+    def test_float_repr_exact_15_digit_path(self):
+        # Values from 1e-13 to 1e15 take an integer-only path when at most 15
+        # digits read back (jsontree.c shortDigits15): decimals of 1 to 15
+        # digits over that whole range, their neighbouring doubles (which
+        # need 16 or 17 digits), powers of two (the next double down is half
+        # an ulp away) and their neighbours, and values that round up to the
+        # next power of ten.
+        rnd = random.Random(12)
+        vals = []
+        for _ in range(8000):
+            digits = rnd.randrange(1, 16)
+            mant = rnd.randrange(10 ** (digits - 1), 10 ** digits)
+            v = float("%de%d" % (mant, rnd.randrange(-13 - digits, 16 - digits)))
+            vals += [v, math.nextafter(v, math.inf), math.nextafter(v, -math.inf), -v]
+        for e in range(-1074, 1024):    # every power of two, subnormals included
+            p2 = math.ldexp(1.0, e)
+            vals += [p2, math.nextafter(p2, 0), math.nextafter(p2, math.inf),
+                     math.nextafter(math.nextafter(p2, 0), 0)]
+        for e in range(-14, 16):
+            for d in (9.99999999999999, 9.999999999999999, 9.9999999999999995, 1.00000000000001):
+                vals.append(float("%re%d" % (d, e)))
+        for _ in range(4000):
+            vals.append(10 ** rnd.uniform(-13.5, 15.5))
+        db = connect()
+        got = db.execute("SELECT profsum_json_pretty(?)", (json.dumps(vals),)).fetchone()[0]
+        self.assertEqual(got, dumps(vals))
+
 
 if __name__ == "__main__":
     unittest.main()
