@@ -52,12 +52,6 @@
 #define PROFSUM_RING_N   8                   /* buffers in the ring */
 #define PROFSUM_RING_SZ  (256*1024)          /* bytes per ring buffer */
 #define PROFSUM_THREAD_MIN (128*1024)        /* gzip files smaller: no thread */
-/* The first slot is published after PROFSUM_RING_FIRST bytes and each next
-** one holds four times more, up to PROFSUM_RING_SZ: the reader starts
-** parsing after 16 KiB instead of waiting for a whole quarter megabyte
-** (measured on the 10 MB trace: the reader's first wait 1.5-4.4 ms, when
-** the schema of a first import competes for the two cores). */
-#define PROFSUM_RING_FIRST (16*1024)
 
 /* One buffer of the ring. */
 typedef struct RingSlot {
@@ -368,7 +362,6 @@ static void *ringProducer(void *pArg){
   ProfsumSrc *p = (ProfsumSrc*)pArg;
   Ring *r = p->pRing;
   int iTail = 0;
-  size_t want = PROFSUM_RING_FIRST;     /* bytes to fill this slot with */
   for(;;){
     RingSlot *slot;
     size_t n = 0;
@@ -380,16 +373,16 @@ static void *ringProducer(void *pArg){
     pthread_mutex_unlock(&r->mu);
     slot = &r->aSlot[iTail];
     /* Fill the slot as far as possible (the slot is ours until published). */
-    while( n<want ){
+    while( n<PROFSUM_RING_SZ ){
       size_t got = 0;
-      rc = srcReadDirect(p, slot->a + n, want - n, &got, &zErr);
+      rc = srcReadDirect(p, slot->a + n, PROFSUM_RING_SZ - n, &got, &zErr);
       if( rc || got==0 ) break;
       n += got;
     }
     slot->n = n;
     slot->rc = rc;
     slot->zErr = zErr;
-    slot->eof = (rc!=SQLITE_OK) || n<want;
+    slot->eof = (rc!=SQLITE_OK) || n<PROFSUM_RING_SZ;
     pthread_mutex_lock(&r->mu);
     r->nFull++;
     if( slot->eof ) r->done = 1;
@@ -397,7 +390,6 @@ static void *ringProducer(void *pArg){
     pthread_mutex_unlock(&r->mu);
     if( slot->eof ) break;
     iTail = (iTail+1) % PROFSUM_RING_N;
-    want = want*4<PROFSUM_RING_SZ ? want*4 : PROFSUM_RING_SZ;
   }
   return 0;
 }
