@@ -601,3 +601,43 @@ class Threads(unittest.TestCase):
             with self.assertRaises(sqlite3.Error) as cm:
                 db.execute("SELECT count(*) FROM trace_events(?)", (cut,)).fetchone()
             self.assertIn("truncated gzip data at byte %d" % (len(data) * 3 // 4), str(cm.exception))
+
+    def test_gzip_errors_same_rows_with_and_without_thread(self):
+        # A file cut or damaged a little past the 128 KiB threshold of the
+        # thread: the same rows, then the same error, with and without the
+        # producer thread (the reader's error must not depend on how the
+        # source splits its reads).
+        import subprocess
+        import sys
+        with TempDir() as td:
+            path = os.path.join(td.path, "big.json.gz")
+            subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen_trace.py"), "--size", "4M",
+                            "--shape", "tpu", "--out", path], check=True, stdout=subprocess.DEVNULL)
+            with open(path, "rb") as fh:
+                data = fh.read()
+            self.assertGreater(len(data), 400 * 1024)
+            files = []
+            for n in (131072, 140000, 180000, 300000):
+                files.append((td.write("cut%d.json.gz" % n, data[:n]), "truncated gzip data at byte %d" % n))
+            bad = bytearray(data)
+            for i in range(150000, 150040):
+                bad[i] ^= 0x5A
+            # (damaged deflate data may still decode, to bytes that are not
+            # JSON: either error will do, the same one in both modes)
+            files.append((td.write("bad.json.gz", bytes(bad)), "bad.json.gz': "))
+            for f, msg in files:
+                got = []
+                for threads in ("1", "0"):
+                    os.environ["PROFSUM_THREADS"] = threads
+                    try:
+                        db = connect()
+                        rows = 0
+                        with self.assertRaises(sqlite3.Error) as cm:
+                            for _ in db.execute("SELECT idx FROM trace_events(?)", (f,)):
+                                rows += 1
+                        db.close()
+                    finally:
+                        del os.environ["PROFSUM_THREADS"]
+                    self.assertIn(msg, str(cm.exception))
+                    got.append((rows, str(cm.exception)))
+                self.assertEqual(got[0], got[1], f)
