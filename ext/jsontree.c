@@ -73,8 +73,12 @@ void jSet(JNode *pObj, const char *zKey, JNode *pChild){
   int i;
   if( pObj==0 ){ jFree(pChild); return; }
   if( pChild==0 ){ pObj->oom = 1; return; }
-  pChild->zKey = sqlite3_mprintf("%s", zKey);
-  if( pChild->zKey==0 ){ pObj->oom = 1; jFree(pChild); return; }
+  {
+    size_t n = strlen(zKey);        /* a plain copy: no printf per member */
+    pChild->zKey = sqlite3_malloc64(n+1);
+    if( pChild->zKey==0 ){ pObj->oom = 1; jFree(pChild); return; }
+    memcpy(pChild->zKey, zKey, n+1);
+  }
   for(i=0; i<pObj->nChild; i++){
     if( strcmp(pObj->a[i]->zKey, zKey)==0 ){
       jFree(pObj->a[i]);
