@@ -519,7 +519,7 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
     k.warmupSteps = o.warmup;
     k.hotOpLimit = o.hotOpLimit;
     k.globalMode = o.globalMode;
-    rc = profsumDocBuild(db, o.zSchema, traceId, &k, &pDoc, &zErr);
+    rc = profsumDocBuildSections(db, o.zSchema, traceId, &k, &pDoc, &zErr);
     if( rc==SQLITE_OK ) rc = profsumDocStoreSections(db, o.zSchema, traceId, pDoc, &zErr);
     profsumDocFree(pDoc);
     if( rc ){

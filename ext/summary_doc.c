@@ -612,7 +612,7 @@ static JNode *families(JNode *hot, double breakdownTotal){
 
 /* Build the document from the tables. */
 static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
-                           const ProfsumKnobs *pK, JNode **ppRoot, char **pzErr){
+                           const ProfsumKnobs *pK, int forSections, JNode **ppRoot, char **pzErr){
   JNode *doc = jObj();
   sqlite3_stmt *p = 0;
   int rc, limit500 = pK->hotOpLimit>500 ? pK->hotOpLimit : 500;
@@ -846,13 +846,15 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
     if( rc ) goto fail;
     rc = limitedRowsInto(db, zS, iTrace, pzErr, "SELECT name, marker_op, count, total_gap_duration, "
         "max_gap_duration FROM \"%w\".profsum_agg_gap WHERE trace_id=?1 ORDER BY total_gap_duration DESC, "
-        "max_gap_duration DESC, name", zLim, g, rowGap);
+        "max_gap_duration DESC, name", forSections ? "1" : zLim, g, rowGap);
+    if( forSections ) goto sections_done;   /* the rest is read by no section */
     if( rc==SQLITE_OK ) rc = limitedRowsInto(db, zS, iTrace, pzErr, "SELECT path, depth, count, "
         "inclusive_duration, exclusive_duration FROM \"%w\".profsum_agg_region WHERE trace_id=?1 "
         "ORDER BY inclusive_duration DESC, exclusive_duration DESC, path", zLim, r, rowRegion);
     if( rc==SQLITE_OK ) rc = limitedRowsInto(db, zS, iTrace, pzErr, "SELECT op_name, region_path, count, "
         "total_gap_duration FROM \"%w\".profsum_agg_gap_context WHERE trace_id=?1 "
         "ORDER BY total_gap_duration DESC, op_name, region_path", zLim, x, rowContext);
+  sections_done:
     if( rc ) goto fail;
   }
   jSet(doc, "optimization_candidates", candidates(doc));
@@ -865,8 +867,9 @@ fail:
   return rc;
 }
 
-int profsumDocBuild(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
-                    const ProfsumKnobs *pK, ProfsumDoc **ppDoc, char **pzErr){
+/* profsumDocBuild() and profsumDocBuildSections(). */
+static int docBuild(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
+                    const ProfsumKnobs *pK, int forSections, ProfsumDoc **ppDoc, char **pzErr){
   ProfsumDoc *d;
   sqlite3_stmt *p = 0;
   int rc;
@@ -903,12 +906,24 @@ int profsumDocBuild(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
       }
     }
   }else{
-    rc = buildFromTables(db, zSchema, iTrace, pK, &d->pRoot, pzErr);
+    rc = buildFromTables(db, zSchema, iTrace, pK, forSections, &d->pRoot, pzErr);
   }
   sqlite3_finalize(p);
   if( rc ){ profsumDocFree(d); return rc; }
   *ppDoc = d;
   return SQLITE_OK;
+}
+
+/* See summary_doc.h. */
+int profsumDocBuild(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
+                    const ProfsumKnobs *pK, ProfsumDoc **ppDoc, char **pzErr){
+  return docBuild(db, zSchema, iTrace, pK, 0, ppDoc, pzErr);
+}
+
+/* See summary_doc.h. */
+int profsumDocBuildSections(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
+                            const ProfsumKnobs *pK, ProfsumDoc **ppDoc, char **pzErr){
+  return docBuild(db, zSchema, iTrace, pK, 1, ppDoc, pzErr);
 }
 
 int profsumDocFromJson(const char *zJson, int nJson, ProfsumDoc **ppDoc, char **pzErr){

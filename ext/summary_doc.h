@@ -83,6 +83,16 @@ int profsumDocBuild(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
                     const ProfsumKnobs *pK, ProfsumDoc **ppDoc, char **pzErr);
 
 /*
+** profsumDocBuild() without what no stored section reads: the hierarchical
+** regions, the gap contexts, and the gaps after the first (the candidates
+** read the first).  For profsumDocStoreSections() at import only (about a
+** third of the build's work on an xprof trace): the document is incomplete,
+** never serialize it.
+*/
+int profsumDocBuildSections(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
+                            const ProfsumKnobs *pK, ProfsumDoc **ppDoc, char **pzErr);
+
+/*
 ** Parse a profile_summary.v1 JSON text (nJson bytes, or up to the NUL when
 ** nJson < 0) into a document, e.g. for report rendering.  Errors: not JSON,
 ** not an object.  profsumDocJson() of the result returns the text as given.
