@@ -163,7 +163,7 @@ static int shortDigits15(double r, char *dig, int *pExp){
   typedef unsigned __int128 U128;
   double a = fabs(r);
   uint64_t bits, m, pow5;
-  int q, e10, k, t, i, nd, down;
+  int q, e10, k, t, i, j, nd, down;
   U128 P, N, rem, diff;
   if( !(a>=1e-13 && a<1e15) ) return 0;
   memcpy(&bits, &a, sizeof(bits));
@@ -174,7 +174,7 @@ static int shortDigits15(double r, char *dig, int *pExp){
     if( i>2 ) return 0;                 /* cannot happen: log10 is off by one at most */
     k = 14 - e10;
     if( k<0 || k>27 ) return 0;         /* 5^27 < 2^63 */
-    for(pow5=1, t=0; t<k; t++) pow5 *= 5;
+    for(pow5=1, j=0; j<k; j++) pow5 *= 5;
     P = (U128)m * pow5;                 /* < 2^116 */
     t = -(q + k);
     if( t>=128 ) return 0;

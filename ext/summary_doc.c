@@ -847,14 +847,13 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
     rc = limitedRowsInto(db, zS, iTrace, pzErr, "SELECT name, marker_op, count, total_gap_duration, "
         "max_gap_duration FROM \"%w\".profsum_agg_gap WHERE trace_id=?1 ORDER BY total_gap_duration DESC, "
         "max_gap_duration DESC, name", forSections ? "1" : zLim, g, rowGap);
-    if( forSections ) goto sections_done;   /* the rest is read by no section */
-    if( rc==SQLITE_OK ) rc = limitedRowsInto(db, zS, iTrace, pzErr, "SELECT path, depth, count, "
+    /* regions and contexts: read by no section (forSections) */
+    if( rc==SQLITE_OK && !forSections ) rc = limitedRowsInto(db, zS, iTrace, pzErr, "SELECT path, depth, count, "
         "inclusive_duration, exclusive_duration FROM \"%w\".profsum_agg_region WHERE trace_id=?1 "
         "ORDER BY inclusive_duration DESC, exclusive_duration DESC, path", zLim, r, rowRegion);
-    if( rc==SQLITE_OK ) rc = limitedRowsInto(db, zS, iTrace, pzErr, "SELECT op_name, region_path, count, "
+    if( rc==SQLITE_OK && !forSections ) rc = limitedRowsInto(db, zS, iTrace, pzErr, "SELECT op_name, region_path, count, "
         "total_gap_duration FROM \"%w\".profsum_agg_gap_context WHERE trace_id=?1 "
         "ORDER BY total_gap_duration DESC, op_name, region_path", zLim, x, rowContext);
-  sections_done:
     if( rc ) goto fail;
   }
   jSet(doc, "optimization_candidates", candidates(doc));

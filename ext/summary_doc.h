@@ -120,7 +120,7 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK);
 ** Replace the profsum_sec_* rows of trace iTrace in zSchema with the
 ** sections of pDoc (step stats, step classes, hot ops, families,
 ** candidates).  Not atomic by itself: the caller runs it inside its write
-** savepoint (profsumWriteRun, busy.c) and rolls that back on error.  (A
+** transaction (profsumWriteRun, busy.c) and rolls that back on error.  (A
 ** savepoint of its own, opened after the import's other writes, made
 ** SQLite journal every page it touched again, into a temporary file.)
 */
