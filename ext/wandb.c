@@ -118,6 +118,13 @@ static const char wbQFileUrls[] =
   "{ artifact(id: $id) { files(after: $cursor, first: $perPage) "
   "{ pageInfo { hasNextPage endCursor } edges { node { name directUrl } } "
   "} } }";
+/* One file's URL again, by name, when its presigned URL failed (expired):
+** the by-id form of the Python SDK's refresh (wandb-http.md §3.3 "URL
+** expiry": files(names: [<path>], first: 1)). */
+static const char wbQFileUrlByName[] =
+  "query ArtifactFileURLByName($id: ID!, $names: [String!]) "
+  "{ artifact(id: $id) { files(names: $names, first: 1) "
+  "{ edges { node { name directUrl } } } } }";
 static const char wbQRunOutputs[] =
   "query RunOutputArtifacts($entity: String!, $project: String!, "
   "$run: String!, $cursor: String, $perPage: Int) { project(name: $project, "
@@ -153,6 +160,8 @@ typedef struct Wb {
   CURL *curl;             /* reused handle (keeps connections) */
   int rc;                 /* first error code, SQLITE_OK if none */
   char *zErr;             /* first error message (sqlite3_malloc'd) */
+  long iHttpFail;         /* HTTP status the last wbRequest failed with,
+                          ** 0 if it succeeded or failed otherwise */
 } Wb;
 
 /* Description of one artifact version being fetched. */
@@ -294,14 +303,60 @@ static JNode *wbCopy(const JNode *p){
   }
 }
 
+/* The text of XML element <zTag>...</zTag> in z[0..n) with whitespace
+** runs and control bytes turned into single spaces, at most 200 bytes
+** (sqlite3_malloc'd), or 0 when absent or empty. */
+static char *wbXmlText(const char *z, int n, const char *zTag){
+  char zOpen[24], zClose[24];
+  const char *zEnd = z+n, *zA, *zB;
+  size_t nOpen;
+  sqlite3_str *s;
+  int bSpace = 0;
+  snprintf(zOpen, sizeof(zOpen), "<%s>", zTag);
+  snprintf(zClose, sizeof(zClose), "</%s>", zTag);
+  nOpen = strlen(zOpen);
+  for(zA=z; zA+nOpen<=zEnd && memcmp(zA, zOpen, nOpen)!=0; zA++){}
+  if( zA+nOpen>zEnd ) return 0;
+  zA += nOpen;
+  for(zB=zA; zB+strlen(zClose)<=zEnd && memcmp(zB, zClose, strlen(zClose))!=0; zB++){}
+  if( zB+strlen(zClose)>zEnd ) return 0;
+  s = sqlite3_str_new(0);
+  for(; zA<zB && sqlite3_str_length(s)<200; zA++){
+    unsigned char c = (unsigned char)*zA;
+    if( c<=' ' || c==0x7f ){
+      bSpace = sqlite3_str_length(s)>0;
+    }else{
+      if( bSpace ) sqlite3_str_appendchar(s, 1, ' ');
+      bSpace = 0;
+      sqlite3_str_appendchar(s, 1, (char)c);
+    }
+  }
+  if( sqlite3_str_length(s)==0 ){
+    sqlite3_free(sqlite3_str_finish(s));
+    return 0;
+  }
+  return sqlite3_str_finish(s);
+}
+
 /* The first message of a W&B error body: {"errors":[{"message":..}|".."]}
-** or {"error":".."|{"message":..}} (wandb-http.md §7).  Returns a
-** sqlite3_malloc'd string of at most 200 bytes, or 0. */
+** or {"error":".."|{"message":..}} (wandb-http.md §7), or of an object
+** store's XML error (S3, GCS, Azure: <Error><Code>..</Code><Message>..
+** </Message>, shown as "Code: Message"), as a presigned download URL
+** answers when it has expired.  Returns a sqlite3_malloc'd string of at
+** most ~400 bytes, or 0. */
 static char *wbBodyMessage(const char *z, int n){
   JNode *pRoot, *pE;
   const char *zMsg = 0;
   char *zErr = 0, *zOut = 0;
   if( z==0 || n<=0 ) return 0;
+  if( z[0]=='<' ){
+    char *zCode = wbXmlText(z, n, "Code"), *zText = wbXmlText(z, n, "Message");
+    if( zCode && zText ) zOut = sqlite3_mprintf("%s: %s", zCode, zText);
+    else if( zCode || zText ) zOut = sqlite3_mprintf("%s", zCode ? zCode : zText);
+    sqlite3_free(zCode);
+    sqlite3_free(zText);
+    return zOut;
+  }
   pRoot = jParse(z, n, &zErr);
   sqlite3_free(zErr);
   if( pRoot==0 ) return 0;
@@ -875,6 +930,7 @@ static int wbRequest(Wb *p, const char *zWhat, const char *zUrl,
   char zCurlErr[CURL_ERROR_SIZE+1];
   double rWaited = 0;
   int nTry;
+  p->iHttpFail = 0;
   for(nTry=1; p->rc==SQLITE_OK; nTry++){
     long code = 0;
     CURLcode rc;
@@ -947,6 +1003,7 @@ static int wbRequest(Wb *p, const char *zWhat, const char *zUrl,
     }else{
       wbErr(p, "%s: %s", zWhat, zWhy);
     }
+    if( rc==CURLE_OK ) p->iHttpFail = code;
     sqlite3_free(zWhy);
     break;
   }
@@ -1167,6 +1224,7 @@ static int wbFetchEntry(Wb *p, int rootFd, const char *zDest, const WbEntry *e,
   int dfd = rootFd, bCached = 0, fd = -1, bTmp = 0;
   sqlite3_int64 nSize = -1;
   WbSink *s = 0;
+  p->iHttpFail = 0;
   if( zRel==0 ) return p->rc;
   nWant = profsumBase64Decode(e->zDigest, strlen(e->zDigest), aWant, sizeof(aWant));
   /* Parent directories, one by one, never through a symlink. */
@@ -1328,12 +1386,74 @@ static char *wbLegacyUrl(Wb *p, const WbArt *a, const WbEntry *e,
   }
 }
 
+/* Entry e's download from its presigned URL failed with an HTTP status
+** (p holds that error).  Presigned URLs expire (about an hour,
+** wandb-http.md §3.3), so, as the Python SDK does, ask for this one file's
+** URL again (ArtifactFileURLByName) and download once more from it.
+** Returns p->rc: SQLITE_OK when the second download succeeded.  When no
+** fresh URL can be had the first error stands, with the reason appended;
+** when the fresh URL fails too, its error says the URL was refreshed. */
+static int wbFetchEntryFresh(Wb *p, const WbArt *a, int rootFd,
+                             const char *zDest, const WbEntry *e, JNode *pFiles){
+  char *zFirst = p->zErr;
+  JNode *pVars, *pNames, *pRoot, *pData, *pEdges;
+  const char *zFresh = 0;
+  int i;
+  if( p->rc==SQLITE_NOMEM || zFirst==0 ) return p->rc;
+  p->zErr = 0;
+  p->rc = SQLITE_OK;
+  pVars = jObj();
+  pNames = jArr();
+  if( pVars && pNames ){
+    jPush(pNames, jStr(e->zPath, -1));
+    jSet(pVars, "id", jStr(a->zId, -1));
+    jSet(pVars, "names", pNames);
+    pNames = 0;
+  }
+  jFree(pNames);
+  pRoot = wbGraphql(p, "ArtifactFileURLByName", wbQFileUrlByName, pVars, &pData);
+  pEdges = pRoot ? wbPath(pData, "artifact", "files", "edges", (char*)0) : 0;
+  for(i=0; pEdges && pEdges->type==JT_ARRAY && i<pEdges->nChild; i++){
+    const char *zN = wbStr(wbPath(pEdges->a[i], "node", "name", (char*)0));
+    if( zN && strcmp(zN, e->zPath)==0 ){
+      zFresh = wbStr(wbPath(pEdges->a[i], "node", "directUrl", (char*)0));
+      break;
+    }
+  }
+  if( zFresh ){
+    wbFetchEntry(p, rootFd, zDest, e, zFresh, pFiles);
+    if( p->rc && p->zErr ){
+      char *z = sqlite3_mprintf("%s (also with a fresh download URL; the first "
+                                "URL failed: %s)", p->zErr, zFirst);
+      sqlite3_free(p->zErr);
+      p->zErr = z;
+      if( z==0 ) p->rc = SQLITE_NOMEM;
+    }
+    sqlite3_free(zFirst);
+  }else if( p->rc==SQLITE_NOMEM ){
+    sqlite3_free(zFirst);
+  }else{
+    char *z = sqlite3_mprintf("%s (asking for a fresh download URL: %s)", zFirst,
+                              p->rc ? (p->zErr ? p->zErr : "failed")
+                                    : "the server returned none");
+    int rcFirst = p->rc ? p->rc : SQLITE_ERROR;
+    sqlite3_free(zFirst);
+    sqlite3_free(p->zErr);
+    p->zErr = z;
+    p->rc = z ? rcFirst : SQLITE_NOMEM;
+  }
+  jFree(pRoot);
+  return p->rc;
+}
+
 /* Download all stored files of artifact a into zDest (created if needed):
 ** manifest (by a->zManifestUrl, else FetchArtifactManifest), names
 ** checked, total size checked, per-file URLs from ArtifactFileURLs (all
 ** pages; files missing there use the legacy URL), then wbFetchEntry for
-** each.  Returns the result object (id, entity, project, name, version,
-** type, ref, dest_dir, files, skipped) or 0 on error. */
+** each (a presigned URL that fails with an HTTP status is asked for again
+** once: wbFetchEntryFresh).  Returns the result object (id, entity,
+** project, name, version, type, ref, dest_dir, files, skipped) or 0 on
+** error. */
 static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
   JNode *pMan = 0, *pContents, *pUrls = 0, *pRes = 0, *pFiles = 0, *pSkipped = 0;
   WbEntry *aE = 0;
@@ -1465,6 +1585,9 @@ static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
     char *zLegacy = zU ? 0 : wbLegacyUrl(p, a, &aE[i], zLayout, zRegion);
     wbFetchEntry(p, rootFd, zDest, &aE[i], zU ? zU : zLegacy, pFiles);
     sqlite3_free(zLegacy);
+    if( p->rc && zU && p->iHttpFail ){
+      wbFetchEntryFresh(p, a, rootFd, zDest, &aE[i], pFiles);
+    }
     if( p->rc ) goto done;
   }
 

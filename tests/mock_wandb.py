@@ -4,6 +4,7 @@ MockWandb() starts a ThreadingHTTPServer on 127.0.0.1 (free port) that
 answers:
   POST /graphql        by operation name (the word after "query "):
                        ArtifactByName, FetchArtifactManifest, ArtifactFileURLs,
+                       ArtifactFileURLByName (files(names: [...], first: 1)),
                        RunOutputArtifacts, RunInfo, ArtifactCreatedBy;
                        401 {"errors":[{"message":"permission denied"}]} when
                        the Authorization header is not Basic api:<key>;
@@ -41,6 +42,7 @@ Faults (mock.faults, a dict; counts are decremented per use):
   "429": n          answer /graphql with 429 and Retry-After: 1
   "500": n          answer /graphql with 500
   "errors": n       answer /graphql 200 {"data":null,"errors":[{"message":"boom"}]}
+  "errors_<Op>": n  the same, only for operation <Op>
   "gql_redirect": n answer /graphql with 307 to the storage host
   "slow": seconds   sleep that long before answering /files/ (not manifests)
   "slow_once": s    the same, only for the first file request
@@ -48,6 +50,10 @@ Faults (mock.faults, a dict; counts are decremented per use):
   "wrong_digest": n /files/<md5> serves tampered bytes
   "redirect": n     /files/ on this server answers 302 to the storage server
   "omit_urls": True ArtifactFileURLs returns no edges (legacy URL fallback)
+  "expired": n      /files/<md5> URLs handed out by ArtifactFileURLs (?sig=list)
+                    answer 403 "Request has expired", as S3 does
+  "expired_fresh": n  the same for URLs from ArtifactFileURLByName (?sig=fresh)
+  "no_fresh": True  ArtifactFileURLByName returns no edges
   "page_size": k    page size for ArtifactFileURLs and RunOutputArtifacts
   "put_500": n      answer PUT /upload/ with 500
 """
@@ -182,6 +188,9 @@ class MockWandb:
     def _manifest_url(self, a):
         return "%s/files/%s?sig=x" % (self.blob_base(), a["manifest"])
 
+    def _blob_url(self, md5_hex, sig):
+        return "%s/files/%s?sig=%s" % (self.blob_base(), md5_hex, sig)
+
     def _by_id(self, art_id):
         for a in self.artifacts:
             if a["id"] == art_id:
@@ -219,8 +228,20 @@ class MockWandb:
             for n in chunk:
                 digest = a["contents"][n]["digest"]
                 h = base64.b64decode(digest).hex() if len(digest) == 24 else "x"
-                edges.append({"node": {"name": n, "directUrl": "%s/files/%s" % (self.blob_base(), h)}})
+                edges.append({"node": {"name": n, "directUrl": self._blob_url(h, "list")}})
             return {"data": {"artifact": {"files": {"pageInfo": info, "edges": edges}}}}
+        if op == "ArtifactFileURLByName":
+            a = self._by_id(v["id"])
+            if a is None:
+                return {"data": {"artifact": None}}
+            names = [] if self.faults.get("no_fresh") else \
+                [n for n in sorted(a["contents"]) if n in (v.get("names") or [])][:1]
+            edges = []
+            for n in names:
+                digest = a["contents"][n]["digest"]
+                h = base64.b64decode(digest).hex() if len(digest) == 24 else "x"
+                edges.append({"node": {"name": n, "directUrl": self._blob_url(h, "fresh")}})
+            return {"data": {"artifact": {"files": {"edges": edges}}}}
         if op == "RunOutputArtifacts":
             if (v["entity"], v["project"]) not in self.projects:
                 return {"data": {"project": None}}
@@ -422,7 +443,7 @@ def _make_handler(mock):
                 return self._send(429, {"errors": [{"message": "rate limited"}]}, {"Retry-After": "1"})
             if mock.fault("500"):
                 return self._send(500, {"errors": [{"message": "internal error"}]})
-            if mock.fault("errors"):
+            if mock.fault("errors") or (op and mock.fault("errors_" + op)):
                 return self._send(200, {"data": None, "errors": [{"message": "boom"}]})
             self._send(200, mock.graphql(op, body.get("variables") or {}))
 
@@ -445,6 +466,13 @@ def _make_handler(mock):
                 return self._send(200, mock.manifests[name])
             if name not in mock.blobs:
                 return self._send(404, {"error": "no such file"})
+            sig = self.path.partition("?")[2]
+            if (sig == "sig=list" and mock.fault("expired")) or \
+                    (sig == "sig=fresh" and mock.fault("expired_fresh")):
+                return self._send(403, b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+                                  b"<Error><Code>AccessDenied</Code>"
+                                  b"<Message>Request has expired</Message></Error>",
+                                  ctype="application/xml")
             if mock.faults.get("slow"):
                 time.sleep(mock.faults["slow"])
             if mock.faults.get("slow_once"):

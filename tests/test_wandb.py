@@ -185,6 +185,59 @@ class WandbTest(unittest.TestCase):
         self.assertTrue(all(x["headers"].get("authorization") == AUTH for x in legacy))
         self.assert_no_key_off_api()
 
+    def test_expired_url_refreshed(self):
+        """A presigned URL that fails (S3's 403 "Request has expired") is
+        asked for again by name, once, and the file downloaded from the
+        fresh URL (wandb-http.md §3.3, URL expiry)."""
+        self.storage.faults["expired"] = 1
+        r = self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assert_fetched(self.dest())
+        self.assertFalse(any(f["cached"] for f in r["files"]))
+        ops = [x["op"] for x in self.api.requests]
+        self.assertEqual(ops, ["ArtifactByName", "ArtifactFileURLs", "ArtifactFileURLByName"])
+        body = json.loads(self.api.requests[2]["body"])
+        self.assertEqual(body["variables"], {"id": "QXJ0aWZhY3Q6MTIz", "names": [P0]})
+        self.assertIn("files(names: $names, first: 1)", body["query"])
+        h0 = hashlib.md5(FILES[P0]).hexdigest()
+        got = [x["path"] for x in self.storage.requests_to("/files/" + h0)]
+        self.assertEqual(got, ["/files/%s?sig=list" % h0, "/files/%s?sig=fresh" % h0])
+        self.assert_no_key_off_api()
+        self.assertEqual(sorted(os.listdir(os.path.join(self.dest(), os.path.dirname(P0)))),
+                         sorted(os.path.basename(p) for p in FILES))
+
+    def test_expired_url_refresh_fails(self):
+        # the fresh URL fails too: one refresh only, both errors named
+        self.storage.faults["expired"] = 1
+        self.storage.faults["expired_fresh"] = 5
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        first = "download of '%s': permission denied (http 403: " % P0
+        self.assertTrue(m.startswith("wandb_fetch: " + first), m)
+        self.assertIn("(also with a fresh download URL; the first URL failed: " + first, m)
+        self.assertEqual(m.count("permission denied (http 403: AccessDenied: Request has expired)"), 2, m)
+        self.assertEqual(len([x for x in self.api.requests if x["op"] == "ArtifactFileURLByName"]), 1)
+        self.assertEqual(self.storage.faults["expired_fresh"], 4)
+        self.assertEqual(walk(self.dest()), [])      # no partial or temporary file
+        # the server has no fresh URL for it: the first error stands, with why
+        self.storage.faults.update({"expired": 1, "expired_fresh": 0})
+        self.api.faults["no_fresh"] = True
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest("b"))
+        self.assertTrue(m.startswith("wandb_fetch: " + first), m)
+        self.assertTrue(m.endswith("(asking for a fresh download URL: the server returned none)"), m)
+        self.assertEqual(walk(self.dest("b")), [])
+        # the refresh query itself fails: its error is appended
+        self.storage.faults["expired"] = 1
+        self.api.faults.pop("no_fresh")
+        self.api.faults["errors_ArtifactFileURLByName"] = 1
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest("c"))
+        self.assertTrue(m.startswith("wandb_fetch: " + first), m)
+        self.assertIn("(asking for a fresh download URL: graphql ArtifactFileURLByName failed: boom)", m)
+
+    def test_size_mismatch_not_refreshed(self):
+        # only HTTP failures of a presigned URL ask for a fresh one
+        self.storage.faults["wrong_digest"] = 1
+        self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assertNotIn("ArtifactFileURLByName", [x["op"] for x in self.api.requests])
+
     # -- runs ---------------------------------------------------------------
     def test_run_picks_committed_profile(self):
         r = self.q("SELECT wandb_fetch_run('e/p/abc', ?)", self.dest())
