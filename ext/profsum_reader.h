@@ -125,6 +125,10 @@ typedef struct ProfsumEvent {
   int hasTs, hasDur;    /* 1 if ts / dur parsed exactly */
   profsum_ps ts;        /* exact picoseconds (absolute) */
   profsum_ps dur;       /* exact picoseconds */
+  int tsRounded, durRounded;  /* 1: the text had more than 6 decimals, so
+                        ** ts/dur are rounded; tsText/durText then hold the
+                        ** text's nearest double (Python's float(text)) */
+  double tsText, durText;
   ProfsumSpan args;     /* raw JSON text of "args" (any type) */
   ProfsumSpan entries;  /* raw JSON text of "entries" (compact counters) */
   ProfsumSpan aArg[PROFSUM_AK_COUNT]; /* known args keys (ARGKEYS only) */
@@ -181,6 +185,10 @@ int profsumSpanJson(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
 ** picosecond time given in microseconds.  Returns 0 on success; 1 on
 ** success with rounding (more than 6 decimals); -1 when unparsable. */
 int profsumParseMicros(const char *z, int64_t n, profsum_ps *pOut);
+
+/* The nearest double to the decimal number text z[0..n), as strtod (and
+** Python's float()) give it. */
+double profsumTextDouble(const char *z, int64_t n);
 
 /* Parse an integer span (number or integer string).  Returns 0 on success,
 ** -1 when the text is not an integer within int64. */

@@ -22,6 +22,7 @@
 #include "summary_engine.h"
 #include "funcs.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,15 @@ static HEnt *hmGet(HMap *m, int64_t k1, int64_t k2, int create, int *pNew){
 }
 
 static void hmFree(HMap *m){ sqlite3_free(m->a); memset(m, 0, sizeof(*m)); }
+
+/* Python's float() of a time given in exact picoseconds: the double
+** nearest to ps/1e6 µs.  Below 2^53 both operands of the division are
+** exact doubles, so IEEE division rounds once, correctly; beyond, through
+** the exact decimal text and strtod. */
+static double psFloat(profsum_ps v){
+  if( v > -((profsum_ps)1<<53) && v < ((profsum_ps)1<<53) ) return (double)(int64_t)v / 1e6;
+  return profsumPsToMicros(v);
+}
 
 /* ------------------------------------------------------------------ */
 /* String pool: interned strings with dense ids                        */
@@ -243,6 +253,13 @@ struct ProfsumEngine {
   HMap procMap;         /* (pid,0) → process name id */
   HMap threadMap;       /* (pid,tid) → thread name id */
   HMap stepOf;          /* event index → args.step_num (events that have one) */
+  HMap floatOf;         /* event index → the doubles (bits) of its ts and dur
+                        ** text, for the few events whose text had more than
+                        ** 6 decimals and whose doubles differ from those of
+                        ** the rounded picoseconds ("Float decisions") */
+  int anyRounded;       /* some accepted event's ts or dur text was rounded */
+  int64_t tolPs;        /* exact differences above this many ps decide as the
+                        ** doubles would; at or below it the doubles decide */
   HMap sigCache;        /* (64-bit hash of long_name, its length) → signature
                         ** id+1 (0 = none); long_name texts are not kept */
   HMap sigLast;         /* name id → the last long_name seen with that name
@@ -585,6 +602,19 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
       hs->v1 = v;
     }
   }
+  if( ev->tsRounded || ev->durRounded ){
+    /* Rare but for converted XPlanes (17-digit µs texts): keep the text's
+    ** doubles only when the rounded picoseconds give other doubles. */
+    double fTs = ev->tsRounded ? ev->tsText : psFloat(ev->ts);
+    double fDur = ev->durRounded ? ev->durText : psFloat(ev->dur);
+    e->anyRounded = 1;
+    if( fTs!=psFloat(ev->ts) || fDur!=psFloat(ev->dur) ){
+      HEnt *hf = hmGet(&e->floatOf, e->nEv, 0, 1, 0);
+      if( hf==0 ) return SQLITE_NOMEM;
+      memcpy(&hf->v1, &fTs, sizeof(double));
+      memcpy(&hf->v2, &fDur, sizeof(double));
+    }
+  }
   e->nEv++;
   return SQLITE_OK;
 }
@@ -655,15 +685,96 @@ static int engRead(Engine *e, const char *zPath){
 /* ------------------------------------------------------------------ */
 /* Ordering and exclusive time                                         */
 /* ------------------------------------------------------------------ */
+/* Float decisions.  The reference reads ts and dur as doubles (Python
+** float() of the JSON text) and decides order, nesting (§2) and gaps
+** (§4.8) by comparing ts and end = ts + dur as doubles.  Where two exact
+** values are equal or nearly so, the doubles can disagree with them: a
+** child that ends on the picosecond its parent ends can get an end one ulp
+** later (then it is a partial overlap, not a child), two events that abut
+** can leave a gap of 1e-10 µs.  The summary reproduces those decisions;
+** sums stay exact.  Exact differences larger than e->tolPs cannot be
+** reversed by rounding (the bound is set from the largest magnitude in
+** the trace, engTolerance), so only near-ties compute the doubles. */
+
+/* The doubles the reference has for event i: its ts and ts + dur. */
+static void evFloat(Engine *e, int32_t i, double *pTs, double *pEnd){
+  const SEv *r = EV(e, i);
+  double ts, dur;
+  HEnt *h = e->floatOf.nUsed ? hmGet(&e->floatOf, i, 0, 0, 0) : 0;
+  if( h ){
+    memcpy(&ts, &h->v1, sizeof(double));
+    memcpy(&dur, &h->v2, sizeof(double));
+  }else{
+    ts = psFloat(e->origin + r->ts);
+    dur = psFloat(r->dur);
+  }
+  *pTs = ts;
+  *pEnd = ts + dur;
+}
+
+/* Sign of (ts of a) − (ts of b), as the reference's doubles compare. */
+static int cmpTs(Engine *e, int32_t ia, int32_t ib){
+  int64_t d = EV(e, ia)->ts - EV(e, ib)->ts;
+  double fa, fb, x;
+  if( d>e->tolPs ) return 1;
+  if( d<-e->tolPs ) return -1;
+  if( d==0 && e->floatOf.nUsed==0 ) return 0;   /* same ps, same double */
+  evFloat(e, ia, &fa, &x);
+  evFloat(e, ib, &fb, &x);
+  return (fa>fb) - (fa<fb);
+}
+
+/* Sign of (end of a) − (end of b), as the reference's doubles compare. */
+static int cmpEnd(Engine *e, int32_t ia, int32_t ib){
+  const SEv *a = EV(e, ia), *b = EV(e, ib);
+  int64_t d = (a->ts + a->dur) - (b->ts + b->dur);
+  double fa, fb, x;
+  if( d>e->tolPs ) return 1;
+  if( d<-e->tolPs ) return -1;
+  evFloat(e, ia, &x, &fa);
+  evFloat(e, ib, &x, &fb);
+  return (fa>fb) - (fa<fb);
+}
+
+/* Sign of (ts of a) − (end of b), as the reference's doubles compare. */
+static int cmpTsEnd(Engine *e, int32_t ia, int32_t ib){
+  const SEv *a = EV(e, ia), *b = EV(e, ib);
+  int64_t d = a->ts - (b->ts + b->dur);
+  double fa, fb, x;
+  if( d>e->tolPs ) return 1;
+  if( d<-e->tolPs ) return -1;
+  evFloat(e, ia, &fa, &x);
+  evFloat(e, ib, &x, &fb);
+  return (fa>fb) - (fa<fb);
+}
+
+/* Set e->tolPs from the largest magnitude M (µs) of the trace's accepted
+** times: a double ts, dur or ts + dur is within 1.5 ulp(2M) of its exact
+** value (plus 0.5 ps when the text was rounded to a picosecond), so exact
+** differences above 4 ulp(2M) (+1 ps) order as the doubles do. */
+static void engTolerance(Engine *e){
+  profsum_ps a, b;
+  double m, u;
+  int ex;
+  e->tolPs = 0;
+  if( !e->hasRange ) return;
+  a = e->tsMin<0 ? -e->tsMin : e->tsMin;
+  b = e->endMax<0 ? -e->endMax : e->endMax;
+  m = 2.0 * (double)(a>b ? a : b) / 1e6;
+  (void)frexp(m, &ex);
+  u = ldexp(1.0, ex-53);
+  e->tolPs = (int64_t)floor(4.0*u*1e6) + (e->anyRounded ? 1 : 0);
+}
+
 /* Order of two events by index: ts ascending, then end descending (the
 ** nesting order, gapOrder 0) or ascending (the gap order of §4.8, gapOrder
-** 1), then file order.  A total order: any sort gives the same result. */
+** 1), then file order, all as the reference's doubles compare.  A total
+** order: any sort gives the same result. */
 static int evLess(Engine *e, int32_t ia, int32_t ib, int gapOrder){
-  const SEv *a = EV(e, ia), *b = EV(e, ib);
-  int64_t ea, eb;
-  if( a->ts!=b->ts ) return a->ts<b->ts;
-  ea = a->ts + a->dur; eb = b->ts + b->dur;
-  if( ea!=eb ) return gapOrder ? ea<eb : ea>eb;
+  int c = cmpTs(e, ia, ib);
+  if( c ) return c<0;
+  c = cmpEnd(e, ia, ib);
+  if( c ) return gapOrder ? c<0 : c>0;
   return ia<ib;
 }
 
@@ -744,6 +855,7 @@ static int engOrder(Engine *e){
   int64_t i, n = e->nEv, nStk = 0, nAllocStk = 0, t;
   int32_t *aStk = 0;
   int64_t *aChild = 0, *aPos;
+  engTolerance(e);
   aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+1));
   e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
   if( !aPos || !e->aOrd ){ sqlite3_free(aPos); return SQLITE_NOMEM; }
@@ -777,9 +889,8 @@ static int engOrder(Engine *e){
     int64_t j;
     for(j=0; j<tr->nEv; j++){
       int32_t k = e->aOrd[tr->iFirst+j];
-      SEv *r = EV(e, k);
-      while( nStk>0 && r->ts >= EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) FIN();
-      while( nStk>0 && r->ts + r->dur > EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) FIN();
+      while( nStk>0 && cmpTsEnd(e, k, aStk[nStk-1])>=0 ) FIN();
+      while( nStk>0 && cmpEnd(e, k, aStk[nStk-1])>0 ) FIN();
       if( nStk>=nAllocStk ){
         int64_t nNew = nAllocStk ? nAllocStk*2 : 64;
         int32_t *a1 = sqlite3_realloc64(aStk, sizeof(int32_t)*(sqlite3_uint64)nNew);
@@ -994,14 +1105,13 @@ static void gapOrder(Engine *e, int32_t *a, int64_t n){
   int64_t i = 0, j, k, m;
   int32_t x;
   while( i<n ){
-    int64_t ts = EV(e, a[i])->ts;
-    for(j=i+1; j<n && EV(e, a[j])->ts==ts; j++){}
+    for(j=i+1; j<n && cmpTs(e, a[j], a[i])==0; j++){}
     if( j-i>1 ){
       /* reverse the whole run: ends ascend, equal ends now in reverse file order */
       for(k=i, m=j-1; k<m; k++, m--){ x = a[k]; a[k] = a[m]; a[m] = x; }
       for(k=i; k<j; k=m){
-        int64_t end = EV(e, a[k])->ts + EV(e, a[k])->dur, p, q;
-        for(m=k+1; m<j && EV(e, a[m])->ts + EV(e, a[m])->dur==end; m++){}
+        int64_t p, q;
+        for(m=k+1; m<j && cmpEnd(e, a[m], a[k])==0; m++){}
         for(p=k, q=m-1; p<q; p++, q--){ x = a[p]; a[p] = a[q]; a[q] = x; }
       }
     }
@@ -1009,12 +1119,28 @@ static void gapOrder(Engine *e, int32_t *a, int64_t n){
   }
 }
 
+/* Add the double x to the double kept (as bits) in *pSlot. */
+static void addBits(int64_t *pSlot, double x){
+  double v;
+  memcpy(&v, pSlot, sizeof(double));
+  v += x;
+  memcpy(pSlot, &v, sizeof(double));
+}
+
+/* The double kept (as bits) in slot v (0 bits: 0.0). */
+static double bitsDouble(int64_t v){
+  double d;
+  memcpy(&d, &v, sizeof(double));
+  return d;
+}
+
 /* Account one gap of `gap` ps before an event of key q to its context
 ** (§4.10): the op's preferred path (or its 4-part path), copies under
-** "copy(...)". */
+** "copy(...)".  A gap that only the doubles see (exact gap 0) comes as
+** `tiny` µs instead and is summed, as a double, in ctxTiny. */
 static int gapContext(Engine *e, HMap *partsCache, PartsInfo **paInfo, int64_t *pnInfo,
-                      HMap *pref, HMap *pathMemo, HMap *ctxMap, char **pzTmp,
-                      const EvKey *q, int64_t gap){
+                      HMap *pref, HMap *pathMemo, HMap *ctxMap, HMap *ctxTiny,
+                      char **pzTmp, const EvKey *q, int64_t gap, double tiny){
   PartsInfo *pi;
   int32_t path;
   HEnt *h, *hm;
@@ -1055,6 +1181,11 @@ account:
   if( h==0 ) return SQLITE_NOMEM;
   h->v1++;
   h->v2 += gap;
+  if( tiny>0 ){
+    h = hmGet(ctxTiny, q->name, path, 1, 0);
+    if( h==0 ) return SQLITE_NOMEM;
+    addBits(&h->v1, tiny);
+  }
   return SQLITE_OK;
 }
 
@@ -1068,7 +1199,10 @@ static int engGapsAndRegions(Engine *e){
   PartsInfo *aInfo = 0;
   RegAgg *aReg = 0;
   int32_t *aG = 0;          /* one device-op track in gap order */
-  int64_t *aGapAgg = 0;     /* per gap row: count,total,max,payloadName,bestMarker,bestCount */
+  int64_t *aGapAgg = 0;     /* per gap row: count, total, max, payloadName,
+                            ** bestMarker, bestCount, and the sum and max (as
+                            ** double bits, µs) of the gaps only the doubles see */
+  HMap ctxTiny = {0,0,0};   /* context → those gaps' sum (double bits, µs) */
   int64_t nGapRow = 0;
   sqlite3_stmt *pIns = 0;
   char *zTmp = 0;
@@ -1180,26 +1314,37 @@ static int engGapsAndRegions(Engine *e){
     : (aMark[id] = (unsigned char)(1 + isMarkerName(SP_STR(&e->pool, id), SP_LEN(&e->pool, id))))==2)
   for(i=0; i<e->nTrk; i++){
     STrack *t = &e->aTrk[i];
-    int64_t n = t->nEv, prevEnd;
+    int64_t n = t->nEv;
+    int32_t iPrev;        /* the event with the largest end so far (doubles) */
     if( !(t->isDevice && t->isDevOp) || n==0 ) continue;
     memcpy(aG, e->aOrd + t->iFirst, sizeof(int32_t)*(size_t)n);
     gapOrder(e, aG, n);
-    prevEnd = EV(e, aG[0])->ts + EV(e, aG[0])->dur;
+    iPrev = aG[0];
     for(j=1; j<n; j++){
       const SEv *E = EV(e, aG[j]);
       int32_t eName = KEY(e, E)->name;
-      if( E->ts > prevEnd ){
-        int64_t gap = E->ts - prevEnd, c;
+      if( cmpTsEnd(e, aG[j], iPrev)>0 ){
+        /* the exact gap; when only the doubles see one (the exact gap is
+        ** 0 or less), the doubles' gap, as the reference has it */
+        int64_t gap = E->ts - (EV(e, iPrev)->ts + EV(e, iPrev)->dur), c;
         int32_t payload = aG[j], pName;
         int isNew;
+        double tiny = 0;
         HEnt *h;
+        if( gap<=0 ){
+          double fTs, fEnd, x;
+          evFloat(e, aG[j], &fTs, &x);
+          evFloat(e, iPrev, &x, &fEnd);
+          tiny = fTs - fEnd;
+          gap = 0;
+        }
         if( MARKER(eName) ){
-          int64_t chainEnd = E->ts + E->dur;
+          int32_t iChain = aG[j];     /* largest end of the chain so far */
           for(c=j+1; c<n && c<=j+8; c++){
             const SEv *C = EV(e, aG[c]);
             int32_t cName = KEY(e, C)->name;
-            if( C->ts > chainEnd ) break;
-            if( C->ts + C->dur > chainEnd ) chainEnd = C->ts + C->dur;
+            if( cmpTsEnd(e, aG[c], iChain)>0 ) break;
+            if( cmpEnd(e, aG[c], iChain)>0 ) iChain = aG[c];
             if( MARKER(cName) ) continue;
             payload = aG[c];
             break;
@@ -1209,25 +1354,29 @@ static int engGapsAndRegions(Engine *e){
         h = hmGet(&gapMap, pName, 0, 1, &isNew);
         if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
         if( isNew ){
-          int64_t *a = sqlite3_realloc64(aGapAgg, sizeof(int64_t)*6*(sqlite3_uint64)(nGapRow+1));
+          int64_t *a = sqlite3_realloc64(aGapAgg, sizeof(int64_t)*8*(sqlite3_uint64)(nGapRow+1));
           if( a==0 ){ rc = SQLITE_NOMEM; goto done; }
           aGapAgg = a;
-          memset(&aGapAgg[6*nGapRow], 0, sizeof(int64_t)*6);
-          aGapAgg[6*nGapRow+3] = pName;
-          aGapAgg[6*nGapRow+4] = -1;
+          memset(&aGapAgg[8*nGapRow], 0, sizeof(int64_t)*8);
+          aGapAgg[8*nGapRow+3] = pName;
+          aGapAgg[8*nGapRow+4] = -1;
           h->v1 = nGapRow++;
         }
         {
-          int64_t *g = &aGapAgg[6*h->v1];
+          int64_t *g = &aGapAgg[8*h->v1];
           g[0]++; g[1] += gap; if( gap>g[2] ) g[2] = gap;
+          if( tiny>0 ){
+            addBits(&g[6], tiny);
+            if( tiny>bitsDouble(g[7]) ) memcpy(&g[7], &tiny, sizeof(double));
+          }
         }
         h = hmGet(&markers, pName, eName, 1, 0);
         if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
         h->v1++;
-        if( (rc = gapContext(e, &partsCache, &aInfo, &nInfo, &pref, &pathMemo, &ctxMap, &zTmp,
-                             KEY(e, EV(e, payload)), gap)) ) goto done;
+        if( (rc = gapContext(e, &partsCache, &aInfo, &nInfo, &pref, &pathMemo, &ctxMap,
+                             &ctxTiny, &zTmp, KEY(e, EV(e, payload)), gap, tiny)) ) goto done;
       }
-      if( E->ts + E->dur > prevEnd ) prevEnd = E->ts + E->dur;
+      if( cmpEnd(e, aG[j], iPrev)>0 ) iPrev = aG[j];
     }
   }
   /* Marker per payload: most frequent, ties → smallest name. */
@@ -1237,20 +1386,20 @@ static int engGapsAndRegions(Engine *e){
     int64_t *row;
     if( !h->used ) continue;
     g = hmGet(&gapMap, h->k1, 0, 0, 0);
-    row = &aGapAgg[6*g->v1];
+    row = &aGapAgg[8*g->v1];
     if( row[4]<0 || h->v1>row[5] || (h->v1==row[5] && spCmp(e, (int32_t)h->k2, (int32_t)row[4])<0) ){
       row[4] = h->k2; row[5] = h->v1;
     }
   }
   if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_gap VALUES(?1,?2,?3,?4,?5,?6)")) ) goto done;
   for(i=0; i<nGapRow; i++){
-    int64_t *g = &aGapAgg[6*i];
+    int64_t *g = &aGapAgg[8*i];
     sqlite3_bind_int64(pIns, 1, e->traceId);
     bindStrId(e, pIns, 2, (int32_t)g[3]);
     bindStrId(e, pIns, 3, (int32_t)g[4]);
     sqlite3_bind_int64(pIns, 4, g[0]);
-    sqlite3_bind_double(pIns, 5, US(g[1]));
-    sqlite3_bind_double(pIns, 6, US(g[2]));
+    sqlite3_bind_double(pIns, 5, US(g[1]) + bitsDouble(g[6]));
+    sqlite3_bind_double(pIns, 6, g[2]>0 ? US(g[2]) : bitsDouble(g[7]));
     if( (rc = engStep(e, pIns)) ) goto done;
   }
   sqlite3_finalize(pIns); pIns = 0;
@@ -1263,7 +1412,10 @@ static int engGapsAndRegions(Engine *e){
     bindStrId(e, pIns, 2, (int32_t)h->k1);
     bindStrId(e, pIns, 3, (int32_t)h->k2);
     sqlite3_bind_int64(pIns, 4, h->v1);
-    sqlite3_bind_double(pIns, 5, US(h->v2));
+    {
+      HEnt *ht = ctxTiny.nUsed ? hmGet(&ctxTiny, h->k1, h->k2, 0, 0) : 0;
+      sqlite3_bind_double(pIns, 5, US(h->v2) + (ht ? bitsDouble(ht->v1) : 0.0));
+    }
     if( (rc = engStep(e, pIns)) ) goto done;
   }
 done:
@@ -1278,7 +1430,7 @@ done:
   sqlite3_free(aGapAgg);
   sqlite3_free(zTmp);
   hmFree(&partsCache); hmFree(&regMap); hmFree(&pref); hmFree(&gapMap);
-  hmFree(&markers); hmFree(&ctxMap);
+  hmFree(&markers); hmFree(&ctxMap); hmFree(&ctxTiny);
   return rc;
 }
 
@@ -1997,6 +2149,7 @@ void profsumEngineFree(ProfsumEngine *e){
   sigFree(e);
   hmFree(&e->trkMap); hmFree(&e->procMap); hmFree(&e->threadMap);
   hmFree(&e->stepOf);
+  hmFree(&e->floatOf);
   sqlite3_free(e);
 }
 

@@ -29,6 +29,7 @@
 #include "profsum_int.h"
 #include "profsum_reader.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -834,10 +835,113 @@ static void setId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, Profsu
 }
 
 /* Interpret a ts/dur value: exact picoseconds, or not set (diagnostic). */
+/* The nearest double to the decimal text z[0..n) (correctly rounded, as
+** Python's float() of the same text), for a time whose exact picoseconds
+** had to be rounded: the summary decides nesting and gaps on the doubles
+** the reference sees (summary_engine.c, "Float decisions").  Converted
+** XPlanes write 17-digit times, so this runs for most events of such
+** traces: up to 19 significant digits and a decimal exponent within ±27
+** take a fast path (the value in x87 extended precision, one rounding,
+** then to double unless it lies within 2^-62 of a midpoint between two
+** doubles, where double rounding could differ); anything else goes to
+** strtod.  Differential test against strtod: see tests/test_float_decisions.py. */
+double profsumTextDouble(const char *z, int64_t n){
+  char zBuf[128];
+  char *zHeap = 0, *zUse = zBuf;
+  double r;
+#if defined(__LDBL_MANT_DIG__) && __LDBL_MANT_DIG__>=64
+  {
+    static const long double aP10[28] = {
+      1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L,
+      1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L,
+      1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L };
+    uint64_t w = 0;
+    int64_t i = 0, k = 0;
+    int nd = 0, neg = 0, nDig = 0;
+    if( i<n && (z[i]=='-' || z[i]=='+') ){ neg = z[i]=='-'; i++; }
+    for(; i<n && z[i]>='0' && z[i]<='9'; i++){
+      nDig++;
+      if( w==0 && z[i]=='0' ) continue;
+      if( nd>=19 ) goto slow;
+      w = w*10 + (uint64_t)(z[i]-'0'); nd++;
+    }
+    if( i<n && z[i]=='.' ){
+      for(i++; i<n && z[i]>='0' && z[i]<='9'; i++){
+        nDig++;
+        k--;
+        if( w==0 && z[i]=='0' ) continue;
+        if( nd>=19 ) goto slow;
+        w = w*10 + (uint64_t)(z[i]-'0'); nd++;
+      }
+    }
+    if( nDig==0 ) goto slow;
+    if( i<n && (z[i]=='e' || z[i]=='E') ){
+      int eneg = 0, ne = 0;
+      int64_t x = 0;
+      i++;
+      if( i<n && (z[i]=='-' || z[i]=='+') ){ eneg = z[i]=='-'; i++; }
+      for(; i<n && z[i]>='0' && z[i]<='9'; i++){
+        if( x<100000 ) x = x*10 + (z[i]-'0');
+        ne++;
+      }
+      if( ne==0 ) goto slow;
+      k += eneg ? -x : x;
+    }
+    if( i!=n ) goto slow;
+    if( w==0 ) return neg ? -0.0 : 0.0;
+    if( w<=((uint64_t)1<<53) && k>=-22 && k<=0 ){
+      /* Clinger: w and 10^-k are exact doubles, one division rounds */
+      static const double aD10[23] = {
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+        1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+      r = (double)w / aD10[-k];
+      return neg ? -r : r;
+    }
+    if( k>=-27 && k<=27 ){
+      long double X = (long double)w, d;
+      uint64_t bits;
+      int E;
+      X = k<0 ? X / aP10[-k] : X * aP10[k];
+      r = (double)X;
+      memcpy(&bits, &r, sizeof(bits));
+      E = (int)((bits>>52) & 0x7ff);
+      if( E>54 && E<0x7ff ){
+        /* half the gap to the neighbours of r (below a power of two the
+        ** lower gap is half as wide): r is right unless X is within 2^-62
+        ** (relative) of the midpoint on its side */
+        uint64_t hb = (uint64_t)(E-53)<<52;
+        double hu;
+        long double side;
+        memcpy(&hu, &hb, sizeof(hu));
+        side = hu;
+        d = X - (long double)r;
+        if( d<0 ){
+          d = -d;
+          if( (bits & (((uint64_t)1<<52)-1))==0 ) side = hu/2;
+        }
+        if( side - d > X*0x1p-62L ) return neg ? -r : r;
+      }
+    }
+  }
+slow:
+#endif
+  if( n>=(int64_t)sizeof(zBuf) ){
+    zHeap = sqlite3_malloc64((sqlite3_uint64)n+1);
+    if( zHeap==0 ) n = sizeof(zBuf)-1;   /* out of memory: a prefix */
+    else zUse = zHeap;
+  }
+  memcpy(zUse, z, (size_t)n);
+  zUse[n] = 0;
+  r = strtod(zUse, 0);
+  sqlite3_free(zHeap);
+  return r;
+}
+
 static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
-                    int *pHas, profsum_ps *pVal){
+                    int *pHas, profsum_ps *pVal, int *pRounded, double *pText){
   int rc = -1;
   *pHas = 0;
+  *pRounded = 0;
   if( v->type==PROFSUM_JT_NUMBER ){
     rc = profsumParseMicros(v->z, v->n, pVal);
   }else if( v->type==PROFSUM_JT_STRING && !(v->flags & PROFSUM_SF_ESCAPE) ){
@@ -847,6 +951,10 @@ static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
   }
   if( rc>=0 ){
     *pHas = 1;
+    if( rc==1 ){
+      *pRounded = 1;
+      *pText = profsumTextDouble(v->z, v->n);
+    }
     if( rc==1 && s->xDiag ){
       char zq[64] = "";
       if( diagWanted(s, "time_rounded") ) quoteSnippet(zq, sizeof(zq), v->z, v->n);
@@ -924,12 +1032,12 @@ static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
   switch( nk ){
     case 2:
       if( k[0]=='p' && k[1]=='h' ){ ev->ph = *v; return; }
-      if( k[0]=='t' && k[1]=='s' ){ setTime(s, "ts", v, &ev->hasTs, &ev->ts); return; }
+      if( k[0]=='t' && k[1]=='s' ){ setTime(s, "ts", v, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsText); return; }
       break;
     case 3:
       if( KEYIS(k,nk,"pid") ){ setId(s, "pid", v, &ev->pid); return; }
       if( KEYIS(k,nk,"tid") ){ setId(s, "tid", v, &ev->tid); return; }
-      if( KEYIS(k,nk,"dur") ){ setTime(s, "dur", v, &ev->hasDur, &ev->dur); return; }
+      if( KEYIS(k,nk,"dur") ){ setTime(s, "dur", v, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durText); return; }
       if( KEYIS(k,nk,"cat") ) goto text_field;
       break;
     case 4:

@@ -1,0 +1,161 @@
+"""The summary decides order, nesting (§2) and gaps (§4.8) as the reference
+does: on the doubles Python's float() gives for the ts and dur texts, with
+end = ts + dur computed in doubles (summary_engine.c, "Float decisions").
+Sums stay exact picoseconds.
+
+Run: /usr/bin/python3 tests/run.py test_float_decisions.py
+"""
+import json
+import math
+import random
+import unittest
+
+from util import connect, TempDir
+
+DEV = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/device:TPU:0"}},
+       {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "XLA Ops"}}]
+
+
+def trace_text(events):
+    """A trace whose X events carry their ts/dur texts verbatim (strings of
+    digits put into the JSON as numbers)."""
+    parts = [json.dumps(m) for m in DEV]
+    for name, ts, dur in events:
+        parts.append('{"ph":"X","pid":1,"tid":2,"name":%s,"ts":%s,"dur":%s}'
+                     % (json.dumps(name), ts, dur))
+    return '{"displayTimeUnit":"ns","traceEvents":[' + ",".join(parts) + "]}"
+
+
+def reference(events):
+    """§2 exclusive time and §4.8 gap counts with Python floats, as the
+    reference computes them: name → [exclusive sum, gap count, gap sum]."""
+    ev = [(name, float(ts), float(dur)) for name, ts, dur in events]
+    order = sorted(range(len(ev)), key=lambda i: (ev[i][1], -(ev[i][1] + ev[i][2])))
+    out = {}
+    for name, _, _ in ev:
+        out.setdefault(name, [0.0, 0, 0.0])
+    stack = []
+
+    def fin():
+        i, child = stack.pop()
+        out[ev[i][0]][0] += max(0.0, ev[i][2] - child)
+        if stack:
+            stack[-1][1] += ev[i][2]
+    for i in order:
+        ts, end = ev[i][1], ev[i][1] + ev[i][2]
+        while stack and ts >= ev[stack[-1][0]][1] + ev[stack[-1][0]][2]:
+            fin()
+        while stack and end > ev[stack[-1][0]][1] + ev[stack[-1][0]][2]:
+            fin()
+        stack.append([i, 0.0])
+    while stack:
+        fin()
+    gorder = sorted(range(len(ev)), key=lambda i: (ev[i][1], ev[i][1] + ev[i][2]))
+    prev = ev[gorder[0]][1] + ev[gorder[0]][2]
+    for i in gorder[1:]:
+        ts, end = ev[i][1], ev[i][1] + ev[i][2]
+        if ts > prev:
+            out[ev[i][0]][1] += 1
+            out[ev[i][0]][2] += ts - prev
+        prev = max(prev, end)
+    return out
+
+
+def profsum(events, td, n=[0]):
+    n[0] += 1
+    path = td.write("t%d.json" % n[0], trace_text(events))
+    db = connect()
+    db.execute("SELECT profsum_import(?, 'x', ?)", (path, json.dumps({"hot_op_limit": 100000})))
+    d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+    db.close()
+    out = {}
+    for h in d["hot_ops"]:
+        out.setdefault(h["name"], [0.0, 0, 0.0])[0] = h["exclusive_duration"]
+    for g in d["gap_before_ops"]:
+        out.setdefault(g["name"], [0.0, 0, 0.0])[1:] = [g["count"], g["total_gap_duration"]]
+    return out
+
+
+def close(a, b, mag):
+    """Equal within the reference's own arithmetic: relative 1e-9, or the
+    doubles' rounding at the trace's magnitude, or a picosecond (texts with
+    more than 6 decimals are rounded to one)."""
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=2e-6 + 8 * math.ulp(mag))
+
+
+class FloatDecisions(unittest.TestCase):
+    def check(self, events, td):
+        want, got = reference(events), profsum(events, td)
+        mag = max(abs(float(ts)) + abs(float(dur)) for _, ts, dur in events)
+        for name, (ex, n, gap) in want.items():
+            g = got.get(name, [0.0, 0, 0.0])
+            self.assertTrue(close(ex, g[0], mag), (name, "exclusive", ex, g[0], events))
+            self.assertEqual(n, g[1], (name, "gap count", events))
+            self.assertTrue(close(gap, g[2], mag), (name, "gap total", gap, g[2], events))
+
+    def test_child_ending_with_its_parent_in_decimals(self):
+        # exactly nested in decimals; in doubles fusion.2 ends one ulp after
+        # while.1 (1929371.9749999999 < 1929371.975): a partial overlap, a root
+        ev = [("while.1", "1929316.68", "55.295"), ("fusion.2", "1929334.087", "37.888")]
+        with TempDir() as td:
+            got = profsum(ev, td)
+            self.assertEqual(got["while.1"][0], 55.295)
+            self.assertEqual(got["fusion.2"][0], 37.888)
+            self.check(ev, td)
+
+    def test_abutting_events_leave_a_gap_in_doubles(self):
+        ev = [("fusion.1", "1929316.68", "55.295"), ("fusion.2", "1929371.975", "1")]
+        with TempDir() as td:
+            got = profsum(ev, td)
+            self.assertEqual(got["fusion.2"][1], 1)
+            self.assertEqual(got["fusion.2"][2], float("1929371.975") - (1929316.68 + 55.295))
+            self.assertEqual(got["fusion.2"][2], 2.3283064365386963e-10)
+            self.check(ev, td)
+
+    def test_seventeen_digit_texts(self):
+        # converted XPlanes write µs as 17-digit doubles (more than 6 decimals:
+        # rounded to a picosecond, the decisions still follow the texts)
+        ev = [("a", "45317.129999999997", "10.000000000000002"),
+              ("b", "45317.130000000001", "9.9999999999999982"),
+              ("c", "45327.130000000005", "1"),
+              ("d", "45327.129999999997", "0.5")]
+        with TempDir() as td:
+            self.check(ev, td)
+
+    def test_random_near_ties_against_python_floats(self):
+        rng = random.Random(20261122)
+        with TempDir() as td:
+            for case in range(40):
+                base = rng.choice([0.0, 1929316.68, 45317.13, 8203995.8386, 1.7e9, 1.7e15])
+                decimals = rng.choice([3, 6, 9, None])     # None: Python repr (17 digits)
+                events, t = [], base
+                for k in range(rng.randint(5, 40)):
+                    dur = rng.choice([55.295, 37.888, 0.001, 1.1, 0.7, 0.1, 3.3, 12.345678901])
+                    if decimals is not None:
+                        dur = round(dur, decimals)
+                    kind = rng.random()
+                    if kind < 0.3 and events:       # end exactly where an earlier one ends
+                        _, pts, pdur = events[rng.randrange(len(events))]
+                        end = float(pts) + float(pdur)
+                        ts = end - dur
+                    elif kind < 0.6 and events:     # start exactly at an earlier end
+                        _, pts, pdur = events[-1]
+                        ts = float(pts) + float(pdur)
+                    else:
+                        ts = t + rng.choice([0.0, 0.1, 1.0, 7.3])
+                    if ts < 0:
+                        ts = 0.0
+                    t = max(t, ts)
+                    if decimals is None:
+                        tss, durs = repr(ts), repr(dur)
+                    else:
+                        tss, durs = "%.*f" % (decimals, ts), "%.*f" % (decimals, dur)
+                    if float(durs) <= 0:
+                        continue
+                    events.append(("op%d.%d" % (rng.randrange(6), k), tss, durs))
+                if events:
+                    self.check(events, td)
+
+
+if __name__ == "__main__":
+    unittest.main()
