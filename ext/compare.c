@@ -46,7 +46,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,25 +191,6 @@ static Num pctDelta(Num b, Num a){
 static Num ratio(Num b, Num a){
   if( b.t==NUM_NULL || a.t==NUM_NULL || numD(b)<=0.0 ) return numNull();
   return numReal(numD(a) / numD(b));
-}
-
-/* Python str.format with C printf semantics for %.Nf (glibc rounds the
-** exact binary value half-even, as Python does).  Returns sqlite3_malloc'd
-** text or 0 when out of memory. */
-static char *pyFormat(const char *zFmt, ...){
-  va_list ap;
-  int n;
-  char *z;
-  va_start(ap, zFmt);
-  n = vsnprintf(0, 0, zFmt, ap);
-  va_end(ap);
-  if( n<0 ) return 0;
-  z = sqlite3_malloc64((sqlite3_uint64)n + 1);
-  if( z==0 ) return 0;
-  va_start(ap, zFmt);
-  vsnprintf(z, (size_t)n + 1, zFmt, ap);
-  va_end(ap);
-  return z;
 }
 
 /* ================================================================== */
@@ -680,11 +660,12 @@ int profsumThresholdsApply(const JNode *pObj, const char *zWhat,
 }
 
 /* When the metric v is above limit, push the message zFmt % (v, limit)
-** (Python %-format, two floats) to the list pList. */
+** (Python %-format, two floats: Python-exact through profsumPyFormat) to
+** the list pList. */
 static void overThreshold(JNode *pList, Num v, double limit, const char *zFmt){
   char *z;
   if( v.t==NUM_NULL || !(v.r>limit) ) return;
-  z = pyFormat(zFmt, v.r, limit);
+  z = profsumPyFormat(zFmt, v.r, limit);
   jPush(pList, z ? jStr(z, -1) : 0);
   sqlite3_free(z);
 }

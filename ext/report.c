@@ -4,6 +4,9 @@
 **
 ** Works from the document tree, so it renders summaries built here and v1
 ** files imported from elsewhere alike.
+**
+** Every float goes through profsumStrAppendPy (Python-exact rounding,
+** profsum_int.h), never through sqlite3_str_appendf's %f/%e.
 */
 #include "profsum_int.h"
 #include "summary_doc.h"
@@ -11,19 +14,20 @@
 
 #include <string.h>
 
-/* fmt(x): "n/a" for null/missing, else 3 decimals. */
+/* fmt(x): "n/a" for null/missing, else {x:.3f}. */
 static void fmt3(sqlite3_str *s, const JNode *v){
   if( v==0 || (v->type!=JT_INT && v->type!=JT_REAL) ){ sqlite3_str_appendall(s, "n/a"); return; }
-  sqlite3_str_appendf(s, "%.3f", jNum(v));
+  profsumStrAppendPy(s, "%.3f", jNum(v));
 }
 
-/* pct(x): "n/a" or x*100 with 2 decimals and '%'. */
+/* pct(x) of a double: {x*100:.2f}% (x*100 computed in double first). */
+static void pct2d(sqlite3_str *s, double x){ profsumStrAppendPy(s, "%.2f%%", x*100.0); }
+
+/* pct(x): "n/a" for null/missing, else pct2d. */
 static void pct2(sqlite3_str *s, const JNode *v){
   if( v==0 || (v->type!=JT_INT && v->type!=JT_REAL) ){ sqlite3_str_appendall(s, "n/a"); return; }
-  sqlite3_str_appendf(s, "%.2f%%", jNum(v)*100.0);
+  pct2d(s, jNum(v));
 }
-
-static void pct2d(sqlite3_str *s, double x){ sqlite3_str_appendf(s, "%.2f%%", x*100.0); }
 
 /* code(s): backticks, with ` and | escaped. */
 static void code(sqlite3_str *s, const char *z){
@@ -228,7 +232,7 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
       pct2(s, jGet(f, "share_of_total")); sqlite3_str_appendall(s, " | ");
       fmt3(s, jGet(f, "avg_exclusive_duration")); sqlite3_str_appendall(s, " | ");
       fmt3(s, jGet(f, "flop_proxy_total")); sqlite3_str_appendall(s, " | ");
-      if( tp && (tp->type==JT_REAL || tp->type==JT_INT) && jNum(tp)>0 ) sqlite3_str_appendf(s, "%.3e", 1.0/jNum(tp));
+      if( tp && (tp->type==JT_REAL || tp->type==JT_INT) && jNum(tp)>0 ) profsumStrAppendPy(s, "%.3e", 1.0/jNum(tp));
       else sqlite3_str_appendall(s, "n/a");
       if( str(f, "example_op", 0) ) sqlite3_str_appendf(s, " | `%s` |\n", str(f, "example_op", ""));
       else sqlite3_str_appendall(s, " | n/a |\n");
@@ -314,8 +318,8 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
         double tot = jGet(g, "total")->r;
         int m, shown = 0;
         sqlite3_str_appendall(s, "| "); code(s, g->zKey);
-        sqlite3_str_appendf(s, " | %lld | %.3f | ", (long long)cnt, tot);
-        if( cnt ) sqlite3_str_appendf(s, "%.3f", tot/(double)cnt); else sqlite3_str_appendall(s, "0.000");
+        profsumStrAppendPy(s, " | %lld | %.3f | ", (long long)cnt, tot);
+        if( cnt ) profsumStrAppendPy(s, "%.3f", tot/(double)cnt); else sqlite3_str_appendall(s, "0.000");
         sqlite3_str_appendall(s, " | ");
         /* up to 3 most common op names, ties first seen */
         {

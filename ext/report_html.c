@@ -9,6 +9,10 @@
 ** Built from the profile_summary.v1 document (summary_doc.c) and, for the
 ** per-step chart and the KPIs, the profsum_steps and profsum_kpis views.
 ** Reads tables only.
+**
+** Every float (values shown and SVG coordinates alike) goes through
+** profsumStrAppendPy (Python-exact rounding, profsum_int.h), so the values
+** read the same as in the markdown report; never sqlite3_str_appendf.
 */
 #include "profsum_int.h"
 #include "summary_doc.h"
@@ -51,7 +55,7 @@ static void barChart(sqlite3_str *s, const char *zTitle, const char **azLabel,
       sqlite3_snprintf(sizeof(zL), zL, "%.40s", azLabel[i]);
       esc(s, zL);
     }
-    sqlite3_str_appendf(s, "</text><rect x=\"300\" y=\"%d\" width=\"%.1f\" height=\"18\" fill=\"%s\"/>"
+    profsumStrAppendPy(s, "</text><rect x=\"300\" y=\"%d\" width=\"%.1f\" height=\"18\" fill=\"%s\"/>"
         "<text x=\"%.1f\" y=\"%d\" font-size=\"12\">%.3f µs</text>\n",
         y, w, zColor, 305+w, y+14, aVal[i]);
   }
@@ -91,9 +95,9 @@ static char *buildHtml(sqlite3 *db, sqlite3_int64 id, const JNode *d, int topK){
     for(i=0; i<5; i++){
       double v = jNum(jGet(jGet(tb, azCat[i]), "total_duration"));
       double w = tot>0 ? 880.0*v/tot : 0;
-      sqlite3_str_appendf(s, "<rect x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"30\" fill=\"%s\"><title>%s %.3f µs</title></rect>\n",
+      profsumStrAppendPy(s, "<rect x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"30\" fill=\"%s\"><title>%s %.3f µs</title></rect>\n",
                           x, w, azColor[i], azCat[i], v);
-      sqlite3_str_appendf(s, "<rect x=\"%d\" y=\"42\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+      profsumStrAppendPy(s, "<rect x=\"%d\" y=\"42\" width=\"12\" height=\"12\" fill=\"%s\"/>"
           "<text x=\"%d\" y=\"53\" font-size=\"12\">%s %.1f%%</text>\n", 10+i*170, azColor[i], 26+i*170,
           azCat[i], tot>0 ? 100.0*v/tot : 0.0);
       x += w;
@@ -109,14 +113,15 @@ static char *buildHtml(sqlite3 *db, sqlite3_int64 id, const JNode *d, int topK){
     sqlite3_bind_int64(p, 1, id);
     while( sqlite3_step(p)==SQLITE_ROW ){ double v = sqlite3_column_double(p, 1); if( v>mx ) mx = v; nSteps++; }
     sqlite3_reset(p);
-    sqlite3_str_appendf(s, "<h2>Step time</h2>\n<p>steady state: %lld steps, median %.3f µs, p90 %.3f µs "
-        "(warmup steps in grey)</p>\n<svg class=\"chart\" width=\"900\" height=\"220\" "
-        "xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"step time\">\n",
-        (long long)jNum(jGet(st, "count")), jNum(jGet(st, "median")), jNum(jGet(st, "p90")));
+    profsumStrAppendPy(s, "<h2>Step time</h2>\n<p>steady state: %lld steps, median %.3f µs, p90 %.3f µs "
+        "(warmup steps in grey)</p>\n", (long long)jNum(jGet(st, "count")), jNum(jGet(st, "median")),
+        jNum(jGet(st, "p90")));
+    sqlite3_str_appendall(s, "<svg class=\"chart\" width=\"900\" height=\"220\" "
+        "xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"step time\">\n");
     while( sqlite3_step(p)==SQLITE_ROW ){
       double v = sqlite3_column_double(p, 1);
       double bw = nSteps ? 880.0/nSteps : 0, bh = mx>0 ? 190.0*v/mx : 0;
-      sqlite3_str_appendf(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
+      profsumStrAppendPy(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
           "<title>step %lld: %.3f µs</title></rect>\n", 10+k*bw, 200-bh, bw>2 ? bw-1 : bw, bh,
           sqlite3_column_int(p, 2) ? "#bbbbbb" : "#4e79a7", (long long)sqlite3_column_int64(p, 0), v);
       k++;
@@ -156,7 +161,7 @@ static char *buildHtml(sqlite3 *db, sqlite3_int64 id, const JNode *d, int topK){
       sqlite3_str_appendall(s, "</td><td>");
       esc(s, sqlite3_column_type(p, 2)==SQLITE_NULL ? "all" : (const char*)sqlite3_column_text(p, 2));
       if( sqlite3_column_type(p, 3)==SQLITE_NULL ) sqlite3_str_appendall(s, "</td><td>n/a");
-      else sqlite3_str_appendf(s, "</td><td>%.4g", sqlite3_column_double(p, 3));
+      else profsumStrAppendPy(s, "</td><td>%.4g", sqlite3_column_double(p, 3));
       sqlite3_str_appendf(s, "</td><td>%s</td><td class=\"%s\">%s</td><td>", sqlite3_column_text(p, 4),
                           zBand ? zBand : "", zBand ? zBand : "");
       esc(s, (const char*)sqlite3_column_text(p, 6));

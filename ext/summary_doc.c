@@ -308,8 +308,9 @@ static JNode *colJson(sqlite3_stmt *p, int i, int wantArray){
   return n;
 }
 
-/* Format helpers mirroring Python's format specs. */
-static char *pct1(double x){ return sqlite3_mprintf("%.1f%%", x*100.0); }
+/* Python {x:.1%}: x*100 (in double, as Python) with 1 decimal and '%',
+** rounded as Python does (profsumPyFormat, never sqlite3_mprintf). */
+static char *pct1(double x){ return profsumPyFormat("%.1f%%", x*100.0); }
 
 typedef struct HotOp {
   char *zName;
@@ -465,7 +466,7 @@ static JNode *candidates(JNode *pDoc){
       const char *zName = jGet(h0, "name")->z;
       char *zPct = pct1(h);
       ev[0] = sqlite3_mprintf("Top op: %s", zName);
-      ev[1] = sqlite3_mprintf("Top op exclusive duration: %.3f", ex);
+      ev[1] = profsumPyFormat("Top op exclusive duration: %.3f", ex);
       ev[2] = sqlite3_mprintf("Top op share: %s", zPct);
       jPush(arr, candidate("single-hot-op", "Single op has outsized exclusive time",
           sqlite3_mprintf("Top op '%s' contributes %s of profiled exclusive duration.", zName, zPct),
@@ -489,8 +490,8 @@ static JNode *candidates(JNode *pDoc){
       char *zPct = pct1(g);
       ev[0] = sqlite3_mprintf("Payload op with largest pre-gap: %s", zP);
       ev[1] = sqlite3_mprintf("Observed first op after gap (marker): %s", zM);
-      ev[2] = sqlite3_mprintf("Total pre-gap: %.3f", tot);
-      ev[3] = sqlite3_mprintf("Max pre-gap: %.3f", mx);
+      ev[2] = profsumPyFormat("Total pre-gap: %.3f", tot);
+      ev[3] = profsumPyFormat("Max pre-gap: %.3f", mx);
       ev[4] = sqlite3_mprintf("Occurrences: %lld", (long long)jGet(g0, "count")->i);
       jPush(arr, candidate("pre-op-gap", "Large idle gaps appear before specific ops",
           sqlite3_mprintf("Op '%s' accumulates significant pre-op idle gap (%s of total profiled "
@@ -508,11 +509,11 @@ static JNode *candidates(JNode *pDoc){
       const char *sug[] = {"Correlate slow steps with collective spikes and host wait events.",
         "Check for periodic checkpoint/eval/input stalls during profiled range.",
         "Compare traces before/after disabling optional callbacks or host work."};
-      ev[0] = sqlite3_mprintf("Steady median: %.3f", md->r);
-      ev[1] = sqlite3_mprintf("Steady p90: %.3f", p9->r);
-      ev[2] = sqlite3_mprintf("p90/median: %.2f", j);
+      ev[0] = profsumPyFormat("Steady median: %.3f", md->r);
+      ev[1] = profsumPyFormat("Steady p90: %.3f", p9->r);
+      ev[2] = profsumPyFormat("p90/median: %.2f", j);
       jPush(arr, candidate("step-jitter", "Steady-state step time has high jitter",
-          sqlite3_mprintf("Steady-state p90/median ratio is %.2f, indicating intermittent slow steps.", j),
+          profsumPyFormat("Steady-state p90/median ratio is %.2f, indicating intermittent slow steps.", j),
           ev, 3, sug, 3));
     }
   }
@@ -1159,7 +1160,7 @@ static char *appendKpis(sqlite3 *db, sqlite3_value *pTrace, char *zReport){
     sqlite3_str_appendf(s, "| %s | %s | %s | ", sqlite3_column_text(p, 0), sqlite3_column_text(p, 1),
                         zDev ? zDev : "all");
     if( sqlite3_column_type(p, 3)==SQLITE_NULL ) sqlite3_str_appendall(s, "n/a");
-    else sqlite3_str_appendf(s, "%.4g", sqlite3_column_double(p, 3));
+    else profsumStrAppendPy(s, "%.4g", sqlite3_column_double(p, 3));
     sqlite3_str_appendf(s, " | %s | %s | %s |\n", sqlite3_column_text(p, 4), sqlite3_column_text(p, 5),
                         sqlite3_column_text(p, 6));
   }
