@@ -11,7 +11,13 @@
 ** trace file (gzip or plain JSON), an artifact folder (the JSON
 ** trace that summary-v1 §1.1 step 4 picks is read; a quality warning says
 ** when the reference tool would have read an XPlane instead), or a
-** profile_summary.v1 JSON file.
+** profile_summary.v1 JSON file.  A file is a summary when its top-level
+** object has "schema_version": "profile_summary.v1" (before any
+** "traceEvents"), a trace when it has "traceEvents" or is an array; the
+** top level is walked over the streamed bytes and the walk stops at the
+** first of those keys (jsonFileKind).  An object with neither key is read
+** as a trace (with no events, as the trace reader allows); one with
+** another schema_version and no traceEvents is an error.
 **
 ** options_json keys: warmup_steps (5), hot_op_limit (25), breakdown_mode
 ** ('exclusive_per_track' | 'exclusive_global'), series (NULL), store_events
@@ -251,28 +257,246 @@ static int deleteTrace(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char 
   return rc;
 }
 
-/* Is the (possibly gzipped) file a profile_summary.v1 document?  Reads at
-** most 64 KiB.  Returns 1 yes, 0 no. */
-static int looksLikeV1(const char *zPath){
-  ProfsumSrc *pSrc = 0;
-  char *zErr = 0;
-  unsigned char buf[65536];
-  size_t n = 0;
-  int yes = 0;
-  if( profsumSrcOpenFile(zPath, &pSrc, &zErr)==SQLITE_OK ){
-    size_t got;
-    profsumSrcNoThread(pSrc);     /* 64 KiB are needed, not a ring ahead */
-    while( n<sizeof(buf)-1 && profsumSrcRead(pSrc, buf+n, sizeof(buf)-1-n, &got, &zErr)==SQLITE_OK && got>0 ){
-      n += got;
+/* ------------------------------------------------------------------
+** What a JSON file is, decided by the keys of its top-level object (not
+** by a text search: a v1 summary has sorted keys, so "schema_version"
+** may come after megabytes of hot_ops).  The top level is walked over
+** the streamed bytes: values are skipped by counting brackets outside
+** strings, nothing is kept but a 64 KiB window and two short strings, and
+** the walk stops at the first top-level "traceEvents" (a trace) or at a
+** "schema_version" whose value is "profile_summary.v1" (a summary).  So a
+** trace whose traceEvents comes first costs one window; a file is read
+** to its end only when it has neither key (it is no trace with events
+** then).  Syntax the walk does not follow (garbage, a read error) gives
+** PSK_UNKNOWN, an object cut off before either key PSK_TRUNC: the import
+** then leaves it to the trace reader to say what is wrong.
+*/
+#define PSK_UNKNOWN  0   /* unreadable, not JSON, or cut off before the answer */
+#define PSK_V1       1   /* object; "schema_version": "profile_summary.v1" */
+#define PSK_TRACE    2   /* object with a top-level "traceEvents" */
+#define PSK_EVENTS   3   /* array whose first element is an object (JSON Array Format) */
+#define PSK_ARRAY    4   /* another array: [] or [1,2] */
+#define PSK_OBJECT   5   /* object with neither key */
+#define PSK_SCHEMA   6   /* object with another schema_version and no traceEvents */
+#define PSK_SCALAR   7   /* a string, number, true, false or null */
+#define PSK_TRUNC    8   /* object cut off (end of data) before either key */
+
+#define PSK_WINDOW   65536
+
+typedef struct KindRd {
+  ProfsumSrc *pSrc;
+  unsigned char *a;           /* window (PSK_WINDOW bytes) */
+  size_t n, i;                /* bytes in the window, next byte */
+  int bEnd;                   /* end of data or read error met */
+  int bErr;                   /* a read error (corrupt gzip, I/O) */
+} KindRd;
+
+/* Next byte, or -1 at the end (or on a read error). */
+static int krGet(KindRd *r){
+  if( r->i>=r->n ){
+    size_t got = 0;
+    char *zErr = 0;
+    if( r->bEnd ) return -1;
+    if( profsumSrcRead(r->pSrc, r->a, PSK_WINDOW, &got, &zErr)!=SQLITE_OK ){
+      r->bErr = 1;
+      got = 0;
     }
-    buf[n] = 0;
-    yes = (strstr((char*)buf, "\"schema_version\": \"profile_summary.v1\"")!=0
-        || strstr((char*)buf, "\"schema_version\":\"profile_summary.v1\"")!=0)
-        && strstr((char*)buf, "\"traceEvents\"")==0;
+    if( got==0 ){
+      sqlite3_free(zErr);
+      r->bEnd = 1;
+      return -1;
+    }
+    r->n = got;
+    r->i = 0;
   }
-  sqlite3_free(zErr);
-  profsumSrcClose(pSrc);
-  return yes;
+  return r->a[r->i++];
+}
+
+/* Give back the byte krGet() just returned (always in the window). */
+static void krUnget(KindRd *r){ r->i--; }
+
+/* Next byte that is not JSON whitespace, or -1. */
+static int krNonWs(KindRd *r){
+  int c;
+  do{ c = krGet(r); }while( c==' ' || c=='\t' || c=='\n' || c=='\r' );
+  return c;
+}
+
+/* Read the rest of a string (the opening quote was read).  The first
+** nOut-1 decoded bytes go to zOut (NUL-terminated; escapes of ASCII
+** characters decoded, other characters kept as bytes above 0x7f, so
+** they never equal an ASCII name); *pbLong set when more did not fit.
+** zOut may be 0 (skip).  Returns 0, or -1 at the end of data. */
+static int krString(KindRd *r, char *zOut, int nOut, int *pbLong){
+  int n = 0, c;
+  if( pbLong ) *pbLong = 0;
+  for(;;){
+    c = krGet(r);
+    if( c<0 ) return -1;
+    if( c=='"' ) break;
+    if( c=='\\' ){
+      c = krGet(r);
+      if( c<0 ) return -1;
+      switch( c ){
+        case 'b': c = '\b'; break;
+        case 'f': c = '\f'; break;
+        case 'n': c = '\n'; break;
+        case 'r': c = '\r'; break;
+        case 't': c = '\t'; break;
+        case 'u': {
+          int k, v = 0;
+          for(k=0; k<4; k++){
+            int h = krGet(r);
+            if( h<0 ) return -1;
+            v = v*16 + (h>='0' && h<='9' ? h-'0' : h>='a' && h<='f' ? h-'a'+10
+                        : h>='A' && h<='F' ? h-'A'+10 : 0);
+          }
+          c = v<0x80 ? v : 0xff;
+          break;
+        }
+        default: break;          /* \" \\ \/ (and anything else: itself) */
+      }
+    }
+    if( zOut ){
+      if( n<nOut-1 ) zOut[n++] = (char)c;
+      else if( pbLong ) *pbLong = 1;
+    }
+  }
+  if( zOut ) zOut[n] = 0;
+  return 0;
+}
+
+/* Skip one value whose first byte c was read: a string, an object or
+** array (brackets counted outside strings), or a scalar token (up to the
+** next delimiter, which is given back).  Returns 0, or -1 at the end. */
+static int krSkipValue(KindRd *r, int c){
+  if( c=='"' ) return krString(r, 0, 0, 0);
+  if( c=='{' || c=='[' ){
+    sqlite3_int64 depth = 1;
+    while( depth>0 ){
+      c = krGet(r);
+      if( c<0 ) return -1;
+      if( c=='"' ){
+        if( krString(r, 0, 0, 0) ) return -1;
+      }else if( c=='{' || c=='[' ){
+        depth++;
+      }else if( c=='}' || c==']' ){
+        depth--;
+      }
+    }
+    return 0;
+  }
+  for(;;){
+    c = krGet(r);
+    if( c<0 ) return 0;           /* a scalar may end the data */
+    if( c==',' || c=='}' || c==']' || c==' ' || c=='\t' || c=='\n' || c=='\r' ){
+      krUnget(r);
+      return 0;
+    }
+  }
+}
+
+/* The kind (PSK_*) of the (possibly gzipped) JSON file zPath.  With
+** PSK_SCHEMA, *pzSchema (when pzSchema is not 0) gets the schema_version
+** value for a message (sqlite3_malloc'd): a string quoted ('...'), another
+** value as its JSON type ("an object", "null", ...). */
+static int jsonFileKind(const char *zPath, char **pzSchema){
+  KindRd r;
+  char *zErr = 0;
+  char zKey[32], zVal[64];
+  int c, bLong, kind = PSK_UNKNOWN, bSchema = 0, bInObject = 0;
+  if( pzSchema ) *pzSchema = 0;
+  memset(&r, 0, sizeof(r));
+  zVal[0] = 0;
+  if( profsumSrcOpenFile(zPath, &r.pSrc, &zErr)!=SQLITE_OK ){
+    sqlite3_free(zErr);
+    return PSK_UNKNOWN;
+  }
+  profsumSrcNoThread(r.pSrc);      /* usually one window is read: no ring ahead */
+  r.a = sqlite3_malloc64(PSK_WINDOW);
+  if( r.a==0 ) goto kind_done;
+  c = krNonWs(&r);
+  if( c==0xEF ){                   /* UTF-8 byte order mark (the reader skips it too) */
+    if( krGet(&r)!=0xBB || krGet(&r)!=0xBF ) goto kind_done;
+    c = krNonWs(&r);
+  }
+  if( c=='[' ){
+    c = krNonWs(&r);
+    kind = c<0 ? PSK_UNKNOWN : c=='{' ? PSK_EVENTS : PSK_ARRAY;
+    goto kind_done;
+  }
+  if( c!='{' ){
+    if( c=='"' || c=='-' || (c>='0' && c<='9') || c=='t' || c=='f' || c=='n' ) kind = PSK_SCALAR;
+    goto kind_done;
+  }
+  bInObject = 1;
+  for(;;){
+    c = krNonWs(&r);
+    if( c=='}' ) break;            /* also after a trailing comma (the reader allows it) */
+    if( c!='"' || krString(&r, zKey, (int)sizeof(zKey), &bLong) ) goto kind_done;
+    if( krNonWs(&r)!=':' ) goto kind_done;
+    if( !bLong && strcmp(zKey, "traceEvents")==0 ){
+      kind = PSK_TRACE;
+      goto kind_done;
+    }
+    c = krNonWs(&r);
+    if( c<0 ) goto kind_done;
+    if( !bLong && strcmp(zKey, "schema_version")==0 ){
+      bSchema = 1;
+      if( c=='"' ){
+        char zStr[48];
+        if( krString(&r, zStr, (int)sizeof(zStr), &bLong) ) goto kind_done;
+        if( !bLong && strcmp(zStr, "profile_summary.v1")==0 ){
+          kind = PSK_V1;
+          goto kind_done;
+        }
+        sqlite3_snprintf((int)sizeof(zVal), zVal, "'%s%s'", zStr, bLong ? "..." : "");
+      }else{
+        sqlite3_snprintf((int)sizeof(zVal), zVal, "%s", c=='{' ? "an object" : c=='[' ? "an array"
+            : c=='n' ? "null" : c=='t' || c=='f' ? "a boolean" : "a number");
+        if( krSkipValue(&r, c) ) goto kind_done;
+      }
+    }else if( krSkipValue(&r, c) ){
+      goto kind_done;
+    }
+    c = krNonWs(&r);
+    if( c=='}' ) break;
+    if( c!=',' ) goto kind_done;
+  }
+  kind = bSchema ? PSK_SCHEMA : PSK_OBJECT;
+  if( bSchema && pzSchema ) *pzSchema = sqlite3_mprintf("%s", zVal);
+
+kind_done:
+  if( kind==PSK_UNKNOWN && bInObject && r.bEnd && !r.bErr ) kind = PSK_TRUNC;
+  sqlite3_free(r.a);
+  profsumSrcClose(r.pSrc);
+  return kind;
+}
+
+/* See profsum_int.h. */
+char *profsumSummaryFileProblem(const char *zPath){
+  char *zSchema = 0, *z = 0;
+  switch( jsonFileKind(zPath, &zSchema) ){
+    case PSK_ARRAY: case PSK_SCALAR:
+      z = sqlite3_mprintf("Expected JSON object in summary '%s'.", zPath);
+      break;
+    case PSK_OBJECT:
+      z = sqlite3_mprintf("'%s' is neither a profile_summary.v1 summary nor a trace: its "
+          "top-level object has no \"schema_version\" and no \"traceEvents\"", zPath);
+      break;
+    case PSK_TRUNC:
+      z = sqlite3_mprintf("'%s' ends inside its top-level object before a \"schema_version\" "
+          "or \"traceEvents\" key: neither a summary nor a trace (a truncated file?)", zPath);
+      break;
+    case PSK_SCHEMA:
+      z = sqlite3_mprintf("'%s' is not a profile_summary.v1 summary: its schema_version is %s "
+          "(and it is no trace: no \"traceEvents\")", zPath, zSchema ? zSchema : "?");
+      break;
+    default:
+      break;
+  }
+  sqlite3_free(zSchema);
+  return z;
 }
 
 /* Read a whole (possibly gzipped) file as text, at most 512 MiB. */
@@ -645,7 +869,22 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }else{
     zTrace = sqlite3_mprintf("%s", zReadFrom);
     if( zTrace==0 ){ rc = SQLITE_NOMEM; goto done; }
-    isV1 = looksLikeV1(zTrace);
+    /* A summary or a trace: by the top-level keys (jsonFileKind). */
+    {
+      char *zSchemaV = 0;
+      int kind = jsonFileKind(zTrace, &zSchemaV);
+      isV1 = kind==PSK_V1;
+      if( kind==PSK_SCHEMA ){
+        /* Not read as an empty trace: it says it is another document. */
+        zErr = sqlite3_mprintf(FN ": '%s': its schema_version is %s, not 'profile_summary.v1', "
+            "and it has no \"traceEvents\": neither a summary profsum reads nor a trace",
+            zTrace, zSchemaV ? zSchemaV : "?");
+        sqlite3_free(zSchemaV);
+        rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
+        goto done;
+      }
+      sqlite3_free(zSchemaV);
+    }
   }
   if( argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL ){
     zLabel = sqlite3_mprintf("%s", sqlite3_value_text(argv[1]));

@@ -63,6 +63,15 @@ int profsumRegisterQuery(sqlite3 *db, char **pzErr);       /* query.c */
 ** the file name without its trace suffixes (sqlite3_malloc'd; import.c). */
 char *profsumDefaultLabel(const char *zSource);
 
+/* For the CLI, where a file is given as a summary (report/query/publish
+** --summary, compare/track/bundle --before/--after): NULL when zPath is a
+** profile_summary.v1 summary, a trace, or a file whose problem the import
+** will name; else the message that rejects it (sqlite3_malloc'd):
+** "Expected JSON object in summary '<path>'." for a top-level value that
+** is not an object (nor an array of trace events), or a message naming
+** what the object lacks (import.c). */
+char *profsumSummaryFileProblem(const char *zPath);
+
 /* Create the profsum tables and views (sql/schema.sql and views/, all IF
 ** NOT EXISTS, compiled in) in schema zSchema (import.c).  On error *pzErr
 ** gets a message without a function prefix. */

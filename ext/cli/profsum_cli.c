@@ -48,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -750,8 +751,9 @@ static void progressFinish(sqlite3_int64 iTrace){
 /* Import                                                              */
 /* ================================================================== */
 
-/* From ext/import.c, linked into this program (sqlite3_malloc'd result). */
+/* From ext/import.c, linked into this program (sqlite3_malloc'd results). */
 char *profsumDefaultLabel(const char *zSource);
+char *profsumSummaryFileProblem(const char *zPath);
 
 /* The label profsum_import derives from a source (import.c), as a
 ** malloc'd string ("trace" when empty). */
@@ -843,11 +845,30 @@ static sqlite3_int64 importSource(const char *zSource, const char *zLabel, const
   return id;
 }
 
-/* A trace argument: an existing path (or remote source) is imported; else,
-** when a database was given, a label or trace_id in it. */
+/* Import a file given where a summary is expected (--summary, --before,
+** --after, --before-summary, --after-summary): a profile_summary.v1
+** summary, a trace, or a folder/remote source.  JSON that is neither is an
+** error here (the reference: "Expected JSON object in summary '<path>'."
+** for a non-object), where profsum_import would read it as a trace with no
+** events. */
+static sqlite3_int64 importSummary(const char *zSource, const char *zOpts){
+  if( !isRemoteSource(zSource) && pathExists(zSource) && !isDir(zSource) ){
+    char *zWhy = profsumSummaryFileProblem(zSource);
+    if( zWhy ){
+      char *z = xstrdup(zWhy);
+      sqlite3_free(zWhy);
+      fail(EXIT_FAIL, "%s", z);
+    }
+  }
+  return importSource(zSource, 0, zOpts);
+}
+
+/* A trace argument: an existing path (or remote source) is imported (as a
+** summary: importSummary); else, when a database was given, a label or
+** trace_id in it. */
 static sqlite3_int64 traceArg(const char *zOpt, const char *zArg, int bHaveDb, const char *zOpts){
   char *zId;
-  if( isRemoteSource(zArg) || pathExists(zArg) ) return importSource(zArg, 0, zOpts);
+  if( isRemoteSource(zArg) || pathExists(zArg) ) return importSummary(zArg, zOpts);
   if( !bHaveDb ) fail(EXIT_FAIL, "--%s '%s': %s", zOpt, zArg, strerror(ENOENT));
   zId = tableExists("profsum_trace")
       ? sqlText("SELECT trace_id FROM main.profsum_trace WHERE label=?1 "
@@ -874,7 +895,7 @@ static sqlite3_int64 summaryArg(const Opts *o, const char *zOpts){
     return traceArg("trace", zTrace, 1, zOpts);
   }
   if( zSum==0 ) fail(EXIT_USAGE, "the option '--summary' is required (or --db with --trace)");
-  return importSource(zSum, 0, zOpts);
+  return importSummary(zSum, zOpts);
 }
 
 /* ================================================================== */
@@ -946,8 +967,10 @@ static int historyKind(const char *z){
 }
 
 /* Open the working database for a --history argument: the .db itself, or
-** a temporary one with the JSONL records imported. */
-static int openHistory(const char *zHist, const char *zDb){
+** a temporary one, with the JSONL records imported when bRead (the
+** `history` command; track and bundle only append to a JSONL file,
+** appendHistory). */
+static int openHistory(const char *zHist, const char *zDb, int bRead){
   int k;
   if( zHist==0 ){ openDb(zDb); return 0; }
   k = historyKind(zHist);
@@ -959,7 +982,7 @@ static int openHistory(const char *zHist, const char *zDb){
     if( zDb ) fail(EXIT_USAGE, "--history '%s' is a JSONL file: it cannot be combined with --db "
                    "(give the database as --history instead)", zHist);
     openDb(0);
-    if( pathExists(zHist) ){
+    if( bRead && pathExists(zHist) ){
       char *z = sqlText("SELECT profsum_history_import(?1)", "t", zHist);
       free(z);
     }
@@ -967,13 +990,82 @@ static int openHistory(const char *zHist, const char *zDb){
   return k;
 }
 
-/* Write a JSONL history back (atomically, by profsum_history_export). */
-static void closeHistory(const char *zHist, int k){
-  if( k==HIST_JSONL ){
-    char *z;
-    makeDirs(zHist, 1);
-    z = sqlText("SELECT profsum_history_export(?1)", "t", zHist);
-    free(z);
+/* Append the record just written to the working database (profsum_track,
+** or profsum_bundle with "history": true) to a JSONL history, as the
+** reference does (tools-spec §4.2): one line, the record as
+** json.dumps(record, sort_keys=True) (record_json) and "\n"; parent
+** directories are created.  The file is opened O_APPEND and locked
+** (flock) while its last byte is checked (a file not ending in "\n" gets
+** one first, so two records are never glued together) and the line is
+** written with one write(), then fsync'd: concurrent appenders each add
+** their line whole, and nothing else in the file is touched. */
+static void appendHistory(const char *zHist, int k){
+  char *zLine, *zBuf;
+  size_t n, off = 0;
+  struct stat st;
+  int fd, e;
+  if( k!=HIST_JSONL ) return;
+  zLine = sqlText("SELECT record_json FROM main.profsum_history_record ORDER BY record_id DESC LIMIT 1", "");
+  if( zLine==0 ) fail(EXIT_FAIL, "no record to append to '%s'", zHist);
+  n = strlen(zLine);
+  zBuf = xmalloc(n+2);
+  memcpy(zBuf+1, zLine, n);
+  zBuf[1+n] = '\n';
+  free(zLine);
+  makeDirs(zHist, 1);
+  fd = open(zHist, O_WRONLY|O_APPEND|O_CREAT|O_CLOEXEC, 0666);
+  if( fd<0 ){
+    e = errno;
+    free(zBuf);
+    fail(EXIT_FAIL, "cannot append to '%s': %s", zHist, strerror(e));
+  }
+  while( flock(fd, LOCK_EX)!=0 ){
+    if( errno!=EINTR ){
+      e = errno;
+      close(fd);
+      free(zBuf);
+      fail(EXIT_FAIL, "cannot lock '%s': %s", zHist, strerror(e));
+    }
+  }
+  /* Under the lock: does the file end with a newline? */
+  off = 1;
+  if( fstat(fd, &st)==0 && st.st_size>0 ){
+    char c = '\n';
+    int rfd = open(zHist, O_RDONLY|O_CLOEXEC);
+    if( rfd>=0 ){
+      if( pread(rfd, &c, 1, st.st_size-1)==1 && c!='\n' ){
+        zBuf[0] = '\n';
+        off = 0;
+      }
+      close(rfd);
+    }
+  }
+  {
+    const char *z = zBuf+off;
+    size_t nLeft = n+2-off;
+    while( nLeft>0 ){
+      ssize_t w = write(fd, z, nLeft);
+      if( w<0 && errno==EINTR ) continue;
+      if( w<=0 ){
+        e = w<0 ? errno : EIO;
+        close(fd);
+        free(zBuf);
+        fail(EXIT_FAIL, "cannot append to '%s': %s", zHist, strerror(e));
+      }
+      z += w;
+      nLeft -= (size_t)w;
+    }
+  }
+  if( fsync(fd)!=0 && errno!=EINVAL && errno!=EROFS ){
+    e = errno;
+    close(fd);
+    free(zBuf);
+    fail(EXIT_FAIL, "cannot append to '%s': %s", zHist, strerror(e));
+  }
+  free(zBuf);
+  if( close(fd)!=0 ){               /* also releases the lock */
+    e = errno;
+    fail(EXIT_FAIL, "cannot append to '%s': %s", zHist, strerror(e));
   }
 }
 
@@ -1326,7 +1418,7 @@ static int cmdTrack(Opts *o){
     fprintf(stderr, "profsum track: note: the record's comparison keeps 10 ops (--top-k is not supported by profsum_track)\n");
   }
   if( zHist==0 && zDb ){ zHist = zDb; zDb = 0; }
-  kind = openHistory(zHist, zDb);
+  kind = openHistory(zHist, zDb, 0);
   idB = traceArg("before", zB, kind==HIST_DB, zOpts);
   idA = traceArg("after", zA, kind==HIST_DB, zOpts);
   if( optFlag(o, "strict-provenance") ){
@@ -1337,7 +1429,7 @@ static int cmdTrack(Opts *o){
   }
   zRec = sqlText("SELECT profsum_track(?1, ?2, ?3, ?4)", "iitt", idB, idA, optStr(o, "label"), zThr);
   if( zRec==0 ) fail(EXIT_FAIL, "profsum_track returned nothing");
-  closeHistory(zHist, kind);
+  appendHistory(zHist, kind);
   zStatus = sqlText("SELECT json_extract(?1, '$.assessment.status')", "t", zRec);
   if( zFailOn && zStatus ){
     if( strcmp(zStatus, "fail")==0 ) bGate = 1;
@@ -1361,7 +1453,7 @@ static int cmdHistory(Opts *o){
   if( historyKind(zHist)==HIST_DB && !pathExists(zHist) ){
     openDb(0);                      /* a missing history has no records */
   }else{
-    openHistory(zHist, 0);
+    openHistory(zHist, 0, 1);
   }
   zSum = sqlText("SELECT profsum_json_pretty(json_set(profsum_history_summary_json(?1), '$.history_path', ?2))",
                  "it", (sqlite3_int64)nTail, zHist);
@@ -1403,12 +1495,12 @@ static int cmdBundle(Opts *o){
   jobjRaw(&j, "history", zHist ? "true" : "false");
   jobjRaw(&j, "strict_provenance", optFlag(o, "strict-provenance") ? "true" : "false");
   wandbEnv(o);
-  kind = openHistory(zHist, zDb);
+  kind = openHistory(zHist, zDb, 0);
   idB = bundleSide(o, "before", kind==HIST_DB || zDb!=0, zOpts);
   idA = bundleSide(o, "after", kind==HIST_DB || zDb!=0, zOpts);
   zMan = sqlText("SELECT profsum_bundle(?1, ?2, ?3, ?4)", "iitt", idB, idA, zOut, jobjEnd(&j));
   if( zMan==0 ) fail(EXIT_FAIL, "profsum_bundle returned nothing");
-  closeHistory(zHist, kind);
+  appendHistory(zHist, kind);
   emit(zMan, optStr(o, "output"));
   free(zMan);
   free(zOpts);
