@@ -6,10 +6,20 @@
 **    recent open B; the B gets the duration; unmatched B and E, and E names
 **    that differ from their B, are diagnostics.
 **  * Nesting and exclusive time per track (summary-v1-spec.md §2): the
-**    track's slices (X with dur > 0 and matched B) ordered by (ts asc,
-**    end desc, file order); a stack sweep gives depth, parent and
-**    exclusive time = max(0, dur − Σ full durations of direct children).
-**    Partial overlaps are diagnostics.
+**    track's slices (X with dur > 0 and matched B of any length, zero
+**    included) ordered by (ts asc, end desc, file order); a stack sweep
+**    gives depth, parent and exclusive time = max(0, dur − Σ full
+**    durations of direct children).  Partial overlaps are diagnostics.
+**    One addition to §2 for zero-length slices (X slices always have
+**    dur > 0, so only B/E pairs at one ts): such a slice at the very end
+**    of an open slice is its child (it starts and ends inside it, as the
+**    B/E order says), not its sibling; its exclusive time is 0 and it adds
+**    0 to its parent's child sum, so no exclusive time changes.
+**  * Times are absolute exact picoseconds (128-bit ProfsumTrackRec.ts):
+**    there is no origin, so the results depend neither on which event
+**    comes first in the file nor on the columns a query selects.  Only a
+**    duration longer than PROFSUM_TRK_MAXDUR (2^61 ps, about 26 days) is
+**    out of range (time_out_of_range: the slice is on no track).
 **  * The excl column (ns): the same sweep over the ns values the ts and dur
 **    columns show (floor of the exact ps), so that exclusive_time(ts, dur)
 **    over those rows gives exactly excl; slices shorter than 1 ns have
@@ -22,8 +32,10 @@
 ** A track is an integer (pid, tid) pair; events whose pid or tid is not an
 ** integer (PyTorch writes "pid":"Spans") are on no track.
 **
-** Memory: one ProfsumTrackRec (64 bytes) per X/B/E event when durations or
-** track columns are needed, plus the name maps; nothing otherwise.
+** Memory: one ProfsumTrackRec (80 bytes on x86-64/aarch64: ts is 128-bit)
+** per X/B/E event when durations or track columns are needed, plus the
+** name maps; nothing otherwise.  The sweeps add a temporary permutation
+** (8 bytes per slice; 48 per slice for the ns sweep) and two int64 stacks.
 */
 #include "profsum_int.h"
 #include "profsum_reader.h"
@@ -208,11 +220,13 @@ static int32_t trackId(TrackSet *t, int64_t pid, int64_t tid){
 /* ------------------------------------------------------------------ */
 /* The first pass                                                      */
 /* ------------------------------------------------------------------ */
+/* Longest duration on a track: sums of child durations stay far from
+** int64 overflow. */
+#define PROFSUM_TRK_MAXDUR (INT64_MAX/4)
+
 typedef struct Analyze {
   ProfsumTrackInfo *pInfo;
   int64_t nAlloc;            /* allocated records */
-  profsum_ps origin;         /* ts origin of the records */
-  int hasOrigin;
   TrackSet tracks;
   ProfsumDiagFn xDiag;
   void *pDiagCtx;
@@ -233,7 +247,8 @@ static ProfsumTrackRec *recAppend(Analyze *a){
 
 static const char *phKnown = "BEXiICMbensftPONDSTpFRc()";
 
-/* The end of record r, in ps relative to the origin. */
+/* The end of record r, in absolute ps (no overflow: |ts| < 10^38 and
+** dur <= PROFSUM_TRK_MAXDUR on tracks). */
 #define REC_END(r) ((r)->ts + (r)->dur)
 
 /* qsort has no context argument in C11: the permutation elements carry
@@ -301,7 +316,14 @@ static int pairBE(Analyze *a){
       trackDiag(a, r, "unmatched_end", "E event with no open B on its track");
     }else{
       ProfsumTrackRec *b = &p->aRec[aStk[--nStk]];
-      b->dur = (int64_t)(r->ts - b->ts);
+      /* r->ts >= b->ts (sorted); the unsigned difference is exact even
+      ** when the signed one would overflow (|ts| < 10^38 each). */
+      unsigned __int128 span = (unsigned __int128)r->ts - (unsigned __int128)b->ts;
+      b->dur = span<=(unsigned __int128)INT64_MAX ? (int64_t)span : -1;
+      if( span>(unsigned __int128)PROFSUM_TRK_MAXDUR ){
+        trackDiag(a, b, "time_out_of_range", "B/E slice longer than 2^61 ps (about 26 days)%s; on no track",
+                  b->dur<0 ? ", dur is NULL" : "");
+      }
       if( r->nameHash && b->nameHash && r->nameHash!=b->nameHash ){
         trackDiag(a, r, "mismatched_end", "E event's name differs from the B it closes (entry %lld)",
                   (long long)b->idx);
@@ -313,7 +335,26 @@ static int pairBE(Analyze *a){
   return SQLITE_OK;
 }
 
-/* Nesting and exclusive time over X and matched B records. */
+/* Is record r a slice of the track model?  X with dur > 0 and matched B of
+** any length (dur >= 0), within PROFSUM_TRK_MAXDUR. */
+static int onTrack(const ProfsumTrackRec *r){
+  if( r->ph=='X' ) return r->dur>0 && r->dur<=PROFSUM_TRK_MAXDUR;
+  if( r->ph=='B' ) return r->dur>=0 && r->dur<=PROFSUM_TRK_MAXDUR;
+  return 0;
+}
+
+/* Must the open slice t be finalized before slice r is pushed?  §2: when
+** r starts at or after t's end; except that a zero-length r exactly at the
+** end of a longer t is t's child (see the file comment). */
+static int endsBefore(const ProfsumTrackRec *t, const ProfsumTrackRec *r){
+  if( r->ts > REC_END(t) ) return 1;
+  if( r->ts < REC_END(t) ) return 0;
+  return !(r->dur==0 && t->dur>0);
+}
+
+/* Nesting and exclusive time over the onTrack() records: sets depth,
+** parent and excl of each.  Returns SQLITE_OK or SQLITE_NOMEM (nothing
+** allocated is kept). */
 static int nestTracks(Analyze *a){
   ProfsumTrackInfo *p = a->pInfo;
   int64_t i, n = 0, nStk = 0;
@@ -321,7 +362,7 @@ static int nestTracks(Analyze *a){
   int64_t *aStk, *aChild;
   for(i=0; i<p->nRec; i++){
     ProfsumTrackRec *r = &p->aRec[i];
-    if( (r->ph=='X' || r->ph=='B') && r->dur>0 ) n++;
+    if( onTrack(r) ) n++;
   }
   if( n==0 ) return SQLITE_OK;
   aP = sqlite3_malloc64(sizeof(PermEnt)*(sqlite3_uint64)n);
@@ -334,7 +375,7 @@ static int nestTracks(Analyze *a){
   n = 0;
   for(i=0; i<p->nRec; i++){
     ProfsumTrackRec *r = &p->aRec[i];
-    if( (r->ph=='X' || r->ph=='B') && r->dur>0 ) aP[n++].r = r;
+    if( onTrack(r) ) aP[n++].r = r;
   }
   qsort(aP, (size_t)n, sizeof(PermEnt), cmpNest);
   /* aStk holds permutation positions; aChild the child sum of each. */
@@ -350,7 +391,7 @@ static int nestTracks(Analyze *a){
     if( nStk>0 && aP[aStk[nStk-1]].r->trk!=r->trk ){
       while( nStk>0 ) FINALIZE();
     }
-    while( nStk>0 && r->ts >= REC_END(aP[aStk[nStk-1]].r) ) FINALIZE();
+    while( nStk>0 && endsBefore(aP[aStk[nStk-1]].r, r) ) FINALIZE();
     while( nStk>0 && REC_END(r) > REC_END(aP[aStk[nStk-1]].r) ){
       ProfsumTrackRec *t = aP[aStk[nStk-1]].r;
       trackDiag(a, r, "partial_overlap",
@@ -377,14 +418,17 @@ static profsum_ps floorK(profsum_ps a){
   return q;
 }
 
-typedef struct NsEnt { int64_t ts, end, idx; int32_t trk; ProfsumTrackRec *r; } NsEnt;
+/* A slice of the ns sweep: absolute ns start (128-bit, as the ts column
+** shows it before its int64 range check) and ns duration. */
+typedef struct NsEnt { profsum_ps ts; int64_t d, idx; int32_t trk; ProfsumTrackRec *r; } NsEnt;
+#define NS_END(e) ((e)->ts + (e)->d)
 
 /* (track, ts asc, end desc, file order) in the ns domain. */
 static int cmpNs(const void *pa, const void *pb){
   const NsEnt *a = (const NsEnt*)pa, *b = (const NsEnt*)pb;
   if( a->trk!=b->trk ) return a->trk<b->trk ? -1 : 1;
   if( a->ts!=b->ts ) return a->ts<b->ts ? -1 : 1;
-  if( a->end!=b->end ) return a->end>b->end ? -1 : 1;
+  if( NS_END(a)!=NS_END(b) ) return NS_END(a)>NS_END(b) ? -1 : 1;
   return a->idx<b->idx ? -1 : (a->idx>b->idx);
 }
 
@@ -395,7 +439,6 @@ static int nestTracksNs(Analyze *a){
   int64_t i, n = 0, nStk = 0;
   NsEnt *aE;
   int64_t *aStk, *aChild;
-  profsum_ps base = floorK(a->origin);
   for(i=0; i<p->nRec; i++){
     ProfsumTrackRec *r = &p->aRec[i];
     if( r->excl<0 ) continue;
@@ -414,8 +457,8 @@ static int nestTracksNs(Analyze *a){
   for(i=0; i<p->nRec; i++){
     ProfsumTrackRec *r = &p->aRec[i];
     if( r->excl<0 || r->dur/1000==0 ) continue;
-    aE[n].ts = (int64_t)(floorK(a->origin + r->ts) - base);
-    aE[n].end = aE[n].ts + r->dur/1000;
+    aE[n].ts = floorK(r->ts);
+    aE[n].d = r->dur/1000;
     aE[n].idx = r->idx;
     aE[n].trk = r->trk;
     aE[n].r = r;
@@ -424,15 +467,15 @@ static int nestTracksNs(Analyze *a){
   qsort(aE, (size_t)n, sizeof(NsEnt), cmpNs);
 #define FINNS() do{ \
     int64_t k_ = aStk[--nStk]; \
-    int64_t d_ = aE[k_].end - aE[k_].ts; \
+    int64_t d_ = aE[k_].d; \
     int64_t ex_ = d_ - aChild[nStk]; \
     aE[k_].r->exclNs = ex_>0 ? ex_ : 0; \
     if( nStk>0 ) aChild[nStk-1] += d_; \
   }while(0)
   for(i=0; i<n; i++){
     if( nStk>0 && aE[aStk[nStk-1]].trk!=aE[i].trk ){ while( nStk>0 ) FINNS(); }
-    while( nStk>0 && aE[i].ts >= aE[aStk[nStk-1]].end ) FINNS();
-    while( nStk>0 && aE[i].end > aE[aStk[nStk-1]].end ) FINNS();
+    while( nStk>0 && aE[i].ts >= NS_END(&aE[aStk[nStk-1]]) ) FINNS();
+    while( nStk>0 && NS_END(&aE[i]) > NS_END(&aE[aStk[nStk-1]]) ) FINNS();
     aChild[nStk] = 0;
     aStk[nStk++] = i;
   }
@@ -547,13 +590,10 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
     if( !wantRecs ) continue;
     {
       ProfsumTrackRec *r;
-      profsum_ps rel;
       int32_t trk;
-      if( !a.hasOrigin ){ a.origin = ev->ts; a.hasOrigin = 1; }
-      rel = ev->ts - a.origin;
-      if( rel>INT64_MAX/2 || rel<INT64_MIN/2 || (ph=='X' && ev->dur>INT64_MAX/4) ){
+      if( ph=='X' && ev->dur>PROFSUM_TRK_MAXDUR ){
         if( a.xDiag ) a.xDiag(pDiagCtx, ev->idx, ev->iOffset, "time_out_of_range",
-            "ts is more than 53 days away from the first slice, or dur is too long; on no track");
+            "X slice longer than 2^61 ps (about 26 days); on no track");
         continue;
       }
       trk = trackId(&a.tracks, ev->pid.iVal, ev->tid.iVal);
@@ -561,7 +601,7 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
       if( r==0 ){ rc = SQLITE_NOMEM; break; }
       r->idx = ev->idx;
       r->iOffset = ev->iOffset;
-      r->ts = (int64_t)rel;
+      r->ts = ev->ts;
       r->dur = ph=='X' ? (int64_t)ev->dur : -1;
       r->excl = -1;
       r->exclNs = -1;

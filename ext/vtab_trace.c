@@ -35,6 +35,15 @@
 ** (track.c) and then stream again, joining the first pass's records by
 ** entry index.
 **
+** Non-regular inputs (a pipe, a FIFO, /dev/stdin, /dev/fd/N, <(...)):
+** a one-pass query reads them as it reads a file; a two-pass query
+** cannot read them again, so it fails at once, before any read, with
+** "not a regular file (a pipe?)" (see tracePathRereadable).
+**
+** The hidden path column returns the argument as given (a copy of the
+** value, as json_each's hidden columns do), or the CREATE VIRTUAL TABLE
+** argument, so several files can be read in one query and told apart.
+**
 ** Security: both functions read files, so they are marked
 ** SQLITE_VTAB_DIRECTONLY: a view or trigger stored in a database cannot
 ** use them (a hostile .db file could otherwise read arbitrary files when
@@ -43,8 +52,12 @@
 #include "profsum_int.h"
 #include "profsum_reader.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Column numbers of trace_events (the declaration string below must match). */
 #define TEV_IDX            0
@@ -134,6 +147,7 @@ typedef struct TraceCursor {
   int64_t nScratch;
   DiagList diag;              /* profsum_diagnostics rows */
   int64_t iDiag;              /* current diagnostic row */
+  sqlite3_value *pPathArg;    /* the path argument of xFilter (owned copy), or NULL */
 } TraceCursor;
 
 /* ------------------------------------------------------------------ */
@@ -257,6 +271,8 @@ static void traceReset(TraceCursor *pCur){
   sqlite3_free(pCur->diag.a);
   memset(&pCur->diag, 0, sizeof(pCur->diag));
   pCur->iDiag = 0;
+  sqlite3_value_free(pCur->pPathArg);
+  pCur->pPathArg = 0;
   pCur->eof = 1;
 }
 
@@ -343,6 +359,34 @@ static int traceNextEvent(TraceCursor *pCur){
   return rc;
 }
 
+/* Can zPath be read twice (a two-pass plan)?  Opens it without blocking
+** (O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+** writer), fstats the descriptor and closes it; nothing is read.  Returns
+** SQLITE_OK for a regular file (or a block device, or a directory, which
+** the open reports), and also when the path cannot be opened
+** (the real open then reports why, with the usual message).  Otherwise
+** sets the vtab error "<func>: '<path>': not a regular file ..." and
+** returns SQLITE_ERROR.  Nothing is kept open. */
+static int tracePathRereadable(TraceCursor *pCur, const char *zPath){
+  struct stat st;
+  const char *zKind;
+  int fd, rc;
+  do{ fd = open(zPath, O_RDONLY|O_NONBLOCK|O_CLOEXEC); }while( fd<0 && errno==EINTR );
+  if( fd<0 ) return SQLITE_OK;
+  rc = fstat(fd, &st);
+  close(fd);
+  if( rc!=0 || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) || S_ISDIR(st.st_mode) ) return SQLITE_OK;
+  if( S_ISFIFO(st.st_mode) ) zKind = "not a regular file (a pipe?)";
+  else if( S_ISCHR(st.st_mode) ) zKind = "not a regular file (a character device)";
+  else if( S_ISSOCK(st.st_mode) ) zKind = "not a regular file (a socket)";
+  else zKind = "not a regular file";
+  profsumVtabErr(pCur->base.pVtab, "%s: '%s' is %s: this query reads the trace twice "
+      "(columns dur, dur_ps, process_name, thread_name, depth, parent_idx, excl, excl_ps); "
+      "write it to a file first, or select only columns read in one pass",
+      pCur->zFunc, zPath, zKind);
+  return SQLITE_ERROR;
+}
+
 static int traceFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                        int argc, sqlite3_value **argv){
   TraceCursor *pCur = (TraceCursor*)cur;
@@ -355,7 +399,9 @@ static int traceFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   pCur->plan = idxNum;
   if( (idxNum & PLAN_PATH) && argc>0 ){
     if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return SQLITE_OK;   /* no rows */
-    zPath = (const char*)sqlite3_value_text(argv[0]);
+    pCur->pPathArg = sqlite3_value_dup(argv[0]);   /* the hidden column's value */
+    if( pCur->pPathArg==0 ) return SQLITE_NOMEM;
+    zPath = (const char*)sqlite3_value_text(pCur->pPathArg);
     if( zPath==0 ) return SQLITE_NOMEM;
   }
   if( zPath==0 ){
@@ -393,6 +439,8 @@ static int traceFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   }
   if( idxNum & (PLAN_DUR|PLAN_TRACK|PLAN_NAMES) ){
     unsigned needs = 0;
+    rc = tracePathRereadable(pCur, zPath);
+    if( rc ) return rc;
     if( idxNum & PLAN_DUR ) needs |= PROFSUM_NEED_DUR;
     if( idxNum & PLAN_TRACK ) needs |= PROFSUM_NEED_TRACK;
     if( idxNum & PLAN_NAMES ) needs |= PROFSUM_NEED_NAMES;
@@ -580,6 +628,14 @@ static void resultPs(sqlite3_context *ctx, profsum_ps v, int asNs){
   sqlite3_result_int64(ctx, (int64_t)w);
 }
 
+/* The hidden path column: the xFilter argument as given, or the CREATE
+** VIRTUAL TABLE argument. */
+static void resultPath(TraceCursor *pCur, sqlite3_context *ctx){
+  const TraceTab *pTab = (const TraceTab*)pCur->base.pVtab;
+  if( pCur->pPathArg ) sqlite3_result_value(ctx, pCur->pPathArg);
+  else if( pTab->zPath ) sqlite3_result_text(ctx, pTab->zPath, -1, SQLITE_TRANSIENT);
+}
+
 static int traceColumnEvents(TraceCursor *pCur, sqlite3_context *ctx, int i){
   const ProfsumEvent *ev = pCur->pEv;
   const ProfsumTrackRec *r = pCur->pRec;
@@ -612,7 +668,7 @@ static int traceColumnEvents(TraceCursor *pCur, sqlite3_context *ctx, int i){
     case TEV_PARENT_IDX: if( r && r->depth>0 ) sqlite3_result_int64(ctx, r->parent); break;
     case TEV_EXCL: if( r && r->excl>=0 ) sqlite3_result_int64(ctx, r->exclNs); break;
     case TEV_EXCL_PS: if( r && r->excl>=0 ) sqlite3_result_int64(ctx, r->excl); break;
-    case TEV_PATH: break;
+    case TEV_PATH: resultPath(pCur, ctx); break;
     default: {
       int k = i - TEV_TF_OP;         /* PROFSUM_AK_* */
       if( k==PROFSUM_AK_STEP_NUM || k>=PROFSUM_AK_FLOPS ){
@@ -636,6 +692,7 @@ static int traceColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
       case DIAG_OFFSET: if( d->off>=0 ) sqlite3_result_int64(ctx, d->off); break;
       case DIAG_KIND: sqlite3_result_text(ctx, d->zKind, -1, SQLITE_STATIC); break;
       case DIAG_DETAIL: sqlite3_result_text(ctx, d->zDetail, -1, SQLITE_TRANSIENT); break;
+      case DIAG_PATH: resultPath(pCur, ctx); break;
       default: break;
     }
   }
