@@ -860,6 +860,16 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     rc = SQLITE_CANTOPEN; goto done;
   }
   isDir = S_ISDIR(st.st_mode);
+  if( !isDir && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode) ){
+    /* The import reads a file more than once (its top-level keys, then the
+    ** events, the summary's SHA-256 on the way): a pipe would lose data. */
+    zErr = sqlite3_mprintf(FN ": '%s' is not a regular file (%s): the import reads "
+        "the file more than once; write it to a file first", zReadFrom,
+        S_ISFIFO(st.st_mode) ? "a pipe?" : S_ISCHR(st.st_mode) ? "a character device"
+        : S_ISSOCK(st.st_mode) ? "a socket" : "an unusual file");
+    rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    goto done;
+  }
   if( isDir ){
     rc = profsumPickTrace(zReadFrom, &zTrace, &zRefPick, &zErr);
     if( rc ){

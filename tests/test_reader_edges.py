@@ -109,6 +109,18 @@ class Pipes(unittest.TestCase):
         out = self.child("/dev/stdin", "-", "SELECT count(dur) FROM trace_events('/dev/stdin')", stdin=data)
         self.assertRefused(out, "/dev/stdin")
 
+    def test_import_refuses_pipes(self):
+        # profsum_import reads a file more than once (its top-level keys,
+        # then the events): a pipe is refused at once, never half-read
+        data = open(self.src, "rb").read()
+        out = self.child("/dev/stdin", "-", "SELECT profsum_import('/dev/stdin', 'x')", stdin=data)
+        self.assertIn("error", out, out)
+        self.assertIn("profsum_import: '/dev/stdin' is not a regular file (a pipe?)", out["error"])
+        self.assertIn("write it to a file first", out["error"])
+        f = self.fifo("imp")
+        out = self.child(f, self.src, "SELECT profsum_import('%s', 'x')" % f)
+        self.assertIn("profsum_import: '%s' is not a regular file (a pipe?)" % f, out["error"])
+
     def test_regular_file_two_pass_unchanged(self):
         db = connect()
         try:
