@@ -704,10 +704,19 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
           "read the JSON trace instead (same events, converted by the profiler).", (long long)traceId);
       if( rc ) goto body_done;
     }
+    if( j->info.arrayForm ){
+      rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
+          "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", o.zSchema,
+          "The trace is in the JSON array form ([...] without {\"traceEvents\": ...}), which "
+          "the reference summarizer rejects (it needs a top-level object); profsum read it.",
+          (long long)traceId);
+      if( rc ) goto body_done;
+    }
     if( j->info.nRejectedByRef>0 ){
-      char *zW = sqlite3_mprintf("%lld entries are malformed for the reference summarizer "
+      char *zW = sqlite3_mprintf("%lld %s malformed for the reference summarizer "
           "(it would reject the whole file; first: entry %lld, %s); profsum summarized the "
           "valid events: see profsum_diagnostic.", (long long)j->info.nRejectedByRef,
+          j->info.nRejectedByRef==1 ? "entry is" : "entries are",
           (long long)j->info.iFirstRejected, j->info.zFirstRejectedKind ? j->info.zFirstRejectedKind : "?");
       if( zW==0 ){ rc = SQLITE_NOMEM; goto body_done; }
       rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "

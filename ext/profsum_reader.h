@@ -95,6 +95,8 @@ typedef struct ProfsumSpan {
 typedef struct ProfsumId {
   int kind;             /* PROFSUM_ID_* */
   int64_t iVal;         /* value when kind==PROFSUM_ID_INT */
+  int notJsonInt;       /* 1: not a JSON integer (a string, or 1.0 / 1e3),
+                        ** which the reference's typed decoder rejects */
   ProfsumSpan s;        /* the string when kind==PROFSUM_ID_TEXT */
 } ProfsumId;
 
@@ -125,6 +127,7 @@ typedef struct ProfsumEvent {
   int hasTs, hasDur;    /* 1 if ts / dur parsed exactly */
   profsum_ps ts;        /* exact picoseconds (absolute) */
   profsum_ps dur;       /* exact picoseconds */
+  int strTime;          /* 1: ts or dur was written as a string */
   int tsRounded, durRounded;  /* 1: the text had more than 6 decimals, so
                         ** ts/dur are rounded; tsText/durText then hold the
                         ** text's nearest double (Python's float(text)) */
@@ -162,6 +165,7 @@ int profsumScanNext(ProfsumScan *p, ProfsumEvent **ppEv, char **pzErr);
 
 /* Facts known after SQLITE_DONE. */
 int64_t profsumScanEntries(ProfsumScan *p);      /* traceEvents entries */
+int profsumScanIsArrayForm(ProfsumScan *p);      /* 1: the bare-array form */
 int64_t profsumScanBytes(ProfsumScan *p);        /* decompressed bytes */
 const char *profsumScanDisplayTimeUnit(ProfsumScan *p); /* or NULL */
 ProfsumSrc *profsumScanSrc(ProfsumScan *p);

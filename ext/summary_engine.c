@@ -21,6 +21,7 @@
 #include "profsum_reader.h"
 #include "summary_engine.h"
 #include "funcs.h"
+#include "jsontree.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -280,6 +281,7 @@ struct ProfsumEngine {
   EngDiagRow *aDiag;    /* diagnostics (at most 1000 per kind) */
   int64_t nDiag, nAllocDiag;
   int diagRc;
+  int arrayForm;        /* the document is a bare array */
   int64_t nRejected, iFirstRejected;
   const char *zFirstRejected;
   /* orders */
@@ -370,6 +372,47 @@ static int internArg(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB, 
   }
   if( n==0 ) return SQLITE_OK;
   *pId = spIntern(&e->pool, z, n);
+  return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/* args.run_id: a string as is; a number as Python's str() of what
+** json.loads gives (§1.3): an integer literal → its int (leading zeros and
+** a minus zero dropped: "-0" → "0"), anything else → the float's repr
+** ("7.50" → "7.5", "1e3" → "1000.0"). */
+static int internRunId(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB, int32_t *pId){
+  const char *z = s->z;
+  int64_t n = s->n, i = 0, j;
+  char zBuf[40];
+  int isInt = 1, neg = 0;
+  if( s->type!=PROFSUM_JT_NUMBER ) return internArg(e, s, ppB, pnB, pId);
+  *pId = -1;
+  if( n==0 ) return SQLITE_OK;
+  for(j=0; j<n; j++){
+    if( !((z[j]>='0' && z[j]<='9') || (j==0 && z[j]=='-')) ){ isInt = 0; break; }
+  }
+  if( isInt ){
+    if( z[0]=='-' ){ neg = 1; i = 1; }
+    while( i<n-1 && z[i]=='0' ) i++;
+    if( i>=n ) return SQLITE_OK;
+    if( n-i==1 && z[i]=='0' ) neg = 0;
+    if( neg ){
+      /* the digits follow the '-' directly unless zeros were dropped */
+      if( i==1 ){ *pId = spIntern(&e->pool, z, n); return *pId<0 ? SQLITE_NOMEM : SQLITE_OK; }
+      if( *pnB < n-i+2 ){
+        char *p = sqlite3_realloc64(*ppB, (sqlite3_uint64)(n-i+2));
+        if( p==0 ) return SQLITE_NOMEM;
+        *ppB = p; *pnB = n-i+2;
+      }
+      (*ppB)[0] = '-';
+      memcpy(*ppB+1, z+i, (size_t)(n-i));
+      *pId = spIntern(&e->pool, *ppB, n-i+1);
+    }else{
+      *pId = spIntern(&e->pool, z+i, n-i);
+    }
+    return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
+  }
+  jReprDouble(profsumTextDouble(z, n), zBuf);
+  *pId = spIntern(&e->pool, zBuf, (int64_t)strlen(zBuf));
   return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
 }
 
@@ -583,7 +626,7 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
     if( k.name<0 ) return SQLITE_NOMEM;
     rc = internArg(e, &ev->aArg[PROFSUM_AK_TF_OP], ppB, pnB, &k.tfop);
     if( rc==SQLITE_OK ) rc = internArg(e, &ev->aArg[PROFSUM_AK_SOURCE], ppB, pnB, &k.source);
-    if( rc==SQLITE_OK ) rc = internArg(e, &ev->aArg[PROFSUM_AK_RUN_ID], ppB, pnB, &r->runid);
+    if( rc==SQLITE_OK ) rc = internRunId(e, &ev->aArg[PROFSUM_AK_RUN_ID], ppB, pnB, &r->runid);
     if( rc==SQLITE_OK ) rc = sigOf(e, k.name, &ev->aArg[PROFSUM_AK_LONG_NAME], ppB, pnB, &k.sig);
     if( rc==SQLITE_OK && (r->key = keyIntern(e, &k))<0 ) rc = SQLITE_NOMEM;
   }
@@ -642,9 +685,12 @@ static int engRead(Engine *e, const char *zPath){
     if( rc!=SQLITE_ROW ) break;
     rc = SQLITE_OK;
     ph = (ev->ph.n==1 && !(ev->ph.flags & PROFSUM_SF_ESCAPE)) ? ev->ph.z[0] : 0;
-    if( ev->pid.kind==PROFSUM_ID_TEXT || ev->tid.kind==PROFSUM_ID_TEXT ){
-      /* The reference's typed decoder rejects a string pid/tid. */
-      if( e->nRejected++==0 ){ e->iFirstRejected = ev->idx; e->zFirstRejected = "string pid/tid"; }
+    if( ev->pid.notJsonInt || ev->tid.notJsonInt ){
+      /* The reference's typed decoder rejects a pid/tid that is not a JSON
+      ** integer ("1", "Spans", 1.0), and a string ts/dur. */
+      if( e->nRejected++==0 ){ e->iFirstRejected = ev->idx; e->zFirstRejected = "pid/tid not a JSON integer"; }
+    }else if( ev->strTime ){
+      if( e->nRejected++==0 ){ e->iFirstRejected = ev->idx; e->zFirstRejected = "ts/dur written as a string"; }
     }
     if( ph=='M' ){
       rc = noteMeta(e, ev, &pB, &nB);
@@ -652,7 +698,14 @@ static int engRead(Engine *e, const char *zPath){
       if( ev->pid.kind==PROFSUM_ID_INT && ev->pid.iVal>=0
        && ev->tid.kind==PROFSUM_ID_INT && ev->tid.iVal>=0
        && ev->name.type==PROFSUM_JT_STRING && ev->name.n>0
-       && ev->hasTs && ev->hasDur && ev->dur>0 ){
+       && ev->hasDur && ev->dur>0 ){
+        if( !ev->hasTs ){
+          /* The reference's typed decoder defaults a missing ts to 0.0. */
+          ev->ts = 0;
+          ev->tsRounded = 0;
+          engDiag(e, ev->idx, ev->iOffset, "missing_ts",
+                  "complete event without a numeric ts: summarized at ts 0, as the reference does");
+        }
         rc = noteX(e, ev, &pB, &nB);
       }else if( ev->hasDur && ev->dur<=0 ){
         engDiag(e, ev->idx, ev->iOffset, ev->dur==0 ? "zero_duration" : "negative_duration",
@@ -668,6 +721,7 @@ static int engRead(Engine *e, const char *zPath){
     rc = profsumSrcHashHex(profsumScanSrc(pScan), e->zSha);
     if( rc ) engErr(e, rc, "'%s': cannot read the file to its end for its SHA-256", zPath);
     e->nEntries = profsumScanEntries(pScan);
+    e->arrayForm = profsumScanIsArrayForm(pScan);
     if( zU ){
       e->zUnit = sqlite3_mprintf("%s", zU);
       if( e->zUnit==0 ) rc = SQLITE_NOMEM;
@@ -1013,16 +1067,15 @@ static int isMarkerName(const char *z, int n){
   static const char *az[] = {"iota","constant","bitcast","get-tuple-element",
                              "parameter","tuple","after-all"};
   ProfsumSlice c = profsumCanonicalOp(z, n);
-  char low[32];
   int i;
-  if( c.n<=0 || c.n>=(int)sizeof(low) ) return 0;
-  for(i=0; i<c.n; i++){
-    char ch = c.z[i];
-    low[i] = (ch>='A' && ch<='Z') ? (char)(ch+32) : ch;
+  if( c.n<=0 ) return 0;
+  /* lower-cased (ASCII) comparisons, at any length: a long name can still
+  ** start with copy-start / copy-done */
+  for(i=0; i<7; i++){
+    if( (int)strlen(az[i])==c.n && sqlite3_strnicmp(c.z, az[i], c.n)==0 ) return 1;
   }
-  low[c.n] = 0;
-  for(i=0; i<7; i++) if( strcmp(low, az[i])==0 ) return 1;
-  return strncmp(low, "copy-start", 10)==0 || strncmp(low, "copy-done", 9)==0;
+  return (c.n>=10 && sqlite3_strnicmp(c.z, "copy-start", 10)==0)
+      || (c.n>=9 && sqlite3_strnicmp(c.z, "copy-done", 9)==0);
 }
 
 
@@ -2185,6 +2238,7 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumEngine **pp,
   pInfo->nRejectedByRef = e->nRejected;
   pInfo->iFirstRejected = e->iFirstRejected;
   pInfo->zFirstRejectedKind = e->zFirstRejected;
+  pInfo->arrayForm = e->arrayForm;
   memcpy(pInfo->zSha256, e->zSha, sizeof(e->zSha));
   pInfo->nFileBytes = e->nFileBytes;
   e->pzErr = 0;

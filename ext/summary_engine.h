@@ -16,6 +16,7 @@ typedef struct ProfsumEngineInfo {
   sqlite3_int64 nRejectedByRef;  /* entries the reference would reject the file for */
   sqlite3_int64 iFirstRejected;  /* entry index of the first of them (-1: none) */
   const char *zFirstRejectedKind;/* its diagnostic kind (static) */
+  int arrayForm;                 /* the bare-array form (the reference rejects it) */
   char zSha256[65];              /* SHA-256 of the file bytes (hex), hashed while reading */
   sqlite3_int64 nFileBytes;      /* size of the file */
 } ProfsumEngineInfo;

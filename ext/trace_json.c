@@ -811,10 +811,12 @@ static void setId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, Profsu
       if( q>=INT64_MIN && q<=INT64_MAX ){
         pId->kind = PROFSUM_ID_INT;
         pId->iVal = (int64_t)q;
+        pId->notJsonInt = 1;
         return;
       }
     }
   }else if( v->type==PROFSUM_JT_STRING ){
+    pId->notJsonInt = 1;
     if( !(v->flags & PROFSUM_SF_ESCAPE) && profsumParseInt(v->z, v->n, &pId->iVal)==0 ){
       pId->kind = PROFSUM_ID_INT;
     }else{
@@ -945,6 +947,7 @@ static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
   if( v->type==PROFSUM_JT_NUMBER ){
     rc = profsumParseMicros(v->z, v->n, pVal);
   }else if( v->type==PROFSUM_JT_STRING && !(v->flags & PROFSUM_SF_ESCAPE) ){
+    s->ev.strTime = 1;
     rc = profsumParseMicros(v->z, v->n, pVal);
   }else if( v->type==PROFSUM_JT_NULL ){
     return;
@@ -1504,6 +1507,7 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
 
 /* See profsum_reader.h. */
 int64_t profsumScanEntries(ProfsumScan *p){ return p->nEntries; }
+int profsumScanIsArrayForm(ProfsumScan *p){ return p->bareArray; }
 int64_t profsumScanBytes(ProfsumScan *p){ return p->iBase + (int64_t)p->iPos; }
 const char *profsumScanDisplayTimeUnit(ProfsumScan *p){ return p->zDisplayTimeUnit; }
 ProfsumSrc *profsumScanSrc(ProfsumScan *p){ return p->pSrc; }

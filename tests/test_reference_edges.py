@@ -1,0 +1,105 @@
+"""Edge rules of summary-v1-spec.md found by the spec audit: long marker
+names (§4.8), a missing ts (§1.2), numeric args.run_id (§1.3), and the
+quality warning for entries the reference's typed decoder rejects (§1.2).
+
+Run: /usr/bin/python3 tests/run.py test_reference_edges.py
+"""
+import json
+import unittest
+
+from fixtures import doc, ops_only
+from util import connect, TempDir
+
+
+def summary(td, data, name="t.json"):
+    path = td.write(name, data if isinstance(data, str) else json.dumps(data))
+    db = connect()
+    try:
+        db.execute("SELECT profsum_import(?, 'x')", (path,))
+        d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+        diags = db.execute("SELECT kind, detail FROM profsum_diagnostic").fetchall()
+    finally:
+        db.close()
+    return d, diags
+
+
+class ReferenceEdges(unittest.TestCase):
+    def test_long_marker_name_is_a_marker(self):
+        # canonical name of 32+ characters that starts with copy-start: still
+        # a marker, so the gap goes to the op after it
+        long_name = "copy-start.param_buffer_for_layer_norm_scale_0.3"
+        with TempDir() as td:
+            d, _ = summary(td, ops_only([{"name": "fusion.0", "ts": 0, "dur": 10},
+                                         {"name": long_name, "ts": 100, "dur": 1},
+                                         {"name": "dot.1", "ts": 101, "dur": 20}]))
+        gaps = d["gap_before_ops"]
+        self.assertEqual(len(gaps), 1, gaps)
+        self.assertEqual((gaps[0]["name"], gaps[0]["payload_op"], gaps[0]["marker_op"]),
+                         ("dot.1", "dot.1", long_name))
+        self.assertEqual(gaps[0]["total_gap_duration"], 90.0)
+        self.assertEqual([c["op_name"] for c in d["gap_region_contexts"]], ["dot.1"])
+
+    def test_upper_case_marker(self):
+        with TempDir() as td:
+            d, _ = summary(td, ops_only([{"name": "fusion.0", "ts": 0, "dur": 10},
+                                         {"name": "IOTA.3", "ts": 100, "dur": 1},
+                                         {"name": "dot.1", "ts": 101, "dur": 20}]))
+        self.assertEqual(d["gap_before_ops"][0]["marker_op"], "IOTA.3")
+        self.assertEqual(d["gap_before_ops"][0]["name"], "dot.1")
+
+    def test_missing_ts_is_zero(self):
+        # the reference's typed decoder defaults ts to 0.0 (§1.2)
+        with TempDir() as td:
+            d, diags = summary(td, doc([
+                {"ph": "X", "pid": 1, "tid": 2, "name": "a", "dur": 5},
+                {"ph": "X", "pid": 1, "tid": 2, "name": "b", "ts": 10, "dur": 5}]))
+        ov = d["trace_overview"]
+        self.assertEqual((ov["num_complete_events"], ov["profile_start_ts"], ov["profile_end_ts"]),
+                         (2, 0.0, 15.0))
+        self.assertIn("missing_ts", [k for k, _ in diags])
+
+    def test_numeric_run_ids_as_python_str(self):
+        ids = ["7.50", "1e3", "-0", "-12", "123456789012345678901234567890", '"abc"', "7",
+               "-1.5e-7", "0.1", "2.5E+20"]
+        text = '{"traceEvents":[%s]}' % ",".join(
+            '{"ph":"X","pid":1,"tid":1,"name":"a","ts":%d,"dur":1,"args":{"run_id":%s}}' % (2 * i, v)
+            for i, v in enumerate(ids))
+        want = []
+        for e in json.loads(text)["traceEvents"]:
+            s = str(e["args"]["run_id"])
+            if s not in want:
+                want.append(s)
+        with TempDir() as td:
+            d, _ = summary(td, text)
+        self.assertEqual(sorted(d["trace_provenance"]["run_ids"]), sorted(want))
+        self.assertIn("7.5", want)
+        self.assertIn("1000.0", want)
+
+    def test_reference_rejections_counted(self):
+        cases = [
+            ('{"traceEvents":[{"ph":"X","pid":"1","tid":2,"name":"a","ts":1,"dur":2}]}',
+             "1 entry is malformed for the reference summarizer", "pid/tid not a JSON integer"),
+            ('{"traceEvents":[{"ph":"X","pid":1.0,"tid":2,"name":"a","ts":1,"dur":2}]}',
+             "1 entry is malformed", "pid/tid not a JSON integer"),
+            ('{"traceEvents":[{"ph":"X","pid":1,"tid":2,"name":"a","ts":"1","dur":"2"},'
+             '{"ph":"X","pid":1,"tid":"x","name":"a","ts":5,"dur":2}]}',
+             "2 entries are malformed", "ts/dur written as a string"),
+            ('[{"ph":"X","pid":1,"tid":2,"name":"a","ts":1,"dur":2}]',
+             "The trace is in the JSON array form", "reference summarizer rejects"),
+        ]
+        with TempDir() as td:
+            for i, (text, start, part) in enumerate(cases):
+                with self.subTest(text=text):
+                    d, _ = summary(td, text, "r%d.json" % i)
+                    qw = d["trace_overview"]["quality_warnings"]
+                    self.assertEqual(len(qw), 1, qw)
+                    self.assertTrue(qw[0].startswith(start), qw[0])
+                    self.assertIn(part, qw[0])
+                    self.assertEqual(d["trace_overview"]["num_complete_events"], 1)
+            d, _ = summary(td, '{"traceEvents":[{"ph":"X","pid":1,"tid":2,"name":"a","ts":1,"dur":2}]}',
+                           "ok.json")
+            self.assertEqual(d["trace_overview"]["quality_warnings"], [])
+
+
+if __name__ == "__main__":
+    unittest.main()
