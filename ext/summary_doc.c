@@ -1134,8 +1134,9 @@ static void summaryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }
 
-/* Append profsum's KPI section (after the reference's sections, so those
-** stay byte-compatible) when the trace has KPI rows.  Takes ownership of
+/* Append profsum's KPI section (after the reference's sections) when the
+** trace has KPI rows; only on request (options {"kpis": true}), so the
+** default report is byte for byte the reference's.  Takes ownership of
 ** zReport; returns the new text or 0 on OOM. */
 static char *appendKpis(sqlite3 *db, sqlite3_value *pTrace, char *zReport){
   sqlite3_stmt *p = 0;
@@ -1168,11 +1169,32 @@ static char *appendKpis(sqlite3 *db, sqlite3_value *pTrace, char *zReport){
   return sqlite3_str_finish(s);
 }
 
-/* profsum_report_md(trace [, top_k]) → the markdown report. */
+/* profsum_report_md(trace [, top_k [, options_json]]) → the markdown
+** report of tools-spec §5; options {"kpis": true} appends the KPI table. */
 static void reportMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   ProfsumDoc *d = 0;
   char *z;
   sqlite3_int64 topK = 10;
+  int bKpis = 0;
+  if( argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL ){
+    const char *zOpt = (const char*)sqlite3_value_text(argv[2]);
+    JNode *pOpt = zOpt ? jParse(zOpt, -1, 0) : 0;
+    int i, bad = pOpt==0 || pOpt->type!=JT_OBJECT;
+    for(i=0; !bad && i<pOpt->nChild; i++){
+      JNode *v = pOpt->a[i];
+      if( strcmp(v->zKey, "kpis")==0 && (v->type==JT_TRUE || v->type==JT_FALSE) ){
+        bKpis = v->type==JT_TRUE;
+      }else{
+        bad = 1;
+      }
+    }
+    jFree(pOpt);
+    if( bad ){
+      profsumCtxErr(ctx, "profsum_report_md: options_json must be an object with at most "
+                         "the key \"kpis\" (true or false), got %s", zOpt ? zOpt : "NULL");
+      return;
+    }
+  }
   if( argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL ){
     if( sqlite3_value_numeric_type(argv[1])!=SQLITE_INTEGER || sqlite3_value_int64(argv[1])<0 ){
       profsumCtxErr(ctx, "profsum_report_md: top_k must be a non-negative integer");
@@ -1185,8 +1207,10 @@ static void reportMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   z = profsumDocReportMd(d, (int)topK);
   profsumDocFree(d);
   if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
-  z = appendKpis(sqlite3_context_db_handle(ctx), argv[0], z);
-  if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
+  if( bKpis ){
+    z = appendKpis(sqlite3_context_db_handle(ctx), argv[0], z);
+    if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
+  }
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }
 
@@ -1214,6 +1238,7 @@ int profsumRegisterSummaryDoc(sqlite3 *db, char **pzErr){
   if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_summary_json", 2, SQLITE_UTF8, 0, summaryJsonFunc, 0, 0);
   if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_report_md", 1, SQLITE_UTF8, 0, reportMdFunc, 0, 0);
   if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_report_md", 2, SQLITE_UTF8, 0, reportMdFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_report_md", 3, SQLITE_UTF8, 0, reportMdFunc, 0, 0);
   if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_json_pretty", 1,
                            SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS, 0, jsonPrettyFunc, 0, 0);
   return rc;

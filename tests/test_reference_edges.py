@@ -5,10 +5,15 @@ quality warning for entries the reference's typed decoder rejects (§1.2).
 Run: /usr/bin/python3 tests/run.py test_reference_edges.py
 """
 import json
+import os
+import sqlite3
+import subprocess
 import unittest
 
-from fixtures import doc, ops_only
-from util import connect, TempDir
+from fixtures import doc, f1, ops_only
+from util import connect, TempDir, ROOT
+
+CLI = os.environ.get("PROFSUM_CLI", os.path.join(ROOT, "profsum"))
 
 
 def summary(td, data, name="t.json"):
@@ -99,6 +104,38 @@ class ReferenceEdges(unittest.TestCase):
             d, _ = summary(td, '{"traceEvents":[{"ph":"X","pid":1,"tid":2,"name":"a","ts":1,"dur":2}]}',
                            "ok.json")
             self.assertEqual(d["trace_overview"]["quality_warnings"], [])
+
+
+class ReportKpis(unittest.TestCase):
+    """The markdown report is the reference's (tools-spec §5) unless the KPI
+    table is asked for."""
+
+    def test_kpis_only_on_request(self):
+        with TempDir() as td:
+            path = td.write("f1.json", json.dumps(f1([100, 110, 120], 30)))
+            db = connect()
+            try:
+                db.execute("SELECT profsum_import(?, 'x')", (path,))
+                plain = db.execute("SELECT profsum_report_md('x')").fetchone()[0]
+                same = db.execute("SELECT profsum_report_md('x', 10, '{\"kpis\": false}')").fetchone()[0]
+                kpis = db.execute("SELECT profsum_report_md('x', 10, '{\"kpis\": true}')").fetchone()[0]
+                with self.assertRaises(sqlite3.OperationalError) as cm:
+                    db.execute("SELECT profsum_report_md('x', 10, '{\"kpi\": true}')").fetchone()
+                self.assertIn("profsum_report_md: options_json", str(cm.exception))
+            finally:
+                db.close()
+            self.assertNotIn("## KPIs", plain)
+            self.assertTrue(plain.endswith("\n") and not plain.endswith("\n\n"))
+            self.assertEqual(plain, same)
+            self.assertTrue(kpis.startswith(plain))
+            self.assertIn("\n## KPIs\n| Kind | KPI | Device | Value | Unit | Band | Explanation |", kpis)
+            if os.path.exists(CLI):
+                out = subprocess.run([CLI, "report", "--summary", path], capture_output=True,
+                                     text=True, check=True).stdout
+                self.assertNotIn("## KPIs", out)
+                out = subprocess.run([CLI, "report", "--summary", path, "--kpis"], capture_output=True,
+                                     text=True, check=True).stdout
+                self.assertIn("## KPIs", out)
 
 
 if __name__ == "__main__":

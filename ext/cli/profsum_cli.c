@@ -1143,6 +1143,7 @@ static const OptSpec REPORT_OPTS[] = {
   {"trace", OPT_STR, "LABEL", "label or trace_id of a trace in --db"},
   {"top-k", OPT_INT, "N", "rows per table (default 10)"},
   {"format", OPT_STR, "md|html", "markdown (default), or one self-contained HTML page with SVG charts"},
+  {"kpis", OPT_FLAG, 0, "append profsum's KPI table to the markdown report (not in the reference's)"},
   KNOB_OPTS,
   {"output", OPT_STR, "PATH", "write the report here and print PATH"},
   {0,0,0,0}
@@ -1299,8 +1300,9 @@ static int cmdReport(Opts *o){
   zOpts = knobOptions(o, 0, 0);
   openDb(optStr(o, "db"));
   id = summaryArg(o, zOpts);
-  zMd = sqlText(isHtml ? "SELECT profsum_report_html(?1, ?2)" : "SELECT profsum_report_md(?1, ?2)",
-                "ii", id, (sqlite3_int64)k);
+  zMd = sqlText(isHtml ? "SELECT profsum_report_html(?1, ?2)"
+                : optFlag(o, "kpis") ? "SELECT profsum_report_md(?1, ?2, '{\"kpis\": true}')"
+                : "SELECT profsum_report_md(?1, ?2)", "ii", id, (sqlite3_int64)k);
   if( zMd==0 ) fail(EXIT_FAIL, "the report function returned nothing");
   emit(zMd, optStr(o, "output"));
   free(zMd);
