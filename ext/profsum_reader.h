@@ -129,9 +129,9 @@ typedef struct ProfsumEvent {
   profsum_ps dur;       /* exact picoseconds */
   int strTime;          /* 1: ts or dur was written as a string */
   int tsRounded, durRounded;  /* 1: the text had more than 6 decimals, so
-                        ** ts/dur are rounded; tsText/durText then hold the
-                        ** text's nearest double (Python's float(text)) */
-  double tsText, durText;
+                        ** ts/dur are rounded; tsSpan/durSpan then hold the
+                        ** text (profsumTextDouble gives Python's float()) */
+  ProfsumSpan tsSpan, durSpan;
   ProfsumSpan args;     /* raw JSON text of "args" (any type) */
   ProfsumSpan entries;  /* raw JSON text of "entries" (compact counters) */
   ProfsumSpan aArg[PROFSUM_AK_COUNT]; /* known args keys (ARGKEYS only) */
@@ -191,8 +191,9 @@ int profsumSpanJson(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
 int profsumParseMicros(const char *z, int64_t n, profsum_ps *pOut);
 
 /* The nearest double to the decimal number text z[0..n), as strtod (and
-** Python's float()) give it. */
-double profsumTextDouble(const char *z, int64_t n);
+** Python's float()) give it; dHint: a likely answer (checked exactly, and
+** returned when right, faster), or NAN. */
+double profsumTextDouble(const char *z, int64_t n, double dHint);
 
 /* Parse an integer span (number or integer string).  Returns 0 on success,
 ** -1 when the text is not an integer within int64. */

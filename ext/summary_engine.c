@@ -411,7 +411,7 @@ static int internRunId(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB
     }
     return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
   }
-  jReprDouble(profsumTextDouble(z, n), zBuf);
+  jReprDouble(profsumTextDouble(z, n, NAN), zBuf);
   *pId = spIntern(&e->pool, zBuf, (int64_t)strlen(zBuf));
   return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
 }
@@ -648,10 +648,11 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
   if( ev->tsRounded || ev->durRounded ){
     /* Rare but for converted XPlanes (17-digit µs texts): keep the text's
     ** doubles only when the rounded picoseconds give other doubles. */
-    double fTs = ev->tsRounded ? ev->tsText : psFloat(ev->ts);
-    double fDur = ev->durRounded ? ev->durText : psFloat(ev->dur);
+    double pTs = psFloat(ev->ts), pDur = psFloat(ev->dur);
+    double fTs = ev->tsRounded ? profsumTextDouble(ev->tsSpan.z, ev->tsSpan.n, pTs) : pTs;
+    double fDur = ev->durRounded ? profsumTextDouble(ev->durSpan.z, ev->durSpan.n, pDur) : pDur;
     e->anyRounded = 1;
-    if( fTs!=psFloat(ev->ts) || fDur!=psFloat(ev->dur) ){
+    if( fTs!=pTs || fDur!=pDur ){
       HEnt *hf = hmGet(&e->floatOf, e->nEv, 0, 1, 0);
       if( hf==0 ) return SQLITE_NOMEM;
       memcpy(&hf->v1, &fTs, sizeof(double));

@@ -836,18 +836,22 @@ static void setId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, Profsu
   }
 }
 
-/* Interpret a ts/dur value: exact picoseconds, or not set (diagnostic). */
 /* The nearest double to the decimal text z[0..n) (correctly rounded, as
-** Python's float() of the same text), for a time whose exact picoseconds
-** had to be rounded: the summary decides nesting and gaps on the doubles
-** the reference sees (summary_engine.c, "Float decisions").  Converted
-** XPlanes write 17-digit times, so this runs for most events of such
-** traces: up to 19 significant digits and a decimal exponent within ±27
-** take a fast path (the value in x87 extended precision, one rounding,
-** then to double unless it lies within 2^-62 of a midpoint between two
-** doubles, where double rounding could differ); anything else goes to
-** strtod.  Differential test against strtod: see tests/test_float_decisions.py. */
-double profsumTextDouble(const char *z, int64_t n){
+** strtod and Python's float() of the same text).  The summary decides
+** nesting and gaps on the doubles the reference sees (summary_engine.c,
+** "Float decisions"), and converted XPlanes write 17-digit times, so this
+** runs for most events of such traces.  dHint is a guess (the double of
+** the text rounded to a picosecond: usually the answer), NAN for none:
+**   1. up to 19 significant digits and at most 19 decimals: when the text
+**      lies strictly within dHint's rounding interval, by exact 128-bit
+**      integer comparison, the answer is dHint (no division);
+**   2. up to 19 digits and a decimal exponent within ±22 (Clinger, when
+**      the digits fit 53 bits) or ±27 (x87 extended precision, one
+**      rounding, then to double unless within 2^-62 of a midpoint);
+**   3. strtod.
+** Differential tests against strtod: 20 M random texts (the commit that
+** added it), and tests/test_float_decisions.py through the summary. */
+double profsumTextDouble(const char *z, int64_t n, double dHint){
   char zBuf[128];
   char *zHeap = 0, *zUse = zBuf;
   double r;
@@ -891,6 +895,34 @@ double profsumTextDouble(const char *z, int64_t n){
     }
     if( i!=n ) goto slow;
     if( w==0 ) return neg ? -0.0 : 0.0;
+    if( k<=0 && k>=-19 && dHint==dHint && (dHint<0)==neg ){
+      /* 1: d = m·2^e; is |w·10^k − d| < half the gap around d?  Scaled by
+      ** 10^-k·2^-e: |2·w·2^-e − 2·m·10^-k| < 10^-k (a quarter gap below a
+      ** power of two) */
+      static const uint64_t aU10[20] = { 1ull, 10ull, 100ull, 1000ull, 10000ull,
+        100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+        10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+        100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+        100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull };
+      uint64_t bits, m;
+      int E, sh, nbw = 64 - __builtin_clzll(w);
+      double dAbs = dHint<0 ? -dHint : dHint;
+      memcpy(&bits, &dAbs, sizeof(bits));
+      E = (int)(bits>>52);
+      m = (bits & (((uint64_t)1<<52)-1)) | ((uint64_t)1<<52);
+      sh = 1075 - E;                        /* d = m·2^-sh */
+      if( E>0 && E<0x7ff && sh>=0 && nbw + sh + 1 <= 127 ){
+        unsigned __int128 A2 = (unsigned __int128)w << (sh+1);
+        unsigned __int128 B2 = (unsigned __int128)m * aU10[-k] * 2;
+        unsigned __int128 P = aU10[-k];
+        int bPow2 = (bits & (((uint64_t)1<<52)-1))==0 && E>1;
+        if( A2>=B2 ){
+          if( A2-B2 < P ) return dHint;
+        }else if( bPow2 ? (B2-A2)*2 < P : B2-A2 < P ){
+          return dHint;
+        }
+      }
+    }
     if( w<=((uint64_t)1<<53) && k>=-22 && k<=0 ){
       /* Clinger: w and 10^-k are exact doubles, one division rounds */
       static const double aD10[23] = {
@@ -939,8 +971,9 @@ slow:
   return r;
 }
 
+/* Interpret a ts/dur value: exact picoseconds, or not set (diagnostic). */
 static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
-                    int *pHas, profsum_ps *pVal, int *pRounded, double *pText){
+                    int *pHas, profsum_ps *pVal, int *pRounded, ProfsumSpan *pText){
   int rc = -1;
   *pHas = 0;
   *pRounded = 0;
@@ -956,7 +989,7 @@ static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
     *pHas = 1;
     if( rc==1 ){
       *pRounded = 1;
-      *pText = profsumTextDouble(v->z, v->n);
+      *pText = *v;          /* its double, when needed: profsumTextDouble */
     }
     if( rc==1 && s->xDiag ){
       char zq[64] = "";
@@ -1035,12 +1068,12 @@ static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
   switch( nk ){
     case 2:
       if( k[0]=='p' && k[1]=='h' ){ ev->ph = *v; return; }
-      if( k[0]=='t' && k[1]=='s' ){ setTime(s, "ts", v, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsText); return; }
+      if( k[0]=='t' && k[1]=='s' ){ setTime(s, "ts", v, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan); return; }
       break;
     case 3:
       if( KEYIS(k,nk,"pid") ){ setId(s, "pid", v, &ev->pid); return; }
       if( KEYIS(k,nk,"tid") ){ setId(s, "tid", v, &ev->tid); return; }
-      if( KEYIS(k,nk,"dur") ){ setTime(s, "dur", v, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durText); return; }
+      if( KEYIS(k,nk,"dur") ){ setTime(s, "dur", v, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan); return; }
       if( KEYIS(k,nk,"cat") ) goto text_field;
       break;
     case 4:
