@@ -1324,6 +1324,15 @@ int profsumScanOpen(ProfsumSrc *pSrc, const char *zFunc, unsigned flags,
   return SQLITE_OK;
 }
 
+/* At the '}' that ends the top-level object: when it had no traceEvents
+** array (absent or null), say so, so that a wrong file (another JSON of
+** the profile folder) is not silently an empty trace. */
+static void noEventsDiag(ProfsumScan *s){
+  if( s->seenEvents ) return;
+  emitDiag(s, -1, s->iBase + (int64_t)s->iPos, "no_trace_events",
+           "the top-level object has no \"traceEvents\" array (absent or null): no events");
+}
+
 /* Handle one element of traceEvents at s->iPos.  Returns SQLITE_ROW when
 ** it is a row, SQLITE_OK when it was consumed without a row, SQLITE_DONE
 ** when the data ended inside it, or an error. */
@@ -1437,6 +1446,7 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
               emitDiag(s, -1, s->iBase + (int64_t)s->iPos, "trailing_comma",
                        "trailing comma in the top-level object");
             }
+            noEventsDiag(s);
             s->iPos++;
             s->state = ST_END;
             break;
@@ -1503,7 +1513,7 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
         }
         case ST_TOP_AFTER:
           if( c==',' ){ s->iPos++; s->state = ST_TOP_KEY; s->afterComma = 1; break; }
-          if( c=='}' ){ s->iPos++; s->state = ST_END; break; }
+          if( c=='}' ){ noEventsDiag(s); s->iPos++; s->state = ST_END; break; }
           s->zErrWhy = "expected ',' or '}' in the top-level object";
           s->pErrAt = s->aBuf + s->iPos;
           return syntaxError(s, pzErr);

@@ -308,5 +308,26 @@ class ZeroLength(unittest.TestCase):
         self.assertEqual([r[1] for r in rows], [4000, 6000, 0, 0])
 
 
+class NoTraceEvents(unittest.TestCase):
+    """An object without a traceEvents array is no rows and one diagnostic
+    saying so; an empty array is a trace with no events, silently."""
+
+    def test_diagnostic(self):
+        db = connect()
+        try:
+            with TempDir() as td:
+                for text, want in [("{}", 1), ('{"foo": [1]}', 1), ('{"traceEvents": null}', 1),
+                                   ('{"traceEvents": []}', 0), ("[]", 0)]:
+                    p = td.write("n.json", text)
+                    rows = q(db, "SELECT kind, detail FROM profsum_diagnostics(?)", p)
+                    self.assertEqual(len(rows), want, (text, rows))
+                    if want:
+                        self.assertEqual(rows[0][0], "no_trace_events")
+                        self.assertIn('no "traceEvents" array', rows[0][1])
+                    self.assertEqual(q(db, "SELECT count(*) FROM trace_events(?)", p), [(0,)])
+        finally:
+            db.close()
+
+
 if __name__ == "__main__":
     unittest.main()
