@@ -143,11 +143,19 @@ static void pendDiag(ProfsumScan *s, const char *zKind, const char *zFmt, ...){
     s->aKindSeen[k].n = 0;
     s->nKindSeen++;
   }
-  /* (Counted when queued; an entry re-parsed after a refill may count
-  ** twice, which only moves the point where details stop.) */
-  if( k<s->nKindSeen && ++s->aKindSeen[k].n > PROFSUM_DIAG_DETAIL_CAP ){
-    d->hasDetail = 0;
-    return;
+  /* Counted when emitted (flushDiag): an entry re-parsed after a refill
+  ** queues its diagnostics again.  Those of this entry queued so far count
+  ** toward the cap too. */
+  if( k<s->nKindSeen ){
+    int64_t n = s->aKindSeen[k].n;
+    int j;
+    for(j=0; j<s->nPending-1; j++){
+      if( s->aPending[j].zKind==zKind || strcmp(s->aPending[j].zKind, zKind)==0 ) n++;
+    }
+    if( n >= PROFSUM_DIAG_DETAIL_CAP ){
+      d->hasDetail = 0;
+      return;
+    }
   }
   d->hasDetail = 1;
   va_start(ap, zFmt);
@@ -173,6 +181,14 @@ static void flushDiag(ProfsumScan *s, int64_t idx, int64_t iOffset){
   int i;
   if( s->xDiag==0 ) return;
   for(i=0; i<s->nPending; i++){
+    int k;
+    for(k=0; k<s->nKindSeen; k++){
+      if( s->aKindSeen[k].zKind==s->aPending[i].zKind
+       || strcmp(s->aKindSeen[k].zKind, s->aPending[i].zKind)==0 ){
+        s->aKindSeen[k].n++;
+        break;
+      }
+    }
     s->xDiag(s->pDiagCtx, idx, iOffset, s->aPending[i].zKind,
              s->aPending[i].hasDetail ? s->aPending[i].zDetail : 0);
   }

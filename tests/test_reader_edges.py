@@ -329,5 +329,25 @@ class NoTraceEvents(unittest.TestCase):
             db.close()
 
 
+class DiagnosticDetails(unittest.TestCase):
+    """The first 1000 diagnostics of a kind all have their detail, even when
+    entries cross the reader's buffer refills (an entry parsed twice used to
+    count twice toward the cap, leaving blank details before it)."""
+
+    def test_details_up_to_the_cap(self):
+        pad = "x" * 20000
+        ev = ",".join('{"ph":"X","pid":1,"tid":1,"name":"a","ts":"%d.1234567","dur":1,'
+                      '"args":{"pad":"%s"}}' % (i, pad) for i in range(1100))
+        with TempDir() as td:
+            p = td.write("dd.json", '{"traceEvents":[%s]}' % ev)
+            db = connect()
+            try:
+                rows = q(db, "SELECT count(*), sum(detail IS NULL OR detail = '') "
+                             "FROM profsum_diagnostics(?) WHERE kind = 'time_rounded'", p)
+            finally:
+                db.close()
+        self.assertEqual(rows, [(1000, 0)])
+
+
 if __name__ == "__main__":
     unittest.main()
