@@ -1369,8 +1369,14 @@ static int scanElement(ProfsumScan *s, char **pzErr){
     emitDiag(s, idx, off, "truncated_entry", z);
     s->iPos = s->nBuf;
     s->state = ST_DONE;
-    if( s->xDiag ) emitDiag(s, -1, s->iBase + (int64_t)s->nBuf, "unterminated_array",
-                            "traceEvents has no closing ']' (all complete entries kept)");
+    if( s->xDiag ){
+      emitDiag(s, -1, s->iBase + (int64_t)s->nBuf, "unterminated_array",
+               "traceEvents has no closing ']' (all complete entries kept)");
+      if( !s->bareArray ){
+        emitDiag(s, -1, s->iBase + (int64_t)s->nBuf, "unterminated_object",
+                 "the top-level object has no closing '}'");
+      }
+    }
     return SQLITE_DONE;
   }
   s->iPos = (size_t)(pEnd - s->aBuf);

@@ -349,5 +349,22 @@ class DiagnosticDetails(unittest.TestCase):
         self.assertEqual(rows, [(1000, 0)])
 
 
+class CutInsideEntry(unittest.TestCase):
+    def test_object_form_cut_inside_an_entry(self):
+        head = '{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1},{"ph":"X","na'
+        db = connect()
+        try:
+            with TempDir() as td:
+                for text, want in [('{"traceEvents":[' + head,
+                                    ["truncated_entry", "unterminated_array", "unterminated_object"]),
+                                   ("[" + head, ["truncated_entry", "unterminated_array"])]:
+                    p = td.write("c.json", text)
+                    self.assertEqual([r[0] for r in q(db, "SELECT kind FROM profsum_diagnostics(?)", p)],
+                                     want, text)
+                    self.assertEqual(q(db, "SELECT count(*) FROM trace_events(?)", p), [(1,)])
+        finally:
+            db.close()
+
+
 if __name__ == "__main__":
     unittest.main()
