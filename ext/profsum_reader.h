@@ -84,7 +84,9 @@ typedef struct ProfsumSpan {
 #define PROFSUM_SF_TRAIL   0x04  /* trailing comma inside the value */
 #define PROFSUM_SF_NONFIN  0x08  /* bare NaN/Infinity inside the value */
 #define PROFSUM_SF_DUPKEY  0x10  /* (args) a known key appeared twice */
-#define PROFSUM_SF_FIXUP   (PROFSUM_SF_CTRL|PROFSUM_SF_TRAIL|PROFSUM_SF_NONFIN)
+#define PROFSUM_SF_BADUTF8 0x20  /* bytes that are not UTF-8 in a string (shown
+                                 ** as U+FFFD: text columns stay valid UTF-8) */
+#define PROFSUM_SF_FIXUP   (PROFSUM_SF_CTRL|PROFSUM_SF_TRAIL|PROFSUM_SF_NONFIN|PROFSUM_SF_BADUTF8)
 
 /* pid/tid value kinds */
 #define PROFSUM_ID_ABSENT  0

@@ -115,7 +115,34 @@ static const u8 aStrClass[256] = {
   [11]=3,[12]=3,[13]=3,[14]=3,[15]=3,[16]=3,[17]=3,[18]=3,[19]=3,[20]=3,
   [21]=3,[22]=3,[23]=3,[24]=3,[25]=3,[26]=3,[27]=3,[28]=3,[29]=3,[30]=3,
   [31]=3, ['"']=1, ['\\']=2,
+  [0x80 ... 0xFF]=4,
 };
+
+/* Length of the valid UTF-8 sequence at p (at most e-p bytes available):
+** 2..4, 0 when the bytes there are not UTF-8 (a stray continuation byte,
+** an overlong form, a surrogate, beyond U+10FFFF, a cut sequence), -1
+** when the sequence may continue past e. */
+static int utf8Len(const u8 *p, const u8 *e){
+  u8 c = p[0];
+  int n, i;
+  unsigned lo = 0x80, hi = 0xBF;
+  if( c>=0xC2 && c<=0xDF ) n = 2;
+  else if( c>=0xE0 && c<=0xEF ){
+    n = 3;
+    if( c==0xE0 ) lo = 0xA0;              /* overlong */
+    if( c==0xED ) hi = 0x9F;              /* surrogates */
+  }else if( c>=0xF0 && c<=0xF4 ){
+    n = 4;
+    if( c==0xF0 ) lo = 0x90;              /* overlong */
+    if( c==0xF4 ) hi = 0x8F;              /* beyond U+10FFFF */
+  }else return 0;
+  for(i=1; i<n; i++){
+    if( p+i>=e ) return -1;
+    if( p[i]<lo || p[i]>hi ) return 0;
+    lo = 0x80; hi = 0xBF;
+  }
+  return n;
+}
 
 static int isHex(u8 c){
   return (c>='0' && c<='9') || (c>='a' && c<='f') || (c>='A' && c<='F');
@@ -236,7 +263,8 @@ static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
         __m128i v = _mm_loadu_si128((const __m128i*)p);
         __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vQuote), _mm_cmpeq_epi8(v, vBack)),
                                    _mm_cmpeq_epi8(_mm_max_epu8(v, v1f), v1f));
-        unsigned m = (unsigned)_mm_movemask_epi8(hit);
+        /* | v: bytes >= 0x80 stop too (their UTF-8 is checked below) */
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(hit, v));
         if( m ){ p += __builtin_ctz(m); break; }
         p += 16;
       }
@@ -272,6 +300,13 @@ static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
             return P_ERR;
         }
         break;
+      case 4: {
+        int n = utf8Len(p, e);
+        if( n<0 ) return P_MORE;
+        if( n==0 ){ f |= PROFSUM_SF_BADUTF8; p++; }
+        else p += n;
+        break;
+      }
       default:
         f |= PROFSUM_SF_CTRL;
         p++;
@@ -712,14 +747,22 @@ int profsumSpanText(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
                     const char **pzOut, int64_t *pnOut){
   const char *z = s->z, *e = s->z + s->n;
   char *o;
-  if( !(s->flags & PROFSUM_SF_ESCAPE) ){
+  int bBad = (s->flags & PROFSUM_SF_BADUTF8)!=0;
+  if( !(s->flags & (PROFSUM_SF_ESCAPE|PROFSUM_SF_BADUTF8)) ){
     *pzOut = s->z;
     *pnOut = s->n;
     return SQLITE_OK;
   }
-  if( scratchReserve(ppBuf, pnBuf, s->n+1) ) return SQLITE_NOMEM;
+  /* a byte that is not UTF-8 becomes U+FFFD (3 bytes) */
+  if( scratchReserve(ppBuf, pnBuf, (bBad ? 3*s->n : s->n)+1) ) return SQLITE_NOMEM;
   o = *ppBuf;
   while( z<e ){
+    if( bBad && (u8)*z>=0x80 ){
+      int n = utf8Len((const u8*)z, (const u8*)e);
+      if( n<=0 ){ o = putUtf8(o, 0xFFFD); z++; }
+      else{ memcpy(o, z, (size_t)n); o += n; z += n; }
+      continue;
+    }
     if( *z!='\\' ){ *o++ = *z++; continue; }
     switch( z[1] ){
       case 'b': *o++ = '\b'; z += 2; break;
@@ -776,6 +819,12 @@ int profsumSpanJson(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
     char c = *z;
     if( inStr ){
       if( c=='\\' ){ *o++ = c; *o++ = z[1]; z += 2; continue; }
+      if( (u8)c>=0x80 && (s->flags & PROFSUM_SF_BADUTF8) ){
+        int n = utf8Len((const u8*)z, (const u8*)e);
+        if( n<=0 ){ memcpy(o, "\\ufffd", 6); o += 6; z++; }
+        else{ memcpy(o, z, (size_t)n); o += n; z += n; }
+        continue;
+      }
       if( c=='"' ){ inStr = 0; *o++ = c; z++; continue; }
       if( (unsigned char)c<0x20 ){
         static const char hx[] = "0123456789abcdef";
@@ -1161,7 +1210,7 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
     pKey = p;
     rc = scanString(s, p, e, &p, &kf);
     if( rc ) return rc;
-    *pFlags |= (kf & PROFSUM_SF_CTRL);
+    *pFlags |= (kf & (PROFSUM_SF_CTRL|PROFSUM_SF_BADUTF8));
     key.z = (const char*)pKey+1;
     key.n = (p - pKey) - 2;
     key.type = PROFSUM_JT_STRING;

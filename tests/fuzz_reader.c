@@ -208,7 +208,7 @@ static void checkTextAgainstSqlite(const char *zWhat, const ProfsumSpan *s,
   char *zQ;
   const unsigned char *zRef;
   int nRef, rc;
-  if( (s->flags & PROFSUM_SF_CTRL) || !(s->flags & PROFSUM_SF_ESCAPE) ) return;
+  if( (s->flags & (PROFSUM_SF_CTRL|PROFSUM_SF_BADUTF8)) || !(s->flags & PROFSUM_SF_ESCAPE) ) return;
   if( s->n>4096 ) return;
   for(i=0; i<s->n; i++){
     if( s->z[i]=='\\' ){
@@ -242,6 +242,28 @@ static void checkTextAgainstSqlite(const char *zWhat, const ProfsumSpan *s,
   sqlite3_free(zQ);
 }
 
+/* Is z[0..n) valid UTF-8 (RFC 3629: no overlongs, surrogates or code
+** points beyond U+10FFFF)?  Written independently of the reader's check. */
+static int validUtf8(const unsigned char *z, int64_t n){
+  int64_t i = 0;
+  while( i<n ){
+    unsigned c = z[i], cp, k, need;
+    if( c<0x80 ){ i++; continue; }
+    if( (c & 0xE0)==0xC0 ){ need = 1; cp = c & 0x1F; }
+    else if( (c & 0xF0)==0xE0 ){ need = 2; cp = c & 0x0F; }
+    else if( (c & 0xF8)==0xF0 ){ need = 3; cp = c & 0x07; }
+    else return 0;
+    for(k=1; k<=need; k++){
+      if( i+(int64_t)k>=n || (z[i+k] & 0xC0)!=0x80 ) return 0;
+      cp = (cp<<6) | (z[i+k] & 0x3F);
+    }
+    if( (need==1 && cp<0x80) || (need==2 && cp<0x800) || (need==3 && cp<0x10000) ) return 0;
+    if( cp>0x10FFFF || (cp>=0xD800 && cp<=0xDFFF) ) return 0;
+    i += need+1;
+  }
+  return 1;
+}
+
 /* Exercise one span: text decoding (strings) and JSON rendering. */
 static void checkSpan(const char *zWhat, const ProfsumSpan *s,
                       char **ppBuf, int64_t *pnBuf){
@@ -253,10 +275,15 @@ static void checkSpan(const char *zWhat, const ProfsumSpan *s,
   if( s->type==PROFSUM_JT_STRING ){
     if( profsumSpanText(s, ppBuf, pnBuf, &z, &n) ) fail("%s: profsumSpanText error", zWhat);
     if( n<0 || (n>0 && z==0) ) fail("%s: profsumSpanText n=%lld", zWhat, (long long)n);
-    if( !(s->flags & PROFSUM_SF_ESCAPE) && (z!=s->z || n!=s->n) ){
-      fail("%s: profsumSpanText changed a string without escapes", zWhat);
+    if( !(s->flags & (PROFSUM_SF_ESCAPE|PROFSUM_SF_BADUTF8)) && (z!=s->z || n!=s->n) ){
+      fail("%s: profsumSpanText changed a string without escapes or bad UTF-8", zWhat);
     }
-    if( n>s->n ) fail("%s: decoded string longer than its JSON text", zWhat);
+    if( n > ((s->flags & PROFSUM_SF_BADUTF8) ? 3*s->n : s->n) ){
+      fail("%s: decoded string longer than its JSON text allows", zWhat);
+    }
+    if( !validUtf8((const unsigned char*)z, n) ){
+      fail("%s: decoded string is not valid UTF-8", zWhat);
+    }
     {
       /* Touch every byte (ASan checks the reads). */
       volatile unsigned char acc = 0;
@@ -269,11 +296,13 @@ static void checkSpan(const char *zWhat, const ProfsumSpan *s,
     /* Not a string: outside profsumSpanText's contract, so only memory
     ** safety is checked (ASan), not the result. */
     if( profsumSpanText(s, ppBuf, pnBuf, &z, &n) ) fail("%s: profsumSpanText error", zWhat);
-    if( n<0 || n>s->n ) fail("%s: profsumSpanText n=%lld of %lld", zWhat, (long long)n,
-                              (long long)s->n);
+    if( n<0 || n>((s->flags & PROFSUM_SF_BADUTF8) ? 3*s->n : s->n) ){
+      fail("%s: profsumSpanText n=%lld of %lld", zWhat, (long long)n, (long long)s->n);
+    }
   }
   if( profsumSpanJson(s, ppBuf, pnBuf, &z, &n) ) fail("%s: profsumSpanJson error", zWhat);
   if( z==0 || n<=0 ) fail("%s: profsumSpanJson n=%lld", zWhat, (long long)n);
+  if( !validUtf8((const unsigned char*)z, n) ) fail("%s: profsumSpanJson gave invalid UTF-8", zWhat);
   checkJsonValid(zWhat, z, n);
 }
 
@@ -444,7 +473,11 @@ static void checkTrackInfo(const ProfsumTrackInfo *p){
     if( r->ph=='E' && r->depth>=0 ) fail("E record on a track");
     if( r->dur<-1 ) fail("record dur %lld", (long long)r->dur);
     if( r->depth>=0 ){
-      if( r->dur<=0 ) fail("record on a track with dur %lld", (long long)r->dur);
+      /* matched B slices of any length are on tracks (docs/trace_events.md);
+      ** X events only with dur > 0 */
+      if( r->dur<0 || (r->dur==0 && r->ph!='B') ){
+        fail("record (ph %c) on a track with dur %lld", r->ph, (long long)r->dur);
+      }
       if( r->excl<0 || r->excl>r->dur ){
         fail("record %lld: excl %lld, dur %lld", (long long)r->idx, (long long)r->excl,
              (long long)r->dur);

@@ -366,5 +366,44 @@ class CutInsideEntry(unittest.TestCase):
             db.close()
 
 
+class InvalidUtf8(unittest.TestCase):
+    """Bytes that are not UTF-8 inside strings come out as U+FFFD, so every
+    text column is valid UTF-8 (Python's sqlite3 module fails a whole query
+    on one invalid value) and args stays valid JSON; valid multi-byte text
+    is kept as is, including sequences that cross the reader's refills."""
+
+    def test_replaced(self):
+        raw = (b'{"traceEvents":[{"ph":"X","name":"a\xff\xfeb","pid":1,"tid":1,"ts":1,"dur":1,'
+               b'"args":{"k":"v\xe9w","ok":"caf\xc3\xa9","sur":"\xed\xa0\x80","cut":"\xe2\x82"}},'
+               b'{"ph":"X","name":"\xe2\x82\xac ok \xf0\x9f\x98\x80","pid":1,"tid":1,"ts":3,"dur":1}]}')
+        with TempDir() as td:
+            p = os.path.join(td.path, "u.json")
+            with open(p, "wb") as f:
+                f.write(raw)
+            db = connect()
+            try:
+                rows = q(db, "SELECT name, args, json_valid(args) FROM trace_events(?)", p)
+            finally:
+                db.close()
+        self.assertEqual(rows[0][0], "a\ufffd\ufffdb")
+        self.assertEqual(json.loads(rows[0][1]), {"k": "v\ufffdw", "ok": "caf\u00e9",
+                                                  "sur": "\ufffd\ufffd\ufffd", "cut": "\ufffd\ufffd"})
+        self.assertEqual(rows[0][2], 1)
+        self.assertEqual(rows[1][0], "\u20ac ok \U0001F600")
+
+    def test_long_multibyte_names_across_refills(self):
+        names = ["\u00e9\u4e2d\U0001F600" * (i % 97 + 1) for i in range(3000)]
+        ev = [{"ph": "X", "name": n, "pid": 1, "tid": 1, "ts": i, "dur": 1, "args": {"pad": "x" * 700}}
+              for i, n in enumerate(names)]
+        with TempDir() as td:
+            p = td.write("m.json", json.dumps({"traceEvents": ev}, ensure_ascii=False))
+            db = connect()
+            try:
+                got = [r[0] for r in q(db, "SELECT name FROM trace_events(?)", p)]
+            finally:
+                db.close()
+        self.assertEqual(got, names)
+
+
 if __name__ == "__main__":
     unittest.main()
