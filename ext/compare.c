@@ -1824,12 +1824,8 @@ static int bundleRename(BundleJob *j, char **pzErr){
   return rc;
 }
 
-/*
-** str(pathlib.PurePosixPath(z)): repeated and trailing slashes collapsed,
-** "." components dropped ("" and "." give "."; a leading "//" is kept as
-** POSIX says).  sqlite3_malloc'd.
-*/
-static char *pyPathStr(const char *z){
+/* str(pathlib.PurePosixPath(z)): see compare.h. */
+char *profsumPyPathStr(const char *z){
   sqlite3_str *s = sqlite3_str_new(0);
   const char *p = z;
   int nPart = 0;
@@ -1855,7 +1851,7 @@ static char *pyPathStr(const char *z){
 /* The manifest of §6 as a new tree. */
 static JNode *bundleManifest(const BundleJob *j){
   JNode *o = jObj();
-  char *zNorm = pyPathStr(j->zDir);
+  char *zNorm = profsumPyPathStr(j->zDir);
   int i;
   if( zNorm==0 ){ jFree(o); return 0; }
   jSet(o, "output_dir", jStr(zNorm, -1));

@@ -85,6 +85,16 @@ char *profsumJsonCompact(const JNode *p);
 void profsumNowIso(char *zBuf, int nBuf);
 
 /*
+** str(pathlib.PurePosixPath(z)), the text Python gives a path that argparse
+** parsed with type=Path: repeated and trailing slashes collapsed, "."
+** components dropped ("" and "." give "."; a leading "//" is kept as POSIX
+** says; ".." is kept).  Used for the bundle manifest and by the CLI for
+** every argument the reference types as a Path.  Returns a
+** sqlite3_malloc'd string, or 0 when out of memory.
+*/
+char *profsumPyPathStr(const char *z);
+
+/*
 ** Register profsum_compare_json, profsum_track, profsum_history_import,
 ** profsum_history_export, profsum_history_summary_json and profsum_bundle.
 */

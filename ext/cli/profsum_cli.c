@@ -57,6 +57,8 @@
 # define PROFSUM_VERSION "0.0.0-dev"
 #endif
 
+#include "../compare.h"         /* profsumPyPathStr (linked in statically) */
+
 /* The extension's entry point (ext/profsum.c), linked in statically. */
 int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
 
@@ -101,6 +103,7 @@ static void onSignal(int sig){
 }
 
 static void progressAbandon(void);
+static int isRemoteSource(const char *z);
 
 /* Print "profsum <cmd>: <message>" to stderr and exit with rc. */
 static void fail(int rc, const char *zFmt, ...){
@@ -213,6 +216,9 @@ static const char *jobjEnd(JObj *o){
 #define OPT_INT   2   /* an integer */
 #define OPT_NUM   3   /* a finite number */
 #define OPT_MULTI 4   /* a string, repeatable */
+#define OPT_PATH  5   /* a path: the reference's argparse type=Path, so the
+                      ** value is str(Path(value)) (profsumPyPathStr); a
+                      ** remote source (wandb:, http(s)://) is kept as is */
 
 typedef struct OptSpec {
   const char *zName;        /* without the leading "--" */
@@ -227,6 +233,8 @@ typedef struct Opts {
   const OptSpec *aSpec;
   int nSpec;
   const char *azVal[MAX_OPTS];         /* value (or "1" for a flag); 0 when absent */
+  const char *azRaw[MAX_OPTS];         /* the value as given (before OPT_PATH normalization) */
+  char *azOwned[MAX_OPTS];             /* normalized OPT_PATH values (sqlite3_free; optsFree) */
   const char *azMulti[MAX_OPTS][MAX_MULTI];
   int anMulti[MAX_OPTS];
   const char *azPos[16];               /* positional arguments */
@@ -337,8 +345,22 @@ static void parseOpts(const Cmd *c, Opts *o, int argc, char **argv){
       if( o->anMulti[k]>=MAX_MULTI ) fail(EXIT_USAGE, "option '--%s' given too often", o->aSpec[k].zName);
       o->azMulti[k][o->anMulti[k]++] = zVal;
     }
+    o->azRaw[k] = zVal;
+    if( o->aSpec[k].eKind==OPT_PATH && !isRemoteSource(zVal) ){
+      char *zNorm = profsumPyPathStr(zVal);
+      if( zNorm==0 ) fail(EXIT_FAIL, "out of memory");
+      sqlite3_free(o->azOwned[k]);
+      o->azOwned[k] = zNorm;
+      zVal = zNorm;
+    }
     o->azVal[k] = zVal;          /* the last one wins, as with argparse */
   }
+}
+
+/* Free what parseOpts allocated. */
+static void optsFree(Opts *o){
+  int k;
+  for(k=0; k<MAX_OPTS; k++){ sqlite3_free(o->azOwned[k]); o->azOwned[k] = 0; }
 }
 
 static int optIdx(const Opts *o, const char *zName){
@@ -347,6 +369,8 @@ static int optIdx(const Opts *o, const char *zName){
   return k;
 }
 static const char *optStr(const Opts *o, const char *zName){ return o->azVal[optIdx(o, zName)]; }
+/* The value as given on the command line (OPT_PATH: not normalized). */
+static const char *optRaw(const Opts *o, const char *zName){ return o->azRaw[optIdx(o, zName)]; }
 static int optFlag(const Opts *o, const char *zName){ return o->azVal[optIdx(o, zName)]!=0; }
 static long long optInt(const Opts *o, const char *zName, long long iDefault){
   const char *z = optStr(o, zName);
@@ -865,10 +889,13 @@ static sqlite3_int64 importSummary(const char *zSource, const char *zOpts){
 
 /* A trace argument: an existing path (or remote source) is imported (as a
 ** summary: importSummary); else, when a database was given, a label or
-** trace_id in it. */
-static sqlite3_int64 traceArg(const char *zOpt, const char *zArg, int bHaveDb, const char *zOpts){
+** trace_id in it.  zArg is the path as str(Path) gives it (OPT_PATH), zRaw
+** the text as given (the label looked up; 0: zArg). */
+static sqlite3_int64 traceArg(const char *zOpt, const char *zArg, const char *zRaw, int bHaveDb,
+                              const char *zOpts){
   char *zId;
   if( isRemoteSource(zArg) || pathExists(zArg) ) return importSummary(zArg, zOpts);
+  if( zRaw ) zArg = zRaw;
   if( !bHaveDb ) fail(EXIT_FAIL, "--%s '%s': %s", zOpt, zArg, strerror(ENOENT));
   zId = tableExists("profsum_trace")
       ? sqlText("SELECT trace_id FROM main.profsum_trace WHERE label=?1 "
@@ -892,7 +919,7 @@ static sqlite3_int64 summaryArg(const Opts *o, const char *zOpts){
   if( zSum && zTrace ) fail(EXIT_USAGE, "give either --summary or --trace, not both");
   if( zTrace ){
     if( optStr(o, "db")==0 ) fail(EXIT_USAGE, "--trace names a trace of a database: give --db too");
-    return traceArg("trace", zTrace, 1, zOpts);
+    return traceArg("trace", zTrace, 0, 1, zOpts);
   }
   if( zSum==0 ) fail(EXIT_USAGE, "the option '--summary' is required (or --db with --trace)");
   return importSummary(zSum, zOpts);
@@ -1117,19 +1144,19 @@ static void checkProvenance(const char *zCompare){
   {"max-stall-share-regression-abs", OPT_NUM, "X", "warn above this stall share increase (default 0.05)"}
 
 static const OptSpec SUMMARIZE_OPTS[] = {
-  {"trace-file", OPT_STR, "PATH", "a trace JSON file (.json or .json.gz)"},
-  {"xplane-file", OPT_STR, "PATH", "an .xplane.pb file (not supported: use the trace JSON)"},
-  {"xplane-output-dir", OPT_STR, "DIR", "(reference tool only; not supported)"},
+  {"trace-file", OPT_PATH, "PATH", "a trace JSON file (.json or .json.gz)"},
+  {"xplane-file", OPT_PATH, "PATH", "an .xplane.pb file (not supported: use the trace JSON)"},
+  {"xplane-output-dir", OPT_PATH, "DIR", "(reference tool only; not supported)"},
   {"xplane-count-trace-events", OPT_FLAG, 0, "(reference tool only; ignored)"},
   {"artifact", OPT_STR, "REF", "a W&B jax_profile artifact entity/project/name:version"},
   {"run-target", OPT_STR, "RUN", "a W&B run: URL, entity/project/run_id or a bare run id"},
   {"alias", OPT_STR, "ALIAS", "with --run-target: the artifact alias to pick (default latest)"},
   {"entity", OPT_STR, "ENTITY", "W&B entity for a bare run id"},
   {"project", OPT_STR, "PROJECT", "W&B project for a bare run id"},
-  {"download-root", OPT_STR, "DIR", "where W&B downloads go (as XDG_CACHE_HOME)"},
-  {"profile-dir", OPT_STR, "DIR", "an artifact or profile folder (the trace in it is found)"},
+  {"download-root", OPT_PATH, "DIR", "where W&B downloads go (as XDG_CACHE_HOME)"},
+  {"profile-dir", OPT_PATH, "DIR", "an artifact or profile folder (the trace in it is found)"},
   KNOB_OPTS,
-  {"output", OPT_STR, "PATH", "write the summary JSON here and print PATH"},
+  {"output", OPT_PATH, "PATH", "write the summary JSON here and print PATH"},
   {"db", OPT_STR, "DB", "import into this database (default: a temporary one)"},
   {"label", OPT_STR, "LABEL", "label of the trace in --db (default: from the file name)"},
   {"series", OPT_STR, "NAME", "series of the trace in --db (for trends)"},
@@ -1138,14 +1165,14 @@ static const OptSpec SUMMARIZE_OPTS[] = {
 };
 
 static const OptSpec REPORT_OPTS[] = {
-  {"summary", OPT_STR, "PATH", "a profile_summary.v1 JSON file (or a trace, summarized first)"},
+  {"summary", OPT_PATH, "PATH", "a profile_summary.v1 JSON file (or a trace, summarized first)"},
   {"db", OPT_STR, "DB", "a profsum database (with --trace)"},
   {"trace", OPT_STR, "LABEL", "label or trace_id of a trace in --db"},
   {"top-k", OPT_INT, "N", "rows per table (default 10)"},
   {"format", OPT_STR, "md|html", "markdown (default), or one self-contained HTML page with SVG charts"},
   {"kpis", OPT_FLAG, 0, "append profsum's KPI table to the markdown report (not in the reference's)"},
   KNOB_OPTS,
-  {"output", OPT_STR, "PATH", "write the report here and print PATH"},
+  {"output", OPT_PATH, "PATH", "write the report here and print PATH"},
   {0,0,0,0}
 };
 
@@ -1160,83 +1187,83 @@ static const OptSpec TRIM_OPTS[] = {
 };
 
 static const OptSpec QUERY_OPTS[] = {
-  {"summary", OPT_STR, "PATH", "a profile_summary.v1 JSON file (or a trace, summarized first)"},
+  {"summary", OPT_PATH, "PATH", "a profile_summary.v1 JSON file (or a trace, summarized first)"},
   {"db", OPT_STR, "DB", "a profsum database (with --trace)"},
   {"trace", OPT_STR, "LABEL", "label or trace_id of a trace in --db"},
   {"question", OPT_STR, "TEXT", "the question (see --list)"},
   {"top-k", OPT_INT, "N", "rows per answer (default 10)"},
   {"list", OPT_FLAG, 0, "list the kinds of questions understood, with examples"},
   KNOB_OPTS,
-  {"output", OPT_STR, "PATH", "write the answer JSON here and print PATH"},
+  {"output", OPT_PATH, "PATH", "write the answer JSON here and print PATH"},
   {0,0,0,0}
 };
 
 static const OptSpec COMPARE_OPTS[] = {
-  {"before", OPT_STR, "PATH", "before: a summary or trace file (or a label/id of --db)"},
-  {"after", OPT_STR, "PATH", "after: a summary or trace file (or a label/id of --db)"},
+  {"before", OPT_PATH, "PATH", "before: a summary or trace file (or a label/id of --db)"},
+  {"after", OPT_PATH, "PATH", "after: a summary or trace file (or a label/id of --db)"},
   {"strict-provenance", OPT_FLAG, 0, "fail when the provenance checks fail"},
   {"top-k", OPT_INT, "N", "regressed/improved ops listed (default 10)"},
   {"db", OPT_STR, "DB", "import into / read traces from this database"},
   KNOB_OPTS,
-  {"output", OPT_STR, "PATH", "write the comparison JSON here and print PATH"},
+  {"output", OPT_PATH, "PATH", "write the comparison JSON here and print PATH"},
   {0,0,0,0}
 };
 
 static const OptSpec TRACK_OPTS[] = {
-  {"before", OPT_STR, "PATH", "before: a summary or trace file (or a label/id of the history db)"},
-  {"after", OPT_STR, "PATH", "after: a summary or trace file (or a label/id of the history db)"},
+  {"before", OPT_PATH, "PATH", "before: a summary or trace file (or a label/id of the history db)"},
+  {"after", OPT_PATH, "PATH", "after: a summary or trace file (or a label/id of the history db)"},
   {"strict-provenance", OPT_FLAG, 0, "fail (before recording) when the provenance checks fail"},
   {"top-k", OPT_INT, "N", "(the record's comparison keeps 10 ops)"},
   THRESHOLD_OPTS,
   {"label", OPT_STR, "LABEL", "label of the record"},
-  {"history", OPT_STR, "PATH", "record into this history: a .db, or a .jsonl file"},
+  {"history", OPT_PATH, "PATH", "record into this history: a .db, or a .jsonl file"},
   {"fail-on", OPT_STR, "fail|warn", "exit 3 when the status is fail (or warn or fail)"},
   {"db", OPT_STR, "DB", "same as --history DB.db"},
   KNOB_OPTS,
-  {"output", OPT_STR, "PATH", "write the record JSON here and print PATH"},
+  {"output", OPT_PATH, "PATH", "write the record JSON here and print PATH"},
   {0,0,0,0}
 };
 
 static const OptSpec HISTORY_OPTS[] = {
-  {"history", OPT_STR, "PATH", "a history .db or .jsonl file"},
+  {"history", OPT_PATH, "PATH", "a history .db or .jsonl file"},
   {"tail", OPT_INT, "N", "recent records listed (default 20)"},
-  {"output", OPT_STR, "PATH", "write the JSON here and print PATH"},
+  {"output", OPT_PATH, "PATH", "write the JSON here and print PATH"},
   {0,0,0,0}
 };
 
 static const OptSpec BUNDLE_OPTS[] = {
-  {"before-summary", OPT_STR, "PATH", "before: a summary or trace file"},
-  {"after-summary", OPT_STR, "PATH", "after: a summary or trace file"},
+  {"before-summary", OPT_PATH, "PATH", "before: a summary or trace file"},
+  {"after-summary", OPT_PATH, "PATH", "after: a summary or trace file"},
   {"before-run-target", OPT_STR, "RUN", "before: a W&B run (when no summary is given)"},
   {"after-run-target", OPT_STR, "RUN", "after: a W&B run (when no summary is given)"},
-  {"before", OPT_STR, "PATH", "same as --before-summary (or a label/id of --db)"},
-  {"after", OPT_STR, "PATH", "same as --after-summary (or a label/id of --db)"},
+  {"before", OPT_PATH, "PATH", "same as --before-summary (or a label/id of --db)"},
+  {"after", OPT_PATH, "PATH", "same as --after-summary (or a label/id of --db)"},
   {"strict-provenance", OPT_FLAG, 0, "fail before writing anything when provenance checks fail"},
   {"entity", OPT_STR, "ENTITY", "W&B entity for bare run ids"},
   {"project", OPT_STR, "PROJECT", "W&B project for bare run ids"},
-  {"download-root", OPT_STR, "DIR", "where W&B downloads go (as XDG_CACHE_HOME)"},
+  {"download-root", OPT_PATH, "DIR", "where W&B downloads go (as XDG_CACHE_HOME)"},
   KNOB_OPTS,
   {"top-k", OPT_INT, "N", "rows of the comparison and the reports (default 10)"},
   THRESHOLD_OPTS,
   {"label", OPT_STR, "LABEL", "label of the tracking record"},
-  {"history", OPT_STR, "PATH", "also record into this history: a .db, or a .jsonl file"},
-  {"output-dir", OPT_STR, "DIR", "directory for the bundle files (required)"},
+  {"history", OPT_PATH, "PATH", "also record into this history: a .db, or a .jsonl file"},
+  {"output-dir", OPT_PATH, "DIR", "directory for the bundle files (required)"},
   {"db", OPT_STR, "DB", "import into / read traces from this database"},
-  {"output", OPT_STR, "PATH", "write the manifest JSON here and print PATH"},
+  {"output", OPT_PATH, "PATH", "write the manifest JSON here and print PATH"},
   {0,0,0,0}
 };
 
 static const OptSpec PUBLISH_OPTS[] = {
-  {"summary", OPT_STR, "PATH", "a profile_summary.v1 JSON file (or a trace, summarized first)"},
+  {"summary", OPT_PATH, "PATH", "a profile_summary.v1 JSON file (or a trace, summarized first)"},
   {"db", OPT_STR, "DB", "a profsum database (with --trace)"},
   {"trace", OPT_STR, "LABEL", "label or trace_id of a trace in --db"},
-  {"report", OPT_STR, "PATH", "a markdown report to upload with it"},
+  {"report", OPT_PATH, "PATH", "a markdown report to upload with it"},
   {"entity", OPT_STR, "ENTITY", "W&B entity"},
   {"project", OPT_STR, "PROJECT", "W&B project"},
   {"artifact-name", OPT_STR, "NAME", "artifact name (default profile-summary-<run_id>)"},
   {"alias", OPT_MULTI, "ALIAS", "artifact alias, repeatable (default latest)"},
   {"dry-run", OPT_FLAG, 0, "print what would be published, without network"},
-  {"output", OPT_STR, "PATH", "write the response JSON here and print PATH"},
+  {"output", OPT_PATH, "PATH", "write the response JSON here and print PATH"},
   {0,0,0,0}
 };
 
@@ -1395,8 +1422,8 @@ static int cmdCompare(Opts *o){
   char *zOpts = knobOptions(o, 0, 0), *zCmp;
   sqlite3_int64 idB, idA;
   openDb(zDb);
-  idB = traceArg("before", zB, zDb!=0, zOpts);
-  idA = traceArg("after", zA, zDb!=0, zOpts);
+  idB = traceArg("before", zB, optRaw(o, "before"), zDb!=0, zOpts);
+  idA = traceArg("after", zA, optRaw(o, "after"), zDb!=0, zOpts);
   zCmp = sqlText("SELECT profsum_compare_json(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
   if( zCmp==0 ) fail(EXIT_FAIL, "profsum_compare_json returned nothing");
   if( optFlag(o, "strict-provenance") ) checkProvenance(zCmp);
@@ -1421,8 +1448,8 @@ static int cmdTrack(Opts *o){
   }
   if( zHist==0 && zDb ){ zHist = zDb; zDb = 0; }
   kind = openHistory(zHist, zDb, 0);
-  idB = traceArg("before", zB, kind==HIST_DB, zOpts);
-  idA = traceArg("after", zA, kind==HIST_DB, zOpts);
+  idB = traceArg("before", zB, optRaw(o, "before"), kind==HIST_DB, zOpts);
+  idA = traceArg("after", zA, optRaw(o, "after"), kind==HIST_DB, zOpts);
   if( optFlag(o, "strict-provenance") ){
     /* checked before anything is recorded */
     char *zCmp = sqlText("SELECT profsum_compare_json(?1, ?2)", "ii", idB, idA);
@@ -1469,13 +1496,14 @@ static int cmdHistory(Opts *o){
 ** run target. */
 static sqlite3_int64 bundleSide(const Opts *o, const char *zSide, int bHaveDb, const char *zOpts){
   char zOpt[32], zRunOpt[32];
-  const char *zSum, *zRun;
+  const char *zSum, *zRaw, *zRun;
   snprintf(zOpt, sizeof(zOpt), "%s-summary", zSide);
   snprintf(zRunOpt, sizeof(zRunOpt), "%s-run-target", zSide);
   zSum = optStr(o, zOpt);
-  if( zSum==0 ) zSum = optStr(o, zSide);
+  zRaw = optRaw(o, zOpt);
+  if( zSum==0 ){ zSum = optStr(o, zSide); zRaw = optRaw(o, zSide); }
   zRun = optStr(o, zRunOpt);
-  if( zSum ) return traceArg(zOpt, zSum, bHaveDb, zOpts);
+  if( zSum ) return traceArg(zOpt, zSum, zRaw, bHaveDb, zOpts);
   return importRunTarget(zRun, 0, 0, zOpts);
 }
 
@@ -1705,6 +1733,7 @@ int main(int argc, char **argv){
   }
   parseOpts(&aCmd[i], &o, argc-2, argv+2);
   rc = aCmd[i].xRun(&o);
+  optsFree(&o);
   cleanup();
   return rc;
 }
