@@ -7,6 +7,7 @@
 **   SELECT profsum_compare_json(1, 2, 5);                           -- top_k 5
 **   SELECT profsum_track('baseline', 'candidate', 'ci-1234');       -- §4.1/§4.2
 **   SELECT profsum_track(1, 2, NULL, '{"max_step_median_regression_pct": 2}');
+**   SELECT profsum_track(1, 2, NULL, NULL, 3);                     -- top_k 3
 **   SELECT profsum_history_summary_json();                          -- §4.3 (tail 20)
 **   SELECT profsum_history_import('history.jsonl');                 -- → records read
 **   SELECT profsum_history_export('history.jsonl');                 -- → records written
@@ -998,7 +999,7 @@ static void compareJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
 }
 
 /* ------------------------------------------------------------------ */
-/* profsum_track(before, after, label [, thresholds_json])             */
+/* profsum_track(before, after, label [, thresholds_json [, top_k]])  */
 /* ------------------------------------------------------------------ */
 
 /* State of one track call (the body may run several times). */
@@ -1085,8 +1086,11 @@ static int thresholdsArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value 
 }
 
 /*
-** profsum_track(before, after, label [, thresholds_json]) → the record
-** (indent 2).  Arguments are checked before the database is touched; the
+** profsum_track(before, after, label [, thresholds_json [, top_k]]) → the
+** record (indent 2).  top_k (NULL or absent: 10) is that of
+** assess_profile_regression(…, top_k): the record's comparison keeps the
+** first top_k regressed_ops / improved_ops.  Arguments are checked before
+** the database is touched; the
 ** record is then computed and appended under the write lock (busy.c).  On
 ** any error the history is unchanged.
 */
@@ -1108,6 +1112,7 @@ static void trackFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     return;
   }
   if( thresholdsArg(ctx, FN, argc>3 ? argv[3] : 0, &j.thr) ) return;
+  if( topKArg(ctx, FN, argc>4 ? argv[4] : 0, &j.topK) ) return;
   /* Check the arguments before touching the database (no WAL switch, no
   ** lock for a call that fails anyway); the body resolves them again. */
   rc = resolvePair(db, j.vB, j.vA, &idB, &idA, &zErr);
@@ -2007,6 +2012,7 @@ int profsumRegisterCompare(sqlite3 *db, char **pzErr){
     {"profsum_compare_json",         3, SQLITE_UTF8,                    compareJsonFunc},
     {"profsum_track",                3, SQLITE_UTF8|SQLITE_DIRECTONLY,  trackFunc},
     {"profsum_track",                4, SQLITE_UTF8|SQLITE_DIRECTONLY,  trackFunc},
+    {"profsum_track",                5, SQLITE_UTF8|SQLITE_DIRECTONLY,  trackFunc},
     {"profsum_history_import",       1, SQLITE_UTF8|SQLITE_DIRECTONLY,  historyImportFunc},
     {"profsum_history_export",       1, SQLITE_UTF8|SQLITE_DIRECTONLY,  historyExportFunc},
     {"profsum_history_summary_json", 0, SQLITE_UTF8,                    historySummaryFunc},

@@ -19,6 +19,17 @@ F1_BEFORE = fixtures.f1([100, 110, 120, 130, 140, 150], 60)
 F1_AFTER = fixtures.f1([90, 100, 110, 120, 130, 140], 40)
 
 
+def ops_trace(durs):
+    """Device ops fusion.0, fusion.1, ... with these durations."""
+    return fixtures.ops_only([{"name": "fusion.%d" % i, "ts": i * 1000, "dur": d}
+                              for i, d in enumerate(durs)])
+
+
+# 4 regressed, 2 improved ops (distinct deltas)
+OPS_BEFORE = ops_trace([10, 20, 30, 40, 50, 60])
+OPS_AFTER = ops_trace([15, 30, 33, 35, 20, 61])
+
+
 def setUpModule():
     if not os.access(CLI, os.X_OK):
         raise unittest.SkipTest("the profsum CLI is not built (%s): run `make profsum`" % CLI)
@@ -118,6 +129,43 @@ class PathsAsPython(Base):
         self.assertEqual(cmp["after_source"], "a.json")
         self.assertIn("Before and after summaries have the same source_path.",
                       cmp["provenance_checks"]["messages"])
+
+
+class TrackTopK(Base):
+    """#5: track --top-k cuts the record's regressed_ops / improved_ops as
+    assess_profile_regression(…, top_k) does."""
+
+    def test_top_k(self):
+        self.write("b.json", OPS_BEFORE)
+        self.write("a.json", OPS_AFTER)
+        out, _ = self.run_cli("compare", "--before", "b.json", "--after", "a.json", "--top-k", "100")
+        full = json.loads(out)
+        self.assertEqual(len(full["regressed_ops"]), 4)
+        self.assertEqual(len(full["improved_ops"]), 2)
+        for k in [0, 1, 3, 10]:
+            out, err = self.run_cli("track", "--before", "b.json", "--after", "a.json", "--top-k", str(k))
+            self.assertEqual(err, "")
+            cmp = json.loads(out)["assessment"]["comparison"]
+            self.assertEqual(cmp["regressed_ops"], full["regressed_ops"][:k], k)
+            self.assertEqual(cmp["improved_ops"], full["improved_ops"][:k], k)
+
+    def test_history_record_and_sql(self):
+        self.write("b.json", OPS_BEFORE)
+        self.write("a.json", OPS_AFTER)
+        out, _ = self.run_cli("track", "--before", "b.json", "--after", "a.json", "--top-k", "2",
+                              "--history", "./h//x.jsonl")
+        with open(os.path.join(self.td.path, "h", "x.jsonl")) as f:
+            line = json.loads(f.read())
+        self.assertEqual(len(line["assessment"]["comparison"]["regressed_ops"]), 2)
+        self.assertEqual(line, json.loads(out))
+        db = connect()
+        db.execute("SELECT profsum_import(?, 'b')", (os.path.join(self.td.path, "b.json"),))
+        db.execute("SELECT profsum_import(?, 'a')", (os.path.join(self.td.path, "a.json"),))
+        rec = json.loads(db.execute("SELECT profsum_track('b', 'a', NULL, NULL, 1)").fetchone()[0])
+        self.assertEqual(len(rec["assessment"]["comparison"]["regressed_ops"]), 1)
+        rec = json.loads(db.execute("SELECT profsum_track('b', 'a', NULL)").fetchone()[0])
+        self.assertEqual(len(rec["assessment"]["comparison"]["regressed_ops"]), 4)
+        db.close()
 
 
 if __name__ == "__main__":

@@ -1213,7 +1213,7 @@ static const OptSpec TRACK_OPTS[] = {
   {"before", OPT_PATH, "PATH", "before: a summary or trace file (or a label/id of the history db)"},
   {"after", OPT_PATH, "PATH", "after: a summary or trace file (or a label/id of the history db)"},
   {"strict-provenance", OPT_FLAG, 0, "fail (before recording) when the provenance checks fail"},
-  {"top-k", OPT_INT, "N", "(the record's comparison keeps 10 ops)"},
+  {"top-k", OPT_INT, "N", "regressed/improved ops in the record's comparison (default 10)"},
   THRESHOLD_OPTS,
   {"label", OPT_STR, "LABEL", "label of the record"},
   {"history", OPT_PATH, "PATH", "record into this history: a .db, or a .jsonl file"},
@@ -1436,15 +1436,12 @@ static int cmdCompare(Opts *o){
 static int cmdTrack(Opts *o){
   const char *zB = optReq(o, "before"), *zA = optReq(o, "after");
   const char *zHist = optStr(o, "history"), *zDb = optStr(o, "db"), *zFailOn = optStr(o, "fail-on");
+  long long k = optNonNeg(o, "top-k", 10);
   char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o), *zRec, *zStatus;
   sqlite3_int64 idB, idA;
   int kind, bGate = 0;
   if( zFailOn && strcmp(zFailOn, "fail")!=0 && strcmp(zFailOn, "warn")!=0 ){
     fail(EXIT_USAGE, "option '--fail-on': invalid choice '%s' (choose from 'fail', 'warn')", zFailOn);
-  }
-  if( optStr(o, "top-k") && optInt(o, "top-k", 10)!=10 ){
-    optNonNeg(o, "top-k", 10);
-    fprintf(stderr, "profsum track: note: the record's comparison keeps 10 ops (--top-k is not supported by profsum_track)\n");
   }
   if( zHist==0 && zDb ){ zHist = zDb; zDb = 0; }
   kind = openHistory(zHist, zDb, 0);
@@ -1452,11 +1449,12 @@ static int cmdTrack(Opts *o){
   idA = traceArg("after", zA, optRaw(o, "after"), kind==HIST_DB, zOpts);
   if( optFlag(o, "strict-provenance") ){
     /* checked before anything is recorded */
-    char *zCmp = sqlText("SELECT profsum_compare_json(?1, ?2)", "ii", idB, idA);
+    char *zCmp = sqlText("SELECT profsum_compare_json(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
     if( zCmp ) checkProvenance(zCmp);
     free(zCmp);
   }
-  zRec = sqlText("SELECT profsum_track(?1, ?2, ?3, ?4)", "iitt", idB, idA, optStr(o, "label"), zThr);
+  zRec = sqlText("SELECT profsum_track(?1, ?2, ?3, ?4, ?5)", "iitti", idB, idA, optStr(o, "label"), zThr,
+                 (sqlite3_int64)k);
   if( zRec==0 ) fail(EXIT_FAIL, "profsum_track returned nothing");
   appendHistory(zHist, kind);
   zStatus = sqlText("SELECT json_extract(?1, '$.assessment.status')", "t", zRec);
