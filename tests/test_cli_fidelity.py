@@ -7,6 +7,7 @@ format(), list slicing).  PROFSUM_CLI / PROFSUM_SO select the binaries."""
 import json
 import os
 import pathlib
+import re
 import subprocess
 import unittest
 
@@ -166,6 +167,70 @@ class TrackTopK(Base):
         rec = json.loads(db.execute("SELECT profsum_track('b', 'a', NULL)").fetchone()[0])
         self.assertEqual(len(rec["assessment"]["comparison"]["regressed_ops"]), 4)
         db.close()
+
+
+def canonical(name):
+    """The reader's recomputed canonical name (summary-v1-spec §1.4)."""
+    return re.sub(r"\.\d+$", "", name.strip().lstrip("%"))
+
+
+def md_code(value):
+    return "`%s`" % value.replace("`", "\\`").replace("|", "\\|")
+
+
+class ReportLeniency(Base):
+    """#6: v1 files written elsewhere, read as profile_summary_from_dict()
+    reads them, rendered as build_markdown_report() renders them."""
+
+    def edited_summary(self):
+        t = self.write("f7.json", fixtures.f7())
+        out, _ = self.run_cli("summarize", "--trace-file", t, "--warmup-steps", "0")
+        s = json.loads(out)
+        self.assertGreaterEqual(len(s["hot_ops"]), 2)
+        self.assertTrue(s["semantic_families"] and s["gap_before_ops"])
+        return s
+
+    def report_lines(self, s, name="edge.summary.json"):
+        self.write(name, s)
+        out, _ = self.run_cli("report", "--summary", name)
+        return out.split("\n")
+
+    def test_canonical_example_op_marker(self):
+        s = self.edited_summary()
+        s["hot_ops"][0]["canonical_name"] = ""
+        s["hot_ops"][1]["canonical_name"] = ""
+        s["semantic_families"][0]["example_op"] = None
+        g = s["gap_before_ops"][0]
+        g["payload_op"] = "payload-x"
+        del g["marker_op"]
+        lines = self.report_lines(s)
+        for op in s["hot_ops"][:2]:
+            row = [l for l in lines if l.startswith("| %s | " % md_code(op["name"]))]
+            self.assertEqual(len(row), 1, op["name"])
+            self.assertTrue(row[0].startswith("| %s | %s | " % (md_code(op["name"]), md_code(canonical(op["name"])))), row[0])
+        fam = s["semantic_families"][0]
+        row = [l for l in lines if l.startswith("| `%s` | %d | " % (fam["family"], fam["count"]))]
+        self.assertEqual(len(row), 1)
+        self.assertTrue(row[0].endswith(" | `%s` |" % (fam["example_op"] or "n/a")), row[0])
+        # parsed marker_op = marker_op or name; the report: marker or payload
+        payload = g["payload_op"] or g["name"]
+        marker = g.get("marker_op") or g["name"] or payload
+        want = "| %s | %s | %d | " % (md_code(payload), md_code(marker), g["count"])
+        self.assertEqual(len([l for l in lines if l.startswith(want)]), 1, want)
+
+    def test_run_ids(self):
+        s = self.edited_summary()
+        for ids in [[""], [], ["", ""], ["a", "", "b"], ["r%d" % i for i in range(10)]]:
+            s["trace_provenance"]["run_ids"] = ids
+            lines = self.report_lines(s)
+            want = "- Observed run_ids: `%s`" % (", ".join(ids[:8]) or "unknown")
+            self.assertIn(want, lines, ids)
+
+    def test_generated_at_as_is(self):
+        s = self.edited_summary()
+        s["generated_at_utc"] = ""
+        lines = self.report_lines(s)
+        self.assertIn("- Generated At (UTC): `%s`" % s["generated_at_utc"], lines)
 
 
 if __name__ == "__main__":
