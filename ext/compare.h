@@ -36,9 +36,11 @@ void profsumThresholdsInit(ProfsumThresholds *pT);
 ** Apply a thresholds JSON object (the keys of the track CLI flags without
 ** dashes: max_step_median_regression_pct, max_step_p90_regression_pct,
 ** max_communication_share_regression_abs, max_stall_share_regression_abs)
-** to *pT.  pObj is a parsed tree.  Keys present override; a value that is
-** not an object, an unknown key, or a value that is not a finite JSON
-** number is an error: then *pT is unchanged and *pzErr is a message
+** to *pT.  pObj is a parsed tree.  Keys present override; any JSON number
+** is taken, also Infinity, -Infinity and NaN (Python's float thresholds:
+** a comparison with NaN never triggers).  A value that is not an object, an
+** unknown key, or a value that is not a number is an error (message "…
+** must be a finite number"): then *pT is unchanged and *pzErr is a message
 ** (sqlite3_malloc'd) starting with zWhat (e.g. "thresholds_json").
 */
 int profsumThresholdsApply(const JNode *pObj, const char *zWhat,

@@ -18,6 +18,7 @@ CLI = os.environ.get("PROFSUM_CLI", os.path.join(ROOT, "profsum"))
 
 F1_BEFORE = fixtures.f1([100, 110, 120, 130, 140, 150], 60)
 F1_AFTER = fixtures.f1([90, 100, 110, 120, 130, 140], 40)
+F10_AFTER = fixtures.f1([130, 140, 150, 160, 170, 180], 60, psum=False, threading=False)
 
 
 def ops_trace(durs):
@@ -162,8 +163,10 @@ class TrackTopK(Base):
         db = connect()
         db.execute("SELECT profsum_import(?, 'b')", (os.path.join(self.td.path, "b.json"),))
         db.execute("SELECT profsum_import(?, 'a')", (os.path.join(self.td.path, "a.json"),))
-        rec = json.loads(db.execute("SELECT profsum_track('b', 'a', NULL, NULL, 1)").fetchone()[0])
+        rec = json.loads(db.execute("SELECT profsum_track('b', 'a', NULL, '{\"top_k\": 1}')").fetchone()[0])
         self.assertEqual(len(rec["assessment"]["comparison"]["regressed_ops"]), 1)
+        with self.assertRaisesRegex(Exception, "top_k must be a non-negative integer"):
+            db.execute("SELECT profsum_track('b', 'a', NULL, '{\"top_k\": -1}')").fetchone()
         rec = json.loads(db.execute("SELECT profsum_track('b', 'a', NULL)").fetchone()[0])
         self.assertEqual(len(rec["assessment"]["comparison"]["regressed_ops"]), 4)
         db.close()
@@ -231,6 +234,60 @@ class ReportLeniency(Base):
         s["generated_at_utc"] = ""
         lines = self.report_lines(s)
         self.assertIn("- Generated At (UTC): `%s`" % s["generated_at_utc"], lines)
+
+
+class ThresholdsAndBundle(Base):
+    """#8: thresholds parsed as Python's float() (argparse type=float), the
+    bundle's strict-provenance error as the reference raises it."""
+
+    MEDIAN = "--max-step-median-regression-pct"
+
+    def pair(self):
+        self.write("b.json", F1_BEFORE)
+        self.write("a.json", F10_AFTER)
+        out, _ = self.run_cli("compare", "--before", "b.json", "--after", "a.json")
+        st = json.loads(out)["step_time"]
+        b, a = st["steady_state_median_before"], st["steady_state_median_after"]
+        return (a - b) / b * 100
+
+    def failures(self, value):
+        out, _ = self.run_cli("track", "--before", "b.json", "--after", "a.json", self.MEDIAN, value)
+        return json.loads(out)["assessment"]["failures"]
+
+    def test_python_float_values(self):
+        median_pct = self.pair()
+        for text in ["inf", "-inf", "Infinity", "-INFINITY", "nan", "1_0.5", " 2.5 ", ".5", "1.e1", "1e999"]:
+            thr = float(text)                       # what argparse type=float gives
+            want = [m for m in ["Steady-state median step time regressed by {:.2f}% (threshold {:.2f}%)."
+                                .format(median_pct, thr)] if median_pct > thr]
+            got = [m for m in self.failures(text) if m.startswith("Steady-state median")]
+            self.assertEqual(got, want, text)
+
+    def test_rejected_like_python(self):
+        self.pair()
+        for text in ["0x10", "1e", "1_", "_1", "nan(1)", "1.5f", "", "."]:
+            with self.assertRaises(ValueError):
+                float(text)
+            _, err = self.run_cli("track", "--before", "b.json", "--after", "a.json", self.MEDIAN, text, rc=2)
+            self.assertIn("needs a finite number", err)
+
+    def test_bundle_inf_threshold(self):
+        self.pair()
+        out, _ = self.run_cli("bundle", "--before-summary", "b.json", "--after-summary", "a.json",
+                              "--output-dir", "./cmp/", self.MEDIAN, "inf")
+        m = json.loads(out)
+        self.assertEqual(m["output_dir"], py_path("./cmp/"))
+        rec = self.read_json("cmp/track.json")
+        self.assertFalse([f for f in rec["assessment"]["failures"] if f.startswith("Steady-state median")])
+
+    def test_bundle_strict_provenance_message(self):
+        self.write("b.json", F1_BEFORE)
+        _, err = self.run_cli("bundle", "--before-summary", "b.json", "--after-summary", "./b.json",
+                              "--strict-provenance", "--output-dir", "cmp", rc=1)
+        out, _ = self.run_cli("compare", "--before", "b.json", "--after", "./b.json")
+        msgs = json.loads(out)["provenance_checks"]["messages"]
+        self.assertEqual(err, "profsum bundle: Provenance checks failed. %s\n" % " ".join(msgs))
+        self.assertFalse(os.path.exists(os.path.join(self.td.path, "cmp")))
 
 
 if __name__ == "__main__":

@@ -104,6 +104,7 @@ static void onSignal(int sig){
 
 static void progressAbandon(void);
 static int isRemoteSource(const char *z);
+static void fmtJsonNum(char *z, size_t n, double v);
 
 /* Print "profsum <cmd>: <message>" to stderr and exit with rc. */
 static void fail(int rc, const char *zFmt, ...){
@@ -197,7 +198,7 @@ static void jobjInt(JObj *o, const char *zKey, long long v){
 }
 static void jobjNum(JObj *o, const char *zKey, double v){
   char z[40];
-  snprintf(z, sizeof(z), "%.17g", v);
+  fmtJsonNum(z, sizeof(z), v);
   jobjRaw(o, zKey, z);
 }
 /* Close the object; returns its text (owned by o, freed with free(o->b.z);
@@ -214,7 +215,7 @@ static const char *jobjEnd(JObj *o){
 #define OPT_FLAG  0   /* no value */
 #define OPT_STR   1   /* a string */
 #define OPT_INT   2   /* an integer */
-#define OPT_NUM   3   /* a finite number */
+#define OPT_NUM   3   /* a float as Python's float() reads it (parseNum) */
 #define OPT_MULTI 4   /* a string, repeatable */
 #define OPT_PATH  5   /* a path: the reference's argparse type=Path, so the
                       ** value is str(Path(value)) (profsumPyPathStr); a
@@ -287,15 +288,69 @@ static int parseInt(const char *z, long long *pV){
   *pV = v;
   return 1;
 }
+/* An ASCII digit run with single underscores between digits (Python's
+** float() grammar); returns the length, 0 if none.  Digits go to b. */
+static size_t pyDigits(const char *z, Buf *b){
+  size_t i = 0;
+  if( z[0]<'0' || z[0]>'9' ) return 0;
+  for(;;){
+    bufAppend(b, z+i, 1);
+    i++;
+    if( z[i]>='0' && z[i]<='9' ) continue;
+    if( z[i]=='_' && z[i+1]>='0' && z[i+1]<='9' ){ i++; continue; }
+    return i;
+  }
+}
+
+/* Python's float() of an argparse value (type=float): surrounding
+** whitespace, an optional sign, then "inf", "infinity" or "nan" (any case),
+** or decimal digits (single '_' between digits) with an optional fraction
+** and exponent.  Hex ("0x10"), "nan(...)", "1e" and trailing text are
+** rejected (strtod would take some of them).  Returns 1 and sets *pV. */
 static int parseNum(const char *z, double *pV){
-  char *zEnd;
-  double v;
-  if( *z==0 ) return 0;
-  v = strtod(z, &zEnd);
-  while( *zEnd==' ' || *zEnd=='\t' ) zEnd++;
-  if( *zEnd || zEnd==z || !isfinite(v) ) return 0;
-  *pV = v;
-  return 1;
+  static const char *zWs = " \t\n\r\f\v";
+  Buf b;
+  size_t n, i = 0, k;
+  int neg = 0, ok = 0;
+  while( *z && strchr(zWs, *z) ) z++;
+  n = strlen(z);
+  while( n>0 && strchr(zWs, z[n-1]) ) n--;
+  if( n>0 && (z[0]=='+' || z[0]=='-') ){ neg = z[0]=='-'; i = 1; }
+  if( (n-i==3 && strncasecmp(z+i, "inf", 3)==0) || (n-i==8 && strncasecmp(z+i, "infinity", 8)==0) ){
+    *pV = neg ? -INFINITY : INFINITY;
+    return 1;
+  }
+  if( n-i==3 && strncasecmp(z+i, "nan", 3)==0 ){ *pV = neg ? -NAN : NAN; return 1; }
+  memset(&b, 0, sizeof(b));
+  bufAppend(&b, neg ? "-" : "+", 1);
+  k = pyDigits(z+i, &b);
+  i += k;
+  if( i<n && z[i]=='.' ){
+    size_t f;
+    bufAppend(&b, ".", 1);
+    f = pyDigits(z+i+1, &b);
+    if( k>0 || f>0 ){ ok = 1; i += 1+f; }
+  }else{
+    ok = k>0;
+  }
+  if( ok && i<n && (z[i]=='e' || z[i]=='E') ){
+    size_t j = i+1, e;
+    bufAppend(&b, "e", 1);
+    if( j<n && (z[j]=='+' || z[j]=='-') ){ bufAppend(&b, z+j, 1); j++; }
+    e = pyDigits(z+j, &b);
+    if( e==0 ) ok = 0; else i = j+e;
+  }
+  if( ok && i==n ) *pV = strtod(b.z, 0);     /* overflow gives ±inf, as Python */
+  free(b.z);
+  return ok && i==n;
+}
+
+/* A double as a JSON number for profsum (jsontree reads Python's
+** Infinity, -Infinity and NaN tokens). */
+static void fmtJsonNum(char *z, size_t n, double v){
+  if( isnan(v) ) snprintf(z, n, "NaN");
+  else if( isinf(v) ) snprintf(z, n, "%s", v>0 ? "Infinity" : "-Infinity");
+  else snprintf(z, n, "%.17g", v);
 }
 
 static void parseOpts(const Cmd *c, Opts *o, int argc, char **argv){
@@ -339,7 +394,10 @@ static void parseOpts(const Cmd *c, Opts *o, int argc, char **argv){
       if( !parseInt(zVal, &v) ) fail(EXIT_USAGE, "option '--%s' needs an integer, not '%s'", o->aSpec[k].zName, zVal);
     }else if( o->aSpec[k].eKind==OPT_NUM ){
       double v;
-      if( !parseNum(zVal, &v) ) fail(EXIT_USAGE, "option '--%s' needs a finite number, not '%s'", o->aSpec[k].zName, zVal);
+      if( !parseNum(zVal, &v) ){
+        fail(EXIT_USAGE, "option '--%s' needs a finite number, inf or nan (as Python's float() reads it), "
+             "not '%s'", o->aSpec[k].zName, zVal);
+      }
     }
     if( o->aSpec[k].eKind==OPT_MULTI ){
       if( o->anMulti[k]>=MAX_MULTI ) fail(EXIT_USAGE, "option '--%s' given too often", o->aSpec[k].zName);
@@ -1096,8 +1154,9 @@ static void appendHistory(const char *zHist, int k){
   }
 }
 
-/* Thresholds JSON from the four flags (only those given). */
-static char *thresholdsJson(const Opts *o){
+/* Thresholds JSON from the four flags (only those given), with "top_k":
+** topK when topK >= 0 (profsum_track's thresholds_json). */
+static char *thresholdsJson(const Opts *o, long long topK){
   static const char *az[] = {
     "max-step-median-regression-pct", "max_step_median_regression_pct",
     "max-step-p90-regression-pct", "max_step_p90_regression_pct",
@@ -1112,6 +1171,7 @@ static char *thresholdsJson(const Opts *o){
     double v;
     if( z && parseNum(z, &v) ) jobjNum(&j, az[i+1], v);
   }
+  if( topK>=0 ) jobjInt(&j, "top_k", topK);
   return (char*)jobjEnd(&j);
 }
 
@@ -1437,7 +1497,7 @@ static int cmdTrack(Opts *o){
   const char *zB = optReq(o, "before"), *zA = optReq(o, "after");
   const char *zHist = optStr(o, "history"), *zDb = optStr(o, "db"), *zFailOn = optStr(o, "fail-on");
   long long k = optNonNeg(o, "top-k", 10);
-  char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o), *zRec, *zStatus;
+  char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o, k), *zRec, *zStatus;
   sqlite3_int64 idB, idA;
   int kind, bGate = 0;
   if( zFailOn && strcmp(zFailOn, "fail")!=0 && strcmp(zFailOn, "warn")!=0 ){
@@ -1453,8 +1513,7 @@ static int cmdTrack(Opts *o){
     if( zCmp ) checkProvenance(zCmp);
     free(zCmp);
   }
-  zRec = sqlText("SELECT profsum_track(?1, ?2, ?3, ?4, ?5)", "iitti", idB, idA, optStr(o, "label"), zThr,
-                 (sqlite3_int64)k);
+  zRec = sqlText("SELECT profsum_track(?1, ?2, ?3, ?4)", "iitt", idB, idA, optStr(o, "label"), zThr);
   if( zRec==0 ) fail(EXIT_FAIL, "profsum_track returned nothing");
   appendHistory(zHist, kind);
   zStatus = sqlText("SELECT json_extract(?1, '$.assessment.status')", "t", zRec);
@@ -1508,7 +1567,7 @@ static sqlite3_int64 bundleSide(const Opts *o, const char *zSide, int bHaveDb, c
 static int cmdBundle(Opts *o){
   const char *zOut = optReq(o, "output-dir"), *zHist = optStr(o, "history"), *zDb = optStr(o, "db");
   long long k = optNonNeg(o, "top-k", 10);
-  char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o), *zMan;
+  char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o, -1), *zMan;
   sqlite3_int64 idB, idA;
   int kind;
   JObj j;
@@ -1526,6 +1585,13 @@ static int cmdBundle(Opts *o){
   kind = openHistory(zHist, zDb, 0);
   idB = bundleSide(o, "before", kind==HIST_DB || zDb!=0, zOpts);
   idA = bundleSide(o, "after", kind==HIST_DB || zDb!=0, zOpts);
+  if( optFlag(o, "strict-provenance") ){
+    /* the reference's preflight comparison: its ValueError text, exit 1,
+    ** before any file is written */
+    char *zCmp = sqlText("SELECT profsum_compare_json(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
+    if( zCmp ) checkProvenance(zCmp);
+    free(zCmp);
+  }
   zMan = sqlText("SELECT profsum_bundle(?1, ?2, ?3, ?4)", "iitt", idB, idA, zOut, jobjEnd(&j));
   if( zMan==0 ) fail(EXIT_FAIL, "profsum_bundle returned nothing");
   appendHistory(zHist, kind);
