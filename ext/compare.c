@@ -7,6 +7,7 @@
 **   SELECT profsum_compare_json(1, 2, 5);                           -- top_k 5
 **   SELECT profsum_track('baseline', 'candidate', 'ci-1234');       -- §4.1/§4.2
 **   SELECT profsum_track(1, 2, NULL, '{"max_step_median_regression_pct": 2}');
+**   SELECT profsum_track(1, 2, NULL, '{"top_k": 3}');               -- top_k 3
 **   SELECT profsum_history_summary_json();                          -- §4.3 (tail 20)
 **   SELECT profsum_history_import('history.jsonl');                 -- → records read
 **   SELECT profsum_history_export('history.jsonl');                 -- → records written
@@ -649,7 +650,9 @@ int profsumThresholdsApply(const JNode *pObj, const char *zWhat,
           "max_stall_share_regression_abs)", zWhat, v->zKey);
       return SQLITE_ERROR;
     }
-    if( (v->type!=JT_INT && v->type!=JT_REAL) || !isfinite(jNum(v)) ){
+    /* any float, as Python's RegressionThresholds takes it: also
+    ** Infinity/-Infinity/NaN (the CLI's inf, as argparse type=float) */
+    if( v->type!=JT_INT && v->type!=JT_REAL ){
       *pzErr = sqlite3_mprintf("%s: %s must be a finite number", zWhat, azKey[k]);
       return SQLITE_ERROR;
     }
@@ -1055,11 +1058,13 @@ static int trackBody(sqlite3 *db, void *pArg, char **pzErr){
   return rc;
 }
 
-/* Parse an optional thresholds_json argument into *pT.  Returns 0, or 1
-** after reporting the error. */
+/* Parse an optional thresholds_json argument into *pT and *pTopK: the four
+** threshold keys, plus "top_k" (a non-negative integer, capped at
+** 1,000,000; absent: *pTopK unchanged).  Returns 0, or 1 after reporting
+** the error. */
 static int thresholdsArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value *v,
-                         ProfsumThresholds *pT){
-  JNode *p;
+                         ProfsumThresholds *pT, int *pTopK){
+  JNode *p, *pK;
   char *zE = 0, *zErr = 0;
   profsumThresholdsInit(pT);
   if( v==0 || sqlite3_value_type(v)==SQLITE_NULL ) return 0;
@@ -1074,6 +1079,25 @@ static int thresholdsArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value 
     sqlite3_free(zE);
     return 1;
   }
+  pK = p->type==JT_OBJECT ? jGet(p, "top_k") : 0;
+  if( pK ){
+    /* top_k is not a threshold: read it, then apply the other keys */
+    JNode *q = jObj();
+    int i;
+    if( pK->type!=JT_INT || pK->i<0 ){
+      profsumCtxErr(ctx, "%s: thresholds_json: top_k must be a non-negative integer", zFunc);
+      jFree(q);
+      jFree(p);
+      return 1;
+    }
+    *pTopK = pK->i>1000000 ? 1000000 : (int)pK->i;
+    for(i=0; q && i<p->nChild; i++){
+      if( strcmp(p->a[i]->zKey, "top_k")!=0 ) jSet(q, p->a[i]->zKey, jClone(p->a[i]));
+    }
+    jFree(p);
+    p = q;
+    if( p==0 || jOom(p) ){ jFree(p); sqlite3_result_error_nomem(ctx); return 1; }
+  }
   if( profsumThresholdsApply(p, "thresholds_json", pT, &zErr) ){
     profsumCtxErr(ctx, "%s: %s", zFunc, zErr ? zErr : "out of memory");
     sqlite3_free(zErr);
@@ -1086,7 +1110,10 @@ static int thresholdsArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value 
 
 /*
 ** profsum_track(before, after, label [, thresholds_json]) → the record
-** (indent 2).  Arguments are checked before the database is touched; the
+** (indent 2).  thresholds_json may also hold "top_k" (absent: 10), that of
+** assess_profile_regression(…, top_k): the record's comparison keeps the
+** first top_k regressed_ops / improved_ops.  Arguments are checked before
+** the database is touched; the
 ** record is then computed and appended under the write lock (busy.c).  On
 ** any error the history is unchanged.
 */
@@ -1107,7 +1134,7 @@ static void trackFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     profsumCtxErr(ctx, "%s: label must be text or NULL", FN);
     return;
   }
-  if( thresholdsArg(ctx, FN, argc>3 ? argv[3] : 0, &j.thr) ) return;
+  if( thresholdsArg(ctx, FN, argc>3 ? argv[3] : 0, &j.thr, &j.topK) ) return;
   /* Check the arguments before touching the database (no WAL switch, no
   ** lock for a call that fails anyway); the body resolves them again. */
   rc = resolvePair(db, j.vB, j.vA, &idB, &idA, &zErr);
@@ -1824,12 +1851,8 @@ static int bundleRename(BundleJob *j, char **pzErr){
   return rc;
 }
 
-/*
-** str(pathlib.PurePosixPath(z)): repeated and trailing slashes collapsed,
-** "." components dropped ("" and "." give "."; a leading "//" is kept as
-** POSIX says).  sqlite3_malloc'd.
-*/
-static char *pyPathStr(const char *z){
+/* str(pathlib.PurePosixPath(z)): see compare.h. */
+char *profsumPyPathStr(const char *z){
   sqlite3_str *s = sqlite3_str_new(0);
   const char *p = z;
   int nPart = 0;
@@ -1855,7 +1878,7 @@ static char *pyPathStr(const char *z){
 /* The manifest of §6 as a new tree. */
 static JNode *bundleManifest(const BundleJob *j){
   JNode *o = jObj();
-  char *zNorm = pyPathStr(j->zDir);
+  char *zNorm = profsumPyPathStr(j->zDir);
   int i;
   if( zNorm==0 ){ jFree(o); return 0; }
   jSet(o, "output_dir", jStr(zNorm, -1));

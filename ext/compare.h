@@ -36,9 +36,11 @@ void profsumThresholdsInit(ProfsumThresholds *pT);
 ** Apply a thresholds JSON object (the keys of the track CLI flags without
 ** dashes: max_step_median_regression_pct, max_step_p90_regression_pct,
 ** max_communication_share_regression_abs, max_stall_share_regression_abs)
-** to *pT.  pObj is a parsed tree.  Keys present override; a value that is
-** not an object, an unknown key, or a value that is not a finite JSON
-** number is an error: then *pT is unchanged and *pzErr is a message
+** to *pT.  pObj is a parsed tree.  Keys present override; any JSON number
+** is taken, also Infinity, -Infinity and NaN (Python's float thresholds:
+** a comparison with NaN never triggers).  A value that is not an object, an
+** unknown key, or a value that is not a number is an error (message "…
+** must be a finite number"): then *pT is unchanged and *pzErr is a message
 ** (sqlite3_malloc'd) starting with zWhat (e.g. "thresholds_json").
 */
 int profsumThresholdsApply(const JNode *pObj, const char *zWhat,
@@ -83,6 +85,16 @@ char *profsumJsonCompact(const JNode *p);
 ** zBuf of nBuf (>= 32) bytes.
 */
 void profsumNowIso(char *zBuf, int nBuf);
+
+/*
+** str(pathlib.PurePosixPath(z)), the text Python gives a path that argparse
+** parsed with type=Path: repeated and trailing slashes collapsed, "."
+** components dropped ("" and "." give "."; a leading "//" is kept as POSIX
+** says; ".." is kept).  Used for the bundle manifest and by the CLI for
+** every argument the reference types as a Path.  Returns a
+** sqlite3_malloc'd string, or 0 when out of memory.
+*/
+char *profsumPyPathStr(const char *z);
 
 /*
 ** Register profsum_compare_json, profsum_track, profsum_history_import,

@@ -3,13 +3,19 @@
 ** (summary-v1-tools-spec.md §5, build_markdown_report(summary, top_k)).
 **
 ** Works from the document tree, so it renders summaries built here and v1
-** files imported from elsewhere alike.
+** files imported from elsewhere alike.  For the latter it reads what the
+** reference's profile_summary_from_dict() gives (summary-v1-spec §3.3
+** "Reader leniency"): a missing or empty canonical_name is recomputed from
+** the name (profsumCanonicalOp), a missing/empty payload_op or marker_op is
+** the name; the report's own "x or 'n/a'" / "or 'unknown'" rules apply to
+** the values as Python tests them (an empty string is false).
 **
 ** Every float goes through profsumStrAppendPy (Python-exact rounding,
 ** profsum_int.h), never through sqlite3_str_appendf's %f/%e.
 */
 #include "profsum_int.h"
 #include "summary_doc.h"
+#include "funcs.h"
 #include "jsontree.h"
 
 #include <string.h>
@@ -83,21 +89,25 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
   sqlite3_str_appendall(s, "\n- Hardware: "); ticked(s, rm, "hardware_type");
   sqlite3_str_appendall(s, "\n- Topology: "); ticked(s, rm, "mesh_or_topology");
   sqlite3_str_appendall(s, "\n- Git SHA: "); ticked(s, rm, "git_sha");
-  sqlite3_str_appendall(s, "\n- Generated At (UTC): "); ticked(s, d, "generated_at_utc");
+  /* f"`{summary.generated_at_utc}`": no "or 'unknown'" here */
+  sqlite3_str_appendf(s, "\n- Generated At (UTC): `%s`", str(d, "generated_at_utc", ""));
   sqlite3_str_appendall(s, "\n\n");
 
   sqlite3_str_appendall(s, "## Trace Provenance\n- Trace SHA256: "); ticked(s, pv, "trace_sha256");
   sqlite3_str_appendall(s, "\n- Observed run_ids: `");
   {
+    /* ', '.join(run_ids[:8]) or 'unknown': an empty join ([] or [""]) is
+    ** unknown; ["", ""] gives ", " */
     const JNode *ids = jGet(pv, "run_ids");
+    int n0 = sqlite3_str_length(s);
     n = ids ? ids->nChild : 0;
-    if( n==0 ) sqlite3_str_appendall(s, "unknown");
     for(i=0; i<n && i<8; i++){
       const JNode *v = jAt(ids, i);
       if( i ) sqlite3_str_appendall(s, ", ");
       if( v->type==JT_STRING ) sqlite3_str_appendall(s, v->z);
       else if( v->type==JT_INT ) sqlite3_str_appendf(s, "%lld", (long long)v->i);
     }
+    if( sqlite3_str_length(s)==n0 ) sqlite3_str_appendall(s, "unknown");
   }
   sqlite3_str_appendall(s, "`\n\n");
 
@@ -207,8 +217,20 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
     n = nTop(ho, topK);
     for(i=0; i<n; i++){
       const JNode *h = jAt(ho, i);
+      const char *zCanon = str(h, "canonical_name", 0);
       sqlite3_str_appendall(s, "| "); code(s, str(h, "name", ""));
-      sqlite3_str_appendall(s, " | "); code(s, str(h, "canonical_name", ""));
+      sqlite3_str_appendall(s, " | ");
+      if( zCanon ){
+        code(s, zCanon);
+      }else{
+        /* missing or empty: recomputed from the name, as the reader does */
+        const char *zName = str(h, "name", "");
+        ProfsumSlice c = profsumCanonicalOp(zName, (int)strlen(zName));
+        char *zC = sqlite3_mprintf("%.*s", c.z ? c.n : 0, c.z ? c.z : "");
+        if( zC==0 ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
+        code(s, zC);
+        sqlite3_free(zC);
+      }
       sqlite3_str_appendf(s, " | %s | %lld | ", str(h, "category", ""), (long long)ival(h, "count"));
       fmt3(s, jGet(h, "exclusive_duration")); sqlite3_str_appendall(s, " | ");
       fmt3(s, jGet(h, "avg_duration")); sqlite3_str_appendall(s, " | ");
@@ -234,8 +256,8 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
       fmt3(s, jGet(f, "flop_proxy_total")); sqlite3_str_appendall(s, " | ");
       if( tp && (tp->type==JT_REAL || tp->type==JT_INT) && jNum(tp)>0 ) profsumStrAppendPy(s, "%.3e", 1.0/jNum(tp));
       else sqlite3_str_appendall(s, "n/a");
-      if( str(f, "example_op", 0) ) sqlite3_str_appendf(s, " | `%s` |\n", str(f, "example_op", ""));
-      else sqlite3_str_appendall(s, " | n/a |\n");
+      /* f"`{family.example_op or 'n/a'}`" */
+      sqlite3_str_appendf(s, " | `%s` |\n", str(f, "example_op", "n/a"));
     }
     sqlite3_str_appendall(s, "\n");
   }
@@ -262,7 +284,8 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
       const JNode *g = jAt(ga, i);
       const char *zP = str(g, "payload_op", str(g, "name", ""));
       sqlite3_str_appendall(s, "| "); code(s, zP);
-      sqlite3_str_appendall(s, " | "); code(s, str(g, "marker_op", zP));
+      /* the reader's marker_op (or the name), else the payload */
+      sqlite3_str_appendall(s, " | "); code(s, str(g, "marker_op", str(g, "name", zP)));
       sqlite3_str_appendf(s, " | %lld | ", (long long)ival(g, "count"));
       fmt3(s, jGet(g, "total_gap_duration")); sqlite3_str_appendall(s, " | ");
       fmt3(s, jGet(g, "max_gap_duration")); sqlite3_str_appendall(s, " | ");

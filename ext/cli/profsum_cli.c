@@ -57,6 +57,8 @@
 # define PROFSUM_VERSION "0.0.0-dev"
 #endif
 
+#include "../compare.h"         /* profsumPyPathStr (linked in statically) */
+
 /* The extension's entry point (ext/profsum.c), linked in statically. */
 int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
 
@@ -101,6 +103,8 @@ static void onSignal(int sig){
 }
 
 static void progressAbandon(void);
+static int isRemoteSource(const char *z);
+static void fmtJsonNum(char *z, size_t n, double v);
 
 /* Print "profsum <cmd>: <message>" to stderr and exit with rc. */
 static void fail(int rc, const char *zFmt, ...){
@@ -194,7 +198,7 @@ static void jobjInt(JObj *o, const char *zKey, long long v){
 }
 static void jobjNum(JObj *o, const char *zKey, double v){
   char z[40];
-  snprintf(z, sizeof(z), "%.17g", v);
+  fmtJsonNum(z, sizeof(z), v);
   jobjRaw(o, zKey, z);
 }
 /* Close the object; returns its text (owned by o, freed with free(o->b.z);
@@ -211,8 +215,11 @@ static const char *jobjEnd(JObj *o){
 #define OPT_FLAG  0   /* no value */
 #define OPT_STR   1   /* a string */
 #define OPT_INT   2   /* an integer */
-#define OPT_NUM   3   /* a finite number */
+#define OPT_NUM   3   /* a float as Python's float() reads it (parseNum) */
 #define OPT_MULTI 4   /* a string, repeatable */
+#define OPT_PATH  5   /* a path: the reference's argparse type=Path, so the
+                      ** value is str(Path(value)) (profsumPyPathStr); a
+                      ** remote source (wandb:, http(s)://) is kept as is */
 
 typedef struct OptSpec {
   const char *zName;        /* without the leading "--" */
@@ -227,6 +234,8 @@ typedef struct Opts {
   const OptSpec *aSpec;
   int nSpec;
   const char *azVal[MAX_OPTS];         /* value (or "1" for a flag); 0 when absent */
+  const char *azRaw[MAX_OPTS];         /* the value as given (before OPT_PATH normalization) */
+  char *azOwned[MAX_OPTS];             /* normalized OPT_PATH values (sqlite3_free; optsFree) */
   const char *azMulti[MAX_OPTS][MAX_MULTI];
   int anMulti[MAX_OPTS];
   const char *azPos[16];               /* positional arguments */
@@ -279,15 +288,69 @@ static int parseInt(const char *z, long long *pV){
   *pV = v;
   return 1;
 }
+/* An ASCII digit run with single underscores between digits (Python's
+** float() grammar); returns the length, 0 if none.  Digits go to b. */
+static size_t pyDigits(const char *z, Buf *b){
+  size_t i = 0;
+  if( z[0]<'0' || z[0]>'9' ) return 0;
+  for(;;){
+    bufAppend(b, z+i, 1);
+    i++;
+    if( z[i]>='0' && z[i]<='9' ) continue;
+    if( z[i]=='_' && z[i+1]>='0' && z[i+1]<='9' ){ i++; continue; }
+    return i;
+  }
+}
+
+/* Python's float() of an argparse value (type=float): surrounding
+** whitespace, an optional sign, then "inf", "infinity" or "nan" (any case),
+** or decimal digits (single '_' between digits) with an optional fraction
+** and exponent.  Hex ("0x10"), "nan(...)", "1e" and trailing text are
+** rejected (strtod would take some of them).  Returns 1 and sets *pV. */
 static int parseNum(const char *z, double *pV){
-  char *zEnd;
-  double v;
-  if( *z==0 ) return 0;
-  v = strtod(z, &zEnd);
-  while( *zEnd==' ' || *zEnd=='\t' ) zEnd++;
-  if( *zEnd || zEnd==z || !isfinite(v) ) return 0;
-  *pV = v;
-  return 1;
+  static const char *zWs = " \t\n\r\f\v";
+  Buf b;
+  size_t n, i = 0, k;
+  int neg = 0, ok = 0;
+  while( *z && strchr(zWs, *z) ) z++;
+  n = strlen(z);
+  while( n>0 && strchr(zWs, z[n-1]) ) n--;
+  if( n>0 && (z[0]=='+' || z[0]=='-') ){ neg = z[0]=='-'; i = 1; }
+  if( (n-i==3 && strncasecmp(z+i, "inf", 3)==0) || (n-i==8 && strncasecmp(z+i, "infinity", 8)==0) ){
+    *pV = neg ? -INFINITY : INFINITY;
+    return 1;
+  }
+  if( n-i==3 && strncasecmp(z+i, "nan", 3)==0 ){ *pV = neg ? -NAN : NAN; return 1; }
+  memset(&b, 0, sizeof(b));
+  bufAppend(&b, neg ? "-" : "+", 1);
+  k = pyDigits(z+i, &b);
+  i += k;
+  if( i<n && z[i]=='.' ){
+    size_t f;
+    bufAppend(&b, ".", 1);
+    f = pyDigits(z+i+1, &b);
+    if( k>0 || f>0 ){ ok = 1; i += 1+f; }
+  }else{
+    ok = k>0;
+  }
+  if( ok && i<n && (z[i]=='e' || z[i]=='E') ){
+    size_t j = i+1, e;
+    bufAppend(&b, "e", 1);
+    if( j<n && (z[j]=='+' || z[j]=='-') ){ bufAppend(&b, z+j, 1); j++; }
+    e = pyDigits(z+j, &b);
+    if( e==0 ) ok = 0; else i = j+e;
+  }
+  if( ok && i==n ) *pV = strtod(b.z, 0);     /* overflow gives ±inf, as Python */
+  free(b.z);
+  return ok && i==n;
+}
+
+/* A double as a JSON number for profsum (jsontree reads Python's
+** Infinity, -Infinity and NaN tokens). */
+static void fmtJsonNum(char *z, size_t n, double v){
+  if( isnan(v) ) snprintf(z, n, "NaN");
+  else if( isinf(v) ) snprintf(z, n, "%s", v>0 ? "Infinity" : "-Infinity");
+  else snprintf(z, n, "%.17g", v);
 }
 
 static void parseOpts(const Cmd *c, Opts *o, int argc, char **argv){
@@ -331,14 +394,31 @@ static void parseOpts(const Cmd *c, Opts *o, int argc, char **argv){
       if( !parseInt(zVal, &v) ) fail(EXIT_USAGE, "option '--%s' needs an integer, not '%s'", o->aSpec[k].zName, zVal);
     }else if( o->aSpec[k].eKind==OPT_NUM ){
       double v;
-      if( !parseNum(zVal, &v) ) fail(EXIT_USAGE, "option '--%s' needs a finite number, not '%s'", o->aSpec[k].zName, zVal);
+      if( !parseNum(zVal, &v) ){
+        fail(EXIT_USAGE, "option '--%s' needs a finite number, inf or nan (as Python's float() reads it), "
+             "not '%s'", o->aSpec[k].zName, zVal);
+      }
     }
     if( o->aSpec[k].eKind==OPT_MULTI ){
       if( o->anMulti[k]>=MAX_MULTI ) fail(EXIT_USAGE, "option '--%s' given too often", o->aSpec[k].zName);
       o->azMulti[k][o->anMulti[k]++] = zVal;
     }
+    o->azRaw[k] = zVal;
+    if( o->aSpec[k].eKind==OPT_PATH && !isRemoteSource(zVal) ){
+      char *zNorm = profsumPyPathStr(zVal);
+      if( zNorm==0 ) fail(EXIT_FAIL, "out of memory");
+      sqlite3_free(o->azOwned[k]);
+      o->azOwned[k] = zNorm;
+      zVal = zNorm;
+    }
     o->azVal[k] = zVal;          /* the last one wins, as with argparse */
   }
+}
+
+/* Free what parseOpts allocated. */
+static void optsFree(Opts *o){
+  int k;
+  for(k=0; k<MAX_OPTS; k++){ sqlite3_free(o->azOwned[k]); o->azOwned[k] = 0; }
 }
 
 static int optIdx(const Opts *o, const char *zName){
@@ -347,6 +427,8 @@ static int optIdx(const Opts *o, const char *zName){
   return k;
 }
 static const char *optStr(const Opts *o, const char *zName){ return o->azVal[optIdx(o, zName)]; }
+/* The value as given on the command line (OPT_PATH: not normalized). */
+static const char *optRaw(const Opts *o, const char *zName){ return o->azRaw[optIdx(o, zName)]; }
 static int optFlag(const Opts *o, const char *zName){ return o->azVal[optIdx(o, zName)]!=0; }
 static long long optInt(const Opts *o, const char *zName, long long iDefault){
   const char *z = optStr(o, zName);
@@ -865,10 +947,13 @@ static sqlite3_int64 importSummary(const char *zSource, const char *zOpts){
 
 /* A trace argument: an existing path (or remote source) is imported (as a
 ** summary: importSummary); else, when a database was given, a label or
-** trace_id in it. */
-static sqlite3_int64 traceArg(const char *zOpt, const char *zArg, int bHaveDb, const char *zOpts){
+** trace_id in it.  zArg is the path as str(Path) gives it (OPT_PATH), zRaw
+** the text as given (the label looked up; 0: zArg). */
+static sqlite3_int64 traceArg(const char *zOpt, const char *zArg, const char *zRaw, int bHaveDb,
+                              const char *zOpts){
   char *zId;
   if( isRemoteSource(zArg) || pathExists(zArg) ) return importSummary(zArg, zOpts);
+  if( zRaw ) zArg = zRaw;
   if( !bHaveDb ) fail(EXIT_FAIL, "--%s '%s': %s", zOpt, zArg, strerror(ENOENT));
   zId = tableExists("profsum_trace")
       ? sqlText("SELECT trace_id FROM main.profsum_trace WHERE label=?1 "
@@ -892,7 +977,7 @@ static sqlite3_int64 summaryArg(const Opts *o, const char *zOpts){
   if( zSum && zTrace ) fail(EXIT_USAGE, "give either --summary or --trace, not both");
   if( zTrace ){
     if( optStr(o, "db")==0 ) fail(EXIT_USAGE, "--trace names a trace of a database: give --db too");
-    return traceArg("trace", zTrace, 1, zOpts);
+    return traceArg("trace", zTrace, 0, 1, zOpts);
   }
   if( zSum==0 ) fail(EXIT_USAGE, "the option '--summary' is required (or --db with --trace)");
   return importSummary(zSum, zOpts);
@@ -1069,8 +1154,9 @@ static void appendHistory(const char *zHist, int k){
   }
 }
 
-/* Thresholds JSON from the four flags (only those given). */
-static char *thresholdsJson(const Opts *o){
+/* Thresholds JSON from the four flags (only those given), with "top_k":
+** topK when topK >= 0 (profsum_track's thresholds_json). */
+static char *thresholdsJson(const Opts *o, long long topK){
   static const char *az[] = {
     "max-step-median-regression-pct", "max_step_median_regression_pct",
     "max-step-p90-regression-pct", "max_step_p90_regression_pct",
@@ -1085,6 +1171,7 @@ static char *thresholdsJson(const Opts *o){
     double v;
     if( z && parseNum(z, &v) ) jobjNum(&j, az[i+1], v);
   }
+  if( topK>=0 ) jobjInt(&j, "top_k", topK);
   return (char*)jobjEnd(&j);
 }
 
@@ -1117,19 +1204,19 @@ static void checkProvenance(const char *zCompare){
   {"max-stall-share-regression-abs", OPT_NUM, "X", "warn above this stall share increase (default 0.05)"}
 
 static const OptSpec SUMMARIZE_OPTS[] = {
-  {"trace-file", OPT_STR, "PATH", "a trace JSON file (.json or .json.gz)"},
-  {"xplane-file", OPT_STR, "PATH", "an .xplane.pb file (not supported: use the trace JSON)"},
-  {"xplane-output-dir", OPT_STR, "DIR", "(reference tool only; not supported)"},
+  {"trace-file", OPT_PATH, "PATH", "a trace JSON file (.json or .json.gz)"},
+  {"xplane-file", OPT_PATH, "PATH", "an .xplane.pb file (not supported: use the trace JSON)"},
+  {"xplane-output-dir", OPT_PATH, "DIR", "(reference tool only; not supported)"},
   {"xplane-count-trace-events", OPT_FLAG, 0, "(reference tool only; ignored)"},
   {"artifact", OPT_STR, "REF", "a W&B jax_profile artifact entity/project/name:version"},
   {"run-target", OPT_STR, "RUN", "a W&B run: URL, entity/project/run_id or a bare run id"},
   {"alias", OPT_STR, "ALIAS", "with --run-target: the artifact alias to pick (default latest)"},
   {"entity", OPT_STR, "ENTITY", "W&B entity for a bare run id"},
   {"project", OPT_STR, "PROJECT", "W&B project for a bare run id"},
-  {"download-root", OPT_STR, "DIR", "where W&B downloads go (as XDG_CACHE_HOME)"},
-  {"profile-dir", OPT_STR, "DIR", "an artifact or profile folder (the trace in it is found)"},
+  {"download-root", OPT_PATH, "DIR", "where W&B downloads go (as XDG_CACHE_HOME)"},
+  {"profile-dir", OPT_PATH, "DIR", "an artifact or profile folder (the trace in it is found)"},
   KNOB_OPTS,
-  {"output", OPT_STR, "PATH", "write the summary JSON here and print PATH"},
+  {"output", OPT_PATH, "PATH", "write the summary JSON here and print PATH"},
   {"db", OPT_STR, "DB", "import into this database (default: a temporary one)"},
   {"label", OPT_STR, "LABEL", "label of the trace in --db (default: from the file name)"},
   {"series", OPT_STR, "NAME", "series of the trace in --db (for trends)"},
@@ -1138,14 +1225,14 @@ static const OptSpec SUMMARIZE_OPTS[] = {
 };
 
 static const OptSpec REPORT_OPTS[] = {
-  {"summary", OPT_STR, "PATH", "a profile_summary.v1 JSON file (or a trace, summarized first)"},
+  {"summary", OPT_PATH, "PATH", "a profile_summary.v1 JSON file (or a trace, summarized first)"},
   {"db", OPT_STR, "DB", "a profsum database (with --trace)"},
   {"trace", OPT_STR, "LABEL", "label or trace_id of a trace in --db"},
   {"top-k", OPT_INT, "N", "rows per table (default 10)"},
   {"format", OPT_STR, "md|html", "markdown (default), or one self-contained HTML page with SVG charts"},
   {"kpis", OPT_FLAG, 0, "append profsum's KPI table to the markdown report (not in the reference's)"},
   KNOB_OPTS,
-  {"output", OPT_STR, "PATH", "write the report here and print PATH"},
+  {"output", OPT_PATH, "PATH", "write the report here and print PATH"},
   {0,0,0,0}
 };
 
@@ -1160,83 +1247,83 @@ static const OptSpec TRIM_OPTS[] = {
 };
 
 static const OptSpec QUERY_OPTS[] = {
-  {"summary", OPT_STR, "PATH", "a profile_summary.v1 JSON file (or a trace, summarized first)"},
+  {"summary", OPT_PATH, "PATH", "a profile_summary.v1 JSON file (or a trace, summarized first)"},
   {"db", OPT_STR, "DB", "a profsum database (with --trace)"},
   {"trace", OPT_STR, "LABEL", "label or trace_id of a trace in --db"},
   {"question", OPT_STR, "TEXT", "the question (see --list)"},
   {"top-k", OPT_INT, "N", "rows per answer (default 10)"},
   {"list", OPT_FLAG, 0, "list the kinds of questions understood, with examples"},
   KNOB_OPTS,
-  {"output", OPT_STR, "PATH", "write the answer JSON here and print PATH"},
+  {"output", OPT_PATH, "PATH", "write the answer JSON here and print PATH"},
   {0,0,0,0}
 };
 
 static const OptSpec COMPARE_OPTS[] = {
-  {"before", OPT_STR, "PATH", "before: a summary or trace file (or a label/id of --db)"},
-  {"after", OPT_STR, "PATH", "after: a summary or trace file (or a label/id of --db)"},
+  {"before", OPT_PATH, "PATH", "before: a summary or trace file (or a label/id of --db)"},
+  {"after", OPT_PATH, "PATH", "after: a summary or trace file (or a label/id of --db)"},
   {"strict-provenance", OPT_FLAG, 0, "fail when the provenance checks fail"},
   {"top-k", OPT_INT, "N", "regressed/improved ops listed (default 10)"},
   {"db", OPT_STR, "DB", "import into / read traces from this database"},
   KNOB_OPTS,
-  {"output", OPT_STR, "PATH", "write the comparison JSON here and print PATH"},
+  {"output", OPT_PATH, "PATH", "write the comparison JSON here and print PATH"},
   {0,0,0,0}
 };
 
 static const OptSpec TRACK_OPTS[] = {
-  {"before", OPT_STR, "PATH", "before: a summary or trace file (or a label/id of the history db)"},
-  {"after", OPT_STR, "PATH", "after: a summary or trace file (or a label/id of the history db)"},
+  {"before", OPT_PATH, "PATH", "before: a summary or trace file (or a label/id of the history db)"},
+  {"after", OPT_PATH, "PATH", "after: a summary or trace file (or a label/id of the history db)"},
   {"strict-provenance", OPT_FLAG, 0, "fail (before recording) when the provenance checks fail"},
-  {"top-k", OPT_INT, "N", "(the record's comparison keeps 10 ops)"},
+  {"top-k", OPT_INT, "N", "regressed/improved ops in the record's comparison (default 10)"},
   THRESHOLD_OPTS,
   {"label", OPT_STR, "LABEL", "label of the record"},
-  {"history", OPT_STR, "PATH", "record into this history: a .db, or a .jsonl file"},
+  {"history", OPT_PATH, "PATH", "record into this history: a .db, or a .jsonl file"},
   {"fail-on", OPT_STR, "fail|warn", "exit 3 when the status is fail (or warn or fail)"},
   {"db", OPT_STR, "DB", "same as --history DB.db"},
   KNOB_OPTS,
-  {"output", OPT_STR, "PATH", "write the record JSON here and print PATH"},
+  {"output", OPT_PATH, "PATH", "write the record JSON here and print PATH"},
   {0,0,0,0}
 };
 
 static const OptSpec HISTORY_OPTS[] = {
-  {"history", OPT_STR, "PATH", "a history .db or .jsonl file"},
+  {"history", OPT_PATH, "PATH", "a history .db or .jsonl file"},
   {"tail", OPT_INT, "N", "recent records listed (default 20)"},
-  {"output", OPT_STR, "PATH", "write the JSON here and print PATH"},
+  {"output", OPT_PATH, "PATH", "write the JSON here and print PATH"},
   {0,0,0,0}
 };
 
 static const OptSpec BUNDLE_OPTS[] = {
-  {"before-summary", OPT_STR, "PATH", "before: a summary or trace file"},
-  {"after-summary", OPT_STR, "PATH", "after: a summary or trace file"},
+  {"before-summary", OPT_PATH, "PATH", "before: a summary or trace file"},
+  {"after-summary", OPT_PATH, "PATH", "after: a summary or trace file"},
   {"before-run-target", OPT_STR, "RUN", "before: a W&B run (when no summary is given)"},
   {"after-run-target", OPT_STR, "RUN", "after: a W&B run (when no summary is given)"},
-  {"before", OPT_STR, "PATH", "same as --before-summary (or a label/id of --db)"},
-  {"after", OPT_STR, "PATH", "same as --after-summary (or a label/id of --db)"},
+  {"before", OPT_PATH, "PATH", "same as --before-summary (or a label/id of --db)"},
+  {"after", OPT_PATH, "PATH", "same as --after-summary (or a label/id of --db)"},
   {"strict-provenance", OPT_FLAG, 0, "fail before writing anything when provenance checks fail"},
   {"entity", OPT_STR, "ENTITY", "W&B entity for bare run ids"},
   {"project", OPT_STR, "PROJECT", "W&B project for bare run ids"},
-  {"download-root", OPT_STR, "DIR", "where W&B downloads go (as XDG_CACHE_HOME)"},
+  {"download-root", OPT_PATH, "DIR", "where W&B downloads go (as XDG_CACHE_HOME)"},
   KNOB_OPTS,
   {"top-k", OPT_INT, "N", "rows of the comparison and the reports (default 10)"},
   THRESHOLD_OPTS,
   {"label", OPT_STR, "LABEL", "label of the tracking record"},
-  {"history", OPT_STR, "PATH", "also record into this history: a .db, or a .jsonl file"},
-  {"output-dir", OPT_STR, "DIR", "directory for the bundle files (required)"},
+  {"history", OPT_PATH, "PATH", "also record into this history: a .db, or a .jsonl file"},
+  {"output-dir", OPT_PATH, "DIR", "directory for the bundle files (required)"},
   {"db", OPT_STR, "DB", "import into / read traces from this database"},
-  {"output", OPT_STR, "PATH", "write the manifest JSON here and print PATH"},
+  {"output", OPT_PATH, "PATH", "write the manifest JSON here and print PATH"},
   {0,0,0,0}
 };
 
 static const OptSpec PUBLISH_OPTS[] = {
-  {"summary", OPT_STR, "PATH", "a profile_summary.v1 JSON file (or a trace, summarized first)"},
+  {"summary", OPT_PATH, "PATH", "a profile_summary.v1 JSON file (or a trace, summarized first)"},
   {"db", OPT_STR, "DB", "a profsum database (with --trace)"},
   {"trace", OPT_STR, "LABEL", "label or trace_id of a trace in --db"},
-  {"report", OPT_STR, "PATH", "a markdown report to upload with it"},
+  {"report", OPT_PATH, "PATH", "a markdown report to upload with it"},
   {"entity", OPT_STR, "ENTITY", "W&B entity"},
   {"project", OPT_STR, "PROJECT", "W&B project"},
   {"artifact-name", OPT_STR, "NAME", "artifact name (default profile-summary-<run_id>)"},
   {"alias", OPT_MULTI, "ALIAS", "artifact alias, repeatable (default latest)"},
   {"dry-run", OPT_FLAG, 0, "print what would be published, without network"},
-  {"output", OPT_STR, "PATH", "write the response JSON here and print PATH"},
+  {"output", OPT_PATH, "PATH", "write the response JSON here and print PATH"},
   {0,0,0,0}
 };
 
@@ -1395,8 +1482,8 @@ static int cmdCompare(Opts *o){
   char *zOpts = knobOptions(o, 0, 0), *zCmp;
   sqlite3_int64 idB, idA;
   openDb(zDb);
-  idB = traceArg("before", zB, zDb!=0, zOpts);
-  idA = traceArg("after", zA, zDb!=0, zOpts);
+  idB = traceArg("before", zB, optRaw(o, "before"), zDb!=0, zOpts);
+  idA = traceArg("after", zA, optRaw(o, "after"), zDb!=0, zOpts);
   zCmp = sqlText("SELECT profsum_compare_json(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
   if( zCmp==0 ) fail(EXIT_FAIL, "profsum_compare_json returned nothing");
   if( optFlag(o, "strict-provenance") ) checkProvenance(zCmp);
@@ -1409,23 +1496,20 @@ static int cmdCompare(Opts *o){
 static int cmdTrack(Opts *o){
   const char *zB = optReq(o, "before"), *zA = optReq(o, "after");
   const char *zHist = optStr(o, "history"), *zDb = optStr(o, "db"), *zFailOn = optStr(o, "fail-on");
-  char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o), *zRec, *zStatus;
+  long long k = optNonNeg(o, "top-k", 10);
+  char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o, k), *zRec, *zStatus;
   sqlite3_int64 idB, idA;
   int kind, bGate = 0;
   if( zFailOn && strcmp(zFailOn, "fail")!=0 && strcmp(zFailOn, "warn")!=0 ){
     fail(EXIT_USAGE, "option '--fail-on': invalid choice '%s' (choose from 'fail', 'warn')", zFailOn);
   }
-  if( optStr(o, "top-k") && optInt(o, "top-k", 10)!=10 ){
-    optNonNeg(o, "top-k", 10);
-    fprintf(stderr, "profsum track: note: the record's comparison keeps 10 ops (--top-k is not supported by profsum_track)\n");
-  }
   if( zHist==0 && zDb ){ zHist = zDb; zDb = 0; }
   kind = openHistory(zHist, zDb, 0);
-  idB = traceArg("before", zB, kind==HIST_DB, zOpts);
-  idA = traceArg("after", zA, kind==HIST_DB, zOpts);
+  idB = traceArg("before", zB, optRaw(o, "before"), kind==HIST_DB, zOpts);
+  idA = traceArg("after", zA, optRaw(o, "after"), kind==HIST_DB, zOpts);
   if( optFlag(o, "strict-provenance") ){
     /* checked before anything is recorded */
-    char *zCmp = sqlText("SELECT profsum_compare_json(?1, ?2)", "ii", idB, idA);
+    char *zCmp = sqlText("SELECT profsum_compare_json(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
     if( zCmp ) checkProvenance(zCmp);
     free(zCmp);
   }
@@ -1469,20 +1553,21 @@ static int cmdHistory(Opts *o){
 ** run target. */
 static sqlite3_int64 bundleSide(const Opts *o, const char *zSide, int bHaveDb, const char *zOpts){
   char zOpt[32], zRunOpt[32];
-  const char *zSum, *zRun;
+  const char *zSum, *zRaw, *zRun;
   snprintf(zOpt, sizeof(zOpt), "%s-summary", zSide);
   snprintf(zRunOpt, sizeof(zRunOpt), "%s-run-target", zSide);
   zSum = optStr(o, zOpt);
-  if( zSum==0 ) zSum = optStr(o, zSide);
+  zRaw = optRaw(o, zOpt);
+  if( zSum==0 ){ zSum = optStr(o, zSide); zRaw = optRaw(o, zSide); }
   zRun = optStr(o, zRunOpt);
-  if( zSum ) return traceArg(zOpt, zSum, bHaveDb, zOpts);
+  if( zSum ) return traceArg(zOpt, zSum, zRaw, bHaveDb, zOpts);
   return importRunTarget(zRun, 0, 0, zOpts);
 }
 
 static int cmdBundle(Opts *o){
   const char *zOut = optReq(o, "output-dir"), *zHist = optStr(o, "history"), *zDb = optStr(o, "db");
   long long k = optNonNeg(o, "top-k", 10);
-  char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o), *zMan;
+  char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o, -1), *zMan;
   sqlite3_int64 idB, idA;
   int kind;
   JObj j;
@@ -1500,6 +1585,13 @@ static int cmdBundle(Opts *o){
   kind = openHistory(zHist, zDb, 0);
   idB = bundleSide(o, "before", kind==HIST_DB || zDb!=0, zOpts);
   idA = bundleSide(o, "after", kind==HIST_DB || zDb!=0, zOpts);
+  if( optFlag(o, "strict-provenance") ){
+    /* the reference's preflight comparison: its ValueError text, exit 1,
+    ** before any file is written */
+    char *zCmp = sqlText("SELECT profsum_compare_json(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
+    if( zCmp ) checkProvenance(zCmp);
+    free(zCmp);
+  }
   zMan = sqlText("SELECT profsum_bundle(?1, ?2, ?3, ?4)", "iitt", idB, idA, zOut, jobjEnd(&j));
   if( zMan==0 ) fail(EXIT_FAIL, "profsum_bundle returned nothing");
   appendHistory(zHist, kind);
@@ -1705,6 +1797,7 @@ int main(int argc, char **argv){
   }
   parseOpts(&aCmd[i], &o, argc-2, argv+2);
   rc = aCmd[i].xRun(&o);
+  optsFree(&o);
   cleanup();
   return rc;
 }
