@@ -129,7 +129,8 @@ typedef struct ProfsumEvent {
   int hasTs, hasDur;    /* 1 if ts / dur parsed exactly */
   profsum_ps ts;        /* exact picoseconds (absolute) */
   profsum_ps dur;       /* exact picoseconds */
-  int strTime;          /* 1: ts or dur was written as a string */
+  int timeNotNumber;    /* 1: ts or dur was a string or null (the reference's
+                        ** typed decoder rejects the file for it) */
   int tsRounded, durRounded;  /* 1: the text had more than 6 decimals, so
                         ** ts/dur are rounded; tsSpan/durSpan then hold the
                         ** text (profsumTextDouble gives Python's float()) */
@@ -196,6 +197,12 @@ int profsumParseMicros(const char *z, int64_t n, profsum_ps *pOut);
 ** Python's float()) give it; dHint: a likely answer (checked exactly, and
 ** returned when right, faster), or NAN. */
 double profsumTextDouble(const char *z, int64_t n, double dHint);
+
+/* For X > 0 computed in extended precision with a relative error of at
+** most 2^-63: set *pOut to the double nearest to the exact value and
+** return 1, or return 0 when X is too near a midpoint to tell (or long
+** double is not the x87 80-bit type). */
+int profsumLdToDouble(long double X, double *pOut);
 
 /* Parse an integer span (number or integer string).  Returns 0 on success,
 ** -1 when the text is not an integer within int64. */

@@ -82,10 +82,14 @@ static void hmFree(HMap *m){ sqlite3_free(m->a); memset(m, 0, sizeof(*m)); }
 
 /* Python's float() of a time given in exact picoseconds: the double
 ** nearest to ps/1e6 µs.  Below 2^53 both operands of the division are
-** exact doubles, so IEEE division rounds once, correctly; beyond, through
-** the exact decimal text and strtod. */
+** exact doubles, so IEEE division rounds once, correctly; beyond, in
+** extended precision when that is unambiguous, else through the exact
+** decimal text and strtod. */
 static double psFloat(profsum_ps v){
+  double r;
   if( v > -((profsum_ps)1<<53) && v < ((profsum_ps)1<<53) ) return (double)(int64_t)v / 1e6;
+  /* epoch-µs traces: two roundings in extended precision, checked */
+  if( profsumLdToDouble((long double)(v<0 ? -v : v) / 1e6L, &r) ) return v<0 ? -r : r;
   return profsumPsToMicros(v);
 }
 
@@ -254,10 +258,14 @@ struct ProfsumEngine {
   HMap procMap;         /* (pid,0) → process name id */
   HMap threadMap;       /* (pid,tid) → thread name id */
   HMap stepOf;          /* event index → args.step_num (events that have one) */
-  HMap floatOf;         /* event index → the doubles (bits) of its ts and dur
-                        ** text, for the few events whose text had more than
-                        ** 6 decimals and whose doubles differ from those of
-                        ** the rounded picoseconds ("Float decisions") */
+  /* The doubles of the ts and dur texts of the events whose text had more
+  ** than 6 decimals and whose doubles differ from those of the rounded
+  ** picoseconds ("Float decisions"): rare (0 in converted XPlanes, whose
+  ** 17-digit texts are the doubles of their picoseconds) but 40 % of the
+  ** events of a trace written from float arithmetic (0.7000000000000001),
+  ** so 20 bytes each, in event order (binary search). */
+  int32_t *aFloatIdx; double *aFloatTs, *aFloatDur;
+  int64_t nFloat, nAllocFloat;
   int anyRounded;       /* some accepted event's ts or dur text was rounded */
   int64_t tolPs;        /* exact differences above this many ps decide as the
                         ** doubles would; at or below it the doubles decide */
@@ -282,7 +290,7 @@ struct ProfsumEngine {
   int64_t nDiag, nAllocDiag;
   int diagRc;
   int arrayForm;        /* the document is a bare array */
-  int64_t nRejected, iFirstRejected;
+  int64_t nRejected, iFirstRejected, iLastRejected;
   const char *zFirstRejected;
   /* orders */
   int32_t *aOrd;        /* event indices: tracks in order, (ts,-end) within */
@@ -303,6 +311,14 @@ static int engErr(Engine *e, int rc, const char *zFmt, ...){
   return rc;
 }
 
+/* Count entry idx among those the reference summarizer would reject the
+** whole file for (once per entry, whatever the number of reasons). */
+static void noteRejected(Engine *e, int64_t idx, const char *zKind){
+  if( e->nRejected>0 && idx==e->iLastRejected ) return;
+  e->iLastRejected = idx;
+  if( e->nRejected++==0 ){ e->iFirstRejected = idx; e->zFirstRejected = zKind; }
+}
+
 /* Diagnostics callback: store rows (capped per kind) and count the
 ** entries the reference summarizer would reject the whole file for. */
 static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, const char *zDetail){
@@ -311,7 +327,7 @@ static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, con
   EngDiagRow *r;
   if( strcmp(zKind, "not_an_object")==0 || strcmp(zKind, "ph_not_string")==0
    || strcmp(zKind, "bad_field")==0 ){
-    if( e->nRejected++==0 ){ e->iFirstRejected = idx; e->zFirstRejected = zKind; }
+    noteRejected(e, idx, zKind);
   }
   for(k=0; k<e->nKind; k++) if( e->aKind[k].zKind==zKind || strcmp(e->aKind[k].zKind, zKind)==0 ) break;
   if( k==e->nKind && e->nKind<48 ){ e->aKind[k].zKind = zKind; e->aKind[k].n = 0; e->nKind++; }
@@ -411,7 +427,12 @@ static int internRunId(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB
     }
     return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
   }
-  jReprDouble(profsumTextDouble(z, n, NAN), zBuf);
+  {
+    double r = profsumTextDouble(z, n, NAN);
+    if( isinf(r) ) memcpy(zBuf, r<0 ? "-inf" : "inf", r<0 ? 5 : 4);   /* Python str() */
+    else if( isnan(r) ) memcpy(zBuf, "nan", 4);
+    else jReprDouble(r, zBuf);
+  }
   *pId = spIntern(&e->pool, zBuf, (int64_t)strlen(zBuf));
   return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
 }
@@ -653,10 +674,24 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
     double fDur = ev->durRounded ? profsumTextDouble(ev->durSpan.z, ev->durSpan.n, pDur) : pDur;
     e->anyRounded = 1;
     if( fTs!=pTs || fDur!=pDur ){
-      HEnt *hf = hmGet(&e->floatOf, e->nEv, 0, 1, 0);
-      if( hf==0 ) return SQLITE_NOMEM;
-      memcpy(&hf->v1, &fTs, sizeof(double));
-      memcpy(&hf->v2, &fDur, sizeof(double));
+      if( e->nFloat>=e->nAllocFloat ){
+        int64_t nNew = e->nAllocFloat ? e->nAllocFloat*2 : 256;
+        int32_t *a1 = sqlite3_realloc64(e->aFloatIdx, sizeof(int32_t)*(sqlite3_uint64)nNew);
+        double *a2, *a3;
+        if( a1==0 ) return SQLITE_NOMEM;
+        e->aFloatIdx = a1;
+        a2 = sqlite3_realloc64(e->aFloatTs, sizeof(double)*(sqlite3_uint64)nNew);
+        if( a2==0 ) return SQLITE_NOMEM;
+        e->aFloatTs = a2;
+        a3 = sqlite3_realloc64(e->aFloatDur, sizeof(double)*(sqlite3_uint64)nNew);
+        if( a3==0 ) return SQLITE_NOMEM;
+        e->aFloatDur = a3;
+        e->nAllocFloat = nNew;
+      }
+      e->aFloatIdx[e->nFloat] = (int32_t)e->nEv;
+      e->aFloatTs[e->nFloat] = fTs;
+      e->aFloatDur[e->nFloat] = fDur;
+      e->nFloat++;
     }
   }
   e->nEv++;
@@ -689,9 +724,9 @@ static int engRead(Engine *e, const char *zPath){
     if( ev->pid.notJsonInt || ev->tid.notJsonInt ){
       /* The reference's typed decoder rejects a pid/tid that is not a JSON
       ** integer ("1", "Spans", 1.0), and a string ts/dur. */
-      if( e->nRejected++==0 ){ e->iFirstRejected = ev->idx; e->zFirstRejected = "pid/tid not a JSON integer"; }
-    }else if( ev->strTime ){
-      if( e->nRejected++==0 ){ e->iFirstRejected = ev->idx; e->zFirstRejected = "ts/dur written as a string"; }
+      noteRejected(e, ev->idx, "pid/tid not a JSON integer");
+    }else if( ev->timeNotNumber ){
+      noteRejected(e, ev->idx, "ts/dur not a JSON number");
     }
     if( ph=='M' ){
       rc = noteMeta(e, ev, &pB, &nB);
@@ -705,7 +740,7 @@ static int engRead(Engine *e, const char *zPath){
           ev->ts = 0;
           ev->tsRounded = 0;
           engDiag(e, ev->idx, ev->iOffset, "missing_ts",
-                  "complete event without a numeric ts: summarized at ts 0, as the reference does");
+                  "complete event without a numeric ts: read as ts 0, the reference's default");
         }
         rc = noteX(e, ev, &pB, &nB);
       }else if( ev->hasDur && ev->dur<=0 ){
@@ -755,10 +790,14 @@ static int engRead(Engine *e, const char *zPath){
 static void evFloat(Engine *e, int32_t i, double *pTs, double *pEnd){
   const SEv *r = EV(e, i);
   double ts, dur;
-  HEnt *h = e->floatOf.nUsed ? hmGet(&e->floatOf, i, 0, 0, 0) : 0;
-  if( h ){
-    memcpy(&ts, &h->v1, sizeof(double));
-    memcpy(&dur, &h->v2, sizeof(double));
+  int64_t lo = 0, hi = e->nFloat;
+  while( lo<hi ){                       /* first entry >= i */
+    int64_t mid = (lo+hi)/2;
+    if( e->aFloatIdx[mid]<i ) lo = mid+1; else hi = mid;
+  }
+  if( lo<e->nFloat && e->aFloatIdx[lo]==i ){
+    ts = e->aFloatTs[lo];
+    dur = e->aFloatDur[lo];
   }else{
     ts = psFloat(e->origin + r->ts);
     dur = psFloat(r->dur);
@@ -773,7 +812,7 @@ static int cmpTs(Engine *e, int32_t ia, int32_t ib){
   double fa, fb, x;
   if( d>e->tolPs ) return 1;
   if( d<-e->tolPs ) return -1;
-  if( d==0 && e->floatOf.nUsed==0 ) return 0;   /* same ps, same double */
+  if( d==0 && e->nFloat==0 ) return 0;   /* same ps, same double */
   evFloat(e, ia, &fa, &x);
   evFloat(e, ib, &fb, &x);
   return (fa>fb) - (fa<fb);
@@ -805,8 +844,9 @@ static int cmpTsEnd(Engine *e, int32_t ia, int32_t ib){
 
 /* Set e->tolPs from the largest magnitude M (µs) of the trace's accepted
 ** times: a double ts, dur or ts + dur is within 1.5 ulp(2M) of its exact
-** value (plus 0.5 ps when the text was rounded to a picosecond), so exact
-** differences above 4 ulp(2M) (+1 ps) order as the doubles do. */
+** value (plus 0.5 ps for each of ts and dur when their texts were rounded
+** to a picosecond: an end moves by up to 1 ps, two ends apart by 2), so
+** exact differences above 4 ulp(2M) (+2 ps) order as the doubles do. */
 static void engTolerance(Engine *e){
   profsum_ps a, b;
   double m, u;
@@ -818,7 +858,7 @@ static void engTolerance(Engine *e){
   m = 2.0 * (double)(a>b ? a : b) / 1e6;
   (void)frexp(m, &ex);
   u = ldexp(1.0, ex-53);
-  e->tolPs = (int64_t)floor(4.0*u*1e6) + (e->anyRounded ? 1 : 0);
+  e->tolPs = (int64_t)floor(4.0*u*1e6) + (e->anyRounded ? 2 : 0);
 }
 
 /* Order of two events by index: ts ascending, then end descending (the
@@ -1453,7 +1493,7 @@ static int engGapsAndRegions(Engine *e){
     bindStrId(e, pIns, 3, (int32_t)g[4]);
     sqlite3_bind_int64(pIns, 4, g[0]);
     sqlite3_bind_double(pIns, 5, US(g[1]) + bitsDouble(g[6]));
-    sqlite3_bind_double(pIns, 6, g[2]>0 ? US(g[2]) : bitsDouble(g[7]));
+    sqlite3_bind_double(pIns, 6, US(g[2])>bitsDouble(g[7]) ? US(g[2]) : bitsDouble(g[7]));
     if( (rc = engStep(e, pIns)) ) goto done;
   }
   sqlite3_finalize(pIns); pIns = 0;
@@ -2203,7 +2243,7 @@ void profsumEngineFree(ProfsumEngine *e){
   sigFree(e);
   hmFree(&e->trkMap); hmFree(&e->procMap); hmFree(&e->threadMap);
   hmFree(&e->stepOf);
-  hmFree(&e->floatOf);
+  sqlite3_free(e->aFloatIdx); sqlite3_free(e->aFloatTs); sqlite3_free(e->aFloatDur);
   sqlite3_free(e);
 }
 

@@ -891,6 +891,7 @@ static void setId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, Profsu
     return;
   }else if( v->type==PROFSUM_JT_NULL ){
     pId->kind = PROFSUM_ID_NULL;
+    pId->notJsonInt = 1;
     return;
   }
   pId->kind = PROFSUM_ID_NULL;
@@ -899,6 +900,38 @@ static void setId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, Profsu
     if( diagWanted(s, "bad_field") ) quoteSnippet(zq, sizeof(zq), v->z, v->n);
     pendDiag(s, "bad_field", "%s: %s is not an integer or a string", zKey, zq);
   }
+}
+
+/* See profsum_reader.h.  X > 0 carries a relative error of at most
+** 2^-63 (two roundings in extended precision); the double nearest to X is
+** then the double nearest to the exact value unless X lies within 2^-62
+** (relative) of a midpoint between two doubles. */
+int profsumLdToDouble(long double X, double *pOut){
+#if defined(__LDBL_MANT_DIG__) && __LDBL_MANT_DIG__>=64
+  double r = (double)X;
+  uint64_t bits;
+  int E;
+  memcpy(&bits, &r, sizeof(bits));
+  E = (int)((bits>>52) & 0x7ff);
+  if( X>0 && E>54 && E<0x7ff ){
+    /* half the gap to the neighbours of r (below a power of two the lower
+    ** gap is half as wide) */
+    uint64_t hb = (uint64_t)(E-53)<<52;
+    double hu;
+    long double side, d;
+    memcpy(&hu, &hb, sizeof(hu));
+    side = hu;
+    d = X - (long double)r;
+    if( d<0 ){
+      d = -d;
+      if( (bits & (((uint64_t)1<<52)-1))==0 ) side = hu/2;
+    }
+    if( side - d > X*0x1p-62L ){ *pOut = r; return 1; }
+  }
+#else
+  (void)X; (void)pOut;
+#endif
+  return 0;
 }
 
 /* The nearest double to the decimal text z[0..n) (correctly rounded, as
@@ -997,29 +1030,9 @@ double profsumTextDouble(const char *z, int64_t n, double dHint){
       return neg ? -r : r;
     }
     if( k>=-27 && k<=27 ){
-      long double X = (long double)w, d;
-      uint64_t bits;
-      int E;
+      long double X = (long double)w;
       X = k<0 ? X / aP10[-k] : X * aP10[k];
-      r = (double)X;
-      memcpy(&bits, &r, sizeof(bits));
-      E = (int)((bits>>52) & 0x7ff);
-      if( E>54 && E<0x7ff ){
-        /* half the gap to the neighbours of r (below a power of two the
-        ** lower gap is half as wide): r is right unless X is within 2^-62
-        ** (relative) of the midpoint on its side */
-        uint64_t hb = (uint64_t)(E-53)<<52;
-        double hu;
-        long double side;
-        memcpy(&hu, &hb, sizeof(hu));
-        side = hu;
-        d = X - (long double)r;
-        if( d<0 ){
-          d = -d;
-          if( (bits & (((uint64_t)1<<52)-1))==0 ) side = hu/2;
-        }
-        if( side - d > X*0x1p-62L ) return neg ? -r : r;
-      }
+      if( profsumLdToDouble(X, &r) ) return neg ? -r : r;
     }
   }
 slow:
@@ -1045,9 +1058,10 @@ static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
   if( v->type==PROFSUM_JT_NUMBER ){
     rc = profsumParseMicros(v->z, v->n, pVal);
   }else if( v->type==PROFSUM_JT_STRING && !(v->flags & PROFSUM_SF_ESCAPE) ){
-    s->ev.strTime = 1;
+    s->ev.timeNotNumber = 1;
     rc = profsumParseMicros(v->z, v->n, pVal);
   }else if( v->type==PROFSUM_JT_NULL ){
+    s->ev.timeNotNumber = 1;
     return;
   }
   if( rc>=0 ){

@@ -122,6 +122,30 @@ class FloatDecisions(unittest.TestCase):
         with TempDir() as td:
             self.check(ev, td)
 
+    def test_two_rounded_texts_end_on_the_same_double(self):
+        # each text is a half-ps tie: in picoseconds the ends are 2 ps apart
+        # (2,000,006 vs 2,000,004), in doubles both are 2.000005: a nests in b
+        ev = [("b", "1.0000005", "1.0000045"), ("a", "1.0000015", "1.0000035")]
+        with TempDir() as td:
+            got = profsum(ev, td)
+            self.assertAlmostEqual(got["b"][0], 1e-06, delta=2e-6)
+            self.check(ev, td)
+
+    def test_epoch_gap_max_at_least_its_average(self):
+        # at epoch-µs magnitudes a payload can have an exact gap and a gap
+        # only the doubles see; its max is the larger of the two
+        ev = [("Q", "1700000000000000.1", "1.03"), ("P", "1700000000000001.13", "1.0"),
+              ("S", "1700000000000003.1", "1.03"), ("P", "1700000000000004.130001", "1.0")]
+        with TempDir() as td:
+            path = td.write("e.json", trace_text(ev))
+            db = connect()
+            db.execute("SELECT profsum_import(?, 'x')", (path,))
+            d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+            db.close()
+        p = [g for g in d["gap_before_ops"] if g["name"] == "P"][0]
+        self.assertEqual(p["count"], 2)
+        self.assertGreaterEqual(p["max_gap_duration"], p["avg_gap_duration"])
+
     def test_random_near_ties_against_python_floats(self):
         rng = random.Random(20261122)
         with TempDir() as td:

@@ -65,7 +65,7 @@ class ReferenceEdges(unittest.TestCase):
 
     def test_numeric_run_ids_as_python_str(self):
         ids = ["7.50", "1e3", "-0", "-12", "123456789012345678901234567890", '"abc"', "7",
-               "-1.5e-7", "0.1", "2.5E+20"]
+               "-1.5e-7", "0.1", "2.5E+20", "1E400", "-1e999"]
         text = '{"traceEvents":[%s]}' % ",".join(
             '{"ph":"X","pid":1,"tid":1,"name":"a","ts":%d,"dur":1,"args":{"run_id":%s}}' % (2 * i, v)
             for i, v in enumerate(ids))
@@ -88,7 +88,14 @@ class ReferenceEdges(unittest.TestCase):
              "1 entry is malformed", "pid/tid not a JSON integer"),
             ('{"traceEvents":[{"ph":"X","pid":1,"tid":2,"name":"a","ts":"1","dur":"2"},'
              '{"ph":"X","pid":1,"tid":"x","name":"a","ts":5,"dur":2}]}',
-             "2 entries are malformed", "ts/dur written as a string"),
+             "2 entries are malformed", "ts/dur not a JSON number"),
+            # one entry, three reasons: counted once; null is rejected too
+            ('{"traceEvents":[{"ph":"X","pid":true,"tid":true,"name":"a","ts":true,"dur":2},'
+             '{"ph":"X","pid":1,"tid":1,"name":"a","ts":1,"dur":2}]}',
+             "1 entry is malformed", "bad_field"),
+            ('{"traceEvents":[{"ph":"X","pid":1,"tid":null,"name":"a","ts":1,"dur":2},'
+             '{"ph":"X","pid":1,"tid":1,"name":"a","ts":null,"dur":2}]}',
+             "2 entries are malformed", "pid/tid not a JSON integer"),
             ('[{"ph":"X","pid":1,"tid":2,"name":"a","ts":1,"dur":2}]',
              "The trace is in the JSON array form", "reference summarizer rejects"),
         ]
