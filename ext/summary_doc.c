@@ -1019,6 +1019,16 @@ static int insertRows(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **
     for(k=0; k<nCol; k++){
       const JNode *v = jGet(o, azCol[k]);
       if( v==0 && st ) v = jGet(st, azCol[k]);
+      if( strcmp(azCol[k], "canonical_name")==0
+       && (v==0 || v->type!=JT_STRING || v->n==0) ){
+        /* the reference's reader recomputes a missing or empty one */
+        const JNode *pName = jGet(o, "name");
+        if( pName && pName->type==JT_STRING ){
+          ProfsumSlice c = profsumCanonicalOp(pName->z, pName->n);
+          sqlite3_bind_text(p, k+3, c.z ? c.z : "", c.z ? c.n : 0, SQLITE_TRANSIENT);
+          continue;
+        }
+      }
       bindNode(p, k+3, v);
     }
     if( sqlite3_step(p)!=SQLITE_DONE ){

@@ -304,7 +304,7 @@ class CompareTrack(CliBase):
         self.assertEqual(sorted(os.listdir(os.path.join(self.td.path, "cmp"))),
                          ["after.report.md", "after.summary.json", "before.report.md", "before.summary.json",
                           "compare.json", "track.json"])
-        _, err = self.run_cli("bundle", "--before-summary", b, "--output-dir", "cmp2", rc=2)
+        _, err = self.run_cli("bundle", "--before-summary", b, "--output-dir", "cmp2", rc=1)
         self.assertIn("Bundle requires either a summary path or a run target for both before and after.", err)
 
 

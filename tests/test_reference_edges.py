@@ -113,6 +113,30 @@ class ReferenceEdges(unittest.TestCase):
             self.assertEqual(d["trace_overview"]["quality_warnings"], [])
 
 
+class V1Leniency(unittest.TestCase):
+    def test_missing_or_empty_canonical_name_recomputed(self):
+        with TempDir() as td:
+            path = td.write("f1.json", json.dumps(f1([100, 110, 120], 30)))
+            db = connect()
+            try:
+                db.execute("SELECT profsum_import(?, 'x')", (path,))
+                d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+            finally:
+                db.close()
+            want = {h["name"]: h["canonical_name"] for h in d["hot_ops"]}
+            del d["hot_ops"][0]["canonical_name"]
+            d["hot_ops"][1]["canonical_name"] = ""
+            v1 = td.write("v1.json", json.dumps(d))
+            db = connect()
+            try:
+                db.execute("SELECT profsum_import(?, 'y')", (v1,))
+                got = dict(db.execute("SELECT name, canonical_name FROM profsum_hot_ops "
+                                      "WHERE label = 'y'").fetchall())
+            finally:
+                db.close()
+        self.assertEqual(got, want)
+
+
 class ReportKpis(unittest.TestCase):
     """The markdown report is the reference's (tools-spec §5) unless the KPI
     table is asked for."""

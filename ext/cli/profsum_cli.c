@@ -1573,7 +1573,8 @@ static int cmdBundle(Opts *o){
   JObj j;
   if( !(optStr(o, "before-summary") || optStr(o, "before") || optStr(o, "before-run-target"))
    || !(optStr(o, "after-summary") || optStr(o, "after") || optStr(o, "after-run-target")) ){
-    fail(EXIT_USAGE, "Bundle requires either a summary path or a run target for both before and after.");
+    /* the reference raises ValueError here: exit 1, not a usage error */
+    fail(EXIT_FAIL, "Bundle requires either a summary path or a run target for both before and after.");
   }
   memset(&j, 0, sizeof(j));
   jobjInt(&j, "top_k", k);
