@@ -115,8 +115,21 @@ static const u8 aStrClass[256] = {
   [11]=3,[12]=3,[13]=3,[14]=3,[15]=3,[16]=3,[17]=3,[18]=3,[19]=3,[20]=3,
   [21]=3,[22]=3,[23]=3,[24]=3,[25]=3,[26]=3,[27]=3,[28]=3,[29]=3,[30]=3,
   [31]=3, ['"']=1, ['\\']=2,
-  [0x80 ... 0xFF]=4,
 };
+
+static int utf8Len(const u8 *p, const u8 *e);
+
+/* Is p[0..e) all valid UTF-8? */
+static int utf8Valid(const u8 *p, const u8 *e){
+  while( p<e ){
+    int n;
+    if( *p<0x80 ){ p++; continue; }
+    n = utf8Len(p, e);
+    if( n<=0 ) return 0;
+    p += n;
+  }
+  return 1;
+}
 
 /* Length of the valid UTF-8 sequence at p (at most e-p bytes available):
 ** 2..4, 0 when the bytes there are not UTF-8 (a stray continuation byte,
@@ -249,8 +262,11 @@ static void quoteSnippet(char *zOut, int nOut, const char *z, int64_t n){
 ** the closing quote and *pFlags gets PROFSUM_SF_ESCAPE/CTRL bits. */
 static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
                       const u8 **ppEnd, unsigned *pFlags){
-  unsigned f = 0;
-  p++;
+  unsigned f = 0, hi = 0;
+  const u8 *pStart = ++p;
+#if defined(__SSE2__)
+  __m128i vHi = _mm_setzero_si128();   /* OR of the bytes seen 16 at a time */
+#endif
   for(;;){
     /* Fast path: plain bytes, 16 at a time where SSE2 is there (every
     ** x86-64): one compare each for '"', '\\' and bytes below 0x20 (those
@@ -263,17 +279,23 @@ static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
         __m128i v = _mm_loadu_si128((const __m128i*)p);
         __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vQuote), _mm_cmpeq_epi8(v, vBack)),
                                    _mm_cmpeq_epi8(_mm_max_epu8(v, v1f), v1f));
-        /* | v: bytes >= 0x80 stop too (their UTF-8 is checked below) */
-        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(hit, v));
+        unsigned m = (unsigned)_mm_movemask_epi8(hit);
+        vHi = _mm_or_si128(vHi, v);     /* any byte >= 0x80? (checked at the end) */
         if( m ){ p += __builtin_ctz(m); break; }
         p += 16;
       }
     }
 #endif
-    while( p<e && aStrClass[*p]==0 ) p++;
+    while( p<e && aStrClass[*p]==0 ){ hi |= *p; p++; }
     if( p>=e ) return P_MORE;
     switch( aStrClass[*p] ){
       case 1:
+#if defined(__SSE2__)
+        hi |= (unsigned)_mm_movemask_epi8(vHi) ? 0x80 : 0;
+#endif
+        /* bytes >= 0x80 (seen, or in the last 16 bytes read past the
+        ** string): check the string's UTF-8, rarely needed */
+        if( (hi & 0x80) && !utf8Valid(pStart, p) ) f |= PROFSUM_SF_BADUTF8;
         *ppEnd = p+1;
         *pFlags |= f;
         return P_OK;
@@ -300,13 +322,6 @@ static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
             return P_ERR;
         }
         break;
-      case 4: {
-        int n = utf8Len(p, e);
-        if( n<0 ) return P_MORE;
-        if( n==0 ){ f |= PROFSUM_SF_BADUTF8; p++; }
-        else p += n;
-        break;
-      }
       default:
         f |= PROFSUM_SF_CTRL;
         p++;
@@ -902,6 +917,27 @@ static void setId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, Profsu
   }
 }
 
+/* w·10^n + the value of the n decimal digits at p (digits only, checked
+** by the caller; the result must stay below 2^64): eight at a time where
+** bytes are little-endian (each byte minus '0', then pairs, quads and the
+** two halves combined by multiplications), one at a time after. */
+static uint64_t accDigits(uint64_t w, const char *p, int64_t n){
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__==__ORDER_LITTLE_ENDIAN__
+  while( n>=8 ){
+    uint64_t x;
+    memcpy(&x, p, 8);
+    x -= 0x3030303030303030ULL;                       /* bytes 0..9 */
+    x = x*10 + (x>>8);                                /* 2-digit values */
+    x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL<<32)))
+       + (((x>>16) & 0x000000FF000000FFULL) * (1 + (10000ULL<<32)))) >> 32;
+    w = w*100000000ULL + x;
+    p += 8; n -= 8;
+  }
+#endif
+  while( n-- > 0 ) w = w*10 + (uint64_t)(*p++ - '0');
+  return w;
+}
+
 /* See profsum_reader.h.  X > 0 carries a relative error of at most
 ** 2^-63 (two roundings in extended precision); the double nearest to X is
 ** then the double nearest to the exact value unless X lies within 2^-62
@@ -960,25 +996,19 @@ double profsumTextDouble(const char *z, int64_t n, double dHint){
       1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L,
       1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L };
     uint64_t w = 0;
-    int64_t i = 0, k = 0;
-    int nd = 0, neg = 0, nDig = 0;
+    int64_t i = 0, k = 0, i0, nInt, f0 = 0, nFrac = 0;
+    int neg = 0;
     if( i<n && (z[i]=='-' || z[i]=='+') ){ neg = z[i]=='-'; i++; }
-    for(; i<n && z[i]>='0' && z[i]<='9'; i++){
-      nDig++;
-      if( w==0 && z[i]=='0' ) continue;
-      if( nd>=19 ) goto slow;
-      w = w*10 + (uint64_t)(z[i]-'0'); nd++;
-    }
+    for(i0=i; i<n && z[i]>='0' && z[i]<='9'; i++){}
+    nInt = i - i0;
     if( i<n && z[i]=='.' ){
-      for(i++; i<n && z[i]>='0' && z[i]<='9'; i++){
-        nDig++;
-        k--;
-        if( w==0 && z[i]=='0' ) continue;
-        if( nd>=19 ) goto slow;
-        w = w*10 + (uint64_t)(z[i]-'0'); nd++;
-      }
+      for(f0=++i; i<n && z[i]>='0' && z[i]<='9'; i++){}
+      nFrac = i - f0;
     }
-    if( nDig==0 ) goto slow;
+    /* at most 19 digits in all (leading zeros included): w < 10^19 */
+    if( nInt+nFrac==0 || nInt+nFrac>19 ) goto slow;
+    w = accDigits(accDigits(0, z+i0, nInt), z+f0, nFrac);
+    k = -nFrac;
     if( i<n && (z[i]=='e' || z[i]=='E') ){
       int eneg = 0, ne = 0;
       int64_t x = 0;
