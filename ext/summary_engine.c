@@ -806,41 +806,24 @@ static void evFloat(Engine *e, int32_t i, double *pTs, double *pEnd){
   *pEnd = ts + dur;
 }
 
-/* Sign of (ts of a) − (ts of b), as the reference's doubles compare. */
-static int cmpTs(Engine *e, int32_t ia, int32_t ib){
-  int64_t d = EV(e, ia)->ts - EV(e, ib)->ts;
-  double fa, fb, x;
-  if( d>e->tolPs ) return 1;
-  if( d<-e->tolPs ) return -1;
-  if( d==0 && e->nFloat==0 ) return 0;   /* same ps, same double */
-  evFloat(e, ia, &fa, &x);
-  evFloat(e, ib, &fb, &x);
-  return (fa>fb) - (fa<fb);
-}
-
-/* Sign of (end of a) − (end of b), as the reference's doubles compare. */
-static int cmpEnd(Engine *e, int32_t ia, int32_t ib){
+/* Sign of (point of a) − (point of b) as the reference's doubles compare
+** them, where a point is the event's ts (bEnd 0) or its end (bEnd 1). */
+static int cmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
   const SEv *a = EV(e, ia), *b = EV(e, ib);
-  int64_t d = (a->ts + a->dur) - (b->ts + b->dur);
-  double fa, fb, x;
+  int64_t d = (a->ts + (bEndA ? a->dur : 0)) - (b->ts + (bEndB ? b->dur : 0));
+  double fa, fb, ta, tb;
   if( d>e->tolPs ) return 1;
   if( d<-e->tolPs ) return -1;
-  evFloat(e, ia, &x, &fa);
-  evFloat(e, ib, &x, &fb);
+  if( d==0 && !bEndA && !bEndB && e->nFloat==0 ) return 0;   /* same ps, same double */
+  evFloat(e, ia, &ta, &fa);
+  evFloat(e, ib, &tb, &fb);
+  if( !bEndA ) fa = ta;
+  if( !bEndB ) fb = tb;
   return (fa>fb) - (fa<fb);
 }
-
-/* Sign of (ts of a) − (end of b), as the reference's doubles compare. */
-static int cmpTsEnd(Engine *e, int32_t ia, int32_t ib){
-  const SEv *a = EV(e, ia), *b = EV(e, ib);
-  int64_t d = a->ts - (b->ts + b->dur);
-  double fa, fb, x;
-  if( d>e->tolPs ) return 1;
-  if( d<-e->tolPs ) return -1;
-  evFloat(e, ia, &fa, &x);
-  evFloat(e, ib, &x, &fb);
-  return (fa>fb) - (fa<fb);
-}
+#define cmpTs(e,a,b)    cmpPoint(e, a, 0, b, 0)
+#define cmpEnd(e,a,b)   cmpPoint(e, a, 1, b, 1)
+#define cmpTsEnd(e,a,b) cmpPoint(e, a, 0, b, 1)
 
 /* Set e->tolPs from the largest magnitude M (µs) of the trace's accepted
 ** times: a double ts, dur or ts + dur is within 1.5 ulp(2M) of its exact

@@ -8,11 +8,11 @@ import json
 import os
 import pathlib
 import re
-import subprocess
 import unittest
 
 import fixtures
 from util import connect, TempDir, ROOT
+from test_cli import CliBase
 
 CLI = os.environ.get("PROFSUM_CLI", os.path.join(ROOT, "profsum"))
 
@@ -42,25 +42,12 @@ def py_path(s):
     return str(pathlib.Path(s))
 
 
-class Base(unittest.TestCase):
+class Base(CliBase):
+    """test_cli.CliBase (run_cli, a temporary folder) without progress lines."""
+
     def setUp(self):
-        self.td = TempDir()
-        self.env = dict(os.environ)
-        self.env.pop("LD_PRELOAD", None)
-        self.env["TMPDIR"] = self.td.path
+        super().setUp()
         self.env["PROFSUM_NO_PROGRESS"] = "1"
-
-    def tearDown(self):
-        self.td.__exit__()
-
-    def run_cli(self, *args, rc=0):
-        p = subprocess.run([CLI] + list(args), cwd=self.td.path, env=self.env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
-        out, err = p.stdout.decode(), p.stderr.decode()
-        if rc is not None:
-            self.assertEqual(p.returncode, rc, "profsum %s\nstdout: %s\nstderr: %s"
-                             % (" ".join(args), out[:2000], err))
-        return out, err
 
     def write(self, name, obj):
         path = os.path.join(self.td.path, name)

@@ -5,7 +5,6 @@ keys, so "schema_version" comes after hot_ops & co.), with the CLI rejecting
 JSON that is neither where a summary is expected; and `track --history
 FILE.jsonl` appending one line per record (tools-spec §4.2) instead of
 rewriting the file."""
-import gzip
 import json
 import os
 import re
@@ -13,7 +12,8 @@ import subprocess
 import unittest
 
 import fixtures
-from util import connect, TempDir, ROOT
+from util import connect, ROOT
+from test_cli import CliBase
 
 CLI = os.environ.get("PROFSUM_CLI", os.path.join(ROOT, "profsum"))
 
@@ -39,23 +39,7 @@ def many_ops_trace(n_ops, scale):
     return fixtures.doc(ev)
 
 
-class Base(unittest.TestCase):
-    def setUp(self):
-        self.td = TempDir()
-        self.env = dict(os.environ)
-        self.env.pop("LD_PRELOAD", None)      # see test_cli.py (make asan)
-        self.env["TMPDIR"] = self.td.path
-
-    def tearDown(self):
-        self.td.__exit__()
-
-    def run_cli(self, *args, rc=0):
-        p = subprocess.run([CLI] + list(args), cwd=self.td.path, env=self.env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
-        out, err = p.stdout.decode(), p.stderr.decode()
-        if rc is not None:
-            self.assertEqual(p.returncode, rc, "profsum %s\nstdout: %s\nstderr: %s" % (" ".join(args), out[:2000], err))
-        return out, err
+Base = CliBase      # run_cli and a temporary folder (test_cli.py)
 
 
 class BigV1Summary(Base):
