@@ -19,7 +19,8 @@ import sys
 import unittest
 
 import fixtures
-from util import connect, TempDir, SO
+from util import SO
+from test_summary import Base as SummaryBase
 
 
 def half_up(x, spec):
@@ -56,14 +57,9 @@ STEPS_MEDIAN_P90_TIE = [1.0] * 5 + [1.0625] * 4 + [2.0625, 3.0]      # .3f ties
 STEPS_JITTER_TIE = [1.0] * 9 + [1.625, 2.0]                          # j = 1.625
 
 
-class Base(unittest.TestCase):
-    def setUp(self):
-        self.td = TempDir()
-        self.db = connect(os.path.join(self.td.path, "h.db"))
-
-    def tearDown(self):
-        self.db.close()
-        self.td.__exit__()
+class Base(SummaryBase):
+    """test_summary.Base (a history database in a temporary folder); the
+    summary of a trace given as an object or text, the document only."""
 
     def summary(self, trace, label, opts=None):
         p = self.td.write(label + ".json", trace)

@@ -6,7 +6,7 @@ import os
 import sqlite3
 import unittest
 
-from util import connect, TempDir, ROOT
+from util import connect, TempDir, ROOT, DbTestCase
 
 # A small JAX-like trace: TPU device with Steps and XLA Ops, a host.
 F1_EVENTS = [
@@ -24,15 +24,7 @@ def q(db, sql, *args):
     return db.execute(sql, args).fetchall()
 
 
-class Basics(unittest.TestCase):
-    def setUp(self):
-        self.db = connect()
-        self.td = TempDir()
-
-    def tearDown(self):
-        self.db.close()
-        self.td.__exit__()
-
+class Basics(DbTestCase):
     def trace(self, events, name="t.json.gz", gz=True, **top):
         doc = dict(top)
         doc["traceEvents"] = events

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import unittest
 
-from util import connect, TempDir, SO
+from util import connect, TempDir, SO, DbTestCase
 
 # A child process runs the queries that read a FIFO or stdin: a hang there
 # is a timeout (a failure), never a hung suite.
@@ -130,18 +130,13 @@ class Pipes(unittest.TestCase):
             db.close()
 
 
-class PathColumn(unittest.TestCase):
+class PathColumn(DbTestCase):
     """The hidden path column returns the argument as given."""
 
     def setUp(self):
-        self.db = connect()
-        self.td = TempDir()
+        super().setUp()
         self.a = self.td.write("a.json", {"traceEvents": EVENTS})
         self.b = self.td.write("b.json", {"traceEvents": EVENTS[:2] + [{"ph": "E", "pid": 1, "tid": 1, "ts": 1}]})
-
-    def tearDown(self):
-        self.db.close()
-        self.td.__exit__()
 
     def test_group_by_path(self):
         rows = q(self.db, "SELECT path, count(*) FROM trace_events WHERE path IN (?, ?) "
@@ -168,7 +163,7 @@ class PathColumn(unittest.TestCase):
         self.assertEqual(rows, [(self.b, "unmatched_end")])
 
 
-class Origin(unittest.TestCase):
+class Origin(DbTestCase):
     """No time origin: a stray early event takes no slice off its track, and
     the values do not depend on the columns selected."""
 
@@ -178,14 +173,6 @@ class Origin(unittest.TestCase):
     O2 = ('{"traceEvents":[{"ph":"X","name":"stray","pid":1,"tid":1,"ts":0,"dur":1},'
           '{"ph":"B","name":"step","pid":1,"tid":2,"ts":1700000000000000},'
           '{"ph":"E","name":"step","pid":1,"tid":2,"ts":1700000000000250}]}')
-
-    def setUp(self):
-        self.db = connect()
-        self.td = TempDir()
-
-    def tearDown(self):
-        self.db.close()
-        self.td.__exit__()
 
     def test_stray_ts0_before_epoch_us(self):
         p = self.td.write("o1.json", self.O1)
@@ -237,16 +224,8 @@ class Origin(unittest.TestCase):
         self.assertEqual(kinds, [(0,), (2,)])
 
 
-class ZeroLength(unittest.TestCase):
+class ZeroLength(DbTestCase):
     """A matched B/E slice of zero length gets the track columns."""
-
-    def setUp(self):
-        self.db = connect()
-        self.td = TempDir()
-
-    def tearDown(self):
-        self.db.close()
-        self.td.__exit__()
 
     def rows(self, ev):
         p = self.td.write("z.json", {"traceEvents": ev})

@@ -4,6 +4,7 @@ import json
 import os
 import sqlite3
 import tempfile
+import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -46,3 +47,16 @@ class TempDir:
         with open(p, "wb") as f:
             f.write(data)
         return p
+
+
+class DbTestCase(unittest.TestCase):
+    """A test case with an in-memory connection (profsum loaded) in self.db
+    and a temporary directory in self.td, both closed after each test."""
+
+    def setUp(self):
+        self.db = connect()
+        self.td = TempDir()
+
+    def tearDown(self):
+        self.db.close()
+        self.td.__exit__()
