@@ -11,7 +11,9 @@
 **
 ** The document is built as a JSON tree (jsontree.c) from profsum_trace and
 ** the profsum_agg_* tables, so any knob can be applied again without the
-** trace.  A trace imported from a v1 file returns that file's document.
+** trace.  A trace imported from a v1 file returns that file's document,
+** written as the reference writes a summary it read (indent 2, sorted
+** keys, Python's number and escape forms), whatever the file's layout.
 */
 #include "profsum_int.h"
 #include "summary_doc.h"
@@ -947,7 +949,20 @@ int profsumDocFromJson(const char *zJson, int nJson, ProfsumDoc **ppDoc, char **
 }
 
 char *profsumDocJson(ProfsumDoc *pDoc){
-  if( pDoc->zStored ) return sqlite3_mprintf("%s", pDoc->zStored);
+  if( pDoc->zStored ){
+    /* as the reference writes a summary it read: json.dumps(indent=2,
+    ** sort_keys=True) of the parsed document, whatever the file's layout */
+    char *zErr = 0;
+    char *z = profsumJsonPretty(pDoc->zStored, -1, &zErr);
+    if( z ){
+      /* the same trailing newline, or none, as the computed documents */
+      size_t n = strlen(z);
+      while( n>0 && z[n-1]=='\n' ) z[--n] = 0;
+      return z;
+    }
+    sqlite3_free(zErr);
+    return sqlite3_mprintf("%s", pDoc->zStored);
+  }
   return jDump(pDoc->pRoot);
 }
 

@@ -136,6 +136,23 @@ class V1Leniency(unittest.TestCase):
                 db.close()
         self.assertEqual(got, want)
 
+    def test_compact_v1_file_written_back_as_the_reference_does(self):
+        # the reference re-serializes a summary it read:
+        # json.dumps(indent=2, sort_keys=True), whatever the file's layout
+        with TempDir() as td:
+            path = td.write("f1.json", json.dumps(f1([100, 110, 120], 30)))
+            db = connect()
+            try:
+                db.execute("SELECT profsum_import(?, 'x')", (path,))
+                pretty = db.execute("SELECT profsum_summary_json('x')").fetchone()[0]
+                compact = td.write("v1c.json", json.dumps(json.loads(pretty), separators=(",", ":")))
+                db.execute("SELECT profsum_import(?, 'y')", (compact,))
+                back = db.execute("SELECT profsum_summary_json('y')").fetchone()[0]
+            finally:
+                db.close()
+        self.assertEqual(back, json.dumps(json.loads(pretty), indent=2, sort_keys=True))
+        self.assertEqual(back, pretty)
+
 
 class ReportKpis(unittest.TestCase):
     """The markdown report is the reference's (tools-spec §5) unless the KPI
