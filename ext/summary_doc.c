@@ -954,12 +954,7 @@ char *profsumDocJson(ProfsumDoc *pDoc){
     ** sort_keys=True) of the parsed document, whatever the file's layout */
     char *zErr = 0;
     char *z = profsumJsonPretty(pDoc->zStored, -1, &zErr);
-    if( z ){
-      /* the same trailing newline, or none, as the computed documents */
-      size_t n = strlen(z);
-      while( n>0 && z[n-1]=='\n' ) z[--n] = 0;
-      return z;
-    }
+    if( z ) return z;             /* no trailing newline, as jDump */
     sqlite3_free(zErr);
     return sqlite3_mprintf("%s", pDoc->zStored);
   }

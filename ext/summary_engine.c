@@ -392,39 +392,20 @@ static int internArg(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB, 
 }
 
 /* args.run_id: a string as is; a number as Python's str() of what
-** json.loads gives (§1.3): an integer literal → its int (leading zeros and
-** a minus zero dropped: "-0" → "0"), anything else → the float's repr
-** ("7.50" → "7.5", "1e3" → "1000.0"). */
+** json.loads gives (§1.3): an integer literal is its int, written as is
+** (JSON has no leading zeros) but "-0" → "0"; anything else → the float's
+** repr ("7.50" → "7.5", "1e3" → "1000.0"). */
 static int internRunId(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB, int32_t *pId){
   const char *z = s->z;
-  int64_t n = s->n, i = 0, j;
+  int64_t n = s->n, j;
   char zBuf[40];
-  int isInt = 1, neg = 0;
   if( s->type!=PROFSUM_JT_NUMBER ) return internArg(e, s, ppB, pnB, pId);
   *pId = -1;
   if( n==0 ) return SQLITE_OK;
-  for(j=0; j<n; j++){
-    if( !((z[j]>='0' && z[j]<='9') || (j==0 && z[j]=='-')) ){ isInt = 0; break; }
-  }
-  if( isInt ){
-    if( z[0]=='-' ){ neg = 1; i = 1; }
-    while( i<n-1 && z[i]=='0' ) i++;
-    if( i>=n ) return SQLITE_OK;
-    if( n-i==1 && z[i]=='0' ) neg = 0;
-    if( neg ){
-      /* the digits follow the '-' directly unless zeros were dropped */
-      if( i==1 ){ *pId = spIntern(&e->pool, z, n); return *pId<0 ? SQLITE_NOMEM : SQLITE_OK; }
-      if( *pnB < n-i+2 ){
-        char *p = sqlite3_realloc64(*ppB, (sqlite3_uint64)(n-i+2));
-        if( p==0 ) return SQLITE_NOMEM;
-        *ppB = p; *pnB = n-i+2;
-      }
-      (*ppB)[0] = '-';
-      memcpy(*ppB+1, z+i, (size_t)(n-i));
-      *pId = spIntern(&e->pool, *ppB, n-i+1);
-    }else{
-      *pId = spIntern(&e->pool, z+i, n-i);
-    }
+  for(j=(z[0]=='-'); j<n && z[j]>='0' && z[j]<='9'; j++){}
+  if( j==n ){
+    if( n==2 && z[0]=='-' && z[1]=='0' ){ z++; n--; }
+    *pId = spIntern(&e->pool, z, n);
     return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
   }
   {

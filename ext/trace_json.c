@@ -117,20 +117,6 @@ static const u8 aStrClass[256] = {
   [31]=3, ['"']=1, ['\\']=2,
 };
 
-static int utf8Len(const u8 *p, const u8 *e);
-
-/* Is p[0..e) all valid UTF-8? */
-static int utf8Valid(const u8 *p, const u8 *e){
-  while( p<e ){
-    int n;
-    if( *p<0x80 ){ p++; continue; }
-    n = utf8Len(p, e);
-    if( n<=0 ) return 0;
-    p += n;
-  }
-  return 1;
-}
-
 /* Length of the valid UTF-8 sequence at p (at most e-p bytes available):
 ** 2..4, 0 when the bytes there are not UTF-8 (a stray continuation byte,
 ** an overlong form, a surrogate, beyond U+10FFFF, a cut sequence), -1
@@ -155,6 +141,18 @@ static int utf8Len(const u8 *p, const u8 *e){
     lo = 0x80; hi = 0xBF;
   }
   return n;
+}
+
+/* Is p[0..e) all valid UTF-8? */
+static int utf8Valid(const u8 *p, const u8 *e){
+  while( p<e ){
+    int n;
+    if( *p<0x80 ){ p++; continue; }
+    n = utf8Len(p, e);
+    if( n<=0 ) return 0;
+    p += n;
+  }
+  return 1;
 }
 
 static int isHex(u8 c){
