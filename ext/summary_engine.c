@@ -712,10 +712,17 @@ static int engRead(Engine *e, const char *zPath){
     if( ph=='M' ){
       rc = noteMeta(e, ev, &pB, &nB);
     }else if( ph=='X' ){
+      /* dur > 0 as the reference's double: a positive text below half a
+      ** picosecond (1e-13, left by float arithmetic in a converter) rounds
+      ** to 0 ps but is a complete event there; its double is kept with
+      ** the event (noteX), so nesting and gaps see it as the reference
+      ** does, and it adds 0 ps to the exact sums. */
+      int durPositive = ev->hasDur && (ev->dur>0 || (ev->dur==0 && ev->durRounded
+                        && profsumTextDouble(ev->durSpan.z, ev->durSpan.n, 0.0)>0));
       if( ev->pid.kind==PROFSUM_ID_INT && ev->pid.iVal>=0
        && ev->tid.kind==PROFSUM_ID_INT && ev->tid.iVal>=0
        && ev->name.type==PROFSUM_JT_STRING && ev->name.n>0
-       && ev->hasDur && ev->dur>0 ){
+       && durPositive ){
         if( !ev->hasTs ){
           /* The reference's typed decoder defaults a missing ts to 0.0. */
           ev->ts = 0;
@@ -724,8 +731,10 @@ static int engRead(Engine *e, const char *zPath){
                   "complete event without a numeric ts: read as ts 0, the reference's default");
         }
         rc = noteX(e, ev, &pB, &nB);
-      }else if( ev->hasDur && ev->dur<=0 ){
-        engDiag(e, ev->idx, ev->iOffset, ev->dur==0 ? "zero_duration" : "negative_duration",
+      }else if( ev->hasDur && !durPositive ){
+        int neg = ev->dur<0 || (ev->durRounded && ev->durSpan.n>0 && ev->durSpan.z[0]=='-'
+                                && profsumTextDouble(ev->durSpan.z, ev->durSpan.n, 0.0)<0);
+        engDiag(e, ev->idx, ev->iOffset, neg ? "negative_duration" : "zero_duration",
                 "complete event with dur <= 0: not a complete event for the summary");
       }
     }

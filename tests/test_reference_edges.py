@@ -63,6 +63,28 @@ class ReferenceEdges(unittest.TestCase):
                          (2, 0.0, 15.0))
         self.assertIn("missing_ts", [k for k, _ in diags])
 
+    def test_dur_below_half_a_picosecond_is_complete(self):
+        # dur > 0 as a double (the reference's test): 1e-13 rounds to 0 ps
+        # but is a complete event; -1e-13 and 1e-400 (0.0) are not
+        with TempDir() as td:
+            text = json.dumps(ops_only([{"name": "fusion.0", "ts": 0, "dur": 10},
+                                        {"name": "copy.2", "ts": 20, "dur": 1e-13},
+                                        {"name": "copy.3", "ts": 25, "dur": -1e-13},
+                                        {"name": "copy.4", "ts": 26, "dur": 7777777},
+                                        {"name": "dot.1", "ts": 30, "dur": 5}]))
+            d, diags = summary(td, text.replace("7777777", "1e-400"))
+        self.assertEqual(d["trace_overview"]["num_complete_events"], 3)
+        ops = {o["name"]: o for o in d["hot_ops"]}
+        self.assertEqual(sorted(ops), ["copy.2", "dot.1", "fusion.0"])
+        self.assertEqual(ops["copy.2"]["count"], 1)
+        self.assertEqual(ops["copy.2"]["exclusive_duration"], 0.0)   # exact ps sums
+        gaps = {g["name"]: g for g in d["gap_before_ops"]}
+        self.assertEqual(sorted(gaps), ["copy.2", "dot.1"])
+        self.assertEqual(gaps["copy.2"]["total_gap_duration"], 10.0)
+        kinds = [k for k, _ in diags]
+        self.assertIn("negative_duration", kinds)
+        self.assertIn("zero_duration", kinds)
+
     def test_numeric_run_ids_as_python_str(self):
         ids = ["7.50", "1e3", "-0", "-12", "123456789012345678901234567890", '"abc"', "7",
                "-1.5e-7", "0.1", "2.5E+20", "1E400", "-1e999"]
