@@ -326,7 +326,7 @@ static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, con
   int k;
   EngDiagRow *r;
   if( strcmp(zKind, "not_an_object")==0 || strcmp(zKind, "ph_not_string")==0
-   || strcmp(zKind, "bad_field")==0 ){
+   || strcmp(zKind, "bad_field")==0 || strcmp(zKind, "invalid_utf8")==0 ){
     noteRejected(e, idx, zKind);
   }
   for(k=0; k<e->nKind; k++) if( e->aKind[k].zKind==zKind || strcmp(e->aKind[k].zKind, zKind)==0 ) break;

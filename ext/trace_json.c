@@ -1383,6 +1383,7 @@ static int parseInWindow(ProfsumScan *s, int kind, const u8 **ppStart,
         if( f & PROFSUM_SF_TRAIL ) pendDiag(s, "trailing_comma", "trailing comma inside the entry");
         if( f & PROFSUM_SF_CTRL ) pendDiag(s, "control_character", "raw control character inside a string");
         if( f & PROFSUM_SF_NONFIN ) pendDiag(s, "nonfinite_number", "bare NaN or Infinity (kept as a string in args)");
+        if( f & PROFSUM_SF_BADUTF8 ) pendDiag(s, "invalid_utf8", "bytes that are not UTF-8 inside a string (read as U+FFFD)");
       }
     }else if( kind==1 ){
       rc = scanValue(s, p, e, ppEnd, pSpan);

@@ -370,6 +370,30 @@ class InvalidUtf8(unittest.TestCase):
         self.assertEqual(rows[0][2], 1)
         self.assertEqual(rows[1][0], "\u20ac ok \U0001F600")
 
+    def test_diagnosed_and_counted_as_a_reference_rejection(self):
+        # one invalid_utf8 diagnostic per entry; the reference's decoder
+        # rejects the file, so the import's quality warning counts the entries
+        raw = (b'{"traceEvents":[{"ph":"X","name":"a\xffb","pid":1,"tid":1,"ts":1,"dur":2},'
+               b'{"ph":"X","name":"ok","pid":1,"tid":1,"ts":5,"dur":2,"args":{"x":"\xc3","y":"\xc3"}},'
+               b'{"ph":"X","name":"caf\xc3\xa9","pid":1,"tid":1,"ts":9,"dur":2}]}')
+        with TempDir() as td:
+            p = os.path.join(td.path, "u.json")
+            with open(p, "wb") as f:
+                f.write(raw)
+            db = connect()
+            try:
+                diags = q(db, "SELECT idx, kind FROM profsum_diagnostics(?)", p)
+                db.execute("SELECT profsum_import(?, 'u')", (p,))
+                warn = json.loads(q(db, "SELECT quality_warnings FROM profsum_trace")[0][0])
+                n = q(db, "SELECT num_complete_events FROM profsum_trace")[0][0]
+            finally:
+                db.close()
+        self.assertEqual(diags, [(0, "invalid_utf8"), (1, "invalid_utf8")])
+        self.assertEqual(n, 3)
+        self.assertEqual(len(warn), 1, warn)
+        self.assertTrue(warn[0].startswith("2 entries are malformed for the reference summarizer"), warn)
+        self.assertIn("first: entry 0, invalid_utf8", warn[0])
+
     def test_long_multibyte_names_across_refills(self):
         names = ["\u00e9\u4e2d\U0001F600" * (i % 97 + 1) for i in range(3000)]
         ev = [{"ph": "X", "name": n, "pid": 1, "tid": 1, "ts": i, "dur": 1, "args": {"pad": "x" * 700}}
