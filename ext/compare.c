@@ -629,7 +629,7 @@ void profsumThresholdsInit(ProfsumThresholds *pT){
 }
 
 /* See compare.h. */
-int profsumThresholdsApply(const JNode *pObj, const char *zWhat,
+int profsumThresholdsApply(const JNode *pObj, const char *zWhat, const char *zAlsoKnown,
                            ProfsumThresholds *pT, char **pzErr){
   static const char *azKey[] = {"max_step_median_regression_pct", "max_step_p90_regression_pct",
                                 "max_communication_share_regression_abs", "max_stall_share_regression_abs"};
@@ -647,7 +647,8 @@ int profsumThresholdsApply(const JNode *pObj, const char *zWhat,
     if( k==4 ){
       *pzErr = sqlite3_mprintf("%s: unknown key '%s' (known: max_step_median_regression_pct, "
           "max_step_p90_regression_pct, max_communication_share_regression_abs, "
-          "max_stall_share_regression_abs)", zWhat, v->zKey);
+          "max_stall_share_regression_abs%s%s)", zWhat, v->zKey,
+          zAlsoKnown ? ", " : "", zAlsoKnown ? zAlsoKnown : "");
       return SQLITE_ERROR;
     }
     /* any float, as Python's RegressionThresholds takes it: also
@@ -1098,7 +1099,7 @@ static int thresholdsArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value 
     p = q;
     if( p==0 || jOom(p) ){ jFree(p); sqlite3_result_error_nomem(ctx); return 1; }
   }
-  if( profsumThresholdsApply(p, "thresholds_json", pT, &zErr) ){
+  if( profsumThresholdsApply(p, "thresholds_json", "top_k", pT, &zErr) ){
     profsumCtxErr(ctx, "%s: %s", zFunc, zErr ? zErr : "out of memory");
     sqlite3_free(zErr);
     jFree(p);
@@ -1933,7 +1934,7 @@ static int bundleOptions(const char *zJson, int nJson, BundleJob *j, char **pzEr
         if( j->zLabel==0 ) rc = SQLITE_NOMEM;
       }
     }else if( strcmp(k, "thresholds")==0 ){
-      rc = profsumThresholdsApply(v, "options_json: thresholds", &j->thr, pzErr);
+      rc = profsumThresholdsApply(v, "options_json: thresholds", 0, &j->thr, pzErr);
     }else if( strcmp(k, "history")==0 || strcmp(k, "strict_provenance")==0 ){
       if( v->type!=JT_TRUE && v->type!=JT_FALSE ){
         *pzErr = sqlite3_mprintf("options_json: %s must be true or false", k);

@@ -42,8 +42,10 @@ void profsumThresholdsInit(ProfsumThresholds *pT);
 ** unknown key, or a value that is not a number is an error (message "…
 ** must be a finite number"): then *pT is unchanged and *pzErr is a message
 ** (sqlite3_malloc'd) starting with zWhat (e.g. "thresholds_json").
+** zAlsoKnown (or NULL) names keys the caller takes out of the object before
+** this call, listed among the known ones in the unknown-key message.
 */
-int profsumThresholdsApply(const JNode *pObj, const char *zWhat,
+int profsumThresholdsApply(const JNode *pObj, const char *zWhat, const char *zAlsoKnown,
                            ProfsumThresholds *pT, char **pzErr);
 
 /*

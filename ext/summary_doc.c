@@ -116,13 +116,16 @@ int profsumTraceKnobs(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
 int profsumResolveTrace(sqlite3 *db, const char *zSchema, sqlite3_value *pArg,
                         sqlite3_int64 *pId, char **pzErr){
   sqlite3_stmt *p = 0;
-  int rc, t = sqlite3_value_numeric_type(pArg);
+  int rc, t;
   int byId = 0;
+  /* The type first: sqlite3_value_numeric_type() would turn a TEXT '1'
+  ** into an INTEGER in place, and a label that looks like a number would
+  ** name the trace with that trace_id. */
   if( sqlite3_value_type(pArg)==SQLITE_TEXT ){
     rc = prep(db, &p, pzErr, "SELECT trace_id FROM \"%w\".profsum_trace WHERE label=?1", zSchema);
     if( rc ) goto not_found;
     sqlite3_bind_value(p, 1, pArg);
-  }else if( t==SQLITE_INTEGER || (t==SQLITE_FLOAT && sqlite3_value_double(pArg)==floor(sqlite3_value_double(pArg))) ){
+  }else if( (t = sqlite3_value_numeric_type(pArg))==SQLITE_INTEGER || (t==SQLITE_FLOAT && sqlite3_value_double(pArg)==floor(sqlite3_value_double(pArg))) ){
     byId = 1;
     rc = prep(db, &p, pzErr, "SELECT trace_id FROM \"%w\".profsum_trace WHERE trace_id=?1", zSchema);
     if( rc ) goto not_found;
@@ -140,8 +143,12 @@ int profsumResolveTrace(sqlite3 *db, const char *zSchema, sqlite3_value *pArg,
   rc = SQLITE_ERROR;
 not_found:
   if( pzErr && *pzErr==0 ){
+    const char *zT = byId ? 0 : (const char*)sqlite3_value_text(pArg);
+    int digits = zT && zT[0] && zT[strspn(zT, "0123456789")]==0;
     if( byId ) *pzErr = sqlite3_mprintf("no trace with id %lld", (long long)sqlite3_value_int64(pArg));
-    else *pzErr = sqlite3_mprintf("no trace with label '%s'", sqlite3_value_text(pArg));
+    else *pzErr = sqlite3_mprintf("no trace with label '%s'%s%s%s", zT,
+                                  digits ? " (a trace_id is given as an integer: " : "",
+                                  digits ? zT : "", digits ? ", not a text)" : "");
   }else if( pzErr ){
     /* The tables do not exist yet: nothing was imported. */
     sqlite3_free(*pzErr);

@@ -370,6 +370,19 @@ class BadInput(Base):
                 self.assertError(sql, args, pat)
         self.assertEqual(self.db.execute("SELECT * FROM profsum_history_record").fetchall(), before)
 
+    def test_numeric_looking_label_is_a_label(self):
+        # a TEXT '1' names the trace labelled '1', not trace_id 1
+        self.f1_pair()
+        self.imp(fixtures.f1(*F1_AFTER), "1", {"warmup_steps": 2, "hot_op_limit": 10})
+        self.assertEqual(self.one("SELECT trace_id FROM profsum_trace WHERE label = '1'"), 3)
+        self.assertError("SELECT profsum_compare_json('1', 3)", (),
+                         r"^profsum_compare_json: before and after are the same trace \(id 3\)$")
+        got = json.loads(self.one("SELECT profsum_compare_json('1', 1)"))
+        self.assertEqual(got, json.loads(self.one("SELECT profsum_compare_json(3, 1)")))
+        self.assertError("SELECT profsum_summary_json('2')", (),
+                         r"^profsum_summary_json: no trace with label '2' \(a trace_id is given as an "
+                         r"integer: 2, not a text\)$")
+
     def test_unknown_label_before_any_import(self):
         self.assertError("SELECT profsum_compare_json('a', 'b')", (),
                          r"^profsum_compare_json: before: no trace with label 'a' \(no trace imported")
