@@ -773,7 +773,7 @@ body_done:
   return rc;
 }
 
-/* A trace parse run in a thread of its own (see parseWhileCreatingSchema). */
+/* A trace parse run in a thread of its own (see importInOneWrite). */
 typedef struct ParseJob {
   const char *zTrace;           /* the file */
   ProfsumEngine *pEngine;       /* out: the parsed trace */
@@ -788,44 +788,76 @@ static void *parseThread(void *pArg){
   return 0;
 }
 
-/* Write body: create the schema only. */
-static int schemaBody(sqlite3 *db, void *pArg, char **pzErr){
-  return profsumCreateSchema(db, (const char*)pArg, pzErr);
-}
-
-/* Parse zTrace into job, and, when zSchema lacks the profsum schema,
-** create it meanwhile: the parse runs in a second thread while this one
-** takes the write lock, creates the schema and commits (busy.c).  The parse
-** holds no lock and touches no connection, so nothing else changes; a
-** parse error wins over a schema error.  Without threads (SQLite built
-** single-threaded, PROFSUM_THREADS=0, or no thread available) the parse
-** runs here and the import creates the schema in its own transaction. */
-static int parseWhileCreatingSchema(sqlite3 *db, const char *zSchema, const char *zTrace,
-                                    ImportJob *job, char **pzErr){
+/* A first import: the schema is created while the parse thread runs, in
+** the same write as the import (see importInOneWrite). */
+typedef struct FirstImport {
+  ImportJob *pJob;
   ParseJob pj;
   pthread_t th;
-  char *zSchemaErr = 0;
-  int rcSchema;
-  memset(&pj, 0, sizeof(pj));
-  pj.zTrace = zTrace;
-  if( !profsumThreadsAllowed() || schemaComplete(db, zSchema)
-   || pthread_create(&th, 0, parseThread, &pj)!=0 ){
-    return profsumEngineParse(FN, zTrace, &job->pEngine, &job->info, pzErr);
+  int joined;                   /* the parse thread was joined */
+  int parseFailed;              /* the parse's error is in pj */
+} FirstImport;
+
+/* Take the parse thread's result into the import job (once). */
+static void firstJoin(FirstImport *f){
+  if( f->joined ) return;
+  pthread_join(f->th, 0);
+  f->joined = 1;
+  f->pJob->pEngine = f->pj.pEngine;
+  f->pJob->info = f->pj.info;
+  f->pj.pEngine = 0;
+  f->parseFailed = f->pj.rc!=SQLITE_OK;
+}
+
+/* Write body of a first import: create the schema (the parse thread runs
+** meanwhile), wait for the parse, then write the trace; a parse error
+** returns before anything is kept (the write is rolled back). */
+static int firstImportBody(sqlite3 *db, void *pArg, char **pzErr){
+  FirstImport *f = (FirstImport*)pArg;
+  char *zErr = 0;
+  int rc = profsumCreateSchema(db, f->pJob->o.zSchema, &zErr);
+  firstJoin(f);
+  if( f->parseFailed ){
+    sqlite3_free(zErr);
+    return f->pj.rc;            /* its message: see importInOneWrite */
   }
-  rcSchema = profsumWriteRun(db, zSchema, schemaBody, (void*)zSchema, &zSchemaErr);
-  pthread_join(th, 0);
-  job->pEngine = pj.pEngine;
-  job->info = pj.info;
-  if( pj.rc ){
-    sqlite3_free(zSchemaErr);
-    *pzErr = pj.zErr;
-    return pj.rc;
+  if( rc ){
+    *pzErr = zErr ? prefixFn(zErr, rc) : 0;
+    return rc;
   }
-  if( rcSchema ){
-    *pzErr = zSchemaErr ? prefixFn(zSchemaErr, rcSchema) : 0;
-    return rcSchema;
+  return importBody(db, f->pJob, pzErr);
+}
+
+/* Parse zTrace and write it, as one write on db (busy.c): if anything
+** fails, the parse included, nothing is written.  When zSchema lacks the
+** profsum schema (a first import), the parse runs in a second thread while
+** this one takes the write lock and creates the schema in the same
+** transaction: the schema's SQL parsing is off the critical path, and the
+** write lock is held during the parse (first imports only).  Otherwise (or
+** without threads: SQLite built single-threaded, PROFSUM_THREADS=0, no
+** thread available) the parse runs here before any lock is taken, and
+** importBody creates what is missing of the schema.  A parse error wins
+** over a schema or write error. */
+static int importInOneWrite(sqlite3 *db, ImportJob *job, char **pzErr){
+  FirstImport f;
+  int rc;
+  memset(&f, 0, sizeof(f));
+  f.pJob = job;
+  f.pj.zTrace = job->zTrace;
+  if( !profsumThreadsAllowed() || schemaComplete(db, job->o.zSchema)
+   || pthread_create(&f.th, 0, parseThread, &f.pj)!=0 ){
+    rc = profsumEngineParse(FN, job->zTrace, &job->pEngine, &job->info, pzErr);
+    if( rc ) return rc;
+    return profsumWriteRun(db, job->o.zSchema, importBody, job, pzErr);
   }
-  return SQLITE_OK;
+  rc = profsumWriteRun(db, job->o.zSchema, firstImportBody, &f, pzErr);
+  firstJoin(&f);                /* the write may have ended before its body ran */
+  if( f.parseFailed ){
+    sqlite3_free(*pzErr);
+    *pzErr = f.pj.zErr;
+    return f.pj.rc;
+  }
+  return rc;
 }
 
 /* The SQL function. */
@@ -961,18 +993,17 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     if( zOptsJson==0 ){ rc = SQLITE_NOMEM; goto done; }
   }
 
-  /* Parse before taking any lock (creating a missing schema meanwhile);
-  ** then write in one transaction, with the write lock taken first and
-  ** SQLITE_BUSY retried (busy.c). */
-  if( !isV1 ){
-    rc = parseWhileCreatingSchema(db, o.zSchema, zTrace, &job, &zErr);
-    if( rc ) goto done;
-  }
+  /* Parse and write in one transaction, with the write lock taken first
+  ** and SQLITE_BUSY retried (busy.c). */
   job.o = o;
   job.zLabel = zLabel; job.zSource = zSource; job.zTrace = zTrace; job.zRefPick = zRefPick;
   job.zNow = zNow; job.zOptsJson = zOptsJson; job.zSha = zSha; job.size = size; job.isV1 = isV1;
   job.zRunMeta = zRunMeta;
-  rc = profsumWriteRun(db, o.zSchema, importBody, &job, &zErr);
+  if( isV1 ){
+    rc = profsumWriteRun(db, o.zSchema, importBody, &job, &zErr);
+  }else{
+    rc = importInOneWrite(db, &job, &zErr);
+  }
   traceId = job.traceId;
   if( rc && zErr && strncmp(zErr, FN, strlen(FN))!=0 ){
     char *z2 = sqlite3_mprintf(FN ": %s", zErr);

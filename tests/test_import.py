@@ -340,10 +340,10 @@ class ImportBehaviour(Base):
 
 
 class FirstImport(unittest.TestCase):
-    """The first import into a database creates the schema in a short
-    transaction of its own while a second thread parses the trace."""
+    """The first import into a database creates the schema in the same
+    transaction as the trace, while a second thread parses the trace."""
 
-    def test_failed_parse_leaves_only_the_empty_schema(self):
+    def test_failed_parse_changes_nothing(self):
         with TempDir() as td:
             good = td.write("good.json.gz", json.dumps(fixtures.f2()), gz=True)
             bad = os.path.join(td.path, "bad.json.gz")
@@ -352,17 +352,37 @@ class FirstImport(unittest.TestCase):
             with open(bad, "wb") as f:
                 f.write(data[:len(data) // 2])
             db = connect(os.path.join(td.path, "a.db"))
-            with self.assertRaises(sqlite3.DatabaseError) as cm:
-                db.execute("SELECT profsum_import(?, 'bad')", (bad,)).fetchone()
-            self.assertIn("profsum_import: '%s': truncated gzip data" % bad, str(cm.exception))
-            # No trace, no aggregates: only the empty tables and views.
-            self.assertEqual(rows(db, "SELECT count(*) FROM profsum_trace"), [(0,)])
-            self.assertEqual(rows(db, "SELECT count(*) FROM profsum_agg_op"), [(0,)])
-            self.assertEqual(rows(db, "SELECT count(*) FROM profsum_overview"), [(0,)])
-            # The next import finds the schema and works.
+            db.execute("CREATE TABLE mine(x)")
+            for threads in ("1", "0"):
+                with self.subTest(threads=threads):
+                    os.environ["PROFSUM_THREADS"] = threads
+                    try:
+                        with self.assertRaises(sqlite3.DatabaseError) as cm:
+                            db.execute("SELECT profsum_import(?, 'bad')", (bad,)).fetchone()
+                    finally:
+                        del os.environ["PROFSUM_THREADS"]
+                    self.assertIn("profsum_import: '%s': truncated gzip data" % bad, str(cm.exception))
+                    # Nothing created: no table, no view.
+                    self.assertEqual(rows(db, "SELECT name FROM sqlite_master"), [("mine",)])
+            # The next import creates the schema and works.
             tid = db.execute("SELECT profsum_import(?, 'good')", (good,)).fetchone()[0]
             self.assertEqual(rows(db, "SELECT label FROM profsum_trace"), [("good",)])
             self.assertEqual(rows(db, "SELECT count(*) FROM profsum_agg_op WHERE trace_id=?", tid)[0][0] > 0, True)
+            db.close()
+
+    def test_first_import_inside_a_user_transaction(self):
+        with TempDir() as td:
+            good = td.write("good.json.gz", json.dumps(fixtures.f2()), gz=True)
+            db = connect(os.path.join(td.path, "a.db"))
+            db.isolation_level = None
+            db.execute("BEGIN")
+            db.execute("SELECT profsum_import(?, 'good')", (good,)).fetchone()
+            db.execute("ROLLBACK")
+            self.assertEqual(rows(db, "SELECT count(*) FROM sqlite_master"), [(0,)])
+            db.execute("BEGIN")
+            db.execute("SELECT profsum_import(?, 'good')", (good,)).fetchone()
+            db.execute("COMMIT")
+            self.assertEqual(rows(db, "SELECT label FROM profsum_trace"), [("good",)])
             db.close()
 
     def test_readonly_database(self):
