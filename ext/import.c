@@ -538,7 +538,7 @@ static int fillFromV1(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzEr
 #define DOC "(SELECT summary_json AS d FROM \"%w\".profsum_trace WHERE trace_id=%lld)"
   rc = execf(db, pzErr,
     "UPDATE \"%w\".profsum_trace SET "
-    " source_format = json_extract(d, '$.source_format'),"
+    " source_format = coalesce(json_extract(d, '$.source_format'), source_format),"
     " generated_at_utc = json_extract(d, '$.generated_at_utc'),"
     " display_time_unit = json_extract(d, '$.trace_overview.display_time_unit'),"
     " num_events_total = json_extract(d, '$.trace_overview.num_events_total'),"

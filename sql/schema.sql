@@ -19,9 +19,9 @@ CREATE TABLE IF NOT EXISTS main.profsum_trace(
   series TEXT,                         -- groups runs for trends (options.series)
   source_path TEXT,                    -- the path exactly as given to profsum_import
   trace_path TEXT,                     -- the file actually read (the pick in a folder)
-  source_format TEXT NOT NULL,         -- 'perfetto_trace_json' | 'profile_summary_v1' | ...
-  sha256 TEXT,                         -- SHA-256 (hex) of the file bytes as stored on disk
-  size INTEGER,                        -- file size in bytes
+  source_format TEXT NOT NULL,         -- 'perfetto_trace_json'; a v1 file: its own source_format
+  sha256 TEXT,                         -- SHA-256 (hex) of the trace file as stored; a v1 file: its trace_sha256
+  size INTEGER,                        -- size in bytes of the file read
   imported_at TEXT NOT NULL,           -- import time, ISO-8601 UTC with microseconds and Z
   generated_at_utc TEXT NOT NULL,      -- the document's generated_at_utc (= imported_at, or from a v1 file)
   options TEXT NOT NULL,               -- options_json as used (JSON object, defaults filled in)
@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_trace(
   run_ids TEXT NOT NULL DEFAULT '[]',              -- JSON array: up to 20 args.run_id by frequency
   source_file_hints TEXT NOT NULL DEFAULT '[]',    -- JSON array: up to 20 args.source by frequency
   run_metadata TEXT NOT NULL DEFAULT '{}',         -- JSON object of summary-v1 run_metadata (all null locally)
-  summary_json TEXT                    -- the v1 document as imported (source_format profile_summary_v1 only)
+  summary_json TEXT                    -- the v1 document as imported (NULL for a trace: marks v1 imports)
 );
 
 -- Per step number: the mean duration over the events of that step (summary-v1 §4.3).
