@@ -13,6 +13,7 @@
 ** Every float goes through profsumStrAppendPy (Python-exact rounding,
 ** profsum_int.h), never through sqlite3_str_appendf's %f/%e.
 */
+#include <limits.h>
 #include "profsum_int.h"
 #include "summary_doc.h"
 #include "funcs.h"
@@ -61,9 +62,26 @@ static void ticked(sqlite3_str *s, const JNode *o, const char *zKey){
   sqlite3_str_appendchar(s, 1, '`');
 }
 
+/* An integer member (a count): a real is truncated, NaN and values beyond
+** the 64-bit range (a summary from elsewhere may say 1e30) clamped rather
+** than converted (undefined behaviour). */
 static sqlite3_int64 ival(const JNode *o, const char *zKey){
   const JNode *v = jGet(o, zKey);
-  return v ? (v->type==JT_INT ? v->i : (sqlite3_int64)jNum(v)) : 0;
+  double r;
+  if( v==0 ) return 0;
+  if( v->type==JT_INT ) return v->i;
+  r = jNum(v);
+  if( !(r==r) ) return 0;
+  if( r>=9.2e18 ) return (sqlite3_int64)9200000000000000000LL;
+  if( r<=-9.2e18 ) return -(sqlite3_int64)9200000000000000000LL;
+  return (sqlite3_int64)r;
+}
+
+/* a + b, saturated at the 64-bit range (counts summed from a file). */
+static sqlite3_int64 satAdd(sqlite3_int64 a, sqlite3_int64 b){
+  if( b>0 && a>LLONG_MAX-b ) return LLONG_MAX;
+  if( b<0 && a<LLONG_MIN-b ) return LLONG_MIN;
+  return a+b;
 }
 
 static int nTop(const JNode *arr, int topK){
@@ -314,11 +332,16 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
         g = jGet(groups, zPath);
         if( g==0 ) break;
       }
-      jGet(g, "count")->i += ival(c, "count");
-      jGet(g, "total")->r += jNum(jGet(c, "total_gap_duration"));
+      {
+        JNode *gc = jGet(g, "count"), *gt = jGet(g, "total");
+        if( gc==0 || gt==0 ) break;                /* out of memory */
+        gc->i = satAdd(gc->i, ival(c, "count"));
+        gt->r += jNum(jGet(c, "total_gap_duration"));
+      }
       ops = jGet(g, "ops");
+      if( ops==0 ) break;
       oc = jGet(ops, zOp);
-      if( oc ) oc->i += ival(c, "count"); else jSet(ops, zOp, jInt(ival(c, "count")));
+      if( oc ) oc->i = satAdd(oc->i, ival(c, "count")); else jSet(ops, zOp, jInt(ival(c, "count")));
     }
     nG = groups ? groups->nChild : 0;
     a = sqlite3_malloc64(sizeof(JNode*)*(sqlite3_uint64)(nG+1));

@@ -33,6 +33,16 @@ static void esc(sqlite3_str *s, const char *z){
   }
 }
 
+/* A count from a JSON number for %lld: NaN and values beyond the 64-bit
+** range (a summary from elsewhere may hold 1e308) are clamped, not
+** converted (undefined behaviour). */
+static long long asCount(double v){
+  if( !(v==v) ) return 0;
+  if( v>=9.2e18 ) return 9200000000000000000LL;
+  if( v<=-9.2e18 ) return -9200000000000000000LL;
+  return (long long)v;
+}
+
 static const char *jtext(const JNode *o, const char *zKey){
   const JNode *v = jGet(o, zKey);
   return (v && v->type==JT_STRING) ? v->z : "";
@@ -82,16 +92,20 @@ static char *buildHtml(sqlite3 *db, sqlite3_int64 id, const JNode *d, int topK){
       ".unavailable,.not_detected{background:#eee}.detected{background:#f6c6c6}</style></head><body>\n");
   sqlite3_str_appendall(s, "<h1>Profile report</h1>\n<p>");
   esc(s, jtext(d, "source_path"));
-  sqlite3_str_appendf(s, "<br>schema %s · generated %s · %lld complete events of %lld</p>\n",
-      jtext(d, "schema_version"), jtext(d, "generated_at_utc"),
-      (long long)jNum(jGet(ov, "num_complete_events")), (long long)jNum(jGet(ov, "num_events_total")));
+  sqlite3_str_appendall(s, "<br>schema ");
+  esc(s, jtext(d, "schema_version"));
+  sqlite3_str_appendall(s, " · generated ");
+  esc(s, jtext(d, "generated_at_utc"));
+  sqlite3_str_appendf(s, " · %lld complete events of %lld</p>\n",
+      asCount(jNum(jGet(ov, "num_complete_events"))), asCount(jNum(jGet(ov, "num_events_total"))));
 
   /* Time breakdown: one stacked bar. */
   {
     double tot = jNum(jGet(tb, "total_duration")), x = 0;
-    sqlite3_str_appendf(s, "<h2>Time breakdown (%s)</h2>\n<svg class=\"chart\" width=\"900\" height=\"70\" "
-        "xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"time breakdown\">\n",
-        jtext(tb, "duration_basis"));
+    sqlite3_str_appendall(s, "<h2>Time breakdown (");
+    esc(s, jtext(tb, "duration_basis"));
+    sqlite3_str_appendall(s, ")</h2>\n<svg class=\"chart\" width=\"900\" height=\"70\" "
+        "xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"time breakdown\">\n");
     for(i=0; i<5; i++){
       double v = jNum(jGet(jGet(tb, azCat[i]), "total_duration"));
       double w = tot>0 ? 880.0*v/tot : 0;
@@ -114,7 +128,7 @@ static char *buildHtml(sqlite3 *db, sqlite3_int64 id, const JNode *d, int topK){
     while( sqlite3_step(p)==SQLITE_ROW ){ double v = sqlite3_column_double(p, 1); if( v>mx ) mx = v; nSteps++; }
     sqlite3_reset(p);
     profsumStrAppendPy(s, "<h2>Step time</h2>\n<p>steady state: %lld steps, median %.3f µs, p90 %.3f µs "
-        "(warmup steps in grey)</p>\n", (long long)jNum(jGet(st, "count")), jNum(jGet(st, "median")),
+        "(warmup steps in grey)</p>\n", asCount(jNum(jGet(st, "count"))), jNum(jGet(st, "median")),
         jNum(jGet(st, "p90")));
     sqlite3_str_appendall(s, "<svg class=\"chart\" width=\"900\" height=\"220\" "
         "xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"step time\">\n");
@@ -162,8 +176,13 @@ static char *buildHtml(sqlite3 *db, sqlite3_int64 id, const JNode *d, int topK){
       esc(s, sqlite3_column_type(p, 2)==SQLITE_NULL ? "all" : (const char*)sqlite3_column_text(p, 2));
       if( sqlite3_column_type(p, 3)==SQLITE_NULL ) sqlite3_str_appendall(s, "</td><td>n/a");
       else profsumStrAppendPy(s, "</td><td>%.4g", sqlite3_column_double(p, 3));
-      sqlite3_str_appendf(s, "</td><td>%s</td><td class=\"%s\">%s</td><td>", sqlite3_column_text(p, 4),
-                          zBand ? zBand : "", zBand ? zBand : "");
+      sqlite3_str_appendall(s, "</td><td>");
+      esc(s, (const char*)sqlite3_column_text(p, 4));
+      sqlite3_str_appendall(s, "</td><td class=\"");
+      esc(s, zBand);
+      sqlite3_str_appendall(s, "\">");
+      esc(s, zBand);
+      sqlite3_str_appendall(s, "</td><td>");
       esc(s, (const char*)sqlite3_column_text(p, 6));
       sqlite3_str_appendall(s, "</td></tr>\n");
     }

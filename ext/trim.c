@@ -19,6 +19,8 @@
 */
 #include "profsum_int.h"
 #include "profsum_reader.h"
+#include "jsontree.h"
+#include "compare.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -132,8 +134,10 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     }
   }
   if( rc!=SQLITE_DONE ){
+    const char *zM = sqlite3_errmsg(db);
     if( rc==SQLITE_NOMEM ) sqlite3_result_error_nomem(ctx);
-    else profsumCtxErr(ctx, "%s", sqlite3_errmsg(db));
+    else if( strncmp(zM, FN ":", sizeof(FN)) == 0 ) profsumCtxErr(ctx, "%s", zM);
+    else profsumCtxErr(ctx, FN ": %s", zM);
     goto done;
   }
   sqlite3_finalize(p); p = 0;
@@ -184,7 +188,17 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }
   if( rc==SQLITE_DONE ){
     const char *zU = profsumScanDisplayTimeUnit(pScan);
-    char *zTail = zU ? sqlite3_mprintf("],\"displayTimeUnit\":\"%s\"}\n", zU) : sqlite3_mprintf("]}\n");
+    char *zTail;
+    if( zU ){
+      /* the unit as a JSON string again (the scanner gives decoded text) */
+      JNode *u = jStr(zU, -1);
+      char *zQ = u ? profsumJsonCompact(u) : 0;
+      jFree(u);
+      zTail = zQ ? sqlite3_mprintf("],\"displayTimeUnit\":%s}\n", zQ) : 0;
+      sqlite3_free(zQ);
+    }else{
+      zTail = sqlite3_mprintf("]}\n");
+    }
     rc = SQLITE_OK;
     if( zTail==0 ) rc = SQLITE_NOMEM;
     else if( gzPut(g, zTail, strlen(zTail)) || gzFlush(g, Z_FINISH) ) rc = SQLITE_IOERR;

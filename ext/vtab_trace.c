@@ -177,6 +177,16 @@ static int traceConnect(sqlite3 *db, void *pAux, int argc, const char *const*arg
   TraceTab *pTab;
   int isDiag = pAux!=0;
   int rc;
+  if( !(argc==3 && sqlite3_stricmp(argv[2], argv[0])==0) && sqlite3_stricmp(argv[1], "temp")!=0 ){
+    /* A table stored in a database file would read the file it names for
+    ** whoever opens that database and selects from it (DIRECTONLY does not
+    ** cover a direct SELECT): only TEMP tables, which a connection creates
+    ** for itself, besides the eponymous table-valued function. */
+    *pzErr = sqlite3_mprintf("%s: a virtual table of it must be TEMP (CREATE VIRTUAL TABLE "
+        "temp.%s USING %s(...)): one stored in database '%s' would read files for whoever opens it",
+        argv[0], argv[2], argv[0], argv[1]);
+    return SQLITE_ERROR;
+  }
   rc = sqlite3_declare_vtab(db, isDiag ? DIAG_SCHEMA : TEV_SCHEMA);
   if( rc ) return rc;
   /* Reads files: never from a view or trigger stored in a database. */
@@ -701,7 +711,7 @@ static int traceColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
 
 static sqlite3_module traceModule = {
   /* iVersion    */ 0,
-  /* xCreate     */ traceConnect,     /* = xConnect: eponymous and creatable */
+  /* xCreate     */ traceConnect,     /* = xConnect: eponymous, and creatable as TEMP only */
   /* xConnect    */ traceConnect,
   /* xBestIndex  */ traceBestIndex,
   /* xDisconnect */ traceDisconnect,

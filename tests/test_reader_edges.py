@@ -3,6 +3,7 @@ queries, the hidden path column, the track model's time origin, and
 zero-length B/E slices."""
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import unittest
@@ -157,6 +158,18 @@ class PathColumn(DbTestCase):
     def test_create_virtual_table(self):
         self.db.execute("CREATE VIRTUAL TABLE temp.t USING trace_events('%s')" % self.a)
         self.assertEqual(q(self.db, "SELECT DISTINCT path FROM temp.t"), [(self.a,)])
+
+    def test_stored_virtual_table_refused(self):
+        # a table kept in a database file would read its file for whoever
+        # opens the database and selects from it: only TEMP ones
+        for sql in ("CREATE VIRTUAL TABLE main.t2 USING trace_events('%s')" % self.a,
+                    "CREATE VIRTUAL TABLE t3 USING trace_events('%s')" % self.a,
+                    "CREATE VIRTUAL TABLE t4 USING trace_events"):
+            with self.subTest(sql=sql):
+                with self.assertRaises(sqlite3.OperationalError) as cm:
+                    self.db.execute(sql)
+                self.assertIn("trace_events: a virtual table of it must be TEMP", str(cm.exception))
+        self.assertEqual(q(self.db, "SELECT count(*) FROM sqlite_master"), [(0,)])
 
     def test_diagnostics(self):
         rows = q(self.db, "SELECT path, kind FROM profsum_diagnostics(?)", self.b)

@@ -34,6 +34,28 @@ class ReportHtml(unittest.TestCase):
         self.assertIn('<td class="good">good</td>', html)  # KPI bands
         self.assertIn("Communication appears dominant", html)
 
+    def test_text_from_a_summary_file_is_escaped(self):
+        # a profile_summary.v1 from elsewhere: its strings are data, not markup;
+        # out-of-range counts do not break the page
+        with TempDir() as td:
+            db = connect()
+            p = td.write("f1.json", json.dumps(fixtures.f1([100, 110, 120, 130, 140, 150], 60)))
+            db.execute("SELECT profsum_import(?, 't')", (p,))
+            doc = json.loads(db.execute("SELECT profsum_summary_json('t')").fetchone()[0])
+            doc["generated_at_utc"] = "<script>alert(1)</script>"
+            doc["schema_version"] = "profile_summary.v1"
+            doc["time_breakdown"]["duration_basis"] = "<img src=x onerror=alert(2)>"
+            doc["trace_overview"]["num_events_total"] = 1e300
+            doc["step_time"]["steady_state_steps"]["count"] = -1e300
+            v = td.write("v1.json", json.dumps(doc))
+            db.execute("SELECT profsum_import(?, 'v')", (v,))
+            html = db.execute("SELECT profsum_report_html('v', 10)").fetchone()[0]
+            db.close()
+        self.assertNotIn("<script", html)
+        self.assertNotIn("<img", html)
+        self.assertIn("&lt;script&gt;alert(1)&lt;/script&gt;", html)
+        self.assertIn("&lt;img src=x onerror=alert(2)&gt;", html)
+
     def test_errors(self):
         db = connect()
         with self.assertRaises(Exception) as cm:

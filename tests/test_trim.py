@@ -50,11 +50,25 @@ class Trim(unittest.TestCase):
         self.assertEqual(names, ["ncclDevKernel_AllGather_RING_LL", "ncclDevKernel_ReduceScatter_RING_LL"])
         self.assertEqual(n2, 2 + 3)   # the two events + the 3 M entries of their process (pid 1)
 
+    def test_display_time_unit_written_as_json(self):
+        # the unit is decoded text: written back escaped, the output parses
+        src = self.td.write("u.json", '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}],'
+                            '"displayTimeUnit":"ns\\"}, \\"x\\":\\"y"}')
+        dest = os.path.join(self.td.path, "u.json.gz")
+        self.assertEqual(self.db.execute("SELECT profsum_trim(?, ?)", (src, dest)).fetchone()[0], 1)
+        doc = json.loads(gzip.decompress(open(dest, "rb").read()))
+        self.assertEqual(doc["displayTimeUnit"], 'ns"}, "x":"y')
+        self.assertEqual(sorted(doc), ["displayTimeUnit", "traceEvents"])
+
     def test_errors_leave_nothing(self):
         with self.assertRaises(sqlite3.Error) as cm:
             self.db.execute("SELECT profsum_trim(?, ?, 'no_such_column = 1')",
                             (self.src, os.path.join(self.td.path, "x.json.gz"))).fetchone()
         self.assertIn("profsum_trim: bad WHERE clause", str(cm.exception))
+        with self.assertRaises(sqlite3.Error) as cm:
+            self.db.execute("SELECT profsum_trim(?, ?)", (os.path.join(self.td.path, "none.json"),
+                                                          os.path.join(self.td.path, "y.json.gz"))).fetchone()
+        self.assertRegex(str(cm.exception), r"^profsum_trim: trace_events: '.*none.json': cannot open")
         with self.assertRaises(sqlite3.Error) as cm:
             self.db.execute("SELECT profsum_trim(?, ?)", (self.src, self.td.path)).fetchone()
         self.assertIn("is a directory", str(cm.exception))
