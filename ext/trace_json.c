@@ -39,7 +39,8 @@
 #ifndef PROFSUM_WINDOW_INIT
 # define PROFSUM_WINDOW_INIT  (1024*1024)  /* a small value in the fuzz build exercises refills */
 #endif
-#define PROFSUM_MAX_ENTRY     ((int64_t)1<<31)   /* 2 GiB: one entry at most */
+#define PROFSUM_MAX_ENTRY     ((int64_t)1<<30)   /* 1 GiB: the window for one entry at
+                                                 ** most (SQLite allocates < 2 GiB) */
 #define PROFSUM_MAX_PENDING   8                  /* diagnostics per entry */
 
 /* Parser status codes (internal). */
@@ -1311,14 +1312,19 @@ static int refill(ProfsumScan *s, char **pzErr){
   if( s->nBuf==s->nAlloc ){
     size_t nNew = s->nAlloc*2;
     u8 *a;
-    if( (int64_t)s->nAlloc>=PROFSUM_MAX_ENTRY ){
+    if( (int64_t)nNew>PROFSUM_MAX_ENTRY ){
       *pzErr = sqlite3_mprintf("%s: '%s': entry %lld at byte %lld is larger than %lld bytes",
           s->zFunc, profsumSrcPath(s->pSrc), (long long)s->nEntries,
-          (long long)s->iBase, (long long)PROFSUM_MAX_ENTRY);
+          (long long)s->iBase, (long long)s->nAlloc);
       return SQLITE_TOOBIG;
     }
     a = sqlite3_realloc64(s->aBuf, nNew);
-    if( a==0 ) return SQLITE_NOMEM;
+    if( a==0 ){
+      *pzErr = sqlite3_mprintf("%s: '%s': out of memory for entry %lld at byte %lld "
+          "(a window of %lld bytes)", s->zFunc, profsumSrcPath(s->pSrc),
+          (long long)s->nEntries, (long long)s->iBase, (long long)nNew);
+      return SQLITE_NOMEM;
+    }
     s->aBuf = a;
     s->nAlloc = nNew;
   }
