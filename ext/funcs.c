@@ -76,10 +76,13 @@
 ** is computed in double, as the reference does, and gives REAL.  Running
 ** frames (xStep after xValue), sliding frames (xInverse), EXCLUDE (xFinal
 ** used as the value) and plain aggregate use are errors naming the
-** required form; a frame that SQLite evaluates as a whole partition
-** (RANGE/GROUPS UNBOUNDED..UNBOUNDED, or no ORDER BY) gives the same
-** numbers with ties in whatever order SQLite delivers the rows.  TEXT and
-** BLOB inputs are errors.
+** required form; RANGE/GROUPS UNBOUNDED..UNBOUNDED with an ORDER BY give
+** the same numbers (one xValue per row).  Without ORDER BY every row is a
+** peer: SQLite calls xValue once per partition and copies that value to
+** every row, and ignores an error set in xFinal then, so such a query is
+** wrong without an error (checked with SQLite 3.40; documented in
+** docs/functions.md, nothing here can detect it).  TEXT and BLOB inputs are
+** errors.
 */
 #include "funcs.h"
 
