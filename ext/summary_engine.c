@@ -704,9 +704,16 @@ static int engRead(Engine *e, const char *zPath){
     ph = (ev->ph.n==1 && !(ev->ph.flags & PROFSUM_SF_ESCAPE)) ? ev->ph.z[0] : 0;
     if( ev->pid.notJsonInt || ev->tid.notJsonInt ){
       /* The reference's typed decoder rejects a pid/tid that is not a JSON
-      ** integer ("1", "Spans", 1.0), and a string ts/dur. */
+      ** integer ("1", "Spans", 1.0), and a string ts/dur: a diagnostic row
+      ** (the quality warning points there) and the count. */
+      engDiag(e, ev->idx, ev->iOffset, "reference_rejects",
+              "pid/tid not a JSON integer: the reference summarizer rejects the file; "
+              "profsum reads it as trace_events does (an integer string as that integer)");
       noteRejected(e, ev->idx, "pid/tid not a JSON integer");
     }else if( ev->timeNotNumber ){
+      engDiag(e, ev->idx, ev->iOffset, "reference_rejects",
+              "ts/dur not a JSON number: the reference summarizer rejects the file; "
+              "profsum reads a number written as a string as that number");
       noteRejected(e, ev->idx, "ts/dur not a JSON number");
     }
     if( ph=='M' ){

@@ -124,8 +124,12 @@ class ReferenceEdges(unittest.TestCase):
         with TempDir() as td:
             for i, (text, start, part) in enumerate(cases):
                 with self.subTest(text=text):
-                    d, _ = summary(td, text, "r%d.json" % i)
+                    d, diags = summary(td, text, "r%d.json" % i)
                     qw = d["trace_overview"]["quality_warnings"]
+                    if "see profsum_diagnostic" in qw[0]:
+                        # the warning points there: a row says why
+                        kinds = {k for k, _ in diags}
+                        self.assertTrue(kinds & {"reference_rejects", "bad_field"}, diags)
                     self.assertEqual(len(qw), 1, qw)
                     self.assertTrue(qw[0].startswith(start), qw[0])
                     self.assertIn(part, qw[0])
