@@ -56,7 +56,16 @@ CFLAGS_ALL = $(WARN) $(OPT) -g -fPIC -Ibuild/gen $(PKG_CFLAGS) $(NETDEF) $(INFDE
 LDFLAGS_SO := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,defs
 
 SRCS := $(sort $(wildcard ext/*.c))
-HDRS := $(wildcard ext/*.h) build/gen/schema_sql.h
+HDRS := $(wildcard ext/*.h) build/gen/schema_sql.h build/gen/flags
+
+# The build options in a file that changes only when they change, so that
+# `make NETWORK=0` or `make INFLATE=zlib` after a default build rebuilds.
+BUILD_FLAGS := $(CC) $(OPT) NETWORK=$(NETWORK) INFLATE=$(INFLATE)
+build/gen/flags: FORCE
+	@mkdir -p build/gen
+	@printf '%s\n' '$(BUILD_FLAGS)' | cmp -s - $@ 2>/dev/null || printf '%s\n' '$(BUILD_FLAGS)' > $@
+.PHONY: FORCE
+FORCE:
 VIEWS := $(shell cat views/MANIFEST 2>/dev/null)
 
 # sql/schema.sql and the views (in views/MANIFEST order) compiled into the
