@@ -1105,6 +1105,13 @@ static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
       pendDiag(s, "time_rounded", "%s: %s has more than 6 decimals (µs); "
                "rounded half-even to a picosecond", zKey, zq);
     }
+    if( s->xDiag && zKey[0]=='t' && (*pVal/1000>INT64_MAX || *pVal/1000<INT64_MIN+1) ){
+      /* exact, but the INTEGER ns column cannot hold it (past the year 2262) */
+      char zq[64] = "";
+      if( diagWanted(s, "time_out_of_range") ) quoteSnippet(zq, sizeof(zq), v->z, v->n);
+      pendDiag(s, "time_out_of_range", "ts: %s µs does not fit a 64-bit integer of ns: "
+               "the column ts is NULL (the event keeps its place on its track)", zq);
+    }
     return;
   }
   if( s->xDiag ){

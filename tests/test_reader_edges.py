@@ -358,6 +358,17 @@ class CutInsideEntry(unittest.TestCase):
             db.close()
 
 
+class HugeTs(DbTestCase):
+    def test_ts_beyond_int64_ns_is_null_with_a_diagnostic(self):
+        p = self.td.write("h.json", '{"traceEvents":[{"ph":"X","name":"big","pid":1,"tid":1,'
+                          '"ts":99999999999999999999,"dur":5},{"ph":"X","name":"ok","pid":1,"tid":2,'
+                          '"ts":1700000000000000,"dur":5}]}')
+        self.assertEqual(q(self.db, "SELECT name, ts, dur FROM trace_events(?)", p),
+                         [("big", None, 5000), ("ok", 1700000000000000000, 5000)])
+        self.assertEqual(q(self.db, "SELECT idx, kind FROM profsum_diagnostics(?)", p),
+                         [(0, "time_out_of_range")])
+
+
 class InvalidUtf8(unittest.TestCase):
     """Bytes that are not UTF-8 inside strings come out as U+FFFD, so every
     text column is valid UTF-8 (Python's sqlite3 module fails a whole query
