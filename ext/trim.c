@@ -118,6 +118,13 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     profsumCtxErr(ctx, FN ": '%s': is a directory", zDest);
     return;
   }
+  if( stat(zSrc, &st)==0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISBLK(st.st_mode) ){
+    /* Read twice (the selection, then the copy): a pipe would be drained
+    ** by the first pass. */
+    profsumCtxErr(ctx, FN ": '%s' is not a regular file (%s): the source is read twice; "
+                  "write it to a file first", zSrc, S_ISFIFO(st.st_mode) ? "a pipe?" : "a device or socket");
+    return;
+  }
   /* 1. The selected entries (and their processes, for the metadata). */
   zSql = sqlite3_mprintf("SELECT idx, pid FROM trace_events(?1) WHERE (%s)", zWhere);
   if( zSql==0 ){ sqlite3_result_error_nomem(ctx); return; }

@@ -60,6 +60,13 @@ class Trim(unittest.TestCase):
         self.assertEqual(doc["displayTimeUnit"], 'ns"}, "x":"y')
         self.assertEqual(sorted(doc), ["displayTimeUnit", "traceEvents"])
 
+    def test_pipe_source_refused(self):
+        fifo = os.path.join(self.td.path, "pipe")
+        os.mkfifo(fifo)
+        with self.assertRaises(sqlite3.Error) as cm:
+            self.db.execute("SELECT profsum_trim(?, ?)", (fifo, os.path.join(self.td.path, "p.json.gz"))).fetchone()
+        self.assertIn("profsum_trim: '%s' is not a regular file (a pipe?)" % fifo, str(cm.exception))
+
     def test_errors_leave_nothing(self):
         with self.assertRaises(sqlite3.Error) as cm:
             self.db.execute("SELECT profsum_trim(?, ?, 'no_such_column = 1')",
