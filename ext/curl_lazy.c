@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@ ProfsumCurlApi profsumCurl;
 static pthread_once_t curlOnce = PTHREAD_ONCE_INIT;
 static const char *curlErr = "libcurl was not opened";
 static char curlErrBuf[300];
+static atomic_int curlReady;   /* 1 once profsumCurl is usable (release) */
 
 /* pthread_once body: dlopen, resolve every entry point, global init. */
 static void curlOpen(void){
@@ -78,12 +80,20 @@ static void curlOpen(void){
     return;        /* the library stays open: it may hold state */
   }
   curlErr = 0;
+  atomic_store_explicit(&curlReady, 1, memory_order_release);
 }
 
 /* See curl_lazy.h. */
 const char *profsumCurlLoad(void){
   pthread_once(&curlOnce, curlOpen);
   return curlErr;
+}
+
+/* See curl_lazy.h.  Reads the flag curlOpen() sets last; never calls
+** pthread_once (which would open the library). */
+const char *profsumCurlLoadedVersion(void){
+  if( atomic_load_explicit(&curlReady, memory_order_acquire)==0 ) return 0;
+  return profsumCurl.version();
 }
 
 #endif /* !PROFSUM_OMIT_NETWORK */

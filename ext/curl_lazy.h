@@ -8,7 +8,8 @@
 ** is built against libcurl's headers (pkg-config libcurl) but not linked
 ** to it: profsumCurlLoad() dlopen()s libcurl.so.4 once, when a W&B function
 ** first runs, and fills a table of entry points.  The macros below make the
-** curl_* calls of wandb.c and profsum.c go through that table unchanged.
+** curl_* calls of wandb.c go through that table unchanged.  profsum_debug()
+** only asks profsumCurlLoadedVersion(), which opens nothing.
 ** PROFSUM_LIBCURL=/path/to/libcurl.so in the environment opens that file
 ** instead (and only it).
 **
@@ -53,6 +54,15 @@ extern ProfsumCurlApi profsumCurl;
 ** missing symbol, or curl_global_init's error), the same on every call.
 */
 const char *profsumCurlLoad(void);
+
+/*
+** The version text of libcurl (curl_version()) when an earlier
+** profsumCurlLoad() in this process opened and initialised it, else 0.
+** Never opens anything: profsum_debug(), which may run from a view of an
+** untrusted database, uses this so that it maps no library into the
+** process.  Safe from any thread.
+*/
+const char *profsumCurlLoadedVersion(void);
 
 /* curl.h defines these two as function-like macros (an argument count
 ** check) that name the functions themselves. */

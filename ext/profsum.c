@@ -61,9 +61,15 @@ static void profsumVersionFunc(sqlite3_context *ctx, int argc, sqlite3_value **a
   sqlite3_result_text(ctx, PROFSUM_VERSION, -1, SQLITE_STATIC);
 }
 
-/* profsum_debug() → TEXT, one "key: value" line per fact. */
+/* profsum_debug() → TEXT, one "key: value" line per fact.  INNOCUOUS (it
+** may run from a view of an untrusted database), so it opens nothing:
+** libcurl's version is reported only when an earlier network call of this
+** process opened it, else "not loaded". */
 static void profsumDebugFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   char *z;
+#ifndef PROFSUM_OMIT_NETWORK
+  const char *zCurl = profsumCurlLoadedVersion();
+#endif
   (void)argc; (void)argv;
   z = sqlite3_mprintf(
     "profsum: %s\n"
@@ -79,7 +85,7 @@ static void profsumDebugFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
     PROFSUM_VERSION, PROFSUM_COMMIT, SQLITE_VERSION, sqlite3_libversion(),
     ZLIB_VERSION, zlibVersion(),
 #ifndef PROFSUM_OMIT_NETWORK
-    profsumCurlLoad()==0 ? curl_version() : profsumCurlLoad(),
+    zCurl ? zCurl : "not loaded (opened at the first network call)",
     "enabled (libcurl opened on first use)",
 #else
     "not linked", "disabled (built with PROFSUM_OMIT_NETWORK)",

@@ -12,7 +12,11 @@
 **     the URL of the current hop has that origin; redirects of authorized
 **     requests are followed by hand (curl never follows them with the
 **     header), a redirect to another origin continues without the header;
-**   - error messages pass through wbScrub(), which masks the key;
+**   - error messages pass through wbScrub(), which masks the key, its
+**     base64 credential and any 6-byte piece of either; a server's text is
+**     masked whole before it is cut (wbBodyMessage);
+**   - a download stops at its manifest entry's size (wbFetchEntry), and at
+**     the call's PROFSUM_WANDB_MAX_BYTES;
 **   - manifest file names are checked (no absolute paths, no "." / ".."
 **     / empty components) and every directory below dest_dir is opened with
 **     O_NOFOLLOW, so a symlink planted inside dest_dir is never followed;
@@ -100,6 +104,8 @@ int profsumWandbFetchForImport(sqlite3 *db, const char *zSource,
 #define WB_PAGE_FILES    1000              /* ArtifactFileURLs perPage */
 #define WB_PAGE_RUNS     100               /* RunOutputArtifacts perPage */
 #define WB_MAX_PAGES     100000            /* guard against cursor loops */
+#define WB_MAX_TIMEOUT   2147483           /* seconds: INT_MAX/1000, the most
+                                           ** CURLOPT_TIMEOUT accepts */
 
 /* GraphQL texts (wandb-http.md §8; RunOutputArtifacts also asks for the
 ** aliases as §4.3 recommends; ArtifactCreatedBy is profsum's own, used
@@ -195,21 +201,68 @@ static void wbClearErr(Wb *p){
   p->rc = SQLITE_OK;
 }
 
-/* Mask every occurrence of zSecret in z (in place) with '*'.  Secrets
-** shorter than 8 bytes are left alone (they would mask ordinary words). */
-static void wbMask(char *z, const char *zSecret){
-  size_t n;
-  char *q;
+/* Bytes that XML whitespace folding (wbXmlText) or a line break inserted
+** by a server may put inside an echoed secret: skipped while matching. */
+static int wbIsGap(char c){
+  return (unsigned char)c<=' ' || c==0x7f;
+}
+
+/* Mask zSecret in z (in place) with '*': every occurrence of the whole
+** secret, and every run of at least nMinFrag bytes of z that equals a
+** piece (substring) of it, so that neither the secret nor a part of it
+** that a cut left behind survives.  Whitespace and control bytes inside
+** such a run are skipped while matching (a key split by a line break or
+** folded by wbXmlText is still found) and masked with it.  Secrets
+** shorter than 4 bytes are left alone (they would mask ordinary text).
+** At each position the longest match over every start in the secret is
+** taken: O(strlen(z) * strlen(zSecret)^2) at worst, for short texts. */
+static void wbMask(char *z, const char *zSecret, size_t nMinFrag){
+  size_t nS, i, j;
   if( z==0 || zSecret==0 ) return;
-  n = strlen(zSecret);
-  if( n<8 ) return;
-  while( (q = strstr(z, zSecret))!=0 ) memset(q, '*', n);
+  nS = strlen(zSecret);
+  if( nS<4 ) return;
+  for(i=0; z[i]; ){
+    size_t nBest = 0, iEnd = 0;
+    for(j=0; j<nS && nBest<nS-j; j++){
+      size_t k = i, m = 0, kEnd = i;
+      while( j+m<nS && z[k] ){
+        if( z[k]==zSecret[j+m] ){ m++; k++; kEnd = k; }
+        else if( m>0 && wbIsGap(z[k]) ) k++;
+        else break;
+      }
+      if( m>nBest ){ nBest = m; iEnd = kEnd; }
+    }
+    if( nBest>0 && (nBest==nS || nBest>=nMinFrag) ){
+      memset(z+i, '*', iEnd-i);
+      i = iEnd;
+    }else{
+      i++;
+    }
+  }
+}
+
+/* Shortest piece of a secret masked by itself (see wbMask). */
+#define WB_MIN_FRAG 6
+
+/* Mask the API key, the base64 credential "api:<key>" of the
+** Authorization header, and any piece of either of WB_MIN_FRAG bytes or
+** more, in z (in place). */
+static void wbScrubText(Wb *p, char *z){
+  wbMask(z, p->zKey, WB_MIN_FRAG);
+  wbMask(z, p->zAuthB64, WB_MIN_FRAG);
 }
 
 /* Remove the API key (and its base64 form) from the error message of p. */
 static void wbScrub(Wb *p){
-  wbMask(p->zErr, p->zKey);
-  wbMask(p->zErr, p->zAuthB64);
+  wbScrubText(p, p->zErr);
+}
+
+/* Cut z (in place) to at most nMax bytes, not inside a UTF-8 sequence. */
+static void wbCut(char *z, size_t nMax){
+  size_t n = strlen(z);
+  if( n<=nMax ) return;
+  while( nMax>0 && ((unsigned char)z[nMax]&0xC0)==0x80 ) nMax--;
+  z[nMax] = 0;
 }
 
 /* sqlite3_mprintf("%s") that records OOM in p.  z==0 gives 0. */
@@ -221,10 +274,13 @@ static char *wbDup(Wb *p, const char *z){
   return r;
 }
 
-/* Sleep r seconds (r<=0: no sleep), resuming after signals. */
+/* Sleep r seconds (r<=0: no sleep; more than WB_MAX_SLEEP: that long),
+** resuming after signals. */
+#define WB_MAX_SLEEP 1.0e9
 static void wbSleep(double r){
   struct timespec ts, rem;
-  if( r<=0 ) return;
+  if( !(r>0) ) return;
+  if( r>WB_MAX_SLEEP ) r = WB_MAX_SLEEP;   /* (time_t)r must be defined */
   ts.tv_sec = (time_t)r;
   ts.tv_nsec = (long)((r - (double)ts.tv_sec)*1e9);
   while( nanosleep(&ts, &rem)!=0 && errno==EINTR ) ts = rem;
@@ -303,25 +359,33 @@ static JNode *wbCopy(const JNode *p){
   }
 }
 
+/* Longest server-supplied text kept in a message (after masking), and
+** how much of it is masked before the cut: enough for a key that starts
+** before the cut to be seen whole even with line breaks inside it. */
+#define WB_MSG_MAX  200
+#define WB_MSG_SCAN (WB_MSG_MAX + WB_ERRBODY)
+
 /* The text of XML element <zTag>...</zTag> in z[0..n) with whitespace
-** runs and control bytes turned into single spaces, at most 200 bytes
-** (sqlite3_malloc'd), or 0 when absent or empty. */
+** runs and control bytes turned into single spaces, at most WB_MSG_SCAN
+** bytes (the caller masks the key in it before cutting it to WB_MSG_MAX),
+** sqlite3_malloc'd, or 0 when absent, empty or out of memory. */
 static char *wbXmlText(const char *z, int n, const char *zTag){
   char zOpen[24], zClose[24];
   const char *zEnd = z+n, *zA, *zB;
-  size_t nOpen;
+  size_t nOpen, nClose;
   sqlite3_str *s;
   int bSpace = 0;
   snprintf(zOpen, sizeof(zOpen), "<%s>", zTag);
   snprintf(zClose, sizeof(zClose), "</%s>", zTag);
   nOpen = strlen(zOpen);
+  nClose = strlen(zClose);
   for(zA=z; zA+nOpen<=zEnd && memcmp(zA, zOpen, nOpen)!=0; zA++){}
   if( zA+nOpen>zEnd ) return 0;
   zA += nOpen;
-  for(zB=zA; zB+strlen(zClose)<=zEnd && memcmp(zB, zClose, strlen(zClose))!=0; zB++){}
-  if( zB+strlen(zClose)>zEnd ) return 0;
+  for(zB=zA; zB+nClose<=zEnd && memcmp(zB, zClose, nClose)!=0; zB++){}
+  if( zB+nClose>zEnd ) return 0;
   s = sqlite3_str_new(0);
-  for(; zA<zB && sqlite3_str_length(s)<200; zA++){
+  for(; zA<zB && sqlite3_str_length(s)<WB_MSG_SCAN; zA++){
     unsigned char c = (unsigned char)*zA;
     if( c<=' ' || c==0x7f ){
       bSpace = sqlite3_str_length(s)>0;
@@ -331,7 +395,7 @@ static char *wbXmlText(const char *z, int n, const char *zTag){
       sqlite3_str_appendchar(s, 1, (char)c);
     }
   }
-  if( sqlite3_str_length(s)==0 ){
+  if( sqlite3_str_errcode(s) || sqlite3_str_length(s)==0 ){
     sqlite3_free(sqlite3_str_finish(s));
     return 0;
   }
@@ -342,15 +406,19 @@ static char *wbXmlText(const char *z, int n, const char *zTag){
 ** or {"error":".."|{"message":..}} (wandb-http.md §7), or of an object
 ** store's XML error (S3, GCS, Azure: <Error><Code>..</Code><Message>..
 ** </Message>, shown as "Code: Message"), as a presigned download URL
-** answers when it has expired.  Returns a sqlite3_malloc'd string of at
-** most ~400 bytes, or 0. */
-static char *wbBodyMessage(const char *z, int n){
+** answers when it has expired.  The key is masked in the whole text
+** (wbScrubText) before it is cut to WB_MSG_MAX bytes, so a cut never
+** leaves a piece of an unmasked key.  Returns a sqlite3_malloc'd string
+** of at most ~400 bytes, or 0. */
+static char *wbBodyMessage(Wb *p, const char *z, int n){
   JNode *pRoot, *pE;
   const char *zMsg = 0;
   char *zErr = 0, *zOut = 0;
   if( z==0 || n<=0 ) return 0;
   if( z[0]=='<' ){
     char *zCode = wbXmlText(z, n, "Code"), *zText = wbXmlText(z, n, "Message");
+    if( zCode ){ wbScrubText(p, zCode); wbCut(zCode, WB_MSG_MAX); }
+    if( zText ){ wbScrubText(p, zText); wbCut(zText, WB_MSG_MAX); }
     if( zCode && zText ) zOut = sqlite3_mprintf("%s: %s", zCode, zText);
     else if( zCode || zText ) zOut = sqlite3_mprintf("%s", zCode ? zCode : zText);
     sqlite3_free(zCode);
@@ -367,7 +435,10 @@ static char *wbBodyMessage(const char *z, int n){
   }else if( (pE = jGet(pRoot, "error"))!=0 ){
     zMsg = wbStr(pE) ? wbStr(pE) : wbStr(wbPath(pE, "message", (char*)0));
   }
-  if( zMsg ) zOut = sqlite3_mprintf("%.200s", zMsg);
+  if( zMsg ){
+    zOut = sqlite3_mprintf("%.*s", WB_MSG_SCAN, zMsg);
+    if( zOut ){ wbScrubText(p, zOut); wbCut(zOut, WB_MSG_MAX); }
+  }
   jFree(pRoot);
   return zOut;
 }
@@ -567,6 +638,7 @@ static void wbEnd(Wb *p){
   if( p->curl ) curl_easy_cleanup(p->curl);
   if( p->zKey ) memset(p->zKey, 0, strlen(p->zKey));
   if( p->zAuthHdr ) memset(p->zAuthHdr, 0, strlen(p->zAuthHdr));
+  if( p->zAuthB64 ) memset(p->zAuthB64, 0, strlen(p->zAuthB64));
   sqlite3_free(p->zBase); sqlite3_free(p->zOrigin); sqlite3_free(p->zNetloc);
   sqlite3_free(p->zHost); sqlite3_free(p->zKey); sqlite3_free(p->zAuthHdr);
   sqlite3_free(p->zAuthB64); sqlite3_free(p->zErr);
@@ -629,6 +701,9 @@ static int wbBegin(Wb *p){
 
   r = wbEnvNum("PROFSUM_WANDB_TIMEOUT", -1);
   if( r>0 ){
+    /* Clamped before the conversion (a huge value would overflow long)
+    ** to libcurl's own bound for CURLOPT_TIMEOUT, INT_MAX/1000 seconds. */
+    if( r>WB_MAX_TIMEOUT ) r = WB_MAX_TIMEOUT;
     p->nTotal = (long)ceil(r);
     p->nConnect = p->nTotal<30 ? p->nTotal : 30;
   }else{
@@ -663,6 +738,10 @@ typedef struct WbSink {
   ProfsumMd5 md5;               /* MD5 of the body so far */
   sqlite3_int64 nBody;          /* 2xx body bytes so far */
   sqlite3_int64 nLimit;         /* max 2xx body bytes */
+  const char *zSizedFile;       /* non-0: a manifest file whose declared
+                                ** size (nDeclared) is part of nLimit */
+  sqlite3_int64 nDeclared;      /* its declared size */
+  sqlite3_int64 nSeen;          /* bytes received when nLimit stopped it */
   int eFail;                    /* WB_FAIL_* set by the write callback */
   int iErrno;                   /* errno of a failed write */
   double rRetryAfter;           /* Retry-After seconds, <0 if none */
@@ -683,6 +762,7 @@ static void wbSinkReset(WbSink *s){
   s->nErrBody = 0;
   s->zErrBody[0] = 0;
   s->nBody = 0;
+  s->nSeen = 0;
   s->eFail = 0;
   s->iErrno = 0;
   s->rRetryAfter = -1;
@@ -714,6 +794,7 @@ static size_t wbWriteCb(char *ptr, size_t sz, size_t nmemb, void *pArg){
   }
   if( s->eFail ) return 0;
   if( (sqlite3_int64)n > s->nLimit - s->nBody ){
+    s->nSeen = s->nBody + (sqlite3_int64)n;
     s->eFail = WB_FAIL_LIMIT;
     return 0;
   }
@@ -895,7 +976,7 @@ static int wbCurlTransient(CURLcode rc){
 
 /* Text for a failed HTTP status (sqlite3_malloc'd, may be 0 on OOM). */
 static char *wbStatusText(Wb *p, long code, WbSink *s){
-  char *zMsg = wbBodyMessage(s->zErrBody, s->nErrBody);
+  char *zMsg = wbBodyMessage(p, s->zErrBody, s->nErrBody);
   char *zRes;
   const char *zSep = zMsg ? ": " : "";
   const char *zM = zMsg ? zMsg : "";
@@ -950,6 +1031,12 @@ static int wbRequest(Wb *p, const char *zWhat, const char *zUrl,
         p->zErr = z;
         if( z==0 ) p->rc = SQLITE_NOMEM;
       }
+      break;
+    }
+    if( s->eFail==WB_FAIL_LIMIT && s->zSizedFile && s->nSeen>s->nDeclared ){
+      wbErr(p, "size mismatch for '%s': manifest says %lld bytes, got more "
+               "(download stopped at %lld bytes received)",
+            s->zSizedFile, s->nDeclared, s->nSeen);
       break;
     }
     if( s->eFail==WB_FAIL_LIMIT ){
@@ -1042,7 +1129,7 @@ static JNode *wbGraphql(Wb *p, const char *zOp, const char *zQuery,
   }
   pErrs = jGet(pRoot, "errors");
   if( pErrs && pErrs->type==JT_ARRAY && pErrs->nChild>0 ){
-    char *zMsg = wbBodyMessage(s.zMem, (int)s.nMem);
+    char *zMsg = wbBodyMessage(p, s.zMem, (int)s.nMem);
     wbErr(p, "%s failed: %s", zWhat, zMsg ? zMsg : "unknown graphql error");
     sqlite3_free(zMsg);
     goto fail;
@@ -1290,6 +1377,13 @@ static int wbFetchEntry(Wb *p, int rootFd, const char *zDest, const WbEntry *e,
     if( s==0 ){ wbOom(p); goto done; }
     memset(s, 0, sizeof(*s));
     s->p = p; s->fd = fd; s->nLimit = p->nMaxBytes - p->nUsed;
+    if( e->nSize>=0 ){
+      /* A server sending more than the manifest declares is stopped at
+      ** the declared size, not at the call's remaining budget. */
+      s->zSizedFile = e->zPath;
+      s->nDeclared = e->nSize;
+      if( e->nSize < s->nLimit ) s->nLimit = e->nSize;
+    }
     zWhat = sqlite3_mprintf("download of '%s'", e->zPath);
     if( zWhat==0 ){ wbOom(p); goto done; }
     wbRequest(p, zWhat, zUrl, 0, s);

@@ -3,6 +3,10 @@
 Run: /usr/bin/python3 tests/run.py test_wandb.py
 The NETWORK=0 variant is tested when PROFSUM_NONET_SO (default
 build/nonet/profsum.so, which `make test` builds) exists.
+
+Replies the mock has no fault for (a key echoed at a chosen offset, a body
+larger than the manifest says) come from answer(), which puts a handler in
+front of the mock's own for one test.
 """
 import base64
 import hashlib
@@ -36,6 +40,39 @@ def walk(root):
         for f in files:
             out.append(os.path.relpath(os.path.join(d, f), root))
     return sorted(out)
+
+
+def answer(mock, method, fn, when=None):
+    """Until the test ends, requests of `method` ("GET", "POST") to `mock`
+    for which when(handler) is true (default: all) are recorded as the mock
+    records its own and then answered by fn(handler) (with handler._send or
+    by hand); the others go to the mock.  A later call replaces the handler
+    of an earlier one."""
+    base = mock.httpd.RequestHandlerClass
+    base = getattr(base, "mock_handler", base)
+
+    def do(self):
+        if when is None or when(self):
+            body = None
+            if method == "POST":
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self._record(None, body)
+            fn(self)
+        else:
+            getattr(base, "do_" + method)(self)
+
+    mock.httpd.RequestHandlerClass = type("Answer" + method, (base,),
+                                          {"do_" + method: do, "mock_handler": base})
+
+
+def fragments(secret, n=6):
+    """Every n-byte piece of secret."""
+    return {secret[i:i + n] for i in range(len(secret) - n + 1)}
+
+
+def creds(key):
+    """The base64 credential of the Authorization header for key."""
+    return base64.b64encode(("api:" + key).encode()).decode()
 
 
 def run_loaded(so, body):
@@ -91,6 +128,7 @@ class WandbTest(unittest.TestCase):
         for e in self.errors:   # the key never appears in any error text
             self.assertNotIn(KEY, e)
             self.assertNotIn(AUTH.split()[1], e)
+            self.assert_no_secret(e, KEY)
 
     # -- helpers ----------------------------------------------------------
     def q(self, sql, *args):
@@ -102,6 +140,13 @@ class WandbTest(unittest.TestCase):
         msg = str(cm.exception)
         self.errors.append(msg)
         return msg
+
+    def assert_no_secret(self, msg, key):
+        """Neither key nor its base64 credential, nor any 6-byte piece of
+        either, is in msg."""
+        self.assertNotIn(key, msg)
+        for f in fragments(key) | fragments(creds(key)):
+            self.assertNotIn(f, msg)
 
     def dest(self, *parts):
         return os.path.join(self.tmp.path, "out", *parts)
@@ -371,6 +416,90 @@ class WandbTest(unittest.TestCase):
         self.assertIn("wandb_fetch: graphql ArtifactByName: permission denied (http 403: ", m)
         self.assertIn("*" * 40, m)
 
+    # The key echoed by a server at every offset around the 200-byte cut of
+    # the server's text: masked before the cut, so no piece of it is left.
+    CUT = 200
+
+    def echo_offsets(self, secret):
+        return range(self.CUT - len(secret) - 2, self.CUT + 3)
+
+    def test_echoed_key_straddling_the_cut_json(self):
+        for code in (401, 403, 500):
+            for k in self.echo_offsets(KEY):
+                text = "x" * k + KEY + " tail"
+                answer(self.api, "POST", lambda h, text=text, code=code: h._send(
+                    code, {"errors": [{"message": text}]}))
+                os.environ["PROFSUM_WANDB_MAX_RETRY_SECONDS"] = "0"
+                m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler')")
+                self.assertIn("http %d: xxx" % code, m)
+                self.assert_no_secret(m, KEY)
+                self.assertIn("x" * k if k < self.CUT else "x" * self.CUT, m)
+                if k < self.CUT:
+                    self.assertIn("x" * k + "*" * min(len(KEY), self.CUT - k), m)
+        # {"error": {"message": ...}} and a key split by a line break
+        for k in self.echo_offsets(KEY):
+            text = "y" * k + KEY[:17] + "\n" + KEY[17:]
+            answer(self.api, "POST", lambda h, text=text: h._send(
+                403, {"error": {"message": text}}))
+            m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler')")
+            self.assert_no_secret(m, KEY)
+            self.assertNotIn(KEY[:4], m.replace("y", ""))
+
+    def test_echoed_key_straddling_the_cut_graphql_errors(self):
+        for k in self.echo_offsets(KEY):
+            text = "z" * k + "key=" + KEY
+            answer(self.api, "POST", lambda h, text=text: h._send(
+                200, {"data": None, "errors": [{"message": text}, {"message": KEY}]}))
+            m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler')")
+            self.assertTrue(m.startswith("wandb_fetch: graphql ArtifactByName failed: zzz"), m)
+            self.assert_no_secret(m, KEY)
+
+    def test_echoed_auth_header_straddling_the_cut(self):
+        cred = creds(KEY)
+        for k in self.echo_offsets("Basic " + cred):
+            def reply(h, k=k):
+                h._send(401, {"errors": [{"message": "w" * k + "bad header: "
+                                                 + h.headers.get("Authorization")}]})
+            answer(self.api, "POST", reply)
+            m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler')")
+            self.assertIn("authentication failed (http 401: www", m)
+            self.assert_no_secret(m, KEY)
+            self.assertNotIn("YXBpOj", m)
+
+    def test_echoed_key_straddling_the_cut_xml(self):
+        # an object store's XML error, the key split by line breaks (the
+        # whitespace folding turns them into spaces), in both elements
+        os.environ["PROFSUM_WANDB_MAX_RETRY_SECONDS"] = "0"
+        for k in self.echo_offsets(KEY):
+            split = "\n  ".join(KEY[i:i + 7] for i in range(0, len(KEY), 7))
+            body = ("<?xml version=\"1.0\"?><Error><Code>Denied%s</Code><Message>%s%s"
+                    "</Message><Key>%s</Key></Error>" % (KEY, "v" * k, split, KEY)).encode()
+
+            answer(self.storage, "GET",
+                   lambda h, body=body: h._send(403, body, ctype="application/xml"),
+                   when=lambda h: not h.path.startswith("/files/manifest"))
+            d = self.dest("x%d" % k)
+            m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", d)
+            self.assertIn("permission denied (http 403: Denied****", m)
+            self.assertIn(": vvv", m)
+            self.assert_no_secret(m, KEY)
+            for piece in KEY[0:7], KEY[7:14]:
+                self.assertNotIn(piece, m)
+            self.assertEqual(walk(d), [])
+
+    def test_short_key_masked(self):
+        # keys of 4 bytes or more are masked, whatever their length
+        for key in ("Qw3z", "Qw3zR", "Qw3zR9p"):
+            os.environ["WANDB_API_KEY"] = key
+            for k in (self.CUT - 3, self.CUT - 1, 20):
+                answer(self.api, "POST", lambda h, k=k, key=key: h._send(
+                    403, {"errors": [{"message": "u" * k + key + " and " + key + " "
+                                      + h.headers.get("Authorization")}]}))
+                m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler')")
+                self.assertIn("permission denied (http 403: uuu", m)
+                self.assert_no_secret(m, key)
+                self.assertNotIn(key[:3], m.replace("u", ""))
+
     # -- retries ------------------------------------------------------------
     def test_429_retry_after(self):
         self.api.faults["429"] = 1
@@ -459,6 +588,51 @@ class WandbTest(unittest.TestCase):
         m = self.err("SELECT wandb_fetch('e/p/nosize:v0', ?)", self.dest("n"))
         self.assertIn("download of '%s': exceeds the size limit of 8 bytes" % P1, m)
         self.assertEqual(walk(self.dest("n")), [P0])
+
+    def test_body_larger_than_declared(self):
+        # the manifest says 5 bytes, the server streams 1 MiB: stopped at the
+        # declared size (not at the call's 8 GiB budget), the file named with
+        # both sizes, nothing left on disk, no retry
+        data = b"12345"
+        h = hashlib.md5(data).hexdigest()
+        self.api.add_artifact("e", "p", "liar", 0, {"big.bin": data})
+        for with_length in (True, False):
+            def reply(hd, with_length=with_length):
+                hd.send_response(200)
+                if with_length:
+                    hd.send_header("Content-Length", str(1 << 20))
+                hd.end_headers()
+                hd.close_connection = True
+                try:
+                    for _ in range(64):
+                        hd.wfile.write(b"A" * 16384)
+                        hd.wfile.flush()
+                except OSError:
+                    pass
+            answer(self.storage, "GET", reply, when=lambda hd: hd.path.startswith("/files/" + h))
+            n = len(self.storage.requests_to("/files/" + h))
+            d = self.dest("liar%d" % with_length)
+            m = self.err("SELECT wandb_fetch('e/p/liar:v0', ?)", d)
+            self.assertRegex(m, r"^wandb_fetch: size mismatch for 'big\.bin': manifest says 5 "
+                                r"bytes, got more \(download stopped at (\d+) bytes received\)$")
+            got = int(m.rsplit(" at ", 1)[1].split()[0])
+            self.assertGreater(got, 5)
+            self.assertLess(got, 1 << 20)
+            self.assertEqual(walk(d), [])
+            self.assertEqual(len(self.storage.requests_to("/files/" + h)), n + 1)
+        # the call's budget still applies to files the manifest gives no size
+        os.environ["PROFSUM_WANDB_MAX_BYTES"] = "100"
+        self.api.add_artifact("e", "p", "liar2", 0, {"big.bin": data}, sizes=False)
+        m = self.err("SELECT wandb_fetch('e/p/liar2:v0', ?)", self.dest("n"))
+        self.assertEqual(m, "wandb_fetch: download of 'big.bin': exceeds the size limit of "
+                            "100 bytes (PROFSUM_WANDB_MAX_BYTES)")
+        self.assertEqual(walk(self.dest("n")), [])
+
+    def test_huge_timeout(self):
+        # PROFSUM_WANDB_TIMEOUT=1e300 is clamped before it becomes a long
+        os.environ["PROFSUM_WANDB_TIMEOUT"] = "1e300"
+        self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assert_fetched(self.dest())
 
     def test_hostile_names(self):
         for i, bad in enumerate(["../evil", "/abs/evil", "a/../../evil", "a//b", "./x", "a/"]):
@@ -746,17 +920,44 @@ class WandbTest(unittest.TestCase):
 
     def test_libcurl_opened_on_first_use(self):
         # profsum.so does not link libcurl (7 ms of loading); the first
-        # network call (here profsum_debug, which prints its version) opens it
+        # network call opens it.  profsum_debug() (INNOCUOUS: it may run from
+        # a view of an untrusted database) opens nothing: "not loaded" until
+        # a W&B function has opened libcurl, its version after
         from util import SO
-        out = run_loaded(SO, "def mapped():\n"
+        out = run_loaded(SO, "import os\n"
+                             "def mapped():\n"
                              "    return any('libcurl' in l for l in open('/proc/self/maps'))\n"
+                             "def curl_line():\n"
+                             "    return [l for l in db.execute('SELECT * FROM v').fetchone()[0].splitlines()\n"
+                             "            if l.startswith('libcurl:')][0]\n"
                              "print(mapped())\n"
                              "db.execute('SELECT profsum_version()').fetchone()\n"
+                             "db.execute('CREATE VIEW v AS SELECT profsum_debug()')\n"
+                             "print(curl_line())\n"
+                             "print(db.execute('SELECT profsum_debug()').fetchone()[0].count('libcurl: not loaded'))\n"
                              "print(mapped())\n"
-                             "print([l for l in db.execute('SELECT profsum_debug()').fetchone()[0].splitlines()\n"
-                             "       if l.startswith('libcurl:')][0][:17])\n"
-                             "print(mapped())\n")
-        self.assertEqual(out, ["False", "False", "libcurl: libcurl/", "True"])
+                             "os.environ.pop('WANDB_API_KEY', None)\n"
+                             "try:\n"
+                             "    db.execute(\"SELECT wandb_fetch('e/p/a')\").fetchone()\n"
+                             "except sqlite3.OperationalError as e:\n"
+                             "    print(str(e)[:28])\n"
+                             "print(mapped())\n"
+                             "print(curl_line()[:17])\n")
+        self.assertEqual(out, ["False", "libcurl: not loaded (opened at the first network call)",
+                               "1", "False", "wandb_fetch: no api key for ", "True",
+                               "libcurl: libcurl/"])
+        # PROFSUM_LIBCURL is not opened by profsum_debug() either
+        env = dict(os.environ, PROFSUM_LIBCURL="/nonexistent/libcurl.so.4")
+        code = ("import sqlite3\n"
+                "db = sqlite3.connect(':memory:')\n"
+                "db.enable_load_extension(True)\n"
+                "db.load_extension(%r)\n"
+                "print([l for l in db.execute('SELECT profsum_debug()').fetchone()[0].splitlines()\n"
+                "       if l.startswith('libcurl:')][0])\n"
+                "print(any('libcurl' in l for l in open('/proc/self/maps')))\n" % SO)
+        out = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True,
+                             env=env, check=True).stdout.splitlines()
+        self.assertEqual(out, ["libcurl: not loaded (opened at the first network call)", "False"])
         elf = subprocess.run(["readelf", "-d", SO], capture_output=True, text=True, check=True).stdout
         self.assertNotIn("libcurl", elf)
         self.assertIn("libz", elf)
