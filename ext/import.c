@@ -656,8 +656,18 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
     sqlite3_free(z);
     if( rc ){ zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); goto body_done; }
     if( isV1 ){
+      char *zE = 0;
       rc = readAll(zTrace, &zDoc, &zErr);
       if( rc ) goto body_done;
+      /* jParse()'s size limit, checked before SQLite's JSON functions read
+      ** the document below (a tree of it for each statement) */
+      if( jCheckSize(zDoc, -1, &zE) ){
+        zErr = zE ? sqlite3_mprintf(FN ": '%s': %s", zTrace, zE) : 0;
+        rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
+        sqlite3_free(zE);
+        sqlite3_free(zDoc);
+        goto body_done;
+      }
     }
     sqlite3_bind_text(p, 1, zLabel, -1, SQLITE_STATIC);
     if( o.zSeries ) sqlite3_bind_text(p, 2, o.zSeries, -1, SQLITE_STATIC);

@@ -69,16 +69,20 @@ void jPush(JNode *pArr, JNode *pChild){
   if( pChild==0 || jAppend(pArr, pChild) ){ pArr->oom = 1; jFree(pChild); }
 }
 
+/* A sqlite3_malloc'd copy of the C string zKey, or 0 on OOM. */
+static char *jKeyDup(const char *zKey){
+  size_t n = strlen(zKey);          /* a plain copy: no printf per member */
+  char *z = sqlite3_malloc64(n+1);
+  if( z ) memcpy(z, zKey, n+1);
+  return z;
+}
+
 void jSet(JNode *pObj, const char *zKey, JNode *pChild){
   int i;
   if( pObj==0 ){ jFree(pChild); return; }
   if( pChild==0 ){ pObj->oom = 1; return; }
-  {
-    size_t n = strlen(zKey);        /* a plain copy: no printf per member */
-    pChild->zKey = sqlite3_malloc64(n+1);
-    if( pChild->zKey==0 ){ pObj->oom = 1; jFree(pChild); return; }
-    memcpy(pChild->zKey, zKey, n+1);
-  }
+  pChild->zKey = jKeyDup(zKey);
+  if( pChild->zKey==0 ){ pObj->oom = 1; jFree(pChild); return; }
   for(i=0; i<pObj->nChild; i++){
     if( strcmp(pObj->a[i]->zKey, zKey)==0 ){
       jFree(pObj->a[i]);
@@ -87,6 +91,77 @@ void jSet(JNode *pObj, const char *zKey, JNode *pChild){
     }
   }
   if( jAppend(pObj, pChild) ){ pObj->oom = 1; jFree(pChild); }
+}
+
+/* Objects of up to this many members are made unique by comparing each key
+** with the ones before it; larger ones by sorting (jDedupe). */
+#define JDEDUPE_LINEAR 16
+
+/* A member's key and position, sorted by jDedupe. */
+typedef struct JKeyPos { const char *zKey; int i; } JKeyPos;
+
+/* qsort: by key (as C strings), then by position. */
+static int cmpKeyPos(const void *pa, const void *pb){
+  const JKeyPos *a = (const JKeyPos*)pa, *b = (const JKeyPos*)pb;
+  int c = strcmp(a->zKey, b->zKey);
+  if( c ) return c;
+  return (a->i > b->i) - (a->i < b->i);
+}
+
+/* Make the keys of object pObj (members appended without a check, each
+** with its zKey) unique, with the result jSet() would give if called for
+** each member in order: a key present more than once leaves one member, at
+** the position of its first occurrence, holding the node of its last; the
+** other nodes are freed and the members after them move up.  O(n) for
+** small objects, O(n log n) for large ones (sorted index, not a hash: no
+** input makes it slower).  Returns SQLITE_OK, or SQLITE_NOMEM with pObj
+** unchanged (the caller frees it). */
+static int jDedupe(JNode *pObj){
+  int n = pObj->nChild, i, k, w;
+  if( n<2 ) return SQLITE_OK;
+  if( n<=JDEDUPE_LINEAR ){
+    for(i=0, w=0; i<n; i++){
+      JNode *c = pObj->a[i];
+      for(k=0; k<w && strcmp(pObj->a[k]->zKey, c->zKey)!=0; k++){}
+      if( k<w ){ jFree(pObj->a[k]); pObj->a[k] = c; }
+      else pObj->a[w++] = c;
+    }
+    pObj->nChild = w;
+    return SQLITE_OK;
+  }else{
+    JKeyPos *aK = sqlite3_malloc64(sizeof(JKeyPos)*(sqlite3_uint64)n);
+    int g, h, nDup = 0;
+    if( aK==0 ) return SQLITE_NOMEM;
+    for(i=0; i<n; i++){ aK[i].zKey = pObj->a[i]->zKey; aK[i].i = i; }
+    qsort(aK, (size_t)n, sizeof(JKeyPos), cmpKeyPos);
+    for(g=0; g<n; g=h){
+      /* aK[g..h) hold one key, by position: aK[g] first, aK[h-1] last */
+      for(h=g+1; h<n && strcmp(aK[h].zKey, aK[g].zKey)==0; h++){}
+      if( h-g>1 ){
+        JNode *pLast = pObj->a[aK[h-1].i];
+        for(k=g; k<h-1; k++){ jFree(pObj->a[aK[k].i]); pObj->a[aK[k].i] = 0; }
+        pObj->a[aK[h-1].i] = 0;
+        pObj->a[aK[g].i] = pLast;
+        nDup += h-g-1;
+      }
+    }
+    sqlite3_free(aK);
+    if( nDup ){
+      for(i=0, w=0; i<n; i++) if( pObj->a[i] ) pObj->a[w++] = pObj->a[i];
+      pObj->nChild = w;
+    }
+    return SQLITE_OK;
+  }
+}
+
+/* Give back the unused slots of container p's child array (called when a
+** parsed container is complete: few grow afterwards; the next append
+** doubles it again).  A failed realloc leaves it as it was. */
+static void jShrink(JNode *p){
+  if( p->nChild>0 && p->nAlloc>p->nChild ){
+    JNode **a = sqlite3_realloc64(p->a, sizeof(JNode*)*(sqlite3_uint64)p->nChild);
+    if( a ){ p->a = a; p->nAlloc = p->nChild; }
+  }
 }
 
 JNode *jGet(const JNode *pObj, const char *zKey){
@@ -118,8 +193,17 @@ JNode *jClone(const JNode *p){
       if( c && c->oom ){ jFree(c); return 0; }
       return c;
     case JT_OBJECT:
+      /* Appended, then made unique once (the keys of p are unique unless
+      ** it was put together by hand): as jSet() per member, without its
+      ** quadratic search. */
       c = jObj();
-      for(i=0; c && i<p->nChild; i++) jSet(c, p->a[i]->zKey, jClone(p->a[i]));
+      for(i=0; c && !c->oom && i<p->nChild; i++){
+        JNode *m = jClone(p->a[i]);
+        if( m && (m->zKey = jKeyDup(p->a[i]->zKey))!=0 && jAppend(c, m)==SQLITE_OK ) continue;
+        jFree(m);
+        c->oom = 1;
+      }
+      if( c && !c->oom && jDedupe(c) ) c->oom = 1;
       if( c && c->oom ){ jFree(c); return 0; }
       return c;
     default:        return jNull();
@@ -413,7 +497,14 @@ char *jDump(const JNode *p){
 /* ------------------------------------------------------------------ */
 /* Parsing                                                             */
 /* ------------------------------------------------------------------ */
-typedef struct JP { const char *z, *e, *p; char **pzErr; int depth; int oom; } JP;
+typedef struct JP {
+  const char *z, *e, *p;    /* the text, its end, the read position */
+  char **pzErr;             /* where errors go (or 0) */
+  int depth;                /* nesting of the value being read */
+  int oom;
+  sqlite3_int64 nValue;     /* values started so far */
+  sqlite3_int64 mxValue;    /* the most allowed (JT_MAX_VALUES) */
+} JP;
 
 static void jpWs(JP *j){ while( j->p<j->e && (*j->p==' '||*j->p=='\t'||*j->p=='\n'||*j->p=='\r') ) j->p++; }
 
@@ -422,6 +513,37 @@ static JNode *jpFail(JP *j, const char *zWhy){
     *j->pzErr = sqlite3_mprintf("invalid JSON at byte %lld: %s", (long long)(j->p - j->z), zWhy);
   }
   return 0;
+}
+
+/* The error of a document of more than j->mxValue values.  Returns 0. */
+static JNode *jpTooBig(JP *j){
+  if( j->pzErr && *j->pzErr==0 ){
+    *j->pzErr = sqlite3_mprintf("JSON document too large: more than %lld values "
+                                "(the limit of profsum's JSON reader)", (long long)j->mxValue);
+  }
+  return 0;
+}
+
+/* The number of values in the JSON text z[0..e), counted without building
+** anything: 1 (the root), plus 1 per ',' and per non-empty array or object
+** outside strings.  Exact for valid JSON; for other text only a number (the
+** parse reports its error).  Stops counting at mx+1.  O(e-z), no memory. */
+static sqlite3_int64 jpCountValues(const char *z, const char *e, sqlite3_int64 mx){
+  sqlite3_int64 n = 1;
+  while( z<e && n<=mx ){
+    char c = *z++;
+    if( c=='"' ){
+      while( z<e && *z!='"' ) z += (*z=='\\' && z+1<e) ? 2 : 1;
+      if( z<e ) z++;
+    }else if( c==',' ){
+      n++;
+    }else if( c=='[' || c=='{' ){
+      const char *q = z;
+      while( q<e && (*q==' ' || *q=='\t' || *q=='\n' || *q=='\r') ) q++;
+      if( q<e && *q!=']' && *q!='}' ) n++;
+    }
+  }
+  return n;
 }
 
 static unsigned jpHex4(const char *p){
@@ -441,7 +563,19 @@ static unsigned jpHex4(const char *p){
 static char *jpString(JP *j, int *pn){
   sqlite3_str *s;
   char *z;
+  const char *q;
   j->p++;
+  /* Most strings hold no escape: copied at their exact size. */
+  for(q=j->p; q<j->e && *q!='"' && *q!='\\' && (unsigned char)*q>=0x20; q++){}
+  if( q<j->e && *q=='"' ){
+    z = sqlite3_malloc64((sqlite3_uint64)(q - j->p) + 1);
+    if( z==0 ){ j->oom = 1; return 0; }
+    memcpy(z, j->p, (size_t)(q - j->p));
+    z[q - j->p] = 0;
+    *pn = (int)(q - j->p);
+    j->p = q+1;
+    return z;
+  }
   s = sqlite3_str_new(0);
   while( j->p<j->e && *j->p!='"' ){
     if( *j->p=='\\' ){
@@ -506,6 +640,7 @@ static JNode *jpValue(JP *j){
   jpWs(j);
   if( j->p>=j->e ) return jpFail(j, "expected a value");
   if( ++j->depth > 2000 ) return jpFail(j, "nesting too deep");
+  if( ++j->nValue > j->mxValue ) return jpTooBig(j);
   switch( *j->p ){
     case '{':
       p = jObj();
@@ -524,15 +659,18 @@ static JNode *jpValue(JP *j){
         j->p++;
         v = jpValue(j);
         if( v==0 ){ sqlite3_free(zKey); jFree(p); return 0; }
-        jSet(p, zKey, v);
-        sqlite3_free(zKey);
-        if( p->oom ){ jFree(p); j->oom = 1; return 0; }
+        /* Appended as read (the key goes to the member as it is);
+        ** repeated keys are resolved once the object is complete. */
+        v->zKey = zKey;
+        if( jAppend(p, v) ){ jFree(v); jFree(p); j->oom = 1; return 0; }
         jpWs(j);
         if( j->p<j->e && *j->p==',' ){ j->p++; continue; }
         if( j->p<j->e && *j->p=='}' ){ j->p++; break; }
         jFree(p);
         return jpFail(j, "expected ',' or '}'");
       }
+      if( jDedupe(p) ){ jFree(p); j->oom = 1; return 0; }
+      jShrink(p);
       break;
     case '[':
       p = jArr();
@@ -551,6 +689,7 @@ static JNode *jpValue(JP *j){
         jFree(p);
         return jpFail(j, "expected ',' or ']'");
       }
+      jShrink(p);
       break;
     case '"': {
       int n;
@@ -603,6 +742,23 @@ static JNode *jpValue(JP *j){
   return p;
 }
 
+/* See jsontree.h.  A text of at most 2 * JT_MAX_VALUES bytes cannot hold
+** more (see there); a longer one is counted. */
+int jCheckSize(const char *zJson, int nJson, char **pzErr){
+  JP j;
+  if( nJson<0 ) nJson = (int)strlen(zJson);
+  memset(&j, 0, sizeof(j));
+  j.z = j.p = zJson;
+  j.e = zJson + nJson;
+  j.pzErr = pzErr;
+  j.mxValue = JT_MAX_VALUES;
+  if( (sqlite3_int64)nJson > 2*j.mxValue && jpCountValues(j.z, j.e, j.mxValue) > j.mxValue ){
+    jpTooBig(&j);
+    return SQLITE_TOOBIG;
+  }
+  return SQLITE_OK;
+}
+
 JNode *jParse(const char *zJson, int nJson, char **pzErr){
   JP j;
   JNode *p;
@@ -611,6 +767,10 @@ JNode *jParse(const char *zJson, int nJson, char **pzErr){
   j.z = j.p = zJson;
   j.e = zJson + nJson;
   j.pzErr = pzErr;
+  j.mxValue = JT_MAX_VALUES;
+  /* jpValue() counts the values it builds and stops past the limit; a
+  ** document over it is refused first, without a node built. */
+  if( jCheckSize(zJson, nJson, pzErr) ) return 0;
   p = jpValue(&j);
   if( p ){
     jpWs(&j);
