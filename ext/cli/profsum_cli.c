@@ -74,13 +74,40 @@ int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routine
 static const char *g_zCmd = 0;      /* current subcommand (error prefix) */
 static sqlite3 *g_db = 0;           /* the working connection */
 static char g_zTempDb[PATH_MAX];    /* temporary database to delete ("" if none) */
+/* its private directory (mkdtemp), "" if none; shorter than g_zTempDb by
+** more than "/profsum.db" */
+static char g_zTempDbDir[PATH_MAX - 16];
 
-/* Remove the temporary database and its side files.  Async-signal-safe
-** (only unlink on prepared buffers). */
+/* A scratch output (a temporary file beside --output, or the private
+** directory of `trim` and the file in it) to remove on a signal or a
+** failure.  g_bScratch is cleared before the buffers change and set after,
+** so the signal handler never reads a half-written path. */
+static char g_zScratchFile[PATH_MAX];
+static char g_zScratchDir[PATH_MAX];
+static volatile sig_atomic_t g_bScratch = 0;
+
+/* Record zFile (0: none) and zDir (0: none) as the scratch output.  Paths
+** that do not fit are not recorded (they are still removed by the code
+** that made them, only not on a signal). */
+static void scratchSet(const char *zFile, const char *zDir){
+  g_bScratch = 0;
+  g_zScratchFile[0] = g_zScratchDir[0] = 0;
+  if( zFile && strlen(zFile)<sizeof(g_zScratchFile) ) strcpy(g_zScratchFile, zFile);
+  if( zDir && strlen(zDir)<sizeof(g_zScratchDir) ) strcpy(g_zScratchDir, zDir);
+  g_bScratch = g_zScratchFile[0] || g_zScratchDir[0];
+}
+
+/* Remove the temporary database, its side files and its directory, and
+** the scratch output.  Async-signal-safe (only unlink/rmdir on prepared
+** buffers). */
 static void removeTempFiles(void){
   static const char *azSuffix[] = {"", "-journal", "-wal", "-shm"};
   char z[PATH_MAX + 16];
   size_t n, k;
+  if( g_bScratch ){
+    if( g_zScratchFile[0] ) unlink(g_zScratchFile);
+    if( g_zScratchDir[0] ) rmdir(g_zScratchDir);
+  }
   if( g_zTempDb[0]==0 ) return;
   n = strlen(g_zTempDb);
   for(k=0; k<sizeof(azSuffix)/sizeof(azSuffix[0]); k++){
@@ -89,12 +116,15 @@ static void removeTempFiles(void){
     memcpy(z+n, azSuffix[k], m+1);
     unlink(z);
   }
+  if( g_zTempDbDir[0] ) rmdir(g_zTempDbDir);
 }
 
 static void cleanup(void){
   if( g_db ){ sqlite3_close_v2(g_db); g_db = 0; }
   removeTempFiles();
+  g_bScratch = 0;
   g_zTempDb[0] = 0;
+  g_zTempDbDir[0] = 0;
 }
 
 static void onSignal(int sig){
@@ -162,6 +192,20 @@ static void bufAppend(Buf *b, const char *z, size_t n){
   b->z[b->n] = 0;
 }
 static void bufPuts(Buf *b, const char *z){ bufAppend(b, z, strlen(z)); }
+
+/* Append printf-style text (SQLite's formatting: %lld, %.0f, %s, ...); the
+** buffer grows as needed, so the text may be of any length.  Out of
+** memory is fatal. */
+static void bufPrintf(Buf *b, const char *zFmt, ...){
+  va_list ap;
+  char *z;
+  va_start(ap, zFmt);
+  z = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  if( z==0 ) fail(EXIT_FAIL, "out of memory");
+  bufPuts(b, z);
+  sqlite3_free(z);
+}
 
 /* Append z as a JSON string literal. */
 static void bufJsonStr(Buf *b, const char *z){
@@ -451,24 +495,30 @@ static long long optNonNeg(const Opts *o, const char *zName, long long iDefault)
 /* Database                                                            */
 /* ================================================================== */
 
-/* Open zPath (0: a new temporary database, deleted on exit). */
+/* Open zPath (0: a new temporary database, deleted on exit).
+**
+** The temporary database is "profsum.db" in a directory of its own made by
+** mkdtemp in $TMPDIR (default /tmp), mode 0700: SQLite creates the side
+** files (-journal, -wal, -shm) under names derived from the database's, and
+** in a shared directory such as /tmp anyone could plant a file or symlink
+** under those names once the database's name is known (a hot journal that
+** SQLite would roll back into the database).  In a private directory no
+** one else can. */
 static void openDb(const char *zPath){
   int rc;
   if( zPath==0 ){
     const char *zDir = getenv("TMPDIR");
-    int fd;
     if( zDir==0 || zDir[0]==0 ) zDir = "/tmp";
-    if( snprintf(g_zTempDb, sizeof(g_zTempDb), "%s/profsum-XXXXXX", zDir)>=(int)sizeof(g_zTempDb) ){
-      g_zTempDb[0] = 0;
+    if( snprintf(g_zTempDbDir, sizeof(g_zTempDbDir), "%s/profsum-XXXXXX", zDir)>=(int)sizeof(g_zTempDbDir) ){
+      g_zTempDbDir[0] = 0;
       fail(EXIT_FAIL, "TMPDIR is too long");
     }
-    fd = mkstemp(g_zTempDb);
-    if( fd<0 ){
+    if( mkdtemp(g_zTempDbDir)==0 ){
       int e = errno;
-      g_zTempDb[0] = 0;
+      g_zTempDbDir[0] = 0;
       fail(EXIT_FAIL, "cannot create a temporary database in %s: %s", zDir, strerror(e));
     }
-    close(fd);
+    snprintf(g_zTempDb, sizeof(g_zTempDb), "%s/profsum.db", g_zTempDbDir);
     zPath = g_zTempDb;
   }
   rc = sqlite3_open_v2(zPath, &g_db, SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE, 0);
@@ -629,32 +679,124 @@ static void writeStdout(const char *z, size_t n){
   }
 }
 
-/* Write z (+ a final newline if missing) to zPath atomically: a temporary
-** file in the same directory, then rename. */
+/* Write all n bytes of z to fd (short writes and EINTR retried).  Returns
+** 0, or -1 with errno set. */
+static int writeAll(int fd, const char *z, size_t n){
+  while( n>0 ){
+    ssize_t w = write(fd, z, n);
+    if( w<0 && errno==EINTR ) continue;
+    if( w<=0 ){ if( w==0 ) errno = EIO; return -1; }
+    z += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+/* Create a new, empty file beside zPath to write the output into:
+** "<zPath>.tmp-" and 12 random hex digits, opened with
+** O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC and mode 0666 (less the
+** umask, as fopen would create it).  O_EXCL: nothing that exists under
+** that name (a file, or a symlink planted by someone else who may write in
+** that directory) is ever opened; another random name is tried then (100
+** times at most).  The name is recorded as the scratch output (removed on
+** a signal; the caller clears it with scratchSet(0, 0) before it renames
+** or removes the file).  Returns the descriptor and sets *pzTmp
+** (sqlite3_free), or -1 with errno set and *pzTmp = 0. */
+static int createTempBeside(const char *zPath, char **pzTmp){
+  int i;
+  *pzTmp = 0;
+  for(i=0; i<100; i++){
+    unsigned char a[6];
+    char *z;
+    int fd;
+    sqlite3_randomness((int)sizeof(a), a);
+    z = xprintf("%s.tmp-%02x%02x%02x%02x%02x%02x", zPath, a[0], a[1], a[2], a[3], a[4], a[5]);
+    fd = open(z, O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0666);
+    if( fd>=0 ){
+      scratchSet(z, 0);
+      *pzTmp = z;
+      return fd;
+    }
+    sqlite3_free(z);
+    if( errno!=EEXIST && errno!=ELOOP && errno!=EINTR ) return -1;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+/* Write z (+ a final newline if missing) to zPath atomically: a new
+** temporary file in the same directory (createTempBeside: never through
+** an existing file or symlink), fsync'ed, then renamed over zPath (a
+** symlink at zPath is replaced, not followed).  The file gets mode 0666
+** less the umask.  Parent directories are created.  Errors are fatal
+** (exit 1, the temporary file removed). */
 static void writeFileAtomic(const char *zPath, const char *z){
   size_t n = strlen(z);
   char *zTmp;
-  FILE *f;
+  int fd, e;
   int bNl = n==0 || z[n-1]!='\n';
   makeDirs(zPath, 1);
-  zTmp = xprintf("%s.tmp-%d", zPath, (int)getpid());
-  f = fopen(zTmp, "wb");
-  if( f==0 ){
-    int e = errno;
+  fd = createTempBeside(zPath, &zTmp);
+  if( fd<0 ){
+    e = errno;
     fail(EXIT_FAIL, "cannot write '%s': %s", zPath, strerror(e));
   }
-  if( fwrite(z, 1, n, f)!=n || (bNl && fputc('\n', f)==EOF) || fflush(f)!=0 || fsync(fileno(f))!=0 ){
-    int e = errno;
-    fclose(f);
-    unlink(zTmp);
-    fail(EXIT_FAIL, "cannot write '%s': %s", zPath, strerror(e));
+  if( writeAll(fd, z, n)!=0 || (bNl && writeAll(fd, "\n", 1)!=0) || fsync(fd)!=0 ){
+    e = errno;
+    close(fd);
+  }else{
+    e = close(fd)!=0 ? errno : 0;
   }
-  if( fclose(f)!=0 || rename(zTmp, zPath)!=0 ){
-    int e = errno;
+  scratchSet(0, 0);
+  if( e || rename(zTmp, zPath)!=0 ){
+    if( e==0 ) e = errno;
     unlink(zTmp);
     fail(EXIT_FAIL, "cannot write '%s': %s", zPath, strerror(e));
   }
   sqlite3_free(zTmp);
+}
+
+/* The process's umask, without changing it (from /proc/self/status;
+** else read with umask() and set back, which is only safe while no other
+** thread creates files). */
+static mode_t currentUmask(void){
+  FILE *f = fopen("/proc/self/status", "re");
+  char zLine[128];
+  mode_t m;
+  if( f ){
+    while( fgets(zLine, sizeof(zLine), f) ){
+      unsigned int u;
+      if( sscanf(zLine, "Umask: %o", &u)==1 ){ fclose(f); return (mode_t)(u & 0777); }
+    }
+    fclose(f);
+  }
+  m = umask(022);
+  umask(m);
+  return m;
+}
+
+/* zPath as an absolute path: itself when it starts with '/', else the
+** current directory joined with it ("." gives the current directory).
+** The path need not exist; nothing is resolved (no symlinks, no "..").
+** Returns a malloc'd string; errors are fatal. */
+static char *absolutePath(const char *zPath){
+  char *zCwd, *zRes;
+  size_t nCwd, nPath;
+  if( zPath[0]=='/' ) return xstrdup(zPath);
+  zCwd = getcwd(0, 0);                 /* glibc: malloc'd, any length */
+  if( zCwd==0 ){
+    int e = errno;
+    fail(EXIT_FAIL, "'%s': cannot tell the current directory: %s", zPath, strerror(e));
+  }
+  if( strcmp(zPath, ".")==0 || zPath[0]==0 ) return zCwd;
+  nCwd = strlen(zCwd);
+  nPath = strlen(zPath);
+  zRes = xmalloc(nCwd + 1 + nPath + 1);
+  memcpy(zRes, zCwd, nCwd);
+  if( nCwd==0 || zCwd[nCwd-1]!='/' ) zRes[nCwd++] = '/';
+  memcpy(zRes+nCwd, zPath, nPath+1);
+  free(zCwd);
+  return zRes;
 }
 
 /* The reference's emit(): to --output (printing the path) or stdout
@@ -989,14 +1131,19 @@ static sqlite3_int64 summaryArg(const Opts *o, const char *zOpts){
 
 /* --entity/--project/--download-root reach the fetch functions through the
 ** environment they read (WANDB_ENTITY, WANDB_PROJECT; the download cache
-** lives under XDG_CACHE_HOME). */
+** lives under XDG_CACHE_HOME).  The extension ignores an XDG_CACHE_HOME
+** that is not absolute (as the XDG spec says) and would fall back to
+** $HOME/.cache, so a relative --download-root is made absolute against the
+** current directory first (absolutePath); the directory is created. */
 static void wandbEnv(const Opts *o){
   const char *z;
   if( specIndex(o, "entity", 6)>=0 && (z = optStr(o, "entity"))!=0 ) setenv("WANDB_ENTITY", z, 1);
   if( specIndex(o, "project", 7)>=0 && (z = optStr(o, "project"))!=0 ) setenv("WANDB_PROJECT", z, 1);
   if( specIndex(o, "download-root", 13)>=0 && (z = optStr(o, "download-root"))!=0 ){
-    makeDirs(z, 0);
-    setenv("XDG_CACHE_HOME", z, 1);
+    char *zAbs = absolutePath(z);
+    makeDirs(zAbs, 0);
+    if( setenv("XDG_CACHE_HOME", zAbs, 1)!=0 ) fail(EXIT_FAIL, "out of memory");
+    free(zAbs);
   }
 }
 
@@ -1397,34 +1544,114 @@ static int cmdReport(Opts *o){
   return EXIT_OK;
 }
 
-/* profsum trim: profsum_trim() with a condition built from the options. */
+/* Append " AND ts <zOp> <ns>" to b for a --start-us/--end-us value zVal
+** (zOpt names the option): a number of µs (strtod), as an integer number
+** of ns (%.0f).  A value that is not a number, or whose ns are not finite,
+** is a usage error. */
+static void trimTimeCond(Buf *b, const char *zOpt, const char *zVal, const char *zOp){
+  char *e, z[400];                 /* %.0f of a finite double: at most 309 digits */
+  double v = strtod(zVal, &e);
+  if( *e || e==zVal || !isfinite(v*1000.0) ) fail(EXIT_USAGE, "--%s must be a number, not '%s'", zOpt, zVal);
+  snprintf(z, sizeof(z), " AND ts %s %.0f", zOp, v*1000.0);
+  bufPuts(b, z);
+}
+
+/* zMsg with every occurrence of zFrom replaced by zTo, as a new
+** sqlite3_malloc'd string. */
+static char *replaceAll(const char *zMsg, const char *zFrom, const char *zTo){
+  Buf b;
+  const char *z = zMsg, *zHit;
+  size_t nFrom = strlen(zFrom);
+  char *zRes;
+  memset(&b, 0, sizeof(b));
+  bufPuts(&b, "");
+  while( nFrom>0 && (zHit = strstr(z, zFrom))!=0 ){
+    bufAppend(&b, z, (size_t)(zHit-z));
+    bufPuts(&b, zTo);
+    z = zHit + nFrom;
+  }
+  bufPuts(&b, z);
+  zRes = xprintf("%s", b.z);
+  free(b.z);
+  return zRes;
+}
+
+/* Run profsum_trim(zTrace, zOut, zCond) so that zOut ends as a regular file
+** with mode 0666 less the umask, like every other output of the CLI.
+** profsum_trim makes its own temporary file with mkstemp (mode 0600) beside
+** its DEST and renames it to DEST, so DEST is a file in a private
+** directory made with mkdtemp beside zOut ("<zOut>.tmp-XXXXXX", mode 0700:
+** no one else can add, replace or plant anything in it); the result is
+** chmod'ed there through an O_NOFOLLOW descriptor, then renamed over zOut
+** (a symlink at zOut is replaced, not followed) and the directory removed.
+** zOut's directory must exist.  Returns profsum_trim's result (the number
+** of entries written, malloc'd text); errors are fatal and leave nothing
+** behind. */
+/* Remove what trimToFile made (zDest, if there, and the directory zDir)
+** and fail with the message zMsg (exit 1). */
+static void trimAbandon(const char *zDest, const char *zDir, const char *zMsg){
+  scratchSet(0, 0);
+  unlink(zDest);
+  rmdir(zDir);
+  fail(EXIT_FAIL, "%s", zMsg);
+}
+
+static char *trimToFile(const char *zTrace, const char *zOut, const char *zCond){
+  const char *zBase = strrchr(zOut, '/') ? strrchr(zOut, '/')+1 : zOut;
+  char *zDir, *zDest, *zN, *zErr = 0;
+  int fd, e;
+  if( isDir(zOut) ) fail(EXIT_FAIL, "profsum_trim: '%s': is a directory", zOut);
+  if( zBase[0]==0 ) fail(EXIT_FAIL, "profsum_trim: '%s': not a file name", zOut);
+  zDir = xprintf("%s.tmp-XXXXXX", zOut);
+  if( mkdtemp(zDir)==0 ){
+    e = errno;
+    fail(EXIT_FAIL, "profsum_trim: '%s': cannot create a file there (%s)", zOut, strerror(e));
+  }
+  zDest = xprintf("%s/%s", zDir, zBase);
+  scratchSet(zDest, zDir);
+  zN = sqlTextTry(&zErr, "SELECT profsum_trim(?1, ?2, ?3)", "ttt", zTrace, zDest, zCond);
+  if( zErr ){
+    /* name the output, not the private directory, in the message */
+    trimAbandon(zDest, zDir, replaceAll(zErr, zDest, zOut));
+  }
+  fd = open(zDest, O_RDONLY|O_NOFOLLOW|O_CLOEXEC);
+  if( fd<0 || fchmod(fd, 0666 & ~currentUmask())!=0 ){
+    e = errno;
+    if( fd>=0 ) close(fd);
+    trimAbandon(zDest, zDir, xprintf("profsum_trim: '%s': cannot set its mode (%s)", zOut, strerror(e)));
+  }
+  close(fd);
+  if( rename(zDest, zOut)!=0 ){
+    e = errno;
+    trimAbandon(zDest, zDir, xprintf("profsum_trim: '%s': cannot rename into place (%s)", zOut, strerror(e)));
+  }
+  scratchSet(0, 0);
+  rmdir(zDir);
+  sqlite3_free(zDest);
+  sqlite3_free(zDir);
+  return zN;
+}
+
+/* profsum trim: profsum_trim() with a condition built from the options
+** (in a growing buffer: --where may be of any length). */
 static int cmdTrim(Opts *o){
   const char *zTrace = optStr(o, "trace-file"), *zOut = optStr(o, "output");
   const char *zWhere = optStr(o, "where"), *zStart = optStr(o, "start-us"), *zEnd = optStr(o, "end-us");
   const char *zPid = optStr(o, "pid");
-  char zCond[4096];
-  size_t n = 0;
+  Buf cond;
   char *zN;
   if( zTrace==0 || zOut==0 ) fail(EXIT_USAGE, "--trace-file and --output are required");
-  zCond[0] = 0;
-  n += (size_t)snprintf(zCond+n, sizeof(zCond)-n, "1");
-  if( zWhere ) n += (size_t)snprintf(zCond+n, sizeof(zCond)-n, " AND (%s)", zWhere);
-  if( zPid ) n += (size_t)snprintf(zCond+n, sizeof(zCond)-n, " AND pid = %lld", optNonNeg(o, "pid", 0));
-  if( zStart ){
-    char *e; double v = strtod(zStart, &e);
-    if( *e || e==zStart ) fail(EXIT_USAGE, "--start-us must be a number, not '%s'", zStart);
-    n += (size_t)snprintf(zCond+n, sizeof(zCond)-n, " AND ts >= %.0f", v*1000.0);
-  }
-  if( zEnd ){
-    char *e; double v = strtod(zEnd, &e);
-    if( *e || e==zEnd ) fail(EXIT_USAGE, "--end-us must be a number, not '%s'", zEnd);
-    n += (size_t)snprintf(zCond+n, sizeof(zCond)-n, " AND ts < %.0f", v*1000.0);
-  }
-  if( n>=sizeof(zCond) ) fail(EXIT_USAGE, "--where is too long");
+  memset(&cond, 0, sizeof(cond));
+  bufPuts(&cond, "1");
+  if( zWhere ) bufPrintf(&cond, " AND (%s)", zWhere);
+  if( zPid ) bufPrintf(&cond, " AND pid = %lld", optNonNeg(o, "pid", 0));
+  if( zStart ) trimTimeCond(&cond, "start-us", zStart, ">=");
+  if( zEnd ) trimTimeCond(&cond, "end-us", zEnd, "<");
   openDb(0);
-  zN = sqlText("SELECT profsum_trim(?1, ?2, ?3)", "ttt", zTrace, zOut, zCond);
+  zN = trimToFile(zTrace, zOut, cond.z);
   printf("%s\n%s entries written\n", zOut, zN ? zN : "0");
   free(zN);
+  free(cond.z);
   return EXIT_OK;
 }
 

@@ -1,0 +1,255 @@
+"""Files the `profsum` command line creates (ext/cli/profsum_cli.c): no
+write through a planted symlink, outputs with mode 0666 less the umask,
+the temporary database in a private directory, a relative --download-root
+that really is used, and a `trim --where` of any length.
+
+Run: /usr/bin/python3 tests/run.py test_cli_security.py
+PROFSUM_CLI names the binary to test (default ./profsum); point it at a
+build with -fsanitize=address to run the long --where cases under ASan.
+"""
+import gzip
+import json
+import os
+import stat
+import subprocess
+import time
+import unittest
+
+import fixtures
+from mock_wandb import MockWandb, DEFAULT_KEY
+from test_cli import CliBase, CLI, F1_BEFORE
+
+
+def setUpModule():
+    if not os.access(CLI, os.X_OK):
+        raise unittest.SkipTest("the profsum CLI is not built (%s): run `make profsum`" % CLI)
+
+
+def mode(path):
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+class SecBase(CliBase):
+    def run_um(self, args, umask=0o022, rc=0, env=None, shell_prefix=None):
+        """Run the CLI under umask `umask`; with shell_prefix, through
+        `sh -c '<prefix>; exec profsum "$@"'` (the shell's $$ is then the
+        CLI's pid)."""
+        if shell_prefix:
+            argv = ["/bin/sh", "-c", shell_prefix + '; exec "$0" "$@"', CLI] + list(args)
+        else:
+            argv = [CLI] + list(args)
+        p = subprocess.run(argv, cwd=self.td.path, env=env or self.env, umask=umask,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        out, err = p.stdout.decode(), p.stderr.decode()
+        if rc is not None:
+            self.assertEqual(p.returncode, rc, "profsum %s\nstdout: %s\nstderr: %s" % (" ".join(args), out, err))
+        return out, err
+
+    def victim(self):
+        v = self.td.write("victim.txt", "precious\n")
+        os.chmod(v, 0o600)
+        return v
+
+    def assert_victim_intact(self, v):
+        with open(v) as f:
+            self.assertEqual(f.read(), "precious\n")
+        self.assertEqual(mode(v), 0o600)
+
+
+class OutputFiles(SecBase):
+    def test_planted_symlink_at_the_old_temp_name(self):
+        # the old code wrote "<out>.tmp-<pid>" with fopen("wb"), following a
+        # symlink planted there: the victim was overwritten, out.json ended
+        # as a symlink to it
+        v = self.victim()
+        src = self.trace("t.json.gz", F1_BEFORE)
+        os.mkdir(os.path.join(self.td.path, "shared"))
+        out, err = self.run_um(["summarize", "--trace-file", src, "--output", "shared/out.json"],
+                               shell_prefix="ln -s %s shared/out.json.tmp-$$" % v)
+        self.assertEqual((out, err), ("shared/out.json\n", ""))
+        self.assert_victim_intact(v)
+        target = os.path.join(self.td.path, "shared", "out.json")
+        self.assertTrue(stat.S_ISREG(os.lstat(target).st_mode))
+        self.assertEqual(mode(target), 0o644)
+        with open(target) as f:
+            self.assertEqual(json.load(f)["schema_version"], "profile_summary.v1")
+        # the planted link is left alone, and no temporary file remains
+        left = sorted(os.listdir(os.path.join(self.td.path, "shared")))
+        self.assertEqual(len(left), 2, left)
+        self.assertEqual(left[0], "out.json")
+        self.assertTrue(left[1].startswith("out.json.tmp-") and
+                        os.path.islink(os.path.join(self.td.path, "shared", left[1])))
+
+    def test_symlink_at_the_output_is_replaced(self):
+        v = self.victim()
+        src = self.trace("t.json.gz", F1_BEFORE)
+        os.symlink(v, os.path.join(self.td.path, "r.md"))
+        self.run_um(["report", "--summary", src, "--output", "r.md"])
+        self.assert_victim_intact(v)
+        target = os.path.join(self.td.path, "r.md")
+        self.assertFalse(os.path.islink(target))
+        self.assertEqual(mode(target), 0o644)
+
+    def test_mode_follows_the_umask(self):
+        src = self.trace("t.json.gz", F1_BEFORE)
+        for um, want in [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600), (0o002, 0o664)]:
+            for cmd in (["summarize", "--trace-file", src], ["report", "--summary", src],
+                        ["query", "--summary", src, "--question", "top ops"]):
+                name = "%s-%03o.out" % (cmd[0], um)
+                self.run_um(cmd + ["--output", "o/" + name], umask=um)
+                self.assertEqual(mode(os.path.join(self.td.path, "o", name)), want, (cmd[0], oct(um)))
+        # an existing file of another mode is replaced by one of the umask's
+        p = os.path.join(self.td.path, "o", "summarize-022.out")
+        os.chmod(p, 0o600)
+        self.run_um(["summarize", "--trace-file", src, "--output", p])
+        self.assertEqual(mode(p), 0o644)
+        self.assertEqual([f for f in os.listdir(os.path.join(self.td.path, "o")) if ".tmp-" in f], [])
+
+    def test_failure_leaves_no_temporary_file(self):
+        src = self.trace("t.json.gz", F1_BEFORE)
+        os.mkdir(os.path.join(self.td.path, "d"))
+        os.mkdir(os.path.join(self.td.path, "d", "out.json"))      # rename over a directory fails
+        _, err = self.run_um(["summarize", "--trace-file", src, "--output", "d/out.json"], rc=1)
+        self.assertIn("cannot write 'd/out.json'", err)
+        self.assertEqual(os.listdir(os.path.join(self.td.path, "d")), ["out.json"])
+        self.assertEqual(self.temp_files_left(), [])
+
+
+class Trim(SecBase):
+    def setUp(self):
+        super().setUp()
+        self.src = self.trace("f1.json.gz", F1_BEFORE)
+
+    def trimmed(self, path):
+        with open(path, "rb") as f:
+            return json.loads(gzip.decompress(f.read()))["traceEvents"]
+
+    def test_mode_follows_the_umask(self):
+        # profsum_trim makes its file with mkstemp (0600); the CLI's output
+        # gets 0666 less the umask like the others
+        for um, want in [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)]:
+            name = "t-%03o.json.gz" % um
+            out, _ = self.run_um(["trim", "--trace-file", self.src, "--output", name, "--pid", "1"], umask=um)
+            self.assertEqual(out, "%s\n14 entries written\n" % name)
+            self.assertEqual(mode(os.path.join(self.td.path, name)), want)
+        self.assertEqual(sorted(os.listdir(self.td.path)),
+                         ["f1.json.gz", "t-022.json.gz", "t-027.json.gz", "t-077.json.gz"])
+
+    def test_symlink_at_the_output_is_replaced(self):
+        v = self.victim()
+        os.mkdir(os.path.join(self.td.path, "shared"))
+        os.symlink(v, os.path.join(self.td.path, "shared", "small.json.gz"))
+        self.run_um(["trim", "--trace-file", self.src, "--output", "shared/small.json.gz",
+                     "--where", "name = 'softmax'"],
+                    shell_prefix="ln -s %s shared/small.json.gz.tmp-$$" % v)
+        self.assert_victim_intact(v)
+        p = os.path.join(self.td.path, "shared", "small.json.gz")
+        self.assertTrue(stat.S_ISREG(os.lstat(p).st_mode))
+        self.assertEqual([e["name"] for e in self.trimmed(p) if e["ph"] == "X"], ["softmax"])
+
+    def test_where_of_4090_spaces(self):
+        # the audit's ASan repro: n += snprintf(...) went past the 4096-byte
+        # buffer, then sizeof-n wrapped (a stack overflow)
+        out, err = self.run_um(["trim", "--trace-file", self.src, "--output", "o.json.gz",
+                                "--where", "1" + " " * 4090, "--start-us", "1", "--end-us", "2", "--pid", "1"])
+        self.assertEqual((out, err), ("o.json.gz\n0 entries written\n", ""))
+        self.assertEqual(self.trimmed(os.path.join(self.td.path, "o.json.gz")), [])
+
+    def test_very_long_where_selects_the_right_rows(self):
+        names = ["no_such_op_%05d" % i for i in range(3000)] + ["softmax", "fusion.1", "python_host_compute"]
+        where = "name IN (%s)" % ", ".join("'%s'" % n for n in names)
+        self.assertGreater(len(where), 50000)
+        for extra, want_x, want_n in [([], ["fusion.1", "softmax", "python_host_compute"], 3 + 5),
+                                      (["--pid", "1"], ["fusion.1", "softmax"], 2 + 3),
+                                      (["--pid", "1", "--start-us", "100", "--end-us", "200"], ["softmax"], 1 + 3)]:
+            out, err = self.run_um(["trim", "--trace-file", self.src, "--output", "o.json.gz",
+                                    "--where", where] + extra)
+            self.assertEqual((out, err), ("o.json.gz\n%d entries written\n" % want_n, ""), extra)
+            ev = self.trimmed(os.path.join(self.td.path, "o.json.gz"))
+            self.assertEqual([e["name"] for e in ev if e["ph"] == "X"], want_x, extra)
+            self.assertEqual(len(ev), want_n)
+
+    def test_errors_name_the_output_and_leave_nothing(self):
+        _, err = self.run_um(["trim", "--trace-file", self.src, "--output", "o.json.gz",
+                              "--where", "no_such_column = 1"], rc=1)
+        self.assertTrue(err.startswith("profsum trim: profsum_trim: bad WHERE clause"), err)
+        os.mkdir(os.path.join(self.td.path, "dir.json.gz"))
+        _, err = self.run_um(["trim", "--trace-file", self.src, "--output", "dir.json.gz"], rc=1)
+        self.assertIn("'dir.json.gz': is a directory", err)
+        _, err = self.run_um(["trim", "--trace-file", self.src, "--output", "missing/o.json.gz"], rc=1)
+        self.assertIn("'missing/o.json.gz': cannot create a file there (No such file or directory)", err)
+        _, err = self.run_um(["trim", "--trace-file", "nope.json.gz", "--output", "o.json.gz"], rc=1)
+        self.assertNotIn(".tmp-", err)
+        self.assertIn("nope.json.gz", err)
+        _, err = self.run_um(["trim", "--trace-file", self.src, "--output", "o.json.gz",
+                              "--start-us", "inf"], rc=2)
+        self.assertIn("--start-us must be a number, not 'inf'", err)
+        self.assertEqual(sorted(os.listdir(self.td.path)), ["dir.json.gz", "f1.json.gz"])
+
+
+class Wandb(SecBase):
+    """Against the loopback mock of tests/mock_wandb.py (no network)."""
+
+    TRACE = "plugins/profile/2025_01_02_03_04_05/host.trace.json.gz"
+
+    def setUp(self):
+        super().setUp()
+        self.api = MockWandb()
+        self.api.add_artifact("e", "p", "run-abc-profiler", 0,
+                              {self.TRACE: gzip.compress(json.dumps(F1_BEFORE).encode())},
+                              aliases=["latest"])
+        for k in ("XDG_CACHE_HOME", "NETRC", "WANDB_ENTITY", "WANDB_PROJECT"):
+            self.env.pop(k, None)
+        self.env.update(WANDB_BASE_URL=self.api.url + "/", WANDB_API_KEY=DEFAULT_KEY,
+                        HOME=os.path.join(self.td.path, "home"),
+                        PROFSUM_WANDB_MAX_RETRY_SECONDS="5")
+
+    def tearDown(self):
+        self.api.close()
+        super().tearDown()
+
+    def test_relative_download_root(self):
+        # the extension only takes an absolute XDG_CACHE_HOME: a relative
+        # --download-root used to send the files to $HOME/.cache
+        os.mkdir(os.path.join(self.td.path, "work"))
+        env = dict(self.env)
+        for root, cwd in [("dl", "work"), ("./a/../dl2", "work"), (".", "work/.")]:
+            p = subprocess.run([CLI, "summarize", "--artifact", "e/p/run-abc-profiler:v0",
+                                "--download-root", root], cwd=os.path.join(self.td.path, cwd), env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr.decode())
+            doc = json.loads(p.stdout)
+            base = os.path.normpath(os.path.join(self.td.path, "work", root))
+            want = os.path.join(base, "profsum", "wandb", "e", "p", "run-abc-profiler", "v0", self.TRACE)
+            self.assertTrue(os.path.isfile(want), (root, want))
+            self.assertEqual(doc["trace_overview"]["num_complete_events"], 13)
+            self.assertFalse(os.path.exists(os.path.join(self.td.path, "home", ".cache")), root)
+
+    def test_temporary_database_in_a_private_directory(self):
+        # SQLite names the side files (-journal, -wal) after the database: in
+        # a shared $TMPDIR they could be planted once the name is known; the
+        # database lives in a mkdtemp directory (0700, even under umask 0)
+        self.api.faults["slow"] = 1.5            # the download: time to look
+        tmp = os.path.join(self.td.path, "tmp")
+        os.mkdir(tmp)
+        os.chmod(tmp, 0o1777)
+        p = subprocess.Popen([CLI, "summarize", "--artifact", "e/p/run-abc-profiler:v0",
+                              "--download-root", "dl"], cwd=self.td.path, env=dict(self.env, TMPDIR=tmp),
+                             umask=0, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        seen = None
+        deadline = time.time() + 20
+        while seen is None and time.time() < deadline and p.poll() is None:
+            for f in os.listdir(tmp):
+                d = os.path.join(tmp, f)
+                if f.startswith("profsum-") and os.path.exists(os.path.join(d, "profsum.db")):
+                    seen = (stat.S_ISDIR(os.lstat(d).st_mode), mode(d))
+            time.sleep(0.02)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 0, err.decode())
+        self.assertEqual(seen, (True, 0o700), "the temporary database, seen while the download ran")
+        self.assertEqual(os.listdir(tmp), [])                      # removed on exit
+        self.assertEqual(json.loads(out)["trace_overview"]["num_complete_events"], 13)
+
+
+if __name__ == "__main__":
+    unittest.main()
