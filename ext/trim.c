@@ -96,6 +96,24 @@ static int setHas(const I64Set *s, sqlite3_int64 v){
   return 0;
 }
 
+/* The process umask, read from /proc/self/status (umask() can only be
+** read by setting it, which would race with other threads of the host);
+** 022 when it cannot be read. */
+static mode_t processUmask(void){
+  mode_t m = 022;
+  char zLine[128];
+  FILE *f = fopen("/proc/self/status", "r");
+  if( f==0 ) return m;
+  while( fgets(zLine, sizeof(zLine), f) ){
+    if( strncmp(zLine, "Umask:", 6)==0 ){
+      m = (mode_t)(strtol(zLine+6, 0, 8) & 0777);
+      break;
+    }
+  }
+  fclose(f);
+  return m;
+}
+
 static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   const char *zSrc = (const char*)sqlite3_value_text(argv[0]);
@@ -160,6 +178,9 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     sqlite3_free(zTmp); zTmp = 0;
     goto done;
   }
+  /* mkstemp makes 0600; the output gets the mode any new file gets (0666
+  ** less the umask), so a viewer running as another user can read it. */
+  (void)fchmod(fd, 0666 & ~processUmask());
   g = sqlite3_malloc64(sizeof(GzOut));
   if( g==0 ){ sqlite3_result_error_nomem(ctx); goto done; }
   memset(g, 0, sizeof(*g));

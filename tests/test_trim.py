@@ -60,6 +60,16 @@ class Trim(unittest.TestCase):
         self.assertEqual(doc["displayTimeUnit"], 'ns"}, "x":"y')
         self.assertEqual(sorted(doc), ["displayTimeUnit", "traceEvents"])
 
+    def test_output_mode_follows_the_umask(self):
+        for um, mode in ((0o022, 0o644), (0o027, 0o640)):
+            dest = os.path.join(self.td.path, "m%o.json.gz" % um)
+            old = os.umask(um)
+            try:
+                self.db.execute("SELECT profsum_trim(?, ?)", (self.src, dest)).fetchone()
+            finally:
+                os.umask(old)
+            self.assertEqual(os.stat(dest).st_mode & 0o777, mode)
+
     def test_pipe_source_refused(self):
         fifo = os.path.join(self.td.path, "pipe")
         os.mkfifo(fifo)
