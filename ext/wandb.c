@@ -336,29 +336,6 @@ static int wbNextPage(Wb *p, JNode *pInfo, char **pzCursor){
   return z!=0;
 }
 
-/* Deep copy of a JSON tree (0 when p is 0 or out of memory). */
-static JNode *wbCopy(const JNode *p){
-  JNode *r = 0;
-  int i;
-  if( p==0 ) return 0;
-  switch( p->type ){
-    case JT_NULL:   return jNull();
-    case JT_FALSE:  return jBool(0);
-    case JT_TRUE:   return jBool(1);
-    case JT_INT:    return jInt(p->i);
-    case JT_REAL:   return jReal(p->r);
-    case JT_STRING: return jStr(p->z, p->n);
-    case JT_ARRAY:
-      r = jArr();
-      for(i=0; r && i<p->nChild; i++) jPush(r, wbCopy(p->a[i]));
-      return r;
-    default:
-      r = jObj();
-      for(i=0; r && i<p->nChild; i++) jSet(r, p->a[i]->zKey, wbCopy(p->a[i]));
-      return r;
-  }
-}
-
 /* Longest server-supplied text kept in a message (after masking), and
 ** how much of it is masked before the cut: enough for a key that starts
 ** before the cut to be seen whole even with line breaks inside it. */
@@ -1964,7 +1941,7 @@ static JNode *wbJsonField(const JNode *v){
     r = jParse(v->z, v->n, &zErr);
     sqlite3_free(zErr);
   }else if( v && v->type==JT_OBJECT ){
-    r = wbCopy(v);
+    r = jClone(v);
   }
   if( r && r->type!=JT_OBJECT ){ jFree(r); r = 0; }
   return r;
@@ -2007,7 +1984,7 @@ static JNode *wbRunMetadata(Wb *p, const char *zE, const char *zP,
     JNode *c = pRawCfg->a[i];
     JNode *v = (c->type==JT_OBJECT && jGet(c, "value")) ? jGet(c, "value") : c;
     if( c->zKey[0]=='_' ) continue;
-    jSet(pCfg, c->zKey, wbCopy(v));
+    jSet(pCfg, c->zKey, jClone(v));
   }
   pMeta = jObj();
   if( pMeta==0 || pCfg==0 || jOom(pCfg) ){ wbOom(p); goto done; }
@@ -2472,7 +2449,7 @@ static char *wbDefaultName(const char *zLabel){
 
 /* A copy of p, or JSON null when p is missing. */
 static JNode *wbCopyOrNull(const JNode *p){
-  return p ? wbCopy(p) : jNull();
+  return p ? jClone(p) : jNull();
 }
 
 /* Number of elements of array p as JSON (null when not an array). */
@@ -2918,7 +2895,7 @@ static JNode *wbPublish(Wb *p, WbPlan *pl){
     jSet(pRes, "type", jStr(WB_PUB_TYPE, -1));
     jSet(pRes, "entity", jStr(pl->zEntity, -1));
     jSet(pRes, "project", jStr(pl->zProject, -1));
-    jSet(pRes, "aliases", wbCopy(pl->pAliases));
+    jSet(pRes, "aliases", jClone(pl->pAliases));
     jSet(pRes, "run", jStr(zRunPath, -1));
     jSet(pRes, "new_run", jBool(bCreated));
     jSet(pRes, "digest", jStr(pl->zDigest, -1));
@@ -3084,7 +3061,7 @@ static int wbPlanBuild(sqlite3_context *ctx, sqlite3_value *pTrace, JNode *pOpt,
   pl->zName = zName ? sqlite3_mprintf("%s", zName) : wbDefaultName(zLabel);
   sqlite3_free(zLabel);
   if( pAliases ){
-    pl->pAliases = wbCopy(pAliases);
+    pl->pAliases = jClone(pAliases);
   }else{
     pl->pAliases = jArr();
     if( pl->pAliases ) jPush(pl->pAliases, jStr("latest", -1));
@@ -3133,12 +3110,12 @@ static JNode *wbPlanJson(const WbPlan *pl, JNode *pOpt){
   jSet(r, "type", jStr(WB_PUB_TYPE, -1));
   jSet(r, "entity", jStr(pl->zEntity, -1));
   jSet(r, "project", jStr(pl->zProject, -1));
-  jSet(r, "aliases", wbCopy(pl->pAliases));
+  jSet(r, "aliases", jClone(pl->pAliases));
   jSet(r, "run", jStr(zRun, -1));
   jSet(r, "new_run", jBool(pl->zRun==0));
   jSet(r, "digest", jStr(pl->zDigest, -1));
   jSet(r, "files", wbPlanFiles(pl, 0));
-  jSet(r, "metadata", wbCopy(pl->pMeta));
+  jSet(r, "metadata", jClone(pl->pMeta));
   jSet(r, "summary_path", wbCopyOrNull(jGet(pOpt, "summary_path")));
   jSet(r, "report_path", wbCopyOrNull(jGet(pOpt, "report_path")));
   if( (pl->zRun && zRun==0) || jOom(r) ){ jFree(r); r = 0; }
@@ -3209,7 +3186,7 @@ int profsumWandbFetchForImport(sqlite3 *db, const char *zSource,
       pRes = wbFetchRun(&w, zT, 0, getenv("WANDB_ENTITY"), getenv("WANDB_PROJECT"),
                         "latest", &a);
       if( pRes ){
-        pMeta = wbCopy(jGet(pRes, "run_metadata"));
+        pMeta = jClone(jGet(pRes, "run_metadata"));
         if( pMeta==0 ) wbOom(&w);
       }
     }
