@@ -744,14 +744,20 @@ static JNode *jpValue(JP *j){
 
 /* See jsontree.h.  A text of at most 2 * JT_MAX_VALUES bytes cannot hold
 ** more (see there); a longer one is counted. */
+/* A parser state over zJson[0..nJson) (nJson < 0: up to the NUL). */
+static void jpInit(JP *j, const char *zJson, int nJson, char **pzErr){
+  if( nJson<0 ) nJson = (int)strlen(zJson);
+  memset(j, 0, sizeof(*j));
+  j->z = j->p = zJson;
+  j->e = zJson + nJson;
+  j->pzErr = pzErr;
+  j->mxValue = JT_MAX_VALUES;
+}
+
 int jCheckSize(const char *zJson, int nJson, char **pzErr){
   JP j;
-  if( nJson<0 ) nJson = (int)strlen(zJson);
-  memset(&j, 0, sizeof(j));
-  j.z = j.p = zJson;
-  j.e = zJson + nJson;
-  j.pzErr = pzErr;
-  j.mxValue = JT_MAX_VALUES;
+  jpInit(&j, zJson, nJson, pzErr);
+  nJson = (int)(j.e - j.z);
   if( (sqlite3_int64)nJson > 2*j.mxValue && jpCountValues(j.z, j.e, j.mxValue) > j.mxValue ){
     jpTooBig(&j);
     return SQLITE_TOOBIG;
@@ -762,15 +768,10 @@ int jCheckSize(const char *zJson, int nJson, char **pzErr){
 JNode *jParse(const char *zJson, int nJson, char **pzErr){
   JP j;
   JNode *p;
-  if( nJson<0 ) nJson = (int)strlen(zJson);
-  memset(&j, 0, sizeof(j));
-  j.z = j.p = zJson;
-  j.e = zJson + nJson;
-  j.pzErr = pzErr;
-  j.mxValue = JT_MAX_VALUES;
+  jpInit(&j, zJson, nJson, pzErr);
   /* jpValue() counts the values it builds and stops past the limit; a
   ** document over it is refused first, without a node built. */
-  if( jCheckSize(zJson, nJson, pzErr) ) return 0;
+  if( jCheckSize(zJson, (int)(j.e - j.z), pzErr) ) return 0;
   p = jpValue(&j);
   if( p ){
     jpWs(&j);

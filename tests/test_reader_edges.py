@@ -369,6 +369,14 @@ class HugeTs(DbTestCase):
                          [(0, "time_out_of_range")])
 
 
+def write_bytes(td, name, raw):
+    """Write raw bytes (not necessarily UTF-8) to td/name; returns the path."""
+    p = os.path.join(td.path, name)
+    with open(p, "wb") as f:
+        f.write(raw)
+    return p
+
+
 class InvalidUtf8(unittest.TestCase):
     """Bytes that are not UTF-8 inside strings come out as U+FFFD, so every
     text column is valid UTF-8 (Python's sqlite3 module fails a whole query
@@ -380,9 +388,7 @@ class InvalidUtf8(unittest.TestCase):
                b'"args":{"k":"v\xe9w","ok":"caf\xc3\xa9","sur":"\xed\xa0\x80","cut":"\xe2\x82"}},'
                b'{"ph":"X","name":"\xe2\x82\xac ok \xf0\x9f\x98\x80","pid":1,"tid":1,"ts":3,"dur":1}]}')
         with TempDir() as td:
-            p = os.path.join(td.path, "u.json")
-            with open(p, "wb") as f:
-                f.write(raw)
+            p = write_bytes(td, "u.json", raw)
             db = connect()
             try:
                 rows = q(db, "SELECT name, args, json_valid(args) FROM trace_events(?)", p)
@@ -401,9 +407,7 @@ class InvalidUtf8(unittest.TestCase):
                b'{"ph":"X","name":"ok","pid":1,"tid":1,"ts":5,"dur":2,"args":{"x":"\xc3","y":"\xc3"}},'
                b'{"ph":"X","name":"caf\xc3\xa9","pid":1,"tid":1,"ts":9,"dur":2}]}')
         with TempDir() as td:
-            p = os.path.join(td.path, "u.json")
-            with open(p, "wb") as f:
-                f.write(raw)
+            p = write_bytes(td, "u.json", raw)
             db = connect()
             try:
                 diags = q(db, "SELECT idx, kind FROM profsum_diagnostics(?)", p)

@@ -164,13 +164,18 @@ static char *xstrdup(const char *z){
   memcpy(r, z, n+1);
   return r;
 }
+/* sqlite3_vmprintf(); out of memory is fatal.  Freed with sqlite3_free. */
+static char *xvprintf(const char *zFmt, va_list ap){
+  char *z = sqlite3_vmprintf(zFmt, ap);
+  if( z==0 ) fail(EXIT_FAIL, "out of memory");
+  return z;
+}
 static char *xprintf(const char *zFmt, ...){
   va_list ap;
   char *z;
   va_start(ap, zFmt);
-  z = sqlite3_vmprintf(zFmt, ap);
+  z = xvprintf(zFmt, ap);
   va_end(ap);
-  if( z==0 ) fail(EXIT_FAIL, "out of memory");
   return z;                       /* freed with sqlite3_free */
 }
 
@@ -200,9 +205,8 @@ static void bufPrintf(Buf *b, const char *zFmt, ...){
   va_list ap;
   char *z;
   va_start(ap, zFmt);
-  z = sqlite3_vmprintf(zFmt, ap);
+  z = xvprintf(zFmt, ap);
   va_end(ap);
-  if( z==0 ) fail(EXIT_FAIL, "out of memory");
   bufPuts(b, z);
   sqlite3_free(z);
 }
