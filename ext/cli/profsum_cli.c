@@ -760,25 +760,6 @@ static void writeFileAtomic(const char *zPath, const char *z){
   sqlite3_free(zTmp);
 }
 
-/* The process's umask, without changing it (from /proc/self/status;
-** else read with umask() and set back, which is only safe while no other
-** thread creates files). */
-static mode_t currentUmask(void){
-  FILE *f = fopen("/proc/self/status", "re");
-  char zLine[128];
-  mode_t m;
-  if( f ){
-    while( fgets(zLine, sizeof(zLine), f) ){
-      unsigned int u;
-      if( sscanf(zLine, "Umask: %o", &u)==1 ){ fclose(f); return (mode_t)(u & 0777); }
-    }
-    fclose(f);
-  }
-  m = umask(022);
-  umask(m);
-  return m;
-}
-
 /* zPath as an absolute path: itself when it starts with '/', else the
 ** current directory joined with it ("." gives the current directory).
 ** The path need not exist; nothing is resolved (no symlinks, no "..").
@@ -1560,79 +1541,15 @@ static void trimTimeCond(Buf *b, const char *zOpt, const char *zVal, const char 
   bufPuts(b, z);
 }
 
-/* zMsg with every occurrence of zFrom replaced by zTo, as a new
-** sqlite3_malloc'd string. */
-static char *replaceAll(const char *zMsg, const char *zFrom, const char *zTo){
-  Buf b;
-  const char *z = zMsg, *zHit;
-  size_t nFrom = strlen(zFrom);
-  char *zRes;
-  memset(&b, 0, sizeof(b));
-  bufPuts(&b, "");
-  while( nFrom>0 && (zHit = strstr(z, zFrom))!=0 ){
-    bufAppend(&b, z, (size_t)(zHit-z));
-    bufPuts(&b, zTo);
-    z = zHit + nFrom;
-  }
-  bufPuts(&b, z);
-  zRes = xprintf("%s", b.z);
-  free(b.z);
-  return zRes;
-}
-
-/* Run profsum_trim(zTrace, zOut, zCond) so that zOut ends as a regular file
-** with mode 0666 less the umask, like every other output of the CLI.
-** profsum_trim makes its own temporary file with mkstemp (mode 0600) beside
-** its DEST and renames it to DEST, so DEST is a file in a private
-** directory made with mkdtemp beside zOut ("<zOut>.tmp-XXXXXX", mode 0700:
-** no one else can add, replace or plant anything in it); the result is
-** chmod'ed there through an O_NOFOLLOW descriptor, then renamed over zOut
-** (a symlink at zOut is replaced, not followed) and the directory removed.
-** zOut's directory must exist.  Returns profsum_trim's result (the number
-** of entries written, malloc'd text); errors are fatal and leave nothing
-** behind. */
-/* Remove what trimToFile made (zDest, if there, and the directory zDir)
-** and fail with the message zMsg (exit 1). */
-static void trimAbandon(const char *zDest, const char *zDir, const char *zMsg){
-  scratchSet(0, 0);
-  unlink(zDest);
-  rmdir(zDir);
-  fail(EXIT_FAIL, "%s", zMsg);
-}
-
+/* Run profsum_trim(zTrace, zOut, zCond): it writes a temporary file beside
+** zOut (mkstemp: an unpredictable name, created exclusively), gives it mode
+** 0666 less the umask and renames it over zOut (a symlink at zOut is
+** replaced, not followed).  Returns its result (the number of entries
+** written, malloc'd text); an error is fatal and leaves nothing behind. */
 static char *trimToFile(const char *zTrace, const char *zOut, const char *zCond){
-  const char *zBase = strrchr(zOut, '/') ? strrchr(zOut, '/')+1 : zOut;
-  char *zDir, *zDest, *zN, *zErr = 0;
-  int fd, e;
-  if( isDir(zOut) ) fail(EXIT_FAIL, "profsum_trim: '%s': is a directory", zOut);
-  if( zBase[0]==0 ) fail(EXIT_FAIL, "profsum_trim: '%s': not a file name", zOut);
-  zDir = xprintf("%s.tmp-XXXXXX", zOut);
-  if( mkdtemp(zDir)==0 ){
-    e = errno;
-    fail(EXIT_FAIL, "profsum_trim: '%s': cannot create a file there (%s)", zOut, strerror(e));
-  }
-  zDest = xprintf("%s/%s", zDir, zBase);
-  scratchSet(zDest, zDir);
-  zN = sqlTextTry(&zErr, "SELECT profsum_trim(?1, ?2, ?3)", "ttt", zTrace, zDest, zCond);
-  if( zErr ){
-    /* name the output, not the private directory, in the message */
-    trimAbandon(zDest, zDir, replaceAll(zErr, zDest, zOut));
-  }
-  fd = open(zDest, O_RDONLY|O_NOFOLLOW|O_CLOEXEC);
-  if( fd<0 || fchmod(fd, 0666 & ~currentUmask())!=0 ){
-    e = errno;
-    if( fd>=0 ) close(fd);
-    trimAbandon(zDest, zDir, xprintf("profsum_trim: '%s': cannot set its mode (%s)", zOut, strerror(e)));
-  }
-  close(fd);
-  if( rename(zDest, zOut)!=0 ){
-    e = errno;
-    trimAbandon(zDest, zDir, xprintf("profsum_trim: '%s': cannot rename into place (%s)", zOut, strerror(e)));
-  }
-  scratchSet(0, 0);
-  rmdir(zDir);
-  sqlite3_free(zDest);
-  sqlite3_free(zDir);
+  char *zErr = 0;
+  char *zN = sqlTextTry(&zErr, "SELECT profsum_trim(?1, ?2, ?3)", "ttt", zTrace, zOut, zCond);
+  if( zErr ) fail(EXIT_FAIL, "%s", zErr);
   return zN;
 }
 
