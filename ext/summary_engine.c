@@ -319,16 +319,26 @@ static void noteRejected(Engine *e, int64_t idx, const char *zKind){
   if( e->nRejected++==0 ){ e->iFirstRejected = idx; e->zFirstRejected = zKind; }
 }
 
+/* 1 for the reader's diagnostic kinds whose entries the reference's decoder
+** rejects the whole file for (by first letter first: this runs for every
+** diagnostic, e.g. a time_rounded per event of a converted XPlane). */
+static int isRejectKind(const char *z){
+  switch( z[0] ){
+    case 'n': return strcmp(z, "not_an_object")==0;
+    case 'p': return strcmp(z, "ph_not_string")==0;
+    case 'b': return strcmp(z, "bad_field")==0;
+    case 'i': return strcmp(z, "invalid_utf8")==0;
+    default:  return 0;
+  }
+}
+
 /* Diagnostics callback: store rows (capped per kind) and count the
 ** entries the reference summarizer would reject the whole file for. */
 static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, const char *zDetail){
   Engine *e = (Engine*)pCtx;
   int k;
   EngDiagRow *r;
-  if( strcmp(zKind, "not_an_object")==0 || strcmp(zKind, "ph_not_string")==0
-   || strcmp(zKind, "bad_field")==0 || strcmp(zKind, "invalid_utf8")==0 ){
-    noteRejected(e, idx, zKind);
-  }
+  if( isRejectKind(zKind) ) noteRejected(e, idx, zKind);
   for(k=0; k<e->nKind; k++) if( e->aKind[k].zKind==zKind || strcmp(e->aKind[k].zKind, zKind)==0 ) break;
   if( k==e->nKind && e->nKind<48 ){ e->aKind[k].zKind = zKind; e->aKind[k].n = 0; e->nKind++; }
   if( k<e->nKind && ++e->aKind[k].n > 1000 ) return;

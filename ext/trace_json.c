@@ -1105,7 +1105,8 @@ static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
       pendDiag(s, "time_rounded", "%s: %s has more than 6 decimals (µs); "
                "rounded half-even to a picosecond", zKey, zq);
     }
-    if( s->xDiag && zKey[0]=='t' && (*pVal/1000>INT64_MAX || *pVal/1000<INT64_MIN+1) ){
+    if( s->xDiag && zKey[0]=='t'
+     && (*pVal>=((profsum_ps)INT64_MAX+1)*1000 || *pVal<=-((profsum_ps)INT64_MAX+1)*1000) ){
       /* exact, but the INTEGER ns column cannot hold it (past the year 2262) */
       char zq[64] = "";
       if( diagWanted(s, "time_out_of_range") ) quoteSnippet(zq, sizeof(zq), v->z, v->n);
