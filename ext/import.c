@@ -783,91 +783,48 @@ body_done:
   return rc;
 }
 
-/* A trace parse run in a thread of its own (see importInOneWrite). */
-typedef struct ParseJob {
-  const char *zTrace;           /* the file */
-  ProfsumEngine *pEngine;       /* out: the parsed trace */
-  ProfsumEngineInfo info;       /* out */
-  char *zErr;                   /* out: error text (owned), with the FN prefix */
-  int rc;                       /* out */
-} ParseJob;
+/* Interrupts.  SQLite 3.40 has no sqlite3_is_interrupted(), but a statement
+** stepped while the connection is interrupted fails with SQLITE_INTERRUPT
+** (the flag stays set while the calling statement runs): the import steps
+** a "SELECT 1" now and then to see Ctrl-C / sqlite3_interrupt(). */
+typedef struct InterruptProbe {
+  sqlite3 *db;
+  sqlite3_stmt *pProbe;         /* SELECT 1, prepared at the first probe */
+} InterruptProbe;
 
-static void *parseThread(void *pArg){
-  ParseJob *j = (ParseJob*)pArg;
-  j->rc = profsumEngineParse(FN, j->zTrace, &j->pEngine, &j->info, &j->zErr);
-  return 0;
-}
-
-/* A first import: the schema is created while the parse thread runs, in
-** the same write as the import (see importInOneWrite). */
-typedef struct FirstImport {
-  ImportJob *pJob;
-  ParseJob pj;
-  pthread_t th;
-  int joined;                   /* the parse thread was joined */
-  int parseFailed;              /* the parse's error is in pj */
-} FirstImport;
-
-/* Take the parse thread's result into the import job (once). */
-static void firstJoin(FirstImport *f){
-  if( f->joined ) return;
-  pthread_join(f->th, 0);
-  f->joined = 1;
-  f->pJob->pEngine = f->pj.pEngine;
-  f->pJob->info = f->pj.info;
-  f->pj.pEngine = 0;
-  f->parseFailed = f->pj.rc!=SQLITE_OK;
-}
-
-/* Write body of a first import: create the schema (the parse thread runs
-** meanwhile), wait for the parse, then write the trace; a parse error
-** returns before anything is kept (the write is rolled back). */
-static int firstImportBody(sqlite3 *db, void *pArg, char **pzErr){
-  FirstImport *f = (FirstImport*)pArg;
-  char *zErr = 0;
-  int rc = profsumCreateSchema(db, f->pJob->o.zSchema, &zErr);
-  firstJoin(f);
-  if( f->parseFailed ){
-    sqlite3_free(zErr);
-    return f->pj.rc;            /* its message: see importInOneWrite */
-  }
-  if( rc ){
-    *pzErr = zErr ? prefixFn(zErr, rc) : 0;
-    return rc;
-  }
-  return importBody(db, f->pJob, pzErr);
-}
-
-/* Parse zTrace and write it, as one write on db (busy.c): if anything
-** fails, the parse included, nothing is written.  When zSchema lacks the
-** profsum schema (a first import), the parse runs in a second thread while
-** this one takes the write lock and creates the schema in the same
-** transaction: the schema's SQL parsing is off the critical path, and the
-** write lock is held during the parse (first imports only).  Otherwise (or
-** without threads: SQLite built single-threaded, PROFSUM_THREADS=0, no
-** thread available) the parse runs here before any lock is taken, and
-** importBody creates what is missing of the schema.  A parse error wins
-** over a schema or write error. */
-static int importInOneWrite(sqlite3 *db, ImportJob *job, char **pzErr){
-  FirstImport f;
+/* 1 when db has been interrupted (see above). */
+static int probeInterrupted(InterruptProbe *p){
   int rc;
-  memset(&f, 0, sizeof(f));
-  f.pJob = job;
-  f.pj.zTrace = job->zTrace;
-  if( !profsumThreadsAllowed() || schemaComplete(db, job->o.zSchema)
-   || pthread_create(&f.th, 0, parseThread, &f.pj)!=0 ){
-    rc = profsumEngineParse(FN, job->zTrace, &job->pEngine, &job->info, pzErr);
-    if( rc ) return rc;
-    return profsumWriteRun(db, job->o.zSchema, importBody, job, pzErr);
+  if( p->pProbe==0 && sqlite3_prepare_v2(p->db, "SELECT 1", -1, &p->pProbe, 0)!=SQLITE_OK ){
+    return sqlite3_errcode(p->db)==SQLITE_INTERRUPT;
   }
-  rc = profsumWriteRun(db, job->o.zSchema, firstImportBody, &f, pzErr);
-  firstJoin(&f);                /* the write may have ended before its body ran */
-  if( f.parseFailed ){
-    sqlite3_free(*pzErr);
-    *pzErr = f.pj.zErr;
-    return f.pj.rc;
-  }
-  return rc;
+  rc = sqlite3_step(p->pProbe);
+  sqlite3_reset(p->pProbe);
+  return rc==SQLITE_INTERRUPT;
+}
+
+/* ProfsumStopFn of a parse in this thread: the connection's interrupt. */
+static int stopOnInterrupt(void *pArg){
+  return probeInterrupted((InterruptProbe*)pArg);
+}
+
+/* Parse zTrace, then write it, as one write on db (busy.c): if anything
+** fails, nothing is written, the schema of a first import included
+** (importBody creates what is missing of it in the same transaction).
+** The parse takes no lock and runs before the transaction begins, so an
+** interrupt seen during it (probed every 16,384 entries) ends the import
+** cleanly: once interrupted, SQLite prepares no statement while the
+** calling statement runs, not even the ROLLBACK of an open transaction. */
+static int importInOneWrite(sqlite3 *db, ImportJob *job, char **pzErr){
+  InterruptProbe probe;
+  int rc;
+  memset(&probe, 0, sizeof(probe));
+  probe.db = db;
+  rc = profsumEngineParse(FN, job->zTrace, stopOnInterrupt, &probe, &job->pEngine,
+                          &job->info, pzErr);
+  sqlite3_finalize(probe.pProbe);
+  if( rc ) return rc;
+  return profsumWriteRun(db, job->o.zSchema, importBody, job, pzErr);
 }
 
 /* The SQL function. */

@@ -280,6 +280,8 @@ struct ProfsumEngine {
   profsum_ps origin; int hasOrigin;
   profsum_ps tsMin, endMax; int hasRange;
   int64_t nEntries;
+  ProfsumStopFn xStop;             /* asked now and then while reading, or 0 */
+  void *pStopArg;
   char *zUnit;          /* displayTimeUnit */
   char zSha[65];        /* SHA-256 of the file, hex (empty until read) */
   int64_t nFileBytes;
@@ -710,6 +712,12 @@ static int engRead(Engine *e, const char *zPath){
     char ph;
     rc = profsumScanNext(pScan, &ev, &zErr);
     if( rc!=SQLITE_ROW ) break;
+    if( e->xStop && (ev->idx & 0x3fff)==0 && e->xStop(e->pStopArg) ){
+      sqlite3_free(zErr);
+      zErr = sqlite3_mprintf("%s: interrupted", e->zFunc);
+      rc = SQLITE_INTERRUPT;
+      break;
+    }
     rc = SQLITE_OK;
     ph = (ev->ph.n==1 && !(ev->ph.flags & PROFSUM_SF_ESCAPE)) ? ev->ph.z[0] : 0;
     if( ev->pid.notJsonInt || ev->tid.notJsonInt ){
@@ -2238,8 +2246,9 @@ void profsumEngineFree(ProfsumEngine *e){
 }
 
 /* See summary_engine.h. */
-int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumEngine **pp,
-                       ProfsumEngineInfo *pInfo, char **pzErr){
+int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop,
+                       void *pStopArg, ProfsumEngine **pp, ProfsumEngineInfo *pInfo,
+                       char **pzErr){
   Engine *e;
   int rc, k;
   *pp = 0;
@@ -2250,6 +2259,8 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumEngine **pp,
   e->zFunc = zFunc;
   e->pzErr = pzErr;
   e->iFirstRejected = -1;
+  e->xStop = xStop;
+  e->pStopArg = pStopArg;
   rc = engRead(e, zPath);
   if( rc==SQLITE_OK ) rc = e->diagRc;
   if( rc==SQLITE_OK ) rc = engOrder(e);

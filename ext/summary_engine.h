@@ -28,12 +28,18 @@ typedef struct ProfsumEngine ProfsumEngine;
 ** trace file zPath, collect the accepted events, order the tracks and
 ** compute exclusive time.  Diagnostics are kept (at most 1000 per kind,
 ** plus a 'suppressed' row per kind that was cut).  zFunc names the SQL
-** function for messages.  On success *pp is a new engine (free it with
+** function for messages.  xStop (or NULL) is asked every 16,384 entries
+** whether to stop (an interrupt).  On success *pp is a new engine (free it with
 ** profsumEngineFree) and *pInfo is filled; on error *pzErr is set
 ** (sqlite3_malloc'd, prefixed with zFunc).
 */
-int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumEngine **pp,
-                       ProfsumEngineInfo *pInfo, char **pzErr);
+/* Asked every few thousand entries while reading: a non-zero return stops
+** the parse with SQLITE_INTERRUPT ("interrupted"). */
+typedef int (*ProfsumStopFn)(void *pArg);
+
+int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop,
+                       void *pStopArg, ProfsumEngine **pp, ProfsumEngineInfo *pInfo,
+                       char **pzErr);
 
 /*
 ** Phase 2: compute the aggregates and write them for trace traceId into

@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 import unittest
 
 import fixtures
@@ -341,7 +342,7 @@ class ImportBehaviour(Base):
 
 class FirstImport(unittest.TestCase):
     """The first import into a database creates the schema in the same
-    transaction as the trace, while a second thread parses the trace."""
+    transaction as the trace, after the parse."""
 
     def test_failed_parse_changes_nothing(self):
         with TempDir() as td:
@@ -369,6 +370,40 @@ class FirstImport(unittest.TestCase):
             self.assertEqual(rows(db, "SELECT label FROM profsum_trace"), [("good",)])
             self.assertEqual(rows(db, "SELECT count(*) FROM profsum_agg_op WHERE trace_id=?", tid)[0][0] > 0, True)
             db.close()
+
+    def test_interrupt_during_the_parse(self):
+        # sqlite3_interrupt (Ctrl-C in the shell) is seen during the parse:
+        # "interrupted", nothing written, no transaction left open, and the
+        # connection works on
+        n = 1000000
+        body = b",".join(b'{"ph":"X","name":"a","pid":1,"tid":1,"ts":%d,"dur":1}' % (2 * i)
+                         for i in range(n))
+        with TempDir() as td:
+            big = os.path.join(td.path, "big.json")
+            with open(big, "wb") as f:
+                f.write(b'{"traceEvents":[' + body + b']}')
+            del body
+            small = td.write("small.json.gz", json.dumps(fixtures.f2()), gz=True)
+            for first in (True, False):
+                with self.subTest(first_import=first):
+                    db = connect(os.path.join(td.path, "i%d.db" % first))
+                    db.isolation_level = None
+                    if not first:
+                        db.execute("SELECT profsum_import(?, 'small')", (small,)).fetchone()
+                    before = rows(db, "SELECT type, name FROM sqlite_master ORDER BY name")
+                    timer = threading.Timer(0.05, db.interrupt)
+                    timer.start()
+                    try:
+                        with self.assertRaises(sqlite3.OperationalError) as cm:
+                            db.execute("SELECT profsum_import(?, 'big')", (big,)).fetchone()
+                    finally:
+                        timer.cancel()
+                    self.assertEqual(str(cm.exception), "profsum_import: interrupted")
+                    self.assertFalse(db.in_transaction)
+                    self.assertEqual(rows(db, "SELECT type, name FROM sqlite_master ORDER BY name"), before)
+                    db.execute("SELECT profsum_import(?, 'again')", (small,)).fetchone()
+                    self.assertIn(("again",), rows(db, "SELECT label FROM profsum_trace"))
+                    db.close()
 
     def test_first_import_inside_a_user_transaction(self):
         with TempDir() as td:
