@@ -30,10 +30,9 @@
 ** within the connection's busy timeout), so a failure leaves the database
 ** exactly as it was and concurrent importers do not see "database is
 ** locked".  The schema (sql/schema.sql) and views (views/) are created in the
-** target schema on first use: in a short transaction of its own, committed
-** while another thread parses the trace (creating the ~40 tables and views
-** costs about 5 ms, hidden behind the parse that way), so a failed first
-** import may leave the empty schema behind, never a partial trace.
+** target schema on first use, in that same transaction, so a failed first
+** import leaves nothing behind.  The parse probes for sqlite3_interrupt()
+** (see importInOneWrite).
 **
 ** Security: reads files, so SQLITE_DIRECTONLY (never from a view or
 ** trigger stored in a database).
@@ -51,7 +50,6 @@
 #include "schema_sql.h"       /* generated from sql/ and views/ by the Makefile */
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
