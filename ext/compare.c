@@ -1083,21 +1083,13 @@ static int thresholdsArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value 
   pK = p->type==JT_OBJECT ? jGet(p, "top_k") : 0;
   if( pK ){
     /* top_k is not a threshold: read it, then apply the other keys */
-    JNode *q = jObj();
-    int i;
     if( pK->type!=JT_INT || pK->i<0 ){
       profsumCtxErr(ctx, "%s: thresholds_json: top_k must be a non-negative integer", zFunc);
-      jFree(q);
       jFree(p);
       return 1;
     }
     *pTopK = pK->i>1000000 ? 1000000 : (int)pK->i;
-    for(i=0; q && i<p->nChild; i++){
-      if( strcmp(p->a[i]->zKey, "top_k")!=0 ) jSet(q, p->a[i]->zKey, jClone(p->a[i]));
-    }
-    jFree(p);
-    p = q;
-    if( p==0 || jOom(p) ){ jFree(p); sqlite3_result_error_nomem(ctx); return 1; }
+    jRemove(p, "top_k");
   }
   if( profsumThresholdsApply(p, "thresholds_json", "top_k", pT, &zErr) ){
     profsumCtxErr(ctx, "%s: %s", zFunc, zErr ? zErr : "out of memory");

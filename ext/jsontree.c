@@ -93,6 +93,23 @@ void jSet(JNode *pObj, const char *zKey, JNode *pChild){
   if( jAppend(pObj, pChild) ){ pObj->oom = 1; jFree(pChild); }
 }
 
+void jSetNew(JNode *pObj, const char *zKey, JNode *pChild){
+  if( pObj==0 ){ jFree(pChild); return; }
+  if( pChild==0 ){ pObj->oom = 1; return; }
+  pChild->zKey = jKeyDup(zKey);
+  if( pChild->zKey==0 || jAppend(pObj, pChild) ){ pObj->oom = 1; jFree(pChild); }
+}
+
+void jRemove(JNode *pObj, const char *zKey){
+  int i, j = 0;
+  if( pObj==0 ) return;
+  for(i=0; i<pObj->nChild; i++){
+    if( strcmp(pObj->a[i]->zKey, zKey)==0 ) jFree(pObj->a[i]);
+    else pObj->a[j++] = pObj->a[i];
+  }
+  pObj->nChild = j;
+}
+
 /* Objects of up to this many members are made unique by comparing each key
 ** with the ones before it; larger ones by sorting (jDedupe). */
 #define JDEDUPE_LINEAR 16

@@ -56,6 +56,15 @@ JNode *jObj(void);
 void jPush(JNode *pArr, JNode *pChild);
 void jSet(JNode *pObj, const char *zKey, JNode *pChild);
 
+/* jSet() for a key the caller knows pObj does not hold yet (e.g. copying
+** the members of another object, whose keys are unique): appended without
+** the linear search, so building an object of n members is O(n). */
+void jSetNew(JNode *pObj, const char *zKey, JNode *pChild);
+
+/* Remove (and free) every member of pObj named zKey; the others keep their
+** order.  Linear. */
+void jRemove(JNode *pObj, const char *zKey);
+
 /* Lookups: the member of an object, the i-th element of an array. */
 JNode *jGet(const JNode *pObj, const char *zKey);
 JNode *jAt(const JNode *pArr, int i);

@@ -1984,7 +1984,7 @@ static JNode *wbRunMetadata(Wb *p, const char *zE, const char *zP,
     JNode *c = pRawCfg->a[i];
     JNode *v = (c->type==JT_OBJECT && jGet(c, "value")) ? jGet(c, "value") : c;
     if( c->zKey[0]=='_' ) continue;
-    jSet(pCfg, c->zKey, jClone(v));
+    jSetNew(pCfg, c->zKey, jClone(v));      /* keys of a parsed object: unique */
   }
   pMeta = jObj();
   if( pMeta==0 || pCfg==0 || jOom(pCfg) ){ wbOom(p); goto done; }
