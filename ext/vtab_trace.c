@@ -111,6 +111,9 @@ typedef struct TraceTab {
   sqlite3 *db;            /* The connection */
   int isDiag;             /* 1 for profsum_diagnostics */
   char *zPath;            /* CREATE VIRTUAL TABLE t USING trace_events(PATH) */
+  char *zStored;          /* "schema.table" of a table stored in a database
+                          ** file (one an older profsum let be created): it
+                          ** reads nothing, it can only be dropped; or 0 */
 } TraceTab;
 
 /* One diagnostic row (profsum_diagnostics). */
@@ -171,22 +174,24 @@ static char *unquoteArg(const char *z){
   return zOut;
 }
 
-/* xConnect/xCreate for both functions (pAux != 0 → diagnostics). */
+/* 1 when the xCreate/xConnect arguments describe a table stored in a
+** database file: neither the eponymous table-valued function nor TEMP.
+** Such a table would read the file it names for whoever opens the database
+** and selects from it (DIRECTONLY does not cover a direct SELECT). */
+static int isStoredTable(int argc, const char *const*argv){
+  return !(argc==3 && sqlite3_stricmp(argv[2], argv[0])==0) && sqlite3_stricmp(argv[1], "temp")!=0;
+}
+
+/* xConnect/xCreate for both functions (pAux != 0 → diagnostics).  They
+** must be the same function for the eponymous table-valued function to
+** exist, so creation cannot be told from connection: a stored table (see
+** isStoredTable) is created and connects (so it can be dropped), but
+** reads nothing: traceFilter refuses it. */
 static int traceConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv,
                         sqlite3_vtab **ppVtab, char **pzErr){
   TraceTab *pTab;
   int isDiag = pAux!=0;
   int rc;
-  if( !(argc==3 && sqlite3_stricmp(argv[2], argv[0])==0) && sqlite3_stricmp(argv[1], "temp")!=0 ){
-    /* A table stored in a database file would read the file it names for
-    ** whoever opens that database and selects from it (DIRECTONLY does not
-    ** cover a direct SELECT): only TEMP tables, which a connection creates
-    ** for itself, besides the eponymous table-valued function. */
-    *pzErr = sqlite3_mprintf("%s: a virtual table of it must be TEMP (CREATE VIRTUAL TABLE "
-        "temp.%s USING %s(...)): one stored in database '%s' would read files for whoever opens it",
-        argv[0], argv[2], argv[0], argv[1]);
-    return SQLITE_ERROR;
-  }
   rc = sqlite3_declare_vtab(db, isDiag ? DIAG_SCHEMA : TEV_SCHEMA);
   if( rc ) return rc;
   /* Reads files: never from a view or trigger stored in a database. */
@@ -206,12 +211,18 @@ static int traceConnect(sqlite3 *db, void *pAux, int argc, const char *const*arg
     pTab->zPath = unquoteArg(argv[3]);
     if( pTab->zPath==0 ){ sqlite3_free(pTab); return SQLITE_NOMEM; }
   }
+  if( isStoredTable(argc, argv) ){
+    pTab->zStored = sqlite3_mprintf("%s.%s", argv[1], argv[2]);
+    if( pTab->zStored==0 ){ sqlite3_free(pTab->zPath); sqlite3_free(pTab); return SQLITE_NOMEM; }
+  }
   *ppVtab = &pTab->base;
   return SQLITE_OK;
 }
 
+
 static int traceDisconnect(sqlite3_vtab *pVtab){
   TraceTab *pTab = (TraceTab*)pVtab;
+  sqlite3_free(pTab->zStored);
   sqlite3_free(pTab->zPath);
   sqlite3_free(pTab);
   return SQLITE_OK;
@@ -407,6 +418,14 @@ static int traceFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   (void)idxStr;
   traceReset(pCur);
   pCur->plan = idxNum;
+  if( pTab->zStored ){
+    sqlite3_free(pTab->base.zErrMsg);
+    pTab->base.zErrMsg = sqlite3_mprintf("trace_events: table %s is stored in a database file, "
+        "so it reads nothing: one would read files for whoever opens the database; only TEMP "
+        "tables read (CREATE VIRTUAL TABLE temp.t USING trace_events(...)); DROP it",
+        pTab->zStored);
+    return pTab->base.zErrMsg ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
   if( (idxNum & PLAN_PATH) && argc>0 ){
     if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return SQLITE_OK;   /* no rows */
     pCur->pPathArg = sqlite3_value_dup(argv[0]);   /* the hidden column's value */
@@ -711,7 +730,8 @@ static int traceColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
 
 static sqlite3_module traceModule = {
   /* iVersion    */ 0,
-  /* xCreate     */ traceConnect,     /* = xConnect: eponymous, and creatable as TEMP only */
+  /* xCreate     */ traceConnect,     /* = xConnect: eponymous (SQLite's rule); a stored
+                                   ** table is created but reads nothing */
   /* xConnect    */ traceConnect,
   /* xBestIndex  */ traceBestIndex,
   /* xDisconnect */ traceDisconnect,

@@ -159,17 +159,37 @@ class PathColumn(DbTestCase):
         self.db.execute("CREATE VIRTUAL TABLE temp.t USING trace_events('%s')" % self.a)
         self.assertEqual(q(self.db, "SELECT DISTINCT path FROM temp.t"), [(self.a,)])
 
-    def test_stored_virtual_table_refused(self):
+    def test_stored_virtual_table_reads_nothing(self):
         # a table kept in a database file would read its file for whoever
-        # opens the database and selects from it: only TEMP ones
-        for sql in ("CREATE VIRTUAL TABLE main.t2 USING trace_events('%s')" % self.a,
-                    "CREATE VIRTUAL TABLE t3 USING trace_events('%s')" % self.a,
-                    "CREATE VIRTUAL TABLE t4 USING trace_events"):
-            with self.subTest(sql=sql):
-                with self.assertRaises(sqlite3.OperationalError) as cm:
-                    self.db.execute(sql)
-                self.assertIn("trace_events: a virtual table of it must be TEMP", str(cm.exception))
-        self.assertEqual(q(self.db, "SELECT count(*) FROM sqlite_master"), [(0,)])
+        # opens the database and selects from it: only TEMP ones read; a
+        # stored one (SQLite cannot tell creation from connection for an
+        # eponymous module) refuses every query and can be dropped
+        dbfile = os.path.join(self.td.path, "v.db")
+        db = connect(dbfile)
+        try:
+            for name, sql in (("t2", "CREATE VIRTUAL TABLE main.t2 USING trace_events('%s')" % self.a),
+                              ("t3", "CREATE VIRTUAL TABLE t3 USING trace_events('%s')" % self.a)):
+                with self.subTest(sql=sql):
+                    db.execute(sql)
+                    with self.assertRaises(sqlite3.OperationalError) as cm:
+                        db.execute("SELECT count(*) FROM %s" % name).fetchone()
+                    self.assertIn("trace_events: table main.%s is stored in a database file, so it "
+                                  "reads nothing" % name, str(cm.exception))
+            db.commit()
+        finally:
+            db.close()
+        db = connect(dbfile)          # a new connection: still nothing read; DROP works
+        try:
+            with self.assertRaises(sqlite3.OperationalError):
+                db.execute("SELECT * FROM t2").fetchall()
+            db.execute("DROP TABLE t2")
+            db.execute("DROP TABLE t3")
+            self.assertEqual(q(db, "SELECT count(*) FROM sqlite_master"), [(0,)])
+        finally:
+            db.close()
+        db = self.db
+        db.execute("CREATE VIRTUAL TABLE temp.t4 USING trace_events('%s')" % self.a)
+        self.assertEqual(q(db, "SELECT count(*) FROM temp.t4"), [(5,)])
 
     def test_diagnostics(self):
         rows = q(self.db, "SELECT path, kind FROM profsum_diagnostics(?)", self.b)
