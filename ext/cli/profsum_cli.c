@@ -78,9 +78,8 @@ static char g_zTempDb[PATH_MAX];    /* temporary database to delete ("" if none)
 ** more than "/profsum.db" */
 static char g_zTempDbDir[PATH_MAX - 16];
 
-/* A scratch output (a temporary file beside --output, or the private
-** directory of `trim` and the file in it) to remove on a signal or a
-** failure.  g_bScratch is cleared before the buffers change and set after,
+/* A scratch output (a temporary file beside --output, and a directory if
+** one is given) to remove on a signal or a failure.  g_bScratch is cleared before the buffers change and set after,
 ** so the signal handler never reads a half-written path. */
 static char g_zScratchFile[PATH_MAX];
 static char g_zScratchDir[PATH_MAX];
