@@ -140,7 +140,7 @@ build/asan/sqlrun: tests/sqlrun.c $(SRCS) $(HDRS) Makefile
 # Python cannot be rebuilt with ASan, so the runtime is preloaded; leak
 # checking is off for the Python run (CPython's own allocations) and on for
 # the C driver run, which exercises the same reader paths.
-asan: build/asan/profsum.so build/asan/sqlrun
+asan: build/asan/profsum.so build/asan/sqlrun build/sqlrun
 	PROFSUM_SQLRUN=build/asan/sqlrun ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/run_driver.py
 	PROFSUM_SO=$(CURDIR)/build/asan/profsum.so PROFSUM_SQLRUN=build/asan/sqlrun \
 	  LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
