@@ -234,6 +234,16 @@ double jNum(const JNode *p){
   return 0.0;
 }
 
+sqlite3_int64 jNumI64(const JNode *p){
+  double r;
+  if( p && p->type==JT_INT ) return p->i;
+  r = jNum(p);
+  if( !(r==r) ) return 0;
+  if( r>=9.2e18 ) return (sqlite3_int64)9200000000000000000LL;
+  if( r<=-9.2e18 ) return -(sqlite3_int64)9200000000000000000LL;
+  return (sqlite3_int64)r;
+}
+
 int jOom(const JNode *p){
   int i;
   if( p==0 ) return 1;

@@ -75,6 +75,11 @@ JNode *jClone(const JNode *p);
 /* Number value of an INT or REAL node (0 otherwise). */
 double jNum(const JNode *p);
 
+/* Integer value of an INT or REAL node (0 otherwise): a REAL truncated, NaN
+** 0, beyond ±9.2e18 clamped there (a count in a file from elsewhere may say
+** 1e300; converting that would be undefined behaviour). */
+sqlite3_int64 jNumI64(const JNode *p);
+
 /* True if anything in the tree failed to allocate. */
 int jOom(const JNode *p);
 

@@ -62,19 +62,9 @@ static void ticked(sqlite3_str *s, const JNode *o, const char *zKey){
   sqlite3_str_appendchar(s, 1, '`');
 }
 
-/* An integer member (a count): a real is truncated, NaN and values beyond
-** the 64-bit range (a summary from elsewhere may say 1e30) clamped rather
-** than converted (undefined behaviour). */
+/* An integer member (a count), as jNumI64 reads it. */
 static sqlite3_int64 ival(const JNode *o, const char *zKey){
-  const JNode *v = jGet(o, zKey);
-  double r;
-  if( v==0 ) return 0;
-  if( v->type==JT_INT ) return v->i;
-  r = jNum(v);
-  if( !(r==r) ) return 0;
-  if( r>=9.2e18 ) return (sqlite3_int64)9200000000000000000LL;
-  if( r<=-9.2e18 ) return -(sqlite3_int64)9200000000000000000LL;
-  return (sqlite3_int64)r;
+  return jNumI64(jGet(o, zKey));
 }
 
 /* a + b, saturated at the 64-bit range (counts summed from a file). */

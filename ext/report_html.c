@@ -33,16 +33,6 @@ static void esc(sqlite3_str *s, const char *z){
   }
 }
 
-/* A count from a JSON number for %lld: NaN and values beyond the 64-bit
-** range (a summary from elsewhere may hold 1e308) are clamped, not
-** converted (undefined behaviour). */
-static long long asCount(double v){
-  if( !(v==v) ) return 0;
-  if( v>=9.2e18 ) return 9200000000000000000LL;
-  if( v<=-9.2e18 ) return -9200000000000000000LL;
-  return (long long)v;
-}
-
 static const char *jtext(const JNode *o, const char *zKey){
   const JNode *v = jGet(o, zKey);
   return (v && v->type==JT_STRING) ? v->z : "";
@@ -97,7 +87,7 @@ static char *buildHtml(sqlite3 *db, sqlite3_int64 id, const JNode *d, int topK){
   sqlite3_str_appendall(s, " · generated ");
   esc(s, jtext(d, "generated_at_utc"));
   sqlite3_str_appendf(s, " · %lld complete events of %lld</p>\n",
-      asCount(jNum(jGet(ov, "num_complete_events"))), asCount(jNum(jGet(ov, "num_events_total"))));
+      (long long)jNumI64(jGet(ov, "num_complete_events")), (long long)jNumI64(jGet(ov, "num_events_total")));
 
   /* Time breakdown: one stacked bar. */
   {
@@ -128,7 +118,7 @@ static char *buildHtml(sqlite3 *db, sqlite3_int64 id, const JNode *d, int topK){
     while( sqlite3_step(p)==SQLITE_ROW ){ double v = sqlite3_column_double(p, 1); if( v>mx ) mx = v; nSteps++; }
     sqlite3_reset(p);
     profsumStrAppendPy(s, "<h2>Step time</h2>\n<p>steady state: %lld steps, median %.3f µs, p90 %.3f µs "
-        "(warmup steps in grey)</p>\n", asCount(jNum(jGet(st, "count"))), jNum(jGet(st, "median")),
+        "(warmup steps in grey)</p>\n", (long long)jNumI64(jGet(st, "count")), jNum(jGet(st, "median")),
         jNum(jGet(st, "p90")));
     sqlite3_str_appendall(s, "<svg class=\"chart\" width=\"900\" height=\"220\" "
         "xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"step time\">\n");

@@ -742,8 +742,9 @@ static int engRead(Engine *e, const char *zPath){
       ** to 0 ps but is a complete event there; its double is kept with
       ** the event (noteX), so nesting and gaps see it as the reference
       ** does, and it adds 0 ps to the exact sums. */
-      int durPositive = ev->hasDur && (ev->dur>0 || (ev->dur==0 && ev->durRounded
-                        && profsumTextDouble(ev->durSpan.z, ev->durSpan.n, 0.0)>0));
+      double dTiny = (ev->hasDur && ev->dur==0 && ev->durRounded)
+                     ? profsumTextDouble(ev->durSpan.z, ev->durSpan.n, 0.0) : 0.0;
+      int durPositive = ev->hasDur && (ev->dur>0 || dTiny>0);
       if( ev->pid.kind==PROFSUM_ID_INT && ev->pid.iVal>=0
        && ev->tid.kind==PROFSUM_ID_INT && ev->tid.iVal>=0
        && ev->name.type==PROFSUM_JT_STRING && ev->name.n>0
@@ -757,9 +758,7 @@ static int engRead(Engine *e, const char *zPath){
         }
         rc = noteX(e, ev, &pB, &nB);
       }else if( ev->hasDur && !durPositive ){
-        int neg = ev->dur<0 || (ev->durRounded && ev->durSpan.n>0 && ev->durSpan.z[0]=='-'
-                                && profsumTextDouble(ev->durSpan.z, ev->durSpan.n, 0.0)<0);
-        engDiag(e, ev->idx, ev->iOffset, neg ? "negative_duration" : "zero_duration",
+        engDiag(e, ev->idx, ev->iOffset, (ev->dur<0 || dTiny<0) ? "negative_duration" : "zero_duration",
                 "complete event with dur <= 0: not a complete event for the summary");
       }
     }

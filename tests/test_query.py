@@ -9,7 +9,7 @@ import re
 import unittest
 
 import fixtures
-from util import connect, TempDir
+from util import DbTestCase
 
 
 # ---------------------------------------------------------------------------
@@ -175,15 +175,7 @@ QUESTIONS = [
 ]
 
 
-class QueryBase(unittest.TestCase):
-    def setUp(self):
-        self.td = TempDir()
-        self.db = connect()
-
-    def tearDown(self):
-        self.db.close()
-        self.td.__exit__()
-
+class QueryBase(DbTestCase):
     def imp(self, trace, label, opts=None):
         p = self.td.write(label + ".json", trace)
         self.db.execute("SELECT profsum_import(?, ?, ?)", (p, label, json.dumps(opts or {})))

@@ -363,15 +363,7 @@ class Basics(DbTestCase):
         self.assertIn("INDEX 17:", plan("SELECT tf_op FROM trace_events(?)"))
 
 
-class Tolerated(unittest.TestCase):
-    def setUp(self):
-        self.db = connect()
-        self.td = TempDir()
-
-    def tearDown(self):
-        self.db.close()
-        self.td.__exit__()
-
+class Tolerated(DbTestCase):
     def check(self, text, n, kinds):
         p = self.td.write("t.json", text)
         self.assertEqual(q(self.db, "SELECT count(*) FROM trace_events(?)", p)[0][0], n)
@@ -419,15 +411,7 @@ class Tolerated(unittest.TestCase):
         self.assertEqual(q(self.db, "SELECT count(*) FROM trace_events(?)", p)[0][0], 1000000)
 
 
-class Errors(unittest.TestCase):
-    def setUp(self):
-        self.db = connect()
-        self.td = TempDir()
-
-    def tearDown(self):
-        self.db.close()
-        self.td.__exit__()
-
+class Errors(DbTestCase):
     def err(self, path, func="trace_events"):
         with self.assertRaises(sqlite3.Error) as cm:
             q(self.db, "SELECT count(*) FROM %s(?)" % func, path)
