@@ -130,6 +130,93 @@ static int retryOrFail(int *pRc, char *zErr, char **pzErr, int *pnTry,
 }
 
 /*
+** Ending a transaction after an interrupt.  Once sqlite3_interrupt() (or
+** Ctrl-C in the shell) has hit, SQLite 3.40 prepares no statement, not even
+** ROLLBACK, until the statement that called the write function ends; and a
+** statement that ends on the interrupt rolls the transaction back only if
+** it writes (a read-only one, as the calling SELECT, leaves it open).  So
+** each attempt prepares, before it starts, a writer that is never run: a
+** statement stepped while the connection is interrupted stops before its
+** first instruction, and SQLite then rolls back the whole transaction, as
+** for any interrupted write.  PRAGMA user_version=<its current value>: even
+** if it ever ran, it would change nothing.  SQLite expires prepared
+** statements when a body creates an index (an expired statement is prepared
+** again when stepped, which an interrupt forbids): a body that creates one
+** renews the rescue with profsumWriteRefreshRescue() right after.
+*/
+static sqlite3_stmt *rescuePrepare(sqlite3 *db, const char *zSchema){
+  sqlite3_stmt *p = 0;
+  sqlite3_int64 v = 0;
+  char *z = sqlite3_mprintf("PRAGMA \"%w\".user_version", zSchema);
+  if( z==0 ) return 0;
+  if( sqlite3_prepare_v2(db, z, -1, &p, 0)==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
+    v = sqlite3_column_int64(p, 0);
+  }
+  sqlite3_finalize(p);
+  sqlite3_free(z);
+  p = 0;
+  z = sqlite3_mprintf("PRAGMA \"%w\".user_version=%lld", zSchema, (long long)v);
+  if( z==0 ) return 0;
+  if( sqlite3_prepare_v2(db, z, -1, &p, 0)!=SQLITE_OK ) p = 0;
+  sqlite3_free(z);
+  return p;
+}
+
+/* After zUndo (ROLLBACK, or ROLLBACK TO of a savepoint) returned rc: when
+** it failed because the connection is interrupted and a transaction is
+** still open, step the rescue statement (see above) to end it. */
+static void rescueIfInterrupted(sqlite3 *db, int rc, sqlite3_stmt *pRescue){
+  if( rc==SQLITE_OK || pRescue==0 || sqlite3_get_autocommit(db) ) return;
+  if( (rc & 0xff)!=SQLITE_INTERRUPT ) return;
+  sqlite3_step(pRescue);
+  sqlite3_reset(pRescue);
+}
+
+/* The attempts running in this thread, innermost first: where
+** profsumWriteRefreshRescue() finds the rescue statement to renew. */
+typedef struct Attempt {
+  sqlite3 *db;
+  const char *zSchema;
+  sqlite3_stmt *pRescue;
+  struct Attempt *pOuter;
+} Attempt;
+static _Thread_local Attempt *tlAttempt = 0;
+
+/* Begin attempt a on db: its rescue statement (see above), or *pRc set to
+** SQLITE_INTERRUPT when the connection is interrupted already (the attempt
+** must not start: nothing could end its transaction).  Out of memory or
+** another failure to prepare the rescue: *pRc SQLITE_OK, the attempt runs
+** without it. */
+static void attemptBegin(Attempt *a, sqlite3 *db, const char *zSchema, int *pRc){
+  a->db = db;
+  a->zSchema = zSchema;
+  a->pRescue = rescuePrepare(db, zSchema);
+  a->pOuter = tlAttempt;
+  *pRc = SQLITE_OK;
+  if( a->pRescue==0 && (sqlite3_errcode(db) & 0xff)==SQLITE_INTERRUPT ) *pRc = SQLITE_INTERRUPT;
+  tlAttempt = a;
+}
+
+static void attemptEnd(Attempt *a){
+  sqlite3_finalize(a->pRescue);
+  a->pRescue = 0;
+  tlAttempt = a->pOuter;
+}
+
+/* See busy.h. */
+void profsumWriteRefreshRescue(sqlite3 *db){
+  Attempt *a;
+  for(a=tlAttempt; a && a->db!=db; a=a->pOuter){}
+  if( a ){
+    sqlite3_stmt *p = rescuePrepare(db, a->zSchema);
+    if( p ){
+      sqlite3_finalize(a->pRescue);
+      a->pRescue = p;
+    }
+  }
+}
+
+/*
 ** Case 1 of busy.h: standalone statement.  BEGIN IMMEDIATE, body, COMMIT;
 ** any busy code restarts the whole attempt.  No SAVEPOINT: this function
 ** owns the transaction, so ROLLBACK undoes a failed body, and a savepoint
@@ -144,7 +231,9 @@ static int runStandalone(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBod
   if( rc ) return rc;
   for(;;){
     char *zErr = 0;
-    rc = execX(db, "BEGIN IMMEDIATE");
+    Attempt a;
+    attemptBegin(&a, db, zSchema, &rc);
+    if( rc==SQLITE_OK ) rc = execX(db, "BEGIN IMMEDIATE");
     if( rc==SQLITE_OK ){
       rc = xBody(db, pArg, &zErr);
       if( rc && isBusy(rc) ) rc = extendedRc(db, rc);
@@ -152,10 +241,11 @@ static int runStandalone(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBod
         /* A busy COMMIT leaves the transaction open: retry the COMMIT. */
         int nCommit = 0;
         while( isBusy(rc = execX(db, "COMMIT")) && backoff(nCommit++, deadline) ){}
-        if( rc==SQLITE_OK ) return SQLITE_OK;
+        if( rc==SQLITE_OK ){ attemptEnd(&a); return SQLITE_OK; }
       }
-      if( !sqlite3_get_autocommit(db) ) execX(db, "ROLLBACK");
+      if( !sqlite3_get_autocommit(db) ) rescueIfInterrupted(db, execX(db, "ROLLBACK"), a.pRescue);
     }
+    attemptEnd(&a);
     if( !retryOrFail(&rc, zErr, pzErr, &nTry, deadline, budget) ) return rc;
   }
 }
@@ -165,13 +255,15 @@ static int runStandalone(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBod
 ** body runs inside a SAVEPOINT; plain SQLITE_BUSY is retried within the
 ** budget, a stale snapshot is reported.
 */
-static int runNested(sqlite3 *db, ProfsumWriteBody xBody, void *pArg, char **pzErr,
-                     sqlite3_int64 budget){
+static int runNested(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody, void *pArg,
+                     char **pzErr, sqlite3_int64 budget){
   sqlite3_int64 deadline = nowMs() + budget;
   int nTry = 0, rc;
   for(;;){
     char *zErr = 0;
-    rc = execX(db, "SAVEPOINT profsum_write");
+    Attempt a;
+    attemptBegin(&a, db, zSchema, &rc);
+    if( rc==SQLITE_OK ) rc = execX(db, "SAVEPOINT profsum_write");
     if( rc==SQLITE_OK ){
       rc = xBody(db, pArg, &zErr);
       if( rc==SQLITE_OK ){
@@ -179,13 +271,18 @@ static int runNested(sqlite3 *db, ProfsumWriteBody xBody, void *pArg, char **pzE
         ** RELEASE keeps the savepoint: retry it. */
         int nRel = 0;
         while( isBusy(rc = execX(db, "RELEASE profsum_write")) && backoff(nRel++, deadline) ){}
-        if( rc==SQLITE_OK ) return SQLITE_OK;
+        if( rc==SQLITE_OK ){ attemptEnd(&a); return SQLITE_OK; }
       }else if( isBusy(rc) ){
         rc = extendedRc(db, rc);
       }
-      execX(db, "ROLLBACK TO profsum_write");
-      execX(db, "RELEASE profsum_write");
+      if( !sqlite3_get_autocommit(db) ){
+        /* interrupted: the rescue ends the caller's transaction too, as
+        ** SQLite does for any write statement that is interrupted */
+        rescueIfInterrupted(db, execX(db, "ROLLBACK TO profsum_write"), a.pRescue);
+        if( !sqlite3_get_autocommit(db) ) execX(db, "RELEASE profsum_write");
+      }
     }
+    attemptEnd(&a);
     if( rc==SQLITE_BUSY_SNAPSHOT ){
       sqlite3_free(zErr);
       *pzErr = sqlite3_mprintf("another connection wrote to the database after the calling "
@@ -206,5 +303,5 @@ int profsumWriteRun(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody,
   if( sqlite3_get_autocommit(db) && sqlite3_txn_state(db, 0)==SQLITE_TXN_NONE ){
     return runStandalone(db, zSchema, xBody, pArg, pzErr, budget);
   }
-  return runNested(db, xBody, pArg, pzErr, budget);
+  return runNested(db, zSchema, xBody, pArg, pzErr, budget);
 }

@@ -397,7 +397,11 @@ static void *ringProducer(void *pArg){
 /* See profsum_reader.h. */
 int profsumThreadsAllowed(void){
   const char *zEnv = getenv("PROFSUM_THREADS");
-  return sqlite3_threadsafe()!=0 && !(zEnv && zEnv[0]=='0');
+  if( sqlite3_threadsafe()==0 || (zEnv && zEnv[0]=='0') ) return 0;
+  /* A threadsafe build started in single-thread mode at run time
+  ** (SQLITE_CONFIG_SINGLETHREAD) has no-op mutexes, so sqlite3_malloc() is
+  ** not safe from two threads; its no-op mutex is the pointer 8. */
+  return sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MEM)!=(sqlite3_mutex*)8;
 }
 
 /* Start threaded mode for a large gzip file (best effort: on any failure

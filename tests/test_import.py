@@ -405,6 +405,126 @@ class FirstImport(unittest.TestCase):
                     self.assertIn(("again",), rows(db, "SELECT label FROM profsum_trace"))
                     db.close()
 
+    def test_first_import_same_with_and_without_threads(self):
+        # A first import parses in a thread while it creates the schema; with
+        # PROFSUM_THREADS=0 everything runs in the calling thread: the same
+        # summary and the same tables either way (a generated trace past the
+        # size where the inflate thread starts too).
+        import subprocess
+        import sys
+        from util import ROOT
+        with TempDir() as td:
+            path = os.path.join(td.path, "g.json.gz")
+            subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen_trace.py"), "--size", "3M",
+                            "--shape", "tpu", "--out", path], check=True, stdout=subprocess.DEVNULL)
+            got = []
+            for threads in ("1", "0"):
+                os.environ["PROFSUM_THREADS"] = threads
+                try:
+                    db = connect(os.path.join(td.path, "t%s.db" % threads))
+                    db.execute("SELECT profsum_import(?, 'g')", (path,)).fetchone()
+                finally:
+                    del os.environ["PROFSUM_THREADS"]
+                doc = json.loads(db.execute("SELECT profsum_summary_json('g')").fetchone()[0])
+                doc.pop("generated_at_utc", None)
+                tables = {}
+                for (t,) in rows(db, "SELECT name FROM sqlite_master WHERE type='table' "
+                                     "AND name LIKE 'profsum_agg%' ORDER BY name"):
+                    tables[t] = rows(db, "SELECT * FROM %s ORDER BY 1, 2, 3" % t)
+                got.append((doc, tables))
+                db.close()
+            self.assertGreater(got[0][0]["trace_overview"]["num_complete_events"], 1000)
+            self.assertEqual(got[0], got[1])
+
+    def test_interrupt_during_the_write(self):
+        # An interrupt that comes while the import writes (here: raised from
+        # a progress handler at points spread over the whole import) ends
+        # with no transaction left open and either nothing written or the
+        # whole trace (when it came after the COMMIT); inside the caller's
+        # BEGIN, SQLite's rule for an interrupted write: the caller's whole
+        # transaction is rolled back.
+        with TempDir() as td:
+            small = td.write("small.json.gz", json.dumps(fixtures.f2()), gz=True)
+            other = td.write("other.json.gz", json.dumps(fixtures.f2()), gz=True)
+            ref = connect()
+            ref.execute("SELECT profsum_import(?, 'x')", (small,)).fetchone()
+            want_ops = rows(ref, "SELECT count(*) FROM profsum_agg_op")[0][0]
+            ref.close()
+            self.assertGreater(want_ops, 0)
+
+            def progress_calls(mode):
+                db = self._write_db(td, mode, other)
+                calls = [0]
+
+                def count():
+                    calls[0] += 1
+                    return 0
+                db.set_progress_handler(count, 50)
+                db.execute("SELECT profsum_import(?, 'x')", (small,)).fetchone()
+                db.set_progress_handler(None, 0)
+                db.close()
+                return calls[0]
+
+            for mode in ("first", "later", "user_txn"):
+                total = progress_calls(mode)
+                self.assertGreater(total, 20, mode)
+                outcomes = set()
+                for k in sorted(set([1, 2, 3, total // 2, total - 1, total]
+                                    + list(range(1, total + 1, max(1, total // 25))))):
+                    with self.subTest(mode=mode, k=k):
+                        db = self._write_db(td, mode, other)
+                        before = rows(db, "SELECT type, name FROM sqlite_master ORDER BY name")
+                        calls = [0]
+
+                        def hit():
+                            calls[0] += 1
+                            if calls[0] == k:
+                                db.interrupt()
+                            return 0
+                        db.set_progress_handler(hit, 50)
+                        err = None
+                        try:
+                            db.execute("SELECT profsum_import(?, 'x')", (small,)).fetchone()
+                        except sqlite3.OperationalError as e:
+                            err = str(e)
+                        db.set_progress_handler(None, 0)
+                        self.assertFalse(db.in_transaction, err)
+                        labels = [r[0] for r in rows(db, "SELECT label FROM profsum_trace")] \
+                            if ("table", "profsum_trace") in rows(db, "SELECT type, name FROM sqlite_master") else []
+                        if "x" in labels:
+                            outcomes.add("written")
+                            tid = rows(db, "SELECT trace_id FROM profsum_trace WHERE label='x'")[0][0]
+                            self.assertEqual(rows(db, "SELECT count(*) FROM profsum_agg_op WHERE trace_id=?",
+                                                  tid)[0][0], want_ops)
+                        else:
+                            outcomes.add("nothing")
+                            self.assertIsNotNone(err)
+                            self.assertIn("interrupted", err)
+                            if mode == "user_txn":
+                                # the caller's own earlier import went too
+                                self.assertEqual(labels, [])
+                            else:
+                                self.assertEqual(rows(db, "SELECT type, name FROM sqlite_master ORDER BY name"),
+                                                 before)
+                        # the connection works on
+                        db.execute("SELECT profsum_import(?, 'again')", (small,)).fetchone()
+                        db.close()
+                self.assertIn("nothing", outcomes, mode)
+
+    def _write_db(self, td, mode, other):
+        path = os.path.join(td.path, "w.db")
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            if os.path.exists(path + suffix):
+                os.remove(path + suffix)
+        db = connect(path)
+        db.isolation_level = None
+        if mode == "later":
+            db.execute("SELECT profsum_import(?, 'other')", (other,)).fetchone()
+        elif mode == "user_txn":
+            db.execute("BEGIN")
+            db.execute("SELECT profsum_import(?, 'other')", (other,)).fetchone()
+        return db
+
     def test_first_import_inside_a_user_transaction(self):
         with TempDir() as td:
             good = td.write("good.json.gz", json.dumps(fixtures.f2()), gz=True)
