@@ -262,3 +262,79 @@ class ConcurrentImports(unittest.TestCase):
             self.assertEqual(db.execute("SELECT count(*) FROM profsum_sec_hot_op").fetchone()[0], 8 * per * 5)
             self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
             db.close()
+
+
+class Interrupted(unittest.TestCase):
+    """busy.c after sqlite3_interrupt(): the write of profsum_track,
+    interrupted at points spread over the whole call (from a progress
+    handler), leaves no transaction open and either no record or the whole
+    record."""
+
+    def test_track_interrupted_anywhere(self):
+        with TempDir() as td:
+            paths = {}
+            for label, steps, softmax in (("before", [100, 110, 120, 130, 140, 150], 60),
+                                          ("after", [90, 100, 110, 120, 130, 140], 40)):
+                paths[label] = td.write(label + ".json.gz", json.dumps(fixtures.f1(steps, softmax)), gz=True)
+            seed = os.path.join(td.path, "seed.db")
+            db = connect(seed)
+            for label in ("before", "after"):
+                db.execute("SELECT profsum_import(?, ?, '{\"warmup_steps\": 2}')", (paths[label], label))
+            db.commit()
+            db.close()
+
+            def fresh():
+                path = os.path.join(td.path, "t.db")
+                for suffix in ("", "-wal", "-shm", "-journal"):
+                    if os.path.exists(path + suffix):
+                        os.remove(path + suffix)
+                shutil.copy(seed, path)
+                c = connect(path)
+                c.isolation_level = None
+                return c
+
+            c = fresh()
+            calls = [0]
+
+            def count():
+                calls[0] += 1
+                return 0
+            c.set_progress_handler(count, 20)
+            c.execute("SELECT profsum_track('before', 'after', 'x')").fetchall()
+            c.close()
+            total = calls[0]
+            self.assertGreater(total, 20)
+            outcomes = set()
+            for k in sorted(set(range(1, total + 1, max(1, total // 30))) | {total}):
+                with self.subTest(k=k):
+                    c = fresh()
+                    before = c.execute("SELECT type, name FROM sqlite_master ORDER BY name").fetchall()
+                    n = [0]
+
+                    def hit():
+                        n[0] += 1
+                        if n[0] == k:
+                            c.interrupt()
+                        return 0
+                    c.set_progress_handler(hit, 20)
+                    err = None
+                    try:
+                        c.execute("SELECT profsum_track('before', 'after', 'x')").fetchall()
+                    except sqlite3.OperationalError as e:
+                        err = str(e)
+                    c.set_progress_handler(None, 0)
+                    self.assertFalse(c.in_transaction, err)
+                    names = [r[1] for r in c.execute("SELECT type, name FROM sqlite_master")]
+                    recs = c.execute("SELECT count(*) FROM profsum_history_record").fetchone()[0] \
+                        if "profsum_history_record" in names else 0
+                    if recs:
+                        outcomes.add("written")
+                        self.assertEqual(recs, 1)
+                    else:
+                        outcomes.add("nothing")
+                        self.assertIn("interrupted", err or "")
+                        self.assertEqual(c.execute("SELECT type, name FROM sqlite_master ORDER BY name").fetchall(),
+                                         before)
+                    c.execute("SELECT profsum_track('before', 'after', 'again')").fetchall()
+                    c.close()
+            self.assertIn("nothing", outcomes)
