@@ -51,6 +51,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -845,9 +846,7 @@ static int stopOnInterrupt(void *pArg){
 typedef struct BgParse {
   const char *zTrace;
   pthread_t thread;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int done;                      /* set (under mu) when the parse returned */
+  sem_t done;                    /* posted by the parse thread when it returns */
   int stop;                      /* set by the connection's thread: give up */
   int rc;                        /* the parse's result, once done */
   char *zErr;
@@ -863,12 +862,8 @@ static int bgStop(void *pArg){
 
 static void *bgMain(void *pArg){
   BgParse *b = (BgParse*)pArg;
-  int rc = profsumEngineParse(FN, b->zTrace, bgStop, b, &b->pEngine, &b->info, &b->zErr);
-  pthread_mutex_lock(&b->mu);
-  b->rc = rc;
-  b->done = 1;
-  pthread_cond_signal(&b->cv);
-  pthread_mutex_unlock(&b->mu);
+  b->rc = profsumEngineParse(FN, b->zTrace, bgStop, b, &b->pEngine, &b->info, &b->zErr);
+  sem_post(&b->done);
   return 0;
 }
 
@@ -879,15 +874,9 @@ static BgParse *bgStart(const char *zTrace){
   if( b==0 ) return 0;
   memset(b, 0, sizeof(*b));
   b->zTrace = zTrace;
-  if( pthread_mutex_init(&b->mu, 0) ){ sqlite3_free(b); return 0; }
-  if( pthread_cond_init(&b->cv, 0) ){
-    pthread_mutex_destroy(&b->mu);
-    sqlite3_free(b);
-    return 0;
-  }
+  if( sem_init(&b->done, 0, 0) ){ sqlite3_free(b); return 0; }
   if( pthread_create(&b->thread, 0, bgMain, b) ){
-    pthread_cond_destroy(&b->cv);
-    pthread_mutex_destroy(&b->mu);
+    sem_destroy(&b->done);
     sqlite3_free(b);
     return 0;
   }
@@ -900,8 +889,7 @@ static void bgDiscard(BgParse *b){
   if( b==0 ) return;
   __atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
   pthread_join(b->thread, 0);
-  pthread_cond_destroy(&b->cv);
-  pthread_mutex_destroy(&b->mu);
+  sem_destroy(&b->done);
   profsumEngineFree(b->pEngine);
   sqlite3_free(b->zErr);
   sqlite3_free(b);
@@ -909,32 +897,30 @@ static void bgDiscard(BgParse *b){
 
 /* In importBody, once the schema is created: wait for the parse thread,
 ** asking the connection every 10 ms whether it was interrupted (then the
-** parse is told to stop), and take its engine into j.  Returns the parse's
-** result (its message in *pzErr). */
+** parse is told to stop, and returns within 16,384 entries), and take its
+** engine into j.  Returns the parse's result (its message in *pzErr). */
 static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr){
   BgParse *b = j->pBg;
   InterruptProbe probe;
   int rc;
   memset(&probe, 0, sizeof(probe));
   probe.db = db;
-  pthread_mutex_lock(&b->mu);
-  while( !b->done ){
+  for(;;){
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     t.tv_nsec += 10*1000*1000;
     if( t.tv_nsec>=1000000000 ){ t.tv_sec++; t.tv_nsec -= 1000000000; }
-    pthread_cond_timedwait(&b->cv, &b->mu, &t);
-    if( !b->done ){
-      pthread_mutex_unlock(&b->mu);
-      if( probeInterrupted(&probe) ) __atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
-      pthread_mutex_lock(&b->mu);
+    if( sem_timedwait(&b->done, &t)==0 ) break;
+    if( errno!=ETIMEDOUT && errno!=EINTR ){
+      /* cannot wait with a timeout: wait without watching the interrupt */
+      while( sem_wait(&b->done)!=0 ){}
+      break;
     }
+    if( probeInterrupted(&probe) ) __atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
   }
-  pthread_mutex_unlock(&b->mu);
   sqlite3_finalize(probe.pProbe);
   pthread_join(b->thread, 0);
-  pthread_cond_destroy(&b->cv);
-  pthread_mutex_destroy(&b->mu);
+  sem_destroy(&b->done);
   rc = b->rc;
   j->pEngine = b->pEngine;
   j->info = b->info;
