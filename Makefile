@@ -53,7 +53,11 @@ OPT     ?= -O2
 CFLAGS_ALL = $(WARN) $(OPT) -g -fPIC -Ibuild/gen $(PKG_CFLAGS) $(NETDEF) $(INFDEF) -D_GNU_SOURCE \
              -DPROFSUM_VERSION='"$(VERSION)"' -DPROFSUM_COMMIT='"$(COMMIT)"' \
              -DPROFSUM_BUILD_FLAGS='"$(OPT) NETWORK=$(NETWORK) INFLATE=$(INFLATE)"'
-LDFLAGS_SO := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,defs
+# Only the entry point is exported (ext/profsum.c): SQLite loads extensions
+# with RTLD_GLOBAL, so exported helpers (jParse, jFree, ...) could bind to,
+# or be bound by, another library's functions of the same name; and calls
+# inside the extension skip the PLT.
+LDFLAGS_SO := -shared -fvisibility=hidden -Wl,-z,now -Wl,-z,relro -Wl,-z,defs
 
 SRCS := $(sort $(wildcard ext/*.c))
 HDRS := $(wildcard ext/*.h) build/gen/schema_sql.h build/gen/flags

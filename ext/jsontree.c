@@ -256,43 +256,55 @@ int jOom(const JNode *p){
 /* Python float repr                                                   */
 /* ------------------------------------------------------------------ */
 #ifdef __SIZEOF_INT128__
-/* The shortest repr digits of r when at most 15 significant digits read back
-** as r, for 1e-13 <= |r| < 1e15, computed exactly in 128-bit integers (no
-** printf, no strtod): writes the digits (trailing zeros dropped) to dig,
-** the decimal exponent of the first one to *pExp, and returns their count;
-** returns 0 when r is outside that range or needs 16 or 17 digits, and the
-** caller then searches with snprintf and strtod.
+/* r rounded to nDig (15, 16 or 17) significant digits, for 1e-13 <= |r| <
+** 1e15, computed exactly in 128-bit integers (no printf, no strtod), when
+** that decimal reads back as r: writes the digits (trailing zeros dropped)
+** to dig, the decimal exponent of the first one to *pExp, and returns their
+** count; returns 0 when r is outside that range or the decimal does not
+** read back (the caller then tries more digits, or searches with snprintf
+** and strtod outside the range).
 **
-** With |r| = m * 2^q (m of 53 bits) and k = 14 - E (E the decimal exponent
-** of r), |r| * 10^k = m * 5^k / 2^t (t = -(q+k)) is rounded half-even to the
-** 15-digit integer N.  The decimal N * 10^-k reads back as r when it lies
-** inside r's rounding interval: its distance from r, scaled by 10^k * 2^t,
-** is below half of r's ulp scaled the same way, which is 5^k / 2 (a quarter
-** of it below r when m is 2^52: the next double down is half an ulp away).
-** 5^k is odd, so the distance never equals the bound (no tie to break). */
-static int shortDigits15(double r, char *dig, int *pExp){
+** With |r| = m * 2^q (m of 53 bits) and k = nDig-1 - E (E the decimal
+** exponent of r), |r| * 10^k = m * 5^k / 2^t (t = -(q+k)) is rounded
+** half-even to the nDig-digit integer N.  The decimal N * 10^-k reads back
+** as r when it lies inside r's rounding interval: its distance from r,
+** scaled by 10^k * 2^t, is below half of r's ulp scaled the same way, which
+** is 5^k / 2 (a quarter of it below r when m is 2^52: the next double down
+** is half an ulp away).  5^k is odd, so the distance never equals the bound
+** (no tie to break).  Which lengths to try (Python's repr is the shortest
+** that reads back, the nearest of that length):
+**   - 15: if any string of at most 15 digits reads back, it is r rounded to
+**     15 digits (the 15-digit grid is more than 4 ulps wide);
+**   - 16: r rounded to 16 digits, or, when r is a power of two and that
+**     decimal is below r and outside the quarter ulp, the next one up, which
+**     may still be within the half ulp above (2^-44 = 5.684341886080802e-14,
+**     not ...8015e-14);
+**   - 17: r rounded to 17 digits always reads back. */
+static int shortDigitsN(double r, int nDig, char *dig, int *pExp){
   typedef unsigned __int128 U128;
   double a = fabs(r);
-  uint64_t bits, m, pow5;
+  uint64_t bits, m, lo, v;
   int q, e10, k, t, i, j, nd, down;
-  U128 P, N, rem, diff;
-  if( !(a>=1e-13 && a<1e15) ) return 0;
+  U128 pow5, P, N, rem, diff, hi;
+  if( !(a>=1e-13 && a<1e15) || nDig<15 || nDig>17 ) return 0;
+  for(lo=1, i=1; i<nDig; i++) lo *= 10;      /* 10^(nDig-1) */
+  hi = (U128)lo * 10;
   memcpy(&bits, &a, sizeof(bits));
   m = (bits & (((uint64_t)1<<52)-1)) | ((uint64_t)1<<52);
   q = (int)(bits>>52) - 1075;
   e10 = (int)floor(log10(a));
   for(i=0; ; i++){
     if( i>2 ) return 0;                 /* cannot happen: log10 is off by one at most */
-    k = 14 - e10;
-    if( k<0 || k>27 ) return 0;         /* 5^27 < 2^63 */
+    k = nDig - 1 - e10;
+    if( k<0 || k>31 ) return 0;         /* 5^31 < 2^72: m * 5^k < 2^125 */
     for(pow5=1, j=0; j<k; j++) pow5 *= 5;
-    P = (U128)m * pow5;                 /* < 2^116 */
+    P = (U128)m * pow5;
     t = -(q + k);
-    if( t>=128 ) return 0;
+    if( t>=128 || t<-3 ) return 0;
     if( t<=0 ){ N = P << -t; rem = 0; }  /* an integer: -t is small here */
     else{ N = P >> t; rem = P & (((U128)1<<t)-1); }
-    if( N>=(U128)1000000000000000ULL ){ e10++; continue; }
-    if( N<(U128)100000000000000ULL ){ e10--; continue; }
+    if( N>=hi ){ e10++; continue; }
+    if( N<(U128)lo ){ e10--; continue; }
     break;
   }
   down = 1;                             /* N * 2^t <= P: the decimal is below r */
@@ -303,18 +315,22 @@ static int shortDigits15(double r, char *dig, int *pExp){
   }else{
     diff = 0;
   }
-  if( diff>=pow5 ) return 0;
-  if( down && m==((uint64_t)1<<52) ){
-    if( 4*diff>=pow5 ) return 0;
-  }else if( 2*diff>=pow5 ){
-    return 0;
+  if( nDig<17 ){
+    int isPow2 = m==((uint64_t)1<<52);
+    if( down && isPow2 ? 4*diff>=pow5 : 2*diff>=pow5 ){
+      /* N is outside r's rounding interval; for a power of two below r,
+      ** the next decimal up may be inside (see above; not for 15 digits) */
+      U128 up;
+      if( !(nDig==16 && down && isPow2 && t>0) ) return 0;
+      up = ((U128)1<<t) - rem;
+      if( 2*up>=pow5 ) return 0;
+      N++;
+    }
   }
-  if( N==(U128)1000000000000000ULL ){ N = 100000000000000ULL; e10++; }
-  {
-    uint64_t v = (uint64_t)N;
-    for(i=14; i>=0; i--){ dig[i] = (char)('0' + v%10); v /= 10; }
-  }
-  nd = 15;
+  if( N==hi ){ N = lo; e10++; }
+  v = (uint64_t)N;
+  for(i=nDig-1; i>=0; i--){ dig[i] = (char)('0' + v%10); v /= 10; }
+  nd = nDig;
   while( nd>1 && dig[nd-1]=='0' ) nd--;
   *pExp = e10;
   return nd;
@@ -335,7 +351,9 @@ void jReprDouble(double r, char *zBuf){
     return;
   }
 #ifdef __SIZEOF_INT128__
-  nd = shortDigits15(r, dig, &exp10);
+  nd = shortDigitsN(r, 15, dig, &exp10);
+  if( nd==0 ) nd = shortDigitsN(r, 16, dig, &exp10);
+  if( nd==0 ) nd = shortDigitsN(r, 17, dig, &exp10);
 #endif
   if( nd==0 ){
     /* Shortest digit string that round-trips (Python's repr).  If any

@@ -95,13 +95,17 @@ static void profsumDebugFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }
 
-#ifdef _WIN32
-__declspec(dllexport)
-#endif
 /*
 ** Extension entry point.  Registers everything; on the first failure
-** returns its code with *pzErrMsg naming the part that failed.
+** returns its code with *pzErrMsg naming the part that failed.  The only
+** symbol profsum.so exports (the Makefile builds it with
+** -fvisibility=hidden).
 */
+#ifdef _WIN32
+__declspec(dllexport)
+#elif defined(__GNUC__)
+__attribute__((visibility("default")))
+#endif
 int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg,
                          const sqlite3_api_routines *pApi){
   int rc;

@@ -48,6 +48,21 @@ class ApiDoc(unittest.TestCase):
         self.assertEqual(m.group(2), catalog_md())
 
 
+
+class Exports(unittest.TestCase):
+    def test_only_the_entry_point_is_exported(self):
+        # SQLite dlopens extensions RTLD_GLOBAL: profsum's helpers (jParse,
+        # jFree, hmGet, ...) must not be visible to, nor bound by, other
+        # libraries of the process (-fvisibility=hidden).
+        import ctypes
+        from util import SO
+        lib = ctypes.CDLL(SO)
+        self.assertTrue(hasattr(lib, "sqlite3_profsum_init"))
+        for name in ("jParse", "jFree", "jReprDouble", "profsumEngineParse", "profsumWriteRun",
+                     "profsumCreateSchema", "profsumSrcRead"):
+            with self.subTest(name=name):
+                self.assertFalse(hasattr(lib, name))
+
 if __name__ == "__main__":
     if "--write" in sys.argv:
         text = open(API).read()
