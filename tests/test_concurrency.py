@@ -15,7 +15,7 @@ import time
 import unittest
 
 import fixtures
-from util import connect, TempDir, SO
+from util import connect, progress_calls, run_interrupted_at, TempDir, SO
 
 CALLS = 50
 
@@ -294,35 +294,15 @@ class Interrupted(unittest.TestCase):
                 return c
 
             c = fresh()
-            calls = [0]
-
-            def count():
-                calls[0] += 1
-                return 0
-            c.set_progress_handler(count, 20)
-            c.execute("SELECT profsum_track('before', 'after', 'x')").fetchall()
+            total = progress_calls(c, "SELECT profsum_track('before', 'after', 'x')", every=20)
             c.close()
-            total = calls[0]
             self.assertGreater(total, 20)
             outcomes = set()
             for k in sorted(set(range(1, total + 1, max(1, total // 30))) | {total}):
                 with self.subTest(k=k):
                     c = fresh()
                     before = c.execute("SELECT type, name FROM sqlite_master ORDER BY name").fetchall()
-                    n = [0]
-
-                    def hit():
-                        n[0] += 1
-                        if n[0] == k:
-                            c.interrupt()
-                        return 0
-                    c.set_progress_handler(hit, 20)
-                    err = None
-                    try:
-                        c.execute("SELECT profsum_track('before', 'after', 'x')").fetchall()
-                    except sqlite3.OperationalError as e:
-                        err = str(e)
-                    c.set_progress_handler(None, 0)
+                    err = run_interrupted_at(c, k, "SELECT profsum_track('before', 'after', 'x')", every=20)
                     self.assertFalse(c.in_transaction, err)
                     names = [r[1] for r in c.execute("SELECT type, name FROM sqlite_master")]
                     recs = c.execute("SELECT count(*) FROM profsum_history_record").fetchone()[0] \

@@ -9,7 +9,7 @@ import threading
 import unittest
 
 import fixtures
-from util import connect, TempDir
+from util import connect, progress_calls, run_interrupted_at, TempDir
 
 
 def rows(db, sql, *args):
@@ -452,21 +452,10 @@ class FirstImport(unittest.TestCase):
             ref.close()
             self.assertGreater(want_ops, 0)
 
-            def progress_calls(mode):
-                db = self._write_db(td, mode, other)
-                calls = [0]
-
-                def count():
-                    calls[0] += 1
-                    return 0
-                db.set_progress_handler(count, 50)
-                db.execute("SELECT profsum_import(?, 'x')", (small,)).fetchone()
-                db.set_progress_handler(None, 0)
-                db.close()
-                return calls[0]
-
             for mode in ("first", "later", "user_txn"):
-                total = progress_calls(mode)
+                db = self._write_db(td, mode, other)
+                total = progress_calls(db, "SELECT profsum_import(?, 'x')", (small,))
+                db.close()
                 self.assertGreater(total, 20, mode)
                 outcomes = set()
                 for k in sorted(set([1, 2, 3, total // 2, total - 1, total]
@@ -474,20 +463,7 @@ class FirstImport(unittest.TestCase):
                     with self.subTest(mode=mode, k=k):
                         db = self._write_db(td, mode, other)
                         before = rows(db, "SELECT type, name FROM sqlite_master ORDER BY name")
-                        calls = [0]
-
-                        def hit():
-                            calls[0] += 1
-                            if calls[0] == k:
-                                db.interrupt()
-                            return 0
-                        db.set_progress_handler(hit, 50)
-                        err = None
-                        try:
-                            db.execute("SELECT profsum_import(?, 'x')", (small,)).fetchone()
-                        except sqlite3.OperationalError as e:
-                            err = str(e)
-                        db.set_progress_handler(None, 0)
+                        err = run_interrupted_at(db, k, "SELECT profsum_import(?, 'x')", (small,))
                         self.assertFalse(db.in_transaction, err)
                         labels = [r[0] for r in rows(db, "SELECT label FROM profsum_trace")] \
                             if ("table", "profsum_trace") in rows(db, "SELECT type, name FROM sqlite_master") else []

@@ -21,6 +21,43 @@ def connect(path=":memory:"):
     return db
 
 
+def progress_calls(db, sql, args=(), every=50):
+    """Run sql on db (fetching every row) with a progress handler called every
+    `every` virtual-machine steps; return how many times it was called."""
+    calls = [0]
+
+    def count():
+        calls[0] += 1
+        return 0
+    db.set_progress_handler(count, every)
+    try:
+        db.execute(sql, args).fetchall()
+    finally:
+        db.set_progress_handler(None, 0)
+    return calls[0]
+
+
+def run_interrupted_at(db, k, sql, args=(), every=50):
+    """Run sql on db, calling db.interrupt() (sqlite3_interrupt) at the k-th
+    progress callback; return the text of the OperationalError it raised,
+    or None when it succeeded."""
+    calls = [0]
+
+    def hit():
+        calls[0] += 1
+        if calls[0] == k:
+            db.interrupt()
+        return 0
+    db.set_progress_handler(hit, every)
+    try:
+        db.execute(sql, args).fetchall()
+        return None
+    except sqlite3.OperationalError as e:
+        return str(e)
+    finally:
+        db.set_progress_handler(None, 0)
+
+
 class TempDir:
     """A temporary directory that removes itself; use as a context manager."""
 
