@@ -134,86 +134,92 @@ static int retryOrFail(int *pRc, char *zErr, char **pzErr, int *pnTry,
 ** Ctrl-C in the shell) has hit, SQLite 3.40 prepares no statement, not even
 ** ROLLBACK, until the statement that called the write function ends; and a
 ** statement that ends on the interrupt rolls the transaction back only if
-** it writes (a read-only one, as the calling SELECT, leaves it open).  So
-** each attempt prepares, before it starts, a writer that is never run: a
-** statement stepped while the connection is interrupted stops before its
-** first instruction, and SQLite then rolls back the whole transaction, as
-** for any interrupted write.  PRAGMA user_version=<its current value>: even
-** if it ever ran, it would change nothing.  SQLite expires prepared
-** statements when a body creates an index (an expired statement is prepared
-** again when stepped, which an interrupt forbids): a body that creates one
-** renews the rescue with profsumWriteRefreshRescue() right after.
+** it counts as a writer (a read-only one, as the calling SELECT, leaves it
+** open).  So each attempt keeps a "rescue": "PRAGMA <schema>.journal_mode",
+** which reads nothing, takes no lock and only reports the journal mode, yet
+** counts as a writer (its opcode may change the journal).  Stepped while the
+** connection is interrupted, it stops before its next instruction, and
+** SQLite's end of an interrupted writer rolls back the whole transaction.
+**
+** The rescue is prepared before the attempt's BEGIN (or SAVEPOINT), stepped
+** to its row right after it (a running writer forbids SAVEPOINT), and kept
+** running: a running statement is never "expired" (DDL such as CREATE INDEX
+** expires every prepared statement, and an expired one must be prepared
+** again before it runs, which an interrupt forbids).  A running writer
+** forbids COMMIT and RELEASE too, so before those a second one is prepared
+** (it stays unstepped, and no DDL comes after it) and the first is
+** finalized.  There is no moment without one: an interrupt before the first
+** is stepped makes that step roll back (the BEGIN); one before the second is
+** prepared finds the first still running.
 */
-static sqlite3_stmt *rescuePrepare(sqlite3 *db, const char *zSchema){
-  sqlite3_stmt *p = 0;
-  sqlite3_int64 v = 0;
-  char *z = sqlite3_mprintf("PRAGMA \"%w\".user_version", zSchema);
-  if( z==0 ) return 0;
-  if( sqlite3_prepare_v2(db, z, -1, &p, 0)==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
-    v = sqlite3_column_int64(p, 0);
-  }
-  sqlite3_finalize(p);
+typedef struct Rescue {
+  sqlite3_stmt *pRun;        /* stepped to its row, kept running, or 0 */
+  sqlite3_stmt *pLast;       /* prepared before COMMIT/RELEASE, or 0 */
+} Rescue;
+
+static int rescuePrepare(sqlite3 *db, const char *zSchema, sqlite3_stmt **pp){
+  char *z = sqlite3_mprintf("PRAGMA \"%w\".journal_mode", zSchema);
+  int rc;
+  *pp = 0;
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, pp, 0);
   sqlite3_free(z);
-  p = 0;
-  z = sqlite3_mprintf("PRAGMA \"%w\".user_version=%lld", zSchema, (long long)v);
-  if( z==0 ) return 0;
-  if( sqlite3_prepare_v2(db, z, -1, &p, 0)!=SQLITE_OK ) p = 0;
-  sqlite3_free(z);
-  return p;
+  return rc;
 }
 
-/* After zUndo (ROLLBACK, or ROLLBACK TO of a savepoint) returned rc: when
-** it failed because the connection is interrupted and a transaction is
-** still open, step the rescue statement (see above) to end it. */
-static void rescueIfInterrupted(sqlite3 *db, int rc, sqlite3_stmt *pRescue){
-  if( rc==SQLITE_OK || pRescue==0 || sqlite3_get_autocommit(db) ) return;
-  if( (rc & 0xff)!=SQLITE_INTERRUPT ) return;
-  sqlite3_step(pRescue);
-  sqlite3_reset(pRescue);
-}
-
-/* The attempts running in this thread, innermost first: where
-** profsumWriteRefreshRescue() finds the rescue statement to renew. */
-typedef struct Attempt {
-  sqlite3 *db;
-  const char *zSchema;
-  sqlite3_stmt *pRescue;
-  struct Attempt *pOuter;
-} Attempt;
-static _Thread_local Attempt *tlAttempt = 0;
-
-/* Begin attempt a on db: its rescue statement (see above), or *pRc set to
+/* Prepare the rescue of an attempt, before its BEGIN or SAVEPOINT.  Returns
 ** SQLITE_INTERRUPT when the connection is interrupted already (the attempt
-** must not start: nothing could end its transaction).  Out of memory or
-** another failure to prepare the rescue: *pRc SQLITE_OK, the attempt runs
-** without it. */
-static void attemptBegin(Attempt *a, sqlite3 *db, const char *zSchema, int *pRc){
-  a->db = db;
-  a->zSchema = zSchema;
-  a->pRescue = rescuePrepare(db, zSchema);
-  a->pOuter = tlAttempt;
-  *pRc = SQLITE_OK;
-  if( a->pRescue==0 && (sqlite3_errcode(db) & 0xff)==SQLITE_INTERRUPT ) *pRc = SQLITE_INTERRUPT;
-  tlAttempt = a;
+** must not begin: nothing could end its transaction); otherwise SQLITE_OK,
+** with or without a rescue (out of memory, a schema name that does not
+** exist: the attempt runs without one). */
+static int rescueStart(sqlite3 *db, const char *zSchema, Rescue *r){
+  int rc;
+  memset(r, 0, sizeof(*r));
+  rc = rescuePrepare(db, zSchema, &r->pRun);
+  if( rc && (rc & 0xff)!=SQLITE_INTERRUPT ) rc = SQLITE_OK;
+  return rc;
 }
 
-static void attemptEnd(Attempt *a){
-  sqlite3_finalize(a->pRescue);
-  a->pRescue = 0;
-  tlAttempt = a->pOuter;
+/* Right after BEGIN or SAVEPOINT: step the rescue to its row (a running
+** writer forbids SAVEPOINT, so not before).  SQLITE_INTERRUPT when the
+** interrupt came already: the step stopped on it, and SQLite rolled the
+** transaction back. */
+static int rescueArm(Rescue *r){
+  int rc;
+  if( r->pRun==0 ) return SQLITE_OK;
+  rc = sqlite3_step(r->pRun);
+  if( rc==SQLITE_ROW ) return SQLITE_OK;
+  sqlite3_finalize(r->pRun);
+  r->pRun = 0;
+  return (rc & 0xff)==SQLITE_INTERRUPT ? SQLITE_INTERRUPT : SQLITE_OK;
 }
 
-/* See busy.h. */
-void profsumWriteRefreshRescue(sqlite3 *db){
-  Attempt *a;
-  for(a=tlAttempt; a && a->db!=db; a=a->pOuter){}
-  if( a ){
-    sqlite3_stmt *p = rescuePrepare(db, a->zSchema);
-    if( p ){
-      sqlite3_finalize(a->pRescue);
-      a->pRescue = p;
-    }
-  }
+/* Before COMMIT or RELEASE: the second rescue, then the running one reset.
+** SQLITE_INTERRUPT when the second cannot be prepared because of an
+** interrupt (the first stays running for the rollback). */
+static int rescueBeforeCommit(sqlite3 *db, const char *zSchema, Rescue *r){
+  int rc = rescuePrepare(db, zSchema, &r->pLast);
+  if( (rc & 0xff)==SQLITE_INTERRUPT ) return SQLITE_INTERRUPT;
+  sqlite3_finalize(r->pRun);
+  r->pRun = 0;
+  return SQLITE_OK;
+}
+
+/* After zUndo (ROLLBACK, or ROLLBACK TO of a savepoint) returned rcUndo: when
+** it failed because the connection is interrupted and a transaction is
+** still open, step a rescue to end it. */
+static void rescueRollback(sqlite3 *db, int rcUndo, Rescue *r){
+  sqlite3_stmt *p = r->pRun ? r->pRun : r->pLast;
+  if( rcUndo==SQLITE_OK || p==0 || sqlite3_get_autocommit(db) ) return;
+  if( (rcUndo & 0xff)!=SQLITE_INTERRUPT ) return;
+  sqlite3_step(p);
+  sqlite3_reset(p);
+}
+
+static void rescueEnd(Rescue *r){
+  sqlite3_finalize(r->pRun);
+  sqlite3_finalize(r->pLast);
+  r->pRun = r->pLast = 0;
 }
 
 /*
@@ -231,21 +237,23 @@ static int runStandalone(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBod
   if( rc ) return rc;
   for(;;){
     char *zErr = 0;
-    Attempt a;
-    attemptBegin(&a, db, zSchema, &rc);
+    Rescue res;
+    rc = rescueStart(db, zSchema, &res);
     if( rc==SQLITE_OK ) rc = execX(db, "BEGIN IMMEDIATE");
     if( rc==SQLITE_OK ){
-      rc = xBody(db, pArg, &zErr);
+      rc = rescueArm(&res);
+      if( rc==SQLITE_OK ) rc = xBody(db, pArg, &zErr);
       if( rc && isBusy(rc) ) rc = extendedRc(db, rc);
+      if( rc==SQLITE_OK ) rc = rescueBeforeCommit(db, zSchema, &res);
       if( rc==SQLITE_OK ){
         /* A busy COMMIT leaves the transaction open: retry the COMMIT. */
         int nCommit = 0;
         while( isBusy(rc = execX(db, "COMMIT")) && backoff(nCommit++, deadline) ){}
-        if( rc==SQLITE_OK ){ attemptEnd(&a); return SQLITE_OK; }
+        if( rc==SQLITE_OK ){ rescueEnd(&res); return SQLITE_OK; }
       }
-      if( !sqlite3_get_autocommit(db) ) rescueIfInterrupted(db, execX(db, "ROLLBACK"), a.pRescue);
+      if( !sqlite3_get_autocommit(db) ) rescueRollback(db, execX(db, "ROLLBACK"), &res);
     }
-    attemptEnd(&a);
+    rescueEnd(&res);
     if( !retryOrFail(&rc, zErr, pzErr, &nTry, deadline, budget) ) return rc;
   }
 }
@@ -261,28 +269,30 @@ static int runNested(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody, v
   int nTry = 0, rc;
   for(;;){
     char *zErr = 0;
-    Attempt a;
-    attemptBegin(&a, db, zSchema, &rc);
+    Rescue res;
+    rc = rescueStart(db, zSchema, &res);
     if( rc==SQLITE_OK ) rc = execX(db, "SAVEPOINT profsum_write");
     if( rc==SQLITE_OK ){
-      rc = xBody(db, pArg, &zErr);
+      rc = rescueArm(&res);
+      if( rc==SQLITE_OK ) rc = xBody(db, pArg, &zErr);
+      if( rc==SQLITE_OK ) rc = rescueBeforeCommit(db, zSchema, &res);
       if( rc==SQLITE_OK ){
         /* RELEASE commits when the savepoint began the transaction; a busy
         ** RELEASE keeps the savepoint: retry it. */
         int nRel = 0;
         while( isBusy(rc = execX(db, "RELEASE profsum_write")) && backoff(nRel++, deadline) ){}
-        if( rc==SQLITE_OK ){ attemptEnd(&a); return SQLITE_OK; }
+        if( rc==SQLITE_OK ){ rescueEnd(&res); return SQLITE_OK; }
       }else if( isBusy(rc) ){
         rc = extendedRc(db, rc);
       }
       if( !sqlite3_get_autocommit(db) ){
         /* interrupted: the rescue ends the caller's transaction too, as
         ** SQLite does for any write statement that is interrupted */
-        rescueIfInterrupted(db, execX(db, "ROLLBACK TO profsum_write"), a.pRescue);
+        rescueRollback(db, execX(db, "ROLLBACK TO profsum_write"), &res);
         if( !sqlite3_get_autocommit(db) ) execX(db, "RELEASE profsum_write");
       }
     }
-    attemptEnd(&a);
+    rescueEnd(&res);
     if( rc==SQLITE_BUSY_SNAPSHOT ){
       sqlite3_free(zErr);
       *pzErr = sqlite3_mprintf("another connection wrote to the database after the calling "

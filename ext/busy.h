@@ -71,16 +71,6 @@ int profsumWriteRun(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody,
                     void *pArg, char **pzErr);
 
 /*
-** Renew the rescue statement of the write running on db in this thread (a
-** statement prepared before the attempt that makes SQLite roll back its
-** transaction after an interrupt: see busy.c).  A body calls it after a
-** statement that expires prepared statements (CREATE INDEX), which would
-** leave an interrupt that comes later with no way to end the transaction.
-** Does nothing outside profsumWriteRun() or when the prepare fails.
-*/
-void profsumWriteRefreshRescue(sqlite3 *db);
-
-/*
 ** Switch the file database zSchema of db to WAL when it is not in WAL
 ** already.  Does nothing (returns SQLITE_OK) for in-memory and temporary
 ** databases, read-only databases, and when the connection is inside a

@@ -51,7 +51,10 @@
 
 #include <errno.h>
 #include <pthread.h>
+#if !defined(__APPLE__)
+#define PROFSUM_BG_PARSE 1      /* the first import's parse thread (BgParse) */
 #include <semaphore.h>
+#endif
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -207,22 +210,7 @@ int profsumCreateSchema(sqlite3 *db, const char *zSchema, char **pzErr){
   sqlite3_free(zQ);
   z = sqlite3_str_finish(pStr);
   if( z==0 ) return SQLITE_NOMEM;
-  /* One statement at a time: after an index, the write's rescue statement
-  ** is renewed (busy.h: SQLite expires prepared statements there). */
-  rc = SQLITE_OK;
-  for(p=z; rc==SQLITE_OK && *p; ){
-    sqlite3_stmt *pStmt = 0;
-    const char *zTail = 0;
-    rc = sqlite3_prepare_v2(db, p, -1, &pStmt, &zTail);
-    if( rc==SQLITE_OK && pStmt ){
-      while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){}
-      rc = rc==SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
-      if( rc==SQLITE_OK && strstr(sqlite3_sql(pStmt), "CREATE INDEX") ) profsumWriteRefreshRescue(db);
-    }
-    sqlite3_finalize(pStmt);
-    if( zTail==0 || zTail==p ) break;
-    p = zTail;
-  }
+  rc = sqlite3_exec(db, z, 0, 0, 0);
   if( rc && pzErr ) *pzErr = sqlite3_mprintf("creating the schema in '%s': %s", zSchema, sqlite3_errmsg(db));
   sqlite3_free(z);
   return rc;
@@ -643,6 +631,7 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
     ** its error wins over the schema's, as when it runs first */
     char *zParseErr = 0;
     int rcParse = bgParseFinish(db, j, &zParseErr);
+    if( rcParse==SQLITE_OK ){ sqlite3_free(zParseErr); zParseErr = 0; }
     if( rcParse ){
       sqlite3_free(zErr);
       zErr = zParseErr;
@@ -838,6 +827,7 @@ static int stopOnInterrupt(void *pArg){
   return probeInterrupted((InterruptProbe*)pArg);
 }
 
+#if PROFSUM_BG_PARSE
 /* A first import parses in a thread of its own while this one creates the
 ** schema (3 to 4 ms of SQLite's parsing of the CREATE statements, most of a
 ** small import's fixed cost): the parse needs no connection, and the two
@@ -907,13 +897,24 @@ static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr){
   probe.db = db;
   for(;;){
     struct timespec t;
+    int ok;
+#if defined(__GLIBC__) && (__GLIBC__>2 || (__GLIBC__==2 && __GLIBC_MINOR__>=30))
+    clock_gettime(CLOCK_MONOTONIC, &t);          /* not moved by clock changes */
+#else
     clock_gettime(CLOCK_REALTIME, &t);
+#endif
     t.tv_nsec += 10*1000*1000;
     if( t.tv_nsec>=1000000000 ){ t.tv_sec++; t.tv_nsec -= 1000000000; }
-    if( sem_timedwait(&b->done, &t)==0 ) break;
+#if defined(__GLIBC__) && (__GLIBC__>2 || (__GLIBC__==2 && __GLIBC_MINOR__>=30))
+    ok = sem_clockwait(&b->done, CLOCK_MONOTONIC, &t)==0;
+#else
+    ok = sem_timedwait(&b->done, &t)==0;
+#endif
+    if( ok ) break;
     if( errno!=ETIMEDOUT && errno!=EINTR ){
-      /* cannot wait with a timeout: wait without watching the interrupt */
-      while( sem_wait(&b->done)!=0 ){}
+      /* cannot wait with a timeout: wait for the thread's end, without
+      ** watching the interrupt (pthread_join below) */
+      while( sem_wait(&b->done)!=0 && errno==EINTR ){}
       break;
     }
     if( probeInterrupted(&probe) ) __atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
@@ -929,6 +930,42 @@ static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr){
   j->pBg = 0;
   return rc;
 }
+#else
+/* Without unnamed semaphores (macOS): every import parses first. */
+typedef struct BgParse BgParse;
+static BgParse *bgStart(const char *zTrace){ (void)zTrace; return 0; }
+static void bgDiscard(BgParse *b){ (void)b; }
+static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr){
+  (void)db; (void)j; *pzErr = 0; return SQLITE_OK;
+}
+#endif
+
+/* Is this import one that parses in a thread while it creates the schema
+** (see BgParse)?  Only the first import into a new database (an empty
+** file, or an in-memory database without the schema), called outside any
+** transaction, of a trace of at most PROFSUM_BG_MAX_BYTES on disk: the
+** write lock is then held during the parse, which must not keep the
+** writers of a shared database waiting (an existing file takes the usual
+** path: parse, then a short write), nor for the seconds a big trace takes
+** (where the 3 to 4 ms would not show anyway).  Decided without reading the
+** database (a read could wait for a lock). */
+#define PROFSUM_BG_MAX_BYTES (64*1024*1024)
+static int bgParseWanted(sqlite3 *db, const char *zSchema, const char *zTrace){
+#if !PROFSUM_BG_PARSE
+  (void)db; (void)zSchema; (void)zTrace;
+  return 0;                           /* no unnamed semaphores (sem_init) */
+#else
+  struct stat st;
+  const char *zFile;
+  if( !profsumThreadsAllowed() || !sqlite3_get_autocommit(db)
+   || sqlite3_txn_state(db, 0)!=SQLITE_TXN_NONE ) return 0;
+  if( stat(zTrace, &st)!=0 || !S_ISREG(st.st_mode) || st.st_size>PROFSUM_BG_MAX_BYTES ) return 0;
+  zFile = sqlite3_db_filename(db, zSchema);
+  if( zFile==0 ) return 0;                           /* no such schema */
+  if( zFile[0]==0 ) return !schemaComplete(db, zSchema);   /* in memory */
+  return stat(zFile, &st)!=0 || st.st_size==0;
+#endif
+}
 
 /* Parse zTrace, then write it, as one write on db (busy.c): if anything
 ** fails, nothing is written, the schema of a first import included
@@ -943,8 +980,7 @@ static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr){
 static int importInOneWrite(sqlite3 *db, ImportJob *job, char **pzErr){
   InterruptProbe probe;
   int rc;
-  if( profsumThreadsAllowed() && sqlite3_get_autocommit(db)
-   && sqlite3_txn_state(db, 0)==SQLITE_TXN_NONE && !schemaComplete(db, job->o.zSchema) ){
+  if( bgParseWanted(db, job->o.zSchema, job->zTrace) ){
     job->pBg = bgStart(job->zTrace);
     if( job->pBg ){
       rc = profsumWriteRun(db, job->o.zSchema, importBody, job, pzErr);

@@ -96,6 +96,18 @@ static int prep(sqlite3 *db, sqlite3_stmt **pp, char **pzErr, const char *zFmt, 
   return rc;
 }
 
+/* After sqlite3_step(p) returned rc, not SQLITE_ROW: the error of the step
+** (an interrupt, I/O, ...) when it failed, else "no trace with id N" (it
+** found no row).  Sets *pzErr (when pzErr is not 0) and returns the code. */
+static int noTraceRow(sqlite3 *db, int rc, sqlite3_int64 iTrace, char **pzErr){
+  if( rc!=SQLITE_DONE ){
+    if( pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    return rc;
+  }
+  if( pzErr ) *pzErr = sqlite3_mprintf("no trace with id %lld", (long long)iTrace);
+  return SQLITE_ERROR;
+}
+
 int profsumTraceKnobs(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
                       ProfsumKnobs *pK, char **pzErr){
   sqlite3_stmt *p = 0;
@@ -103,11 +115,10 @@ int profsumTraceKnobs(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
   profsumKnobsInit(pK);
   if( rc ) return rc;
   sqlite3_bind_int64(p, 1, iTrace);
-  if( sqlite3_step(p)==SQLITE_ROW ){
+  if( (rc = sqlite3_step(p))==SQLITE_ROW ){
     rc = profsumParseKnobs((const char*)sqlite3_column_text(p, 0), pK, pzErr);
   }else{
-    if( pzErr ) *pzErr = sqlite3_mprintf("no trace with id %lld", (long long)iTrace);
-    rc = SQLITE_ERROR;
+    rc = noTraceRow(db, rc, iTrace, pzErr);
   }
   sqlite3_finalize(p);
   return rc;
@@ -636,9 +647,9 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
       "source_file_hints FROM \"%w\".profsum_trace WHERE trace_id=?1", zS);
   if( rc ) goto fail;
   sqlite3_bind_int64(p, 1, iTrace);
-  if( sqlite3_step(p)!=SQLITE_ROW ){
-    *pzErr = sqlite3_mprintf("no trace with id %lld", (long long)iTrace);
-    rc = SQLITE_ERROR; goto fail;
+  if( (rc = sqlite3_step(p))!=SQLITE_ROW ){
+    rc = noTraceRow(db, rc, iTrace, pzErr);
+    goto fail;
   }
   {
     JNode *ov = jObj(), *pv = jObj(), *rm = jObj(), *src = colJson(p, 3, 0);
@@ -886,10 +897,10 @@ static int docBuild(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
   rc = prep(db, &p, pzErr, "SELECT summary_json, label FROM \"%w\".profsum_trace WHERE trace_id=?1", zSchema);
   if( rc ) return rc;
   sqlite3_bind_int64(p, 1, iTrace);
-  if( sqlite3_step(p)!=SQLITE_ROW ){
+  if( (rc = sqlite3_step(p))!=SQLITE_ROW ){
+    rc = noTraceRow(db, rc, iTrace, pzErr);
     sqlite3_finalize(p);
-    if( pzErr ) *pzErr = sqlite3_mprintf("no trace with id %lld", (long long)iTrace);
-    return SQLITE_ERROR;
+    return rc;
   }
   d = sqlite3_malloc64(sizeof(*d));
   if( d==0 ){ sqlite3_finalize(p); return SQLITE_NOMEM; }

@@ -487,6 +487,105 @@ class FirstImport(unittest.TestCase):
                         db.close()
                 self.assertIn("nothing", outcomes, mode)
 
+    def test_interrupt_between_any_two_statements(self):
+        # The hardest moment for the rollback: the interrupt lands right
+        # after one of the import's statements has finished (after a CREATE
+        # INDEX, which expires every prepared statement, say), so that the
+        # next prepare fails and only the running rescue statement can end
+        # the transaction.  A C program (sqlite3_trace_v2 SQLITE_TRACE_PROFILE
+        # calls sqlite3_interrupt when the N-th statement ends) runs a first
+        # and a later import for every N.
+        import shutil
+        import subprocess
+        from util import SO
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if cc is None:
+            self.skipTest("no C compiler")
+        prog = r"""
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+static int target, seen;
+static int cb(unsigned t, void *ctx, void *p, void *x){
+  (void)t; (void)p; (void)x;
+  if( ++seen==target ) sqlite3_interrupt((sqlite3*)ctx);
+  return 0;
+}
+int main(int argc, char **argv){
+  sqlite3 *db; char *err = 0; int rc, n = 0, x = 0;
+  if( argc<6 ) return 2;
+  if( sqlite3_open(argv[1], &db) ) return 2;
+  sqlite3_enable_load_extension(db, 1);
+  if( sqlite3_load_extension(db, argv[2], 0, &err) ){ printf("load %s\n", err); return 2; }
+  if( atoi(argv[5]) ){
+    char *q = sqlite3_mprintf("SELECT profsum_import(%Q, 'first')", argv[3]);
+    if( sqlite3_exec(db, q, 0, 0, &err) ){ printf("seed %s\n", err); return 2; }
+    sqlite3_free(q);
+  }
+  target = atoi(argv[4]);
+  sqlite3_trace_v2(db, SQLITE_TRACE_PROFILE, cb, db);
+  {
+    char *q = sqlite3_mprintf("SELECT profsum_import(%Q, 'x')", argv[3]);
+    rc = sqlite3_exec(db, q, 0, 0, &err);
+    sqlite3_free(q);
+  }
+  sqlite3_trace_v2(db, 0, 0, 0);
+  {
+    sqlite3_stmt *s = 0;
+    if( sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_schema", -1, &s, 0)==SQLITE_OK
+     && sqlite3_step(s)==SQLITE_ROW ) n = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    if( sqlite3_prepare_v2(db, "SELECT count(*) FROM profsum_trace WHERE label='x'", -1, &s, 0)==SQLITE_OK
+     && sqlite3_step(s)==SQLITE_ROW ) x = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+  }
+  printf("%d|%d|%d|%d|%d|%s\n", rc, sqlite3_get_autocommit(db), seen, n, x, err ? err : "");
+  sqlite3_close(db);
+  return 0;
+}
+"""
+        with TempDir() as td:
+            src = os.path.join(td.path, "irq.c")
+            with open(src, "w") as f:
+                f.write(prog)
+            exe = os.path.join(td.path, "irq")
+            r = subprocess.run([cc, "-o", exe, src, "-lsqlite3"], capture_output=True, text=True)
+            if r.returncode != 0:
+                self.skipTest("cannot build against libsqlite3: " + r.stderr[-200:])
+            trace = td.write("small.json.gz", json.dumps(fixtures.f2()), gz=True)
+            db_path = os.path.join(td.path, "i.db")
+
+            def run(n, later):
+                for suffix in ("", "-wal", "-shm", "-journal"):
+                    if os.path.exists(db_path + suffix):
+                        os.remove(db_path + suffix)
+                out = subprocess.run([exe, db_path, SO, trace, str(n), "1" if later else "0"],
+                                     capture_output=True, text=True, timeout=60)
+                self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+                rc, autocommit, seen, objects, x, err = out.stdout.strip().split("|", 5)
+                return int(rc), int(autocommit), int(seen), int(objects), int(x), err
+
+            for later in (False, True):
+                rc, _, total, full, x, _ = run(10 ** 6, later)   # no interrupt: every statement
+                self.assertEqual((rc, x), (0, 1))
+                self.assertGreater(total, 20)
+                nothing = 0
+                for n in range(1, total + 1):
+                    with self.subTest(later=later, n=n):
+                        rc, autocommit, seen, objects, x, err = run(n, later)
+                        self.assertEqual(autocommit, 1, "transaction left open: " + err)
+                        if rc:
+                            self.assertIn("interrupted", err)
+                        if x:
+                            # written whole (the interrupt came after the COMMIT)
+                            self.assertEqual(objects, full)
+                        else:
+                            # nothing written: no schema left by a first import
+                            self.assertNotEqual(rc, 0)
+                            self.assertEqual(objects, full if later else 0)
+                            nothing += 1
+                self.assertGreater(nothing, 10, later)
+
     def _write_db(self, td, mode, other):
         path = os.path.join(td.path, "w.db")
         for suffix in ("", "-wal", "-shm", "-journal"):
