@@ -400,7 +400,9 @@ int profsumThreadsAllowed(void){
   if( sqlite3_threadsafe()==0 || (zEnv && zEnv[0]=='0') ) return 0;
   /* A threadsafe build started in single-thread mode at run time
   ** (SQLITE_CONFIG_SINGLETHREAD) has no-op mutexes, so sqlite3_malloc() is
-  ** not safe from two threads; its no-op mutex is the pointer 8. */
+  ** not safe from two threads; its no-op mutex is the pointer 8 (in release
+  ** builds of SQLite: a SQLITE_DEBUG build's no-op mutexes are real
+  ** objects, and this check does not see its single-thread mode). */
   return sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MEM)!=(sqlite3_mutex*)8;
 }
 
