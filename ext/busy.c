@@ -169,15 +169,17 @@ static int rescuePrepare(sqlite3 *db, const char *zSchema, sqlite3_stmt **pp){
 
 /* Prepare the rescue of an attempt, before its BEGIN or SAVEPOINT.  Returns
 ** SQLITE_INTERRUPT when the connection is interrupted already (the attempt
-** must not begin: nothing could end its transaction); otherwise SQLITE_OK,
-** with or without a rescue (out of memory, a schema name that does not
-** exist: the attempt runs without one). */
+** must not begin: nothing could end its transaction), a busy code when the
+** prepare had to read the schema and another connection's lock stopped it
+** (the attempt is busy: retried, as a busy BEGIN, without waiting a second
+** time in BEGIN); otherwise SQLITE_OK, with or without a rescue (out of
+** memory, a schema name that does not exist: the attempt runs without). */
 static int rescueStart(sqlite3 *db, const char *zSchema, Rescue *r){
   int rc;
   memset(r, 0, sizeof(*r));
   rc = rescuePrepare(db, zSchema, &r->pRun);
-  if( rc && (rc & 0xff)!=SQLITE_INTERRUPT ) rc = SQLITE_OK;
-  return rc;
+  if( rc && (rc & 0xff)!=SQLITE_INTERRUPT && !isBusy(rc) ) rc = SQLITE_OK;
+  return rc ? extendedRc(db, rc) : SQLITE_OK;
 }
 
 /* Right after BEGIN or SAVEPOINT: step the rescue to its row (a running
