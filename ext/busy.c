@@ -196,9 +196,9 @@ static int rescueArm(Rescue *r){
   return (rc & 0xff)==SQLITE_INTERRUPT ? SQLITE_INTERRUPT : SQLITE_OK;
 }
 
-/* Before COMMIT or RELEASE: the second rescue, then the running one reset.
-** SQLITE_INTERRUPT when the second cannot be prepared because of an
-** interrupt (the first stays running for the rollback). */
+/* Before COMMIT or RELEASE: the second rescue prepared, then the running
+** one finalized.  SQLITE_INTERRUPT when the second cannot be prepared
+** because of an interrupt (the first stays running for the rollback). */
 static int rescueBeforeCommit(sqlite3 *db, const char *zSchema, Rescue *r){
   int rc = rescuePrepare(db, zSchema, &r->pLast);
   if( (rc & 0xff)==SQLITE_INTERRUPT ) return SQLITE_INTERRUPT;
@@ -207,9 +207,9 @@ static int rescueBeforeCommit(sqlite3 *db, const char *zSchema, Rescue *r){
   return SQLITE_OK;
 }
 
-/* After zUndo (ROLLBACK, or ROLLBACK TO of a savepoint) returned rcUndo: when
-** it failed because the connection is interrupted and a transaction is
-** still open, step a rescue to end it. */
+/* After ROLLBACK (or ROLLBACK TO of a savepoint) returned rcUndo: when it
+** failed because the connection is interrupted and a transaction is still
+** open, step a rescue to end it. */
 static void rescueRollback(sqlite3 *db, int rcUndo, Rescue *r){
   sqlite3_stmt *p = r->pRun ? r->pRun : r->pLast;
   if( rcUndo==SQLITE_OK || p==0 || sqlite3_get_autocommit(db) ) return;

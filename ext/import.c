@@ -54,6 +54,9 @@
 #if !defined(__APPLE__)
 #define PROFSUM_BG_PARSE 1      /* the first import's parse thread (BgParse) */
 #include <semaphore.h>
+#if defined(__GLIBC__) && (__GLIBC__>2 || (__GLIBC__==2 && __GLIBC_MINOR__>=30))
+#define PROFSUM_SEM_CLOCK 1     /* sem_clockwait: waits on CLOCK_MONOTONIC */
+#endif
 #endif
 #include <stdarg.h>
 #include <string.h>
@@ -898,14 +901,14 @@ static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr){
   for(;;){
     struct timespec t;
     int ok;
-#if defined(__GLIBC__) && (__GLIBC__>2 || (__GLIBC__==2 && __GLIBC_MINOR__>=30))
+#if PROFSUM_SEM_CLOCK
     clock_gettime(CLOCK_MONOTONIC, &t);          /* not moved by clock changes */
 #else
     clock_gettime(CLOCK_REALTIME, &t);
 #endif
     t.tv_nsec += 10*1000*1000;
     if( t.tv_nsec>=1000000000 ){ t.tv_sec++; t.tv_nsec -= 1000000000; }
-#if defined(__GLIBC__) && (__GLIBC__>2 || (__GLIBC__==2 && __GLIBC_MINOR__>=30))
+#if PROFSUM_SEM_CLOCK
     ok = sem_clockwait(&b->done, CLOCK_MONOTONIC, &t)==0;
 #else
     ok = sem_timedwait(&b->done, &t)==0;
@@ -972,11 +975,10 @@ static int bgParseWanted(sqlite3 *db, const char *zSchema, const char *zTrace){
 ** (importBody creates what is missing of it in the same transaction).
 ** The parse takes no lock and runs before the transaction begins, so an
 ** interrupt seen during it (probed every 16,384 entries) ends the import
-** cleanly.  A first import into a database (no profsum schema yet, the
-** calling statement outside any transaction) instead parses in a thread
-** while importBody creates the schema, and holds the write lock while it
-** waits for the parse; an interrupt then rolls the transaction back
-** (busy.c's rescue statement). */
+** cleanly.  The first import into a new database (bgParseWanted) instead
+** parses in a thread while importBody creates the schema, and holds the
+** write lock while it waits for the parse; an interrupt then rolls the
+** transaction back (busy.c's rescue statement). */
 static int importInOneWrite(sqlite3 *db, ImportJob *job, char **pzErr){
   InterruptProbe probe;
   int rc;

@@ -257,12 +257,13 @@ int jOom(const JNode *p){
 /* ------------------------------------------------------------------ */
 #ifdef __SIZEOF_INT128__
 /* r rounded to nDig (15, 16 or 17) significant digits, for 1e-13 <= |r| <
-** 1e15, computed exactly in 128-bit integers (no printf, no strtod), when
-** that decimal reads back as r: writes the digits (trailing zeros dropped)
-** to dig, the decimal exponent of the first one to *pExp, and returns their
-** count; returns 0 when r is outside that range or the decimal does not
-** read back (the caller then tries more digits, or searches with snprintf
-** and strtod outside the range).
+** 1e15 given as |r| = m * 2^q and E = floor(log10(|r|)) (e10), computed
+** exactly in 128-bit integers (no printf, no strtod), when that decimal
+** reads back as r: writes the digits (trailing zeros dropped) to dig, the
+** decimal exponent of the first one to *pExp, and returns their count;
+** returns 0 when the decimal does not read back (shortDigits then tries
+** more digits; outside the range jReprDouble searches with snprintf and
+** strtod).
 **
 ** With |r| = m * 2^q (m of 53 bits) and k = nDig-1 - E (E the decimal
 ** exponent of r), |r| * 10^k = m * 5^k / 2^t (t = -(q+k)) is rounded
@@ -280,19 +281,13 @@ int jOom(const JNode *p){
 **     may still be within the half ulp above (2^-44 = 5.684341886080802e-14,
 **     not ...8015e-14);
 **   - 17: r rounded to 17 digits always reads back. */
-static int shortDigitsN(double r, int nDig, char *dig, int *pExp){
+static int shortDigitsN(uint64_t m, int q, int e10, int nDig, char *dig, int *pExp){
   typedef unsigned __int128 U128;
-  double a = fabs(r);
-  uint64_t bits, m, lo, v;
-  int q, e10, k, t, i, j, nd, down;
+  uint64_t lo, v;
+  int k, t, i, j, nd, down;
   U128 pow5, P, N, rem, diff, hi;
-  if( !(a>=1e-13 && a<1e15) || nDig<15 || nDig>17 ) return 0;
   for(lo=1, i=1; i<nDig; i++) lo *= 10;      /* 10^(nDig-1) */
   hi = (U128)lo * 10;
-  memcpy(&bits, &a, sizeof(bits));
-  m = (bits & (((uint64_t)1<<52)-1)) | ((uint64_t)1<<52);
-  q = (int)(bits>>52) - 1075;
-  e10 = (int)floor(log10(a));
   for(i=0; ; i++){
     if( i>2 ) return 0;                 /* cannot happen: log10 is off by one at most */
     k = nDig - 1 - e10;
@@ -335,6 +330,22 @@ static int shortDigitsN(double r, int nDig, char *dig, int *pExp){
   *pExp = e10;
   return nd;
 }
+
+/* The shortest repr digits of r by shortDigitsN() (15, then 16, then 17
+** digits), r's binary and decimal exponents worked out once; 0 when r is
+** outside 1e-13 <= |r| < 1e15. */
+static int shortDigits(double r, char *dig, int *pExp){
+  double a = fabs(r);
+  uint64_t bits, m;
+  int q, e10, nDig, nd = 0;
+  if( !(a>=1e-13 && a<1e15) ) return 0;
+  memcpy(&bits, &a, sizeof(bits));
+  m = (bits & (((uint64_t)1<<52)-1)) | ((uint64_t)1<<52);
+  q = (int)(bits>>52) - 1075;
+  e10 = (int)floor(log10(a));
+  for(nDig=15; nd==0 && nDig<=17; nDig++) nd = shortDigitsN(m, q, e10, nDig, dig, pExp);
+  return nd;
+}
 #endif
 
 void jReprDouble(double r, char *zBuf){
@@ -351,9 +362,7 @@ void jReprDouble(double r, char *zBuf){
     return;
   }
 #ifdef __SIZEOF_INT128__
-  nd = shortDigitsN(r, 15, dig, &exp10);
-  if( nd==0 ) nd = shortDigitsN(r, 16, dig, &exp10);
-  if( nd==0 ) nd = shortDigitsN(r, 17, dig, &exp10);
+  nd = shortDigits(r, dig, &exp10);
 #endif
   if( nd==0 ){
     /* Shortest digit string that round-trips (Python's repr).  If any

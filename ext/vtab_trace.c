@@ -219,7 +219,6 @@ static int traceConnect(sqlite3 *db, void *pAux, int argc, const char *const*arg
   return SQLITE_OK;
 }
 
-
 static int traceDisconnect(sqlite3_vtab *pVtab){
   TraceTab *pTab = (TraceTab*)pVtab;
   sqlite3_free(pTab->zStored);

@@ -342,6 +342,15 @@ static int wbNextPage(Wb *p, JNode *pInfo, char **pzCursor){
 #define WB_MSG_MAX  200
 #define WB_MSG_SCAN (WB_MSG_MAX + WB_ERRBODY)
 
+/* A server's text z (0: nothing) as a message shows it: the key masked in
+** the whole of it, then cut to WB_MSG_MAX bytes (a cut first could leave a
+** piece of the key too short to be recognized). */
+static void wbScrubCut(Wb *p, char *z){
+  if( z==0 ) return;
+  wbScrubText(p, z);
+  wbCut(z, WB_MSG_MAX);
+}
+
 /* The text of XML element <zTag>...</zTag> in z[0..n) with whitespace
 ** runs and control bytes turned into single spaces, at most WB_MSG_SCAN
 ** bytes (the caller masks the key in it before cutting it to WB_MSG_MAX),
@@ -394,8 +403,8 @@ static char *wbBodyMessage(Wb *p, const char *z, int n){
   if( z==0 || n<=0 ) return 0;
   if( z[0]=='<' ){
     char *zCode = wbXmlText(z, n, "Code"), *zText = wbXmlText(z, n, "Message");
-    if( zCode ){ wbScrubText(p, zCode); wbCut(zCode, WB_MSG_MAX); }
-    if( zText ){ wbScrubText(p, zText); wbCut(zText, WB_MSG_MAX); }
+    wbScrubCut(p, zCode);
+    wbScrubCut(p, zText);
     if( zCode && zText ) zOut = sqlite3_mprintf("%s: %s", zCode, zText);
     else if( zCode || zText ) zOut = sqlite3_mprintf("%s", zCode ? zCode : zText);
     sqlite3_free(zCode);
@@ -414,7 +423,7 @@ static char *wbBodyMessage(Wb *p, const char *z, int n){
   }
   if( zMsg ){
     zOut = sqlite3_mprintf("%.*s", WB_MSG_SCAN, zMsg);
-    if( zOut ){ wbScrubText(p, zOut); wbCut(zOut, WB_MSG_MAX); }
+    wbScrubCut(p, zOut);
   }
   jFree(pRoot);
   return zOut;

@@ -75,15 +75,16 @@ def creds(key):
     return base64.b64encode(("api:" + key).encode()).decode()
 
 
-def run_loaded(so, body):
-    """Run Python code `body` in a new process after `db` is an in-memory
-    connection with the extension `so` loaded; its output lines."""
+def run_loaded(so, body, env=None):
+    """Run Python code `body` in a new process (environment `env`, or this
+    one's) after `db` is an in-memory connection with the extension `so`
+    loaded; its output lines."""
     code = ("import sqlite3\n"
             "db = sqlite3.connect(':memory:')\n"
             "db.enable_load_extension(True)\n"
             "db.load_extension(%r)\n" % so) + body
     return subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True,
-                          text=True, check=True).stdout.splitlines()
+                          text=True, env=env, check=True).stdout.splitlines()
 
 
 class WandbTest(unittest.TestCase):
@@ -948,15 +949,9 @@ class WandbTest(unittest.TestCase):
                                "libcurl: libcurl/"])
         # PROFSUM_LIBCURL is not opened by profsum_debug() either
         env = dict(os.environ, PROFSUM_LIBCURL="/nonexistent/libcurl.so.4")
-        code = ("import sqlite3\n"
-                "db = sqlite3.connect(':memory:')\n"
-                "db.enable_load_extension(True)\n"
-                "db.load_extension(%r)\n"
-                "print([l for l in db.execute('SELECT profsum_debug()').fetchone()[0].splitlines()\n"
-                "       if l.startswith('libcurl:')][0])\n"
-                "print(any('libcurl' in l for l in open('/proc/self/maps')))\n" % SO)
-        out = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True,
-                             env=env, check=True).stdout.splitlines()
+        out = run_loaded(SO, "print([l for l in db.execute('SELECT profsum_debug()').fetchone()[0].splitlines()\n"
+                             "       if l.startswith('libcurl:')][0])\n"
+                             "print(any('libcurl' in l for l in open('/proc/self/maps')))\n", env)
         self.assertEqual(out, ["libcurl: not loaded (opened at the first network call)", "False"])
         elf = subprocess.run(["readelf", "-d", SO], capture_output=True, text=True, check=True).stdout
         self.assertNotIn("libcurl", elf)
@@ -968,19 +963,13 @@ class WandbTest(unittest.TestCase):
         from util import SO
         env = dict(os.environ, PROFSUM_LIBCURL="/nonexistent/libcurl.so.4",
                    WANDB_API_KEY=DEFAULT_KEY, WANDB_BASE_URL=self.api.url)
-        code = ("import sqlite3\n"
-                "db = sqlite3.connect(':memory:')\n"
-                "db.enable_load_extension(True)\n"
-                "db.load_extension(%r)\n"
-                "print(db.execute('SELECT profsum_version() IS NOT NULL').fetchone()[0])\n"
-                "for i in range(2):\n"
-                "    try:\n"
-                "        db.execute(\"SELECT wandb_fetch('e/p/a:v0')\").fetchone()\n"
-                "        print('no error')\n"
-                "    except sqlite3.OperationalError as e:\n"
-                "        print(e)\n" % SO)
-        out = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True,
-                             env=env, check=True).stdout.splitlines()
+        out = run_loaded(SO, "print(db.execute('SELECT profsum_version() IS NOT NULL').fetchone()[0])\n"
+                             "for i in range(2):\n"
+                             "    try:\n"
+                             "        db.execute(\"SELECT wandb_fetch('e/p/a:v0')\").fetchone()\n"
+                             "        print('no error')\n"
+                             "    except sqlite3.OperationalError as e:\n"
+                             "        print(e)\n", env)
         self.assertEqual(out[0], "1")
         self.assertEqual(len(out), 3)
         for line in out[1:]:
