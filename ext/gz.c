@@ -93,6 +93,8 @@ struct ProfsumSrc {
   size_t nIn;                   /* Valid bytes in aIn */
   size_t iIn;                   /* Next unread byte in aIn (plain mode) */
   ProfsumSha256 *pSha;          /* hashing the raw bytes, or NULL */
+  size_t nShaPending;           /* aIn[0..nShaPending) not hashed yet (see
+                                ** profsumSrcHashInit) */
 #ifdef PROFSUM_USE_ISAL
   struct inflate_state *pIsal;  /* ISA-L inflater (z keeps the cursors) */
 #endif
@@ -101,9 +103,19 @@ struct ProfsumSrc {
   int noThread;                 /* profsumSrcNoThread() was called */
 };
 
+/* Hash the bytes of aIn that profsumSrcHashInit() left for later: before
+** aIn is overwritten, or when the hash is asked for. */
+static void srcHashPending(ProfsumSrc *p){
+  if( p->nShaPending ){
+    profsumSha256Update(p->pSha, p->aIn, p->nShaPending);
+    p->nShaPending = 0;
+  }
+}
+
 /* Fill aIn from the raw source.  Returns SQLITE_OK (nIn==0 at EOF) or an
 ** error with *pzErr set. */
 static int srcFillRaw(ProfsumSrc *p, char **pzErr){
+  srcHashPending(p);
   p->iIn = 0;
   p->nIn = 0;
   if( p->eof ) return SQLITE_OK;
@@ -507,8 +519,11 @@ int profsumSrcHashInit(ProfsumSrc *p){
   p->pSha = sqlite3_malloc64(sizeof(ProfsumSha256));
   if( p->pSha==0 ) return SQLITE_NOMEM;
   profsumSha256Init(p->pSha);
-  /* The first raw chunk was read when the source was opened. */
-  profsumSha256Update(p->pSha, p->aIn, p->nIn);
+  /* The first raw chunk was read when the source was opened: hashed when
+  ** aIn is next refilled (by then in the inflate thread, when there is
+  ** one) rather than here, where it would delay the first inflated bytes
+  ** (256 KiB: 0.25 ms with the SHA extensions, 2 ms without). */
+  p->nShaPending = p->nIn;
   return SQLITE_OK;
 }
 
@@ -527,6 +542,7 @@ int profsumSrcHashHex(ProfsumSrc *p, char *zHex){
     p->pRing->joined = 1;
   }
   /* Hash whatever the reader did not need (e.g. bytes after an error). */
+  srcHashPending(p);
   while( !p->eof ){
     if( srcFillRaw(p, &zErr) ){ sqlite3_free(zErr); return SQLITE_IOERR; }
   }

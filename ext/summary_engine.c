@@ -1126,6 +1126,8 @@ static int isMarkerName(const char *z, int n){
 /* Parts of an event for regions and contexts, cached per (name, tf_op). */
 typedef struct PartsInfo {
   int32_t *aPath;      /* aPath[d-1]: id of the path of depth d */
+  int64_t *aRegIx;     /* engGapsAndRegions: aRegIx[d-1] its region of depth d
+                       ** (set at the first event of these parts), or 0 */
   int nPart;
   int fallback;
   int32_t path4;       /* first <= 4 parts joined */
@@ -1294,11 +1296,18 @@ static int engGapsAndRegions(Engine *e){
                             ** bestMarker, bestCount, and the sum and max (as
                             ** double bits, µs) of the gaps only the doubles see */
   HMap ctxTiny = {0,0,0};   /* context → those gaps' sum (double bits, µs) */
+  int32_t *aKeyPi = 0;      /* per event key: its index in aInfo, or -1 */
   int64_t nGapRow = 0;
   sqlite3_stmt *pIns = 0;
   char *zTmp = 0;
 
-  /* Regions and preferred paths, in processing order. */
+  /* Regions and preferred paths, in processing order.  The parts of an
+  ** event are a function of its key (name, tf_op): looked up once per key,
+  ** and their regions once per parts (at their first event, which creates
+  ** the regions in the order of first appearance). */
+  aKeyPi = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nKey+1));
+  if( aKeyPi==0 ){ rc = SQLITE_NOMEM; goto done; }
+  for(i=0; i<e->nKey; i++) aKeyPi[i] = -1;
   for(j=0; j<e->nEv; j++){
     SEv *r = EV(e, e->aOrd[j]);
     const EvKey *q = KEY(e, r);
@@ -1306,22 +1315,33 @@ static int engGapsAndRegions(Engine *e){
     PartsInfo *pi;
     int d;
     if( !(t->isDevice && t->isDevOp) ) continue;
-    if( (rc = partsOf(e, &partsCache, &aInfo, &nInfo, q->name, q->tfop, &pi)) ) goto done;
-    for(d=1; d<=pi->nPart; d++){
-      int isNew;
-      HEnt *h = hmGet(&regMap, pi->aPath[d-1], 0, 1, &isNew);
-      RegAgg *g;
-      if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
-      if( isNew ){
-        RegAgg *a = sqlite3_realloc64(aReg, sizeof(RegAgg)*(sqlite3_uint64)(nReg+1));
-        if( a==0 ){ rc = SQLITE_NOMEM; goto done; }
-        aReg = a;
-        memset(&aReg[nReg], 0, sizeof(RegAgg));
-        aReg[nReg].path = pi->aPath[d-1];
-        aReg[nReg].depth = d;
-        h->v1 = nReg++;
+    if( aKeyPi[r->key]>=0 ){
+      pi = &aInfo[aKeyPi[r->key]];
+    }else{
+      if( (rc = partsOf(e, &partsCache, &aInfo, &nInfo, q->name, q->tfop, &pi)) ) goto done;
+      aKeyPi[r->key] = (int32_t)(pi - aInfo);
+    }
+    if( pi->aRegIx==0 && pi->nPart>0 ){
+      pi->aRegIx = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)pi->nPart);
+      if( pi->aRegIx==0 ){ rc = SQLITE_NOMEM; goto done; }
+      for(d=1; d<=pi->nPart; d++){
+        int isNew;
+        HEnt *h = hmGet(&regMap, pi->aPath[d-1], 0, 1, &isNew);
+        if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
+        if( isNew ){
+          RegAgg *a = sqlite3_realloc64(aReg, sizeof(RegAgg)*(sqlite3_uint64)(nReg+1));
+          if( a==0 ){ rc = SQLITE_NOMEM; goto done; }
+          aReg = a;
+          memset(&aReg[nReg], 0, sizeof(RegAgg));
+          aReg[nReg].path = pi->aPath[d-1];
+          aReg[nReg].depth = d;
+          h->v1 = nReg++;
+        }
+        pi->aRegIx[d-1] = h->v1;
       }
-      g = &aReg[h->v1];
+    }
+    for(d=1; d<=pi->nPart; d++){
+      RegAgg *g = &aReg[pi->aRegIx[d-1]];
       g->count++;
       g->incl += r->excl;
       if( d==pi->nPart ) g->excl += r->excl;
@@ -1511,8 +1531,9 @@ static int engGapsAndRegions(Engine *e){
   }
 done:
   sqlite3_finalize(pIns);
-  for(i=0; i<nInfo; i++) sqlite3_free(aInfo[i].aPath);
+  for(i=0; i<nInfo; i++){ sqlite3_free(aInfo[i].aPath); sqlite3_free(aInfo[i].aRegIx); }
   sqlite3_free(aInfo);
+  sqlite3_free(aKeyPi);
   sqlite3_free(aReg);
 #undef MARKER
   sqlite3_free(aG);
@@ -1785,21 +1806,25 @@ static int64_t unionLen(const UnionAcc *u){
 static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
                           int64_t wLo, int64_t wHi, int64_t *pComm, int64_t *pAll){
   const int mask = (1<<CAT_COMM)|(1<<CAT_COMPUTE);
-  int64_t *aTk, *aPos, *aHeap, nT = 0, nH = 0, t;
+  int64_t *aTk, *aPos, *aHeap, *aLo, nT = 0, nH = 0, t;
   UnionAcc all = {0,0,0,0}, comm = {0,0,0,0};     /* the union of all, of communication */
-  aTk = sqlite3_malloc64(sizeof(int64_t)*3*(sqlite3_uint64)(e->nTrk+1));
+  /* per cursor h: its track aTk[h], its position aPos[h] in the track, and
+  ** its current event's clipped start aLo[h] (the heap's key, kept here so
+  ** that sifting compares integers instead of walking to the events) */
+  aTk = sqlite3_malloc64(sizeof(int64_t)*4*(sqlite3_uint64)(e->nTrk+1));
   if( aTk==0 ) return SQLITE_NOMEM;
   aPos = aTk + e->nTrk + 1;
   aHeap = aPos + e->nTrk + 1;
+  aLo = aHeap + e->nTrk + 1;
 #define UCUR(h) (e->aOrd[e->aTrk[aTk[h]].iFirst + aPos[h]])
-#define UKEY(h) (EV(e, UCUR(h))->ts < wLo ? wLo : EV(e, UCUR(h))->ts)
-  /* Move cursor h to its next event in mask with a non-empty clip; 0 at end. */
+  /* Move cursor h to its next event in mask with a non-empty clip (its
+  ** clipped start into aLo[h]); 0 at end. */
 #define UADV(h, ok) do{ \
     STrack *tr_ = &e->aTrk[aTk[h]]; ok = 0; \
     while( aPos[h]<tr_->nEv ){ \
       int64_t k_ = e->aOrd[tr_->iFirst + aPos[h]]; SEv *r_ = EV(e, k_); \
       int64_t lo_ = r_->ts<wLo ? wLo : r_->ts, hi_ = r_->ts+r_->dur>wHi ? wHi : r_->ts+r_->dur; \
-      if( ((mask>>aKeyCat[r_->key]) & 1) && hi_>lo_ ){ ok = 1; break; } \
+      if( ((mask>>aKeyCat[r_->key]) & 1) && hi_>lo_ ){ aLo[h] = lo_; ok = 1; break; } \
       aPos[h]++; \
     } \
   }while(0)
@@ -1813,7 +1838,7 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
       /* sift up */
       int64_t c = nH++;
       aHeap[c] = nT;
-      while( c>0 && UKEY(aHeap[(c-1)/2]) > UKEY(aHeap[c]) ){
+      while( c>0 && aLo[aHeap[(c-1)/2]] > aLo[aHeap[c]] ){
         int64_t x = aHeap[c]; aHeap[c] = aHeap[(c-1)/2]; aHeap[(c-1)/2] = x; c = (c-1)/2;
       }
     }
@@ -1823,7 +1848,7 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
     int64_t h = aHeap[0], c = 0, lo, hi;
     SEv *r = EV(e, UCUR(h));
     int ok;
-    lo = r->ts<wLo ? wLo : r->ts;
+    lo = aLo[h];
     hi = r->ts+r->dur>wHi ? wHi : r->ts+r->dur;
     unionAdd(&all, lo, hi);
     if( aKeyCat[r->key]==CAT_COMM ) unionAdd(&comm, lo, hi);
@@ -1833,14 +1858,13 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
     /* sift down */
     for(;;){
       int64_t l = 2*c+1, rr = 2*c+2, m = c, x;
-      if( l<nH && UKEY(aHeap[l]) < UKEY(aHeap[m]) ) m = l;
-      if( rr<nH && UKEY(aHeap[rr]) < UKEY(aHeap[m]) ) m = rr;
+      if( l<nH && aLo[aHeap[l]] < aLo[aHeap[m]] ) m = l;
+      if( rr<nH && aLo[aHeap[rr]] < aLo[aHeap[m]] ) m = rr;
       if( m==c ) break;
       x = aHeap[c]; aHeap[c] = aHeap[m]; aHeap[m] = x; c = m;
     }
   }
 #undef UCUR
-#undef UKEY
 #undef UADV
   sqlite3_free(aTk);
   *pAll = unionLen(&all);
