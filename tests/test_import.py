@@ -104,6 +104,63 @@ class Fixtures(Base):
         self.assertEqual(self.table(tid, "profsum_agg_gap", "name, total_gap_duration", "total_gap_duration DESC"),
                          [("fusion.2", 40.0), ("all-reduce.1", 10.0)])
 
+    def test_global_breakdown_random_tracks(self):
+        """The global breakdown (summary-v1-spec §4.4) against unions worked
+        out here by sorting, on random traces of 4 devices with two op
+        tracks each (nested and touching events, collectives, events that
+        the window of compute events clips), a Steps track the unions skip
+        and a host track: the heap that merges the device tracks by start
+        must give the same lengths."""
+        import random
+
+        def union(iv):
+            total, cur = 0, None
+            for lo, hi in sorted(iv):
+                if cur is None or lo > cur[1]:
+                    if cur is not None:
+                        total += cur[1] - cur[0]
+                    cur = [lo, hi]
+                elif hi > cur[1]:
+                    cur[1] = hi
+            return total + (cur[1] - cur[0] if cur else 0)
+
+        for seed in range(25):
+            rnd = random.Random(seed)
+            ev, comp, comm = [], [], []
+            for dev in range(4):
+                pid = 10 + dev
+                ev.append({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": "/device:TPU:%d" % dev}})
+                for tid, tname in ((1, "Steps"), (2, "XLA Ops"), (3, "Framework Ops")):
+                    ev.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": tname}})
+                for s in range(3):
+                    ev.append({"ph": "X", "pid": pid, "tid": 1, "name": str(s), "ts": s * 3000, "dur": 2900})
+                for tid in (2, 3):
+                    t = rnd.randrange(0, 400)
+                    for k in range(rnd.randrange(1, 40)):
+                        d = rnd.randrange(1, 200)
+                        is_comm = rnd.random() < 0.3
+                        name = ("all-reduce.%d" if is_comm else "fusion.%d") % rnd.randrange(5)
+                        ev.append({"ph": "X", "pid": pid, "tid": tid, "name": name, "ts": t, "dur": d})
+                        (comm if is_comm else comp).append((t, t + d))
+                        if d > 4 and rnd.random() < 0.3:    # a nested child
+                            a = rnd.randrange(0, d - 2)
+                            b = rnd.randrange(1, d - a)
+                            ev.append({"ph": "X", "pid": pid, "tid": tid, "name": "fusion.9", "ts": t + a, "dur": b})
+                            comp.append((t + a, t + a + b))
+                        t += d + rnd.choice((0, 0, rnd.randrange(1, 150)))
+            ev.append({"ph": "M", "pid": 2, "name": "process_name", "args": {"name": "/host:CPU"}})
+            ev.append({"ph": "X", "pid": 2, "tid": 1, "name": "fusion.1", "ts": 0, "dur": 99999})
+            w_lo = min(lo for lo, hi in comp)
+            w_hi = max(hi for lo, hi in comp)
+            clip = lambda iv: [(max(lo, w_lo), min(hi, w_hi)) for lo, hi in iv if min(hi, w_hi) > max(lo, w_lo)]
+            u_comm = union(clip(comm))
+            u_all = union(clip(comm + comp))
+            tid, _ = self.imp(fixtures.doc(ev), "g%d" % seed)
+            self.assertEqual(self.breakdown(tid, "exclusive_global"),
+                             {"total": float(w_hi - w_lo), "compute": float(u_all - u_comm),
+                              "communication": float(u_comm), "host": 0.0,
+                              "stall": float(w_hi - w_lo - u_all), "other": 0.0}, "seed %d" % seed)
+
     def test_f3_regions_and_gaps(self):
         tid, _ = self.imp(fixtures.f3(), "f3")
         long_op = "_linear_softmax_cross_entropy_loss_bwd_pallas_mosaic_tpu_combined.1"
