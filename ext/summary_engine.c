@@ -820,6 +820,25 @@ static void evFloat(Engine *e, int32_t i, double *pTs, double *pEnd){
   *pEnd = ts + dur;
 }
 
+/* The double the reference has for event i's dur (see evFloat). */
+static double evDurFloat(Engine *e, int64_t i){
+  int64_t lo = 0, hi = e->nFloat;
+  while( lo<hi ){                       /* first entry >= i */
+    int64_t mid = (lo+hi)/2;
+    if( e->aFloatIdx[mid]<i ) lo = mid+1; else hi = mid;
+  }
+  if( lo<e->nFloat && e->aFloatIdx[lo]==i ) return e->aFloatDur[lo];
+  return psFloat(EV(e, i)->dur);
+}
+
+/* Add d to the double kept as bits in *pBits. */
+static void addBitsDouble(int64_t *pBits, double d){
+  double x;
+  memcpy(&x, pBits, sizeof(x));
+  x += d;
+  memcpy(pBits, &x, sizeof(x));
+}
+
 /* Sign of (point of a) − (point of b) as the reference's doubles compare
 ** them, where a point is the event's ts (bEnd 0) or its end (bEnd 1). */
 static int cmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
@@ -1093,7 +1112,9 @@ typedef struct OpAgg {
   int seen;
 } OpAgg;
 
-typedef struct StepAgg { int64_t step; int64_t sum; int64_t n; } StepAgg;
+/* A step: its number, the sum of its events' durations as the reference
+** adds them (doubles, in processing order) and their count. */
+typedef struct StepAgg { int64_t step; double sum; int64_t n; } StepAgg;
 
 static int cmpStep(const void *pa, const void *pb){
   const StepAgg *a = (const StepAgg*)pa, *b = (const StepAgg*)pb;
@@ -1965,13 +1986,18 @@ static int engAggregate(Engine *e){
     /* run_ids / source hints (kind 1, 2; owner 0) */
     if( r->runid>=0 && (rc = counterAdd(&ctr, 1, 0, r->runid, 1, j)) ) goto done;
     if( aMemo[r->key].n++==0 ) aMemo[r->key].first = j;   /* sources, shapes, tf_ops: per key */
-    /* steps */
+    /* steps: v1 the sum of the durations as the reference adds them
+    ** (§4.3: its doubles, in processing order; bits of a double), v2 their
+    ** count.  Not exact picoseconds: the means feed discrete choices (the
+    ** representative step closest to a median, the 2-means classes) that
+    ** an exact mean can flip (three devices' 0.2 µs steps: the reference's
+    ** mean is 0.20000000000000004) */
     if( t->isDevice && t->isSteps ){
       int64_t s;
       if( pyIntParse(zName, nName, &s)==0 ){
         HEnt *h = hmGet(&steps, s, 0, 1, 0);
         if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
-        h->v1 += r->dur; h->v2++;
+        addBitsDouble(&h->v1, evDurFloat(e, k)); h->v2++;
       }
     }
     HEnt *hStep;
@@ -1979,7 +2005,7 @@ static int engAggregate(Engine *e){
      && (hStep = hmGet(&e->stepOf, k, 0, 0, 0))!=0 ){
       HEnt *h = hmGet(&gpuSteps, hStep->v1, 0, 1, 0);
       if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
-      h->v1 += r->dur; h->v2++;
+      addBitsDouble(&h->v1, evDurFloat(e, k)); h->v2++;
     }
     /* device ops */
     if( t->isDevice && t->isDevOp ){
@@ -2184,14 +2210,19 @@ static int engAggregate(Engine *e){
     int64_t nS = 0;
     if( aS==0 ){ rc = SQLITE_NOMEM; goto done; }
     for(i=0; i<m->nSlot; i++){
-      if( m->a[i].used ){ aS[nS].step = m->a[i].k1; aS[nS].sum = m->a[i].v1; aS[nS].n = m->a[i].v2; nS++; }
+      if( m->a[i].used ){
+        aS[nS].step = m->a[i].k1;
+        memcpy(&aS[nS].sum, &m->a[i].v1, sizeof(double));
+        aS[nS].n = m->a[i].v2;
+        nS++;
+      }
     }
     qsort(aS, (size_t)nS, sizeof(StepAgg), cmpStep);
     rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_step VALUES(?1,?2,?3,?4)");
     for(i=0; i<nS && rc==SQLITE_OK; i++){
       sqlite3_bind_int64(pIns, 1, e->traceId);
       sqlite3_bind_int64(pIns, 2, aS[i].step);
-      sqlite3_bind_double(pIns, 3, US(aS[i].sum)/(double)aS[i].n);
+      sqlite3_bind_double(pIns, 3, aS[i].sum/(double)aS[i].n);
       sqlite3_bind_int64(pIns, 4, aS[i].n);
       rc = engStep(e, pIns);
     }

@@ -15,6 +15,10 @@ def dumps(obj):
     return json.dumps(obj, indent=2, sort_keys=True)
 
 
+def rows_of(db, sql, *args):
+    return [tuple(r) for r in db.execute(sql, args).fetchall()]
+
+
 class Base(unittest.TestCase):
     def setUp(self):
         self.td = TempDir()
@@ -117,6 +121,40 @@ class F1(Base):
                           tb["stall"]["total_duration"], tb["host"]["total_duration"]), (180.0, 120.0, 40.0, 20.0, 0.0))
         fam = {f["family"]: f["share_of_total"] for f in d["semantic_families"]}
         self.assertEqual(fam, {"other": 0.8095238095238095, "collective": 0.19047619047619047})
+
+    def test_step_means_are_the_references_doubles(self):
+        """§4.3: a step's duration is the mean of its events' durations, summed
+        as the reference sums them (doubles, in processing order): three
+        devices' 0.2 µs steps make 0.20000000000000004, and the representative
+        step (closest to the median) follows those doubles. Exact means (0.2
+        and 0.1, median 0.15) picked step 0; the reference's pick step 1."""
+        ev = []
+        for dev in range(3):
+            ev.append({"ph": "M", "pid": dev + 1, "name": "process_name", "args": {"name": "/device:TPU:%d" % dev}})
+            ev.append({"ph": "M", "pid": dev + 1, "tid": 1, "name": "thread_name", "args": {"name": "Steps"}})
+            ev.append({"ph": "X", "pid": dev + 1, "tid": 1, "name": "0", "ts": 0, "dur": 0.2})
+            ev.append({"ph": "X", "pid": dev + 1, "tid": 1, "name": "1", "ts": 1, "dur": 0.1})
+        d, _ = self.summary(fixtures.doc(ev), "m3", {"warmup_steps": 0})
+        st = d["step_time"]
+        m0, m1 = (0.2 + 0.2 + 0.2) / 3, (0.1 + 0.1 + 0.1) / 3
+        self.assertEqual((st["all_steps"]["max"], st["all_steps"]["min"]), (m0, m1))
+        self.assertEqual(st["all_steps"]["median"], m1 * 0.5 + m0 * 0.5)     # q(0.5), §4.3.6
+        self.assertEqual(st["all_steps"]["median"], 0.15000000000000002)
+        cls = st["classes"][0]
+        self.assertEqual((cls["name"], cls["representative_step"], cls["representative_duration"]),
+                         ("typical", 1, m1))
+        self.assertEqual(rows_of(self.db, "SELECT step, duration, n_events FROM profsum_steps WHERE label='m3'"),
+                         [(0, m0, 3), (1, m1, 3)])
+        # the GPU fallback (host `train` events with args.step_num) the same way
+        ev = [{"ph": "M", "pid": 9, "name": "process_name", "args": {"name": "/host:CPU"}}]
+        for h in range(3):
+            ev.append({"ph": "X", "pid": 9, "tid": h + 1, "name": "train", "ts": 10 * h, "dur": 0.2,
+                       "args": {"step_num": 0}})
+            ev.append({"ph": "X", "pid": 9, "tid": h + 1, "name": "train", "ts": 10 * h + 5, "dur": 0.1,
+                       "args": {"step_num": 1}})
+        d, _ = self.summary(fixtures.doc(ev), "g3", {"warmup_steps": 0})
+        self.assertEqual((d["step_time"]["all_steps"]["max"], d["step_time"]["all_steps"]["min"]), (m0, m1))
+        self.assertEqual(d["step_time"]["classes"][0]["representative_step"], 1)
 
     def test_recompute_with_other_knobs(self):
         d, _ = self.summary(fixtures.f1([100, 110, 120, 130, 140, 150], 60), "k", {"warmup_steps": 2},
