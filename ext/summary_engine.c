@@ -831,14 +831,6 @@ static double evDurFloat(Engine *e, int64_t i){
   return psFloat(EV(e, i)->dur);
 }
 
-/* Add d to the double kept as bits in *pBits. */
-static void addBitsDouble(int64_t *pBits, double d){
-  double x;
-  memcpy(&x, pBits, sizeof(x));
-  x += d;
-  memcpy(pBits, &x, sizeof(x));
-}
-
 /* Sign of (point of a) − (point of b) as the reference's doubles compare
 ** them, where a point is the event's ts (bEnd 0) or its end (bEnd 1). */
 static int cmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
@@ -1248,13 +1240,13 @@ static double bitsDouble(int64_t v){
   return d;
 }
 
-/* Account one gap of `gap` ps before an event of key q to its context
-** (§4.10): the op's preferred path (or its 4-part path), copies under
-** "copy(...)".  A gap that only the doubles see (exact gap 0) comes as
-** `tiny` µs instead and is summed, as a double, in ctxTiny. */
+/* Account one gap of `gap` µs (the reference's double) before an event of
+** key q to its context (§4.10): the op's preferred path (or its 4-part
+** path), copies under "copy(...)".  ctxMap: v1 the count, v2 the sum of
+** the gaps as the reference adds them (bits of a double). */
 static int gapContext(Engine *e, HMap *partsCache, PartsInfo **paInfo, int64_t *pnInfo,
-                      HMap *pref, HMap *pathMemo, HMap *ctxMap, HMap *ctxTiny,
-                      char **pzTmp, const EvKey *q, int64_t gap, double tiny){
+                      HMap *pref, HMap *pathMemo, HMap *ctxMap,
+                      char **pzTmp, const EvKey *q, double gap){
   PartsInfo *pi;
   int32_t path;
   HEnt *h, *hm;
@@ -1294,12 +1286,7 @@ account:
   h = hmGet(ctxMap, q->name, path, 1, 0);
   if( h==0 ) return SQLITE_NOMEM;
   h->v1++;
-  h->v2 += gap;
-  if( tiny>0 ){
-    h = hmGet(ctxTiny, q->name, path, 1, 0);
-    if( h==0 ) return SQLITE_NOMEM;
-    addBits(&h->v1, tiny);
-  }
+  addBits(&h->v2, gap);
   return SQLITE_OK;
 }
 
@@ -1313,10 +1300,8 @@ static int engGapsAndRegions(Engine *e){
   PartsInfo *aInfo = 0;
   RegAgg *aReg = 0;
   int32_t *aG = 0;          /* one device-op track in gap order */
-  int64_t *aGapAgg = 0;     /* per gap row: count, total, max, payloadName,
-                            ** bestMarker, bestCount, and the sum and max (as
-                            ** double bits, µs) of the gaps only the doubles see */
-  HMap ctxTiny = {0,0,0};   /* context → those gaps' sum (double bits, µs) */
+  int64_t *aGapAgg = 0;     /* per gap row: count, total, max (bits of
+                            ** doubles, µs), payloadName, bestMarker, bestCount */
   int32_t *aKeyPi = 0;      /* per event key: its index in aInfo, or -1 */
   int64_t nGapRow = 0;
   sqlite3_stmt *pIns = 0;
@@ -1456,20 +1441,18 @@ static int engGapsAndRegions(Engine *e){
       const SEv *E = EV(e, aG[j]);
       int32_t eName = KEY(e, E)->name;
       if( cmpTsEnd(e, aG[j], iPrev)>0 ){
-        /* the exact gap; when only the doubles see one (the exact gap is
-        ** 0 or less), the doubles' gap, as the reference has it */
-        int64_t gap = E->ts - (EV(e, iPrev)->ts + EV(e, iPrev)->dur), c;
+        /* the gap as the reference has it: its doubles' E.ts − prev_end
+        ** (positive: the doubles decided there is a gap).  Not exact
+        ** picoseconds: the totals order the rows, and the reference's
+        ** rounding breaks ties that exact sums keep (docs/summary.md) */
+        int64_t c;
         int32_t payload = aG[j], pName;
         int isNew;
-        double tiny = 0;
+        double gap, fTs, fEnd, x;
         HEnt *h;
-        if( gap<=0 ){
-          double fTs, fEnd, x;
-          evFloat(e, aG[j], &fTs, &x);
-          evFloat(e, iPrev, &x, &fEnd);
-          tiny = fTs - fEnd;
-          gap = 0;
-        }
+        evFloat(e, aG[j], &fTs, &x);
+        evFloat(e, iPrev, &x, &fEnd);
+        gap = fTs - fEnd;
         if( MARKER(eName) ){
           int32_t iChain = aG[j];     /* largest end of the chain so far */
           for(c=j+1; c<n && c<=j+8; c++){
@@ -1496,17 +1479,15 @@ static int engGapsAndRegions(Engine *e){
         }
         {
           int64_t *g = &aGapAgg[8*h->v1];
-          g[0]++; g[1] += gap; if( gap>g[2] ) g[2] = gap;
-          if( tiny>0 ){
-            addBits(&g[6], tiny);
-            if( tiny>bitsDouble(g[7]) ) memcpy(&g[7], &tiny, sizeof(double));
-          }
+          g[0]++;
+          addBits(&g[1], gap);                 /* in the reference's order */
+          if( gap>bitsDouble(g[2]) ) memcpy(&g[2], &gap, sizeof(double));
         }
         h = hmGet(&markers, pName, eName, 1, 0);
         if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
         h->v1++;
         if( (rc = gapContext(e, &partsCache, &aInfo, &nInfo, &pref, &pathMemo, &ctxMap,
-                             &ctxTiny, &zTmp, KEY(e, EV(e, payload)), gap, tiny)) ) goto done;
+                             &zTmp, KEY(e, EV(e, payload)), gap)) ) goto done;
       }
       if( cmpEnd(e, aG[j], iPrev)>0 ) iPrev = aG[j];
     }
@@ -1530,8 +1511,8 @@ static int engGapsAndRegions(Engine *e){
     bindStrId(e, pIns, 2, (int32_t)g[3]);
     bindStrId(e, pIns, 3, (int32_t)g[4]);
     sqlite3_bind_int64(pIns, 4, g[0]);
-    sqlite3_bind_double(pIns, 5, US(g[1]) + bitsDouble(g[6]));
-    sqlite3_bind_double(pIns, 6, US(g[2])>bitsDouble(g[7]) ? US(g[2]) : bitsDouble(g[7]));
+    sqlite3_bind_double(pIns, 5, bitsDouble(g[1]));
+    sqlite3_bind_double(pIns, 6, bitsDouble(g[2]));
     if( (rc = engStep(e, pIns)) ) goto done;
   }
   sqlite3_finalize(pIns); pIns = 0;
@@ -1544,10 +1525,7 @@ static int engGapsAndRegions(Engine *e){
     bindStrId(e, pIns, 2, (int32_t)h->k1);
     bindStrId(e, pIns, 3, (int32_t)h->k2);
     sqlite3_bind_int64(pIns, 4, h->v1);
-    {
-      HEnt *ht = ctxTiny.nUsed ? hmGet(&ctxTiny, h->k1, h->k2, 0, 0) : 0;
-      sqlite3_bind_double(pIns, 5, US(h->v2) + (ht ? bitsDouble(ht->v1) : 0.0));
-    }
+    sqlite3_bind_double(pIns, 5, bitsDouble(h->v2));
     if( (rc = engStep(e, pIns)) ) goto done;
   }
 done:
@@ -1563,7 +1541,7 @@ done:
   sqlite3_free(aGapAgg);
   sqlite3_free(zTmp);
   hmFree(&partsCache); hmFree(&regMap); hmFree(&pref); hmFree(&gapMap);
-  hmFree(&markers); hmFree(&ctxMap); hmFree(&ctxTiny);
+  hmFree(&markers); hmFree(&ctxMap);
   return rc;
 }
 
@@ -1997,7 +1975,7 @@ static int engAggregate(Engine *e){
       if( pyIntParse(zName, nName, &s)==0 ){
         HEnt *h = hmGet(&steps, s, 0, 1, 0);
         if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
-        addBitsDouble(&h->v1, evDurFloat(e, k)); h->v2++;
+        addBits(&h->v1, evDurFloat(e, k)); h->v2++;
       }
     }
     HEnt *hStep;
@@ -2005,7 +1983,7 @@ static int engAggregate(Engine *e){
      && (hStep = hmGet(&e->stepOf, k, 0, 0, 0))!=0 ){
       HEnt *h = hmGet(&gpuSteps, hStep->v1, 0, 1, 0);
       if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
-      addBitsDouble(&h->v1, evDurFloat(e, k)); h->v2++;
+      addBits(&h->v1, evDurFloat(e, k)); h->v2++;
     }
     /* device ops */
     if( t->isDevice && t->isDevOp ){

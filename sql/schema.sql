@@ -8,7 +8,9 @@
 --   profsum_sec_*        the summary sections for the knobs given at import
 --                        (ext/summary_doc.c); the public views read these
 -- Durations are REAL microseconds computed from exact integer picoseconds
--- (correctly rounded), the unit of the profile_summary.v1 document.
+-- (correctly rounded), the unit of the profile_summary.v1 document; step
+-- durations and gap lengths are the reference's own doubles instead
+-- (docs/summary.md, "Decisions in doubles, sums exact").
 --
 -- The file is executed by profsum_import() with "main." replaced by the
 -- target schema; every statement must be idempotent (IF NOT EXISTS).

@@ -161,6 +161,43 @@ class Fixtures(Base):
                               "communication": float(u_comm), "host": 0.0,
                               "stall": float(w_hi - w_lo - u_all), "other": 0.0}, "seed %d" % seed)
 
+    def test_gaps_are_the_references_doubles(self):
+        """§4.8 at epoch-µs timestamps: a gap is the reference's E.ts − prev_end
+        in doubles (a 0.5 µs gap reads 0.4999997615814209 or so at 1.7e9 µs),
+        totals add those doubles, and the rows are ordered by them: payloads
+        whose exact totals tie (1.5 µs each) come in the order of the
+        reference's rounding, not by name."""
+        from decimal import Decimal
+        import random
+        for seed in range(200):
+            rnd = random.Random(seed)
+            t = Decimal("1700001012.123456") + Decimal(rnd.randrange(10**6)) / 10**6
+            evs, ref, prev_end = [], {}, None
+            for k in range(7):
+                name = "fusion.0" if k == 0 else ("a.1" if k % 2 else "b.1")
+                dur = Decimal(rnd.randrange(1, 3 * 10**6)) / 10**6
+                ts, d = float(t), float(dur)
+                if prev_end is not None:
+                    g = ts - prev_end                     # the reference's double gap
+                    c, tot, mx = ref.get(name, (0, 0.0, 0.0))
+                    ref[name] = (c + 1, tot + g, max(mx, g))
+                evs.append({"name": name, "ts": ts, "dur": d})
+                prev_end = ts + d
+                t = t + dur + Decimal("0.5")             # exact gaps of 0.5 µs
+            want = sorted(((n, c, tot, mx) for n, (c, tot, mx) in ref.items()),
+                          key=lambda r: (-r[2], -r[3], r[0]))
+            if want[0][0] == "b.1":
+                break                                     # the reference's order is not the names'
+        self.assertEqual(want[0][0], "b.1")
+        self.assertNotEqual([r[2] for r in want], [1.5, 1.5])      # the exact totals tie
+        tid, _ = self.imp(fixtures.ops_only(evs), "gapd")
+        got = self.table(tid, "profsum_agg_gap", "name, count, total_gap_duration, max_gap_duration",
+                         "total_gap_duration DESC, max_gap_duration DESC, name")
+        self.assertEqual(got, [tuple(r) for r in want])
+        ctx = self.table(tid, "profsum_agg_gap_context", "op_name, count, total_gap_duration",
+                         "total_gap_duration DESC, op_name")
+        self.assertEqual(ctx, [(r[0], r[1], r[2]) for r in want])
+
     def test_f3_regions_and_gaps(self):
         tid, _ = self.imp(fixtures.f3(), "f3")
         long_op = "_linear_softmax_cross_entropy_loss_bwd_pallas_mosaic_tpu_combined.1"
