@@ -539,8 +539,10 @@ static int readAll(const char *zPath, char **pz, char **pzErr){
 
 /* Fill the tables of a trace from a stored profile_summary.v1 document
 ** (summary_json of its profsum_trace row), so the views work for it. */
-static int fillFromV1(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzErr){
+static int fillFromV1(sqlite3 *db, const char *zS, sqlite3_int64 id, const char *zPath,
+                      char **pzErr){
   int rc;
+  const char *zPart = "its top-level fields", *zKey = 0;    /* for the error */
 #define DOC "(SELECT summary_json AS d FROM \"%w\".profsum_trace WHERE trace_id=%lld)"
   rc = execf(db, pzErr,
     "UPDATE \"%w\".profsum_trace SET "
@@ -561,6 +563,7 @@ static int fillFromV1(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzEr
     " run_metadata = coalesce(json_extract(d, '$.run_metadata'), '{}')"
     " FROM (SELECT summary_json AS d FROM \"%w\".profsum_trace WHERE trace_id=%lld) "
     " WHERE trace_id=%lld", zS, zS, (long long)id, (long long)id);
+  if( rc==SQLITE_OK ){ zPart = "time_breakdown"; zKey = 0; }
   if( rc==SQLITE_OK ) rc = execf(db, pzErr,
     "INSERT INTO \"%w\".profsum_agg_breakdown "
     "SELECT %lld, CASE WHEN json_extract(d,'$.time_breakdown.duration_basis')='exclusive_duration_global_timeline' "
@@ -569,6 +572,7 @@ static int fillFromV1(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzEr
     "       ELSE json_extract(d,'$.time_breakdown.'||c.value||'.total_duration') END "
     "FROM " DOC " AS t, json_each('[\"compute\",\"communication\",\"host\",\"stall\",\"other\",\"total\"]') AS c",
     zS, (long long)id, zS, (long long)id);
+  if( rc==SQLITE_OK ){ zPart = "hot_ops"; zKey = "name"; }
   if( rc==SQLITE_OK ) rc = execf(db, pzErr,
     "INSERT INTO \"%w\".profsum_agg_op SELECT %lld, json_extract(h.value,'$.name'), "
     " json_extract(h.value,'$.count'), json_extract(h.value,'$.total_duration'), "
@@ -576,27 +580,44 @@ static int fillFromV1(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzEr
     " json_extract(h.value,'$.source_file'), json_extract(h.value,'$.tf_op_path'), "
     " coalesce(json_extract(h.value,'$.flop_proxy_per_invocation'), json_extract(h.value,'$.work_proxy_per_invocation')) "
     "FROM " DOC " AS t, json_each(d, '$.hot_ops') AS h", zS, (long long)id, zS, (long long)id);
+  if( rc==SQLITE_OK ){ zPart = "communication_ops"; zKey = "collective"; }
   if( rc==SQLITE_OK ) rc = execf(db, pzErr,
     "INSERT INTO \"%w\".profsum_agg_comm SELECT %lld, json_extract(h.value,'$.collective'), "
     " json_extract(h.value,'$.count'), json_extract(h.value,'$.total_duration') "
     "FROM " DOC " AS t, json_each(d, '$.communication_ops') AS h", zS, (long long)id, zS, (long long)id);
+  if( rc==SQLITE_OK ){ zPart = "gap_before_ops"; zKey = "name"; }
   if( rc==SQLITE_OK ) rc = execf(db, pzErr,
     "INSERT INTO \"%w\".profsum_agg_gap SELECT %lld, json_extract(h.value,'$.name'), "
     " coalesce(nullif(json_extract(h.value,'$.marker_op'),''), json_extract(h.value,'$.name')), "
     " json_extract(h.value,'$.count'), json_extract(h.value,'$.total_gap_duration'), "
     " json_extract(h.value,'$.max_gap_duration') "
     "FROM " DOC " AS t, json_each(d, '$.gap_before_ops') AS h", zS, (long long)id, zS, (long long)id);
+  if( rc==SQLITE_OK ){ zPart = "hierarchical_regions"; zKey = "path"; }
   if( rc==SQLITE_OK ) rc = execf(db, pzErr,
     "INSERT INTO \"%w\".profsum_agg_region SELECT %lld, json_extract(h.value,'$.path'), "
     " json_extract(h.value,'$.depth'), json_extract(h.value,'$.count'), "
     " json_extract(h.value,'$.inclusive_duration'), json_extract(h.value,'$.exclusive_duration') "
     "FROM " DOC " AS t, json_each(d, '$.hierarchical_regions') AS h", zS, (long long)id, zS, (long long)id);
+  if( rc==SQLITE_OK ){ zPart = "gap_region_contexts"; zKey = "op_name and region_path"; }
   if( rc==SQLITE_OK ) rc = execf(db, pzErr,
     "INSERT INTO \"%w\".profsum_agg_gap_context SELECT %lld, json_extract(h.value,'$.op_name'), "
     " json_extract(h.value,'$.region_path'), json_extract(h.value,'$.count'), "
     " json_extract(h.value,'$.total_gap_duration') "
     "FROM " DOC " AS t, json_each(d, '$.gap_region_contexts') AS h", zS, (long long)id, zS, (long long)id);
 #undef DOC
+  if( rc && (rc&0xff)==SQLITE_CONSTRAINT && *pzErr ){
+    /* name the section and the rule instead of SQLite's table and column */
+    const char *zMsg = strncmp(*pzErr, FN ": ", strlen(FN)+2)==0 ? *pzErr + strlen(FN) + 2 : *pzErr;
+    char *z;
+    if( zKey && strstr(zMsg, "UNIQUE") ){
+      z = sqlite3_mprintf(FN ": '%s': cannot store this profile_summary.v1 document: %s has two "
+                          "entries with the same %s (%s)", zPath, zPart, zKey, zMsg);
+    }else{
+      z = sqlite3_mprintf(FN ": '%s': cannot store this profile_summary.v1 document: %s lack a "
+                          "required value or hold one of the wrong type (%s)", zPath, zPart, zMsg);
+    }
+    if( z ){ sqlite3_free(*pzErr); *pzErr = z; }
+  }
   return rc;
 }
 
@@ -718,7 +739,7 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
     sqlite3_free(z);
     if( rc==SQLITE_OK && sqlite3_step(q)==SQLITE_ROW && sqlite3_column_int(q, 0)==1 ){
       sqlite3_finalize(q);
-      rc = fillFromV1(db, o.zSchema, traceId, &zErr);
+      rc = fillFromV1(db, o.zSchema, traceId, zTrace, &zErr);
     }else{
       sqlite3_finalize(q);
       zErr = sqlite3_mprintf(FN ": '%s': not a valid profile_summary.v1 JSON document", zTrace);

@@ -256,12 +256,18 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
         "|---|---:|---:|---:|---:|---:|---:|---|\n");
     n = nTop(fa, topK);
     for(i=0; i<n; i++){
-      const JNode *f = jAt(fa, i), *tp = jGet(f, "time_per_flop_proxy");
+      /* legacy keys of older files (summary-v1 §3.2): work_proxy_total,
+      ** normalized_exclusive_per_work */
+      const JNode *f = jAt(fa, i);
+      const JNode *tp = jGet(f, "time_per_flop_proxy") ? jGet(f, "time_per_flop_proxy")
+                        : jGet(f, "normalized_exclusive_per_work");
+      const JNode *fl = jGet(f, "flop_proxy_total") ? jGet(f, "flop_proxy_total")
+                        : jGet(f, "work_proxy_total");
       sqlite3_str_appendf(s, "| `%s` | %lld | ", str(f, "family", ""), (long long)ival(f, "count"));
       fmt3(s, jGet(f, "exclusive_duration")); sqlite3_str_appendall(s, " | ");
       pct2(s, jGet(f, "share_of_total")); sqlite3_str_appendall(s, " | ");
       fmt3(s, jGet(f, "avg_exclusive_duration")); sqlite3_str_appendall(s, " | ");
-      fmt3(s, jGet(f, "flop_proxy_total")); sqlite3_str_appendall(s, " | ");
+      fmt3(s, fl); sqlite3_str_appendall(s, " | ");
       if( tp && (tp->type==JT_REAL || tp->type==JT_INT) && jNum(tp)>0 ) profsumStrAppendPy(s, "%.3e", 1.0/jNum(tp));
       else sqlite3_str_appendall(s, "n/a");
       /* f"`{family.example_op or 'n/a'}`" */

@@ -151,6 +151,25 @@ class ReportQuery(CliBase):
         with open(target) as f:
             self.assertTrue(f.read().endswith("_\n") or True)
 
+    def test_report_reads_legacy_family_keys(self):
+        """summary-v1 §3.2: an older file's families say work_proxy_total and
+        normalized_exclusive_per_work; the report reads them as
+        flop_proxy_total and time_per_flop_proxy (compare did already)."""
+        s = self.summary_file()
+        with open(s) as f:
+            doc = json.load(f)
+        fam = doc["semantic_families"][0]
+        fam.pop("flop_proxy_total", None)
+        fam.pop("time_per_flop_proxy", None)
+        fam["work_proxy_total"] = 1000
+        fam["normalized_exclusive_per_work"] = 0.17
+        old = os.path.join(self.td.path, "old.json")
+        with open(old, "w") as f:
+            json.dump(doc, f)
+        out, _ = self.run_cli("report", "--summary", old)
+        row = [l for l in out.splitlines() if l.startswith("| `%s` |" % fam["family"])][0]
+        self.assertIn(" | 1000.000 | 5.882e+00 | ", row)
+
     def test_report_from_trace(self):
         p = self.trace("t.json.gz", F1_BEFORE)
         out, _ = self.run_cli("report", "--summary", p)

@@ -8,6 +8,7 @@ rewriting the file."""
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import unittest
 
@@ -78,6 +79,30 @@ class BigV1Summary(Base):
             self.assertEqual(doc + "\n", data.decode(), label)
             self.assertEqual(db.execute("SELECT count(*) FROM profsum_agg_op WHERE trace_id=?", (iv,)).fetchone()[0],
                              500)
+        db.close()
+
+    def test_v1_document_that_cannot_be_stored(self):
+        """A v1 document with two hot ops of one name (or a null
+        generated_at_utc) is refused with the file, the section and the rule,
+        not SQLite's table and column alone; nothing is written."""
+        t = self.td.write("small.trace.json.gz", many_ops_trace(5, 0), gz=True)
+        s = os.path.join(self.td.path, "small.summary.json")
+        self.run_cli("summarize", "--trace-file", t, "--output", s)
+        with open(s) as f:
+            doc = json.load(f)
+        dup = dict(doc, hot_ops=doc["hot_ops"] + doc["hot_ops"][:1])
+        nul = dict(doc, generated_at_utc=None)
+        db = connect()
+        for name, bad, want in [("dup", dup, "hot_ops has two entries with the same name"),
+                                ("nul", nul, "lack a required value")]:
+            p = self.td.write(name + ".summary.json", json.dumps(bad))
+            with self.assertRaises(sqlite3.Error) as cm:
+                db.execute("SELECT profsum_import(?, ?)", (p, name)).fetchone()
+            msg = str(cm.exception)
+            self.assertIn("profsum_import: '%s': cannot store this profile_summary.v1 document" % p, msg)
+            self.assertIn(want, msg)
+        # a first import: not even the schema was left behind
+        self.assertEqual(db.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0], 0)
         db.close()
 
     def test_cli_report_and_compare(self):
