@@ -800,18 +800,25 @@ static int engRead(Engine *e, const char *zPath){
 ** reversed by rounding (the bound is set from the largest magnitude in
 ** the trace, engTolerance), so only near-ties compute the doubles. */
 
-/* The doubles the reference has for event i: its ts and ts + dur. */
-static void evFloat(Engine *e, int32_t i, double *pTs, double *pEnd){
-  const SEv *r = EV(e, i);
-  double ts, dur;
+/* Index in aFloatIdx of event i's text doubles, or -1 when the doubles of
+** its picoseconds are the text's. */
+static int64_t floatEntry(const Engine *e, int64_t i){
   int64_t lo = 0, hi = e->nFloat;
   while( lo<hi ){                       /* first entry >= i */
     int64_t mid = (lo+hi)/2;
     if( e->aFloatIdx[mid]<i ) lo = mid+1; else hi = mid;
   }
-  if( lo<e->nFloat && e->aFloatIdx[lo]==i ){
-    ts = e->aFloatTs[lo];
-    dur = e->aFloatDur[lo];
+  return lo<e->nFloat && e->aFloatIdx[lo]==i ? lo : -1;
+}
+
+/* The doubles the reference has for event i: its ts and ts + dur. */
+static void evFloat(Engine *e, int32_t i, double *pTs, double *pEnd){
+  const SEv *r = EV(e, i);
+  double ts, dur;
+  int64_t f = floatEntry(e, i);
+  if( f>=0 ){
+    ts = e->aFloatTs[f];
+    dur = e->aFloatDur[f];
   }else{
     ts = psFloat(e->origin + r->ts);
     dur = psFloat(r->dur);
@@ -822,13 +829,8 @@ static void evFloat(Engine *e, int32_t i, double *pTs, double *pEnd){
 
 /* The double the reference has for event i's dur (see evFloat). */
 static double evDurFloat(Engine *e, int64_t i){
-  int64_t lo = 0, hi = e->nFloat;
-  while( lo<hi ){                       /* first entry >= i */
-    int64_t mid = (lo+hi)/2;
-    if( e->aFloatIdx[mid]<i ) lo = mid+1; else hi = mid;
-  }
-  if( lo<e->nFloat && e->aFloatIdx[lo]==i ) return e->aFloatDur[lo];
-  return psFloat(EV(e, i)->dur);
+  int64_t f = floatEntry(e, i);
+  return f>=0 ? e->aFloatDur[f] : psFloat(EV(e, i)->dur);
 }
 
 /* Sign of (point of a) − (point of b) as the reference's doubles compare
