@@ -63,13 +63,6 @@ static JNode *cloneMember(const JNode *pObj, const char *zKey){
   return jClone(jGet(pObj, zKey));
 }
 
-/* Member zKey, or when absent the legacy alias zAlias (Python's
-** data.get(key, data.get(alias))). */
-static const JNode *getAlias(const JNode *pObj, const char *zKey, const char *zAlias){
-  const JNode *p = jGet(pObj, zKey);
-  return p ? p : jGet(pObj, zAlias);
-}
-
 /* Python truthiness of a JSON value (absent = None = false). */
 static int jTruthy(const JNode *p){
   if( p==0 ) return 0;
@@ -432,7 +425,7 @@ static JNode *fallbackFamilies(const JNode *doc){
     a[j].count += (sqlite3_int64)numD(cnt);
     a[j].total += numD(numOf(jGet(op, "total_duration")));
     a[j].excl += numD(numOf(jGet(op, "exclusive_duration")));
-    fp = numOf(getAlias(op, "flop_proxy_per_invocation", "work_proxy_per_invocation"));
+    fp = numOf(jGetOr(op, "flop_proxy_per_invocation", "work_proxy_per_invocation"));
     sh = jGet(op, "shape_signature");
     if( fp.t==NUM_NULL && jTruthy(sh) && sh->type==JT_STRING ){
       int64_t iv = 0;
@@ -499,10 +492,10 @@ static JNode *familyDelta(const JNode *b, const JNode *a){
     const JNode *rb = aP[i].pB, *ra = aP[i].pA;
     Num bEx = rb ? numOf(jGet(rb, "exclusive_duration")) : numReal(0.0);
     Num aEx = ra ? numOf(jGet(ra, "exclusive_duration")) : numReal(0.0);
-    Num bTpf = rb ? numOf(getAlias(rb, "time_per_flop_proxy", "normalized_exclusive_per_work")) : numNull();
-    Num aTpf = ra ? numOf(getAlias(ra, "time_per_flop_proxy", "normalized_exclusive_per_work")) : numNull();
-    Num bFl = rb ? numOf(getAlias(rb, "flop_proxy_total", "work_proxy_total")) : numNull();
-    Num aFl = ra ? numOf(getAlias(ra, "flop_proxy_total", "work_proxy_total")) : numNull();
+    Num bTpf = rb ? numOf(jGetOr(rb, "time_per_flop_proxy", "normalized_exclusive_per_work")) : numNull();
+    Num aTpf = ra ? numOf(jGetOr(ra, "time_per_flop_proxy", "normalized_exclusive_per_work")) : numNull();
+    Num bFl = rb ? numOf(jGetOr(rb, "flop_proxy_total", "work_proxy_total")) : numNull();
+    Num aFl = ra ? numOf(jGetOr(ra, "flop_proxy_total", "work_proxy_total")) : numNull();
     Num tr = ratio(bEx, aEx), fr = ratio(bFl, aFl);
     Num eff = (tr.t!=NUM_NULL && fr.t!=NUM_NULL && numD(fr)!=0.0) ? numReal(numD(tr)/numD(fr)) : numNull();
     JNode *r = jObj();

@@ -188,6 +188,12 @@ JNode *jGet(const JNode *pObj, const char *zKey){
   return 0;
 }
 
+/* See jsontree.h. */
+JNode *jGetOr(const JNode *pObj, const char *zKey, const char *zAlias){
+  JNode *p = jGet(pObj, zKey);
+  return p ? p : jGet(pObj, zAlias);
+}
+
 JNode *jAt(const JNode *pArr, int i){
   if( pArr==0 || (pArr->type!=JT_ARRAY && pArr->type!=JT_OBJECT) || i<0 || i>=pArr->nChild ) return 0;
   return pArr->a[i];

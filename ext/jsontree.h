@@ -67,6 +67,11 @@ void jRemove(JNode *pObj, const char *zKey);
 
 /* Lookups: the member of an object, the i-th element of an array. */
 JNode *jGet(const JNode *pObj, const char *zKey);
+
+/* jGet(pObj, zKey), or when pObj has no such member jGet(pObj, zAlias):
+** a key with a legacy name (summary-v1 §3.2, e.g. work_proxy_total for
+** flop_proxy_total). */
+JNode *jGetOr(const JNode *pObj, const char *zKey, const char *zAlias);
 JNode *jAt(const JNode *pArr, int i);
 
 /* Deep copy of p (0 → a new null node).  Returns 0 when out of memory. */

@@ -634,9 +634,8 @@ static const char *const azHotOp[] = {"name", "category", "count", "exclusive_du
 ** a missing or empty canonical_name is recomputed from the name. */
 static JNode *hotOp(const JNode *h){
   JNode *o = pick(h, azHotOp);
-  const JNode *f = jGet(h, "flop_proxy_per_invocation");
+  const JNode *f = jGetOr(h, "flop_proxy_per_invocation", "work_proxy_per_invocation");
   const char *zCanon = strMember(h, "canonical_name");
-  if( f==0 ) f = jGet(h, "work_proxy_per_invocation");
   jSet(o, "flop_proxy_per_invocation", jClone(f));
   if( zCanon ){
     jSet(o, "canonical_name", jStr(zCanon, -1));

@@ -259,10 +259,8 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
       /* legacy keys of older files (summary-v1 §3.2): work_proxy_total,
       ** normalized_exclusive_per_work */
       const JNode *f = jAt(fa, i);
-      const JNode *tp = jGet(f, "time_per_flop_proxy") ? jGet(f, "time_per_flop_proxy")
-                        : jGet(f, "normalized_exclusive_per_work");
-      const JNode *fl = jGet(f, "flop_proxy_total") ? jGet(f, "flop_proxy_total")
-                        : jGet(f, "work_proxy_total");
+      const JNode *tp = jGetOr(f, "time_per_flop_proxy", "normalized_exclusive_per_work");
+      const JNode *fl = jGetOr(f, "flop_proxy_total", "work_proxy_total");
       sqlite3_str_appendf(s, "| `%s` | %lld | ", str(f, "family", ""), (long long)ival(f, "count"));
       fmt3(s, jGet(f, "exclusive_duration")); sqlite3_str_appendall(s, " | ");
       pct2(s, jGet(f, "share_of_total")); sqlite3_str_appendall(s, " | ");

@@ -1293,6 +1293,7 @@ account:
 }
 
 /* Gaps (§4.8), regions (§4.9) and gap contexts (§4.10). */
+#define GAPROW 6          /* slots of a gap row (aGapAgg) */
 static int engGapsAndRegions(Engine *e){
   int rc = SQLITE_OK;
   int64_t i, j, nInfo = 0, nReg = 0;
@@ -1302,8 +1303,9 @@ static int engGapsAndRegions(Engine *e){
   PartsInfo *aInfo = 0;
   RegAgg *aReg = 0;
   int32_t *aG = 0;          /* one device-op track in gap order */
-  int64_t *aGapAgg = 0;     /* per gap row: count, total, max (bits of
-                            ** doubles, µs), payloadName, bestMarker, bestCount */
+  int64_t *aGapAgg = 0;     /* per gap row, GAPROW slots: count, total, max
+                            ** (bits of doubles, µs), payloadName, bestMarker,
+                            ** bestCount */
   int32_t *aKeyPi = 0;      /* per event key: its index in aInfo, or -1 */
   int64_t nGapRow = 0;
   sqlite3_stmt *pIns = 0;
@@ -1471,16 +1473,16 @@ static int engGapsAndRegions(Engine *e){
         h = hmGet(&gapMap, pName, 0, 1, &isNew);
         if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
         if( isNew ){
-          int64_t *a = sqlite3_realloc64(aGapAgg, sizeof(int64_t)*8*(sqlite3_uint64)(nGapRow+1));
+          int64_t *a = sqlite3_realloc64(aGapAgg, sizeof(int64_t)*GAPROW*(sqlite3_uint64)(nGapRow+1));
           if( a==0 ){ rc = SQLITE_NOMEM; goto done; }
           aGapAgg = a;
-          memset(&aGapAgg[8*nGapRow], 0, sizeof(int64_t)*8);
-          aGapAgg[8*nGapRow+3] = pName;
-          aGapAgg[8*nGapRow+4] = -1;
+          memset(&aGapAgg[GAPROW*nGapRow], 0, sizeof(int64_t)*GAPROW);
+          aGapAgg[GAPROW*nGapRow+3] = pName;
+          aGapAgg[GAPROW*nGapRow+4] = -1;
           h->v1 = nGapRow++;
         }
         {
-          int64_t *g = &aGapAgg[8*h->v1];
+          int64_t *g = &aGapAgg[GAPROW*h->v1];
           g[0]++;
           addBits(&g[1], gap);                 /* in the reference's order */
           if( gap>bitsDouble(g[2]) ) memcpy(&g[2], &gap, sizeof(double));
@@ -1501,14 +1503,14 @@ static int engGapsAndRegions(Engine *e){
     int64_t *row;
     if( !h->used ) continue;
     g = hmGet(&gapMap, h->k1, 0, 0, 0);
-    row = &aGapAgg[8*g->v1];
+    row = &aGapAgg[GAPROW*g->v1];
     if( row[4]<0 || h->v1>row[5] || (h->v1==row[5] && spCmp(e, (int32_t)h->k2, (int32_t)row[4])<0) ){
       row[4] = h->k2; row[5] = h->v1;
     }
   }
   if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_gap VALUES(?1,?2,?3,?4,?5,?6)")) ) goto done;
   for(i=0; i<nGapRow; i++){
-    int64_t *g = &aGapAgg[8*i];
+    int64_t *g = &aGapAgg[GAPROW*i];
     sqlite3_bind_int64(pIns, 1, e->traceId);
     bindStrId(e, pIns, 2, (int32_t)g[3]);
     bindStrId(e, pIns, 3, (int32_t)g[4]);
@@ -1537,6 +1539,7 @@ done:
   sqlite3_free(aKeyPi);
   sqlite3_free(aReg);
 #undef MARKER
+#undef GAPROW
   sqlite3_free(aG);
   sqlite3_free(aMark);
   hmFree(&pathMemo);
@@ -2192,7 +2195,7 @@ static int engAggregate(Engine *e){
     for(i=0; i<m->nSlot; i++){
       if( m->a[i].used ){
         aS[nS].step = m->a[i].k1;
-        memcpy(&aS[nS].sum, &m->a[i].v1, sizeof(double));
+        aS[nS].sum = bitsDouble(m->a[i].v1);
         aS[nS].n = m->a[i].v2;
         nS++;
       }
