@@ -69,6 +69,7 @@
 typedef struct ImportOpts {
   int warmup, hotOpLimit, globalMode, storeEvents, replace;
   char *zSeries;              /* sqlite3_malloc'd or NULL */
+  char *zAlias;               /* W&B run sources: the artifact alias (NULL: latest) */
   char *zSchema;              /* sqlite3_malloc'd ("main" by default) */
 } ImportOpts;
 
@@ -118,6 +119,11 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
       o->storeEvents = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
     }else if( strcmp(zKey, "replace")==0 && (isBool || isInt) ){
       o->replace = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
+    }else if( strcmp(zKey, "alias")==0 && ((isText && sqlite3_column_bytes(p, 2)>0)
+                                            || (zVT && strcmp(zVT, "null")==0)) ){
+      sqlite3_free(o->zAlias);
+      o->zAlias = isText ? sqlite3_mprintf("%s", sqlite3_column_text(p, 2)) : 0;
+      if( isText && o->zAlias==0 ){ rc = SQLITE_NOMEM; break; }
     }else if( strcmp(zKey, "schema")==0 && isText ){
       sqlite3_free(o->zSchema);
       o->zSchema = sqlite3_mprintf("%s", sqlite3_column_text(p, 2));
@@ -126,11 +132,11 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
       int known = strcmp(zKey,"warmup_steps")==0 || strcmp(zKey,"hot_op_limit")==0
                || strcmp(zKey,"breakdown_mode")==0 || strcmp(zKey,"series")==0
                || strcmp(zKey,"store_events")==0 || strcmp(zKey,"replace")==0
-               || strcmp(zKey,"schema")==0;
+               || strcmp(zKey,"schema")==0 || strcmp(zKey,"alias")==0;
       *pzErr = known
         ? sqlite3_mprintf(FN ": options_json: bad value for '%s': %s", zKey, sqlite3_column_text(p, 2))
         : sqlite3_mprintf(FN ": options_json: unknown key '%s' (known: warmup_steps, "
-            "hot_op_limit, breakdown_mode, series, store_events, schema, replace)", zKey);
+            "hot_op_limit, breakdown_mode, series, store_events, schema, replace, alias)", zKey);
       rc = SQLITE_ERROR; break;
     }
   }
@@ -1047,10 +1053,18 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   rc = parseOpts(db, argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL
                      ? (const char*)sqlite3_value_text(argv[2]) : 0, &o, &zErr);
   if( rc ) goto done;
+  if( o.zAlias && (!profsumWandbIsSource(zSource) || strncmp(zSource, "wandb:", 6)==0) ){
+    /* an artifact ref names its version itself (wandb:e/p/name:alias) */
+    zErr = sqlite3_mprintf(FN ": options_json: 'alias' applies to W&B run sources "
+        "(wandb-run:<target> or a run URL), not to '%s'%s", zSource,
+        strncmp(zSource, "wandb:", 6)==0 ? "; put the alias in the reference: wandb:ENTITY/PROJECT/NAME:ALIAS" : "");
+    rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    goto done;
+  }
   if( profsumWandbIsSource(zSource) ){
     /* Fetch (or find in the cache) the artifact, then import its folder
     ** with the run's metadata. */
-    rc = profsumWandbFetchForImport(db, zSource, &zWandbDir, &zRunMeta, &zErr);
+    rc = profsumWandbFetchForImport(db, zSource, o.zAlias, &zWandbDir, &zRunMeta, &zErr);
     if( rc ){
       zErr = prefixFn(zErr, rc);
       goto done;
@@ -1191,6 +1205,7 @@ done:
   sqlite3_free(zRefPick);
   sqlite3_free(zOptsJson);
   sqlite3_free(o.zSeries);
+  sqlite3_free(o.zAlias);
   sqlite3_free(o.zSchema);
 }
 

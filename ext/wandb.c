@@ -71,10 +71,10 @@ static void wbPublishFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 }
 
 /* See wandb.h.  Always fails: no network in this build. */
-int profsumWandbFetchForImport(sqlite3 *db, const char *zSource,
+int profsumWandbFetchForImport(sqlite3 *db, const char *zSource, const char *zAlias,
                                char **pzLocalDir, char **pzRunMetadataJson,
                                char **pzErr){
-  (void)db; (void)zSource;
+  (void)db; (void)zSource; (void)zAlias;
   *pzLocalDir = 0;
   *pzRunMetadataJson = 0;
   *pzErr = sqlite3_mprintf("%s", WB_NONET);
@@ -3174,7 +3174,7 @@ static void wbPublishFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 }
 
 /* See wandb.h. */
-int profsumWandbFetchForImport(sqlite3 *db, const char *zSource,
+int profsumWandbFetchForImport(sqlite3 *db, const char *zSource, const char *zAlias,
                                char **pzLocalDir, char **pzRunMetadataJson,
                                char **pzErr){
   Wb w;
@@ -3193,7 +3193,7 @@ int profsumWandbFetchForImport(sqlite3 *db, const char *zSource,
     }else{
       const char *zT = strncmp(zSource, "wandb-run:", 10)==0 ? zSource+10 : zSource;
       pRes = wbFetchRun(&w, zT, 0, getenv("WANDB_ENTITY"), getenv("WANDB_PROJECT"),
-                        "latest", &a);
+                        zAlias ? zAlias : "latest", &a);
       if( pRes ){
         pMeta = jClone(jGet(pRes, "run_metadata"));
         if( pMeta==0 ) wbOom(&w);

@@ -29,8 +29,8 @@ int profsumWandbIsSource(const char *zSource);
 **
 **   zSource  "wandb:<entity>/<project>/<name>[:alias|:vN]"  (an artifact),
 **            "wandb-run:<run target>"                       (a run: its
-**                 committed jax_profile output, alias "latest", else the
-**                 newest; targets as wandb_fetch_run accepts, a bare run id
+**                 committed jax_profile output with alias zAlias (NULL:
+**                 "latest"), else the newest; targets as wandb_fetch_run accepts, a bare run id
 **                 takes entity/project from WANDB_ENTITY/WANDB_PROJECT),
 **            "http(s)://<host>/<entity>/<project>/runs/<run_id>[...]"
 **                 (a run URL; its host must be the configured W&B host).
@@ -53,7 +53,7 @@ int profsumWandbIsSource(const char *zSource);
 ** 'e/p/x:v3' not found in project 'e/p'".  Messages never contain the API
 ** key.  db is used only for its allocator-independent context (may be 0).
 */
-int profsumWandbFetchForImport(sqlite3 *db, const char *zSource,
+int profsumWandbFetchForImport(sqlite3 *db, const char *zSource, const char *zAlias,
                                char **pzLocalDir, char **pzRunMetadataJson,
                                char **pzErr);
 

@@ -333,6 +333,60 @@ class WandbTest(unittest.TestCase):
         db.close()
         self.assert_no_key_off_api()
 
+    def test_import_run_alias(self):
+        """options_json "alias" picks the run's profile by alias and keeps
+        the wandb-run source and the run's metadata (the CLI's
+        `summarize --run-target R --alias A` goes through it)."""
+        import gzip
+        import subprocess
+        import fixtures
+        def gz(durs):
+            return gzip.compress(json.dumps(fixtures.f1(durs, 60)).encode())
+        path = "plugins/profile/2026_01_01_00_00_00/host.trace.json.gz"
+        best = self.api.add_artifact("e", "p", "run-xyz-profiler", 0, {path: gz([100] * 6)},
+                                     aliases=["best"], created_at="2025-01-01T00:00:00Z")
+        last = self.api.add_artifact("e", "p", "run-xyz-profiler", 1, {path: gz([200] * 6)},
+                                     aliases=["latest"], created_at="2025-01-02T00:00:00Z")
+        self.api.add_run("e", "p", "xyz", [best, last], config={"git_commit": "cafe"})
+        db = connect(os.path.join(self.tmp.path, "a.db"))
+        def imported(tid):
+            return db.execute("SELECT t.label, t.source_path, m.run_id, m.artifact_ref, m.git_sha "
+                              "FROM profsum_trace t JOIN profsum_run_metadata m USING(trace_id) "
+                              "WHERE trace_id=?", (tid,)).fetchone()
+        tid = db.execute("SELECT profsum_import('wandb-run:e/p/xyz', NULL, '{\"alias\": \"best\"}')").fetchone()[0]
+        self.assertEqual(imported(tid), ("run-xyz-profiler:v0", "wandb-run:e/p/xyz", "xyz",
+                                         "e/p/run-xyz-profiler:v0", "cafe"))
+        tid = db.execute("SELECT profsum_import('wandb-run:e/p/xyz', NULL, '{\"alias\": null}')").fetchone()[0]
+        self.assertEqual(imported(tid)[3], "e/p/run-xyz-profiler:v1")
+        for src, opts, want in [
+                ("wandb:e/p/run-xyz-profiler:v0", '{"alias": "best"}',
+                 "profsum_import: options_json: 'alias' applies to W&B run sources (wandb-run:<target> "
+                 "or a run URL), not to 'wandb:e/p/run-xyz-profiler:v0'; put the alias in the reference"),
+                ("/nonexistent.json.gz", '{"alias": "best"}', "not to '/nonexistent.json.gz'"),
+                ("wandb-run:e/p/xyz", '{"alias": ""}', "profsum_import: options_json: bad value for 'alias'"),
+                ("wandb-run:e/p/xyz", '{"alias": 3}', "profsum_import: options_json: bad value for 'alias'")]:
+            with self.assertRaises(sqlite3.OperationalError) as cm:
+                db.execute("SELECT profsum_import(?, 'x', ?)", (src, opts)).fetchone()
+            self.assertIn(want, str(cm.exception))
+        self.assertEqual(db.execute("SELECT count(*) FROM profsum_trace").fetchone()[0], 2)
+        db.close()
+        cli = os.environ.get("PROFSUM_CLI", os.path.join(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__))), "profsum"))
+        if os.access(cli, os.X_OK) and not os.environ.get("LD_PRELOAD"):
+            dbp = os.path.join(self.tmp.path, "cli.db")
+            p = subprocess.run([cli, "summarize", "--run-target", "xyz", "--entity", "e", "--project", "p",
+                                "--alias", "best", "--db", dbp, "--label", "b"],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            doc = json.loads(p.stdout)
+            self.assertEqual((doc["run_metadata"]["run_id"], doc["run_metadata"]["artifact_ref"]),
+                             ("xyz", "e/p/run-xyz-profiler:v0"))
+            db = connect(dbp)
+            self.assertEqual(db.execute("SELECT source_path FROM profsum_trace").fetchone()[0],
+                             "wandb-run:xyz")
+            db.close()
+        self.assert_no_key_off_api()
+
     def test_run_target_forms(self):
         os.environ["WANDB_ENTITY"] = "e"
         os.environ["WANDB_PROJECT"] = "p"

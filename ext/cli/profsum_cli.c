@@ -1131,29 +1131,18 @@ static void wandbEnv(const Opts *o){
   }
 }
 
-/* Import a W&B run target (optionally a jax_profile artifact by alias). */
+/* Import a W&B run target: its jax_profile artifact with alias zAlias
+** (NULL: latest), through profsum_import's "alias" option, so that the
+** trace keeps its wandb-run source and run metadata. */
 static sqlite3_int64 importRunTarget(const char *zTarget, const char *zAlias, const char *zLabel,
                                       const char *zOpts){
-  char *zSrc, *zFetched, *zDir;
+  char *zSrc = xprintf("wandb-run:%s", zTarget);
+  char *zWith = zAlias ? sqlText("SELECT json_set(?1, '$.alias', ?2)", "tt", zOpts, zAlias) : 0;
   sqlite3_int64 id;
-  if( zAlias==0 || strcmp(zAlias, "latest")==0 ){
-    zSrc = xprintf("wandb-run:%s", zTarget);
-    id = importSource(zSrc, zLabel, zOpts);
-    sqlite3_free(zSrc);
-    return id;
-  }
-  /* An explicit alias: fetch the run's artifact with that alias, then
-  ** import the folder it landed in. */
-  zFetched = sqlText("SELECT wandb_fetch_run(?1, NULL, json_object('alias', ?2))", "tt", zTarget, zAlias);
-  if( zFetched==0 ) fail(EXIT_FAIL, "wandb_fetch_run returned nothing for '%s'", zTarget);
-  zDir = sqlText("SELECT coalesce(json_extract(?1, '$.dest_dir'), json_extract(?1, '$.dir'), "
-                 "json_extract(?1, '$.local_dir'), "
-                 "(SELECT rtrim(json_extract(value, '$.path'), replace(json_extract(value, '$.path'), '/', '')) "
-                 "FROM json_each(?1, '$.files') LIMIT 1))", "t", zFetched);
-  if( zDir==0 ) fail(EXIT_FAIL, "cannot tell where wandb_fetch_run put the files of '%s'", zTarget);
-  id = importSource(zDir, zLabel, zOpts);
-  free(zDir);
-  free(zFetched);
+  if( zAlias && zWith==0 ) fail(EXIT_FAIL, "cannot add the alias '%s' to the import options", zAlias);
+  id = importSource(zSrc, zLabel, zWith ? zWith : zOpts);
+  free(zWith);
+  sqlite3_free(zSrc);
   return id;
 }
 
