@@ -1141,9 +1141,29 @@ static int callDoc(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrac
   char *zSchemaOwned = 0;
   int rc;
   if( zOpts ){
+    /* a misspelled key must not silently give the defaults */
     JNode *o = jParse(zOpts, -1, 0);
     JNode *sch = jGet(o, "schema");
-    if( sch && sch->type==JT_STRING ) zSchema = zSchemaOwned = sqlite3_mprintf("%s", sch->z);
+    int i;
+    for(i=0; o && o->type==JT_OBJECT && i<o->nChild; i++){
+      const char *zK = o->a[i]->zKey;
+      if( strcmp(zK, "warmup_steps")!=0 && strcmp(zK, "hot_op_limit")!=0
+       && strcmp(zK, "breakdown_mode")!=0 && strcmp(zK, "schema")!=0 ){
+        profsumCtxErr(ctx, "%s: options_json: unknown key '%s' (known: warmup_steps, "
+                      "hot_op_limit, breakdown_mode, schema)", zFunc, zK);
+        jFree(o);
+        return SQLITE_ERROR;
+      }
+    }
+    if( sch && sch->type!=JT_STRING ){
+      profsumCtxErr(ctx, "%s: options_json: schema must be the name of an attached database (text)", zFunc);
+      jFree(o);
+      return SQLITE_ERROR;
+    }
+    if( sch ){
+      zSchema = zSchemaOwned = sqlite3_mprintf("%s", sch->z);
+      if( zSchemaOwned==0 ){ jFree(o); sqlite3_result_error_nomem(ctx); return SQLITE_NOMEM; }
+    }
     jFree(o);
   }
   rc = profsumResolveTrace(db, zSchema, pTrace, &id, &zErr);

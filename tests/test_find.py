@@ -32,6 +32,11 @@ def reference_pick(d):
     return reference_json_pick(d)
 
 
+def q(text):
+    """text as an SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
 class FindTracesTest(unittest.TestCase):
     def setUp(self):
         self.db = connect()
@@ -269,12 +274,13 @@ class FindTracesTest(unittest.TestCase):
             db = connect(os.path.join(t.path, "x.db"))
             try:
                 with self.assertRaises(sqlite3.OperationalError) as cm:
-                    db.execute("CREATE VIEW v AS SELECT * FROM profsum_find_traces('/tmp')")
+                    db.execute("CREATE VIEW v AS SELECT * FROM profsum_find_traces(%s)" % q(t.path))
                     db.execute("SELECT * FROM v").fetchall()
                 self.assertIn('unsafe use of virtual table "profsum_find_traces"',
                               str(cm.exception))
                 # A TEMP view is the application's own SQL: allowed.
-                db.execute("CREATE TEMP VIEW tv AS SELECT * FROM profsum_find_traces('/tmp')")
+                # (its own folder: a scan of the shared /tmp would depend on other processes)
+                db.execute("CREATE TEMP VIEW tv AS SELECT * FROM profsum_find_traces(%s)" % q(t.path))
                 db.execute("SELECT count(*) FROM tv").fetchall()
             finally:
                 db.close()
@@ -284,7 +290,7 @@ class FindTracesTest(unittest.TestCase):
         db.execute("CREATE TABLE t(x)")
         db.execute("CREATE TABLE log(p)")
         db.execute("CREATE TRIGGER tr AFTER INSERT ON t BEGIN "
-                   "INSERT INTO log SELECT path FROM profsum_find_traces('/tmp'); END")
+                   "INSERT INTO log SELECT path FROM profsum_find_traces('/nonexistent-dir'); END")
         with self.assertRaises(sqlite3.OperationalError) as cm:
             db.execute("INSERT INTO t VALUES (1)")
         self.assertIn("unsafe use of virtual table", str(cm.exception))

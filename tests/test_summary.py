@@ -313,6 +313,18 @@ class Fixtures(Base):
         with self.assertRaises(sqlite3.Error) as cm:
             self.db.execute("SELECT profsum_summary_json(99)").fetchone()
         self.assertIn("no trace with id 99", str(cm.exception))
+        # a misspelled knob is an error, not the defaults
+        for opts, want in [('{"hot_op_limt": 5}', "profsum_summary_json: options_json: unknown key 'hot_op_limt' "
+                                                  "(known: warmup_steps, hot_op_limit, breakdown_mode, schema)"),
+                           ('{"schema": 1}', "profsum_summary_json: options_json: schema must be the name of an "
+                                             "attached database (text)"),
+                           ('[5]', "profsum_summary_json: options_json must be a JSON object")]:
+            with self.assertRaises(sqlite3.Error) as cm:
+                self.db.execute("SELECT profsum_summary_json('x', ?)", (opts,)).fetchone()
+            self.assertIn(want, str(cm.exception))
+        doc = json.loads(self.db.execute("SELECT profsum_summary_json('x', '{\"schema\": \"main\", "
+                                         "\"hot_op_limit\": 1}')").fetchone()[0])
+        self.assertLessEqual(len(doc["hot_ops"]), 1)
 
 
 class Serialization(unittest.TestCase):
