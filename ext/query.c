@@ -889,7 +889,7 @@ static void queryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     topK = sqlite3_value_int64(argv[2]);
     if( topK>1000000 ) topK = 1000000;
   }
-  if( sqlite3_value_type(argv[1])==SQLITE_NULL || sqlite3_value_type(argv[1])==SQLITE_BLOB ){
+  if( sqlite3_value_type(argv[1])!=SQLITE_TEXT ){   /* a number would answer as "anything else" */
     profsumCtxErr(ctx, "%s: the question must be text", FN);
     return;
   }

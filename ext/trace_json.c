@@ -1558,9 +1558,18 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
             s->iPos += 3;            /* UTF-8 byte order mark */
             break;
           }
-          *pzErr = sqlite3_mprintf("%s: '%s': neither gzip nor JSON: expected '{' or '[' "
-              "at byte %lld, found 0x%02x", s->zFunc, profsumSrcPath(s->pSrc),
-              (long long)(s->iBase + (int64_t)s->iPos), c);
+          {
+            /* the likeliest mistake of a JAX user: the profile's protobuf */
+            const char *zP = profsumSrcPath(s->pSrc);
+            size_t nP = zP ? strlen(zP) : 0;
+            int isPb = nP>3 && strcmp(zP+nP-3, ".pb")==0;
+            *pzErr = sqlite3_mprintf("%s: '%s': neither gzip nor JSON: expected '{' or '[' "
+                "at byte %lld, found 0x%02x%s", s->zFunc, zP,
+                (long long)(s->iBase + (int64_t)s->iPos), c,
+                isPb ? " (an XPlane protobuf? profsum reads the trace JSON the profiler writes "
+                       "beside it, *.trace.json.gz or perfetto_trace.json.gz: give that file, "
+                       "or the profile folder)" : "");
+          }
           return SQLITE_ERROR;
         case ST_TOP_KEY: {
           const u8 *pStart, *pEnd;

@@ -116,6 +116,7 @@ class Summarize(CliBase):
         _, err = self.run_cli("summarize", "--trace-file", p, "--db", dbp, "--label", "base", rc=1)
         self.assertIn("profsum summarize: ", err)
         self.assertIn("exists already", err)
+        self.assertIn("choose another --label or pass --replace", err)   # the CLI's terms, not the SQL option
         self.run_cli("summarize", "--trace-file", p, "--db", dbp, "--label", "base", "--replace")
         db = connect(dbp)
         self.assertEqual(db.execute("SELECT label FROM profsum_trace").fetchall(), [("base",)])
@@ -199,6 +200,8 @@ class ReportQuery(CliBase):
                   "gap_region_context", "hierarchical_regions", "bound_analysis", "comparison_hint",
                   "optimization_candidates"]:
             self.assertIn(t, out)
+        self.assertIn("matched by substrings of the lower-cased question", out)
+        self.assertNotIn("contains contains", out)
         _, err = self.run_cli("query", "--summary", "x.json", rc=2)
         self.assertIn("profsum query: the option '--question' is required", err)
         _, err = self.run_cli("query", "--question", "top ops", rc=2)

@@ -377,6 +377,8 @@ class Errors(QueryBase):
         cases = [("SELECT profsum_query_json('f7', 'top ops', -1)", "top_k must be a non-negative integer"),
                  ("SELECT profsum_query_json('f7', 'top ops', 'x')", "top_k must be a non-negative integer"),
                  ("SELECT profsum_query_json('f7', NULL)", "the question must be text"),
+                 ("SELECT profsum_query_json('f7', 42)", "the question must be text"),
+                 ("SELECT profsum_query_json('f7', x'746f70206f7073')", "the question must be text"),
                  ("SELECT profsum_query_json('nope', 'top ops')", "no trace with label 'nope'"),
                  ("SELECT profsum_query_json(99, 'top ops')", "no trace with id 99")]
         for sql, msg in cases:

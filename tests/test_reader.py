@@ -436,6 +436,12 @@ class Errors(DbTestCase):
                                       "at byte 0, found 0x50" % p)
         p2 = self.td.write("s.json", b'  "just a string"')
         self.assertIn("neither gzip nor JSON", self.err(p2))
+        # the profile's XPlane protobuf given instead of its trace JSON: a hint
+        p3 = self.td.write("host.xplane.pb", b"\xc7\x01\x0a\x05plane")
+        self.assertEqual(self.err(p3), "trace_events: '%s': neither gzip nor JSON: expected '{' or '[' "
+                                       "at byte 0, found 0xc7 (an XPlane protobuf? profsum reads the trace "
+                                       "JSON the profiler writes beside it, *.trace.json.gz or "
+                                       "perfetto_trace.json.gz: give that file, or the profile folder)" % p3)
 
     def test_corrupt_gzip(self):
         good = gzip.compress(json.dumps({"traceEvents": F1_EVENTS}).encode())

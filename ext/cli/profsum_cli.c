@@ -1043,6 +1043,15 @@ static sqlite3_int64 importSource(const char *zSource, const char *zLabel, const
     if( strstr(zErr, "no such function") ){
       fail(EXIT_FAIL, "%s (this build of profsum does not provide that SQL function yet)", zErr);
     }
+    {
+      /* the SQL function's advice in the CLI's terms */
+      static const char zSqlHint[] = "choose another label or pass '{\"replace\": true}'";
+      char *zHint = strstr(zErr, zSqlHint);
+      if( zHint ){
+        fail(EXIT_FAIL, "%.*schoose another --label or pass --replace%s", (int)(zHint-zErr), zErr,
+             zHint+sizeof(zSqlHint)-1);
+      }
+    }
     fail(EXIT_FAIL, "%s", zErr);
   }
   if( zId==0 ) fail(EXIT_FAIL, "profsum_import returned no trace id for '%s'", zSource);
@@ -1566,17 +1575,17 @@ static int cmdTrim(Opts *o){
 
 /* The intents of tools-spec §2, for `query --list`. */
 static const struct { const char *zType, *zWhen, *zExample; } aIntent[] = {
-  {"top_ops", "contains \"top\" and \"op\"", "What are the top 3 ops by exclusive time?"},
-  {"compute_vs_communication", "\"comm\"/\"collective\" and one of \"compute\", \"dominating\", \"dominant\", \"worst\"",
+  {"top_ops", "contains \"top\" and \"op\"", "What are the top ops by exclusive time?"},
+  {"compute_vs_communication", "contains \"comm\"/\"collective\" and one of \"compute\", \"dominating\", \"dominant\", \"worst\"",
    "Is comm or compute dominating? Which collective is worst?"},
-  {"collective_breakdown", "\"collective\" or \"communication\"", "Show the collective breakdown"},
-  {"pre_op_gap", "\"gap\" and \"before\" (target: the text after \"before\")", "What is the gap before copy.564?"},
-  {"gap_region_context", "\"context\" and one of \"gap\", \"op\", \"copy\" (target: after \"for\"/\"of\"/\"op\", or a name like copy.1)",
+  {"collective_breakdown", "contains \"collective\" or \"communication\"", "Show the collective breakdown"},
+  {"pre_op_gap", "contains \"gap\" and \"before\" (target: the text after \"before\")", "What is the gap before copy.564?"},
+  {"gap_region_context", "contains \"context\" and one of \"gap\", \"op\", \"copy\" (target: after \"for\"/\"of\"/\"op\", or a name like copy.1)",
    "show context for op copy.564"},
-  {"hierarchical_regions", "\"region\" or \"hierarch\"", "show hierarchical regions"},
-  {"bound_analysis", "\"memory-bound\" or \"compute-bound\"", "Is this memory-bound or compute-bound?"},
-  {"comparison_hint", "\"improve\", \"regress\" or \"compare\"", "Did this change regress?"},
-  {"optimization_candidates", "anything else", "What should we try next?"},
+  {"hierarchical_regions", "contains \"region\" or \"hierarch\"", "show hierarchical regions"},
+  {"bound_analysis", "contains \"memory-bound\" or \"compute-bound\"", "Is this memory-bound or compute-bound?"},
+  {"comparison_hint", "contains \"improve\", \"regress\" or \"compare\"", "Did this change regress?"},
+  {"optimization_candidates", "matches none of the above", "What should we try next?"},
 };
 
 static int cmdQuery(Opts *o){
@@ -1588,10 +1597,12 @@ static int cmdQuery(Opts *o){
     size_t i;
     Buf b;
     memset(&b, 0, sizeof(b));
-    bufPuts(&b, "Questions are matched by words, in this order (the first that applies answers):\n");
+    bufPuts(&b, "Questions are matched by substrings of the lower-cased question (\"stop\" contains \"top\"\n"
+                "and \"op\"), in this order: the first that applies answers. The number of rows is\n"
+                "--top-k (default 10), not a number in the question.\n");
     for(i=0; i<sizeof(aIntent)/sizeof(aIntent[0]); i++){
       char z[600];
-      snprintf(z, sizeof(z), "\n%d. %s\n   when the question contains %s\n   e.g. profsum query --summary S --question \"%s\"\n",
+      snprintf(z, sizeof(z), "\n%d. %s\n   when the question %s\n   e.g. profsum query --summary S --question \"%s\"\n",
                (int)i+1, aIntent[i].zType, aIntent[i].zWhen, aIntent[i].zExample);
       bufPuts(&b, z);
     }
