@@ -647,7 +647,7 @@ int profsumThresholdsApply(const JNode *pObj, const char *zWhat, const char *zAl
     /* any float, as Python's RegressionThresholds takes it: also
     ** Infinity/-Infinity/NaN (the CLI's inf, as argparse type=float) */
     if( v->type!=JT_INT && v->type!=JT_REAL ){
-      *pzErr = sqlite3_mprintf("%s: %s must be a finite number", zWhat, azKey[k]);
+      *pzErr = sqlite3_mprintf("%s: %s must be a number (Infinity and NaN included)", zWhat, azKey[k]);
       return SQLITE_ERROR;
     }
     *apVal[k] = jNum(v);

@@ -399,7 +399,7 @@ class Errors(CliBase):
         self.assertEqual(sorted(f["path"] for f in d["files"]), ["profile_report.md", "profile_summary.json"])
         # without a target: a clear error, exit 1
         _, err = self.run_cli("publish", "--summary", p, "--dry-run", rc=1, env=env)
-        self.assertIn("needs an entity and a project", err)
+        self.assertIn("needs an entity and a project (--entity/--project or WANDB_ENTITY/WANDB_PROJECT)", err)
 
     def test_sql_shell(self):
         if shutil.which("sqlite3") is None:

@@ -1778,7 +1778,19 @@ static int cmdPublish(Opts *o){
   if( zReport ) jobjStr(&j, "report_path", zReport);
   if( optStr(o, "summary") ) jobjStr(&j, "summary_path", optStr(o, "summary"));
   jobjRaw(&j, "dry_run", optFlag(o, "dry-run") ? "true" : "false");
-  zRes = sqlText("SELECT wandb_publish(?1, ?2)", "it", id, jobjEnd(&j));
+  {
+    char *zErr = 0;
+    zRes = sqlTextTry(&zErr, "SELECT wandb_publish(?1, ?2)", "it", id, jobjEnd(&j));
+    if( zErr ){
+      /* the SQL function's advice in the CLI's terms */
+      static const char zSqlHint[] = "options entity/project or ";
+      char *zHint = strstr(zErr, zSqlHint);
+      if( zHint ){
+        fail(EXIT_FAIL, "%.*s--entity/--project or %s", (int)(zHint-zErr), zErr, zHint+sizeof(zSqlHint)-1);
+      }
+      fail(EXIT_FAIL, "%s", zErr);
+    }
+  }
   if( zRes==0 ) fail(EXIT_FAIL, "wandb_publish returned nothing");
   emit(zRes, optStr(o, "output"));
   free(zRes);
