@@ -84,6 +84,18 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
   o->zSchema = sqlite3_mprintf("main");
   if( o->zSchema==0 ) return SQLITE_NOMEM;
   if( zJson==0 ) return SQLITE_OK;
+  {
+    /* SQLite's JSON functions say only "malformed JSON": jParse() says where */
+    char *zE = 0;
+    JNode *pChk = jParse(zJson, -1, &zE);
+    if( pChk==0 ){
+      if( zE==0 ) return SQLITE_NOMEM;
+      *pzErr = sqlite3_mprintf(FN ": options_json: %s", zE);
+      sqlite3_free(zE);
+      return SQLITE_ERROR;
+    }
+    jFree(pChk);
+  }
   rc = sqlite3_prepare_v2(db, "SELECT json_type(?1), key, value, type FROM json_each(?1)", -1, &p, 0);
   if( rc ) return rc;
   sqlite3_bind_text(p, 1, zJson, -1, SQLITE_STATIC);
@@ -129,14 +141,27 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
       o->zSchema = sqlite3_mprintf("%s", sqlite3_column_text(p, 2));
       if( o->zSchema==0 ){ rc = SQLITE_NOMEM; break; }
     }else{
-      int known = strcmp(zKey,"warmup_steps")==0 || strcmp(zKey,"hot_op_limit")==0
-               || strcmp(zKey,"breakdown_mode")==0 || strcmp(zKey,"series")==0
-               || strcmp(zKey,"store_events")==0 || strcmp(zKey,"replace")==0
-               || strcmp(zKey,"schema")==0 || strcmp(zKey,"alias")==0;
-      *pzErr = known
-        ? sqlite3_mprintf(FN ": options_json: bad value for '%s': %s", zKey, sqlite3_column_text(p, 2))
-        : sqlite3_mprintf(FN ": options_json: unknown key '%s' (known: warmup_steps, "
+      /* what each known key takes, for the message */
+      static const char *azWant[] = {
+        "warmup_steps", "a non-negative integer", "hot_op_limit", "a non-negative integer",
+        "series", "a string or null", "store_events", "true or false",
+        "replace", "true or false", "schema", "a string (the name of an attached database)",
+        "alias", "a non-empty string or null" };
+      const char *zWant = 0;
+      size_t w;
+      for(w=0; w<sizeof(azWant)/sizeof(azWant[0]); w+=2){
+        if( strcmp(zKey, azWant[w])==0 ){ zWant = azWant[w+1]; break; }
+      }
+      if( zWant ){
+        /* the value as written: a string quoted, true/false/null as words */
+        const char *zV = (const char*)sqlite3_column_text(p, 2);
+        *pzErr = isText ? sqlite3_mprintf(FN ": options_json: '%s' must be %s, not \"%s\"", zKey, zWant, zV)
+               : sqlite3_mprintf(FN ": options_json: '%s' must be %s, not %s", zKey, zWant,
+                                 isBool || (zVT && strcmp(zVT, "null")==0) ? zVT : zV ? zV : "?");
+      }else{
+        *pzErr = sqlite3_mprintf(FN ": options_json: unknown key '%s' (known: warmup_steps, "
             "hot_op_limit, breakdown_mode, series, store_events, schema, replace, alias)", zKey);
+      }
       rc = SQLITE_ERROR; break;
     }
   }

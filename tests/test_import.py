@@ -384,7 +384,14 @@ class ImportBehaviour(Base):
         for opts, msg in [("[1]", "options_json must be a JSON object"),
                           ('{"warmup":1}', "unknown key 'warmup'"),
                           ('{"breakdown_mode":"x"}', "breakdown_mode must be"),
-                          ('{"hot_op_limit":"many"}', "bad value for 'hot_op_limit'")]:
+                          ('{"hot_op_limit":"many"}', "options_json: 'hot_op_limit' must be a non-negative integer, not \"many\""),
+                          ('{"warmup_steps": -1}', "options_json: 'warmup_steps' must be a non-negative integer, not -1"),
+                          ('{"store_events": null}', "options_json: 'store_events' must be true or false, not null"),
+                          ('{"schema": [1]}', "options_json: 'schema' must be a string (the name of an attached "
+                                              "database), not [1]"),
+                          # where the JSON is wrong, not just that it is
+                          ('{"warmup_steps": 2,}', "profsum_import: options_json: invalid JSON at byte 19: expected a key"),
+                          ('warmup_steps=2', "profsum_import: options_json: invalid JSON at byte 0: expected a value")]:
             with self.assertRaises(sqlite3.Error) as cm:
                 self.db.execute("SELECT profsum_import(?, 'o', ?)", (p, opts)).fetchone()
             self.assertIn(msg, str(cm.exception))

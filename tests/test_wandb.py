@@ -363,8 +363,8 @@ class WandbTest(unittest.TestCase):
                  "profsum_import: options_json: 'alias' applies to W&B run sources (wandb-run:<target> "
                  "or a run URL), not to 'wandb:e/p/run-xyz-profiler:v0'; put the alias in the reference"),
                 ("/nonexistent.json.gz", '{"alias": "best"}', "not to '/nonexistent.json.gz'"),
-                ("wandb-run:e/p/xyz", '{"alias": ""}', "profsum_import: options_json: bad value for 'alias'"),
-                ("wandb-run:e/p/xyz", '{"alias": 3}', "profsum_import: options_json: bad value for 'alias'")]:
+                ("wandb-run:e/p/xyz", '{"alias": ""}', "profsum_import: options_json: 'alias' must be a non-empty string or null, not \"\""),
+                ("wandb-run:e/p/xyz", '{"alias": 3}', "profsum_import: options_json: 'alias' must be a non-empty string or null, not 3")]:
             with self.assertRaises(sqlite3.OperationalError) as cm:
                 db.execute("SELECT profsum_import(?, 'x', ?)", (src, opts)).fetchone()
             self.assertIn(want, str(cm.exception))
