@@ -796,6 +796,23 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
           (long long)traceId);
       if( rc ) goto body_done;
     }
+    if( j->info.cutOff ){
+      rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
+          "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", o.zSchema,
+          "The trace JSON ends early (inside an entry or before its closing bracket): the file "
+          "looks cut off, e.g. copied while the profiler was still writing it. The reference "
+          "summarizer would reject it; profsum summarized the events before the cut: see "
+          "profsum_diagnostic.", (long long)traceId);
+      if( rc ) goto body_done;
+    }
+    if( j->info.laxSyntax ){
+      rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
+          "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", o.zSchema,
+          "The trace is not strict JSON (trailing commas or raw control characters in strings), "
+          "which the reference summarizer rejects; profsum read it: see profsum_diagnostic.",
+          (long long)traceId);
+      if( rc ) goto body_done;
+    }
     if( j->info.nRejectedByRef>0 ){
       char *zW = sqlite3_mprintf("%lld %s malformed for the reference summarizer "
           "(it would reject the whole file; first: entry %lld, %s); profsum summarized the "

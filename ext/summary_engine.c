@@ -292,6 +292,7 @@ struct ProfsumEngine {
   int64_t nDiag, nAllocDiag;
   int diagRc;
   int arrayForm;        /* the document is a bare array */
+  int laxSyntax, cutOff; /* see ProfsumEngineInfo */
   int64_t nRejected, iFirstRejected, iLastRejected;
   const char *zFirstRejected;
   /* orders */
@@ -341,6 +342,16 @@ static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, con
   int k;
   EngDiagRow *r;
   if( isRejectKind(zKind) ) noteRejected(e, idx, zKind);
+  switch( zKind[0] ){     /* the reader's file-level tolerances */
+    case 't':
+      if( strcmp(zKind, "trailing_comma")==0 ) e->laxSyntax = 1;
+      else if( strcmp(zKind, "truncated_entry")==0 ) e->cutOff = 1;
+      break;
+    case 'c': if( strcmp(zKind, "control_character")==0 ) e->laxSyntax = 1; break;
+    case 'u':
+      if( strcmp(zKind, "unterminated_array")==0 || strcmp(zKind, "unterminated_object")==0 ) e->cutOff = 1;
+      break;
+  }
   for(k=0; k<e->nKind; k++) if( e->aKind[k].zKind==zKind || strcmp(e->aKind[k].zKind, zKind)==0 ) break;
   if( k==e->nKind && e->nKind<48 ){ e->aKind[k].zKind = zKind; e->aKind[k].n = 0; e->nKind++; }
   if( k<e->nKind && ++e->aKind[k].n > 1000 ) return;
@@ -2318,6 +2329,8 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   pInfo->iFirstRejected = e->iFirstRejected;
   pInfo->zFirstRejectedKind = e->zFirstRejected;
   pInfo->arrayForm = e->arrayForm;
+  pInfo->laxSyntax = e->laxSyntax;
+  pInfo->cutOff = e->cutOff;
   memcpy(pInfo->zSha256, e->zSha, sizeof(e->zSha));
   pInfo->nFileBytes = e->nFileBytes;
   e->pzErr = 0;

@@ -17,6 +17,10 @@ typedef struct ProfsumEngineInfo {
   sqlite3_int64 iFirstRejected;  /* entry index of the first of them (-1: none) */
   const char *zFirstRejectedKind;/* its diagnostic kind (static) */
   int arrayForm;                 /* the bare-array form (the reference rejects it) */
+  int laxSyntax;                 /* read past trailing commas or raw control
+                                 ** characters (strict JSON readers reject them) */
+  int cutOff;                    /* the data ended inside an entry or before the
+                                 ** closing ']' / '}' (a cut-off file) */
   char zSha256[65];              /* SHA-256 of the file bytes (hex), hashed while reading */
   sqlite3_int64 nFileBytes;      /* size of the file */
 } ProfsumEngineInfo;

@@ -421,6 +421,32 @@ class ImportBehaviour(Base):
         kinds = [r[0] for r in rows(self.db, "SELECT kind FROM profsum_agg_diagnostic WHERE trace_id=?", tid)]
         self.assertIn("not_an_object", kinds)
 
+    def test_cut_off_and_lax_json_warn(self):
+        """A cut-off JSON file and non-strict JSON are read (DESIGN) but say so
+        in quality_warnings: the reference's strict decoder rejects both."""
+        full = json.dumps(fixtures.f2())
+        cases = {
+            "cut_entry": full[:full.rindex('{"ph"') + 12],          # inside the last entry
+            "cut_array": full[:-2],                                  # before the closing ']}'
+            "cut_object": full[:-1],                                 # before the closing '}'
+            "comma": full[:-2] + ",]}",                              # a trailing comma
+            "ctrl": full.replace('"name": "', '"name": "\t', 1),     # a raw TAB in a string
+            "clean": full}
+        want = {"cut_entry": ["ends early"], "cut_array": ["ends early"], "cut_object": ["ends early"],
+                "comma": ["not strict JSON"], "ctrl": ["not strict JSON"], "clean": []}
+        for label, text in cases.items():
+            p = self.td.write(label + ".json", text)
+            tid = self.db.execute("SELECT profsum_import(?, ?)", (p, label)).fetchone()[0]
+            qw = json.loads(rows(self.db, "SELECT quality_warnings FROM profsum_trace WHERE trace_id=?", tid)[0][0])
+            self.assertEqual(len(qw), len(want[label]), (label, qw))
+            for w, got in zip(want[label], qw):
+                self.assertIn(w, got, label)
+            doc = json.loads(rows(self.db, "SELECT profsum_summary_json(?)", tid)[0][0])
+            self.assertEqual(doc["trace_overview"]["quality_warnings"], qw, label)
+        self.assertIn("The reference summarizer would reject it; profsum summarized the events before "
+                      "the cut: see profsum_diagnostic.",
+                      rows(self.db, "SELECT quality_warnings FROM profsum_trace WHERE label='cut_entry'")[0][0])
+
     def test_store_events(self):
         tid, _ = self.imp(fixtures.f2(), "ev", {"store_events": True})
         self.assertEqual(rows(self.db, "SELECT count(*), sum(excl_ps) FROM profsum_event WHERE trace_id=?", tid),
