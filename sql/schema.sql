@@ -15,6 +15,8 @@
 -- The file is executed by profsum_import() with "main." replaced by the
 -- target schema; every statement must be idempotent (IF NOT EXISTS).
 
+-- One row per import: a trace (or a profile_summary.v1 document), its
+-- provenance, its overview counts and the options it was imported with.
 CREATE TABLE IF NOT EXISTS main.profsum_trace(
   trace_id INTEGER PRIMARY KEY AUTOINCREMENT, -- stable id; never reused, even after replace
   label TEXT NOT NULL UNIQUE,          -- unique name (default: derived from the file)
@@ -45,7 +47,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_trace(
 
 -- Per step number: the mean duration over the events of that step (summary-v1 §4.3).
 CREATE TABLE IF NOT EXISTS main.profsum_agg_step(
-  trace_id INTEGER NOT NULL,
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   step INTEGER NOT NULL,               -- step number
   duration REAL NOT NULL,              -- mean duration of the step's events, µs
   n_events INTEGER NOT NULL,           -- events averaged (one per device)
@@ -54,7 +56,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_step(
 
 -- Time breakdown buckets in both modes (summary-v1 §4.4).
 CREATE TABLE IF NOT EXISTS main.profsum_agg_breakdown(
-  trace_id INTEGER NOT NULL,
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   mode TEXT NOT NULL,                  -- 'exclusive_per_track' | 'exclusive_global'
   category TEXT NOT NULL,              -- compute | communication | host | stall | other | total
   duration REAL NOT NULL,              -- µs ('total' = total_duration of the mode)
@@ -63,9 +65,9 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_breakdown(
 
 -- Every device op name (hot-op candidates before ranking and the limit; §4.5).
 CREATE TABLE IF NOT EXISTS main.profsum_agg_op(
-  trace_id INTEGER NOT NULL,
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   name TEXT NOT NULL,                  -- exact event name
-  count INTEGER NOT NULL,
+  count INTEGER NOT NULL,              -- complete events of this name on device-op threads
   total_duration REAL NOT NULL,        -- Σ dur, µs
   exclusive_duration REAL NOT NULL,    -- Σ exclusive time (§2), µs
   shape_signature TEXT,                -- most common non-null signature of args.long_name
@@ -77,19 +79,19 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_op(
 
 -- Communication ops by collective (§4.7), all of them.
 CREATE TABLE IF NOT EXISTS main.profsum_agg_comm(
-  trace_id INTEGER NOT NULL,
-  collective TEXT NOT NULL,
-  count INTEGER NOT NULL,
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
+  collective TEXT NOT NULL,            -- all-reduce | all-gather | reduce-scatter | all-to-all | ... (profsum_collective)
+  count INTEGER NOT NULL,              -- communication op events of this collective
   total_duration REAL NOT NULL,        -- Σ exclusive time, µs
   PRIMARY KEY(trace_id, collective)
 ) WITHOUT ROWID;
 
 -- Idle gaps before device ops, by payload op (§4.8), all of them.
 CREATE TABLE IF NOT EXISTS main.profsum_agg_gap(
-  trace_id INTEGER NOT NULL,
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   name TEXT NOT NULL,                  -- payload op name
   marker_op TEXT NOT NULL,             -- most frequent first op after the gap
-  count INTEGER NOT NULL,
+  count INTEGER NOT NULL,              -- gaps counted for this payload op
   total_gap_duration REAL NOT NULL,    -- µs
   max_gap_duration REAL NOT NULL,      -- µs
   PRIMARY KEY(trace_id, name)
@@ -97,10 +99,10 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_gap(
 
 -- Hierarchical regions after unary-path pruning (§4.9), all of them.
 CREATE TABLE IF NOT EXISTS main.profsum_agg_region(
-  trace_id INTEGER NOT NULL,
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   path TEXT NOT NULL,                  -- parts joined by '=>'
-  depth INTEGER NOT NULL,
-  count INTEGER NOT NULL,
+  depth INTEGER NOT NULL,              -- number of parts (1 for a root region)
+  count INTEGER NOT NULL,              -- device-op events at or below this path
   inclusive_duration REAL NOT NULL,    -- Σ exclusive time of events at or below, µs
   exclusive_duration REAL NOT NULL,    -- Σ exclusive time of events exactly here, µs
   PRIMARY KEY(trace_id, path)
@@ -108,88 +110,101 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_region(
 
 -- Gap contexts by (payload op, region path) (§4.10), all of them.
 CREATE TABLE IF NOT EXISTS main.profsum_agg_gap_context(
-  trace_id INTEGER NOT NULL,
-  op_name TEXT NOT NULL,
-  region_path TEXT NOT NULL,
-  count INTEGER NOT NULL,
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
+  op_name TEXT NOT NULL,               -- payload op name
+  region_path TEXT NOT NULL,           -- the payload op's first <= 4 region parts, '=>'-joined (§4.10)
+  count INTEGER NOT NULL,              -- gaps counted
   total_gap_duration REAL NOT NULL,    -- µs
   PRIMARY KEY(trace_id, op_name, region_path)
 ) WITHOUT ROWID;
 
 -- Oddities met while reading the trace (profsum_diagnostics kinds).
 CREATE TABLE IF NOT EXISTS main.profsum_agg_diagnostic(
-  trace_id INTEGER NOT NULL,
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   idx INTEGER,                         -- entry index (NULL: file-level)
   byte_offset INTEGER,                 -- in the decompressed JSON
-  kind TEXT NOT NULL,
-  detail TEXT NOT NULL
+  kind TEXT NOT NULL,                  -- e.g. time_rounded, trailing_comma (docs/trace_events.md lists them)
+  detail TEXT NOT NULL                 -- what was met and what was done about it
 );
 CREATE INDEX IF NOT EXISTS main.profsum_agg_diagnostic_trace ON profsum_agg_diagnostic(trace_id);
 
 -- ---------------------------------------------------------------------
 -- Sections for the knobs given at import (ext/summary_doc.c writes them).
 
+-- step_time.all_steps and step_time.steady_state_steps of the document.
 CREATE TABLE IF NOT EXISTS main.profsum_sec_step_stats(
-  trace_id INTEGER NOT NULL,
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   scope TEXT NOT NULL,                 -- 'all' | 'steady'
-  count INTEGER NOT NULL,
-  mean REAL, median REAL, p90 REAL, min REAL, max REAL,   -- µs, NULL when count = 0
+  count INTEGER NOT NULL,              -- steps
+  mean REAL,                           -- µs, NULL when count = 0
+  median REAL,                         -- µs, NULL when count = 0
+  p90 REAL,                            -- µs, NULL when count = 0
+  min REAL,                            -- µs, NULL when count = 0
+  max REAL,                            -- µs, NULL when count = 0
   PRIMARY KEY(trace_id, scope)
 ) WITHOUT ROWID;
 
+-- step_time.classes of the document (steady steps split by duration, §4.3).
 CREATE TABLE IF NOT EXISTS main.profsum_sec_step_class(
-  trace_id INTEGER NOT NULL,
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   rank INTEGER NOT NULL,               -- 0-based order in step_time.classes
   name TEXT NOT NULL,                  -- typical | light | heavy
-  count INTEGER NOT NULL,
-  fraction_of_steady REAL NOT NULL,
-  mean REAL, median REAL, p90 REAL, min REAL, max REAL,
-  representative_step INTEGER,
-  representative_duration REAL,
-  periodicity INTEGER,
+  count INTEGER NOT NULL,              -- steady steps in the class
+  fraction_of_steady REAL NOT NULL,    -- count / steady steps
+  mean REAL,                           -- µs
+  median REAL,                         -- µs
+  p90 REAL,                            -- µs
+  min REAL,                            -- µs
+  max REAL,                            -- µs
+  representative_step INTEGER,         -- the step whose duration is closest to the class median (ties: smaller step)
+  representative_duration REAL,        -- that step's duration, µs
+  periodicity INTEGER,                 -- heavy class: the most frequent step distance (> 1) between its steps; else NULL
   PRIMARY KEY(trace_id, rank)
 ) WITHOUT ROWID;
 
+-- hot_ops of the document: device ops by exclusive time, hot_op_limit of them.
 CREATE TABLE IF NOT EXISTS main.profsum_sec_hot_op(
-  trace_id INTEGER NOT NULL,
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   rank INTEGER NOT NULL,               -- 0-based order in hot_ops
-  name TEXT NOT NULL,
-  canonical_name TEXT NOT NULL,
-  category TEXT NOT NULL,
-  count INTEGER NOT NULL,
-  total_duration REAL NOT NULL,
-  exclusive_duration REAL NOT NULL,
-  avg_duration REAL NOT NULL,
-  shape_signature TEXT,
-  source_file TEXT,
-  tf_op_path TEXT,
-  flop_proxy_per_invocation REAL,
+  name TEXT NOT NULL,                  -- exact event name
+  canonical_name TEXT NOT NULL,        -- profsum_canonical_op(name)
+  category TEXT NOT NULL,              -- classify_op(name): stall | communication | compute
+  count INTEGER NOT NULL,              -- events
+  total_duration REAL NOT NULL,        -- Σ dur, µs
+  exclusive_duration REAL NOT NULL,    -- Σ exclusive time, µs
+  avg_duration REAL NOT NULL,          -- total_duration / count, µs
+  shape_signature TEXT,                -- most common signature of args.long_name
+  source_file TEXT,                    -- most common args.source
+  tf_op_path TEXT,                     -- most common args.tf_op
+  flop_proxy_per_invocation REAL,      -- mean flop proxy (profsum_flop_proxy), NULL when none
   PRIMARY KEY(trace_id, rank)
 ) WITHOUT ROWID;
 
+-- semantic_families of the document: the hot ops (after hot_op_limit) grouped by family.
 CREATE TABLE IF NOT EXISTS main.profsum_sec_family(
-  trace_id INTEGER NOT NULL,
-  rank INTEGER NOT NULL,
-  family TEXT NOT NULL,
-  count INTEGER NOT NULL,
-  total_duration REAL NOT NULL,
-  exclusive_duration REAL NOT NULL,
-  share_of_total REAL NOT NULL,
-  avg_duration REAL NOT NULL,
-  avg_exclusive_duration REAL NOT NULL,
-  example_op TEXT,
-  dominant_shape_signature TEXT,
-  flop_proxy_total REAL,
-  time_per_flop_proxy REAL,
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
+  rank INTEGER NOT NULL,               -- 0-based order in semantic_families
+  family TEXT NOT NULL,                -- profsum_semantic_family(name)
+  count INTEGER NOT NULL,              -- Σ count of the family's hot ops
+  total_duration REAL NOT NULL,        -- Σ dur, µs
+  exclusive_duration REAL NOT NULL,    -- Σ exclusive time, µs
+  share_of_total REAL NOT NULL,        -- exclusive_duration / max(breakdown total, Σ hot-op exclusive)
+  avg_duration REAL NOT NULL,          -- total_duration / count, µs
+  avg_exclusive_duration REAL NOT NULL,-- exclusive_duration / count, µs
+  example_op TEXT,                     -- the family's highest-ranked hot op
+  dominant_shape_signature TEXT,       -- most common shape signature of its ops, weighted by count
+  flop_proxy_total REAL,               -- Σ flop_proxy_per_invocation × count over its ops, NULL when none
+  time_per_flop_proxy REAL,            -- exclusive_duration / flop_proxy_total, NULL when not > 0
   PRIMARY KEY(trace_id, rank)
 ) WITHOUT ROWID;
 
+-- optimization_candidates of the document ("what should we try next?").
 CREATE TABLE IF NOT EXISTS main.profsum_sec_candidate(
-  trace_id INTEGER NOT NULL,
-  rank INTEGER NOT NULL,
-  candidate_id TEXT NOT NULL,
-  title TEXT NOT NULL,
-  rationale TEXT NOT NULL,
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
+  rank INTEGER NOT NULL,               -- 0-based order in optimization_candidates
+  candidate_id TEXT NOT NULL,          -- the rule that fired: communication-heavy, stall-heavy, ... (summary-v1 §4.12)
+  title TEXT NOT NULL,                 -- one line
+  rationale TEXT NOT NULL,             -- why, with the numbers
   evidence TEXT NOT NULL,              -- JSON array of strings
   suggestions TEXT NOT NULL,           -- JSON array of strings
   PRIMARY KEY(trace_id, rank)
@@ -201,7 +216,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_sec_candidate(
 -- Per device (process named /device:...): its device-op events (XLA Ops,
 -- Async XLA Ops, Stream #... threads).
 CREATE TABLE IF NOT EXISTS main.profsum_agg_device(
-  trace_id INTEGER NOT NULL,
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   device TEXT NOT NULL,                -- process name, e.g. /device:TPU:0
   n_ops INTEGER NOT NULL,              -- device-op events
   n_small_ops INTEGER NOT NULL,        -- of which shorter than 0.1 ms
@@ -219,13 +234,14 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_device(
 --                        device?to?host|infeed|outfeed|transfer (any case), µs
 --   device_busy_duration Σ over devices of busy_duration, µs
 CREATE TABLE IF NOT EXISTS main.profsum_agg_fact(
-  trace_id INTEGER NOT NULL,
-  name TEXT NOT NULL,
-  value REAL,
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
+  name TEXT NOT NULL,                  -- one of the names above
+  value REAL,                          -- its value (µs for durations); NULL when unknown
   PRIMARY KEY(trace_id, name)
 ) WITHOUT ROWID;
 
 -- ---------------------------------------------------------------------
+
 -- Regression history (ext/compare.c; docs/compare.md).  One row per
 -- profsum_track() call, per profsum_bundle() with "history": true and per
 -- line of a JSONL history read by profsum_history_import(); record_json is
