@@ -94,6 +94,11 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
       sqlite3_free(zE);
       return SQLITE_ERROR;
     }
+    if( pChk->type!=JT_OBJECT ){     /* json_each() of [] would give no row */
+      jFree(pChk);
+      *pzErr = sqlite3_mprintf(FN ": options_json must be a JSON object");
+      return SQLITE_ERROR;
+    }
     jFree(pChk);
   }
   rc = sqlite3_prepare_v2(db, "SELECT json_type(?1), key, value, type FROM json_each(?1)", -1, &p, 0);

@@ -382,6 +382,8 @@ class ImportBehaviour(Base):
     def test_bad_options(self):
         p = self.td.write("a.json", json.dumps(fixtures.f2()))
         for opts, msg in [("[1]", "options_json must be a JSON object"),
+                          ("[]", "options_json must be a JSON object"),
+                          ("5", "options_json must be a JSON object"),
                           ('{"warmup":1}', "unknown key 'warmup'"),
                           ('{"breakdown_mode":"x"}', "breakdown_mode must be"),
                           ('{"hot_op_limit":"many"}', "options_json: 'hot_op_limit' must be a non-negative integer, not \"many\""),
