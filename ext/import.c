@@ -278,6 +278,13 @@ static int execf(sqlite3 *db, char **pzErr, const char *zFmt, ...){
   return rc;
 }
 
+/* Append zText to the quality_warnings of trace id in schema zSchema. */
+static int addWarning(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char **pzErr,
+                      const char *zText){
+  return execf(db, pzErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
+      "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", zSchema, zText, (long long)id);
+}
+
 /* Delete every row of trace id in schema. */
 static int deleteTrace(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char **pzErr){
   static const char *azTab[] = {"profsum_agg_step","profsum_agg_breakdown","profsum_agg_op",
@@ -785,51 +792,36 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
   }else{
     rc = profsumEngineWrite(j->pEngine, db, o.zSchema, traceId, &zErr);
     if( rc ) goto body_done;
-    /* Extra quality warnings. */
-    if( zRefPick && strcmp(zRefPick, zTrace)!=0 ){
-      rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
-          "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", o.zSchema,
+    /* Extra quality warnings: where the reference would do otherwise. */
+    {
+      const char *azWarn[4];
+      int nWarn = 0, w;
+      if( zRefPick && strcmp(zRefPick, zTrace)!=0 ) azWarn[nWarn++] =
           "The reference summarizer would read the XPlane protobuf in this folder; profsum "
-          "read the JSON trace instead (same events, converted by the profiler).", (long long)traceId);
-      if( rc ) goto body_done;
-    }
-    if( j->info.arrayForm ){
-      rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
-          "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", o.zSchema,
+          "read the JSON trace instead (same events, converted by the profiler).";
+      if( j->info.arrayForm ) azWarn[nWarn++] =
           "The trace is in the JSON array form ([...] without {\"traceEvents\": ...}), which "
-          "the reference summarizer rejects (it needs a top-level object); profsum read it.",
-          (long long)traceId);
-      if( rc ) goto body_done;
-    }
-    if( j->info.cutOff ){
-      rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
-          "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", o.zSchema,
+          "the reference summarizer rejects (it needs a top-level object); profsum read it.";
+      if( j->info.cutOff ) azWarn[nWarn++] =
           "The trace JSON ends early (inside an entry or before its closing bracket): the file "
           "looks cut off, e.g. copied while the profiler was still writing it. The reference "
           "summarizer would reject it; profsum summarized the events before the cut: see "
-          "profsum_diagnostic.", (long long)traceId);
-      if( rc ) goto body_done;
-    }
-    if( j->info.laxSyntax ){
-      rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
-          "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", o.zSchema,
+          "profsum_diagnostic.";
+      if( j->info.laxSyntax ) azWarn[nWarn++] =
           "The trace is not strict JSON (trailing commas or raw control characters in strings), "
-          "which the reference summarizer rejects; profsum read it: see profsum_diagnostic.",
-          (long long)traceId);
-      if( rc ) goto body_done;
+          "which the reference summarizer rejects; profsum read it: see profsum_diagnostic.";
+      for(w=0; rc==SQLITE_OK && w<nWarn; w++) rc = addWarning(db, o.zSchema, traceId, &zErr, azWarn[w]);
     }
-    if( j->info.nRejectedByRef>0 ){
+    if( rc==SQLITE_OK && j->info.nRejectedByRef>0 ){
       char *zW = sqlite3_mprintf("%lld %s malformed for the reference summarizer "
           "(it would reject the whole file; first: entry %lld, %s); profsum summarized the "
           "valid events: see profsum_diagnostic.", (long long)j->info.nRejectedByRef,
           j->info.nRejectedByRef==1 ? "entry is" : "entries are",
           (long long)j->info.iFirstRejected, j->info.zFirstRejectedKind ? j->info.zFirstRejectedKind : "?");
-      if( zW==0 ){ rc = SQLITE_NOMEM; goto body_done; }
-      rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
-          "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", o.zSchema, zW, (long long)traceId);
+      rc = zW ? addWarning(db, o.zSchema, traceId, &zErr, zW) : SQLITE_NOMEM;
       sqlite3_free(zW);
-      if( rc ) goto body_done;
     }
+    if( rc ) goto body_done;
     if( o.storeEvents ){
       rc = execf(db, &zErr, "CREATE TABLE IF NOT EXISTS \"%w\".profsum_event(trace_id INTEGER NOT NULL, "
           "idx INTEGER NOT NULL, ph TEXT, name TEXT, cat TEXT, pid, tid, ts INTEGER, dur INTEGER, "
