@@ -56,6 +56,53 @@ class ReportHtml(unittest.TestCase):
         self.assertIn("&lt;script&gt;alert(1)&lt;/script&gt;", html)
         self.assertIn("&lt;img src=x onerror=alert(2)&gt;", html)
 
+    def test_long_names_cut_at_characters(self):
+        # labels are cut to 40 characters, never inside a UTF-8 sequence (the
+        # page must decode), with an ellipsis and the full name as a tooltip;
+        # a region path keeps its end (paths differ at their leaves)
+        long_jp = "\u3042" * 60 + ".1"
+        long_path = "/".join(["train_step", "transformer", "layer_0", "attention", "query_projection",
+                              "dot_general"])
+        ev = [{"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/device:TPU:0"}},
+              {"ph": "M", "pid": 1, "tid": 1, "name": "thread_name", "args": {"name": "XLA Ops"}},
+              {"ph": "X", "pid": 1, "tid": 1, "name": long_jp, "ts": 0, "dur": 50,
+               "args": {"tf_op": long_path}},
+              {"ph": "X", "pid": 1, "tid": 1, "name": "\u00e9" * 45, "ts": 60, "dur": 20}]
+        with TempDir() as td:
+            db = connect()
+            db.execute("SELECT profsum_import(?, 'long')", (td.write("l.json", json.dumps({"traceEvents": ev})),))
+            raw = db.execute("SELECT CAST(profsum_report_html('long') AS BLOB)").fetchone()[0]
+            db.close()
+        html = raw.decode("utf-8")                         # strict: raises on a split sequence
+        self.assertIn("<title>" + long_jp + ": 50.000 µs</title>", html)
+        self.assertIn(">" + "\u3042" * 39 + "…</text>", html)
+        self.assertIn(">" + "\u00e9" * 39 + "…</text>", html)
+        full = "=>".join(long_path.split("/"))
+        self.assertIn(">…" + full[-39:].replace(">", "&gt;") + "</text>", html)
+        self.assertIn("<title>profsum report: long</title>", html)
+        self.assertIn('viewBox="0 0 900 ', html)           # charts scale with the window
+        self.assertIn("No steps detected", html)
+        self.assertIn("median n/a µs, p90 n/a µs", html)   # a null median is not 0
+
+    def test_empty_sections_say_so(self):
+        with TempDir() as td:
+            db = connect()
+            db.execute("SELECT profsum_import(?, 'e')", (td.write("e.json", '{"traceEvents": []}'),))
+            html = db.execute("SELECT profsum_report_html('e')").fetchone()[0]
+            # a summary document has no per-step rows: the chart says why it is empty
+            p = td.write("f1.json", json.dumps(fixtures.f1([100, 110, 120, 130, 140, 150], 60)))
+            db.execute("SELECT profsum_import(?, 't')", (p,))
+            v = td.write("v1.json", db.execute("SELECT profsum_summary_json('t')").fetchone()[0])
+            db.execute("SELECT profsum_import(?, 'v')", (v,))
+            html_v1 = db.execute("SELECT profsum_report_html('v')").fetchone()[0]
+            db.close()
+        self.assertEqual(html.count("<svg"), 0)
+        for msg in ["No device or host time in the trace.", "No steps detected",
+                    "No device ops in the trace", "No regions"]:
+            self.assertIn(msg, html)
+        self.assertIn("No per-step durations: the trace was imported from a summary document", html_v1)
+        self.assertIn("Imported from a summary document: only the KPIs", html_v1)
+
     def test_errors(self):
         db = connect()
         with self.assertRaises(Exception) as cm:
