@@ -342,8 +342,10 @@ static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, con
   int k;
   EngDiagRow *r;
   if( isRejectKind(zKind) ) noteRejected(e, idx, zKind);
-  switch( zKind[0] ){     /* the reader's file-level tolerances */
+  switch( zKind[0] ){     /* the reader's file-level tolerances (cheap for
+                          ** time_rounded, which can come once per event) */
     case 't':
+      if( zKind[1]!='r' ) break;
       if( strcmp(zKind, "trailing_comma")==0 ) e->laxSyntax = 1;
       else if( strcmp(zKind, "truncated_entry")==0 ) e->cutOff = 1;
       break;
