@@ -156,6 +156,10 @@ static void stepChart(sqlite3_str *s, sqlite3 *db, sqlite3_int64 id, const JNode
   sqlite3_str_appendall(s, "<p class=\"legend\"><span style=\"color:#4e79a7\">■</span> steady-state step "
       "<span style=\"color:#bbbbbb\">■</span> warmup step (not in the statistics)");
   if( mxAll>mx ) sqlite3_str_appendall(s, "; a dark top marks a bar cut at the top of the scale");
+  if( nSteady==0 ){
+    sqlite3_str_appendf(s, "; all %d step%s warmup, so the statistics above count none",
+                        nSteps, nSteps==1 ? " is" : "s are");
+  }
   sqlite3_str_appendall(s, "</p>\n");
   svgOpen(s, 240, "step time");
   profsumStrAppendPy(s, "<text x=\"10\" y=\"12\" font-size=\"11\">%.3f µs</text>\n", mx);

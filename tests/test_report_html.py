@@ -31,6 +31,7 @@ class ReportHtml(unittest.TestCase):
         self.assertIn("fusion.1", html)
         self.assertIn("<title>step 0: 100.000 µs</title>", html)
         self.assertIn('fill="#bbbbbb"', html)             # warmup steps marked
+        self.assertNotIn("warmup, so the statistics above count none", html)
         self.assertIn('<td class="good">good</td>', html)  # KPI bands
         self.assertIn("Communication appears dominant", html)
 
@@ -102,6 +103,17 @@ class ReportHtml(unittest.TestCase):
             self.assertIn(msg, html)
         self.assertIn("No per-step durations: the trace was imported from a summary document", html_v1)
         self.assertIn("Imported from a summary document: only the KPIs", html_v1)
+
+    def test_only_warmup_steps(self):
+        # every step below warmup_steps: the chart says why the statistics are empty
+        with TempDir() as td:
+            db = connect()
+            p = td.write("f1.json", json.dumps(fixtures.f1([100, 110, 120], 60)))
+            db.execute("SELECT profsum_import(?, 'w', '{\"warmup_steps\": 9}')", (p,))
+            html = db.execute("SELECT profsum_report_html('w')").fetchone()[0]
+            db.close()
+        self.assertIn("all 3 steps are warmup, so the statistics above count none", html)
+        self.assertIn("steady state: 0 steps, median n/a µs", html)
 
     def test_errors(self):
         db = connect()
