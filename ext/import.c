@@ -146,12 +146,13 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
       o->zSchema = sqlite3_mprintf("%s", sqlite3_column_text(p, 2));
       if( o->zSchema==0 ){ rc = SQLITE_NOMEM; break; }
     }else{
-      /* what each known key takes, for the message */
+      /* what each key takes, for the message (the keys handled above) */
       static const char *azWant[] = {
         "warmup_steps", "a non-negative integer", "hot_op_limit", "a non-negative integer",
+        "breakdown_mode", "'exclusive_per_track' or 'exclusive_global'",
         "series", "a string or null", "store_events", "true or false",
-        "replace", "true or false", "schema", "a string (the name of an attached database)",
-        "alias", "a non-empty string or null" };
+        "schema", "a string (the name of an attached database)",
+        "replace", "true or false", "alias", "a non-empty string or null" };
       const char *zWant = 0;
       size_t w;
       for(w=0; w<sizeof(azWant)/sizeof(azWant[0]); w+=2){
@@ -164,8 +165,15 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
                : sqlite3_mprintf(FN ": options_json: '%s' must be %s, not %s", zKey, zWant,
                                  isBool || (zVT && strcmp(zVT, "null")==0) ? zVT : zV ? zV : "?");
       }else{
-        *pzErr = sqlite3_mprintf(FN ": options_json: unknown key '%s' (known: warmup_steps, "
-            "hot_op_limit, breakdown_mode, series, store_events, schema, replace, alias)", zKey);
+        sqlite3_str *pKnown = sqlite3_str_new(db);
+        char *zKnown;
+        for(w=0; w<sizeof(azWant)/sizeof(azWant[0]); w+=2){
+          sqlite3_str_appendf(pKnown, "%s%s", w ? ", " : "", azWant[w]);
+        }
+        zKnown = sqlite3_str_finish(pKnown);
+        *pzErr = zKnown ? sqlite3_mprintf(FN ": options_json: unknown key '%s' (known: %s)", zKey, zKnown) : 0;
+        sqlite3_free(zKnown);
+        if( *pzErr==0 ){ rc = SQLITE_NOMEM; break; }
       }
       rc = SQLITE_ERROR; break;
     }

@@ -40,7 +40,7 @@ void profsumKnobsInit(ProfsumKnobs *pK){
   pK->globalMode = 0;
 }
 
-int profsumParseKnobs(const char *zJson, ProfsumKnobs *pK, char **pzErr){
+int profsumParseKnobs(const char *zJson, ProfsumKnobs *pK, int bStrict, char **pzErr){
   JNode *p, *v;
   ProfsumKnobs k = *pK;
   char *zE = 0;
@@ -54,6 +54,19 @@ int profsumParseKnobs(const char *zJson, ProfsumKnobs *pK, char **pzErr){
     jFree(p);
     if( pzErr ) *pzErr = sqlite3_mprintf("options_json must be a JSON object");
     return SQLITE_ERROR;
+  }
+  if( bStrict ){
+    int i;
+    for(i=0; i<p->nChild; i++){
+      const char *zK = p->a[i]->zKey;
+      if( strcmp(zK, "warmup_steps")!=0 && strcmp(zK, "hot_op_limit")!=0
+       && strcmp(zK, "breakdown_mode")!=0 && strcmp(zK, "schema")!=0 ){
+        if( pzErr ) *pzErr = sqlite3_mprintf("options_json: unknown key '%s' (known: warmup_steps, "
+                                             "hot_op_limit, breakdown_mode, schema)", zK);
+        jFree(p);
+        return SQLITE_ERROR;
+      }
+    }
   }
   if( (v = jGet(p, "warmup_steps"))!=0 ){
     if( v->type!=JT_INT || v->i<0 || v->i>INT32_MAX ){
@@ -116,7 +129,7 @@ int profsumTraceKnobs(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
   if( rc ) return rc;
   sqlite3_bind_int64(p, 1, iTrace);
   if( (rc = sqlite3_step(p))==SQLITE_ROW ){
-    rc = profsumParseKnobs((const char*)sqlite3_column_text(p, 0), pK, pzErr);
+    rc = profsumParseKnobs((const char*)sqlite3_column_text(p, 0), pK, 0, pzErr);
   }else{
     rc = noTraceRow(db, rc, iTrace, pzErr);
   }
@@ -1141,20 +1154,10 @@ static int callDoc(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrac
   char *zSchemaOwned = 0;
   int rc;
   if( zOpts ){
-    /* a misspelled key must not silently give the defaults */
+    /* the schema first: the trace is looked up in it (the knobs, strict
+    ** about unknown keys, are read below) */
     JNode *o = jParse(zOpts, -1, 0);
     JNode *sch = jGet(o, "schema");
-    int i;
-    for(i=0; o && o->type==JT_OBJECT && i<o->nChild; i++){
-      const char *zK = o->a[i]->zKey;
-      if( strcmp(zK, "warmup_steps")!=0 && strcmp(zK, "hot_op_limit")!=0
-       && strcmp(zK, "breakdown_mode")!=0 && strcmp(zK, "schema")!=0 ){
-        profsumCtxErr(ctx, "%s: options_json: unknown key '%s' (known: warmup_steps, "
-                      "hot_op_limit, breakdown_mode, schema)", zFunc, zK);
-        jFree(o);
-        return SQLITE_ERROR;
-      }
-    }
     if( sch && sch->type!=JT_STRING ){
       profsumCtxErr(ctx, "%s: options_json: schema must be the name of an attached database (text)", zFunc);
       jFree(o);
@@ -1168,7 +1171,7 @@ static int callDoc(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrac
   }
   rc = profsumResolveTrace(db, zSchema, pTrace, &id, &zErr);
   if( rc==SQLITE_OK ) rc = profsumTraceKnobs(db, zSchema, id, &k, &zErr);
-  if( rc==SQLITE_OK ) rc = profsumParseKnobs(zOpts, &k, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumParseKnobs(zOpts, &k, 1, &zErr);
   if( rc==SQLITE_OK ) rc = profsumDocBuild(db, zSchema, id, &k, ppDoc, &zErr);
   if( rc ){
     if( rc==SQLITE_NOMEM && zErr==0 ) sqlite3_result_error_nomem(ctx);

@@ -47,12 +47,15 @@ void profsumKnobsInit(ProfsumKnobs *pK);
 **   warmup_steps   JSON integer >= 0
 **   hot_op_limit   JSON integer >= 0
 **   breakdown_mode "exclusive_per_track" | "exclusive_global"
-** Other keys are ignored (profsum_import has more).  zJson may be 0 (no
-** change).  Errors (then *pK is unchanged): text that is not JSON, a value
-** that is not an object, a knob of the wrong type or value (the message
-** names the key, e.g. "option warmup_steps must be a non-negative integer").
+** With bStrict, any other key but "schema" is an error (a caller's
+** options: a misspelled knob must not give the defaults); without, other
+** keys are ignored (the options stored by profsum_import have more).  zJson
+** may be 0 (no change).  Errors (then *pK is unchanged): text that is not
+** JSON, a value that is not an object, an unknown key (bStrict), a knob of
+** the wrong type or value (the message names the key, e.g. "option
+** warmup_steps must be a non-negative integer").
 */
-int profsumParseKnobs(const char *zJson, ProfsumKnobs *pK, char **pzErr);
+int profsumParseKnobs(const char *zJson, ProfsumKnobs *pK, int bStrict, char **pzErr);
 
 /*
 ** The knobs stored with trace iTrace: defaults overridden by

@@ -535,14 +535,30 @@ static void openDb(const char *zPath){
   }
 }
 
-/* Report an SQL error; "no such function" gets a hint. */
-static void failSql(const char *zSql){
-  const char *zMsg = sqlite3_errmsg(g_db);
-  (void)zSql;
+/* Report the error message of an SQL function: "no such function" gets a
+** hint, and advice given in SQL terms is said in the CLI's. */
+static void failSqlMsg(const char *zMsg){
+  static const struct { const char *zSql, *zCli; } aTerm[] = {
+    {"choose another label or pass '{\"replace\": true}'", "choose another --label or pass --replace"},
+    {"options entity/project or ", "--entity/--project or "},
+  };
+  size_t k;
   if( strstr(zMsg, "no such function")!=0 ){
     fail(EXIT_FAIL, "%s (this build of profsum does not provide that SQL function yet)", zMsg);
   }
+  for(k=0; k<sizeof(aTerm)/sizeof(aTerm[0]); k++){
+    const char *zAt = strstr(zMsg, aTerm[k].zSql);
+    if( zAt ){
+      fail(EXIT_FAIL, "%.*s%s%s", (int)(zAt-zMsg), zMsg, aTerm[k].zCli, zAt+strlen(aTerm[k].zSql));
+    }
+  }
   fail(EXIT_FAIL, "%s", zMsg);
+}
+
+/* Report the connection's SQL error (failSqlMsg). */
+static void failSql(const char *zSql){
+  (void)zSql;
+  failSqlMsg(sqlite3_errmsg(g_db));
 }
 
 /* Prepare zSql and bind the arguments described by zTypes:
@@ -1038,22 +1054,7 @@ static sqlite3_int64 importSource(const char *zSource, const char *zLabel, const
     }
   }
   zId = sqlTextTry(&zErr, "SELECT profsum_import(?1, ?2, ?3)", "ttt", zSource, zLab, zOpts);
-  if( zErr ){
-    progressAbandon();
-    if( strstr(zErr, "no such function") ){
-      fail(EXIT_FAIL, "%s (this build of profsum does not provide that SQL function yet)", zErr);
-    }
-    {
-      /* the SQL function's advice in the CLI's terms */
-      static const char zSqlHint[] = "choose another label or pass '{\"replace\": true}'";
-      char *zHint = strstr(zErr, zSqlHint);
-      if( zHint ){
-        fail(EXIT_FAIL, "%.*schoose another --label or pass --replace%s", (int)(zHint-zErr), zErr,
-             zHint+sizeof(zSqlHint)-1);
-      }
-    }
-    fail(EXIT_FAIL, "%s", zErr);
-  }
+  if( zErr ) failSqlMsg(zErr);
   if( zId==0 ) fail(EXIT_FAIL, "profsum_import returned no trace id for '%s'", zSource);
   id = strtoll(zId, 0, 10);
   progressFinish(id);
@@ -1778,19 +1779,7 @@ static int cmdPublish(Opts *o){
   if( zReport ) jobjStr(&j, "report_path", zReport);
   if( optStr(o, "summary") ) jobjStr(&j, "summary_path", optStr(o, "summary"));
   jobjRaw(&j, "dry_run", optFlag(o, "dry-run") ? "true" : "false");
-  {
-    char *zErr = 0;
-    zRes = sqlTextTry(&zErr, "SELECT wandb_publish(?1, ?2)", "it", id, jobjEnd(&j));
-    if( zErr ){
-      /* the SQL function's advice in the CLI's terms */
-      static const char zSqlHint[] = "options entity/project or ";
-      char *zHint = strstr(zErr, zSqlHint);
-      if( zHint ){
-        fail(EXIT_FAIL, "%.*s--entity/--project or %s", (int)(zHint-zErr), zErr, zHint+sizeof(zSqlHint)-1);
-      }
-      fail(EXIT_FAIL, "%s", zErr);
-    }
-  }
+  zRes = sqlText("SELECT wandb_publish(?1, ?2)", "it", id, jobjEnd(&j));
   if( zRes==0 ) fail(EXIT_FAIL, "wandb_publish returned nothing");
   emit(zRes, optStr(o, "output"));
   free(zRes);
