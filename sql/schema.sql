@@ -118,7 +118,9 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_gap_context(
   PRIMARY KEY(trace_id, op_name, region_path)
 ) WITHOUT ROWID;
 
--- Oddities met while reading the trace (profsum_diagnostics kinds).
+-- Oddities met while reading the trace (profsum_diagnostics kinds): the
+-- first 100 of each kind, and a 'suppressed' row with the total of a kind
+-- that had more (profsum_diagnostics(path) lists up to 1000 per kind).
 CREATE TABLE IF NOT EXISTS main.profsum_agg_diagnostic(
   trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   idx INTEGER,                         -- entry index (NULL: file-level)
