@@ -68,6 +68,7 @@
 /* Parsed options. */
 typedef struct ImportOpts {
   int warmup, hotOpLimit, globalMode, storeEvents, replace;
+  int reuse;                  /* return a stored trace of the same file and options */
   char *zSeries;              /* sqlite3_malloc'd or NULL */
   char *zAlias;               /* W&B run sources: the artifact alias (NULL: latest) */
   char *zSchema;              /* sqlite3_malloc'd ("main" by default) */
@@ -136,6 +137,8 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
       o->storeEvents = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
     }else if( strcmp(zKey, "replace")==0 && (isBool || isInt) ){
       o->replace = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
+    }else if( strcmp(zKey, "reuse")==0 && (isBool || isInt) ){
+      o->reuse = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
     }else if( strcmp(zKey, "alias")==0 && ((isText && sqlite3_column_bytes(p, 2)>0)
                                             || (zVT && strcmp(zVT, "null")==0)) ){
       sqlite3_free(o->zAlias);
@@ -152,7 +155,8 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
         "breakdown_mode", "'exclusive_per_track' or 'exclusive_global'",
         "series", "a string or null", "store_events", "true or false",
         "schema", "a string (the name of an attached database)",
-        "replace", "true or false", "alias", "a non-empty string or null" };
+        "replace", "true or false", "reuse", "true or false",
+        "alias", "a non-empty string or null" };
       const char *zWant = 0;
       size_t w;
       for(w=0; w<sizeof(azWant)/sizeof(azWant[0]); w+=2){
@@ -182,7 +186,88 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
   if( rc==SQLITE_ERROR && *pzErr==0 ){
     *pzErr = sqlite3_mprintf(FN ": options_json is not valid JSON: %s", sqlite3_errmsg(db));
   }
+  if( rc==SQLITE_OK && o->reuse && o->replace ){
+    *pzErr = sqlite3_mprintf(FN ": options_json: 'reuse' and 'replace' exclude each other "
+        "(reuse keeps a stored trace of the same file, replace stores the file again)");
+    rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
   sqlite3_finalize(p);
+  return rc;
+}
+
+static char *prefixFn(char *zErr, int rc);
+static int readAll(const char *zPath, char **pz, char **pzErr);
+
+/* Option 'reuse': the trace_id of a trace stored in zSchema from the same
+** source (source_path as given, trace_path as resolved), with the same
+** options, by the same profsum version, of the same content; 0 in *pId when
+** there is none.  The same content: for a trace, the same SHA-256 and size
+** of the file (the file is hashed here only when a stored trace matches the
+** rest); for a v1 summary file (isV1; size is its size), the same size and
+** the same document text (its sha256 column holds the trace's hash, from
+** the document).  The newest match wins. */
+static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, const char *zTrace,
+                        const char *zOptsJson, int isV1, sqlite3_int64 size,
+                        sqlite3_int64 *pId, char **pzErr){
+  sqlite3_stmt *p = 0;
+  char zHex[65];
+  char *z, *zDoc = 0;
+  int rc, haveHash = 0;
+  *pId = 0;
+  z = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE type='table' AND name='profsum_trace'", zSchema);
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+  sqlite3_free(z);
+  if( rc ) return SQLITE_OK;              /* no such schema: the import says so */
+  rc = sqlite3_step(p);
+  sqlite3_finalize(p);
+  p = 0;
+  if( rc!=SQLITE_ROW ) return SQLITE_OK;  /* nothing imported yet */
+  z = sqlite3_mprintf("SELECT trace_id, sha256, size, summary_json FROM \"%w\".profsum_trace "
+      "WHERE source_path=?1 AND trace_path=?2 AND options=?3 AND profsum_version=?4 "
+      "AND (summary_json IS NOT NULL)=?5 ORDER BY trace_id DESC", zSchema);
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+  sqlite3_free(z);
+  if( rc ){
+    *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
+    return rc;
+  }
+  sqlite3_bind_text(p, 1, zSource, -1, SQLITE_STATIC);
+  sqlite3_bind_text(p, 2, zTrace, -1, SQLITE_STATIC);
+  sqlite3_bind_text(p, 3, zOptsJson, -1, SQLITE_STATIC);
+  sqlite3_bind_text(p, 4, PROFSUM_VERSION, -1, SQLITE_STATIC);
+  sqlite3_bind_int(p, 5, isV1!=0);        /* only a v1 import keeps its document */
+  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
+    int same;
+    if( isV1 ){
+      const char *zStored = (const char*)sqlite3_column_text(p, 3);
+      if( sqlite3_column_int64(p, 2)!=size || zStored==0 ) continue;
+      if( zDoc==0 ){
+        rc = readAll(zTrace, &zDoc, pzErr);
+        if( rc ) break;
+      }
+      same = strcmp(zStored, zDoc)==0;
+    }else{
+      const char *zStored = (const char*)sqlite3_column_text(p, 1);
+      if( zStored==0 ) continue;
+      if( !haveHash ){
+        rc = profsumSha256File(zTrace, zHex, &size, pzErr);
+        if( rc ){ *pzErr = prefixFn(*pzErr, rc); break; }
+        haveHash = 1;
+      }
+      same = strcmp(zStored, zHex)==0 && sqlite3_column_int64(p, 2)==size;
+    }
+    if( same ){
+      *pId = sqlite3_column_int64(p, 0);
+      rc = SQLITE_DONE;
+      break;
+    }
+  }
+  sqlite3_finalize(p);
+  sqlite3_free(zDoc);
+  if( rc==SQLITE_DONE ) return SQLITE_OK;
+  if( rc && *pzErr==0 ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
   return rc;
 }
 
@@ -1213,6 +1298,11 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     }
     sqlite3_finalize(q);
     if( zOptsJson==0 ){ rc = SQLITE_NOMEM; goto done; }
+  }
+
+  if( o.reuse ){
+    rc = findReusable(db, o.zSchema, zSource, zTrace, zOptsJson, isV1, size, &traceId, &zErr);
+    if( rc || traceId ) goto done;
   }
 
   /* Parse and write in one transaction, with the write lock taken first

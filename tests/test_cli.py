@@ -294,8 +294,19 @@ class CompareTrack(CliBase):
         # the history db holds the imported traces too: track by label
         db = connect(hist)
         labels = [r[0] for r in db.execute("SELECT label FROM profsum_trace ORDER BY trace_id")]
-        self.assertEqual(labels[:2], ["before", "after"])
+        # the same two files with the same knobs, three times: stored once
+        self.assertEqual(labels, ["before", "after"])
         self.run_cli("track", "--history", hist, "--before", "before", "--after", "after")
+        # other knobs, or other bytes under the same path: imported again
+        self.run_cli("track", "--before", b, "--after", a, "--warmup-steps", "1", "--history", hist)
+        self.trace("after.json.gz", F10_AFTER)
+        self.run_cli("track", "--before", b, "--after", a, "--warmup-steps", "2", "--history", hist)
+        self.run_cli("compare", "--before", b, "--after", a, "--warmup-steps", "2", "--db", hist)
+        self.run_cli("report", "--summary", a, "--warmup-steps", "2", "--db", hist)
+        labels = [r[0] for r in db.execute("SELECT label FROM profsum_trace ORDER BY trace_id")]
+        self.assertEqual(labels, ["before", "after", "before-2", "after-2", "after-3"])
+        self.assertEqual(db.execute("SELECT count(*) FROM profsum_history_record").fetchone()[0], 6)
+        db.close()
 
     def test_track_usage(self):
         _, err = self.run_cli("track", "--before", "a", "--after", "b", "--fail-on", "maybe", rc=2)

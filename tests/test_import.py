@@ -423,6 +423,49 @@ class ImportBehaviour(Base):
         kinds = [r[0] for r in rows(self.db, "SELECT kind FROM profsum_agg_diagnostic WHERE trace_id=?", tid)]
         self.assertIn("not_an_object", kinds)
 
+    def test_reuse_option(self):
+        """'reuse' returns the stored trace of the same source, bytes, options
+        and version, whatever the label; anything different imports."""
+        p = self.td.write("r.json.gz", json.dumps(fixtures.f2()), gz=True)
+        first = self.db.execute("SELECT profsum_import(?, 'r1', '{\"reuse\": true}')", (p,)).fetchone()[0]
+        again = self.db.execute("SELECT profsum_import(?, 'r2', '{\"reuse\": true}')", (p,)).fetchone()[0]
+        self.assertEqual(again, first)
+        self.assertEqual(rows(self.db, "SELECT label FROM profsum_trace"), [("r1",)])
+        # other options: a new trace
+        w2 = self.db.execute("SELECT profsum_import(?, 'r3', '{\"reuse\": true, \"warmup_steps\": 2}')",
+                             (p,)).fetchone()[0]
+        self.assertNotEqual(w2, first)
+        # without reuse: imported again
+        plain = self.db.execute("SELECT profsum_import(?, 'r4')", (p,)).fetchone()[0]
+        self.assertNotIn(plain, (first, w2))
+        # the newest match wins
+        self.assertEqual(self.db.execute("SELECT profsum_import(?, 'r5', '{\"reuse\": 1}')", (p,)).fetchone()[0],
+                         plain)
+        # other bytes under the same path: imported
+        ev = fixtures.f2()
+        ev["traceEvents"].append({"ph": "X", "pid": 1, "tid": 1, "name": "extra", "ts": 1, "dur": 1})
+        self.td.write("r.json.gz", json.dumps(ev), gz=True)
+        changed = self.db.execute("SELECT profsum_import(?, 'r6', '{\"reuse\": true}')", (p,)).fetchone()[0]
+        self.assertNotIn(changed, (first, w2, plain))
+        # the same bytes under another path: another source, imported
+        q = self.td.write("copy.json.gz", json.dumps(ev), gz=True)
+        other = self.db.execute("SELECT profsum_import(?, 'r7', '{\"reuse\": true}')", (q,)).fetchone()[0]
+        self.assertNotEqual(other, changed)
+        # a v1 summary file is reused the same way
+        doc = self.db.execute("SELECT profsum_summary_json('r1')").fetchone()[0]
+        s = self.td.write("s.json", doc)
+        v1 = self.db.execute("SELECT profsum_import(?, 's1', '{\"reuse\": true}')", (s,)).fetchone()[0]
+        self.assertEqual(self.db.execute("SELECT profsum_import(?, 's2', '{\"reuse\": true}')",
+                                         (s,)).fetchone()[0], v1)
+        # the first import into a database: nothing to reuse, no error
+        fresh = connect()
+        self.assertEqual(fresh.execute("SELECT profsum_import(?, NULL, '{\"reuse\": true}')", (p,)).fetchone()[0], 1)
+        fresh.close()
+        with self.assertRaisesRegex(sqlite3.OperationalError, "'reuse' and 'replace' exclude each other"):
+            self.db.execute("SELECT profsum_import(?, 'r1', '{\"reuse\": true, \"replace\": true}')", (p,))
+        with self.assertRaisesRegex(sqlite3.OperationalError, "'reuse' must be true or false, not \"yes\""):
+            self.db.execute("SELECT profsum_import(?, 'r1', '{\"reuse\": \"yes\"}')", (p,))
+
     def test_stored_diagnostics_capped_per_kind(self):
         """An import stores the first 100 diagnostics of a kind and a
         'suppressed' row with the kind's total; profsum_diagnostics(path)

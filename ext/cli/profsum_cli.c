@@ -1088,7 +1088,19 @@ static sqlite3_int64 importSummary(const char *zSource, const char *zOpts){
 static sqlite3_int64 traceArg(const char *zOpt, const char *zArg, const char *zRaw, int bHaveDb,
                               const char *zOpts){
   char *zId;
-  if( isRemoteSource(zArg) || pathExists(zArg) ) return importSummary(zArg, zOpts);
+  if( isRemoteSource(zArg) || pathExists(zArg) ){
+    /* Into a database file: a trace stored before from the same file, with
+    ** the same options and profsum version, is used again (profsum_import's
+    ** 'reuse'), so a CI job that tracks one baseline run after run stores
+    ** it once. */
+    char *zReuse;
+    sqlite3_int64 id;
+    if( !bHaveDb ) return importSummary(zArg, zOpts);
+    zReuse = sqlText("SELECT json_set(coalesce(?1, '{}'), '$.reuse', json('true'))", "t", zOpts);
+    id = importSummary(zArg, zReuse);
+    free(zReuse);
+    return id;
+  }
   if( zRaw ) zArg = zRaw;
   if( !bHaveDb ) fail(EXIT_FAIL, "--%s '%s': %s", zOpt, zArg, strerror(ENOENT));
   zId = tableExists("profsum_trace")
@@ -1116,6 +1128,9 @@ static sqlite3_int64 summaryArg(const Opts *o, const char *zOpts){
     return traceArg("trace", zTrace, 0, 1, zOpts);
   }
   if( zSum==0 ) fail(EXIT_USAGE, "the option '--summary' is required (or --db with --trace)");
+  if( optStr(o, "db") && (isRemoteSource(zSum) || pathExists(zSum)) ){
+    return traceArg("summary", zSum, 0, 1, zOpts);     /* imported once (reuse) */
+  }
   return importSummary(zSum, zOpts);
 }
 
