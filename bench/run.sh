@@ -7,7 +7,9 @@
 #
 # Environment:
 #   BENCH_SIZES   uncompressed trace sizes to test      (default "10M 100M 1G")
-#   BENCH_REPEAT  runs per measurement, best time kept  (default 3)
+#   BENCH_REPEAT  rounds, best time kept                 (default 3)
+#   BENCH_MAX_RUNS  most runs per round of a small trace  (default 10; 1: one
+#                 run per round at every size)
 #   BENCH_SHAPE   tpu | gpu                             (default tpu)
 #   BENCH_SEED    generator seed                        (default 1)
 #   BENCH_DATA    where traces are generated            (default bench/data)
@@ -24,6 +26,7 @@ cd "$ROOT"
 
 SIZES=${BENCH_SIZES:-"10M 100M 1G"}
 REPEAT=${BENCH_REPEAT:-3}
+MAX_RUNS=${BENCH_MAX_RUNS:-10}
 SHAPE=${BENCH_SHAPE:-tpu}
 SEED=${BENCH_SEED:-1}
 DATA=${BENCH_DATA:-$HERE/data}
@@ -39,6 +42,7 @@ command -v "$SQLITE3" >/dev/null 2>&1 || die "the sqlite3 shell '$SQLITE3' was n
 [[ -x $PY ]] || die "$PY not found (set PYTHON)"
 command -v gzip >/dev/null 2>&1 || die "gzip not found"
 [[ $REPEAT =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT must be a positive integer, got '$REPEAT'"
+[[ $MAX_RUNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_MAX_RUNS must be a positive integer, got '$MAX_RUNS'"
 [[ $SHAPE == tpu || $SHAPE == gpu ]] || die "BENCH_SHAPE must be tpu or gpu, got '$SHAPE'"
 if [[ ! -f $SO ]]; then
   die "profsum.so not found at $SO: run 'make' first (or 'make bench', which builds it)"
@@ -85,6 +89,7 @@ time_once() {
 declare -A BW BE BC BR
 best_add() {  # best_add NAME: account the last time_once
   local k=$1
+  printf '%s %s\n' "$k" "$W" >>"$TMP/samples.txt"   # every run, for the medians
   if [[ -z ${BW[$k]:-} ]] || awk -v a="$W" -v b="${BW[$k]}" 'BEGIN{exit !(a < b)}'; then
     BW[$k]=$W BE[$k]=$E BC[$k]=$C
   fi
@@ -164,6 +169,28 @@ for SIZE in $SIZES; do
   EXCL_OK_OF[$SIZE]=1
 done
 
+# Runs per round of each trace: round(sqrt(largest / size)), at most
+# $MAX_RUNS (10M, 100M, 1G: 10, 3 and 1).  A run of a small trace lasts
+# milliseconds, so one slow spell of a shared machine weighs on it whole,
+# where a 1 GB run averages the spells over seconds; the best of more runs
+# finds its undisturbed time as surely.  The empty trace gets the most.
+declare -A RUNS_OF
+while read -r SIZE N; do RUNS_OF[$SIZE]=$N; done < <("$PY" - "$MAX_RUNS" $SIZES <<'PYEOF'
+import math, re, sys
+cap = int(sys.argv[1])
+mult = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9, "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3}
+def nbytes(s):
+    m = re.match(r"^([0-9.]+)([KMG]i?)?B?$", s)
+    return float(m.group(1)) * mult[m.group(2) or ""]
+sizes = sys.argv[2:]
+top = max(nbytes(s) for s in sizes)
+runs = {s: max(1, min(cap, round(math.sqrt(top / nbytes(s))))) for s in sizes}
+for s in sizes:
+    print(s, runs[s])
+print("empty", max(runs.values()))
+PYEOF
+)
+
 # measure_size SIZE: the four commands once on that trace, with the checks.
 measure_size() {
   local SIZE=$1
@@ -237,9 +264,9 @@ measure_size() {
 # compares runs made seconds apart.
 for ((i = 1; i <= REPEAT; i++)); do
   echo "bench: round $i/$REPEAT: empty trace, then $SIZES: gzip -dc, count(*), sum(excl_ps), import + summary ..." >&2
-  measure_empty
+  for ((j = 0; j < ${RUNS_OF[empty]}; j++)); do measure_empty; done
   for SIZE in $SIZES; do
-    measure_size "$SIZE"
+    for ((j = 0; j < ${RUNS_OF[$SIZE]}; j++)); do measure_size "$SIZE"; done
   done
 done
 
@@ -257,6 +284,9 @@ for k in gzip scan excl import; do best_write "$k:empty"; done
 LOADAVG_END=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)
 PROFSUM_VERSION=$("$SQLITE3" :memory: -cmd ".load '$SO'" "SELECT profsum_version();" 2>/dev/null || echo unknown)
 PROFSUM_DEBUG=$("$SQLITE3" :memory: -cmd ".load '$SO'" "SELECT profsum_debug();" 2>/dev/null || true)
+BENCH_RUNS="empty:${RUNS_OF[empty]}"
+for SIZE in $SIZES; do BENCH_RUNS+=" $SIZE:${RUNS_OF[$SIZE]}"; done
+export BENCH_RUNS
 export BENCH_TMP="$TMP" BENCH_OUT="$HERE" BENCH_REPEAT="$REPEAT" BENCH_SHAPE="$SHAPE" \
   BENCH_SO="$SO_SRC" BENCH_SO_SHA="$SO_SHA" PROFSUM_VERSION PROFSUM_DEBUG SQLITE3 LOADAVG_START LOADAVG_END BENCH_ROOT="$ROOT"
 "$PY" - <<'EOF'
@@ -276,6 +306,17 @@ meas = {}
 for line in open(os.path.join(tmp, "measure.txt")):
     name, wall, e, rss, cpu = line.split()
     meas[name] = {"wall_s": float(wall), "time_e_s": float(e), "peak_rss_kb": int(rss), "cpu_s": float(cpu)}
+samples = {}
+for line in open(os.path.join(tmp, "samples.txt")):
+    name, wall = line.split()
+    samples.setdefault(name, []).append(float(wall))
+for name, v in samples.items():
+    v.sort()
+    n = len(v)
+    if name in meas:
+        meas[name]["median_wall_s"] = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+        meas[name]["runs"] = n
+runs_of = dict(x.split(":") for x in os.environ.get("BENCH_RUNS", "").split())   # in order
 base_kb = meas["baseline"]["peak_rss_kb"]
 fixed = {k: meas[k + ":empty"]["wall_s"] for k in ("gzip", "scan", "excl", "import")}
 
@@ -296,6 +337,7 @@ env = {
     "profsum_version": os.environ.get("PROFSUM_VERSION", "unknown"),
     "profsum_commit": sh("git", "-C", os.environ["BENCH_ROOT"], "rev-parse", "--short", "HEAD") or "unknown",
     "repeat": int(os.environ["BENCH_REPEAT"]),
+    "runs_per_round": {k: int(v) for k, v in runs_of.items()},
     "shape": os.environ["BENCH_SHAPE"],
     "baseline_rss_kb": base_kb,
     # best wall seconds of each command on a gzipped trace with no events
@@ -345,6 +387,7 @@ for line in open(os.path.join(tmp, "files.txt")):
     for k, m in (("gzip", gz), ("scan", sc), ("excl", ex), ("import", im)):
         r[k + "_ms_per_mb"] = m["wall_s"] * 1e3 / mb
         r[k + "_net_ms_per_mb"] = (m["wall_s"] - fixed[k]) * 1e3 / mb
+        r[k + "_median_ms_per_mb"] = m["median_wall_s"] * 1e3 / mb
     rows.append(r)
 
 hdr = ("| trace | MB | MB gz | events | gzip -dc s | count(*) s | excl s | scan/gzip | excl/gzip "
@@ -426,6 +469,16 @@ lines.append("Spread of the cost per MB over the sizes (largest / smallest): gzi
 if len(incr) > 1:
     lines.append("Spread of the incremental cost per MB: gzip -dc %.2f, count(*) %.2f, excl %.2f, import %.2f." % tuple(
         spreads[k + "_incr_ms_per_mb"] for k in ("gzip", "scan", "excl", "import")))
+MED = ("gzip_median_ms_per_mb", "scan_median_ms_per_mb", "excl_median_ms_per_mb", "import_median_ms_per_mb")
+for k in MED:
+    spreads[k] = spread(k)
+lines.append("")
+lines.append("Median wall time per MB (all runs, not only the best): %s." % "; ".join(
+    "%s: gzip -dc %.2f, count(*) %.2f, excl %.2f, import %.2f ms/MB (%d runs)" % (
+        r["size"], r["gzip_median_ms_per_mb"], r["scan_median_ms_per_mb"], r["excl_median_ms_per_mb"],
+        r["import_median_ms_per_mb"], r["import"]["runs"]) for r in rows))
+lines.append("Spread of the median cost per MB: gzip -dc %.2f, count(*) %.2f, excl %.2f, import %.2f." % tuple(
+    spreads[k] for k in MED))
 lines.append("")
 lines.append("Fixed costs (best wall time on a gzipped trace with no events): gzip -dc %.1f ms, count(*) %.1f ms, "
              "excl %.1f ms, import + summary into a new database file %.1f ms." % (
@@ -452,8 +505,12 @@ md = ["# profsum benchmark results", "",
       "- load average (1, 5, 15 min) before: %s, after: %s (%s CPUs)" % (
           env["loadavg_start"] or "?", env["loadavg_end"] or "?", env["cpus"]),
       "- traces: generated by `bench/gen_trace.py --shape %s` (xprof-shaped, gzip -6)" % env["shape"],
-      "- times: best of %d rounds (each round runs the four commands on the empty trace and on every size, in turn), wall clock; RSS: peak of those runs (`ru_maxrss` from `wait4`, bench/measure.c), "
-      "including the sqlite3 shell itself (%.1f MB with profsum loaded and no query)" % (env["repeat"], base_kb / 1024),
+      "- times: best of all runs, wall clock: %d rounds, each running the four commands on the empty trace and on every size in turn, "
+      "runs per round: %s (round(sqrt(largest / size)), at most %s: a short run meets a slow spell of the machine whole, "
+      "a long one averages it over seconds); RSS: peak of those runs (`ru_maxrss` from `wait4`, bench/measure.c), "
+      "including the sqlite3 shell itself (%.1f MB with profsum loaded and no query)" % (
+          env["repeat"], ", ".join("%s %s" % kv for kv in runs_of.items()),
+          os.environ.get("BENCH_MAX_RUNS", "10"), base_kb / 1024),
       "- count(*) = `SELECT count(*) FROM trace_events(FILE)`; excl = `SELECT sum(excl_ps) FROM trace_events(FILE)`; "
       "both results checked against the generator's counts",
       "- import+summary = `sqlite3 NEW.db -cmd '.load profsum' \"SELECT profsum_import(FILE,'bench'); "
