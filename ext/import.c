@@ -69,6 +69,7 @@
 typedef struct ImportOpts {
   int warmup, hotOpLimit, globalMode, storeEvents, replace;
   int reuse;                  /* return a stored trace of the same file and options */
+  int uniqueLabel;            /* a taken label gets a -2, -3, ... suffix */
   char *zSeries;              /* sqlite3_malloc'd or NULL */
   char *zAlias;               /* W&B run sources: the artifact alias (NULL: latest) */
   char *zSchema;              /* sqlite3_malloc'd ("main" by default) */
@@ -139,6 +140,8 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
       o->replace = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
     }else if( strcmp(zKey, "reuse")==0 && (isBool || isInt) ){
       o->reuse = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
+    }else if( strcmp(zKey, "unique_label")==0 && (isBool || isInt) ){
+      o->uniqueLabel = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
     }else if( strcmp(zKey, "alias")==0 && ((isText && sqlite3_column_bytes(p, 2)>0)
                                             || (zVT && strcmp(zVT, "null")==0)) ){
       sqlite3_free(o->zAlias);
@@ -155,7 +158,7 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
         "breakdown_mode", "'exclusive_per_track' or 'exclusive_global'",
         "series", "a string or null", "store_events", "true or false",
         "schema", "a string (the name of an attached database)",
-        "replace", "true or false", "reuse", "true or false",
+        "replace", "true or false", "reuse", "true or false", "unique_label", "true or false",
         "alias", "a non-empty string or null" };
       const char *zWant = 0;
       size_t w;
@@ -186,9 +189,12 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
   if( rc==SQLITE_ERROR && *pzErr==0 ){
     *pzErr = sqlite3_mprintf(FN ": options_json is not valid JSON: %s", sqlite3_errmsg(db));
   }
-  if( rc==SQLITE_OK && o->reuse && o->replace ){
-    *pzErr = sqlite3_mprintf(FN ": options_json: 'reuse' and 'replace' exclude each other "
-        "(reuse keeps a stored trace of the same file, replace stores the file again)");
+  if( rc==SQLITE_OK && o->replace && (o->reuse || o->uniqueLabel) ){
+    *pzErr = o->reuse
+      ? sqlite3_mprintf(FN ": options_json: 'reuse' and 'replace' exclude each other "
+                        "(reuse keeps a stored trace of the same file, replace stores the file again)")
+      : sqlite3_mprintf(FN ": options_json: 'unique_label' and 'replace' exclude each other "
+                        "(unique_label keeps the trace that has the label, replace deletes it)");
     rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
   sqlite3_finalize(p);
@@ -200,20 +206,24 @@ static int readAll(const char *zPath, char **pz, char **pzErr);
 
 /* Option 'reuse': the trace_id of a trace stored in zSchema from the same
 ** source (source_path as given, trace_path as resolved), with the same
-** options, by the same profsum version, of the same content; 0 in *pId when
-** there is none.  The same content: for a trace, the same SHA-256 and size
-** of the file (the file is hashed here only when a stored trace matches the
-** rest); for a v1 summary file (isV1; size is its size), the same size and
-** the same document text (its sha256 column holds the trace's hash, from
-** the document).  The newest match wins. */
+** options (traces only: a v1 summary file keeps its own knobs), by the same
+** profsum version, of the same content, and with the label zLabel when it
+** is not NULL (a label the caller chose); 0 in *pId when there is none.
+** The same content: for a trace, the same SHA-256 and size of the file
+** (zSha, 64 hex digits, when the caller has them, else the file is hashed
+** here, only when a stored trace matches the rest); for a v1 summary file
+** (isV1; size is its size), the same size and the same document text (its
+** sha256 column holds the trace's hash, from the document).  The newest
+** match wins. */
 static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, const char *zTrace,
-                        const char *zOptsJson, int isV1, sqlite3_int64 size,
-                        sqlite3_int64 *pId, char **pzErr){
+                        const char *zOptsJson, int isV1, sqlite3_int64 size, const char *zSha,
+                        const char *zLabel, sqlite3_int64 *pId, char **pzErr){
   sqlite3_stmt *p = 0;
   char zHex[65];
   char *z, *zDoc = 0;
   int rc, haveHash = 0;
   *pId = 0;
+  if( !isV1 && zSha && zSha[0] ){ memcpy(zHex, zSha, 65); haveHash = 1; }
   z = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE type='table' AND name='profsum_trace'", zSchema);
   if( z==0 ) return SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
@@ -224,8 +234,8 @@ static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, c
   p = 0;
   if( rc!=SQLITE_ROW ) return SQLITE_OK;  /* nothing imported yet */
   z = sqlite3_mprintf("SELECT trace_id, sha256, size, summary_json FROM \"%w\".profsum_trace "
-      "WHERE source_path=?1 AND trace_path=?2 AND options=?3 AND profsum_version=?4 "
-      "AND (summary_json IS NOT NULL)=?5 ORDER BY trace_id DESC", zSchema);
+      "WHERE source_path=?1 AND trace_path=?2 AND (?5 OR options=?3) AND profsum_version=?4 "
+      "AND (summary_json IS NOT NULL)=?5 AND (?6 IS NULL OR label=?6) ORDER BY trace_id DESC", zSchema);
   if( z==0 ) return SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
   sqlite3_free(z);
@@ -238,6 +248,7 @@ static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, c
   sqlite3_bind_text(p, 3, zOptsJson, -1, SQLITE_STATIC);
   sqlite3_bind_text(p, 4, PROFSUM_VERSION, -1, SQLITE_STATIC);
   sqlite3_bind_int(p, 5, isV1!=0);        /* only a v1 import keeps its document */
+  if( zLabel ) sqlite3_bind_text(p, 6, zLabel, -1, SQLITE_STATIC);
   while( (rc = sqlite3_step(p))==SQLITE_ROW ){
     int same;
     if( isV1 ){
@@ -770,10 +781,43 @@ typedef struct ImportJob {
   ProfsumEngine *pEngine;          /* the parsed trace (not v1) */
   ProfsumEngineInfo info;
   struct BgParse *pBg;             /* a parse still running in a thread, or 0 */
+  int labelGiven;                  /* zLabel was the caller's, not derived */
   sqlite3_int64 traceId;           /* out */
 } ImportJob;
 
 static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr);
+
+/* Option 'unique_label': the first of zBase-2, zBase-3, ... that no trace
+** in zSchema has, in *pz (sqlite3_malloc'd).  Run under the write lock, so
+** two imports never choose the same. */
+static int freeLabel(sqlite3 *db, const char *zSchema, const char *zBase, char **pz, char **pzErr){
+  sqlite3_stmt *p = 0;
+  char *z = sqlite3_mprintf("SELECT 1 FROM \"%w\".profsum_trace WHERE label=?1", zSchema);
+  int rc, i;
+  *pz = 0;
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+  sqlite3_free(z);
+  if( rc ){
+    *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
+    return rc;
+  }
+  for(i=2; ; i++){
+    char *zTry = sqlite3_mprintf("%s-%d", zBase, i);
+    if( zTry==0 ){ rc = SQLITE_NOMEM; break; }
+    sqlite3_bind_text(p, 1, zTry, -1, SQLITE_STATIC);
+    rc = sqlite3_step(p);
+    if( rc==SQLITE_DONE ){ *pz = zTry; rc = SQLITE_OK; break; }
+    sqlite3_free(zTry);
+    if( rc!=SQLITE_ROW ){
+      *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
+      break;
+    }
+    sqlite3_reset(p);
+  }
+  sqlite3_finalize(p);
+  return rc;
+}
 
 static int importBody(sqlite3 *db, void *pArg, char **pzErr){
   ImportJob *j = (ImportJob*)pArg;
@@ -784,6 +828,7 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
   sqlite3_int64 size = j->size, traceId = 0;
   int isV1 = j->isV1, rc;
   char *zErr = 0;
+  char *zOwnLabel = 0;             /* unique_label: the free label chosen */
   sqlite3_stmt *p = 0;
   rc = profsumCreateSchema(db, o.zSchema, &zErr);
   if( j->pBg ){
@@ -805,8 +850,18 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
     zErr = z2;
     goto body_done;
   }
+  if( o.reuse ){
+    /* Again, under the write lock: another connection may have stored the
+    ** same trace since the check before the parse (concurrent CI jobs). */
+    sqlite3_int64 id = 0;
+    rc = findReusable(db, o.zSchema, zSource, zTrace, zOptsJson, isV1, isV1 ? size : j->info.nFileBytes,
+                      isV1 ? 0 : j->info.zSha256, j->labelGiven ? zLabel : 0, &id, &zErr);
+    if( rc ) goto body_done;
+    if( id ){ traceId = id; goto body_done; }          /* nothing written */
+  }
   {
-    char *z = sqlite3_mprintf("SELECT trace_id FROM \"%w\".profsum_trace WHERE label=?1", o.zSchema);
+    char *z = sqlite3_mprintf("SELECT trace_id, source_path, sha256, options, profsum_version "
+                              "FROM \"%w\".profsum_trace WHERE label=?1", o.zSchema);
     if( z==0 ){ rc = SQLITE_NOMEM; goto body_done; }
     rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
     sqlite3_free(z);
@@ -814,14 +869,35 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
     sqlite3_bind_text(p, 1, zLabel, -1, SQLITE_STATIC);
     if( sqlite3_step(p)==SQLITE_ROW ){
       sqlite3_int64 old = sqlite3_column_int64(p, 0);
-      sqlite3_finalize(p); p = 0;
-      if( !o.replace ){
-        zErr = sqlite3_mprintf(FN ": a trace with label '%s' exists already (trace_id %lld); "
-            "choose another label or pass '{\"replace\": true}'", zLabel, (long long)old);
-        rc = SQLITE_CONSTRAINT; goto body_done;
+      if( o.uniqueLabel ){
+        /* the first free label-N, chosen under the write lock */
+        sqlite3_finalize(p); p = 0;
+        rc = freeLabel(db, o.zSchema, zLabel, &zOwnLabel, &zErr);
+        if( rc ) goto body_done;
+        zLabel = zOwnLabel;
+      }else if( !o.replace ){
+        if( o.reuse ){
+          /* say why the stored trace was not taken */
+          const char *zOldSha = (const char*)sqlite3_column_text(p, 2);
+          zErr = sqlite3_mprintf(FN ": a trace with label '%s' exists already (trace_id %lld) and "
+              "'reuse' did not take it: that trace was imported from '%s' (SHA-256 %.12s..., options %s, "
+              "profsum %s), and '%s'%s differs from it in source path, content, options or profsum "
+              "version; choose another label, or pass "
+              "'{\"reuse\": true, \"unique_label\": true}' to store this one as '%s-2'",
+              zLabel, (long long)old, sqlite3_column_text(p, 1), zOldSha ? zOldSha : "?",
+              sqlite3_column_text(p, 3), sqlite3_column_text(p, 4), zSource,
+              isV1 ? " (a summary file)" : "", zLabel);
+        }else{
+          zErr = sqlite3_mprintf(FN ": a trace with label '%s' exists already (trace_id %lld); "
+              "choose another label or pass '{\"replace\": true}'", zLabel, (long long)old);
+        }
+        sqlite3_finalize(p); p = 0;
+        rc = zErr ? SQLITE_CONSTRAINT : SQLITE_NOMEM; goto body_done;
+      }else{
+        sqlite3_finalize(p); p = 0;
+        rc = deleteTrace(db, o.zSchema, old, &zErr);
+        if( rc ) goto body_done;
       }
-      rc = deleteTrace(db, o.zSchema, old, &zErr);
-      if( rc ) goto body_done;
     }
     sqlite3_finalize(p); p = 0;
   }
@@ -958,6 +1034,7 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
 
 body_done:
   sqlite3_finalize(p);
+  sqlite3_free(zOwnLabel);
   j->traceId = traceId;
   if( (rc & 0xff)==SQLITE_BUSY ){ sqlite3_free(zErr); zErr = 0; }   /* retried */
   *pzErr = zErr;
@@ -1300,9 +1377,19 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     if( zOptsJson==0 ){ rc = SQLITE_NOMEM; goto done; }
   }
 
+  job.labelGiven = argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL;
   if( o.reuse ){
-    rc = findReusable(db, o.zSchema, zSource, zTrace, zOptsJson, isV1, size, &traceId, &zErr);
+    /* before the parse, to skip it (checked again under the write lock) */
+    rc = findReusable(db, o.zSchema, zSource, zTrace, zOptsJson, isV1, size, 0,
+                      job.labelGiven ? zLabel : 0, &traceId, &zErr);
     if( rc || traceId ) goto done;
+    if( sqlite3_db_readonly(db, o.zSchema)==1 ){
+      zErr = sqlite3_mprintf(FN ": '%s': no stored trace matches it for 'reuse' (the same source, "
+          "content, options and profsum version%s), and the database is read-only", zSource,
+          job.labelGiven ? ", and this label" : "");
+      rc = zErr ? SQLITE_READONLY : SQLITE_NOMEM;
+      goto done;
+    }
   }
 
   /* Parse and write in one transaction, with the write lock taken first

@@ -306,7 +306,50 @@ class CompareTrack(CliBase):
         labels = [r[0] for r in db.execute("SELECT label FROM profsum_trace ORDER BY trace_id")]
         self.assertEqual(labels, ["before", "after", "before-2", "after-2", "after-3"])
         self.assertEqual(db.execute("SELECT count(*) FROM profsum_history_record").fetchone()[0], 6)
+        # one file on both sides: read twice, as without a database (the
+        # reference's provenance check fails; the record is written)
+        out, _ = self.run_cli("track", "--before", b, "--after", b, "--warmup-steps", "2", "--history", hist)
+        rec = json.loads(out)
+        self.assertEqual(rec["assessment"]["comparison"]["provenance_checks"]["status"], "fail")
+        labels = [r[0] for r in db.execute("SELECT label FROM profsum_trace ORDER BY trace_id")]
+        self.assertEqual(labels[-1], "before-3")
         db.close()
+
+    def test_track_concurrent_jobs_share_one_db(self):
+        """Four CI jobs tracking the same pair into one new database at once:
+        every job succeeds, the pair is stored once, four records."""
+        self.require_track()
+        b = self.trace("base.json.gz", F1_BEFORE)
+        a = self.trace("pr.json.gz", F1_AFTER)
+        hist = os.path.join(self.td.path, "ci.db")
+        env = dict(self.env)
+        procs = [subprocess.Popen([CLI, "track", "--before", b, "--after", a, "--history", hist,
+                                   "--label", "run%d" % i, "--warmup-steps", "2"], cwd=self.td.path, env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in range(4)]
+        for pr in procs:
+            out, err = pr.communicate(timeout=120)
+            self.assertEqual(pr.returncode, 0, err.decode())
+        db = connect(hist)
+        self.assertEqual(db.execute("SELECT label FROM profsum_trace ORDER BY label").fetchall(),
+                         [("base",), ("pr",)])
+        self.assertEqual(db.execute("SELECT label FROM profsum_history_record ORDER BY label").fetchall(),
+                         [("run0",), ("run1",), ("run2",), ("run3",)])
+        db.close()
+
+    def test_track_notes_when_no_steady_steps(self):
+        """A side whose steps are all warmup steps gets a note on stderr (its
+        step-time checks cannot fail); stdout stays the record."""
+        self.require_track()
+        b = self.trace("b.json.gz", F1_BEFORE)
+        a = self.trace("a.json.gz", F1_AFTER)
+        out, err = self.run_cli("track", "--before", b, "--after", a)      # 6 steps, warmup 5
+        self.assertIn("status", json.loads(out)["assessment"])
+        self.assertEqual(err.count("profsum track: note:"), 0, err)
+        out, err = self.run_cli("track", "--before", b, "--after", a, "--warmup-steps", "6")
+        self.assertIn("profsum track: note: the 6 steps of trace 'b' are all warmup steps (--warmup-steps 6): "
+                      "no steady-state steps, so the step-time checks cannot fail", err)
+        self.assertIn("trace 'a'", err)
+        json.loads(out)
 
     def test_track_usage(self):
         _, err = self.run_cli("track", "--before", "a", "--after", "b", "--fail-on", "maybe", rc=2)

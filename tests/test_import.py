@@ -425,46 +425,85 @@ class ImportBehaviour(Base):
 
     def test_reuse_option(self):
         """'reuse' returns the stored trace of the same source, bytes, options
-        and version, whatever the label; anything different imports."""
+        and version (with the label given, if one is: NULL takes any label);
+        anything different imports."""
+        imp = lambda path, label, opts: self.db.execute(
+            "SELECT profsum_import(?, ?, ?)", (path, label, opts)).fetchone()[0]
         p = self.td.write("r.json.gz", json.dumps(fixtures.f2()), gz=True)
-        first = self.db.execute("SELECT profsum_import(?, 'r1', '{\"reuse\": true}')", (p,)).fetchone()[0]
-        again = self.db.execute("SELECT profsum_import(?, 'r2', '{\"reuse\": true}')", (p,)).fetchone()[0]
-        self.assertEqual(again, first)
+        first = imp(p, "r1", '{"reuse": true}')
+        self.assertEqual(imp(p, "r1", '{"reuse": true}'), first)
+        self.assertEqual(imp(p, None, '{"reuse": true}'), first)      # any label
         self.assertEqual(rows(self.db, "SELECT label FROM profsum_trace"), [("r1",)])
+        # another label given: only a trace with that label is taken
+        r2 = imp(p, "r2", '{"reuse": true}')
+        self.assertNotEqual(r2, first)
         # other options: a new trace
-        w2 = self.db.execute("SELECT profsum_import(?, 'r3', '{\"reuse\": true, \"warmup_steps\": 2}')",
-                             (p,)).fetchone()[0]
-        self.assertNotEqual(w2, first)
+        w2 = imp(p, "r3", '{"reuse": true, "warmup_steps": 2}')
+        self.assertNotIn(w2, (first, r2))
         # without reuse: imported again
-        plain = self.db.execute("SELECT profsum_import(?, 'r4')", (p,)).fetchone()[0]
-        self.assertNotIn(plain, (first, w2))
+        plain = imp(p, "r4", None)
+        self.assertNotIn(plain, (first, r2, w2))
         # the newest match wins
-        self.assertEqual(self.db.execute("SELECT profsum_import(?, 'r5', '{\"reuse\": 1}')", (p,)).fetchone()[0],
-                         plain)
-        # other bytes under the same path: imported
+        self.assertEqual(imp(p, None, '{"reuse": 1}'), plain)
+        # other bytes under the same path: the label is taken, and the
+        # message says why reuse did not take the stored trace
         ev = fixtures.f2()
         ev["traceEvents"].append({"ph": "X", "pid": 1, "tid": 1, "name": "extra", "ts": 1, "dur": 1})
         self.td.write("r.json.gz", json.dumps(ev), gz=True)
-        changed = self.db.execute("SELECT profsum_import(?, 'r6', '{\"reuse\": true}')", (p,)).fetchone()[0]
-        self.assertNotIn(changed, (first, w2, plain))
+        with self.assertRaises(sqlite3.IntegrityError) as cm:
+            imp(p, "r1", '{"reuse": true}')
+        self.assertIn("a trace with label 'r1' exists already (trace_id %d) and 'reuse' did not take it: "
+                      "that trace was imported from '%s' (SHA-256 " % (first, p), str(cm.exception))
+        self.assertIn("and '%s' differs from it in source path, content, options or profsum version; " % p,
+                      str(cm.exception))
+        self.assertIn("pass '{\"reuse\": true, \"unique_label\": true}' to store this one as 'r1-2'",
+                      str(cm.exception))
+        changed = imp(p, "r1", '{"reuse": true, "unique_label": true}')
+        self.assertEqual(rows(self.db, "SELECT label FROM profsum_trace WHERE trace_id=?", changed), [("r1-2",)])
+        self.assertEqual(imp(p, None, '{"reuse": true}'), changed)
         # the same bytes under another path: another source, imported
         q = self.td.write("copy.json.gz", json.dumps(ev), gz=True)
-        other = self.db.execute("SELECT profsum_import(?, 'r7', '{\"reuse\": true}')", (q,)).fetchone()[0]
-        self.assertNotEqual(other, changed)
-        # a v1 summary file is reused the same way
+        self.assertNotEqual(imp(q, "r7", '{"reuse": true}'), changed)
+        # a v1 summary file: its document text; the knobs do not apply to it
         doc = self.db.execute("SELECT profsum_summary_json('r1')").fetchone()[0]
         s = self.td.write("s.json", doc)
-        v1 = self.db.execute("SELECT profsum_import(?, 's1', '{\"reuse\": true}')", (s,)).fetchone()[0]
-        self.assertEqual(self.db.execute("SELECT profsum_import(?, 's2', '{\"reuse\": true}')",
-                                         (s,)).fetchone()[0], v1)
+        v1 = imp(s, None, '{"reuse": true}')
+        self.assertEqual(imp(s, None, '{"reuse": true, "warmup_steps": 1}'), v1)
+        self.td.write("s.json", doc.replace("{", "{ ", 1))
+        self.assertNotEqual(imp(s, None, '{"reuse": true, "unique_label": true}'), v1)
         # the first import into a database: nothing to reuse, no error
         fresh = connect()
         self.assertEqual(fresh.execute("SELECT profsum_import(?, NULL, '{\"reuse\": true}')", (p,)).fetchone()[0], 1)
         fresh.close()
         with self.assertRaisesRegex(sqlite3.OperationalError, "'reuse' and 'replace' exclude each other"):
-            self.db.execute("SELECT profsum_import(?, 'r1', '{\"reuse\": true, \"replace\": true}')", (p,))
+            imp(p, "r1", '{"reuse": true, "replace": true}')
+        with self.assertRaisesRegex(sqlite3.OperationalError, "'unique_label' and 'replace' exclude each other"):
+            imp(p, "r1", '{"unique_label": true, "replace": true}')
         with self.assertRaisesRegex(sqlite3.OperationalError, "'reuse' must be true or false, not \"yes\""):
-            self.db.execute("SELECT profsum_import(?, 'r1', '{\"reuse\": \"yes\"}')", (p,))
+            imp(p, "r1", '{"reuse": "yes"}')
+
+    def test_reuse_read_only_and_unique_label(self):
+        """A read-only database answers a reuse hit and says why a miss
+        fails; unique_label takes the first free -N."""
+        dbp = os.path.join(self.td.path, "ro.db")
+        db = connect(dbp)
+        p = self.td.write("a.json.gz", json.dumps(fixtures.f2()), gz=True)
+        tid = db.execute("SELECT profsum_import(?, 'a', '{\"reuse\": true}')", (p,)).fetchone()[0]
+        for k in range(2, 5):
+            got = db.execute("SELECT profsum_import(?, 'a', '{\"unique_label\": true}')", (p,)).fetchone()[0]
+            self.assertEqual(rows(db, "SELECT label FROM profsum_trace WHERE trace_id=?", got), [("a-%d" % k,)])
+        db.execute("DELETE FROM profsum_trace WHERE label='a-3'")
+        got = db.execute("SELECT profsum_import(?, 'a', '{\"unique_label\": true}')", (p,)).fetchone()[0]
+        self.assertEqual(rows(db, "SELECT label FROM profsum_trace WHERE trace_id=?", got), [("a-3",)])
+        db.close()
+        ro = connect("file:%s?mode=ro" % dbp, uri=True)
+        self.assertEqual(ro.execute("SELECT profsum_import(?, 'a', '{\"reuse\": true}')", (p,)).fetchone()[0], tid)
+        q = self.td.write("b.json.gz", json.dumps(fixtures.f2()), gz=True)
+        with self.assertRaisesRegex(sqlite3.OperationalError, "'.*b.json.gz': no stored trace matches it for "
+                                    "'reuse' \\(the same source, content, options and profsum version, and "
+                                    "this label\\), and the database is read-only"):
+            ro.execute("SELECT profsum_import(?, 'b', '{\"reuse\": true}')", (q,))
+        ro.close()
 
     def test_stored_diagnostics_capped_per_kind(self):
         """An import stores the first 100 diagnostics of a kind and a

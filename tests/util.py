@@ -12,9 +12,9 @@ SO = os.environ.get("PROFSUM_SO", os.path.join(ROOT, "profsum.so"))
 CORPUS = os.environ.get("PROFSUM_CORPUS", os.path.join(ROOT, "..", "shared", "corpus"))
 
 
-def connect(path=":memory:"):
-    """Open a connection with profsum loaded."""
-    db = sqlite3.connect(path)
+def connect(path=":memory:", uri=False):
+    """Open a connection with profsum loaded (uri: path is a file: URI)."""
+    db = sqlite3.connect(path, uri=uri)
     db.enable_load_extension(True)
     db.load_extension(SO)
     db.enable_load_extension(False)

@@ -979,30 +979,6 @@ static void progressFinish(sqlite3_int64 iTrace){
 char *profsumDefaultLabel(const char *zSource);
 char *profsumSummaryFileProblem(const char *zPath);
 
-/* The label profsum_import derives from a source (import.c), as a
-** malloc'd string ("trace" when empty). */
-static char *derivedLabel(const char *zSource){
-  char *zL = profsumDefaultLabel(zSource);
-  char *z = xstrdup(zL && zL[0] ? zL : "trace");
-  sqlite3_free(zL);
-  return z;
-}
-
-/* A label not used in main.profsum_trace: zBase, zBase-2, zBase-3, ... */
-static char *uniqueLabel(const char *zBase){
-  char *z = xstrdup(zBase);
-  int i;
-  if( !tableExists("profsum_trace") ) return z;
-  for(i=2; ; i++){
-    char *zHit = sqlText("SELECT 1 FROM main.profsum_trace WHERE label=?1", "t", z);
-    if( zHit==0 ) return z;
-    free(zHit);
-    free(z);
-    z = xmalloc(strlen(zBase)+24);
-    sprintf(z, "%s-%d", zBase, i);
-  }
-}
-
 /* Import options from the knob flags (absent → profsum_import defaults). */
 static char *knobOptions(const Opts *o, int bReplace, const char *zSeries){
   JObj j;
@@ -1032,16 +1008,24 @@ static char *knobOptions(const Opts *o, int bReplace, const char *zSeries){
 ** made unique) with options zOpts.  Returns the trace_id.
 */
 static sqlite3_int64 importSource(const char *zSource, const char *zLabel, const char *zOpts){
-  char *zLab, *zId, *zErr = 0;
+  char *zLab, *zId, *zErr = 0, *zWith = 0;
   sqlite3_int64 id;
   if( !isRemoteSource(zSource) && !pathExists(zSource) ){
     fail(EXIT_FAIL, "'%s': %s", zSource, strerror(ENOENT));
   }
   zLab = zLabel ? xstrdup(zLabel) : 0;
   if( zLab==0 ){
-    char *zBase = derivedLabel(zSource);
-    zLab = uniqueLabel(zBase);
-    free(zBase);
+    /* The label profsum_import derives (a W&B source: its artifact name),
+    ** made unique inside the import's write transaction ("unique_label":
+    ** -2, -3, ...), so concurrent jobs never pick the same; NULL, so that
+    ** 'reuse' takes a stored trace of the same file whatever its label. */
+    if( !isRemoteSource(zSource) ){
+      char *zL = profsumDefaultLabel(zSource);
+      if( zL==0 || zL[0]==0 ) zLab = xstrdup("trace");   /* nothing to derive from */
+      sqlite3_free(zL);
+    }
+    zWith = sqlText("SELECT json_set(coalesce(?1, '{}'), '$.unique_label', json('true'))", "t", zOpts);
+    zOpts = zWith;
   }
   if( !isRemoteSource(zSource) ){
     if( isDir(zSource) ){
@@ -1060,6 +1044,7 @@ static sqlite3_int64 importSource(const char *zSource, const char *zLabel, const
   progressFinish(id);
   free(zId);
   free(zLab);
+  free(zWith);
   return id;
 }
 
@@ -1086,19 +1071,22 @@ static sqlite3_int64 importSummary(const char *zSource, const char *zOpts){
 ** trace_id in it.  zArg is the path as str(Path) gives it (OPT_PATH), zRaw
 ** the text as given (the label looked up; 0: zArg). */
 static sqlite3_int64 traceArg(const char *zOpt, const char *zArg, const char *zRaw, int bHaveDb,
-                              const char *zOpts){
+                              const char *zOpts, sqlite3_int64 idOther){
   char *zId;
   if( isRemoteSource(zArg) || pathExists(zArg) ){
     /* Into a database file: a trace stored before from the same file, with
     ** the same options and profsum version, is used again (profsum_import's
     ** 'reuse'), so a CI job that tracks one baseline run after run stores
-    ** it once. */
+    ** it once.  Not for the after side when that is the before side's
+    ** trace (idOther): a file compared with itself is read twice, as
+    ** without a database and as the reference does. */
     char *zReuse;
     sqlite3_int64 id;
     if( !bHaveDb ) return importSummary(zArg, zOpts);
     zReuse = sqlText("SELECT json_set(coalesce(?1, '{}'), '$.reuse', json('true'))", "t", zOpts);
     id = importSummary(zArg, zReuse);
     free(zReuse);
+    if( idOther && id==idOther ) id = importSummary(zArg, zOpts);
     return id;
   }
   if( zRaw ) zArg = zRaw;
@@ -1125,11 +1113,11 @@ static sqlite3_int64 summaryArg(const Opts *o, const char *zOpts){
   if( zSum && zTrace ) fail(EXIT_USAGE, "give either --summary or --trace, not both");
   if( zTrace ){
     if( optStr(o, "db")==0 ) fail(EXIT_USAGE, "--trace names a trace of a database: give --db too");
-    return traceArg("trace", zTrace, 0, 1, zOpts);
+    return traceArg("trace", zTrace, 0, 1, zOpts, 0);
   }
   if( zSum==0 ) fail(EXIT_USAGE, "the option '--summary' is required (or --db with --trace)");
   if( optStr(o, "db") && (isRemoteSource(zSum) || pathExists(zSum)) ){
-    return traceArg("summary", zSum, 0, 1, zOpts);     /* imported once (reuse) */
+    return traceArg("summary", zSum, 0, 1, zOpts, 0);  /* imported once (reuse) */
   }
   return importSummary(zSum, zOpts);
 }
@@ -1645,8 +1633,8 @@ static int cmdCompare(Opts *o){
   char *zOpts = knobOptions(o, 0, 0), *zCmp;
   sqlite3_int64 idB, idA;
   openDb(zDb);
-  idB = traceArg("before", zB, optRaw(o, "before"), zDb!=0, zOpts);
-  idA = traceArg("after", zA, optRaw(o, "after"), zDb!=0, zOpts);
+  idB = traceArg("before", zB, optRaw(o, "before"), zDb!=0, zOpts, 0);
+  idA = traceArg("after", zA, optRaw(o, "after"), zDb!=0, zOpts, idB);
   zCmp = sqlText("SELECT profsum_compare_json(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
   if( zCmp==0 ) fail(EXIT_FAIL, "profsum_compare_json returned nothing");
   if( optFlag(o, "strict-provenance") ) checkProvenance(zCmp);
@@ -1654,6 +1642,38 @@ static int cmdCompare(Opts *o){
   free(zCmp);
   free(zOpts);
   return EXIT_OK;
+}
+
+/* On stderr (stdout is the reference's record): a side without steady-state
+** steps, whose step-time checks can never fail -- a CI gate that looks
+** green for that reason alone (the reference says nothing). */
+static void noteNoSteadySteps(sqlite3_int64 idB, sqlite3_int64 idA){
+  sqlite3_stmt *p = 0;
+  if( sqlite3_prepare_v2(g_db, "SELECT t.label, coalesce(a.count, 0), "
+        "json_extract(t.options, '$.warmup_steps') FROM main.profsum_trace AS t "
+        "LEFT JOIN main.profsum_step_stats AS a ON a.trace_id=t.trace_id AND a.scope='all' "
+        "LEFT JOIN main.profsum_step_stats AS s ON s.trace_id=t.trace_id AND s.scope='steady' "
+        "WHERE t.trace_id IN (?1, ?2) AND coalesce(s.count, 0)=0 ORDER BY t.trace_id=?2",
+        -1, &p, 0)!=SQLITE_OK ){
+    sqlite3_finalize(p);
+    return;                                   /* a note only: never an error */
+  }
+  sqlite3_bind_int64(p, 1, idB);
+  sqlite3_bind_int64(p, 2, idA);
+  while( sqlite3_step(p)==SQLITE_ROW ){
+    const char *zLabel = (const char*)sqlite3_column_text(p, 0);
+    long long nAll = sqlite3_column_int64(p, 1);
+    if( nAll==0 ){
+      fprintf(stderr, "profsum track: note: trace '%s' has no steps (no step markers found): "
+              "the step-time checks cannot fail\n", zLabel ? zLabel : "?");
+    }else{
+      fprintf(stderr, "profsum track: note: the %lld step%s of trace '%s' %s warmup steps "
+              "(--warmup-steps %lld): no steady-state steps, so the step-time checks cannot fail; "
+              "lower --warmup-steps or profile more steps\n", nAll, nAll==1 ? "" : "s",
+              zLabel ? zLabel : "?", nAll==1 ? "is a" : "are all", (long long)sqlite3_column_int64(p, 2));
+    }
+  }
+  sqlite3_finalize(p);
 }
 
 static int cmdTrack(Opts *o){
@@ -1668,8 +1688,8 @@ static int cmdTrack(Opts *o){
   }
   if( zHist==0 && zDb ){ zHist = zDb; zDb = 0; }
   kind = openHistory(zHist, zDb, 0);
-  idB = traceArg("before", zB, optRaw(o, "before"), kind==HIST_DB, zOpts);
-  idA = traceArg("after", zA, optRaw(o, "after"), kind==HIST_DB, zOpts);
+  idB = traceArg("before", zB, optRaw(o, "before"), kind==HIST_DB, zOpts, 0);
+  idA = traceArg("after", zA, optRaw(o, "after"), kind==HIST_DB, zOpts, idB);
   if( optFlag(o, "strict-provenance") ){
     /* checked before anything is recorded */
     char *zCmp = sqlText("SELECT profsum_compare_json(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
@@ -1680,6 +1700,7 @@ static int cmdTrack(Opts *o){
   if( zRec==0 ) fail(EXIT_FAIL, "profsum_track returned nothing");
   appendHistory(zHist, kind);
   zStatus = sqlText("SELECT json_extract(?1, '$.assessment.status')", "t", zRec);
+  noteNoSteadySteps(idB, idA);
   if( zFailOn && zStatus ){
     if( strcmp(zStatus, "fail")==0 ) bGate = 1;
     if( strcmp(zFailOn, "warn")==0 && strcmp(zStatus, "warn")==0 ) bGate = 1;
@@ -1714,7 +1735,8 @@ static int cmdHistory(Opts *o){
 
 /* One side of a bundle: a summary/trace file (or a label of --db), else a
 ** run target. */
-static sqlite3_int64 bundleSide(const Opts *o, const char *zSide, int bHaveDb, const char *zOpts){
+static sqlite3_int64 bundleSide(const Opts *o, const char *zSide, int bHaveDb, const char *zOpts,
+                                sqlite3_int64 idOther){
   char zOpt[32], zRunOpt[32];
   const char *zSum, *zRaw, *zRun;
   snprintf(zOpt, sizeof(zOpt), "%s-summary", zSide);
@@ -1723,7 +1745,7 @@ static sqlite3_int64 bundleSide(const Opts *o, const char *zSide, int bHaveDb, c
   zRaw = optRaw(o, zOpt);
   if( zSum==0 ){ zSum = optStr(o, zSide); zRaw = optRaw(o, zSide); }
   zRun = optStr(o, zRunOpt);
-  if( zSum ) return traceArg(zOpt, zSum, zRaw, bHaveDb, zOpts);
+  if( zSum ) return traceArg(zOpt, zSum, zRaw, bHaveDb, zOpts, idOther);
   return importRunTarget(zRun, 0, 0, zOpts);
 }
 
@@ -1747,8 +1769,8 @@ static int cmdBundle(Opts *o){
   jobjRaw(&j, "strict_provenance", optFlag(o, "strict-provenance") ? "true" : "false");
   wandbEnv(o);
   kind = openHistory(zHist, zDb, 0);
-  idB = bundleSide(o, "before", kind==HIST_DB || zDb!=0, zOpts);
-  idA = bundleSide(o, "after", kind==HIST_DB || zDb!=0, zOpts);
+  idB = bundleSide(o, "before", kind==HIST_DB || zDb!=0, zOpts, 0);
+  idA = bundleSide(o, "after", kind==HIST_DB || zDb!=0, zOpts, idB);
   if( optFlag(o, "strict-provenance") ){
     /* the reference's preflight comparison: its ValueError text, exit 1,
     ** before any file is written */
