@@ -206,9 +206,11 @@ static int readAll(const char *zPath, char **pz, char **pzErr);
 
 /* Option 'reuse': the trace_id of a trace stored in zSchema from the same
 ** source (source_path as given, trace_path as resolved), with the same
-** options (traces only: a v1 summary file keeps its own knobs), by the same
-** profsum version, of the same content, and with the label zLabel when it
-** is not NULL (a label the caller chose); 0 in *pId when there is none.
+** options (a v1 summary file keeps its own knobs: only the series is
+** compared), by the same profsum version, of the same content, and with the
+** label zLabel when it is not NULL (a label the caller chose; with
+** bSuffixed, also zLabel-N, the labels unique_label gives); 0 in *pId when
+** there is none.
 ** The same content: for a trace, the same SHA-256 and size of the file
 ** (zSha, 64 hex digits, when the caller has them, else the file is hashed
 ** here, only when a stored trace matches the rest); for a v1 summary file
@@ -217,7 +219,7 @@ static int readAll(const char *zPath, char **pz, char **pzErr);
 ** match wins. */
 static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, const char *zTrace,
                         const char *zOptsJson, int isV1, sqlite3_int64 size, const char *zSha,
-                        const char *zLabel, sqlite3_int64 *pId, char **pzErr){
+                        const char *zLabel, int bSuffixed, sqlite3_int64 *pId, char **pzErr){
   sqlite3_stmt *p = 0;
   char zHex[65];
   char *z, *zDoc = 0;
@@ -234,8 +236,12 @@ static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, c
   p = 0;
   if( rc!=SQLITE_ROW ) return SQLITE_OK;  /* nothing imported yet */
   z = sqlite3_mprintf("SELECT trace_id, sha256, size, summary_json FROM \"%w\".profsum_trace "
-      "WHERE source_path=?1 AND trace_path=?2 AND (?5 OR options=?3) AND profsum_version=?4 "
-      "AND (summary_json IS NOT NULL)=?5 AND (?6 IS NULL OR label=?6) ORDER BY trace_id DESC", zSchema);
+      "WHERE source_path=?1 AND trace_path=?2 AND profsum_version=?4 AND (summary_json IS NOT NULL)=?5 "
+      "AND CASE WHEN ?5 THEN json_extract(options, '$.series') IS json_extract(?3, '$.series') "
+      "ELSE options=?3 END "
+      "AND (?6 IS NULL OR label=?6 OR (?7 AND substr(label, 1, length(?6)+1)=?6 || '-' "
+      "AND substr(label, length(?6)+2) GLOB '[1-9]*' AND NOT substr(label, length(?6)+2) GLOB '*[^0-9]*')) "
+      "ORDER BY trace_id DESC", zSchema);
   if( z==0 ) return SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
   sqlite3_free(z);
@@ -249,6 +255,7 @@ static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, c
   sqlite3_bind_text(p, 4, PROFSUM_VERSION, -1, SQLITE_STATIC);
   sqlite3_bind_int(p, 5, isV1!=0);        /* only a v1 import keeps its document */
   if( zLabel ) sqlite3_bind_text(p, 6, zLabel, -1, SQLITE_STATIC);
+  sqlite3_bind_int(p, 7, bSuffixed!=0);
   while( (rc = sqlite3_step(p))==SQLITE_ROW ){
     int same;
     if( isV1 ){
@@ -855,7 +862,7 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
     ** same trace since the check before the parse (concurrent CI jobs). */
     sqlite3_int64 id = 0;
     rc = findReusable(db, o.zSchema, zSource, zTrace, zOptsJson, isV1, isV1 ? size : j->info.nFileBytes,
-                      isV1 ? 0 : j->info.zSha256, j->labelGiven ? zLabel : 0, &id, &zErr);
+                      isV1 ? 0 : j->info.zSha256, j->labelGiven ? zLabel : 0, o.uniqueLabel, &id, &zErr);
     if( rc ) goto body_done;
     if( id ){ traceId = id; goto body_done; }          /* nothing written */
   }
@@ -883,7 +890,8 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
               "'reuse' did not take it: that trace was imported from '%s' (SHA-256 %.12s..., options %s, "
               "profsum %s), and '%s'%s differs from it in source path, content, options or profsum "
               "version; choose another label, or pass "
-              "'{\"reuse\": true, \"unique_label\": true}' to store this one as '%s-2'",
+              "'{\"reuse\": true, \"unique_label\": true}' to store this one as the first free '%s-N' "
+              "(and take it again next time)",
               zLabel, (long long)old, sqlite3_column_text(p, 1), zOldSha ? zOldSha : "?",
               sqlite3_column_text(p, 3), sqlite3_column_text(p, 4), zSource,
               isV1 ? " (a summary file)" : "", zLabel);
@@ -1381,12 +1389,12 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   if( o.reuse ){
     /* before the parse, to skip it (checked again under the write lock) */
     rc = findReusable(db, o.zSchema, zSource, zTrace, zOptsJson, isV1, size, 0,
-                      job.labelGiven ? zLabel : 0, &traceId, &zErr);
+                      job.labelGiven ? zLabel : 0, o.uniqueLabel, &traceId, &zErr);
     if( rc || traceId ) goto done;
     if( sqlite3_db_readonly(db, o.zSchema)==1 ){
       zErr = sqlite3_mprintf(FN ": '%s': no stored trace matches it for 'reuse' (the same source, "
           "content, options and profsum version%s), and the database is read-only", zSource,
-          job.labelGiven ? ", and this label" : "");
+          !job.labelGiven ? "" : o.uniqueLabel ? ", and this label or label-N" : ", and this label");
       rc = zErr ? SQLITE_READONLY : SQLITE_NOMEM;
       goto done;
     }

@@ -313,6 +313,11 @@ class CompareTrack(CliBase):
         self.assertEqual(rec["assessment"]["comparison"]["provenance_checks"]["status"], "fail")
         labels = [r[0] for r in db.execute("SELECT label FROM profsum_trace ORDER BY trace_id")]
         self.assertEqual(labels[-1], "before-3")
+        # ... and that second copy is used again by the next such run
+        self.run_cli("track", "--before", b, "--after", b, "--warmup-steps", "2", "--history", hist)
+        self.run_cli("compare", "--before", b, "--after", b, "--warmup-steps", "2", "--db", hist)
+        n = db.execute("SELECT count(*) FROM profsum_trace").fetchone()[0]
+        self.assertEqual(n, len(labels))
         db.close()
 
     def test_track_concurrent_jobs_share_one_db(self):
@@ -346,10 +351,16 @@ class CompareTrack(CliBase):
         self.assertIn("status", json.loads(out)["assessment"])
         self.assertEqual(err.count("profsum track: note:"), 0, err)
         out, err = self.run_cli("track", "--before", b, "--after", a, "--warmup-steps", "6")
-        self.assertIn("profsum track: note: the 6 steps of trace 'b' are all warmup steps (--warmup-steps 6): "
-                      "no steady-state steps, so the step-time checks cannot fail", err)
-        self.assertIn("trace 'a'", err)
+        self.assertIn("profsum track: note: --before '%s' (trace 'b'): its 6 steps are all warmup "
+                      "(--warmup-steps 6): no steady-state steps, so the step-time checks cannot fail" % b, err)
+        self.assertIn("profsum track: note: --after '%s' (trace 'a'): " % a, err)
         json.loads(out)
+        # a summary file: its own warmup_steps, so no advice about the flag
+        s = os.path.join(self.td.path, "s.json")
+        self.run_cli("summarize", "--trace-file", b, "--warmup-steps", "6", "--output", s)
+        out, err = self.run_cli("track", "--before", s, "--after", a, "--warmup-steps", "1")
+        self.assertEqual(err, "profsum track: note: --before '%s' (trace 's', a summary file) has no "
+                              "steady-state steps: the step-time checks cannot fail\n" % s)
 
     def test_track_usage(self):
         _, err = self.run_cli("track", "--before", "a", "--after", "b", "--fail-on", "maybe", rc=2)

@@ -456,8 +456,8 @@ class ImportBehaviour(Base):
                       "that trace was imported from '%s' (SHA-256 " % (first, p), str(cm.exception))
         self.assertIn("and '%s' differs from it in source path, content, options or profsum version; " % p,
                       str(cm.exception))
-        self.assertIn("pass '{\"reuse\": true, \"unique_label\": true}' to store this one as 'r1-2'",
-                      str(cm.exception))
+        self.assertIn("pass '{\"reuse\": true, \"unique_label\": true}' to store this one as the first free "
+                      "'r1-N' (and take it again next time)", str(cm.exception))
         changed = imp(p, "r1", '{"reuse": true, "unique_label": true}')
         self.assertEqual(rows(self.db, "SELECT label FROM profsum_trace WHERE trace_id=?", changed), [("r1-2",)])
         self.assertEqual(imp(p, None, '{"reuse": true}'), changed)
@@ -471,6 +471,11 @@ class ImportBehaviour(Base):
         self.assertEqual(imp(s, None, '{"reuse": true, "warmup_steps": 1}'), v1)
         self.td.write("s.json", doc.replace("{", "{ ", 1))
         self.assertNotEqual(imp(s, None, '{"reuse": true, "unique_label": true}'), v1)
+        # ... but its series is compared
+        self.assertNotEqual(imp(s, None, '{"reuse": true, "unique_label": true, "series": "exp"}'), v1)
+        # reuse with unique_label and a label: the label or a label-N
+        lab = imp(p, "r1", '{"reuse": true, "unique_label": true}')
+        self.assertEqual(lab, changed)                                    # r1-2 holds it
         # the first import into a database: nothing to reuse, no error
         fresh = connect()
         self.assertEqual(fresh.execute("SELECT profsum_import(?, NULL, '{\"reuse\": true}')", (p,)).fetchone()[0], 1)

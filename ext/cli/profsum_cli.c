@@ -1086,7 +1086,21 @@ static sqlite3_int64 traceArg(const char *zOpt, const char *zArg, const char *zR
     zReuse = sqlText("SELECT json_set(coalesce(?1, '{}'), '$.reuse', json('true'))", "t", zOpts);
     id = importSummary(zArg, zReuse);
     free(zReuse);
-    if( idOther && id==idOther ) id = importSummary(zArg, zOpts);
+    if( idOther && id==idOther ){
+      /* another stored copy of the same file (one made by an earlier run
+      ** of this same comparison), else a new one */
+      char *zTwin = sqlText("SELECT t.trace_id FROM main.profsum_trace AS t, main.profsum_trace AS o "
+          "WHERE o.trace_id=?1 AND t.trace_id<>?1 AND t.source_path IS o.source_path "
+          "AND t.trace_path IS o.trace_path AND t.sha256 IS o.sha256 AND t.size IS o.size "
+          "AND t.options IS o.options AND t.profsum_version IS o.profsum_version "
+          "AND t.summary_json IS o.summary_json ORDER BY t.trace_id DESC LIMIT 1", "i", idOther);
+      if( zTwin ){
+        id = strtoll(zTwin, 0, 10);
+        free(zTwin);
+      }else{
+        id = importSummary(zArg, zOpts);
+      }
+    }
     return id;
   }
   if( zRaw ) zArg = zRaw;
@@ -1646,11 +1660,12 @@ static int cmdCompare(Opts *o){
 
 /* On stderr (stdout is the reference's record): a side without steady-state
 ** steps, whose step-time checks can never fail -- a CI gate that looks
-** green for that reason alone (the reference says nothing). */
-static void noteNoSteadySteps(sqlite3_int64 idB, sqlite3_int64 idA){
+** green for that reason alone (the reference says nothing).  zB, zA: the
+** --before/--after arguments as given. */
+static void noteNoSteadySteps(sqlite3_int64 idB, sqlite3_int64 idA, const char *zB, const char *zA){
   sqlite3_stmt *p = 0;
-  if( sqlite3_prepare_v2(g_db, "SELECT t.label, coalesce(a.count, 0), "
-        "json_extract(t.options, '$.warmup_steps') FROM main.profsum_trace AS t "
+  if( sqlite3_prepare_v2(g_db, "SELECT t.trace_id, t.label, coalesce(a.count, 0), "
+        "json_extract(t.options, '$.warmup_steps'), t.summary_json IS NOT NULL FROM main.profsum_trace AS t "
         "LEFT JOIN main.profsum_step_stats AS a ON a.trace_id=t.trace_id AND a.scope='all' "
         "LEFT JOIN main.profsum_step_stats AS s ON s.trace_id=t.trace_id AND s.scope='steady' "
         "WHERE t.trace_id IN (?1, ?2) AND coalesce(s.count, 0)=0 ORDER BY t.trace_id=?2",
@@ -1661,16 +1676,24 @@ static void noteNoSteadySteps(sqlite3_int64 idB, sqlite3_int64 idA){
   sqlite3_bind_int64(p, 1, idB);
   sqlite3_bind_int64(p, 2, idA);
   while( sqlite3_step(p)==SQLITE_ROW ){
-    const char *zLabel = (const char*)sqlite3_column_text(p, 0);
-    long long nAll = sqlite3_column_int64(p, 1);
-    if( nAll==0 ){
-      fprintf(stderr, "profsum track: note: trace '%s' has no steps (no step markers found): "
-              "the step-time checks cannot fail\n", zLabel ? zLabel : "?");
+    int isAfter = sqlite3_column_int64(p, 0)==idA;
+    const char *zLabel = (const char*)sqlite3_column_text(p, 1);
+    long long nAll = sqlite3_column_int64(p, 2);
+    char zSide[1200];
+    snprintf(zSide, sizeof(zSide), "--%s '%s' (trace '%s'%s)", isAfter ? "after" : "before",
+             isAfter ? zA : zB, zLabel ? zLabel : "?", sqlite3_column_int(p, 4) ? ", a summary file" : "");
+    if( sqlite3_column_int(p, 4) ){
+      /* a summary file: its warmup_steps were set when it was made */
+      fprintf(stderr, "profsum track: note: %s has no steady-state steps: the step-time checks "
+              "cannot fail\n", zSide);
+    }else if( nAll==0 ){
+      fprintf(stderr, "profsum track: note: %s has no steps (no step markers found): "
+              "the step-time checks cannot fail\n", zSide);
     }else{
-      fprintf(stderr, "profsum track: note: the %lld step%s of trace '%s' %s warmup steps "
-              "(--warmup-steps %lld): no steady-state steps, so the step-time checks cannot fail; "
-              "lower --warmup-steps or profile more steps\n", nAll, nAll==1 ? "" : "s",
-              zLabel ? zLabel : "?", nAll==1 ? "is a" : "are all", (long long)sqlite3_column_int64(p, 2));
+      fprintf(stderr, "profsum track: note: %s: its %lld step%s %s warmup (--warmup-steps %lld): "
+              "no steady-state steps, so the step-time checks cannot fail; lower --warmup-steps or "
+              "profile more steps\n", zSide, nAll, nAll==1 ? "" : "s", nAll==1 ? "is" : "are all",
+              (long long)sqlite3_column_int64(p, 3));
     }
   }
   sqlite3_finalize(p);
@@ -1700,7 +1723,8 @@ static int cmdTrack(Opts *o){
   if( zRec==0 ) fail(EXIT_FAIL, "profsum_track returned nothing");
   appendHistory(zHist, kind);
   zStatus = sqlText("SELECT json_extract(?1, '$.assessment.status')", "t", zRec);
-  noteNoSteadySteps(idB, idA);
+  noteNoSteadySteps(idB, idA, optRaw(o, "before") ? optRaw(o, "before") : zB,
+                    optRaw(o, "after") ? optRaw(o, "after") : zA);
   if( zFailOn && zStatus ){
     if( strcmp(zStatus, "fail")==0 ) bGate = 1;
     if( strcmp(zFailOn, "warn")==0 && strcmp(zStatus, "warn")==0 ) bGate = 1;
