@@ -1422,7 +1422,7 @@ static const OptSpec TRACK_OPTS[] = {
   {"strict-provenance", OPT_FLAG, 0, "fail (before recording) when the provenance checks fail"},
   {"top-k", OPT_INT, "N", "regressed/improved ops in the record's comparison (default 10)"},
   THRESHOLD_OPTS,
-  {"label", OPT_STR, "LABEL", "label of the record"},
+  {"label", OPT_STR, "LABEL", "label of the record (not of the traces: theirs come from their files)"},
   {"history", OPT_PATH, "PATH", "record into this history: a .db, or a .jsonl file"},
   {"fail-on", OPT_STR, "fail|warn", "exit 3 when the status is fail (or warn or fail)"},
   {"db", OPT_STR, "DB", "same as --history DB.db"},
@@ -1933,7 +1933,9 @@ static const Cmd aCmd[] = {
    "--before PATH --after PATH [--history PATH] [--label L] [--fail-on fail|warn] [thresholds]",
    "Compare, classify pass/warn/fail against the thresholds, append the record to --history\n"
    "(a .db, or a .jsonl file as the reference tool writes) and emit the record JSON.\n"
-   "With --fail-on fail (or warn) the exit code is 3 when the status is fail (or warn/fail).",
+   "With --fail-on fail (or warn) the exit code is 3 when the status is fail (or warn/fail).\n"
+   "Into a .db, a file stored before (same path, content, knobs and profsum version) is used\n"
+   "again: one baseline tracked run after run, or by concurrent jobs, is stored once.",
    TRACK_OPTS, cmdTrack, 0},
   {"history", "summarize a regression history",
    "--history PATH [--tail N] [--output PATH]",
