@@ -264,6 +264,37 @@ class ConcurrentImports(unittest.TestCase):
             db.close()
 
 
+    def test_eight_reusers(self):
+        """8 processes import one file with 'reuse' 5 times each, and a file of
+        their own with the same derived label and 'unique_label' (two of them
+        that one first): the shared file is stored once (checked again under
+        the write lock), the own files under 8 distinct labels (chosen under
+        the write lock)."""
+        with TempDir() as td:
+            db_path = os.path.join(td.path, "shared.db")
+            trace = td.write("base.json.gz", json.dumps(fixtures.f1([100, 110, 120, 130, 140, 150], 60)), gz=True)
+            own = []
+            for w in range(8):
+                os.makedirs(os.path.join(td.path, "w%d" % w))
+                own.append(td.write(os.path.join("w%d" % w, "own.json.gz"),
+                                    json.dumps(fixtures.f1([100 + w, 110, 120, 130, 140, 150], 60)), gz=True))
+            go = os.path.join(td.path, "go")
+            procs = [subprocess.Popen([sys.executable, "-c", REUSER, db_path, SO, trace, own[w], "5", go,
+                                       "own-first" if w % 4 == 3 else "shared-first"],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for w in range(8)]
+            open(go, "w").close()
+            results = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+            self.assertEqual([e for r in results for e in r["errors"]], [])
+            ids = {i for r in results for i in r["ids"]}
+            self.assertEqual(len(ids), 1, ids)
+            db = connect(db_path)
+            self.assertEqual(db.execute("SELECT count(*) FROM profsum_trace WHERE label='base'").fetchone()[0], 1)
+            self.assertEqual(sorted(r[0] for r in db.execute("SELECT label FROM profsum_trace WHERE label<>'base'")),
+                             sorted(["own"] + ["own-%d" % k for k in range(2, 9)]))
+            self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+            db.close()
+
+
 class Interrupted(unittest.TestCase):
     """busy.c after sqlite3_interrupt(): the write of profsum_track,
     interrupted at points spread over the whole call (from a progress
@@ -318,3 +349,30 @@ class Interrupted(unittest.TestCase):
                     c.execute("SELECT profsum_track('before', 'after', 'again')").fetchall()
                     c.close()
             self.assertIn("nothing", outcomes)
+
+
+REUSER = r"""
+import json, os, sqlite3, sys, time
+db_path, so, trace, own, n, go, order = sys.argv[1:8]
+db = sqlite3.connect(db_path, timeout=10.0)
+db.enable_load_extension(True)
+db.load_extension(so)
+while not os.path.exists(go):
+    time.sleep(0.001)
+ids, errors = [], []
+def own_import():
+    try:
+        db.execute("SELECT profsum_import(?, NULL, ?)", (own, json.dumps({"unique_label": True}))).fetchall()
+    except sqlite3.Error as e:
+        errors.append(str(e))
+if order == "own-first":
+    own_import()
+for i in range(int(n)):
+    try:
+        ids.append(db.execute("SELECT profsum_import(?, NULL, ?)", (trace, json.dumps({"reuse": True}))).fetchone()[0])
+    except sqlite3.Error as e:
+        errors.append(str(e))
+if order != "own-first":
+    own_import()
+print(json.dumps({"ids": ids, "errors": errors}))
+"""
