@@ -130,6 +130,17 @@ def series_lines(out, p, pts, colour, kind, dash=None):
         out.append(marker(kind, p.px(b), p.py(v), colour))
 
 
+
+def runs_text(env, res):
+    """How many runs each size's best is taken from: "12 rounds" (one run per
+    round), or the runs per size when small traces ran more often."""
+    rounds = env.get("repeat", "?")
+    per = env.get("runs_per_round") or {}
+    if not per or all(v == 1 for k, v in per.items() if k != "empty"):
+        return "%s rounds" % rounds
+    return "%s rounds (runs: %s)" % (rounds, ", ".join(
+        "%s %d" % (r["size"], per.get(r["size"], 1) * int(rounds)) for r in res))
+
 def main(argv):
     if len(argv) != 3:
         sys.stderr.write("usage: chart.py results.json scaling.svg\n")
@@ -157,8 +168,8 @@ def main(argv):
                'profsum scaling: time per MB and peak memory vs trace size</text>' % (W / 2))
     evpm = sum(r["events"] for r in res) / (sum(sizes) / 1e6)
     sub = "xprof-shaped %s traces (bench/gen_trace.py), %.0f events per MB, so 1 ms/MB = %.2f \u00b5s/event; " \
-          "best of %s rounds; %s CPUs; profsum %s (%s)" % (
-              env.get("shape", "?"), evpm, 1e3 / evpm, env.get("repeat", "?"), env.get("cpus", "?"),
+          "best of %s; %s CPUs; profsum %s (%s)" % (
+              env.get("shape", "?"), evpm, 1e3 / evpm, runs_text(env, res), env.get("cpus", "?"),
               env.get("profsum_version", "?"), env.get("profsum_build_commit") or env.get("profsum_commit", "?"))
     out.append('<text x="%d" y="46" text-anchor="middle" font-size="12" fill="#555">%s</text>' % (W / 2, esc(sub)))
 

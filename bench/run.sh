@@ -89,7 +89,9 @@ time_once() {
 declare -A BW BE BC BR
 best_add() {  # best_add NAME: account the last time_once
   local k=$1
-  printf '%s %s\n' "$k" "$W" >>"$TMP/samples.txt"   # every run, for the medians
+  # every run (its round i and run j in the round), for the medians and the
+  # one-run-per-round figure
+  printf '%s %s %s %s\n' "$k" "$W" "${i:-0}" "${j:-0}" >>"$TMP/samples.txt"
   if [[ -z ${BW[$k]:-} ]] || awk -v a="$W" -v b="${BW[$k]}" 'BEGIN{exit !(a < b)}'; then
     BW[$k]=$W BE[$k]=$E BC[$k]=$C
   fi
@@ -257,7 +259,7 @@ measure_size() {
 }
 
 # $REPEAT rounds; each round runs every command on the empty trace and on
-# every size once, in turn.  A shared machine has slow and fast spells that
+# every size in turn (a size RUNS_OF[size] times, above).  A shared machine has slow and fast spells that
 # last minutes; interleaved like this they hit every size and every command
 # alike (measuring the sizes one after the other, a slow spell could land on
 # one size only and bend the cost per MB), and every ratio to gzip -dc
@@ -306,16 +308,22 @@ meas = {}
 for line in open(os.path.join(tmp, "measure.txt")):
     name, wall, e, rss, cpu = line.split()
     meas[name] = {"wall_s": float(wall), "time_e_s": float(e), "peak_rss_kb": int(rss), "cpu_s": float(cpu)}
-samples = {}
+samples, first_of_round = {}, {}
 for line in open(os.path.join(tmp, "samples.txt")):
-    name, wall = line.split()
+    name, wall, rnd, run = line.split()
     samples.setdefault(name, []).append(float(wall))
+    if run == "0":
+        first_of_round.setdefault(name, []).append(float(wall))
 for name, v in samples.items():
-    v.sort()
-    n = len(v)
     if name in meas:
+        meas[name]["samples_wall_s"] = list(v)          # in the order run
+        v = sorted(v)
+        n = len(v)
         meas[name]["median_wall_s"] = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
         meas[name]["runs"] = n
+        # the first run of each round only: one draw per round at every size,
+        # the method before BENCH_MAX_RUNS (best of BENCH_REPEAT)
+        meas[name]["best_first_of_round_wall_s"] = min(first_of_round.get(name, v))
 runs_of = dict(x.split(":") for x in os.environ.get("BENCH_RUNS", "").split())   # in order
 base_kb = meas["baseline"]["peak_rss_kb"]
 fixed = {k: meas[k + ":empty"]["wall_s"] for k in ("gzip", "scan", "excl", "import")}
@@ -388,6 +396,7 @@ for line in open(os.path.join(tmp, "files.txt")):
         r[k + "_ms_per_mb"] = m["wall_s"] * 1e3 / mb
         r[k + "_net_ms_per_mb"] = (m["wall_s"] - fixed[k]) * 1e3 / mb
         r[k + "_median_ms_per_mb"] = m["median_wall_s"] * 1e3 / mb
+        r[k + "_round1_ms_per_mb"] = m["best_first_of_round_wall_s"] * 1e3 / mb
     rows.append(r)
 
 hdr = ("| trace | MB | MB gz | events | gzip -dc s | count(*) s | excl s | scan/gzip | excl/gzip "
@@ -470,7 +479,8 @@ if len(incr) > 1:
     lines.append("Spread of the incremental cost per MB: gzip -dc %.2f, count(*) %.2f, excl %.2f, import %.2f." % tuple(
         spreads[k + "_incr_ms_per_mb"] for k in ("gzip", "scan", "excl", "import")))
 MED = ("gzip_median_ms_per_mb", "scan_median_ms_per_mb", "excl_median_ms_per_mb", "import_median_ms_per_mb")
-for k in MED:
+ONE = ("gzip_round1_ms_per_mb", "scan_round1_ms_per_mb", "excl_round1_ms_per_mb", "import_round1_ms_per_mb")
+for k in MED + ONE:
     spreads[k] = spread(k)
 lines.append("")
 lines.append("Median wall time per MB (all runs, not only the best): %s." % "; ".join(
@@ -479,6 +489,12 @@ lines.append("Median wall time per MB (all runs, not only the best): %s." % "; "
         r["import_median_ms_per_mb"], r["import"]["runs"]) for r in rows))
 lines.append("Spread of the median cost per MB: gzip -dc %.2f, count(*) %.2f, excl %.2f, import %.2f." % tuple(
     spreads[k] for k in MED))
+lines.append("The same with one run per round at every size (the first run of each round: %d draws per size, "
+             "as before small traces ran more often): %s; spread gzip -dc %.2f, count(*) %.2f, excl %.2f, "
+             "import %.2f." % (env["repeat"], "; ".join(
+                 "%s: import %.2f, count(*) %.2f ms/MB" % (r["size"], r["import_round1_ms_per_mb"],
+                                                           r["scan_round1_ms_per_mb"]) for r in rows),
+                 *(spreads[k] for k in ONE)))
 lines.append("")
 lines.append("Fixed costs (best wall time on a gzipped trace with no events): gzip -dc %.1f ms, count(*) %.1f ms, "
              "excl %.1f ms, import + summary into a new database file %.1f ms." % (
