@@ -259,8 +259,8 @@ measure_size() {
 }
 
 # $REPEAT rounds; each round runs every command on the empty trace and on
-# every size in turn (a size RUNS_OF[size] times, above).  A shared machine has slow and fast spells that
-# last minutes; interleaved like this they hit every size and every command
+# every size in turn (a size RUNS_OF[size] times, above).  A shared machine
+# has slow and fast spells that last minutes; interleaved like this they hit every size and every command
 # alike (measuring the sizes one after the other, a slow spell could land on
 # one size only and bend the cost per MB), and every ratio to gzip -dc
 # compares runs made seconds apart.
