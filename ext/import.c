@@ -113,6 +113,8 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
     int isInt = zVT && strcmp(zVT, "integer")==0;
     int isText = zVT && strcmp(zVT, "text")==0;
     int isBool = zVT && (strcmp(zVT, "true")==0 || strcmp(zVT, "false")==0);
+    /* a flag: true/false, or the integers 1/0 (not 2 or -1: a slip) */
+    int isFlag = isBool || (isInt && (unsigned long long)sqlite3_column_int64(p, 2)<=1);
     if( zType==0 || strcmp(zType, "object")!=0 ){
       *pzErr = sqlite3_mprintf(FN ": options_json must be a JSON object");
       rc = SQLITE_ERROR; break;
@@ -134,13 +136,13 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
     }else if( strcmp(zKey, "series")==0 && (isText || (zVT && strcmp(zVT, "null")==0)) ){
       sqlite3_free(o->zSeries);
       o->zSeries = isText ? sqlite3_mprintf("%s", sqlite3_column_text(p, 2)) : 0;
-    }else if( strcmp(zKey, "store_events")==0 && (isBool || isInt) ){
+    }else if( strcmp(zKey, "store_events")==0 && isFlag ){
       o->storeEvents = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
-    }else if( strcmp(zKey, "replace")==0 && (isBool || isInt) ){
+    }else if( strcmp(zKey, "replace")==0 && isFlag ){
       o->replace = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
-    }else if( strcmp(zKey, "reuse")==0 && (isBool || isInt) ){
+    }else if( strcmp(zKey, "reuse")==0 && isFlag ){
       o->reuse = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
-    }else if( strcmp(zKey, "unique_label")==0 && (isBool || isInt) ){
+    }else if( strcmp(zKey, "unique_label")==0 && isFlag ){
       o->uniqueLabel = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
     }else if( strcmp(zKey, "alias")==0 && ((isText && sqlite3_column_bytes(p, 2)>0)
                                             || (zVT && strcmp(zVT, "null")==0)) ){
@@ -156,9 +158,10 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
       static const char *azWant[] = {
         "warmup_steps", "a non-negative integer", "hot_op_limit", "a non-negative integer",
         "breakdown_mode", "'exclusive_per_track' or 'exclusive_global'",
-        "series", "a string or null", "store_events", "true or false",
+        "series", "a string or null", "store_events", "true or false (or 1/0)",
         "schema", "a string (the name of an attached database)",
-        "replace", "true or false", "reuse", "true or false", "unique_label", "true or false",
+        "replace", "true or false (or 1/0)", "reuse", "true or false (or 1/0)",
+        "unique_label", "true or false (or 1/0)",
         "alias", "a non-empty string or null" };
       const char *zWant = 0;
       size_t w;

@@ -388,7 +388,9 @@ class ImportBehaviour(Base):
                           ('{"breakdown_mode":"x"}', "breakdown_mode must be"),
                           ('{"hot_op_limit":"many"}', "options_json: 'hot_op_limit' must be a non-negative integer, not \"many\""),
                           ('{"warmup_steps": -1}', "options_json: 'warmup_steps' must be a non-negative integer, not -1"),
-                          ('{"store_events": null}', "options_json: 'store_events' must be true or false, not null"),
+                          ('{"store_events": null}', "options_json: 'store_events' must be true or false (or 1/0), not null"),
+                          ('{"replace": 2}', "options_json: 'replace' must be true or false (or 1/0), not 2"),
+                          ('{"unique_label": -1}', "options_json: 'unique_label' must be true or false (or 1/0), not -1"),
                           ('{"schema": [1]}', "options_json: 'schema' must be a string (the name of an attached "
                                               "database), not [1]"),
                           # where the JSON is wrong, not just that it is
@@ -484,7 +486,7 @@ class ImportBehaviour(Base):
             imp(p, "r1", '{"reuse": true, "replace": true}')
         with self.assertRaisesRegex(sqlite3.OperationalError, "'unique_label' and 'replace' exclude each other"):
             imp(p, "r1", '{"unique_label": true, "replace": true}')
-        with self.assertRaisesRegex(sqlite3.OperationalError, "'reuse' must be true or false, not \"yes\""):
+        with self.assertRaisesRegex(sqlite3.OperationalError, "'reuse' must be true or false \\(or 1/0\\), not \"yes\""):
             imp(p, "r1", '{"reuse": "yes"}')
 
     def test_reuse_read_only_and_unique_label(self):
