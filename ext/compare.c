@@ -799,30 +799,10 @@ static int stmtFail(sqlite3 *db, int rc, char **pzErr){
   return rc==SQLITE_OK || rc==SQLITE_ROW || rc==SQLITE_DONE ? SQLITE_ERROR : rc;
 }
 
-/* Does table zTable exist in zSchema?  Returns 1/0, or -1 on error with
-** *pRc set. */
-static int tableExists(sqlite3 *db, const char *zSchema, const char *zTable, int *pRc){
-  sqlite3_stmt *p = 0;
-  char *z = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE type='table' AND name=?1", zSchema);
-  int rc, yes = 0;
-  if( z==0 ){ *pRc = SQLITE_NOMEM; return -1; }
-  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-  sqlite3_free(z);
-  if( rc==SQLITE_OK ){
-    sqlite3_bind_text(p, 1, zTable, -1, SQLITE_STATIC);
-    rc = sqlite3_step(p);
-    if( rc==SQLITE_ROW ){ yes = 1; rc = SQLITE_OK; }
-    else if( rc==SQLITE_DONE ) rc = SQLITE_OK;
-  }
-  sqlite3_finalize(p);
-  if( rc ){ *pRc = rc; return -1; }
-  return yes;
-}
-
 /* Create the profsum schema in zSchema when the history table is missing. */
 static int ensureHistoryTable(sqlite3 *db, const char *zSchema, char **pzErr){
   int rc = SQLITE_OK;
-  int e = tableExists(db, zSchema, "profsum_history_record", &rc);
+  int e = profsumTableExists(db, zSchema, "profsum_history_record", &rc);
   if( e<0 ) return stmtFail(db, rc, pzErr);
   if( e==0 ) return profsumCreateSchema(db, zSchema, pzErr);
   return SQLITE_OK;
@@ -1459,7 +1439,7 @@ static void historyExportFunc(sqlite3_context *ctx, int argc, sqlite3_value **ar
   (void)argc;
   if( zPath==0 ) return;
   s = sqlite3_str_new(db);
-  e = tableExists(db, SCHEMA, "profsum_history_record", &rc);
+  e = profsumTableExists(db, SCHEMA, "profsum_history_record", &rc);
   if( e>0 ){
     zSql = sqlite3_mprintf("SELECT record_id, record_json FROM \"%w\".profsum_history_record "
                            "ORDER BY record_id", SCHEMA);
@@ -1547,7 +1527,7 @@ static int historySummary(sqlite3 *db, sqlite3_int64 nTail, JNode **ppOut, char 
   sqlite3_int64 nRec = 0;
   char *z;
   int rc = SQLITE_OK, e, i;
-  e = tableExists(db, SCHEMA, "profsum_history_record", &rc);
+  e = profsumTableExists(db, SCHEMA, "profsum_history_record", &rc);
   if( e<0 ){ *pzErr = dbErr(db); goto fail; }
   if( e>0 ){
     z = sqlite3_mprintf("SELECT count(*) FROM \"%w\".profsum_history_record", SCHEMA);

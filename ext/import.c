@@ -115,6 +115,7 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
     int isBool = zVT && (strcmp(zVT, "true")==0 || strcmp(zVT, "false")==0);
     /* a flag: true/false, or the integers 1/0 (not 2 or -1: a slip) */
     int isFlag = isBool || (isInt && (unsigned long long)sqlite3_column_int64(p, 2)<=1);
+    int flagOn = isFlag && (isBool ? zVT[0]=='t' : sqlite3_column_int64(p, 2)==1);
     if( zType==0 || strcmp(zType, "object")!=0 ){
       *pzErr = sqlite3_mprintf(FN ": options_json must be a JSON object");
       rc = SQLITE_ERROR; break;
@@ -137,13 +138,13 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
       sqlite3_free(o->zSeries);
       o->zSeries = isText ? sqlite3_mprintf("%s", sqlite3_column_text(p, 2)) : 0;
     }else if( strcmp(zKey, "store_events")==0 && isFlag ){
-      o->storeEvents = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
+      o->storeEvents = flagOn;
     }else if( strcmp(zKey, "replace")==0 && isFlag ){
-      o->replace = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
+      o->replace = flagOn;
     }else if( strcmp(zKey, "reuse")==0 && isFlag ){
-      o->reuse = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
+      o->reuse = flagOn;
     }else if( strcmp(zKey, "unique_label")==0 && isFlag ){
-      o->uniqueLabel = isBool ? zVT[0]=='t' : sqlite3_column_int(p, 2)!=0;
+      o->uniqueLabel = flagOn;
     }else if( strcmp(zKey, "alias")==0 && ((isText && sqlite3_column_bytes(p, 2)>0)
                                             || (zVT && strcmp(zVT, "null")==0)) ){
       sqlite3_free(o->zAlias);
@@ -229,15 +230,11 @@ static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, c
   int rc, haveHash = 0;
   *pId = 0;
   if( !isV1 && zSha && zSha[0] ){ memcpy(zHex, zSha, 65); haveHash = 1; }
-  z = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE type='table' AND name='profsum_trace'", zSchema);
-  if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-  sqlite3_free(z);
-  if( rc ) return SQLITE_OK;              /* no such schema: the import says so */
-  rc = sqlite3_step(p);
-  sqlite3_finalize(p);
-  p = 0;
-  if( rc!=SQLITE_ROW ) return SQLITE_OK;  /* nothing imported yet */
+  rc = SQLITE_OK;
+  if( profsumTableExists(db, zSchema, "profsum_trace", &rc)!=1 ){
+    /* nothing imported yet (or no such schema: the import says so) */
+    return rc==SQLITE_NOMEM ? rc : SQLITE_OK;
+  }
   z = sqlite3_mprintf("SELECT trace_id, sha256, size, summary_json FROM \"%w\".profsum_trace "
       "WHERE source_path=?1 AND trace_path=?2 AND profsum_version=?4 AND (summary_json IS NOT NULL)=?5 "
       "AND CASE WHEN ?5 THEN json_extract(options, '$.series') IS json_extract(?3, '$.series') "
@@ -309,6 +306,25 @@ char *profsumDefaultLabel(const char *zSource){
     if( n>m && memcmp(zBase+n-m, azSuf[k], m)==0 ){ n -= m; break; }
   }
   return sqlite3_mprintf("%.*s", (int)n, zBase);
+}
+
+/* See profsum_int.h. */
+int profsumTableExists(sqlite3 *db, const char *zSchema, const char *zTable, int *pRc){
+  sqlite3_stmt *p = 0;
+  char *z = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE type='table' AND name=?1", zSchema);
+  int rc, yes = 0;
+  if( z==0 ){ *pRc = SQLITE_NOMEM; return -1; }
+  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+  sqlite3_free(z);
+  if( rc==SQLITE_OK ){
+    sqlite3_bind_text(p, 1, zTable, -1, SQLITE_STATIC);
+    rc = sqlite3_step(p);
+    if( rc==SQLITE_ROW ){ yes = 1; rc = SQLITE_OK; }
+    else if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+  }
+  sqlite3_finalize(p);
+  if( rc ){ *pRc = rc; return -1; }
+  return yes;
 }
 
 /* See profsum_int.h. */

@@ -76,6 +76,9 @@ char *profsumSummaryFileProblem(const char *zPath);
 ** NOT EXISTS, compiled in) in schema zSchema (import.c).  On error *pzErr
 ** gets a message without a function prefix. */
 int profsumCreateSchema(sqlite3 *db, const char *zSchema, char **pzErr);
+/* Does table zTable exist in schema zSchema?  1/0, or -1 on an error (no
+** such schema, out of memory) with *pRc set (import.c). */
+int profsumTableExists(sqlite3 *db, const char *zSchema, const char *zTable, int *pRc);
 
 /* ---------------------------------------------------------------------
 ** Error helpers (profsum.c).

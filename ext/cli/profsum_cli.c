@@ -979,6 +979,16 @@ static void progressFinish(sqlite3_int64 iTrace){
 char *profsumDefaultLabel(const char *zSource);
 char *profsumSummaryFileProblem(const char *zPath);
 
+/* The import options zOpts (JSON text or NULL) with key zKey set to the
+** JSON value zJsonValue (malloc'd). */
+static char *optsWith(const char *zOpts, const char *zKey, const char *zJsonValue){
+  char *zPath = xprintf("$.%s", zKey);
+  char *z = sqlText("SELECT json_set(coalesce(?1, '{}'), ?2, json(?3))", "ttt", zOpts, zPath, zJsonValue);
+  sqlite3_free(zPath);
+  if( z==0 ) fail(EXIT_FAIL, "cannot set '%s' in the import options", zKey);
+  return z;
+}
+
 /* Import options from the knob flags (absent → profsum_import defaults). */
 static char *knobOptions(const Opts *o, int bReplace, const char *zSeries){
   JObj j;
@@ -1024,7 +1034,7 @@ static sqlite3_int64 importSource(const char *zSource, const char *zLabel, const
       if( zL==0 || zL[0]==0 ) zLab = xstrdup("trace");   /* nothing to derive from */
       sqlite3_free(zL);
     }
-    zWith = sqlText("SELECT json_set(coalesce(?1, '{}'), '$.unique_label', json('true'))", "t", zOpts);
+    zWith = optsWith(zOpts, "unique_label", "true");
     zOpts = zWith;
   }
   if( !isRemoteSource(zSource) ){
@@ -1083,7 +1093,7 @@ static sqlite3_int64 traceArg(const char *zOpt, const char *zArg, const char *zR
     char *zReuse;
     sqlite3_int64 id;
     if( !bHaveDb ) return importSummary(zArg, zOpts);
-    zReuse = sqlText("SELECT json_set(coalesce(?1, '{}'), '$.reuse', json('true'))", "t", zOpts);
+    zReuse = optsWith(zOpts, "reuse", "true");
     id = importSummary(zArg, zReuse);
     free(zReuse);
     if( idOther && id==idOther ){
