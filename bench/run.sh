@@ -133,6 +133,10 @@ printf '{"traceEvents":[]}' | gzip -6 >"$EMPTY"
 QE=$(sql_quote "$EMPTY")
 measure_empty() {
   local db="$TMP/empty.db"
+  # the floor of every command below: the sqlite3 shell starting and
+  # exiting, without the extension
+  time_once /dev/null "$SQLITE3" -bail "$db" "SELECT 1;"
+  best_add "shell:empty"
   time_once /dev/null gzip -dc "$EMPTY"
   best_add "gzip:empty"
   time_once /dev/null "$SQLITE3" -bail :memory: -cmd ".load '$SO'" "SELECT count(*) FROM trace_events($QE);"
@@ -280,7 +284,7 @@ for SIZE in $SIZES; do
     "${DBBYTES_OF[$SIZE]}" >>"$TMP/files.txt"
 done
 
-for k in gzip scan excl import; do best_write "$k:empty"; done
+for k in shell gzip scan excl import; do best_write "$k:empty"; done
 
 # ---- report -----------------------------------------------------------------
 LOADAVG_END=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)
@@ -350,6 +354,9 @@ env = {
     "baseline_rss_kb": base_kb,
     # best wall seconds of each command on a gzipped trace with no events
     "fixed_wall_s": fixed,
+    # best wall seconds of `sqlite3 NEW.db "SELECT 1;"` (no extension): the
+    # process start every measured command pays
+    "shell_start_wall_s": meas["shell:empty"]["wall_s"] if "shell:empty" in meas else None,
     # 1/5/15-minute load averages before and after the measurements: on a
     # shared machine, read the wall times with these in mind
     "loadavg_start": os.environ.get("LOADAVG_START", ""),
@@ -499,6 +506,26 @@ lines.append("")
 lines.append("Fixed costs (best wall time on a gzipped trace with no events): gzip -dc %.1f ms, count(*) %.1f ms, "
              "excl %.1f ms, import + summary into a new database file %.1f ms." % (
                  fixed["gzip"] * 1e3, fixed["scan"] * 1e3, fixed["excl"] * 1e3, fixed["import"] * 1e3))
+if len(incr) > 0 and env["shell_start_wall_s"] is not None:
+    # What "within 20 %" leaves for the part of the import that does not
+    # grow with the trace: the smallest trace may cost 1.2 x the largest
+    # one's ms/MB; its growing part costs the incremental ms/MB of the first
+    # step (smallest -> next size).
+    order = sorted(rows, key=lambda r: r["bytes"])
+    small, large = order[0], order[-1]
+    mb_s = small["bytes"] / 1e6
+    allowed = 1.2 * large["import_ms_per_mb"] * mb_s - order[1]["import_incr_ms_per_mb"] * mb_s
+    env["import_fixed_allowed_ms"] = allowed
+    lines.append("")
+    lines.append("What the 20 %% band leaves for the fixed part of the import: %s may cost 1.2 x %.2f ms/MB (%s) = "
+                 "%.1f ms, of which its growing part is %.2f ms/MB (incremental, %s → %s) x %.1f MB = %.1f ms: "
+                 "%.1f ms for everything that does not grow with the trace, against %.1f ms for the sqlite3 shell "
+                 "alone to start and exit (`sqlite3 NEW.db \"SELECT 1;\"`, no extension) and %.1f ms for the "
+                 "import + summary of an empty trace." % (
+                     small["size"], large["import_ms_per_mb"], large["size"],
+                     1.2 * large["import_ms_per_mb"] * mb_s, order[1]["import_incr_ms_per_mb"],
+                     small["size"], order[1]["size"], mb_s, order[1]["import_incr_ms_per_mb"] * mb_s,
+                     allowed, env["shell_start_wall_s"] * 1e3, fixed["import"] * 1e3))
 ftable = "\n".join(lines)
 
 chdr = ("| trace | gzip -dc CPU s | count(*) CPU s | excl CPU s | import+summary CPU s "

@@ -9,9 +9,10 @@
 ** stream that ends before its last member is complete is an error
 ** ("truncated gzip data"), as is corrupt data.
 **
-** Memory: one fixed input buffer (PROFSUM_GZ_INBUF bytes) plus zlib's state
-** (about 44 KiB), plus, in threaded mode, a ring of PROFSUM_RING_N buffers
-** of PROFSUM_RING_SZ bytes; nothing grows with the file.
+** Memory: one fixed input buffer (PROFSUM_GZ_INBUF bytes) plus the
+** inflater's state (zlib about 44 KiB, ISA-L 87 KiB), plus, in threaded
+** mode, a ring of PROFSUM_RING_N buffers of 32 to 256 KiB each, sized by the
+** file (ringSlotSize); nothing grows with the length of the stream.
 **
 ** Threads.  For a gzip file larger than PROFSUM_THREAD_MIN, a producer
 ** thread reads and inflates into the ring while the caller parses the
@@ -44,18 +45,26 @@
 # include <isa-l/igzip_lib.h>
 #endif
 
-#define PROFSUM_GZ_INBUF (256*1024)
-/* Ring geometry (measured, docs/performance.md): 8 x 256 KiB overlaps
-** inflate and parse from the first quarter megabyte, so a 10 MB trace gains
-** as much from the thread as a 1 GB one (4 x 1 MiB and a 2 MiB threshold
-** left 10 MB traces unthreaded: 7.9 ms/MB there against 5.8 at 100 MB). */
+/* Raw bytes per read(): 64 KiB reads cost no time against 256 KiB ones (a
+** 1 GB trace is about 1,800 reads of its 116 MB) and touch 192 KiB less
+** memory in every scan (docs/performance.md). */
+#define PROFSUM_GZ_INBUF (64*1024)
+/* Ring geometry (measured, docs/performance.md): 8 buffers overlap inflate
+** and parse from the first buffer on, so a 10 MB trace gains as much from
+** the thread as a 1 GB one (4 x 1 MiB and a 2 MiB threshold left 10 MB
+** traces unthreaded: 7.9 ms/MB there against 5.8 at 100 MB).  A buffer is
+** 1/32 of the gzip file, from 32 to 256 KiB (ringSlotSize): 256 KiB for
+** every file of 8 MiB or more, where 64 KiB buffers made the 1 GB scan 2-3 %
+** slower (four times as many hand-overs); a small file needs no 2 MiB ring
+** ahead of its parser (a 1.2 MB gzip file: 8 x 48 KiB). */
 #define PROFSUM_RING_N   8                   /* buffers in the ring */
-#define PROFSUM_RING_SZ  (256*1024)          /* bytes per ring buffer */
+#define PROFSUM_RING_MIN (32*1024)           /* bytes per ring buffer: at least */
+#define PROFSUM_RING_MAX (256*1024)          /* ... and at most */
 #define PROFSUM_THREAD_MIN (128*1024)        /* gzip files smaller: no thread */
 
 /* One buffer of the ring. */
 typedef struct RingSlot {
-  unsigned char *a;             /* PROFSUM_RING_SZ bytes */
+  unsigned char *a;             /* Ring.szSlot bytes */
   size_t n;                     /* valid bytes */
   int rc;                       /* SQLITE_OK, or the error after the bytes */
   char *zErr;                   /* error text (owned) when rc != OK */
@@ -68,6 +77,7 @@ typedef struct Ring {
   pthread_mutex_t mu;
   pthread_cond_t cv;            /* signalled on every state change */
   RingSlot aSlot[PROFSUM_RING_N];
+  size_t szSlot;                /* bytes per slot (ringSlotSize) */
   int iHead;                    /* next slot the consumer reads */
   int nFull;                    /* filled slots not yet consumed */
   size_t iOff;                  /* consumer offset inside aSlot[iHead] */
@@ -385,16 +395,16 @@ static void *ringProducer(void *pArg){
     pthread_mutex_unlock(&r->mu);
     slot = &r->aSlot[iTail];
     /* Fill the slot as far as possible (the slot is ours until published). */
-    while( n<PROFSUM_RING_SZ ){
+    while( n<r->szSlot ){
       size_t got = 0;
-      rc = srcReadDirect(p, slot->a + n, PROFSUM_RING_SZ - n, &got, &zErr);
+      rc = srcReadDirect(p, slot->a + n, r->szSlot - n, &got, &zErr);
       if( rc || got==0 ) break;
       n += got;
     }
     slot->n = n;
     slot->rc = rc;
     slot->zErr = zErr;
-    slot->eof = (rc!=SQLITE_OK) || n<PROFSUM_RING_SZ;
+    slot->eof = (rc!=SQLITE_OK) || n<r->szSlot;
     pthread_mutex_lock(&r->mu);
     r->nFull++;
     if( slot->eof ) r->done = 1;
@@ -418,6 +428,15 @@ int profsumThreadsAllowed(void){
   return sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MEM)!=(sqlite3_mutex*)8;
 }
 
+/* Bytes per ring slot for a gzip file of nFile bytes: 1/32 of the file,
+** rounded up to 16 KiB, from PROFSUM_RING_MIN to PROFSUM_RING_MAX. */
+static size_t ringSlotSize(int64_t nFile){
+  int64_t sz = (nFile/32 + 16383) & ~(int64_t)16383;
+  if( sz<PROFSUM_RING_MIN ) sz = PROFSUM_RING_MIN;
+  if( sz>PROFSUM_RING_MAX ) sz = PROFSUM_RING_MAX;
+  return (size_t)sz;
+}
+
 /* Start threaded mode for a large gzip file (best effort: on any failure
 ** the source simply stays single-threaded). */
 static void srcMaybeThread(ProfsumSrc *p){
@@ -428,8 +447,9 @@ static void srcMaybeThread(ProfsumSrc *p){
   r = sqlite3_malloc64(sizeof(Ring));
   if( r==0 ) return;
   memset(r, 0, sizeof(*r));
+  r->szSlot = ringSlotSize(p->nFileSize);
   for(i=0; i<PROFSUM_RING_N; i++){
-    r->aSlot[i].a = sqlite3_malloc64(PROFSUM_RING_SZ);
+    r->aSlot[i].a = sqlite3_malloc64(r->szSlot);
     if( r->aSlot[i].a==0 ) goto fail;
   }
   if( pthread_mutex_init(&r->mu, 0) ) goto fail;
@@ -522,7 +542,7 @@ int profsumSrcHashInit(ProfsumSrc *p){
   /* The first raw chunk was read when the source was opened: hashed when
   ** aIn is next refilled (by then in the inflate thread, when there is
   ** one) rather than here, where it would delay the first inflated bytes
-  ** (256 KiB: 0.25 ms with the SHA extensions, 2 ms without). */
+  ** (64 KiB: 0.06 ms with the SHA extensions, 0.5 ms without). */
   p->nShaPending = p->nIn;
   return SQLITE_OK;
 }

@@ -37,7 +37,8 @@
 #endif
 
 #ifndef PROFSUM_WINDOW_INIT
-# define PROFSUM_WINDOW_INIT  (1024*1024)  /* a small value in the fuzz build exercises refills */
+# define PROFSUM_WINDOW_INIT  (256*1024)  /* grows for a longer entry; a small value in the
+                                            ** fuzz build exercises refills */
 #endif
 #define PROFSUM_MAX_ENTRY     ((int64_t)1<<30)   /* 1 GiB: the window for one entry at
                                                  ** most (SQLite allocates < 2 GiB) */

@@ -517,6 +517,49 @@ class Threads(unittest.TestCase):
             self.assertEqual(results[0][1], hashlib.sha256(data).hexdigest())
             self.assertEqual(results[0][2], len(data))
 
+    def test_entries_longer_than_window_and_ring_slots(self):
+        """The reader's window starts at 256 KiB and a ring slot holds 32 to
+        256 KiB (1/32 of the gzip file): entries of 300 KiB to 1.1 MiB, each
+        spanning several slots and more than the window, read the same with
+        and without the producer thread, gzipped and plain."""
+        import random
+        rnd = random.Random(7)
+        alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+        evs = []
+        lens = []
+        for i in range(40):
+            # mostly small events; every eighth carries a long, poorly
+            # compressible long_name, so the gzip file passes the thread's
+            # 128 KiB threshold and its slots are small
+            n = rnd.choice((300 * 1024, 700 * 1024, 1100 * 1024)) if i % 8 == 3 else 20
+            lens.append(n)
+            name = "".join(rnd.choice(alphabet) for _ in range(n))
+            evs.append('{"ph":"X","pid":1,"tid":1,"ts":%d,"dur":1,"name":"op%d","args":{"long_name":"%s"}}'
+                       % (i * 2, i, name))
+        text = '{"traceEvents":[' + ",".join(evs) + "]}"
+        with TempDir() as td:
+            plain = td.write("long.json", text)
+            gz = os.path.join(td.path, "long.json.gz")
+            with gzip.open(gz, "wb", compresslevel=1) as fh:
+                fh.write(text.encode())
+            self.assertGreater(os.path.getsize(gz), 1024 * 1024)    # slots of 32-48 KiB, threaded
+            results = []
+            for path in (plain, gz):
+                for threads in ("1", "0"):
+                    os.environ["PROFSUM_THREADS"] = threads
+                    try:
+                        db = connect()
+                        rows = db.execute("SELECT idx, name, length(long_name), substr(long_name, -5) "
+                                          "FROM trace_events(?) ORDER BY idx", (path,)).fetchall()
+                        db.close()
+                    finally:
+                        del os.environ["PROFSUM_THREADS"]
+                    results.append(rows)
+            self.assertEqual([r[2] for r in results[0]], lens)
+            self.assertEqual([r[1] for r in results[0]], ["op%d" % i for i in range(40)])
+            for r in results[1:]:
+                self.assertEqual(r, results[0])
+
     @unittest.skipIf(os.environ.get("LD_PRELOAD"), "another preload (ASan) intercepts pthread_create first")
     def test_import_starts_one_producer_thread(self):
         """The import first sniffs the file (is it a profile_summary.v1?):
