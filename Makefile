@@ -19,7 +19,12 @@ NETWORK ?= 1
 CC      ?= cc
 PYTHON  ?= /usr/bin/python3
 VERSION := $(shell cat VERSION)
-COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+# The build's stamp (profsum_debug(), bench/results.md): the commit, with
+# "-dirty" when the sources differ from it.  It is one of the build flags
+# below, so a build after a commit is stamped with that commit.
+COMMIT  := $(shell c=$$(git rev-parse --short HEAD 2>/dev/null) || c=unknown; \
+             if [ "$$c" != unknown ] && ! git diff --quiet HEAD -- ext sql views Makefile VERSION 2>/dev/null; \
+             then c="$$c-dirty"; fi; echo "$$c")
 
 PKGS := sqlite3 zlib
 # Inflater: ISA-L's igzip when libisal is installed (Debian libisal-dev:
@@ -64,8 +69,9 @@ SRCS := $(sort $(wildcard ext/*.c))
 HDRS := $(wildcard ext/*.h) build/gen/schema_sql.h build/gen/flags
 
 # The build options in a file that changes only when they change, so that
-# `make NETWORK=0` or `make INFLATE=zlib` after a default build rebuilds.
-BUILD_FLAGS := $(CC) $(OPT) NETWORK=$(NETWORK) INFLATE=$(INFLATE)
+# `make NETWORK=0` or `make INFLATE=zlib` after a default build rebuilds
+# (and a build after a commit, for the stamp).
+BUILD_FLAGS := $(CC) $(OPT) NETWORK=$(NETWORK) INFLATE=$(INFLATE) COMMIT=$(COMMIT)
 build/gen/flags: FORCE
 	@mkdir -p build/gen
 	@printf '%s\n' '$(BUILD_FLAGS)' | cmp -s - $@ 2>/dev/null || printf '%s\n' '$(BUILD_FLAGS)' > $@

@@ -224,6 +224,7 @@ typedef struct EvKey {
 
 #define EV_SHIFT 16
 #define EV_BLOCK ((int64_t)1<<EV_SHIFT)
+#define EV_FIRST ((int64_t)4096)   /* records of the first block at first */
 #define EV(e,i)  (&(e)->apBlk[(i)>>EV_SHIFT][(i)&(EV_BLOCK-1)])
 #define KEY(e,r) (&(e)->aKey[(r)->key])
 
@@ -248,8 +249,9 @@ struct ProfsumEngine {
   const char *zFunc;
   char **pzErr;
   SPool pool;
-  SEv **apBlk;          /* event records in blocks of EV_BLOCK (no realloc copies) */
+  SEv **apBlk;          /* event records in blocks of EV_BLOCK (see noteX) */
   int64_t nEv, nBlk, nAllocBlk;
+  int64_t nEvCap;       /* records the blocks hold (the first may be partial) */
   STrack *aTrk; int32_t nTrk, nAllocTrk;
   EvKey *aKey; int32_t nKey, nAllocKey;
   int32_t *aKeySlot;    /* open addressing over aKey: index+1, 0 = empty */
@@ -614,8 +616,20 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
                   "events: a trace this large cannot be summarized",
                   (long long)ev->idx, (long long)ev->iOffset);
   }
-  if( e->nEv>=e->nBlk*EV_BLOCK ){
-    /* A new block: records never move, and peak memory is what is used. */
+  if( e->nEv>=e->nEvCap && e->nBlk==1 && e->nEvCap<EV_BLOCK ){
+    /* The first block grows from EV_FIRST records by doubling, so that a
+    ** small trace does not hold a 2 MiB block for a few thousand events
+    ** (a chunk this large is mmapped, and glibc's realloc moves it with
+    ** mremap, without a copy).  No record pointer is kept across calls:
+    ** every access goes through EV(). */
+    int64_t nNew = e->nEvCap*2 < EV_BLOCK ? e->nEvCap*2 : EV_BLOCK;
+    SEv *a = sqlite3_realloc64(e->apBlk[0], sizeof(SEv)*(sqlite3_uint64)nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    e->apBlk[0] = a;
+    e->nEvCap = nNew;
+  }else if( e->nEv>=e->nEvCap ){
+    /* A new block: later blocks never move, and peak memory is what is used. */
+    int64_t nRec = e->nBlk==0 ? EV_FIRST : EV_BLOCK;
     if( e->nBlk>=e->nAllocBlk ){
       int64_t nNew = e->nAllocBlk ? e->nAllocBlk*2 : 64;
       SEv **a = sqlite3_realloc64(e->apBlk, sizeof(SEv*)*(sqlite3_uint64)nNew);
@@ -623,9 +637,10 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
       e->apBlk = a;
       e->nAllocBlk = nNew;
     }
-    e->apBlk[e->nBlk] = sqlite3_malloc64(sizeof(SEv)*EV_BLOCK);
+    e->apBlk[e->nBlk] = sqlite3_malloc64(sizeof(SEv)*(sqlite3_uint64)nRec);
     if( e->apBlk[e->nBlk]==0 ) return SQLITE_NOMEM;
     e->nBlk++;
+    e->nEvCap += nRec;
   }
   r = EV(e, e->nEv);
   memset(r, 0, sizeof(*r));
