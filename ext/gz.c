@@ -14,7 +14,7 @@
 ** mode, a ring of PROFSUM_RING_N buffers of 32 to 256 KiB each, sized by the
 ** file (ringSlotSize); nothing grows with the length of the stream.
 **
-** Threads.  For a gzip file larger than PROFSUM_THREAD_MIN, a producer
+** Threads.  For a gzip file of PROFSUM_THREAD_MIN bytes or more, a producer
 ** thread reads and inflates into the ring while the caller parses the
 ** previous buffer: on two cores decompression and parsing overlap.  The
 ** bytes delivered are the same in both modes (set PROFSUM_THREADS=0 in the
@@ -53,10 +53,11 @@
 ** and parse from the first buffer on, so a 10 MB trace gains as much from
 ** the thread as a 1 GB one (4 x 1 MiB and a 2 MiB threshold left 10 MB
 ** traces unthreaded: 7.9 ms/MB there against 5.8 at 100 MB).  A buffer is
-** 1/32 of the gzip file, from 32 to 256 KiB (ringSlotSize): 256 KiB for
-** every file of 8 MiB or more, where 64 KiB buffers made the 1 GB scan 2-3 %
-** slower (four times as many hand-overs); a small file needs no 2 MiB ring
-** ahead of its parser (a 1.2 MB gzip file: 8 x 48 KiB). */
+** 1/32 of the gzip file rounded up to 16 KiB, from 32 to 256 KiB
+** (ringSlotSize): 256 KiB for every file of 7.5 MiB or more, where 64 KiB
+** buffers made the 1 GB scan 2-3 % slower (four times as many hand-overs);
+** a small file needs no 2 MiB ring ahead of its parser (a 1.2 MB gzip
+** file: 8 x 48 KiB). */
 #define PROFSUM_RING_N   8                   /* buffers in the ring */
 #define PROFSUM_RING_MIN (32*1024)           /* bytes per ring buffer: at least */
 #define PROFSUM_RING_MAX (256*1024)          /* ... and at most */

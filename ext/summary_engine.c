@@ -619,9 +619,10 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
   if( e->nEv>=e->nEvCap && e->nBlk==1 && e->nEvCap<EV_BLOCK ){
     /* The first block grows from EV_FIRST records by doubling, so that a
     ** small trace does not hold a 2 MiB block for a few thousand events
-    ** (a chunk this large is mmapped, and glibc's realloc moves it with
-    ** mremap, without a copy).  No record pointer is kept across calls:
-    ** every access goes through EV(). */
+    ** (at most four reallocs, up to 65,536 records; glibc moves a chunk
+    ** above its mmap threshold with mremap, without a copy, and copies one
+    ** below it).  No record pointer is kept across calls: every access
+    ** goes through EV(). */
     int64_t nNew = e->nEvCap*2 < EV_BLOCK ? e->nEvCap*2 : EV_BLOCK;
     SEv *a = sqlite3_realloc64(e->apBlk[0], sizeof(SEv)*(sqlite3_uint64)nNew);
     if( a==0 ) return SQLITE_NOMEM;
