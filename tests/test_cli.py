@@ -396,6 +396,43 @@ class CompareTrack(CliBase):
 
 
 class Errors(CliBase):
+    def test_wal_database_in_read_only_directory(self):
+        """A WAL database (as profsum leaves one) cannot be read where SQLite
+        cannot create its -shm file: the CLI says why and what to do, and
+        the immutable URI it names does read it.  The directory is made
+        read-only with chmod (not root) or a read-only bind mount (root)."""
+        ro = os.path.join(self.td.path, "ro")
+        os.mkdir(ro)
+        db = os.path.join(ro, "h.db")
+        t = self.trace("t.json", fixtures.f2())
+        self.run_cli("track", "--before", t, "--after", t, "--history", db)
+        self.assertFalse(os.path.exists(db + "-wal"))
+        mounted = False
+        if os.geteuid() != 0:
+            os.chmod(ro, 0o555)
+        else:
+            r = subprocess.run(["mount", "--bind", ro, ro], capture_output=True)
+            if r.returncode != 0:
+                self.skipTest("root without mount: cannot make a read-only directory")
+            mounted = True
+            r = subprocess.run(["mount", "-o", "remount,bind,ro", ro], capture_output=True)
+            if r.returncode != 0:
+                subprocess.run(["umount", ro])
+                self.skipTest("cannot remount read-only")
+        try:
+            _, err = self.run_cli("history", "--history", db, rc=1)
+            self.assertIn("unable to open database file ('%s' is a WAL database in a directory this "
+                          "process cannot write" % db, err)
+            self.assertIn("'file:%s?immutable=1'" % db, err)
+            c = connect("file:%s?immutable=1" % db, uri=True)
+            self.assertEqual(c.execute("SELECT count(*) FROM profsum_history_record").fetchone()[0], 1)
+            c.close()
+        finally:
+            if mounted:
+                subprocess.run(["umount", ro])
+            else:
+                os.chmod(ro, 0o755)
+
     def test_help_everywhere(self):
         out, _ = self.run_cli("--help")
         for c in COMMANDS:

@@ -74,6 +74,7 @@ int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routine
 static const char *g_zCmd = 0;      /* current subcommand (error prefix) */
 static sqlite3 *g_db = 0;           /* the working connection */
 static char g_zTempDb[PATH_MAX];    /* temporary database to delete ("" if none) */
+static const char *g_zUserDb = 0;   /* the database the user named (not owned), or 0 */
 /* its private directory (mkdtemp), "" if none; shorter than g_zTempDb by
 ** more than "/profsum.db" */
 static char g_zTempDbDir[PATH_MAX - 16];
@@ -523,6 +524,8 @@ static void openDb(const char *zPath){
     }
     snprintf(g_zTempDb, sizeof(g_zTempDb), "%s/profsum.db", g_zTempDbDir);
     zPath = g_zTempDb;
+  }else{
+    g_zUserDb = zPath;
   }
   rc = sqlite3_open_v2(zPath, &g_db, SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE, 0);
   if( rc!=SQLITE_OK ){
@@ -535,8 +538,22 @@ static void openDb(const char *zPath){
   }
 }
 
+/* 1 if zPath is an SQLite database file in WAL mode (header bytes 18 and
+** 19 are 2), else 0. */
+static int isWalDbFile(const char *zPath){
+  unsigned char a[20];
+  FILE *f = fopen(zPath, "rb");
+  int ok;
+  if( f==0 ) return 0;
+  ok = fread(a, 1, sizeof(a), f)==sizeof(a)
+    && memcmp(a, "SQLite format 3", 16)==0 && a[18]==2 && a[19]==2;
+  fclose(f);
+  return ok;
+}
+
 /* Report the error message of an SQL function: "no such function" gets a
-** hint, and advice given in SQL terms is said in the CLI's. */
+** hint, a WAL database in a read-only directory too, and advice given in
+** SQL terms is said in the CLI's. */
 static void failSqlMsg(const char *zMsg){
   static const struct { const char *zSql, *zCli; } aTerm[] = {
     {"choose another label or pass '{\"replace\": true}'", "choose another --label or pass --replace"},
@@ -545,6 +562,22 @@ static void failSqlMsg(const char *zMsg){
   size_t k;
   if( strstr(zMsg, "no such function")!=0 ){
     fail(EXIT_FAIL, "%s (this build of profsum does not provide that SQL function yet)", zMsg);
+  }
+  if( strstr(zMsg, "unable to open database file")!=0 && g_zUserDb && isWalDbFile(g_zUserDb) ){
+    /* A WAL database (as profsum leaves one) can only be read where SQLite
+    ** can create its -shm file beside it: not on a read-only mount. */
+    char zDir[PATH_MAX];
+    const char *zSlash = strrchr(g_zUserDb, '/');
+    if( zSlash==0 ) snprintf(zDir, sizeof(zDir), ".");
+    else if( zSlash==g_zUserDb ) snprintf(zDir, sizeof(zDir), "/");
+    else snprintf(zDir, sizeof(zDir), "%.*s", (int)(zSlash-g_zUserDb), g_zUserDb);
+    if( access(zDir, W_OK)!=0 ){
+      int e = errno;
+      fail(EXIT_FAIL, "%s ('%s' is a WAL database in a directory this process cannot write (%s): "
+           "SQLite needs to create '%s-shm' beside it to read it; copy it somewhere writable, "
+           "or read it in SQL as 'file:%s?immutable=1', see docs/compare.md)",
+           zMsg, g_zUserDb, strerror(e), g_zUserDb, g_zUserDb);
+    }
   }
   for(k=0; k<sizeof(aTerm)/sizeof(aTerm[0]); k++){
     const char *zAt = strstr(zMsg, aTerm[k].zSql);
