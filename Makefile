@@ -20,11 +20,14 @@ CC      ?= cc
 PYTHON  ?= /usr/bin/python3
 VERSION := $(shell cat VERSION)
 # The build's stamp (profsum_debug(), bench/results.md): the commit, with
-# "-dirty" when the sources differ from it.  It is one of the build flags
-# below, so a build after a commit is stamped with that commit.
-COMMIT  := $(shell c=$$(git rev-parse --short HEAD 2>/dev/null) || c=unknown; \
-             if [ "$$c" != unknown ] && ! git diff --quiet HEAD -- ext sql views Makefile VERSION 2>/dev/null; \
-             then c="$$c-dirty"; fi; echo "$$c")
+# "-dirty" when the sources differ from it (changed or untracked files under
+# ext, sql, views; Makefile, VERSION), "unknown" outside a git checkout of
+# this project (a tarball, or a copy inside another repository).  It is one
+# of the build flags below, so a build after a commit carries that commit.
+COMMIT  := $(shell if [ -z "$$(git rev-parse --show-prefix 2>/dev/null)" ] && git rev-parse --is-inside-work-tree >/dev/null 2>&1; \
+             then c=$$(git rev-parse --short HEAD); \
+               if [ -n "$$(git status --porcelain -- ext sql views Makefile VERSION 2>/dev/null)" ]; then c="$$c-dirty"; fi; \
+             else c=unknown; fi; echo "$$c")
 
 PKGS := sqlite3 zlib
 # Inflater: ISA-L's igzip when libisal is installed (Debian libisal-dev:

@@ -54,7 +54,7 @@
 ** the thread as a 1 GB one (4 x 1 MiB and a 2 MiB threshold left 10 MB
 ** traces unthreaded: 7.9 ms/MB there against 5.8 at 100 MB).  A buffer is
 ** 1/32 of the gzip file rounded up to 16 KiB, from 32 to 256 KiB
-** (ringSlotSize): 256 KiB for every file of 7.5 MiB or more, where 64 KiB
+** (ringSlotSize): 256 KiB for every file over 7.5 MiB, where 64 KiB
 ** buffers made the 1 GB scan 2-3 % slower (four times as many hand-overs);
 ** a small file needs no 2 MiB ring ahead of its parser (a 1.2 MB gzip
 ** file: 8 x 48 KiB). */

@@ -621,8 +621,8 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
     ** small trace does not hold a 2 MiB block for a few thousand events
     ** (at most four reallocs, up to 65,536 records; glibc moves a chunk
     ** above its mmap threshold with mremap, without a copy, and copies one
-    ** below it).  No record pointer is kept across calls: every access
-    ** goes through EV(). */
+    ** below it, both blocks live for that moment).  No record pointer is
+    ** kept across calls: every access goes through EV(). */
     int64_t nNew = e->nEvCap*2 < EV_BLOCK ? e->nEvCap*2 : EV_BLOCK;
     SEv *a = sqlite3_realloc64(e->apBlk[0], sizeof(SEv)*(sqlite3_uint64)nNew);
     if( a==0 ) return SQLITE_NOMEM;

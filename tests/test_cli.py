@@ -398,39 +398,55 @@ class CompareTrack(CliBase):
 class Errors(CliBase):
     def test_wal_database_in_read_only_directory(self):
         """A WAL database (as profsum leaves one) cannot be read where SQLite
-        cannot create its -shm file: the CLI says why and what to do, and
-        the immutable URI it names does read it.  The directory is made
-        read-only with chmod (not root) or a read-only bind mount (root)."""
+        cannot create its -shm file: the CLI says why and what to do, for
+        `history` and for `report`/`compare` with --db, and the immutable URI
+        it names does read the database.  The read-only directory is a
+        read-only bind mount inside a private mount namespace (`unshare -m`:
+        nothing outlives the child), or a chmod 555 directory when not root;
+        skipped when neither is possible."""
         ro = os.path.join(self.td.path, "ro")
         os.mkdir(ro)
-        db = os.path.join(ro, "h.db")
+        hist = os.path.join(ro, "h.db")
+        db = os.path.join(ro, "d.db")
         t = self.trace("t.json", fixtures.f2())
-        self.run_cli("track", "--before", t, "--after", t, "--history", db)
-        self.assertFalse(os.path.exists(db + "-wal"))
-        mounted = False
+        self.run_cli("track", "--before", t, "--after", t, "--history", hist)
+        self.run_cli("summarize", "--trace-file", t, "--db", db, "--label", "base")
+        self.assertFalse(os.path.exists(hist + "-wal") or os.path.exists(hist + "-shm"))
+        cmds = [[CLI, "history", "--history", hist],
+                [CLI, "report", "--db", db, "--trace", "base"],
+                [CLI, "compare", "--db", db, "--before", "base", "--after", "base"]]
+        probe = ["sqlite3", "file:%s?immutable=1" % hist, "SELECT count(*) FROM profsum_history_record"]
         if os.geteuid() != 0:
             os.chmod(ro, 0o555)
+            if os.access(ro, os.W_OK):
+                os.chmod(ro, 0o755)
+                self.skipTest("chmod 555 does not make this directory read-only")
+
+            def run(argv):
+                return subprocess.run(argv, cwd=self.td.path, env=self.env, capture_output=True, text=True)
         else:
-            r = subprocess.run(["mount", "--bind", ro, ro], capture_output=True)
-            if r.returncode != 0:
-                self.skipTest("root without mount: cannot make a read-only directory")
-            mounted = True
-            r = subprocess.run(["mount", "-o", "remount,bind,ro", ro], capture_output=True)
-            if r.returncode != 0:
-                subprocess.run(["umount", ro])
-                self.skipTest("cannot remount read-only")
+            if not (shutil.which("unshare") and shutil.which("mount")):
+                self.skipTest("root without unshare/mount: cannot make a read-only directory")
+            pre = "mount --bind \"$0\" \"$0\" && mount -o remount,bind,ro \"$0\" && exec \"$@\""
+            ok = subprocess.run(["unshare", "-m", "sh", "-c", pre, ro, "true"], capture_output=True)
+            if ok.returncode != 0:
+                self.skipTest("cannot mount a read-only directory here: %s" % ok.stderr.decode()[:200])
+
+            def run(argv):
+                return subprocess.run(["unshare", "-m", "sh", "-c", pre, ro] + argv, cwd=self.td.path,
+                                      env=self.env, capture_output=True, text=True)
         try:
-            _, err = self.run_cli("history", "--history", db, rc=1)
-            self.assertIn("unable to open database file ('%s' is a WAL database in a directory this "
-                          "process cannot write" % db, err)
-            self.assertIn("'file:%s?immutable=1'" % db, err)
-            c = connect("file:%s?immutable=1" % db, uri=True)
-            self.assertEqual(c.execute("SELECT count(*) FROM profsum_history_record").fetchone()[0], 1)
-            c.close()
+            for argv, path in zip(cmds, (hist, db, db)):
+                r = run(argv)
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertIn("unable to open database file ('%s' is a WAL database in a directory this "
+                              "process cannot write" % path, r.stderr)
+                self.assertIn("'file:%s?immutable=1'" % path, r.stderr)
+            if shutil.which("sqlite3"):
+                r = run(probe)
+                self.assertEqual((r.returncode, r.stdout.strip()), (0, "1"), r.stderr)
         finally:
-            if mounted:
-                subprocess.run(["umount", ro])
-            else:
+            if os.geteuid() != 0:
                 os.chmod(ro, 0o755)
 
     def test_help_everywhere(self):

@@ -551,6 +551,57 @@ static int isWalDbFile(const char *zPath){
   return ok;
 }
 
+/* zPath as the path of an SQLite file: URI ("file:" + the path, with '%',
+** '?' and '#' escaped; a path starting with "//" gets an empty authority).
+** Returns malloc'd text, or 0 when out of memory. */
+static char *fileUri(const char *zPath){
+  size_t n = strlen(zPath), i, j = 0;
+  char *z = malloc(n*3 + 16);
+  if( z==0 ) return 0;
+  j += (size_t)sprintf(z, "file:%s", zPath[0]=='/' && zPath[1]=='/' ? "//" : "");
+  for(i=0; i<n; i++){
+    char c = zPath[i];
+    if( c=='%' || c=='?' || c=='#' ) j += (size_t)sprintf(z+j, "%%%02x", (unsigned char)c);
+    else z[j++] = c;
+  }
+  z[j] = 0;
+  return z;
+}
+
+/* After "unable to open database file" on g_zUserDb: when it is a WAL
+** database (as profsum leaves one) in a directory this process cannot
+** write, say so and what to do, and exit; else return.  SQLite reads a WAL
+** database only where it can create its -shm file beside it (not on a
+** read-only mount).  An immutable open reads the database file alone, so
+** it is offered only when no committed transactions wait in a -wal file. */
+static void failWalReadOnly(const char *zMsg){
+  char zReal[PATH_MAX], zDir[PATH_MAX], zWal[PATH_MAX + 8];   /* zWal: the real -wal */
+  const char *zPath = realpath(g_zUserDb, zReal) ? zReal : g_zUserDb;
+  const char *zSlash = strrchr(zPath, '/');
+  struct stat st;
+  int e;
+  if( !isWalDbFile(zPath) ) return;
+  if( zSlash==0 ) snprintf(zDir, sizeof(zDir), ".");
+  else if( zSlash==zPath ) snprintf(zDir, sizeof(zDir), "/");
+  else snprintf(zDir, sizeof(zDir), "%.*s", (int)(zSlash-zPath), zPath);
+  if( access(zDir, W_OK)==0 ) return;
+  e = errno;
+  snprintf(zWal, sizeof(zWal), "%s-wal", zPath);
+  if( stat(zWal, &st)==0 && st.st_size>0 ){
+    fail(EXIT_FAIL, "%s ('%s' is a WAL database in a directory this process cannot write (%s): "
+         "SQLite needs to create '%s-shm' beside it to read it; copy '%s' together with '%s-wal' "
+         "to a directory you can write, and read the copy (its -wal holds transactions the "
+         "database file does not have yet), see docs/compare.md)",
+         zMsg, g_zUserDb, strerror(e), g_zUserDb, g_zUserDb, g_zUserDb);
+  }else{
+    char *zUri = fileUri(g_zUserDb);
+    fail(EXIT_FAIL, "%s ('%s' is a WAL database in a directory this process cannot write (%s): "
+         "SQLite needs to create '%s-shm' beside it to read it; copy it to a directory you "
+         "can write, or read it in SQL as '%s?immutable=1', see docs/compare.md)",
+         zMsg, g_zUserDb, strerror(e), g_zUserDb, zUri ? zUri : g_zUserDb);
+  }
+}
+
 /* Report the error message of an SQL function: "no such function" gets a
 ** hint, a WAL database in a read-only directory too, and advice given in
 ** SQL terms is said in the CLI's. */
@@ -563,22 +614,7 @@ static void failSqlMsg(const char *zMsg){
   if( strstr(zMsg, "no such function")!=0 ){
     fail(EXIT_FAIL, "%s (this build of profsum does not provide that SQL function yet)", zMsg);
   }
-  if( strstr(zMsg, "unable to open database file")!=0 && g_zUserDb && isWalDbFile(g_zUserDb) ){
-    /* A WAL database (as profsum leaves one) can only be read where SQLite
-    ** can create its -shm file beside it: not on a read-only mount. */
-    char zDir[PATH_MAX];
-    const char *zSlash = strrchr(g_zUserDb, '/');
-    if( zSlash==0 ) snprintf(zDir, sizeof(zDir), ".");
-    else if( zSlash==g_zUserDb ) snprintf(zDir, sizeof(zDir), "/");
-    else snprintf(zDir, sizeof(zDir), "%.*s", (int)(zSlash-g_zUserDb), g_zUserDb);
-    if( access(zDir, W_OK)!=0 ){
-      int e = errno;
-      fail(EXIT_FAIL, "%s ('%s' is a WAL database in a directory this process cannot write (%s): "
-           "SQLite needs to create '%s-shm' beside it to read it; copy it somewhere writable, "
-           "or read it in SQL as 'file:%s?immutable=1', see docs/compare.md)",
-           zMsg, g_zUserDb, strerror(e), g_zUserDb, g_zUserDb);
-    }
-  }
+  if( strstr(zMsg, "unable to open database file")!=0 && g_zUserDb ) failWalReadOnly(zMsg);
   for(k=0; k<sizeof(aTerm)/sizeof(aTerm[0]); k++){
     const char *zAt = strstr(zMsg, aTerm[k].zSql);
     if( zAt ){
@@ -678,6 +714,8 @@ static int tableExists(const char *zName){
   char *zErr = 0;
   char *z = sqlTextTry(&zErr, "SELECT 1 FROM main.sqlite_schema WHERE type='table' AND name=?1", "t", zName);
   int bExists = z!=0;
+  /* a database that cannot be read is not one without the table */
+  if( zErr && strstr(zErr, "unable to open database file")!=0 ) failSqlMsg(zErr);
   free(zErr);
   free(z);
   return bExists;
