@@ -123,6 +123,37 @@ static void srcHashPending(ProfsumSrc *p){
   }
 }
 
+/* Read up to n raw bytes from the source (file or memory) into a, at the
+** current position: *pnGot bytes, 0 at the end (then p->eof is set).  The
+** bytes are counted in nRawIn and hashed (after what aIn left pending:
+** the caller calls srcHashPending first).  Returns SQLITE_OK or an error
+** with *pzErr set. */
+static int srcReadRaw(ProfsumSrc *p, unsigned char *a, size_t n, size_t *pnGot, char **pzErr){
+  size_t got;
+  if( p->fd<0 ){
+    got = p->nMem - p->iMem;
+    if( got>n ) got = n;
+    memcpy(a, p->aMem + p->iMem, got);
+    p->iMem += got;
+  }else{
+    ssize_t r;
+    if( n>(size_t)0x40000000 ) n = 0x40000000;
+    while( (r = read(p->fd, a, n))<0 ){
+      if( errno!=EINTR ){
+        *pzErr = sqlite3_mprintf("'%s': read error at byte %lld (%s)",
+                                 p->zPath, (long long)p->nRawIn, strerror(errno));
+        return SQLITE_IOERR;
+      }
+    }
+    got = (size_t)r;
+  }
+  if( got==0 ) p->eof = 1;
+  p->nRawIn += (int64_t)got;
+  if( p->pSha && got ) profsumSha256Update(p->pSha, a, got);
+  *pnGot = got;
+  return SQLITE_OK;
+}
+
 /* Fill aIn from the raw source.  Returns SQLITE_OK (nIn==0 at EOF) or an
 ** error with *pzErr set. */
 static int srcFillRaw(ProfsumSrc *p, char **pzErr){
@@ -130,53 +161,16 @@ static int srcFillRaw(ProfsumSrc *p, char **pzErr){
   p->iIn = 0;
   p->nIn = 0;
   if( p->eof ) return SQLITE_OK;
-  if( p->fd<0 ){
-    size_t n = p->nMem - p->iMem;
-    if( n>PROFSUM_GZ_INBUF ) n = PROFSUM_GZ_INBUF;
-    memcpy(p->aIn, p->aMem + p->iMem, n);
-    p->iMem += n;
-    p->nIn = n;
-  }else{
-    for(;;){
-      ssize_t got = read(p->fd, p->aIn, PROFSUM_GZ_INBUF);
-      if( got<0 ){
-        if( errno==EINTR ) continue;
-        *pzErr = sqlite3_mprintf("'%s': read error at byte %lld (%s)",
-                                 p->zPath, (long long)p->nRawIn, strerror(errno));
-        return SQLITE_IOERR;
-      }
-      p->nIn = (size_t)got;
-      break;
-    }
-  }
-  if( p->nIn==0 ) p->eof = 1;
-  p->nRawIn += (int64_t)p->nIn;
-  if( p->pSha && p->nIn ) profsumSha256Update(p->pSha, p->aIn, p->nIn);
-  return SQLITE_OK;
+  return srcReadRaw(p, p->aIn, PROFSUM_GZ_INBUF, &p->nIn, pzErr);
 }
 
-/* Plain file: read up to nOut bytes at the file position into aOut (aIn
-** is consumed), hashing them after what aIn left pending.  *pnGot is 0 at
-** the end of the file.  Returns SQLITE_OK or an error with *pzErr set. */
+/* Plain file: read up to nOut bytes at the file position straight into
+** aOut (aIn is consumed).  *pnGot is 0 at the end of the file.  Returns
+** SQLITE_OK or an error with *pzErr set. */
 static int srcReadPlainInto(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
                             size_t *pnGot, char **pzErr){
-  ssize_t got;
   srcHashPending(p);
-  if( nOut>(size_t)0x40000000 ) nOut = 0x40000000;
-  for(;;){
-    got = read(p->fd, aOut, nOut);
-    if( got>=0 ) break;
-    if( errno!=EINTR ){
-      *pzErr = sqlite3_mprintf("'%s': read error at byte %lld (%s)",
-                               p->zPath, (long long)p->nRawIn, strerror(errno));
-      return SQLITE_IOERR;
-    }
-  }
-  if( got==0 ) p->eof = 1;
-  p->nRawIn += (int64_t)got;
-  if( p->pSha && got>0 ) profsumSha256Update(p->pSha, aOut, (size_t)got);
-  *pnGot = (size_t)got;
-  return SQLITE_OK;
+  return srcReadRaw(p, aOut, nOut, pnGot, pzErr);
 }
 
 /* Allocate the source object and detect the format from the first bytes. */
