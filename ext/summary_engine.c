@@ -616,32 +616,34 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
                   "events: a trace this large cannot be summarized",
                   (long long)ev->idx, (long long)ev->iOffset);
   }
-  if( e->nEv>=e->nEvCap && e->nBlk==1 && e->nEvCap<EV_BLOCK ){
-    /* The first block grows from EV_FIRST records by doubling, so that a
-    ** small trace does not hold a 2 MiB block for a few thousand events
-    ** (at most four reallocs, up to 65,536 records; glibc moves a chunk
-    ** above its mmap threshold with mremap, without a copy, and copies one
-    ** below it, both blocks live for that moment).  No record pointer is
-    ** kept across calls: every access goes through EV(). */
-    int64_t nNew = e->nEvCap*2 < EV_BLOCK ? e->nEvCap*2 : EV_BLOCK;
-    SEv *a = sqlite3_realloc64(e->apBlk[0], sizeof(SEv)*(sqlite3_uint64)nNew);
-    if( a==0 ) return SQLITE_NOMEM;
-    e->apBlk[0] = a;
-    e->nEvCap = nNew;
-  }else if( e->nEv>=e->nEvCap ){
-    /* A new block: later blocks never move, and peak memory is what is used. */
-    int64_t nRec = e->nBlk==0 ? EV_FIRST : EV_BLOCK;
-    if( e->nBlk>=e->nAllocBlk ){
-      int64_t nNew = e->nAllocBlk ? e->nAllocBlk*2 : 64;
-      SEv **a = sqlite3_realloc64(e->apBlk, sizeof(SEv*)*(sqlite3_uint64)nNew);
+  if( e->nEv>=e->nEvCap ){
+    if( e->nBlk==1 && e->nEvCap<EV_BLOCK ){
+      /* The first block grows from EV_FIRST records by doubling, so that a
+      ** small trace does not hold a 2 MiB block for a few thousand events
+      ** (at most four reallocs, up to 65,536 records; glibc moves a chunk
+      ** above its mmap threshold with mremap, without a copy, and copies
+      ** one below it, both blocks live for that moment).  No record
+      ** pointer is kept across calls: every access goes through EV(). */
+      int64_t nNew = e->nEvCap*2 < EV_BLOCK ? e->nEvCap*2 : EV_BLOCK;
+      SEv *a = sqlite3_realloc64(e->apBlk[0], sizeof(SEv)*(sqlite3_uint64)nNew);
       if( a==0 ) return SQLITE_NOMEM;
-      e->apBlk = a;
-      e->nAllocBlk = nNew;
+      e->apBlk[0] = a;
+      e->nEvCap = nNew;
+    }else{
+      /* A new block: later blocks never move, and peak memory is what is used. */
+      int64_t nRec = e->nBlk==0 ? EV_FIRST : EV_BLOCK;
+      if( e->nBlk>=e->nAllocBlk ){
+        int64_t nNew = e->nAllocBlk ? e->nAllocBlk*2 : 64;
+        SEv **a = sqlite3_realloc64(e->apBlk, sizeof(SEv*)*(sqlite3_uint64)nNew);
+        if( a==0 ) return SQLITE_NOMEM;
+        e->apBlk = a;
+        e->nAllocBlk = nNew;
+      }
+      e->apBlk[e->nBlk] = sqlite3_malloc64(sizeof(SEv)*(sqlite3_uint64)nRec);
+      if( e->apBlk[e->nBlk]==0 ) return SQLITE_NOMEM;
+      e->nBlk++;
+      e->nEvCap += nRec;
     }
-    e->apBlk[e->nBlk] = sqlite3_malloc64(sizeof(SEv)*(sqlite3_uint64)nRec);
-    if( e->apBlk[e->nBlk]==0 ) return SQLITE_NOMEM;
-    e->nBlk++;
-    e->nEvCap += nRec;
   }
   r = EV(e, e->nEv);
   memset(r, 0, sizeof(*r));

@@ -92,18 +92,24 @@ def one_track(n, seed=3):
     return '{"traceEvents":[' + body + "]}", len(evs)
 
 
-def measure(path):
-    """(stored bytes, peak bytes beyond what was in use before) of importing path."""
+def sqlrun_mem(sql, threads):
+    """Run `SELECT 1`, then sql, through build/sqlrun -m with PROFSUM_THREADS
+    set to threads: (bytes in use before sql, in use after it, peak while it
+    ran), from SQLite's allocator counters."""
     if not os.path.exists(SQLRUN):
         raise AssertionError("build/sqlrun is missing: run `make test` (it builds it)")
-    sql = "SELECT profsum_import('%s')" % path.replace("'", "''")
     p = subprocess.run([SQLRUN, "-m", "SELECT 1", sql], capture_output=True, text=True,
-                       env=dict(os.environ, PROFSUM_THREADS="0"), timeout=600)
+                       env=dict(os.environ, PROFSUM_THREADS=threads), timeout=600)
     if p.returncode != 0:
         raise AssertionError("sqlrun failed: %s" % p.stderr)
     mem = [line.split("|") for line in p.stdout.splitlines() if line.startswith("#mem|")]
     (_, before, _), (_, after, peak) = mem
-    before, after, peak = int(before), int(after), int(peak)
+    return int(before), int(after), int(peak)
+
+
+def measure(path):
+    """(stored bytes, peak bytes beyond what was in use before) of importing path."""
+    before, after, peak = sqlrun_mem("SELECT profsum_import('%s')" % path.replace("'", "''"), "0")
     return after - before, peak - before
 
 
@@ -142,13 +148,9 @@ class ScanMemory(unittest.TestCase):
     (8 x 256 KiB, 1 MiB); now about 0.8 MB."""
 
     def peak_of_scan(self, path, threads):
-        sql = "SELECT count(*) FROM trace_events('%s')" % path.replace("'", "''")
-        p = subprocess.run([SQLRUN, "-m", "SELECT 1", sql], capture_output=True, text=True,
-                           env=dict(os.environ, PROFSUM_THREADS=threads), timeout=600)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        mem = [line.split("|") for line in p.stdout.splitlines() if line.startswith("#mem|")]
-        (_, before, _), (_, _, peak) = mem
-        return int(peak) - int(before)
+        before, _, peak = sqlrun_mem("SELECT count(*) FROM trace_events('%s')" % path.replace("'", "''"),
+                                     threads)
+        return peak - before
 
     def test_small_gzip_scan_memory(self):
         import sys
