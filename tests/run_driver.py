@@ -366,7 +366,11 @@ def fixtures():
     add(F("big-random.json.gz", big_gz, count=36000, checks=[
         ("SELECT idx FROM trace_events({p}) LIMIT 1", "0"),
         ("SELECT count(*) FROM (SELECT * FROM trace_events({p}) LIMIT 10)", "10"),
-        ("SELECT count(*) FROM (SELECT * FROM profsum_diagnostics({p}) LIMIT 1)", "0")]))
+        ("SELECT count(*) FROM (SELECT * FROM profsum_diagnostics({p}) LIMIT 1)", "0"),
+        # the first import into the (in-memory) database parses in a thread
+        # of its own while the schema is created (import.c, bgParseWanted)
+        ("SELECT profsum_import({p}) > 0", "1"),
+        ("SELECT num_events_total, num_complete_events FROM profsum_trace", "36000|36000")]))
     add(F("big-random-truncated.json.gz", big_gz[:len(big_gz) * 3 // 4], expect="err"))
     q = len(big_gz) * 2 // 3
     add(F("big-random-corrupt.json.gz", big_gz[:q] + b"\x00" * 4096 + big_gz[q + 4096:],
