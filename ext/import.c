@@ -1017,6 +1017,15 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
       rc = zW ? addWarning(db, o.zSchema, traceId, &zErr, zW) : SQLITE_NOMEM;
       sqlite3_free(zW);
     }
+    if( rc==SQLITE_OK && j->info.nLeftOut>0 ){
+      char *zW = sqlite3_mprintf("%lld complete %s left out of the summary (first: entry %lld, "
+          "%s): see profsum_diagnostic (kinds bad_ts, time_out_of_range).",
+          (long long)j->info.nLeftOut, j->info.nLeftOut==1 ? "event is" : "events are",
+          (long long)j->info.iFirstLeftOut,
+          j->info.zFirstLeftOutWhy ? j->info.zFirstLeftOutWhy : "?");
+      rc = zW ? addWarning(db, o.zSchema, traceId, &zErr, zW) : SQLITE_NOMEM;
+      sqlite3_free(zW);
+    }
     if( rc ) goto body_done;
     if( o.storeEvents ){
       rc = execf(db, &zErr, "CREATE TABLE IF NOT EXISTS \"%w\".profsum_event(trace_id INTEGER NOT NULL, "

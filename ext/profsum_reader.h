@@ -127,6 +127,7 @@ typedef struct ProfsumEvent {
   ProfsumSpan cat;
   ProfsumId pid, tid;
   int hasTs, hasDur;    /* 1 if ts / dur parsed exactly */
+  int tsPresent;        /* 1 if the entry has a "ts" key (whatever its value) */
   profsum_ps ts;        /* exact picoseconds (absolute) */
   profsum_ps dur;       /* exact picoseconds */
   int timeNotNumber;    /* 1: ts or dur was a string or null (the reference's

@@ -296,6 +296,8 @@ struct ProfsumEngine {
   int arrayForm;        /* the document is a bare array */
   int laxSyntax, cutOff; /* see ProfsumEngineInfo */
   int64_t nRejected, iFirstRejected, iLastRejected;
+  int64_t nLeftOut, iFirstLeftOut; /* X events left out of the summary */
+  const char *zFirstLeftOutWhy;
   const char *zFirstRejected;
   /* orders */
   int32_t *aOrd;        /* event indices: tracks in order, (ts,-end) within */
@@ -314,6 +316,12 @@ static int engErr(Engine *e, int rc, const char *zFmt, ...){
   *e->pzErr = z ? sqlite3_mprintf("%s: %s", e->zFunc, z) : 0;
   sqlite3_free(z);
   return rc;
+}
+
+/* Count a complete event left out of the summary (zWhy: static text for the
+** import's quality warning). */
+static void noteLeftOut(Engine *e, int64_t idx, const char *zWhy){
+  if( e->nLeftOut++==0 ){ e->iFirstLeftOut = idx; e->zFirstLeftOutWhy = zWhy; }
 }
 
 /* Count entry idx among those the reference summarizer would reject the
@@ -604,7 +612,9 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
   rel = ev->ts - e->origin;
   if( rel>((int64_t)1<<61) || rel<-((int64_t)1<<61) || ev->dur>((int64_t)1<<61) ){
     engDiag(e, ev->idx, ev->iOffset, "time_out_of_range",
-            "complete event too far (> 26 days) from the first one: left out of the summary");
+            "complete event longer than 26 days (2^61 ps) or that far from the first one: "
+            "left out of the summary");
+    noteLeftOut(e, ev->idx, "more than 26 days (2^61 ps) long or away from the first event");
     return SQLITE_OK;
   }
   if( !e->hasRange || ev->ts<e->tsMin ) e->tsMin = ev->ts;
@@ -789,14 +799,25 @@ static int engRead(Engine *e, const char *zPath){
        && ev->tid.kind==PROFSUM_ID_INT && ev->tid.iVal>=0
        && ev->name.type==PROFSUM_JT_STRING && ev->name.n>0
        && durPositive ){
-        if( !ev->hasTs ){
-          /* The reference's typed decoder defaults a missing ts to 0.0. */
-          ev->ts = 0;
-          ev->tsRounded = 0;
-          engDiag(e, ev->idx, ev->iOffset, "missing_ts",
-                  "complete event without a numeric ts: read as ts 0, the reference's default");
+        if( !ev->hasTs && ev->tsPresent ){
+          /* A ts that is there but is not a number ("NaN", null, 1e400, a
+          ** word): the reference's typed decoder rejects the file (its
+          ** lenient eras skipped the event); placing the event at ts 0 would
+          ** be a wrong number in every time of its track, so it is left out,
+          ** as trace_events leaves it off its track (column ts NULL). */
+          noteLeftOut(e, ev->idx, "its ts is not a number");
+          engDiag(e, ev->idx, ev->iOffset, "bad_ts",
+                  "complete event whose ts is not a number: left out of the summary");
+        }else{
+          if( !ev->hasTs ){
+            /* The reference's typed decoder defaults a missing ts to 0.0. */
+            ev->ts = 0;
+            ev->tsRounded = 0;
+            engDiag(e, ev->idx, ev->iOffset, "missing_ts",
+                    "complete event without ts: read as ts 0, the reference's default");
+          }
+          rc = noteX(e, ev, &pB, &nB);
         }
-        rc = noteX(e, ev, &pB, &nB);
       }else if( ev->hasDur && !durPositive ){
         engDiag(e, ev->idx, ev->iOffset, (ev->dur<0 || dTiny<0) ? "negative_duration" : "zero_duration",
                 "complete event with dur <= 0: not a complete event for the summary");
@@ -2336,6 +2357,7 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   e->zFunc = zFunc;
   e->pzErr = pzErr;
   e->iFirstRejected = -1;
+  e->iFirstLeftOut = -1;
   e->xStop = xStop;
   e->pStopArg = pStopArg;
   rc = engRead(e, zPath);
@@ -2358,6 +2380,9 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   pInfo->nRejectedByRef = e->nRejected;
   pInfo->iFirstRejected = e->iFirstRejected;
   pInfo->zFirstRejectedKind = e->zFirstRejected;
+  pInfo->nLeftOut = e->nLeftOut;
+  pInfo->iFirstLeftOut = e->iFirstLeftOut;
+  pInfo->zFirstLeftOutWhy = e->zFirstLeftOutWhy;
   pInfo->arrayForm = e->arrayForm;
   pInfo->laxSyntax = e->laxSyntax;
   pInfo->cutOff = e->cutOff;

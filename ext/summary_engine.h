@@ -16,6 +16,10 @@ typedef struct ProfsumEngineInfo {
   sqlite3_int64 nRejectedByRef;  /* entries the reference would reject the file for */
   sqlite3_int64 iFirstRejected;  /* entry index of the first of them (-1: none) */
   const char *zFirstRejectedKind;/* its diagnostic kind (static) */
+  sqlite3_int64 nLeftOut;        /* complete events left out of the summary: a ts
+                                 ** that is not a number, or too far in time */
+  sqlite3_int64 iFirstLeftOut;   /* entry index of the first of them (-1: none) */
+  const char *zFirstLeftOutWhy;  /* why it was left out (static text) */
   int arrayForm;                 /* the bare-array form (the reference rejects it) */
   int laxSyntax;                 /* read past trailing commas or raw control
                                  ** characters (strict JSON readers reject them) */

@@ -1185,7 +1185,11 @@ static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
   switch( nk ){
     case 2:
       if( k[0]=='p' && k[1]=='h' ){ ev->ph = *v; return; }
-      if( k[0]=='t' && k[1]=='s' ){ setTime(s, "ts", v, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan); return; }
+      if( k[0]=='t' && k[1]=='s' ){
+        ev->tsPresent = 1;
+        setTime(s, "ts", v, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan);
+        return;
+      }
       break;
     case 3:
       if( KEYIS(k,nk,"pid") ){ setId(s, "pid", v, &ev->pid); return; }

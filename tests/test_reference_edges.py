@@ -1,5 +1,6 @@
 """Edge rules of summary-v1-spec.md found by the spec audit: long marker
-names (§4.8), a missing ts (§1.2), numeric args.run_id (§1.3), and the
+names (§4.8), a missing ts (§1.2) and one that is not a number, numeric
+args.run_id (§1.3), and the
 quality warning for entries the reference's typed decoder rejects (§1.2).
 
 Run: /usr/bin/python3 tests/run.py test_reference_edges.py
@@ -63,6 +64,45 @@ class ReferenceEdges(unittest.TestCase):
                          (2, 0.0, 15.0))
         self.assertIn("missing_ts", [k for k, _ in diags])
 
+    def test_ts_that_is_not_a_number_is_left_out(self):
+        # "NaN", null, 1e400 and a word are not a missing ts: placed at ts 0
+        # they would move the profile start, the track's gaps and its
+        # utilization; they are left out (bad_ts), with a quality warning
+        good = [{"name": "fusion.0", "ts": 100, "dur": 10},
+                {"name": "dot.1", "ts": 120, "dur": 20}]
+        with TempDir() as td:
+            d0, _ = summary(td, ops_only(good), "good.json")
+            bad = ops_only(good + [{"name": "copy.9", "ts": "NaN", "dur": 5},
+                                   {"name": "copy.8", "ts": None, "dur": 5},
+                                   {"name": "copy.7", "ts": "soon", "dur": 5},
+                                   {"name": "copy.6", "ts": 7777777, "dur": 5}])
+            text = json.dumps(bad).replace("7777777", "1e400")
+            d, diags = summary(td, text, "bad.json")
+        ov, ov0 = d["trace_overview"], d0["trace_overview"]
+        self.assertEqual(ov["num_complete_events"], 2)
+        self.assertEqual((ov["profile_start_ts"], ov["profile_end_ts"]), (100.0, 140.0))
+        for k in ("hot_ops", "gap_before_ops", "time_breakdown", "step_time"):
+            self.assertEqual(d[k], d0[k], k)
+        self.assertEqual([k for k, _ in diags].count("bad_ts"), 4, diags)
+        self.assertNotIn("missing_ts", [k for k, _ in diags])
+        warn = [w for w in ov["quality_warnings"] if "left out of the summary" in w]
+        self.assertEqual(len(warn), 1, ov["quality_warnings"])
+        self.assertIn("4 complete events are left out", warn[0])
+        self.assertIn("its ts is not a number", warn[0])
+        self.assertFalse([w for w in ov0["quality_warnings"] if "left out" in w])
+
+    def test_slice_longer_than_26_days_is_left_out_with_a_warning(self):
+        with TempDir() as td:
+            d, diags = summary(td, ops_only([{"name": "fusion.0", "ts": 0, "dur": 10},
+                                             {"name": "copy.1", "ts": 20, "dur": 1e13}]))
+        ov = d["trace_overview"]
+        self.assertEqual(ov["num_complete_events"], 1)
+        self.assertIn("time_out_of_range", [k for k, _ in diags])
+        warn = [w for w in ov["quality_warnings"] if "left out of the summary" in w]
+        self.assertEqual(len(warn), 1, ov["quality_warnings"])
+        self.assertIn("1 complete event is left out", warn[0])
+        self.assertIn("entry", warn[0])
+
     def test_dur_below_half_a_picosecond_is_complete(self):
         # dur > 0 as a double (the reference's test): 1e-13 rounds to 0 ps
         # but is a complete event; -1e-13 and 1e-400 (0.0) are not
@@ -117,15 +157,21 @@ class ReferenceEdges(unittest.TestCase):
              "1 entry is malformed", "bad_field"),
             ('{"traceEvents":[{"ph":"X","pid":1,"tid":null,"name":"a","ts":1,"dur":2},'
              '{"ph":"X","pid":1,"tid":1,"name":"a","ts":null,"dur":2}]}',
-             "2 entries are malformed", "pid/tid not a JSON integer"),
+             "2 entries are malformed", "pid/tid not a JSON integer", 0),
             ('[{"ph":"X","pid":1,"tid":2,"name":"a","ts":1,"dur":2}]',
              "The trace is in the JSON array form", "reference summarizer rejects"),
         ]
         with TempDir() as td:
-            for i, (text, start, part) in enumerate(cases):
+            for i, case in enumerate(cases):
+                text, start, part = case[:3]
+                # complete events summarized (a null ts: left out, its own warning)
+                n_complete = case[3] if len(case) > 3 else 1
                 with self.subTest(text=text):
                     d, diags = summary(td, text, "r%d.json" % i)
-                    qw = d["trace_overview"]["quality_warnings"]
+                    qw = [w for w in d["trace_overview"]["quality_warnings"]
+                          if "left out of the summary" not in w]
+                    self.assertEqual(len(d["trace_overview"]["quality_warnings"]) - len(qw),
+                                     1 - n_complete)
                     if "see profsum_diagnostic" in qw[0]:
                         # the warning points there: a row says why
                         kinds = {k for k, _ in diags}
@@ -133,7 +179,7 @@ class ReferenceEdges(unittest.TestCase):
                     self.assertEqual(len(qw), 1, qw)
                     self.assertTrue(qw[0].startswith(start), qw[0])
                     self.assertIn(part, qw[0])
-                    self.assertEqual(d["trace_overview"]["num_complete_events"], 1)
+                    self.assertEqual(d["trace_overview"]["num_complete_events"], n_complete)
             d, _ = summary(td, '{"traceEvents":[{"ph":"X","pid":1,"tid":2,"name":"a","ts":1,"dur":2}]}',
                            "ok.json")
             self.assertEqual(d["trace_overview"]["quality_warnings"], [])
