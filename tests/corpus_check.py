@@ -36,9 +36,13 @@ def main(argv):
     corpus = argv[0] if argv else CORPUS
     exp_path = os.path.join(corpus, "expected_counts.json")
     if not os.path.exists(exp_path):
-        print("corpus not found at %s: nothing to check" % corpus)
-        print("0 passed, 0 failed")
-        return 0
+        # asked for explicitly (make corpus): a missing corpus is an error,
+        # not a pass (.ci/run runs it only when ../shared/corpus exists)
+        sys.stderr.write("corpus_check: no expected_counts.json in %s: point PROFSUM_CORPUS at "
+                         "the corpus (make corpus PROFSUM_CORPUS=DIR, or its usual place "
+                         "../shared/corpus beside the checkout)\n" % corpus)
+        print("0 passed, 1 failed")
+        return 2
     expected = json.load(open(exp_path))
     db = connect()
     passed = failed = 0
