@@ -913,7 +913,9 @@ static void setId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, Profsu
   if( s->xDiag ){
     char zq[64] = "";
     if( diagWanted(s, "bad_field") ) quoteSnippet(zq, sizeof(zq), v->z, v->n);
-    pendDiag(s, "bad_field", "%s: %s is not an integer or a string", zKey, zq);
+    pendDiag(s, "bad_field", "%s: %s is %s", zKey, zq,
+             v->type==PROFSUM_JT_NUMBER ? "a number outside the 64-bit integer range, or not integral"
+                                        : "not an integer or a string");
   }
 }
 
@@ -1568,9 +1570,12 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
             const char *zP = profsumSrcPath(s->pSrc);
             size_t nP = zP ? strlen(zP) : 0;
             int isPb = nP>3 && strcmp(zP+nP-3, ".pb")==0;
-            *pzErr = sqlite3_mprintf("%s: '%s': neither gzip nor JSON: expected '{' or '[' "
-                "at byte %lld, found 0x%02x%s", s->zFunc, zP,
-                (long long)(s->iBase + (int64_t)s->iPos), c,
+            *pzErr = sqlite3_mprintf("%s: '%s': %s: expected '{' or '[' "
+                "at byte %lld%s, found 0x%02x%s", s->zFunc, zP,
+                profsumSrcIsGzip(s->pSrc) ? "gzip, but its content is not JSON"
+                                          : "neither gzip nor JSON",
+                (long long)(s->iBase + (int64_t)s->iPos),
+                profsumSrcIsGzip(s->pSrc) ? " of the decompressed data" : "", c,
                 isPb ? " (an XPlane protobuf? profsum reads the trace JSON the profiler writes "
                        "beside it, *.trace.json.gz or perfetto_trace.json.gz: give that file, "
                        "or the profile folder)" : "");

@@ -2246,6 +2246,18 @@ static void wbFetchFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     sqlite3_result_error(ctx, "wandb_fetch: dest_dir must not be empty", -1);
     return;
   }
+  memset(&w, 0, sizeof(w));
+  {
+    /* The reference's form first: its error says more than a missing key. */
+    char *zE = 0, *zP = 0, *zNA = 0;
+    int rc = wbParseRef(&w, zRef, &zE, &zP, &zNA);
+    sqlite3_free(zE); sqlite3_free(zP); sqlite3_free(zNA);
+    if( rc ){
+      wbCtxError(ctx, &w, "wandb_fetch");
+      wbEnd(&w);
+      return;
+    }
+  }
   if( wbBegin(&w)==SQLITE_OK ) pRes = wbFetchRef(&w, zRef, zDest, &a);
   if( pRes ) wbCtxResult(ctx, pRes);
   else wbCtxError(ctx, &w, "wandb_fetch");

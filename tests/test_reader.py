@@ -436,6 +436,11 @@ class Errors(DbTestCase):
                                       "at byte 0, found 0x50" % p)
         p2 = self.td.write("s.json", b'  "just a string"')
         self.assertIn("neither gzip nor JSON", self.err(p2))
+        # a gzip file whose content is not JSON: it is gzip, so not "neither"
+        p4 = self.td.write("hello.gz", gzip.compress(b"hello world\n"))
+        self.assertEqual(self.err(p4), "trace_events: '%s': gzip, but its content is not JSON: "
+                                       "expected '{' or '[' at byte 0 of the decompressed data, "
+                                       "found 0x68" % p4)
         # the profile's XPlane protobuf given instead of its trace JSON: a hint
         p3 = self.td.write("host.xplane.pb", b"\xc7\x01\x0a\x05plane")
         self.assertEqual(self.err(p3), "trace_events: '%s': neither gzip nor JSON: expected '{' or '[' "

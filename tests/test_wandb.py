@@ -446,6 +446,9 @@ class WandbTest(unittest.TestCase):
         os.environ["NETRC"] = netrc + ".missing"
         m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
         self.assertIn("wandb_fetch: no api key for '127.0.0.1:%d'" % self.api.port, m)
+        # a malformed reference is named before the missing key
+        m = self.err("SELECT wandb_fetch('nonsense')")
+        self.assertIn("wandb_fetch: invalid artifact reference 'nonsense'", m)
 
     def test_401(self):
         os.environ["WANDB_API_KEY"] = "f" * 40
