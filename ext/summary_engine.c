@@ -1849,47 +1849,59 @@ done:
 }
 
 /* A union of intervals fed in order of start: the current run [lo, hi)
-** and the length of the runs already closed. */
-typedef struct UnionAcc { int64_t lo, hi, len; int started; } UnionAcc;
+** and the length of the runs already closed, in the reference's doubles
+** (µs: see unionOnDevices). */
+typedef struct UnionAcc { double lo, hi, len; int started; } UnionAcc;
 
-static void unionAdd(UnionAcc *u, int64_t lo, int64_t hi){
+static void unionAdd(UnionAcc *u, double lo, double hi){
   if( !u->started ){ u->lo = lo; u->hi = hi; u->started = 1; }
   else if( lo>u->hi ){ u->len += u->hi - u->lo; u->lo = lo; u->hi = hi; }
   else if( hi>u->hi ) u->hi = hi;
 }
 
-static int64_t unionLen(const UnionAcc *u){
-  return u->started ? u->len + (u->hi - u->lo) : 0;
+static double unionLen(const UnionAcc *u){
+  return u->started ? u->len + (u->hi - u->lo) : 0.0;
 }
 
-/* Lengths of two unions of the device events (non-Steps tracks), each
+/* Lengths (µs) of two unions of the device events (non-Steps tracks), each
 ** clipped to [wLo, wHi): of the communication events (*pComm) and of the
-** communication and compute events (*pAll).  The tracks are already sorted
-** by start (aOrd), so a binary heap merges them by start, and one walk in
-** that order builds both unions: no copy of the events and no sort (the
-** global breakdown's memory). */
+** communication and compute events (*pAll).  The global breakdown (§4.4)
+** is the reference's sweep over its doubles: each event's ts and ts + dur
+** as Python's floats (evFloat) and the window clipped in them, so that a
+** trace with epoch timestamps (ulp 0.25 µs at 1.7e15) gives the
+** reference's lengths rather than the exact ones.  The tracks are already
+** sorted by start in those doubles (aOrd), so a binary heap merges them by
+** start, and one walk in that order builds both unions: no copy of the
+** events and no sort (the global breakdown's memory). */
 static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
-                          int64_t wLo, int64_t wHi, int64_t *pComm, int64_t *pAll){
+                          double wLo, double wHi, double *pComm, double *pAll){
   const int mask = (1<<CAT_COMM)|(1<<CAT_COMPUTE);
-  int64_t *aTk, *aPos, *aHeap, *aLo, nT = 0, nH = 0, t;
+  int64_t *aTk, *aPos, *aHeap, nT = 0, nH = 0, t;
+  double *aLo, *aHi;
   UnionAcc all = {0,0,0,0}, comm = {0,0,0,0};     /* the union of all, of communication */
   /* per cursor h: its track aTk[h], its position aPos[h] in the track, and
   ** its current event's clipped start aLo[h] (the heap's key, kept here so
-  ** that sifting compares integers instead of walking to the events) */
-  aTk = sqlite3_malloc64(sizeof(int64_t)*4*(sqlite3_uint64)(e->nTrk+1));
+  ** that sifting compares numbers instead of walking to the events) and
+  ** clipped end aHi[h] */
+  aTk = sqlite3_malloc64(sizeof(int64_t)*5*(sqlite3_uint64)(e->nTrk+1));
   if( aTk==0 ) return SQLITE_NOMEM;
   aPos = aTk + e->nTrk + 1;
   aHeap = aPos + e->nTrk + 1;
-  aLo = aHeap + e->nTrk + 1;
+  aLo = (double*)(aHeap + e->nTrk + 1);
+  aHi = aLo + e->nTrk + 1;
 #define UCUR(h) (e->aOrd[e->aTrk[aTk[h]].iFirst + aPos[h]])
   /* Move cursor h to its next event in mask with a non-empty clip (its
-  ** clipped start into aLo[h]); 0 at end. */
+  ** clipped start and end into aLo[h], aHi[h]); 0 at end. */
 #define UADV(h, ok) do{ \
     STrack *tr_ = &e->aTrk[aTk[h]]; ok = 0; \
     while( aPos[h]<tr_->nEv ){ \
-      int64_t k_ = e->aOrd[tr_->iFirst + aPos[h]]; SEv *r_ = EV(e, k_); \
-      int64_t lo_ = r_->ts<wLo ? wLo : r_->ts, hi_ = r_->ts+r_->dur>wHi ? wHi : r_->ts+r_->dur; \
-      if( ((mask>>aKeyCat[r_->key]) & 1) && hi_>lo_ ){ aLo[h] = lo_; ok = 1; break; } \
+      int32_t k_ = e->aOrd[tr_->iFirst + aPos[h]]; SEv *r_ = EV(e, k_); \
+      if( (mask>>aKeyCat[r_->key]) & 1 ){ \
+        double ts_, end_, lo_, hi_; \
+        evFloat(e, k_, &ts_, &end_); \
+        lo_ = ts_<wLo ? wLo : ts_; hi_ = end_>wHi ? wHi : end_; \
+        if( hi_>lo_ ){ aLo[h] = lo_; aHi[h] = hi_; ok = 1; break; } \
+      } \
       aPos[h]++; \
     } \
   }while(0)
@@ -1910,13 +1922,11 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
     nT++;
   }
   while( nH>0 ){
-    int64_t h = aHeap[0], c = 0, lo, hi;
+    int64_t h = aHeap[0], c = 0;
     SEv *r = EV(e, UCUR(h));
     int ok;
-    lo = aLo[h];
-    hi = r->ts+r->dur>wHi ? wHi : r->ts+r->dur;
-    unionAdd(&all, lo, hi);
-    if( aKeyCat[r->key]==CAT_COMM ) unionAdd(&comm, lo, hi);
+    unionAdd(&all, aLo[h], aHi[h]);
+    if( aKeyCat[r->key]==CAT_COMM ) unionAdd(&comm, aLo[h], aHi[h]);
     aPos[h]++;
     UADV(h, ok);
     if( !ok ) aHeap[0] = aHeap[--nH];
@@ -2214,21 +2224,28 @@ static int engAggregate(Engine *e){
 
     /* Global timeline mode. */
     {
-      int64_t wLo = 0, wHi = 0, g[5] = {0,0,0,0,0};
+      /* In the reference's doubles (µs), as its sweep: see unionOnDevices. */
+      double wLo = 0.0, wHi = 0.0, g[5] = {0,0,0,0,0};
       int hasW = 0;
-      for(i=0; i<e->nEv; i++){
-        SEv *r = EV(e, i);
-        STrack *t = &e->aTrk[KEY(e, r)->trk];
-        if( t->isDevice && !t->isSteps && aKeyCat[r->key]==CAT_COMPUTE ){
-          if( !hasW || r->ts<wLo ) wLo = r->ts;
-          if( !hasW || r->ts+r->dur>wHi ) wHi = r->ts+r->dur;
+      int32_t t;
+      for(t=0; t<e->nTrk; t++){
+        const STrack *tr = &e->aTrk[t];
+        int64_t jj;
+        if( !tr->isDevice || tr->isSteps ) continue;
+        for(jj=0; jj<tr->nEv; jj++){
+          int32_t k = e->aOrd[tr->iFirst + jj];
+          double ts, end;
+          if( aKeyCat[EV(e, k)->key]!=CAT_COMPUTE ) continue;
+          evFloat(e, k, &ts, &end);
+          if( !hasW || ts<wLo ) wLo = ts;
+          if( !hasW || end>wHi ) wHi = end;
           hasW = 1;
         }
       }
       if( hasW && wHi>wLo ){
         /* The sweep of §4.4 (communication > compute > uncovered) measured
         ** as unions: comm = |C|, compute = |P ∪ C| - |C|, stall = the rest. */
-        int64_t uComm = 0, uAll = 0;
+        double uComm = 0.0, uAll = 0.0;
         if( (rc = unionOnDevices(e, aKeyCat, wLo, wHi, &uComm, &uAll)) ) goto done;
         g[CAT_COMM] = uComm;
         g[CAT_COMPUTE] = uAll - uComm;
@@ -2237,11 +2254,11 @@ static int engAggregate(Engine *e){
       for(c=0; c<5; c++){
         sqlite3_bind_text(pIns, 2, "exclusive_global", -1, SQLITE_STATIC);
         sqlite3_bind_text(pIns, 3, azCat[c], -1, SQLITE_STATIC);
-        sqlite3_bind_double(pIns, 4, US(g[c]));
+        sqlite3_bind_double(pIns, 4, g[c]);
         if( (rc = engStep(e, pIns)) ) goto done;
       }
       sqlite3_bind_text(pIns, 3, "total", -1, SQLITE_STATIC);
-      sqlite3_bind_double(pIns, 4, (hasW && wHi>wLo) ? US(wHi-wLo) : 0.0);
+      sqlite3_bind_double(pIns, 4, (hasW && wHi>wLo) ? wHi-wLo : 0.0);
       if( (rc = engStep(e, pIns)) ) goto done;
     }
   }

@@ -1,7 +1,8 @@
 """The summary decides order, nesting (§2) and gaps (§4.8) as the reference
 does: on the doubles Python's float() gives for the ts and dur texts, with
 end = ts + dur computed in doubles (summary_engine.c, "Float decisions").
-Sums stay exact picoseconds.
+Sums stay exact picoseconds.  The global breakdown (§4.4, exclusive_global)
+is the reference's sweep over those doubles.
 
 Run: /usr/bin/python3 tests/run.py test_float_decisions.py
 """
@@ -83,6 +84,47 @@ def close(a, b, mag):
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=2e-6 + 8 * math.ulp(mag))
 
 
+def global_reference(events):
+    """§4.4's exclusive_global sweep in Python floats, for one device-op
+    line: compute/communication by name, the window over compute."""
+    ev = []
+    for name, ts, dur in events:
+        t = float(ts)
+        ev.append((t, t + float(dur), "communication" if name.startswith("all-reduce") else "compute"))
+    out = {"compute": 0.0, "communication": 0.0, "stall": 0.0, "total": 0.0}
+    comp = [e for e in ev if e[2] == "compute"]
+    if not comp:
+        return out
+    ws, we = min(e[0] for e in comp), max(e[1] for e in comp)
+    if we <= ws:
+        return out
+    pts = []
+    for s, t, c in ev:
+        s, t = max(s, ws), min(t, we)
+        if t > s:
+            pts += [(s, 1, c), (t, -1, c)]
+    pts.sort(key=lambda p: (p[0], p[1]))
+    act = {"compute": 0, "communication": 0}
+    cur = ws
+
+    def attr(length):
+        if length <= 0:
+            return
+        if act["communication"]:
+            out["communication"] += length
+        elif act["compute"]:
+            out["compute"] += length
+        else:
+            out["stall"] += length
+    for t, d, c in pts:
+        attr(t - cur)
+        cur = t
+        act[c] += d
+    attr(we - cur)
+    out["total"] = we - ws
+    return out
+
+
 class FloatDecisions(unittest.TestCase):
     def check(self, events, td):
         want, got = reference(events), profsum(events, td)
@@ -145,6 +187,46 @@ class FloatDecisions(unittest.TestCase):
         p = [g for g in d["gap_before_ops"] if g["name"] == "P"][0]
         self.assertEqual(p["count"], 2)
         self.assertGreaterEqual(p["max_gap_duration"], p["avg_gap_duration"])
+
+    def test_global_breakdown_in_the_reference_doubles(self):
+        # at epoch magnitudes the doubles of ts and ts + dur are far from the
+        # exact times (ulp 0.25 µs at 1.7e15): the window, the clipping and
+        # the sweep are the reference's, in those doubles
+        cases = [
+            [("fusion.1", "1700000000.1", "0.7")],
+            [("a.1", "1700000000000000.0", "10.5"), ("b.1", "1700000000000010.5", "0.106"),
+             ("c.1", "1700000000000010.8", "3.3"), ("d.1", "1700000000000014.0", "1")],
+            [("a.1", "1700000000000000.123", "10.5"), ("b.1", "1700000000000010.623", "0.106"),
+             ("all-reduce.1", "1700000000000010.7", "2.2"), ("c.1", "1700000000000010.729", "3.3"),
+             ("d.1", "1700000000000014.1", "1")],
+        ]
+        rng = random.Random(20261123)
+        for _ in range(30):
+            base = rng.choice(["0", "1929316.68", "1700000000.1", "1700000000000000.0"])
+            ev, t = [], float(base)
+            for k in range(rng.randint(2, 25)):
+                t += rng.choice([0.0, 0.1, 0.7, 1.3, 5.0])
+                name = rng.choice(["fusion.%d" % k, "all-reduce.%d" % k, "copy.%d" % k])
+                ev.append((name, repr(t), rng.choice(["0.7", "0.1", "2.2", "10.5", "0.106"])))
+            cases.append(ev)
+        with TempDir() as td:
+            for i, ev in enumerate(cases):
+                with self.subTest(case=i, events=ev[:3]):
+                    path = td.write("g%d.json" % i, trace_text(ev))
+                    db = connect()
+                    db.execute("SELECT profsum_import(?, 'x')", (path,))
+                    d = json.loads(db.execute("SELECT profsum_summary_json('x', ?)",
+                                              ('{"breakdown_mode": "exclusive_global"}',)).fetchone()[0])
+                    db.close()
+                    tb = d["time_breakdown"]
+                    want = global_reference(ev)
+                    self.assertEqual(tb["duration_basis"], "exclusive_duration_global_timeline")
+                    for k in ("compute", "communication", "stall"):
+                        self.assertTrue(math.isclose(tb[k]["total_duration"], want[k],
+                                                     rel_tol=1e-12, abs_tol=1e-12),
+                                        (k, tb[k]["total_duration"], want[k]))
+                    self.assertTrue(math.isclose(tb["total_duration"], want["total"],
+                                                 rel_tol=1e-12, abs_tol=1e-12))
 
     def test_random_near_ties_against_python_floats(self):
         rng = random.Random(20261122)
