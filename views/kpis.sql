@@ -7,6 +7,9 @@
 --   host_overhead       host share of the per-track breakdown: good < 10 %, warning 10-20 %, bad > 20 %
 --   compilation_time    Σ host events named *compile*: good < 2 s, warning 2-10 s, bad > 10 s
 --   memory_bandwidth    not in trace JSON: band 'unavailable', value NULL (never 0)
+--   A trace without device ops (no XLA Ops / Stream threads of a /device: process, e.g. a
+--   PyTorch/Kineto trace) has no XLA naming to measure host or compile time by: those
+--   KPIs and the device patterns are 'unavailable' with value NULL, never a 'good' 0.
 --   patterns: many_small_kernels (>= 50 % of device ops under 0.1 ms), device_idle_gaps
 --   (a device under 80 % utilization), large_transfers (transfer-named events > 10 % of
 --   device busy time), one_op_dominating (top hot op > 50 % of the breakdown total).
@@ -50,8 +53,9 @@ fact AS (
   FROM profsum_agg_fact GROUP BY trace_id
 ),
 host AS (
-  SELECT trace_id, share_of_total AS v FROM profsum_breakdown
-  WHERE mode = 'exclusive_per_track' AND category = 'host'
+  SELECT b.trace_id, CASE WHEN f.n_ops > 0 THEN b.share_of_total END AS v
+  FROM profsum_breakdown AS b LEFT JOIN fact AS f USING (trace_id)
+  WHERE b.mode = 'exclusive_per_track' AND b.category = 'host'
 ),
 top_op AS (
   SELECT h.trace_id, h.name, CASE WHEN b.mode_total > 0 THEN h.exclusive_duration / b.mode_total END AS v
@@ -77,15 +81,17 @@ rows_ AS (
   FROM fact
   UNION ALL
   SELECT trace_id, 'kpi', 'host_overhead', NULL, v, 'fraction',
-         CASE WHEN v < 0.10 THEN 'good' WHEN v <= 0.20 THEN 'warning' ELSE 'bad' END,
-         printf('host events take %.1f%% of the per-track exclusive time%s', 100.0 * v,
-                CASE WHEN v > 0.10 THEN ': the input pipeline or Python dispatch may hold the devices back' ELSE '' END)
+         CASE WHEN v IS NULL THEN 'unavailable' WHEN v < 0.10 THEN 'good' WHEN v <= 0.20 THEN 'warning' ELSE 'bad' END,
+         CASE WHEN v IS NULL THEN 'no device ops in the trace (no XLA Ops or Stream threads of a /device: process): host time is not told apart'
+              ELSE printf('host events take %.1f%% of the per-track exclusive time%s', 100.0 * v,
+                CASE WHEN v > 0.10 THEN ': the input pipeline or Python dispatch may hold the devices back' ELSE '' END) END
   FROM host
   UNION ALL
-  SELECT trace_id, 'kpi', 'compilation_time', NULL, compile / 1e6, 's',
-         CASE WHEN compile < 2e6 THEN 'good' WHEN compile <= 10e6 THEN 'warning' ELSE 'bad' END,
-         printf('%.3f s in host events named *compile* within the profile%s', compile / 1e6,
-                CASE WHEN compile >= 2e6 THEN ': recompilation inside the profiled steps; check for changing shapes or static args' ELSE '' END)
+  SELECT trace_id, 'kpi', 'compilation_time', NULL, CASE WHEN n_ops > 0 THEN compile / 1e6 END, 's',
+         CASE WHEN NOT n_ops > 0 THEN 'unavailable' WHEN compile < 2e6 THEN 'good' WHEN compile <= 10e6 THEN 'warning' ELSE 'bad' END,
+         CASE WHEN NOT n_ops > 0 THEN 'no device ops in the trace (not an XLA trace): compile events are not told apart'
+              ELSE printf('%.3f s in host events named *compile* within the profile%s', compile / 1e6,
+                CASE WHEN compile >= 2e6 THEN ': recompilation inside the profiled steps; check for changing shapes or static args' ELSE '' END) END
   FROM fact
   UNION ALL
   SELECT trace_id, 'kpi', 'memory_bandwidth', NULL, NULL, 'fraction', 'unavailable',
@@ -94,9 +100,10 @@ rows_ AS (
   UNION ALL
   SELECT trace_id, 'pattern', 'many_small_kernels', NULL,
          CASE WHEN n_ops > 0 THEN n_small / n_ops END, 'fraction',
-         CASE WHEN n_ops > 0 AND n_small / n_ops >= 0.5 THEN 'detected' ELSE 'not_detected' END,
-         printf('%.1f%% of device ops are shorter than 0.1 ms%s', CASE WHEN n_ops > 0 THEN 100.0 * n_small / n_ops ELSE 0.0 END,
-                CASE WHEN n_ops > 0 AND n_small / n_ops >= 0.5 THEN ': poor fusion' ELSE '' END)
+         CASE WHEN NOT n_ops > 0 THEN 'unavailable' WHEN n_small / n_ops >= 0.5 THEN 'detected' ELSE 'not_detected' END,
+         CASE WHEN NOT n_ops > 0 THEN 'no device ops in the trace'
+              ELSE printf('%.1f%% of device ops are shorter than 0.1 ms%s', 100.0 * n_small / n_ops,
+                CASE WHEN n_small / n_ops >= 0.5 THEN ': poor fusion' ELSE '' END) END
   FROM fact
   UNION ALL
   SELECT trace_id, 'pattern', 'device_idle_gaps', NULL, min(v), 'fraction',
@@ -107,10 +114,11 @@ rows_ AS (
   UNION ALL
   SELECT trace_id, 'pattern', 'large_transfers', NULL,
          CASE WHEN busy > 0 THEN transfer / busy END, 'fraction',
-         CASE WHEN busy > 0 AND transfer / busy > 0.10 THEN 'detected' ELSE 'not_detected' END,
-         printf('host<->device transfer events add up to %.1f%% of device busy time%s',
-                CASE WHEN busy > 0 THEN 100.0 * transfer / busy ELSE 0.0 END,
-                CASE WHEN busy > 0 AND transfer / busy > 0.10 THEN ': keep data on device, prefetch, overlap transfers' ELSE '' END)
+         CASE WHEN NOT busy > 0 THEN 'unavailable' WHEN transfer / busy > 0.10 THEN 'detected' ELSE 'not_detected' END,
+         CASE WHEN NOT busy > 0 THEN 'no device busy time in the trace'
+              ELSE printf('host<->device transfer events add up to %.1f%% of device busy time%s',
+                100.0 * transfer / busy,
+                CASE WHEN transfer / busy > 0.10 THEN ': keep data on device, prefetch, overlap transfers' ELSE '' END) END
   FROM fact
   UNION ALL
   SELECT trace_id, 'pattern', 'one_op_dominating', NULL, v, 'fraction',
