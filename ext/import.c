@@ -990,7 +990,7 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
     if( rc ) goto body_done;
     /* Extra quality warnings: where the reference would do otherwise. */
     {
-      const char *azWarn[4];
+      const char *azWarn[5];
       int nWarn = 0, w;
       if( zRefPick && strcmp(zRefPick, zTrace)!=0 ) azWarn[nWarn++] =
           "The reference summarizer would read the XPlane protobuf in this folder; profsum "
@@ -998,6 +998,10 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
       if( j->info.arrayForm ) azWarn[nWarn++] =
           "The trace is in the JSON array form ([...] without {\"traceEvents\": ...}), which "
           "the reference summarizer rejects (it needs a top-level object); profsum read it.";
+      if( j->info.noEvents ) azWarn[nWarn++] =
+          "The file has no traceEvents array (absent or null): it is likely not a trace, and "
+          "this summary is empty. Give the profiler's trace JSON (*.trace.json.gz or "
+          "perfetto_trace.json.gz) or its profile folder.";
       if( j->info.cutOff ) azWarn[nWarn++] =
           "The trace JSON ends early (inside an entry or before its closing bracket): the file "
           "looks cut off, e.g. copied while the profiler was still writing it. The reference "

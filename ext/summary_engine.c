@@ -295,6 +295,7 @@ struct ProfsumEngine {
   int diagRc;
   int arrayForm;        /* the document is a bare array */
   int laxSyntax, cutOff; /* see ProfsumEngineInfo */
+  int noEvents;         /* see ProfsumEngineInfo */
   int64_t nRejected, iFirstRejected, iLastRejected;
   int64_t nLeftOut, iFirstLeftOut; /* X events left out of the summary */
   const char *zFirstLeftOutWhy;
@@ -369,6 +370,7 @@ static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, con
       else if( strcmp(zKind, "truncated_entry")==0 ) e->cutOff = 1;
       break;
     case 'c': if( strcmp(zKind, "control_character")==0 ) e->laxSyntax = 1; break;
+    case 'n': if( strcmp(zKind, "no_trace_events")==0 ) e->noEvents = 1; break;
     case 'u':
       if( strcmp(zKind, "unterminated_array")==0 || strcmp(zKind, "unterminated_object")==0 ) e->cutOff = 1;
       break;
@@ -2403,6 +2405,7 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   pInfo->arrayForm = e->arrayForm;
   pInfo->laxSyntax = e->laxSyntax;
   pInfo->cutOff = e->cutOff;
+  pInfo->noEvents = e->noEvents;
   memcpy(pInfo->zSha256, e->zSha, sizeof(e->zSha));
   pInfo->nFileBytes = e->nFileBytes;
   e->pzErr = 0;

@@ -23,6 +23,7 @@ typedef struct ProfsumEngineInfo {
   int arrayForm;                 /* the bare-array form (the reference rejects it) */
   int laxSyntax;                 /* read past trailing commas or raw control
                                  ** characters (strict JSON readers reject them) */
+  int noEvents;                  /* the top-level object has no traceEvents array */
   int cutOff;                    /* the data ended inside an entry or before the
                                  ** closing ']' / '}' (a cut-off file) */
   char zSha256[65];              /* SHA-256 of the file bytes (hex), hashed while reading */
