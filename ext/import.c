@@ -916,7 +916,9 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
               isV1 ? " (a summary file)" : "", zLabel);
         }else{
           zErr = sqlite3_mprintf(FN ": a trace with label '%s' exists already (trace_id %lld); "
-              "choose another label or pass '{\"replace\": true}'", zLabel, (long long)old);
+              "choose another label, pass '{\"unique_label\": true}' to store this one as the first "
+              "free '%s-N' (both kept), or '{\"replace\": true}' to delete that trace and store this "
+              "one", zLabel, (long long)old, zLabel);
         }
         sqlite3_finalize(p); p = 0;
         rc = zErr ? SQLITE_CONSTRAINT : SQLITE_NOMEM; goto body_done;
