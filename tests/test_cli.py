@@ -104,6 +104,18 @@ class Summarize(CliBase):
         self.assertEqual(d["time_breakdown"]["total_duration"], 180.0)
         self.assertEqual(d["step_time"]["warmup_steps_ignored"], 2)
 
+    def test_missing_db_is_not_created(self):
+        # a mistyped --db: said so, and no empty database file left behind
+        for cmd in (["report", "--trace", "conv"], ["query", "--trace", "conv", "--question", "top ops"],
+                    ["compare", "--before", "a", "--after", "b"]):
+            _, err = self.run_cli(*cmd, "--db", "nonexist.db", rc=1)
+            self.assertIn("the database 'nonexist.db' does not exist (nothing was created)", err)
+            self.assertFalse([f for f in os.listdir(self.td.path) if f.startswith("nonexist")], cmd)
+        # a new --db that an import fills stays
+        p = self.trace("t.json.gz", F1_BEFORE)
+        self.run_cli("summarize", "--trace-file", p, "--db", "new.db", "--label", "x")
+        self.assertGreater(os.path.getsize(os.path.join(self.td.path, "new.db")), 0)
+
     def test_profile_dir(self):
         self.td.write("run/plugins/profile/2026_01_01_00_00_00/host.trace.json.gz", json.dumps(F1_BEFORE), gz=True)
         out, _ = self.run_cli("summarize", "--profile-dir", os.path.join(self.td.path, "run"))

@@ -75,6 +75,7 @@ static const char *g_zCmd = 0;      /* current subcommand (error prefix) */
 static sqlite3 *g_db = 0;           /* the working connection */
 static char g_zTempDb[PATH_MAX];    /* temporary database to delete ("" if none) */
 static const char *g_zUserDb = 0;   /* the database the user named (not owned), or 0 */
+static int g_bUserDbNew = 0;        /* 1: g_zUserDb did not exist before openDb created it */
 /* its private directory (mkdtemp), "" if none; shorter than g_zTempDb by
 ** more than "/profsum.db" */
 static char g_zTempDbDir[PATH_MAX - 16];
@@ -121,6 +122,13 @@ static void removeTempFiles(void){
 
 static void cleanup(void){
   if( g_db ){ sqlite3_close_v2(g_db); g_db = 0; }
+  if( g_bUserDbNew ){
+    /* a --db that did not exist and was given nothing: no empty file left
+    ** behind (a mistyped name would otherwise look like a database) */
+    struct stat st;
+    if( stat(g_zUserDb, &st)==0 && S_ISREG(st.st_mode) && st.st_size==0 ) unlink(g_zUserDb);
+    g_bUserDbNew = 0;
+  }
   removeTempFiles();
   g_bScratch = 0;
   g_zTempDb[0] = 0;
@@ -525,7 +533,9 @@ static void openDb(const char *zPath){
     snprintf(g_zTempDb, sizeof(g_zTempDb), "%s/profsum.db", g_zTempDbDir);
     zPath = g_zTempDb;
   }else{
+    struct stat st;
     g_zUserDb = zPath;
+    g_bUserDbNew = stat(zPath, &st)!=0 && errno==ENOENT;
   }
   rc = sqlite3_open_v2(zPath, &g_db, SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE, 0);
   if( rc!=SQLITE_OK ){
@@ -606,9 +616,12 @@ static void failWalReadOnly(const char *zMsg){
 ** hint, a WAL database in a read-only directory too, and advice given in
 ** SQL terms is said in the CLI's. */
 static void failSqlMsg(const char *zMsg){
-  static const struct { const char *zSql, *zCli; } aTerm[] = {
-    {"choose another label or pass '{\"replace\": true}'", "choose another --label or pass --replace"},
-    {"options entity/project or ", "--entity/--project or "},
+  static const struct { const char *zSql, *zCli; int bToEnd; } aTerm[] = {
+    /* the SQL text goes on with the label and the options' effects: the
+    ** CLI has --replace (no unique label: it names each trace itself) */
+    {"choose another label, pass '{\"unique_label\": true}'",
+     "choose another --label or pass --replace (which deletes that trace and stores this one)", 1},
+    {"options entity/project or ", "--entity/--project or ", 0},
   };
   size_t k;
   if( strstr(zMsg, "no such function")!=0 ){
@@ -618,7 +631,8 @@ static void failSqlMsg(const char *zMsg){
   for(k=0; k<sizeof(aTerm)/sizeof(aTerm[0]); k++){
     const char *zAt = strstr(zMsg, aTerm[k].zSql);
     if( zAt ){
-      fail(EXIT_FAIL, "%.*s%s%s", (int)(zAt-zMsg), zMsg, aTerm[k].zCli, zAt+strlen(aTerm[k].zSql));
+      fail(EXIT_FAIL, "%.*s%s%s", (int)(zAt-zMsg), zMsg, aTerm[k].zCli,
+           aTerm[k].bToEnd ? "" : zAt+strlen(aTerm[k].zSql));
     }
   }
   fail(EXIT_FAIL, "%s", zMsg);
@@ -1192,6 +1206,10 @@ static sqlite3_int64 traceArg(const char *zOpt, const char *zArg, const char *zR
                 "AND NOT ?1 GLOB '*[^0-9]*' AND trace_id=CAST(?1 AS INTEGER) LIMIT 1", "t", zArg)
       : 0;
   if( zId==0 ){
+    if( g_bUserDbNew ){
+      fail(EXIT_FAIL, "--%s '%s': no such file, and the database '%s' does not exist (nothing "
+           "was created)", zOpt, zArg, g_zUserDb);
+    }
     fail(EXIT_FAIL, "--%s '%s': no such file, and no trace with that label or id in the database", zOpt, zArg);
   }
   {
