@@ -463,14 +463,68 @@ done:
   return rc;
 }
 
+/* 1 if rows a and b lie in the same session folder (the same parent
+** directory path). */
+static int findSameDir(const ProfsumFindRow *a, const ProfsumFindRow *b){
+  int na = a->iSession + (a->nSession>0 ? a->nSession : 0);
+  int nb = b->iSession + (b->nSession>0 ? b->nSession : 0);
+  return na==nb && memcmp(a->zPath, b->zPath, (size_t)na)==0;
+}
+
+/* The note of profsumPickTraceNote for list (0 when none; sqlite3_malloc'd;
+** *pOom set when it could not be made). */
+static char *findPickNote(const ProfsumFindList *pList, int *pOom){
+  const ProfsumFindRow *p, *pLast = 0;
+  sqlite3_int64 i, j, nDir = 0, nHost = 0;
+  char *z;
+  *pOom = 0;
+  if( pList->iPicked<0 ) return 0;
+  p = &pList->aRow[pList->iPicked];
+  for(i=0; i<pList->nRow; i++){
+    const ProfsumFindRow *r = &pList->aRow[i];
+    if( r->eFormat==PROFSUM_FMT_XPLANE ) continue;
+    for(j=0; j<i; j++){              /* each folder once: at its first row */
+      if( pList->aRow[j].eFormat!=PROFSUM_FMT_XPLANE && findSameDir(&pList->aRow[j], r) ) break;
+    }
+    if( j==i ){
+      nDir++;
+      if( !findSameDir(r, p) ) pLast = r;
+    }
+    if( findSameDir(r, p) && r->eFormat!=PROFSUM_FMT_PERFETTO && r->nHost>0 ) nHost++;
+  }
+  if( nDir>1 && pLast ){
+    int nL = pLast->iSession + (pLast->nSession>0 ? pLast->nSession : 0);
+    z = sqlite3_mprintf("This folder holds the traces of %lld profiling sessions (folders); profsum "
+        "read '%s', the one the reference summarizer picks (perfetto_trace.json.gz before "
+        "*.trace.json.gz, each the first by path: the oldest session when folders are named by "
+        "time), and left the others aside (the last: '%.*s'). Give a "
+        "session folder or a file to read another.", nDir, p->zPath, nL, pLast->zPath);
+  }else if( nHost>1 ){
+    z = sqlite3_mprintf("This session holds the traces of %lld hosts (*.trace.json files); profsum "
+        "read '%s', the one the reference summarizer picks, and left the others aside: import each "
+        "host's file to see it.", nHost, p->zPath);
+  }else{
+    return 0;
+  }
+  if( z==0 ) *pOom = 1;
+  return z;
+}
+
 /* See find.h. */
 int profsumPickTrace(const char *zDir, char **pzPath, char **pzReferencePick,
                      char **pzErr){
+  return profsumPickTraceNote(zDir, pzPath, pzReferencePick, 0, pzErr);
+}
+
+/* See find.h. */
+int profsumPickTraceNote(const char *zDir, char **pzPath, char **pzReferencePick,
+                         char **pzNote, char **pzErr){
   ProfsumFindList list;
   char *zErr = 0;
   int rc;
 
   *pzPath = 0;
+  if( pzNote ) *pzNote = 0;
   if( pzReferencePick ) *pzReferencePick = 0;
   if( pzErr ) *pzErr = 0;
   memset(&list, 0, sizeof(list));
@@ -483,6 +537,11 @@ int profsumPickTrace(const char *zDir, char **pzPath, char **pzReferencePick,
     if( rc==SQLITE_OK && list.iPicked>=0 ){
       *pzPath = sqlite3_mprintf("%s", list.aRow[list.iPicked].zPath);
       if( *pzPath==0 ) rc = SQLITE_NOMEM;
+      if( rc==SQLITE_OK && pzNote ){
+        int bOom = 0;
+        *pzNote = findPickNote(&list, &bOom);
+        if( bOom ) rc = SQLITE_NOMEM;
+      }
     }else if( rc==SQLITE_OK ){
       rc = SQLITE_NOTFOUND;
       if( list.nXplane>0 ){
@@ -504,6 +563,7 @@ int profsumPickTrace(const char *zDir, char **pzPath, char **pzReferencePick,
         sqlite3_free(*pzReferencePick);
         *pzReferencePick = 0;
       }
+      if( pzNote ){ sqlite3_free(*pzNote); *pzNote = 0; }
     }
   }
   profsumFindListReset(&list);

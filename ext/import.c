@@ -800,6 +800,7 @@ static int fillFromV1(sqlite3 *db, const char *zS, sqlite3_int64 id, const char 
 typedef struct ImportJob {
   ImportOpts o;
   const char *zLabel, *zSource, *zTrace, *zRefPick, *zNow, *zOptsJson;
+  const char *zPickNote;       /* a folder's other traces left aside, or 0 */
   const char *zSha;                /* v1 files: their SHA-256 (traces: the engine's) */
   const char *zRunMeta;            /* W&B run metadata JSON, or NULL */
   sqlite3_int64 size;
@@ -992,8 +993,9 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
     if( rc ) goto body_done;
     /* Extra quality warnings: where the reference would do otherwise. */
     {
-      const char *azWarn[5];
+      const char *azWarn[6];
       int nWarn = 0, w;
+      if( j->zPickNote ) azWarn[nWarn++] = j->zPickNote;
       if( zRefPick && strcmp(zRefPick, zTrace)!=0 ) azWarn[nWarn++] =
           "The reference summarizer would read the XPlane protobuf in this folder; profsum "
           "read the JSON trace instead (same events, converted by the profiler).";
@@ -1283,6 +1285,7 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   const char *zSource;
   char *zLabel = 0, *zErr = 0, *zTrace = 0, *zRefPick = 0, *zOptsJson = 0;
+  char *zPickNote = 0;         /* other traces of the folder left aside (find.h) */
   ImportOpts o;
   int rc, isDir = 0, isV1 = 0;
   ImportJob job;
@@ -1338,7 +1341,7 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     goto done;
   }
   if( isDir ){
-    rc = profsumPickTrace(zReadFrom, &zTrace, &zRefPick, &zErr);
+    rc = profsumPickTraceNote(zReadFrom, &zTrace, &zRefPick, &zPickNote, &zErr);
     if( rc ){
       zErr = prefixFn(zErr, rc);
       goto done;
@@ -1438,6 +1441,7 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   ** and SQLITE_BUSY retried (busy.c). */
   job.o = o;
   job.zLabel = zLabel; job.zSource = zSource; job.zTrace = zTrace; job.zRefPick = zRefPick;
+  job.zPickNote = zPickNote;
   job.zNow = zNow; job.zOptsJson = zOptsJson; job.zSha = zSha; job.size = size; job.isV1 = isV1;
   job.zRunMeta = zRunMeta;
   if( isV1 ){
@@ -1469,6 +1473,7 @@ done:
   sqlite3_free(zLabel);
   sqlite3_free(zTrace);
   sqlite3_free(zRefPick);
+  sqlite3_free(zPickNote);
   sqlite3_free(zOptsJson);
   sqlite3_free(o.zSeries);
   sqlite3_free(o.zAlias);

@@ -86,6 +86,42 @@ class FindTracesTest(unittest.TestCase):
             ])
             self.check_against_reference(t.path)
 
+    def test_import_warns_when_the_pick_leaves_traces_aside(self):
+        # a log dir profiled twice, and one session with two hosts: the
+        # import reads the reference's pick and says what it left aside;
+        # a session's perfetto_trace.json.gz beside its host file is normal
+        import gzip
+        import json
+        trace = gzip.compress(json.dumps({"traceEvents": [
+            {"ph": "X", "pid": 1, "tid": 1, "name": "a", "ts": 0, "dur": 5}]}).encode())
+
+        def warnings(d):
+            db = connect()
+            db.execute("SELECT profsum_import(?, 'x')", (d,))
+            w = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+            db.close()
+            return [x for x in w["trace_overview"]["quality_warnings"] if x.startswith("This ")]
+        with TempDir() as t:
+            t.write("two/plugins/profile/2026_01_01_00_00_00/h.trace.json.gz", trace)
+            t.write("two/plugins/profile/2026_02_01_00_00_00/h.trace.json.gz", trace)
+            t.write("hosts/plugins/profile/s/hostA.trace.json.gz", trace)
+            t.write("hosts/plugins/profile/s/hostB.trace.json.gz", trace)
+            t.write("one/plugins/profile/s/perfetto_trace.json.gz", trace)
+            t.write("one/plugins/profile/s/hostA.trace.json.gz", trace)
+            t.write("one/plugins/profile/s/hostA.xplane.pb", b"x")
+            w = warnings(os.path.join(t.path, "two"))
+            self.assertEqual(len(w), 1, w)
+            self.assertIn("holds the traces of 2 profiling sessions", w[0])
+            self.assertIn("2026_01_01_00_00_00/h.trace.json.gz", w[0])
+            self.assertIn("the last: '%s'" % os.path.join(t.path, "two/plugins/profile/2026_02_01_00_00_00"),
+                          w[0])
+            w = warnings(os.path.join(t.path, "hosts"))
+            self.assertEqual(len(w), 1, w)
+            self.assertIn("holds the traces of 2 hosts", w[0])
+            self.assertIn("hostA.trace.json.gz", w[0])
+            self.assertEqual(warnings(os.path.join(t.path, "one")), [])
+            self.assertEqual(warnings(os.path.join(t.path, "two/plugins/profile/2026_02_01_00_00_00")), [])
+
     def test_two_xplanes_reference_falls_back_to_json(self):
         with TempDir() as t:
             t.write("p/a.xplane.pb", b"1")
