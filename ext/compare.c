@@ -871,12 +871,12 @@ static char *busyMsg(void){
 ** (with a message saying so, not "no trace"): the write functions retry
 ** then (busy.c), the readers report it.
 */
-static int resolvePair(sqlite3 *db, sqlite3_value *vB, sqlite3_value *vA,
+static int resolvePair(sqlite3 *db, const char *zSchema, sqlite3_value *vB, sqlite3_value *vA,
                        sqlite3_int64 *pB, sqlite3_int64 *pA, char **pzErr){
   char *zE = 0;
-  int rc = profsumResolveTrace(db, SCHEMA, vB, pB, &zE);
+  int rc = profsumResolveTrace(db, zSchema, vB, pB, &zE);
   if( rc==SQLITE_OK ){
-    rc = profsumResolveTrace(db, SCHEMA, vA, pA, &zE);
+    rc = profsumResolveTrace(db, zSchema, vA, pA, &zE);
     if( rc && zE && !busyNow(db) ){ *pzErr = sqlite3_mprintf("after: %s", zE); }
   }else if( zE && !busyNow(db) ){
     *pzErr = sqlite3_mprintf("before: %s", zE);
@@ -896,12 +896,12 @@ static int resolvePair(sqlite3 *db, sqlite3_value *vB, sqlite3_value *vA,
 
 /* Build the document of trace id with its stored knobs; zSide names it in
 ** messages. */
-static int buildDoc(sqlite3 *db, sqlite3_int64 id, const char *zSide,
+static int buildDoc(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const char *zSide,
                     ProfsumDoc **ppDoc, char **pzErr){
   ProfsumKnobs k;
   char *zE = 0;
-  int rc = profsumTraceKnobs(db, SCHEMA, id, &k, &zE);
-  if( rc==SQLITE_OK ) rc = profsumDocBuild(db, SCHEMA, id, &k, ppDoc, &zE);
+  int rc = profsumTraceKnobs(db, zSchema, id, &k, &zE);
+  if( rc==SQLITE_OK ) rc = profsumDocBuild(db, zSchema, id, &k, ppDoc, &zE);
   if( rc && busyNow(db) ){
     sqlite3_free(zE);
     *pzErr = busyMsg();
@@ -913,10 +913,10 @@ static int buildDoc(sqlite3 *db, sqlite3_int64 id, const char *zSide,
 }
 
 /* The documents of a resolved pair.  On error both are 0. */
-static int buildPair(sqlite3 *db, sqlite3_int64 idB, sqlite3_int64 idA,
+static int buildPair(sqlite3 *db, const char *zSchema, sqlite3_int64 idB, sqlite3_int64 idA,
                      ProfsumDoc **ppB, ProfsumDoc **ppA, char **pzErr){
-  int rc = buildDoc(db, idB, "before", ppB, pzErr);
-  if( rc==SQLITE_OK ) rc = buildDoc(db, idA, "after", ppA, pzErr);
+  int rc = buildDoc(db, zSchema, idB, "before", ppB, pzErr);
+  if( rc==SQLITE_OK ) rc = buildDoc(db, zSchema, idA, "after", ppA, pzErr);
   if( rc ){
     profsumDocFree(*ppB); *ppB = 0;
     profsumDocFree(*ppA); *ppA = 0;
@@ -951,19 +951,25 @@ static int topKArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value *v, in
 /* profsum_compare_json(before, after [, top_k])                       */
 /* ------------------------------------------------------------------ */
 
-/* profsum_compare_json(): the §3 comparison (indent 2) of the two traces'
-** documents, each built with its own stored knobs.  Reads tables only. */
+/* profsum_compare_json(before, after [, top_k [, options_json]]): the §3
+** comparison (indent 2) of the two traces' documents, each built with its
+** own stored knobs.  Reads tables only: of main, or of the attached database
+** options_json names ({"schema": "h"}). */
 static void compareJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char *FN = "profsum_compare_json";
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   sqlite3_int64 idB = 0, idA = 0;
   ProfsumDoc *pB = 0, *pA = 0;
   JNode *cmp;
-  char *zErr = 0, *z;
+  char *zErr = 0, *z, *zSchema = 0;
   int topK, rc;
   if( topKArg(ctx, FN, argc>2 ? argv[2] : 0, &topK) ) return;
-  rc = resolvePair(db, argv[0], argv[1], &idB, &idA, &zErr);
-  if( rc==SQLITE_OK ) rc = buildPair(db, idB, idA, &pB, &pA, &zErr);
+  rc = argc>3 && sqlite3_value_type(argv[3])!=SQLITE_NULL
+       ? profsumSchemaOption(db, (const char*)sqlite3_value_text(argv[3]), 0, 0, &zSchema, &zErr)
+       : SQLITE_OK;
+  if( rc==SQLITE_OK ) rc = resolvePair(db, zSchema ? zSchema : SCHEMA, argv[0], argv[1], &idB, &idA, &zErr);
+  if( rc==SQLITE_OK ) rc = buildPair(db, zSchema ? zSchema : SCHEMA, idB, idA, &pB, &pA, &zErr);
+  sqlite3_free(zSchema);
   if( rc ){ reportErr(ctx, FN, rc, zErr); sqlite3_free(zErr); return; }
   cmp = profsumCompareDocs(profsumDocRoot(pB), profsumDocRoot(pA), topK);
   z = cmp ? jDump(cmp) : 0;
@@ -996,8 +1002,8 @@ static int computeRecord(sqlite3 *db, sqlite3_value *vB, sqlite3_value *vA,
   ProfsumDoc *dB = 0, *dA = 0;
   JNode *as, *rec;
   char zNow[40];
-  int rc = resolvePair(db, vB, vA, pB, pA, pzErr);
-  if( rc==SQLITE_OK ) rc = buildPair(db, *pB, *pA, &dB, &dA, pzErr);
+  int rc = resolvePair(db, SCHEMA, vB, vA, pB, pA, pzErr);
+  if( rc==SQLITE_OK ) rc = buildPair(db, SCHEMA, *pB, *pA, &dB, &dA, pzErr);
   if( rc ) return rc;
   as = profsumAssess(profsumDocRoot(dB), profsumDocRoot(dA), pT, topK);
   profsumNowIso(zNow, sizeof(zNow));
@@ -1103,7 +1109,7 @@ static void trackFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   if( thresholdsArg(ctx, FN, argc>3 ? argv[3] : 0, &j.thr, &j.topK) ) return;
   /* Check the arguments before touching the database (no WAL switch, no
   ** lock for a call that fails anyway); the body resolves them again. */
-  rc = resolvePair(db, j.vB, j.vA, &idB, &idA, &zErr);
+  rc = resolvePair(db, SCHEMA, j.vB, j.vA, &idB, &idA, &zErr);
   if( rc==SQLITE_BUSY ){
     /* busy while checking: the body checks again under the write lock */
     sqlite3_free(zErr); zErr = 0;
@@ -1946,7 +1952,7 @@ static void bundleFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     rc = bundleOptions((const char*)sqlite3_value_text(argv[3]), sqlite3_value_bytes(argv[3]), &j, &zErr);
     if( rc ){ reportErr(ctx, FN, rc, zErr); sqlite3_free(zErr); sqlite3_free(j.zLabel); return; }
   }
-  rc = resolvePair(db, j.vB, j.vA, &idB, &idA, &zErr);
+  rc = resolvePair(db, SCHEMA, j.vB, j.vA, &idB, &idA, &zErr);
   if( rc==SQLITE_BUSY && j.history ){
     /* busy while checking: the body checks again under the write lock */
     sqlite3_free(zErr); zErr = 0;
@@ -1998,6 +2004,7 @@ int profsumRegisterCompare(sqlite3 *db, char **pzErr){
   } aFunc[] = {
     {"profsum_compare_json",         2, SQLITE_UTF8,                    compareJsonFunc},
     {"profsum_compare_json",         3, SQLITE_UTF8,                    compareJsonFunc},
+    {"profsum_compare_json",         4, SQLITE_UTF8,                    compareJsonFunc},
     {"profsum_track",                3, SQLITE_UTF8|SQLITE_DIRECTONLY,  trackFunc},
     {"profsum_track",                4, SQLITE_UTF8|SQLITE_DIRECTONLY,  trackFunc},
     {"profsum_history_import",       1, SQLITE_UTF8|SQLITE_DIRECTONLY,  historyImportFunc},

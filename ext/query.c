@@ -871,7 +871,8 @@ JNode *profsumQueryDoc(const JNode *pDoc, const char *zQ, int nQ, int topK){
 /* SQL function                                                        */
 /* ================================================================== */
 
-/* profsum_query_json(trace, question [, top_k]) → the answer JSON. */
+/* profsum_query_json(trace, question [, top_k [, options_json]]) → the answer
+** JSON; options_json may name the "schema" (an attached database) to read. */
 static void queryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char *FN = "profsum_query_json";
   sqlite3 *db = sqlite3_context_db_handle(ctx);
@@ -879,7 +880,8 @@ static void queryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   ProfsumKnobs k;
   ProfsumDoc *d = 0;
   JNode *ans;
-  char *zErr = 0, *z;
+  char *zErr = 0, *z, *zSchema = 0;
+  const char *zS;
   int rc;
   if( argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL ){
     if( sqlite3_value_numeric_type(argv[2])!=SQLITE_INTEGER || sqlite3_value_int64(argv[2])<0 ){
@@ -893,9 +895,14 @@ static void queryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     profsumCtxErr(ctx, "%s: the question must be text", FN);
     return;
   }
-  rc = profsumResolveTrace(db, "main", argv[0], &id, &zErr);
-  if( rc==SQLITE_OK ) rc = profsumTraceKnobs(db, "main", id, &k, &zErr);
-  if( rc==SQLITE_OK ) rc = profsumDocBuild(db, "main", id, &k, &d, &zErr);
+  rc = argc>3 && sqlite3_value_type(argv[3])!=SQLITE_NULL
+       ? profsumSchemaOption(db, (const char*)sqlite3_value_text(argv[3]), 0, 0, &zSchema, &zErr)
+       : SQLITE_OK;
+  zS = zSchema ? zSchema : "main";
+  if( rc==SQLITE_OK ) rc = profsumResolveTrace(db, zS, argv[0], &id, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumTraceKnobs(db, zS, id, &k, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumDocBuild(db, zS, id, &k, &d, &zErr);
+  sqlite3_free(zSchema);
   if( rc ){
     if( rc==SQLITE_NOMEM && zErr==0 ) sqlite3_result_error_nomem(ctx);
     else profsumCtxErr(ctx, "%s: %s", FN, zErr ? zErr : sqlite3_errstr(rc));
@@ -916,6 +923,8 @@ int profsumRegisterQuery(sqlite3 *db, char **pzErr){
   int rc;
   rc = sqlite3_create_function(db, "profsum_query_json", 2, SQLITE_UTF8, 0, queryJsonFunc, 0, 0);
   if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_query_json", 3, SQLITE_UTF8, 0,
+                                                   queryJsonFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_query_json", 4, SQLITE_UTF8, 0,
                                                    queryJsonFunc, 0, 0);
   if( rc && pzErr ){
     *pzErr = sqlite3_mprintf("profsum: registering profsum_query_json failed: %s", sqlite3_errstr(rc));

@@ -22,6 +22,21 @@
 #include <string.h>
 
 /* fmt(x): "n/a" for null/missing, else {x:.3f}. */
+/* A step number of §5.6 (representative step, periodicity) as the
+** reference prints it: an integer, a float in Python's repr (a summary file
+** may hold 2.0), or "n/a" when null or absent. */
+static void stepOrNa(sqlite3_str *s, const JNode *v){
+  if( v && v->type==JT_INT ){
+    sqlite3_str_appendf(s, "%lld", (long long)v->i);
+  }else if( v && v->type==JT_REAL ){
+    char z[40];
+    jReprDouble(v->r, z);
+    sqlite3_str_appendall(s, z);
+  }else{
+    sqlite3_str_appendall(s, "n/a");
+  }
+}
+
 static void fmt3(sqlite3_str *s, const JNode *v){
   if( v==0 || (v->type!=JT_INT && v->type!=JT_REAL) ){ sqlite3_str_appendall(s, "n/a"); return; }
   profsumStrAppendPy(s, "%.3f", jNum(v));
@@ -157,9 +172,9 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
         pct2(s, jGet(c, "fraction_of_steady")); sqlite3_str_appendall(s, " | ");
         fmt3(s, jGet(ds, "median")); sqlite3_str_appendall(s, " | ");
         fmt3(s, jGet(ds, "p90")); sqlite3_str_appendall(s, " | ");
-        if( rs && rs->type==JT_INT ) sqlite3_str_appendf(s, "%lld", (long long)rs->i); else sqlite3_str_appendall(s, "n/a");
+        stepOrNa(s, rs);
         sqlite3_str_appendall(s, " | ");
-        if( pe && pe->type==JT_INT ) sqlite3_str_appendf(s, "%lld", (long long)pe->i); else sqlite3_str_appendall(s, "n/a");
+        stepOrNa(s, pe);
         sqlite3_str_appendall(s, " |\n");
       }
       sqlite3_str_appendall(s, "\n");

@@ -112,10 +112,23 @@ static void barChart(sqlite3_str *s, const char *zTitle, const char **azLabel,
   sqlite3_str_appendall(s, "</svg>\n");
 }
 
+/* Prepare zFmt with the schema zSchema put in (its one %w); 0 on error. */
+static sqlite3_stmt *prepIn(sqlite3 *db, const char *zFmt, const char *zSchema){
+  sqlite3_stmt *p = 0;
+  char *z = sqlite3_mprintf(zFmt, zSchema);
+  if( z && sqlite3_prepare_v2(db, z, -1, &p, 0)!=SQLITE_OK ){
+    sqlite3_finalize(p);
+    p = 0;
+  }
+  sqlite3_free(z);
+  return p;
+}
+
 /* The per-step chart (profsum_steps), warmup steps grey.  The scale is set
 ** by the steady-state steps when there are any (a long first step would
 ** flatten the others): taller bars are cut at the top and marked. */
-static void stepChart(sqlite3_str *s, sqlite3 *db, sqlite3_int64 id, const JNode *d, int bFromV1){
+static void stepChart(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_int64 id,
+                      const JNode *d, int bFromV1){
   const JNode *st = jGet(jGet(d, "step_time"), "steady_state_steps");
   sqlite3_stmt *p = 0;
   double mxAll = 0, mxSteady = 0, mx, med;
@@ -127,11 +140,9 @@ static void stepChart(sqlite3_str *s, sqlite3 *db, sqlite3_int64 id, const JNode
   sqlite3_str_appendall(s, " µs, p90 ");
   num3(s, jGet(st, "p90"));
   sqlite3_str_appendall(s, " µs</p>\n");
-  if( sqlite3_prepare_v2(db, "SELECT step, duration, is_warmup FROM main.profsum_steps WHERE trace_id=?1 "
-                         "ORDER BY step", -1, &p, 0)!=SQLITE_OK ){
-    sqlite3_finalize(p);
-    return;
-  }
+  p = prepIn(db, "SELECT step, duration, is_warmup FROM \"%w\".profsum_steps WHERE trace_id=?1 "
+                 "ORDER BY step", zSchema);
+  if( p==0 ) return;
   sqlite3_bind_int64(p, 1, id);
   while( sqlite3_step(p)==SQLITE_ROW ){
     double v = sqlite3_column_double(p, 1);
@@ -191,7 +202,7 @@ static void stepChart(sqlite3_str *s, sqlite3 *db, sqlite3_int64 id, const JNode
 }
 
 /* Build the page.  Returns a sqlite3_malloc'd string or 0 on OOM. */
-static char *buildHtml(sqlite3 *db, sqlite3_int64 id, const JNode *d, int topK){
+static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const JNode *d, int topK){
   sqlite3_str *s = sqlite3_str_new(db);
   const JNode *tb = jGet(d, "time_breakdown"), *ov = jGet(d, "trace_overview");
   const JNode *hot = jGet(d, "hot_ops"), *rg = jGet(d, "hierarchical_regions");
@@ -203,8 +214,8 @@ static char *buildHtml(sqlite3 *db, sqlite3_int64 id, const JNode *d, int topK){
   char *zLabel = 0;
   sqlite3_stmt *p = 0;
 
-  if( sqlite3_prepare_v2(db, "SELECT label, summary_json IS NOT NULL FROM main.profsum_trace "
-                         "WHERE trace_id=?1", -1, &p, 0)==SQLITE_OK ){
+  if( (p = prepIn(db, "SELECT label, summary_json IS NOT NULL FROM \"%w\".profsum_trace "
+                      "WHERE trace_id=?1", zSchema))!=0 ){
     sqlite3_bind_int64(p, 1, id);
     if( sqlite3_step(p)==SQLITE_ROW ){
       zLabel = sqlite3_mprintf("%s", (const char*)sqlite3_column_text(p, 0));
@@ -257,7 +268,7 @@ static char *buildHtml(sqlite3 *db, sqlite3_int64 id, const JNode *d, int topK){
     }
   }
 
-  stepChart(s, db, id, d, bFromV1);
+  stepChart(s, db, zSchema, id, d, bFromV1);
 
   /* Top ops by exclusive time (at most the trace's hot_op_limit). */
   n = 0;
@@ -281,8 +292,8 @@ static char *buildHtml(sqlite3 *db, sqlite3_int64 id, const JNode *d, int topK){
 
   /* KPI bands. */
   sqlite3_str_appendall(s, "<h2>KPIs</h2>\n");
-  if( sqlite3_prepare_v2(db, "SELECT kind, kpi, device, value, unit, band, explanation FROM main.profsum_kpis "
-                         "WHERE trace_id=?1", -1, &p, 0)==SQLITE_OK ){
+  if( (p = prepIn(db, "SELECT kind, kpi, device, value, unit, band, explanation FROM \"%w\".profsum_kpis "
+                      "WHERE trace_id=?1", zSchema))!=0 ){
     sqlite3_bind_int64(p, 1, id);
     if( bFromV1 ){
       sqlite3_str_appendall(s, "<p class=\"none\">Imported from a summary document: only the KPIs "
@@ -331,13 +342,15 @@ static char *buildHtml(sqlite3 *db, sqlite3_int64 id, const JNode *d, int topK){
   return sqlite3_str_finish(s);
 }
 
-/* profsum_report_html(trace [, top_k]) → HTML text. */
+/* profsum_report_html(trace [, top_k [, options_json]]) → HTML text;
+** options_json may name the "schema" (an attached database) to read. */
 static void reportHtmlFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   sqlite3_int64 id;
   ProfsumKnobs k;
   ProfsumDoc *pDoc = 0;
-  char *zErr = 0, *z;
+  char *zErr = 0, *z, *zSchema = 0;
+  const char *zS;
   int topK = 15;
   int rc;
   if( argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL ){
@@ -348,16 +361,22 @@ static void reportHtmlFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     }
     topK = sqlite3_value_int(argv[1]);
   }
-  rc = profsumResolveTrace(db, "main", argv[0], &id, &zErr);
-  if( rc==SQLITE_OK ) rc = profsumTraceKnobs(db, "main", id, &k, &zErr);
-  if( rc==SQLITE_OK ) rc = profsumDocBuild(db, "main", id, &k, &pDoc, &zErr);
+  rc = argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL
+       ? profsumSchemaOption(db, (const char*)sqlite3_value_text(argv[2]), 0, 0, &zSchema, &zErr)
+       : SQLITE_OK;
+  zS = zSchema ? zSchema : "main";
+  if( rc==SQLITE_OK ) rc = profsumResolveTrace(db, zS, argv[0], &id, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumTraceKnobs(db, zS, id, &k, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumDocBuild(db, zS, id, &k, &pDoc, &zErr);
   if( rc ){
+    sqlite3_free(zSchema);
     if( rc==SQLITE_NOMEM && zErr==0 ) sqlite3_result_error_nomem(ctx);
     else profsumCtxErr(ctx, "profsum_report_html: %s", zErr ? zErr : sqlite3_errstr(rc));
     sqlite3_free(zErr);
     return;
   }
-  z = buildHtml(db, id, profsumDocRoot(pDoc), topK);
+  z = buildHtml(db, zS, id, profsumDocRoot(pDoc), topK);
+  sqlite3_free(zSchema);
   profsumDocFree(pDoc);
   if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
@@ -369,5 +388,6 @@ int profsumRegisterReportHtml(sqlite3 *db, char **pzErr){
   (void)pzErr;
   rc = sqlite3_create_function(db, "profsum_report_html", 1, SQLITE_UTF8, 0, reportHtmlFunc, 0, 0);
   if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_report_html", 2, SQLITE_UTF8, 0, reportHtmlFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_report_html", 3, SQLITE_UTF8, 0, reportHtmlFunc, 0, 0);
   return rc;
 }

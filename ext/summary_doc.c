@@ -34,6 +34,73 @@ struct ProfsumDoc {
 /* Knobs and trace resolution                                          */
 /* ------------------------------------------------------------------ */
 
+/* See summary_doc.h. */
+int profsumSchemaOption(sqlite3 *db, const char *zJson, const char *const *azBool,
+                        int *pbBool, char **pzSchema, char **pzErr){
+  JNode *p;
+  char *zE = 0;
+  int i, k;
+  *pzSchema = 0;
+  if( zJson==0 ) return SQLITE_OK;
+  p = jParse(zJson, -1, &zE);
+  if( p==0 ){
+    if( zE==0 ) return SQLITE_NOMEM;
+    *pzErr = sqlite3_mprintf("options_json: %s", zE);
+    sqlite3_free(zE);
+    return SQLITE_ERROR;
+  }
+  if( p->type!=JT_OBJECT ){
+    jFree(p);
+    *pzErr = sqlite3_mprintf("options_json must be a JSON object");
+    return SQLITE_ERROR;
+  }
+  for(i=0; i<p->nChild; i++){
+    JNode *v = p->a[i];
+    if( strcmp(v->zKey, "schema")==0 ){
+      if( v->type!=JT_STRING ){
+        *pzErr = sqlite3_mprintf("options_json: schema must be the name of an attached database (text)");
+        break;
+      }
+      if( sqlite3_db_filename(db, v->z)==0 ){
+        *pzErr = sqlite3_mprintf("options_json: schema '%s' is not an attached database", v->z);
+        break;
+      }
+      sqlite3_free(*pzSchema);
+      *pzSchema = sqlite3_mprintf("%s", v->z);
+      if( *pzSchema==0 ){ jFree(p); return SQLITE_NOMEM; }
+      continue;
+    }
+    for(k=0; azBool && azBool[k]; k++){
+      if( strcmp(v->zKey, azBool[k])==0 ) break;
+    }
+    if( azBool && azBool[k] ){
+      if( v->type!=JT_TRUE && v->type!=JT_FALSE ){
+        *pzErr = sqlite3_mprintf("options_json: %s must be true or false", azBool[k]);
+        break;
+      }
+      pbBool[k] = v->type==JT_TRUE;
+      continue;
+    }
+    {
+      sqlite3_str *s = sqlite3_str_new(0);
+      sqlite3_str_appendall(s, "schema");
+      for(k=0; azBool && azBool[k]; k++) sqlite3_str_appendf(s, ", %s", azBool[k]);
+      zE = sqlite3_str_finish(s);
+      *pzErr = sqlite3_mprintf("options_json: unknown key '%s' (known: %s)", v->zKey, zE ? zE : "schema");
+      sqlite3_free(zE);
+      break;
+    }
+  }
+  k = i<p->nChild;                    /* stopped at a bad key */
+  jFree(p);
+  if( k ){
+    sqlite3_free(*pzSchema);
+    *pzSchema = 0;
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
 void profsumKnobsInit(ProfsumKnobs *pK){
   pK->warmupSteps = PROFSUM_DEFAULT_WARMUP_STEPS;
   pK->hotOpLimit = PROFSUM_DEFAULT_HOT_OP_LIMIT;
@@ -1145,12 +1212,12 @@ int profsumDocStoreSections(sqlite3 *db, const char *zSchema, sqlite3_int64 iTra
 
 /* Resolve the trace and knobs of a call: argv[0] trace, zOpts options. */
 static int callDoc(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrace,
-                   const char *zOpts, ProfsumDoc **ppDoc){
+                   const char *zOpts, const char *zSchemaIn, ProfsumDoc **ppDoc){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   sqlite3_int64 id;
   ProfsumKnobs k;
   char *zErr = 0;
-  const char *zSchema = "main";
+  const char *zSchema = zSchemaIn ? zSchemaIn : "main";
   char *zSchemaOwned = 0;
   int rc;
   if( zOpts ){
@@ -1188,7 +1255,7 @@ static void summaryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
   char *z;
   const char *zOpts = argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL
                       ? (const char*)sqlite3_value_text(argv[1]) : 0;
-  if( callDoc(ctx, "profsum_summary_json", argv[0], zOpts, &d) ) return;
+  if( callDoc(ctx, "profsum_summary_json", argv[0], zOpts, 0, &d) ) return;
   z = profsumDocJson(d);
   profsumDocFree(d);
   if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
@@ -1199,14 +1266,19 @@ static void summaryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
 ** trace has KPI rows; only on request (options {"kpis": true}), so the
 ** default report is byte for byte the reference's.  Takes ownership of
 ** zReport; returns the new text or 0 on OOM. */
-static char *appendKpis(sqlite3 *db, sqlite3_value *pTrace, char *zReport){
+static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_value *pTrace, char *zReport){
   sqlite3_stmt *p = 0;
   sqlite3_int64 id;
   sqlite3_str *s;
-  int n = 0;
-  if( profsumResolveTrace(db, "main", pTrace, &id, 0)!=SQLITE_OK ) return zReport;
-  if( sqlite3_prepare_v2(db, "SELECT kind, kpi, device, value, unit, band, explanation "
-                         "FROM main.profsum_kpis WHERE trace_id=?1", -1, &p, 0)!=SQLITE_OK ){
+  char *zSql;
+  int n = 0, rc;
+  if( profsumResolveTrace(db, zSchema, pTrace, &id, 0)!=SQLITE_OK ) return zReport;
+  zSql = sqlite3_mprintf("SELECT kind, kpi, device, value, unit, band, explanation "
+                         "FROM \"%w\".profsum_kpis WHERE trace_id=?1", zSchema);
+  if( zSql==0 ){ sqlite3_free(zReport); return 0; }
+  rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
+  sqlite3_free(zSql);
+  if( rc!=SQLITE_OK ){
     return zReport;                  /* an older database without the view */
   }
   sqlite3_bind_int64(p, 1, id);
@@ -1237,41 +1309,34 @@ static void reportMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   char *z;
   sqlite3_int64 topK = 10;
   int bKpis = 0;
+  char *zSchema = 0;
   if( argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL ){
-    const char *zOpt = (const char*)sqlite3_value_text(argv[2]);
-    JNode *pOpt = zOpt ? jParse(zOpt, -1, 0) : 0;
-    int i, bad = pOpt==0 || pOpt->type!=JT_OBJECT;
-    for(i=0; !bad && i<pOpt->nChild; i++){
-      JNode *v = pOpt->a[i];
-      if( strcmp(v->zKey, "kpis")==0 && (v->type==JT_TRUE || v->type==JT_FALSE) ){
-        bKpis = v->type==JT_TRUE;
-      }else{
-        bad = 1;
-      }
-    }
-    jFree(pOpt);
-    if( bad ){
-      profsumCtxErr(ctx, "profsum_report_md: options_json must be an object with at most "
-                         "the key \"kpis\" (true or false), got %s", zOpt ? zOpt : "NULL");
+    static const char *const azBool[] = {"kpis", 0};
+    char *zErr = 0;
+    int rc = profsumSchemaOption(sqlite3_context_db_handle(ctx), (const char*)sqlite3_value_text(argv[2]),
+                                 azBool, &bKpis, &zSchema, &zErr);
+    if( rc ){
+      if( zErr ) profsumCtxErr(ctx, "profsum_report_md: %s", zErr);
+      else sqlite3_result_error_nomem(ctx);
+      sqlite3_free(zErr);
       return;
     }
   }
   if( argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL ){
     if( sqlite3_value_numeric_type(argv[1])!=SQLITE_INTEGER || sqlite3_value_int64(argv[1])<0 ){
       profsumCtxErr(ctx, "profsum_report_md: top_k must be a non-negative integer");
+      sqlite3_free(zSchema);
       return;
     }
     topK = sqlite3_value_int64(argv[1]);
     if( topK>1000000 ) topK = 1000000;
   }
-  if( callDoc(ctx, "profsum_report_md", argv[0], 0, &d) ) return;
+  if( callDoc(ctx, "profsum_report_md", argv[0], 0, zSchema, &d) ){ sqlite3_free(zSchema); return; }
   z = profsumDocReportMd(d, (int)topK);
   profsumDocFree(d);
+  if( z && bKpis ) z = appendKpis(sqlite3_context_db_handle(ctx), zSchema ? zSchema : "main", argv[0], z);
+  sqlite3_free(zSchema);
   if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
-  if( bKpis ){
-    z = appendKpis(sqlite3_context_db_handle(ctx), argv[0], z);
-    if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
-  }
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }
 

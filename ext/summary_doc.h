@@ -58,6 +58,18 @@ void profsumKnobsInit(ProfsumKnobs *pK);
 int profsumParseKnobs(const char *zJson, ProfsumKnobs *pK, int bStrict, char **pzErr);
 
 /*
+** The options_json of a reading function that takes the key "schema" (an
+** attached database to read, default "main") and the boolean keys named in
+** azBool (0-terminated list, or 0); each found boolean's value goes to the
+** matching pbBool entry.  zJson NULL: defaults.  *pzSchema is
+** sqlite3_malloc'd (0 for "main").  Errors (SQLITE_ERROR, *pzErr without
+** a function name): not an object, an unknown key (the message lists the
+** known ones), a value of the wrong type, a schema that is not attached.
+*/
+int profsumSchemaOption(sqlite3 *db, const char *zJson, const char *const *azBool,
+                        int *pbBool, char **pzSchema, char **pzErr);
+
+/*
 ** The knobs stored with trace iTrace: defaults overridden by
 ** profsum_trace.options.  Errors: no such trace, unreadable options.
 */

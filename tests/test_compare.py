@@ -216,7 +216,7 @@ class Compare(Base):
                                "'profsum_history_summary_json')").fetchall()
         got = {(n, a): f for n, a, f in rows}
         self.assertEqual(sorted(got), sorted([
-            ("profsum_compare_json", 2), ("profsum_compare_json", 3), ("profsum_track", 3), ("profsum_track", 4),
+            ("profsum_compare_json", 2), ("profsum_compare_json", 3), ("profsum_compare_json", 4), ("profsum_track", 3), ("profsum_track", 4),
             ("profsum_bundle", 3), ("profsum_bundle", 4), ("profsum_history_import", 1),
             ("profsum_history_export", 1), ("profsum_history_summary_json", 0),
             ("profsum_history_summary_json", 1)]))

@@ -3,6 +3,7 @@ summary-v1-spec.md §7 (F1-F9), plus provenance, labels, options, atomicity."""
 import gzip
 import hashlib
 import json
+import re
 import os
 import sqlite3
 import threading
@@ -576,6 +577,46 @@ class ImportBehaviour(Base):
         tid = self.db.execute("SELECT profsum_import(?, 'a', '{\"schema\":\"aux\"}')", (p,)).fetchone()[0]
         self.assertEqual(rows(self.db, "SELECT label FROM aux.profsum_trace WHERE trace_id=?", tid), [("a",)])
         self.assertEqual(rows(self.db, "SELECT count(*) FROM sqlite_master WHERE name='profsum_trace'"), [(0,)])
+        # every reading function takes the schema: the same answers as from
+        # a connection that opens that database as main
+        p2 = self.td.write("b.json", json.dumps(fixtures.f3()))
+        self.db.execute("SELECT profsum_import(?, 'b', '{\"schema\":\"aux\"}')", (p2,))
+        o = '{"schema": "aux"}'
+        got = [self.db.execute(sql, args).fetchone()[0] for sql, args in (
+            ("SELECT profsum_report_md('a', 5, ?)", ('{"schema": "aux", "kpis": true}',)),
+            ("SELECT profsum_report_html('a', 5, ?)", (o,)),
+            ("SELECT profsum_query_json('a', 'top ops', 3, ?)", (o,)),
+            ("SELECT profsum_compare_json('a', 'b', 5, ?)", (o,)))]
+        own = connect(other)
+        want = [own.execute(sql).fetchone()[0] for sql in (
+            "SELECT profsum_report_md('a', 5, '{\"kpis\": true}')",
+            "SELECT profsum_report_html('a', 5)",
+            "SELECT profsum_query_json('a', 'top ops', 3)",
+            "SELECT profsum_compare_json('a', 'b', 5)")]
+        own.close()
+        self.assertEqual(got[0], want[0])
+        self.assertIn("## KPIs", got[0])
+        self.assertEqual(got[1], want[1])
+        self.assertEqual(got[2], want[2])
+        strip = lambda t: re.sub(r'"generated_at_utc": "[^"]*"', "", t)
+        self.assertEqual(strip(got[3]), strip(want[3]))
+        for sql, msg in (
+                ("SELECT profsum_report_md('a', 5, '{\"schema\": \"nope\"}')",
+                 "profsum_report_md: options_json: schema 'nope' is not an attached database"),
+                ("SELECT profsum_query_json('a', 'top', 3, '{\"kpis\": true}')",
+                 "profsum_query_json: options_json: unknown key 'kpis' (known: schema)"),
+                ("SELECT profsum_report_md('a', 5, '{\"kpi\": true}')",
+                 "profsum_report_md: options_json: unknown key 'kpi' (known: schema, kpis)"),
+                ("SELECT profsum_report_html('a', 5, '{\"schema\": 1}')",
+                 "profsum_report_html: options_json: schema must be the name of an attached database (text)"),
+                ("SELECT profsum_compare_json('a', 'b', 5, '[]')",
+                 "profsum_compare_json: options_json must be a JSON object")):
+            with self.assertRaises(sqlite3.OperationalError) as cm:
+                self.db.execute(sql).fetchone()
+            self.assertEqual(str(cm.exception), msg)
+        # without the option: main, which has no such trace
+        with self.assertRaises(sqlite3.OperationalError):
+            self.db.execute("SELECT profsum_report_md('a')").fetchone()
 
 
 

@@ -188,6 +188,21 @@ class F1(Base):
         # top_k 2 → two region rows, two op rows
         self.assertEqual(md.count("| `psum"), 0)
 
+    def test_report_step_class_numbers_of_a_summary_file(self):
+        # a v1 file may hold 2.0 for a step number: printed as Python does,
+        # "n/a" only for null (tools-spec §5.6)
+        d, _ = self.summary(fixtures.f1([100, 110, 120, 130, 140, 150], 60), "s", {"warmup_steps": 2})
+        cls = {"name": "typical", "count": 6, "fraction_of_steady": 1.0,
+               "duration_stats": {"count": 6, "mean": 125.0, "median": 125.0, "p90": 145.0,
+                                  "min": 100.0, "max": 150.0},
+               "representative_step": 4.0, "representative_duration": 120.0, "periodicity": None}
+        d["step_time"]["classes"] = [cls]
+        with TempDir() as td:
+            p = td.write("v1.json", json.dumps(d))
+            self.db.execute("SELECT profsum_import(?, 'v1')", (p,))
+        md = self.db.execute("SELECT profsum_report_md('v1')").fetchone()[0]
+        self.assertIn("| `typical` | 6 | 100.00% | 125.000 | 145.000 | 4.0 | n/a |", md)
+
 
 class Fixtures(Base):
     def test_f2_candidates(self):
