@@ -333,6 +333,49 @@ static void noteRejected(Engine *e, int64_t idx, const char *zKind){
   if( e->nRejected++==0 ){ e->iFirstRejected = idx; e->zFirstRejected = zKind; }
 }
 
+/* Why the reference's typed decoder (summary-v1-spec §1.2) would reject the
+** whole file for entry ev, beyond what the reader's diagnostics and the
+** pid/tid and ts/dur checks count: args that is not an object; args.tf_op,
+** source or long_name (and a metadata entry's args.name) that is not a
+** string; args.run_id that is not a string or a number; args.step_num that
+** is not an integer or a string.  null is taken as absent.  0 when none. */
+static const char *refTypeProblem(const ProfsumEvent *ev, int ph){
+  static const struct { int k; const char *zWhy; } aStr[] = {
+    {PROFSUM_AK_TF_OP, "args.tf_op not a string"},
+    {PROFSUM_AK_SOURCE, "args.source not a string"},
+    {PROFSUM_AK_LONG_NAME, "args.long_name not a string"},
+  };
+  const ProfsumSpan *a = ev->aArg;
+  int t, i;
+  t = ev->args.type;
+  if( t!=PROFSUM_JT_NONE && t!=PROFSUM_JT_NULL && t!=PROFSUM_JT_OBJECT ) return "args not a JSON object";
+  if( t!=PROFSUM_JT_OBJECT ) return 0;
+  for(i=0; i<(int)(sizeof(aStr)/sizeof(aStr[0])); i++){
+    t = a[aStr[i].k].type;
+    if( t!=PROFSUM_JT_NONE && t!=PROFSUM_JT_NULL && t!=PROFSUM_JT_STRING ) return aStr[i].zWhy;
+  }
+  t = a[PROFSUM_AK_NAME].type;
+  if( ph=='M' && t!=PROFSUM_JT_NONE && t!=PROFSUM_JT_NULL && t!=PROFSUM_JT_STRING ){
+    return "args.name of a metadata entry not a string";
+  }
+  t = a[PROFSUM_AK_RUN_ID].type;
+  if( t!=PROFSUM_JT_NONE && t!=PROFSUM_JT_NULL && t!=PROFSUM_JT_STRING && t!=PROFSUM_JT_NUMBER ){
+    return "args.run_id not a string or a number";
+  }
+  t = a[PROFSUM_AK_STEP_NUM].type;
+  if( t==PROFSUM_JT_NUMBER ){
+    const ProfsumSpan *s = &a[PROFSUM_AK_STEP_NUM];
+    int64_t j;
+    for(j=0; j<s->n; j++){
+      char c = s->z[j];
+      if( c=='.' || c=='e' || c=='E' ) return "args.step_num not an integer or a string";
+    }
+  }else if( t!=PROFSUM_JT_NONE && t!=PROFSUM_JT_NULL && t!=PROFSUM_JT_STRING ){
+    return "args.step_num not an integer or a string";
+  }
+  return 0;
+}
+
 /* 1 for the reader's diagnostic kinds whose entries the reference's decoder
 ** rejects the whole file for (by first letter first: this runs for every
 ** diagnostic, e.g. a time_rounded per event of a converted XPlane). */
@@ -785,6 +828,15 @@ static int engRead(Engine *e, const char *zPath){
               "ts/dur not a JSON number: the reference summarizer rejects the file; "
               "profsum reads a number written as a string as that number");
       noteRejected(e, ev->idx, "ts/dur not a JSON number");
+    }else{
+      const char *zWhy = refTypeProblem(ev, ph);
+      if( zWhy ){
+        char zD[160];
+        sqlite3_snprintf(sizeof(zD), zD, "%s: the reference summarizer rejects the file; "
+                         "profsum reads the entry anyway", zWhy);
+        engDiag(e, ev->idx, ev->iOffset, "reference_rejects", zD);
+        noteRejected(e, ev->idx, zWhy);
+      }
     }
     if( ph=='M' ){
       rc = noteMeta(e, ev, &pB, &nB);

@@ -172,21 +172,33 @@ class ReferenceEdges(unittest.TestCase):
              "1 entry is malformed", "bad_field"),
             ('{"traceEvents":[{"ph":"X","pid":1,"tid":null,"name":"a","ts":1,"dur":2},'
              '{"ph":"X","pid":1,"tid":1,"name":"a","ts":null,"dur":2}]}',
-             "2 entries are malformed", "pid/tid not a JSON integer", 0),
+             "2 entries are malformed", "pid/tid not a JSON integer", 0, 1),
             ('[{"ph":"X","pid":1,"tid":2,"name":"a","ts":1,"dur":2}]',
              "The trace is in the JSON array form", "reference summarizer rejects"),
+            # the typed args of §1.2 (found by the spec audit): one entry each
+            ('{"traceEvents":[{"ph":"X","pid":1,"tid":2,"name":"a","ts":1,"dur":2,"args":[1]},'
+             '{"ph":"X","pid":1,"tid":2,"name":"b","ts":5,"dur":2}]}',
+             "1 entry is malformed", "args not a JSON object", 2),
+            ('{"traceEvents":[{"ph":"X","pid":1,"tid":2,"name":"a","ts":1,"dur":2,"args":{"tf_op":5}},'
+             '{"ph":"X","pid":1,"tid":2,"name":"b","ts":5,"dur":2,"args":{"run_id":true}}]}',
+             "2 entries are malformed", "args.tf_op not a string", 2),
+            ('{"traceEvents":[{"ph":"M","pid":1,"name":"process_name","args":{"name":7}},'
+             '{"ph":"X","pid":1,"tid":2,"name":"b","ts":5,"dur":2,"args":{"step_num":1.5}}]}',
+             "2 entries are malformed", "args.name of a metadata entry not a string", 1),
         ]
         with TempDir() as td:
             for i, case in enumerate(cases):
                 text, start, part = case[:3]
-                # complete events summarized (a null ts: left out, its own warning)
+                # complete events summarized, and "left out" warnings (a null
+                # ts: the event is left out, with a warning of its own)
                 n_complete = case[3] if len(case) > 3 else 1
+                n_left_warn = case[4] if len(case) > 4 else 0
                 with self.subTest(text=text):
                     d, diags = summary(td, text, "r%d.json" % i)
                     qw = [w for w in d["trace_overview"]["quality_warnings"]
                           if "left out of the summary" not in w]
                     self.assertEqual(len(d["trace_overview"]["quality_warnings"]) - len(qw),
-                                     1 - n_complete)
+                                     n_left_warn)
                     if "see profsum_diagnostic" in qw[0]:
                         # the warning points there: a row says why
                         kinds = {k for k, _ in diags}
