@@ -1872,21 +1872,10 @@ static JNode *bundleManifest(const BundleJob *j){
 ** types are errors (*pzErr). */
 static int bundleOptions(const char *zJson, int nJson, BundleJob *j, char **pzErr){
   JNode *p;
-  char *zE = 0;
   int i, rc = SQLITE_OK;
   if( zJson==0 ) return SQLITE_OK;
-  p = jParse(zJson, nJson, &zE);
-  if( p==0 ){
-    if( zE==0 ) return SQLITE_NOMEM;
-    *pzErr = sqlite3_mprintf("options_json is not valid JSON: %s", zE);
-    sqlite3_free(zE);
-    return SQLITE_ERROR;
-  }
-  if( p->type!=JT_OBJECT ){
-    jFree(p);
-    *pzErr = sqlite3_mprintf("options_json must be a JSON object");
-    return SQLITE_ERROR;
-  }
+  p = jParseOptions(zJson, nJson, &rc, pzErr);
+  if( p==0 ) return rc;
   for(i=0; i<p->nChild && rc==SQLITE_OK; i++){
     const JNode *v = p->a[i];
     const char *k = v->zKey;

@@ -825,6 +825,25 @@ int jCheckSize(const char *zJson, int nJson, char **pzErr){
   return SQLITE_OK;
 }
 
+JNode *jParseOptions(const char *zJson, int nJson, int *pRc, char **pzErr){
+  char *zE = 0;
+  JNode *p = jParse(zJson, nJson, &zE);
+  *pRc = SQLITE_OK;
+  if( p==0 ){
+    *pRc = zE ? SQLITE_ERROR : SQLITE_NOMEM;
+    if( zE ) *pzErr = sqlite3_mprintf("options_json is not valid JSON: %s", zE);
+    sqlite3_free(zE);
+    return 0;
+  }
+  if( p->type!=JT_OBJECT ){
+    jFree(p);
+    *pRc = SQLITE_ERROR;
+    *pzErr = sqlite3_mprintf("options_json must be a JSON object");
+    return 0;
+  }
+  return p;
+}
+
 JNode *jParse(const char *zJson, int nJson, char **pzErr){
   JP j;
   JNode *p;

@@ -122,6 +122,12 @@ char *jDump(const JNode *p);
 ** *pzErr 0. */
 JNode *jParse(const char *zJson, int nJson, char **pzErr);
 
+/* An SQL function's options_json: jParse() of a text that must be an
+** object.  On error returns 0 with *pRc SQLITE_ERROR and *pzErr
+** "options_json is not valid JSON: ..." or "options_json must be a JSON
+** object", or SQLITE_NOMEM (*pzErr 0). */
+JNode *jParseOptions(const char *zJson, int nJson, int *pRc, char **pzErr);
+
 /* Whether jParse() would refuse the JSON text (nJson < 0: up to the NUL)
 ** as too large, found without building anything (one pass over the text,
 ** no memory): returns SQLITE_OK if not, else SQLITE_TOOBIG and sets

@@ -875,14 +875,10 @@ JNode *profsumQueryDoc(const JNode *pDoc, const char *zQ, int nQ, int topK){
 ** JSON; options_json may name the "schema" (an attached database) to read. */
 static void queryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char *FN = "profsum_query_json";
-  sqlite3 *db = sqlite3_context_db_handle(ctx);
   sqlite3_int64 id, topK = PROFSUM_QUERY_TOP_K;
-  ProfsumKnobs k;
   ProfsumDoc *d = 0;
   JNode *ans;
-  char *zErr = 0, *z, *zSchema = 0;
-  const char *zS;
-  int rc;
+  char *z, *zSchema = 0;
   if( argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL ){
     if( sqlite3_value_numeric_type(argv[2])!=SQLITE_INTEGER || sqlite3_value_int64(argv[2])<0 ){
       profsumCtxErr(ctx, "%s: top_k must be a non-negative integer", FN);
@@ -895,20 +891,8 @@ static void queryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     profsumCtxErr(ctx, "%s: the question must be text", FN);
     return;
   }
-  rc = argc>3 && sqlite3_value_type(argv[3])!=SQLITE_NULL
-       ? profsumSchemaOption(db, (const char*)sqlite3_value_text(argv[3]), 0, 0, &zSchema, &zErr)
-       : SQLITE_OK;
-  zS = zSchema ? zSchema : "main";
-  if( rc==SQLITE_OK ) rc = profsumResolveTrace(db, zS, argv[0], &id, &zErr);
-  if( rc==SQLITE_OK ) rc = profsumTraceKnobs(db, zS, id, &k, &zErr);
-  if( rc==SQLITE_OK ) rc = profsumDocBuild(db, zS, id, &k, &d, &zErr);
+  if( profsumDocForCall(ctx, FN, argv[0], argc>3 ? argv[3] : 0, &d, &id, &zSchema) ) return;
   sqlite3_free(zSchema);
-  if( rc ){
-    if( rc==SQLITE_NOMEM && zErr==0 ) sqlite3_result_error_nomem(ctx);
-    else profsumCtxErr(ctx, "%s: %s", FN, zErr ? zErr : sqlite3_errstr(rc));
-    sqlite3_free(zErr);
-    return;
-  }
   ans = profsumQueryDoc(profsumDocRoot(d), (const char*)sqlite3_value_text(argv[1]),
                         sqlite3_value_bytes(argv[1]), (int)topK);
   profsumDocFree(d);

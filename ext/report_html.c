@@ -347,12 +347,9 @@ static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const
 static void reportHtmlFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   sqlite3_int64 id;
-  ProfsumKnobs k;
   ProfsumDoc *pDoc = 0;
-  char *zErr = 0, *z, *zSchema = 0;
-  const char *zS;
+  char *z, *zSchema = 0;
   int topK = 15;
-  int rc;
   if( argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL ){
     if( sqlite3_value_numeric_type(argv[1])!=SQLITE_INTEGER || sqlite3_value_int64(argv[1])<1
      || sqlite3_value_int64(argv[1])>64 ){
@@ -361,21 +358,9 @@ static void reportHtmlFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     }
     topK = sqlite3_value_int(argv[1]);
   }
-  rc = argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL
-       ? profsumSchemaOption(db, (const char*)sqlite3_value_text(argv[2]), 0, 0, &zSchema, &zErr)
-       : SQLITE_OK;
-  zS = zSchema ? zSchema : "main";
-  if( rc==SQLITE_OK ) rc = profsumResolveTrace(db, zS, argv[0], &id, &zErr);
-  if( rc==SQLITE_OK ) rc = profsumTraceKnobs(db, zS, id, &k, &zErr);
-  if( rc==SQLITE_OK ) rc = profsumDocBuild(db, zS, id, &k, &pDoc, &zErr);
-  if( rc ){
-    sqlite3_free(zSchema);
-    if( rc==SQLITE_NOMEM && zErr==0 ) sqlite3_result_error_nomem(ctx);
-    else profsumCtxErr(ctx, "profsum_report_html: %s", zErr ? zErr : sqlite3_errstr(rc));
-    sqlite3_free(zErr);
-    return;
-  }
-  z = buildHtml(db, zS, id, profsumDocRoot(pDoc), topK);
+  if( profsumDocForCall(ctx, "profsum_report_html", argv[0], argc>2 ? argv[2] : 0,
+                        &pDoc, &id, &zSchema) ) return;
+  z = buildHtml(db, zSchema, id, profsumDocRoot(pDoc), topK);
   sqlite3_free(zSchema);
   profsumDocFree(pDoc);
   if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }

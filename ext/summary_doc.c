@@ -39,21 +39,11 @@ int profsumSchemaOption(sqlite3 *db, const char *zJson, const char *const *azBoo
                         int *pbBool, char **pzSchema, char **pzErr){
   JNode *p;
   char *zE = 0;
-  int i, k;
+  int i, k, rc;
   *pzSchema = 0;
   if( zJson==0 ) return SQLITE_OK;
-  p = jParse(zJson, -1, &zE);
-  if( p==0 ){
-    if( zE==0 ) return SQLITE_NOMEM;
-    *pzErr = sqlite3_mprintf("options_json: %s", zE);
-    sqlite3_free(zE);
-    return SQLITE_ERROR;
-  }
-  if( p->type!=JT_OBJECT ){
-    jFree(p);
-    *pzErr = sqlite3_mprintf("options_json must be a JSON object");
-    return SQLITE_ERROR;
-  }
+  p = jParseOptions(zJson, -1, &rc, pzErr);
+  if( p==0 ) return rc;
   for(i=0; i<p->nChild; i++){
     JNode *v = p->a[i];
     if( strcmp(v->zKey, "schema")==0 ){
@@ -1247,6 +1237,34 @@ static int callDoc(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrac
   sqlite3_free(zErr);
   sqlite3_free(zSchemaOwned);
   return rc;
+}
+
+/* See summary_doc.h. */
+int profsumDocForCall(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrace,
+                      sqlite3_value *pOpts, ProfsumDoc **ppDoc, sqlite3_int64 *pId,
+                      char **pzSchema){
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  ProfsumKnobs k;
+  char *zErr = 0, *zSchema = 0;
+  int rc = SQLITE_OK;
+  *ppDoc = 0;
+  *pzSchema = 0;
+  if( pOpts && sqlite3_value_type(pOpts)!=SQLITE_NULL ){
+    rc = profsumSchemaOption(db, (const char*)sqlite3_value_text(pOpts), 0, 0, &zSchema, &zErr);
+  }
+  if( rc==SQLITE_OK && zSchema==0 && (zSchema = sqlite3_mprintf("main"))==0 ) rc = SQLITE_NOMEM;
+  if( rc==SQLITE_OK ) rc = profsumResolveTrace(db, zSchema, pTrace, pId, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumTraceKnobs(db, zSchema, *pId, &k, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumDocBuild(db, zSchema, *pId, &k, ppDoc, &zErr);
+  if( rc ){
+    if( rc==SQLITE_NOMEM && zErr==0 ) sqlite3_result_error_nomem(ctx);
+    else profsumCtxErr(ctx, "%s: %s", zFunc, zErr ? zErr : sqlite3_errstr(rc));
+    sqlite3_free(zErr);
+    sqlite3_free(zSchema);
+    return rc;
+  }
+  *pzSchema = zSchema;
+  return SQLITE_OK;
 }
 
 /* profsum_summary_json(trace [, options_json]) → the v1 document text. */

@@ -70,6 +70,18 @@ int profsumSchemaOption(sqlite3 *db, const char *zJson, const char *const *azBoo
                         int *pbBool, char **pzSchema, char **pzErr);
 
 /*
+** The document of the trace pTrace names, for a reading SQL function zFunc:
+** pOpts (0 or NULL: none) is its options_json, which may name only the
+** "schema" (profsumSchemaOption); the trace is resolved there and built with
+** its stored knobs.  On success *ppDoc, *pId and *pzSchema (sqlite3_malloc'd,
+** "main" when none was named; the caller frees it) are set.  On error the
+** error is set on ctx (prefixed with zFunc) and nothing is returned.
+*/
+int profsumDocForCall(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrace,
+                      sqlite3_value *pOpts, ProfsumDoc **ppDoc, sqlite3_int64 *pId,
+                      char **pzSchema);
+
+/*
 ** The knobs stored with trace iTrace: defaults overridden by
 ** profsum_trace.options.  Errors: no such trace, unreadable options.
 */
