@@ -1200,19 +1200,38 @@ int profsumDocStoreSections(sqlite3 *db, const char *zSchema, sqlite3_int64 iTra
 /* SQL functions                                                       */
 /* ------------------------------------------------------------------ */
 
-/* Resolve the trace and knobs of a call: argv[0] trace, zOpts options. */
-static int callDoc(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrace,
-                   const char *zOpts, const char *zSchemaIn, ProfsumDoc **ppDoc){
+/* Resolve pTrace in zSchema, take its stored knobs (overridden by the knob
+** options zKnobs, strict about unknown keys, when not 0) and build its
+** document; on error set it on ctx, prefixed with zFunc. */
+static int docIn(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrace,
+                 const char *zSchema, const char *zKnobs, ProfsumDoc **ppDoc,
+                 sqlite3_int64 *pId){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
-  sqlite3_int64 id;
   ProfsumKnobs k;
   char *zErr = 0;
+  int rc = profsumResolveTrace(db, zSchema, pTrace, pId, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumTraceKnobs(db, zSchema, *pId, &k, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumParseKnobs(zKnobs, &k, 1, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumDocBuild(db, zSchema, *pId, &k, ppDoc, &zErr);
+  if( rc ){
+    if( rc==SQLITE_NOMEM && zErr==0 ) sqlite3_result_error_nomem(ctx);
+    else profsumCtxErr(ctx, "%s: %s", zFunc, zErr ? zErr : sqlite3_errstr(rc));
+  }
+  sqlite3_free(zErr);
+  return rc;
+}
+
+/* The document for a function whose options_json zOpts may hold the knobs
+** and the "schema" (zSchemaIn, when not 0, is the schema instead). */
+static int callDoc(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrace,
+                   const char *zOpts, const char *zSchemaIn, ProfsumDoc **ppDoc){
   const char *zSchema = zSchemaIn ? zSchemaIn : "main";
   char *zSchemaOwned = 0;
+  sqlite3_int64 id;
   int rc;
   if( zOpts ){
     /* the schema first: the trace is looked up in it (the knobs, strict
-    ** about unknown keys, are read below) */
+    ** about unknown keys, are read by docIn) */
     JNode *o = jParse(zOpts, -1, 0);
     JNode *sch = jGet(o, "schema");
     if( sch && sch->type!=JT_STRING ){
@@ -1226,15 +1245,7 @@ static int callDoc(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrac
     }
     jFree(o);
   }
-  rc = profsumResolveTrace(db, zSchema, pTrace, &id, &zErr);
-  if( rc==SQLITE_OK ) rc = profsumTraceKnobs(db, zSchema, id, &k, &zErr);
-  if( rc==SQLITE_OK ) rc = profsumParseKnobs(zOpts, &k, 1, &zErr);
-  if( rc==SQLITE_OK ) rc = profsumDocBuild(db, zSchema, id, &k, ppDoc, &zErr);
-  if( rc ){
-    if( rc==SQLITE_NOMEM && zErr==0 ) sqlite3_result_error_nomem(ctx);
-    else profsumCtxErr(ctx, "%s: %s", zFunc, zErr ? zErr : sqlite3_errstr(rc));
-  }
-  sqlite3_free(zErr);
+  rc = docIn(ctx, zFunc, pTrace, zSchema, zOpts, ppDoc, &id);
   sqlite3_free(zSchemaOwned);
   return rc;
 }
@@ -1243,23 +1254,26 @@ static int callDoc(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrac
 int profsumDocForCall(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrace,
                       sqlite3_value *pOpts, ProfsumDoc **ppDoc, sqlite3_int64 *pId,
                       char **pzSchema){
-  sqlite3 *db = sqlite3_context_db_handle(ctx);
-  ProfsumKnobs k;
   char *zErr = 0, *zSchema = 0;
   int rc = SQLITE_OK;
   *ppDoc = 0;
   *pzSchema = 0;
   if( pOpts && sqlite3_value_type(pOpts)!=SQLITE_NULL ){
-    rc = profsumSchemaOption(db, (const char*)sqlite3_value_text(pOpts), 0, 0, &zSchema, &zErr);
+    rc = profsumSchemaOption(sqlite3_context_db_handle(ctx), (const char*)sqlite3_value_text(pOpts),
+                             0, 0, &zSchema, &zErr);
+    if( rc ){
+      if( zErr ) profsumCtxErr(ctx, "%s: %s", zFunc, zErr);
+      else sqlite3_result_error_nomem(ctx);
+      sqlite3_free(zErr);
+      return rc;
+    }
   }
-  if( rc==SQLITE_OK && zSchema==0 && (zSchema = sqlite3_mprintf("main"))==0 ) rc = SQLITE_NOMEM;
-  if( rc==SQLITE_OK ) rc = profsumResolveTrace(db, zSchema, pTrace, pId, &zErr);
-  if( rc==SQLITE_OK ) rc = profsumTraceKnobs(db, zSchema, *pId, &k, &zErr);
-  if( rc==SQLITE_OK ) rc = profsumDocBuild(db, zSchema, *pId, &k, ppDoc, &zErr);
+  if( zSchema==0 && (zSchema = sqlite3_mprintf("main"))==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return SQLITE_NOMEM;
+  }
+  rc = docIn(ctx, zFunc, pTrace, zSchema, 0, ppDoc, pId);
   if( rc ){
-    if( rc==SQLITE_NOMEM && zErr==0 ) sqlite3_result_error_nomem(ctx);
-    else profsumCtxErr(ctx, "%s: %s", zFunc, zErr ? zErr : sqlite3_errstr(rc));
-    sqlite3_free(zErr);
     sqlite3_free(zSchema);
     return rc;
   }
