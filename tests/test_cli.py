@@ -105,16 +105,21 @@ class Summarize(CliBase):
         self.assertEqual(d["step_time"]["warmup_steps_ignored"], 2)
 
     def test_missing_db_is_not_created(self):
-        # a mistyped --db: said so, and no empty database file left behind
+        # a mistyped --db with labels only: said so before anything is
+        # created (nothing to delete afterwards, so nothing of anyone else's)
         for cmd in (["report", "--trace", "conv"], ["query", "--trace", "conv", "--question", "top ops"],
                     ["compare", "--before", "a", "--after", "b"]):
             _, err = self.run_cli(*cmd, "--db", "nonexist.db", rc=1)
-            self.assertIn("the database 'nonexist.db' does not exist (nothing was created)", err)
+            self.assertIn("--db 'nonexist.db': no such database: the traces named are labels", err)
             self.assertFalse([f for f in os.listdir(self.td.path) if f.startswith("nonexist")], cmd)
-        # a new --db that an import fills stays
+        # a file to import creates the database: then a missing label is
+        # just that, and the database with the import stays
         p = self.trace("t.json.gz", F1_BEFORE)
-        self.run_cli("summarize", "--trace-file", p, "--db", "new.db", "--label", "x")
+        _, err = self.run_cli("compare", "--before", p, "--after", "nolabel", "--db", "new.db", rc=1)
+        self.assertIn("--after 'nolabel': no such file, and no trace with that label", err)
         self.assertGreater(os.path.getsize(os.path.join(self.td.path, "new.db")), 0)
+        self.run_cli("summarize", "--trace-file", p, "--db", "new2.db", "--label", "x")
+        self.assertGreater(os.path.getsize(os.path.join(self.td.path, "new2.db")), 0)
 
     def test_profile_dir(self):
         self.td.write("run/plugins/profile/2026_01_01_00_00_00/host.trace.json.gz", json.dumps(F1_BEFORE), gz=True)

@@ -79,6 +79,11 @@ class BigV1Summary(Base):
             self.assertEqual(doc + "\n", data.decode(), label)
             self.assertEqual(db.execute("SELECT count(*) FROM profsum_agg_op WHERE trace_id=?", (iv,)).fetchone()[0],
                              500)
+            # the KPIs a summary holds what they need for (docs/summary.md):
+            # host_overhead as the trace's own, not 'unavailable'
+            kp = "SELECT value, band FROM profsum_kpis WHERE trace_id=? AND kpi='host_overhead'"
+            self.assertEqual(db.execute(kp, (iv,)).fetchall(), db.execute(kp, (it,)).fetchall(), label)
+            self.assertNotEqual(db.execute(kp, (iv,)).fetchone()[1], "unavailable")
         db.close()
 
     def test_v1_document_that_cannot_be_stored(self):

@@ -53,7 +53,8 @@ fact AS (
   FROM profsum_agg_fact GROUP BY trace_id
 ),
 host AS (
-  SELECT b.trace_id, CASE WHEN f.n_ops > 0 THEN b.share_of_total END AS v
+  -- (a trace imported from a v1 summary has no facts: its breakdown's share counts)
+  SELECT b.trace_id, CASE WHEN f.trace_id IS NULL OR f.n_ops > 0 THEN b.share_of_total END AS v
   FROM profsum_breakdown AS b LEFT JOIN fact AS f USING (trace_id)
   WHERE b.mode = 'exclusive_per_track' AND b.category = 'host'
 ),

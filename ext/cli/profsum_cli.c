@@ -75,7 +75,6 @@ static const char *g_zCmd = 0;      /* current subcommand (error prefix) */
 static sqlite3 *g_db = 0;           /* the working connection */
 static char g_zTempDb[PATH_MAX];    /* temporary database to delete ("" if none) */
 static const char *g_zUserDb = 0;   /* the database the user named (not owned), or 0 */
-static int g_bUserDbNew = 0;        /* 1: g_zUserDb did not exist before openDb created it */
 /* its private directory (mkdtemp), "" if none; shorter than g_zTempDb by
 ** more than "/profsum.db" */
 static char g_zTempDbDir[PATH_MAX - 16];
@@ -122,13 +121,6 @@ static void removeTempFiles(void){
 
 static void cleanup(void){
   if( g_db ){ sqlite3_close_v2(g_db); g_db = 0; }
-  if( g_bUserDbNew ){
-    /* a --db that did not exist and was given nothing: no empty file left
-    ** behind (a mistyped name would otherwise look like a database) */
-    struct stat st;
-    if( stat(g_zUserDb, &st)==0 && S_ISREG(st.st_mode) && st.st_size==0 ) unlink(g_zUserDb);
-    g_bUserDbNew = 0;
-  }
   removeTempFiles();
   g_bScratch = 0;
   g_zTempDb[0] = 0;
@@ -533,9 +525,7 @@ static void openDb(const char *zPath){
     snprintf(g_zTempDb, sizeof(g_zTempDb), "%s/profsum.db", g_zTempDbDir);
     zPath = g_zTempDb;
   }else{
-    struct stat st;
     g_zUserDb = zPath;
-    g_bUserDbNew = stat(zPath, &st)!=0 && errno==ENOENT;
   }
   rc = sqlite3_open_v2(zPath, &g_db, SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE, 0);
   if( rc!=SQLITE_OK ){
@@ -1206,10 +1196,6 @@ static sqlite3_int64 traceArg(const char *zOpt, const char *zArg, const char *zR
                 "AND NOT ?1 GLOB '*[^0-9]*' AND trace_id=CAST(?1 AS INTEGER) LIMIT 1", "t", zArg)
       : 0;
   if( zId==0 ){
-    if( g_bUserDbNew ){
-      fail(EXIT_FAIL, "--%s '%s': no such file, and the database '%s' does not exist (nothing "
-           "was created)", zOpt, zArg, g_zUserDb);
-    }
     fail(EXIT_FAIL, "--%s '%s': no such file, and no trace with that label or id in the database", zOpt, zArg);
   }
   {
@@ -1619,6 +1605,21 @@ static int cmdSummarize(Opts *o){
   return EXIT_OK;
 }
 
+/* A --db that does not exist while every trace argument (azArg, nArg; 0
+** entries skipped) is a label, not a file, folder or remote source: nothing
+** to read and nothing to store, so say so before SQLite would create the
+** file (a mistyped path).  Nothing is created, nothing deleted. */
+static void failMissingDbForLabels(const char *zDb, const char *const *azArg, int nArg){
+  int i;
+  if( zDb==0 || zDb[0]==0 || strcmp(zDb, ":memory:")==0 || strncmp(zDb, "file:", 5)==0 ) return;
+  if( pathExists(zDb) ) return;
+  for(i=0; i<nArg; i++){
+    if( azArg[i] && (isRemoteSource(azArg[i]) || pathExists(azArg[i])) ) return;
+  }
+  fail(EXIT_FAIL, "--db '%s': no such database: the traces named are labels, not files, so "
+       "there is nothing to read (check the path)", zDb);
+}
+
 static int cmdReport(Opts *o){
   long long k = optNonNeg(o, "top-k", 10);
   const char *zFormat = optStr(o, "format");
@@ -1631,6 +1632,10 @@ static int cmdReport(Opts *o){
   }
   if( isHtml && (k<1 || k>64) ) fail(EXIT_USAGE, "--top-k must be from 1 to 64 with --format html");
   zOpts = knobOptions(o, 0, 0);
+  {
+    const char *az[2] = {optStr(o, "trace"), optStr(o, "summary")};
+    failMissingDbForLabels(optStr(o, "db"), az, 2);
+  }
   openDb(optStr(o, "db"));
   id = summaryArg(o, zOpts);
   zMd = sqlText(isHtml ? "SELECT profsum_report_html(?1, ?2)"
@@ -1730,6 +1735,10 @@ static int cmdQuery(Opts *o){
   }
   if( zQ==0 ) fail(EXIT_USAGE, "the option '--question' is required (or --list)");
   zOpts = knobOptions(o, 0, 0);
+  {
+    const char *az[2] = {optStr(o, "trace"), optStr(o, "summary")};
+    failMissingDbForLabels(optStr(o, "db"), az, 2);
+  }
   openDb(optStr(o, "db"));
   id = summaryArg(o, zOpts);
   zAns = sqlText("SELECT profsum_query_json(?1, ?2, ?3)", "iti", id, zQ, (sqlite3_int64)k);
@@ -1745,6 +1754,10 @@ static int cmdCompare(Opts *o){
   long long k = optNonNeg(o, "top-k", 10);
   char *zOpts = knobOptions(o, 0, 0), *zCmp;
   sqlite3_int64 idB, idA;
+  {
+    const char *az[2] = {zB, zA};
+    failMissingDbForLabels(zDb, az, 2);
+  }
   openDb(zDb);
   idB = traceArg("before", zB, optRaw(o, "before"), zDb!=0, zOpts, 0);
   idA = traceArg("after", zA, optRaw(o, "after"), zDb!=0, zOpts, idB);
@@ -1919,6 +1932,10 @@ static int cmdPublish(Opts *o){
   sqlite3_int64 id;
   JObj j;
   Buf a;
+  {
+    const char *az[2] = {optStr(o, "trace"), optStr(o, "summary")};
+    failMissingDbForLabels(optStr(o, "db"), az, 2);
+  }
   openDb(optStr(o, "db"));
   if( zReport && !pathExists(zReport) ) fail(EXIT_FAIL, "--report '%s': %s", zReport, strerror(ENOENT));
   id = summaryArg(o, "{}");
