@@ -463,42 +463,75 @@ done:
   return rc;
 }
 
-/* 1 if rows a and b lie in the same session folder (the same parent
-** directory path). */
+/* Length of row r's folder: its path up to the last '/'. */
+static int findDirLen(const ProfsumFindRow *r){
+  int n = r->nPath;
+  while( n>0 && r->zPath[n-1]!='/' ) n--;
+  return n>0 ? n-1 : 0;
+}
+
+/* qsort order of two rows (pointers) by folder, then by path. */
+static int findCmpDir(const void *pa, const void *pb){
+  const ProfsumFindRow *a = *(const ProfsumFindRow*const*)pa, *b = *(const ProfsumFindRow*const*)pb;
+  int na = findDirLen(a), nb = findDirLen(b), c;
+  c = memcmp(a->zPath, b->zPath, (size_t)(na<nb ? na : nb));
+  if( c==0 ) c = na - nb;
+  return c ? c : strcmp(a->zPath, b->zPath);
+}
+
+/* 1 if rows a and b lie in the same folder. */
 static int findSameDir(const ProfsumFindRow *a, const ProfsumFindRow *b){
-  int na = a->iSession + (a->nSession>0 ? a->nSession : 0);
-  int nb = b->iSession + (b->nSession>0 ? b->nSession : 0);
-  return na==nb && memcmp(a->zPath, b->zPath, (size_t)na)==0;
+  int na = findDirLen(a);
+  return na==findDirLen(b) && memcmp(a->zPath, b->zPath, (size_t)na)==0;
+}
+
+/* qsort order of two rows (pointers) by host name. */
+static int findCmpHost(const void *pa, const void *pb){
+  const ProfsumFindRow *a = *(const ProfsumFindRow*const*)pa, *b = *(const ProfsumFindRow*const*)pb;
+  int c = memcmp(a->zPath + a->iHost, b->zPath + b->iHost, (size_t)(a->nHost<b->nHost ? a->nHost : b->nHost));
+  return c ? c : a->nHost - b->nHost;
 }
 
 /* The note of profsumPickTraceNote for list (0 when none; sqlite3_malloc'd;
-** *pOom set when it could not be made). */
+** *pOom set when it could not be made).  O(n log n) in the JSON rows. */
 static char *findPickNote(const ProfsumFindList *pList, int *pOom){
-  const ProfsumFindRow *p, *pLast = 0;
-  sqlite3_int64 i, j, nDir = 0, nHost = 0;
-  char *z;
+  const ProfsumFindRow *p, *pFirst = 0, *pLast = 0;
+  const ProfsumFindRow **a;
+  sqlite3_int64 i, n = 0, nDir = 0, nHost = 0, nH = 0;
+  char *z = 0;
   *pOom = 0;
   if( pList->iPicked<0 ) return 0;
   p = &pList->aRow[pList->iPicked];
+  a = sqlite3_malloc64(sizeof(*a)*(sqlite3_uint64)(pList->nRow+1));
+  if( a==0 ){ *pOom = 1; return 0; }
   for(i=0; i<pList->nRow; i++){
-    const ProfsumFindRow *r = &pList->aRow[i];
-    if( r->eFormat==PROFSUM_FMT_XPLANE ) continue;
-    for(j=0; j<i; j++){              /* each folder once: at its first row */
-      if( pList->aRow[j].eFormat!=PROFSUM_FMT_XPLANE && findSameDir(&pList->aRow[j], r) ) break;
-    }
-    if( j==i ){
-      nDir++;
-      if( !findSameDir(r, p) ) pLast = r;
-    }
-    if( findSameDir(r, p) && r->eFormat!=PROFSUM_FMT_PERFETTO && r->nHost>0 ) nHost++;
+    if( pList->aRow[i].eFormat!=PROFSUM_FMT_XPLANE ) a[n++] = &pList->aRow[i];
   }
+  qsort(a, (size_t)n, sizeof(*a), findCmpDir);
+  for(i=0; i<n; i++){
+    if( i==0 || !findSameDir(a[i-1], a[i]) ){
+      nDir++;
+      if( pFirst==0 ) pFirst = a[i];
+      if( !findSameDir(a[i], p) ) pLast = a[i];
+    }
+  }
+  /* the hosts of the picked folder: its *.trace.json(.gz) files, by name */
+  for(i=0; i<n; i++){
+    if( findSameDir(a[i], p) && a[i]->eFormat!=PROFSUM_FMT_PERFETTO && a[i]->nHost>0 ) a[nH++] = a[i];
+  }
+  qsort(a, (size_t)nH, sizeof(*a), findCmpHost);
+  for(i=0; i<nH; i++){
+    if( i==0 || findCmpHost(&a[i-1], &a[i])!=0 ) nHost++;
+  }
+  sqlite3_free(a);
   if( nDir>1 && pLast ){
-    int nL = pLast->iSession + (pLast->nSession>0 ? pLast->nSession : 0);
+    int nL = findDirLen(pLast);
     z = sqlite3_mprintf("This folder holds the traces of %lld profiling sessions (folders); profsum "
         "read '%s', the one the reference summarizer picks (perfetto_trace.json.gz before "
-        "*.trace.json.gz, each the first by path: the oldest session when folders are named by "
-        "time), and left the others aside (the last: '%.*s'). Give a "
-        "session folder or a file to read another.", nDir, p->zPath, nL, pLast->zPath);
+        "*.trace.json.gz, each the first by path%s), and left the others aside (the last by path: "
+        "'%.*s'). Give a session folder or a file to read another.", nDir, p->zPath,
+        findSameDir(pFirst, p) ? ": the oldest session when folders are named by time" : "",
+        nL>0 ? nL : 1, nL>0 ? pLast->zPath : "/");
   }else if( nHost>1 ){
     z = sqlite3_mprintf("This session holds the traces of %lld hosts (*.trace.json files); profsum "
         "read '%s', the one the reference summarizer picks, and left the others aside: import each "

@@ -113,14 +113,35 @@ class FindTracesTest(unittest.TestCase):
             self.assertEqual(len(w), 1, w)
             self.assertIn("holds the traces of 2 profiling sessions", w[0])
             self.assertIn("2026_01_01_00_00_00/h.trace.json.gz", w[0])
-            self.assertIn("the last: '%s'" % os.path.join(t.path, "two/plugins/profile/2026_02_01_00_00_00"),
+            self.assertIn("the last by path: '%s'" % os.path.join(t.path, "two/plugins/profile/2026_02_01_00_00_00"),
                           w[0])
+            self.assertIn("the oldest session", w[0])
             w = warnings(os.path.join(t.path, "hosts"))
             self.assertEqual(len(w), 1, w)
             self.assertIn("holds the traces of 2 hosts", w[0])
             self.assertIn("hostA.trace.json.gz", w[0])
             self.assertEqual(warnings(os.path.join(t.path, "one")), [])
             self.assertEqual(warnings(os.path.join(t.path, "two/plugins/profile/2026_02_01_00_00_00")), [])
+            # one host in two formats is one host
+            t.write("fmt/s/h.trace.json.gz", trace)
+            t.write("fmt/s/h.trace.json", gzip.decompress(trace))
+            t.write("fmt/s/perfetto_trace.json.gz", trace)
+            self.assertEqual(warnings(os.path.join(t.path, "fmt")), [])
+            # perfetto_trace.json.gz wins across folders: the newer session
+            # is read, and the note does not call it the oldest
+            t.write("pf/2026_01/h.trace.json.gz", trace)
+            t.write("pf/2026_02/perfetto_trace.json.gz", trace)
+            w = warnings(os.path.join(t.path, "pf"))
+            self.assertEqual(len(w), 1, w)
+            self.assertIn("2026_02/perfetto_trace.json.gz", w[0])
+            self.assertNotIn("oldest", w[0])
+            self.assertIn("the last by path: '%s'" % os.path.join(t.path, "pf/2026_01"), w[0])
+            # traces at the top of the folder and below it
+            t.write("top/h.trace.json.gz", trace)
+            t.write("top/a/h.trace.json.gz", trace)
+            w = warnings(os.path.join(t.path, "top"))
+            self.assertEqual(len(w), 1, w)
+            self.assertNotIn("''", w[0])
 
     def test_two_xplanes_reference_falls_back_to_json(self):
         with TempDir() as t:
