@@ -633,7 +633,7 @@ static JNode *families(JNode *hot, double breakdownTotal){
     const char *zExample; JNode *shapes;   /* object: signature → count (insertion order) */
   } Fam;
   Fam *a;
-  int n = 0, i, j, nHot = hot ? hot->nChild : 0;
+  int n = 0, i, j, nHot = hot ? hot->nChild : 0, bOom = 0;
   double sumExcl = 0.0, D;
   JNode *arr = jArr();
   a = sqlite3_malloc64(sizeof(Fam)*(sqlite3_uint64)(nHot+1));
@@ -644,13 +644,14 @@ static JNode *families(JNode *hot, double breakdownTotal){
     const char *zFam = "other";
     JNode *sh = jGet(h, "shape_signature"), *fp = jGet(h, "flop_proxy_per_invocation");
     sqlite3_int64 cnt = jGet(h, "count")->i;
-    if( profsumSemanticFamily(zName, (int)strlen(zName), 0, 0, &zFam) ){ arr->oom = 1; break; }
+    if( profsumSemanticFamily(zName, (int)strlen(zName), 0, 0, &zFam) ){ bOom = 1; break; }
     for(j=0; j<n; j++) if( strcmp(a[j].zFam, zFam)==0 ) break;
     if( j==n ){
       memset(&a[n], 0, sizeof(Fam));
       a[n].zFam = zFam;
       a[n].zExample = zName;
       a[n].shapes = jObj();
+      if( a[n].shapes==0 ){ bOom = 1; break; }
       n++;
     }
     a[j].count += cnt;
@@ -665,6 +666,13 @@ static JNode *families(JNode *hot, double breakdownTotal){
       a[j].flop += jNum(fp)*(double)cnt;
       a[j].hasFlop = 1;
     }
+  }
+  if( bOom || arr==0 ){
+    /* out of memory: the caller sees it in the array (jOom) or its absence */
+    for(i=0; i<n; i++) jFree(a[i].shapes);
+    sqlite3_free(a);
+    if( arr ) arr->oom = 1;
+    return arr;
   }
   if( breakdownTotal>0 && sumExcl>0 ) D = breakdownTotal>sumExcl ? breakdownTotal : sumExcl;
   else if( breakdownTotal>0 ) D = breakdownTotal;
@@ -764,7 +772,7 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
     int n = 0, nAlloc = 0, i, nSt = 0;
     JNode *st = jObj(), *classes = jArr();
     rc = prep(db, &p, pzErr, "SELECT step, duration FROM \"%w\".profsum_agg_step WHERE trace_id=?1 ORDER BY step", zS);
-    if( rc ) goto fail;
+    if( rc ){ jFree(st); jFree(classes); goto fail; }
     sqlite3_bind_int64(p, 1, iTrace);
     while( sqlite3_step(p)==SQLITE_ROW ){
       if( n>=nAlloc ){
