@@ -926,6 +926,48 @@ static int64_t floatEntry(const Engine *e, int64_t i){
   return lo<e->nFloat && e->aFloatIdx[lo]==i ? lo : -1;
 }
 
+/* floatEntry for a walk that mostly meets increasing event indices (a
+** track in time order: the file's order, as xprof writes each line):
+** *pHint is the position of the previous answer's search (start at 0);
+** a few steps forward instead of a binary search over all entries. */
+static int64_t floatEntryNear(const Engine *e, int64_t i, int64_t *pHint){
+  int64_t lo = *pHint, step = 1, hi;
+  if( e->nFloat==0 ) return -1;
+  if( lo>e->nFloat || (lo>0 && e->aFloatIdx[lo-1]>=i) ){
+    lo = 0;                                 /* went back: search from the start */
+  }
+  /* gallop to the first entry >= i */
+  hi = lo;
+  while( hi<e->nFloat && e->aFloatIdx[hi]<i ){
+    lo = hi + 1;
+    hi += step;
+    step *= 2;
+  }
+  if( hi>e->nFloat ) hi = e->nFloat;
+  while( lo<hi ){
+    int64_t mid = (lo+hi)/2;
+    if( e->aFloatIdx[mid]<i ) lo = mid+1; else hi = mid;
+  }
+  *pHint = lo;
+  return lo<e->nFloat && e->aFloatIdx[lo]==i ? lo : -1;
+}
+
+/* evFloat with the walk's hint of floatEntryNear. */
+static void evFloatNear(Engine *e, int32_t i, int64_t *pHint, double *pTs, double *pEnd){
+  const SEv *r = EV(e, i);
+  int64_t f = floatEntryNear(e, i, pHint);
+  double ts, dur;
+  if( f>=0 ){
+    ts = e->aFloatTs[f];
+    dur = e->aFloatDur[f];
+  }else{
+    ts = psFloat(e->origin + r->ts);
+    dur = psFloat(r->dur);
+  }
+  *pTs = ts;
+  *pEnd = ts + dur;
+}
+
 /* The doubles the reference has for event i: its ts and ts + dur. */
 static void evFloat(Engine *e, int32_t i, double *pTs, double *pEnd){
   const SEv *r = EV(e, i);
@@ -1930,19 +1972,20 @@ static double unionLen(const UnionAcc *u){
 static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
                           double wLo, double wHi, double *pComm, double *pAll){
   const int mask = (1<<CAT_COMM)|(1<<CAT_COMPUTE);
-  int64_t *aTk, *aPos, *aHeap, nT = 0, nH = 0, t;
+  int64_t *aTk, *aPos, *aHeap, *aHint, nT = 0, nH = 0, t;
   double *aLo, *aHi;
   UnionAcc all = {0,0,0,0}, comm = {0,0,0,0};     /* the union of all, of communication */
   /* per cursor h: its track aTk[h], its position aPos[h] in the track, and
   ** its current event's clipped start aLo[h] (the heap's key, kept here so
   ** that sifting compares numbers instead of walking to the events) and
   ** clipped end aHi[h] */
-  aTk = sqlite3_malloc64(sizeof(int64_t)*5*(sqlite3_uint64)(e->nTrk+1));
+  aTk = sqlite3_malloc64(sizeof(int64_t)*6*(sqlite3_uint64)(e->nTrk+1));
   if( aTk==0 ) return SQLITE_NOMEM;
   aPos = aTk + e->nTrk + 1;
   aHeap = aPos + e->nTrk + 1;
   aLo = (double*)(aHeap + e->nTrk + 1);
   aHi = aLo + e->nTrk + 1;
+  aHint = (int64_t*)(aHi + e->nTrk + 1);
 #define UCUR(h) (e->aOrd[e->aTrk[aTk[h]].iFirst + aPos[h]])
   /* Move cursor h to its next event in mask with a non-empty clip (its
   ** clipped start and end into aLo[h], aHi[h]); 0 at end. */
@@ -1952,7 +1995,7 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
       int32_t k_ = e->aOrd[tr_->iFirst + aPos[h]]; SEv *r_ = EV(e, k_); \
       if( (mask>>aKeyCat[r_->key]) & 1 ){ \
         double ts_, end_, lo_, hi_; \
-        evFloat(e, k_, &ts_, &end_); \
+        evFloatNear(e, k_, &aHint[h], &ts_, &end_); \
         lo_ = ts_<wLo ? wLo : ts_; hi_ = end_>wHi ? wHi : end_; \
         if( hi_>lo_ ){ aLo[h] = lo_; aHi[h] = hi_; ok = 1; break; } \
       } \
@@ -1963,7 +2006,7 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
     STrack *tr = &e->aTrk[t];
     int ok;
     if( !(tr->isDevice && !tr->isSteps) || tr->nEv==0 ) continue;
-    aTk[nT] = t; aPos[nT] = 0;
+    aTk[nT] = t; aPos[nT] = 0; aHint[nT] = 0;
     UADV(nT, ok);
     if( ok ){
       /* sift up */
@@ -2284,13 +2327,13 @@ static int engAggregate(Engine *e){
       int32_t t;
       for(t=0; t<e->nTrk; t++){
         const STrack *tr = &e->aTrk[t];
-        int64_t jj;
+        int64_t jj, hint = 0;
         if( !tr->isDevice || tr->isSteps ) continue;
         for(jj=0; jj<tr->nEv; jj++){
           int32_t k = e->aOrd[tr->iFirst + jj];
           double ts, end;
           if( aKeyCat[EV(e, k)->key]!=CAT_COMPUTE ) continue;
-          evFloat(e, k, &ts, &end);
+          evFloatNear(e, k, &hint, &ts, &end);
           if( !hasW || ts<wLo ) wLo = ts;
           if( !hasW || end>wHi ) wHi = end;
           hasW = 1;

@@ -201,8 +201,8 @@ class FloatDecisions(unittest.TestCase):
              ("d.1", "1700000000000014.1", "1")],
         ]
         rng = random.Random(20261123)
-        for _ in range(30):
-            base = rng.choice(["0", "1929316.68", "1700000000.1", "1700000000000000.0"])
+        for _ in range(80):
+            base = rng.choice(["0", "0.01", "1929316.68", "1700000000.1", "1700000000000000.0"])
             ev, t = [], float(base)
             for k in range(rng.randint(2, 25)):
                 t += rng.choice([0.0, 0.1, 0.7, 1.3, 5.0])
@@ -221,12 +221,15 @@ class FloatDecisions(unittest.TestCase):
                     tb = d["time_breakdown"]
                     want = global_reference(ev)
                     self.assertEqual(tb["duration_basis"], "exclusive_duration_global_timeline")
+                    # the same doubles; added as unions, not piece by piece
+                    # in sweep order, so equal up to the last digits (the
+                    # spec's "compare with ~1e-9 relative tolerance"): the
+                    # exact times would miss by up to 0.25 µs here
                     for k in ("compute", "communication", "stall"):
                         self.assertTrue(math.isclose(tb[k]["total_duration"], want[k],
-                                                     rel_tol=1e-12, abs_tol=1e-12),
+                                                     rel_tol=1e-12, abs_tol=1e-9),
                                         (k, tb[k]["total_duration"], want[k]))
-                    self.assertTrue(math.isclose(tb["total_duration"], want["total"],
-                                                 rel_tol=1e-12, abs_tol=1e-12))
+                    self.assertEqual(tb["total_duration"], want["total"])
 
     def test_random_near_ties_against_python_floats(self):
         rng = random.Random(20261122)
