@@ -21,10 +21,10 @@
 
 #include <string.h>
 
-/* fmt(x): "n/a" for null/missing, else {x:.3f}. */
 /* A step number of §5.6 (representative step, periodicity) as the
 ** reference prints it: an integer, a float in Python's repr (a summary file
-** may hold 2.0), or "n/a" when null or absent. */
+** may hold 2.0), or "n/a" when null or absent (another JSON type, which no
+** summary writes, too). */
 static void stepOrNa(sqlite3_str *s, const JNode *v){
   if( v && v->type==JT_INT ){
     sqlite3_str_appendf(s, "%lld", (long long)v->i);
@@ -37,6 +37,7 @@ static void stepOrNa(sqlite3_str *s, const JNode *v){
   }
 }
 
+/* fmt(x): "n/a" for null/missing, else {x:.3f}. */
 static void fmt3(sqlite3_str *s, const JNode *v){
   if( v==0 || (v->type!=JT_INT && v->type!=JT_REAL) ){ sqlite3_str_appendall(s, "n/a"); return; }
   profsumStrAppendPy(s, "%.3f", jNum(v));

@@ -335,9 +335,9 @@ static void noteRejected(Engine *e, int64_t idx, const char *zKind){
 
 /* Why the reference's typed decoder (summary-v1-spec §1.2) would reject the
 ** whole file for entry ev, beyond what the reader's diagnostics and the
-** pid/tid and ts/dur checks count: args that is not an object; args.tf_op,
-** source or long_name (and a metadata entry's args.name) that is not a
-** string; args.run_id that is not a string or a number; args.step_num that
+** pid/tid and ts/dur checks count: args that is not an object; args.name,
+** tf_op, source or long_name that is not a string (the typed args of every
+** entry, not only of metadata); args.run_id that is not a string or a number; args.step_num that
 ** is not an integer or a string.  null is taken as absent.  0 when none. */
 static const char *refTypeProblem(const ProfsumEvent *ev, int ph){
   static const struct { int k; const char *zWhy; } aStr[] = {
@@ -355,8 +355,8 @@ static const char *refTypeProblem(const ProfsumEvent *ev, int ph){
     if( t!=PROFSUM_JT_NONE && t!=PROFSUM_JT_NULL && t!=PROFSUM_JT_STRING ) return aStr[i].zWhy;
   }
   t = a[PROFSUM_AK_NAME].type;
-  if( ph=='M' && t!=PROFSUM_JT_NONE && t!=PROFSUM_JT_NULL && t!=PROFSUM_JT_STRING ){
-    return "args.name of a metadata entry not a string";
+  if( t!=PROFSUM_JT_NONE && t!=PROFSUM_JT_NULL && t!=PROFSUM_JT_STRING ){
+    return ph=='M' ? "args.name of a metadata entry not a string" : "args.name not a string";
   }
   t = a[PROFSUM_AK_RUN_ID].type;
   if( t!=PROFSUM_JT_NONE && t!=PROFSUM_JT_NULL && t!=PROFSUM_JT_STRING && t!=PROFSUM_JT_NUMBER ){

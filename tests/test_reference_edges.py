@@ -185,6 +185,8 @@ class ReferenceEdges(unittest.TestCase):
             ('{"traceEvents":[{"ph":"M","pid":1,"name":"process_name","args":{"name":7}},'
              '{"ph":"X","pid":1,"tid":2,"name":"b","ts":5,"dur":2,"args":{"step_num":1.5}}]}',
              "2 entries are malformed", "args.name of a metadata entry not a string", 1),
+            ('{"traceEvents":[{"ph":"X","pid":1,"tid":2,"name":"b","ts":5,"dur":2,"args":{"name":[1]}}]}',
+             "1 entry is malformed", "args.name not a string", 1),
         ]
         with TempDir() as td:
             for i, case in enumerate(cases):
