@@ -952,10 +952,10 @@ static int64_t floatEntryNear(const Engine *e, int64_t i, int64_t *pHint){
   return lo<e->nFloat && e->aFloatIdx[lo]==i ? lo : -1;
 }
 
-/* evFloat with the walk's hint of floatEntryNear. */
-static void evFloatNear(Engine *e, int32_t i, int64_t *pHint, double *pTs, double *pEnd){
+/* The doubles the reference has for event i, whose entry in aFloatIdx is
+** f (-1: none): its ts and ts + dur. */
+static void evFloatOf(Engine *e, int32_t i, int64_t f, double *pTs, double *pEnd){
   const SEv *r = EV(e, i);
-  int64_t f = floatEntryNear(e, i, pHint);
   double ts, dur;
   if( f>=0 ){
     ts = e->aFloatTs[f];
@@ -970,18 +970,12 @@ static void evFloatNear(Engine *e, int32_t i, int64_t *pHint, double *pTs, doubl
 
 /* The doubles the reference has for event i: its ts and ts + dur. */
 static void evFloat(Engine *e, int32_t i, double *pTs, double *pEnd){
-  const SEv *r = EV(e, i);
-  double ts, dur;
-  int64_t f = floatEntry(e, i);
-  if( f>=0 ){
-    ts = e->aFloatTs[f];
-    dur = e->aFloatDur[f];
-  }else{
-    ts = psFloat(e->origin + r->ts);
-    dur = psFloat(r->dur);
-  }
-  *pTs = ts;
-  *pEnd = ts + dur;
+  evFloatOf(e, i, floatEntry(e, i), pTs, pEnd);
+}
+
+/* evFloat with the walk's hint of floatEntryNear. */
+static void evFloatNear(Engine *e, int32_t i, int64_t *pHint, double *pTs, double *pEnd){
+  evFloatOf(e, i, floatEntryNear(e, i, pHint), pTs, pEnd);
 }
 
 /* The double the reference has for event i's dur (see evFloat). */
