@@ -112,6 +112,11 @@ class Summarize(CliBase):
             _, err = self.run_cli(*cmd, "--db", "nonexist.db", rc=1)
             self.assertIn("--db 'nonexist.db': no such database: the traces named are labels", err)
             self.assertFalse([f for f in os.listdir(self.td.path) if f.startswith("nonexist")], cmd)
+        # a --summary file that does not exist: the same, before --db is opened
+        _, err = self.run_cli("query", "--summary", "nosuch.json", "--question", "top ops",
+                              "--db", "nonexist.db", rc=1)
+        self.assertIn("'nosuch.json': No such file or directory", err)
+        self.assertFalse([f for f in os.listdir(self.td.path) if f.startswith("nonexist")])
         # a file to import creates the database: then a missing label is
         # just that, and the database with the import stays
         p = self.trace("t.json.gz", F1_BEFORE)

@@ -1620,6 +1620,20 @@ static void failMissingDbForLabels(const char *zDb, const char *const *azArg, in
        "there is nothing to read (check the path)", zDb);
 }
 
+/* Before opening --db (SQLite would create a missing one): a --trace label
+** of a --db that does not exist, or a --summary file that does not exist,
+** is an error now, so no empty database is left behind by a typo. */
+static void failBeforeDb(const Opts *o){
+  const char *zSum = optStr(o, "summary"), *zTrace = optStr(o, "trace");
+  if( zTrace ){                          /* --trace names a label of --db */
+    const char *az[1] = {zTrace};
+    failMissingDbForLabels(optStr(o, "db"), az, 1);
+  }
+  if( zSum && !zTrace && !isRemoteSource(zSum) && !pathExists(zSum) ){
+    fail(EXIT_FAIL, "'%s': %s", zSum, strerror(ENOENT));
+  }
+}
+
 static int cmdReport(Opts *o){
   long long k = optNonNeg(o, "top-k", 10);
   const char *zFormat = optStr(o, "format");
@@ -1632,10 +1646,7 @@ static int cmdReport(Opts *o){
   }
   if( isHtml && (k<1 || k>64) ) fail(EXIT_USAGE, "--top-k must be from 1 to 64 with --format html");
   zOpts = knobOptions(o, 0, 0);
-  {
-    const char *az[2] = {optStr(o, "trace"), optStr(o, "summary")};
-    failMissingDbForLabels(optStr(o, "db"), az, 2);
-  }
+  failBeforeDb(o);
   openDb(optStr(o, "db"));
   id = summaryArg(o, zOpts);
   zMd = sqlText(isHtml ? "SELECT profsum_report_html(?1, ?2)"
@@ -1735,10 +1746,7 @@ static int cmdQuery(Opts *o){
   }
   if( zQ==0 ) fail(EXIT_USAGE, "the option '--question' is required (or --list)");
   zOpts = knobOptions(o, 0, 0);
-  {
-    const char *az[2] = {optStr(o, "trace"), optStr(o, "summary")};
-    failMissingDbForLabels(optStr(o, "db"), az, 2);
-  }
+  failBeforeDb(o);
   openDb(optStr(o, "db"));
   id = summaryArg(o, zOpts);
   zAns = sqlText("SELECT profsum_query_json(?1, ?2, ?3)", "iti", id, zQ, (sqlite3_int64)k);
@@ -1932,10 +1940,7 @@ static int cmdPublish(Opts *o){
   sqlite3_int64 id;
   JObj j;
   Buf a;
-  {
-    const char *az[2] = {optStr(o, "trace"), optStr(o, "summary")};
-    failMissingDbForLabels(optStr(o, "db"), az, 2);
-  }
+  failBeforeDb(o);
   openDb(optStr(o, "db"));
   if( zReport && !pathExists(zReport) ) fail(EXIT_FAIL, "--report '%s': %s", zReport, strerror(ENOENT));
   id = summaryArg(o, "{}");
