@@ -119,6 +119,7 @@ struct ProfsumFindRow {
   int nPath;              /* strlen(zPath) */
   int iHost, nHost;       /* host = zPath[iHost..iHost+nHost); nHost<0: NULL */
   int iSession, nSession; /* session slice of zPath; nSession<0: NULL */
+  int nDir;               /* length of the folder: zPath up to its last '/' */
   sqlite3_int64 iSize;    /* File size in bytes (target of a symlink) */
   int eFormat;            /* PROFSUM_FMT_* */
 };
@@ -255,6 +256,7 @@ static int profsumFindAddRow(ProfsumFindWalk *p, int eFormat, size_t nSuffix,
     pRow->nHost = n - iName - (int)nSuffix;
   }
   iEnd = iName - 1;                       /* the '/' before the name */
+  pRow->nDir = iEnd;
   for(iStart=iEnd; iStart>0 && z[iStart-1]!='/'; iStart--){}
   pRow->iSession = iStart;
   pRow->nSession = iEnd - iStart;
@@ -463,17 +465,10 @@ done:
   return rc;
 }
 
-/* Length of row r's folder: its path up to the last '/'. */
-static int findDirLen(const ProfsumFindRow *r){
-  int n = r->nPath;
-  while( n>0 && r->zPath[n-1]!='/' ) n--;
-  return n>0 ? n-1 : 0;
-}
-
 /* qsort order of two rows (pointers) by folder, then by path. */
 static int findCmpDir(const void *pa, const void *pb){
   const ProfsumFindRow *a = *(const ProfsumFindRow*const*)pa, *b = *(const ProfsumFindRow*const*)pb;
-  int na = findDirLen(a), nb = findDirLen(b), c;
+  int na = a->nDir, nb = b->nDir, c;
   c = memcmp(a->zPath, b->zPath, (size_t)(na<nb ? na : nb));
   if( c==0 ) c = na - nb;
   return c ? c : strcmp(a->zPath, b->zPath);
@@ -481,8 +476,8 @@ static int findCmpDir(const void *pa, const void *pb){
 
 /* 1 if rows a and b lie in the same folder. */
 static int findSameDir(const ProfsumFindRow *a, const ProfsumFindRow *b){
-  int na = findDirLen(a);
-  return na==findDirLen(b) && memcmp(a->zPath, b->zPath, (size_t)na)==0;
+  int na = a->nDir;
+  return na==b->nDir && memcmp(a->zPath, b->zPath, (size_t)na)==0;
 }
 
 /* qsort order of two rows (pointers) by host name. */
@@ -525,7 +520,7 @@ static char *findPickNote(const ProfsumFindList *pList, int *pOom){
   }
   sqlite3_free(a);
   if( nDir>1 && pLast ){
-    int nL = findDirLen(pLast);
+    int nL = pLast->nDir;
     z = sqlite3_mprintf("This folder holds the traces of %lld profiling sessions (folders); profsum "
         "read '%s', the one the reference summarizer picks (perfetto_trace.json.gz before "
         "*.trace.json.gz, each the first by path%s), and left the others aside (the last by path: "

@@ -46,9 +46,9 @@ int profsumPickTrace(const char *zDir, char **pzPath, char **pzReferencePick,
 ** profsumPickTrace, and *pzNote (sqlite3_malloc'd, or NULL when there is
 ** nothing to say) a sentence for the import's quality warnings when the
 ** pick left other traces aside: the folder's JSON traces span several
-** session folders (the pick is the first by path: the oldest session when
-** they are named by time), or the picked session holds several hosts'
-** *.trace.json(.gz) files.  pzNote may be NULL.
+** session folders (perfetto_trace.json.gz first, else the first by path:
+** the oldest session when they are named by time), or the picked session
+** holds several hosts' *.trace.json(.gz) files.  pzNote may be NULL.
 */
 int profsumPickTraceNote(const char *zDir, char **pzPath, char **pzReferencePick,
                          char **pzNote, char **pzErr);

@@ -1230,10 +1230,10 @@ static int docIn(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrace,
 }
 
 /* The document for a function whose options_json zOpts may hold the knobs
-** and the "schema" (zSchemaIn, when not 0, is the schema instead). */
+** and the "schema". */
 static int callDoc(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrace,
-                   const char *zOpts, const char *zSchemaIn, ProfsumDoc **ppDoc){
-  const char *zSchema = zSchemaIn ? zSchemaIn : "main";
+                   const char *zOpts, ProfsumDoc **ppDoc){
+  const char *zSchema = "main";
   char *zSchemaOwned = 0;
   sqlite3_int64 id;
   int rc;
@@ -1295,24 +1295,22 @@ static void summaryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
   char *z;
   const char *zOpts = argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL
                       ? (const char*)sqlite3_value_text(argv[1]) : 0;
-  if( callDoc(ctx, "profsum_summary_json", argv[0], zOpts, 0, &d) ) return;
+  if( callDoc(ctx, "profsum_summary_json", argv[0], zOpts, &d) ) return;
   z = profsumDocJson(d);
   profsumDocFree(d);
   if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }
 
-/* Append profsum's KPI section (after the reference's sections) when the
-** trace has KPI rows; only on request (options {"kpis": true}), so the
+/* Append profsum's KPI section (after the reference's sections) when trace
+** id of zSchema has KPI rows; only on request (options {"kpis": true}), so the
 ** default report is byte for byte the reference's.  Takes ownership of
 ** zReport; returns the new text or 0 on OOM. */
-static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_value *pTrace, char *zReport){
+static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char *zReport){
   sqlite3_stmt *p = 0;
-  sqlite3_int64 id;
   sqlite3_str *s;
   char *zSql;
   int n = 0, rc;
-  if( profsumResolveTrace(db, zSchema, pTrace, &id, 0)!=SQLITE_OK ) return zReport;
   zSql = sqlite3_mprintf("SELECT kind, kpi, device, value, unit, band, explanation "
                          "FROM \"%w\".profsum_kpis WHERE trace_id=?1", zSchema);
   if( zSql==0 ){ sqlite3_free(zReport); return 0; }
@@ -1347,7 +1345,7 @@ static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_value *pTrace,
 static void reportMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   ProfsumDoc *d = 0;
   char *z;
-  sqlite3_int64 topK = 10;
+  sqlite3_int64 topK = 10, id;
   int bKpis = 0;
   char *zSchema = 0;
   if( argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL ){
@@ -1371,10 +1369,13 @@ static void reportMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     topK = sqlite3_value_int64(argv[1]);
     if( topK>1000000 ) topK = 1000000;
   }
-  if( callDoc(ctx, "profsum_report_md", argv[0], 0, zSchema, &d) ){ sqlite3_free(zSchema); return; }
+  if( docIn(ctx, "profsum_report_md", argv[0], zSchema ? zSchema : "main", 0, &d, &id) ){
+    sqlite3_free(zSchema);
+    return;
+  }
   z = profsumDocReportMd(d, (int)topK);
   profsumDocFree(d);
-  if( z && bKpis ) z = appendKpis(sqlite3_context_db_handle(ctx), zSchema ? zSchema : "main", argv[0], z);
+  if( z && bKpis ) z = appendKpis(sqlite3_context_db_handle(ctx), zSchema ? zSchema : "main", id, z);
   sqlite3_free(zSchema);
   if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
   sqlite3_result_text(ctx, z, -1, sqlite3_free);

@@ -915,14 +915,20 @@ static int engRead(Engine *e, const char *zPath){
 ** reversed by rounding (the bound is set from the largest magnitude in
 ** the trace, engTolerance), so only near-ties compute the doubles. */
 
-/* Index in aFloatIdx of event i's text doubles, or -1 when the doubles of
-** its picoseconds are the text's. */
-static int64_t floatEntry(const Engine *e, int64_t i){
-  int64_t lo = 0, hi = e->nFloat;
-  while( lo<hi ){                       /* first entry >= i */
+/* Position of the first entry of aFloatIdx[lo..hi) that is >= i (hi when
+** none). */
+static int64_t floatSearch(const Engine *e, int64_t i, int64_t lo, int64_t hi){
+  while( lo<hi ){
     int64_t mid = (lo+hi)/2;
     if( e->aFloatIdx[mid]<i ) lo = mid+1; else hi = mid;
   }
+  return lo;
+}
+
+/* Index in aFloatIdx of event i's text doubles, or -1 when the doubles of
+** its picoseconds are the text's. */
+static int64_t floatEntry(const Engine *e, int64_t i){
+  int64_t lo = floatSearch(e, i, 0, e->nFloat);
   return lo<e->nFloat && e->aFloatIdx[lo]==i ? lo : -1;
 }
 
@@ -944,10 +950,7 @@ static int64_t floatEntryNear(const Engine *e, int64_t i, int64_t *pHint){
     step *= 2;
   }
   if( hi>e->nFloat ) hi = e->nFloat;
-  while( lo<hi ){
-    int64_t mid = (lo+hi)/2;
-    if( e->aFloatIdx[mid]<i ) lo = mid+1; else hi = mid;
-  }
+  lo = floatSearch(e, i, lo, hi);
   *pHint = lo;
   return lo<e->nFloat && e->aFloatIdx[lo]==i ? lo : -1;
 }

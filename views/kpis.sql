@@ -89,8 +89,8 @@ rows_ AS (
   FROM host
   UNION ALL
   SELECT trace_id, 'kpi', 'compilation_time', NULL, CASE WHEN n_ops > 0 THEN compile / 1e6 END, 's',
-         CASE WHEN NOT n_ops > 0 THEN 'unavailable' WHEN compile < 2e6 THEN 'good' WHEN compile <= 10e6 THEN 'warning' ELSE 'bad' END,
-         CASE WHEN NOT n_ops > 0 THEN 'no device ops in the trace (not an XLA trace): compile events are not told apart'
+         CASE WHEN coalesce(n_ops, 0) <= 0 THEN 'unavailable' WHEN compile < 2e6 THEN 'good' WHEN compile <= 10e6 THEN 'warning' ELSE 'bad' END,
+         CASE WHEN coalesce(n_ops, 0) <= 0 THEN 'no device ops in the trace (not an XLA trace): compile events are not told apart'
               ELSE printf('%.3f s in host events named *compile* within the profile%s', compile / 1e6,
                 CASE WHEN compile >= 2e6 THEN ': recompilation inside the profiled steps; check for changing shapes or static args' ELSE '' END) END
   FROM fact
@@ -101,8 +101,8 @@ rows_ AS (
   UNION ALL
   SELECT trace_id, 'pattern', 'many_small_kernels', NULL,
          CASE WHEN n_ops > 0 THEN n_small / n_ops END, 'fraction',
-         CASE WHEN NOT n_ops > 0 THEN 'unavailable' WHEN n_small / n_ops >= 0.5 THEN 'detected' ELSE 'not_detected' END,
-         CASE WHEN NOT n_ops > 0 THEN 'no device ops in the trace'
+         CASE WHEN coalesce(n_ops, 0) <= 0 THEN 'unavailable' WHEN n_small / n_ops >= 0.5 THEN 'detected' ELSE 'not_detected' END,
+         CASE WHEN coalesce(n_ops, 0) <= 0 THEN 'no device ops in the trace'
               ELSE printf('%.1f%% of device ops are shorter than 0.1 ms%s', 100.0 * n_small / n_ops,
                 CASE WHEN n_small / n_ops >= 0.5 THEN ': poor fusion' ELSE '' END) END
   FROM fact
@@ -115,8 +115,8 @@ rows_ AS (
   UNION ALL
   SELECT trace_id, 'pattern', 'large_transfers', NULL,
          CASE WHEN busy > 0 THEN transfer / busy END, 'fraction',
-         CASE WHEN NOT busy > 0 THEN 'unavailable' WHEN transfer / busy > 0.10 THEN 'detected' ELSE 'not_detected' END,
-         CASE WHEN NOT busy > 0 THEN 'no device busy time in the trace'
+         CASE WHEN coalesce(busy, 0) <= 0 THEN 'unavailable' WHEN transfer / busy > 0.10 THEN 'detected' ELSE 'not_detected' END,
+         CASE WHEN coalesce(busy, 0) <= 0 THEN 'no device busy time in the trace'
               ELSE printf('host<->device transfer events add up to %.1f%% of device busy time%s',
                 100.0 * transfer / busy,
                 CASE WHEN transfer / busy > 0.10 THEN ': keep data on device, prefetch, overlap transfers' ELSE '' END) END
