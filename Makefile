@@ -85,12 +85,13 @@ VIEWS := $(shell cat views/MANIFEST 2>/dev/null)
 
 # sql/schema.sql and the views (in views/MANIFEST order) compiled into the
 # extension as one C string: profsum_import() creates them on first use.
-build/gen/schema_sql.h: sql/schema.sql views/MANIFEST $(VIEWS)
+build/gen/schema_sql.h: sql/schema.sql views/MANIFEST $(VIEWS) Makefile
 	@mkdir -p build/gen
 	{ echo '#define PROFSUM_SCHEMA_SQL \\'; \
 	  for f in sql/schema.sql $(VIEWS); do \
 	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n" \\/' $$f; \
-	  done; echo '""'; } > $@
+	  done; echo '""'; \
+	  echo "#define PROFSUM_SCHEMA_ID \"$$(cat sql/schema.sql $(VIEWS) | cksum | tr ' ' '-')\""; } > $@
 
 all: profsum.so profsum
 

@@ -799,20 +799,12 @@ static int stmtFail(sqlite3 *db, int rc, char **pzErr){
   return rc==SQLITE_OK || rc==SQLITE_ROW || rc==SQLITE_DONE ? SQLITE_ERROR : rc;
 }
 
-/* Create the profsum schema in zSchema when the history table is missing. */
-static int ensureHistoryTable(sqlite3 *db, const char *zSchema, char **pzErr){
-  int rc = SQLITE_OK;
-  int e = profsumTableExists(db, zSchema, "profsum_history_record", &rc);
-  if( e<0 ) return stmtFail(db, rc, pzErr);
-  if( e==0 ) return profsumCreateSchema(db, zSchema, pzErr);
-  return SQLITE_OK;
-}
-
 /*
 ** Insert one record into profsum_history_record.  pRecord is the §4.2
 ** record tree; label and status columns come from it.  idB/idA: trace ids
-** (0 → NULL); the series is the after trace's.  Returns an SQLite code
-** (busy codes without a message, see stmtFail); *piRow the new record_id.
+** (0 → NULL); the series is the after trace's.  The schema must exist
+** (profsumCreateSchema, once per write).  Returns an SQLite code (busy
+** codes without a message, see stmtFail); *piRow the new record_id.
 */
 static int insertRecord(sqlite3 *db, const char *zSchema, const JNode *pRecord,
                         const char *zCreated, sqlite3_int64 idB, sqlite3_int64 idA,
@@ -822,8 +814,7 @@ static int insertRecord(sqlite3 *db, const char *zSchema, const JNode *pRecord,
   const char *zLabel = memberStr(pRecord, "label");
   const JNode *as = jGet(pRecord, "assessment");
   const char *zStatus = as && as->type==JT_OBJECT ? memberStr(as, "status") : 0;
-  int rc = ensureHistoryTable(db, zSchema, pzErr);
-  if( rc ) return rc;
+  int rc;
   zJson = profsumJsonCompact(pRecord);
   if( zJson==0 ) return SQLITE_NOMEM;
   z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_history_record(created_at, label, status, "
@@ -1029,7 +1020,8 @@ static int trackBody(sqlite3 *db, void *pArg, char **pzErr){
   j->zPretty = 0;
   rc = computeRecord(db, j->vB, j->vA, j->zLabel, &j->thr, j->topK, &idB, &idA, &rec, 0, 0, pzErr);
   if( rc ) return rc;
-  rc = insertRecord(db, SCHEMA, rec, memberStr(rec, "recorded_at_utc"), idB, idA, "track", 0, pzErr);
+  rc = profsumCreateSchema(db, SCHEMA, pzErr);
+  if( rc==SQLITE_OK ) rc = insertRecord(db, SCHEMA, rec, memberStr(rec, "recorded_at_utc"), idB, idA, "track", 0, pzErr);
   if( rc==SQLITE_OK ){
     j->zPretty = jDump(rec);
     if( j->zPretty==0 ) rc = SQLITE_NOMEM;
@@ -1360,10 +1352,10 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
   char zNow[40];
   int i, rc = SQLITE_OK;
   profsumNowIso(zNow, sizeof(zNow));
+  rc = profsumCreateSchema(db, SCHEMA, pzErr);
   for(i=0; i<j->nRec && rc==SQLITE_OK; i++){
     rc = insertRecord(db, SCHEMA, j->aRec[i], zNow, 0, 0, "import", 0, pzErr);
   }
-  if( j->nRec==0 ) rc = ensureHistoryTable(db, SCHEMA, pzErr);
   return rc;
 }
 
@@ -1788,7 +1780,8 @@ static int bundleBody(sqlite3 *db, void *pArg, char **pzErr){
   sqlite3_int64 idB = 0, idA = 0;
   int rc = bundlePrepare(db, j, &rec, &idB, &idA, pzErr);
   if( rc==SQLITE_OK ){
-    rc = insertRecord(db, SCHEMA, rec, memberStr(rec, "recorded_at_utc"), idB, idA, "bundle", 0, pzErr);
+    rc = profsumCreateSchema(db, SCHEMA, pzErr);
+    if( rc==SQLITE_OK ) rc = insertRecord(db, SCHEMA, rec, memberStr(rec, "recorded_at_utc"), idB, idA, "bundle", 0, pzErr);
   }
   jFree(rec);
   return rc;

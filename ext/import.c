@@ -47,7 +47,6 @@
 #include "compare.h"
 #include "wandb.h"
 #include "jsontree.h"
-#include "schema_sql.h"       /* generated from sql/ and views/ by the Makefile */
 
 #include <errno.h>
 #include <pthread.h>
@@ -325,64 +324,6 @@ int profsumTableExists(sqlite3 *db, const char *zSchema, const char *zTable, int
   sqlite3_finalize(p);
   if( rc ){ *pRc = rc; return -1; }
   return yes;
-}
-
-/* See profsum_int.h. */
-/* Does zSchema already hold every table, index and view the schema script
-** creates ("IF NOT EXISTS main.<name>")?  Then the script would change
-** nothing, and an import into an existing database skips it (parsing the
-** 55 KB script costs about 1 ms per import).  0 on any doubt. */
-static int schemaComplete(sqlite3 *db, const char *zSchema){
-  static const char zMark[] = "IF NOT EXISTS main.";
-  sqlite3_str *pStr = sqlite3_str_new(db);
-  sqlite3_stmt *pStmt = 0;
-  const char *p = PROFSUM_SCHEMA_SQL;
-  char *zSql;
-  int nName = 0, ok = 0;
-  sqlite3_str_appendf(pStr, "SELECT count(DISTINCT name) FROM \"%w\".sqlite_schema WHERE name IN (", zSchema);
-  while( (p = strstr(p, zMark))!=0 ){
-    int n = 0;
-    p += sizeof(zMark)-1;
-    while( (p[n]>='a' && p[n]<='z') || (p[n]>='A' && p[n]<='Z') || (p[n]>='0' && p[n]<='9') || p[n]=='_' ) n++;
-    sqlite3_str_appendf(pStr, "%s'%.*s'", nName ? "," : "", n, p);
-    nName++;
-    p += n;
-  }
-  sqlite3_str_appendall(pStr, ")");
-  zSql = sqlite3_str_finish(pStr);
-  if( zSql==0 || nName==0 ){ sqlite3_free(zSql); return 0; }
-  if( sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
-    ok = sqlite3_column_int(pStmt, 0)==nName;
-  }
-  sqlite3_finalize(pStmt);
-  sqlite3_free(zSql);
-  return ok;
-}
-
-int profsumCreateSchema(sqlite3 *db, const char *zSchema, char **pzErr){
-  char *zQ;
-  sqlite3_str *pStr;
-  char *z;
-  const char *p;
-  int rc;
-  if( schemaComplete(db, zSchema) ) return SQLITE_OK;
-  zQ = sqlite3_mprintf("\"%w\".", zSchema);
-  if( zQ==0 ) return SQLITE_NOMEM;
-  pStr = sqlite3_str_new(db);
-  for(p=PROFSUM_SCHEMA_SQL; *p; ){
-    const char *q = strstr(p, "main.");
-    if( q==0 ){ sqlite3_str_appendall(pStr, p); break; }
-    sqlite3_str_append(pStr, p, (int)(q-p));
-    sqlite3_str_appendall(pStr, zQ);
-    p = q+5;
-  }
-  sqlite3_free(zQ);
-  z = sqlite3_str_finish(pStr);
-  if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_exec(db, z, 0, 0, 0);
-  if( rc && pzErr ) *pzErr = sqlite3_mprintf("creating the schema in '%s': %s", zSchema, sqlite3_errmsg(db));
-  sqlite3_free(z);
-  return rc;
 }
 
 /* The message zErr (or rc's text when there is none) prefixed with the
@@ -1245,7 +1186,7 @@ static int bgParseWanted(sqlite3 *db, const char *zSchema, const char *zTrace){
   if( stat(zTrace, &st)!=0 || !S_ISREG(st.st_mode) || st.st_size>PROFSUM_BG_MAX_BYTES ) return 0;
   zFile = sqlite3_db_filename(db, zSchema);
   if( zFile==0 ) return 0;                           /* no such schema */
-  if( zFile[0]==0 ) return !schemaComplete(db, zSchema);   /* in memory */
+  if( zFile[0]==0 ) return !profsumSchemaCurrent(db, zSchema);   /* in memory */
   return stat(zFile, &st)!=0 || st.st_size==0;
 #endif
 }

@@ -73,9 +73,15 @@ char *profsumDefaultLabel(const char *zSource);
 char *profsumSummaryFileProblem(const char *zPath);
 
 /* Create the profsum tables and views (sql/schema.sql and views/, all IF
-** NOT EXISTS, compiled in) in schema zSchema (import.c).  On error *pzErr
-** gets a message without a function prefix. */
+** NOT EXISTS, compiled in) in schema zSchema, or bring those a database
+** holds from another profsum up to this one's (schema.c: views dropped and
+** created again, missing columns added, profsum_meta written).  Runs in
+** the caller's transaction.  On error *pzErr gets a message without a
+** function prefix. */
 int profsumCreateSchema(sqlite3 *db, const char *zSchema, char **pzErr);
+/* 1 when zSchema holds every profsum object and profsum_meta names this
+** profsum's schema (nothing for profsumCreateSchema to do), else 0. */
+int profsumSchemaCurrent(sqlite3 *db, const char *zSchema);
 /* Does table zTable exist in schema zSchema?  1/0, or -1 on an error (no
 ** such schema, out of memory) with *pRc set (import.c). */
 int profsumTableExists(sqlite3 *db, const char *zSchema, const char *zTable, int *pRc);

@@ -13,7 +13,11 @@
 -- (docs/summary.md, "Decisions in doubles, sums exact").
 --
 -- The file is executed by profsum_import() with "main." replaced by the
--- target schema; every statement must be idempotent (IF NOT EXISTS).
+-- target schema; every statement must be idempotent (IF NOT EXISTS).  A
+-- database made by another profsum is brought up to this file
+-- (ext/schema.c): views made again, missing columns added at the end of
+-- their table.  So a new column goes at the end of its table, one per
+-- line, and is nullable or has a DEFAULT.
 
 -- One row per import: a trace (or a profile_summary.v1 document), its
 -- provenance, its overview counts and the options it was imported with.
@@ -262,3 +266,13 @@ CREATE TABLE IF NOT EXISTS main.profsum_history_record(
   record_json TEXT NOT NULL            -- the §4.2 record: compact JSON with sorted keys
 );
 CREATE INDEX IF NOT EXISTS main.profsum_history_record_label ON profsum_history_record(label, record_id);
+
+-- What shaped this database's profsum objects (ext/schema.c): the
+-- fingerprint of the schema that created or last upgraded them, and the
+-- profsum that did it.  An import by a profsum with another schema drops
+-- and recreates profsum's views, adds the columns a table lacks, and
+-- rewrites these rows; the rows of the other tables are kept as stored.
+CREATE TABLE IF NOT EXISTS main.profsum_meta(
+  key TEXT PRIMARY KEY,                -- 'schema_id' (16 hex digits) | 'profsum_version'
+  value TEXT NOT NULL                  -- the fingerprint, or the profsum_version() that wrote it
+) WITHOUT ROWID;
