@@ -692,12 +692,14 @@ static int fillFromV1(sqlite3 *db, const char *zS, sqlite3_int64 id, const char 
     " json_extract(h.value,'$.count'), json_extract(h.value,'$.total_duration'), "
     " json_extract(h.value,'$.exclusive_duration'), json_extract(h.value,'$.shape_signature'), "
     " json_extract(h.value,'$.source_file'), json_extract(h.value,'$.tf_op_path'), "
-    " coalesce(json_extract(h.value,'$.flop_proxy_per_invocation'), json_extract(h.value,'$.work_proxy_per_invocation')) "
+    " coalesce(json_extract(h.value,'$.flop_proxy_per_invocation'), json_extract(h.value,'$.work_proxy_per_invocation')), "
+    " json_extract(h.value,'$.exclusive_duration'), json_extract(h.value,'$.total_duration') "
     "FROM " DOC " AS t, json_each(d, '$.hot_ops') AS h", zS, (long long)id, zS, (long long)id);
   if( rc==SQLITE_OK ){ zPart = "communication_ops"; zKey = "collective"; }
   if( rc==SQLITE_OK ) rc = execf(db, pzErr,
     "INSERT INTO \"%w\".profsum_agg_comm SELECT %lld, json_extract(h.value,'$.collective'), "
-    " json_extract(h.value,'$.count'), json_extract(h.value,'$.total_duration') "
+    " json_extract(h.value,'$.count'), json_extract(h.value,'$.total_duration'), "
+    " json_extract(h.value,'$.total_duration') "
     "FROM " DOC " AS t, json_each(d, '$.communication_ops') AS h", zS, (long long)id, zS, (long long)id);
   if( rc==SQLITE_OK ){ zPart = "gap_before_ops"; zKey = "name"; }
   if( rc==SQLITE_OK ) rc = execf(db, pzErr,
@@ -710,6 +712,7 @@ static int fillFromV1(sqlite3 *db, const char *zS, sqlite3_int64 id, const char 
   if( rc==SQLITE_OK ) rc = execf(db, pzErr,
     "INSERT INTO \"%w\".profsum_agg_region SELECT %lld, json_extract(h.value,'$.path'), "
     " json_extract(h.value,'$.depth'), json_extract(h.value,'$.count'), "
+    " json_extract(h.value,'$.inclusive_duration'), json_extract(h.value,'$.exclusive_duration'), "
     " json_extract(h.value,'$.inclusive_duration'), json_extract(h.value,'$.exclusive_duration') "
     "FROM " DOC " AS t, json_each(d, '$.hierarchical_regions') AS h", zS, (long long)id, zS, (long long)id);
   if( rc==SQLITE_OK ){ zPart = "gap_region_contexts"; zKey = "op_name and region_path"; }

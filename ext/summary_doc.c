@@ -406,14 +406,17 @@ typedef struct HotOp {
   char *zName;
   sqlite3_int64 count;
   double total, excl;
+  double totalRef, exclRef;      /* as the reference adds them: the order */
   char *zShape, *zSource, *zTf;
   int hasFlop; double flop;
 } HotOp;
 
+/* §4.5's order (exclusive desc, total desc, name) on the reference's
+** sums, so that ops whose exact sums tie come out as there. */
 static int cmpHot(const void *pa, const void *pb){
   const HotOp *a = (const HotOp*)pa, *b = (const HotOp*)pb;
-  if( a->excl!=b->excl ) return a->excl>b->excl ? -1 : 1;
-  if( a->total!=b->total ) return a->total>b->total ? -1 : 1;
+  if( a->exclRef!=b->exclRef ) return a->exclRef>b->exclRef ? -1 : 1;
+  if( a->totalRef!=b->totalRef ) return a->totalRef>b->totalRef ? -1 : 1;
   return strcmp(a->zName, b->zName);
 }
 
@@ -627,9 +630,10 @@ static JNode *candidates(JNode *pDoc){
 }
 
 /* semantic_families (§4.6) from the truncated hot ops. */
-static JNode *families(JNode *hot, double breakdownTotal){
+static JNode *families(JNode *hot, const double *aExclRef, double breakdownTotal){
   typedef struct Fam {
     const char *zFam; sqlite3_int64 count; double total, excl, flop; int hasFlop;
+    double exclRef;                         /* Σ aExclRef: the order */
     const char *zExample; JNode *shapes;   /* object: signature → count (insertion order) */
   } Fam;
   Fam *a;
@@ -657,6 +661,7 @@ static JNode *families(JNode *hot, double breakdownTotal){
     a[j].count += cnt;
     a[j].total += jNum(jGet(h, "total_duration"));
     a[j].excl += jNum(jGet(h, "exclusive_duration"));
+    a[j].exclRef += aExclRef ? aExclRef[i] : jNum(jGet(h, "exclusive_duration"));
     sumExcl += jNum(jGet(h, "exclusive_duration"));
     if( sh && sh->type==JT_STRING ){
       JNode *c = jGet(a[j].shapes, sh->z);
@@ -680,7 +685,9 @@ static JNode *families(JNode *hot, double breakdownTotal){
   /* sort (exclusive desc, family asc) */
   for(i=1; i<n; i++){
     Fam x = a[i]; j = i-1;
-    while( j>=0 && (a[j].excl<x.excl || (a[j].excl==x.excl && strcmp(a[j].zFam, x.zFam)>0)) ){ a[j+1] = a[j]; j--; }
+    while( j>=0 && (a[j].exclRef<x.exclRef || (a[j].exclRef==x.exclRef && strcmp(a[j].zFam, x.zFam)>0)) ){
+      a[j+1] = a[j]; j--;
+    }
     a[j+1] = x;
   }
   for(i=0; i<n; i++){
@@ -716,6 +723,7 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
   sqlite3_stmt *p = 0;
   int rc, limit500 = pK->hotOpLimit>500 ? pK->hotOpLimit : 500;
   char zLim[32];
+  double *aExclRef = 0;     /* the listed hot ops' exclRef, for the families */
   sqlite3_snprintf(sizeof(zLim), zLim, "%d", limit500);
   if( doc==0 ) return SQLITE_NOMEM;
   /* profsum_trace: header, overview, provenance, run metadata. */
@@ -869,10 +877,11 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
   /* hot_ops (sorted in C: bytewise names) */
   {
     HotOp *a = 0;
-    int n = 0, nAlloc = 0, i;
+    int n = 0, nAlloc = 0, i, nRef;
     JNode *arr = jArr();
     rc = prep(db, &p, pzErr, "SELECT name, count, total_duration, exclusive_duration, shape_signature, "
-              "source_file, tf_op_path, flop_proxy_per_invocation FROM \"%w\".profsum_agg_op WHERE trace_id=?1", zS);
+              "source_file, tf_op_path, flop_proxy_per_invocation, coalesce(exclusive_ref, exclusive_duration), "
+              "coalesce(total_ref, total_duration) FROM \"%w\".profsum_agg_op WHERE trace_id=?1", zS);
     if( rc ){ jFree(arr); goto fail; }
     sqlite3_bind_int64(p, 1, iTrace);
     while( sqlite3_step(p)==SQLITE_ROW ){
@@ -894,11 +903,19 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
       h->zTf = sqlite3_column_type(p, 6)==SQLITE_NULL ? 0 : sqlite3_mprintf("%s", sqlite3_column_text(p, 6));
       h->hasFlop = sqlite3_column_type(p, 7)!=SQLITE_NULL;
       h->flop = sqlite3_column_double(p, 7);
+      h->exclRef = sqlite3_column_double(p, 8);
+      h->totalRef = sqlite3_column_double(p, 9);
       if( h->zName==0 ) rc = SQLITE_NOMEM;
     }
     sqlite3_finalize(p); p = 0;
     if( rc==SQLITE_OK ){
       if( n>1 ) qsort(a, (size_t)n, sizeof(HotOp), cmpHot);
+      nRef = n<pK->hotOpLimit ? n : pK->hotOpLimit;
+      aExclRef = sqlite3_malloc64(sizeof(double)*(sqlite3_uint64)(nRef+1));
+      if( aExclRef==0 ) rc = SQLITE_NOMEM;
+      for(i=0; rc==SQLITE_OK && i<nRef; i++) aExclRef[i] = a[i].exclRef;
+    }
+    if( rc==SQLITE_OK ){
       for(i=0; i<n && i<pK->hotOpLimit; i++){
         JNode *o = jObj();
         ProfsumSlice c = profsumCanonicalOp(a[i].zName, (int)strlen(a[i].zName));
@@ -922,10 +939,12 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
     }
     sqlite3_free(a);
     jSet(doc, "hot_ops", arr);
-    if( rc ) goto fail;
+    if( rc ){ sqlite3_free(aExclRef); goto fail; }
   }
-  jSet(doc, "semantic_families", families(jGet(doc, "hot_ops"),
+  jSet(doc, "semantic_families", families(jGet(doc, "hot_ops"), aExclRef,
        jNum(jGet(jGet(doc, "time_breakdown"), "total_duration"))));
+  sqlite3_free(aExclRef);
+  aExclRef = 0;
   {
     JNode *fam = jGet(doc, "semantic_families");
     int lim = pK->hotOpLimit>50 ? pK->hotOpLimit : 50;
@@ -941,7 +960,7 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
     jSet(doc, "hierarchical_regions", r);
     jSet(doc, "gap_region_contexts", x);
     rc = rowsInto(db, zS, iTrace, pzErr, "SELECT collective, count, total_duration FROM \"%w\".profsum_agg_comm "
-                  "WHERE trace_id=?1 ORDER BY total_duration DESC, collective", c, rowComm);
+                  "WHERE trace_id=?1 ORDER BY coalesce(total_ref, total_duration) DESC, collective", c, rowComm);
     if( rc ) goto fail;
     rc = limitedRowsInto(db, zS, iTrace, pzErr, "SELECT name, marker_op, count, total_gap_duration, "
         "max_gap_duration FROM \"%w\".profsum_agg_gap WHERE trace_id=?1 ORDER BY total_gap_duration DESC, "
@@ -949,7 +968,8 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
     /* regions and contexts: read by no section (forSections) */
     if( rc==SQLITE_OK && !forSections ) rc = limitedRowsInto(db, zS, iTrace, pzErr, "SELECT path, depth, count, "
         "inclusive_duration, exclusive_duration FROM \"%w\".profsum_agg_region WHERE trace_id=?1 "
-        "ORDER BY inclusive_duration DESC, exclusive_duration DESC, path", zLim, r, rowRegion);
+        "ORDER BY coalesce(inclusive_ref, inclusive_duration) DESC, coalesce(exclusive_ref, exclusive_duration) DESC, "
+        "path", zLim, r, rowRegion);
     if( rc==SQLITE_OK && !forSections ) rc = limitedRowsInto(db, zS, iTrace, pzErr, "SELECT op_name, region_path, count, "
         "total_gap_duration FROM \"%w\".profsum_agg_gap_context WHERE trace_id=?1 "
         "ORDER BY total_gap_duration DESC, op_name, region_path", zLim, x, rowContext);

@@ -260,6 +260,12 @@ struct ProfsumEngine {
   HMap procMap;         /* (pid,0) → process name id */
   HMap threadMap;       /* (pid,tid) → thread name id */
   HMap stepOf;          /* event index → args.step_num (events that have one) */
+  HMap exclRef;         /* event index → bits of its exclusive time as the
+                        ** reference's doubles give it (device ops that had a
+                        ** child: max(0, dur − Σ children's dur)); the others'
+                        ** is their dur's double (exclRefOf) */
+  int exclRefAll;       /* exclRef holds an event whose excl is its dur (its
+                        ** children are all 0 ps): look every event up */
   /* The doubles of the ts and dur texts of the events whose text had more
   ** than 6 decimals and whose doubles differ from those of the rounded
   ** picoseconds ("Float decisions"): rare (0 in converted XPlanes, whose
@@ -987,6 +993,12 @@ static double evDurFloat(Engine *e, int64_t i){
   return f>=0 ? e->aFloatDur[f] : psFloat(EV(e, i)->dur);
 }
 
+/* evDurFloat with the walk's hint of floatEntryNear. */
+static double evDurFloatNear(Engine *e, int64_t i, int64_t *pHint){
+  int64_t f = floatEntryNear(e, i, pHint);
+  return f>=0 ? e->aFloatDur[f] : psFloat(EV(e, i)->dur);
+}
+
 /* Sign of (point of a) − (point of b) as the reference's doubles compare
 ** them, where a point is the event's ts (bEnd 0) or its end (bEnd 1). */
 static int cmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
@@ -1110,11 +1122,59 @@ static int sortDepth(int64_t n){
 ** only when it is not in order already (xprof writes each line in time
 ** order).  Memory: the order array (4 bytes per event) and a stack as deep
 ** as the deepest nesting. */
+/* Track attributes from the metadata names (all read by now). */
+static void engTrackFlags(Engine *e){
+  int64_t i;
+  for(i=0; i<e->nTrk; i++){
+    STrack *t = &e->aTrk[i];
+    HEnt *hp = hmGet(&e->procMap, t->pid, 0, 0, 0);
+    HEnt *ht = hmGet(&e->threadMap, t->pid, t->tid, 0, 0);
+    t->proc = hp ? (int32_t)hp->v1 : -1;
+    t->thread = ht ? (int32_t)ht->v1 : -1;
+    if( t->proc>=0 ){
+      const char *z = SP_STR(&e->pool, t->proc);
+      t->isDevice = strncmp(z, "/device:", 8)==0;
+      t->isHost = strncmp(z, "/host:", 6)==0;
+    }
+    if( t->thread>=0 ){
+      const char *z = SP_STR(&e->pool, t->thread);
+      t->isDevOp = strcmp(z, "XLA Ops")==0 || strcmp(z, "Async XLA Ops")==0
+                || strncmp(z, "Stream #", 8)==0;
+      t->isSteps = strcmp(z, "Steps")==0;
+    }
+  }
+}
+
+/* Sets *pBits to the bits of double x (an HEnt slot keeps doubles). */
+static void putBits(int64_t *pBits, double x){ memcpy(pBits, &x, sizeof(x)); }
+
+/* Event i's exclusive time as the reference's doubles give it (§2 in
+** doubles: max(0, dur − the sum of its children's durs, added as they
+** finish)), given dDur, its dur's double: kept in exclRef for the device
+** ops that had a child; any other's is dDur. */
+static double exclRefOf(Engine *e, int64_t i, double dDur){
+  HEnt *h;
+  double x;
+  const SEv *r;
+  if( e->exclRef.nUsed==0 ) return dDur;
+  r = EV(e, i);
+  /* an event with a child has excl < dur, unless its children are all
+  ** under half a picosecond (0 ps): then exclRefAll is set */
+  if( r->excl==r->dur && !e->exclRefAll ) return dDur;
+  if( (h = hmGet(&e->exclRef, i, 0, 0, 0))==0 ) return dDur;
+  memcpy(&x, &h->v1, sizeof(x));
+  return x;
+}
+
 static int engOrder(Engine *e){
   int64_t i, n = e->nEv, nStk = 0, nAllocStk = 0, t;
   int32_t *aStk = 0;
   int64_t *aChild = 0, *aPos;
+  double *aChildRef = 0;    /* device-op tracks: Σ children's dur doubles */
+  int devOp = 0;            /* the track being swept is a device-op track */
+  int rc = SQLITE_OK;
   engTolerance(e);
+  engTrackFlags(e);
   aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+1));
   e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
   if( !aPos || !e->aOrd ){ sqlite3_free(aPos); return SQLITE_NOMEM; }
@@ -1142,11 +1202,23 @@ static int engOrder(Engine *e){
     int64_t ex_ = x_->dur - aChild[nStk]; \
     x_->excl = ex_>0 ? ex_ : 0; \
     if( nStk>0 ) aChild[nStk-1] += x_->dur; \
+    if( devOp && (nStk>0 || aChildRef[nStk]>0) ){ \
+      double d_ = evDurFloat(e, top_); \
+      if( aChildRef[nStk]>0 ){ \
+        HEnt *h_ = hmGet(&e->exclRef, top_, 0, 1, 0); \
+        double x2_ = d_ - aChildRef[nStk]; \
+        if( h_==0 ) rc = SQLITE_NOMEM; \
+        else putBits(&h_->v1, x2_>0 ? x2_ : 0.0); \
+        if( x_->excl==x_->dur ) e->exclRefAll = 1; \
+      } \
+      if( nStk>0 ) aChildRef[nStk-1] += d_; \
+    } \
   }while(0)
-  for(t=0; t<e->nTrk; t++){
+  for(t=0; t<e->nTrk && rc==SQLITE_OK; t++){
     STrack *tr = &e->aTrk[t];
     int64_t j;
-    for(j=0; j<tr->nEv; j++){
+    devOp = tr->isDevice && tr->isDevOp;
+    for(j=0; j<tr->nEv && rc==SQLITE_OK; j++){
       int32_t k = e->aOrd[tr->iFirst+j];
       while( nStk>0 && cmpTsEnd(e, k, aStk[nStk-1])>=0 ) FIN();
       while( nStk>0 && cmpEnd(e, k, aStk[nStk-1])>0 ) FIN();
@@ -1154,21 +1226,26 @@ static int engOrder(Engine *e){
         int64_t nNew = nAllocStk ? nAllocStk*2 : 64;
         int32_t *a1 = sqlite3_realloc64(aStk, sizeof(int32_t)*(sqlite3_uint64)nNew);
         int64_t *a2;
-        if( a1==0 ){ sqlite3_free(aChild); sqlite3_free(aStk); return SQLITE_NOMEM; }
+        double *a3;
+        if( a1==0 ){ rc = SQLITE_NOMEM; break; }
         aStk = a1;
         a2 = sqlite3_realloc64(aChild, sizeof(int64_t)*(sqlite3_uint64)nNew);
-        if( a2==0 ){ sqlite3_free(aChild); sqlite3_free(aStk); return SQLITE_NOMEM; }
+        if( a2==0 ){ rc = SQLITE_NOMEM; break; }
         aChild = a2;
+        a3 = sqlite3_realloc64(aChildRef, sizeof(double)*(sqlite3_uint64)nNew);
+        if( a3==0 ){ rc = SQLITE_NOMEM; break; }
+        aChildRef = a3;
         nAllocStk = nNew;
       }
       aChild[nStk] = 0;
+      aChildRef[nStk] = 0.0;
       aStk[nStk++] = k;
     }
     while( nStk>0 ) FIN();
   }
 #undef FIN
-  sqlite3_free(aStk); sqlite3_free(aChild);
-  return SQLITE_OK;
+  sqlite3_free(aStk); sqlite3_free(aChild); sqlite3_free(aChildRef);
+  return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1254,6 +1331,7 @@ static int counterAdd(HMap *m, int kind, int64_t owner, int64_t val, int64_t n, 
 /* ------------------------------------------------------------------ */
 typedef struct OpAgg {
   int64_t count, total, excl;
+  double totalRef, exclRef;      /* total, excl as the reference adds them */
   double flopSum; int64_t flopN;
   int32_t shape, source, tfop;   /* most common values, -1 none */
   int64_t bestShape[2], bestSource[2], bestTf[2];   /* count, seq */
@@ -1302,7 +1380,10 @@ typedef struct PartsInfo {
   int32_t path4;       /* first <= 4 parts joined */
 } PartsInfo;
 
-typedef struct RegAgg { int32_t path; int depth; int64_t count, incl, excl; int removed; } RegAgg;
+typedef struct RegAgg {
+  int32_t path; int depth; int64_t count, incl, excl; int removed;
+  double inclRef, exclRef;       /* incl, excl as the reference adds them */
+} RegAgg;
 
 /* Get (computing once) the parts of (name, tfop). */
 static int partsOf(Engine *e, HMap *cache, PartsInfo **paInfo, int64_t *pnInfo,
@@ -1461,6 +1542,7 @@ static int engGapsAndRegions(Engine *e){
                             ** (bits of doubles, µs), payloadName, bestMarker,
                             ** bestCount */
   int32_t *aKeyPi = 0;      /* per event key: its index in aInfo, or -1 */
+  int64_t hintRef = 0;      /* floatEntryNear's hint for the device ops */
   int64_t nGapRow = 0;
   sqlite3_stmt *pIns = 0;
   char *zTmp = 0;
@@ -1478,7 +1560,9 @@ static int engGapsAndRegions(Engine *e){
     STrack *t = &e->aTrk[q->trk];
     PartsInfo *pi;
     int d;
+    double xRef;
     if( !(t->isDevice && t->isDevOp) ) continue;
+    xRef = exclRefOf(e, e->aOrd[j], evDurFloatNear(e, e->aOrd[j], &hintRef));
     if( aKeyPi[r->key]>=0 ){
       pi = &aInfo[aKeyPi[r->key]];
     }else{
@@ -1508,7 +1592,8 @@ static int engGapsAndRegions(Engine *e){
       RegAgg *g = &aReg[pi->aRegIx[d-1]];
       g->count++;
       g->incl += r->excl;
-      if( d==pi->nPart ) g->excl += r->excl;
+      g->inclRef += xRef;
+      if( d==pi->nPart ){ g->excl += r->excl; g->exclRef += xRef; }
     }
     if( q->tfop>=0 && !pi->fallback && pi->path4>=0 ){
       HEnt *h = hmGet(&pref, q->name, pi->path4, 1, 0);
@@ -1536,7 +1621,9 @@ static int engGapsAndRegions(Engine *e){
     }
     for(i=0; i<nReg; i++){
       if( aReg[i].depth>1 && aChildN[i]==1 ){
-        double a = US(aReg[i].incl), b = US(aReg[aChild1[i]].incl);
+        /* "close" on the reference's sums: a difference of exactly the
+        ** 1e-6 µs threshold in exact times can be an ulp over it there */
+        double a = aReg[i].inclRef, b = aReg[aChild1[i]].inclRef;
         double m = (a<0?-a:a) > (b<0?-b:b) ? (a<0?-a:a) : (b<0?-b:b);
         double tol = 1e-9*m > 1e-6 ? 1e-9*m : 1e-6;
         double diff = a-b; if( diff<0 ) diff = -diff;
@@ -1545,7 +1632,7 @@ static int engGapsAndRegions(Engine *e){
     }
     sqlite3_free(aChildN);
   }
-  if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_region VALUES(?1,?2,?3,?4,?5,?6)")) ) goto done;
+  if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_region VALUES(?1,?2,?3,?4,?5,?6,?7,?8)")) ) goto done;
   for(i=0; i<nReg; i++){
     if( aReg[i].removed ) continue;
     sqlite3_bind_int64(pIns, 1, e->traceId);
@@ -1554,6 +1641,8 @@ static int engGapsAndRegions(Engine *e){
     sqlite3_bind_int64(pIns, 4, aReg[i].count);
     sqlite3_bind_double(pIns, 5, US(aReg[i].incl));
     sqlite3_bind_double(pIns, 6, US(aReg[i].excl));
+    sqlite3_bind_double(pIns, 7, aReg[i].inclRef);
+    sqlite3_bind_double(pIns, 8, aReg[i].exclRef);
     if( (rc = engStep(e, pIns)) ) goto done;
   }
   sqlite3_finalize(pIns); pIns = 0;
@@ -2063,9 +2152,12 @@ static int engAggregate(Engine *e){
   const char **aFamily = 0;       /* per name id: semantic family (cached) */
   HMap steps = {0,0,0}, gpuSteps = {0,0,0}, ctr = {0,0,0};
   int64_t aComm[16][2]; const char *azComm[16]; int nComm = 0;
+  double aCommRef[16];           /* Σ exclusive as the reference adds it */
+  int64_t hintRef = 0;           /* floatEntryNear's hint for the device ops */
   sqlite3_stmt *pIns = 0;
 
   memset(aComm, 0, sizeof(aComm));
+  memset(aCommRef, 0, sizeof(aCommRef));
   aOp = sqlite3_malloc64(sizeof(OpAgg)*(sqlite3_uint64)(nNames ? nNames : 1));
   aKeyCat = sqlite3_malloc64((sqlite3_uint64)(e->nKey ? e->nKey : 1));
   aNameFlag = sqlite3_malloc64((sqlite3_uint64)(nNames ? nNames : 1));
@@ -2079,26 +2171,6 @@ static int engAggregate(Engine *e){
   memset(aOp, 0, sizeof(OpAgg)*(size_t)nNames);
   memset(aNameFlag, 0, (size_t)nNames);
   memset(aFamily, 0, sizeof(char*)*(size_t)nNames);
-
-  /* Track attributes from the metadata names. */
-  for(i=0; i<e->nTrk; i++){
-    STrack *t = &e->aTrk[i];
-    HEnt *hp = hmGet(&e->procMap, t->pid, 0, 0, 0);
-    HEnt *ht = hmGet(&e->threadMap, t->pid, t->tid, 0, 0);
-    t->proc = hp ? (int32_t)hp->v1 : -1;
-    t->thread = ht ? (int32_t)ht->v1 : -1;
-    if( t->proc>=0 ){
-      const char *z = SP_STR(&e->pool, t->proc);
-      t->isDevice = strncmp(z, "/device:", 8)==0;
-      t->isHost = strncmp(z, "/host:", 6)==0;
-    }
-    if( t->thread>=0 ){
-      const char *z = SP_STR(&e->pool, t->thread);
-      t->isDevOp = strcmp(z, "XLA Ops")==0 || strcmp(z, "Async XLA Ops")==0
-                || strncmp(z, "Stream #", 8)==0;
-      t->isSteps = strcmp(z, "Steps")==0;
-    }
-  }
 
   /* Event category per key (§1.4), the name tests cached per name: stall
   ** regex → stall; host process → host; communication name →
@@ -2160,10 +2232,13 @@ static int engAggregate(Engine *e){
       OpAgg *o = &aOp[q->name];
       KeyMemo *m = &aMemo[r->key];
       const char *zColl;
+      double dRef = evDurFloatNear(e, k, &hintRef), xRef = exclRefOf(e, k, dRef);
       o->seen = 1;
       o->count++;
       o->total += r->dur;
       o->excl += r->excl;
+      o->totalRef += dRef;
+      o->exclRef += xRef;
       /* flop proxy and collective: functions of the key, worked out at
       ** its first event (in processing order, which orders azComm) */
       if( m->flopKind<0 ){
@@ -2193,7 +2268,10 @@ static int engAggregate(Engine *e){
           if( c<16 ) m->comm = (int8_t)c;
         }
       }
-      if( m->comm>=0 ){ aComm[m->comm][0]++; aComm[m->comm][1] += r->excl; }
+      if( m->comm>=0 ){
+        aComm[m->comm][0]++; aComm[m->comm][1] += r->excl;
+        aCommRef[m->comm] += xRef;
+      }
     }
   }
 
@@ -2387,7 +2465,7 @@ static int engAggregate(Engine *e){
   }
 
   /* Ops. */
-  if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_op VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)")) ) goto done;
+  if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_op VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)")) ) goto done;
   for(i=0; i<nNames; i++){
     OpAgg *o = &aOp[i];
     if( !o->seen ) continue;
@@ -2401,17 +2479,20 @@ static int engAggregate(Engine *e){
     bindStrId(e, pIns, 8, o->tfop);
     if( o->flopN ) sqlite3_bind_double(pIns, 9, o->flopSum/(double)o->flopN);
     else sqlite3_bind_null(pIns, 9);
+    sqlite3_bind_double(pIns, 10, o->exclRef);
+    sqlite3_bind_double(pIns, 11, o->totalRef);
     if( (rc = engStep(e, pIns)) ) goto done;
   }
   sqlite3_finalize(pIns); pIns = 0;
 
   /* Collectives. */
-  if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_comm VALUES(?1,?2,?3,?4)")) ) goto done;
+  if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_comm VALUES(?1,?2,?3,?4,?5)")) ) goto done;
   for(i=0; i<nComm; i++){
     sqlite3_bind_int64(pIns, 1, e->traceId);
     sqlite3_bind_text(pIns, 2, azComm[i], -1, SQLITE_STATIC);
     sqlite3_bind_int64(pIns, 3, aComm[i][0]);
     sqlite3_bind_double(pIns, 4, US(aComm[i][1]));
+    sqlite3_bind_double(pIns, 5, aCommRef[i]);
     if( (rc = engStep(e, pIns)) ) goto done;
   }
   sqlite3_finalize(pIns); pIns = 0;
@@ -2450,6 +2531,7 @@ void profsumEngineFree(ProfsumEngine *e){
   sigFree(e);
   hmFree(&e->trkMap); hmFree(&e->procMap); hmFree(&e->threadMap);
   hmFree(&e->stepOf);
+  hmFree(&e->exclRef);
   sqlite3_free(e->aFloatIdx); sqlite3_free(e->aFloatTs); sqlite3_free(e->aFloatDur);
   sqlite3_free(e);
 }

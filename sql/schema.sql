@@ -10,7 +10,10 @@
 -- Durations are REAL microseconds computed from exact integer picoseconds
 -- (correctly rounded), the unit of the profile_summary.v1 document; step
 -- durations and gap lengths are the reference's own doubles instead
--- (docs/summary.md, "Decisions in doubles, sums exact").
+-- (docs/summary.md, "Decisions in doubles, sums exact").  The *_ref
+-- columns hold sums as the reference's doubles add them (its order, its
+-- rounding): rows whose exact sums tie are ordered by them, as the
+-- reference orders them.
 --
 -- The file is executed by profsum_import() with "main." replaced by the
 -- target schema; every statement must be idempotent (IF NOT EXISTS).  A
@@ -78,6 +81,8 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_op(
   source_file TEXT,                    -- most common args.source
   tf_op_path TEXT,                     -- most common raw args.tf_op
   flop_proxy_per_invocation REAL,      -- mean flop proxy over events that have one
+  exclusive_ref REAL,                  -- exclusive_duration as the reference's doubles add it: orders ties (NULL: use exclusive_duration)
+  total_ref REAL,                      -- total_duration as the reference's doubles add it: orders ties (NULL: use total_duration)
   PRIMARY KEY(trace_id, name)
 ) WITHOUT ROWID;
 
@@ -87,6 +92,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_comm(
   collective TEXT NOT NULL,            -- all-reduce | all-gather | reduce-scatter | all-to-all | ... (profsum_collective)
   count INTEGER NOT NULL,              -- communication op events of this collective
   total_duration REAL NOT NULL,        -- Σ exclusive time, µs
+  total_ref REAL,                      -- total_duration as the reference's doubles add it: orders ties (NULL: use total_duration)
   PRIMARY KEY(trace_id, collective)
 ) WITHOUT ROWID;
 
@@ -109,6 +115,8 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_region(
   count INTEGER NOT NULL,              -- device-op events at or below this path
   inclusive_duration REAL NOT NULL,    -- Σ exclusive time of events at or below, µs
   exclusive_duration REAL NOT NULL,    -- Σ exclusive time of events exactly here, µs
+  inclusive_ref REAL,                  -- inclusive_duration as the reference's doubles add it: orders ties, decides pruning (NULL: use inclusive_duration)
+  exclusive_ref REAL,                  -- exclusive_duration as the reference's doubles add it: orders ties (NULL: use exclusive_duration)
   PRIMARY KEY(trace_id, path)
 ) WITHOUT ROWID;
 

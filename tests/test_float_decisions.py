@@ -266,5 +266,159 @@ class FloatDecisions(unittest.TestCase):
                     self.check(events, td)
 
 
+COLLECTIVES = ("all-reduce", "all-gather")
+
+
+def trace_text_args(events):
+    """trace_text with an args.tf_op per event: (name, ts, dur, tf_op)."""
+    parts = [json.dumps(m) for m in DEV]
+    for name, ts, dur, tf in events:
+        parts.append('{"ph":"X","pid":1,"tid":2,"name":%s,"ts":%s,"dur":%s,"args":{"tf_op":%s}}'
+                     % (json.dumps(name), ts, dur, json.dumps(tf)))
+    return '{"displayTimeUnit":"ns","traceEvents":[' + ",".join(parts) + "]}"
+
+
+def reference_orders(events):
+    """The order of hot_ops (§4.5), communication_ops (§4.7) and
+    hierarchical_regions (§4.9, with its pruning) as the reference's
+    float sums give them, for one device-op line whose events are
+    (name, ts, dur, tf_op) with tf_op of plain '/'-separated parts."""
+    ev = [(name, float(ts), float(dur), tf) for name, ts, dur, tf in events]
+    order = sorted(range(len(ev)), key=lambda i: (ev[i][1], -(ev[i][1] + ev[i][2])))
+    excl = [0.0] * len(ev)
+    stack = []
+
+    def fin():
+        i, child = stack.pop()
+        excl[i] = max(0, ev[i][2] - child)
+        if stack:
+            stack[-1][1] += ev[i][2]
+    for i in order:
+        ts, end = ev[i][1], ev[i][1] + ev[i][2]
+        while stack and ts >= ev[stack[-1][0]][1] + ev[stack[-1][0]][2]:
+            fin()
+        while stack and end > ev[stack[-1][0]][1] + ev[stack[-1][0]][2]:
+            fin()
+        stack.append([i, 0.0])
+    while stack:
+        fin()
+    ops, comm, reg = {}, {}, {}
+    for i in order:                         # processing order
+        name, _, dur, tf = ev[i]
+        o = ops.setdefault(name, [0.0, 0.0])
+        o[0] += excl[i]
+        o[1] += dur
+        for c in COLLECTIVES:
+            if name.startswith(c):
+                comm[c] = comm.get(c, 0.0) + excl[i]
+                break
+        parts = tf.split("/")
+        for d in range(1, len(parts) + 1):
+            r = reg.setdefault("=>".join(parts[:d]), [0.0, 0.0])
+            r[0] += excl[i]
+            if d == len(parts):
+                r[1] += excl[i]
+    children = {}
+    for p in reg:
+        if "=>" in p:
+            children.setdefault(p.rsplit("=>", 1)[0], []).append(p)
+    removed = set()
+    for p in reg:
+        ch = children.get(p, [])
+        if "=>" in p and len(ch) == 1:
+            a, b = reg[p][0], reg[ch[0]][0]
+            if abs(a - b) <= max(1e-9 * max(abs(a), abs(b)), 1e-6):
+                removed.add(p)
+    hot = sorted(ops, key=lambda n: (-ops[n][0], -ops[n][1], n))
+    coll = sorted(comm, key=lambda c: (-comm[c], c))
+    regions = sorted((p for p in reg if p not in removed), key=lambda p: (-reg[p][0], -reg[p][1], p))
+    # §4.6: the families' exclusive sums add the hot ops' in their order
+    db = connect()
+    fam = {}
+    for name in hot:
+        f = db.execute("SELECT profsum_semantic_family(?)", (name,)).fetchone()[0]
+        fam[f] = fam.get(f, 0.0) + ops[name][0]
+    db.close()
+    families = sorted(fam, key=lambda f: (-fam[f], f))
+    return hot, coll, regions, families
+
+
+class TiesInReferenceOrder(unittest.TestCase):
+    """Rows whose exact sums tie are ordered as the reference's float sums
+    order them (the *_ref columns)."""
+
+    def orders(self, events, td, n=[0]):
+        n[0] += 1
+        path = td.write("o%d.json" % n[0], trace_text_args(events))
+        db = connect()
+        db.execute("SELECT profsum_import(?, 'x', ?)", (path, json.dumps({"hot_op_limit": 100000})))
+        d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+        views = (db.execute("SELECT collective FROM profsum_comm_ops ORDER BY rank").fetchall(),
+                 db.execute("SELECT path FROM profsum_regions ORDER BY rank").fetchall())
+        db.close()
+        got = ([h["name"] for h in d["hot_ops"]], [c["collective"] for c in d["communication_ops"]],
+               [r["path"] for r in d["hierarchical_regions"]], [f["family"] for f in d["semantic_families"]])
+        self.assertEqual([r[0] for r in views[0]], got[1])
+        self.assertEqual([r[0] for r in views[1]], got[2])
+        return got
+
+    def test_child_subtracted_in_doubles(self):
+        # 0.7 - 0.5 is 0.19999999999999996: the op of 0.2 ranks above the
+        # parent whose exact exclusive time is also 0.2
+        with TempDir() as td:
+            hot, _, _, _ = self.orders([("parent", "10", "0.7", "m"), ("child", "10.1", "0.5", "m"),
+                                     ("flat", "20", "0.2", "m")], td)
+            self.assertEqual(hot, ["child", "flat", "parent"])
+            # a child under half a picosecond (0 ps exact): the parent's
+            # exclusive is 1.0 - 1e-13 there, under the other op's 1.0
+            hot, _, _, _ = self.orders([("p", "10", "1.0", "m"), ("c", "10.5", "1e-13", "m"),
+                                        ("z", "20", "1.0", "m")], td)
+            self.assertEqual(hot, ["z", "p", "c"])
+
+    def test_collectives_added_in_doubles(self):
+        # 0.1 + 0.2 is 0.30000000000000004 > 0.3: all-reduce first
+        with TempDir() as td:
+            _, coll, _, _ = self.orders([("all-reduce.1", "0", "0.1", "m"), ("all-gather.1", "1", "0.3", "m"),
+                                      ("all-reduce.2", "2", "0.2", "m")], td)
+            self.assertEqual(coll, ["all-reduce", "all-gather"])
+
+    def test_regions_added_in_doubles(self):
+        with TempDir() as td:
+            _, _, reg, _ = self.orders([("a.1", "0", "0.1", "r1/x"), ("b.1", "1", "0.3", "r2/y"),
+                                     ("a.2", "2", "0.2", "r1/x")], td)
+            self.assertEqual(reg, ["r1=>x", "r1", "r2=>y", "r2"])    # exact sums: r1=>x, r2=>y, r1, r2
+
+    def test_families_added_in_doubles(self):
+        # collective: 0.7 - 0.5 in doubles, under copy's 0.2 (exact sums
+        # tie, and 'collective' < 'copy' would put it first)
+        with TempDir() as td:
+            _, _, _, fam = self.orders([("all-reduce.1", "10", "0.7", "m"), ("fusion.1", "10.1", "0.5", "m"),
+                                        ("copy.1", "20", "0.2", "m")], td)
+            self.assertEqual(fam, ["other", "copy", "collective"])
+
+    def test_random_ties_against_python_floats(self):
+        rng = random.Random(20261123)
+        durs = ["0.1", "0.2", "0.3", "0.4", "0.5", "0.7", "1.1", "2.2", "3.3", "0.6"]
+        names = ["fusion.1", "fusion.2", "copy.3", "all-reduce.4", "all-gather.5", "all-reduce.6", "dot.7",
+                 "softmax.8", "convolution.9"]
+        tfs = ["m1/a", "m1/b", "m2/a", "m2", "m1/a/c"]
+        with TempDir() as td:
+            for case in range(60):
+                events, t = [], rng.choice([0.0, 1000.0, 45317.13])
+                for k in range(rng.randint(3, 14)):
+                    dur = rng.choice(durs)
+                    if rng.random() < 0.35 and events:      # inside the previous event
+                        _, pts, pdur, _ = events[-1]
+                        ts = float(pts) + rng.choice([0.0, 0.1])
+                        if float(dur) > float(pdur):
+                            dur = pdur
+                    else:
+                        ts = t + rng.choice([0.5, 1.0, 5.0])
+                        t = ts + float(dur)
+                    events.append((rng.choice(names), "%.1f" % ts, dur, rng.choice(tfs)))
+                want = reference_orders(events)
+                self.assertEqual(self.orders(events, td), want, events)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -179,8 +179,8 @@ class SchemaUpgrade(unittest.TestCase):
         before = rows(self.db, "SELECT name, count, total_duration, exclusive_duration FROM profsum_agg_op "
                                "WHERE trace_id=? ORDER BY name", a)
         names = [c[0] for c in columns(self.db, "profsum_agg_op")]
-        self.assertEqual(names[-1], "flop_proxy_per_invocation")
-        rebuild(self.db, "profsum_agg_op", names[:-2])
+        self.assertEqual(names[-4:], ["tf_op_path", "flop_proxy_per_invocation", "exclusive_ref", "total_ref"])
+        rebuild(self.db, "profsum_agg_op", names[:-4])
         self.make_old()
         self.db.commit()
         self.imp("b")
@@ -191,7 +191,7 @@ class SchemaUpgrade(unittest.TestCase):
                          [(len(before),)])
         got = columns(self.db, "profsum_agg_op")
         self.assertEqual([c[0] for c in got], [c[0] for c in self.fresh_cols["profsum_agg_op"]])
-        self.assertEqual(got[-2:], self.fresh_cols["profsum_agg_op"][-2:])
+        self.assertEqual(got[-4:], self.fresh_cols["profsum_agg_op"][-4:])
 
     def test_table_with_other_columns_and_rows_is_an_error(self):
         self.imp("a")
@@ -204,8 +204,8 @@ class SchemaUpgrade(unittest.TestCase):
             self.imp("b")
         msg = str(cm.exception)
         self.assertIn("profsum_import: the table 'main.profsum_agg_comm' was made by another version of profsum", msg)
-        self.assertIn("(it has: trace_id,count,collective,total_duration; "
-                      "this profsum needs: trace_id,collective,count,total_duration); "
+        self.assertIn("(it has: trace_id,count,collective,total_duration,total_ref; "
+                      "this profsum needs: trace_id,collective,count,total_duration,total_ref); "
                       "import into a new database file", msg)
         # nothing changed: no view dropped, no trace added, meta as it was
         self.assertEqual(objects(self.db), before)
@@ -238,8 +238,8 @@ class SchemaUpgrade(unittest.TestCase):
         # gives SQLite's reason
         self.imp("a")
         names = [c[0] for c in columns(self.db, "profsum_agg_comm")]
-        self.assertEqual(names[-1], "total_duration")
-        rebuild(self.db, "profsum_agg_comm", names[:-1])
+        self.assertEqual(names[-2:], ["total_duration", "total_ref"])
+        rebuild(self.db, "profsum_agg_comm", names[:-2])
         self.make_old()
         self.db.commit()
         self.assertGreater(rows(self.db, "SELECT count(*) FROM profsum_agg_comm")[0][0], 0)
@@ -247,7 +247,7 @@ class SchemaUpgrade(unittest.TestCase):
             self.imp("b")
         self.assertIn("'main.profsum_agg_comm' was made by another version of profsum and cannot be brought "
                       "to this one's columns (it has: trace_id,collective,count; this profsum needs: "
-                      "trace_id,collective,count,total_duration) (adding total_duration: Cannot add a NOT NULL "
+                      "trace_id,collective,count,total_duration,total_ref) (adding total_duration: Cannot add a NOT NULL "
                       "column with default value NULL); import into a new database file", str(cm.exception))
         self.assertNotIn("DROP TABLE", str(cm.exception))
 

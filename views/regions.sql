@@ -8,7 +8,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_regions(
   trace_id,
   -- Trace label (TEXT).
   label,
-  -- 0-based rank: inclusive desc, exclusive desc, path (INTEGER).
+  -- 0-based rank: inclusive desc, exclusive desc, path; ties of exact sums as the reference's sums order them (INTEGER).
   rank,
   -- Parts joined by '=>', e.g. train_step=>block_0=>matmul (TEXT).
   path,
@@ -29,8 +29,8 @@ CREATE VIEW IF NOT EXISTS main.profsum_regions(
 ) AS
 WITH ranked AS (
   SELECT r.*, t.label, t.options,
-         row_number() OVER (PARTITION BY r.trace_id ORDER BY r.inclusive_duration DESC,
-                            r.exclusive_duration DESC, r.path) - 1 AS rank
+         row_number() OVER (PARTITION BY r.trace_id ORDER BY coalesce(r.inclusive_ref, r.inclusive_duration) DESC,
+                            coalesce(r.exclusive_ref, r.exclusive_duration) DESC, r.path) - 1 AS rank
   FROM profsum_agg_region AS r JOIN profsum_trace AS t USING (trace_id)
 ), listed AS (
   SELECT * FROM ranked WHERE rank < max(json_extract(options, '$.hot_op_limit'), 500)
