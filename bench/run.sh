@@ -69,8 +69,9 @@ ${CC:-cc} -O2 -o "$MEASURE" "$HERE/measure.c" || die "cannot compile bench/measu
 
 # time_once OUTFILE CMD...: runs CMD once under bench/measure.c, stdout to
 # OUTFILE; sets W (wall seconds, taken right around the fork and the wait), E (W rounded to 10 ms, as GNU time's %e), M (peak RSS
-# in KB) and C (user + system CPU seconds of all threads: above W when the
-# reader runs its inflate thread in parallel), from wait4()'s rusage.
+# in KB), C (user + system CPU seconds of all threads: above W when the
+# reader runs its inflate thread in parallel) and F (minor page faults: the
+# pages touched for the first time), from wait4()'s rusage.
 time_once() {
   local out=$1; shift
   if ! "$MEASURE" "$TMP/time.txt" "$out" "$TMP/stderr.txt" "$@"; then
@@ -79,14 +80,14 @@ time_once() {
     exit 1
   fi
   local u s
-  read -r W M u s < "$TMP/time.txt"
+  read -r W M u s F < "$TMP/time.txt"
   E=$(awk -v a="$W" 'BEGIN{printf "%.2f", a}')
   C=$(awk -v a="$u" -v b="$s" 'BEGIN{printf "%.2f", a + b}')
 }
 
 # Best-of bookkeeping, per measurement NAME: the best wall time (with its %e
-# and CPU time), and the highest peak RSS of the runs.
-declare -A BW BE BC BR
+# and CPU time), and the highest peak RSS and page-fault count of the runs.
+declare -A BW BE BC BR BF
 best_add() {  # best_add NAME: account the last time_once
   local k=$1
   # every run (its round i and run j in the round), for the medians and the
@@ -96,10 +97,11 @@ best_add() {  # best_add NAME: account the last time_once
     BW[$k]=$W BE[$k]=$E BC[$k]=$C
   fi
   ((M > ${BR[$k]:-0})) && BR[$k]=$M
+  ((F > ${BF[$k]:-0})) && BF[$k]=$F
   return 0
 }
-best_write() {  # best_write NAME: "NAME best_wall_s best_e_s max_rss_kb cpu_s" to measure.txt
-  printf '%s %s %s %s %s\n' "$1" "${BW[$1]}" "${BE[$1]}" "${BR[$1]}" "${BC[$1]}" >>"$TMP/measure.txt"
+best_write() {  # best_write NAME: "NAME best_wall_s best_e_s max_rss_kb cpu_s max_faults" to measure.txt
+  printf '%s %s %s %s %s %s\n' "$1" "${BW[$1]}" "${BE[$1]}" "${BR[$1]}" "${BC[$1]}" "${BF[$1]}" >>"$TMP/measure.txt"
 }
 
 # measure NAME OUTFILE CMD...: runs CMD $REPEAT times under bench/measure.c
@@ -116,6 +118,9 @@ measure() {
 sql_quote() { printf "'%s'" "${1//\'/\'\'}"; }
 
 LOADAVG_START=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)
+# What one fresh page of memory costs here (bench/measure.c -p): best of
+# five passes over 4096 pages, before and after the measurements.
+PAGE_US_START=$("$MEASURE" -p 4096) || die "measure -p failed"
 GEN_SHA=$(sha256sum "$HERE/gen_trace.py" | cut -d' ' -f1)
 : >"$TMP/measure.txt"
 : >"$TMP/files.txt"
@@ -288,13 +293,15 @@ for k in shell gzip scan excl import; do best_write "$k:empty"; done
 
 # ---- report -----------------------------------------------------------------
 LOADAVG_END=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)
+PAGE_US_END=$("$MEASURE" -p 4096) || die "measure -p failed"
 PROFSUM_VERSION=$("$SQLITE3" :memory: -cmd ".load '$SO'" "SELECT profsum_version();" 2>/dev/null || echo unknown)
 PROFSUM_DEBUG=$("$SQLITE3" :memory: -cmd ".load '$SO'" "SELECT profsum_debug();" 2>/dev/null || true)
 BENCH_RUNS="empty:${RUNS_OF[empty]}"
 for SIZE in $SIZES; do BENCH_RUNS+=" $SIZE:${RUNS_OF[$SIZE]}"; done
 export BENCH_RUNS
 export BENCH_TMP="$TMP" BENCH_OUT="$HERE" BENCH_REPEAT="$REPEAT" BENCH_SHAPE="$SHAPE" \
-  BENCH_SO="$SO_SRC" BENCH_SO_SHA="$SO_SHA" PROFSUM_VERSION PROFSUM_DEBUG SQLITE3 LOADAVG_START LOADAVG_END BENCH_ROOT="$ROOT"
+  BENCH_SO="$SO_SRC" BENCH_SO_SHA="$SO_SHA" PROFSUM_VERSION PROFSUM_DEBUG SQLITE3 LOADAVG_START LOADAVG_END BENCH_ROOT="$ROOT" \
+  PAGE_US_START PAGE_US_END
 "$PY" - <<'EOF'
 import json, os, platform, subprocess, time
 
@@ -310,8 +317,9 @@ def sh(*cmd):
 
 meas = {}
 for line in open(os.path.join(tmp, "measure.txt")):
-    name, wall, e, rss, cpu = line.split()
-    meas[name] = {"wall_s": float(wall), "time_e_s": float(e), "peak_rss_kb": int(rss), "cpu_s": float(cpu)}
+    name, wall, e, rss, cpu, faults = line.split()
+    meas[name] = {"wall_s": float(wall), "time_e_s": float(e), "peak_rss_kb": int(rss), "cpu_s": float(cpu),
+                  "minor_faults": int(faults)}
 samples, first_of_round = {}, {}
 for line in open(os.path.join(tmp, "samples.txt")):
     name, wall, rnd, run = line.split()
@@ -361,6 +369,11 @@ env = {
     # shared machine, read the wall times with these in mind
     "loadavg_start": os.environ.get("LOADAVG_START", ""),
     "loadavg_end": os.environ.get("LOADAVG_END", ""),
+    # microseconds one fresh page of anonymous memory costs (bench/measure.c
+    # -p: mapped, written once, best of five passes over 4096 pages), before
+    # and after the measurements
+    "page_fault_us": [float(os.environ["PAGE_US_START"]), float(os.environ["PAGE_US_END"])],
+    "baseline_minor_faults": meas["baseline"]["minor_faults"],
     "profsum_so": os.environ["BENCH_SO"],
     "profsum_so_sha256": os.environ["BENCH_SO_SHA"],
 }
@@ -545,6 +558,28 @@ for r in rows:
         r["import"]["cpu_s"] / r["import"]["wall_s"]))
 ctable = "\n".join(lines)
 
+# Fresh pages: every page a command touches for the first time is a minor
+# fault, and on a virtual machine whose host backs memory lazily each costs
+# microseconds (measure -p).  Counted per command (the run with the most),
+# above the shell's own (baseline: sqlite3 + profsum, SELECT 1).
+page_us = min(env["page_fault_us"])
+base_f = env["baseline_minor_faults"]
+phdr = ("| trace | events | count(*) pages | import pages | import pages above baseline "
+        "| import B/ev touched | x %.1f µs = ms | share of the import's wall time |" % page_us)
+lines = [phdr, "|" + "---|" * (phdr.count("|") - 1)]
+empty_f = meas["import:empty"]["minor_faults"]
+lines.append("| empty | 0 | %d | %d | %d | – | %.1f | %.0f %% |" % (
+    meas["scan:empty"]["minor_faults"], empty_f, empty_f - base_f, (empty_f - base_f) * page_us / 1e3,
+    100 * (empty_f - base_f) * page_us / 1e6 / fixed["import"]))
+for r in rows:
+    above = r["import"]["minor_faults"] - base_f
+    r["import_pages_above_baseline"] = above
+    r["import_page_ms"] = above * page_us / 1e3
+    lines.append("| %s | %d | %d | %d | %d | %.1f | %.1f | %.0f %% |" % (
+        r["size"], r["events"], r["scan"]["minor_faults"], r["import"]["minor_faults"], above,
+        above * 4096 / r["events"], r["import_page_ms"], 100 * r["import_page_ms"] / 1e3 / r["import"]["wall_s"]))
+ptable = "\n".join(lines)
+
 md = ["# profsum benchmark results", "",
       "Generated by `bench/run.sh` (see `bench/README.md` for the method).", "",
       "- date: %s" % env["date_utc"],
@@ -573,6 +608,14 @@ md = ["# profsum benchmark results", "",
       "(measured on an empty trace in every round); and the incremental cost per MB from one "
       "size to the next, (t - t_prev) / (MB - MB_prev): what each further MB costs.", "",
       ftable, "",
+      "## Fresh pages", "",
+      "Minor page faults of each command (`ru_minflt`, the run with the most): the pages it touched for "
+      "the first time. The shell with profsum loaded touches %d (baseline). One fresh page costs %.1f µs "
+      "on this machine (`bench/measure.c -p`: %s µs before the runs, %s after), so the pages an import "
+      "touches are part of its time, and of its fixed cost most of all: the import of the empty trace "
+      "touches as many pages as the schema, the reader's buffers and the summary need, whatever the size." % (
+          base_f, page_us, os.environ["PAGE_US_START"], os.environ["PAGE_US_END"]), "",
+      ptable, "",
       "## CPU time", "",
       "user + sys seconds of the best run (all threads; CPU/wall above 1 means the inflate thread ran in parallel)",
       "", ctable, "",
@@ -589,6 +632,8 @@ print()
 print(ftable)
 print()
 print(ctable)
+print()
+print(ptable)
 print()
 print("baseline RSS (sqlite3 + profsum, no query): %.1f MB; written bench/results.md and bench/results.json" % (base_kb / 1024))
 EOF
