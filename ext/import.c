@@ -1287,6 +1287,10 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   if( isDir ){
     rc = profsumPickTraceNote(zReadFrom, &zTrace, &zRefPick, &zPickNote, &zErr);
     if( rc ){
+      /* No trace JSON in the folder: the code of a file that cannot be
+      ** opened, as for a missing file (SQLITE_NOTFOUND is SQLite's code for
+      ** an unknown file-control opcode; Python raises it as InternalError). */
+      if( rc==SQLITE_NOTFOUND ) rc = SQLITE_CANTOPEN;
       zErr = prefixFn(zErr, rc);
       goto done;
     }

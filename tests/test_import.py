@@ -287,6 +287,19 @@ class ImportBehaviour(Base):
         self.assertEqual(rows(self.db, "SELECT count(*) FROM profsum_trace"), [(1,)])
         self.assertEqual(rows(self.db, "SELECT count(*) FROM profsum_agg_op WHERE trace_id=?", tid), [(0,)])
 
+    def test_folder_without_trace_json_is_cantopen(self):
+        # a folder holding only an XPlane: the error of a file that cannot be
+        # opened (14, OperationalError in Python), not SQLITE_NOTFOUND (12,
+        # InternalError), which code catching OperationalError would miss
+        self.td.write("run/plugins/profile/s1/host0.xplane.pb", "x")
+        d = os.path.join(self.td.path, "run")
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            self.db.execute("SELECT profsum_import(?, 'x')", (d,)).fetchone()
+        self.assertIn("no profile trace JSON found", str(cm.exception))
+        self.assertIn("found 1 .xplane.pb file(s), which profsum does not read", str(cm.exception))
+        self.assertEqual(cm.exception.sqlite_errorcode, sqlite3.SQLITE_CANTOPEN)
+        self.assertEqual(rows(self.db, "SELECT count(*) FROM sqlite_schema WHERE name='profsum_trace'"), [(0,)])
+
     def test_missing_schema_objects_are_recreated(self):
         # a database that has every profsum object skips the schema script;
         # one that lost an object gets it back at the next import
