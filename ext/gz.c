@@ -408,7 +408,7 @@ static int srcReadDirect(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
 static void *ringProducer(void *pArg){
   ProfsumSrc *p = (ProfsumSrc*)pArg;
   Ring *r = p->pRing;
-  int iTail = 0;
+  int iTail = 0, nFirst = 0;
   for(;;){
     RingSlot *slot;
     size_t n = 0;
@@ -419,6 +419,11 @@ static void *ringProducer(void *pArg){
     if( r->stop ){ r->done = 1; pthread_cond_broadcast(&r->cv); pthread_mutex_unlock(&r->mu); break; }
     pthread_mutex_unlock(&r->mu);
     slot = &r->aSlot[iTail];
+    if( nFirst<PROFSUM_RING_N ){
+      /* its first fill: map its pages in one call, in this thread (ext/prefault.c) */
+      nFirst++;
+      profsumPrefault(slot->a, r->szSlot);
+    }
     /* Fill the slot as far as possible (the slot is ours until published). */
     while( n<r->szSlot ){
       size_t got = 0;

@@ -44,6 +44,13 @@ static inline int64_t profsumPsToNs(profsum_ps v){
   return (int64_t)q;
 }
 
+/* Advise the kernel that the whole pages inside [p, p+n) are about to be
+** written, so that it maps them in one call instead of one page fault
+** each (ext/prefault.c: Linux's MADV_POPULATE_WRITE; elsewhere, or on an
+** older kernel, nothing).  The bytes are not changed; errors are ignored.
+** Callers prefault only memory they are about to write in full. */
+void profsumPrefault(void *p, size_t n);
+
 /* ---------------------------------------------------------------------
 ** Registration entry points (one per file).  Each returns SQLITE_OK or an
 ** SQLite error code; on error *pzErr may be set (sqlite3_malloc'd).

@@ -49,6 +49,7 @@ static HEnt *hmGet(HMap *m, int64_t k1, int64_t k2, int create, int *pNew){
     int64_t nNew = m->nSlot ? m->nSlot*2 : 256, j;
     HEnt *aNew = sqlite3_malloc64(sizeof(HEnt)*(sqlite3_uint64)nNew);
     if( aNew==0 ) return 0;
+    if( nNew>=2048 ) profsumPrefault(aNew, sizeof(HEnt)*(size_t)nNew);   /* 80 KiB and more */
     memset(aNew, 0, sizeof(HEnt)*(size_t)nNew);
     for(j=0; j<m->nSlot; j++){
       if( m->a[j].used ){
@@ -225,6 +226,7 @@ typedef struct EvKey {
 #define EV_SHIFT 16
 #define EV_BLOCK ((int64_t)1<<EV_SHIFT)
 #define EV_FIRST ((int64_t)4096)   /* records of the first block at first */
+#define EV_PREFAULT ((int64_t)1024)   /* records whose pages are mapped at a time (32 KiB) */
 #define EV(e,i)  (&(e)->apBlk[(i)>>EV_SHIFT][(i)&(EV_BLOCK-1)])
 #define KEY(e,r) (&(e)->aKey[(r)->key])
 
@@ -277,6 +279,9 @@ struct ProfsumEngine {
   int anyRounded;       /* some accepted event's ts or dur text was rounded */
   int64_t tolPs;        /* exact differences above this many ps decide as the
                         ** doubles would; at or below it the doubles decide */
+  int64_t nFlip;        /* near-tie comparisons the doubles decided otherwise
+                        ** than the exact times (cmpPoint): then the import
+                        ** checks the nesting on exact times (engExactCheck) */
   HMap sigCache;        /* (64-bit hash of long_name, its length) → signature
                         ** id+1 (0 = none); long_name texts are not kept */
   HMap sigLast;         /* name id → the last long_name seen with that name
@@ -706,6 +711,12 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
       e->nEvCap += nRec;
     }
   }
+  if( (e->nEv & (EV_PREFAULT-1))==0 ){
+    /* The next EV_PREFAULT records' pages in one call (ext/prefault.c):
+    ** they lie in one block, as every block holds a multiple of
+    ** EV_PREFAULT records from an index that is one. */
+    profsumPrefault(EV(e, e->nEv), sizeof(SEv)*(size_t)EV_PREFAULT);
+  }
   r = EV(e, e->nEv);
   memset(r, 0, sizeof(*r));
   r->ts = (int64_t)rel;
@@ -1012,7 +1023,11 @@ static int cmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
   evFloat(e, ib, &tb, &fb);
   if( !bEndA ) fa = ta;
   if( !bEndB ) fb = tb;
-  return (fa>fb) - (fa<fb);
+  {
+    int c = (fa>fb) - (fa<fb);
+    if( c!=(d>0) - (d<0) ) e->nFlip++;
+    return c;
+  }
 }
 #define cmpTs(e,a,b)    cmpPoint(e, a, 0, b, 0)
 #define cmpEnd(e,a,b)   cmpPoint(e, a, 1, b, 1)
@@ -1178,6 +1193,7 @@ static int engOrder(Engine *e){
   aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+1));
   e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
   if( !aPos || !e->aOrd ){ sqlite3_free(aPos); return SQLITE_NOMEM; }
+  profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);      /* written in full below */
   for(i=0; i<e->nTrk; i++) e->aTrk[i].nEv = 0;
   for(i=0; i<n; i++) e->aTrk[KEY(e, EV(e, i))->trk].nEv++;
   for(i=0, aPos[0]=0; i<e->nTrk; i++){
@@ -2139,6 +2155,88 @@ typedef struct KeyMemo {
   int8_t comm;          /* -2 not yet, -1 not counted, else index in azComm */
 } KeyMemo;
 
+/* An event of a track for the exact sweep of engExactCheck. */
+typedef struct ExactEnt { int64_t ts, end; int32_t k; } ExactEnt;
+
+/* §2's order on exact times: ts ascending, end descending, file order. */
+static int cmpExact(const void *pa, const void *pb){
+  const ExactEnt *a = (const ExactEnt*)pa, *b = (const ExactEnt*)pb;
+  if( a->ts!=b->ts ) return a->ts<b->ts ? -1 : 1;
+  if( a->end!=b->end ) return a->end>b->end ? -1 : 1;
+  return (a->k>b->k) - (a->k<b->k);
+}
+
+/* The summary decides order and nesting as the reference's doubles do
+** (cmpPoint).  When some decision went otherwise than the exact times
+** would have it (e->nFlip: timestamps whose doubles have lost digits, as
+** epoch microseconds, or ends equal in picoseconds whose doubles differ),
+** sweep every track again (§2) on exact picoseconds and give the
+** per-track breakdown's buckets of that nesting in aExact (Steps threads
+** left out, as there; aKeyCat: category per event key) and, in *pnDiff,
+** the events whose exclusive time differs from the summary's.  Only the
+** facts and the diagnostic that tell the user so come from it: the
+** summary keeps the reference's numbers.  SQLITE_OK or SQLITE_NOMEM. */
+static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], int64_t *pnDiff){
+  int64_t nMax = 0, nDiff = 0;
+  int32_t t;
+  ExactEnt *aE;
+  int64_t *aStk, *aChild;
+  for(t=0; t<e->nTrk; t++) if( !e->aTrk[t].isSteps && e->aTrk[t].nEv>nMax ) nMax = e->aTrk[t].nEv;
+  aE = sqlite3_malloc64(sizeof(ExactEnt)*(sqlite3_uint64)(nMax ? nMax : 1));
+  aStk = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(nMax ? nMax : 1));
+  aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(nMax ? nMax : 1));
+  if( !aE || !aStk || !aChild ){
+    sqlite3_free(aE); sqlite3_free(aStk); sqlite3_free(aChild);
+    return SQLITE_NOMEM;
+  }
+#define EXACT_FIN() do{ \
+    int64_t p_ = aStk[--nStk]; \
+    const SEv *x_ = EV(e, aE[p_].k); \
+    int64_t d_ = aE[p_].end - aE[p_].ts, ex_ = d_ - aChild[nStk]; \
+    if( ex_<0 ) ex_ = 0; \
+    aExact[aKeyCat[x_->key]] += ex_; \
+    if( ex_!=x_->excl ) nDiff++; \
+    if( nStk>0 ) aChild[nStk-1] += d_; \
+  }while(0)
+  for(t=0; t<e->nTrk; t++){
+    const STrack *tr = &e->aTrk[t];
+    int64_t j, nStk = 0;
+    if( tr->isSteps ) continue;
+    for(j=0; j<tr->nEv; j++){
+      int32_t k = e->aOrd[tr->iFirst + j];
+      const SEv *r = EV(e, k);
+      aE[j].ts = r->ts;
+      aE[j].end = r->ts + r->dur;
+      aE[j].k = k;
+    }
+    {
+      /* The slice is in the doubles' order, which the exact order differs
+      ** from only at near-ties: an insertion sort, unless it moves too
+      ** much (then qsort). */
+      int64_t nMove = 0, nCap = 16*tr->nEv + 1024;
+      for(j=1; j<tr->nEv && nMove<=nCap; j++){
+        ExactEnt x = aE[j];
+        int64_t i = j;
+        while( i>0 && cmpExact(&x, &aE[i-1])<0 ){ aE[i] = aE[i-1]; i--; nMove++; }
+        aE[i] = x;
+      }
+      if( nMove>nCap ) qsort(aE, (size_t)tr->nEv, sizeof(ExactEnt), cmpExact);
+    }
+    for(j=0; j<tr->nEv; j++){
+      while( nStk>0 && aE[j].ts>=aE[aStk[nStk-1]].end ) EXACT_FIN();
+      while( nStk>0 && aE[j].end>aE[aStk[nStk-1]].end ) EXACT_FIN();
+      aStk[nStk] = j;
+      aChild[nStk] = 0;
+      nStk++;
+    }
+    while( nStk>0 ) EXACT_FIN();
+  }
+#undef EXACT_FIN
+  sqlite3_free(aE); sqlite3_free(aStk); sqlite3_free(aChild);
+  *pnDiff = nDiff;
+  return SQLITE_OK;
+}
+
 /* The whole aggregation; writes the tables. */
 static int engAggregate(Engine *e){
   int rc = SQLITE_OK;
@@ -2393,6 +2491,46 @@ static int engAggregate(Engine *e){
     sqlite3_bind_text(pIns, 3, "total", -1, SQLITE_STATIC);
     sqlite3_bind_double(pIns, 4, US(total));
     if( (rc = engStep(e, pIns)) ) goto done;
+
+    /* The same buckets on exact times (engExactCheck), as facts for
+    ** profsum_kpis' float_nesting pattern, and a diagnostic when the
+    ** nesting differs. */
+    {
+      int64_t aExact[5] = {0,0,0,0,0}, nDiff = 0, exactTotal = 0;
+      sqlite3_stmt *pFact = 0;
+      if( e->nFlip>0 ){
+        if( (rc = engExactCheck(e, aKeyCat, aExact, &nDiff)) ) goto done;
+      }else{
+        memcpy(aExact, aBucket, sizeof(aExact));
+      }
+      for(c=0; c<5; c++) exactTotal += aExact[c];
+      if( nDiff>0 ){
+        char *z = sqlite3_mprintf("%lld events' exclusive times differ from the nesting of their exact "
+            "times: the summary decides order and nesting in the timestamps' doubles, as the reference "
+            "tool does (docs/summary.md, \"Decisions in doubles\"); per-track breakdown total %!.15g us, "
+            "on exact times %!.15g us (compute %!.15g, communication %!.15g, host %!.15g, stall %!.15g, "
+            "other %!.15g); exact per-event values: trace_events(path).excl_ps",
+            (long long)nDiff, US(total), US(exactTotal), US(aExact[0]), US(aExact[1]),
+            US(aExact[2]), US(aExact[3]), US(aExact[4]));
+        if( z==0 ){ rc = SQLITE_NOMEM; goto done; }
+        engDiag(e, -1, -1, "float_nesting", z);
+        sqlite3_free(z);
+        if( e->diagRc ){ rc = e->diagRc; goto done; }
+      }
+      if( (rc = engPrepare(e, &pFact, "INSERT INTO \"%w\".profsum_agg_fact VALUES(?1,?2,?3)")) ) goto done;
+      sqlite3_bind_int64(pFact, 1, e->traceId);
+      sqlite3_bind_text(pFact, 2, "exact_breakdown_total", -1, SQLITE_STATIC);
+      sqlite3_bind_double(pFact, 3, US(exactTotal));
+      rc = engStep(e, pFact);
+      if( rc==SQLITE_OK ){
+        sqlite3_reset(pFact);
+        sqlite3_bind_text(pFact, 2, "float_nesting_events", -1, SQLITE_STATIC);
+        sqlite3_bind_double(pFact, 3, (double)nDiff);
+        rc = engStep(e, pFact);
+      }
+      sqlite3_finalize(pFact);
+      if( rc ) goto done;
+    }
 
     /* Global timeline mode. */
     {

@@ -232,6 +232,8 @@ typedef struct Analyze {
   void *pDiagCtx;
 } Analyze;
 
+#define REC_PREFAULT 1024     /* records whose pages are mapped at a time */
+
 /* Append a record; returns it or NULL on OOM. */
 static ProfsumTrackRec *recAppend(Analyze *a){
   ProfsumTrackInfo *p = a->pInfo;
@@ -241,6 +243,11 @@ static ProfsumTrackRec *recAppend(Analyze *a){
     if( aNew==0 ) return 0;
     p->aRec = aNew;
     a->nAlloc = nNew;
+  }
+  if( (p->nRec & (REC_PREFAULT-1))==0 ){
+    /* the pages of the next REC_PREFAULT records in one call (ext/prefault.c);
+    ** the capacity is a multiple of REC_PREFAULT */
+    profsumPrefault(&p->aRec[p->nRec], sizeof(ProfsumTrackRec)*(size_t)REC_PREFAULT);
   }
   return &p->aRec[p->nRec++];
 }
@@ -372,6 +379,7 @@ static int nestTracks(Analyze *a){
     sqlite3_free(aP); sqlite3_free(aStk); sqlite3_free(aChild);
     return SQLITE_NOMEM;
   }
+  profsumPrefault(aP, sizeof(PermEnt)*(size_t)n);          /* written in full below */
   n = 0;
   for(i=0; i<p->nRec; i++){
     ProfsumTrackRec *r = &p->aRec[i];
@@ -453,6 +461,7 @@ static int nestTracksNs(Analyze *a){
     sqlite3_free(aE); sqlite3_free(aStk); sqlite3_free(aChild);
     return SQLITE_NOMEM;
   }
+  profsumPrefault(aE, sizeof(NsEnt)*(size_t)n);            /* written in full below */
   n = 0;
   for(i=0; i<p->nRec; i++){
     ProfsumTrackRec *r = &p->aRec[i];

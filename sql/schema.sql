@@ -247,6 +247,10 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_device(
 --   transfer_duration    Σ dur of events named like memcpy|h2d|d2h|host?to?device|
 --                        device?to?host|infeed|outfeed|transfer (any case), µs
 --   device_busy_duration Σ over devices of busy_duration, µs
+--   exact_breakdown_total the per-track breakdown's total with the nesting (§2) decided on
+--                        exact times, µs (the summary decides it in the timestamps' doubles,
+--                        as the reference; equal to its total when no decision differed)
+--   float_nesting_events events whose exclusive time differs between the two nestings
 CREATE TABLE IF NOT EXISTS main.profsum_agg_fact(
   trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   name TEXT NOT NULL,                  -- one of the names above

@@ -420,5 +420,109 @@ class TiesInReferenceOrder(unittest.TestCase):
                 self.assertEqual(self.orders(events, td), want, events)
 
 
+def exact_nesting_total(events):
+    """§2 exclusive times summed on exact decimal times (Fraction)."""
+    from fractions import Fraction
+    ev = [(Fraction(ts), Fraction(dur)) for _, ts, dur in events]
+    order = sorted(range(len(ev)), key=lambda i: (ev[i][0], -(ev[i][0] + ev[i][1]), i))
+    total, stack = Fraction(0), []
+
+    def fin():
+        nonlocal total
+        i, child = stack.pop()
+        total += max(Fraction(0), ev[i][1] - child)
+        if stack:
+            stack[-1][1] += ev[i][1]
+    for i in order:
+        ts, end = ev[i][0], ev[i][0] + ev[i][1]
+        while stack and ts >= sum(ev[stack[-1][0]]):
+            fin()
+        while stack and end > sum(ev[stack[-1][0]]):
+            fin()
+        stack.append([i, Fraction(0)])
+    while stack:
+        fin()
+    return total
+
+
+class ExactNestingCheck(unittest.TestCase):
+    """The summary keeps the reference's doubles; the import also sweeps on
+    exact times when a decision in doubles went otherwise, and says by how
+    much the per-track total differs (profsum_kpis float_nesting, a
+    float_nesting diagnostic, facts exact_breakdown_total and
+    float_nesting_events)."""
+
+    def run_case(self, events, td, n=[0]):
+        n[0] += 1
+        path = td.write("n%d.json" % n[0], trace_text(events))
+        db = connect()
+        db.execute("SELECT profsum_import(?, 'x')", (path,))
+        facts = dict(db.execute("SELECT name, value FROM profsum_agg_fact WHERE name IN "
+                                "('exact_breakdown_total', 'float_nesting_events')"))
+        kpi = db.execute("SELECT value, band, explanation FROM profsum_kpis WHERE kpi = 'float_nesting'").fetchall()
+        diag = [r[0] for r in db.execute("SELECT detail FROM profsum_diagnostic WHERE kind = 'float_nesting'")]
+        doc = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+        db.close()
+        return facts, kpi, diag, doc
+
+    def test_epoch_timestamps_nest_otherwise_in_doubles(self):
+        # At 1.7e15 us a double steps by 0.25 us: the child [.9, 1.0) of
+        # [0, 1.0) becomes [1.0, 1.0) + 0.1, which starts at the parent's
+        # end, so the reference does not nest it (parent exclusive 1.0)
+        events = [("fusion.1", "1700000000000000.0", "1.0"), ("copy.2", "1700000000000000.9", "0.1")]
+        self.assertEqual(exact_nesting_total(events), 1)
+        with TempDir() as td:
+            facts, kpi, diag, doc = self.run_case(events, td)
+        # the summary is the reference's
+        self.assertAlmostEqual(doc["time_breakdown"]["total_duration"], 1.1, places=9)
+        self.assertEqual(doc["trace_overview"]["quality_warnings"], [])
+        self.assertAlmostEqual(facts["exact_breakdown_total"], 1.0, places=9)
+        self.assertEqual(facts["float_nesting_events"], 1)
+        self.assertEqual(len(kpi), 1)
+        self.assertAlmostEqual(kpi[0][0], 0.1, places=9)
+        self.assertEqual(kpi[0][1], "detected")
+        self.assertIn("1 events nest otherwise on their exact times", kpi[0][2])
+        self.assertIn("per-track breakdown total 1.100 us, 1.000 us on exact times (10.00% apart)", kpi[0][2])
+        self.assertEqual(len(diag), 1)
+        self.assertIn("1 events' exclusive times differ from the nesting of their exact times", diag[0])
+        self.assertIn("compute 1.0,", diag[0])
+
+    def test_no_difference_no_pattern(self):
+        events = [("fusion.1", "10.0", "1.0"), ("copy.2", "10.5", "0.5"), ("dot.3", "12", "0.25")]
+        with TempDir() as td:
+            facts, kpi, diag, _ = self.run_case(events, td)
+        self.assertAlmostEqual(facts["exact_breakdown_total"], 1.25, places=9)
+        self.assertEqual(facts["float_nesting_events"], 0)
+        self.assertEqual([(k[0], k[1]) for k in kpi], [(0.0, "not_detected")])
+        self.assertIn("agrees with the exact times", kpi[0][2])
+        self.assertEqual(diag, [])
+
+    def test_random_against_exact_sweep(self):
+        # epoch-scale starts with sub-ulp offsets: the facts' exact total is
+        # the exact §2 sweep's, whatever the doubles decided
+        rng = random.Random(20261128)
+        with TempDir() as td:
+            for case in range(40):
+                base = rng.choice([1700000000000000, 1773709742341309, 1800000])
+                events, t = [], 0.0
+                for k in range(rng.randint(2, 12)):
+                    if rng.random() < 0.5 and events:
+                        _, pts, pdur = events[-1]
+                        off = rng.choice(["0.0", "0.1", "0.3", "0.9"])
+                        ts = "%d.%s" % (int(float(pts.split(".")[0])), off.split(".")[1])
+                        dur = rng.choice(["0.1", "0.2", "0.7", pdur])
+                    else:
+                        t += rng.choice([1.0, 2.0, 5.0])
+                        ts = "%d.0" % (base + int(t))
+                        dur = rng.choice(["0.1", "0.5", "1.0", "3.0"])
+                    events.append(("op.%d" % k, ts, dur))
+                facts, kpi, _, doc = self.run_case(events, td)
+                want = float(exact_nesting_total(events))
+                self.assertTrue(close(facts["exact_breakdown_total"], want, 1.0), (events, facts, want))
+                got = doc["time_breakdown"]["total_duration"]
+                rel = abs(got - want) / want if want else 0.0
+                self.assertTrue(abs(kpi[0][0] - rel) <= 1e-9 + 1e-9 * rel, (events, kpi, rel))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -12,7 +12,12 @@
 --   KPIs and the device patterns are 'unavailable' with value NULL, never a 'good' 0.
 --   patterns: many_small_kernels (>= 50 % of device ops under 0.1 ms), device_idle_gaps
 --   (a device under 80 % utilization), large_transfers (transfer-named events > 10 % of
---   device busy time), one_op_dominating (top hot op > 50 % of the breakdown total).
+--   device busy time), one_op_dominating (top hot op > 50 % of the breakdown total),
+--   float_nesting (the summary decides order and nesting in the timestamps' doubles, as the
+--   reference tool does; where that nests events otherwise than their exact times, as with
+--   epoch-microsecond timestamps, the per-track breakdown total differs from the one on exact
+--   times: value = |difference| / exact total, detected from 1 %; 'unavailable' for traces
+--   imported by a profsum without the check).
 -- Requires: profsum_trace, profsum_agg_device, profsum_agg_fact, profsum_breakdown, profsum_hot_ops.
 CREATE VIEW IF NOT EXISTS main.profsum_kpis(
   -- Trace id (INTEGER).
@@ -49,8 +54,19 @@ fact AS (
          max(CASE name WHEN 'n_small_ops' THEN value END) AS n_small,
          max(CASE name WHEN 'compile_duration' THEN value END) AS compile,
          max(CASE name WHEN 'transfer_duration' THEN value END) AS transfer,
-         max(CASE name WHEN 'device_busy_duration' THEN value END) AS busy
+         max(CASE name WHEN 'device_busy_duration' THEN value END) AS busy,
+         max(CASE name WHEN 'exact_breakdown_total' THEN value END) AS exact_total,
+         max(CASE name WHEN 'float_nesting_events' THEN value END) AS n_float
   FROM profsum_agg_fact GROUP BY trace_id
+),
+nesting AS (
+  SELECT f.trace_id, f.n_float, f.exact_total, b.mode_total AS total,
+         CASE WHEN f.exact_total IS NULL OR b.mode_total IS NULL THEN NULL
+              WHEN f.exact_total > 0 THEN abs(b.mode_total - f.exact_total) / f.exact_total
+              WHEN b.mode_total > 0 THEN 1.0 ELSE 0.0 END AS v
+  FROM fact AS f
+  LEFT JOIN profsum_breakdown AS b
+    ON b.trace_id = f.trace_id AND b.mode = 'exclusive_per_track' AND b.category = 'compute'
 ),
 host AS (
   -- (a trace imported from a v1 summary has no facts: its breakdown's share counts)
@@ -127,6 +143,16 @@ rows_ AS (
          printf('top op %s takes %.1f%% of the breakdown total%s', name, 100.0 * v,
                 CASE WHEN v > 0.5 THEN ': optimize that op first' ELSE '' END)
   FROM top_op
+  UNION ALL
+  SELECT trace_id, 'pattern', 'float_nesting', NULL, v, 'fraction',
+         CASE WHEN v IS NULL THEN 'unavailable' WHEN v >= 0.01 THEN 'detected' ELSE 'not_detected' END,
+         CASE WHEN v IS NULL THEN 'no exact-time check stored (a trace imported by an older profsum)'
+              WHEN coalesce(n_float, 0) = 0 THEN 'every order and nesting decision of the summary agrees with the exact times'
+              ELSE printf('%d events nest otherwise on their exact times than in the timestamps'' doubles the summary '
+                          || 'decides in (as the reference tool does): per-track breakdown total %.3f us, %.3f us on exact '
+                          || 'times (%.2f%% apart)%s', CAST(n_float AS INTEGER), total, exact_total, 100.0 * v,
+                          CASE WHEN v >= 0.01 THEN '; read exact per-op times from trace_events'' excl_ps' ELSE '' END) END
+  FROM nesting
 )
 SELECT r.trace_id, t.label, r.kind, r.kpi, r.device, r.value, r.unit, r.band, r.explanation
 FROM rows_ AS r JOIN profsum_trace AS t USING (trace_id);

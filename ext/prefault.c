@@ -1,0 +1,53 @@
+/*
+** prefault.c — ask the kernel for the pages of a buffer before it is written.
+**
+** Every page a process writes for the first time costs a page fault: a trap
+** into the kernel, a zeroed page, and on a virtual machine whose host backs
+** the guest's memory lazily, the host's work too.  On the 2-vCPU virtual
+** machines profsum is benchmarked on (bench/README.md, "Fresh pages") one
+** fault costs about 10 µs, and the event records of a 1 GB import alone
+** are 23,000 pages: 14 % of the import's wall time was spent in faults.
+** madvise(MADV_POPULATE_WRITE) (Linux 5.14) maps a whole range in one call,
+** as if each page had been written, without the trap per page: about half
+** the cost there (bench/measure.c -p, and the loop below).
+**
+** It is advice only: the bytes of the range are not changed, the pages
+** would have been touched anyway (callers prefault only what they are
+** about to write), and any error — an older kernel (EINVAL), a range that
+** cannot be populated — leaves the pages to be faulted one by one, as
+** without this call.  After the first EINVAL (the kernel does not know the
+** advice) no further call is made.
+*/
+#include "profsum_int.h"
+
+#if defined(__linux__)
+# include <sys/mman.h>
+# include <unistd.h>
+# include <errno.h>
+#endif
+
+/* 1 once the kernel has said it does not know MADV_POPULATE_WRITE. */
+static int prefaultUnsupported = 0;
+
+/* See profsum_int.h. */
+void profsumPrefault(void *p, size_t n){
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+  static uintptr_t pageMask = 0;
+  uintptr_t a, b;
+  if( p==0 || n==0 || __atomic_load_n(&prefaultUnsupported, __ATOMIC_RELAXED) ) return;
+  if( pageMask==0 ){
+    long ps = sysconf(_SC_PAGESIZE);
+    /* a benign race: every thread computes the same value */
+    __atomic_store_n(&pageMask, (uintptr_t)(ps>0 ? ps : 4096) - 1, __ATOMIC_RELAXED);
+  }
+  /* only whole pages inside [p, p+n): never a neighbour's bytes */
+  a = ((uintptr_t)p + pageMask) & ~pageMask;
+  b = ((uintptr_t)p + n) & ~pageMask;
+  if( b<=a ) return;
+  if( madvise((void*)a, (size_t)(b - a), MADV_POPULATE_WRITE)!=0 && errno==EINVAL ){
+    __atomic_store_n(&prefaultUnsupported, 1, __ATOMIC_RELAXED);
+  }
+#else
+  (void)p; (void)n; (void)prefaultUnsupported;
+#endif
+}
