@@ -400,6 +400,8 @@ static int deleteTrace(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char 
 #define PSK_SCHEMA   6   /* object with another schema_version and no traceEvents */
 #define PSK_SCALAR   7   /* a string, number, true, false or null */
 #define PSK_TRUNC    8   /* object cut off (end of data) before either key */
+#define PSK_NOMEM    9   /* out of memory before an answer: the import fails
+                         ** (a summary must not be read as a trace) */
 
 #define PSK_WINDOW   65536
 
@@ -528,13 +530,16 @@ static int jsonFileKind(const char *zPath, char **pzSchema){
   if( pzSchema ) *pzSchema = 0;
   memset(&r, 0, sizeof(r));
   zVal[0] = 0;
-  if( profsumSrcOpenFile(zPath, &r.pSrc, &zErr)!=SQLITE_OK ){
-    sqlite3_free(zErr);
-    return PSK_UNKNOWN;
+  {
+    int rcOpen = profsumSrcOpenFile(zPath, &r.pSrc, &zErr);
+    if( rcOpen!=SQLITE_OK ){
+      sqlite3_free(zErr);
+      return rcOpen==SQLITE_NOMEM ? PSK_NOMEM : PSK_UNKNOWN;
+    }
   }
   profsumSrcNoThread(r.pSrc);      /* usually one window is read: no ring ahead */
   r.a = sqlite3_malloc64(PSK_WINDOW);
-  if( r.a==0 ) goto kind_done;
+  if( r.a==0 ){ kind = PSK_NOMEM; goto kind_done; }
   c = krNonWs(&r);
   if( c==0xEF ){                   /* UTF-8 byte order mark (the reader skips it too) */
     if( krGet(&r)!=0xBB || krGet(&r)!=0xBF ) goto kind_done;
@@ -1302,6 +1307,7 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
       char *zSchemaV = 0;
       int kind = jsonFileKind(zTrace, &zSchemaV);
       isV1 = kind==PSK_V1;
+      if( kind==PSK_NOMEM ){ rc = SQLITE_NOMEM; goto done; }
       if( kind==PSK_SCHEMA ){
         /* Not read as an empty trace: it says it is another document. */
         zErr = sqlite3_mprintf(FN ": '%s': its schema_version is %s, not 'profile_summary.v1', "

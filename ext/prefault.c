@@ -13,10 +13,10 @@
 **
 ** It is advice only: the bytes of the range are not changed, the pages
 ** would have been touched anyway (callers prefault only what they are
-** about to write), and any error — an older kernel (EINVAL), a range that
-** cannot be populated — leaves the pages to be faulted one by one, as
-** without this call.  After the first EINVAL (the kernel does not know the
-** advice) no further call is made.
+** about to write), and any error — an older kernel (EINVAL), a sandbox
+** that filters the call (EPERM, ENOSYS), a range that cannot be populated —
+** leaves the pages to be faulted one by one, as without this call.  After
+** the first of those three no further call is made.
 */
 #include "profsum_int.h"
 
@@ -24,27 +24,36 @@
 # include <sys/mman.h>
 # include <unistd.h>
 # include <errno.h>
+# ifndef MADV_POPULATE_WRITE
+#  define MADV_POPULATE_WRITE 23   /* Linux 5.14's value; C libraries before glibc 2.35 lack it */
+# endif
 #endif
 
-/* 1 once the kernel has said it does not know MADV_POPULATE_WRITE. */
+/* 1 once the kernel has said it will not take the advice.  Read and
+** written atomically: the parse, inflate and connection threads call
+** profsumPrefault at once. */
 static int prefaultUnsupported = 0;
 
 /* See profsum_int.h. */
 void profsumPrefault(void *p, size_t n){
-#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
-  static uintptr_t pageMask = 0;
-  uintptr_t a, b;
+#if defined(__linux__)
+  static uintptr_t pageMaskShared = 0;     /* page size - 1, once known */
+  uintptr_t a, b, pageMask;
   if( p==0 || n==0 || __atomic_load_n(&prefaultUnsupported, __ATOMIC_RELAXED) ) return;
+  pageMask = __atomic_load_n(&pageMaskShared, __ATOMIC_RELAXED);
   if( pageMask==0 ){
     long ps = sysconf(_SC_PAGESIZE);
-    /* a benign race: every thread computes the same value */
-    __atomic_store_n(&pageMask, (uintptr_t)(ps>0 ? ps : 4096) - 1, __ATOMIC_RELAXED);
+    pageMask = (uintptr_t)(ps>0 ? ps : 4096) - 1;
+    /* every thread computes the same value */
+    __atomic_store_n(&pageMaskShared, pageMask, __ATOMIC_RELAXED);
   }
   /* only whole pages inside [p, p+n): never a neighbour's bytes */
   a = ((uintptr_t)p + pageMask) & ~pageMask;
   b = ((uintptr_t)p + n) & ~pageMask;
   if( b<=a ) return;
-  if( madvise((void*)a, (size_t)(b - a), MADV_POPULATE_WRITE)!=0 && errno==EINVAL ){
+  if( madvise((void*)a, (size_t)(b - a), MADV_POPULATE_WRITE)!=0
+   && (errno==EINVAL || errno==EPERM || errno==ENOSYS) ){
+    /* an older kernel (EINVAL), or a sandbox that filters the call */
     __atomic_store_n(&prefaultUnsupported, 1, __ATOMIC_RELAXED);
   }
 #else

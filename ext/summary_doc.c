@@ -644,10 +644,17 @@ static JNode *families(JNode *hot, const double *aExclRef, double breakdownTotal
   if( a==0 ){ if( arr ) arr->oom = 1; return arr; }
   for(i=0; i<nHot; i++){
     JNode *h = jAt(hot, i);
-    const char *zName = jGet(h, "name")->z;
+    JNode *nm = h ? jGet(h, "name") : 0, *ct = h ? jGet(h, "count") : 0;
+    const char *zName;
     const char *zFam = "other";
-    JNode *sh = jGet(h, "shape_signature"), *fp = jGet(h, "flop_proxy_per_invocation");
-    sqlite3_int64 cnt = jGet(h, "count")->i;
+    JNode *sh, *fp;
+    sqlite3_int64 cnt;
+    /* a hot op whose members could not all be set (out of memory) */
+    if( nm==0 || nm->z==0 || ct==0 ){ bOom = 1; break; }
+    zName = nm->z;
+    sh = jGet(h, "shape_signature");
+    fp = jGet(h, "flop_proxy_per_invocation");
+    cnt = ct->i;
     if( profsumSemanticFamily(zName, (int)strlen(zName), 0, 0, &zFam) ){ bOom = 1; break; }
     for(j=0; j<n; j++) if( strcmp(a[j].zFam, zFam)==0 ) break;
     if( j==n ){

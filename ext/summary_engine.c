@@ -1056,8 +1056,20 @@ static void engTolerance(Engine *e){
 ** nesting order, gapOrder 0) or ascending (the gap order of §4.8, gapOrder
 ** 1), then file order, all as the reference's doubles compare.  A total
 ** order: any sort gives the same result. */
+/* §2's order on the exact picoseconds: ts ascending, end descending, file
+** order (engExactCheck; evLess's gapOrder 2). */
+static int exactLess(const Engine *e, int32_t ia, int32_t ib){
+  const SEv *a = EV(e, ia), *b = EV(e, ib);
+  int64_t ea = a->ts + a->dur, eb = b->ts + b->dur;
+  if( a->ts!=b->ts ) return a->ts<b->ts;
+  if( ea!=eb ) return ea>eb;
+  return ia<ib;
+}
+
 static int evLess(Engine *e, int32_t ia, int32_t ib, int gapOrder){
-  int c = cmpTs(e, ia, ib);
+  int c;
+  if( gapOrder==2 ) return exactLess(e, ia, ib);
+  c = cmpTs(e, ia, ib);
   if( c ) return c<0;
   c = cmpEnd(e, ia, ib);
   if( c ) return gapOrder ? c<0 : c>0;
@@ -2155,17 +2167,6 @@ typedef struct KeyMemo {
   int8_t comm;          /* -2 not yet, -1 not counted, else index in azComm */
 } KeyMemo;
 
-/* An event of a track for the exact sweep of engExactCheck. */
-typedef struct ExactEnt { int64_t ts, end; int32_t k; } ExactEnt;
-
-/* §2's order on exact times: ts ascending, end descending, file order. */
-static int cmpExact(const void *pa, const void *pb){
-  const ExactEnt *a = (const ExactEnt*)pa, *b = (const ExactEnt*)pb;
-  if( a->ts!=b->ts ) return a->ts<b->ts ? -1 : 1;
-  if( a->end!=b->end ) return a->end>b->end ? -1 : 1;
-  return (a->k>b->k) - (a->k<b->k);
-}
-
 /* The summary decides order and nesting as the reference's doubles do
 ** (cmpPoint).  When some decision went otherwise than the exact times
 ** would have it (e->nFlip: timestamps whose doubles have lost digits, as
@@ -2175,66 +2176,69 @@ static int cmpExact(const void *pa, const void *pb){
 ** left out, as there; aKeyCat: category per event key) and, in *pnDiff,
 ** the events whose exclusive time differs from the summary's.  Only the
 ** facts and the diagnostic that tell the user so come from it: the
-** summary keeps the reference's numbers.  SQLITE_OK or SQLITE_NOMEM. */
+** summary keeps the reference's numbers.  Memory: 4 bytes per event of
+** the largest track (a copy of its slice of the processing order, sorted
+** again) and stacks as deep as the nesting.  SQLITE_OK or SQLITE_NOMEM. */
 static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], int64_t *pnDiff){
-  int64_t nMax = 0, nDiff = 0;
-  int32_t t;
-  ExactEnt *aE;
-  int64_t *aStk, *aChild;
+  int64_t nMax = 0, nDiff = 0, nStk = 0, nAllocStk = 64;
+  int32_t t, *aIdx, *aStk;
+  int64_t *aChild;
+  int rc = SQLITE_OK;
   for(t=0; t<e->nTrk; t++) if( !e->aTrk[t].isSteps && e->aTrk[t].nEv>nMax ) nMax = e->aTrk[t].nEv;
-  aE = sqlite3_malloc64(sizeof(ExactEnt)*(sqlite3_uint64)(nMax ? nMax : 1));
-  aStk = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(nMax ? nMax : 1));
-  aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(nMax ? nMax : 1));
-  if( !aE || !aStk || !aChild ){
-    sqlite3_free(aE); sqlite3_free(aStk); sqlite3_free(aChild);
-    return SQLITE_NOMEM;
-  }
+  aIdx = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(nMax ? nMax : 1));
+  aStk = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nAllocStk);
+  aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nAllocStk);
+  if( !aIdx || !aStk || !aChild ) rc = SQLITE_NOMEM;
 #define EXACT_FIN() do{ \
-    int64_t p_ = aStk[--nStk]; \
-    const SEv *x_ = EV(e, aE[p_].k); \
-    int64_t d_ = aE[p_].end - aE[p_].ts, ex_ = d_ - aChild[nStk]; \
+    int32_t k_ = aStk[--nStk]; \
+    const SEv *x_ = EV(e, k_); \
+    int64_t ex_ = x_->dur - aChild[nStk]; \
     if( ex_<0 ) ex_ = 0; \
     aExact[aKeyCat[x_->key]] += ex_; \
     if( ex_!=x_->excl ) nDiff++; \
-    if( nStk>0 ) aChild[nStk-1] += d_; \
+    if( nStk>0 ) aChild[nStk-1] += x_->dur; \
   }while(0)
-  for(t=0; t<e->nTrk; t++){
+  for(t=0; t<e->nTrk && rc==SQLITE_OK; t++){
     const STrack *tr = &e->aTrk[t];
-    int64_t j, nStk = 0;
+    int64_t j, nMove = 0, nCap = 16*tr->nEv + 1024;
     if( tr->isSteps ) continue;
-    for(j=0; j<tr->nEv; j++){
-      int32_t k = e->aOrd[tr->iFirst + j];
-      const SEv *r = EV(e, k);
-      aE[j].ts = r->ts;
-      aE[j].end = r->ts + r->dur;
-      aE[j].k = k;
+    memcpy(aIdx, e->aOrd + tr->iFirst, sizeof(int32_t)*(size_t)tr->nEv);
+    /* In the doubles' order, which the exact order differs from only at
+    ** near-ties: an insertion sort, unless it moves too much. */
+    for(j=1; j<tr->nEv && nMove<=nCap; j++){
+      int32_t x = aIdx[j];
+      int64_t i = j;
+      while( i>0 && exactLess(e, x, aIdx[i-1]) ){ aIdx[i] = aIdx[i-1]; i--; nMove++; }
+      aIdx[i] = x;
     }
-    {
-      /* The slice is in the doubles' order, which the exact order differs
-      ** from only at near-ties: an insertion sort, unless it moves too
-      ** much (then qsort). */
-      int64_t nMove = 0, nCap = 16*tr->nEv + 1024;
-      for(j=1; j<tr->nEv && nMove<=nCap; j++){
-        ExactEnt x = aE[j];
-        int64_t i = j;
-        while( i>0 && cmpExact(&x, &aE[i-1])<0 ){ aE[i] = aE[i-1]; i--; nMove++; }
-        aE[i] = x;
+    if( nMove>nCap ) sortEvIdx(e, aIdx, tr->nEv, 2, sortDepth(tr->nEv));
+    for(j=0; j<tr->nEv; j++){
+      const SEv *r = EV(e, aIdx[j]);
+      int64_t ts = r->ts, end = r->ts + r->dur;
+      while( nStk>0 && ts>=EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) EXACT_FIN();
+      while( nStk>0 && end>EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) EXACT_FIN();
+      if( nStk>=nAllocStk ){
+        int64_t nNew = nAllocStk*2;
+        int32_t *a1 = sqlite3_realloc64(aStk, sizeof(int32_t)*(sqlite3_uint64)nNew);
+        int64_t *a2;
+        if( a1==0 ){ rc = SQLITE_NOMEM; break; }
+        aStk = a1;
+        a2 = sqlite3_realloc64(aChild, sizeof(int64_t)*(sqlite3_uint64)nNew);
+        if( a2==0 ){ rc = SQLITE_NOMEM; break; }
+        aChild = a2;
+        nAllocStk = nNew;
       }
-      if( nMove>nCap ) qsort(aE, (size_t)tr->nEv, sizeof(ExactEnt), cmpExact);
-    }
-    for(j=0; j<tr->nEv; j++){
-      while( nStk>0 && aE[j].ts>=aE[aStk[nStk-1]].end ) EXACT_FIN();
-      while( nStk>0 && aE[j].end>aE[aStk[nStk-1]].end ) EXACT_FIN();
-      aStk[nStk] = j;
+      aStk[nStk] = aIdx[j];
       aChild[nStk] = 0;
       nStk++;
     }
+    if( rc ) break;
     while( nStk>0 ) EXACT_FIN();
   }
 #undef EXACT_FIN
-  sqlite3_free(aE); sqlite3_free(aStk); sqlite3_free(aChild);
+  sqlite3_free(aIdx); sqlite3_free(aStk); sqlite3_free(aChild);
   *pnDiff = nDiff;
-  return SQLITE_OK;
+  return rc;
 }
 
 /* The whole aggregation; writes the tables. */
@@ -2496,22 +2500,26 @@ static int engAggregate(Engine *e){
     ** profsum_kpis' float_nesting pattern, and a diagnostic when the
     ** nesting differs. */
     {
-      int64_t aExact[5] = {0,0,0,0,0}, nDiff = 0, exactTotal = 0;
+      int64_t aExact[5] = {0,0,0,0,0}, nDiff = 0, exactTotal = 0, moved = 0;
       sqlite3_stmt *pFact = 0;
       if( e->nFlip>0 ){
         if( (rc = engExactCheck(e, aKeyCat, aExact, &nDiff)) ) goto done;
       }else{
         memcpy(aExact, aBucket, sizeof(aExact));
       }
-      for(c=0; c<5; c++) exactTotal += aExact[c];
+      for(c=0; c<5; c++){
+        exactTotal += aExact[c];
+        moved += aBucket[c]>aExact[c] ? aBucket[c]-aExact[c] : aExact[c]-aBucket[c];
+      }
       if( nDiff>0 ){
         char *z = sqlite3_mprintf("%lld events' exclusive times differ from the nesting of their exact "
             "times: the summary decides order and nesting in the timestamps' doubles, as the reference "
             "tool does (docs/summary.md, \"Decisions in doubles\"); per-track breakdown total %!.15g us, "
             "on exact times %!.15g us (compute %!.15g, communication %!.15g, host %!.15g, stall %!.15g, "
-            "other %!.15g); exact per-event values: trace_events(path).excl_ps",
+            "other %!.15g; the categories differ by %!.15g us in all); exact per-event values: "
+            "trace_events(path).excl_ps",
             (long long)nDiff, US(total), US(exactTotal), US(aExact[0]), US(aExact[1]),
-            US(aExact[2]), US(aExact[3]), US(aExact[4]));
+            US(aExact[2]), US(aExact[3]), US(aExact[4]), US(moved));
         if( z==0 ){ rc = SQLITE_NOMEM; goto done; }
         engDiag(e, -1, -1, "float_nesting", z);
         sqlite3_free(z);
@@ -2526,6 +2534,12 @@ static int engAggregate(Engine *e){
         sqlite3_reset(pFact);
         sqlite3_bind_text(pFact, 2, "float_nesting_events", -1, SQLITE_STATIC);
         sqlite3_bind_double(pFact, 3, (double)nDiff);
+        rc = engStep(e, pFact);
+      }
+      if( rc==SQLITE_OK ){
+        sqlite3_reset(pFact);
+        sqlite3_bind_text(pFact, 2, "float_nesting_moved", -1, SQLITE_STATIC);
+        sqlite3_bind_double(pFact, 3, US(moved));
         rc = engStep(e, pFact);
       }
       sqlite3_finalize(pFact);

@@ -251,6 +251,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_device(
 --                        exact times, µs (the summary decides it in the timestamps' doubles,
 --                        as the reference; equal to its total when no decision differed)
 --   float_nesting_events events whose exclusive time differs between the two nestings
+--   float_nesting_moved  Σ over the five categories of |summary − exact nesting|, µs
 CREATE TABLE IF NOT EXISTS main.profsum_agg_fact(
   trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   name TEXT NOT NULL,                  -- one of the names above

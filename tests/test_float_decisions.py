@@ -458,7 +458,7 @@ class ExactNestingCheck(unittest.TestCase):
         db = connect()
         db.execute("SELECT profsum_import(?, 'x')", (path,))
         facts = dict(db.execute("SELECT name, value FROM profsum_agg_fact WHERE name IN "
-                                "('exact_breakdown_total', 'float_nesting_events')"))
+                                "('exact_breakdown_total', 'float_nesting_events', 'float_nesting_moved')"))
         kpi = db.execute("SELECT value, band, explanation FROM profsum_kpis WHERE kpi = 'float_nesting'").fetchall()
         diag = [r[0] for r in db.execute("SELECT detail FROM profsum_diagnostic WHERE kind = 'float_nesting'")]
         doc = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
@@ -482,10 +482,36 @@ class ExactNestingCheck(unittest.TestCase):
         self.assertAlmostEqual(kpi[0][0], 0.1, places=9)
         self.assertEqual(kpi[0][1], "detected")
         self.assertIn("1 events nest otherwise on their exact times", kpi[0][2])
-        self.assertIn("per-track breakdown total 1.100 us, 1.000 us on exact times (10.00% apart)", kpi[0][2])
+        self.assertIn("categories differ from those on exact times by 0.100 us in all, 10.00% of the exact "
+                      "total 1.000 us (summary total 1.100 us)", kpi[0][2])
+        self.assertAlmostEqual(facts["float_nesting_moved"], 0.1, places=9)
         self.assertEqual(len(diag), 1)
         self.assertIn("1 events' exclusive times differ from the nesting of their exact times", diag[0])
         self.assertIn("compute 1.0,", diag[0])
+
+    def test_time_moved_between_categories_same_total(self):
+        # all-reduce.2 [1000.1, +0.3) holds copy.3 [1000.2, +0.2): both end on
+        # the same picosecond, but copy.3 one ulp later in doubles, so the
+        # reference nests it in fusion.1 instead: the totals agree (5.0 us)
+        # while 0.2 us moved from compute to communication
+        events = [("fusion.1", "999.0", "5.0"), ("all-reduce.2", "1000.1", "0.3"),
+                  ("copy.3", "1000.200000", "0.2")]
+        self.assertGreater(float("1000.200000") + float("0.2"), float("1000.1") + float("0.3"))
+        with TempDir() as td:
+            facts, kpi, diag, doc = self.run_case(events, td)
+        tb = doc["time_breakdown"]
+        self.assertAlmostEqual(tb["communication"]["total_duration"], 0.3, places=9)
+        self.assertAlmostEqual(tb["total_duration"], 5.0, places=9)
+        self.assertAlmostEqual(facts["exact_breakdown_total"], 5.0, places=9)
+        self.assertEqual(facts["float_nesting_events"], 2)
+        self.assertAlmostEqual(facts["float_nesting_moved"], 0.4, places=9)
+        self.assertEqual(len(kpi), 1)
+        self.assertAlmostEqual(kpi[0][0], 0.08, places=9)
+        self.assertEqual(kpi[0][1], "detected")
+        self.assertIn("categories differ from those on exact times by 0.400 us in all, 8.00% of the exact "
+                      "total 5.000 us (summary total 5.000 us)", kpi[0][2])
+        self.assertIn("(compute 4.9, communication 0.1, host 0.0, stall 0.0, other 0.0; the categories "
+                      "differ by 0.4 us in all)", diag[0])
 
     def test_no_difference_no_pattern(self):
         events = [("fusion.1", "10.0", "1.0"), ("copy.2", "10.5", "0.5"), ("dot.3", "12", "0.25")]
@@ -521,6 +547,7 @@ class ExactNestingCheck(unittest.TestCase):
                 self.assertTrue(close(facts["exact_breakdown_total"], want, 1.0), (events, facts, want))
                 got = doc["time_breakdown"]["total_duration"]
                 rel = abs(got - want) / want if want else 0.0
+                # one category: what moved is the difference of the totals
                 self.assertTrue(abs(kpi[0][0] - rel) <= 1e-9 + 1e-9 * rel, (events, kpi, rel))
 
 

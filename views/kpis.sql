@@ -15,9 +15,10 @@
 --   device busy time), one_op_dominating (top hot op > 50 % of the breakdown total),
 --   float_nesting (the summary decides order and nesting in the timestamps' doubles, as the
 --   reference tool does; where that nests events otherwise than their exact times, as with
---   epoch-microsecond timestamps, the per-track breakdown total differs from the one on exact
---   times: value = |difference| / exact total, detected from 1 %; 'unavailable' for traces
---   imported by a profsum without the check).
+--   epoch-microsecond timestamps, the per-track breakdown's categories differ from those on
+--   exact times: value = Σ over the five categories of |summary − exact| / exact total,
+--   detected from 1 %; 'unavailable' for traces imported by a profsum without the check; no
+--   row for a trace imported from a v1 summary file, which has no events).
 -- Requires: profsum_trace, profsum_agg_device, profsum_agg_fact, profsum_breakdown, profsum_hot_ops.
 CREATE VIEW IF NOT EXISTS main.profsum_kpis(
   -- Trace id (INTEGER).
@@ -56,14 +57,15 @@ fact AS (
          max(CASE name WHEN 'transfer_duration' THEN value END) AS transfer,
          max(CASE name WHEN 'device_busy_duration' THEN value END) AS busy,
          max(CASE name WHEN 'exact_breakdown_total' THEN value END) AS exact_total,
-         max(CASE name WHEN 'float_nesting_events' THEN value END) AS n_float
+         max(CASE name WHEN 'float_nesting_events' THEN value END) AS n_float,
+         max(CASE name WHEN 'float_nesting_moved' THEN value END) AS moved
   FROM profsum_agg_fact GROUP BY trace_id
 ),
 nesting AS (
-  SELECT f.trace_id, f.n_float, f.exact_total, b.mode_total AS total,
-         CASE WHEN f.exact_total IS NULL OR b.mode_total IS NULL THEN NULL
-              WHEN f.exact_total > 0 THEN abs(b.mode_total - f.exact_total) / f.exact_total
-              WHEN b.mode_total > 0 THEN 1.0 ELSE 0.0 END AS v
+  SELECT f.trace_id, f.n_float, f.exact_total, f.moved, b.mode_total AS total,
+         CASE WHEN f.exact_total IS NULL OR f.moved IS NULL OR b.mode_total IS NULL THEN NULL
+              WHEN f.exact_total > 0 THEN f.moved / f.exact_total
+              WHEN f.moved > 0 THEN 1.0 ELSE 0.0 END AS v
   FROM fact AS f
   LEFT JOIN profsum_breakdown AS b
     ON b.trace_id = f.trace_id AND b.mode = 'exclusive_per_track' AND b.category = 'compute'
@@ -149,8 +151,9 @@ rows_ AS (
          CASE WHEN v IS NULL THEN 'no exact-time check stored (a trace imported by an older profsum)'
               WHEN coalesce(n_float, 0) = 0 THEN 'every order and nesting decision of the summary agrees with the exact times'
               ELSE printf('%d events nest otherwise on their exact times than in the timestamps'' doubles the summary '
-                          || 'decides in (as the reference tool does): per-track breakdown total %.3f us, %.3f us on exact '
-                          || 'times (%.2f%% apart)%s', CAST(n_float AS INTEGER), total, exact_total, 100.0 * v,
+                          || 'decides in (as the reference tool does): its per-track breakdown categories differ from '
+                          || 'those on exact times by %.3f us in all, %.2f%% of the exact total %.3f us (summary total '
+                          || '%.3f us)%s', CAST(n_float AS INTEGER), moved, 100.0 * v, exact_total, total,
                           CASE WHEN v >= 0.01 THEN '; read exact per-op times from trace_events'' excl_ps' ELSE '' END) END
   FROM nesting
 )
