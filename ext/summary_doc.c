@@ -390,11 +390,25 @@ static JNode *colReal(sqlite3_stmt *p, int i){
   return jReal(sqlite3_column_double(p, i));
 }
 
-/* Parse a JSON column (array/object text) into a node; fallback on error. */
+/* Parse a JSON column (array/object text) into a node; an empty one for
+** NULL or text that is not JSON, and one marked out of memory (jOom) when
+** the parse ran out of memory (the document is then an error, not a
+** document without that member). */
 static JNode *colJson(sqlite3_stmt *p, int i, int wantArray){
   const char *z = (const char*)sqlite3_column_text(p, i);
-  JNode *n = z ? jParse(z, -1, 0) : 0;
-  if( n==0 ) return wantArray ? jArr() : jObj();
+  char *zErr = 0;
+  JNode *n;
+  if( z==0 ){
+    if( sqlite3_column_type(p, i)!=SQLITE_NULL ) return 0;    /* text conversion: OOM */
+    return wantArray ? jArr() : jObj();
+  }
+  n = jParse(z, -1, &zErr);
+  if( n==0 ){
+    int bOom = zErr==0;
+    sqlite3_free(zErr);
+    n = wantArray ? jArr() : jObj();
+    if( n && bOom ) n->oom = 1;
+  }
   return n;
 }
 
@@ -504,6 +518,9 @@ static JNode *candidate(const char *zId, const char *zTitle, char *zRationale,
   jSet(o, "rationale", jStr(zRationale, -1));
   for(i=0; i<nEv; i++) jPush(ev, jStr(azEv[i], -1));
   for(i=0; i<nSug; i++) jPush(sg, jStr(azSug[i], -1));
+  /* a text that could not be formatted (out of memory) is no null member */
+  if( o && zRationale==0 ) o->oom = 1;
+  for(i=0; i<nEv; i++) if( o && azEv[i]==0 ) o->oom = 1;
   jSet(o, "evidence", ev);
   jSet(o, "suggestions", sg);
   sqlite3_free(zRationale);
@@ -530,6 +547,7 @@ static JNode *candidates(JNode *pDoc){
     JNode *c0 = jAt(cops, 0);
     JNode *cn = jGet(c0, "collective");
     char *zPct = pct1(comm);
+    if( zPct==0 && arr ) arr->oom = 1;   /* out of memory: no text without its share */
     ev[0] = sqlite3_mprintf("Communication share: %s", zPct);
     ev[1] = sqlite3_mprintf("Top collective: %s", (cn && cn->type==JT_STRING && cn->n>0) ? cn->z : "collectives");
     jPush(arr, candidate("communication-heavy", "Communication appears dominant",
@@ -542,6 +560,7 @@ static JNode *candidates(JNode *pDoc){
       "Check host input pipeline and device dispatch overlap.",
       "Reduce unnecessary host-side blocking calls around step execution."};
     char *zPct = pct1(stall);
+    if( zPct==0 && arr ) arr->oom = 1;   /* out of memory: no text without its share */
     ev[0] = sqlite3_mprintf("Stall share: %s", zPct);
     jPush(arr, candidate("stall-heavy", "Stall/wait time is significant",
         sqlite3_mprintf("Stall-like events account for %s of profiled duration.", zPct), ev, 1, sug, 3));
@@ -551,13 +570,17 @@ static JNode *candidates(JNode *pDoc){
     JNode *h0 = jAt(hot, 0);
     double ex = jNum(jGet(h0, "exclusive_duration"));
     double h = ex/T;
-    if( h>=0.08 ){
+    JNode *nm0 = jGet(h0, "name");
+    if( h>=0.08 && (nm0==0 || nm0->type!=JT_STRING) ){
+      if( arr ) arr->oom = 1;     /* the hot op's members could not all be set */
+    }else if( h>=0.08 ){
       char *ev[3];
       const char *sug[] = {"Inspect kernel implementation and tiling/fusion opportunities for this op.",
         "Try alternative algorithmic variants or precision/layout adjustments.",
         "Run a focused microbenchmark on this op before/after tuning changes."};
-      const char *zName = jGet(h0, "name")->z;
+      const char *zName = nm0->z;
       char *zPct = pct1(h);
+      if( zPct==0 && arr ) arr->oom = 1;   /* out of memory: no text without its share */
       ev[0] = sqlite3_mprintf("Top op: %s", zName);
       ev[1] = profsumPyFormat("Top op exclusive duration: %.3f", ex);
       ev[2] = sqlite3_mprintf("Top op share: %s", zPct);
@@ -572,20 +595,24 @@ static JNode *candidates(JNode *pDoc){
     double tot = jNum(jGet(g0, "total_gap_duration"));
     double mx = jNum(jGet(g0, "max_gap_duration"));
     double g = tot/T;
-    if( tot>0 && (g>=0.05 || mx>=1000.0) ){
+    JNode *gn = jGet(g0, "name"), *gc = jGet(g0, "count");
+    if( tot>0 && (g>=0.05 || mx>=1000.0) && (gn==0 || gn->type!=JT_STRING || gc==0) ){
+      if( arr ) arr->oom = 1;     /* the gap row's members could not all be set */
+    }else if( tot>0 && (g>=0.05 || mx>=1000.0) ){
       char *ev[5];
       const char *sug[] = {"Inspect upstream dependencies immediately before this op.",
         "Look for host dispatch or synchronization barriers causing the gap.",
         "Use hierarchical region totals to localize where the waiting accumulates."};
       JNode *pn = jGet(g0, "payload_op"), *mn = jGet(g0, "marker_op");
-      const char *zP = (pn && pn->type==JT_STRING && pn->n) ? pn->z : jGet(g0, "name")->z;
+      const char *zP = (pn && pn->type==JT_STRING && pn->n) ? pn->z : gn->z;
       const char *zM = (mn && mn->type==JT_STRING && mn->n) ? mn->z : zP;
       char *zPct = pct1(g);
+      if( zPct==0 && arr ) arr->oom = 1;   /* out of memory: no text without its share */
       ev[0] = sqlite3_mprintf("Payload op with largest pre-gap: %s", zP);
       ev[1] = sqlite3_mprintf("Observed first op after gap (marker): %s", zM);
       ev[2] = profsumPyFormat("Total pre-gap: %.3f", tot);
       ev[3] = profsumPyFormat("Max pre-gap: %.3f", mx);
-      ev[4] = sqlite3_mprintf("Occurrences: %lld", (long long)jGet(g0, "count")->i);
+      ev[4] = sqlite3_mprintf("Occurrences: %lld", (long long)gc->i);
       jPush(arr, candidate("pre-op-gap", "Large idle gaps appear before specific ops",
           sqlite3_mprintf("Op '%s' accumulates significant pre-op idle gap (%s of total profiled "
                           "exclusive duration).", zP, zPct), ev, 5, sug, 3));
@@ -617,6 +644,7 @@ static JNode *candidates(JNode *pDoc){
     double c = jNum(jGet(jGet(tb, "compute"), "share_of_total"));
     double h = jNum(jGet(jGet(tb, "host"), "share_of_total"));
     char *a = pct1(c), *b = pct1(comm), *d = pct1(h), *s = pct1(stall);
+    if( (a==0 || b==0 || d==0 || s==0) && arr ) arr->oom = 1;
     ev[0] = sqlite3_mprintf("Compute: %s", a);
     ev[1] = sqlite3_mprintf("Communication: %s", b);
     ev[2] = sqlite3_mprintf("Host: %s", d);
@@ -761,6 +789,7 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
         jSet(rm, azRm[k], jNull());
       }
     }
+    if( (src==0 || jOom(src)) && rm ) rm->oom = 1;   /* out of memory reading it */
     jFree(src);
     jSet(doc, "run_metadata", rm);
     jSet(ov, "display_time_unit", colNode(p, 4));

@@ -1921,13 +1921,14 @@ static void medianDur(DevIter *d, int64_t n, int64_t maxDur, int64_t *aCnt, doub
 }
 
 /* Busy union and span of one device's ops: a k-way merge of its tracks'
-** slices (each already in ts order), no copy. */
-static void unionSpan(Engine *e, int32_t proc, int64_t *pBusy, int64_t *pSpan){
+** slices (each already in ts order), no copy.  SQLITE_OK or SQLITE_NOMEM
+** (then nothing is set). */
+static int unionSpan(Engine *e, int32_t proc, int64_t *pBusy, int64_t *pSpan){
   int64_t nT = 0, t, *aPos, *aTk;
   int64_t curLo = 0, curHi = 0, lo = 0, hi = 0, busy = 0;
   int started = 0;
   aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(2*e->nTrk+1));
-  if( aPos==0 ){ *pBusy = *pSpan = 0; return; }
+  if( aPos==0 ) return SQLITE_NOMEM;
   aTk = aPos + e->nTrk;
   for(t=0; t<e->nTrk; t++){
     STrack *tr = &e->aTrk[t];
@@ -1955,6 +1956,7 @@ static void unionSpan(Engine *e, int32_t proc, int64_t *pBusy, int64_t *pSpan){
   sqlite3_free(aPos);
   *pBusy = busy;
   *pSpan = hi-lo;
+  return SQLITE_OK;
 }
 
 /* Count events and small events of a selection. */
@@ -2019,7 +2021,7 @@ static int engKpis(Engine *e){
     double med;
     one.e = e; one.proc = aDev[j];
     devEach(&one, countSmall, &c);
-    unionSpan(e, aDev[j], &busy, &span);
+    if( (rc = unionSpan(e, aDev[j], &busy, &span)) ) goto done;
     medianDur(&one, c.n, c.max, aCnt, &med);
     busyAll += busy;
     sqlite3_bind_int64(pIns, 1, e->traceId);
