@@ -1175,6 +1175,20 @@ static void engTrackFlags(Engine *e){
 /* Sets *pBits to the bits of double x (an HEnt slot keeps doubles). */
 static void putBits(int64_t *pBits, double x){ memcpy(pBits, &x, sizeof(x)); }
 
+/* Grow the §2 sweep's stacks (event indices and children's sums) to nNew
+** entries: SQLITE_OK, or SQLITE_NOMEM with both arrays still valid (the
+** first perhaps already larger). */
+static int growNestStack(int32_t **paStk, int64_t **paChild, int64_t nNew){
+  int32_t *a1 = sqlite3_realloc64(*paStk, sizeof(int32_t)*(sqlite3_uint64)nNew);
+  int64_t *a2;
+  if( a1==0 ) return SQLITE_NOMEM;
+  *paStk = a1;
+  a2 = sqlite3_realloc64(*paChild, sizeof(int64_t)*(sqlite3_uint64)nNew);
+  if( a2==0 ) return SQLITE_NOMEM;
+  *paChild = a2;
+  return SQLITE_OK;
+}
+
 /* Event i's exclusive time as the reference's doubles give it (§2 in
 ** doubles: max(0, dur − the sum of its children's durs, added as they
 ** finish)), given dDur, its dur's double: kept in exclRef for the device
@@ -1252,14 +1266,8 @@ static int engOrder(Engine *e){
       while( nStk>0 && cmpEnd(e, k, aStk[nStk-1])>0 ) FIN();
       if( nStk>=nAllocStk ){
         int64_t nNew = nAllocStk ? nAllocStk*2 : 64;
-        int32_t *a1 = sqlite3_realloc64(aStk, sizeof(int32_t)*(sqlite3_uint64)nNew);
-        int64_t *a2;
         double *a3;
-        if( a1==0 ){ rc = SQLITE_NOMEM; break; }
-        aStk = a1;
-        a2 = sqlite3_realloc64(aChild, sizeof(int64_t)*(sqlite3_uint64)nNew);
-        if( a2==0 ){ rc = SQLITE_NOMEM; break; }
-        aChild = a2;
+        if( (rc = growNestStack(&aStk, &aChild, nNew)) ) break;
         a3 = sqlite3_realloc64(aChildRef, sizeof(double)*(sqlite3_uint64)nNew);
         if( a3==0 ){ rc = SQLITE_NOMEM; break; }
         aChildRef = a3;
@@ -2220,15 +2228,8 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], in
       while( nStk>0 && ts>=EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) EXACT_FIN();
       while( nStk>0 && end>EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) EXACT_FIN();
       if( nStk>=nAllocStk ){
-        int64_t nNew = nAllocStk*2;
-        int32_t *a1 = sqlite3_realloc64(aStk, sizeof(int32_t)*(sqlite3_uint64)nNew);
-        int64_t *a2;
-        if( a1==0 ){ rc = SQLITE_NOMEM; break; }
-        aStk = a1;
-        a2 = sqlite3_realloc64(aChild, sizeof(int64_t)*(sqlite3_uint64)nNew);
-        if( a2==0 ){ rc = SQLITE_NOMEM; break; }
-        aChild = a2;
-        nAllocStk = nNew;
+        if( (rc = growNestStack(&aStk, &aChild, nAllocStk*2)) ) break;
+        nAllocStk *= 2;
       }
       aStk[nStk] = aIdx[j];
       aChild[nStk] = 0;
