@@ -1138,21 +1138,22 @@ void profsumJsonReprDouble(double r, char *zBuf){ jReprDouble(r, zBuf); }
 /* ------------------------------------------------------------------ */
 
 /* Bind a JSON node as an SQL value. */
-static void bindNode(sqlite3_stmt *p, int i, const JNode *n){
-  if( n==0 ){ sqlite3_bind_null(p, i); return; }
+static int bindNode(sqlite3_stmt *p, int i, const JNode *n){
+  if( n==0 ){ sqlite3_bind_null(p, i); return SQLITE_OK; }
   switch( n->type ){
     case JT_INT: sqlite3_bind_int64(p, i, n->i); break;
     case JT_REAL: sqlite3_bind_double(p, i, n->r); break;
-    case JT_STRING: sqlite3_bind_text(p, i, n->z, n->n, SQLITE_TRANSIENT); break;
+    case JT_STRING: return sqlite3_bind_text(p, i, n->z, n->n, SQLITE_TRANSIENT);
     case JT_TRUE: sqlite3_bind_int(p, i, 1); break;
     case JT_FALSE: sqlite3_bind_int(p, i, 0); break;
     case JT_ARRAY: case JT_OBJECT: {
       char *z = jDump(n);
-      if( z ) sqlite3_bind_text(p, i, z, -1, sqlite3_free); else sqlite3_bind_null(p, i);
-      break;
+      if( z==0 ) return SQLITE_NOMEM;      /* not a NULL in a NOT NULL column */
+      return sqlite3_bind_text(p, i, z, -1, sqlite3_free);
     }
     default: sqlite3_bind_null(p, i); break;
   }
+  return SQLITE_OK;
 }
 
 /* Insert rows: for each element of pArr, bind the named members. */
@@ -1191,8 +1192,9 @@ static int insertRows(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **
           continue;
         }
       }
-      bindNode(p, k+3, v);
+      if( (rc = bindNode(p, k+3, v))!=SQLITE_OK ) break;
     }
+    if( rc ) break;
     if( sqlite3_step(p)!=SQLITE_DONE ){
       rc = sqlite3_reset(p);
       if( rc==SQLITE_OK ) rc = SQLITE_ERROR;

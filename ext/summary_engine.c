@@ -2803,9 +2803,9 @@ int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
       if( e->zSha[0] ) sqlite3_bind_text(pUp, 11, e->zSha, -1, SQLITE_STATIC);
       sqlite3_bind_int64(pUp, 12, e->nFileBytes);
       rc = engStep(e, pUp);
-    }else{
+    }else if( rc!=SQLITE_NOMEM ){
       engErr(e, rc, "%s", sqlite3_errmsg(db));
-    }
+    }                              /* out of memory formatting it: no text */
     sqlite3_finalize(pUp);
   }
   e->pzErr = 0;
