@@ -413,8 +413,14 @@ static JNode *colJson(sqlite3_stmt *p, int i, int wantArray){
 }
 
 /* Python {x:.1%}: x*100 (in double, as Python) with 1 decimal and '%',
-** rounded as Python does (profsumPyFormat, never sqlite3_mprintf). */
-static char *pct1(double x){ return profsumPyFormat("%.1f%%", x*100.0); }
+** rounded as Python does (profsumPyFormat, never sqlite3_mprintf); 0 when
+** out of memory, which then marks pOom (the candidates' array: no text
+** without its share). */
+static char *pct1(double x, JNode *pOom){
+  char *z = profsumPyFormat("%.1f%%", x*100.0);
+  if( z==0 && pOom ) pOom->oom = 1;
+  return z;
+}
 
 typedef struct HotOp {
   char *zName;
@@ -546,8 +552,7 @@ static JNode *candidates(JNode *pDoc){
       "Inspect all-reduce/all-gather callsites for avoidable synchronization."};
     JNode *c0 = jAt(cops, 0);
     JNode *cn = jGet(c0, "collective");
-    char *zPct = pct1(comm);
-    if( zPct==0 && arr ) arr->oom = 1;   /* out of memory: no text without its share */
+    char *zPct = pct1(comm, arr);
     ev[0] = sqlite3_mprintf("Communication share: %s", zPct);
     ev[1] = sqlite3_mprintf("Top collective: %s", (cn && cn->type==JT_STRING && cn->n>0) ? cn->z : "collectives");
     jPush(arr, candidate("communication-heavy", "Communication appears dominant",
@@ -559,8 +564,7 @@ static JNode *candidates(JNode *pDoc){
     const char *sug[] = {"Investigate dependency waits and synchronization barriers.",
       "Check host input pipeline and device dispatch overlap.",
       "Reduce unnecessary host-side blocking calls around step execution."};
-    char *zPct = pct1(stall);
-    if( zPct==0 && arr ) arr->oom = 1;   /* out of memory: no text without its share */
+    char *zPct = pct1(stall, arr);
     ev[0] = sqlite3_mprintf("Stall share: %s", zPct);
     jPush(arr, candidate("stall-heavy", "Stall/wait time is significant",
         sqlite3_mprintf("Stall-like events account for %s of profiled duration.", zPct), ev, 1, sug, 3));
@@ -579,8 +583,7 @@ static JNode *candidates(JNode *pDoc){
         "Try alternative algorithmic variants or precision/layout adjustments.",
         "Run a focused microbenchmark on this op before/after tuning changes."};
       const char *zName = nm0->z;
-      char *zPct = pct1(h);
-      if( zPct==0 && arr ) arr->oom = 1;   /* out of memory: no text without its share */
+      char *zPct = pct1(h, arr);
       ev[0] = sqlite3_mprintf("Top op: %s", zName);
       ev[1] = profsumPyFormat("Top op exclusive duration: %.3f", ex);
       ev[2] = sqlite3_mprintf("Top op share: %s", zPct);
@@ -606,8 +609,7 @@ static JNode *candidates(JNode *pDoc){
       JNode *pn = jGet(g0, "payload_op"), *mn = jGet(g0, "marker_op");
       const char *zP = (pn && pn->type==JT_STRING && pn->n) ? pn->z : gn->z;
       const char *zM = (mn && mn->type==JT_STRING && mn->n) ? mn->z : zP;
-      char *zPct = pct1(g);
-      if( zPct==0 && arr ) arr->oom = 1;   /* out of memory: no text without its share */
+      char *zPct = pct1(g, arr);
       ev[0] = sqlite3_mprintf("Payload op with largest pre-gap: %s", zP);
       ev[1] = sqlite3_mprintf("Observed first op after gap (marker): %s", zM);
       ev[2] = profsumPyFormat("Total pre-gap: %.3f", tot);
@@ -643,8 +645,7 @@ static JNode *candidates(JNode *pDoc){
       "Use before/after summary comparison to confirm throughput impact."};
     double c = jNum(jGet(jGet(tb, "compute"), "share_of_total"));
     double h = jNum(jGet(jGet(tb, "host"), "share_of_total"));
-    char *a = pct1(c), *b = pct1(comm), *d = pct1(h), *s = pct1(stall);
-    if( (a==0 || b==0 || d==0 || s==0) && arr ) arr->oom = 1;
+    char *a = pct1(c, arr), *b = pct1(comm, arr), *d = pct1(h, arr), *s = pct1(stall, arr);
     ev[0] = sqlite3_mprintf("Compute: %s", a);
     ev[1] = sqlite3_mprintf("Communication: %s", b);
     ev[2] = sqlite3_mprintf("Host: %s", d);

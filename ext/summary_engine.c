@@ -1052,10 +1052,6 @@ static void engTolerance(Engine *e){
   e->tolPs = (int64_t)floor(4.0*u*1e6) + (e->anyRounded ? 2 : 0);
 }
 
-/* Order of two events by index: ts ascending, then end descending (the
-** nesting order, gapOrder 0) or ascending (the gap order of §4.8, gapOrder
-** 1), then file order, all as the reference's doubles compare.  A total
-** order: any sort gives the same result. */
 /* §2's order on the exact picoseconds: ts ascending, end descending, file
 ** order (engExactCheck; evLess's gapOrder 2). */
 static int exactLess(const Engine *e, int32_t ia, int32_t ib){
@@ -1066,6 +1062,10 @@ static int exactLess(const Engine *e, int32_t ia, int32_t ib){
   return ia<ib;
 }
 
+/* Order of two events by index: ts ascending, then end descending (the
+** nesting order, gapOrder 0) or ascending (the gap order of §4.8, gapOrder
+** 1), then file order, all as the reference's doubles compare; gapOrder 2:
+** exactLess.  A total order: any sort gives the same result. */
 static int evLess(Engine *e, int32_t ia, int32_t ib, int gapOrder){
   int c;
   if( gapOrder==2 ) return exactLess(e, ia, ib);
@@ -2529,21 +2529,16 @@ static int engAggregate(Engine *e){
         if( e->diagRc ){ rc = e->diagRc; goto done; }
       }
       if( (rc = engPrepare(e, &pFact, "INSERT INTO \"%w\".profsum_agg_fact VALUES(?1,?2,?3)")) ) goto done;
-      sqlite3_bind_int64(pFact, 1, e->traceId);
-      sqlite3_bind_text(pFact, 2, "exact_breakdown_total", -1, SQLITE_STATIC);
-      sqlite3_bind_double(pFact, 3, US(exactTotal));
-      rc = engStep(e, pFact);
-      if( rc==SQLITE_OK ){
-        sqlite3_reset(pFact);
-        sqlite3_bind_text(pFact, 2, "float_nesting_events", -1, SQLITE_STATIC);
-        sqlite3_bind_double(pFact, 3, (double)nDiff);
-        rc = engStep(e, pFact);
-      }
-      if( rc==SQLITE_OK ){
-        sqlite3_reset(pFact);
-        sqlite3_bind_text(pFact, 2, "float_nesting_moved", -1, SQLITE_STATIC);
-        sqlite3_bind_double(pFact, 3, US(moved));
-        rc = engStep(e, pFact);
+      {
+        const char *azF[3] = {"exact_breakdown_total", "float_nesting_events", "float_nesting_moved"};
+        double aV[3];
+        aV[0] = US(exactTotal); aV[1] = (double)nDiff; aV[2] = US(moved);
+        for(c=0; c<3 && rc==SQLITE_OK; c++){
+          sqlite3_bind_int64(pFact, 1, e->traceId);
+          sqlite3_bind_text(pFact, 2, azF[c], -1, SQLITE_STATIC);
+          sqlite3_bind_double(pFact, 3, aV[c]);
+          rc = engStep(e, pFact);
+        }
       }
       sqlite3_finalize(pFact);
       if( rc ) goto done;
