@@ -63,6 +63,16 @@ SO="$TMP/profsum.so"
 cp "$SO_SRC" "$SO"
 SO_SHA=$(sha256sum "$SO" | cut -d' ' -f1)
 
+# The import inside a running connection (bench/inproc.py): needs a Python
+# whose sqlite3 module loads extensions (Debian's /usr/bin/python3 does).
+INPROC=1
+if ! INPROC_ERR=$("$PY" "$HERE/inproc.py" --probe "$SO" 2>&1); then
+  INPROC=0
+  printf 'bench: note: %s cannot load %s (%s): the import in a running connection is not measured\n' \
+    "$PY" "$SO" "$(printf '%s' "$INPROC_ERR" | tail -n 1)" >&2
+fi
+: >"$TMP/inproc.txt"
+
 # The timer (bench/measure.c), compiled into the run's temporary folder.
 MEASURE="$TMP/measure"
 ${CC:-cc} -O2 -o "$MEASURE" "$HERE/measure.c" || die "cannot compile bench/measure.c (install gcc)"
@@ -267,6 +277,25 @@ measure_size() {
   rm -f "$DB" "$DB-journal" "$DB-wal" "$DB-shm"
 }
 
+# inproc_size SIZE|empty: the import + summary in a running connection
+# (bench/inproc.py, a process of its own): RUNS_OF[SIZE] imports of the
+# trace into a database that has profsum's schema already, each timed, and
+# the first one's peak memory above the process.  One line per call in
+# $TMP/inproc.txt: "SIZE {json}".
+inproc_size() {
+  local SIZE=$1 F LINE
+  ((INPROC)) || return 0
+  if [[ $SIZE == empty ]]; then F=$EMPTY; else F=${F_OF[$SIZE]}; fi
+  LINE=$("$PY" "$HERE/inproc.py" "$SO" "$EMPTY" "$F" "${RUNS_OF[$SIZE]}" "$TMP") \
+    || die "bench/inproc.py failed on '$F'"
+  if [[ $SIZE != empty && -n ${XEXP_OF[$SIZE]} ]]; then
+    local GOT
+    GOT=$(printf '%s' "$LINE" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["num_complete_events"])')
+    [[ $GOT == "${XEXP_OF[$SIZE]}" ]] || die "FAIL: in a running connection, num_complete_events = $GOT after importing '$F', but the generator wrote ${XEXP_OF[$SIZE]} X events with dur > 0"
+  fi
+  printf '%s %s\n' "$SIZE" "$LINE" >>"$TMP/inproc.txt"
+}
+
 # $REPEAT rounds; each round runs every command on the empty trace and on
 # every size in turn (a size RUNS_OF[size] times, above).  A shared machine
 # has slow and fast spells that last minutes; interleaved like this they hit every size and every command
@@ -274,10 +303,12 @@ measure_size() {
 # one size only and bend the cost per MB), and every ratio to gzip -dc
 # compares runs made seconds apart.
 for ((i = 1; i <= REPEAT; i++)); do
-  echo "bench: round $i/$REPEAT: empty trace, then $SIZES: gzip -dc, count(*), sum(excl_ps), import + summary ..." >&2
+  echo "bench: round $i/$REPEAT: empty trace, then $SIZES: gzip -dc, count(*), sum(excl_ps), import + summary, the same in a running connection ..." >&2
   for ((j = 0; j < ${RUNS_OF[empty]}; j++)); do measure_empty; done
+  inproc_size empty
   for SIZE in $SIZES; do
     for ((j = 0; j < ${RUNS_OF[$SIZE]}; j++)); do measure_size "$SIZE"; done
+    inproc_size "$SIZE"
   done
 done
 
@@ -548,6 +579,65 @@ if len(incr) > 0 and env["shell_start_wall_s"] is not None:
                      small["import"]["wall_s"] * 1e3, fixed["import"] * 1e3, env["shell_start_wall_s"] * 1e3))
 ftable = "\n".join(lines)
 
+# In a running connection (bench/inproc.py): the best time of each size, the
+# highest first-import peak above the process of all its processes.
+inproc = {}
+for line in open(os.path.join(tmp, "inproc.txt")):
+    size, _, js = line.partition(" ")
+    d = json.loads(js)
+    e = inproc.setdefault(size, {"times_s": [], "peaks_kb": []})
+    e["times_s"] += d["times_s"]
+    if d["peak_above_kb"] is not None:
+        e["peaks_kb"].append(d["peak_above_kb"])
+ilines = []
+if inproc and all(r["size"] in inproc for r in rows):
+    env["inproc_fixed_s"] = min(inproc["empty"]["times_s"]) if "empty" in inproc else None
+    for r in rows:
+        e, n, mb = inproc[r["size"]], r["events"], r["bytes"] / 1e6
+        t = sorted(e["times_s"])
+        peak = max(e["peaks_kb"]) if e["peaks_kb"] else None
+        r["inproc"] = {
+            "best_s": t[0], "median_s": t[len(t) // 2] if len(t) % 2 else (t[len(t) // 2 - 1] + t[len(t) // 2]) / 2,
+            "runs": len(t), "ms_per_mb": t[0] * 1e3 / mb, "mb_s": mb / t[0], "us_per_event": t[0] * 1e6 / n,
+            "over_gzip": t[0] / r["gzip"]["wall_s"],
+            "peak_above_kb": peak, "peak_above_kb_all": e["peaks_kb"],
+            "bytes_per_event": peak * 1024 / n if peak is not None else None,
+            "bytes_per_event_beyond_db": (peak * 1024 - r["import_db_bytes"]) / n if peak is not None else None,
+        }
+    order = sorted(rows, key=lambda r: r["bytes"])
+    prev = None
+    for r in order:
+        r["inproc"]["incr_ms_per_mb"] = None if prev is None else (
+            (r["inproc"]["best_s"] - prev["inproc"]["best_s"]) * 1e3 / ((r["bytes"] - prev["bytes"]) / 1e6))
+        prev = r
+    v = [r["inproc"]["ms_per_mb"] for r in rows]
+    vi = [r["inproc"]["incr_ms_per_mb"] for r in order[1:]]
+    spreads["inproc_ms_per_mb"] = max(v) / min(v)
+    spreads["inproc_incr_ms_per_mb"] = max(vi) / min(vi) if len(vi) > 1 and min(vi) > 0 else float("nan")
+    hh = ("| trace | MB | events | import+summary s | import/gzip | ms/MB | incr. ms/MB | MB/s | µs/ev "
+          "| peak above the process, MB | B/ev | DB KB | B/ev beyond the DB |")
+    ilines = [hh, "|" + "---|" * (hh.count("|") - 1)]
+    for r in order:
+        q = r["inproc"]
+        ilines.append("| %s | %.1f | %d | %.4f | %.2f | %.2f | %s | %.1f | %.3f | %s | %s | %d | %s |" % (
+            r["size"], r["bytes"] / 1e6, r["events"], q["best_s"], q["over_gzip"], q["ms_per_mb"],
+            "%.2f" % q["incr_ms_per_mb"] if q["incr_ms_per_mb"] is not None else "",
+            q["mb_s"], q["us_per_event"],
+            "%.2f" % (q["peak_above_kb"] / 1024) if q["peak_above_kb"] is not None else "n/a",
+            "%.1f" % q["bytes_per_event"] if q["bytes_per_event"] is not None else "n/a",
+            r["import_db_bytes"] // 1024,
+            "%.1f" % q["bytes_per_event_beyond_db"] if q["bytes_per_event_beyond_db"] is not None else "n/a"))
+    ilines.append("")
+    ilines.append("Spread of the cost per MB over the sizes (largest / smallest): %.2f; of the incremental cost "
+                  "per MB: %.2f. The import + summary of the empty trace in a running connection: %s." % (
+                      spreads["inproc_ms_per_mb"], spreads["inproc_incr_ms_per_mb"],
+                      "%.1f ms" % (env["inproc_fixed_s"] * 1e3) if env.get("inproc_fixed_s") is not None else "n/a"))
+    ilines.append("Median per MB (all runs): %s." % "; ".join(
+        "%s %.2f ms/MB (%d runs)" % (r["size"], r["inproc"]["median_s"] * 1e3 / (r["bytes"] / 1e6), r["inproc"]["runs"])
+        for r in order))
+inproc_table = "\n".join(ilines) if ilines else (
+    "Not measured: the Python of this run cannot load SQLite extensions (see bench/inproc.py).")
+
 chdr = ("| trace | gzip -dc CPU s | count(*) CPU s | excl CPU s | import+summary CPU s "
         "| count(*) CPU/wall | excl CPU/wall | import CPU/wall |")
 lines = [chdr, "|" + "---|" * (chdr.count("|") - 1)]
@@ -609,6 +699,17 @@ md = ["# profsum benchmark results", "",
       "(measured on an empty trace in every round); and the incremental cost per MB from one "
       "size to the next, (t - t_prev) / (MB - MB_prev): what each further MB costs.", "",
       ftable, "",
+      "## In a running connection", "",
+      "The same import + summary inside a process that keeps its connection (a notebook, a script, "
+      "Datasette): `bench/inproc.py` opens a new database, loads profsum and imports the empty trace "
+      "(so the schema exists and the connection has read it), then times `profsum_import(FILE)` and "
+      "`length(profsum_summary_json(...))` together with `time.perf_counter()` (runs per round as above, "
+      "best of all); no process start, no extension load, no schema creation. Memory: the peak RSS of the "
+      "process during its first import of the trace, less its RSS before it (the peak reset through "
+      "`/proc/self/clear_refs`), code pages touched for the first time included; the highest of all "
+      "rounds. DB KB: the database file of one import (the stored aggregates and the summary, with the "
+      "schema).", "",
+      inproc_table, "",
       "## Fresh pages", "",
       "Minor page faults of each command (`ru_minflt`, the run with the most): the pages it touched for "
       "the first time. The shell with profsum loaded touches %d (baseline). One fresh page costs %.1f µs "
@@ -635,6 +736,8 @@ print()
 print(ftable)
 print()
 print(ctable)
+print()
+print(inproc_table)
 print()
 print(ptable)
 print()

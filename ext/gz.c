@@ -11,8 +11,9 @@
 **
 ** Memory: one fixed input buffer (PROFSUM_GZ_INBUF bytes) plus the
 ** inflater's state (zlib about 44 KiB, ISA-L 87 KiB), plus, in threaded
-** mode, a ring of PROFSUM_RING_N buffers of 32 to 256 KiB each, sized by the
-** file (ringSlotSize); nothing grows with the length of the stream.
+** mode, a ring of 4 or PROFSUM_RING_N buffers of 32 to 256 KiB each, sized by
+** the file (ringSlotCount, ringSlotSize); nothing grows with the length of
+** the stream.
 **
 ** Threads.  For a gzip file of PROFSUM_THREAD_MIN bytes or more, a producer
 ** thread reads and inflates into the ring while the caller parses the
@@ -56,9 +57,13 @@
 ** 1/32 of the gzip file rounded up to 16 KiB, from 32 to 256 KiB
 ** (ringSlotSize): 256 KiB for every file over 7.5 MiB, where 64 KiB
 ** buffers made the 1 GB scan 2-3 % slower (four times as many hand-overs);
-** a small file needs no 2 MiB ring ahead of its parser (a 1.2 MB gzip
-** file: 8 x 48 KiB). */
-#define PROFSUM_RING_N   8                   /* buffers in the ring */
+** a small file needs no 2 MiB ring ahead of its parser: below
+** PROFSUM_RING_SMALL bytes on disk the ring has 4 buffers (a 1.2 MB gzip
+** file: 4 x 48 KiB; 8 of them held 192 KiB more at the import's peak, a
+** quarter of its memory above the events at 10 MB, and were no faster:
+** docs/performance.md, "Small files"). */
+#define PROFSUM_RING_N   8                   /* buffers in the ring, at most */
+#define PROFSUM_RING_SMALL (4*1024*1024)     /* gzip files smaller: 4 buffers */
 #define PROFSUM_RING_MIN (32*1024)           /* bytes per ring buffer: at least */
 #define PROFSUM_RING_MAX (256*1024)          /* ... and at most */
 #define PROFSUM_THREAD_MIN (128*1024)        /* gzip files smaller: no thread */
@@ -78,6 +83,7 @@ typedef struct Ring {
   pthread_mutex_t mu;
   pthread_cond_t cv;            /* signalled on every state change */
   RingSlot aSlot[PROFSUM_RING_N];
+  int nSlot;                    /* slots in use, from aSlot[0] (ringSlotCount) */
   size_t szSlot;                /* bytes per slot (ringSlotSize) */
   int iHead;                    /* next slot the consumer reads */
   int nFull;                    /* filled slots not yet consumed */
@@ -415,11 +421,11 @@ static void *ringProducer(void *pArg){
     int rc = SQLITE_OK;
     char *zErr = 0;
     pthread_mutex_lock(&r->mu);
-    while( r->nFull==PROFSUM_RING_N && !r->stop ) pthread_cond_wait(&r->cv, &r->mu);
+    while( r->nFull==r->nSlot && !r->stop ) pthread_cond_wait(&r->cv, &r->mu);
     if( r->stop ){ r->done = 1; pthread_cond_broadcast(&r->cv); pthread_mutex_unlock(&r->mu); break; }
     pthread_mutex_unlock(&r->mu);
     slot = &r->aSlot[iTail];
-    if( nFirst<PROFSUM_RING_N ){
+    if( nFirst<r->nSlot ){
       /* its first fill: map its pages in one call, in this thread (ext/prefault.c) */
       nFirst++;
       profsumPrefault(slot->a, r->szSlot);
@@ -441,7 +447,7 @@ static void *ringProducer(void *pArg){
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
     if( slot->eof ) break;
-    iTail = (iTail+1) % PROFSUM_RING_N;
+    iTail = (iTail+1) % r->nSlot;
   }
   return 0;
 }
@@ -467,6 +473,11 @@ static size_t ringSlotSize(int64_t nFile){
   return (size_t)sz;
 }
 
+/* Buffers in the ring for a gzip file of nFile bytes (see PROFSUM_RING_SMALL). */
+static int ringSlotCount(int64_t nFile){
+  return nFile<PROFSUM_RING_SMALL ? 4 : PROFSUM_RING_N;
+}
+
 /* Start threaded mode for a large gzip file (best effort: on any failure
 ** the source simply stays single-threaded). */
 static void srcMaybeThread(ProfsumSrc *p){
@@ -478,7 +489,8 @@ static void srcMaybeThread(ProfsumSrc *p){
   if( r==0 ) return;
   memset(r, 0, sizeof(*r));
   r->szSlot = ringSlotSize(p->nFileSize);
-  for(i=0; i<PROFSUM_RING_N; i++){
+  r->nSlot = ringSlotCount(p->nFileSize);
+  for(i=0; i<r->nSlot; i++){
     r->aSlot[i].a = sqlite3_malloc64(r->szSlot);
     if( r->aSlot[i].a==0 ) goto fail;
   }
@@ -553,7 +565,7 @@ int profsumSrcRead(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
       int wasEof = slot->eof;
       r->iOff = 0;
       pthread_mutex_lock(&r->mu);
-      r->iHead = (r->iHead+1) % PROFSUM_RING_N;
+      r->iHead = (r->iHead+1) % r->nSlot;
       r->nFull--;
       if( wasEof ){ r->nFull = 0; r->done = 1; }
       pthread_cond_broadcast(&r->cv);

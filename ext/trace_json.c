@@ -36,9 +36,17 @@
 # include <emmintrin.h>      /* SSE2: part of every x86-64 CPU */
 #endif
 
-#ifndef PROFSUM_WINDOW_INIT
-# define PROFSUM_WINDOW_INIT  (256*1024)  /* grows for a longer entry; a small value in the
-                                            ** fuzz build exercises refills */
+/* The parse window: it grows for a longer entry.  256 KiB from the start
+** for a file of PROFSUM_WINDOW_BIG bytes or more on disk; 64 KiB for a
+** smaller one, where the larger window was a tenth of a 10 MB import's
+** peak memory and saved no time (docs/performance.md, "Small files").  A
+** build may set PROFSUM_WINDOW_INIT for every file (the fuzz build: a small
+** value exercises refills). */
+#define PROFSUM_WINDOW_BIG    (4*1024*1024)
+#ifdef PROFSUM_WINDOW_INIT
+# define windowInit(nFile) ((void)(nFile), (int64_t)PROFSUM_WINDOW_INIT)
+#else
+# define windowInit(nFile) ((nFile)<PROFSUM_WINDOW_BIG ? (int64_t)64*1024 : (int64_t)256*1024)
 #endif
 #define PROFSUM_MAX_ENTRY     ((int64_t)1<<30)   /* 1 GiB: the window for one entry at
                                                  ** most (SQLite allocates < 2 GiB) */
@@ -1446,7 +1454,7 @@ int profsumScanOpen(ProfsumSrc *pSrc, const char *zFunc, unsigned flags,
   s->flags = flags;
   s->xDiag = xDiag;
   s->pDiagCtx = pDiagCtx;
-  s->nAlloc = PROFSUM_WINDOW_INIT;
+  s->nAlloc = (size_t)windowInit(profsumSrcFileSize(pSrc));
   s->aBuf = sqlite3_malloc64(s->nAlloc);
   if( s->aBuf==0 ){ profsumScanClose(s); return SQLITE_NOMEM; }
   *pp = s;
