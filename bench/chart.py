@@ -19,6 +19,7 @@ SERIES = [  # key in results.json, legend label, colour (Okabe-Ito), marker
     ("excl", "query: sum(excl_ps)", "#E69F00", "triangle"),
     ("import", "profsum_import + summary_json", "#009E73", "diamond"),
 ]
+INPROC_COLOUR = "#009E73"     # the import's colour, dashed
 FONT = "DejaVu Sans, Arial, Helvetica, sans-serif"
 W, H = 980, 500
 
@@ -160,6 +161,11 @@ def main(argv):
     present = [s for s in SERIES if all(s[0] in r for r in res)]
     ms_per_mb = {k: [(r["bytes"], r[k]["wall_s"] * 1e3 / (r["bytes"] / 1e6)) for r in res] for k, _, _, _ in present}
     rss_mb = {k: [(r["bytes"], r[k]["peak_rss_kb"] / 1024) for r in res] for k, _, _, _ in present}
+    # the import + summary in a running connection (bench/inproc.py), time only:
+    # its memory is measured above a running process, not as a process's peak
+    inproc = [(r["bytes"], r["inproc"]["best_s"] * 1e3 / (r["bytes"] / 1e6)) for r in res if "inproc" in r]
+    if len(inproc) != len(res):
+        inproc = []
 
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
            'font-family="%s" fill="#222">' % (W, H, W, H, FONT),
@@ -167,23 +173,28 @@ def main(argv):
     out.append('<text x="%d" y="26" text-anchor="middle" font-size="17" font-weight="bold">'
                'profsum scaling: time per MB and peak memory vs trace size</text>' % (W / 2))
     evpm = sum(r["events"] for r in res) / (sum(sizes) / 1e6)
-    sub = "xprof-shaped %s traces (bench/gen_trace.py), %.0f events per MB, so 1 ms/MB = %.2f \u00b5s/event; " \
+    sub = "xprof-shaped %s traces, %.0f events per MB, so 1 ms/MB = %.2f \u00b5s/event; " \
           "best of %s; %s CPUs; profsum %s (%s)" % (
               env.get("shape", "?"), evpm, 1e3 / evpm, runs_text(env, res), env.get("cpus", "?"),
               env.get("profsum_version", "?"), env.get("profsum_build_commit") or env.get("profsum_commit", "?"))
-    out.append('<text x="%d" y="46" text-anchor="middle" font-size="12" fill="#555">%s</text>' % (W / 2, esc(sub)))
+    out.append('<text x="%d" y="46" text-anchor="middle" font-size="11" fill="#555">%s</text>' % (W / 2, esc(sub)))
 
     # legend (shared), one row
-    lx, ly = 150, 72
+    lx, ly = (40 if inproc else 150), 72
     for k, label, colour, kind in present:
         out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2.2"/>' % (lx, ly, lx + 26, ly, colour))
         out.append(marker(kind, lx + 13, ly, colour))
         out.append('<text x="%d" y="%d" font-size="12">%s</text>' % (lx + 32, ly + 4, esc(label)))
         lx += 36 + 6.6 * len(label) + 14
+    if inproc:
+        label = "the same in a running connection"
+        out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2.2" stroke-dasharray="6,4"/>' % (
+            lx, ly, lx + 26, ly, INPROC_COLOUR))
+        out.append('<text x="%d" y="%d" font-size="12">%s</text>' % (lx + 32, ly + 4, esc(label)))
 
     # left: ms per MB, linear y from 0
     top, ph = 100, H - 100 - 70
-    ymax = max(v for pts in ms_per_mb.values() for _, v in pts) * 1.08
+    ymax = max([v for pts in ms_per_mb.values() for _, v in pts] + [v for _, v in inproc]) * 1.08
     step = nice_step(ymax)
     ymax = math.ceil(ymax / step) * step
     left = Panel(80, top, 380, ph, xlo, xhi, 0, ymax, False)
@@ -192,6 +203,8 @@ def main(argv):
            [i * step for i in range(int(round(ymax / step)) + 1)])
     for k, _, colour, kind in present:
         series_lines(out, left, ms_per_mb[k], colour, kind)
+    if inproc:
+        series_lines(out, left, inproc, INPROC_COLOUR, "diamond", dash="6,4")
     out.append('<text x="%.1f" y="%.1f" font-size="12" fill="#555">lower is faster; flat = linear in size</text>' % (
         left.x0 + 8, left.y0 + 16))
 
