@@ -59,9 +59,9 @@
 ** buffers made the 1 GB scan 2-3 % slower (four times as many hand-overs);
 ** a small file needs no 2 MiB ring ahead of its parser: below
 ** PROFSUM_RING_SMALL bytes on disk the ring has 4 buffers (a 1.2 MB gzip
-** file: 4 x 48 KiB; 8 of them held 192 KiB more at the import's peak, a
-** quarter of its memory above the events at 10 MB, and were no faster:
-** docs/performance.md, "Small files"). */
+** file: 4 x 48 KiB; 8 of them held 192 KiB more at the import's peak,
+** about a sixth of what a 10 MB import needed beyond its event records,
+** and were no faster: docs/performance.md, "Small files"). */
 #define PROFSUM_RING_N   8                   /* buffers in the ring, at most */
 #define PROFSUM_RING_SMALL (4*1024*1024)     /* gzip files smaller: 4 buffers */
 #define PROFSUM_RING_MIN (32*1024)           /* bytes per ring buffer: at least */
