@@ -19,7 +19,8 @@ SERIES = [  # key in results.json, legend label, colour (Okabe-Ito), marker
     ("excl", "query: sum(excl_ps)", "#E69F00", "triangle"),
     ("import", "profsum_import + summary_json", "#009E73", "diamond"),
 ]
-INPROC_COLOUR = "#009E73"     # the import's colour, dashed
+INPROC_COLOUR = "#009E73"     # the import's colour, dotted and dashed
+INPROC_DASH = {"first": "2,3", "later": "7,4"}
 FONT = "DejaVu Sans, Arial, Helvetica, sans-serif"
 W, H = 980, 500
 
@@ -161,11 +162,13 @@ def main(argv):
     present = [s for s in SERIES if all(s[0] in r for r in res)]
     ms_per_mb = {k: [(r["bytes"], r[k]["wall_s"] * 1e3 / (r["bytes"] / 1e6)) for r in res] for k, _, _, _ in present}
     rss_mb = {k: [(r["bytes"], r[k]["peak_rss_kb"] / 1024) for r in res] for k, _, _, _ in present}
-    # the import + summary in a running connection (bench/inproc.py), time only:
-    # its memory is measured above a running process, not as a process's peak
-    inproc = [(r["bytes"], r["inproc"]["best_s"] * 1e3 / (r["bytes"] / 1e6)) for r in res if "inproc" in r]
-    if len(inproc) != len(res):
-        inproc = []
+    # the import + summary in a running connection (bench/inproc.py): the
+    # first import of a process (dotted) and the later ones (dashed), time
+    # only: its memory is measured above a running process, not as a peak
+    inproc = {}
+    if all("inproc" in r for r in res):
+        for k in ("first", "later"):
+            inproc[k] = [(r["bytes"], r["inproc"][k]["ms_per_mb"]) for r in res]
 
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
            'font-family="%s" fill="#222">' % (W, H, W, H, FONT),
@@ -180,21 +183,27 @@ def main(argv):
     out.append('<text x="%d" y="46" text-anchor="middle" font-size="11" fill="#555">%s</text>' % (W / 2, esc(sub)))
 
     # legend (shared), one row
-    lx, ly = (40 if inproc else 150), 72
+    lx, ly = 150, 68
     for k, label, colour, kind in present:
         out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2.2"/>' % (lx, ly, lx + 26, ly, colour))
         out.append(marker(kind, lx + 13, ly, colour))
         out.append('<text x="%d" y="%d" font-size="12">%s</text>' % (lx + 32, ly + 4, esc(label)))
         lx += 36 + 6.6 * len(label) + 14
     if inproc:
-        label = "the same in a running connection"
-        out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2.2" stroke-dasharray="6,4"/>' % (
-            lx, ly, lx + 26, ly, INPROC_COLOUR))
-        out.append('<text x="%d" y="%d" font-size="12">%s</text>' % (lx + 32, ly + 4, esc(label)))
+        # a second row: the running connection's two lines
+        lx, ly = 150, ly + 18
+        for k, label in (("first", "the same in a running connection: its first import"),
+                         ("later", "its later imports")):
+            out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2.2" stroke-dasharray="%s"/>' % (
+                lx, ly, lx + 26, ly, INPROC_COLOUR, INPROC_DASH[k]))
+            out.append('<text x="%d" y="%d" font-size="12">%s</text>' % (lx + 32, ly + 4, esc(label)))
+            lx += 36 + 6.6 * len(label) + 14
 
     # left: ms per MB, linear y from 0
-    top, ph = 100, H - 100 - 70
-    ymax = max([v for pts in ms_per_mb.values() for _, v in pts] + [v for _, v in inproc]) * 1.08
+    top = 110 if inproc else 100
+    ph = H - top - 70
+    ymax = max([v for pts in ms_per_mb.values() for _, v in pts]
+               + [v for pts in inproc.values() for _, v in pts]) * 1.08
     step = nice_step(ymax)
     ymax = math.ceil(ymax / step) * step
     left = Panel(80, top, 380, ph, xlo, xhi, 0, ymax, False)
@@ -203,8 +212,8 @@ def main(argv):
            [i * step for i in range(int(round(ymax / step)) + 1)])
     for k, _, colour, kind in present:
         series_lines(out, left, ms_per_mb[k], colour, kind)
-    if inproc:
-        series_lines(out, left, inproc, INPROC_COLOUR, "diamond", dash="6,4")
+    for k, pts in inproc.items():
+        series_lines(out, left, pts, INPROC_COLOUR, "diamond", dash=INPROC_DASH[k])
     out.append('<text x="%.1f" y="%.1f" font-size="12" fill="#555">lower is faster; flat = linear in size</text>' % (
         left.x0 + 8, left.y0 + 16))
 

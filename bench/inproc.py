@@ -18,17 +18,27 @@ that every call starts alike):
      any connection that imported before;
   2. reset the process's peak RSS (Linux: "5" written to
      /proc/self/clear_refs) and read its RSS;
-  3. RUNS times: profsum_import(TRACE, 'runK') then
+  3. RUNS times (at least 1): profsum_import(TRACE, 'runK') then
      length(profsum_summary_json('runK')), timed together with
      time.perf_counter() (the same two calls as the command-line figure);
-  4. the peak RSS after the first run, less the RSS before it: the memory
-     the first import of this trace in this process needed, code pages it
-     touched for the first time included.  Later runs reuse what the first
-     one left in the allocator, so only the first one is counted.
+  4. the peak RSS during the first run (import and summary), less the RSS
+     before it: the memory the first import of this trace in this process
+     needed, code pages it touched for the first time included.  Later
+     runs reuse what the first one left in the allocator, so only the
+     first one is counted.
 
-Output: {"times_s": [...], "peak_above_kb": int or null, "rss_before_kb":
-int, "summary_chars": int, "num_complete_events": int}.  Standard library
-only; Debian's /usr/bin/python3 (its sqlite3 module loads extensions).
+The first run and the later ones differ: the first takes fresh memory
+pages from the kernel for everything it allocates (about 11 us each on the
+virtual machines this was written on) and runs some of profsum's code for
+the first time; a later one finds that memory in the allocator already.
+Both cases are real (a notebook's first import of a large trace, and its
+next ones), so bench/run.sh reports them apart: the first run of each
+process, and the best of the later ones.
+
+Output: {"times_s": [first, second, ...], "peak_above_kb": int or null,
+"rss_before_kb": int, "summary_chars": int, "num_complete_events": int}.
+Standard library only; Debian's /usr/bin/python3 (its sqlite3 module loads
+extensions).
 """
 import json
 import os
@@ -78,9 +88,13 @@ def main(argv):
         sys.stderr.write(__doc__)
         return 2
     so, empty, trace, runs, tmpdir = argv[1], argv[2], argv[3], int(argv[4]), argv[5]
+    if runs < 1:
+        sys.stderr.write("inproc.py: RUNS must be at least 1\n")
+        return 2
     db = os.path.join(tmpdir, "inproc-%d.db" % os.getpid())
-    con = connect(db, so)
+    con = None
     try:
+        con = connect(db, so)       # creates the file: removed below whatever happens
         con.execute("SELECT profsum_import(?, 'schema')", (empty,)).fetchone()
         can_peak = reset_peak()
         rss0 = status_kb().get("VmRSS", 0)
@@ -99,7 +113,8 @@ def main(argv):
                 return 1
         ncomplete = con.execute("SELECT num_complete_events FROM profsum_trace WHERE label='run0'").fetchone()[0]
     finally:
-        con.close()
+        if con is not None:
+            con.close()
         for suffix in ("", "-wal", "-shm", "-journal"):
             try:
                 os.remove(db + suffix)

@@ -50,10 +50,10 @@
 ** 1 GB trace is about 1,800 reads of its 116 MB) and touch 192 KiB less
 ** memory in every scan (docs/performance.md). */
 #define PROFSUM_GZ_INBUF (64*1024)
-/* Ring geometry (measured, docs/performance.md): 8 buffers overlap inflate
-** and parse from the first buffer on, so a 10 MB trace gains as much from
-** the thread as a 1 GB one (4 x 1 MiB and a 2 MiB threshold left 10 MB
-** traces unthreaded: 7.9 ms/MB there against 5.8 at 100 MB).  A buffer is
+/* Ring geometry (measured, docs/performance.md): small buffers overlap
+** inflate and parse from the first buffer on, so a 10 MB trace gains as
+** much from the thread as a 1 GB one (4 x 1 MiB and a 2 MiB threshold left
+** 10 MB traces unthreaded: 7.9 ms/MB there against 5.8 at 100 MB).  A buffer is
 ** 1/32 of the gzip file rounded up to 16 KiB, from 32 to 256 KiB
 ** (ringSlotSize): 256 KiB for every file over 7.5 MiB, where 64 KiB
 ** buffers made the 1 GB scan 2-3 % slower (four times as many hand-overs);

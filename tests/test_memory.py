@@ -229,7 +229,8 @@ class ScanMemory(unittest.TestCase):
             with open(path, "wb") as f:
                 f.write(gzip.compress(text.encode(), compresslevel=0))
             self.assertTrue(4 * 1024 * 1024 <= os.path.getsize(path) < 8 * 1024 * 1024, os.path.getsize(path))
-            self.check_ring(path, 8, 256 * 1024)
+            single, _ = self.check_ring(path, 8, 256 * 1024)
+            self.assertGreater(single, 256 * 1024, single)     # the big window, not the small one
             db = connect()
             self.assertEqual(db.execute("SELECT count(*), sum(dur) FROM trace_events(?)", (path,)).fetchone(),
                              (90000, 90000 * 5000))      # dur in ns
@@ -261,8 +262,10 @@ class BenchInProcess(unittest.TestCase):
         self.assertTrue(all(0 < t < 60 for t in d["times_s"]), d)
         self.assertEqual(d["num_complete_events"], n)
         self.assertGreater(d["summary_chars"], 1000)
-        if d["peak_above_kb"] is not None:                     # Linux: /proc/self/clear_refs
-            self.assertGreaterEqual(d["peak_above_kb"], 0)
+        if os.access("/proc/self/clear_refs", os.W_OK):        # Linux: the peak can be reset
+            self.assertIsNotNone(d["peak_above_kb"])
+        if d["peak_above_kb"] is not None:
+            self.assertGreater(d["peak_above_kb"], 0)               # an import takes memory
             self.assertLess(d["peak_above_kb"], 64 * 1024)
         self.assertEqual(sorted(left), ["empty.json.gz", "t.json.gz"])    # its database removed
 
