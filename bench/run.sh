@@ -349,6 +349,36 @@ def sh(*cmd):
         return ""
 
 
+def best_median(v):
+    """(smallest, median) of a non-empty list."""
+    v = sorted(v)
+    n = len(v)
+    return v[0], (v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2)
+
+
+def band_left(order, cost):
+    """What a spread of 1.2 leaves for the part of the smallest size's time
+    that does not grow with the trace.  The spread is the dearest size's
+    ms/MB over the cheapest's; the smallest trace is the dearest, so it may
+    cost 1.2 x the cheapest other size's ms/MB.  Its growing part costs the
+    incremental ms/MB of the first step (smallest -> next size); the rest of
+    its time is what it pays once.  cost(r) gives (best ms, ms/MB,
+    incremental ms/MB) of a row; order is the rows by size.  Returns the
+    figures and the sentence's common part, "... so N ms are left"."""
+    small = order[0]
+    cheap = min(order[1:], key=lambda r: cost(r)[1])
+    mb_s = small["bytes"] / 1e6
+    incr1 = cost(order[1])[2]
+    budget = 1.2 * cost(cheap)[1] * mb_s
+    allowed = budget - incr1 * mb_s
+    once = cost(small)[0] - incr1 * mb_s
+    text = ("%s may cost 1.2 x %.2f ms/MB (%s, the cheapest other size) x %.1f MB = %.1f ms; its growing part "
+            "is %.2f ms/MB (incremental, %s → %s) x %.1f MB = %.1f ms, so %.1f ms are left" % (
+                small["size"], cost(cheap)[1], cheap["size"], mb_s, budget, incr1,
+                small["size"], order[1]["size"], mb_s, incr1 * mb_s, allowed))
+    return allowed, once, text
+
+
 meas = {}
 for line in open(os.path.join(tmp, "measure.txt")):
     name, wall, e, rss, cpu, faults = line.split()
@@ -363,10 +393,8 @@ for line in open(os.path.join(tmp, "samples.txt")):
 for name, v in samples.items():
     if name in meas:
         meas[name]["samples_wall_s"] = list(v)          # in the order run
-        v = sorted(v)
-        n = len(v)
-        meas[name]["median_wall_s"] = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
-        meas[name]["runs"] = n
+        meas[name]["median_wall_s"] = best_median(v)[1]
+        meas[name]["runs"] = len(v)
         # the first run of each round only: one draw per round at every size,
         # the method before BENCH_MAX_RUNS (best of BENCH_REPEAT)
         meas[name]["best_first_of_round_wall_s"] = min(first_of_round.get(name, v))
@@ -554,32 +582,18 @@ lines.append("Fixed costs (best wall time on a gzipped trace with no events): gz
              "excl %.1f ms, import + summary into a new database file %.1f ms." % (
                  fixed["gzip"] * 1e3, fixed["scan"] * 1e3, fixed["excl"] * 1e3, fixed["import"] * 1e3))
 if len(incr) > 0 and env["shell_start_wall_s"] is not None:
-    # What "within 20 %" leaves for the part of the import that does not
-    # grow with the trace.  The spread is the dearest size's ms/MB over the
-    # cheapest's; the smallest trace is the dearest, so it may cost 1.2 x
-    # the cheapest other size's ms/MB.  Its growing part costs the
-    # incremental ms/MB of the first step (smallest -> next size); the rest
-    # of its time is what it pays once.
     order = sorted(rows, key=lambda r: r["bytes"])
-    small = order[0]
-    cheap = min(order[1:], key=lambda r: r["import_ms_per_mb"])
-    mb_s = small["bytes"] / 1e6
-    incr1 = order[1]["import_incr_ms_per_mb"]
-    budget = 1.2 * cheap["import_ms_per_mb"] * mb_s
-    allowed = budget - incr1 * mb_s
-    once = small["import"]["wall_s"] * 1e3 - incr1 * mb_s
+    allowed, once, text = band_left(order, lambda r: (r["import"]["wall_s"] * 1e3, r["import_ms_per_mb"],
+                                                      r["import_incr_ms_per_mb"]))
     env["import_fixed_allowed_ms"] = allowed
     env["import_fixed_actual_ms"] = once
     lines.append("")
-    lines.append("What the 20 %% band leaves for the fixed part of the import: %s may cost 1.2 x %.2f ms/MB "
-                 "(%s, the cheapest other size) x %.1f MB = %.1f ms; its growing part is %.2f ms/MB (incremental, "
-                 "%s → %s) x %.1f MB = %.1f ms, so %.1f ms are left for everything it does once. It takes %.1f ms "
-                 "(%.1f ms measured, less the growing part); the import + summary of an empty trace takes %.1f ms, "
-                 "and the sqlite3 shell alone %.1f ms to start and exit (`sqlite3 NEW.db \"SELECT 1;\"`, "
-                 "no extension)." % (
-                     small["size"], cheap["import_ms_per_mb"], cheap["size"], mb_s, budget, incr1,
-                     small["size"], order[1]["size"], mb_s, incr1 * mb_s, allowed, once,
-                     small["import"]["wall_s"] * 1e3, fixed["import"] * 1e3, env["shell_start_wall_s"] * 1e3))
+    lines.append("What the 20 %% band leaves for the fixed part of the import: %s for everything it does once. "
+                 "It takes %.1f ms (%.1f ms measured, less the growing part); the import + summary of an empty "
+                 "trace takes %.1f ms, and the sqlite3 shell alone %.1f ms to start and exit "
+                 "(`sqlite3 NEW.db \"SELECT 1;\"`, no extension)." % (
+                     text, once, order[0]["import"]["wall_s"] * 1e3, fixed["import"] * 1e3,
+                     env["shell_start_wall_s"] * 1e3))
 ftable = "\n".join(lines)
 
 # In a running connection (bench/inproc.py): per size the first import of
@@ -595,12 +609,6 @@ for line in open(os.path.join(tmp, "inproc.txt")):
     e["later_s"] += d["times_s"][1:]
     if d["peak_above_kb"] is not None:
         e["peaks_kb"].append(d["peak_above_kb"])
-
-
-def best_median(v):
-    v = sorted(v)
-    n = len(v)
-    return v[0], (v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2)
 
 
 ilines = []
@@ -657,22 +665,12 @@ if inproc and all(r["size"] in inproc for r in rows):
                           spreads["inproc_%s_median_ms_per_mb" % k],
                           " / ".join("%.2f" % r["inproc"][k]["median_ms_per_mb"] for r in order) + " ms/MB"))
         if len(order) > 1:
-            # what a spread of 1.2 leaves for the part that does not grow (as
-            # for the command, in "Cost per MB")
-            small = order[0]
-            cheap = min(order[1:], key=lambda r: r["inproc"][k]["ms_per_mb"])
-            mb_s = small["bytes"] / 1e6
-            incr1 = order[1]["inproc"][k]["incr_ms_per_mb"]
-            budget = 1.2 * cheap["inproc"][k]["ms_per_mb"] * mb_s
-            env["inproc_%s_fixed_allowed_ms" % k] = budget - incr1 * mb_s
-            env["inproc_%s_fixed_actual_ms" % k] = small["inproc"][k]["best_s"] * 1e3 - incr1 * mb_s
-            ilines.append("  What the 20 %% band leaves for the part that does not grow with the trace: %s may cost "
-                          "1.2 x %.2f ms/MB (%s, the cheapest other size) x %.1f MB = %.1f ms; its growing part is "
-                          "%.2f ms/MB (incremental, %s → %s) x %.1f MB = %.1f ms, so %.1f ms are left; it pays %.1f ms "
-                          "once (its time less the growing part)." % (
-                              small["size"], cheap["inproc"][k]["ms_per_mb"], cheap["size"], mb_s, budget, incr1,
-                              small["size"], order[1]["size"], mb_s, incr1 * mb_s,
-                              env["inproc_%s_fixed_allowed_ms" % k], env["inproc_%s_fixed_actual_ms" % k]))
+            allowed, once, text = band_left(order, lambda r: (
+                r["inproc"][k]["best_s"] * 1e3, r["inproc"][k]["ms_per_mb"], r["inproc"][k]["incr_ms_per_mb"]))
+            env["inproc_%s_fixed_allowed_ms" % k] = allowed
+            env["inproc_%s_fixed_actual_ms" % k] = once
+            ilines.append("  What the 20 %% band leaves for the part that does not grow with the trace: %s; it "
+                          "pays %.1f ms once (its time less the growing part)." % (text, once))
     if "empty" in inproc:
         ilines.append("The import + summary of the empty trace in a running connection: %.1f ms the first time, "
                       "%.1f ms later." % (env["inproc_fixed_first_s"] * 1e3, env["inproc_fixed_later_s"] * 1e3))
