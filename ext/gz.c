@@ -58,12 +58,11 @@
 ** (ringSlotSize): 256 KiB for every file over 7.5 MiB, where 64 KiB
 ** buffers made the 1 GB scan 2-3 % slower (four times as many hand-overs);
 ** a small file needs no 2 MiB ring ahead of its parser: below
-** PROFSUM_RING_SMALL bytes on disk the ring has 4 buffers (a 1.2 MB gzip
+** PROFSUM_SMALL_FILE bytes on disk the ring has 4 buffers (a 1.2 MB gzip
 ** file: 4 x 48 KiB; 8 of them held 192 KiB more at the import's peak,
 ** about a sixth of what a 10 MB import needed beyond its event records,
 ** and were no faster: docs/performance.md, "Small files"). */
 #define PROFSUM_RING_N   8                   /* buffers in the ring, at most */
-#define PROFSUM_RING_SMALL (4*1024*1024)     /* gzip files smaller: 4 buffers */
 #define PROFSUM_RING_MIN (32*1024)           /* bytes per ring buffer: at least */
 #define PROFSUM_RING_MAX (256*1024)          /* ... and at most */
 #define PROFSUM_THREAD_MIN (128*1024)        /* gzip files smaller: no thread */
@@ -473,9 +472,9 @@ static size_t ringSlotSize(int64_t nFile){
   return (size_t)sz;
 }
 
-/* Buffers in the ring for a gzip file of nFile bytes (see PROFSUM_RING_SMALL). */
+/* Buffers in the ring for a gzip file of nFile bytes (see PROFSUM_SMALL_FILE). */
 static int ringSlotCount(int64_t nFile){
-  return nFile<PROFSUM_RING_SMALL ? 4 : PROFSUM_RING_N;
+  return nFile<PROFSUM_SMALL_FILE ? 4 : PROFSUM_RING_N;
 }
 
 /* Start threaded mode for a large gzip file (best effort: on any failure

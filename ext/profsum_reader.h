@@ -52,6 +52,13 @@ void profsumSrcNoThread(ProfsumSrc *p);
 int profsumSrcHashInit(ProfsumSrc *p);
 int profsumSrcHashHex(ProfsumSrc *p, char *zHex);
 int64_t profsumSrcFileSize(ProfsumSrc *p);   /* bytes on disk */
+
+/* A file smaller than this on disk (about 35 MB of trace JSON gzipped) is
+** read with smaller buffers: an inflate ring of 4 buffers instead of 8
+** (gz.c) and a parse window of 64 KiB at first instead of 256 KiB
+** (trace_json.c); they were no faster for it and held a large share of a
+** small import's memory (docs/performance.md, "Small files"). */
+#define PROFSUM_SMALL_FILE (4*1024*1024)
 int64_t profsumSrcRawPos(ProfsumSrc *p);     /* raw bytes consumed */
 const char *profsumSrcPath(ProfsumSrc *p);
 void profsumSrcClose(ProfsumSrc *p);         /* NULL is a no-op */

@@ -575,9 +575,11 @@ static JNode *candidates(JNode *pDoc){
     double ex = jNum(jGet(h0, "exclusive_duration"));
     double h = ex/T;
     JNode *nm0 = jGet(h0, "name");
-    if( h>=0.08 && (nm0==0 || nm0->type!=JT_STRING) ){
+    if( h<0.08 ){
+      /* no candidate */
+    }else if( nm0==0 || nm0->type!=JT_STRING ){
       if( arr ) arr->oom = 1;     /* the hot op's members could not all be set */
-    }else if( h>=0.08 ){
+    }else{
       char *ev[3];
       const char *sug[] = {"Inspect kernel implementation and tiling/fusion opportunities for this op.",
         "Try alternative algorithmic variants or precision/layout adjustments.",
@@ -599,9 +601,11 @@ static JNode *candidates(JNode *pDoc){
     double mx = jNum(jGet(g0, "max_gap_duration"));
     double g = tot/T;
     JNode *gn = jGet(g0, "name"), *gc = jGet(g0, "count");
-    if( tot>0 && (g>=0.05 || mx>=1000.0) && (gn==0 || gn->type!=JT_STRING || gc==0) ){
+    if( !(tot>0 && (g>=0.05 || mx>=1000.0)) ){
+      /* no candidate */
+    }else if( gn==0 || gn->type!=JT_STRING || gc==0 ){
       if( arr ) arr->oom = 1;     /* the gap row's members could not all be set */
-    }else if( tot>0 && (g>=0.05 || mx>=1000.0) ){
+    }else{
       char *ev[5];
       const char *sug[] = {"Inspect upstream dependencies immediately before this op.",
         "Look for host dispatch or synchronization barriers causing the gap.",

@@ -1328,6 +1328,24 @@ static int engStep(Engine *e, sqlite3_stmt *p){
   return sqlite3_reset(p);
 }
 
+/* One row of profsum_agg_fact: a name and its value (NULL when isNull). */
+typedef struct EngFact { const char *zName; double v; int isNull; } EngFact;
+
+/* Write n facts of the trace to profsum_agg_fact.  SQLITE_OK or an error
+** (engErr's). */
+static int engFacts(Engine *e, const EngFact *a, int n){
+  sqlite3_stmt *p = 0;
+  int k, rc = engPrepare(e, &p, "INSERT INTO \"%w\".profsum_agg_fact VALUES(?1,?2,?3)");
+  for(k=0; rc==SQLITE_OK && k<n; k++){
+    sqlite3_bind_int64(p, 1, e->traceId);
+    sqlite3_bind_text(p, 2, a[k].zName, -1, SQLITE_STATIC);
+    if( a[k].isNull ) sqlite3_bind_null(p, 3); else sqlite3_bind_double(p, 3, a[k].v);
+    rc = engStep(e, p);
+  }
+  sqlite3_finalize(p);
+  return rc;
+}
+
 static void bindStrId(Engine *e, sqlite3_stmt *p, int i, int32_t id){
   if( id<0 ) sqlite3_bind_null(p, i);
   else sqlite3_bind_text(p, i, SP_STR(&e->pool, id), SP_LEN(&e->pool, id), SQLITE_STATIC);
@@ -2042,22 +2060,17 @@ static int engKpis(Engine *e){
     if( (rc = engStep(e, pIns)) ) goto done;
   }
   sqlite3_finalize(pIns); pIns = 0;
-  if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_fact VALUES(?1,?2,?3)")) ) goto done;
   {
-    struct { const char *zName; double v; int isNull; } aF[6];
-    int k;
-    aF[0].zName = "median_op_duration"; aF[0].v = medAll; aF[0].isNull = cAll.n==0;
-    aF[1].zName = "n_ops"; aF[1].v = (double)cAll.n; aF[1].isNull = 0;
-    aF[2].zName = "n_small_ops"; aF[2].v = (double)cAll.nSmall; aF[2].isNull = 0;
-    aF[3].zName = "compile_duration"; aF[3].v = US(compile); aF[3].isNull = 0;
-    aF[4].zName = "transfer_duration"; aF[4].v = US(transfer); aF[4].isNull = 0;
-    aF[5].zName = "device_busy_duration"; aF[5].v = US(busyAll); aF[5].isNull = 0;
-    for(k=0; k<6; k++){
-      sqlite3_bind_int64(pIns, 1, e->traceId);
-      sqlite3_bind_text(pIns, 2, aF[k].zName, -1, SQLITE_STATIC);
-      if( aF[k].isNull ) sqlite3_bind_null(pIns, 3); else sqlite3_bind_double(pIns, 3, aF[k].v);
-      if( (rc = engStep(e, pIns)) ) goto done;
-    }
+    EngFact aF[6] = {
+      {"median_op_duration", 0, 0}, {"n_ops", 0, 0}, {"n_small_ops", 0, 0},
+      {"compile_duration", 0, 0}, {"transfer_duration", 0, 0}, {"device_busy_duration", 0, 0}};
+    aF[0].v = medAll; aF[0].isNull = cAll.n==0;
+    aF[1].v = (double)cAll.n;
+    aF[2].v = (double)cAll.nSmall;
+    aF[3].v = US(compile);
+    aF[4].v = US(transfer);
+    aF[5].v = US(busyAll);
+    rc = engFacts(e, aF, 6);
   }
 done:
   sqlite3_finalize(pIns);
@@ -2504,7 +2517,8 @@ static int engAggregate(Engine *e){
     ** nesting differs. */
     {
       int64_t aExact[5] = {0,0,0,0,0}, nDiff = 0, exactTotal = 0, moved = 0;
-      sqlite3_stmt *pFact = 0;
+      EngFact aF[3] = {{"exact_breakdown_total", 0, 0}, {"float_nesting_events", 0, 0},
+                       {"float_nesting_moved", 0, 0}};
       if( e->nFlip>0 ){
         if( (rc = engExactCheck(e, aKeyCat, aExact, &nDiff)) ) goto done;
       }else{
@@ -2528,20 +2542,8 @@ static int engAggregate(Engine *e){
         sqlite3_free(z);
         if( e->diagRc ){ rc = e->diagRc; goto done; }
       }
-      if( (rc = engPrepare(e, &pFact, "INSERT INTO \"%w\".profsum_agg_fact VALUES(?1,?2,?3)")) ) goto done;
-      {
-        const char *azF[3] = {"exact_breakdown_total", "float_nesting_events", "float_nesting_moved"};
-        double aV[3];
-        aV[0] = US(exactTotal); aV[1] = (double)nDiff; aV[2] = US(moved);
-        for(c=0; c<3 && rc==SQLITE_OK; c++){
-          sqlite3_bind_int64(pFact, 1, e->traceId);
-          sqlite3_bind_text(pFact, 2, azF[c], -1, SQLITE_STATIC);
-          sqlite3_bind_double(pFact, 3, aV[c]);
-          rc = engStep(e, pFact);
-        }
-      }
-      sqlite3_finalize(pFact);
-      if( rc ) goto done;
+      aF[0].v = US(exactTotal); aF[1].v = (double)nDiff; aF[2].v = US(moved);
+      if( (rc = engFacts(e, aF, 3)) ) goto done;
     }
 
     /* Global timeline mode. */

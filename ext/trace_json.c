@@ -36,17 +36,15 @@
 # include <emmintrin.h>      /* SSE2: part of every x86-64 CPU */
 #endif
 
-/* The parse window: it grows for a longer entry.  256 KiB from the start
-** for a file of PROFSUM_WINDOW_BIG bytes or more on disk; 64 KiB for a
-** smaller one, where the larger window was a tenth of a 10 MB import's
-** peak memory and saved no time (docs/performance.md, "Small files").  A
-** build may set PROFSUM_WINDOW_INIT for every file (the fuzz build: a small
-** value exercises refills). */
-#define PROFSUM_WINDOW_BIG    (4*1024*1024)
+/* The parse window: it grows for a longer entry.  64 KiB at first for a
+** file under PROFSUM_SMALL_FILE bytes on disk, where the larger window was
+** a tenth of a 10 MB import's peak memory and saved no time; 256 KiB for a
+** larger one.  A build may set PROFSUM_WINDOW_INIT for every file (the
+** fuzz build: a small value exercises refills). */
 #ifdef PROFSUM_WINDOW_INIT
 # define windowInit(nFile) ((void)(nFile), (int64_t)PROFSUM_WINDOW_INIT)
 #else
-# define windowInit(nFile) ((nFile)<PROFSUM_WINDOW_BIG ? (int64_t)64*1024 : (int64_t)256*1024)
+# define windowInit(nFile) ((nFile)<PROFSUM_SMALL_FILE ? (int64_t)64*1024 : (int64_t)256*1024)
 #endif
 #define PROFSUM_MAX_ENTRY     ((int64_t)1<<30)   /* 1 GiB: the window for one entry at
                                                  ** most (SQLite allocates < 2 GiB) */
