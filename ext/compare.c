@@ -288,12 +288,12 @@ static JNode *provenance(const JNode *b, const JNode *a){
     if( strcmp(zStatus, "pass")==0 ) zStatus = "warn";
     jPush(msgs, jStr("One or both summaries are missing trace SHA256 provenance.", -1));
   }
-  jSet(o, "status", jStr(zStatus, -1));
-  jSet(o, "messages", msgs);
-  jSet(o, "before_trace_sha256", jClone(bh));
-  jSet(o, "after_trace_sha256", jClone(ah));
-  jSet(o, "before_run_id", jClone(bRun));
-  jSet(o, "after_run_id", jClone(aRun));
+  jSetLit(o, "status", jStr(zStatus, -1));
+  jSetLit(o, "messages", msgs);
+  jSetLit(o, "before_trace_sha256", jClone(bh));
+  jSetLit(o, "after_trace_sha256", jClone(ah));
+  jSetLit(o, "before_run_id", jClone(bRun));
+  jSetLit(o, "after_run_id", jClone(aRun));
   return o;
 }
 
@@ -304,12 +304,12 @@ static JNode *stepTime(const JNode *b, const JNode *a){
   const JNode *sa = jGet(jGet(a, "step_time"), "steady_state_steps");
   Num mb = numOf(jGet(sb, "median")), ma = numOf(jGet(sa, "median"));
   Num pb = numOf(jGet(sb, "p90")), pa = numOf(jGet(sa, "p90"));
-  jSet(o, "steady_state_median_before", numNode(mb));
-  jSet(o, "steady_state_median_after", numNode(ma));
-  jSet(o, "steady_state_median_delta", numNode(numSub(ma, mb)));
-  jSet(o, "steady_state_p90_before", numNode(pb));
-  jSet(o, "steady_state_p90_after", numNode(pa));
-  jSet(o, "steady_state_p90_delta", numNode(numSub(pa, pb)));
+  jSetLit(o, "steady_state_median_before", numNode(mb));
+  jSetLit(o, "steady_state_median_after", numNode(ma));
+  jSetLit(o, "steady_state_median_delta", numNode(numSub(ma, mb)));
+  jSetLit(o, "steady_state_p90_before", numNode(pb));
+  jSetLit(o, "steady_state_p90_after", numNode(pa));
+  jSetLit(o, "steady_state_p90_delta", numNode(numSub(pa, pb)));
   return o;
 }
 
@@ -323,14 +323,14 @@ static JNode *classRows(const JNode *doc){
     JNode *o;
     if( c->type!=JT_OBJECT ) continue;
     o = jObj();
-    jSet(o, "name", cloneMember(c, "name"));
-    jSet(o, "count", cloneMember(c, "count"));
-    jSet(o, "fraction_of_steady", cloneMember(c, "fraction_of_steady"));
-    jSet(o, "median_duration", cloneMember(ds, "median"));
-    jSet(o, "p90_duration", cloneMember(ds, "p90"));
-    jSet(o, "representative_step", cloneMember(c, "representative_step"));
-    jSet(o, "representative_duration", cloneMember(c, "representative_duration"));
-    jSet(o, "periodicity", cloneMember(c, "periodicity"));
+    jSetLit(o, "name", cloneMember(c, "name"));
+    jSetLit(o, "count", cloneMember(c, "count"));
+    jSetLit(o, "fraction_of_steady", cloneMember(c, "fraction_of_steady"));
+    jSetLit(o, "median_duration", cloneMember(ds, "median"));
+    jSetLit(o, "p90_duration", cloneMember(ds, "p90"));
+    jSetLit(o, "representative_step", cloneMember(c, "representative_step"));
+    jSetLit(o, "representative_duration", cloneMember(c, "representative_duration"));
+    jSetLit(o, "periodicity", cloneMember(c, "periodicity"));
     jPush(arr, o);
   }
   return arr;
@@ -343,27 +343,27 @@ static JNode *stepClasses(const JNode *b, const JNode *a){
   const JNode *ca = jGet(jGet(a, "step_time"), "classes");
   KeyPair *aP = 0;
   int nP = 0, i;
-  jSet(o, "before", classRows(b));
-  jSet(o, "after", classRows(a));
+  jSetLit(o, "before", classRows(b));
+  jSetLit(o, "after", classRows(a));
   if( unionByKey(cb, ca, "name", &aP, &nP) ){ jFree(delta); jFree(o); return 0; }
   for(i=0; i<nP; i++){
     const JNode *rb = aP[i].pB, *ra = aP[i].pA;
     Num mb = rb ? numOf(jGet(jGet(rb, "duration_stats"), "median")) : numNull();
     Num ma = ra ? numOf(jGet(jGet(ra, "duration_stats"), "median")) : numNull();
     JNode *r = jObj();
-    jSet(r, "name", jStr(aP[i].z, -1));
-    jSet(r, "before_count", rb ? cloneMember(rb, "count") : jInt(0));
-    jSet(r, "after_count", ra ? cloneMember(ra, "count") : jInt(0));
-    jSet(r, "before_fraction", rb ? cloneMember(rb, "fraction_of_steady") : jReal(0.0));
-    jSet(r, "after_fraction", ra ? cloneMember(ra, "fraction_of_steady") : jReal(0.0));
-    jSet(r, "median_before", numNode(mb));
-    jSet(r, "median_after", numNode(ma));
-    jSet(r, "median_delta", numNode(numSub(ma, mb)));
-    jSet(r, "median_regression_pct", numNode(pctDelta(mb, ma)));
+    jSetLit(r, "name", jStr(aP[i].z, -1));
+    jSetLit(r, "before_count", rb ? cloneMember(rb, "count") : jInt(0));
+    jSetLit(r, "after_count", ra ? cloneMember(ra, "count") : jInt(0));
+    jSetLit(r, "before_fraction", rb ? cloneMember(rb, "fraction_of_steady") : jReal(0.0));
+    jSetLit(r, "after_fraction", ra ? cloneMember(ra, "fraction_of_steady") : jReal(0.0));
+    jSetLit(r, "median_before", numNode(mb));
+    jSetLit(r, "median_after", numNode(ma));
+    jSetLit(r, "median_delta", numNode(numSub(ma, mb)));
+    jSetLit(r, "median_regression_pct", numNode(pctDelta(mb, ma)));
     jPush(delta, r);
   }
   sqlite3_free(aP);
-  jSet(o, "delta", delta);
+  jSetLit(o, "delta", delta);
   return o;
 }
 
@@ -376,7 +376,7 @@ static JNode *shareDelta(const JNode *b, const JNode *a){
   for(k=0; k<sizeof(azCat)/sizeof(azCat[0]); k++){
     Num sb = numOf(jGet(jGet(tb, azCat[k]), "share_of_total"));
     Num sa = numOf(jGet(jGet(ta, azCat[k]), "share_of_total"));
-    jSet(o, azCat[k], numNode(numSub(sa, sb)));
+    jSetLit(o, azCat[k], numNode(numSub(sa, sb)));
   }
   return o;
 }
@@ -448,17 +448,17 @@ static JNode *fallbackFamilies(const JNode *doc){
   }
   for(i=0; i<n; i++){
     JNode *o = jObj();
-    jSet(o, "family", jStr(a[i].zFam, -1));
-    jSet(o, "count", jInt(a[i].count));
-    jSet(o, "total_duration", jReal(a[i].total));
-    jSet(o, "exclusive_duration", jReal(a[i].excl));
-    jSet(o, "share_of_total", jReal(totalDur>0 ? a[i].excl/totalDur : 0.0));
-    jSet(o, "avg_duration", jReal(a[i].count ? a[i].total/(double)a[i].count : 0.0));
-    jSet(o, "avg_exclusive_duration", jReal(a[i].count ? a[i].excl/(double)a[i].count : 0.0));
-    jSet(o, "example_op", jStr(a[i].zExample, -1));
-    jSet(o, "dominant_shape_signature", jNull());
-    jSet(o, "flop_proxy_total", a[i].flop>0 ? jReal(a[i].flop) : jNull());
-    jSet(o, "time_per_flop_proxy", a[i].flop>0 ? jReal(a[i].excl/a[i].flop) : jNull());
+    jSetLit(o, "family", jStr(a[i].zFam, -1));
+    jSetLit(o, "count", jInt(a[i].count));
+    jSetLit(o, "total_duration", jReal(a[i].total));
+    jSetLit(o, "exclusive_duration", jReal(a[i].excl));
+    jSetLit(o, "share_of_total", jReal(totalDur>0 ? a[i].excl/totalDur : 0.0));
+    jSetLit(o, "avg_duration", jReal(a[i].count ? a[i].total/(double)a[i].count : 0.0));
+    jSetLit(o, "avg_exclusive_duration", jReal(a[i].count ? a[i].excl/(double)a[i].count : 0.0));
+    jSetLit(o, "example_op", jStr(a[i].zExample, -1));
+    jSetLit(o, "dominant_shape_signature", jNull());
+    jSetLit(o, "flop_proxy_total", a[i].flop>0 ? jReal(a[i].flop) : jNull());
+    jSetLit(o, "time_per_flop_proxy", a[i].flop>0 ? jReal(a[i].excl/a[i].flop) : jNull());
     jPush(arr, o);
   }
   sqlite3_free(a);
@@ -499,24 +499,24 @@ static JNode *familyDelta(const JNode *b, const JNode *a){
     Num tr = ratio(bEx, aEx), fr = ratio(bFl, aFl);
     Num eff = (tr.t!=NUM_NULL && fr.t!=NUM_NULL && numD(fr)!=0.0) ? numReal(numD(tr)/numD(fr)) : numNull();
     JNode *r = jObj();
-    jSet(r, "family", jStr(aP[i].z, -1));
-    jSet(r, "before_exclusive_duration", numNode(bEx));
-    jSet(r, "after_exclusive_duration", numNode(aEx));
-    jSet(r, "exclusive_duration_delta", numNode(numSub(aEx, bEx)));
-    jSet(r, "exclusive_regression_pct", numNode(pctDelta(bEx, aEx)));
-    jSet(r, "before_flop_proxy_total", numNode(bFl));
-    jSet(r, "after_flop_proxy_total", numNode(aFl));
-    jSet(r, "flop_proxy_ratio", numNode(fr));
-    jSet(r, "before_time_per_flop_proxy", numNode(bTpf));
-    jSet(r, "after_time_per_flop_proxy", numNode(aTpf));
-    jSet(r, "time_per_flop_regression_pct", numNode(pctDelta(bTpf, aTpf)));
-    jSet(r, "time_ratio", numNode(tr));
-    jSet(r, "work_ratio", numNode(fr));
-    jSet(r, "efficiency_ratio", numNode(eff));
-    jSet(r, "example_before", rb ? cloneMember(rb, "example_op") : jNull());
-    jSet(r, "example_after", ra ? cloneMember(ra, "example_op") : jNull());
-    jSet(r, "shape_signature_before", rb ? cloneMember(rb, "dominant_shape_signature") : jNull());
-    jSet(r, "shape_signature_after", ra ? cloneMember(ra, "dominant_shape_signature") : jNull());
+    jSetLit(r, "family", jStr(aP[i].z, -1));
+    jSetLit(r, "before_exclusive_duration", numNode(bEx));
+    jSetLit(r, "after_exclusive_duration", numNode(aEx));
+    jSetLit(r, "exclusive_duration_delta", numNode(numSub(aEx, bEx)));
+    jSetLit(r, "exclusive_regression_pct", numNode(pctDelta(bEx, aEx)));
+    jSetLit(r, "before_flop_proxy_total", numNode(bFl));
+    jSetLit(r, "after_flop_proxy_total", numNode(aFl));
+    jSetLit(r, "flop_proxy_ratio", numNode(fr));
+    jSetLit(r, "before_time_per_flop_proxy", numNode(bTpf));
+    jSetLit(r, "after_time_per_flop_proxy", numNode(aTpf));
+    jSetLit(r, "time_per_flop_regression_pct", numNode(pctDelta(bTpf, aTpf)));
+    jSetLit(r, "time_ratio", numNode(tr));
+    jSetLit(r, "work_ratio", numNode(fr));
+    jSetLit(r, "efficiency_ratio", numNode(eff));
+    jSetLit(r, "example_before", rb ? cloneMember(rb, "example_op") : jNull());
+    jSetLit(r, "example_after", ra ? cloneMember(ra, "example_op") : jNull());
+    jSetLit(r, "shape_signature_before", rb ? cloneMember(rb, "dominant_shape_signature") : jNull());
+    jSetLit(r, "shape_signature_after", ra ? cloneMember(ra, "dominant_shape_signature") : jNull());
     jPush(arr, r);
   }
   sqlite3_free(aP);
@@ -547,10 +547,10 @@ static JNode *opRows(const OpDelta *a, int n, int topK){
   int i;
   for(i=0; i<n && i<topK; i++){
     JNode *o = jObj();
-    jSet(o, "name", jStr(a[i].z, -1));
-    jSet(o, "before", numNode(a[i].b));
-    jSet(o, "after", numNode(a[i].a));
-    jSet(o, "delta", numNode(a[i].d));
+    jSetLit(o, "name", jStr(a[i].z, -1));
+    jSetLit(o, "before", numNode(a[i].b));
+    jSetLit(o, "after", numNode(a[i].a));
+    jSetLit(o, "delta", numNode(a[i].d));
     jPush(arr, o);
   }
   return arr;
@@ -582,8 +582,8 @@ static int opDeltas(JNode *out, const JNode *b, const JNode *a, int topK){
   }
   if( nReg>1 ) qsort(aReg, (size_t)nReg, sizeof(OpDelta), opRegCmp);
   if( nImp>1 ) qsort(aImp, (size_t)nImp, sizeof(OpDelta), opImpCmp);
-  jSet(out, "regressed_ops", opRows(aReg, nReg, topK));
-  jSet(out, "improved_ops", opRows(aImp, nImp, topK));
+  jSetLit(out, "regressed_ops", opRows(aReg, nReg, topK));
+  jSetLit(out, "improved_ops", opRows(aImp, nImp, topK));
   sqlite3_free(aP);
   sqlite3_free(aReg);
   sqlite3_free(aImp);
@@ -595,13 +595,13 @@ JNode *profsumCompareDocs(const JNode *b, const JNode *a, int topK){
   JNode *out = jObj();
   if( out==0 ) return 0;
   if( topK<0 ) topK = 0;
-  jSet(out, "before_source", cloneMember(b, "source_path"));
-  jSet(out, "after_source", cloneMember(a, "source_path"));
-  jSet(out, "provenance_checks", provenance(b, a));
-  jSet(out, "step_time", stepTime(b, a));
-  jSet(out, "step_classes", stepClasses(b, a));
-  jSet(out, "time_breakdown_share_delta", shareDelta(b, a));
-  jSet(out, "semantic_family_delta", familyDelta(b, a));
+  jSetLit(out, "before_source", cloneMember(b, "source_path"));
+  jSetLit(out, "after_source", cloneMember(a, "source_path"));
+  jSetLit(out, "provenance_checks", provenance(b, a));
+  jSetLit(out, "step_time", stepTime(b, a));
+  jSetLit(out, "step_classes", stepClasses(b, a));
+  jSetLit(out, "time_breakdown_share_delta", shareDelta(b, a));
+  jSetLit(out, "semantic_family_delta", familyDelta(b, a));
   if( opDeltas(out, b, a, topK) || jOom(out) ){
     jFree(out);
     return 0;
@@ -696,15 +696,15 @@ JNode *profsumAssess(const JNode *b, const JNode *a, const ProfsumThresholds *pT
   overThreshold(warn, comm, pT->commAbs, "Communication share increased by %.4f (threshold %.4f).");
   overThreshold(warn, stall, pT->stallAbs, "Stall share increased by %.4f (threshold %.4f).");
   zStatus = (fail && fail->nChild) ? "fail" : (warn && warn->nChild) ? "warn" : "pass";
-  jSet(met, "steady_state_median_regression_pct", numNode(mp));
-  jSet(met, "steady_state_p90_regression_pct", numNode(pp));
-  jSet(met, "communication_share_delta", numNode(comm));
-  jSet(met, "stall_share_delta", numNode(stall));
-  jSet(out, "status", jStr(zStatus, -1));
-  jSet(out, "failures", fail);
-  jSet(out, "warnings", warn);
-  jSet(out, "metrics", met);
-  jSet(out, "comparison", cmp);
+  jSetLit(met, "steady_state_median_regression_pct", numNode(mp));
+  jSetLit(met, "steady_state_p90_regression_pct", numNode(pp));
+  jSetLit(met, "communication_share_delta", numNode(comm));
+  jSetLit(met, "stall_share_delta", numNode(stall));
+  jSetLit(out, "status", jStr(zStatus, -1));
+  jSetLit(out, "failures", fail);
+  jSetLit(out, "warnings", warn);
+  jSetLit(out, "metrics", met);
+  jSetLit(out, "comparison", cmp);
   if( out==0 || jOom(out) ){ jFree(out); return 0; }
   return out;
 }
@@ -713,10 +713,10 @@ JNode *profsumAssess(const JNode *b, const JNode *a, const ProfsumThresholds *pT
 static JNode *recordSide(const JNode *doc){
   const JNode *rm = jGet(doc, "run_metadata");
   JNode *o = jObj();
-  jSet(o, "source_path", cloneMember(doc, "source_path"));
-  jSet(o, "run_path", cloneMember(rm, "run_path"));
-  jSet(o, "run_id", cloneMember(rm, "run_id"));
-  jSet(o, "artifact_ref", cloneMember(rm, "artifact_ref"));
+  jSetLit(o, "source_path", cloneMember(doc, "source_path"));
+  jSetLit(o, "run_path", cloneMember(rm, "run_path"));
+  jSetLit(o, "run_id", cloneMember(rm, "run_id"));
+  jSetLit(o, "artifact_ref", cloneMember(rm, "artifact_ref"));
   return o;
 }
 
@@ -725,11 +725,11 @@ JNode *profsumMakeRecord(const JNode *b, const JNode *a, JNode *pAssessment,
                          const char *zLabel, const char *zRecordedAt){
   JNode *o = jObj();
   if( o==0 || pAssessment==0 ){ jFree(o); jFree(pAssessment); return 0; }
-  jSet(o, "recorded_at_utc", jStr(zRecordedAt, -1));
-  jSet(o, "label", zLabel ? jStr(zLabel, -1) : jNull());
-  jSet(o, "before", recordSide(b));
-  jSet(o, "after", recordSide(a));
-  jSet(o, "assessment", pAssessment);
+  jSetLit(o, "recorded_at_utc", jStr(zRecordedAt, -1));
+  jSetLit(o, "label", zLabel ? jStr(zLabel, -1) : jNull());
+  jSetLit(o, "before", recordSide(b));
+  jSetLit(o, "after", recordSide(a));
+  jSetLit(o, "assessment", pAssessment);
   if( jOom(o) ){ jFree(o); return 0; }
   return o;
 }
@@ -1506,8 +1506,8 @@ static int topMessages(sqlite3 *db, const char *zList, JNode **ppOut){
   sqlite3_free(z);
   while( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
     JNode *o = jObj();
-    jSet(o, "message", jStr((const char*)sqlite3_column_text(p, 0), sqlite3_column_bytes(p, 0)));
-    jSet(o, "count", jInt(sqlite3_column_int64(p, 1)));
+    jSetLit(o, "message", jStr((const char*)sqlite3_column_text(p, 0), sqlite3_column_bytes(p, 0)));
+    jSetLit(o, "count", jInt(sqlite3_column_int64(p, 1)));
     jPush(arr, o);
   }
   if( rc==SQLITE_OK ) rc = sqlite3_finalize(p); else sqlite3_finalize(p);
@@ -1588,13 +1588,13 @@ static int historySummary(sqlite3 *db, sqlite3_int64 nTail, JNode **ppOut, char 
       }
     }
   }
-  jSet(o, "history_path", jStr(zFile && zFile[0] ? zFile : ":memory:", -1));
-  jSet(o, "num_records", jInt(nRec));
-  jSet(o, "status_counts", counts);
-  jSet(o, "top_failures", tf ? tf : jArr());
-  jSet(o, "top_warnings", tw ? tw : jArr());
-  jSet(o, "latest_record", latest ? latest : jNull());
-  jSet(o, "recent_records", recent);
+  jSetLit(o, "history_path", jStr(zFile && zFile[0] ? zFile : ":memory:", -1));
+  jSetLit(o, "num_records", jInt(nRec));
+  jSetLit(o, "status_counts", counts);
+  jSetLit(o, "top_failures", tf ? tf : jArr());
+  jSetLit(o, "top_warnings", tw ? tw : jArr());
+  jSetLit(o, "latest_record", latest ? latest : jNull());
+  jSetLit(o, "recent_records", recent);
   if( o==0 || jOom(o) ){ jFree(o); return SQLITE_NOMEM; }
   *ppOut = o;
   return SQLITE_OK;
@@ -1846,7 +1846,7 @@ static JNode *bundleManifest(const BundleJob *j){
   char *zNorm = profsumPyPathStr(j->zDir);
   int i;
   if( zNorm==0 ){ jFree(o); return 0; }
-  jSet(o, "output_dir", jStr(zNorm, -1));
+  jSetLit(o, "output_dir", jStr(zNorm, -1));
   for(i=0; i<BUNDLE_N; i++){
     char *zP;
     if( strcmp(zNorm, ".")==0 ) zP = sqlite3_mprintf("%s", azBundleName[i]);
@@ -1855,7 +1855,7 @@ static JNode *bundleManifest(const BundleJob *j){
     jSet(o, azBundleKey[i], zP ? jStr(zP, -1) : 0);
     sqlite3_free(zP);
   }
-  jSet(o, "status", jStr(j->zStatus, -1));
+  jSetLit(o, "status", jStr(j->zStatus, -1));
   sqlite3_free(zNorm);
   if( o==0 || jOom(o) ){ jFree(o); return 0; }
   return o;

@@ -31,10 +31,13 @@ JNode *jStr(const char *z, int n){
   JNode *p;
   if( z==0 ) return jNull();
   if( n<0 ) n = (int)strlen(z);
-  p = jNew(JT_STRING);
+  /* one allocation for the node and its text (JF_Z_INLINE) */
+  p = sqlite3_malloc64(sizeof(JNode) + (sqlite3_uint64)n + 1);
   if( p==0 ) return 0;
-  p->z = sqlite3_malloc64((sqlite3_uint64)n+1);
-  if( p->z==0 ){ sqlite3_free(p); return 0; }
+  memset(p, 0, sizeof(*p));
+  p->type = JT_STRING;
+  p->flags = JF_Z_INLINE;
+  p->z = (char*)(p+1);
   memcpy(p->z, z, (size_t)n);
   p->z[n] = 0;
   p->n = n;
@@ -46,8 +49,8 @@ void jFree(JNode *p){
   if( p==0 ) return;
   for(i=0; i<p->nChild; i++) jFree(p->a[i]);
   sqlite3_free(p->a);
-  sqlite3_free(p->z);
-  sqlite3_free(p->zKey);
+  if( !(p->flags & JF_Z_INLINE) ) sqlite3_free(p->z);
+  if( !(p->flags & JF_KEY_LIT) ) sqlite3_free(p->zKey);
   sqlite3_free(p);
 }
 
@@ -77,12 +80,18 @@ static char *jKeyDup(const char *zKey){
   return z;
 }
 
-void jSet(JNode *pObj, const char *zKey, JNode *pChild){
+/* jSet() and jSetLit(): zKey copied unless bLit. */
+static void jSetKey(JNode *pObj, const char *zKey, int bLit, JNode *pChild){
   int i;
   if( pObj==0 ){ jFree(pChild); return; }
   if( pChild==0 ){ pObj->oom = 1; return; }
-  pChild->zKey = jKeyDup(zKey);
-  if( pChild->zKey==0 ){ pObj->oom = 1; jFree(pChild); return; }
+  if( bLit ){
+    pChild->zKey = (char*)zKey;
+    pChild->flags |= JF_KEY_LIT;
+  }else{
+    pChild->flags &= (unsigned char)~JF_KEY_LIT;
+    if( (pChild->zKey = jKeyDup(zKey))==0 ){ pObj->oom = 1; jFree(pChild); return; }
+  }
   for(i=0; i<pObj->nChild; i++){
     if( strcmp(pObj->a[i]->zKey, zKey)==0 ){
       jFree(pObj->a[i]);
@@ -92,6 +101,11 @@ void jSet(JNode *pObj, const char *zKey, JNode *pChild){
   }
   if( jAppend(pObj, pChild) ){ pObj->oom = 1; jFree(pChild); }
 }
+
+void jSet(JNode *pObj, const char *zKey, JNode *pChild){ jSetKey(pObj, zKey, 0, pChild); }
+
+/* See jsontree.h. */
+void jSetLit(JNode *pObj, const char *zKey, JNode *pChild){ jSetKey(pObj, zKey, 1, pChild); }
 
 void jSetNew(JNode *pObj, const char *zKey, JNode *pChild){
   if( pObj==0 ){ jFree(pChild); return; }
@@ -428,38 +442,81 @@ void jReprDouble(double r, char *zBuf){
 /* Serialization                                                       */
 /* ------------------------------------------------------------------ */
 
+/* The output buffer of jDump(): text grown by doubling, appended to inline
+** (a document of 100 KB is some 20,000 appends: a function call and an
+** error check each through sqlite3_str cost a fifth of the dump). */
+typedef struct JBuf {
+  char *z;               /* text so far (not NUL-terminated until jDump ends) */
+  sqlite3_uint64 n, nAlloc;
+  int oom;               /* an allocation failed: the text is incomplete */
+} JBuf;
+
+/* The longest text jDump() returns: SQLite's default SQLITE_MAX_LENGTH, the
+** most a result may hold (sqlite3_str stopped there too). */
+#define JDUMP_MAX 1000000000
+
+/* Make room for nMore more bytes; 0 when there is none (b->oom set). */
+static int jbGrow(JBuf *b, sqlite3_uint64 nMore){
+  sqlite3_uint64 nNew;
+  char *zNew;
+  if( b->oom ) return 0;
+  if( b->n + nMore <= b->nAlloc ) return 1;
+  if( b->n + nMore > JDUMP_MAX ){ b->oom = 1; return 0; }
+  nNew = b->nAlloc ? b->nAlloc*2 : 4096;
+  while( nNew < b->n + nMore ) nNew *= 2;
+  zNew = sqlite3_realloc64(b->z, nNew);
+  if( zNew==0 ){ b->oom = 1; return 0; }
+  b->z = zNew;
+  b->nAlloc = nNew;
+  return 1;
+}
+static void jbAppend(JBuf *b, const char *z, sqlite3_uint64 n){
+  if( b->n + n > b->nAlloc && !jbGrow(b, n) ) return;
+  memcpy(b->z + b->n, z, (size_t)n);
+  b->n += n;
+}
+static void jbChar(JBuf *b, char c){
+  if( b->n >= b->nAlloc && !jbGrow(b, 1) ) return;
+  b->z[b->n++] = c;
+}
+/* A newline and nIndent spaces (the start of a member or element). */
+static void jbNewline(JBuf *b, int nIndent){
+  if( b->n + (sqlite3_uint64)nIndent + 1 > b->nAlloc && !jbGrow(b, (sqlite3_uint64)nIndent + 1) ) return;
+  b->z[b->n++] = '\n';
+  memset(b->z + b->n, ' ', (size_t)nIndent);
+  b->n += (sqlite3_uint64)nIndent;
+}
+
 /* Append a JSON string with Python's ensure_ascii escapes. */
-static void dumpStr(sqlite3_str *s, const char *z, int n){
+static void dumpStr(JBuf *s, const char *z, int n){
   static const char hx[] = "0123456789abcdef";
   const unsigned char *u = (const unsigned char*)z, *e = u + n;
-  sqlite3_str_appendchar(s, 1, '"');
+  jbChar(s, '"');
   while( u<e ){
     unsigned c = *u;
     if( c>=0x20 && c<0x7f && c!='"' && c!='\\' ){
       /* A run of printable ASCII needs no escape: one append for all. */
       const unsigned char *r = u+1;
       while( r<e && *r>=0x20 && *r<0x7f && *r!='"' && *r!='\\' ) r++;
-      sqlite3_str_append(s, (const char*)u, (int)(r-u));
+      jbAppend(s, (const char*)u, (sqlite3_uint64)(r-u));
       u = r;
       continue;
     }
     if( c<0x80 ){
       u++;
       switch( c ){
-        case '"': sqlite3_str_append(s, "\\\"", 2); break;
-        case '\\': sqlite3_str_append(s, "\\\\", 2); break;
-        case '\n': sqlite3_str_append(s, "\\n", 2); break;
-        case '\r': sqlite3_str_append(s, "\\r", 2); break;
-        case '\t': sqlite3_str_append(s, "\\t", 2); break;
-        case '\b': sqlite3_str_append(s, "\\b", 2); break;
-        case '\f': sqlite3_str_append(s, "\\f", 2); break;
-        default:
-          if( c<0x20 || c==0x7f ){
-            char b[7] = {'\\','u','0','0', hx[c>>4], hx[c&15], 0};
-            sqlite3_str_append(s, b, 6);
-          }else{
-            sqlite3_str_appendchar(s, 1, (char)c);
-          }
+        case '"': jbAppend(s, "\\\"", 2); break;
+        case '\\': jbAppend(s, "\\\\", 2); break;
+        case '\n': jbAppend(s, "\\n", 2); break;
+        case '\r': jbAppend(s, "\\r", 2); break;
+        case '\t': jbAppend(s, "\\t", 2); break;
+        case '\b': jbAppend(s, "\\b", 2); break;
+        case '\f': jbAppend(s, "\\f", 2); break;
+        default: {
+          /* the other controls and DEL (printable ASCII took the run above) */
+          char b[7] = {'\\','u','0','0', hx[c>>4], hx[c&15], 0};
+          jbAppend(s, b, 6);
+        }
       }
       continue;
     }
@@ -467,6 +524,7 @@ static void dumpStr(sqlite3_str *s, const char *z, int n){
       /* Decode one UTF-8 sequence (invalid bytes → U+FFFD). */
       unsigned cp = 0xFFFD;
       int len = 1;
+      char b[16];
       if( (c & 0xE0)==0xC0 && u+1<e && (u[1]&0xC0)==0x80 ){
         cp = ((c&0x1F)<<6) | (u[1]&0x3F); len = 2;
         if( cp<0x80 ) cp = 0xFFFD;
@@ -480,13 +538,14 @@ static void dumpStr(sqlite3_str *s, const char *z, int n){
       u += len;
       if( cp>=0x10000 ){
         unsigned v = cp - 0x10000;
-        sqlite3_str_appendf(s, "\\u%04x\\u%04x", 0xD800 + (v>>10), 0xDC00 + (v & 0x3FF));
+        sqlite3_snprintf(sizeof(b), b, "\\u%04x\\u%04x", 0xD800 + (v>>10), 0xDC00 + (v & 0x3FF));
       }else{
-        sqlite3_str_appendf(s, "\\u%04x", cp);
+        sqlite3_snprintf(sizeof(b), b, "\\u%04x", cp);
       }
+      jbAppend(s, b, strlen(b));
     }
   }
-  sqlite3_str_appendchar(s, 1, '"');
+  jbChar(s, '"');
 }
 
 /* Compare two object members by key, bytewise (= code point order). */
@@ -495,63 +554,75 @@ static int cmpKey(const void *pa, const void *pb){
   return strcmp(a->zKey, b->zKey);
 }
 
-static void dumpNode(sqlite3_str *s, const JNode *p, int indent){
+/* Objects of up to this many members are ordered on the stack by insertion
+** (most are already in order or nearly); larger ones in a heap copy by
+** qsort. */
+#define JDUMP_SMALL 32
+
+static void dumpNode(JBuf *s, const JNode *p, int indent){
   int i;
+  char b[40];
   switch( p->type ){
-    case JT_NULL: sqlite3_str_append(s, "null", 4); break;
-    case JT_TRUE: sqlite3_str_append(s, "true", 4); break;
-    case JT_FALSE: sqlite3_str_append(s, "false", 5); break;
-    case JT_INT: sqlite3_str_appendf(s, "%lld", (long long)p->i); break;
-    case JT_REAL: { char b[40]; jReprDouble(p->r, b); sqlite3_str_appendall(s, b); break; }
+    case JT_NULL: jbAppend(s, "null", 4); break;
+    case JT_TRUE: jbAppend(s, "true", 4); break;
+    case JT_FALSE: jbAppend(s, "false", 5); break;
+    case JT_INT: sqlite3_snprintf(sizeof(b), b, "%lld", (long long)p->i); jbAppend(s, b, strlen(b)); break;
+    case JT_REAL: jReprDouble(p->r, b); jbAppend(s, b, strlen(b)); break;
     case JT_STRING: dumpStr(s, p->z, p->n); break;
     case JT_ARRAY:
-      if( p->nChild==0 ){ sqlite3_str_append(s, "[]", 2); break; }
-      sqlite3_str_appendchar(s, 1, '[');
+      if( p->nChild==0 ){ jbAppend(s, "[]", 2); break; }
+      jbChar(s, '[');
       for(i=0; i<p->nChild; i++){
-        sqlite3_str_appendchar(s, 1, '\n');
-        sqlite3_str_appendchar(s, indent+2, ' ');
+        jbNewline(s, indent+2);
         dumpNode(s, p->a[i], indent+2);
-        if( i+1<p->nChild ) sqlite3_str_appendchar(s, 1, ',');
+        if( i+1<p->nChild ) jbChar(s, ',');
       }
-      sqlite3_str_appendchar(s, 1, '\n');
-      sqlite3_str_appendchar(s, indent, ' ');
-      sqlite3_str_appendchar(s, 1, ']');
+      jbNewline(s, indent);
+      jbChar(s, ']');
       break;
     case JT_OBJECT: {
-      JNode **a;
-      if( p->nChild==0 ){ sqlite3_str_append(s, "{}", 2); break; }
-      a = sqlite3_malloc64(sizeof(JNode*)*(sqlite3_uint64)p->nChild);
-      if( a==0 ){ sqlite3_str_appendall(s, ""); ((JNode*)p)->oom = 1; break; }
-      memcpy(a, p->a, sizeof(JNode*)*(size_t)p->nChild);
-      qsort(a, (size_t)p->nChild, sizeof(JNode*), cmpKey);
-      sqlite3_str_appendchar(s, 1, '{');
-      for(i=0; i<p->nChild; i++){
-        sqlite3_str_appendchar(s, 1, '\n');
-        sqlite3_str_appendchar(s, indent+2, ' ');
-        dumpStr(s, a[i]->zKey, (int)strlen(a[i]->zKey));
-        sqlite3_str_append(s, ": ", 2);
-        dumpNode(s, a[i], indent+2);
-        if( i+1<p->nChild ) sqlite3_str_appendchar(s, 1, ',');
+      JNode *aSmall[JDUMP_SMALL], **a = aSmall;
+      int n = p->nChild;
+      if( n==0 ){ jbAppend(s, "{}", 2); break; }
+      if( n<=JDUMP_SMALL ){
+        int k;
+        for(i=0; i<n; i++){
+          JNode *c = p->a[i];
+          for(k=i; k>0 && strcmp(a[k-1]->zKey, c->zKey)>0; k--) a[k] = a[k-1];
+          a[k] = c;
+        }
+      }else{
+        a = sqlite3_malloc64(sizeof(JNode*)*(sqlite3_uint64)n);
+        if( a==0 ){ s->oom = 1; break; }
+        memcpy(a, p->a, sizeof(JNode*)*(size_t)n);
+        qsort(a, (size_t)n, sizeof(JNode*), cmpKey);
       }
-      sqlite3_free(a);
-      sqlite3_str_appendchar(s, 1, '\n');
-      sqlite3_str_appendchar(s, indent, ' ');
-      sqlite3_str_appendchar(s, 1, '}');
+      jbChar(s, '{');
+      for(i=0; i<n; i++){
+        jbNewline(s, indent+2);
+        dumpStr(s, a[i]->zKey, (int)strlen(a[i]->zKey));
+        jbAppend(s, ": ", 2);
+        dumpNode(s, a[i], indent+2);
+        if( i+1<n ) jbChar(s, ',');
+      }
+      if( a!=aSmall ) sqlite3_free(a);
+      jbNewline(s, indent);
+      jbChar(s, '}');
       break;
     }
   }
 }
 
 char *jDump(const JNode *p){
-  sqlite3_str *s = sqlite3_str_new(0);
-  char *z;
-  dumpNode(s, p, 0);
-  if( sqlite3_str_errcode(s) || jOom(p) ){
-    sqlite3_free(sqlite3_str_finish(s));
+  JBuf b;
+  memset(&b, 0, sizeof(b));
+  dumpNode(&b, p, 0);
+  jbChar(&b, 0);
+  if( b.oom || jOom(p) ){
+    sqlite3_free(b.z);
     return 0;
   }
-  z = sqlite3_str_finish(s);
-  return z;
+  return b.z;
 }
 
 /* ------------------------------------------------------------------ */

@@ -21,12 +21,17 @@
 #define JT_ARRAY  6
 #define JT_OBJECT 7
 
+/* JNode.flags (private to jsontree.c: how jFree() gives back z and zKey) */
+#define JF_KEY_LIT  0x01  /* zKey is a string literal (jSetLit): not freed */
+#define JF_Z_INLINE 0x02  /* z lies in the node's own allocation (jStr) */
+
 typedef struct JNode JNode;
 struct JNode {
   /* Small fields first: 56 bytes on LP64 instead of 72 (a parsed document
   ** has one node per value, see jParse()). */
   unsigned char type;   /* JT_* */
   unsigned char oom;    /* set on the root when an allocation failed */
+  unsigned char flags;  /* JF_*: which of z and zKey this node does not own */
   int n;                /* JT_STRING: length */
   sqlite3_int64 i;      /* JT_INT */
   double r;             /* JT_REAL */
@@ -55,6 +60,12 @@ JNode *jObj(void);
 ** oom flag. */
 void jPush(JNode *pArr, JNode *pChild);
 void jSet(JNode *pObj, const char *zKey, JNode *pChild);
+
+/* jSet() with a key that is not copied: zKey must be a string literal (or
+** other static storage that outlives the tree).  The documents profsum
+** builds have thousands of members under a few dozen literal keys; not
+** copying each saves an allocation and a free per member. */
+void jSetLit(JNode *pObj, const char *zKey, JNode *pChild);
 
 /* jSet() for a key the caller knows pObj does not hold yet (e.g. copying
 ** the members of another object, whose keys are unique): appended without

@@ -266,10 +266,10 @@ static JNode *durationStats(const double *a, int n, double *pMedian){
   JNode *o = jObj();
   double *v, sum = 0.0;
   int i;
-  jSet(o, "count", jInt(n));
+  jSetLit(o, "count", jInt(n));
   if( n==0 ){
-    jSet(o, "mean", jNull()); jSet(o, "median", jNull()); jSet(o, "p90", jNull());
-    jSet(o, "min", jNull()); jSet(o, "max", jNull());
+    jSetLit(o, "mean", jNull()); jSetLit(o, "median", jNull()); jSetLit(o, "p90", jNull());
+    jSetLit(o, "min", jNull()); jSetLit(o, "max", jNull());
     if( pMedian ) *pMedian = 0.0;
     return o;
   }
@@ -278,11 +278,11 @@ static JNode *durationStats(const double *a, int n, double *pMedian){
   memcpy(v, a, sizeof(double)*(size_t)n);
   qsort(v, (size_t)n, sizeof(double), cmpDouble);
   for(i=0; i<n; i++) sum += v[i];
-  jSet(o, "mean", jReal(sum/(double)n));
-  jSet(o, "median", jReal(quantile(v, n, 0.5)));
-  jSet(o, "p90", jReal(quantile(v, n, 0.9)));
-  jSet(o, "min", jReal(v[0]));
-  jSet(o, "max", jReal(v[n-1]));
+  jSetLit(o, "mean", jReal(sum/(double)n));
+  jSetLit(o, "median", jReal(quantile(v, n, 0.5)));
+  jSetLit(o, "p90", jReal(quantile(v, n, 0.9)));
+  jSetLit(o, "min", jReal(v[0]));
+  jSetLit(o, "max", jReal(v[n-1]));
   if( pMedian ) *pMedian = quantile(v, n, 0.5);
   sqlite3_free(v);
   return o;
@@ -294,16 +294,16 @@ static JNode *stepClass(const char *zName, const sqlite3_int64 *aStep, const dou
   JNode *o = jObj();
   double med = 0.0;
   int i, best = -1;
-  jSet(o, "name", jStr(zName, -1));
-  jSet(o, "count", jInt(n));
-  jSet(o, "fraction_of_steady", jReal(nSteady ? (double)n/(double)nSteady : 0.0));
-  jSet(o, "duration_stats", durationStats(aDur, n, &med));
+  jSetLit(o, "name", jStr(zName, -1));
+  jSetLit(o, "count", jInt(n));
+  jSetLit(o, "fraction_of_steady", jReal(nSteady ? (double)n/(double)nSteady : 0.0));
+  jSetLit(o, "duration_stats", durationStats(aDur, n, &med));
   for(i=0; i<n; i++){
     double d = fabs(aDur[i]-med), db = best>=0 ? fabs(aDur[best]-med) : 0.0;
     if( best<0 || d<db || (d==db && aStep[i]<aStep[best]) ) best = i;
   }
-  jSet(o, "representative_step", best>=0 ? jInt(aStep[best]) : jNull());
-  jSet(o, "representative_duration", best>=0 ? jReal(aDur[best]) : jNull());
+  jSetLit(o, "representative_step", best>=0 ? jInt(aStep[best]) : jNull());
+  jSetLit(o, "representative_duration", best>=0 ? jReal(aDur[best]) : jNull());
   if( wantPeriod && n>=3 ){
     /* Most frequent difference > 1 between sorted step numbers. */
     sqlite3_int64 *s = sqlite3_malloc64(sizeof(sqlite3_int64)*(sqlite3_uint64)n);
@@ -326,9 +326,9 @@ static JNode *stepClass(const char *zName, const sqlite3_int64 *aStep, const dou
       }
     }
     sqlite3_free(s); sqlite3_free(d);
-    jSet(o, "periodicity", (nd>=2 && bestN>=2) ? jInt(bestD) : jNull());
+    jSetLit(o, "periodicity", (nd>=2 && bestN>=2) ? jInt(bestD) : jNull());
   }else{
-    jSet(o, "periodicity", jNull());
+    jSetLit(o, "periodicity", jNull());
   }
   return o;
 }
@@ -471,10 +471,10 @@ static JNode *rowComm(sqlite3_stmt *p){
   JNode *o = jObj();
   double t = sqlite3_column_double(p, 2);
   sqlite3_int64 c = sqlite3_column_int64(p, 1);
-  jSet(o, "collective", colNode(p, 0));
-  jSet(o, "count", jInt(c));
-  jSet(o, "total_duration", jReal(t));
-  jSet(o, "avg_duration", jReal(c ? t/(double)c : 0.0));
+  jSetLit(o, "collective", colNode(p, 0));
+  jSetLit(o, "count", jInt(c));
+  jSetLit(o, "total_duration", jReal(t));
+  jSetLit(o, "avg_duration", jReal(c ? t/(double)c : 0.0));
   return o;
 }
 
@@ -482,23 +482,23 @@ static JNode *rowGap(sqlite3_stmt *p){
   JNode *o = jObj();
   sqlite3_int64 c = sqlite3_column_int64(p, 2);
   double t = sqlite3_column_double(p, 3);
-  jSet(o, "name", colNode(p, 0));
-  jSet(o, "payload_op", colNode(p, 0));
-  jSet(o, "marker_op", colNode(p, 1));
-  jSet(o, "count", jInt(c));
-  jSet(o, "total_gap_duration", jReal(t));
-  jSet(o, "max_gap_duration", colReal(p, 4));
-  jSet(o, "avg_gap_duration", jReal(c ? t/(double)c : 0.0));
+  jSetLit(o, "name", colNode(p, 0));
+  jSetLit(o, "payload_op", colNode(p, 0));
+  jSetLit(o, "marker_op", colNode(p, 1));
+  jSetLit(o, "count", jInt(c));
+  jSetLit(o, "total_gap_duration", jReal(t));
+  jSetLit(o, "max_gap_duration", colReal(p, 4));
+  jSetLit(o, "avg_gap_duration", jReal(c ? t/(double)c : 0.0));
   return o;
 }
 
 static JNode *rowRegion(sqlite3_stmt *p){
   JNode *o = jObj();
-  jSet(o, "path", colNode(p, 0));
-  jSet(o, "depth", jInt(sqlite3_column_int64(p, 1)));
-  jSet(o, "count", jInt(sqlite3_column_int64(p, 2)));
-  jSet(o, "inclusive_duration", colReal(p, 3));
-  jSet(o, "exclusive_duration", colReal(p, 4));
+  jSetLit(o, "path", colNode(p, 0));
+  jSetLit(o, "depth", jInt(sqlite3_column_int64(p, 1)));
+  jSetLit(o, "count", jInt(sqlite3_column_int64(p, 2)));
+  jSetLit(o, "inclusive_duration", colReal(p, 3));
+  jSetLit(o, "exclusive_duration", colReal(p, 4));
   return o;
 }
 
@@ -506,11 +506,11 @@ static JNode *rowContext(sqlite3_stmt *p){
   JNode *o = jObj();
   sqlite3_int64 c = sqlite3_column_int64(p, 2);
   double t = sqlite3_column_double(p, 3);
-  jSet(o, "op_name", colNode(p, 0));
-  jSet(o, "region_path", colNode(p, 1));
-  jSet(o, "count", jInt(c));
-  jSet(o, "total_gap_duration", jReal(t));
-  jSet(o, "avg_gap_duration", jReal(c ? t/(double)c : 0.0));
+  jSetLit(o, "op_name", colNode(p, 0));
+  jSetLit(o, "region_path", colNode(p, 1));
+  jSetLit(o, "count", jInt(c));
+  jSetLit(o, "total_gap_duration", jReal(t));
+  jSetLit(o, "avg_gap_duration", jReal(c ? t/(double)c : 0.0));
   return o;
 }
 
@@ -519,16 +519,16 @@ static JNode *candidate(const char *zId, const char *zTitle, char *zRationale,
                         char **azEv, int nEv, const char **azSug, int nSug){
   JNode *o = jObj(), *ev = jArr(), *sg = jArr();
   int i;
-  jSet(o, "candidate_id", jStr(zId, -1));
-  jSet(o, "title", jStr(zTitle, -1));
-  jSet(o, "rationale", jStr(zRationale, -1));
+  jSetLit(o, "candidate_id", jStr(zId, -1));
+  jSetLit(o, "title", jStr(zTitle, -1));
+  jSetLit(o, "rationale", jStr(zRationale, -1));
   for(i=0; i<nEv; i++) jPush(ev, jStr(azEv[i], -1));
   for(i=0; i<nSug; i++) jPush(sg, jStr(azSug[i], -1));
   /* a text that could not be formatted (out of memory) is no null member */
   if( o && zRationale==0 ) o->oom = 1;
   for(i=0; i<nEv; i++) if( o && azEv[i]==0 ) o->oom = 1;
-  jSet(o, "evidence", ev);
-  jSet(o, "suggestions", sg);
+  jSetLit(o, "evidence", ev);
+  jSetLit(o, "suggestions", sg);
   sqlite3_free(zRationale);
   for(i=0; i<nEv; i++) sqlite3_free(azEv[i]);
   return o;
@@ -738,17 +738,17 @@ static JNode *families(JNode *hot, const double *aExclRef, double breakdownTotal
       JNode *c = a[i].shapes->a[j];
       if( c->i>best ){ best = c->i; zDom = c->zKey; }
     }
-    jSet(o, "family", jStr(a[i].zFam, -1));
-    jSet(o, "count", jInt(a[i].count));
-    jSet(o, "total_duration", jReal(a[i].total));
-    jSet(o, "exclusive_duration", jReal(a[i].excl));
-    jSet(o, "share_of_total", jReal(D>0 ? a[i].excl/D : 0.0));
-    jSet(o, "avg_duration", jReal(a[i].count ? a[i].total/(double)a[i].count : 0.0));
-    jSet(o, "avg_exclusive_duration", jReal(a[i].count ? a[i].excl/(double)a[i].count : 0.0));
-    jSet(o, "example_op", jStr(a[i].zExample, -1));
-    jSet(o, "dominant_shape_signature", zDom ? jStr(zDom, -1) : jNull());
-    jSet(o, "flop_proxy_total", a[i].hasFlop ? jReal(a[i].flop) : jNull());
-    jSet(o, "time_per_flop_proxy", (a[i].hasFlop && a[i].flop>0) ? jReal(a[i].excl/a[i].flop) : jNull());
+    jSetLit(o, "family", jStr(a[i].zFam, -1));
+    jSetLit(o, "count", jInt(a[i].count));
+    jSetLit(o, "total_duration", jReal(a[i].total));
+    jSetLit(o, "exclusive_duration", jReal(a[i].excl));
+    jSetLit(o, "share_of_total", jReal(D>0 ? a[i].excl/D : 0.0));
+    jSetLit(o, "avg_duration", jReal(a[i].count ? a[i].total/(double)a[i].count : 0.0));
+    jSetLit(o, "avg_exclusive_duration", jReal(a[i].count ? a[i].excl/(double)a[i].count : 0.0));
+    jSetLit(o, "example_op", jStr(a[i].zExample, -1));
+    jSetLit(o, "dominant_shape_signature", zDom ? jStr(zDom, -1) : jNull());
+    jSetLit(o, "flop_proxy_total", a[i].hasFlop ? jReal(a[i].flop) : jNull());
+    jSetLit(o, "time_per_flop_proxy", (a[i].hasFlop && a[i].flop>0) ? jReal(a[i].excl/a[i].flop) : jNull());
     jPush(arr, o);
   }
   for(i=0; i<n; i++) jFree(a[i].shapes);
@@ -782,36 +782,36 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
     static const char *azRm[] = {"run_path","run_id","artifact_ref","artifact_name","hardware_type",
                                  "mesh_or_topology","git_sha","config_hash","num_devices","num_hosts"};
     size_t k;
-    jSet(doc, "schema_version", jStr("profile_summary.v1", -1));
-    jSet(doc, "source_format", colNode(p, 0));
-    jSet(doc, "source_path", colNode(p, 1));
-    jSet(doc, "generated_at_utc", colNode(p, 2));
+    jSetLit(doc, "schema_version", jStr("profile_summary.v1", -1));
+    jSetLit(doc, "source_format", colNode(p, 0));
+    jSetLit(doc, "source_path", colNode(p, 1));
+    jSetLit(doc, "generated_at_utc", colNode(p, 2));
     for(k=0; k<sizeof(azRm)/sizeof(azRm[0]); k++){
       JNode *v = jGet(src, azRm[k]);
       if( v && (v->type==JT_STRING || v->type==JT_INT) ){
-        jSet(rm, azRm[k], v->type==JT_STRING ? jStr(v->z, v->n) : jInt(v->i));
+        jSetLit(rm, azRm[k], v->type==JT_STRING ? jStr(v->z, v->n) : jInt(v->i));
       }else{
-        jSet(rm, azRm[k], jNull());
+        jSetLit(rm, azRm[k], jNull());
       }
     }
     if( (src==0 || jOom(src)) && rm ) rm->oom = 1;   /* out of memory reading it */
     jFree(src);
-    jSet(doc, "run_metadata", rm);
-    jSet(ov, "display_time_unit", colNode(p, 4));
-    jSet(ov, "num_events_total", jInt(sqlite3_column_int64(p, 5)));
-    jSet(ov, "num_complete_events", jInt(sqlite3_column_int64(p, 6)));
-    jSet(ov, "num_processes", jInt(sqlite3_column_int64(p, 7)));
-    jSet(ov, "num_threads", jInt(sqlite3_column_int64(p, 8)));
-    jSet(ov, "profile_start_ts", colReal(p, 9));
-    jSet(ov, "profile_end_ts", colReal(p, 10));
-    jSet(ov, "duration_basis", jStr("exclusive_duration_per_track", -1));
-    jSet(ov, "suspected_truncation", jBool(sqlite3_column_int(p, 11)));
-    jSet(ov, "quality_warnings", colJson(p, 12, 1));
-    jSet(doc, "trace_overview", ov);
-    jSet(pv, "trace_sha256", colNode(p, 13));
-    jSet(pv, "run_ids", colJson(p, 14, 1));
-    jSet(pv, "source_file_hints", colJson(p, 15, 1));
-    jSet(doc, "trace_provenance", pv);
+    jSetLit(doc, "run_metadata", rm);
+    jSetLit(ov, "display_time_unit", colNode(p, 4));
+    jSetLit(ov, "num_events_total", jInt(sqlite3_column_int64(p, 5)));
+    jSetLit(ov, "num_complete_events", jInt(sqlite3_column_int64(p, 6)));
+    jSetLit(ov, "num_processes", jInt(sqlite3_column_int64(p, 7)));
+    jSetLit(ov, "num_threads", jInt(sqlite3_column_int64(p, 8)));
+    jSetLit(ov, "profile_start_ts", colReal(p, 9));
+    jSetLit(ov, "profile_end_ts", colReal(p, 10));
+    jSetLit(ov, "duration_basis", jStr("exclusive_duration_per_track", -1));
+    jSetLit(ov, "suspected_truncation", jBool(sqlite3_column_int(p, 11)));
+    jSetLit(ov, "quality_warnings", colJson(p, 12, 1));
+    jSetLit(doc, "trace_overview", ov);
+    jSetLit(pv, "trace_sha256", colNode(p, 13));
+    jSetLit(pv, "run_ids", colJson(p, 14, 1));
+    jSetLit(pv, "source_file_hints", colJson(p, 15, 1));
+    jSetLit(doc, "trace_provenance", pv);
   }
   sqlite3_finalize(p); p = 0;
 
@@ -841,12 +841,12 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
     }
     sqlite3_finalize(p); p = 0;
     if( rc ){ sqlite3_free(aStep); sqlite3_free(aDur); jFree(st); jFree(classes); goto fail; }
-    jSet(st, "warmup_steps_ignored", jInt(pK->warmupSteps));
-    jSet(st, "all_steps", durationStats(aDur, n, 0));
+    jSetLit(st, "warmup_steps_ignored", jInt(pK->warmupSteps));
+    jSetLit(st, "all_steps", durationStats(aDur, n, 0));
     /* steady steps: step number >= warmup (the array is sorted by step) */
     for(i=0; i<n && aStep[i]<pK->warmupSteps; i++){}
     nSt = n - i;
-    jSet(st, "steady_state_steps", durationStats(aDur+i, nSt, 0));
+    jSetLit(st, "steady_state_steps", durationStats(aDur+i, nSt, 0));
     if( nSt>0 ){
       int *aLab = sqlite3_malloc64(sizeof(int)*(sqlite3_uint64)(nSt+1));
       int low = 0, split = 0;
@@ -881,8 +881,8 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
       }
       sqlite3_free(aLab);
     }
-    jSet(st, "classes", classes);
-    jSet(doc, "step_time", st);
+    jSetLit(st, "classes", classes);
+    jSetLit(doc, "step_time", st);
     sqlite3_free(aStep); sqlite3_free(aDur);
     if( rc ) goto fail;
   }
@@ -903,16 +903,16 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
       for(k=0; k<6; k++) if( z && strcmp(z, azCat[k])==0 ) v[k] = sqlite3_column_double(p, 1);
     }
     sqlite3_finalize(p); p = 0;
-    jSet(tb, "duration_basis", jStr(pK->globalMode ? "exclusive_duration_global_timeline"
+    jSetLit(tb, "duration_basis", jStr(pK->globalMode ? "exclusive_duration_global_timeline"
                                                    : "exclusive_duration_per_track", -1));
-    jSet(tb, "total_duration", jReal(v[5]));
+    jSetLit(tb, "total_duration", jReal(v[5]));
     for(k=0; k<5; k++){
       JNode *part = jObj();
-      jSet(part, "total_duration", jReal(v[k]));
-      jSet(part, "share_of_total", jReal(v[5]>0 ? v[k]/v[5] : 0.0));
-      jSet(tb, azCat[k], part);
+      jSetLit(part, "total_duration", jReal(v[k]));
+      jSetLit(part, "share_of_total", jReal(v[5]>0 ? v[k]/v[5] : 0.0));
+      jSetLit(tb, azCat[k], part);
     }
-    jSet(doc, "time_breakdown", tb);
+    jSetLit(doc, "time_breakdown", tb);
   }
 
   /* hot_ops (sorted in C: bytewise names) */
@@ -960,17 +960,17 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
       for(i=0; i<n && i<pK->hotOpLimit; i++){
         JNode *o = jObj();
         ProfsumSlice c = profsumCanonicalOp(a[i].zName, (int)strlen(a[i].zName));
-        jSet(o, "name", jStr(a[i].zName, -1));
-        jSet(o, "canonical_name", jStr(c.z ? c.z : "", c.n));
-        jSet(o, "category", jStr(profsumOpCategory(a[i].zName, (int)strlen(a[i].zName)), -1));
-        jSet(o, "count", jInt(a[i].count));
-        jSet(o, "total_duration", jReal(a[i].total));
-        jSet(o, "exclusive_duration", jReal(a[i].excl));
-        jSet(o, "avg_duration", jReal(a[i].count ? a[i].total/(double)a[i].count : 0.0));
-        jSet(o, "shape_signature", jStr(a[i].zShape, -1));
-        jSet(o, "source_file", jStr(a[i].zSource, -1));
-        jSet(o, "tf_op_path", jStr(a[i].zTf, -1));
-        jSet(o, "flop_proxy_per_invocation", a[i].hasFlop ? jReal(a[i].flop) : jNull());
+        jSetLit(o, "name", jStr(a[i].zName, -1));
+        jSetLit(o, "canonical_name", jStr(c.z ? c.z : "", c.n));
+        jSetLit(o, "category", jStr(profsumOpCategory(a[i].zName, (int)strlen(a[i].zName)), -1));
+        jSetLit(o, "count", jInt(a[i].count));
+        jSetLit(o, "total_duration", jReal(a[i].total));
+        jSetLit(o, "exclusive_duration", jReal(a[i].excl));
+        jSetLit(o, "avg_duration", jReal(a[i].count ? a[i].total/(double)a[i].count : 0.0));
+        jSetLit(o, "shape_signature", jStr(a[i].zShape, -1));
+        jSetLit(o, "source_file", jStr(a[i].zSource, -1));
+        jSetLit(o, "tf_op_path", jStr(a[i].zTf, -1));
+        jSetLit(o, "flop_proxy_per_invocation", a[i].hasFlop ? jReal(a[i].flop) : jNull());
         jPush(arr, o);
       }
     }
@@ -979,10 +979,10 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
       sqlite3_free(a[i].zSource); sqlite3_free(a[i].zTf);
     }
     sqlite3_free(a);
-    jSet(doc, "hot_ops", arr);
+    jSetLit(doc, "hot_ops", arr);
     if( rc ){ sqlite3_free(aExclRef); goto fail; }
   }
-  jSet(doc, "semantic_families", families(jGet(doc, "hot_ops"), aExclRef,
+  jSetLit(doc, "semantic_families", families(jGet(doc, "hot_ops"), aExclRef,
        jNum(jGet(jGet(doc, "time_breakdown"), "total_duration"))));
   sqlite3_free(aExclRef);
   aExclRef = 0;
@@ -996,10 +996,10 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
   ** REAL and BINARY-collated TEXT orders are the reference's) */
   {
     JNode *c = jArr(), *g = jArr(), *r = jArr(), *x = jArr();
-    jSet(doc, "communication_ops", c);
-    jSet(doc, "gap_before_ops", g);
-    jSet(doc, "hierarchical_regions", r);
-    jSet(doc, "gap_region_contexts", x);
+    jSetLit(doc, "communication_ops", c);
+    jSetLit(doc, "gap_before_ops", g);
+    jSetLit(doc, "hierarchical_regions", r);
+    jSetLit(doc, "gap_region_contexts", x);
     rc = rowsInto(db, zS, iTrace, pzErr, "SELECT collective, count, total_duration FROM \"%w\".profsum_agg_comm "
                   "WHERE trace_id=?1 ORDER BY coalesce(total_ref, total_duration) DESC, collective", c, rowComm);
     if( rc ) goto fail;
@@ -1016,7 +1016,7 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
         "ORDER BY total_gap_duration DESC, op_name, region_path", zLim, x, rowContext);
     if( rc ) goto fail;
   }
-  jSet(doc, "optimization_candidates", candidates(doc));
+  jSetLit(doc, "optimization_candidates", candidates(doc));
   if( jOom(doc) ){ rc = SQLITE_NOMEM; goto fail; }
   *ppRoot = doc;
   return SQLITE_OK;

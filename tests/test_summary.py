@@ -375,6 +375,24 @@ class Serialization(unittest.TestCase):
             got = db.execute("SELECT profsum_json_pretty(?)", (text,)).fetchone()[0]
             self.assertEqual(got, dumps(v))
 
+    def test_large_objects_and_long_text(self):
+        # Objects around the size where jDump stops ordering members on the
+        # stack (32) and starts a heap copy, keys that share long prefixes,
+        # and a text far beyond the output buffer's first 4 KiB (it grows
+        # by doubling: every size up to 1 MB crossed once).
+        rnd = random.Random(13)
+        db = connect()
+        for n in (1, 2, 31, 32, 33, 64, 500):
+            keys = ["k%03d" % i for i in range(n)] + ["k%03d_" % i for i in range(0, n, 3)]
+            rnd.shuffle(keys)
+            v = {k: [rnd.random(), k * rnd.randrange(1, 40), {"z": None, "a": [1, 2.5]}] for k in keys}
+            got = db.execute("SELECT profsum_json_pretty(?)", (json.dumps(v),)).fetchone()[0]
+            self.assertEqual(got, dumps(v))
+        big = {"rows": [{"name": "op%d" % i, "x": i / 7, "s": "\u20ac" * (i % 5)} for i in range(12000)]}
+        got = db.execute("SELECT profsum_json_pretty(?)", (json.dumps(big),)).fetchone()[0]
+        self.assertGreater(len(got), 1 << 20)
+        self.assertEqual(got, dumps(big))
+
     def test_float_repr_matches_python(self):
         # The shortest round-trip digits, tried from 15 digits up: values of
         # every length from 1 to 17 significant digits, both exponent forms.
