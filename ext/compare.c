@@ -447,19 +447,10 @@ static JNode *fallbackFamilies(const JNode *doc){
     a[j+1] = x;
   }
   for(i=0; i<n; i++){
-    JNode *o = jObj();
-    jSetLit(o, "family", jStr(a[i].zFam, -1));
-    jSetLit(o, "count", jInt(a[i].count));
-    jSetLit(o, "total_duration", jReal(a[i].total));
-    jSetLit(o, "exclusive_duration", jReal(a[i].excl));
-    jSetLit(o, "share_of_total", jReal(totalDur>0 ? a[i].excl/totalDur : 0.0));
-    jSetLit(o, "avg_duration", jReal(a[i].count ? a[i].total/(double)a[i].count : 0.0));
-    jSetLit(o, "avg_exclusive_duration", jReal(a[i].count ? a[i].excl/(double)a[i].count : 0.0));
-    jSetLit(o, "example_op", jStr(a[i].zExample, -1));
-    jSetLit(o, "dominant_shape_signature", jNull());
-    jSetLit(o, "flop_proxy_total", a[i].flop>0 ? jReal(a[i].flop) : jNull());
-    jSetLit(o, "time_per_flop_proxy", a[i].flop>0 ? jReal(a[i].excl/a[i].flop) : jNull());
-    jPush(arr, o);
+    /* no dominant shape here; a flop proxy when the sum is positive */
+    jPush(arr, profsumFamilyObject(a[i].zFam, a[i].count, a[i].total, a[i].excl,
+                                   totalDur>0 ? a[i].excl/totalDur : 0.0, a[i].zExample, 0,
+                                   a[i].flop>0, a[i].flop));
   }
   sqlite3_free(a);
   if( arr->oom ){ jFree(arr); return 0; }

@@ -662,6 +662,26 @@ static JNode *candidates(JNode *pDoc){
   return arr;
 }
 
+/* See summary_doc.h. */
+JNode *profsumFamilyObject(const char *zFam, sqlite3_int64 count, double total, double excl,
+                           double share, const char *zExample, const char *zDominant,
+                           int hasFlop, double flop){
+  JNode *o = jObj();
+  jSetLit(o, "family", jStr(zFam, -1));
+  jSetLit(o, "count", jInt(count));
+  jSetLit(o, "total_duration", jReal(total));
+  jSetLit(o, "exclusive_duration", jReal(excl));
+  jSetLit(o, "share_of_total", jReal(share));
+  jSetLit(o, "avg_duration", jReal(count ? total/(double)count : 0.0));
+  jSetLit(o, "avg_exclusive_duration", jReal(count ? excl/(double)count : 0.0));
+  jSetLit(o, "example_op", jStr(zExample, -1));
+  jSetLit(o, "dominant_shape_signature", zDominant ? jStr(zDominant, -1) : jNull());
+  jSetLit(o, "flop_proxy_total", hasFlop ? jReal(flop) : jNull());
+  jSetLit(o, "time_per_flop_proxy", hasFlop && flop>0 ? jReal(excl/flop) : jNull());
+  if( o && o->oom ){ jFree(o); return 0; }
+  return o;
+}
+
 /* semantic_families (§4.6) from the truncated hot ops. */
 static JNode *families(JNode *hot, const double *aExclRef, double breakdownTotal){
   typedef struct Fam {
@@ -731,25 +751,14 @@ static JNode *families(JNode *hot, const double *aExclRef, double breakdownTotal
     a[j+1] = x;
   }
   for(i=0; i<n; i++){
-    JNode *o = jObj();
     const char *zDom = 0;
     sqlite3_int64 best = 0;
     for(j=0; j<a[i].shapes->nChild; j++){
       JNode *c = a[i].shapes->a[j];
       if( c->i>best ){ best = c->i; zDom = c->zKey; }
     }
-    jSetLit(o, "family", jStr(a[i].zFam, -1));
-    jSetLit(o, "count", jInt(a[i].count));
-    jSetLit(o, "total_duration", jReal(a[i].total));
-    jSetLit(o, "exclusive_duration", jReal(a[i].excl));
-    jSetLit(o, "share_of_total", jReal(D>0 ? a[i].excl/D : 0.0));
-    jSetLit(o, "avg_duration", jReal(a[i].count ? a[i].total/(double)a[i].count : 0.0));
-    jSetLit(o, "avg_exclusive_duration", jReal(a[i].count ? a[i].excl/(double)a[i].count : 0.0));
-    jSetLit(o, "example_op", jStr(a[i].zExample, -1));
-    jSetLit(o, "dominant_shape_signature", zDom ? jStr(zDom, -1) : jNull());
-    jSetLit(o, "flop_proxy_total", a[i].hasFlop ? jReal(a[i].flop) : jNull());
-    jSetLit(o, "time_per_flop_proxy", (a[i].hasFlop && a[i].flop>0) ? jReal(a[i].excl/a[i].flop) : jNull());
-    jPush(arr, o);
+    jPush(arr, profsumFamilyObject(a[i].zFam, a[i].count, a[i].total, a[i].excl,
+                                   D>0 ? a[i].excl/D : 0.0, a[i].zExample, zDom, a[i].hasFlop, a[i].flop));
   }
   for(i=0; i<n; i++) jFree(a[i].shapes);
   sqlite3_free(a);

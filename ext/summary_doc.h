@@ -179,6 +179,18 @@ char *profsumJsonPretty(const char *zJson, int nJson, char **pzErr);
 void profsumJsonReprDouble(double r, char *zBuf);
 
 /*
+** One member of semantic_families (summary-v1 §4.6): the family's totals,
+** share_of_total = share, its averages, example_op, the dominant shape
+** signature (zDominant, or null when 0), flop_proxy_total (when hasFlop)
+** and time_per_flop_proxy (when hasFlop and flop > 0, else null).  Used by
+** the summary and by the families a comparison works out for a document
+** without them.  Returns the object, or 0 when out of memory.
+*/
+struct JNode *profsumFamilyObject(const char *zFam, sqlite3_int64 count, double total, double excl,
+                                  double share, const char *zExample, const char *zDominant,
+                                  int hasFlop, double flop);
+
+/*
 ** Register profsum_summary_json(trace [, options_json]),
 ** profsum_report_md(trace [, top_k]) and profsum_json_pretty(json).
 */
