@@ -122,7 +122,7 @@ demo: deps
 	bash examples/demo.sh
 
 test: deps
-	$(MAKE) profsum.so build/sqlrun profsum build/nonet/profsum.so
+	$(MAKE) profsum.so build/sqlrun profsum build/nonet/profsum.so build/phases/profsum.so
 	$(PYTHON) tests/run.py
 
 # The NETWORK=0 variant, for the test that its W&B functions say so.
@@ -135,7 +135,13 @@ build/zlib/profsum.so: $(SRCS) $(HDRS) Makefile
 	@mkdir -p build/zlib
 	$(MAKE) --no-print-directory INFLATE=zlib OUT=$@ build-out
 build-out:
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS_SO) -o $(OUT) $(SRCS) $(PKG_LIBS)
+	$(CC) $(CFLAGS_ALL) $(EXTRA_CFLAGS) $(LDFLAGS_SO) -o $(OUT) $(SRCS) $(PKG_LIBS)
+
+# For profiling: each import writes its phases' milliseconds to stderr
+# (ext/import.c, PROFSUM_PHASE_TIMES; bench/phases.py sums them up).
+build/phases/profsum.so: $(SRCS) $(HDRS) Makefile
+	@mkdir -p build/phases
+	$(MAKE) --no-print-directory EXTRA_CFLAGS=-DPROFSUM_PHASE_TIMES OUT=$@ build-out
 test-zlib: build/zlib/profsum.so
 	PROFSUM_SO=$(CURDIR)/build/zlib/profsum.so $(PYTHON) tests/run.py
 

@@ -74,6 +74,43 @@ typedef struct ImportOpts {
   char *zSchema;              /* sqlite3_malloc'd ("main" by default) */
 } ImportOpts;
 
+/*
+** Phase timers, for profiling only: a build with -DPROFSUM_PHASE_TIMES
+** (`make build/phases/profsum.so`; bench/phases.py reads its output) writes
+** one line per import to stderr, the milliseconds of each phase:
+**   profsum phases ms: pre P parse P begin P schema P label P write P
+**   warnings P sections-build P sections-store P commit P free P
+** where "commit" is everything from the stored sections to the end of the
+** transaction (COMMIT and its fdatasync).  Other builds compile the marks
+** to nothing.  The marks of one import are kept per thread: imports in
+** several threads at once do not mix them.
+*/
+#ifdef PROFSUM_PHASE_TIMES
+# include <stdio.h>
+# include <time.h>
+# define PHASE_N 12
+static _Thread_local double phaseAt[PHASE_N];
+static void phaseMark(int i){
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  phaseAt[i] = (double)t.tv_sec*1e3 + (double)t.tv_nsec/1e6;
+}
+static void phaseReport(void){
+  static const char *azName[PHASE_N] = {"", "pre", "parse", "begin", "schema", "label", "write",
+      "warnings", "sections-build", "sections-store", "commit", "free"};
+  char z[512];
+  int i, n = 0;
+  n += snprintf(z+n, sizeof(z)-(size_t)n, "profsum phases ms:");
+  for(i=1; i<PHASE_N && n<(int)sizeof(z); i++){
+    n += snprintf(z+n, sizeof(z)-(size_t)n, " %s %.3f", azName[i], phaseAt[i]-phaseAt[i-1]);
+  }
+  fprintf(stderr, "%s\n", z);
+}
+# define PHASE(i) phaseMark(i)
+#else
+# define PHASE(i) ((void)0)
+#endif
+
 /* Parse options_json (NULL → defaults).  Unknown keys are an error (a
 ** typo must not be silently ignored). */
 static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr){
@@ -806,7 +843,9 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
   char *zErr = 0;
   char *zOwnLabel = 0;             /* unique_label: the free label chosen */
   sqlite3_stmt *p = 0;
+  PHASE(3);
   rc = profsumCreateSchema(db, o.zSchema, &zErr);
+  PHASE(4);
   if( j->pBg ){
     /* the schema was created while the trace was parsed: the parse now;
     ** its error wins over the schema's, as when it runs first */
@@ -938,7 +977,9 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
     }
     if( rc ) goto body_done;
   }else{
+    PHASE(5);
     rc = profsumEngineWrite(j->pEngine, db, o.zSchema, traceId, &zErr);
+    PHASE(6);
     if( rc ) goto body_done;
     /* Extra quality warnings: where the reference would do otherwise. */
     {
@@ -1012,8 +1053,11 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
     k.warmupSteps = o.warmup;
     k.hotOpLimit = o.hotOpLimit;
     k.globalMode = o.globalMode;
+    PHASE(7);
     rc = profsumDocBuildSections(db, o.zSchema, traceId, &k, &pDoc, &zErr);
+    PHASE(8);
     if( rc==SQLITE_OK ) rc = profsumDocStoreSections(db, o.zSchema, traceId, pDoc, &zErr);
+    PHASE(9);
     profsumDocFree(pDoc);
     if( rc ){
       if( zErr && strncmp(zErr, FN, strlen(FN))!=0 ){
@@ -1222,11 +1266,15 @@ static int importInOneWrite(sqlite3 *db, ImportJob *job, char **pzErr){
   }
   memset(&probe, 0, sizeof(probe));
   probe.db = db;
+  PHASE(1);
   rc = profsumEngineParse(FN, job->zTrace, stopOnInterrupt, &probe, &job->pEngine,
                           &job->info, pzErr);
+  PHASE(2);
   sqlite3_finalize(probe.pProbe);
   if( rc ) return rc;
-  return profsumWriteRun(db, job->o.zSchema, importBody, job, pzErr);
+  rc = profsumWriteRun(db, job->o.zSchema, importBody, job, pzErr);
+  PHASE(10);
+  return rc;
 }
 
 /* The SQL function. */
@@ -1247,6 +1295,7 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 
   memset(&o, 0, sizeof(o));
   memset(&job, 0, sizeof(job));
+  PHASE(0);
   if( sqlite3_value_type(argv[0])!=SQLITE_TEXT ){
     profsumCtxErr(ctx, FN ": SOURCE must be a path (text)");
     return;
@@ -1413,6 +1462,15 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 done:
   sqlite3_finalize(p);
   profsumEngineFree(job.pEngine);
+#ifdef PROFSUM_PHASE_TIMES
+  PHASE(11);
+  /* only an import that went through every mark in order: a trace parsed
+  ** here, then written (not a v1 file, not the first import's background
+  ** parse, not a stored trace taken again) */
+  if( rc==SQLITE_OK && phaseAt[1]>=phaseAt[0] && phaseAt[9]>=phaseAt[1] && phaseAt[10]>=phaseAt[9] ){
+    phaseReport();
+  }
+#endif
   sqlite3_free(zWandbDir);
   sqlite3_free(zRunMeta);
   if( rc==SQLITE_OK ){

@@ -269,6 +269,45 @@ class BenchInProcess(unittest.TestCase):
             self.assertLess(d["peak_above_kb"], 64 * 1024)
         self.assertEqual(sorted(left), ["empty.json.gz", "t.json.gz"])    # its database removed
 
+    def test_phases_build_and_report(self):
+        # bench/phases.py over the PROFSUM_PHASE_TIMES build (make test
+        # builds it): every phase of every later import, in a table whose
+        # medians add up in its last rows; the ordinary build
+        # writes nothing to stderr (the marks compile to nothing), and
+        # phases.py says so instead of printing zeros.
+        import gzip
+        import sys
+        phases_so = os.environ.get("PROFSUM_PHASES_SO", os.path.join(ROOT, "build", "phases", "profsum.so"))
+        if not os.path.exists(phases_so):
+            self.skipTest("no %s: `make test` builds it (make build/phases/profsum.so)" % phases_so)
+        text, n = xprof_like(40)
+        with TempDir() as td:
+            trace = os.path.join(td.path, "t.json.gz")
+            with open(trace, "wb") as f:
+                f.write(gzip.compress(text.encode()))
+            script = os.path.join(ROOT, "bench", "phases.py")
+            p = subprocess.run([sys.executable, script, phases_so, "--runs", "3", trace],
+                               capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            rows = {l.split("|")[1].strip(): l.split("|")[2].strip() for l in p.stdout.splitlines()
+                    if l.startswith("| ") and not l.startswith("| phase")}
+            for ph in ("pre", "parse", "begin", "schema", "label", "write", "warnings",
+                       "sections-build", "sections-store", "commit", "free"):
+                self.assertGreaterEqual(float(rows[ph]), 0.0, ph)
+            self.assertGreater(float(rows["parse"]), 0.0)
+            self.assertGreater(float(rows["commit"]), 0.0)
+            names = ("pre", "parse", "begin", "schema", "label", "write", "warnings",
+                     "sections-build", "sections-store", "commit", "free")
+            self.assertAlmostEqual(float(rows["sum of the medians"]), sum(float(rows[x]) for x in names),
+                                   delta=0.06)
+            self.assertGreater(float(rows["import, wall (Python's clock)"]), 0.0)
+            self.assertGreater(float(rows["profsum_summary_json, wall"]), 0.0)
+            q = subprocess.run([sys.executable, script, SO, "--runs", "1", trace],
+                               capture_output=True, text=True, timeout=300)
+            self.assertEqual(q.returncode, 1)
+            self.assertIn("0 phase lines for 2 imports", q.stderr)
+            self.assertEqual(q.stdout, "")
+
 
 if __name__ == "__main__":
     unittest.main()
