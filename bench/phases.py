@@ -12,7 +12,8 @@ aggregation and its rows (write), the quality warnings, the stored
 sections (built, then written), the commit and the engine's memory given
 back.  This program imports each TRACE RUNS times (default 30) into a new
 database in TMPDIR, in one connection that imported an empty trace first
-(schema present: the later imports of bench/inproc.py), times
+(schema present: the later imports of bench/inproc.py; then each --sql
+statement runs, e.g. "PRAGMA synchronous=NORMAL"), times
 profsum_summary_json of each import too, and prints a Markdown table: the
 median of each phase per trace, then the sum of those medians, and the
 import's and the summary's wall time (medians of the same runs; a sum of
@@ -44,7 +45,7 @@ def parse_line(line):
     return {words[i]: float(words[i + 1]) for i in range(0, len(words) - 1, 2)}
 
 
-def run(so, trace, runs, tmp):
+def run(so, trace, runs, tmp, setup=()):
     """Median phase times (ms) of the later imports of trace, with the
     import's and the summary's medians."""
     db_path = os.path.join(tmp, "phases.db")
@@ -67,6 +68,8 @@ def run(so, trace, runs, tmp):
         db.enable_load_extension(True)
         db.load_extension(so)
         db.execute("SELECT profsum_import(?, 'empty')", (empty,)).fetchall()
+        for sql in setup:
+            db.execute(sql).fetchall()
         for k in range(runs + 1):
             t0 = time.perf_counter()
             db.execute("SELECT profsum_import(?, ?)", (trace, "run%d" % k)).fetchall()
@@ -96,6 +99,9 @@ def main():
     ap.add_argument("so")
     ap.add_argument("traces", nargs="+")
     ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--sql", action="append", default=[],
+                    help="a statement run once in the connection before the timed imports, "
+                         "e.g. 'PRAGMA synchronous=NORMAL' (repeatable)")
     a = ap.parse_args()
     if a.runs < 1:
         ap.error("--runs must be at least 1")
@@ -103,7 +109,7 @@ def main():
     cols = []
     with tempfile.TemporaryDirectory(prefix="profsum-phases-") as tmp:
         for t in a.traces:
-            cols.append((os.path.basename(t), run(so, os.path.abspath(t), a.runs, tmp)))
+            cols.append((os.path.basename(t), run(so, os.path.abspath(t), a.runs, tmp, a.sql)))
     print("| phase (median ms of %d later imports) | %s |" % (a.runs, " | ".join(c[0] for c in cols)))
     print("|---|%s" % ("---|" * len(cols)))
     for p in PHASES:

@@ -449,6 +449,13 @@ typedef struct JBuf {
   char *z;               /* text so far (not NUL-terminated until jDump ends) */
   sqlite3_uint64 n, nAlloc;
   int oom;               /* an allocation failed: the text is incomplete */
+  /* The members of the objects being written, each object's in key order,
+  ** one slice per nesting level on a stack that only grows: an object
+  ** pushes its members above its parent's, orders them, writes them, pops
+  ** them.  On the heap, not in dumpNode's frame: the recursion then costs
+  ** the same stack per level as before (jParse accepts 2,000 levels). */
+  const JNode **aOrd;
+  int nOrd, nOrdAlloc;
 } JBuf;
 
 /* The longest text jDump() returns: SQLite's default SQLITE_MAX_LENGTH, the
@@ -554,20 +561,68 @@ static int cmpKey(const void *pa, const void *pb){
   return strcmp(a->zKey, b->zKey);
 }
 
-/* Objects of up to this many members are ordered on the stack by insertion
-** (most are already in order or nearly); larger ones in a heap copy by
-** qsort. */
-#define JDUMP_SMALL 32
+/* Objects of up to this many members are ordered by insertion (most are in
+** order already, or nearly); larger ones by qsort. */
+#define JDUMP_INSERTION 32
+
+static void dumpNode(JBuf *s, const JNode *p, int indent);
+
+/* A number node's text (out of line: its buffer stays out of dumpNode's
+** recursive frame). */
+static void __attribute__((noinline)) dumpNumber(JBuf *s, const JNode *p){
+  char b[40];
+  if( p->type==JT_INT ) sqlite3_snprintf(sizeof(b), b, "%lld", (long long)p->i);
+  else jReprDouble(p->r, b);
+  jbAppend(s, b, strlen(b));
+}
+
+/* An object of n>0 members, in key order (see JBuf.aOrd). */
+static void dumpObject(JBuf *s, const JNode *p, int indent){
+  int n = p->nChild, base = s->nOrd, i, k;
+  if( s->nOrd + n > s->nOrdAlloc ){
+    int nNew = s->nOrdAlloc ? s->nOrdAlloc : 64;
+    const JNode **aNew;
+    while( nNew < s->nOrd + n ) nNew *= 2;
+    aNew = sqlite3_realloc64(s->aOrd, sizeof(JNode*)*(sqlite3_uint64)nNew);
+    if( aNew==0 ){ s->oom = 1; return; }
+    s->aOrd = aNew;
+    s->nOrdAlloc = nNew;
+  }
+  if( n<=JDUMP_INSERTION ){
+    const JNode **a = s->aOrd + base;
+    for(i=0; i<n; i++){
+      const JNode *c = p->a[i];
+      for(k=i; k>0 && strcmp(a[k-1]->zKey, c->zKey)>0; k--) a[k] = a[k-1];
+      a[k] = c;
+    }
+  }else{
+    memcpy(s->aOrd + base, p->a, sizeof(JNode*)*(size_t)n);
+    qsort(s->aOrd + base, (size_t)n, sizeof(JNode*), cmpKey);
+  }
+  s->nOrd = base + n;
+  jbChar(s, '{');
+  for(i=0; i<n; i++){
+    /* s->aOrd may move while a member is written (a nested object grows
+    ** it): indexed afresh each time */
+    const JNode *c = s->aOrd[base + i];
+    jbNewline(s, indent+2);
+    dumpStr(s, c->zKey, (int)strlen(c->zKey));
+    jbAppend(s, ": ", 2);
+    dumpNode(s, c, indent+2);
+    if( i+1<n ) jbChar(s, ',');
+  }
+  s->nOrd = base;
+  jbNewline(s, indent);
+  jbChar(s, '}');
+}
 
 static void dumpNode(JBuf *s, const JNode *p, int indent){
   int i;
-  char b[40];
   switch( p->type ){
     case JT_NULL: jbAppend(s, "null", 4); break;
     case JT_TRUE: jbAppend(s, "true", 4); break;
     case JT_FALSE: jbAppend(s, "false", 5); break;
-    case JT_INT: sqlite3_snprintf(sizeof(b), b, "%lld", (long long)p->i); jbAppend(s, b, strlen(b)); break;
-    case JT_REAL: jReprDouble(p->r, b); jbAppend(s, b, strlen(b)); break;
+    case JT_INT: case JT_REAL: dumpNumber(s, p); break;
     case JT_STRING: dumpStr(s, p->z, p->n); break;
     case JT_ARRAY:
       if( p->nChild==0 ){ jbAppend(s, "[]", 2); break; }
@@ -580,36 +635,10 @@ static void dumpNode(JBuf *s, const JNode *p, int indent){
       jbNewline(s, indent);
       jbChar(s, ']');
       break;
-    case JT_OBJECT: {
-      JNode *aSmall[JDUMP_SMALL], **a = aSmall;
-      int n = p->nChild;
-      if( n==0 ){ jbAppend(s, "{}", 2); break; }
-      if( n<=JDUMP_SMALL ){
-        int k;
-        for(i=0; i<n; i++){
-          JNode *c = p->a[i];
-          for(k=i; k>0 && strcmp(a[k-1]->zKey, c->zKey)>0; k--) a[k] = a[k-1];
-          a[k] = c;
-        }
-      }else{
-        a = sqlite3_malloc64(sizeof(JNode*)*(sqlite3_uint64)n);
-        if( a==0 ){ s->oom = 1; break; }
-        memcpy(a, p->a, sizeof(JNode*)*(size_t)n);
-        qsort(a, (size_t)n, sizeof(JNode*), cmpKey);
-      }
-      jbChar(s, '{');
-      for(i=0; i<n; i++){
-        jbNewline(s, indent+2);
-        dumpStr(s, a[i]->zKey, (int)strlen(a[i]->zKey));
-        jbAppend(s, ": ", 2);
-        dumpNode(s, a[i], indent+2);
-        if( i+1<n ) jbChar(s, ',');
-      }
-      if( a!=aSmall ) sqlite3_free(a);
-      jbNewline(s, indent);
-      jbChar(s, '}');
+    case JT_OBJECT:
+      if( p->nChild==0 ){ jbAppend(s, "{}", 2); break; }
+      dumpObject(s, p, indent);
       break;
-    }
   }
 }
 
@@ -617,6 +646,7 @@ char *jDump(const JNode *p){
   JBuf b;
   memset(&b, 0, sizeof(b));
   dumpNode(&b, p, 0);
+  sqlite3_free(b.aOrd);
   jbChar(&b, 0);
   if( b.oom || jOom(p) ){
     sqlite3_free(b.z);

@@ -35,8 +35,10 @@ struct JNode {
   int n;                /* JT_STRING: length */
   sqlite3_int64 i;      /* JT_INT */
   double r;             /* JT_REAL */
-  char *z;              /* JT_STRING: value (NUL-terminated, owned) */
-  char *zKey;           /* key when a member of an object (owned) */
+  char *z;              /* JT_STRING: value (NUL-terminated; owned, or in the
+                        ** node's own allocation with JF_Z_INLINE) */
+  char *zKey;           /* key when a member of an object (owned, or a
+                        ** literal with JF_KEY_LIT); read-only either way */
   JNode **a;            /* JT_ARRAY / JT_OBJECT: children (owned) */
   int nChild, nAlloc;
 };

@@ -393,6 +393,45 @@ class Serialization(unittest.TestCase):
         self.assertGreater(len(got), 1 << 20)
         self.assertEqual(got, dumps(big))
 
+    def test_deep_nesting_in_a_small_thread_stack(self):
+        # jParse accepts 2,000 levels; writing them back recurses once per
+        # level, so the writer's frame decides how much stack that takes.
+        # A first version of the buffer-based writer kept a 32-slot
+        # ordering array in that frame (384 bytes a level: 2,000 levels did
+        # not fit in 512 KiB and the process crashed); the members' order
+        # now lives on the heap.  In a child process, so that a crash is a
+        # failure here and not the end of the test run.
+        import subprocess
+        import sys
+        from util import SO
+        script = r"""
+import sqlite3, sys, threading
+so, kb, d = sys.argv[1], int(sys.argv[2]), 1999
+# json.dumps(indent=2) of the two documents, built without recursion
+arrays = "\n".join([" " * (2 * i) + "[" for i in range(d)] + [" " * (2 * d) + "1"] +
+                   [" " * (2 * i) + "]" for i in reversed(range(d))])
+objects = "\n".join(["{"] + [" " * (2 * i) + '"a": {' for i in range(1, d)] +
+                    [" " * (2 * d) + '"a": 1'] + [" " * (2 * i) + "}" for i in reversed(range(d))])
+out = []
+def run():
+    db = sqlite3.connect(":memory:")
+    db.enable_load_extension(True)
+    db.load_extension(so)
+    for text, want in (("[" * d + "1" + "]" * d, arrays), ('{"a": ' * d + "1" + "}" * d, objects)):
+        out.append(db.execute("SELECT profsum_json_pretty(?)", (text,)).fetchone()[0] == want)
+threading.stack_size(kb * 1024)
+t = threading.Thread(target=run)
+t.start()
+t.join()
+print(out)
+"""
+        # AddressSanitizer's frames are several times larger (redzones):
+        # there the depth is checked, not the stack per level
+        sanitized = "libasan" in os.environ.get("LD_PRELOAD", "") or "/asan/" in SO
+        p = subprocess.run([sys.executable, "-c", script, SO, str(8192 if sanitized else 512)],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual((p.returncode, p.stdout.strip()), (0, "[True, True]"), p.stderr[-2000:])
+
     def test_float_repr_matches_python(self):
         # The shortest round-trip digits, tried from 15 digits up: values of
         # every length from 1 to 17 significant digits, both exponent forms.
