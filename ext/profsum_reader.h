@@ -52,6 +52,9 @@ void profsumSrcNoThread(ProfsumSrc *p);
 int profsumSrcHashInit(ProfsumSrc *p);
 int profsumSrcHashHex(ProfsumSrc *p, char *zHex);
 int64_t profsumSrcFileSize(ProfsumSrc *p);   /* bytes on disk */
+int64_t profsumSrcRawPos(ProfsumSrc *p);     /* raw bytes consumed */
+const char *profsumSrcPath(ProfsumSrc *p);
+void profsumSrcClose(ProfsumSrc *p);         /* NULL is a no-op */
 
 /* A file smaller than this on disk (about 35 MB of trace JSON gzipped) is
 ** read with smaller buffers: an inflate ring of 4 buffers instead of 8
@@ -59,9 +62,6 @@ int64_t profsumSrcFileSize(ProfsumSrc *p);   /* bytes on disk */
 ** (trace_json.c); they were no faster for it and held a large share of a
 ** small import's memory (docs/performance.md, "Small files"). */
 #define PROFSUM_SMALL_FILE (4*1024*1024)
-int64_t profsumSrcRawPos(ProfsumSrc *p);     /* raw bytes consumed */
-const char *profsumSrcPath(ProfsumSrc *p);
-void profsumSrcClose(ProfsumSrc *p);         /* NULL is a no-op */
 
 /* ===================================================================== */
 /* Event scanner (trace_json.c)                                           */
