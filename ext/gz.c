@@ -29,6 +29,17 @@
 ** Errors are returned as sqlite3_malloc'd text without the SQL function
 ** prefix, e.g. "'run1.json.gz': gzip data error at byte 18234 (invalid
 ** stored block lengths)"; the caller prefixes the function name.
+**
+** Damaged gzip (corrupt data, a truncated stream, trailing garbage) is
+** PROFSUM_RC_DAMAGED: SQLITE_CORRUPT_VTAB, whose primary code is
+** SQLITE_CORRUPT (11, what sqlite3_errcode() and the shell report), and
+** not SQLITE_CORRUPT itself.  SQLite takes a statement that fails with
+** plain SQLITE_CORRUPT inside a transaction for damage to the database
+** and forbids every later write of that transaction ("database disk image
+** is malformed", COMMIT included): a damaged trace in a batch of imports
+** inside the user's BEGIN would then cost the user the whole batch,
+** though the database is intact.  The extended code says the same to a
+** program (11 after & 0xff) without that reaction.
 */
 #include "profsum_int.h"
 #include "profsum_reader.h"
@@ -45,6 +56,9 @@
 #ifdef PROFSUM_USE_ISAL
 # include <isa-l/igzip_lib.h>
 #endif
+
+/* See the header: damaged input, not a damaged database. */
+#define PROFSUM_RC_DAMAGED SQLITE_CORRUPT_VTAB
 
 /* Raw bytes per read(): 64 KiB reads cost no time against 256 KiB ones (a
 ** 1 GB trace is about 1,800 reads of its 116 MB) and touch 192 KiB less
@@ -373,7 +387,7 @@ static int srcReadDirect(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
         }
         *pzErr = sqlite3_mprintf("'%s': trailing garbage after gzip data at byte %lld",
             p->zPath, (long long)(p->nRawIn - p->z.avail_in));
-        return SQLITE_CORRUPT;
+        return PROFSUM_RC_DAMAGED;
       }
       if( infReset(p)!=Z_OK ) return SQLITE_NOMEM;
       p->zEnd = 0;
@@ -385,7 +399,7 @@ static int srcReadDirect(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
         *pzErr = sqlite3_mprintf("'%s': truncated gzip data at byte %lld "
             "(the compressed stream ends before its end marker)",
             p->zPath, (long long)p->nRawIn);
-        return SQLITE_CORRUPT;
+        return PROFSUM_RC_DAMAGED;
       }
       p->z.next_in = p->aIn;
       p->z.avail_in = (uInt)p->nIn;
@@ -401,7 +415,7 @@ static int srcReadDirect(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
       }else if( zrc!=Z_OK ){
         *pzErr = sqlite3_mprintf("'%s': gzip data error at byte %lld (%s)",
             p->zPath, (long long)(p->nRawIn - p->z.avail_in), zMsg ? zMsg : "data error");
-        return zrc==Z_MEM_ERROR ? SQLITE_NOMEM : SQLITE_CORRUPT;
+        return zrc==Z_MEM_ERROR ? SQLITE_NOMEM : PROFSUM_RC_DAMAGED;
       }
     }
   }

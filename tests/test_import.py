@@ -893,6 +893,60 @@ int main(int argc, char **argv){
             db.execute("SELECT profsum_import(?, 'other')", (other,)).fetchone()
         return db
 
+    def test_damaged_gzip_inside_a_user_transaction(self):
+        """A batch of imports in the user's own transaction: a damaged gzip
+        fails alone (code 11 as SQLITE_CORRUPT_VTAB, not plain
+        SQLITE_CORRUPT, which would make SQLite refuse every later write of
+        the transaction as if the database were damaged), the transaction
+        stays open, later imports and other writes go on, COMMIT keeps
+        everything but the damaged trace.  The same for a trace_events scan
+        of a damaged file inside a transaction."""
+        import shutil
+        import subprocess
+        with TempDir() as td:
+            good = td.write("good.json.gz", json.dumps(fixtures.f2()), gz=True)
+            whole = gzip.compress(json.dumps(fixtures.f2()).encode())
+            damaged = {
+                "truncated": td.write("cut.json.gz", whole[:len(whole) - 12]),
+                "corrupt": td.write("bad.json.gz", whole[:10] + bytes(b ^ 0x5A for b in whole[10:30]) + whole[30:]),
+                "trailing": td.write("tail.json.gz", whole + b"garbage"),
+            }
+            for kind, path in sorted(damaged.items()):
+                with self.subTest(kind=kind):
+                    dbp = os.path.join(td.path, "batch-%s.db" % kind)
+                    db = connect(dbp)
+                    db.isolation_level = None
+                    db.execute("SELECT profsum_import(?, 'before-txn')", (good,)).fetchone()
+                    db.execute("BEGIN")
+                    db.execute("SELECT profsum_import(?, 'a')", (good,)).fetchone()
+                    with self.assertRaises(sqlite3.DatabaseError) as cm:
+                        db.execute("SELECT profsum_import(?, 'damaged')", (path,)).fetchone()
+                    self.assertIn("gzip", str(cm.exception))
+                    self.assertTrue(db.in_transaction)
+                    with self.assertRaises(sqlite3.DatabaseError):
+                        db.execute("SELECT count(*) FROM trace_events(?)", (path,)).fetchone()
+                    self.assertTrue(db.in_transaction)
+                    db.execute("CREATE TABLE mine(x)")
+                    db.execute("INSERT INTO mine VALUES(1)")
+                    db.execute("SELECT profsum_import(?, 'b')", (good,)).fetchone()
+                    db.execute("COMMIT")
+                    self.assertEqual(rows(db, "SELECT label FROM profsum_trace ORDER BY trace_id"),
+                                     [("before-txn",), ("a",), ("b",)])
+                    self.assertEqual(rows(db, "SELECT x FROM mine"), [(1,)])
+                    self.assertEqual(rows(db, "PRAGMA integrity_check"), [("ok",)])
+                    db.close()
+                    self.assertEqual(cm.exception.sqlite_errorcode, sqlite3.SQLITE_CORRUPT_VTAB)
+                    self.assertEqual(cm.exception.sqlite_errorcode & 0xff, sqlite3.SQLITE_CORRUPT)
+            # the shell reports the primary code, as README.md says
+            if shutil.which("sqlite3"):
+                from util import SO
+                r = subprocess.run(["sqlite3", ":memory:", "-cmd", ".load " + SO,
+                                    "SELECT count(*) FROM trace_events('%s');" % damaged["truncated"]],
+                                   capture_output=True, text=True)
+                self.assertNotEqual(r.returncode, 0)
+                self.assertIn("truncated gzip data", r.stderr)
+                self.assertTrue(r.stderr.rstrip().endswith("(11)"), r.stderr)
+
     def test_first_import_inside_a_user_transaction(self):
         with TempDir() as td:
             good = td.write("good.json.gz", json.dumps(fixtures.f2()), gz=True)
