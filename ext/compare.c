@@ -1130,7 +1130,7 @@ static int writeNewFile(const char *zPath, const char *z, size_t n, int *pErrno)
       *pErrno = errno;
       close(fd);
       unlink(zPath);
-      return SQLITE_IOERR;
+      return PROFSUM_RC_FILEIO;
     }
     off += (size_t)w;
   }
@@ -1138,12 +1138,12 @@ static int writeNewFile(const char *zPath, const char *z, size_t n, int *pErrno)
     *pErrno = errno;
     close(fd);
     unlink(zPath);
-    return SQLITE_IOERR;
+    return PROFSUM_RC_FILEIO;
   }
   if( close(fd)!=0 ){
     *pErrno = errno;
     unlink(zPath);
-    return SQLITE_IOERR;
+    return PROFSUM_RC_FILEIO;
   }
   return SQLITE_OK;
 }
@@ -1271,7 +1271,7 @@ static int writeFileAtomic(const char *zPath, const char *z, size_t n, char **pz
   if( rc==SQLITE_OK && rename(zTmp, zPath)!=0 ){
     *pzErr = sqlite3_mprintf("'%s': %s", zPath, strerror(errno));
     unlink(zTmp);
-    rc = SQLITE_IOERR;
+    rc = PROFSUM_RC_FILEIO;
   }
   if( rc ) madeDirsUndo(&m); else madeDirsKeep(&m);
   sqlite3_free(zTmp);
@@ -1308,7 +1308,7 @@ static int readWholeFile(const char *zPath, char **pz, size_t *pn, char **pzErr)
     *pzErr = sqlite3_mprintf("'%s': read error: %s", zPath, strerror(errno));
     fclose(f);
     sqlite3_free(z);
-    return SQLITE_IOERR;
+    return PROFSUM_RC_FILEIO;
   }
   fclose(f);
   z[n] = 0;
@@ -1797,7 +1797,7 @@ static int bundleRename(BundleJob *j, char **pzErr){
   for(i=0; i<BUNDLE_N && rc==SQLITE_OK; i++){
     if( rename(j->azTmp[i], az[i])!=0 ){
       *pzErr = sqlite3_mprintf("'%s': %s", az[i], strerror(errno));
-      rc = SQLITE_IOERR;
+      rc = PROFSUM_RC_FILEIO;
       break;
     }
     sqlite3_free(j->azTmp[i]);

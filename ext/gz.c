@@ -161,7 +161,7 @@ static int srcReadRaw(ProfsumSrc *p, unsigned char *a, size_t n, size_t *pnGot, 
       if( errno!=EINTR ){
         *pzErr = sqlite3_mprintf("'%s': read error at byte %lld (%s)",
                                  p->zPath, (long long)p->nRawIn, strerror(errno));
-        return SQLITE_IOERR;
+        return PROFSUM_RC_FILEIO;
       }
     }
     got = (size_t)r;
@@ -242,7 +242,7 @@ int profsumSrcOpenFile(const char *zPath, ProfsumSrc **pp, char **pzErr){
   if( fstat(p->fd, &st)!=0 ){
     *pzErr = sqlite3_mprintf("'%s': cannot stat (%s)", zPath, strerror(errno));
     profsumSrcClose(p);
-    return SQLITE_IOERR;
+    return PROFSUM_RC_FILEIO;
   }
   if( S_ISDIR(st.st_mode) ){
     *pzErr = sqlite3_mprintf("'%s': is a directory, not a trace file", zPath);
@@ -619,7 +619,7 @@ int profsumSrcHashHex(ProfsumSrc *p, char *zHex){
   /* Hash whatever the reader did not need (e.g. bytes after an error). */
   srcHashPending(p);
   while( !p->eof ){
-    if( srcFillRaw(p, &zErr) ){ sqlite3_free(zErr); return SQLITE_IOERR; }
+    if( srcFillRaw(p, &zErr) ){ sqlite3_free(zErr); return PROFSUM_RC_FILEIO; }
   }
   profsumSha256Hex(p->pSha, zHex);
   return SQLITE_OK;

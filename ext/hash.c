@@ -218,7 +218,7 @@ int profsumSha256File(const char *zPath, char *zHex, sqlite3_int64 *pnSize, char
       *pzErr = sqlite3_mprintf("'%s': read error (%s)", zPath, strerror(errno));
       sqlite3_free(buf);
       close(fd);
-      return SQLITE_IOERR;
+      return PROFSUM_RC_FILEIO;
     }
     if( got==0 ) break;
     profsumSha256Update(&s, buf, (size_t)got);

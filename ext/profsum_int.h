@@ -103,6 +103,16 @@ int profsumTableExists(sqlite3 *db, const char *zSchema, const char *zTable, int
 void profsumCtxErr(sqlite3_context *ctx, const char *zFmt, ...);
 void profsumVtabErr(sqlite3_vtab *pVtab, const char *zFmt, ...);
 
+/* The code of a failed read or write of a file that is not the database
+** (a trace or summary file read, a bundle or export written): SQLITE_ERROR,
+** with a message naming the file and the system's reason.  Not
+** SQLITE_IOERR: SQLite takes an SQLITE_IOERR that ends a statement which
+** reads the database (a query of trace_events, or SELECT
+** profsum_import(path) FROM a table) for a failure of the database's own
+** I/O and rolls back the caller's whole transaction.  (A damaged gzip file
+** is SQLITE_CORRUPT_VTAB for the same kind of reason: gz.c.) */
+#define PROFSUM_RC_FILEIO SQLITE_ERROR
+
 /* ---------------------------------------------------------------------
 ** Python-exact float formatting (funcs.c).
 **

@@ -947,6 +947,38 @@ int main(int argc, char **argv){
                 self.assertIn("truncated gzip data", r.stderr)
                 self.assertTrue(r.stderr.rstrip().endswith("(11)"), r.stderr)
 
+    @unittest.skipUnless(os.path.exists("/proc/self/mem"), "needs /proc/self/mem (Linux)")
+    def test_read_error_inside_a_user_transaction(self):
+        """A file that opens but fails to read (/proc/self/mem: EIO at byte
+        0) is an SQL error naming the file, as SQLITE_ERROR, not
+        SQLITE_IOERR: SQLite takes an SQLITE_IOERR that ends a statement
+        which reads the database (a trace_events query, or profsum_import
+        called FROM a table) for a failure of its own I/O and rolls back
+        the caller's whole transaction.  The batch before it survives and
+        commits."""
+        with TempDir() as td:
+            good = td.write("good.json.gz", json.dumps(fixtures.f2()), gz=True)
+            db = connect(os.path.join(td.path, "r.db"))
+            db.isolation_level = None
+            db.execute("SELECT profsum_import(?, 'before-txn')", (good,)).fetchone()
+            db.execute("BEGIN")
+            db.execute("SELECT profsum_import(?, 'a')", (good,)).fetchone()
+            db.execute("CREATE TABLE paths(p, label)")
+            db.execute("INSERT INTO paths VALUES('/proc/self/mem', 'unreadable')")
+            for sql in ["SELECT count(*) FROM trace_events('/proc/self/mem')",
+                        "SELECT profsum_import(p, label) FROM paths"]:
+                with self.subTest(sql=sql):
+                    with self.assertRaises(sqlite3.DatabaseError) as cm:
+                        db.execute(sql).fetchall()
+                    self.assertIn("'/proc/self/mem': read error", str(cm.exception))
+                    self.assertEqual(cm.exception.sqlite_errorcode, sqlite3.SQLITE_ERROR)
+                    self.assertTrue(db.in_transaction)
+            db.execute("SELECT profsum_import(?, 'b')", (good,)).fetchone()
+            db.execute("COMMIT")
+            self.assertEqual(rows(db, "SELECT label FROM profsum_trace ORDER BY trace_id"),
+                             [("before-txn",), ("a",), ("b",)])
+            db.close()
+
     def test_first_import_inside_a_user_transaction(self):
         with TempDir() as td:
             good = td.write("good.json.gz", json.dumps(fixtures.f2()), gz=True)
