@@ -31,15 +31,8 @@
 ** stored block lengths)"; the caller prefixes the function name.
 **
 ** Damaged gzip (corrupt data, a truncated stream, trailing garbage) is
-** PROFSUM_RC_DAMAGED: SQLITE_CORRUPT_VTAB, whose primary code is
-** SQLITE_CORRUPT (11, what sqlite3_errcode() and the shell report), and
-** not SQLITE_CORRUPT itself.  SQLite takes a statement that fails with
-** plain SQLITE_CORRUPT inside a transaction for damage to the database
-** and forbids every later write of that transaction ("database disk image
-** is malformed", COMMIT included): a damaged trace in a batch of imports
-** inside the user's BEGIN would then cost the user the whole batch,
-** though the database is intact.  The extended code says the same to a
-** program (11 after & 0xff) without that reaction.
+** PROFSUM_RC_DAMAGED, a read error PROFSUM_RC_FILEIO (profsum_int.h says
+** why neither is the plain SQLite code).
 */
 #include "profsum_int.h"
 #include "profsum_reader.h"
@@ -56,9 +49,6 @@
 #ifdef PROFSUM_USE_ISAL
 # include <isa-l/igzip_lib.h>
 #endif
-
-/* See the header: damaged input, not a damaged database. */
-#define PROFSUM_RC_DAMAGED SQLITE_CORRUPT_VTAB
 
 /* Raw bytes per read(): 64 KiB reads cost no time against 256 KiB ones (a
 ** 1 GB trace is about 1,800 reads of its 116 MB) and touch 192 KiB less

@@ -103,15 +103,22 @@ int profsumTableExists(sqlite3 *db, const char *zSchema, const char *zTable, int
 void profsumCtxErr(sqlite3_context *ctx, const char *zFmt, ...);
 void profsumVtabErr(sqlite3_vtab *pVtab, const char *zFmt, ...);
 
-/* The code of a failed read or write of a file that is not the database
-** (a trace or summary file read, a bundle or export written): SQLITE_ERROR,
-** with a message naming the file and the system's reason.  Not
-** SQLITE_IOERR: SQLite takes an SQLITE_IOERR that ends a statement which
-** reads the database (a query of trace_events, or SELECT
-** profsum_import(path) FROM a table) for a failure of the database's own
-** I/O and rolls back the caller's whole transaction.  (A damaged gzip file
-** is SQLITE_CORRUPT_VTAB for the same kind of reason: gz.c.) */
-#define PROFSUM_RC_FILEIO SQLITE_ERROR
+/* Result codes for failures of files that are not the database.  SQLite
+** reacts to two codes as failures of the database itself, whoever returns
+** them: a statement that ends with plain SQLITE_CORRUPT inside a
+** transaction makes every later write of it fail ("database disk image is
+** malformed", COMMIT included), and one that reads the database (a query
+** of trace_events, SELECT profsum_import(path) FROM a table) and ends with
+** SQLITE_IOERR rolls the caller's whole transaction back.  A bad trace in a
+** batch of imports inside the user's BEGIN would cost the whole batch, so:
+**   PROFSUM_RC_DAMAGED  damaged gzip (corrupt, truncated, trailing garbage):
+**                       SQLITE_CORRUPT_VTAB, primary code still 11 (what
+**                       sqlite3_errcode() and the shell report)
+**   PROFSUM_RC_FILEIO   a failed read or write of a trace, a summary file,
+**                       a bundle or an export: SQLITE_ERROR, the file and
+**                       the system's reason in the message */
+#define PROFSUM_RC_DAMAGED SQLITE_CORRUPT_VTAB
+#define PROFSUM_RC_FILEIO  SQLITE_ERROR
 
 /* ---------------------------------------------------------------------
 ** Python-exact float formatting (funcs.c).
