@@ -5,6 +5,7 @@
 #include "profsum_int.h"
 #include "jsontree.h"
 
+#include <assert.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -13,13 +14,108 @@
 #include <string.h>
 
 /* ------------------------------------------------------------------ */
-/* Construction                                                        */
+/* Arenas (see jsontree.h)                                             */
 /* ------------------------------------------------------------------ */
-static JNode *jNew(int type){
-  JNode *p = sqlite3_malloc64(sizeof(JNode));
-  if( p ){ memset(p, 0, sizeof(*p)); p->type = type; }
+typedef struct JBlock JBlock;
+struct JBlock { JBlock *pNext; };   /* a block's header; its bytes follow */
+
+struct JArena {
+  JArena *pPrev;           /* the thread's open arena before this one */
+  JBlock *pBlock;          /* the blocks, newest first */
+  char *zFree;             /* the newest block's first free byte */
+  sqlite3_uint64 nFree;    /* bytes free there */
+  sqlite3_uint64 nNext;    /* size of the next block */
+};
+
+/* Block sizes: the first 8 KB (a small tree stays small), each next one
+** twice the last up to 64 KB, which stays below glibc's mmap threshold (a
+** block of the heap is reused; an mmap'd one faults fresh pages in). */
+#define JARENA_FIRST 8192
+#define JARENA_MAX   65536
+
+/* The arena this thread's constructors allocate in, or 0 (the heap). */
+static _Thread_local JArena *jCur = 0;
+
+/* n bytes (8-aligned) from arena a, or 0 when out of memory.  A request
+** over a quarter of the block size gets a block of its own, linked behind
+** the newest so that one keeps filling. */
+static void *jArenaAlloc(JArena *a, sqlite3_uint64 n){
+  char *p;
+  n = (n + 7) & ~(sqlite3_uint64)7;
+  if( n>a->nFree ){
+    JBlock *b;
+    if( n > a->nNext/4 ){
+      b = sqlite3_malloc64(sizeof(JBlock) + n);
+      if( b==0 ) return 0;
+      if( a->pBlock ){ b->pNext = a->pBlock->pNext; a->pBlock->pNext = b; }
+      else{ b->pNext = 0; a->pBlock = b; }
+      return (char*)(b+1);
+    }
+    b = sqlite3_malloc64(a->nNext);
+    if( b==0 ) return 0;
+    b->pNext = a->pBlock;
+    a->pBlock = b;
+    a->zFree = (char*)(b+1);
+    a->nFree = a->nNext - sizeof(JBlock);
+    if( a->nNext<JARENA_MAX ) a->nNext *= 2;
+  }
+  p = a->zFree;
+  a->zFree += n;
+  a->nFree -= n;
   return p;
 }
+
+/* See jsontree.h. */
+int jArenaBegin(JArena **ppArena){
+  JArena *a = sqlite3_malloc64(sizeof(*a));
+  *ppArena = 0;
+  if( a==0 ) return SQLITE_NOMEM;
+  memset(a, 0, sizeof(*a));
+  a->nNext = JARENA_FIRST;
+  a->pPrev = jCur;
+  jCur = a;
+  *ppArena = a;
+  return SQLITE_OK;
+}
+
+/* See jsontree.h. */
+void jArenaEnd(JArena *pArena){
+  assert( pArena==0 || jCur==pArena );
+  if( pArena && jCur==pArena ) jCur = pArena->pPrev;
+}
+
+/* See jsontree.h. */
+void jArenaFree(JArena *pArena){
+  JBlock *b, *bNext;
+  if( pArena==0 ) return;
+  if( jCur==pArena ) jCur = pArena->pPrev;     /* freed before its end */
+  for(b=pArena->pBlock; b; b=bNext){ bNext = b->pNext; sqlite3_free(b); }
+  sqlite3_free(pArena);
+}
+
+/* ------------------------------------------------------------------ */
+/* Construction                                                        */
+/* ------------------------------------------------------------------ */
+
+/* A node of nByte bytes (a JNode and what follows it), zeroed but for what
+** follows, of the given type: from the open arena (JF_ARENA) or the heap. */
+static JNode *jAllocNode(int type, sqlite3_uint64 nByte){
+  JNode *p;
+  if( jCur ){
+    p = jArenaAlloc(jCur, nByte);
+    if( p==0 ) return 0;
+    memset(p, 0, sizeof(*p));
+    p->flags = JF_ARENA;
+  }else{
+    p = sqlite3_malloc64(nByte);
+    if( p==0 ) return 0;
+    memset(p, 0, sizeof(*p));
+  }
+  p->type = (unsigned char)type;
+  return p;
+}
+
+static JNode *jNew(int type){ return jAllocNode(type, sizeof(JNode)); }
 JNode *jNull(void){ return jNew(JT_NULL); }
 JNode *jBool(int b){ return jNew(b ? JT_TRUE : JT_FALSE); }
 JNode *jInt(sqlite3_int64 v){ JNode *p = jNew(JT_INT); if( p ) p->i = v; return p; }
@@ -32,11 +128,9 @@ JNode *jStr(const char *z, int n){
   if( z==0 ) return jNull();
   if( n<0 ) n = (int)strlen(z);
   /* one allocation for the node and its text (JF_Z_INLINE) */
-  p = sqlite3_malloc64(sizeof(JNode) + (sqlite3_uint64)n + 1);
+  p = jAllocNode(JT_STRING, sizeof(JNode) + (sqlite3_uint64)n + 1);
   if( p==0 ) return 0;
-  memset(p, 0, sizeof(*p));
-  p->type = JT_STRING;
-  p->flags = JF_Z_INLINE;
+  p->flags |= JF_Z_INLINE;
   p->z = (char*)(p+1);
   memcpy(p->z, z, (size_t)n);
   p->z[n] = 0;
@@ -48,18 +142,32 @@ void jFree(JNode *p){
   int i;
   if( p==0 ) return;
   for(i=0; i<p->nChild; i++) jFree(p->a[i]);
-  sqlite3_free(p->a);
+  if( !(p->flags & JF_A_ARENA) ) sqlite3_free(p->a);
   if( !(p->flags & JF_Z_INLINE) ) sqlite3_free(p->z);
   if( !(p->flags & JF_KEY_LIT) ) sqlite3_free(p->zKey);
-  sqlite3_free(p);
+  if( !(p->flags & JF_ARENA) ) sqlite3_free(p);
 }
 
-/* Append a child (no key handling). */
+/* Append a child (no key handling).  The child array of a node in the open
+** arena grows there (the old one is left to the arena); otherwise on the
+** heap (an arena node changed after its arena's end moves its array to the
+** heap). */
 static int jAppend(JNode *pParent, JNode *pChild){
   if( pParent->nChild>=pParent->nAlloc ){
     int nNew = pParent->nAlloc ? pParent->nAlloc*2 : 8;
-    JNode **a = sqlite3_realloc64(pParent->a, sizeof(JNode*)*(sqlite3_uint64)nNew);
-    if( a==0 ) return SQLITE_NOMEM;
+    sqlite3_uint64 nByte = sizeof(JNode*)*(sqlite3_uint64)nNew;
+    JNode **a;
+    if( (pParent->flags & JF_A_ARENA) || ((pParent->flags & JF_ARENA) && jCur) ){
+      a = (pParent->flags & JF_ARENA) && jCur ? jArenaAlloc(jCur, nByte) : sqlite3_malloc64(nByte);
+      if( a==0 ) return SQLITE_NOMEM;
+      if( pParent->nChild ) memcpy(a, pParent->a, sizeof(JNode*)*(size_t)pParent->nChild);
+      if( !(pParent->flags & JF_A_ARENA) ) sqlite3_free(pParent->a);
+      if( (pParent->flags & JF_ARENA) && jCur ) pParent->flags |= JF_A_ARENA;
+      else pParent->flags &= (unsigned char)~JF_A_ARENA;
+    }else{
+      a = sqlite3_realloc64(pParent->a, nByte);
+      if( a==0 ) return SQLITE_NOMEM;
+    }
     pParent->a = a;
     pParent->nAlloc = nNew;
   }
@@ -72,12 +180,19 @@ void jPush(JNode *pArr, JNode *pChild){
   if( pChild==0 || jAppend(pArr, pChild) ){ pArr->oom = 1; jFree(pChild); }
 }
 
-/* A sqlite3_malloc'd copy of the C string zKey, or 0 on OOM. */
-static char *jKeyDup(const char *zKey){
+/* Give pChild a copy of the C string zKey as its key for membership in
+** pObj: in the open arena when pObj lies in it (JF_KEY_LIT: not owned),
+** else on the heap.  SQLITE_NOMEM leaves pChild as it was. */
+static int jKeyInto(const JNode *pObj, JNode *pChild, const char *zKey){
   size_t n = strlen(zKey);          /* a plain copy: no printf per member */
-  char *z = sqlite3_malloc64(n+1);
-  if( z ) memcpy(z, zKey, n+1);
-  return z;
+  int bArena = (pObj->flags & JF_ARENA) && jCur;
+  char *z = bArena ? jArenaAlloc(jCur, n+1) : sqlite3_malloc64(n+1);
+  if( z==0 ) return SQLITE_NOMEM;
+  memcpy(z, zKey, n+1);
+  pChild->zKey = z;
+  if( bArena ) pChild->flags |= JF_KEY_LIT;
+  else pChild->flags &= (unsigned char)~JF_KEY_LIT;
+  return SQLITE_OK;
 }
 
 /* jSet() and jSetLit(): zKey copied unless bLit. */
@@ -88,9 +203,8 @@ static void jSetKey(JNode *pObj, const char *zKey, int bLit, JNode *pChild){
   if( bLit ){
     pChild->zKey = (char*)zKey;
     pChild->flags |= JF_KEY_LIT;
-  }else{
-    pChild->flags &= (unsigned char)~JF_KEY_LIT;
-    if( (pChild->zKey = jKeyDup(zKey))==0 ){ pObj->oom = 1; jFree(pChild); return; }
+  }else if( jKeyInto(pObj, pChild, zKey) ){
+    pObj->oom = 1; jFree(pChild); return;
   }
   for(i=0; i<pObj->nChild; i++){
     if( strcmp(pObj->a[i]->zKey, zKey)==0 ){
@@ -110,8 +224,7 @@ void jSetLit(JNode *pObj, const char *zKey, JNode *pChild){ jSetKey(pObj, zKey, 
 void jSetNew(JNode *pObj, const char *zKey, JNode *pChild){
   if( pObj==0 ){ jFree(pChild); return; }
   if( pChild==0 ){ pObj->oom = 1; return; }
-  pChild->zKey = jKeyDup(zKey);
-  if( pChild->zKey==0 || jAppend(pObj, pChild) ){ pObj->oom = 1; jFree(pChild); }
+  if( jKeyInto(pObj, pChild, zKey) || jAppend(pObj, pChild) ){ pObj->oom = 1; jFree(pChild); }
 }
 
 void jRemove(JNode *pObj, const char *zKey){
@@ -189,7 +302,7 @@ static int jDedupe(JNode *pObj){
 ** parsed container is complete: few grow afterwards; the next append
 ** doubles it again).  A failed realloc leaves it as it was. */
 static void jShrink(JNode *p){
-  if( p->nChild>0 && p->nAlloc>p->nChild ){
+  if( !(p->flags & JF_A_ARENA) && p->nChild>0 && p->nAlloc>p->nChild ){
     JNode **a = sqlite3_realloc64(p->a, sizeof(JNode*)*(sqlite3_uint64)p->nChild);
     if( a ){ p->a = a; p->nAlloc = p->nChild; }
   }
@@ -236,7 +349,7 @@ JNode *jClone(const JNode *p){
       c = jObj();
       for(i=0; c && !c->oom && i<p->nChild; i++){
         JNode *m = jClone(p->a[i]);
-        if( m && (m->zKey = jKeyDup(p->a[i]->zKey))!=0 && jAppend(c, m)==SQLITE_OK ) continue;
+        if( m && jKeyInto(c, m, p->a[i]->zKey)==SQLITE_OK && jAppend(c, m)==SQLITE_OK ) continue;
         jFree(m);
         c->oom = 1;
       }
@@ -303,16 +416,24 @@ int jOom(const JNode *p){
 **   - 17: r rounded to 17 digits always reads back. */
 static int shortDigitsN(uint64_t m, int q, int e10, int nDig, char *dig, int *pExp){
   typedef unsigned __int128 U128;
+  /* 5^0 .. 5^27 (5^27 < 2^63); 5^k beyond is 5^27 * 5^(k-27) */
+  static const uint64_t aPow5[28] = {
+    1ULL, 5ULL, 25ULL, 125ULL, 625ULL, 3125ULL, 15625ULL, 78125ULL, 390625ULL,
+    1953125ULL, 9765625ULL, 48828125ULL, 244140625ULL, 1220703125ULL,
+    6103515625ULL, 30517578125ULL, 152587890625ULL, 762939453125ULL,
+    3814697265625ULL, 19073486328125ULL, 95367431640625ULL, 476837158203125ULL,
+    2384185791015625ULL, 11920928955078125ULL, 59604644775390625ULL,
+    298023223876953125ULL, 1490116119384765625ULL, 7450580596923828125ULL };
   uint64_t lo, v;
-  int k, t, i, j, nd, down;
+  int k, t, i, nd, down;
   U128 pow5, P, N, rem, diff, hi;
-  for(lo=1, i=1; i<nDig; i++) lo *= 10;      /* 10^(nDig-1) */
+  lo = aPow5[nDig-1] << (nDig-1);      /* 10^(nDig-1) = 5^(nDig-1) * 2^(nDig-1) */
   hi = (U128)lo * 10;
   for(i=0; ; i++){
     if( i>2 ) return 0;                 /* cannot happen: log10 is off by one at most */
     k = nDig - 1 - e10;
     if( k<0 || k>31 ) return 0;         /* 5^31 < 2^72: m * 5^k < 2^125 */
-    for(pow5=1, j=0; j<k; j++) pow5 *= 5;
+    pow5 = k<28 ? (U128)aPow5[k] : (U128)aPow5[27] * aPow5[k-27];
     P = (U128)m * pow5;
     t = -(q + k);
     if( t>=128 || t<-3 ) return 0;

@@ -28,6 +28,7 @@
 struct ProfsumDoc {
   JNode *pRoot;         /* the document */
   char *zStored;        /* text of a stored v1 document (or 0) */
+  JArena *pArena;       /* where pRoot's nodes lie (docBuild), or 0 */
 };
 
 /* ------------------------------------------------------------------ */
@@ -1074,7 +1075,13 @@ static int docBuild(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
       }
     }
   }else{
-    rc = buildFromTables(db, zSchema, iTrace, pK, forSections, &d->pRoot, pzErr);
+    /* The tree's nodes in an arena of the document's (jsontree.h): only
+    ** the document is built here, and profsumDocFree() frees both. */
+    rc = jArenaBegin(&d->pArena);
+    if( rc==SQLITE_OK ){
+      rc = buildFromTables(db, zSchema, iTrace, pK, forSections, &d->pRoot, pzErr);
+      jArenaEnd(d->pArena);
+    }
   }
   sqlite3_finalize(p);
   if( rc ){ profsumDocFree(d); return rc; }
@@ -1131,7 +1138,8 @@ const struct JNode *profsumDocRoot(ProfsumDoc *pDoc){ return pDoc->pRoot; }
 
 void profsumDocFree(ProfsumDoc *pDoc){
   if( pDoc==0 ) return;
-  jFree(pDoc->pRoot);
+  jFree(pDoc->pRoot);                 /* first: it may hold nodes from the heap */
+  jArenaFree(pDoc->pArena);
   sqlite3_free(pDoc->zStored);
   sqlite3_free(pDoc);
 }

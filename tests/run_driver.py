@@ -358,6 +358,25 @@ def fixtures():
     add(F("many-events.json", many, count=15000, checks=mchk))
     add(F("many-events.json.gz", gz(many), count=15000, checks=mchk))
 
+    # The summary document and what reads it, on a TPU trace: built in an
+    # arena of the document's (jsontree.c), freed with it; here checked for
+    # leaks and use after free, with the import's knobs and with others.
+    dev = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/device:TPU:0"}},
+           {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "XLA Ops"}}]
+    for i in range(3000):
+        kind = ("fusion.%d" % (i % 40), "all-reduce.%d" % (i % 3), "copy.%d" % (i % 5))[i % 3]
+        dev.append(X(kind, i * 10, 3 + i % 7, args={"tf_op": "jit(step)/layer%d/dot" % (i % 4)}))
+    dchk = [
+        ("SELECT profsum_import({p}, 'a') > 0", "1"),
+        ("SELECT json_extract(profsum_summary_json('a'), '$.schema_version')", "profile_summary.v1"),
+        ("SELECT json_array_length(profsum_summary_json('a'), '$.hot_ops')", "25"),  # the default hot_op_limit
+        ("SELECT json_array_length(profsum_summary_json('a', '{{\"hot_op_limit\": 3}}'), '$.hot_ops')", "3"),
+        ("SELECT length(profsum_report_md('a')) > 500", "1"),
+        ("SELECT profsum_import({p}, 'b') > 0", "1"),
+        ("SELECT json_valid(profsum_compare_json('a', 'b'))", "1"),
+        ("SELECT count(*) FROM profsum_sec_hot_op", "50")]
+    add(F("device-summary.json", J({"traceEvents": dev}), count=3002, checks=dchk))
+
     # gzip files of 128 KiB and more on disk are inflated by a producer thread
     # (gz.c, PROFSUM_THREAD_MIN): nearly incompressible names make one; the
     # LIMIT queries close the cursor while the producer is still running.
