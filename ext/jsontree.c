@@ -6,8 +6,8 @@
 #include "jsontree.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <float.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -489,6 +489,20 @@ static int shortDigits(double r, char *dig, int *pExp){
 }
 #endif
 
+/* The decimal digits of v (a '-' first when negative) written to z (room
+** for 21 bytes), NUL-terminated; returns their count.  A printf costs ten
+** times as much, and a summary document writes about a thousand integers. */
+static int jFmtI64(sqlite3_int64 v, char *z){
+  char t[24];
+  int n = 0, k = 0;
+  sqlite3_uint64 u = v<0 ? (sqlite3_uint64)0 - (sqlite3_uint64)v : (sqlite3_uint64)v;
+  do{ t[n++] = (char)('0' + u%10); u /= 10; }while( u );
+  if( v<0 ) z[k++] = '-';
+  while( n ) z[k++] = t[--n];
+  z[k] = 0;
+  return k;
+}
+
 void jReprDouble(double r, char *zBuf){
   char buf[40], dig[24];
   int prec, nd = 0, exp10 = 0, i, k;
@@ -499,7 +513,8 @@ void jReprDouble(double r, char *zBuf){
   if( fabs(r)<1e16 && r==(double)(long long)r ){
     /* A whole number below 10^16 (exact as an integer): repr prints its
     ** digits and ".0" — no search needed. */
-    sqlite3_snprintf(40, zBuf, "%lld.0", (long long)r);
+    int k = jFmtI64((sqlite3_int64)r, zBuf);
+    memcpy(zBuf+k, ".0", 3);
     return;
   }
 #ifdef __SIZEOF_INT128__
@@ -615,6 +630,27 @@ static void jbNewline(JBuf *b, int nIndent){
   b->n += (sqlite3_uint64)nIndent;
 }
 
+/* 1 for the bytes a JSON string holds as they are (printable ASCII but '"'
+** and '\\'); every other byte is escaped (ensure_ascii). */
+static const unsigned char aJsonPlain[256] = {
+  0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+  0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+  1,1,0,1,1,1,1,1,1,1,1,1,1,1,1,1,
+  1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+  1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+  1,1,1,1,1,1,1,1,1,1,1,1,0,1,1,1,
+  1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+  1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,0,
+  0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+  0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+  0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+  0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+  0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+  0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+  0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+  0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0
+};
+
 /* Append a JSON string with Python's ensure_ascii escapes. */
 static void dumpStr(JBuf *s, const char *z, int n){
   static const char hx[] = "0123456789abcdef";
@@ -622,10 +658,10 @@ static void dumpStr(JBuf *s, const char *z, int n){
   jbChar(s, '"');
   while( u<e ){
     unsigned c = *u;
-    if( c>=0x20 && c<0x7f && c!='"' && c!='\\' ){
+    if( aJsonPlain[c] ){
       /* A run of printable ASCII needs no escape: one append for all. */
       const unsigned char *r = u+1;
-      while( r<e && *r>=0x20 && *r<0x7f && *r!='"' && *r!='\\' ) r++;
+      while( r<e && aJsonPlain[*r] ) r++;
       jbAppend(s, (const char*)u, (sqlite3_uint64)(r-u));
       u = r;
       continue;
@@ -692,8 +728,11 @@ static void dumpNode(JBuf *s, const JNode *p, int indent);
 ** recursive frame). */
 static void __attribute__((noinline)) dumpNumber(JBuf *s, const JNode *p){
   char b[40];
-  if( p->type==JT_INT ) sqlite3_snprintf(sizeof(b), b, "%lld", (long long)p->i);
-  else jReprDouble(p->r, b);
+  if( p->type==JT_INT ){
+    jbAppend(s, b, (sqlite3_uint64)jFmtI64(p->i, b));
+    return;
+  }
+  jReprDouble(p->r, b);
   jbAppend(s, b, strlen(b));
 }
 
@@ -1005,9 +1044,13 @@ static JNode *jpValue(JP *j){
         buf[r-q] = 0;
         j->p = r;
         if( !isReal ){
+          /* the int64 range, its ends included (strtoll saturates beyond:
+          ** ERANGE); beyond, a REAL as documented */
           char *end;
-          long long v = strtoll(buf, &end, 10);
-          if( *end==0 && !((v==LLONG_MAX || v==LLONG_MIN) && strlen(buf)>=19) ){ p = jInt(v); break; }
+          long long v;
+          errno = 0;
+          v = strtoll(buf, &end, 10);
+          if( *end==0 && errno!=ERANGE ){ p = jInt(v); break; }
         }
         {
           char *end;

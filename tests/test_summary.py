@@ -375,6 +375,39 @@ class Serialization(unittest.TestCase):
             got = db.execute("SELECT profsum_json_pretty(?)", (text,)).fetchone()[0]
             self.assertEqual(got, dumps(v))
 
+    def test_integers_and_whole_reals_match_python(self):
+        # Integers are written by jsontree.c's own formatter (not printf):
+        # every magnitude, both signs, the ends of int64 (which an earlier
+        # parser took for an overflow and printed as 9.223372036854776e+18),
+        # and whole-number reals ("123.0") up to 1e16, where repr switches
+        # to the exponent form.  Beyond int64 the value is a REAL.
+        rnd = random.Random(17)
+        vals = [0, -1, 1, 9, 10, -10, 2 ** 63 - 1, -2 ** 63, 2 ** 63 - 2, -2 ** 63 + 1,
+                0.0, -0.0, 1.0, -1.0, 1e15, -1e15, 9999999999999998.0, 1e16, -1e16, 2.0 ** 53]
+        for _ in range(3000):
+            vals.append(rnd.randrange(-2 ** 63, 2 ** 63))
+            vals.append(rnd.randrange(-10 ** rnd.randrange(1, 19), 10 ** rnd.randrange(1, 19)))
+            vals.append(float(rnd.randrange(-10 ** 16 + 1, 10 ** 16)))
+        db = connect()
+        got = db.execute("SELECT profsum_json_pretty(?)", (json.dumps(vals),)).fetchone()[0]
+        self.assertEqual(got, dumps(vals))
+        got = db.execute("SELECT profsum_json_pretty('[9223372036854775808, -9223372036854775809]')").fetchone()[0]
+        self.assertEqual(json.loads(got), [9.223372036854776e+18, -9.223372036854776e+18])
+
+    def test_string_escapes_match_python(self):
+        # Every ASCII character (the table of bytes written as they are, and
+        # the escaped ones), and strings mixing BMP and astral characters.
+        rnd = random.Random(19)
+        vals = ["".join(chr(c) for c in range(128))]
+        for _ in range(3000):
+            vals.append("".join(chr(rnd.choice([rnd.randrange(0, 128), rnd.randrange(128, 0xD800),
+                                                rnd.randrange(0xE000, 0x110000)]))
+                                for _ in range(rnd.randrange(0, 30))))
+        doc = {"k%d" % i: v for i, v in enumerate(vals)}
+        db = connect()
+        got = db.execute("SELECT profsum_json_pretty(?)", (json.dumps(doc),)).fetchone()[0]
+        self.assertEqual(got, dumps(doc))
+
     def test_large_objects_and_long_text(self):
         # Objects around the size where jDump stops ordering members on the
         # stack (32) and starts a heap copy, keys that share long prefixes,
