@@ -109,6 +109,14 @@ build/sqlrun: tests/sqlrun.c $(SRCS) $(HDRS) Makefile
 	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ tests/sqlrun.c $(SRCS) \
 	  $(shell pkg-config --libs $(PKGS)) $(NETLIBS) -lpthread -lm
 
+# Unit tests of the JSON tree's arenas (tests/jsontree_test.c), with
+# AddressSanitizer and UBSan; run by tests/test_jsontree_arena.py.
+build/jsontree_test: tests/jsontree_test.c ext/jsontree.c ext/jsontree.h ext/profsum_int.h Makefile
+	@mkdir -p build
+	$(CC) $(CFLAGS_ALL) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
+	  -fno-sanitize-recover=undefined -DSQLITE_CORE -Iext -o $@ tests/jsontree_test.c ext/jsontree.c \
+	  $(shell pkg-config --libs sqlite3) -lm
+
 # The command line (docs/cli.md): ext/cli/profsum_cli.c with the extension
 # compiled in (SQLITE_CORE; registered by sqlite3_auto_extension), linked
 # against the system libsqlite3.  Not part of profsum.so (SRCS is ext/*.c).
@@ -122,7 +130,7 @@ demo: deps
 	bash examples/demo.sh
 
 test: deps
-	$(MAKE) profsum.so build/sqlrun profsum build/nonet/profsum.so build/phases/profsum.so
+	$(MAKE) profsum.so build/sqlrun profsum build/nonet/profsum.so build/phases/profsum.so build/jsontree_test
 	$(PYTHON) tests/run.py
 
 # The NETWORK=0 variant, for the test that its W&B functions say so.
@@ -162,8 +170,14 @@ build/asan/sqlrun: tests/sqlrun.c $(SRCS) $(HDRS) Makefile
 # Python cannot be rebuilt with ASan, so the runtime is preloaded; leak
 # checking is off for the Python run (CPython's own allocations) and on for
 # the C driver run, which exercises the same reader paths.
-asan: build/asan/profsum.so build/asan/sqlrun build/sqlrun
+# Out of memory at every allocation of the reading functions (tests/oom_test.c).
+build/asan/oom_test: tests/oom_test.c $(SRCS) $(HDRS) Makefile
+	@mkdir -p build/asan
+	$(CC) $(CFLAGS_ALL) -O1 $(ASAN_FLAGS) -DSQLITE_CORE -o $@ tests/oom_test.c $(SRCS) \
+	  $(shell pkg-config --libs $(PKGS)) $(NETLIBS) -lpthread -lm
+asan: build/asan/profsum.so build/asan/sqlrun build/sqlrun build/asan/oom_test
 	PROFSUM_SQLRUN=build/asan/sqlrun ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/run_driver.py
+	$(PYTHON) tests/oom_check.py build/asan/oom_test
 	PROFSUM_SO=$(CURDIR)/build/asan/profsum.so PROFSUM_SQLRUN=build/asan/sqlrun \
 	  LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
 	  ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

@@ -17,7 +17,10 @@
 /* Arenas (see jsontree.h)                                             */
 /* ------------------------------------------------------------------ */
 typedef struct JBlock JBlock;
-struct JBlock { JBlock *pNext; };   /* a block's header; its bytes follow */
+struct JBlock {             /* a block's header; its bytes follow */
+  JBlock *pNext;            /* the next older block */
+  sqlite3_uint64 nByte;     /* bytes after the header (16 bytes: keeps them 8-aligned) */
+};
 
 struct JArena {
   JArena *pPrev;           /* the thread's open arena before this one */
@@ -37,8 +40,8 @@ struct JArena {
 static _Thread_local JArena *jCur = 0;
 
 /* n bytes (8-aligned) from arena a, or 0 when out of memory.  A request
-** over a quarter of the block size gets a block of its own, linked behind
-** the newest so that one keeps filling. */
+** over a quarter of the next block's size gets a block of its own, linked
+** behind the newest so that one keeps filling. */
 static void *jArenaAlloc(JArena *a, sqlite3_uint64 n){
   char *p;
   n = (n + 7) & ~(sqlite3_uint64)7;
@@ -47,12 +50,14 @@ static void *jArenaAlloc(JArena *a, sqlite3_uint64 n){
     if( n > a->nNext/4 ){
       b = sqlite3_malloc64(sizeof(JBlock) + n);
       if( b==0 ) return 0;
+      b->nByte = n;
       if( a->pBlock ){ b->pNext = a->pBlock->pNext; a->pBlock->pNext = b; }
       else{ b->pNext = 0; a->pBlock = b; }
       return (char*)(b+1);
     }
     b = sqlite3_malloc64(a->nNext);
     if( b==0 ) return 0;
+    b->nByte = a->nNext - sizeof(JBlock);
     b->pNext = a->pBlock;
     a->pBlock = b;
     a->zFree = (char*)(b+1);
@@ -63,6 +68,26 @@ static void *jArenaAlloc(JArena *a, sqlite3_uint64 n){
   a->zFree += n;
   a->nFree -= n;
   return p;
+}
+
+/* True if p lies in one of arena a's blocks (a few blocks: a summary
+** document takes six or seven). */
+static int jArenaOwns(const JArena *a, const void *p){
+  const JBlock *b;
+  const char *c = (const char*)p;
+  for(b=a->pBlock; b; b=b->pNext){
+    const char *z = (const char*)(b+1);
+    if( c>=z && c<z+b->nByte ) return 1;
+  }
+  return 0;
+}
+
+/* The open arena if node p lies in it (its child array and member keys
+** then grow there too), else 0: the heap.  A node of another arena (one
+** that ended, or an outer one) must not take memory from the open one,
+** which may be freed first. */
+static JArena *jArenaOf(const JNode *p){
+  return (p->flags & JF_ARENA) && jCur && jArenaOwns(jCur, p) ? jCur : 0;
 }
 
 /* See jsontree.h. */
@@ -150,19 +175,20 @@ void jFree(JNode *p){
 
 /* Append a child (no key handling).  The child array of a node in the open
 ** arena grows there (the old one is left to the arena); otherwise on the
-** heap (an arena node changed after its arena's end moves its array to the
-** heap). */
+** heap (an arena node changed after its arena's end, or while another one
+** is open, moves its array to the heap). */
 static int jAppend(JNode *pParent, JNode *pChild){
   if( pParent->nChild>=pParent->nAlloc ){
     int nNew = pParent->nAlloc ? pParent->nAlloc*2 : 8;
     sqlite3_uint64 nByte = sizeof(JNode*)*(sqlite3_uint64)nNew;
     JNode **a;
-    if( (pParent->flags & JF_A_ARENA) || ((pParent->flags & JF_ARENA) && jCur) ){
-      a = (pParent->flags & JF_ARENA) && jCur ? jArenaAlloc(jCur, nByte) : sqlite3_malloc64(nByte);
+    JArena *pA = jArenaOf(pParent);
+    if( pA || (pParent->flags & JF_A_ARENA) ){
+      a = pA ? jArenaAlloc(pA, nByte) : sqlite3_malloc64(nByte);
       if( a==0 ) return SQLITE_NOMEM;
       if( pParent->nChild ) memcpy(a, pParent->a, sizeof(JNode*)*(size_t)pParent->nChild);
       if( !(pParent->flags & JF_A_ARENA) ) sqlite3_free(pParent->a);
-      if( (pParent->flags & JF_ARENA) && jCur ) pParent->flags |= JF_A_ARENA;
+      if( pA ) pParent->flags |= JF_A_ARENA;
       else pParent->flags &= (unsigned char)~JF_A_ARENA;
     }else{
       a = sqlite3_realloc64(pParent->a, nByte);
@@ -185,12 +211,12 @@ void jPush(JNode *pArr, JNode *pChild){
 ** else on the heap.  SQLITE_NOMEM leaves pChild as it was. */
 static int jKeyInto(const JNode *pObj, JNode *pChild, const char *zKey){
   size_t n = strlen(zKey);          /* a plain copy: no printf per member */
-  int bArena = (pObj->flags & JF_ARENA) && jCur;
-  char *z = bArena ? jArenaAlloc(jCur, n+1) : sqlite3_malloc64(n+1);
+  JArena *pA = jArenaOf(pObj);
+  char *z = pA ? jArenaAlloc(pA, n+1) : sqlite3_malloc64(n+1);
   if( z==0 ) return SQLITE_NOMEM;
   memcpy(z, zKey, n+1);
   pChild->zKey = z;
-  if( bArena ) pChild->flags |= JF_KEY_LIT;
+  if( pA ) pChild->flags |= JF_KEY_LIT;
   else pChild->flags &= (unsigned char)~JF_KEY_LIT;
   return SQLITE_OK;
 }
@@ -513,8 +539,8 @@ void jReprDouble(double r, char *zBuf){
   if( fabs(r)<1e16 && r==(double)(long long)r ){
     /* A whole number below 10^16 (exact as an integer): repr prints its
     ** digits and ".0" — no search needed. */
-    int k = jFmtI64((sqlite3_int64)r, zBuf);
-    memcpy(zBuf+k, ".0", 3);
+    int nInt = jFmtI64((sqlite3_int64)r, zBuf);
+    memcpy(zBuf+nInt, ".0", 3);
     return;
   }
 #ifdef __SIZEOF_INT128__

@@ -23,7 +23,7 @@
 
 /* JNode.flags (private to jsontree.c: what jFree() gives back) */
 #define JF_KEY_LIT  0x01  /* zKey is not owned: a string literal (jSetLit) or
-                          ** in the node's arena */
+                          ** in the arena of the object it was set in */
 #define JF_Z_INLINE 0x02  /* z lies in the node's own allocation (jStr) */
 #define JF_ARENA    0x04  /* the node lies in an arena (jArenaBegin) */
 #define JF_A_ARENA  0x08  /* a (the child array) lies in an arena */
@@ -34,7 +34,7 @@ struct JNode {
   ** has one node per value, see jParse()). */
   unsigned char type;   /* JT_* */
   unsigned char oom;    /* set on the root when an allocation failed */
-  unsigned char flags;  /* JF_*: which of z and zKey this node does not own */
+  unsigned char flags;  /* JF_*: which of the node, z, zKey and a it does not own */
   int n;                /* JT_STRING: length */
   sqlite3_int64 i;      /* JT_INT */
   double r;             /* JT_REAL */
@@ -42,7 +42,8 @@ struct JNode {
                         ** node's own allocation with JF_Z_INLINE) */
   char *zKey;           /* key when a member of an object (owned, or a
                         ** literal with JF_KEY_LIT); read-only either way */
-  JNode **a;            /* JT_ARRAY / JT_OBJECT: children (owned) */
+  JNode **a;            /* JT_ARRAY / JT_OBJECT: children (the nodes owned;
+                        ** the array too unless JF_A_ARENA) */
   int nChild, nAlloc;
 };
 
@@ -54,10 +55,14 @@ struct JNode {
 ** Trees so built are used and freed as any other (jFree() skips what lies
 ** in an arena and frees the rest: a node from outside attached to them,
 ** parsed strings); jArenaFree() then gives the blocks back, and must come
-** after jFree() of every tree that holds arena nodes (a typical owner: the
-** document that holds the tree and its arena).  A tree may be changed
-** after jArenaEnd() (appends then go to the heap).  Begin and end pair up
-** in one thread and nest (an inner pair restores the outer arena).
+** after jFree() of every tree that holds nodes of that arena — every node
+** constructed while it is open (a typical owner: the document that holds
+** the tree and its arena; jClone() a node into a tree that outlives the
+** arena, never attach it).  A tree may be changed
+** after jArenaEnd(), or while another arena is open: its growth then goes
+** to the heap (only a node of the open arena grows in it).  Begin and end
+** pair up in one thread and nest, ended in the reverse order (an inner
+** pair restores the outer arena); free an arena after its end.
 ** jArenaBegin() returns SQLITE_OK or SQLITE_NOMEM (*ppArena 0, nothing
 ** changed); a failed allocation inside the arena is an out-of-memory
 ** constructor as always.  jArenaFree(0) does nothing. */

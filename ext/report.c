@@ -326,7 +326,7 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
     /* Regroup contexts by region path. */
     const JNode *cx = jGet(d, "gap_region_contexts");
     JNode *groups = jObj();   /* path → {count, total, ops: {name: count}} (insertion order) */
-    int k, nG;
+    int k, nG, bOom = 0;      /* out of memory: no report (not one without these rows) */
     JNode **a;
     sqlite3_str_appendall(s, "## Gap Context (Region-First)\n| Region Path | Count | Total Gap | Avg Gap | "
         "Top Payload Ops |\n|---|---:|---:|---:|---|\n");
@@ -340,22 +340,23 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
         jSet(g, "count", jInt(0)); jSet(g, "total", jReal(0.0)); jSet(g, "ops", jObj());
         jSet(groups, zPath, g);
         g = jGet(groups, zPath);
-        if( g==0 ) break;
+        if( g==0 ){ bOom = 1; break; }
       }
       {
         JNode *gc = jGet(g, "count"), *gt = jGet(g, "total");
-        if( gc==0 || gt==0 ) break;                /* out of memory */
+        if( gc==0 || gt==0 ){ bOom = 1; break; }   /* out of memory */
         gc->i = satAdd(gc->i, ival(c, "count"));
         gt->r += jNum(jGet(c, "total_gap_duration"));
       }
       ops = jGet(g, "ops");
-      if( ops==0 ) break;
+      if( ops==0 ){ bOom = 1; break; }
       oc = jGet(ops, zOp);
       if( oc ) oc->i = satAdd(oc->i, ival(c, "count")); else jSet(ops, zOp, jInt(ival(c, "count")));
     }
     nG = groups ? groups->nChild : 0;
     a = sqlite3_malloc64(sizeof(JNode*)*(sqlite3_uint64)(nG+1));
-    if( a && !jOom(groups) ){
+    if( a==0 || jOom(groups) ) bOom = 1;
+    if( !bOom ){
       for(k=0; k<nG; k++) a[k] = groups->a[k];
       /* stable insertion sort: total desc, path asc */
       for(k=1; k<nG; k++){
@@ -399,6 +400,7 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
               sqlite3_str_appendall(t, ops->a[used[m]]->zKey);
             }
             zt = sqlite3_str_finish(t);
+            if( zt==0 ) bOom = 1;
             code(s, zt ? zt : "");
             sqlite3_free(zt);
           }
@@ -408,6 +410,7 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
     }
     sqlite3_free(a);
     jFree(groups);
+    if( bOom ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
     sqlite3_str_appendall(s, "\n");
   }
 

@@ -112,11 +112,26 @@ static void barChart(sqlite3_str *s, const char *zTitle, const char **azLabel,
   sqlite3_str_appendall(s, "</svg>\n");
 }
 
-/* Prepare zFmt with the schema zSchema put in (its one %w); 0 on error. */
-static sqlite3_stmt *prepIn(sqlite3 *db, const char *zFmt, const char *zSchema){
+/* The first error met while the page was built: its code and message
+** (the page is then not returned: a page without a section's rows would
+** look complete). */
+typedef struct PageErr { int rc; char *zMsg; } PageErr;
+
+static void pageErr(PageErr *e, sqlite3 *db, int rc){
+  if( e->rc ) return;
+  e->rc = rc;
+  if( rc!=SQLITE_NOMEM ) e->zMsg = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+}
+
+/* Prepare zFmt with the schema zSchema put in (its one %w); 0 on error.
+** Running out of memory is noted in *e; another error is not (a database
+** from an older profsum may lack a view: its section is left out). */
+static sqlite3_stmt *prepIn(sqlite3 *db, const char *zFmt, const char *zSchema, PageErr *e){
   sqlite3_stmt *p = 0;
   char *z = sqlite3_mprintf(zFmt, zSchema);
-  if( z && sqlite3_prepare_v2(db, z, -1, &p, 0)!=SQLITE_OK ){
+  int rc = z ? sqlite3_prepare_v2(db, z, -1, &p, 0) : SQLITE_NOMEM;
+  if( rc!=SQLITE_OK ){
+    if( rc==SQLITE_NOMEM ) pageErr(e, db, rc);
     sqlite3_finalize(p);
     p = 0;
   }
@@ -124,11 +139,19 @@ static sqlite3_stmt *prepIn(sqlite3 *db, const char *zFmt, const char *zSchema){
   return p;
 }
 
+/* sqlite3_step(p), noting an error in *e (SQLITE_ROW, or anything else
+** when the rows are over). */
+static int stepIn(sqlite3 *db, sqlite3_stmt *p, PageErr *e){
+  int rc = sqlite3_step(p);
+  if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) pageErr(e, db, rc);
+  return rc;
+}
+
 /* The per-step chart (profsum_steps), warmup steps grey.  The scale is set
 ** by the steady-state steps when there are any (a long first step would
 ** flatten the others): taller bars are cut at the top and marked. */
 static void stepChart(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_int64 id,
-                      const JNode *d, int bFromV1){
+                      const JNode *d, int bFromV1, PageErr *e){
   const JNode *st = jGet(jGet(d, "step_time"), "steady_state_steps");
   sqlite3_stmt *p = 0;
   double mxAll = 0, mxSteady = 0, mx, med;
@@ -141,10 +164,10 @@ static void stepChart(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_
   num3(s, jGet(st, "p90"));
   sqlite3_str_appendall(s, " µs</p>\n");
   p = prepIn(db, "SELECT step, duration, is_warmup FROM \"%w\".profsum_steps WHERE trace_id=?1 "
-                 "ORDER BY step", zSchema);
+                 "ORDER BY step", zSchema, e);
   if( p==0 ) return;
   sqlite3_bind_int64(p, 1, id);
-  while( sqlite3_step(p)==SQLITE_ROW ){
+  while( stepIn(db, p, e)==SQLITE_ROW ){
     double v = sqlite3_column_double(p, 1);
     if( nSteps==0 ) first = sqlite3_column_int64(p, 0);
     last = sqlite3_column_int64(p, 0);
@@ -174,7 +197,7 @@ static void stepChart(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_
   sqlite3_str_appendall(s, "</p>\n");
   svgOpen(s, 240, "step time");
   profsumStrAppendPy(s, "<text x=\"10\" y=\"12\" font-size=\"11\">%.3f µs</text>\n", mx);
-  while( sqlite3_step(p)==SQLITE_ROW ){
+  while( stepIn(db, p, e)==SQLITE_ROW ){
     double v = sqlite3_column_double(p, 1);
     double bw = 830.0/nSteps, bh = mx>0 ? 190.0*v/mx : 0;
     int bCut = bh>190.0;
@@ -201,8 +224,10 @@ static void stepChart(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_
       (long long)first, (long long)last);
 }
 
-/* Build the page.  Returns a sqlite3_malloc'd string or 0 on OOM. */
-static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const JNode *d, int topK){
+/* Build the page.  Returns a sqlite3_malloc'd string, or 0 with *e set
+** (SQLITE_NOMEM, or a query's error and message). */
+static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const JNode *d, int topK,
+                       PageErr *e){
   sqlite3_str *s = sqlite3_str_new(db);
   const JNode *tb = jGet(d, "time_breakdown"), *ov = jGet(d, "trace_overview");
   const JNode *hot = jGet(d, "hot_ops"), *rg = jGet(d, "hierarchical_regions");
@@ -215,10 +240,12 @@ static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const
   sqlite3_stmt *p = 0;
 
   if( (p = prepIn(db, "SELECT label, summary_json IS NOT NULL FROM \"%w\".profsum_trace "
-                      "WHERE trace_id=?1", zSchema))!=0 ){
+                      "WHERE trace_id=?1", zSchema, e))!=0 ){
     sqlite3_bind_int64(p, 1, id);
-    if( sqlite3_step(p)==SQLITE_ROW ){
-      zLabel = sqlite3_mprintf("%s", (const char*)sqlite3_column_text(p, 0));
+    if( stepIn(db, p, e)==SQLITE_ROW ){
+      const char *zL = (const char*)sqlite3_column_text(p, 0);
+      zLabel = sqlite3_mprintf("%s", zL ? zL : "");
+      if( zLabel==0 || (zL==0 && sqlite3_column_type(p, 0)!=SQLITE_NULL) ) pageErr(e, db, SQLITE_NOMEM);
       bFromV1 = sqlite3_column_int(p, 1);
     }
   }
@@ -268,7 +295,7 @@ static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const
     }
   }
 
-  stepChart(s, db, zSchema, id, d, bFromV1);
+  stepChart(s, db, zSchema, id, d, bFromV1, e);
 
   /* Top ops by exclusive time (at most the trace's hot_op_limit). */
   n = 0;
@@ -293,13 +320,13 @@ static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const
   /* KPI bands. */
   sqlite3_str_appendall(s, "<h2>KPIs</h2>\n");
   if( (p = prepIn(db, "SELECT kind, kpi, device, value, unit, band, explanation FROM \"%w\".profsum_kpis "
-                      "WHERE trace_id=?1", zSchema))!=0 ){
+                      "WHERE trace_id=?1", zSchema, e))!=0 ){
     sqlite3_bind_int64(p, 1, id);
     if( bFromV1 ){
       sqlite3_str_appendall(s, "<p class=\"none\">Imported from a summary document: only the KPIs "
                                "the document itself supports (profsum_kpis).</p>\n");
     }
-    while( sqlite3_step(p)==SQLITE_ROW ){
+    while( stepIn(db, p, e)==SQLITE_ROW ){
       const char *zBand = (const char*)sqlite3_column_text(p, 5);
       if( nKpi++==0 ){
         sqlite3_str_appendall(s, "<table><tr><th>KPI</th><th>device</th><th>value</th>"
@@ -338,8 +365,13 @@ static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const
     }
     sqlite3_str_appendall(s, "</ul>\n</body></html>\n");
   }
-  if( sqlite3_str_errcode(s) ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
-  return sqlite3_str_finish(s);
+  if( sqlite3_str_errcode(s) && !e->rc ) pageErr(e, db, SQLITE_NOMEM);
+  if( e->rc ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
+  {
+    char *z = sqlite3_str_finish(s);
+    if( z==0 ) pageErr(e, db, SQLITE_NOMEM);
+    return z;
+  }
 }
 
 /* profsum_report_html(trace [, top_k [, options_json]]) → HTML text;
@@ -360,10 +392,19 @@ static void reportHtmlFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   }
   if( profsumDocForCall(ctx, "profsum_report_html", argv[0], argc>2 ? argv[2] : 0,
                         &pDoc, &id, &zSchema) ) return;
-  z = buildHtml(db, zSchema, id, profsumDocRoot(pDoc), topK);
-  sqlite3_free(zSchema);
-  profsumDocFree(pDoc);
-  if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
+  {
+    PageErr e = {SQLITE_OK, 0};
+    z = buildHtml(db, zSchema, id, profsumDocRoot(pDoc), topK, &e);
+    sqlite3_free(zSchema);
+    profsumDocFree(pDoc);
+    if( z==0 ){
+      if( e.rc==SQLITE_NOMEM || e.zMsg==0 ) sqlite3_result_error_nomem(ctx);
+      else profsumCtxErr(ctx, "profsum_report_html: %s", e.zMsg);
+      sqlite3_free(e.zMsg);
+      return;
+    }
+    sqlite3_free(e.zMsg);
+  }
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }
 

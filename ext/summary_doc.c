@@ -179,6 +179,27 @@ static int noTraceRow(sqlite3 *db, int rc, sqlite3_int64 iTrace, char **pzErr){
   return SQLITE_ERROR;
 }
 
+/* Finalize p after a loop of sqlite3_step(p)==SQLITE_ROW that ended with
+** rc (SQLITE_OK, or an error of the loop's own): the loop's error, else the
+** step's (an interrupt, out of memory, ... ended the rows early: the rows
+** read are not all there are), with its message in *pzErr. */
+static int finishRows(sqlite3 *db, sqlite3_stmt *p, int rc, char **pzErr){
+  int rcF = sqlite3_finalize(p);
+  if( rc==SQLITE_OK && rcF!=SQLITE_OK ){
+    rc = rcF;
+    if( rc!=SQLITE_NOMEM && pzErr && *pzErr==0 ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  }
+  return rc;
+}
+
+/* The text of column i of p, or 0 with *pRc SQLITE_NOMEM when a non-NULL
+** value could not be made text (out of memory). */
+static const char *colTextOrOom(sqlite3_stmt *p, int i, int *pRc){
+  const char *z = (const char*)sqlite3_column_text(p, i);
+  if( z==0 && sqlite3_column_type(p, i)!=SQLITE_NULL ) *pRc = SQLITE_NOMEM;
+  return z;
+}
+
 int profsumTraceKnobs(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
                       ProfsumKnobs *pK, char **pzErr){
   sqlite3_stmt *p = 0;
@@ -187,7 +208,10 @@ int profsumTraceKnobs(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
   if( rc ) return rc;
   sqlite3_bind_int64(p, 1, iTrace);
   if( (rc = sqlite3_step(p))==SQLITE_ROW ){
-    rc = profsumParseKnobs((const char*)sqlite3_column_text(p, 0), pK, 0, pzErr);
+    const char *zOpts;
+    rc = SQLITE_OK;
+    zOpts = colTextOrOom(p, 0, &rc);
+    if( rc==SQLITE_OK ) rc = profsumParseKnobs(zOpts, pK, 0, pzErr);
   }else{
     rc = noTraceRow(db, rc, iTrace, pzErr);
   }
@@ -262,7 +286,9 @@ static double quantile(const double *v, int n, double q){
   return v[lo]*(1.0-w) + v[hi]*w;
 }
 
-/* DurationStats of values a[0..n) (copied and sorted). */
+/* DurationStats of values a[0..n) (copied and sorted), and their median
+** in *pMedian (if not 0; 0.0 when n is 0 or memory ran out: the result is
+** then marked, see jOom). */
 static JNode *durationStats(const double *a, int n, double *pMedian){
   JNode *o = jObj();
   double *v, sum = 0.0;
@@ -275,7 +301,11 @@ static JNode *durationStats(const double *a, int n, double *pMedian){
     return o;
   }
   v = sqlite3_malloc64(sizeof(double)*(sqlite3_uint64)n);
-  if( v==0 ){ if( o ) o->oom = 1; return o; }
+  if( v==0 ){
+    if( pMedian ) *pMedian = 0.0;
+    if( o ) o->oom = 1;
+    return o;
+  }
   memcpy(v, a, sizeof(double)*(size_t)n);
   qsort(v, (size_t)n, sizeof(double), cmpDouble);
   for(i=0; i<n; i++) sum += v[i];
@@ -335,7 +365,8 @@ static JNode *stepClass(const char *zName, const sqlite3_int64 *aStep, const dou
 }
 
 /* 2-means on log durations (§4.3).  Fills aLab (0/1) and returns 1 with
-** *pLowLabel, or 0 when there is no split. */
+** *pLowLabel, 0 when there is no split, or -1 when out of memory (not "no
+** split": the document would then say "typical" where it has classes). */
 static int kmeans2(const double *aDur, int n, int *aLab, int *pLowLabel){
   double mn = aDur[0], mx = aDur[0], a, b;
   double *x;
@@ -344,7 +375,7 @@ static int kmeans2(const double *aDur, int n, int *aLab, int *pLowLabel){
   for(i=1; i<n; i++){ if( aDur[i]<mn ) mn = aDur[i]; if( aDur[i]>mx ) mx = aDur[i]; }
   if( mn<=0 || mx/mn<1.25 ) return 0;
   x = sqlite3_malloc64(sizeof(double)*(sqlite3_uint64)n);
-  if( x==0 ) return 0;
+  if( x==0 ) return -1;
   for(i=0; i<n; i++){ x[i] = log(aDur[i]); aLab[i] = 0; }
   a = x[0]; b = x[0];
   for(i=1; i<n; i++){ if( x[i]<a ) a = x[i]; if( x[i]>b ) b = x[i]; }
@@ -381,7 +412,12 @@ static JNode *colNode(sqlite3_stmt *p, int i){
     case SQLITE_NULL: return jNull();
     case SQLITE_INTEGER: return jInt(sqlite3_column_int64(p, i));
     case SQLITE_FLOAT: return jReal(sqlite3_column_double(p, i));
-    default: return jStr((const char*)sqlite3_column_text(p, i), sqlite3_column_bytes(p, i));
+    default: {
+      const char *z = (const char*)sqlite3_column_text(p, i);
+      /* 0 (no node: the parent is marked out of memory) when the text
+      ** could not be made, not a null that would look like the value */
+      return z ? jStr(z, sqlite3_column_bytes(p, i)) : 0;
+    }
   }
 }
 
@@ -849,7 +885,7 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
       aDur[n] = sqlite3_column_double(p, 1);
       n++;
     }
-    sqlite3_finalize(p); p = 0;
+    rc = finishRows(db, p, rc, pzErr); p = 0;
     if( rc ){ sqlite3_free(aStep); sqlite3_free(aDur); jFree(st); jFree(classes); goto fail; }
     jSetLit(st, "warmup_steps_ignored", jInt(pK->warmupSteps));
     jSetLit(st, "all_steps", durationStats(aDur, n, 0));
@@ -859,9 +895,10 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
     jSetLit(st, "steady_state_steps", durationStats(aDur+i, nSt, 0));
     if( nSt>0 ){
       int *aLab = sqlite3_malloc64(sizeof(int)*(sqlite3_uint64)(nSt+1));
-      int low = 0, split = 0;
+      int low = 0, split = 0, km = 0;
       if( aLab==0 ){ rc = SQLITE_NOMEM; }
-      else if( nSt>=6 && kmeans2(aDur+i, nSt, aLab, &low) ){
+      else if( nSt>=6 && (km = kmeans2(aDur+i, nSt, aLab, &low))<0 ){ rc = SQLITE_NOMEM; }
+      else if( km>0 ){
         /* medians of the clusters */
         sqlite3_int64 *s0 = sqlite3_malloc64(sizeof(sqlite3_int64)*(sqlite3_uint64)nSt*2);
         double *d0 = sqlite3_malloc64(sizeof(double)*(sqlite3_uint64)nSt*2);
@@ -874,9 +911,13 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
             if( aLab[k]==low ){ sL[nL] = aStep[i+k]; dL[nL++] = aDur[i+k]; }
             else{ sH[nH] = aStep[i+k]; dH[nH++] = aDur[i+k]; }
           }
-          tmp = durationStats(dL, nL, &mL); jFree(tmp);
-          tmp = durationStats(dH, nH, &mH); jFree(tmp);
-          if( !(mL<=0 || mH/mL<1.5) ){
+          tmp = durationStats(dL, nL, &mL);
+          if( jOom(tmp) ) rc = SQLITE_NOMEM;
+          jFree(tmp);
+          tmp = durationStats(dH, nH, &mH);
+          if( jOom(tmp) ) rc = SQLITE_NOMEM;
+          jFree(tmp);
+          if( rc==SQLITE_OK && !(mL<=0 || mH/mL<1.5) ){
             split = 1;
             jPush(classes, stepClass("light", sL, dL, nL, nSt, 0));
             jPush(classes, stepClass("heavy", sH, dH, nH, nSt, 1));
@@ -908,11 +949,12 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
     if( rc ){ jFree(tb); goto fail; }
     sqlite3_bind_int64(p, 1, iTrace);
     sqlite3_bind_text(p, 2, pK->globalMode ? "exclusive_global" : "exclusive_per_track", -1, SQLITE_STATIC);
-    while( sqlite3_step(p)==SQLITE_ROW ){
-      const char *z = (const char*)sqlite3_column_text(p, 0);
+    while( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
+      const char *z = colTextOrOom(p, 0, &rc);
       for(k=0; k<6; k++) if( z && strcmp(z, azCat[k])==0 ) v[k] = sqlite3_column_double(p, 1);
     }
-    sqlite3_finalize(p); p = 0;
+    rc = finishRows(db, p, rc, pzErr); p = 0;
+    if( rc ){ jFree(tb); goto fail; }
     jSetLit(tb, "duration_basis", jStr(pK->globalMode ? "exclusive_duration_global_timeline"
                                                    : "exclusive_duration_per_track", -1));
     jSetLit(tb, "total_duration", jReal(v[5]));
@@ -935,7 +977,7 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
               "coalesce(total_ref, total_duration) FROM \"%w\".profsum_agg_op WHERE trace_id=?1", zS);
     if( rc ){ jFree(arr); goto fail; }
     sqlite3_bind_int64(p, 1, iTrace);
-    while( sqlite3_step(p)==SQLITE_ROW ){
+    while( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
       HotOp *h;
       if( n>=nAlloc ){
         int nNew = nAlloc ? nAlloc*2 : 64;
@@ -945,20 +987,26 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
       }
       h = &a[n++];
       memset(h, 0, sizeof(*h));
-      h->zName = sqlite3_mprintf("%s", sqlite3_column_text(p, 0));
+      {
+        /* each text copied, or the document is out of memory (not an op
+        ** without its shape, source or tf_op) */
+        const char *zN = colTextOrOom(p, 0, &rc), *zSh = colTextOrOom(p, 4, &rc);
+        const char *zSrc = colTextOrOom(p, 5, &rc), *zT = colTextOrOom(p, 6, &rc);
+        h->zName = sqlite3_mprintf("%s", zN ? zN : "");
+        if( zSh && (h->zShape = sqlite3_mprintf("%s", zSh))==0 ) rc = SQLITE_NOMEM;
+        if( zSrc && (h->zSource = sqlite3_mprintf("%s", zSrc))==0 ) rc = SQLITE_NOMEM;
+        if( zT && (h->zTf = sqlite3_mprintf("%s", zT))==0 ) rc = SQLITE_NOMEM;
+      }
       h->count = sqlite3_column_int64(p, 1);
       h->total = sqlite3_column_double(p, 2);
       h->excl = sqlite3_column_double(p, 3);
-      h->zShape = sqlite3_column_type(p, 4)==SQLITE_NULL ? 0 : sqlite3_mprintf("%s", sqlite3_column_text(p, 4));
-      h->zSource = sqlite3_column_type(p, 5)==SQLITE_NULL ? 0 : sqlite3_mprintf("%s", sqlite3_column_text(p, 5));
-      h->zTf = sqlite3_column_type(p, 6)==SQLITE_NULL ? 0 : sqlite3_mprintf("%s", sqlite3_column_text(p, 6));
       h->hasFlop = sqlite3_column_type(p, 7)!=SQLITE_NULL;
       h->flop = sqlite3_column_double(p, 7);
       h->exclRef = sqlite3_column_double(p, 8);
       h->totalRef = sqlite3_column_double(p, 9);
       if( h->zName==0 ) rc = SQLITE_NOMEM;
     }
-    sqlite3_finalize(p); p = 0;
+    rc = finishRows(db, p, rc, pzErr); p = 0;
     if( rc==SQLITE_OK ){
       if( n>1 ) qsort(a, (size_t)n, sizeof(HotOp), cmpHot);
       nRef = n<pK->hotOpLimit ? n : pK->hotOpLimit;
@@ -1385,8 +1433,10 @@ static void summaryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
 /* Append profsum's KPI section (after the reference's sections) when trace
 ** id of zSchema has KPI rows; only on request (options {"kpis": true}), so the
 ** default report is byte for byte the reference's.  Takes ownership of
-** zReport; returns the new text or 0 on OOM. */
-static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char *zReport){
+** zReport; returns the new text, or 0 when out of memory or when reading
+** the KPIs failed (then *pzErr holds the error, if it is not memory). */
+static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char *zReport,
+                        char **pzErr){
   sqlite3_stmt *p = 0;
   sqlite3_str *s;
   char *zSql;
@@ -1397,6 +1447,7 @@ static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char
   rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
   sqlite3_free(zSql);
   if( rc!=SQLITE_OK ){
+    if( rc==SQLITE_NOMEM ){ sqlite3_free(zReport); return 0; }
     return zReport;                  /* an older database without the view */
   }
   sqlite3_bind_int64(p, 1, id);
@@ -1404,20 +1455,23 @@ static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char
   sqlite3_str_appendall(s, zReport);
   sqlite3_free(zReport);
   while( sqlite3_step(p)==SQLITE_ROW ){
-    const char *zDev = (const char*)sqlite3_column_text(p, 2);
+    const char *azCol[7];
+    int c;
+    rc = SQLITE_OK;
+    for(c=0; c<7; c++) azCol[c] = colTextOrOom(p, c, &rc);
+    if( rc ) break;
     if( n++==0 ){
       sqlite3_str_appendall(s, "\n## KPIs\n| Kind | KPI | Device | Value | Unit | Band | Explanation |\n"
                                "|---|---|---|---:|---|---|---|\n");
     }
-    sqlite3_str_appendf(s, "| %s | %s | %s | ", sqlite3_column_text(p, 0), sqlite3_column_text(p, 1),
-                        zDev ? zDev : "all");
+    sqlite3_str_appendf(s, "| %s | %s | %s | ", azCol[0], azCol[1], azCol[2] ? azCol[2] : "all");
     if( sqlite3_column_type(p, 3)==SQLITE_NULL ) sqlite3_str_appendall(s, "n/a");
     else profsumStrAppendPy(s, "%.4g", sqlite3_column_double(p, 3));
-    sqlite3_str_appendf(s, " | %s | %s | %s |\n", sqlite3_column_text(p, 4), sqlite3_column_text(p, 5),
-                        sqlite3_column_text(p, 6));
+    sqlite3_str_appendf(s, " | %s | %s | %s |\n", azCol[4], azCol[5], azCol[6]);
   }
-  sqlite3_finalize(p);
-  return sqlite3_str_finish(s);
+  rc = finishRows(db, p, rc, pzErr);
+  if( rc ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
+  return sqlite3_str_finish(s);      /* 0 when out of memory */
 }
 
 /* profsum_report_md(trace [, top_k [, options_json]]) → the markdown
@@ -1455,7 +1509,16 @@ static void reportMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }
   z = profsumDocReportMd(d, (int)topK);
   profsumDocFree(d);
-  if( z && bKpis ) z = appendKpis(sqlite3_context_db_handle(ctx), zSchema ? zSchema : "main", id, z);
+  if( z && bKpis ){
+    char *zErr = 0;
+    z = appendKpis(sqlite3_context_db_handle(ctx), zSchema ? zSchema : "main", id, z, &zErr);
+    if( z==0 && zErr ){
+      profsumCtxErr(ctx, "profsum_report_md: %s", zErr);
+      sqlite3_free(zErr);
+      sqlite3_free(zSchema);
+      return;
+    }
+  }
   sqlite3_free(zSchema);
   if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
