@@ -1497,7 +1497,9 @@ static int topMessages(sqlite3 *db, const char *zList, JNode **ppOut){
   sqlite3_free(z);
   while( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
     JNode *o = jObj();
-    jSetLit(o, "message", jStr((const char*)sqlite3_column_text(p, 0), sqlite3_column_bytes(p, 0)));
+    const char *zM = (const char*)sqlite3_column_text(p, 0);
+    /* a message that could not be read marks the list out of memory */
+    jSetLit(o, "message", zM ? jStr(zM, sqlite3_column_bytes(p, 0)) : 0);
     jSetLit(o, "count", jInt(sqlite3_column_int64(p, 1)));
     jPush(arr, o);
   }
@@ -1524,8 +1526,9 @@ static int historySummary(sqlite3 *db, sqlite3_int64 nTail, JNode **ppOut, char 
     rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
     sqlite3_free(z);
     if( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ) nRec = sqlite3_column_int64(p, 0);
-    sqlite3_finalize(p); p = 0;
-    if( rc ){ *pzErr = dbErr(db); goto fail; }
+    if( rc==SQLITE_OK ) rc = sqlite3_finalize(p); else sqlite3_finalize(p);
+    p = 0;
+    if( rc ){ if( rc!=SQLITE_NOMEM ) *pzErr = dbErr(db); goto fail; }
     /* status_counts: string statuses of records whose assessment is an object */
     z = sqlite3_mprintf("SELECT json_extract(record_json, '$.assessment.status') AS s, count(*) "
         "FROM \"%w\".profsum_history_record WHERE json_valid(record_json) "
@@ -1535,11 +1538,13 @@ static int historySummary(sqlite3 *db, sqlite3_int64 nTail, JNode **ppOut, char 
     rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
     sqlite3_free(z);
     while( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
-      jSet(counts, (const char*)sqlite3_column_text(p, 0), jInt(sqlite3_column_int64(p, 1)));
+      const char *zStatus = (const char*)sqlite3_column_text(p, 0);   /* text (WHERE) */
+      if( zStatus==0 ){ rc = SQLITE_NOMEM; break; }
+      jSet(counts, zStatus, jInt(sqlite3_column_int64(p, 1)));
     }
     if( rc==SQLITE_OK ) rc = sqlite3_finalize(p); else sqlite3_finalize(p);
     p = 0;
-    if( rc ){ *pzErr = dbErr(db); goto fail; }
+    if( rc ){ if( rc!=SQLITE_NOMEM ) *pzErr = dbErr(db); goto fail; }
     rc = topMessages(db, "failures", &tf);
     if( rc==SQLITE_OK ) rc = topMessages(db, "warnings", &tw);
     if( rc ){ if( rc!=SQLITE_NOMEM ) *pzErr = dbErr(db); goto fail; }
@@ -1555,9 +1560,12 @@ static int historySummary(sqlite3 *db, sqlite3_int64 nTail, JNode **ppOut, char 
       while( rc==SQLITE_OK ){
         char *zE = 0;
         JNode *r;
+        const char *zRec;
         if( (rc = sqlite3_step(p))!=SQLITE_ROW ) break;
         rc = SQLITE_OK;
-        r = jParse((const char*)sqlite3_column_text(p, 1), sqlite3_column_bytes(p, 1), &zE);
+        zRec = (const char*)sqlite3_column_text(p, 1);
+        if( zRec==0 && sqlite3_column_type(p, 1)!=SQLITE_NULL ){ rc = SQLITE_NOMEM; break; }
+        r = jParse(zRec, sqlite3_column_bytes(p, 1), &zE);
         if( r==0 ){
           if( zE ){
             *pzErr = sqlite3_mprintf("record %lld: %s", (long long)sqlite3_column_int64(p, 0), zE);

@@ -7,7 +7,12 @@
 ** or a document that looks whole but lost rows.  Built with the extension
 ** compiled in and AddressSanitizer + UBSan (`make asan`, through
 ** tests/oom_check.py, which writes the two traces), so a leak or a use
-** after free on an error path fails too.
+** after free on an error path fails too.  The calls: the summary (with the
+** import's knobs and others), the Markdown report (with the KPI table), a
+** compare, a question, the HTML report and the JSON pretty-printer.  Not
+** profsum_history_summary_json: it selects the records with SQLite's
+** json_valid(), which in SQLite 3.40 answers 0 when it runs out of memory,
+** so a record can drop out of its counts without an error.
 **
 **   build/asan/oom_test TRACE_A TRACE_B [STRIDE]
 **
@@ -70,6 +75,7 @@ int main(int argc, char **argv){
     "SELECT profsum_compare_json('a', 'b')",
     "SELECT profsum_query_json('a', 'which ops take the most time?')",
     "SELECT profsum_report_html('a')",
+    "SELECT profsum_json_pretty('{\"b\": [1, 2.5, \"x\\u00e9\"], \"a\": {\"c\": null}}')",
   };
   sqlite3 *db = 0;
   sqlite3_mem_methods m;
