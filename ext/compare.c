@@ -1497,13 +1497,12 @@ static int topMessages(sqlite3 *db, const char *zList, JNode **ppOut){
   sqlite3_free(z);
   while( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
     JNode *o = jObj();
-    const char *zM = (const char*)sqlite3_column_text(p, 0);
-    /* a message that could not be read marks the list out of memory */
-    jSetLit(o, "message", zM ? jStr(zM, sqlite3_column_bytes(p, 0)) : 0);
+    const char *zM = profsumColText(p, 0, &rc);
+    jSetLit(o, "message", jStr(zM, sqlite3_column_bytes(p, 0)));
     jSetLit(o, "count", jInt(sqlite3_column_int64(p, 1)));
     jPush(arr, o);
   }
-  if( rc==SQLITE_OK ) rc = sqlite3_finalize(p); else sqlite3_finalize(p);
+  rc = profsumFinishRows(db, p, rc, 0);
   if( rc ){ jFree(arr); return rc; }
   *ppOut = arr;
   return SQLITE_OK;
@@ -1526,8 +1525,7 @@ static int historySummary(sqlite3 *db, sqlite3_int64 nTail, JNode **ppOut, char 
     rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
     sqlite3_free(z);
     if( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ) nRec = sqlite3_column_int64(p, 0);
-    if( rc==SQLITE_OK ) rc = sqlite3_finalize(p); else sqlite3_finalize(p);
-    p = 0;
+    rc = profsumFinishRows(db, p, rc, 0); p = 0;
     if( rc ){ if( rc!=SQLITE_NOMEM ) *pzErr = dbErr(db); goto fail; }
     /* status_counts: string statuses of records whose assessment is an object */
     z = sqlite3_mprintf("SELECT json_extract(record_json, '$.assessment.status') AS s, count(*) "
@@ -1538,12 +1536,10 @@ static int historySummary(sqlite3 *db, sqlite3_int64 nTail, JNode **ppOut, char 
     rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
     sqlite3_free(z);
     while( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
-      const char *zStatus = (const char*)sqlite3_column_text(p, 0);   /* text (WHERE) */
-      if( zStatus==0 ){ rc = SQLITE_NOMEM; break; }
-      jSet(counts, zStatus, jInt(sqlite3_column_int64(p, 1)));
+      const char *zStatus = profsumColText(p, 0, &rc);              /* text (WHERE) */
+      if( zStatus ) jSet(counts, zStatus, jInt(sqlite3_column_int64(p, 1)));
     }
-    if( rc==SQLITE_OK ) rc = sqlite3_finalize(p); else sqlite3_finalize(p);
-    p = 0;
+    rc = profsumFinishRows(db, p, rc, 0); p = 0;
     if( rc ){ if( rc!=SQLITE_NOMEM ) *pzErr = dbErr(db); goto fail; }
     rc = topMessages(db, "failures", &tf);
     if( rc==SQLITE_OK ) rc = topMessages(db, "warnings", &tw);
@@ -1563,8 +1559,8 @@ static int historySummary(sqlite3 *db, sqlite3_int64 nTail, JNode **ppOut, char 
         const char *zRec;
         if( (rc = sqlite3_step(p))!=SQLITE_ROW ) break;
         rc = SQLITE_OK;
-        zRec = (const char*)sqlite3_column_text(p, 1);
-        if( zRec==0 && sqlite3_column_type(p, 1)!=SQLITE_NULL ){ rc = SQLITE_NOMEM; break; }
+        zRec = profsumColText(p, 1, &rc);
+        if( rc ) break;
         r = jParse(zRec, sqlite3_column_bytes(p, 1), &zE);
         if( r==0 ){
           if( zE ){

@@ -125,18 +125,11 @@ void jArenaFree(JArena *pArena){
 /* A node of nByte bytes (a JNode and what follows it), zeroed but for what
 ** follows, of the given type: from the open arena (JF_ARENA) or the heap. */
 static JNode *jAllocNode(int type, sqlite3_uint64 nByte){
-  JNode *p;
-  if( jCur ){
-    p = jArenaAlloc(jCur, nByte);
-    if( p==0 ) return 0;
-    memset(p, 0, sizeof(*p));
-    p->flags = JF_ARENA;
-  }else{
-    p = sqlite3_malloc64(nByte);
-    if( p==0 ) return 0;
-    memset(p, 0, sizeof(*p));
-  }
+  JNode *p = jCur ? jArenaAlloc(jCur, nByte) : sqlite3_malloc64(nByte);
+  if( p==0 ) return 0;
+  memset(p, 0, sizeof(*p));
   p->type = (unsigned char)type;
+  if( jCur ) p->flags = JF_ARENA;
   return p;
 }
 

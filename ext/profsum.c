@@ -55,6 +55,23 @@ void profsumVtabErr(sqlite3_vtab *pVtab, const char *zFmt, ...){
   va_end(ap);
 }
 
+/* See profsum_int.h. */
+int profsumFinishRows(sqlite3 *db, sqlite3_stmt *p, int rc, char **pzErr){
+  int rcF = sqlite3_finalize(p);
+  if( rc==SQLITE_OK && rcF!=SQLITE_OK ){
+    rc = rcF;
+    if( rc!=SQLITE_NOMEM && pzErr && *pzErr==0 ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  }
+  return rc;
+}
+
+/* See profsum_int.h. */
+const char *profsumColText(sqlite3_stmt *p, int i, int *pRc){
+  const char *z = (const char*)sqlite3_column_text(p, i);
+  if( z==0 && sqlite3_column_type(p, i)!=SQLITE_NULL ) *pRc = SQLITE_NOMEM;
+  return z;
+}
+
 /* profsum_version() → TEXT.  Static string, no allocation. */
 static void profsumVersionFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   (void)argc; (void)argv;

@@ -103,6 +103,20 @@ int profsumTableExists(sqlite3 *db, const char *zSchema, const char *zTable, int
 void profsumCtxErr(sqlite3_context *ctx, const char *zFmt, ...);
 void profsumVtabErr(sqlite3_vtab *pVtab, const char *zFmt, ...);
 
+/* Reading rows without losing any to an error (profsum.c).
+**
+** profsumFinishRows(): finalize p after a loop of sqlite3_step(p) ==
+**   SQLITE_ROW that ended with rc (SQLITE_OK, or an error of the loop's
+**   own); returns the loop's error, else the step's (an interrupt, out of
+**   memory, ... that ended the rows early), and for such a step error other
+**   than SQLITE_NOMEM sets *pzErr (if pzErr and *pzErr are not 0) to
+**   SQLite's message.
+** profsumColText(): the text of column i of p, or 0; 0 for a non-NULL
+**   value (the text could not be made: out of memory) also sets *pRc to
+**   SQLITE_NOMEM. */
+int profsumFinishRows(sqlite3 *db, sqlite3_stmt *p, int rc, char **pzErr);
+const char *profsumColText(sqlite3_stmt *p, int i, int *pRc);
+
 /* Result codes for failures of files that are not the database.  SQLite
 ** reacts to two codes as failures of the database itself, whoever returns
 ** them: a statement that ends with plain SQLITE_CORRUPT inside a

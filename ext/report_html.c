@@ -365,7 +365,7 @@ static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const
     }
     sqlite3_str_appendall(s, "</ul>\n</body></html>\n");
   }
-  if( sqlite3_str_errcode(s) && !e->rc ) pageErr(e, db, SQLITE_NOMEM);
+  if( sqlite3_str_errcode(s) ) pageErr(e, db, SQLITE_NOMEM);   /* kept: the first error */
   if( e->rc ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
   {
     char *z = sqlite3_str_finish(s);

@@ -179,27 +179,6 @@ static int noTraceRow(sqlite3 *db, int rc, sqlite3_int64 iTrace, char **pzErr){
   return SQLITE_ERROR;
 }
 
-/* Finalize p after a loop of sqlite3_step(p)==SQLITE_ROW that ended with
-** rc (SQLITE_OK, or an error of the loop's own): the loop's error, else the
-** step's (an interrupt, out of memory, ... ended the rows early: the rows
-** read are not all there are), with its message in *pzErr. */
-static int finishRows(sqlite3 *db, sqlite3_stmt *p, int rc, char **pzErr){
-  int rcF = sqlite3_finalize(p);
-  if( rc==SQLITE_OK && rcF!=SQLITE_OK ){
-    rc = rcF;
-    if( rc!=SQLITE_NOMEM && pzErr && *pzErr==0 ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-  }
-  return rc;
-}
-
-/* The text of column i of p, or 0 with *pRc SQLITE_NOMEM when a non-NULL
-** value could not be made text (out of memory). */
-static const char *colTextOrOom(sqlite3_stmt *p, int i, int *pRc){
-  const char *z = (const char*)sqlite3_column_text(p, i);
-  if( z==0 && sqlite3_column_type(p, i)!=SQLITE_NULL ) *pRc = SQLITE_NOMEM;
-  return z;
-}
-
 int profsumTraceKnobs(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
                       ProfsumKnobs *pK, char **pzErr){
   sqlite3_stmt *p = 0;
@@ -210,7 +189,7 @@ int profsumTraceKnobs(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
   if( (rc = sqlite3_step(p))==SQLITE_ROW ){
     const char *zOpts;
     rc = SQLITE_OK;
-    zOpts = colTextOrOom(p, 0, &rc);
+    zOpts = profsumColText(p, 0, &rc);
     if( rc==SQLITE_OK ) rc = profsumParseKnobs(zOpts, pK, 0, pzErr);
   }else{
     rc = noTraceRow(db, rc, iTrace, pzErr);
@@ -885,7 +864,7 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
       aDur[n] = sqlite3_column_double(p, 1);
       n++;
     }
-    rc = finishRows(db, p, rc, pzErr); p = 0;
+    rc = profsumFinishRows(db, p, rc, pzErr); p = 0;
     if( rc ){ sqlite3_free(aStep); sqlite3_free(aDur); jFree(st); jFree(classes); goto fail; }
     jSetLit(st, "warmup_steps_ignored", jInt(pK->warmupSteps));
     jSetLit(st, "all_steps", durationStats(aDur, n, 0));
@@ -950,10 +929,10 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
     sqlite3_bind_int64(p, 1, iTrace);
     sqlite3_bind_text(p, 2, pK->globalMode ? "exclusive_global" : "exclusive_per_track", -1, SQLITE_STATIC);
     while( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
-      const char *z = colTextOrOom(p, 0, &rc);
+      const char *z = profsumColText(p, 0, &rc);
       for(k=0; k<6; k++) if( z && strcmp(z, azCat[k])==0 ) v[k] = sqlite3_column_double(p, 1);
     }
-    rc = finishRows(db, p, rc, pzErr); p = 0;
+    rc = profsumFinishRows(db, p, rc, pzErr); p = 0;
     if( rc ){ jFree(tb); goto fail; }
     jSetLit(tb, "duration_basis", jStr(pK->globalMode ? "exclusive_duration_global_timeline"
                                                    : "exclusive_duration_per_track", -1));
@@ -990,8 +969,8 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
       {
         /* each text copied, or the document is out of memory (not an op
         ** without its shape, source or tf_op) */
-        const char *zN = colTextOrOom(p, 0, &rc), *zSh = colTextOrOom(p, 4, &rc);
-        const char *zSrc = colTextOrOom(p, 5, &rc), *zT = colTextOrOom(p, 6, &rc);
+        const char *zN = profsumColText(p, 0, &rc), *zSh = profsumColText(p, 4, &rc);
+        const char *zSrc = profsumColText(p, 5, &rc), *zT = profsumColText(p, 6, &rc);
         h->zName = sqlite3_mprintf("%s", zN ? zN : "");
         if( zSh && (h->zShape = sqlite3_mprintf("%s", zSh))==0 ) rc = SQLITE_NOMEM;
         if( zSrc && (h->zSource = sqlite3_mprintf("%s", zSrc))==0 ) rc = SQLITE_NOMEM;
@@ -1006,7 +985,7 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
       h->totalRef = sqlite3_column_double(p, 9);
       if( h->zName==0 ) rc = SQLITE_NOMEM;
     }
-    rc = finishRows(db, p, rc, pzErr); p = 0;
+    rc = profsumFinishRows(db, p, rc, pzErr); p = 0;
     if( rc==SQLITE_OK ){
       if( n>1 ) qsort(a, (size_t)n, sizeof(HotOp), cmpHot);
       nRef = n<pK->hotOpLimit ? n : pK->hotOpLimit;
@@ -1458,7 +1437,7 @@ static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char
     const char *azCol[7];
     int c;
     rc = SQLITE_OK;
-    for(c=0; c<7; c++) azCol[c] = colTextOrOom(p, c, &rc);
+    for(c=0; c<7; c++) azCol[c] = profsumColText(p, c, &rc);
     if( rc ) break;
     if( n++==0 ){
       sqlite3_str_appendall(s, "\n## KPIs\n| Kind | KPI | Device | Value | Unit | Band | Explanation |\n"
@@ -1469,7 +1448,7 @@ static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char
     else profsumStrAppendPy(s, "%.4g", sqlite3_column_double(p, 3));
     sqlite3_str_appendf(s, " | %s | %s | %s |\n", azCol[4], azCol[5], azCol[6]);
   }
-  rc = finishRows(db, p, rc, pzErr);
+  rc = profsumFinishRows(db, p, rc, pzErr);
   if( rc ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
   return sqlite3_str_finish(s);      /* 0 when out of memory */
 }
