@@ -25,7 +25,12 @@ that every call starts alike):
      before it: the memory the first import of this trace in this process
      needed, code pages it touched for the first time included.  Later
      runs reuse what the first one left in the allocator, so only the
-     first one is counted.
+     first one is counted;
+  5. then RUNS times the plain scan, SELECT count(*) FROM trace_events(TRACE),
+     each timed alone: the scan's cost without the process start, the
+     extension load and the shell that bench/run.sh's command-line figure
+     includes (its first run follows the imports, so its memory is warm
+     too).
 
 The first run and the later ones differ: the first takes fresh memory
 pages from the kernel for everything it allocates (about 11 us each on the
@@ -36,7 +41,8 @@ next ones), so bench/run.sh reports them apart: the first run of each
 process, and the best of the later ones.
 
 Output: {"times_s": [first, second, ...], "peak_above_kb": int or null,
-"rss_before_kb": int, "summary_chars": int, "num_complete_events": int}.
+"rss_before_kb": int, "summary_chars": int, "num_complete_events": int,
+"scan_times_s": [...], "scan_rows": int}.
 Standard library only; Debian's /usr/bin/python3 (its sqlite3 module loads
 extensions).
 """
@@ -112,6 +118,15 @@ def main(argv):
                 sys.stderr.write("inproc.py: empty summary for %s\n" % trace)
                 return 1
         ncomplete = con.execute("SELECT num_complete_events FROM profsum_trace WHERE label='run0'").fetchone()[0]
+        scan_times, scan_rows = [], None
+        for k in range(runs):
+            t0 = time.perf_counter()
+            n = con.execute("SELECT count(*) FROM trace_events(?)", (trace,)).fetchone()[0]
+            scan_times.append(time.perf_counter() - t0)
+            if scan_rows is not None and n != scan_rows:
+                sys.stderr.write("inproc.py: count(*) gave %d, then %d, for %s\n" % (scan_rows, n, trace))
+                return 1
+            scan_rows = n
     finally:
         if con is not None:
             con.close()
@@ -121,7 +136,8 @@ def main(argv):
             except FileNotFoundError:
                 pass
     print(json.dumps({"times_s": times, "peak_above_kb": peak, "rss_before_kb": rss0,
-                      "summary_chars": chars, "num_complete_events": ncomplete}))
+                      "summary_chars": chars, "num_complete_events": ncomplete,
+                      "scan_times_s": scan_times, "scan_rows": scan_rows}))
     return 0
 
 

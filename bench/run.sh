@@ -281,7 +281,8 @@ measure_size() {
 # (bench/inproc.py, a process of its own): RUNS_OF[SIZE] imports of the
 # trace, at least 2, into a database that has profsum's schema already,
 # each timed (the first import of the process and the later ones are
-# reported apart), and the first one's peak memory above the process.  One
+# reported apart), and the first one's peak memory above the process; then
+# as many plain scans (count(*)) in the same connection, each timed.  One
 # line per call in $TMP/inproc.txt: "SIZE {json}".
 inproc_size() {
   local SIZE=$1 F LINE N
@@ -295,6 +296,11 @@ inproc_size() {
     local GOT
     GOT=$(printf '%s' "$LINE" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["num_complete_events"])')
     [[ $GOT == "${XEXP_OF[$SIZE]}" ]] || die "FAIL: in a running connection, num_complete_events = $GOT after importing '$F', but the generator wrote ${XEXP_OF[$SIZE]} X events with dur > 0"
+  fi
+  if [[ $SIZE != empty ]]; then
+    local ROWS
+    ROWS=$(printf '%s' "$LINE" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["scan_rows"])')
+    [[ $ROWS == "${ROWS_OF[$SIZE]}" ]] || die "FAIL: in a running connection, count(*) FROM trace_events('$F') returned $ROWS, but the generator wrote ${ROWS_OF[$SIZE]} rows"
   fi
   printf '%s %s\n' "$SIZE" "$LINE" >>"$TMP/inproc.txt"
 }
@@ -604,9 +610,10 @@ inproc = {}
 for line in open(os.path.join(tmp, "inproc.txt")):
     size, _, js = line.partition(" ")
     d = json.loads(js)
-    e = inproc.setdefault(size, {"first_s": [], "later_s": [], "peaks_kb": []})
+    e = inproc.setdefault(size, {"first_s": [], "later_s": [], "peaks_kb": [], "scan_s": []})
     e["first_s"].append(d["times_s"][0])
     e["later_s"] += d["times_s"][1:]
+    e["scan_s"] += d.get("scan_times_s", [])
     if d["peak_above_kb"] is not None:
         e["peaks_kb"].append(d["peak_above_kb"])
 
@@ -674,6 +681,35 @@ if inproc and all(r["size"] in inproc for r in rows):
     if "empty" in inproc:
         ilines.append("The import + summary of the empty trace in a running connection: %.1f ms the first time, "
                       "%.1f ms later." % (env["inproc_fixed_first_s"] * 1e3, env["inproc_fixed_later_s"] * 1e3))
+    # The plain scan in the same connections: no process start, no extension
+    # load, no shell (the command-line count(*) above has all three).
+    if all(inproc[r["size"]]["scan_s"] for r in order):
+        prev = None
+        for r in order:
+            b, m = best_median(inproc[r["size"]]["scan_s"])
+            mb = r["bytes"] / 1e6
+            r["inproc"]["scan"] = {"best_s": b, "median_s": m, "runs": len(inproc[r["size"]]["scan_s"]),
+                                   "ms_per_mb": b * 1e3 / mb, "median_ms_per_mb": m * 1e3 / mb,
+                                   "over_gzip": b / r["gzip"]["wall_s"],
+                                   "incr_ms_per_mb": None if prev is None else (
+                                       (b - prev["inproc"]["scan"]["best_s"]) * 1e3 / ((r["bytes"] - prev["bytes"]) / 1e6))}
+            prev = r
+        v = [r["inproc"]["scan"]["ms_per_mb"] for r in order]
+        vm = [r["inproc"]["scan"]["median_ms_per_mb"] for r in order]
+        vi = [r["inproc"]["scan"]["incr_ms_per_mb"] for r in order[1:]]
+        spreads["inproc_scan_ms_per_mb"] = max(v) / min(v)
+        spreads["inproc_scan_median_ms_per_mb"] = max(vm) / min(vm)
+        spreads["inproc_scan_incr_ms_per_mb"] = max(vi) / min(vi) if len(vi) > 1 and min(vi) > 0 else float("nan")
+        ilines.append("")
+        ilines.append("The plain scan (`SELECT count(*) FROM trace_events(F)`) in the same connections, after the "
+                      "imports: %s; spread of the cost per MB over the sizes (largest / smallest) %.2f, of the "
+                      "incremental cost per MB %.2f, of the median cost per MB %.2f." % (
+                          "; ".join("%s %.4f s best of %d (%.2f ms/MB, %.2f× gzip -dc), median %.2f ms/MB" % (
+                              r["size"], r["inproc"]["scan"]["best_s"], r["inproc"]["scan"]["runs"],
+                              r["inproc"]["scan"]["ms_per_mb"], r["inproc"]["scan"]["over_gzip"],
+                              r["inproc"]["scan"]["median_ms_per_mb"]) for r in order),
+                          spreads["inproc_scan_ms_per_mb"], spreads["inproc_scan_incr_ms_per_mb"],
+                          spreads["inproc_scan_median_ms_per_mb"]))
 inproc_table = "\n".join(ilines) if ilines else (
     "Not measured: the Python of this run cannot load SQLite extensions (see bench/inproc.py).")
 

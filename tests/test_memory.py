@@ -268,6 +268,12 @@ class BenchInProcess(unittest.TestCase):
             self.assertGreater(d["peak_above_kb"], 0)               # an import takes memory
             self.assertLess(d["peak_above_kb"], 64 * 1024)
         self.assertEqual(sorted(left), ["empty.json.gz", "t.json.gz"])    # its database removed
+        # then the plain scan in the same connection, once per run: every
+        # traceEvents entry with a string ph is a row
+        rows = sum(1 for e in json.loads(text)["traceEvents"] if isinstance(e.get("ph"), str))
+        self.assertEqual(d["scan_rows"], rows)
+        self.assertEqual(len(d["scan_times_s"]), 3)
+        self.assertTrue(all(0 < t < 60 for t in d["scan_times_s"]), d)
 
     def test_phases_build_and_report(self):
         # bench/phases.py over the PROFSUM_PHASE_TIMES build (make test
