@@ -19,8 +19,8 @@ SERIES = [  # key in results.json, legend label, colour (Okabe-Ito), marker
     ("excl", "query: sum(excl_ps)", "#E69F00", "triangle"),
     ("import", "profsum_import + summary_json", "#009E73", "diamond"),
 ]
-INPROC_COLOUR = "#009E73"     # the import's colour, dotted and dashed
-INPROC_DASH = {"first": "2,3", "later": "7,4"}
+INPROC_COLOUR = {"first": "#009E73", "later": "#009E73", "scan": "#0072B2"}   # the import's / scan's colour
+INPROC_DASH = {"first": "2,3", "later": "7,4", "scan": "7,4"}
 FONT = "DejaVu Sans, Arial, Helvetica, sans-serif"
 W, H = 980, 500
 
@@ -164,11 +164,14 @@ def main(argv):
     rss_mb = {k: [(r["bytes"], r[k]["peak_rss_kb"] / 1024) for r in res] for k, _, _, _ in present}
     # the import + summary in a running connection (bench/inproc.py): the
     # first import of a process (dotted) and the later ones (dashed), time
-    # only: its memory is measured above a running process, not as a peak
+    # only: its memory is measured above a running process, not as a peak;
+    # and the scan in the same connections (dashed, the scan's colour), in
+    # results of runs that measured it
     inproc = {}
     if all("inproc" in r for r in res):
-        for k in ("first", "later"):
-            inproc[k] = [(r["bytes"], r["inproc"][k]["ms_per_mb"]) for r in res]
+        for k in ("first", "later", "scan"):
+            if all(k in r["inproc"] for r in res):
+                inproc[k] = [(r["bytes"], r["inproc"][k]["ms_per_mb"]) for r in res]
 
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
            'font-family="%s" fill="#222">' % (W, H, W, H, FONT),
@@ -192,10 +195,12 @@ def main(argv):
     if inproc:
         # a second row: the running connection's two lines
         lx, ly = 150, ly + 18
-        for k, label in (("first", "the same in a running connection: its first import"),
-                         ("later", "its later imports")):
+        for k, label in (("first", "in a running connection: first import"),
+                         ("later", "later imports"), ("scan", "the scan")):
+            if k not in inproc:
+                continue
             out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2.2" stroke-dasharray="%s"/>' % (
-                lx, ly, lx + 26, ly, INPROC_COLOUR, INPROC_DASH[k]))
+                lx, ly, lx + 26, ly, INPROC_COLOUR[k], INPROC_DASH[k]))
             out.append('<text x="%d" y="%d" font-size="12">%s</text>' % (lx + 32, ly + 4, esc(label)))
             lx += 36 + 6.6 * len(label) + 14
 
@@ -213,7 +218,7 @@ def main(argv):
     for k, _, colour, kind in present:
         series_lines(out, left, ms_per_mb[k], colour, kind)
     for k, pts in inproc.items():
-        series_lines(out, left, pts, INPROC_COLOUR, "diamond", dash=INPROC_DASH[k])
+        series_lines(out, left, pts, INPROC_COLOUR[k], "square" if k == "scan" else "diamond", dash=INPROC_DASH[k])
     out.append('<text x="%.1f" y="%.1f" font-size="12" fill="#555">lower is faster; flat = linear in size</text>' % (
         left.x0 + 8, left.y0 + 16))
 
