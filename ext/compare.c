@@ -1480,6 +1480,21 @@ static void historyExportFunc(sqlite3_context *ctx, int argc, sqlite3_value **ar
 /* profsum_history_summary_json([tail])                                */
 /* ------------------------------------------------------------------ */
 
+/* A record's JSON as SQLite's JSON functions read it: record_json keeps the
+** NaN, Infinity and -Infinity that Python's json.dumps writes (a reference
+** line with a NaN metric, a regression from a subnormal median), which json_valid() and every
+** other JSON function of SQLite reject (the record would drop out of the
+** counts); here they become null and +/-9e999 (read as +/-Inf).  Only the
+** bare words after ': ', '[' or ', ' (json.dumps' separators) are replaced.
+** The same expression is in views/history.sql and views/history_summary.sql.
+** An SQL expression over the column record_json. */
+#define HISTORY_STD_JSON \
+  "CASE WHEN json_valid(record_json) THEN record_json ELSE " \
+  "replace(replace(replace(replace(replace(replace(replace(replace(replace(record_json, " \
+  "': -Infinity', ': -9e999'), '[-Infinity', '[-9e999'), ', -Infinity', ', -9e999'), " \
+  "': Infinity', ': 9e999'), '[Infinity', '[9e999'), ', Infinity', ', 9e999'), " \
+  "': NaN', ': null'), '[NaN', '[null'), ', NaN', ', null') END"
+
 /* top_failures / top_warnings: the 10 most common strings of the
 ** assessments' zList arrays, ties in first-seen order. */
 static int topMessages(sqlite3 *db, const char *zList, JNode **ppOut){
@@ -1487,9 +1502,10 @@ static int topMessages(sqlite3 *db, const char *zList, JNode **ppOut){
   JNode *arr = jArr();
   char *z = sqlite3_mprintf(
       "SELECT j.value, count(*) AS n, min(r.record_id*1000000 + j.key) AS first "
-      "FROM \"%w\".profsum_history_record AS r, json_each(r.record_json, '$.assessment.%s') AS j "
-      "WHERE json_valid(r.record_json) AND json_type(r.record_json, '$.assessment') = 'object' "
-      "  AND json_type(r.record_json, '$.assessment.%s') = 'array' AND j.type = 'text' "
+      "FROM (SELECT record_id, " HISTORY_STD_JSON " AS rj FROM \"%w\".profsum_history_record) AS r, "
+      "  json_each(r.rj, '$.assessment.%s') AS j "
+      "WHERE json_valid(r.rj) AND json_type(r.rj, '$.assessment') = 'object' "
+      "  AND json_type(r.rj, '$.assessment.%s') = 'array' AND j.type = 'text' "
       "GROUP BY j.value ORDER BY n DESC, first LIMIT 10", SCHEMA, zList, zList);
   int rc;
   if( z==0 || arr==0 ){ sqlite3_free(z); jFree(arr); return SQLITE_NOMEM; }
@@ -1528,10 +1544,10 @@ static int historySummary(sqlite3 *db, sqlite3_int64 nTail, JNode **ppOut, char 
     rc = profsumFinishRows(db, p, rc, 0); p = 0;
     if( rc ){ if( rc!=SQLITE_NOMEM ) *pzErr = dbErr(db); goto fail; }
     /* status_counts: string statuses of records whose assessment is an object */
-    z = sqlite3_mprintf("SELECT json_extract(record_json, '$.assessment.status') AS s, count(*) "
-        "FROM \"%w\".profsum_history_record WHERE json_valid(record_json) "
-        "AND json_type(record_json, '$.assessment') = 'object' "
-        "AND json_type(record_json, '$.assessment.status') = 'text' GROUP BY s", SCHEMA);
+    z = sqlite3_mprintf("SELECT json_extract(rj, '$.assessment.status') AS s, count(*) "
+        "FROM (SELECT " HISTORY_STD_JSON " AS rj FROM \"%w\".profsum_history_record) "
+        "WHERE json_valid(rj) AND json_type(rj, '$.assessment') = 'object' "
+        "AND json_type(rj, '$.assessment.status') = 'text' GROUP BY s", SCHEMA);
     if( z==0 ){ rc = SQLITE_NOMEM; goto fail; }
     rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
     sqlite3_free(z);

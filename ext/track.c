@@ -220,9 +220,10 @@ static int32_t trackId(TrackSet *t, int64_t pid, int64_t tid){
 /* ------------------------------------------------------------------ */
 /* The first pass                                                      */
 /* ------------------------------------------------------------------ */
-/* Longest duration on a track: sums of child durations stay far from
-** int64 overflow. */
-#define PROFSUM_TRK_MAXDUR (INT64_MAX/4)
+/* Longest duration on a track, 2^61 ps (about 26 days; longer is
+** out of range, as docs/trace_events.md says): sums of child durations stay
+** far from int64 overflow. */
+#define PROFSUM_TRK_MAXDUR ((int64_t)1<<61)
 
 typedef struct Analyze {
   ProfsumTrackInfo *pInfo;

@@ -447,6 +447,56 @@ class History(Base):
                               "WHERE scope = 'all'").fetchone()
         self.assertEqual(top, ("w", 3))
 
+    def test_non_finite_numbers(self):
+        # Python's json.dumps writes NaN, Infinity and -Infinity, which
+        # SQLite's JSON functions reject: a record holding one (a reference
+        # line with a NaN metric; a regression from a subnormal median is
+        # inf %) must still count in the history summary, and the history
+        # views must still read every record (they failed with "malformed
+        # JSON" on the build before, and the summary left the record out)
+        self.f1_pair()
+        tracked = json.loads(self.one("SELECT profsum_track('before', 'after', 'tracked')"))
+        line = self.one("SELECT record_json FROM profsum_history_record")
+        nan_rec = {"label": "nan", "before": {"source_path": "/runs/Infinity-NaN/a.json.gz"},
+                   "after": {"source_path": "/runs/b.json.gz"},
+                   "assessment": {"status": "fail", "failures": ["regressed by inf% (threshold 5.00%)."],
+                                  "warnings": ["w"],
+                                  "metrics": {"steady_state_median_regression_pct": float("inf"),
+                                              "steady_state_p90_regression_pct": float("nan"),
+                                              "x": [float("-inf"), float("nan"), 1]}}}
+        last = {"label": "last", "assessment": {"status": "pass", "failures": [], "warnings": ["w"],
+                                                 "metrics": {"steady_state_median_regression_pct": -1.5}}}
+        path = self.td.write("nonfinite.jsonl", json.dumps(nan_rec, sort_keys=True) + "\n"
+                             + json.dumps(last, sort_keys=True) + "\n")
+        self.assertEqual(self.one("SELECT profsum_history_import(?)", (path,)), 2)
+        recs = [tracked, nan_rec, last]
+        # the summary document counts every record (NaN compares unequal: the
+        # records themselves are compared through their JSON text)
+        s = json.loads(self.one("SELECT profsum_history_summary_json(1)"))
+        ref = summarize_history(recs, 1)
+        for k in ("num_records", "status_counts", "top_failures", "top_warnings", "recent_records"):
+            self.assertEqual(s[k], ref[k], k)
+        self.assertEqual(sum(s["status_counts"].values()), 3)
+        self.assertIn({"message": "regressed by inf% (threshold 5.00%).", "count": 1}, s["top_failures"])
+        # the views read every record; non-finite numbers as +/-Inf and NULL
+        rows = self.db.execute("SELECT label, status, median_regression_pct, p90_regression_pct, "
+                               "before_source, n_failures, n_warnings FROM profsum_history "
+                               "ORDER BY record_id").fetchall()
+        self.assertEqual([r[0] for r in rows], ["tracked", "nan", "last"])
+        self.assertEqual(rows[1][1:], ("fail", float("inf"), None, "/runs/Infinity-NaN/a.json.gz", 1, 1))
+        self.assertEqual(rows[2][1:3], ("pass", -1.5))
+        v = self.db.execute("SELECT num_records, num_fail, num_pass, top_failure, top_warning, "
+                            "top_warning_count FROM profsum_history_summary WHERE scope = 'all'").fetchone()
+        self.assertEqual(v[:2], (3, 1 + (tracked["assessment"]["status"] == "fail")))
+        self.assertEqual(v[4:], ("w", 2 + tracked["assessment"]["warnings"].count("w")))
+        # the records are kept as written: export gives the same lines back
+        out = os.path.join(self.td.path, "out.jsonl")
+        self.assertEqual(self.one("SELECT profsum_history_export(?)", (out,)), 3)
+        with open(out, encoding="utf-8") as f:
+            exported = f.read().splitlines()
+        self.assertEqual(exported[0], line)
+        self.assertEqual(exported[1:], [json.dumps(nan_rec, sort_keys=True), json.dumps(last, sort_keys=True)])
+
     def test_empty_history(self):
         s = self.exact(self.one("SELECT profsum_history_summary_json()"))
         self.assertEqual(s, {"history_path": self.db_path, "num_records": 0, "status_counts": {},

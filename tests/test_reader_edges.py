@@ -257,6 +257,24 @@ class Origin(DbTestCase):
         self.assertEqual(kinds, [(0,), (2,)])
 
 
+    def test_out_of_range_boundary(self):
+        # exactly 2^61 ps is on a track; 1 ps more is out of range (the
+        # build before put 2^61 itself out of range, where the doc says
+        # "longer than 2^61 ps")
+        text = ('{"traceEvents": ['
+                '{"ph": "X", "pid": 1, "tid": 1, "name": "max", "ts": 0, "dur": 2305843009213.693952},'
+                '{"ph": "X", "pid": 1, "tid": 1, "name": "in", "ts": 1, "dur": 1},'
+                '{"ph": "X", "pid": 1, "tid": 2, "name": "over", "ts": 0, "dur": 2305843009213.693953},'
+                '{"ph": "B", "pid": 1, "tid": 3, "name": "bmax", "ts": 0},'
+                '{"ph": "E", "pid": 1, "tid": 3, "name": "bmax", "ts": 2305843009213.693952}]}')
+        p = self.td.write("b.json", text)
+        rows = q(self.db, "SELECT name, dur_ps, depth, parent_idx FROM trace_events(?) WHERE ph!='E'", p)
+        self.assertEqual(rows, [("max", 1 << 61, 0, None), ("in", 1000000, 1, 0),
+                                ("over", (1 << 61) + 1, None, None), ("bmax", 1 << 61, 0, None)])
+        kinds = q(self.db, "SELECT idx FROM profsum_diagnostics(?) WHERE kind='time_out_of_range'", p)
+        self.assertEqual(kinds, [(2,)])
+
+
 class ZeroLength(DbTestCase):
     """A matched B/E slice of zero length gets the track columns."""
 

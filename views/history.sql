@@ -2,8 +2,12 @@
 -- profsum_bundle with "history": true, profsum_history_import), with the
 -- assessment of summary-v1-tools-spec §4.1 unpacked from record_json.
 -- Records read from a JSONL file have no trace ids (before_label and
--- after_label are NULL).  Percentages are percent units (22.2 = 22.2 %), share
--- deltas absolute (0.05 = 5 points).
+-- after_label are NULL).  A record holding a non-finite number (Python's
+-- json.dumps writes NaN, Infinity, -Infinity: a reference line with a NaN
+-- metric, a regression from a subnormal median) is read with them as null
+-- and ±9e999 (±Inf), since SQLite's JSON functions reject those words;
+-- record_json keeps them as written.  Percentages are percent units
+-- (22.2 = 22.2 %), share deltas absolute (0.05 = 5 points).
 -- Requires: profsum_history_record, profsum_trace.
 CREATE VIEW IF NOT EXISTS main.profsum_history(
   -- Record id: the record order, = JSONL line order on export (INTEGER).
@@ -64,26 +68,31 @@ CREATE VIEW IF NOT EXISTS main.profsum_history(
   record_json
 ) AS
 SELECT r.record_id, r.created_at,
-       json_extract(r.record_json, '$.recorded_at_utc'),
+       json_extract(r.rj, '$.recorded_at_utc'),
        r.label, r.status, r.origin, r.series,
        r.before_trace_id, tb.label, r.after_trace_id, ta.label,
-       json_extract(r.record_json, '$.before.source_path'),
-       json_extract(r.record_json, '$.after.source_path'),
-       json_extract(r.record_json, '$.assessment.comparison.step_time.steady_state_median_before'),
-       json_extract(r.record_json, '$.assessment.comparison.step_time.steady_state_median_after'),
-       json_extract(r.record_json, '$.assessment.metrics.steady_state_median_regression_pct'),
-       json_extract(r.record_json, '$.assessment.metrics.steady_state_p90_regression_pct'),
-       json_extract(r.record_json, '$.assessment.comparison.time_breakdown_share_delta.compute'),
-       json_extract(r.record_json, '$.assessment.comparison.time_breakdown_share_delta.communication'),
-       json_extract(r.record_json, '$.assessment.comparison.time_breakdown_share_delta.host'),
-       json_extract(r.record_json, '$.assessment.comparison.time_breakdown_share_delta.stall'),
-       json_extract(r.record_json, '$.assessment.comparison.time_breakdown_share_delta.other'),
-       json_extract(r.record_json, '$.assessment.comparison.provenance_checks.status'),
-       coalesce(json_array_length(r.record_json, '$.assessment.failures'), 0),
-       coalesce(json_array_length(r.record_json, '$.assessment.warnings'), 0),
-       json_extract(r.record_json, '$.assessment.failures'),
-       json_extract(r.record_json, '$.assessment.warnings'),
+       json_extract(r.rj, '$.before.source_path'),
+       json_extract(r.rj, '$.after.source_path'),
+       json_extract(r.rj, '$.assessment.comparison.step_time.steady_state_median_before'),
+       json_extract(r.rj, '$.assessment.comparison.step_time.steady_state_median_after'),
+       json_extract(r.rj, '$.assessment.metrics.steady_state_median_regression_pct'),
+       json_extract(r.rj, '$.assessment.metrics.steady_state_p90_regression_pct'),
+       json_extract(r.rj, '$.assessment.comparison.time_breakdown_share_delta.compute'),
+       json_extract(r.rj, '$.assessment.comparison.time_breakdown_share_delta.communication'),
+       json_extract(r.rj, '$.assessment.comparison.time_breakdown_share_delta.host'),
+       json_extract(r.rj, '$.assessment.comparison.time_breakdown_share_delta.stall'),
+       json_extract(r.rj, '$.assessment.comparison.time_breakdown_share_delta.other'),
+       json_extract(r.rj, '$.assessment.comparison.provenance_checks.status'),
+       coalesce(json_array_length(r.rj, '$.assessment.failures'), 0),
+       coalesce(json_array_length(r.rj, '$.assessment.warnings'), 0),
+       json_extract(r.rj, '$.assessment.failures'),
+       json_extract(r.rj, '$.assessment.warnings'),
        r.record_json
-FROM profsum_history_record AS r
+FROM (SELECT *, CASE WHEN json_valid(record_json) THEN record_json ELSE
+         replace(replace(replace(replace(replace(replace(replace(replace(replace(record_json,
+           ': -Infinity', ': -9e999'), '[-Infinity', '[-9e999'), ', -Infinity', ', -9e999'),
+           ': Infinity', ': 9e999'), '[Infinity', '[9e999'), ', Infinity', ', 9e999'),
+           ': NaN', ': null'), '[NaN', '[null'), ', NaN', ', null') END AS rj
+      FROM profsum_history_record) AS r
 LEFT JOIN profsum_trace AS tb ON tb.trace_id = r.before_trace_id
 LEFT JOIN profsum_trace AS ta ON ta.trace_id = r.after_trace_id;

@@ -41,12 +41,23 @@ CREATE VIEW IF NOT EXISTS main.profsum_history_summary(
   top_warning_count
 ) AS
 WITH
+std AS (
+  -- NaN / Infinity / -Infinity (Python's json.dumps writes them; SQLite's
+  -- JSON functions reject them) read as null / ±9e999, as in profsum_history
+  SELECT record_id, label,
+         CASE WHEN json_valid(record_json) THEN record_json ELSE
+         replace(replace(replace(replace(replace(replace(replace(replace(replace(record_json,
+           ': -Infinity', ': -9e999'), '[-Infinity', '[-9e999'), ', -Infinity', ', -9e999'),
+           ': Infinity', ': 9e999'), '[Infinity', '[9e999'), ', Infinity', ', 9e999'),
+           ': NaN', ': null'), '[NaN', '[null'), ', NaN', ', null') END AS record_json
+  FROM profsum_history_record
+),
 rec AS (
   SELECT record_id, label, record_json,
          CASE WHEN json_type(record_json, '$.assessment') = 'object'
                AND json_type(record_json, '$.assessment.status') = 'text'
               THEN json_extract(record_json, '$.assessment.status') END AS st
-  FROM profsum_history_record
+  FROM std
 ),
 counts AS (
   SELECT 'all' AS scope, NULL AS label, count(*) AS n,
