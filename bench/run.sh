@@ -624,6 +624,10 @@ if inproc and all(r["size"] in inproc for r in rows):
         env["inproc_fixed_first_s"] = min(inproc["empty"]["first_s"])
         env["inproc_fixed_later_s"] = min(inproc["empty"]["later_s"])
     order = sorted(rows, key=lambda r: r["bytes"])
+    # the imports (first, later) and, in runs that measured it, the plain
+    # scan in the same connections: no process start, no extension load, no
+    # shell (the command-line count(*) above has all three)
+    kinds = ("first", "later") + (("scan",) if all(inproc[r["size"]]["scan_s"] for r in order) else ())
     for r in order:
         e, n, mb = inproc[r["size"]], r["events"], r["bytes"] / 1e6
         peak = max(e["peaks_kb"]) if e["peaks_kb"] else None
@@ -633,12 +637,12 @@ if inproc and all(r["size"] in inproc for r in rows):
             "bytes_per_event": peak * 1024 / n if peak is not None else None,
             "bytes_per_event_beyond_db": (peak * 1024 - r["import_db_bytes"]) / n if peak is not None else None,
         }
-        for k in ("first", "later"):
+        for k in kinds:
             b, m = best_median(e[k + "_s"])
             q[k] = {"best_s": b, "median_s": m, "runs": len(e[k + "_s"]), "ms_per_mb": b * 1e3 / mb,
                     "median_ms_per_mb": m * 1e3 / mb, "mb_s": mb / b, "us_per_event": b * 1e6 / n,
                     "over_gzip": b / r["gzip"]["wall_s"]}
-    for k in ("first", "later"):
+    for k in kinds:
         prev = None
         for r in order:
             r["inproc"][k]["incr_ms_per_mb"] = None if prev is None else (
@@ -681,25 +685,7 @@ if inproc and all(r["size"] in inproc for r in rows):
     if "empty" in inproc:
         ilines.append("The import + summary of the empty trace in a running connection: %.1f ms the first time, "
                       "%.1f ms later." % (env["inproc_fixed_first_s"] * 1e3, env["inproc_fixed_later_s"] * 1e3))
-    # The plain scan in the same connections: no process start, no extension
-    # load, no shell (the command-line count(*) above has all three).
-    if all(inproc[r["size"]]["scan_s"] for r in order):
-        prev = None
-        for r in order:
-            b, m = best_median(inproc[r["size"]]["scan_s"])
-            mb = r["bytes"] / 1e6
-            r["inproc"]["scan"] = {"best_s": b, "median_s": m, "runs": len(inproc[r["size"]]["scan_s"]),
-                                   "ms_per_mb": b * 1e3 / mb, "median_ms_per_mb": m * 1e3 / mb,
-                                   "over_gzip": b / r["gzip"]["wall_s"],
-                                   "incr_ms_per_mb": None if prev is None else (
-                                       (b - prev["inproc"]["scan"]["best_s"]) * 1e3 / ((r["bytes"] - prev["bytes"]) / 1e6))}
-            prev = r
-        v = [r["inproc"]["scan"]["ms_per_mb"] for r in order]
-        vm = [r["inproc"]["scan"]["median_ms_per_mb"] for r in order]
-        vi = [r["inproc"]["scan"]["incr_ms_per_mb"] for r in order[1:]]
-        spreads["inproc_scan_ms_per_mb"] = max(v) / min(v)
-        spreads["inproc_scan_median_ms_per_mb"] = max(vm) / min(vm)
-        spreads["inproc_scan_incr_ms_per_mb"] = max(vi) / min(vi) if len(vi) > 1 and min(vi) > 0 else float("nan")
+    if "scan" in kinds:
         ilines.append("")
         ilines.append("The plain scan (`SELECT count(*) FROM trace_events(F)`) in the same connections, after the "
                       "imports: %s; spread of the cost per MB over the sizes (largest / smallest) %.2f, of the "

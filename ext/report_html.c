@@ -243,9 +243,10 @@ static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const
                       "WHERE trace_id=?1", zSchema, e))!=0 ){
     sqlite3_bind_int64(p, 1, id);
     if( stepIn(db, p, e)==SQLITE_ROW ){
-      const char *zL = (const char*)sqlite3_column_text(p, 0);
+      int rcT = SQLITE_OK;
+      const char *zL = profsumColText(p, 0, &rcT);
       zLabel = sqlite3_mprintf("%s", zL ? zL : "");
-      if( zLabel==0 || (zL==0 && sqlite3_column_type(p, 0)!=SQLITE_NULL) ) pageErr(e, db, SQLITE_NOMEM);
+      if( zLabel==0 || rcT ) pageErr(e, db, SQLITE_NOMEM);
       bFromV1 = sqlite3_column_int(p, 1);
     }
   }
