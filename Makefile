@@ -16,82 +16,129 @@
 
 .DEFAULT_GOAL := all
 PREFIX  ?= /usr/local
-NETWORK ?= 1
 CC      ?= cc
 PYTHON  ?= /usr/bin/python3
 VERSION := $(shell cat VERSION)
+# Every `pkg-config` query is quiet: on a machine without pkg-config or the
+# -dev packages the build says once what to run (build/gen/deps-ok below)
+# instead of a screen of pkg-config and compiler errors.
+have = $(shell pkg-config --exists $(1) 2>/dev/null && echo yes)
+pkgc = $(shell pkg-config $(1) 2>/dev/null)
 # The build's stamp (profsum_debug(), bench/results.md): the commit, with
 # "-dirty" when the sources differ from it (changed or untracked files under
 # ext, sql, views; Makefile, VERSION), "unknown" outside a git checkout of
-# this project (a tarball, or a copy inside another repository).  It is one
-# of the build flags below, so a build after a commit carries that commit.
+# this project (a tarball, or a copy inside another repository).  Only
+# ext/profsum.c is compiled with it (build/gen/stamp), so a commit rebuilds
+# one object per variant.
 COMMIT  := $(shell if [ -z "$$(git rev-parse --show-prefix 2>/dev/null)" ] && git rev-parse --is-inside-work-tree >/dev/null 2>&1; \
              then c=$$(git rev-parse --short HEAD); \
                if [ -n "$$(git status --porcelain -- ext sql views Makefile VERSION 2>/dev/null)" ]; then c="$$c-dirty"; fi; \
              else c=unknown; fi; echo "$$c")
 
-PKGS := sqlite3 zlib
-# Inflater: ISA-L's igzip when libisal is installed (Debian libisal-dev:
-# about 3.5x faster than zlib here, see docs/performance.md), else zlib.
-# INFLATE=zlib forces zlib.
-INFLATE ?= $(shell pkg-config --exists libisal && echo isal || echo zlib)
-ifeq ($(INFLATE),isal)
-PKGS += libisal
-INFDEF := -DPROFSUM_USE_ISAL
-else
-INFDEF :=
-endif
-# libcurl: its headers (pkg-config --cflags libcurl) but no link: the
-# extension opens libcurl.so.4 at the first network call (ext/curl_lazy.h;
-# `sqlite3 :memory: -cmd '.load profsum.so' 'SELECT 1'` takes ~2.5 ms, ~10.5 ms
-# with libcurl's ~30 libraries mapped; docs/wandb.md, "libcurl setup").
-ifeq ($(NETWORK),1)
-CURL_CFLAGS := $(shell pkg-config --cflags libcurl)
-NETDEF := $(CURL_CFLAGS)
-NETLIBS := -ldl -lpthread
-else
-NETDEF := -DPROFSUM_OMIT_NETWORK
-NETLIBS :=
+# Inflater: ISA-L's igzip when libisal is installed (Debian libisal-dev; see
+# docs/performance.md), else zlib.  INFLATE=zlib forces zlib.
+INFLATE ?= $(if $(call have,libisal),isal,zlib)
+# Network (W&B functions): on when libcurl's headers are installed (Debian
+# libcurl4-openssl-dev).  The extension takes only the headers and opens
+# libcurl.so.4 at the first network call (ext/curl_lazy.h).  NETWORK=0 builds
+# without; with NETWORK unset and no headers the build says so and does that.
+ifeq ($(origin NETWORK),undefined)
+NETWORK := $(if $(call have,libcurl),1,0)
+NETWORK_AUTO_OFF := $(filter 0,$(NETWORK))
 endif
 
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
-# The loadable extension must not link libsqlite3 (the host provides it).
-PKG_LIBS   := $(shell pkg-config --libs $(filter-out sqlite3,$(PKGS))) $(NETLIBS) -lm
+# Flags of one configuration: $(call infdef,isal|zlib), $(call netdef,1|0).
+infdef = $(if $(filter isal,$(1)),-DPROFSUM_USE_ISAL $(call pkgc,--cflags libisal))
+inflibs = $(if $(filter isal,$(1)),$(call pkgc,--libs libisal)) $(call pkgc,--libs zlib)
+netdef = $(if $(filter 1,$(1)),$(call pkgc,--cflags libcurl),-DPROFSUM_OMIT_NETWORK)
+netlibs = $(if $(filter 1,$(1)),-ldl -lpthread)
 
-WARN    := -std=c11 -Wall -Wextra -Werror
-OPT     ?= -O2
-CFLAGS_ALL = $(WARN) $(OPT) -g -fPIC -Ibuild/gen $(PKG_CFLAGS) $(NETDEF) $(INFDEF) -D_GNU_SOURCE \
-             -DPROFSUM_VERSION='"$(VERSION)"' -DPROFSUM_COMMIT='"$(COMMIT)"' \
-             -DPROFSUM_BUILD_FLAGS='"$(OPT) NETWORK=$(NETWORK) INFLATE=$(INFLATE)"'
+WARN      := -std=c11 -Wall -Wextra -Werror
+OPT       ?= -O2
+BASE_CFLAGS = $(WARN) -g -fPIC -fvisibility=hidden -Ibuild/gen -Iext $(call pkgc,--cflags sqlite3 zlib) -D_GNU_SOURCE \
+              -DPROFSUM_VERSION='"$(VERSION)"'
 # Only the entry point is exported (ext/profsum.c): SQLite loads extensions
 # with RTLD_GLOBAL, so exported helpers (jParse, jFree, ...) could bind to,
 # or be bound by, another library's functions of the same name; and calls
 # inside the extension skip the PLT.
 LDFLAGS_SO := -shared -fvisibility=hidden -Wl,-z,now -Wl,-z,relro -Wl,-z,defs
+SQLITE_LIBS = $(call pkgc,--libs sqlite3)
 
-SRCS := $(sort $(wildcard ext/*.c))
-HDRS := $(wildcard ext/*.h) build/gen/schema_sql.h build/gen/flags
+SRCS    := $(sort $(wildcard ext/*.c))
+CLISRCS := $(sort $(wildcard ext/cli/*.c))
+VIEWS   := $(shell cat views/MANIFEST 2>/dev/null)
 
-# The build options in a file that changes only when they change, so that
-# `make NETWORK=0` or `make INFLATE=zlib` after a default build rebuilds
-# (and a build after a commit, for the stamp).
-BUILD_FLAGS := $(CC) $(OPT) NETWORK=$(NETWORK) INFLATE=$(INFLATE) COMMIT=$(COMMIT)
-build/gen/flags: FORCE
-	@mkdir -p build/gen
-	@printf '%s\n' '$(BUILD_FLAGS)' | cmp -s - $@ 2>/dev/null || printf '%s\n' '$(BUILD_FLAGS)' > $@
-.PHONY: FORCE
-FORCE:
-VIEWS := $(shell cat views/MANIFEST 2>/dev/null)
+# ---- what a fresh machine lacks ---------------------------------------------
+# Checked before the first compile: one line naming the command to run.
+build/gen/deps-ok:
+	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists sqlite3 zlib 2>/dev/null \
+	    || ! command -v $(firstword $(CC)) >/dev/null 2>&1; then \
+	  echo "profsum: build dependencies missing (a C compiler, pkg-config, libsqlite3-dev, zlib1g-dev): run 'make deps' (installs them with apt-get), then make again" >&2; \
+	  exit 1; fi
+	@mkdir -p build/gen && touch $@
+.PHONY: deps-note
+deps-note:
+	@$(if $(NETWORK_AUTO_OFF),echo "profsum: libcurl's headers not found: building without network support (wandb_* functions say so); 'make deps' installs libcurl4-openssl-dev" >&2,:)
 
 # sql/schema.sql and the views (in views/MANIFEST order) compiled into the
 # extension as one C string: profsum_import() creates them on first use.
 build/gen/schema_sql.h: sql/schema.sql views/MANIFEST $(VIEWS) Makefile
 	@mkdir -p build/gen
-	{ echo '#define PROFSUM_SCHEMA_SQL \\'; \
+	@{ echo '#define PROFSUM_SCHEMA_SQL \\'; \
 	  for f in sql/schema.sql $(VIEWS); do \
 	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n" \\/' $$f; \
 	  done; echo '""'; \
 	  echo "#define PROFSUM_SCHEMA_ID \"$$(cat sql/schema.sql $(VIEWS) | cksum | tr ' ' '-')\""; } > $@
+
+.PHONY: FORCE
+FORCE:
+# The commit stamp in a file that changes only when the commit does.
+build/gen/stamp: FORCE
+	@mkdir -p build/gen
+	@printf '%s\n' '$(COMMIT)' | cmp -s - $@ 2>/dev/null || printf '%s\n' '$(COMMIT)' > $@
+
+# ---- build variants -----------------------------------------------------------
+# Each variant compiles ext/*.c into build/obj/<variant>/ with its own flags
+# (header dependencies from -MMD); build/gen/flags-<variant> holds those flags
+# and changes only when they do, so `make NETWORK=0` or `make INFLATE=zlib`
+# after a default build recompiles, and nothing else does.
+#   rel      the loadable extension (profsum.so)
+#   core     SQLITE_CORE: linked into the CLI and the C test driver
+#   nonet    NETWORK=0 loadable (the test that W&B functions say so)
+#   phases   imports print their phases' milliseconds (bench/phases.py)
+#   zlib     the zlib inflater (make test-zlib)
+#   asan, asancore   AddressSanitizer + UBSan (gcc)
+#   tsancore ThreadSanitizer (the C driver)
+#   ubsan    clang's UBSan with float-cast-overflow (make ubsan)
+ASAN_FLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
+  -DPROFSUM_SORT_HEAP_ONLY
+UBSAN_FLAGS := -O1 -fsanitize=undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+# $(call variant,NAME,CC,FLAGS,INFLATE,NETWORK)
+define variant
+CC_$(1)    := $(2)
+FLAGS_$(1)  = $$(BASE_CFLAGS) $(3) $$(call infdef,$(4)) $$(call netdef,$(5))
+LIBS_$(1)   = $$(call inflibs,$(4)) $$(call netlibs,$(5)) -lm
+STAMP_$(1) := -DPROFSUM_BUILD_FLAGS='"$(strip $(3)) NETWORK=$(5) INFLATE=$(4)"'
+OBJS_$(1)  := $$(patsubst ext/%.c,build/obj/$(1)/%.o,$$(SRCS))
+build/gen/flags-$(1): FORCE | build/gen/deps-ok
+	@printf '%s\n' '$$(CC_$(1)) $$(FLAGS_$(1))' | cmp -s - $$@ 2>/dev/null || printf '%s\n' '$$(CC_$(1)) $$(FLAGS_$(1))' > $$@
+build/obj/$(1)/%.o: ext/%.c build/gen/flags-$(1) | build/gen/schema_sql.h
+	@mkdir -p $$(@D)
+	$$(CC_$(1)) $$(FLAGS_$(1)) $$(OBJ_EXTRA) -MMD -MP -c -o $$@ $$<
+build/obj/$(1)/profsum.o: build/gen/stamp
+build/obj/$(1)/profsum.o: OBJ_EXTRA = -DPROFSUM_COMMIT='"$$(COMMIT)"' $$(STAMP_$(1))
+-include $$(OBJS_$(1):.o=.d)
+endef
+$(eval $(call variant,rel,$(CC),$(OPT),$(INFLATE),$(NETWORK)))
+$(eval $(call variant,core,$(CC),$(OPT) -DSQLITE_CORE,$(INFLATE),$(NETWORK)))
+$(eval $(call variant,nonet,$(CC),$(OPT),$(INFLATE),0))
+$(eval $(call variant,phases,$(CC),$(OPT) -DPROFSUM_PHASE_TIMES,$(INFLATE),$(NETWORK)))
+$(eval $(call variant,zlib,$(CC),$(OPT),zlib,$(NETWORK)))
+$(eval $(call variant,asan,$(CC),$(ASAN_FLAGS),$(INFLATE),$(NETWORK)))
+$(eval $(call variant,asancore,$(CC),$(ASAN_FLAGS) -DSQLITE_CORE,$(INFLATE),$(NETWORK)))
+$(eval $(call variant,tsancore,$(CC),-O1 -fsanitize=thread -fno-omit-frame-pointer -DSQLITE_CORE,$(INFLATE),$(NETWORK)))
+$(eval $(call variant,ubsan,clang,$(UBSAN_FLAGS),$(INFLATE),$(NETWORK)))
 
 all: profsum.so profsum
 
@@ -99,57 +146,50 @@ all: profsum.so profsum
 deps:
 	@bash .ci/deps.sh
 
-profsum.so: $(SRCS) $(HDRS) VERSION Makefile
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS_SO) -o $@ $(SRCS) $(PKG_LIBS)
+profsum.so: $(OBJS_rel) | deps-note
+	$(CC_rel) $(FLAGS_rel) $(LDFLAGS_SO) -o $@ $^ $(LIBS_rel)
+build/nonet/profsum.so: $(OBJS_nonet)
+	@mkdir -p $(@D)
+	$(CC_nonet) $(FLAGS_nonet) $(LDFLAGS_SO) -o $@ $^ $(LIBS_nonet)
+# The suite again against a zlib-only build (the fallback inflater).
+build/zlib/profsum.so: $(OBJS_zlib)
+	@mkdir -p $(@D)
+	$(CC_zlib) $(FLAGS_zlib) $(LDFLAGS_SO) -o $@ $^ $(LIBS_zlib)
+# For profiling: each import writes its phases' milliseconds to stderr
+# (ext/import.c, PROFSUM_PHASE_TIMES; bench/phases.py sums them up).
+build/phases/profsum.so: $(OBJS_phases)
+	@mkdir -p $(@D)
+	$(CC_phases) $(FLAGS_phases) $(LDFLAGS_SO) -o $@ $^ $(LIBS_phases)
 
 # C driver: the extension linked statically into a tiny SQL runner (used by
 # the asan/valgrind targets and the unit tests of the reader).
-build/sqlrun: tests/sqlrun.c $(SRCS) $(HDRS) Makefile
-	@mkdir -p build
-	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ tests/sqlrun.c $(SRCS) \
-	  $(shell pkg-config --libs $(PKGS)) $(NETLIBS) -lpthread -lm
+build/sqlrun: tests/sqlrun.c $(OBJS_core)
+	$(CC_core) $(FLAGS_core) -o $@ $^ $(SQLITE_LIBS) $(LIBS_core) -lpthread
+
+# The command line (docs/cli.md): ext/cli/*.c with the extension compiled in
+# (SQLITE_CORE; registered by sqlite3_auto_extension), linked against the
+# system libsqlite3.  Not part of profsum.so (SRCS is ext/*.c).
+profsum: $(CLISRCS) $(OBJS_core) $(wildcard ext/cli/*.h) ext/profsum_int.h | deps-note
+	$(CC_core) $(FLAGS_core) -o $@ $(CLISRCS) $(OBJS_core) $(SQLITE_LIBS) $(LIBS_core) -lpthread
 
 # Unit tests of the JSON tree's arenas (tests/jsontree_test.c), with
 # AddressSanitizer and UBSan; run by tests/test_jsontree_arena.py.
-build/jsontree_test: tests/jsontree_test.c ext/jsontree.c ext/jsontree.h ext/profsum_int.h Makefile
+build/jsontree_test: tests/jsontree_test.c ext/jsontree.c ext/jsontree.h ext/profsum_int.h | build/gen/deps-ok
 	@mkdir -p build
-	$(CC) $(CFLAGS_ALL) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
-	  -fno-sanitize-recover=undefined -DSQLITE_CORE -Iext -o $@ tests/jsontree_test.c ext/jsontree.c \
-	  $(shell pkg-config --libs sqlite3) -lm
-
-# The command line (docs/cli.md): ext/cli/profsum_cli.c with the extension
-# compiled in (SQLITE_CORE; registered by sqlite3_auto_extension), linked
-# against the system libsqlite3.  Not part of profsum.so (SRCS is ext/*.c).
-profsum: ext/cli/profsum_cli.c $(SRCS) $(HDRS) VERSION Makefile
-	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ ext/cli/profsum_cli.c $(SRCS) \
-	  $(shell pkg-config --libs $(PKGS)) $(NETLIBS) -lpthread -lm
+	$(CC) $(WARN) -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
+	  -fno-sanitize-recover=undefined -DSQLITE_CORE -D_GNU_SOURCE -Iext -o $@ tests/jsontree_test.c ext/jsontree.c \
+	  $(SQLITE_LIBS) -lm
 
 # The main job on a generated example (see examples/demo.sh).
 demo: deps
-	$(MAKE) profsum.so
+	$(MAKE) --no-print-directory profsum.so
 	bash examples/demo.sh
 
+TEST_BUILD := profsum.so build/sqlrun profsum build/nonet/profsum.so build/phases/profsum.so build/jsontree_test
 test: deps
-	$(MAKE) profsum.so build/sqlrun profsum build/nonet/profsum.so build/phases/profsum.so build/jsontree_test
+	$(MAKE) --no-print-directory -j$$(nproc) $(TEST_BUILD)
 	$(PYTHON) tests/run.py
 
-# The NETWORK=0 variant, for the test that its W&B functions say so.
-build/nonet/profsum.so: $(SRCS) $(HDRS) Makefile
-	@mkdir -p build/nonet
-	$(MAKE) --no-print-directory NETWORK=0 OUT=$@ build-out
-
-# The suite again against a zlib-only build (the fallback inflater).
-build/zlib/profsum.so: $(SRCS) $(HDRS) Makefile
-	@mkdir -p build/zlib
-	$(MAKE) --no-print-directory INFLATE=zlib OUT=$@ build-out
-build-out:
-	$(CC) $(CFLAGS_ALL) $(EXTRA_CFLAGS) $(LDFLAGS_SO) -o $(OUT) $(SRCS) $(PKG_LIBS)
-
-# For profiling: each import writes its phases' milliseconds to stderr
-# (ext/import.c, PROFSUM_PHASE_TIMES; bench/phases.py sums them up).
-build/phases/profsum.so: $(SRCS) $(HDRS) Makefile
-	@mkdir -p build/phases
-	$(MAKE) --no-print-directory EXTRA_CFLAGS=-DPROFSUM_PHASE_TIMES OUT=$@ build-out
 test-zlib: build/zlib/profsum.so
 	PROFSUM_SO=$(CURDIR)/build/zlib/profsum.so $(PYTHON) tests/run.py
 
@@ -157,40 +197,50 @@ test-zlib: build/zlib/profsum.so
 # -DPROFSUM_SORT_HEAP_ONLY: the ASan builds sort out-of-order tracks with the
 # heapsort fallback of the event sort (ordinary inputs never reach it), so the
 # suite checks both paths: quicksort in `make test`, heapsort in `make asan`.
-ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
-  -DPROFSUM_SORT_HEAP_ONLY
-build/asan/profsum.so: $(SRCS) $(HDRS) Makefile
-	@mkdir -p build/asan
-	$(CC) $(CFLAGS_ALL) -O1 $(ASAN_FLAGS) $(LDFLAGS_SO) -o $@ $(SRCS) $(PKG_LIBS)
-build/asan/sqlrun: tests/sqlrun.c $(SRCS) $(HDRS) Makefile
-	@mkdir -p build/asan
-	$(CC) $(CFLAGS_ALL) -O1 $(ASAN_FLAGS) -DSQLITE_CORE -o $@ tests/sqlrun.c $(SRCS) \
-	  $(shell pkg-config --libs $(PKGS)) $(NETLIBS) -lpthread -lm
+build/asan/profsum.so: $(OBJS_asan)
+	@mkdir -p $(@D)
+	$(CC_asan) $(FLAGS_asan) $(LDFLAGS_SO) -o $@ $^ $(LIBS_asan)
+build/asan/sqlrun: tests/sqlrun.c $(OBJS_asancore)
+	@mkdir -p $(@D)
+	$(CC_asancore) $(FLAGS_asancore) -o $@ $^ $(SQLITE_LIBS) $(LIBS_asancore) -lpthread
+# Out of memory at every allocation of the reading functions (tests/oom_test.c).
+build/asan/oom_test: tests/oom_test.c $(OBJS_asancore)
+	@mkdir -p $(@D)
+	$(CC_asancore) $(FLAGS_asancore) -o $@ $^ $(SQLITE_LIBS) $(LIBS_asancore) -lpthread
 
 # Python cannot be rebuilt with ASan, so the runtime is preloaded; leak
 # checking is off for the Python run (CPython's own allocations) and on for
 # the C driver run, which exercises the same reader paths.
-# Out of memory at every allocation of the reading functions (tests/oom_test.c).
-build/asan/oom_test: tests/oom_test.c $(SRCS) $(HDRS) Makefile
-	@mkdir -p build/asan
-	$(CC) $(CFLAGS_ALL) -O1 $(ASAN_FLAGS) -DSQLITE_CORE -o $@ tests/oom_test.c $(SRCS) \
-	  $(shell pkg-config --libs $(PKGS)) $(NETLIBS) -lpthread -lm
-asan: build/asan/profsum.so build/asan/sqlrun build/sqlrun build/asan/oom_test
+ASAN_PRELOAD = LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
+  ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+asan: build/asan/profsum.so build/asan/sqlrun build/sqlrun build/asan/oom_test profsum
 	PROFSUM_SQLRUN=build/asan/sqlrun ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/run_driver.py
 	$(PYTHON) tests/oom_check.py build/asan/oom_test
-	PROFSUM_SO=$(CURDIR)/build/asan/profsum.so PROFSUM_SQLRUN=build/asan/sqlrun \
-	  LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
-	  ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	PROFSUM_SO=$(CURDIR)/build/asan/profsum.so PROFSUM_SQLRUN=build/asan/sqlrun $(ASAN_PRELOAD) \
+	  $(PYTHON) tests/run.py
+
+# The corpus check (below) with the AddressSanitizer build.
+corpus-asan: build/asan/profsum.so
+	PROFSUM_SO=$(CURDIR)/build/asan/profsum.so $(ASAN_PRELOAD) $(PYTHON) tests/corpus_check.py
+
+# clang's UndefinedBehaviorSanitizer, float-cast-overflow included (gcc's
+# -fsanitize=undefined does not check float to integer conversions), as a
+# loadable extension with the shared UBSan runtime: the Python suite, every
+# report an error.
+build/ubsan/profsum.so: $(OBJS_ubsan)
+	@mkdir -p $(@D)
+	$(CC_ubsan) $(FLAGS_ubsan) -shared-libsan $(LDFLAGS_SO) -o $@ $^ $(LIBS_ubsan)
+ubsan: build/ubsan/profsum.so build/sqlrun profsum
+	PROFSUM_SO=$(CURDIR)/build/ubsan/profsum.so UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  $(PYTHON) tests/run.py
 
 # ThreadSanitizer: the C driver's fixtures again, threads forced on (the
 # inflate producer for gzip files of 128 KiB and more; the parse thread of a
 # first import, which the driver's import checks take), every data race an
 # error.  Not in `make asan` (TSan and ASan cannot share a process).
-build/tsan/sqlrun: tests/sqlrun.c $(SRCS) $(HDRS) Makefile
-	@mkdir -p build/tsan
-	$(CC) $(CFLAGS_ALL) -O1 -fsanitize=thread -fno-omit-frame-pointer -DSQLITE_CORE -o $@ tests/sqlrun.c $(SRCS) \
-	  $(shell pkg-config --libs $(PKGS)) $(NETLIBS) -lpthread -lm
+build/tsan/sqlrun: tests/sqlrun.c $(OBJS_tsancore)
+	@mkdir -p $(@D)
+	$(CC_tsancore) $(FLAGS_tsancore) -o $@ $^ $(SQLITE_LIBS) $(LIBS_tsancore) -lpthread
 tsan: build/tsan/sqlrun
 	PROFSUM_SQLRUN=build/tsan/sqlrun TSAN_OPTIONS=halt_on_error=1:exitcode=66 $(PYTHON) tests/run_driver.py
 
@@ -200,10 +250,12 @@ valgrind: build/sqlrun
 
 # ---- fuzzing --------------------------------------------------------------
 FUZZ_SECONDS ?= 600
-build/fuzz_reader: tests/fuzz_reader.c $(SRCS) $(HDRS) Makefile
+FUZZ_CFLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined $(BASE_CFLAGS) $(call infdef,$(INFLATE)) \
+  $(call netdef,$(NETWORK)) -DSQLITE_CORE -DPROFSUM_WINDOW_INIT=64
+FUZZ_LIBS = $(SQLITE_LIBS) $(call inflibs,$(INFLATE)) $(call netlibs,$(NETWORK)) -lpthread -lm
+build/fuzz_reader: tests/fuzz_reader.c $(SRCS) $(wildcard ext/*.h) build/gen/schema_sql.h | build/gen/deps-ok
 	@mkdir -p build
-	clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -Ibuild/gen $(PKG_CFLAGS) $(NETDEF) $(INFDEF) -D_GNU_SOURCE \
-	  -DSQLITE_CORE -DPROFSUM_WINDOW_INIT=64 -o $@ tests/fuzz_reader.c $(SRCS) $(shell pkg-config --libs $(PKGS)) $(NETLIBS) -lpthread -lm
+	clang $(FUZZ_CFLAGS) -Wno-error -o $@ tests/fuzz_reader.c $(SRCS) $(FUZZ_LIBS)
 fuzz: build/fuzz_reader
 	@mkdir -p build/fuzz_corpus
 	build/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -artifact_prefix=build/ \
@@ -218,10 +270,9 @@ bench: profsum.so
 
 # SHA-256 throughput alone (the hash of every imported file): SHA extensions
 # when the CPU has them, then the portable code.
-build/sha256_speed: bench/sha256_speed.c ext/hash.c ext/hash.h ext/profsum_int.h Makefile
+build/sha256_speed: bench/sha256_speed.c ext/hash.c ext/hash.h ext/profsum_int.h | build/gen/deps-ok
 	@mkdir -p build
-	$(CC) $(WARN) $(OPT) -Iext -Ibuild/gen $(PKG_CFLAGS) -D_GNU_SOURCE -DSQLITE_CORE -o $@ \
-	  bench/sha256_speed.c ext/hash.c $(shell pkg-config --libs sqlite3) -lpthread
+	$(CC) $(BASE_CFLAGS) $(OPT) -DSQLITE_CORE -o $@ bench/sha256_speed.c ext/hash.c $(SQLITE_LIBS) -lpthread
 
 bench-sha256: build/sha256_speed
 	build/sha256_speed
@@ -236,4 +287,4 @@ install: profsum.so profsum
 clean:
 	rm -rf profsum.so profsum build
 
-.PHONY: all deps demo test test-zlib build-out asan tsan valgrind fuzz corpus bench bench-sha256 install clean
+.PHONY: all deps demo test test-zlib asan corpus-asan ubsan tsan valgrind fuzz corpus bench bench-sha256 install clean
