@@ -5,7 +5,7 @@
 # everything is already installed.
 set -euo pipefail
 pkgs=(gcc make pkg-config libsqlite3-dev zlib1g-dev libisal-dev libcurl4-openssl-dev
-      sqlite3 python3 gzip ca-certificates "$@")
+      sqlite3 python3 gzip ca-certificates locales "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

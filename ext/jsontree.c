@@ -4,6 +4,7 @@
 */
 #include "profsum_int.h"
 #include "jsontree.h"
+#include "cnum.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -547,8 +548,8 @@ void jReprDouble(double r, char *zBuf){
     ** and 17 digits are the only candidates to try; the zeros go below.
     ** Subnormals have fewer bits than that: every length is tried. */
     for(prec=fabs(r)<DBL_MIN ? 1 : 15; prec<=17; prec++){
-      snprintf(buf, sizeof(buf), "%.*e", prec-1, r);
-      if( prec==17 || strtod(buf, 0)==r ) break;
+      profsumFmtExp(buf, sizeof(buf), prec-1, r);
+      if( prec==17 || profsumStrtod(buf, 0)==r ) break;
       if( prec==16 && fabs(r)>=DBL_MIN && frexp(fabs(r), &i)==0.5 ){
         /* A power of two: the next double down is half as far as the next
         ** one up, so the 16-digit decimal just above r may read back when
@@ -563,7 +564,7 @@ void jReprDouble(double r, char *zBuf){
         if( ++v==10000000000000000ULL ){ v = 1000000000000000ULL; ex++; }
         snprintf(alt, sizeof(alt), "%s%d.%015llue%d", r<0 ? "-" : "", (int)(v/1000000000000000ULL),
                  (unsigned long long)(v%1000000000000000ULL), ex);
-        if( strtod(alt, 0)==r ){ memcpy(buf, alt, sizeof(alt)); break; }
+        if( profsumStrtod(alt, 0)==r ){ memcpy(buf, alt, sizeof(alt)); break; }
       }
     }
     p = buf;
@@ -1073,7 +1074,7 @@ static JNode *jpValue(JP *j){
         }
         {
           char *end;
-          double v = strtod(buf, &end);
+          double v = profsumStrtod(buf, &end);
           if( *end ) return jpFail(j, "invalid number");
           p = jReal(v);
         }
