@@ -3,15 +3,24 @@
 ** wandb_fetch_run(), the fetch step of profsum_import for W&B sources, and
 ** wandb_publish() (publishing a profile_summary artifact, §6).
 **
-** Protocol: ../shared/reference/wandb-http.md (GraphQL queries §2–§4, the
-** manifest §3, errors and retries §7).  User documentation: docs/wandb.md.
+** Protocol: wandb-http.md, the W&B HTTP protocol notes (GraphQL queries
+** §2–§4, the manifest §3, errors and retries §7).  User documentation:
+** docs/wandb.md.
 **
-** Security rules kept here (issue 5):
-**   - the API key goes only to the API origin (scheme, host and port of
-**     WANDB_BASE_URL).  wbPerform() adds the Authorization header only when
-**     the URL of the current hop has that origin; redirects of authorized
-**     requests are followed by hand (curl never follows them with the
-**     header), a redirect to another origin continues without the header;
+** Security rules kept here:
+**   - the API key goes only to the API routes profsum builds from
+**     WANDB_BASE_URL: POST {base}/graphql, POST {base}/files/.../file_stream
+**     and the legacy download GET {base}/artifacts[V2]/... (the request's
+**     WbSink has bApi set).  A URL the API hands out (manifest and file
+**     directUrls, upload URLs) never gets it, whatever its host: a
+**     self-hosted server serves storage from its own host and port, and an
+**     S3-style store refuses a presigned URL sent with a second credential.
+**     wbPerform() decides per hop: the header only on a hop with the API
+**     origin (scheme, host, port); redirects of keyed requests are
+**     followed by hand (curl never follows them with the header, and
+**     CURLOPT_UNRESTRICTED_AUTH stays off); a POST is re-sent with the key
+**     only to the API origin (another origin is refused), and a redirected
+**     GET continues without the key, since its Location is storage;
 **   - error messages pass through wbScrub(), which masks the key, its
 **     base64 credential and any 6-byte piece of either; a server's text is
 **     masked whole before it is cut (wbBodyMessage);
@@ -550,7 +559,8 @@ static char *wbOriginOf(const char *zUrl, char **pzNetloc, char **pzHost){
   return zRes;
 }
 
-/* Does zUrl have the API origin of p (the only place the key may go)? */
+/* Does zUrl have the API origin of p (a hop may carry the key only there,
+** and only for an API route: see wbPerform)? */
 static int wbIsApiOrigin(Wb *p, const char *zUrl){
   char *z = wbOriginOf(zUrl, 0, 0);
   int r = z!=0 && strcmp(z, p->zOrigin)==0;
@@ -733,6 +743,9 @@ typedef struct WbSink {
   double rRetryAfter;           /* Retry-After seconds, <0 if none */
   double rRateReset;            /* RateLimit-Reset seconds, <0 if none */
   int bRateZero;                /* RateLimit-Remaining was 0 */
+  int bApi;                     /* an API route built from WANDB_BASE_URL
+                                ** (GraphQL, file_stream, legacy download):
+                                ** the only requests that carry the key */
   /* Uploads (wandb_publish): PUT these bytes with these extra headers,
   ** never with the Authorization header, never following redirects. */
   const char *zPutData;         /* non-0: the request is a PUT of this */
@@ -847,12 +860,16 @@ static size_t wbHeaderCb(char *b, size_t sz, size_t nmemb, void *pArg){
 }
 
 /* One attempt: GET zUrl (or POST zPost as JSON, or PUT s->zPutData when
-** that is set: an upload to storage, sent without the Authorization
-** header whatever its host, redirects not followed) into s.  The
-** Authorization header is added only while the current URL has the API
-** origin; redirects of such requests are followed here, by hand (a hop to
-** another origin continues without the header and, for a POST, is
-** refused), while requests without the header let curl follow redirects.
+** that is set: an upload to storage, redirects not followed) into s.
+** Whether a hop carries the Authorization header is decided per hop: only
+** when s->bApi (an API route built from WANDB_BASE_URL; never a URL the
+** API handed out, whatever its host), the hop's URL has the API origin,
+** and no earlier hop dropped the key.  Redirects of a keyed request are
+** followed here, by hand: a POST (307/308 only) is re-sent with the key to
+** the API origin and refused to another one; a GET continues without the
+** key (the Location is storage) and curl follows any further hop.
+** Requests without the header let curl follow redirects (no credential is
+** set on the handle: CURLOPT_UNRESTRICTED_AUTH off, curl's netrc off).
 ** Returns the CURLcode (CURLE_OK when an HTTP response arrived) and puts
 ** the final status in *pCode.  zCurlErr (CURL_ERROR_SIZE) receives curl's
 ** message.  Sets p->rc only for out-of-memory and refused redirects. */
@@ -861,10 +878,11 @@ static CURLcode wbPerform(Wb *p, const char *zUrl, const char *zPost,
   char *zCur = wbDup(p, zUrl);
   CURLcode rc = CURLE_OK;
   int nHop = 0;
+  int bKeyOk = s->bApi && s->zPutData==0;   /* the key may still go along */
   *pCode = 0;
   while( zCur ){
     struct curl_slist *pHdr = 0, *pNew;
-    int bAuth = s->zPutData==0 && wbIsApiOrigin(p, zCur);
+    int bAuth = bKeyOk && wbIsApiOrigin(p, zCur);
     CURL *c = p->curl;
     long code = 0;
     curl_easy_reset(c);
@@ -935,6 +953,7 @@ static CURLcode wbPerform(Wb *p, const char *zUrl, const char *zPost,
         wbErr(p, "graphql request redirected to another host; not following");
         break;
       }
+      if( zPost==0 ) bKeyOk = 0;   /* a GET's Location is storage: no key */
       sqlite3_free(zCur);
       zCur = wbDup(p, zLoc);
       wbSinkReset(s);
@@ -1093,7 +1112,7 @@ static JNode *wbGraphql(Wb *p, const char *zOp, const char *zQuery,
   char *zBody = 0, *zUrl = 0, *zWhat = 0, *zJsonErr = 0;
   WbSink s;
   memset(&s, 0, sizeof(s));
-  s.p = p; s.fd = -1; s.nLimit = WB_MEM_LIMIT;
+  s.p = p; s.fd = -1; s.nLimit = WB_MEM_LIMIT; s.bApi = 1;
   *ppData = 0;
   if( pBody ){
     jSet(pBody, "query", jStr(zQuery, -1));
@@ -1136,7 +1155,8 @@ done:
   return pRoot;
 }
 
-/* GET zUrl into memory (at most WB_MEM_LIMIT bytes, not counted against
+/* GET zUrl, a storage URL the API handed out (sent without the key), into
+** memory (at most WB_MEM_LIMIT bytes, not counted against
 ** PROFSUM_WANDB_MAX_BYTES) and parse it as JSON.
 ** Returns the tree (caller frees) or 0 with the error recorded. */
 static JNode *wbGetJson(Wb *p, const char *zWhat, const char *zUrl){
@@ -1286,10 +1306,12 @@ typedef struct WbEntry {
 /* Download entry e into directory zDest (open as rootFd): create the parent
 ** directories without following symlinks, reuse an existing file with the
 ** right digest, else download zUrl into an O_EXCL temporary file, check
-** size and MD5, and rename it into place.  Appends a description to
+** size and MD5, and rename it into place.  zUrl is the legacy download
+** route on the API host when bApi (sent with the key), else a presigned
+** URL the API handed out (sent without it).  Appends a description to
 ** pFiles.  Returns p->rc. */
 static int wbFetchEntry(Wb *p, int rootFd, const char *zDest, const WbEntry *e,
-                        const char *zUrl, JNode *pFiles){
+                        const char *zUrl, int bApi, JNode *pFiles){
   char *zRel = wbDup(p, e->zPath), *zBase, *zComp, *zSlash;
   char zTmp[64], zGot[32];
   unsigned char aWant[16];
@@ -1362,7 +1384,7 @@ static int wbFetchEntry(Wb *p, int rootFd, const char *zDest, const WbEntry *e,
     s = sqlite3_malloc(sizeof(*s));
     if( s==0 ){ wbOom(p); goto done; }
     memset(s, 0, sizeof(*s));
-    s->p = p; s->fd = fd; s->nLimit = p->nMaxBytes - p->nUsed;
+    s->p = p; s->fd = fd; s->nLimit = p->nMaxBytes - p->nUsed; s->bApi = bApi;
     if( e->nSize>=0 ){
       /* A server sending more than the manifest declares is stopped at
       ** the declared size, not at the call's remaining budget. */
@@ -1501,7 +1523,7 @@ static int wbFetchEntryFresh(Wb *p, const WbArt *a, int rootFd,
     }
   }
   if( zFresh ){
-    wbFetchEntry(p, rootFd, zDest, e, zFresh, pFiles);
+    wbFetchEntry(p, rootFd, zDest, e, zFresh, 0, pFiles);
     if( p->rc && p->zErr ){
       char *z = sqlite3_mprintf("%s (also with a fresh download URL; the first "
                                 "URL failed: %s)", p->zErr, zFirst);
@@ -1663,7 +1685,7 @@ static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
   for(i=0; i<nE; i++){
     const char *zU = wbStr(jGet(pUrls, aE[i].zPath));
     char *zLegacy = zU ? 0 : wbLegacyUrl(p, a, &aE[i], zLayout, zRegion);
-    wbFetchEntry(p, rootFd, zDest, &aE[i], zU ? zU : zLegacy, pFiles);
+    wbFetchEntry(p, rootFd, zDest, &aE[i], zU ? zU : zLegacy, zU==0, pFiles);
     sqlite3_free(zLegacy);
     if( p->rc && zU && p->iHttpFail ){
       wbFetchEntryFresh(p, a, rootFd, zDest, &aE[i], pFiles);
@@ -2708,7 +2730,7 @@ static int wbFinishRun(Wb *p, const WbPlan *pl, const char *zRun, int iExit){
     wbOom(p);
   }else{
     memset(&s, 0, sizeof(s));
-    s.p = p; s.fd = -1; s.nLimit = WB_MEM_LIMIT;
+    s.p = p; s.fd = -1; s.nLimit = WB_MEM_LIMIT; s.bApi = 1;
     wbRequest(p, "file_stream (finishing the publishing run)", zUrl, zBody, &s);
     sqlite3_free(s.zMem);
   }

@@ -3,7 +3,7 @@
 ** wandb_fetch, wandb_fetch_run and wandb_publish, and the fetch step that
 ** profsum_import uses for W&B sources.
 **
-** Protocol: ../shared/reference/wandb-http.md; behaviour of the reference
+** Protocol: wandb-http.md (the W&B HTTP protocol notes); behaviour of the reference
 ** tool: summary-v1-tools-spec.md §7 (publish) and §8 (input side).
 ** User documentation: docs/wandb.md.
 **

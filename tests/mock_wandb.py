@@ -10,6 +10,8 @@ answers:
                        the Authorization header is not Basic api:<key>;
   GET  /files/...      manifests (/files/manifest-<n>.json) and file bodies
                        (/files/<md5 hex>), without auth;
+  GET  /storage/manifests/<name>, /storage/files/<md5 hex>  the same, under
+                       the paths the same-host mode hands out (below);
   GET  /artifactsV2/<region>/<entity>/<birth id>/<md5 hex>  the legacy
                        download URL (auth required).
 
@@ -32,8 +34,22 @@ A second instance serves as another host ("storage"): api.storage = other
 makes every directUrl point at it (the default in the tests), and the
 "redirect" fault makes the API's /files/ answer 302 to it.
 
-Every request is recorded in .requests as dicts (method, path, headers, op)
-so tests can check where the Authorization header went.
+Same-host mode, api.serve_storage_here(s3_style=False): manifests, files and
+uploads are served by the API's own host and port, as a self-hosted W&B
+server does: directUrls are /storage/manifests/<name>?sig=x and
+/storage/files/<md5>?sig=..., upload URLs /storage/upload/... (stored in
+.uploads under /upload/..., as in the other modes).
+
+S3-style storage (.s3_style = True, also on a storage instance): a storage
+request (GET of a manifest or file, PUT of an upload) that carries an
+Authorization header is answered 400 InvalidArgument "Only one auth
+mechanism allowed", as S3 answers a presigned URL sent with a second
+credential.
+
+Every request is recorded in .requests as dicts (method, path, headers, op,
+body, auth: whether it carried an Authorization header, storage: whether it
+is a storage request) so tests can check where the key went;
+storage_requests() and keyed_requests() select them.
 
 Faults (mock.faults, a dict; counts are decremented per use):
   "401": n          answer /graphql with 401
@@ -43,13 +59,17 @@ Faults (mock.faults, a dict; counts are decremented per use):
   "500": n          answer /graphql with 500
   "errors": n       answer /graphql 200 {"data":null,"errors":[{"message":"boom"}]}
   "errors_<Op>": n  the same, only for operation <Op>
-  "gql_redirect": n answer /graphql with 307 to the storage host
+  "gql_redirect": n answer /graphql with 307 to the storage host (to this
+                    host's /graphql in the same-host mode)
   "slow": seconds   sleep that long before answering /files/ (not manifests)
   "slow_once": s    the same, only for the first file request
   "truncate": n     /files/<md5> announces more bytes than it sends, then closes
   "wrong_digest": n /files/<md5> serves tampered bytes
   "redirect": n     /files/ on this server answers 302 to the storage server
   "omit_urls": True ArtifactFileURLs returns no edges (legacy URL fallback)
+  "legacy_redirect": n  an authorized /artifactsV2/ request answers 302 to the
+                    file's storage URL (the storage host, or this host's
+                    /storage/files/ in the same-host mode)
   "expired": n      /files/<md5> URLs handed out by ArtifactFileURLs (?sig=list)
                     answer 403 "Request has expired", as S3 does
   "expired_fresh": n  the same for URLs from ArtifactFileURLByName (?sig=fresh)
@@ -92,6 +112,8 @@ class MockWandb:
         self.upserted = []       # UpsertBucket variables
         self.file_streams = []   # (path, parsed body)
         self.committed_manifests = {}  # artifact id -> parsed manifest
+        self.same_host = False   # serve_storage_here(): storage under /storage/
+        self.s3_style = False    # reject storage requests that carry a key
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         self.httpd.daemon_threads = True
         self.httpd.handle_error = self._handle_error
@@ -118,6 +140,35 @@ class MockWandb:
 
     def blob_base(self):
         return (self.storage or self).url
+
+    def serve_storage_here(self, s3_style=False):
+        """Same-host mode: this server hands out (and serves) manifest,
+        file and upload URLs under its own /storage/ path."""
+        self.storage = None
+        self.upload_target = None
+        self.same_host = True
+        self.s3_style = s3_style
+
+    def storage_dir(self):
+        """Path prefix of the storage URLs this server hands out."""
+        return "/storage" if self.same_host and self.storage is None else ""
+
+    @staticmethod
+    def is_storage(method, path):
+        """Is a request of method to path (query included) a storage one?"""
+        path = path.split("?", 1)[0]
+        if method == "PUT":
+            return True
+        return method == "GET" and path.startswith(("/files/", "/storage/"))
+
+    def storage_requests(self):
+        with self.lock:
+            return [r for r in self.requests if r["storage"]]
+
+    def keyed_requests(self):
+        """The requests that carried an Authorization header."""
+        with self.lock:
+            return [r for r in self.requests if r["auth"]]
 
     def add_artifact(self, entity, project, name, version, files, type_="jax_profile",
                      state="COMMITTED", aliases=(), created_at="2025-01-02T03:04:05",
@@ -186,9 +237,13 @@ class MockWandb:
         return node
 
     def _manifest_url(self, a):
+        if self.storage_dir():
+            return "%s/storage/manifests/%s?sig=x" % (self.url, a["manifest"])
         return "%s/files/%s?sig=x" % (self.blob_base(), a["manifest"])
 
     def _blob_url(self, md5_hex, sig):
+        if self.storage_dir():
+            return "%s/storage/files/%s?sig=%s" % (self.url, md5_hex, sig)
         return "%s/files/%s?sig=%s" % (self.blob_base(), md5_hex, sig)
 
     def _by_id(self, art_id):
@@ -315,7 +370,8 @@ class MockWandb:
             st["manifest_ids"].append((mid, v))
             f = {"id": "RmlsZTox"}
             if v["includeUpload"]:
-                f["uploadUrl"] = "%s/upload/manifest-%s?sig=m" % (up.url, v["artifactID"])
+                f["uploadUrl"] = "%s%s/upload/manifest-%s?sig=m" % (
+                    up.url, up.storage_dir(), v["artifactID"])
                 f["uploadHeaders"] = []
             return {"data": {"createArtifactManifest": {"artifactManifest": {"id": mid, "file": f}}}}
         if op == "CreateArtifactFiles":
@@ -329,8 +385,8 @@ class MockWandb:
                 have = h in up.blobs
                 edges.append({"node": {
                     "storagePath": "wandb_artifacts/%s" % h,
-                    "uploadUrl": None if have else "%s/upload/%s/%s?sig=f" % (
-                        up.url, spec["artifactID"], spec["name"]),
+                    "uploadUrl": None if have else "%s%s/upload/%s/%s?sig=f" % (
+                        up.url, up.storage_dir(), spec["artifactID"], spec["name"]),
                     "uploadHeaders": None if have else [
                         "Content-MD5:%s" % spec["md5"], "x-test-header:  yes"],
                     "artifact": {"id": spec["artifactID"]}}})
@@ -388,18 +444,37 @@ def _make_handler(mock):
             with mock.lock:
                 mock.requests.append({"method": self.command, "path": self.path,
                                       "headers": {k.lower(): v for k, v in self.headers.items()},
-                                      "op": op, "body": body})
+                                      "op": op, "body": body,
+                                      "auth": "Authorization" in self.headers,
+                                      "storage": mock.is_storage(self.command, self.path)})
 
         def _authorized(self):
             return self.headers.get("Authorization") == mock.auth_header()
+
+        def _s3_refused(self):
+            """S3-style storage: a request with a second credential (the
+            Authorization header next to the presigned query) gets 400."""
+            if not (mock.s3_style and "Authorization" in self.headers):
+                return False
+            self._send(400, b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+                       b"<Error><Code>InvalidArgument</Code><Message>Only one auth "
+                       b"mechanism allowed; only the X-Amz-Algorithm query parameter, "
+                       b"Signature query string parameter or the Authorization header "
+                       b"should be specified</Message><ArgumentName>Authorization"
+                       b"</ArgumentName></Error>", ctype="application/xml")
+            return True
 
         def do_PUT(self):
             n = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(n)
             self._record(body=raw)
             path = self.path.split("?", 1)[0]
+            if path.startswith("/storage/upload/"):
+                path = path[len("/storage"):]
             if not path.startswith("/upload/"):
                 return self._send(404, {"error": "no such endpoint"})
+            if self._s3_refused():
+                return
             if mock.fault("put_500"):
                 return self._send(500, b"<Error>InternalError</Error>", ctype="application/xml")
             md5 = self.headers.get("Content-MD5")
@@ -454,12 +529,19 @@ def _make_handler(mock):
                 if self.headers.get("Authorization") != mock.auth_header():
                     return self._send(401, {"errors": [{"message": "permission denied"}]})
                 h = path.rsplit("/", 1)[1]
+                if mock.fault("legacy_redirect"):
+                    return self._send(302, b"", {"Location": mock._blob_url(h, "legacy")})
                 if h in mock.blobs:
                     return self._send(200, mock.blobs[h], ctype="application/octet-stream")
                 return self._send(404, {"error": "no such file"})
-            if not path.startswith("/files/"):
+            for prefix in ("/files/", "/storage/manifests/", "/storage/files/"):
+                if path.startswith(prefix):
+                    name = path[len(prefix):]
+                    break
+            else:
                 return self._send(404, {"error": "no such endpoint"})
-            name = path[len("/files/"):]
+            if self._s3_refused():
+                return
             if mock.fault("redirect"):
                 return self._send(302, b"", {"Location": "%s/files/%s" % (mock.storage.url, name)})
             if name in mock.manifests:

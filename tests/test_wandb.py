@@ -723,9 +723,23 @@ class WandbTest(unittest.TestCase):
             self.assertEqual(f.read(), b"keep")
 
     # -- where the key goes -----------------------------------------------------
+    def assert_key_only_to_api(self, mock):
+        """On mock, no storage request (manifest, file, upload) carried the
+        key, and every GraphQL request did (there were some)."""
+        stor = mock.storage_requests()
+        self.assertTrue(stor)
+        self.assertEqual([r["path"] for r in stor if r["auth"]], [])
+        gql = [r for r in mock.requests if r["path"] == "/graphql"]
+        self.assertTrue(gql)
+        for r in gql:
+            self.assertEqual(r["headers"].get("authorization"), AUTH, r["op"])
+
     def test_redirect_to_other_host(self):
-        self.api.storage = None           # directUrls on the API host (/files/...)
-        self.api.faults["redirect"] = 100  # ... which redirect to the storage host
+        # directUrls on the API host (/files/...), which redirect to the
+        # storage host: a URL the API hands out gets no key on any hop,
+        # even on the API host
+        self.api.storage = None
+        self.api.faults["redirect"] = 100
         self.api.storage = self.storage
         self.api.blob_base = lambda: self.api.url
         self.storage.blobs.update(self.api.blobs)
@@ -734,9 +748,105 @@ class WandbTest(unittest.TestCase):
         self.assert_fetched(self.dest())
         on_api = self.api.requests_to("/files/")
         self.assertEqual(len(on_api), 3)
-        self.assertTrue(all(x["headers"].get("authorization") == AUTH for x in on_api))
+        self.assertEqual([x["path"] for x in on_api if x["auth"]], [])
         self.assertEqual(len(self.storage.requests_to("/files/")), 3)
         self.assert_no_key_off_api()
+        self.assert_key_only_to_api(self.api)
+
+    def check_same_host(self, s3_style):
+        """Storage served by the API's own host and port (a self-hosted
+        server): wandb_fetch, wandb_fetch_run and profsum_import work, no
+        manifest or file request carries the key, GraphQL requests do."""
+        self.api.serve_storage_here(s3_style=s3_style)
+        r = self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest("a"))
+        self.assert_fetched(self.dest("a"))
+        self.assertFalse(any(f["cached"] for f in r["files"]))
+        paths = sorted(x["path"].split("?")[0] for x in self.api.storage_requests())
+        h0, h1 = (hashlib.md5(FILES[p]).hexdigest() for p in (P0, P1))
+        self.assertEqual(paths, sorted(["/storage/manifests/manifest-0.json",
+                                        "/storage/files/" + h0, "/storage/files/" + h1]))
+        self.q("SELECT wandb_fetch_run('e/p/abc', ?)", self.dest("b"))
+        self.assert_fetched(self.dest("b"))
+        db = connect(os.path.join(self.tmp.path, "s.db"))
+        import gzip
+        import fixtures
+        trace = gzip.compress(json.dumps(fixtures.f1([100, 110, 120, 130], 60)).encode())
+        self.api.add_artifact("e", "p", "run-xyz-profiler", 0,
+                              {"plugins/profile/2026_01_01_00_00_00/h.trace.json.gz": trace},
+                              aliases=["latest"])
+        tid = db.execute("SELECT profsum_import('wandb:e/p/run-xyz-profiler')").fetchone()[0]
+        self.assertEqual(db.execute("SELECT num_complete_events FROM profsum_trace WHERE trace_id=?",
+                                    (tid,)).fetchone()[0], 11)
+        db.close()
+        self.assertEqual(len(self.api.storage_requests()), 3 + 3 + 2)
+        self.assert_key_only_to_api(self.api)
+        self.assertEqual(self.storage.requests, [])
+
+    def test_same_host_storage(self):
+        self.check_same_host(False)
+
+    def test_same_host_storage_s3_style(self):
+        # S3 answers a presigned URL sent with a second credential with 400
+        self.check_same_host(True)
+
+    def test_s3_style_mock_refuses_a_keyed_request(self):
+        # the mock itself: what the client avoids is really refused
+        import urllib.request
+        import urllib.error
+        self.api.serve_storage_here(s3_style=True)
+        url = self.api.url + "/storage/manifests/manifest-0.json?sig=x"
+        with urllib.request.urlopen(url) as f:
+            self.assertEqual(json.loads(f.read())["version"], 1)
+        req = urllib.request.Request(url, headers={"Authorization": AUTH})
+        with self.assertRaises(urllib.error.HTTPError) as cm:
+            urllib.request.urlopen(req)
+        self.assertEqual(cm.exception.code, 400)
+        self.assertIn(b"<Code>InvalidArgument</Code><Message>Only one auth mechanism allowed",
+                      cm.exception.read())
+        self.assertEqual([x["auth"] for x in self.api.storage_requests()], [False, True])
+
+    def test_legacy_redirect_to_other_origin(self):
+        # an API route (the legacy download URL) gets the key; its redirect
+        # to storage on another origin does not
+        self.api.faults["omit_urls"] = True
+        self.api.faults["legacy_redirect"] = 100
+        self.storage.s3_style = True
+        self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assert_fetched(self.dest())
+        legacy = self.api.requests_to("/artifactsV2/default/e/QXJ0aWZhY3Q6MTIz/")
+        self.assertEqual(len(legacy), 2)
+        self.assertTrue(all(x["headers"].get("authorization") == AUTH for x in legacy))
+        got = self.storage.requests_to("/files/")
+        self.assertEqual(sorted(x["path"].split("?")[1] for x in got), ["sig=legacy", "sig=legacy",
+                                                                         "sig=x"])
+        self.assert_no_key_off_api()
+
+    def test_legacy_redirect_same_origin(self):
+        # the same redirect to storage on the API's own origin: no key there
+        # either (the Location is a file URL the API handed out)
+        self.api.serve_storage_here(s3_style=True)
+        self.api.faults["omit_urls"] = True
+        self.api.faults["legacy_redirect"] = 100
+        self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assert_fetched(self.dest())
+        legacy = self.api.requests_to("/artifactsV2/default/e/QXJ0aWZhY3Q6MTIz/")
+        self.assertEqual(len(legacy), 2)
+        self.assertTrue(all(x["headers"].get("authorization") == AUTH for x in legacy))
+        hops = self.api.requests_to("/storage/files/")
+        self.assertEqual([(x["path"].split("?")[1], x["auth"]) for x in hops],
+                         [("sig=legacy", False)] * 2)
+        self.assert_key_only_to_api(self.api)
+
+    def test_graphql_redirect_same_origin(self):
+        # a GraphQL POST redirected (307) within the API origin is sent
+        # again, with the key
+        self.api.serve_storage_here(s3_style=True)
+        self.api.faults["gql_redirect"] = 1
+        self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assert_fetched(self.dest())
+        gql = [x["op"] for x in self.api.requests if x["path"] == "/graphql"]
+        self.assertEqual(gql, ["ArtifactByName", "ArtifactByName", "ArtifactFileURLs"])
+        self.assert_key_only_to_api(self.api)
 
     def test_graphql_redirect_refused(self):
         self.api.faults["gql_redirect"] = 1
@@ -894,6 +1004,25 @@ class WandbTest(unittest.TestCase):
         for x in self.api.requests:
             if x["method"] == "POST":
                 self.assertEqual(x["headers"].get("authorization"), AUTH)
+
+    def test_publish_same_host_s3_style(self):
+        # uploads to S3-style storage on the API's own host and port, then
+        # the published artifact fetched back from there
+        self.api.serve_storage_here(s3_style=True)
+        tid = self.import_trace("t1")
+        files = self.expected_files(tid)
+        r = self.q("SELECT wandb_publish(?, '{\"entity\":\"e\",\"project\":\"p\"}')", tid)
+        self.assertEqual(r["status"], "published")
+        puts = [x["path"].split("?")[0] for x in self.api.requests if x["method"] == "PUT"]
+        self.assertEqual(puts, ["/storage/upload/%s/%s" % (r["id"], p) for p in sorted(files)]
+                         + ["/storage/upload/manifest-%s" % r["id"]])
+        self.q("SELECT wandb_fetch(?, ?)", r["ref"], self.dest())
+        for p, d in files.items():
+            with open(self.dest(p), "rb") as fh:
+                self.assertEqual(fh.read(), d)
+        self.assert_key_only_to_api(self.api)
+        streams = [x for x in self.api.requests if x["path"].endswith("/file_stream")]
+        self.assertEqual([x["headers"].get("authorization") for x in streams], [AUTH])
 
     def test_publish_attached_to_profiled_run(self):
         import gzip
