@@ -174,10 +174,10 @@ profsum: $(CLISRCS) $(OBJS_core) $(wildcard ext/cli/*.h) ext/profsum_int.h | dep
 
 # Unit tests of the JSON tree's arenas (tests/jsontree_test.c), with
 # AddressSanitizer and UBSan; run by tests/test_jsontree_arena.py.
-build/jsontree_test: tests/jsontree_test.c ext/jsontree.c ext/jsontree.h ext/profsum_int.h | build/gen/deps-ok
+build/jsontree_test: tests/jsontree_test.c ext/jsontree.c ext/jsontree.h ext/cnum.c ext/cnum.h ext/profsum_int.h | build/gen/deps-ok
 	@mkdir -p build
 	$(CC) $(WARN) -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
-	  -fno-sanitize-recover=undefined -DSQLITE_CORE -D_GNU_SOURCE -Iext -o $@ tests/jsontree_test.c ext/jsontree.c \
+	  -fno-sanitize-recover=undefined -DSQLITE_CORE -D_GNU_SOURCE -Iext -o $@ tests/jsontree_test.c ext/jsontree.c ext/cnum.c \
 	  $(SQLITE_LIBS) -lm
 
 # The main job on a generated example (see examples/demo.sh).
