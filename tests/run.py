@@ -23,8 +23,14 @@ def main(argv):
     sys.path.insert(0, HERE)
     suite = unittest.defaultTestLoader.discover(HERE, pattern=pattern, top_level_dir=HERE)
     result = unittest.TextTestRunner(verbosity=verbosity, stream=sys.stdout).run(suite)
-    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
-    skipped = len(result.skipped)
+    # A test with failing subtests appears once per failing subtest: count
+    # each test once.
+    def test_id(t):
+        return getattr(t, "test_case", t).id()
+    failed_ids = {test_id(t) for t, _ in result.failures + result.errors}
+    failed_ids |= {test_id(t) for t in result.unexpectedSuccesses}
+    failed = len(failed_ids)
+    skipped = len({test_id(t) for t, _ in result.skipped} - failed_ids)
     passed = result.testsRun - failed - skipped
     line = "%d passed, %d failed" % (passed, failed)
     if skipped:
