@@ -37,6 +37,7 @@
 */
 #include <sqlite3.h>
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +46,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +60,7 @@
 #endif
 
 #include "../compare.h"         /* profsumPyPathStr (linked in statically) */
+#include "../summary_doc.h"     /* profsumDocFromJson, profsumDocReportMd */
 
 /* The extension's entry point (ext/profsum.c), linked in statically. */
 int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
@@ -136,18 +139,180 @@ static void progressAbandon(void);
 static int isRemoteSource(const char *z);
 static void fmtJsonNum(char *z, size_t n, double v);
 
-/* Print "profsum <cmd>: <message>" to stderr and exit with rc. */
+/* ================================================================== */
+/* Terminal-safe text                                                  */
+/* ================================================================== */
+/*
+** Trace-derived text (op names, region paths, process names, labels, file
+** names) may hold terminal control sequences (ESC [ ... CSI, ESC ] ... OSC
+** that sets the window title or writes the clipboard, bare C1 controls)
+** and newlines that would break a markdown table.  Written to a file or a
+** pipe, every byte stays as the reference tool writes it; written to a
+** terminal (isatty), each unsafe character is shown as a visible escape:
+**
+**   \n  \r          newline (where it is not the text's own line end), CR
+**   \xNN            any other C0 control but TAB, DEL (0x7f), and each byte
+**                   that is not part of valid UTF-8 (0x80..0xff alone)
+**   \uNNNN          a C1 control (U+0080..U+009F) and the bidirectional
+**                   embedding, override and isolate controls (U+202A..U+202E,
+**                   U+2066..U+2069), which reorder what the terminal shows
+**
+** TAB stays.  A backslash is not doubled, so a name that holds the
+** characters "\x1b" looks the same as one that holds ESC: the bytes of a
+** file written with --output are the reference.
+*/
+static int g_bOutTty = 0;           /* stdout is a terminal (set in main) */
+static int g_bErrTty = 0;           /* stderr is a terminal (set in main) */
+
+/* The length (1..4) of the valid UTF-8 sequence at z (n bytes available,
+** n >= 1), its code point in *pC; 0 when z[0] does not start one (a stray
+** continuation byte, an overlong form, a surrogate, above U+10FFFF, or a
+** sequence cut short). */
+static int utf8Seq(const unsigned char *z, size_t n, unsigned *pC){
+  unsigned c = z[0], min;
+  int len, i;
+  if( c<0x80 ){ *pC = c; return 1; }
+  if( c>=0xc2 && c<=0xdf ){ len = 2; c &= 0x1f; min = 0x80; }
+  else if( c>=0xe0 && c<=0xef ){ len = 3; c &= 0x0f; min = 0x800; }
+  else if( c>=0xf0 && c<=0xf4 ){ len = 4; c &= 0x07; min = 0x10000; }
+  else return 0;
+  if( n<(size_t)len ) return 0;
+  for(i=1; i<len; i++){
+    if( (z[i]&0xc0)!=0x80 ) return 0;
+    c = (c<<6) | (z[i]&0x3f);
+  }
+  if( c<min || c>0x10ffff || (c>=0xd800 && c<=0xdfff) ) return 0;
+  *pC = c;
+  return len;
+}
+
+/* 1 if code point c must not reach a terminal as is (see above); a
+** newline only when !bKeepNl. */
+static int visUnsafe(unsigned c, int bKeepNl){
+  if( c=='\t' ) return 0;
+  if( c=='\n' ) return !bKeepNl;
+  if( c<0x20 || c==0x7f ) return 1;
+  if( c>=0x80 && c<0xa0 ) return 1;
+  if( (c>=0x202a && c<=0x202e) || (c>=0x2066 && c<=0x2069) ) return 1;
+  return 0;
+}
+
+/* The visible form of an unsafe code point c (visUnsafe) into z, which
+** holds at least 8 bytes; returns its length (2 to 6). */
+static int visForm(unsigned c, char *z){
+  if( c=='\n' ){ memcpy(z, "\\n", 3); return 2; }
+  if( c=='\r' ){ memcpy(z, "\\r", 3); return 2; }
+  if( c<0x80 ) return snprintf(z, 8, "\\x%02x", c);
+  return snprintf(z, 8, "\\u%04x", c);
+}
+
+/* Append the first n bytes of z to the buffer zOut (capacity nOut, at
+** least 1) as a terminal may show them (the rules above; newlines kept when
+** bKeepNl), NUL-terminated.  Stops before a unit that would not fit, so the
+** result never ends inside a UTF-8 sequence or an escape.  Returns the
+** length written.  Needs no allocation (used on error paths). */
+static size_t visibleInto(char *zOut, size_t nOut, const char *z, size_t n, int bKeepNl){
+  const unsigned char *u = (const unsigned char*)z;
+  size_t i = 0, j = 0;
+  while( i<n ){
+    unsigned c;
+    char e[8];
+    int len = utf8Seq(u+i, n-i, &c), k;
+    const char *zUnit;
+    if( len==0 ){                          /* a byte that is not UTF-8 */
+      k = snprintf(e, sizeof(e), "\\x%02x", u[i]);
+      zUnit = e;
+      len = 1;
+    }else if( visUnsafe(c, bKeepNl) ){
+      k = visForm(c, e);
+      zUnit = e;
+    }else{
+      k = len;
+      zUnit = (const char*)u+i;
+    }
+    if( j+(size_t)k+1>nOut ) break;
+    memcpy(zOut+j, zUnit, (size_t)k);
+    j += (size_t)k;
+    i += (size_t)len;
+  }
+  zOut[j] = 0;
+  return j;
+}
+
+/* The visible form of z[0..n) (visibleInto) in a new malloc'd buffer,
+** its length in *pnOut; 0 when out of memory (the caller decides). */
+static char *visibleAlloc(const char *z, size_t n, int bKeepNl, size_t *pnOut){
+  size_t nOut = n*4 + 1;                 /* each byte gives at most 4 */
+  char *zOut;
+  if( n>(SIZE_MAX-1)/4 ) return 0;
+  zOut = malloc(nOut);
+  if( zOut==0 ) return 0;
+  *pnOut = visibleInto(zOut, nOut, z, n, bKeepNl);
+  return zOut;
+}
+
+/* Write n bytes of z to stream f, as visible text when bTty (newlines
+** kept when bKeepNl).  Out of memory: written as is, since an error
+** message must still come out (an error path). */
+static void writeVisible(FILE *f, int bTty, const char *z, size_t n, int bKeepNl){
+  size_t nVis;
+  char *zVis = bTty ? visibleAlloc(z, n, bKeepNl, &nVis) : 0;
+  if( zVis ){
+    fwrite(zVis, 1, nVis, f);
+    free(zVis);
+  }else{
+    fwrite(z, 1, n, f);
+  }
+}
+
+/* printf-style formatting (C's vsnprintf) into a new malloc'd string; 0
+** when out of memory. */
+static char *fmtAlloc(const char *zFmt, va_list ap){
+  va_list ap2;
+  int n;
+  char *z;
+  va_copy(ap2, ap);
+  n = vsnprintf(0, 0, zFmt, ap2);
+  va_end(ap2);
+  if( n<0 ) return 0;
+  z = malloc((size_t)n + 1);
+  if( z ) vsnprintf(z, (size_t)n + 1, zFmt, ap);
+  return z;
+}
+
+/* One line of text on stderr: the formatted message and a newline.  On a
+** terminal the message is shown visible (errors quote file names, labels
+** and trace text), a newline inside it as "\n". */
+static void errLine(const char *zFmt, ...){
+  va_list ap;
+  char *z;
+  va_start(ap, zFmt);
+  z = fmtAlloc(zFmt, ap);
+  va_end(ap);
+  if( z ){
+    writeVisible(stderr, g_bErrTty, z, strlen(z), 0);
+    free(z);
+  }else{
+    fputs(zFmt, stderr);                 /* out of memory: the bare format */
+  }
+  fputc('\n', stderr);
+  fflush(stderr);
+}
+
+/* Print "profsum <cmd>: <message>" to stderr and exit with rc.  On a
+** terminal the message is shown visible (errLine). */
 static void fail(int rc, const char *zFmt, ...){
   va_list ap;
+  char *zMsg;
   progressAbandon();
   fflush(stdout);
-  fprintf(stderr, "profsum%s%s: ", g_zCmd ? " " : "", g_zCmd ? g_zCmd : "");
   va_start(ap, zFmt);
-  vfprintf(stderr, zFmt, ap);
+  zMsg = fmtAlloc(zFmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  errLine("profsum%s%s: %s", g_zCmd ? " " : "", g_zCmd ? g_zCmd : "", zMsg ? zMsg : zFmt);
+  free(zMsg);
   if( rc==EXIT_USAGE ){
-    fprintf(stderr, "Try 'profsum%s%s --help'.\n", g_zCmd ? " " : "", g_zCmd ? g_zCmd : "");
+    errLine("Try 'profsum%s%s --help'.", g_zCmd ? " " : "", g_zCmd ? g_zCmd : "");
   }
   cleanup();
   exit(rc);
@@ -765,13 +930,28 @@ static void makeDirs(const char *zPath, int bParentOnly){
   free(z);
 }
 
-/* Write all of z to stdout; a closed pipe ends the program quietly. */
-static void writeStdout(const char *z, size_t n){
-  if( fwrite(z, 1, n, stdout)!=n || fflush(stdout)!=0 ){
-    if( errno==EPIPE ){ cleanup(); exit(EXIT_FAIL); }
-    fail(EXIT_FAIL, "cannot write to stdout: %s", strerror(errno));
+/* Write all n bytes of z to stdout; a closed pipe ends the program
+** quietly.  When stdout is a terminal the text is shown visible (see
+** "Terminal-safe text"; newlines kept when bKeepNl); to a file or a pipe
+** the bytes go as they are. */
+static void writeStdoutVis(const char *z, size_t n, int bKeepNl){
+  char *zVis = 0;
+  if( g_bOutTty ){
+    zVis = visibleAlloc(z, n, bKeepNl, &n);
+    if( zVis==0 ) fail(EXIT_FAIL, "out of memory");
+    z = zVis;
   }
+  if( fwrite(z, 1, n, stdout)!=n || fflush(stdout)!=0 ){
+    int e = errno;
+    free(zVis);
+    if( e==EPIPE ){ cleanup(); exit(EXIT_FAIL); }
+    fail(EXIT_FAIL, "cannot write to stdout: %s", strerror(e));
+  }
+  free(zVis);
 }
+
+/* writeStdoutVis, newlines kept (text of several lines). */
+static void writeStdout(const char *z, size_t n){ writeStdoutVis(z, n, 1); }
 
 /* Write all n bytes of z to fd (short writes and EINTR retried).  Returns
 ** 0, or -1 with errno set. */
@@ -879,7 +1059,7 @@ static char *absolutePath(const char *zPath){
 static void emit(const char *zText, const char *zOutput){
   if( zOutput ){
     writeFileAtomic(zOutput, zText);
-    writeStdout(zOutput, strlen(zOutput));
+    writeStdoutVis(zOutput, strlen(zOutput), 0);
     writeStdout("\n", 1);
   }else{
     writeStdout(zText, strlen(zText));
@@ -898,7 +1078,7 @@ typedef struct Progress {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   char zReal[PATH_MAX];       /* realpath of the file read */
-  const char *zName;          /* display name */
+  char zName[256];            /* display name (visible, possibly cut short) */
   long long nTotal;           /* file size */
   long long nDone;            /* last position seen */
   double t0;                  /* start time (s) */
@@ -999,7 +1179,10 @@ static void progressStart(const char *zFile){
   if( !isatty(2) || getenv("PROFSUM_NO_PROGRESS") ) return;
   if( realpath(zFile, p->zReal)==0 || stat(p->zReal, &st)!=0 || !S_ISREG(st.st_mode) ) return;
   p->nTotal = (long long)st.st_size;
-  p->zName = strrchr(zFile, '/') ? strrchr(zFile, '/')+1 : zFile;
+  {
+    const char *zBase = strrchr(zFile, '/') ? strrchr(zFile, '/')+1 : zFile;
+    visibleInto(p->zName, sizeof(p->zName), zBase, strlen(zBase), 0);
+  }
   p->delay = z ? atof(z)/1000.0 : 0.5;
   p->t0 = nowSec();
   pthread_mutex_init(&p->mu, 0);
@@ -1634,6 +1817,195 @@ static void failBeforeDb(const Opts *o){
   }
 }
 
+/* Append to b the visible form (JSON-escaped) of an unsafe code point c,
+** or, when bByte, of a byte c that is not UTF-8: "\\x1b" in the JSON text
+** is the four characters \x1b in the string. */
+static void bufJsonVisible(Buf *b, unsigned c, int bByte){
+  char e[8];
+  int k = bByte ? snprintf(e, sizeof(e), "\\x%02x", c) : visForm(c, e), i;
+  for(i=0; i<k; i++){
+    if( e[i]=='\\' ) bufAppend(b, "\\\\", 2);
+    else bufAppend(b, e+i, 1);
+  }
+}
+
+/* The JSON text zJson with every unsafe character inside its strings
+** (visUnsafe, newlines included, whether written raw or as an escape such
+** as \n or \u001b) replaced by its visible form, and bytes that are not
+** UTF-8 by \xNN; everything else byte for byte.  Text that is not JSON is
+** transformed all the same (the parser that reads the result says what is
+** wrong).  Returns a malloc'd string. */
+static char *jsonVisible(const char *zJson){
+  const unsigned char *u = (const unsigned char*)zJson;
+  size_t n = strlen(zJson), i = 0;
+  int inStr = 0;
+  Buf b;
+  memset(&b, 0, sizeof(b));
+  bufAppend(&b, "", 0);
+  while( i<n ){
+    unsigned c = u[i], cp = 0x110000;       /* 0x110000: no code point */
+    size_t len = 1;
+    if( !inStr || c=='"' ){
+      if( c=='"' ) inStr = !inStr;
+      bufAppend(&b, (const char*)u+i, 1);
+      i++;
+      continue;
+    }
+    if( c=='\\' && i+1<n ){
+      len = 2;
+      switch( u[i+1] ){
+        case 'n': cp = '\n'; break;
+        case 'r': cp = '\r'; break;
+        case 't': cp = '\t'; break;
+        case 'b': cp = 0x08; break;
+        case 'f': cp = 0x0c; break;
+        case 'u': {
+          unsigned v = 0;
+          size_t k;
+          for(k=2; k<6 && i+k<n && isxdigit(u[i+k]); k++){
+            v = v*16 + (unsigned)(isdigit(u[i+k]) ? u[i+k]-'0' : (u[i+k]|0x20)-'a'+10);
+          }
+          if( k==6 ){ cp = v; len = 6; }  /* a surrogate is never unsafe: kept */
+          break;
+        }
+        default: break;                      /* \" \\ \/ : kept */
+      }
+      if( cp<0x110000 && visUnsafe(cp, 0) ) bufJsonVisible(&b, cp, 0);
+      else bufAppend(&b, (const char*)u+i, len);
+      i += len;
+      continue;
+    }
+    len = (size_t)utf8Seq(u+i, n-i, &cp);
+    if( len==0 ){ bufJsonVisible(&b, c, 1); len = 1; }
+    else if( visUnsafe(cp, 0) ) bufJsonVisible(&b, cp, 0);
+    else bufAppend(&b, (const char*)u+i, len);
+    i += len;
+  }
+  return b.z;
+}
+
+/* Append to b the text z (0: "") as a terminal shows it in a table cell:
+** visible, a newline as \n. */
+static void bufCellVisible(Buf *b, const char *z){
+  size_t n;
+  char *zVis;
+  if( z==0 ) return;
+  zVis = visibleAlloc(z, strlen(z), 0, &n);
+  if( zVis==0 ) fail(EXIT_FAIL, "out of memory");
+  bufAppend(b, zVis, n);
+  free(zVis);
+}
+
+/* Append to b the KPI section of report zReport (profsum_report_md(id, k,
+** '{"kpis": true}')) as a terminal shows it: every row rebuilt from the
+** rows of profsum_kpis with its text cells visible (bufCellVisible), after
+** checking that the section is exactly those rows (the value cell is taken
+** from the section as it is).  When the section is not what is expected,
+** it is appended unchanged (the caller's output filter still shows its
+** control characters escaped; only a newline in a cell then stays). */
+static void kpisForTerminal(Buf *b, sqlite3_int64 id, long long k, const char *zReport){
+  static const char zHead[] = "\n## KPIs\n| Kind | KPI | Device | Value | Unit | Band | Explanation |\n"
+                              "|---|---|---|---:|---|---|---|\n";
+  char *zBase = sqlText("SELECT profsum_report_md(?1, ?2)", "ii", id, (sqlite3_int64)k);
+  const char *zKpi, *zAt;
+  sqlite3_stmt *p = 0;
+  size_t nBase = zBase ? strlen(zBase) : 0;
+  int ok = 0;
+  Buf out;
+  memset(&out, 0, sizeof(out));
+  if( zBase==0 || strncmp(zReport, zBase, nBase)!=0 ){
+    free(zBase);
+    bufPuts(b, zReport);                   /* not base + section: as it is */
+    return;
+  }
+  free(zBase);
+  zKpi = zReport + nBase;
+  if( zKpi[0]==0 ) return;                 /* no KPI rows */
+  if( strncmp(zKpi, zHead, sizeof(zHead)-1)==0
+   && sqlite3_prepare_v2(g_db, "SELECT kind, kpi, coalesce(device, 'all'), unit, band, explanation "
+                         "FROM main.profsum_kpis WHERE trace_id=?1", -1, &p, 0)==SQLITE_OK ){
+    ok = 1;
+    bufPuts(&out, zHead);
+    zAt = zKpi + sizeof(zHead)-1;
+    sqlite3_bind_int64(p, 1, id);
+    while( ok && sqlite3_step(p)==SQLITE_ROW ){
+      const char *az[6];
+      char *zPre, *zSuf;
+      size_t nPre, nSuf, nVal;
+      int c;
+      for(c=0; c<6; c++){
+        az[c] = (const char*)sqlite3_column_text(p, c);
+        if( az[c]==0 ) az[c] = "";
+      }
+      zPre = xprintf("| %s | %s | %s | ", az[0], az[1], az[2]);
+      zSuf = xprintf(" | %s | %s | %s |\n", az[3], az[4], az[5]);
+      nPre = strlen(zPre);
+      nSuf = strlen(zSuf);
+      ok = strncmp(zAt, zPre, nPre)==0;
+      if( ok ){
+        nVal = strcspn(zAt+nPre, " |\n");
+        ok = nVal>0 && strncmp(zAt+nPre+nVal, zSuf, nSuf)==0;
+        if( ok ){
+          bufPuts(&out, "| ");
+          bufCellVisible(&out, az[0]);
+          bufPuts(&out, " | ");
+          bufCellVisible(&out, az[1]);
+          bufPuts(&out, " | ");
+          bufCellVisible(&out, az[2]);
+          bufPuts(&out, " | ");
+          bufAppend(&out, zAt+nPre, nVal);
+          bufPuts(&out, " | ");
+          bufCellVisible(&out, az[3]);
+          bufPuts(&out, " | ");
+          bufCellVisible(&out, az[4]);
+          bufPuts(&out, " | ");
+          bufCellVisible(&out, az[5]);
+          bufPuts(&out, " |\n");
+          zAt += nPre + nVal + nSuf;
+        }
+      }
+      sqlite3_free(zPre);
+      sqlite3_free(zSuf);
+    }
+    if( sqlite3_finalize(p)!=SQLITE_OK ) ok = 0;
+    if( ok && zAt[0]!=0 ) ok = 0;          /* rows the query did not give */
+  }
+  if( ok ) bufPuts(b, out.z);
+  else bufPuts(b, zKpi);
+  free(out.z);
+}
+
+/* The markdown report of trace id, top_k k, as a terminal shows it (zReport
+** is what profsum_report_md gave; bKpis: with the KPI section): the
+** reference's report of the trace's summary document whose strings were
+** made visible (jsonVisible), so a name with a newline stays in its table
+** cell ("a\nb") and no control character reaches the terminal; the KPI
+** section likewise (kpisForTerminal).  Returns a malloc'd text, or 0 when
+** the document cannot be rendered so (the caller then prints zReport,
+** which its output filter still shows visible). */
+static char *reportMdForTerminal(sqlite3_int64 id, long long k, int bKpis, const char *zReport){
+  char *zJson = sqlText("SELECT profsum_summary_json(?1)", "i", id), *zVis, *zMd, *zErr = 0;
+  ProfsumDoc *d = 0;
+  Buf b;
+  if( zJson==0 ) return 0;
+  zVis = jsonVisible(zJson);
+  free(zJson);
+  if( profsumDocFromJson(zVis, -1, &d, &zErr)!=SQLITE_OK ){
+    sqlite3_free(zErr);
+    free(zVis);
+    return 0;
+  }
+  free(zVis);
+  zMd = profsumDocReportMd(d, k>1000000 ? 1000000 : (int)k);
+  profsumDocFree(d);
+  if( zMd==0 ) fail(EXIT_FAIL, "out of memory");
+  memset(&b, 0, sizeof(b));
+  bufPuts(&b, zMd);
+  sqlite3_free(zMd);
+  if( bKpis ) kpisForTerminal(&b, id, k, zReport);
+  return b.z;
+}
+
 static int cmdReport(Opts *o){
   long long k = optNonNeg(o, "top-k", 10);
   const char *zFormat = optStr(o, "format");
@@ -1653,6 +2025,10 @@ static int cmdReport(Opts *o){
                 : optFlag(o, "kpis") ? "SELECT profsum_report_md(?1, ?2, '{\"kpis\": true}')"
                 : "SELECT profsum_report_md(?1, ?2)", "ii", id, (sqlite3_int64)k);
   if( zMd==0 ) fail(EXIT_FAIL, "the report function returned nothing");
+  if( g_bOutTty && !isHtml && optStr(o, "output")==0 ){
+    char *zTerm = reportMdForTerminal(id, k, optFlag(o, "kpis"), zMd);
+    if( zTerm ){ free(zMd); zMd = zTerm; }
+  }
   emit(zMd, optStr(o, "output"));
   free(zMd);
   free(zOpts);
@@ -1700,7 +2076,13 @@ static int cmdTrim(Opts *o){
   if( zEnd ) trimTimeCond(&cond, "end-us", zEnd, "<");
   openDb(0);
   zN = trimToFile(zTrace, zOut, cond.z);
-  printf("%s\n%s entries written\n", zOut, zN ? zN : "0");
+  writeStdoutVis(zOut, strlen(zOut), 0);
+  writeStdout("\n", 1);
+  {
+    char z[64];
+    snprintf(z, sizeof(z), "%s entries written\n", zN ? zN : "0");
+    writeStdout(z, strlen(z));
+  }
   free(zN);
   free(cond.z);
   return EXIT_OK;
@@ -1804,15 +2186,15 @@ static void noteNoSteadySteps(sqlite3_int64 idB, sqlite3_int64 idA, const char *
              isAfter ? zA : zB, zLabel ? zLabel : "?", sqlite3_column_int(p, 4) ? ", a summary file" : "");
     if( sqlite3_column_int(p, 4) ){
       /* a summary file: its warmup_steps were set when it was made */
-      fprintf(stderr, "profsum track: note: %s has no steady-state steps: the step-time checks "
-              "cannot fail\n", zSide);
+      errLine("profsum track: note: %s has no steady-state steps: the step-time checks "
+              "cannot fail", zSide);
     }else if( nAll==0 ){
-      fprintf(stderr, "profsum track: note: %s has no steps (no step markers found): "
-              "the step-time checks cannot fail\n", zSide);
+      errLine("profsum track: note: %s has no steps (no step markers found): "
+              "the step-time checks cannot fail", zSide);
     }else{
-      fprintf(stderr, "profsum track: note: %s: its %lld step%s %s warmup (--warmup-steps %lld): "
+      errLine("profsum track: note: %s: its %lld step%s %s warmup (--warmup-steps %lld): "
               "no steady-state steps, so the step-time checks cannot fail; lower --warmup-steps or "
-              "profile more steps\n", zSide, nAll, nAll==1 ? "" : "s", nAll==1 ? "is" : "are all",
+              "profile more steps", zSide, nAll, nAll==1 ? "" : "s", nAll==1 ? "is" : "are all",
               (long long)sqlite3_column_int64(p, 3));
     }
   }
@@ -1851,7 +2233,7 @@ static int cmdTrack(Opts *o){
   }
   emit(zRec, optStr(o, "output"));
   if( bGate ){
-    fprintf(stderr, "profsum track: status %s (--fail-on %s)\n", zStatus, zFailOn);
+    errLine("profsum track: status %s (--fail-on %s)", zStatus, zFailOn);
   }
   free(zRec);
   free(zStatus);
@@ -2030,6 +2412,7 @@ static int cmdSql(Opts *o){
   return EXIT_FAIL;
 }
 
+
 /* ================================================================== */
 /* Command table, main                                                 */
 /* ================================================================== */
@@ -2116,11 +2499,14 @@ int main(int argc, char **argv){
     if( strcmp(argv[1], aCmd[i].zName)==0 ) break;
   }
   if( i==sizeof(aCmd)/sizeof(aCmd[0]) ){
-    fprintf(stderr, "profsum: unknown command '%s'\n", argv[1]);
+    g_bErrTty = isatty(2);
+    errLine("profsum: unknown command '%s'", argv[1]);
     mainUsage(stderr);
     return EXIT_USAGE;
   }
   g_zCmd = aCmd[i].zName;
+  g_bOutTty = isatty(1);
+  g_bErrTty = isatty(2);
   signal(SIGPIPE, SIG_IGN);
   signal(SIGINT, onSignal);
   signal(SIGTERM, onSignal);
