@@ -120,8 +120,8 @@ build/jsontree_test: tests/jsontree_test.c ext/jsontree.c ext/jsontree.h ext/pro
 # The command line (docs/cli.md): ext/cli/profsum_cli.c with the extension
 # compiled in (SQLITE_CORE; registered by sqlite3_auto_extension), linked
 # against the system libsqlite3.  Not part of profsum.so (SRCS is ext/*.c).
-profsum: ext/cli/profsum_cli.c $(SRCS) $(HDRS) VERSION Makefile
-	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ ext/cli/profsum_cli.c $(SRCS) \
+profsum: $(wildcard ext/cli/*.c ext/cli/*.h) $(SRCS) $(HDRS) VERSION Makefile
+	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ $(sort $(wildcard ext/cli/*.c)) $(SRCS) \
 	  $(shell pkg-config --libs $(PKGS)) $(NETLIBS) -lpthread -lm
 
 # The main job on a generated example (see examples/demo.sh).
