@@ -1597,7 +1597,9 @@ static char *thresholdsJson(const Opts *o, long long topK){
 static void checkProvenance(const char *zCompare){
   char *zStatus = sqlText("SELECT json_extract(?1, '$.provenance_checks.status')", "t", zCompare);
   if( zStatus && strcmp(zStatus, "fail")==0 ){
-    char *zMsg = sqlText("SELECT group_concat(value, ' ') FROM "
+    char *zMsg;
+    free(zStatus);
+    zMsg = sqlText("SELECT group_concat(value, ' ') FROM "
                          "(SELECT value FROM json_each(?1, '$.provenance_checks.messages') ORDER BY key)",
                          "t", zCompare);
     if( zMsg && zMsg[0] ) fail(EXIT_FAIL, "Provenance checks failed. %s", zMsg);
