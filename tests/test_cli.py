@@ -15,7 +15,7 @@ import fixtures
 from util import connect, TempDir, ROOT
 
 CLI = os.environ.get("PROFSUM_CLI", os.path.join(ROOT, "profsum"))
-COMMANDS = ["summarize", "report", "query", "compare", "track", "history", "bundle", "publish", "sql"]
+COMMANDS = ["summarize", "report", "query", "compare", "track", "history", "bundle", "publish", "sql", "view"]
 
 F1_BEFORE = fixtures.f1([100, 110, 120, 130, 140, 150], 60)
 F1_AFTER = fixtures.f1([90, 100, 110, 120, 130, 140], 40)

@@ -10,6 +10,7 @@
 **   profsum bundle    --before-summary a.json --after-summary b.json --output-dir cmp/
 **   profsum publish   --summary out/summary.json --dry-run
 **   profsum sql       [DB]          (the sqlite3 shell with profsum.so loaded)
+**   profsum view      TRACE|DIR     (serve it to the Perfetto UI; serve.c)
 **
 ** A separate program, not part of profsum.so: the extension is compiled
 ** into it (SQLITE_CORE) and registered with sqlite3_auto_extension() on the
@@ -37,6 +38,7 @@
 */
 #include <sqlite3.h>
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +47,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +61,8 @@
 #endif
 
 #include "../compare.h"         /* profsumPyPathStr (linked in statically) */
+#include "../summary_doc.h"     /* profsumDocFromJson, profsumDocReportMd */
+#include "serve.h"              /* the loopback HTTP server of `view` */
 
 /* The extension's entry point (ext/profsum.c), linked in statically. */
 int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
@@ -136,18 +141,180 @@ static void progressAbandon(void);
 static int isRemoteSource(const char *z);
 static void fmtJsonNum(char *z, size_t n, double v);
 
-/* Print "profsum <cmd>: <message>" to stderr and exit with rc. */
+/* ================================================================== */
+/* Terminal-safe text                                                  */
+/* ================================================================== */
+/*
+** Trace-derived text (op names, region paths, process names, labels, file
+** names) may hold terminal control sequences (ESC [ ... CSI, ESC ] ... OSC
+** that sets the window title or writes the clipboard, bare C1 controls)
+** and newlines that would break a markdown table.  Written to a file or a
+** pipe, every byte stays as the reference tool writes it; written to a
+** terminal (isatty), each unsafe character is shown as a visible escape:
+**
+**   \n  \r          newline (where it is not the text's own line end), CR
+**   \xNN            any other C0 control but TAB, DEL (0x7f), and each byte
+**                   that is not part of valid UTF-8 (0x80..0xff alone)
+**   \uNNNN          a C1 control (U+0080..U+009F) and the bidirectional
+**                   embedding, override and isolate controls (U+202A..U+202E,
+**                   U+2066..U+2069), which reorder what the terminal shows
+**
+** TAB stays.  A backslash is not doubled, so a name that holds the
+** characters "\x1b" looks the same as one that holds ESC: the bytes of a
+** file written with --output are the reference.
+*/
+static int g_bOutTty = 0;           /* stdout is a terminal (set in main) */
+static int g_bErrTty = 0;           /* stderr is a terminal (set in main) */
+
+/* The length (1..4) of the valid UTF-8 sequence at z (n bytes available,
+** n >= 1), its code point in *pC; 0 when z[0] does not start one (a stray
+** continuation byte, an overlong form, a surrogate, above U+10FFFF, or a
+** sequence cut short). */
+static int utf8Seq(const unsigned char *z, size_t n, unsigned *pC){
+  unsigned c = z[0], min;
+  int len, i;
+  if( c<0x80 ){ *pC = c; return 1; }
+  if( c>=0xc2 && c<=0xdf ){ len = 2; c &= 0x1f; min = 0x80; }
+  else if( c>=0xe0 && c<=0xef ){ len = 3; c &= 0x0f; min = 0x800; }
+  else if( c>=0xf0 && c<=0xf4 ){ len = 4; c &= 0x07; min = 0x10000; }
+  else return 0;
+  if( n<(size_t)len ) return 0;
+  for(i=1; i<len; i++){
+    if( (z[i]&0xc0)!=0x80 ) return 0;
+    c = (c<<6) | (z[i]&0x3f);
+  }
+  if( c<min || c>0x10ffff || (c>=0xd800 && c<=0xdfff) ) return 0;
+  *pC = c;
+  return len;
+}
+
+/* 1 if code point c must not reach a terminal as is (see above); a
+** newline only when !bKeepNl. */
+static int visUnsafe(unsigned c, int bKeepNl){
+  if( c=='\t' ) return 0;
+  if( c=='\n' ) return !bKeepNl;
+  if( c<0x20 || c==0x7f ) return 1;
+  if( c>=0x80 && c<0xa0 ) return 1;
+  if( (c>=0x202a && c<=0x202e) || (c>=0x2066 && c<=0x2069) ) return 1;
+  return 0;
+}
+
+/* The visible form of an unsafe code point c (visUnsafe) into z, which
+** holds at least 8 bytes; returns its length (2 to 6). */
+static int visForm(unsigned c, char *z){
+  if( c=='\n' ){ memcpy(z, "\\n", 3); return 2; }
+  if( c=='\r' ){ memcpy(z, "\\r", 3); return 2; }
+  if( c<0x80 ) return snprintf(z, 8, "\\x%02x", c);
+  return snprintf(z, 8, "\\u%04x", c);
+}
+
+/* Append the first n bytes of z to the buffer zOut (capacity nOut, at
+** least 1) as a terminal may show them (the rules above; newlines kept when
+** bKeepNl), NUL-terminated.  Stops before a unit that would not fit, so the
+** result never ends inside a UTF-8 sequence or an escape.  Returns the
+** length written.  Needs no allocation (used on error paths). */
+static size_t visibleInto(char *zOut, size_t nOut, const char *z, size_t n, int bKeepNl){
+  const unsigned char *u = (const unsigned char*)z;
+  size_t i = 0, j = 0;
+  while( i<n ){
+    unsigned c;
+    char e[8];
+    int len = utf8Seq(u+i, n-i, &c), k;
+    const char *zUnit;
+    if( len==0 ){                          /* a byte that is not UTF-8 */
+      k = snprintf(e, sizeof(e), "\\x%02x", u[i]);
+      zUnit = e;
+      len = 1;
+    }else if( visUnsafe(c, bKeepNl) ){
+      k = visForm(c, e);
+      zUnit = e;
+    }else{
+      k = len;
+      zUnit = (const char*)u+i;
+    }
+    if( j+(size_t)k+1>nOut ) break;
+    memcpy(zOut+j, zUnit, (size_t)k);
+    j += (size_t)k;
+    i += (size_t)len;
+  }
+  zOut[j] = 0;
+  return j;
+}
+
+/* The visible form of z[0..n) (visibleInto) in a new malloc'd buffer,
+** its length in *pnOut; 0 when out of memory (the caller decides). */
+static char *visibleAlloc(const char *z, size_t n, int bKeepNl, size_t *pnOut){
+  size_t nOut = n*4 + 1;                 /* each byte gives at most 4 */
+  char *zOut;
+  if( n>(SIZE_MAX-1)/4 ) return 0;
+  zOut = malloc(nOut);
+  if( zOut==0 ) return 0;
+  *pnOut = visibleInto(zOut, nOut, z, n, bKeepNl);
+  return zOut;
+}
+
+/* Write n bytes of z to stream f, as visible text when bTty (newlines
+** kept when bKeepNl).  Out of memory: written as is, since an error
+** message must still come out (an error path). */
+static void writeVisible(FILE *f, int bTty, const char *z, size_t n, int bKeepNl){
+  size_t nVis;
+  char *zVis = bTty ? visibleAlloc(z, n, bKeepNl, &nVis) : 0;
+  if( zVis ){
+    fwrite(zVis, 1, nVis, f);
+    free(zVis);
+  }else{
+    fwrite(z, 1, n, f);
+  }
+}
+
+/* printf-style formatting (C's vsnprintf) into a new malloc'd string; 0
+** when out of memory. */
+static char *fmtAlloc(const char *zFmt, va_list ap){
+  va_list ap2;
+  int n;
+  char *z;
+  va_copy(ap2, ap);
+  n = vsnprintf(0, 0, zFmt, ap2);
+  va_end(ap2);
+  if( n<0 ) return 0;
+  z = malloc((size_t)n + 1);
+  if( z ) vsnprintf(z, (size_t)n + 1, zFmt, ap);
+  return z;
+}
+
+/* One line of text on stderr: the formatted message and a newline.  On a
+** terminal the message is shown visible (errors quote file names, labels
+** and trace text), a newline inside it as "\n". */
+static void errLine(const char *zFmt, ...){
+  va_list ap;
+  char *z;
+  va_start(ap, zFmt);
+  z = fmtAlloc(zFmt, ap);
+  va_end(ap);
+  if( z ){
+    writeVisible(stderr, g_bErrTty, z, strlen(z), 0);
+    free(z);
+  }else{
+    fputs(zFmt, stderr);                 /* out of memory: the bare format */
+  }
+  fputc('\n', stderr);
+  fflush(stderr);
+}
+
+/* Print "profsum <cmd>: <message>" to stderr and exit with rc.  On a
+** terminal the message is shown visible (errLine). */
 static void fail(int rc, const char *zFmt, ...){
   va_list ap;
+  char *zMsg;
   progressAbandon();
   fflush(stdout);
-  fprintf(stderr, "profsum%s%s: ", g_zCmd ? " " : "", g_zCmd ? g_zCmd : "");
   va_start(ap, zFmt);
-  vfprintf(stderr, zFmt, ap);
+  zMsg = fmtAlloc(zFmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  errLine("profsum%s%s: %s", g_zCmd ? " " : "", g_zCmd ? g_zCmd : "", zMsg ? zMsg : zFmt);
+  free(zMsg);
   if( rc==EXIT_USAGE ){
-    fprintf(stderr, "Try 'profsum%s%s --help'.\n", g_zCmd ? " " : "", g_zCmd ? g_zCmd : "");
+    errLine("Try 'profsum%s%s --help'.", g_zCmd ? " " : "", g_zCmd ? g_zCmd : "");
   }
   cleanup();
   exit(rc);
@@ -765,13 +932,28 @@ static void makeDirs(const char *zPath, int bParentOnly){
   free(z);
 }
 
-/* Write all of z to stdout; a closed pipe ends the program quietly. */
-static void writeStdout(const char *z, size_t n){
-  if( fwrite(z, 1, n, stdout)!=n || fflush(stdout)!=0 ){
-    if( errno==EPIPE ){ cleanup(); exit(EXIT_FAIL); }
-    fail(EXIT_FAIL, "cannot write to stdout: %s", strerror(errno));
+/* Write all n bytes of z to stdout; a closed pipe ends the program
+** quietly.  When stdout is a terminal the text is shown visible (see
+** "Terminal-safe text"; newlines kept when bKeepNl); to a file or a pipe
+** the bytes go as they are. */
+static void writeStdoutVis(const char *z, size_t n, int bKeepNl){
+  char *zVis = 0;
+  if( g_bOutTty ){
+    zVis = visibleAlloc(z, n, bKeepNl, &n);
+    if( zVis==0 ) fail(EXIT_FAIL, "out of memory");
+    z = zVis;
   }
+  if( fwrite(z, 1, n, stdout)!=n || fflush(stdout)!=0 ){
+    int e = errno;
+    free(zVis);
+    if( e==EPIPE ){ cleanup(); exit(EXIT_FAIL); }
+    fail(EXIT_FAIL, "cannot write to stdout: %s", strerror(e));
+  }
+  free(zVis);
 }
+
+/* writeStdoutVis, newlines kept (text of several lines). */
+static void writeStdout(const char *z, size_t n){ writeStdoutVis(z, n, 1); }
 
 /* Write all n bytes of z to fd (short writes and EINTR retried).  Returns
 ** 0, or -1 with errno set. */
@@ -879,7 +1061,7 @@ static char *absolutePath(const char *zPath){
 static void emit(const char *zText, const char *zOutput){
   if( zOutput ){
     writeFileAtomic(zOutput, zText);
-    writeStdout(zOutput, strlen(zOutput));
+    writeStdoutVis(zOutput, strlen(zOutput), 0);
     writeStdout("\n", 1);
   }else{
     writeStdout(zText, strlen(zText));
@@ -898,7 +1080,7 @@ typedef struct Progress {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   char zReal[PATH_MAX];       /* realpath of the file read */
-  const char *zName;          /* display name */
+  char zName[256];            /* display name (visible, possibly cut short) */
   long long nTotal;           /* file size */
   long long nDone;            /* last position seen */
   double t0;                  /* start time (s) */
@@ -999,7 +1181,10 @@ static void progressStart(const char *zFile){
   if( !isatty(2) || getenv("PROFSUM_NO_PROGRESS") ) return;
   if( realpath(zFile, p->zReal)==0 || stat(p->zReal, &st)!=0 || !S_ISREG(st.st_mode) ) return;
   p->nTotal = (long long)st.st_size;
-  p->zName = strrchr(zFile, '/') ? strrchr(zFile, '/')+1 : zFile;
+  {
+    const char *zBase = strrchr(zFile, '/') ? strrchr(zFile, '/')+1 : zFile;
+    visibleInto(p->zName, sizeof(p->zName), zBase, strlen(zBase), 0);
+  }
   p->delay = z ? atof(z)/1000.0 : 0.5;
   p->t0 = nowSec();
   pthread_mutex_init(&p->mu, 0);
@@ -1412,7 +1597,9 @@ static char *thresholdsJson(const Opts *o, long long topK){
 static void checkProvenance(const char *zCompare){
   char *zStatus = sqlText("SELECT json_extract(?1, '$.provenance_checks.status')", "t", zCompare);
   if( zStatus && strcmp(zStatus, "fail")==0 ){
-    char *zMsg = sqlText("SELECT group_concat(value, ' ') FROM "
+    char *zMsg;
+    free(zStatus);
+    zMsg = sqlText("SELECT group_concat(value, ' ') FROM "
                          "(SELECT value FROM json_each(?1, '$.provenance_checks.messages') ORDER BY key)",
                          "t", zCompare);
     if( zMsg && zMsg[0] ) fail(EXIT_FAIL, "Provenance checks failed. %s", zMsg);
@@ -1561,6 +1748,15 @@ static const OptSpec PUBLISH_OPTS[] = {
 
 static const OptSpec SQL_OPTS[] = {{0,0,0,0}};
 
+static const OptSpec VIEW_OPTS[] = {
+  {"window", OPT_STR, "WHERE", "serve only the events for which WHERE holds (profsum_trim; trace_events columns, ns)"},
+  {"port", OPT_INT, "N", "port on 127.0.0.1 (default 9001, the one the Perfetto UI loads from)"},
+  {"timeout", OPT_NUM, "SECONDS", "stop serving after this many seconds (default 600, at most 86400)"},
+  {"list", OPT_FLAG, 0, "list the log directory's traces, newest session first (no server)"},
+  {"extract", OPT_STR, "DEST", "copy the log directory's traces into DEST, same layout (no server)"},
+  {0,0,0,0}
+};
+
 /* ================================================================== */
 /* Commands                                                            */
 /* ================================================================== */
@@ -1634,6 +1830,195 @@ static void failBeforeDb(const Opts *o){
   }
 }
 
+/* Append to b the visible form (JSON-escaped) of an unsafe code point c,
+** or, when bByte, of a byte c that is not UTF-8: "\\x1b" in the JSON text
+** is the four characters \x1b in the string. */
+static void bufJsonVisible(Buf *b, unsigned c, int bByte){
+  char e[8];
+  int k = bByte ? snprintf(e, sizeof(e), "\\x%02x", c) : visForm(c, e), i;
+  for(i=0; i<k; i++){
+    if( e[i]=='\\' ) bufAppend(b, "\\\\", 2);
+    else bufAppend(b, e+i, 1);
+  }
+}
+
+/* The JSON text zJson with every unsafe character inside its strings
+** (visUnsafe, newlines included, whether written raw or as an escape such
+** as \n or \u001b) replaced by its visible form, and bytes that are not
+** UTF-8 by \xNN; everything else byte for byte.  Text that is not JSON is
+** transformed all the same (the parser that reads the result says what is
+** wrong).  Returns a malloc'd string. */
+static char *jsonVisible(const char *zJson){
+  const unsigned char *u = (const unsigned char*)zJson;
+  size_t n = strlen(zJson), i = 0;
+  int inStr = 0;
+  Buf b;
+  memset(&b, 0, sizeof(b));
+  bufAppend(&b, "", 0);
+  while( i<n ){
+    unsigned c = u[i], cp = 0x110000;       /* 0x110000: no code point */
+    size_t len = 1;
+    if( !inStr || c=='"' ){
+      if( c=='"' ) inStr = !inStr;
+      bufAppend(&b, (const char*)u+i, 1);
+      i++;
+      continue;
+    }
+    if( c=='\\' && i+1<n ){
+      len = 2;
+      switch( u[i+1] ){
+        case 'n': cp = '\n'; break;
+        case 'r': cp = '\r'; break;
+        case 't': cp = '\t'; break;
+        case 'b': cp = 0x08; break;
+        case 'f': cp = 0x0c; break;
+        case 'u': {
+          unsigned v = 0;
+          size_t k;
+          for(k=2; k<6 && i+k<n && isxdigit(u[i+k]); k++){
+            v = v*16 + (unsigned)(isdigit(u[i+k]) ? u[i+k]-'0' : (u[i+k]|0x20)-'a'+10);
+          }
+          if( k==6 ){ cp = v; len = 6; }  /* a surrogate is never unsafe: kept */
+          break;
+        }
+        default: break;                      /* \" \\ \/ : kept */
+      }
+      if( cp<0x110000 && visUnsafe(cp, 0) ) bufJsonVisible(&b, cp, 0);
+      else bufAppend(&b, (const char*)u+i, len);
+      i += len;
+      continue;
+    }
+    len = (size_t)utf8Seq(u+i, n-i, &cp);
+    if( len==0 ){ bufJsonVisible(&b, c, 1); len = 1; }
+    else if( visUnsafe(cp, 0) ) bufJsonVisible(&b, cp, 0);
+    else bufAppend(&b, (const char*)u+i, len);
+    i += len;
+  }
+  return b.z;
+}
+
+/* Append to b the text z (0: "") as a terminal shows it in a table cell:
+** visible, a newline as \n. */
+static void bufCellVisible(Buf *b, const char *z){
+  size_t n;
+  char *zVis;
+  if( z==0 ) return;
+  zVis = visibleAlloc(z, strlen(z), 0, &n);
+  if( zVis==0 ) fail(EXIT_FAIL, "out of memory");
+  bufAppend(b, zVis, n);
+  free(zVis);
+}
+
+/* Append to b the KPI section of report zReport (profsum_report_md(id, k,
+** '{"kpis": true}')) as a terminal shows it: every row rebuilt from the
+** rows of profsum_kpis with its text cells visible (bufCellVisible), after
+** checking that the section is exactly those rows (the value cell is taken
+** from the section as it is).  When the section is not what is expected,
+** it is appended unchanged (the caller's output filter still shows its
+** control characters escaped; only a newline in a cell then stays). */
+static void kpisForTerminal(Buf *b, sqlite3_int64 id, long long k, const char *zReport){
+  static const char zHead[] = "\n## KPIs\n| Kind | KPI | Device | Value | Unit | Band | Explanation |\n"
+                              "|---|---|---|---:|---|---|---|\n";
+  char *zBase = sqlText("SELECT profsum_report_md(?1, ?2)", "ii", id, (sqlite3_int64)k);
+  const char *zKpi, *zAt;
+  sqlite3_stmt *p = 0;
+  size_t nBase = zBase ? strlen(zBase) : 0;
+  int ok = 0;
+  Buf out;
+  memset(&out, 0, sizeof(out));
+  if( zBase==0 || strncmp(zReport, zBase, nBase)!=0 ){
+    free(zBase);
+    bufPuts(b, zReport);                   /* not base + section: as it is */
+    return;
+  }
+  free(zBase);
+  zKpi = zReport + nBase;
+  if( zKpi[0]==0 ) return;                 /* no KPI rows */
+  if( strncmp(zKpi, zHead, sizeof(zHead)-1)==0
+   && sqlite3_prepare_v2(g_db, "SELECT kind, kpi, coalesce(device, 'all'), unit, band, explanation "
+                         "FROM main.profsum_kpis WHERE trace_id=?1", -1, &p, 0)==SQLITE_OK ){
+    ok = 1;
+    bufPuts(&out, zHead);
+    zAt = zKpi + sizeof(zHead)-1;
+    sqlite3_bind_int64(p, 1, id);
+    while( ok && sqlite3_step(p)==SQLITE_ROW ){
+      const char *az[6];
+      char *zPre, *zSuf;
+      size_t nPre, nSuf, nVal;
+      int c;
+      for(c=0; c<6; c++){
+        az[c] = (const char*)sqlite3_column_text(p, c);
+        if( az[c]==0 ) az[c] = "";
+      }
+      zPre = xprintf("| %s | %s | %s | ", az[0], az[1], az[2]);
+      zSuf = xprintf(" | %s | %s | %s |\n", az[3], az[4], az[5]);
+      nPre = strlen(zPre);
+      nSuf = strlen(zSuf);
+      ok = strncmp(zAt, zPre, nPre)==0;
+      if( ok ){
+        nVal = strcspn(zAt+nPre, " |\n");
+        ok = nVal>0 && strncmp(zAt+nPre+nVal, zSuf, nSuf)==0;
+        if( ok ){
+          bufPuts(&out, "| ");
+          bufCellVisible(&out, az[0]);
+          bufPuts(&out, " | ");
+          bufCellVisible(&out, az[1]);
+          bufPuts(&out, " | ");
+          bufCellVisible(&out, az[2]);
+          bufPuts(&out, " | ");
+          bufAppend(&out, zAt+nPre, nVal);
+          bufPuts(&out, " | ");
+          bufCellVisible(&out, az[3]);
+          bufPuts(&out, " | ");
+          bufCellVisible(&out, az[4]);
+          bufPuts(&out, " | ");
+          bufCellVisible(&out, az[5]);
+          bufPuts(&out, " |\n");
+          zAt += nPre + nVal + nSuf;
+        }
+      }
+      sqlite3_free(zPre);
+      sqlite3_free(zSuf);
+    }
+    if( sqlite3_finalize(p)!=SQLITE_OK ) ok = 0;
+    if( ok && zAt[0]!=0 ) ok = 0;          /* rows the query did not give */
+  }
+  if( ok ) bufPuts(b, out.z);
+  else bufPuts(b, zKpi);
+  free(out.z);
+}
+
+/* The markdown report of trace id, top_k k, as a terminal shows it (zReport
+** is what profsum_report_md gave; bKpis: with the KPI section): the
+** reference's report of the trace's summary document whose strings were
+** made visible (jsonVisible), so a name with a newline stays in its table
+** cell ("a\nb") and no control character reaches the terminal; the KPI
+** section likewise (kpisForTerminal).  Returns a malloc'd text, or 0 when
+** the document cannot be rendered so (the caller then prints zReport,
+** which its output filter still shows visible). */
+static char *reportMdForTerminal(sqlite3_int64 id, long long k, int bKpis, const char *zReport){
+  char *zJson = sqlText("SELECT profsum_summary_json(?1)", "i", id), *zVis, *zMd, *zErr = 0;
+  ProfsumDoc *d = 0;
+  Buf b;
+  if( zJson==0 ) return 0;
+  zVis = jsonVisible(zJson);
+  free(zJson);
+  if( profsumDocFromJson(zVis, -1, &d, &zErr)!=SQLITE_OK ){
+    sqlite3_free(zErr);
+    free(zVis);
+    return 0;
+  }
+  free(zVis);
+  zMd = profsumDocReportMd(d, k>1000000 ? 1000000 : (int)k);
+  profsumDocFree(d);
+  if( zMd==0 ) fail(EXIT_FAIL, "out of memory");
+  memset(&b, 0, sizeof(b));
+  bufPuts(&b, zMd);
+  sqlite3_free(zMd);
+  if( bKpis ) kpisForTerminal(&b, id, k, zReport);
+  return b.z;
+}
+
 static int cmdReport(Opts *o){
   long long k = optNonNeg(o, "top-k", 10);
   const char *zFormat = optStr(o, "format");
@@ -1653,6 +2038,10 @@ static int cmdReport(Opts *o){
                 : optFlag(o, "kpis") ? "SELECT profsum_report_md(?1, ?2, '{\"kpis\": true}')"
                 : "SELECT profsum_report_md(?1, ?2)", "ii", id, (sqlite3_int64)k);
   if( zMd==0 ) fail(EXIT_FAIL, "the report function returned nothing");
+  if( g_bOutTty && !isHtml && optStr(o, "output")==0 ){
+    char *zTerm = reportMdForTerminal(id, k, optFlag(o, "kpis"), zMd);
+    if( zTerm ){ free(zMd); zMd = zTerm; }
+  }
   emit(zMd, optStr(o, "output"));
   free(zMd);
   free(zOpts);
@@ -1700,7 +2089,13 @@ static int cmdTrim(Opts *o){
   if( zEnd ) trimTimeCond(&cond, "end-us", zEnd, "<");
   openDb(0);
   zN = trimToFile(zTrace, zOut, cond.z);
-  printf("%s\n%s entries written\n", zOut, zN ? zN : "0");
+  writeStdoutVis(zOut, strlen(zOut), 0);
+  writeStdout("\n", 1);
+  {
+    char z[64];
+    snprintf(z, sizeof(z), "%s entries written\n", zN ? zN : "0");
+    writeStdout(z, strlen(z));
+  }
   free(zN);
   free(cond.z);
   return EXIT_OK;
@@ -1804,15 +2199,15 @@ static void noteNoSteadySteps(sqlite3_int64 idB, sqlite3_int64 idA, const char *
              isAfter ? zA : zB, zLabel ? zLabel : "?", sqlite3_column_int(p, 4) ? ", a summary file" : "");
     if( sqlite3_column_int(p, 4) ){
       /* a summary file: its warmup_steps were set when it was made */
-      fprintf(stderr, "profsum track: note: %s has no steady-state steps: the step-time checks "
-              "cannot fail\n", zSide);
+      errLine("profsum track: note: %s has no steady-state steps: the step-time checks "
+              "cannot fail", zSide);
     }else if( nAll==0 ){
-      fprintf(stderr, "profsum track: note: %s has no steps (no step markers found): "
-              "the step-time checks cannot fail\n", zSide);
+      errLine("profsum track: note: %s has no steps (no step markers found): "
+              "the step-time checks cannot fail", zSide);
     }else{
-      fprintf(stderr, "profsum track: note: %s: its %lld step%s %s warmup (--warmup-steps %lld): "
+      errLine("profsum track: note: %s: its %lld step%s %s warmup (--warmup-steps %lld): "
               "no steady-state steps, so the step-time checks cannot fail; lower --warmup-steps or "
-              "profile more steps\n", zSide, nAll, nAll==1 ? "" : "s", nAll==1 ? "is" : "are all",
+              "profile more steps", zSide, nAll, nAll==1 ? "" : "s", nAll==1 ? "is" : "are all",
               (long long)sqlite3_column_int64(p, 3));
     }
   }
@@ -1851,7 +2246,7 @@ static int cmdTrack(Opts *o){
   }
   emit(zRec, optStr(o, "output"));
   if( bGate ){
-    fprintf(stderr, "profsum track: status %s (--fail-on %s)\n", zStatus, zFailOn);
+    errLine("profsum track: status %s (--fail-on %s)", zStatus, zFailOn);
   }
   free(zRec);
   free(zStatus);
@@ -2030,6 +2425,422 @@ static int cmdSql(Opts *o){
   return EXIT_FAIL;
 }
 
+
+/* ================================================================== */
+/* view: the trace in the Perfetto UI, the log dir in TensorBoard      */
+/* ================================================================== */
+#define VIEW_PORT 9001                        /* the port the Perfetto UI loads from */
+#define VIEW_ORIGIN "https://ui.perfetto.dev"
+#define VIEW_TIMEOUT 600.0
+#define VIEW_MAX_TIMEOUT 86400.0
+
+/* z quoted for a POSIX shell: as it is when it holds only characters no
+** shell treats specially, else in single quotes ('\'' for a quote).
+** Returns a malloc'd string. */
+static char *shellQuote(const char *z){
+  Buf b;
+  const char *c;
+  if( z[0] && strspn(z, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-+:@,%=")==strlen(z) ){
+    return xstrdup(z);
+  }
+  memset(&b, 0, sizeof(b));
+  bufPuts(&b, "'");
+  for(c=z; *c; c++){
+    if( *c=='\'' ) bufPuts(&b, "'\\''");
+    else bufAppend(&b, c, 1);
+  }
+  bufPuts(&b, "'");
+  return b.z;
+}
+
+/* The TensorBoard log directory of a trace file at zPath: the part before
+** "plugins/profile/<session>/<file>" ("." when the path starts there), or
+** 0 when the file is not laid out so.  Returns a malloc'd string. */
+static char *logDirOf(const char *zPath){
+  static const char zPlug[] = "plugins/profile";
+  size_t n = strlen(zPath), nPlug = sizeof(zPlug)-1, e;
+  int k;
+  const char *zDirEnd;
+  /* e: the end of the directory that holds <session> (two '/' back) */
+  e = n;
+  for(k=0; k<2; k++){
+    while( e>0 && zPath[e-1]!='/' ) e--;
+    if( e==0 ) return 0;
+    if( e>=2 && zPath[e-2]=='/' ) return 0;   /* an empty component */
+    e--;                                      /* at that '/' */
+  }
+  zDirEnd = zPath + e;
+  if( e<nPlug || memcmp(zDirEnd-nPlug, zPlug, nPlug)!=0 ) return 0;
+  if( e==nPlug ) return xstrdup(".");
+  if( zDirEnd[-(long)nPlug-1]!='/' ) return 0;
+  if( e==nPlug+1 ) return xstrdup("/");
+  {
+    size_t nDir = e - nPlug - 1;
+    char *z = xmalloc(nDir+1);
+    memcpy(z, zPath, nDir);
+    z[nDir] = 0;
+    return z;
+  }
+}
+
+/* The name a trace is served under: its file name with every character
+** but [A-Za-z0-9._-] made '_' (no escaping needed in the URL, nothing a
+** terminal could take for a command), its last 150 characters at most, a
+** leading '.' made '_'; with bWindow, "window-" before it and ".gz" after
+** it unless it ends so (profsum_trim writes gzip).  Malloc'd. */
+static char *servedName(const char *zPath, int bWindow){
+  const char *zBase = strrchr(zPath, '/') ? strrchr(zPath, '/')+1 : zPath;
+  size_t n = strlen(zBase), i;
+  char *z;
+  Buf b;
+  if( n>150 ){ zBase += n-150; n = 150; }
+  memset(&b, 0, sizeof(b));
+  if( bWindow ) bufPuts(&b, "window-");
+  for(i=0; i<n; i++){
+    char c = zBase[i];
+    int ok = (c>='a' && c<='z') || (c>='A' && c<='Z') || (c>='0' && c<='9') || c=='.' || c=='_' || c=='-';
+    if( i==0 && c=='.' && !bWindow ) ok = 0;
+    bufAppend(&b, ok ? &c : "_", 1);
+  }
+  if( n==0 ) bufPuts(&b, "trace.json");
+  if( bWindow && (b.n<3 || strcmp(b.z+b.n-3, ".gz")!=0) ) bufPuts(&b, ".gz");
+  z = b.z;
+  return z;
+}
+
+/* `view --list`: the traces profsum_find_traces finds under zDir, newest
+** session first (session names are the capture timestamps,
+** YYYY_MM_DD_HH_MM_SS, so name order is time order), in path order within
+** a session; tab-separated, with a header line. */
+static int viewList(const char *zDir){
+  sqlite3_stmt *p = 0;
+  Buf b;
+  int n = 0, rc;
+  memset(&b, 0, sizeof(b));
+  bufPuts(&b, "session\thost\tformat\tbytes\tpicked\tpath\n");
+  if( sqlite3_prepare_v2(g_db, "SELECT session, host, format, size, picked, path FROM "
+        "(SELECT *, row_number() OVER () AS k FROM profsum_find_traces(?1)) "
+        "ORDER BY session IS NULL, session DESC, k", -1, &p, 0)!=SQLITE_OK ){
+    failSql(0);
+  }
+  sqlite3_bind_text(p, 1, zDir, -1, SQLITE_STATIC);
+  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
+    const char *zS = (const char*)sqlite3_column_text(p, 0), *zH = (const char*)sqlite3_column_text(p, 1);
+    bufPrintf(&b, "%s\t%s\t%s\t%lld\t%s\t%s\n", zS ? zS : "-", zH ? zH : "-",
+              (const char*)sqlite3_column_text(p, 2), (long long)sqlite3_column_int64(p, 3),
+              sqlite3_column_int(p, 4) ? "*" : "", (const char*)sqlite3_column_text(p, 5));
+    n++;
+  }
+  if( rc!=SQLITE_DONE ){
+    sqlite3_finalize(p);
+    free(b.z);
+    failSql(0);
+  }
+  sqlite3_finalize(p);
+  writeStdout(b.z, b.n);
+  free(b.z);
+  if( n==0 ) errLine("profsum view: no trace files under '%s'", zDir);
+  return EXIT_OK;
+}
+
+/* Copy the file zRel (a path relative to the directory sfd, components
+** separated by '/') to the same relative path under the directory dfd
+** (zDest names it, for messages and the scratch record), creating the
+** directories.  Nothing is ever written outside dfd: each component must
+** be a plain name (not empty, ".", ".."), every directory is opened with
+** O_NOFOLLOW (a symbolic link planted under DEST, or met in the log
+** directory, is refused), the source must be a regular file that is not a
+** symbolic link (a link in a downloaded log directory could point at any
+** file of this machine), and the copy is written to a new file
+** (O_CREAT|O_EXCL|O_NOFOLLOW) beside its name, then renamed over it.
+** Returns 0, or a malloc'd message (the file is not copied, nothing is
+** left behind). */
+static char *extractOne(int sfd, int dfd, const char *zRel, const char *zDest){
+  char *zCopy = xstrdup(zRel), *zComp, *zNext, *zMsg = 0, *zTmp = 0, *zTmpPath = 0;
+  int s = dup(sfd), d = dup(dfd), src = -1, out = -1, depth = 0;
+  struct stat st;
+  if( s<0 || d<0 ){
+    zMsg = xprintf("%s", strerror(errno));
+    goto done;
+  }
+  for(zComp=zCopy; ; zComp=zNext){
+    char *zSlash = strchr(zComp, '/');
+    int ns, nd;
+    if( zComp[0]==0 || strcmp(zComp, ".")==0 || strcmp(zComp, "..")==0 || ++depth>100 ){
+      zMsg = xprintf("not a plain relative path");
+      goto done;
+    }
+    if( zSlash==0 ) break;
+    *zSlash = 0;
+    zNext = zSlash+1;
+    ns = openat(s, zComp, O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC);
+    if( ns<0 ){
+      zMsg = xprintf("directory '%s' of the log directory: %s", zComp,
+                     errno==ELOOP || errno==ENOTDIR ? "a symbolic link or not a directory" : strerror(errno));
+      goto done;
+    }
+    close(s);
+    s = ns;
+    if( mkdirat(d, zComp, 0777)!=0 && errno!=EEXIST ){
+      zMsg = xprintf("cannot create directory '%.*s' under '%s': %s", (int)(zComp-zCopy+strlen(zComp)), zRel,
+                     zDest, strerror(errno));
+      goto done;
+    }
+    nd = openat(d, zComp, O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC);
+    if( nd<0 ){
+      zMsg = xprintf("'%.*s' under '%s' is %s", (int)(zComp-zCopy+strlen(zComp)), zRel, zDest,
+                     errno==ELOOP || errno==ENOTDIR ? "a symbolic link or not a directory: refused" : strerror(errno));
+      goto done;
+    }
+    close(d);
+    d = nd;
+  }
+  src = openat(s, zComp, O_RDONLY|O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC);
+  if( src<0 ){
+    zMsg = xprintf("%s", errno==ELOOP ? "a symbolic link: refused" : strerror(errno));
+    goto done;
+  }
+  if( fstat(src, &st)!=0 || !S_ISREG(st.st_mode) ){
+    zMsg = xprintf("not a regular file: refused");
+    goto done;
+  }
+  {
+    int i;
+    for(i=0; i<100 && out<0; i++){
+      unsigned char a[6];
+      sqlite3_free(zTmp);
+      sqlite3_randomness((int)sizeof(a), a);
+      zTmp = xprintf("%s.tmp-%02x%02x%02x%02x%02x%02x", zComp, a[0], a[1], a[2], a[3], a[4], a[5]);
+      out = openat(d, zTmp, O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0666);
+      if( out<0 && errno!=EEXIST && errno!=ELOOP && errno!=EINTR ) break;
+    }
+    if( out<0 ){
+      zMsg = xprintf("cannot create a file in '%s': %s", zDest, strerror(errno));
+      goto done;
+    }
+    zTmpPath = xprintf("%s/%.*s%s", zDest, (int)(zComp-zCopy), zRel, zTmp);
+    scratchSet(zTmpPath, 0);
+  }
+  {
+    char aBuf[65536];
+    long long left = (long long)st.st_size;     /* the size when opened */
+    while( left>0 ){
+      ssize_t r = read(src, aBuf, left<(long long)sizeof(aBuf) ? (size_t)left : sizeof(aBuf));
+      if( r<0 && (errno==EINTR || errno==EAGAIN) ) continue;
+      if( r<0 ){ zMsg = xprintf("cannot read: %s", strerror(errno)); break; }
+      if( r==0 ) break;                          /* it shrank: what is there */
+      if( writeAll(out, aBuf, (size_t)r)!=0 ){
+        zMsg = xprintf("cannot write into '%s': %s", zDest, strerror(errno));
+        break;
+      }
+      left -= r;
+    }
+  }
+  if( zMsg==0 && fsync(out)!=0 ) zMsg = xprintf("cannot write into '%s': %s", zDest, strerror(errno));
+  if( close(out)!=0 && zMsg==0 ) zMsg = xprintf("cannot write into '%s': %s", zDest, strerror(errno));
+  out = -1;
+  scratchSet(0, 0);
+  if( zMsg==0 && renameat(d, zTmp, d, zComp)!=0 ){
+    zMsg = xprintf("cannot create '%s' under '%s': %s", zRel, zDest, strerror(errno));
+  }
+  if( zMsg ) unlinkat(d, zTmp, 0);
+done:
+  if( out>=0 ){ close(out); scratchSet(0, 0); unlinkat(d, zTmp, 0); }
+  if( src>=0 ) close(src);
+  if( s>=0 ) close(s);
+  if( d>=0 ) close(d);
+  sqlite3_free(zTmp);
+  sqlite3_free(zTmpPath);
+  free(zCopy);
+  if( zMsg ){
+    char *z = xstrdup(zMsg);
+    sqlite3_free(zMsg);
+    return z;
+  }
+  return 0;
+}
+
+/* `view --extract DEST`: copy every file profsum_find_traces lists under
+** zDir into zDest at the same relative path (extractOne), so that DEST is
+** a log directory TensorBoard opens.  DEST is created when missing (DEST
+** itself may be a symbolic link the user named; nothing below it is
+** followed).  Prints each copy's path, then the TensorBoard command; a
+** file refused or failed is said on stderr and makes the exit code 1. */
+static int viewExtract(const char *zDir, const char *zDest){
+  sqlite3_stmt *p = 0;
+  struct stat stS, stD;
+  char *zPrefix, *zQ;
+  size_t nPrefix, nDir = strlen(zDir);
+  int sfd, dfd, rc, nOk = 0, nBad = 0;
+  while( nDir>1 && zDir[nDir-1]=='/' ) nDir--;
+  zPrefix = nDir==1 && zDir[0]=='/' ? xprintf("/") : xprintf("%.*s/", (int)nDir, zDir);
+  nPrefix = strlen(zPrefix);
+  makeDirs(zDest, 0);
+  sfd = open(zDir, O_RDONLY|O_DIRECTORY|O_CLOEXEC);
+  if( sfd<0 ) fail(EXIT_FAIL, "'%s': %s", zDir, strerror(errno));
+  dfd = open(zDest, O_RDONLY|O_DIRECTORY|O_CLOEXEC);
+  if( dfd<0 ) fail(EXIT_FAIL, "--extract '%s': %s", zDest, strerror(errno));
+  if( fstat(sfd, &stS)==0 && fstat(dfd, &stD)==0 && stS.st_dev==stD.st_dev && stS.st_ino==stD.st_ino ){
+    fail(EXIT_USAGE, "--extract '%s' is the log directory itself", zDest);
+  }
+  if( sqlite3_prepare_v2(g_db, "SELECT path FROM profsum_find_traces(?1)", -1, &p, 0)!=SQLITE_OK ) failSql(0);
+  sqlite3_bind_text(p, 1, zDir, -1, SQLITE_STATIC);
+  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
+    const char *zPath = (const char*)sqlite3_column_text(p, 0);
+    char *zMsg;
+    if( zPath==0 ) continue;
+    if( strncmp(zPath, zPrefix, nPrefix)!=0 ){
+      zMsg = xstrdup("not under the log directory");
+    }else{
+      zMsg = extractOne(sfd, dfd, zPath+nPrefix, zDest);
+    }
+    if( zMsg ){
+      errLine("profsum view: '%s' not copied: %s", zPath, zMsg);
+      free(zMsg);
+      nBad++;
+    }else{
+      char *zOut = xprintf("%s/%s", zDest, zPath+nPrefix);
+      writeStdoutVis(zOut, strlen(zOut), 0);
+      writeStdout("\n", 1);
+      sqlite3_free(zOut);
+      nOk++;
+    }
+  }
+  if( rc!=SQLITE_DONE ){
+    sqlite3_finalize(p);
+    failSql(0);
+  }
+  sqlite3_finalize(p);
+  close(sfd);
+  close(dfd);
+  sqlite3_free(zPrefix);
+  errLine("profsum view: %d file%s copied into '%s'%s", nOk, nOk==1 ? "" : "s", zDest,
+          nBad ? " (some refused or failed: see above)" : "");
+  zQ = shellQuote(zDest);
+  {
+    char *z = xprintf("tensorboard --logdir %s", zQ);
+    writeStdoutVis(z, strlen(z), 0);
+    writeStdout("\n", 1);
+    sqlite3_free(z);
+  }
+  free(zQ);
+  return nBad ? EXIT_FAIL : EXIT_OK;
+}
+
+/* profsum view TRACE|DIR: serve the trace (or a window of it, profsum_trim)
+** on 127.0.0.1 for the Perfetto UI (serve.c) and print its link and the
+** TensorBoard command; --list / --extract work on the log directory
+** without a server. */
+static int cmdView(Opts *o){
+  const char *zArg = o->nPos>0 ? o->azPos[0] : 0;
+  const char *zWindow = optStr(o, "window"), *zExtract = optStr(o, "extract");
+  int bList = optFlag(o, "list"), fd, lfd, rc;
+  long long port = optInt(o, "port", VIEW_PORT);
+  double timeout = VIEW_TIMEOUT;
+  char *zTrace, *zName, *zServe, *zErr = 0, *zLogDir, *zLine;
+  struct stat st;
+  ServeSpec spec;
+  ServeSignals sigSave;
+  if( zArg==0 ) fail(EXIT_USAGE, "give a trace file or a log directory");
+  if( bList && zExtract ) fail(EXIT_USAGE, "give --list or --extract, not both");
+  if( (bList || zExtract) && (zWindow || optStr(o, "port") || optStr(o, "timeout")) ){
+    fail(EXIT_USAGE, "--window, --port and --timeout are for serving, not for --list or --extract");
+  }
+  if( optStr(o, "timeout") ){
+    if( !parseNum(optStr(o, "timeout"), &timeout) || !(timeout>0 && timeout<=VIEW_MAX_TIMEOUT) ){
+      fail(EXIT_USAGE, "--timeout must be a number of seconds above 0 and at most %.0f, not '%s'",
+           VIEW_MAX_TIMEOUT, optStr(o, "timeout"));
+    }
+  }
+  if( port<1 || port>65535 ) fail(EXIT_USAGE, "--port must be from 1 to 65535, not %lld", port);
+  if( !pathExists(zArg) ) fail(EXIT_FAIL, "'%s': %s", zArg, strerror(ENOENT));
+  if( (bList || zExtract) && !isDir(zArg) ){
+    fail(EXIT_USAGE, "--list and --extract take a log directory, and '%s' is not one", zArg);
+  }
+  openDb(0);
+  if( bList ) return viewList(zArg);
+  if( zExtract ) return viewExtract(zArg, zExtract);
+
+  /* the trace: the file given, or the one profsum would read in DIR */
+  if( isDir(zArg) ){
+    zTrace = sqlText("SELECT path FROM profsum_find_traces(?1) WHERE picked LIMIT 1", "t", zArg);
+    if( zTrace==0 ) fail(EXIT_FAIL, "'%s': no trace JSON in it (see profsum view --list)", zArg);
+  }else{
+    zTrace = xstrdup(zArg);
+  }
+  zName = servedName(zTrace, zWindow!=0);
+  if( zWindow ){
+    char *zN;
+    char *zP = xprintf("%s/%s", g_zTempDbDir, zName);          /* in the private directory */
+    zServe = xstrdup(zP);
+    sqlite3_free(zP);
+    scratchSet(zServe, 0);             /* removed on exit, also on a signal */
+    zN = trimToFile(zTrace, zServe, zWindow);
+    errLine("profsum view: window: %s entries of '%s'", zN ? zN : "0", zTrace);
+    free(zN);
+  }else{
+    zServe = xstrdup(zTrace);
+  }
+  fd = open(zServe, O_RDONLY|O_CLOEXEC);
+  if( fd<0 ) fail(EXIT_FAIL, "'%s': %s", zServe, strerror(errno));
+  if( fstat(fd, &st)!=0 || !S_ISREG(st.st_mode) ) fail(EXIT_FAIL, "'%s': not a regular file", zServe);
+
+  if( port!=VIEW_PORT ){
+    errLine("profsum view: warning: the Perfetto UI may refuse to load from port %lld (its content "
+            "security policy allows http://127.0.0.1:%d)", port, VIEW_PORT);
+  }
+  lfd = serveListen((int)port, &zErr);
+  if( lfd<0 ){
+    char *z = xstrdup(zErr ? zErr : "out of memory");
+    free(zErr);
+    fail(EXIT_FAIL, "%s", z);
+  }
+  serveCatchSignals(&sigSave);          /* Ctrl-C from now on stops the server */
+  zLine = xprintf("https://ui.perfetto.dev/#!/?url=http://127.0.0.1:%d/%s\n", (int)port, zName);
+  writeStdout(zLine, strlen(zLine));
+  sqlite3_free(zLine);
+  zLogDir = isDir(zArg) ? xstrdup(zArg) : logDirOf(zTrace);
+  if( zLogDir ){
+    char *zQ = shellQuote(zLogDir);
+    zLine = xprintf("tensorboard --logdir %s", zQ);
+    writeStdoutVis(zLine, strlen(zLine), 0);
+    writeStdout("\n", 1);
+    sqlite3_free(zLine);
+    free(zQ);
+    free(zLogDir);
+  }else{
+    errLine("profsum view: '%s' is not in a <logdir>/plugins/profile/<session>/ folder, so TensorBoard "
+            "cannot open it as a log directory", zTrace);
+  }
+  errLine("profsum view: serving '%s' (%lld bytes) at http://127.0.0.1:%d/%s to %s; "
+          "stops after %g s or on Ctrl-C", zServe, (long long)st.st_size, (int)port, zName, VIEW_ORIGIN, timeout);
+  memset(&spec, 0, sizeof(spec));
+  spec.fd = fd;
+  spec.zName = zName;
+  spec.zType = strlen(zName)>3 && strcmp(zName+strlen(zName)-3, ".gz")==0 ? "application/gzip"
+             : strlen(zName)>5 && strcmp(zName+strlen(zName)-5, ".json")==0 ? "application/json"
+             : "application/octet-stream";
+  spec.zOrigin = VIEW_ORIGIN;
+  spec.port = (int)port;
+  spec.timeout = timeout;
+  spec.bLog = 1;
+  if( !serveNameOk(zName) ) fail(EXIT_FAIL, "internal error: cannot serve the name '%s'", zName);
+  rc = serveRun(lfd, &spec, &zErr);
+  serveRestoreSignals(&sigSave);
+  close(lfd);
+  close(fd);
+  if( rc==SERVE_ERROR ){
+    char *z = xstrdup(zErr ? zErr : "out of memory");
+    free(zErr);
+    fail(EXIT_FAIL, "%s", z);
+  }
+  errLine("profsum view: stopped (%s)", rc==SERVE_SIGNAL ? "interrupted" : "--timeout reached");
+  free(zTrace);
+  free(zName);
+  free(zServe);
+  return EXIT_OK;                     /* the window file goes with cleanup() */
+}
+
 /* ================================================================== */
 /* Command table, main                                                 */
 /* ================================================================== */
@@ -2081,6 +2892,13 @@ static const Cmd aCmd[] = {
    "Run the sqlite3 shell on DB with `.load profsum.so` done (profsum.so is found next to this\n"
    "program, in ../lib, or at $PROFSUM_SO).",
    SQL_OPTS, cmdSql, 15},
+  {"view", "serve a trace to the Perfetto UI; list or copy a log directory's traces",
+   "TRACE|DIR [--window WHERE] [--port N] [--timeout SECONDS] | DIR --list | DIR --extract DEST",
+   "Serve the trace (a file, or the one profsum reads in the log directory DIR; --window: only the\n"
+   "events for which WHERE holds) on http://127.0.0.1:9001/ to the Perfetto UI, and print the link\n"
+   "to open and the TensorBoard command for the log directory.  Loopback only; stops after\n"
+   "--timeout seconds (600) or on Ctrl-C.  --list and --extract work on DIR without a server.",
+   VIEW_OPTS, cmdView, 1},
 };
 
 static void mainUsage(FILE *f){
@@ -2116,11 +2934,14 @@ int main(int argc, char **argv){
     if( strcmp(argv[1], aCmd[i].zName)==0 ) break;
   }
   if( i==sizeof(aCmd)/sizeof(aCmd[0]) ){
-    fprintf(stderr, "profsum: unknown command '%s'\n", argv[1]);
+    g_bErrTty = isatty(2);
+    errLine("profsum: unknown command '%s'", argv[1]);
     mainUsage(stderr);
     return EXIT_USAGE;
   }
   g_zCmd = aCmd[i].zName;
+  g_bOutTty = isatty(1);
+  g_bErrTty = isatty(2);
   signal(SIGPIPE, SIG_IGN);
   signal(SIGINT, onSignal);
   signal(SIGTERM, onSignal);
