@@ -208,12 +208,13 @@ static int rescueBeforeCommit(sqlite3 *db, const char *zSchema, Rescue *r){
 }
 
 /* After ROLLBACK (or ROLLBACK TO of a savepoint) returned rcUndo: when it
-** failed because the connection is interrupted and a transaction is still
-** open, step a rescue to end it. */
+** failed because the connection is interrupted, or out of memory (SQLite
+** then prepares nothing more until the calling statement ends, as after an
+** interrupt), and a transaction is still open, step a rescue to end it. */
 static void rescueRollback(sqlite3 *db, int rcUndo, Rescue *r){
   sqlite3_stmt *p = r->pRun ? r->pRun : r->pLast;
   if( rcUndo==SQLITE_OK || p==0 || sqlite3_get_autocommit(db) ) return;
-  if( (rcUndo & 0xff)!=SQLITE_INTERRUPT ) return;
+  if( (rcUndo & 0xff)!=SQLITE_INTERRUPT && (rcUndo & 0xff)!=SQLITE_NOMEM ) return;
   sqlite3_step(p);
   sqlite3_reset(p);
 }

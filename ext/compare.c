@@ -35,7 +35,8 @@
 ** Files are written atomically: a temporary file in the target directory,
 ** fsync, rename.  Limitations: JSON integers beyond int64 are read as
 ** floats; JSONL lines are split at '\n' (a "\r\n" ending is trimmed);
-** history files larger than 1 GiB are refused.
+** history files larger than 1 GiB and lines longer than 16 MiB are
+** refused (a history is read a line at a time, never whole).
 */
 #include "profsum_int.h"
 #include "compare.h"
@@ -111,6 +112,289 @@ static int jEq(const JNode *a, const JNode *b){
 static const char *memberStr(const JNode *pObj, const char *zKey){
   const JNode *p = jGet(pObj, zKey);
   return p && p->type==JT_STRING ? p->z : 0;
+}
+
+/* ================================================================== */
+/* The text rule: what text may enter the history                      */
+/* ================================================================== */
+/*
+** Every string that enters profsum_history_record from outside — each
+** string and key of a record read by profsum_history_import, the label of
+** profsum_track and every string of profsum_bundle's options_json — must be
+** text SQLite can keep whole and every reader can decode: valid UTF-8 (RFC
+** 3629: no overlong form, no encoded surrogate, nothing beyond U+10FFFF, no
+** cut sequence), no \u escape of a lone surrogate (JSON can write one, but
+** it names no character: json_extract() would turn it into bytes that are
+** not UTF-8), and no U+0000 (SQLite's C interfaces and json_extract() end a
+** text there).  Such a string is refused with its place; nothing is
+** repaired and nothing is written.  The text profsum puts into a record
+** itself (source paths, op names from its tables) is written as jDump()
+** writes any text, a byte that is not UTF-8 as U+FFFD (and
+** profsumJsonCompact() never leaves a lone surrogate escape).
+*/
+
+/* Length of the UTF-8 sequence at u (2 to 4 bytes), or 0 when the bytes
+** from u (before e) are not one.  Requires u[0] >= 0x80. */
+static int utf8SeqLen(const unsigned char *u, const unsigned char *e){
+  unsigned char c = u[0], lo = 0x80, hi = 0xBF;
+  int n, i;
+  if( c>=0xC2 && c<=0xDF ) n = 2;
+  else if( c>=0xE0 && c<=0xEF ){
+    n = 3;
+    if( c==0xE0 ) lo = 0xA0;          /* overlong below U+0800 */
+    else if( c==0xED ) hi = 0x9F;     /* U+D800..U+DFFF: surrogates */
+  }else if( c>=0xF0 && c<=0xF4 ){
+    n = 4;
+    if( c==0xF0 ) lo = 0x90;          /* overlong below U+10000 */
+    else if( c==0xF4 ) hi = 0x8F;     /* beyond U+10FFFF */
+  }else{
+    return 0;
+  }
+  if( e-u<n || u[1]<lo || u[1]>hi ) return 0;
+  for(i=2; i<n; i++) if( (u[i] & 0xC0)!=0x80 ) return 0;
+  return n;
+}
+
+/* Offset of the first byte of z[0..n) that breaks the text rule (a NUL, or
+** a byte that starts no UTF-8 sequence), or -1 when none does. */
+static sqlite3_int64 utf8Fault(const char *z, sqlite3_int64 n){
+  const unsigned char *u = (const unsigned char*)z, *e = u + n, *p = u;
+  while( p<e ){
+    int k;
+    if( *p==0 ) return p-u;
+    if( *p<0x80 ){ p++; continue; }
+    if( (k = utf8SeqLen(p, e))==0 ) return p-u;
+    p += k;
+  }
+  return -1;
+}
+
+/* Check the text rule on the text argument zWhat (n bytes at z): 0 when it
+** holds, else 1 with *pzErr a message (0 when out of memory) such as
+** "label is not valid UTF-8 (byte 0xff at byte 3)". */
+static int textArgFault(const char *zWhat, const char *z, int n, char **pzErr){
+  sqlite3_int64 i = utf8Fault(z, n);
+  if( i<0 ) return 0;
+  if( z[i]==0 ){
+    *pzErr = sqlite3_mprintf("%s holds U+0000 (a NUL byte at byte %lld), which SQLite text "
+                             "cannot keep whole", zWhat, (long long)i);
+  }else{
+    *pzErr = sqlite3_mprintf("%s is not valid UTF-8 (byte 0x%02x at byte %lld)",
+                             zWhat, (unsigned char)z[i], (long long)i);
+  }
+  return 1;
+}
+
+/* Value of 4 hex digits at p (stops at the first other character, the
+** NUL included), or 0x110000 when they are not 4 hex digits. */
+static unsigned hex4(const char *p){
+  unsigned v = 0;
+  int i;
+  for(i=0; i<4; i++){
+    char c = p[i];
+    v <<= 4;
+    if( c>='0' && c<='9' ) v |= (unsigned)(c-'0');
+    else if( c>='a' && c<='f' ) v |= (unsigned)(c-'a'+10);
+    else if( c>='A' && c<='F' ) v |= (unsigned)(c-'A'+10);
+    else return 0x110000;
+  }
+  return v;
+}
+
+/* Append n bytes of z for a message: UTF-8 sequences and printable ASCII
+** as they are, any other byte as \xNN; at most mx bytes of z, then "...". */
+static void appendShown(sqlite3_str *s, const char *z, int n, int mx){
+  const unsigned char *u = (const unsigned char*)z, *e = u + n, *p = u;
+  while( p<e ){
+    int k = *p>=0x80 ? utf8SeqLen(p, e) : (*p>=0x20 && *p<0x7F);
+    if( p-u+(k ? k : 1)>mx ){ sqlite3_str_appendall(s, "..."); return; }
+    if( k ){ sqlite3_str_append(s, (const char*)p, k); p += k; }
+    else{ sqlite3_str_appendf(s, "\\x%02x", *p); p++; }
+  }
+}
+
+/* The place of a JSON value in the document being scanned: a member of an
+** object (zKey, nKey: its key as written between the quotes) or an element
+** of an array (zKey 0, idx); 0 for the document itself. */
+typedef struct JPlace JPlace;
+struct JPlace {
+  const JPlace *pUp;        /* the place of the parent, 0 at the top */
+  const char *zKey;         /* member key (raw JSON text), or 0 */
+  int nKey;                 /* its length */
+  sqlite3_int64 idx;        /* element index (zKey 0) */
+};
+
+/* Append the JSONPath of place p at level k (1: a member of the document)
+** of n: "$", then ".key" (letters, digits and '_', not starting with a
+** digit), ["key"] (any other key, as written, at most 40 bytes shown) or
+** [i] per level; past 16 levels only the first 4 and the last 11 show. */
+static void placePath(sqlite3_str *s, const JPlace *p, int k, int n){
+  int i, ident;
+  if( p==0 ){ sqlite3_str_appendchar(s, 1, '$'); return; }
+  placePath(s, p->pUp, k-1, n);
+  if( n>16 && k>4 && k<=n-11 ){
+    if( k==5 ) sqlite3_str_appendall(s, "...");
+    return;
+  }
+  if( p->zKey==0 ){ sqlite3_str_appendf(s, "[%lld]", (long long)p->idx); return; }
+  ident = p->nKey>0 && !(p->zKey[0]>='0' && p->zKey[0]<='9');
+  for(i=0; ident && i<p->nKey; i++){
+    char c = p->zKey[i];
+    ident = (c>='a' && c<='z') || (c>='A' && c<='Z') || (c>='0' && c<='9') || c=='_';
+  }
+  if( ident ){
+    sqlite3_str_appendchar(s, 1, '.');
+    sqlite3_str_append(s, p->zKey, p->nKey);
+  }else{
+    sqlite3_str_appendall(s, "[\"");
+    appendShown(s, p->zKey, p->nKey, 40);
+    sqlite3_str_appendall(s, "\"]");
+  }
+}
+
+/* Deepest nesting jrValue() follows (jParse() refuses more than 2000). */
+#define JR_MAX_DEPTH 2100
+
+/* State of jsonTextRule(): the text, the cursor, the first fault. */
+typedef struct JRule {
+  const char *z, *p, *e;    /* the JSON text, the cursor, the end */
+  int depth;                /* nesting of the value scanned */
+  int rc;                   /* SQLITE_OK, SQLITE_ERROR (a fault), SQLITE_NOMEM */
+  char *zErr;               /* the fault's message (rc SQLITE_ERROR) */
+} JRule;
+
+/* Record the fault at q (in the string at place pAt; isKey: in its key):
+** "$.path: <problem> (<shown> at byte N)". */
+static void jrFault(JRule *r, const JPlace *pAt, int isKey, const char *q,
+                    const char *zProblem, const char *zShown){
+  sqlite3_str *s = sqlite3_str_new(0);
+  int n = 0;
+  const JPlace *x;
+  for(x=pAt; x; x=x->pUp) n++;
+  if( isKey ) sqlite3_str_appendall(s, "the key of ");
+  placePath(s, pAt, n, n);
+  sqlite3_str_appendf(s, ": %s (%s at byte %lld)", zProblem, zShown, (long long)(q - r->z));
+  r->zErr = sqlite3_str_finish(s);
+  r->rc = r->zErr ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+/* Check the string at r->p (its opening quote) and move past it. */
+static void jrString(JRule *r, const JPlace *pAt, int isKey){
+  const char *p = r->p + 1, *e = r->e;
+  char zWhat[40];
+  while( p<e && *p!='"' ){
+    unsigned char c = (unsigned char)*p;
+    if( c=='\\' ){
+      unsigned u = e-p>=6 && p[1]=='u' ? hex4(p+2) : 0x110000;
+      if( u>0xFFFF ){ p += 2; continue; }           /* any escape but \uXXXX */
+      if( u>=0xD800 && u<=0xDBFF && e-p>=12 && p[6]=='\\' && p[7]=='u' ){
+        unsigned u2 = hex4(p+8);
+        if( u2>=0xDC00 && u2<=0xDFFF ){ p += 12; continue; }   /* a pair */
+      }
+      if( u==0 ){
+        jrFault(r, pAt, isKey, p, "holds U+0000, which SQLite text cannot keep whole", "\\u0000");
+        return;
+      }
+      if( u>=0xD800 && u<=0xDFFF ){
+        sqlite3_snprintf(sizeof(zWhat), zWhat, "\\u%.4s", p+2);
+        jrFault(r, pAt, isKey, p, "holds a lone surrogate (half of a UTF-16 pair: no character)", zWhat);
+        return;
+      }
+      p += 6;
+    }else if( c<0x80 ){
+      if( c==0 ){
+        jrFault(r, pAt, isKey, p, "holds U+0000, which SQLite text cannot keep whole", "a NUL byte");
+        return;
+      }
+      p++;
+    }else{
+      int k = utf8SeqLen((const unsigned char*)p, (const unsigned char*)e);
+      if( k==0 ){
+        sqlite3_snprintf(sizeof(zWhat), zWhat, "byte 0x%02x", c);
+        jrFault(r, pAt, isKey, p, "not valid UTF-8", zWhat);
+        return;
+      }
+      p += k;
+    }
+  }
+  r->p = p<e ? p+1 : e;
+}
+
+/* Move r->p past the string at r->p (its opening quote), unchecked. */
+static const char *jrStringEnd(const char *p, const char *e){
+  for(p++; p<e && *p!='"'; p++){
+    if( *p=='\\' && p+1<e ) p++;
+  }
+  return p<e ? p+1 : e;
+}
+
+static void jrWs(JRule *r){
+  while( r->p<r->e && (*r->p==' ' || *r->p=='\t' || *r->p=='\n' || *r->p=='\r') ) r->p++;
+}
+
+/* Check the value at r->p (at place pAt) and move past it.  The text is
+** JSON jParse() accepted; on anything else the scan stops early (every
+** loop moves forward or returns). */
+static void jrValue(JRule *r, const JPlace *pAt){
+  JPlace m;
+  jrWs(r);
+  if( r->rc || r->p>=r->e ) return;
+  if( ++r->depth>JR_MAX_DEPTH ){ r->p = r->e; return; }
+  m.pUp = pAt; m.zKey = 0; m.nKey = 0; m.idx = 0;
+  switch( *r->p ){
+    case '"':
+      jrString(r, pAt, 0);
+      break;
+    case '{':
+      for(r->p++; r->rc==SQLITE_OK; ){
+        jrWs(r);
+        if( r->p>=r->e ) break;
+        if( *r->p==',' ){ r->p++; continue; }
+        if( *r->p!='"' ){ r->p++; break; }          /* '}' */
+        m.zKey = r->p + 1;
+        m.nKey = (int)(jrStringEnd(r->p, r->e) - 1 - m.zKey);
+        jrString(r, &m, 1);
+        jrWs(r);
+        if( r->p<r->e && *r->p==':' ) r->p++;
+        jrValue(r, &m);
+      }
+      break;
+    case '[':
+      r->p++;
+      jrWs(r);
+      if( r->p<r->e && *r->p==']' ){ r->p++; break; }
+      for(; r->rc==SQLITE_OK && r->p<r->e; m.idx++){
+        jrValue(r, &m);
+        jrWs(r);
+        if( r->p<r->e && *r->p==',' ){ r->p++; continue; }
+        if( r->p<r->e ) r->p++;                     /* ']' */
+        break;
+      }
+      break;
+    default:
+      /* a number, true, false, null, NaN, Infinity, -Infinity */
+      while( r->p<r->e && *r->p!=',' && *r->p!=']' && *r->p!='}' && *r->p!=' '
+             && *r->p!='\t' && *r->p!='\n' && *r->p!='\r' ) r->p++;
+  }
+  r->depth--;
+}
+
+/*
+** Check the text rule on every string and key of the JSON text z (n bytes;
+** text jParse() accepted).  Returns SQLITE_OK; SQLITE_ERROR with *pzErr
+** naming the first string that breaks it — its JSONPath, what is wrong and
+** where ("$.label: not valid UTF-8 (byte 0xff at byte 12)", "the key of
+** $.a[\"x\"]: ...", "$.x: holds a lone surrogate (...) (\ud800 at byte
+** 30)"; byte offsets count from z); or SQLITE_NOMEM (*pzErr 0).
+*/
+static int jsonTextRule(const char *z, int n, char **pzErr){
+  JRule r;
+  memset(&r, 0, sizeof(r));
+  r.z = r.p = z;
+  r.e = z + n;
+  jrValue(&r, 0);
+  *pzErr = r.zErr;
+  return r.rc;
 }
 
 /* ================================================================== */
@@ -733,13 +1017,31 @@ char *profsumJsonCompact(const JNode *p){
   if( z==0 ) return 0;
   /* jDump writes "[\n  a,\n  b\n]"; strings never hold a raw newline
   ** (control characters are escaped), so outside strings: drop every
-  ** newline with its indentation, and turn "," + newline into ", ". */
+  ** newline with its indentation, and turn "," + newline into ", ".
+  ** jDump writes the bytes ED A0..BF xx of a string (a surrogate encoded
+  ** in UTF-8, which is not UTF-8) as a lone \udXXX escape, which
+  ** json_extract() would turn back into those bytes: such an escape is
+  ** written \ufffd (U+FFFD), as jDump writes every other byte that is not
+  ** UTF-8 (same length, so in place); pairs stay. */
   for(w=z, r=z; *r; ){
     char c = *r++;
     if( inStr ){
       *w++ = c;
-      if( c=='\\' && *r ) *w++ = *r++;
-      else if( c=='"' ) inStr = 0;
+      if( c=='\\' && r[0]=='u' && hex4(r+1)<=0xFFFF ){
+        unsigned u = hex4(r+1);
+        if( u>=0xD800 && u<=0xDBFF && r[5]=='\\' && r[6]=='u' && hex4(r+7)>=0xDC00
+            && hex4(r+7)<=0xDFFF ){
+          memmove(w, r, 11);                  /* "uXXXX\uXXXX": a pair */
+          w += 11; r += 11;
+        }else{
+          memmove(w, u>=0xD800 && u<=0xDFFF ? "ufffd" : r, 5);
+          w += 5; r += 5;
+        }
+      }else if( c=='\\' && *r ){
+        *w++ = *r++;
+      }else if( c=='"' ){
+        inStr = 0;
+      }
       continue;
     }
     if( c=='"' ){ inStr = 1; *w++ = c; continue; }
@@ -791,45 +1093,93 @@ static int stmtFail(sqlite3 *db, int rc, char **pzErr){
 }
 
 /*
-** Insert one record into profsum_history_record.  pRecord is the §4.2
-** record tree; label and status columns come from it.  idB/idA: trace ids
-** (0 → NULL); the series is the after trace's.  The schema must exist
-** (profsumCreateSchema, once per write).  Returns an SQLite code (busy
-** codes without a message, see stmtFail); *piRow the new record_id.
+** SQLITE_OK when the write transaction profsumWriteRun opened for the body
+** is still open.  SQLite may end it under the body: a statement that runs
+** out of memory (or meets an I/O error) rolls the whole transaction back,
+** also one whose failure its caller absorbed (profsumCreateSchema takes a
+** failed check for "not current").  Each write after that would commit on
+** its own, and the COMMIT at the end would fail: check before writing.
+** Otherwise SQLITE_ABORT with *pzErr saying so.
 */
+static int writeStillOpen(sqlite3 *db, char **pzErr){
+  if( !sqlite3_get_autocommit(db) ) return SQLITE_OK;
+  *pzErr = sqlite3_mprintf("SQLite rolled the write transaction back (after an error inside "
+                           "it, such as running out of memory); nothing was written");
+  return *pzErr ? SQLITE_ABORT : SQLITE_NOMEM;
+}
+
+/* Prepare the INSERT of a record into zSchema.profsum_history_record
+** (historyInsertRun binds and runs it).  The schema must exist
+** (profsumCreateSchema, once per write).  Returns an SQLite code (busy
+** codes without a message, see stmtFail). */
+static int historyInsertPrepare(sqlite3 *db, const char *zSchema, sqlite3_stmt **pp, char **pzErr){
+  char *z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_history_record(created_at, label, status, "
+      "before_trace_id, after_trace_id, series, origin, record_json) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, (SELECT series FROM \"%w\".profsum_trace WHERE trace_id=?5), ?6, ?7)",
+      zSchema, zSchema);
+  int rc;
+  *pp = 0;
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, pp, 0);
+  sqlite3_free(z);
+  return rc ? stmtFail(db, rc, pzErr) : SQLITE_OK;
+}
+
+/* Bind a string node (its whole length) to parameter i; a string that
+** breaks the text rule (section above) is an error here, the last door:
+** the writers check their input before. */
+static int bindStr(sqlite3_stmt *p, int i, const JNode *pStr, const char *zWhat, char **pzErr){
+  if( pStr==0 || pStr->type!=JT_STRING ) return SQLITE_OK;
+  if( textArgFault(zWhat, pStr->z, pStr->n, pzErr) ) return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  return sqlite3_bind_text(p, i, pStr->z, pStr->n, SQLITE_STATIC);
+}
+
+/*
+** Insert one record with the statement of historyInsertPrepare (reset
+** afterwards).  pRecord is the §4.2 record tree; the label and status
+** columns come from it.  idB/idA: trace ids (0 → NULL); the series is the
+** after trace's.  Returns an SQLite code (busy codes without a message,
+** see stmtFail); *piRow the new record_id.
+*/
+static int historyInsertRun(sqlite3 *db, sqlite3_stmt *p, const JNode *pRecord,
+                            const char *zCreated, sqlite3_int64 idB, sqlite3_int64 idA,
+                            const char *zOrigin, sqlite3_int64 *piRow, char **pzErr){
+  const JNode *as = jGet(pRecord, "assessment");
+  char *zJson = profsumJsonCompact(pRecord);
+  int rc;
+  if( zJson==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_bind_text(p, 7, zJson, -1, sqlite3_free);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(p, 1, zCreated, -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK ) rc = bindStr(p, 2, jGet(pRecord, "label"), "the record's label", pzErr);
+  if( rc==SQLITE_OK && as && as->type==JT_OBJECT ){
+    rc = bindStr(p, 3, jGet(as, "status"), "the record's status", pzErr);
+  }
+  if( rc==SQLITE_OK && idB>0 ) rc = sqlite3_bind_int64(p, 4, idB);
+  if( rc==SQLITE_OK && idA>0 ) rc = sqlite3_bind_int64(p, 5, idA);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(p, 6, zOrigin, -1, SQLITE_STATIC);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_step(p);
+    if( rc==SQLITE_DONE ){
+      rc = SQLITE_OK;
+      if( piRow ) *piRow = sqlite3_last_insert_rowid(db);
+    }else{
+      rc = stmtFail(db, rc, pzErr);
+    }
+  }else if( rc!=SQLITE_ERROR || *pzErr==0 ){
+    rc = stmtFail(db, rc, pzErr);
+  }
+  sqlite3_reset(p);
+  sqlite3_clear_bindings(p);
+  return rc;
+}
+
+/* Insert one record (historyInsertPrepare + historyInsertRun). */
 static int insertRecord(sqlite3 *db, const char *zSchema, const JNode *pRecord,
                         const char *zCreated, sqlite3_int64 idB, sqlite3_int64 idA,
                         const char *zOrigin, sqlite3_int64 *piRow, char **pzErr){
   sqlite3_stmt *p = 0;
-  char *zJson, *z;
-  const char *zLabel = memberStr(pRecord, "label");
-  const JNode *as = jGet(pRecord, "assessment");
-  const char *zStatus = as && as->type==JT_OBJECT ? memberStr(as, "status") : 0;
-  int rc;
-  zJson = profsumJsonCompact(pRecord);
-  if( zJson==0 ) return SQLITE_NOMEM;
-  z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_history_record(created_at, label, status, "
-      "before_trace_id, after_trace_id, series, origin, record_json) "
-      "VALUES(?1, ?2, ?3, ?4, ?5, (SELECT series FROM \"%w\".profsum_trace WHERE trace_id=?5), ?6, ?7)",
-      zSchema, zSchema);
-  if( z==0 ){ sqlite3_free(zJson); return SQLITE_NOMEM; }
-  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-  sqlite3_free(z);
-  if( rc ){ sqlite3_free(zJson); return stmtFail(db, rc, pzErr); }
-  sqlite3_bind_text(p, 1, zCreated, -1, SQLITE_STATIC);
-  if( zLabel ) sqlite3_bind_text(p, 2, zLabel, -1, SQLITE_STATIC);
-  if( zStatus ) sqlite3_bind_text(p, 3, zStatus, -1, SQLITE_STATIC);
-  if( idB>0 ) sqlite3_bind_int64(p, 4, idB);
-  if( idA>0 ) sqlite3_bind_int64(p, 5, idA);
-  sqlite3_bind_text(p, 6, zOrigin, -1, SQLITE_STATIC);
-  sqlite3_bind_text(p, 7, zJson, -1, sqlite3_free);
-  rc = sqlite3_step(p);
-  if( rc==SQLITE_DONE ){
-    rc = SQLITE_OK;
-    if( piRow ) *piRow = sqlite3_last_insert_rowid(db);
-  }else{
-    rc = stmtFail(db, rc, pzErr);
-  }
+  int rc = historyInsertPrepare(db, zSchema, &p, pzErr);
+  if( rc==SQLITE_OK ) rc = historyInsertRun(db, p, pRecord, zCreated, idB, idA, zOrigin, piRow, pzErr);
   sqlite3_finalize(p);
   return rc;
 }
@@ -1012,6 +1362,7 @@ static int trackBody(sqlite3 *db, void *pArg, char **pzErr){
   rc = computeRecord(db, j->vB, j->vA, j->zLabel, &j->thr, j->topK, &idB, &idA, &rec, 0, 0, pzErr);
   if( rc ) return rc;
   rc = profsumCreateSchema(db, SCHEMA, pzErr);
+  if( rc==SQLITE_OK ) rc = writeStillOpen(db, pzErr);
   if( rc==SQLITE_OK ) rc = insertRecord(db, SCHEMA, rec, memberStr(rec, "recorded_at_utc"), idB, idA, "track", 0, pzErr);
   if( rc==SQLITE_OK ){
     j->zPretty = jDump(rec);
@@ -1085,6 +1436,13 @@ static void trackFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   j.topK = PROFSUM_COMPARE_TOP_K;
   if( sqlite3_value_type(argv[2])==SQLITE_TEXT ){
     j.zLabel = (const char*)sqlite3_value_text(argv[2]);
+    if( j.zLabel==0 ){ sqlite3_result_error_nomem(ctx); return; }
+    if( textArgFault("label", j.zLabel, sqlite3_value_bytes(argv[2]), &zErr) ){
+      /* the text rule (see above): refused before anything is written */
+      reportErr(ctx, FN, zErr ? SQLITE_ERROR : SQLITE_NOMEM, zErr);
+      sqlite3_free(zErr);
+      return;
+    }
   }else if( sqlite3_value_type(argv[2])!=SQLITE_NULL ){
     profsumCtxErr(ctx, "%s: label must be text or NULL", FN);
     return;
@@ -1280,41 +1638,85 @@ static int writeFileAtomic(const char *zPath, const char *z, size_t n, char **pz
   return rc;
 }
 
-/* Read a whole regular file (at most 1 GiB) into sqlite3_malloc'd text
-** (NUL-terminated); *pn its length. */
-static int readWholeFile(const char *zPath, char **pz, size_t *pn, char **pzErr){
-  FILE *f = fopen(zPath, "rb");
-  struct stat st;
-  char *z;
-  size_t n = 0, got;
-  if( f==0 ){
-    *pzErr = sqlite3_mprintf("'%s': %s", zPath, strerror(errno));
-    return SQLITE_CANTOPEN;
+/* The largest history file profsum_history_import reads. */
+#define HISTORY_MAX_FILE ((sqlite3_int64)1<<30)
+
+/* The longest line of a history file (without its newline): the most
+** bytes jParse() accepts whatever they hold is 32 MiB; a record profsum
+** writes stays far below 16 MiB unless top_k and hot_op_limit are both in
+** the hundred thousands. */
+#ifndef HISTORY_MAX_LINE
+# define HISTORY_MAX_LINE ((size_t)16<<20)
+#endif
+
+/* Bytes read at a time, and the first size of the line buffer. */
+#define HISTORY_CHUNK ((size_t)64<<10)
+
+/* Lines of a file read through a bounded buffer (lineNext). */
+typedef struct LineReader {
+  int fd;                   /* the file (not owned) */
+  char *a;                  /* buffer (sqlite3_malloc'd), at most
+                            ** HISTORY_MAX_LINE + HISTORY_CHUNK bytes */
+  size_t nAlloc;            /* its size */
+  size_t iStart, iEnd;      /* the bytes read but not yet returned */
+  size_t iScan;             /* a[iStart..iScan) holds no newline */
+  sqlite3_int64 nRead;      /* bytes read from the file */
+  int eof;                  /* the file is read to its end */
+} LineReader;
+
+/*
+** The next line of r: *pz (in r's buffer, valid until the next call) and
+** *pn, its length without the '\n' (the last line may have none).  Returns
+** SQLITE_ROW for a line, SQLITE_DONE at the end of the file, SQLITE_TOOBIG
+** for a line longer than HISTORY_MAX_LINE (*pzErr 0: the caller knows the
+** line) or a file that grew past HISTORY_MAX_FILE (*pzErr says so),
+** SQLITE_NOMEM, or PROFSUM_RC_FILEIO with *pzErr the read error.
+*/
+static int lineNext(LineReader *r, const char **pz, size_t *pn, char **pzErr){
+  for(;;){
+    char *q = r->iScan<r->iEnd ? memchr(r->a + r->iScan, '\n', r->iEnd - r->iScan) : 0;
+    ssize_t got;
+    if( q || (r->eof && r->iStart<r->iEnd) ){
+      size_t iNext = q ? (size_t)(q - r->a) + 1 : r->iEnd;
+      *pz = r->a + r->iStart;
+      *pn = (q ? (size_t)(q - r->a) : r->iEnd) - r->iStart;
+      r->iStart = r->iScan = iNext;
+      return *pn>HISTORY_MAX_LINE ? SQLITE_TOOBIG : SQLITE_ROW;
+    }
+    if( r->eof ) return SQLITE_DONE;
+    r->iScan = r->iEnd;
+    if( r->iEnd - r->iStart > HISTORY_MAX_LINE ) return SQLITE_TOOBIG;
+    /* Make room: move the start of the line to the front, else grow. */
+    if( r->iStart>0 ){
+      memmove(r->a, r->a + r->iStart, r->iEnd - r->iStart);
+      r->iEnd -= r->iStart;
+      r->iScan -= r->iStart;
+      r->iStart = 0;
+    }
+    if( r->iEnd==r->nAlloc ){
+      size_t nNew = r->nAlloc ? r->nAlloc*2 : HISTORY_CHUNK;
+      char *aNew;
+      if( nNew>HISTORY_MAX_LINE + HISTORY_CHUNK ) nNew = HISTORY_MAX_LINE + HISTORY_CHUNK;
+      aNew = sqlite3_realloc64(r->a, nNew);
+      if( aNew==0 ) return SQLITE_NOMEM;
+      r->a = aNew;
+      r->nAlloc = nNew;
+    }
+    do{
+      got = read(r->fd, r->a + r->iEnd, r->nAlloc - r->iEnd);
+    }while( got<0 && errno==EINTR );
+    if( got<0 ){
+      *pzErr = sqlite3_mprintf("read error: %s", strerror(errno));
+      return *pzErr ? PROFSUM_RC_FILEIO : SQLITE_NOMEM;
+    }
+    if( got==0 ){ r->eof = 1; continue; }
+    r->iEnd += (size_t)got;
+    r->nRead += got;
+    if( r->nRead>HISTORY_MAX_FILE ){
+      *pzErr = sqlite3_mprintf("larger than 1 GiB");
+      return *pzErr ? SQLITE_TOOBIG : SQLITE_NOMEM;
+    }
   }
-  if( fstat(fileno(f), &st)!=0 || !S_ISREG(st.st_mode) ){
-    *pzErr = sqlite3_mprintf("'%s': not a regular file", zPath);
-    fclose(f);
-    return SQLITE_CANTOPEN;
-  }
-  if( st.st_size>((sqlite3_int64)1<<30) ){
-    *pzErr = sqlite3_mprintf("'%s': larger than 1 GiB", zPath);
-    fclose(f);
-    return SQLITE_TOOBIG;
-  }
-  z = sqlite3_malloc64((sqlite3_uint64)st.st_size + 1);
-  if( z==0 ){ fclose(f); return SQLITE_NOMEM; }
-  while( n<(size_t)st.st_size && (got = fread(z+n, 1, (size_t)st.st_size-n, f))>0 ) n += got;
-  if( ferror(f) ){
-    *pzErr = sqlite3_mprintf("'%s': read error: %s", zPath, strerror(errno));
-    fclose(f);
-    sqlite3_free(z);
-    return PROFSUM_RC_FILEIO;
-  }
-  fclose(f);
-  z[n] = 0;
-  *pz = z;
-  *pn = n;
-  return SQLITE_OK;
 }
 
 /* A path argument: non-empty TEXT.  Returns it, or 0 after reporting. */
@@ -1331,85 +1733,151 @@ static const char *pathArg(sqlite3_context *ctx, const char *zFunc, const char *
 /* profsum_history_import(path) / profsum_history_export(path)          */
 /* ------------------------------------------------------------------ */
 
-/* The records read from a JSONL file. */
+/* One profsum_history_import call (the body may run several times). */
 typedef struct ImportJob {
-  JNode **aRec;             /* parsed records (objects), file order */
-  int nRec, nAlloc;
+  const char *zPath;        /* the file, as given */
+  int fd;                   /* open on it, read from its start by each attempt */
+  sqlite3_int64 nRec;       /* out: the records appended */
 } ImportJob;
-
-/* Write body: append every record (origin 'import', no trace ids). */
-static int importBody(sqlite3 *db, void *pArg, char **pzErr){
-  ImportJob *j = (ImportJob*)pArg;
-  char zNow[40];
-  int i, rc = SQLITE_OK;
-  profsumNowIso(zNow, sizeof(zNow));
-  rc = profsumCreateSchema(db, SCHEMA, pzErr);
-  for(i=0; i<j->nRec && rc==SQLITE_OK; i++){
-    rc = insertRecord(db, SCHEMA, j->aRec[i], zNow, 0, 0, "import", 0, pzErr);
-  }
-  return rc;
-}
 
 /* Is c Python str.strip() whitespace (ASCII part)? */
 static int isPyWs(char c){ return c==' ' || c=='\t' || c=='\n' || c=='\r' || c=='\v' || c=='\f'; }
 
 /*
-** profsum_history_import(path) → number of records read.  The whole file
-** is parsed first (a bad line is an error naming the line; nothing is
-** imported), then all records are appended in one write.
+** One line (n bytes at z, without its newline) of a JSONL history, as
+** load_regression_history() reads it: blank, nothing; a JSON object, a
+** record, checked against the text rule (jsonTextRule) and appended with
+** pIns (*pAdded 1); any other JSON value, skipped.  Errors: SQLITE_ERROR
+** with *pzWhy (text that is not JSON, a string that breaks the rule), busy
+** codes without a message, SQLITE_NOMEM (*pzWhy 0), another SQLite code.
+*/
+static int importLine(sqlite3 *db, sqlite3_stmt *pIns, const char *z, size_t n,
+                      const char *zNow, int *pAdded, char **pzWhy){
+  const char *b = z, *x = z + n;
+  JNode *pRec;
+  int rc;
+  *pAdded = 0;
+  while( b<x && isPyWs(*b) ) b++;
+  while( x>b && isPyWs(x[-1]) ) x--;
+  if( b==x ) return SQLITE_OK;
+  pRec = jParse(b, (int)(x-b), pzWhy);
+  if( pRec==0 ) return *pzWhy ? SQLITE_ERROR : SQLITE_NOMEM;
+  if( pRec->type!=JT_OBJECT ){ jFree(pRec); return SQLITE_OK; }
+  rc = jsonTextRule(b, (int)(x-b), pzWhy);
+  if( rc==SQLITE_OK ){
+    rc = historyInsertRun(db, pIns, pRec, zNow, 0, 0, "import", 0, pzWhy);
+    *pAdded = rc==SQLITE_OK;
+  }
+  jFree(pRec);
+  return rc;
+}
+
+/*
+** Write body of profsum_history_import: read the file from its start, line
+** by line through a bounded buffer (one line and its tree in memory at a
+** time), appending every record (origin 'import', no trace ids).  Messages
+** name the file and the line: "'h.jsonl': line 3: ...".
+*/
+static int importBody(sqlite3 *db, void *pArg, char **pzErr){
+  ImportJob *j = (ImportJob*)pArg;
+  LineReader r;
+  sqlite3_stmt *pIns = 0;
+  sqlite3_int64 iLine = 0;
+  char zNow[40];
+  int rc;
+  memset(&r, 0, sizeof(r));
+  r.fd = j->fd;
+  j->nRec = 0;
+  if( lseek(j->fd, 0, SEEK_SET)!=0 ){
+    *pzErr = sqlite3_mprintf("'%s': cannot read from its start: %s", j->zPath, strerror(errno));
+    return *pzErr ? PROFSUM_RC_FILEIO : SQLITE_NOMEM;
+  }
+  profsumNowIso(zNow, sizeof(zNow));
+  rc = profsumCreateSchema(db, SCHEMA, pzErr);
+  if( rc==SQLITE_OK ) rc = historyInsertPrepare(db, SCHEMA, &pIns, pzErr);
+  while( rc==SQLITE_OK ){
+    const char *z = 0;
+    size_t n = 0;
+    char *zWhy = 0;
+    int added = 0;
+    if( (rc = writeStillOpen(db, pzErr))!=SQLITE_OK ) break;
+    rc = lineNext(&r, &z, &n, &zWhy);
+    if( rc==SQLITE_DONE ){ rc = SQLITE_OK; break; }
+    iLine++;
+    if( rc==SQLITE_ROW ) rc = importLine(db, pIns, z, n, zNow, &added, &zWhy);
+    else if( rc==SQLITE_TOOBIG && zWhy==0 ){
+      zWhy = sqlite3_mprintf("longer than %d MiB (the longest line a history may have)",
+                             (int)(HISTORY_MAX_LINE>>20));
+      if( zWhy==0 ) rc = SQLITE_NOMEM;
+    }
+    j->nRec += added;
+    if( rc && (rc & 0xff)!=SQLITE_BUSY ){
+      /* every error names the file and the line, out of memory too */
+      sqlite3_free(*pzErr);
+      *pzErr = sqlite3_mprintf("'%s': line %lld: %s", j->zPath, (long long)iLine,
+                               zWhy ? zWhy : rc==SQLITE_NOMEM ? "out of memory" : sqlite3_errstr(rc));
+    }
+    sqlite3_free(zWhy);
+  }
+  sqlite3_finalize(pIns);
+  sqlite3_free(r.a);
+  if( rc && (rc & 0xff)!=SQLITE_BUSY && iLine==0 ){
+    /* before the first line (the tables, the INSERT): name the file too */
+    char *z = sqlite3_mprintf("'%s': %s", j->zPath, *pzErr ? *pzErr
+                              : rc==SQLITE_NOMEM ? "out of memory" : sqlite3_errstr(rc));
+    sqlite3_free(*pzErr);
+    *pzErr = z;
+  }
+  return rc;
+}
+
+/*
+** profsum_history_import(path) → number of records read.  The file is
+** opened and checked (a regular file of at most 1 GiB) before the database
+** is touched, then read and appended in one write (busy.c): a line that is
+** not JSON, a string that breaks the text rule or a line longer than
+** HISTORY_MAX_LINE is an error naming the file and the line, and nothing
+** is imported.
 */
 static void historyImportFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char *FN = "profsum_history_import";
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   const char *zPath = pathArg(ctx, FN, "path", argv[0]);
   ImportJob j;
-  char *zText = 0, *zErr = 0, *p, *e;
-  size_t n = 0;
-  int rc, iLine = 0, i;
+  struct stat st;
+  char *zErr = 0;
+  int rc = SQLITE_OK;
   (void)argc;
   if( zPath==0 ) return;
   memset(&j, 0, sizeof(j));
-  rc = readWholeFile(zPath, &zText, &n, &zErr);
-  /* load_regression_history(): each non-blank line parsed, objects kept. */
-  for(p=zText, e=zText+n; rc==SQLITE_OK && p<e; ){
-    char *q = memchr(p, '\n', (size_t)(e-p)), *b, *x;
-    JNode *pRec;
-    char *zE = 0;
-    if( q==0 ) q = e;
-    iLine++;
-    b = p; x = q;
-    while( b<x && isPyWs(*b) ) b++;
-    while( x>b && isPyWs(x[-1]) ) x--;
-    p = q<e ? q+1 : e;
-    if( b==x ) continue;
-    pRec = jParse(b, (int)(x-b), &zE);
-    if( pRec==0 ){
-      if( zE ){
-        zErr = sqlite3_mprintf("'%s': line %d: %s", zPath, iLine, zE);
-        rc = SQLITE_ERROR;
-      }else{
-        rc = SQLITE_NOMEM;
-      }
-      sqlite3_free(zE);
-      break;
-    }
-    if( pRec->type!=JT_OBJECT ){ jFree(pRec); continue; }
-    if( j.nRec>=j.nAlloc ){
-      int nNew = j.nAlloc ? j.nAlloc*2 : 64;
-      JNode **aNew = sqlite3_realloc64(j.aRec, sizeof(JNode*)*(sqlite3_uint64)nNew);
-      if( aNew==0 ){ jFree(pRec); rc = SQLITE_NOMEM; break; }
-      j.aRec = aNew;
-      j.nAlloc = nNew;
-    }
-    j.aRec[j.nRec++] = pRec;
+  j.zPath = zPath;
+  j.fd = open(zPath, O_RDONLY|O_CLOEXEC|O_NONBLOCK);      /* a FIFO: refused below, not waited on */
+  if( j.fd<0 ){
+    zErr = sqlite3_mprintf("'%s': %s", zPath, strerror(errno));
+    rc = SQLITE_CANTOPEN;
+  }else if( fstat(j.fd, &st)!=0 || !S_ISREG(st.st_mode) ){
+    zErr = sqlite3_mprintf("'%s': not a regular file", zPath);
+    rc = SQLITE_CANTOPEN;
+  }else if( st.st_size>HISTORY_MAX_FILE ){
+    zErr = sqlite3_mprintf("'%s': larger than 1 GiB", zPath);
+    rc = SQLITE_TOOBIG;
   }
-  sqlite3_free(zText);
   if( rc==SQLITE_OK ) rc = profsumWriteRun(db, SCHEMA, importBody, &j, &zErr);
+  if( j.fd>=0 ) close(j.fd);
+  if( rc ){
+    /* Every message names the file: also one from outside the body (the
+    ** transaction, out of memory there) */
+    size_t nPath = strlen(zPath);
+    if( zErr==0 || zErr[0]!='\'' || strncmp(zErr+1, zPath, nPath)!=0 || zErr[nPath+1]!='\'' ){
+      char *z = sqlite3_mprintf("'%s': %s", zPath, zErr ? zErr
+                                : rc==SQLITE_NOMEM ? "out of memory" : sqlite3_errstr(rc));
+      sqlite3_free(zErr);
+      zErr = z;
+    }
+  }
   if( rc ) reportErr(ctx, FN, rc, zErr);
-  else sqlite3_result_int(ctx, j.nRec);
+  else sqlite3_result_int64(ctx, j.nRec);
   sqlite3_free(zErr);
-  for(i=0; i<j.nRec; i++) jFree(j.aRec[i]);
-  sqlite3_free(j.aRec);
 }
 
 /*
@@ -1792,6 +2260,7 @@ static int bundleBody(sqlite3 *db, void *pArg, char **pzErr){
   int rc = bundlePrepare(db, j, &rec, &idB, &idA, pzErr);
   if( rc==SQLITE_OK ){
     rc = profsumCreateSchema(db, SCHEMA, pzErr);
+    if( rc==SQLITE_OK ) rc = writeStillOpen(db, pzErr);
     if( rc==SQLITE_OK ) rc = insertRecord(db, SCHEMA, rec, memberStr(rec, "recorded_at_utc"), idB, idA, "bundle", 0, pzErr);
   }
   jFree(rec);
@@ -1880,6 +2349,15 @@ static int bundleOptions(const char *zJson, int nJson, BundleJob *j, char **pzEr
   if( zJson==0 ) return SQLITE_OK;
   p = jParseOptions(zJson, nJson, &rc, pzErr);
   if( p==0 ) return rc;
+  /* the label enters the history: every string must keep the text rule */
+  rc = jsonTextRule(zJson, nJson, pzErr);
+  if( rc==SQLITE_ERROR ){
+    char *z = sqlite3_mprintf("options_json: %s", *pzErr);
+    sqlite3_free(*pzErr);
+    *pzErr = z;
+    if( z==0 ) rc = SQLITE_NOMEM;
+  }
+  if( rc ){ jFree(p); return rc; }
   for(i=0; i<p->nChild && rc==SQLITE_OK; i++){
     const JNode *v = p->a[i];
     const char *k = v->zKey;

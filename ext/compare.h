@@ -77,7 +77,10 @@ JNode *profsumMakeRecord(const JNode *pBefore, const JNode *pAfter,
 /*
 ** Compact JSON as Python's json.dumps(obj, sort_keys=True) writes it (", "
 ** and ": " separators, ensure_ascii, float repr): one JSONL history line,
-** without the newline.  Returns 0 when out of memory.
+** without the newline.  Always ASCII, and never a lone surrogate escape: a
+** string holding bytes that are not UTF-8 has them written as \ufffd (an
+** encoded surrogate too, which jDump() alone writes as \udXXX).  Returns 0
+** when out of memory.
 */
 char *profsumJsonCompact(const JNode *p);
 
@@ -101,6 +104,10 @@ char *profsumPyPathStr(const char *z);
 /*
 ** Register profsum_compare_json, profsum_track, profsum_history_import,
 ** profsum_history_export, profsum_history_summary_json and profsum_bundle.
+** profsum_history_import reads its file a line at a time (at most 16 MiB a
+** line, 1 GiB a file) and refuses a record with a string that is not
+** valid UTF-8, holds U+0000 or a lone surrogate escape (compare.c, "The
+** text rule"); so do profsum_track's label and profsum_bundle's options.
 */
 int profsumRegisterCompare(sqlite3 *db, char **pzErr);
 

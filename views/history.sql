@@ -69,7 +69,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_history(
 ) AS
 SELECT r.record_id, r.created_at,
        json_extract(r.rj, '$.recorded_at_utc'),
-       r.label, r.status, r.origin, r.series,
+       r.lbl, r.st, r.origin, r.series,
        r.before_trace_id, tb.label, r.after_trace_id, ta.label,
        json_extract(r.rj, '$.before.source_path'),
        json_extract(r.rj, '$.after.source_path'),
@@ -92,7 +92,19 @@ FROM (SELECT *, CASE WHEN json_valid(record_json) THEN record_json ELSE
          replace(replace(replace(replace(replace(replace(replace(replace(replace(record_json,
            ': -Infinity', ': -9e999'), '[-Infinity', '[-9e999'), ', -Infinity', ', -9e999'),
            ': Infinity', ': 9e999'), '[Infinity', '[9e999'), ', Infinity', ', 9e999'),
-           ': NaN', ': null'), '[NaN', '[null'), ', NaN', ', null') END AS rj
+           ': NaN', ': null'), '[NaN', '[null'), ', NaN', ', null') END AS rj,
+         -- label and status as record_json holds them: the same text as the
+         -- columns, but record_json is ASCII (\u escapes), while an older
+         -- build could fill the columns with bytes that are not UTF-8
+         -- (unreadable for Python's sqlite3 and others); the columns only
+         -- for a record with NaN or Infinity
+         CASE WHEN NOT json_valid(record_json) THEN label
+              WHEN json_type(record_json, '$.label') = 'text'
+              THEN json_extract(record_json, '$.label') END AS lbl,
+         CASE WHEN NOT json_valid(record_json) THEN status
+              WHEN json_type(record_json, '$.assessment') = 'object'
+               AND json_type(record_json, '$.assessment.status') = 'text'
+              THEN json_extract(record_json, '$.assessment.status') END AS st
       FROM profsum_history_record) AS r
 LEFT JOIN profsum_trace AS tb ON tb.trace_id = r.before_trace_id
 LEFT JOIN profsum_trace AS ta ON ta.trace_id = r.after_trace_id;

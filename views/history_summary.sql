@@ -44,7 +44,12 @@ WITH
 std AS (
   -- NaN / Infinity / -Infinity (Python's json.dumps writes them; SQLite's
   -- JSON functions reject them) read as null / ±9e999, as in profsum_history
-  SELECT record_id, label,
+  -- The label as record_json holds it (as in profsum_history: the column
+  -- only for a record with NaN or Infinity)
+  SELECT record_id,
+         CASE WHEN NOT json_valid(record_json) THEN label
+              WHEN json_type(record_json, '$.label') = 'text'
+              THEN json_extract(record_json, '$.label') END AS label,
          CASE WHEN json_valid(record_json) THEN record_json ELSE
          replace(replace(replace(replace(replace(replace(replace(replace(replace(record_json,
            ': -Infinity', ': -9e999'), '[-Infinity', '[-9e999'), ', -Infinity', ', -9e999'),
