@@ -711,13 +711,15 @@ static void dumpStr(JBuf *s, const char *z, int n){
       char b[16];
       if( (c & 0xE0)==0xC0 && u+1<e && (u[1]&0xC0)==0x80 ){
         cp = ((c&0x1F)<<6) | (u[1]&0x3F); len = 2;
-        if( cp<0x80 ) cp = 0xFFFD;
+        if( cp<0x80 ){ cp = 0xFFFD; len = 1; }
       }else if( (c & 0xF0)==0xE0 && u+2<e && (u[1]&0xC0)==0x80 && (u[2]&0xC0)==0x80 ){
         cp = ((c&0x0F)<<12) | ((u[1]&0x3F)<<6) | (u[2]&0x3F); len = 3;
-        if( cp<0x800 ) cp = 0xFFFD;
+        /* overlong forms and UTF-16 surrogates (ED A0..BF xx) are not
+        ** UTF-8: each byte becomes one U+FFFD, as Python's decoder does */
+        if( cp<0x800 || (cp>=0xD800 && cp<=0xDFFF) ){ cp = 0xFFFD; len = 1; }
       }else if( (c & 0xF8)==0xF0 && u+3<e && (u[1]&0xC0)==0x80 && (u[2]&0xC0)==0x80 && (u[3]&0xC0)==0x80 ){
         cp = ((c&0x07)<<18) | ((u[1]&0x3F)<<12) | ((u[2]&0x3F)<<6) | (u[3]&0x3F); len = 4;
-        if( cp<0x10000 || cp>0x10FFFF ) cp = 0xFFFD;
+        if( cp<0x10000 || cp>0x10FFFF ){ cp = 0xFFFD; len = 1; }
       }
       u += len;
       if( cp>=0x10000 ){

@@ -247,5 +247,23 @@ class TooLarge(DbTestCase):
         self.assertEqual(got, pretty(text))
 
 
+class InvalidUtf8Written(unittest.TestCase):
+    """Text that is not UTF-8 is written as U+FFFD, one per byte of a
+    maximal invalid subsequence as Python's decoder replaces it: overlong
+    forms, UTF-16 surrogates (ED A0 80) and code points past U+10FFFF."""
+
+    def test_like_python(self):
+        from util import connect
+        db = connect()
+        try:
+            for raw in (b"\xed\xa0\x80", b"\xc0\x80", b"\xf4\x90\x80\x80", b"a\xffb",
+                        b"\xe2\x82\xac", b"\xf0\x9f\x98\x80"):
+                got = db.execute("SELECT profsum_json_pretty(CAST(? AS TEXT))",
+                                 (b'"' + raw + b'"',)).fetchone()[0]
+                self.assertEqual(json.loads(got), raw.decode("utf-8", "replace"), raw)
+        finally:
+            db.close()
+
+
 if __name__ == "__main__":
     unittest.main()
