@@ -690,6 +690,28 @@ class Capture(unittest.TestCase):
         with self.assertRaisesRegex(self.ps.ProfsumError, "no trace JSON in the session.*not .xplane.pb"):
             self.pj._written_session(self.log, {})
 
+    def test_capture_doc_examples(self):
+        """The Python blocks of docs/capture.md's profsum.jax section run."""
+        with open(os.path.join(ROOT, "docs", "capture.md"), encoding="utf-8") as f:
+            text = f.read()
+        section = text[text.index("## Capture from Python: `profsum.jax`"):text.index("## Where the files land")]
+        blocks = [b.split("```")[0] for b in section.split("```python\n")[1:]]
+        self.assertEqual(len(blocks), 3)
+        cwd = os.getcwd()
+        os.chdir(self.td.path)
+        try:
+            ns = {"train_step": lambda state, batch: state + 1, "state": 0, "batch": None, "num_steps": 120}
+            for b in blocks:
+                exec(compile(b.replace("/tmp/prof", self.log), "capture.md", "exec"), ns)
+        finally:
+            os.chdir(cwd)
+        self.assertEqual(ns["t"].summary["hot_ops"][0]["name"], "fusion.1")
+        self.assertEqual([c.label for c in ns["prof"].captures], ["steps-100-104"])
+        conn = self.ps.connect(os.path.join(self.td.path, "runs.db"))
+        self.assertEqual(conn.execute("SELECT label, series, warmup_steps FROM profsum_overview ORDER BY trace_id")
+                         .fetchall(), [(ns["t"].label, None, 2), ("steps-100-104", "llama-8b", 5)])
+        conn.close()
+
     def test_readme_notebook_example(self):
         """The notebook example of README.md runs (stand-in jax, a dummy
         train_step) and shows the report."""
