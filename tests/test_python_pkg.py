@@ -4,8 +4,9 @@ interpreter that can load no extension, the capture side profsum.jax (driven
 by a stand-in jax package written below, since JAX is not installed here),
 the README's notebook example, and an install into a fresh venv without
 network (pip --no-build-isolation with Debian's setuptools and wheel)."""
+import contextlib
 import glob
-import gzip
+import io
 import json
 import os
 import shutil
@@ -366,8 +367,16 @@ class Helpers(unittest.TestCase):
 
         class NoLoad:                       # a sqlite3 built without extension loading
             pass
-        with self.assertRaisesRegex(ps.LoadError, "/usr/bin/python3"):
-            ps.load(NoLoad())
+        saved = ps._core._apsw_module
+        try:
+            ps._core._apsw_module = lambda: None
+            with self.assertRaisesRegex(ps.LoadError, "^profsum.load: .*cannot load extensions.*/usr/bin/python3"):
+                ps.load(NoLoad())
+            ps._core._apsw_module = lambda: object()
+            with self.assertRaisesRegex(ps.LoadError, "^profsum.load: .*profsum.connect\\(\\), which takes APSW"):
+                ps.load(NoLoad())
+        finally:
+            ps._core._apsw_module = saved
 
 
 @unittest.skipUnless(have_apsw(), "APSW is not installed (apt-get install python3-apsw)")
@@ -701,8 +710,10 @@ class Capture(unittest.TestCase):
         os.chdir(self.td.path)
         try:
             ns = {"train_step": lambda state, batch: state + 1, "state": 0, "batch": None, "num_steps": 120}
-            for b in blocks:
-                exec(compile(b.replace("/tmp/prof", self.log), "capture.md", "exec"), ns)
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                for b in blocks:
+                    exec(compile(b.replace("/tmp/prof", self.log), "capture.md", "exec"), ns)
+            self.assertTrue(out.getvalue().startswith(ns["t"].label + " 1 "))
         finally:
             os.chdir(cwd)
         self.assertEqual(ns["t"].summary["hot_ops"][0]["name"], "fusion.1")

@@ -75,14 +75,14 @@ def _apsw_module():
     return apsw
 
 
-def _no_route_message(why):
+def _no_route_message(why, fn="profsum.connect"):
     return (
-        "profsum.connect: %s, and APSW is not importable (%s). "
+        "%s: %s, and APSW is not importable (%s). "
         "Use Debian's /usr/bin/python3, whose sqlite3 module loads extensions "
         "(a venv made with `/usr/bin/python3 -m venv --system-site-packages` keeps it), "
         "or install APSW: `apt-get install python3-apsw` for /usr/bin/python3, "
         "`pip install apsw` for another interpreter. A pyenv Python can also be rebuilt with "
-        "PYTHON_CONFIGURE_OPTS=--enable-loadable-sqlite-extensions." % (why, sys.executable))
+        "PYTHON_CONFIGURE_OPTS=--enable-loadable-sqlite-extensions." % (fn, why, sys.executable))
 
 
 def load(conn):
@@ -101,8 +101,12 @@ def load(conn):
             conn.enableloadextension(False)
         return conn
     if not hasattr(conn, "enable_load_extension"):
+        if _apsw_module() is not None:
+            raise LoadError("profsum.load: this Python's sqlite3 module cannot load extensions (built without "
+                            "them; %s); open the database with profsum.connect(), which takes APSW here, or "
+                            "load into an apsw.Connection" % sys.executable)
         raise LoadError(_no_route_message(
-            "this Python's sqlite3 module cannot load extensions (built without them)"))
+            "this Python's sqlite3 module cannot load extensions (built without them)", "profsum.load"))
     conn.enable_load_extension(True)
     try:
         conn.load_extension(path)
