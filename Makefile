@@ -288,3 +288,26 @@ clean:
 	rm -rf profsum.so profsum build
 
 .PHONY: all deps demo test test-zlib asan corpus-asan ubsan tsan valgrind fuzz corpus bench bench-sha256 install clean
+
+# ---- Python and Node packages (python/README.md, node/README.md) ------------
+#   make wheel      build/wheel/profsum-$(VERSION)-py3-none-<platform>.whl: the
+#                   Python package with this profsum.so inside, built with the
+#                   system's setuptools and wheel (Debian python3-setuptools,
+#                   python3-wheel), no network, no pip
+#   make node-pkg   build/node/profsum-$(VERSION).tgz: the npm package with
+#                   this profsum.so inside (npm pack, no network)
+# Both stage a copy under build/, so the source tree is not written.
+wheel: profsum.so
+	rm -rf build/python-src && mkdir -p build/python-src build/wheel
+	cp -r python/pyproject.toml python/setup.py python/README.md python/profsum LICENSE build/python-src/
+	rm -rf build/python-src/profsum/__pycache__ build/python-src/profsum/profsum.so
+	cd build/python-src && PROFSUM_SO=$(CURDIR)/profsum.so PROFSUM_VERSION=$(VERSION) \
+	  $(PYTHON) -c 'import setuptools.build_meta as b; print("build/wheel/" + b.build_wheel("../wheel"))'
+
+node-pkg: profsum.so
+	rm -rf build/node/pkg && mkdir -p build/node/pkg
+	cp node/package.json node/index.js node/index.d.ts node/README.md LICENSE build/node/pkg/
+	cp profsum.so build/node/pkg/profsum.so
+	cd build/node && npm pack --silent ./pkg
+
+.PHONY: wheel node-pkg

@@ -5,7 +5,8 @@
 # everything is already installed.
 set -euo pipefail
 pkgs=(gcc make pkg-config libsqlite3-dev zlib1g-dev libisal-dev libcurl4-openssl-dev
-      sqlite3 python3 gzip ca-certificates locales "$@")
+      sqlite3 python3 gzip ca-certificates locales
+      python3-setuptools python3-wheel python3-venv python3-apsw nodejs "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -13,6 +14,10 @@ done
 # Debian's python3 must be the one at /usr/bin/python3 (its sqlite3 module
 # can load extensions).
 [ -x /usr/bin/python3 ] || missing+=(python3)
+# npm: Debian's package, unless a nodejs that bundles npm (NodeSource's)
+# already provides the command; asking for Debian's npm there would
+# replace that nodejs with Debian's older one.
+command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -1,6 +1,7 @@
 """The examples and the SQL of the docs still work: the Datasette canned
 queries (run through sqlite-utils when it is installed, and through Python's
-sqlite3 always), examples/notebook.py, examples/sqlite_utils.sh, and every
+sqlite3 always), the Datasette metadata (up to date with profsum_catalog, its
+plugin for any database name), examples/notebook.py, examples/sqlite_utils.sh, and every
 ```sql block of README.md, docs/summary.md and docs/agents.md on a real
 trace (placeholder paths replaced)."""
 import json
@@ -26,20 +27,36 @@ def demo_trace(td):
     return path
 
 
+DS_DIR = os.path.join(ROOT, "examples", "datasette")
+
+
+def load_module(name, path):
+    """Import the Python file at path as module name."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 class Datasette(unittest.TestCase):
     def setUp(self):
-        meta = json.load(open(os.path.join(ROOT, "examples", "datasette", "metadata.json")))
-        self.queries = meta["databases"]["profiles"]["queries"]
+        with open(os.path.join(DS_DIR, "metadata.json"), encoding="utf-8") as f:
+            self.meta = json.load(f)
+        self.queries = self.meta["databases"]["profiles"]["queries"]
 
     def test_canned_queries(self):
         with TempDir() as td:
             trace = demo_trace(td)
+            small = td.write("small.trace.json.gz", fixtures.f1([100, 110, 120, 130], 50), gz=True)
             dbp = os.path.join(td.path, "profiles.db")
             db = connect(dbp)
             db.execute("SELECT profsum_import(?, 'demo')", (trace,))
+            db.execute("SELECT profsum_import(?, 'small')", (small,))
+            db.execute("SELECT profsum_track('small', 'demo', 'demo')")
             db.commit()
             params = {"label": "demo", "op": "copy.483"}
-            self.assertGreaterEqual(len(self.queries), 8)
+            self.assertGreaterEqual(len(self.queries), 10)
             for name, q in self.queries.items():
                 with self.subTest(query=name):
                     rows = db.execute(q["sql"], params).fetchall()
@@ -56,6 +73,103 @@ class Datasette(unittest.TestCase):
                             args += ["-p", k, v]
                     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
                     self.assertIsInstance(json.loads(out), list)
+
+    def test_metadata_matches_catalog(self):
+        """metadata.json is what generate.py makes from this build's
+        profsum_catalog (regenerate: /usr/bin/python3 examples/datasette/generate.py)."""
+        gen = load_module("profsum_ds_generate", os.path.join(DS_DIR, "generate.py"))
+        self.assertEqual(self.meta, gen.build(gen.catalog(SO)),
+                         "examples/datasette/metadata.json is out of date: /usr/bin/python3 "
+                         "examples/datasette/generate.py")
+        with open(os.path.join(DS_DIR, "metadata.json"), encoding="utf-8") as f:
+            self.assertEqual(f.read(), gen.render(self.meta))
+        r = subprocess.run(["/usr/bin/python3", os.path.join(DS_DIR, "generate.py"), "--check"],
+                           env=dict(os.environ, PROFSUM_SO=SO), capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with TempDir() as td:
+            other = os.path.join(td.path, "runs.json")
+            subprocess.run(["/usr/bin/python3", os.path.join(DS_DIR, "generate.py"), "--db", "runs", "-o", other],
+                           env=dict(os.environ, PROFSUM_SO=SO), check=True)
+            with open(other, encoding="utf-8") as f:
+                self.assertEqual(json.load(f)["databases"], {"runs": self.meta["databases"]["profiles"]})
+            stale = os.path.join(td.path, "stale.json")
+            with open(stale, "w") as f:
+                f.write("{}")
+            r = subprocess.run(["/usr/bin/python3", os.path.join(DS_DIR, "generate.py"), "--check", "-o", stale],
+                               env=dict(os.environ, PROFSUM_SO=SO), capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("out of date", r.stderr)
+
+    def test_every_column_described(self):
+        tables = self.meta["databases"]["profiles"]["tables"]
+        self.assertNotIn("tables", self.meta)           # Datasette has no top-level "tables"
+        db = connect()
+        views = [r[0] for r in db.execute("SELECT object FROM profsum_catalog WHERE kind = 'view' AND position = 0")]
+        self.assertGreaterEqual(len(views), 20)
+        for v in views:
+            with self.subTest(view=v):
+                cols = [r[0] for r in db.execute("SELECT column_name FROM profsum_catalog WHERE object = ? "
+                                                 "AND position > 0 ORDER BY position", (v,))]
+                self.assertTrue(tables[v]["description"].startswith(v + ":"))
+                self.assertEqual(list(tables[v]["columns"]), cols)
+                self.assertTrue(all(tables[v]["columns"][c] for c in cols))
+        db.close()
+        units = {(t, c): u for t, m in tables.items() for c, u in m.get("units", {}).items()}
+        for key, unit in [(("profsum_hot_ops", "exclusive_duration"), "microsecond"),
+                          (("profsum_overview", "profile_start_ts"), "microsecond"),
+                          (("profsum_compare_ops", "delta"), "microsecond"),
+                          (("profsum_overview", "size_bytes"), "byte"),
+                          (("profsum_history", "median_regression_pct"), "percent"),
+                          (("profsum_trend", "median_change_pct"), "percent"),
+                          (("profsum_agg_op", "exclusive_duration"), "microsecond")]:
+            self.assertEqual(units.get(key), unit, key)
+        for key in [("profsum_hot_ops", "count"), ("profsum_breakdown", "share_of_total"),
+                    ("profsum_families", "time_per_flop_proxy"), ("profsum_kpis", "value"),
+                    ("profsum_agg_fact", "value"), ("profsum_agg_device", "n_small_ops")]:
+            self.assertNotIn(key, units)
+        self.assertEqual(set(units.values()), {"microsecond", "byte", "percent"})
+
+    def test_plugin_serves_any_database(self):
+        """plugins/profsum_metadata.py, driven with a stand-in Datasette: the
+        0.x hooks give every database (not _internal) the tables and queries
+        of metadata.json; on a 1.0 alpha the startup hook writes them."""
+        import asyncio
+        plugin = load_module("profsum_ds_plugin", os.path.join(DS_DIR, "plugins", "profsum_metadata.py"))
+        block = self.meta["databases"]["profiles"]
+
+        class Datasette0:
+            databases = {"runs": None, "my-profiles": None, "_internal": None}
+        ds = Datasette0()
+        md = plugin.get_metadata(ds, None, "runs", None)
+        self.assertEqual(set(md["databases"]), {"runs", "my-profiles"})
+        self.assertEqual(md["databases"]["my-profiles"]["tables"], block["tables"])
+        self.assertEqual(plugin.canned_queries(ds, "runs", None), block["queries"])
+        self.assertEqual(plugin.canned_queries(ds, "_internal", None), {})
+        self.assertIsNone(plugin.startup(ds))
+
+        class Datasette1:
+            databases = {"runs": None, "_internal": None}
+
+            def __init__(self):
+                self.calls = []
+
+            async def set_resource_metadata(self, db, resource, key, value):
+                self.calls.append(("resource", db, resource, key, value))
+
+            async def set_column_metadata(self, db, resource, column, key, value):
+                self.calls.append(("column", db, resource, column, key, value))
+
+            async def add_query(self, db, name, sql, **kw):
+                self.calls.append(("query", db, name, sql, kw["title"]))
+        ds = Datasette1()
+        asyncio.run(plugin.startup(ds)())
+        n_cols = sum(len(t["columns"]) for t in block["tables"].values())
+        kinds = [c[0] for c in ds.calls]
+        self.assertEqual((kinds.count("resource"), kinds.count("column"), kinds.count("query")),
+                         (len(block["tables"]), n_cols, len(block["queries"])))
+        self.assertEqual({c[1] for c in ds.calls}, {"runs"})
+        self.assertIn(("column", "runs", "profsum_hot_ops", "exclusive_duration", "description",
+                       block["tables"]["profsum_hot_ops"]["columns"]["exclusive_duration"]), ds.calls)
 
 
 class Scripts(unittest.TestCase):

@@ -1,0 +1,459 @@
+"""Capture JAX profiles and import them into a profsum database.
+
+    import profsum.jax as pj
+
+    with pj.trace("/tmp/prof") as t:          # jax.profiler.start_trace / stop_trace
+        state = train_step(state, batch)
+        jax.block_until_ready(state)
+    t.label, t.summary                         # imported into /tmp/prof/profsum.db on exit
+
+    @pj.profile("/tmp/prof", warmup=2)         # the 3rd call is profiled
+    def step(state, batch): ...
+
+    prof = pj.StepProfiler("/tmp/prof", start_step=100, num_steps=5)
+    for s in range(n):
+        prof.begin_step(s); state = train_step(state, batch); prof.end_step(state)
+
+jax is imported on first use, not when this module is.  The calls made are
+jax.profiler.start_trace(log_dir, **kw), jax.profiler.stop_trace(),
+jax.profiler.TraceAnnotation, jax.profiler.StepTraceAnnotation and
+jax.block_until_ready, as JAX documents them.  JAX writes each capture to
+<log_dir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/ (<host>.xplane.pb and
+<host>.trace.json.gz; perfetto_trace.json.gz with create_perfetto_trace=True);
+profsum reads the trace JSON of the session the capture wrote.
+"""
+import functools
+import os
+import threading
+
+from . import _core
+
+__all__ = ["trace", "scope", "step_scope", "profile", "StepProfiler", "Capture",
+           "latest_profile", "list_profiles"]
+
+_TRACE_SUFFIXES = (".trace.json.gz", ".trace.json", ".xplane.pb")
+_JSON_PICK = ("perfetto_trace.json.gz",)
+
+
+def _jax():
+    try:
+        import jax
+    except ImportError as e:
+        raise ImportError("profsum.jax needs JAX (pip install jax); the rest of profsum does not") from e
+    return jax
+
+
+def _profile_root(log_dir):
+    return os.path.join(os.path.abspath(os.fspath(log_dir)), "plugins", "profile")
+
+
+def _host_of(name):
+    for suf in _TRACE_SUFFIXES:
+        if name.endswith(suf):
+            return name[:-len(suf)]
+    return None
+
+
+def _json_trace(files):
+    """The file profsum reads in one session: perfetto_trace.json.gz, else the
+    first *.trace.json.gz, else the first *.trace.json (by name)."""
+    names = sorted(os.path.basename(f) for f in files)
+    for test in (lambda n: n == "perfetto_trace.json.gz", lambda n: n.endswith(".trace.json.gz"),
+                 lambda n: n.endswith(".trace.json")):
+        for n in names:
+            if test(n):
+                return n
+    return None
+
+
+def list_profiles(log_dir):
+    """The capture sessions under <log_dir>/plugins/profile, newest first.
+
+    Each is a dict: session (the directory name, JAX's timestamp), path,
+    hosts (from <host>.trace.json.gz / .trace.json / .xplane.pb), files
+    (every file of the session, full paths, by name) and trace (the JSON
+    file profsum reads, or None).  Newest first: by name (timestamps sort
+    in time order), then modification time.  [] when there is none."""
+    root = _profile_root(log_dir)
+    try:
+        names = os.listdir(root)
+    except FileNotFoundError:
+        return []
+    out = []
+    for name in names:
+        path = os.path.join(root, name)
+        if not os.path.isdir(path):
+            continue
+        files = sorted(os.path.join(path, f) for f in os.listdir(path)
+                       if os.path.isfile(os.path.join(path, f)))
+        hosts = sorted({h for h in (_host_of(os.path.basename(f)) for f in files) if h is not None})
+        pick = _json_trace(files)
+        out.append({"session": name, "path": path, "hosts": hosts, "files": files,
+                    "trace": os.path.join(path, pick) if pick else None,
+                    "_mtime": os.stat(path).st_mtime_ns})
+    out.sort(key=lambda s: (s["session"], s["_mtime"]), reverse=True)
+    for s in out:
+        del s["_mtime"]
+    return out
+
+
+def latest_profile(log_dir):
+    """Path of the newest capture session under <log_dir>/plugins/profile, or
+    None."""
+    s = list_profiles(log_dir)
+    return s[0]["path"] if s else None
+
+
+def _snapshot(log_dir):
+    """{file: (mtime_ns, size)} of every file under plugins/profile."""
+    snap = {}
+    root = _profile_root(log_dir)
+    for dirpath, _dirs, files in os.walk(root):
+        for f in files:
+            p = os.path.join(dirpath, f)
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue
+            snap[p] = (st.st_mtime_ns, st.st_size)
+    return snap
+
+
+def _written_session(log_dir, before):
+    """The session directory the capture just wrote: the newest one holding
+    a file that is new or changed since `before`; the newest one overall when
+    nothing changed (a clock that did not move).  Raises ProfsumError when
+    there is no session or it holds no trace JSON."""
+    after = _snapshot(log_dir)
+    changed = {os.path.dirname(p) for p, st in after.items() if before.get(p) != st}
+    sessions = list_profiles(log_dir)
+    if not sessions:
+        raise _core.ProfsumError("profsum.jax: %s: the profiler wrote no session (no %s)"
+                                 % (log_dir, os.path.join("plugins", "profile", "<timestamp>")))
+    fresh = [s for s in sessions if s["path"] in changed]
+    s = (fresh or sessions)[0]
+    if s["trace"] is None:
+        raise _core.ProfsumError(
+            "profsum.jax: %s: no trace JSON in the session (files: %s); profsum reads "
+            "<host>.trace.json.gz or perfetto_trace.json.gz, not .xplane.pb (pass "
+            "create_perfetto_trace=True to have JAX write one)"
+            % (s["path"], ", ".join(os.path.basename(f) for f in s["files"]) or "none"))
+    return s
+
+
+class Capture:
+    """One capture imported into a profsum database.
+
+    Attributes (set when the capture was imported): log_dir, session (the
+    session directory), trace_file (the JSON file read), db (the database
+    path), label, trace_id, summary (the profile_summary.v1 document, a
+    dict), steps ((first, last) for a StepProfiler capture, else None).
+    hot_ops(), report_md(), report_html() read the database again; Jupyter
+    shows the HTML report inline."""
+
+    def __init__(self, log_dir, db=None):
+        self.log_dir = os.path.abspath(os.fspath(log_dir))
+        self.db = os.path.abspath(os.fspath(db)) if db is not None else os.path.join(self.log_dir, "profsum.db")
+        self.session = self.trace_file = self.label = self.trace_id = self.summary = None
+        self.steps = None
+
+    def _import(self, before, label, prefix, options):
+        """Find the session written since `before` and import it."""
+        return self._import_session(_written_session(self.log_dir, before), label, prefix, options)
+
+    def _import_session(self, s, label, prefix, options):
+        """Import session s (an entry of list_profiles) under label (None:
+        <prefix>-<session>, made unique when taken); fills in the fields."""
+        self.session, self.trace_file = s["path"], s["trace"]
+        opts = dict(options or {})
+        if label is None:
+            label = "%s-%s" % (prefix, s["session"])
+            opts.setdefault("unique_label", True)   # two captures in one second share a session name
+        conn = _core.connect(self.db)
+        try:
+            self.trace_id = _core.import_trace(conn, s["path"], label, opts)
+            self.label = _core._scalar(conn, "SELECT label FROM profsum_trace WHERE trace_id = ?", (self.trace_id,))
+            self.summary = _core.summary(conn, self.trace_id)
+            if hasattr(conn, "commit"):
+                conn.commit()
+        finally:
+            conn.close()
+        return self
+
+    def _conn(self):
+        if self.trace_id is None:
+            raise _core.ProfsumError("profsum.jax: this capture has not been imported (yet)")
+        return _core.connect(self.db)
+
+    def hot_ops(self, limit=10, as_frame=None):
+        conn = self._conn()
+        try:
+            return _core.hot_ops(conn, self.trace_id, limit, as_frame)
+        finally:
+            conn.close()
+
+    def report_md(self, top_k=10, kpis=False):
+        conn = self._conn()
+        try:
+            return _core.report_md(conn, self.trace_id, top_k, kpis)
+        finally:
+            conn.close()
+
+    def report_html(self, top_k=10):
+        conn = self._conn()
+        try:
+            r = _core.report_html(conn, self.trace_id, top_k)
+        finally:
+            conn.close()
+        r.label = self.label
+        return r
+
+    def _repr_html_(self):
+        if self.trace_id is None:
+            return "<pre>%s</pre>" % repr(self)
+        return self.report_html()._repr_html_()
+
+    def __repr__(self):
+        return "<profsum capture label=%r trace_id=%r session=%r db=%r>" % (
+            self.label, self.trace_id, self.session, self.db)
+
+
+class trace(Capture):
+    """Context manager: jax.profiler.start_trace(log_dir, **start_trace_kwargs)
+    on entry, jax.profiler.stop_trace() on exit, then the session it wrote
+    is imported into db (default <log_dir>/profsum.db) under label (default
+    trace-<session timestamp>, made unique when taken).  `as` binds this
+    object: a Capture, filled in on exit.  When the body raises, the trace is
+    stopped and nothing is imported.  Block on your outputs
+    (jax.block_until_ready) inside the block: dispatch is asynchronous.
+    options: profsum_import options (warmup_steps, series, ...)."""
+
+    def __init__(self, log_dir, db=None, label=None, options=None, _prefix="trace", **start_trace_kwargs):
+        Capture.__init__(self, log_dir, db)
+        self._label, self._options, self._prefix = label, options, _prefix
+        self._kw = start_trace_kwargs
+        self._before = None
+
+    def __enter__(self):
+        jax = _jax()
+        os.makedirs(self.log_dir, exist_ok=True)
+        self._before = _snapshot(self.log_dir)
+        jax.profiler.start_trace(self.log_dir, **self._kw)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        _jax().profiler.stop_trace()
+        if exc_type is None:
+            self._import(self._before, self._label, self._prefix, self._options)
+        return False
+
+
+def scope(name, **kwargs):
+    """jax.profiler.TraceAnnotation(name, **kwargs): a named range on the host
+    timeline (a context manager)."""
+    return _jax().profiler.TraceAnnotation(name, **kwargs)
+
+
+def step_scope(name, step_num, **kwargs):
+    """jax.profiler.StepTraceAnnotation(name, step_num=step_num): marks one
+    training step (profsum's step time on GPU comes from these)."""
+    return _jax().profiler.StepTraceAnnotation(name, step_num=step_num, **kwargs)
+
+
+def profile(log_dir, warmup=1, db=None, label=None, options=None, **start_trace_kwargs):
+    """Decorator: the first `warmup` calls run unprofiled (compilation,
+    warmup), call warmup+1 runs inside trace(log_dir, db) and blocks on its
+    result (jax.block_until_ready) before the trace stops, later calls run
+    unprofiled.  The wrapper's .capture is the Capture of the profiled call
+    (None before it).  Default label: <function name>-<session timestamp>."""
+    if int(warmup) < 0:
+        raise ValueError("profsum.jax.profile: warmup must be >= 0, not %r" % (warmup,))
+
+    def deco(fn):
+        lock = threading.Lock()
+        state = {"calls": 0}
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with lock:
+                state["calls"] += 1
+                n = state["calls"]
+            if n != int(warmup) + 1:
+                return fn(*args, **kwargs)
+            t = trace(log_dir, db=db, label=label, options=options,
+                      _prefix=getattr(fn, "__name__", "profile"), **start_trace_kwargs)
+            with t:
+                out = fn(*args, **kwargs)
+                _jax().block_until_ready(out)
+            wrapper.capture = t
+            return out
+
+        wrapper.capture = None
+        return wrapper
+    return deco
+
+
+class StepProfiler:
+    """Profile chosen training steps of a loop.
+
+        prof = StepProfiler(log_dir, start_step=100, num_steps=5)
+        for step in range(n):
+            prof.begin_step(step)
+            state = train_step(state, batch)
+            prof.end_step(state)            # the argument is blocked on when a capture ends
+        prof.close()
+
+    A capture starts at begin_step(s) when s = start_step + k * every_n_steps
+    (k = 0, 1, ...; k < max_profiles when given; without every_n_steps only
+    s = start_step; with every_n_steps and no start_step, start_step =
+    every_n_steps, past compilation), or at the first begin_step after
+    capture_async() (safe to call from another thread; not counted in
+    max_profiles).  A capture stops at the end_step() of its num_steps-th
+    step and is imported with label steps-<first>-<last> (made unique when
+    taken) into db (default <log_dir>/profsum.db): synchronously, or in a
+    thread with background=True, whose error is kept and raised by the next
+    call of begin_step, end_step, capture_async, wait or close.  Steps that
+    would start a capture while one runs are skipped.  .captures lists the
+    imported Captures (their .steps = (first, last)).  start_trace_kwargs go
+    to jax.profiler.start_trace."""
+
+    def __init__(self, log_dir, db=None, start_step=None, num_steps=5, every_n_steps=None,
+                 max_profiles=None, background=False, options=None, **start_trace_kwargs):
+        if int(num_steps) < 1:
+            raise ValueError("StepProfiler: num_steps must be >= 1, not %r" % (num_steps,))
+        if every_n_steps is not None and int(every_n_steps) < 1:
+            raise ValueError("StepProfiler: every_n_steps must be >= 1, not %r" % (every_n_steps,))
+        if max_profiles is not None and int(max_profiles) < 0:
+            raise ValueError("StepProfiler: max_profiles must be >= 0, not %r" % (max_profiles,))
+        if every_n_steps is not None and start_step is None:
+            start_step = every_n_steps
+        self.log_dir = os.path.abspath(os.fspath(log_dir))
+        self.db = db
+        self.start_step, self.num_steps = start_step, int(num_steps)
+        self.every_n_steps, self.max_profiles = every_n_steps, max_profiles
+        self.background, self.options, self._kw = background, options, start_trace_kwargs
+        self.captures = []
+        self._active = None          # {"first", "last", "count", "before"} while capturing
+        self._async = threading.Event()
+        self._lock = threading.Lock()
+        self._threads = []
+        self._errors = []
+
+    # -- schedule
+    def _scheduled(self, step):
+        if self.start_step is None or step < self.start_step:
+            return False
+        if self.every_n_steps is None:
+            return step == self.start_step
+        k, r = divmod(step - self.start_step, self.every_n_steps)
+        return r == 0 and (self.max_profiles is None or k < self.max_profiles)
+
+    def _raise_kept(self):
+        with self._lock:
+            if self._errors:
+                e = self._errors.pop(0)
+                raise e
+
+    @property
+    def capturing(self):
+        """True between the begin_step that started a capture and the
+        end_step that stops it."""
+        return self._active is not None
+
+    def capture_async(self):
+        """Capture num_steps steps from the next begin_step on."""
+        self._raise_kept()
+        self._async.set()
+
+    def begin_step(self, step):
+        """Call at the start of every step, with its number."""
+        self._raise_kept()
+        step = int(step)
+        if self._active is not None:
+            self._active["last"] = step
+            self._active["count"] += 1
+            return
+        wanted = self._scheduled(step)
+        if self._async.is_set():
+            self._async.clear()
+            wanted = True
+        if not wanted:
+            return
+        os.makedirs(self.log_dir, exist_ok=True)
+        before = _snapshot(self.log_dir)
+        _jax().profiler.start_trace(self.log_dir, **self._kw)
+        self._active = {"first": step, "last": step, "count": 1, "before": before}
+
+    def end_step(self, block_on=None):
+        """Call at the end of every step.  When it ends a capture: blocks on
+        block_on (jax.block_until_ready; pass the step's outputs), stops the
+        trace and imports it; returns the Capture (None while the import
+        runs in the background, and for steps that end no capture)."""
+        self._raise_kept()
+        a = self._active
+        if a is None or a["count"] < self.num_steps:
+            return None
+        jax = _jax()
+        try:
+            if block_on is not None:
+                jax.block_until_ready(block_on)
+        finally:
+            self._active = None
+            jax.profiler.stop_trace()
+        label = "steps-%d-%d" % (a["first"], a["last"])
+        cap = Capture(self.log_dir, self.db)
+        cap.steps = (a["first"], a["last"])
+        if not self.background:
+            cap._import(a["before"], label, "steps", self._options_with_unique())
+            self.captures.append(cap)
+            return cap
+        # The session must be found now: the next capture may start (and
+        # write a newer session) before the thread runs.
+        session = _written_session(self.log_dir, a["before"])
+        t = threading.Thread(target=self._import_bg, args=(cap, session, label),
+                             name="profsum-import-%s" % label)
+        self._threads.append(t)
+        t.start()
+        return None
+
+    def _options_with_unique(self):
+        opts = dict(self.options or {})
+        opts.setdefault("unique_label", True)
+        return opts
+
+    def _import_bg(self, cap, session, label):
+        try:
+            cap._import_session(session, label, "steps", self._options_with_unique())
+            with self._lock:
+                self.captures.append(cap)
+        except BaseException as e:  # kept, raised by the next call
+            with self._lock:
+                self._errors.append(e)
+
+    def wait(self):
+        """Wait for the background imports; raise the first kept error."""
+        for t in list(self._threads):
+            t.join()
+        self._threads = [t for t in self._threads if t.is_alive()]
+        self._raise_kept()
+
+    def close(self):
+        """Stop a capture still running (without importing it), wait for the
+        background imports, raise a kept error."""
+        if self._active is not None:
+            self._active = None
+            _jax().profiler.stop_trace()
+        self.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+        else:
+            try:
+                self.close()
+            except BaseException:
+                pass
+        return False
