@@ -55,7 +55,7 @@ netlibs = $(if $(filter 1,$(1)),-ldl -lpthread)
 
 WARN      := -std=c11 -Wall -Wextra -Werror
 OPT       ?= -O2
-BASE_CFLAGS = $(WARN) -g -fPIC -fvisibility=hidden -Ibuild/gen -Iext $(call pkgc,--cflags sqlite3 zlib) -D_GNU_SOURCE \
+BASE_CFLAGS = $(WARN) -g -fPIC -fvisibility=hidden -Ibuild/gen $(addprefix -I,$(LAYERS)) $(call pkgc,--cflags sqlite3 zlib) -D_GNU_SOURCE \
               -DPROFSUM_VERSION='"$(VERSION)"'
 # Only the entry point is exported (ext/profsum.c): SQLite loads extensions
 # with RTLD_GLOBAL, so exported helpers (jParse, jFree, ...) could bind to,
@@ -64,7 +64,12 @@ BASE_CFLAGS = $(WARN) -g -fPIC -fvisibility=hidden -Ibuild/gen -Iext $(call pkgc
 LDFLAGS_SO := -shared -fvisibility=hidden -Wl,-z,now -Wl,-z,relro -Wl,-z,defs
 SQLITE_LIBS = $(call pkgc,--libs sqlite3)
 
-SRCS    := $(sort $(wildcard ext/*.c))
+# The extension's sources by layer, lowest first (docs/internals.md): a file
+# includes headers of its own layer and of the layers before it only
+# (tests/test_layers.py checks it).
+LAYERS  := ext/util ext/reader ext/summary ext/history ext/net ext/sql
+SRCS    := $(sort $(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
+HDRS    := $(sort $(foreach d,$(LAYERS),$(wildcard $(d)/*.h)))
 CLISRCS := $(sort $(wildcard ext/cli/*.c))
 VIEWS   := $(shell cat views/MANIFEST 2>/dev/null)
 
@@ -126,8 +131,8 @@ build/gen/flags-$(1): FORCE | build/gen/deps-ok
 build/obj/$(1)/%.o: ext/%.c build/gen/flags-$(1) | build/gen/schema_sql.h
 	@mkdir -p $$(@D)
 	$$(CC_$(1)) $$(FLAGS_$(1)) $$(OBJ_EXTRA) -MMD -MP -c -o $$@ $$<
-build/obj/$(1)/profsum.o: build/gen/stamp
-build/obj/$(1)/profsum.o: OBJ_EXTRA = -DPROFSUM_COMMIT='"$$(COMMIT)"' $$(STAMP_$(1))
+build/obj/$(1)/sql/profsum.o: build/gen/stamp
+build/obj/$(1)/sql/profsum.o: OBJ_EXTRA = -DPROFSUM_COMMIT='"$$(COMMIT)"' $$(STAMP_$(1))
 -include $$(OBJS_$(1):.o=.d)
 endef
 $(eval $(call variant,rel,$(CC),$(OPT),$(INFLATE),$(NETWORK)))
@@ -168,16 +173,16 @@ build/sqlrun: tests/sqlrun.c $(OBJS_core)
 
 # The command line (docs/cli.md): ext/cli/*.c with the extension compiled in
 # (SQLITE_CORE; registered by sqlite3_auto_extension), linked against the
-# system libsqlite3.  Not part of profsum.so (SRCS is ext/*.c).
-profsum: $(CLISRCS) $(OBJS_core) $(wildcard ext/cli/*.h) ext/profsum_int.h | deps-note
+# system libsqlite3.  Not part of profsum.so.
+profsum: $(CLISRCS) $(OBJS_core) $(wildcard ext/cli/*.h) $(HDRS) | deps-note
 	$(CC_core) $(FLAGS_core) -o $@ $(CLISRCS) $(OBJS_core) $(SQLITE_LIBS) $(LIBS_core) -lpthread
 
 # Unit tests of the JSON tree's arenas (tests/jsontree_test.c), with
 # AddressSanitizer and UBSan; run by tests/test_jsontree_arena.py.
-build/jsontree_test: tests/jsontree_test.c ext/jsontree.c ext/jsontree.h ext/cnum.c ext/cnum.h ext/profsum_int.h | build/gen/deps-ok
+build/jsontree_test: tests/jsontree_test.c ext/util/jsontree.c ext/util/jsontree.h ext/util/cnum.c ext/util/cnum.h ext/util/profsum_int.h | build/gen/deps-ok
 	@mkdir -p build
 	$(CC) $(WARN) -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
-	  -fno-sanitize-recover=undefined -DSQLITE_CORE -D_GNU_SOURCE -Iext -o $@ tests/jsontree_test.c ext/jsontree.c ext/cnum.c \
+	  -fno-sanitize-recover=undefined -DSQLITE_CORE -D_GNU_SOURCE -Iext/util -o $@ tests/jsontree_test.c ext/util/jsontree.c ext/util/cnum.c \
 	  $(SQLITE_LIBS) -lm
 
 # The main job on a generated example (see examples/demo.sh).
@@ -253,7 +258,7 @@ FUZZ_SECONDS ?= 600
 FUZZ_CFLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined $(BASE_CFLAGS) $(call infdef,$(INFLATE)) \
   $(call netdef,$(NETWORK)) -DSQLITE_CORE -DPROFSUM_WINDOW_INIT=64
 FUZZ_LIBS = $(SQLITE_LIBS) $(call inflibs,$(INFLATE)) $(call netlibs,$(NETWORK)) -lpthread -lm
-build/fuzz_reader: tests/fuzz_reader.c $(SRCS) $(wildcard ext/*.h) build/gen/schema_sql.h | build/gen/deps-ok
+build/fuzz_reader: tests/fuzz_reader.c $(SRCS) $(HDRS) build/gen/schema_sql.h | build/gen/deps-ok
 	@mkdir -p build
 	clang $(FUZZ_CFLAGS) -Wno-error -o $@ tests/fuzz_reader.c $(SRCS) $(FUZZ_LIBS)
 fuzz: build/fuzz_reader
@@ -270,9 +275,9 @@ bench: profsum.so
 
 # SHA-256 throughput alone (the hash of every imported file): SHA extensions
 # when the CPU has them, then the portable code.
-build/sha256_speed: bench/sha256_speed.c ext/hash.c ext/hash.h ext/profsum_int.h | build/gen/deps-ok
+build/sha256_speed: bench/sha256_speed.c ext/util/hash.c ext/util/hash.h ext/util/profsum_int.h | build/gen/deps-ok
 	@mkdir -p build
-	$(CC) $(BASE_CFLAGS) $(OPT) -DSQLITE_CORE -o $@ bench/sha256_speed.c ext/hash.c $(SQLITE_LIBS) -lpthread
+	$(CC) $(BASE_CFLAGS) $(OPT) -DSQLITE_CORE -o $@ bench/sha256_speed.c ext/util/hash.c $(SQLITE_LIBS) -lpthread
 
 bench-sha256: build/sha256_speed
 	build/sha256_speed

@@ -33,8 +33,8 @@
 **
 ** Any broken invariant calls abort() after printing what was wrong.
 */
-#include "../ext/profsum_int.h"
-#include "../ext/profsum_reader.h"
+#include "profsum_int.h"
+#include "profsum_reader.h"
 
 #include <errno.h>
 #include <fcntl.h>

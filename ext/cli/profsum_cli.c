@@ -60,8 +60,8 @@
 # define PROFSUM_VERSION "0.0.0-dev"
 #endif
 
-#include "../compare.h"         /* profsumPyPathStr (linked in statically) */
-#include "../summary_doc.h"     /* profsumDocFromJson, profsumDocReportMd */
+#include "compare.h"         /* profsumPyPathStr (linked in statically) */
+#include "summary_doc.h"     /* profsumDocFromJson, profsumDocReportMd */
 #include "serve.h"              /* the loopback HTTP server of `view` */
 
 /* The extension's entry point (ext/profsum.c), linked in statically. */
