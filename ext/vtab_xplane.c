@@ -359,11 +359,13 @@ static int xvConnect(sqlite3 *db, void *pAux, int argc, const char *const *argv,
   return SQLITE_OK;
 }
 
+/* xDisconnect: frees the table object. */
 static int xvDisconnect(sqlite3_vtab *pVtab){
   sqlite3_free(pVtab);
   return SQLITE_OK;
 }
 
+/* xOpen: a new cursor with no rows. */
 static int xvOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
   XvCursor *pCur = sqlite3_malloc64(sizeof(*pCur));
   (void)pVtab;
@@ -392,6 +394,7 @@ static void xvReset(XvCursor *pCur){
   pCur->zPath = 0;
 }
 
+/* xClose. */
 static int xvClose(sqlite3_vtab_cursor *cur){
   XvCursor *pCur = (XvCursor*)cur;
   xvReset(pCur);
@@ -399,16 +402,19 @@ static int xvClose(sqlite3_vtab_cursor *cur){
   return SQLITE_OK;
 }
 
+/* xNext. */
 static int xvNext(sqlite3_vtab_cursor *cur){
   ((XvCursor*)cur)->iRow++;
   return SQLITE_OK;
 }
 
+/* xEof. */
 static int xvEof(sqlite3_vtab_cursor *cur){
   XvCursor *pCur = (XvCursor*)cur;
   return pCur->iRow >= pCur->nRow;
 }
 
+/* xRowid: the 0-based row number. */
 static int xvRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid){
   *pRowid = ((XvCursor*)cur)->iRow;
   return SQLITE_OK;
@@ -419,6 +425,7 @@ static void xvResultText(sqlite3_context *ctx, const XvText *t){
   if( t->z ) sqlite3_result_text64(ctx, t->z, (sqlite3_uint64)t->n, SQLITE_TRANSIENT, SQLITE_UTF8);
 }
 
+/* xColumn (see the schemas at the top of the file). */
 static int xvColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
   XvCursor *pCur = (XvCursor*)cur;
   const XvRow *r = &pCur->aRow[pCur->iRow];
@@ -495,6 +502,9 @@ static int xvBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   return SQLITE_OK;
 }
 
+/* xFilter: resets the cursor, copies the path argument (never kept
+** borrowed), and reads the whole file into the cursor's rows.  On an error
+** no row is left and the vtab's message is the decoder's. */
 static int xvFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                     int argc, sqlite3_value **argv){
   XvCursor *pCur = (XvCursor*)cur;
@@ -526,18 +536,12 @@ static int xvFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   profsumXpClose(p);
   if( rc ){
     sqlite3_free(cur->pVtab->zErrMsg);
-    cur->pVtab->zErrMsg = zErr;
-    zErr = 0;
-    /* no partial result */
-    {
-      char *zPath = pCur->zPath;
-      pCur->zPath = 0;
-      xvReset(pCur);
-      pCur->zPath = zPath;
-    }
+    cur->pVtab->zErrMsg = zErr;   /* 0 when out of memory */
+    xvReset(pCur);                /* no partial result */
+    return rc;
   }
   sqlite3_free(zErr);
-  return rc;
+  return SQLITE_OK;
 }
 
 static sqlite3_module xvModule = {

@@ -133,6 +133,7 @@ static void xpArenaReset(XpArena *pA){
   pA->pHead = pKeep;
 }
 
+/* Free every chunk (the arena is then empty and reusable). */
 static void xpArenaFree(XpArena *pA){
   XpChunk *c = pA->pHead;
   while( c ){ XpChunk *pNext = c->pNext; sqlite3_free(c); c = pNext; }
@@ -149,6 +150,7 @@ typedef struct XpMap {
   int64_t nUsed;
 } XpMap;
 
+/* Slot of key k in a table of nSlot (a power of two) slots. */
 static int64_t xpMapHash(int64_t k, int64_t nSlot){
   uint64_t h = (uint64_t)k * 0x9E3779B97F4A7C15ULL;
   h ^= h >> 29;
@@ -200,6 +202,7 @@ static int xpMapPut(XpMap *m, int64_t key, int64_t idx, int64_t *pOld){
   return SQLITE_OK;
 }
 
+/* Empty the map and free its table. */
 static void xpMapClear(XpMap *m){
   sqlite3_free(m->aKey);     /* aIdx lives in the same block */
   memset(m, 0, sizeof(*m));
@@ -347,6 +350,7 @@ static int xpErr(ProfsumXp *p, int rc, int64_t off, const char *zFmt, ...){
 /* A decode error (the file is not a valid XSpace). */
 #define XP_BAD PROFSUM_RC_DAMAGED
 
+/* Out of memory: the sticky error, without a message (SQLite says it). */
 static int xpNoMem(ProfsumXp *p){
   if( p->rc==0 ) p->rc = SQLITE_NOMEM;
   return p->rc;
@@ -590,7 +594,7 @@ static int xpFetch(ProfsumXp *p, int64_t off, int64_t n, int64_t *pnGot){
   return rc;
 }
 
-/* Pointer to byte off (fetched before). */
+/* Pointer to byte off of the input (fetched before: inside the window). */
 #define XP_AT(p, off) ((p)->aW + ((off) - (p)->winOff))
 
 /* ------------------------------------------------------------------ */
@@ -627,6 +631,9 @@ static int xpVarintSlow(ProfsumXp *p, int64_t *pPos, int64_t end, uint64_t *pv, 
   return SQLITE_OK;
 }
 
+/* Read a varint at *pPos (message end: end) into *pv and move *pPos past
+** it: one- and two-byte varints in the window inline, the rest (and every
+** error) in xpVarintSlow. */
 static inline int xpVarint(ProfsumXp *p, int64_t *pPos, int64_t end, uint64_t *pv, int eMsg){
   int64_t pos = *pPos, rel = pos - p->winOff;
   if( rel>=0 && rel<p->nWin && pos<end ){
@@ -1870,8 +1877,11 @@ void profsumXpStrings(ProfsumXp *p, int eWhich, const ProfsumXpStr **pa, int64_t
   *pn = p->aStr[eWhich].n;
 }
 
+/* See xplane_pb.h (the next ordinal; the total once the walk ended). */
 int64_t profsumXpEventsSeen(ProfsumXp *p){ return p->nEvents; }
+/* See xplane_pb.h. */
 int profsumXpIsGzip(ProfsumXp *p){ return p->eSrc==XP_SRC_GZIP; }
+/* See xplane_pb.h (the path or name given at open). */
 const char *profsumXpPath(ProfsumXp *p){ return p->zPath; }
 
 /* See xplane_pb.h. */

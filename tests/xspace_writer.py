@@ -258,3 +258,93 @@ class PlaneBuilder:
         smeta = [(i, stat_meta(i, name=n)) for n, i in self.stat_ids.items()]
         return plane(id=self.id, name=self.name, lines=self.lines, event_metadata=self.emeta,
                      stat_metadata=smeta, stats=self.stats, metadata_first=metadata_first)
+
+
+def seed_inputs():
+    """Small XSpace inputs for the fuzz target's seed corpus
+    (tests/fuzz_xplane_corpus/): name -> bytes.  Regenerate with
+    /usr/bin/python3 tests/xspace_writer.py --seeds tests/fuzz_xplane_corpus"""
+    seeds = {}
+    # a device plane and a host plane, in both orders of lines and maps
+    dev = PlaneBuilder("/device:TPU:0", id=3)
+    dev.line(id=1, name="XLA Ops", display_name="XLA Ops", timestamp_ns=1000, events=[
+        dev.event("%fusion.1 = f32[8] fusion()", offset_ps=0, duration_ps=500,
+                  stats=[dev.stat("flops", i64=64), dev.stat("tf_op", ref="XlaModule:")]),
+        dev.event("copy.2", offset_ps=600, duration_ps=0)])
+    dev.line(id=0, name="Steps", timestamp_ns=1000, events=[dev.event("1", offset_ps=0, duration_ps=900)])
+    dev.plane_stat("peak_teraflops_per_second", double=918.0)
+    host = PlaneBuilder("/host:CPU")
+    host.line(id=-559038734, name="python", timestamp_ns=-5, events=[
+        host.event("train", offset_ps=-100, duration_ps=20, stats=[host.stat("step_num", i64=3)])])
+    seeds["two_planes"] = xspace([dev.build(), host.build()], hostnames=["h0"], warnings=["w"],
+                                 errors=["e"])
+    seeds["metadata_first"] = xspace([dev.build(metadata_first=True)])
+    seeds["gzip"] = gzip.compress(seeds["two_planes"], mtime=0)
+    # every stat kind
+    pb = PlaneBuilder("/device:GPU:0")
+    for name, kw in [("d", dict(double=1.5)), ("nan", dict(double=float("nan"))),
+                     ("u", dict(u64=2**64 - 1)), ("i", dict(i64=-2**63)), ("s", dict(s="h\u00e9")),
+                     ("b", dict(b=b"\xff\xfe")), ("r", dict(ref="d")), ("r2", dict(ref=999)),
+                     ("c", dict(cstr=compress("inflated"))), ("cz", dict(cstr=b"x\x9c\x03\x00\x00\x00\x00\x01")),
+                     ("cbad", dict(cstr=b"\x1f\x8b\x08")), ("none", dict()),
+                     ("multi", dict(i64=1, s="last wins"))]:
+        pb.plane_stat(name, **kw)
+    seeds["stat_kinds"] = xspace([pb.build()])
+    # metadata shapes: child ids packed and not, merged values, repeated keys
+    em = [(1, event_meta(1, name="a", display_name="A", child_ids=[2, -3], stats=[stat(1, i64=1)])),
+          (2, event_meta(2, name="b", child_ids=[1, 5], packed=False, metadata=b"\x08\x01")),
+          (1, event_meta(1, name="a2"))]
+    merged = f_varint(1, 7) + f_bytes(2, event_meta(7, name="x")) + f_bytes(2, f_bytes(4, "y"))
+    seeds["metadata"] = xspace([plane(name="P", lines=[line(events=[event(1, offset_ps=1), event(7),
+                                                                      event(2, num_occurrences=3)])],
+                                      event_metadata=em, stat_metadata=[(1, stat_meta(1, name="k"))],
+                                      extra=f_bytes(4, merged))])
+    # unknown fields of every wire type everywhere, wrong wire types
+    unk = (f_varint(99, 1) + f_fixed64(98, 2) + f_fixed32(97, 3) + f_bytes(96, b"zz")
+           + f_group(95, f_varint(1, 1) + f_group(2)))
+    ev = event(1, offset_ps=1, duration_ps=2, stats=[stat(1, i64=1, extra=unk)], extra=unk)
+    seeds["unknown_fields"] = xspace([plane(name="P", lines=[line(id=1, events=[ev], extra=unk)],
+                                            event_metadata=[(1, event_meta(1, name="op", extra=unk))],
+                                            stat_metadata=[(1, stat_meta(1, name="k") + unk)],
+                                            extra=unk)], extra=unk)
+    seeds["wrong_wire_types"] = xspace([plane(name="P", lines=[line(extra=f_bytes(3, b"t"))],
+                                              stats=[stat(1, extra=f_bytes(4, b"x") + f_varint(5, 1))])],
+                                       extra=f_varint(4, 1))
+    # lines: names after events, long names, many events
+    many = PlaneBuilder("/host:CPU")
+    many.line(id=5, name="L" * 300, display_name="D", duration_ps=7, display_id=2, events=[
+        many.event("e%d" % (i % 5), offset_ps=i * 10, duration_ps=5) for i in range(60)])
+    seeds["many_events"] = xspace([many.build()])
+    seeds["names_first"] = xspace([plane(name="P", lines=[line(id=1, name="n", display_name="d",
+                                                                events=[event(1)], names_first=True)])])
+    seeds["empty_planes"] = xspace([plane(), plane(name="same"), plane(name="same")],
+                                   hostnames=["a", "b"])
+    seeds["utf8_invalid"] = xspace([plane(name=b"bad\xff", lines=[line(name=b"\xe2\x82", events=[
+        event(1, stats=[stat(1, s=b"\xed\xa0\x80x")])])],
+        event_metadata=[(1, event_meta(1, name=b"op\xc0"))])], hostnames=[b"h\x80"])
+    # broken ones (each a decode error of its own class)
+    good = seeds["two_planes"]
+    seeds["truncated"] = good[:len(good) // 2]
+    seeds["length_past_end"] = xspace([plane(lines=[tag(2, LEN) + varint(9) + b"ab"])])
+    seeds["varint_11_bytes"] = xspace([plane(lines=[tag(1, VARINT) + b"\xff" * 10 + b"\x01"])])
+    seeds["wire_type_6"] = xspace([plane(stats=[stat(1) + tag(3, 6) + b"\x00"])])
+    seeds["field_zero"] = xspace([plane(name="P")]) + b"\x00\x01"
+    seeds["end_group_alone"] = xspace([plane()]) + tag(5, EGROUP)
+    seeds["group_open"] = xspace([plane(extra=tag(9, SGROUP) + f_varint(1, 1))])
+    seeds["claims_2gb"] = tag(1, LEN) + varint(2000000000) + b"\x08\x01" * 4
+    seeds["over_2gib"] = tag(1, LEN) + varint(2**31 - 1)
+    seeds["gzip_truncated"] = seeds["gzip"][:-9]
+    return seeds
+
+
+if __name__ == "__main__":
+    import os
+    import sys
+    if len(sys.argv) == 3 and sys.argv[1] == "--seeds":
+        os.makedirs(sys.argv[2], exist_ok=True)
+        for name, data in sorted(seed_inputs().items()):
+            with open(os.path.join(sys.argv[2], name + ".pb"), "wb") as f:
+                f.write(data)
+    else:
+        sys.stderr.write("usage: xspace_writer.py --seeds DIR\n")
+        sys.exit(2)
