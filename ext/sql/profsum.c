@@ -136,6 +136,7 @@ int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg,
          SQLITE_UTF8|SQLITE_INNOCUOUS, 0, profsumDebugFunc, 0, 0);
   if( rc==SQLITE_OK ) rc = profsumRegisterFuncs(db, pzErrMsg);
   if( rc==SQLITE_OK ) rc = profsumRegisterTraceVtab(db, pzErrMsg);
+  if( rc==SQLITE_OK ) rc = profsumRegisterXplane(db, pzErrMsg);
   if( rc==SQLITE_OK ) rc = profsumRegisterFind(db, pzErrMsg);
   if( rc==SQLITE_OK ) rc = profsumRegisterImport(db, pzErrMsg);
   if( rc==SQLITE_OK ) rc = profsumRegisterCatalog(db, pzErrMsg);

@@ -56,6 +56,7 @@ void profsumPrefault(void *p, size_t n);
 ** SQLite error code; on error *pzErr may be set (sqlite3_malloc'd).
 */
 int profsumRegisterTraceVtab(sqlite3 *db, char **pzErr);   /* vtab_trace.c */
+int profsumRegisterXplane(sqlite3 *db, char **pzErr);      /* vtab_xplane.c */
 int profsumRegisterFuncs(sqlite3 *db, char **pzErr);       /* funcs.c */
 int profsumRegisterFind(sqlite3 *db, char **pzErr);        /* find.c */
 int profsumRegisterImport(sqlite3 *db, char **pzErr);      /* import.c */

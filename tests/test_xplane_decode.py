@@ -1,0 +1,650 @@
+"""The XSpace decoder (ext/xplane_pb.c) and its table-valued functions
+profsum_xplane_planes / profsum_xplane_lines (ext/vtab_xplane.c).
+
+Fixtures are written byte by byte by tests/xspace_writer.py.  The SQL
+functions show planes, lines and plane stats; the event-level API (names
+resolved through the maps, metadata stats then event stats, ordinals, byte
+offsets, diagnostics, the lenient UTF-8 mode, skipping) is checked through
+tests/fuzz_xplane.c built as a dump tool (-DPROFSUM_XPLANE_DUMP, with
+AddressSanitizer and UBSan), in two builds: the default window sizes, and
+a 64-byte read-ahead with 256-byte whole lines, which makes small files
+move the pread window; both must print the same.
+
+On the corpus (../shared/corpus, skipped when absent) every .xplane.pb must
+decode and give the per-plane and per-line event counts of
+expected_xplane_counts.json.
+"""
+import gzip
+import json
+import os
+import resource
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from util import connect, TempDir, CORPUS, ROOT
+import xspace_writer as W
+
+SRC = ["tests/fuzz_xplane.c", "ext/xplane_pb.c", "ext/gz.c", "ext/hash.c", "ext/prefault.c"]
+FUNC = "profsum_xplane_planes"
+PLANE_COLS = ("plane_index, pid, plane_id, name, num_lines, num_events, num_event_metadata, "
+              "num_stat_metadata, stats, hostnames")
+LINE_COLS = ("plane_index, pid, plane_name, line_index, tid, line_id, display_id, name, "
+             "display_name, timestamp_ns, duration_ps, num_events")
+
+_BUILD = {}
+
+
+def dump_tools():
+    """(default build, small-window build) of the dump tool, compiled once
+    per run into a temporary directory; None when there is no compiler."""
+    if "tools" in _BUILD:
+        return _BUILD["tools"]
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    tools = None
+    if cc:
+        d = tempfile.mkdtemp(prefix="profsum-xplane-dump-")
+        _BUILD["dir"] = d
+        tools = []
+        for name, extra in (("dump", []), ("dump_small", ["-DPROFSUM_XP_READAHEAD=64",
+                                                          "-DPROFSUM_XP_LINE_WHOLE=256"])):
+            out = os.path.join(d, name)
+            args = [cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-g",
+                    "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
+                    "-fno-omit-frame-pointer", "-D_GNU_SOURCE", "-DSQLITE_CORE",
+                    "-DPROFSUM_XPLANE_DUMP", "-Iext", "-Ibuild/gen"] + extra + \
+                ["-o", out] + SRC + ["-lsqlite3", "-lz", "-lpthread", "-lm"]
+            p = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
+            if p.returncode != 0:
+                raise AssertionError("cannot build the dump tool:\n" + p.stderr[-3000:])
+            tools.append(out)
+    _BUILD["tools"] = tools
+    return tools
+
+
+def tearDownModule():
+    if _BUILD.get("dir"):
+        shutil.rmtree(_BUILD["dir"], ignore_errors=True)
+
+
+def run_dump(tool, path, *opts):
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
+               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+    env.pop("LD_PRELOAD", None)
+    p = subprocess.run([tool] + list(opts) + [path], capture_output=True, timeout=120, env=env)
+    if p.returncode not in (0, 1) or p.stderr:
+        raise AssertionError("dump tool failed (%d): %s" % (p.returncode, p.stderr.decode()[-3000:]))
+    return p.returncode, [json.loads(l) for l in p.stdout.decode("utf-8").splitlines()]
+
+
+def strip_offsets(x):
+    """x without its "off" members, at any depth."""
+    if isinstance(x, dict):
+        return {k: strip_offsets(v) for k, v in x.items() if k != "off"}
+    if isinstance(x, list):
+        return [strip_offsets(v) for v in x]
+    return x
+
+
+class XplaneBase(unittest.TestCase):
+    def setUp(self):
+        self.db = connect()
+        self.td = TempDir()
+
+    def tearDown(self):
+        self.db.close()
+        self.td.__exit__()
+
+    def write(self, name, data):
+        path = os.path.join(self.td.path, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    def planes(self, path):
+        return [dict(zip([c.strip() for c in PLANE_COLS.split(",")], r)) for r in
+                self.db.execute("SELECT %s FROM profsum_xplane_planes(?)" % PLANE_COLS, (path,))]
+
+    def lines(self, path):
+        return [dict(zip([c.strip() for c in LINE_COLS.split(",")], r)) for r in
+                self.db.execute("SELECT %s FROM profsum_xplane_lines(?)" % LINE_COLS, (path,))]
+
+    def error(self, path, func=FUNC):
+        with self.assertRaises(sqlite3.DatabaseError) as cm:
+            self.db.execute("SELECT * FROM %s(?)" % func, (path,)).fetchall()
+        return str(cm.exception)
+
+    def dump(self, path, *opts):
+        """The dump tool's records (both builds must agree, and a read from
+        memory too); skips without a compiler."""
+        tools = dump_tools()
+        if not tools:
+            self.skipTest("no C compiler for the dump tool")
+        rc, recs = run_dump(tools[0], path, *opts)
+        rc2, recs2 = run_dump(tools[1], path, *opts)
+        self.assertEqual((rc, recs), (rc2, recs2), "small-window build differs")
+        if "--truncate" not in " ".join(opts):
+            rc3, recs3 = run_dump(tools[0], path, "--mem", *opts)
+            self.assertEqual((rc, recs), (rc3, recs3), "memory read differs")
+        return rc, recs
+
+    def events(self, recs):
+        return [r["event"] for r in recs if "event" in r]
+
+
+def two_plane_space():
+    """A device plane with two lines and a host plane; three hostnames."""
+    dev = W.PlaneBuilder("/device:TPU:0", id=7)
+    dev.line(id=1, name="XLA Ops", display_name="XLA Ops", timestamp_ns=1000, events=[
+        dev.event("%fusion.1 = f32[8] fusion()", offset_ps=0, duration_ps=500,
+                  stats=[dev.stat("flops", i64=64)]),
+        dev.event("%fusion.1 = f32[8] fusion()", offset_ps=600, duration_ps=100),
+        dev.event("copy.2", offset_ps=800, duration_ps=0),
+    ])
+    dev.line(id=0, name="Steps", timestamp_ns=1000, events=[
+        dev.event("1", offset_ps=0, duration_ps=1000)])
+    dev.plane_stat("peak_teraflops_per_second", double=918.0)
+    host = W.PlaneBuilder("/host:CPU", id=0)
+    host.line(id=-559038734, name="python", timestamp_ns=-5, events=[
+        host.event("train", offset_ps=-100, duration_ps=20, stats=[host.stat("step_num", i64=3)])])
+    host.line(id=0, name="", display_name="", timestamp_ns=0)
+    return W.xspace([dev.build(), host.build()], hostnames=["h0", "h1", "h\"2"])
+
+
+class PlanesAndLines(XplaneBase):
+
+    def test_counts_and_rows(self):
+        path = self.write("a.xplane.pb", two_plane_space())
+        rows = self.planes(path)
+        self.assertEqual([(r["plane_index"], r["pid"], r["plane_id"], r["name"], r["num_lines"],
+                           r["num_events"], r["num_event_metadata"], r["num_stat_metadata"])
+                          for r in rows],
+                         [(0, 1, 7, "/device:TPU:0", 2, 4, 3, 2),
+                          (1, 2, 0, "/host:CPU", 2, 1, 1, 1)])
+        for r in rows:
+            self.assertEqual(json.loads(r["hostnames"]), ["h0", "h1", 'h"2'])
+        self.assertEqual(json.loads(rows[0]["stats"]), {"peak_teraflops_per_second": 918.0})
+        self.assertEqual(rows[1]["stats"], "{}")
+        lines = self.lines(path)
+        self.assertEqual([(l["plane_index"], l["pid"], l["plane_name"], l["line_index"], l["tid"],
+                           l["line_id"], l["name"], l["display_name"], l["timestamp_ns"],
+                           l["num_events"]) for l in lines],
+                         [(0, 1, "/device:TPU:0", 0, 1, 1, "XLA Ops", "XLA Ops", 1000, 3),
+                          (0, 1, "/device:TPU:0", 1, 2, 0, "Steps", "", 1000, 1),
+                          (1, 2, "/host:CPU", 0, -559038734, -559038734, "python", "", -5, 1),
+                          (1, 2, "/host:CPU", 1, 2, 0, "", "", 0, 0)])
+
+    def test_same_name_planes_are_rows_and_empty_space(self):
+        p = W.plane(name="/host:CPU", lines=[W.line(id=3, events=[W.event(1, offset_ps=0)])])
+        path = self.write("b.xplane.pb", W.xspace([p, p, W.plane()]))
+        rows = self.planes(path)
+        self.assertEqual([(r["plane_index"], r["name"], r["num_events"]) for r in rows],
+                         [(0, "/host:CPU", 1), (1, "/host:CPU", 1), (2, "", 0)])
+        self.assertEqual(rows[0]["hostnames"], "[]")
+        # a 0-byte file is an empty XSpace
+        empty = self.write("empty.xplane.pb", b"")
+        self.assertEqual(self.planes(empty), [])
+        self.assertEqual(self.lines(empty), [])
+        rc, recs = self.dump(empty)
+        self.assertEqual((rc, recs), (0, [{"end": {"events": 0, "errors": [], "warnings": [],
+                                                   "hostnames": []}}]))
+
+    def test_sql_surface(self):
+        path = self.write("c.xplane.pb", two_plane_space())
+        self.assertEqual(self.db.execute("SELECT count(*) FROM profsum_xplane_planes(NULL)").fetchone(), (0,))
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            self.db.execute("SELECT * FROM profsum_xplane_planes").fetchall()
+        self.assertIn("profsum_xplane_planes: missing required argument PATH", str(cm.exception))
+        missing = os.path.join(self.td.path, "nope.xplane.pb")
+        self.assertEqual(self.error(missing), "profsum_xplane_planes: '%s': cannot open "
+                         "(No such file or directory)" % missing)
+        self.assertIn("is a directory", self.error(self.td.path, "profsum_xplane_lines"))
+        # the hidden path column; a join over several files
+        self.assertEqual(self.db.execute("SELECT DISTINCT path FROM profsum_xplane_lines(?)", (path,)).fetchall(),
+                         [(path,)])
+        self.db.execute("CREATE TEMP TABLE files(p)")
+        self.db.executemany("INSERT INTO files VALUES (?)", [(path,), (path,)])
+        self.assertEqual(self.db.execute("SELECT count(*) FROM files, profsum_xplane_planes(files.p)").fetchone(), (4,))
+        # DIRECTONLY: not from a view stored in the database; a TEMP view can
+        self.db.execute("CREATE VIEW v AS SELECT * FROM profsum_xplane_planes('%s')" % path)
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            self.db.execute("SELECT * FROM v").fetchall()
+        self.assertIn("unsafe use of virtual table", str(cm.exception))
+        self.db.execute("CREATE TEMP VIEW tv AS SELECT name FROM profsum_xplane_planes('%s')" % path)
+        self.assertEqual(len(self.db.execute("SELECT * FROM tv").fetchall()), 2)
+        with self.assertRaises(sqlite3.OperationalError):
+            self.db.execute("CREATE VIRTUAL TABLE t USING profsum_xplane_planes('%s')" % path)
+
+    def test_plane_stats_every_kind(self):
+        pb = W.PlaneBuilder("/device:GPU:0")
+        big = "x" * (16 * 1024 * 1024 + 1)
+        for name, kw in [
+                ("d", dict(double=1.5)), ("tiny", dict(double=5e-324)), ("nan", dict(double=float("nan"))),
+                ("inf", dict(double=float("inf"))), ("ninf", dict(double=float("-inf"))),
+                ("whole", dict(double=3.0)), ("u", dict(u64=7)), ("ubig", dict(u64=2**64 - 1)),
+                ("umax", dict(u64=2**63 - 1)), ("i", dict(i64=-2**63)), ("s", dict(s="héllo\n\"q\"")),
+                ("b", dict(b=b"ok\xff\xfe\xe2\x82")), ("r", dict(ref="XlaModule:")),
+                ("c", dict(cstr=W.compress("inflated ✓"))), ("cbig", dict(cstr=W.compress(big))),
+                ("cbad", dict(cstr=b"\x1f\x8bnot gzip")), ("none", dict()),
+                ("d", dict(s="later wins, in the first place"))]:
+            pb.plane_stat(name, **kw)
+        pb.stats.append(W.stat(999, i64=1))            # unknown stat metadata: left out
+        pb.plane_stat("rnum", ref=12345)               # ref to no key: its decimal
+        pb.stat_ids.setdefault("", 500)
+        pb.stats.append(W.stat(500, i64=2))            # empty name: left out
+        path = self.write("s.xplane.pb", W.xspace([pb.build()]))
+        stats = self.planes(path)[0]["stats"]
+        self.assertEqual(json.loads(stats), {
+            "d": "later wins, in the first place", "tiny": 5e-324, "nan": "NaN", "inf": "Infinity",
+            "ninf": "-Infinity", "whole": 3.0, "u": 7, "ubig": "18446744073709551615",
+            "umax": 9223372036854775807, "i": -9223372036854775808, "s": "héllo\n\"q\"",
+            "b": "ok\ufffd\ufffd\ufffd", "r": "XlaModule:", "c": "inflated ✓", "rnum": "12345"})
+        # the first name's place, Python's float repr, integers exact
+        self.assertTrue(stats.startswith('{"d":"later wins, in the first place","tiny":5e-324,'
+                                         '"nan":"NaN","inf":"Infinity","ninf":"-Infinity",'
+                                         '"whole":3.0,"u":7,"ubig":"18446744073709551615",'))
+        # through the dump: every stat with its kind; the ref to no key
+        rc, recs = self.dump(path)
+        self.assertEqual(rc, 0)
+        ps = recs[0]["plane"]["stats"]
+        by = {(s["name"], s["type"]): s for s in ps}
+        self.assertEqual(by[("d", "str")]["text"], "later wins, in the first place")
+        self.assertEqual(by[("d", "double")]["bits"], "3ff8000000000000")
+        self.assertEqual(by[(None, "int64")]["id"], 999)
+        self.assertEqual(by[("rnum", "ref")]["text"], "12345")
+        self.assertIsNone(by[("cbig", "cstr")]["text"])      # omitted
+        diags = [r["diag"] for r in recs if "diag" in r]
+        self.assertEqual([d["kind"] for d in diags], ["compressed_too_large", "compressed_invalid"])
+        self.assertIn("inflates to more than 16777216 bytes: stat omitted", diags[0]["detail"])
+
+    def test_gzip_file(self):
+        data = two_plane_space()
+        plain = self.write("g.xplane.pb", data)
+        gz = self.write("g.xplane.pb.gz", gzip.compress(data))
+        self.assertEqual(self.planes(gz), self.planes(plain))
+        self.assertEqual(self.lines(gz), self.lines(plain))
+        self.assertEqual(self.dump(gz)[1], self.dump(plain)[1])
+        bad = self.write("bad.xplane.pb.gz", gzip.compress(data)[:-12])
+        self.assertRegex(self.error(bad), r"^profsum_xplane_planes: '%s': .*truncated" % bad)
+        # a gzip plane that claims 2 GB: no 2 GB buffer (see ClaimsTwoGigabytes)
+        claim = W.tag(1, W.LEN) + W.varint(2000000000) + b"\x08\x01" * 1000
+        gzc = self.write("claim.xplane.pb.gz", gzip.compress(claim))
+        self.assertEqual(self.error(gzc), "profsum_xplane_planes: '%s': byte 0: XSpace field 1 "
+                         "(planes): length 2000000000 runs past the end of the data (2000 bytes left)" % gzc)
+
+
+class EventLevel(XplaneBase):
+
+    def test_events_names_stats_offsets(self):
+        data = two_plane_space()
+        path = self.write("e.xplane.pb", data)
+        rc, recs = self.dump(path)
+        self.assertEqual(rc, 0)
+        evs = self.events(recs)
+        self.assertEqual([e["ord"] for e in evs], [0, 1, 2, 3, 4])
+        self.assertEqual([(e["i"], e["name"], e.get("offset_ps"), e["dur"]) for e in evs],
+                         [(0, "%fusion.1 = f32[8] fusion()", 0, 500),
+                          (1, "%fusion.1 = f32[8] fusion()", 600, 100),
+                          (2, "copy.2", 800, 0), (0, "1", 0, 1000), (0, "train", -100, 20)])
+        self.assertEqual([(s["name"], s["i"]) for s in evs[0]["stats"]], [("flops", 64)])
+        self.assertEqual([(s["name"], s["i"]) for s in evs[4]["stats"]], [("step_num", 3)])
+        # each event's byte offset is its tag: field 4, length-delimited
+        for e in evs:
+            self.assertEqual(data[e["off"]], 0x22)
+        for r in recs:
+            if "line" in r:
+                self.assertEqual(data[r["line"]["off"]], 0x1a)
+            if "plane" in r:
+                self.assertEqual(data[r["plane"]["off"]], 0x0a)
+        self.assertEqual(recs[-1], {"end": {"events": 5, "errors": [], "warnings": [],
+                                            "hostnames": ["h0", "h1", 'h"2']}})
+
+    def test_metadata_stats_then_event_stats_and_display_name(self):
+        pb = W.PlaneBuilder("/device:GPU:0")
+        md = [pb.stat("hlo_category", s="convolution"), pb.stat("tf_op", ref="XlaModule:"),
+              pb.stat("name", ref="jit(f)/conv")]
+        pb.eid("%convolution.3 = f32[] convolution()", display_name="convolution.3", stats=md,
+               child_ids=[5, -1, 2**40])
+        pb.line(id=9, name="Stream #1(Kernel)", timestamp_ns=10, events=[
+            pb.event("%convolution.3 = f32[] convolution()", offset_ps=5, duration_ps=7,
+                     stats=[pb.stat("correlation_id", u64=77), pb.stat("hlo_category", s="event wins")])])
+        path = self.write("m.xplane.pb", W.xspace([pb.build()]))
+        rc, recs = self.dump(path)
+        ev = self.events(recs)[0]
+        self.assertEqual((ev["name"], ev["display"], ev["known"]),
+                         ("%convolution.3 = f32[] convolution()", "convolution.3", 1))
+        self.assertEqual([(s["name"], s.get("text")) for s in ev["meta_stats"]],
+                         [("hlo_category", "convolution"), ("tf_op", "XlaModule:"), ("name", "jit(f)/conv")])
+        self.assertEqual([(s["name"], s["type"]) for s in ev["stats"]],
+                         [("correlation_id", "uint64"), ("hlo_category", "str")])
+        em = recs[0]["plane"]["emeta"][0]
+        self.assertEqual(em["children"], [5, -1, 2**40])
+        # an event whose metadata key is unknown: no names
+        pb2 = W.PlaneBuilder("p")
+        pb2.line(events=[W.event(42, offset_ps=1, duration_ps=1)])
+        rc, recs = self.dump(self.write("m2.xplane.pb", W.xspace([pb2.build()])))
+        ev = self.events(recs)[0]
+        self.assertEqual((ev["mid"], ev["known"], ev["name"], ev["display"]), (42, 0, "", ""))
+
+    def test_field_order_does_not_matter(self):
+        def build(metadata_first, names_first, reverse_event):
+            ev_fields = [W.f_varint(1, 1), W.f_varint(2, 50), W.f_varint(3, 9),
+                         W.f_bytes(4, W.stat(1, i64=-4))]
+            if reverse_event:
+                ev_fields.reverse()
+            ln = W.line(id=4, name="L", display_name="Shown", timestamp_ns=-8, duration_ps=99,
+                        display_id=3, events=[b"".join(ev_fields)], names_first=names_first)
+            p = W.plane(id=2, name="P", lines=[ln], event_metadata=[(1, W.event_meta(1, name="op"))],
+                        stat_metadata=[(1, W.stat_meta(1, name="k", description="d"))],
+                        stats=[W.stat(1, s="v")], metadata_first=metadata_first)
+            return W.xspace([p], hostnames=["h"])
+        outs = []
+        for i, args in enumerate([(False, False, False), (True, True, True), (True, False, True),
+                                  (False, True, False)]):
+            path = self.write("o%d.xplane.pb" % i, build(*args))
+            rc, recs = self.dump(path)
+            self.assertEqual(rc, 0)
+            outs.append([strip_offsets(list(r.values())[0]) for r in recs])
+            self.assertEqual(self.planes(path)[0]["stats"], '{"k":"v"}')
+        for o in outs[1:]:
+            self.assertEqual(o, outs[0])        # offsets aside, the same walk
+        ln = [r for r in outs[0] if "display_id" in r][0]
+        self.assertEqual((ln["id"], ln["display"], ln["ts"], ln["dur"], ln["display_id"]),
+                         (4, "Shown", -8, 99, 3))
+        ev = [r for r in outs[0] if "ord" in r][0]
+        self.assertEqual((ev["name"], ev["offset_ps"], ev["dur"], ev["stats"][0]["i"]),
+                         ("op", 50, 9, -4))
+
+    def test_oneofs_maps_and_merges(self):
+        ev_bytes = W.event(1, offset_ps=10, duration_ps=1) + W.f_varint(5, 3)   # offset then occurrences
+        ev2 = W.event(1, num_occurrences=4) + W.f_varint(2, 0)                 # occurrences then offset 0
+        ev3 = W.f_varint(1, 1) + W.f_varint(3, 5)                               # neither
+        st = W.stat(1, i64=5) + W.f_bytes(5, "s wins")                          # int64 then str
+        st2 = W.stat(1, s="x") + W.f_varint(4, -1)                              # str then int64
+        emeta = [(1, W.event_meta(1, name="first")), (2, W.event_meta(2, name="two")),
+                 (1, W.event_meta(1, name="second", display_name="2nd"))]       # key 1 again: last wins
+        merged = W.f_varint(1, 3) + W.f_bytes(2, W.event_meta(3, name="a", stats=[W.stat(1, i64=1)])) \
+            + W.f_bytes(2, W.f_bytes(2, "b") + W.f_bytes(5, W.stat(1, i64=2)))   # one entry, two values
+        p = W.plane(name="P", lines=[W.line(events=[ev_bytes, ev2, ev3, W.event(3, stats=[st, st2])])],
+                    event_metadata=emeta, stat_metadata=[(1, W.stat_meta(1, name="k"))],
+                    extra=W.f_bytes(4, merged))
+        rc, recs = self.dump(self.write("x.xplane.pb", W.xspace([p])))
+        self.assertEqual(recs[0]["plane"]["event_metadata"], 3)
+        self.assertEqual([(m["key"], m["name"], m["display"]) for m in recs[0]["plane"]["emeta"]],
+                         [(1, "second", "2nd"), (2, "two", ""), (3, "b", "")])
+        self.assertEqual([s["i"] for s in recs[0]["plane"]["emeta"][2]["stats"]], [1, 2])
+        evs = self.events(recs)
+        self.assertEqual((evs[0].get("offset_ps"), evs[0].get("occurrences")), (None, 3))
+        self.assertEqual((evs[1].get("offset_ps"), evs[1].get("occurrences")), (0, None))
+        self.assertEqual((evs[2].get("offset_ps"), evs[2].get("occurrences"), evs[2]["dur"]), (None, None, 5))
+        self.assertEqual(evs[0]["name"], "second")
+        self.assertEqual([(s["type"], s.get("text"), s.get("i")) for s in evs[3]["stats"]],
+                         [("str", "s wins", None), ("int64", None, -1)])
+
+    def test_unknown_fields_and_wrong_wire_types(self):
+        unk = (W.f_varint(99, 1) + W.f_fixed64(98, 2) + W.f_fixed32(97, 3) + W.f_bytes(96, b"zz")
+               + W.f_group(95, W.f_varint(1, 1) + W.f_group(2)))
+        ev = W.event(1, offset_ps=1, duration_ps=2, stats=[W.stat(1, i64=1, extra=unk)], extra=unk)
+        ln = W.line(id=1, name="L", events=[ev], extra=unk + W.f_bytes(3, b"ts as bytes"))
+        em = W.event_meta(1, name="op", extra=unk + W.f_fixed64(2, 5))   # name as fixed64
+        p = W.plane(name="P", lines=[ln], event_metadata=[(1, em)],
+                    stat_metadata=[(1, W.stat_meta(1, name="k") + unk)],
+                    stats=[W.stat(1, extra=W.f_bytes(4, b"int64 as bytes"))], extra=unk)
+        data = W.xspace([p], hostnames=["h"], extra=unk + W.f_varint(4, 5))
+        path = self.write("u.xplane.pb", data)
+        self.assertEqual([(r["num_lines"], r["num_events"], r["stats"]) for r in self.planes(path)],
+                         [(1, 1, "{}")])
+        rc, recs = self.dump(path)
+        self.assertEqual(rc, 0)
+        diags = [r["diag"] for r in recs if "diag" in r]
+        kinds = {}
+        for d in diags:
+            kinds[d["kind"]] = kinds.get(d["kind"], 0) + 1
+        # 5 unknown fields in each of: XSpace, XPlane, map entry value (XStatMetadata),
+        # XEventMetadata, XLine, XEvent, XStat
+        self.assertEqual(kinds, {"unknown_field": 35, "wrong_wire_type": 4})
+        wrong = sorted(d["detail"].split(": ", 1)[1] for d in diags if d["kind"] == "wrong_wire_type")
+        self.assertEqual(wrong, [
+            "XEventMetadata field 2 (name) has wire type 1, not 2: skipped",
+            "XLine field 3 (timestamp_ns) has wire type 2, not 0: skipped",
+            "XSpace field 4 (hostnames) has wire type 0, not 2: skipped",
+            "XStat field 4 (int64_value) has wire type 2, not 0: skipped"])
+        ev = self.events(recs)[0]
+        self.assertEqual((ev["name"], ev["stats"][0]["i"]), ("op", 1))
+        self.assertEqual(ev["stats"][0]["off"], data.index(W.f_bytes(4, W.stat(1, i64=1, extra=unk))))
+        self.assertEqual(recs[-1]["end"]["hostnames"], ["h"])
+        self.assertEqual([d["idx"] for d in diags if "XEvent " in d["detail"]], [0] * 5)
+
+    def test_lenient_utf8(self):
+        p = W.plane(name=b"bad\xff", lines=[W.line(name=b"\xe2\x82", events=[
+            W.event(1, stats=[W.stat(1, s=b"\xed\xa0\x80x")])])],
+            event_metadata=[(1, W.event_meta(1, name=b"op\xc0"))],
+            stat_metadata=[(1, W.stat_meta(1, name="k", description=b"\xf5"))])
+        path = self.write("l.xplane.pb", W.xspace([p], hostnames=[b"h\x80"]))
+        self.assertIn("XPlane field 2 (name) is not valid UTF-8", self.error(path))
+        rc, recs = self.dump(path, "--lenient")
+        self.assertEqual(rc, 0)
+        self.assertEqual([r["plane"]["name"] for r in recs if "plane" in r], ["bad\ufffd"])
+        ln = [r["line"] for r in recs if "line" in r][0]
+        self.assertEqual(ln["name"], "\ufffd")                       # E2 82: one maximal subpart
+        ev = self.events(recs)[0]
+        self.assertEqual(ev["name"], "op\ufffd")
+        self.assertEqual(ev["stats"][0]["text"], "\ufffd\ufffd\ufffdx")   # a surrogate: three
+        self.assertEqual(recs[-1]["end"]["hostnames"], ["h\ufffd"])
+        self.assertEqual(sum(1 for r in recs if r.get("diag", {}).get("kind") == "invalid_utf8"), 6)
+
+    def test_skipping_keeps_ordinals(self):
+        pb = W.PlaneBuilder("P")
+        for k in range(3):
+            pb.line(id=k + 1, name="L%d" % k, events=[pb.event("e", offset_ps=i, duration_ps=1)
+                                                      for i in range(4)])
+        data = W.xspace([pb.build(), pb.build()])
+        path = self.write("k.xplane.pb", data)
+        rc, recs = self.dump(path, "--lines=2", "--events=1")
+        self.assertEqual(rc, 0)
+        self.assertEqual([e["ord"] for e in self.events(recs)], [0, 4, 12, 16])
+        self.assertEqual(recs[-1]["end"]["events"], 24)
+
+    def test_file_that_shrinks(self):
+        pb = W.PlaneBuilder("P")
+        pb.line(id=1, name="L", events=[pb.event("e", offset_ps=i, duration_ps=1) for i in range(200)])
+        data = W.xspace([pb.build(), pb.build(), pb.build()])
+        path = self.write("t.xplane.pb", data)
+        tools = dump_tools()
+        if not tools:
+            self.skipTest("no C compiler for the dump tool")
+        # small window: the rest of the file is read after the cut
+        rc, recs = run_dump(tools[1], path, "--truncate=%d" % (len(data) // 2))
+        self.assertEqual(rc, 1)
+        self.assertRegex(recs[-1]["error"], r"^fuzz_xplane: '%s': the file shrank while it was read "
+                         r"\(it had %d bytes; it ends before byte \d+\)$" % (path, len(data)))
+
+
+class DecodeErrors(XplaneBase):
+    """Each input protobuf's parser refuses; the message names the function,
+    the file, the byte offset and where in the walk."""
+
+    def check(self, data, expected, func=FUNC):
+        path = self.write("err.xplane.pb", data)
+        self.assertEqual(self.error(path, func), "%s: '%s': %s" % (func, path, expected))
+        rc, recs = self.dump(path)
+        self.assertEqual(rc, 1)
+        self.assertEqual(recs[-1]["error"], "fuzz_xplane: '%s': %s" % (path, expected))
+        return path
+
+    def good_plane(self):
+        return W.plane(name="P", lines=[W.line(id=1, name="L", events=[W.event(1, offset_ps=1)])],
+                       event_metadata=[(1, W.event_meta(1, name="op"))])
+
+    def test_truncated(self):
+        data = W.xspace([self.good_plane()])
+        self.check(data[:-1], "byte 0: XSpace field 1 (planes): length %d runs past the end of the "
+                   "file (%d bytes left)" % (len(data) - 2, len(data) - 3))
+        # every cut inside the plane is an error; none is a crash
+        path = self.write("cut.xplane.pb", b"")
+        for n in range(1, len(data)):
+            with open(path, "wb") as f:
+                f.write(data[:n])
+            msg = self.error(path)
+            self.assertRegex(msg, r"^profsum_xplane_planes: '%s': byte \d+: " % path)
+        # a varint cut by its message's end
+        ev = W.f_varint(1, 1) + b"\x10\xff"          # offset_ps varint with its continuation cut
+        p = W.plane(lines=[W.line(events=[ev])])
+        data = W.xspace([p])
+        self.check(data, "byte %d (plane 0, line 0, event 0): XEvent: truncated varint"
+                   % (data.index(b"\x10\xff") + 1))
+        # a fixed64 cut
+        st = W.f_varint(1, 1) + W.tag(2, 1) + b"\x00" * 5
+        data = W.xspace([W.plane(stats=[st])])
+        self.check(data, "byte %d (plane 0, stat 0): XStat: truncated fixed64 field" % (data.index(st) + 3))
+
+    def test_length_past_message_end(self):
+        ev = W.f_varint(1, 1) + W.tag(4, 2) + W.varint(50) + W.stat(1, i64=1)
+        data = W.xspace([W.plane(name="P", lines=[W.line(id=1, events=[W.event(1), ev])])])
+        self.check(data, "byte %d (plane 0, line 0, event 1): XEvent field 4 (stats): length 50 runs "
+                   "past the end of its message (4 bytes left)" % (data.index(ev) + 2))
+        ln = W.tag(2, 2) + W.varint(9) + b"ab"
+        data = W.xspace([W.plane(lines=[ln])])
+        self.check(data, "byte 4 (plane 0, line 0): XLine field 2 (name): length 9 runs past the end "
+                   "of its message (2 bytes left)", "profsum_xplane_lines")
+        big = W.tag(1, 2) + W.varint(2**31 - 1)
+        self.check(big, "byte 0: XSpace field 1 (planes): length 2147483647 is over protobuf's limit (2 GiB)")
+
+    def test_varint_over_ten_bytes(self):
+        data = W.xspace([W.plane(lines=[W.line(id=1)])])
+        bad = W.tag(1, 0) + b"\xff" * 10 + b"\x01"
+        data = W.xspace([W.plane(lines=[bad])])
+        self.check(data, "byte 5 (plane 0, line 0): XLine: varint longer than 10 bytes")
+        # 10 bytes are fine: a negative int64
+        self.assertEqual(self.lines(self.write("neg.xplane.pb", W.xspace([W.plane(lines=[W.line(id=-1)])])))[0]["tid"], -1)
+
+    def test_wire_types_6_and_7_and_field_zero(self):
+        for wt in (6, 7):
+            data = W.xspace([W.plane(name="P", stats=[W.stat(1) + W.tag(3, wt) + b"\x00"])])
+            self.check(data, "byte %d (plane 0, stat 0): XStat: invalid wire type %d (field 3)"
+                       % (len(data) - 2, wt))
+        data = W.xspace([W.plane(name="P")]) + b"\x00\x01"
+        self.check(data, "byte %d: XSpace: field number 0" % (len(data) - 2))
+        data = W.xspace([W.plane(event_metadata=[(1, W.event_meta(1) + b"\x02\x00")])])
+        self.check(data, "byte 10 (plane 0, event_metadata entry 0): XEventMetadata: field number 0")
+
+    def test_groups(self):
+        data = W.xspace([W.plane(name="P")]) + W.tag(5, W.EGROUP)
+        self.check(data, "byte %d: XSpace: end-group tag of field 5 without a group" % (len(data) - 1))
+        data = W.xspace([W.plane(name="P", extra=W.tag(9, W.SGROUP) + W.f_varint(1, 1))])
+        self.check(data, "byte 5 (plane 0): XPlane: group of field 9 has no end-group tag")
+        data = W.xspace([W.plane(name="P", extra=W.tag(9, W.SGROUP) + W.tag(8, W.EGROUP))])
+        self.check(data, "byte 6 (plane 0): XPlane: end-group tag of field 8 closes the group of field 9")
+        deep = W.tag(9, W.SGROUP) * 100 + W.tag(9, W.EGROUP) * 100
+        data = W.xspace([W.plane(name="P", extra=deep)])
+        self.assertIn("groups nested deeper than 100 levels", self.error(self.write("deep.xplane.pb", data)))
+
+    def test_invalid_utf8_in_string_fields(self):
+        def at(data, bad):
+            return data.index(bad)
+        d1 = W.xspace([W.plane(name=b"/host:\xc3")])
+        d2 = W.xspace([W.plane(lines=[W.line(display_name=b"a\xed\xbf\xbf")])])
+        d3 = W.xspace([W.plane(lines=[W.line(events=[W.event(1, stats=[W.stat(1, s=b"\xf4\x90\x80\x80")])])])])
+        d4 = W.xspace([W.plane(stat_metadata=[(1, W.stat_meta(1, name="n", description=b"\xc0\xaf"))])])
+        d5 = W.xspace(warnings=[b"w\xfe"])
+        cases = [
+            (d1, "byte %d (plane 0): XPlane field 2 (name) is not valid UTF-8" % at(d1, b"\xc3")),
+            (d2, "byte %d (plane 0, line 0): XLine field 11 (display_name) is not valid UTF-8" % at(d2, b"\xed")),
+            (d3, "byte %d (plane 0, line 0, event 0, stat 0): XStat field 5 (str_value) is not valid UTF-8"
+             % at(d3, b"\xf4")),
+            (d4, "byte %d (plane 0, stat_metadata entry 0): XStatMetadata field 3 (description) is not "
+             "valid UTF-8" % at(d4, b"\xc0")),
+            (d5, "byte 3: XSpace field 3 (warnings) is not valid UTF-8"),
+        ]
+        for data, expected in cases:
+            self.check(data, expected)
+        # bytes_value is not checked
+        ok = W.xspace([W.plane(stat_metadata=[(1, W.stat_meta(1, name="b"))], stats=[W.stat(1, b=b"\xff")])])
+        self.assertEqual(self.planes(self.write("ok.xplane.pb", ok))[0]["stats"], '{"b":"\ufffd"}')
+
+
+class ClaimsTwoGigabytes(XplaneBase):
+    """A length that claims 2 GB is checked against the bytes left before
+    anything is allocated: with the address space capped at 1 GiB the query
+    still fails with the decoder's message, not out of memory."""
+
+    def test_no_big_allocation(self):
+        claim = W.tag(1, W.LEN) + W.varint(2000000000) + b"\x08\x01" * 10
+        inner = W.xspace([W.plane(name="P", extra=W.tag(3, W.LEN) + W.varint(2000000000))])
+        p1 = self.write("claim.xplane.pb", claim)
+        p2 = self.write("claim2.xplane.pb", inner)
+        code = r"""
+import resource, sqlite3, sys
+sys.path.insert(0, %r)
+from util import connect
+db = connect()
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+for p in sys.argv[1:]:
+    try:
+        db.execute("SELECT * FROM profsum_xplane_planes(?)", (p,)).fetchall()
+        print("no error")
+    except sqlite3.DatabaseError as e:
+        print(e)
+""" % os.path.dirname(os.path.abspath(__file__))
+        env = dict(os.environ)
+        if "asan" in env.get("PROFSUM_SO", "") or env.get("LD_PRELOAD"):
+            self.skipTest("an address-space cap does not suit AddressSanitizer")
+        r = subprocess.run([sys.executable, "-c", code, p1, p2], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.splitlines(), [
+            "profsum_xplane_planes: '%s': byte 0: XSpace field 1 (planes): length 2000000000 runs "
+            "past the end of the file (20 bytes left)" % p1,
+            "profsum_xplane_planes: '%s': byte 5 (plane 0): XPlane field 3 (lines): length 2000000000 "
+            "runs past the end of its message (0 bytes left)" % p2])
+
+
+def expected_counts():
+    path = os.path.join(CORPUS, "expected_xplane_counts.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return {k: v for k, v in json.load(f).items() if not k.startswith("_")}
+
+
+class Corpus(XplaneBase):
+    """Every .xplane.pb of the corpus decodes, with the expected counts."""
+
+    def test_corpus_counts(self):
+        exp = expected_counts()
+        if exp is None:
+            self.skipTest("corpus not found (%s)" % CORPUS)
+        self.assertTrue(exp)
+        for rel, e in sorted(exp.items()):
+            path = os.path.join(CORPUS, rel)
+            with self.subTest(rel):
+                rows = self.planes(path)
+                self.assertEqual([(r["name"], r["num_lines"], r["num_events"]) for r in rows],
+                                 [(p["name"], p["lines"], p["events"]) for p in e["planes"]])
+                self.assertEqual(sum(r["num_events"] for r in rows), e["events_total"])
+                self.assertEqual(json.loads(rows[0]["hostnames"]), e["hostnames"])
+                lines = self.lines(path)
+                for p in e["planes"]:
+                    if "events_per_line" not in p:
+                        continue
+                    got = {}
+                    for l in lines:
+                        if l["plane_name"] == p["name"] and l["plane_index"] == e["planes"].index(p):
+                            k = l["display_name"] or l["name"]
+                            got[k] = got.get(k, 0) + l["num_events"]
+                    self.assertEqual(got, p["events_per_line"])
+                # the event walk: every event once, ordinals in order, both window sizes
+                rc, recs = self.dump(path)
+                self.assertEqual(rc, 0)
+                evs = self.events(recs)
+                self.assertEqual(len(evs), e["events_total"])
+                self.assertEqual(recs[-1]["end"]["events"], e["events_total"])
+                # gzip gives the same rows
+                gz = self.write("c.xplane.pb.gz", gzip.compress(open(path, "rb").read()))
+                self.assertEqual(self.planes(gz), rows)
+
+
+if __name__ == "__main__":
+    unittest.main()
