@@ -6,6 +6,7 @@
 #   make tsan       the C driver tests under ThreadSanitizer (data races are errors)
 #   make valgrind   the C driver tests under valgrind (leaks are errors)
 #   make fuzz       build the libFuzzer target and run it (FUZZ_SECONDS, default 600)
+#   make fuzz-xplane  the same for the XSpace (.xplane.pb) decoder
 #   make corpus     check every JSON trace of ../shared/corpus against expected_counts.json
 #   make bench      benchmark against gzip -dc (see bench/README.md)
 #   make bench-sha256  SHA-256 throughput, SHA extensions and portable code
@@ -261,6 +262,16 @@ FUZZ_LIBS = $(SQLITE_LIBS) $(call inflibs,$(INFLATE)) $(call netlibs,$(NETWORK))
 build/fuzz_reader: tests/fuzz_reader.c $(SRCS) $(HDRS) build/gen/schema_sql.h | build/gen/deps-ok
 	@mkdir -p build
 	clang $(FUZZ_CFLAGS) -Wno-error -o $@ tests/fuzz_reader.c $(SRCS) $(FUZZ_LIBS)
+# The XSpace decoder alone, with small windows so that every refill and
+# whole-line path is reached by small inputs.
+build/fuzz_xplane: tests/fuzz_xplane.c $(SRCS) $(HDRS) build/gen/schema_sql.h | build/gen/deps-ok
+	@mkdir -p build
+	clang $(FUZZ_CFLAGS) -Wno-error -DPROFSUM_XP_READAHEAD=64 -DPROFSUM_XP_LINE_WHOLE=256 \
+	  -o $@ tests/fuzz_xplane.c $(SRCS) $(FUZZ_LIBS)
+fuzz-xplane: build/fuzz_xplane
+	@mkdir -p build/fuzz_xplane_corpus
+	build/fuzz_xplane -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -artifact_prefix=build/ \
+	  -print_final_stats=1 build/fuzz_xplane_corpus tests/fuzz_xplane_corpus
 fuzz: build/fuzz_reader
 	@mkdir -p build/fuzz_corpus
 	build/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -artifact_prefix=build/ \
@@ -292,7 +303,7 @@ install: profsum.so profsum
 clean:
 	rm -rf profsum.so profsum build
 
-.PHONY: all deps demo test test-zlib asan corpus-asan ubsan tsan valgrind fuzz corpus bench bench-sha256 install clean
+.PHONY: all deps demo test test-zlib asan corpus-asan ubsan tsan valgrind fuzz fuzz-xplane corpus bench bench-sha256 install clean
 
 # ---- Python and Node packages (python/README.md, node/README.md) ------------
 #   make wheel      build/wheel/profsum-$(VERSION)-py3-none-<platform>.whl: the

@@ -30,8 +30,8 @@
 ** --events take only the first K lines of a plane / events of a line;
 ** --truncate cuts the file to N bytes once the first plane was returned.
 */
-#include "../ext/profsum_int.h"
-#include "../ext/xplane_pb.h"
+#include "profsum_int.h"
+#include "xplane_pb.h"
 
 #include <fcntl.h>
 #include <stdio.h>

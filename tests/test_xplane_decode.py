@@ -1,5 +1,5 @@
-"""The XSpace decoder (ext/xplane_pb.c) and its table-valued functions
-profsum_xplane_planes / profsum_xplane_lines (ext/vtab_xplane.c).
+"""The XSpace decoder (ext/reader/xplane_pb.c) and its table-valued functions
+profsum_xplane_planes / profsum_xplane_lines (ext/sql/vtab_xplane.c).
 
 Fixtures are written byte by byte by tests/xspace_writer.py.  The SQL
 functions show planes, lines and plane stats; the event-level API (names
@@ -28,7 +28,7 @@ import unittest
 from util import connect, TempDir, CORPUS, ROOT
 import xspace_writer as W
 
-SRC = ["tests/fuzz_xplane.c", "ext/xplane_pb.c", "ext/gz.c", "ext/hash.c", "ext/prefault.c"]
+SRC = ["tests/fuzz_xplane.c", "ext/reader/xplane_pb.c", "ext/reader/gz.c", "ext/util/hash.c", "ext/util/prefault.c"]
 FUNC = "profsum_xplane_planes"
 PLANE_COLS = ("plane_index, pid, plane_id, name, num_lines, num_events, num_event_metadata, "
               "num_stat_metadata, stats, hostnames")
@@ -55,7 +55,7 @@ def dump_tools():
             args = [cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-g",
                     "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
                     "-fno-omit-frame-pointer", "-D_GNU_SOURCE", "-DSQLITE_CORE",
-                    "-DPROFSUM_XPLANE_DUMP", "-Iext", "-Ibuild/gen"] + extra + \
+                    "-DPROFSUM_XPLANE_DUMP", "-Iext/util", "-Iext/reader", "-Ibuild/gen"] + extra + \
                 ["-o", out] + SRC + ["-lsqlite3", "-lz", "-lpthread", "-lm"]
             p = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
             if p.returncode != 0:
