@@ -198,51 +198,78 @@ int profsumTraceKnobs(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
   return rc;
 }
 
+/* 1 when the statement just prepared (rc) failed because a table of the
+** schema does not exist ("no such table: ..."): no trace was imported
+** there (or, for a view, the database is older).  Any other failure (a
+** lock, I/O, a corrupt or unreadable file, memory) is not that. */
+static int noSuchTable(sqlite3 *db, int rc){
+  return rc==SQLITE_ERROR && strncmp(sqlite3_errmsg(db), "no such table", 13)==0;
+}
+
+/* See summary_doc.h.  The lookup's own failures (the database locked by
+** another connection, an I/O error, a WAL file that cannot be read) are
+** reported with SQLite's message and code, never as "no trace". */
 int profsumResolveTrace(sqlite3 *db, const char *zSchema, sqlite3_value *pArg,
                         sqlite3_int64 *pId, char **pzErr){
   sqlite3_stmt *p = 0;
   int rc, t;
   int byId = 0;
+  sqlite3_int64 iId = 0;
+  const char *zT = 0;
   /* The type first: sqlite3_value_numeric_type() would turn a TEXT '1'
   ** into an INTEGER in place, and a label that looks like a number would
   ** name the trace with that trace_id. */
   if( sqlite3_value_type(pArg)==SQLITE_TEXT ){
-    rc = prep(db, &p, pzErr, "SELECT trace_id FROM \"%w\".profsum_trace WHERE label=?1", zSchema);
-    if( rc ) goto not_found;
-    sqlite3_bind_value(p, 1, pArg);
+    zT = (const char*)sqlite3_value_text(pArg);
+    if( zT==0 ) return SQLITE_NOMEM;
+    rc = prep(db, &p, 0, "SELECT trace_id FROM \"%w\".profsum_trace WHERE label=?1", zSchema);
+    if( rc==SQLITE_OK ) sqlite3_bind_value(p, 1, pArg);
   }else if( (t = sqlite3_value_numeric_type(pArg))==SQLITE_INTEGER || (t==SQLITE_FLOAT && sqlite3_value_double(pArg)==floor(sqlite3_value_double(pArg))) ){
     byId = 1;
-    rc = prep(db, &p, pzErr, "SELECT trace_id FROM \"%w\".profsum_trace WHERE trace_id=?1", zSchema);
-    if( rc ) goto not_found;
-    sqlite3_bind_int64(p, 1, sqlite3_value_int64(pArg));
+    iId = sqlite3_value_int64(pArg);
+    rc = prep(db, &p, 0, "SELECT trace_id FROM \"%w\".profsum_trace WHERE trace_id=?1", zSchema);
+    if( rc==SQLITE_OK ) sqlite3_bind_int64(p, 1, iId);
   }else{
     if( pzErr ) *pzErr = sqlite3_mprintf("a trace is given by its trace_id (integer) or its label (text)");
     return SQLITE_ERROR;
   }
-  if( sqlite3_step(p)==SQLITE_ROW ){
-    *pId = sqlite3_column_int64(p, 0);
-    sqlite3_finalize(p);
-    return SQLITE_OK;
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_step(p);
+    if( rc==SQLITE_ROW ){
+      *pId = sqlite3_column_int64(p, 0);
+      sqlite3_finalize(p);
+      return SQLITE_OK;
+    }
+    if( rc==SQLITE_DONE ){
+      int digits = zT && zT[0] && zT[strspn(zT, "0123456789")]==0;
+      sqlite3_finalize(p);
+      if( pzErr==0 ) return SQLITE_ERROR;
+      if( byId ) *pzErr = sqlite3_mprintf("no trace with id %lld", (long long)iId);
+      else *pzErr = sqlite3_mprintf("no trace with label '%s'%s%s%s", zT,
+                                    digits ? " (a trace_id is given as an integer: " : "",
+                                    digits ? zT : "", digits ? ", not a text)" : "");
+      return SQLITE_ERROR;
+    }
+    /* fall through: the step failed */
+  }else if( noSuchTable(db, rc) ){
+    /* The tables do not exist yet: nothing was imported. */
+    if( pzErr==0 ) return SQLITE_ERROR;
+    if( byId ) *pzErr = sqlite3_mprintf("no trace with id %lld (no trace imported in schema '%s')",
+                                        (long long)iId, zSchema);
+    else *pzErr = sqlite3_mprintf("no trace with label '%s' (no trace imported in schema '%s')",
+                                  zT, zSchema);
+    return SQLITE_ERROR;
+  }
+  /* The lookup itself failed (prepare or step): say so with SQLite's error. */
+  if( rc==SQLITE_NOMEM ){ sqlite3_finalize(p); return SQLITE_NOMEM; }
+  if( pzErr ){
+    if( byId ) *pzErr = sqlite3_mprintf("cannot look up the trace with id %lld in schema '%s': %s",
+                                        (long long)iId, zSchema, sqlite3_errmsg(db));
+    else *pzErr = sqlite3_mprintf("cannot look up the trace with label '%s' in schema '%s': %s",
+                                  zT, zSchema, sqlite3_errmsg(db));
   }
   sqlite3_finalize(p);
-  rc = SQLITE_ERROR;
-not_found:
-  if( pzErr && *pzErr==0 ){
-    const char *zT = byId ? 0 : (const char*)sqlite3_value_text(pArg);
-    int digits = zT && zT[0] && zT[strspn(zT, "0123456789")]==0;
-    if( byId ) *pzErr = sqlite3_mprintf("no trace with id %lld", (long long)sqlite3_value_int64(pArg));
-    else *pzErr = sqlite3_mprintf("no trace with label '%s'%s%s%s", zT,
-                                  digits ? " (a trace_id is given as an integer: " : "",
-                                  digits ? zT : "", digits ? ", not a text)" : "");
-  }else if( pzErr ){
-    /* The tables do not exist yet: nothing was imported. */
-    sqlite3_free(*pzErr);
-    if( byId ) *pzErr = sqlite3_mprintf("no trace with id %lld (no trace imported in schema '%s')",
-                                        (long long)sqlite3_value_int64(pArg), zSchema);
-    else *pzErr = sqlite3_mprintf("no trace with label '%s' (no trace imported in schema '%s')",
-                                  sqlite3_value_text(pArg), zSchema);
-  }
-  return SQLITE_ERROR;
+  return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1296,7 +1323,11 @@ int profsumDocStoreSections(sqlite3 *db, const char *zSchema, sqlite3_int64 iTra
       sqlite3_bind_int64(p, 1, iTrace);
       sqlite3_bind_text(p, 2, azScope[k][0], -1, SQLITE_STATIC);
       for(c=0; c<6; c++) bindNode(p, c+3, jGet(ds, azStats[c]));
-      if( sqlite3_step(p)!=SQLITE_DONE && pzErr ){ *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db)); rc = SQLITE_ERROR; }
+      if( sqlite3_step(p)!=SQLITE_DONE ){
+        rc = sqlite3_reset(p);
+        if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
+        if( pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+      }
       sqlite3_finalize(p);
     }
   }
@@ -1426,8 +1457,10 @@ static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char
   rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
   sqlite3_free(zSql);
   if( rc!=SQLITE_OK ){
-    if( rc==SQLITE_NOMEM ){ sqlite3_free(zReport); return 0; }
-    return zReport;                  /* an older database without the view */
+    if( noSuchTable(db, rc) ) return zReport;   /* an older database without the view */
+    if( rc!=SQLITE_NOMEM && pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    sqlite3_free(zReport);           /* a lock, I/O: an error, not a report without KPIs */
+    return 0;
   }
   sqlite3_bind_int64(p, 1, id);
   s = sqlite3_str_new(db);

@@ -1,0 +1,200 @@
+"""Hostile inputs for the summary engine (ext/summary_engine.c) and the
+document builder (ext/summary_doc.c): deep and many region paths, many
+devices, huge timestamps, deeply nested device ops, and lookups that fail
+for a reason other than a missing trace.
+
+Imports that crashed (a read of freed memory) or ran for minutes before the
+fixes run in a subprocess with a timeout, so that such a build fails the
+test instead of taking the runner down.  Memory is checked with SQLite's
+own counters (`build/sqlrun -m`, as tests/test_memory.py) or a heap limit
+(PRAGMA hard_heap_limit), never by wall-clock figures.  The reproducers of
+../shared/repro are read when they are there; every test also stands on a
+generated input.
+"""
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import unittest
+
+from util import ROOT, SO, TempDir, connect
+
+SQLRUN = os.path.join(ROOT, "build", "sqlrun")
+REPRO = os.path.join(ROOT, "..", "shared", "repro")
+
+# Runs in a subprocess: imports argv[1] (with a heap limit of argv[2] bytes
+# when not 0) and prints the regions, the ops and the breakdown as JSON.
+CHILD = r"""
+import json, sqlite3, sys
+db = sqlite3.connect(":memory:")
+db.enable_load_extension(True)
+db.load_extension(sys.argv[3])
+if int(sys.argv[2]):
+    db.execute("PRAGMA hard_heap_limit=%d" % int(sys.argv[2]))
+try:
+    db.execute("SELECT profsum_import(?, 't')", (sys.argv[1],)).fetchone()
+except sqlite3.Error as e:
+    print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
+    sys.exit(0)
+out = {
+  "regions": db.execute("SELECT path, depth, count, inclusive_duration, exclusive_duration "
+                        "FROM profsum_agg_region").fetchall(),
+  "ops": db.execute("SELECT name, count, exclusive_duration FROM profsum_agg_op").fetchall(),
+}
+print(json.dumps(out))
+"""
+
+
+def import_in_child(path, heap_limit=0, timeout=120):
+    """Import path in a fresh Python process (heap_limit: PRAGMA
+    hard_heap_limit, 0 none); the decoded JSON it prints.  A crash or a
+    timeout fails the calling test."""
+    p = subprocess.run([sys.executable, "-c", CHILD, path, str(heap_limit), SO],
+                       capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        raise AssertionError("the import's process ended with %d: %s" % (p.returncode, p.stderr[-2000:]))
+    return json.loads(p.stdout)
+
+
+def device_trace(ops):
+    """A one-device trace: ops is a list of (name, tf_op or None, ts, dur)
+    in µs on the device's "XLA Ops" line."""
+    ev = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/device:TPU:0"}},
+          {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "XLA Ops"}}]
+    for name, tf, ts, dur in ops:
+        e = {"ph": "X", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur}
+        if tf is not None:
+            e["args"] = {"tf_op": tf}
+        ev.append(e)
+    return {"traceEvents": ev}
+
+
+def model_regions(events):
+    """§4.9 for events whose tf_op pieces are plain (no wrappers, nothing
+    blacklisted, no blank piece): events is a list of (tf_op, exclusive µs).
+    The paths are texts: joined by "=>", keyed by their text, a path's
+    parent is its text before the last "=>"."""
+    buckets = {}
+    for tf, x in events:
+        parts = [p for p in tf.split("/") if p.strip()]
+        for d in range(1, len(parts) + 1):
+            path = "=>".join(parts[:d])
+            b = buckets.setdefault(path, [d, 0, 0.0, 0.0])
+            b[1] += 1
+            b[2] += x
+            if d == len(parts):
+                b[3] += x
+    children = {}
+    for p in buckets:
+        i = p.rfind("=>")
+        if i >= 0 and p[:i] in buckets:
+            children.setdefault(p[:i], []).append(p)
+    kept = {}
+    for p, b in buckets.items():
+        ch = children.get(p, [])
+        if b[0] > 1 and len(ch) == 1:
+            a, c = b[2], buckets[ch[0]][2]
+            if abs(a - c) <= max(1e-9 * max(abs(a), abs(c)), 1e-6):
+                continue
+        kept[p] = (b[0], b[1], b[2], b[3])
+    return kept
+
+
+def as_regions(rows):
+    return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+
+
+def jax_stack_trace(n_ops=3000, depth=12, seed=5):
+    """n_ops device ops, each with its own `depth`-level JAX-like name stack
+    (about 830 KB): every op's parts are new text, so the string pool grows
+    many times while region paths are made."""
+    rnd = random.Random(seed)
+    ops, evs, t = [], [], 0
+    for i in range(n_ops):
+        parts = ["jit(train_step_%d)" % (i % 7)] + [
+            "layer_%06d_%s" % (rnd.randrange(10 ** 6), "x" * rnd.randrange(4, 24)) for _ in range(depth - 1)]
+        tf = "/".join(parts)
+        dur = 1 + i % 5
+        ops.append(("fusion.%d" % i, tf, t, dur))
+        # the model sees the canonical first piece (jit(...) unwrapped)
+        evs.append(("/".join(["train_step_%d" % (i % 7)] + parts[1:]), dur))
+        t += dur + 1
+    return device_trace(ops), evs
+
+
+class LookupErrors(unittest.TestCase):
+    """The trace lookup reported every failure as "no trace with label":
+    a database locked by another connection, an unreadable file."""
+
+    def test_locked_database_is_reported_as_locked(self):
+        with TempDir() as td:
+            dbpath = os.path.join(td.path, "locked.db")
+            trace = td.write("t.json", device_trace([("fusion", "a/b", 0, 5)]))
+            db = connect(dbpath)
+            db.execute("SELECT profsum_import(?, 'x')", (trace,))
+            # a rollback journal (a first import makes the database WAL,
+            # where readers are not blocked): an exclusive lock then
+            # blocks every reader
+            self.assertEqual(db.execute("PRAGMA journal_mode=DELETE").fetchone()[0], "delete")
+            db.close()
+            holder = sqlite3.connect(dbpath, timeout=0, isolation_level=None)
+            holder.execute("BEGIN EXCLUSIVE")
+            try:
+                for fresh in (True, False):
+                    # a fresh connection (its prepare reads the schema) and
+                    # one whose schema is loaded (its step fails)
+                    db = sqlite3.connect(dbpath, timeout=0)
+                    db.enable_load_extension(True)
+                    db.load_extension(SO)
+                    if not fresh:
+                        holder.execute("COMMIT")
+                        db.execute("SELECT count(*) FROM profsum_trace").fetchone()
+                        holder.execute("BEGIN EXCLUSIVE")
+                    for sql in ("SELECT profsum_summary_json('x')", "SELECT profsum_summary_json(1)",
+                                "SELECT profsum_report_md('x')"):
+                        with self.assertRaises(sqlite3.OperationalError) as cm:
+                            db.execute(sql).fetchone()
+                        msg = str(cm.exception)
+                        self.assertIn("database is locked", msg, (fresh, sql))
+                        self.assertNotIn("no trace", msg, (fresh, sql))
+                        self.assertTrue(msg.startswith("profsum_"), msg)
+                    db.close()
+            finally:
+                holder.execute("ROLLBACK")
+                holder.close()
+            # unlocked: the same calls work, and a missing label is still "no trace"
+            db = connect(dbpath)
+            self.assertTrue(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+            with self.assertRaises(sqlite3.OperationalError) as cm:
+                db.execute("SELECT profsum_summary_json('nope')").fetchone()
+            self.assertIn("no trace with label 'nope'", str(cm.exception))
+            db.close()
+
+    def test_empty_database_still_says_nothing_imported(self):
+        db = connect()
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            db.execute("SELECT profsum_summary_json('x')").fetchone()
+        self.assertIn("no trace with label 'x' (no trace imported in schema 'main')", str(cm.exception))
+        db.close()
+
+
+def nested_device_ops(n):
+    """n device ops on one line, each inside the previous one (n deep)."""
+    out = ['{"traceEvents":[{"ph":"M","name":"process_name","pid":1,"args":{"name":"/device:GPU:0"}},'
+           '{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"XLA Ops"}}']
+    for i in range(n):
+        out.append(',{"ph":"X","name":"op%d","pid":1,"tid":1,"ts":%d,"dur":%d}' % (i % 5, i, 2 * (n - i) + 1))
+    out.append("]}")
+    return "".join(out)
+
+
+def sqlrun(*sql):
+    if not os.path.exists(SQLRUN):
+        raise AssertionError("build/sqlrun is missing: run `make test` (it builds it)")
+    return subprocess.run([SQLRUN, "-m"] + list(sql), capture_output=True, text=True, timeout=300)
+
+
+if __name__ == "__main__":
+    unittest.main()
