@@ -325,6 +325,12 @@ static JNode *durationStats(const double *a, int n, double *pMedian){
   return o;
 }
 
+/* qsort order of 64-bit integers. */
+static int cmpInt64(const void *pa, const void *pb){
+  sqlite3_int64 a = *(const sqlite3_int64*)pa, b = *(const sqlite3_int64*)pb;
+  return a<b ? -1 : (a>b);
+}
+
 /* One step class (typical/light/heavy) over the given steps. */
 static JNode *stepClass(const char *zName, const sqlite3_int64 *aStep, const double *aDur,
                         int n, int nSteady, int wantPeriod){
@@ -342,24 +348,27 @@ static JNode *stepClass(const char *zName, const sqlite3_int64 *aStep, const dou
   jSetLit(o, "representative_step", best>=0 ? jInt(aStep[best]) : jNull());
   jSetLit(o, "representative_duration", best>=0 ? jReal(aDur[best]) : jNull());
   if( wantPeriod && n>=3 ){
-    /* Most frequent difference > 1 between sorted step numbers. */
+    /* Most frequent difference > 1 between sorted step numbers (ties: the
+    ** smallest), by sorting: a heavy class can hold most of a trace's
+    ** steps (a count per difference was quadratic in them). */
     sqlite3_int64 *s = sqlite3_malloc64(sizeof(sqlite3_int64)*(sqlite3_uint64)n);
     sqlite3_int64 *d = sqlite3_malloc64(sizeof(sqlite3_int64)*(sqlite3_uint64)n);
     int nd = 0, j, bestN = 0;
     sqlite3_int64 bestD = 0;
     if( s==0 || d==0 ){ sqlite3_free(s); sqlite3_free(d); o->oom = 1; return o; }
     memcpy(s, aStep, sizeof(sqlite3_int64)*(size_t)n);
-    for(i=1; i<n; i++){   /* insertion sort: n is small */
-      sqlite3_int64 x = s[i]; j = i-1;
-      while( j>=0 && s[j]>x ){ s[j+1] = s[j]; j--; }
-      s[j+1] = x;
+    qsort(s, (size_t)n, sizeof(sqlite3_int64), cmpInt64);
+    for(i=1; i<n; i++){
+      /* in unsigned arithmetic: steady steps are >= 0 (warmup_steps is),
+      ** so a difference fits; one past 2^63 would be no period */
+      sqlite3_uint64 u = (sqlite3_uint64)s[i] - (sqlite3_uint64)s[i-1];
+      if( u>1 && u<=(sqlite3_uint64)INT64_MAX ) d[nd++] = (sqlite3_int64)u;
     }
-    for(i=1; i<n; i++) if( s[i]-s[i-1]>1 ) d[nd++] = s[i]-s[i-1];
     if( nd>=2 ){
-      for(i=0; i<nd; i++){
-        int c = 0;
-        for(j=0; j<nd; j++) if( d[j]==d[i] ) c++;
-        if( c>bestN || (c==bestN && d[i]<bestD) ){ bestN = c; bestD = d[i]; }
+      qsort(d, (size_t)nd, sizeof(sqlite3_int64), cmpInt64);
+      for(i=0; i<nd; i=j){
+        for(j=i+1; j<nd && d[j]==d[i]; j++){}
+        if( j-i>bestN ){ bestN = j-i; bestD = d[i]; }   /* ascending: ties keep the smallest */
       }
     }
     sqlite3_free(s); sqlite3_free(d);
@@ -869,7 +878,7 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
 
   /* step_time */
   {
-    sqlite3_int64 *aStep = 0; double *aDur = 0;
+    sqlite3_int64 *aStep = 0, *aStepSt; double *aDur = 0, *aDurSt;
     int n = 0, nAlloc = 0, i, nSt = 0;
     JNode *st = jObj(), *classes = jArr();
     rc = prep(db, &p, pzErr, "SELECT step, duration FROM \"%w\".profsum_agg_step WHERE trace_id=?1 ORDER BY step", zS);
@@ -898,12 +907,16 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
     /* steady steps: step number >= warmup (the array is sorted by step) */
     for(i=0; i<n && aStep[i]<pK->warmupSteps; i++){}
     nSt = n - i;
-    jSetLit(st, "steady_state_steps", durationStats(aDur+i, nSt, 0));
+    /* the steady steps' arrays: none without steps (aDur, aStep are then
+    ** NULL, and NULL + 0 is undefined) */
+    aStepSt = nSt>0 ? aStep+i : 0;
+    aDurSt = nSt>0 ? aDur+i : 0;
+    jSetLit(st, "steady_state_steps", durationStats(aDurSt, nSt, 0));
     if( nSt>0 ){
       int *aLab = sqlite3_malloc64(sizeof(int)*(sqlite3_uint64)(nSt+1));
       int low = 0, split = 0, km = 0;
       if( aLab==0 ){ rc = SQLITE_NOMEM; }
-      else if( nSt>=6 && (km = kmeans2(aDur+i, nSt, aLab, &low))<0 ){ rc = SQLITE_NOMEM; }
+      else if( nSt>=6 && (km = kmeans2(aDurSt, nSt, aLab, &low))<0 ){ rc = SQLITE_NOMEM; }
       else if( km>0 ){
         /* medians of the clusters */
         sqlite3_int64 *s0 = sqlite3_malloc64(sizeof(sqlite3_int64)*(sqlite3_uint64)nSt*2);
@@ -914,8 +927,8 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
           double *dL = d0, *dH = d0+nSt, mL, mH;
           JNode *tmp;
           for(k=0; k<nSt; k++){
-            if( aLab[k]==low ){ sL[nL] = aStep[i+k]; dL[nL++] = aDur[i+k]; }
-            else{ sH[nH] = aStep[i+k]; dH[nH++] = aDur[i+k]; }
+            if( aLab[k]==low ){ sL[nL] = aStepSt[k]; dL[nL++] = aDurSt[k]; }
+            else{ sH[nH] = aStepSt[k]; dH[nH++] = aDurSt[k]; }
           }
           tmp = durationStats(dL, nL, &mL);
           if( jOom(tmp) ) rc = SQLITE_NOMEM;
@@ -934,7 +947,7 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
         sqlite3_free(s0); sqlite3_free(d0);
       }
       if( rc==SQLITE_OK && !split ){
-        jPush(classes, stepClass("typical", aStep+i, aDur+i, nSt, nSt, 0));
+        jPush(classes, stepClass("typical", aStepSt, aDurSt, nSt, nSt, 0));
       }
       sqlite3_free(aLab);
     }

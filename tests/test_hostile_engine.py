@@ -124,6 +124,76 @@ def jax_stack_trace(n_ops=3000, depth=12, seed=5):
     return device_trace(ops), evs
 
 
+class Steps(unittest.TestCase):
+    """The heavy step class's periodicity counted each difference against
+    every other (quadratic: 400,000 alternating steps took 12 s to import
+    and 19 s per summary); it sorts them now.  And a trace without steps
+    made NULL + 0 (undefined behaviour, reported by clang's UBSan)."""
+
+    def test_200k_alternating_steps(self):
+        n = 200000
+        out = ['{"traceEvents":[{"ph":"M","name":"process_name","pid":1,"args":{"name":"/device:TPU:0"}},'
+               '{"ph":"M","name":"thread_name","pid":1,"tid":2,"args":{"name":"Steps"}}']
+        t = 0
+        for s in range(n):
+            d = 100 if s % 2 else 300          # light and heavy steps, alternating
+            out.append(',{"ph":"X","name":"%d","pid":1,"tid":2,"ts":%d,"dur":%d}' % (s, t, d))
+            t += d + 1
+        out.append("]}")
+        script = ("import json, sqlite3, sys\n"
+                  "db = sqlite3.connect(':memory:')\n"
+                  "db.enable_load_extension(True)\n"
+                  "db.load_extension(sys.argv[2])\n"
+                  "db.execute(\"SELECT profsum_import(?, 't')\", (sys.argv[1],))\n"
+                  "doc = json.loads(db.execute(\"SELECT profsum_summary_json('t')\").fetchone()[0])\n"
+                  "print(json.dumps([(c['name'], c['count'], c['periodicity']) for c in doc['step_time']['classes']]))\n")
+        with TempDir() as td:
+            path = td.write("steps.json", "".join(out))
+            try:
+                p = subprocess.run([sys.executable, "-c", script, path, SO], capture_output=True,
+                                   text=True, timeout=8)
+            except subprocess.TimeoutExpired:
+                self.fail("importing and summarizing %d steps took more than 8 s" % n)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # steps 0..4 are warmup; heavy: the even steps from 6, every 2
+        self.assertEqual(json.loads(p.stdout), [["light", 99998, None], ["heavy", 99997, 2]])
+
+    def test_periodicity_ties(self):
+        # heavy steps 10, 13, 16, 21, 26, 28: differences 3, 3, 5, 5, 2: the
+        # most frequent, ties to the smallest
+        def classes(steps, heavy):
+            ev = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/device:TPU:0"}},
+                  {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "Steps"}}]
+            t = 0
+            for s in steps:
+                d = 300 if s in heavy else 100
+                ev.append({"ph": "X", "name": str(s), "pid": 1, "tid": 2, "ts": t, "dur": d})
+                t += d + 1
+            with TempDir() as td:
+                db = connect()
+                db.execute("SELECT profsum_import(?, 't', '{\"warmup_steps\": 0}')",
+                           (td.write("p.json", {"traceEvents": ev}),))
+                doc = json.loads(db.execute("SELECT profsum_summary_json('t')").fetchone()[0])
+                db.close()
+            return [(c["name"], c["count"], c["periodicity"]) for c in doc["step_time"]["classes"]]
+        heavy = [10, 13, 16, 21, 26, 28]
+        light = [11, 12, 14, 15, 17, 18, 19, 20]
+        self.assertEqual(classes(sorted(heavy + light), set(heavy)),
+                         [("light", 8, None), ("heavy", 6, 3)])
+
+    def test_summary_without_steps(self):
+        # no steps: the steady steps' arrays are none (was NULL + 0, which
+        # clang's UBSan reports; run this file against a UBSan build)
+        with TempDir() as td:
+            db = connect()
+            db.execute("SELECT profsum_import(?, 't')",
+                       (td.write("nosteps.json", device_trace([("fusion", None, 0, 5)])),))
+            doc = json.loads(db.execute("SELECT profsum_summary_json('t')").fetchone()[0])
+            db.close()
+        self.assertEqual(doc["step_time"]["steady_state_steps"]["count"], 0)
+        self.assertEqual(doc["step_time"]["classes"], [])
+
+
 class LookupErrors(unittest.TestCase):
     """The trace lookup reported every failure as "no trace with label":
     a database locked by another connection, an unreadable file."""
