@@ -97,14 +97,25 @@ static double psFloat(profsum_ps v){
 /* ------------------------------------------------------------------ */
 /* String pool: interned strings with dense ids                        */
 /* ------------------------------------------------------------------ */
+/* The texts live in blocks that are never moved or freed before spFree:
+** a pointer SP_STR(p, id) stays valid for the engine's life, across any
+** later spIntern (which may add a block, and grows the id arrays and the
+** hash slots, but never moves a text).  Callers keep such pointers while
+** interning more (partsOf's parts point into the name and tf_op texts),
+** so no text may ever move. */
+#define SP_BLOCK_MIN ((int64_t)64<<10)    /* first text block */
+#define SP_BLOCK_MAX ((int64_t)4<<20)     /* blocks grow by doubling up to this */
 typedef struct SPool {
-  char *z;              /* all strings, each NUL-terminated */
-  int64_t nZ, nAllocZ;
-  int64_t *aOff;        /* offset of string id i */
+  char **azStr;         /* text of string id i (NUL-terminated, in a block) */
   int32_t *aLen;        /* length of string id i */
   int32_t n, nAlloc;
   int32_t *aSlot;       /* open addressing: id+1, 0 = empty */
   int64_t nSlot;
+  char **apBlk;         /* the text blocks */
+  int64_t nBlk, nAllocBlk;
+  char *zCur;           /* the block being filled (the last ordinary one) */
+  int64_t nCurUsed, nCurCap;
+  int64_t nNextBlk;     /* size of the next ordinary block */
 } SPool;
 
 /* 64-bit hash of z[0..n): eight bytes per step, each folded in by a full
@@ -130,14 +141,52 @@ static uint64_t strHash(const char *z, int64_t n){
   return hmix(h);
 }
 
-#define SP_STR(p,id) ((p)->z + (p)->aOff[id])
+#define SP_STR(p,id) ((const char*)(p)->azStr[id])
 #define SP_LEN(p,id) ((p)->aLen[id])
 
-/* Intern z[0..n); returns its id, or -1 when out of memory. */
+/* Room for nByte bytes of text that never moves: in the current block, or
+** a new one (a text above a quarter of the next block's size gets a block
+** of its own, so a block wastes at most a quarter of itself).  0 when out
+** of memory. */
+static char *spAlloc(SPool *p, int64_t nByte){
+  char *z;
+  if( p->zCur && p->nCurCap - p->nCurUsed >= nByte ){
+    z = p->zCur + p->nCurUsed;
+    p->nCurUsed += nByte;
+    return z;
+  }
+  if( p->nBlk>=p->nAllocBlk ){
+    int64_t nNew = p->nAllocBlk ? p->nAllocBlk*2 : 16;
+    char **a = sqlite3_realloc64(p->apBlk, sizeof(char*)*(sqlite3_uint64)nNew);
+    if( a==0 ) return 0;
+    p->apBlk = a;
+    p->nAllocBlk = nNew;
+  }
+  if( p->nNextBlk==0 ) p->nNextBlk = SP_BLOCK_MIN;
+  if( nByte > p->nNextBlk/4 ){
+    z = sqlite3_malloc64((sqlite3_uint64)nByte);
+    if( z==0 ) return 0;
+    p->apBlk[p->nBlk++] = z;
+    return z;
+  }
+  z = sqlite3_malloc64((sqlite3_uint64)p->nNextBlk);
+  if( z==0 ) return 0;
+  p->apBlk[p->nBlk++] = z;
+  p->zCur = z;
+  p->nCurCap = p->nNextBlk;
+  p->nCurUsed = nByte;
+  if( p->nNextBlk<SP_BLOCK_MAX ) p->nNextBlk *= 2;
+  return z;
+}
+
+/* Intern z[0..n); returns its id, or -1 when out of memory.  z may point
+** into the pool itself (a prefix of a pooled string). */
 static int32_t spIntern(SPool *p, const char *z, int64_t n){
   uint64_t h;
   int64_t i;
+  char *zNew;
   if( n>0x7fffffff ) n = 0x7fffffff;
+  if( p->n>=0x3fffffff ) return -1;       /* ids are int32_t, slots 2x ids */
   if( (int64_t)(p->n+1)*2 > p->nSlot ){
     int64_t nNew = p->nSlot ? p->nSlot*2 : 1024, j;
     int32_t *aNew = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nNew);
@@ -146,7 +195,7 @@ static int32_t spIntern(SPool *p, const char *z, int64_t n){
     for(j=0; j<p->n; j++){
       int64_t k = (int64_t)(strHash(SP_STR(p,j), SP_LEN(p,j)) & (uint64_t)(nNew-1));
       while( aNew[k] ) k = (k+1) & (nNew-1);
-      aNew[k] = j+1;
+      aNew[k] = (int32_t)j+1;
     }
     sqlite3_free(p->aSlot);
     p->aSlot = aNew;
@@ -161,40 +210,30 @@ static int32_t spIntern(SPool *p, const char *z, int64_t n){
   }
   if( p->n>=p->nAlloc ){
     int32_t nNew = p->nAlloc ? p->nAlloc*2 : 1024;
-    int64_t *aO = sqlite3_realloc64(p->aOff, sizeof(int64_t)*(sqlite3_uint64)nNew);
+    char **aS = sqlite3_realloc64(p->azStr, sizeof(char*)*(sqlite3_uint64)nNew);
     int32_t *aL;
-    if( aO==0 ) return -1;
-    p->aOff = aO;
+    if( aS==0 ) return -1;
+    p->azStr = aS;
     aL = sqlite3_realloc64(p->aLen, sizeof(int32_t)*(sqlite3_uint64)nNew);
     if( aL==0 ) return -1;
     p->aLen = aL;
     p->nAlloc = nNew;
   }
-  if( p->nZ + n + 1 > p->nAllocZ ){
-    int64_t nNew = p->nAllocZ ? p->nAllocZ*2 : 65536;
-    char *zNew;
-    /* z may be a part of a pooled string (a path prefix): keep its offset */
-    int inPool = p->z!=0 && (uintptr_t)z>=(uintptr_t)p->z
-                      && (uintptr_t)z<(uintptr_t)(p->z+p->nAllocZ);
-    int64_t off = inPool ? (int64_t)(z - p->z) : 0;
-    while( nNew < p->nZ + n + 1 ) nNew *= 2;
-    zNew = sqlite3_realloc64(p->z, (sqlite3_uint64)nNew);
-    if( zNew==0 ) return -1;
-    p->z = zNew;
-    p->nAllocZ = nNew;
-    if( inPool ) z = p->z + off;
-  }
-  memcpy(p->z + p->nZ, z, (size_t)n);
-  p->z[p->nZ + n] = 0;
-  p->aOff[p->n] = p->nZ;
+  zNew = spAlloc(p, n+1);      /* z (even a pooled text) stays where it is */
+  if( zNew==0 ) return -1;
+  memcpy(zNew, z, (size_t)n);
+  zNew[n] = 0;
+  p->azStr[p->n] = zNew;
   p->aLen[p->n] = (int32_t)n;
-  p->nZ += n + 1;
   p->aSlot[i] = p->n + 1;
   return p->n++;
 }
 
 static void spFree(SPool *p){
-  sqlite3_free(p->z); sqlite3_free(p->aOff); sqlite3_free(p->aLen); sqlite3_free(p->aSlot);
+  int64_t b;
+  for(b=0; b<p->nBlk; b++) sqlite3_free(p->apBlk[b]);
+  sqlite3_free(p->apBlk);
+  sqlite3_free(p->azStr); sqlite3_free(p->aLen); sqlite3_free(p->aSlot);
   memset(p, 0, sizeof(*p));
 }
 

@@ -124,6 +124,41 @@ def jax_stack_trace(n_ops=3000, depth=12, seed=5):
     return device_trace(ops), evs
 
 
+class RegionPaths(unittest.TestCase):
+    """Region paths: each op's parts point into the engine's string pool
+    while the paths are interned; the pool must never move a text (a read
+    of freed memory: segfaults, wrong and spurious regions).  And the paths
+    of every prefix of an n-part tf_op are not all stored as text (O(n²))."""
+
+    def test_pool_growth_during_region_paths(self):
+        trace, evs = jax_stack_trace()
+        with TempDir() as td:
+            path = td.write("jax.json", trace)
+            self.assertGreater(os.path.getsize(path), 700000)
+            got = import_in_child(path)
+        self.assertNotIn("error", got)
+        self.assertEqual(as_regions(got["regions"]), model_regions(evs))
+
+    def test_repro_uaf_min(self):
+        p = os.path.join(REPRO, "uaf_min.json")
+        if not os.path.exists(p):
+            self.skipTest("no ../shared/repro/uaf_min.json")
+        with open(p) as f:
+            doc = json.load(f)
+        evs = [(e["args"]["tf_op"], e["dur"]) for e in doc["traceEvents"] if e.get("ph") == "X"]
+        got = import_in_child(p)
+        self.assertEqual(as_regions(got["regions"]), model_regions(evs))
+
+    def check_deep(self, n, path):
+        # one op: the root and the leaf stay, every path between has one child
+        # with the same inclusive time (pruned)
+        got = import_in_child(path, heap_limit=64 << 20)
+        self.assertNotIn("error", got)
+        leaf = "=>".join("p%d" % i for i in range(n))
+        self.assertEqual(as_regions(got["regions"]),
+                         {"p0": (1, 1, 10.0, 0.0), leaf: (n, 1, 10.0, 10.0)})
+
+
 class Steps(unittest.TestCase):
     """The heavy step class's periodicity counted each difference against
     every other (quadratic: 400,000 alternating steps took 12 s to import
