@@ -1076,10 +1076,13 @@ static int cmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
 ** times: a double ts, dur or ts + dur is within 1.5 ulp(2M) of its exact
 ** value (plus 0.5 ps for each of ts and dur when their texts were rounded
 ** to a picosecond: an end moves by up to 1 ps, two ends apart by 2), so
-** exact differences above 4 ulp(2M) (+2 ps) order as the doubles do. */
+** exact differences above 4 ulp(2M) (+2 ps) order as the doubles do.
+** Times so large (|ts| beyond about 5e27 µs, which the reader accepts as
+** exact picoseconds) that the bound passes INT64_MAX: every comparison is
+** the doubles' (tolPs INT64_MAX; the bound is converted only when it fits). */
 static void engTolerance(Engine *e){
   profsum_ps a, b;
-  double m, u;
+  double m, u, tol;
   int ex;
   e->tolPs = 0;
   if( !e->hasRange ) return;
@@ -1088,7 +1091,8 @@ static void engTolerance(Engine *e){
   m = 2.0 * (double)(a>b ? a : b) / 1e6;
   (void)frexp(m, &ex);
   u = ldexp(1.0, ex-53);
-  e->tolPs = (int64_t)floor(4.0*u*1e6) + (e->anyRounded ? 2 : 0);
+  tol = floor(4.0*u*1e6) + (e->anyRounded ? 2 : 0);
+  e->tolPs = tol < 0x1p62 ? (int64_t)tol : INT64_MAX;
 }
 
 /* §2's order on the exact picoseconds: ts ascending, end descending, file

@@ -229,6 +229,39 @@ class Steps(unittest.TestCase):
         self.assertEqual(doc["step_time"]["classes"], [])
 
 
+class HugeTimes(unittest.TestCase):
+    """Timestamps near 1e28 µs (the reader keeps them exact): the bound
+    under which the doubles decide passed INT64_MAX and was converted
+    anyway (undefined; on x86-64 it became INT64_MIN, so that the exact
+    times decided every comparison)."""
+
+    def test_nesting_decided_by_the_doubles(self):
+        # at 1e28 µs an ulp is 2.2e12 µs: the parent's end (dur 2e12 µs)
+        # rounds one ulp up, the child's (dur 1 µs) to its start, so the
+        # child nests in the parent as the reference's doubles have it
+        t = 1e28
+        trace = device_trace([("parent", None, t, 2e12), ("child", None, t, 1)])
+        with TempDir() as td:
+            got = import_in_child(td.write("huge.json", trace))
+        self.assertNotIn("error", got)
+        ops = {r[0]: (r[1], r[2]) for r in got["ops"]}
+        self.assertEqual(ops, {"parent": (1, 2e12 - 1), "child": (1, 1.0)})
+
+    def test_repro_float_cast(self):
+        p = os.path.join(REPRO, "ubsan_float_cast.trace.json")
+        with TempDir() as td:
+            if not os.path.exists(p):
+                p = td.write("cast.json", '{"traceEvents":[{"ph":"X","name":"op","pid":1,"tid":1,"ts":-1e30,"dur":1},'
+                                          '{"ph":"X","name":"op","pid":1,"tid":1,"ts":1,"dur":-1e30}]}')
+            db = connect()
+            db.execute("SELECT profsum_import(?, 't')", (p,))
+            self.assertEqual(db.execute("SELECT num_complete_events, profile_start_ts FROM profsum_trace").fetchone(),
+                             (1, -1e30))
+            doc = json.loads(db.execute("SELECT profsum_summary_json('t')").fetchone()[0])
+            db.close()
+        self.assertEqual(doc["step_time"]["all_steps"]["count"], 0)
+
+
 class LookupErrors(unittest.TestCase):
     """The trace lookup reported every failure as "no trace with label":
     a database locked by another connection, an unreadable file."""
