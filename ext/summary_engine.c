@@ -1929,17 +1929,17 @@ static int isTransferName(const char *z, int n){
 
 #define SMALL_OP_PS ((int64_t)100000000)   /* 0.1 ms */
 
-/* The device-op events of one device (proc id), or of all devices
-** (proc < 0), visited through the per-track slices of aOrd. */
-typedef struct DevIter { Engine *e; int32_t proc; } DevIter;
+/* The device-op events of a selection of tracks (one device's, or all
+** devices'), visited through the per-track slices of aOrd: aTk[0..nTk)
+** are the tracks' indices, so that a device's walk costs its own tracks,
+** not every track of the trace. */
+typedef struct DevIter { Engine *e; const int32_t *aTk; int64_t nTk; } DevIter;
 
 /* Call x(pArg, r) for every device-op event of the selection. */
 static void devEach(DevIter *d, void (*x)(void*, const SEv*), void *pArg){
   int64_t t, k;
-  for(t=0; t<d->e->nTrk; t++){
-    STrack *tr = &d->e->aTrk[t];
-    if( !(tr->isDevice && tr->isDevOp) ) continue;
-    if( d->proc>=0 && tr->proc!=d->proc ) continue;
+  for(t=0; t<d->nTk; t++){
+    STrack *tr = &d->e->aTrk[d->aTk[t]];
     for(k=0; k<tr->nEv; k++) x(pArg, EV(d->e, d->e->aOrd[tr->iFirst+k]));
   }
 }
@@ -1989,38 +1989,51 @@ static void medianDur(DevIter *d, int64_t n, int64_t maxDur, int64_t *aCnt, doub
   *pOut = US(a)*0.5 + US(b)*0.5;
 }
 
-/* Busy union and span of one device's ops: a k-way merge of its tracks'
-** slices (each already in ts order), no copy.  SQLITE_OK or SQLITE_NOMEM
-** (then nothing is set). */
-static int unionSpan(Engine *e, int32_t proc, int64_t *pBusy, int64_t *pSpan){
-  int64_t nT = 0, t, *aPos, *aTk;
+/* Busy union and span of one device's ops (its tracks aTk[0..nTk), in
+** track order): a k-way merge of the tracks' slices (each already in ts
+** order) by a binary heap on (ts, position in aTk), no copy; the events
+** come in the order a scan of the heads for the smallest (ts, position)
+** would give them.  SQLITE_OK or SQLITE_NOMEM (then nothing is set). */
+static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy, int64_t *pSpan){
+  int64_t nH = 0, k, *aPos, *aHeap, *aTs;
   int64_t curLo = 0, curHi = 0, lo = 0, hi = 0, busy = 0;
   int started = 0;
-  aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(2*e->nTrk+1));
+  aPos = sqlite3_malloc64(sizeof(int64_t)*3*(sqlite3_uint64)(nTk+1));
   if( aPos==0 ) return SQLITE_NOMEM;
-  aTk = aPos + e->nTrk;
-  for(t=0; t<e->nTrk; t++){
-    STrack *tr = &e->aTrk[t];
-    if( tr->isDevice && tr->isDevOp && tr->proc==proc && tr->nEv>0 ){ aTk[nT] = t; aPos[nT] = 0; nT++; }
-  }
-  for(;;){
-    int64_t best = -1, k;
-    SEv *r;
-    for(k=0; k<nT; k++){
-      STrack *tr = &e->aTrk[aTk[k]];
-      if( aPos[k]<tr->nEv ){
-        SEv *c = EV(e, e->aOrd[tr->iFirst+aPos[k]]);
-        if( best<0 || c->ts < EV(e, e->aOrd[e->aTrk[aTk[best]].iFirst+aPos[best]])->ts ) best = k;
+  aHeap = aPos + nTk + 1;
+  aTs = aHeap + nTk + 1;     /* the ts of the head of cursor k */
+#define USP_HEAD(k) EV(e, e->aOrd[e->aTrk[aTk[k]].iFirst + aPos[k]])
+#define USP_LESS(a, b) (aTs[a]<aTs[b] || (aTs[a]==aTs[b] && (a)<(b)))
+  for(k=0; k<nTk; k++){
+    aPos[k] = 0;
+    if( e->aTrk[aTk[k]].nEv>0 ){
+      int64_t c = nH++;
+      aTs[k] = USP_HEAD(k)->ts;
+      aHeap[c] = k;
+      while( c>0 && USP_LESS(aHeap[c], aHeap[(c-1)/2]) ){
+        int64_t x = aHeap[c]; aHeap[c] = aHeap[(c-1)/2]; aHeap[(c-1)/2] = x; c = (c-1)/2;
       }
     }
-    if( best<0 ) break;
-    r = EV(e, e->aOrd[e->aTrk[aTk[best]].iFirst+aPos[best]]);
-    aPos[best]++;
+  }
+  while( nH>0 ){
+    int64_t best = aHeap[0], c = 0;
+    SEv *r = USP_HEAD(best);
+    if( ++aPos[best] < e->aTrk[aTk[best]].nEv ) aTs[best] = USP_HEAD(best)->ts;
+    else aHeap[0] = aHeap[--nH];
+    for(;;){
+      int64_t l = 2*c+1, rr = 2*c+2, m = c, x;
+      if( l<nH && USP_LESS(aHeap[l], aHeap[m]) ) m = l;
+      if( rr<nH && USP_LESS(aHeap[rr], aHeap[m]) ) m = rr;
+      if( m==c ) break;
+      x = aHeap[c]; aHeap[c] = aHeap[m]; aHeap[m] = x; c = m;
+    }
     if( !started ){ curLo = lo = r->ts; curHi = hi = r->ts + r->dur; started = 1; continue; }
     if( r->ts>curHi ){ busy += curHi-curLo; curLo = r->ts; curHi = r->ts + r->dur; }
     else if( r->ts+r->dur>curHi ) curHi = r->ts + r->dur;
     if( r->ts+r->dur>hi ) hi = r->ts + r->dur;
   }
+#undef USP_HEAD
+#undef USP_LESS
   if( started ) busy += curHi-curLo;
   sqlite3_free(aPos);
   *pBusy = busy;
@@ -2045,15 +2058,21 @@ static int engKpis(Engine *e){
   sqlite3_stmt *pIns = 0;
   HMap devOf = {0,0,0};      /* proc name id → list index */
   int32_t *aDev = 0; int64_t nDev = 0;
+  int32_t *aDevTk = 0;        /* the device-op tracks grouped by device (in
+                              ** device order, each device's in track order) */
+  int64_t *aDevFirst = 0;     /* device j's are aDevTk[aDevFirst[j]..aDevFirst[j+1]) */
+  int64_t nDevTk = 0;
   unsigned char *aFlag = 0;
   DevIter all;
   CountSmall cAll = {0,0,0};
   int64_t *aCnt = 0;          /* radix counters of the medians */
   double medAll = 0.0;
-  aDev = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nTrk+1));
+  aDev = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nTrk+1)*2);
+  aDevFirst = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+2));
   aFlag = sqlite3_malloc64((sqlite3_uint64)(e->pool.n+1));
   aCnt = sqlite3_malloc64(sizeof(int64_t)*RADIX_N);
-  if( !aDev || !aFlag || !aCnt ){ rc = SQLITE_NOMEM; goto done; }
+  if( !aDev || !aDevFirst || !aFlag || !aCnt ){ rc = SQLITE_NOMEM; goto done; }
+  aDevTk = aDev + e->nTrk + 1;
   memset(aFlag, 0, (size_t)e->pool.n+1);
   for(i=0; i<e->nEv; i++){
     SEv *r = EV(e, i);
@@ -2069,10 +2088,8 @@ static int engKpis(Engine *e){
     if( t->isHost && (f & 2) ) compile += r->dur;
     if( f & 4 ) transfer += r->dur;
   }
-  all.e = e; all.proc = -1;
-  devEach(&all, countSmall, &cAll);
-  medianDur(&all, cAll.n, cAll.max, aCnt, &medAll);
-  /* Devices in order of first appearance of their tracks. */
+  /* Devices in order of first appearance of their tracks, and their
+  ** tracks grouped (a counting sort, stable: linear in the tracks). */
   for(i=0; i<e->nTrk; i++){
     STrack *t = &e->aTrk[i];
     int isNew;
@@ -2080,17 +2097,34 @@ static int engKpis(Engine *e){
     if( !(t->isDevice && t->isDevOp) ) continue;
     h = hmGet(&devOf, t->proc, 0, 1, &isNew);
     if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
-    if( isNew ){ h->v1 = nDev; aDev[nDev++] = t->proc; }
+    if( isNew ){ h->v1 = nDev; aDevFirst[nDev] = 0; aDev[nDev++] = t->proc; }
+    aDevFirst[h->v1]++;       /* its number of tracks, for now */
+    nDevTk++;
   }
+  {
+    int64_t acc = 0;
+    for(j=0; j<nDev; j++){ int64_t c = aDevFirst[j]; aDevFirst[j] = acc; acc += c; }
+    aDevFirst[nDev] = acc;
+    for(i=0; i<e->nTrk; i++){
+      STrack *t = &e->aTrk[i];
+      if( !(t->isDevice && t->isDevOp) ) continue;
+      aDevTk[aDevFirst[hmGet(&devOf, t->proc, 0, 0, 0)->v1]++] = (int32_t)i;
+    }
+    for(j=nDev; j>0; j--) aDevFirst[j] = aDevFirst[j-1];   /* back to the starts */
+    aDevFirst[0] = 0;
+  }
+  all.e = e; all.aTk = aDevTk; all.nTk = nDevTk;     /* counts: any order */
+  devEach(&all, countSmall, &cAll);
+  medianDur(&all, cAll.n, cAll.max, aCnt, &medAll);
   if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_device VALUES(?1,?2,?3,?4,?5,?6,?7)")) ) goto done;
   for(j=0; j<nDev; j++){
     DevIter one;
     CountSmall c = {0,0,0};
     int64_t busy, span;
     double med;
-    one.e = e; one.proc = aDev[j];
+    one.e = e; one.aTk = aDevTk + aDevFirst[j]; one.nTk = aDevFirst[j+1] - aDevFirst[j];
     devEach(&one, countSmall, &c);
-    if( (rc = unionSpan(e, aDev[j], &busy, &span)) ) goto done;
+    if( (rc = unionSpan(e, one.aTk, one.nTk, &busy, &span)) ) goto done;
     medianDur(&one, c.n, c.max, aCnt, &med);
     busyAll += busy;
     sqlite3_bind_int64(pIns, 1, e->traceId);
@@ -2118,6 +2152,7 @@ static int engKpis(Engine *e){
 done:
   sqlite3_finalize(pIns);
   sqlite3_free(aDev);
+  sqlite3_free(aDevFirst);
   sqlite3_free(aFlag);
   sqlite3_free(aCnt);
   hmFree(&devOf);

@@ -159,6 +159,68 @@ class RegionPaths(unittest.TestCase):
                          {"p0": (1, 1, 10.0, 0.0), leaf: (n, 1, 10.0, 10.0)})
 
 
+class ManyDevices(unittest.TestCase):
+    """The KPI pass walked every track for every device (80,000 device
+    processes: about 30 s); it groups the tracks by device now."""
+
+    def test_80k_devices_import_quickly(self):
+        n = 80000
+        parts = ['{"traceEvents":[']
+        for p in range(n):
+            parts.append('%s{"ph":"M","name":"process_name","pid":%d,"args":{"name":"/device:GPU:%d"}},'
+                         '{"ph":"M","name":"thread_name","pid":%d,"tid":1,"args":{"name":"XLA Ops"}},'
+                         '{"ph":"X","name":"fusion.%d","pid":%d,"tid":1,"ts":%d,"dur":2}'
+                         % ("," if p else "", p, p, p, p % 7, p, p))
+        parts.append("]}")
+        script = ("import sqlite3, sys\n"
+                  "db = sqlite3.connect(':memory:')\n"
+                  "db.enable_load_extension(True)\n"
+                  "db.load_extension(sys.argv[2])\n"
+                  "db.execute(\"SELECT profsum_import(?, 't')\", (sys.argv[1],))\n"
+                  "print(db.execute('SELECT count(*), sum(n_ops) FROM profsum_agg_device').fetchone())\n")
+        with TempDir() as td:
+            path = td.write("devices.json", "".join(parts))
+            # linear: well under a second; the quadratic pass took about 30 s
+            try:
+                p = subprocess.run([sys.executable, "-c", script, path, SO], capture_output=True,
+                                   text=True, timeout=10)
+            except subprocess.TimeoutExpired:
+                self.fail("importing %d one-track devices took more than 10 s" % n)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.strip(), "(%d, %d)" % (n, n))
+
+    def test_devices_with_many_tracks_each(self):
+        # the busy union merges a device's tracks by a heap: 3 devices of
+        # 400 streams each, the union and span as the sums say
+        ev, spans = [], []
+        for d in range(3):
+            ev.append({"ph": "M", "name": "process_name", "pid": d, "args": {"name": "/device:GPU:%d" % d}})
+            for s in range(400):
+                ev.append({"ph": "M", "name": "thread_name", "pid": d, "tid": s,
+                           "args": {"name": "Stream #%d" % s}})
+                # stream s busy over [10 s, 10 s + 5) (µs); every other one
+                # overlaps the next
+                ev.append({"ph": "X", "name": "k", "pid": d, "tid": s, "ts": 10 * s, "dur": 5 + 6 * (s % 2)})
+                if d == 0:
+                    spans.append((10 * s, 10 * s + 5 + 6 * (s % 2)))
+        with TempDir() as td:
+            db = connect()
+            db.execute("SELECT profsum_import(?, 't')", (td.write("s.json", {"traceEvents": ev}),))
+            rows = db.execute("SELECT device, n_ops, busy_duration, span_duration FROM profsum_agg_device "
+                              "ORDER BY device").fetchall()
+            db.close()
+        busy, lo, hi = 0, None, None
+        for a, b in sorted(spans):
+            if hi is None or a > hi:
+                busy += 0 if hi is None else hi - lo
+                lo, hi = a, b
+            else:
+                hi = max(hi, b)
+        busy += hi - lo
+        self.assertEqual(busy, 3001)
+        self.assertEqual(rows, [("/device:GPU:%d" % d, 400, float(busy), 4001.0) for d in range(3)])
+
+
 class Steps(unittest.TestCase):
     """The heavy step class's periodicity counted each difference against
     every other (quadratic: 400,000 alternating steps took 12 s to import
