@@ -301,12 +301,14 @@ struct ProfsumEngine {
   HMap procMap;         /* (pid,0) → process name id */
   HMap threadMap;       /* (pid,tid) → thread name id */
   HMap stepOf;          /* event index → args.step_num (events that have one) */
-  HMap exclRef;         /* event index → bits of its exclusive time as the
-                        ** reference's doubles give it (device ops that had a
-                        ** child: max(0, dur − Σ children's dur)); the others'
-                        ** is their dur's double (exclRefOf) */
-  int exclRefAll;       /* exclRef holds an event whose excl is its dur (its
-                        ** children are all 0 ps): look every event up */
+  /* The exclusive times as the reference's doubles give them of the device
+  ** ops that had a child (max(0, dur − Σ children's dur), §2 in doubles;
+  ** every other event's is its dur's double): aXrVal[i] for the event at
+  ** processing position aXrPos[i] (a position in aOrd), in increasing
+  ** position (exclRefAt).  12 bytes per such event: a trace of deeply
+  ** nested device ops has one per event. */
+  int32_t *aXrPos; double *aXrVal;
+  int64_t nXr, nAllocXr;
   /* The doubles of the ts and dur texts of the events whose text had more
   ** than 6 decimals and whose doubles differ from those of the rounded
   ** picoseconds ("Float decisions"): rare (0 in converted XPlanes, whose
@@ -353,6 +355,7 @@ struct ProfsumEngine {
   /* orders */
   int32_t *aOrd;        /* event indices: tracks in order, (ts,-end) within */
   char *zErrBuf;        /* parse phase: owner of its error message */
+  char *zPath;          /* the trace file (for messages) */
 };
 typedef struct ProfsumEngine Engine;
 
@@ -367,6 +370,17 @@ static int engErr(Engine *e, int rc, const char *zFmt, ...){
   *e->pzErr = z ? sqlite3_mprintf("%s: %s", e->zFunc, z) : 0;
   sqlite3_free(z);
   return rc;
+}
+
+/* Out of memory with no message yet: say so with the function, the file
+** and the phase (zWhat), so that a trace too large for the memory at hand
+** is told apart from other failures.  Returns SQLITE_NOMEM. */
+static int engNoMem(Engine *e, const char *zWhat){
+  if( e->pzErr && *e->pzErr==0 ){
+    *e->pzErr = sqlite3_mprintf("%s: '%s': out of memory %s (%lld complete events read)",
+                                e->zFunc, e->zPath ? e->zPath : "?", zWhat, (long long)e->nEv);
+  }
+  return SQLITE_NOMEM;
 }
 
 /* Count a complete event left out of the summary (zWhy: static text for the
@@ -1215,9 +1229,6 @@ static void engTrackFlags(Engine *e){
   }
 }
 
-/* Sets *pBits to the bits of double x (an HEnt slot keeps doubles). */
-static void putBits(int64_t *pBits, double x){ memcpy(pBits, &x, sizeof(x)); }
-
 /* Grow the §2 sweep's stacks (event indices and children's sums) to nNew
 ** entries: SQLITE_OK, or SQLITE_NOMEM with both arrays still valid (the
 ** first perhaps already larger). */
@@ -1232,29 +1243,43 @@ static int growNestStack(int32_t **paStk, int64_t **paChild, int64_t nNew){
   return SQLITE_OK;
 }
 
-/* Event i's exclusive time as the reference's doubles give it (§2 in
-** doubles: max(0, dur − the sum of its children's durs, added as they
-** finish)), given dDur, its dur's double: kept in exclRef for the device
-** ops that had a child; any other's is dDur. */
-static double exclRefOf(Engine *e, int64_t i, double dDur){
-  HEnt *h;
-  double x;
-  const SEv *r;
-  if( e->exclRef.nUsed==0 ) return dDur;
-  r = EV(e, i);
-  /* an event with a child has excl < dur, unless its children are all
-  ** under half a picosecond (0 ps): then exclRefAll is set */
-  if( r->excl==r->dur && !e->exclRefAll ) return dDur;
-  if( (h = hmGet(&e->exclRef, i, 0, 0, 0))==0 ) return dDur;
-  memcpy(&x, &h->v1, sizeof(x));
-  return x;
+/* The exclusive time as the reference's doubles give it (§2 in doubles:
+** max(0, dur − the sum of its children's durs, added as they finish)) of
+** the event at processing position pos (in aOrd), given dDur, its dur's
+** double: kept in aXrVal for the device ops that had a child; any other's
+** is dDur.  *pCur is the caller's cursor (start at 0): the positions must
+** be asked in increasing order, as the walks in processing order do. */
+static double exclRefAt(const Engine *e, int64_t pos, int64_t *pCur, double dDur){
+  int64_t c = *pCur;
+  while( c<e->nXr && e->aXrPos[c]<pos ) c++;
+  *pCur = c;
+  return (c<e->nXr && e->aXrPos[c]==pos) ? e->aXrVal[c] : dDur;
+}
+
+/* Grow the array *pa of elements of szElem bytes (capacity *pnAlloc) to
+** hold nNeed elements: doubling, but not past nMax when that is a bound
+** known in advance (nMax >= nNeed; 0: none), so that an array that
+** reaches its bound holds no unused half.  SQLITE_OK or SQLITE_NOMEM (the
+** array unchanged). */
+static int growCapped(void **pa, int64_t *pnAlloc, int64_t nNeed, int64_t nMax, size_t szElem){
+  int64_t nNew = *pnAlloc ? *pnAlloc*2 : 64;
+  void *a;
+  if( nNeed<=*pnAlloc ) return SQLITE_OK;
+  if( nNew<nNeed ) nNew = nNeed;
+  if( nNew>nMax && nMax>=nNeed ) nNew = nMax;
+  a = sqlite3_realloc64(*pa, szElem*(sqlite3_uint64)nNew);
+  if( a==0 ) return SQLITE_NOMEM;
+  *pa = a;
+  *pnAlloc = nNew;
+  return SQLITE_OK;
 }
 
 static int engOrder(Engine *e){
-  int64_t i, n = e->nEv, nStk = 0, nAllocStk = 0, t;
-  int32_t *aStk = 0;
-  int64_t *aChild = 0, *aPos;
-  double *aChildRef = 0;    /* device-op tracks: Σ children's dur doubles */
+  int64_t i, n = e->nEv, nStk = 0, nAllocStk = 0, t, nMaxTrk = 0, nDevOpEv = 0;
+  int32_t *aStk = 0;        /* the nesting stack: per open event its position
+                            ** in aOrd, or, once an event of a device-op track
+                            ** has a child, -1 - its entry in aXrPos/aXrVal */
+  int64_t *aPos;
   int devOp = 0;            /* the track being swept is a device-op track */
   int rc = SQLITE_OK;
   engTolerance(e);
@@ -1268,6 +1293,8 @@ static int engOrder(Engine *e){
   for(i=0, aPos[0]=0; i<e->nTrk; i++){
     e->aTrk[i].iFirst = aPos[i];
     aPos[i+1] = aPos[i] + e->aTrk[i].nEv;
+    if( e->aTrk[i].nEv>nMaxTrk ) nMaxTrk = e->aTrk[i].nEv;
+    if( e->aTrk[i].isDevice && e->aTrk[i].isDevOp ) nDevOpEv += e->aTrk[i].nEv;
   }
   for(i=0; i<n; i++) e->aOrd[aPos[KEY(e, EV(e, i))->trk]++] = (int32_t)i;
   sqlite3_free(aPos);
@@ -1280,23 +1307,28 @@ static int engOrder(Engine *e){
     }
     if( j<tr->nEv ) sortEvIdx(e, o, tr->nEv, 0, sortDepth(tr->nEv));
   }
-  /* §2 stack sweep, per track, in this order. */
+  /* §2 stack sweep, per track, in this order.  While an event is open, its
+  ** record's excl holds the sum of its children's durs (exact), and its
+  ** aXrVal entry (device ops) the sum of their durs' doubles, added as they
+  ** finish: 4 bytes per level of nesting, 12 per device op with a child
+  ** (the children's sums are no stacks beside it). */
+#define STK_POS(s) ((s)>=0 ? (int64_t)(s) : (int64_t)e->aXrPos[-1-(int64_t)(s)])
+#define STK_EV(lvl) (e->aOrd[STK_POS(aStk[lvl])])
 #define FIN() do{ \
-    int32_t top_ = aStk[--nStk]; \
+    int32_t s_ = aStk[--nStk]; \
+    int32_t top_ = e->aOrd[STK_POS(s_)]; \
     SEv *x_ = EV(e, top_); \
-    int64_t ex_ = x_->dur - aChild[nStk]; \
+    int64_t ex_ = x_->dur - x_->excl; \
     x_->excl = ex_>0 ? ex_ : 0; \
-    if( nStk>0 ) aChild[nStk-1] += x_->dur; \
-    if( devOp && (nStk>0 || aChildRef[nStk]>0) ){ \
+    if( nStk>0 ) EV(e, STK_EV(nStk-1))->excl += x_->dur; \
+    if( devOp && (nStk>0 || s_<0) ){ \
       double d_ = evDurFloat(e, top_); \
-      if( aChildRef[nStk]>0 ){ \
-        HEnt *h_ = hmGet(&e->exclRef, top_, 0, 1, 0); \
-        double x2_ = d_ - aChildRef[nStk]; \
-        if( h_==0 ) rc = SQLITE_NOMEM; \
-        else putBits(&h_->v1, x2_>0 ? x2_ : 0.0); \
-        if( x_->excl==x_->dur ) e->exclRefAll = 1; \
+      if( s_<0 ){ \
+        double x2_ = d_ - e->aXrVal[-1-(int64_t)s_]; \
+        e->aXrVal[-1-(int64_t)s_] = x2_>0 ? x2_ : 0.0; \
       } \
-      if( nStk>0 ) aChildRef[nStk-1] += d_; \
+      /* the parent has its entry: this event was pushed on it */ \
+      if( nStk>0 ) e->aXrVal[-1-(int64_t)aStk[nStk-1]] += d_; \
     } \
   }while(0)
   for(t=0; t<e->nTrk && rc==SQLITE_OK; t++){
@@ -1304,26 +1336,35 @@ static int engOrder(Engine *e){
     int64_t j;
     devOp = tr->isDevice && tr->isDevOp;
     for(j=0; j<tr->nEv && rc==SQLITE_OK; j++){
-      int32_t k = e->aOrd[tr->iFirst+j];
-      while( nStk>0 && cmpTsEnd(e, k, aStk[nStk-1])>=0 ) FIN();
-      while( nStk>0 && cmpEnd(e, k, aStk[nStk-1])>0 ) FIN();
-      if( nStk>=nAllocStk ){
-        int64_t nNew = nAllocStk ? nAllocStk*2 : 64;
-        double *a3;
-        if( (rc = growNestStack(&aStk, &aChild, nNew)) ) break;
-        a3 = sqlite3_realloc64(aChildRef, sizeof(double)*(sqlite3_uint64)nNew);
-        if( a3==0 ){ rc = SQLITE_NOMEM; break; }
-        aChildRef = a3;
-        nAllocStk = nNew;
+      int64_t pos = tr->iFirst + j;
+      int32_t k = e->aOrd[pos];
+      while( nStk>0 && cmpTsEnd(e, k, STK_EV(nStk-1))>=0 ) FIN();
+      while( nStk>0 && cmpEnd(e, k, STK_EV(nStk-1))>0 ) FIN();
+      if( (rc = growCapped((void**)&aStk, &nAllocStk, nStk+1, nMaxTrk, sizeof(int32_t))) ) break;
+      if( devOp && nStk>0 && aStk[nStk-1]>=0 ){
+        /* the open event gets its first child (it is the previous
+        ** position: entries come in increasing position) */
+        if( e->nXr>=e->nAllocXr ){
+          int64_t nA = e->nAllocXr;
+          if( (rc = growCapped((void**)&e->aXrPos, &nA, e->nXr+1, nDevOpEv, sizeof(int32_t))) ) break;
+          nA = e->nAllocXr;
+          if( (rc = growCapped((void**)&e->aXrVal, &nA, e->nXr+1, nDevOpEv, sizeof(double))) ) break;
+          e->nAllocXr = nA;
+        }
+        e->aXrPos[e->nXr] = aStk[nStk-1];
+        e->aXrVal[e->nXr] = 0.0;
+        aStk[nStk-1] = (int32_t)(-1 - e->nXr);
+        e->nXr++;
       }
-      aChild[nStk] = 0;
-      aChildRef[nStk] = 0.0;
-      aStk[nStk++] = k;
+      EV(e, k)->excl = 0;
+      aStk[nStk++] = (int32_t)pos;
     }
     while( nStk>0 ) FIN();
   }
 #undef FIN
-  sqlite3_free(aStk); sqlite3_free(aChild); sqlite3_free(aChildRef);
+#undef STK_EV
+#undef STK_POS
+  sqlite3_free(aStk);
   return rc;
 }
 
@@ -1640,6 +1681,7 @@ static int engGapsAndRegions(Engine *e){
                             ** bestCount */
   int32_t *aKeyPi = 0;      /* per event key: its index in aInfo, or -1 */
   int64_t hintRef = 0;      /* floatEntryNear's hint for the device ops */
+  int64_t curXr = 0;        /* exclRefAt's cursor */
   int64_t nGapRow = 0;
   sqlite3_stmt *pIns = 0;
   char *zTmp = 0;
@@ -1659,7 +1701,7 @@ static int engGapsAndRegions(Engine *e){
     int d;
     double xRef;
     if( !(t->isDevice && t->isDevOp) ) continue;
-    xRef = exclRefOf(e, e->aOrd[j], evDurFloatNear(e, e->aOrd[j], &hintRef));
+    xRef = exclRefAt(e, j, &curXr, evDurFloatNear(e, e->aOrd[j], &hintRef));
     if( aKeyPi[r->key]>=0 ){
       pi = &aInfo[aKeyPi[r->key]];
     }else{
@@ -2319,8 +2361,11 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], in
       while( nStk>0 && ts>=EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) EXACT_FIN();
       while( nStk>0 && end>EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) EXACT_FIN();
       if( nStk>=nAllocStk ){
-        if( (rc = growNestStack(&aStk, &aChild, nAllocStk*2)) ) break;
-        nAllocStk *= 2;
+        /* at most as deep as the track is long (no unused half past it) */
+        int64_t nNew = nAllocStk*2 > tr->nEv ? tr->nEv : nAllocStk*2;
+        if( nNew<=nStk ) nNew = nStk+1;
+        if( (rc = growNestStack(&aStk, &aChild, nNew)) ) break;
+        nAllocStk = nNew;
       }
       aStk[nStk] = aIdx[j];
       aChild[nStk] = 0;
@@ -2350,6 +2395,7 @@ static int engAggregate(Engine *e){
   int64_t aComm[16][2]; const char *azComm[16]; int nComm = 0;
   double aCommRef[16];           /* Σ exclusive as the reference adds it */
   int64_t hintRef = 0;           /* floatEntryNear's hint for the device ops */
+  int64_t curXr = 0;             /* exclRefAt's cursor */
   sqlite3_stmt *pIns = 0;
 
   memset(aComm, 0, sizeof(aComm));
@@ -2428,7 +2474,7 @@ static int engAggregate(Engine *e){
       OpAgg *o = &aOp[q->name];
       KeyMemo *m = &aMemo[r->key];
       const char *zColl;
-      double dRef = evDurFloatNear(e, k, &hintRef), xRef = exclRefOf(e, k, dRef);
+      double dRef = evDurFloatNear(e, k, &hintRef), xRef = exclRefAt(e, j, &curXr, dRef);
       o->seen = 1;
       o->count++;
       o->total += r->dur;
@@ -2758,10 +2804,11 @@ void profsumEngineFree(ProfsumEngine *e){
   sqlite3_free(e->aKeySlot);
   sqlite3_free(e->aOrd);
   sqlite3_free(e->zUnit);
+  sqlite3_free(e->zPath);
   sigFree(e);
   hmFree(&e->trkMap); hmFree(&e->procMap); hmFree(&e->threadMap);
   hmFree(&e->stepOf);
-  hmFree(&e->exclRef);
+  sqlite3_free(e->aXrPos); sqlite3_free(e->aXrVal);
   sqlite3_free(e->aFloatIdx); sqlite3_free(e->aFloatTs); sqlite3_free(e->aFloatDur);
   sqlite3_free(e);
 }
@@ -2783,9 +2830,14 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   e->iFirstLeftOut = -1;
   e->xStop = xStop;
   e->pStopArg = pStopArg;
+  e->zPath = sqlite3_mprintf("%s", zPath);
+  if( e->zPath==0 ){ sqlite3_free(e); return SQLITE_NOMEM; }
   rc = engRead(e, zPath);
   if( rc==SQLITE_OK ) rc = e->diagRc;
-  if( rc==SQLITE_OK ) rc = engOrder(e);
+  if( rc==SQLITE_NOMEM ) engNoMem(e, "reading the events");
+  if( rc==SQLITE_OK && (rc = engOrder(e))==SQLITE_NOMEM ){
+    engNoMem(e, "ordering the events and their nesting");
+  }
   /* Kinds with more than ENG_DIAG_KEEP diagnostics: one summary row each. */
   for(k=0; rc==SQLITE_OK && k<e->nKind; k++){
     if( e->aKind[k].n>ENG_DIAG_KEEP ){
@@ -2812,6 +2864,7 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   pInfo->noEvents = e->noEvents;
   memcpy(pInfo->zSha256, e->zSha, sizeof(e->zSha));
   pInfo->nFileBytes = e->nFileBytes;
+  if( rc==SQLITE_NOMEM ) engNoMem(e, "keeping the diagnostics");
   e->pzErr = 0;
   if( rc ){ profsumEngineFree(e); return rc; }
   *pp = e;
@@ -2829,6 +2882,7 @@ int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
   e->traceId = traceId;
   e->pzErr = pzErr;
   rc = engAggregate(e);
+  if( rc==SQLITE_NOMEM ) engNoMem(e, "computing the summary's aggregates");
   if( rc==SQLITE_OK ){
     rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_diagnostic"
                     "(trace_id, idx, byte_offset, kind, detail) VALUES(?1,?2,?3,?4,?5)");

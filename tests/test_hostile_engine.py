@@ -396,5 +396,51 @@ def sqlrun(*sql):
     return subprocess.run([SQLRUN, "-m"] + list(sql), capture_output=True, text=True, timeout=300)
 
 
+class NestedDeviceOpsMemory(unittest.TestCase):
+    """Device ops nested in each other kept, per op with a child, a hash
+    entry of the doubles' exclusive time (40 bytes at half load, rehashed by
+    doubling) and three stacks as deep as the nesting: about 230 bytes per
+    event.  Now 12 bytes per op with a child (in processing order) and a
+    4-byte stack: 52 bytes per event at most (docs/performance.md)."""
+
+    def peak_need(self, path):
+        p = sqlrun("SELECT 1", "SELECT profsum_import('%s')" % path.replace("'", "''"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        mem = [line.split("|") for line in p.stdout.splitlines() if line.startswith("#mem|")]
+        (_, before, _), (_, after, peak) = mem
+        return int(after) - int(before), int(peak) - int(before)
+
+    def test_nested_device_ops(self):
+        # 2^17 and 2^18 events: whole blocks of event records, so that the
+        # margin is per event
+        n1, n2 = 1 << 17, 1 << 18
+        with TempDir() as td:
+            s1, p1 = self.peak_need(td.write("n1.json", nested_device_ops(n1)))
+            s2, p2 = self.peak_need(td.write("n2.json", nested_device_ops(n2)))
+        marginal = ((p2 - s2) - (p1 - s1)) / (n2 - n1)
+        self.assertLessEqual(marginal, 53, "%.1f B/event" % marginal)
+
+    def test_out_of_memory_names_the_function_and_the_file(self):
+        # heap limits that stop the import while it reads, orders or
+        # aggregates the events: each error says where (it was a bare "out
+        # of memory")
+        phases = set()
+        with TempDir() as td:
+            path = td.write("n.json", nested_device_ops(1 << 16))
+            tiny = td.write("tiny.json", device_trace([("a", None, 0, 1)]))
+            for limit in (1000000, 2000000, 3000000, 4000000):
+                # a first import creates the schema (out of memory there is
+                # the importer's, not the engine's)
+                p = subprocess.run([SQLRUN, "SELECT profsum_import('%s')" % tiny,
+                                    "PRAGMA hard_heap_limit=%d" % limit,
+                                    "SELECT profsum_import('%s')" % path], capture_output=True,
+                                   text=True, timeout=120)
+                if p.returncode == 0:
+                    continue
+                self.assertIn("profsum_import: '%s': out of memory " % path, p.stderr)
+                phases.add(p.stderr.split("out of memory ")[1].split(" (")[0])
+        self.assertGreaterEqual(len(phases), 2, phases)
+
+
 if __name__ == "__main__":
     unittest.main()
