@@ -1510,35 +1510,121 @@ static int isMarkerName(const char *z, int n){
 
 /* Parts of an event for regions and contexts, cached per (name, tf_op). */
 typedef struct PartsInfo {
-  int32_t *aPath;      /* aPath[d-1]: id of the path of depth d */
+  int32_t *aPath;      /* aPath[d-1]: node (RegionCtx.aNode) of the path of depth d */
   int64_t *aRegIx;     /* engGapsAndRegions: aRegIx[d-1] its region of depth d
                        ** (set at the first event of these parts), or 0 */
   int nPart;
   int fallback;
-  int32_t path4;       /* first <= 4 parts joined */
+  int32_t path4;       /* string id: first <= 4 parts joined */
 } PartsInfo;
 
+/* A region path (§4.9) as a node of a trie: its text is its parent's
+** text, "=>", and its atom.  The atoms of a path are its text split on
+** every "=>" (a part that has "=>" in it, which a tf_op piece can, adds
+** several), so two paths have the same node exactly when they have the same
+** text, and a node's parent is the text before its last "=>" (what the
+** pruning calls its parent).  A path of n parts costs one node per new atom
+** instead of its text: the texts of all the prefixes of a deep tf_op would
+** be quadratic in its length.  The text of a region is put together only
+** when its row is written (regionText). */
+typedef struct RNode {
+  int32_t parent;       /* -1: a root */
+  int32_t atom;         /* string id */
+  int32_t reg;          /* engGapsAndRegions: its region (index), or -1 */
+} RNode;
+
+/* What the regions and gap contexts share: the parts per (name, tf_op) and
+** the trie of the paths. */
+typedef struct RegionCtx {
+  HMap partsCache;      /* (name, tf_op) → index in aInfo */
+  PartsInfo *aInfo; int64_t nInfo, nAllocInfo;
+  HMap nodeMap;         /* (parent node, atom) → node */
+  RNode *aNode; int64_t nNode, nAllocNode;
+} RegionCtx;
+
 typedef struct RegAgg {
-  int32_t path; int depth; int64_t count, incl, excl; int removed;
+  int32_t path;         /* its node */
+  int depth; int64_t count, incl, excl; int removed;
   double inclRef, exclRef;       /* incl, excl as the reference adds them */
 } RegAgg;
 
-/* Get (computing once) the parts of (name, tfop). */
-static int partsOf(Engine *e, HMap *cache, PartsInfo **paInfo, int64_t *pnInfo,
-                   int32_t name, int32_t tfop, PartsInfo **ppOut){
+/* The node of atom string id `atom` under node `parent` (-1: a root), made
+** when new.  The node's index, or -1 when out of memory. */
+static int32_t regionNode(RegionCtx *x, int32_t parent, int32_t atom){
   int isNew;
-  HEnt *h = hmGet(cache, name, tfop, 1, &isNew);
+  HEnt *h;
+  if( x->nNode>=0x7fffffff ) return -1;
+  if( growCapped((void**)&x->aNode, &x->nAllocNode, x->nNode+1, 0, sizeof(RNode)) ) return -1;
+  h = hmGet(&x->nodeMap, parent, atom, 1, &isNew);
+  if( h==0 ) return -1;
+  if( isNew ){
+    x->aNode[x->nNode].parent = parent;
+    x->aNode[x->nNode].atom = atom;
+    x->aNode[x->nNode].reg = -1;
+    h->v1 = x->nNode++;
+  }
+  return (int32_t)h->v1;
+}
+
+/* The text of node `node` (its atoms joined by "=>") into *pzBuf (grown as
+** needed, *pnBuf its size; the caller frees it); its length in *pn.
+** SQLITE_OK, SQLITE_NOMEM, or SQLITE_TOOBIG past 2^31 bytes. */
+static int regionText(Engine *e, RegionCtx *x, int32_t node, char **pzBuf, int64_t *pnBuf,
+                      int64_t *pn){
+  int64_t n = 0, m;
+  int32_t k;
+  for(k=node; k>=0; k=x->aNode[k].parent){
+    n += SP_LEN(&e->pool, x->aNode[k].atom) + (x->aNode[k].parent>=0 ? 2 : 0);
+  }
+  if( n>0x7ffffffe ) return SQLITE_TOOBIG;
+  if( n+1>*pnBuf ){
+    char *z = sqlite3_realloc64(*pzBuf, (sqlite3_uint64)(n+1));
+    if( z==0 ) return SQLITE_NOMEM;
+    *pzBuf = z;
+    *pnBuf = n+1;
+  }
+  m = n;
+  (*pzBuf)[m] = 0;
+  for(k=node; k>=0; k=x->aNode[k].parent){
+    int32_t a = x->aNode[k].atom;
+    m -= SP_LEN(&e->pool, a);
+    memcpy(*pzBuf + m, SP_STR(&e->pool, a), (size_t)SP_LEN(&e->pool, a));
+    if( x->aNode[k].parent>=0 ){ (*pzBuf)[--m] = '>'; (*pzBuf)[--m] = '='; }
+  }
+  *pn = n;
+  return SQLITE_OK;
+}
+
+static void regionCtxFree(RegionCtx *x){
+  int64_t i;
+  for(i=0; i<x->nInfo; i++){ sqlite3_free(x->aInfo[i].aPath); sqlite3_free(x->aInfo[i].aRegIx); }
+  sqlite3_free(x->aInfo);
+  sqlite3_free(x->aNode);
+  hmFree(&x->partsCache);
+  hmFree(&x->nodeMap);
+  memset(x, 0, sizeof(*x));
+}
+
+/* Get (computing once) the parts of (name, tfop): the nodes of their
+** paths of every depth and the string of the first <= 4 joined.  The parts
+** point into the pool's texts of name and tf_op, which stay where they are
+** while the atoms are interned (SPool). */
+static int partsOf(Engine *e, RegionCtx *x, int32_t name, int32_t tfop, PartsInfo **ppOut){
+  int isNew;
+  HEnt *h = hmGet(&x->partsCache, name, tfop, 1, &isNew);
   PartsInfo *pi;
   if( h==0 ) return SQLITE_NOMEM;
   if( isNew ){
     ProfsumParts parts;
-    int rc, d, fb = 0;
-    PartsInfo *a = sqlite3_realloc64(*paInfo, sizeof(PartsInfo)*(sqlite3_uint64)(*pnInfo+1));
-    if( a==0 ) return SQLITE_NOMEM;
-    *paInfo = a;
-    pi = &a[*pnInfo];
+    int rc, d, fb = 0, n;
+    int32_t node = -1, id;
+    char *z;
+    if( growCapped((void**)&x->aInfo, &x->nAllocInfo, x->nInfo+1, 0, sizeof(PartsInfo)) ){
+      return SQLITE_NOMEM;
+    }
+    pi = &x->aInfo[x->nInfo];
     memset(pi, 0, sizeof(*pi));
-    h->v1 = (*pnInfo)++;
+    h->v1 = x->nInfo++;
     profsumPartsInit(&parts);
     rc = profsumHierarchyParts(SP_STR(&e->pool, name), SP_LEN(&e->pool, name),
                                tfop>=0 ? SP_STR(&e->pool, tfop) : 0,
@@ -1550,24 +1636,35 @@ static int partsOf(Engine *e, HMap *cache, PartsInfo **paInfo, int64_t *pnInfo,
     pi->aPath = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(parts.nPart+1));
     if( pi->aPath==0 ){ profsumPartsClear(&parts); return SQLITE_NOMEM; }
     for(d=1; d<=parts.nPart; d++){
-      int n;
-      char *z = profsumPartsJoin(&parts, d, &n);
-      int32_t id;
-      if( z==0 ){ profsumPartsClear(&parts); return SQLITE_NOMEM; }
-      id = spIntern(&e->pool, z, n);
-      sqlite3_free(z);
-      if( id<0 ){ profsumPartsClear(&parts); return SQLITE_NOMEM; }
-      pi->aPath[d-1] = id;
-      if( d==(parts.nPart<4 ? parts.nPart : 4) ) pi->path4 = id;
+      /* the part's atoms: split on "=>" */
+      const char *zP = parts.aPart[d-1].z;
+      int nP = parts.aPart[d-1].n, a = 0, k;
+      for(;;){
+        int end;
+        for(k=a; k+1<nP && !(zP[k]=='=' && zP[k+1]=='>'); k++){}
+        end = k+1<nP ? k : nP;
+        id = spIntern(&e->pool, zP+a, end-a);
+        if( id<0 || (node = regionNode(x, node, id))<0 ){
+          profsumPartsClear(&parts);
+          return SQLITE_NOMEM;
+        }
+        if( end==nP ) break;
+        a = end+2;
+      }
+      pi->aPath[d-1] = node;
     }
     if( parts.nPart==0 ){
-      int32_t id = spIntern(&e->pool, "unknown", 7);
-      if( id<0 ){ profsumPartsClear(&parts); return SQLITE_NOMEM; }
-      pi->path4 = id;
+      id = spIntern(&e->pool, "unknown", 7);
+    }else{
+      z = profsumPartsJoin(&parts, 4, &n);
+      id = z ? spIntern(&e->pool, z, n) : -1;
+      sqlite3_free(z);
     }
     profsumPartsClear(&parts);
+    if( id<0 ) return SQLITE_NOMEM;
+    pi->path4 = id;
   }
-  *ppOut = &(*paInfo)[h->v1];
+  *ppOut = &x->aInfo[h->v1];
   return SQLITE_OK;
 }
 
@@ -1619,8 +1716,7 @@ static double bitsDouble(int64_t v){
 ** key q to its context (§4.10): the op's preferred path (or its 4-part
 ** path), copies under "copy(...)".  ctxMap: v1 the count, v2 the sum of
 ** the gaps as the reference adds them (bits of a double). */
-static int gapContext(Engine *e, HMap *partsCache, PartsInfo **paInfo, int64_t *pnInfo,
-                      HMap *pref, HMap *pathMemo, HMap *ctxMap,
+static int gapContext(Engine *e, RegionCtx *x, HMap *pref, HMap *pathMemo, HMap *ctxMap,
                       char **pzTmp, const EvKey *q, double gap){
   PartsInfo *pi;
   int32_t path;
@@ -1634,7 +1730,7 @@ static int gapContext(Engine *e, HMap *partsCache, PartsInfo **paInfo, int64_t *
     path = (int32_t)hm->v1;
     goto account;
   }
-  rc = partsOf(e, partsCache, paInfo, pnInfo, q->name, q->tfop, &pi);
+  rc = partsOf(e, x, q->name, q->tfop, &pi);
   if( rc ) return rc;
   h = pi->fallback ? hmGet(pref, q->name, 0, 0, 0) : 0;
   path = h ? (int32_t)h->v1 : pi->path4;
@@ -1669,11 +1765,11 @@ account:
 #define GAPROW 6          /* slots of a gap row (aGapAgg) */
 static int engGapsAndRegions(Engine *e){
   int rc = SQLITE_OK;
-  int64_t i, j, nInfo = 0, nReg = 0;
-  HMap partsCache = {0,0,0}, regMap = {0,0,0}, pref = {0,0,0}, gapMap = {0,0,0};
+  int64_t i, j, nReg = 0, nAllocReg = 0, nAllocGapRow = 0;
+  RegionCtx rx;
+  HMap pref = {0,0,0}, gapMap = {0,0,0};
   HMap markers = {0,0,0}, ctxMap = {0,0,0}, pathMemo = {0,0,0};
   unsigned char *aMark = 0;   /* per name id: 0 unknown, 1 not a marker, 2 marker */
-  PartsInfo *aInfo = 0;
   RegAgg *aReg = 0;
   int32_t *aG = 0;          /* one device-op track in gap order */
   int64_t *aGapAgg = 0;     /* per gap row, GAPROW slots: count, total, max
@@ -1685,7 +1781,9 @@ static int engGapsAndRegions(Engine *e){
   int64_t nGapRow = 0;
   sqlite3_stmt *pIns = 0;
   char *zTmp = 0;
+  char *zPath = 0; int64_t nPathBuf = 0;   /* a region's text (regionText) */
 
+  memset(&rx, 0, sizeof(rx));
   /* Regions and preferred paths, in processing order.  The parts of an
   ** event are a function of its key (name, tf_op): looked up once per key,
   ** and their regions once per parts (at their first event, which creates
@@ -1703,28 +1801,25 @@ static int engGapsAndRegions(Engine *e){
     if( !(t->isDevice && t->isDevOp) ) continue;
     xRef = exclRefAt(e, j, &curXr, evDurFloatNear(e, e->aOrd[j], &hintRef));
     if( aKeyPi[r->key]>=0 ){
-      pi = &aInfo[aKeyPi[r->key]];
+      pi = &rx.aInfo[aKeyPi[r->key]];
     }else{
-      if( (rc = partsOf(e, &partsCache, &aInfo, &nInfo, q->name, q->tfop, &pi)) ) goto done;
-      aKeyPi[r->key] = (int32_t)(pi - aInfo);
+      if( (rc = partsOf(e, &rx, q->name, q->tfop, &pi)) ) goto done;
+      aKeyPi[r->key] = (int32_t)(pi - rx.aInfo);
     }
     if( pi->aRegIx==0 && pi->nPart>0 ){
       pi->aRegIx = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)pi->nPart);
       if( pi->aRegIx==0 ){ rc = SQLITE_NOMEM; goto done; }
       for(d=1; d<=pi->nPart; d++){
-        int isNew;
-        HEnt *h = hmGet(&regMap, pi->aPath[d-1], 0, 1, &isNew);
-        if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
-        if( isNew ){
-          RegAgg *a = sqlite3_realloc64(aReg, sizeof(RegAgg)*(sqlite3_uint64)(nReg+1));
-          if( a==0 ){ rc = SQLITE_NOMEM; goto done; }
-          aReg = a;
+        RNode *nd = &rx.aNode[pi->aPath[d-1]];    /* regions are made by path */
+        if( nd->reg<0 ){
+          if( nReg>=0x7fffffff ){ rc = SQLITE_NOMEM; goto done; }
+          if( (rc = growCapped((void**)&aReg, &nAllocReg, nReg+1, 0, sizeof(RegAgg))) ) goto done;
           memset(&aReg[nReg], 0, sizeof(RegAgg));
           aReg[nReg].path = pi->aPath[d-1];
           aReg[nReg].depth = d;
-          h->v1 = nReg++;
+          nd->reg = (int32_t)nReg++;
         }
-        pi->aRegIx[d-1] = h->v1;
+        pi->aRegIx[d-1] = nd->reg;
       }
     }
     for(d=1; d<=pi->nPart; d++){
@@ -1747,16 +1842,10 @@ static int engGapsAndRegions(Engine *e){
     if( aChildN==0 ){ rc = SQLITE_NOMEM; goto done; }
     memset(aChildN, 0, sizeof(int64_t)*(size_t)(2*nReg+1));
     for(i=0; i<nReg; i++){
-      const char *z = SP_STR(&e->pool, aReg[i].path);
-      int n = SP_LEN(&e->pool, aReg[i].path), k;
-      for(k=n-2; k>=0; k--) if( z[k]=='=' && z[k+1]=='>' ) break;
-      if( k>=0 ){
-        int32_t pid = spIntern(&e->pool, SP_STR(&e->pool, aReg[i].path), k);
-        HEnt *h;
-        if( pid<0 ){ sqlite3_free(aChildN); rc = SQLITE_NOMEM; goto done; }
-        h = hmGet(&regMap, pid, 0, 0, 0);
-        if( h ){ aChildN[h->v1]++; aChild1[h->v1] = i; }
-      }
+      /* the parent: the path of the text before the last "=>" */
+      int32_t par = rx.aNode[aReg[i].path].parent;
+      int32_t pr = par>=0 ? rx.aNode[par].reg : -1;
+      if( pr>=0 ){ aChildN[pr]++; aChild1[pr] = i; }
     }
     for(i=0; i<nReg; i++){
       if( aReg[i].depth>1 && aChildN[i]==1 ){
@@ -1773,9 +1862,17 @@ static int engGapsAndRegions(Engine *e){
   }
   if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_region VALUES(?1,?2,?3,?4,?5,?6,?7,?8)")) ) goto done;
   for(i=0; i<nReg; i++){
+    int64_t nPath;
     if( aReg[i].removed ) continue;
+    if( (rc = regionText(e, &rx, aReg[i].path, &zPath, &nPathBuf, &nPath)) ){
+      if( rc==SQLITE_TOOBIG ){
+        engErr(e, rc, "a hierarchical region's path is longer than 2^31 bytes (depth %d)",
+               aReg[i].depth);
+      }
+      goto done;
+    }
     sqlite3_bind_int64(pIns, 1, e->traceId);
-    bindStrId(e, pIns, 2, aReg[i].path);
+    sqlite3_bind_text64(pIns, 2, zPath, (sqlite3_uint64)nPath, SQLITE_STATIC, SQLITE_UTF8);
     sqlite3_bind_int(pIns, 3, aReg[i].depth);
     sqlite3_bind_int64(pIns, 4, aReg[i].count);
     sqlite3_bind_double(pIns, 5, US(aReg[i].incl));
@@ -1855,9 +1952,7 @@ static int engGapsAndRegions(Engine *e){
         h = hmGet(&gapMap, pName, 0, 1, &isNew);
         if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
         if( isNew ){
-          int64_t *a = sqlite3_realloc64(aGapAgg, sizeof(int64_t)*GAPROW*(sqlite3_uint64)(nGapRow+1));
-          if( a==0 ){ rc = SQLITE_NOMEM; goto done; }
-          aGapAgg = a;
+          if( (rc = growCapped((void**)&aGapAgg, &nAllocGapRow, nGapRow+1, 0, sizeof(int64_t)*GAPROW)) ) goto done;
           memset(&aGapAgg[GAPROW*nGapRow], 0, sizeof(int64_t)*GAPROW);
           aGapAgg[GAPROW*nGapRow+3] = pName;
           aGapAgg[GAPROW*nGapRow+4] = -1;
@@ -1872,7 +1967,7 @@ static int engGapsAndRegions(Engine *e){
         h = hmGet(&markers, pName, eName, 1, 0);
         if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
         h->v1++;
-        if( (rc = gapContext(e, &partsCache, &aInfo, &nInfo, &pref, &pathMemo, &ctxMap,
+        if( (rc = gapContext(e, &rx, &pref, &pathMemo, &ctxMap,
                              &zTmp, KEY(e, EV(e, payload)), gap)) ) goto done;
       }
       if( cmpEnd(e, aG[j], iPrev)>0 ) iPrev = aG[j];
@@ -1916,8 +2011,8 @@ static int engGapsAndRegions(Engine *e){
   }
 done:
   sqlite3_finalize(pIns);
-  for(i=0; i<nInfo; i++){ sqlite3_free(aInfo[i].aPath); sqlite3_free(aInfo[i].aRegIx); }
-  sqlite3_free(aInfo);
+  regionCtxFree(&rx);
+  sqlite3_free(zPath);
   sqlite3_free(aKeyPi);
   sqlite3_free(aReg);
 #undef MARKER
@@ -1927,7 +2022,7 @@ done:
   hmFree(&pathMemo);
   sqlite3_free(aGapAgg);
   sqlite3_free(zTmp);
-  hmFree(&partsCache); hmFree(&regMap); hmFree(&pref); hmFree(&gapMap);
+  hmFree(&pref); hmFree(&gapMap);
   hmFree(&markers); hmFree(&ctxMap);
   return rc;
 }

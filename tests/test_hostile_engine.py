@@ -158,6 +158,54 @@ class RegionPaths(unittest.TestCase):
         self.assertEqual(as_regions(got["regions"]),
                          {"p0": (1, 1, 10.0, 0.0), leaf: (n, 1, 10.0, 10.0)})
 
+    def test_deep_tf_op_in_bounded_memory(self):
+        # 20,000 parts: every prefix as text would be about 1.3 GB (the
+        # import failed at 1.06 GB for 129 KB of input); within 64 MB now
+        n = 20000
+        with TempDir() as td:
+            path = td.write("deep.json", device_trace(
+                [("fusion", "/".join("p%d" % i for i in range(n)), 0, 10)]))
+            self.check_deep(n, path)
+
+    def test_repro_tfdeep_5000(self):
+        p = os.path.join(REPRO, "tfdeep_5000.json")
+        if not os.path.exists(p):
+            self.skipTest("no ../shared/repro/tfdeep_5000.json")
+        self.check_deep(5000, p)
+
+    def test_many_deep_ops_share_prefixes(self):
+        # 300 ops under one 2,000-part prefix, branching at its end: the
+        # shared prefix is one chain of nodes, each op adds its leaf
+        base = "/".join("s%d" % i for i in range(2000))
+        ops, evs = [], []
+        for i in range(300):
+            tf = base + "/leaf%d/op%d" % (i % 10, i)
+            ops.append(("dot.%d" % i, tf, 3 * i, 2))
+            evs.append((tf, 2.0))
+        with TempDir() as td:
+            got = import_in_child(td.write("share.json", device_trace(ops)), heap_limit=64 << 20)
+        self.assertNotIn("error", got)
+        self.assertEqual(as_regions(got["regions"]), model_regions(evs))
+
+    def test_regions_match_the_text_rules(self):
+        # paths are keyed by their text: a part may hold "=>" (a tf_op piece
+        # "a=>b"), so ["a=>b", "c"] and ["a", "b", "c"] make the same paths,
+        # and "a=>b" is a child of "a"; parts ending in "=" or starting
+        # with ">" do not run into the separator
+        rnd = random.Random(11)
+        pieces = ["a", "b", "c", "a=>b", "b=>c", "x=", ">y", "a==>b", "q"]
+        ops, evs, t = [], [], 0
+        for i in range(400):
+            tf = "/".join(rnd.choice(pieces) for _ in range(rnd.randrange(1, 6)))
+            dur = rnd.randrange(1, 9)
+            ops.append(("op%d" % (i % 13), tf, t, dur))
+            evs.append((tf, float(dur)))
+            t += dur + rnd.randrange(0, 2)
+        with TempDir() as td:
+            got = import_in_child(td.write("text.json", device_trace(ops)))
+        self.assertNotIn("error", got)
+        self.assertEqual(as_regions(got["regions"]), model_regions(evs))
+
 
 class ManyDevices(unittest.TestCase):
     """The KPI pass walked every track for every device (80,000 device
@@ -425,6 +473,8 @@ class NestedDeviceOpsMemory(unittest.TestCase):
         # aggregates the events: each error says where (it was a bare "out
         # of memory")
         phases = set()
+        if not os.path.exists(SQLRUN):
+            raise AssertionError("build/sqlrun is missing: run `make test` (it builds it)")
         with TempDir() as td:
             path = td.write("n.json", nested_device_ops(1 << 16))
             tiny = td.write("tiny.json", device_trace([("a", None, 0, 1)]))
