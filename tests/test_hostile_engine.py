@@ -7,9 +7,9 @@ Imports that crashed (a read of freed memory) or ran for minutes before the
 fixes run in a subprocess with a timeout, so that such a build fails the
 test instead of taking the runner down.  Memory is checked with SQLite's
 own counters (`build/sqlrun -m`, as tests/test_memory.py) or a heap limit
-(PRAGMA hard_heap_limit), never by wall-clock figures.  The reproducers of
-../shared/repro are read when they are there; every test also stands on a
-generated input.
+(PRAGMA hard_heap_limit), never by wall-clock figures.  The reproducer
+files (PROFSUM_REPRO, default: the folder "repro" beside the corpus) are
+read when they are there; every test also stands on a generated input.
 """
 import json
 import os
@@ -19,10 +19,10 @@ import subprocess
 import sys
 import unittest
 
-from util import ROOT, SO, TempDir, connect
+from util import CORPUS, ROOT, SO, TempDir, connect
 
 SQLRUN = os.path.join(ROOT, "build", "sqlrun")
-REPRO = os.path.join(ROOT, "..", "shared", "repro")
+REPRO = os.environ.get("PROFSUM_REPRO", os.path.join(os.path.dirname(os.path.abspath(CORPUS)), "repro"))
 
 # Runs in a subprocess: imports argv[1] (with a heap limit of argv[2] bytes
 # when not 0) and prints the regions, the ops and the breakdown as JSON.
@@ -142,7 +142,7 @@ class RegionPaths(unittest.TestCase):
     def test_repro_uaf_min(self):
         p = os.path.join(REPRO, "uaf_min.json")
         if not os.path.exists(p):
-            self.skipTest("no ../shared/repro/uaf_min.json")
+            self.skipTest("no uaf_min.json in %s" % REPRO)
         with open(p) as f:
             doc = json.load(f)
         evs = [(e["args"]["tf_op"], e["dur"]) for e in doc["traceEvents"] if e.get("ph") == "X"]
@@ -170,7 +170,7 @@ class RegionPaths(unittest.TestCase):
     def test_repro_tfdeep_5000(self):
         p = os.path.join(REPRO, "tfdeep_5000.json")
         if not os.path.exists(p):
-            self.skipTest("no ../shared/repro/tfdeep_5000.json")
+            self.skipTest("no tfdeep_5000.json in %s" % REPRO)
         self.check_deep(5000, p)
 
     def test_many_deep_ops_share_prefixes(self):
