@@ -198,51 +198,78 @@ int profsumTraceKnobs(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
   return rc;
 }
 
+/* 1 when the statement just prepared (rc) failed because a table of the
+** schema does not exist ("no such table: ..."): no trace was imported
+** there (or, for a view, the database is older).  Any other failure (a
+** lock, I/O, a corrupt or unreadable file, memory) is not that. */
+static int noSuchTable(sqlite3 *db, int rc){
+  return rc==SQLITE_ERROR && strncmp(sqlite3_errmsg(db), "no such table", 13)==0;
+}
+
+/* See summary_doc.h.  The lookup's own failures (the database locked by
+** another connection, an I/O error, a WAL file that cannot be read) are
+** reported with SQLite's message and code, never as "no trace". */
 int profsumResolveTrace(sqlite3 *db, const char *zSchema, sqlite3_value *pArg,
                         sqlite3_int64 *pId, char **pzErr){
   sqlite3_stmt *p = 0;
   int rc, t;
   int byId = 0;
+  sqlite3_int64 iId = 0;
+  const char *zT = 0;
   /* The type first: sqlite3_value_numeric_type() would turn a TEXT '1'
   ** into an INTEGER in place, and a label that looks like a number would
   ** name the trace with that trace_id. */
   if( sqlite3_value_type(pArg)==SQLITE_TEXT ){
-    rc = prep(db, &p, pzErr, "SELECT trace_id FROM \"%w\".profsum_trace WHERE label=?1", zSchema);
-    if( rc ) goto not_found;
-    sqlite3_bind_value(p, 1, pArg);
+    zT = (const char*)sqlite3_value_text(pArg);
+    if( zT==0 ) return SQLITE_NOMEM;
+    rc = prep(db, &p, 0, "SELECT trace_id FROM \"%w\".profsum_trace WHERE label=?1", zSchema);
+    if( rc==SQLITE_OK ) sqlite3_bind_value(p, 1, pArg);
   }else if( (t = sqlite3_value_numeric_type(pArg))==SQLITE_INTEGER || (t==SQLITE_FLOAT && sqlite3_value_double(pArg)==floor(sqlite3_value_double(pArg))) ){
     byId = 1;
-    rc = prep(db, &p, pzErr, "SELECT trace_id FROM \"%w\".profsum_trace WHERE trace_id=?1", zSchema);
-    if( rc ) goto not_found;
-    sqlite3_bind_int64(p, 1, sqlite3_value_int64(pArg));
+    iId = sqlite3_value_int64(pArg);
+    rc = prep(db, &p, 0, "SELECT trace_id FROM \"%w\".profsum_trace WHERE trace_id=?1", zSchema);
+    if( rc==SQLITE_OK ) sqlite3_bind_int64(p, 1, iId);
   }else{
     if( pzErr ) *pzErr = sqlite3_mprintf("a trace is given by its trace_id (integer) or its label (text)");
     return SQLITE_ERROR;
   }
-  if( sqlite3_step(p)==SQLITE_ROW ){
-    *pId = sqlite3_column_int64(p, 0);
-    sqlite3_finalize(p);
-    return SQLITE_OK;
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_step(p);
+    if( rc==SQLITE_ROW ){
+      *pId = sqlite3_column_int64(p, 0);
+      sqlite3_finalize(p);
+      return SQLITE_OK;
+    }
+    if( rc==SQLITE_DONE ){
+      int digits = zT && zT[0] && zT[strspn(zT, "0123456789")]==0;
+      sqlite3_finalize(p);
+      if( pzErr==0 ) return SQLITE_ERROR;
+      if( byId ) *pzErr = sqlite3_mprintf("no trace with id %lld", (long long)iId);
+      else *pzErr = sqlite3_mprintf("no trace with label '%s'%s%s%s", zT,
+                                    digits ? " (a trace_id is given as an integer: " : "",
+                                    digits ? zT : "", digits ? ", not a text)" : "");
+      return SQLITE_ERROR;
+    }
+    /* fall through: the step failed */
+  }else if( noSuchTable(db, rc) ){
+    /* The tables do not exist yet: nothing was imported. */
+    if( pzErr==0 ) return SQLITE_ERROR;
+    if( byId ) *pzErr = sqlite3_mprintf("no trace with id %lld (no trace imported in schema '%s')",
+                                        (long long)iId, zSchema);
+    else *pzErr = sqlite3_mprintf("no trace with label '%s' (no trace imported in schema '%s')",
+                                  zT, zSchema);
+    return SQLITE_ERROR;
+  }
+  /* The lookup itself failed (prepare or step): say so with SQLite's error. */
+  if( rc==SQLITE_NOMEM ){ sqlite3_finalize(p); return SQLITE_NOMEM; }
+  if( pzErr ){
+    if( byId ) *pzErr = sqlite3_mprintf("cannot look up the trace with id %lld in schema '%s': %s",
+                                        (long long)iId, zSchema, sqlite3_errmsg(db));
+    else *pzErr = sqlite3_mprintf("cannot look up the trace with label '%s' in schema '%s': %s",
+                                  zT, zSchema, sqlite3_errmsg(db));
   }
   sqlite3_finalize(p);
-  rc = SQLITE_ERROR;
-not_found:
-  if( pzErr && *pzErr==0 ){
-    const char *zT = byId ? 0 : (const char*)sqlite3_value_text(pArg);
-    int digits = zT && zT[0] && zT[strspn(zT, "0123456789")]==0;
-    if( byId ) *pzErr = sqlite3_mprintf("no trace with id %lld", (long long)sqlite3_value_int64(pArg));
-    else *pzErr = sqlite3_mprintf("no trace with label '%s'%s%s%s", zT,
-                                  digits ? " (a trace_id is given as an integer: " : "",
-                                  digits ? zT : "", digits ? ", not a text)" : "");
-  }else if( pzErr ){
-    /* The tables do not exist yet: nothing was imported. */
-    sqlite3_free(*pzErr);
-    if( byId ) *pzErr = sqlite3_mprintf("no trace with id %lld (no trace imported in schema '%s')",
-                                        (long long)sqlite3_value_int64(pArg), zSchema);
-    else *pzErr = sqlite3_mprintf("no trace with label '%s' (no trace imported in schema '%s')",
-                                  sqlite3_value_text(pArg), zSchema);
-  }
-  return SQLITE_ERROR;
+  return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -298,6 +325,12 @@ static JNode *durationStats(const double *a, int n, double *pMedian){
   return o;
 }
 
+/* qsort order of 64-bit integers. */
+static int cmpInt64(const void *pa, const void *pb){
+  sqlite3_int64 a = *(const sqlite3_int64*)pa, b = *(const sqlite3_int64*)pb;
+  return a<b ? -1 : (a>b);
+}
+
 /* One step class (typical/light/heavy) over the given steps. */
 static JNode *stepClass(const char *zName, const sqlite3_int64 *aStep, const double *aDur,
                         int n, int nSteady, int wantPeriod){
@@ -315,24 +348,27 @@ static JNode *stepClass(const char *zName, const sqlite3_int64 *aStep, const dou
   jSetLit(o, "representative_step", best>=0 ? jInt(aStep[best]) : jNull());
   jSetLit(o, "representative_duration", best>=0 ? jReal(aDur[best]) : jNull());
   if( wantPeriod && n>=3 ){
-    /* Most frequent difference > 1 between sorted step numbers. */
+    /* Most frequent difference > 1 between sorted step numbers (ties: the
+    ** smallest), by sorting: a heavy class can hold most of a trace's
+    ** steps (a count per difference was quadratic in them). */
     sqlite3_int64 *s = sqlite3_malloc64(sizeof(sqlite3_int64)*(sqlite3_uint64)n);
     sqlite3_int64 *d = sqlite3_malloc64(sizeof(sqlite3_int64)*(sqlite3_uint64)n);
     int nd = 0, j, bestN = 0;
     sqlite3_int64 bestD = 0;
     if( s==0 || d==0 ){ sqlite3_free(s); sqlite3_free(d); o->oom = 1; return o; }
     memcpy(s, aStep, sizeof(sqlite3_int64)*(size_t)n);
-    for(i=1; i<n; i++){   /* insertion sort: n is small */
-      sqlite3_int64 x = s[i]; j = i-1;
-      while( j>=0 && s[j]>x ){ s[j+1] = s[j]; j--; }
-      s[j+1] = x;
+    qsort(s, (size_t)n, sizeof(sqlite3_int64), cmpInt64);
+    for(i=1; i<n; i++){
+      /* in unsigned arithmetic: steady steps are >= 0 (warmup_steps is),
+      ** so a difference fits; one past 2^63 would be no period */
+      sqlite3_uint64 u = (sqlite3_uint64)s[i] - (sqlite3_uint64)s[i-1];
+      if( u>1 && u<=(sqlite3_uint64)INT64_MAX ) d[nd++] = (sqlite3_int64)u;
     }
-    for(i=1; i<n; i++) if( s[i]-s[i-1]>1 ) d[nd++] = s[i]-s[i-1];
     if( nd>=2 ){
-      for(i=0; i<nd; i++){
-        int c = 0;
-        for(j=0; j<nd; j++) if( d[j]==d[i] ) c++;
-        if( c>bestN || (c==bestN && d[i]<bestD) ){ bestN = c; bestD = d[i]; }
+      qsort(d, (size_t)nd, sizeof(sqlite3_int64), cmpInt64);
+      for(i=0; i<nd; i=j){
+        for(j=i+1; j<nd && d[j]==d[i]; j++){}
+        if( j-i>bestN ){ bestN = j-i; bestD = d[i]; }   /* ascending: ties keep the smallest */
       }
     }
     sqlite3_free(s); sqlite3_free(d);
@@ -842,7 +878,7 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
 
   /* step_time */
   {
-    sqlite3_int64 *aStep = 0; double *aDur = 0;
+    sqlite3_int64 *aStep = 0, *aStepSt; double *aDur = 0, *aDurSt;
     int n = 0, nAlloc = 0, i, nSt = 0;
     JNode *st = jObj(), *classes = jArr();
     rc = prep(db, &p, pzErr, "SELECT step, duration FROM \"%w\".profsum_agg_step WHERE trace_id=?1 ORDER BY step", zS);
@@ -871,12 +907,16 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
     /* steady steps: step number >= warmup (the array is sorted by step) */
     for(i=0; i<n && aStep[i]<pK->warmupSteps; i++){}
     nSt = n - i;
-    jSetLit(st, "steady_state_steps", durationStats(aDur+i, nSt, 0));
+    /* the steady steps' arrays: none without steps (aDur, aStep are then
+    ** NULL, and NULL + 0 is undefined) */
+    aStepSt = nSt>0 ? aStep+i : 0;
+    aDurSt = nSt>0 ? aDur+i : 0;
+    jSetLit(st, "steady_state_steps", durationStats(aDurSt, nSt, 0));
     if( nSt>0 ){
       int *aLab = sqlite3_malloc64(sizeof(int)*(sqlite3_uint64)(nSt+1));
       int low = 0, split = 0, km = 0;
       if( aLab==0 ){ rc = SQLITE_NOMEM; }
-      else if( nSt>=6 && (km = kmeans2(aDur+i, nSt, aLab, &low))<0 ){ rc = SQLITE_NOMEM; }
+      else if( nSt>=6 && (km = kmeans2(aDurSt, nSt, aLab, &low))<0 ){ rc = SQLITE_NOMEM; }
       else if( km>0 ){
         /* medians of the clusters */
         sqlite3_int64 *s0 = sqlite3_malloc64(sizeof(sqlite3_int64)*(sqlite3_uint64)nSt*2);
@@ -887,8 +927,8 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
           double *dL = d0, *dH = d0+nSt, mL, mH;
           JNode *tmp;
           for(k=0; k<nSt; k++){
-            if( aLab[k]==low ){ sL[nL] = aStep[i+k]; dL[nL++] = aDur[i+k]; }
-            else{ sH[nH] = aStep[i+k]; dH[nH++] = aDur[i+k]; }
+            if( aLab[k]==low ){ sL[nL] = aStepSt[k]; dL[nL++] = aDurSt[k]; }
+            else{ sH[nH] = aStepSt[k]; dH[nH++] = aDurSt[k]; }
           }
           tmp = durationStats(dL, nL, &mL);
           if( jOom(tmp) ) rc = SQLITE_NOMEM;
@@ -907,7 +947,7 @@ static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
         sqlite3_free(s0); sqlite3_free(d0);
       }
       if( rc==SQLITE_OK && !split ){
-        jPush(classes, stepClass("typical", aStep+i, aDur+i, nSt, nSt, 0));
+        jPush(classes, stepClass("typical", aStepSt, aDurSt, nSt, nSt, 0));
       }
       sqlite3_free(aLab);
     }
@@ -1296,7 +1336,11 @@ int profsumDocStoreSections(sqlite3 *db, const char *zSchema, sqlite3_int64 iTra
       sqlite3_bind_int64(p, 1, iTrace);
       sqlite3_bind_text(p, 2, azScope[k][0], -1, SQLITE_STATIC);
       for(c=0; c<6; c++) bindNode(p, c+3, jGet(ds, azStats[c]));
-      if( sqlite3_step(p)!=SQLITE_DONE && pzErr ){ *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db)); rc = SQLITE_ERROR; }
+      if( sqlite3_step(p)!=SQLITE_DONE ){
+        rc = sqlite3_reset(p);
+        if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
+        if( pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+      }
       sqlite3_finalize(p);
     }
   }
@@ -1426,8 +1470,10 @@ static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char
   rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
   sqlite3_free(zSql);
   if( rc!=SQLITE_OK ){
-    if( rc==SQLITE_NOMEM ){ sqlite3_free(zReport); return 0; }
-    return zReport;                  /* an older database without the view */
+    if( noSuchTable(db, rc) ) return zReport;   /* an older database without the view */
+    if( rc!=SQLITE_NOMEM && pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    sqlite3_free(zReport);           /* a lock, I/O: an error, not a report without KPIs */
+    return 0;
   }
   sqlite3_bind_int64(p, 1, id);
   s = sqlite3_str_new(db);

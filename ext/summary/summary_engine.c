@@ -97,14 +97,25 @@ static double psFloat(profsum_ps v){
 /* ------------------------------------------------------------------ */
 /* String pool: interned strings with dense ids                        */
 /* ------------------------------------------------------------------ */
+/* The texts live in blocks that are never moved or freed before spFree:
+** a pointer SP_STR(p, id) stays valid for the engine's life, across any
+** later spIntern (which may add a block, and grows the id arrays and the
+** hash slots, but never moves a text).  Callers keep such pointers while
+** interning more (partsOf's parts point into the name and tf_op texts),
+** so no text may ever move. */
+#define SP_BLOCK_MIN ((int64_t)64<<10)    /* first text block */
+#define SP_BLOCK_MAX ((int64_t)4<<20)     /* blocks grow by doubling up to this */
 typedef struct SPool {
-  char *z;              /* all strings, each NUL-terminated */
-  int64_t nZ, nAllocZ;
-  int64_t *aOff;        /* offset of string id i */
+  char **azStr;         /* text of string id i (NUL-terminated, in a block) */
   int32_t *aLen;        /* length of string id i */
   int32_t n, nAlloc;
   int32_t *aSlot;       /* open addressing: id+1, 0 = empty */
   int64_t nSlot;
+  char **apBlk;         /* the text blocks */
+  int64_t nBlk, nAllocBlk;
+  char *zCur;           /* the block being filled (the last ordinary one) */
+  int64_t nCurUsed, nCurCap;
+  int64_t nNextBlk;     /* size of the next ordinary block */
 } SPool;
 
 /* 64-bit hash of z[0..n): eight bytes per step, each folded in by a full
@@ -130,14 +141,52 @@ static uint64_t strHash(const char *z, int64_t n){
   return hmix(h);
 }
 
-#define SP_STR(p,id) ((p)->z + (p)->aOff[id])
+#define SP_STR(p,id) ((const char*)(p)->azStr[id])
 #define SP_LEN(p,id) ((p)->aLen[id])
 
-/* Intern z[0..n); returns its id, or -1 when out of memory. */
+/* Room for nByte bytes of text that never moves: in the current block, or
+** a new one (a text above a quarter of the next block's size gets a block
+** of its own, so a block wastes at most a quarter of itself).  0 when out
+** of memory. */
+static char *spAlloc(SPool *p, int64_t nByte){
+  char *z;
+  if( p->zCur && p->nCurCap - p->nCurUsed >= nByte ){
+    z = p->zCur + p->nCurUsed;
+    p->nCurUsed += nByte;
+    return z;
+  }
+  if( p->nBlk>=p->nAllocBlk ){
+    int64_t nNew = p->nAllocBlk ? p->nAllocBlk*2 : 16;
+    char **a = sqlite3_realloc64(p->apBlk, sizeof(char*)*(sqlite3_uint64)nNew);
+    if( a==0 ) return 0;
+    p->apBlk = a;
+    p->nAllocBlk = nNew;
+  }
+  if( p->nNextBlk==0 ) p->nNextBlk = SP_BLOCK_MIN;
+  if( nByte > p->nNextBlk/4 ){
+    z = sqlite3_malloc64((sqlite3_uint64)nByte);
+    if( z==0 ) return 0;
+    p->apBlk[p->nBlk++] = z;
+    return z;
+  }
+  z = sqlite3_malloc64((sqlite3_uint64)p->nNextBlk);
+  if( z==0 ) return 0;
+  p->apBlk[p->nBlk++] = z;
+  p->zCur = z;
+  p->nCurCap = p->nNextBlk;
+  p->nCurUsed = nByte;
+  if( p->nNextBlk<SP_BLOCK_MAX ) p->nNextBlk *= 2;
+  return z;
+}
+
+/* Intern z[0..n); returns its id, or -1 when out of memory.  z may point
+** into the pool itself (a prefix of a pooled string). */
 static int32_t spIntern(SPool *p, const char *z, int64_t n){
   uint64_t h;
   int64_t i;
+  char *zNew;
   if( n>0x7fffffff ) n = 0x7fffffff;
+  if( p->n>=0x3fffffff ) return -1;       /* ids are int32_t, slots 2x ids */
   if( (int64_t)(p->n+1)*2 > p->nSlot ){
     int64_t nNew = p->nSlot ? p->nSlot*2 : 1024, j;
     int32_t *aNew = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nNew);
@@ -146,7 +195,7 @@ static int32_t spIntern(SPool *p, const char *z, int64_t n){
     for(j=0; j<p->n; j++){
       int64_t k = (int64_t)(strHash(SP_STR(p,j), SP_LEN(p,j)) & (uint64_t)(nNew-1));
       while( aNew[k] ) k = (k+1) & (nNew-1);
-      aNew[k] = j+1;
+      aNew[k] = (int32_t)j+1;
     }
     sqlite3_free(p->aSlot);
     p->aSlot = aNew;
@@ -161,40 +210,30 @@ static int32_t spIntern(SPool *p, const char *z, int64_t n){
   }
   if( p->n>=p->nAlloc ){
     int32_t nNew = p->nAlloc ? p->nAlloc*2 : 1024;
-    int64_t *aO = sqlite3_realloc64(p->aOff, sizeof(int64_t)*(sqlite3_uint64)nNew);
+    char **aS = sqlite3_realloc64(p->azStr, sizeof(char*)*(sqlite3_uint64)nNew);
     int32_t *aL;
-    if( aO==0 ) return -1;
-    p->aOff = aO;
+    if( aS==0 ) return -1;
+    p->azStr = aS;
     aL = sqlite3_realloc64(p->aLen, sizeof(int32_t)*(sqlite3_uint64)nNew);
     if( aL==0 ) return -1;
     p->aLen = aL;
     p->nAlloc = nNew;
   }
-  if( p->nZ + n + 1 > p->nAllocZ ){
-    int64_t nNew = p->nAllocZ ? p->nAllocZ*2 : 65536;
-    char *zNew;
-    /* z may be a part of a pooled string (a path prefix): keep its offset */
-    int inPool = p->z!=0 && (uintptr_t)z>=(uintptr_t)p->z
-                      && (uintptr_t)z<(uintptr_t)(p->z+p->nAllocZ);
-    int64_t off = inPool ? (int64_t)(z - p->z) : 0;
-    while( nNew < p->nZ + n + 1 ) nNew *= 2;
-    zNew = sqlite3_realloc64(p->z, (sqlite3_uint64)nNew);
-    if( zNew==0 ) return -1;
-    p->z = zNew;
-    p->nAllocZ = nNew;
-    if( inPool ) z = p->z + off;
-  }
-  memcpy(p->z + p->nZ, z, (size_t)n);
-  p->z[p->nZ + n] = 0;
-  p->aOff[p->n] = p->nZ;
+  zNew = spAlloc(p, n+1);      /* z (even a pooled text) stays where it is */
+  if( zNew==0 ) return -1;
+  memcpy(zNew, z, (size_t)n);
+  zNew[n] = 0;
+  p->azStr[p->n] = zNew;
   p->aLen[p->n] = (int32_t)n;
-  p->nZ += n + 1;
   p->aSlot[i] = p->n + 1;
   return p->n++;
 }
 
 static void spFree(SPool *p){
-  sqlite3_free(p->z); sqlite3_free(p->aOff); sqlite3_free(p->aLen); sqlite3_free(p->aSlot);
+  int64_t b;
+  for(b=0; b<p->nBlk; b++) sqlite3_free(p->apBlk[b]);
+  sqlite3_free(p->apBlk);
+  sqlite3_free(p->azStr); sqlite3_free(p->aLen); sqlite3_free(p->aSlot);
   memset(p, 0, sizeof(*p));
 }
 
@@ -262,12 +301,14 @@ struct ProfsumEngine {
   HMap procMap;         /* (pid,0) → process name id */
   HMap threadMap;       /* (pid,tid) → thread name id */
   HMap stepOf;          /* event index → args.step_num (events that have one) */
-  HMap exclRef;         /* event index → bits of its exclusive time as the
-                        ** reference's doubles give it (device ops that had a
-                        ** child: max(0, dur − Σ children's dur)); the others'
-                        ** is their dur's double (exclRefOf) */
-  int exclRefAll;       /* exclRef holds an event whose excl is its dur (its
-                        ** children are all 0 ps): look every event up */
+  /* The exclusive times as the reference's doubles give them of the device
+  ** ops that had a child (max(0, dur − Σ children's dur), §2 in doubles;
+  ** every other event's is its dur's double): aXrVal[i] for the event at
+  ** processing position aXrPos[i] (a position in aOrd), in increasing
+  ** position (exclRefAt).  12 bytes per such event: a trace of deeply
+  ** nested device ops has one per event. */
+  int32_t *aXrPos; double *aXrVal;
+  int64_t nXr, nAllocXr;
   /* The doubles of the ts and dur texts of the events whose text had more
   ** than 6 decimals and whose doubles differ from those of the rounded
   ** picoseconds ("Float decisions"): rare (0 in converted XPlanes, whose
@@ -314,6 +355,7 @@ struct ProfsumEngine {
   /* orders */
   int32_t *aOrd;        /* event indices: tracks in order, (ts,-end) within */
   char *zErrBuf;        /* parse phase: owner of its error message */
+  char *zPath;          /* the trace file (for messages) */
 };
 typedef struct ProfsumEngine Engine;
 
@@ -328,6 +370,17 @@ static int engErr(Engine *e, int rc, const char *zFmt, ...){
   *e->pzErr = z ? sqlite3_mprintf("%s: %s", e->zFunc, z) : 0;
   sqlite3_free(z);
   return rc;
+}
+
+/* Out of memory with no message yet: say so with the function, the file
+** and the phase (zWhat), so that a trace too large for the memory at hand
+** is told apart from other failures.  Returns SQLITE_NOMEM. */
+static int engNoMem(Engine *e, const char *zWhat){
+  if( e->pzErr && *e->pzErr==0 ){
+    *e->pzErr = sqlite3_mprintf("%s: '%s': out of memory %s (%lld complete events read)",
+                                e->zFunc, e->zPath ? e->zPath : "?", zWhat, (long long)e->nEv);
+  }
+  return SQLITE_NOMEM;
 }
 
 /* Count a complete event left out of the summary (zWhy: static text for the
@@ -1037,10 +1090,13 @@ static int cmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
 ** times: a double ts, dur or ts + dur is within 1.5 ulp(2M) of its exact
 ** value (plus 0.5 ps for each of ts and dur when their texts were rounded
 ** to a picosecond: an end moves by up to 1 ps, two ends apart by 2), so
-** exact differences above 4 ulp(2M) (+2 ps) order as the doubles do. */
+** exact differences above 4 ulp(2M) (+2 ps) order as the doubles do.
+** Times so large (|ts| beyond about 5e27 µs, which the reader accepts as
+** exact picoseconds) that the bound passes INT64_MAX: every comparison is
+** the doubles' (tolPs INT64_MAX; the bound is converted only when it fits). */
 static void engTolerance(Engine *e){
   profsum_ps a, b;
-  double m, u;
+  double m, u, tol;
   int ex;
   e->tolPs = 0;
   if( !e->hasRange ) return;
@@ -1049,7 +1105,8 @@ static void engTolerance(Engine *e){
   m = 2.0 * (double)(a>b ? a : b) / 1e6;
   (void)frexp(m, &ex);
   u = ldexp(1.0, ex-53);
-  e->tolPs = (int64_t)floor(4.0*u*1e6) + (e->anyRounded ? 2 : 0);
+  tol = floor(4.0*u*1e6) + (e->anyRounded ? 2 : 0);
+  e->tolPs = tol < 0x1p62 ? (int64_t)tol : INT64_MAX;
 }
 
 /* §2's order on the exact picoseconds: ts ascending, end descending, file
@@ -1172,9 +1229,6 @@ static void engTrackFlags(Engine *e){
   }
 }
 
-/* Sets *pBits to the bits of double x (an HEnt slot keeps doubles). */
-static void putBits(int64_t *pBits, double x){ memcpy(pBits, &x, sizeof(x)); }
-
 /* Grow the §2 sweep's stacks (event indices and children's sums) to nNew
 ** entries: SQLITE_OK, or SQLITE_NOMEM with both arrays still valid (the
 ** first perhaps already larger). */
@@ -1189,29 +1243,43 @@ static int growNestStack(int32_t **paStk, int64_t **paChild, int64_t nNew){
   return SQLITE_OK;
 }
 
-/* Event i's exclusive time as the reference's doubles give it (§2 in
-** doubles: max(0, dur − the sum of its children's durs, added as they
-** finish)), given dDur, its dur's double: kept in exclRef for the device
-** ops that had a child; any other's is dDur. */
-static double exclRefOf(Engine *e, int64_t i, double dDur){
-  HEnt *h;
-  double x;
-  const SEv *r;
-  if( e->exclRef.nUsed==0 ) return dDur;
-  r = EV(e, i);
-  /* an event with a child has excl < dur, unless its children are all
-  ** under half a picosecond (0 ps): then exclRefAll is set */
-  if( r->excl==r->dur && !e->exclRefAll ) return dDur;
-  if( (h = hmGet(&e->exclRef, i, 0, 0, 0))==0 ) return dDur;
-  memcpy(&x, &h->v1, sizeof(x));
-  return x;
+/* The exclusive time as the reference's doubles give it (§2 in doubles:
+** max(0, dur − the sum of its children's durs, added as they finish)) of
+** the event at processing position pos (in aOrd), given dDur, its dur's
+** double: kept in aXrVal for the device ops that had a child; any other's
+** is dDur.  *pCur is the caller's cursor (start at 0): the positions must
+** be asked in increasing order, as the walks in processing order do. */
+static double exclRefAt(const Engine *e, int64_t pos, int64_t *pCur, double dDur){
+  int64_t c = *pCur;
+  while( c<e->nXr && e->aXrPos[c]<pos ) c++;
+  *pCur = c;
+  return (c<e->nXr && e->aXrPos[c]==pos) ? e->aXrVal[c] : dDur;
+}
+
+/* Grow the array *pa of elements of szElem bytes (capacity *pnAlloc) to
+** hold nNeed elements: doubling, but not past nMax when that is a bound
+** known in advance (nMax >= nNeed; 0: none), so that an array that
+** reaches its bound holds no unused half.  SQLITE_OK or SQLITE_NOMEM (the
+** array unchanged). */
+static int growCapped(void **pa, int64_t *pnAlloc, int64_t nNeed, int64_t nMax, size_t szElem){
+  int64_t nNew = *pnAlloc ? *pnAlloc*2 : 64;
+  void *a;
+  if( nNeed<=*pnAlloc ) return SQLITE_OK;
+  if( nNew<nNeed ) nNew = nNeed;
+  if( nNew>nMax && nMax>=nNeed ) nNew = nMax;
+  a = sqlite3_realloc64(*pa, szElem*(sqlite3_uint64)nNew);
+  if( a==0 ) return SQLITE_NOMEM;
+  *pa = a;
+  *pnAlloc = nNew;
+  return SQLITE_OK;
 }
 
 static int engOrder(Engine *e){
-  int64_t i, n = e->nEv, nStk = 0, nAllocStk = 0, t;
-  int32_t *aStk = 0;
-  int64_t *aChild = 0, *aPos;
-  double *aChildRef = 0;    /* device-op tracks: Σ children's dur doubles */
+  int64_t i, n = e->nEv, nStk = 0, nAllocStk = 0, t, nMaxTrk = 0, nDevOpEv = 0;
+  int32_t *aStk = 0;        /* the nesting stack: per open event its position
+                            ** in aOrd, or, once an event of a device-op track
+                            ** has a child, -1 - its entry in aXrPos/aXrVal */
+  int64_t *aPos;
   int devOp = 0;            /* the track being swept is a device-op track */
   int rc = SQLITE_OK;
   engTolerance(e);
@@ -1225,6 +1293,8 @@ static int engOrder(Engine *e){
   for(i=0, aPos[0]=0; i<e->nTrk; i++){
     e->aTrk[i].iFirst = aPos[i];
     aPos[i+1] = aPos[i] + e->aTrk[i].nEv;
+    if( e->aTrk[i].nEv>nMaxTrk ) nMaxTrk = e->aTrk[i].nEv;
+    if( e->aTrk[i].isDevice && e->aTrk[i].isDevOp ) nDevOpEv += e->aTrk[i].nEv;
   }
   for(i=0; i<n; i++) e->aOrd[aPos[KEY(e, EV(e, i))->trk]++] = (int32_t)i;
   sqlite3_free(aPos);
@@ -1237,23 +1307,28 @@ static int engOrder(Engine *e){
     }
     if( j<tr->nEv ) sortEvIdx(e, o, tr->nEv, 0, sortDepth(tr->nEv));
   }
-  /* §2 stack sweep, per track, in this order. */
+  /* §2 stack sweep, per track, in this order.  While an event is open, its
+  ** record's excl holds the sum of its children's durs (exact), and its
+  ** aXrVal entry (device ops) the sum of their durs' doubles, added as they
+  ** finish: 4 bytes per level of nesting, 12 per device op with a child
+  ** (the children's sums are no stacks beside it). */
+#define STK_POS(s) ((s)>=0 ? (int64_t)(s) : (int64_t)e->aXrPos[-1-(int64_t)(s)])
+#define STK_EV(lvl) (e->aOrd[STK_POS(aStk[lvl])])
 #define FIN() do{ \
-    int32_t top_ = aStk[--nStk]; \
+    int32_t s_ = aStk[--nStk]; \
+    int32_t top_ = e->aOrd[STK_POS(s_)]; \
     SEv *x_ = EV(e, top_); \
-    int64_t ex_ = x_->dur - aChild[nStk]; \
+    int64_t ex_ = x_->dur - x_->excl; \
     x_->excl = ex_>0 ? ex_ : 0; \
-    if( nStk>0 ) aChild[nStk-1] += x_->dur; \
-    if( devOp && (nStk>0 || aChildRef[nStk]>0) ){ \
+    if( nStk>0 ) EV(e, STK_EV(nStk-1))->excl += x_->dur; \
+    if( devOp && (nStk>0 || s_<0) ){ \
       double d_ = evDurFloat(e, top_); \
-      if( aChildRef[nStk]>0 ){ \
-        HEnt *h_ = hmGet(&e->exclRef, top_, 0, 1, 0); \
-        double x2_ = d_ - aChildRef[nStk]; \
-        if( h_==0 ) rc = SQLITE_NOMEM; \
-        else putBits(&h_->v1, x2_>0 ? x2_ : 0.0); \
-        if( x_->excl==x_->dur ) e->exclRefAll = 1; \
+      if( s_<0 ){ \
+        double x2_ = d_ - e->aXrVal[-1-(int64_t)s_]; \
+        e->aXrVal[-1-(int64_t)s_] = x2_>0 ? x2_ : 0.0; \
       } \
-      if( nStk>0 ) aChildRef[nStk-1] += d_; \
+      /* the parent has its entry: this event was pushed on it */ \
+      if( nStk>0 ) e->aXrVal[-1-(int64_t)aStk[nStk-1]] += d_; \
     } \
   }while(0)
   for(t=0; t<e->nTrk && rc==SQLITE_OK; t++){
@@ -1261,26 +1336,35 @@ static int engOrder(Engine *e){
     int64_t j;
     devOp = tr->isDevice && tr->isDevOp;
     for(j=0; j<tr->nEv && rc==SQLITE_OK; j++){
-      int32_t k = e->aOrd[tr->iFirst+j];
-      while( nStk>0 && cmpTsEnd(e, k, aStk[nStk-1])>=0 ) FIN();
-      while( nStk>0 && cmpEnd(e, k, aStk[nStk-1])>0 ) FIN();
-      if( nStk>=nAllocStk ){
-        int64_t nNew = nAllocStk ? nAllocStk*2 : 64;
-        double *a3;
-        if( (rc = growNestStack(&aStk, &aChild, nNew)) ) break;
-        a3 = sqlite3_realloc64(aChildRef, sizeof(double)*(sqlite3_uint64)nNew);
-        if( a3==0 ){ rc = SQLITE_NOMEM; break; }
-        aChildRef = a3;
-        nAllocStk = nNew;
+      int64_t pos = tr->iFirst + j;
+      int32_t k = e->aOrd[pos];
+      while( nStk>0 && cmpTsEnd(e, k, STK_EV(nStk-1))>=0 ) FIN();
+      while( nStk>0 && cmpEnd(e, k, STK_EV(nStk-1))>0 ) FIN();
+      if( (rc = growCapped((void**)&aStk, &nAllocStk, nStk+1, nMaxTrk, sizeof(int32_t))) ) break;
+      if( devOp && nStk>0 && aStk[nStk-1]>=0 ){
+        /* the open event gets its first child (it is the previous
+        ** position: entries come in increasing position) */
+        if( e->nXr>=e->nAllocXr ){
+          int64_t nA = e->nAllocXr;
+          if( (rc = growCapped((void**)&e->aXrPos, &nA, e->nXr+1, nDevOpEv, sizeof(int32_t))) ) break;
+          nA = e->nAllocXr;
+          if( (rc = growCapped((void**)&e->aXrVal, &nA, e->nXr+1, nDevOpEv, sizeof(double))) ) break;
+          e->nAllocXr = nA;
+        }
+        e->aXrPos[e->nXr] = aStk[nStk-1];
+        e->aXrVal[e->nXr] = 0.0;
+        aStk[nStk-1] = (int32_t)(-1 - e->nXr);
+        e->nXr++;
       }
-      aChild[nStk] = 0;
-      aChildRef[nStk] = 0.0;
-      aStk[nStk++] = k;
+      EV(e, k)->excl = 0;
+      aStk[nStk++] = (int32_t)pos;
     }
     while( nStk>0 ) FIN();
   }
 #undef FIN
-  sqlite3_free(aStk); sqlite3_free(aChild); sqlite3_free(aChildRef);
+#undef STK_EV
+#undef STK_POS
+  sqlite3_free(aStk);
   return rc;
 }
 
@@ -1426,35 +1510,121 @@ static int isMarkerName(const char *z, int n){
 
 /* Parts of an event for regions and contexts, cached per (name, tf_op). */
 typedef struct PartsInfo {
-  int32_t *aPath;      /* aPath[d-1]: id of the path of depth d */
+  int32_t *aPath;      /* aPath[d-1]: node (RegionCtx.aNode) of the path of depth d */
   int64_t *aRegIx;     /* engGapsAndRegions: aRegIx[d-1] its region of depth d
                        ** (set at the first event of these parts), or 0 */
   int nPart;
   int fallback;
-  int32_t path4;       /* first <= 4 parts joined */
+  int32_t path4;       /* string id: first <= 4 parts joined */
 } PartsInfo;
 
+/* A region path (§4.9) as a node of a trie: its text is its parent's
+** text, "=>", and its atom.  The atoms of a path are its text split on
+** every "=>" (a part that has "=>" in it, which a tf_op piece can, adds
+** several), so two paths have the same node exactly when they have the same
+** text, and a node's parent is the text before its last "=>" (what the
+** pruning calls its parent).  A path of n parts costs one node per new atom
+** instead of its text: the texts of all the prefixes of a deep tf_op would
+** be quadratic in its length.  The text of a region is put together only
+** when its row is written (regionText). */
+typedef struct RNode {
+  int32_t parent;       /* -1: a root */
+  int32_t atom;         /* string id */
+  int32_t reg;          /* engGapsAndRegions: its region (index), or -1 */
+} RNode;
+
+/* What the regions and gap contexts share: the parts per (name, tf_op) and
+** the trie of the paths. */
+typedef struct RegionCtx {
+  HMap partsCache;      /* (name, tf_op) → index in aInfo */
+  PartsInfo *aInfo; int64_t nInfo, nAllocInfo;
+  HMap nodeMap;         /* (parent node, atom) → node */
+  RNode *aNode; int64_t nNode, nAllocNode;
+} RegionCtx;
+
 typedef struct RegAgg {
-  int32_t path; int depth; int64_t count, incl, excl; int removed;
+  int32_t path;         /* its node */
+  int depth; int64_t count, incl, excl; int removed;
   double inclRef, exclRef;       /* incl, excl as the reference adds them */
 } RegAgg;
 
-/* Get (computing once) the parts of (name, tfop). */
-static int partsOf(Engine *e, HMap *cache, PartsInfo **paInfo, int64_t *pnInfo,
-                   int32_t name, int32_t tfop, PartsInfo **ppOut){
+/* The node of atom string id `atom` under node `parent` (-1: a root), made
+** when new.  The node's index, or -1 when out of memory. */
+static int32_t regionNode(RegionCtx *x, int32_t parent, int32_t atom){
   int isNew;
-  HEnt *h = hmGet(cache, name, tfop, 1, &isNew);
+  HEnt *h;
+  if( x->nNode>=0x7fffffff ) return -1;
+  if( growCapped((void**)&x->aNode, &x->nAllocNode, x->nNode+1, 0, sizeof(RNode)) ) return -1;
+  h = hmGet(&x->nodeMap, parent, atom, 1, &isNew);
+  if( h==0 ) return -1;
+  if( isNew ){
+    x->aNode[x->nNode].parent = parent;
+    x->aNode[x->nNode].atom = atom;
+    x->aNode[x->nNode].reg = -1;
+    h->v1 = x->nNode++;
+  }
+  return (int32_t)h->v1;
+}
+
+/* The text of node `node` (its atoms joined by "=>") into *pzBuf (grown as
+** needed, *pnBuf its size; the caller frees it); its length in *pn.
+** SQLITE_OK, SQLITE_NOMEM, or SQLITE_TOOBIG past 2^31 bytes. */
+static int regionText(Engine *e, RegionCtx *x, int32_t node, char **pzBuf, int64_t *pnBuf,
+                      int64_t *pn){
+  int64_t n = 0, m;
+  int32_t k;
+  for(k=node; k>=0; k=x->aNode[k].parent){
+    n += SP_LEN(&e->pool, x->aNode[k].atom) + (x->aNode[k].parent>=0 ? 2 : 0);
+  }
+  if( n>0x7ffffffe ) return SQLITE_TOOBIG;
+  if( n+1>*pnBuf ){
+    char *z = sqlite3_realloc64(*pzBuf, (sqlite3_uint64)(n+1));
+    if( z==0 ) return SQLITE_NOMEM;
+    *pzBuf = z;
+    *pnBuf = n+1;
+  }
+  m = n;
+  (*pzBuf)[m] = 0;
+  for(k=node; k>=0; k=x->aNode[k].parent){
+    int32_t a = x->aNode[k].atom;
+    m -= SP_LEN(&e->pool, a);
+    memcpy(*pzBuf + m, SP_STR(&e->pool, a), (size_t)SP_LEN(&e->pool, a));
+    if( x->aNode[k].parent>=0 ){ (*pzBuf)[--m] = '>'; (*pzBuf)[--m] = '='; }
+  }
+  *pn = n;
+  return SQLITE_OK;
+}
+
+static void regionCtxFree(RegionCtx *x){
+  int64_t i;
+  for(i=0; i<x->nInfo; i++){ sqlite3_free(x->aInfo[i].aPath); sqlite3_free(x->aInfo[i].aRegIx); }
+  sqlite3_free(x->aInfo);
+  sqlite3_free(x->aNode);
+  hmFree(&x->partsCache);
+  hmFree(&x->nodeMap);
+  memset(x, 0, sizeof(*x));
+}
+
+/* Get (computing once) the parts of (name, tfop): the nodes of their
+** paths of every depth and the string of the first <= 4 joined.  The parts
+** point into the pool's texts of name and tf_op, which stay where they are
+** while the atoms are interned (SPool). */
+static int partsOf(Engine *e, RegionCtx *x, int32_t name, int32_t tfop, PartsInfo **ppOut){
+  int isNew;
+  HEnt *h = hmGet(&x->partsCache, name, tfop, 1, &isNew);
   PartsInfo *pi;
   if( h==0 ) return SQLITE_NOMEM;
   if( isNew ){
     ProfsumParts parts;
-    int rc, d, fb = 0;
-    PartsInfo *a = sqlite3_realloc64(*paInfo, sizeof(PartsInfo)*(sqlite3_uint64)(*pnInfo+1));
-    if( a==0 ) return SQLITE_NOMEM;
-    *paInfo = a;
-    pi = &a[*pnInfo];
+    int rc, d, fb = 0, n;
+    int32_t node = -1, id;
+    char *z;
+    if( growCapped((void**)&x->aInfo, &x->nAllocInfo, x->nInfo+1, 0, sizeof(PartsInfo)) ){
+      return SQLITE_NOMEM;
+    }
+    pi = &x->aInfo[x->nInfo];
     memset(pi, 0, sizeof(*pi));
-    h->v1 = (*pnInfo)++;
+    h->v1 = x->nInfo++;
     profsumPartsInit(&parts);
     rc = profsumHierarchyParts(SP_STR(&e->pool, name), SP_LEN(&e->pool, name),
                                tfop>=0 ? SP_STR(&e->pool, tfop) : 0,
@@ -1466,24 +1636,35 @@ static int partsOf(Engine *e, HMap *cache, PartsInfo **paInfo, int64_t *pnInfo,
     pi->aPath = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(parts.nPart+1));
     if( pi->aPath==0 ){ profsumPartsClear(&parts); return SQLITE_NOMEM; }
     for(d=1; d<=parts.nPart; d++){
-      int n;
-      char *z = profsumPartsJoin(&parts, d, &n);
-      int32_t id;
-      if( z==0 ){ profsumPartsClear(&parts); return SQLITE_NOMEM; }
-      id = spIntern(&e->pool, z, n);
-      sqlite3_free(z);
-      if( id<0 ){ profsumPartsClear(&parts); return SQLITE_NOMEM; }
-      pi->aPath[d-1] = id;
-      if( d==(parts.nPart<4 ? parts.nPart : 4) ) pi->path4 = id;
+      /* the part's atoms: split on "=>" */
+      const char *zP = parts.aPart[d-1].z;
+      int nP = parts.aPart[d-1].n, a = 0, k;
+      for(;;){
+        int end;
+        for(k=a; k+1<nP && !(zP[k]=='=' && zP[k+1]=='>'); k++){}
+        end = k+1<nP ? k : nP;
+        id = spIntern(&e->pool, zP+a, end-a);
+        if( id<0 || (node = regionNode(x, node, id))<0 ){
+          profsumPartsClear(&parts);
+          return SQLITE_NOMEM;
+        }
+        if( end==nP ) break;
+        a = end+2;
+      }
+      pi->aPath[d-1] = node;
     }
     if( parts.nPart==0 ){
-      int32_t id = spIntern(&e->pool, "unknown", 7);
-      if( id<0 ){ profsumPartsClear(&parts); return SQLITE_NOMEM; }
-      pi->path4 = id;
+      id = spIntern(&e->pool, "unknown", 7);
+    }else{
+      z = profsumPartsJoin(&parts, 4, &n);
+      id = z ? spIntern(&e->pool, z, n) : -1;
+      sqlite3_free(z);
     }
     profsumPartsClear(&parts);
+    if( id<0 ) return SQLITE_NOMEM;
+    pi->path4 = id;
   }
-  *ppOut = &(*paInfo)[h->v1];
+  *ppOut = &x->aInfo[h->v1];
   return SQLITE_OK;
 }
 
@@ -1535,8 +1716,7 @@ static double bitsDouble(int64_t v){
 ** key q to its context (§4.10): the op's preferred path (or its 4-part
 ** path), copies under "copy(...)".  ctxMap: v1 the count, v2 the sum of
 ** the gaps as the reference adds them (bits of a double). */
-static int gapContext(Engine *e, HMap *partsCache, PartsInfo **paInfo, int64_t *pnInfo,
-                      HMap *pref, HMap *pathMemo, HMap *ctxMap,
+static int gapContext(Engine *e, RegionCtx *x, HMap *pref, HMap *pathMemo, HMap *ctxMap,
                       char **pzTmp, const EvKey *q, double gap){
   PartsInfo *pi;
   int32_t path;
@@ -1550,7 +1730,7 @@ static int gapContext(Engine *e, HMap *partsCache, PartsInfo **paInfo, int64_t *
     path = (int32_t)hm->v1;
     goto account;
   }
-  rc = partsOf(e, partsCache, paInfo, pnInfo, q->name, q->tfop, &pi);
+  rc = partsOf(e, x, q->name, q->tfop, &pi);
   if( rc ) return rc;
   h = pi->fallback ? hmGet(pref, q->name, 0, 0, 0) : 0;
   path = h ? (int32_t)h->v1 : pi->path4;
@@ -1585,11 +1765,11 @@ account:
 #define GAPROW 6          /* slots of a gap row (aGapAgg) */
 static int engGapsAndRegions(Engine *e){
   int rc = SQLITE_OK;
-  int64_t i, j, nInfo = 0, nReg = 0;
-  HMap partsCache = {0,0,0}, regMap = {0,0,0}, pref = {0,0,0}, gapMap = {0,0,0};
+  int64_t i, j, nReg = 0, nAllocReg = 0, nAllocGapRow = 0;
+  RegionCtx rx;
+  HMap pref = {0,0,0}, gapMap = {0,0,0};
   HMap markers = {0,0,0}, ctxMap = {0,0,0}, pathMemo = {0,0,0};
   unsigned char *aMark = 0;   /* per name id: 0 unknown, 1 not a marker, 2 marker */
-  PartsInfo *aInfo = 0;
   RegAgg *aReg = 0;
   int32_t *aG = 0;          /* one device-op track in gap order */
   int64_t *aGapAgg = 0;     /* per gap row, GAPROW slots: count, total, max
@@ -1597,10 +1777,13 @@ static int engGapsAndRegions(Engine *e){
                             ** bestCount */
   int32_t *aKeyPi = 0;      /* per event key: its index in aInfo, or -1 */
   int64_t hintRef = 0;      /* floatEntryNear's hint for the device ops */
+  int64_t curXr = 0;        /* exclRefAt's cursor */
   int64_t nGapRow = 0;
   sqlite3_stmt *pIns = 0;
   char *zTmp = 0;
+  char *zPath = 0; int64_t nPathBuf = 0;   /* a region's text (regionText) */
 
+  memset(&rx, 0, sizeof(rx));
   /* Regions and preferred paths, in processing order.  The parts of an
   ** event are a function of its key (name, tf_op): looked up once per key,
   ** and their regions once per parts (at their first event, which creates
@@ -1616,30 +1799,27 @@ static int engGapsAndRegions(Engine *e){
     int d;
     double xRef;
     if( !(t->isDevice && t->isDevOp) ) continue;
-    xRef = exclRefOf(e, e->aOrd[j], evDurFloatNear(e, e->aOrd[j], &hintRef));
+    xRef = exclRefAt(e, j, &curXr, evDurFloatNear(e, e->aOrd[j], &hintRef));
     if( aKeyPi[r->key]>=0 ){
-      pi = &aInfo[aKeyPi[r->key]];
+      pi = &rx.aInfo[aKeyPi[r->key]];
     }else{
-      if( (rc = partsOf(e, &partsCache, &aInfo, &nInfo, q->name, q->tfop, &pi)) ) goto done;
-      aKeyPi[r->key] = (int32_t)(pi - aInfo);
+      if( (rc = partsOf(e, &rx, q->name, q->tfop, &pi)) ) goto done;
+      aKeyPi[r->key] = (int32_t)(pi - rx.aInfo);
     }
     if( pi->aRegIx==0 && pi->nPart>0 ){
       pi->aRegIx = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)pi->nPart);
       if( pi->aRegIx==0 ){ rc = SQLITE_NOMEM; goto done; }
       for(d=1; d<=pi->nPart; d++){
-        int isNew;
-        HEnt *h = hmGet(&regMap, pi->aPath[d-1], 0, 1, &isNew);
-        if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
-        if( isNew ){
-          RegAgg *a = sqlite3_realloc64(aReg, sizeof(RegAgg)*(sqlite3_uint64)(nReg+1));
-          if( a==0 ){ rc = SQLITE_NOMEM; goto done; }
-          aReg = a;
+        RNode *nd = &rx.aNode[pi->aPath[d-1]];    /* regions are made by path */
+        if( nd->reg<0 ){
+          if( nReg>=0x7fffffff ){ rc = SQLITE_NOMEM; goto done; }
+          if( (rc = growCapped((void**)&aReg, &nAllocReg, nReg+1, 0, sizeof(RegAgg))) ) goto done;
           memset(&aReg[nReg], 0, sizeof(RegAgg));
           aReg[nReg].path = pi->aPath[d-1];
           aReg[nReg].depth = d;
-          h->v1 = nReg++;
+          nd->reg = (int32_t)nReg++;
         }
-        pi->aRegIx[d-1] = h->v1;
+        pi->aRegIx[d-1] = nd->reg;
       }
     }
     for(d=1; d<=pi->nPart; d++){
@@ -1662,16 +1842,10 @@ static int engGapsAndRegions(Engine *e){
     if( aChildN==0 ){ rc = SQLITE_NOMEM; goto done; }
     memset(aChildN, 0, sizeof(int64_t)*(size_t)(2*nReg+1));
     for(i=0; i<nReg; i++){
-      const char *z = SP_STR(&e->pool, aReg[i].path);
-      int n = SP_LEN(&e->pool, aReg[i].path), k;
-      for(k=n-2; k>=0; k--) if( z[k]=='=' && z[k+1]=='>' ) break;
-      if( k>=0 ){
-        int32_t pid = spIntern(&e->pool, SP_STR(&e->pool, aReg[i].path), k);
-        HEnt *h;
-        if( pid<0 ){ sqlite3_free(aChildN); rc = SQLITE_NOMEM; goto done; }
-        h = hmGet(&regMap, pid, 0, 0, 0);
-        if( h ){ aChildN[h->v1]++; aChild1[h->v1] = i; }
-      }
+      /* the parent: the path of the text before the last "=>" */
+      int32_t par = rx.aNode[aReg[i].path].parent;
+      int32_t pr = par>=0 ? rx.aNode[par].reg : -1;
+      if( pr>=0 ){ aChildN[pr]++; aChild1[pr] = i; }
     }
     for(i=0; i<nReg; i++){
       if( aReg[i].depth>1 && aChildN[i]==1 ){
@@ -1688,9 +1862,17 @@ static int engGapsAndRegions(Engine *e){
   }
   if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_region VALUES(?1,?2,?3,?4,?5,?6,?7,?8)")) ) goto done;
   for(i=0; i<nReg; i++){
+    int64_t nPath;
     if( aReg[i].removed ) continue;
+    if( (rc = regionText(e, &rx, aReg[i].path, &zPath, &nPathBuf, &nPath)) ){
+      if( rc==SQLITE_TOOBIG ){
+        engErr(e, rc, "a hierarchical region's path is longer than 2^31 bytes (depth %d)",
+               aReg[i].depth);
+      }
+      goto done;
+    }
     sqlite3_bind_int64(pIns, 1, e->traceId);
-    bindStrId(e, pIns, 2, aReg[i].path);
+    sqlite3_bind_text64(pIns, 2, zPath, (sqlite3_uint64)nPath, SQLITE_STATIC, SQLITE_UTF8);
     sqlite3_bind_int(pIns, 3, aReg[i].depth);
     sqlite3_bind_int64(pIns, 4, aReg[i].count);
     sqlite3_bind_double(pIns, 5, US(aReg[i].incl));
@@ -1770,9 +1952,7 @@ static int engGapsAndRegions(Engine *e){
         h = hmGet(&gapMap, pName, 0, 1, &isNew);
         if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
         if( isNew ){
-          int64_t *a = sqlite3_realloc64(aGapAgg, sizeof(int64_t)*GAPROW*(sqlite3_uint64)(nGapRow+1));
-          if( a==0 ){ rc = SQLITE_NOMEM; goto done; }
-          aGapAgg = a;
+          if( (rc = growCapped((void**)&aGapAgg, &nAllocGapRow, nGapRow+1, 0, sizeof(int64_t)*GAPROW)) ) goto done;
           memset(&aGapAgg[GAPROW*nGapRow], 0, sizeof(int64_t)*GAPROW);
           aGapAgg[GAPROW*nGapRow+3] = pName;
           aGapAgg[GAPROW*nGapRow+4] = -1;
@@ -1787,7 +1967,7 @@ static int engGapsAndRegions(Engine *e){
         h = hmGet(&markers, pName, eName, 1, 0);
         if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
         h->v1++;
-        if( (rc = gapContext(e, &partsCache, &aInfo, &nInfo, &pref, &pathMemo, &ctxMap,
+        if( (rc = gapContext(e, &rx, &pref, &pathMemo, &ctxMap,
                              &zTmp, KEY(e, EV(e, payload)), gap)) ) goto done;
       }
       if( cmpEnd(e, aG[j], iPrev)>0 ) iPrev = aG[j];
@@ -1831,8 +2011,8 @@ static int engGapsAndRegions(Engine *e){
   }
 done:
   sqlite3_finalize(pIns);
-  for(i=0; i<nInfo; i++){ sqlite3_free(aInfo[i].aPath); sqlite3_free(aInfo[i].aRegIx); }
-  sqlite3_free(aInfo);
+  regionCtxFree(&rx);
+  sqlite3_free(zPath);
   sqlite3_free(aKeyPi);
   sqlite3_free(aReg);
 #undef MARKER
@@ -1842,7 +2022,7 @@ done:
   hmFree(&pathMemo);
   sqlite3_free(aGapAgg);
   sqlite3_free(zTmp);
-  hmFree(&partsCache); hmFree(&regMap); hmFree(&pref); hmFree(&gapMap);
+  hmFree(&pref); hmFree(&gapMap);
   hmFree(&markers); hmFree(&ctxMap);
   return rc;
 }
@@ -1886,17 +2066,17 @@ static int isTransferName(const char *z, int n){
 
 #define SMALL_OP_PS ((int64_t)100000000)   /* 0.1 ms */
 
-/* The device-op events of one device (proc id), or of all devices
-** (proc < 0), visited through the per-track slices of aOrd. */
-typedef struct DevIter { Engine *e; int32_t proc; } DevIter;
+/* The device-op events of a selection of tracks (one device's, or all
+** devices'), visited through the per-track slices of aOrd: aTk[0..nTk)
+** are the tracks' indices, so that a device's walk costs its own tracks,
+** not every track of the trace. */
+typedef struct DevIter { Engine *e; const int32_t *aTk; int64_t nTk; } DevIter;
 
 /* Call x(pArg, r) for every device-op event of the selection. */
 static void devEach(DevIter *d, void (*x)(void*, const SEv*), void *pArg){
   int64_t t, k;
-  for(t=0; t<d->e->nTrk; t++){
-    STrack *tr = &d->e->aTrk[t];
-    if( !(tr->isDevice && tr->isDevOp) ) continue;
-    if( d->proc>=0 && tr->proc!=d->proc ) continue;
+  for(t=0; t<d->nTk; t++){
+    STrack *tr = &d->e->aTrk[d->aTk[t]];
     for(k=0; k<tr->nEv; k++) x(pArg, EV(d->e, d->e->aOrd[tr->iFirst+k]));
   }
 }
@@ -1946,38 +2126,51 @@ static void medianDur(DevIter *d, int64_t n, int64_t maxDur, int64_t *aCnt, doub
   *pOut = US(a)*0.5 + US(b)*0.5;
 }
 
-/* Busy union and span of one device's ops: a k-way merge of its tracks'
-** slices (each already in ts order), no copy.  SQLITE_OK or SQLITE_NOMEM
-** (then nothing is set). */
-static int unionSpan(Engine *e, int32_t proc, int64_t *pBusy, int64_t *pSpan){
-  int64_t nT = 0, t, *aPos, *aTk;
+/* Busy union and span of one device's ops (its tracks aTk[0..nTk), in
+** track order): a k-way merge of the tracks' slices (each already in ts
+** order) by a binary heap on (ts, position in aTk), no copy; the events
+** come in the order a scan of the heads for the smallest (ts, position)
+** would give them.  SQLITE_OK or SQLITE_NOMEM (then nothing is set). */
+static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy, int64_t *pSpan){
+  int64_t nH = 0, k, *aPos, *aHeap, *aTs;
   int64_t curLo = 0, curHi = 0, lo = 0, hi = 0, busy = 0;
   int started = 0;
-  aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(2*e->nTrk+1));
+  aPos = sqlite3_malloc64(sizeof(int64_t)*3*(sqlite3_uint64)(nTk+1));
   if( aPos==0 ) return SQLITE_NOMEM;
-  aTk = aPos + e->nTrk;
-  for(t=0; t<e->nTrk; t++){
-    STrack *tr = &e->aTrk[t];
-    if( tr->isDevice && tr->isDevOp && tr->proc==proc && tr->nEv>0 ){ aTk[nT] = t; aPos[nT] = 0; nT++; }
-  }
-  for(;;){
-    int64_t best = -1, k;
-    SEv *r;
-    for(k=0; k<nT; k++){
-      STrack *tr = &e->aTrk[aTk[k]];
-      if( aPos[k]<tr->nEv ){
-        SEv *c = EV(e, e->aOrd[tr->iFirst+aPos[k]]);
-        if( best<0 || c->ts < EV(e, e->aOrd[e->aTrk[aTk[best]].iFirst+aPos[best]])->ts ) best = k;
+  aHeap = aPos + nTk + 1;
+  aTs = aHeap + nTk + 1;     /* the ts of the head of cursor k */
+#define USP_HEAD(k) EV(e, e->aOrd[e->aTrk[aTk[k]].iFirst + aPos[k]])
+#define USP_LESS(a, b) (aTs[a]<aTs[b] || (aTs[a]==aTs[b] && (a)<(b)))
+  for(k=0; k<nTk; k++){
+    aPos[k] = 0;
+    if( e->aTrk[aTk[k]].nEv>0 ){
+      int64_t c = nH++;
+      aTs[k] = USP_HEAD(k)->ts;
+      aHeap[c] = k;
+      while( c>0 && USP_LESS(aHeap[c], aHeap[(c-1)/2]) ){
+        int64_t x = aHeap[c]; aHeap[c] = aHeap[(c-1)/2]; aHeap[(c-1)/2] = x; c = (c-1)/2;
       }
     }
-    if( best<0 ) break;
-    r = EV(e, e->aOrd[e->aTrk[aTk[best]].iFirst+aPos[best]]);
-    aPos[best]++;
+  }
+  while( nH>0 ){
+    int64_t best = aHeap[0], c = 0;
+    SEv *r = USP_HEAD(best);
+    if( ++aPos[best] < e->aTrk[aTk[best]].nEv ) aTs[best] = USP_HEAD(best)->ts;
+    else aHeap[0] = aHeap[--nH];
+    for(;;){
+      int64_t l = 2*c+1, rr = 2*c+2, m = c, x;
+      if( l<nH && USP_LESS(aHeap[l], aHeap[m]) ) m = l;
+      if( rr<nH && USP_LESS(aHeap[rr], aHeap[m]) ) m = rr;
+      if( m==c ) break;
+      x = aHeap[c]; aHeap[c] = aHeap[m]; aHeap[m] = x; c = m;
+    }
     if( !started ){ curLo = lo = r->ts; curHi = hi = r->ts + r->dur; started = 1; continue; }
     if( r->ts>curHi ){ busy += curHi-curLo; curLo = r->ts; curHi = r->ts + r->dur; }
     else if( r->ts+r->dur>curHi ) curHi = r->ts + r->dur;
     if( r->ts+r->dur>hi ) hi = r->ts + r->dur;
   }
+#undef USP_HEAD
+#undef USP_LESS
   if( started ) busy += curHi-curLo;
   sqlite3_free(aPos);
   *pBusy = busy;
@@ -2002,15 +2195,21 @@ static int engKpis(Engine *e){
   sqlite3_stmt *pIns = 0;
   HMap devOf = {0,0,0};      /* proc name id → list index */
   int32_t *aDev = 0; int64_t nDev = 0;
+  int32_t *aDevTk = 0;        /* the device-op tracks grouped by device (in
+                              ** device order, each device's in track order) */
+  int64_t *aDevFirst = 0;     /* device j's are aDevTk[aDevFirst[j]..aDevFirst[j+1]) */
+  int64_t nDevTk = 0;
   unsigned char *aFlag = 0;
   DevIter all;
   CountSmall cAll = {0,0,0};
   int64_t *aCnt = 0;          /* radix counters of the medians */
   double medAll = 0.0;
-  aDev = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nTrk+1));
+  aDev = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nTrk+1)*2);
+  aDevFirst = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+2));
   aFlag = sqlite3_malloc64((sqlite3_uint64)(e->pool.n+1));
   aCnt = sqlite3_malloc64(sizeof(int64_t)*RADIX_N);
-  if( !aDev || !aFlag || !aCnt ){ rc = SQLITE_NOMEM; goto done; }
+  if( !aDev || !aDevFirst || !aFlag || !aCnt ){ rc = SQLITE_NOMEM; goto done; }
+  aDevTk = aDev + e->nTrk + 1;
   memset(aFlag, 0, (size_t)e->pool.n+1);
   for(i=0; i<e->nEv; i++){
     SEv *r = EV(e, i);
@@ -2026,10 +2225,8 @@ static int engKpis(Engine *e){
     if( t->isHost && (f & 2) ) compile += r->dur;
     if( f & 4 ) transfer += r->dur;
   }
-  all.e = e; all.proc = -1;
-  devEach(&all, countSmall, &cAll);
-  medianDur(&all, cAll.n, cAll.max, aCnt, &medAll);
-  /* Devices in order of first appearance of their tracks. */
+  /* Devices in order of first appearance of their tracks, and their
+  ** tracks grouped (a counting sort, stable: linear in the tracks). */
   for(i=0; i<e->nTrk; i++){
     STrack *t = &e->aTrk[i];
     int isNew;
@@ -2037,17 +2234,34 @@ static int engKpis(Engine *e){
     if( !(t->isDevice && t->isDevOp) ) continue;
     h = hmGet(&devOf, t->proc, 0, 1, &isNew);
     if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
-    if( isNew ){ h->v1 = nDev; aDev[nDev++] = t->proc; }
+    if( isNew ){ h->v1 = nDev; aDevFirst[nDev] = 0; aDev[nDev++] = t->proc; }
+    aDevFirst[h->v1]++;       /* its number of tracks, for now */
+    nDevTk++;
   }
+  {
+    int64_t acc = 0;
+    for(j=0; j<nDev; j++){ int64_t c = aDevFirst[j]; aDevFirst[j] = acc; acc += c; }
+    aDevFirst[nDev] = acc;
+    for(i=0; i<e->nTrk; i++){
+      STrack *t = &e->aTrk[i];
+      if( !(t->isDevice && t->isDevOp) ) continue;
+      aDevTk[aDevFirst[hmGet(&devOf, t->proc, 0, 0, 0)->v1]++] = (int32_t)i;
+    }
+    for(j=nDev; j>0; j--) aDevFirst[j] = aDevFirst[j-1];   /* back to the starts */
+    aDevFirst[0] = 0;
+  }
+  all.e = e; all.aTk = aDevTk; all.nTk = nDevTk;     /* counts: any order */
+  devEach(&all, countSmall, &cAll);
+  medianDur(&all, cAll.n, cAll.max, aCnt, &medAll);
   if( (rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_device VALUES(?1,?2,?3,?4,?5,?6,?7)")) ) goto done;
   for(j=0; j<nDev; j++){
     DevIter one;
     CountSmall c = {0,0,0};
     int64_t busy, span;
     double med;
-    one.e = e; one.proc = aDev[j];
+    one.e = e; one.aTk = aDevTk + aDevFirst[j]; one.nTk = aDevFirst[j+1] - aDevFirst[j];
     devEach(&one, countSmall, &c);
-    if( (rc = unionSpan(e, aDev[j], &busy, &span)) ) goto done;
+    if( (rc = unionSpan(e, one.aTk, one.nTk, &busy, &span)) ) goto done;
     medianDur(&one, c.n, c.max, aCnt, &med);
     busyAll += busy;
     sqlite3_bind_int64(pIns, 1, e->traceId);
@@ -2075,6 +2289,7 @@ static int engKpis(Engine *e){
 done:
   sqlite3_finalize(pIns);
   sqlite3_free(aDev);
+  sqlite3_free(aDevFirst);
   sqlite3_free(aFlag);
   sqlite3_free(aCnt);
   hmFree(&devOf);
@@ -2241,8 +2456,11 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], in
       while( nStk>0 && ts>=EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) EXACT_FIN();
       while( nStk>0 && end>EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) EXACT_FIN();
       if( nStk>=nAllocStk ){
-        if( (rc = growNestStack(&aStk, &aChild, nAllocStk*2)) ) break;
-        nAllocStk *= 2;
+        /* at most as deep as the track is long (no unused half past it) */
+        int64_t nNew = nAllocStk*2 > tr->nEv ? tr->nEv : nAllocStk*2;
+        if( nNew<=nStk ) nNew = nStk+1;
+        if( (rc = growNestStack(&aStk, &aChild, nNew)) ) break;
+        nAllocStk = nNew;
       }
       aStk[nStk] = aIdx[j];
       aChild[nStk] = 0;
@@ -2272,6 +2490,7 @@ static int engAggregate(Engine *e){
   int64_t aComm[16][2]; const char *azComm[16]; int nComm = 0;
   double aCommRef[16];           /* Σ exclusive as the reference adds it */
   int64_t hintRef = 0;           /* floatEntryNear's hint for the device ops */
+  int64_t curXr = 0;             /* exclRefAt's cursor */
   sqlite3_stmt *pIns = 0;
 
   memset(aComm, 0, sizeof(aComm));
@@ -2350,7 +2569,7 @@ static int engAggregate(Engine *e){
       OpAgg *o = &aOp[q->name];
       KeyMemo *m = &aMemo[r->key];
       const char *zColl;
-      double dRef = evDurFloatNear(e, k, &hintRef), xRef = exclRefOf(e, k, dRef);
+      double dRef = evDurFloatNear(e, k, &hintRef), xRef = exclRefAt(e, j, &curXr, dRef);
       o->seen = 1;
       o->count++;
       o->total += r->dur;
@@ -2680,10 +2899,11 @@ void profsumEngineFree(ProfsumEngine *e){
   sqlite3_free(e->aKeySlot);
   sqlite3_free(e->aOrd);
   sqlite3_free(e->zUnit);
+  sqlite3_free(e->zPath);
   sigFree(e);
   hmFree(&e->trkMap); hmFree(&e->procMap); hmFree(&e->threadMap);
   hmFree(&e->stepOf);
-  hmFree(&e->exclRef);
+  sqlite3_free(e->aXrPos); sqlite3_free(e->aXrVal);
   sqlite3_free(e->aFloatIdx); sqlite3_free(e->aFloatTs); sqlite3_free(e->aFloatDur);
   sqlite3_free(e);
 }
@@ -2705,9 +2925,14 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   e->iFirstLeftOut = -1;
   e->xStop = xStop;
   e->pStopArg = pStopArg;
+  e->zPath = sqlite3_mprintf("%s", zPath);
+  if( e->zPath==0 ){ sqlite3_free(e); return SQLITE_NOMEM; }
   rc = engRead(e, zPath);
   if( rc==SQLITE_OK ) rc = e->diagRc;
-  if( rc==SQLITE_OK ) rc = engOrder(e);
+  if( rc==SQLITE_NOMEM ) engNoMem(e, "reading the events");
+  if( rc==SQLITE_OK && (rc = engOrder(e))==SQLITE_NOMEM ){
+    engNoMem(e, "ordering the events and their nesting");
+  }
   /* Kinds with more than ENG_DIAG_KEEP diagnostics: one summary row each. */
   for(k=0; rc==SQLITE_OK && k<e->nKind; k++){
     if( e->aKind[k].n>ENG_DIAG_KEEP ){
@@ -2734,6 +2959,7 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   pInfo->noEvents = e->noEvents;
   memcpy(pInfo->zSha256, e->zSha, sizeof(e->zSha));
   pInfo->nFileBytes = e->nFileBytes;
+  if( rc==SQLITE_NOMEM ) engNoMem(e, "keeping the diagnostics");
   e->pzErr = 0;
   if( rc ){ profsumEngineFree(e); return rc; }
   *pp = e;
@@ -2751,6 +2977,7 @@ int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
   e->traceId = traceId;
   e->pzErr = pzErr;
   rc = engAggregate(e);
+  if( rc==SQLITE_NOMEM ) engNoMem(e, "computing the summary's aggregates");
   if( rc==SQLITE_OK ){
     rc = engPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_diagnostic"
                     "(trace_id, idx, byte_offset, kind, detail) VALUES(?1,?2,?3,?4,?5)");
