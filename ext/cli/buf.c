@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Append the n bytes of z to b and keep b->z NUL-terminated; the buffer
+** grows (doubling) as needed.  Out of memory is fatal. */
 void bufAppend(Buf *b, const char *z, size_t n){
   if( b->n + n + 1 > b->nAlloc ){
     size_t nNew = (b->nAlloc ? b->nAlloc*2 : 128) + n;
@@ -23,6 +25,7 @@ void bufAppend(Buf *b, const char *z, size_t n){
   b->n += n;
   b->z[b->n] = 0;
 }
+/* Append the NUL-terminated text z (bufAppend). */
 void bufPuts(Buf *b, const char *z){ bufAppend(b, z, strlen(z)); }
 
 /* Append printf-style text (SQLite's formatting: %lld, %.0f, %s, ...); the
@@ -59,24 +62,31 @@ static void fmtJsonNum(char *z, size_t n, double v){
   else snprintf(z, n, "%.17g", v);
 }
 
+/* JSON object under construction: {"k": v, ...}, built in o->b.  Start from
+** a zeroed JObj, add members with jobj*(), end with jobjEnd, free o->b.z.
+** jobjKey writes the separator (or the opening brace) and the key. */
 static void jobjKey(JObj *o, const char *zKey){
   bufPuts(&o->b, o->n++ ? ", " : "{");
   bufJsonStr(&o->b, zKey);
   bufPuts(&o->b, ": ");
 }
+/* Member zKey: the JSON string zVal, or null when zVal is 0. */
 void jobjStr(JObj *o, const char *zKey, const char *zVal){
   jobjKey(o, zKey);
   if( zVal ) bufJsonStr(&o->b, zVal); else bufPuts(&o->b, "null");
 }
+/* Member zKey: zRaw as it is (JSON text the caller made: true, [..]). */
 void jobjRaw(JObj *o, const char *zKey, const char *zRaw){
   jobjKey(o, zKey);
   bufPuts(&o->b, zRaw);
 }
+/* Member zKey: the integer v. */
 void jobjInt(JObj *o, const char *zKey, long long v){
   char z[32];
   snprintf(z, sizeof(z), "%lld", v);
   jobjRaw(o, zKey, z);
 }
+/* Member zKey: the double v (fmtJsonNum: Infinity/-Infinity/NaN tokens). */
 void jobjNum(JObj *o, const char *zKey, double v){
   char z[40];
   fmtJsonNum(z, sizeof(z), v);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The kinds of --history file (historyKind). */
 #define HIST_DB    1
 #define HIST_JSONL 2
 
@@ -111,21 +112,11 @@ static void appendHistory(const char *zHist, int k){
       close(rfd);
     }
   }
-  {
-    const char *z = zBuf+off;
-    size_t nLeft = n+2-off;
-    while( nLeft>0 ){
-      ssize_t w = write(fd, z, nLeft);
-      if( w<0 && errno==EINTR ) continue;
-      if( w<=0 ){
-        e = w<0 ? errno : EIO;
-        close(fd);
-        free(zBuf);
-        fail(EXIT_FAIL, "cannot append to '%s': %s", zHist, strerror(e));
-      }
-      z += w;
-      nLeft -= (size_t)w;
-    }
+  if( writeAll(fd, zBuf+off, n+2-off)!=0 ){
+    e = errno;
+    close(fd);
+    free(zBuf);
+    fail(EXIT_FAIL, "cannot append to '%s': %s", zHist, strerror(e));
   }
   if( fsync(fd)!=0 && errno!=EINVAL && errno!=EROFS ){
     e = errno;
@@ -177,6 +168,9 @@ static void checkProvenance(const char *zCompare){
   free(zStatus);
 }
 
+/* profsum compare: the comparison JSON of --before and --after
+** (profsum_compare_json), each a file or a label/trace_id of --db;
+** --strict-provenance fails (exit 1) when the provenance checks fail. */
 int cmdCompare(Opts *o){
   const char *zB = optReq(o, "before"), *zA = optReq(o, "after"), *zDb = optStr(o, "db");
   long long k = optNonNeg(o, "top-k", 10);
@@ -239,6 +233,10 @@ static void noteNoSteadySteps(sqlite3_int64 idB, sqlite3_int64 idA, const char *
   sqlite3_finalize(p);
 }
 
+/* profsum track: compare --before and --after, assess the pair against
+** the thresholds and record it (profsum_track) into --history (a .db, or
+** a JSONL file, appendHistory); emit the record.  Returns EXIT_GATE when
+** --fail-on is given and the status reaches it. */
 int cmdTrack(Opts *o){
   const char *zB = optReq(o, "before"), *zA = optReq(o, "after");
   const char *zHist = optStr(o, "history"), *zDb = optStr(o, "db"), *zFailOn = optStr(o, "fail-on");
@@ -280,6 +278,8 @@ int cmdTrack(Opts *o){
   return bGate ? EXIT_GATE : EXIT_OK;
 }
 
+/* profsum history: the summary JSON of a history (.db or JSONL), its
+** last --tail records listed; a history that does not exist has none. */
 int cmdHistory(Opts *o){
   const char *zHist = optReq(o, "history");
   long long nTail = optInt(o, "tail", 20);
@@ -313,6 +313,10 @@ static sqlite3_int64 bundleSide(const Opts *o, const char *zSide, int bHaveDb, c
   return importRunTarget(zRun, 0, 0, zOpts);
 }
 
+/* profsum bundle: write the before/after summaries, the comparison, the
+** tracking record and the reports into --output-dir (profsum_bundle),
+** also recorded into --history when given; emit the manifest.  With
+** --strict-provenance nothing is written when the checks fail. */
 int cmdBundle(Opts *o){
   const char *zOut = optReq(o, "output-dir"), *zHist = optStr(o, "history"), *zDb = optStr(o, "db");
   long long k = optNonNeg(o, "top-k", 10);

@@ -50,6 +50,9 @@ static char *findExtension(void){
   return 0;
 }
 
+/* profsum sql [DB] [sqlite3 options]: replace this process with the
+** sqlite3 shell ($PROFSUM_SQLITE3, default sqlite3) that loads profsum.so
+** first.  Returns only on failure (exit 1). */
 int cmdSql(Opts *o){
   char *zSo = findExtension(), *zLoad;
   char **azArg;

@@ -11,6 +11,9 @@
 
 #include "summary_doc.h"     /* profsumDocFromJson, profsumDocReportMd */
 
+/* profsum summarize: import one profile (--trace-file, --profile-dir,
+** --artifact or --run-target) into a temporary database or --db and emit
+** its profile_summary.v1 JSON. */
 int cmdSummarize(Opts *o){
   const char *zTrace = optStr(o, "trace-file"), *zX = optStr(o, "xplane-file");
   const char *zArt = optStr(o, "artifact"), *zRun = optStr(o, "run-target");
@@ -101,20 +104,16 @@ static void kpisForTerminal(Buf *b, sqlite3_int64 id, long long k, const char *z
         nVal = strcspn(zAt+nPre, " |\n");
         ok = nVal>0 && strncmp(zAt+nPre+nVal, zSuf, nSuf)==0;
         if( ok ){
-          bufPuts(&out, "| ");
-          bufCellVisible(&out, az[0]);
-          bufPuts(&out, " | ");
-          bufCellVisible(&out, az[1]);
-          bufPuts(&out, " | ");
-          bufCellVisible(&out, az[2]);
-          bufPuts(&out, " | ");
-          bufAppend(&out, zAt+nPre, nVal);
-          bufPuts(&out, " | ");
-          bufCellVisible(&out, az[3]);
-          bufPuts(&out, " | ");
-          bufCellVisible(&out, az[4]);
-          bufPuts(&out, " | ");
-          bufCellVisible(&out, az[5]);
+          /* the six text cells visible, the value cell (after the third)
+          ** as the section has it */
+          for(c=0; c<6; c++){
+            bufPuts(&out, c ? " | " : "| ");
+            bufCellVisible(&out, az[c]);
+            if( c==2 ){
+              bufPuts(&out, " | ");
+              bufAppend(&out, zAt+nPre, nVal);
+            }
+          }
           bufPuts(&out, " |\n");
           zAt += nPre + nVal + nSuf;
         }
@@ -161,6 +160,9 @@ static char *reportMdForTerminal(sqlite3_int64 id, long long k, int bKpis, const
   return b.z;
 }
 
+/* profsum report: the markdown report (or --format html) of --summary, or
+** of --trace in --db; on a terminal the markdown comes from visible
+** strings (reportMdForTerminal). */
 int cmdReport(Opts *o){
   long long k = optNonNeg(o, "top-k", 10);
   const char *zFormat = optStr(o, "format");
@@ -205,6 +207,9 @@ static const struct { const char *zType, *zWhen, *zExample; } aIntent[] = {
   {"optimization_candidates", "matches none of the above", "What should we try next?"},
 };
 
+/* profsum query: the JSON answer to --question about --summary (or
+** --trace in --db), profsum_query_json; --list prints the kinds of
+** questions understood instead. */
 int cmdQuery(Opts *o){
   long long k = optNonNeg(o, "top-k", 10);
   const char *zQ = optStr(o, "question");

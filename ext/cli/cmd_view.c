@@ -69,6 +69,7 @@ int cmdTrim(Opts *o){
   return EXIT_OK;
 }
 
+/* view: the trace in the Perfetto UI, the log directory in TensorBoard. */
 #define VIEW_PORT 9001                        /* the port the Perfetto UI loads from */
 #define VIEW_ORIGIN "https://ui.perfetto.dev"
 #define VIEW_TIMEOUT 600.0

@@ -43,6 +43,9 @@ sqlite3_int64 importRunTarget(const char *zTarget, const char *zAlias, const cha
   return id;
 }
 
+/* profsum publish: upload the summary (and --report) as a W&B artifact
+** (wandb_publish); --dry-run shows what would be sent, with no network.
+** Emits the response JSON. */
 int cmdPublish(Opts *o){
   const char *zReport = optStr(o, "report");
   int k = optIdx(o, "alias"), i;

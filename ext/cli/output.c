@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 /* Write all n bytes of z to stdout; a closed pipe ends the program
-** quietly.  When stdout is a terminal the text is shown visible (see
-** "Terminal-safe text"; newlines kept when bKeepNl); to a file or a pipe
-** the bytes go as they are. */
+** quietly.  When stdout is a terminal the text is shown visible (term.c;
+** newlines kept when bKeepNl); to a file or a pipe the bytes go as they
+** are. */
 void writeStdoutVis(const char *z, size_t n, int bKeepNl){
   char *zVis = 0;
   if( g_bOutTty ){

@@ -11,10 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* 1 if something (a file, a directory, ...) is at z, following links. */
 int pathExists(const char *z){
   struct stat st;
   return stat(z, &st)==0;
 }
+/* 1 if z is a directory (or a link to one). */
 int isDir(const char *z){
   struct stat st;
   return stat(z, &st)==0 && S_ISDIR(st.st_mode);

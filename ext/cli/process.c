@@ -26,8 +26,9 @@ const char *g_zUserDb = 0;   /* the database the user named (not owned), or 0 */
 char g_zTempDbDir[PATH_MAX - 16];
 
 /* A scratch output (a temporary file beside --output, and a directory if
-** one is given) to remove on a signal or a failure.  g_bScratch is cleared before the buffers change and set after,
-** so the signal handler never reads a half-written path. */
+** one is given) to remove on a signal or a failure.  g_bScratch is
+** cleared before the buffers change and set after, so the signal handler
+** never reads a half-written path. */
 static char g_zScratchFile[PATH_MAX];
 static char g_zScratchDir[PATH_MAX];
 static volatile sig_atomic_t g_bScratch = 0;
@@ -65,6 +66,9 @@ static void removeTempFiles(void){
   if( g_zTempDbDir[0] ) rmdir(g_zTempDbDir);
 }
 
+/* The end of every command, normal or not: close the working connection,
+** remove the temporary database and the scratch output, and forget them
+** (a second call does nothing). */
 void cleanup(void){
   if( g_db ){ sqlite3_close_v2(g_db); g_db = 0; }
   removeTempFiles();
@@ -73,6 +77,8 @@ void cleanup(void){
   g_zTempDbDir[0] = 0;
 }
 
+/* The handler of SIGINT, SIGTERM and SIGHUP (set in main): remove what
+** removeTempFiles removes and exit 128 + sig, as a shell reports it. */
 void onSignal(int sig){
   removeTempFiles();
   _exit(128 + sig);
@@ -131,11 +137,13 @@ void fail(int rc, const char *zFmt, ...){
   exit(rc);
 }
 
+/* malloc(n) (at least 1 byte); out of memory is fatal.  Freed with free. */
 void *xmalloc(size_t n){
   void *p = malloc(n ? n : 1);
   if( p==0 ) fail(EXIT_FAIL, "out of memory");
   return p;
 }
+/* A malloc'd copy of z; out of memory is fatal.  Freed with free. */
 char *xstrdup(const char *z){
   size_t n = strlen(z);
   char *r = xmalloc(n+1);
@@ -148,6 +156,8 @@ char *xvprintf(const char *zFmt, va_list ap){
   if( z==0 ) fail(EXIT_FAIL, "out of memory");
   return z;
 }
+/* sqlite3_mprintf() (SQLite's formatting: %q, %lld, ...); out of memory
+** is fatal.  Freed with sqlite3_free. */
 char *xprintf(const char *zFmt, ...){
   va_list ap;
   char *z;

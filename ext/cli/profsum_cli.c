@@ -1,5 +1,6 @@
 /*
-** profsum_cli.c — the `profsum` command line.
+** profsum_cli.c — the `profsum` command line: main, the options of every
+** command and their parsing, and the dispatch to the command.
 **
 **   profsum summarize --trace-file host.trace.json.gz --output out/summary.json
 **   profsum report    --summary out/summary.json --top-k 10
@@ -9,6 +10,7 @@
 **   profsum history   --history hist.db --tail 5
 **   profsum bundle    --before-summary a.json --after-summary b.json --output-dir cmp/
 **   profsum publish   --summary out/summary.json --dry-run
+**   profsum trim      --trace-file big.json.gz --output small.json.gz --pid 3
 **   profsum sql       [DB]          (the sqlite3 shell with profsum.so loaded)
 **   profsum view      TRACE|DIR     (serve it to the Perfetto UI; serve.c)
 **
@@ -18,11 +20,10 @@
 ** (profsum_import, profsum_summary_json, profsum_report_md,
 ** profsum_query_json, profsum_compare_json, profsum_track,
 ** profsum_history_*, profsum_bundle, wandb_publish).  Behaviour follows the
-** reference tool (../shared/reference/summary-v1-tools-spec.md §1): same
-** commands and flags, same output convention ("emit": with --output PATH
-** the text plus a final newline goes to PATH, whose parent directories are
-** created, and PATH is printed; otherwise the text is printed).  See
-** docs/cli.md.
+** reference tool (docs/spec/tools.md §1): same commands and flags, same
+** output convention ("emit": with --output PATH the text plus a final
+** newline goes to PATH, whose parent directories are created, and PATH is
+** printed; otherwise the text is printed).  See docs/cli.md.
 **
 ** Files named on the command line are imported into a temporary database
 ** that is deleted on exit, or into --db (or the --history .db) when given.
@@ -30,45 +31,33 @@
 ** Exit codes: 0 ok, 1 failure, 2 usage, 3 `track --fail-on` triggered.
 ** Errors go to stderr as "profsum <cmd>: <message>".
 **
-** Progress: while a local file is imported and stderr is a terminal, a
-** thread polls the read position of the trace (the descriptor that the
-** import opened, found in /proc/self/fd, position from
-** /proc/self/fdinfo/<fd>) and redraws one status line; nothing is printed
-** when stderr is not a terminal.
+** The other files of ext/cli/ are listed in cli.h: the commands are in
+** cmd_*.c, what they share below them.
 */
-#include <sqlite3.h>
+#include "cli.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <math.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifndef PROFSUM_VERSION
 # define PROFSUM_VERSION "0.0.0-dev"
 #endif
 
-#include "cli.h"
 #include "compare.h"         /* profsumPyPathStr (linked in statically) */
 
-/* The extension's entry point (ext/profsum.c), linked in statically. */
+/* The extension's entry point (ext/sql/profsum.c), linked in statically. */
 int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
 
 /* ================================================================== */
 /* Options                                                             */
 /* ================================================================== */
+/* A command: its name and help texts, its options, the function that runs
+** it (returns the exit code) and how many positional arguments it takes. */
 typedef struct Cmd {
   const char *zName;
   const char *zSummary;     /* one line for the command list */
@@ -79,6 +68,8 @@ typedef struct Cmd {
   int nMaxPos;              /* positional arguments allowed */
 } Cmd;
 
+/* Write the help of command c (usage, description, one line an option,
+** argparse's layout) to f. */
 static void printHelp(const Cmd *c, FILE *f){
   const OptSpec *s;
   fprintf(f, "usage: profsum %s %s\n\n%s\n\noptions:\n", c->zName, c->zUsage, c->zDesc);
@@ -92,6 +83,8 @@ static void printHelp(const Cmd *c, FILE *f){
   fprintf(f, "  %-30s %s\n", "-h, --help", "show this help and exit");
 }
 
+/* The index in o->aSpec of the option named zName[0..nName) (without
+** "--"), or -1 when the command has no such option. */
 int specIndex(const Opts *o, const char *zName, size_t nName){
   int i;
   for(i=0; i<o->nSpec; i++){
@@ -172,6 +165,13 @@ int parseNum(const char *z, double *pV){
   return ok && i==n;
 }
 
+/* Parse argv[0..argc) (what follows the command name) into o by the
+** option table of c, as the reference's argparse would: "--name value" or
+** "--name=value", "--" ends the options, the last value of an option wins
+** (OPT_MULTI: each is kept), OPT_INT and OPT_NUM values are checked now,
+** OPT_PATH values normalized (profsumPyPathStr; free with optsFree).
+** -h or --help anywhere prints the help and exits 0; a usage error exits
+** 2 (fail). */
 static void parseOpts(const Cmd *c, Opts *o, int argc, char **argv){
   int i;
   int bOnlyPos = 0;
@@ -240,26 +240,35 @@ static void optsFree(Opts *o){
   for(k=0; k<MAX_OPTS; k++){ sqlite3_free(o->azOwned[k]); o->azOwned[k] = 0; }
 }
 
+/* The index of option zName in o's table; a name the table lacks is a
+** mistake in this program (abort). */
 int optIdx(const Opts *o, const char *zName){
   int k = specIndex(o, zName, strlen(zName));
   if( k<0 ){ fprintf(stderr, "internal error: option %s\n", zName); abort(); }
   return k;
 }
+/* The value of option zName (normalized for OPT_PATH; "1" for a flag
+** given), 0 when absent. */
 const char *optStr(const Opts *o, const char *zName){ return o->azVal[optIdx(o, zName)]; }
 /* The value as given on the command line (OPT_PATH: not normalized). */
 const char *optRaw(const Opts *o, const char *zName){ return o->azRaw[optIdx(o, zName)]; }
+/* 1 if option zName was given. */
 int optFlag(const Opts *o, const char *zName){ return o->azVal[optIdx(o, zName)]!=0; }
+/* The integer value of option zName (checked by parseOpts), or iDefault
+** when absent. */
 long long optInt(const Opts *o, const char *zName, long long iDefault){
   const char *z = optStr(o, zName);
   long long v = iDefault;
   if( z ) parseInt(z, &v);
   return v;
 }
+/* The value of option zName; a usage error (exit 2) when absent. */
 const char *optReq(const Opts *o, const char *zName){
   const char *z = optStr(o, zName);
   if( z==0 ) fail(EXIT_USAGE, "the option '--%s' is required", zName);
   return z;
 }
+/* optInt, and a usage error (exit 2) when the value is negative. */
 long long optNonNeg(const Opts *o, const char *zName, long long iDefault){
   long long v = optInt(o, zName, iDefault);
   if( v<0 ) fail(EXIT_USAGE, "option '--%s' must be a non-negative integer", zName);
@@ -475,6 +484,7 @@ static const Cmd aCmd[] = {
    VIEW_OPTS, cmdView, 1},
 };
 
+/* Write the program's usage (the command list, exit codes) to f. */
 static void mainUsage(FILE *f){
   size_t i;
   fprintf(f, "usage: profsum <command> [options]\n\n"
@@ -485,6 +495,11 @@ static void mainUsage(FILE *f){
              "Exit codes: 0 ok, 1 failure, 2 usage, 3 track --fail-on triggered.\n");
 }
 
+/* profsum <command> [options]: find the command (or answer --help,
+** --version, help CMD), set up the terminal flags, the signal handlers
+** (cleanup on SIGINT/SIGTERM/SIGHUP; a closed pipe is an EPIPE write
+** error) and the extension, parse the options and run the command.
+** Returns its exit code (EXIT_*). */
 int main(int argc, char **argv){
   size_t i;
   Opts o;

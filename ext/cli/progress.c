@@ -33,6 +33,7 @@ typedef struct Progress {
 } Progress;
 static Progress g_prog;
 
+/* Seconds on the monotonic clock (for the rate and the ETA). */
 static double nowSec(void){
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -71,6 +72,7 @@ static long long fdPosition(const char *zReal){
   return best;
 }
 
+/* s seconds as "M:SS", or "H:MM:SS" from an hour on, into z (n bytes). */
 static void fmtDuration(char *z, size_t n, double s){
   long long t = (long long)(s + 0.5);
   if( t>=3600 ) snprintf(z, n, "%lld:%02lld:%02lld", t/3600, (t/60)%60, t%60);
@@ -95,6 +97,9 @@ static void progressDraw(void){
   p->bShown = 1;
 }
 
+/* The progress thread: every 200 ms, read the position of the file and
+** redraw the line once p->delay seconds have passed, until progressStop
+** sets bStop. */
 static void *progressThread(void *pArg){
   Progress *p = &g_prog;
   (void)pArg;

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* From ext/import.c, linked into this program (sqlite3_malloc'd results). */
+/* From ext/summary/import.c, linked into this program (sqlite3_malloc'd
+** results). */
 char *profsumDefaultLabel(const char *zSource);
 char *profsumSummaryFileProblem(const char *zPath);
 

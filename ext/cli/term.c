@@ -56,8 +56,8 @@ static int utf8Seq(const unsigned char *z, size_t n, unsigned *pC){
   return len;
 }
 
-/* 1 if code point c must not reach a terminal as is (see above); a
-** newline only when !bKeepNl. */
+/* 1 if code point c must not reach a terminal as is (the rules at the top
+** of this file); a newline only when !bKeepNl. */
 static int visUnsafe(unsigned c, int bKeepNl){
   if( c=='\t' ) return 0;
   if( c=='\n' ) return !bKeepNl;
