@@ -1,0 +1,358 @@
+/*
+** cmd_compare.c — the commands on a before/after pair and their history:
+** `compare`, `track`, `history` and `bundle`, with the history file they
+** record into (a .db, or a JSONL file as the reference tool writes), the
+** thresholds and the strict provenance check.
+*/
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The kinds of --history file (historyKind). */
+#define HIST_DB    1
+#define HIST_JSONL 2
+
+/* A .db (SQLite header, or a new file not named *.jsonl/.ndjson/.json)
+** or a JSONL history (the reference tool's format). */
+static int historyKind(const char *z){
+  struct stat st;
+  size_t n = strlen(z);
+  if( stat(z, &st)==0 && S_ISREG(st.st_mode) && st.st_size>0 ){
+    char aHdr[16];
+    int fd = open(z, O_RDONLY|O_CLOEXEC);
+    ssize_t got = -1;
+    if( fd>=0 ){ got = read(fd, aHdr, 16); close(fd); }
+    if( got==16 && memcmp(aHdr, "SQLite format 3", 16)==0 ) return HIST_DB;
+    return HIST_JSONL;
+  }
+#define ENDS(s) (n>=strlen(s) && strcmp(z+n-strlen(s), s)==0)
+  if( ENDS(".jsonl") || ENDS(".ndjson") || ENDS(".json") || ENDS(".txt") ) return HIST_JSONL;
+#undef ENDS
+  return HIST_DB;
+}
+
+/* Open the working database for a --history argument: the .db itself, or
+** a temporary one, with the JSONL records imported when bRead (the
+** `history` command; track and bundle only append to a JSONL file,
+** appendHistory). */
+static int openHistory(const char *zHist, const char *zDb, int bRead){
+  int k;
+  if( zHist==0 ){ openDb(zDb); return 0; }
+  k = historyKind(zHist);
+  if( k==HIST_DB ){
+    if( zDb && strcmp(zDb, zHist)!=0 ) fail(EXIT_USAGE, "--history is a database: --db must be the same file or absent");
+    makeDirs(zHist, 1);
+    openDb(zHist);
+  }else{
+    if( zDb ) fail(EXIT_USAGE, "--history '%s' is a JSONL file: it cannot be combined with --db "
+                   "(give the database as --history instead)", zHist);
+    openDb(0);
+    if( bRead && pathExists(zHist) ){
+      char *z = sqlText("SELECT profsum_history_import(?1)", "t", zHist);
+      free(z);
+    }
+  }
+  return k;
+}
+
+/* Append the record just written to the working database (profsum_track,
+** or profsum_bundle with "history": true) to a JSONL history, as the
+** reference does (tools-spec §4.2): one line, the record as
+** json.dumps(record, sort_keys=True) (record_json) and "\n"; parent
+** directories are created.  The file is opened O_APPEND and locked
+** (flock) while its last byte is checked (a file not ending in "\n" gets
+** one first, so two records are never glued together) and the line is
+** written with one write(), then fsync'd: concurrent appenders each add
+** their line whole, and nothing else in the file is touched. */
+static void appendHistory(const char *zHist, int k){
+  char *zLine, *zBuf;
+  size_t n, off = 0;
+  struct stat st;
+  int fd, e;
+  if( k!=HIST_JSONL ) return;
+  zLine = sqlText("SELECT record_json FROM main.profsum_history_record ORDER BY record_id DESC LIMIT 1", "");
+  if( zLine==0 ) fail(EXIT_FAIL, "no record to append to '%s'", zHist);
+  n = strlen(zLine);
+  zBuf = xmalloc(n+2);
+  memcpy(zBuf+1, zLine, n);
+  zBuf[1+n] = '\n';
+  free(zLine);
+  makeDirs(zHist, 1);
+  fd = open(zHist, O_WRONLY|O_APPEND|O_CREAT|O_CLOEXEC, 0666);
+  if( fd<0 ){
+    e = errno;
+    free(zBuf);
+    fail(EXIT_FAIL, "cannot append to '%s': %s", zHist, strerror(e));
+  }
+  while( flock(fd, LOCK_EX)!=0 ){
+    if( errno!=EINTR ){
+      e = errno;
+      close(fd);
+      free(zBuf);
+      fail(EXIT_FAIL, "cannot lock '%s': %s", zHist, strerror(e));
+    }
+  }
+  /* Under the lock: does the file end with a newline? */
+  off = 1;
+  if( fstat(fd, &st)==0 && st.st_size>0 ){
+    char c = '\n';
+    int rfd = open(zHist, O_RDONLY|O_CLOEXEC);
+    if( rfd>=0 ){
+      if( pread(rfd, &c, 1, st.st_size-1)==1 && c!='\n' ){
+        zBuf[0] = '\n';
+        off = 0;
+      }
+      close(rfd);
+    }
+  }
+  if( writeAll(fd, zBuf+off, n+2-off)!=0 ){
+    e = errno;
+    close(fd);
+    free(zBuf);
+    fail(EXIT_FAIL, "cannot append to '%s': %s", zHist, strerror(e));
+  }
+  if( fsync(fd)!=0 && errno!=EINVAL && errno!=EROFS ){
+    e = errno;
+    close(fd);
+    free(zBuf);
+    fail(EXIT_FAIL, "cannot append to '%s': %s", zHist, strerror(e));
+  }
+  free(zBuf);
+  if( close(fd)!=0 ){               /* also releases the lock */
+    e = errno;
+    fail(EXIT_FAIL, "cannot append to '%s': %s", zHist, strerror(e));
+  }
+}
+
+/* Thresholds JSON from the four flags (only those given), with "top_k":
+** topK when topK >= 0 (profsum_track's thresholds_json). */
+static char *thresholdsJson(const Opts *o, long long topK){
+  static const char *az[] = {
+    "max-step-median-regression-pct", "max_step_median_regression_pct",
+    "max-step-p90-regression-pct", "max_step_p90_regression_pct",
+    "max-communication-share-regression-abs", "max_communication_share_regression_abs",
+    "max-stall-share-regression-abs", "max_stall_share_regression_abs",
+  };
+  JObj j;
+  size_t i;
+  memset(&j, 0, sizeof(j));
+  for(i=0; i<sizeof(az)/sizeof(az[0]); i+=2){
+    const char *z = optStr(o, az[i]);
+    double v;
+    if( z && parseNum(z, &v) ) jobjNum(&j, az[i+1], v);
+  }
+  if( topK>=0 ) jobjInt(&j, "top_k", topK);
+  return (char*)jobjEnd(&j);
+}
+
+/* Strict provenance (compare, track): fail when the comparison's
+** provenance status is "fail". */
+static void checkProvenance(const char *zCompare){
+  char *zStatus = sqlText("SELECT json_extract(?1, '$.provenance_checks.status')", "t", zCompare);
+  if( zStatus && strcmp(zStatus, "fail")==0 ){
+    char *zMsg;
+    free(zStatus);
+    zMsg = sqlText("SELECT group_concat(value, ' ') FROM "
+                         "(SELECT value FROM json_each(?1, '$.provenance_checks.messages') ORDER BY key)",
+                         "t", zCompare);
+    if( zMsg && zMsg[0] ) fail(EXIT_FAIL, "Provenance checks failed. %s", zMsg);
+    fail(EXIT_FAIL, "Provenance checks failed.");
+  }
+  free(zStatus);
+}
+
+/* profsum compare: the comparison JSON of --before and --after
+** (profsum_compare_json), each a file or a label/trace_id of --db;
+** --strict-provenance fails (exit 1) when the provenance checks fail. */
+int cmdCompare(Opts *o){
+  const char *zB = optReq(o, "before"), *zA = optReq(o, "after"), *zDb = optStr(o, "db");
+  long long k = optNonNeg(o, "top-k", 10);
+  char *zOpts = knobOptions(o, 0, 0), *zCmp;
+  sqlite3_int64 idB, idA;
+  {
+    const char *az[2] = {zB, zA};
+    failMissingDbForLabels(zDb, az, 2);
+  }
+  openDb(zDb);
+  idB = traceArg("before", zB, optRaw(o, "before"), zDb!=0, zOpts, 0);
+  idA = traceArg("after", zA, optRaw(o, "after"), zDb!=0, zOpts, idB);
+  zCmp = sqlText("SELECT profsum_compare_json(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
+  if( zCmp==0 ) fail(EXIT_FAIL, "profsum_compare_json returned nothing");
+  if( optFlag(o, "strict-provenance") ) checkProvenance(zCmp);
+  emit(zCmp, optStr(o, "output"));
+  free(zCmp);
+  free(zOpts);
+  return EXIT_OK;
+}
+
+/* On stderr (stdout is the reference's record): a side without steady-state
+** steps, whose step-time checks can never fail -- a CI gate that looks
+** green for that reason alone (the reference says nothing).  zB, zA: the
+** --before/--after arguments as given. */
+static void noteNoSteadySteps(sqlite3_int64 idB, sqlite3_int64 idA, const char *zB, const char *zA){
+  sqlite3_stmt *p = 0;
+  if( sqlite3_prepare_v2(g_db, "SELECT t.trace_id, t.label, coalesce(a.count, 0), "
+        "json_extract(t.options, '$.warmup_steps'), t.summary_json IS NOT NULL FROM main.profsum_trace AS t "
+        "LEFT JOIN main.profsum_step_stats AS a ON a.trace_id=t.trace_id AND a.scope='all' "
+        "LEFT JOIN main.profsum_step_stats AS s ON s.trace_id=t.trace_id AND s.scope='steady' "
+        "WHERE t.trace_id IN (?1, ?2) AND coalesce(s.count, 0)=0 ORDER BY t.trace_id=?2",
+        -1, &p, 0)!=SQLITE_OK ){
+    sqlite3_finalize(p);
+    return;                                   /* a note only: never an error */
+  }
+  sqlite3_bind_int64(p, 1, idB);
+  sqlite3_bind_int64(p, 2, idA);
+  while( sqlite3_step(p)==SQLITE_ROW ){
+    int isAfter = sqlite3_column_int64(p, 0)==idA;
+    const char *zLabel = (const char*)sqlite3_column_text(p, 1);
+    long long nAll = sqlite3_column_int64(p, 2);
+    char zSide[1200];
+    snprintf(zSide, sizeof(zSide), "--%s '%s' (trace '%s'%s)", isAfter ? "after" : "before",
+             isAfter ? zA : zB, zLabel ? zLabel : "?", sqlite3_column_int(p, 4) ? ", a summary file" : "");
+    if( sqlite3_column_int(p, 4) ){
+      /* a summary file: its warmup_steps were set when it was made */
+      errLine("profsum track: note: %s has no steady-state steps: the step-time checks "
+              "cannot fail", zSide);
+    }else if( nAll==0 ){
+      errLine("profsum track: note: %s has no steps (no step markers found): "
+              "the step-time checks cannot fail", zSide);
+    }else{
+      errLine("profsum track: note: %s: its %lld step%s %s warmup (--warmup-steps %lld): "
+              "no steady-state steps, so the step-time checks cannot fail; lower --warmup-steps or "
+              "profile more steps", zSide, nAll, nAll==1 ? "" : "s", nAll==1 ? "is" : "are all",
+              (long long)sqlite3_column_int64(p, 3));
+    }
+  }
+  sqlite3_finalize(p);
+}
+
+/* profsum track: compare --before and --after, assess the pair against
+** the thresholds and record it (profsum_track) into --history (a .db, or
+** a JSONL file, appendHistory); emit the record.  Returns EXIT_GATE when
+** --fail-on is given and the status reaches it. */
+int cmdTrack(Opts *o){
+  const char *zB = optReq(o, "before"), *zA = optReq(o, "after");
+  const char *zHist = optStr(o, "history"), *zDb = optStr(o, "db"), *zFailOn = optStr(o, "fail-on");
+  long long k = optNonNeg(o, "top-k", 10);
+  char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o, k), *zRec, *zStatus;
+  sqlite3_int64 idB, idA;
+  int kind, bGate = 0;
+  if( zFailOn && strcmp(zFailOn, "fail")!=0 && strcmp(zFailOn, "warn")!=0 ){
+    fail(EXIT_USAGE, "option '--fail-on': invalid choice '%s' (choose from 'fail', 'warn')", zFailOn);
+  }
+  if( zHist==0 && zDb ){ zHist = zDb; zDb = 0; }
+  kind = openHistory(zHist, zDb, 0);
+  idB = traceArg("before", zB, optRaw(o, "before"), kind==HIST_DB, zOpts, 0);
+  idA = traceArg("after", zA, optRaw(o, "after"), kind==HIST_DB, zOpts, idB);
+  if( optFlag(o, "strict-provenance") ){
+    /* checked before anything is recorded */
+    char *zCmp = sqlText("SELECT profsum_compare_json(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
+    if( zCmp ) checkProvenance(zCmp);
+    free(zCmp);
+  }
+  zRec = sqlText("SELECT profsum_track(?1, ?2, ?3, ?4)", "iitt", idB, idA, optStr(o, "label"), zThr);
+  if( zRec==0 ) fail(EXIT_FAIL, "profsum_track returned nothing");
+  appendHistory(zHist, kind);
+  zStatus = sqlText("SELECT json_extract(?1, '$.assessment.status')", "t", zRec);
+  noteNoSteadySteps(idB, idA, optRaw(o, "before") ? optRaw(o, "before") : zB,
+                    optRaw(o, "after") ? optRaw(o, "after") : zA);
+  if( zFailOn && zStatus ){
+    if( strcmp(zStatus, "fail")==0 ) bGate = 1;
+    if( strcmp(zFailOn, "warn")==0 && strcmp(zStatus, "warn")==0 ) bGate = 1;
+  }
+  emit(zRec, optStr(o, "output"));
+  if( bGate ){
+    errLine("profsum track: status %s (--fail-on %s)", zStatus, zFailOn);
+  }
+  free(zRec);
+  free(zStatus);
+  free(zOpts);
+  free(zThr);
+  return bGate ? EXIT_GATE : EXIT_OK;
+}
+
+/* profsum history: the summary JSON of a history (.db or JSONL), its
+** last --tail records listed; a history that does not exist has none. */
+int cmdHistory(Opts *o){
+  const char *zHist = optReq(o, "history");
+  long long nTail = optInt(o, "tail", 20);
+  char *zSum;
+  if( historyKind(zHist)==HIST_DB && !pathExists(zHist) ){
+    openDb(0);                      /* a missing history has no records */
+  }else{
+    openHistory(zHist, 0, 1);
+  }
+  zSum = sqlText("SELECT profsum_json_pretty(json_set(profsum_history_summary_json(?1), '$.history_path', ?2))",
+                 "it", (sqlite3_int64)nTail, zHist);
+  if( zSum==0 ) fail(EXIT_FAIL, "profsum_history_summary_json returned nothing");
+  emit(zSum, optStr(o, "output"));
+  free(zSum);
+  return EXIT_OK;
+}
+
+/* One side of a bundle: a summary/trace file (or a label of --db), else a
+** run target. */
+static sqlite3_int64 bundleSide(const Opts *o, const char *zSide, int bHaveDb, const char *zOpts,
+                                sqlite3_int64 idOther){
+  char zOpt[32], zRunOpt[32];
+  const char *zSum, *zRaw, *zRun;
+  snprintf(zOpt, sizeof(zOpt), "%s-summary", zSide);
+  snprintf(zRunOpt, sizeof(zRunOpt), "%s-run-target", zSide);
+  zSum = optStr(o, zOpt);
+  zRaw = optRaw(o, zOpt);
+  if( zSum==0 ){ zSum = optStr(o, zSide); zRaw = optRaw(o, zSide); }
+  zRun = optStr(o, zRunOpt);
+  if( zSum ) return traceArg(zOpt, zSum, zRaw, bHaveDb, zOpts, idOther);
+  return importRunTarget(zRun, 0, 0, zOpts);
+}
+
+/* profsum bundle: write the before/after summaries, the comparison, the
+** tracking record and the reports into --output-dir (profsum_bundle),
+** also recorded into --history when given; emit the manifest.  With
+** --strict-provenance nothing is written when the checks fail. */
+int cmdBundle(Opts *o){
+  const char *zOut = optReq(o, "output-dir"), *zHist = optStr(o, "history"), *zDb = optStr(o, "db");
+  long long k = optNonNeg(o, "top-k", 10);
+  char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o, -1), *zMan;
+  sqlite3_int64 idB, idA;
+  int kind;
+  JObj j;
+  if( !(optStr(o, "before-summary") || optStr(o, "before") || optStr(o, "before-run-target"))
+   || !(optStr(o, "after-summary") || optStr(o, "after") || optStr(o, "after-run-target")) ){
+    /* the reference raises ValueError here: exit 1, not a usage error */
+    fail(EXIT_FAIL, "Bundle requires either a summary path or a run target for both before and after.");
+  }
+  memset(&j, 0, sizeof(j));
+  jobjInt(&j, "top_k", k);
+  if( optStr(o, "label") ) jobjStr(&j, "label", optStr(o, "label"));
+  jobjRaw(&j, "thresholds", zThr);
+  jobjRaw(&j, "history", zHist ? "true" : "false");
+  jobjRaw(&j, "strict_provenance", optFlag(o, "strict-provenance") ? "true" : "false");
+  wandbEnv(o);
+  kind = openHistory(zHist, zDb, 0);
+  idB = bundleSide(o, "before", kind==HIST_DB || zDb!=0, zOpts, 0);
+  idA = bundleSide(o, "after", kind==HIST_DB || zDb!=0, zOpts, idB);
+  if( optFlag(o, "strict-provenance") ){
+    /* the reference's preflight comparison: its ValueError text, exit 1,
+    ** before any file is written */
+    char *zCmp = sqlText("SELECT profsum_compare_json(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
+    if( zCmp ) checkProvenance(zCmp);
+    free(zCmp);
+  }
+  zMan = sqlText("SELECT profsum_bundle(?1, ?2, ?3, ?4)", "iitt", idB, idA, zOut, jobjEnd(&j));
+  if( zMan==0 ) fail(EXIT_FAIL, "profsum_bundle returned nothing");
+  appendHistory(zHist, kind);
+  emit(zMan, optStr(o, "output"));
+  free(zMan);
+  free(zOpts);
+  free(zThr);
+  free(j.b.z);
+  return EXIT_OK;
+}

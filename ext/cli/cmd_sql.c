@@ -1,0 +1,75 @@
+/*
+** cmd_sql.c — the `sql` command: the sqlite3 shell run with profsum.so
+** loaded (found through $PROFSUM_SO, next to this program, or in ../lib).
+*/
+#include "cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The directory of this executable. */
+static char *exeDir(void){
+  char z[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", z, sizeof(z)-1);
+  char *zSlash;
+  if( n<=0 ) return 0;
+  z[n] = 0;
+  zSlash = strrchr(z, '/');
+  if( zSlash==0 ) return 0;
+  *zSlash = 0;
+  return xstrdup(z);
+}
+
+/* profsum.so: $PROFSUM_SO, next to the binary, or in ../lib. */
+static char *findExtension(void){
+  const char *zEnv = getenv("PROFSUM_SO");
+  char *zDir, *z;
+  static const char *azRel[] = {"%s/profsum.so", "%s/../lib/profsum.so", "%s/../lib/profsum/profsum.so"};
+  size_t i;
+  if( zEnv && zEnv[0] ){
+    if( !pathExists(zEnv) ) fail(EXIT_FAIL, "PROFSUM_SO='%s': %s", zEnv, strerror(ENOENT));
+    return xstrdup(zEnv);
+  }
+  zDir = exeDir();
+  for(i=0; zDir && i<sizeof(azRel)/sizeof(azRel[0]); i++){
+    char zReal[PATH_MAX];
+    z = xprintf(azRel[i], zDir);
+    if( realpath(z, zReal) ){
+      sqlite3_free(z);
+      free(zDir);
+      return xstrdup(zReal);
+    }
+    sqlite3_free(z);
+  }
+  free(zDir);
+  fail(EXIT_FAIL, "cannot find profsum.so (looked next to the profsum binary and in ../lib); set PROFSUM_SO");
+  return 0;
+}
+
+/* profsum sql [DB] [sqlite3 options]: replace this process with the
+** sqlite3 shell ($PROFSUM_SQLITE3, default sqlite3) that loads profsum.so
+** first.  Returns only on failure (exit 1). */
+int cmdSql(Opts *o){
+  char *zSo = findExtension(), *zLoad;
+  char **azArg;
+  int i, n = 0;
+  const char *zShell = getenv("PROFSUM_SQLITE3");
+  if( zShell==0 || zShell[0]==0 ) zShell = "sqlite3";
+  /* .load takes a quoted argument; ' inside is doubled by no one: refuse */
+  if( strchr(zSo, '\'') ) fail(EXIT_FAIL, "the path of profsum.so contains a quote: '%s'", zSo);
+  zLoad = xprintf(".load '%s'", zSo);
+  azArg = xmalloc(sizeof(char*)*(size_t)(o->nPos+4));
+  azArg[n++] = (char*)zShell;
+  azArg[n++] = "-cmd";
+  azArg[n++] = zLoad;
+  for(i=0; i<o->nPos; i++) azArg[n++] = (char*)o->azPos[i];
+  azArg[n] = 0;
+  fflush(stdout);
+  execvp(zShell, azArg);
+  fail(EXIT_FAIL, "cannot run %s: %s (install the sqlite3 package)", zShell, strerror(errno));
+  return EXIT_FAIL;
+}

@@ -1,0 +1,247 @@
+/*
+** cmd_summary.c — the commands on one profile: `summarize` (import and
+** emit the profile_summary.v1 JSON), `report` (markdown or HTML; on a
+** terminal the markdown is rendered from visible strings) and `query`.
+*/
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "summary_doc.h"     /* profsumDocFromJson, profsumDocReportMd */
+
+/* profsum summarize: import one profile (--trace-file, --profile-dir,
+** --artifact or --run-target) into a temporary database or --db and emit
+** its profile_summary.v1 JSON. */
+int cmdSummarize(Opts *o){
+  const char *zTrace = optStr(o, "trace-file"), *zX = optStr(o, "xplane-file");
+  const char *zArt = optStr(o, "artifact"), *zRun = optStr(o, "run-target");
+  const char *zDir = optStr(o, "profile-dir"), *zDb = optStr(o, "db");
+  char *zOpts, *zJson;
+  sqlite3_int64 id;
+  if( !zTrace && !zX && !zArt && !zRun && !zDir ){
+    fail(EXIT_USAGE, "Specify one of --trace-file, --xplane-file, --profile-dir, --artifact, or --run-target.");
+  }
+  if( (optStr(o, "label") || optStr(o, "series") || optFlag(o, "replace")) && !zDb ){
+    fail(EXIT_USAGE, "--label, --series and --replace apply to --db");
+  }
+  zOpts = knobOptions(o, optFlag(o, "replace"), optStr(o, "series"));
+  if( !zTrace && zX ){
+    fail(EXIT_FAIL, "'%s': XPlane protobuf input is not supported; profsum reads the trace JSON "
+         "of the same profile (*.trace.json.gz / perfetto_trace.json.gz): use --trace-file or --profile-dir", zX);
+  }
+  if( optStr(o, "xplane-output-dir") ) fail(EXIT_FAIL, "--xplane-output-dir requires the optional xprof package.");
+  wandbEnv(o);
+  openDb(zDb);
+  if( zTrace ){
+    id = importSource(zTrace, optStr(o, "label"), zOpts);
+  }else if( zArt ){
+    char *zSrc = xprintf("wandb:%s", zArt);
+    id = importSource(zSrc, optStr(o, "label"), zOpts);
+    sqlite3_free(zSrc);
+  }else if( zRun ){
+    id = importRunTarget(zRun, optStr(o, "alias"), optStr(o, "label"), zOpts);
+  }else{
+    if( !isDir(zDir) ) fail(EXIT_FAIL, "'%s': not a directory", zDir);
+    id = importSource(zDir, optStr(o, "label"), zOpts);
+  }
+  zJson = sqlText("SELECT profsum_summary_json(?1)", "i", id);
+  if( zJson==0 ) fail(EXIT_FAIL, "profsum_summary_json returned nothing");
+  emit(zJson, optStr(o, "output"));
+  free(zJson);
+  free(zOpts);
+  return EXIT_OK;
+}
+
+/* Append to b the KPI section of report zReport (profsum_report_md(id, k,
+** '{"kpis": true}')) as a terminal shows it: every row rebuilt from the
+** rows of profsum_kpis with its text cells visible (bufCellVisible), after
+** checking that the section is exactly those rows (the value cell is taken
+** from the section as it is).  When the section is not what is expected,
+** it is appended unchanged (the caller's output filter still shows its
+** control characters escaped; only a newline in a cell then stays). */
+static void kpisForTerminal(Buf *b, sqlite3_int64 id, long long k, const char *zReport){
+  static const char zHead[] = "\n## KPIs\n| Kind | KPI | Device | Value | Unit | Band | Explanation |\n"
+                              "|---|---|---|---:|---|---|---|\n";
+  char *zBase = sqlText("SELECT profsum_report_md(?1, ?2)", "ii", id, (sqlite3_int64)k);
+  const char *zKpi, *zAt;
+  sqlite3_stmt *p = 0;
+  size_t nBase = zBase ? strlen(zBase) : 0;
+  int ok = 0;
+  Buf out;
+  memset(&out, 0, sizeof(out));
+  if( zBase==0 || strncmp(zReport, zBase, nBase)!=0 ){
+    free(zBase);
+    bufPuts(b, zReport);                   /* not base + section: as it is */
+    return;
+  }
+  free(zBase);
+  zKpi = zReport + nBase;
+  if( zKpi[0]==0 ) return;                 /* no KPI rows */
+  if( strncmp(zKpi, zHead, sizeof(zHead)-1)==0
+   && sqlite3_prepare_v2(g_db, "SELECT kind, kpi, coalesce(device, 'all'), unit, band, explanation "
+                         "FROM main.profsum_kpis WHERE trace_id=?1", -1, &p, 0)==SQLITE_OK ){
+    ok = 1;
+    bufPuts(&out, zHead);
+    zAt = zKpi + sizeof(zHead)-1;
+    sqlite3_bind_int64(p, 1, id);
+    while( ok && sqlite3_step(p)==SQLITE_ROW ){
+      const char *az[6];
+      char *zPre, *zSuf;
+      size_t nPre, nSuf, nVal;
+      int c;
+      for(c=0; c<6; c++){
+        az[c] = (const char*)sqlite3_column_text(p, c);
+        if( az[c]==0 ) az[c] = "";
+      }
+      zPre = xprintf("| %s | %s | %s | ", az[0], az[1], az[2]);
+      zSuf = xprintf(" | %s | %s | %s |\n", az[3], az[4], az[5]);
+      nPre = strlen(zPre);
+      nSuf = strlen(zSuf);
+      ok = strncmp(zAt, zPre, nPre)==0;
+      if( ok ){
+        nVal = strcspn(zAt+nPre, " |\n");
+        ok = nVal>0 && strncmp(zAt+nPre+nVal, zSuf, nSuf)==0;
+        if( ok ){
+          /* the six text cells visible, the value cell (after the third)
+          ** as the section has it */
+          for(c=0; c<6; c++){
+            bufPuts(&out, c ? " | " : "| ");
+            bufCellVisible(&out, az[c]);
+            if( c==2 ){
+              bufPuts(&out, " | ");
+              bufAppend(&out, zAt+nPre, nVal);
+            }
+          }
+          bufPuts(&out, " |\n");
+          zAt += nPre + nVal + nSuf;
+        }
+      }
+      sqlite3_free(zPre);
+      sqlite3_free(zSuf);
+    }
+    if( sqlite3_finalize(p)!=SQLITE_OK ) ok = 0;
+    if( ok && zAt[0]!=0 ) ok = 0;          /* rows the query did not give */
+  }
+  if( ok ) bufPuts(b, out.z);
+  else bufPuts(b, zKpi);
+  free(out.z);
+}
+
+/* The markdown report of trace id, top_k k, as a terminal shows it (zReport
+** is what profsum_report_md gave; bKpis: with the KPI section): the
+** reference's report of the trace's summary document whose strings were
+** made visible (jsonVisible), so a name with a newline stays in its table
+** cell ("a\nb") and no control character reaches the terminal; the KPI
+** section likewise (kpisForTerminal).  Returns a malloc'd text, or 0 when
+** the document cannot be rendered so (the caller then prints zReport,
+** which its output filter still shows visible). */
+static char *reportMdForTerminal(sqlite3_int64 id, long long k, int bKpis, const char *zReport){
+  char *zJson = sqlText("SELECT profsum_summary_json(?1)", "i", id), *zVis, *zMd, *zErr = 0;
+  ProfsumDoc *d = 0;
+  Buf b;
+  if( zJson==0 ) return 0;
+  zVis = jsonVisible(zJson);
+  free(zJson);
+  if( profsumDocFromJson(zVis, -1, &d, &zErr)!=SQLITE_OK ){
+    sqlite3_free(zErr);
+    free(zVis);
+    return 0;
+  }
+  free(zVis);
+  zMd = profsumDocReportMd(d, k>1000000 ? 1000000 : (int)k);
+  profsumDocFree(d);
+  if( zMd==0 ) fail(EXIT_FAIL, "out of memory");
+  memset(&b, 0, sizeof(b));
+  bufPuts(&b, zMd);
+  sqlite3_free(zMd);
+  if( bKpis ) kpisForTerminal(&b, id, k, zReport);
+  return b.z;
+}
+
+/* profsum report: the markdown report (or --format html) of --summary, or
+** of --trace in --db; on a terminal the markdown comes from visible
+** strings (reportMdForTerminal). */
+int cmdReport(Opts *o){
+  long long k = optNonNeg(o, "top-k", 10);
+  const char *zFormat = optStr(o, "format");
+  char *zOpts, *zMd;
+  sqlite3_int64 id;
+  int isHtml = 0;
+  if( zFormat ){
+    if( strcmp(zFormat, "html")==0 ) isHtml = 1;
+    else if( strcmp(zFormat, "md")!=0 ) fail(EXIT_USAGE, "--format must be md or html, not '%s'", zFormat);
+  }
+  if( isHtml && (k<1 || k>64) ) fail(EXIT_USAGE, "--top-k must be from 1 to 64 with --format html");
+  zOpts = knobOptions(o, 0, 0);
+  failBeforeDb(o);
+  openDb(optStr(o, "db"));
+  id = summaryArg(o, zOpts);
+  zMd = sqlText(isHtml ? "SELECT profsum_report_html(?1, ?2)"
+                : optFlag(o, "kpis") ? "SELECT profsum_report_md(?1, ?2, '{\"kpis\": true}')"
+                : "SELECT profsum_report_md(?1, ?2)", "ii", id, (sqlite3_int64)k);
+  if( zMd==0 ) fail(EXIT_FAIL, "the report function returned nothing");
+  if( g_bOutTty && !isHtml && optStr(o, "output")==0 ){
+    char *zTerm = reportMdForTerminal(id, k, optFlag(o, "kpis"), zMd);
+    if( zTerm ){ free(zMd); zMd = zTerm; }
+  }
+  emit(zMd, optStr(o, "output"));
+  free(zMd);
+  free(zOpts);
+  return EXIT_OK;
+}
+
+/* The intents of tools-spec §2, for `query --list`. */
+static const struct { const char *zType, *zWhen, *zExample; } aIntent[] = {
+  {"top_ops", "contains \"top\" and \"op\"", "What are the top ops by exclusive time?"},
+  {"compute_vs_communication", "contains \"comm\"/\"collective\" and one of \"compute\", \"dominating\", \"dominant\", \"worst\"",
+   "Is comm or compute dominating? Which collective is worst?"},
+  {"collective_breakdown", "contains \"collective\" or \"communication\"", "Show the collective breakdown"},
+  {"pre_op_gap", "contains \"gap\" and \"before\" (target: the text after \"before\")", "What is the gap before copy.564?"},
+  {"gap_region_context", "contains \"context\" and one of \"gap\", \"op\", \"copy\" (target: after \"for\"/\"of\"/\"op\", or a name like copy.1)",
+   "show context for op copy.564"},
+  {"hierarchical_regions", "contains \"region\" or \"hierarch\"", "show hierarchical regions"},
+  {"bound_analysis", "contains \"memory-bound\" or \"compute-bound\"", "Is this memory-bound or compute-bound?"},
+  {"comparison_hint", "contains \"improve\", \"regress\" or \"compare\"", "Did this change regress?"},
+  {"optimization_candidates", "matches none of the above", "What should we try next?"},
+};
+
+/* profsum query: the JSON answer to --question about --summary (or
+** --trace in --db), profsum_query_json; --list prints the kinds of
+** questions understood instead. */
+int cmdQuery(Opts *o){
+  long long k = optNonNeg(o, "top-k", 10);
+  const char *zQ = optStr(o, "question");
+  char *zOpts, *zAns;
+  sqlite3_int64 id;
+  if( optFlag(o, "list") ){
+    size_t i;
+    Buf b;
+    memset(&b, 0, sizeof(b));
+    bufPuts(&b, "Questions are matched by substrings of the lower-cased question (\"stop\" contains \"top\"\n"
+                "and \"op\"), in this order: the first that applies answers. The number of rows is\n"
+                "--top-k (default 10), not a number in the question.\n");
+    for(i=0; i<sizeof(aIntent)/sizeof(aIntent[0]); i++){
+      char z[600];
+      snprintf(z, sizeof(z), "\n%d. %s\n   when the question %s\n   e.g. profsum query --summary S --question \"%s\"\n",
+               (int)i+1, aIntent[i].zType, aIntent[i].zWhen, aIntent[i].zExample);
+      bufPuts(&b, z);
+    }
+    bufPuts(&b, "\nThe answer is JSON with \"query_type\" and the rows (tools-spec section 2).");
+    emit(b.z, optStr(o, "output"));
+    free(b.z);
+    return EXIT_OK;
+  }
+  if( zQ==0 ) fail(EXIT_USAGE, "the option '--question' is required (or --list)");
+  zOpts = knobOptions(o, 0, 0);
+  failBeforeDb(o);
+  openDb(optStr(o, "db"));
+  id = summaryArg(o, zOpts);
+  zAns = sqlText("SELECT profsum_query_json(?1, ?2, ?3)", "iti", id, zQ, (sqlite3_int64)k);
+  if( zAns==0 ) fail(EXIT_FAIL, "profsum_query_json returned nothing");
+  emit(zAns, optStr(o, "output"));
+  free(zAns);
+  free(zOpts);
+  return EXIT_OK;
+}

@@ -1,0 +1,241 @@
+/*
+** db.c — the working connection: opening it (a private temporary
+** database, or the one the user named), one-row queries with bound
+** arguments, and SQL errors said in the command line's terms (a WAL
+** database in a directory this process cannot write gets its remedy).
+*/
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Open zPath (0: a new temporary database, deleted on exit).
+**
+** The temporary database is "profsum.db" in a directory of its own made by
+** mkdtemp in $TMPDIR (default /tmp), mode 0700: SQLite creates the side
+** files (-journal, -wal, -shm) under names derived from the database's, and
+** in a shared directory such as /tmp anyone could plant a file or symlink
+** under those names once the database's name is known (a hot journal that
+** SQLite would roll back into the database).  In a private directory no
+** one else can. */
+void openDb(const char *zPath){
+  int rc;
+  if( zPath==0 ){
+    const char *zDir = getenv("TMPDIR");
+    if( zDir==0 || zDir[0]==0 ) zDir = "/tmp";
+    if( snprintf(g_zTempDbDir, sizeof(g_zTempDbDir), "%s/profsum-XXXXXX", zDir)>=(int)sizeof(g_zTempDbDir) ){
+      g_zTempDbDir[0] = 0;
+      fail(EXIT_FAIL, "TMPDIR is too long");
+    }
+    if( mkdtemp(g_zTempDbDir)==0 ){
+      int e = errno;
+      g_zTempDbDir[0] = 0;
+      fail(EXIT_FAIL, "cannot create a temporary database in %s: %s", zDir, strerror(e));
+    }
+    snprintf(g_zTempDb, sizeof(g_zTempDb), "%s/profsum.db", g_zTempDbDir);
+    zPath = g_zTempDb;
+  }else{
+    g_zUserDb = zPath;
+  }
+  rc = sqlite3_open_v2(zPath, &g_db, SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE, 0);
+  if( rc!=SQLITE_OK ){
+    fail(EXIT_FAIL, "cannot open database '%s': %s", zPath, g_db ? sqlite3_errmsg(g_db) : sqlite3_errstr(rc));
+  }
+  sqlite3_busy_timeout(g_db, 10000);
+  if( g_zTempDb[0] ){
+    /* scratch data: no need to survive a crash */
+    sqlite3_exec(g_db, "PRAGMA synchronous=OFF", 0, 0, 0);
+  }
+}
+
+/* 1 if zPath is an SQLite database file in WAL mode (header bytes 18 and
+** 19 are 2), else 0. */
+static int isWalDbFile(const char *zPath){
+  unsigned char a[20];
+  FILE *f = fopen(zPath, "rb");
+  int ok;
+  if( f==0 ) return 0;
+  ok = fread(a, 1, sizeof(a), f)==sizeof(a)
+    && memcmp(a, "SQLite format 3", 16)==0 && a[18]==2 && a[19]==2;
+  fclose(f);
+  return ok;
+}
+
+/* zPath as the path of an SQLite file: URI ("file:" + the path, with '%',
+** '?' and '#' escaped; a path starting with "//" gets an empty authority).
+** Returns malloc'd text, or 0 when out of memory. */
+static char *fileUri(const char *zPath){
+  size_t n = strlen(zPath), i, j = 0;
+  char *z = malloc(n*3 + 16);
+  if( z==0 ) return 0;
+  j += (size_t)sprintf(z, "file:%s", zPath[0]=='/' && zPath[1]=='/' ? "//" : "");
+  for(i=0; i<n; i++){
+    char c = zPath[i];
+    if( c=='%' || c=='?' || c=='#' ) j += (size_t)sprintf(z+j, "%%%02x", (unsigned char)c);
+    else z[j++] = c;
+  }
+  z[j] = 0;
+  return z;
+}
+
+/* After "unable to open database file" on g_zUserDb: when it is a WAL
+** database (as profsum leaves one) in a directory this process cannot
+** write, say so and what to do, and exit; else return.  SQLite reads a WAL
+** database only where it can create its -shm file beside it (not on a
+** read-only mount).  An immutable open reads the database file alone, so
+** it is offered only when no committed transactions wait in a -wal file. */
+static void failWalReadOnly(const char *zMsg){
+  char zReal[PATH_MAX], zDir[PATH_MAX], zWal[PATH_MAX + 8];   /* zWal: the real -wal */
+  const char *zPath = realpath(g_zUserDb, zReal) ? zReal : g_zUserDb;
+  const char *zSlash = strrchr(zPath, '/');
+  struct stat st;
+  int e;
+  if( !isWalDbFile(zPath) ) return;
+  if( zSlash==0 ) snprintf(zDir, sizeof(zDir), ".");
+  else if( zSlash==zPath ) snprintf(zDir, sizeof(zDir), "/");
+  else snprintf(zDir, sizeof(zDir), "%.*s", (int)(zSlash-zPath), zPath);
+  if( access(zDir, W_OK)==0 ) return;
+  e = errno;
+  snprintf(zWal, sizeof(zWal), "%s-wal", zPath);
+  if( stat(zWal, &st)==0 && st.st_size>0 ){
+    fail(EXIT_FAIL, "%s ('%s' is a WAL database in a directory this process cannot write (%s): "
+         "SQLite needs to create '%s-shm' beside it to read it; copy '%s' together with '%s-wal' "
+         "to a directory you can write, and read the copy (its -wal holds transactions the "
+         "database file does not have yet), see docs/compare.md)",
+         zMsg, g_zUserDb, strerror(e), g_zUserDb, g_zUserDb, g_zUserDb);
+  }else{
+    char *zUri = fileUri(g_zUserDb);
+    fail(EXIT_FAIL, "%s ('%s' is a WAL database in a directory this process cannot write (%s): "
+         "SQLite needs to create '%s-shm' beside it to read it; copy it to a directory you "
+         "can write, or read it in SQL as '%s?immutable=1', see docs/compare.md)",
+         zMsg, g_zUserDb, strerror(e), g_zUserDb, zUri ? zUri : g_zUserDb);
+  }
+}
+
+/* Report the error message of an SQL function: "no such function" gets a
+** hint, a WAL database in a read-only directory too, and advice given in
+** SQL terms is said in the CLI's. */
+void failSqlMsg(const char *zMsg){
+  static const struct { const char *zSql, *zCli; int bToEnd; } aTerm[] = {
+    /* the SQL text goes on with the label and the options' effects: the
+    ** CLI has --replace (no unique label: it names each trace itself) */
+    {"choose another label, pass '{\"unique_label\": true}'",
+     "choose another --label or pass --replace (which deletes that trace and stores this one)", 1},
+    {"options entity/project or ", "--entity/--project or ", 0},
+  };
+  size_t k;
+  if( strstr(zMsg, "no such function")!=0 ){
+    fail(EXIT_FAIL, "%s (this build of profsum does not provide that SQL function yet)", zMsg);
+  }
+  if( strstr(zMsg, "unable to open database file")!=0 && g_zUserDb ) failWalReadOnly(zMsg);
+  for(k=0; k<sizeof(aTerm)/sizeof(aTerm[0]); k++){
+    const char *zAt = strstr(zMsg, aTerm[k].zSql);
+    if( zAt ){
+      fail(EXIT_FAIL, "%.*s%s%s", (int)(zAt-zMsg), zMsg, aTerm[k].zCli,
+           aTerm[k].bToEnd ? "" : zAt+strlen(aTerm[k].zSql));
+    }
+  }
+  fail(EXIT_FAIL, "%s", zMsg);
+}
+
+/* Report the connection's SQL error (failSqlMsg). */
+void failSql(const char *zSql){
+  (void)zSql;
+  failSqlMsg(sqlite3_errmsg(g_db));
+}
+
+/* Prepare zSql and bind the arguments described by zTypes:
+**   't' const char* (0 binds NULL), 'i' sqlite3_int64, 'd' double. */
+static sqlite3_stmt *prepareV(const char *zSql, const char *zTypes, va_list ap){
+  sqlite3_stmt *p = 0;
+  int i;
+  if( sqlite3_prepare_v2(g_db, zSql, -1, &p, 0)!=SQLITE_OK ) failSql(zSql);
+  for(i=0; zTypes && zTypes[i]; i++){
+    switch( zTypes[i] ){
+      case 't': {
+        const char *z = va_arg(ap, const char*);
+        if( z ) sqlite3_bind_text(p, i+1, z, -1, SQLITE_TRANSIENT);
+        else sqlite3_bind_null(p, i+1);
+        break;
+      }
+      case 'i': sqlite3_bind_int64(p, i+1, va_arg(ap, sqlite3_int64)); break;
+      case 'd': sqlite3_bind_double(p, i+1, va_arg(ap, double)); break;
+      default: abort();
+    }
+  }
+  return p;
+}
+
+/* Run a one-row query; return column 0 as a malloc'd string (0 for NULL
+** or no row).  Errors are fatal (exit 1). */
+char *sqlText(const char *zSql, const char *zTypes, ...){
+  va_list ap;
+  sqlite3_stmt *p;
+  char *zRes = 0;
+  int rc;
+  va_start(ap, zTypes);
+  p = prepareV(zSql, zTypes, ap);
+  va_end(ap);
+  rc = sqlite3_step(p);
+  if( rc==SQLITE_ROW ){
+    const char *z = (const char*)sqlite3_column_text(p, 0);
+    if( z ) zRes = xstrdup(z);
+    else if( sqlite3_errcode(g_db)==SQLITE_NOMEM ) fail(EXIT_FAIL, "out of memory");
+  }else if( rc!=SQLITE_DONE ){
+    sqlite3_finalize(p);
+    failSql(zSql);
+  }
+  sqlite3_finalize(p);
+  return zRes;
+}
+
+/* Like sqlText, but errors are returned: *pzErr (malloc'd) is set and 0
+** returned. */
+char *sqlTextTry(char **pzErr, const char *zSql, const char *zTypes, ...){
+  va_list ap;
+  sqlite3_stmt *p = 0;
+  char *zRes = 0;
+  int rc, i;
+  *pzErr = 0;
+  va_start(ap, zTypes);
+  if( sqlite3_prepare_v2(g_db, zSql, -1, &p, 0)!=SQLITE_OK ){
+    va_end(ap);
+    *pzErr = xstrdup(sqlite3_errmsg(g_db));
+    return 0;
+  }
+  for(i=0; zTypes && zTypes[i]; i++){
+    if( zTypes[i]=='t' ){
+      const char *z = va_arg(ap, const char*);
+      if( z ) sqlite3_bind_text(p, i+1, z, -1, SQLITE_TRANSIENT); else sqlite3_bind_null(p, i+1);
+    }else{
+      sqlite3_bind_int64(p, i+1, va_arg(ap, sqlite3_int64));
+    }
+  }
+  va_end(ap);
+  rc = sqlite3_step(p);
+  if( rc==SQLITE_ROW ){
+    const char *z = (const char*)sqlite3_column_text(p, 0);
+    if( z ) zRes = xstrdup(z);
+  }else if( rc!=SQLITE_DONE ){
+    *pzErr = xstrdup(sqlite3_errmsg(g_db));
+  }
+  sqlite3_finalize(p);
+  return zRes;
+}
+
+/* Does a table exist in main? */
+int tableExists(const char *zName){
+  char *zErr = 0;
+  char *z = sqlTextTry(&zErr, "SELECT 1 FROM main.sqlite_schema WHERE type='table' AND name=?1", "t", zName);
+  int bExists = z!=0;
+  /* a database that cannot be read is not one without the table */
+  if( zErr && strstr(zErr, "unable to open database file")!=0 ) failSqlMsg(zErr);
+  free(zErr);
+  free(z);
+  return bExists;
+}

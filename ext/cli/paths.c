@@ -1,0 +1,75 @@
+/*
+** paths.c — small questions and answers about paths: does it exist, is it
+** a directory, is it a remote source (no local file), mkdir -p, and the
+** absolute form of a relative path.
+*/
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* 1 if something (a file, a directory, ...) is at z, following links. */
+int pathExists(const char *z){
+  struct stat st;
+  return stat(z, &st)==0;
+}
+/* 1 if z is a directory (or a link to one). */
+int isDir(const char *z){
+  struct stat st;
+  return stat(z, &st)==0 && S_ISDIR(st.st_mode);
+}
+/* A source profsum_import fetches itself (no local file). */
+int isRemoteSource(const char *z){
+  return strncmp(z, "wandb:", 6)==0 || strncmp(z, "wandb-run:", 10)==0
+      || strncmp(z, "http://", 7)==0 || strncmp(z, "https://", 8)==0;
+}
+
+/* mkdir -p of the directory part of zPath (bParentOnly) or of zPath. */
+void makeDirs(const char *zPath, int bParentOnly){
+  char *z = xstrdup(zPath);
+  size_t n = strlen(z), i;
+  if( bParentOnly ){
+    while( n>0 && z[n-1]!='/' ) n--;
+    while( n>1 && z[n-1]=='/' ) n--;
+    z[n] = 0;
+  }
+  for(i=1; i<=n; i++){
+    if( z[i]=='/' || z[i]==0 ){
+      char c = z[i];
+      z[i] = 0;
+      if( mkdir(z, 0777)!=0 && errno!=EEXIST ){
+        int e = errno;
+        fail(EXIT_FAIL, "cannot create directory '%s': %s", z, strerror(e));
+      }
+      z[i] = c;
+    }
+  }
+  free(z);
+}
+
+/* zPath as an absolute path: itself when it starts with '/', else the
+** current directory joined with it ("." gives the current directory).
+** The path need not exist; nothing is resolved (no symlinks, no "..").
+** Returns a malloc'd string; errors are fatal. */
+char *absolutePath(const char *zPath){
+  char *zCwd, *zRes;
+  size_t nCwd, nPath;
+  if( zPath[0]=='/' ) return xstrdup(zPath);
+  zCwd = getcwd(0, 0);                 /* glibc: malloc'd, any length */
+  if( zCwd==0 ){
+    int e = errno;
+    fail(EXIT_FAIL, "'%s': cannot tell the current directory: %s", zPath, strerror(e));
+  }
+  if( strcmp(zPath, ".")==0 || zPath[0]==0 ) return zCwd;
+  nCwd = strlen(zCwd);
+  nPath = strlen(zPath);
+  zRes = xmalloc(nCwd + 1 + nPath + 1);
+  memcpy(zRes, zCwd, nCwd);
+  if( nCwd==0 || zCwd[nCwd-1]!='/' ) zRes[nCwd++] = '/';
+  memcpy(zRes+nCwd, zPath, nPath+1);
+  free(zCwd);
+  return zRes;
+}

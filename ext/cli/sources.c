@@ -1,0 +1,212 @@
+/*
+** sources.c — from command-line arguments to traces of the working
+** database: import options from the knob flags, the import of a file,
+** folder, summary or remote source (profsum_import), and a trace argument
+** that is a path or a label/trace_id of --db.
+*/
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* From ext/summary/import.c, linked into this program (sqlite3_malloc'd
+** results). */
+char *profsumDefaultLabel(const char *zSource);
+char *profsumSummaryFileProblem(const char *zPath);
+
+/* The import options zOpts (JSON text or NULL) with key zKey set to the
+** JSON value zJsonValue (malloc'd). */
+static char *optsWith(const char *zOpts, const char *zKey, const char *zJsonValue){
+  char *zPath = xprintf("$.%s", zKey);
+  char *z = sqlText("SELECT json_set(coalesce(?1, '{}'), ?2, json(?3))", "ttt", zOpts, zPath, zJsonValue);
+  sqlite3_free(zPath);
+  if( z==0 ) fail(EXIT_FAIL, "cannot set '%s' in the import options", zKey);
+  return z;
+}
+
+/* Import options from the knob flags (absent → profsum_import defaults). */
+char *knobOptions(const Opts *o, int bReplace, const char *zSeries){
+  JObj j;
+  const char *zMode = 0;
+  memset(&j, 0, sizeof(j));
+  if( specIndex(o, "warmup-steps", 12)>=0 && optStr(o, "warmup-steps") ){
+    jobjInt(&j, "warmup_steps", optNonNeg(o, "warmup-steps", 5));
+  }
+  if( specIndex(o, "hot-op-limit", 12)>=0 && optStr(o, "hot-op-limit") ){
+    jobjInt(&j, "hot_op_limit", optNonNeg(o, "hot-op-limit", 25));
+  }
+  if( specIndex(o, "breakdown-mode", 14)>=0 && (zMode = optStr(o, "breakdown-mode"))!=0 ){
+    if( strcmp(zMode, "exclusive_per_track")!=0 && strcmp(zMode, "exclusive_global")!=0 ){
+      fail(EXIT_USAGE, "option '--breakdown-mode': invalid choice '%s' (choose from "
+           "'exclusive_per_track', 'exclusive_global')", zMode);
+    }
+    jobjStr(&j, "breakdown_mode", zMode);
+  }
+  if( zSeries ) jobjStr(&j, "series", zSeries);
+  if( bReplace ) jobjRaw(&j, "replace", "true");
+  return (char*)jobjEnd(&j);
+}
+
+/*
+** Import zSource (a trace file, an artifact folder, a v1 summary file, or
+** a wandb:/wandb-run:/URL source) under zLabel (0: derived from the file,
+** made unique) with options zOpts.  Returns the trace_id.
+*/
+sqlite3_int64 importSource(const char *zSource, const char *zLabel, const char *zOpts){
+  char *zLab, *zId, *zErr = 0, *zWith = 0;
+  sqlite3_int64 id;
+  if( !isRemoteSource(zSource) && !pathExists(zSource) ){
+    fail(EXIT_FAIL, "'%s': %s", zSource, strerror(ENOENT));
+  }
+  zLab = zLabel ? xstrdup(zLabel) : 0;
+  if( zLab==0 ){
+    /* The label profsum_import derives (a W&B source: its artifact name),
+    ** made unique inside the import's write transaction ("unique_label":
+    ** -2, -3, ...), so concurrent jobs never pick the same; NULL, so that
+    ** 'reuse' takes a stored trace of the same file whatever its label. */
+    if( !isRemoteSource(zSource) ){
+      char *zL = profsumDefaultLabel(zSource);
+      if( zL==0 || zL[0]==0 ) zLab = xstrdup("trace");   /* nothing to derive from */
+      sqlite3_free(zL);
+    }
+    zWith = optsWith(zOpts, "unique_label", "true");
+    zOpts = zWith;
+  }
+  if( !isRemoteSource(zSource) ){
+    if( isDir(zSource) ){
+      char *zPick = sqlTextTry(&zErr, "SELECT path FROM profsum_find_traces(?1) WHERE picked LIMIT 1", "t", zSource);
+      free(zErr);
+      zErr = 0;
+      if( zPick ){ progressStart(zPick); free(zPick); }
+    }else{
+      progressStart(zSource);
+    }
+  }
+  zId = sqlTextTry(&zErr, "SELECT profsum_import(?1, ?2, ?3)", "ttt", zSource, zLab, zOpts);
+  if( zErr ) failSqlMsg(zErr);
+  if( zId==0 ) fail(EXIT_FAIL, "profsum_import returned no trace id for '%s'", zSource);
+  id = strtoll(zId, 0, 10);
+  progressFinish(id);
+  free(zId);
+  free(zLab);
+  free(zWith);
+  return id;
+}
+
+/* Import a file given where a summary is expected (--summary, --before,
+** --after, --before-summary, --after-summary): a profile_summary.v1
+** summary, a trace, or a folder/remote source.  JSON that is neither is an
+** error here (the reference: "Expected JSON object in summary '<path>'."
+** for a non-object), where profsum_import would read it as a trace with no
+** events. */
+static sqlite3_int64 importSummary(const char *zSource, const char *zOpts){
+  if( !isRemoteSource(zSource) && pathExists(zSource) && !isDir(zSource) ){
+    char *zWhy = profsumSummaryFileProblem(zSource);
+    if( zWhy ){
+      char *z = xstrdup(zWhy);
+      sqlite3_free(zWhy);
+      fail(EXIT_FAIL, "%s", z);
+    }
+  }
+  return importSource(zSource, 0, zOpts);
+}
+
+/* A trace argument: an existing path (or remote source) is imported (as a
+** summary: importSummary); else, when a database was given, a label or
+** trace_id in it.  zArg is the path as str(Path) gives it (OPT_PATH), zRaw
+** the text as given (the label looked up; 0: zArg). */
+sqlite3_int64 traceArg(const char *zOpt, const char *zArg, const char *zRaw, int bHaveDb,
+                              const char *zOpts, sqlite3_int64 idOther){
+  char *zId;
+  if( isRemoteSource(zArg) || pathExists(zArg) ){
+    /* Into a database file: a trace stored before from the same file, with
+    ** the same options and profsum version, is used again (profsum_import's
+    ** 'reuse'), so a CI job that tracks one baseline run after run stores
+    ** it once.  Not for the after side when that is the before side's
+    ** trace (idOther): a file compared with itself is read twice, as
+    ** without a database and as the reference does. */
+    char *zReuse;
+    sqlite3_int64 id;
+    if( !bHaveDb ) return importSummary(zArg, zOpts);
+    zReuse = optsWith(zOpts, "reuse", "true");
+    id = importSummary(zArg, zReuse);
+    free(zReuse);
+    if( idOther && id==idOther ){
+      /* another stored copy of the same file (one made by an earlier run
+      ** of this same comparison), else a new one */
+      char *zTwin = sqlText("SELECT t.trace_id FROM main.profsum_trace AS t, main.profsum_trace AS o "
+          "WHERE o.trace_id=?1 AND t.trace_id<>?1 AND t.source_path IS o.source_path "
+          "AND t.trace_path IS o.trace_path AND t.sha256 IS o.sha256 AND t.size IS o.size "
+          "AND t.options IS o.options AND t.profsum_version IS o.profsum_version "
+          "AND t.summary_json IS o.summary_json ORDER BY t.trace_id DESC LIMIT 1", "i", idOther);
+      if( zTwin ){
+        id = strtoll(zTwin, 0, 10);
+        free(zTwin);
+      }else{
+        id = importSummary(zArg, zOpts);
+      }
+    }
+    return id;
+  }
+  if( zRaw ) zArg = zRaw;
+  if( !bHaveDb ) fail(EXIT_FAIL, "--%s '%s': %s", zOpt, zArg, strerror(ENOENT));
+  zId = tableExists("profsum_trace")
+      ? sqlText("SELECT trace_id FROM main.profsum_trace WHERE label=?1 "
+                "UNION ALL SELECT trace_id FROM main.profsum_trace WHERE ?1 GLOB '[0-9]*' "
+                "AND NOT ?1 GLOB '*[^0-9]*' AND trace_id=CAST(?1 AS INTEGER) LIMIT 1", "t", zArg)
+      : 0;
+  if( zId==0 ){
+    fail(EXIT_FAIL, "--%s '%s': no such file, and no trace with that label or id in the database", zOpt, zArg);
+  }
+  {
+    sqlite3_int64 id = strtoll(zId, 0, 10);
+    free(zId);
+    return id;
+  }
+}
+
+/* The trace of report/query/publish: --summary PATH or --trace LABEL
+** (with --db). */
+sqlite3_int64 summaryArg(const Opts *o, const char *zOpts){
+  const char *zSum = optStr(o, "summary"), *zTrace = optStr(o, "trace");
+  if( zSum && zTrace ) fail(EXIT_USAGE, "give either --summary or --trace, not both");
+  if( zTrace ){
+    if( optStr(o, "db")==0 ) fail(EXIT_USAGE, "--trace names a trace of a database: give --db too");
+    return traceArg("trace", zTrace, 0, 1, zOpts, 0);
+  }
+  if( zSum==0 ) fail(EXIT_USAGE, "the option '--summary' is required (or --db with --trace)");
+  if( optStr(o, "db") && (isRemoteSource(zSum) || pathExists(zSum)) ){
+    return traceArg("summary", zSum, 0, 1, zOpts, 0);  /* imported once (reuse) */
+  }
+  return importSummary(zSum, zOpts);
+}
+
+/* A --db that does not exist while every trace argument (azArg, nArg; 0
+** entries skipped) is a label, not a file, folder or remote source: nothing
+** to read and nothing to store, so say so before SQLite would create the
+** file (a mistyped path).  Nothing is created, nothing deleted. */
+void failMissingDbForLabels(const char *zDb, const char *const *azArg, int nArg){
+  int i;
+  if( zDb==0 || zDb[0]==0 || strcmp(zDb, ":memory:")==0 || strncmp(zDb, "file:", 5)==0 ) return;
+  if( pathExists(zDb) ) return;
+  for(i=0; i<nArg; i++){
+    if( azArg[i] && (isRemoteSource(azArg[i]) || pathExists(azArg[i])) ) return;
+  }
+  fail(EXIT_FAIL, "--db '%s': no such database: the traces named are labels, not files, so "
+       "there is nothing to read (check the path)", zDb);
+}
+
+/* Before opening --db (SQLite would create a missing one): a --trace label
+** of a --db that does not exist, or a --summary file that does not exist,
+** is an error now, so no empty database is left behind by a typo. */
+void failBeforeDb(const Opts *o){
+  const char *zSum = optStr(o, "summary"), *zTrace = optStr(o, "trace");
+  if( zTrace ){                          /* --trace names a label of --db */
+    const char *az[1] = {zTrace};
+    failMissingDbForLabels(optStr(o, "db"), az, 1);
+  }
+  if( zSum && !zTrace && !isRemoteSource(zSum) && !pathExists(zSum) ){
+    fail(EXIT_FAIL, "'%s': %s", zSum, strerror(ENOENT));
+  }
+}
