@@ -26,6 +26,11 @@
 ** as it reads them (in the producer thread when there is one), so an
 ** import needs no second read of the file for its provenance.
 **
+** Stop checks.  A source asks the stop check of the thread that opened it
+** (profsumStopPush, profsum_reader.h) every PROFSUM_STOP_BYTES bytes it
+** delivers, and fails with SQLITE_INTERRUPT when told to stop: every
+** reader of a trace hears an interrupt within a few MB of data.
+**
 ** Errors are returned as sqlite3_malloc'd text without the SQL function
 ** prefix, e.g. "'run1.json.gz': gzip data error at byte 18234 (invalid
 ** stored block lengths)"; the caller prefixes the function name.
@@ -121,7 +126,31 @@ struct ProfsumSrc {
   Ring *pRing;                  /* threaded mode, or NULL */
   int triedThread;              /* 1 once the first read decided the mode */
   int noThread;                 /* profsumSrcNoThread() was called */
+  ProfsumStopCheck stop;        /* the opening thread's stop check */
+  int64_t nSinceStop;           /* bytes delivered since it was last asked */
+  int stopped;                  /* 1 once it said stop: every read fails */
 };
+
+/* The stop check of each thread (see profsumStopPush). */
+static _Thread_local ProfsumStopCheck tlStop;
+
+/* See profsum_reader.h. */
+ProfsumStopCheck profsumStopPush(ProfsumStopCheckFn xStop, void *pArg){
+  ProfsumStopCheck prev = tlStop;
+  tlStop.xStop = xStop;
+  tlStop.pArg = pArg;
+  return prev;
+}
+
+/* See profsum_reader.h. */
+void profsumStopPop(ProfsumStopCheck prev){
+  tlStop = prev;
+}
+
+/* See profsum_reader.h. */
+int profsumStopAsk(void){
+  return tlStop.xStop!=0 && tlStop.xStop(tlStop.pArg)!=0;
+}
 
 /* Hash the bytes of aIn that profsumSrcHashInit() left for later: before
 ** aIn is overwritten, or when the hash is asked for. */
@@ -221,6 +250,7 @@ int profsumSrcOpenFile(const char *zPath, ProfsumSrc **pp, char **pzErr){
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->fd = -1;
+  p->stop = tlStop;
   p->zPath = sqlite3_mprintf("%s", zPath);
   if( p->zPath==0 ){ sqlite3_free(p); return SQLITE_NOMEM; }
   p->fd = open(zPath, O_RDONLY|O_CLOEXEC);
@@ -259,6 +289,7 @@ int profsumSrcOpenMem(const unsigned char *a, size_t n, const char *zName,
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->fd = -1;
+  p->stop = tlStop;
   p->aMem = a;
   p->nMem = n;
   p->nFileSize = (int64_t)n;
@@ -532,16 +563,38 @@ static void srcStopThread(ProfsumSrc *p){
   p->pRing = 0;
 }
 
+/* Ask the stop check once PROFSUM_STOP_BYTES bytes were delivered since
+** it was last asked (see profsumStopPush).  SQLITE_INTERRUPT with *pzErr
+** "interrupted" when it says stop (then at every later call), else
+** SQLITE_OK. */
+static int srcCheckStop(ProfsumSrc *p, char **pzErr){
+  if( !p->stopped ){
+    if( p->stop.xStop==0 || p->nSinceStop<PROFSUM_STOP_BYTES ) return SQLITE_OK;
+    p->nSinceStop = 0;
+    if( p->stop.xStop(p->stop.pArg)==0 ) return SQLITE_OK;
+    p->stopped = 1;
+  }
+  *pzErr = sqlite3_mprintf("interrupted");
+  return SQLITE_INTERRUPT;
+}
+
 /* See profsum_reader.h. */
 int profsumSrcRead(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
                    size_t *pnGot, char **pzErr){
   Ring *r;
   RingSlot *slot;
   size_t n;
+  int rc;
+  *pnGot = 0;
+  rc = srcCheckStop(p, pzErr);
+  if( rc ) return rc;
   if( !p->triedThread ){ p->triedThread = 1; if( !p->noThread ) srcMaybeThread(p); }
   r = p->pRing;
-  if( r==0 ) return srcReadDirect(p, aOut, nOut, pnGot, pzErr);
-  *pnGot = 0;
+  if( r==0 ){
+    rc = srcReadDirect(p, aOut, nOut, pnGot, pzErr);
+    p->nSinceStop += (int64_t)*pnGot;
+    return rc;
+  }
   pthread_mutex_lock(&r->mu);
   while( r->nFull==0 && !r->done ) pthread_cond_wait(&r->cv, &r->mu);
   if( r->nFull==0 ){                     /* done, nothing left */
@@ -555,10 +608,11 @@ int profsumSrcRead(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
   memcpy(aOut, slot->a + r->iOff, n);
   r->iOff += n;
   *pnGot = n;
+  p->nSinceStop += (int64_t)n;
   if( r->iOff>=slot->n ){
     /* Slot consumed: deliver its error (after its bytes), or release it. */
     if( n==0 && slot->rc ){
-      int rc = slot->rc;
+      rc = slot->rc;
       *pzErr = slot->zErr;
       slot->zErr = 0;
       slot->rc = SQLITE_OK;

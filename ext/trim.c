@@ -127,10 +127,14 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   ProfsumSrc *pSrc = 0;
   ProfsumScan *pScan = 0;
   ProfsumEvent *ev;
+  ProfsumProbe probe;
+  ProfsumStopCheck prevStop;
   sqlite3_int64 nOut = 0;
   int rc, zInit = 0, fd = -1;
   struct stat st;
 
+  memset(&probe, 0, sizeof(probe));
+  probe.db = db;
   if( zSrc==0 || zDest==0 ){ profsumCtxErr(ctx, FN ": SOURCE and DEST must be paths"); return; }
   if( stat(zDest, &st)==0 && S_ISDIR(st.st_mode) ){
     profsumCtxErr(ctx, FN ": '%s': is a directory", zDest);
@@ -190,8 +194,11 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }
   zInit = 1;
 
-  /* 3. Copy the selected entries and the metadata of their processes. */
+  /* 3. Copy the selected entries and the metadata of their processes; the
+  ** copy's reads stop at the connection's interrupt (profsumStopPush). */
+  prevStop = profsumStopPush(profsumInterrupted, &probe);
   rc = profsumSrcOpenFile(zSrc, &pSrc, &zErr);
+  profsumStopPop(prevStop);
   if( rc==SQLITE_OK ){
     rc = profsumScanOpen(pSrc, FN, 0, 0, 0, &pScan, &zErr);
     pSrc = 0;                            /* owned by the scanner now */
@@ -248,11 +255,13 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     sqlite3_result_error_nomem(ctx);
   }else{
     profsumCtxErr(ctx, "%s", zErr ? zErr : sqlite3_errstr(rc));
+    if( rc==SQLITE_INTERRUPT ) sqlite3_result_error_code(ctx, rc);
   }
 done:
   sqlite3_finalize(p);
   profsumScanClose(pScan);
   profsumSrcClose(pSrc);
+  profsumProbeDone(&probe);
   if( zInit ) deflateEnd(&g->z);
   sqlite3_free(g);
   if( fd>=0 ) close(fd);

@@ -151,6 +151,8 @@ typedef struct TraceCursor {
   DiagList diag;              /* profsum_diagnostics rows */
   int64_t iDiag;              /* current diagnostic row */
   sqlite3_value *pPathArg;    /* the path argument of xFilter (owned copy), or NULL */
+  ProfsumProbe probe;         /* the connection's interrupt: every read of the
+                              ** file asks it (profsumStopPush) */
 } TraceCursor;
 
 /* ------------------------------------------------------------------ */
@@ -271,6 +273,7 @@ static int traceOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
   TraceCursor *pCur = sqlite3_malloc64(sizeof(*pCur));
   if( pCur==0 ) return SQLITE_NOMEM;
   memset(pCur, 0, sizeof(*pCur));
+  pCur->probe.db = pTab->db;
   pCur->zFunc = pTab->isDiag ? "profsum_diagnostics" : "trace_events";
   pCur->eof = 1;
   *ppCur = &pCur->base;
@@ -299,6 +302,7 @@ static void traceReset(TraceCursor *pCur){
 static int traceClose(sqlite3_vtab_cursor *cur){
   TraceCursor *pCur = (TraceCursor*)cur;
   traceReset(pCur);
+  profsumProbeDone(&pCur->probe);
   sqlite3_free(pCur->aScratch);
   sqlite3_free(pCur);
   return SQLITE_OK;
@@ -407,35 +411,15 @@ static int tracePathRereadable(TraceCursor *pCur, const char *zPath){
   return SQLITE_ERROR;
 }
 
-static int traceFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
-                       int argc, sqlite3_value **argv){
-  TraceCursor *pCur = (TraceCursor*)cur;
+/* The reading part of xFilter on zPath (see traceFilter): the first pass
+** when the plan needs one (profsum_diagnostics: the whole work), then the
+** scanner of the second.  Returns SQLITE_OK or an error with the vtab's
+** message set. */
+static int traceStart(TraceCursor *pCur, const char *zPath, int idxNum){
+  sqlite3_vtab_cursor *cur = &pCur->base;
   TraceTab *pTab = (TraceTab*)cur->pVtab;
-  const char *zPath = pTab->zPath;
   char *zErr = 0;
   int rc;
-  (void)idxStr;
-  traceReset(pCur);
-  pCur->plan = idxNum;
-  if( pTab->zStored ){
-    sqlite3_free(pTab->base.zErrMsg);
-    pTab->base.zErrMsg = sqlite3_mprintf("trace_events: table %s is stored in a database file, "
-        "so it reads nothing: one would read files for whoever opens the database; only TEMP "
-        "tables read (CREATE VIRTUAL TABLE temp.t USING trace_events(...)); DROP it",
-        pTab->zStored);
-    return pTab->base.zErrMsg ? SQLITE_ERROR : SQLITE_NOMEM;
-  }
-  if( (idxNum & PLAN_PATH) && argc>0 ){
-    if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return SQLITE_OK;   /* no rows */
-    pCur->pPathArg = sqlite3_value_dup(argv[0]);   /* the hidden column's value */
-    if( pCur->pPathArg==0 ) return SQLITE_NOMEM;
-    zPath = (const char*)sqlite3_value_text(pCur->pPathArg);
-    if( zPath==0 ) return SQLITE_NOMEM;
-  }
-  if( zPath==0 ){
-    profsumVtabErr(cur->pVtab, "%s: missing required argument PATH", pCur->zFunc);
-    return SQLITE_ERROR;
-  }
   if( pTab->isDiag ){
     rc = profsumTrackAnalyze(pCur->zFunc, zPath,
                              PROFSUM_NEED_DUR|PROFSUM_NEED_TRACK|PROFSUM_NEED_DIAG,
@@ -493,6 +477,43 @@ static int traceFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   }
   pCur->eof = 0;
   return traceNextEvent(pCur);
+}
+
+static int traceFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                       int argc, sqlite3_value **argv){
+  TraceCursor *pCur = (TraceCursor*)cur;
+  TraceTab *pTab = (TraceTab*)cur->pVtab;
+  const char *zPath = pTab->zPath;
+  ProfsumStopCheck prevStop;
+  int rc;
+  (void)idxStr;
+  traceReset(pCur);
+  pCur->plan = idxNum;
+  if( pTab->zStored ){
+    sqlite3_free(pTab->base.zErrMsg);
+    pTab->base.zErrMsg = sqlite3_mprintf("trace_events: table %s is stored in a database file, "
+        "so it reads nothing: one would read files for whoever opens the database; only TEMP "
+        "tables read (CREATE VIRTUAL TABLE temp.t USING trace_events(...)); DROP it",
+        pTab->zStored);
+    return pTab->base.zErrMsg ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  if( (idxNum & PLAN_PATH) && argc>0 ){
+    if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return SQLITE_OK;   /* no rows */
+    pCur->pPathArg = sqlite3_value_dup(argv[0]);   /* the hidden column's value */
+    if( pCur->pPathArg==0 ) return SQLITE_NOMEM;
+    zPath = (const char*)sqlite3_value_text(pCur->pPathArg);
+    if( zPath==0 ) return SQLITE_NOMEM;
+  }
+  if( zPath==0 ){
+    profsumVtabErr(cur->pVtab, "%s: missing required argument PATH", pCur->zFunc);
+    return SQLITE_ERROR;
+  }
+  /* The sources opened here, the second pass's included (it is read in
+  ** later xNext calls), stop at the connection's interrupt. */
+  prevStop = profsumStopPush(profsumInterrupted, &pCur->probe);
+  rc = traceStart(pCur, zPath, idxNum);
+  profsumStopPop(prevStop);
+  return rc;
 }
 
 static int traceNext(sqlite3_vtab_cursor *cur){
