@@ -130,13 +130,21 @@ demo: deps
 	bash examples/demo.sh
 
 test: deps
-	$(MAKE) profsum.so build/sqlrun profsum build/nonet/profsum.so build/phases/profsum.so build/jsontree_test
+	$(MAKE) profsum.so build/sqlrun profsum build/nonet/profsum.so build/phases/profsum.so build/jsontree_test \
+	  build/chunk/profsum.so
 	$(PYTHON) tests/run.py
 
 # The NETWORK=0 variant, for the test that its W&B functions say so.
 build/nonet/profsum.so: $(SRCS) $(HDRS) Makefile
 	@mkdir -p build/nonet
 	$(MAKE) --no-print-directory NETWORK=0 OUT=$@ build-out
+
+# The track pass with blocks of 8 records, stacks and sorted runs of 8
+# elements (ext/track.c, profsum_reader.h): tests/test_track_blocks.py
+# checks that it gives what the default build gives, block edges included.
+build/chunk/profsum.so: $(SRCS) $(HDRS) Makefile
+	@mkdir -p build/chunk
+	$(MAKE) --no-print-directory EXTRA_CFLAGS="-DPROFSUM_TRK_BLOCK_LOG=3 -DPROFSUM_TRK_RUN_LOG=3" OUT=$@ build-out
 
 # The suite again against a zlib-only build (the fallback inflater).
 build/zlib/profsum.so: $(SRCS) $(HDRS) Makefile

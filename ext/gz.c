@@ -211,11 +211,18 @@ static int srcReadPlainInto(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
   return srcReadRaw(p, aOut, nOut, pnGot, pzErr);
 }
 
+/* Out of memory opening the source zPath: SQLITE_NOMEM, with *pzErr
+** naming the file (when that message can be made). */
+static int srcNomem(const char *zPath, char **pzErr){
+  *pzErr = sqlite3_mprintf("'%s': out of memory opening it", zPath);
+  return SQLITE_NOMEM;
+}
+
 /* Allocate the source object and detect the format from the first bytes. */
 static int srcStart(ProfsumSrc *p, char **pzErr){
   int rc;
   p->aIn = sqlite3_malloc64(PROFSUM_GZ_INBUF);
-  if( p->aIn==0 ) return SQLITE_NOMEM;
+  if( p->aIn==0 ) return srcNomem(p->zPath, pzErr);
   rc = srcFillRaw(p, pzErr);
   if( rc ) return rc;
   if( p->nIn==0 ){
@@ -227,11 +234,11 @@ static int srcStart(ProfsumSrc *p, char **pzErr){
     memset(&p->z, 0, sizeof(p->z));
 #ifdef PROFSUM_USE_ISAL
     p->pIsal = sqlite3_malloc64(sizeof(struct inflate_state));
-    if( p->pIsal==0 ) return SQLITE_NOMEM;
+    if( p->pIsal==0 ) return srcNomem(p->zPath, pzErr);
     isal_inflate_init(p->pIsal);
     p->pIsal->crc_flag = ISAL_GZIP;      /* parse the gzip header, check the CRC */
 #else
-    if( inflateInit2(&p->z, 15+16)!=Z_OK ) return SQLITE_NOMEM;
+    if( inflateInit2(&p->z, 15+16)!=Z_OK ) return srcNomem(p->zPath, pzErr);
     p->zInit = 1;
 #endif
     p->z.next_in = p->aIn;
@@ -247,12 +254,12 @@ int profsumSrcOpenFile(const char *zPath, ProfsumSrc **pp, char **pzErr){
   int rc;
   *pp = 0;
   p = sqlite3_malloc64(sizeof(*p));
-  if( p==0 ) return SQLITE_NOMEM;
+  if( p==0 ) return srcNomem(zPath, pzErr);
   memset(p, 0, sizeof(*p));
   p->fd = -1;
   p->stop = tlStop;
   p->zPath = sqlite3_mprintf("%s", zPath);
-  if( p->zPath==0 ){ sqlite3_free(p); return SQLITE_NOMEM; }
+  if( p->zPath==0 ){ sqlite3_free(p); return srcNomem(zPath, pzErr); }
   p->fd = open(zPath, O_RDONLY|O_CLOEXEC);
   if( p->fd<0 ){
     *pzErr = sqlite3_mprintf("'%s': cannot open (%s)", zPath, strerror(errno));
@@ -286,7 +293,7 @@ int profsumSrcOpenMem(const unsigned char *a, size_t n, const char *zName,
   int rc;
   *pp = 0;
   p = sqlite3_malloc64(sizeof(*p));
-  if( p==0 ) return SQLITE_NOMEM;
+  if( p==0 ) return srcNomem(zName ? zName : "<memory>", pzErr);
   memset(p, 0, sizeof(*p));
   p->fd = -1;
   p->stop = tlStop;
@@ -294,7 +301,7 @@ int profsumSrcOpenMem(const unsigned char *a, size_t n, const char *zName,
   p->nMem = n;
   p->nFileSize = (int64_t)n;
   p->zPath = sqlite3_mprintf("%s", zName ? zName : "<memory>");
-  if( p->zPath==0 ){ sqlite3_free(p); return SQLITE_NOMEM; }
+  if( p->zPath==0 ){ sqlite3_free(p); return srcNomem(zName ? zName : "<memory>", pzErr); }
   rc = srcStart(p, pzErr);
   if( rc ){ profsumSrcClose(p); return rc; }
   *pp = p;
@@ -410,7 +417,11 @@ static int srcReadDirect(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
             p->zPath, (long long)(p->nRawIn - p->z.avail_in));
         return PROFSUM_RC_DAMAGED;
       }
-      if( infReset(p)!=Z_OK ) return SQLITE_NOMEM;
+      if( infReset(p)!=Z_OK ){
+        *pzErr = sqlite3_mprintf("'%s': out of memory at byte %lld (starting a gzip member)",
+            p->zPath, (long long)(p->nRawIn - p->z.avail_in));
+        return SQLITE_NOMEM;
+      }
       p->zEnd = 0;
     }
     if( p->z.avail_in==0 ){

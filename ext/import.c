@@ -1257,7 +1257,7 @@ static int importInOneWrite(sqlite3 *db, ImportJob *job, char **pzErr){
 /* The SQL function. */
 static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
-  const char *zSource;
+  const char *zSource = 0;
   char *zLabel = 0, *zErr = 0, *zTrace = 0, *zRefPick = 0, *zOptsJson = 0;
   char *zPickNote = 0;         /* other traces of the folder left aside (find.h) */
   ImportOpts o;
@@ -1460,6 +1460,11 @@ done:
 #endif
   sqlite3_free(zWandbDir);
   sqlite3_free(zRunMeta);
+  if( rc==SQLITE_NOMEM && zErr==0 ){
+    /* name the function and the source (SQLite's bare message when even
+    ** that cannot be made) */
+    zErr = sqlite3_mprintf(FN ": '%s': out of memory", zSource ? zSource : "");
+  }
   if( rc==SQLITE_OK ){
     sqlite3_result_int64(ctx, traceId);
   }else if( rc==SQLITE_NOMEM && zErr==0 ){

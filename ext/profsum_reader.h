@@ -275,8 +275,17 @@ typedef struct ProfsumTrackRec {
 
 typedef struct ProfsumNameMap ProfsumNameMap;
 
+/* The records are kept in blocks of PROFSUM_TRK_BLOCK, so that no single
+** allocation grows with the trace (SQLite allocates less than 2 GiB at a
+** time: one array of 80-byte records stopped near 25 million events).
+** A build may set PROFSUM_TRK_BLOCK_LOG (the tests' small-block build). */
+#ifndef PROFSUM_TRK_BLOCK_LOG
+# define PROFSUM_TRK_BLOCK_LOG 16          /* 65,536 records (5 MiB) a block */
+#endif
+#define PROFSUM_TRK_BLOCK ((int64_t)1<<PROFSUM_TRK_BLOCK_LOG)
+
 typedef struct ProfsumTrackInfo {
-  ProfsumTrackRec *aRec;    /* records in file order */
+  ProfsumTrackRec **apRec;  /* records in file order, in blocks (profsumTrackRec) */
   int64_t nRec;
   ProfsumNameMap *pNames;   /* M-event names (NEED_NAMES) */
   int64_t nEntries;         /* traceEvents entries */
@@ -285,11 +294,17 @@ typedef struct ProfsumTrackInfo {
   int64_t nAccepted;        /* X rows accepted by summary-v1 §1.3 */
 } ProfsumTrackInfo;
 
+/* Record i (0 <= i < nRec) of p. */
+static inline ProfsumTrackRec *profsumTrackRec(const ProfsumTrackInfo *p, int64_t i){
+  return &p->apRec[i>>PROFSUM_TRK_BLOCK_LOG][i & (PROFSUM_TRK_BLOCK-1)];
+}
+
 /* Run the first pass over zPath: collect what `needs` asks for, pair B/E,
 ** compute nesting and exclusive time per track.  xDiag receives scanner
-** and (with NEED_DIAG) track diagnostics.  On error *pzErr is set; the
-** pass stops at the calling thread's stop check (profsumStopPush) with
-** SQLITE_INTERRUPT. */
+** and (with NEED_DIAG) track diagnostics.  On error *pzErr is set
+** (prefixed with zFunc, naming the file: out of memory included); the pass
+** stops at the calling thread's stop check (profsumStopPush) with
+** SQLITE_INTERRUPT, in its reads and between the sorts of its runs. */
 int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
                         ProfsumDiagFn xDiag, void *pDiagCtx,
                         ProfsumTrackInfo **pp, char **pzErr);
