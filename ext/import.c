@@ -140,7 +140,11 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
     jFree(pChk);
   }
   rc = sqlite3_prepare_v2(db, "SELECT json_type(?1), key, value, type FROM json_each(?1)", -1, &p, 0);
-  if( rc ) return rc;
+  if( rc ){
+    /* the database's or the connection's failure (the JSON is checked above) */
+    if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
+    return rc;
+  }
   sqlite3_bind_text(p, 1, zJson, -1, SQLITE_STATIC);
   while( (rc = sqlite3_step(p))==SQLITE_ROW ){
     const char *zType = (const char*)sqlite3_column_text(p, 0);
@@ -228,6 +232,9 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
   if( rc==SQLITE_DONE ) rc = SQLITE_OK;
   if( rc==SQLITE_ERROR && *pzErr==0 ){
     *pzErr = sqlite3_mprintf(FN ": options_json is not valid JSON: %s", sqlite3_errmsg(db));
+  }else if( rc && rc!=SQLITE_NOMEM && *pzErr==0 ){
+    /* not the JSON's fault: an interrupt, a disk I/O error, ... */
+    *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
   }
   if( rc==SQLITE_OK && o->replace && (o->reuse || o->uniqueLabel) ){
     *pzErr = o->reuse
@@ -268,8 +275,13 @@ static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, c
   if( !isV1 && zSha && zSha[0] ){ memcpy(zHex, zSha, 65); haveHash = 1; }
   rc = SQLITE_OK;
   if( profsumTableExists(db, zSchema, "profsum_trace", &rc)!=1 ){
-    /* nothing imported yet (or no such schema: the import says so) */
-    return rc==SQLITE_NOMEM ? rc : SQLITE_OK;
+    /* nothing imported yet, no such schema (the import says so), or a
+    ** lock (checked again under the write lock); another failure (a disk
+    ** I/O error, an interrupt) is said as SQLite says it */
+    if( rc==SQLITE_OK || (rc & 0xff)==SQLITE_ERROR
+     || (rc & 0xff)==SQLITE_BUSY || (rc & 0xff)==SQLITE_LOCKED ) return SQLITE_OK;
+    if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
+    return rc;
   }
   z = sqlite3_mprintf("SELECT trace_id, sha256, size, summary_json FROM \"%w\".profsum_trace "
       "WHERE source_path=?1 AND trace_path=?2 AND profsum_version=?4 AND (summary_json IS NOT NULL)=?5 "
@@ -1394,19 +1406,30 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     if( z==0 ){ rc = SQLITE_NOMEM; goto done; }
     rc = sqlite3_prepare_v2(db, z, -1, &q, 0);
     sqlite3_free(z);
-    if( rc ) goto done;
+    if( rc ){
+      if( rc!=SQLITE_NOMEM ) zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
+      goto done;
+    }
     sqlite3_free(zOptsJson);
     zOptsJson = sqlite3_mprintf("{\"breakdown_mode\":\"%s\",\"hot_op_limit\":%d,\"series\":null,"
       "\"store_events\":%s,\"warmup_steps\":%d}", o.globalMode ? "exclusive_global" : "exclusive_per_track",
       o.hotOpLimit, o.storeEvents ? "true" : "false", o.warmup);
     sqlite3_bind_text(q, 1, zOptsJson, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 2, o.zSeries, -1, SQLITE_STATIC);
-    if( sqlite3_step(q)==SQLITE_ROW ){
+    rc = sqlite3_step(q);
+    if( rc==SQLITE_ROW ){
       char *zNew = sqlite3_mprintf("%s", sqlite3_column_text(q, 0));
       sqlite3_free(zOptsJson);
       zOptsJson = zNew;
+      rc = SQLITE_OK;
+    }else{
+      /* not stored with a null series: the step's own error */
+      rc = sqlite3_extended_errcode(db);
+      if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
+      if( rc!=SQLITE_NOMEM ) zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
     }
     sqlite3_finalize(q);
+    if( rc ) goto done;
     if( zOptsJson==0 ){ rc = SQLITE_NOMEM; goto done; }
   }
 

@@ -145,8 +145,10 @@ static int setHas(const I64Set *s, sqlite3_int64 v){
 }
 
 /* Report an error of profsum_trim with its message and SQLite code rc
-** (SQLITE_ERROR when rc is 0), e.g. SQLITE_NOMEM with a message that
-** names the file.  Out of memory for the message itself: SQLITE_NOMEM. */
+** (SQLITE_ERROR when rc is 0): an interrupt stays SQLITE_INTERRUPT, a
+** failed write of the database SQLITE_IOERR_..., out of memory
+** SQLITE_NOMEM (with a message that names the file), so callers can tell
+** them apart.  Out of memory for the message itself: SQLITE_NOMEM. */
 static void trimErr(sqlite3_context *ctx, int rc, const char *zFmt, ...){
   va_list ap;
   char *z;
@@ -222,7 +224,18 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   if( zSql==0 ){ trimNomem(ctx, zSrc); return; }
   rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
   if( rc ){
-    profsumCtxErr(ctx, FN ": bad WHERE clause '%s': %s", zWhere, sqlite3_errmsg(db));
+    rc = sqlite3_extended_errcode(db);
+    /* SQLITE_ERROR is the statement's own fault (syntax, an unknown
+    ** column or function): the WHERE clause.  Any other code is the
+    ** database's or the connection's (a disk I/O error reading the schema,
+    ** a lock, an interrupt, out of memory): said as SQLite says it. */
+    if( (rc & 0xff)==SQLITE_ERROR ){
+      profsumCtxErr(ctx, FN ": bad WHERE clause '%s': %s", zWhere, sqlite3_errmsg(db));
+    }else if( rc==SQLITE_NOMEM ){
+      trimNomem(ctx, zSrc);
+    }else{
+      trimErr(ctx, rc, FN ": %s", sqlite3_errmsg(db));
+    }
     goto done;
   }
   sqlite3_bind_text(p, 1, zSrc, -1, SQLITE_STATIC);
@@ -237,11 +250,13 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     nSel++;
   }
   if( rc!=SQLITE_DONE ){
+    /* the statement's error: the trace's (its message names trace_events),
+    ** the database's, or an interrupt; with SQLite's code */
     const char *zM = sqlite3_errmsg(db);
+    rc = sqlite3_extended_errcode(db);
     if( rc==SQLITE_NOMEM && strncmp(zM, "trace_events:", 13)!=0 ) trimNomem(ctx, zSrc);
-    else if( rc==SQLITE_NOMEM ) trimErr(ctx, rc, FN ": %s", zM);
-    else if( strncmp(zM, FN ":", sizeof(FN)) == 0 ) profsumCtxErr(ctx, "%s", zM);
-    else profsumCtxErr(ctx, FN ": %s", zM);
+    else if( strncmp(zM, FN ":", sizeof(FN)) == 0 ) trimErr(ctx, rc, "%s", zM);
+    else trimErr(ctx, rc, FN ": %s", zM);
     goto done;
   }
   sqlite3_finalize(p); p = 0;
@@ -332,8 +347,7 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }else if( rc==SQLITE_NOMEM && zErr==0 ){
     trimNomem(ctx, zSrc);
   }else{
-    profsumCtxErr(ctx, "%s", zErr ? zErr : sqlite3_errstr(rc));
-    if( rc==SQLITE_INTERRUPT ) sqlite3_result_error_code(ctx, rc);
+    trimErr(ctx, rc, "%s", zErr ? zErr : sqlite3_errstr(rc));
   }
 done:
   sqlite3_finalize(p);
