@@ -242,8 +242,8 @@ static int32_t trackId(TrackSet *t, int64_t pid, int64_t tid){
 ** nesting depth is usually small, but a staircase of slices nests them
 ** all); blocks are kept until stkFree. */
 typedef struct Stk {
-  unsigned char **apBlk;     /* nBlk blocks */
-  int64_t nBlk;
+  unsigned char **apBlk;     /* nBlk blocks (room for nBlkAlloc) */
+  int64_t nBlk, nBlkAlloc;
   int64_t n;                 /* elements on the stack */
   size_t szEl;
 } Stk;
@@ -257,11 +257,15 @@ static void *stkAt(const Stk *k, int64_t i){
 static void *stkPush(Stk *k){
   int64_t iBlk = k->n>>TRK_STK_LOG;
   if( iBlk>=k->nBlk ){
-    unsigned char **ap = sqlite3_realloc64(k->apBlk, sizeof(unsigned char*)*(sqlite3_uint64)(k->nBlk+1));
-    if( ap==0 ) return 0;
-    k->apBlk = ap;
-    ap[k->nBlk] = sqlite3_malloc64(k->szEl*(sqlite3_uint64)TRK_STK_BLOCK);
-    if( ap[k->nBlk]==0 ) return 0;
+    if( k->nBlk>=k->nBlkAlloc ){
+      int64_t nNew = k->nBlkAlloc ? k->nBlkAlloc*2 : 8;
+      unsigned char **ap = sqlite3_realloc64(k->apBlk, sizeof(unsigned char*)*(sqlite3_uint64)nNew);
+      if( ap==0 ) return 0;
+      k->apBlk = ap;
+      k->nBlkAlloc = nNew;
+    }
+    k->apBlk[k->nBlk] = sqlite3_malloc64(k->szEl*(sqlite3_uint64)TRK_STK_BLOCK);
+    if( k->apBlk[k->nBlk]==0 ) return 0;
     k->nBlk++;
   }
   return stkAt(k, k->n++);
