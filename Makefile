@@ -112,6 +112,8 @@ build/gen/stamp: FORCE
 #   core     SQLITE_CORE: linked into the CLI and the C test driver
 #   nonet    NETWORK=0 loadable (the test that W&B functions say so)
 #   phases   imports print their phases' milliseconds (bench/phases.py)
+#   chunk    the track pass with blocks, stacks and sorted runs of 8 (the
+#            block edges, checked by tests/test_track_blocks.py)
 #   zlib     the zlib inflater (make test-zlib)
 #   asan, asancore   AddressSanitizer + UBSan (gcc)
 #   tsancore ThreadSanitizer (the C driver)
@@ -140,6 +142,7 @@ $(eval $(call variant,rel,$(CC),$(OPT),$(INFLATE),$(NETWORK)))
 $(eval $(call variant,core,$(CC),$(OPT) -DSQLITE_CORE,$(INFLATE),$(NETWORK)))
 $(eval $(call variant,nonet,$(CC),$(OPT),$(INFLATE),0))
 $(eval $(call variant,phases,$(CC),$(OPT) -DPROFSUM_PHASE_TIMES,$(INFLATE),$(NETWORK)))
+$(eval $(call variant,chunk,$(CC),$(OPT) -DPROFSUM_TRK_BLOCK_LOG=3 -DPROFSUM_TRK_RUN_LOG=3,$(INFLATE),$(NETWORK)))
 $(eval $(call variant,zlib,$(CC),$(OPT),zlib,$(NETWORK)))
 $(eval $(call variant,asan,$(CC),$(ASAN_FLAGS),$(INFLATE),$(NETWORK)))
 $(eval $(call variant,asancore,$(CC),$(ASAN_FLAGS) -DSQLITE_CORE,$(INFLATE),$(NETWORK)))
@@ -157,6 +160,9 @@ profsum.so: $(OBJS_rel) | deps-note
 build/nonet/profsum.so: $(OBJS_nonet)
 	@mkdir -p $(@D)
 	$(CC_nonet) $(FLAGS_nonet) $(LDFLAGS_SO) -o $@ $^ $(LIBS_nonet)
+build/chunk/profsum.so: $(OBJS_chunk)
+	@mkdir -p $(@D)
+	$(CC_chunk) $(FLAGS_chunk) $(LDFLAGS_SO) -o $@ $^ $(LIBS_chunk)
 # The suite again against a zlib-only build (the fallback inflater).
 build/zlib/profsum.so: $(OBJS_zlib)
 	@mkdir -p $(@D)
@@ -191,7 +197,8 @@ demo: deps
 	$(MAKE) --no-print-directory profsum.so
 	bash examples/demo.sh
 
-TEST_BUILD := profsum.so build/sqlrun profsum build/nonet/profsum.so build/phases/profsum.so build/jsontree_test
+TEST_BUILD := profsum.so build/sqlrun profsum build/nonet/profsum.so build/phases/profsum.so build/jsontree_test \
+  build/chunk/profsum.so
 test: deps
 	$(MAKE) --no-print-directory -j$$(nproc) $(TEST_BUILD)
 	$(PYTHON) tests/run.py

@@ -450,23 +450,23 @@ static const ProfsumTrackRec *findRec(const ProfsumTrackInfo *p, int64_t idx){
   int64_t lo = 0, hi = p->nRec-1;
   while( lo<=hi ){
     int64_t mid = lo + (hi-lo)/2;
-    if( p->aRec[mid].idx==idx ) return &p->aRec[mid];
-    if( p->aRec[mid].idx<idx ) lo = mid+1; else hi = mid-1;
+    if( profsumTrackRec(p, mid)->idx==idx ) return profsumTrackRec(p, mid);
+    if( profsumTrackRec(p, mid)->idx<idx ) lo = mid+1; else hi = mid-1;
   }
   return 0;
 }
 
 static void checkTrackInfo(const ProfsumTrackInfo *p){
   int64_t i;
-  if( p->nRec<0 || (p->nRec>0 && p->aRec==0) ) fail("nRec %lld", (long long)p->nRec);
+  if( p->nRec<0 || (p->nRec>0 && p->apRec==0) ) fail("nRec %lld", (long long)p->nRec);
   if( p->nRows>p->nEntries || p->nX>p->nRows || p->nAccepted>p->nX || p->nAccepted<0 ){
     fail("counts: entries %lld rows %lld X %lld accepted %lld", (long long)p->nEntries,
          (long long)p->nRows, (long long)p->nX, (long long)p->nAccepted);
   }
   if( p->nRec>p->nRows ) fail("more records than rows");
   for(i=0; i<p->nRec; i++){
-    const ProfsumTrackRec *r = &p->aRec[i];
-    if( i>0 && r->idx<=p->aRec[i-1].idx ) fail("records not in file order");
+    const ProfsumTrackRec *r = profsumTrackRec(p, i);
+    if( i>0 && r->idx<=profsumTrackRec(p, i-1)->idx ) fail("records not in file order");
     if( r->idx<0 || r->idx>=p->nEntries ) fail("record idx %lld", (long long)r->idx);
     if( r->ph!='X' && r->ph!='B' && r->ph!='E' ) fail("record ph %d", r->ph);
     if( r->depth<-1 ) fail("record depth %d", r->depth);
@@ -509,7 +509,7 @@ static int sameRecs(const ProfsumTrackInfo *a, const ProfsumTrackInfo *b){
   int64_t i;
   if( a->nRec!=b->nRec ) return 0;
   for(i=0; i<a->nRec; i++){
-    const ProfsumTrackRec *x = &a->aRec[i], *y = &b->aRec[i];
+    const ProfsumTrackRec *x = profsumTrackRec(a, i), *y = profsumTrackRec(b, i);
     if( x->idx!=y->idx || x->iOffset!=y->iOffset || x->ts!=y->ts || x->dur!=y->dur
      || x->excl!=y->excl || x->exclNs!=y->exclNs || x->parent!=y->parent || x->depth!=y->depth
      || x->trk!=y->trk || x->nameHash!=y->nameHash || x->ph!=y->ph ) return 0;

@@ -26,6 +26,11 @@
 ** as it reads them (in the producer thread when there is one), so an
 ** import needs no second read of the file for its provenance.
 **
+** Stop checks.  A source asks the stop check of the thread that opened it
+** (profsumStopPush, profsum_reader.h) every PROFSUM_STOP_BYTES bytes it
+** delivers, and fails with SQLITE_INTERRUPT when told to stop: every
+** reader of a trace hears an interrupt within a few MB of data.
+**
 ** Errors are returned as sqlite3_malloc'd text without the SQL function
 ** prefix, e.g. "'run1.json.gz': gzip data error at byte 18234 (invalid
 ** stored block lengths)"; the caller prefixes the function name.
@@ -121,7 +126,31 @@ struct ProfsumSrc {
   Ring *pRing;                  /* threaded mode, or NULL */
   int triedThread;              /* 1 once the first read decided the mode */
   int noThread;                 /* profsumSrcNoThread() was called */
+  ProfsumStopCheck stop;        /* the opening thread's stop check */
+  int64_t nSinceStop;           /* bytes delivered since it was last asked */
+  int stopped;                  /* 1 once it said stop: every read fails */
 };
+
+/* The stop check of each thread (see profsumStopPush). */
+static _Thread_local ProfsumStopCheck tlStop;
+
+/* See profsum_reader.h. */
+ProfsumStopCheck profsumStopPush(ProfsumStopCheckFn xStop, void *pArg){
+  ProfsumStopCheck prev = tlStop;
+  tlStop.xStop = xStop;
+  tlStop.pArg = pArg;
+  return prev;
+}
+
+/* See profsum_reader.h. */
+void profsumStopPop(ProfsumStopCheck prev){
+  tlStop = prev;
+}
+
+/* See profsum_reader.h. */
+int profsumStopAsk(void){
+  return tlStop.xStop!=0 && tlStop.xStop(tlStop.pArg)!=0;
+}
 
 /* Hash the bytes of aIn that profsumSrcHashInit() left for later: before
 ** aIn is overwritten, or when the hash is asked for. */
@@ -182,11 +211,18 @@ static int srcReadPlainInto(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
   return srcReadRaw(p, aOut, nOut, pnGot, pzErr);
 }
 
+/* Out of memory opening the source zPath: SQLITE_NOMEM, with *pzErr
+** naming the file (when that message can be made). */
+static int srcNomem(const char *zPath, char **pzErr){
+  *pzErr = sqlite3_mprintf("'%s': out of memory opening it", zPath);
+  return SQLITE_NOMEM;
+}
+
 /* Allocate the source object and detect the format from the first bytes. */
 static int srcStart(ProfsumSrc *p, char **pzErr){
   int rc;
   p->aIn = sqlite3_malloc64(PROFSUM_GZ_INBUF);
-  if( p->aIn==0 ) return SQLITE_NOMEM;
+  if( p->aIn==0 ) return srcNomem(p->zPath, pzErr);
   rc = srcFillRaw(p, pzErr);
   if( rc ) return rc;
   if( p->nIn==0 ){
@@ -198,11 +234,11 @@ static int srcStart(ProfsumSrc *p, char **pzErr){
     memset(&p->z, 0, sizeof(p->z));
 #ifdef PROFSUM_USE_ISAL
     p->pIsal = sqlite3_malloc64(sizeof(struct inflate_state));
-    if( p->pIsal==0 ) return SQLITE_NOMEM;
+    if( p->pIsal==0 ) return srcNomem(p->zPath, pzErr);
     isal_inflate_init(p->pIsal);
     p->pIsal->crc_flag = ISAL_GZIP;      /* parse the gzip header, check the CRC */
 #else
-    if( inflateInit2(&p->z, 15+16)!=Z_OK ) return SQLITE_NOMEM;
+    if( inflateInit2(&p->z, 15+16)!=Z_OK ) return srcNomem(p->zPath, pzErr);
     p->zInit = 1;
 #endif
     p->z.next_in = p->aIn;
@@ -218,11 +254,12 @@ int profsumSrcOpenFile(const char *zPath, ProfsumSrc **pp, char **pzErr){
   int rc;
   *pp = 0;
   p = sqlite3_malloc64(sizeof(*p));
-  if( p==0 ) return SQLITE_NOMEM;
+  if( p==0 ) return srcNomem(zPath, pzErr);
   memset(p, 0, sizeof(*p));
   p->fd = -1;
+  p->stop = tlStop;
   p->zPath = sqlite3_mprintf("%s", zPath);
-  if( p->zPath==0 ){ sqlite3_free(p); return SQLITE_NOMEM; }
+  if( p->zPath==0 ){ sqlite3_free(p); return srcNomem(zPath, pzErr); }
   p->fd = open(zPath, O_RDONLY|O_CLOEXEC);
   if( p->fd<0 ){
     *pzErr = sqlite3_mprintf("'%s': cannot open (%s)", zPath, strerror(errno));
@@ -256,14 +293,15 @@ int profsumSrcOpenMem(const unsigned char *a, size_t n, const char *zName,
   int rc;
   *pp = 0;
   p = sqlite3_malloc64(sizeof(*p));
-  if( p==0 ) return SQLITE_NOMEM;
+  if( p==0 ) return srcNomem(zName ? zName : "<memory>", pzErr);
   memset(p, 0, sizeof(*p));
   p->fd = -1;
+  p->stop = tlStop;
   p->aMem = a;
   p->nMem = n;
   p->nFileSize = (int64_t)n;
   p->zPath = sqlite3_mprintf("%s", zName ? zName : "<memory>");
-  if( p->zPath==0 ){ sqlite3_free(p); return SQLITE_NOMEM; }
+  if( p->zPath==0 ){ sqlite3_free(p); return srcNomem(zName ? zName : "<memory>", pzErr); }
   rc = srcStart(p, pzErr);
   if( rc ){ profsumSrcClose(p); return rc; }
   *pp = p;
@@ -379,7 +417,11 @@ static int srcReadDirect(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
             p->zPath, (long long)(p->nRawIn - p->z.avail_in));
         return PROFSUM_RC_DAMAGED;
       }
-      if( infReset(p)!=Z_OK ) return SQLITE_NOMEM;
+      if( infReset(p)!=Z_OK ){
+        *pzErr = sqlite3_mprintf("'%s': out of memory at byte %lld (starting a gzip member)",
+            p->zPath, (long long)(p->nRawIn - p->z.avail_in));
+        return SQLITE_NOMEM;
+      }
       p->zEnd = 0;
     }
     if( p->z.avail_in==0 ){
@@ -532,16 +574,38 @@ static void srcStopThread(ProfsumSrc *p){
   p->pRing = 0;
 }
 
+/* Ask the stop check once PROFSUM_STOP_BYTES bytes were delivered since
+** it was last asked (see profsumStopPush).  SQLITE_INTERRUPT with *pzErr
+** "interrupted" when it says stop (then at every later call), else
+** SQLITE_OK. */
+static int srcCheckStop(ProfsumSrc *p, char **pzErr){
+  if( !p->stopped ){
+    if( p->stop.xStop==0 || p->nSinceStop<PROFSUM_STOP_BYTES ) return SQLITE_OK;
+    p->nSinceStop = 0;
+    if( p->stop.xStop(p->stop.pArg)==0 ) return SQLITE_OK;
+    p->stopped = 1;
+  }
+  *pzErr = sqlite3_mprintf("interrupted");
+  return SQLITE_INTERRUPT;
+}
+
 /* See profsum_reader.h. */
 int profsumSrcRead(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
                    size_t *pnGot, char **pzErr){
   Ring *r;
   RingSlot *slot;
   size_t n;
+  int rc;
+  *pnGot = 0;
+  rc = srcCheckStop(p, pzErr);
+  if( rc ) return rc;
   if( !p->triedThread ){ p->triedThread = 1; if( !p->noThread ) srcMaybeThread(p); }
   r = p->pRing;
-  if( r==0 ) return srcReadDirect(p, aOut, nOut, pnGot, pzErr);
-  *pnGot = 0;
+  if( r==0 ){
+    rc = srcReadDirect(p, aOut, nOut, pnGot, pzErr);
+    p->nSinceStop += (int64_t)*pnGot;
+    return rc;
+  }
   pthread_mutex_lock(&r->mu);
   while( r->nFull==0 && !r->done ) pthread_cond_wait(&r->cv, &r->mu);
   if( r->nFull==0 ){                     /* done, nothing left */
@@ -555,10 +619,11 @@ int profsumSrcRead(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
   memcpy(aOut, slot->a + r->iOff, n);
   r->iOff += n;
   *pnGot = n;
+  p->nSinceStop += (int64_t)n;
   if( r->iOff>=slot->n ){
     /* Slot consumed: deliver its error (after its bytes), or release it. */
     if( n==0 && slot->rc ){
-      int rc = slot->rc;
+      rc = slot->rc;
       *pzErr = slot->zErr;
       slot->zErr = 0;
       slot->rc = SQLITE_OK;

@@ -28,7 +28,8 @@ int profsumSrcOpenMem(const unsigned char *a, size_t n, const char *zName,
                       ProfsumSrc **pp, char **pzErr);
 
 /* Read up to nOut decompressed bytes into aOut.  *pnGot==0 means end of
-** data.  Errors: read errors, corrupt/truncated gzip, trailing garbage. */
+** data.  Errors: read errors, corrupt/truncated gzip, trailing garbage;
+** SQLITE_INTERRUPT ("interrupted") when the stop check said stop. */
 int profsumSrcRead(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
                    size_t *pnGot, char **pzErr);
 int profsumSrcIsGzip(ProfsumSrc *p);
@@ -55,6 +56,36 @@ int64_t profsumSrcFileSize(ProfsumSrc *p);   /* bytes on disk */
 int64_t profsumSrcRawPos(ProfsumSrc *p);     /* raw bytes consumed */
 const char *profsumSrcPath(ProfsumSrc *p);
 void profsumSrcClose(ProfsumSrc *p);         /* NULL is a no-op */
+
+/* Stop checks: how a long read hears sqlite3_interrupt() (Ctrl-C in the
+** shell, a notebook's stop button) or a parse thread's stop flag.  A
+** source takes, when it is opened, the stop check set for the calling
+** thread (profsumStopPush), and asks it before it delivers more data each
+** time PROFSUM_STOP_BYTES bytes were delivered since it last asked: a
+** non-zero answer fails that read, and every later one, with
+** SQLITE_INTERRUPT and the message "interrupted" (the scanner puts the
+** function's name before it).  Every reader goes through a source, so
+** trace_events, profsum_diagnostics, the track pass, profsum_trim and the
+** summary engine's read all stop within a few MB of data, whatever the
+** file holds (rows or none, small entries or one huge one).  The check is
+** taken at open time: a source opened in one call and read in later ones
+** (a trace_events cursor) keeps it.  Set per thread, so the code that
+** opens the source (the summary engine, the track pass) needs no
+** parameter for it.
+**
+** profsumStopPush(): make (xStop, pArg) the calling thread's stop check;
+**   returns the previous one, for profsumStopPop() to restore (they nest).
+** profsumStopAsk(): ask the calling thread's stop check now (0 when none
+**   is set): for long loops that read nothing, such as sorts. */
+typedef int (*ProfsumStopCheckFn)(void *pArg);
+typedef struct ProfsumStopCheck {
+  ProfsumStopCheckFn xStop;   /* 0: no check */
+  void *pArg;
+} ProfsumStopCheck;
+#define PROFSUM_STOP_BYTES (4*1024*1024)
+ProfsumStopCheck profsumStopPush(ProfsumStopCheckFn xStop, void *pArg);
+void profsumStopPop(ProfsumStopCheck prev);
+int profsumStopAsk(void);
 
 /* A file smaller than this on disk (about 35 MB of trace JSON gzipped) is
 ** read with smaller buffers: an inflate ring of 4 buffers instead of 8
@@ -244,8 +275,17 @@ typedef struct ProfsumTrackRec {
 
 typedef struct ProfsumNameMap ProfsumNameMap;
 
+/* The records are kept in blocks of PROFSUM_TRK_BLOCK, so that no single
+** allocation grows with the trace (SQLite allocates less than 2 GiB at a
+** time: one array of 80-byte records stopped near 25 million events).
+** A build may set PROFSUM_TRK_BLOCK_LOG (the tests' small-block build). */
+#ifndef PROFSUM_TRK_BLOCK_LOG
+# define PROFSUM_TRK_BLOCK_LOG 16          /* 65,536 records (5 MiB) a block */
+#endif
+#define PROFSUM_TRK_BLOCK ((int64_t)1<<PROFSUM_TRK_BLOCK_LOG)
+
 typedef struct ProfsumTrackInfo {
-  ProfsumTrackRec *aRec;    /* records in file order */
+  ProfsumTrackRec **apRec;  /* records in file order, in blocks (profsumTrackRec) */
   int64_t nRec;
   ProfsumNameMap *pNames;   /* M-event names (NEED_NAMES) */
   int64_t nEntries;         /* traceEvents entries */
@@ -254,9 +294,17 @@ typedef struct ProfsumTrackInfo {
   int64_t nAccepted;        /* X rows accepted by summary-v1 §1.3 */
 } ProfsumTrackInfo;
 
+/* Record i (0 <= i < nRec) of p. */
+static inline ProfsumTrackRec *profsumTrackRec(const ProfsumTrackInfo *p, int64_t i){
+  return &p->apRec[i>>PROFSUM_TRK_BLOCK_LOG][i & (PROFSUM_TRK_BLOCK-1)];
+}
+
 /* Run the first pass over zPath: collect what `needs` asks for, pair B/E,
 ** compute nesting and exclusive time per track.  xDiag receives scanner
-** and (with NEED_DIAG) track diagnostics.  On error *pzErr is set. */
+** and (with NEED_DIAG) track diagnostics.  On error *pzErr is set
+** (prefixed with zFunc, naming the file: out of memory included); the pass
+** stops at the calling thread's stop check (profsumStopPush) with
+** SQLITE_INTERRUPT, in its reads and between the sorts of its runs. */
 int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
                         ProfsumDiagFn xDiag, void *pDiagCtx,
                         ProfsumTrackInfo **pp, char **pzErr);

@@ -1424,6 +1424,12 @@ static int parseInWindow(ProfsumScan *s, int kind, const u8 **ppStart,
         pSpan->flags = (unsigned char)f;
       }
     }
+    if( rc==-SQLITE_NOMEM ){
+      *pzErr = sqlite3_mprintf("%s: '%s': out of memory for the nesting of entry %lld at byte %lld",
+          s->zFunc, profsumSrcPath(s->pSrc), (long long)s->nEntries,
+          (long long)(s->iBase + (int64_t)s->iPos));
+      return rc;
+    }
     if( rc<0 ) return rc;
     if( rc==P_ERR ){ syntaxError(s, pzErr); return -SQLITE_ERROR; }
     if( rc==P_OK ){ *ppStart = p; return P_OK; }
@@ -1442,10 +1448,13 @@ int profsumScanOpen(ProfsumSrc *pSrc, const char *zFunc, unsigned flags,
                     ProfsumDiagFn xDiag, void *pDiagCtx,
                     ProfsumScan **pp, char **pzErr){
   ProfsumScan *s;
-  (void)pzErr;
   *pp = 0;
   s = sqlite3_malloc64(sizeof(*s));
-  if( s==0 ){ profsumSrcClose(pSrc); return SQLITE_NOMEM; }
+  if( s==0 ){
+    *pzErr = sqlite3_mprintf("%s: '%s': out of memory opening it", zFunc, profsumSrcPath(pSrc));
+    profsumSrcClose(pSrc);
+    return SQLITE_NOMEM;
+  }
   memset(s, 0, sizeof(*s));
   s->pSrc = pSrc;
   s->zFunc = zFunc;
@@ -1454,7 +1463,12 @@ int profsumScanOpen(ProfsumSrc *pSrc, const char *zFunc, unsigned flags,
   s->pDiagCtx = pDiagCtx;
   s->nAlloc = (size_t)windowInit(profsumSrcFileSize(pSrc));
   s->aBuf = sqlite3_malloc64(s->nAlloc);
-  if( s->aBuf==0 ){ profsumScanClose(s); return SQLITE_NOMEM; }
+  if( s->aBuf==0 ){
+    *pzErr = sqlite3_mprintf("%s: '%s': out of memory opening it (a window of %lld bytes)",
+                             zFunc, profsumSrcPath(pSrc), (long long)s->nAlloc);
+    profsumScanClose(s);
+    return SQLITE_NOMEM;
+  }
   *pp = s;
   return SQLITE_OK;
 }
@@ -1653,11 +1667,17 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
             if( rc==P_MORE ){ s->iPos = s->nBuf; continue; }
             if( isUnit && val.type==PROFSUM_JT_STRING ){
               char *pB = 0; int64_t nB = 0; const char *z; int64_t n;
-              if( profsumSpanText(&val, &pB, &nB, &z, &n) ) return SQLITE_NOMEM;
               sqlite3_free(s->zDisplayTimeUnit);
-              s->zDisplayTimeUnit = sqlite3_mprintf("%.*s", (int)(n>64 ? 64 : n), z);
+              s->zDisplayTimeUnit = 0;
+              if( profsumSpanText(&val, &pB, &nB, &z, &n)==SQLITE_OK ){
+                s->zDisplayTimeUnit = sqlite3_mprintf("%.*s", (int)(n>64 ? 64 : n), z);
+              }
               sqlite3_free(pB);
-              if( s->zDisplayTimeUnit==0 ) return SQLITE_NOMEM;
+              if( s->zDisplayTimeUnit==0 ){
+                *pzErr = sqlite3_mprintf("%s: '%s': out of memory for the displayTimeUnit "
+                    "at byte %lld", s->zFunc, profsumSrcPath(s->pSrc), (long long)(s->iBase + (int64_t)s->iPos));
+                return SQLITE_NOMEM;
+              }
             }
             s->iPos = (size_t)(pEnd - s->aBuf);
           }

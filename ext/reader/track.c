@@ -34,8 +34,14 @@
 **
 ** Memory: one ProfsumTrackRec (80 bytes on x86-64/aarch64: ts is 128-bit)
 ** per X/B/E event when durations or track columns are needed, plus the
-** name maps; nothing otherwise.  The sweeps add a temporary permutation
-** (8 bytes per slice; 48 per slice for the ns sweep) and two int64 stacks.
+** name maps; nothing otherwise.  The sweeps add a temporary ordering (8
+** bytes per slice; 48 per slice for the ns sweep) and a stack of the open
+** slices.  All of it in blocks (the records, the stacks) or sorted runs
+** merged in order (the orderings): no allocation grows with the trace, so
+** SQLite's limit per allocation (under 2 GiB) bounds nothing.
+**
+** Interrupts: the reads ask the calling thread's stop check (gz.c); the
+** orderings ask it between the sorts of their runs (profsumStopAsk).
 */
 #include "profsum_int.h"
 #include "profsum_reader.h"
@@ -218,6 +224,166 @@ static int32_t trackId(TrackSet *t, int64_t pid, int64_t tid){
 }
 
 /* ------------------------------------------------------------------ */
+/* Memory in blocks                                                    */
+/* ------------------------------------------------------------------ */
+/* Every array that grows with the trace is made of blocks (the records, see
+** profsum_reader.h) or of sorted runs (the orderings below), so that no
+** single allocation grows with the trace: SQLite allocates less than
+** 2 GiB at a time, whatever memory is free.  A build may set
+** PROFSUM_TRK_RUN_LOG (the tests' small-block build). */
+#ifndef PROFSUM_TRK_RUN_LOG
+# define PROFSUM_TRK_RUN_LOG 20             /* elements per sorted run: 2^20 */
+#endif
+#define TRK_RUN ((int64_t)1<<PROFSUM_TRK_RUN_LOG)
+#define TRK_STK_LOG (PROFSUM_TRK_BLOCK_LOG<12 ? PROFSUM_TRK_BLOCK_LOG : 12)
+#define TRK_STK_BLOCK ((int64_t)1<<TRK_STK_LOG)   /* stack elements a block */
+
+/* A stack of szEl-byte elements in blocks of TRK_STK_BLOCK (a track's
+** nesting depth is usually small, but a staircase of slices nests them
+** all); blocks are kept until stkFree. */
+typedef struct Stk {
+  unsigned char **apBlk;     /* nBlk blocks (room for nBlkAlloc) */
+  int64_t nBlk, nBlkAlloc;
+  int64_t n;                 /* elements on the stack */
+  size_t szEl;
+} Stk;
+
+/* Element i (0 <= i < n). */
+static void *stkAt(const Stk *k, int64_t i){
+  return k->apBlk[i>>TRK_STK_LOG] + (size_t)(i & (TRK_STK_BLOCK-1))*k->szEl;
+}
+
+/* Push an element (uninitialized): its address, or 0 when out of memory. */
+static void *stkPush(Stk *k){
+  int64_t iBlk = k->n>>TRK_STK_LOG;
+  if( iBlk>=k->nBlk ){
+    if( k->nBlk>=k->nBlkAlloc ){
+      int64_t nNew = k->nBlkAlloc ? k->nBlkAlloc*2 : 8;
+      unsigned char **ap = sqlite3_realloc64(k->apBlk, sizeof(unsigned char*)*(sqlite3_uint64)nNew);
+      if( ap==0 ) return 0;
+      k->apBlk = ap;
+      k->nBlkAlloc = nNew;
+    }
+    k->apBlk[k->nBlk] = sqlite3_malloc64(k->szEl*(sqlite3_uint64)TRK_STK_BLOCK);
+    if( k->apBlk[k->nBlk]==0 ) return 0;
+    k->nBlk++;
+  }
+  return stkAt(k, k->n++);
+}
+
+static void stkFree(Stk *k){
+  int64_t i;
+  for(i=0; i<k->nBlk; i++) sqlite3_free(k->apBlk[i]);
+  sqlite3_free(k->apBlk);
+  memset(k, 0, sizeof(*k));
+}
+
+/* An ordering of n elements of szEl bytes: filled in runs of at most
+** TRK_RUN elements (runsSlot), each run sorted (runsSort), then read in
+** the order of xCmp by merging the runs (runsNext).  xCmp must be a total
+** order (the comparisons below end on the entry index), so the order read
+** is the one a single sort of all elements gives. */
+typedef struct Runs {
+  size_t szEl;
+  int (*xCmp)(const void*, const void*);
+  int64_t nRun;              /* ceil(n / TRK_RUN) */
+  int64_t nFilled;           /* elements handed out by runsSlot */
+  int64_t n;                 /* elements in all */
+  unsigned char **apRun;     /* nRun runs (allocated as filled) */
+  int64_t *aPos;             /* merge: the next element of each run */
+  int64_t *aHeap;            /* merge: runs not yet exhausted, a min-heap */
+  int64_t nHeap;
+} Runs;
+
+/* Prepare r for n elements.  SQLITE_OK or SQLITE_NOMEM. */
+static int runsInit(Runs *r, size_t szEl, int (*xCmp)(const void*, const void*), int64_t n){
+  memset(r, 0, sizeof(*r));
+  r->szEl = szEl;
+  r->xCmp = xCmp;
+  r->n = n;
+  r->nRun = (n + TRK_RUN - 1)/TRK_RUN;
+  r->apRun = sqlite3_malloc64(sizeof(unsigned char*)*(sqlite3_uint64)r->nRun);
+  if( r->apRun==0 ) return SQLITE_NOMEM;
+  memset(r->apRun, 0, sizeof(unsigned char*)*(size_t)r->nRun);
+  return SQLITE_OK;
+}
+
+/* Elements in run i. */
+static int64_t runLen(const Runs *r, int64_t i){
+  return i<r->nRun-1 ? TRK_RUN : r->n - (r->nRun-1)*TRK_RUN;
+}
+
+/* The next element to fill (at most n in all): its address, or 0 when
+** out of memory. */
+static void *runsSlot(Runs *r){
+  int64_t iRun = r->nFilled / TRK_RUN, iOff = r->nFilled % TRK_RUN;
+  if( iOff==0 ){
+    size_t nByte = r->szEl*(size_t)runLen(r, iRun);
+    r->apRun[iRun] = sqlite3_malloc64(nByte);
+    if( r->apRun[iRun]==0 ) return 0;
+    profsumPrefault(r->apRun[iRun], nByte);        /* written in full */
+  }
+  r->nFilled++;
+  return r->apRun[iRun] + (size_t)iOff*r->szEl;
+}
+
+/* The head of run i in the merge. */
+#define RUN_HEAD(r, i) ((r)->apRun[i] + (size_t)(r)->aPos[i]*(r)->szEl)
+
+/* Restore the heap order from position j down. */
+static void runsSift(Runs *r, int64_t j){
+  for(;;){
+    int64_t c = 2*j+1, m = j;
+    if( c<r->nHeap && r->xCmp(RUN_HEAD(r, r->aHeap[c]), RUN_HEAD(r, r->aHeap[m]))<0 ) m = c;
+    if( c+1<r->nHeap && r->xCmp(RUN_HEAD(r, r->aHeap[c+1]), RUN_HEAD(r, r->aHeap[m]))<0 ) m = c+1;
+    if( m==j ) return;
+    { int64_t t = r->aHeap[j]; r->aHeap[j] = r->aHeap[m]; r->aHeap[m] = t; }
+    j = m;
+  }
+}
+
+/* Sort each run (all n elements filled), asking the thread's stop check
+** between runs, and start the merge.  SQLITE_OK, SQLITE_INTERRUPT or
+** SQLITE_NOMEM. */
+static int runsSort(Runs *r){
+  int64_t i;
+  for(i=0; i<r->nRun; i++){
+    if( i>0 && profsumStopAsk() ) return SQLITE_INTERRUPT;
+    qsort(r->apRun[i], (size_t)runLen(r, i), r->szEl, r->xCmp);
+  }
+  r->aPos = sqlite3_malloc64(sizeof(int64_t)*2*(sqlite3_uint64)(r->nRun ? r->nRun : 1));
+  if( r->aPos==0 ) return SQLITE_NOMEM;
+  r->aHeap = r->aPos + r->nRun;
+  for(i=0; i<r->nRun; i++){ r->aPos[i] = 0; r->aHeap[i] = i; }
+  r->nHeap = r->nRun;
+  for(i=r->nHeap/2; i>=0; i--) runsSift(r, i);
+  return SQLITE_OK;
+}
+
+/* The next element in order (its address: valid until runsFree), or 0
+** after the last. */
+static void *runsNext(Runs *r){
+  int64_t iRun;
+  void *pEl;
+  if( r->nHeap==0 ) return 0;
+  iRun = r->aHeap[0];
+  pEl = RUN_HEAD(r, iRun);
+  if( ++r->aPos[iRun]==runLen(r, iRun) ){
+    r->aHeap[0] = r->aHeap[--r->nHeap];        /* run exhausted */
+  }
+  if( r->nHeap>1 ) runsSift(r, 0);
+  return pEl;
+}
+
+static void runsFree(Runs *r){
+  int64_t i;
+  for(i=0; i<r->nRun && r->apRun; i++) sqlite3_free(r->apRun[i]);
+  sqlite3_free(r->apRun);
+  sqlite3_free(r->aPos);
+  memset(r, 0, sizeof(*r));
+}
+
+/* ------------------------------------------------------------------ */
 /* The first pass                                                      */
 /* ------------------------------------------------------------------ */
 /* Longest duration on a track, 2^61 ps (about 26 days; longer is
@@ -227,30 +393,87 @@ static int32_t trackId(TrackSet *t, int64_t pid, int64_t tid){
 
 typedef struct Analyze {
   ProfsumTrackInfo *pInfo;
-  int64_t nAlloc;            /* allocated records */
+  int64_t nAlloc;            /* records the blocks hold */
+  int64_t nBlkSlot;          /* entries of pInfo->apRec */
   TrackSet tracks;
   ProfsumDiagFn xDiag;
   void *pDiagCtx;
+  const char *zFunc;         /* for messages */
+  const char *zPath;
+  char **pzErr;
 } Analyze;
 
 #define REC_PREFAULT 1024     /* records whose pages are mapped at a time */
+#define REC_FIRST    4096     /* the first block's first size (it doubles up
+                              ** to a whole block, so a small trace takes
+                              ** little memory) */
+
+/* Set the error of the pass: "<func>: '<path>': <text>" (0 when that
+** cannot be made: out of memory).  Returns rc. */
+static int trkErr(Analyze *a, int rc, const char *zFmt, ...){
+  va_list ap;
+  char *z;
+  va_start(ap, zFmt);
+  z = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  sqlite3_free(*a->pzErr);
+  *a->pzErr = z ? sqlite3_mprintf("%s: '%s': %s", a->zFunc, a->zPath, z) : 0;
+  sqlite3_free(z);
+  return rc;
+}
+
+/* The error of an ordering step that did not return SQLITE_OK: an
+** interrupt, or out of memory ordering n things (zWhat). */
+static int trkOrderErr(Analyze *a, int rc, int64_t n, const char *zWhat){
+  if( rc==SQLITE_INTERRUPT ){
+    sqlite3_free(*a->pzErr);
+    *a->pzErr = sqlite3_mprintf("%s: interrupted", a->zFunc);
+    return rc;
+  }
+  return trkErr(a, rc, "out of memory ordering %lld %s", (long long)n, zWhat);
+}
 
 /* Append a record; returns it or NULL on OOM. */
 static ProfsumTrackRec *recAppend(Analyze *a){
   ProfsumTrackInfo *p = a->pInfo;
-  if( p->nRec>=a->nAlloc ){
-    int64_t nNew = a->nAlloc ? a->nAlloc*2 : 4096;
-    ProfsumTrackRec *aNew = sqlite3_realloc64(p->aRec, sizeof(ProfsumTrackRec)*(sqlite3_uint64)nNew);
-    if( aNew==0 ) return 0;
-    p->aRec = aNew;
-    a->nAlloc = nNew;
+  int64_t i = p->nRec, iOff;
+  if( i>=a->nAlloc ){
+    int64_t iBlk = i>>PROFSUM_TRK_BLOCK_LOG;
+    if( iBlk>=a->nBlkSlot ){
+      int64_t nNew = a->nBlkSlot ? a->nBlkSlot*2 : 16;
+      ProfsumTrackRec **ap = sqlite3_realloc64(p->apRec, sizeof(ProfsumTrackRec*)*(sqlite3_uint64)nNew);
+      if( ap==0 ) return 0;
+      memset(ap + a->nBlkSlot, 0, sizeof(ProfsumTrackRec*)*(size_t)(nNew - a->nBlkSlot));
+      p->apRec = ap;
+      a->nBlkSlot = nNew;
+    }
+    if( iBlk==0 ){
+      /* the first block grows by doubling (records move: nothing points
+      ** at them before the reading ends) */
+      int64_t nNew = a->nAlloc ? a->nAlloc*2 : REC_FIRST;
+      ProfsumTrackRec *aNew;
+      if( nNew>PROFSUM_TRK_BLOCK ) nNew = PROFSUM_TRK_BLOCK;
+      aNew = sqlite3_realloc64(p->apRec[0], sizeof(ProfsumTrackRec)*(sqlite3_uint64)nNew);
+      if( aNew==0 ) return 0;
+      p->apRec[0] = aNew;
+      a->nAlloc = nNew;
+    }else{
+      p->apRec[iBlk] = sqlite3_malloc64(sizeof(ProfsumTrackRec)*(sqlite3_uint64)PROFSUM_TRK_BLOCK);
+      if( p->apRec[iBlk]==0 ) return 0;
+      a->nAlloc += PROFSUM_TRK_BLOCK;
+    }
   }
-  if( (p->nRec & (REC_PREFAULT-1))==0 ){
-    /* the pages of the next REC_PREFAULT records in one call (ext/prefault.c);
-    ** the capacity is a multiple of REC_PREFAULT */
-    profsumPrefault(&p->aRec[p->nRec], sizeof(ProfsumTrackRec)*(size_t)REC_PREFAULT);
+  iOff = i & (PROFSUM_TRK_BLOCK-1);
+  if( (iOff & (REC_PREFAULT-1))==0 ){
+    /* the pages of the next REC_PREFAULT records (or the rest of the
+    ** block) in one call (ext/prefault.c) */
+    int64_t nPre = a->nAlloc - i;
+    if( nPre>PROFSUM_TRK_BLOCK - iOff ) nPre = PROFSUM_TRK_BLOCK - iOff;
+    if( nPre>REC_PREFAULT ) nPre = REC_PREFAULT;
+    profsumPrefault(profsumTrackRec(p, i), sizeof(ProfsumTrackRec)*(size_t)nPre);
   }
-  return &p->aRec[p->nRec++];
+  p->nRec++;
+  return profsumTrackRec(p, i);
 }
 
 static const char *phKnown = "BEXiICMbensftPONDSTpFRc()";
@@ -293,37 +516,48 @@ static void trackDiag(Analyze *a, const ProfsumTrackRec *r, const char *zKind,
   a->xDiag(a->pDiagCtx, r->idx, r->iOffset, zKind, z);
 }
 
-/* Pair B and E records.  Returns SQLITE_OK or SQLITE_NOMEM. */
+/* Pair B and E records.  Returns SQLITE_OK, or SQLITE_NOMEM /
+** SQLITE_INTERRUPT with the pass's error set. */
 static int pairBE(Analyze *a){
   ProfsumTrackInfo *p = a->pInfo;
   int64_t i, n = 0;
-  PermEnt *aP;
-  int64_t *aStk;
-  int64_t nStk = 0;
-  for(i=0; i<p->nRec; i++) if( p->aRec[i].ph!='X' ) n++;
+  Runs runs;
+  Stk stk;
+  PermEnt *pe;
+  ProfsumTrackRec *r;
+  int rc;
+  for(i=0; i<p->nRec; i++) if( profsumTrackRec(p, i)->ph!='X' ) n++;
   if( n==0 ) return SQLITE_OK;
-  aP = sqlite3_malloc64(sizeof(PermEnt)*(sqlite3_uint64)n);
-  aStk = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)n);
-  if( aP==0 || aStk==0 ){ sqlite3_free(aP); sqlite3_free(aStk); return SQLITE_NOMEM; }
-  n = 0;
-  for(i=0; i<p->nRec; i++) if( p->aRec[i].ph!='X' ) aP[n++].r = &p->aRec[i];
-  qsort(aP, (size_t)n, sizeof(PermEnt), cmpPair);
-  for(i=0; i<=n; i++){
-    ProfsumTrackRec *r = i<n ? aP[i].r : 0;
-    if( nStk>0 && (r==0 || r->trk!=p->aRec[aStk[nStk-1]].trk) ){
+  memset(&stk, 0, sizeof(stk));
+  stk.szEl = sizeof(ProfsumTrackRec*);
+  rc = runsInit(&runs, sizeof(PermEnt), cmpPair, n);
+  for(i=0; rc==SQLITE_OK && i<p->nRec; i++){
+    r = profsumTrackRec(p, i);
+    if( r->ph=='X' ) continue;
+    pe = runsSlot(&runs);
+    if( pe==0 ){ rc = SQLITE_NOMEM; break; }
+    pe->r = r;
+  }
+  if( rc==SQLITE_OK ) rc = runsSort(&runs);
+  while( rc==SQLITE_OK ){
+    pe = runsNext(&runs);
+    r = pe ? pe->r : 0;
+    if( stk.n>0 && (r==0 || r->trk!=(*(ProfsumTrackRec**)stkAt(&stk, stk.n-1))->trk) ){
       /* Track changed: whatever is still open is unmatched. */
-      while( nStk>0 ){
-        ProfsumTrackRec *b = &p->aRec[aStk[--nStk]];
+      while( stk.n>0 ){
+        ProfsumTrackRec *b = *(ProfsumTrackRec**)stkAt(&stk, --stk.n);
         trackDiag(a, b, "unmatched_begin", "B event has no matching E on its track; dur is NULL");
       }
     }
     if( r==0 ) break;
     if( r->ph=='B' ){
-      aStk[nStk++] = r - p->aRec;
-    }else if( nStk==0 ){
+      ProfsumTrackRec **pp = stkPush(&stk);
+      if( pp==0 ){ rc = SQLITE_NOMEM; break; }
+      *pp = r;
+    }else if( stk.n==0 ){
       trackDiag(a, r, "unmatched_end", "E event with no open B on its track");
     }else{
-      ProfsumTrackRec *b = &p->aRec[aStk[--nStk]];
+      ProfsumTrackRec *b = *(ProfsumTrackRec**)stkAt(&stk, --stk.n);
       /* r->ts >= b->ts (sorted); the unsigned difference is exact even
       ** when the signed one would overflow (|ts| < 10^38 each). */
       unsigned __int128 span = (unsigned __int128)r->ts - (unsigned __int128)b->ts;
@@ -338,9 +572,9 @@ static int pairBE(Analyze *a){
       }
     }
   }
-  sqlite3_free(aP);
-  sqlite3_free(aStk);
-  return SQLITE_OK;
+  runsFree(&runs);
+  stkFree(&stk);
+  return rc ? trkOrderErr(a, rc, n, "B/E events") : SQLITE_OK;
 }
 
 /* Is record r a slice of the track model?  X with dur > 0 and matched B of
@@ -360,64 +594,73 @@ static int endsBefore(const ProfsumTrackRec *t, const ProfsumTrackRec *r){
   return !(r->dur==0 && t->dur>0);
 }
 
+/* An open slice of the nesting sweep and the full durations of its direct
+** children so far. */
+typedef struct NestOpen { ProfsumTrackRec *r; int64_t child; } NestOpen;
+
 /* Nesting and exclusive time over the onTrack() records: sets depth,
-** parent and excl of each.  Returns SQLITE_OK or SQLITE_NOMEM (nothing
-** allocated is kept). */
+** parent and excl of each.  Returns SQLITE_OK, or SQLITE_NOMEM /
+** SQLITE_INTERRUPT with the pass's error set (nothing allocated is
+** kept). */
 static int nestTracks(Analyze *a){
   ProfsumTrackInfo *p = a->pInfo;
-  int64_t i, n = 0, nStk = 0;
-  PermEnt *aP;
-  int64_t *aStk, *aChild;
+  int64_t i, n = 0;
+  Runs runs;
+  Stk stk;
+  PermEnt *pe;
+  int rc;
   for(i=0; i<p->nRec; i++){
-    ProfsumTrackRec *r = &p->aRec[i];
-    if( onTrack(r) ) n++;
+    if( onTrack(profsumTrackRec(p, i)) ) n++;
   }
   if( n==0 ) return SQLITE_OK;
-  aP = sqlite3_malloc64(sizeof(PermEnt)*(sqlite3_uint64)n);
-  aStk = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)n);
-  aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)n);
-  if( aP==0 || aStk==0 || aChild==0 ){
-    sqlite3_free(aP); sqlite3_free(aStk); sqlite3_free(aChild);
-    return SQLITE_NOMEM;
+  memset(&stk, 0, sizeof(stk));
+  stk.szEl = sizeof(NestOpen);
+  rc = runsInit(&runs, sizeof(PermEnt), cmpNest, n);
+  for(i=0; rc==SQLITE_OK && i<p->nRec; i++){
+    ProfsumTrackRec *r = profsumTrackRec(p, i);
+    if( !onTrack(r) ) continue;
+    pe = runsSlot(&runs);
+    if( pe==0 ){ rc = SQLITE_NOMEM; break; }
+    pe->r = r;
   }
-  profsumPrefault(aP, sizeof(PermEnt)*(size_t)n);          /* written in full below */
-  n = 0;
-  for(i=0; i<p->nRec; i++){
-    ProfsumTrackRec *r = &p->aRec[i];
-    if( onTrack(r) ) aP[n++].r = r;
-  }
-  qsort(aP, (size_t)n, sizeof(PermEnt), cmpNest);
-  /* aStk holds permutation positions; aChild the child sum of each. */
+  if( rc==SQLITE_OK ) rc = runsSort(&runs);
+  /* The stack holds the open slices with the child sum of each. */
+#define TOP() ((NestOpen*)stkAt(&stk, stk.n-1))
 #define FINALIZE() do{ \
-    int64_t k_ = aStk[--nStk]; \
-    ProfsumTrackRec *x_ = aP[k_].r; \
-    int64_t ex_ = x_->dur - aChild[nStk]; \
+    NestOpen *o_ = (NestOpen*)stkAt(&stk, --stk.n); \
+    ProfsumTrackRec *x_ = o_->r; \
+    int64_t ex_ = x_->dur - o_->child; \
     x_->excl = ex_>0 ? ex_ : 0; \
-    if( nStk>0 ) aChild[nStk-1] += x_->dur; \
+    if( stk.n>0 ) TOP()->child += x_->dur; \
   }while(0)
-  for(i=0; i<n; i++){
-    ProfsumTrackRec *r = aP[i].r;
-    if( nStk>0 && aP[aStk[nStk-1]].r->trk!=r->trk ){
-      while( nStk>0 ) FINALIZE();
+  while( rc==SQLITE_OK && (pe = runsNext(&runs))!=0 ){
+    ProfsumTrackRec *r = pe->r;
+    NestOpen *o;
+    if( stk.n>0 && TOP()->r->trk!=r->trk ){
+      while( stk.n>0 ) FINALIZE();
     }
-    while( nStk>0 && endsBefore(aP[aStk[nStk-1]].r, r) ) FINALIZE();
-    while( nStk>0 && REC_END(r) > REC_END(aP[aStk[nStk-1]].r) ){
-      ProfsumTrackRec *t = aP[aStk[nStk-1]].r;
+    while( stk.n>0 && endsBefore(TOP()->r, r) ) FINALIZE();
+    while( stk.n>0 && REC_END(r) > REC_END(TOP()->r) ){
+      ProfsumTrackRec *t = TOP()->r;
       trackDiag(a, r, "partial_overlap",
                 "starts inside entry %lld but ends after it; not nested in it", (long long)t->idx);
       FINALIZE();
     }
-    r->depth = (int32_t)nStk;
-    r->parent = nStk>0 ? aP[aStk[nStk-1]].r->idx : -1;
-    aChild[nStk] = 0;
-    aStk[nStk++] = i;
+    r->depth = (int32_t)stk.n;
+    r->parent = stk.n>0 ? TOP()->r->idx : -1;
+    o = stkPush(&stk);
+    if( o==0 ){ rc = SQLITE_NOMEM; break; }
+    o->r = r;
+    o->child = 0;
   }
-  while( nStk>0 ) FINALIZE();
+  if( rc==SQLITE_OK ){
+    while( stk.n>0 ) FINALIZE();
+  }
 #undef FINALIZE
-  sqlite3_free(aP);
-  sqlite3_free(aStk);
-  sqlite3_free(aChild);
-  return SQLITE_OK;
+#undef TOP
+  runsFree(&runs);
+  stkFree(&stk);
+  return rc ? trkOrderErr(a, rc, n, "slices") : SQLITE_OK;
 }
 
 /* Floor division of a by 1000. */
@@ -441,58 +684,69 @@ static int cmpNs(const void *pa, const void *pb){
   return a->idx<b->idx ? -1 : (a->idx>b->idx);
 }
 
+/* An open slice of the ns sweep (the run element stays in place until
+** the runs are freed) and its child sum. */
+typedef struct NsOpen { NsEnt *e; int64_t child; } NsOpen;
+
 /* The ns-domain sweep for the excl column: slices of the track columns,
-** with ts and dur floored to ns as the columns show them. */
+** with ts and dur floored to ns as the columns show them.  Returns
+** SQLITE_OK, or SQLITE_NOMEM / SQLITE_INTERRUPT with the pass's error
+** set. */
 static int nestTracksNs(Analyze *a){
   ProfsumTrackInfo *p = a->pInfo;
-  int64_t i, n = 0, nStk = 0;
-  NsEnt *aE;
-  int64_t *aStk, *aChild;
+  int64_t i, n = 0;
+  Runs runs;
+  Stk stk;
+  NsEnt *e;
+  int rc;
   for(i=0; i<p->nRec; i++){
-    ProfsumTrackRec *r = &p->aRec[i];
+    ProfsumTrackRec *r = profsumTrackRec(p, i);
     if( r->excl<0 ) continue;
     if( r->dur/1000==0 ){ r->exclNs = 0; continue; }
     n++;
   }
   if( n==0 ) return SQLITE_OK;
-  aE = sqlite3_malloc64(sizeof(NsEnt)*(sqlite3_uint64)n);
-  aStk = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)n);
-  aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)n);
-  if( !aE || !aStk || !aChild ){
-    sqlite3_free(aE); sqlite3_free(aStk); sqlite3_free(aChild);
-    return SQLITE_NOMEM;
-  }
-  profsumPrefault(aE, sizeof(NsEnt)*(size_t)n);            /* written in full below */
-  n = 0;
-  for(i=0; i<p->nRec; i++){
-    ProfsumTrackRec *r = &p->aRec[i];
+  memset(&stk, 0, sizeof(stk));
+  stk.szEl = sizeof(NsOpen);
+  rc = runsInit(&runs, sizeof(NsEnt), cmpNs, n);
+  for(i=0; rc==SQLITE_OK && i<p->nRec; i++){
+    ProfsumTrackRec *r = profsumTrackRec(p, i);
     if( r->excl<0 || r->dur/1000==0 ) continue;
-    aE[n].ts = floorK(r->ts);
-    aE[n].d = r->dur/1000;
-    aE[n].idx = r->idx;
-    aE[n].trk = r->trk;
-    aE[n].r = r;
-    n++;
+    e = runsSlot(&runs);
+    if( e==0 ){ rc = SQLITE_NOMEM; break; }
+    e->ts = floorK(r->ts);
+    e->d = r->dur/1000;
+    e->idx = r->idx;
+    e->trk = r->trk;
+    e->r = r;
   }
-  qsort(aE, (size_t)n, sizeof(NsEnt), cmpNs);
+  if( rc==SQLITE_OK ) rc = runsSort(&runs);
+#define TOPNS() ((NsOpen*)stkAt(&stk, stk.n-1))
 #define FINNS() do{ \
-    int64_t k_ = aStk[--nStk]; \
-    int64_t d_ = aE[k_].d; \
-    int64_t ex_ = d_ - aChild[nStk]; \
-    aE[k_].r->exclNs = ex_>0 ? ex_ : 0; \
-    if( nStk>0 ) aChild[nStk-1] += d_; \
+    NsOpen *o_ = (NsOpen*)stkAt(&stk, --stk.n); \
+    int64_t d_ = o_->e->d; \
+    int64_t ex_ = d_ - o_->child; \
+    o_->e->r->exclNs = ex_>0 ? ex_ : 0; \
+    if( stk.n>0 ) TOPNS()->child += d_; \
   }while(0)
-  for(i=0; i<n; i++){
-    if( nStk>0 && aE[aStk[nStk-1]].trk!=aE[i].trk ){ while( nStk>0 ) FINNS(); }
-    while( nStk>0 && aE[i].ts >= NS_END(&aE[aStk[nStk-1]]) ) FINNS();
-    while( nStk>0 && NS_END(&aE[i]) > NS_END(&aE[aStk[nStk-1]]) ) FINNS();
-    aChild[nStk] = 0;
-    aStk[nStk++] = i;
+  while( rc==SQLITE_OK && (e = runsNext(&runs))!=0 ){
+    NsOpen *o;
+    if( stk.n>0 && TOPNS()->e->trk!=e->trk ){ while( stk.n>0 ) FINNS(); }
+    while( stk.n>0 && e->ts >= NS_END(TOPNS()->e) ) FINNS();
+    while( stk.n>0 && NS_END(e) > NS_END(TOPNS()->e) ) FINNS();
+    o = stkPush(&stk);
+    if( o==0 ){ rc = SQLITE_NOMEM; break; }
+    o->e = e;
+    o->child = 0;
   }
-  while( nStk>0 ) FINNS();
+  if( rc==SQLITE_OK ){
+    while( stk.n>0 ) FINNS();
+  }
 #undef FINNS
-  sqlite3_free(aE); sqlite3_free(aStk); sqlite3_free(aChild);
-  return SQLITE_OK;
+#undef TOPNS
+  runsFree(&runs);
+  stkFree(&stk);
+  return rc ? trkOrderErr(a, rc, n, "slices (excl)") : SQLITE_OK;
 }
 
 /* Is the span a string equal to lit? (no escapes) */
@@ -544,14 +798,17 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
   memset(&a, 0, sizeof(a));
   a.xDiag = (needs & PROFSUM_NEED_DIAG) ? xDiag : 0;
   a.pDiagCtx = pDiagCtx;
+  a.zFunc = zFunc;
+  a.zPath = zPath;
+  a.pzErr = pzErr;
   a.pInfo = sqlite3_malloc64(sizeof(ProfsumTrackInfo));
-  if( a.pInfo==0 ) return SQLITE_NOMEM;
+  if( a.pInfo==0 ) return trkErr(&a, SQLITE_NOMEM, "out of memory");
   memset(a.pInfo, 0, sizeof(ProfsumTrackInfo));
   rc = profsumSrcOpenFile(zPath, &pSrc, &zErr);
   if( rc==SQLITE_OK ){
     rc = profsumScanOpen(pSrc, zFunc, (needs & PROFSUM_NEED_NAMES) ? PROFSUM_SCAN_ARGKEYS : 0,
                          xDiag, pDiagCtx, &pScan, pzErr);
-  }else{
+  }else if( zErr ){
     *pzErr = sqlite3_mprintf("%s: %s", zFunc, zErr);
     sqlite3_free(zErr);
   }
@@ -571,6 +828,10 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
     }
     if( ph=='M' && (needs & PROFSUM_NEED_NAMES) ){
       rc = noteName(p, ev);
+      if( rc ){
+        trkErr(&a, rc, "out of memory after %lld events (the process and thread names)",
+               (long long)p->nRows);
+      }
       continue;
     }
     if( ph=='X' ){
@@ -608,7 +869,12 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
       }
       trk = trackId(&a.tracks, ev->pid.iVal, ev->tid.iVal);
       r = trk<0 ? 0 : recAppend(&a);
-      if( r==0 ){ rc = SQLITE_NOMEM; break; }
+      if( r==0 ){
+        rc = trkErr(&a, SQLITE_NOMEM, "out of memory after %lld events (the track pass "
+                    "holds %lld records of %d bytes, in blocks of %lld)", (long long)p->nRows,
+                    (long long)p->nRec, (int)sizeof(ProfsumTrackRec), (long long)PROFSUM_TRK_BLOCK);
+        break;
+      }
       r->idx = ev->idx;
       r->iOffset = ev->iOffset;
       r->ts = ev->ts;
@@ -626,6 +892,9 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
     }
   }
   if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+  if( rc==SQLITE_NOMEM && *pzErr==0 ){
+    trkErr(&a, rc, "out of memory after %lld events", (long long)a.pInfo->nRows);
+  }
   if( rc==SQLITE_OK ){
     a.pInfo->nEntries = profsumScanEntries(pScan);
     if( wantRecs ) rc = pairBE(&a);
@@ -656,8 +925,12 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
 
 /* See profsum_reader.h. */
 void profsumTrackFree(ProfsumTrackInfo *p){
+  int64_t i;
   if( p==0 ) return;
-  sqlite3_free(p->aRec);
+  for(i=0; p->apRec && i<=(p->nRec>0 ? (p->nRec-1)>>PROFSUM_TRK_BLOCK_LOG : 0); i++){
+    sqlite3_free(p->apRec[i]);
+  }
+  sqlite3_free(p->apRec);
   nameMapFree(p->pNames);
   sqlite3_free(p);
 }

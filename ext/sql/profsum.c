@@ -72,6 +72,24 @@ const char *profsumColText(sqlite3_stmt *p, int i, int *pRc){
   return z;
 }
 
+/* See profsum_int.h. */
+int profsumInterrupted(void *pArg){
+  ProfsumProbe *p = (ProfsumProbe*)pArg;
+  int rc;
+  if( p->pStmt==0 && sqlite3_prepare_v2(p->db, "SELECT 1", -1, &p->pStmt, 0)!=SQLITE_OK ){
+    return sqlite3_errcode(p->db)==SQLITE_INTERRUPT;
+  }
+  rc = sqlite3_step(p->pStmt);
+  sqlite3_reset(p->pStmt);
+  return rc==SQLITE_INTERRUPT;
+}
+
+/* See profsum_int.h. */
+void profsumProbeDone(ProfsumProbe *p){
+  sqlite3_finalize(p->pStmt);
+  p->pStmt = 0;
+}
+
 /* profsum_version() → TEXT.  Static string, no allocation. */
 static void profsumVersionFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   (void)argc; (void)argv;

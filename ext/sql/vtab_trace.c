@@ -143,7 +143,7 @@ typedef struct TraceCursor {
   ProfsumScan *pScan;         /* trace_events: the streaming scanner */
   ProfsumEvent *pEv;          /* current event (owned by pScan) */
   ProfsumTrackInfo *pInfo;    /* first-pass results, or NULL */
-  int64_t iRec;               /* next candidate record in pInfo->aRec */
+  int64_t iRec;               /* next candidate record of pInfo */
   ProfsumTrackRec *pRec;      /* record of the current event, or NULL */
   int eof;                    /* 1 at the end */
   char *aScratch;             /* decoding scratch (grown) */
@@ -151,6 +151,8 @@ typedef struct TraceCursor {
   DiagList diag;              /* profsum_diagnostics rows */
   int64_t iDiag;              /* current diagnostic row */
   sqlite3_value *pPathArg;    /* the path argument of xFilter (owned copy), or NULL */
+  ProfsumProbe probe;         /* the connection's interrupt: every read of the
+                              ** file asks it (profsumStopPush) */
 } TraceCursor;
 
 /* ------------------------------------------------------------------ */
@@ -271,6 +273,7 @@ static int traceOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
   TraceCursor *pCur = sqlite3_malloc64(sizeof(*pCur));
   if( pCur==0 ) return SQLITE_NOMEM;
   memset(pCur, 0, sizeof(*pCur));
+  pCur->probe.db = pTab->db;
   pCur->zFunc = pTab->isDiag ? "profsum_diagnostics" : "trace_events";
   pCur->eof = 1;
   *ppCur = &pCur->base;
@@ -299,6 +302,7 @@ static void traceReset(TraceCursor *pCur){
 static int traceClose(sqlite3_vtab_cursor *cur){
   TraceCursor *pCur = (TraceCursor*)cur;
   traceReset(pCur);
+  profsumProbeDone(&pCur->probe);
   sqlite3_free(pCur->aScratch);
   sqlite3_free(pCur);
   return SQLITE_OK;
@@ -356,9 +360,9 @@ static int traceNextEvent(TraceCursor *pCur){
     pCur->pRec = 0;
     if( pCur->pInfo ){
       ProfsumTrackInfo *pI = pCur->pInfo;
-      while( pCur->iRec<pI->nRec && pI->aRec[pCur->iRec].idx < pCur->pEv->idx ) pCur->iRec++;
-      if( pCur->iRec<pI->nRec && pI->aRec[pCur->iRec].idx==pCur->pEv->idx ){
-        pCur->pRec = &pI->aRec[pCur->iRec];
+      while( pCur->iRec<pI->nRec && profsumTrackRec(pI, pCur->iRec)->idx < pCur->pEv->idx ) pCur->iRec++;
+      if( pCur->iRec<pI->nRec && profsumTrackRec(pI, pCur->iRec)->idx==pCur->pEv->idx ){
+        pCur->pRec = profsumTrackRec(pI, pCur->iRec);
       }
     }
     return SQLITE_OK;
@@ -407,12 +411,95 @@ static int tracePathRereadable(TraceCursor *pCur, const char *zPath){
   return SQLITE_ERROR;
 }
 
+/* An out-of-memory error of the cursor's function on zPath: the message
+** names both (when it can be made).  Returns SQLITE_NOMEM. */
+static int traceNomem(TraceCursor *pCur, const char *zPath, const char *zWhat){
+  profsumVtabErr(pCur->base.pVtab, "%s: '%s': out of memory %s", pCur->zFunc, zPath, zWhat);
+  return SQLITE_NOMEM;
+}
+
+/* The reading part of xFilter on zPath (see traceFilter): the first pass
+** when the plan needs one (profsum_diagnostics: the whole work), then the
+** scanner of the second.  Returns SQLITE_OK or an error with the vtab's
+** message set. */
+static int traceStart(TraceCursor *pCur, const char *zPath, int idxNum){
+  sqlite3_vtab *pVtab = pCur->base.pVtab;
+  TraceTab *pTab = (TraceTab*)pVtab;
+  char *zErr = 0;
+  int rc;
+  if( pTab->isDiag ){
+    rc = profsumTrackAnalyze(pCur->zFunc, zPath,
+                             PROFSUM_NEED_DUR|PROFSUM_NEED_TRACK|PROFSUM_NEED_DIAG,
+                             diagCollect, &pCur->diag, &pCur->pInfo, &zErr);
+    if( rc==SQLITE_OK && pCur->diag.oom ){
+      return traceNomem(pCur, zPath, "for the diagnostics");
+    }
+    if( rc ){
+      if( zErr ){ sqlite3_free(pVtab->zErrMsg); pVtab->zErrMsg = zErr; }
+      return rc;
+    }
+    /* One row per kind whose rows were cut at DIAG_PER_KIND. */
+    {
+      int k, nKind = pCur->diag.nKind;
+      for(k=0; k<nKind; k++){
+        if( pCur->diag.aKind[k].n > DIAG_PER_KIND ){
+          char z[160];
+          sqlite3_snprintf(sizeof(z), z, "%s: %lld occurrences in all; only the first %d are listed",
+              pCur->diag.aKind[k].zKind, (long long)pCur->diag.aKind[k].n, DIAG_PER_KIND);
+          pCur->diag.aKind[k].n = 0;   /* let the summary row through */
+          diagCollect(&pCur->diag, -1, -1, "suppressed", z);
+        }
+      }
+      if( pCur->diag.oom ) return traceNomem(pCur, zPath, "for the diagnostics");
+    }
+    if( pCur->diag.n>1 ) qsort(pCur->diag.a, (size_t)pCur->diag.n, sizeof(DiagRow), cmpDiag);
+    profsumTrackFree(pCur->pInfo);
+    pCur->pInfo = 0;
+    pCur->eof = pCur->diag.n==0;
+    return SQLITE_OK;
+  }
+  if( idxNum & (PLAN_DUR|PLAN_TRACK|PLAN_NAMES) ){
+    unsigned needs = 0;
+    rc = tracePathRereadable(pCur, zPath);
+    if( rc ) return rc;
+    if( idxNum & PLAN_DUR ) needs |= PROFSUM_NEED_DUR;
+    if( idxNum & PLAN_TRACK ) needs |= PROFSUM_NEED_TRACK;
+    if( idxNum & PLAN_NAMES ) needs |= PROFSUM_NEED_NAMES;
+    if( idxNum & PLAN_EXCLNS ) needs |= PROFSUM_NEED_EXCLNS;
+    rc = profsumTrackAnalyze(pCur->zFunc, zPath, needs, 0, 0, &pCur->pInfo, &zErr);
+    if( rc ){
+      if( zErr ){ sqlite3_free(pVtab->zErrMsg); pVtab->zErrMsg = zErr; }
+      return rc;
+    }
+  }
+  {
+    ProfsumSrc *pSrc = 0;
+    rc = profsumSrcOpenFile(zPath, &pSrc, &zErr);
+    if( rc ){
+      if( rc==SQLITE_NOMEM && zErr==0 ) return traceNomem(pCur, zPath, "opening it");
+      profsumVtabErr(pVtab, "%s: %s", pCur->zFunc, zErr ? zErr : sqlite3_errstr(rc));
+      sqlite3_free(zErr);
+      return rc;
+    }
+    rc = profsumScanOpen(pSrc, pCur->zFunc, (idxNum & PLAN_ARGKEYS) ? PROFSUM_SCAN_ARGKEYS : 0,
+                         0, 0, &pCur->pScan, &zErr);
+    if( rc ){
+      if( zErr==0 ) return traceNomem(pCur, zPath, "opening it");
+      sqlite3_free(pVtab->zErrMsg);
+      pVtab->zErrMsg = zErr;
+      return rc;
+    }
+  }
+  pCur->eof = 0;
+  return traceNextEvent(pCur);
+}
+
 static int traceFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                        int argc, sqlite3_value **argv){
   TraceCursor *pCur = (TraceCursor*)cur;
   TraceTab *pTab = (TraceTab*)cur->pVtab;
   const char *zPath = pTab->zPath;
-  char *zErr = 0;
+  ProfsumStopCheck prevStop;
   int rc;
   (void)idxStr;
   traceReset(pCur);
@@ -436,63 +523,12 @@ static int traceFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     profsumVtabErr(cur->pVtab, "%s: missing required argument PATH", pCur->zFunc);
     return SQLITE_ERROR;
   }
-  if( pTab->isDiag ){
-    rc = profsumTrackAnalyze(pCur->zFunc, zPath,
-                             PROFSUM_NEED_DUR|PROFSUM_NEED_TRACK|PROFSUM_NEED_DIAG,
-                             diagCollect, &pCur->diag, &pCur->pInfo, &zErr);
-    if( rc==SQLITE_OK && pCur->diag.oom ) rc = SQLITE_NOMEM;
-    if( rc ){
-      if( zErr ){ sqlite3_free(cur->pVtab->zErrMsg); cur->pVtab->zErrMsg = zErr; }
-      return rc;
-    }
-    /* One row per kind whose rows were cut at DIAG_PER_KIND. */
-    {
-      int k, nKind = pCur->diag.nKind;
-      for(k=0; k<nKind; k++){
-        if( pCur->diag.aKind[k].n > DIAG_PER_KIND ){
-          char z[160];
-          sqlite3_snprintf(sizeof(z), z, "%s: %lld occurrences in all; only the first %d are listed",
-              pCur->diag.aKind[k].zKind, (long long)pCur->diag.aKind[k].n, DIAG_PER_KIND);
-          pCur->diag.aKind[k].n = 0;   /* let the summary row through */
-          diagCollect(&pCur->diag, -1, -1, "suppressed", z);
-        }
-      }
-      if( pCur->diag.oom ) return SQLITE_NOMEM;
-    }
-    if( pCur->diag.n>1 ) qsort(pCur->diag.a, (size_t)pCur->diag.n, sizeof(DiagRow), cmpDiag);
-    profsumTrackFree(pCur->pInfo);
-    pCur->pInfo = 0;
-    pCur->eof = pCur->diag.n==0;
-    return SQLITE_OK;
-  }
-  if( idxNum & (PLAN_DUR|PLAN_TRACK|PLAN_NAMES) ){
-    unsigned needs = 0;
-    rc = tracePathRereadable(pCur, zPath);
-    if( rc ) return rc;
-    if( idxNum & PLAN_DUR ) needs |= PROFSUM_NEED_DUR;
-    if( idxNum & PLAN_TRACK ) needs |= PROFSUM_NEED_TRACK;
-    if( idxNum & PLAN_NAMES ) needs |= PROFSUM_NEED_NAMES;
-    if( idxNum & PLAN_EXCLNS ) needs |= PROFSUM_NEED_EXCLNS;
-    rc = profsumTrackAnalyze(pCur->zFunc, zPath, needs, 0, 0, &pCur->pInfo, &zErr);
-    if( rc ){
-      if( zErr ){ sqlite3_free(cur->pVtab->zErrMsg); cur->pVtab->zErrMsg = zErr; }
-      return rc;
-    }
-  }
-  {
-    ProfsumSrc *pSrc = 0;
-    rc = profsumSrcOpenFile(zPath, &pSrc, &zErr);
-    if( rc ){
-      profsumVtabErr(cur->pVtab, "%s: %s", pCur->zFunc, zErr ? zErr : sqlite3_errstr(rc));
-      sqlite3_free(zErr);
-      return rc;
-    }
-    rc = profsumScanOpen(pSrc, pCur->zFunc, (idxNum & PLAN_ARGKEYS) ? PROFSUM_SCAN_ARGKEYS : 0,
-                         0, 0, &pCur->pScan, &zErr);
-    if( rc ) return rc;
-  }
-  pCur->eof = 0;
-  return traceNextEvent(pCur);
+  /* The sources opened here, the second pass's included (it is read in
+  ** later xNext calls), stop at the connection's interrupt. */
+  prevStop = profsumStopPush(profsumInterrupted, &pCur->probe);
+  rc = traceStart(pCur, zPath, idxNum);
+  profsumStopPop(prevStop);
+  return rc;
 }
 
 static int traceNext(sqlite3_vtab_cursor *cur){
@@ -517,13 +553,27 @@ static int traceRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid){
 
 /* Result helpers ---------------------------------------------------- */
 
+/* Out of memory making a column's value: an SQLITE_NOMEM error naming the
+** function, the file and the entry (SQLite's bare one when even that
+** message cannot be made). */
+static void colNomem(TraceCursor *pCur, sqlite3_context *ctx){
+  const TraceTab *pTab = (const TraceTab*)pCur->base.pVtab;
+  const char *zPath = pCur->pPathArg ? (const char*)sqlite3_value_text(pCur->pPathArg) : pTab->zPath;
+  char *z = sqlite3_mprintf("%s: '%s': out of memory for a value of entry %lld",
+                            pCur->zFunc, zPath ? zPath : "", (long long)pCur->pEv->idx);
+  if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
+  sqlite3_result_error(ctx, z, -1);
+  sqlite3_free(z);
+  sqlite3_result_error_code(ctx, SQLITE_NOMEM);
+}
+
 /* A JSON string span as TEXT (decoded). */
 static void resultSpanText(TraceCursor *pCur, sqlite3_context *ctx, const ProfsumSpan *s){
   const char *z;
   int64_t n;
   if( s->type!=PROFSUM_JT_STRING ) return;   /* NULL */
   if( profsumSpanText(s, &pCur->aScratch, &pCur->nScratch, &z, &n) ){
-    sqlite3_result_error_nomem(ctx);
+    colNomem(pCur, ctx);
     return;
   }
   sqlite3_result_text64(ctx, z, (sqlite3_uint64)n, SQLITE_TRANSIENT, SQLITE_UTF8);
@@ -534,7 +584,7 @@ static void resultSpanJson(TraceCursor *pCur, sqlite3_context *ctx, const Profsu
   const char *z;
   int64_t n;
   if( profsumSpanJson(s, &pCur->aScratch, &pCur->nScratch, &z, &n) ){
-    sqlite3_result_error_nomem(ctx);
+    colNomem(pCur, ctx);
     return;
   }
   sqlite3_result_text64(ctx, z, (sqlite3_uint64)n, SQLITE_TRANSIENT, SQLITE_UTF8);
@@ -605,7 +655,7 @@ static void resultArgs(TraceCursor *pCur, sqlite3_context *ctx){
     if( ev->args.type==PROFSUM_JT_OBJECT ){
       if( profsumSpanJson(&ev->args, &pCur->aScratch, &pCur->nScratch, &z, &n) ){
         sqlite3_free(sqlite3_str_finish(pStr));
-        sqlite3_result_error_nomem(ctx);
+        colNomem(pCur, ctx);
         return;
       }
       /* inner members: between the braces */
@@ -621,7 +671,7 @@ static void resultArgs(TraceCursor *pCur, sqlite3_context *ctx){
     sqlite3_str_appendall(pStr, "\"entries\":");
     if( profsumSpanJson(&ev->entries, &pCur->aScratch, &pCur->nScratch, &z, &n) ){
       sqlite3_free(sqlite3_str_finish(pStr));
-      sqlite3_result_error_nomem(ctx);
+      colNomem(pCur, ctx);
       return;
     }
     sqlite3_str_append(pStr, z, (int)n);
@@ -629,7 +679,7 @@ static void resultArgs(TraceCursor *pCur, sqlite3_context *ctx){
     if( sqlite3_str_errcode(pStr) ){
       int e = sqlite3_str_errcode(pStr);
       sqlite3_free(sqlite3_str_finish(pStr));
-      if( e==SQLITE_NOMEM ) sqlite3_result_error_nomem(ctx);
+      if( e==SQLITE_NOMEM ) colNomem(pCur, ctx);
       else sqlite3_result_error_toobig(ctx);
       return;
     }

@@ -140,7 +140,11 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
     jFree(pChk);
   }
   rc = sqlite3_prepare_v2(db, "SELECT json_type(?1), key, value, type FROM json_each(?1)", -1, &p, 0);
-  if( rc ) return rc;
+  if( rc ){
+    /* the database's or the connection's failure (the JSON is checked above) */
+    if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
+    return rc;
+  }
   sqlite3_bind_text(p, 1, zJson, -1, SQLITE_STATIC);
   while( (rc = sqlite3_step(p))==SQLITE_ROW ){
     const char *zType = (const char*)sqlite3_column_text(p, 0);
@@ -228,6 +232,9 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
   if( rc==SQLITE_DONE ) rc = SQLITE_OK;
   if( rc==SQLITE_ERROR && *pzErr==0 ){
     *pzErr = sqlite3_mprintf(FN ": options_json is not valid JSON: %s", sqlite3_errmsg(db));
+  }else if( rc && rc!=SQLITE_NOMEM && *pzErr==0 ){
+    /* not the JSON's fault: an interrupt, a disk I/O error, ... */
+    *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
   }
   if( rc==SQLITE_OK && o->replace && (o->reuse || o->uniqueLabel) ){
     *pzErr = o->reuse
@@ -268,8 +275,13 @@ static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, c
   if( !isV1 && zSha && zSha[0] ){ memcpy(zHex, zSha, 65); haveHash = 1; }
   rc = SQLITE_OK;
   if( profsumTableExists(db, zSchema, "profsum_trace", &rc)!=1 ){
-    /* nothing imported yet (or no such schema: the import says so) */
-    return rc==SQLITE_NOMEM ? rc : SQLITE_OK;
+    /* nothing imported yet, no such schema (the import says so), or a
+    ** lock (checked again under the write lock); another failure (a disk
+    ** I/O error, an interrupt) is said as SQLite says it */
+    if( rc==SQLITE_OK || (rc & 0xff)==SQLITE_ERROR
+     || (rc & 0xff)==SQLITE_BUSY || (rc & 0xff)==SQLITE_LOCKED ) return SQLITE_OK;
+    if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
+    return rc;
   }
   z = sqlite3_mprintf("SELECT trace_id, sha256, size, summary_json FROM \"%w\".profsum_trace "
       "WHERE source_path=?1 AND trace_path=?2 AND profsum_version=?4 AND (summary_json IS NOT NULL)=?5 "
@@ -794,6 +806,7 @@ typedef struct ImportJob {
   ProfsumEngine *pEngine;          /* the parsed trace (not v1) */
   ProfsumEngineInfo info;
   struct BgParse *pBg;             /* a parse still running in a thread, or 0 */
+  ProfsumProbe *pProbe;            /* the connection's interrupt (profsum_int.h) */
   int labelGiven;                  /* zLabel was the caller's, not derived */
   sqlite3_int64 traceId;           /* out */
 } ImportJob;
@@ -1078,31 +1091,6 @@ body_done:
   return rc;
 }
 
-/* Interrupts.  SQLite 3.40 has no sqlite3_is_interrupted(), but a statement
-** stepped while the connection is interrupted fails with SQLITE_INTERRUPT
-** (the flag stays set while the calling statement runs): the import steps
-** a "SELECT 1" now and then to see Ctrl-C / sqlite3_interrupt(). */
-typedef struct InterruptProbe {
-  sqlite3 *db;
-  sqlite3_stmt *pProbe;         /* SELECT 1, prepared at the first probe */
-} InterruptProbe;
-
-/* 1 when db has been interrupted (see above). */
-static int probeInterrupted(InterruptProbe *p){
-  int rc;
-  if( p->pProbe==0 && sqlite3_prepare_v2(p->db, "SELECT 1", -1, &p->pProbe, 0)!=SQLITE_OK ){
-    return sqlite3_errcode(p->db)==SQLITE_INTERRUPT;
-  }
-  rc = sqlite3_step(p->pProbe);
-  sqlite3_reset(p->pProbe);
-  return rc==SQLITE_INTERRUPT;
-}
-
-/* ProfsumStopFn of a parse in this thread: the connection's interrupt. */
-static int stopOnInterrupt(void *pArg){
-  return probeInterrupted((InterruptProbe*)pArg);
-}
-
 #if PROFSUM_BG_PARSE
 /* A first import parses in a thread of its own while this one creates the
 ** schema (3 to 4 ms of SQLite's parsing of the CREATE statements, most of a
@@ -1128,7 +1116,10 @@ static int bgStop(void *pArg){
 
 static void *bgMain(void *pArg){
   BgParse *b = (BgParse*)pArg;
+  /* the file's reads hear the stop flag too (profsumStopPush) */
+  ProfsumStopCheck prev = profsumStopPush(bgStop, b);
   b->rc = profsumEngineParse(FN, b->zTrace, bgStop, b, &b->pEngine, &b->info, &b->zErr);
+  profsumStopPop(prev);
   sem_post(&b->done);
   return 0;
 }
@@ -1163,11 +1154,12 @@ static void bgDiscard(BgParse *b){
 
 /* In importBody, once the schema is created: wait for the parse thread,
 ** asking the connection every 10 ms whether it was interrupted (then the
-** parse is told to stop, and returns within 16,384 entries), and take its
-** engine into j.  Returns the parse's result (its message in *pzErr). */
+** parse is told to stop, and returns within PROFSUM_STOP_BYTES of data),
+** and take its engine into j.  Returns the parse's result (its message in
+** *pzErr). */
 static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr){
   BgParse *b = j->pBg;
-  InterruptProbe probe;
+  ProfsumProbe probe;
   int rc;
   memset(&probe, 0, sizeof(probe));
   probe.db = db;
@@ -1193,9 +1185,9 @@ static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr){
       while( sem_wait(&b->done)!=0 && errno==EINTR ){}
       break;
     }
-    if( probeInterrupted(&probe) ) __atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
+    if( profsumInterrupted(&probe) ) __atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
   }
-  sqlite3_finalize(probe.pProbe);
+  profsumProbeDone(&probe);
   pthread_join(b->thread, 0);
   sem_destroy(&b->done);
   rc = b->rc;
@@ -1247,13 +1239,13 @@ static int bgParseWanted(sqlite3 *db, const char *zSchema, const char *zTrace){
 ** fails, nothing is written, the schema of a first import included
 ** (importBody creates what is missing of it in the same transaction).
 ** The parse takes no lock and runs before the transaction begins, so an
-** interrupt seen during it (probed every 16,384 entries) ends the import
-** cleanly.  The first import into a new database (bgParseWanted) instead
+** interrupt seen during it (the file's reads ask every PROFSUM_STOP_BYTES
+** of data, the engine every 16,384 entries) ends the import cleanly.  The
+** first import into a new database (bgParseWanted) instead
 ** parses in a thread while importBody creates the schema, and holds the
 ** write lock while it waits for the parse; an interrupt then rolls the
 ** transaction back (busy.c's rescue statement). */
 static int importInOneWrite(sqlite3 *db, ImportJob *job, char **pzErr){
-  InterruptProbe probe;
   int rc;
   if( bgParseWanted(db, job->o.zSchema, job->zTrace) ){
     job->pBg = bgStart(job->zTrace);
@@ -1264,13 +1256,10 @@ static int importInOneWrite(sqlite3 *db, ImportJob *job, char **pzErr){
       return rc;
     }
   }
-  memset(&probe, 0, sizeof(probe));
-  probe.db = db;
   PHASE(1);
-  rc = profsumEngineParse(FN, job->zTrace, stopOnInterrupt, &probe, &job->pEngine,
+  rc = profsumEngineParse(FN, job->zTrace, profsumInterrupted, job->pProbe, &job->pEngine,
                           &job->info, pzErr);
   PHASE(2);
-  sqlite3_finalize(probe.pProbe);
   if( rc ) return rc;
   rc = profsumWriteRun(db, job->o.zSchema, importBody, job, pzErr);
   PHASE(10);
@@ -1280,7 +1269,7 @@ static int importInOneWrite(sqlite3 *db, ImportJob *job, char **pzErr){
 /* The SQL function. */
 static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
-  const char *zSource;
+  const char *zSource = 0;
   char *zLabel = 0, *zErr = 0, *zTrace = 0, *zRefPick = 0, *zOptsJson = 0;
   char *zPickNote = 0;         /* other traces of the folder left aside (find.h) */
   ImportOpts o;
@@ -1292,14 +1281,22 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   char zSha[65], zNow[40];
   sqlite3_int64 size = 0, traceId = 0;
   sqlite3_stmt *p = 0;
+  ProfsumProbe probe;          /* the connection's interrupt, for every read */
+  ProfsumStopCheck prevStop;
 
   memset(&o, 0, sizeof(o));
   memset(&job, 0, sizeof(job));
+  memset(&probe, 0, sizeof(probe));
+  probe.db = db;
+  job.pProbe = &probe;
   PHASE(0);
   if( sqlite3_value_type(argv[0])!=SQLITE_TEXT ){
     profsumCtxErr(ctx, FN ": SOURCE must be a path (text)");
     return;
   }
+  /* Every file this import reads in this thread (the kind check, the
+  ** parse, a summary file) stops at an interrupt (profsumStopPush). */
+  prevStop = profsumStopPush(profsumInterrupted, &probe);
   zSource = (const char*)sqlite3_value_text(argv[0]);
   zReadFrom = zSource;
   rc = parseOpts(db, argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL
@@ -1409,19 +1406,30 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     if( z==0 ){ rc = SQLITE_NOMEM; goto done; }
     rc = sqlite3_prepare_v2(db, z, -1, &q, 0);
     sqlite3_free(z);
-    if( rc ) goto done;
+    if( rc ){
+      if( rc!=SQLITE_NOMEM ) zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
+      goto done;
+    }
     sqlite3_free(zOptsJson);
     zOptsJson = sqlite3_mprintf("{\"breakdown_mode\":\"%s\",\"hot_op_limit\":%d,\"series\":null,"
       "\"store_events\":%s,\"warmup_steps\":%d}", o.globalMode ? "exclusive_global" : "exclusive_per_track",
       o.hotOpLimit, o.storeEvents ? "true" : "false", o.warmup);
     sqlite3_bind_text(q, 1, zOptsJson, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 2, o.zSeries, -1, SQLITE_STATIC);
-    if( sqlite3_step(q)==SQLITE_ROW ){
+    rc = sqlite3_step(q);
+    if( rc==SQLITE_ROW ){
       char *zNew = sqlite3_mprintf("%s", sqlite3_column_text(q, 0));
       sqlite3_free(zOptsJson);
       zOptsJson = zNew;
+      rc = SQLITE_OK;
+    }else{
+      /* not stored with a null series: the step's own error */
+      rc = sqlite3_extended_errcode(db);
+      if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
+      if( rc!=SQLITE_NOMEM ) zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
     }
     sqlite3_finalize(q);
+    if( rc ) goto done;
     if( zOptsJson==0 ){ rc = SQLITE_NOMEM; goto done; }
   }
 
@@ -1460,6 +1468,8 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }
 
 done:
+  profsumStopPop(prevStop);
+  profsumProbeDone(&probe);
   sqlite3_finalize(p);
   profsumEngineFree(job.pEngine);
 #ifdef PROFSUM_PHASE_TIMES
@@ -1473,6 +1483,11 @@ done:
 #endif
   sqlite3_free(zWandbDir);
   sqlite3_free(zRunMeta);
+  if( rc==SQLITE_NOMEM && zErr==0 ){
+    /* name the function and the source (SQLite's bare message when even
+    ** that cannot be made) */
+    zErr = sqlite3_mprintf(FN ": '%s': out of memory", zSource ? zSource : "");
+  }
   if( rc==SQLITE_OK ){
     sqlite3_result_int64(ctx, traceId);
   }else if( rc==SQLITE_NOMEM && zErr==0 ){

@@ -118,6 +118,26 @@ void profsumVtabErr(sqlite3_vtab *pVtab, const char *zFmt, ...);
 int profsumFinishRows(sqlite3 *db, sqlite3_stmt *p, int rc, char **pzErr);
 const char *profsumColText(sqlite3_stmt *p, int i, int *pRc);
 
+/* Interrupts (profsum.c).  SQLite 3.40 has no sqlite3_is_interrupted(),
+** but while a statement of a connection runs, the flag sqlite3_interrupt()
+** sets stays set, and any statement stepped on that connection meanwhile
+** fails with SQLITE_INTERRUPT at once: a probe steps a prepared "SELECT 1"
+** to ask (a few microseconds).
+**
+** profsumInterrupted(): 1 when pProbe's connection was interrupted, else 0
+**   (also when the statement could not be prepared for another reason).
+**   A stop check for profsumStopPush (profsum_reader.h).  Call it from
+**   the connection's own thread, while a statement of it runs (a
+**   function's or a virtual table's call).  Prepares the statement at its
+**   first call.
+** profsumProbeDone(): finalize the probe's statement (it stays usable). */
+typedef struct ProfsumProbe {
+  sqlite3 *db;                  /* the connection to watch */
+  sqlite3_stmt *pStmt;          /* "SELECT 1", or 0 before the first probe */
+} ProfsumProbe;
+int profsumInterrupted(void *pProbe);
+void profsumProbeDone(ProfsumProbe *p);
+
 /* Result codes for failures of files that are not the database.  SQLite
 ** reacts to two codes as failures of the database itself, whoever returns
 ** them: a statement that ends with plain SQLITE_CORRUPT inside a
