@@ -237,6 +237,7 @@ print(json.dumps({
     "summary": db.execute("SELECT profsum_summary_json('a')").fetchone()[0],
     "pretty": db.execute("SELECT profsum_json_pretty('[1.5, 2.25e-7, 0.1, -3e300]')").fetchone()[0],
     "ts": db.execute("SELECT sum(ts), total(dur_ps) FROM trace_events(?)", (pa,)).fetchone(),
+    "odd": db.execute("SELECT ts, dur_ps, flops, bytes_accessed, args FROM trace_events(?)", (sys.argv[5],)).fetchall(),
 }))
 """
 
@@ -262,10 +263,14 @@ class Locale(Base):
                           % (r.stderr.decode(errors="replace").strip() or "exit %d" % r.returncode))
         pb = self.td.write("b.json", steps_trace([1.0] * 4))
         pa = self.td.write("a.json", steps_trace(STEPS_MEDIAN_P90_TIE))
+        # Numbers that take the slow paths: more than 6 decimals, exponents.
+        odd = self.td.write("odd.json", '{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, '
+                            '"ts": 1.2345678901234e3, "dur": 2.5e-1, '
+                            '"args": {"flops": 1.5e3, "bytes_accessed": "2.25"}}]}')
         env = dict(os.environ, LOCPATH=loc)
         runs = {}
         for which in ("C", "de"):
-            out = subprocess.run([sys.executable, "-c", LOCALE_SCRIPT, SO, pa, pb, which], env=env,
+            out = subprocess.run([sys.executable, "-c", LOCALE_SCRIPT, SO, pa, pb, which, odd], env=env,
                                  capture_output=True, text=True)
             self.assertEqual(out.returncode, 0, out.stderr)
             runs[which] = json.loads(out.stdout)
@@ -275,7 +280,8 @@ class Locale(Base):
         self.assertEqual(res["pretty"], "[\n  1.5,\n  2.25e-07,\n  0.1,\n  -3e+300\n]")
         def stamp_free(v):
             return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", "<time>", v) if isinstance(v, str) else v
-        for key in ("md", "track", "summary", "pretty", "ts"):
+        self.assertEqual(res["odd"][0][2:4], [1500.0, 2.25])
+        for key in ("md", "track", "summary", "pretty", "ts", "odd"):
             self.assertEqual(stamp_free(res[key]), stamp_free(runs["C"][key]), key)
         self.assertIn("- Median: `1.062`\n- P90: `2.062`", res["md"])
         self.assertIn("\n- Steady median: 1.062\n", res["md"])

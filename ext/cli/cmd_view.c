@@ -4,6 +4,7 @@
 ** Perfetto UI through serve.c; list or copy a log directory's traces).
 */
 #include "cli.h"
+#include "cnum.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +23,7 @@
 ** is a usage error. */
 static void trimTimeCond(Buf *b, const char *zOpt, const char *zVal, const char *zOp){
   char *e, z[400];                 /* %.0f of a finite double: at most 309 digits */
-  double v = strtod(zVal, &e);
+  double v = profsumStrtod(zVal, &e);
   if( *e || e==zVal || !isfinite(v*1000.0) ) fail(EXIT_USAGE, "--%s must be a number, not '%s'", zOpt, zVal);
   snprintf(z, sizeof(z), " AND ts %s %.0f", zOp, v*1000.0);
   bufPuts(b, z);

@@ -35,6 +35,7 @@
 ** cmd_*.c, what they share below them.
 */
 #include "cli.h"
+#include "cnum.h"
 
 #include <errno.h>
 #include <math.h>
@@ -160,7 +161,7 @@ int parseNum(const char *z, double *pV){
     e = pyDigits(z+j, &b);
     if( e==0 ) ok = 0; else i = j+e;
   }
-  if( ok && i==n ) *pV = strtod(b.z, 0);     /* overflow gives ±inf, as Python */
+  if( ok && i==n ) *pV = profsumStrtod(b.z, 0);     /* overflow gives ±inf, as Python */
   free(b.z);
   return ok && i==n;
 }

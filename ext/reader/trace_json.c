@@ -27,6 +27,7 @@
 ** floating point; more than 6 decimals are rounded half-even (diagnostic).
 */
 #include "profsum_int.h"
+#include "cnum.h"
 #include "profsum_reader.h"
 
 #include <math.h>
@@ -1082,7 +1083,7 @@ slow:
   }
   memcpy(zUse, z, (size_t)n);
   zUse[n] = 0;
-  r = strtod(zUse, 0);
+  r = profsumStrtod(zUse, 0);
   sqlite3_free(zHeap);
   return r;
 }

@@ -50,6 +50,7 @@
 ** opened).  TEMP views and direct SQL can.
 */
 #include "profsum_int.h"
+#include "cnum.h"
 #include "profsum_reader.h"
 
 #include <errno.h>
@@ -628,7 +629,7 @@ static void resultArgInt(sqlite3_context *ctx, const ProfsumSpan *s){
     zNum[s->n] = 0;
     /* Only numeric text (exact decimal grammar) becomes REAL. */
     if( profsumParseMicros(s->z, s->n, &ps)>=0 ){
-      sqlite3_result_double(ctx, strtod(zNum, 0));
+      sqlite3_result_double(ctx, profsumStrtod(zNum, 0));
     }
   }
 }
