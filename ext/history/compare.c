@@ -1010,53 +1010,6 @@ JNode *profsumMakeRecord(const JNode *b, const JNode *a, JNode *pAssessment,
 }
 
 /* See compare.h. */
-char *profsumJsonCompact(const JNode *p){
-  char *z = jDump(p), *w;
-  const char *r;
-  int inStr = 0;
-  if( z==0 ) return 0;
-  /* jDump writes "[\n  a,\n  b\n]"; strings never hold a raw newline
-  ** (control characters are escaped), so outside strings: drop every
-  ** newline with its indentation, and turn "," + newline into ", ".
-  ** jDump writes the bytes ED A0..BF xx of a string (a surrogate encoded
-  ** in UTF-8, which is not UTF-8) as a lone \udXXX escape, which
-  ** json_extract() would turn back into those bytes: such an escape is
-  ** written \ufffd (U+FFFD), as jDump writes every other byte that is not
-  ** UTF-8 (same length, so in place); pairs stay. */
-  for(w=z, r=z; *r; ){
-    char c = *r++;
-    if( inStr ){
-      *w++ = c;
-      if( c=='\\' && r[0]=='u' && hex4(r+1)<=0xFFFF ){
-        unsigned u = hex4(r+1);
-        if( u>=0xD800 && u<=0xDBFF && r[5]=='\\' && r[6]=='u' && hex4(r+7)>=0xDC00
-            && hex4(r+7)<=0xDFFF ){
-          memmove(w, r, 11);                  /* "uXXXX\uXXXX": a pair */
-          w += 11; r += 11;
-        }else{
-          memmove(w, u>=0xD800 && u<=0xDFFF ? "ufffd" : r, 5);
-          w += 5; r += 5;
-        }
-      }else if( c=='\\' && *r ){
-        *w++ = *r++;
-      }else if( c=='"' ){
-        inStr = 0;
-      }
-      continue;
-    }
-    if( c=='"' ){ inStr = 1; *w++ = c; continue; }
-    if( c=='\n' ){
-      while( *r==' ' ) r++;
-      if( w>z && w[-1]==',' ) *w++ = ' ';
-      continue;
-    }
-    *w++ = c;
-  }
-  *w = 0;
-  return z;
-}
-
-/* See compare.h. */
 void profsumNowIso(char *zBuf, int nBuf){
   struct timespec ts;
   struct tm tm;

@@ -75,16 +75,6 @@ JNode *profsumMakeRecord(const JNode *pBefore, const JNode *pAfter,
                          const char *zRecordedAt);
 
 /*
-** Compact JSON as Python's json.dumps(obj, sort_keys=True) writes it (", "
-** and ": " separators, ensure_ascii, float repr): one JSONL history line,
-** without the newline.  Always ASCII, and never a lone surrogate escape: a
-** string holding bytes that are not UTF-8 has them written as \ufffd (an
-** encoded surrogate too, which jDump() alone writes as \udXXX).  Returns 0
-** when out of memory.
-*/
-char *profsumJsonCompact(const JNode *p);
-
-/*
 ** The current UTC time as Python's datetime.now(UTC).isoformat() with
 ** "+00:00" replaced by "Z" (microseconds, omitted when exactly 0), into
 ** zBuf of nBuf (>= 32) bytes.
