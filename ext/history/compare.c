@@ -44,6 +44,7 @@
 #include "jsontree.h"
 #include "summary_doc.h"
 #include "funcs.h"
+#include "pycompat.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,50 +63,6 @@
 /* Clone of member zKey of object pObj (null when absent). */
 static JNode *cloneMember(const JNode *pObj, const char *zKey){
   return jClone(jGet(pObj, zKey));
-}
-
-/* Python truthiness of a JSON value (absent = None = false). */
-static int jTruthy(const JNode *p){
-  if( p==0 ) return 0;
-  switch( p->type ){
-    case JT_TRUE:   return 1;
-    case JT_INT:    return p->i!=0;
-    case JT_REAL:   return p->r!=0.0;
-    case JT_STRING: return p->n>0;
-    case JT_ARRAY: case JT_OBJECT: return p->nChild>0;
-    default:        return 0;
-  }
-}
-
-/* Python == on two JSON values (absent = None; 1 == 1.0; deep for
-** containers, object member order ignored). */
-static int jEq(const JNode *a, const JNode *b){
-  int ta = a ? a->type : JT_NULL, tb = b ? b->type : JT_NULL, i;
-  int na = ta==JT_INT || ta==JT_REAL || ta==JT_TRUE || ta==JT_FALSE;
-  int nb = tb==JT_INT || tb==JT_REAL || tb==JT_TRUE || tb==JT_FALSE;
-  if( na && nb ){
-    double x = ta==JT_TRUE ? 1.0 : ta==JT_FALSE ? 0.0 : jNum(a);
-    double y = tb==JT_TRUE ? 1.0 : tb==JT_FALSE ? 0.0 : jNum(b);
-    if( ta==JT_INT && tb==JT_INT ) return a->i==b->i;
-    return x==y;
-  }
-  if( ta!=tb ) return 0;
-  switch( ta ){
-    case JT_NULL:   return 1;
-    case JT_STRING: return a->n==b->n && memcmp(a->z, b->z, (size_t)a->n)==0;
-    case JT_ARRAY:
-      if( a->nChild!=b->nChild ) return 0;
-      for(i=0; i<a->nChild; i++) if( !jEq(a->a[i], b->a[i]) ) return 0;
-      return 1;
-    case JT_OBJECT:
-      if( a->nChild!=b->nChild ) return 0;
-      for(i=0; i<a->nChild; i++){
-        const JNode *m = jGet(b, a->a[i]->zKey);
-        if( m==0 || !jEq(a->a[i], m) ) return 0;
-      }
-      return 1;
-  }
-  return 0;
 }
 
 /* String value of member zKey, or 0 when absent or not a string. */
@@ -552,23 +509,23 @@ static JNode *provenance(const JNode *b, const JNode *a){
   const JNode *bRun = jGet(brm, "run_id"), *aRun = jGet(arm, "run_id");
   const JNode *bArt = jGet(brm, "artifact_ref"), *aArt = jGet(arm, "artifact_ref");
   const char *zStatus = "pass";
-  if( jTruthy(bh) && jTruthy(ah) && jEq(bh, ah) ){
+  if( profsumPyTruthy(bh) && profsumPyTruthy(ah) && profsumPyEq(bh, ah) ){
     zStatus = "fail";
     jPush(msgs, jStr("Before and after summaries point to identical trace content (matching SHA256).", -1));
   }
-  if( jEq(jGet(b, "source_path"), jGet(a, "source_path")) ){
+  if( profsumPyEq(jGet(b, "source_path"), jGet(a, "source_path")) ){
     if( strcmp(zStatus, "fail")!=0 ) zStatus = "warn";
     jPush(msgs, jStr("Before and after summaries have the same source_path.", -1));
   }
-  if( jTruthy(bRun) && jTruthy(aRun) && jEq(bRun, aRun) ){
+  if( profsumPyTruthy(bRun) && profsumPyTruthy(aRun) && profsumPyEq(bRun, aRun) ){
     if( strcmp(zStatus, "fail")!=0 ) zStatus = "warn";
     jPush(msgs, jStr("Before and after summaries have the same W&B run_id.", -1));
   }
-  if( jTruthy(bArt) && jTruthy(aArt) && jEq(bArt, aArt) ){
+  if( profsumPyTruthy(bArt) && profsumPyTruthy(aArt) && profsumPyEq(bArt, aArt) ){
     if( strcmp(zStatus, "fail")!=0 ) zStatus = "warn";
     jPush(msgs, jStr("Before and after summaries reference the same W&B artifact.", -1));
   }
-  if( !jTruthy(bh) || !jTruthy(ah) ){
+  if( !profsumPyTruthy(bh) || !profsumPyTruthy(ah) ){
     if( strcmp(zStatus, "pass")==0 ) zStatus = "warn";
     jPush(msgs, jStr("One or both summaries are missing trace SHA256 provenance.", -1));
   }
@@ -711,7 +668,7 @@ static JNode *fallbackFamilies(const JNode *doc){
     a[j].excl += numD(numOf(jGet(op, "exclusive_duration")));
     fp = numOf(jGetOr(op, "flop_proxy_per_invocation", "work_proxy_per_invocation"));
     sh = jGet(op, "shape_signature");
-    if( fp.t==NUM_NULL && jTruthy(sh) && sh->type==JT_STRING ){
+    if( fp.t==NUM_NULL && profsumPyTruthy(sh) && sh->type==JT_STRING ){
       int64_t iv = 0;
       double rv = 0.0;
       int k = profsumFlopProxy(zFam, (int)strlen(zFam), sh->z, sh->n, &iv, &rv);
@@ -1007,23 +964,6 @@ JNode *profsumMakeRecord(const JNode *b, const JNode *a, JNode *pAssessment,
   jSetLit(o, "assessment", pAssessment);
   if( jOom(o) ){ jFree(o); return 0; }
   return o;
-}
-
-/* See compare.h. */
-void profsumNowIso(char *zBuf, int nBuf){
-  struct timespec ts;
-  struct tm tm;
-  long us;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  gmtime_r(&ts.tv_sec, &tm);
-  us = ts.tv_nsec/1000;
-  if( us ){
-    sqlite3_snprintf(nBuf, zBuf, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year+1900,
-                     tm.tm_mon+1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, us);
-  }else{
-    sqlite3_snprintf(nBuf, zBuf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year+1900,
-                     tm.tm_mon+1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-  }
 }
 
 /* ================================================================== */
@@ -2247,30 +2187,6 @@ static int bundleRename(BundleJob *j, char **pzErr){
   }
   for(i=0; i<BUNDLE_N; i++) sqlite3_free(az[i]);
   return rc;
-}
-
-/* str(pathlib.PurePosixPath(z)): see compare.h. */
-char *profsumPyPathStr(const char *z){
-  sqlite3_str *s = sqlite3_str_new(0);
-  const char *p = z;
-  int nPart = 0;
-  if( z[0]=='/' ){
-    if( z[1]=='/' && z[2]!='/' ){ sqlite3_str_appendall(s, "//"); p = z+2; }
-    else{ sqlite3_str_appendall(s, "/"); while( *p=='/' ) p++; }
-  }
-  while( *p ){
-    const char *q = p;
-    while( *q && *q!='/' ) q++;
-    if( q>p && !(q-p==1 && p[0]=='.') ){
-      if( nPart>0 ) sqlite3_str_appendchar(s, 1, '/');
-      sqlite3_str_append(s, p, (int)(q-p));
-      nPart++;
-    }
-    p = q;
-    while( *p=='/' ) p++;
-  }
-  if( sqlite3_str_length(s)==0 ) sqlite3_str_appendall(s, ".");
-  return sqlite3_str_finish(s);
 }
 
 /* The manifest of §6 as a new tree. */

@@ -16,6 +16,10 @@
 
 #include "profsum_int.h"
 #include "jsontree.h"
+/* profsumNowIso() and profsumPyPathStr() were declared here: kept visible
+** for the files that include compare.h for them (their home is
+** pycompat.h, which those files should include instead). */
+#include "pycompat.h"
 
 /* Default top_k of compare, track and bundle (tools-spec §1). */
 #define PROFSUM_COMPARE_TOP_K 10
@@ -73,23 +77,6 @@ JNode *profsumAssess(const JNode *pBefore, const JNode *pAfter,
 JNode *profsumMakeRecord(const JNode *pBefore, const JNode *pAfter,
                          JNode *pAssessment, const char *zLabel,
                          const char *zRecordedAt);
-
-/*
-** The current UTC time as Python's datetime.now(UTC).isoformat() with
-** "+00:00" replaced by "Z" (microseconds, omitted when exactly 0), into
-** zBuf of nBuf (>= 32) bytes.
-*/
-void profsumNowIso(char *zBuf, int nBuf);
-
-/*
-** str(pathlib.PurePosixPath(z)), the text Python gives a path that argparse
-** parsed with type=Path: repeated and trailing slashes collapsed, "."
-** components dropped ("" and "." give "."; a leading "//" is kept as POSIX
-** says; ".." is kept).  Used for the bundle manifest and by the CLI for
-** every argument the reference types as a Path.  Returns a
-** sqlite3_malloc'd string, or 0 when out of memory.
-*/
-char *profsumPyPathStr(const char *z);
 
 /*
 ** Register profsum_compare_json, profsum_track, profsum_history_import,
