@@ -45,6 +45,7 @@
 #include "summary_doc.h"
 #include "funcs.h"
 #include "pycompat.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1365,169 +1366,46 @@ static void trackFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 /* ------------------------------------------------------------------ */
 
 /*
-** Write n bytes of z to a new file zPath (O_CREAT|O_EXCL: never follows or
-** replaces an existing name), fsync and close it.  Returns SQLITE_OK, or an
-** error code with *pErrno the errno of the failure; then the file is
-** removed.
+** The SQLite code of a failed profsumFileWrite*() step (fileio.h) for the
+** file zPath in directory zDir, with *pzErr its message: "cannot write in
+** directory 'zDir': <strerror>" when no complete temporary file could be
+** written there (SQLITE_CANTOPEN when none could be created,
+** PROFSUM_RC_FILEIO when writing it failed), "'zPath': <strerror>" when
+** the rename failed (PROFSUM_RC_FILEIO); SQLITE_NOMEM for NOMEM.
 */
-static int writeNewFile(const char *zPath, const char *z, size_t n, int *pErrno){
-  int fd = open(zPath, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0666);
-  size_t off = 0;
-  if( fd<0 ){ *pErrno = errno; return SQLITE_CANTOPEN; }
-  while( off<n ){
-    ssize_t w = write(fd, z+off, n-off);
-    if( w<0 ){
-      if( errno==EINTR ) continue;
-      *pErrno = errno;
-      close(fd);
-      unlink(zPath);
-      return PROFSUM_RC_FILEIO;
-    }
-    off += (size_t)w;
-  }
-  if( fsync(fd)!=0 ){
-    *pErrno = errno;
-    close(fd);
-    unlink(zPath);
+static int fileWriteErr(int step, int e, const char *zDir, const char *zPath, char **pzErr){
+  if( step==PROFSUM_FILE_NOMEM ) return SQLITE_NOMEM;
+  if( step==PROFSUM_FILE_RENAME ){
+    *pzErr = sqlite3_mprintf("'%s': %s", zPath, strerror(e));
     return PROFSUM_RC_FILEIO;
   }
-  if( close(fd)!=0 ){
-    *pErrno = errno;
-    unlink(zPath);
-    return PROFSUM_RC_FILEIO;
-  }
-  return SQLITE_OK;
-}
-
-/* A temporary file name in directory zDir for final name zName:
-** "<dir>/.<name>.tmp-<pid>-<random>".  sqlite3_malloc'd, 0 on OOM. */
-static char *tempName(const char *zDir, const char *zName){
-  unsigned int r;
-  sqlite3_randomness((int)sizeof(r), &r);
-  return sqlite3_mprintf("%s/.%s.tmp-%d-%08x", zDir, zName, (int)getpid(), r);
-}
-
-/* Split zPath into its directory ("." when none) and base name.  Both
-** sqlite3_malloc'd.  Returns SQLITE_OK or SQLITE_NOMEM. */
-static int splitPath(const char *zPath, char **pzDir, char **pzBase){
-  const char *zSlash = strrchr(zPath, '/');
-  if( zSlash==0 ){
-    *pzDir = sqlite3_mprintf(".");
-    *pzBase = sqlite3_mprintf("%s", zPath);
-  }else{
-    *pzDir = zSlash==zPath ? sqlite3_mprintf("/") : sqlite3_mprintf("%.*s", (int)(zSlash-zPath), zPath);
-    *pzBase = sqlite3_mprintf("%s", zSlash+1);
-  }
-  if( *pzDir==0 || *pzBase==0 ){
-    sqlite3_free(*pzDir); sqlite3_free(*pzBase);
-    *pzDir = *pzBase = 0;
-    return SQLITE_NOMEM;
-  }
-  return SQLITE_OK;
-}
-
-/* Directories made by mkdirP (to remove again when a write fails). */
-typedef struct MadeDirs {
-  char *az[64];             /* paths, in creation order (sqlite3_malloc'd) */
-  int n;                    /* number used */
-} MadeDirs;
-
-/* Remove the directories of *pM (deepest first; only if still empty) and
-** forget them. */
-static void madeDirsUndo(MadeDirs *pM){
-  while( pM->n>0 ){
-    pM->n--;
-    rmdir(pM->az[pM->n]);
-    sqlite3_free(pM->az[pM->n]);
-  }
-}
-
-/* Forget the directories of *pM (keeping them on disk). */
-static void madeDirsKeep(MadeDirs *pM){
-  while( pM->n>0 ){ pM->n--; sqlite3_free(pM->az[pM->n]); }
+  *pzErr = sqlite3_mprintf("cannot write in directory '%s': %s", zDir, strerror(e));
+  return step==PROFSUM_FILE_CREATE ? SQLITE_CANTOPEN : PROFSUM_RC_FILEIO;
 }
 
 /*
-** mkdir -p zDir: create each missing component of the path as given (mode
-** 0777 less the umask), recording what was created in *pM.  A component
-** that exists and is not a directory is an error ("'x': not a directory").
-** zWhat names the path in messages ("directory").
-*/
-static int mkdirP(const char *zDir, MadeDirs *pM, char **pzErr){
-  char *z = sqlite3_mprintf("%s", zDir);
-  int n, i;
-  if( z==0 ) return SQLITE_NOMEM;
-  n = (int)strlen(z);
-  while( n>1 && z[n-1]=='/' ) z[--n] = 0;
-  for(i=1; i<=n; i++){
-    struct stat st;
-    char save;
-    if( i<n && z[i]!='/' ) continue;
-    if( i<n && z[i-1]=='/' ) continue;
-    save = z[i];
-    z[i] = 0;
-    if( stat(z, &st)==0 ){
-      if( !S_ISDIR(st.st_mode) ){
-        *pzErr = sqlite3_mprintf("'%s': not a directory", z);
-        sqlite3_free(z);
-        return SQLITE_CANTOPEN;
-      }
-    }else if( errno==ENOENT ){
-      if( mkdir(z, 0777)==0 ){
-        if( pM->n<(int)(sizeof(pM->az)/sizeof(pM->az[0])) ){
-          pM->az[pM->n] = sqlite3_mprintf("%s", z);
-          if( pM->az[pM->n] ) pM->n++;
-        }
-      }else if( errno!=EEXIST ){
-        *pzErr = sqlite3_mprintf("cannot create directory '%s': %s", z, strerror(errno));
-        sqlite3_free(z);
-        return SQLITE_CANTOPEN;
-      }
-    }else{
-      *pzErr = sqlite3_mprintf("'%s': %s", z, strerror(errno));
-      sqlite3_free(z);
-      return SQLITE_CANTOPEN;
-    }
-    z[i] = save;
-  }
-  sqlite3_free(z);
-  return SQLITE_OK;
-}
-
-/*
-** Write zPath atomically: parent directories created as needed, the text
-** written to a temporary file next to it, then renamed over zPath.  On
-** error nothing is left behind (no temporary file, no new directory).
+** Write zPath atomically (profsumFileWriteAtomic), its parent directories
+** created as needed.  On error nothing is left behind (no temporary file,
+** no new directory) and *pzErr names the path or its directory.
 */
 static int writeFileAtomic(const char *zPath, const char *z, size_t n, char **pzErr){
-  char *zDir = 0, *zBase = 0, *zTmp = 0;
-  MadeDirs m;
-  int rc;
+  char *zDir;
+  ProfsumMadeDirs m;
+  int rc, e = 0;
   memset(&m, 0, sizeof(m));
   if( zPath[0]==0 || zPath[strlen(zPath)-1]=='/' ){
     *pzErr = sqlite3_mprintf("'%s': not a file name", zPath);
     return SQLITE_CANTOPEN;
   }
-  rc = splitPath(zPath, &zDir, &zBase);
-  if( rc==SQLITE_OK ) rc = mkdirP(zDir, &m, pzErr);
+  zDir = profsumPathDir(zPath);
+  if( zDir==0 ) return SQLITE_NOMEM;
+  rc = profsumMkdirs(zDir, &m, pzErr);
   if( rc==SQLITE_OK ){
-    zTmp = tempName(zDir, zBase);
-    if( zTmp==0 ) rc = SQLITE_NOMEM;
+    int step = profsumFileWriteAtomic(zPath, z, n, &e);
+    if( step ) rc = fileWriteErr(step, e, zDir, zPath, pzErr);
   }
-  if( rc==SQLITE_OK ){
-    int e = 0;
-    rc = writeNewFile(zTmp, z, n, &e);
-    if( rc ) *pzErr = sqlite3_mprintf("cannot write in directory '%s': %s", zDir, strerror(e));
-  }
-  if( rc==SQLITE_OK && rename(zTmp, zPath)!=0 ){
-    *pzErr = sqlite3_mprintf("'%s': %s", zPath, strerror(errno));
-    unlink(zTmp);
-    rc = PROFSUM_RC_FILEIO;
-  }
-  if( rc ) madeDirsUndo(&m); else madeDirsKeep(&m);
-  sqlite3_free(zTmp);
+  if( rc ) profsumMadeDirsUndo(&m); else profsumMadeDirsKeep(&m);
   sqlite3_free(zDir);
-  sqlite3_free(zBase);
   return rc;
 }
 
@@ -2025,7 +1903,7 @@ typedef struct BundleJob {
   char *azText[BUNDLE_N];   /* file contents (sqlite3_malloc'd) */
   char *azTmp[BUNDLE_N];    /* temporary files written, to rename or remove */
   char zStatus[16];         /* assessment status */
-  MadeDirs made;            /* directories created */
+  ProfsumMadeDirs made;     /* directories created */
 } BundleJob;
 
 /* Remove the temporary files and free the contents of the last attempt. */
@@ -2112,18 +1990,14 @@ static int bundlePrepare(sqlite3 *db, BundleJob *j, JNode **ppRecord,
   rc = reportText(db, *pB, j->topK, &j->azText[4], pzErr);
   if( rc==SQLITE_OK ) rc = reportText(db, *pA, j->topK, &j->azText[5], pzErr);
   if( rc ) goto done;
-  rc = mkdirP(j->zDir, &j->made, pzErr);
+  rc = profsumMkdirs(j->zDir, &j->made, pzErr);
   for(i=0; rc==SQLITE_OK && i<BUNDLE_N; i++){
-    int e = 0;
-    char *zTmp = tempName(j->zDir, azBundleName[i]);
-    if( zTmp==0 ){ rc = SQLITE_NOMEM; break; }
-    rc = writeNewFile(zTmp, j->azText[i], strlen(j->azText[i]), &e);
-    if( rc ){
-      sqlite3_free(zTmp);
-      *pzErr = sqlite3_mprintf("cannot write in directory '%s': %s", j->zDir, strerror(e));
-      break;
-    }
-    j->azTmp[i] = zTmp;
+    int e = 0, step;
+    char *zPath = bundlePath(j->zDir, i);
+    if( zPath==0 ){ rc = SQLITE_NOMEM; break; }
+    step = profsumFileWriteTemp(zPath, j->azText[i], strlen(j->azText[i]), &j->azTmp[i], &e);
+    if( step ) rc = fileWriteErr(step, e, j->zDir, zPath, pzErr);
+    sqlite3_free(zPath);
   }
   /* A target name taken by a directory would make a rename fail half-way:
   ** refuse before anything is renamed (or any record committed). */
@@ -2314,11 +2188,11 @@ static void bundleFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }
   if( rc ){
     bundleReset(&j);
-    madeDirsUndo(&j.made);
+    profsumMadeDirsUndo(&j.made);
     reportErr(ctx, FN, rc, zErr);
   }else{
     char *z = jDump(man);
-    madeDirsKeep(&j.made);
+    profsumMadeDirsKeep(&j.made);
     if( z ) sqlite3_result_text(ctx, z, -1, sqlite3_free);
     else sqlite3_result_error_nomem(ctx);
   }
