@@ -1,11 +1,15 @@
 /*
-** compare.h — before/after comparison, regression tracking, the history
-** table and the comparison bundle (compare.c).
+** compare.h — the history layer's interface to the others: the documents
+** of a before/after comparison (compare.c: comparison, assessment against
+** thresholds, the regression record) and the registration of the layer's
+** SQL functions (pair.c: profsum_compare_json; history.c: profsum_track
+** and the history table, JSONL import and export, history summary;
+** bundle.c: profsum_bundle).
 **
-** Semantics: ../shared/reference/summary-v1-tools-spec.md §3 (compare),
-** §4 (tracking: thresholds, record, JSONL history, history summary) and §6
-** (bundle).  Documents are JSON trees (jsontree.h) of profile_summary.v1,
-** as profsumDocRoot() returns them.
+** Semantics: docs/spec/tools.md §3 (compare), §4 (tracking: thresholds,
+** record, JSONL history, history summary) and §6 (bundle).  Documents are
+** JSON trees (jsontree.h) of profile_summary.v1, as profsumDocRoot()
+** returns them.
 **
 ** Conventions: SQLite's allocator only; returned trees are freed with
 ** jFree(), returned strings with sqlite3_free().  Functions returning a
@@ -15,10 +19,11 @@
 #define PROFSUM_COMPARE_H
 
 #include "profsum_int.h"
+/* profsumJsonCompact() (jsontree.h), profsumNowIso() and profsumPyPathStr()
+** (pycompat.h) were declared here: kept visible for the files of other
+** layers that include compare.h for them and should include their own
+** homes instead. */
 #include "jsontree.h"
-/* profsumNowIso() and profsumPyPathStr() were declared here: kept visible
-** for the files that include compare.h for them (their home is
-** pycompat.h, which those files should include instead). */
 #include "pycompat.h"
 
 /* Default top_k of compare, track and bundle (tools-spec §1). */
@@ -83,8 +88,8 @@ JNode *profsumMakeRecord(const JNode *pBefore, const JNode *pAfter,
 ** profsum_history_export, profsum_history_summary_json and profsum_bundle.
 ** profsum_history_import reads its file a line at a time (at most 16 MiB a
 ** line, 1 GiB a file) and refuses a record with a string that is not
-** valid UTF-8, holds U+0000 or a lone surrogate escape (compare.c, "The
-** text rule"); so do profsum_track's label and profsum_bundle's options.
+** valid UTF-8, holds U+0000 or a lone surrogate escape (the text rule,
+** textrule.c); so do profsum_track's label and profsum_bundle's options.
 */
 int profsumRegisterCompare(sqlite3 *db, char **pzErr);
 
