@@ -1,11 +1,15 @@
 /*
-** compare.h — before/after comparison, regression tracking, the history
-** table and the comparison bundle (compare.c).
+** compare.h — the history layer's interface to the others: the documents
+** of a before/after comparison (compare.c: comparison, assessment against
+** thresholds, the regression record) and the registration of the layer's
+** SQL functions (pair.c: profsum_compare_json; history.c: profsum_track
+** and the history table, JSONL import and export, history summary;
+** bundle.c: profsum_bundle).
 **
-** Semantics: ../shared/reference/summary-v1-tools-spec.md §3 (compare),
-** §4 (tracking: thresholds, record, JSONL history, history summary) and §6
-** (bundle).  Documents are JSON trees (jsontree.h) of profile_summary.v1,
-** as profsumDocRoot() returns them.
+** Semantics: docs/spec/tools.md §3 (compare), §4 (tracking: thresholds,
+** record, JSONL history, history summary) and §6 (bundle).  Documents are
+** JSON trees (jsontree.h) of profile_summary.v1, as profsumDocRoot()
+** returns them.
 **
 ** Conventions: SQLite's allocator only; returned trees are freed with
 ** jFree(), returned strings with sqlite3_free().  Functions returning a
@@ -15,7 +19,12 @@
 #define PROFSUM_COMPARE_H
 
 #include "profsum_int.h"
+/* profsumJsonCompact() (jsontree.h), profsumNowIso() and profsumPyPathStr()
+** (pycompat.h) were declared here: kept visible for the files of other
+** layers that include compare.h for them and should include their own
+** homes instead. */
 #include "jsontree.h"
+#include "pycompat.h"
 
 /* Default top_k of compare, track and bundle (tools-spec §1). */
 #define PROFSUM_COMPARE_TOP_K 10
@@ -75,39 +84,12 @@ JNode *profsumMakeRecord(const JNode *pBefore, const JNode *pAfter,
                          const char *zRecordedAt);
 
 /*
-** Compact JSON as Python's json.dumps(obj, sort_keys=True) writes it (", "
-** and ": " separators, ensure_ascii, float repr): one JSONL history line,
-** without the newline.  Always ASCII, and never a lone surrogate escape: a
-** string holding bytes that are not UTF-8 has them written as \ufffd (an
-** encoded surrogate too, which jDump() alone writes as \udXXX).  Returns 0
-** when out of memory.
-*/
-char *profsumJsonCompact(const JNode *p);
-
-/*
-** The current UTC time as Python's datetime.now(UTC).isoformat() with
-** "+00:00" replaced by "Z" (microseconds, omitted when exactly 0), into
-** zBuf of nBuf (>= 32) bytes.
-*/
-void profsumNowIso(char *zBuf, int nBuf);
-
-/*
-** str(pathlib.PurePosixPath(z)), the text Python gives a path that argparse
-** parsed with type=Path: repeated and trailing slashes collapsed, "."
-** components dropped ("" and "." give "."; a leading "//" is kept as POSIX
-** says; ".." is kept).  Used for the bundle manifest and by the CLI for
-** every argument the reference types as a Path.  Returns a
-** sqlite3_malloc'd string, or 0 when out of memory.
-*/
-char *profsumPyPathStr(const char *z);
-
-/*
 ** Register profsum_compare_json, profsum_track, profsum_history_import,
 ** profsum_history_export, profsum_history_summary_json and profsum_bundle.
 ** profsum_history_import reads its file a line at a time (at most 16 MiB a
 ** line, 1 GiB a file) and refuses a record with a string that is not
-** valid UTF-8, holds U+0000 or a lone surrogate escape (compare.c, "The
-** text rule"); so do profsum_track's label and profsum_bundle's options.
+** valid UTF-8, holds U+0000 or a lone surrogate escape (the text rule,
+** textrule.c); so do profsum_track's label and profsum_bundle's options.
 */
 int profsumRegisterCompare(sqlite3 *db, char **pzErr);
 

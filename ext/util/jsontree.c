@@ -1,6 +1,6 @@
 /*
-** jsontree.c — JSON tree, Python-compatible serializer and a parser
-** (see jsontree.h).
+** jsontree.c — JSON tree, Python-compatible serializer (indented and
+** compact) and a parser (see jsontree.h).
 */
 #include "profsum_int.h"
 #include "jsontree.h"
@@ -612,6 +612,7 @@ typedef struct JBuf {
   ** the same stack per level as before (jParse accepts 2,000 levels). */
   const JNode **aOrd;
   int nOrd, nOrdAlloc;
+  int compact;           /* profsumJsonCompact(): no newlines, ", " between items */
 } JBuf;
 
 /* The longest text jDump() returns: SQLite's default SQLITE_MAX_LENGTH, the
@@ -642,12 +643,20 @@ static void jbChar(JBuf *b, char c){
   if( b->n >= b->nAlloc && !jbGrow(b, 1) ) return;
   b->z[b->n++] = c;
 }
-/* A newline and nIndent spaces (the start of a member or element). */
+/* A newline and nIndent spaces (the start of a member or element); nothing
+** in compact text. */
 static void jbNewline(JBuf *b, int nIndent){
+  if( b->compact ) return;
   if( b->n + (sqlite3_uint64)nIndent + 1 > b->nAlloc && !jbGrow(b, (sqlite3_uint64)nIndent + 1) ) return;
   b->z[b->n++] = '\n';
   memset(b->z + b->n, ' ', (size_t)nIndent);
   b->n += (sqlite3_uint64)nIndent;
+}
+
+/* The separator after a member or element that is not the last: ",", and
+** ", " in compact text (the newline of jbNewline() follows in the other). */
+static void jbSep(JBuf *b){
+  jbAppend(b, ", ", b->compact ? 2 : 1);
 }
 
 /* 1 for the bytes a JSON string holds as they are (printable ASCII but '"'
@@ -791,7 +800,7 @@ static void dumpObject(JBuf *s, const JNode *p, int indent){
     dumpStr(s, c->zKey, (int)strlen(c->zKey));
     jbAppend(s, ": ", 2);
     dumpNode(s, c, indent+2);
-    if( i+1<n ) jbChar(s, ',');
+    if( i+1<n ) jbSep(s);
   }
   s->nOrd = base;
   jbNewline(s, indent);
@@ -812,7 +821,7 @@ static void dumpNode(JBuf *s, const JNode *p, int indent){
       for(i=0; i<p->nChild; i++){
         jbNewline(s, indent+2);
         dumpNode(s, p->a[i], indent+2);
-        if( i+1<p->nChild ) jbChar(s, ',');
+        if( i+1<p->nChild ) jbSep(s);
       }
       jbNewline(s, indent);
       jbChar(s, ']');
@@ -824,9 +833,13 @@ static void dumpNode(JBuf *s, const JNode *p, int indent){
   }
 }
 
-char *jDump(const JNode *p){
+/* The text of p, indented (jDump) or compact: sqlite3_malloc'd, or 0 when
+** out of memory (also when the tree itself records a failed allocation)
+** or longer than JDUMP_MAX. */
+static char *dumpText(const JNode *p, int compact){
   JBuf b;
   memset(&b, 0, sizeof(b));
+  b.compact = compact;
   dumpNode(&b, p, 0);
   sqlite3_free(b.aOrd);
   jbChar(&b, 0);
@@ -835,6 +848,16 @@ char *jDump(const JNode *p){
     return 0;
   }
   return b.z;
+}
+
+/* See jsontree.h. */
+char *jDump(const JNode *p){
+  return dumpText(p, 0);
+}
+
+/* See jsontree.h. */
+char *profsumJsonCompact(const JNode *p){
+  return dumpText(p, 1);
 }
 
 /* ------------------------------------------------------------------ */

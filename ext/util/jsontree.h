@@ -5,7 +5,8 @@
 **
 ** Output is byte-identical to Python's json.dumps(obj, indent=2,
 ** sort_keys=True): keys sorted by code point (UTF-8 byte order), ", "/": "
-** separators with newlines, ensure_ascii escapes, float repr.
+** separators with newlines, ensure_ascii escapes, float repr; or, from
+** profsumJsonCompact(), to json.dumps(obj, sort_keys=True).
 */
 #ifndef PROFSUM_JSONTREE_H
 #define PROFSUM_JSONTREE_H
@@ -134,6 +135,17 @@ void jFree(JNode *p);
 /* Serialize as Python json.dumps(indent=2, sort_keys=True) would.
 ** Returns sqlite3_malloc'd text (no trailing newline) or 0 on OOM. */
 char *jDump(const JNode *p);
+
+/*
+** Compact JSON as Python's json.dumps(obj, sort_keys=True) writes it (", "
+** and ": " separators, no newline, ensure_ascii, float repr): jDump()'s
+** text without its newlines and indentation, e.g. one JSONL history line.
+** Always ASCII, and never a lone surrogate escape: the bytes of a string
+** that are not UTF-8 (an encoded surrogate too) are written as \ufffd.
+** Returns sqlite3_malloc'd text (no trailing newline), or 0 when out of
+** memory (also when the tree records a failed allocation, as jDump()).
+*/
+char *profsumJsonCompact(const JNode *p);
 
 /* The most values (nodes: scalars, arrays and objects, each counted once)
 ** jParse() builds for one document.  A node costs about 80 bytes with its

@@ -64,7 +64,7 @@ int profsumRegisterCatalog(sqlite3 *db, char **pzErr);     /* catalog.c */
 int profsumRegisterTrim(sqlite3 *db, char **pzErr);        /* trim.c */
 int profsumRegisterReportHtml(sqlite3 *db, char **pzErr);  /* report_html.c */
 int profsumRegisterSummaryDoc(sqlite3 *db, char **pzErr);  /* summary_doc.c */
-int profsumRegisterCompare(sqlite3 *db, char **pzErr);     /* compare.c */
+int profsumRegisterCompare(sqlite3 *db, char **pzErr);     /* history/pair.c */
 int profsumRegisterQuery(sqlite3 *db, char **pzErr);       /* query.c */
 
 /* The label profsum_import gives a source by default: the folder name, or

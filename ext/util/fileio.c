@@ -1,0 +1,194 @@
+/*
+** fileio.c — writing files whole or not at all: a temporary file beside
+** the target, fsync, rename; and mkdir -p with undo (see fileio.h).
+*/
+#include "profsum_int.h"
+#include "fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Names tried for one temporary file before giving up. */
+#define FILEIO_TRIES 100
+
+/* A buffer for the temporary names of zPath: zPath, ".tmp-" and room for
+** 12 hex digits (filled in by tempOpen).  sqlite3_malloc'd, 0 on OOM. */
+static char *tempNameBuf(const char *zPath){
+  return sqlite3_mprintf("%s.tmp-............", zPath);
+}
+
+/* Create the temporary file named by zName (from tempNameBuf: its last 12
+** bytes are replaced by random hex digits, again for every name taken).
+** Returns the descriptor, or -1 with errno set. */
+static int tempOpen(char *zName){
+  static const char hx[] = "0123456789abcdef";
+  size_t n = strlen(zName);
+  int i, k;
+  for(i=0; i<FILEIO_TRIES; i++){
+    unsigned char a[6];
+    int fd;
+    sqlite3_randomness((int)sizeof(a), a);
+    for(k=0; k<6; k++){
+      zName[n-12+2*k] = hx[a[k]>>4];
+      zName[n-11+2*k] = hx[a[k]&15];
+    }
+    fd = open(zName, O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0666);
+    if( fd>=0 ) return fd;
+    if( errno!=EEXIST && errno!=ELOOP && errno!=EINTR ) return -1;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+/* See fileio.h. */
+int profsumFileTempBeside(const char *zPath, char **pzTmp){
+  char *zName = tempNameBuf(zPath);
+  int fd;
+  *pzTmp = 0;
+  if( zName==0 ){ errno = ENOMEM; return -1; }
+  fd = tempOpen(zName);
+  if( fd<0 ){
+    int e = errno;
+    sqlite3_free(zName);
+    errno = e;
+    return -1;
+  }
+  *pzTmp = zName;
+  return fd;
+}
+
+/* See fileio.h. */
+int profsumFileWriteAll(int fd, const void *z, size_t n){
+  const char *p = (const char*)z;
+  while( n>0 ){
+    ssize_t w = write(fd, p, n);
+    if( w<0 && errno==EINTR ) continue;
+    if( w<=0 ){ if( w==0 ) errno = EIO; return -1; }
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+/* See fileio.h. */
+int profsumFileSyncClose(int fd){
+  if( fsync(fd)!=0 ){
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  return close(fd)!=0 ? -1 : 0;
+}
+
+/* See fileio.h. */
+int profsumFileWriteTemp(const char *zPath, const void *z, size_t n, char **pzTmp, int *pErrno){
+  char *zName = tempNameBuf(zPath);
+  int fd, bad = 0;
+  *pzTmp = 0;
+  *pErrno = 0;
+  if( zName==0 ) return PROFSUM_FILE_NOMEM;
+  fd = tempOpen(zName);
+  if( fd<0 ){
+    *pErrno = errno;
+    sqlite3_free(zName);
+    return PROFSUM_FILE_CREATE;
+  }
+  if( profsumFileWriteAll(fd, z, n)!=0 ){
+    *pErrno = errno;
+    close(fd);
+    bad = 1;
+  }else if( profsumFileSyncClose(fd)!=0 ){
+    *pErrno = errno;
+    bad = 1;
+  }
+  if( bad ){
+    unlink(zName);
+    sqlite3_free(zName);
+    return PROFSUM_FILE_WRITE;
+  }
+  *pzTmp = zName;
+  return PROFSUM_FILE_OK;
+}
+
+/* See fileio.h. */
+int profsumFileWriteAtomic(const char *zPath, const void *z, size_t n, int *pErrno){
+  char *zTmp = 0;
+  int rc = profsumFileWriteTemp(zPath, z, n, &zTmp, pErrno);
+  if( rc ) return rc;
+  if( rename(zTmp, zPath)!=0 ){
+    *pErrno = errno;
+    unlink(zTmp);
+    rc = PROFSUM_FILE_RENAME;
+  }
+  sqlite3_free(zTmp);
+  return rc;
+}
+
+/* See fileio.h. */
+char *profsumPathDir(const char *zPath){
+  const char *zSlash = strrchr(zPath, '/');
+  if( zSlash==0 ) return sqlite3_mprintf(".");
+  if( zSlash==zPath ) return sqlite3_mprintf("/");
+  return sqlite3_mprintf("%.*s", (int)(zSlash-zPath), zPath);
+}
+
+/* See fileio.h. */
+void profsumMadeDirsUndo(ProfsumMadeDirs *pM){
+  while( pM->n>0 ){
+    pM->n--;
+    rmdir(pM->az[pM->n]);
+    sqlite3_free(pM->az[pM->n]);
+  }
+}
+
+/* See fileio.h. */
+void profsumMadeDirsKeep(ProfsumMadeDirs *pM){
+  while( pM->n>0 ){ pM->n--; sqlite3_free(pM->az[pM->n]); }
+}
+
+/* See fileio.h. */
+int profsumMkdirs(const char *zDir, ProfsumMadeDirs *pM, char **pzErr){
+  char *z = sqlite3_mprintf("%s", zDir);
+  int n, i;
+  if( z==0 ) return SQLITE_NOMEM;
+  n = (int)strlen(z);
+  while( n>1 && z[n-1]=='/' ) z[--n] = 0;
+  for(i=1; i<=n; i++){
+    struct stat st;
+    char save;
+    if( i<n && z[i]!='/' ) continue;
+    if( i<n && z[i-1]=='/' ) continue;
+    save = z[i];
+    z[i] = 0;
+    if( stat(z, &st)==0 ){
+      if( !S_ISDIR(st.st_mode) ){
+        *pzErr = sqlite3_mprintf("'%s': not a directory", z);
+        sqlite3_free(z);
+        return SQLITE_CANTOPEN;
+      }
+    }else if( errno==ENOENT ){
+      if( mkdir(z, 0777)==0 ){
+        if( pM->n<(int)(sizeof(pM->az)/sizeof(pM->az[0])) ){
+          pM->az[pM->n] = sqlite3_mprintf("%s", z);
+          if( pM->az[pM->n] ) pM->n++;
+        }
+      }else if( errno!=EEXIST ){
+        *pzErr = sqlite3_mprintf("cannot create directory '%s': %s", z, strerror(errno));
+        sqlite3_free(z);
+        return SQLITE_CANTOPEN;
+      }
+    }else{
+      *pzErr = sqlite3_mprintf("'%s': %s", z, strerror(errno));
+      sqlite3_free(z);
+      return SQLITE_CANTOPEN;
+    }
+    z[i] = save;
+  }
+  sqlite3_free(z);
+  return SQLITE_OK;
+}

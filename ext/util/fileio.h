@@ -1,0 +1,94 @@
+/*
+** fileio.h — writing files whole or not at all (fileio.c): a new file is
+** written under a temporary name beside its target, flushed to the disk
+** and renamed over the target, so that a reader sees the old file or the
+** whole new one, and a failure leaves nothing behind.  Also mkdir -p that
+** can take back what it created.
+**
+** The temporary file: "<target>.tmp-" and 12 random hex digits, created
+** with O_CREAT|O_EXCL|O_NOFOLLOW (never an existing name: not a file, not
+** a symlink someone planted there; another name is tried then, 100 at
+** most) and mode 0666, which the kernel reduces by the umask (and a
+** default ACL of the directory) exactly as for any new file.  The rename
+** replaces a symlink at the target, it does not follow it.
+**
+** Conventions: SQLite's allocator only; names returned are freed with
+** sqlite3_free().  Nothing keeps state between calls; thread-safe.
+*/
+#ifndef PROFSUM_FILEIO_H
+#define PROFSUM_FILEIO_H
+
+#include "profsum_int.h"
+
+/* What profsumFileWriteTemp() and profsumFileWriteAtomic() return: 0, or
+** the step that failed (then *pErrno is its errno, 0 for NOMEM). */
+#define PROFSUM_FILE_OK      0
+#define PROFSUM_FILE_NOMEM   1   /* out of memory (the temporary name) */
+#define PROFSUM_FILE_CREATE  2   /* no temporary file could be created beside the target */
+#define PROFSUM_FILE_WRITE   3   /* writing, fsync or close of the temporary file */
+#define PROFSUM_FILE_RENAME  4   /* the rename over the target */
+
+/*
+** Create a new, empty temporary file beside zPath (see above) for the
+** caller to write into, e.g. a stream it produces piece by piece.  Returns
+** the descriptor (O_WRONLY, O_CLOEXEC) with *pzTmp its name; or -1 with
+** errno set (ENOMEM when the name could not be allocated) and *pzTmp 0.
+** The caller ends with profsumFileSyncClose() and a rename (or unlink).
+*/
+int profsumFileTempBeside(const char *zPath, char **pzTmp);
+
+/* Write all n bytes of z to fd (interrupted writes resumed).  Returns 0,
+** or -1 with errno set (EIO for a write that wrote nothing). */
+int profsumFileWriteAll(int fd, const void *z, size_t n);
+
+/* fsync fd, then close it (closed in every case).  Returns 0, or -1 with
+** errno set to that of the first failure. */
+int profsumFileSyncClose(int fd);
+
+/*
+** Write n bytes of z to a new temporary file beside zPath, fsync and close
+** it, without renaming it: for a caller that renames several files only
+** once all are written.  Returns PROFSUM_FILE_OK with *pzTmp the name
+** (sqlite3_malloc'd), or the failed step with *pErrno and *pzTmp 0 (the
+** temporary file removed).
+*/
+int profsumFileWriteTemp(const char *zPath, const void *z, size_t n, char **pzTmp, int *pErrno);
+
+/*
+** Write n bytes of z to zPath atomically: profsumFileWriteTemp(), then the
+** rename over zPath.  The directory must exist (profsumMkdirs()).  Returns
+** PROFSUM_FILE_OK, or the failed step with *pErrno; then nothing is left
+** behind and zPath is as it was.
+*/
+int profsumFileWriteAtomic(const char *zPath, const void *z, size_t n, int *pErrno);
+
+/* The directory part of zPath as given: "." when it has no '/', "/" for
+** a name in the root.  sqlite3_malloc'd, or 0 when out of memory. */
+char *profsumPathDir(const char *zPath);
+
+/* The directories profsumMkdirs() created, to remove them again when the
+** write they were made for fails. */
+typedef struct ProfsumMadeDirs {
+  char *az[64];             /* paths, in creation order (sqlite3_malloc'd) */
+  int n;                    /* number used */
+} ProfsumMadeDirs;
+
+/*
+** mkdir -p zDir: create each missing component of the path as given (mode
+** 0777 less the umask), recording what was created in *pM (zeroed by the
+** caller before the first call; the first 64 are recorded).  Returns
+** SQLITE_OK; SQLITE_CANTOPEN with *pzErr "'x': not a directory" (a
+** component exists and is not a directory), "cannot create directory 'x':
+** <strerror>" or "'x': <strerror>"; or SQLITE_NOMEM.  What was created
+** before an error stays in *pM.
+*/
+int profsumMkdirs(const char *zDir, ProfsumMadeDirs *pM, char **pzErr);
+
+/* Remove the directories of *pM (deepest first; each only if still
+** empty) and forget them. */
+void profsumMadeDirsUndo(ProfsumMadeDirs *pM);
+
+/* Forget the directories of *pM, keeping them on disk. */
+void profsumMadeDirsKeep(ProfsumMadeDirs *pM);
+
+#endif /* PROFSUM_FILEIO_H */

@@ -1,0 +1,44 @@
+/*
+** pycompat.h — imitating Python: the text the reference tool's Python
+** writes for a time and a path, and Python's truthiness and == on JSON
+** values (pycompat.c).
+**
+** Other Python imitations live with their users: the float repr of
+** json.dumps in jsontree.c (jReprDouble), Python's %-formatting of floats
+** in ext/summary/funcs.c (profsumPyFormat, declared in profsum_int.h),
+** str.strip() and re's \s, \d in funcs.c, the ordering of
+** pathlib.PurePosixPath in ext/reader/find.c.
+**
+** Conventions: SQLite's allocator only; nothing keeps state between calls.
+*/
+#ifndef PROFSUM_PYCOMPAT_H
+#define PROFSUM_PYCOMPAT_H
+
+#include "profsum_int.h"
+#include "jsontree.h"
+
+/*
+** The current UTC time as Python's datetime.now(UTC).isoformat() with
+** "+00:00" replaced by "Z" (microseconds, omitted when exactly 0), into
+** zBuf of nBuf (>= 32) bytes.
+*/
+void profsumNowIso(char *zBuf, int nBuf);
+
+/*
+** str(pathlib.PurePosixPath(z)), the text Python gives a path that argparse
+** parsed with type=Path: repeated and trailing slashes collapsed, "."
+** components dropped ("" and "." give "."; a leading "//" is kept as POSIX
+** says; ".." is kept).  Used for the bundle manifest and by the CLI for
+** every argument the reference types as a Path.  Returns a
+** sqlite3_malloc'd string, or 0 when out of memory.
+*/
+char *profsumPyPathStr(const char *z);
+
+/* Python truthiness of a JSON value (absent, 0 here, is None: false). */
+int profsumPyTruthy(const JNode *p);
+
+/* Python == on two JSON values (absent = None; 1 == 1.0 == true; deep for
+** containers, object member order ignored). */
+int profsumPyEq(const JNode *a, const JNode *b);
+
+#endif /* PROFSUM_PYCOMPAT_H */
