@@ -129,7 +129,6 @@ char *absolutePath(const char *zPath);
 /* ---- output.c: stdout, atomic files, emit --------------------------- */
 void writeStdoutVis(const char *z, size_t n, int bKeepNl);
 void writeStdout(const char *z, size_t n);
-int writeAll(int fd, const char *z, size_t n);
 void emit(const char *zText, const char *zOutput);
 
 /* ---- progress.c: the progress line of an import --------------------- */

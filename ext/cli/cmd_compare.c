@@ -5,6 +5,7 @@
 ** thresholds and the strict provenance check.
 */
 #include "cli.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -112,7 +113,7 @@ static void appendHistory(const char *zHist, int k){
       close(rfd);
     }
   }
-  if( writeAll(fd, zBuf+off, n+2-off)!=0 ){
+  if( profsumFileWriteAll(fd, zBuf+off, n+2-off)!=0 ){
     e = errno;
     close(fd);
     free(zBuf);

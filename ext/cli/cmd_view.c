@@ -4,6 +4,7 @@
 ** Perfetto UI through serve.c; list or copy a log directory's traces).
 */
 #include "cli.h"
+#include "fileio.h"
 #include "cnum.h"
 
 #include <errno.h>
@@ -271,7 +272,7 @@ static char *extractOne(int sfd, int dfd, const char *zRel, const char *zDest){
       if( r<0 && (errno==EINTR || errno==EAGAIN) ) continue;
       if( r<0 ){ zMsg = xprintf("cannot read: %s", strerror(errno)); break; }
       if( r==0 ) break;                          /* it shrank: what is there */
-      if( writeAll(out, aBuf, (size_t)r)!=0 ){
+      if( profsumFileWriteAll(out, aBuf, (size_t)r)!=0 ){
         zMsg = xprintf("cannot write into '%s': %s", zDest, strerror(errno));
         break;
       }

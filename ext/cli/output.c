@@ -5,6 +5,7 @@
 ** over it), and emit(), the reference tool's choice between the two.
 */
 #include "cli.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,49 +37,16 @@ void writeStdoutVis(const char *z, size_t n, int bKeepNl){
 /* writeStdoutVis, newlines kept (text of several lines). */
 void writeStdout(const char *z, size_t n){ writeStdoutVis(z, n, 1); }
 
-/* Write all n bytes of z to fd (short writes and EINTR retried).  Returns
-** 0, or -1 with errno set. */
-int writeAll(int fd, const char *z, size_t n){
-  while( n>0 ){
-    ssize_t w = write(fd, z, n);
-    if( w<0 && errno==EINTR ) continue;
-    if( w<=0 ){ if( w==0 ) errno = EIO; return -1; }
-    z += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
-/* Create a new, empty file beside zPath to write the output into:
-** "<zPath>.tmp-" and 12 random hex digits, opened with
-** O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC and mode 0666 (less the
-** umask, as fopen would create it).  O_EXCL: nothing that exists under
-** that name (a file, or a symlink planted by someone else who may write in
-** that directory) is ever opened; another random name is tried then (100
-** times at most).  The name is recorded as the scratch output (removed on
-** a signal; the caller clears it with scratchSet(0, 0) before it renames
-** or removes the file).  Returns the descriptor and sets *pzTmp
+/* Create the temporary file for zPath's output beside it
+** (profsumFileTempBeside: a new random name, never through an existing
+** file or symlink) and record it as the scratch output (removed on a
+** signal; the caller clears it with scratchSet(0, 0) before it renames or
+** removes the file).  Returns the descriptor and sets *pzTmp
 ** (sqlite3_free), or -1 with errno set and *pzTmp = 0. */
 static int createTempBeside(const char *zPath, char **pzTmp){
-  int i;
-  *pzTmp = 0;
-  for(i=0; i<100; i++){
-    unsigned char a[6];
-    char *z;
-    int fd;
-    sqlite3_randomness((int)sizeof(a), a);
-    z = xprintf("%s.tmp-%02x%02x%02x%02x%02x%02x", zPath, a[0], a[1], a[2], a[3], a[4], a[5]);
-    fd = open(z, O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0666);
-    if( fd>=0 ){
-      scratchSet(z, 0);
-      *pzTmp = z;
-      return fd;
-    }
-    sqlite3_free(z);
-    if( errno!=EEXIST && errno!=ELOOP && errno!=EINTR ) return -1;
-  }
-  errno = EEXIST;
-  return -1;
+  int fd = profsumFileTempBeside(zPath, pzTmp);
+  if( fd>=0 ) scratchSet(*pzTmp, 0);
+  return fd;
 }
 
 /* Write z (+ a final newline if missing) to zPath atomically: a new
@@ -98,7 +66,7 @@ static void writeFileAtomic(const char *zPath, const char *z){
     e = errno;
     fail(EXIT_FAIL, "cannot write '%s': %s", zPath, strerror(e));
   }
-  if( writeAll(fd, z, n)!=0 || (bNl && writeAll(fd, "\n", 1)!=0) || fsync(fd)!=0 ){
+  if( profsumFileWriteAll(fd, z, n)!=0 || (bNl && profsumFileWriteAll(fd, "\n", 1)!=0) || fsync(fd)!=0 ){
     e = errno;
     close(fd);
   }else{

@@ -49,7 +49,7 @@
 # define PROFSUM_VERSION "0.0.0-dev"
 #endif
 
-#include "compare.h"         /* profsumPyPathStr (linked in statically) */
+#include "pycompat.h"        /* profsumPyPathStr (linked in statically) */
 
 /* The extension's entry point (ext/sql/profsum.c), linked in statically. */
 int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
