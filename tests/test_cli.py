@@ -258,7 +258,7 @@ class CompareTrack(CliBase):
 
     def require_track(self):
         if not has_function("profsum_track"):
-            self.skipTest("profsum_track() does not exist yet in this build (issue 4)")
+            self.skipTest("profsum_track() does not exist in this build")
 
     def test_track_fail_on_f10(self):
         self.require_track()
@@ -394,7 +394,7 @@ class CompareTrack(CliBase):
 
     def test_history_missing_file(self):
         if not has_function("profsum_history_summary_json"):
-            self.skipTest("profsum_history_summary_json() does not exist yet in this build (issue 4)")
+            self.skipTest("profsum_history_summary_json() does not exist in this build")
         for name in ["none.jsonl", "none.db"]:
             out, _ = self.run_cli("history", "--history", name)
             h = json.loads(out)
@@ -403,7 +403,7 @@ class CompareTrack(CliBase):
 
     def test_bundle(self):
         if not has_function("profsum_bundle"):
-            self.skipTest("profsum_bundle() does not exist yet in this build (issue 4)")
+            self.skipTest("profsum_bundle() does not exist in this build")
         b = self.trace("before.json.gz", F1_BEFORE)
         a = self.trace("after.json.gz", F1_AFTER)
         out, _ = self.run_cli("bundle", "--before-summary", b, "--after-summary", a, "--warmup-steps", "2",

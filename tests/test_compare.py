@@ -1,7 +1,7 @@
 """Compare, track, history and bundle (summary-v1-tools-spec.md §3, §4, §6)
 on the fixtures of summary-v1-spec.md §7 (F1 compare / track, F10), plus
-the JSONL history round trip, the history views and every bad input of
-issue 4 (each must give a clear error and change nothing)."""
+the JSONL history round trip, the history views and every bad input
+(each must give a clear error and change nothing)."""
 import collections
 import json
 import os

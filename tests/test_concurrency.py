@@ -1,5 +1,4 @@
-"""A shared history .db under concurrent writers (issue 4, DESIGN.md "What
-done means"): separate processes — Debian's Python and the sqlite3 shell
+"""A shared history .db under concurrent writers: separate processes — Debian's Python and the sqlite3 shell
 with .load — each call profsum_track 50 times against one file database;
 nothing is lost and nobody sees "database is locked".  Also the busy
 budget (the connection's busy timeout), the WAL switch, and the stale

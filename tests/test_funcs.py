@@ -1,6 +1,6 @@
-"""Tests of the pure SQL functions of ext/funcs.c.
+"""Tests of the pure SQL functions of ext/summary/funcs.c.
 
-Expected values come from ../shared/reference/summary-v1-spec.md (the section
+Expected values come from docs/spec/summary.md (the section
 is named in each test) and from the reference tool's rules applied by hand.
 Run: /usr/bin/python3 tests/run.py test_funcs.py
 """

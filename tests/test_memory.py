@@ -1,5 +1,5 @@
-"""Import peak memory per event (issue 6: at most 50 bytes per event plus
-the stored aggregates).
+"""Import peak memory per event (the target: at most 50 bytes per event
+plus the stored aggregates; docs/performance.md).
 
 Measured with SQLite's own allocator counters: every allocation of the
 extension goes through sqlite3_malloc64, and `build/sqlrun -m` prints, after

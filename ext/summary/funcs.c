@@ -47,7 +47,7 @@
 ** A NULL in a text argument gives NULL (tf_region: a NULL depth too).
 ** Numbers given as text arguments are read as their text.
 **
-** Sections are those of ../shared/reference/summary-v1-spec.md.  Choices
+** Sections are those of docs/spec/summary.md.  Choices
 ** where the spec leaves room: the §4.6 family list is the extended one
 ** (the spec's decision for profsum); the §4.9 blacklist is the mainline
 ** one (without the B-variant's `command_buffer`); substring rules are

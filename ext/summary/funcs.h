@@ -9,7 +9,7 @@
 ** function allocates nothing, and any pointer it returns is either a static
 ** string literal or points into the caller's input.
 **
-** Semantics follow ../shared/reference/summary-v1-spec.md, imitating the
+** Semantics follow docs/spec/summary.md, imitating the
 ** reference Python (str.strip(), re with IGNORECASE, \d, \s) exactly,
 ** with one documented approximation: the regex word boundary \b treats
 ** only [A-Za-z0-9_] (and the four letters below) as word characters.

@@ -1,6 +1,6 @@
 /*
 ** query.c — profsum_query_json(trace, question [, top_k]): the answer of
-** query_profile_summary() (../shared/reference/summary-v1-tools-spec.md
+** query_profile_summary() (docs/spec/tools.md
 ** §2) for an imported trace, as JSON text (Python json.dumps(indent=2,
 ** sort_keys=True), jsontree.c).
 **

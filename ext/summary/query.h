@@ -1,7 +1,7 @@
 /*
 ** query.h — answers to the recipe's questions about one profile_summary.v1
 ** document (query.c): query_profile_summary(summary, question, top_k) of
-** ../shared/reference/summary-v1-tools-spec.md §2.
+** docs/spec/tools.md §2.
 **
 ** Conventions: SQLite's allocator only; the returned tree is freed with
 ** jFree().  Nothing keeps state between calls.

@@ -2,7 +2,7 @@
 ** summary_doc.h — the profile_summary.v1 document of one imported trace
 ** ("Stage B": aggregates + knobs → document, JSON, markdown, sections).
 **
-** Semantics: ../shared/reference/summary-v1-spec.md §3–§4 (document and
+** Semantics: docs/spec/summary.md §3–§4 (document and
 ** serialization) and summary-v1-tools-spec.md §5 (markdown report).
 **
 ** Conventions of every function below:
