@@ -130,6 +130,20 @@ static void profsumDebugFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }
 
+/* Every part of the extension, registered in this order (each file's
+** profsumRegisterX, see profsum_int.h). */
+static int (*const aRegister[])(sqlite3*, char**) = {
+  profsumRegisterFuncs,      profsumRegisterTraceVtab, profsumRegisterXplane,
+  profsumRegisterFind,       profsumRegisterImport,    profsumRegisterCatalog,
+  profsumRegisterTrim,       profsumRegisterReportHtml, profsumRegisterSummaryDoc,
+  profsumRegisterCompare,    profsumRegisterQuery,     profsumRegisterWandb,
+};
+
+/* The W&B sources of profsum_import (net layer). */
+static const ProfsumRemoteSource wandbRemote = {
+  profsumWandbIsSource, profsumWandbFetchForImport
+};
+
 /*
 ** Extension entry point.  Registers everything; on the first failure
 ** returns its code with *pzErrMsg naming the part that failed.  The only
@@ -143,7 +157,7 @@ __attribute__((visibility("default")))
 #endif
 int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg,
                          const sqlite3_api_routines *pApi){
-  int rc;
+  int rc, i;
   SQLITE_EXTENSION_INIT2(pApi);
   /* Pure: DETERMINISTIC|INNOCUOUS (safe in views, triggers, indexes). */
   rc = sqlite3_create_function(db, "profsum_version", 0,
@@ -152,18 +166,12 @@ int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg,
   /* Not DETERMINISTIC: reports the run-time library versions. */
   if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_debug", 0,
          SQLITE_UTF8|SQLITE_INNOCUOUS, 0, profsumDebugFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = profsumRegisterFuncs(db, pzErrMsg);
-  if( rc==SQLITE_OK ) rc = profsumRegisterTraceVtab(db, pzErrMsg);
-  if( rc==SQLITE_OK ) rc = profsumRegisterXplane(db, pzErrMsg);
-  if( rc==SQLITE_OK ) rc = profsumRegisterFind(db, pzErrMsg);
-  if( rc==SQLITE_OK ) rc = profsumRegisterImport(db, pzErrMsg);
-  if( rc==SQLITE_OK ) rc = profsumRegisterCatalog(db, pzErrMsg);
-  if( rc==SQLITE_OK ) rc = profsumRegisterTrim(db, pzErrMsg);
-  if( rc==SQLITE_OK ) rc = profsumRegisterReportHtml(db, pzErrMsg);
-  if( rc==SQLITE_OK ) rc = profsumRegisterSummaryDoc(db, pzErrMsg);
-  if( rc==SQLITE_OK ) rc = profsumRegisterCompare(db, pzErrMsg);
-  if( rc==SQLITE_OK ) rc = profsumRegisterQuery(db, pzErrMsg);
-  if( rc==SQLITE_OK ) rc = profsumRegisterWandb(db, pzErrMsg);
+  /* Sources profsum_import reads through the network layer (W&B refs):
+  ** the summary layer below cannot include it, so it is told here. */
+  profsumImportSetRemote(&wandbRemote);
+  for(i=0; rc==SQLITE_OK && i<(int)(sizeof(aRegister)/sizeof(aRegister[0])); i++){
+    rc = aRegister[i](db, pzErrMsg);
+  }
   if( rc!=SQLITE_OK && pzErrMsg && *pzErrMsg==0 ){
     *pzErrMsg = sqlite3_mprintf("profsum: registration failed: %s",
                                 sqlite3_errstr(rc));

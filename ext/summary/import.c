@@ -44,8 +44,7 @@
 #include "hash.h"
 #include "find.h"
 #include "busy.h"
-#include "compare.h"
-#include "wandb.h"
+#include "pycompat.h"
 #include "jsontree.h"
 
 #include <errno.h>
@@ -1266,6 +1265,26 @@ static int importInOneWrite(sqlite3 *db, ImportJob *job, char **pzErr){
   return rc;
 }
 
+/* The remote sources (W&B), set once at registration (atomic: several
+** connections may load the extension at once). */
+static const ProfsumRemoteSource *pImportRemote = 0;
+
+/* See profsum_int.h. */
+void profsumImportSetRemote(const ProfsumRemoteSource *p){
+  __atomic_store_n(&pImportRemote, p, __ATOMIC_RELEASE);
+}
+
+/* The remote sources, or 0 when none were set. */
+static const ProfsumRemoteSource *importRemote(void){
+  return __atomic_load_n(&pImportRemote, __ATOMIC_ACQUIRE);
+}
+
+/* Is zSource a remote source (a W&B reference) rather than a path? */
+static int isRemoteSource(const char *zSource){
+  const ProfsumRemoteSource *r = importRemote();
+  return r!=0 && r->xIsSource(zSource);
+}
+
 /* The SQL function. */
 static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
@@ -1302,7 +1321,7 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   rc = parseOpts(db, argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL
                      ? (const char*)sqlite3_value_text(argv[2]) : 0, &o, &zErr);
   if( rc ) goto done;
-  if( o.zAlias && (!profsumWandbIsSource(zSource) || strncmp(zSource, "wandb:", 6)==0) ){
+  if( o.zAlias && (!isRemoteSource(zSource) || strncmp(zSource, "wandb:", 6)==0) ){
     /* an artifact ref names its version itself (wandb:e/p/name:alias) */
     zErr = sqlite3_mprintf(FN ": options_json: 'alias' applies to W&B run sources "
         "(wandb-run:<target> or a run URL), not to '%s'%s", zSource,
@@ -1310,10 +1329,10 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
     goto done;
   }
-  if( profsumWandbIsSource(zSource) ){
+  if( isRemoteSource(zSource) ){
     /* Fetch (or find in the cache) the artifact, then import its folder
     ** with the run's metadata. */
-    rc = profsumWandbFetchForImport(db, zSource, o.zAlias, &zWandbDir, &zRunMeta, &zErr);
+    rc = importRemote()->xFetch(db, zSource, o.zAlias, &zWandbDir, &zRunMeta, &zErr);
     if( rc ){
       zErr = prefixFn(zErr, rc);
       goto done;

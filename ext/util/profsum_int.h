@@ -60,6 +60,17 @@ int profsumRegisterXplane(sqlite3 *db, char **pzErr);      /* vtab_xplane.c */
 int profsumRegisterFuncs(sqlite3 *db, char **pzErr);       /* funcs.c */
 int profsumRegisterFind(sqlite3 *db, char **pzErr);        /* find.c */
 int profsumRegisterImport(sqlite3 *db, char **pzErr);      /* import.c */
+
+/* A source of profsum_import that is not a path (a W&B reference): how to
+** recognise it and fetch it into a local folder.  The network layer's
+** functions are handed to the import (a lower layer) at registration by
+** ext/sql/profsum.c; without them every source is a path. */
+typedef struct ProfsumRemoteSource {
+  int (*xIsSource)(const char *zSource);
+  int (*xFetch)(sqlite3 *db, const char *zSource, const char *zAlias,
+                char **pzLocalDir, char **pzRunMetadataJson, char **pzErr);
+} ProfsumRemoteSource;
+void profsumImportSetRemote(const ProfsumRemoteSource *p);  /* import.c */
 int profsumRegisterCatalog(sqlite3 *db, char **pzErr);     /* catalog.c */
 int profsumRegisterTrim(sqlite3 *db, char **pzErr);        /* trim.c */
 int profsumRegisterReportHtml(sqlite3 *db, char **pzErr);  /* report_html.c */
