@@ -78,7 +78,7 @@ int profsumWandbFetchForImport(sqlite3 *db, const char *zSource, const char *zAl
 /* ======================================================================
 ** Network build.
 */
-#include "http.h"
+#include "wandb_int.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -92,8 +92,7 @@ int profsumWandbFetchForImport(sqlite3 *db, const char *zSource, const char *zAl
 #define WB_MAX_PAGES     100000            /* guard against cursor loops */
 
 /* GraphQL texts (wandb-http.md §8; RunOutputArtifacts also asks for the
-** aliases as §4.3 recommends; ArtifactCreatedBy is profsum's own, used
-** best-effort for the run that logged an artifact). */
+** aliases as §4.3 recommends). */
 static const char wbQArtifactByName[] =
   "query ArtifactByName($entity: String!, $project: String!, $name: String!) "
   "{ project(name: $project, entityName: $entity) { artifact(name: $name) "
@@ -123,22 +122,6 @@ static const char wbQRunOutputs[] =
   "{ cursor node { id state versionIndex createdAt artifactType { name } "
   "artifactSequence { name project { name entity { name } } } "
   "aliases { alias } } } } } } }";
-static const char wbQRunInfo[] =
-  "query RunInfo($entity: String!, $project: String!, $run: String!) "
-  "{ project(name: $project, entityName: $entity) { run(name: $run) "
-  "{ id name displayName state createdAt host commit config summaryMetrics "
-  "} } }";
-static const char wbQCreatedBy[] =
-  "query ArtifactCreatedBy($id: ID!) { artifact(id: $id) { createdBy "
-  "{ __typename ... on Run { name project { name entity { name } } } } } }";
-
-/* Description of one artifact version being fetched. */
-typedef struct WbArt {
-  char *zId, *zEntity, *zProject, *zName, *zType, *zState, *zManifestUrl;
-  char *zCreatedAt;
-  sqlite3_int64 iVersion;
-  char **azAlias; int nAlias;
-} WbArt;
 
 /* GraphQL paging: with pInfo the connection's pageInfo object, move
 ** *pzCursor to its endCursor.  1 when there is a next page (hasNextPage true
@@ -153,93 +136,6 @@ static int wbNextPage(Wb *p, JNode *pInfo, char **pzCursor){
   sqlite3_free(*pzCursor);
   *pzCursor = z;
   return z!=0;
-}
-
-/* Append p as Python's json.dumps(sort_keys=True) would (separators ", "
-** and ": ", ensure_ascii). */
-static void wbPyDump(sqlite3_str *s, const JNode *p);
-
-/* Append the JSON string literal of z[0..n) with ensure_ascii escapes. */
-static void wbPyStr(sqlite3_str *s, const char *z, int n){
-  const unsigned char *u = (const unsigned char*)z;
-  int i = 0;
-  sqlite3_str_appendchar(s, 1, '"');
-  while( i<n ){
-    unsigned c = u[i], cp;
-    int len = 1;
-    if( c<0x80 ){ cp = c; }
-    else if( (c&0xE0)==0xC0 && i+1<n ){ cp = ((c&0x1F)<<6)|(u[i+1]&0x3F); len = 2; }
-    else if( (c&0xF0)==0xE0 && i+2<n ){
-      cp = ((c&0x0F)<<12)|((u[i+1]&0x3F)<<6)|(u[i+2]&0x3F); len = 3;
-    }else if( (c&0xF8)==0xF0 && i+3<n ){
-      cp = ((c&0x07)<<18)|((u[i+1]&0x3F)<<12)|((u[i+2]&0x3F)<<6)|(u[i+3]&0x3F);
-      len = 4;
-    }else{ cp = 0xFFFD; }
-    i += len;
-    switch( cp ){
-      case '"':  sqlite3_str_appendall(s, "\\\""); continue;
-      case '\\': sqlite3_str_appendall(s, "\\\\"); continue;
-      case '\n': sqlite3_str_appendall(s, "\\n"); continue;
-      case '\r': sqlite3_str_appendall(s, "\\r"); continue;
-      case '\t': sqlite3_str_appendall(s, "\\t"); continue;
-      case '\b': sqlite3_str_appendall(s, "\\b"); continue;
-      case '\f': sqlite3_str_appendall(s, "\\f"); continue;
-      default: break;
-    }
-    if( cp>=0x20 && cp<0x7F ){
-      sqlite3_str_appendchar(s, 1, (char)cp);
-    }else if( cp<0x10000 ){
-      sqlite3_str_appendf(s, "\\u%04x", cp);
-    }else{
-      cp -= 0x10000;
-      sqlite3_str_appendf(s, "\\u%04x\\u%04x", 0xD800|(cp>>10), 0xDC00|(cp&0x3FF));
-    }
-  }
-  sqlite3_str_appendchar(s, 1, '"');
-}
-
-/* qsort comparator: object members by key (UTF-8 byte order = code point
-** order, as Python's sort_keys). */
-static int wbCmpKey(const void *a, const void *b){
-  const JNode *x = *(const JNode*const*)a, *y = *(const JNode*const*)b;
-  return strcmp(x->zKey, y->zKey);
-}
-
-static void wbPyDump(sqlite3_str *s, const JNode *p){
-  int i;
-  char buf[40];
-  switch( p->type ){
-    case JT_NULL:   sqlite3_str_appendall(s, "null"); break;
-    case JT_FALSE:  sqlite3_str_appendall(s, "false"); break;
-    case JT_TRUE:   sqlite3_str_appendall(s, "true"); break;
-    case JT_INT:    sqlite3_str_appendf(s, "%lld", p->i); break;
-    case JT_REAL:   jReprDouble(p->r, buf); sqlite3_str_appendall(s, buf); break;
-    case JT_STRING: wbPyStr(s, p->z, p->n); break;
-    case JT_ARRAY:
-      sqlite3_str_appendchar(s, 1, '[');
-      for(i=0; i<p->nChild; i++){
-        if( i ) sqlite3_str_appendall(s, ", ");
-        wbPyDump(s, p->a[i]);
-      }
-      sqlite3_str_appendchar(s, 1, ']');
-      break;
-    default: {
-      JNode **a = sqlite3_malloc64(sizeof(JNode*)*(p->nChild+1));
-      if( a==0 ){ sqlite3_str_appendall(s, "\x01oom"); break; }
-      if( p->nChild>0 ) memcpy(a, p->a, sizeof(JNode*)*p->nChild);
-      qsort(a, p->nChild, sizeof(JNode*), wbCmpKey);
-      sqlite3_str_appendchar(s, 1, '{');
-      for(i=0; i<p->nChild; i++){
-        if( i ) sqlite3_str_appendall(s, ", ");
-        wbPyStr(s, a[i]->zKey, (int)strlen(a[i]->zKey));
-        sqlite3_str_appendall(s, ": ");
-        wbPyDump(s, a[i]);
-      }
-      sqlite3_str_appendchar(s, 1, '}');
-      sqlite3_free(a);
-      break;
-    }
-  }
 }
 
 /* ---------------------------------------------------------------------
@@ -977,182 +873,6 @@ done:
   wbArtClear(&best); wbArtClear(&cur); wbArtClear(&aliased);
   sqlite3_free(zCursor);
   return p->rc;
-}
-
-/* Python truthiness of a JSON value (absent = false). */
-static int wbTruthy(const JNode *v){
-  if( v==0 ) return 0;
-  switch( v->type ){
-    case JT_NULL: case JT_FALSE: return 0;
-    case JT_INT:  return v->i!=0;
-    case JT_REAL: return v->r!=0.0;
-    case JT_STRING: return v->n>0;
-    case JT_ARRAY: case JT_OBJECT: return v->nChild>0;
-    default: return 1;
-  }
-}
-
-/* §8.4 integer conversion: int → int, float → truncated int, else null. */
-static JNode *wbIntOrNull(const JNode *v){
-  if( v && v->type==JT_INT ) return jInt(v->i);
-  if( v && v->type==JT_REAL && isfinite(v->r) && fabs(v->r)<9.2e18 ){
-    return jInt((sqlite3_int64)v->r);
-  }
-  return jNull();
-}
-
-/* First non-empty string among the members zA, zB, zC (0-terminated
-** list, up to 3) of object p, as a new node (null when none). */
-static JNode *wbFirstStr(const JNode *p, const char *zA, const char *zB,
-                         const char *zC){
-  const char *az[3];
-  int i;
-  az[0] = zA; az[1] = zB; az[2] = zC;
-  for(i=0; i<3 && az[i]; i++){
-    const char *z = (p && p->type==JT_OBJECT) ? wbStr(jGet(p, az[i])) : 0;
-    if( z && z[0] ) return jStr(z, -1);
-  }
-  return jNull();
-}
-
-/* A JSON value that may be given as a JSON string (config,
-** summaryMetrics): the parsed object, or 0.  Caller frees. */
-static JNode *wbJsonField(const JNode *v){
-  char *zErr = 0;
-  JNode *r = 0;
-  if( v && v->type==JT_STRING ){
-    r = jParse(v->z, v->n, &zErr);
-    sqlite3_free(zErr);
-  }else if( v && v->type==JT_OBJECT ){
-    r = jClone(v);
-  }
-  if( r && r->type!=JT_OBJECT ){ jFree(r); r = 0; }
-  return r;
-}
-
-/* Build run_metadata (summary-v1-tools-spec §8.4) for run e/p/run with the
-** given artifact_ref / artifact_name, from the RunInfo query.  Returns the
-** object (caller frees) or 0 with the error recorded ("run ... not
-** found"). */
-static JNode *wbRunMetadata(Wb *p, const char *zE, const char *zP,
-                            const char *zRun, const char *zArtRef,
-                            const char *zArtName){
-  JNode *pVars = jObj(), *pData, *pRoot, *pRun, *pRawCfg = 0, *pSum = 0;
-  JNode *pCfg = 0, *pMeta = 0, *pRes, *pNum;
-  const char *zId;
-  char *zPath = 0;
-  int i;
-  if( pVars ){
-    jSet(pVars, "entity", jStr(zE, -1));
-    jSet(pVars, "project", jStr(zP, -1));
-    jSet(pVars, "run", jStr(zRun, -1));
-  }
-  pRoot = wbGraphql(p, "RunInfo", wbQRunInfo, pVars, &pData);
-  if( pRoot==0 ) return 0;
-  if( wbPath(pData, "project", (char*)0)==0
-   || wbPath(pData, "project", (char*)0)->type!=JT_OBJECT ){
-    wbErr(p, "project '%s/%s' not found", zE, zP);
-    goto done;
-  }
-  pRun = wbPath(pData, "project", "run", (char*)0);
-  if( pRun==0 || pRun->type!=JT_OBJECT ){
-    wbErr(p, "run '%s/%s/%s' not found", zE, zP, zRun);
-    goto done;
-  }
-  pRawCfg = wbJsonField(jGet(pRun, "config"));
-  pSum = wbJsonField(jGet(pRun, "summaryMetrics"));
-  /* run.config: the "value" of each top-level key, "_" keys skipped. */
-  pCfg = jObj();
-  for(i=0; pCfg && pRawCfg && i<pRawCfg->nChild; i++){
-    JNode *c = pRawCfg->a[i];
-    JNode *v = (c->type==JT_OBJECT && jGet(c, "value")) ? jGet(c, "value") : c;
-    if( c->zKey[0]=='_' ) continue;
-    jSetNew(pCfg, c->zKey, jClone(v));      /* keys of a parsed object: unique */
-  }
-  pMeta = jObj();
-  if( pMeta==0 || pCfg==0 || jOom(pCfg) ){ wbOom(p); goto done; }
-  zId = wbStr(jGet(pRun, "name"));
-  if( zId==0 ) zId = zRun;
-  zPath = sqlite3_mprintf("%s/%s/%s", zE, zP, zId);
-  jSet(pMeta, "run_path", jStr(zPath, -1));
-  jSet(pMeta, "run_id", jStr(zId, -1));
-  jSet(pMeta, "artifact_ref", jStr(zArtRef, -1));
-  jSet(pMeta, "artifact_name", jStr(zArtName, -1));
-  jSet(pMeta, "hardware_type",
-       wbFirstStr(pSum, "throughput/device_kind", "device_kind", 0));
-  jSet(pMeta, "mesh_or_topology",
-       wbFirstStr(wbPath(pCfg, "trainer", "resources", (char*)0),
-                  "topology", "tpu_topology", "mesh_shape"));
-  jSet(pMeta, "git_sha", wbFirstStr(pCfg, "git_commit", "git_sha", 0));
-  {
-    sqlite3_str *s = sqlite3_str_new(0);
-    char *zText;
-    wbPyDump(s, pCfg);
-    zText = sqlite3_str_finish(s);
-    if( zText && strstr(zText, "\x01oom")==0 ){
-      ProfsumSha256 h;
-      char zHex[65];
-      profsumSha256Init(&h);
-      profsumSha256Update(&h, (const unsigned char*)zText, strlen(zText));
-      profsumSha256Hex(&h, zHex);
-      zHex[16] = 0;
-      jSet(pMeta, "config_hash", jStr(zHex, -1));
-    }else{
-      wbOom(p);
-    }
-    sqlite3_free(zText);
-  }
-  pNum = pSum ? jGet(pSum, "num_devices") : 0;
-  jSet(pMeta, "num_devices", wbIntOrNull(wbTruthy(pNum) ? pNum : jGet(pCfg, "num_devices")));
-  pNum = pSum ? jGet(pSum, "num_hosts") : 0;
-  jSet(pMeta, "num_hosts", wbIntOrNull(wbTruthy(pNum) ? pNum : jGet(pCfg, "num_hosts")));
-  if( jOom(pMeta) ) wbOom(p);
-done:
-  pRes = p->rc ? 0 : pMeta;
-  if( pRes==0 ) jFree(pMeta);
-  jFree(pRawCfg); jFree(pSum); jFree(pCfg); jFree(pRoot);
-  sqlite3_free(zPath);
-  return pRes;
-}
-
-/* Minimal run_metadata: only artifact_ref and artifact_name set. */
-static JNode *wbMinimalMetadata(const char *zRef, const char *zName){
-  JNode *m = jObj();
-  static const char *const azNull[] = {"run_path", "run_id", "hardware_type",
-    "mesh_or_topology", "git_sha", "config_hash", "num_devices", "num_hosts"};
-  size_t i;
-  if( m==0 ) return 0;
-  for(i=0; i<sizeof(azNull)/sizeof(azNull[0]); i++) jSet(m, azNull[i], jNull());
-  jSet(m, "artifact_ref", jStr(zRef, -1));
-  jSet(m, "artifact_name", jStr(zName, -1));
-  return m;
-}
-
-/* Best effort: run_metadata of the run that logged artifact a
-** (ArtifactCreatedBy), else the minimal metadata.  Never fails except for
-** out of memory. */
-static JNode *wbArtifactMetadata(Wb *p, const WbArt *a, const char *zRef){
-  JNode *pVars = jObj(), *pData, *pRoot, *pBy, *pMeta = 0;
-  char *zName = sqlite3_mprintf("%s:v%lld", a->zName, a->iVersion);
-  if( zName==0 ){ jFree(pVars); wbOom(p); return 0; }
-  if( pVars ) jSet(pVars, "id", jStr(a->zId, -1));
-  pRoot = wbGraphql(p, "ArtifactCreatedBy", wbQCreatedBy, pVars, &pData);
-  if( pRoot ){
-    const char *zR, *zE, *zP;
-    pBy = wbPath(pData, "artifact", "createdBy", (char*)0);
-    zR = wbStr(jGet(pBy, "name"));
-    zP = wbStr(wbPath(pBy, "project", "name", (char*)0));
-    zE = wbStr(wbPath(pBy, "project", "entity", "name", (char*)0));
-    if( zR && zP && zE ) pMeta = wbRunMetadata(p, zE, zP, zR, zRef, zName);
-    jFree(pRoot);
-  }
-  if( p->rc!=SQLITE_NOMEM ) wbClearErr(p);
-  if( pMeta==0 && p->rc==SQLITE_OK ){
-    pMeta = wbMinimalMetadata(zRef, zName);
-    if( pMeta==0 || jOom(pMeta) ){ jFree(pMeta); pMeta = 0; wbOom(p); }
-  }
-  sqlite3_free(zName);
-  return pMeta;
 }
 
 /* Fetch artifact reference zRef into zDest (0: the default cache
