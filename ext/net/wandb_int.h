@@ -2,7 +2,7 @@
 ** wandb_int.h — what the W&B files share above the transport (http.h):
 ** the description of an artifact version, and the functions one of
 ** wandb_fetch.c, wandb_runmeta.c, wandb_publish.c, wandb_pyjson.c calls in
-** another.  Not used outside ext/net.
+** another, and those wandb_sql.c calls.  Not used outside ext/net.
 **
 ** Conventions as in http.h: a Wb records the first error; functions
 ** returning a JNode* return 0 with the error recorded.
@@ -49,6 +49,51 @@ JNode *wbRunMetadata(Wb *p, const char *zE, const char *zP,
 ** (ArtifactCreatedBy), else the minimal metadata (only artifact_ref and
 ** artifact_name set).  Never fails except for out of memory. */
 JNode *wbArtifactMetadata(Wb *p, const WbArt *a, const char *zRef);
+
+/* ---------------------------------------------------------------------
+** wandb_publish.c
+*/
+
+/* One file of the published artifact. */
+typedef struct WbPubFile {
+  const char *zPath;      /* artifact path (profile_summary.json or
+                          ** profile_report.md) */
+  char *zData;            /* the bytes (sqlite3_malloc'd) */
+  size_t nData;
+  char zDigest[25];       /* base64 MD5 */
+  int bUploaded;          /* PUT done (0: the server had the bytes) */
+} WbPubFile;
+
+/* What wandb_publish will do. */
+typedef struct WbPlan {
+  const char *zEntity, *zProject;   /* target (borrowed) */
+  char *zName;            /* artifact (collection) name */
+  JNode *pAliases;        /* JSON array of alias strings */
+  char *zRun;             /* run id to attach to; 0: create a run */
+  char zDigest[33];       /* manifest digest, hex (§3.2) */
+  JNode *pMeta;           /* artifact metadata (tools-spec §7) */
+  WbPubFile aFile[2];     /* sorted by path: report, summary */
+} WbPlan;
+
+/* Build the plan of wandb_publish for trace argument pTrace and parsed
+** options pOpt (may be 0; an object): *pbDry says whether dry_run was
+** asked for.  Errors (options, trace, report_path, target) are reported
+** on ctx as "wandb_publish: ..." (returns nonzero).  The caller calls
+** wbPlanClear() in every case; zEntity and zProject borrow from pOpt or
+** the environment. */
+int wbPlanBuild(sqlite3_context *ctx, sqlite3_value *pTrace, JNode *pOpt,
+                WbPlan *pl, int *pbDry);
+
+/* The dry-run answer: what would be published, no request made.  0 when
+** out of memory. */
+JNode *wbPlanJson(const WbPlan *pl, JNode *pOpt);
+
+/* Publish plan pl (§6.1 P1–P7, run per §6.3).  Returns the result object
+** or 0 (error in p). */
+JNode *wbPublish(Wb *p, WbPlan *pl);
+
+/* Free what a plan owns (safe on a zeroed plan). */
+void wbPlanClear(WbPlan *pl);
 
 #endif /* !PROFSUM_OMIT_NETWORK */
 #endif /* PROFSUM_WANDB_INT_H */
