@@ -7,10 +7,14 @@
 ** Conventions as in http.h: a Wb records the first error; functions
 ** returning a JNode* return 0 with the error recorded.
 **
-** Built with PROFSUM_OMIT_NETWORK this header is empty.
+** Built with PROFSUM_OMIT_NETWORK this header holds only WB_NONET.
 */
 #ifndef PROFSUM_WANDB_INT_H
 #define PROFSUM_WANDB_INT_H
+
+/* The error of every W&B entry point in a build without network. */
+#define WB_NONET "profsum was built without network support (make NETWORK=0)"
+
 #ifndef PROFSUM_OMIT_NETWORK
 
 #include "http.h"
@@ -22,6 +26,34 @@ typedef struct WbArt {
   sqlite3_int64 iVersion;
   char **azAlias; int nAlias;
 } WbArt;
+
+/* ---------------------------------------------------------------------
+** wandb_fetch.c
+*/
+
+/* Free the strings of a (zero-initialised or filled) WbArt. */
+void wbArtClear(WbArt *a);
+
+/* Split artifact reference "entity/project/name[:alias|:vN]" into
+** sqlite3_malloc'd *pzE, *pzP and *pzNameAlias (":latest" appended when no
+** alias is given).  Errors name the reference.  Makes no request (p needs
+** no wbBegin). */
+int wbParseRef(Wb *p, const char *zRef, char **pzE, char **pzP,
+               char **pzNameAlias);
+
+/* Fetch artifact reference zRef into zDest (0: the default cache
+** directory), describing the version in a (the caller clears it).
+** Returns the result object of wandb_fetch (caller frees) or 0 (error
+** in p). */
+JNode *wbFetchRef(Wb *p, const char *zRef, const char *zDest, WbArt *a);
+
+/* Fetch the profile of run target zTarget (a bare run id completed by
+** zEnt/zProj): pick the version with alias zAlias, else the newest, fetch
+** it into zDest (0: default), read run_metadata.  Returns the result
+** object with "run_metadata" and "run" added, or 0 (error in p). */
+JNode *wbFetchRun(Wb *p, const char *zTarget, const char *zDest,
+                  const char *zEnt, const char *zProj, const char *zAlias,
+                  WbArt *a);
 
 /* ---------------------------------------------------------------------
 ** wandb_pyjson.c
