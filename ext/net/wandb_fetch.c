@@ -479,10 +479,103 @@ static int wbFetchEntryFresh(Wb *p, const WbArt *a, int rootFd,
   return p->rc;
 }
 
+/* Check the entries of a manifest (pContents, its "contents" object)
+** before anything is written: safe relative names, an object with a digest
+** each, and a total size within p->nMaxBytes for artifact a.  The stored
+** files go to aE (room for pContents->nChild entries; they borrow from
+** pContents) and their count to *pnE; references are listed in pSkipped.
+** zWhat names the manifest in errors.  Returns p->rc. */
+static int wbCheckEntries(Wb *p, const WbArt *a, const char *zWhat,
+                          JNode *pContents, WbEntry *aE, int *pnE,
+                          JNode *pSkipped){
+  sqlite3_int64 nTotal = 0;
+  int i, nE = 0;
+  for(i=0; i<pContents->nChild; i++){
+    JNode *pEnt = pContents->a[i], *pSz;
+    const char *zPath = pEnt->zKey;
+    if( !wbSafeRelPath(zPath, (int)strlen(zPath)) ){
+      wbErr(p, "refusing manifest file name '%s' (absolute, empty or '.'/'..' "
+               "component)", zPath);
+      return p->rc;
+    }
+    if( pEnt->type!=JT_OBJECT ){
+      wbErr(p, "%s: malformed entry '%s'", zWhat, zPath);
+      return p->rc;
+    }
+    if( jGet(pEnt, "ref") && jGet(pEnt, "ref")->type!=JT_NULL ){
+      jPush(pSkipped, jStr(zPath, -1));   /* a reference, not a stored file */
+      continue;
+    }
+    aE[nE].zPath = zPath;
+    aE[nE].zDigest = wbStr(jGet(pEnt, "digest"));
+    aE[nE].zBirth = wbStr(jGet(pEnt, "birthArtifactID"));
+    pSz = jGet(pEnt, "size");
+    aE[nE].nSize = (pSz && pSz->type==JT_INT && pSz->i>=0) ? pSz->i : -1;
+    if( aE[nE].zDigest==0 ){
+      wbErr(p, "%s: entry '%s' has no digest", zWhat, zPath);
+      return p->rc;
+    }
+    if( aE[nE].nSize>0 ){
+      if( aE[nE].nSize > p->nMaxBytes - nTotal ){
+        wbErr(p, "artifact '%s/%s/%s:v%lld' exceeds the size limit of %lld bytes "
+                 "(PROFSUM_WANDB_MAX_BYTES)", a->zEntity, a->zProject, a->zName,
+                 a->iVersion, p->nMaxBytes);
+        return p->rc;
+      }
+      nTotal += aE[nE].nSize;
+    }
+    nE++;
+  }
+  *pnE = nE;
+  return p->rc;
+}
+
+/* The download URLs of the files of artifact a (ArtifactFileURLs, all
+** pages) as an object from file name to directUrl; a file the server does
+** not list is absent.  No query when bAny is 0.  Returns the object
+** (caller frees) or 0 with the error recorded. */
+static JNode *wbFileUrls(Wb *p, const WbArt *a, int bAny){
+  JNode *pUrls = jObj();
+  char *zCursor = 0;
+  int i, nPage;
+  if( pUrls==0 ){ wbOom(p); return 0; }
+  for(nPage=0; bAny && nPage<WB_MAX_PAGES; nPage++){
+    JNode *pVars = jObj(), *pData, *pRoot, *pF, *pEdges;
+    int bMore;
+    if( pVars ){
+      jSet(pVars, "id", jStr(a->zId, -1));
+      jSet(pVars, "cursor", zCursor ? jStr(zCursor, -1) : jNull());
+      jSet(pVars, "perPage", jInt(WB_PAGE_FILES));
+    }
+    pRoot = wbGraphql(p, "ArtifactFileURLs", wbQFileUrls, pVars, &pData);
+    if( pRoot==0 ) break;
+    pF = wbPath(pData, "artifact", "files", (char*)0);
+    if( pF==0 || pF->type!=JT_OBJECT ){
+      jFree(pRoot);
+      wbErr(p, "artifact '%s/%s/%s:v%lld' not found (file list)",
+            a->zEntity, a->zProject, a->zName, a->iVersion);
+      break;
+    }
+    pEdges = jGet(pF, "edges");
+    for(i=0; pEdges && pEdges->type==JT_ARRAY && i<pEdges->nChild; i++){
+      const char *zN = wbStr(wbPath(pEdges->a[i], "node", "name", (char*)0));
+      const char *zU = wbStr(wbPath(pEdges->a[i], "node", "directUrl", (char*)0));
+      if( zN && zU ) jSet(pUrls, zN, jStr(zU, -1));
+    }
+    bMore = wbNextPage(p, wbPath(pF, "pageInfo", (char*)0), &zCursor);
+    jFree(pRoot);
+    if( p->rc || !bMore ) break;
+  }
+  sqlite3_free(zCursor);
+  if( p->rc==SQLITE_OK && jOom(pUrls) ) wbOom(p);
+  if( p->rc ){ jFree(pUrls); return 0; }
+  return pUrls;
+}
+
 /* Download all stored files of artifact a into zDest (created if needed):
-** manifest (by a->zManifestUrl, else FetchArtifactManifest), names
-** checked, total size checked, per-file URLs from ArtifactFileURLs (all
-** pages; files missing there use the legacy URL), then wbFetchEntry for
+** manifest (by a->zManifestUrl, else FetchArtifactManifest), names and
+** total size checked (wbCheckEntries), per-file URLs (wbFileUrls; files
+** missing there use the legacy URL), then wbFetchEntry for
 ** each (a presigned URL that fails with an HTTP status is asked for again
 ** once: wbFetchEntryFresh).  Returns the result object (id, entity,
 ** project, name, version, type, ref, dest_dir, files, skipped) or 0 on
@@ -490,10 +583,9 @@ static int wbFetchEntryFresh(Wb *p, const WbArt *a, int rootFd,
 static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
   JNode *pMan = 0, *pContents, *pUrls = 0, *pRes = 0, *pFiles = 0, *pSkipped = 0;
   WbEntry *aE = 0;
-  int nE = 0, i, rootFd = -1, nPage;
-  char *zCursor = 0, *zWhat = 0;
+  int nE = 0, i, rootFd = -1;
+  char *zWhat = 0;
   const char *zLayout, *zRegion;
-  sqlite3_int64 nTotal = 0;
   JNode *pV;
 
   if( a->zManifestUrl==0 ){
@@ -534,75 +626,11 @@ static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
   pSkipped = jArr();
   aE = sqlite3_malloc64(sizeof(WbEntry)*(pContents->nChild+1));
   if( aE==0 || pSkipped==0 ){ wbOom(p); goto done; }
-  for(i=0; i<pContents->nChild; i++){
-    JNode *pEnt = pContents->a[i], *pSz;
-    const char *zPath = pEnt->zKey;
-    if( !wbSafeRelPath(zPath, (int)strlen(zPath)) ){
-      wbErr(p, "refusing manifest file name '%s' (absolute, empty or '.'/'..' "
-               "component)", zPath);
-      goto done;
-    }
-    if( pEnt->type!=JT_OBJECT ){
-      wbErr(p, "%s: malformed entry '%s'", zWhat, zPath);
-      goto done;
-    }
-    if( jGet(pEnt, "ref") && jGet(pEnt, "ref")->type!=JT_NULL ){
-      jPush(pSkipped, jStr(zPath, -1));   /* a reference, not a stored file */
-      continue;
-    }
-    aE[nE].zPath = zPath;
-    aE[nE].zDigest = wbStr(jGet(pEnt, "digest"));
-    aE[nE].zBirth = wbStr(jGet(pEnt, "birthArtifactID"));
-    pSz = jGet(pEnt, "size");
-    aE[nE].nSize = (pSz && pSz->type==JT_INT && pSz->i>=0) ? pSz->i : -1;
-    if( aE[nE].zDigest==0 ){
-      wbErr(p, "%s: entry '%s' has no digest", zWhat, zPath);
-      goto done;
-    }
-    if( aE[nE].nSize>0 ){
-      if( aE[nE].nSize > p->nMaxBytes - nTotal ){
-        wbErr(p, "artifact '%s/%s/%s:v%lld' exceeds the size limit of %lld bytes "
-                 "(PROFSUM_WANDB_MAX_BYTES)", a->zEntity, a->zProject, a->zName,
-                 a->iVersion, p->nMaxBytes);
-        goto done;
-      }
-      nTotal += aE[nE].nSize;
-    }
-    nE++;
-  }
+  if( wbCheckEntries(p, a, zWhat, pContents, aE, &nE, pSkipped) ) goto done;
 
   /* Per-file URLs, all pages. */
-  pUrls = jObj();
-  if( pUrls==0 ){ wbOom(p); goto done; }
-  for(nPage=0; nE>0 && nPage<WB_MAX_PAGES; nPage++){
-    JNode *pVars = jObj(), *pData, *pRoot, *pF, *pEdges;
-    int bMore;
-    if( pVars ){
-      jSet(pVars, "id", jStr(a->zId, -1));
-      jSet(pVars, "cursor", zCursor ? jStr(zCursor, -1) : jNull());
-      jSet(pVars, "perPage", jInt(WB_PAGE_FILES));
-    }
-    pRoot = wbGraphql(p, "ArtifactFileURLs", wbQFileUrls, pVars, &pData);
-    if( pRoot==0 ) goto done;
-    pF = wbPath(pData, "artifact", "files", (char*)0);
-    if( pF==0 || pF->type!=JT_OBJECT ){
-      jFree(pRoot);
-      wbErr(p, "artifact '%s/%s/%s:v%lld' not found (file list)",
-            a->zEntity, a->zProject, a->zName, a->iVersion);
-      goto done;
-    }
-    pEdges = jGet(pF, "edges");
-    for(i=0; pEdges && pEdges->type==JT_ARRAY && i<pEdges->nChild; i++){
-      const char *zN = wbStr(wbPath(pEdges->a[i], "node", "name", (char*)0));
-      const char *zU = wbStr(wbPath(pEdges->a[i], "node", "directUrl", (char*)0));
-      if( zN && zU ) jSet(pUrls, zN, jStr(zU, -1));
-    }
-    bMore = wbNextPage(p, wbPath(pF, "pageInfo", (char*)0), &zCursor);
-    jFree(pRoot);
-    if( p->rc ) goto done;
-    if( !bMore ) break;
-  }
-  if( jOom(pUrls) ){ wbOom(p); goto done; }
+  pUrls = wbFileUrls(p, a, nE>0);
+  if( pUrls==0 ) goto done;
 
   /* Download. */
   if( wbMkdirs(p, zDest) ) goto done;
@@ -647,7 +675,7 @@ static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
 done:
   if( rootFd>=0 ) close(rootFd);
   jFree(pMan); jFree(pUrls); jFree(pFiles); jFree(pSkipped);
-  sqlite3_free(aE); sqlite3_free(zCursor); sqlite3_free(zWhat);
+  sqlite3_free(aE); sqlite3_free(zWhat);
   return p->rc ? (jFree(pRes), (JNode*)0) : pRes;
 }
 

@@ -417,40 +417,40 @@ static JNode *wbCreateManifest(Wb *p, const WbPlan *pl, const char *zRun,
   return pRoot;
 }
 
-/* Publish plan pl (§6.1 P1–P7, run per §6.3).  Returns the result object
-** or 0 (error in p). */
-JNode *wbPublish(Wb *p, WbPlan *pl){
-  JNode *pRes = 0, *v, *pData, *pR1 = 0, *pR2 = 0, *pR3 = 0, *pR4 = 0, *pR5 = 0;
-  JNode *pArt, *pEdges, *pMan;
-  char zRunId[9], zClient[129], zSeq[129];
-  const char *zRun = pl->zRun, *zArtId, *zState, *zBase, *zManId;
-  char *azBirth[2] = {0, 0}, *zManifest = 0, zManDigest[25];
-  sqlite3_int64 iVersion = -1;
-  int bCreated = 0, bDedup = 0, i;
-
-  /* The run: the profiled one, else a dedicated run (§6.3). */
-  if( zRun==0 ){
-    wbRandomId(zRunId, 8);
-    v = jObj();
-    jSet(v, "name", jStr(zRunId, -1));
-    jSet(v, "project", jStr(pl->zProject, -1));
-    jSet(v, "entity", jStr(pl->zEntity, -1));
-    jSet(v, "jobType", jStr(WB_PUB_TYPE, -1));
-    {
-      char *zDisp = sqlite3_mprintf("publish-%s", pl->zName);
-      jSet(v, "displayName", jStr(zDisp, -1));
-      if( zDisp==0 ) wbOom(p);
-      sqlite3_free(zDisp);
-    }
-    if( v==0 || jOom(v) ){ jFree(v); wbOom(p); goto done; }
-    pR1 = wbGraphql(p, "UpsertBucket", wbMUpsertBucket, v, &pData);
-    if( pR1==0 ) goto done;
-    zRun = wbStr(wbPath(pData, "upsertBucket", "bucket", "name", (char*)0));
-    if( zRun==0 ) zRun = zRunId;
-    bCreated = 1;
+/* The run of a publication without one (§6.3): a dedicated run, created
+** with UpsertBucket under the random id zRunId (9 bytes).  Returns the
+** response (caller frees; *pzRun points into it, or at zRunId) or 0 with
+** the error recorded. */
+static JNode *wbPubCreateRun(Wb *p, const WbPlan *pl, char *zRunId,
+                             const char **pzRun){
+  JNode *v, *pData, *pR1;
+  wbRandomId(zRunId, 8);
+  v = jObj();
+  jSet(v, "name", jStr(zRunId, -1));
+  jSet(v, "project", jStr(pl->zProject, -1));
+  jSet(v, "entity", jStr(pl->zEntity, -1));
+  jSet(v, "jobType", jStr(WB_PUB_TYPE, -1));
+  {
+    char *zDisp = sqlite3_mprintf("publish-%s", pl->zName);
+    jSet(v, "displayName", jStr(zDisp, -1));
+    if( zDisp==0 ) wbOom(p);
+    sqlite3_free(zDisp);
   }
+  if( v==0 || jOom(v) ){ jFree(v); wbOom(p); return 0; }
+  pR1 = wbGraphql(p, "UpsertBucket", wbMUpsertBucket, v, &pData);
+  if( pR1==0 ) return 0;
+  *pzRun = wbStr(wbPath(pData, "upsertBucket", "bucket", "name", (char*)0));
+  if( *pzRun==0 ) *pzRun = zRunId;
+  return pR1;
+}
 
-  /* P1 createArtifact. */
+/* The variables of createArtifact (§6.1 P1) for plan pl attached to run
+** zRun, with fresh random client ids.  Returns them or 0 with the error
+** recorded (out of memory). */
+static JNode *wbPubArtifactVars(Wb *p, const WbPlan *pl, const char *zRun){
+  char zClient[129], zSeq[129];
+  JNode *v;
+  int i;
   wbRandomId(zClient, 128);
   wbRandomId(zSeq, 128);
   v = jObj();
@@ -480,98 +480,103 @@ JNode *wbPublish(Wb *p, WbPlan *pl){
     if( zMeta==0 || strstr(zMeta, "\x01oom") ) wbOom(p);
     sqlite3_free(zMeta);
   }
-  if( v==0 || jOom(v) || p->rc ){ jFree(v); wbOom(p); goto fail; }
-  pR2 = wbGraphql(p, "CreateArtifact", wbMCreateArtifact, v, &pData);
-  if( pR2==0 ) goto fail;
-  pArt = wbPath(pData, "createArtifact", "artifact", (char*)0);
-  zArtId = wbStr(jGet(pArt, "id"));
-  zState = wbStr(jGet(pArt, "state"));
-  zBase = wbStr(wbPath(pArt, "artifactSequence", "latestArtifact", "id", (char*)0));
-  if( jGet(pArt, "versionIndex") && jGet(pArt, "versionIndex")->type==JT_INT ){
-    iVersion = jGet(pArt, "versionIndex")->i;
-  }
-  if( zArtId==0 || zState==0 ){
-    wbErr(p, "graphql CreateArtifact: malformed response (no artifact id or state)");
-    goto fail;
-  }
-  if( strcmp(zState, "COMMITTED")==0 ){
-    bDedup = 1;          /* identical content exists: nothing to upload */
-  }else if( strcmp(zState, "PENDING")!=0 && strcmp(zState, "DELETED")!=0 ){
-    wbErr(p, "graphql CreateArtifact: unexpected artifact state '%s'", zState);
-    goto fail;
-  }
-  if( !bDedup ){
-    JNode *pFiles, *pSpecs;
-    /* P2 placeholder manifest. */
-    pR3 = wbCreateManifest(p, pl, zRun, zArtId, zBase, "", 0, &pMan);
-    if( pR3==0 ) goto fail;
-    zManId = wbStr(jGet(pMan, "id"));
-    /* P3 createArtifactFiles. */
-    v = jObj();
-    pSpecs = jArr();
-    for(i=0; pSpecs && i<2; i++){
-      JNode *o = jObj();
-      jSet(o, "artifactID", jStr(zArtId, -1));
-      jSet(o, "name", jStr(pl->aFile[i].zPath, -1));
-      jSet(o, "md5", jStr(pl->aFile[i].zDigest, -1));
-      jSet(o, "artifactManifestID", jStr(zManId, -1));
-      jPush(pSpecs, o);
-    }
-    jSet(v, "artifactFiles", pSpecs);
-    jSet(v, "storageLayout", jStr("V2", -1));
-    if( v==0 || jOom(v) ){ jFree(v); wbOom(p); goto fail; }
-    pR4 = wbGraphql(p, "CreateArtifactFiles", wbMCreateFiles, v, &pData);
-    if( pR4==0 ) goto fail;
-    pFiles = wbPath(pData, "createArtifactFiles", "files", (char*)0);
-    pEdges = jGet(pFiles, "edges");
-    if( pEdges==0 || pEdges->type!=JT_ARRAY || pEdges->nChild!=2 ){
-      wbErr(p, "graphql CreateArtifactFiles: malformed response (expected 2 file edges)");
-      goto fail;
-    }
-    /* P4 uploads (edges come back in request order). */
-    for(i=0; i<2; i++){
-      JNode *pNode = jGet(jAt(pEdges, i), "node");
-      const char *zUrl = wbStr(jGet(pNode, "uploadUrl"));
-      const char *zBirth = wbStr(wbPath(pNode, "artifact", "id", (char*)0));
-      azBirth[i] = wbDup(p, zBirth ? zBirth : zArtId);
-      if( p->rc ) goto fail;
-      if( zUrl==0 ) continue;         /* the server has these bytes */
-      if( wbPut(p, pl->aFile[i].zPath, zUrl, jGet(pNode, "uploadHeaders"),
-                pl->aFile[i].zData, pl->aFile[i].nData) ) goto fail;
-      pl->aFile[i].bUploaded = 1;
-    }
-    /* P5 final manifest; P6 register it and upload it. */
-    zManifest = wbPubManifest(pl, azBirth);
-    if( zManifest==0 ){ wbOom(p); goto fail; }
-    wbMd5B64(zManifest, strlen(zManifest), zManDigest);
-    pR5 = wbCreateManifest(p, pl, zRun, zArtId, zBase, zManDigest, 1, &pMan);
-    if( pR5==0 ) goto fail;
-    {
-      const char *zUrl = wbStr(wbPath(pMan, "file", "uploadUrl", (char*)0));
-      if( zUrl==0 ){
-        wbErr(p, "graphql CreateArtifactManifest: no upload url for the manifest");
-        goto fail;
-      }
-      if( wbPut(p, "wandb_manifest.json", zUrl,
-                wbPath(pMan, "file", "uploadHeaders", (char*)0),
-                zManifest, strlen(zManifest)) ) goto fail;
-    }
-    /* P7 commit. */
-    jFree(pR3); pR3 = 0;
-    v = jObj();
-    jSet(v, "artifactID", jStr(zArtId, -1));
-    if( v==0 || jOom(v) ){ jFree(v); wbOom(p); goto fail; }
-    pR3 = wbGraphql(p, "CommitArtifact", wbMCommit, v, &pData);
-    if( pR3==0 ) goto fail;
-    pArt = wbPath(pData, "commitArtifact", "artifact", (char*)0);
-    if( jGet(pArt, "versionIndex") && jGet(pArt, "versionIndex")->type==JT_INT ){
-      iVersion = jGet(pArt, "versionIndex")->i;
-    }
-  }
-  if( bCreated && wbFinishRun(p, pl, zRun, 0) ) goto done;
+  if( v==0 || jOom(v) || p->rc ){ jFree(v); wbOom(p); return 0; }
+  return v;
+}
 
-  /* The result. */
-  pRes = jObj();
+/* The files of a new artifact version zArtId (§6.1 P2–P7): placeholder
+** manifest, createArtifactFiles, the uploads the server asks for, the
+** final manifest registered and uploaded, commit.  zBase: the latest
+** version of the sequence (0 if none).  Sets *piVersion when the commit
+** answers with the version index.  Returns p->rc. */
+static int wbPubUpload(Wb *p, WbPlan *pl, const char *zRun,
+                       const char *zArtId, const char *zBase,
+                       sqlite3_int64 *piVersion){
+  JNode *v, *pData, *pR3 = 0, *pR4 = 0, *pR5 = 0, *pArt, *pEdges, *pMan;
+  JNode *pFiles, *pSpecs;
+  const char *zManId;
+  char *azBirth[2] = {0, 0}, *zManifest = 0, zManDigest[25];
+  int i;
+  /* P2 placeholder manifest. */
+  pR3 = wbCreateManifest(p, pl, zRun, zArtId, zBase, "", 0, &pMan);
+  if( pR3==0 ) goto done;
+  zManId = wbStr(jGet(pMan, "id"));
+  /* P3 createArtifactFiles. */
+  v = jObj();
+  pSpecs = jArr();
+  for(i=0; pSpecs && i<2; i++){
+    JNode *o = jObj();
+    jSet(o, "artifactID", jStr(zArtId, -1));
+    jSet(o, "name", jStr(pl->aFile[i].zPath, -1));
+    jSet(o, "md5", jStr(pl->aFile[i].zDigest, -1));
+    jSet(o, "artifactManifestID", jStr(zManId, -1));
+    jPush(pSpecs, o);
+  }
+  jSet(v, "artifactFiles", pSpecs);
+  jSet(v, "storageLayout", jStr("V2", -1));
+  if( v==0 || jOom(v) ){ jFree(v); wbOom(p); goto done; }
+  pR4 = wbGraphql(p, "CreateArtifactFiles", wbMCreateFiles, v, &pData);
+  if( pR4==0 ) goto done;
+  pFiles = wbPath(pData, "createArtifactFiles", "files", (char*)0);
+  pEdges = jGet(pFiles, "edges");
+  if( pEdges==0 || pEdges->type!=JT_ARRAY || pEdges->nChild!=2 ){
+    wbErr(p, "graphql CreateArtifactFiles: malformed response (expected 2 file edges)");
+    goto done;
+  }
+  /* P4 uploads (edges come back in request order). */
+  for(i=0; i<2; i++){
+    JNode *pNode = jGet(jAt(pEdges, i), "node");
+    const char *zUrl = wbStr(jGet(pNode, "uploadUrl"));
+    const char *zBirth = wbStr(wbPath(pNode, "artifact", "id", (char*)0));
+    azBirth[i] = wbDup(p, zBirth ? zBirth : zArtId);
+    if( p->rc ) goto done;
+    if( zUrl==0 ) continue;         /* the server has these bytes */
+    if( wbPut(p, pl->aFile[i].zPath, zUrl, jGet(pNode, "uploadHeaders"),
+              pl->aFile[i].zData, pl->aFile[i].nData) ) goto done;
+    pl->aFile[i].bUploaded = 1;
+  }
+  /* P5 final manifest; P6 register it and upload it. */
+  zManifest = wbPubManifest(pl, azBirth);
+  if( zManifest==0 ){ wbOom(p); goto done; }
+  wbMd5B64(zManifest, strlen(zManifest), zManDigest);
+  pR5 = wbCreateManifest(p, pl, zRun, zArtId, zBase, zManDigest, 1, &pMan);
+  if( pR5==0 ) goto done;
+  {
+    const char *zUrl = wbStr(wbPath(pMan, "file", "uploadUrl", (char*)0));
+    if( zUrl==0 ){
+      wbErr(p, "graphql CreateArtifactManifest: no upload url for the manifest");
+      goto done;
+    }
+    if( wbPut(p, "wandb_manifest.json", zUrl,
+              wbPath(pMan, "file", "uploadHeaders", (char*)0),
+              zManifest, strlen(zManifest)) ) goto done;
+  }
+  /* P7 commit. */
+  jFree(pR3); pR3 = 0;
+  v = jObj();
+  jSet(v, "artifactID", jStr(zArtId, -1));
+  if( v==0 || jOom(v) ){ jFree(v); wbOom(p); goto done; }
+  pR3 = wbGraphql(p, "CommitArtifact", wbMCommit, v, &pData);
+  if( pR3==0 ) goto done;
+  pArt = wbPath(pData, "commitArtifact", "artifact", (char*)0);
+  if( jGet(pArt, "versionIndex") && jGet(pArt, "versionIndex")->type==JT_INT ){
+    *piVersion = jGet(pArt, "versionIndex")->i;
+  }
+done:
+  for(i=0; i<2; i++) sqlite3_free(azBirth[i]);
+  sqlite3_free(zManifest);
+  jFree(pR3); jFree(pR4); jFree(pR5);
+  return p->rc;
+}
+
+/* The result of wandb_publish: what was published (version iVersion, -1
+** when unknown) as artifact zArtId attached to run zRun (bCreated: made
+** for it), or found already there (bDedup).  Returns the object, or 0
+** (out of memory, recorded). */
+static JNode *wbPubResult(Wb *p, const WbPlan *pl, const char *zRun,
+                          const char *zArtId, sqlite3_int64 iVersion,
+                          int bCreated, int bDedup){
+  JNode *pRes = jObj();
   if( pRes ){
     char *zVer = iVersion>=0 ? sqlite3_mprintf("v%lld", iVersion) : 0;
     char *zRef = iVersion>=0 ? sqlite3_mprintf("%s/%s/%s:v%lld", pl->zEntity,
@@ -594,6 +599,52 @@ JNode *wbPublish(Wb *p, WbPlan *pl){
     sqlite3_free(zVer); sqlite3_free(zRef); sqlite3_free(zRunPath);
   }
   if( pRes==0 || jOom(pRes) ) wbOom(p);
+  return pRes;
+}
+
+/* Publish plan pl (§6.1 P1–P7, run per §6.3).  Returns the result object
+** or 0 (error in p). */
+JNode *wbPublish(Wb *p, WbPlan *pl){
+  JNode *pRes = 0, *v, *pData, *pR1 = 0, *pR2 = 0, *pArt;
+  char zRunId[9];
+  const char *zRun = pl->zRun, *zArtId, *zState, *zBase;
+  sqlite3_int64 iVersion = -1;
+  int bCreated = 0, bDedup = 0;
+
+  /* The run: the profiled one, else a dedicated run (§6.3). */
+  if( zRun==0 ){
+    pR1 = wbPubCreateRun(p, pl, zRunId, &zRun);
+    if( pR1==0 ) goto done;
+    bCreated = 1;
+  }
+
+  /* P1 createArtifact. */
+  v = wbPubArtifactVars(p, pl, zRun);
+  if( v==0 ) goto fail;
+  pR2 = wbGraphql(p, "CreateArtifact", wbMCreateArtifact, v, &pData);
+  if( pR2==0 ) goto fail;
+  pArt = wbPath(pData, "createArtifact", "artifact", (char*)0);
+  zArtId = wbStr(jGet(pArt, "id"));
+  zState = wbStr(jGet(pArt, "state"));
+  zBase = wbStr(wbPath(pArt, "artifactSequence", "latestArtifact", "id", (char*)0));
+  if( jGet(pArt, "versionIndex") && jGet(pArt, "versionIndex")->type==JT_INT ){
+    iVersion = jGet(pArt, "versionIndex")->i;
+  }
+  if( zArtId==0 || zState==0 ){
+    wbErr(p, "graphql CreateArtifact: malformed response (no artifact id or state)");
+    goto fail;
+  }
+  if( strcmp(zState, "COMMITTED")==0 ){
+    bDedup = 1;          /* identical content exists: nothing to upload */
+  }else if( strcmp(zState, "PENDING")!=0 && strcmp(zState, "DELETED")!=0 ){
+    wbErr(p, "graphql CreateArtifact: unexpected artifact state '%s'", zState);
+    goto fail;
+  }
+  /* P2–P7: the files, the manifest, the commit. */
+  if( !bDedup && wbPubUpload(p, pl, zRun, zArtId, zBase, &iVersion) ) goto fail;
+  if( bCreated && wbFinishRun(p, pl, zRun, 0) ) goto done;
+
+  pRes = wbPubResult(p, pl, zRun, zArtId, iVersion, bCreated, bDedup);
   goto done;
 
 fail:
@@ -608,29 +659,20 @@ fail:
   }
 done:
   if( p->rc ){ jFree(pRes); pRes = 0; }
-  for(i=0; i<2; i++) sqlite3_free(azBirth[i]);
-  sqlite3_free(zManifest);
-  jFree(pR1); jFree(pR2); jFree(pR3); jFree(pR4); jFree(pR5);
+  jFree(pR1); jFree(pR2);
   return pRes;
 }
 
-/* Build the plan of wandb_publish for trace argument pTrace and parsed
-** options pOpt (may be 0).  Errors are reported on ctx (returns nonzero). */
-int wbPlanBuild(sqlite3_context *ctx, sqlite3_value *pTrace, JNode *pOpt,
-                WbPlan *pl, int *pbDry){
-  sqlite3 *db = sqlite3_context_db_handle(ctx);
-  sqlite3_stmt *pStmt = 0;
-  sqlite3_int64 iTrace;
-  char *zErr = 0, *zLabel = 0;
-  const char *zE = getenv("WANDB_ENTITY"), *zP = getenv("WANDB_PROJECT");
-  const char *zName = 0, *zReportPath = 0;
-  JNode *pAliases = 0, *pDoc = 0, *pRm;
-  int rc, i, bOom = 0;
-  size_t nLabel = 0;
-
-  memset(pl, 0, sizeof(*pl));
-  *pbDry = 0;
-  /* Options. */
+/* The options of wandb_publish (pOpt, an object, or 0): *pzE, *pzP,
+** *pzName, *pzReportPath and *ppAliases (borrowed from pOpt) are set for
+** the options given and left as they are otherwise; *pbDry is set when
+** dry_run is.  Errors are reported on ctx as "wandb_publish: ..."
+** (returns nonzero). */
+static int wbPlanOptions(sqlite3_context *ctx, JNode *pOpt, const char **pzE,
+                         const char **pzP, const char **pzName,
+                         const char **pzReportPath, JNode **ppAliases,
+                         int *pbDry){
+  int i;
   for(i=0; pOpt && i<pOpt->nChild; i++){
     JNode *v = pOpt->a[i];
     const char *k = v->zKey;
@@ -662,7 +704,7 @@ int wbPlanBuild(sqlite3_context *ctx, sqlite3_value *pTrace, JNode *pOpt,
           }
         }
       }
-      pAliases = v;
+      *ppAliases = v;
     }else if( strcmp(k, "entity")==0 || strcmp(k, "project")==0
            || strcmp(k, "artifact_name")==0 || strcmp(k, "report_path")==0
            || strcmp(k, "summary_path")==0 ){
@@ -670,10 +712,10 @@ int wbPlanBuild(sqlite3_context *ctx, sqlite3_value *pTrace, JNode *pOpt,
         profsumCtxErr(ctx, "wandb_publish: option '%s' must be a non-empty string", k);
         return 1;
       }
-      if( k[0]=='e' ) zE = v->z;
-      else if( k[0]=='p' ) zP = v->z;
-      else if( k[0]=='a' ) zName = v->z;
-      else if( k[0]=='r' ) zReportPath = v->z;
+      if( k[0]=='e' ) *pzE = v->z;
+      else if( k[0]=='p' ) *pzP = v->z;
+      else if( k[0]=='a' ) *pzName = v->z;
+      else if( k[0]=='r' ) *pzReportPath = v->z;
       /* summary_path: informational (the CLI's --summary) */
     }else{
       profsumCtxErr(ctx, "wandb_publish: unknown option '%s' (expected entity, "
@@ -682,14 +724,28 @@ int wbPlanBuild(sqlite3_context *ctx, sqlite3_value *pTrace, JNode *pOpt,
       return 1;
     }
   }
-  if( zName && !wbValidName(zName) ){
+  if( *pzName && !wbValidName(*pzName) ){
     profsumCtxErr(ctx, "wandb_publish: invalid artifact_name '%s' (1-%d characters "
-                  "among letters, digits, '-', '_' and '.')", zName, WB_NAME_MAX);
+                  "among letters, digits, '-', '_' and '.')", *pzName, WB_NAME_MAX);
     return 1;
   }
+  return 0;
+}
 
-  /* The trace and its texts (exactly what profsum_summary_json and
-  ** profsum_report_md return). */
+/* The two files of plan pl from trace pTrace: aFile[1] the summary JSON
+** with a final newline and aFile[0] the markdown report (exactly what
+** profsum_summary_json and profsum_report_md return; the file
+** zReportPath instead when given), and *pzLabel the trace's label
+** (sqlite3_malloc'd, 0 when NULL).  Errors are reported on ctx as
+** "wandb_publish: ..." (returns nonzero; the caller clears pl). */
+static int wbPlanTexts(sqlite3_context *ctx, sqlite3_value *pTrace,
+                       const char *zReportPath, WbPlan *pl, char **pzLabel){
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  sqlite3_stmt *pStmt = 0;
+  sqlite3_int64 iTrace;
+  char *zErr = 0, *zLabel = 0;
+  int rc, bOom = 0;
+  size_t nLabel = 0;
   rc = profsumResolveTrace(db, "main", pTrace, &iTrace, &zErr);
   if( rc ){
     if( rc==SQLITE_NOMEM && zErr==0 ) sqlite3_result_error_nomem(ctx);
@@ -733,6 +789,27 @@ int wbPlanBuild(sqlite3_context *ctx, sqlite3_value *pTrace, JNode *pOpt,
       return 1;
     }
   }
+  *pzLabel = zLabel;
+  return 0;
+}
+
+/* Build the plan of wandb_publish for trace argument pTrace and parsed
+** options pOpt (may be 0).  Errors are reported on ctx (returns nonzero). */
+int wbPlanBuild(sqlite3_context *ctx, sqlite3_value *pTrace, JNode *pOpt,
+                WbPlan *pl, int *pbDry){
+  char *zErr = 0, *zLabel = 0;
+  const char *zE = getenv("WANDB_ENTITY"), *zP = getenv("WANDB_PROJECT");
+  const char *zName = 0, *zReportPath = 0;
+  JNode *pAliases = 0, *pDoc = 0, *pRm;
+  int i, bOom = 0;
+
+  memset(pl, 0, sizeof(*pl));
+  *pbDry = 0;
+  if( wbPlanOptions(ctx, pOpt, &zE, &zP, &zName, &zReportPath, &pAliases, pbDry) ){
+    return 1;
+  }
+  /* The trace and its texts. */
+  if( wbPlanTexts(ctx, pTrace, zReportPath, pl, &zLabel) ) return 1;
   for(i=0; i<2; i++) wbMd5B64(pl->aFile[i].zData, pl->aFile[i].nData, pl->aFile[i].zDigest);
   wbPlanDigest(pl);
 
