@@ -64,7 +64,6 @@ int profsumWandbFetchForImport(sqlite3 *db, const char *zSource, const char *zAl
 */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/types.h>
