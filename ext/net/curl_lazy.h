@@ -8,8 +8,9 @@
 ** is built against libcurl's headers (pkg-config libcurl) but not linked
 ** to it: profsumCurlLoad() dlopen()s libcurl.so.4 once, when a W&B function
 ** first runs, and fills a table of entry points.  The macros below make the
-** curl_* calls of wandb.c go through that table unchanged.  profsum_debug()
-** only asks profsumCurlLoadedVersion(), which opens nothing.
+** curl_* calls of the W&B code (http.c, wandb_publish.c) go through that
+** table unchanged.  profsum_debug() only asks profsumCurlLoadedVersion(),
+** which opens nothing.
 ** PROFSUM_LIBCURL=/path/to/libcurl.so in the environment opens that file
 ** instead (and only it).
 **

@@ -1,7 +1,9 @@
 /*
-** wandb.h — Weights & Biases over libcurl (wandb.c): the SQL functions
-** wandb_fetch, wandb_fetch_run and wandb_publish, and the fetch step that
-** profsum_import uses for W&B sources.
+** wandb.h — Weights & Biases over libcurl: the SQL functions
+** wandb_fetch, wandb_fetch_run and wandb_publish (wandb_sql.c), and the
+** fetch step that profsum_import uses for W&B sources (wandb_fetch.c).
+** The rest of ext/net (http.c, wandb_runmeta.c, wandb_publish.c,
+** wandb_pyjson.c; wandb_int.h) is internal to it.
 **
 ** Protocol: wandb-http.md (the W&B HTTP protocol notes); behaviour of the reference
 ** tool: summary-v1-tools-spec.md §7 (publish) and §8 (input side).

@@ -1,0 +1,224 @@
+/*
+** wandb_sql.c — the SQL functions wandb_fetch(ref [, dest_dir]),
+** wandb_fetch_run(target [, dest_dir [, options_json]]) and
+** wandb_publish(trace [, options_json]): their arguments, their JSON
+** results and "<function>: <message>" errors (the API key masked), and
+** their registration.  The work is done in wandb_fetch.c and
+** wandb_publish.c.
+**
+** User documentation: docs/wandb.md.  Built with PROFSUM_OMIT_NETWORK the
+** functions exist and fail with a clear message.
+*/
+#include "wandb.h"
+#include "wandb_int.h"
+
+#include <string.h>
+#include <stdlib.h>
+
+#ifdef PROFSUM_OMIT_NETWORK
+/* ======================================================================
+** Build without network support: every function fails clearly.
+*/
+
+/* wandb_fetch(...): always the no-network error. */
+static void wbFetchFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc; (void)argv;
+  sqlite3_result_error(ctx, "wandb_fetch: " WB_NONET, -1);
+}
+/* wandb_fetch_run(...): always the no-network error. */
+static void wbFetchRunFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc; (void)argv;
+  sqlite3_result_error(ctx, "wandb_fetch_run: " WB_NONET, -1);
+}
+/* wandb_publish(...): always the no-network error. */
+static void wbPublishFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc; (void)argv;
+  sqlite3_result_error(ctx, "wandb_publish: " WB_NONET, -1);
+}
+
+#else /* !PROFSUM_OMIT_NETWORK */
+/* ======================================================================
+** Network build.
+*/
+
+/* Report p's (scrubbed) error on ctx as "zFunc: message". */
+static void wbCtxError(sqlite3_context *ctx, Wb *p, const char *zFunc){
+  if( p->rc==SQLITE_NOMEM || p->zErr==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  wbScrub(p);
+  profsumCtxErr(ctx, "%s: %s", zFunc, p->zErr);
+}
+
+/* Return tree pRes as JSON text on ctx (frees pRes). */
+static void wbCtxResult(sqlite3_context *ctx, JNode *pRes){
+  char *z = jDump(pRes);
+  jFree(pRes);
+  if( z==0 ) sqlite3_result_error_nomem(ctx);
+  else sqlite3_result_text(ctx, z, -1, sqlite3_free);
+}
+
+/*
+** wandb_fetch(ref [, dest_dir]) → JSON text describing the fetched
+** artifact (see docs/wandb.md).  NULL dest_dir: the default cache
+** directory.
+*/
+static void wbFetchFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  Wb w;
+  WbArt a;
+  JNode *pRes = 0;
+  const char *zRef = (const char*)sqlite3_value_text(argv[0]);
+  const char *zDest = argc>1 ? (const char*)sqlite3_value_text(argv[1]) : 0;
+  memset(&a, 0, sizeof(a));
+  if( zRef==0 ){
+    sqlite3_result_error(ctx, "wandb_fetch: ref must be an artifact reference "
+                              "(entity/project/name[:alias|:vN])", -1);
+    return;
+  }
+  if( zDest && zDest[0]==0 ){
+    sqlite3_result_error(ctx, "wandb_fetch: dest_dir must not be empty", -1);
+    return;
+  }
+  memset(&w, 0, sizeof(w));
+  {
+    /* The reference's form first: its error says more than a missing key. */
+    char *zE = 0, *zP = 0, *zNA = 0;
+    int rc = wbParseRef(&w, zRef, &zE, &zP, &zNA);
+    sqlite3_free(zE); sqlite3_free(zP); sqlite3_free(zNA);
+    if( rc ){
+      wbCtxError(ctx, &w, "wandb_fetch");
+      wbEnd(&w);
+      return;
+    }
+  }
+  if( wbBegin(&w)==SQLITE_OK ) pRes = wbFetchRef(&w, zRef, zDest, &a);
+  if( pRes ) wbCtxResult(ctx, pRes);
+  else wbCtxError(ctx, &w, "wandb_fetch");
+  wbArtClear(&a);
+  wbEnd(&w);
+}
+
+/*
+** wandb_fetch_run(target [, dest_dir [, options_json]]) → JSON text as
+** wandb_fetch plus "run" and "run_metadata".  options_json keys: entity,
+** project (for a bare run id; default WANDB_ENTITY / WANDB_PROJECT) and
+** alias (default "latest").
+*/
+static void wbFetchRunFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  Wb w;
+  WbArt a;
+  JNode *pRes = 0, *pOpt = 0;
+  const char *zTarget = (const char*)sqlite3_value_text(argv[0]);
+  const char *zDest = argc>1 ? (const char*)sqlite3_value_text(argv[1]) : 0;
+  const char *zOpt = argc>2 ? (const char*)sqlite3_value_text(argv[2]) : 0;
+  const char *zE = getenv("WANDB_ENTITY"), *zP = getenv("WANDB_PROJECT");
+  const char *zAlias = "latest";
+  int i;
+  memset(&a, 0, sizeof(a));
+  memset(&w, 0, sizeof(w));
+  if( zTarget==0 ){
+    sqlite3_result_error(ctx, "wandb_fetch_run: target must be a run id, "
+                              "entity/project/run_id or a run url", -1);
+    return;
+  }
+  if( zDest && zDest[0]==0 ){
+    sqlite3_result_error(ctx, "wandb_fetch_run: dest_dir must not be empty", -1);
+    return;
+  }
+  if( zOpt ){
+    char *zErr = 0;
+    pOpt = jParse(zOpt, -1, &zErr);
+    if( pOpt==0 || pOpt->type!=JT_OBJECT ){
+      profsumCtxErr(ctx, "wandb_fetch_run: options_json must be a JSON object%s%s",
+                    zErr ? ": " : "", zErr ? zErr : "");
+      sqlite3_free(zErr);
+      jFree(pOpt);
+      return;
+    }
+    for(i=0; i<pOpt->nChild; i++){
+      JNode *v = pOpt->a[i];
+      const char *k = v->zKey;
+      if( strcmp(k, "entity")!=0 && strcmp(k, "project")!=0 && strcmp(k, "alias")!=0 ){
+        profsumCtxErr(ctx, "wandb_fetch_run: unknown option '%s' (expected "
+                      "entity, project, alias)", k);
+        jFree(pOpt);
+        return;
+      }
+      if( v->type==JT_NULL ) continue;
+      if( wbStr(v)==0 || v->n==0 ){
+        profsumCtxErr(ctx, "wandb_fetch_run: option '%s' must be a non-empty string", k);
+        jFree(pOpt);
+        return;
+      }
+      if( strcmp(k, "entity")==0 ) zE = v->z;
+      else if( strcmp(k, "project")==0 ) zP = v->z;
+      else zAlias = v->z;
+    }
+  }
+  if( wbBegin(&w)==SQLITE_OK ) pRes = wbFetchRun(&w, zTarget, zDest, zE, zP, zAlias, &a);
+  if( pRes ) wbCtxResult(ctx, pRes);
+  else wbCtxError(ctx, &w, "wandb_fetch_run");
+  jFree(pOpt);
+  wbArtClear(&a);
+  wbEnd(&w);
+}
+
+/*
+** wandb_publish(trace [, options_json]) → JSON text (see docs/wandb.md):
+** upload the trace's summary JSON and markdown report as one artifact of
+** type profile_summary, attached as wandb-http.md §6.3 decides.
+*/
+static void wbPublishFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  Wb w;
+  WbPlan pl;
+  JNode *pOpt = 0, *pRes = 0;
+  const char *zOpt = argc>1 ? (const char*)sqlite3_value_text(argv[1]) : 0;
+  int bDry = 0;
+  memset(&w, 0, sizeof(w));
+  memset(&pl, 0, sizeof(pl));
+  if( zOpt ){
+    char *zErr = 0;
+    pOpt = jParse(zOpt, -1, &zErr);
+    if( pOpt==0 || pOpt->type!=JT_OBJECT ){
+      if( pOpt==0 && zErr==0 ) sqlite3_result_error_nomem(ctx);
+      else profsumCtxErr(ctx, "wandb_publish: options_json must be a JSON object%s%s",
+                         zErr ? ": " : "", zErr ? zErr : "");
+      sqlite3_free(zErr);
+      jFree(pOpt);
+      return;
+    }
+  }
+  if( wbPlanBuild(ctx, argv[0], pOpt, &pl, &bDry)==0 ){
+    if( bDry ){
+      pRes = wbPlanJson(&pl, pOpt);
+      if( pRes ) wbCtxResult(ctx, pRes);
+      else sqlite3_result_error_nomem(ctx);
+    }else{
+      if( wbBegin(&w)==SQLITE_OK ) pRes = wbPublish(&w, &pl);
+      if( pRes ) wbCtxResult(ctx, pRes);
+      else wbCtxError(ctx, &w, "wandb_publish");
+      wbEnd(&w);
+    }
+  }
+  wbPlanClear(&pl);
+  jFree(pOpt);
+}
+
+#endif /* !PROFSUM_OMIT_NETWORK */
+
+/* See wandb.h: register the three functions, SQLITE_DIRECTONLY (never
+** from views/triggers in a database), not DETERMINISTIC. */
+int profsumRegisterWandb(sqlite3 *db, char **pzErr){
+  const int f = SQLITE_UTF8|SQLITE_DIRECTONLY;
+  int rc;
+  (void)pzErr;
+  rc = sqlite3_create_function(db, "wandb_fetch", 1, f, 0, wbFetchFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "wandb_fetch", 2, f, 0, wbFetchFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "wandb_fetch_run", 1, f, 0, wbFetchRunFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "wandb_fetch_run", 2, f, 0, wbFetchRunFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "wandb_fetch_run", 3, f, 0, wbFetchRunFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "wandb_publish", 1, f, 0, wbPublishFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "wandb_publish", 2, f, 0, wbPublishFunc, 0, 0);
+  return rc;
+}
