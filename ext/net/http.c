@@ -34,6 +34,7 @@
 ** Built with PROFSUM_OMIT_NETWORK this file is empty.
 */
 #include "http.h"
+#include "cnum.h"
 
 #ifndef PROFSUM_OMIT_NETWORK
 #include <string.h>
@@ -171,7 +172,7 @@ static double wbEnvNum(const char *zName, double rDefault){
   char *zEnd = 0;
   double r;
   if( z==0 || z[0]==0 ) return rDefault;
-  r = strtod(z, &zEnd);
+  r = profsumStrtod(z, &zEnd);
   if( zEnd==z || *zEnd!=0 || !(r>=0) || isinf(r) ) return rDefault;
   return r;
 }
@@ -583,7 +584,7 @@ static double wbHeaderNum(const char *b, size_t n, const char *zName){
   k = 0;
   while( i<n && k<sizeof(buf)-1 && b[i]!='\r' && b[i]!='\n' ) buf[k++] = b[i++];
   buf[k] = 0;
-  r = strtod(buf, &zEnd);
+  r = profsumStrtod(buf, &zEnd);
   if( zEnd==buf || !(r>=0) || isinf(r) ) return -1;
   return r;
 }

@@ -24,6 +24,7 @@
 ** clear message; nothing then references libcurl.
 */
 #include "wandb.h"
+#include "cnum.h"
 #include "wandb_int.h"
 
 #include <string.h>
@@ -785,7 +786,7 @@ static double wbParseTime(const char *z){
     char *zEnd;
     if( sscanf(z+1, "%2d:%2d%n", &h, &m, &n)!=2 ) return -1e300;
     z += 1+n;
-    if( *z==':' ){ sec = strtod(z+1, &zEnd); z = zEnd; }
+    if( *z==':' ){ sec = profsumStrtod(z+1, &zEnd); z = zEnd; }
   }
   y = Y - (M<=2);
   era = (y>=0 ? y : y-399)/400;
