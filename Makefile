@@ -242,7 +242,8 @@ corpus-asan: build/asan/profsum.so
 # report an error.
 build/ubsan/profsum.so: $(OBJS_ubsan)
 	@mkdir -p $(@D)
-	$(CC_ubsan) $(FLAGS_ubsan) -shared-libsan $(LDFLAGS_SO) -o $@ $^ $(LIBS_ubsan)
+	$(CC_ubsan) $(FLAGS_ubsan) -shared-libsan -Wl,-rpath,"$$(clang --print-runtime-dir)" $(LDFLAGS_SO) \
+	  -o $@ $^ $(LIBS_ubsan)
 ubsan: build/ubsan/profsum.so build/sqlrun profsum
 	PROFSUM_SO=$(CURDIR)/build/ubsan/profsum.so UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  $(PYTHON) tests/run.py
