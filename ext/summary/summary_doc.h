@@ -171,12 +171,6 @@ void profsumDocFree(ProfsumDoc *pDoc);
 */
 char *profsumJsonPretty(const char *zJson, int nJson, char **pzErr);
 
-/*
-** Python's repr() of a float as json.dumps writes it (shortest round-trip
-** digits; "1e-05", "1e+16", "310.0", "-0.0"; NaN, Infinity, -Infinity) into
-** zBuf, which must hold at least 32 bytes.
-*/
-void profsumJsonReprDouble(double r, char *zBuf);
 
 /*
 ** One member of semantic_families (summary-v1 §4.6): the family's totals,
