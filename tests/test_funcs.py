@@ -1,4 +1,4 @@
-"""Tests of the pure SQL functions of ext/summary/funcs.c.
+"""Tests of the pure SQL functions of ext/sql/funcs_sql.c (rules in ext/summary/oprules.c).
 
 Expected values come from docs/spec/summary.md (the section
 is named in each test) and from the reference tool's rules applied by hand.

@@ -3,18 +3,16 @@
 ** xplane_pb.h for the API and docs/xplane.md for the format as read).
 **
 ** Layers, bottom up:
-**   input     xpFetch(): bytes [off, off+n) of the file made readable in
-**             the window p->aW (absolute offsets everywhere).  Three
-**             sources: a plain file (pread into an owned buffer, read
-**             ahead, refilled as the walk moves), memory (the window is
-**             the whole input), a gzip stream (ProfsumSrc of gz.c; the
-**             window only moves forward, and holds the whole current
-**             plane while it is walked).
-**   wire      varints, tags, lengths, fixed64, skipping any field (groups
-**             included), UTF-8: the checks protobuf's parser makes.
-**   messages  XStat, XEventMetadata / XStatMetadata map entries, the
-**             plane's non-line fields (pass 1), a line's own fields
-**             (its first pass), one XEvent.
+**   input,    pbwire.c: bytes [off, off+n) of the file made readable in
+**   wire      a window (absolute offsets everywhere) over a plain file,
+**             memory or a gzip stream (the window only moves forward, and
+**             holds the whole current plane while it is walked); varints,
+**             tags, lengths, fixed64, skipping any field, UTF-8: the
+**             checks protobuf's parser makes.
+**   messages  here: XStat, XEventMetadata / XStatMetadata map entries,
+**             the plane's non-line fields (pass 1), a line's own fields
+**             (its first pass), one XEvent; the names of messages and
+**             fields, where the walk is, diagnostics.
 **   walk      NextPlane / NextLine / NextEvent.
 **
 ** Strings handed out point into the window when it cannot move before
@@ -25,40 +23,25 @@
 #include "profsum_int.h"
 #include "profsum_reader.h"
 #include "xplane_pb.h"
+#include "pbwire.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
-/* Bytes read ahead of a request from a plain file.  (Both sizes can be
-** set at compile time: the fuzz target makes them tiny, so that small
-** inputs move the window too.) */
-#ifndef PROFSUM_XP_READAHEAD
-# define PROFSUM_XP_READAHEAD (256*1024)
-#endif
-#define XP_READAHEAD ((int64_t)PROFSUM_XP_READAHEAD)
 /* A line up to this long is read whole before its first pass, so both of
-** its passes read memory; a longer one is read twice through the window. */
+** its passes read memory; a longer one is read twice through the window.
+** (Can be set at compile time, as PROFSUM_XP_READAHEAD of pbwire.c: the
+** tests make both tiny, so that small inputs move the window too.) */
 #ifndef PROFSUM_XP_LINE_WHOLE
 # define PROFSUM_XP_LINE_WHOLE (16*1024*1024)
 #endif
 #define XP_LINE_WHOLE ((int64_t)PROFSUM_XP_LINE_WHOLE)
-/* protobuf refuses a length of 2^31-1 or more. */
-#define XP_MAX_LEN     ((int64_t)0x7ffffffe)
-/* protobuf's nesting limit (messages and groups). */
-#define XP_MAX_DEPTH   100
 /* Diagnostics of one kind given with their text; later ones get 0. */
 #define XP_DIAG_DETAILED 1000
 
-#define XP_SRC_FILE 0
-#define XP_SRC_MEM  1
-#define XP_SRC_GZIP 2
-
-/* Message kinds (messages, field names, diagnostics). */
+/* Message kinds (messages, field names, diagnostics); XM_SPACE, the
+** outermost, is kind 0 as pbwire.h wants. */
 #define XM_SPACE  0
 #define XM_PLANE  1
 #define XM_LINE   2
@@ -238,26 +221,11 @@ typedef struct XpStrList {
 } XpStrList;
 
 struct ProfsumXp {
-  const char *zFunc;       /* SQL function, for messages (static) */
-  char *zPath;             /* path or name, for messages */
+  PbwIn in;                /* input, names for messages, sticky error */
   unsigned flags;          /* PROFSUM_XP_* */
   ProfsumDiagFn xDiag;
   void *pDiagCtx;
   int64_t anDiag[XP_DK_N]; /* diagnostics of each kind so far */
-
-  /* input */
-  int eSrc;                /* XP_SRC_* */
-  int fd;                  /* FILE: the descriptor */
-  ProfsumSrc *pGz;         /* GZIP: the inflating source */
-  int gzEof;               /* GZIP: the stream ended */
-  int64_t nFile;           /* FILE/MEM: size; GZIP: INT64_MAX (unknown) */
-  const unsigned char *aW; /* the window: bytes [winOff, winOff+nWin) */
-  int64_t winOff, nWin;
-  unsigned char *aWinBuf;  /* FILE/GZIP: the window's buffer (owned) */
-  int64_t nWinAlloc;
-
-  int rc;                  /* sticky error */
-  char *zErr;              /* its message (owned) */
   XpWhere w;
 
   /* XSpace */
@@ -305,8 +273,10 @@ struct ProfsumXp {
 /* Errors and diagnostics                                              */
 /* ------------------------------------------------------------------ */
 
-/* " (plane 0, line 2, event 5, stat 1)" for the current position, into z. */
-static void xpWhereText(const XpWhere *w, char *z, int nz){
+/* " (plane 0, line 2, event 5, stat 1)" for the position pCtx (an
+** XpWhere), into z of nz bytes ("" outside any plane). */
+static void xpWhereText(const void *pCtx, char *z, int nz){
+  const XpWhere *w = pCtx;
   sqlite3_str *s;
   int n0;
   char *zOut;
@@ -321,39 +291,6 @@ static void xpWhereText(const XpWhere *w, char *z, int nz){
   zOut = sqlite3_str_finish(s);
   if( zOut && n0>2 ) sqlite3_snprintf(nz, z, " (%s)", zOut+2);
   sqlite3_free(zOut);
-}
-
-/* Record the sticky error rc with the message "<func>: '<path>': byte
-** <off> (<where>): <text>" (no byte part when off < 0).  Returns rc. */
-static int xpErr(ProfsumXp *p, int rc, int64_t off, const char *zFmt, ...){
-  va_list ap;
-  char *zMsg;
-  char zWhere[200];
-  if( p->rc ) return p->rc;
-  va_start(ap, zFmt);
-  zMsg = sqlite3_vmprintf(zFmt, ap);
-  va_end(ap);
-  p->rc = rc;
-  if( zMsg==0 ){ p->rc = SQLITE_NOMEM; return SQLITE_NOMEM; }
-  xpWhereText(&p->w, zWhere, sizeof(zWhere));
-  if( off>=0 ){
-    p->zErr = sqlite3_mprintf("%s: '%s': byte %lld%s: %s", p->zFunc, p->zPath,
-                              (long long)off, zWhere, zMsg);
-  }else{
-    p->zErr = sqlite3_mprintf("%s: '%s': %s", p->zFunc, p->zPath, zMsg);
-  }
-  sqlite3_free(zMsg);
-  if( p->zErr==0 ) p->rc = SQLITE_NOMEM;
-  return p->rc;
-}
-
-/* A decode error (the file is not a valid XSpace). */
-#define XP_BAD PROFSUM_RC_DAMAGED
-
-/* Out of memory: the sticky error, without a message (SQLite says it). */
-static int xpNoMem(ProfsumXp *p){
-  if( p->rc==0 ) p->rc = SQLITE_NOMEM;
-  return p->rc;
 }
 
 /* Send a diagnostic of kind eKind at byte off (text formatted only for the
@@ -440,357 +377,6 @@ static int xpFieldWire(int eMsg, int f){
   }
   return -1;
 }
-
-/* ------------------------------------------------------------------ */
-/* Input                                                               */
-/* ------------------------------------------------------------------ */
-
-/* Grow the window buffer to at least n bytes (keeping its contents). */
-static int xpWinGrow(ProfsumXp *p, int64_t n){
-  unsigned char *a;
-  int64_t nNew = (n + 0xffff) & ~(int64_t)0xffff;
-  if( nNew<=p->nWinAlloc ) return SQLITE_OK;
-  a = sqlite3_realloc64(p->aWinBuf, (sqlite3_uint64)nNew);
-  if( a==0 ) return xpNoMem(p);
-  p->aWinBuf = a;
-  p->nWinAlloc = nNew;
-  if( p->eSrc!=XP_SRC_MEM ) p->aW = a;
-  return SQLITE_OK;
-}
-
-/* FILE: read the window from off: n bytes at least, read ahead up to
-** XP_READAHEAD, never past the size the file had when opened.  Bytes that
-** the size promised and pread does not deliver: the file shrank. */
-static int xpFileFill(ProfsumXp *p, int64_t off, int64_t n){
-  int64_t want = n > XP_READAHEAD ? n : XP_READAHEAD;
-  int64_t keep = 0, got;
-  int rc;
-  if( want > p->nFile - off ) want = p->nFile - off;
-  if( want > p->nWinAlloc ){
-    /* beyond the read-ahead size: exactly what is asked for */
-    rc = xpWinGrow(p, want);
-    if( rc ) return rc;
-  }
-  if( off>=p->winOff && off < p->winOff + p->nWin ){
-    keep = p->winOff + p->nWin - off;
-    if( keep>want ) keep = want;
-    memmove(p->aWinBuf, p->aWinBuf + (off - p->winOff), (size_t)keep);
-  }
-  p->winOff = off;
-  p->nWin = keep;
-  got = keep;
-  while( got<want ){
-    int64_t nAsk = want - got;
-    ssize_t r;
-    if( nAsk > 0x40000000 ) nAsk = 0x40000000;
-    r = pread(p->fd, p->aWinBuf + got, (size_t)nAsk, (off_t)(off + got));
-    if( r<0 ){
-      if( errno==EINTR ) continue;
-      p->nWin = 0;
-      return xpErr(p, PROFSUM_RC_FILEIO, -1, "read error at byte %lld (%s)",
-                   (long long)(off + got), strerror(errno));
-    }
-    if( r==0 ) break;
-    got += r;
-  }
-  p->nWin = got;
-  if( got<n ){
-    return xpErr(p, PROFSUM_RC_FILEIO, -1, "the file shrank while it was read "
-                 "(it had %lld bytes; it ends before byte %lld)",
-                 (long long)p->nFile, (long long)(off + n));
-  }
-  return SQLITE_OK;
-}
-
-/* A message of gz.c without its leading "'<path>': " (xpErr adds it). */
-static const char *xpSrcMsg(ProfsumXp *p, const char *zE){
-  size_t n = strlen(p->zPath);
-  if( zE[0]=='\'' && strncmp(zE+1, p->zPath, n)==0 && strncmp(zE+1+n, "': ", 3)==0 ){
-    return zE + n + 4;
-  }
-  return zE;
-}
-
-/* GZIP: move the window forward to start at off (dropping the bytes
-** before it, inflating and dropping any between), then inflate until it
-** holds n bytes or the stream ends.  The buffer grows with the bytes that
-** arrive, so a length that claims more than the stream has allocates no
-** more than the stream gives. */
-static int xpGzFill(ProfsumXp *p, int64_t off, int64_t n){
-  int rc;
-  char *zE = 0;
-  if( off < p->winOff ){
-    return xpErr(p, SQLITE_INTERNAL, off, "internal: gzip input read backwards");
-  }
-  if( p->nWinAlloc==0 ){
-    rc = xpWinGrow(p, 64*1024);
-    if( rc ) return rc;
-  }
-  if( off <= p->winOff + p->nWin ){
-    int64_t keep = p->winOff + p->nWin - off;
-    memmove(p->aWinBuf, p->aWinBuf + (off - p->winOff), (size_t)keep);
-    p->nWin = keep;
-  }else{
-    int64_t skip = off - (p->winOff + p->nWin);
-    while( skip>0 && !p->gzEof ){
-      size_t g = 0;
-      int64_t nAsk = skip < p->nWinAlloc ? skip : p->nWinAlloc;
-      rc = profsumSrcRead(p->pGz, p->aWinBuf, (size_t)nAsk, &g, &zE);
-      if( rc ) goto gz_error;
-      if( g==0 ) p->gzEof = 1;
-      skip -= (int64_t)g;
-    }
-    p->nWin = 0;
-  }
-  p->winOff = off;
-  while( p->nWin < n && !p->gzEof ){
-    size_t g = 0;
-    if( p->nWin==p->nWinAlloc ){
-      int64_t nNew = p->nWinAlloc*2;
-      if( nNew > n ) nNew = n;
-      rc = xpWinGrow(p, nNew);
-      if( rc ) return rc;
-    }
-    rc = profsumSrcRead(p->pGz, p->aWinBuf + p->nWin, (size_t)(p->nWinAlloc - p->nWin), &g, &zE);
-    if( rc ) goto gz_error;
-    if( g==0 ) p->gzEof = 1;
-    p->nWin += (int64_t)g;
-  }
-  return SQLITE_OK;
-gz_error:
-  if( zE ){
-    xpErr(p, rc, -1, "%s", xpSrcMsg(p, zE));
-    sqlite3_free(zE);
-    return p->rc;
-  }
-  return xpErr(p, rc, -1, "%s", sqlite3_errstr(rc));
-}
-
-/* Make the bytes [off, off+n) readable at p->aW[off - p->winOff]: as many
-** of them as the input has; *pnGot says how many (n unless the input ends
-** first).  Returns SQLITE_OK or an I/O error. */
-static int xpFetch(ProfsumXp *p, int64_t off, int64_t n, int64_t *pnGot){
-  int rc;
-  if( off>=p->winOff && n <= p->winOff + p->nWin - off ){
-    *pnGot = n;
-    return SQLITE_OK;
-  }
-  switch( p->eSrc ){
-    case XP_SRC_MEM:
-      *pnGot = off>=p->nFile ? 0 : (n < p->nFile - off ? n : p->nFile - off);
-      return SQLITE_OK;
-    case XP_SRC_FILE: {
-      int64_t nHave = off>=p->nFile ? 0 : p->nFile - off;
-      if( n>nHave ) n = nHave;
-      rc = xpFileFill(p, off, n);
-      break;
-    }
-    default:
-      rc = xpGzFill(p, off, n);
-      if( rc==SQLITE_OK && p->nWin < n ) n = p->nWin;
-      break;
-  }
-  *pnGot = rc ? 0 : n;
-  return rc;
-}
-
-/* Pointer to byte off of the input (fetched before: inside the window). */
-#define XP_AT(p, off) ((p)->aW + ((off) - (p)->winOff))
-
-/* ------------------------------------------------------------------ */
-/* Wire format                                                         */
-/* ------------------------------------------------------------------ */
-
-/* Decode a varint from a[0..n) (n <= 10).  Returns the bytes used, 0 when
-** a[0..n) ends inside it (truncated), -1 when it runs over 10 bytes.  Bits
-** past 64 are dropped (as protobuf does). */
-static int xpDecVarint(const unsigned char *a, int64_t n, uint64_t *pv){
-  uint64_t v = 0;
-  int i;
-  for(i=0; i<10; i++){
-    if( i>=n ) return 0;
-    v |= (uint64_t)(a[i] & 0x7f) << (7*i);
-    if( a[i] < 0x80 ){ *pv = v; return i+1; }
-  }
-  return -1;
-}
-
-/* Read a varint at *pPos (inside a message ending at end).  eMsg names the
-** message for errors. */
-static int xpVarintSlow(ProfsumXp *p, int64_t *pPos, int64_t end, uint64_t *pv, int eMsg){
-  int64_t pos = *pPos, avail = end - pos, got;
-  int rc, k;
-  if( avail > 10 ) avail = 10;
-  if( avail <= 0 ) return xpErr(p, XP_BAD, pos, "%s: truncated varint", azXpMsg[eMsg]);
-  rc = xpFetch(p, pos, avail, &got);
-  if( rc ) return rc;
-  k = xpDecVarint(XP_AT(p, pos), got, pv);
-  if( k==0 ) return xpErr(p, XP_BAD, pos, "%s: truncated varint", azXpMsg[eMsg]);
-  if( k<0 ) return xpErr(p, XP_BAD, pos, "%s: varint longer than 10 bytes", azXpMsg[eMsg]);
-  *pPos = pos + k;
-  return SQLITE_OK;
-}
-
-/* Read a varint at *pPos (message end: end) into *pv and move *pPos past
-** it: one- and two-byte varints in the window inline, the rest (and every
-** error) in xpVarintSlow. */
-static inline int xpVarint(ProfsumXp *p, int64_t *pPos, int64_t end, uint64_t *pv, int eMsg){
-  int64_t pos = *pPos, rel = pos - p->winOff;
-  if( rel>=0 && rel<p->nWin && pos<end ){
-    const unsigned char *a = p->aW + rel;
-    if( a[0]<0x80 ){ *pv = a[0]; *pPos = pos+1; return SQLITE_OK; }
-    if( rel+2<=p->nWin && pos+2<=end && a[1]<0x80 ){
-      *pv = (uint64_t)(a[0]&0x7f) | ((uint64_t)a[1]<<7);
-      *pPos = pos+2;
-      return SQLITE_OK;
-    }
-  }
-  return xpVarintSlow(p, pPos, end, pv, eMsg);
-}
-
-/* Read a tag: field number and wire type.  Rejected as protobuf does:
-** field number 0, wire types 6 and 7, a tag over 5 bytes or 32 bits. */
-static int xpTag(ProfsumXp *p, int64_t *pPos, int64_t end, int *pField, int *pWt, int eMsg){
-  int64_t pos = *pPos;
-  uint64_t v;
-  int rc = xpVarint(p, pPos, end, &v, eMsg);
-  if( rc ) return rc;
-  if( *pPos - pos > 5 || v > 0xffffffffULL ){
-    return xpErr(p, XP_BAD, pos, "%s: tag longer than 32 bits", azXpMsg[eMsg]);
-  }
-  *pField = (int)(v >> 3);
-  *pWt = (int)(v & 7);
-  if( *pField==0 ) return xpErr(p, XP_BAD, pos, "%s: field number 0", azXpMsg[eMsg]);
-  if( *pWt>5 ){
-    return xpErr(p, XP_BAD, pos, "%s: invalid wire type %d (field %d)", azXpMsg[eMsg], *pWt, *pField);
-  }
-  return SQLITE_OK;
-}
-
-/* Read the length of a length-delimited field whose tag is at tagOff and
-** check it against the bytes left in its message (and protobuf's 2 GiB
-** limit) before anything is read or allocated for it. */
-static int xpLen(ProfsumXp *p, int64_t *pPos, int64_t end, int64_t *pLen,
-                 int eMsg, int f, int64_t tagOff){
-  uint64_t v;
-  int rc = xpVarint(p, pPos, end, &v, eMsg);
-  const char *zF = xpFieldName(eMsg, f);
-  if( rc ) return rc;
-  if( v > (uint64_t)XP_MAX_LEN ){
-    return xpErr(p, XP_BAD, tagOff, "%s field %d%s%s%s: length %llu is over protobuf's limit "
-                 "(2 GiB)", azXpMsg[eMsg], f, zF ? " (" : "", zF ? zF : "", zF ? ")" : "",
-                 (unsigned long long)v);
-  }
-  if( (int64_t)v > end - *pPos ){
-    return xpErr(p, XP_BAD, tagOff, "%s field %d%s%s%s: length %llu runs past the end of %s "
-                 "(%lld bytes left)", azXpMsg[eMsg], f, zF ? " (" : "", zF ? zF : "",
-                 zF ? ")" : "", (unsigned long long)v,
-                 eMsg==XM_SPACE ? "the file" : "its message", (long long)(end - *pPos));
-  }
-  *pLen = (int64_t)v;
-  return SQLITE_OK;
-}
-
-/* Make the n bytes at off readable; fewer is an error (a field that the
-** data ends inside: only a gzip stream, whose end is not known before). */
-static int xpNeed(ProfsumXp *p, int64_t off, int64_t n, int64_t tagOff, int eMsg, int f){
-  int64_t got;
-  int rc = xpFetch(p, off, n, &got);
-  if( rc ) return rc;
-  if( got<n ){
-    const char *zF = xpFieldName(eMsg, f);
-    return xpErr(p, XP_BAD, tagOff, "%s field %d%s%s%s: length %lld runs past the end of "
-                 "the data (%lld bytes left)", azXpMsg[eMsg], f, zF ? " (" : "",
-                 zF ? zF : "", zF ? ")" : "", (long long)n, (long long)got);
-  }
-  return SQLITE_OK;
-}
-
-/* Skip len bytes at off after their length was checked: nothing to do
-** but for a gzip stream at the top level, where the bytes must exist. */
-static int xpSkipBytes(ProfsumXp *p, int64_t off, int64_t len, int64_t tagOff, int eMsg, int f){
-  while( p->eSrc==XP_SRC_GZIP && len>0 ){
-    int64_t n = len < 1024*1024 ? len : 1024*1024;
-    int rc = xpNeed(p, off, n, tagOff, eMsg, f);
-    if( rc ) return rc;
-    off += n;
-    len -= n;
-  }
-  return SQLITE_OK;
-}
-
-/* Read a fixed64 (little-endian) at *pPos. */
-static int xpFixed64(ProfsumXp *p, int64_t *pPos, int64_t end, uint64_t *pv, int eMsg){
-  int64_t pos = *pPos, got;
-  const unsigned char *a;
-  int rc, i;
-  uint64_t v = 0;
-  if( end - pos < 8 ) return xpErr(p, XP_BAD, pos, "%s: truncated fixed64 field", azXpMsg[eMsg]);
-  rc = xpFetch(p, pos, 8, &got);
-  if( rc ) return rc;
-  if( got<8 ) return xpErr(p, XP_BAD, pos, "%s: truncated fixed64 field", azXpMsg[eMsg]);
-  a = XP_AT(p, pos);
-  for(i=7; i>=0; i--) v = (v<<8) | a[i];
-  *pv = v;
-  *pPos = pos + 8;
-  return SQLITE_OK;
-}
-
-/* Skip the value of a field with wire type wt whose tag (field f) was just
-** read; depth is the nesting depth of the message it is in. */
-static int xpSkip(ProfsumXp *p, int64_t *pPos, int64_t end, int f, int wt, int depth,
-                  int eMsg, int64_t tagOff){
-  uint64_t v;
-  int64_t len;
-  int rc;
-  switch( wt ){
-    case 0: return xpVarint(p, pPos, end, &v, eMsg);
-    case 1: return xpFixed64(p, pPos, end, &v, eMsg);
-    case 2:
-      rc = xpLen(p, pPos, end, &len, eMsg, f, tagOff);
-      if( rc ) return rc;
-      rc = xpSkipBytes(p, *pPos, len, tagOff, eMsg, f);
-      *pPos += len;
-      return rc;
-    case 5: {
-      int64_t got;
-      if( end - *pPos < 4 ) return xpErr(p, XP_BAD, *pPos, "%s: truncated fixed32 field", azXpMsg[eMsg]);
-      rc = xpFetch(p, *pPos, 4, &got);
-      if( rc ) return rc;
-      if( got<4 ) return xpErr(p, XP_BAD, *pPos, "%s: truncated fixed32 field", azXpMsg[eMsg]);
-      *pPos += 4;
-      return SQLITE_OK;
-    }
-    case 3:
-      if( depth+1 > XP_MAX_DEPTH ){
-        return xpErr(p, XP_BAD, tagOff, "%s: groups nested deeper than %d levels",
-                     azXpMsg[eMsg], XP_MAX_DEPTH);
-      }
-      for(;;){
-        int f2, wt2;
-        int64_t t2 = *pPos;
-        if( *pPos>=end ){
-          return xpErr(p, XP_BAD, tagOff, "%s: group of field %d has no end-group tag",
-                       azXpMsg[eMsg], f);
-        }
-        rc = xpTag(p, pPos, end, &f2, &wt2, eMsg);
-        if( rc ) return rc;
-        if( wt2==4 ){
-          if( f2!=f ){
-            return xpErr(p, XP_BAD, t2, "%s: end-group tag of field %d closes the group of field %d",
-                         azXpMsg[eMsg], f2, f);
-          }
-          return SQLITE_OK;
-        }
-        rc = xpSkip(p, pPos, end, f2, wt2, depth+1, eMsg, t2);
-        if( rc ) return rc;
-      }
-    default:   /* 4 */
-      return xpErr(p, XP_BAD, tagOff, "%s: end-group tag of field %d without a group",
-                   azXpMsg[eMsg], f);
-  }
-}
-
 /* A field the decoder does not read: unknown, or known with another wire
 ** type (protobuf keeps both as unknown fields).  Reported (bDiag) and
 ** skipped. */
@@ -807,68 +393,9 @@ static int xpOther(ProfsumXp *p, int64_t *pPos, int64_t end, int f, int wt, int 
              azXpMsg[eMsg], f, zF, wt, want);
     }
   }
-  return xpSkip(p, pPos, end, f, wt, depth, eMsg, tagOff);
+  return pbwSkip(&p->in, pPos, end, f, wt, depth, eMsg, tagOff);
 }
 
-/* ------------------------------------------------------------------ */
-/* UTF-8                                                               */
-/* ------------------------------------------------------------------ */
-
-/* Length of the well-formed UTF-8 sequence at a[0..n) (1..4), or, when it
-** is not one, minus the length of its maximal invalid subpart (the bytes
-** one U+FFFD replaces, as Python's decoder does). */
-static int xpUtf8Seq(const unsigned char *a, int64_t n){
-  unsigned c = a[0], lo = 0x80, hi = 0xBF;
-  if( c<0x80 ) return 1;
-  if( c<0xC2 || c>0xF4 ) return -1;
-  if( c<0xE0 ) return (n>=2 && a[1]>=0x80 && a[1]<=0xBF) ? 2 : -1;
-  if( c==0xE0 ) lo = 0xA0;
-  else if( c==0xED ) hi = 0x9F;
-  else if( c==0xF0 ) lo = 0x90;
-  else if( c==0xF4 ) hi = 0x8F;
-  if( n<2 || a[1]<lo || a[1]>hi ) return -1;
-  if( n<3 || a[2]<0x80 || a[2]>0xBF ) return -2;
-  if( c<0xF0 ) return 3;
-  if( n<4 || a[3]<0x80 || a[3]>0xBF ) return -3;
-  return 4;
-}
-
-/* Offset of the first byte of a[0..n) that is not well-formed UTF-8, or n. */
-static int64_t xpUtf8Check(const unsigned char *a, int64_t n){
-  int64_t i = 0;
-  while( i<n ){
-    if( a[i]<0x80 ){
-      /* ASCII runs, 8 bytes at a time */
-      while( i+8<=n ){
-        uint64_t w;
-        memcpy(&w, a+i, 8);
-        if( w & 0x8080808080808080ULL ) break;
-        i += 8;
-      }
-      while( i<n && a[i]<0x80 ) i++;
-    }else{
-      int k = xpUtf8Seq(a+i, n-i);
-      if( k<0 ) return i;
-      i += k;
-    }
-  }
-  return n;
-}
-
-/* a[0..n) with every maximal invalid subpart replaced by U+FFFD, into o
-** (room for n*3+1 bytes), NUL-terminated; *pn = its length. */
-static void xpUtf8Fix(const unsigned char *a, int64_t n, unsigned char *o, int64_t *pn){
-  int64_t i = 0, j = 0;
-  while( i<n ){
-    int k = xpUtf8Seq(a+i, n-i);
-    if( k>0 ){ memcpy(o+j, a+i, (size_t)k); j += k; i += k; }
-    else{ o[j++] = 0xEF; o[j++] = 0xBF; o[j++] = 0xBD; i += -k; }
-  }
-  o[j] = 0;
-  *pn = j;
-}
-
-/* ------------------------------------------------------------------ */
 /* Strings and bytes of messages                                       */
 /* ------------------------------------------------------------------ */
 
@@ -877,14 +404,14 @@ static void xpUtf8Fix(const unsigned char *a, int64_t n, unsigned char *o, int64
 ** before pA is reset).  pA==0: transient (valid until the next fetch). */
 static int xpKeep(ProfsumXp *p, XpArena *pA, int64_t off, int64_t n, const char **pz){
   if( n==0 ){ *pz = ""; return SQLITE_OK; }
-  if( pA && p->eSrc==XP_SRC_FILE ){
+  if( pA && p->in.eSrc==PBW_SRC_FILE ){
     char *z = xpArenaAlloc(pA, n+1);
-    if( z==0 ) return xpNoMem(p);
-    memcpy(z, XP_AT(p, off), (size_t)n);
+    if( z==0 ) return pbwNoMem(&p->in);
+    memcpy(z, PBW_AT(&p->in, off), (size_t)n);
     z[n] = 0;
     *pz = z;
   }else{
-    *pz = (const char*)XP_AT(p, off);
+    *pz = (const char*)PBW_AT(&p->in, off);
   }
   return SQLITE_OK;
 }
@@ -894,19 +421,19 @@ static int xpKeep(ProfsumXp *p, XpArena *pA, int64_t off, int64_t n, const char 
 ** pFix and a diagnostic), then kept as xpKeep does. */
 static int xpString(ProfsumXp *p, XpArena *pKeep, XpArena *pFix, int64_t off, int64_t n,
                     int eMsg, int f, const char **pz, int64_t *pn){
-  const unsigned char *a = XP_AT(p, off);
-  int64_t bad = xpUtf8Check(a, n);
+  const unsigned char *a = PBW_AT(&p->in, off);
+  int64_t bad = pbwUtf8Check(a, n);
   *pn = n;
   if( bad<n ){
     if( !(p->flags & PROFSUM_XP_LENIENT_UTF8) ){
-      return xpErr(p, XP_BAD, off+bad, "%s field %d (%s) is not valid UTF-8",
+      return pbwErr(&p->in, PBW_BAD, off+bad, "%s field %d (%s) is not valid UTF-8",
                    azXpMsg[eMsg], f, xpFieldName(eMsg, f));
     }
     unsigned char *o = xpArenaAlloc(pFix, n*3+1);
-    if( o==0 ) return xpNoMem(p);
+    if( o==0 ) return pbwNoMem(&p->in);
     xpDiag(p, XP_DK_UTF8, off+bad, "%s field %d (%s) is not valid UTF-8: read with U+FFFD",
            azXpMsg[eMsg], f, xpFieldName(eMsg, f));
-    xpUtf8Fix(a, n, o, pn);
+    pbwUtf8Fix(a, n, o, pn);
     *pz = (const char*)o;
     return SQLITE_OK;
   }
@@ -930,12 +457,12 @@ static int xpDecodeStat(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff
     int64_t t = pos, len;
     int f, wt;
     uint64_t v;
-    rc = xpTag(p, &pos, end, &f, &wt, XM_STAT);
+    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_STAT);
     if( rc ) return rc;
     switch( f ){
       case 1: case 3: case 4: case 7:
         if( wt!=0 ) break;
-        rc = xpVarint(p, &pos, end, &v, XM_STAT);
+        rc = pbwVarint(&p->in, &pos, end, &v, XM_STAT);
         if( rc ) return rc;
         if( f==1 ) s->metadataId = (int64_t)v;
         else if( f==3 ){ s->eType = PROFSUM_XV_UINT64; s->uVal = v; }
@@ -944,14 +471,14 @@ static int xpDecodeStat(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff
         continue;
       case 2:
         if( wt!=1 ) break;
-        rc = xpFixed64(p, &pos, end, &v, XM_STAT);
+        rc = pbwFixed64(&p->in, &pos, end, &v, XM_STAT);
         if( rc ) return rc;
         memcpy(&s->rVal, &v, 8);
         s->eType = PROFSUM_XV_DOUBLE;
         continue;
       case 5: case 6: case 8:
         if( wt!=2 ) break;
-        rc = xpLen(p, &pos, end, &len, XM_STAT, f, t);
+        rc = pbwLen(&p->in, &pos, end, &len, XM_STAT, f, t);
         if( rc ) return rc;
         if( f==5 ){
           rc = xpString(p, pKeep, pFix, pos, len, XM_STAT, f, &s->z, &s->n);
@@ -991,7 +518,7 @@ static int xpStatPush(ProfsumXp *p, ProfsumXpStat **pa, int64_t *pn, int64_t *pn
   if( *pn>=*pnAlloc ){
     int64_t nNew = *pnAlloc ? *pnAlloc*2 : 16;
     ProfsumXpStat *a = sqlite3_realloc64(*pa, sizeof(ProfsumXpStat)*(sqlite3_uint64)nNew);
-    if( a==0 ) return xpNoMem(p);
+    if( a==0 ) return pbwNoMem(&p->in);
     *pa = a;
     *pnAlloc = nNew;
   }
@@ -1004,7 +531,7 @@ static int xpChildPush(ProfsumXp *p, int64_t v){
   if( p->nPoolChild>=p->nPoolChildAlloc ){
     int64_t nNew = p->nPoolChildAlloc ? p->nPoolChildAlloc*2 : 64;
     int64_t *a = sqlite3_realloc64(p->aPoolChild, sizeof(int64_t)*(sqlite3_uint64)nNew);
-    if( a==0 ) return xpNoMem(p);
+    if( a==0 ) return pbwNoMem(&p->in);
     p->aPoolChild = a;
     p->nPoolChildAlloc = nNew;
   }
@@ -1025,18 +552,18 @@ static int xpDecodeEventMeta(ProfsumXp *p, int64_t start, int64_t end, XpEMeta *
     int64_t t = pos, len;
     int f, wt;
     uint64_t v;
-    rc = xpTag(p, &pos, end, &f, &wt, XM_EMETA);
+    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_EMETA);
     if( rc ) return rc;
     switch( f ){
       case 1:
         if( wt!=0 ) break;
-        rc = xpVarint(p, &pos, end, &v, XM_EMETA);
+        rc = pbwVarint(&p->in, &pos, end, &v, XM_EMETA);
         if( rc ) return rc;
         e->m.id = (int64_t)v;
         continue;
       case 2: case 3: case 4: case 5:
         if( wt!=2 ) break;
-        rc = xpLen(p, &pos, end, &len, XM_EMETA, f, t);
+        rc = pbwLen(&p->in, &pos, end, &len, XM_EMETA, f, t);
         if( rc ) return rc;
         if( f==2 ){
           rc = xpString(p, &p->planeArena, &p->planeArena, pos, len, XM_EMETA, f,
@@ -1064,7 +591,7 @@ static int xpDecodeEventMeta(ProfsumXp *p, int64_t start, int64_t end, XpEMeta *
         continue;
       case 6:
         if( wt==0 ){
-          rc = xpVarint(p, &pos, end, &v, XM_EMETA);
+          rc = pbwVarint(&p->in, &pos, end, &v, XM_EMETA);
           if( rc==SQLITE_OK ) rc = xpChildPush(p, (int64_t)v);
           if( rc ) return rc;
           e->m.nChild++;
@@ -1072,11 +599,11 @@ static int xpDecodeEventMeta(ProfsumXp *p, int64_t start, int64_t end, XpEMeta *
         }
         if( wt==2 ){     /* packed */
           int64_t pend;
-          rc = xpLen(p, &pos, end, &len, XM_EMETA, f, t);
+          rc = pbwLen(&p->in, &pos, end, &len, XM_EMETA, f, t);
           if( rc ) return rc;
           pend = pos + len;
           while( pos<pend ){
-            rc = xpVarint(p, &pos, pend, &v, XM_EMETA);
+            rc = pbwVarint(&p->in, &pos, pend, &v, XM_EMETA);
             if( rc==SQLITE_OK ) rc = xpChildPush(p, (int64_t)v);
             if( rc ) return rc;
             e->m.nChild++;
@@ -1107,16 +634,16 @@ static int xpEventMetaEntry(ProfsumXp *p, int64_t start, int64_t end, int64_t ta
     int64_t t = pos, len;
     int f, wt;
     uint64_t v;
-    rc = xpTag(p, &pos, end, &f, &wt, XM_ENTRY);
+    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_ENTRY);
     if( rc ) return rc;
     if( f==1 && wt==0 ){
-      rc = xpVarint(p, &pos, end, &v, XM_ENTRY);
+      rc = pbwVarint(&p->in, &pos, end, &v, XM_ENTRY);
       if( rc ) return rc;
       key = (int64_t)v;
       continue;
     }
     if( f==2 && wt==2 ){
-      rc = xpLen(p, &pos, end, &len, XM_ENTRY, f, t);
+      rc = pbwLen(&p->in, &pos, end, &len, XM_ENTRY, f, t);
       if( rc ) return rc;
       rc = xpDecodeEventMeta(p, pos, pos+len, &e);
       if( rc ) return rc;
@@ -1130,7 +657,7 @@ static int xpEventMetaEntry(ProfsumXp *p, int64_t start, int64_t end, int64_t ta
   if( p->nEM>=p->nEMAlloc ){
     int64_t nNew = p->nEMAlloc ? p->nEMAlloc*2 : 64;
     XpEMeta *a = sqlite3_realloc64(p->aEM, sizeof(XpEMeta)*(sqlite3_uint64)nNew);
-    if( a==0 ) return xpNoMem(p);
+    if( a==0 ) return pbwNoMem(&p->in);
     p->aEM = a;
     p->nEMAlloc = nNew;
   }
@@ -1139,7 +666,7 @@ static int xpEventMetaEntry(ProfsumXp *p, int64_t start, int64_t end, int64_t ta
     p->aEM[iOld] = e;          /* last entry wins, in the first one's place */
   }else{
     rc = xpMapPut(&p->emMap, key, p->nEM, &iOld);
-    if( rc ) return xpNoMem(p);
+    if( rc ) return pbwNoMem(&p->in);
     p->aEM[p->nEM++] = e;
   }
   return SQLITE_OK;
@@ -1157,33 +684,33 @@ static int xpStatMetaEntry(ProfsumXp *p, int64_t start, int64_t end){
     int64_t t = pos, len;
     int f, wt;
     uint64_t v;
-    rc = xpTag(p, &pos, end, &f, &wt, XM_ENTRY);
+    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_ENTRY);
     if( rc ) return rc;
     if( f==1 && wt==0 ){
-      rc = xpVarint(p, &pos, end, &v, XM_ENTRY);
+      rc = pbwVarint(&p->in, &pos, end, &v, XM_ENTRY);
       if( rc ) return rc;
       key = (int64_t)v;
       continue;
     }
     if( f==2 && wt==2 ){
       int64_t vend;
-      rc = xpLen(p, &pos, end, &len, XM_ENTRY, f, t);
+      rc = pbwLen(&p->in, &pos, end, &len, XM_ENTRY, f, t);
       if( rc ) return rc;
       vend = pos + len;
       while( pos<vend ){
         int64_t t2 = pos, len2;
         int f2, wt2;
-        rc = xpTag(p, &pos, vend, &f2, &wt2, XM_SMETA);
+        rc = pbwTag(&p->in, &pos, vend, &f2, &wt2, XM_SMETA);
         if( rc ) return rc;
         if( f2==1 && wt2==0 ){
-          rc = xpVarint(p, &pos, vend, &v, XM_SMETA);
+          rc = pbwVarint(&p->in, &pos, vend, &v, XM_SMETA);
           if( rc ) return rc;
           continue;
         }
         if( (f2==2 || f2==3) && wt2==2 ){
           const char *z;
           int64_t n;
-          rc = xpLen(p, &pos, vend, &len2, XM_SMETA, f2, t2);
+          rc = pbwLen(&p->in, &pos, vend, &len2, XM_SMETA, f2, t2);
           if( rc ) return rc;
           /* the description is only checked (never kept) */
           rc = xpString(p, f2==2 ? &p->planeArena : 0, &p->planeArena, pos, len2,
@@ -1204,7 +731,7 @@ static int xpStatMetaEntry(ProfsumXp *p, int64_t start, int64_t end){
   if( p->nSM>=p->nSMAlloc ){
     int64_t nNew = p->nSMAlloc ? p->nSMAlloc*2 : 64;
     XpSMeta *a = sqlite3_realloc64(p->aSM, sizeof(XpSMeta)*(sqlite3_uint64)nNew);
-    if( a==0 ) return xpNoMem(p);
+    if( a==0 ) return pbwNoMem(&p->in);
     p->aSM = a;
     p->nSMAlloc = nNew;
   }
@@ -1213,7 +740,7 @@ static int xpStatMetaEntry(ProfsumXp *p, int64_t start, int64_t end){
     p->aSM[iOld] = s;
   }else{
     rc = xpMapPut(&p->smMap, key, p->nSM, &iOld);
-    if( rc ) return xpNoMem(p);
+    if( rc ) return pbwNoMem(&p->in);
     p->aSM[p->nSM++] = s;
   }
   return SQLITE_OK;
@@ -1231,19 +758,19 @@ static int xpPlaneIndex(ProfsumXp *p){
     int64_t t = pos, len;
     int f, wt;
     uint64_t v;
-    rc = xpTag(p, &pos, end, &f, &wt, XM_PLANE);
+    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_PLANE);
     if( rc ) return rc;
     if( f==1 && wt==0 ){
-      rc = xpVarint(p, &pos, end, &v, XM_PLANE);
+      rc = pbwVarint(&p->in, &pos, end, &v, XM_PLANE);
       if( rc ) return rc;
       pl->id = (int64_t)v;
       continue;
     }
     if( f>=2 && f<=6 && wt==2 ){
-      rc = xpLen(p, &pos, end, &len, XM_PLANE, f, t);
+      rc = pbwLen(&p->in, &pos, end, &len, XM_PLANE, f, t);
       if( rc ) return rc;
       if( f==3 ){ pl->nLines++; pos += len; continue; }
-      rc = xpNeed(p, pos, len, t, XM_PLANE, f);
+      rc = pbwNeed(&p->in, pos, len, t, XM_PLANE, f);
       if( rc ) return rc;
       switch( f ){
         case 2:
@@ -1311,20 +838,20 @@ static int xpLinePrepass(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
   L->zName = L->zDisplay = "";
   L->iFirstEvent = p->nEvents;
   p->w.iLine = L->iLine;
-  if( p->eSrc==XP_SRC_FILE && end-start <= XP_LINE_WHOLE ){
-    rc = xpNeed(p, start, end-start, tagOff, XM_PLANE, 3);
+  if( p->in.eSrc==PBW_SRC_FILE && end-start <= XP_LINE_WHOLE ){
+    rc = pbwNeed(&p->in, start, end-start, tagOff, XM_PLANE, 3);
     if( rc ) return rc;
   }
   while( pos<end ){
     int64_t t = pos, len;
     int f, wt;
     uint64_t v;
-    rc = xpTag(p, &pos, end, &f, &wt, XM_LINE);
+    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_LINE);
     if( rc ) return rc;
     switch( f ){
       case 1: case 3: case 9: case 10:
         if( wt!=0 ) break;
-        rc = xpVarint(p, &pos, end, &v, XM_LINE);
+        rc = pbwVarint(&p->in, &pos, end, &v, XM_LINE);
         if( rc ) return rc;
         if( f==1 ) L->id = (int64_t)v;
         else if( f==3 ) L->timestampNs = (int64_t)v;
@@ -1333,15 +860,15 @@ static int xpLinePrepass(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
         continue;
       case 4:
         if( wt!=2 ) break;
-        rc = xpLen(p, &pos, end, &len, XM_LINE, f, t);
+        rc = pbwLen(&p->in, &pos, end, &len, XM_LINE, f, t);
         if( rc ) return rc;
         L->nEvents++;
         pos += len;
         continue;
       case 2: case 11:
         if( wt!=2 ) break;
-        rc = xpLen(p, &pos, end, &len, XM_LINE, f, t);
-        if( rc==SQLITE_OK ) rc = xpNeed(p, pos, len, t, XM_LINE, f);
+        rc = pbwLen(&p->in, &pos, end, &len, XM_LINE, f, t);
+        if( rc==SQLITE_OK ) rc = pbwNeed(&p->in, pos, len, t, XM_LINE, f);
         if( rc==SQLITE_OK ){
           if( f==2 ) rc = xpString(p, &p->lineArena, &p->lineArena, pos, len, XM_LINE, f,
                                    &L->zName, &L->nName);
@@ -1376,12 +903,12 @@ static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
     int64_t t = pos, len;
     int f, wt;
     uint64_t v;
-    rc = xpTag(p, &pos, end, &f, &wt, XM_EVENT);
+    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_EVENT);
     if( rc ) return rc;
     if( f==4 ){
       if( wt==2 ){
         ProfsumXpStat *s;
-        rc = xpLen(p, &pos, end, &len, XM_EVENT, f, t);
+        rc = pbwLen(&p->in, &pos, end, &len, XM_EVENT, f, t);
         if( rc ) return rc;
         rc = xpStatPush(p, &p->aEvStat, &nStat, &p->nEvStatAlloc, &s);
         if( rc ) return rc;
@@ -1393,7 +920,7 @@ static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
         continue;
       }
     }else if( f>=1 && f<=5 && wt==0 ){
-      rc = xpVarint(p, &pos, end, &v, XM_EVENT);
+      rc = pbwVarint(&p->in, &pos, end, &v, XM_EVENT);
       if( rc ) return rc;
       switch( f ){
         case 1: e->metadataId = (int64_t)v; break;
@@ -1433,13 +960,17 @@ static int xpNew(const char *zFunc, const char *zName, unsigned flags, ProfsumDi
   *pp = 0;
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
-  p->zFunc = zFunc;
+  p->in.zFunc = zFunc;
+  p->in.azMsg = azXpMsg;
+  p->in.xFieldName = xpFieldName;
+  p->in.xWhere = xpWhereText;
+  p->in.pWhereCtx = &p->w;
   p->flags = flags;
   p->xDiag = xDiag;
   p->pDiagCtx = pDiagCtx;
-  p->fd = -1;
-  p->zPath = sqlite3_mprintf("%s", zName);
-  if( p->zPath==0 ){ sqlite3_free(p); return SQLITE_NOMEM; }
+  p->in.fd = -1;
+  p->in.zPath = sqlite3_mprintf("%s", zName);
+  if( p->in.zPath==0 ){ sqlite3_free(p); return SQLITE_NOMEM; }
   p->w.iPlane = p->w.iLine = p->w.iEvent = p->w.iStat = p->w.iEntry = -1;
   *pp = p;
   return SQLITE_OK;
@@ -1447,19 +978,9 @@ static int xpNew(const char *zFunc, const char *zName, unsigned flags, ProfsumDi
 
 /* Hand the error of a failed open to the caller and free p. */
 static int xpOpenFail(ProfsumXp *p, int rc, char **pzErr){
-  if( p->zErr ){ *pzErr = p->zErr; p->zErr = 0; }
+  if( p->in.zErr ){ *pzErr = p->in.zErr; p->in.zErr = 0; }
   profsumXpClose(p);
   return rc;
-}
-
-/* Set a gzip source up (the source's errors are prefixed as ours). */
-static int xpStartGzip(ProfsumXp *p, ProfsumSrc *pSrc){
-  p->pGz = pSrc;
-  p->eSrc = XP_SRC_GZIP;
-  p->nFile = INT64_MAX;
-  p->winOff = 0;
-  p->nWin = 0;
-  return xpWinGrow(p, 64*1024);
 }
 
 /* See xplane_pb.h. */
@@ -1467,56 +988,11 @@ int profsumXpOpen(const char *zFunc, const char *zPath, unsigned flags,
                   ProfsumDiagFn xDiag, void *pDiagCtx,
                   ProfsumXp **pp, char **pzErr){
   ProfsumXp *p;
-  struct stat st;
-  unsigned char aMagic[2];
-  ssize_t r;
   int rc = xpNew(zFunc, zPath, flags, xDiag, pDiagCtx, &p);
   *pp = 0;
   if( rc ) return rc;
-  p->fd = open(zPath, O_RDONLY|O_CLOEXEC);
-  if( p->fd<0 ){
-    xpErr(p, SQLITE_CANTOPEN, -1, "cannot open (%s)", strerror(errno));
-    return xpOpenFail(p, SQLITE_CANTOPEN, pzErr);
-  }
-  if( fstat(p->fd, &st)!=0 ){
-    xpErr(p, PROFSUM_RC_FILEIO, -1, "cannot stat (%s)", strerror(errno));
-    return xpOpenFail(p, PROFSUM_RC_FILEIO, pzErr);
-  }
-  if( S_ISDIR(st.st_mode) ){
-    xpErr(p, SQLITE_CANTOPEN, -1, "is a directory, not an XPlane file");
-    return xpOpenFail(p, SQLITE_CANTOPEN, pzErr);
-  }
-  if( !S_ISREG(st.st_mode) ){
-    xpErr(p, SQLITE_CANTOPEN, -1, "not a regular file (an XPlane file is read "
-          "at several places: write it to a file first)");
-    return xpOpenFail(p, SQLITE_CANTOPEN, pzErr);
-  }
-  p->nFile = (int64_t)st.st_size;
-  do{ r = pread(p->fd, aMagic, 2, 0); }while( r<0 && errno==EINTR );
-  if( r<0 ){
-    xpErr(p, PROFSUM_RC_FILEIO, -1, "read error at byte 0 (%s)", strerror(errno));
-    return xpOpenFail(p, PROFSUM_RC_FILEIO, pzErr);
-  }
-  if( r==2 && aMagic[0]==0x1f && aMagic[1]==0x8b ){
-    /* gzip: no XSpace starts so (0x1f is field 3 with wire type 7) */
-    ProfsumSrc *pSrc = 0;
-    char *zE = 0;
-    close(p->fd);
-    p->fd = -1;
-    rc = profsumSrcOpenFile(zPath, &pSrc, &zE);
-    if( rc ){
-      if( zE ) xpErr(p, rc, -1, "%s", xpSrcMsg(p, zE));
-      sqlite3_free(zE);
-      return xpOpenFail(p, rc, pzErr);
-    }
-    rc = xpStartGzip(p, pSrc);
-    if( rc ) return xpOpenFail(p, rc, pzErr);
-  }else{
-    p->eSrc = XP_SRC_FILE;
-#ifdef POSIX_FADV_SEQUENTIAL
-    (void)posix_fadvise(p->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-#endif
-  }
+  rc = pbwOpenFile(&p->in, zPath);
+  if( rc ) return xpOpenFail(p, rc, pzErr);
   *pp = p;
   return SQLITE_OK;
 }
@@ -1530,36 +1006,19 @@ int profsumXpOpenMem(const char *zFunc, const unsigned char *a, int64_t n,
   int rc = xpNew(zFunc, zName ? zName : "<memory>", flags, xDiag, pDiagCtx, &p);
   *pp = 0;
   if( rc ) return rc;
-  if( n>=2 && a[0]==0x1f && a[1]==0x8b ){
-    ProfsumSrc *pSrc = 0;
-    char *zE = 0;
-    rc = profsumSrcOpenMem(a, (size_t)n, p->zPath, &pSrc, &zE);
-    if( rc ){
-      if( zE ) xpErr(p, rc, -1, "%s", xpSrcMsg(p, zE));
-      sqlite3_free(zE);
-      return xpOpenFail(p, rc, pzErr);
-    }
-    profsumSrcNoThread(pSrc);
-    rc = xpStartGzip(p, pSrc);
-    if( rc ) return xpOpenFail(p, rc, pzErr);
-  }else{
-    p->eSrc = XP_SRC_MEM;
-    p->aW = a;
-    p->winOff = 0;
-    p->nWin = n;
-    p->nFile = n;
-  }
+  rc = pbwOpenMem(&p->in, a, n);
+  if( rc ) return xpOpenFail(p, rc, pzErr);
   *pp = p;
   return SQLITE_OK;
 }
 
 /* Copy the sticky error to *pzErr (if asked) and return its code. */
 static int xpFail(ProfsumXp *p, char **pzErr){
-  if( pzErr && p->zErr ){
-    *pzErr = sqlite3_mprintf("%s", p->zErr);
+  if( pzErr && p->in.zErr ){
+    *pzErr = sqlite3_mprintf("%s", p->in.zErr);
     if( *pzErr==0 ) return SQLITE_NOMEM;
   }
-  return p->rc;
+  return p->in.rc;
 }
 
 /* Release the current plane's metadata (and its line and event). */
@@ -1572,14 +1031,7 @@ static void xpPlaneReset(ProfsumXp *p){
   p->nEM = p->nSM = p->nPoolStat = p->nPoolChild = p->nPlaneStat = 0;
   p->inPlane = p->inLine = 0;
   p->w.iPlane = p->w.iLine = p->w.iEvent = p->w.iStat = p->w.iEntry = -1;
-  if( p->eSrc==XP_SRC_FILE && p->nWinAlloc > 2*XP_LINE_WHOLE ){
-    /* one big message made the window big: let it go */
-    sqlite3_free(p->aWinBuf);
-    p->aWinBuf = 0;
-    p->aW = 0;
-    p->nWinAlloc = 0;
-    p->nWin = 0;
-  }
+  pbwWinDrop(&p->in, 2*XP_LINE_WHOLE);  /* one big message made it big */
 }
 
 /* Append the string field f of XSpace (n bytes at off, fetched). */
@@ -1593,12 +1045,12 @@ static int xpTopString(ProfsumXp *p, int f, int64_t off, int64_t n){
   if( L->n>=L->nAlloc ){
     int64_t nNew = L->nAlloc ? L->nAlloc*2 : 4;
     ProfsumXpStr *a = sqlite3_realloc64(L->a, sizeof(ProfsumXpStr)*(sqlite3_uint64)nNew);
-    if( a==0 ) return xpNoMem(p);
+    if( a==0 ) return pbwNoMem(&p->in);
     L->a = a;
     L->nAlloc = nNew;
   }
   zCopy = sqlite3_malloc64((sqlite3_uint64)nz + 1);
-  if( zCopy==0 ) return xpNoMem(p);
+  if( zCopy==0 ) return pbwNoMem(&p->in);
   memcpy(zCopy, z, (size_t)nz);
   zCopy[nz] = 0;
   L->a[L->n].z = zCopy;
@@ -1611,7 +1063,7 @@ static int xpTopString(ProfsumXp *p, int f, int64_t off, int64_t n){
 /* See xplane_pb.h. */
 int profsumXpNextPlane(ProfsumXp *p, const ProfsumXpPlane **pp, char **pzErr){
   int rc;
-  if( p->rc ) return xpFail(p, pzErr);
+  if( p->in.rc ) return xpFail(p, pzErr);
   if( p->inPlane ){
     const ProfsumXpLine *L;
     while( (rc = profsumXpNextLine(p, &L, pzErr))==SQLITE_ROW ){}
@@ -1619,20 +1071,20 @@ int profsumXpNextPlane(ProfsumXp *p, const ProfsumXpPlane **pp, char **pzErr){
     xpPlaneReset(p);
   }
   while( !p->topDone ){
-    int64_t pos = p->topPos, end = p->nFile, t = pos, len, got;
+    int64_t pos = p->topPos, end = p->in.nFile, t = pos, len, got;
     int f, wt;
     /* the end of the data? */
     if( pos>=end ){ p->topDone = 1; break; }
-    rc = xpFetch(p, pos, 1, &got);
+    rc = pbwFetch(&p->in, pos, 1, &got);
     if( rc ) return xpFail(p, pzErr);
     if( got==0 ){ p->topDone = 1; break; }
-    rc = xpTag(p, &pos, end, &f, &wt, XM_SPACE);
+    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_SPACE);
     if( rc ) return xpFail(p, pzErr);
     if( f>=1 && f<=4 && wt==2 ){
-      rc = xpLen(p, &pos, end, &len, XM_SPACE, f, t);
-      if( rc==SQLITE_OK && (f!=1 || p->eSrc==XP_SRC_GZIP) ){
+      rc = pbwLen(&p->in, &pos, end, &len, XM_SPACE, f, t);
+      if( rc==SQLITE_OK && (f!=1 || p->in.eSrc==PBW_SRC_GZIP) ){
         /* a string, or a gzip plane: all of its bytes now */
-        rc = xpNeed(p, pos, len, t, XM_SPACE, f);
+        rc = pbwNeed(&p->in, pos, len, t, XM_SPACE, f);
       }
       if( rc ) return xpFail(p, pzErr);
       p->topPos = pos + len;
@@ -1670,7 +1122,7 @@ int profsumXpNextPlane(ProfsumXp *p, const ProfsumXpPlane **pp, char **pzErr){
 /* See xplane_pb.h. */
 int profsumXpNextLine(ProfsumXp *p, const ProfsumXpLine **pp, char **pzErr){
   int rc;
-  if( p->rc ) return xpFail(p, pzErr);
+  if( p->in.rc ) return xpFail(p, pzErr);
   if( !p->inPlane || p->linesDone ) return SQLITE_DONE;
   if( p->inLine ){
     /* events not asked for keep their ordinals */
@@ -1681,10 +1133,10 @@ int profsumXpNextLine(ProfsumXp *p, const ProfsumXpLine **pp, char **pzErr){
   while( p->planePos < p->planeEnd ){
     int64_t pos = p->planePos, end = p->planeEnd, t = pos, len;
     int f, wt;
-    rc = xpTag(p, &pos, end, &f, &wt, XM_PLANE);
+    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_PLANE);
     if( rc ) return xpFail(p, pzErr);
     if( f==3 && wt==2 ){
-      rc = xpLen(p, &pos, end, &len, XM_PLANE, f, t);
+      rc = pbwLen(&p->in, &pos, end, &len, XM_PLANE, f, t);
       if( rc ) return xpFail(p, pzErr);
       p->planePos = pos + len;
       rc = xpLinePrepass(p, pos, pos+len, t);
@@ -1709,17 +1161,17 @@ int profsumXpNextLine(ProfsumXp *p, const ProfsumXpLine **pp, char **pzErr){
 /* See xplane_pb.h. */
 int profsumXpNextEvent(ProfsumXp *p, const ProfsumXpEvent **pp, char **pzErr){
   int rc;
-  if( p->rc ) return xpFail(p, pzErr);
+  if( p->in.rc ) return xpFail(p, pzErr);
   if( !p->inLine ) return SQLITE_DONE;
   p->w.iEvent = -1;
   while( p->evPos < p->lineEnd ){
     int64_t pos = p->evPos, end = p->lineEnd, t = pos, len;
     int f, wt;
-    rc = xpTag(p, &pos, end, &f, &wt, XM_LINE);
+    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_LINE);
     if( rc ) return xpFail(p, pzErr);
     if( f==4 && wt==2 ){
-      rc = xpLen(p, &pos, end, &len, XM_LINE, f, t);
-      if( rc==SQLITE_OK ) rc = xpNeed(p, pos, len, t, XM_LINE, f);
+      rc = pbwLen(&p->in, &pos, end, &len, XM_LINE, f, t);
+      if( rc==SQLITE_OK ) rc = pbwNeed(&p->in, pos, len, t, XM_LINE, f);
       if( rc==SQLITE_OK ) rc = xpDecodeEvent(p, pos, pos+len, t);
       if( rc ) return xpFail(p, pzErr);
       p->evPos = pos + len;
@@ -1829,14 +1281,14 @@ int profsumXpStatText(ProfsumXp *p, const ProfsumXpStat *s, const char **pz, int
       *pn = s->n;
       return SQLITE_OK;
     case PROFSUM_XV_BYTES:
-      if( xpUtf8Check((const unsigned char*)s->z, s->n)==s->n ){
+      if( pbwUtf8Check((const unsigned char*)s->z, s->n)==s->n ){
         *pz = s->z;
         *pn = s->n;
         return SQLITE_OK;
       }
       rc = xpTextGrow(&p->aText, &p->nTextAlloc, s->n*3+1);
       if( rc ) return rc;
-      xpUtf8Fix((const unsigned char*)s->z, s->n, p->aText, pn);
+      pbwUtf8Fix((const unsigned char*)s->z, s->n, p->aText, pn);
       *pz = (const char*)p->aText;
       return SQLITE_OK;
     case PROFSUM_XV_REF:
@@ -1856,10 +1308,10 @@ int profsumXpStatText(ProfsumXp *p, const ProfsumXpStat *s, const char **pz, int
       rc = xpInflate(p, s, &n);
       if( rc==SQLITE_DONE ) return SQLITE_OK;    /* omitted */
       if( rc ) return rc;
-      if( xpUtf8Check(p->aText, n)!=n ){
+      if( pbwUtf8Check(p->aText, n)!=n ){
         rc = xpTextGrow(&p->aText2, &p->nText2Alloc, n*3+1);
         if( rc ) return rc;
-        xpUtf8Fix(p->aText, n, p->aText2, pn);
+        pbwUtf8Fix(p->aText, n, p->aText2, pn);
         *pz = (const char*)p->aText2;
         return SQLITE_OK;
       }
@@ -1880,20 +1332,16 @@ void profsumXpStrings(ProfsumXp *p, int eWhich, const ProfsumXpStr **pa, int64_t
 /* See xplane_pb.h (the next ordinal; the total once the walk ended). */
 int64_t profsumXpEventsSeen(ProfsumXp *p){ return p->nEvents; }
 /* See xplane_pb.h. */
-int profsumXpIsGzip(ProfsumXp *p){ return p->eSrc==XP_SRC_GZIP; }
+int profsumXpIsGzip(ProfsumXp *p){ return p->in.eSrc==PBW_SRC_GZIP; }
 /* See xplane_pb.h (the path or name given at open). */
-const char *profsumXpPath(ProfsumXp *p){ return p->zPath; }
+const char *profsumXpPath(ProfsumXp *p){ return p->in.zPath; }
 
 /* See xplane_pb.h. */
 void profsumXpClose(ProfsumXp *p){
   int i;
   int64_t j;
   if( p==0 ) return;
-  if( p->fd>=0 ) close(p->fd);
-  profsumSrcClose(p->pGz);
-  sqlite3_free(p->aWinBuf);
-  sqlite3_free(p->zErr);
-  sqlite3_free(p->zPath);
+  pbwClose(&p->in);
   for(i=0; i<3; i++){
     for(j=0; j<p->aStr[i].n; j++) sqlite3_free((char*)p->aStr[i].a[j].z);
     sqlite3_free(p->aStr[i].a);

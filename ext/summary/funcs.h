@@ -1,7 +1,10 @@
 /*
-** funcs.h — C-level helpers behind the pure SQL functions of ext/funcs.c.
+** funcs.h — the summary's op-name rules (oprules.c) and exclusive time
+** (exclusive.c): the C helpers behind the pure SQL functions, which
+** ext/sql/funcs_sql.c registers.
 **
-** The summary engine and the track model call these directly, without SQL.
+** The summary engine, the report, the query answering and the comparison
+** call these directly, without SQL.
 ** All of them are pure: no globals, no I/O, no locale.  Strings are passed
 ** as (pointer, byte length) pairs, need not be NUL-terminated and may hold
 ** any bytes; text is read as UTF-8 (invalid bytes are ordinary non-space,

@@ -10,8 +10,7 @@
 **   ext/trace_json.c  streaming Chrome Trace Event Format scanner
 **   ext/track.c       per-track model: B/E pairing, nesting, exclusive time
 **   ext/vtab_trace.c  trace_events() and profsum_diagnostics()
-**   ext/funcs.c       pure SQL functions (classify_op, tf_region, ...) and
-**                     Python-exact float formatting (profsumPyFormat)
+**   ext/sql/funcs_sql.c  pure SQL functions (classify_op, tf_region, ...)
 **   ext/find.c        profsum_find_traces()
 */
 #ifndef PROFSUM_INT_H
@@ -57,7 +56,7 @@ void profsumPrefault(void *p, size_t n);
 */
 int profsumRegisterTraceVtab(sqlite3 *db, char **pzErr);   /* vtab_trace.c */
 int profsumRegisterXplane(sqlite3 *db, char **pzErr);      /* vtab_xplane.c */
-int profsumRegisterFuncs(sqlite3 *db, char **pzErr);       /* funcs.c */
+int profsumRegisterFuncs(sqlite3 *db, char **pzErr);       /* sql/funcs_sql.c */
 int profsumRegisterFind(sqlite3 *db, char **pzErr);        /* find.c */
 int profsumRegisterImport(sqlite3 *db, char **pzErr);      /* import.c */
 
@@ -166,35 +165,7 @@ void profsumProbeDone(ProfsumProbe *p);
 #define PROFSUM_RC_DAMAGED SQLITE_CORRUPT_VTAB
 #define PROFSUM_RC_FILEIO  SQLITE_ERROR
 
-/* ---------------------------------------------------------------------
-** Python-exact float formatting (funcs.c).
-**
-** The reference tool formats floats with Python format specs ({x:.1%},
-** {x:.2f}, {x:.3f}, {x:.4f}, {x:.3e}, {x:.4g}); the profsum texts derived
-** from it (v1 candidate titles/rationales/evidence, the markdown and HTML
-** reports, the track messages) must match byte for byte.  Python rounds
-** the exact binary value of the double half-even and prints every digit,
-** as glibc's printf does; sqlite3_mprintf() and sqlite3_str_appendf() do
-** NOT (they round half-up on ~16 decimal digits: 9/80 -> "11.3%",
-** Python "11.2%").  So every float that reaches such a text goes through
-** these two functions, never through SQLite's printf.
-**
-** zFmt is a C printf format (C-locale vsnprintf: '.' as decimal point
-** whatever the host process's LC_NUMERIC).  Use it with %.Nf / %.Ne /
-** %.Ng for doubles and %% for a literal '%'.  Python equivalents:
-**   {x:.Nf}  -> "%.Nf", x            {x:.Ne} -> "%.Ne", x (exponent
-**   {x:.N%}  -> "%.Nf%%", x*100.0    has >= 2 digits in both)
-**              (Python multiplies by 100 in double first, so must callers)
-** Other conversions (%s, %lld, ...) are plain C printf.  Not covered:
-** Python prints a negative NaN as "nan", glibc as "-nan".
-**
-** profsumPyFormat(): the text, sqlite3_malloc'd (free with sqlite3_free),
-**   or 0 when out of memory or on an encoding error.
-** profsumStrAppendPy(): append the text to s; on failure s gets an error
-**   code (sqlite3_str_errcode), as with sqlite3_str_appendf.
-*/
-char *profsumPyFormat(const char *zFmt, ...) __attribute__((format(printf, 1, 2)));
-void profsumStrAppendPy(sqlite3_str *s, const char *zFmt, ...)
-  __attribute__((format(printf, 2, 3)));
+/* Python-exact float formatting: profsumPyFormat, profsumStrAppendPy. */
+#include "pyformat.h"
 
 #endif /* PROFSUM_INT_H */

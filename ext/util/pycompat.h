@@ -3,10 +3,10 @@
 ** writes for a time and a path, and Python's truthiness and == on JSON
 ** values (pycompat.c).
 **
-** Other Python imitations live with their users: the float repr of
-** json.dumps in jsontree.c (jReprDouble), Python's %-formatting of floats
-** in ext/summary/funcs.c (profsumPyFormat, declared in profsum_int.h),
-** str.strip() and re's \s, \d in funcs.c, the ordering of
+** Other Python imitations live beside this file or with their users:
+** Python's %-formatting of floats in pyformat.c (profsumPyFormat), the
+** float repr of json.dumps in jsontree.c (jReprDouble), str.strip() and
+** re's \s, \d in ext/summary/oprules.c, the ordering of
 ** pathlib.PurePosixPath in ext/reader/find.c.
 **
 ** Conventions: SQLite's allocator only; nothing keeps state between calls.
