@@ -73,22 +73,6 @@ int profsumTextArgFault(const char *zWhat, const char *z, int n, char **pzErr){
   return 1;
 }
 
-/* Value of 4 hex digits at p (stops at the first other character, the
-** NUL included), or 0x110000 when they are not 4 hex digits. */
-static unsigned hex4(const char *p){
-  unsigned v = 0;
-  int i;
-  for(i=0; i<4; i++){
-    char c = p[i];
-    v <<= 4;
-    if( c>='0' && c<='9' ) v |= (unsigned)(c-'0');
-    else if( c>='a' && c<='f' ) v |= (unsigned)(c-'a'+10);
-    else if( c>='A' && c<='F' ) v |= (unsigned)(c-'A'+10);
-    else return 0x110000;
-  }
-  return v;
-}
-
 /* Append n bytes of z for a message: UTF-8 sequences and printable ASCII
 ** as they are, any other byte as \xNN; at most mx bytes of z, then "...". */
 static void appendShown(sqlite3_str *s, const char *z, int n, int mx){
@@ -173,10 +157,10 @@ static void jrString(JRule *r, const JPlace *pAt, int isKey){
   while( p<e && *p!='"' ){
     unsigned char c = (unsigned char)*p;
     if( c=='\\' ){
-      unsigned u = e-p>=6 && p[1]=='u' ? hex4(p+2) : 0x110000;
+      unsigned u = e-p>=6 && p[1]=='u' ? jHex4(p+2) : 0x110000;
       if( u>0xFFFF ){ p += 2; continue; }           /* any escape but \uXXXX */
       if( u>=0xD800 && u<=0xDBFF && e-p>=12 && p[6]=='\\' && p[7]=='u' ){
-        unsigned u2 = hex4(p+8);
+        unsigned u2 = jHex4(p+8);
         if( u2>=0xDC00 && u2<=0xDFFF ){ p += 12; continue; }   /* a pair */
       }
       if( u==0 ){

@@ -912,7 +912,8 @@ static sqlite3_int64 jpCountValues(const char *z, const char *e, sqlite3_int64 m
   return n;
 }
 
-static unsigned jpHex4(const char *p){
+/* See jsontree.h. */
+unsigned jHex4(const char *p){
   unsigned v = 0; int i;
   for(i=0; i<4; i++){
     char c = p[i];
@@ -956,14 +957,14 @@ static char *jpString(JP *j, int *pn){
         case 'u': {
           unsigned u;
           char b[4];
-          if( j->e - j->p < 6 || (u = jpHex4(j->p+2))>0xFFFF ){
+          if( j->e - j->p < 6 || (u = jHex4(j->p+2))>0xFFFF ){
             sqlite3_free(sqlite3_str_finish(s));
             jpFail(j, "bad \\u escape");
             return 0;
           }
           j->p += 6;
           if( u>=0xD800 && u<=0xDBFF && j->e - j->p >= 6 && j->p[0]=='\\' && j->p[1]=='u' ){
-            unsigned u2 = jpHex4(j->p+2);
+            unsigned u2 = jHex4(j->p+2);
             if( u2>=0xDC00 && u2<=0xDFFF ){ u = 0x10000 + ((u-0xD800)<<10) + (u2-0xDC00); j->p += 6; }
           }
           if( u>=0xD800 && u<=0xDFFF ) u = 0xFFFD;
