@@ -6,10 +6,10 @@ JSON converted from them."""
 import glob
 import gzip
 import json
-import math
 import os
 import sqlite3
 import sys
+import threading
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -301,6 +301,24 @@ class XplaneRows(DbTestCase):
         self.assertIn('"ts":%d.789001,"dur":0.000001,' % (TS0 // 1000), text)
         self.assertIn('"ts":%d.788999,"dur":0.000003,' % (TS0 // 1000), text)
         self.assertIn('"ts":%d.788999,"dur":1.000001,' % (TS0 // 1000 + 1), text)
+
+
+class XplaneInterrupt(DbTestCase):
+    """sqlite3_interrupt stops an XPlane read that gives SQLite no row."""
+
+    def test_interrupt_without_rows(self):
+        ev = xw.f_bytes(4, xw.event(1, num_occurrences=3, duration_ps=5))   # no row each
+        body = xw.f_bytes(2, "/host:CPU") + xw.f_bytes(3, xw.f_varint(1, 1) + ev * 3_000_000)
+        body += xw.f_bytes(4, xw.map_entry(1, xw.event_meta(1, name="a")))
+        p = self.td.write("big.xplane.pb", xw.f_bytes(1, body))
+        for sql in ("SELECT count(*) FROM trace_events(?)",
+                    "SELECT count(*) FROM profsum_diagnostics(?)"):
+            t = threading.Timer(0.02, self.db.interrupt)
+            t.start()
+            with self.assertRaises(sqlite3.OperationalError) as cm:
+                q(self.db, sql, p)
+            t.join()
+            self.assertIn("interrupted", str(cm.exception))
 
 
 def corpus_xplanes():

@@ -33,6 +33,10 @@ static const char *const azKind[] = {
   "xplane_unknown_metadata", "xplane_unsorted_line"
 };
 
+/* XEvents walked between two questions to the stop check (a few MB of
+** input at most: an XEvent takes at least 2 bytes, usually 10 to 100). */
+#define XR_ASK_EVENTS 65536
+
 /* A stat of the current row's args: the winner for its name. */
 typedef struct XrEnt {
   const ProfsumXpStat *pStat;   /* the winning stat */
@@ -57,6 +61,8 @@ struct ProfsumXRows {
   char zProc[40];               /* "xplane:{i}" */
   char zThread[40];             /* "xline:{j}" */
   const char *zFunc;            /* for messages */
+  ProfsumStopCheck stop;        /* the opening thread's stop check */
+  int64_t nNextAsk;             /* ask it when this many XEvents were walked */
   ProfsumEvent ev;
   XrBuf json;                   /* the row's args JSON */
   XrBuf keys;                   /* the texts of its known args keys */
@@ -288,6 +294,11 @@ int profsumXRowsOpen(const char *zFunc, const char *zPath, unsigned flags,
   memset(p, 0, sizeof(*p));
   p->flags = flags;
   p->zFunc = zFunc;
+  /* the stop check of the thread that opens (a cursor reads in later
+  ** calls, where none is set): read it by setting none and restoring it */
+  p->stop = profsumStopPush(0, 0);
+  profsumStopPop(p->stop);
+  p->nNextAsk = XR_ASK_EVENTS;
   p->xDiag = xDiag;
   p->pDiagCtx = pDiagCtx;
   rc = profsumXpOpen(zFunc, zPath, PROFSUM_XP_LENIENT_UTF8, xDiag, pDiagCtx, &p->pXp, pzErr);
@@ -392,6 +403,15 @@ int profsumXRowsNext(ProfsumXRows *p, ProfsumEvent **ppEv, char **pzErr){
       rc = profsumXpNextEvent(p->pXp, &xe, pzErr);
       if( rc==SQLITE_DONE ){ p->eState = 1; continue; }
       if( rc!=SQLITE_ROW ) return rc;
+      if( xe->iEvent>=p->nNextAsk ){
+        p->nNextAsk = xe->iEvent + XR_ASK_EVENTS;
+        if( p->stop.xStop && p->stop.xStop(p->stop.pArg) ){
+          sqlite3_free(*pzErr);
+          *pzErr = sqlite3_mprintf("%s: interrupted", p->zFunc);
+          p->eState = 3;
+          return SQLITE_INTERRUPT;
+        }
+      }
       if( xe->eData==PROFSUM_XD_OCCURRENCES ){
         xrDiag(p, XR_AGG, xe, "aggregated XEvent (num_occurrences %lld) of plane %lld, line "
                "%lld: no row", (long long)xe->numOccurrences, (long long)p->pPlane->iPlane,
