@@ -75,6 +75,10 @@ int profsumStreamOpen(const char *zFunc, const char *zPath, unsigned flags,
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->eFmt = profsumSniffFormat(zPath);
+  if( flags & PROFSUM_SCAN_MNAMES ){
+    flags &= ~(unsigned)PROFSUM_SCAN_MNAMES;
+    if( p->eFmt==PROFSUM_FMT_JSON ) flags |= PROFSUM_SCAN_ARGKEYS;
+  }
   if( p->eFmt==PROFSUM_FMT_XPLANE ){
     rc = profsumXRowsOpen(zFunc, zPath, flags, xDiag, pDiagCtx, &p->pXr, pzErr);
   }else{

@@ -199,6 +199,9 @@ typedef void (*ProfsumDiagFn)(void *pCtx, int64_t idx, int64_t iOffset,
 #define PROFSUM_SCAN_ARGS     0x02   /* fill ProfsumEvent.args (the JSON
                                      ** scanner always does; the XPlane
                                      ** adapter builds it only when asked) */
+#define PROFSUM_SCAN_MNAMES   0x04   /* (streams) what M-event names need:
+                                     ** ARGKEYS for JSON, nothing for XPlane,
+                                     ** whose rows carry their names */
 
 typedef struct ProfsumScan ProfsumScan;
 

@@ -804,7 +804,7 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
   a.pInfo = sqlite3_malloc64(sizeof(ProfsumTrackInfo));
   if( a.pInfo==0 ) return trkErr(&a, SQLITE_NOMEM, "out of memory");
   memset(a.pInfo, 0, sizeof(ProfsumTrackInfo));
-  rc = profsumStreamOpen(zFunc, zPath, (needs & PROFSUM_NEED_NAMES) ? PROFSUM_SCAN_ARGKEYS : 0,
+  rc = profsumStreamOpen(zFunc, zPath, (needs & PROFSUM_NEED_NAMES) ? PROFSUM_SCAN_MNAMES : 0,
                          xDiag, pDiagCtx, &pStream, pzErr);
   while( rc==SQLITE_OK ){
     ProfsumTrackInfo *p = a.pInfo;
