@@ -321,6 +321,38 @@ class XplaneInterrupt(DbTestCase):
             self.assertIn("interrupted", str(cm.exception))
 
 
+OOM_SQL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                       "build", "asan", "oom_sql")
+
+
+@unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (see tests/oom_sql.c)")
+class XplaneOutOfMemory(unittest.TestCase):
+    """Every allocation of the XPlane paths failed in turn (tests/oom_sql.c,
+    ASan): each run is an error or the reference result, nothing leaks."""
+
+    def test_every_allocation(self):
+        import subprocess
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="profsum-oom-") as tmp:
+            p = os.path.join(tmp, "capture.bin")          # told XPlane by content
+            with open(p, "wb") as f:
+                f.write(Fixture().data)
+            out = os.path.join(tmp, "o.json.gz")
+            calls = [
+                "SELECT count(*) || ',' || sum(length(args)) || ',' || total(depth) || ',' || "
+                "total(excl) || ',' || count(process_name) || ',' || count(tf_op) || ',' || "
+                "total(excl_ps) FROM trace_events('%s')" % p,
+                "SELECT group_concat(kind || idx || byte_offset) FROM profsum_diagnostics('%s')" % p,
+                "SELECT group_concat(thread_name) FROM trace_events('%s')" % p,
+                "SELECT profsum_trim('%s', '%s', 'pid = 1')" % (p, out)]
+            env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1",
+                       UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+            env.pop("LD_PRELOAD", None)
+            r = subprocess.run([OOM_SQL] + calls, env=env, capture_output=True, text=True, timeout=900)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("4 passed, 0 failed", r.stdout)
+
+
 def corpus_xplanes():
     return sorted(glob.glob(os.path.join(CORPUS, "**", "*.xplane.pb"), recursive=True))
 

@@ -43,6 +43,7 @@ int profsumSniffFormat(const char *zPath){
   rc = profsumSrcOpenFile(zPath, &pSrc, &zErr);
   sqlite3_free(zErr);
   zErr = 0;
+  if( rc==SQLITE_NOMEM ) return PROFSUM_FMT_NOMEM;
   if( rc ) return formatByName(zPath);
   profsumSrcNoThread(pSrc);
   while( n<sizeof(a) ){
@@ -54,6 +55,7 @@ int profsumSniffFormat(const char *zPath){
     n += nGot;
   }
   profsumSrcClose(pSrc);
+  if( rc==SQLITE_NOMEM ) return PROFSUM_FMT_NOMEM;
   if( n==0 ) return formatByName(zPath);
   if( n>=3 && a[0]==0xEF && a[1]==0xBB && a[2]==0xBF ) i = 3;
   while( i<n && (a[i]==' ' || a[i]=='\t' || a[i]=='\n' || a[i]=='\r') ) i++;
@@ -75,6 +77,10 @@ int profsumStreamOpen(const char *zFunc, const char *zPath, unsigned flags,
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->eFmt = profsumSniffFormat(zPath);
+  if( p->eFmt==PROFSUM_FMT_NOMEM ){
+    sqlite3_free(p);
+    return SQLITE_NOMEM;
+  }
   if( flags & PROFSUM_SCAN_MNAMES ){
     flags &= ~(unsigned)PROFSUM_SCAN_MNAMES;
     if( p->eFmt==PROFSUM_FMT_JSON ) flags |= PROFSUM_SCAN_ARGKEYS;

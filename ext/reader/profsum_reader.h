@@ -266,6 +266,7 @@ int profsumParseInt(const char *z, int64_t n, int64_t *pOut);
 /* The formats trace_events, the track pass and profsum_trim read. */
 #define PROFSUM_FMT_JSON    0   /* Chrome trace JSON (trace_json.c) */
 #define PROFSUM_FMT_XPLANE  1   /* an XSpace protobuf (xplane_rows.c) */
+#define PROFSUM_FMT_NOMEM  -1   /* profsumSniffFormat ran out of memory */
 
 /* The format of zPath, told by its content (docs/trace_events.md, "Input
 ** formats"): the decompressed data's first byte after an optional UTF-8
@@ -276,7 +277,8 @@ int profsumParseInt(const char *z, int64_t n, int64_t *pOut);
 ** wrong).  A file that cannot be opened or read (missing, empty, damaged
 ** gzip) goes by its name alone: the real open then reports the error, or
 ** reads an empty XSpace; so does anything but a regular file (a pipe's
-** bytes can be read only once).  Reads at most 4 KiB of data. */
+** bytes can be read only once).  Reads at most 4 KiB of data.  Returns
+** PROFSUM_FMT_NOMEM when it ran out of memory. */
 int profsumSniffFormat(const char *zPath);
 
 typedef struct ProfsumStream ProfsumStream;

@@ -465,7 +465,7 @@ static int traceStart(TraceCursor *pCur, const char *zPath, int idxNum){
     return SQLITE_OK;
   }
   if( (idxNum & (PLAN_DUR|PLAN_TRACK))
-   || ((idxNum & PLAN_NAMES) && profsumSniffFormat(zPath)==PROFSUM_FMT_JSON) ){
+   || ((idxNum & PLAN_NAMES) && profsumSniffFormat(zPath)!=PROFSUM_FMT_XPLANE) ){
     /* (an XPlane row carries its process and thread names: names alone
     ** need no first pass there) */
     unsigned needs = 0;
