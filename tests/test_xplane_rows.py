@@ -152,6 +152,18 @@ class XplaneRows(DbTestCase):
         self.assertEqual(got["n"], (-5 - 2, 0, 7))          # -5 ns - 1.5 ns, floored
         self.assertEqual(got["big"], (TS0 + I64 // 1000, I64 // 1000, I64))
         self.assertEqual(got["small"], (TS0 + (-I64 - 1) // 1000, 0, 1))
+        # "big" lasts more than 2^61 ps: on no track; no ts is out of range
+        d = [r for r in diags(self.db, self.p) if r[2] == "time_out_of_range"]
+        self.assertEqual([(r[0], "2^61" in r[3]) for r in d], [(13, True)])
+        # a ts beyond int64 ns: NULL, with a diagnostic, the row kept
+        pb = xw.PlaneBuilder("/host:CPU")
+        pb.line(id=1, name="l", timestamp_ns=I64,
+                events=[pb.event("far", offset_ps=1000, duration_ps=5),
+                        pb.event("near", offset_ps=-1000, duration_ps=5)])
+        p = self.td.write("far.xplane.pb", xw.xspace([pb.build()]))
+        self.assertEqual(self.rows("name, ts, dur_ps", path=p), [("far", None, 5), ("near", I64 - 1, 5)])
+        d = [r for r in diags(self.db, p) if r[2] == "time_out_of_range"]
+        self.assertEqual([r[0] for r in d], [0])
 
     def test_tracks_per_line(self):
         got = {r[0]: r[1:] for r in self.rows("name, depth, parent_idx, excl_ps")}

@@ -28,9 +28,10 @@ static const char *const azKnown[] = {
 #define XR_NODATA   1
 #define XR_UNKMETA  2
 #define XR_UNSORTED 3
+#define XR_RANGE    4
 static const char *const azKind[] = {
   "xplane_aggregated_event", "xplane_no_event_data",
-  "xplane_unknown_metadata", "xplane_unsorted_line"
+  "xplane_unknown_metadata", "xplane_unsorted_line", "time_out_of_range"
 };
 
 /* XEvents walked between two questions to the stop check (a few MB of
@@ -51,7 +52,7 @@ struct ProfsumXRows {
   unsigned flags;
   ProfsumDiagFn xDiag;
   void *pDiagCtx;
-  int64_t aKindN[4];            /* diagnostics sent per adapter kind */
+  int64_t aKindN[5];            /* diagnostics sent per adapter kind */
   int eState;                   /* 0: next plane, 1: next line, 2: events, 3: done */
   const ProfsumXpPlane *pPlane;
   const ProfsumXpLine *pLine;
@@ -341,6 +342,11 @@ static int xrFill(ProfsumXRows *p, const ProfsumXpEvent *xe){
   ev->hasTs = ev->hasDur = ev->tsPresent = 1;
   ev->ts = (profsum_ps)ln->timestampNs*1000 + (profsum_ps)xe->offsetPs;
   ev->dur = (profsum_ps)xe->durationPs;
+  if( ev->ts/1000 > INT64_MAX || ev->ts/1000 < INT64_MIN+1 ){   /* as the ts column tests it */
+    xrDiag(p, XR_RANGE, xe, "ts beyond the 64-bit range of ns (line timestamp_ns %lld, offset_ps "
+           "%lld): the column ts is NULL, the event keeps its place on its track",
+           (long long)ln->timestampNs, (long long)xe->offsetPs);
+  }
   ev->procName.type = PROFSUM_JT_STRING;
   if( pl->nName>0 ){
     ev->procName.z = pl->zName;
