@@ -2,7 +2,9 @@
 """Corpus check: every JSON trace of ../shared/corpus must load, and per file
 the number of trace_events rows of each ph must equal expected_counts.json
 (entries without a ph, such as the trailing {}, are not rows but must be
-counted by profsum_diagnostics).
+counted by profsum_diagnostics).  Every XPlane file of
+expected_xplane_counts.json must load too: its rows plus its no-row
+diagnostics (aggregated events, events without data) are its XEvents.
 
 Usage: /usr/bin/python3 tests/corpus_check.py [CORPUS_DIR]
 Prints a mismatch table and exits 1 on any difference; prints
@@ -28,6 +30,23 @@ def no_row_count(db, path):
         elif kind == "suppressed":
             m = re.match(r"(\w+): (\d+) occurrences", detail)
             if m and m.group(1) in NO_ROW_KINDS:
+                n += int(m.group(2)) - 1000
+    return n
+
+
+XPLANE_NO_ROW_KINDS = ("xplane_aggregated_event", "xplane_no_event_data")
+
+
+def xplane_no_row_count(db, path):
+    """XEvents of an XPlane file that make no row (their diagnostics)."""
+    n = 0
+    for kind, detail in db.execute(
+            "SELECT kind, detail FROM profsum_diagnostics(?)", (path,)):
+        if kind in XPLANE_NO_ROW_KINDS:
+            n += 1
+        elif kind == "suppressed":
+            m = re.match(r"(\w+): (\d+) occurrences", detail)
+            if m and m.group(1) in XPLANE_NO_ROW_KINDS:
                 n += int(m.group(2)) - 1000
     return n
 
@@ -86,6 +105,35 @@ def main(argv):
                 problems.append("document and table disagree on complete events")
         except Exception as e:
             problems.append("summary: %s" % e)
+        if problems:
+            rows.append((rel, "mismatch", "; ".join(problems)))
+            failed += 1
+        else:
+            passed += 1
+    # The XPlane files: every XEvent is a row of trace_events or a no-row
+    # diagnostic (aggregated, no data), per plane as the expected counts say.
+    xexp_path = os.path.join(corpus, "expected_xplane_counts.json")
+    xexp = json.load(open(xexp_path)) if os.path.exists(xexp_path) else {}
+    for rel in sorted(k for k in xexp if not k.startswith("_")):
+        exp = xexp[rel]
+        path = os.path.join(corpus, rel)
+        try:
+            per_pid = dict(db.execute(
+                "SELECT pid, count(*) FROM trace_events(?) GROUP BY pid", (path,)))
+            no_row = xplane_no_row_count(db, path)
+        except Exception as e:  # report, keep going
+            rows.append((rel, "error", str(e)))
+            failed += 1
+            continue
+        problems = []
+        if sum(per_pid.values()) + no_row != exp["events_total"]:
+            problems.append("rows %d + no-row diagnostics %d != XEvents %d"
+                            % (sum(per_pid.values()), no_row, exp["events_total"]))
+        if no_row == 0:
+            for i, pl in enumerate(exp["planes"]):
+                if per_pid.get(i + 1, 0) != pl["events"]:
+                    problems.append("plane %d (%s): %d rows, expected %d"
+                                    % (i, pl["name"], per_pid.get(i + 1, 0), pl["events"]))
         if problems:
             rows.append((rel, "mismatch", "; ".join(problems)))
             failed += 1

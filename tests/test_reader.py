@@ -355,7 +355,8 @@ class Basics(DbTestCase):
         def plan(sql):
             return " ".join(r[3] for r in q(self.db, "EXPLAIN QUERY PLAN " + sql, p))
         self.assertIn("INDEX 1:", plan("SELECT count(*) FROM trace_events(?)"))
-        self.assertIn("INDEX 1:", plan("SELECT name, ts, args FROM trace_events(?)"))
+        self.assertIn("INDEX 1:", plan("SELECT name, ts FROM trace_events(?)"))
+        self.assertIn("INDEX 65:", plan("SELECT name, ts, args FROM trace_events(?)"))
         self.assertIn("INDEX 3:", plan("SELECT dur FROM trace_events(?)"))
         self.assertIn("INDEX 7:", plan("SELECT excl_ps FROM trace_events(?)"))
         self.assertIn("INDEX 39:", plan("SELECT excl FROM trace_events(?)"))
@@ -441,12 +442,10 @@ class Errors(DbTestCase):
         self.assertEqual(self.err(p4), "trace_events: '%s': gzip, but its content is not JSON: "
                                        "expected '{' or '[' at byte 0 of the decompressed data, "
                                        "found 0x68" % p4)
-        # the profile's XPlane protobuf given instead of its trace JSON: a hint
+        # a damaged XPlane protobuf (read as XPlane by its name): the
+        # decoder's error, with its byte offset
         p3 = self.td.write("host.xplane.pb", b"\xc7\x01\x0a\x05plane")
-        self.assertEqual(self.err(p3), "trace_events: '%s': neither gzip nor JSON: expected '{' or '[' "
-                                       "at byte 0, found 0xc7 (an XPlane protobuf? profsum reads the trace "
-                                       "JSON the profiler writes beside it, *.trace.json.gz or "
-                                       "perfetto_trace.json.gz: give that file, or the profile folder)" % p3)
+        self.assertTrue(self.err(p3).startswith("trace_events: '%s': byte 0: " % p3), self.err(p3))
 
     def test_corrupt_gzip(self):
         good = gzip.compress(json.dumps({"traceEvents": F1_EVENTS}).encode())

@@ -178,6 +178,13 @@ typedef struct ProfsumEvent {
   ProfsumSpan entries;  /* raw JSON text of "entries" (compact counters) */
   ProfsumSpan aArg[PROFSUM_AK_COUNT]; /* known args keys (ARGKEYS only) */
   ProfsumSpan raw;      /* the whole entry's JSON text, '{' to '}' */
+  /* Set by the XPlane adapter only (xplane_rows.c); 0 / absent for JSON: */
+  int64_t iTrack;       /* 1 + the ordinal of the event's line over the file
+                        ** (each line is its own track); 0: the track is
+                        ** (pid, tid) */
+  ProfsumSpan procName, threadName;  /* the names (strings, no escapes)
+                        ** when the format gives them per event; absent
+                        ** for JSON (M events name processes and threads) */
 } ProfsumEvent;
 
 /* Diagnostic callback: idx is the entry index (-1: not tied to an entry),
@@ -189,6 +196,12 @@ typedef void (*ProfsumDiagFn)(void *pCtx, int64_t idx, int64_t iOffset,
                               const char *zKind, const char *zDetail);
 
 #define PROFSUM_SCAN_ARGKEYS  0x01   /* fill ProfsumEvent.aArg[] */
+#define PROFSUM_SCAN_ARGS     0x02   /* fill ProfsumEvent.args (the JSON
+                                     ** scanner always does; the XPlane
+                                     ** adapter builds it only when asked) */
+#define PROFSUM_SCAN_MNAMES   0x04   /* (streams) what M-event names need:
+                                     ** ARGKEYS for JSON, nothing for XPlane,
+                                     ** whose rows carry their names */
 
 typedef struct ProfsumScan ProfsumScan;
 
@@ -246,6 +259,47 @@ int profsumLdToDouble(long double X, double *pOut);
 /* Parse an integer span (number or integer string).  Returns 0 on success,
 ** -1 when the text is not an integer within int64. */
 int profsumParseInt(const char *z, int64_t n, int64_t *pOut);
+
+/* ===================================================================== */
+/* Event streams (evstream.c): one reader over either input format        */
+/* ===================================================================== */
+/* The formats trace_events, the track pass and profsum_trim read. */
+#define PROFSUM_FMT_JSON    0   /* Chrome trace JSON (trace_json.c) */
+#define PROFSUM_FMT_XPLANE  1   /* an XSpace protobuf (xplane_rows.c) */
+#define PROFSUM_FMT_NOMEM  -1   /* profsumSniffFormat ran out of memory */
+
+/* The format of zPath, told by its content (docs/trace_events.md, "Input
+** formats"): the decompressed data's first byte after an optional UTF-8
+** BOM and whitespace is '{' or '[' → JSON; else a name ending in
+** ".xplane.pb" or ".xplane.pb.gz" → XPlane; else a first byte that is an
+** XSpace field key of a length-delimited field (0x0A planes, 0x12 errors,
+** 0x1A warnings) → XPlane; else JSON (whose scanner then reports what is
+** wrong).  A file that cannot be opened or read (missing, empty, damaged
+** gzip) goes by its name alone: the real open then reports the error, or
+** reads an empty XSpace; so does anything but a regular file (a pipe's
+** bytes can be read only once).  Reads at most 4 KiB of data.  Returns
+** PROFSUM_FMT_NOMEM when it ran out of memory. */
+int profsumSniffFormat(const char *zPath);
+
+typedef struct ProfsumStream ProfsumStream;
+
+/* Open zPath as a stream of ProfsumEvent rows in the format that
+** profsumSniffFormat() gives.  JSON: profsumSrcOpenFile + profsumScanOpen
+** (flags are the scanner's); XPlane: the adapter of xplane_rows.c (flags
+** PROFSUM_SCAN_ARGKEYS, PROFSUM_SCAN_ARGS; xDiag also gets the adapter's
+** own diagnostics).  Errors: *pzErr set, prefixed with zFunc (0 with
+** SQLITE_NOMEM when even the message could not be made). */
+int profsumStreamOpen(const char *zFunc, const char *zPath, unsigned flags,
+                      ProfsumDiagFn xDiag, void *pDiagCtx,
+                      ProfsumStream **pp, char **pzErr);
+/* As profsumScanNext. */
+int profsumStreamNext(ProfsumStream *p, ProfsumEvent **ppEv, char **pzErr);
+int profsumStreamFormat(ProfsumStream *p);        /* PROFSUM_FMT_* */
+/* The JSON scanner (display time unit, array form, ...), or 0 for XPlane. */
+ProfsumScan *profsumStreamScan(ProfsumStream *p);
+/* After SQLITE_DONE: JSON traceEvents entries, or XEvents of an XPlane. */
+int64_t profsumStreamEntries(ProfsumStream *p);
+void profsumStreamClose(ProfsumStream *p);        /* NULL is a no-op */
 
 /* ===================================================================== */
 /* Track model (track.c)                                                  */

@@ -30,7 +30,9 @@
 **    zero/negative durations, unknown phases, suspected truncation.
 **
 ** A track is an integer (pid, tid) pair; events whose pid or tid is not an
-** integer (PyTorch writes "pid":"Spans") are on no track.
+** integer (PyTorch writes "pid":"Spans") are on no track.  An XPlane file
+** (read through the stream of evstream.c) has a track per line instead
+** (ProfsumEvent.iTrack), also when two lines of a plane share a tid.
 **
 ** Memory: one ProfsumTrackRec (80 bytes on x86-64/aarch64: ts is 128-bit)
 ** per X/B/E event when durations or track columns are needed, plus the
@@ -786,12 +788,10 @@ static int noteName(ProfsumTrackInfo *p, const ProfsumEvent *ev){
 int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
                         ProfsumDiagFn xDiag, void *pDiagCtx,
                         ProfsumTrackInfo **pp, char **pzErr){
-  ProfsumSrc *pSrc = 0;
-  ProfsumScan *pScan = 0;
+  ProfsumStream *pStream = 0;
   ProfsumEvent *ev;
   Analyze a;
   int rc;
-  char *zErr = 0;
   int wantRecs = (needs & (PROFSUM_NEED_DUR|PROFSUM_NEED_TRACK|PROFSUM_NEED_DIAG))!=0;
   int wantX = (needs & (PROFSUM_NEED_TRACK|PROFSUM_NEED_DIAG))!=0;
   *pp = 0;
@@ -804,18 +804,12 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
   a.pInfo = sqlite3_malloc64(sizeof(ProfsumTrackInfo));
   if( a.pInfo==0 ) return trkErr(&a, SQLITE_NOMEM, "out of memory");
   memset(a.pInfo, 0, sizeof(ProfsumTrackInfo));
-  rc = profsumSrcOpenFile(zPath, &pSrc, &zErr);
-  if( rc==SQLITE_OK ){
-    rc = profsumScanOpen(pSrc, zFunc, (needs & PROFSUM_NEED_NAMES) ? PROFSUM_SCAN_ARGKEYS : 0,
-                         xDiag, pDiagCtx, &pScan, pzErr);
-  }else if( zErr ){
-    *pzErr = sqlite3_mprintf("%s: %s", zFunc, zErr);
-    sqlite3_free(zErr);
-  }
+  rc = profsumStreamOpen(zFunc, zPath, (needs & PROFSUM_NEED_NAMES) ? PROFSUM_SCAN_MNAMES : 0,
+                         xDiag, pDiagCtx, &pStream, pzErr);
   while( rc==SQLITE_OK ){
     ProfsumTrackInfo *p = a.pInfo;
     char ph;
-    rc = profsumScanNext(pScan, &ev, pzErr);
+    rc = profsumStreamNext(pStream, &ev, pzErr);
     if( rc!=SQLITE_ROW ) break;
     rc = SQLITE_OK;
     p->nRows++;
@@ -867,7 +861,16 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
             "X slice longer than 2^61 ps (about 26 days); on no track");
         continue;
       }
-      trk = trackId(&a.tracks, ev->pid.iVal, ev->tid.iVal);
+      if( ev->iTrack>0 ){
+        /* XPlane: each line is its own track, whatever its tid */
+        if( ev->iTrack>INT32_MAX ){
+          rc = trkErr(&a, SQLITE_TOOBIG, "more than %d lines", INT32_MAX);
+          break;
+        }
+        trk = (int32_t)(ev->iTrack-1);
+      }else{
+        trk = trackId(&a.tracks, ev->pid.iVal, ev->tid.iVal);
+      }
       r = trk<0 ? 0 : recAppend(&a);
       if( r==0 ){
         rc = trkErr(&a, SQLITE_NOMEM, "out of memory after %lld events (the track pass "
@@ -896,7 +899,7 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
     trkErr(&a, rc, "out of memory after %lld events", (long long)a.pInfo->nRows);
   }
   if( rc==SQLITE_OK ){
-    a.pInfo->nEntries = profsumScanEntries(pScan);
+    a.pInfo->nEntries = profsumStreamEntries(pStream);
     if( wantRecs ) rc = pairBE(&a);
     if( rc==SQLITE_OK && wantX ) rc = nestTracks(&a);
     if( rc==SQLITE_OK && (needs & PROFSUM_NEED_EXCLNS) ) rc = nestTracksNs(&a);
@@ -913,7 +916,7 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
       }
     }
   }
-  profsumScanClose(pScan);
+  profsumStreamClose(pStream);
   sqlite3_free(a.tracks.a);
   if( rc ){
     profsumTrackFree(a.pInfo);

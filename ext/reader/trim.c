@@ -12,6 +12,15 @@
 ** TensorBoard can open a trace that was too big.  Entries are copied byte
 ** for byte, in file order.  Returns the number of entries written.
 **
+** An XPlane source (an .xplane.pb, told by content as trace_events tells
+** it) has no JSON to copy: each selected row is written as an X event
+** (pid, tid, name, args as trace_events shows them; ts and dur in µs with
+** up to 6 decimals, exact from the picoseconds), then one process_name M
+** event per process and one thread_name M event per (pid, tid) of the
+** rows written (of two lines that share a tid, the later line's name, as
+** summary §6.1 fills its map).  trace_events of the output gives the same
+** name, pid, tid, ts and dur_ps for every row written.
+**
 ** Safety: DEST is written to a temporary file in DEST's own directory, then
 ** renamed over DEST: nothing is written anywhere else, and a failure leaves
 ** no partial file.  DEST must not be a directory; its directory must exist.
@@ -184,6 +193,170 @@ static mode_t processUmask(void){
   return m;
 }
 
+/* ------------------------------------------------------------------ */
+/* XPlane sources: rows written as JSON                                */
+/* ------------------------------------------------------------------ */
+
+/* Append z[0..n) (valid UTF-8) to s as a JSON string. */
+static void jsonStr(sqlite3_str *s, const char *z, int64_t n){
+  int64_t i, j = 0;
+  sqlite3_str_appendchar(s, 1, '"');
+  for(i=0; i<n; i++){
+    unsigned char c = (unsigned char)z[i];
+    if( c>=0x20 && c!='"' && c!='\\' ) continue;
+    if( i>j ) sqlite3_str_append(s, z+j, (int)(i-j));
+    switch( c ){
+      case '"':  sqlite3_str_append(s, "\\\"", 2); break;
+      case '\\': sqlite3_str_append(s, "\\\\", 2); break;
+      case '\n': sqlite3_str_append(s, "\\n", 2); break;
+      case '\r': sqlite3_str_append(s, "\\r", 2); break;
+      case '\t': sqlite3_str_append(s, "\\t", 2); break;
+      default:   sqlite3_str_appendf(s, "\\u%04x", c); break;
+    }
+    j = i+1;
+  }
+  if( n>j ) sqlite3_str_append(s, z+j, (int)(n-j));
+  sqlite3_str_appendchar(s, 1, '"');
+}
+
+/* Append picoseconds v as exact microseconds: the integer part, then up
+** to 6 decimals without trailing zeros (a JSON number). */
+static void appendMicros(sqlite3_str *s, profsum_ps v){
+  unsigned __int128 u = v<0 ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
+  unsigned __int128 q = u/1000000;
+  unsigned frac = (unsigned)(u%1000000);
+  char z[64];
+  int i = (int)sizeof(z);
+  z[--i] = 0;
+  do{ z[--i] = (char)('0' + (int)(q%10)); q /= 10; }while( q>0 );
+  if( v<0 ) z[--i] = '-';
+  sqlite3_str_appendall(s, z+i);
+  if( frac ){
+    char f[8];
+    int k;
+    sqlite3_snprintf(sizeof(f), f, "%06u", frac);
+    for(k=6; k>0 && f[k-1]=='0'; k--){}
+    sqlite3_str_appendchar(s, 1, '.');
+    sqlite3_str_append(s, f, k);
+  }
+}
+
+/* The process and thread names of the rows written (XPlane): one entry
+** per line met, in file order; the last of a key wins. */
+typedef struct TrimName {
+  int64_t pid, tid;
+  int isThread;
+  int64_t seq;
+  char *z;
+} TrimName;
+typedef struct TrimNames {
+  TrimName *a;
+  int64_t n, nAlloc;
+  int64_t iLastTrack;            /* the line of the last entries */
+} TrimNames;
+
+static void trimNamesFree(TrimNames *p){
+  int64_t i;
+  for(i=0; i<p->n; i++) sqlite3_free(p->a[i].z);
+  sqlite3_free(p->a);
+  memset(p, 0, sizeof(*p));
+}
+
+/* Note one name.  SQLITE_OK or SQLITE_NOMEM. */
+static int trimNameAdd(TrimNames *p, const ProfsumEvent *ev, int isThread){
+  const ProfsumSpan *sp = isThread ? &ev->threadName : &ev->procName;
+  TrimName *e;
+  if( p->n>=p->nAlloc ){
+    int64_t nNew = p->nAlloc ? p->nAlloc*2 : 32;
+    TrimName *a = sqlite3_realloc64(p->a, sizeof(TrimName)*(sqlite3_uint64)nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    p->a = a;
+    p->nAlloc = nNew;
+  }
+  e = &p->a[p->n];
+  e->z = sqlite3_malloc64((sqlite3_uint64)sp->n + 1);
+  if( e->z==0 ) return SQLITE_NOMEM;
+  if( sp->n>0 ) memcpy(e->z, sp->z, (size_t)sp->n);
+  e->z[sp->n] = 0;
+  e->pid = ev->pid.iVal;
+  e->tid = isThread ? ev->tid.iVal : 0;
+  e->isThread = isThread;
+  e->seq = p->n;
+  p->n++;
+  return SQLITE_OK;
+}
+
+/* Finish s and write it.  SQLITE_OK, SQLITE_NOMEM or SQLITE_IOERR. */
+static int trimPutStr(GzOut *g, sqlite3_str *s){
+  int rc = sqlite3_str_errcode(s);
+  int n = sqlite3_str_length(s);
+  char *z = sqlite3_str_finish(s);
+  if( rc==SQLITE_OK && z && gzPut(g, z, (size_t)n) ) rc = SQLITE_IOERR;
+  sqlite3_free(z);
+  return rc==SQLITE_TOOBIG ? SQLITE_NOMEM : rc;
+}
+
+/* Write one XPlane row as an X event (after ",\n" when bComma). */
+static int trimXEvent(GzOut *g, const ProfsumEvent *ev, TrimNames *pNames, int bComma){
+  sqlite3_str *s;
+  if( ev->iTrack!=pNames->iLastTrack ){
+    if( trimNameAdd(pNames, ev, 0) || trimNameAdd(pNames, ev, 1) ) return SQLITE_NOMEM;
+    pNames->iLastTrack = ev->iTrack;
+  }
+  s = sqlite3_str_new(0);
+  if( bComma ) sqlite3_str_append(s, ",\n", 2);
+  sqlite3_str_appendf(s, "{\"ph\":\"X\",\"pid\":%lld,\"tid\":%lld,\"ts\":",
+                      (long long)ev->pid.iVal, (long long)ev->tid.iVal);
+  appendMicros(s, ev->ts);
+  sqlite3_str_appendall(s, ",\"dur\":");
+  appendMicros(s, ev->dur);
+  if( ev->name.type==PROFSUM_JT_STRING ){
+    sqlite3_str_appendall(s, ",\"name\":");
+    jsonStr(s, ev->name.z, ev->name.n);
+  }
+  if( ev->args.type==PROFSUM_JT_OBJECT ){
+    sqlite3_str_appendall(s, ",\"args\":");
+    sqlite3_str_append(s, ev->args.z, (int)ev->args.n);
+  }
+  sqlite3_str_appendchar(s, 1, '}');
+  return trimPutStr(g, s);
+}
+
+/* (isThread, pid, tid, seq) order. */
+static int cmpTrimName(const void *pa, const void *pb){
+  const TrimName *a = (const TrimName*)pa, *b = (const TrimName*)pb;
+  if( a->isThread!=b->isThread ) return a->isThread - b->isThread;
+  if( a->pid!=b->pid ) return a->pid<b->pid ? -1 : 1;
+  if( a->tid!=b->tid ) return a->tid<b->tid ? -1 : 1;
+  return a->seq<b->seq ? -1 : (a->seq>b->seq);
+}
+
+/* Write the M events of the names noted (the last of each key). */
+static int trimXNames(GzOut *g, TrimNames *p, sqlite3_int64 *pnOut){
+  int64_t i;
+  int rc = SQLITE_OK;
+  if( p->n>1 ) qsort(p->a, (size_t)p->n, sizeof(TrimName), cmpTrimName);
+  for(i=0; i<p->n && rc==SQLITE_OK; i++){
+    const TrimName *e = &p->a[i];
+    sqlite3_str *s;
+    if( i+1<p->n && e[1].isThread==e->isThread && e[1].pid==e->pid && e[1].tid==e->tid ) continue;
+    s = sqlite3_str_new(0);
+    if( *pnOut>0 ) sqlite3_str_append(s, ",\n", 2);
+    if( e->isThread ){
+      sqlite3_str_appendf(s, "{\"ph\":\"M\",\"pid\":%lld,\"tid\":%lld,\"name\":\"thread_name\",\"args\":{\"name\":",
+                          (long long)e->pid, (long long)e->tid);
+    }else{
+      sqlite3_str_appendf(s, "{\"ph\":\"M\",\"pid\":%lld,\"name\":\"process_name\",\"args\":{\"name\":",
+                          (long long)e->pid);
+    }
+    jsonStr(s, e->z, (int64_t)strlen(e->z));
+    sqlite3_str_append(s, "}}", 2);
+    rc = trimPutStr(g, s);
+    (*pnOut)++;
+  }
+  return rc;
+}
+
 static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   const char *zSrc = (const char*)sqlite3_value_text(argv[0]);
@@ -196,8 +369,9 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3_stmt *p = 0;
   char *zSql = 0, *zTmp = 0, *zErr = 0;
   GzOut *g = 0;
-  ProfsumSrc *pSrc = 0;
-  ProfsumScan *pScan = 0;
+  ProfsumStream *pStream = 0;
+  TrimNames names = {0,0,0,0};
+  int isX = 0;
   ProfsumEvent *ev;
   ProfsumProbe probe;
   ProfsumStopCheck prevStop;
@@ -286,26 +460,27 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   /* 3. Copy the selected entries and the metadata of their processes; the
   ** copy's reads stop at the connection's interrupt (profsumStopPush). */
   prevStop = profsumStopPush(profsumInterrupted, &probe);
-  rc = profsumSrcOpenFile(zSrc, &pSrc, &zErr);
+  rc = profsumStreamOpen(FN, zSrc, PROFSUM_SCAN_ARGS, 0, 0, &pStream, &zErr);
   profsumStopPop(prevStop);
-  if( rc==SQLITE_OK ){
-    rc = profsumScanOpen(pSrc, FN, 0, 0, 0, &pScan, &zErr);
-    pSrc = 0;                            /* owned by the scanner now */
-  }else{
-    char *z = sqlite3_mprintf(FN ": %s", zErr ? zErr : sqlite3_errstr(rc));
-    sqlite3_free(zErr);
-    zErr = z;
-  }
   if( rc==SQLITE_NOMEM && zErr==0 ){
     zErr = sqlite3_mprintf(FN ": '%s': out of memory opening it", zSrc);
+  }else if( rc && zErr==0 ){
+    zErr = sqlite3_mprintf(FN ": '%s': %s", zSrc, sqlite3_errstr(rc));
   }
+  if( rc==SQLITE_OK ) isX = profsumStreamFormat(pStream)==PROFSUM_FMT_XPLANE;
   if( rc==SQLITE_OK && gzPut(g, "{\"traceEvents\":[", 16) ) rc = SQLITE_IOERR;
   while( rc==SQLITE_OK ){
     int keep;
-    rc = profsumScanNext(pScan, &ev, &zErr);
+    rc = profsumStreamNext(pStream, &ev, &zErr);
     if( rc!=SQLITE_ROW ) break;
     rc = SQLITE_OK;
     keep = bitsHas(&sel, ev->idx);
+    if( isX ){
+      if( !keep ) continue;
+      rc = trimXEvent(g, ev, &names, nOut>0);
+      nOut++;
+      continue;
+    }
     if( !keep && ev->ph.n==1 && ev->ph.z[0]=='M' && ev->pid.kind==PROFSUM_ID_INT ){
       keep = setHas(&pids, ev->pid.iVal);
     }
@@ -313,8 +488,13 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     if( (nOut>0 && gzPut(g, ",\n", 2)) || gzPut(g, ev->raw.z, (size_t)ev->raw.n) ) rc = SQLITE_IOERR;
     nOut++;
   }
-  if( rc==SQLITE_DONE ){
-    const char *zU = profsumScanDisplayTimeUnit(pScan);
+  if( rc==SQLITE_DONE && isX ){
+    rc = trimXNames(g, &names, &nOut);
+    if( rc==SQLITE_OK && (gzPut(g, "],\"displayTimeUnit\":\"ns\"}\n", 26) || gzFlush(g, Z_FINISH)) ){
+      rc = SQLITE_IOERR;
+    }
+  }else if( rc==SQLITE_DONE ){
+    const char *zU = profsumScanDisplayTimeUnit(profsumStreamScan(pStream));
     char *zTail;
     if( zU ){
       /* the unit as a JSON string again (the scanner gives decoded text) */
@@ -351,8 +531,8 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }
 done:
   sqlite3_finalize(p);
-  profsumScanClose(pScan);
-  profsumSrcClose(pSrc);
+  profsumStreamClose(pStream);
+  trimNamesFree(&names);
   profsumProbeDone(&probe);
   if( zInit ) deflateEnd(&g->z);
   sqlite3_free(g);

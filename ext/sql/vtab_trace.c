@@ -29,6 +29,7 @@
 **   0x08  process/thread names are needed                   → first pass
 **   0x10  known args keys are needed (tf_op .. group_id)
 **   0x20  the excl column is needed (a second, ns-domain sweep)
+**   0x40  the args column is needed (an XPlane row builds it only then)
 ** A plain scan (count(*), or columns that need none of the above) streams
 ** the file once in constant memory.  Columns that need the whole file
 ** (B durations, names from M events anywhere, nesting) run a first pass
@@ -102,6 +103,7 @@
 #define PLAN_NAMES   0x08
 #define PLAN_ARGKEYS 0x10
 #define PLAN_EXCLNS  0x20
+#define PLAN_ARGS    0x40
 
 /* Most diagnostics listed per kind; the rest are counted in one row. */
 #define DIAG_PER_KIND 1000
@@ -141,8 +143,8 @@ typedef struct TraceCursor {
   sqlite3_vtab_cursor base;   /* Base class: must be first */
   const char *zFunc;          /* "trace_events" or "profsum_diagnostics" */
   int plan;                   /* idxNum of the current xFilter */
-  ProfsumScan *pScan;         /* trace_events: the streaming scanner */
-  ProfsumEvent *pEv;          /* current event (owned by pScan) */
+  ProfsumStream *pStream;     /* trace_events: the rows (JSON or XPlane) */
+  ProfsumEvent *pEv;          /* current event (owned by pStream) */
   ProfsumTrackInfo *pInfo;    /* first-pass results, or NULL */
   int64_t iRec;               /* next candidate record of pInfo */
   ProfsumTrackRec *pRec;      /* record of the current event, or NULL */
@@ -255,6 +257,7 @@ static int traceBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *p){
     if( u & (1ULL<<TEV_EXCL) ) plan |= PLAN_EXCLNS;
     if( u & ((1ULL<<TEV_PROCESS_NAME)|(1ULL<<TEV_THREAD_NAME)) ) plan |= PLAN_NAMES;
     for(i=TEV_TF_OP; i<=TEV_GROUP_ID; i++) if( u & (1ULL<<i) ) plan |= PLAN_ARGKEYS;
+    if( u & (1ULL<<TEV_ARGS) ) plan |= PLAN_ARGS;
   }
   p->idxNum = plan;
   p->estimatedCost = (plan & (PLAN_DUR|PLAN_TRACK|PLAN_NAMES)) ? 2e6 : 1e6;
@@ -284,8 +287,8 @@ static int traceOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
 /* Release everything the cursor holds (shared by xFilter and xClose). */
 static void traceReset(TraceCursor *pCur){
   int64_t i;
-  profsumScanClose(pCur->pScan);
-  pCur->pScan = 0;
+  profsumStreamClose(pCur->pStream);
+  pCur->pStream = 0;
   pCur->pEv = 0;
   profsumTrackFree(pCur->pInfo);
   pCur->pInfo = 0;
@@ -356,7 +359,7 @@ static int cmpDiag(const void *pa, const void *pb){
 /* Advance to the next event (trace_events). */
 static int traceNextEvent(TraceCursor *pCur){
   char *zErr = 0;
-  int rc = profsumScanNext(pCur->pScan, &pCur->pEv, &zErr);
+  int rc = profsumStreamNext(pCur->pStream, &pCur->pEv, &zErr);
   if( rc==SQLITE_ROW ){
     pCur->pRec = 0;
     if( pCur->pInfo ){
@@ -370,9 +373,11 @@ static int traceNextEvent(TraceCursor *pCur){
   }
   pCur->eof = 1;
   if( rc==SQLITE_DONE ){
-    if( pCur->pInfo && profsumScanEntries(pCur->pScan)!=pCur->pInfo->nEntries ){
+    if( pCur->pInfo && profsumStreamEntries(pCur->pStream)!=pCur->pInfo->nEntries ){
+      const TraceTab *pTab = (const TraceTab*)pCur->base.pVtab;
+      const char *zPath = pCur->pPathArg ? (const char*)sqlite3_value_text(pCur->pPathArg) : pTab->zPath;
       pCur->base.pVtab->zErrMsg = sqlite3_mprintf("%s: '%s': the file changed while it "
-          "was being read", pCur->zFunc, profsumSrcPath(profsumScanSrc(pCur->pScan)));
+          "was being read", pCur->zFunc, zPath ? zPath : "");
       return SQLITE_ERROR;
     }
     return SQLITE_OK;
@@ -459,7 +464,10 @@ static int traceStart(TraceCursor *pCur, const char *zPath, int idxNum){
     pCur->eof = pCur->diag.n==0;
     return SQLITE_OK;
   }
-  if( idxNum & (PLAN_DUR|PLAN_TRACK|PLAN_NAMES) ){
+  if( (idxNum & (PLAN_DUR|PLAN_TRACK))
+   || ((idxNum & PLAN_NAMES) && profsumSniffFormat(zPath)!=PROFSUM_FMT_XPLANE) ){
+    /* (an XPlane row carries its process and thread names: names alone
+    ** need no first pass there) */
     unsigned needs = 0;
     rc = tracePathRereadable(pCur, zPath);
     if( rc ) return rc;
@@ -474,18 +482,15 @@ static int traceStart(TraceCursor *pCur, const char *zPath, int idxNum){
     }
   }
   {
-    ProfsumSrc *pSrc = 0;
-    rc = profsumSrcOpenFile(zPath, &pSrc, &zErr);
+    unsigned flags = ((idxNum & PLAN_ARGKEYS) ? PROFSUM_SCAN_ARGKEYS : 0)
+                   | ((idxNum & PLAN_ARGS) ? PROFSUM_SCAN_ARGS : 0);
+    rc = profsumStreamOpen(pCur->zFunc, zPath, flags, 0, 0, &pCur->pStream, &zErr);
     if( rc ){
-      if( rc==SQLITE_NOMEM && zErr==0 ) return traceNomem(pCur, zPath, "opening it");
-      profsumVtabErr(pVtab, "%s: %s", pCur->zFunc, zErr ? zErr : sqlite3_errstr(rc));
-      sqlite3_free(zErr);
-      return rc;
-    }
-    rc = profsumScanOpen(pSrc, pCur->zFunc, (idxNum & PLAN_ARGKEYS) ? PROFSUM_SCAN_ARGKEYS : 0,
-                         0, 0, &pCur->pScan, &zErr);
-    if( rc ){
-      if( zErr==0 ) return traceNomem(pCur, zPath, "opening it");
+      if( zErr==0 && rc==SQLITE_NOMEM ) return traceNomem(pCur, zPath, "opening it");
+      if( zErr==0 ){
+        profsumVtabErr(pVtab, "%s: '%s': %s", pCur->zFunc, zPath, sqlite3_errstr(rc));
+        return rc;
+      }
       sqlite3_free(pVtab->zErrMsg);
       pVtab->zErrMsg = zErr;
       return rc;
@@ -534,7 +539,7 @@ static int traceFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 
 static int traceNext(sqlite3_vtab_cursor *cur){
   TraceCursor *pCur = (TraceCursor*)cur;
-  if( pCur->pScan==0 ){
+  if( pCur->pStream==0 ){
     pCur->iDiag++;
     if( pCur->iDiag>=pCur->diag.n ) pCur->eof = 1;
     return SQLITE_OK;
@@ -548,7 +553,7 @@ static int traceEof(sqlite3_vtab_cursor *cur){
 
 static int traceRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid){
   TraceCursor *pCur = (TraceCursor*)cur;
-  *pRowid = pCur->pScan ? pCur->pEv->idx : pCur->iDiag;
+  *pRowid = pCur->pStream ? pCur->pEv->idx : pCur->iDiag;
   return SQLITE_OK;
 }
 
@@ -735,7 +740,10 @@ static int traceColumnEvents(TraceCursor *pCur, sqlite3_context *ctx, int i){
       }
       break;
     case TEV_PROCESS_NAME: case TEV_THREAD_NAME:
-      if( pCur->pInfo ){
+      if( ev->procName.type==PROFSUM_JT_STRING ){
+        /* the format names them per row (XPlane) */
+        resultSpanText(pCur, ctx, i==TEV_THREAD_NAME ? &ev->threadName : &ev->procName);
+      }else if( pCur->pInfo ){
         int64_t n;
         const char *z = profsumNameLookup(pCur->pInfo->pNames, &ev->pid,
                                           i==TEV_THREAD_NAME ? &ev->tid : 0, &n);
@@ -763,7 +771,7 @@ static int traceColumnEvents(TraceCursor *pCur, sqlite3_context *ctx, int i){
 
 static int traceColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
   TraceCursor *pCur = (TraceCursor*)cur;
-  if( pCur->pScan ) return traceColumnEvents(pCur, ctx, i);
+  if( pCur->pStream ) return traceColumnEvents(pCur, ctx, i);
   {
     const DiagRow *d = &pCur->diag.a[pCur->iDiag];
     switch( i ){

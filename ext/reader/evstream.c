@@ -1,0 +1,130 @@
+/*
+** evstream.c — one stream of ProfsumEvent rows over either input format:
+** the JSON scanner (trace_json.c over a gz.c source) or the XPlane adapter
+** (xplane_rows.c), chosen by the file's content (profsumSniffFormat).
+** trace_events, profsum_diagnostics, the track pass and profsum_trim read
+** through it.  See profsum_reader.h for the contract.
+*/
+#include "profsum_int.h"
+#include "profsum_reader.h"
+#include "xplane_rows.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+struct ProfsumStream {
+  int eFmt;                 /* PROFSUM_FMT_* */
+  ProfsumScan *pScan;       /* JSON */
+  ProfsumXRows *pXr;        /* XPlane */
+};
+
+/* Does zPath end with zSuffix? */
+static int endsWith(const char *zPath, const char *zSuffix){
+  size_t n = strlen(zPath), m = strlen(zSuffix);
+  return n>=m && memcmp(zPath + n - m, zSuffix, m)==0;
+}
+
+/* The format by the name alone. */
+static int formatByName(const char *zPath){
+  return (endsWith(zPath, ".xplane.pb") || endsWith(zPath, ".xplane.pb.gz"))
+         ? PROFSUM_FMT_XPLANE : PROFSUM_FMT_JSON;
+}
+
+/* See profsum_reader.h. */
+int profsumSniffFormat(const char *zPath){
+  ProfsumSrc *pSrc = 0;
+  char *zErr = 0;
+  unsigned char a[4096];
+  size_t n = 0, i = 0;
+  struct stat st;
+  int rc;
+  /* a pipe can be read once: its bytes are the reader's, not the sniff's */
+  if( stat(zPath, &st)!=0 || !S_ISREG(st.st_mode) ) return formatByName(zPath);
+  rc = profsumSrcOpenFile(zPath, &pSrc, &zErr);
+  sqlite3_free(zErr);
+  zErr = 0;
+  if( rc==SQLITE_NOMEM ) return PROFSUM_FMT_NOMEM;
+  if( rc ) return formatByName(zPath);
+  profsumSrcNoThread(pSrc);
+  while( n<sizeof(a) ){
+    size_t nGot = 0;
+    rc = profsumSrcRead(pSrc, a+n, sizeof(a)-n, &nGot, &zErr);
+    sqlite3_free(zErr);
+    zErr = 0;
+    if( rc || nGot==0 ) break;
+    n += nGot;
+  }
+  profsumSrcClose(pSrc);
+  if( rc==SQLITE_NOMEM ) return PROFSUM_FMT_NOMEM;
+  if( n==0 ) return formatByName(zPath);
+  if( n>=3 && a[0]==0xEF && a[1]==0xBB && a[2]==0xBF ) i = 3;
+  while( i<n && (a[i]==' ' || a[i]=='\t' || a[i]=='\n' || a[i]=='\r') ) i++;
+  if( i<n && (a[i]=='{' || a[i]=='[') ) return PROFSUM_FMT_JSON;
+  if( formatByName(zPath)==PROFSUM_FMT_XPLANE ) return PROFSUM_FMT_XPLANE;
+  /* XSpace fields 1 (planes), 2 (errors), 3 (warnings), length-delimited */
+  if( a[0]==0x0A || a[0]==0x12 || a[0]==0x1A ) return PROFSUM_FMT_XPLANE;
+  return PROFSUM_FMT_JSON;
+}
+
+/* See profsum_reader.h. */
+int profsumStreamOpen(const char *zFunc, const char *zPath, unsigned flags,
+                      ProfsumDiagFn xDiag, void *pDiagCtx,
+                      ProfsumStream **pp, char **pzErr){
+  ProfsumStream *p;
+  int rc;
+  *pp = 0;
+  p = sqlite3_malloc64(sizeof(*p));
+  if( p==0 ) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  p->eFmt = profsumSniffFormat(zPath);
+  if( p->eFmt==PROFSUM_FMT_NOMEM ){
+    sqlite3_free(p);
+    return SQLITE_NOMEM;
+  }
+  if( flags & PROFSUM_SCAN_MNAMES ){
+    flags &= ~(unsigned)PROFSUM_SCAN_MNAMES;
+    if( p->eFmt==PROFSUM_FMT_JSON ) flags |= PROFSUM_SCAN_ARGKEYS;
+  }
+  if( p->eFmt==PROFSUM_FMT_XPLANE ){
+    rc = profsumXRowsOpen(zFunc, zPath, flags, xDiag, pDiagCtx, &p->pXr, pzErr);
+  }else{
+    ProfsumSrc *pSrc = 0;
+    char *zErr = 0;
+    rc = profsumSrcOpenFile(zPath, &pSrc, &zErr);
+    if( rc==SQLITE_OK ){
+      rc = profsumScanOpen(pSrc, zFunc, flags & PROFSUM_SCAN_ARGKEYS, xDiag, pDiagCtx,
+                           &p->pScan, pzErr);
+    }else if( zErr ){
+      *pzErr = sqlite3_mprintf("%s: %s", zFunc, zErr);
+      sqlite3_free(zErr);
+    }
+  }
+  if( rc ){
+    profsumStreamClose(p);
+    return rc;
+  }
+  *pp = p;
+  return SQLITE_OK;
+}
+
+/* See profsum_reader.h. */
+int profsumStreamNext(ProfsumStream *p, ProfsumEvent **ppEv, char **pzErr){
+  if( p->pScan ) return profsumScanNext(p->pScan, ppEv, pzErr);
+  return profsumXRowsNext(p->pXr, ppEv, pzErr);
+}
+
+int profsumStreamFormat(ProfsumStream *p){ return p->eFmt; }
+ProfsumScan *profsumStreamScan(ProfsumStream *p){ return p->pScan; }
+
+/* See profsum_reader.h. */
+int64_t profsumStreamEntries(ProfsumStream *p){
+  return p->pScan ? profsumScanEntries(p->pScan) : profsumXRowsEvents(p->pXr);
+}
+
+/* See profsum_reader.h. */
+void profsumStreamClose(ProfsumStream *p){
+  if( p==0 ) return;
+  profsumScanClose(p->pScan);
+  profsumXRowsClose(p->pXr);
+  sqlite3_free(p);
+}

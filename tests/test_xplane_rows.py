@@ -1,0 +1,440 @@
+"""trace_events, profsum_diagnostics and profsum_trim over XPlane files
+(.xplane.pb, .xplane.pb.gz): rows per summary §6.1, diagnostics, exact
+times, typed args, decode errors, the trim round trip; and, when the corpus
+is present, its XPlane files against their expected counts and against the
+JSON converted from them."""
+import glob
+import gzip
+import json
+import os
+import sqlite3
+import sys
+import threading
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from util import DbTestCase, CORPUS  # noqa: E402
+import xspace_writer as xw  # noqa: E402
+
+TS0 = 1_700_000_000_123_456_789      # an epoch-based line time (ns)
+I64 = (1 << 63) - 1
+
+
+def q(db, sql, *args):
+    return db.execute(sql, args).fetchall()
+
+
+def diags(db, path):
+    return q(db, "SELECT idx, byte_offset, kind, detail FROM profsum_diagnostics(?)", path)
+
+
+def kinds(db, path):
+    return dict(q(db, "SELECT kind, count(*) FROM profsum_diagnostics(?) GROUP BY kind", path))
+
+
+class Fixture:
+    """A two-plane XSpace with every case the tests look at."""
+
+    def __init__(self):
+        dev = xw.PlaneBuilder("/device:GPU:0", id=7)
+        sm = dev.stat_ids
+        dev.sid("tf_op")
+        dev.sid("XlaModule:")       # a stat metadata name that a ref points at
+        # metadata with its own stats (the event's win)
+        fus = dev.eid("fusion.1", display_name="fusion", stats=[
+            dev.stat("hlo_category", s="convolution"), dev.stat("flops", i64=1)])
+        self.ev = {}
+        # line 0: id 0 → tid 1; nested events; events of every data kind
+        e_parent = xw.event(fus, offset_ps=0, duration_ps=100_000, stats=[
+            dev.stat("flops", u64=(1 << 64) - 1), dev.stat("tf_op", ref="XlaModule:")])
+        e_child = dev.event("copy.2", offset_ps=20_000, duration_ps=40_000)
+        e_zero = dev.event("zero", offset_ps=200_000, duration_ps=0)
+        e_neg = dev.event("neg", offset_ps=300_000, duration_ps=-5)
+        e_agg = dev.event("agg", num_occurrences=12, duration_ps=50)
+        e_nodata = dev.event("nodata", duration_ps=50)
+        e_unknown = xw.event(999, offset_ps=400_000, duration_ps=1000)
+        self.ev.update(parent=e_parent, child=e_child, zero=e_zero, neg=e_neg,
+                       agg=e_agg, nodata=e_nodata, unknown=e_unknown)
+        dev.line(id=0, name="XLA Ops", timestamp_ns=TS0,
+                 events=[e_parent, e_child, e_zero, e_neg, e_agg, e_nodata, e_unknown])
+        # line 1: id 5 "Async XLA Ops"; line 2: id 5 again (two lines, one tid)
+        dev.line(id=5, name="Async XLA Ops", timestamp_ns=TS0,
+                 events=[dev.event("async.1", offset_ps=0, duration_ps=1_000_000)])
+        dev.line(id=5, name="other", display_name="Other shown", timestamp_ns=TS0,
+                 events=[dev.event("inner", offset_ps=10_000, duration_ps=5_000)])
+        # line 3: negative id; line 4: id 0 and no names (xline:4); unsorted
+        dev.line(id=-3, name="neg id", timestamp_ns=0,
+                 events=[dev.event("late", offset_ps=500, duration_ps=10),
+                         dev.event("early", offset_ps=0, duration_ps=1000),
+                         dev.event("in_early", offset_ps=100, duration_ps=10)])
+        dev.line(id=0, timestamp_ns=-5,
+                 events=[dev.event("n", offset_ps=-1500, duration_ps=7)])
+        self.dev_sm = sm
+        # plane 1: empty name (xplane:1), a host line with epoch times near
+        # the int64 limits
+        host = xw.PlaneBuilder("", id=1)
+        host.line(id=42, name="python", timestamp_ns=TS0, events=[
+            host.event("big", offset_ps=I64, duration_ps=I64),
+            host.event("small", offset_ps=-I64 - 1, duration_ps=1)])
+        # plane 2: a plane without lines
+        self.data = xw.xspace([dev.build(), host.build(), xw.plane(name="Task Environment")],
+                              hostnames=["h0"])
+
+
+class XplaneRows(DbTestCase):
+    def setUp(self):
+        super().setUp()
+        self.fx = Fixture()
+        self.p = self.td.write("host.xplane.pb", self.fx.data)
+
+    def rows(self, cols, where="1", path=None):
+        return q(self.db, "SELECT %s FROM trace_events(?) WHERE %s ORDER BY idx" % (cols, where),
+                 path or self.p)
+
+    def test_counts_rows_plus_no_row_diagnostics(self):
+        n_rows = q(self.db, "SELECT count(*) FROM trace_events(?)", self.p)[0][0]
+        total = q(self.db, "SELECT sum(num_events) FROM profsum_xplane_planes(?)", self.p)[0][0]
+        k = kinds(self.db, self.p)
+        self.assertEqual(total, 15)
+        self.assertEqual(k["xplane_aggregated_event"], 1)
+        self.assertEqual(k["xplane_no_event_data"], 1)
+        self.assertEqual(n_rows + 2, total)
+        # no M rows, ph X, cat NULL
+        self.assertEqual(q(self.db, "SELECT DISTINCT ph, cat FROM trace_events(?)", self.p), [("X", None)])
+
+    def test_idx_is_the_xevent_ordinal_and_offsets(self):
+        idx = [r[0] for r in self.rows("idx")]
+        self.assertEqual(idx, [0, 1, 2, 3, 6, 7, 8, 9, 10, 11, 12, 13, 14])   # 4, 5: no row
+        d = {r[2]: r for r in diags(self.db, self.p)}
+        data = self.fx.data
+        for kind, key, i in (("xplane_aggregated_event", "agg", 4),
+                             ("xplane_no_event_data", "nodata", 5),
+                             ("zero_duration", "zero", 2),
+                             ("negative_duration", "neg", 3),
+                             ("xplane_unknown_metadata", "unknown", 6)):
+            tagged = xw.f_bytes(4, self.fx.ev[key])
+            self.assertEqual(data.count(tagged), 1, key)
+            self.assertEqual(d[kind][0], i, kind)
+            self.assertEqual(d[kind][1], data.find(tagged), kind)
+
+    def test_pid_tid_and_names(self):
+        got = q(self.db, "SELECT DISTINCT pid, tid, process_name, thread_name FROM trace_events(?) "
+                "ORDER BY idx", self.p)
+        self.assertEqual(got, [
+            (1, 1, "/device:GPU:0", "XLA Ops"),
+            (1, 5, "/device:GPU:0", "Async XLA Ops"),
+            (1, 5, "/device:GPU:0", "Other shown"),
+            (1, -3, "/device:GPU:0", "neg id"),
+            (1, 5, "/device:GPU:0", "xline:4"),       # id 0 at index 4 → tid 5 too
+            (2, 42, "xplane:1", "python")])
+        # as profsum_xplane_lines maps them
+        lines = q(self.db, "SELECT pid, tid FROM profsum_xplane_lines(?) ORDER BY plane_index, line_index",
+                  self.p)
+        self.assertEqual(lines, [(1, 1), (1, 5), (1, 5), (1, -3), (1, 5), (2, 42)])
+        # names only: no first pass needed, same values
+        self.assertEqual(q(self.db, "SELECT thread_name FROM trace_events(?) WHERE idx=8", self.p),
+                         [("Other shown",)])
+
+    def test_names(self):
+        got = dict(self.rows("idx, name"))
+        self.assertEqual(got[0], "fusion")          # display_name wins
+        self.assertEqual(got[1], "copy.2")
+        self.assertIsNone(got[6])                   # unknown metadata
+        d = [r for r in diags(self.db, self.p) if r[2] == "xplane_unknown_metadata"]
+        self.assertEqual(len(d), 1)
+        self.assertIn("metadata_id 999", d[0][3])
+
+    def test_ts_exact(self):
+        got = {r[0]: r[1:] for r in self.rows("name, ts, dur, dur_ps")}
+        self.assertEqual(got["fusion"], (TS0, 100, 100_000))
+        self.assertEqual(got["copy.2"], (TS0 + 20, 40, 40_000))
+        self.assertEqual(got["neg"], (TS0 + 300, -1, -5))   # floor of -5 ps in ns
+        self.assertEqual(got["n"], (-5 - 2, 0, 7))          # -5 ns - 1.5 ns, floored
+        self.assertEqual(got["big"], (TS0 + I64 // 1000, I64 // 1000, I64))
+        self.assertEqual(got["small"], (TS0 + (-I64 - 1) // 1000, 0, 1))
+        # "big" lasts more than 2^61 ps: on no track; no ts is out of range
+        d = [r for r in diags(self.db, self.p) if r[2] == "time_out_of_range"]
+        self.assertEqual([(r[0], "2^61" in r[3]) for r in d], [(13, True)])
+        # a ts beyond int64 ns: NULL, with a diagnostic, the row kept
+        pb = xw.PlaneBuilder("/host:CPU")
+        pb.line(id=1, name="l", timestamp_ns=I64,
+                events=[pb.event("far", offset_ps=1000, duration_ps=5),
+                        pb.event("near", offset_ps=-1000, duration_ps=5)])
+        p = self.td.write("far.xplane.pb", xw.xspace([pb.build()]))
+        self.assertEqual(self.rows("name, ts, dur_ps", path=p), [("far", None, 5), ("near", I64 - 1, 5)])
+        d = [r for r in diags(self.db, p) if r[2] == "time_out_of_range"]
+        self.assertEqual([r[0] for r in d], [0])
+
+    def test_tracks_per_line(self):
+        got = {r[0]: r[1:] for r in self.rows("name, depth, parent_idx, excl_ps")}
+        self.assertEqual(got["fusion"], (0, None, 60_000))
+        self.assertEqual(got["copy.2"], (1, 0, 40_000))
+        self.assertEqual(got["zero"], (None, None, None))
+        self.assertEqual(got["neg"], (None, None, None))
+        # same tid 5, but "inner" is on its own line: not a child of async.1
+        self.assertEqual(got["async.1"], (0, None, 1_000_000))
+        self.assertEqual(got["inner"], (0, None, 5_000))
+        # unsorted line: nested as if sorted
+        self.assertEqual(got["early"], (0, None, 1000 - 10 - 10))
+        self.assertEqual(got["in_early"], (1, 10, 10))
+        self.assertEqual(got["late"], (1, 10, 10))
+        d = [r for r in diags(self.db, self.p) if r[2] == "xplane_unsorted_line"]
+        self.assertEqual([r[0] for r in d], [10, 14])   # "early" after "late"; "small" after "big"
+        # exclusive_time over (pid, tid) merges the lines that share tid 5
+        merged = dict(q(self.db, "SELECT name, exclusive_time(ts, dur) OVER (PARTITION BY pid, tid "
+                        "ORDER BY idx ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) "
+                        "FROM trace_events(?) WHERE dur > 0", self.p))
+        self.assertEqual(merged["async.1"], 1_000 - 5)
+
+    def test_args_typing(self):
+        args = json.loads(self.rows("args", "idx=0")[0][0])
+        # metadata stats first, the event's flops replacing the metadata's in place
+        self.assertEqual(list(args), ["hlo_category", "flops", "tf_op"])
+        self.assertEqual(args["flops"], str((1 << 64) - 1))
+        self.assertEqual(args["tf_op"], "XlaModule:")
+        self.assertEqual(self.rows("tf_op, hlo_category, flops", "idx=0"),
+                         [("XlaModule:", "convolution", str((1 << 64) - 1))])
+
+    def test_every_stat_kind(self):
+        pb = xw.PlaneBuilder("/device:TPU:0")
+        stats = [pb.stat("d", double=1.5), pb.stat("nan", double=float("nan")),
+                 pb.stat("inf", double=float("inf")), pb.stat("ninf", double=float("-inf")),
+                 pb.stat("u", u64=5), pb.stat("ubig", u64=1 << 63), pb.stat("i", i64=-7),
+                 pb.stat("s", s='a "q"\n'), pb.stat("b", b=b"\xff\xfeab"),
+                 pb.stat("r", ref="target"), pb.stat("c", cstr=xw.compress("inflated")),
+                 xw.stat(777, i64=1),                       # unknown stat key: skipped
+                 pb.stat("novalue"),                        # no value: skipped
+                 pb.stat("hlo_op", s="dot.1"), pb.stat("hlo_module", s="jit_f"),
+                 pb.stat("long_name", s="%dot.1 = f32[] dot()"), pb.stat("source", s="a.py:3"),
+                 pb.stat("run_id", i64=7), pb.stat("step_num", i64=3),
+                 pb.stat("bytes_accessed", u64=4096), pb.stat("correlation_id", i64=11),
+                 pb.stat("group_id", i64=-2)]
+        pb.sid("target")
+        pb.line(id=1, name="XLA Ops", timestamp_ns=0,
+                events=[pb.event("dot.1", offset_ps=0, duration_ps=10, stats=stats)])
+        p = self.td.write("k.xplane.pb", xw.xspace([pb.build()]))
+        args = json.loads(self.rows("args", path=p)[0][0])
+        self.assertEqual(args["d"], 1.5)
+        self.assertEqual((args["nan"], args["inf"], args["ninf"]), ("NaN", "Infinity", "-Infinity"))
+        self.assertEqual((args["u"], args["ubig"], args["i"]), (5, str(1 << 63), -7))
+        self.assertEqual(args["s"], 'a "q"\n')
+        self.assertEqual(args["b"], "\ufffd\ufffdab")
+        self.assertEqual(args["r"], "target")
+        self.assertEqual(args["c"], "inflated")
+        self.assertNotIn("novalue", args)
+        self.assertEqual(len(args), 20)
+        got = self.rows("hlo_op, hlo_module, long_name, source, run_id, step_num, "
+                        "bytes_accessed, correlation_id, group_id, typeof(step_num)", path=p)
+        self.assertEqual(got, [("dot.1", "jit_f", "%dot.1 = f32[] dot()", "a.py:3", "7", 3,
+                                4096, 11, -2, "integer")])
+
+    def test_invalid_utf8_given_directly(self):
+        pb = xw.PlaneBuilder("/host:CPU")
+        pb.line(id=1, name=b"bad\xffname", timestamp_ns=0,
+                events=[pb.event("e", offset_ps=0, duration_ps=10)])
+        p = self.td.write("u.xplane.pb", xw.xspace([pb.build()]))
+        self.assertEqual(self.rows("thread_name", path=p), [("bad\ufffdname",)])
+        self.assertIn("invalid_utf8", kinds(self.db, p))
+
+    def test_gzip_and_sniffing(self):
+        pz = self.td.write("host.xplane.pb.gz", gzip.compress(self.fx.data))
+        cols = "idx, name, pid, tid, ts, dur_ps, args, depth, excl_ps, process_name, thread_name"
+        self.assertEqual(self.rows(cols, path=pz), self.rows(cols))
+        # by content: an XSpace under another name, gzip or not
+        pb = self.td.write("capture.bin", self.fx.data)
+        self.assertEqual(self.rows(cols, path=pb), self.rows(cols))
+        pbz = self.td.write("capture.gz", gzip.compress(self.fx.data))
+        self.assertEqual(self.rows(cols, path=pbz), self.rows(cols))
+        # JSON named .xplane.pb is still JSON
+        pj = self.td.write("j.xplane.pb", {"traceEvents": [{"ph": "X", "name": "a", "pid": 1,
+                                                             "tid": 1, "ts": 1, "dur": 2}]})
+        self.assertEqual(q(self.db, "SELECT name, dur_ps FROM trace_events(?)", pj), [("a", 2_000_000)])
+        # an empty .xplane.pb is an empty XSpace
+        pe = self.td.write("e.xplane.pb", b"")
+        self.assertEqual(q(self.db, "SELECT count(*) FROM trace_events(?)", pe), [(0,)])
+
+    def test_decode_errors(self):
+        bad = self.td.write("t.xplane.pb", self.fx.data[:-40])
+        for fn in ("trace_events", "profsum_diagnostics"):
+            with self.assertRaises(sqlite3.DatabaseError) as cm:
+                q(self.db, "SELECT count(*) FROM %s(?)" % fn, bad)
+            msg = str(cm.exception)
+            self.assertTrue(msg.startswith("%s: '%s': byte " % (fn, bad)), msg)
+        # an error inside an event names plane, line and event
+        pb = xw.PlaneBuilder("/host:CPU")
+        pb.line(id=1, name="l", timestamp_ns=0,
+                events=[pb.event("e", offset_ps=0, duration_ps=1),
+                        pb.event("e", offset_ps=0, duration_ps=1, extra=xw.tag(9, 7))])
+        p = self.td.write("w.xplane.pb", xw.xspace([pb.build()]))
+        with self.assertRaises(sqlite3.DatabaseError) as cm:
+            q(self.db, "SELECT name FROM trace_events(?)", p)
+        self.assertIn("(plane 0, line 0, event 1", str(cm.exception))
+
+    def test_trim_round_trip(self):
+        out = os.path.join(self.td.path, "out.json.gz")
+        n = q(self.db, "SELECT profsum_trim(?, ?)", self.p, out)[0][0]
+        cols = "name, pid, tid, ts, dur_ps"
+        self.assertEqual(sorted(self.rows(cols), key=repr),
+                         sorted(self.rows(cols, "ph = 'X'", path=out), key=repr))
+        doc = json.load(gzip.open(out))
+        ms = [e for e in doc["traceEvents"] if e["ph"] == "M"]
+        self.assertEqual(n, len(doc["traceEvents"]))
+        self.assertEqual(len(ms), 2 + 4)      # 2 processes; (1,1) (1,5) (1,-3) (2,42)
+        # names as §6.1: tid 5's name is the last line's with that key
+        names = dict(((r[0], r[1]), r[2]) for r in q(self.db, "SELECT DISTINCT pid, tid, thread_name "
+                                                     "FROM trace_events(?) WHERE ph='X'", out))
+        self.assertEqual(names[(1, 5)], "xline:4")
+        self.assertEqual(names[(2, 42)], "python")
+        self.assertEqual(q(self.db, "SELECT DISTINCT process_name FROM trace_events(?) WHERE pid=2", out),
+                         [("xplane:1",)])
+        # exact microseconds with up to 6 decimals
+        big = [e for e in doc["traceEvents"] if e.get("name") == "fusion"][0]
+        self.assertEqual(big["dur"], 0.1)
+        # args typed as trace_events shows them
+        self.assertEqual(big["args"], json.loads(self.rows("args", "idx=0")[0][0]))
+        # a WHERE clause: only the device's XLA Ops line, with its metadata
+        out2 = os.path.join(self.td.path, "out2.json.gz")
+        q(self.db, "SELECT profsum_trim(?, ?, 'tid = 1 AND pid = 1')", self.p, out2)
+        self.assertEqual(sorted(self.rows(cols, "tid = 1 AND pid = 1"), key=repr),
+                         sorted(self.rows(cols, "ph = 'X'", path=out2), key=repr))
+        self.assertEqual(q(self.db, "SELECT count(*) FROM trace_events(?) WHERE ph='M'", out2), [(2,)])
+
+    def test_trim_round_trip_exact_decimals(self):
+        pb = xw.PlaneBuilder("/device:GPU:0")
+        evs = [pb.event("e%d" % i, offset_ps=o, duration_ps=d) for i, (o, d) in enumerate(
+            [(1, 1), (999_999, 1_000_001), (123_456_789_012, 7), (-1, 3)])]
+        pb.line(id=3, name="Stream #3", timestamp_ns=TS0, events=evs)
+        p = self.td.write("d.xplane.pb", xw.xspace([pb.build()]))
+        out = os.path.join(self.td.path, "d.json.gz")
+        q(self.db, "SELECT profsum_trim(?, ?)", p, out)
+        cols = "name, pid, tid, ts, dur_ps"
+        self.assertEqual(self.rows(cols, path=p), self.rows(cols, "ph='X'", path=out))
+        text = gzip.open(out).read().decode()
+        self.assertIn('"ts":%d.789001,"dur":0.000001,' % (TS0 // 1000), text)
+        self.assertIn('"ts":%d.788999,"dur":0.000003,' % (TS0 // 1000), text)
+        self.assertIn('"ts":%d.788999,"dur":1.000001,' % (TS0 // 1000 + 1), text)
+
+
+class XplaneInterrupt(DbTestCase):
+    """sqlite3_interrupt stops an XPlane read that gives SQLite no row."""
+
+    def test_interrupt_without_rows(self):
+        ev = xw.f_bytes(4, xw.event(1, num_occurrences=3, duration_ps=5))   # no row each
+        body = xw.f_bytes(2, "/host:CPU") + xw.f_bytes(3, xw.f_varint(1, 1) + ev * 3_000_000)
+        body += xw.f_bytes(4, xw.map_entry(1, xw.event_meta(1, name="a")))
+        p = self.td.write("big.xplane.pb", xw.f_bytes(1, body))
+        for sql in ("SELECT count(*) FROM trace_events(?)",
+                    "SELECT count(*) FROM profsum_diagnostics(?)"):
+            t = threading.Timer(0.02, self.db.interrupt)
+            t.start()
+            with self.assertRaises(sqlite3.OperationalError) as cm:
+                q(self.db, sql, p)
+            t.join()
+            self.assertIn("interrupted", str(cm.exception))
+
+
+OOM_SQL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                       "build", "asan", "oom_sql")
+
+
+@unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (see tests/oom_sql.c)")
+class XplaneOutOfMemory(unittest.TestCase):
+    """Every allocation of the XPlane paths failed in turn (tests/oom_sql.c,
+    ASan): each run is an error or the reference result, nothing leaks."""
+
+    def test_every_allocation(self):
+        import subprocess
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="profsum-oom-") as tmp:
+            p = os.path.join(tmp, "capture.bin")          # told XPlane by content
+            with open(p, "wb") as f:
+                f.write(Fixture().data)
+            out = os.path.join(tmp, "o.json.gz")
+            calls = [
+                "SELECT count(*) || ',' || sum(length(args)) || ',' || total(depth) || ',' || "
+                "total(excl) || ',' || count(process_name) || ',' || count(tf_op) || ',' || "
+                "total(excl_ps) FROM trace_events('%s')" % p,
+                "SELECT group_concat(kind || idx || byte_offset) FROM profsum_diagnostics('%s')" % p,
+                "SELECT group_concat(thread_name) FROM trace_events('%s')" % p,
+                "SELECT profsum_trim('%s', '%s', 'pid = 1')" % (p, out)]
+            env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1",
+                       UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+            env.pop("LD_PRELOAD", None)
+            r = subprocess.run([OOM_SQL] + calls, env=env, capture_output=True, text=True, timeout=900)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("4 passed, 0 failed", r.stdout)
+
+
+def corpus_xplanes():
+    return sorted(glob.glob(os.path.join(CORPUS, "**", "*.xplane.pb"), recursive=True))
+
+
+@unittest.skipUnless(os.path.exists(os.path.join(CORPUS, "expected_xplane_counts.json")),
+                     "corpus not present")
+class XplaneCorpus(DbTestCase):
+    NO_ROW = ("xplane_aggregated_event", "xplane_no_event_data")
+
+    def test_counts_per_plane_and_line(self):
+        """Rows + no-row diagnostics = the XEvents of each plane and line."""
+        exp = json.load(open(os.path.join(CORPUS, "expected_xplane_counts.json")))
+        files = [f for f in corpus_xplanes() if "/derived/" not in f]
+        self.assertTrue(files)
+        for path in files:
+            rel = os.path.relpath(path, CORPUS)
+            e = exp[rel]
+            idx = [r[0] for r in q(self.db, "SELECT idx FROM trace_events(?)", path)]
+            listed, cut = [], 0
+            for i, kind, detail in q(self.db, "SELECT idx, kind, detail FROM profsum_diagnostics(?) "
+                                     "WHERE kind IN (?, ?, ?)", path, *self.NO_ROW, "suppressed"):
+                if kind != "suppressed":
+                    listed.append(i)
+                elif detail.split(":")[0] in self.NO_ROW:
+                    cut += int(detail.split()[1]) - 1000     # counted, not listed
+            self.assertEqual(len(idx) + len(listed) + cut, e["events_total"], rel)
+            self.assertEqual(len(set(idx + listed)), len(idx) + len(listed), rel)   # each once
+            # each line's XEvents are a range of ordinals, in file order
+            lines = q(self.db, "SELECT plane_index, coalesce(nullif(display_name, ''), name), "
+                      "num_events FROM profsum_xplane_lines(?) ORDER BY plane_index, line_index", path)
+            seen = sorted(idx + listed)
+            start, per_plane, per_line, j = 0, {}, {}, 0
+            for plane, lname, n in lines:
+                k = j
+                while k < len(seen) and seen[k] < start + n:
+                    k += 1
+                got = k - j
+                j, start = k, start + n
+                if cut == 0:
+                    self.assertEqual(got, n, (rel, plane, lname))
+                else:
+                    self.assertLessEqual(got, n, (rel, plane, lname))
+                per_plane[plane] = per_plane.get(plane, 0) + n
+                per_line[(plane, lname)] = per_line.get((plane, lname), 0) + n
+            for i, pl in enumerate(e["planes"]):
+                self.assertEqual(per_plane.get(i, 0), pl["events"], (rel, i))
+                for lname, n in pl.get("events_per_line", {}).items():
+                    self.assertEqual(per_line.get((i, lname), 0), n, (rel, i, lname))
+
+    def test_device_ops_agree_with_the_converted_json(self):
+        sql = ("SELECT process_name, thread_name, ts, name, dur_ps FROM trace_events(?) WHERE ph='X' "
+               "AND process_name LIKE '/device:%' AND (thread_name IN ('XLA Ops', 'Async XLA Ops') "
+               "OR thread_name LIKE 'Stream #%')")
+        dirs = sorted(glob.glob(os.path.join(CORPUS, "derived", "*", "plugins", "profile", "*")))
+        self.assertTrue(dirs)
+        for d in dirs:
+            name = os.path.relpath(d, os.path.join(CORPUS, "derived")).split(os.sep)[0]
+            xp = os.path.join(CORPUS, name.replace("__", "/") + ".xplane.pb")
+            js = glob.glob(os.path.join(d, "*.trace.json.gz"))
+            if not os.path.exists(xp) or not js:
+                continue
+            a = sorted(r for r in q(self.db, sql, xp) if r[1] != "Async XLA Ops")  # JSON skips it
+            b = sorted(q(self.db, sql, js[0]))
+            self.assertEqual(len(a), len(b), name)
+            self.assertTrue(a, name)
+            for x, y in zip(a, b):
+                self.assertEqual((x[0], x[1], x[3]), (y[0], y[1], y[3]), name)
+                self.assertLessEqual(abs(x[2] - y[2]), 1, (name, x, y))     # ns, rounding
+                self.assertLessEqual(abs(x[4] - y[4]), 1, (name, x, y))     # JSON dur >= 1 ps
+
+
+if __name__ == "__main__":
+    unittest.main()
