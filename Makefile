@@ -221,12 +221,18 @@ build/asan/oom_test: tests/oom_test.c $(OBJS_asancore)
 	@mkdir -p $(@D)
 	$(CC_asancore) $(FLAGS_asancore) -o $@ $^ $(SQLITE_LIBS) $(LIBS_asancore) -lpthread
 
+# Out of memory at every allocation of one SQL statement (tests/oom_sql.c,
+# used by the XPlane tests of the asan run).
+build/asan/oom_sql: tests/oom_sql.c $(OBJS_asancore)
+	@mkdir -p $(@D)
+	$(CC_asancore) $(FLAGS_asancore) -o $@ $^ $(SQLITE_LIBS) $(LIBS_asancore) -lpthread
+
 # Python cannot be rebuilt with ASan, so the runtime is preloaded; leak
 # checking is off for the Python run (CPython's own allocations) and on for
 # the C driver run, which exercises the same reader paths.
 ASAN_PRELOAD = LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
   ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-asan: build/asan/profsum.so build/asan/sqlrun build/sqlrun build/asan/oom_test profsum
+asan: build/asan/profsum.so build/asan/sqlrun build/sqlrun build/asan/oom_test build/asan/oom_sql profsum
 	PROFSUM_SQLRUN=build/asan/sqlrun ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/run_driver.py
 	$(PYTHON) tests/oom_check.py build/asan/oom_test
 	PROFSUM_SO=$(CURDIR)/build/asan/profsum.so PROFSUM_SQLRUN=build/asan/sqlrun $(ASAN_PRELOAD) \

@@ -8,7 +8,7 @@
 ** tests/test_xplane_rows.py (the XPlane rows, diagnostics and trim) when
 ** build/asan/oom_sql exists:
 **
-**   cc <asan flags> -o build/asan/oom_sql tests/oom_sql.c build/obj/asancore/... -lsqlite3 ...
+**   make build/asan/oom_sql   (built and used by make asan)
 **   build/asan/oom_sql [-s STRIDE] SQL...
 **
 ** Prints a line per call, then "N passed, N failed"; exit 1 on any failure.

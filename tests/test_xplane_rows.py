@@ -337,7 +337,7 @@ OOM_SQL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
                        "build", "asan", "oom_sql")
 
 
-@unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (see tests/oom_sql.c)")
+@unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds and runs it)")
 class XplaneOutOfMemory(unittest.TestCase):
     """Every allocation of the XPlane paths failed in turn (tests/oom_sql.c,
     ASan): each run is an error or the reference result, nothing leaks."""
