@@ -29,7 +29,7 @@
 #include "profsum_int.h"
 #include "profsum_reader.h"
 #include "jsontree.h"
-#include "compare.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -173,24 +173,6 @@ static void trimErr(sqlite3_context *ctx, int rc, const char *zFmt, ...){
 /* Out of memory in profsum_trim on zSrc: the error names both. */
 static void trimNomem(sqlite3_context *ctx, const char *zSrc){
   trimErr(ctx, SQLITE_NOMEM, FN ": '%s': out of memory", zSrc);
-}
-
-/* The process umask, read from /proc/self/status (umask() can only be
-** read by setting it, which would race with other threads of the host);
-** 022 when it cannot be read. */
-static mode_t processUmask(void){
-  mode_t m = 022;
-  char zLine[128];
-  FILE *f = fopen("/proc/self/status", "r");
-  if( f==0 ) return m;
-  while( fgets(zLine, sizeof(zLine), f) ){
-    if( strncmp(zLine, "Umask:", 6)==0 ){
-      m = (mode_t)(strtol(zLine+6, 0, 8) & 0777);
-      break;
-    }
-  }
-  fclose(f);
-  return m;
 }
 
 /* ------------------------------------------------------------------ */
@@ -437,17 +419,12 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   setCompact(&pids);
 
   /* 2. The output: a temporary file beside DEST. */
-  zTmp = sqlite3_mprintf("%s.tmp-XXXXXX", zDest);
-  if( zTmp==0 ){ trimNomem(ctx, zSrc); goto done; }
-  fd = mkstemp(zTmp);
+  fd = profsumFileTempBeside(zDest, &zTmp);
   if( fd<0 ){
+    if( errno==ENOMEM ){ trimNomem(ctx, zSrc); goto done; }
     profsumCtxErr(ctx, FN ": '%s': cannot create a file there (%s)", zDest, strerror(errno));
-    sqlite3_free(zTmp); zTmp = 0;
     goto done;
   }
-  /* mkstemp makes 0600; the output gets the mode any new file gets (0666
-  ** less the umask), so a viewer running as another user can read it. */
-  (void)fchmod(fd, 0666 & ~processUmask());
   g = sqlite3_malloc64(sizeof(GzOut));
   if( g==0 ){ trimNomem(ctx, zSrc); goto done; }
   memset(g, 0, sizeof(*g));
