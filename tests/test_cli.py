@@ -521,7 +521,7 @@ class Errors(CliBase):
         self.assertTrue(err.startswith("profsum summarize: profsum_import: "), err)
         self.assertIn("bad.json", err)
         _, err = self.run_cli("summarize", "--xplane-file", "x.xplane.pb", rc=1)
-        self.assertIn("XPlane", err)
+        self.assertIn("'x.xplane.pb': No such file or directory", err)
 
     def test_publish(self):
         p = self.trace("t.json.gz", F1_BEFORE)

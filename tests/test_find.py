@@ -24,10 +24,59 @@ def reference_json_pick(d):
     return None
 
 
+def wire_ok(data):
+    """True when data is a sequence of well-formed protobuf fields (tags,
+    varints, lengths; nested messages are not entered): enough to tell the
+    XPlane fixtures below that decode (b"x" * 30: field 15 varints) from
+    those that do not (b"1": a fixed64 field cut short)."""
+    i, n = 0, len(data)
+
+    def varint(i):
+        for k in range(10):
+            if i + k >= n:
+                return None
+            if data[i + k] < 0x80:
+                return i + k + 1
+        return None
+    while i < n:
+        start = i
+        i = varint(i)
+        if i is None:
+            return False
+        key = 0
+        for k, b in enumerate(data[start:i]):
+            key |= (b & 0x7F) << (7 * k)
+        wt = key & 7
+        if key >> 3 == 0:
+            return False
+        if wt == 0:
+            i = varint(i)
+            if i is None:
+                return False
+        elif wt == 1 or wt == 5:
+            i += 8 if wt == 1 else 4
+            if i > n:
+                return False
+        elif wt == 2:
+            j = varint(i)
+            if j is None:
+                return False
+            length = 0
+            for k, b in enumerate(data[i:j]):
+                length |= (b & 0x7F) << (7 * k)
+            i = j + length
+            if i > n:
+                return False
+        else:
+            return False
+    return True
+
+
 def reference_pick(d):
-    """summarize_profile_artifact() selection: XPlane first, then JSON."""
+    """summarize_profile_artifact() selection: XPlane first (a lone one that
+    decodes), then JSON."""
     xplanes = sorted(p for p in Path(d).rglob("*.xplane.pb") if p.is_file())
-    if len(xplanes) == 1:
+    if len(xplanes) == 1 and wire_ok(xplanes[0].read_bytes()):
         return str(xplanes[0])
     return reference_json_pick(d)
 
@@ -57,8 +106,9 @@ class FindTracesTest(unittest.TestCase):
         return (picked[0] if picked else None, ref[0] if ref else None)
 
     def check_against_reference(self, d):
+        # profsum reads the file the reference reads, XPlane included
         picked, ref = self.picks(d)
-        self.assertEqual(picked, reference_json_pick(d))
+        self.assertEqual(picked, reference_pick(d))
         self.assertEqual(ref, reference_pick(d))
         return picked, ref
 
@@ -80,9 +130,9 @@ class FindTracesTest(unittest.TestCase):
                 (full + "host0.trace.json.gz", "host0", "2024_05_01_12_00_00", 20,
                  "trace_json_gz", 0, 0),
                 (full + "host0.xplane.pb", "host0", "2024_05_01_12_00_00", 30,
-                 "xplane_pb", 0, 1),
+                 "xplane_pb", 1, 1),
                 (full + "perfetto_trace.json.gz", None, "2024_05_01_12_00_00", 10,
-                 "perfetto_trace_json_gz", 1, 0),
+                 "perfetto_trace_json_gz", 0, 0),
             ])
             self.check_against_reference(t.path)
 
@@ -154,11 +204,25 @@ class FindTracesTest(unittest.TestCase):
 
     def test_xplanes_only(self):
         with TempDir() as t:
+            # a lone XPlane that decodes is read; one that does not decode
+            # falls back to a JSON trace, and there is none
+            t.write("a.xplane.pb", b"x" * 4)
+            self.assertEqual(self.picks(t.path), (os.path.join(t.path, "a.xplane.pb"),) * 2)
             t.write("a.xplane.pb", b"1")
-            self.assertEqual(self.picks(t.path), (None, os.path.join(t.path, "a.xplane.pb")))
+            self.assertEqual(self.picks(t.path), (None, None))
             t.write("b.xplane.pb", b"2")
             self.assertEqual(self.picks(t.path), (None, None))
             self.check_against_reference(t.path)
+
+    def test_lone_xplane_that_does_not_decode_falls_back_to_json(self):
+        with TempDir() as t:
+            t.write("p/a.xplane.pb", b"\xff")
+            t.write("p/h.trace.json.gz", b"3")
+            picked, ref = self.check_against_reference(t.path)
+            self.assertEqual(picked, os.path.join(t.path, "p/h.trace.json.gz"))
+            t.write("p/a.xplane.pb", b"")        # 0 bytes: an empty XSpace
+            picked, ref = self.check_against_reference(t.path)
+            self.assertEqual(picked, os.path.join(t.path, "p/a.xplane.pb"))
 
     def test_only_plain_trace_json(self):
         with TempDir() as t:

@@ -296,7 +296,7 @@ class ImportBehaviour(Base):
         with self.assertRaises(sqlite3.OperationalError) as cm:
             self.db.execute("SELECT profsum_import(?, 'x')", (d,)).fetchone()
         self.assertIn("no profile trace JSON found", str(cm.exception))
-        self.assertIn("found 1 .xplane.pb file(s), which profsum does not read", str(cm.exception))
+        self.assertIn("its .xplane.pb file does not decode as an XSpace protobuf", str(cm.exception))
         self.assertEqual(cm.exception.sqlite_errorcode, sqlite3.SQLITE_CANTOPEN)
         self.assertEqual(rows(self.db, "SELECT count(*) FROM sqlite_schema WHERE name='profsum_trace'"), [(0,)])
 
@@ -420,13 +420,27 @@ class ImportBehaviour(Base):
         os.makedirs(sess)
         with open(os.path.join(sess, "perfetto_trace.json.gz"), "wb") as f:
             f.write(gzip.compress(json.dumps(fixtures.f2()).encode()))
+        # a lone XPlane that decodes is read, as the reference reads it (here
+        # one empty plane: no events, and the reader's warning says so)
         with open(os.path.join(sess, "h.xplane.pb"), "wb") as f:
             f.write(b"\x0a\x00")
         tid = self.db.execute("SELECT profsum_import(?)", (d,)).fetchone()[0]
-        label, tp, qw = rows(self.db, "SELECT label, trace_path, quality_warnings FROM profsum_trace WHERE trace_id=?", tid)[0]
+        label, tp, qw, sf = rows(self.db, "SELECT label, trace_path, quality_warnings, source_format "
+                                 "FROM profsum_trace WHERE trace_id=?", tid)[0]
         self.assertEqual(label, "art")
+        self.assertTrue(tp.endswith("h.xplane.pb"))
+        self.assertEqual(sf, "xplane_pb")
+        self.assertEqual(json.loads(qw), ["XPlane protobuf contained no direct timeline events with "
+                                          "offset/duration data."])
+        # one that does not decode: the JSON trace, as the reference falls back
+        with open(os.path.join(sess, "h.xplane.pb"), "wb") as f:
+            f.write(b"\xff")
+        tid = self.db.execute("SELECT profsum_import(?, 'art2')", (d,)).fetchone()[0]
+        tp, qw, sf = rows(self.db, "SELECT trace_path, quality_warnings, source_format "
+                          "FROM profsum_trace WHERE trace_id=?", tid)[0]
         self.assertTrue(tp.endswith("perfetto_trace.json.gz"))
-        self.assertIn("XPlane", json.loads(qw)[0])
+        self.assertEqual(sf, "perfetto_trace_json")
+        self.assertEqual(json.loads(qw), [])
 
     def test_lenient_where_reference_rejects(self):
         text = json.dumps(fixtures.f2())[:-2] + ',{"ph":"X","pid":"Spans","tid":1,"name":"s","ts":0,"dur":5},7]}'

@@ -31,14 +31,15 @@ SYS_PY = "/usr/bin/python3"
 # StepTraceAnnotation also two device ops in its window; stop_trace writes
 # them where JAX writes a session:
 #   <log_dir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/<host>.trace.json.gz
-#   <log_dir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/<host>.xplane.pb  (empty)
+#   <log_dir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/<host>.xplane.pb  (a stub)
 # (and perfetto_trace.json.gz with create_perfetto_trace=True).  A GPU
 # layout: device ops on "Stream #0(compute)" of /device:GPU:0, annotations on
 # the host's python3 thread, steps as host events named after the
 # StepTraceAnnotation with args.step_num.  Timestamps are microseconds on a
 # clock that advances 1000 us per annotation.  Two sessions stopped within
-# one second share a directory, as JAX's do.  The empty .xplane.pb is what a
-# real session also holds; profsum picks the JSON next to it.
+# one second share a directory, as JAX's do.  A real session holds an XPlane
+# too; the stub is one byte that does not decode as an XSpace, so that
+# profsum (as the reference) falls back to the JSON next to it.
 
 STANDIN_INIT = '''\
 """Stand-in for jax (profsum tests): see tests/jax_standin.py."""
@@ -90,7 +91,8 @@ def stop_trace():
            "traceEvents": meta + _state["events"]}
     with gzip.open(os.path.join(d, jax.HOST + ".trace.json.gz"), "wt") as f:
         json.dump(doc, f)
-    open(os.path.join(d, jax.HOST + ".xplane.pb"), "wb").close()
+    with open(os.path.join(d, jax.HOST + ".xplane.pb"), "wb") as f:
+        f.write(b"\\xff")
     if _state["opts"]["perfetto"]:
         del doc["metadata"]
         with gzip.open(os.path.join(d, "perfetto_trace.json.gz"), "wt") as f:
@@ -543,7 +545,7 @@ class Capture(unittest.TestCase):
         self.assertEqual(t.label, "trace-" + sessions[0]["session"])
         self.assertEqual(t.db, os.path.join(self.log, "profsum.db"))
         self.assertTrue(t.trace_file.endswith("/standin-host.trace.json.gz"))
-        # profsum read the JSON, not the (empty) .xplane.pb next to it
+        # profsum read the JSON, not the stub .xplane.pb next to it
         self.assertEqual(self.db_rows("SELECT label, trace_path FROM profsum_overview"),
                          [(t.label, t.session + "/standin-host.trace.json.gz")])
         self.assertEqual(self.db_rows("SELECT step FROM profsum_steps ORDER BY step"), [(0,), (1,), (2,)])

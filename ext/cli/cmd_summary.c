@@ -11,8 +11,9 @@
 
 #include "summary_doc.h"     /* profsumDocFromJson, profsumDocReportMd */
 
-/* profsum summarize: import one profile (--trace-file, --profile-dir,
-** --artifact or --run-target) into a temporary database or --db and emit
+/* profsum summarize: import one profile (--trace-file, --xplane-file,
+** --profile-dir: XPlane first as summary §1.1 says, --artifact or
+** --run-target) into a temporary database or --db and emit
 ** its profile_summary.v1 JSON. */
 int cmdSummarize(Opts *o){
   const char *zTrace = optStr(o, "trace-file"), *zX = optStr(o, "xplane-file");
@@ -28,14 +29,25 @@ int cmdSummarize(Opts *o){
   }
   zOpts = knobOptions(o, optFlag(o, "replace"), optStr(o, "series"));
   if( !zTrace && zX ){
-    fail(EXIT_FAIL, "'%s': XPlane protobuf input is not supported; profsum reads the trace JSON "
-         "of the same profile (*.trace.json.gz / perfetto_trace.json.gz): use --trace-file or --profile-dir", zX);
+    /* read as summary §6.1 says (profsumIsXPlanePath: by the name) */
+    size_t n = strlen(zX);
+    if( !(n>=10 && strcmp(zX+n-10, ".xplane.pb")==0) && !(n>=13 && strcmp(zX+n-13, ".xplane.pb.gz")==0) ){
+      fail(EXIT_USAGE, "--xplane-file '%s': the file name must end in .xplane.pb (or .xplane.pb.gz)", zX);
+    }
   }
-  if( optStr(o, "xplane-output-dir") ) fail(EXIT_FAIL, "--xplane-output-dir requires the optional xprof package.");
+  if( optStr(o, "xplane-output-dir") || optFlag(o, "xplane-count-trace-events") ){
+    errLine("profsum summarize: note: %s ignored: profsum does not run xprof's converter (its "
+            "tables and trace-event count); the summary comes from the XPlane's timeline",
+            optStr(o, "xplane-output-dir") ? (optFlag(o, "xplane-count-trace-events")
+            ? "--xplane-output-dir and --xplane-count-trace-events are" : "--xplane-output-dir is")
+            : "--xplane-count-trace-events is");
+  }
   wandbEnv(o);
   openDb(zDb);
   if( zTrace ){
     id = importSource(zTrace, optStr(o, "label"), zOpts);
+  }else if( zX ){
+    id = importSource(zX, optStr(o, "label"), zOpts);
   }else if( zArt ){
     char *zSrc = xprintf("wandb:%s", zArt);
     id = importSource(zSrc, optStr(o, "label"), zOpts);

@@ -292,9 +292,9 @@ long long optNonNeg(const Opts *o, const char *zName, long long iDefault){
 
 static const OptSpec SUMMARIZE_OPTS[] = {
   {"trace-file", OPT_PATH, "PATH", "a trace JSON file (.json or .json.gz)"},
-  {"xplane-file", OPT_PATH, "PATH", "an .xplane.pb file (not supported: use the trace JSON)"},
-  {"xplane-output-dir", OPT_PATH, "DIR", "(reference tool only; not supported)"},
-  {"xplane-count-trace-events", OPT_FLAG, 0, "(reference tool only; ignored)"},
+  {"xplane-file", OPT_PATH, "PATH", "an .xplane.pb file (XSpace; .xplane.pb.gz too)"},
+  {"xplane-output-dir", OPT_PATH, "DIR", "(reference tool's xprof tables; accepted, ignored)"},
+  {"xplane-count-trace-events", OPT_FLAG, 0, "(reference tool's xprof count; accepted, ignored)"},
   {"artifact", OPT_STR, "REF", "a W&B jax_profile artifact entity/project/name:version"},
   {"run-target", OPT_STR, "RUN", "a W&B run: URL, entity/project/run_id or a bare run id"},
   {"alias", OPT_STR, "ALIAS", "with --run-target: the artifact alias to pick (default latest)"},
@@ -430,7 +430,7 @@ static const OptSpec VIEW_OPTS[] = {
 /* ================================================================== */
 static const Cmd aCmd[] = {
   {"summarize", "summarize a profile into a profile_summary.v1 JSON document",
-   "(--trace-file PATH | --profile-dir DIR | --artifact REF | --run-target RUN) [options]",
+   "(--trace-file PATH | --xplane-file PATH | --profile-dir DIR | --artifact REF | --run-target RUN) [options]",
    "Import the profile (into a temporary database, or --db) and emit its profile_summary.v1 JSON.",
    SUMMARIZE_OPTS, cmdSummarize, 0},
   {"report", "the markdown report of a summary",

@@ -17,7 +17,7 @@
 **     size            INTEGER,  -- file size in bytes
 **     format          TEXT,     -- 'perfetto_trace_json_gz' | 'trace_json_gz' |
 **                               -- 'trace_json' | 'xplane_pb'
-**     picked          INTEGER,  -- 1 on the JSON file profsum reads, else 0
+**     picked          INTEGER,  -- 1 on the file profsum reads, else 0
 **     reference_pick  INTEGER,  -- 1 on the file the reference tool reads, else 0
 **     dir             HIDDEN    -- input: the directory to search (required)
 **   );
@@ -46,15 +46,14 @@
 ** claim to satisfy ORDER BY path (SQLite sorts again when asked).
 **
 ** picked / reference_pick (§1.1):
-**   picked          JSON only (step 4): the first perfetto_trace.json.gz in
-**                   path order, else the first *.trace.json.gz, else the first
-**                   *.trace.json.  At most one row.
-**   reference_pick  XPlane first: exactly one *.xplane.pb → that file; zero or
-**                   several → the JSON pick.  At most one row.
-**   Limitation: the reference falls back to JSON when its single XPlane file
-**   fails to decode as protobuf (step 2).  That cannot be known without
-**   decoding it, so a single .xplane.pb is always reported as the reference
-**   pick.
+**   reference_pick  XPlane first: exactly one *.xplane.pb that decodes as an
+**                   XSpace protobuf (the whole file is walked, strings strict
+**                   UTF-8) → that file; zero or several, or a lone one that
+**                   does not decode → the JSON pick (step 4): the first
+**                   perfetto_trace.json.gz in path order, else the first
+**                   *.trace.json.gz, else the first *.trace.json.  At most
+**                   one row.
+**   picked          the file profsum reads: the same row.
 **
 ** path, session.  path is the argument with trailing '/' removed (except
 ** for "/" itself), then '/', then the path relative to it; no other
@@ -84,6 +83,7 @@
 */
 #include "profsum_int.h"
 #include "find.h"
+#include "xplane_pb.h"
 
 #include <assert.h>
 #include <dirent.h>
@@ -131,6 +131,7 @@ struct ProfsumFindList {
   sqlite3_int64 nRow;     /* Rows in use */
   sqlite3_int64 nAlloc;   /* Rows allocated */
   sqlite3_int64 nXplane;  /* Rows with eFormat==PROFSUM_FMT_XPLANE */
+  int bXplaneBad;         /* the lone XPlane does not decode (§1.1 step 2) */
   sqlite3_int64 iPicked;  /* Index of the JSON pick, -1 if none */
   sqlite3_int64 iRefPick; /* Index of the reference pick, -1 if none */
 };
@@ -394,6 +395,32 @@ static int profsumFindWalkDir(ProfsumFindWalk *p, int iDepth){
 ** prefix (sqlite3_malloc'd, caller frees; NULL for SQLITE_NOMEM).
 ** Returns SQLITE_OK, SQLITE_ERROR or SQLITE_NOMEM.
 */
+/* 1 when the XSpace file zPath decodes as the reference's protobuf parser
+** decodes it (every field walked, strings strict UTF-8), 0 on a decode
+** error (§1.1 step 2: the JSON trace is read instead), -1 when out of
+** memory.  Another failure (the file cannot be read) counts as decoding:
+** the XPlane stays the pick, and reading it reports the failure. */
+static int profsumFindXPlaneDecodes(const char *zPath){
+  ProfsumXp *p = 0;
+  const ProfsumXpPlane *pl;
+  const ProfsumXpLine *ln;
+  const ProfsumXpEvent *ev;
+  char *zErr = 0;
+  int rc = profsumXpOpen("profsum_find_traces", zPath, 0, 0, 0, &p, &zErr);
+  while( rc==SQLITE_OK && (rc = profsumXpNextPlane(p, &pl, &zErr))==SQLITE_ROW ){
+    while( (rc = profsumXpNextLine(p, &ln, &zErr))==SQLITE_ROW ){
+      while( (rc = profsumXpNextEvent(p, &ev, &zErr))==SQLITE_ROW ){}
+      if( rc!=SQLITE_DONE ) break;
+    }
+    if( rc!=SQLITE_DONE ) break;
+    rc = SQLITE_OK;
+  }
+  profsumXpClose(p);
+  sqlite3_free(zErr);
+  if( rc==SQLITE_NOMEM ) return -1;
+  return rc==PROFSUM_RC_DAMAGED ? 0 : 1;
+}
+
 static int profsumFindCollect(const char *zDir, ProfsumFindList *pList,
                               char **pzErr){
   ProfsumFindWalk w;
@@ -446,11 +473,17 @@ static int profsumFindCollect(const char *zDir, ProfsumFindList *pList,
       pList->iPicked = i;
     }
   }
-  /* Reference pick: a lone .xplane.pb, else the JSON pick. */
+  /* Reference pick (§1.1 steps 1-3): a lone .xplane.pb that decodes,
+  ** else the JSON pick.  profsum reads the same file. */
   pList->iRefPick = pList->iPicked;
   if( pList->nXplane==1 ){
     for(i=0; i<pList->nRow; i++){
-      if( pList->aRow[i].eFormat==PROFSUM_FMT_XPLANE ){ pList->iRefPick = i; }
+      if( pList->aRow[i].eFormat==PROFSUM_FMT_XPLANE ){
+        int ok = profsumFindXPlaneDecodes(pList->aRow[i].zPath);
+        if( ok<0 ){ rc = SQLITE_NOMEM; goto done; }
+        pList->bXplaneBad = !ok;
+        if( ok ) pList->iRefPick = pList->iPicked = i;
+      }
     }
   }
 
@@ -497,6 +530,7 @@ static char *findPickNote(const ProfsumFindList *pList, int *pOom){
   *pOom = 0;
   if( pList->iPicked<0 ) return 0;
   p = &pList->aRow[pList->iPicked];
+  if( p->eFormat==PROFSUM_FMT_XPLANE ) return 0;    /* one XPlane: nothing left aside */
   a = sqlite3_malloc64(sizeof(*a)*(sqlite3_uint64)(pList->nRow+1));
   if( a==0 ){ *pOom = 1; return 0; }
   for(i=0; i<pList->nRow; i++){
@@ -572,11 +606,16 @@ int profsumPickTraceNote(const char *zDir, char **pzPath, char **pzReferencePick
       }
     }else if( rc==SQLITE_OK ){
       rc = SQLITE_NOTFOUND;
-      if( list.nXplane>0 ){
+      if( list.nXplane==1 ){
         zErr = sqlite3_mprintf("'%q': no profile trace JSON found (expected "
-                 "perfetto_trace.json.gz, *.trace.json.gz or *.trace.json); "
-                 "found %lld .xplane.pb file(s), which profsum does not read",
-                 zDir, list.nXplane);
+                 "perfetto_trace.json.gz, *.trace.json.gz or *.trace.json), and its "
+                 ".xplane.pb file does not decode as an XSpace protobuf (read it "
+                 "directly to see where)", zDir);
+      }else if( list.nXplane>1 ){
+        zErr = sqlite3_mprintf("'%q': %lld .xplane.pb files and no profile trace JSON "
+                 "(expected perfetto_trace.json.gz, *.trace.json.gz or *.trace.json): "
+                 "an XPlane is read from a folder only when it is the only one; give "
+                 "one of them", zDir, list.nXplane);
       }else{
         zErr = sqlite3_mprintf("'%q': no profile trace JSON found (expected "
                  "perfetto_trace.json.gz, *.trace.json.gz or *.trace.json)",

@@ -15,19 +15,21 @@
 ** profsumPickTrace() — choose the trace file of an artifact folder.
 **
 ** Walks zDir exactly like profsum_find_traces(zDir) and reports:
-**   *pzPath           the JSON trace profsum reads (summary-v1-spec.md §1.1
-**                     step 4: first perfetto_trace.json.gz in path order, else
-**                     first *.trace.json.gz, else first *.trace.json);
-**   *pzReferencePick  the file the reference tool would read (§1.1: exactly
-**                     one *.xplane.pb → that file, otherwise the JSON pick),
-**                     or NULL when the reference would find nothing.  May be
-**                     passed as NULL when the caller does not need it.
+**   *pzPath           the trace profsum reads (summary-v1-spec.md §1.1): a
+**                     lone *.xplane.pb that decodes as an XSpace; otherwise
+**                     (none, several, or one that does not decode) the JSON
+**                     trace of step 4: first perfetto_trace.json.gz in path
+**                     order, else first *.trace.json.gz, else first
+**                     *.trace.json;
+**   *pzReferencePick  the file the reference tool would read: the same file,
+**                     or NULL when nothing is found.  May be passed as NULL
+**                     when the caller does not need it.
 ** Both strings are sqlite3_malloc'd and owned by the caller (sqlite3_free).
 **
 ** Return codes:
 **   SQLITE_OK        *pzPath is set (never NULL).
-**   SQLITE_NOTFOUND  the walk succeeded but found no JSON trace: *pzPath is
-**                    NULL, *pzReferencePick may still name a lone .xplane.pb,
+**   SQLITE_NOTFOUND  the walk succeeded but found nothing to read: *pzPath is
+**                    NULL, *pzReferencePick too,
 **                    *pzErr explains (it mentions .xplane.pb files if any).
 **   SQLITE_ERROR     the directory is missing, not a directory, unreadable,
 **                    too deep or too large; *pzErr explains.

@@ -342,7 +342,8 @@ static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, c
 char *profsumDefaultLabel(const char *zSource){
   const char *zBase;
   size_t n = strlen(zSource);
-  static const char *azSuf[] = {".trace.json.gz", ".json.gz", ".trace.json", ".json", ".gz"};
+  static const char *azSuf[] = {".xplane.pb.gz", ".xplane.pb", ".trace.json.gz", ".json.gz",
+                                 ".trace.json", ".json", ".gz"};
   size_t k;
   while( n>1 && zSource[n-1]=='/' ) n--;
   zBase = zSource + n;
