@@ -282,6 +282,14 @@ class Rules(XPlaneTestCase):
         self.assertEqual(d["trace_overview"]["quality_warnings"], ["w1", "w2", "e1", NO_EVENTS])
         self.assertEqual(d["trace_overview"]["num_processes"], 1)
 
+    def test_store_events_is_an_error(self):
+        p = self.write("s.xplane.pb", f11())
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            self.imp(p, None, '{"store_events": true}')
+        self.assertIn("store_events keeps the rows of trace_events, which reads JSON traces", str(cm.exception))
+        # nothing written, not even the schema of a first import
+        self.assertEqual(self.db.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0], 0)
+
     def test_empty_file(self):
         d = self.doc(b"")
         ov = d["trace_overview"]
