@@ -373,6 +373,21 @@ class Cli(XPlaneTestCase):
         self.assertIn("must end in .xplane.pb", err)
 
 
+    def test_compare_and_track_note_a_change_of_source(self):
+        x = self.write("f11.xplane.pb", f11())
+        x2 = self.write("g11.xplane.pb", f11() + W.f_bytes(3, "a warning"))
+        j = self.write("f1.trace.json", json.dumps(fixtures.f1([100, 120, 140], 30)))
+        note = "before and after come from different sources (source_format xplane_pb and perfetto_trace_json)"
+        for cmd in ("compare", "track"):
+            rc, out, err = self.run_cli(cmd, "--before", x, "--after", j)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("profsum %s: note: %s" % (cmd, note), err)
+            json.loads(out)
+            rc, out, err = self.run_cli(cmd, "--before", x, "--after", x2)
+            self.assertEqual(rc, 0, err)
+            self.assertNotIn("different sources", err)
+
+
 @unittest.skipUnless(os.path.isdir(CORPUS), "corpus absent")
 class Corpus(unittest.TestCase):
     """Every corpus XPlane imports; beside each, derived/<name>/ holds the

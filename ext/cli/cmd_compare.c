@@ -169,6 +169,29 @@ static void checkProvenance(const char *zCompare){
   free(zStatus);
 }
 
+/* On stderr (stdout is the reference's JSON): before and after were read
+** from different sources (source_format: an XPlane and a JSON trace, or a
+** summary file of either), whose numbers can differ for that reason alone
+** (event counts, tf_op paths and regions of the XlaModule rule, float
+** rounding).  zCmd: the command's name.  A note only: never an error. */
+static void noteSourceFormats(const char *zCmd, sqlite3_int64 idB, sqlite3_int64 idA){
+  sqlite3_stmt *p = 0;
+  if( sqlite3_prepare_v2(g_db, "SELECT b.source_format, a.source_format FROM main.profsum_trace AS b, "
+        "main.profsum_trace AS a WHERE b.trace_id=?1 AND a.trace_id=?2 "
+        "AND b.source_format IS NOT a.source_format", -1, &p, 0)!=SQLITE_OK ){
+    sqlite3_finalize(p);
+    return;
+  }
+  sqlite3_bind_int64(p, 1, idB);
+  sqlite3_bind_int64(p, 2, idA);
+  if( sqlite3_step(p)==SQLITE_ROW ){
+    errLine("profsum %s: note: before and after come from different sources (source_format %s and %s): "
+            "counts, tf_op paths, regions and float rounding can differ for that reason alone", zCmd,
+            (const char*)sqlite3_column_text(p, 0), (const char*)sqlite3_column_text(p, 1));
+  }
+  sqlite3_finalize(p);
+}
+
 /* profsum compare: the comparison JSON of --before and --after
 ** (profsum_compare_json), each a file or a label/trace_id of --db;
 ** --strict-provenance fails (exit 1) when the provenance checks fail. */
@@ -186,6 +209,7 @@ int cmdCompare(Opts *o){
   idA = traceArg("after", zA, optRaw(o, "after"), zDb!=0, zOpts, idB);
   zCmp = sqlText("SELECT profsum_compare_json(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
   if( zCmp==0 ) fail(EXIT_FAIL, "profsum_compare_json returned nothing");
+  noteSourceFormats("compare", idB, idA);
   if( optFlag(o, "strict-provenance") ) checkProvenance(zCmp);
   emit(zCmp, optStr(o, "output"));
   free(zCmp);
@@ -252,6 +276,7 @@ int cmdTrack(Opts *o){
   kind = openHistory(zHist, zDb, 0);
   idB = traceArg("before", zB, optRaw(o, "before"), kind==HIST_DB, zOpts, 0);
   idA = traceArg("after", zA, optRaw(o, "after"), kind==HIST_DB, zOpts, idB);
+  noteSourceFormats("track", idB, idA);
   if( optFlag(o, "strict-provenance") ){
     /* checked before anything is recorded */
     char *zCmp = sqlText("SELECT profsum_compare_json(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
@@ -340,6 +365,7 @@ int cmdBundle(Opts *o){
   kind = openHistory(zHist, zDb, 0);
   idB = bundleSide(o, "before", kind==HIST_DB || zDb!=0, zOpts, 0);
   idA = bundleSide(o, "after", kind==HIST_DB || zDb!=0, zOpts, idB);
+  noteSourceFormats("bundle", idB, idA);
   if( optFlag(o, "strict-provenance") ){
     /* the reference's preflight comparison: its ValueError text, exit 1,
     ** before any file is written */
