@@ -421,10 +421,12 @@ class Corpus(unittest.TestCase):
     #    XlaModule rule (AMD GPU JAX captures);
     #  - time_breakdown (host, stall, and their shares): host lines the
     #    converter does not write, or writes in part;
-    #  - gap durations and the shares built on them: the JSON's µs texts
-    #    carry the exact picoseconds, the XPlane's doubles the rounded sum of
-    #    timestamp_ns/1000 and offset_ps/1e6 (differences below 1e-6
-    #    relative), and where the JSON lacks events, gap rows;
+    #  - gap_before_ops, gap_region_contexts: the gaps are decided on each
+    #    reading's doubles (the JSON's µs texts; the XPlane's
+    #    timestamp_ns/1000 + offset_ps/1e6): ops that abut exactly leave a
+    #    gap of one rounding step (2.3e-10 µs at a 1.6e9 ns line timestamp)
+    #    in one reading and none in the other, which adds a gap to a row's
+    #    count, or a row of its own; the totals agree to 1e-6 µs;
     #  - optimization_candidates, semantic_families: shares of the above.
     EXPLAINED = {"trace_overview", "trace_provenance", "hot_ops", "hierarchical_regions",
                  "gap_region_contexts", "time_breakdown", "gap_before_ops",
@@ -451,6 +453,12 @@ class Corpus(unittest.TestCase):
                 # the device-op events: same ops, counts and total durations
                 ops = lambda d: {o["name"]: (o["count"], round(o["total_duration"], 6)) for o in d["hot_ops"]}
                 self.assertEqual(ops(x), ops(j), p)
+                # gap totals per payload agree; a row of one side only holds
+                # rounding steps
+                gx = {g["name"]: g["total_gap_duration"] for g in x["gap_before_ops"]}
+                gj = {g["name"]: g["total_gap_duration"] for g in j["gap_before_ops"]}
+                for name in set(gx) | set(gj):
+                    self.assertAlmostEqual(gx.get(name, 0.0), gj.get(name, 0.0), delta=1e-6, msg=(p, name))
             finally:
                 db.close()
 
