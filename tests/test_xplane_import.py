@@ -176,6 +176,15 @@ class ArtifactFolder(XPlaneTestCase):
             self.assertEqual(self.db.execute("SELECT source_format FROM profsum_trace ORDER BY trace_id DESC "
                                              "LIMIT 1").fetchall(), [("perfetto_trace_json",)])
 
+    def test_unsorted_xplane_is_still_the_pick(self):
+        # not a decode error: the reference would stop on it, not fall back;
+        # profsum reads it sorted and says so
+        f1 = fixtures.f1([100, 120, 140], 30)
+        d = self.folder([("h.xplane.pb", one_line([("b.1", 50, 10), ("a.1", 0, 100)]))], f1)
+        doc = self.imp(d)
+        self.assertEqual(doc["source_format"], "xplane_pb")
+        self.assertIn("not in timeline order", doc["trace_overview"]["quality_warnings"][0])
+
     def test_two_xplanes_without_json_is_an_error(self):
         d = os.path.join(self.td.path, "only")
         os.makedirs(d)
