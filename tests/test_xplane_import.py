@@ -299,6 +299,25 @@ class Rules(XPlaneTestCase):
         # nothing written, not even the schema of a first import
         self.assertEqual(self.db.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0], 0)
 
+    def test_interrupt_during_the_read(self):
+        # sqlite3_interrupt is seen while the XSpace is read (every 16,384
+        # events): "interrupted", nothing written
+        import threading
+        ev = W.f_bytes(4, W.event(1, offset_ps=0, duration_ps=US))
+        n = 3000000
+        ln = W.f_varint(1, 1) + W.f_bytes(2, "XLA Ops") + ev * n
+        pl = W.f_bytes(2, "/device:TPU:0") + W.f_bytes(3, ln) + W.f_bytes(4, W.map_entry(1, W.event_meta(1, name="a")))
+        p = self.write("big.xplane.pb", W.f_bytes(1, pl))
+        timer = threading.Timer(0.05, self.db.interrupt)
+        timer.start()
+        try:
+            with self.assertRaises(sqlite3.OperationalError) as cm:
+                self.db.execute("SELECT profsum_import(?)", (p,)).fetchone()
+        finally:
+            timer.cancel()
+        self.assertEqual(str(cm.exception), "profsum_import: interrupted")
+        self.assertEqual(self.db.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0], 0)
+
     def test_empty_file(self):
         d = self.doc(b"")
         ov = d["trace_overview"]
