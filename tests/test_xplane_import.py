@@ -109,6 +109,33 @@ class F11(XPlaneTestCase):
                                    ("train_step=>block_0=>fusion", 10.0, 10.0), ("iota", 1.0, 1.0)])
         self.assertEqual(self.tf_ops(d)["dot.1"], "train_step/block_0/matmul")
 
+    def test_same_sections_as_its_json_equivalent(self):
+        # the same events written as a JSON trace (what the derived fields
+        # give: the raw metadata name as long_name where a display name
+        # differs, run_id "7") summarize to the same sections
+        meta = [{"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/device:TPU:0"}},
+                {"ph": "M", "pid": 1, "tid": 1, "name": "thread_name", "args": {"name": "Steps"}},
+                {"ph": "M", "pid": 1, "tid": 2, "name": "thread_name", "args": {"name": "XLA Ops"}}]
+        X = lambda tid, name, ts, dur, **args: dict({"ph": "X", "pid": 1, "tid": tid, "name": name, "ts": ts,
+                                                    "dur": dur}, **({"args": args} if args else {}))
+        events = meta + [X(1, "0", 0, 100), X(1, "1", 100, 120),
+                         X(2, "fusion.1", 0, 10, tf_op="train_step/block_0/fusion",
+                           long_name="%fusion.1 = f32[8,8] fusion()", run_id=7),
+                         X(2, "all-reduce.1", 10, 20),
+                         X(2, "iota.296", 100, 1, long_name="%iota.296 = s32[8] iota()"),
+                         X(2, "dot.1", 101, 30, tf_op="train_step/block_0/matmul",
+                           long_name="%dot.1 = f32[8,8] dot(f32[8,8] %lhs, f32[8,8] %rhs)")]
+        for mode in ("exclusive_per_track", "exclusive_global"):
+            opts = json.dumps({"warmup_steps": 1, "breakdown_mode": mode})
+            x = self.doc(f11(), opts, name="%s.xplane.pb" % mode)
+            j = self.imp(self.write("j-%s.json" % mode, json.dumps({"traceEvents": events})), None, opts)
+            for k in ("generated_at_utc", "source_path", "source_format", "trace_provenance"):
+                x.pop(k), j.pop(k)
+            for d in (x, j):
+                d["trace_overview"].pop("display_time_unit")
+                d["trace_overview"].pop("num_events_total")
+            self.assertEqual(x, j, mode)
+
     def test_default_label_gzip_and_global_mode(self):
         p = self.write("run/f11.xplane.pb.gz", gzip.compress(f11()))
         d = self.imp(p, None, '{"breakdown_mode": "exclusive_global", "warmup_steps": 1}')
