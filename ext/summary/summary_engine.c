@@ -1448,7 +1448,9 @@ static int engReadXPlane(Engine *e, const char *zPath){
     e->nEntries = profsumXpEventsSeen(p);
     e->zUnit = sqlite3_mprintf("us");
     if( e->zUnit==0 ) rc = SQLITE_NOMEM;
-  }else if( rc!=SQLITE_NOMEM || zErr ){
+  }else if( zErr ){
+    /* the decoder's message (an error of this function, e.g. engErr's,
+    ** is in *e->pzErr already) */
     sqlite3_free(*e->pzErr);
     *e->pzErr = zErr;
     zErr = 0;
