@@ -20,8 +20,7 @@
 #include "profsum_int.h"
 #include "profsum_reader.h"
 #include "summary_engine.h"
-#include "xplane_pb.h"
-#include "hash.h"
+#include "engine_intake.h"
 #include "funcs.h"
 #include "jsontree.h"
 
@@ -365,7 +364,6 @@ struct ProfsumEngine {
   int isXPlane;
   char *zXpWarn;        /* its quality warnings as JSON array items, or 0 */
   double xpTsMin, xpEndMax;   /* the smallest ts and largest end (doubles) */
-  int64_t nXpBadUtf8;   /* string fields read with U+FFFD */
 };
 typedef struct ProfsumEngine Engine;
 
@@ -996,473 +994,150 @@ static int engRead(Engine *e, const char *zPath){
 }
 
 /* ------------------------------------------------------------------ */
-/* XPlane intake (summary §6.1)                                        */
+/* The intake of other readers (engine_intake.h)                        */
 /* ------------------------------------------------------------------ */
-/* An XSpace file is read as the reference's XPlane reader reads it: plane
-** i is pid i+1, line j of a plane has tid = its id, or j+1 when that is 0,
-** and each line is its own track, its kind decided by its own name (two
-** lines with one tid stay two tracks).  An event is accepted when its data
-** is an offset, its duration is positive and its metadata is registered
-** (a non-empty display_name or name, the shown name).  Its times are the
-** reference's doubles, ts = double(timestamp_ns)/1000 + double(offset_ps)/1e6
-** and dur = double(duration_ps)/1e6 (kept for every event in aFloat*, and
-** deciding every order, nesting and gap: tolPs INT64_MAX), beside the exact
-** picoseconds timestamp_ns*1000 + offset_ps and duration_ps.  The stats
-** named below are mapped (metadata's stats, then the event's: the last
-** wins) into the fields a JSON event has in args.  The reference treats
-** "aggregated" lines (host, Steps, other device lines) apart from the
-** "detailed" ones only to save work: their results differ in float
-** rounding only, so every line goes through the engine as a JSON track does. */
 
 static void jsonAppendStr(sqlite3_str *p, const char *z, int64_t n);
-static int growCapped(void **pa, int64_t *pnAlloc, int64_t nNeed, int64_t nMax, size_t szElem);
 
-#define XK_TF_OP       0
-#define XK_NAME        1
-#define XK_SOURCE      2
-#define XK_SOURCE_FILE 3
-#define XK_FILE_NAME   4
-#define XK_LONG_NAME   5
-#define XK_RUN_ID      6
-#define XK_STEP_NUM    7
-#define XK_STEP        8
-#define XK_N           9
-static const char *const azXpKey[XK_N] = {
-  "tf_op", "name", "source", "source_file", "file_name", "long_name", "run_id", "step_num", "step"
-};
+/* See engine_intake.h. */
+int profsumEngPyInt(const char *z, int64_t n, int64_t *pOut){ return pyIntParse(z, n, pOut); }
 
-/* Map the stats a[0..n) that have a value and a known, non-empty name
-** into ap[XK_*] (a later stat replaces an earlier one).  A stat holding
-** only compressed_str_value (a field the reference does not know) has no
-** value. */
-static void xpMapStats(const ProfsumXpStat *a, int n, const ProfsumXpStat **ap){
-  int i, k;
-  for(i=0; i<n; i++){
-    const ProfsumXpStat *st = &a[i];
-    if( st->zName==0 || st->nName==0 || st->eType==PROFSUM_XV_NONE || st->eType==PROFSUM_XV_CSTR ) continue;
-    for(k=0; k<XK_N; k++){
-      if( (int64_t)strlen(azXpKey[k])==st->nName && memcmp(azXpKey[k], st->zName, (size_t)st->nName)==0 ){
-        ap[k] = st;
-        break;
-      }
-    }
-  }
-}
+/* See engine_intake.h. */
+const char *profsumEngFunc(ProfsumEngine *e){ return e->zFunc; }
+int64_t profsumEngCount(ProfsumEngine *e){ return e->nEv; }
+const char *profsumEngStr(ProfsumEngine *e, int32_t id){ return SP_STR(&e->pool, id); }
 
-/* Copy z[0..n) into the growing buffer *ppB (capacity *pnB), NUL-terminated. */
-static int xpCopy(char **ppB, int64_t *pnB, const char *z, int64_t n){
-  if( n+1>*pnB ){
-    int64_t nNew = (n+1)*2;
-    char *a = sqlite3_realloc64(*ppB, (sqlite3_uint64)nNew);
-    if( a==0 ) return SQLITE_NOMEM;
-    *ppB = a; *pnB = nNew;
-  }
-  if( n ) memcpy(*ppB, z, (size_t)n);
-  (*ppB)[n] = 0;
-  return SQLITE_OK;
-}
-
-/* The text of stat st when its value is a string (str, bytes with U+FFFD
-** for what is not UTF-8, ref: the referenced name or the key in decimal),
-** copied into *ppB (*pz, *pn): 1.  0 when st is 0 or holds a number. */
-static int xpStr(ProfsumXp *p, const ProfsumXpStat *st, char **ppB, int64_t *pnB,
-                 const char **pz, int64_t *pn, int *pRc){
-  const char *z = 0; int64_t n = 0;
-  *pRc = SQLITE_OK;
-  if( st==0 ) return 0;
-  if( st->eType==PROFSUM_XV_STR ){
-    z = st->z; n = st->n;
-  }else if( st->eType==PROFSUM_XV_BYTES || st->eType==PROFSUM_XV_REF ){
-    if( (*pRc = profsumXpStatText(p, st, &z, &n))!=SQLITE_OK ) return 0;
-    if( z==0 ) return 0;
-  }else{
-    return 0;
-  }
-  if( (*pRc = xpCopy(ppB, pnB, z, n))!=SQLITE_OK ) return 0;
-  *pz = *ppB; *pn = n;
-  return 1;
-}
-
-/* Intern z[0..n) (-1 when n is 0: an empty string counts as absent). */
-static int xpIntern(Engine *e, const char *z, int64_t n, int32_t *pId){
+/* See engine_intake.h. */
+int profsumEngIntern(ProfsumEngine *e, const char *z, int64_t n, int32_t *pId){
   *pId = -1;
   if( n==0 ) return SQLITE_OK;
   *pId = spIntern(&e->pool, z, n);
   return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
 }
 
-/* 1 for Python's str.isspace() over ASCII and C1 (what strip() removes). */
-static int xpSpace(unsigned char c){
-  return c==' ' || (c>=0x09 && c<=0x0d) || (c>=0x1c && c<=0x1f);
+/* See engine_intake.h. */
+int profsumEngSig(ProfsumEngine *e, int32_t name, const char *z, int64_t n, int32_t *pId){
+  ProfsumSpan sp;
+  char *pB = 0; int64_t nB = 0;
+  int rc;
+  sp.z = z; sp.n = n; sp.type = PROFSUM_JT_STRING; sp.flags = 0;
+  rc = sigOf(e, name, &sp, &pB, &nB, pId);
+  sqlite3_free(pB);
+  return rc;
 }
 
-/* What an event takes from its stats (string ids, -1: absent). */
-typedef struct XpDerived {
-  int32_t name, tfop, source, sig, runid;
-  int hasStep;
-  int64_t step;
-} XpDerived;
+/* See engine_intake.h. */
+int profsumEngName(ProfsumEngine *e, int isThread, int64_t pid, int64_t tid, int32_t id){
+  HEnt *h = isThread ? hmGet(&e->threadMap, pid, tid, 1, 0) : hmGet(&e->procMap, pid, 0, 1, 0);
+  if( h==0 ) return SQLITE_NOMEM;
+  h->v1 = id;
+  return SQLITE_OK;
+}
 
-/* The derived fields of summary §6.1 of event ev (name: its shown name's
-** id), from its metadata's stats and its own. */
-static int xpDerive(Engine *e, ProfsumXp *p, const ProfsumXpEvent *ev, int32_t name,
-                    XpDerived *d, char **apB, int64_t *anB){
-  const ProfsumXpStat *ap[XK_N];
-  const ProfsumXpEventMeta *m = ev->pMeta;
-  const char *z, *zT; int64_t n, nT;
-  int rc = SQLITE_OK, k;
-  memset(ap, 0, sizeof(ap));
-  xpMapStats(m->aStat, m->nStat, ap);
-  xpMapStats(ev->aStat, ev->nStat, ap);
-  d->name = name;
-  d->tfop = d->source = d->sig = d->runid = -1;
-  d->hasStep = 0;
-  d->step = 0;
-  /* tf_op, with the XlaModule rule */
-  if( xpStr(p, ap[XK_TF_OP], &apB[0], &anB[0], &zT, &nT, &rc) && nT>0 ){
-    int64_t a = 0, b = nT;
-    while( a<b && xpSpace((unsigned char)zT[a]) ) a++;
-    while( b>a && xpSpace((unsigned char)zT[b-1]) ) b--;
-    while( b>a && zT[b-1]==':' ) b--;
-    if( b-a==9 && memcmp(zT+a, "XlaModule", 9)==0
-     && xpStr(p, ap[XK_NAME], &apB[1], &anB[1], &z, &n, &rc) && n>0 ){
-      rc = xpIntern(e, z, n, &d->tfop);
-    }else if( rc==SQLITE_OK ){
-      rc = xpIntern(e, zT, nT, &d->tfop);
-    }
+/* See engine_intake.h. */
+void profsumEngDiag(ProfsumEngine *e, int64_t idx, int64_t off, const char *zKind, const char *zDetail){
+  engDiag(e, idx, off, zKind, zDetail);
+}
+int profsumEngDiagRc(ProfsumEngine *e){ return e->diagRc; }
+
+/* See engine_intake.h. */
+int profsumEngStopAsked(ProfsumEngine *e){
+  return e->xStop && e->xStop(e->pStopArg);
+}
+
+/* See engine_intake.h. */
+int profsumEngNewTrack(ProfsumEngine *e, int64_t pid, int64_t tid, int32_t proc, int32_t thread,
+                       int32_t *pTrk){
+  STrack *t;
+  if( e->nTrk>=e->nAllocTrk ){
+    int32_t nNew = e->nAllocTrk ? e->nAllocTrk*2 : 64;
+    STrack *a = sqlite3_realloc64(e->aTrk, sizeof(STrack)*(sqlite3_uint64)nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    e->aTrk = a;
+    e->nAllocTrk = nNew;
   }
-  if( rc ) return rc;
-  /* source: the first string of source, source_file, file_name */
-  for(k=XK_SOURCE; k<=XK_FILE_NAME && rc==SQLITE_OK; k++){
-    if( xpStr(p, ap[k], &apB[1], &anB[1], &z, &n, &rc) && n>0 ){
-      rc = xpIntern(e, z, n, &d->source);
-      break;
-    }
+  t = &e->aTrk[e->nTrk];
+  memset(t, 0, sizeof(*t));
+  t->pid = pid;
+  t->tid = tid;
+  t->proc = proc;
+  t->thread = thread;
+  *pTrk = e->nTrk++;
+  return SQLITE_OK;
+}
+
+/* See engine_intake.h. */
+int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x){
+  SEv *r;
+  EvKey k;
+  int rc = evNew(e, x->idx, x->iOffset, x->ts, x->dur, &r);
+  if( rc || r==0 ) return rc;
+  k.trk = x->trk;
+  k.name = x->name;
+  k.tfop = x->tfop;
+  k.source = x->source;
+  k.sig = x->sig;
+  r->runid = x->runid;
+  if( (r->key = keyIntern(e, &k))<0 ) return SQLITE_NOMEM;
+  if( x->hasStep ){
+    HEnt *hs = hmGet(&e->stepOf, e->nEv, 0, 1, 0);
+    if( hs==0 ) return SQLITE_NOMEM;
+    hs->v1 = x->step;
   }
-  if( rc ) return rc;
-  /* long_name (its shape signature): the string, else the raw name when
-  ** it differs from the shown name */
-  {
-    int has = xpStr(p, ap[XK_LONG_NAME], &apB[1], &anB[1], &z, &n, &rc) && n>0;
-    if( rc ) return rc;
-    if( !has && m->nDisplay>0 && (m->nName!=m->nDisplay || memcmp(m->zName, m->zDisplay, (size_t)m->nName)!=0) ){
-      z = m->zName; n = m->nName;
-      has = n>0;
-    }
-    if( has ){
-      ProfsumSpan sp;
-      char *pDummy = 0; int64_t nDummy = 0;
-      sp.z = z; sp.n = n; sp.type = PROFSUM_JT_STRING; sp.flags = 0;
-      rc = sigOf(e, name, &sp, &pDummy, &nDummy, &d->sig);
-      sqlite3_free(pDummy);
-      if( rc ) return rc;
-    }
+  /* its doubles: one aFloat entry per event (floatEntry's identity case) */
+  if( e->nFloat>=e->nAllocFloat ){
+    int64_t nNew = e->nAllocFloat ? e->nAllocFloat*2 : 256;
+    int32_t *a1 = sqlite3_realloc64(e->aFloatIdx, sizeof(int32_t)*(sqlite3_uint64)nNew);
+    double *a2, *a3;
+    if( a1==0 ) return SQLITE_NOMEM;
+    e->aFloatIdx = a1;
+    a2 = sqlite3_realloc64(e->aFloatTs, sizeof(double)*(sqlite3_uint64)nNew);
+    if( a2==0 ) return SQLITE_NOMEM;
+    e->aFloatTs = a2;
+    a3 = sqlite3_realloc64(e->aFloatDur, sizeof(double)*(sqlite3_uint64)nNew);
+    if( a3==0 ) return SQLITE_NOMEM;
+    e->aFloatDur = a3;
+    e->nAllocFloat = nNew;
   }
-  /* run_id: a string as is; a number → the decimal text of its integer
-  ** part (toward zero) */
-  {
-    const ProfsumXpStat *st = ap[XK_RUN_ID];
-    char zBuf[400];
-    if( xpStr(p, st, &apB[1], &anB[1], &z, &n, &rc) ){
-      rc = xpIntern(e, z, n, &d->runid);
-    }else if( rc==SQLITE_OK && st ){
-      zBuf[0] = 0;
-      if( st->eType==PROFSUM_XV_INT64 ) sqlite3_snprintf(sizeof(zBuf), zBuf, "%lld", (long long)st->iVal);
-      else if( st->eType==PROFSUM_XV_UINT64 ) sqlite3_snprintf(sizeof(zBuf), zBuf, "%llu", (unsigned long long)st->uVal);
-      else if( st->eType==PROFSUM_XV_DOUBLE && isfinite(st->rVal) ){
-        double t = trunc(st->rVal);
-        if( t==0.0 ) memcpy(zBuf, "0", 2);
-        else snprintf(zBuf, sizeof(zBuf), "%.0f", t);   /* exact: an integral double */
-      }
-      if( zBuf[0] ) rc = xpIntern(e, zBuf, (int64_t)strlen(zBuf), &d->runid);
-    }
-    if( rc ) return rc;
-  }
-  /* step_num, then step: an integer; a float toward zero; a string by
-  ** Python int() (unparsable: the next key) */
-  for(k=XK_STEP_NUM; k<=XK_STEP && !d->hasStep; k++){
-    const ProfsumXpStat *st = ap[k];
-    int64_t v;
-    if( st==0 ) continue;
-    if( st->eType==PROFSUM_XV_INT64 ){ d->step = st->iVal; d->hasStep = 1; }
-    else if( st->eType==PROFSUM_XV_UINT64 ){
-      if( st->uVal<=(uint64_t)INT64_MAX ){ d->step = (int64_t)st->uVal; d->hasStep = 1; }
-    }else if( st->eType==PROFSUM_XV_DOUBLE ){
-      if( isfinite(st->rVal) && fabs(st->rVal)<0x1p63 ){ d->step = (int64_t)trunc(st->rVal); d->hasStep = 1; }
-    }else if( xpStr(p, st, &apB[1], &anB[1], &z, &n, &rc) ){
-      if( pyIntParse(z, n, &v)==0 ){ d->step = v; d->hasStep = 1; }
-    }
-    if( rc ) return rc;
+  e->aFloatIdx[e->nFloat] = (int32_t)e->nEv;
+  e->aFloatTs[e->nFloat] = x->fTs;
+  e->aFloatDur[e->nFloat] = x->fDur;
+  e->nFloat++;
+  if( e->nEv==0 || x->fTs<e->xpTsMin ) e->xpTsMin = x->fTs;
+  if( e->nEv==0 || x->fTs+x->fDur>e->xpEndMax ) e->xpEndMax = x->fTs + x->fDur;
+  e->nEv++;
+  return e->diagRc;
+}
+
+/* See engine_intake.h. */
+int profsumEngFinish(ProfsumEngine *e, int64_t nEntries, const char *zUnit, const char *zSha,
+                     int64_t nFileBytes, sqlite3_str *pWarn){
+  e->nEntries = nEntries;
+  memcpy(e->zSha, zSha, sizeof(e->zSha)-1);
+  e->zSha[sizeof(e->zSha)-1] = 0;
+  e->nFileBytes = nFileBytes;
+  e->zUnit = sqlite3_mprintf("%s", zUnit);
+  if( e->zUnit==0 ) return SQLITE_NOMEM;
+  if( pWarn && sqlite3_str_length(pWarn)>0 ){
+    e->zXpWarn = sqlite3_mprintf("%s", sqlite3_str_value(pWarn));
+    if( e->zXpWarn==0 ) return SQLITE_NOMEM;
   }
   return SQLITE_OK;
 }
 
-/* Diagnostics of the XSpace decoder: stored as the engine's, invalid UTF-8
-** under its own kind (the reference fails the file for it; it is not one
-** of the JSON kinds the reject count is about). */
-static void engXpDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, const char *zDetail){
-  Engine *e = (Engine*)pCtx;
-  if( strcmp(zKind, "invalid_utf8")==0 ){
-    e->nXpBadUtf8++;
-    zKind = "xplane_invalid_utf8";
-  }
-  engDiag(pCtx, idx, off, zKind, zDetail);
-}
-
-/* Append the JSON string z to the warnings list. */
-static void xpWarn(sqlite3_str *pW, const char *z, int64_t n){
+/* See engine_intake.h. */
+void profsumEngWarnAppend(sqlite3_str *pW, const char *z, int64_t n){
   if( sqlite3_str_length(pW)>0 ) sqlite3_str_appendchar(pW, 1, ',');
   jsonAppendStr(pW, z, n);
 }
 
-/* The read pass of an XSpace file (.xplane.pb, plain or gzip). */
-static int engReadXPlane(Engine *e, const char *zPath){
-  ProfsumXp *p = 0;
-  const ProfsumXpPlane *pl;
-  const ProfsumXpLine *ln;
-  const ProfsumXpEvent *ev;
-  char *zErr = 0;
-  char *apB[2] = {0, 0}; int64_t anB[2] = {0, 0};
-  HMap mc = {0, 0, 0};           /* metadata key → aDer index + 1 (events without stats) */
-  XpDerived *aDer = 0; int64_t nDer = 0, nAllocDer = 0;
-  sqlite3_str *pW = 0;
-  int64_t nUnsortedLines = 0;
-  char *zFirstUnsorted = 0;
-  int rc;
-  e->isXPlane = 1;
-  {
-    sqlite3_int64 nSize = 0;
-    rc = profsumSha256File(zPath, e->zSha, &nSize, &zErr);
-    if( rc ){
-      engErr(e, rc, "%s", zErr ? zErr : sqlite3_errstr(rc));
-      sqlite3_free(zErr);
-      return rc;
-    }
-    e->nFileBytes = nSize;
-  }
-  rc = profsumXpOpen(e->zFunc, zPath, PROFSUM_XP_LENIENT_UTF8, engXpDiag, e, &p, &zErr);
-  while( rc==SQLITE_OK && (rc = profsumXpNextPlane(p, &pl, &zErr))==SQLITE_ROW ){
-    int64_t pid = pl->iPlane + 1;
-    int32_t proc;
-    int isDev = pl->nName>=8 && memcmp(pl->zName, "/device:", 8)==0;
-    int isHost = pl->nName>=6 && memcmp(pl->zName, "/host:", 6)==0;
-    HEnt *h;
-    rc = SQLITE_OK;
-    if( pl->nName>0 ) proc = spIntern(&e->pool, pl->zName, pl->nName);
-    else{
-      char z[40];
-      sqlite3_snprintf(sizeof(z), z, "xplane:%lld", (long long)pl->iPlane);
-      proc = spIntern(&e->pool, z, (int64_t)strlen(z));
-    }
-    if( proc<0 ){ rc = SQLITE_NOMEM; break; }
-    h = hmGet(&e->procMap, pid, 0, 1, 0);
-    if( h==0 ){ rc = SQLITE_NOMEM; break; }
-    h->v1 = proc;
-    hmFree(&mc);
-    nDer = 0;
-    while( rc==SQLITE_OK && (rc = profsumXpNextLine(p, &ln, &zErr))==SQLITE_ROW ){
-      int64_t tid = ln->id!=0 ? ln->id : ln->iLine + 1;
-      int32_t thread, trk = -1;
-      int isDevOp, unsorted = 0, hasPrev = 0;
-      double prevTs = 0.0, prevEnd = 0.0;
-      rc = SQLITE_OK;
-      if( ln->nDisplay>0 ) thread = spIntern(&e->pool, ln->zDisplay, ln->nDisplay);
-      else if( ln->nName>0 ) thread = spIntern(&e->pool, ln->zName, ln->nName);
-      else{
-        char z[40];
-        sqlite3_snprintf(sizeof(z), z, "xline:%lld", (long long)ln->iLine);
-        thread = spIntern(&e->pool, z, (int64_t)strlen(z));
-      }
-      if( thread<0 ){ rc = SQLITE_NOMEM; break; }
-      h = hmGet(&e->threadMap, pid, tid, 1, 0);
-      if( h==0 ){ rc = SQLITE_NOMEM; break; }
-      h->v1 = thread;
-      {
-        const char *zt = SP_STR(&e->pool, thread);
-        isDevOp = strcmp(zt, "XLA Ops")==0 || strcmp(zt, "Async XLA Ops")==0 || strncmp(zt, "Stream #", 8)==0;
-      }
-      while( rc==SQLITE_OK && (rc = profsumXpNextEvent(p, &ev, &zErr))==SQLITE_ROW ){
-        const ProfsumXpEventMeta *m = ev->pMeta;
-        XpDerived d;
-        SEv *r;
-        double fTs, fDur, fEnd;
-        rc = SQLITE_OK;
-        if( e->xStop && (ev->iEvent & 0x3fff)==0 && e->xStop(e->pStopArg) ){
-          zErr = sqlite3_mprintf("%s: interrupted", e->zFunc);
-          rc = SQLITE_INTERRUPT;
-          break;
-        }
-        if( ev->eData!=PROFSUM_XD_OFFSET || ev->durationPs<=0 || m==0 || (m->nDisplay==0 && m->nName==0) ){
-          if( ev->eData==PROFSUM_XD_OFFSET && m && ev->durationPs<=0 ){
-            engDiag(e, ev->iEvent, ev->iOffset, ev->durationPs<0 ? "negative_duration" : "zero_duration",
-                    "XEvent with duration_ps <= 0: not a complete event for the summary");
-          }
-          continue;
-        }
-        fTs = (double)ln->timestampNs / 1000.0 + (double)ev->offsetPs / 1e6;
-        fDur = (double)ev->durationPs / 1e6;
-        fEnd = fTs + fDur;
-        if( hasPrev && (fTs<prevTs || (fTs==prevTs && fEnd>prevEnd)) && !unsorted ){
-          char *z;
-          unsorted = 1;
-          z = sqlite3_mprintf("line %lld '%s' of plane %lld '%s' (pid %lld, tid %lld): event %lld "
-              "(ts %!.17g us) is not in timeline order (ts ascending, the longer first); the reference "
-              "summarizer stops with 'Events on %s track (%lld, %lld) are not in timeline order.'; "
-              "profsum sorted the line",
-              (long long)ln->iLine, SP_STR(&e->pool, thread), (long long)pl->iPlane, SP_STR(&e->pool, proc),
-              (long long)pid, (long long)tid, (long long)ev->iEvent, fTs,
-              isDev && isDevOp ? "trace" : "XPlane", (long long)pid, (long long)tid);
-          if( z==0 ){ rc = SQLITE_NOMEM; break; }
-          engDiag(e, ev->iEvent, ev->iOffset, "xplane_unsorted_line", z);
-          if( nUnsortedLines++==0 ) zFirstUnsorted = z; else sqlite3_free(z);
-        }
-        hasPrev = 1; prevTs = fTs; prevEnd = fEnd;
-        /* the derived fields: cached per metadata for events without stats */
-        {
-          HEnt *hc = 0;
-          int32_t name;
-          if( ev->nStat==0 ){
-            hc = hmGet(&mc, m->key, 0, 1, 0);
-            if( hc==0 ){ rc = SQLITE_NOMEM; break; }
-          }
-          if( hc && hc->v1>0 ){
-            d = aDer[hc->v1-1];
-          }else{
-            if( m->nDisplay>0 ) name = spIntern(&e->pool, m->zDisplay, m->nDisplay);
-            else name = spIntern(&e->pool, m->zName, m->nName);
-            if( name<0 ){ rc = SQLITE_NOMEM; break; }
-            if( (rc = xpDerive(e, p, ev, name, &d, apB, anB)) ) break;
-            if( hc ){
-              if( (rc = growCapped((void**)&aDer, &nAllocDer, nDer+1, 0, sizeof(XpDerived))) ) break;
-              aDer[nDer++] = d;
-              hc->v1 = nDer;
-            }
-          }
-        }
-        rc = evNew(e, ev->iEvent, ev->iOffset,
-                   (profsum_ps)ln->timestampNs*1000 + ev->offsetPs, ev->durationPs, &r);
-        if( rc ) break;
-        if( r==0 ) continue;
-        if( trk<0 ){
-          STrack *t;
-          if( e->nTrk>=e->nAllocTrk ){
-            int32_t nNew = e->nAllocTrk ? e->nAllocTrk*2 : 64;
-            STrack *a = sqlite3_realloc64(e->aTrk, sizeof(STrack)*(sqlite3_uint64)nNew);
-            if( a==0 ){ rc = SQLITE_NOMEM; break; }
-            e->aTrk = a;
-            e->nAllocTrk = nNew;
-          }
-          t = &e->aTrk[e->nTrk];
-          memset(t, 0, sizeof(*t));
-          t->pid = pid;
-          t->tid = tid;
-          t->proc = proc;
-          t->thread = thread;
-          t->isDevice = isDev;
-          t->isHost = isHost;
-          trk = e->nTrk++;
-        }
-        {
-          EvKey k;
-          k.trk = trk;
-          k.name = d.name;
-          k.tfop = d.tfop;
-          k.source = d.source;
-          k.sig = d.sig;
-          r->runid = d.runid;
-          if( (r->key = keyIntern(e, &k))<0 ){ rc = SQLITE_NOMEM; break; }
-        }
-        if( d.hasStep ){
-          HEnt *hs = hmGet(&e->stepOf, e->nEv, 0, 1, 0);
-          if( hs==0 ){ rc = SQLITE_NOMEM; break; }
-          hs->v1 = d.step;
-        }
-        if( e->nFloat>=e->nAllocFloat ){
-          int64_t nNew = e->nAllocFloat ? e->nAllocFloat*2 : 256;
-          int32_t *a1 = sqlite3_realloc64(e->aFloatIdx, sizeof(int32_t)*(sqlite3_uint64)nNew);
-          double *a2, *a3;
-          if( a1==0 ){ rc = SQLITE_NOMEM; break; }
-          e->aFloatIdx = a1;
-          a2 = sqlite3_realloc64(e->aFloatTs, sizeof(double)*(sqlite3_uint64)nNew);
-          if( a2==0 ){ rc = SQLITE_NOMEM; break; }
-          e->aFloatTs = a2;
-          a3 = sqlite3_realloc64(e->aFloatDur, sizeof(double)*(sqlite3_uint64)nNew);
-          if( a3==0 ){ rc = SQLITE_NOMEM; break; }
-          e->aFloatDur = a3;
-          e->nAllocFloat = nNew;
-        }
-        e->aFloatIdx[e->nFloat] = (int32_t)e->nEv;
-        e->aFloatTs[e->nFloat] = fTs;
-        e->aFloatDur[e->nFloat] = fDur;
-        e->nFloat++;
-        if( e->nEv==0 || fTs<e->xpTsMin ) e->xpTsMin = fTs;
-        if( e->nEv==0 || fEnd>e->xpEndMax ) e->xpEndMax = fEnd;
-        e->nEv++;
-        if( e->diagRc ){ rc = e->diagRc; break; }
-      }
-      if( rc==SQLITE_DONE ) rc = SQLITE_OK;
-    }
-    if( rc==SQLITE_DONE ) rc = SQLITE_OK;
-  }
-  if( rc==SQLITE_DONE ) rc = SQLITE_OK;
-  if( rc==SQLITE_OK && e->diagRc ) rc = e->diagRc;
-  sigFree(e);
-  if( rc==SQLITE_OK ){
-    /* the quality warnings: XSpace warnings, then errors (§4.1), then the
-    ** reader's own */
-    const ProfsumXpStr *a;
-    int64_t n, i;
-    pW = sqlite3_str_new(0);
-    profsumXpStrings(p, PROFSUM_XP_WARNINGS, &a, &n);
-    for(i=0; i<n; i++) xpWarn(pW, a[i].z, a[i].n);
-    profsumXpStrings(p, PROFSUM_XP_ERRORS, &a, &n);
-    for(i=0; i<n; i++) xpWarn(pW, a[i].z, a[i].n);
-    if( e->nEv==0 ){
-      static const char zNo[] = "XPlane protobuf contained no direct timeline events with offset/duration data.";
-      xpWarn(pW, zNo, (int64_t)sizeof(zNo)-1);
-    }
-    if( nUnsortedLines>0 ){
-      char *z = sqlite3_mprintf("%lld XPlane %s not in timeline order, which the reference summarizer "
-          "rejects (it needs each line sorted by ts, the longer event first); profsum sorted %s. "
-          "First: %s. See profsum_diagnostic (kind xplane_unsorted_line).",
-          (long long)nUnsortedLines, nUnsortedLines==1 ? "line is" : "lines are",
-          nUnsortedLines==1 ? "it" : "them", zFirstUnsorted);
-      if( z ){ xpWarn(pW, z, (int64_t)strlen(z)); sqlite3_free(z); }
-      else rc = SQLITE_NOMEM;
-    }
-    if( e->nXpBadUtf8>0 ){
-      char *z = sqlite3_mprintf("%lld string %s of the XPlane %s not valid UTF-8, which the reference "
-          "summarizer rejects (a decode error: in a profile folder it reads the JSON trace instead); "
-          "profsum read %s with U+FFFD. See profsum_diagnostic (kind xplane_invalid_utf8).",
-          (long long)e->nXpBadUtf8, e->nXpBadUtf8==1 ? "field" : "fields",
-          e->nXpBadUtf8==1 ? "is" : "are", e->nXpBadUtf8==1 ? "it" : "them");
-      if( z ){ xpWarn(pW, z, (int64_t)strlen(z)); sqlite3_free(z); }
-      else rc = SQLITE_NOMEM;
-    }
-    if( rc==SQLITE_OK && sqlite3_str_errcode(pW) ) rc = SQLITE_NOMEM;
-    if( rc==SQLITE_OK && sqlite3_str_length(pW)>0 ){
-      e->zXpWarn = sqlite3_str_finish(pW);
-      pW = 0;
-      if( e->zXpWarn==0 ) rc = SQLITE_NOMEM;
-    }
-    e->nEntries = profsumXpEventsSeen(p);
-    e->zUnit = sqlite3_mprintf("us");
-    if( e->zUnit==0 ) rc = SQLITE_NOMEM;
-  }else if( zErr ){
-    /* the decoder's message (an error of this function, e.g. engErr's,
-    ** is in *e->pzErr already) */
+/* See engine_intake.h. */
+int profsumEngSetError(ProfsumEngine *e, char *zErr){
+  if( zErr ){
     sqlite3_free(*e->pzErr);
     *e->pzErr = zErr;
-    zErr = 0;
   }
-  if( pW ) sqlite3_free(sqlite3_str_finish(pW));
-  sqlite3_free(zErr);
-  sqlite3_free(zFirstUnsorted);
-  sqlite3_free(apB[0]); sqlite3_free(apB[1]);
-  sqlite3_free(aDer);
-  hmFree(&mc);
-  profsumXpClose(p);
-  return rc;
+  return SQLITE_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -3436,7 +3111,13 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   e->pStopArg = pStopArg;
   e->zPath = sqlite3_mprintf("%s", zPath);
   if( e->zPath==0 ){ sqlite3_free(e); return SQLITE_NOMEM; }
-  rc = profsumIsXPlanePath(zPath) ? engReadXPlane(e, zPath) : engRead(e, zPath);
+  if( profsumIsXPlanePath(zPath) ){
+    e->isXPlane = 1;
+    rc = profsumEngineReadXPlane(e, zPath);
+    sigFree(e);                       /* needed only while reading */
+  }else{
+    rc = engRead(e, zPath);
+  }
   if( rc==SQLITE_OK ) rc = e->diagRc;
   if( rc==SQLITE_NOMEM ) engNoMem(e, "reading the events");
   if( rc==SQLITE_OK && (rc = engOrder(e))==SQLITE_NOMEM ){

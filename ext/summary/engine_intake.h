@@ -1,0 +1,94 @@
+/*
+** engine_intake.h — how a reader other than the JSON scanner feeds stage A
+** (summary_engine.c): tracks, names and accepted events, each event with
+** its exact picoseconds and the doubles the reference computes for it.
+** Used by xplane_intake.c (summary §6.1); not part of the SQL surface.
+**
+** The engine is the one of profsumEngineParse: the functions below are
+** called while it reads (before ordering), in processing order.  Strings
+** are interned in the engine's pool; an id is valid for the engine's life.
+*/
+#ifndef PROFSUM_ENGINE_INTAKE_H
+#define PROFSUM_ENGINE_INTAKE_H
+
+#include "summary_engine.h"
+
+/* One accepted event.  String ids: -1 absent. */
+typedef struct ProfsumEngEvent {
+  int64_t idx;          /* entry ordinal in the file (diagnostics) */
+  int64_t iOffset;      /* its byte offset */
+  profsum_ps ts, dur;   /* exact picoseconds, dur > 0 */
+  double fTs, fDur;     /* the reference's doubles (µs): every order, nesting
+                        ** and gap decision is made on fTs and fTs + fDur */
+  int32_t trk;          /* from profsumEngNewTrack */
+  int32_t name, tfop, source;
+  int32_t sig;          /* shape signature (profsumEngSig) */
+  int32_t runid;
+  int hasStep;          /* step_num given: step */
+  int64_t step;
+} ProfsumEngEvent;
+
+/* Python int() of a str (surrounding whitespace, a sign, digits with
+** single underscores between them; summary §4.3.1): 0 and *pOut, or -1. */
+int profsumEngPyInt(const char *z, int64_t n, int64_t *pOut);
+
+/* The SQL function's name, for messages. */
+const char *profsumEngFunc(ProfsumEngine *e);
+/* Events accepted so far. */
+int64_t profsumEngCount(ProfsumEngine *e);
+
+/* Intern z[0..n): *pId, or -1 when n is 0 (empty counts as absent).
+** SQLITE_OK or SQLITE_NOMEM. */
+int profsumEngIntern(ProfsumEngine *e, const char *z, int64_t n, int32_t *pId);
+/* The text of string id (NUL-terminated). */
+const char *profsumEngStr(ProfsumEngine *e, int32_t id);
+/* The shape signature id (-1: none) of long_name z[0..n) of an event named
+** `name` (summary §4.6).  SQLITE_OK or SQLITE_NOMEM. */
+int profsumEngSig(ProfsumEngine *e, int32_t name, const char *z, int64_t n, int32_t *pId);
+
+/* The process name of pid (isThread 0) or the thread name of (pid, tid)
+** (isThread 1) is string id: a later call replaces it; num_processes and
+** num_threads count the distinct keys.  SQLITE_OK or SQLITE_NOMEM. */
+int profsumEngName(ProfsumEngine *e, int isThread, int64_t pid, int64_t tid, int32_t id);
+
+/* A new track (always new, whatever its pid and tid: an XPlane line is a
+** track of its own) named proc and thread (string ids): its kind (device,
+** host, device ops, Steps) comes from these names.  *pTrk is its index.
+** Tracks are processed in the order they are made.  SQLITE_OK or
+** SQLITE_NOMEM. */
+int profsumEngNewTrack(ProfsumEngine *e, int64_t pid, int64_t tid, int32_t proc, int32_t thread,
+                       int32_t *pTrk);
+
+/* Take an accepted event (left out, with a diagnostic, when it lies more
+** than 2^61 ps from the first).  SQLITE_OK, SQLITE_NOMEM or SQLITE_TOOBIG
+** (with the engine's message set). */
+int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x);
+
+/* A diagnostic row (profsum_agg_diagnostic; zKind static; capped per kind)
+** and the sticky out-of-memory code of storing them. */
+void profsumEngDiag(ProfsumEngine *e, int64_t idx, int64_t off, const char *zKind, const char *zDetail);
+int profsumEngDiagRc(ProfsumEngine *e);
+
+/* 1 when the caller of the import asked to stop (an interrupt). */
+int profsumEngStopAsked(ProfsumEngine *e);
+
+/* Append the JSON string z[0..n) to a list of quality warnings (JSON array
+** items, comma-separated). */
+void profsumEngWarnAppend(sqlite3_str *pW, const char *z, int64_t n);
+
+/* The end of a successful read: the entry count (num_events_total), the
+** display unit, the file's SHA-256 (hex) and size, and the reader's quality
+** warnings (pW: items of profsumEngWarnAppend, or 0), which follow the
+** truncation warning.  SQLITE_OK or SQLITE_NOMEM. */
+int profsumEngFinish(ProfsumEngine *e, int64_t nEntries, const char *zUnit, const char *zSha,
+                     int64_t nFileBytes, sqlite3_str *pW);
+
+/* The read failed with message zErr (sqlite3_malloc'd, owned by the engine
+** from here; 0: keep the engine's own message, if any).  Returns SQLITE_OK. */
+int profsumEngSetError(ProfsumEngine *e, char *zErr);
+
+/* The XPlane reader (xplane_intake.c): read zPath into e.  SQLITE_OK or an
+** error code with the engine's message set. */
+int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath);
+
+#endif /* PROFSUM_ENGINE_INTAKE_H */
