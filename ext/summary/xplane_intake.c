@@ -100,7 +100,8 @@ static int xpStr(ProfsumXp *p, const ProfsumXpStat *st, char **ppB, int64_t *pnB
   return 1;
 }
 
-/* 1 for Python's str.isspace() over ASCII and C1 (what strip() removes). */
+/* 1 for the ASCII characters of Python's str.isspace() (what strip()
+** removes from an ASCII text). */
 static int xpSpace(unsigned char c){
   return c==' ' || (c>=0x09 && c<=0x0d) || (c>=0x1c && c<=0x1f);
 }
@@ -203,6 +204,7 @@ static int xpDerive(ProfsumEngine *e, ProfsumXp *p, const ProfsumXpEvent *ev, in
 ** derived fields of a metadata entry, for its events without stats. */
 typedef struct XpCache { int64_t *aKey; int64_t *aVal; int64_t nSlot, nUsed; } XpCache;
 
+/* Empty c and free its memory. */
 static void xpCacheReset(XpCache *c){
   sqlite3_free(c->aKey);
   sqlite3_free(c->aVal);
