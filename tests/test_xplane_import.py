@@ -345,6 +345,19 @@ class Rules(XPlaneTestCase):
         self.assertEqual(str(cm.exception), "profsum_import: interrupted")
         self.assertEqual(self.db.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0], 0)
 
+    def test_truncation_warning_first(self):
+        # exactly 1,000,000 complete events: the truncation warning, then
+        # the XSpace's warnings (§4.1)
+        ev = W.f_bytes(4, W.event(1, offset_ps=0, duration_ps=US))
+        ln = W.f_varint(1, 1) + W.f_bytes(2, "XLA Ops") + ev * 1000000
+        pl = W.f_bytes(2, "/device:TPU:0") + W.f_bytes(3, ln) + W.f_bytes(4, W.map_entry(1, W.event_meta(1, name="a")))
+        d = self.doc(W.f_bytes(1, pl) + W.f_bytes(3, "w1"))
+        ov = d["trace_overview"]
+        self.assertTrue(ov["suspected_truncation"])
+        self.assertEqual(ov["quality_warnings"], [
+            "Trace contains exactly 1,000,000 complete events; this often indicates export truncation "
+            "at a collector cap.", "w1"])
+
     def test_empty_file(self):
         d = self.doc(b"")
         ov = d["trace_overview"]
