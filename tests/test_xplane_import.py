@@ -318,13 +318,12 @@ class Rules(XPlaneTestCase):
         self.assertEqual(d["trace_overview"]["quality_warnings"], ["w1", "w2", "e1", NO_EVENTS])
         self.assertEqual(d["trace_overview"]["num_processes"], 1)
 
-    def test_store_events_is_an_error(self):
+    def test_store_events(self):
+        # trace_events reads XPlanes: store_events keeps its rows
         p = self.write("s.xplane.pb", f11())
-        with self.assertRaises(sqlite3.OperationalError) as cm:
-            self.imp(p, None, '{"store_events": true}')
-        self.assertIn("store_events keeps the rows of trace_events, which reads JSON traces", str(cm.exception))
-        # nothing written, not even the schema of a first import
-        self.assertEqual(self.db.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0], 0)
+        self.imp(p, None, '{"store_events": true}')
+        self.assertEqual(self.db.execute("SELECT count(*), count(DISTINCT tid) FROM profsum_event").fetchone(),
+                         (6, 2))
 
     def test_interrupt_during_the_read(self):
         # sqlite3_interrupt is seen while the XSpace is read (every 16,384
@@ -436,9 +435,10 @@ class Cli(XPlaneTestCase):
         self.assertEqual(rc, 0, err)
         self.assertEqual(json.loads(out)["source_format"], "xplane_pb")
         self.assertEqual(err, "")
-        rc, out, err = self.run_cli("summarize", "--xplane-file", self.write("t.json", b"{}"))
-        self.assertEqual(rc, 2)
-        self.assertIn("must end in .xplane.pb", err)
+        # the content tells an XSpace, whatever its name
+        rc, out, err = self.run_cli("summarize", "--xplane-file", self.write("capture.pb", f11()))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(json.loads(out)["trace_overview"]["num_complete_events"], 6)
 
 
     def test_compare_and_track_note_a_change_of_source(self):

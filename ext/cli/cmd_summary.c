@@ -28,13 +28,6 @@ int cmdSummarize(Opts *o){
     fail(EXIT_USAGE, "--label, --series and --replace apply to --db");
   }
   zOpts = knobOptions(o, optFlag(o, "replace"), optStr(o, "series"));
-  if( !zTrace && zX ){
-    /* read as summary §6.1 says (profsumIsXPlanePath: by the name) */
-    size_t n = strlen(zX);
-    if( !(n>=10 && strcmp(zX+n-10, ".xplane.pb")==0) && !(n>=13 && strcmp(zX+n-13, ".xplane.pb.gz")==0) ){
-      fail(EXIT_USAGE, "--xplane-file '%s': the file name must end in .xplane.pb (or .xplane.pb.gz)", zX);
-    }
-  }
   if( optStr(o, "xplane-output-dir") || optFlag(o, "xplane-count-trace-events") ){
     errLine("profsum summarize: note: %s ignored: profsum does not run xprof's converter (its "
             "tables and trace-event count); the summary comes from the XPlane's timeline",
@@ -47,6 +40,7 @@ int cmdSummarize(Opts *o){
   if( zTrace ){
     id = importSource(zTrace, optStr(o, "label"), zOpts);
   }else if( zX ){
+    /* an XSpace, told by its content (or name): read as summary §6.1 says */
     id = importSource(zX, optStr(o, "label"), zOpts);
   }else if( zArt ){
     char *zSrc = xprintf("wandb:%s", zArt);

@@ -103,10 +103,10 @@
 #endif
 
 /* Formats, in §1.1 JSON preference order; index into azProfsumFindFormat. */
-#define PROFSUM_FMT_PERFETTO  0   /* perfetto_trace.json.gz */
-#define PROFSUM_FMT_TRACE_GZ  1   /* *.trace.json.gz */
-#define PROFSUM_FMT_TRACE     2   /* *.trace.json */
-#define PROFSUM_FMT_XPLANE    3   /* *.xplane.pb */
+#define FIND_FMT_PERFETTO  0   /* perfetto_trace.json.gz */
+#define FIND_FMT_TRACE_GZ  1   /* *.trace.json.gz */
+#define FIND_FMT_TRACE     2   /* *.trace.json */
+#define FIND_FMT_XPLANE    3   /* *.xplane.pb */
 
 static const char *const azProfsumFindFormat[] = {
   "perfetto_trace_json_gz", "trace_json_gz", "trace_json", "xplane_pb"
@@ -121,7 +121,7 @@ struct ProfsumFindRow {
   int iSession, nSession; /* session slice of zPath; nSession<0: NULL */
   int nDir;               /* length of the folder: zPath up to its last '/' */
   sqlite3_int64 iSize;    /* File size in bytes (target of a symlink) */
-  int eFormat;            /* PROFSUM_FMT_* */
+  int eFormat;            /* FIND_FMT_* */
 };
 
 /* The result of one walk: rows sorted by path, plus the two picks. */
@@ -130,7 +130,7 @@ struct ProfsumFindList {
   ProfsumFindRow *aRow;   /* Rows, sqlite3_realloc64'd, owned */
   sqlite3_int64 nRow;     /* Rows in use */
   sqlite3_int64 nAlloc;   /* Rows allocated */
-  sqlite3_int64 nXplane;  /* Rows with eFormat==PROFSUM_FMT_XPLANE */
+  sqlite3_int64 nXplane;  /* Rows with eFormat==FIND_FMT_XPLANE */
   int bXplaneBad;         /* the lone XPlane does not decode (§1.1 step 2) */
   sqlite3_int64 iPicked;  /* Index of the JSON pick, -1 if none */
   sqlite3_int64 iRefPick; /* Index of the reference pick, -1 if none */
@@ -169,7 +169,7 @@ static int profsumFindEndsWith(const char *zName, size_t nName,
 }
 
 /*
-** Classify a file name.  Returns PROFSUM_FMT_* and sets *pnSuffix to the
+** Classify a file name.  Returns FIND_FMT_* and sets *pnSuffix to the
 ** length of the matched suffix (the host is the rest), or returns -1 when
 ** the name is not a candidate.
 */
@@ -177,19 +177,19 @@ static int profsumFindFormatOf(const char *zName, size_t *pnSuffix){
   size_t n = strlen(zName);
   if( strcmp(zName, "perfetto_trace.json.gz")==0 ){
     *pnSuffix = n;
-    return PROFSUM_FMT_PERFETTO;
+    return FIND_FMT_PERFETTO;
   }
   if( profsumFindEndsWith(zName, n, ".trace.json.gz") ){
     *pnSuffix = 14;
-    return PROFSUM_FMT_TRACE_GZ;
+    return FIND_FMT_TRACE_GZ;
   }
   if( profsumFindEndsWith(zName, n, ".trace.json") ){
     *pnSuffix = 11;
-    return PROFSUM_FMT_TRACE;
+    return FIND_FMT_TRACE;
   }
   if( profsumFindEndsWith(zName, n, ".xplane.pb") ){
     *pnSuffix = 10;
-    return PROFSUM_FMT_XPLANE;
+    return FIND_FMT_XPLANE;
   }
   return -1;
 }
@@ -245,12 +245,12 @@ static int profsumFindAddRow(ProfsumFindWalk *p, int eFormat, size_t nSuffix,
   pRow->iSize = iSize;
   pRow->eFormat = eFormat;
   pList->nRow++;
-  if( eFormat==PROFSUM_FMT_XPLANE ) pList->nXplane++;
+  if( eFormat==FIND_FMT_XPLANE ) pList->nXplane++;
 
   /* The walk always builds dir + '/' + name, so a '/' precedes the name. */
   for(iName=n; iName>0 && z[iName-1]!='/'; iName--){}
   assert( iName>0 );
-  if( eFormat==PROFSUM_FMT_PERFETTO ){
+  if( eFormat==FIND_FMT_PERFETTO ){
     pRow->nHost = -1;
   }else{
     pRow->iHost = iName;
@@ -468,7 +468,7 @@ static int profsumFindCollect(const char *zDir, ProfsumFindList *pList,
   /* JSON pick: the first row of the most preferred JSON format present. */
   for(i=0; i<pList->nRow; i++){
     int e = pList->aRow[i].eFormat;
-    if( e==PROFSUM_FMT_XPLANE ) continue;
+    if( e==FIND_FMT_XPLANE ) continue;
     if( pList->iPicked<0 || e<pList->aRow[pList->iPicked].eFormat ){
       pList->iPicked = i;
     }
@@ -478,7 +478,7 @@ static int profsumFindCollect(const char *zDir, ProfsumFindList *pList,
   pList->iRefPick = pList->iPicked;
   if( pList->nXplane==1 ){
     for(i=0; i<pList->nRow; i++){
-      if( pList->aRow[i].eFormat==PROFSUM_FMT_XPLANE ){
+      if( pList->aRow[i].eFormat==FIND_FMT_XPLANE ){
         int ok = profsumFindXPlaneDecodes(pList->aRow[i].zPath);
         if( ok<0 ){ rc = SQLITE_NOMEM; goto done; }
         pList->bXplaneBad = !ok;
@@ -530,11 +530,11 @@ static char *findPickNote(const ProfsumFindList *pList, int *pOom){
   *pOom = 0;
   if( pList->iPicked<0 ) return 0;
   p = &pList->aRow[pList->iPicked];
-  if( p->eFormat==PROFSUM_FMT_XPLANE ) return 0;    /* one XPlane: nothing left aside */
+  if( p->eFormat==FIND_FMT_XPLANE ) return 0;    /* one XPlane: nothing left aside */
   a = sqlite3_malloc64(sizeof(*a)*(sqlite3_uint64)(pList->nRow+1));
   if( a==0 ){ *pOom = 1; return 0; }
   for(i=0; i<pList->nRow; i++){
-    if( pList->aRow[i].eFormat!=PROFSUM_FMT_XPLANE ) a[n++] = &pList->aRow[i];
+    if( pList->aRow[i].eFormat!=FIND_FMT_XPLANE ) a[n++] = &pList->aRow[i];
   }
   qsort(a, (size_t)n, sizeof(*a), findCmpDir);
   for(i=0; i<n; i++){
@@ -546,7 +546,7 @@ static char *findPickNote(const ProfsumFindList *pList, int *pOom){
   }
   /* the hosts of the picked folder: its *.trace.json(.gz) files, by name */
   for(i=0; i<n; i++){
-    if( findSameDir(a[i], p) && a[i]->eFormat!=PROFSUM_FMT_PERFETTO && a[i]->nHost>0 ) a[nH++] = a[i];
+    if( findSameDir(a[i], p) && a[i]->eFormat!=FIND_FMT_PERFETTO && a[i]->nHost>0 ) a[nH++] = a[i];
   }
   qsort(a, (size_t)nH, sizeof(*a), findCmpHost);
   for(i=0; i<nH; i++){

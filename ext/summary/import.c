@@ -1038,13 +1038,6 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
       sqlite3_free(zW);
     }
     if( rc ) goto body_done;
-    if( o.storeEvents && j->info.isXPlane ){
-      /* trace_events reads JSON traces only */
-      zErr = sqlite3_mprintf(FN ": '%s': store_events keeps the rows of trace_events, which reads "
-          "JSON traces, not XPlanes (profsum_xplane_lines lists an XPlane's lines)", zTrace);
-      rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
-      goto body_done;
-    }
     if( o.storeEvents ){
       rc = execf(db, &zErr, "CREATE TABLE IF NOT EXISTS \"%w\".profsum_event(trace_id INTEGER NOT NULL, "
           "idx INTEGER NOT NULL, ph TEXT, name TEXT, cat TEXT, pid, tid, ts INTEGER, dur INTEGER, "

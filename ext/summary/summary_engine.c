@@ -3086,13 +3086,6 @@ void profsumEngineFree(ProfsumEngine *e){
 }
 
 /* See summary_engine.h. */
-int profsumIsXPlanePath(const char *zPath){
-  size_t n = strlen(zPath);
-  return (n>=10 && memcmp(zPath+n-10, ".xplane.pb", 10)==0)
-      || (n>=13 && memcmp(zPath+n-13, ".xplane.pb.gz", 13)==0);
-}
-
-/* See summary_engine.h. */
 int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop,
                        void *pStopArg, ProfsumEngine **pp, ProfsumEngineInfo *pInfo,
                        char **pzErr){
@@ -3111,7 +3104,10 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   e->pStopArg = pStopArg;
   e->zPath = sqlite3_mprintf("%s", zPath);
   if( e->zPath==0 ){ sqlite3_free(e); return SQLITE_NOMEM; }
-  if( profsumIsXPlanePath(zPath) ){
+  k = profsumSniffFormat(zPath);
+  if( k==PROFSUM_FMT_NOMEM ){
+    rc = SQLITE_NOMEM;
+  }else if( k==PROFSUM_FMT_XPLANE ){
     e->isXPlane = 1;
     rc = profsumEngineReadXPlane(e, zPath);
     sigFree(e);                       /* needed only while reading */

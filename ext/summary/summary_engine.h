@@ -35,8 +35,9 @@ typedef struct ProfsumEngine ProfsumEngine;
 
 /*
 ** Phase 1, no database access (run it before taking any lock): read the
-** trace file zPath (a JSON trace, or an XSpace when profsumIsXPlanePath
-** says so), collect the accepted events, order the tracks and
+** trace file zPath (a JSON trace, or an XSpace read as summary §6.1 says
+** with source_format 'xplane_pb' when profsumSniffFormat tells one by its
+** content or name), collect the accepted events, order the tracks and
 ** compute exclusive time.  Diagnostics are kept (at most 1000 per kind,
 ** plus a 'suppressed' row per kind that was cut).  zFunc names the SQL
 ** function for messages.  xStop (or NULL) is asked every 16,384 entries
@@ -62,11 +63,6 @@ int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
                        sqlite3_int64 traceId, char **pzErr);
 
 void profsumEngineFree(ProfsumEngine *e);
-
-/* 1 when zPath names an XSpace file (ends in .xplane.pb or .xplane.pb.gz):
-** profsumEngineParse reads it as summary §6.1 says (the reference's XPlane
-** reader), with source_format 'xplane_pb'. */
-int profsumIsXPlanePath(const char *zPath);
 
 /* Convert exact picoseconds to microseconds as the nearest double (via the
 ** exact decimal text, so absolute epoch-based times round correctly). */
