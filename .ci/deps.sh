@@ -6,7 +6,8 @@
 set -euo pipefail
 pkgs=(gcc make pkg-config libsqlite3-dev zlib1g-dev libisal-dev libcurl4-openssl-dev
       sqlite3 python3 gzip ca-certificates locales
-      python3-setuptools python3-wheel python3-venv python3-apsw nodejs "$@")
+      python3-setuptools python3-wheel python3-venv python3-apsw nodejs
+      chromium sqlite-utils python3-pandas "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
