@@ -336,6 +336,11 @@ int profsumEngGrowCapped(void **pa, int64_t *pnAlloc, int64_t nNeed, int64_t nMa
   return SQLITE_OK;
 }
 
+/* Order each track's events in processing order (aOrd: tracks in order,
+** each by (ts asc, end desc) as the reference's doubles compare) and run
+** the §2 sweep for exclusive time.  The caller's stop callback is asked
+** before each track's sort.  SQLITE_OK, SQLITE_NOMEM, or SQLITE_INTERRUPT
+** with the engine's message "<function>: interrupted". */
 int profsumEngOrder(Engine *e){
   int64_t i, n = e->nEv, nStk = 0, nAllocStk = 0, t, nMaxTrk = 0, nDevOpEv = 0;
   int32_t *aStk = 0;        /* the nesting stack: per open event its position
@@ -364,6 +369,7 @@ int profsumEngOrder(Engine *e){
     STrack *tr = &e->aTrk[t];
     int32_t *o = e->aOrd + tr->iFirst;
     int64_t j;
+    if( e->xStop && e->xStop(e->pStopArg) ) return profsumEngErr(e, SQLITE_INTERRUPT, "interrupted");
     for(j=1; j<tr->nEv; j++){
       if( !evLess(e, o[j-1], o[j], 0) ) break;
     }
