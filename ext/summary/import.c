@@ -15,7 +15,7 @@
 ** object has "schema_version": "profile_summary.v1" (before any
 ** "traceEvents"), a trace when it has "traceEvents" or is an array; the
 ** top level is walked over the streamed bytes and the walk stops at the
-** first of those keys (jsonFileKind).  An object with neither key is read
+** first of those keys (json_kind.c).  An object with neither key is read
 ** as a trace (with no events, as the trace reader allows); one with
 ** another schema_version and no traceEvents is an error.
 **
@@ -46,6 +46,7 @@
 #include "busy.h"
 #include "pycompat.h"
 #include "jsontree.h"
+#include "json_kind.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -424,253 +425,6 @@ static int deleteTrace(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char 
     sqlite3_free(z);
   }
   return rc;
-}
-
-/* ------------------------------------------------------------------
-** What a JSON file is, decided by the keys of its top-level object (not
-** by a text search: a v1 summary has sorted keys, so "schema_version"
-** may come after megabytes of hot_ops).  The top level is walked over
-** the streamed bytes: values are skipped by counting brackets outside
-** strings, nothing is kept but a 64 KiB window and two short strings, and
-** the walk stops at the first top-level "traceEvents" (a trace) or at a
-** "schema_version" whose value is "profile_summary.v1" (a summary).  So a
-** trace whose traceEvents comes first costs one window; a file is read
-** to its end only when it has neither key (it is no trace with events
-** then).  Syntax the walk does not follow (garbage, a read error) gives
-** PSK_UNKNOWN, an object cut off before either key PSK_TRUNC: the import
-** then leaves it to the trace reader to say what is wrong.
-*/
-#define PSK_UNKNOWN  0   /* unreadable, not JSON, or cut off before the answer */
-#define PSK_V1       1   /* object; "schema_version": "profile_summary.v1" */
-#define PSK_TRACE    2   /* object with a top-level "traceEvents" */
-#define PSK_EVENTS   3   /* array whose first element is an object (JSON Array Format) */
-#define PSK_ARRAY    4   /* another array: [] or [1,2] */
-#define PSK_OBJECT   5   /* object with neither key */
-#define PSK_SCHEMA   6   /* object with another schema_version and no traceEvents */
-#define PSK_SCALAR   7   /* a string, number, true, false or null */
-#define PSK_TRUNC    8   /* object cut off (end of data) before either key */
-#define PSK_NOMEM    9   /* out of memory before an answer: the import fails
-                         ** (a summary must not be read as a trace) */
-
-#define PSK_WINDOW   65536
-
-typedef struct KindRd {
-  ProfsumSrc *pSrc;
-  unsigned char *a;           /* window (PSK_WINDOW bytes) */
-  size_t n, i;                /* bytes in the window, next byte */
-  int bEnd;                   /* end of data or read error met */
-  int bErr;                   /* a read error (corrupt gzip, I/O) */
-} KindRd;
-
-/* Next byte, or -1 at the end (or on a read error). */
-static int krGet(KindRd *r){
-  if( r->i>=r->n ){
-    size_t got = 0;
-    char *zErr = 0;
-    if( r->bEnd ) return -1;
-    if( profsumSrcRead(r->pSrc, r->a, PSK_WINDOW, &got, &zErr)!=SQLITE_OK ){
-      r->bErr = 1;
-      got = 0;
-    }
-    if( got==0 ){
-      sqlite3_free(zErr);
-      r->bEnd = 1;
-      return -1;
-    }
-    r->n = got;
-    r->i = 0;
-  }
-  return r->a[r->i++];
-}
-
-/* Give back the byte krGet() just returned (always in the window). */
-static void krUnget(KindRd *r){ r->i--; }
-
-/* Next byte that is not JSON whitespace, or -1. */
-static int krNonWs(KindRd *r){
-  int c;
-  do{ c = krGet(r); }while( c==' ' || c=='\t' || c=='\n' || c=='\r' );
-  return c;
-}
-
-/* Read the rest of a string (the opening quote was read).  The first
-** nOut-1 decoded bytes go to zOut (NUL-terminated; escapes of ASCII
-** characters decoded, other characters kept as bytes above 0x7f, so
-** they never equal an ASCII name); *pbLong set when more did not fit.
-** zOut may be 0 (skip).  Returns 0, or -1 at the end of data. */
-static int krString(KindRd *r, char *zOut, int nOut, int *pbLong){
-  int n = 0, c;
-  if( pbLong ) *pbLong = 0;
-  for(;;){
-    c = krGet(r);
-    if( c<0 ) return -1;
-    if( c=='"' ) break;
-    if( c=='\\' ){
-      c = krGet(r);
-      if( c<0 ) return -1;
-      switch( c ){
-        case 'b': c = '\b'; break;
-        case 'f': c = '\f'; break;
-        case 'n': c = '\n'; break;
-        case 'r': c = '\r'; break;
-        case 't': c = '\t'; break;
-        case 'u': {
-          int k, v = 0;
-          for(k=0; k<4; k++){
-            int h = krGet(r);
-            if( h<0 ) return -1;
-            v = v*16 + (h>='0' && h<='9' ? h-'0' : h>='a' && h<='f' ? h-'a'+10
-                        : h>='A' && h<='F' ? h-'A'+10 : 0);
-          }
-          c = v<0x80 ? v : 0xff;
-          break;
-        }
-        default: break;          /* \" \\ \/ (and anything else: itself) */
-      }
-    }
-    if( zOut ){
-      if( n<nOut-1 ) zOut[n++] = (char)c;
-      else if( pbLong ) *pbLong = 1;
-    }
-  }
-  if( zOut ) zOut[n] = 0;
-  return 0;
-}
-
-/* Skip one value whose first byte c was read: a string, an object or
-** array (brackets counted outside strings), or a scalar token (up to the
-** next delimiter, which is given back).  Returns 0, or -1 at the end. */
-static int krSkipValue(KindRd *r, int c){
-  if( c=='"' ) return krString(r, 0, 0, 0);
-  if( c=='{' || c=='[' ){
-    sqlite3_int64 depth = 1;
-    while( depth>0 ){
-      c = krGet(r);
-      if( c<0 ) return -1;
-      if( c=='"' ){
-        if( krString(r, 0, 0, 0) ) return -1;
-      }else if( c=='{' || c=='[' ){
-        depth++;
-      }else if( c=='}' || c==']' ){
-        depth--;
-      }
-    }
-    return 0;
-  }
-  for(;;){
-    c = krGet(r);
-    if( c<0 ) return 0;           /* a scalar may end the data */
-    if( c==',' || c=='}' || c==']' || c==' ' || c=='\t' || c=='\n' || c=='\r' ){
-      krUnget(r);
-      return 0;
-    }
-  }
-}
-
-/* The kind (PSK_*) of the (possibly gzipped) JSON file zPath.  With
-** PSK_SCHEMA, *pzSchema (when pzSchema is not 0) gets the schema_version
-** value for a message (sqlite3_malloc'd): a string quoted ('...'), another
-** value as its JSON type ("an object", "null", ...). */
-static int jsonFileKind(const char *zPath, char **pzSchema){
-  KindRd r;
-  char *zErr = 0;
-  char zKey[32], zVal[64];
-  int c, bLong, kind = PSK_UNKNOWN, bSchema = 0, bInObject = 0;
-  if( pzSchema ) *pzSchema = 0;
-  memset(&r, 0, sizeof(r));
-  zVal[0] = 0;
-  {
-    int rcOpen = profsumSrcOpenFile(zPath, &r.pSrc, &zErr);
-    if( rcOpen!=SQLITE_OK ){
-      sqlite3_free(zErr);
-      return rcOpen==SQLITE_NOMEM ? PSK_NOMEM : PSK_UNKNOWN;
-    }
-  }
-  profsumSrcNoThread(r.pSrc);      /* usually one window is read: no ring ahead */
-  r.a = sqlite3_malloc64(PSK_WINDOW);
-  if( r.a==0 ){ kind = PSK_NOMEM; goto kind_done; }
-  c = krNonWs(&r);
-  if( c==0xEF ){                   /* UTF-8 byte order mark (the reader skips it too) */
-    if( krGet(&r)!=0xBB || krGet(&r)!=0xBF ) goto kind_done;
-    c = krNonWs(&r);
-  }
-  if( c=='[' ){
-    c = krNonWs(&r);
-    kind = c<0 ? PSK_UNKNOWN : c=='{' ? PSK_EVENTS : PSK_ARRAY;
-    goto kind_done;
-  }
-  if( c!='{' ){
-    if( c=='"' || c=='-' || (c>='0' && c<='9') || c=='t' || c=='f' || c=='n' ) kind = PSK_SCALAR;
-    goto kind_done;
-  }
-  bInObject = 1;
-  for(;;){
-    c = krNonWs(&r);
-    if( c=='}' ) break;            /* also after a trailing comma (the reader allows it) */
-    if( c!='"' || krString(&r, zKey, (int)sizeof(zKey), &bLong) ) goto kind_done;
-    if( krNonWs(&r)!=':' ) goto kind_done;
-    if( !bLong && strcmp(zKey, "traceEvents")==0 ){
-      kind = PSK_TRACE;
-      goto kind_done;
-    }
-    c = krNonWs(&r);
-    if( c<0 ) goto kind_done;
-    if( !bLong && strcmp(zKey, "schema_version")==0 ){
-      bSchema = 1;
-      if( c=='"' ){
-        char zStr[48];
-        if( krString(&r, zStr, (int)sizeof(zStr), &bLong) ) goto kind_done;
-        if( !bLong && strcmp(zStr, "profile_summary.v1")==0 ){
-          kind = PSK_V1;
-          goto kind_done;
-        }
-        sqlite3_snprintf((int)sizeof(zVal), zVal, "'%s%s'", zStr, bLong ? "..." : "");
-      }else{
-        sqlite3_snprintf((int)sizeof(zVal), zVal, "%s", c=='{' ? "an object" : c=='[' ? "an array"
-            : c=='n' ? "null" : c=='t' || c=='f' ? "a boolean" : "a number");
-        if( krSkipValue(&r, c) ) goto kind_done;
-      }
-    }else if( krSkipValue(&r, c) ){
-      goto kind_done;
-    }
-    c = krNonWs(&r);
-    if( c=='}' ) break;
-    if( c!=',' ) goto kind_done;
-  }
-  kind = bSchema ? PSK_SCHEMA : PSK_OBJECT;
-  if( bSchema && pzSchema ) *pzSchema = sqlite3_mprintf("%s", zVal);
-
-kind_done:
-  if( kind==PSK_UNKNOWN && bInObject && r.bEnd && !r.bErr ) kind = PSK_TRUNC;
-  sqlite3_free(r.a);
-  profsumSrcClose(r.pSrc);
-  return kind;
-}
-
-/* See profsum_int.h. */
-char *profsumSummaryFileProblem(const char *zPath){
-  char *zSchema = 0, *z = 0;
-  switch( jsonFileKind(zPath, &zSchema) ){
-    case PSK_ARRAY: case PSK_SCALAR:
-      z = sqlite3_mprintf("Expected JSON object in summary '%s'.", zPath);
-      break;
-    case PSK_OBJECT:
-      z = sqlite3_mprintf("'%s' is neither a profile_summary.v1 summary nor a trace: its "
-          "top-level object has no \"schema_version\" and no \"traceEvents\"", zPath);
-      break;
-    case PSK_TRUNC:
-      z = sqlite3_mprintf("'%s' ends inside its top-level object before a \"schema_version\" "
-          "or \"traceEvents\" key: neither a summary nor a trace (a truncated file?)", zPath);
-      break;
-    case PSK_SCHEMA:
-      z = sqlite3_mprintf("'%s' is not a profile_summary.v1 summary: its schema_version is %s "
-          "(and it is no trace: no \"traceEvents\")", zPath, zSchema ? zSchema : "?");
-      break;
-    default:
-      break;
-  }
-  sqlite3_free(zSchema);
-  return z;
 }
 
 /* Read a whole (possibly gzipped) file as text, at most 512 MiB. */
@@ -1368,10 +1122,10 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }else{
     zTrace = sqlite3_mprintf("%s", zReadFrom);
     if( zTrace==0 ){ rc = SQLITE_NOMEM; goto done; }
-    /* A summary or a trace: by the top-level keys (jsonFileKind). */
+    /* A summary or a trace: by the top-level keys (profsumJsonFileKind). */
     {
       char *zSchemaV = 0;
-      int kind = jsonFileKind(zTrace, &zSchemaV);
+      int kind = profsumJsonFileKind(zTrace, &zSchemaV);
       isV1 = kind==PSK_V1;
       if( kind==PSK_NOMEM ){ rc = SQLITE_NOMEM; goto done; }
       if( kind==PSK_SCHEMA ){

@@ -41,9 +41,10 @@ typedef struct ProfsumEngine ProfsumEngine;
 ** compute exclusive time.  Diagnostics are kept (at most 1000 per kind,
 ** plus a 'suppressed' row per kind that was cut).  zFunc names the SQL
 ** function for messages.  xStop (or NULL) is asked every 16,384 entries
-** whether to stop (an interrupt).  On success *pp is a new engine (free it with
-** profsumEngineFree) and *pInfo is filled; on error *pzErr is set
-** (sqlite3_malloc'd, prefixed with zFunc).
+** and before each track's sort whether to stop (an interrupt).  On
+** success *pp is a new engine (free it with profsumEngineFree) and *pInfo
+** is filled; on error *pzErr is set (sqlite3_malloc'd, prefixed with
+** zFunc).
 */
 /* Asked every few thousand entries while reading: a non-zero return stops
 ** the parse with SQLITE_INTERRUPT ("interrupted"). */

@@ -1,0 +1,927 @@
+/*
+** engine_aggregate.c — stage A's aggregates: breakdown (§4.4), steps
+** (§4.3), per-op aggregates (§4.5), collectives (§4.7), KPI inputs and
+** the exact-time check of the nesting.
+*/
+#include "profsum_int.h"
+#include "profsum_reader.h"
+#include "summary_engine.h"
+#include "engine_intake.h"
+#include "engine_int.h"
+#include "funcs.h"
+#include "jsontree.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One row of profsum_agg_fact: a name and its value (NULL when isNull). */
+typedef struct EngFact { const char *zName; double v; int isNull; } EngFact;
+
+/* Write n facts of the trace to profsum_agg_fact.  SQLITE_OK or an error
+** (profsumEngErr's). */
+static int engFacts(Engine *e, const EngFact *a, int n){
+  sqlite3_stmt *p = 0;
+  int k, rc = profsumEngPrepare(e, &p, "INSERT INTO \"%w\".profsum_agg_fact VALUES(?1,?2,?3)");
+  for(k=0; rc==SQLITE_OK && k<n; k++){
+    sqlite3_bind_int64(p, 1, e->traceId);
+    sqlite3_bind_text(p, 2, a[k].zName, -1, SQLITE_STATIC);
+    if( a[k].isNull ) sqlite3_bind_null(p, 3); else sqlite3_bind_double(p, 3, a[k].v);
+    rc = profsumEngStep(e, p);
+  }
+  sqlite3_finalize(p);
+  return rc;
+}
+/* Most-common selection over counters: entries of m with k1 = (kind<<40 |
+** owner) carry v1 = count, v2 = the processing position of the first event
+** with that value (unique within a kind and owner); picks per owner the max
+** count, ties → first seen (Counter.most_common).  counterAdd() adds n
+** events whose first is at position `first`. */
+#define CKEY(kind, owner) (((int64_t)(kind)<<40) | (int64_t)(owner))
+
+static int counterAdd(HMap *m, int kind, int64_t owner, int64_t val, int64_t n, int64_t first){
+  int isNew;
+  HEnt *h = profsumEngHmGet(m, CKEY(kind, owner), val, 1, &isNew);
+  if( h==0 ) return SQLITE_NOMEM;
+  if( isNew || first<h->v2 ) h->v2 = first;
+  h->v1 += n;
+  return SQLITE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The aggregates                                                      */
+/* ------------------------------------------------------------------ */
+typedef struct OpAgg {
+  int64_t count, total, excl;
+  double totalRef, exclRef;      /* total, excl as the reference adds them */
+  double flopSum; int64_t flopN;
+  int32_t shape, source, tfop;   /* most common values, -1 none */
+  int64_t bestShape[2], bestSource[2], bestTf[2];   /* count, seq */
+  int seen;
+} OpAgg;
+
+/* A step: its number, the sum of its events' durations as the reference
+** adds them (doubles, in processing order) and their count. */
+typedef struct StepAgg { int64_t step; double sum; int64_t n; } StepAgg;
+
+static int cmpStep(const void *pa, const void *pb){
+  const StepAgg *a = (const StepAgg*)pa, *b = (const StepAgg*)pb;
+  return a->step<b->step ? -1 : (a->step>b->step);
+}
+
+/* Case-insensitive substring test of z[0..n) for lit (lower-case ASCII). */
+static int hasCi(const char *z, int n, const char *lit){
+  int m = (int)strlen(lit), i, k;
+  for(i=0; i+m<=n; i++){
+    for(k=0; k<m; k++){
+      char c = z[i+k];
+      if( c>='A' && c<='Z' ) c = (char)(c+32);
+      if( c!=lit[k] ) break;
+    }
+    if( k==m ) return 1;
+  }
+  return 0;
+}
+
+/* a.?to.?b, case-insensitive (the KPI transfer pattern). */
+static int hasToPattern(const char *z, int n, const char *a, const char *b){
+  int na = (int)strlen(a), nb = (int)strlen(b), i, gap1, gap2;
+  for(i=0; i+na<=n; i++){
+    if( sqlite3_strnicmp(z+i, a, na)!=0 ) continue;
+    for(gap1=0; gap1<=1; gap1++){
+      int j = i+na+gap1;
+      if( j+2>n || sqlite3_strnicmp(z+j, "to", 2)!=0 ) continue;
+      for(gap2=0; gap2<=1; gap2++){
+        int k = j+2+gap2;
+        if( k+nb<=n && sqlite3_strnicmp(z+k, b, nb)==0 ) return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+static int isTransferName(const char *z, int n){
+  return hasCi(z, n, "memcpy") || hasCi(z, n, "h2d") || hasCi(z, n, "d2h")
+      || hasCi(z, n, "infeed") || hasCi(z, n, "outfeed") || hasCi(z, n, "transfer")
+      || hasToPattern(z, n, "host", "device") || hasToPattern(z, n, "device", "host");
+}
+
+#define SMALL_OP_PS ((int64_t)100000000)   /* 0.1 ms */
+
+/* The device-op events of a selection of tracks (one device's, or all
+** devices'), visited through the per-track slices of aOrd: aTk[0..nTk)
+** are the tracks' indices, so that a device's walk costs its own tracks,
+** not every track of the trace. */
+typedef struct DevIter { Engine *e; const int32_t *aTk; int64_t nTk; } DevIter;
+
+/* Call x(pArg, r) for every device-op event of the selection. */
+static void devEach(DevIter *d, void (*x)(void*, const SEv*), void *pArg){
+  int64_t t, k;
+  for(t=0; t<d->nTk; t++){
+    STrack *tr = &d->e->aTrk[d->aTk[t]];
+    for(k=0; k<tr->nEv; k++) x(pArg, EV(d->e, d->e->aOrd[tr->iFirst+k]));
+  }
+}
+
+/* Radix selection: the k-th smallest duration (0-based) of a selection
+** without copying it: one pass over the events per 12-bit digit, from the
+** highest digit the selection's largest duration uses (durations are > 0);
+** the 4096 counters (32 KiB, caller's) stay in the first-level cache. */
+#define RADIX_BITS 12
+#define RADIX_N    (1<<RADIX_BITS)
+typedef struct Radix { uint64_t prefix, mask; int shift; int64_t *aCnt; } Radix;
+static void radixCount(void *pArg, const SEv *r){
+  Radix *x = (Radix*)pArg;
+  uint64_t v = (uint64_t)r->dur;
+  if( (v & x->mask)==x->prefix ) x->aCnt[(v>>x->shift) & (RADIX_N-1)]++;
+}
+static void kthDur(DevIter *d, int64_t k, int64_t maxDur, int64_t *aCnt, int64_t *pOut){
+  Radix x;
+  int pass, nPass = 1;
+  while( nPass*RADIX_BITS<64 && ((uint64_t)maxDur>>(nPass*RADIX_BITS))!=0 ) nPass++;
+  x.aCnt = aCnt;
+  x.prefix = 0; x.mask = 0;
+  for(pass=nPass-1; pass>=0; pass--){
+    int64_t b, acc = 0;
+    x.shift = pass*RADIX_BITS;
+    memset(x.aCnt, 0, sizeof(int64_t)*RADIX_N);
+    devEach(d, radixCount, &x);
+    for(b=0; b<RADIX_N-1; b++){
+      if( acc + x.aCnt[b] > k ) break;
+      acc += x.aCnt[b];
+    }
+    k -= acc;
+    x.prefix |= (uint64_t)b << x.shift;
+    x.mask |= (uint64_t)(RADIX_N-1) << x.shift;
+  }
+  *pOut = (int64_t)x.prefix;
+}
+
+/* Median (linear interpolation at 0.5) of the n durations of a selection
+** whose largest duration is maxDur, µs; aCnt: RADIX_N counters. */
+static void medianDur(DevIter *d, int64_t n, int64_t maxDur, int64_t *aCnt, double *pOut){
+  int64_t a, b;
+  if( n==0 ){ *pOut = 0.0; return; }
+  kthDur(d, (n-1)/2, maxDur, aCnt, &a);
+  if( n%2 ){ *pOut = US(a); return; }
+  kthDur(d, n/2, maxDur, aCnt, &b);
+  *pOut = US(a)*0.5 + US(b)*0.5;
+}
+
+/* Busy union and span of one device's ops (its tracks aTk[0..nTk), in
+** track order): a k-way merge of the tracks' slices (each already in ts
+** order) by a binary heap on (ts, position in aTk), no copy; the events
+** come in the order a scan of the heads for the smallest (ts, position)
+** would give them.  SQLITE_OK or SQLITE_NOMEM (then nothing is set). */
+static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy, int64_t *pSpan){
+  int64_t nH = 0, k, *aPos, *aHeap, *aTs;
+  int64_t curLo = 0, curHi = 0, lo = 0, hi = 0, busy = 0;
+  int started = 0;
+  aPos = sqlite3_malloc64(sizeof(int64_t)*3*(sqlite3_uint64)(nTk+1));
+  if( aPos==0 ) return SQLITE_NOMEM;
+  aHeap = aPos + nTk + 1;
+  aTs = aHeap + nTk + 1;     /* the ts of the head of cursor k */
+#define USP_HEAD(k) EV(e, e->aOrd[e->aTrk[aTk[k]].iFirst + aPos[k]])
+#define USP_LESS(a, b) (aTs[a]<aTs[b] || (aTs[a]==aTs[b] && (a)<(b)))
+  for(k=0; k<nTk; k++){
+    aPos[k] = 0;
+    if( e->aTrk[aTk[k]].nEv>0 ){
+      int64_t c = nH++;
+      aTs[k] = USP_HEAD(k)->ts;
+      aHeap[c] = k;
+      while( c>0 && USP_LESS(aHeap[c], aHeap[(c-1)/2]) ){
+        int64_t x = aHeap[c]; aHeap[c] = aHeap[(c-1)/2]; aHeap[(c-1)/2] = x; c = (c-1)/2;
+      }
+    }
+  }
+  while( nH>0 ){
+    int64_t best = aHeap[0], c = 0;
+    SEv *r = USP_HEAD(best);
+    if( ++aPos[best] < e->aTrk[aTk[best]].nEv ) aTs[best] = USP_HEAD(best)->ts;
+    else aHeap[0] = aHeap[--nH];
+    for(;;){
+      int64_t l = 2*c+1, rr = 2*c+2, m = c, x;
+      if( l<nH && USP_LESS(aHeap[l], aHeap[m]) ) m = l;
+      if( rr<nH && USP_LESS(aHeap[rr], aHeap[m]) ) m = rr;
+      if( m==c ) break;
+      x = aHeap[c]; aHeap[c] = aHeap[m]; aHeap[m] = x; c = m;
+    }
+    if( !started ){ curLo = lo = r->ts; curHi = hi = r->ts + r->dur; started = 1; continue; }
+    if( r->ts>curHi ){ busy += curHi-curLo; curLo = r->ts; curHi = r->ts + r->dur; }
+    else if( r->ts+r->dur>curHi ) curHi = r->ts + r->dur;
+    if( r->ts+r->dur>hi ) hi = r->ts + r->dur;
+  }
+#undef USP_HEAD
+#undef USP_LESS
+  if( started ) busy += curHi-curLo;
+  sqlite3_free(aPos);
+  *pBusy = busy;
+  *pSpan = hi-lo;
+  return SQLITE_OK;
+}
+
+/* Count events and small events of a selection. */
+typedef struct CountSmall { int64_t n, nSmall, max; } CountSmall;
+static void countSmall(void *pArg, const SEv *r){
+  CountSmall *c = (CountSmall*)pArg;
+  c->n++;
+  if( r->dur<SMALL_OP_PS ) c->nSmall++;
+  if( r->dur>c->max ) c->max = r->dur;
+}
+
+/* Inputs of the KPIs: per device union/span/median, trace facts.  Needs no
+** per-event memory: selections are walked through the track slices. */
+static int engKpis(Engine *e){
+  int rc = SQLITE_OK;
+  int64_t i, j, compile = 0, transfer = 0, busyAll = 0;
+  sqlite3_stmt *pIns = 0;
+  HMap devOf = {0,0,0};      /* proc name id → list index */
+  int32_t *aDev = 0; int64_t nDev = 0;
+  int32_t *aDevTk = 0;        /* the device-op tracks grouped by device (in
+                              ** device order, each device's in track order) */
+  int64_t *aDevFirst = 0;     /* device j's are aDevTk[aDevFirst[j]..aDevFirst[j+1]) */
+  int64_t nDevTk = 0;
+  unsigned char *aFlag = 0;
+  DevIter all;
+  CountSmall cAll = {0,0,0};
+  int64_t *aCnt = 0;          /* radix counters of the medians */
+  double medAll = 0.0;
+  aDev = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nTrk+1)*2);
+  aDevFirst = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+2));
+  aFlag = sqlite3_malloc64((sqlite3_uint64)(e->pool.n+1));
+  aCnt = sqlite3_malloc64(sizeof(int64_t)*RADIX_N);
+  if( !aDev || !aDevFirst || !aFlag || !aCnt ){ rc = SQLITE_NOMEM; goto done; }
+  aDevTk = aDev + e->nTrk + 1;
+  memset(aFlag, 0, (size_t)e->pool.n+1);
+  for(i=0; i<e->nEv; i++){
+    SEv *r = EV(e, i);
+    const EvKey *q = KEY(e, r);
+    STrack *t = &e->aTrk[q->trk];
+    unsigned char f = aFlag[q->name];
+    if( f==0 ){   /* name tests cached per name: 1 known, 2 compile, 4 transfer */
+      const char *z = SP_STR(&e->pool, q->name);
+      int n = SP_LEN(&e->pool, q->name);
+      f = (unsigned char)(1 | (hasCi(z, n, "compile") ? 2 : 0) | (isTransferName(z, n) ? 4 : 0));
+      aFlag[q->name] = f;
+    }
+    if( t->isHost && (f & 2) ) compile += r->dur;
+    if( f & 4 ) transfer += r->dur;
+  }
+  /* Devices in order of first appearance of their tracks, and their
+  ** tracks grouped (a counting sort, stable: linear in the tracks). */
+  for(i=0; i<e->nTrk; i++){
+    STrack *t = &e->aTrk[i];
+    int isNew;
+    HEnt *h;
+    if( !(t->isDevice && t->isDevOp) ) continue;
+    h = profsumEngHmGet(&devOf, t->proc, 0, 1, &isNew);
+    if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
+    if( isNew ){ h->v1 = nDev; aDevFirst[nDev] = 0; aDev[nDev++] = t->proc; }
+    aDevFirst[h->v1]++;       /* its number of tracks, for now */
+    nDevTk++;
+  }
+  {
+    int64_t acc = 0;
+    for(j=0; j<nDev; j++){ int64_t c = aDevFirst[j]; aDevFirst[j] = acc; acc += c; }
+    aDevFirst[nDev] = acc;
+    for(i=0; i<e->nTrk; i++){
+      STrack *t = &e->aTrk[i];
+      if( !(t->isDevice && t->isDevOp) ) continue;
+      aDevTk[aDevFirst[profsumEngHmGet(&devOf, t->proc, 0, 0, 0)->v1]++] = (int32_t)i;
+    }
+    for(j=nDev; j>0; j--) aDevFirst[j] = aDevFirst[j-1];   /* back to the starts */
+    aDevFirst[0] = 0;
+  }
+  all.e = e; all.aTk = aDevTk; all.nTk = nDevTk;     /* counts: any order */
+  devEach(&all, countSmall, &cAll);
+  medianDur(&all, cAll.n, cAll.max, aCnt, &medAll);
+  if( (rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_device VALUES(?1,?2,?3,?4,?5,?6,?7)")) ) goto done;
+  for(j=0; j<nDev; j++){
+    DevIter one;
+    CountSmall c = {0,0,0};
+    int64_t busy, span;
+    double med;
+    one.e = e; one.aTk = aDevTk + aDevFirst[j]; one.nTk = aDevFirst[j+1] - aDevFirst[j];
+    devEach(&one, countSmall, &c);
+    if( (rc = unionSpan(e, one.aTk, one.nTk, &busy, &span)) ) goto done;
+    medianDur(&one, c.n, c.max, aCnt, &med);
+    busyAll += busy;
+    sqlite3_bind_int64(pIns, 1, e->traceId);
+    profsumEngBindStrId(e, pIns, 2, aDev[j]);
+    sqlite3_bind_int64(pIns, 3, c.n);
+    sqlite3_bind_int64(pIns, 4, c.nSmall);
+    sqlite3_bind_double(pIns, 5, US(busy));
+    sqlite3_bind_double(pIns, 6, US(span));
+    sqlite3_bind_double(pIns, 7, med);
+    if( (rc = profsumEngStep(e, pIns)) ) goto done;
+  }
+  sqlite3_finalize(pIns); pIns = 0;
+  {
+    EngFact aF[6] = {
+      {"median_op_duration", 0, 0}, {"n_ops", 0, 0}, {"n_small_ops", 0, 0},
+      {"compile_duration", 0, 0}, {"transfer_duration", 0, 0}, {"device_busy_duration", 0, 0}};
+    aF[0].v = medAll; aF[0].isNull = cAll.n==0;
+    aF[1].v = (double)cAll.n;
+    aF[2].v = (double)cAll.nSmall;
+    aF[3].v = US(compile);
+    aF[4].v = US(transfer);
+    aF[5].v = US(busyAll);
+    rc = engFacts(e, aF, 6);
+  }
+done:
+  sqlite3_finalize(pIns);
+  sqlite3_free(aDev);
+  sqlite3_free(aDevFirst);
+  sqlite3_free(aFlag);
+  sqlite3_free(aCnt);
+  profsumEngHmFree(&devOf);
+  return rc;
+}
+
+/* A union of intervals fed in order of start: the current run [lo, hi)
+** and the length of the runs already closed, in the reference's doubles
+** (µs: see unionOnDevices). */
+typedef struct UnionAcc { double lo, hi, len; int started; } UnionAcc;
+
+static void unionAdd(UnionAcc *u, double lo, double hi){
+  if( !u->started ){ u->lo = lo; u->hi = hi; u->started = 1; }
+  else if( lo>u->hi ){ u->len += u->hi - u->lo; u->lo = lo; u->hi = hi; }
+  else if( hi>u->hi ) u->hi = hi;
+}
+
+static double unionLen(const UnionAcc *u){
+  return u->started ? u->len + (u->hi - u->lo) : 0.0;
+}
+
+/* Lengths (µs) of two unions of the device events (non-Steps tracks), each
+** clipped to [wLo, wHi): of the communication events (*pComm) and of the
+** communication and compute events (*pAll).  The global breakdown (§4.4)
+** is the reference's sweep over its doubles: each event's ts and ts + dur
+** as Python's floats (profsumEngEvFloat) and the window clipped in them, so that a
+** trace with epoch timestamps (ulp 0.25 µs at 1.7e15) gives the
+** reference's lengths rather than the exact ones.  The tracks are already
+** sorted by start in those doubles (aOrd), so a binary heap merges them by
+** start, and one walk in that order builds both unions: no copy of the
+** events and no sort (the global breakdown's memory). */
+static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
+                          double wLo, double wHi, double *pComm, double *pAll){
+  const int mask = (1<<CAT_COMM)|(1<<CAT_COMPUTE);
+  int64_t *aTk, *aPos, *aHeap, *aHint, nT = 0, nH = 0, t;
+  double *aLo, *aHi;
+  UnionAcc all = {0,0,0,0}, comm = {0,0,0,0};     /* the union of all, of communication */
+  /* per cursor h: its track aTk[h], its position aPos[h] in the track, and
+  ** its current event's clipped start aLo[h] (the heap's key, kept here so
+  ** that sifting compares numbers instead of walking to the events) and
+  ** clipped end aHi[h] */
+  aTk = sqlite3_malloc64(sizeof(int64_t)*6*(sqlite3_uint64)(e->nTrk+1));
+  if( aTk==0 ) return SQLITE_NOMEM;
+  aPos = aTk + e->nTrk + 1;
+  aHeap = aPos + e->nTrk + 1;
+  aLo = (double*)(aHeap + e->nTrk + 1);
+  aHi = aLo + e->nTrk + 1;
+  aHint = (int64_t*)(aHi + e->nTrk + 1);
+#define UCUR(h) (e->aOrd[e->aTrk[aTk[h]].iFirst + aPos[h]])
+  /* Move cursor h to its next event in mask with a non-empty clip (its
+  ** clipped start and end into aLo[h], aHi[h]); 0 at end. */
+#define UADV(h, ok) do{ \
+    STrack *tr_ = &e->aTrk[aTk[h]]; ok = 0; \
+    while( aPos[h]<tr_->nEv ){ \
+      int32_t k_ = e->aOrd[tr_->iFirst + aPos[h]]; SEv *r_ = EV(e, k_); \
+      if( (mask>>aKeyCat[r_->key]) & 1 ){ \
+        double ts_, end_, lo_, hi_; \
+        profsumEngEvFloatNear(e, k_, &aHint[h], &ts_, &end_); \
+        lo_ = ts_<wLo ? wLo : ts_; hi_ = end_>wHi ? wHi : end_; \
+        if( hi_>lo_ ){ aLo[h] = lo_; aHi[h] = hi_; ok = 1; break; } \
+      } \
+      aPos[h]++; \
+    } \
+  }while(0)
+  for(t=0; t<e->nTrk; t++){
+    STrack *tr = &e->aTrk[t];
+    int ok;
+    if( !(tr->isDevice && !tr->isSteps) || tr->nEv==0 ) continue;
+    aTk[nT] = t; aPos[nT] = 0; aHint[nT] = 0;
+    UADV(nT, ok);
+    if( ok ){
+      /* sift up */
+      int64_t c = nH++;
+      aHeap[c] = nT;
+      while( c>0 && aLo[aHeap[(c-1)/2]] > aLo[aHeap[c]] ){
+        int64_t x = aHeap[c]; aHeap[c] = aHeap[(c-1)/2]; aHeap[(c-1)/2] = x; c = (c-1)/2;
+      }
+    }
+    nT++;
+  }
+  while( nH>0 ){
+    int64_t h = aHeap[0], c = 0;
+    SEv *r = EV(e, UCUR(h));
+    int ok;
+    unionAdd(&all, aLo[h], aHi[h]);
+    if( aKeyCat[r->key]==CAT_COMM ) unionAdd(&comm, aLo[h], aHi[h]);
+    aPos[h]++;
+    UADV(h, ok);
+    if( !ok ) aHeap[0] = aHeap[--nH];
+    /* sift down */
+    for(;;){
+      int64_t l = 2*c+1, rr = 2*c+2, m = c, x;
+      if( l<nH && aLo[aHeap[l]] < aLo[aHeap[m]] ) m = l;
+      if( rr<nH && aLo[aHeap[rr]] < aLo[aHeap[m]] ) m = rr;
+      if( m==c ) break;
+      x = aHeap[c]; aHeap[c] = aHeap[m]; aHeap[m] = x; c = m;
+    }
+  }
+#undef UCUR
+#undef UADV
+  sqlite3_free(aTk);
+  *pAll = unionLen(&all);
+  *pComm = unionLen(&comm);
+  return SQLITE_OK;
+}
+
+/* What the aggregation works out once per event key. */
+typedef struct KeyMemo {
+  int64_t n;            /* events of the key */
+  int64_t first;        /* processing position of its first event */
+  double flop;          /* flop proxy of the key's shape (flopKind 1) */
+  int8_t flopKind;      /* -1 not yet, 0 none, 1 flop holds it */
+  int8_t comm;          /* -2 not yet, -1 not counted, else index in azComm */
+} KeyMemo;
+
+/* The summary decides order and nesting as the reference's doubles do
+** (profsumEngCmpPoint).  When some decision went otherwise than the exact times
+** would have it (e->nFlip: timestamps whose doubles have lost digits, as
+** epoch microseconds, or ends equal in picoseconds whose doubles differ),
+** sweep every track again (§2) on exact picoseconds and give the
+** per-track breakdown's buckets of that nesting in aExact (Steps threads
+** left out, as there; aKeyCat: category per event key) and, in *pnDiff,
+** the events whose exclusive time differs from the summary's.  Only the
+** facts and the diagnostic that tell the user so come from it: the
+** summary keeps the reference's numbers.  Memory: 4 bytes per event of
+** the largest track (a copy of its slice of the processing order, sorted
+** again) and stacks as deep as the nesting.  SQLITE_OK or SQLITE_NOMEM. */
+static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], int64_t *pnDiff){
+  int64_t nMax = 0, nDiff = 0, nStk = 0, nAllocStk = 64;
+  int32_t t, *aIdx, *aStk;
+  int64_t *aChild;
+  int rc = SQLITE_OK;
+  for(t=0; t<e->nTrk; t++) if( !e->aTrk[t].isSteps && e->aTrk[t].nEv>nMax ) nMax = e->aTrk[t].nEv;
+  aIdx = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(nMax ? nMax : 1));
+  aStk = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nAllocStk);
+  aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nAllocStk);
+  if( !aIdx || !aStk || !aChild ) rc = SQLITE_NOMEM;
+#define EXACT_FIN() do{ \
+    int32_t k_ = aStk[--nStk]; \
+    const SEv *x_ = EV(e, k_); \
+    int64_t ex_ = x_->dur - aChild[nStk]; \
+    if( ex_<0 ) ex_ = 0; \
+    aExact[aKeyCat[x_->key]] += ex_; \
+    if( ex_!=x_->excl ) nDiff++; \
+    if( nStk>0 ) aChild[nStk-1] += x_->dur; \
+  }while(0)
+  for(t=0; t<e->nTrk && rc==SQLITE_OK; t++){
+    const STrack *tr = &e->aTrk[t];
+    int64_t j, nMove = 0, nCap = 16*tr->nEv + 1024;
+    if( tr->isSteps ) continue;
+    memcpy(aIdx, e->aOrd + tr->iFirst, sizeof(int32_t)*(size_t)tr->nEv);
+    /* In the doubles' order, which the exact order differs from only at
+    ** near-ties: an insertion sort, unless it moves too much. */
+    for(j=1; j<tr->nEv && nMove<=nCap; j++){
+      int32_t x = aIdx[j];
+      int64_t i = j;
+      while( i>0 && profsumEngExactLess(e, x, aIdx[i-1]) ){ aIdx[i] = aIdx[i-1]; i--; nMove++; }
+      aIdx[i] = x;
+    }
+    if( nMove>nCap ) profsumEngSortEvIdx(e, aIdx, tr->nEv, 2, profsumEngSortDepth(tr->nEv));
+    for(j=0; j<tr->nEv; j++){
+      const SEv *r = EV(e, aIdx[j]);
+      int64_t ts = r->ts, end = r->ts + r->dur;
+      while( nStk>0 && ts>=EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) EXACT_FIN();
+      while( nStk>0 && end>EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) EXACT_FIN();
+      if( nStk>=nAllocStk ){
+        /* at most as deep as the track is long (no unused half past it) */
+        int64_t nNew = nAllocStk*2 > tr->nEv ? tr->nEv : nAllocStk*2;
+        if( nNew<=nStk ) nNew = nStk+1;
+        if( (rc = profsumEngGrowNestStack(&aStk, &aChild, nNew)) ) break;
+        nAllocStk = nNew;
+      }
+      aStk[nStk] = aIdx[j];
+      aChild[nStk] = 0;
+      nStk++;
+    }
+    if( rc ) break;
+    while( nStk>0 ) EXACT_FIN();
+  }
+#undef EXACT_FIN
+  sqlite3_free(aIdx); sqlite3_free(aStk); sqlite3_free(aChild);
+  *pnDiff = nDiff;
+  return rc;
+}
+
+/* The whole aggregation; writes the tables. */
+int profsumEngAggregate(Engine *e){
+  int rc = SQLITE_OK;
+  int64_t i, j;
+  int32_t nNames = e->pool.n;
+  int64_t aBucket[5] = {0,0,0,0,0};
+  OpAgg *aOp = 0;
+  int8_t *aKeyCat = 0;        /* event category (§1.4) per event key */
+  KeyMemo *aMemo = 0;         /* per event key: flop proxy, collective */
+  unsigned char *aNameFlag = 0;   /* per name id: 1 known, 2 stall, 4 comm */
+  const char **aFamily = 0;       /* per name id: semantic family (cached) */
+  HMap steps = {0,0,0}, gpuSteps = {0,0,0}, ctr = {0,0,0};
+  int64_t aComm[16][2]; const char *azComm[16]; int nComm = 0;
+  double aCommRef[16];           /* Σ exclusive as the reference adds it */
+  int64_t hintRef = 0;           /* floatEntryNear's hint for the device ops */
+  int64_t curXr = 0;             /* profsumEngExclRefAt's cursor */
+  sqlite3_stmt *pIns = 0;
+
+  memset(aComm, 0, sizeof(aComm));
+  memset(aCommRef, 0, sizeof(aCommRef));
+  aOp = sqlite3_malloc64(sizeof(OpAgg)*(sqlite3_uint64)(nNames ? nNames : 1));
+  aKeyCat = sqlite3_malloc64((sqlite3_uint64)(e->nKey ? e->nKey : 1));
+  aNameFlag = sqlite3_malloc64((sqlite3_uint64)(nNames ? nNames : 1));
+  aFamily = sqlite3_malloc64(sizeof(char*)*(sqlite3_uint64)(nNames ? nNames : 1));
+  aMemo = sqlite3_malloc64(sizeof(KeyMemo)*(sqlite3_uint64)(e->nKey ? e->nKey : 1));
+  if( !aOp || !aKeyCat || !aNameFlag || !aFamily || !aMemo ){ rc = SQLITE_NOMEM; goto done; }
+  for(i=0; i<e->nKey; i++){
+    aMemo[i].n = aMemo[i].first = 0;
+    aMemo[i].flop = 0.0; aMemo[i].flopKind = -1; aMemo[i].comm = -2;
+  }
+  memset(aOp, 0, sizeof(OpAgg)*(size_t)nNames);
+  memset(aNameFlag, 0, (size_t)nNames);
+  memset(aFamily, 0, sizeof(char*)*(size_t)nNames);
+
+  /* Event category per key (§1.4), the name tests cached per name: stall
+  ** regex → stall; host process → host; communication name →
+  ** communication; device process → compute; else other. */
+  for(i=0; i<e->nKey; i++){
+    const EvKey *q = &e->aKey[i];
+    STrack *t = &e->aTrk[q->trk];
+    int cat;
+    if( aNameFlag[q->name]==0 ){
+      const char *zName = SP_STR(&e->pool, q->name);
+      int nName = SP_LEN(&e->pool, q->name);
+      aNameFlag[q->name] = (unsigned char)(1 | (profsumIsStallName(zName, nName) ? 2 : 0)
+                                             | (profsumIsCommName(zName, nName) ? 4 : 0));
+    }
+    if( aNameFlag[q->name] & 2 ) cat = CAT_STALL;
+    else if( t->isHost ) cat = CAT_HOST;
+    else if( aNameFlag[q->name] & 4 ) cat = CAT_COMM;
+    else if( t->isDevice ) cat = CAT_COMPUTE;
+    else cat = CAT_OTHER;
+    aKeyCat[i] = (int8_t)cat;
+  }
+
+  /* Pass over events in processing order. */
+  for(j=0; j<e->nEv; j++){
+    int64_t k = e->aOrd[j];
+    SEv *r = EV(e, k);
+    const EvKey *q = KEY(e, r);
+    STrack *t = &e->aTrk[q->trk];
+    const char *zName = SP_STR(&e->pool, q->name);
+    int nName = SP_LEN(&e->pool, q->name);
+    int cat = aKeyCat[r->key];
+    if( !t->isSteps ) aBucket[cat] += r->excl;
+    /* run_ids / source hints (kind 1, 2; owner 0) */
+    if( r->runid>=0 && (rc = counterAdd(&ctr, 1, 0, r->runid, 1, j)) ) goto done;
+    if( aMemo[r->key].n++==0 ) aMemo[r->key].first = j;   /* sources, shapes, tf_ops: per key */
+    /* steps: v1 the sum of the durations as the reference adds them
+    ** (§4.3: its doubles, in processing order; bits of a double), v2 their
+    ** count.  Not exact picoseconds: the means feed discrete choices (the
+    ** representative step closest to a median, the 2-means classes) that
+    ** an exact mean can flip (three devices' 0.2 µs steps: the reference's
+    ** mean is 0.20000000000000004) */
+    if( t->isDevice && t->isSteps ){
+      int64_t s;
+      if( profsumEngPyInt(zName, nName, &s)==0 ){
+        HEnt *h = profsumEngHmGet(&steps, s, 0, 1, 0);
+        if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
+        profsumEngAddBits(&h->v1, profsumEngEvDurFloat(e, k)); h->v2++;
+      }
+    }
+    HEnt *hStep;
+    if( t->isHost && nName==5 && memcmp(zName, "train", 5)==0
+     && (hStep = profsumEngHmGet(&e->stepOf, k, 0, 0, 0))!=0 ){
+      HEnt *h = profsumEngHmGet(&gpuSteps, hStep->v1, 0, 1, 0);
+      if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
+      profsumEngAddBits(&h->v1, profsumEngEvDurFloat(e, k)); h->v2++;
+    }
+    /* device ops */
+    if( t->isDevice && t->isDevOp ){
+      OpAgg *o = &aOp[q->name];
+      KeyMemo *m = &aMemo[r->key];
+      const char *zColl;
+      double dRef = profsumEngEvDurFloatNear(e, k, &hintRef), xRef = profsumEngExclRefAt(e, j, &curXr, dRef);
+      o->seen = 1;
+      o->count++;
+      o->total += r->dur;
+      o->excl += r->excl;
+      o->totalRef += dRef;
+      o->exclRef += xRef;
+      /* flop proxy and collective: functions of the key, worked out at
+      ** its first event (in processing order, which orders azComm) */
+      if( m->flopKind<0 ){
+        m->flopKind = 0;
+        if( q->sig>=0 ){
+          const char *zFam = aFamily[q->name];
+          int64_t iv; double dv;
+          int kind;
+          if( zFam==0 ){
+            if( (rc = profsumSemanticFamily(zName, nName, 0, 0, &zFam)) ) goto done;
+            aFamily[q->name] = zFam;
+          }
+          kind = profsumFlopProxy(zFam, (int)strlen(zFam), SP_STR(&e->pool, q->sig),
+                                  SP_LEN(&e->pool, q->sig), &iv, &dv);
+          if( kind==PROFSUM_FLOP_INT ){ m->flop = (double)iv; m->flopKind = 1; }
+          else if( kind==PROFSUM_FLOP_REAL ){ m->flop = dv; m->flopKind = 1; }
+        }
+      }
+      if( m->flopKind>0 ){ o->flopSum += m->flop; o->flopN++; }
+      if( m->comm==-2 ){
+        zColl = profsumCollective(zName, nName);
+        m->comm = -1;
+        if( zColl ){
+          int c;
+          for(c=0; c<nComm; c++) if( strcmp(azComm[c], zColl)==0 ) break;
+          if( c==nComm && nComm<16 ){ azComm[nComm++] = zColl; }
+          if( c<16 ) m->comm = (int8_t)c;
+        }
+      }
+      if( m->comm>=0 ){
+        aComm[m->comm][0]++; aComm[m->comm][1] += r->excl;
+        aCommRef[m->comm] += xRef;
+      }
+    }
+  }
+
+  /* The per-key counts into the counters: sources of all events (kind 2),
+  ** shapes, sources and tf_ops of device ops (kinds 3-5, per op name). */
+  for(i=0; i<e->nKey; i++){
+    const EvKey *q = &e->aKey[i];
+    const KeyMemo *m = &aMemo[i];
+    STrack *t = &e->aTrk[q->trk];
+    if( m->n==0 ) continue;
+    if( q->source>=0 && (rc = counterAdd(&ctr, 2, 0, q->source, m->n, m->first)) ) goto done;
+    if( t->isDevice && t->isDevOp ){
+      if( q->sig>=0 && (rc = counterAdd(&ctr, 3, q->name, q->sig, m->n, m->first)) ) goto done;
+      if( q->source>=0 && (rc = counterAdd(&ctr, 4, q->name, q->source, m->n, m->first)) ) goto done;
+      if( q->tfop>=0 && (rc = counterAdd(&ctr, 5, q->name, q->tfop, m->n, m->first)) ) goto done;
+    }
+  }
+
+  /* Most-common picks (shape/source/tf_op per op; run ids and sources). */
+  {
+    int32_t *aRun = 0, *aSrc = 0;
+    int64_t nRun = 0, nSrc = 0;
+    for(i=0; i<ctr.nSlot; i++){
+      HEnt *h = &ctr.a[i];
+      int kind;
+      int64_t owner;
+      if( !h->used ) continue;
+      kind = (int)(h->k1>>40);
+      owner = h->k1 & (((int64_t)1<<40)-1);
+      if( kind>=3 ){
+        OpAgg *o = &aOp[owner];
+        int64_t *best = kind==3 ? o->bestShape : (kind==4 ? o->bestSource : o->bestTf);
+        int32_t *pv = kind==3 ? &o->shape : (kind==4 ? &o->source : &o->tfop);
+        if( best[0]==0 ){ *pv = -1; }
+        if( h->v1>best[0] || (h->v1==best[0] && h->v2<best[1]) ){
+          best[0] = h->v1; best[1] = h->v2; *pv = (int32_t)h->k2;
+        }
+      }
+    }
+    for(i=0; i<nNames; i++){
+      if( aOp[i].bestShape[0]==0 ) aOp[i].shape = -1;
+      if( aOp[i].bestSource[0]==0 ) aOp[i].source = -1;
+      if( aOp[i].bestTf[0]==0 ) aOp[i].tfop = -1;
+    }
+    /* run ids and sources: sort (count desc, seq asc), keep 20 */
+    aRun = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(ctr.nUsed+1)*2);
+    if( aRun==0 ){ rc = SQLITE_NOMEM; goto done; }
+    aSrc = aRun + ctr.nUsed + 1;
+    for(i=0; i<ctr.nSlot; i++){
+      HEnt *h = &ctr.a[i];
+      if( !h->used ) continue;
+      if( (h->k1>>40)==1 ) aRun[nRun++] = (int32_t)i;
+      else if( (h->k1>>40)==2 ) aSrc[nSrc++] = (int32_t)i;
+    }
+    {
+      int pass;
+      for(pass=0; pass<2 && rc==SQLITE_OK; pass++){
+        int32_t *a = pass==0 ? aRun : aSrc;
+        int64_t n = pass==0 ? nRun : nSrc, x, y;
+        sqlite3_str *pStr;
+        char *zJson;
+        /* selection sort of the top 20 (n is small in practice) */
+        for(x=0; x<n && x<20; x++){
+          int64_t best = x;
+          for(y=x+1; y<n; y++){
+            HEnt *hb = &ctr.a[a[best]], *hy = &ctr.a[a[y]];
+            if( hy->v1>hb->v1 || (hy->v1==hb->v1 && hy->v2<hb->v2) ) best = y;
+          }
+          { int32_t tmp = a[x]; a[x] = a[best]; a[best] = tmp; }
+        }
+        pStr = sqlite3_str_new(e->db);
+        sqlite3_str_appendchar(pStr, 1, '[');
+        for(x=0; x<n && x<20; x++){
+          int32_t id = (int32_t)ctr.a[a[x]].k2;
+          if( x ) sqlite3_str_appendchar(pStr, 1, ',');
+          profsumEngJsonAppendStr(pStr, SP_STR(&e->pool, id), SP_LEN(&e->pool, id));
+        }
+        sqlite3_str_appendchar(pStr, 1, ']');
+        zJson = sqlite3_str_finish(pStr);
+        if( zJson==0 ){ rc = SQLITE_NOMEM; break; }
+        {
+          sqlite3_stmt *pUp = 0;
+          char *zSql = sqlite3_mprintf("UPDATE \"%w\".profsum_trace SET %s = ?1 WHERE trace_id = ?2",
+                                       e->zSchema, pass==0 ? "run_ids" : "source_file_hints");
+          if( zSql==0 ){ sqlite3_free(zJson); rc = SQLITE_NOMEM; break; }
+          rc = sqlite3_prepare_v2(e->db, zSql, -1, &pUp, 0);
+          sqlite3_free(zSql);
+          if( rc==SQLITE_OK ){
+            sqlite3_bind_text(pUp, 1, zJson, -1, sqlite3_free);
+            zJson = 0;
+            sqlite3_bind_int64(pUp, 2, e->traceId);
+            rc = profsumEngStep(e, pUp);
+          }else{
+            profsumEngErr(e, rc, "%s", sqlite3_errmsg(e->db));
+          }
+          sqlite3_free(zJson);
+          sqlite3_finalize(pUp);
+        }
+      }
+    }
+    sqlite3_free(aRun);
+    if( rc ) goto done;
+  }
+
+  /* Per-track breakdown rows. */
+  if( (rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_breakdown VALUES(?1,?2,?3,?4)")) ) goto done;
+  {
+    static const char *azCat[5] = {"compute","communication","host","stall","other"};
+    int64_t total = 0;
+    int c;
+    for(c=0; c<5; c++){
+      total += aBucket[c];
+      sqlite3_bind_int64(pIns, 1, e->traceId);
+      sqlite3_bind_text(pIns, 2, "exclusive_per_track", -1, SQLITE_STATIC);
+      sqlite3_bind_text(pIns, 3, azCat[c], -1, SQLITE_STATIC);
+      sqlite3_bind_double(pIns, 4, US(aBucket[c]));
+      if( (rc = profsumEngStep(e, pIns)) ) goto done;
+    }
+    sqlite3_bind_text(pIns, 3, "total", -1, SQLITE_STATIC);
+    sqlite3_bind_double(pIns, 4, US(total));
+    if( (rc = profsumEngStep(e, pIns)) ) goto done;
+
+    /* The same buckets on exact times (engExactCheck), as facts for
+    ** profsum_kpis' float_nesting pattern, and a diagnostic when the
+    ** nesting differs. */
+    {
+      int64_t aExact[5] = {0,0,0,0,0}, nDiff = 0, exactTotal = 0, moved = 0;
+      EngFact aF[3] = {{"exact_breakdown_total", 0, 0}, {"float_nesting_events", 0, 0},
+                       {"float_nesting_moved", 0, 0}};
+      if( e->nFlip>0 ){
+        if( (rc = engExactCheck(e, aKeyCat, aExact, &nDiff)) ) goto done;
+      }else{
+        memcpy(aExact, aBucket, sizeof(aExact));
+      }
+      for(c=0; c<5; c++){
+        exactTotal += aExact[c];
+        moved += aBucket[c]>aExact[c] ? aBucket[c]-aExact[c] : aExact[c]-aBucket[c];
+      }
+      if( nDiff>0 ){
+        char *z = sqlite3_mprintf("%lld events' exclusive times differ from the nesting of their exact "
+            "times: the summary decides order and nesting in the timestamps' doubles, as the reference "
+            "tool does (docs/summary.md, \"Decisions in doubles\"); per-track breakdown total %!.15g us, "
+            "on exact times %!.15g us (compute %!.15g, communication %!.15g, host %!.15g, stall %!.15g, "
+            "other %!.15g; the categories differ by %!.15g us in all); exact per-event values: "
+            "trace_events(path).excl_ps",
+            (long long)nDiff, US(total), US(exactTotal), US(aExact[0]), US(aExact[1]),
+            US(aExact[2]), US(aExact[3]), US(aExact[4]), US(moved));
+        if( z==0 ){ rc = SQLITE_NOMEM; goto done; }
+        profsumEngDiag(e, -1, -1, "float_nesting", z);
+        sqlite3_free(z);
+        if( e->diagRc ){ rc = e->diagRc; goto done; }
+      }
+      aF[0].v = US(exactTotal); aF[1].v = (double)nDiff; aF[2].v = US(moved);
+      if( (rc = engFacts(e, aF, 3)) ) goto done;
+    }
+
+    /* Global timeline mode. */
+    {
+      /* In the reference's doubles (µs), as its sweep: see unionOnDevices. */
+      double wLo = 0.0, wHi = 0.0, g[5] = {0,0,0,0,0};
+      int hasW = 0;
+      int32_t t;
+      for(t=0; t<e->nTrk; t++){
+        const STrack *tr = &e->aTrk[t];
+        int64_t jj, hint = 0;
+        if( !tr->isDevice || tr->isSteps ) continue;
+        for(jj=0; jj<tr->nEv; jj++){
+          int32_t k = e->aOrd[tr->iFirst + jj];
+          double ts, end;
+          if( aKeyCat[EV(e, k)->key]!=CAT_COMPUTE ) continue;
+          profsumEngEvFloatNear(e, k, &hint, &ts, &end);
+          if( !hasW || ts<wLo ) wLo = ts;
+          if( !hasW || end>wHi ) wHi = end;
+          hasW = 1;
+        }
+      }
+      if( hasW && wHi>wLo ){
+        /* The sweep of §4.4 (communication > compute > uncovered) measured
+        ** as unions: comm = |C|, compute = |P ∪ C| - |C|, stall = the rest. */
+        double uComm = 0.0, uAll = 0.0;
+        if( (rc = unionOnDevices(e, aKeyCat, wLo, wHi, &uComm, &uAll)) ) goto done;
+        g[CAT_COMM] = uComm;
+        g[CAT_COMPUTE] = uAll - uComm;
+        g[CAT_STALL] = (wHi - wLo) - uAll;
+      }
+      for(c=0; c<5; c++){
+        sqlite3_bind_text(pIns, 2, "exclusive_global", -1, SQLITE_STATIC);
+        sqlite3_bind_text(pIns, 3, azCat[c], -1, SQLITE_STATIC);
+        sqlite3_bind_double(pIns, 4, g[c]);
+        if( (rc = profsumEngStep(e, pIns)) ) goto done;
+      }
+      sqlite3_bind_text(pIns, 3, "total", -1, SQLITE_STATIC);
+      sqlite3_bind_double(pIns, 4, (hasW && wHi>wLo) ? wHi-wLo : 0.0);
+      if( (rc = profsumEngStep(e, pIns)) ) goto done;
+    }
+  }
+  sqlite3_finalize(pIns); pIns = 0;
+
+  /* Steps: TPU path, else the GPU host fallback. */
+  {
+    HMap *m = steps.nUsed ? &steps : &gpuSteps;
+    StepAgg *aS = sqlite3_malloc64(sizeof(StepAgg)*(sqlite3_uint64)(m->nUsed+1));
+    int64_t nS = 0;
+    if( aS==0 ){ rc = SQLITE_NOMEM; goto done; }
+    for(i=0; i<m->nSlot; i++){
+      if( m->a[i].used ){
+        aS[nS].step = m->a[i].k1;
+        aS[nS].sum = profsumEngBitsDouble(m->a[i].v1);
+        aS[nS].n = m->a[i].v2;
+        nS++;
+      }
+    }
+    qsort(aS, (size_t)nS, sizeof(StepAgg), cmpStep);
+    rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_step VALUES(?1,?2,?3,?4)");
+    for(i=0; i<nS && rc==SQLITE_OK; i++){
+      sqlite3_bind_int64(pIns, 1, e->traceId);
+      sqlite3_bind_int64(pIns, 2, aS[i].step);
+      sqlite3_bind_double(pIns, 3, aS[i].sum/(double)aS[i].n);
+      sqlite3_bind_int64(pIns, 4, aS[i].n);
+      rc = profsumEngStep(e, pIns);
+    }
+    sqlite3_free(aS);
+    sqlite3_finalize(pIns); pIns = 0;
+    if( rc ) goto done;
+  }
+
+  /* Ops. */
+  if( (rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_op VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)")) ) goto done;
+  for(i=0; i<nNames; i++){
+    OpAgg *o = &aOp[i];
+    if( !o->seen ) continue;
+    sqlite3_bind_int64(pIns, 1, e->traceId);
+    profsumEngBindStrId(e, pIns, 2, (int32_t)i);
+    sqlite3_bind_int64(pIns, 3, o->count);
+    sqlite3_bind_double(pIns, 4, US(o->total));
+    sqlite3_bind_double(pIns, 5, US(o->excl));
+    profsumEngBindStrId(e, pIns, 6, o->shape);
+    profsumEngBindStrId(e, pIns, 7, o->source);
+    profsumEngBindStrId(e, pIns, 8, o->tfop);
+    if( o->flopN ) sqlite3_bind_double(pIns, 9, o->flopSum/(double)o->flopN);
+    else sqlite3_bind_null(pIns, 9);
+    sqlite3_bind_double(pIns, 10, o->exclRef);
+    sqlite3_bind_double(pIns, 11, o->totalRef);
+    if( (rc = profsumEngStep(e, pIns)) ) goto done;
+  }
+  sqlite3_finalize(pIns); pIns = 0;
+
+  /* Collectives. */
+  if( (rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_comm VALUES(?1,?2,?3,?4,?5)")) ) goto done;
+  for(i=0; i<nComm; i++){
+    sqlite3_bind_int64(pIns, 1, e->traceId);
+    sqlite3_bind_text(pIns, 2, azComm[i], -1, SQLITE_STATIC);
+    sqlite3_bind_int64(pIns, 3, aComm[i][0]);
+    sqlite3_bind_double(pIns, 4, US(aComm[i][1]));
+    sqlite3_bind_double(pIns, 5, aCommRef[i]);
+    if( (rc = profsumEngStep(e, pIns)) ) goto done;
+  }
+  sqlite3_finalize(pIns); pIns = 0;
+
+  rc = profsumEngGapsAndRegions(e);
+  if( rc==SQLITE_OK ) rc = engKpis(e);
+
+done:
+  sqlite3_finalize(pIns);
+  sqlite3_free(aOp);
+  sqlite3_free(aKeyCat);
+  sqlite3_free(aMemo);
+  sqlite3_free(aNameFlag);
+  sqlite3_free((void*)aFamily);
+  profsumEngHmFree(&steps); profsumEngHmFree(&gpuSteps); profsumEngHmFree(&ctr);
+  return rc;
+}

@@ -1,0 +1,286 @@
+/*
+** engine_int.h — what the files of stage A (summary_engine.c and its
+** engine_*.c) share: the hash map, the string pool, the event records, the
+** engine itself and the helpers one of them defines for the others.  Not
+** included outside stage A.
+*/
+#ifndef PROFSUM_ENGINE_INT_H
+#define PROFSUM_ENGINE_INT_H
+
+#include "profsum_int.h"
+#include "profsum_reader.h"
+#include "summary_engine.h"
+
+/* ------------------------------------------------------------------ */
+/* Hash map of (int64, int64) keys to two int64 values (engine_store.c) */
+/* ------------------------------------------------------------------ */
+typedef struct HEnt { int64_t k1, k2, v1, v2; int used; } HEnt;
+typedef struct HMap { HEnt *a; int64_t nSlot, nUsed; } HMap;
+
+/* ------------------------------------------------------------------ */
+/* String pool: interned strings with dense ids (engine_store.c)       */
+/* ------------------------------------------------------------------ */
+/* The texts live in blocks that are never moved or freed before
+** profsumEngSpFree: a pointer SP_STR(p, id) stays valid for the engine's
+** life, across any later profsumEngSpIntern (which may add a block, and
+** grows the id arrays and the hash slots, but never moves a text).
+** Callers keep such pointers while interning more (partsOf's parts point
+** into the name and tf_op texts), so no text may ever move. */
+#define SP_BLOCK_MIN ((int64_t)64<<10)    /* first text block */
+#define SP_BLOCK_MAX ((int64_t)4<<20)     /* blocks grow by doubling up to this */
+typedef struct SPool {
+  char **azStr;         /* text of string id i (NUL-terminated, in a block) */
+  int32_t *aLen;        /* length of string id i */
+  int32_t n, nAlloc;
+  int32_t *aSlot;       /* open addressing: id+1, 0 = empty */
+  int64_t nSlot;
+  char **apBlk;         /* the text blocks */
+  int64_t nBlk, nAllocBlk;
+  char *zCur;           /* the block being filled (the last ordinary one) */
+  int64_t nCurUsed, nCurCap;
+  int64_t nNextBlk;     /* size of the next ordinary block */
+} SPool;
+
+#define SP_STR(p,id) ((const char*)(p)->azStr[id])
+#define SP_LEN(p,id) ((p)->aLen[id])
+
+/* ------------------------------------------------------------------ */
+/* Records                                                             */
+/* ------------------------------------------------------------------ */
+
+/* One complete event: 32 bytes.  What repeats from event to event (the
+** track and the interned name, tf_op, source and shape signature) is one
+** id into the engine's table of event keys: a few thousand distinct keys
+** stand for millions of events, so that what an import holds at its peak
+** grows by 32 bytes an event, not by the event's ids and strings. */
+typedef struct SEv {
+  int64_t ts;           /* start, ps relative to the origin */
+  int64_t dur;          /* ps, > 0 */
+  int64_t excl;         /* exclusive ps (§2) */
+  int32_t key;          /* index into Engine.aKey */
+  int32_t runid;        /* string id of args.run_id (-1: absent) */
+} SEv;
+
+/* What an event shares with others of its kind (string ids, -1: absent). */
+typedef struct EvKey {
+  int32_t trk;          /* track index, in order of first appearance */
+  int32_t name;
+  int32_t tfop;
+  int32_t source;
+  int32_t sig;          /* shape signature of args.long_name */
+} EvKey;
+
+#define EV_SHIFT 16
+#define EV_BLOCK ((int64_t)1<<EV_SHIFT)
+#define EV_FIRST ((int64_t)4096)   /* records of the first block at first */
+#define EV_PREFAULT ((int64_t)1024)   /* records whose pages are mapped at a time (32 KiB) */
+#define EV(e,i)  (&(e)->apBlk[(i)>>EV_SHIFT][(i)&(EV_BLOCK-1)])
+#define KEY(e,r) (&(e)->aKey[(r)->key])
+
+typedef struct STrack {
+  int64_t pid, tid;
+  int32_t proc, thread;   /* name string ids or -1 */
+  int isDevice, isHost, isDevOp, isSteps;
+  int64_t iFirst, nEv;    /* slice of the track-ordered index array */
+} STrack;
+
+/* A diagnostic met while reading, kept for the write phase. */
+typedef struct EngDiagRow {
+  int64_t idx, off;
+  const char *zKind;    /* static */
+  char *zDetail;        /* owned */
+} EngDiagRow;
+
+struct ProfsumEngine {
+  sqlite3 *db;
+  const char *zSchema;
+  sqlite3_int64 traceId;
+  const char *zFunc;
+  char **pzErr;
+  SPool pool;
+  SEv **apBlk;          /* event records in blocks of EV_BLOCK (see noteX) */
+  int64_t nEv, nBlk, nAllocBlk;
+  int64_t nEvCap;       /* records the blocks hold (the first may be partial) */
+  STrack *aTrk; int32_t nTrk, nAllocTrk;
+  EvKey *aKey; int32_t nKey, nAllocKey;
+  int32_t *aKeySlot;    /* open addressing over aKey: index+1, 0 = empty */
+  int64_t nKeySlot;
+  HMap trkMap;          /* (pid,tid) → track index */
+  HMap procMap;         /* (pid,0) → process name id */
+  HMap threadMap;       /* (pid,tid) → thread name id */
+  HMap stepOf;          /* event index → args.step_num (events that have one) */
+  /* The exclusive times as the reference's doubles give them of the device
+  ** ops that had a child (max(0, dur − Σ children's dur), §2 in doubles;
+  ** every other event's is its dur's double): aXrVal[i] for the event at
+  ** processing position aXrPos[i] (a position in aOrd), in increasing
+  ** position (profsumEngExclRefAt).  12 bytes per such event: a trace of deeply
+  ** nested device ops has one per event. */
+  int32_t *aXrPos; double *aXrVal;
+  int64_t nXr, nAllocXr;
+  /* The doubles of the ts and dur texts of the events whose text had more
+  ** than 6 decimals and whose doubles differ from those of the rounded
+  ** picoseconds ("Float decisions"): rare (0 in converted XPlanes, whose
+  ** 17-digit texts are the doubles of their picoseconds) but 40 % of the
+  ** events of a trace written from float arithmetic (0.7000000000000001),
+  ** so 20 bytes each, in event order (binary search). */
+  int32_t *aFloatIdx; double *aFloatTs, *aFloatDur;
+  int64_t nFloat, nAllocFloat;
+  int anyRounded;       /* some accepted event's ts or dur text was rounded */
+  int64_t tolPs;        /* exact differences above this many ps decide as the
+                        ** doubles would; at or below it the doubles decide */
+  int64_t nFlip;        /* near-tie comparisons the doubles decided otherwise
+                        ** than the exact times (profsumEngCmpPoint): then the import
+                        ** checks the nesting on exact times (engExactCheck) */
+  HMap sigCache;        /* (64-bit hash of long_name, its length) → signature
+                        ** id+1 (0 = none); long_name texts are not kept */
+  HMap sigLast;         /* name id → the last long_name seen with that name
+                        ** (v1: sqlite3_malloc'd copy, its length first) and
+                        ** its signature id+1 (v2): an op's events repeat one
+                        ** long_name, so one memcmp replaces hashing it */
+  int64_t nSigLastBytes;  /* long_name bytes held by sigLast */
+  int64_t lastPid, lastTid; int32_t lastTrk;   /* the previous event's track */
+  profsum_ps origin; int hasOrigin;
+  profsum_ps tsMin, endMax; int hasRange;
+  int64_t nEntries;
+  ProfsumStopFn xStop;             /* asked now and then while reading, or 0 */
+  void *pStopArg;
+  char *zUnit;          /* displayTimeUnit */
+  char zSha[65];        /* SHA-256 of the file, hex (empty until read) */
+  int64_t nFileBytes;
+  /* diagnostics */
+  struct { const char *zKind; int64_t n; } aKind[48];
+  int nKind;
+  EngDiagRow *aDiag;    /* diagnostics (at most ENG_DIAG_KEEP per kind) */
+  int64_t nDiag, nAllocDiag;
+  int diagRc;
+  int arrayForm;        /* the document is a bare array */
+  int laxSyntax, cutOff; /* see ProfsumEngineInfo */
+  int noEvents;         /* see ProfsumEngineInfo */
+  int64_t nRejected, iFirstRejected, iLastRejected;
+  int64_t nLeftOut, iFirstLeftOut; /* X events left out of the summary */
+  const char *zFirstLeftOutWhy;
+  const char *zFirstRejected;
+  /* orders */
+  int32_t *aOrd;        /* event indices: tracks in order, (ts,-end) within */
+  char *zErrBuf;        /* parse phase: owner of its error message */
+  char *zPath;          /* the trace file (for messages) */
+  /* An XPlane read (summary §6.1, engReadXPlane): every event has its
+  ** reference doubles in aFloat* (entry i is event i), every decision is
+  ** theirs (tolPs INT64_MAX); each line is its own track, named by itself. */
+  int isXPlane;
+  char *zXpWarn;        /* its quality warnings as JSON array items, or 0 */
+  double xpTsMin, xpEndMax;   /* the smallest ts and largest end (doubles) */
+};
+typedef struct ProfsumEngine Engine;
+
+
+/* Diagnostics an import stores per kind (profsum_agg_diagnostic), beyond
+** which a 'suppressed' row gives the kind's total.  Fewer than the 1000 of
+** profsum_diagnostics(path): a real xprof trace has thousands of
+** time_rounded entries, and 1000 stored rows of one kind were 40 % of the
+** database a 10 MB trace makes (132 of 344 KB) and 1.4 ms of its import,
+** for examples nobody reads past the first few; the file itself lists
+** them all again. */
+#define ENG_DIAG_KEEP 100
+
+/* the reference's comparisons of two events' starts and ends (§2) */
+#define cmpTs(e,a,b)    profsumEngCmpPoint(e, a, 0, b, 0)
+#define cmpEnd(e,a,b)   profsumEngCmpPoint(e, a, 1, b, 1)
+#define cmpTsEnd(e,a,b) profsumEngCmpPoint(e, a, 0, b, 1)
+
+/* exact picoseconds as microseconds (a double) */
+#define US(ps) ((double)(ps)/1e6)
+
+/* the five categories of the breakdown (§4.4) */
+#define CAT_COMPUTE 0
+#define CAT_COMM    1
+#define CAT_HOST    2
+#define CAT_STALL   3
+#define CAT_OTHER   4
+
+/* ------------------------------------------------------------------ */
+/* The helpers one file of stage A defines for the others              */
+/* ------------------------------------------------------------------ */
+
+/* engine_store.c */
+/* Mix the 64 bits of x (a hash finalizer). */
+uint64_t profsumEngHmix(uint64_t x);
+/* The entry of key (k1,k2) of m; with create, made when absent (values 0,
+** *pNew=1).  0: absent (no create) or out of memory (create). */
+HEnt *profsumEngHmGet(HMap *m, int64_t k1, int64_t k2, int create, int *pNew);
+/* Free the slots of m and empty it. */
+void profsumEngHmFree(HMap *m);
+/* 64-bit hash of z[0..n). */
+uint64_t profsumEngStrHash(const char *z, int64_t n);
+/* The id of z[0..n) in pool p, interned when new; -1 when out of memory. */
+int32_t profsumEngSpIntern(SPool *p, const char *z, int64_t n);
+/* Free pool p and every text in it. */
+void profsumEngSpFree(SPool *p);
+
+/* engine_read.c */
+/* Set the engine's message (zFunc: formatted text) and return rc. */
+int profsumEngErr(Engine *e, int rc, const char *zFmt, ...);
+/* Say out of memory while zWhat (when no message is set); SQLITE_NOMEM. */
+int profsumEngNoMem(Engine *e, const char *zWhat);
+/* Free the signature caches (needed only while reading). */
+void profsumEngSigFree(Engine *e);
+/* Read the JSON trace zPath into e (the read pass).  SQLITE_OK or an
+** error code with the message set. */
+int profsumEngRead(Engine *e, const char *zPath);
+
+/* engine_order.c */
+/* Python's float() of exact picoseconds, in µs. */
+double profsumEngPsFloat(profsum_ps v);
+/* The reference's doubles of event i: its ts and its end (µs). */
+void profsumEngEvFloat(Engine *e, int32_t i, double *pTs, double *pEnd);
+/* evFloat for a walk of mostly increasing i (*pHint: its cursor). */
+void profsumEngEvFloatNear(Engine *e, int32_t i, int64_t *pHint, double *pTs, double *pEnd);
+/* The reference's double of event i's dur (µs). */
+double profsumEngEvDurFloat(Engine *e, int64_t i);
+/* evDurFloat for a walk of mostly increasing i (*pHint: its cursor). */
+double profsumEngEvDurFloatNear(Engine *e, int64_t i, int64_t *pHint);
+/* Compare a point (start, or end when bEnd) of event ia with one of ib as
+** the reference decides: <0, 0, >0. */
+int profsumEngCmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB);
+/* Event ia before ib in the exact nesting order. */
+int profsumEngExactLess(const Engine *e, int32_t ia, int32_t ib);
+/* Sort event indices a[0..n) by evLess(g), in place (depth: sortDepth). */
+void profsumEngSortEvIdx(Engine *e, int32_t *a, int64_t n, int g, int depth);
+/* The introsort depth limit for n elements. */
+int profsumEngSortDepth(int64_t n);
+/* Grow the nesting stacks to nNew entries.  SQLITE_OK or SQLITE_NOMEM. */
+int profsumEngGrowNestStack(int32_t **paStk, int64_t **paChild, int64_t nNew);
+/* The exclusive time as the reference's doubles give it of the event at
+** processing position pos (dDur: its dur's double; *pCur: the cursor). */
+double profsumEngExclRefAt(const Engine *e, int64_t pos, int64_t *pCur, double dDur);
+/* Make *pa hold nNeed elements of szElem bytes (doubling, at most nMax
+** when that is enough).  SQLITE_OK or SQLITE_NOMEM. */
+int profsumEngGrowCapped(void **pa, int64_t *pnAlloc, int64_t nNeed, int64_t nMax, size_t szElem);
+/* Order the tracks' events and compute exclusive time (§2).  SQLITE_OK,
+** SQLITE_NOMEM or SQLITE_INTERRUPT. */
+int profsumEngOrder(Engine *e);
+
+/* summary_engine.c */
+/* Prepare zSql (its %w: the schema).  SQLITE_OK or an error (profsumEngErr's). */
+int profsumEngPrepare(Engine *e, sqlite3_stmt **pp, const char *zSql);
+/* Step and reset an insert.  SQLITE_OK or an error (profsumEngErr's). */
+int profsumEngStep(Engine *e, sqlite3_stmt *p);
+/* Bind string id (NULL when -1) to parameter i of p. */
+void profsumEngBindStrId(Engine *e, sqlite3_stmt *p, int i, int32_t id);
+/* Append z[0..n) to p as a JSON string literal. */
+void profsumEngJsonAppendStr(sqlite3_str *p, const char *z, int64_t n);
+
+/* engine_gaps.c */
+/* Add x to the double whose bits *pSlot holds. */
+void profsumEngAddBits(int64_t *pSlot, double x);
+/* The double whose bits v holds. */
+double profsumEngBitsDouble(int64_t v);
+/* Compute and write the gaps (§4.8), regions (§4.9) and gap contexts
+** (§4.10).  SQLITE_OK or an error. */
+int profsumEngGapsAndRegions(Engine *e);
+
+/* engine_aggregate.c */
+/* Compute and write every aggregate of stage A.  SQLITE_OK or an error. */
+int profsumEngAggregate(Engine *e);
+
+#endif /* PROFSUM_ENGINE_INT_H */

@@ -1,0 +1,437 @@
+/*
+** engine_order.c — stage A's ordering: the reference's float decisions
+** (its doubles of ts and end), the per-track processing order and the
+** exclusive time of the §2 stack sweep.
+*/
+#include "profsum_int.h"
+#include "profsum_reader.h"
+#include "summary_engine.h"
+#include "engine_intake.h"
+#include "engine_int.h"
+#include "funcs.h"
+#include "jsontree.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Python's float() of a time given in exact picoseconds: the double
+** nearest to ps/1e6 µs.  Below 2^53 both operands of the division are
+** exact doubles, so IEEE division rounds once, correctly; beyond, in
+** extended precision when that is unambiguous, else through the exact
+** decimal text and strtod. */
+double profsumEngPsFloat(profsum_ps v){
+  double r;
+  if( v > -((profsum_ps)1<<53) && v < ((profsum_ps)1<<53) ) return (double)(int64_t)v / 1e6;
+  /* epoch-µs traces: two roundings in extended precision, checked */
+  if( profsumLdToDouble((long double)(v<0 ? -v : v) / 1e6L, &r) ) return v<0 ? -r : r;
+  return profsumPsToMicros(v);
+}
+
+/* ------------------------------------------------------------------ */
+/* Ordering and exclusive time                                         */
+/* ------------------------------------------------------------------ */
+/* Float decisions.  The reference reads ts and dur as doubles (Python
+** float() of the JSON text) and decides order, nesting (§2) and gaps
+** (§4.8) by comparing ts and end = ts + dur as doubles.  Where two exact
+** values are equal or nearly so, the doubles can disagree with them: a
+** child that ends on the picosecond its parent ends can get an end one ulp
+** later (then it is a partial overlap, not a child), two events that abut
+** can leave a gap of 1e-10 µs.  The summary reproduces those decisions;
+** sums stay exact.  Exact differences larger than e->tolPs cannot be
+** reversed by rounding (the bound is set from the largest magnitude in
+** the trace, engTolerance), so only near-ties compute the doubles. */
+
+/* Position of the first entry of aFloatIdx[lo..hi) that is >= i (hi when
+** none). */
+static int64_t floatSearch(const Engine *e, int64_t i, int64_t lo, int64_t hi){
+  while( lo<hi ){
+    int64_t mid = (lo+hi)/2;
+    if( e->aFloatIdx[mid]<i ) lo = mid+1; else hi = mid;
+  }
+  return lo;
+}
+
+/* Index in aFloatIdx of event i's text doubles, or -1 when the doubles of
+** its picoseconds are the text's. */
+static int64_t floatEntry(const Engine *e, int64_t i){
+  int64_t lo;
+  if( e->nFloat==e->nEv && e->nFloat>0 ) return i;   /* one entry per event, in order */
+  lo = floatSearch(e, i, 0, e->nFloat);
+  return lo<e->nFloat && e->aFloatIdx[lo]==i ? lo : -1;
+}
+
+/* floatEntry for a walk that mostly meets increasing event indices (a
+** track in time order: the file's order, as xprof writes each line):
+** *pHint is the position of the previous answer's search (start at 0);
+** a few steps forward instead of a binary search over all entries. */
+static int64_t floatEntryNear(const Engine *e, int64_t i, int64_t *pHint){
+  int64_t lo = *pHint, step = 1, hi;
+  if( e->nFloat==0 ) return -1;
+  if( e->nFloat==e->nEv ) return i;      /* one entry per event, in order */
+  if( lo>e->nFloat || (lo>0 && e->aFloatIdx[lo-1]>=i) ){
+    lo = 0;                                 /* went back: search from the start */
+  }
+  /* gallop to the first entry >= i */
+  hi = lo;
+  while( hi<e->nFloat && e->aFloatIdx[hi]<i ){
+    lo = hi + 1;
+    hi += step;
+    step *= 2;
+  }
+  if( hi>e->nFloat ) hi = e->nFloat;
+  lo = floatSearch(e, i, lo, hi);
+  *pHint = lo;
+  return lo<e->nFloat && e->aFloatIdx[lo]==i ? lo : -1;
+}
+
+/* The doubles the reference has for event i, whose entry in aFloatIdx is
+** f (-1: none): its ts and ts + dur. */
+static void evFloatOf(Engine *e, int32_t i, int64_t f, double *pTs, double *pEnd){
+  const SEv *r = EV(e, i);
+  double ts, dur;
+  if( f>=0 ){
+    ts = e->aFloatTs[f];
+    dur = e->aFloatDur[f];
+  }else{
+    ts = profsumEngPsFloat(e->origin + r->ts);
+    dur = profsumEngPsFloat(r->dur);
+  }
+  *pTs = ts;
+  *pEnd = ts + dur;
+}
+
+/* The doubles the reference has for event i: its ts and ts + dur. */
+void profsumEngEvFloat(Engine *e, int32_t i, double *pTs, double *pEnd){
+  evFloatOf(e, i, floatEntry(e, i), pTs, pEnd);
+}
+
+/* profsumEngEvFloat with the walk's hint of floatEntryNear. */
+void profsumEngEvFloatNear(Engine *e, int32_t i, int64_t *pHint, double *pTs, double *pEnd){
+  evFloatOf(e, i, floatEntryNear(e, i, pHint), pTs, pEnd);
+}
+
+/* The double the reference has for event i's dur (see profsumEngEvFloat). */
+double profsumEngEvDurFloat(Engine *e, int64_t i){
+  int64_t f = floatEntry(e, i);
+  return f>=0 ? e->aFloatDur[f] : profsumEngPsFloat(EV(e, i)->dur);
+}
+
+/* profsumEngEvDurFloat with the walk's hint of floatEntryNear. */
+double profsumEngEvDurFloatNear(Engine *e, int64_t i, int64_t *pHint){
+  int64_t f = floatEntryNear(e, i, pHint);
+  return f>=0 ? e->aFloatDur[f] : profsumEngPsFloat(EV(e, i)->dur);
+}
+
+/* Sign of (point of a) − (point of b) as the reference's doubles compare
+** them, where a point is the event's ts (bEnd 0) or its end (bEnd 1). */
+int profsumEngCmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
+  const SEv *a = EV(e, ia), *b = EV(e, ib);
+  int64_t d = (a->ts + (bEndA ? a->dur : 0)) - (b->ts + (bEndB ? b->dur : 0));
+  double fa, fb, ta, tb;
+  if( d>e->tolPs ) return 1;
+  if( d<-e->tolPs ) return -1;
+  if( d==0 && !bEndA && !bEndB && e->nFloat==0 ) return 0;   /* same ps, same double */
+  profsumEngEvFloat(e, ia, &ta, &fa);
+  profsumEngEvFloat(e, ib, &tb, &fb);
+  if( !bEndA ) fa = ta;
+  if( !bEndB ) fb = tb;
+  {
+    int c = (fa>fb) - (fa<fb);
+    if( c!=(d>0) - (d<0) ) e->nFlip++;
+    return c;
+  }
+}
+/* Set e->tolPs from the largest magnitude M (µs) of the trace's accepted
+** times: a double ts, dur or ts + dur is within 1.5 ulp(2M) of its exact
+** value (plus 0.5 ps for each of ts and dur when their texts were rounded
+** to a picosecond: an end moves by up to 1 ps, two ends apart by 2), so
+** exact differences above 4 ulp(2M) (+2 ps) order as the doubles do.
+** Times so large (|ts| beyond about 5e27 µs, which the reader accepts as
+** exact picoseconds) that the bound passes INT64_MAX: every comparison is
+** the doubles' (tolPs INT64_MAX; the bound is converted only when it fits). */
+static void engTolerance(Engine *e){
+  profsum_ps a, b;
+  double m, u, tol;
+  int ex;
+  e->tolPs = 0;
+  if( e->isXPlane ){ e->tolPs = INT64_MAX; return; }  /* its doubles decide everything */
+  if( !e->hasRange ) return;
+  a = e->tsMin<0 ? -e->tsMin : e->tsMin;
+  b = e->endMax<0 ? -e->endMax : e->endMax;
+  m = 2.0 * (double)(a>b ? a : b) / 1e6;
+  (void)frexp(m, &ex);
+  u = ldexp(1.0, ex-53);
+  tol = floor(4.0*u*1e6) + (e->anyRounded ? 2 : 0);
+  e->tolPs = tol < 0x1p62 ? (int64_t)tol : INT64_MAX;
+}
+
+/* §2's order on the exact picoseconds: ts ascending, end descending, file
+** order (engExactCheck; evLess's gapOrder 2). */
+int profsumEngExactLess(const Engine *e, int32_t ia, int32_t ib){
+  const SEv *a = EV(e, ia), *b = EV(e, ib);
+  int64_t ea = a->ts + a->dur, eb = b->ts + b->dur;
+  if( a->ts!=b->ts ) return a->ts<b->ts;
+  if( ea!=eb ) return ea>eb;
+  return ia<ib;
+}
+
+/* Order of two events by index: ts ascending, then end descending (the
+** nesting order, gapOrder 0) or ascending (the gap order of §4.8, gapOrder
+** 1), then file order, all as the reference's doubles compare; gapOrder 2:
+** profsumEngExactLess.  A total order: any sort gives the same result. */
+static int evLess(Engine *e, int32_t ia, int32_t ib, int gapOrder){
+  int c;
+  if( gapOrder==2 ) return profsumEngExactLess(e, ia, ib);
+  c = cmpTs(e, ia, ib);
+  if( c ) return c<0;
+  c = cmpEnd(e, ia, ib);
+  if( c ) return gapOrder ? c<0 : c>0;
+  return ia<ib;
+}
+
+static void heapSiftDown(Engine *e, int32_t *a, int64_t n, int64_t i, int g){
+  for(;;){
+    int64_t l = 2*i+1, m = i;
+    int32_t x;
+    if( l<n && evLess(e, a[m], a[l], g) ) m = l;
+    if( l+1<n && evLess(e, a[m], a[l+1], g) ) m = l+1;
+    if( m==i ) return;
+    x = a[i]; a[i] = a[m]; a[m] = x;
+    i = m;
+  }
+}
+
+/* Sort event indices a[0..n) by evLess(gapOrder), in place, no memory:
+** quicksort (median of three, Hoare partition, the smaller side first),
+** insertion sort below 17 elements, heapsort past depth 2*log2(n). */
+void profsumEngSortEvIdx(Engine *e, int32_t *a, int64_t n, int g, int depth){
+  int64_t i, j;
+  int32_t x;
+  while( n>16 ){
+    int64_t mid = (n-1)/2;
+    int32_t piv;
+    if( depth--<=0 ){
+      for(i=n/2-1; i>=0; i--) heapSiftDown(e, a, n, i, g);
+      for(i=n-1; i>0; i--){ x = a[0]; a[0] = a[i]; a[i] = x; heapSiftDown(e, a, i, 0, g); }
+      return;
+    }
+    if( evLess(e, a[mid], a[0], g) ){ x = a[mid]; a[mid] = a[0]; a[0] = x; }
+    if( evLess(e, a[n-1], a[mid], g) ){
+      x = a[mid]; a[mid] = a[n-1]; a[n-1] = x;
+      if( evLess(e, a[mid], a[0], g) ){ x = a[mid]; a[mid] = a[0]; a[0] = x; }
+    }
+    piv = a[mid];
+    i = -1; j = n;
+    for(;;){
+      do i++; while( evLess(e, a[i], piv, g) );
+      do j--; while( evLess(e, piv, a[j], g) );
+      if( i>=j ) break;
+      x = a[i]; a[i] = a[j]; a[j] = x;
+    }
+    /* a[0..j] <= piv <= a[j+1..n) */
+    if( j+1 < n-(j+1) ){
+      profsumEngSortEvIdx(e, a, j+1, g, depth);
+      a += j+1; n -= j+1;
+    }else{
+      profsumEngSortEvIdx(e, a+j+1, n-(j+1), g, depth);
+      n = j+1;
+    }
+  }
+  for(i=1; i<n; i++){
+    x = a[i];
+    for(j=i; j>0 && evLess(e, x, a[j-1], g); j--) a[j] = a[j-1];
+    a[j] = x;
+  }
+}
+
+/* Depth limit of profsumEngSortEvIdx for n elements.
+** PROFSUM_SORT_HEAP_ONLY (the ASan build) makes it 0, so that the test
+** suite runs the heapsort fallback, which ordinary inputs never reach. */
+int profsumEngSortDepth(int64_t n){
+  int d = 0;
+#ifdef PROFSUM_SORT_HEAP_ONLY
+  n = 0;
+#endif
+  while( n>1 ){ n >>= 1; d += 2; }
+  return d;
+}
+
+/* Build e->aOrd (processing order: tracks in order of first appearance,
+** each in (ts, -end, file order)) and compute exclusive times.  Events are
+** grouped by a counting sort (stable); a track's slice is sorted in place
+** only when it is not in order already (xprof writes each line in time
+** order).  Memory: the order array (4 bytes per event) and a stack as deep
+** as the deepest nesting. */
+/* Track attributes from the metadata names (all read by now). */
+static void engTrackFlags(Engine *e){
+  int64_t i;
+  for(i=0; i<e->nTrk; i++){
+    STrack *t = &e->aTrk[i];
+    if( !e->isXPlane ){
+      /* an XPlane line's track has its own names (engReadXPlane) */
+      HEnt *hp = profsumEngHmGet(&e->procMap, t->pid, 0, 0, 0);
+      HEnt *ht = profsumEngHmGet(&e->threadMap, t->pid, t->tid, 0, 0);
+      t->proc = hp ? (int32_t)hp->v1 : -1;
+      t->thread = ht ? (int32_t)ht->v1 : -1;
+    }
+    if( t->proc>=0 ){
+      const char *z = SP_STR(&e->pool, t->proc);
+      t->isDevice = strncmp(z, "/device:", 8)==0;
+      t->isHost = strncmp(z, "/host:", 6)==0;
+    }
+    if( t->thread>=0 ){
+      const char *z = SP_STR(&e->pool, t->thread);
+      t->isDevOp = strcmp(z, "XLA Ops")==0 || strcmp(z, "Async XLA Ops")==0
+                || strncmp(z, "Stream #", 8)==0;
+      t->isSteps = strcmp(z, "Steps")==0;
+    }
+  }
+}
+
+/* Grow the §2 sweep's stacks (event indices and children's sums) to nNew
+** entries: SQLITE_OK, or SQLITE_NOMEM with both arrays still valid (the
+** first perhaps already larger). */
+int profsumEngGrowNestStack(int32_t **paStk, int64_t **paChild, int64_t nNew){
+  int32_t *a1 = sqlite3_realloc64(*paStk, sizeof(int32_t)*(sqlite3_uint64)nNew);
+  int64_t *a2;
+  if( a1==0 ) return SQLITE_NOMEM;
+  *paStk = a1;
+  a2 = sqlite3_realloc64(*paChild, sizeof(int64_t)*(sqlite3_uint64)nNew);
+  if( a2==0 ) return SQLITE_NOMEM;
+  *paChild = a2;
+  return SQLITE_OK;
+}
+
+/* The exclusive time as the reference's doubles give it (§2 in doubles:
+** max(0, dur − the sum of its children's durs, added as they finish)) of
+** the event at processing position pos (in aOrd), given dDur, its dur's
+** double: kept in aXrVal for the device ops that had a child; any other's
+** is dDur.  *pCur is the caller's cursor (start at 0): the positions must
+** be asked in increasing order, as the walks in processing order do. */
+double profsumEngExclRefAt(const Engine *e, int64_t pos, int64_t *pCur, double dDur){
+  int64_t c = *pCur;
+  while( c<e->nXr && e->aXrPos[c]<pos ) c++;
+  *pCur = c;
+  return (c<e->nXr && e->aXrPos[c]==pos) ? e->aXrVal[c] : dDur;
+}
+
+/* Grow the array *pa of elements of szElem bytes (capacity *pnAlloc) to
+** hold nNeed elements: doubling, but not past nMax when that is a bound
+** known in advance (nMax >= nNeed; 0: none), so that an array that
+** reaches its bound holds no unused half.  SQLITE_OK or SQLITE_NOMEM (the
+** array unchanged). */
+int profsumEngGrowCapped(void **pa, int64_t *pnAlloc, int64_t nNeed, int64_t nMax, size_t szElem){
+  int64_t nNew = *pnAlloc ? *pnAlloc*2 : 64;
+  void *a;
+  if( nNeed<=*pnAlloc ) return SQLITE_OK;
+  if( nNew<nNeed ) nNew = nNeed;
+  if( nNew>nMax && nMax>=nNeed ) nNew = nMax;
+  a = sqlite3_realloc64(*pa, szElem*(sqlite3_uint64)nNew);
+  if( a==0 ) return SQLITE_NOMEM;
+  *pa = a;
+  *pnAlloc = nNew;
+  return SQLITE_OK;
+}
+
+/* Order each track's events in processing order (aOrd: tracks in order,
+** each by (ts asc, end desc) as the reference's doubles compare) and run
+** the §2 sweep for exclusive time.  The caller's stop callback is asked
+** before each track's sort.  SQLITE_OK, SQLITE_NOMEM, or SQLITE_INTERRUPT
+** with the engine's message "<function>: interrupted". */
+int profsumEngOrder(Engine *e){
+  int64_t i, n = e->nEv, nStk = 0, nAllocStk = 0, t, nMaxTrk = 0, nDevOpEv = 0;
+  int32_t *aStk = 0;        /* the nesting stack: per open event its position
+                            ** in aOrd, or, once an event of a device-op track
+                            ** has a child, -1 - its entry in aXrPos/aXrVal */
+  int64_t *aPos;
+  int devOp = 0;            /* the track being swept is a device-op track */
+  int rc = SQLITE_OK;
+  engTolerance(e);
+  engTrackFlags(e);
+  aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+1));
+  e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
+  if( !aPos || !e->aOrd ){ sqlite3_free(aPos); return SQLITE_NOMEM; }
+  profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);      /* written in full below */
+  for(i=0; i<e->nTrk; i++) e->aTrk[i].nEv = 0;
+  for(i=0; i<n; i++) e->aTrk[KEY(e, EV(e, i))->trk].nEv++;
+  for(i=0, aPos[0]=0; i<e->nTrk; i++){
+    e->aTrk[i].iFirst = aPos[i];
+    aPos[i+1] = aPos[i] + e->aTrk[i].nEv;
+    if( e->aTrk[i].nEv>nMaxTrk ) nMaxTrk = e->aTrk[i].nEv;
+    if( e->aTrk[i].isDevice && e->aTrk[i].isDevOp ) nDevOpEv += e->aTrk[i].nEv;
+  }
+  for(i=0; i<n; i++) e->aOrd[aPos[KEY(e, EV(e, i))->trk]++] = (int32_t)i;
+  sqlite3_free(aPos);
+  for(t=0; t<e->nTrk; t++){
+    STrack *tr = &e->aTrk[t];
+    int32_t *o = e->aOrd + tr->iFirst;
+    int64_t j;
+    if( e->xStop && e->xStop(e->pStopArg) ) return profsumEngErr(e, SQLITE_INTERRUPT, "interrupted");
+    for(j=1; j<tr->nEv; j++){
+      if( !evLess(e, o[j-1], o[j], 0) ) break;
+    }
+    if( j<tr->nEv ) profsumEngSortEvIdx(e, o, tr->nEv, 0, profsumEngSortDepth(tr->nEv));
+  }
+  /* §2 stack sweep, per track, in this order.  While an event is open, its
+  ** record's excl holds the sum of its children's durs (exact), and its
+  ** aXrVal entry (device ops) the sum of their durs' doubles, added as they
+  ** finish: 4 bytes per level of nesting, 12 per device op with a child
+  ** (the children's sums are no stacks beside it). */
+#define STK_POS(s) ((s)>=0 ? (int64_t)(s) : (int64_t)e->aXrPos[-1-(int64_t)(s)])
+#define STK_EV(lvl) (e->aOrd[STK_POS(aStk[lvl])])
+#define FIN() do{ \
+    int32_t s_ = aStk[--nStk]; \
+    int32_t top_ = e->aOrd[STK_POS(s_)]; \
+    SEv *x_ = EV(e, top_); \
+    int64_t ex_ = x_->dur - x_->excl; \
+    x_->excl = ex_>0 ? ex_ : 0; \
+    if( nStk>0 ) EV(e, STK_EV(nStk-1))->excl += x_->dur; \
+    if( devOp && (nStk>0 || s_<0) ){ \
+      double d_ = profsumEngEvDurFloat(e, top_); \
+      if( s_<0 ){ \
+        double x2_ = d_ - e->aXrVal[-1-(int64_t)s_]; \
+        e->aXrVal[-1-(int64_t)s_] = x2_>0 ? x2_ : 0.0; \
+      } \
+      /* the parent has its entry: this event was pushed on it */ \
+      if( nStk>0 ) e->aXrVal[-1-(int64_t)aStk[nStk-1]] += d_; \
+    } \
+  }while(0)
+  for(t=0; t<e->nTrk && rc==SQLITE_OK; t++){
+    STrack *tr = &e->aTrk[t];
+    int64_t j;
+    devOp = tr->isDevice && tr->isDevOp;
+    for(j=0; j<tr->nEv && rc==SQLITE_OK; j++){
+      int64_t pos = tr->iFirst + j;
+      int32_t k = e->aOrd[pos];
+      while( nStk>0 && cmpTsEnd(e, k, STK_EV(nStk-1))>=0 ) FIN();
+      while( nStk>0 && cmpEnd(e, k, STK_EV(nStk-1))>0 ) FIN();
+      if( (rc = profsumEngGrowCapped((void**)&aStk, &nAllocStk, nStk+1, nMaxTrk, sizeof(int32_t))) ) break;
+      if( devOp && nStk>0 && aStk[nStk-1]>=0 ){
+        /* the open event gets its first child (it is the previous
+        ** position: entries come in increasing position) */
+        if( e->nXr>=e->nAllocXr ){
+          int64_t nA = e->nAllocXr;
+          if( (rc = profsumEngGrowCapped((void**)&e->aXrPos, &nA, e->nXr+1, nDevOpEv, sizeof(int32_t))) ) break;
+          nA = e->nAllocXr;
+          if( (rc = profsumEngGrowCapped((void**)&e->aXrVal, &nA, e->nXr+1, nDevOpEv, sizeof(double))) ) break;
+          e->nAllocXr = nA;
+        }
+        e->aXrPos[e->nXr] = aStk[nStk-1];
+        e->aXrVal[e->nXr] = 0.0;
+        aStk[nStk-1] = (int32_t)(-1 - e->nXr);
+        e->nXr++;
+      }
+      EV(e, k)->excl = 0;
+      aStk[nStk++] = (int32_t)pos;
+    }
+    while( nStk>0 ) FIN();
+  }
+#undef FIN
+#undef STK_EV
+#undef STK_POS
+  sqlite3_free(aStk);
+  return rc;
+}

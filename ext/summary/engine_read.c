@@ -1,0 +1,780 @@
+/*
+** engine_read.c — stage A's read pass: the JSON scanner's events into
+** accepted records (summary-v1-spec.md §1.3), their keys, signatures and
+** diagnostics; and the intake of other readers (engine_intake.h).
+*/
+#include "profsum_int.h"
+#include "profsum_reader.h"
+#include "summary_engine.h"
+#include "engine_intake.h"
+#include "engine_int.h"
+#include "funcs.h"
+#include "jsontree.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Format an error into *pzErr. */
+int profsumEngErr(Engine *e, int rc, const char *zFmt, ...){
+  va_list ap;
+  char *z;
+  va_start(ap, zFmt);
+  z = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  sqlite3_free(*e->pzErr);
+  *e->pzErr = z ? sqlite3_mprintf("%s: %s", e->zFunc, z) : 0;
+  sqlite3_free(z);
+  return rc;
+}
+
+/* Out of memory with no message yet: say so with the function, the file
+** and the phase (zWhat), so that a trace too large for the memory at hand
+** is told apart from other failures.  Returns SQLITE_NOMEM. */
+int profsumEngNoMem(Engine *e, const char *zWhat){
+  if( e->pzErr && *e->pzErr==0 ){
+    *e->pzErr = sqlite3_mprintf("%s: '%s': out of memory %s (%lld complete events read)",
+                                e->zFunc, e->zPath ? e->zPath : "?", zWhat, (long long)e->nEv);
+  }
+  return SQLITE_NOMEM;
+}
+
+/* Count a complete event left out of the summary (zWhy: static text for the
+** import's quality warning). */
+static void noteLeftOut(Engine *e, int64_t idx, const char *zWhy){
+  if( e->nLeftOut++==0 ){ e->iFirstLeftOut = idx; e->zFirstLeftOutWhy = zWhy; }
+}
+
+/* Count entry idx among those the reference summarizer would reject the
+** whole file for (once per entry, whatever the number of reasons). */
+static void noteRejected(Engine *e, int64_t idx, const char *zKind){
+  if( e->nRejected>0 && idx==e->iLastRejected ) return;
+  e->iLastRejected = idx;
+  if( e->nRejected++==0 ){ e->iFirstRejected = idx; e->zFirstRejected = zKind; }
+}
+
+/* Why the reference's typed decoder (summary-v1-spec §1.2) would reject the
+** whole file for entry ev, beyond what the reader's diagnostics and the
+** pid/tid and ts/dur checks count: args that is not an object; args.name,
+** tf_op, source or long_name that is not a string (the typed args of every
+** entry, not only of metadata); args.run_id that is not a string or a number; args.step_num that
+** is not an integer or a string.  null is taken as absent.  0 when none. */
+static const char *refTypeProblem(const ProfsumEvent *ev, int ph){
+  static const struct { int k; const char *zWhy; } aStr[] = {
+    {PROFSUM_AK_TF_OP, "args.tf_op not a string"},
+    {PROFSUM_AK_SOURCE, "args.source not a string"},
+    {PROFSUM_AK_LONG_NAME, "args.long_name not a string"},
+  };
+  const ProfsumSpan *a = ev->aArg;
+  int t, i;
+  t = ev->args.type;
+  if( t!=PROFSUM_JT_NONE && t!=PROFSUM_JT_NULL && t!=PROFSUM_JT_OBJECT ) return "args not a JSON object";
+  if( t!=PROFSUM_JT_OBJECT ) return 0;
+  for(i=0; i<(int)(sizeof(aStr)/sizeof(aStr[0])); i++){
+    t = a[aStr[i].k].type;
+    if( t!=PROFSUM_JT_NONE && t!=PROFSUM_JT_NULL && t!=PROFSUM_JT_STRING ) return aStr[i].zWhy;
+  }
+  t = a[PROFSUM_AK_NAME].type;
+  if( t!=PROFSUM_JT_NONE && t!=PROFSUM_JT_NULL && t!=PROFSUM_JT_STRING ){
+    return ph=='M' ? "args.name of a metadata entry not a string" : "args.name not a string";
+  }
+  t = a[PROFSUM_AK_RUN_ID].type;
+  if( t!=PROFSUM_JT_NONE && t!=PROFSUM_JT_NULL && t!=PROFSUM_JT_STRING && t!=PROFSUM_JT_NUMBER ){
+    return "args.run_id not a string or a number";
+  }
+  t = a[PROFSUM_AK_STEP_NUM].type;
+  if( t==PROFSUM_JT_NUMBER ){
+    const ProfsumSpan *s = &a[PROFSUM_AK_STEP_NUM];
+    int64_t j;
+    for(j=0; j<s->n; j++){
+      char c = s->z[j];
+      if( c=='.' || c=='e' || c=='E' ) return "args.step_num not an integer or a string";
+    }
+  }else if( t!=PROFSUM_JT_NONE && t!=PROFSUM_JT_NULL && t!=PROFSUM_JT_STRING ){
+    return "args.step_num not an integer or a string";
+  }
+  return 0;
+}
+
+/* 1 for the reader's diagnostic kinds whose entries the reference's decoder
+** rejects the whole file for (by first letter first: this runs for every
+** diagnostic, e.g. a time_rounded per event of a converted XPlane). */
+static int isRejectKind(const char *z){
+  switch( z[0] ){
+    case 'n': return strcmp(z, "not_an_object")==0;
+    case 'p': return strcmp(z, "ph_not_string")==0;
+    case 'b': return strcmp(z, "bad_field")==0;
+    case 'i': return strcmp(z, "invalid_utf8")==0;
+    default:  return 0;
+  }
+}
+/* Diagnostics callback: store rows (capped per kind) and count the
+** entries the reference summarizer would reject the whole file for. */
+static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, const char *zDetail){
+  Engine *e = (Engine*)pCtx;
+  int k;
+  EngDiagRow *r;
+  if( isRejectKind(zKind) ) noteRejected(e, idx, zKind);
+  switch( zKind[0] ){     /* the reader's file-level tolerances (cheap for
+                          ** time_rounded, which can come once per event) */
+    case 't':
+      if( zKind[1]!='r' ) break;
+      if( strcmp(zKind, "trailing_comma")==0 ) e->laxSyntax = 1;
+      else if( strcmp(zKind, "truncated_entry")==0 ) e->cutOff = 1;
+      break;
+    case 'c': if( strcmp(zKind, "control_character")==0 ) e->laxSyntax = 1; break;
+    case 'n': if( strcmp(zKind, "no_trace_events")==0 ) e->noEvents = 1; break;
+    case 'u':
+      if( strcmp(zKind, "unterminated_array")==0 || strcmp(zKind, "unterminated_object")==0 ) e->cutOff = 1;
+      break;
+  }
+  for(k=0; k<e->nKind; k++) if( e->aKind[k].zKind==zKind || strcmp(e->aKind[k].zKind, zKind)==0 ) break;
+  if( k==e->nKind && e->nKind<48 ){ e->aKind[k].zKind = zKind; e->aKind[k].n = 0; e->nKind++; }
+  if( k<e->nKind && ++e->aKind[k].n > ENG_DIAG_KEEP ) return;
+  if( e->diagRc ) return;
+  /* Kept in memory (bounded: ENG_DIAG_KEEP per kind) until the write phase. */
+  if( e->nDiag>=e->nAllocDiag ){
+    int64_t nNew = e->nAllocDiag ? e->nAllocDiag*2 : 64;
+    EngDiagRow *a = sqlite3_realloc64(e->aDiag, sizeof(EngDiagRow)*(sqlite3_uint64)nNew);
+    if( a==0 ){ e->diagRc = SQLITE_NOMEM; return; }
+    e->aDiag = a;
+    e->nAllocDiag = nNew;
+  }
+  r = &e->aDiag[e->nDiag];
+  r->idx = idx;
+  r->off = off;
+  r->zKind = zKind;
+  r->zDetail = sqlite3_mprintf("%s", zDetail ? zDetail : "");
+  if( r->zDetail==0 ){ e->diagRc = SQLITE_NOMEM; return; }
+  e->nDiag++;
+}
+
+/* Python int() of a str: optional surrounding whitespace, optional sign,
+** digits with single underscores between them.  Returns 0 on success. */
+static int pyIntParse(const char *z, int64_t n, int64_t *pOut){
+  int64_t i = 0, j;
+  int neg = 0, nd = 0;
+  uint64_t v = 0;
+  while( i<n && (z[i]==' '||z[i]=='\t'||z[i]=='\n'||z[i]=='\r'||z[i]=='\f'||z[i]=='\v') ) i++;
+  while( n>i && (z[n-1]==' '||z[n-1]=='\t'||z[n-1]=='\n'||z[n-1]=='\r'||z[n-1]=='\f'||z[n-1]=='\v') ) n--;
+  if( i<n && (z[i]=='+' || z[i]=='-') ){ neg = z[i]=='-'; i++; }
+  for(j=i; j<n; j++){
+    if( z[j]=='_' ){
+      if( j==i || j+1>=n || z[j+1]=='_' || z[j-1]=='_' ) return -1;
+      continue;
+    }
+    if( z[j]<'0' || z[j]>'9' ) return -1;
+    if( v > (UINT64_C(0x7fffffffffffffff) - (unsigned)(z[j]-'0'))/10 ) return -1;
+    v = v*10 + (unsigned)(z[j]-'0');
+    nd++;
+  }
+  if( nd==0 ) return -1;
+  *pOut = neg ? -(int64_t)v : (int64_t)v;
+  return 0;
+}
+
+/* Intern a string-valued args field (strings decoded; numbers as text);
+** empty or absent → -1.  Returns SQLITE_OK or SQLITE_NOMEM. */
+static int internArg(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB, int32_t *pId){
+  const char *z; int64_t n;
+  *pId = -1;
+  if( s->type==PROFSUM_JT_STRING ){
+    if( profsumSpanText(s, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
+  }else if( s->type==PROFSUM_JT_NUMBER ){
+    z = s->z; n = s->n;
+  }else{
+    return SQLITE_OK;
+  }
+  if( n==0 ) return SQLITE_OK;
+  *pId = profsumEngSpIntern(&e->pool, z, n);
+  return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/* args.run_id: a string as is; a number as Python's str() of what
+** json.loads gives (§1.3): an integer literal is its int, written as is
+** (JSON has no leading zeros) but "-0" → "0"; anything else → the float's
+** repr ("7.50" → "7.5", "1e3" → "1000.0"). */
+static int internRunId(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB, int32_t *pId){
+  const char *z = s->z;
+  int64_t n = s->n, j;
+  char zBuf[40];
+  if( s->type!=PROFSUM_JT_NUMBER ) return internArg(e, s, ppB, pnB, pId);
+  *pId = -1;
+  if( n==0 ) return SQLITE_OK;
+  for(j=(z[0]=='-'); j<n && z[j]>='0' && z[j]<='9'; j++){}
+  if( j==n ){
+    if( n==2 && z[0]=='-' && z[1]=='0' ){ z++; n--; }
+    *pId = profsumEngSpIntern(&e->pool, z, n);
+    return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
+  }
+  {
+    double r = profsumTextDouble(z, n, NAN);
+    if( isinf(r) ) memcpy(zBuf, r<0 ? "-inf" : "inf", r<0 ? 5 : 4);   /* Python str() */
+    else if( isnan(r) ) memcpy(zBuf, "nan", 4);
+    else jReprDouble(r, zBuf);
+  }
+  *pId = profsumEngSpIntern(&e->pool, zBuf, (int64_t)strlen(zBuf));
+  return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+#define SIGLAST_MAX_BYTES ((int64_t)8<<20)   /* long_name copies kept by sigLast */
+
+/* The shape signature id (-1: none) of the long_name span s of an event
+** named `name`: first the raw JSON bytes of the span are compared with
+** those of the last long_name seen with that name (sigLast: the same bytes
+** decode to the same text, so the escapes of an HLO text are decoded only
+** when it changes), else the decoded text is looked up by content hash and
+** length (sigCache) and the signature computed on a miss.  Returns
+** SQLITE_OK or SQLITE_NOMEM. */
+static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int64_t *pnB,
+                 int32_t *pId){
+  const char *z; int64_t n;
+  HEnt *h, *hl;
+  int isNew;
+  int64_t *pCopy;
+  *pId = -1;
+  if( s->type!=PROFSUM_JT_STRING || s->n==0 ) return SQLITE_OK;
+  hl = profsumEngHmGet(&e->sigLast, name, 0, 1, 0);
+  if( hl==0 ) return SQLITE_NOMEM;
+  pCopy = (int64_t*)(intptr_t)hl->v1;
+  if( pCopy && pCopy[0]==s->n && memcmp(pCopy+2, s->z, (size_t)s->n)==0 ){
+    *pId = (int32_t)hl->v2 - 1;
+    return SQLITE_OK;
+  }
+  if( profsumSpanText(s, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
+  if( n==0 ) return SQLITE_OK;
+  h = profsumEngHmGet(&e->sigCache, (int64_t)profsumEngStrHash(z, n), n, 1, &isNew);
+  if( h==0 ) return SQLITE_NOMEM;
+  if( isNew ){
+    char *zSig = 0; int nSig = 0;
+    if( profsumShapeSignature(z, (int)(n>0x7fffffff ? 0x7fffffff : n), &zSig, &nSig) ) return SQLITE_NOMEM;
+    if( zSig ){
+      int32_t id = profsumEngSpIntern(&e->pool, zSig, nSig);
+      sqlite3_free(zSig);
+      if( id<0 ) return SQLITE_NOMEM;
+      h->v1 = id+1;
+    }
+  }
+  *pId = (int32_t)h->v1 - 1;
+  /* Remember this long_name for the next event of the same name, in the
+  ** name's buffer ({length, capacity, bytes}; reallocated only to grow, so
+  ** a name whose HLO text keeps changing costs no allocation per event).
+  ** The buffers are bounded (traces whose names never repeat gain nothing). */
+  if( pCopy==0 || s->n>pCopy[1] ){
+    int64_t cap = pCopy ? pCopy[1] : 0;
+    int64_t newCap = (s->n + 63) & ~(int64_t)63;
+    int64_t *pNew;
+    if( e->nSigLastBytes - cap + newCap > SIGLAST_MAX_BYTES ) return SQLITE_OK;
+    pNew = sqlite3_realloc64(pCopy, 2*sizeof(int64_t) + (sqlite3_uint64)newCap);
+    if( pNew==0 ){ sqlite3_free(pCopy); hl->v1 = 0; return SQLITE_NOMEM; }
+    e->nSigLastBytes += newCap - cap;
+    pCopy = pNew;
+    pCopy[1] = newCap;
+  }
+  pCopy[0] = s->n;
+  memcpy(pCopy+2, s->z, (size_t)s->n);
+  hl->v1 = (int64_t)(intptr_t)pCopy;
+  hl->v2 = h->v1;
+  return SQLITE_OK;
+}
+
+/* Free the signature caches (needed only while reading). */
+void profsumEngSigFree(Engine *e){
+  int64_t i;
+  for(i=0; i<e->sigLast.nSlot; i++){
+    if( e->sigLast.a[i].used ) sqlite3_free((void*)(intptr_t)e->sigLast.a[i].v1);
+  }
+  profsumEngHmFree(&e->sigLast);
+  profsumEngHmFree(&e->sigCache);
+  e->nSigLastBytes = 0;
+}
+
+/* Record an M event's process/thread name (era C: pid >= 0, tid >= 0). */
+static int noteMeta(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
+  const ProfsumSpan *nm = &ev->name;
+  const ProfsumSpan *v = &ev->aArg[PROFSUM_AK_NAME];
+  int isProc, isThread;
+  int32_t id;
+  const char *z; int64_t n;
+  HEnt *h;
+  if( nm->type!=PROFSUM_JT_STRING || (nm->flags & PROFSUM_SF_ESCAPE) ) return SQLITE_OK;
+  isProc = nm->n==12 && memcmp(nm->z, "process_name", 12)==0;
+  isThread = nm->n==11 && memcmp(nm->z, "thread_name", 11)==0;
+  if( !isProc && !isThread ) return SQLITE_OK;
+  if( v->type!=PROFSUM_JT_STRING ) return SQLITE_OK;
+  if( ev->pid.kind!=PROFSUM_ID_INT || ev->pid.iVal<0 ) return SQLITE_OK;
+  if( isThread && (ev->tid.kind!=PROFSUM_ID_INT || ev->tid.iVal<0) ) return SQLITE_OK;
+  if( profsumSpanText(v, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
+  id = profsumEngSpIntern(&e->pool, z, n);
+  if( id<0 ) return SQLITE_NOMEM;
+  h = isProc ? profsumEngHmGet(&e->procMap, ev->pid.iVal, 0, 1, 0)
+             : profsumEngHmGet(&e->threadMap, ev->pid.iVal, ev->tid.iVal, 1, 0);
+  if( h==0 ) return SQLITE_NOMEM;
+  h->v1 = id;
+  return SQLITE_OK;
+}
+
+static uint64_t keyHash(const EvKey *k){
+  return profsumEngHmix(((uint64_t)(uint32_t)k->trk<<32 | (uint32_t)k->name)
+              ^ profsumEngHmix((uint64_t)(uint32_t)k->tfop<<32 | (uint32_t)k->source)
+              ^ ((uint64_t)(uint32_t)k->sig * 0x9e3779b97f4a7c15ULL));
+}
+
+/* Intern an event key; its index, or -1 when out of memory. */
+static int32_t keyIntern(Engine *e, const EvKey *k){
+  int64_t i;
+  if( (int64_t)(e->nKey+1)*2 > e->nKeySlot ){
+    int64_t nNew = e->nKeySlot ? e->nKeySlot*2 : 1024, j;
+    int32_t *aNew = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nNew);
+    if( aNew==0 ) return -1;
+    memset(aNew, 0, sizeof(int32_t)*(size_t)nNew);
+    for(j=0; j<e->nKey; j++){
+      int64_t h = (int64_t)(keyHash(&e->aKey[j]) & (uint64_t)(nNew-1));
+      while( aNew[h] ) h = (h+1) & (nNew-1);
+      aNew[h] = (int32_t)j+1;
+    }
+    sqlite3_free(e->aKeySlot);
+    e->aKeySlot = aNew;
+    e->nKeySlot = nNew;
+  }
+  i = (int64_t)(keyHash(k) & (uint64_t)(e->nKeySlot-1));
+  while( e->aKeySlot[i] ){
+    const EvKey *x = &e->aKey[e->aKeySlot[i]-1];
+    if( x->trk==k->trk && x->name==k->name && x->tfop==k->tfop
+     && x->source==k->source && x->sig==k->sig ) return e->aKeySlot[i]-1;
+    i = (i+1) & (e->nKeySlot-1);
+  }
+  if( e->nKey>=e->nAllocKey ){
+    int32_t nNew = e->nAllocKey ? e->nAllocKey*2 : 256;
+    EvKey *a = sqlite3_realloc64(e->aKey, sizeof(EvKey)*(sqlite3_uint64)nNew);
+    if( a==0 ) return -1;
+    e->aKey = a;
+    e->nAllocKey = nNew;
+  }
+  e->aKey[e->nKey] = *k;
+  e->aKeySlot[i] = e->nKey + 1;
+  return e->nKey++;
+}
+
+/* A new event record e->nEv for an accepted event (entry idx at byte
+** iOffset) at exact ts for dur picoseconds: *ppR is the zeroed record with
+** ts (relative to the origin) and dur set, or 0 when the event is left out
+** (too far in time: a diagnostic and the count).  The caller fills the rest
+** and then counts it (e->nEv++).  SQLITE_OK, SQLITE_NOMEM or SQLITE_TOOBIG. */
+static int evNew(Engine *e, int64_t idx, int64_t iOffset, profsum_ps ts, profsum_ps dur, SEv **ppR){
+  SEv *r;
+  profsum_ps rel, end = ts + dur;
+  *ppR = 0;
+  if( !e->hasOrigin ){ e->origin = ts; e->hasOrigin = 1; }
+  rel = ts - e->origin;
+  if( rel>((int64_t)1<<61) || rel<-((int64_t)1<<61) || dur>((int64_t)1<<61) ){
+    engDiag(e, idx, iOffset, "time_out_of_range",
+            "complete event longer than 26 days (2^61 ps) or that far from the first one: "
+            "left out of the summary");
+    noteLeftOut(e, idx, "more than 26 days (2^61 ps) long or away from the first event");
+    return SQLITE_OK;
+  }
+  if( !e->hasRange || ts<e->tsMin ) e->tsMin = ts;
+  if( !e->hasRange || end>e->endMax ) e->endMax = end;
+  e->hasRange = 1;
+  if( e->nEv>=0x7fffffff ){
+    /* Event indices are 32-bit (the order array: 4 bytes per event). */
+    return profsumEngErr(e, SQLITE_TOOBIG, "entry %lld (byte %lld): more than 2147483647 complete "
+                  "events: a trace this large cannot be summarized",
+                  (long long)idx, (long long)iOffset);
+  }
+  if( e->nEv>=e->nEvCap ){
+    if( e->nBlk==1 && e->nEvCap<EV_BLOCK ){
+      /* The first block grows from EV_FIRST records by doubling, so that a
+      ** small trace does not hold a 2 MiB block for a few thousand events
+      ** (at most four reallocs, up to 65,536 records; glibc moves a chunk
+      ** above its mmap threshold with mremap, without a copy, and copies
+      ** one below it, both blocks live for that moment).  No record
+      ** pointer is kept across calls: every access goes through EV(). */
+      int64_t nNew = e->nEvCap*2 < EV_BLOCK ? e->nEvCap*2 : EV_BLOCK;
+      SEv *a = sqlite3_realloc64(e->apBlk[0], sizeof(SEv)*(sqlite3_uint64)nNew);
+      if( a==0 ) return SQLITE_NOMEM;
+      e->apBlk[0] = a;
+      e->nEvCap = nNew;
+    }else{
+      /* A new block: later blocks never move, and peak memory is what is used. */
+      int64_t nRec = e->nBlk==0 ? EV_FIRST : EV_BLOCK;
+      if( e->nBlk>=e->nAllocBlk ){
+        int64_t nNew = e->nAllocBlk ? e->nAllocBlk*2 : 64;
+        SEv **a = sqlite3_realloc64(e->apBlk, sizeof(SEv*)*(sqlite3_uint64)nNew);
+        if( a==0 ) return SQLITE_NOMEM;
+        e->apBlk = a;
+        e->nAllocBlk = nNew;
+      }
+      e->apBlk[e->nBlk] = sqlite3_malloc64(sizeof(SEv)*(sqlite3_uint64)nRec);
+      if( e->apBlk[e->nBlk]==0 ) return SQLITE_NOMEM;
+      e->nBlk++;
+      e->nEvCap += nRec;
+    }
+  }
+  if( (e->nEv & (EV_PREFAULT-1))==0 ){
+    /* The next EV_PREFAULT records' pages in one call (ext/prefault.c):
+    ** they lie in one block, as every block holds a multiple of
+    ** EV_PREFAULT records from an index that is one. */
+    profsumPrefault(EV(e, e->nEv), sizeof(SEv)*(size_t)EV_PREFAULT);
+  }
+  r = EV(e, e->nEv);
+  memset(r, 0, sizeof(*r));
+  r->ts = (int64_t)rel;
+  r->dur = (int64_t)dur;
+  *ppR = r;
+  return SQLITE_OK;
+}
+
+/* Take one accepted X event. */
+static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
+  SEv *r;
+  HEnt *h;
+  int isNew, rc;
+  const char *z; int64_t n;
+  rc = evNew(e, ev->idx, ev->iOffset, ev->ts, ev->dur, &r);
+  if( rc || r==0 ) return rc;
+  if( e->nTrk==0 || ev->pid.iVal!=e->lastPid || ev->tid.iVal!=e->lastTid ){
+    /* not the previous event's track (usually it is) */
+    h = profsumEngHmGet(&e->trkMap, ev->pid.iVal, ev->tid.iVal, 1, &isNew);
+    if( h==0 ) return SQLITE_NOMEM;
+    if( isNew ){
+      STrack *t;
+      if( e->nTrk>=e->nAllocTrk ){
+        int32_t nNew = e->nAllocTrk ? e->nAllocTrk*2 : 64;
+        STrack *a = sqlite3_realloc64(e->aTrk, sizeof(STrack)*(sqlite3_uint64)nNew);
+        if( a==0 ) return SQLITE_NOMEM;
+        e->aTrk = a;
+        e->nAllocTrk = nNew;
+      }
+      t = &e->aTrk[e->nTrk];
+      memset(t, 0, sizeof(*t));
+      t->pid = ev->pid.iVal;
+      t->tid = ev->tid.iVal;
+      h->v1 = e->nTrk++;
+    }
+    e->lastPid = ev->pid.iVal;
+    e->lastTid = ev->tid.iVal;
+    e->lastTrk = (int32_t)h->v1;
+  }
+  {
+    EvKey k;
+    k.trk = e->lastTrk;
+    if( profsumSpanText(&ev->name, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
+    k.name = profsumEngSpIntern(&e->pool, z, n);
+    if( k.name<0 ) return SQLITE_NOMEM;
+    rc = internArg(e, &ev->aArg[PROFSUM_AK_TF_OP], ppB, pnB, &k.tfop);
+    if( rc==SQLITE_OK ) rc = internArg(e, &ev->aArg[PROFSUM_AK_SOURCE], ppB, pnB, &k.source);
+    if( rc==SQLITE_OK ) rc = internRunId(e, &ev->aArg[PROFSUM_AK_RUN_ID], ppB, pnB, &r->runid);
+    if( rc==SQLITE_OK ) rc = sigOf(e, k.name, &ev->aArg[PROFSUM_AK_LONG_NAME], ppB, pnB, &k.sig);
+    if( rc==SQLITE_OK && (r->key = keyIntern(e, &k))<0 ) rc = SQLITE_NOMEM;
+  }
+  if( rc ) return rc;
+  {
+    const ProfsumSpan *s = &ev->aArg[PROFSUM_AK_STEP_NUM];
+    int64_t v;
+    int has = 0;
+    if( s->type==PROFSUM_JT_NUMBER && profsumParseInt(s->z, s->n, &v)==0 ) has = 1;
+    else if( s->type==PROFSUM_JT_STRING && !(s->flags & PROFSUM_SF_ESCAPE)
+          && pyIntParse(s->z, s->n, &v)==0 ) has = 1;
+    if( has ){
+      /* Rare (host `train` events): kept in a side map, event → step. */
+      HEnt *hs = profsumEngHmGet(&e->stepOf, e->nEv, 0, 1, 0);
+      if( hs==0 ) return SQLITE_NOMEM;
+      hs->v1 = v;
+    }
+  }
+  if( ev->tsRounded || ev->durRounded ){
+    /* Rare but for converted XPlanes (17-digit µs texts): keep the text's
+    ** doubles only when the rounded picoseconds give other doubles. */
+    double pTs = profsumEngPsFloat(ev->ts), pDur = profsumEngPsFloat(ev->dur);
+    double fTs = ev->tsRounded ? profsumTextDouble(ev->tsSpan.z, ev->tsSpan.n, pTs) : pTs;
+    double fDur = ev->durRounded ? profsumTextDouble(ev->durSpan.z, ev->durSpan.n, pDur) : pDur;
+    e->anyRounded = 1;
+    if( fTs!=pTs || fDur!=pDur ){
+      if( e->nFloat>=e->nAllocFloat ){
+        int64_t nNew = e->nAllocFloat ? e->nAllocFloat*2 : 256;
+        int32_t *a1 = sqlite3_realloc64(e->aFloatIdx, sizeof(int32_t)*(sqlite3_uint64)nNew);
+        double *a2, *a3;
+        if( a1==0 ) return SQLITE_NOMEM;
+        e->aFloatIdx = a1;
+        a2 = sqlite3_realloc64(e->aFloatTs, sizeof(double)*(sqlite3_uint64)nNew);
+        if( a2==0 ) return SQLITE_NOMEM;
+        e->aFloatTs = a2;
+        a3 = sqlite3_realloc64(e->aFloatDur, sizeof(double)*(sqlite3_uint64)nNew);
+        if( a3==0 ) return SQLITE_NOMEM;
+        e->aFloatDur = a3;
+        e->nAllocFloat = nNew;
+      }
+      e->aFloatIdx[e->nFloat] = (int32_t)e->nEv;
+      e->aFloatTs[e->nFloat] = fTs;
+      e->aFloatDur[e->nFloat] = fDur;
+      e->nFloat++;
+    }
+  }
+  e->nEv++;
+  return SQLITE_OK;
+}
+
+/* The read pass. */
+int profsumEngRead(Engine *e, const char *zPath){
+  ProfsumSrc *pSrc = 0;
+  ProfsumScan *pScan = 0;
+  ProfsumEvent *ev;
+  char *zErr = 0, *pB = 0;
+  int64_t nB = 0;
+  int rc = profsumSrcOpenFile(zPath, &pSrc, &zErr);
+  if( rc ){
+    profsumEngErr(e, rc, "%s", zErr ? zErr : sqlite3_errstr(rc));
+    sqlite3_free(zErr);
+    return rc;
+  }
+  rc = profsumSrcHashInit(pSrc);
+  if( rc ){ profsumSrcClose(pSrc); return rc; }
+  e->nFileBytes = profsumSrcFileSize(pSrc);
+  rc = profsumScanOpen(pSrc, e->zFunc, PROFSUM_SCAN_ARGKEYS, engDiag, e, &pScan, &zErr);
+  while( rc==SQLITE_OK ){
+    char ph;
+    rc = profsumScanNext(pScan, &ev, &zErr);
+    if( rc!=SQLITE_ROW ) break;
+    if( e->xStop && (ev->idx & 0x3fff)==0 && e->xStop(e->pStopArg) ){
+      sqlite3_free(zErr);
+      zErr = sqlite3_mprintf("%s: interrupted", e->zFunc);
+      rc = SQLITE_INTERRUPT;
+      break;
+    }
+    rc = SQLITE_OK;
+    ph = (ev->ph.n==1 && !(ev->ph.flags & PROFSUM_SF_ESCAPE)) ? ev->ph.z[0] : 0;
+    if( ev->pid.notJsonInt || ev->tid.notJsonInt ){
+      /* The reference's typed decoder rejects a pid/tid that is not a JSON
+      ** integer ("1", "Spans", 1.0), and a string ts/dur: a diagnostic row
+      ** (the quality warning points there) and the count. */
+      engDiag(e, ev->idx, ev->iOffset, "reference_rejects",
+              "pid/tid not a JSON integer: the reference summarizer rejects the file; "
+              "profsum reads it as trace_events does (an integer string as that integer)");
+      noteRejected(e, ev->idx, "pid/tid not a JSON integer");
+    }else if( ev->timeNotNumber ){
+      engDiag(e, ev->idx, ev->iOffset, "reference_rejects",
+              "ts/dur not a JSON number: the reference summarizer rejects the file; "
+              "profsum reads a number written as a string as that number");
+      noteRejected(e, ev->idx, "ts/dur not a JSON number");
+    }else{
+      const char *zWhy = refTypeProblem(ev, ph);
+      if( zWhy ){
+        char zD[160];
+        sqlite3_snprintf(sizeof(zD), zD, "%s: the reference summarizer rejects the file; "
+                         "profsum reads the entry anyway", zWhy);
+        engDiag(e, ev->idx, ev->iOffset, "reference_rejects", zD);
+        noteRejected(e, ev->idx, zWhy);
+      }
+    }
+    if( ph=='M' ){
+      rc = noteMeta(e, ev, &pB, &nB);
+    }else if( ph=='X' ){
+      /* dur > 0 as the reference's double: a positive text below half a
+      ** picosecond (1e-13, left by float arithmetic in a converter) rounds
+      ** to 0 ps but is a complete event there; its double is kept with
+      ** the event (noteX), so nesting and gaps see it as the reference
+      ** does, and it adds 0 ps to the exact sums. */
+      double dTiny = (ev->hasDur && ev->dur==0 && ev->durRounded)
+                     ? profsumTextDouble(ev->durSpan.z, ev->durSpan.n, 0.0) : 0.0;
+      int durPositive = ev->hasDur && (ev->dur>0 || dTiny>0);
+      if( ev->pid.kind==PROFSUM_ID_INT && ev->pid.iVal>=0
+       && ev->tid.kind==PROFSUM_ID_INT && ev->tid.iVal>=0
+       && ev->name.type==PROFSUM_JT_STRING && ev->name.n>0
+       && durPositive ){
+        if( !ev->hasTs && ev->tsPresent ){
+          /* A ts that is there but is not a number ("NaN", null, 1e400, a
+          ** word): the reference's typed decoder rejects the file (its
+          ** lenient eras skipped the event); placing the event at ts 0 would
+          ** be a wrong number in every time of its track, so it is left out,
+          ** as trace_events leaves it off its track (column ts NULL). */
+          noteLeftOut(e, ev->idx, "its ts is not a number");
+          engDiag(e, ev->idx, ev->iOffset, "bad_ts",
+                  "complete event whose ts is not a number: left out of the summary");
+        }else{
+          if( !ev->hasTs ){
+            /* The reference's typed decoder defaults a missing ts to 0.0. */
+            ev->ts = 0;
+            ev->tsRounded = 0;
+            engDiag(e, ev->idx, ev->iOffset, "missing_ts",
+                    "complete event without ts: read as ts 0, the reference's default");
+          }
+          rc = noteX(e, ev, &pB, &nB);
+        }
+      }else if( ev->hasDur && !durPositive ){
+        engDiag(e, ev->idx, ev->iOffset, (ev->dur<0 || dTiny<0) ? "negative_duration" : "zero_duration",
+                "complete event with dur <= 0: not a complete event for the summary");
+      }
+    }
+    if( rc==SQLITE_OK && e->diagRc ) rc = e->diagRc;
+  }
+  sqlite3_free(pB);
+  profsumEngSigFree(e);
+  if( rc==SQLITE_DONE ){
+    const char *zU = profsumScanDisplayTimeUnit(pScan);
+    rc = profsumSrcHashHex(profsumScanSrc(pScan), e->zSha);
+    if( rc ) profsumEngErr(e, rc, "'%s': cannot read the file to its end for its SHA-256", zPath);
+    e->nEntries = profsumScanEntries(pScan);
+    e->arrayForm = profsumScanIsArrayForm(pScan);
+    if( zU ){
+      e->zUnit = sqlite3_mprintf("%s", zU);
+      if( e->zUnit==0 ) rc = SQLITE_NOMEM;
+    }
+  }else if( rc ){
+    sqlite3_free(*e->pzErr);
+    *e->pzErr = zErr;
+    zErr = 0;
+  }
+  sqlite3_free(zErr);
+  profsumScanClose(pScan);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The intake of other readers (engine_intake.h)                        */
+/* ------------------------------------------------------------------ */
+
+
+/* See engine_intake.h. */
+int profsumEngPyInt(const char *z, int64_t n, int64_t *pOut){ return pyIntParse(z, n, pOut); }
+
+/* See engine_intake.h. */
+const char *profsumEngFunc(ProfsumEngine *e){ return e->zFunc; }
+int64_t profsumEngCount(ProfsumEngine *e){ return e->nEv; }
+const char *profsumEngStr(ProfsumEngine *e, int32_t id){ return SP_STR(&e->pool, id); }
+
+/* See engine_intake.h. */
+int profsumEngIntern(ProfsumEngine *e, const char *z, int64_t n, int32_t *pId){
+  *pId = -1;
+  if( n==0 ) return SQLITE_OK;
+  *pId = profsumEngSpIntern(&e->pool, z, n);
+  return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/* See engine_intake.h. */
+int profsumEngSig(ProfsumEngine *e, int32_t name, const char *z, int64_t n, int32_t *pId){
+  ProfsumSpan sp;
+  char *pB = 0; int64_t nB = 0;
+  int rc;
+  sp.z = z; sp.n = n; sp.type = PROFSUM_JT_STRING; sp.flags = 0;
+  rc = sigOf(e, name, &sp, &pB, &nB, pId);
+  sqlite3_free(pB);
+  return rc;
+}
+
+/* See engine_intake.h. */
+int profsumEngName(ProfsumEngine *e, int isThread, int64_t pid, int64_t tid, int32_t id){
+  HEnt *h = isThread ? profsumEngHmGet(&e->threadMap, pid, tid, 1, 0) : profsumEngHmGet(&e->procMap, pid, 0, 1, 0);
+  if( h==0 ) return SQLITE_NOMEM;
+  h->v1 = id;
+  return SQLITE_OK;
+}
+
+/* See engine_intake.h. */
+void profsumEngDiag(ProfsumEngine *e, int64_t idx, int64_t off, const char *zKind, const char *zDetail){
+  engDiag(e, idx, off, zKind, zDetail);
+}
+int profsumEngDiagRc(ProfsumEngine *e){ return e->diagRc; }
+
+/* See engine_intake.h. */
+int profsumEngStopAsked(ProfsumEngine *e){
+  return e->xStop && e->xStop(e->pStopArg);
+}
+
+/* See engine_intake.h. */
+int profsumEngNewTrack(ProfsumEngine *e, int64_t pid, int64_t tid, int32_t proc, int32_t thread,
+                       int32_t *pTrk){
+  STrack *t;
+  if( e->nTrk>=e->nAllocTrk ){
+    int32_t nNew = e->nAllocTrk ? e->nAllocTrk*2 : 64;
+    STrack *a = sqlite3_realloc64(e->aTrk, sizeof(STrack)*(sqlite3_uint64)nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    e->aTrk = a;
+    e->nAllocTrk = nNew;
+  }
+  t = &e->aTrk[e->nTrk];
+  memset(t, 0, sizeof(*t));
+  t->pid = pid;
+  t->tid = tid;
+  t->proc = proc;
+  t->thread = thread;
+  *pTrk = e->nTrk++;
+  return SQLITE_OK;
+}
+
+/* See engine_intake.h. */
+int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x){
+  SEv *r;
+  EvKey k;
+  int rc = evNew(e, x->idx, x->iOffset, x->ts, x->dur, &r);
+  if( rc || r==0 ) return rc;
+  k.trk = x->trk;
+  k.name = x->name;
+  k.tfop = x->tfop;
+  k.source = x->source;
+  k.sig = x->sig;
+  r->runid = x->runid;
+  if( (r->key = keyIntern(e, &k))<0 ) return SQLITE_NOMEM;
+  if( x->hasStep ){
+    HEnt *hs = profsumEngHmGet(&e->stepOf, e->nEv, 0, 1, 0);
+    if( hs==0 ) return SQLITE_NOMEM;
+    hs->v1 = x->step;
+  }
+  /* its doubles: one aFloat entry per event (floatEntry's identity case) */
+  if( e->nFloat>=e->nAllocFloat ){
+    int64_t nNew = e->nAllocFloat ? e->nAllocFloat*2 : 256;
+    int32_t *a1 = sqlite3_realloc64(e->aFloatIdx, sizeof(int32_t)*(sqlite3_uint64)nNew);
+    double *a2, *a3;
+    if( a1==0 ) return SQLITE_NOMEM;
+    e->aFloatIdx = a1;
+    a2 = sqlite3_realloc64(e->aFloatTs, sizeof(double)*(sqlite3_uint64)nNew);
+    if( a2==0 ) return SQLITE_NOMEM;
+    e->aFloatTs = a2;
+    a3 = sqlite3_realloc64(e->aFloatDur, sizeof(double)*(sqlite3_uint64)nNew);
+    if( a3==0 ) return SQLITE_NOMEM;
+    e->aFloatDur = a3;
+    e->nAllocFloat = nNew;
+  }
+  e->aFloatIdx[e->nFloat] = (int32_t)e->nEv;
+  e->aFloatTs[e->nFloat] = x->fTs;
+  e->aFloatDur[e->nFloat] = x->fDur;
+  e->nFloat++;
+  if( e->nEv==0 || x->fTs<e->xpTsMin ) e->xpTsMin = x->fTs;
+  if( e->nEv==0 || x->fTs+x->fDur>e->xpEndMax ) e->xpEndMax = x->fTs + x->fDur;
+  e->nEv++;
+  return e->diagRc;
+}
+
+/* See engine_intake.h. */
+int profsumEngFinish(ProfsumEngine *e, int64_t nEntries, const char *zUnit, const char *zSha,
+                     int64_t nFileBytes, sqlite3_str *pWarn){
+  e->nEntries = nEntries;
+  memcpy(e->zSha, zSha, sizeof(e->zSha)-1);
+  e->zSha[sizeof(e->zSha)-1] = 0;
+  e->nFileBytes = nFileBytes;
+  e->zUnit = sqlite3_mprintf("%s", zUnit);
+  if( e->zUnit==0 ) return SQLITE_NOMEM;
+  if( pWarn && sqlite3_str_length(pWarn)>0 ){
+    e->zXpWarn = sqlite3_mprintf("%s", sqlite3_str_value(pWarn));
+    if( e->zXpWarn==0 ) return SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
+/* See engine_intake.h. */
+void profsumEngWarnAppend(sqlite3_str *pW, const char *z, int64_t n){
+  if( sqlite3_str_length(pW)>0 ) sqlite3_str_appendchar(pW, 1, ',');
+  profsumEngJsonAppendStr(pW, z, n);
+}
+
+/* See engine_intake.h. */
+int profsumEngSetError(ProfsumEngine *e, char *zErr){
+  if( zErr ){
+    sqlite3_free(*e->pzErr);
+    *e->pzErr = zErr;
+  }
+  return SQLITE_OK;
+}

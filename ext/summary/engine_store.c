@@ -1,0 +1,187 @@
+/*
+** engine_store.c — stage A's containers: the hash map of (int64, int64)
+** keys to two int64 values and the string pool (interned texts with dense
+** ids, never moved).
+*/
+#include "profsum_int.h"
+#include "profsum_reader.h"
+#include "summary_engine.h"
+#include "engine_intake.h"
+#include "engine_int.h"
+#include "funcs.h"
+#include "jsontree.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Hash map of (int64, int64) keys to two int64 values                 */
+/* ------------------------------------------------------------------ */
+uint64_t profsumEngHmix(uint64_t x){
+  x ^= x>>33; x *= 0xff51afd7ed558ccdULL; x ^= x>>33;
+  x *= 0xc4ceb9fe1a85ec53ULL; x ^= x>>33;
+  return x;
+}
+
+/* Find (k1,k2); with create, insert it (values 0, *pNew=1).  NULL: absent
+** (no create) or out of memory (create). */
+HEnt *profsumEngHmGet(HMap *m, int64_t k1, int64_t k2, int create, int *pNew){
+  int64_t i;
+  if( pNew ) *pNew = 0;
+  if( create && (m->nUsed+1)*2 > m->nSlot ){
+    int64_t nNew = m->nSlot ? m->nSlot*2 : 256, j;
+    HEnt *aNew = sqlite3_malloc64(sizeof(HEnt)*(sqlite3_uint64)nNew);
+    if( aNew==0 ) return 0;
+    if( nNew>=2048 ) profsumPrefault(aNew, sizeof(HEnt)*(size_t)nNew);   /* 80 KiB and more */
+    memset(aNew, 0, sizeof(HEnt)*(size_t)nNew);
+    for(j=0; j<m->nSlot; j++){
+      if( m->a[j].used ){
+        int64_t k = (int64_t)(profsumEngHmix((uint64_t)m->a[j].k1 ^ profsumEngHmix((uint64_t)m->a[j].k2)) & (uint64_t)(nNew-1));
+        while( aNew[k].used ) k = (k+1) & (nNew-1);
+        aNew[k] = m->a[j];
+      }
+    }
+    sqlite3_free(m->a);
+    m->a = aNew;
+    m->nSlot = nNew;
+  }
+  if( m->nSlot==0 ) return 0;
+  i = (int64_t)(profsumEngHmix((uint64_t)k1 ^ profsumEngHmix((uint64_t)k2)) & (uint64_t)(m->nSlot-1));
+  while( m->a[i].used ){
+    if( m->a[i].k1==k1 && m->a[i].k2==k2 ) return &m->a[i];
+    i = (i+1) & (m->nSlot-1);
+  }
+  if( !create ) return 0;
+  m->a[i].used = 1;
+  m->a[i].k1 = k1;
+  m->a[i].k2 = k2;
+  m->a[i].v1 = 0;
+  m->a[i].v2 = 0;
+  m->nUsed++;
+  if( pNew ) *pNew = 1;
+  return &m->a[i];
+}
+
+void profsumEngHmFree(HMap *m){ sqlite3_free(m->a); memset(m, 0, sizeof(*m)); }
+
+/* ------------------------------------------------------------------ */
+/* String pool: interned strings with dense ids                        */
+/* ------------------------------------------------------------------ */
+/* 64-bit hash of z[0..n): eight bytes per step, each folded in by a full
+** 64x64->128-bit multiply (the signature cache keys long_name texts by
+** this hash and their length alone, so it must mix well; byte-at-a-time
+** FNV cost 7 % of an import). */
+static uint64_t mulFold(uint64_t a, uint64_t b){
+  unsigned __int128 r = (unsigned __int128)a * b;
+  return (uint64_t)r ^ (uint64_t)(r>>64);
+}
+uint64_t profsumEngStrHash(const char *z, int64_t n){
+  uint64_t h = 0x243f6a8885a308d3ULL ^ (uint64_t)n, w;
+  int64_t i = 0;
+  for(; i+8<=n; i+=8){
+    memcpy(&w, z+i, 8);
+    h = mulFold(h ^ w, 0x9e3779b97f4a7c15ULL);
+  }
+  if( i<n ){
+    w = 0;
+    memcpy(&w, z+i, (size_t)(n-i));
+    h = mulFold(h ^ w, 0xd6e8feb86659fd93ULL);
+  }
+  return profsumEngHmix(h);
+}
+
+/* Room for nByte bytes of text that never moves: in the current block, or
+** a new one (a text above a quarter of the next block's size gets a block
+** of its own, so a block wastes at most a quarter of itself).  0 when out
+** of memory. */
+static char *spAlloc(SPool *p, int64_t nByte){
+  char *z;
+  if( p->zCur && p->nCurCap - p->nCurUsed >= nByte ){
+    z = p->zCur + p->nCurUsed;
+    p->nCurUsed += nByte;
+    return z;
+  }
+  if( p->nBlk>=p->nAllocBlk ){
+    int64_t nNew = p->nAllocBlk ? p->nAllocBlk*2 : 16;
+    char **a = sqlite3_realloc64(p->apBlk, sizeof(char*)*(sqlite3_uint64)nNew);
+    if( a==0 ) return 0;
+    p->apBlk = a;
+    p->nAllocBlk = nNew;
+  }
+  if( p->nNextBlk==0 ) p->nNextBlk = SP_BLOCK_MIN;
+  if( nByte > p->nNextBlk/4 ){
+    z = sqlite3_malloc64((sqlite3_uint64)nByte);
+    if( z==0 ) return 0;
+    p->apBlk[p->nBlk++] = z;
+    return z;
+  }
+  z = sqlite3_malloc64((sqlite3_uint64)p->nNextBlk);
+  if( z==0 ) return 0;
+  p->apBlk[p->nBlk++] = z;
+  p->zCur = z;
+  p->nCurCap = p->nNextBlk;
+  p->nCurUsed = nByte;
+  if( p->nNextBlk<SP_BLOCK_MAX ) p->nNextBlk *= 2;
+  return z;
+}
+
+/* Intern z[0..n); returns its id, or -1 when out of memory.  z may point
+** into the pool itself (a prefix of a pooled string). */
+int32_t profsumEngSpIntern(SPool *p, const char *z, int64_t n){
+  uint64_t h;
+  int64_t i;
+  char *zNew;
+  if( n>0x7fffffff ) n = 0x7fffffff;
+  if( p->n>=0x3fffffff ) return -1;       /* ids are int32_t, slots 2x ids */
+  if( (int64_t)(p->n+1)*2 > p->nSlot ){
+    int64_t nNew = p->nSlot ? p->nSlot*2 : 1024, j;
+    int32_t *aNew = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nNew);
+    if( aNew==0 ) return -1;
+    memset(aNew, 0, sizeof(int32_t)*(size_t)nNew);
+    for(j=0; j<p->n; j++){
+      int64_t k = (int64_t)(profsumEngStrHash(SP_STR(p,j), SP_LEN(p,j)) & (uint64_t)(nNew-1));
+      while( aNew[k] ) k = (k+1) & (nNew-1);
+      aNew[k] = (int32_t)j+1;
+    }
+    sqlite3_free(p->aSlot);
+    p->aSlot = aNew;
+    p->nSlot = nNew;
+  }
+  h = profsumEngStrHash(z, n);
+  i = (int64_t)(h & (uint64_t)(p->nSlot-1));
+  while( p->aSlot[i] ){
+    int32_t id = p->aSlot[i]-1;
+    if( SP_LEN(p,id)==n && memcmp(SP_STR(p,id), z, (size_t)n)==0 ) return id;
+    i = (i+1) & (p->nSlot-1);
+  }
+  if( p->n>=p->nAlloc ){
+    int32_t nNew = p->nAlloc ? p->nAlloc*2 : 1024;
+    char **aS = sqlite3_realloc64(p->azStr, sizeof(char*)*(sqlite3_uint64)nNew);
+    int32_t *aL;
+    if( aS==0 ) return -1;
+    p->azStr = aS;
+    aL = sqlite3_realloc64(p->aLen, sizeof(int32_t)*(sqlite3_uint64)nNew);
+    if( aL==0 ) return -1;
+    p->aLen = aL;
+    p->nAlloc = nNew;
+  }
+  zNew = spAlloc(p, n+1);      /* z (even a pooled text) stays where it is */
+  if( zNew==0 ) return -1;
+  memcpy(zNew, z, (size_t)n);
+  zNew[n] = 0;
+  p->azStr[p->n] = zNew;
+  p->aLen[p->n] = (int32_t)n;
+  p->aSlot[i] = p->n + 1;
+  return p->n++;
+}
+
+void profsumEngSpFree(SPool *p){
+  int64_t b;
+  for(b=0; b<p->nBlk; b++) sqlite3_free(p->apBlk[b]);
+  sqlite3_free(p->apBlk);
+  sqlite3_free(p->azStr); sqlite3_free(p->aLen); sqlite3_free(p->aSlot);
+  memset(p, 0, sizeof(*p));
+}
