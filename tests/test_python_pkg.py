@@ -691,15 +691,24 @@ class Capture(unittest.TestCase):
         self.assertEqual([os.path.basename(f) for f in got[0]["files"]],
                          ["b.trace.json.gz", "b.xplane.pb", "c.xplane.pb", "perfetto_trace.json.gz"])
         self.assertEqual(got[0]["trace"], os.path.join(new, "perfetto_trace.json.gz"))
-        self.assertEqual((got[1]["hosts"], got[1]["trace"]), (["a"], os.path.join(old, "a.trace.json.gz")))
+        # a lone XPlane is what a folder import reads first (the JSON when it
+        # does not decode); with several, the JSON
+        self.assertEqual((got[1]["hosts"], got[1]["trace"]), (["a"], os.path.join(old, "a.xplane.pb")))
         self.assertEqual(pj.latest_profile(self.log), new)
 
-    def test_session_without_json(self):
+    def test_session_without_a_trace(self):
+        d = os.path.join(self.log, "plugins", "profile", "2025_01_01_00_00_00")
+        os.makedirs(d)
+        open(os.path.join(d, "notes.txt"), "wb").close()
+        with self.assertRaisesRegex(self.ps.ProfsumError, "no trace in the session.*xplane.pb"):
+            self.pj._written_session(self.log, {})
+
+    def test_xplane_only_session_is_read(self):
         d = os.path.join(self.log, "plugins", "profile", "2025_01_01_00_00_00")
         os.makedirs(d)
         open(os.path.join(d, "h.xplane.pb"), "wb").close()
-        with self.assertRaisesRegex(self.ps.ProfsumError, "no trace JSON in the session.*not .xplane.pb"):
-            self.pj._written_session(self.log, {})
+        s = self.pj._written_session(self.log, {})
+        self.assertEqual(s["trace"], os.path.join(d, "h.xplane.pb"))
 
     def test_capture_doc_examples(self):
         """The Python blocks of docs/capture.md's profsum.jax section run."""

@@ -1291,9 +1291,8 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
                                           : "neither gzip nor JSON",
                 (long long)(s->iBase + (int64_t)s->iPos),
                 profsumSrcIsGzip(s->pSrc) ? " of the decompressed data" : "", c,
-                isPb ? " (an XPlane protobuf? profsum reads the trace JSON the profiler writes "
-                       "beside it, *.trace.json.gz or perfetto_trace.json.gz: give that file, "
-                       "or the profile folder)" : "");
+                isPb ? " (not an XSpace protobuf either: profsum reads trace JSON and "
+                       "<host>.xplane.pb files)" : "");
           }
           return SQLITE_ERROR;
         case ST_TOP_KEY: {

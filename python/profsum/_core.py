@@ -183,6 +183,12 @@ def _scalar(conn, sql, params=()):
     return rows[0][0] if rows else None
 
 
+def _row(conn, sql, params=()):
+    """The first row of sql as a tuple, or None."""
+    _cols, rows = _run(conn, sql, params)
+    return tuple(rows[0]) if rows else None
+
+
 def _want_frame(as_frame):
     if as_frame is False:
         return None

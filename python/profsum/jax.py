@@ -20,7 +20,8 @@ jax.profiler.TraceAnnotation, jax.profiler.StepTraceAnnotation and
 jax.block_until_ready, as JAX documents them.  JAX writes each capture to
 <log_dir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/ (<host>.xplane.pb and
 <host>.trace.json.gz; perfetto_trace.json.gz with create_perfetto_trace=True);
-profsum reads the trace JSON of the session the capture wrote.
+profsum imports the session folder the capture wrote, as the reference
+tool picks in it: a lone <host>.xplane.pb first, else the trace JSON.
 """
 import functools
 import os
@@ -71,8 +72,10 @@ def list_profiles(log_dir):
 
     Each is a dict: session (the directory name, JAX's timestamp), path,
     hosts (from <host>.trace.json.gz / .trace.json / .xplane.pb), files
-    (every file of the session, full paths, by name) and trace (the JSON
-    file profsum reads, or None).  Newest first: by name (timestamps sort
+    (every file of the session, full paths, by name) and trace (the file
+    a folder import reads first: the session's one .xplane.pb, else its trace
+    JSON; None when it has neither).  The import falls back to the JSON when
+    that XPlane does not decode; Capture.trace_file says what was read.  Newest first: by name (timestamps sort
     in time order), then modification time.  [] when there is none."""
     root = _profile_root(log_dir)
     try:
@@ -87,7 +90,8 @@ def list_profiles(log_dir):
         files = sorted(os.path.join(path, f) for f in os.listdir(path)
                        if os.path.isfile(os.path.join(path, f)))
         hosts = sorted({h for h in (_host_of(os.path.basename(f)) for f in files) if h is not None})
-        pick = _json_trace(files)
+        xplanes = [f for f in files if f.endswith(".xplane.pb")]
+        pick = os.path.basename(xplanes[0]) if len(xplanes) == 1 else _json_trace(files)
         out.append({"session": name, "path": path, "hosts": hosts, "files": files,
                     "trace": os.path.join(path, pick) if pick else None,
                     "_mtime": os.stat(path).st_mtime_ns})
@@ -123,7 +127,7 @@ def _written_session(log_dir, before):
     """The session directory the capture just wrote: the newest one holding
     a file that is new or changed since `before`; the newest one overall when
     nothing changed (a clock that did not move).  Raises ProfsumError when
-    there is no session or it holds no trace JSON."""
+    there is no session or it holds no trace (no XPlane, no trace JSON)."""
     after = _snapshot(log_dir)
     changed = {os.path.dirname(p) for p, st in after.items() if before.get(p) != st}
     sessions = list_profiles(log_dir)
@@ -134,9 +138,8 @@ def _written_session(log_dir, before):
     s = (fresh or sessions)[0]
     if s["trace"] is None:
         raise _core.ProfsumError(
-            "profsum.jax: %s: no trace JSON in the session (files: %s); profsum reads "
-            "<host>.trace.json.gz or perfetto_trace.json.gz, not .xplane.pb (pass "
-            "create_perfetto_trace=True to have JAX write one)"
+            "profsum.jax: %s: no trace in the session (files: %s); profsum reads "
+            "<host>.xplane.pb, <host>.trace.json.gz or perfetto_trace.json.gz"
             % (s["path"], ", ".join(os.path.basename(f) for f in s["files"]) or "none"))
     return s
 
@@ -145,7 +148,7 @@ class Capture:
     """One capture imported into a profsum database.
 
     Attributes (set when the capture was imported): log_dir, session (the
-    session directory), trace_file (the JSON file read), db (the database
+    session directory), trace_file (the file the import read), db (the database
     path), label, trace_id, summary (the profile_summary.v1 document, a
     dict), steps ((first, last) for a StepProfiler capture, else None).
     hot_ops(), report_md(), report_html() read the database again; Jupyter
@@ -172,7 +175,8 @@ class Capture:
         conn = _core.connect(self.db)
         try:
             self.trace_id = _core.import_trace(conn, s["path"], label, opts)
-            self.label = _core._scalar(conn, "SELECT label FROM profsum_trace WHERE trace_id = ?", (self.trace_id,))
+            self.label, self.trace_file = _core._row(
+                conn, "SELECT label, trace_path FROM profsum_trace WHERE trace_id = ?", (self.trace_id,))
             self.summary = _core.summary(conn, self.trace_id)
             if hasattr(conn, "commit"):
                 conn.commit()
