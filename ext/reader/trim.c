@@ -179,27 +179,6 @@ static void trimNomem(sqlite3_context *ctx, const char *zSrc){
 /* XPlane sources: rows written as JSON                                */
 /* ------------------------------------------------------------------ */
 
-/* Append z[0..n) (valid UTF-8) to s as a JSON string. */
-static void jsonStr(sqlite3_str *s, const char *z, int64_t n){
-  int64_t i, j = 0;
-  sqlite3_str_appendchar(s, 1, '"');
-  for(i=0; i<n; i++){
-    unsigned char c = (unsigned char)z[i];
-    if( c>=0x20 && c!='"' && c!='\\' ) continue;
-    if( i>j ) sqlite3_str_append(s, z+j, (int)(i-j));
-    switch( c ){
-      case '"':  sqlite3_str_append(s, "\\\"", 2); break;
-      case '\\': sqlite3_str_append(s, "\\\\", 2); break;
-      case '\n': sqlite3_str_append(s, "\\n", 2); break;
-      case '\r': sqlite3_str_append(s, "\\r", 2); break;
-      case '\t': sqlite3_str_append(s, "\\t", 2); break;
-      default:   sqlite3_str_appendf(s, "\\u%04x", c); break;
-    }
-    j = i+1;
-  }
-  if( n>j ) sqlite3_str_append(s, z+j, (int)(n-j));
-  sqlite3_str_appendchar(s, 1, '"');
-}
 
 /* Append picoseconds v as exact microseconds: the integer part, then up
 ** to 6 decimals without trailing zeros (a JSON number). */
@@ -294,7 +273,7 @@ static int trimXEvent(GzOut *g, const ProfsumEvent *ev, TrimNames *pNames, int b
   appendMicros(s, ev->dur);
   if( ev->name.type==PROFSUM_JT_STRING ){
     sqlite3_str_appendall(s, ",\"name\":");
-    jsonStr(s, ev->name.z, ev->name.n);
+    jAppendJsonStr(s, ev->name.z, ev->name.n);
   }
   if( ev->args.type==PROFSUM_JT_OBJECT ){
     sqlite3_str_appendall(s, ",\"args\":");
@@ -331,7 +310,7 @@ static int trimXNames(GzOut *g, TrimNames *p, sqlite3_int64 *pnOut){
       sqlite3_str_appendf(s, "{\"ph\":\"M\",\"pid\":%lld,\"name\":\"process_name\",\"args\":{\"name\":",
                           (long long)e->pid);
     }
-    jsonStr(s, e->z, (int64_t)strlen(e->z));
+    jAppendJsonStr(s, e->z, (int64_t)strlen(e->z));
     sqlite3_str_append(s, "}}", 2);
     rc = trimPutStr(g, s);
     (*pnOut)++;

@@ -123,27 +123,6 @@ typedef struct XvCursor {
 /* JSON helpers                                                        */
 /* ------------------------------------------------------------------ */
 
-/* Append z[0..n) (UTF-8) as a JSON string. */
-static void xvJsonStr(sqlite3_str *s, const char *z, int64_t n){
-  int64_t i, j = 0;
-  sqlite3_str_appendchar(s, 1, '"');
-  for(i=0; i<n; i++){
-    unsigned char c = (unsigned char)z[i];
-    if( c>=0x20 && c!='"' && c!='\\' ) continue;
-    if( i>j ) sqlite3_str_append(s, z+j, (int)(i-j));
-    switch( c ){
-      case '"':  sqlite3_str_append(s, "\\\"", 2); break;
-      case '\\': sqlite3_str_append(s, "\\\\", 2); break;
-      case '\n': sqlite3_str_append(s, "\\n", 2); break;
-      case '\r': sqlite3_str_append(s, "\\r", 2); break;
-      case '\t': sqlite3_str_append(s, "\\t", 2); break;
-      default:   sqlite3_str_appendf(s, "\\u%04x", c); break;
-    }
-    j = i+1;
-  }
-  if( n>j ) sqlite3_str_append(s, z+j, (int)(n-j));
-  sqlite3_str_appendchar(s, 1, '"');
-}
 
 /* Finish s into *pOut; SQLITE_OK, SQLITE_NOMEM or SQLITE_TOOBIG. */
 static int xvStrFinish(sqlite3_str *s, XvText *pOut){
@@ -184,7 +163,7 @@ static int xvStatValue(ProfsumXp *p, const ProfsumXpStat *st, XvText *pOut){
       if( rc ) return rc;
       if( z==0 ) return SQLITE_OK;        /* an omitted compressed string */
       s = sqlite3_str_new(0);
-      xvJsonStr(s, z, n);
+      jAppendJsonStr(s, z, n);
       return xvStrFinish(s, pOut);
     }
   }
@@ -229,7 +208,7 @@ static int xvPlaneStats(ProfsumXp *p, const ProfsumXpPlane *pl, XvText *pOut){
       if( aKeep[i]<0 ) continue;
       if( !first ) sqlite3_str_appendchar(s, 1, ',');
       first = 0;
-      xvJsonStr(s, pl->aStat[i].zName, pl->aStat[i].nName);
+      jAppendJsonStr(s, pl->aStat[i].zName, pl->aStat[i].nName);
       sqlite3_str_appendchar(s, 1, ':');
       sqlite3_str_append(s, aVal[aKeep[i]].z, (int)aVal[aKeep[i]].n);
     }
@@ -326,7 +305,7 @@ static int xvWalk(XvCursor *pCur, ProfsumXp *p, int isLines, char **pzErr){
     sqlite3_str_appendchar(s, 1, '[');
     for(i=0; i<n; i++){
       if( i ) sqlite3_str_appendchar(s, 1, ',');
-      xvJsonStr(s, a[i].z, a[i].n);
+      jAppendJsonStr(s, a[i].z, a[i].n);
     }
     sqlite3_str_appendchar(s, 1, ']');
     rc = xvStrFinish(s, &pCur->hostnames);

@@ -1169,3 +1169,25 @@ JNode *jParse(const char *zJson, int nJson, char **pzErr){
   }
   return p;
 }
+
+/* See jsontree.h. */
+void jAppendJsonStr(sqlite3_str *s, const char *z, int64_t n){
+  int64_t i, j = 0;
+  sqlite3_str_appendchar(s, 1, '"');
+  for(i=0; i<n; i++){
+    unsigned char c = (unsigned char)z[i];
+    if( c>=0x20 && c!='"' && c!='\\' ) continue;
+    if( i>j ) sqlite3_str_append(s, z+j, (int)(i-j));
+    switch( c ){
+      case '"':  sqlite3_str_append(s, "\\\"", 2); break;
+      case '\\': sqlite3_str_append(s, "\\\\", 2); break;
+      case '\n': sqlite3_str_append(s, "\\n", 2); break;
+      case '\r': sqlite3_str_append(s, "\\r", 2); break;
+      case '\t': sqlite3_str_append(s, "\\t", 2); break;
+      default:   sqlite3_str_appendf(s, "\\u%04x", c); break;
+    }
+    j = i+1;
+  }
+  if( n>j ) sqlite3_str_append(s, z+j, (int)(n-j));
+  sqlite3_str_appendchar(s, 1, '"');
+}

@@ -197,4 +197,9 @@ void jReprDouble(double r, char *zBuf);
 ** NUL included). */
 unsigned jHex4(const char *p);
 
+/* Append z[0..n) (UTF-8) to s as a JSON string literal: quote, backslash
+** and control characters escaped (\n, \r, \t, else \u00XX), every other
+** byte as it is. */
+void jAppendJsonStr(sqlite3_str *s, const char *z, int64_t n);
+
 #endif /* PROFSUM_JSONTREE_H */
