@@ -8,7 +8,7 @@ cell no longer breaks the table; to a pipe or a file the bytes are exactly
 the reference's (the SQL functions' text).
 
 The trace is generated here (the same kinds of names as the reproducer
-escapes.trace.json); when ../shared/repro/escapes.trace.json is present it
+escapes.trace.json); when that reproducer is present beside the corpus it
 is checked too.
 
 Run: /usr/bin/python3 tests/run.py test_cli_terminal.py

@@ -10,7 +10,7 @@ AddressSanitizer and UBSan), in two builds: the default window sizes, and
 a 64-byte read-ahead with 256-byte whole lines, which makes small files
 move the pread window; both must print the same.
 
-On the corpus (../shared/corpus, skipped when absent) every .xplane.pb must
+On the corpus (tests/util.py's CORPUS, skipped when absent) every .xplane.pb must
 decode and give the per-plane and per-line event counts of
 expected_xplane_counts.json.
 """
