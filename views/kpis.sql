@@ -19,7 +19,10 @@
 --   exact times: value = Σ over the five categories of |summary − exact| / exact total,
 --   detected from 1 %; 'unavailable' for traces imported by a profsum without the check; no
 --   row for a trace imported from a v1 summary file, which has no events).
--- Requires: profsum_trace, profsum_agg_device, profsum_agg_fact, profsum_breakdown, profsum_hot_ops.
+--   Rows of profsum_kpis_xla (device limits), profsum_kpis_mem (memory, kernels) and
+--   profsum_kpis_wall (step wall time) are added as they are.
+-- Requires: profsum_trace, profsum_agg_device, profsum_agg_fact, profsum_breakdown, profsum_hot_ops,
+--   profsum_kpis_xla, profsum_kpis_mem, profsum_kpis_wall.
 CREATE VIEW IF NOT EXISTS main.profsum_kpis(
   -- Trace id (INTEGER).
   trace_id,
@@ -115,7 +118,9 @@ rows_ AS (
   UNION ALL
   SELECT trace_id, 'kpi', 'memory_bandwidth', NULL, NULL, 'fraction', 'unavailable',
          'memory bandwidth utilization is not recorded in trace JSON (use xprof memory tools)'
-  FROM fact
+  FROM fact AS f
+  WHERE NOT EXISTS (SELECT 1 FROM profsum_kpis_xla AS x
+                    WHERE x.trace_id = f.trace_id AND x.kpi = 'memory_bandwidth')
   UNION ALL
   SELECT trace_id, 'pattern', 'many_small_kernels', NULL,
          CASE WHEN n_ops > 0 THEN n_small / n_ops END, 'fraction',
@@ -156,6 +161,12 @@ rows_ AS (
                           || '%.3f us)%s', CAST(n_float AS INTEGER), moved, 100.0 * v, exact_total, total,
                           CASE WHEN v >= 0.01 THEN '; read exact per-op times from trace_events'' excl_ps' ELSE '' END) END
   FROM nesting
+  UNION ALL
+  SELECT trace_id, kind, kpi, device, value, unit, band, explanation FROM profsum_kpis_xla
+  UNION ALL
+  SELECT trace_id, kind, kpi, device, value, unit, band, explanation FROM profsum_kpis_mem
+  UNION ALL
+  SELECT trace_id, kind, kpi, device, value, unit, band, explanation FROM profsum_kpis_wall
 )
 SELECT r.trace_id, t.label, r.kind, r.kpi, r.device, r.value, r.unit, r.band, r.explanation
 FROM rows_ AS r JOIN profsum_trace AS t USING (trace_id);

@@ -170,6 +170,10 @@ struct ProfsumEngine {
   int isXPlane;
   char *zXpWarn;        /* its quality warnings as JSON array items, or 0 */
   double xpTsMin, xpEndMax;   /* the smallest ts and largest end (doubles) */
+  /* What the import computes beside the summary (insights.h): every entry
+  ** the readers see goes to it. */
+  struct ProfsumInsights *pIns;
+  int diagAll;          /* store every diagnostic, not a compact set */
 };
 typedef struct ProfsumEngine Engine;
 
@@ -182,6 +186,16 @@ typedef struct ProfsumEngine Engine;
 ** for examples nobody reads past the first few; the file itself lists
 ** them all again. */
 #define ENG_DIAG_KEEP 100
+
+/* engine_diag.c: write the kept diagnostics of e into
+** profsum_agg_diagnostic for e->traceId.  SQLITE_OK or an error code
+** (message set through profsumEngErr). */
+int profsumEngWriteDiag(Engine *e);
+
+/* engine_wall.c: the step wall-time split of every device, written for
+** e->traceId after the aggregates.  SQLITE_OK or an error code (message
+** set through profsumEngErr). */
+int profsumEngWall(Engine *e);
 
 /* the reference's comparisons of two events' starts and ends (§2) */
 #define cmpTs(e,a,b)    profsumEngCmpPoint(e, a, 0, b, 0)

@@ -10,6 +10,7 @@
 #include "engine_int.h"
 #include "funcs.h"
 #include "jsontree.h"
+#include "insights.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -545,7 +546,8 @@ int profsumEngRead(Engine *e, const char *zPath){
       rc = SQLITE_INTERRUPT;
       break;
     }
-    rc = SQLITE_OK;
+    rc = profsumInsJsonEvent(e->pIns, ev);
+    if( rc ) break;
     ph = (ev->ph.n==1 && !(ev->ph.flags & PROFSUM_SF_ESCAPE)) ? ev->ph.z[0] : 0;
     if( ev->pid.notJsonInt || ev->tid.notJsonInt ){
       /* The reference's typed decoder rejects a pid/tid that is not a JSON

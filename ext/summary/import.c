@@ -47,6 +47,7 @@
 #include "pycompat.h"
 #include "jsontree.h"
 #include "json_kind.h"
+#include "insights.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -72,6 +73,10 @@ typedef struct ImportOpts {
   char *zSeries;              /* sqlite3_malloc'd or NULL */
   char *zAlias;               /* W&B run sources: the artifact alias (NULL: latest) */
   char *zSchema;              /* sqlite3_malloc'd ("main" by default) */
+  char *zDevicePeaks;         /* "device_peaks": the JSON object's text, or NULL */
+  char *zSession;             /* "session": reference (NULL), latest, all or a folder name */
+  int hostsAll;               /* "hosts": 'all' (1) or 'one' (0, the default) */
+  int diagAll;                /* "store_diagnostics": 'all' (1) or 'compact' (0) */
 } ImportOpts;
 
 /*
@@ -190,6 +195,23 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
       sqlite3_free(o->zAlias);
       o->zAlias = isText ? sqlite3_mprintf("%s", sqlite3_column_text(p, 2)) : 0;
       if( isText && o->zAlias==0 ){ rc = SQLITE_NOMEM; break; }
+    }else if( strcmp(zKey, "device_peaks")==0 && zVT && strcmp(zVT, "object")==0 ){
+      sqlite3_free(o->zDevicePeaks);
+      o->zDevicePeaks = sqlite3_mprintf("%s", sqlite3_column_text(p, 2));
+      if( o->zDevicePeaks==0 ){ rc = SQLITE_NOMEM; break; }
+    }else if( strcmp(zKey, "session")==0 && isText && sqlite3_column_bytes(p, 2)>0 ){
+      const char *z = (const char*)sqlite3_column_text(p, 2);
+      sqlite3_free(o->zSession);
+      o->zSession = strcmp(z, "reference")==0 ? 0 : sqlite3_mprintf("%s", z);
+      if( o->zSession==0 && strcmp(z, "reference")!=0 ){ rc = SQLITE_NOMEM; break; }
+    }else if( strcmp(zKey, "hosts")==0 && isText
+              && (strcmp((const char*)sqlite3_column_text(p, 2), "one")==0
+                  || strcmp((const char*)sqlite3_column_text(p, 2), "all")==0) ){
+      o->hostsAll = ((const char*)sqlite3_column_text(p, 2))[0]=='a';
+    }else if( strcmp(zKey, "store_diagnostics")==0 && isText
+              && (strcmp((const char*)sqlite3_column_text(p, 2), "compact")==0
+                  || strcmp((const char*)sqlite3_column_text(p, 2), "all")==0) ){
+      o->diagAll = ((const char*)sqlite3_column_text(p, 2))[0]=='a';
     }else if( strcmp(zKey, "schema")==0 && isText ){
       sqlite3_free(o->zSchema);
       o->zSchema = sqlite3_mprintf("%s", sqlite3_column_text(p, 2));
@@ -203,7 +225,11 @@ static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr
         "schema", "a string (the name of an attached database)",
         "replace", "true or false (or 1/0)", "reuse", "true or false (or 1/0)",
         "unique_label", "true or false (or 1/0)",
-        "alias", "a non-empty string or null" };
+        "alias", "a non-empty string or null",
+        "device_peaks", "an object: device name or \"*\" -> {\"peak_flops_per_s\": x, \"peak_mem_bw_bytes_per_s\": y}",
+        "session", "'reference', 'latest', 'all' or a session folder name",
+        "hosts", "'one' or 'all'",
+        "store_diagnostics", "'compact' or 'all'" };
       const char *zWant = 0;
       size_t w;
       for(w=0; w<sizeof(azWant)/sizeof(azWant[0]); w+=2){
@@ -745,7 +771,12 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
     if( rc ) goto body_done;
   }else{
     PHASE(5);
+    profsumEngineSetDiagAll(j->pEngine, o.diagAll);
     rc = profsumEngineWrite(j->pEngine, db, o.zSchema, traceId, &zErr);
+    if( rc==SQLITE_OK ){
+      rc = profsumInsWrite(profsumEngineInsights(j->pEngine), db, o.zSchema, traceId,
+                           o.zDevicePeaks, FN, &zErr);
+    }
     PHASE(6);
     if( rc ) goto body_done;
     /* Extra quality warnings: where the reference would do otherwise. */
@@ -1279,6 +1310,8 @@ done:
   sqlite3_free(o.zSeries);
   sqlite3_free(o.zAlias);
   sqlite3_free(o.zSchema);
+  sqlite3_free(o.zDevicePeaks);
+  sqlite3_free(o.zSession);
 }
 
 /* See profsum_int.h. */

@@ -31,6 +31,7 @@
 #include "engine_int.h"
 #include "funcs.h"
 #include "jsontree.h"
+#include "insights.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -118,6 +119,7 @@ void profsumEngineFree(ProfsumEngine *e){
   sqlite3_free(e->zUnit);
   sqlite3_free(e->zPath);
   sqlite3_free(e->zXpWarn);
+  profsumInsFree(e->pIns);
   profsumEngSigFree(e);
   profsumEngHmFree(&e->trkMap); profsumEngHmFree(&e->procMap); profsumEngHmFree(&e->threadMap);
   profsumEngHmFree(&e->stepOf);
@@ -145,6 +147,7 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   e->pStopArg = pStopArg;
   e->zPath = sqlite3_mprintf("%s", zPath);
   if( e->zPath==0 ){ sqlite3_free(e); return SQLITE_NOMEM; }
+  if( profsumInsNew(&e->pIns) ){ sqlite3_free(e->zPath); sqlite3_free(e); return SQLITE_NOMEM; }
   k = profsumSniffFormat(zPath);
   if( k==PROFSUM_FMT_NOMEM ){
     rc = SQLITE_NOMEM;
@@ -198,28 +201,14 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
 int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
                        sqlite3_int64 traceId, char **pzErr){
   int rc;
-  int64_t i;
-  sqlite3_stmt *pIns = 0;
   e->db = db;
   e->zSchema = zSchema;
   e->traceId = traceId;
   e->pzErr = pzErr;
   rc = profsumEngAggregate(e);
   if( rc==SQLITE_NOMEM ) profsumEngNoMem(e, "computing the summary's aggregates");
-  if( rc==SQLITE_OK ){
-    rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_diagnostic"
-                    "(trace_id, idx, byte_offset, kind, detail) VALUES(?1,?2,?3,?4,?5)");
-  }
-  for(i=0; rc==SQLITE_OK && i<e->nDiag; i++){
-    EngDiagRow *r = &e->aDiag[i];
-    sqlite3_bind_int64(pIns, 1, traceId);
-    if( r->idx>=0 ) sqlite3_bind_int64(pIns, 2, r->idx); else sqlite3_bind_null(pIns, 2);
-    if( r->off>=0 ) sqlite3_bind_int64(pIns, 3, r->off); else sqlite3_bind_null(pIns, 3);
-    sqlite3_bind_text(pIns, 4, r->zKind, -1, SQLITE_STATIC);
-    sqlite3_bind_text(pIns, 5, r->zDetail, -1, SQLITE_STATIC);
-    rc = profsumEngStep(e, pIns);
-  }
-  sqlite3_finalize(pIns);
+  if( rc==SQLITE_OK ) rc = profsumEngWall(e);
+  if( rc==SQLITE_OK ) rc = profsumEngWriteDiag(e);
   if( rc==SQLITE_OK ){
     sqlite3_stmt *pUp = 0;
     char *z = sqlite3_mprintf("UPDATE \"%w\".profsum_trace SET display_time_unit=?1, "
@@ -280,3 +269,9 @@ int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
   e->pzErr = 0;
   return rc;
 }
+
+/* See summary_engine.h. */
+struct ProfsumInsights *profsumEngineInsights(ProfsumEngine *e){ return e->pIns; }
+
+/* See summary_engine.h. */
+void profsumEngineSetDiagAll(ProfsumEngine *e, int bAll){ e->diagAll = bAll; }

@@ -65,6 +65,14 @@ int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
 
 void profsumEngineFree(ProfsumEngine *e);
 
+/* What the engine's readers collected beside the summary (insights.h);
+** owned by the engine. */
+struct ProfsumInsights *profsumEngineInsights(ProfsumEngine *e);
+
+/* Store every diagnostic (1) instead of the compact set (0, the default)
+** in the next profsumEngineWrite. */
+void profsumEngineSetDiagAll(ProfsumEngine *e, int bAll);
+
 /* Convert exact picoseconds to microseconds as the nearest double (via the
 ** exact decimal text, so absolute epoch-based times round correctly). */
 double profsumPsToMicros(profsum_ps v);

@@ -29,6 +29,7 @@
 #include "engine_intake.h"
 #include "xplane_pb.h"
 #include "hash.h"
+#include "insights.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -304,6 +305,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
     int isDev = pl->nName>=8 && memcmp(pl->zName, "/device:", 8)==0;
     if( (rc = xpNameOr(e, pl->zName, pl->nName, "xplane:%lld", pl->iPlane, &proc))!=SQLITE_OK ) break;
     if( (rc = profsumEngName(e, 0, pid, 0, proc))!=SQLITE_OK ) break;
+    if( (rc = profsumInsXpPlane(profsumEngineInsights(e), p, pl))!=SQLITE_OK ) break;
     xpCacheReset(&mc);
     nDer = 0;
     while( rc==SQLITE_OK && (rc = profsumXpNextLine(p, &ln, &zErr))==SQLITE_ROW ){
@@ -330,6 +332,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
           rc = SQLITE_INTERRUPT;
           break;
         }
+        if( (rc = profsumInsXpEvent(profsumEngineInsights(e), p, ev))!=SQLITE_OK ) break;
         if( ev->eData!=PROFSUM_XD_OFFSET || ev->durationPs<=0 || m==0 || (m->nDisplay==0 && m->nName==0) ){
           if( ev->eData==PROFSUM_XD_OFFSET && m && ev->durationPs<=0 ){
             profsumEngDiag(e, ev->iEvent, ev->iOffset, ev->durationPs<0 ? "negative_duration" : "zero_duration",

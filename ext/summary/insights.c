@@ -1,0 +1,79 @@
+/*
+** insights.c — the collector of insights.h: hands each reader call to the
+** collectors of insights_int.h in turn, and writes and reports them in a
+** fixed order (device limits first: the memory views read them).
+*/
+#include "insights_int.h"
+
+#include <string.h>
+
+struct ProfsumInsights {
+  InsXla *pXla;
+  InsMem *pMem;
+};
+
+/* See insights.h. */
+int profsumInsNew(ProfsumInsights **pp){
+  ProfsumInsights *p = sqlite3_malloc64(sizeof(*p));
+  int rc;
+  *pp = 0;
+  if( p==0 ) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  rc = insXlaNew(&p->pXla);
+  if( rc==SQLITE_OK ) rc = insMemNew(&p->pMem);
+  if( rc ){ profsumInsFree(p); return rc; }
+  *pp = p;
+  return SQLITE_OK;
+}
+
+/* See insights.h. */
+void profsumInsFree(ProfsumInsights *p){
+  if( p==0 ) return;
+  insXlaFree(p->pXla);
+  insMemFree(p->pMem);
+  sqlite3_free(p);
+}
+
+/* See insights.h. */
+int profsumInsXpPlane(ProfsumInsights *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
+  int rc = insXlaXpPlane(p->pXla, pXp, pl);
+  if( rc==SQLITE_OK ) rc = insMemXpPlane(p->pMem, pXp, pl);
+  return rc;
+}
+
+/* See insights.h. */
+int profsumInsXpEvent(ProfsumInsights *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
+  int rc = insXlaXpEvent(p->pXla, pXp, ev);
+  if( rc==SQLITE_OK ) rc = insMemXpEvent(p->pMem, pXp, ev);
+  return rc;
+}
+
+/* See insights.h. */
+int profsumInsJsonEvent(ProfsumInsights *p, const ProfsumEvent *ev){
+  int rc = insXlaJsonEvent(p->pXla, ev);
+  if( rc==SQLITE_OK ) rc = insMemJsonEvent(p->pMem, ev);
+  return rc;
+}
+
+/* See insights.h. */
+int profsumInsWrite(ProfsumInsights *p, sqlite3 *db, const char *zSchema,
+                    sqlite3_int64 traceId, const char *zDevicePeaks,
+                    const char *zFunc, char **pzErr){
+  int rc = insXlaWrite(p->pXla, db, zSchema, traceId, zDevicePeaks, zFunc, pzErr);
+  if( rc==SQLITE_OK ) rc = insMemWrite(p->pMem, db, zSchema, traceId, zFunc, pzErr);
+  return rc;
+}
+
+/* See insights.h. */
+int profsumInsReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut){
+  int rc = insXlaReportMd(db, zSchema, traceId, pOut);
+  if( rc==SQLITE_OK ) rc = insMemReportMd(db, zSchema, traceId, pOut);
+  return rc;
+}
+
+/* See insights.h. */
+int profsumInsReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut){
+  int rc = insXlaReportHtml(db, zSchema, traceId, pOut);
+  if( rc==SQLITE_OK ) rc = insMemReportHtml(db, zSchema, traceId, pOut);
+  return rc;
+}
