@@ -289,3 +289,18 @@ CREATE TABLE IF NOT EXISTS main.profsum_meta(
   key TEXT PRIMARY KEY,                -- 'schema_id' (16 hex digits) | 'profsum_version'
   value TEXT NOT NULL                  -- the fingerprint, or the profsum_version() that wrote it
 ) WITHOUT ROWID;
+
+-- Step spans: every event that makes a step (summary §4.3: a Steps-line
+-- event of a device, else a host 'train' event with args.step_num), with
+-- its place in time, for the views that cut time by step.
+CREATE TABLE IF NOT EXISTS main.profsum_agg_step_span(
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
+  step INTEGER NOT NULL,               -- step number
+  device TEXT,                         -- process name of the event (a /device: or /host: name)
+  pid INTEGER,                         -- its pid
+  start_us REAL NOT NULL,              -- start, µs (absolute, as trace_events.ts)
+  end_us REAL NOT NULL,                -- end, µs
+  start_ps INTEGER NOT NULL,           -- start, ps after the trace's first event (exact)
+  dur_ps INTEGER NOT NULL              -- duration, ps (exact)
+);
+CREATE INDEX IF NOT EXISTS main.profsum_agg_step_span_i ON profsum_agg_step_span(trace_id, step);

@@ -197,6 +197,10 @@ int profsumEngWriteDiag(Engine *e);
 ** set through profsumEngErr). */
 int profsumEngWall(Engine *e);
 
+/* engine_steps.c: the events that make steps (summary §4.3), written to
+** profsum_agg_step_span for e->traceId.  SQLITE_OK or an error code. */
+int profsumEngStepSpans(Engine *e);
+
 /* the reference's comparisons of two events' starts and ends (§2) */
 #define cmpTs(e,a,b)    profsumEngCmpPoint(e, a, 0, b, 0)
 #define cmpEnd(e,a,b)   profsumEngCmpPoint(e, a, 1, b, 1)

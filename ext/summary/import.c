@@ -432,25 +432,46 @@ static int addWarning(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char *
       "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", zSchema, zText, (long long)id);
 }
 
-/* Delete every row of trace id in schema. */
+/* Delete every row of trace id in schema: from each table of profsum's
+** (a name starting with profsum_agg_ or profsum_sec_, or profsum_event)
+** that has a trace_id column, then its profsum_trace row.  Tables are
+** found in the schema, so a table added to sql/schema.sql is covered. */
 static int deleteTrace(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char **pzErr){
-  static const char *azTab[] = {"profsum_agg_step","profsum_agg_breakdown","profsum_agg_op",
-    "profsum_agg_comm","profsum_agg_gap","profsum_agg_region","profsum_agg_gap_context",
-    "profsum_agg_diagnostic","profsum_agg_device","profsum_agg_fact","profsum_sec_step_stats","profsum_sec_step_class",
-    "profsum_sec_hot_op","profsum_sec_family","profsum_sec_candidate","profsum_trace"};
-  size_t i;
-  int rc = SQLITE_OK;
-  for(i=0; rc==SQLITE_OK && i<sizeof(azTab)/sizeof(azTab[0]); i++){
-    rc = execf(db, pzErr, "DELETE FROM \"%w\".%s WHERE trace_id=%lld", zSchema, azTab[i], (long long)id);
+  sqlite3_stmt *q = 0;
+  sqlite3_str *pList = sqlite3_str_new(db);
+  char *zList = 0, *z;
+  int rc;
+  z = sqlite3_mprintf("SELECT m.name FROM \"%w\".sqlite_schema AS m "
+      "WHERE m.type='table' AND (m.name GLOB 'profsum_agg_*' OR m.name GLOB 'profsum_sec_*' "
+      "OR m.name='profsum_event') AND EXISTS (SELECT 1 FROM pragma_table_info(m.name, %Q) "
+      "WHERE name='trace_id') ORDER BY m.name", zSchema, zSchema);
+  if( z==0 ){ sqlite3_free(sqlite3_str_finish(pList)); return SQLITE_NOMEM; }
+  rc = sqlite3_prepare_v2(db, z, -1, &q, 0);
+  sqlite3_free(z);
+  if( rc ){
+    *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
+    sqlite3_free(sqlite3_str_finish(pList));
+    return rc;
   }
-  if( rc==SQLITE_OK ){
-    /* profsum_event exists only when some import stored events */
-    char *z = sqlite3_mprintf("DELETE FROM \"%w\".profsum_event WHERE trace_id=%lld", zSchema, (long long)id);
-    if( z==0 ) return SQLITE_NOMEM;
-    sqlite3_exec(db, z, 0, 0, 0);
-    sqlite3_free(z);
+  while( sqlite3_step(q)==SQLITE_ROW ){
+    sqlite3_str_appendf(pList, "DELETE FROM \"%w\".\"%w\" WHERE trace_id=%lld;", zSchema,
+                        (const char*)sqlite3_column_text(q, 0), (long long)id);
   }
-  return rc;
+  rc = sqlite3_finalize(q);
+  if( rc==SQLITE_OK ) rc = sqlite3_str_errcode(pList);
+  zList = sqlite3_str_finish(pList);
+  if( rc==SQLITE_NOMEM ){ sqlite3_free(zList); return rc; }
+  if( rc ){
+    *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
+    sqlite3_free(zList);
+    return rc;
+  }
+  if( zList ){
+    rc = execf(db, pzErr, "%s", zList);
+    sqlite3_free(zList);
+    if( rc ) return rc;
+  }
+  return execf(db, pzErr, "DELETE FROM \"%w\".profsum_trace WHERE trace_id=%lld", zSchema, (long long)id);
 }
 
 /* Read a whole (possibly gzipped) file as text, at most 512 MiB. */

@@ -207,6 +207,7 @@ int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
   e->pzErr = pzErr;
   rc = profsumEngAggregate(e);
   if( rc==SQLITE_NOMEM ) profsumEngNoMem(e, "computing the summary's aggregates");
+  if( rc==SQLITE_OK ) rc = profsumEngStepSpans(e);
   if( rc==SQLITE_OK ) rc = profsumEngWall(e);
   if( rc==SQLITE_OK ) rc = profsumEngWriteDiag(e);
   if( rc==SQLITE_OK ){

@@ -1,0 +1,73 @@
+/*
+** engine_steps.c — stage A's step spans: each event that makes a step
+** (summary §4.3: an event of a device's Steps line whose name is a step
+** number, else, when there is none, a host event named 'train' with
+** args.step_num) written to profsum_agg_step_span with its place in time,
+** so that views and the import's other tables can cut time by step.
+*/
+#include "profsum_int.h"
+#include "engine_int.h"
+#include "summary_engine.h"
+#include "engine_intake.h"
+
+#include <string.h>
+
+/* 1 when event k of track t makes a step of the kind asked (gpu 0: a
+** Steps line's event, named by a number; gpu 1: a host 'train' event with
+** a step_num), with *pStep set. */
+static int stepOfEvent(Engine *e, const STrack *t, int64_t k, int gpu, int64_t *pStep){
+  const SEv *r = EV(e, k);
+  const EvKey *q = KEY(e, r);
+  const char *zName = SP_STR(&e->pool, q->name);
+  int nName = SP_LEN(&e->pool, q->name);
+  if( !gpu ){
+    return t->isDevice && t->isSteps && profsumEngPyInt(zName, nName, pStep)==0;
+  }
+  if( t->isHost && nName==5 && memcmp(zName, "train", 5)==0 ){
+    HEnt *h = profsumEngHmGet(&e->stepOf, k, 0, 0, 0);
+    if( h ){ *pStep = h->v1; return 1; }
+  }
+  return 0;
+}
+
+/* Write the step spans of one kind (gpu 0 or 1); *pN counts the rows. */
+static int writeSpans(Engine *e, sqlite3_stmt *pIns, int gpu, int64_t *pN){
+  int32_t it;
+  int rc = SQLITE_OK;
+  for(it=0; rc==SQLITE_OK && it<e->nTrk; it++){
+    const STrack *t = &e->aTrk[it];
+    int64_t j;
+    if( gpu ? !t->isHost : !(t->isDevice && t->isSteps) ) continue;
+    for(j=0; rc==SQLITE_OK && j<t->nEv; j++){
+      int64_t k = e->aOrd[t->iFirst+j], step;
+      const SEv *r = EV(e, k);
+      profsum_ps ts;
+      if( !stepOfEvent(e, t, k, gpu, &step) ) continue;
+      ts = e->origin + r->ts;
+      sqlite3_bind_int64(pIns, 1, e->traceId);
+      sqlite3_bind_int64(pIns, 2, step);
+      profsumEngBindStrId(e, pIns, 3, t->proc);
+      sqlite3_bind_int64(pIns, 4, t->pid);
+      sqlite3_bind_double(pIns, 5, profsumPsToMicros(ts));
+      sqlite3_bind_double(pIns, 6, profsumPsToMicros(ts + r->dur));
+      sqlite3_bind_int64(pIns, 7, r->ts);
+      sqlite3_bind_int64(pIns, 8, r->dur);
+      rc = profsumEngStep(e, pIns);
+      (*pN)++;
+    }
+  }
+  return rc;
+}
+
+/* See engine_int.h. */
+int profsumEngStepSpans(Engine *e){
+  sqlite3_stmt *pIns = 0;
+  int64_t n = 0;
+  int rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_step_span"
+                             "(trace_id, step, device, pid, start_us, end_us, start_ps, dur_ps) "
+                             "VALUES(?1,?2,?3,?4,?5,?6,?7,?8)");
+  if( rc==SQLITE_OK ) rc = writeSpans(e, pIns, 0, &n);
+  if( rc==SQLITE_OK && n==0 ) rc = writeSpans(e, pIns, 1, &n);
+  sqlite3_finalize(pIns);
+  return rc;
+}
