@@ -631,7 +631,7 @@ class ImportBehaviour(Base):
                 ("SELECT profsum_report_md('a', 5, '{\"schema\": \"nope\"}')",
                  "profsum_report_md: options_json: schema 'nope' is not an attached database"),
                 ("SELECT profsum_query_json('a', 'top', 3, '{\"kpis\": true}')",
-                 "profsum_query_json: options_json: unknown key 'kpis' (known: schema)"),
+                 "profsum_query_json: options_json: unknown key 'kpis' (known: schema, advice)"),
                 ("SELECT profsum_report_md('a', 5, '{\"kpi\": true}')",
                  "profsum_report_md: options_json: unknown key 'kpi' (known: schema, kpis)"),
                 ("SELECT profsum_report_html('a', 5, '{\"schema\": 1}')",

@@ -340,6 +340,7 @@ static const OptSpec QUERY_OPTS[] = {
   {"question", OPT_STR, "TEXT", "the question (see --list)"},
   {"top-k", OPT_INT, "N", "rows per answer (default 10)"},
   {"list", OPT_FLAG, 0, "list the kinds of questions understood, with examples"},
+  {"advice", OPT_FLAG, 0, "add profsum's advice and question_recognized to the answer (not in the reference's)"},
   KNOB_OPTS,
   {"output", OPT_PATH, "PATH", "write the answer JSON here and print PATH"},
   {0,0,0,0}

@@ -4,15 +4,21 @@
 ** or idle, written to profsum_agg_step_wall.
 **
 ** A device is the set of device-op tracks (XLA Ops, Async XLA Ops,
-** Stream #...) of one /device: process.  Its events are cut into
-** elementary segments by a sweep over their starts and ends; a segment
-** covered by a communication-named event is collective, else by a
-** transfer-named one (memcpy, h2d, infeed, host to device, ...) transfer,
-** else by any other device op compute; a stretch covered by nothing is
-** idle.  The steps are the spans of profsum_agg_step_span (written just
-** before): a span of a device's own Steps line is measured on that device,
-** a host span (a 'train' event) on every device.  All in exact
-** picoseconds, so that the four parts add up to the step's duration.
+** Stream #...) of one /device: process.  An instant covered by a
+** communication-named op is collective, else by a transfer-named one
+** (memcpy, h2d, infeed, host to device, ...) transfer, else by any other
+** device op compute; an instant covered by nothing is idle.  The steps are
+** the spans of profsum_agg_step_span (written just before): a span of a
+** device's own Steps line is measured on that device, a host span (a
+** 'train' event) on every device.
+**
+** No per-event memory: a device's tracks are merged by start (a heap of
+** track cursors over the tracks' ordered slices) and three unions are
+** built as runs in that order: of the collective ops (U1), of the
+** collective and transfer ops (U2), of all ops (U3).  Each closed run is
+** added to the windows it overlaps; then collective = |U1|, transfer =
+** |U2| − |U1|, compute = |U3| − |U2|, idle = wall − |U3|, in exact
+** picoseconds, so that the four add up to the step's duration.
 */
 #include "profsum_int.h"
 #include "engine_int.h"
@@ -25,14 +31,16 @@
 #define WALL_TRANSFER 1
 #define WALL_COLL     2
 
-/* One start or end of a device event: time (ps), +1/-1, its category. */
-typedef struct WallEdge { int64_t t; int8_t d, cat; } WallEdge;
-/* A covered stretch [lo, hi) and the category that owns it. */
-typedef struct WallSeg { int64_t lo, hi; int cat; } WallSeg;
-/* One device: its pid, name id and segments (in time order). */
-typedef struct WallDev { int64_t pid; int32_t proc; WallSeg *aSeg; int64_t nSeg; } WallDev;
+/* A step span: its number, pid, start (µs as stored), window [lo, lo+dur). */
+typedef struct WallSpan { int64_t step, pid, lo, dur; double startUs; } WallSpan;
+/* A window of the device being measured: its span and the covered ps of
+** the three unions. */
+typedef struct WallWin { const WallSpan *sp; int64_t aCov[3]; } WallWin;
+/* A union being built as runs: the current run [lo, hi), and the first
+** window that may still overlap a later run. */
+typedef struct WallRun { int64_t lo, hi; int started; int64_t iWin; } WallRun;
 
-/* 1 when lit (lower case) occurs in z[0..n), case-insensitively. */
+/* 1 when lit occurs in z[0..n), case-insensitively. */
 static int wallHasCi(const char *z, int n, const char *lit){
   int m = (int)strlen(lit), i;
   for(i=0; i+m<=n; i++){
@@ -58,9 +66,9 @@ static int wallHasTo(const char *z, int n, const char *a, const char *b){
   return 0;
 }
 
-/* The wall category of an event named z[0..n) on a device-op track: the
-** KPI's transfer pattern (as the large_transfers pattern reads it), the
-** summary's communication names, else compute. */
+/* The wall category of an op named z[0..n): the summary's communication
+** names, else the KPI's transfer pattern (as large_transfers reads it),
+** else compute. */
 static int wallCategory(const char *z, int n){
   if( profsumIsCommName(z, n) ) return WALL_COLL;
   if( wallHasCi(z, n, "memcpy") || wallHasCi(z, n, "h2d") || wallHasCi(z, n, "d2h")
@@ -69,147 +77,239 @@ static int wallCategory(const char *z, int n){
   return WALL_COMPUTE;
 }
 
-/* qsort order of edges: by time, then ends before starts (abutting events
-** leave no zero-length hole and no double count). */
-static int wallEdgeCmp(const void *pa, const void *pb){
-  const WallEdge *a = pa, *b = pb;
-  if( a->t!=b->t ) return a->t<b->t ? -1 : 1;
-  return (int)a->d - (int)b->d;
+/* Add the run [lo, hi) of union u to the windows aWin[0..nWin) (sorted by
+** start) it overlaps.  Runs come in increasing lo, so a window that ends at
+** or before lo is passed for good (pR->iWin). */
+static void wallFlush(WallRun *pR, int u, WallWin *aWin, int64_t nWin){
+  int64_t w;
+  while( pR->iWin<nWin && aWin[pR->iWin].sp->lo + aWin[pR->iWin].sp->dur <= pR->lo ) pR->iWin++;
+  for(w=pR->iWin; w<nWin && aWin[w].sp->lo < pR->hi; w++){
+    int64_t a = aWin[w].sp->lo, b = a + aWin[w].sp->dur;
+    if( a<pR->lo ) a = pR->lo;
+    if( b>pR->hi ) b = pR->hi;
+    if( b>a ) aWin[w].aCov[u] += b - a;
+  }
 }
 
-/* Build the segments of device dv from the events of tracks whose pid is
-** dv->pid (aCat: category per name id, -1 not yet known).  SQLITE_OK or
-** SQLITE_NOMEM. */
-static int wallSegments(Engine *e, WallDev *dv, int8_t *aCat){
-  int64_t nEdge = 0, i, n = 0;
-  int32_t it;
-  WallEdge *aEdge;
-  int64_t aCnt[3] = {0,0,0}, prev = 0;
-  for(it=0; it<e->nTrk; it++){
-    const STrack *t = &e->aTrk[it];
-    if( t->isDevice && t->isDevOp && !t->isSteps && t->pid==dv->pid ) nEdge += 2*t->nEv;
-  }
-  if( nEdge==0 ) return SQLITE_OK;
-  aEdge = sqlite3_malloc64(sizeof(WallEdge)*(sqlite3_uint64)nEdge);
-  dv->aSeg = sqlite3_malloc64(sizeof(WallSeg)*(sqlite3_uint64)nEdge);
-  if( aEdge==0 || dv->aSeg==0 ){ sqlite3_free(aEdge); return SQLITE_NOMEM; }
-  for(it=0; it<e->nTrk; it++){
-    const STrack *t = &e->aTrk[it];
-    int64_t j;
-    if( !(t->isDevice && t->isDevOp && !t->isSteps && t->pid==dv->pid) ) continue;
-    for(j=0; j<t->nEv; j++){
-      const SEv *r = EV(e, e->aOrd[t->iFirst+j]);
-      int32_t nm = KEY(e, r)->name;
-      if( aCat[nm]<0 ) aCat[nm] = (int8_t)wallCategory(SP_STR(&e->pool, nm), SP_LEN(&e->pool, nm));
-      aEdge[n].t = r->ts; aEdge[n].d = 1; aEdge[n].cat = aCat[nm]; n++;
-      aEdge[n].t = r->ts + r->dur; aEdge[n].d = -1; aEdge[n].cat = aCat[nm]; n++;
+/* Feed the op [lo, hi) to union u. */
+static void wallAdd(WallRun *pR, int u, int64_t lo, int64_t hi, WallWin *aWin, int64_t nWin){
+  if( !pR->started ){ pR->lo = lo; pR->hi = hi; pR->started = 1; }
+  else if( lo>pR->hi ){ wallFlush(pR, u, aWin, nWin); pR->lo = lo; pR->hi = hi; }
+  else if( hi>pR->hi ) pR->hi = hi;
+}
+
+/* Order of windows: by start. */
+static int wallWinCmp(const void *pa, const void *pb){
+  const WallWin *a = pa, *b = pb;
+  if( a->sp->lo!=b->sp->lo ) return a->sp->lo<b->sp->lo ? -1 : 1;
+  return 0;
+}
+
+/* Cover the windows aWin[0..nWin) with the ops of the tracks aTk[0..nTk)
+** (one device), merged by start through a heap of cursors (aHeap, aPos:
+** nTk entries each, scratch).  aCat: the category per name id, -1 while not
+** yet known. */
+static void wallCover(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *aHeap, int64_t *aPos,
+                      int8_t *aCat, WallWin *aWin, int64_t nWin){
+  WallRun aRun[3];
+  int64_t nH = 0, t;
+  memset(aRun, 0, sizeof(aRun));
+#define WTS(h) (EV(e, e->aOrd[e->aTrk[aTk[h]].iFirst + aPos[h]])->ts)
+  for(t=0; t<nTk; t++){
+    int64_t c;
+    aPos[t] = 0;
+    if( e->aTrk[aTk[t]].nEv==0 ) continue;
+    c = nH++;
+    aHeap[c] = t;
+    while( c>0 && WTS(aHeap[(c-1)/2]) > WTS(aHeap[c]) ){
+      int64_t x = aHeap[c]; aHeap[c] = aHeap[(c-1)/2]; aHeap[(c-1)/2] = x; c = (c-1)/2;
     }
   }
-  qsort(aEdge, (size_t)n, sizeof(WallEdge), wallEdgeCmp);
-  for(i=0; i<n; i++){
-    const WallEdge *g = &aEdge[i];
-    if( i>0 && g->t>prev ){
-      int c = aCnt[WALL_COLL]>0 ? WALL_COLL : aCnt[WALL_TRANSFER]>0 ? WALL_TRANSFER
-            : aCnt[WALL_COMPUTE]>0 ? WALL_COMPUTE : -1;
-      if( c>=0 ){
-        WallSeg *s = dv->nSeg ? &dv->aSeg[dv->nSeg-1] : 0;
-        if( s && s->cat==c && s->hi==prev ) s->hi = g->t;
-        else{ s = &dv->aSeg[dv->nSeg++]; s->lo = prev; s->hi = g->t; s->cat = c; }
-      }
+  while( nH>0 ){
+    int64_t h = aHeap[0], c = 0;
+    const STrack *tr = &e->aTrk[aTk[h]];
+    const SEv *r = EV(e, e->aOrd[tr->iFirst + aPos[h]]);
+    int32_t nm = KEY(e, r)->name;
+    int cat;
+    if( aCat[nm]<0 ) aCat[nm] = (int8_t)wallCategory(SP_STR(&e->pool, nm), SP_LEN(&e->pool, nm));
+    cat = aCat[nm];
+    if( cat==WALL_COLL ) wallAdd(&aRun[0], 0, r->ts, r->ts + r->dur, aWin, nWin);
+    if( cat!=WALL_COMPUTE ) wallAdd(&aRun[1], 1, r->ts, r->ts + r->dur, aWin, nWin);
+    wallAdd(&aRun[2], 2, r->ts, r->ts + r->dur, aWin, nWin);
+    if( ++aPos[h]>=tr->nEv ) aHeap[0] = aHeap[--nH];
+    for(;;){                     /* sift down */
+      int64_t l = 2*c+1, rr = 2*c+2, m = c, x;
+      if( l<nH && WTS(aHeap[l]) < WTS(aHeap[m]) ) m = l;
+      if( rr<nH && WTS(aHeap[rr]) < WTS(aHeap[m]) ) m = rr;
+      if( m==c ) break;
+      x = aHeap[c]; aHeap[c] = aHeap[m]; aHeap[m] = x; c = m;
     }
-    aCnt[g->cat] += g->d;
-    prev = g->t;
   }
-  sqlite3_free(aEdge);
+#undef WTS
+  for(t=0; t<3; t++) if( aRun[t].started ) wallFlush(&aRun[t], (int)t, aWin, nWin);
+}
+
+/* Read the step spans of e->traceId into *paSpan (*pnSpan of them). */
+static int wallSpans(Engine *e, WallSpan **paSpan, int64_t *pnSpan){
+  sqlite3_stmt *p = 0;
+  int64_t nAlloc = 0;
+  int rc = profsumEngPrepare(e, &p, "SELECT step, pid, start_us, start_ps, dur_ps "
+                             "FROM \"%w\".profsum_agg_step_span WHERE trace_id=?1 ORDER BY rowid");
+  if( rc ) return rc;
+  sqlite3_bind_int64(p, 1, e->traceId);
+  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
+    WallSpan *s;
+    if( *pnSpan>=nAlloc ){
+      WallSpan *aNew;
+      nAlloc = nAlloc ? 2*nAlloc : 64;
+      aNew = sqlite3_realloc64(*paSpan, sizeof(WallSpan)*(sqlite3_uint64)nAlloc);
+      if( aNew==0 ){ sqlite3_finalize(p); return SQLITE_NOMEM; }
+      *paSpan = aNew;
+    }
+    s = &(*paSpan)[(*pnSpan)++];
+    s->step = sqlite3_column_int64(p, 0);
+    s->pid = sqlite3_column_int64(p, 1);
+    s->startUs = sqlite3_column_double(p, 2);
+    s->lo = sqlite3_column_int64(p, 3);
+    s->dur = sqlite3_column_int64(p, 4);
+  }
+  sqlite3_finalize(p);
+  if( rc!=SQLITE_DONE ) return profsumEngErr(e, rc, "%s", sqlite3_errmsg(e->db));
   return SQLITE_OK;
 }
 
-/* Split the window [lo, hi) of device dv into aPart (ps per category). */
-static void wallSplit(const WallDev *dv, int64_t lo, int64_t hi, int64_t aPart[3]){
-  int64_t a = 0, b = dv->nSeg;
-  aPart[0] = aPart[1] = aPart[2] = 0;
-  while( a<b ){                  /* the first segment ending after lo */
-    int64_t m = a + (b-a)/2;
-    if( dv->aSeg[m].hi<=lo ) a = m+1; else b = m;
+/* Insert the rows of the windows aWin[0..nWin) of device (pid, proc). */
+static int wallWrite(Engine *e, sqlite3_stmt *pIns, int64_t pid, int32_t proc,
+                     const WallWin *aWin, int64_t nWin){
+  int64_t w;
+  int rc = SQLITE_OK;
+  for(w=0; rc==SQLITE_OK && w<nWin; w++){
+    const WallSpan *s = aWin[w].sp;
+    const int64_t *c = aWin[w].aCov;
+    sqlite3_bind_int64(pIns, 1, e->traceId);
+    sqlite3_bind_int64(pIns, 2, s->step);
+    profsumEngBindStrId(e, pIns, 3, proc);
+    sqlite3_bind_int64(pIns, 4, pid);
+    sqlite3_bind_double(pIns, 5, s->startUs);
+    sqlite3_bind_double(pIns, 6, US(s->dur));
+    sqlite3_bind_double(pIns, 7, US(c[2] - c[1]));
+    sqlite3_bind_double(pIns, 8, US(c[0]));
+    sqlite3_bind_double(pIns, 9, US(c[1] - c[0]));
+    sqlite3_bind_double(pIns, 10, US(s->dur - c[2]));
+    rc = profsumEngStep(e, pIns);
   }
-  for(; a<dv->nSeg && dv->aSeg[a].lo<hi; a++){
-    int64_t s = dv->aSeg[a].lo<lo ? lo : dv->aSeg[a].lo;
-    int64_t t = dv->aSeg[a].hi>hi ? hi : dv->aSeg[a].hi;
-    if( t>s ) aPart[dv->aSeg[a].cat] += t - s;
-  }
-}
-
-/* Insert the row of step span (step, start, dur) on device dv. */
-static int wallRow(Engine *e, sqlite3_stmt *pIns, const WallDev *dv, int64_t step,
-                   double startUs, int64_t lo, int64_t dur){
-  int64_t aPart[3];
-  wallSplit(dv, lo, lo+dur, aPart);
-  sqlite3_bind_int64(pIns, 1, e->traceId);
-  sqlite3_bind_int64(pIns, 2, step);
-  profsumEngBindStrId(e, pIns, 3, dv->proc);
-  sqlite3_bind_int64(pIns, 4, dv->pid);
-  sqlite3_bind_double(pIns, 5, startUs);
-  sqlite3_bind_double(pIns, 6, US(dur));
-  sqlite3_bind_double(pIns, 7, US(aPart[WALL_COMPUTE]));
-  sqlite3_bind_double(pIns, 8, US(aPart[WALL_COLL]));
-  sqlite3_bind_double(pIns, 9, US(aPart[WALL_TRANSFER]));
-  sqlite3_bind_double(pIns, 10, US(dur - aPart[0] - aPart[1] - aPart[2]));
-  return profsumEngStep(e, pIns);
+  return rc;
 }
 
 /* See engine_int.h. */
 int profsumEngWall(Engine *e){
-  WallDev *aDev = 0;
-  int64_t nDev = 0, i;
+  HMap devOf = {0,0,0}, hostPid = {0,0,0};
+  int32_t *aDevTk = 0;          /* device-op tracks grouped by device */
+  int64_t *aDevFirst = 0;       /* device d's: aDevTk[aDevFirst[d]..aDevFirst[d+1]) */
+  int64_t *aDevPid = 0, *aHeap = 0, *aPos = 0, *aOwn = 0, *aSpanOrd = 0;
+  int32_t *aDevProc = 0;
+  int64_t nDev = 0, i, d, nSpan = 0, nHost = 0;
+  WallSpan *aSpan = 0;
+  WallWin *aWin = 0;
   int8_t *aCat = 0;
-  int32_t it;
-  sqlite3_stmt *pSpan = 0, *pIns = 0;
-  int rc;
-  aDev = sqlite3_malloc64(sizeof(WallDev)*(sqlite3_uint64)(e->nTrk+1));
+  sqlite3_stmt *pIns = 0;
+  int rc = SQLITE_OK;
+  const int64_t nTrk = e->nTrk;
+
+  aDevTk = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(nTrk+1));
+  aDevFirst = sqlite3_malloc64(sizeof(int64_t)*5*(sqlite3_uint64)(nTrk+2));
+  aDevProc = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(nTrk+1));
   aCat = sqlite3_malloc64((sqlite3_uint64)(e->pool.n+1));
-  if( aDev==0 || aCat==0 ){ rc = SQLITE_NOMEM; goto done; }
+  if( !aDevTk || !aDevFirst || !aDevProc || !aCat ){ rc = SQLITE_NOMEM; goto done; }
+  aDevPid = aDevFirst + nTrk + 2;
+  aHeap = aDevPid + nTrk + 2;
+  aPos = aHeap + nTrk + 2;
+  aOwn = aPos + nTrk + 2;
   memset(aCat, 0xff, (size_t)e->pool.n+1);
-  /* the devices, in order of their first device-op track */
-  for(it=0; it<e->nTrk; it++){
-    const STrack *t = &e->aTrk[it];
-    if( !(t->isDevice && t->isDevOp && !t->isSteps) ) continue;
-    for(i=0; i<nDev && aDev[i].pid!=t->pid; i++){}
-    if( i==nDev ){
-      aDev[nDev].pid = t->pid; aDev[nDev].proc = t->proc;
-      aDev[nDev].aSeg = 0; aDev[nDev].nSeg = 0; nDev++;
+  /* the devices (by pid, in order of their first device-op track) and
+  ** their tracks grouped: a counting sort, linear in the tracks */
+  for(i=0; i<nTrk; i++){
+    const STrack *t = &e->aTrk[i];
+    HEnt *h;
+    int isNew;
+    if( t->isHost ){
+      if( profsumEngHmGet(&hostPid, t->pid, 0, 1, 0)==0 ){ rc = SQLITE_NOMEM; goto done; }
     }
+    if( !(t->isDevice && t->isDevOp && !t->isSteps) ) continue;
+    h = profsumEngHmGet(&devOf, t->pid, 0, 1, &isNew);
+    if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
+    if( isNew ){ h->v1 = nDev; aDevFirst[nDev] = 0; aDevPid[nDev] = t->pid; aDevProc[nDev] = t->proc; nDev++; }
+    aDevFirst[h->v1]++;
   }
-  for(i=0; i<nDev; i++){
-    if( (rc = wallSegments(e, &aDev[i], aCat))!=SQLITE_OK ) goto done;
+  if( nDev==0 ) goto done;
+  {
+    int64_t acc = 0;
+    for(d=0; d<nDev; d++){ int64_t c = aDevFirst[d]; aDevFirst[d] = acc; acc += c; }
+    aDevFirst[nDev] = acc;
+    for(i=0; i<nTrk; i++){
+      const STrack *t = &e->aTrk[i];
+      if( !(t->isDevice && t->isDevOp && !t->isSteps) ) continue;
+      aDevTk[aDevFirst[profsumEngHmGet(&devOf, t->pid, 0, 0, 0)->v1]++] = (int32_t)i;
+    }
+    for(d=nDev; d>0; d--) aDevFirst[d] = aDevFirst[d-1];
+    aDevFirst[0] = 0;
   }
-  rc = profsumEngPrepare(e, &pSpan, "SELECT step, pid, start_us, start_ps, dur_ps "
-                         "FROM \"%w\".profsum_agg_step_span WHERE trace_id=?1 ORDER BY rowid");
-  if( rc==SQLITE_OK ) rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_step_wall"
+  if( (rc = wallSpans(e, &aSpan, &nSpan))!=SQLITE_OK ) goto done;
+  if( nSpan==0 ) goto done;
+  aWin = sqlite3_malloc64(sizeof(WallWin)*(sqlite3_uint64)nSpan);
+  if( aWin==0 ){ rc = SQLITE_NOMEM; goto done; }
+  /* spans of a device's own Steps line, grouped by device (aSpanOrd,
+  ** device d's from aOwn[d]: a counting sort); host spans (measured on
+  ** every device without its own) after them; a span of a device without
+  ** ops: none */
+  aSpanOrd = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(nSpan+1));
+  if( aSpanOrd==0 ){ rc = SQLITE_NOMEM; goto done; }
+  for(d=0; d<=nDev; d++) aOwn[d] = 0;
+  for(i=0; i<nSpan; i++){
+    HEnt *h = profsumEngHmGet(&devOf, aSpan[i].pid, 0, 0, 0);
+    if( h ) aOwn[h->v1]++;
+    else if( profsumEngHmGet(&hostPid, aSpan[i].pid, 0, 0, 0) ) nHost++;
+  }
+  {
+    int64_t acc = 0, iHost;
+    for(d=0; d<nDev; d++){ int64_t c = aOwn[d]; aOwn[d] = acc; acc += c; }
+    aOwn[nDev] = acc;
+    iHost = acc;
+    for(i=0; i<nSpan; i++){
+      HEnt *h = profsumEngHmGet(&devOf, aSpan[i].pid, 0, 0, 0);
+      if( h ) aSpanOrd[aOwn[h->v1]++] = i;
+      else if( profsumEngHmGet(&hostPid, aSpan[i].pid, 0, 0, 0) ) aSpanOrd[iHost++] = i;
+    }
+    for(d=nDev; d>0; d--) aOwn[d] = aOwn[d-1];
+    aOwn[0] = 0;
+  }
+  rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_step_wall"
       "(trace_id, step, device, pid, start_us, wall_us, compute_us, collective_us, transfer_us, idle_us) "
       "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)");
-  if( rc ) goto done;
-  sqlite3_bind_int64(pSpan, 1, e->traceId);
-  while( rc==SQLITE_OK && sqlite3_step(pSpan)==SQLITE_ROW ){
-    int64_t step = sqlite3_column_int64(pSpan, 0), pid = sqlite3_column_int64(pSpan, 1);
-    double startUs = sqlite3_column_double(pSpan, 2);
-    int64_t lo = sqlite3_column_int64(pSpan, 3), dur = sqlite3_column_int64(pSpan, 4);
-    int64_t d;
-    int own = 0;
-    for(d=0; d<nDev; d++) if( aDev[d].pid==pid ) own = 1;
-    for(d=0; rc==SQLITE_OK && d<nDev; d++){
-      if( own && aDev[d].pid!=pid ) continue;    /* a device's own Steps line */
-      rc = wallRow(e, pIns, &aDev[d], step, startUs, lo, dur);
+  for(d=0; rc==SQLITE_OK && d<nDev; d++){
+    int64_t nWin = 0, a = aOwn[d], b = aOwn[d+1];
+    if( a==b ){ a = aOwn[nDev]; b = aOwn[nDev] + nHost; }   /* no own steps: the host's */
+    for(i=a; i<b; i++){
+      aWin[nWin].sp = &aSpan[aSpanOrd[i]];
+      aWin[nWin].aCov[0] = aWin[nWin].aCov[1] = aWin[nWin].aCov[2] = 0;
+      nWin++;
     }
-  }
-  if( rc==SQLITE_OK && (rc = sqlite3_reset(pSpan))!=SQLITE_OK ){
-    rc = profsumEngErr(e, rc, "%s", sqlite3_errmsg(e->db));
+    if( nWin==0 ) continue;
+    qsort(aWin, (size_t)nWin, sizeof(WallWin), wallWinCmp);
+    wallCover(e, &aDevTk[aDevFirst[d]], aDevFirst[d+1] - aDevFirst[d], aHeap, aPos, aCat, aWin, nWin);
+    rc = wallWrite(e, pIns, aDevPid[d], aDevProc[d], aWin, nWin);
   }
 done:
-  sqlite3_finalize(pSpan);
   sqlite3_finalize(pIns);
-  for(i=0; aDev && i<nDev; i++) sqlite3_free(aDev[i].aSeg);
-  sqlite3_free(aDev);
+  profsumEngHmFree(&devOf);
+  profsumEngHmFree(&hostPid);
+  sqlite3_free(aDevTk);
+  sqlite3_free(aDevFirst);
+  sqlite3_free(aDevProc);
   sqlite3_free(aCat);
+  sqlite3_free(aSpan);
+  sqlite3_free(aWin);
+  sqlite3_free(aSpanOrd);
   if( rc==SQLITE_NOMEM ) profsumEngNoMem(e, "splitting the steps' wall time");
   return rc;
 }
