@@ -207,10 +207,11 @@ raw AS (
          CASE x.kpi WHEN 'compilation_time' THEN printf('Compilation inside the profile: %.3f s', x.value)
                     WHEN 'host_overhead' THEN printf('Host-heavy: host events take %.1f%% of the per-track time', 100.0 * x.value)
                     WHEN 'float_nesting' THEN printf('Float timestamps: the summary''s categories differ from those on exact '
-                                                     || 'times by %.3f us (%.2f times the exact total)',
+                                                     || 'times by %.3f us (%s the exact total)',
                                                      x.value * (SELECT f.value FROM profsum_agg_fact AS f
                                                                 WHERE f.trace_id = x.trace_id AND f.name = 'exact_breakdown_total'),
-                                                     x.value)
+                                                     CASE WHEN x.value <= 1 THEN printf('%.2f%% of', 100.0 * x.value)
+                                                          ELSE printf('%.2f times', x.value) END)
                     ELSE x.kpi || ': ' || x.explanation END,
          json_array(json_object('name', x.kpi, 'value', x.value,
                                 'unit', CASE x.kpi WHEN 'float_nesting' THEN 'ratio' ELSE x.unit END)),
