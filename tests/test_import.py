@@ -633,7 +633,7 @@ class ImportBehaviour(Base):
                 ("SELECT profsum_query_json('a', 'top', 3, '{\"kpis\": true}')",
                  "profsum_query_json: options_json: unknown key 'kpis' (known: schema, advice)"),
                 ("SELECT profsum_report_md('a', 5, '{\"kpi\": true}')",
-                 "profsum_report_md: options_json: unknown key 'kpi' (known: schema, kpis)"),
+                 "profsum_report_md: options_json: unknown key 'kpi' (known: schema, kpis, profsum)"),
                 ("SELECT profsum_report_html('a', 5, '{\"schema\": 1}')",
                  "profsum_report_html: options_json: schema must be the name of an attached database (text)"),
                 ("SELECT profsum_compare_json('a', 'b', 5, '[]')",

@@ -188,12 +188,17 @@ int cmdReport(Opts *o){
   failBeforeDb(o);
   openDb(optStr(o, "db"));
   id = summaryArg(o, zOpts);
+  if( isHtml && optFlag(o, "profsum") ) fail(EXIT_USAGE, "--profsum applies to the markdown report "
+                                             "(the HTML report has profsum's sections already)");
   zMd = sqlText(isHtml ? "SELECT profsum_report_html(?1, ?2)"
+                : optFlag(o, "profsum") ? (optFlag(o, "kpis")
+                  ? "SELECT profsum_report_md(?1, ?2, '{\"kpis\": true, \"profsum\": true}')"
+                  : "SELECT profsum_report_md(?1, ?2, '{\"profsum\": true}')")
                 : optFlag(o, "kpis") ? "SELECT profsum_report_md(?1, ?2, '{\"kpis\": true}')"
                 : "SELECT profsum_report_md(?1, ?2)", "ii", id, (sqlite3_int64)k);
   if( zMd==0 ) fail(EXIT_FAIL, "the report function returned nothing");
   cappedNote(id);
-  if( g_bOutTty && !isHtml && optStr(o, "output")==0 ){
+  if( g_bOutTty && !isHtml && optStr(o, "output")==0 && !optFlag(o, "profsum") ){
     char *zTerm = reportMdForTerminal(id, k, optFlag(o, "kpis"), zMd);
     if( zTerm ){ free(zMd); zMd = zTerm; }
   }

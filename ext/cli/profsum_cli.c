@@ -318,6 +318,7 @@ static const OptSpec REPORT_OPTS[] = {
   {"top-k", OPT_INT, "N", "rows per table (default 10)"},
   {"format", OPT_STR, "md|html", "markdown (default), or one self-contained HTML page with SVG charts"},
   {"kpis", OPT_FLAG, 0, "append profsum's KPI table to the markdown report (not in the reference's)"},
+  {"profsum", OPT_FLAG, 0, "append profsum's sections (wall-clock time, advice, ...) after the reference's"},
   KNOB_OPTS,
   {"output", OPT_PATH, "PATH", "write the report here and print PATH"},
   {0,0,0,0}
