@@ -352,6 +352,7 @@ static const OptSpec COMPARE_OPTS[] = {
   {"after", OPT_PATH, "PATH", "after: a summary or trace file (or a label/id of --db)"},
   {"strict-provenance", OPT_FLAG, 0, "fail when the provenance checks fail"},
   {"top-k", OPT_INT, "N", "regressed/improved ops listed (default 10)"},
+  {"format", OPT_STR, "json|md|html", "json (default: the reference's), or profsum's comparison for people"},
   {"db", OPT_STR, "DB", "import into / read traces from this database"},
   KNOB_OPTS,
   {"output", OPT_PATH, "PATH", "write the comparison JSON here and print PATH"},
