@@ -212,8 +212,19 @@ static int rpAdvice(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_
   }
   rc = profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
   if( rc==SQLITE_OK && n==0 ){
-    sqlite3_str_appendall(s, "No KPI is in its bad band and no pattern is detected (see the KPI table: "
-                             "`profsum_kpis`).\n");
+    sqlite3_int64 nUnavail = 0;
+    rc = rpPrep(db, zSchema, "SELECT count(*) FROM \"%w\".profsum_kpis WHERE trace_id=?1 "
+                "AND band='unavailable'", &p, pzErr);
+    if( rc ) return rc;
+    sqlite3_bind_int64(p, 1, id);
+    if( (rc = sqlite3_step(p))==SQLITE_ROW ){ nUnavail = sqlite3_column_int64(p, 0); rc = SQLITE_OK; }
+    rc = profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
+    sqlite3_str_appendall(s, "No KPI is in its bad band and no pattern is detected");
+    if( nUnavail>0 ){
+      sqlite3_str_appendf(s, " among those this trace has the data for (%lld KPIs are unavailable)",
+                          (long long)nUnavail);
+    }
+    sqlite3_str_appendall(s, " (`profsum_kpis`).\n");
   }
   return rc;
 }
