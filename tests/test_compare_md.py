@@ -129,10 +129,9 @@ class SourceWarning(DbTestCase):
     def run_script(self, fmt):
         b = self.td.write("b.json", BEFORE)
         a = self.td.write("a.json", AFTER)
-        env = dict(os.environ)
-        env.pop("LD_PRELOAD", None)
+        # the environment as is: an ASan run's preload goes with its PROFSUM_SO
         p = subprocess.run(["/usr/bin/python3", "-c", SCRIPT, SO, b, a, fmt],
-                           capture_output=True, text=True, timeout=60, env=env)
+                           capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         return p.stderr
 

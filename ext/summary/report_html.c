@@ -742,6 +742,24 @@ static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const
   sqlite3_finalize(p); p = 0;
   pageHead(s, zLabel ? zLabel : "", d);
   sqlite3_free(zLabel);
+  /* the first line: the profile's span and the steady steps' median wall time */
+  {
+    const JNode *ov = jGet(d, "trace_overview");
+    profsumStrAppendPy(s, "<p class=\"lead\">Profile span %.3f µs", jNum(jGet(ov, "profile_end_ts"))
+                       - jNum(jGet(ov, "profile_start_ts")));
+    if( (p = prepIn(db, "WITH w AS (SELECT * FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
+                        "k AS (SELECT min(is_warmup) AS only FROM w), "
+                        "v AS (SELECT wall_us FROM w, k WHERE w.is_warmup = k.only ORDER BY wall_us) "
+                        "SELECT wall_us, (SELECT count(*) FROM v) FROM v "
+                        "LIMIT 1 OFFSET ((SELECT count(*) FROM v) - 1) / 2", zSchema, e))!=0 ){
+      sqlite3_bind_int64(p, 1, id);
+      if( stepIn(db, p, e)==SQLITE_ROW ){
+        profsumStrAppendPy(s, " · median step wall time %.3f µs per device", sqlite3_column_double(p, 0));
+      }
+      sqlite3_finalize(p); p = 0;
+    }
+    sqlite3_str_appendall(s, ".</p>\n");
+  }
   secQuality(s, db, zSchema, id, d, e);
   secAdvice(s, db, zSchema, id, e);
   sqlite3_str_appendall(s, "<section id=\"steps\">\n");
