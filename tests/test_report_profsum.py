@@ -113,6 +113,18 @@ class Corpus(unittest.TestCase):
             n += 1
         self.assertGreater(n, 10)
 
+    def test_share_above_100_gets_a_note(self):
+        # the TF demo capture: the reference's pre-op-gap rationale says 312.1 %
+        p = os.path.join(CORPUS, "tf-profiler-demo-xplane", "34.83.195.179_6003.xplane.pb")
+        if not os.path.exists(p):
+            self.skipTest("capture absent")
+        db = connect()
+        db.execute("SELECT profsum_import(?, 'tf')", (p,))
+        extra = check_report(self, db, "tf")
+        self.assertIn("its percentage is above 100%", extra)
+        html = db.execute("SELECT profsum_report_html('tf')").fetchone()[0]
+        self.assertIn("its percentage is above 100%", html)
+
 
 class Cli(CliBase):
     def test_report_profsum(self):

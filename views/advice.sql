@@ -33,7 +33,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_advice(
   evidence,
   -- JSON array of things to try (TEXT).
   fixes,
-  -- Device time at stake, µs summed over devices (NULL when no honest estimate) (REAL).
+  -- Time at stake, µs summed over the devices (or host threads) it concerns (NULL when no honest estimate) (REAL).
   time_at_stake_us,
   -- Share of the steady steps' wall time at stake, 0-1 (NULL when no honest estimate) (REAL).
   share_of_step
@@ -120,7 +120,7 @@ raw AS (
          json_array('call block_until_ready() only where the value is needed',
                     'prefetch the next batch to the device (jax.device_put ahead of the step)',
                     'keep dispatch asynchronous: no reads of device values on the host inside the step'),
-         i.idle, CASE WHEN sw.wall > 0 THEN min(1.0, sw.idle / sw.wall) END, 1
+         i.idle, NULL, 1
   FROM kb JOIN kb AS p ON p.trace_id = kb.trace_id AND p.kpi = 'device_idle_gaps'
   JOIN worst AS w ON w.trace_id = kb.trace_id AND w.n = 1
   JOIN idle_all AS i ON i.trace_id = kb.trace_id
@@ -132,9 +132,12 @@ raw AS (
          CASE WHEN kb.hit THEN 'large_transfers' END,
          printf('Large host/device transfers: %.1f%% of device busy time%s', 100.0 * f.transfer / f.busy,
                 CASE WHEN sw.wall > 0 THEN printf(', %.1f%% of step wall time', 100.0 * sw.xfer / sw.wall) ELSE '' END),
-         json_array(json_object('name', 'transfer_share_of_busy', 'value', f.transfer / f.busy, 'unit', 'fraction'),
-                    json_object('name', 'transfer_share_of_step', 'value', CASE WHEN sw.wall > 0 THEN sw.xfer / sw.wall END, 'unit', 'fraction'),
-                    json_object('name', 'transfer_us', 'value', f.transfer, 'unit', 'us')),
+         CASE WHEN sw.wall > 0
+              THEN json_array(json_object('name', 'transfer_share_of_busy', 'value', f.transfer / f.busy, 'unit', 'fraction'),
+                              json_object('name', 'transfer_share_of_step', 'value', sw.xfer / sw.wall, 'unit', 'fraction'),
+                              json_object('name', 'transfer_us', 'value', f.transfer, 'unit', 'us'))
+              ELSE json_array(json_object('name', 'transfer_share_of_busy', 'value', f.transfer / f.busy, 'unit', 'fraction'),
+                              json_object('name', 'transfer_us', 'value', f.transfer, 'unit', 'us')) END,
          json_array('jax.device_put the inputs ahead of time',
                     'keep intermediates on the device',
                     'no numpy() / np.asarray of device arrays inside the loop'),

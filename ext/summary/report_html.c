@@ -28,6 +28,7 @@
 #include "jsontree.h"
 #include "insights.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Append text with HTML escaping. */
@@ -292,7 +293,7 @@ static void secAdvice(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_
   secOpen(s, "advice", "profsum's advice");
   if( (p = prepIn(db, "SELECT rank, advice_id, source, title, share_of_step, time_at_stake_us, "
                       "(SELECT group_concat(json_extract(v.value, '$.name') || ' = ' || "
-                      " coalesce(CASE WHEN json_extract(v.value, '$.unit') = 'fraction' "
+                      " coalesce(CASE WHEN json_type(v.value, '$.value') = 'null' THEN NULL WHEN json_extract(v.value, '$.unit') = 'fraction' "
                       " THEN printf('%%.1f%%%%', 100.0 * json_extract(v.value, '$.value')) "
                       " WHEN json_type(v.value, '$.value') IN ('real', 'integer') "
                       " THEN printf('%%.6g', json_extract(v.value, '$.value')) "
@@ -315,7 +316,8 @@ static void secAdvice(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_
         profsumStrAppendPy(s, " · at stake: %.1f%% of step wall time", 100.0*sqlite3_column_double(p, 4));
       }
       if( sqlite3_column_type(p, 5)!=SQLITE_NULL ){
-        profsumStrAppendPy(s, " · %.3f µs of device time", sqlite3_column_double(p, 5));
+        profsumStrAppendPy(s, sqlite3_column_type(p, 4)!=SQLITE_NULL ? ", %.3f µs" : " · at stake: %.3f µs",
+                           sqlite3_column_double(p, 5));
       }
       sqlite3_str_appendall(s, "</p>\n<p>Evidence: ");
       esc(s, (const char*)sqlite3_column_text(p, 6));
@@ -603,6 +605,25 @@ static void secKpis(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_in
   sqlite3_str_appendall(s, "</section>\n");
 }
 
+/* The largest number written just before a '%' in z (0 when none): a
+** reference rationale such as "312.1% of total profiled exclusive
+** duration" is no share of anything above 100. */
+static double maxPct(const char *z){
+  double mx = 0;
+  const char *p;
+  for(p=z; p && *p; p++){
+    if( *p=='%' && p>z && p[-1]>='0' && p[-1]<='9' ){
+      const char *b = p;
+      while( b>z && ((b[-1]>='0' && b[-1]<='9') || b[-1]=='.') ) b--;
+      {
+        double v = atof(b);
+        if( v>mx ) mx = v;
+      }
+    }
+  }
+  return mx;
+}
+
 /* The reference tool's candidates, with evidence and suggestions, and a
 ** note where a rule's words disagree with the numbers (its fallback calls
 ** the shares balanced whatever they are; an op is "outsized" far below
@@ -628,6 +649,11 @@ static void secCandidates(sqlite3_str *s, const JNode *d, double topOp){
     if( iBig>=0 && strcmp(jtext(c, "candidate_id"), "no-dominant-bottleneck")==0 ){
       profsumStrAppendPy(s, " <em>(profsum: the rule fires when no other does; the breakdown is not "
                          "balanced: %s %.1f%%)</em>", azCat[iBig], 100.0*big);
+    }
+    if( maxPct(jtext(c, "rationale"))>100.0 ){
+      sqlite3_str_appendall(s, " <em>(profsum: its percentage is above 100%: the reference divides by the "
+                               "per-track exclusive total, which the measured time can exceed, so it is no "
+                               "share of the time)</em>");
     }
     if( topOp>=0 && topOp<0.5 && strcmp(jtext(c, "candidate_id"), "single-hot-op")==0 ){
       profsumStrAppendPy(s, " <em>(profsum: the top op takes %.1f%% of device-op time; profsum calls an "

@@ -24,6 +24,7 @@
 #include "report_profsum.h"
 #include "jsontree.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Prepare zFmt (its %w: zSchema) on db; SQLITE_OK, or an error code with
@@ -167,7 +168,7 @@ static int rpAdvice(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_
   rc = rpPrep(db, zSchema,
       "SELECT rank, advice_id, source, kpi, title, share_of_step, time_at_stake_us, "
       "(SELECT group_concat(json_extract(e.value, '$.name') || ' = ' || "
-      "   coalesce(CASE WHEN json_extract(e.value, '$.unit') = 'fraction' "
+      "   coalesce(CASE WHEN json_type(e.value, '$.value') = 'null' THEN NULL WHEN json_extract(e.value, '$.unit') = 'fraction' "
       "                 THEN printf('%%.1f%%%%', 100.0 * json_extract(e.value, '$.value')) "
       "                 WHEN json_type(e.value, '$.value') IN ('real', 'integer') "
       "                 THEN printf('%%.6g', json_extract(e.value, '$.value')) "
@@ -196,7 +197,8 @@ static int rpAdvice(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_
       profsumStrAppendPy(s, "; at stake: %.1f%% of step wall time", 100.0*sqlite3_column_double(p, 5));
     }
     if( sqlite3_column_type(p, 6)!=SQLITE_NULL ){
-      profsumStrAppendPy(s, ", %.3f us of device time", sqlite3_column_double(p, 6));
+      profsumStrAppendPy(s, sqlite3_column_type(p, 5)!=SQLITE_NULL ? ", %.3f us" : "; at stake: %.3f us",
+                         sqlite3_column_double(p, 6));
     }
     sqlite3_str_appendall(s, "\n- Evidence: ");
     rpCell(s, (const char*)sqlite3_column_text(p, 7));
@@ -229,6 +231,25 @@ static int rpAdvice(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_
   return rc;
 }
 
+/* The largest number written just before a '%' in z (0 when none): a
+** reference rationale such as "312.1% of total profiled exclusive
+** duration" is no share of anything above 100. */
+static double rpMaxPct(const char *z){
+  double mx = 0;
+  const char *p;
+  for(p=z; p && *p; p++){
+    if( *p=='%' && p>z && p[-1]>='0' && p[-1]<='9' ){
+      const char *b = p;
+      while( b>z && ((b[-1]>='0' && b[-1]<='9') || b[-1]=='.') ) b--;
+      {
+        double v = atof(b);
+        if( v>mx ) mx = v;
+      }
+    }
+  }
+  return mx;
+}
+
 /* ## profsum: the reference tool's candidates — their titles, and a note
 ** where the reference's rule text disagrees with the breakdown (its
 ** fallback calls the shares balanced whatever they are). */
@@ -256,6 +277,10 @@ static int rpCandidates(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqli
       sqlite3_str_appendall(s, " (its rule fires when no other rule does; the breakdown is not balanced: ");
       rpCell(s, zBig);
       sqlite3_str_appendall(s, ")");
+    }
+    if( rpMaxPct(zRat)>100.0 ){
+      sqlite3_str_appendall(s, " (its percentage is above 100%: the reference divides by the per-track "
+                               "exclusive total, which the measured time can exceed, so it is no share of the time)");
     }
     if( zId && strcmp(zId, "single-hot-op")==0 && sqlite3_column_type(p, 4)!=SQLITE_NULL
      && sqlite3_column_double(p, 4)<0.5 ){
