@@ -130,6 +130,42 @@ class Known(DbTestCase):
         check_invariants(self, self.db)
         self.assertTrue(tid)
 
+    def test_kpis_of_other_views(self):
+        # KPI rows that profsum_kpis_mem / profsum_kpis_xla add (memory,
+        # occupancy, device limits) become advice rows when bad
+        tid = load(self.db, self.td, "m.json", tpu([("0", 0, 1000)], [("fusion.1", 0, 990)]))
+        cols = "trace_id, label, kind, kpi, device, value, unit, band, explanation"
+        self.db.execute("DROP VIEW profsum_kpis_mem")
+        self.db.execute("CREATE VIEW profsum_kpis_mem(%s) AS "
+                        "SELECT trace_id, label, 'kpi', 'memory_peak', '/device:TPU:0', 0.97, 'fraction', 'bad', "
+                        "'peak memory 97%% of capacity' FROM profsum_trace UNION ALL "
+                        "SELECT trace_id, label, 'kpi', 'occupancy', NULL, 0.2, 'fraction', 'bad', "
+                        "'kernels at 20%% occupancy' FROM profsum_trace" % cols)
+        self.db.execute("DROP VIEW profsum_kpis_xla")
+        self.db.execute("CREATE VIEW profsum_kpis_xla(%s) AS "
+                        "SELECT trace_id, label, 'kpi', 'memory_bandwidth', NULL, 0.85, 'fraction', 'bad', "
+                        "'HBM 85%% used' FROM profsum_trace UNION ALL "
+                        "SELECT trace_id, label, 'kpi', 'flops_utilization', NULL, 0.3, 'fraction', 'warning', "
+                        "'30%% of peak FLOP/s' FROM profsum_trace" % cols)
+        adv = dict((a[0], a) for a in self.advice(tid))
+        self.assertEqual(adv["memory_peak"][1:3], ("kpi", "memory_peak"))
+        self.assertEqual(adv["low_occupancy"][1:3], ("kpi", "occupancy"))
+        self.assertIn(adv["memory_bound"][1], ("kpi", "xprof_rule"))
+        fixes = json.loads(self.db.execute("SELECT fixes FROM profsum_advice WHERE advice_id='memory_peak'")
+                           .fetchone()[0])
+        self.assertTrue(any("donate" in f for f in fixes))
+        check_invariants(self, self.db)
+        # compute-bound: MXU > 70 % with HBM < 50 %
+        self.db.execute("DROP VIEW profsum_kpis_xla")
+        self.db.execute("CREATE VIEW profsum_kpis_xla(%s) AS "
+                        "SELECT trace_id, label, 'kpi', 'memory_bandwidth', NULL, 0.3, 'fraction', 'good', "
+                        "'HBM 30%% used' FROM profsum_trace UNION ALL "
+                        "SELECT trace_id, label, 'kpi', 'mxu_utilization', NULL, 0.8, 'fraction', 'good', "
+                        "'MXU 80%% busy' FROM profsum_trace" % cols)
+        adv = dict((a[0], a) for a in self.advice(tid))
+        self.assertEqual(adv["compute_bound"][1], "xprof_rule")
+        self.assertNotIn("memory_bound", adv)
+
     def test_spec_fixtures(self):
         for i, f in enumerate([fixtures.f2(), fixtures.f3()]):
             load(self.db, self.td, "f%d.json" % i, f)

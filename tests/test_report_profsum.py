@@ -77,6 +77,27 @@ class Sections(DbTestCase):
         self.assertEqual(two, three)
         self.assertNotIn("profsum:", two)
 
+    def test_older_database_without_the_views(self):
+        # a database made by an older profsum, read without an import that
+        # would upgrade it: the sections say what they lack, no error
+        p = self.td.write("f1.json", F1_BEFORE)
+        self.db.execute("SELECT profsum_import(?, 'f1', '{\"warmup_steps\": 2}')", (p,))
+        self.db.execute("SELECT profsum_import(?, 'f2', '{\"warmup_steps\": 2}')", (p,))
+        # as before step wall time: no advice or step wall view, an empty
+        # profsum_kpis_wall
+        for v in ("profsum_advice", "profsum_kpis_wall", "profsum_step_wall"):
+            self.db.execute("DROP VIEW %s" % v)
+        self.db.execute("CREATE VIEW profsum_kpis_wall(trace_id, label, kind, kpi, device, value, unit, band, "
+                        "explanation) AS SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL WHERE 0")
+        extra = self.db.execute("SELECT profsum_report_md('f1', 10, '{\"profsum\": true}')").fetchone()[0]
+        self.assertIn("## profsum: advice\n- (This section reads a view this database does not have", extra)
+        self.assertIn("## profsum: wall-clock time\n- (This section", extra)
+        self.assertIn("## profsum: the reference tool's candidates\nThe", extra)
+        md = self.db.execute("SELECT profsum_compare_md('f1', 'f2')").fetchone()[0]
+        self.assertIn("Wall-clock shift", md)
+        html = self.db.execute("SELECT profsum_report_html('f1')").fetchone()[0]
+        self.assertIn("Provenance", html)
+
     def test_unknown_option(self):
         p = self.td.write("f1.json", F1_BEFORE)
         self.db.execute("SELECT profsum_import(?, 'f1')", (p,))

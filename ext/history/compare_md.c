@@ -112,13 +112,19 @@ static int cmdSideRead(sqlite3 *db, const char *zSchema, CmdSide *p, char **pzEr
                "k AS (SELECT min(is_warmup) AS only FROM w) "
                "SELECT sum(wall_us), sum(compute_us), sum(collective_us), sum(transfer_us), sum(idle_us) "
                "FROM w, k WHERE w.is_warmup = k.only", p->id, &q, pzErr);
-  if( rc ) return rc;
-  if( (rc = sqlite3_step(q))==SQLITE_ROW && sqlite3_column_double(q, 0)>0 ){
-    double w = sqlite3_column_double(q, 0);
-    p->hasWall = 1;
-    for(k=0; k<4; k++) p->aWall[k] = sqlite3_column_double(q, 1+k)/w;
+  if( rc==SQLITE_ERROR && *pzErr && strncmp(*pzErr, "no such table", 13)==0 ){
+    sqlite3_free(*pzErr);        /* a database of an older profsum: no split */
+    *pzErr = 0;
+    rc = SQLITE_OK;
+  }else if( rc ) return rc;
+  if( q ){
+    if( (rc = sqlite3_step(q))==SQLITE_ROW && sqlite3_column_double(q, 0)>0 ){
+      double w = sqlite3_column_double(q, 0);
+      p->hasWall = 1;
+      for(k=0; k<4; k++) p->aWall[k] = sqlite3_column_double(q, 1+k)/w;
+    }
+    if( (rc = cmdDone(db, q, rc, pzErr))!=SQLITE_OK ) return rc;
   }
-  if( (rc = cmdDone(db, q, rc, pzErr))!=SQLITE_OK ) return rc;
   rc = cmdPrep(db, zSchema, "SELECT name, canonical_name, exclusive_duration FROM \"%w\".profsum_hot_ops "
                "WHERE trace_id=?1 ORDER BY rank", p->id, &q, pzErr);
   if( rc ) return rc;

@@ -54,6 +54,7 @@ static void rpCell(sqlite3_str *s, const char *z){
 static int rpQuality(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
   sqlite3_stmt *p = 0;
   int rc, n = 0;
+  sqlite3_str_appendall(s, "\n## profsum: data quality\n");
   rc = rpPrep(db, zSchema,
       "SELECT value FROM json_each((SELECT quality_warnings FROM \"%w\".profsum_trace WHERE trace_id=?1)) "
       "UNION ALL SELECT detail FROM \"%w\".profsum_agg_diagnostic WHERE trace_id=?1 AND kind='capped_export' "
@@ -61,7 +62,6 @@ static int rpQuality(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3
       "AND band='detected'", &p, pzErr);
   if( rc ) return rc;
   sqlite3_bind_int64(p, 1, id);
-  sqlite3_str_appendall(s, "\n## profsum: data quality\n");
   while( (rc = sqlite3_step(p))==SQLITE_ROW ){
     sqlite3_str_appendall(s, "- ");
     rpCell(s, (const char*)sqlite3_column_text(p, 0));
@@ -132,6 +132,7 @@ static int rpWall(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_st
   int rc;
   double span = 0, total = 0;
   sqlite3_int64 nRow = 0;
+  sqlite3_str_appendall(s, "\n## profsum: wall-clock time\n");
   rc = rpPrep(db, zSchema,
       "SELECT (SELECT profile_end_ts - profile_start_ts FROM \"%w\".profsum_trace WHERE trace_id=?1), "
       "(SELECT mode_total FROM \"%w\".profsum_breakdown WHERE trace_id=?1 AND is_summary_mode LIMIT 1), "
@@ -146,7 +147,6 @@ static int rpWall(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_st
   }
   rc = profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
   if( rc ) return rc;
-  sqlite3_str_appendall(s, "\n## profsum: wall-clock time\n");
   profsumStrAppendPy(s, "- Profile span (first event to last end): `%.3f` us\n", span);
   if( nRow==0 ){
     sqlite3_str_appendall(s, "- No steps measured on a device (no Steps line and no host `train` events "
@@ -165,6 +165,7 @@ static int rpWall(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_st
 static int rpAdvice(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
   sqlite3_stmt *p = 0;
   int rc, n = 0;
+  sqlite3_str_appendall(s, "\n## profsum: advice\n");
   rc = rpPrep(db, zSchema,
       "SELECT rank, advice_id, source, kpi, title, share_of_step, time_at_stake_us, "
       "(SELECT group_concat(json_extract(e.value, '$.name') || ' = ' || "
@@ -176,12 +177,8 @@ static int rpAdvice(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_
       "   CASE WHEN json_extract(e.value, '$.unit') IN ('us', 'ms', 's', 'count') "
       "        THEN ' ' || json_extract(e.value, '$.unit') ELSE '' END, '; ') FROM json_each(a.evidence) AS e), "
       "fixes FROM \"%w\".profsum_advice AS a WHERE trace_id=?1 ORDER BY rank", &p, pzErr);
-  if( rc ){
-    if( profsumDocNoSuchTable(db, rc) ){ sqlite3_free(*pzErr); *pzErr = 0; return SQLITE_OK; }
-    return rc;
-  }
+  if( rc ) return rc;
   sqlite3_bind_int64(p, 1, id);
-  sqlite3_str_appendall(s, "\n## profsum: advice\n");
   while( (rc = sqlite3_step(p))==SQLITE_ROW ){
     const char *zFix = (const char*)sqlite3_column_text(p, 8);
     JNode *fx = zFix ? jParse(zFix, -1, 0) : 0;
@@ -256,6 +253,9 @@ static double rpMaxPct(const char *z){
 static int rpCandidates(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
   sqlite3_stmt *p = 0;
   int rc;
+  sqlite3_str_appendall(s, "\n## profsum: the reference tool's candidates\n"
+      "The \"Optimization Candidates\" above are the reference tool's fixed rules, kept as it "
+      "writes them; profsum's advice above is measured on this trace.\n");
   rc = rpPrep(db, zSchema,
       "SELECT c.candidate_id, c.title, c.rationale, "
       "(SELECT category || ' ' || printf('%%.1f%%%%', 100.0 * share_of_total) FROM \"%w\".profsum_breakdown AS b "
@@ -264,9 +264,6 @@ static int rpCandidates(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqli
       "FROM \"%w\".profsum_candidates AS c WHERE c.trace_id=?1 ORDER BY c.rank", &p, pzErr);
   if( rc ) return rc;
   sqlite3_bind_int64(p, 1, id);
-  sqlite3_str_appendall(s, "\n## profsum: the reference tool's candidates\n"
-      "The \"Optimization Candidates\" above are the reference tool's fixed rules, kept as it "
-      "writes them; profsum's advice above is measured on this trace.\n");
   while( (rc = sqlite3_step(p))==SQLITE_ROW ){
     const char *zId = (const char*)sqlite3_column_text(p, 0);
     const char *zRat = (const char*)sqlite3_column_text(p, 2);
@@ -292,13 +289,27 @@ static int rpCandidates(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqli
   return profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
 }
 
+/* A section that failed for want of a table or view (a database made by
+** an older profsum and not imported into since): a line saying so instead
+** of an error.  Returns rc, or SQLITE_OK when so. */
+static int rpTolerate(int rc, sqlite3_str *s, char **pzErr){
+  if( rc==SQLITE_ERROR && *pzErr && strncmp(*pzErr, "no such table", 13)==0 ){
+    sqlite3_str_appendall(s, "- (This section reads a view this database does not have: it was made by an "
+                             "older profsum; import a trace into it to upgrade it.)\n");
+    sqlite3_free(*pzErr);
+    *pzErr = 0;
+    return SQLITE_OK;
+  }
+  return rc;
+}
+
 /* See report_profsum.h. */
 int profsumReportProfsumMd(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s,
                            char **pzErr){
-  int rc = rpQuality(db, zSchema, id, s, pzErr);
-  if( rc==SQLITE_OK ) rc = rpWall(db, zSchema, id, s, pzErr);
-  if( rc==SQLITE_OK ) rc = rpAdvice(db, zSchema, id, s, pzErr);
-  if( rc==SQLITE_OK ) rc = rpCandidates(db, zSchema, id, s, pzErr);
+  int rc = rpTolerate(rpQuality(db, zSchema, id, s, pzErr), s, pzErr);
+  if( rc==SQLITE_OK ) rc = rpTolerate(rpWall(db, zSchema, id, s, pzErr), s, pzErr);
+  if( rc==SQLITE_OK ) rc = rpTolerate(rpAdvice(db, zSchema, id, s, pzErr), s, pzErr);
+  if( rc==SQLITE_OK ) rc = rpTolerate(rpCandidates(db, zSchema, id, s, pzErr), s, pzErr);
   if( rc==SQLITE_OK ) rc = profsumInsReportMd(db, zSchema, id, s);
   if( rc==SQLITE_OK && sqlite3_str_errcode(s) ) rc = SQLITE_NOMEM;
   return rc;
