@@ -304,3 +304,20 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_step_span(
   dur_ps INTEGER NOT NULL              -- duration, ps (exact)
 );
 CREATE INDEX IF NOT EXISTS main.profsum_agg_step_span_i ON profsum_agg_step_span(trace_id, step);
+
+-- Step wall time (ext/summary/engine_wall.c): one row per step span and
+-- device, each instant of the span counted once: collective over transfer
+-- over compute, idle where no device op runs; the four add up to wall_us.
+CREATE TABLE IF NOT EXISTS main.profsum_agg_step_wall(
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
+  step INTEGER NOT NULL,               -- step number
+  device TEXT,                         -- process name of the device measured
+  pid INTEGER,                         -- its pid
+  start_us REAL NOT NULL,              -- the step's start, µs (absolute, as trace_events.ts)
+  wall_us REAL NOT NULL,               -- the step's duration, µs
+  compute_us REAL NOT NULL,            -- covered by compute ops only, µs
+  collective_us REAL NOT NULL,         -- covered by a communication op, µs
+  transfer_us REAL NOT NULL,           -- covered by a transfer op and no communication op, µs
+  idle_us REAL NOT NULL                -- covered by no device op, µs
+);
+CREATE INDEX IF NOT EXISTS main.profsum_agg_step_wall_i ON profsum_agg_step_wall(trace_id, step);

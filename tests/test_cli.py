@@ -634,6 +634,6 @@ class TrimAndHtml(CliBase):
         self.assertEqual(o.strip(), out)
         html = open(out).read()
         self.assertTrue(html.startswith("<!DOCTYPE html>"))
-        self.assertEqual(html.count("<svg"), 4)
+        self.assertEqual(html.count("<svg"), 5)   # breakdown, steps, wall clock, top ops, regions
         _, err = self.run_cli("report", "--summary", src, "--format", "pdf", rc=2)
         self.assertIn("--format must be md or html", err)

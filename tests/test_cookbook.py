@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from util import connect, TempDir, ROOT  # noqa: E402
 
 COOKBOOK = os.path.join(ROOT, "docs", "cookbook.md")
-BLOCK = re.compile(r"```sql\n(.*?)```\n\n```text\n(.*?)```", re.S)
+BLOCK = re.compile(r"```sql\n((?:(?!```).)*?)```\n\n```text\n(.*?)```", re.S)
 
 
 def make_demo(td):

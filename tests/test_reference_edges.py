@@ -91,20 +91,21 @@ class ReferenceEdges(unittest.TestCase):
         self.assertIn("its ts is not a number", warn[0])
         self.assertFalse([w for w in ov0["quality_warnings"] if "left out" in w])
 
-    def test_file_without_trace_events_warns(self):
-        # the reference summarizes {"foo": 1} as an empty trace; profsum does
-        # too, and says that the file is likely not a trace
-        for text in ('{"foo": 1}', '{"traceEvents": null, "displayTimeUnit": "ns"}'):
+    def test_file_without_trace_events_is_an_import_error(self):
+        # the reference summarizes {"foo": 1} as an empty trace; profsum
+        # refuses it (a documented departure) and names the file;
+        # {"traceEvents": []} stays an empty trace
+        for text in ('{"foo": 1}', '{"traceEvents": null, "displayTimeUnit": "ns"}', '[1, 2, 3]',
+                     '{"traceEvents": [{"name": "x"}, 3]}'):
             with TempDir() as td:
-                d, diags = summary(td, text)
-            ov = d["trace_overview"]
-            self.assertEqual(ov["num_events_total"], 0)
-            self.assertIn("no_trace_events", [k for k, _ in diags])
-            self.assertEqual(len(ov["quality_warnings"]), 1, ov["quality_warnings"])
-            self.assertIn("no traceEvents array", ov["quality_warnings"][0])
+                with self.assertRaises(sqlite3.Error) as cm:
+                    summary(td, text, "n.json")
+            self.assertIn("not a trace", str(cm.exception))
+            self.assertIn("n.json", str(cm.exception))
         with TempDir() as td:
             d, _ = summary(td, '{"traceEvents": []}')
         self.assertEqual(d["trace_overview"]["quality_warnings"], [])
+        self.assertEqual(d["trace_overview"]["num_events_total"], 0)
 
     def test_slice_longer_than_26_days_is_left_out_with_a_warning(self):
         with TempDir() as td:

@@ -25,7 +25,7 @@ class ReportHtml(unittest.TestCase):
         with TempDir() as td:
             html = self.make(td)
         self.assertTrue(html.startswith("<!DOCTYPE html>"))
-        self.assertEqual(html.count("<svg"), 4)          # breakdown, steps, top ops, regions
+        self.assertEqual(html.count("<svg"), 5)          # breakdown, steps, wall clock, top ops, regions
         self.assertNotIn("<script", html)
         self.assertNotIn("http://", html.replace('xmlns="http://www.w3.org/2000/svg"', ""))
         self.assertIn("fusion.1", html)

@@ -162,14 +162,13 @@ class Detection(Base):
                                     (j,)).fetchone(), (len(text), doc["trace_overview"]["num_events_total"]))
 
     def test_other_json_as_trace(self):
-        # given as a trace, JSON without traceEvents stays an empty trace (the
-        # reader allows it); another schema_version is an error
+        # given as a trace, JSON without traceEvents is refused (profsum's
+        # departure from the reference, which reads it as an empty trace);
+        # another schema_version is an error too
         db = connect()
         p = self.td.write("foo.json", '{"foo": 1}')
-        i = db.execute("SELECT profsum_import(?)", (p,)).fetchone()[0]
-        self.assertEqual(db.execute("SELECT source_format, num_events_total FROM profsum_trace WHERE trace_id=?",
-                                    (i,)).fetchone(), ("perfetto_trace_json", 0))
-        self.run_cli("summarize", "--trace-file", p)
+        with self.assertRaisesRegex(Exception, r"^profsum_import: '.*foo\.json': not a trace"):
+            db.execute("SELECT profsum_import(?)", (p,)).fetchone()
         p = self.td.write("v2.json", '{"hot_ops": [{"name": "}"}], "schema_version": "profile_summary.v2"}')
         with self.assertRaisesRegex(Exception, r"^profsum_import: '.*v2\.json': its schema_version is "
                                     r"'profile_summary\.v2', not 'profile_summary\.v1', and it has no \"traceEvents\""):

@@ -6,6 +6,7 @@
 */
 #include "cli.h"
 #include "fileio.h"
+#include "compare.h"           /* profsumHistQuietSources */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -198,8 +199,13 @@ static void noteSourceFormats(const char *zCmd, sqlite3_int64 idB, sqlite3_int64
 int cmdCompare(Opts *o){
   const char *zB = optReq(o, "before"), *zA = optReq(o, "after"), *zDb = optStr(o, "db");
   long long k = optNonNeg(o, "top-k", 10);
-  char *zOpts = knobOptions(o, 0, 0), *zCmp;
+  const char *zFormat = optStr(o, "format");
+  char *zOpts, *zCmp;
   sqlite3_int64 idB, idA;
+  if( zFormat && strcmp(zFormat, "json")!=0 && strcmp(zFormat, "md")!=0 && strcmp(zFormat, "html")!=0 ){
+    fail(EXIT_USAGE, "--format must be json, md or html, not '%s'", zFormat);
+  }
+  zOpts = knobOptions(o, 0, 0);
   {
     const char *az[2] = {zB, zA};
     failMissingDbForLabels(zDb, az, 2);
@@ -207,10 +213,18 @@ int cmdCompare(Opts *o){
   openDb(zDb);
   idB = traceArg("before", zB, optRaw(o, "before"), zDb!=0, zOpts, 0);
   idA = traceArg("after", zA, optRaw(o, "after"), zDb!=0, zOpts, idB);
+  profsumHistQuietSources(1);               /* noteSourceFormats says it */
   zCmp = sqlText("SELECT profsum_compare_json(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
   if( zCmp==0 ) fail(EXIT_FAIL, "profsum_compare_json returned nothing");
   noteSourceFormats("compare", idB, idA);
   if( optFlag(o, "strict-provenance") ) checkProvenance(zCmp);
+  if( zFormat && strcmp(zFormat, "json")!=0 ){
+    /* profsum's comparison for people instead of the reference's JSON */
+    free(zCmp);
+    zCmp = sqlText(strcmp(zFormat, "html")==0 ? "SELECT profsum_compare_md(?1, ?2, ?3, '{\"html\": true}')"
+                   : "SELECT profsum_compare_md(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
+    if( zCmp==0 ) fail(EXIT_FAIL, "profsum_compare_md returned nothing");
+  }
   emit(zCmp, optStr(o, "output"));
   free(zCmp);
   free(zOpts);
@@ -258,6 +272,19 @@ static void noteNoSteadySteps(sqlite3_int64 idB, sqlite3_int64 idA, const char *
   sqlite3_finalize(p);
 }
 
+/* On stderr: before and after hold the same content (same SHA-256): the
+** record compares a run with itself, so it can only pass. */
+static void noteSameContent(sqlite3_int64 idB, sqlite3_int64 idA){
+  char *z = sqlText("SELECT b.sha256 FROM main.profsum_trace AS b, main.profsum_trace AS a "
+                    "WHERE b.trace_id=?1 AND a.trace_id=?2 AND b.sha256 IS NOT NULL AND b.sha256 <> '' "
+                    "AND b.sha256 = a.sha256", "ii", idB, idA);
+  if( z ){
+    errLine("profsum track: warning: before and after have the same content (SHA-256 %s): the record "
+            "compares a trace with itself", z);
+    free(z);
+  }
+}
+
 /* profsum track: compare --before and --after, assess the pair against
 ** the thresholds and record it (profsum_track) into --history (a .db, or
 ** a JSONL file, appendHistory); emit the record.  Returns EXIT_GATE when
@@ -276,7 +303,9 @@ int cmdTrack(Opts *o){
   kind = openHistory(zHist, zDb, 0);
   idB = traceArg("before", zB, optRaw(o, "before"), kind==HIST_DB, zOpts, 0);
   idA = traceArg("after", zA, optRaw(o, "after"), kind==HIST_DB, zOpts, idB);
+  profsumHistQuietSources(1);               /* noteSourceFormats says it */
   noteSourceFormats("track", idB, idA);
+  noteSameContent(idB, idA);
   if( optFlag(o, "strict-provenance") ){
     /* checked before anything is recorded */
     char *zCmp = sqlText("SELECT profsum_compare_json(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
@@ -294,8 +323,23 @@ int cmdTrack(Opts *o){
     if( strcmp(zFailOn, "warn")==0 && strcmp(zStatus, "warn")==0 ) bGate = 1;
   }
   emit(zRec, optStr(o, "output"));
-  if( bGate ){
-    errLine("profsum track: status %s (--fail-on %s)", zStatus, zFailOn);
+  if( zFailOn && zStatus && strcmp(zStatus, "pass")!=0 ){
+    /* why: the assessment's failures and warnings, one line each */
+    char *zWhy = sqlText("SELECT group_concat(value, char(10)) FROM (SELECT value FROM "
+                         "json_each(?1, '$.assessment.failures') UNION ALL SELECT value FROM "
+                         "json_each(?1, '$.assessment.warnings'))", "t", zRec);
+    errLine("profsum track: status %s (--fail-on %s)%s", zStatus, zFailOn,
+            bGate ? "" : ": below the gate, exit 0");
+    if( zWhy ){
+      char *zLine = zWhy, *zNl;
+      while( zLine && *zLine ){
+        zNl = strchr(zLine, '\n');
+        if( zNl ) *zNl = 0;
+        errLine("profsum track:   %s", zLine);
+        zLine = zNl ? zNl+1 : 0;
+      }
+    }
+    free(zWhy);
   }
   free(zRec);
   free(zStatus);

@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include "summary_doc.h"     /* profsumDocFromJson, profsumDocReportMd */
+#include "query.h"           /* profsumQueryKind */
+
+static void cappedNote(sqlite3_int64 id);
 
 /* profsum summarize: import one profile (--trace-file, --xplane-file,
 ** --profile-dir: XPlane first as summary §1.1 says, --artifact or
@@ -54,6 +57,7 @@ int cmdSummarize(Opts *o){
   }
   zJson = sqlText("SELECT profsum_summary_json(?1)", "i", id);
   if( zJson==0 ) fail(EXIT_FAIL, "profsum_summary_json returned nothing");
+  cappedNote(id);
   emit(zJson, optStr(o, "output"));
   free(zJson);
   free(zOpts);
@@ -184,11 +188,17 @@ int cmdReport(Opts *o){
   failBeforeDb(o);
   openDb(optStr(o, "db"));
   id = summaryArg(o, zOpts);
+  if( isHtml && optFlag(o, "profsum") ) fail(EXIT_USAGE, "--profsum applies to the markdown report "
+                                             "(the HTML report has profsum's sections already)");
   zMd = sqlText(isHtml ? "SELECT profsum_report_html(?1, ?2)"
+                : optFlag(o, "profsum") ? (optFlag(o, "kpis")
+                  ? "SELECT profsum_report_md(?1, ?2, '{\"kpis\": true, \"profsum\": true}')"
+                  : "SELECT profsum_report_md(?1, ?2, '{\"profsum\": true}')")
                 : optFlag(o, "kpis") ? "SELECT profsum_report_md(?1, ?2, '{\"kpis\": true}')"
                 : "SELECT profsum_report_md(?1, ?2)", "ii", id, (sqlite3_int64)k);
   if( zMd==0 ) fail(EXIT_FAIL, "the report function returned nothing");
-  if( g_bOutTty && !isHtml && optStr(o, "output")==0 ){
+  cappedNote(id);
+  if( g_bOutTty && !isHtml && optStr(o, "output")==0 && !optFlag(o, "profsum") ){
     char *zTerm = reportMdForTerminal(id, k, optFlag(o, "kpis"), zMd);
     if( zTerm ){ free(zMd); zMd = zTerm; }
   }
@@ -212,6 +222,110 @@ static const struct { const char *zType, *zWhen, *zExample; } aIntent[] = {
   {"comparison_hint", "contains \"improve\", \"regress\" or \"compare\"", "Did this change regress?"},
   {"optimization_candidates", "matches none of the above", "What should we try next?"},
 };
+
+/* Edit distance between the ASCII-lower-cased a and b (each cut to 120
+** bytes): how far an asked-for name is from a known one. */
+static int nameDistance(const char *a, const char *b){
+  int na = (int)strlen(a), nb = (int)strlen(b), i, j;
+  int aRow[121];
+  if( na>120 ) na = 120;
+  if( nb>120 ) nb = 120;
+  for(j=0; j<=nb; j++) aRow[j] = j;
+  for(i=1; i<=na; i++){
+    int prev = aRow[0], ca = a[i-1]>='A' && a[i-1]<='Z' ? a[i-1]+32 : a[i-1];
+    aRow[0] = i;
+    for(j=1; j<=nb; j++){
+      int cb = b[j-1]>='A' && b[j-1]<='Z' ? b[j-1]+32 : b[j-1];
+      int cur = aRow[j], best = prev + (ca!=cb);
+      if( aRow[j]+1<best ) best = aRow[j]+1;
+      if( aRow[j-1]+1<best ) best = aRow[j-1]+1;
+      aRow[j] = best;
+      prev = cur;
+    }
+  }
+  return aRow[nb];
+}
+
+/* Say on stderr that no op of trace id is named zTarget, with the three
+** closest names of its hot ops and gaps (a name containing the target, or
+** contained in it, first; then by edit distance). */
+static void noSuchOp(sqlite3_int64 id, const char *zTarget){
+  sqlite3_stmt *p = 0;
+  char *azBest[3] = {0, 0, 0};
+  int aScore[3] = {0, 0, 0}, k;
+  Buf b;
+  if( sqlite3_prepare_v2(g_db, "SELECT name FROM main.profsum_hot_ops WHERE trace_id=?1 UNION "
+                         "SELECT name FROM main.profsum_gaps WHERE trace_id=?1", -1, &p, 0)==SQLITE_OK ){
+    sqlite3_bind_int64(p, 1, id);
+    while( sqlite3_step(p)==SQLITE_ROW ){
+      const char *z = (const char*)sqlite3_column_text(p, 0);
+      int d;
+      if( z==0 ) continue;
+      d = nameDistance(zTarget, z);
+      if( strstr(z, zTarget) || strstr(zTarget, z) ) d -= 1000;
+      for(k=0; k<3; k++){
+        if( azBest[k]==0 || d<aScore[k] ){
+          int m;
+          free(azBest[2]);
+          for(m=2; m>k; m--){ azBest[m] = azBest[m-1]; aScore[m] = aScore[m-1]; }
+          azBest[k] = xstrdup(z); aScore[k] = d;
+          break;
+        }
+      }
+    }
+  }
+  sqlite3_finalize(p);
+  memset(&b, 0, sizeof(b));
+  for(k=0; k<3 && azBest[k]; k++){
+    bufPuts(&b, k ? ", " : "");
+    bufPuts(&b, azBest[k]);
+    free(azBest[k]);
+  }
+  errLine("profsum query: note: no op named '%s' in this profile; closest: %s", zTarget,
+          b.z ? b.z : "(the profile has no op names)");
+  free(b.z);
+}
+
+/* The notes on stderr for the answer zAns to question zQ about trace id:
+** a question no intent matched (the answer on stdout is then the
+** reference's fallback), and an op name the profile does not have. */
+static void queryNotes(sqlite3_int64 id, const char *zQ, const char *zAns){
+  int bAsked = 1;
+  char *zType, *zTarget, *zMiss;
+  if( profsumQueryKind(zQ, -1, &bAsked)==0 ) fail(EXIT_FAIL, "out of memory");
+  if( !bAsked ){
+    errLine("profsum query: note: the question matched none of the questions profsum "
+            "understands, so the answer is the reference's fallback (its optimization candidates). "
+            "It answers: top ops, compute vs communication, collective breakdown, the gap before "
+            "an op, the context of an op's gaps, hierarchical regions (profsum query --list). "
+            "Anything else is SQL: profsum sql DB \"SELECT * FROM profsum_advice\" "
+            "(or profsum_kpis, profsum_hot_ops, profsum_step_wall, trace_events)");
+  }
+  zType = sqlText("SELECT json_extract(?1, '$.query_type')", "t", zAns);
+  zTarget = sqlText("SELECT json_extract(?1, '$.target')", "t", zAns);
+  zMiss = sqlText("SELECT CASE json_extract(?1, '$.query_type') "
+                  "WHEN 'pre_op_gap' THEN json_type(?1, '$.match') = 'null' "
+                  "AND json_array_length(?1, '$.context') = 0 "
+                  "WHEN 'gap_region_context' THEN json_array_length(?1, '$.results') = 0 END", "t", zAns);
+  if( zTarget && zTarget[0] && zMiss && strcmp(zMiss, "1")==0 ) noSuchOp(id, zTarget);
+  free(zType);
+  free(zTarget);
+  free(zMiss);
+}
+
+/* Say on stderr when trace id's export looks capped (diagnostic
+** capped_export), so that a user reading only the summary knows that its
+** later steps are missing. */
+static void cappedNote(sqlite3_int64 id){
+  char *z = 0, *zErr = 0;
+  if( tableExists("profsum_agg_diagnostic") ){
+    z = sqlTextTry(&zErr, "SELECT detail FROM main.profsum_agg_diagnostic WHERE trace_id=?1 "
+                   "AND kind='capped_export' LIMIT 1", "i", id);
+  }
+  if( z ) errLine("profsum %s: warning: %s", g_zCmd, z);
+  free(z);
+  free(zErr);
+}
 
 /* profsum query: the JSON answer to --question about --summary (or
 ** --trace in --db), profsum_query_json; --list prints the kinds of
@@ -244,8 +358,11 @@ int cmdQuery(Opts *o){
   failBeforeDb(o);
   openDb(optStr(o, "db"));
   id = summaryArg(o, zOpts);
-  zAns = sqlText("SELECT profsum_query_json(?1, ?2, ?3)", "iti", id, zQ, (sqlite3_int64)k);
+  zAns = sqlText(optFlag(o, "advice") ? "SELECT profsum_query_json(?1, ?2, ?3, '{\"advice\": true}')"
+                 : "SELECT profsum_query_json(?1, ?2, ?3)", "iti", id, zQ, (sqlite3_int64)k);
   if( zAns==0 ) fail(EXIT_FAIL, "profsum_query_json returned nothing");
+  cappedNote(id);
+  queryNotes(id, zQ, zAns);
   emit(zAns, optStr(o, "output"));
   free(zAns);
   free(zOpts);

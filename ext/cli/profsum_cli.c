@@ -318,6 +318,7 @@ static const OptSpec REPORT_OPTS[] = {
   {"top-k", OPT_INT, "N", "rows per table (default 10)"},
   {"format", OPT_STR, "md|html", "markdown (default), or one self-contained HTML page with SVG charts"},
   {"kpis", OPT_FLAG, 0, "append profsum's KPI table to the markdown report (not in the reference's)"},
+  {"profsum", OPT_FLAG, 0, "append profsum's sections (wall-clock time, advice, ...) after the reference's"},
   KNOB_OPTS,
   {"output", OPT_PATH, "PATH", "write the report here and print PATH"},
   {0,0,0,0}
@@ -340,6 +341,7 @@ static const OptSpec QUERY_OPTS[] = {
   {"question", OPT_STR, "TEXT", "the question (see --list)"},
   {"top-k", OPT_INT, "N", "rows per answer (default 10)"},
   {"list", OPT_FLAG, 0, "list the kinds of questions understood, with examples"},
+  {"advice", OPT_FLAG, 0, "add profsum's advice and question_recognized to the answer (not in the reference's)"},
   KNOB_OPTS,
   {"output", OPT_PATH, "PATH", "write the answer JSON here and print PATH"},
   {0,0,0,0}
@@ -350,6 +352,7 @@ static const OptSpec COMPARE_OPTS[] = {
   {"after", OPT_PATH, "PATH", "after: a summary or trace file (or a label/id of --db)"},
   {"strict-provenance", OPT_FLAG, 0, "fail when the provenance checks fail"},
   {"top-k", OPT_INT, "N", "regressed/improved ops listed (default 10)"},
+  {"format", OPT_STR, "json|md|html", "json (default: the reference's), or profsum's comparison for people"},
   {"db", OPT_STR, "DB", "import into / read traces from this database"},
   KNOB_OPTS,
   {"output", OPT_PATH, "PATH", "write the comparison JSON here and print PATH"},

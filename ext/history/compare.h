@@ -93,4 +93,9 @@ JNode *profsumMakeRecord(const JNode *pBefore, const JNode *pAfter,
 */
 int profsumRegisterCompare(sqlite3 *db, char **pzErr);
 
+/* profsum_compare_json and profsum_track warn on stderr when before and
+** after have different source_format (compare_md.c); a program that says
+** so itself (the profsum command line) turns that off with bQuiet 1. */
+void profsumHistQuietSources(int bQuiet);
+
 #endif /* PROFSUM_COMPARE_H */

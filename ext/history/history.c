@@ -165,6 +165,7 @@ static int trackBody(sqlite3 *db, void *pArg, char **pzErr){
     j->zPretty = jDump(rec);
     if( j->zPretty==0 ) rc = SQLITE_NOMEM;
   }
+  if( rc==SQLITE_OK ) profsumHistWarnSources(db, HIST_SCHEMA, idB, idA, "profsum_track");
   jFree(rec);
   return rc;
 }

@@ -156,4 +156,16 @@ int profsumRegisterHistory(sqlite3 *db, char **pzErr);
 /* Register profsum_bundle (see profsumHistRegister). */
 int profsumRegisterBundle(sqlite3 *db, char **pzErr);
 
+/* ---------------------------------------------------------------------
+** The comparison for people (compare_md.c).
+*/
+
+/* Warn on stderr (prefixed with zFunc) when traces idB and idA of zSchema
+** have different source_format (unless profsumHistQuietSources(1)). */
+void profsumHistWarnSources(sqlite3 *db, const char *zSchema, sqlite3_int64 idB, sqlite3_int64 idA,
+                            const char *zFunc);
+
+/* Register profsum_compare_md (2, 3 and 4 arguments). */
+int profsumRegisterCompareMd(sqlite3 *db, char **pzErr);
+
 #endif /* PROFSUM_HISTORY_INT_H */

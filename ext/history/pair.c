@@ -143,6 +143,7 @@ static void compareJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
        : SQLITE_OK;
   if( rc==SQLITE_OK ) rc = profsumHistResolvePair(db, zSchema ? zSchema : HIST_SCHEMA, argv[0], argv[1], &idB, &idA, &zErr);
   if( rc==SQLITE_OK ) rc = buildPair(db, zSchema ? zSchema : HIST_SCHEMA, idB, idA, &pB, &pA, &zErr);
+  if( rc==SQLITE_OK ) profsumHistWarnSources(db, zSchema ? zSchema : HIST_SCHEMA, idB, idA, FN);
   sqlite3_free(zSchema);
   if( rc ){ profsumHistReportErr(ctx, FN, rc, zErr); sqlite3_free(zErr); return; }
   cmp = profsumCompareDocs(profsumDocRoot(pB), profsumDocRoot(pA), topK);
@@ -218,5 +219,6 @@ int profsumRegisterCompare(sqlite3 *db, char **pzErr){
   int rc = profsumHistRegister(db, aFunc, (int)(sizeof(aFunc)/sizeof(aFunc[0])), pzErr);
   if( rc==SQLITE_OK ) rc = profsumRegisterHistory(db, pzErr);
   if( rc==SQLITE_OK ) rc = profsumRegisterBundle(db, pzErr);
+  if( rc==SQLITE_OK ) rc = profsumRegisterCompareMd(db, pzErr);
   return rc;
 }

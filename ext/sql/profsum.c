@@ -23,6 +23,7 @@ SQLITE_EXTENSION_INIT1
 #include <stdarg.h>
 #include <zlib.h>
 #include "curl_lazy.h"
+#include "report_profsum.h"
 
 #ifndef PROFSUM_BUILD_FLAGS
 # define PROFSUM_BUILD_FLAGS "unknown"
@@ -137,6 +138,7 @@ static int (*const aRegister[])(sqlite3*, char**) = {
   profsumRegisterFind,       profsumRegisterImport,    profsumRegisterCatalog,
   profsumRegisterTrim,       profsumRegisterReportHtml, profsumRegisterSummaryDoc,
   profsumRegisterCompare,    profsumRegisterQuery,     profsumRegisterWandb,
+  profsumRegisterReportProfsum,
 };
 
 /* The W&B sources of profsum_import (net layer). */

@@ -27,6 +27,7 @@
 #include "profsum_int.h"
 #include "query.h"
 #include "summary_doc.h"
+#include "doc_int.h"
 #include "funcs.h"
 #include "jsontree.h"
 
@@ -871,31 +872,177 @@ JNode *profsumQueryDoc(const JNode *pDoc, const char *zQ, int nQ, int topK){
 /* SQL function                                                        */
 /* ================================================================== */
 
-/* profsum_query_json(trace, question [, top_k [, options_json]]) → the answer
-** JSON; options_json may name the "schema" (an attached database) to read. */
+/* See query.h. */
+const char *profsumQueryKind(const char *zQ, int nQ, int *pbAsked){
+  char *q;
+  int oom = 0;
+  const char *zKind;
+  *pbAsked = 1;
+  if( nQ<0 ) nQ = (int)strlen(zQ);
+  q = lowerOf(zQ, nQ, &oom);
+  if( q==0 ) return 0;
+#define HAS(s) (strstr(q, s)!=0)
+  /* the order of profsumQueryDoc's tests */
+  if( HAS("top") && HAS("op") ) zKind = "top_ops";
+  else if( (HAS("comm") || HAS("collective"))
+        && (HAS("compute") || HAS("dominating") || HAS("dominant") || HAS("worst")) ) zKind = "compute_vs_communication";
+  else if( HAS("collective") || HAS("communication") ) zKind = "collective_breakdown";
+  else if( HAS("gap") && HAS("before") ) zKind = "pre_op_gap";
+  else if( HAS("context") && (HAS("gap") || HAS("op") || HAS("copy")) ) zKind = "gap_region_context";
+  else if( HAS("region") || HAS("hierarch") ) zKind = "hierarchical_regions";
+  else if( HAS("memory-bound") || HAS("compute-bound") ) zKind = "bound_analysis";
+  else if( HAS("improve") || HAS("regress") || HAS("compare") ) zKind = "comparison_hint";
+  else{
+    zKind = "optimization_candidates";
+    /* the fallback answers any question; it is what was asked only when
+    ** the question is about what to do */
+    *pbAsked = HAS("next") || HAS("try") || HAS("candidate") || HAS("optimi") || HAS("suggest")
+            || HAS("recommend") || HAS("bottleneck") || HAS("advice") || HAS("advise")
+            || HAS("fix") || HAS("faster") || HAS("slow") || HAS("speed") || HAS("should");
+  }
+#undef HAS
+  sqlite3_free(q);
+  return zKind;
+}
+
+/* The rows of profsum_advice of trace id in zSchema as a JSON array (an
+** empty one in a database made before the view); 0 with *pzErr on error,
+** 0 without when out of memory. */
+static JNode *adviceRows(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char **pzErr){
+  static const char *const azCol[] = {"rank", "advice_id", "source", "kpi", "title", "evidence",
+                                      "fixes", "time_at_stake_us", "share_of_step"};
+  sqlite3_stmt *p = 0;
+  JNode *a = jArr();
+  char *zSql = sqlite3_mprintf("SELECT rank, advice_id, source, kpi, title, evidence, fixes, "
+                               "time_at_stake_us, share_of_step FROM \"%w\".profsum_advice "
+                               "WHERE trace_id=?1 ORDER BY rank", zSchema);
+  int rc;
+  if( a==0 || zSql==0 ){ jFree(a); sqlite3_free(zSql); return 0; }
+  rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
+  sqlite3_free(zSql);
+  if( rc ){
+    if( profsumDocNoSuchTable(db, rc) ) return a;
+    if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    jFree(a);
+    return 0;
+  }
+  sqlite3_bind_int64(p, 1, id);
+  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
+    JNode *o = jObj();
+    int c;
+    for(c=0; o && c<9; c++){
+      int t = sqlite3_column_type(p, c);
+      JNode *v;
+      if( t==SQLITE_NULL ) v = jNull();
+      else if( c==5 || c==6 ) v = jParse((const char*)sqlite3_column_text(p, c), -1, 0);
+      else if( t==SQLITE_INTEGER ) v = jInt(sqlite3_column_int64(p, c));
+      else if( t==SQLITE_FLOAT ) v = jReal(sqlite3_column_double(p, c));
+      else v = jStr((const char*)sqlite3_column_text(p, c), -1);
+      jSet(o, azCol[c], v ? v : jNull());
+    }
+    jPush(a, o);
+  }
+  if( rc!=SQLITE_DONE ){
+    if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    jFree(a);
+    a = 0;
+  }
+  sqlite3_finalize(p);
+  if( a && jOom(a) ){ jFree(a); return 0; }
+  return a;
+}
+
+/* The document of trace pTrace in zSchema with its stored knobs; on error
+** the error is set on ctx. */
+static int queryDoc(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrace,
+                    const char *zSchema, ProfsumDoc **ppDoc, sqlite3_int64 *pId){
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  ProfsumKnobs k;
+  char *zErr = 0;
+  int rc = profsumResolveTrace(db, zSchema, pTrace, pId, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumTraceKnobs(db, zSchema, *pId, &k, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumDocBuild(db, zSchema, *pId, &k, ppDoc, &zErr);
+  if( rc ){
+    if( rc==SQLITE_NOMEM && zErr==0 ) sqlite3_result_error_nomem(ctx);
+    else profsumCtxErr(ctx, "%s: %s", zFunc, zErr ? zErr : sqlite3_errstr(rc));
+  }
+  sqlite3_free(zErr);
+  return rc;
+}
+
+/* profsum_query_json(trace, question [, top_k | options_json [, options_json]])
+** → the answer JSON.  options_json may name the "schema" (an attached
+** database to read) and "advice": true, which adds profsum's own members
+** (never in the reference's answer): "question_recognized" (false when the
+** question matched no intent and the answer is the fallback) and
+** "profsum_advice" (the rows of profsum_advice). */
 static void queryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char *FN = "profsum_query_json";
+  static const char *const azBool[] = {"advice", 0};
   sqlite3_int64 id, topK = PROFSUM_QUERY_TOP_K;
   ProfsumDoc *d = 0;
   JNode *ans;
-  char *z, *zSchema = 0;
-  if( argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL ){
-    if( sqlite3_value_numeric_type(argv[2])!=SQLITE_INTEGER || sqlite3_value_int64(argv[2])<0 ){
-      profsumCtxErr(ctx, "%s: top_k must be a non-negative integer", FN);
-      return;
+  sqlite3_value *pOpts = 0;
+  char *z, *zSchema = 0, *zErr = 0;
+  int bAdvice = 0;
+  if( argc==3 && sqlite3_value_type(argv[2])==SQLITE_TEXT
+   && sqlite3_value_numeric_type(argv[2])==SQLITE_TEXT
+   && strspn((const char*)sqlite3_value_text(argv[2]), " \t\r\n")
+      < (size_t)sqlite3_value_bytes(argv[2])
+   && ((const char*)sqlite3_value_text(argv[2]))[strspn((const char*)sqlite3_value_text(argv[2]), " \t\r\n")]=='{' ){
+    pOpts = argv[2];                      /* (trace, question, options_json) */
+  }else{
+    if( argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL ){
+      if( sqlite3_value_numeric_type(argv[2])!=SQLITE_INTEGER || sqlite3_value_int64(argv[2])<0 ){
+        profsumCtxErr(ctx, "%s: top_k must be a non-negative integer", FN);
+        return;
+      }
+      topK = sqlite3_value_int64(argv[2]);
+      if( topK>1000000 ) topK = 1000000;
     }
-    topK = sqlite3_value_int64(argv[2]);
-    if( topK>1000000 ) topK = 1000000;
+    if( argc>3 ) pOpts = argv[3];
   }
   if( sqlite3_value_type(argv[1])!=SQLITE_TEXT ){   /* a number would answer as "anything else" */
     profsumCtxErr(ctx, "%s: the question must be text", FN);
     return;
   }
-  if( profsumDocForCall(ctx, FN, argv[0], argc>3 ? argv[3] : 0, &d, &id, &zSchema) ) return;
-  sqlite3_free(zSchema);
+  if( pOpts && sqlite3_value_type(pOpts)!=SQLITE_NULL ){
+    int rc = profsumSchemaOption(sqlite3_context_db_handle(ctx), (const char*)sqlite3_value_text(pOpts),
+                                 azBool, &bAdvice, &zSchema, &zErr);
+    if( rc ){
+      if( zErr ) profsumCtxErr(ctx, "%s: %s", FN, zErr);
+      else sqlite3_result_error_nomem(ctx);
+      sqlite3_free(zErr);
+      return;
+    }
+  }
+  if( queryDoc(ctx, FN, argv[0], zSchema ? zSchema : "main", &d, &id) ){
+    sqlite3_free(zSchema);
+    return;
+  }
   ans = profsumQueryDoc(profsumDocRoot(d), (const char*)sqlite3_value_text(argv[1]),
                         sqlite3_value_bytes(argv[1]), (int)topK);
   profsumDocFree(d);
+  if( ans && bAdvice ){
+    int bAsked;
+    JNode *a;
+    if( profsumQueryKind((const char*)sqlite3_value_text(argv[1]), sqlite3_value_bytes(argv[1]), &bAsked)==0 ){
+      jFree(ans);
+      ans = 0;
+    }else{
+      jSet(ans, "question_recognized", jBool(bAsked));
+      a = adviceRows(sqlite3_context_db_handle(ctx), zSchema ? zSchema : "main", id, &zErr);
+      if( a==0 ){
+        jFree(ans);
+        sqlite3_free(zSchema);
+        if( zErr ){ profsumCtxErr(ctx, "%s: %s", FN, zErr); sqlite3_free(zErr); }
+        else sqlite3_result_error_nomem(ctx);
+        return;
+      }
+      jSet(ans, "profsum_advice", a);
+    }
+  }
+  sqlite3_free(zSchema);
   z = ans ? jDump(ans) : 0;
   jFree(ans);
   if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }

@@ -25,6 +25,15 @@
 */
 JNode *profsumQueryDoc(const JNode *pDoc, const char *zQ, int nQ, int topK);
 
+/*
+** The intent (query_type) profsumQueryDoc answers question zQ with (nQ
+** bytes, or up to the NUL when nQ < 0), or 0 when out of memory.
+** *pbAsked is 0 when the question matched no intent and the answer is only
+** the fallback (the optimization candidates) for a question not about what
+** to do next: the caller may say that it was not understood.
+*/
+const char *profsumQueryKind(const char *zQ, int nQ, int *pbAsked);
+
 /* Register profsum_query_json(trace, question [, top_k]). */
 int profsumRegisterQuery(sqlite3 *db, char **pzErr);
 

@@ -97,15 +97,10 @@ static int nTop(const JNode *arr, int topK){
   return n;
 }
 
-char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
-  const JNode *d = profsumDocRoot(pDoc);
+/* The title, Run Metadata and Trace Provenance. */
+static void mdHead(sqlite3_str *s, const JNode *d){
   const JNode *rm = jGet(d, "run_metadata"), *pv = jGet(d, "trace_provenance");
-  const JNode *ov = jGet(d, "trace_overview"), *st = jGet(d, "step_time");
-  const JNode *tb = jGet(d, "time_breakdown");
-  sqlite3_str *s = sqlite3_str_new(0);
-  char *z;
   int i, n;
-
   sqlite3_str_appendf(s, "# Profile Report (%s)\n\n", str(d, "schema_version", "profile_summary.v1"));
 
   sqlite3_str_appendall(s, "## Run Metadata\n- Run: "); ticked(s, rm, "run_path");
@@ -134,7 +129,12 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
     if( sqlite3_str_length(s)==n0 ) sqlite3_str_appendall(s, "unknown");
   }
   sqlite3_str_appendall(s, "`\n\n");
+}
 
+/* Trace Overview with its quality warnings. */
+static void mdOverview(sqlite3_str *s, const JNode *d){
+  const JNode *ov = jGet(d, "trace_overview");
+  int i;
   sqlite3_str_appendf(s, "## Trace Overview\n- Complete events: `%lld`\n- Total events: `%lld`\n"
       "- Processes: `%lld`\n- Threads: `%lld`\n- Suspected truncation: `%s`\n",
       (long long)ival(ov, "num_complete_events"), (long long)ival(ov, "num_events_total"),
@@ -151,7 +151,12 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
     }
   }
   sqlite3_str_appendall(s, "\n");
+}
 
+/* Step Time (Steady State) and Step Classes. */
+static void mdSteps(sqlite3_str *s, const JNode *d){
+  const JNode *st = jGet(d, "step_time");
+  int i;
   {
     const JNode *ss = jGet(st, "steady_state_steps");
     sqlite3_str_appendf(s, "## Step Time (Steady State)\n- Steps counted: `%lld`\n- Median: `",
@@ -181,252 +186,290 @@ char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
       sqlite3_str_appendall(s, "\n");
     }
   }
+}
 
-  {
-    static const char *azCat[5][2] = {{"Compute","compute"},{"Communication","communication"},
-      {"Host","host"},{"Stall","stall"},{"Other","other"}};
-    sqlite3_str_appendf(s, "## Time Breakdown (`%s`)\n| Category | Duration | Share |\n|---|---:|---:|\n",
-                        str(tb, "duration_basis", ""));
-    for(i=0; i<5; i++){
-      const JNode *c = jGet(tb, azCat[i][1]);
-      sqlite3_str_appendf(s, "| %s | ", azCat[i][0]);
-      fmt3(s, jGet(c, "total_duration")); sqlite3_str_appendall(s, " | ");
-      pct2(s, jGet(c, "share_of_total")); sqlite3_str_appendall(s, " |\n");
-    }
-    sqlite3_str_appendall(s, "\n");
+/* Time Breakdown. */
+static void mdBreakdown(sqlite3_str *s, const JNode *d){
+  const JNode *tb = jGet(d, "time_breakdown");
+  int i;
+  static const char *azCat[5][2] = {{"Compute","compute"},{"Communication","communication"},
+    {"Host","host"},{"Stall","stall"},{"Other","other"}};
+  sqlite3_str_appendf(s, "## Time Breakdown (`%s`)\n| Category | Duration | Share |\n|---|---:|---:|\n",
+                      str(tb, "duration_basis", ""));
+  for(i=0; i<5; i++){
+    const JNode *c = jGet(tb, azCat[i][1]);
+    sqlite3_str_appendf(s, "| %s | ", azCat[i][0]);
+    fmt3(s, jGet(c, "total_duration")); sqlite3_str_appendall(s, " | ");
+    pct2(s, jGet(c, "share_of_total")); sqlite3_str_appendall(s, " |\n");
   }
+  sqlite3_str_appendall(s, "\n");
+}
 
-  {
-    const JNode *rg = jGet(d, "hierarchical_regions");
-    double fallback = 0.0;
-    int k;
-    sqlite3_str_appendall(s, "## Hierarchical Regions\n| Region Path | Depth | Count | Inclusive | "
-        "Inclusive % | Exclusive | Exclusive % |\n|---|---:|---:|---:|---:|---:|---:|\n");
+/* Hierarchical Regions (topK rows). */
+static void mdRegions(sqlite3_str *s, const JNode *d, int topK){
+  int i, n;
+  const JNode *rg = jGet(d, "hierarchical_regions");
+  double fallback = 0.0;
+  int k;
+  sqlite3_str_appendall(s, "## Hierarchical Regions\n| Region Path | Depth | Count | Inclusive | "
+      "Inclusive % | Exclusive | Exclusive % |\n|---|---:|---:|---:|---:|---:|---:|\n");
+  for(k=0; rg && k<rg->nChild; k++){
+    const JNode *r = jAt(rg, k);
+    if( ival(r, "depth")==1 ){ double t = jNum(jGet(r, "inclusive_duration")); if( t<0 ) t = 0; if( t>fallback ) fallback = t; }
+  }
+  n = nTop(rg, topK);
+  for(i=0; i<n; i++){
+    const JNode *r = jAt(rg, i);
+    const char *zPath = str(r, "path", "");
+    const char *zSep = strstr(zPath, "=>");
+    int nRoot = zSep ? (int)(zSep - zPath) : (int)strlen(zPath);
+    double tot = fallback;
+    int found = 0;
     for(k=0; rg && k<rg->nChild; k++){
-      const JNode *r = jAt(rg, k);
-      if( ival(r, "depth")==1 ){ double t = jNum(jGet(r, "inclusive_duration")); if( t<0 ) t = 0; if( t>fallback ) fallback = t; }
-    }
-    n = nTop(rg, topK);
-    for(i=0; i<n; i++){
-      const JNode *r = jAt(rg, i);
-      const char *zPath = str(r, "path", "");
-      const char *zSep = strstr(zPath, "=>");
-      int nRoot = zSep ? (int)(zSep - zPath) : (int)strlen(zPath);
-      double tot = fallback;
-      int found = 0;
-      for(k=0; rg && k<rg->nChild; k++){
-        const JNode *q = jAt(rg, k);
-        const char *zq = str(q, "path", "");
-        if( ival(q, "depth")==1 && (int)strlen(zq)==nRoot && memcmp(zq, zPath, (size_t)nRoot)==0 ){
-          /* the last depth-1 entry with that path wins, as in a dict */
-          double t = jNum(jGet(q, "inclusive_duration"));
-          tot = t<0 ? 0 : t;
-          found = 1;
-        }
+      const JNode *q = jAt(rg, k);
+      const char *zq = str(q, "path", "");
+      if( ival(q, "depth")==1 && (int)strlen(zq)==nRoot && memcmp(zq, zPath, (size_t)nRoot)==0 ){
+        /* the last depth-1 entry with that path wins, as in a dict */
+        double t = jNum(jGet(q, "inclusive_duration"));
+        tot = t<0 ? 0 : t;
+        found = 1;
       }
-      (void)found;
-      sqlite3_str_appendf(s, "| `%s` | %lld | %lld | ", zPath, (long long)ival(r, "depth"), (long long)ival(r, "count"));
-      fmt3(s, jGet(r, "inclusive_duration")); sqlite3_str_appendall(s, " | ");
-      pct2d(s, tot>0 ? jNum(jGet(r, "inclusive_duration"))/tot : 0.0); sqlite3_str_appendall(s, " | ");
-      fmt3(s, jGet(r, "exclusive_duration")); sqlite3_str_appendall(s, " | ");
-      pct2d(s, tot>0 ? jNum(jGet(r, "exclusive_duration"))/tot : 0.0); sqlite3_str_appendall(s, " |\n");
     }
-    sqlite3_str_appendall(s, "\n");
+    (void)found;
+    sqlite3_str_appendf(s, "| `%s` | %lld | %lld | ", zPath, (long long)ival(r, "depth"), (long long)ival(r, "count"));
+    fmt3(s, jGet(r, "inclusive_duration")); sqlite3_str_appendall(s, " | ");
+    pct2d(s, tot>0 ? jNum(jGet(r, "inclusive_duration"))/tot : 0.0); sqlite3_str_appendall(s, " | ");
+    fmt3(s, jGet(r, "exclusive_duration")); sqlite3_str_appendall(s, " | ");
+    pct2d(s, tot>0 ? jNum(jGet(r, "exclusive_duration"))/tot : 0.0); sqlite3_str_appendall(s, " |\n");
   }
+  sqlite3_str_appendall(s, "\n");
+}
 
-  {
-    const JNode *ho = jGet(d, "hot_ops");
-    sqlite3_str_appendall(s, "## Top Ops\n| Op | Canonical | Category | Count | Exclusive | Avg | "
-        "Shape Signature | HLO/TF Path |\n|---|---|---|---:|---:|---:|---|---|\n");
-    n = nTop(ho, topK);
-    for(i=0; i<n; i++){
-      const JNode *h = jAt(ho, i);
-      const char *zCanon = str(h, "canonical_name", 0);
-      sqlite3_str_appendall(s, "| "); code(s, str(h, "name", ""));
+/* Top Ops (topK rows); SQLITE_NOMEM when out of memory. */
+static int mdTopOps(sqlite3_str *s, const JNode *d, int topK){
+  int i, n;
+  const JNode *ho = jGet(d, "hot_ops");
+  sqlite3_str_appendall(s, "## Top Ops\n| Op | Canonical | Category | Count | Exclusive | Avg | "
+      "Shape Signature | HLO/TF Path |\n|---|---|---|---:|---:|---:|---|---|\n");
+  n = nTop(ho, topK);
+  for(i=0; i<n; i++){
+    const JNode *h = jAt(ho, i);
+    const char *zCanon = str(h, "canonical_name", 0);
+    sqlite3_str_appendall(s, "| "); code(s, str(h, "name", ""));
+    sqlite3_str_appendall(s, " | ");
+    if( zCanon ){
+      code(s, zCanon);
+    }else{
+      /* missing or empty: recomputed from the name, as the reader does */
+      const char *zName = str(h, "name", "");
+      ProfsumSlice c = profsumCanonicalOp(zName, (int)strlen(zName));
+      char *zC = sqlite3_mprintf("%.*s", c.z ? c.n : 0, c.z ? c.z : "");
+      if( zC==0 ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
+      code(s, zC);
+      sqlite3_free(zC);
+    }
+    sqlite3_str_appendf(s, " | %s | %lld | ", str(h, "category", ""), (long long)ival(h, "count"));
+    fmt3(s, jGet(h, "exclusive_duration")); sqlite3_str_appendall(s, " | ");
+    fmt3(s, jGet(h, "avg_duration")); sqlite3_str_appendall(s, " | ");
+    code(s, str(h, "shape_signature", "n/a")); sqlite3_str_appendall(s, " | ");
+    code(s, str(h, "tf_op_path", "n/a")); sqlite3_str_appendall(s, " |\n");
+  }
+  sqlite3_str_appendall(s, "\n");
+  return SQLITE_OK;
+}
+
+/* Semantic Families (topK rows). */
+static void mdFamilies(sqlite3_str *s, const JNode *d, int topK){
+  int i, n;
+  const JNode *fa = jGet(d, "semantic_families");
+  sqlite3_str_appendall(s, "## Semantic Families\n_Note: FLOP proxy metrics are relative scaling "
+      "heuristics from trace shapes, not hardware MFU._\n| Family | Count | Exclusive | Share | "
+      "Avg Exclusive | FLOP Proxy Total | FLOP Proxy/s | Example Op |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---|\n");
+  n = nTop(fa, topK);
+  for(i=0; i<n; i++){
+    /* legacy keys of older files (summary-v1 §3.2): work_proxy_total,
+    ** normalized_exclusive_per_work */
+    const JNode *f = jAt(fa, i);
+    const JNode *tp = jGetOr(f, "time_per_flop_proxy", "normalized_exclusive_per_work");
+    const JNode *fl = jGetOr(f, "flop_proxy_total", "work_proxy_total");
+    sqlite3_str_appendf(s, "| `%s` | %lld | ", str(f, "family", ""), (long long)ival(f, "count"));
+    fmt3(s, jGet(f, "exclusive_duration")); sqlite3_str_appendall(s, " | ");
+    pct2(s, jGet(f, "share_of_total")); sqlite3_str_appendall(s, " | ");
+    fmt3(s, jGet(f, "avg_exclusive_duration")); sqlite3_str_appendall(s, " | ");
+    fmt3(s, fl); sqlite3_str_appendall(s, " | ");
+    if( tp && (tp->type==JT_REAL || tp->type==JT_INT) && jNum(tp)>0 ) profsumStrAppendPy(s, "%.3e", 1.0/jNum(tp));
+    else sqlite3_str_appendall(s, "n/a");
+    /* f"`{family.example_op or 'n/a'}`" */
+    sqlite3_str_appendf(s, " | `%s` |\n", str(f, "example_op", "n/a"));
+  }
+  sqlite3_str_appendall(s, "\n");
+}
+
+/* Communication Collectives (topK rows). */
+static void mdCollectives(sqlite3_str *s, const JNode *d, int topK){
+  int i, n;
+  const JNode *co = jGet(d, "communication_ops");
+  sqlite3_str_appendall(s, "## Communication Collectives\n| Collective | Count | Exclusive | Avg |\n|---|---:|---:|---:|\n");
+  n = nTop(co, topK);
+  for(i=0; i<n; i++){
+    const JNode *c = jAt(co, i);
+    sqlite3_str_appendf(s, "| %s | %lld | ", str(c, "collective", ""), (long long)ival(c, "count"));
+    fmt3(s, jGet(c, "total_duration")); sqlite3_str_appendall(s, " | ");
+    fmt3(s, jGet(c, "avg_duration")); sqlite3_str_appendall(s, " |\n");
+  }
+  sqlite3_str_appendall(s, "\n");
+}
+
+/* Pre-Op Gaps (topK rows). */
+static void mdGaps(sqlite3_str *s, const JNode *d, int topK){
+  int i, n;
+  const JNode *ga = jGet(d, "gap_before_ops");
+  sqlite3_str_appendall(s, "## Pre-Op Gaps\n| Payload Op | Marker Op | Count | Total Gap | Max Gap | "
+      "Avg Gap |\n|---|---|---:|---:|---:|---:|\n");
+  n = nTop(ga, topK);
+  for(i=0; i<n; i++){
+    const JNode *g = jAt(ga, i);
+    const char *zP = str(g, "payload_op", str(g, "name", ""));
+    sqlite3_str_appendall(s, "| "); code(s, zP);
+    /* the reader's marker_op (or the name), else the payload */
+    sqlite3_str_appendall(s, " | "); code(s, str(g, "marker_op", str(g, "name", zP)));
+    sqlite3_str_appendf(s, " | %lld | ", (long long)ival(g, "count"));
+    fmt3(s, jGet(g, "total_gap_duration")); sqlite3_str_appendall(s, " | ");
+    fmt3(s, jGet(g, "max_gap_duration")); sqlite3_str_appendall(s, " | ");
+    fmt3(s, jGet(g, "avg_gap_duration")); sqlite3_str_appendall(s, " |\n");
+  }
+  sqlite3_str_appendall(s, "\n");
+}
+
+/* Gap Context (Region-First), the contexts regrouped by region path (topK
+** rows); SQLITE_NOMEM when out of memory. */
+static int mdGapContext(sqlite3_str *s, const JNode *d, int topK){
+  int n;
+  /* Regroup contexts by region path. */
+  const JNode *cx = jGet(d, "gap_region_contexts");
+  JNode *groups = jObj();   /* path → {count, total, ops: {name: count}} (insertion order) */
+  int k, nG, bOom = 0;      /* out of memory: no report (not one without these rows) */
+  JNode **a;
+  sqlite3_str_appendall(s, "## Gap Context (Region-First)\n| Region Path | Count | Total Gap | Avg Gap | "
+      "Top Payload Ops |\n|---|---:|---:|---:|---|\n");
+  for(k=0; cx && k<cx->nChild; k++){
+    const JNode *c = jAt(cx, k);
+    const char *zPath = str(c, "region_path", "");
+    const char *zOp = str(c, "op_name", "");
+    JNode *g = jGet(groups, zPath), *ops, *oc;
+    if( g==0 ){
+      g = jObj();
+      jSet(g, "count", jInt(0)); jSet(g, "total", jReal(0.0)); jSet(g, "ops", jObj());
+      jSet(groups, zPath, g);
+      g = jGet(groups, zPath);
+      if( g==0 ){ bOom = 1; break; }
+    }
+    {
+      JNode *gc = jGet(g, "count"), *gt = jGet(g, "total");
+      if( gc==0 || gt==0 ){ bOom = 1; break; }   /* out of memory */
+      gc->i = satAdd(gc->i, ival(c, "count"));
+      gt->r += jNum(jGet(c, "total_gap_duration"));
+    }
+    ops = jGet(g, "ops");
+    if( ops==0 ){ bOom = 1; break; }
+    oc = jGet(ops, zOp);
+    if( oc ) oc->i = satAdd(oc->i, ival(c, "count")); else jSet(ops, zOp, jInt(ival(c, "count")));
+  }
+  nG = groups ? groups->nChild : 0;
+  a = sqlite3_malloc64(sizeof(JNode*)*(sqlite3_uint64)(nG+1));
+  if( a==0 || jOom(groups) ) bOom = 1;
+  if( !bOom ){
+    for(k=0; k<nG; k++) a[k] = groups->a[k];
+    /* stable insertion sort: total desc, path asc */
+    for(k=1; k<nG; k++){
+      JNode *x = a[k]; int j = k-1;
+      while( j>=0 && (jGet(a[j], "total")->r < jGet(x, "total")->r
+             || (jGet(a[j], "total")->r == jGet(x, "total")->r && strcmp(a[j]->zKey, x->zKey)>0)) ){
+        a[j+1] = a[j]; j--;
+      }
+      a[j+1] = x;
+    }
+    n = nG;
+    if( topK<0 ){ n += topK; if( n<0 ) n = 0; } else if( topK<n ) n = topK;
+    for(k=0; k<n; k++){
+      JNode *g = a[k], *ops = jGet(g, "ops");
+      sqlite3_int64 cnt = jGet(g, "count")->i;
+      double tot = jGet(g, "total")->r;
+      int m, shown = 0;
+      sqlite3_str_appendall(s, "| "); code(s, g->zKey);
+      profsumStrAppendPy(s, " | %lld | %.3f | ", (long long)cnt, tot);
+      if( cnt ) profsumStrAppendPy(s, "%.3f", tot/(double)cnt); else sqlite3_str_appendall(s, "0.000");
       sqlite3_str_appendall(s, " | ");
-      if( zCanon ){
-        code(s, zCanon);
-      }else{
-        /* missing or empty: recomputed from the name, as the reader does */
-        const char *zName = str(h, "name", "");
-        ProfsumSlice c = profsumCanonicalOp(zName, (int)strlen(zName));
-        char *zC = sqlite3_mprintf("%.*s", c.z ? c.n : 0, c.z ? c.z : "");
-        if( zC==0 ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
-        code(s, zC);
-        sqlite3_free(zC);
-      }
-      sqlite3_str_appendf(s, " | %s | %lld | ", str(h, "category", ""), (long long)ival(h, "count"));
-      fmt3(s, jGet(h, "exclusive_duration")); sqlite3_str_appendall(s, " | ");
-      fmt3(s, jGet(h, "avg_duration")); sqlite3_str_appendall(s, " | ");
-      code(s, str(h, "shape_signature", "n/a")); sqlite3_str_appendall(s, " | ");
-      code(s, str(h, "tf_op_path", "n/a")); sqlite3_str_appendall(s, " |\n");
-    }
-    sqlite3_str_appendall(s, "\n");
-  }
-
-  {
-    const JNode *fa = jGet(d, "semantic_families");
-    sqlite3_str_appendall(s, "## Semantic Families\n_Note: FLOP proxy metrics are relative scaling "
-        "heuristics from trace shapes, not hardware MFU._\n| Family | Count | Exclusive | Share | "
-        "Avg Exclusive | FLOP Proxy Total | FLOP Proxy/s | Example Op |\n"
-        "|---|---:|---:|---:|---:|---:|---:|---|\n");
-    n = nTop(fa, topK);
-    for(i=0; i<n; i++){
-      /* legacy keys of older files (summary-v1 §3.2): work_proxy_total,
-      ** normalized_exclusive_per_work */
-      const JNode *f = jAt(fa, i);
-      const JNode *tp = jGetOr(f, "time_per_flop_proxy", "normalized_exclusive_per_work");
-      const JNode *fl = jGetOr(f, "flop_proxy_total", "work_proxy_total");
-      sqlite3_str_appendf(s, "| `%s` | %lld | ", str(f, "family", ""), (long long)ival(f, "count"));
-      fmt3(s, jGet(f, "exclusive_duration")); sqlite3_str_appendall(s, " | ");
-      pct2(s, jGet(f, "share_of_total")); sqlite3_str_appendall(s, " | ");
-      fmt3(s, jGet(f, "avg_exclusive_duration")); sqlite3_str_appendall(s, " | ");
-      fmt3(s, fl); sqlite3_str_appendall(s, " | ");
-      if( tp && (tp->type==JT_REAL || tp->type==JT_INT) && jNum(tp)>0 ) profsumStrAppendPy(s, "%.3e", 1.0/jNum(tp));
-      else sqlite3_str_appendall(s, "n/a");
-      /* f"`{family.example_op or 'n/a'}`" */
-      sqlite3_str_appendf(s, " | `%s` |\n", str(f, "example_op", "n/a"));
-    }
-    sqlite3_str_appendall(s, "\n");
-  }
-
-  {
-    const JNode *co = jGet(d, "communication_ops");
-    sqlite3_str_appendall(s, "## Communication Collectives\n| Collective | Count | Exclusive | Avg |\n|---|---:|---:|---:|\n");
-    n = nTop(co, topK);
-    for(i=0; i<n; i++){
-      const JNode *c = jAt(co, i);
-      sqlite3_str_appendf(s, "| %s | %lld | ", str(c, "collective", ""), (long long)ival(c, "count"));
-      fmt3(s, jGet(c, "total_duration")); sqlite3_str_appendall(s, " | ");
-      fmt3(s, jGet(c, "avg_duration")); sqlite3_str_appendall(s, " |\n");
-    }
-    sqlite3_str_appendall(s, "\n");
-  }
-
-  {
-    const JNode *ga = jGet(d, "gap_before_ops");
-    sqlite3_str_appendall(s, "## Pre-Op Gaps\n| Payload Op | Marker Op | Count | Total Gap | Max Gap | "
-        "Avg Gap |\n|---|---|---:|---:|---:|---:|\n");
-    n = nTop(ga, topK);
-    for(i=0; i<n; i++){
-      const JNode *g = jAt(ga, i);
-      const char *zP = str(g, "payload_op", str(g, "name", ""));
-      sqlite3_str_appendall(s, "| "); code(s, zP);
-      /* the reader's marker_op (or the name), else the payload */
-      sqlite3_str_appendall(s, " | "); code(s, str(g, "marker_op", str(g, "name", zP)));
-      sqlite3_str_appendf(s, " | %lld | ", (long long)ival(g, "count"));
-      fmt3(s, jGet(g, "total_gap_duration")); sqlite3_str_appendall(s, " | ");
-      fmt3(s, jGet(g, "max_gap_duration")); sqlite3_str_appendall(s, " | ");
-      fmt3(s, jGet(g, "avg_gap_duration")); sqlite3_str_appendall(s, " |\n");
-    }
-    sqlite3_str_appendall(s, "\n");
-  }
-
-  {
-    /* Regroup contexts by region path. */
-    const JNode *cx = jGet(d, "gap_region_contexts");
-    JNode *groups = jObj();   /* path → {count, total, ops: {name: count}} (insertion order) */
-    int k, nG, bOom = 0;      /* out of memory: no report (not one without these rows) */
-    JNode **a;
-    sqlite3_str_appendall(s, "## Gap Context (Region-First)\n| Region Path | Count | Total Gap | Avg Gap | "
-        "Top Payload Ops |\n|---|---:|---:|---:|---|\n");
-    for(k=0; cx && k<cx->nChild; k++){
-      const JNode *c = jAt(cx, k);
-      const char *zPath = str(c, "region_path", "");
-      const char *zOp = str(c, "op_name", "");
-      JNode *g = jGet(groups, zPath), *ops, *oc;
-      if( g==0 ){
-        g = jObj();
-        jSet(g, "count", jInt(0)); jSet(g, "total", jReal(0.0)); jSet(g, "ops", jObj());
-        jSet(groups, zPath, g);
-        g = jGet(groups, zPath);
-        if( g==0 ){ bOom = 1; break; }
-      }
+      /* up to 3 most common op names, ties first seen */
       {
-        JNode *gc = jGet(g, "count"), *gt = jGet(g, "total");
-        if( gc==0 || gt==0 ){ bOom = 1; break; }   /* out of memory */
-        gc->i = satAdd(gc->i, ival(c, "count"));
-        gt->r += jNum(jGet(c, "total_gap_duration"));
-      }
-      ops = jGet(g, "ops");
-      if( ops==0 ){ bOom = 1; break; }
-      oc = jGet(ops, zOp);
-      if( oc ) oc->i = satAdd(oc->i, ival(c, "count")); else jSet(ops, zOp, jInt(ival(c, "count")));
-    }
-    nG = groups ? groups->nChild : 0;
-    a = sqlite3_malloc64(sizeof(JNode*)*(sqlite3_uint64)(nG+1));
-    if( a==0 || jOom(groups) ) bOom = 1;
-    if( !bOom ){
-      for(k=0; k<nG; k++) a[k] = groups->a[k];
-      /* stable insertion sort: total desc, path asc */
-      for(k=1; k<nG; k++){
-        JNode *x = a[k]; int j = k-1;
-        while( j>=0 && (jGet(a[j], "total")->r < jGet(x, "total")->r
-               || (jGet(a[j], "total")->r == jGet(x, "total")->r && strcmp(a[j]->zKey, x->zKey)>0)) ){
-          a[j+1] = a[j]; j--;
-        }
-        a[j+1] = x;
-      }
-      n = nG;
-      if( topK<0 ){ n += topK; if( n<0 ) n = 0; } else if( topK<n ) n = topK;
-      for(k=0; k<n; k++){
-        JNode *g = a[k], *ops = jGet(g, "ops");
-        sqlite3_int64 cnt = jGet(g, "count")->i;
-        double tot = jGet(g, "total")->r;
-        int m, shown = 0;
-        sqlite3_str_appendall(s, "| "); code(s, g->zKey);
-        profsumStrAppendPy(s, " | %lld | %.3f | ", (long long)cnt, tot);
-        if( cnt ) profsumStrAppendPy(s, "%.3f", tot/(double)cnt); else sqlite3_str_appendall(s, "0.000");
-        sqlite3_str_appendall(s, " | ");
-        /* up to 3 most common op names, ties first seen */
-        {
-          int used[3] = {-1,-1,-1};
-          for(shown=0; shown<3; shown++){
-            int best = -1;
-            for(m=0; m<ops->nChild; m++){
-              if( m==used[0] || m==used[1] || m==used[2] ) continue;
-              if( best<0 || ops->a[m]->i > ops->a[best]->i ) best = m;
-            }
-            if( best<0 ) break;
-            used[shown] = best;
+        int used[3] = {-1,-1,-1};
+        for(shown=0; shown<3; shown++){
+          int best = -1;
+          for(m=0; m<ops->nChild; m++){
+            if( m==used[0] || m==used[1] || m==used[2] ) continue;
+            if( best<0 || ops->a[m]->i > ops->a[best]->i ) best = m;
           }
-          if( shown==0 ){
-            code(s, "n/a");
-          }else{
-            sqlite3_str *t = sqlite3_str_new(0);
-            char *zt;
-            for(m=0; m<shown; m++){
-              if( m ) sqlite3_str_appendall(t, ", ");
-              sqlite3_str_appendall(t, ops->a[used[m]]->zKey);
-            }
-            zt = sqlite3_str_finish(t);
-            if( zt==0 ) bOom = 1;
-            code(s, zt ? zt : "");
-            sqlite3_free(zt);
-          }
+          if( best<0 ) break;
+          used[shown] = best;
         }
-        sqlite3_str_appendall(s, " |\n");
+        if( shown==0 ){
+          code(s, "n/a");
+        }else{
+          sqlite3_str *t = sqlite3_str_new(0);
+          char *zt;
+          for(m=0; m<shown; m++){
+            if( m ) sqlite3_str_appendall(t, ", ");
+            sqlite3_str_appendall(t, ops->a[used[m]]->zKey);
+          }
+          zt = sqlite3_str_finish(t);
+          if( zt==0 ) bOom = 1;
+          code(s, zt ? zt : "");
+          sqlite3_free(zt);
+        }
       }
+      sqlite3_str_appendall(s, " |\n");
     }
-    sqlite3_free(a);
-    jFree(groups);
-    if( bOom ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
+  }
+  sqlite3_free(a);
+  jFree(groups);
+  if( bOom ) return SQLITE_NOMEM;
+  sqlite3_str_appendall(s, "\n");
+  return SQLITE_OK;
+}
+
+/* Optimization Candidates. */
+static void mdCandidates(sqlite3_str *s, const JNode *d){
+  int i;
+  const JNode *ca = jGet(d, "optimization_candidates");
+  sqlite3_str_appendall(s, "## Optimization Candidates\n");
+  for(i=0; ca && i<ca->nChild; i++){
+    const JNode *c = jAt(ca, i), *ev = jGet(c, "evidence"), *sg = jGet(c, "suggestions");
+    int k;
+    sqlite3_str_appendf(s, "### %s\n%s\n\nEvidence:\n", str(c, "title", ""), str(c, "rationale", ""));
+    for(k=0; ev && k<ev->nChild; k++) sqlite3_str_appendf(s, "- %s\n", jAt(ev, k)->type==JT_STRING ? jAt(ev, k)->z : "");
+    sqlite3_str_appendall(s, "\nSuggestions:\n");
+    for(k=0; sg && k<sg->nChild; k++) sqlite3_str_appendf(s, "- %s\n", jAt(sg, k)->type==JT_STRING ? jAt(sg, k)->z : "");
     sqlite3_str_appendall(s, "\n");
   }
+}
 
-  {
-    const JNode *ca = jGet(d, "optimization_candidates");
-    sqlite3_str_appendall(s, "## Optimization Candidates\n");
-    for(i=0; ca && i<ca->nChild; i++){
-      const JNode *c = jAt(ca, i), *ev = jGet(c, "evidence"), *sg = jGet(c, "suggestions");
-      int k;
-      sqlite3_str_appendf(s, "### %s\n%s\n\nEvidence:\n", str(c, "title", ""), str(c, "rationale", ""));
-      for(k=0; ev && k<ev->nChild; k++) sqlite3_str_appendf(s, "- %s\n", jAt(ev, k)->type==JT_STRING ? jAt(ev, k)->z : "");
-      sqlite3_str_appendall(s, "\nSuggestions:\n");
-      for(k=0; sg && k<sg->nChild; k++) sqlite3_str_appendf(s, "- %s\n", jAt(sg, k)->type==JT_STRING ? jAt(sg, k)->z : "");
-      sqlite3_str_appendall(s, "\n");
-    }
-  }
+/* See summary_doc.h. */
+char *profsumDocReportMd(ProfsumDoc *pDoc, int topK){
+  const JNode *d = profsumDocRoot(pDoc);
+  sqlite3_str *s = sqlite3_str_new(0);
+  char *z;
+  mdHead(s, d);
+  mdOverview(s, d);
+  mdSteps(s, d);
+  mdBreakdown(s, d);
+  mdRegions(s, d, topK);
+  if( mdTopOps(s, d, topK) ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
+  mdFamilies(s, d, topK);
+  mdCollectives(s, d, topK);
+  mdGaps(s, d, topK);
+  if( mdGapContext(s, d, topK) ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
+  mdCandidates(s, d);
   if( sqlite3_str_errcode(s) ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
   z = sqlite3_str_finish(s);
   if( z ){

@@ -1,16 +1,23 @@
 /*
 ** report_html.c — profsum_report_html(trace [, top_k]): one self-contained
-** HTML page (no scripts, no external files) with inline SVG charts:
-** the time breakdown, the step time of every step (warmup marked), the top
-** ops by exclusive time, the region tree, and the KPI bands.
+** HTML page (no scripts, no external files) with inline SVG charts, the
+** complete report: quality warnings first, profsum's advice with its
+** evidence, the steps (warmup marked) and their classes, the wall-clock
+** split of the steps (profsum_step_wall), the per-track breakdown (named
+** for what it is), top ops, collectives, gaps and their contexts, regions,
+** families, what the import collected beyond the summary
+** (profsumInsReportHtml: memory, roofline, op profile when present), the
+** KPIs, the reference tool's candidates and the provenance.  A table of
+** contents on screen; print styles keep sections whole.
 **
 **   sqlite3 runs.db -cmd '.load ./profsum' "SELECT profsum_report_html('baseline')" > report.html
 **
-** Built from the profile_summary.v1 document (summary_doc.c) and, for the
-** per-step chart and the KPIs, the profsum_steps and profsum_kpis views.
-** Reads tables only.  The page is valid UTF-8 (labels are cut at character
-** boundaries), its charts scale down with the window (viewBox), and an
-** empty section says why it is empty.
+** Built from the profile_summary.v1 document (summary_doc.c) and profsum's
+** views (profsum_steps, profsum_step_wall, profsum_advice, profsum_kpis,
+** profsum_diagnostic).  Reads tables only.  The page is valid UTF-8 (labels
+** are cut at character boundaries; names at 80 characters with the full
+** name as a tooltip), its charts scale down with the window (viewBox), and
+** an empty section says why it is empty.
 **
 ** Every float (values shown and SVG coordinates alike) goes through
 ** profsumStrAppendPy (Python-exact rounding, profsum_int.h), so the values
@@ -19,7 +26,9 @@
 #include "profsum_int.h"
 #include "summary_doc.h"
 #include "jsontree.h"
+#include "insights.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Append text with HTML escaping. */
@@ -128,7 +137,7 @@ static void pageErr(PageErr *e, sqlite3 *db, int rc){
 ** from an older profsum may lack a view: its section is left out). */
 static sqlite3_stmt *prepIn(sqlite3 *db, const char *zFmt, const char *zSchema, PageErr *e){
   sqlite3_stmt *p = 0;
-  char *z = sqlite3_mprintf(zFmt, zSchema);
+  char *z = sqlite3_mprintf(zFmt, zSchema, zSchema);
   int rc = z ? sqlite3_prepare_v2(db, z, -1, &p, 0) : SQLITE_NOMEM;
   if( rc!=SQLITE_OK ){
     if( rc==SQLITE_NOMEM ) pageErr(e, db, rc);
@@ -224,82 +233,237 @@ static void stepChart(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_
       (long long)first, (long long)last);
 }
 
-/* Build the page.  Returns a sqlite3_malloc'd string, or 0 with *e set
-** (SQLITE_NOMEM, or a query's error and message). */
-static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const JNode *d, int topK,
+/* Open a section: <section id=zId><h2>zTitle</h2>. */
+static void secOpen(sqlite3_str *s, const char *zId, const char *zTitle){
+  sqlite3_str_appendf(s, "<section id=\"%s\"><h2>%s</h2>\n", zId, zTitle);
+}
+
+/* A table cell holding a name cut to 80 characters, the full name as its
+** tooltip. */
+static void nameCell(sqlite3_str *s, const char *z){
+  sqlite3_str_appendall(s, "<td class=\"name\" title=\"");
+  esc(s, z);
+  sqlite3_str_appendall(s, "\"><code>");
+  escCut(s, z ? z : "", 80, 0);
+  sqlite3_str_appendall(s, "</code></td>");
+}
+
+/* A number cell (3 decimals, n/a when null). */
+static void numCell(sqlite3_str *s, const JNode *v){
+  sqlite3_str_appendall(s, "<td class=\"num\">");
+  num3(s, v);
+  sqlite3_str_appendall(s, "</td>");
+}
+
+/* Quality warnings first: the document's, a capped export, float nesting. */
+static void secQuality(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_int64 id, const JNode *d,
                        PageErr *e){
-  sqlite3_str *s = sqlite3_str_new(db);
-  const JNode *tb = jGet(d, "time_breakdown"), *ov = jGet(d, "trace_overview");
-  const JNode *hot = jGet(d, "hot_ops"), *rg = jGet(d, "hierarchical_regions");
-  static const char *azCat[5] = {"compute","communication","host","stall","other"};
-  static const char *azColor[5] = {"#4e79a7","#f28e2b","#59a14f","#e15759","#9c9c9c"};
-  const char *azL[64];
-  double aV[64];
-  int i, n, bFromV1 = 0, nKpi = 0;
-  char *zLabel = 0;
-  sqlite3_stmt *p = 0;
-
-  if( (p = prepIn(db, "SELECT label, summary_json IS NOT NULL FROM \"%w\".profsum_trace "
-                      "WHERE trace_id=?1", zSchema, e))!=0 ){
-    sqlite3_bind_int64(p, 1, id);
-    if( stepIn(db, p, e)==SQLITE_ROW ){
-      int rcT = SQLITE_OK;
-      const char *zL = profsumColText(p, 0, &rcT);
-      zLabel = sqlite3_mprintf("%s", zL ? zL : "");
-      if( zLabel==0 || rcT ) pageErr(e, db, SQLITE_NOMEM);
-      bFromV1 = sqlite3_column_int(p, 1);
-    }
+  const JNode *w = jGet(jGet(d, "trace_overview"), "quality_warnings");
+  sqlite3_stmt *p;
+  int i, n = 0;
+  secOpen(s, "quality", "Quality warnings");
+  sqlite3_str_appendall(s, "<ul class=\"warn\">\n");
+  for(i=0; w && i<w->nChild; i++){
+    sqlite3_str_appendall(s, "<li>");
+    esc(s, jAt(w, i)->type==JT_STRING ? jAt(w, i)->z : "");
+    sqlite3_str_appendall(s, "</li>\n");
+    n++;
   }
-  sqlite3_finalize(p); p = 0;
-  sqlite3_str_appendall(s, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>profsum report: ");
-  esc(s, zLabel);
-  sqlite3_str_appendall(s, "</title>\n<style>body{font-family:sans-serif;margin:24px;max-width:960px}"
-      "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}"
-      "td:last-child,li,p{overflow-wrap:anywhere}svg.chart{max-width:900px;height:auto;display:block}"
-      ".none,.legend{color:#555;font-size:13px}"
-      ".good{background:#d7f0d0}.warning{background:#fbe8b0}.bad{background:#f6c6c6}"
-      ".unavailable,.not_detected{background:#eee}.detected{background:#f6c6c6}</style></head><body>\n");
-  sqlite3_str_appendall(s, "<h1>Profile report: ");
-  esc(s, zLabel);
-  sqlite3_free(zLabel);
-  sqlite3_str_appendall(s, "</h1>\n<p>");
-  esc(s, jtext(d, "source_path"));
-  sqlite3_str_appendall(s, "<br>schema ");
-  esc(s, jtext(d, "schema_version"));
-  sqlite3_str_appendall(s, " · generated ");
-  esc(s, jtext(d, "generated_at_utc"));
-  sqlite3_str_appendf(s, " · %lld complete events of %lld</p>\n",
-      (long long)jNumI64(jGet(ov, "num_complete_events")), (long long)jNumI64(jGet(ov, "num_events_total")));
+  if( (p = prepIn(db, "SELECT detail FROM \"%w\".profsum_diagnostic WHERE trace_id=?1 AND kind='capped_export' "
+                      "UNION ALL SELECT explanation FROM \"%w\".profsum_kpis WHERE trace_id=?1 "
+                      "AND kpi='float_nesting' AND band='detected'", zSchema, e))!=0 ){
+    sqlite3_bind_int64(p, 1, id);
+    while( stepIn(db, p, e)==SQLITE_ROW ){
+      sqlite3_str_appendall(s, "<li>");
+      esc(s, (const char*)sqlite3_column_text(p, 0));
+      sqlite3_str_appendall(s, "</li>\n");
+      n++;
+    }
+    sqlite3_finalize(p);
+  }
+  sqlite3_str_appendall(s, "</ul>\n");
+  if( n==0 ) sqlite3_str_appendall(s, "<p class=\"none\">None: the numbers below cover the whole trace.</p>\n");
+  sqlite3_str_appendall(s, "</section>\n");
+}
 
-  /* Time breakdown: one stacked bar, its total in the title. */
-  {
-    double tot = jNum(jGet(tb, "total_duration")), x = 0;
-    sqlite3_str_appendall(s, "<h2>Time breakdown (");
-    esc(s, jtext(tb, "duration_basis"));
-    profsumStrAppendPy(s, "): total %.3f µs</h2>\n", tot);
-    if( tot>0 ){
-      svgOpen(s, 60, "time breakdown");
-      for(i=0; i<5; i++){
-        double v = jNum(jGet(jGet(tb, azCat[i]), "total_duration"));
-        double w = 880.0*v/tot;
-        profsumStrAppendPy(s, "<rect x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"30\" fill=\"%s\"><title>%s %.3f µs</title></rect>\n",
-                            x, w, azColor[i], azCat[i], v);
+/* profsum's advice (profsum_advice), with its evidence and fixes. */
+static void secAdvice(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_int64 id, PageErr *e){
+  sqlite3_stmt *p;
+  int n = 0;
+  secOpen(s, "advice", "profsum's advice");
+  if( (p = prepIn(db, "SELECT rank, advice_id, source, title, share_of_step, time_at_stake_us, "
+                      "(SELECT group_concat(json_extract(v.value, '$.name') || ' = ' || "
+                      " coalesce(CASE WHEN json_type(v.value, '$.value') = 'null' THEN NULL WHEN json_extract(v.value, '$.unit') = 'fraction' "
+                      " THEN printf('%%.1f%%%%', 100.0 * json_extract(v.value, '$.value')) "
+                      " WHEN json_type(v.value, '$.value') IN ('real', 'integer') "
+                      " THEN printf('%%.6g', json_extract(v.value, '$.value')) "
+                      " ELSE json_extract(v.value, '$.value') END, 'n/a') || "
+                      " CASE WHEN json_extract(v.value, '$.unit') IN ('us', 'ms', 's', 'count') "
+                      " THEN ' ' || json_extract(v.value, '$.unit') ELSE '' END, '; ') "
+                      " FROM json_each(a.evidence) AS v), "
+                      "(SELECT group_concat(f.value, char(10)) FROM json_each(a.fixes) AS f) "
+                      "FROM \"%w\".profsum_advice AS a WHERE trace_id=?1 ORDER BY rank", zSchema, e))!=0 ){
+    sqlite3_bind_int64(p, 1, id);
+    while( stepIn(db, p, e)==SQLITE_ROW ){
+      const char *zFix = (const char*)sqlite3_column_text(p, 7);
+      sqlite3_str_appendf(s, "<div class=\"advice\"><h3>%lld. ", (long long)sqlite3_column_int64(p, 0));
+      esc(s, (const char*)sqlite3_column_text(p, 3));
+      sqlite3_str_appendall(s, "</h3>\n<p class=\"legend\"><code>");
+      esc(s, (const char*)sqlite3_column_text(p, 1));
+      sqlite3_str_appendall(s, "</code> from ");
+      esc(s, (const char*)sqlite3_column_text(p, 2));
+      if( sqlite3_column_type(p, 4)!=SQLITE_NULL ){
+        profsumStrAppendPy(s, " · at stake: %.1f%% of step wall time", 100.0*sqlite3_column_double(p, 4));
+      }
+      if( sqlite3_column_type(p, 5)!=SQLITE_NULL ){
+        profsumStrAppendPy(s, sqlite3_column_type(p, 4)!=SQLITE_NULL ? ", %.3f µs" : " · at stake: %.3f µs",
+                           sqlite3_column_double(p, 5));
+      }
+      sqlite3_str_appendall(s, "</p>\n<p>Evidence: ");
+      esc(s, (const char*)sqlite3_column_text(p, 6));
+      sqlite3_str_appendall(s, "</p>\n<ul>\n");
+      while( zFix && *zFix ){
+        const char *zNl = strchr(zFix, '\n');
+        char *zOne = sqlite3_mprintf("%.*s", zNl ? (int)(zNl - zFix) : (int)strlen(zFix), zFix);
+        sqlite3_str_appendall(s, "<li>");
+        esc(s, zOne);
+        sqlite3_str_appendall(s, "</li>\n");
+        sqlite3_free(zOne);
+        zFix = zNl ? zNl+1 : 0;
+      }
+      sqlite3_str_appendall(s, "</ul></div>\n");
+      n++;
+    }
+    sqlite3_finalize(p);
+  }
+  if( n==0 ){
+    sqlite3_str_appendall(s, "<p class=\"none\">No KPI is in its bad band and no pattern is detected");
+    if( (p = prepIn(db, "SELECT count(*) FROM \"%w\".profsum_kpis WHERE trace_id=?1 AND band='unavailable'",
+                    zSchema, e))!=0 ){
+      sqlite3_bind_int64(p, 1, id);
+      if( stepIn(db, p, e)==SQLITE_ROW && sqlite3_column_int(p, 0)>0 ){
+        sqlite3_str_appendf(s, " among those this trace has the data for (%d KPIs are unavailable: "
+                            "see the KPI table)", sqlite3_column_int(p, 0));
+      }
+      sqlite3_finalize(p);
+    }
+    sqlite3_str_appendall(s, ".</p>\n");
+  }
+  sqlite3_str_appendall(s, "</section>\n");
+}
+
+/* The step classes table (step_time.classes). */
+static void stepClasses(sqlite3_str *s, const JNode *d){
+  const JNode *cl = jGet(jGet(d, "step_time"), "classes");
+  int i;
+  if( cl==0 || cl->nChild==0 ) return;
+  sqlite3_str_appendall(s, "<table><tr><th>class</th><th>count</th><th>median µs</th><th>p90 µs</th>"
+                           "<th>representative step</th></tr>\n");
+  for(i=0; i<cl->nChild; i++){
+    const JNode *c = jAt(cl, i), *ds = jGet(c, "duration_stats"), *rs = jGet(c, "representative_step");
+    sqlite3_str_appendall(s, "<tr><td>");
+    esc(s, jtext(c, "name"));
+    sqlite3_str_appendf(s, "</td><td class=\"num\">%lld</td>", (long long)jNumI64(jGet(c, "count")));
+    numCell(s, jGet(ds, "median"));
+    numCell(s, jGet(ds, "p90"));
+    if( rs && rs->type==JT_INT ) sqlite3_str_appendf(s, "<td class=\"num\">%lld</td></tr>\n", (long long)rs->i);
+    else sqlite3_str_appendall(s, "<td class=\"num\">n/a</td></tr>\n");
+  }
+  sqlite3_str_appendall(s, "</table>\n");
+}
+
+/* Wall-clock time: the profile's span, the steady steps' split
+** (profsum_step_wall) as a stacked bar and a table. */
+static void secWall(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_int64 id, const JNode *d,
+                    PageErr *e){
+  static const char *azPart[4] = {"compute", "collective", "transfer", "idle"};
+  static const char *azColor[4] = {"#4e79a7", "#f28e2b", "#b07aa1", "#dddddd"};
+  const JNode *ov = jGet(d, "trace_overview");
+  sqlite3_stmt *p;
+  double span = jNum(jGet(ov, "profile_end_ts")) - jNum(jGet(ov, "profile_start_ts"));
+  int k, done = 0;
+  secOpen(s, "wall", "Wall-clock time");
+  profsumStrAppendPy(s, "<p>Profile span (first event to last end): %.3f µs.</p>\n", span);
+  if( (p = prepIn(db, "WITH w AS (SELECT * FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
+                      "k AS (SELECT min(is_warmup) AS only FROM w) "
+                      "SELECT count(DISTINCT step), count(DISTINCT device), sum(wall_us), sum(compute_us), "
+                      "sum(collective_us), sum(transfer_us), sum(idle_us), max(k.only) "
+                      "FROM w, k WHERE w.is_warmup = k.only", zSchema, e))!=0 ){
+    sqlite3_bind_int64(p, 1, id);
+    if( stepIn(db, p, e)==SQLITE_ROW && sqlite3_column_double(p, 2)>0 ){
+      double wall = sqlite3_column_double(p, 2), x = 0;
+      done = 1;
+      sqlite3_str_appendf(s, "<p>%lld %s step(s) on %lld device(s), each instant counted once "
+                          "(collective over transfer over compute; idle: no device op runs):</p>\n",
+                          (long long)sqlite3_column_int64(p, 0), sqlite3_column_int(p, 7) ? "warmup" : "steady",
+                          (long long)sqlite3_column_int64(p, 1));
+      svgOpen(s, 60, "wall-clock split of the steps");
+      for(k=0; k<4; k++){
+        double v = sqlite3_column_double(p, 3+k), w = 880.0*v/wall;
+        profsumStrAppendPy(s, "<rect x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"30\" fill=\"%s\">"
+                           "<title>%s %.3f µs</title></rect>\n", x, w, azColor[k], azPart[k], v);
         profsumStrAppendPy(s, "<rect x=\"%d\" y=\"42\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-            "<text x=\"%d\" y=\"53\" font-size=\"12\">%s %.1f%%</text>\n", 10+i*170, azColor[i], 26+i*170,
-            azCat[i], 100.0*v/tot);
+                           "<text x=\"%d\" y=\"53\" font-size=\"12\">%s %.1f%%</text>\n",
+                           10+k*210, azColor[k], 26+k*210, azPart[k], 100.0*v/wall);
         x += w;
       }
-      sqlite3_str_appendall(s, "</svg>\n");
-    }else{
-      sqlite3_str_appendall(s, "<p class=\"none\">No device or host time in the trace.</p>\n");
+      sqlite3_str_appendall(s, "</svg>\n<table><tr><th>part</th><th>µs over these steps</th><th>share</th></tr>\n");
+      for(k=0; k<4; k++){
+        double v = sqlite3_column_double(p, 3+k);
+        profsumStrAppendPy(s, "<tr><td>%s</td><td class=\"num\">%.3f</td><td class=\"num\">%.2f%%</td></tr>\n",
+                           azPart[k], v, 100.0*v/wall);
+      }
+      profsumStrAppendPy(s, "<tr><td>wall</td><td class=\"num\">%.3f</td><td class=\"num\">100.00%%</td></tr>"
+                         "</table>\n", wall);
     }
+    sqlite3_finalize(p);
   }
+  if( !done ){
+    sqlite3_str_appendall(s, "<p class=\"none\">No steps measured on a device: the step wall time is "
+                             "not split.</p>\n");
+  }
+  sqlite3_str_appendall(s, "</section>\n");
+}
 
-  stepChart(s, db, zSchema, id, d, bFromV1, e);
+/* The per-track time breakdown: one stacked bar, its total named for what
+** it is (a sum over tracks, not wall time). */
+static void secBreakdown(sqlite3_str *s, const JNode *d){
+  static const char *azCat[5] = {"compute","communication","host","stall","other"};
+  static const char *azColor[5] = {"#4e79a7","#f28e2b","#59a14f","#e15759","#9c9c9c"};
+  const JNode *tb = jGet(d, "time_breakdown");
+  double tot = jNum(jGet(tb, "total_duration")), x = 0;
+  int i;
+  sqlite3_str_appendall(s, "<section id=\"breakdown\"><h2>Time breakdown (");
+  esc(s, jtext(tb, "duration_basis"));
+  profsumStrAppendPy(s, "): total %.3f µs</h2>\n", tot);
+  sqlite3_str_appendall(s, "<p class=\"legend\">The total adds the exclusive time of every track (each "
+                           "device's op lines and every host thread): it is not wall time.</p>\n");
+  if( tot>0 ){
+    svgOpen(s, 60, "time breakdown");
+    for(i=0; i<5; i++){
+      double v = jNum(jGet(jGet(tb, azCat[i]), "total_duration"));
+      double w = 880.0*v/tot;
+      profsumStrAppendPy(s, "<rect x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"30\" fill=\"%s\"><title>%s %.3f µs</title></rect>\n",
+                          x, w, azColor[i], azCat[i], v);
+      profsumStrAppendPy(s, "<rect x=\"%d\" y=\"42\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+          "<text x=\"%d\" y=\"53\" font-size=\"12\">%s %.1f%%</text>\n", 10+i*170, azColor[i], 26+i*170,
+          azCat[i], 100.0*v/tot);
+      x += w;
+    }
+    sqlite3_str_appendall(s, "</svg>\n");
+  }else{
+    sqlite3_str_appendall(s, "<p class=\"none\">No device or host time in the trace.</p>\n");
+  }
+  sqlite3_str_appendall(s, "</section>\n");
+}
 
-  /* Top ops by exclusive time (at most the trace's hot_op_limit). */
-  n = 0;
+/* Top ops: the chart and a table (names cut to 80 characters). */
+static void secHotOps(sqlite3_str *s, const JNode *d, int topK){
+  const JNode *hot = jGet(d, "hot_ops");
+  const char *azL[64];
+  double aV[64];
+  int i, n = 0;
+  sqlite3_str_appendall(s, "<section id=\"hot-ops\">\n");
   for(i=0; hot && i<hot->nChild && n<topK && n<64; i++){
     azL[n] = jtext(jAt(hot, i), "name");
     aV[n] = jNum(jGet(jAt(hot, i), "exclusive_duration"));
@@ -307,19 +471,105 @@ static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const
   }
   barChart(s, "Top ops by exclusive time", azL, aV, n, "#4e79a7", 0,
            "No device ops in the trace (no XLA ops on /device:… processes).");
-
-  /* Regions by inclusive time; a long path shows its end. */
-  n = 0;
-  for(i=0; rg && i<rg->nChild && n<topK && n<64; i++){
-    azL[n] = jtext(jAt(rg, i), "path");
-    aV[n] = jNum(jGet(jAt(rg, i), "inclusive_duration"));
-    n++;
+  if( n>0 ){
+    sqlite3_str_appendall(s, "<table><tr><th>op</th><th>category</th><th>count</th><th>exclusive µs</th>"
+                             "<th>avg µs</th></tr>\n");
+    for(i=0; i<n; i++){
+      const JNode *h = jAt(hot, i);
+      sqlite3_str_appendall(s, "<tr>");
+      nameCell(s, jtext(h, "name"));
+      sqlite3_str_appendall(s, "<td>");
+      esc(s, jtext(h, "category"));
+      sqlite3_str_appendf(s, "</td><td class=\"num\">%lld</td>", (long long)jNumI64(jGet(h, "count")));
+      numCell(s, jGet(h, "exclusive_duration"));
+      numCell(s, jGet(h, "avg_duration"));
+      sqlite3_str_appendall(s, "</tr>\n");
+    }
+    sqlite3_str_appendall(s, "</table>\n");
   }
-  barChart(s, "Hierarchical regions (inclusive time)", azL, aV, n, "#76b7b2", 1,
-           "No regions (no device ops, or none with a tf_op or a =>/:: name).");
+  sqlite3_str_appendall(s, "</section>\n");
+}
 
-  /* KPI bands. */
-  sqlite3_str_appendall(s, "<h2>KPIs</h2>\n");
+/* Collectives, gaps, gap contexts and families: tables of the document. */
+static void secTables(sqlite3_str *s, const JNode *d, int topK){
+  const JNode *co = jGet(d, "communication_ops"), *ga = jGet(d, "gap_before_ops");
+  const JNode *cx = jGet(d, "gap_region_contexts"), *fa = jGet(d, "semantic_families");
+  int i;
+  secOpen(s, "collectives", "Collectives");
+  if( co==0 || co->nChild==0 ) sqlite3_str_appendall(s, "<p class=\"none\">No communication ops.</p>\n");
+  else{
+    sqlite3_str_appendall(s, "<table><tr><th>collective</th><th>count</th><th>exclusive µs</th><th>avg µs</th></tr>\n");
+    for(i=0; i<co->nChild && i<topK; i++){
+      const JNode *c = jAt(co, i);
+      sqlite3_str_appendall(s, "<tr><td>");
+      esc(s, jtext(c, "collective"));
+      sqlite3_str_appendf(s, "</td><td class=\"num\">%lld</td>", (long long)jNumI64(jGet(c, "count")));
+      numCell(s, jGet(c, "total_duration"));
+      numCell(s, jGet(c, "avg_duration"));
+      sqlite3_str_appendall(s, "</tr>\n");
+    }
+    sqlite3_str_appendall(s, "</table>\n");
+  }
+  sqlite3_str_appendall(s, "</section>\n");
+  secOpen(s, "gaps", "Gaps before ops");
+  if( ga==0 || ga->nChild==0 ) sqlite3_str_appendall(s, "<p class=\"none\">No idle gaps before device ops.</p>\n");
+  else{
+    sqlite3_str_appendall(s, "<table><tr><th>payload op</th><th>marker op</th><th>count</th><th>total µs</th>"
+                             "<th>max µs</th></tr>\n");
+    for(i=0; i<ga->nChild && i<topK; i++){
+      const JNode *g = jAt(ga, i);
+      sqlite3_str_appendall(s, "<tr>");
+      nameCell(s, jtext(g, "payload_op")[0] ? jtext(g, "payload_op") : jtext(g, "name"));
+      nameCell(s, jtext(g, "marker_op"));
+      sqlite3_str_appendf(s, "<td class=\"num\">%lld</td>", (long long)jNumI64(jGet(g, "count")));
+      numCell(s, jGet(g, "total_gap_duration"));
+      numCell(s, jGet(g, "max_gap_duration"));
+      sqlite3_str_appendall(s, "</tr>\n");
+    }
+    sqlite3_str_appendall(s, "</table>\n");
+  }
+  sqlite3_str_appendall(s, "</section>\n");
+  secOpen(s, "gap-contexts", "Gap contexts");
+  if( cx==0 || cx->nChild==0 ) sqlite3_str_appendall(s, "<p class=\"none\">No gap contexts.</p>\n");
+  else{
+    sqlite3_str_appendall(s, "<table><tr><th>op</th><th>region path</th><th>count</th><th>total µs</th></tr>\n");
+    for(i=0; i<cx->nChild && i<topK; i++){
+      const JNode *c = jAt(cx, i);
+      sqlite3_str_appendall(s, "<tr>");
+      nameCell(s, jtext(c, "op_name"));
+      nameCell(s, jtext(c, "region_path"));
+      sqlite3_str_appendf(s, "<td class=\"num\">%lld</td>", (long long)jNumI64(jGet(c, "count")));
+      numCell(s, jGet(c, "total_gap_duration"));
+      sqlite3_str_appendall(s, "</tr>\n");
+    }
+    sqlite3_str_appendall(s, "</table>\n");
+  }
+  sqlite3_str_appendall(s, "</section>\n");
+  secOpen(s, "families", "Op families");
+  if( fa==0 || fa->nChild==0 ) sqlite3_str_appendall(s, "<p class=\"none\">No op families.</p>\n");
+  else{
+    sqlite3_str_appendall(s, "<table><tr><th>family</th><th>count</th><th>exclusive µs</th><th>share</th>"
+                             "<th>example op</th></tr>\n");
+    for(i=0; i<fa->nChild && i<topK; i++){
+      const JNode *f = jAt(fa, i);
+      sqlite3_str_appendall(s, "<tr><td>");
+      esc(s, jtext(f, "family"));
+      sqlite3_str_appendf(s, "</td><td class=\"num\">%lld</td>", (long long)jNumI64(jGet(f, "count")));
+      numCell(s, jGet(f, "exclusive_duration"));
+      profsumStrAppendPy(s, "<td class=\"num\">%.2f%%</td>", 100.0*jNum(jGet(f, "share_of_total")));
+      nameCell(s, jtext(f, "example_op"));
+      sqlite3_str_appendall(s, "</tr>\n");
+    }
+    sqlite3_str_appendall(s, "</table>\n");
+  }
+  sqlite3_str_appendall(s, "</section>\n");
+}
+
+/* The KPI table (profsum_kpis), bands coloured. */
+static void secKpis(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_int64 id, int bFromV1, PageErr *e){
+  sqlite3_stmt *p;
+  int nKpi = 0;
+  secOpen(s, "kpis", "KPIs");
   if( (p = prepIn(db, "SELECT kind, kpi, device, value, unit, band, explanation FROM \"%w\".profsum_kpis "
                       "WHERE trace_id=?1", zSchema, e))!=0 ){
     sqlite3_bind_int64(p, 1, id);
@@ -349,23 +599,231 @@ static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const
       esc(s, (const char*)sqlite3_column_text(p, 6));
       sqlite3_str_appendall(s, "</td></tr>\n");
     }
-    sqlite3_str_appendall(s, nKpi ? "</table>\n" : "<p class=\"none\">No KPI rows.</p>\n");
+    sqlite3_finalize(p);
   }
-  sqlite3_finalize(p);
+  sqlite3_str_appendall(s, nKpi ? "</table>\n" : "<p class=\"none\">No KPI rows.</p>\n");
+  sqlite3_str_appendall(s, "</section>\n");
+}
 
-  /* Candidates. */
-  {
-    const JNode *ca = jGet(d, "optimization_candidates");
-    sqlite3_str_appendall(s, "<h2>What to try next</h2>\n<ul>\n");
-    for(i=0; ca && i<ca->nChild; i++){
-      sqlite3_str_appendall(s, "<li><b>");
-      esc(s, jtext(jAt(ca, i), "title"));
-      sqlite3_str_appendall(s, "</b>: ");
-      esc(s, jtext(jAt(ca, i), "rationale"));
-      sqlite3_str_appendall(s, "</li>\n");
+/* The largest number written just before a '%' in z (0 when none): a
+** reference rationale such as "312.1% of total profiled exclusive
+** duration" is no share of anything above 100. */
+static double maxPct(const char *z){
+  double mx = 0;
+  const char *p;
+  for(p=z; p && *p; p++){
+    if( *p=='%' && p>z && p[-1]>='0' && p[-1]<='9' ){
+      const char *b = p;
+      while( b>z && ((b[-1]>='0' && b[-1]<='9') || b[-1]=='.') ) b--;
+      {
+        double v = atof(b);
+        if( v>mx ) mx = v;
+      }
     }
-    sqlite3_str_appendall(s, "</ul>\n</body></html>\n");
   }
+  return mx;
+}
+
+/* The reference tool's candidates, with evidence and suggestions, and a
+** note where a rule's words disagree with the numbers (its fallback calls
+** the shares balanced whatever they are; an op is "outsized" far below
+** profsum's 50 %: topOp, the one_op_dominating value, or < 0). */
+static void secCandidates(sqlite3_str *s, const JNode *d, double topOp){
+  static const char *azCat[5] = {"compute","communication","host","stall","other"};
+  const JNode *ca = jGet(d, "optimization_candidates"), *tb = jGet(d, "time_breakdown");
+  int i, k, iBig = -1;
+  double big = 0.5;
+  for(k=0; k<5; k++){
+    double v = jNum(jGet(jGet(tb, azCat[k]), "share_of_total"));
+    if( v>big ){ big = v; iBig = k; }
+  }
+  secOpen(s, "candidates", "The reference tool's candidates");
+  sqlite3_str_appendall(s, "<p class=\"legend\">The reference tool's fixed rules, as it writes them "
+                           "(profsum's advice above is measured on this trace).</p>\n<ul>\n");
+  for(i=0; ca && i<ca->nChild; i++){
+    const JNode *c = jAt(ca, i), *ev = jGet(c, "evidence"), *sg = jGet(c, "suggestions");
+    sqlite3_str_appendall(s, "<li><b>");
+    esc(s, jtext(c, "title"));
+    sqlite3_str_appendall(s, "</b>: ");
+    esc(s, jtext(c, "rationale"));
+    if( iBig>=0 && strcmp(jtext(c, "candidate_id"), "no-dominant-bottleneck")==0 ){
+      profsumStrAppendPy(s, " <em>(profsum: the rule fires when no other does; the breakdown is not "
+                         "balanced: %s %.1f%%)</em>", azCat[iBig], 100.0*big);
+    }
+    if( maxPct(jtext(c, "rationale"))>100.0 ){
+      sqlite3_str_appendall(s, " <em>(profsum: its percentage is above 100%: the reference divides by the "
+                               "per-track exclusive total, which the measured time can exceed, so it is no "
+                               "share of the time)</em>");
+    }
+    if( topOp>=0 && topOp<0.5 && strcmp(jtext(c, "candidate_id"), "single-hot-op")==0 ){
+      profsumStrAppendPy(s, " <em>(profsum: the top op takes %.1f%% of device-op time; profsum calls an "
+                         "op dominant from 50%%)</em>", 100.0*topOp);
+    }
+    sqlite3_str_appendall(s, "<ul>");
+    for(k=0; ev && k<ev->nChild; k++){
+      sqlite3_str_appendall(s, "<li>evidence: ");
+      esc(s, jAt(ev, k)->type==JT_STRING ? jAt(ev, k)->z : "");
+      sqlite3_str_appendall(s, "</li>");
+    }
+    for(k=0; sg && k<sg->nChild; k++){
+      sqlite3_str_appendall(s, "<li>try: ");
+      esc(s, jAt(sg, k)->type==JT_STRING ? jAt(sg, k)->z : "");
+      sqlite3_str_appendall(s, "</li>");
+    }
+    sqlite3_str_appendall(s, "</ul></li>\n");
+  }
+  sqlite3_str_appendall(s, "</ul>\n</section>\n");
+}
+
+/* Provenance: the run metadata and the trace's identity. */
+static void secProvenance(sqlite3_str *s, const JNode *d){
+  static const char *azRm[] = {"run_path", "artifact_ref", "hardware_type", "mesh_or_topology", "git_sha", 0};
+  const JNode *rm = jGet(d, "run_metadata"), *pv = jGet(d, "trace_provenance"), *ids = jGet(pv, "run_ids");
+  int i;
+  secOpen(s, "provenance", "Provenance");
+  sqlite3_str_appendall(s, "<table>\n<tr><td>source</td><td>");
+  esc(s, jtext(d, "source_path"));
+  sqlite3_str_appendall(s, "</td></tr>\n<tr><td>source format</td><td>");
+  esc(s, jtext(d, "source_format"));
+  sqlite3_str_appendall(s, "</td></tr>\n<tr><td>trace SHA-256</td><td><code>");
+  esc(s, jtext(pv, "trace_sha256"));
+  sqlite3_str_appendall(s, "</code></td></tr>\n<tr><td>run ids</td><td>");
+  for(i=0; ids && i<ids->nChild && i<8; i++){
+    if( i ) sqlite3_str_appendall(s, ", ");
+    esc(s, jAt(ids, i)->type==JT_STRING ? jAt(ids, i)->z : "");
+  }
+  sqlite3_str_appendall(s, "</td></tr>\n");
+  for(i=0; azRm[i]; i++){
+    sqlite3_str_appendf(s, "<tr><td>%s</td><td>", azRm[i]);
+    esc(s, jtext(rm, azRm[i])[0] ? jtext(rm, azRm[i]) : "unknown");
+    sqlite3_str_appendall(s, "</td></tr>\n");
+  }
+  sqlite3_str_appendall(s, "</table>\n</section>\n");
+}
+
+/* The page's head: title, styles (screen and print), the table of
+** contents. */
+static void pageHead(sqlite3_str *s, const char *zLabel, const JNode *d){
+  static const char *azToc[][2] = {{"quality","Quality warnings"},{"advice","Advice"},{"steps","Steps"},
+    {"wall","Wall-clock time"},{"breakdown","Time breakdown"},{"hot-ops","Top ops"},
+    {"collectives","Collectives"},{"gaps","Gaps"},{"gap-contexts","Gap contexts"},{"regions","Regions"},
+    {"families","Families"},{"kpis","KPIs"},{"candidates","Reference candidates"},{"provenance","Provenance"}};
+  const JNode *ov = jGet(d, "trace_overview");
+  size_t i;
+  sqlite3_str_appendall(s, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>profsum report: ");
+  esc(s, zLabel);
+  sqlite3_str_appendall(s, "</title>\n<style>body{font-family:sans-serif;margin:24px auto;max-width:1000px;"
+      "padding:0 12px;color:#222}"
+      "table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}"
+      "th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}"
+      "td.name{max-width:520px;overflow-wrap:anywhere}"
+      "td:last-child,li,p{overflow-wrap:anywhere}svg.chart{max-width:900px;height:auto;display:block}"
+      ".none,.legend{color:#555;font-size:13px}nav{font-size:13px}nav a{margin-right:10px}"
+      "ul.warn li{color:#8a4b00}.advice{border-left:4px solid #4e79a7;padding-left:10px;margin:10px 0}"
+      ".advice h3{margin:4px 0;font-size:15px}"
+      ".good{background:#d7f0d0}.warning{background:#fbe8b0}.bad{background:#f6c6c6}"
+      ".unavailable,.not_detected{background:#eee}.detected{background:#f6c6c6}"
+      "@media print{body{max-width:none;margin:0}nav{display:none}section{break-inside:avoid-page}"
+      "a{color:inherit;text-decoration:none}}</style></head><body>\n");
+  sqlite3_str_appendall(s, "<h1>Profile report: ");
+  esc(s, zLabel);
+  sqlite3_str_appendall(s, "</h1>\n<p>");
+  esc(s, jtext(d, "source_path"));
+  sqlite3_str_appendall(s, "<br>schema ");
+  esc(s, jtext(d, "schema_version"));
+  sqlite3_str_appendall(s, " · generated ");
+  esc(s, jtext(d, "generated_at_utc"));
+  sqlite3_str_appendf(s, " · %lld complete events of %lld</p>\n<nav>",
+      (long long)jNumI64(jGet(ov, "num_complete_events")), (long long)jNumI64(jGet(ov, "num_events_total")));
+  for(i=0; i<sizeof(azToc)/sizeof(azToc[0]); i++){
+    sqlite3_str_appendf(s, "<a href=\"#%s\">%s</a>", azToc[i][0], azToc[i][1]);
+  }
+  sqlite3_str_appendall(s, "</nav>\n");
+}
+
+/* Build the page.  Returns a sqlite3_malloc'd string, or 0 with *e set
+** (SQLITE_NOMEM, or a query's error and message). */
+static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const JNode *d, int topK,
+                       PageErr *e){
+  sqlite3_str *s = sqlite3_str_new(db);
+  const JNode *rg = jGet(d, "hierarchical_regions");
+  const char *azL[64];
+  double aV[64];
+  int i, n, bFromV1 = 0;
+  char *zLabel = 0;
+  sqlite3_stmt *p = 0;
+
+  if( (p = prepIn(db, "SELECT label, summary_json IS NOT NULL FROM \"%w\".profsum_trace "
+                      "WHERE trace_id=?1", zSchema, e))!=0 ){
+    sqlite3_bind_int64(p, 1, id);
+    if( stepIn(db, p, e)==SQLITE_ROW ){
+      int rcT = SQLITE_OK;
+      const char *zL = profsumColText(p, 0, &rcT);
+      zLabel = sqlite3_mprintf("%s", zL ? zL : "");
+      if( zLabel==0 || rcT ) pageErr(e, db, SQLITE_NOMEM);
+      bFromV1 = sqlite3_column_int(p, 1);
+    }
+  }
+  sqlite3_finalize(p); p = 0;
+  pageHead(s, zLabel ? zLabel : "", d);
+  sqlite3_free(zLabel);
+  /* the first line: the profile's span and the steady steps' median wall time */
+  {
+    const JNode *ov = jGet(d, "trace_overview");
+    profsumStrAppendPy(s, "<p class=\"lead\">Profile span %.3f µs", jNum(jGet(ov, "profile_end_ts"))
+                       - jNum(jGet(ov, "profile_start_ts")));
+    if( (p = prepIn(db, "WITH w AS (SELECT * FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
+                        "k AS (SELECT min(is_warmup) AS only FROM w), "
+                        "v AS (SELECT wall_us FROM w, k WHERE w.is_warmup = k.only ORDER BY wall_us) "
+                        "SELECT wall_us, (SELECT count(*) FROM v) FROM v "
+                        "LIMIT 1 OFFSET ((SELECT count(*) FROM v) - 1) / 2", zSchema, e))!=0 ){
+      sqlite3_bind_int64(p, 1, id);
+      if( stepIn(db, p, e)==SQLITE_ROW ){
+        profsumStrAppendPy(s, " · median step wall time %.3f µs per device", sqlite3_column_double(p, 0));
+      }
+      sqlite3_finalize(p); p = 0;
+    }
+    sqlite3_str_appendall(s, ".</p>\n");
+  }
+  secQuality(s, db, zSchema, id, d, e);
+  secAdvice(s, db, zSchema, id, e);
+  sqlite3_str_appendall(s, "<section id=\"steps\">\n");
+  stepChart(s, db, zSchema, id, d, bFromV1, e);
+  stepClasses(s, d);
+  sqlite3_str_appendall(s, "</section>\n");
+  secWall(s, db, zSchema, id, d, e);
+  secBreakdown(s, d);
+  secHotOps(s, d, topK);
+  secTables(s, d, topK);
+  /* Regions by inclusive time; a long path shows its end. */
+  n = 0;
+  for(i=0; rg && i<rg->nChild && n<topK && n<64; i++){
+    azL[n] = jtext(jAt(rg, i), "path");
+    aV[n] = jNum(jGet(jAt(rg, i), "inclusive_duration"));
+    n++;
+  }
+  sqlite3_str_appendall(s, "<section id=\"regions\">\n");
+  barChart(s, "Hierarchical regions (inclusive time)", azL, aV, n, "#76b7b2", 1,
+           "No regions (no device ops, or none with a tf_op or a =>/:: name).");
+  sqlite3_str_appendall(s, "</section>\n");
+  {
+    int rcIns = profsumInsReportHtml(db, zSchema, id, s);
+    if( rcIns ) pageErr(e, db, rcIns);
+  }
+  secKpis(s, db, zSchema, id, bFromV1, e);
+  {
+    double topOp = -1;
+    if( (p = prepIn(db, "SELECT value FROM \"%w\".profsum_kpis WHERE trace_id=?1 AND kpi='one_op_dominating' "
+                        "AND value IS NOT NULL", zSchema, e))!=0 ){
+      sqlite3_bind_int64(p, 1, id);
+      if( stepIn(db, p, e)==SQLITE_ROW ) topOp = sqlite3_column_double(p, 0);
+      sqlite3_finalize(p); p = 0;
+    }
+    secCandidates(s, d, topOp);
+  }
+  secProvenance(s, d);
+  sqlite3_str_appendall(s, "</body></html>\n");
   if( sqlite3_str_errcode(s) ) pageErr(e, db, SQLITE_NOMEM);   /* kept: the first error */
   if( e->rc ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
   {

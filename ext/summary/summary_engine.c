@@ -128,6 +128,60 @@ void profsumEngineFree(ProfsumEngine *e){
   sqlite3_free(e);
 }
 
+/* The number of diagnostics of kind zKind met while reading. */
+static int64_t engKindCount(const Engine *e, const char *zKind){
+  int k;
+  for(k=0; k<e->nKind; k++) if( strcmp(e->aKind[k].zKind, zKind)==0 ) return e->aKind[k].n;
+  return 0;
+}
+
+/* After reading a JSON file: SQLITE_OK when it is a trace, else SQLITE_ERROR
+** with the message set.  Not a trace (a deliberate departure from the
+** reference, which summarizes such a file as an empty trace): a top level
+** without a "traceEvents" array ({"lr": 0.001}), or entries none of which
+** is an object with a "ph" ([1,2,3]).  No entries at all ({"traceEvents":
+** []}, []) is an empty trace. */
+static int engNotATrace(Engine *e){
+  int64_t nNoPh;
+  if( e->noEvents ){
+    return profsumEngErr(e, SQLITE_ERROR, "'%s': not a trace: its top level has no \"traceEvents\" "
+        "array (give the profiler's *.trace.json.gz, perfetto_trace.json.gz, an .xplane.pb or "
+        "the profile folder)", e->zPath);
+  }
+  nNoPh = engKindCount(e, "not_an_object") + engKindCount(e, "no_ph") + engKindCount(e, "ph_not_string");
+  if( e->nEntries>0 && nNoPh>=e->nEntries ){
+    return profsumEngErr(e, SQLITE_ERROR, "'%s': not a trace: none of its %lld traceEvents entries "
+        "is an object with a \"ph\" (see profsum_diagnostics('%s'))", e->zPath,
+        (long long)e->nEntries, e->zPath);
+  }
+  return SQLITE_OK;
+}
+
+/* A capped export (the profiler's converter keeps the earliest events up
+** to a cap, so later steps vanish from every track): the exact cap counts,
+** or at least 100,000 events whose latest start lies more than 10 % of the
+** profile's span before its latest end.  Noted as diagnostic
+** capped_export, not as a quality warning of the v1 document. */
+static void engCappedExport(Engine *e){
+  int64_t i, maxTs = 0;
+  char z[300];
+  if( !e->hasRange || e->nEv==0 ) return;
+  for(i=0; i<e->nEv; i++){
+    const SEv *r = EV(e, i);
+    if( i==0 || r->ts>maxTs ) maxTs = r->ts;
+  }
+  {
+    double span = US(e->endMax - e->tsMin), tail = US(e->endMax - (e->origin + maxTs));
+    int atCap = e->nEv==1000000 || e->nEv==5000000;
+    if( !atCap && !(e->nEv>=100000 && tail>0.10*span) ) return;
+    sqlite3_snprintf(sizeof(z), z, "%lld complete events%s; the latest starts %.3f us (%.1f%% of "
+        "the %.3f us profile) before the latest end: the export looks capped (its later events "
+        "dropped); summaries cover only the start of the profile", (long long)e->nEv,
+        atCap ? ", exactly a converter's cap" : "", tail, span>0 ? 100.0*tail/span : 0.0, span);
+    profsumEngDiag(e, -1, -1, "capped_export", z);
+  }
+}
+
 /* See summary_engine.h. */
 int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop,
                        void *pStopArg, ProfsumEngine **pp, ProfsumEngineInfo *pInfo,
@@ -157,8 +211,10 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
     profsumEngSigFree(e);                       /* needed only while reading */
   }else{
     rc = profsumEngRead(e, zPath);
+    if( rc==SQLITE_OK ) rc = engNotATrace(e);
   }
   if( rc==SQLITE_OK ) rc = e->diagRc;
+  if( rc==SQLITE_OK ) engCappedExport(e);
   if( rc==SQLITE_NOMEM ) profsumEngNoMem(e, "reading the events");
   if( rc==SQLITE_OK && (rc = profsumEngOrder(e))==SQLITE_NOMEM ){
     profsumEngNoMem(e, "ordering the events and their nesting");

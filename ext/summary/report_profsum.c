@@ -1,0 +1,417 @@
+/*
+** report_profsum.c — profsum's own sections of the markdown report, after
+** the reference's (which stay byte for byte its own):
+**
+**   ## profsum: data quality         what the numbers below may lack
+**   ## profsum: wall-clock time      the profile's span, the steady steps'
+**                                    wall time split (profsum_step_wall), the
+**                                    per-track total named for what it is
+**   ## profsum: advice               profsum_advice with evidence and fixes
+**   ## profsum: the reference tool's candidates
+**                                    the reference's rules, with a note where
+**                                    the numbers disagree with them
+**   ...                              the collectors' sections (insights.h)
+**
+** and profsum_report_md(trace, top_k, options_json) with the options
+** "kpis" (the KPI table), "profsum" (these sections) and "schema".  The
+** quality section comes first so that no line of the report is
+** contradicted by a warning printed below it.
+*/
+#include "profsum_int.h"
+#include "summary_doc.h"
+#include "doc_int.h"
+#include "insights.h"
+#include "report_profsum.h"
+#include "jsontree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Prepare zFmt (its %w: zSchema) on db; SQLITE_OK, or an error code with
+** *pzErr set (not for SQLITE_NOMEM). */
+static int rpPrep(sqlite3 *db, const char *zSchema, const char *zFmt, sqlite3_stmt **pp, char **pzErr){
+  char *z = sqlite3_mprintf(zFmt, zSchema, zSchema, zSchema, zSchema);
+  int rc;
+  *pp = 0;
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, pp, 0);
+  sqlite3_free(z);
+  if( rc && rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  return rc;
+}
+
+/* Append a table cell's text: '|' escaped, newlines as spaces. */
+static void rpCell(sqlite3_str *s, const char *z){
+  for(; z && *z; z++){
+    if( *z=='|' ) sqlite3_str_appendall(s, "\\|");
+    else if( *z=='\n' || *z=='\r' ) sqlite3_str_appendchar(s, 1, ' ');
+    else sqlite3_str_appendchar(s, 1, *z);
+  }
+}
+
+/* ## profsum: data quality — the document's quality warnings, the stored
+** capped_export diagnostic and a detected float_nesting pattern. */
+static int rpQuality(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
+  sqlite3_stmt *p = 0;
+  int rc, n = 0;
+  sqlite3_str_appendall(s, "\n## profsum: data quality\n");
+  rc = rpPrep(db, zSchema,
+      "SELECT value FROM json_each((SELECT quality_warnings FROM \"%w\".profsum_trace WHERE trace_id=?1)) "
+      "UNION ALL SELECT detail FROM \"%w\".profsum_agg_diagnostic WHERE trace_id=?1 AND kind='capped_export' "
+      "UNION ALL SELECT explanation FROM \"%w\".profsum_kpis WHERE trace_id=?1 AND kpi='float_nesting' "
+      "AND band='detected'", &p, pzErr);
+  if( rc ) return rc;
+  sqlite3_bind_int64(p, 1, id);
+  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
+    sqlite3_str_appendall(s, "- ");
+    rpCell(s, (const char*)sqlite3_column_text(p, 0));
+    sqlite3_str_appendall(s, "\n");
+    n++;
+  }
+  rc = profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
+  if( rc==SQLITE_OK && n==0 ) sqlite3_str_appendall(s, "- No quality warnings: the numbers below cover the whole trace.\n");
+  return rc;
+}
+
+/* The lower median of the wall time of trace id's steady (step, device)
+** rows (all rows when every step is a warmup step) into *pMed. */
+static int rpWallMedian(sqlite3 *db, const char *zSchema, sqlite3_int64 id, double *pMed, char **pzErr){
+  sqlite3_stmt *p = 0;
+  int rc = rpPrep(db, zSchema,
+      "WITH w AS (SELECT * FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
+      "k AS (SELECT min(is_warmup) AS only FROM w), "
+      "v AS (SELECT wall_us FROM w, k WHERE w.is_warmup = k.only ORDER BY wall_us) "
+      "SELECT wall_us FROM v LIMIT 1 OFFSET ((SELECT count(*) FROM v) - 1) / 2", &p, pzErr);
+  *pMed = 0.0;
+  if( rc ) return rc;
+  sqlite3_bind_int64(p, 1, id);
+  if( (rc = sqlite3_step(p))==SQLITE_ROW ){ *pMed = sqlite3_column_double(p, 0); rc = SQLITE_OK; }
+  return profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
+}
+
+/* The split table of the steady steps (all steps when every one is a
+** warmup step) of trace id. */
+static int rpWallSplit(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
+  static const char *azPart[4] = {"Compute", "Collective", "Transfer", "Idle"};
+  sqlite3_stmt *p = 0;
+  double med;
+  int rc = rpWallMedian(db, zSchema, id, &med, pzErr), k;
+  if( rc ) return rc;
+  rc = rpPrep(db, zSchema,
+      "WITH w AS (SELECT * FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
+      "k AS (SELECT min(is_warmup) AS only FROM w) "
+      "SELECT count(DISTINCT step), count(DISTINCT device), sum(wall_us), sum(compute_us), "
+      "sum(collective_us), sum(transfer_us), sum(idle_us), max(k.only) "
+      "FROM w, k WHERE w.is_warmup = k.only", &p, pzErr);
+  if( rc ) return rc;
+  sqlite3_bind_int64(p, 1, id);
+  if( (rc = sqlite3_step(p))==SQLITE_ROW ){
+    double wall = sqlite3_column_double(p, 2);
+    sqlite3_str_appendf(s, "- Steps split: `%lld` %s steps on `%lld` device(s), each instant counted once "
+                        "(collective over transfer over compute; idle: no device op runs)\n",
+                        (long long)sqlite3_column_int64(p, 0), sqlite3_column_int(p, 7) ? "warmup" : "steady",
+                        (long long)sqlite3_column_int64(p, 1));
+    profsumStrAppendPy(s, "- Median step wall time (per device): `%.3f` us\n\n", med);
+    sqlite3_str_appendall(s, "| Part | Time over these steps (us) | Share of wall time |\n|---|---:|---:|\n");
+    for(k=0; k<4; k++){
+      double v = sqlite3_column_double(p, 3+k);
+      sqlite3_str_appendf(s, "| %s | ", azPart[k]);
+      profsumStrAppendPy(s, "%.3f | ", v);
+      profsumStrAppendPy(s, "%.2f%% |\n", wall>0 ? 100.0*v/wall : 0.0);
+    }
+    profsumStrAppendPy(s, "| Wall | %.3f | 100.00%% |\n\n", wall);
+    rc = SQLITE_OK;
+  }
+  return profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
+}
+
+/* ## profsum: wall-clock time — the profile's span, the steady steps'
+** split, and the per-track total named for what it is. */
+static int rpWall(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
+  sqlite3_stmt *p = 0;
+  int rc;
+  double span = 0, total = 0;
+  sqlite3_int64 nRow = 0;
+  sqlite3_str_appendall(s, "\n## profsum: wall-clock time\n");
+  rc = rpPrep(db, zSchema,
+      "SELECT (SELECT profile_end_ts - profile_start_ts FROM \"%w\".profsum_trace WHERE trace_id=?1), "
+      "(SELECT mode_total FROM \"%w\".profsum_breakdown WHERE trace_id=?1 AND is_summary_mode LIMIT 1), "
+      "(SELECT count(*) FROM \"%w\".profsum_step_wall WHERE trace_id=?1)", &p, pzErr);
+  if( rc ) return rc;
+  sqlite3_bind_int64(p, 1, id);
+  if( (rc = sqlite3_step(p))==SQLITE_ROW ){
+    span = sqlite3_column_double(p, 0);
+    total = sqlite3_column_double(p, 1);
+    nRow = sqlite3_column_int64(p, 2);
+    rc = SQLITE_OK;
+  }
+  rc = profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
+  if( rc ) return rc;
+  profsumStrAppendPy(s, "- Profile span (first event to last end): `%.3f` us\n", span);
+  if( nRow==0 ){
+    sqlite3_str_appendall(s, "- No steps measured on a device (no Steps line and no host `train` events "
+                             "with a step_num, or no device ops): the step wall time is not split.\n");
+  }else if( (rc = rpWallSplit(db, zSchema, id, s, pzErr))!=SQLITE_OK ){
+    return rc;
+  }
+  profsumStrAppendPy(s, "- The reference's Time Breakdown total, `%.3f` us, adds the exclusive time of every "
+                     "track (each device's op lines and every host thread): it is not wall time", total);
+  if( span>0 && total>span*1.05 ) profsumStrAppendPy(s, " (%.1f times the profile span)", total/span);
+  sqlite3_str_appendall(s, ".\n");
+  return SQLITE_OK;
+}
+
+/* ## profsum: advice — the rows of profsum_advice, evidence and fixes. */
+static int rpAdvice(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
+  sqlite3_stmt *p = 0;
+  int rc, n = 0;
+  sqlite3_str_appendall(s, "\n## profsum: advice\n");
+  rc = rpPrep(db, zSchema,
+      "SELECT rank, advice_id, source, kpi, title, share_of_step, time_at_stake_us, "
+      "(SELECT group_concat(json_extract(e.value, '$.name') || ' = ' || "
+      "   coalesce(CASE WHEN json_type(e.value, '$.value') = 'null' THEN NULL WHEN json_extract(e.value, '$.unit') = 'fraction' "
+      "                 THEN printf('%%.1f%%%%', 100.0 * json_extract(e.value, '$.value')) "
+      "                 WHEN json_type(e.value, '$.value') IN ('real', 'integer') "
+      "                 THEN printf('%%.6g', json_extract(e.value, '$.value')) "
+      "                 ELSE json_extract(e.value, '$.value') END, 'n/a') || "
+      "   CASE WHEN json_extract(e.value, '$.unit') IN ('us', 'ms', 's', 'count') "
+      "        THEN ' ' || json_extract(e.value, '$.unit') ELSE '' END, '; ') FROM json_each(a.evidence) AS e), "
+      "fixes FROM \"%w\".profsum_advice AS a WHERE trace_id=?1 ORDER BY rank", &p, pzErr);
+  if( rc ) return rc;
+  sqlite3_bind_int64(p, 1, id);
+  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
+    const char *zFix = (const char*)sqlite3_column_text(p, 8);
+    JNode *fx = zFix ? jParse(zFix, -1, 0) : 0;
+    int k;
+    sqlite3_str_appendf(s, "### %lld. ", (long long)sqlite3_column_int64(p, 0));
+    rpCell(s, (const char*)sqlite3_column_text(p, 4));
+    sqlite3_str_appendf(s, "\n- Advice: `%s` (from %s%s%s%s)", (const char*)sqlite3_column_text(p, 1),
+                        (const char*)sqlite3_column_text(p, 2),
+                        sqlite3_column_type(p, 3)!=SQLITE_NULL ? " `" : "",
+                        sqlite3_column_type(p, 3)!=SQLITE_NULL ? (const char*)sqlite3_column_text(p, 3) : "",
+                        sqlite3_column_type(p, 3)!=SQLITE_NULL ? "`" : "");
+    if( sqlite3_column_type(p, 5)!=SQLITE_NULL ){
+      profsumStrAppendPy(s, "; at stake: %.1f%% of step wall time", 100.0*sqlite3_column_double(p, 5));
+    }
+    if( sqlite3_column_type(p, 6)!=SQLITE_NULL ){
+      profsumStrAppendPy(s, sqlite3_column_type(p, 5)!=SQLITE_NULL ? ", %.3f us" : "; at stake: %.3f us",
+                         sqlite3_column_double(p, 6));
+    }
+    sqlite3_str_appendall(s, "\n- Evidence: ");
+    rpCell(s, (const char*)sqlite3_column_text(p, 7));
+    sqlite3_str_appendall(s, "\n- Try:\n");
+    for(k=0; fx && fx->type==JT_ARRAY && k<fx->nChild; k++){
+      if( jAt(fx, k)->type!=JT_STRING ) continue;
+      sqlite3_str_appendall(s, "  - ");
+      rpCell(s, jAt(fx, k)->z);
+      sqlite3_str_appendall(s, "\n");
+    }
+    jFree(fx);
+    n++;
+  }
+  rc = profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
+  if( rc==SQLITE_OK && n==0 ){
+    sqlite3_int64 nUnavail = 0;
+    rc = rpPrep(db, zSchema, "SELECT count(*) FROM \"%w\".profsum_kpis WHERE trace_id=?1 "
+                "AND band='unavailable'", &p, pzErr);
+    if( rc ) return rc;
+    sqlite3_bind_int64(p, 1, id);
+    if( (rc = sqlite3_step(p))==SQLITE_ROW ){ nUnavail = sqlite3_column_int64(p, 0); rc = SQLITE_OK; }
+    rc = profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
+    sqlite3_str_appendall(s, "No KPI is in its bad band and no pattern is detected");
+    if( nUnavail>0 ){
+      sqlite3_str_appendf(s, " among those this trace has the data for (%lld KPIs are unavailable)",
+                          (long long)nUnavail);
+    }
+    sqlite3_str_appendall(s, " (`profsum_kpis`).\n");
+  }
+  return rc;
+}
+
+/* The largest number written just before a '%' in z (0 when none): a
+** reference rationale such as "312.1% of total profiled exclusive
+** duration" is no share of anything above 100. */
+static double rpMaxPct(const char *z){
+  double mx = 0;
+  const char *p;
+  for(p=z; p && *p; p++){
+    if( *p=='%' && p>z && p[-1]>='0' && p[-1]<='9' ){
+      const char *b = p;
+      while( b>z && ((b[-1]>='0' && b[-1]<='9') || b[-1]=='.') ) b--;
+      {
+        double v = atof(b);
+        if( v>mx ) mx = v;
+      }
+    }
+  }
+  return mx;
+}
+
+/* ## profsum: the reference tool's candidates — their titles, and a note
+** where the reference's rule text disagrees with the breakdown (its
+** fallback calls the shares balanced whatever they are). */
+static int rpCandidates(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
+  sqlite3_stmt *p = 0;
+  int rc;
+  sqlite3_str_appendall(s, "\n## profsum: the reference tool's candidates\n"
+      "The \"Optimization Candidates\" above are the reference tool's fixed rules, kept as it "
+      "writes them; profsum's advice above is measured on this trace.\n");
+  rc = rpPrep(db, zSchema,
+      "SELECT c.candidate_id, c.title, c.rationale, "
+      "(SELECT category || ' ' || printf('%%.1f%%%%', 100.0 * share_of_total) FROM \"%w\".profsum_breakdown AS b "
+      " WHERE b.trace_id=?1 AND b.is_summary_mode AND b.share_of_total > 0.5), "
+      "(SELECT value FROM \"%w\".profsum_kpis WHERE trace_id=?1 AND kpi='one_op_dominating') "
+      "FROM \"%w\".profsum_candidates AS c WHERE c.trace_id=?1 ORDER BY c.rank", &p, pzErr);
+  if( rc ) return rc;
+  sqlite3_bind_int64(p, 1, id);
+  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
+    const char *zId = (const char*)sqlite3_column_text(p, 0);
+    const char *zRat = (const char*)sqlite3_column_text(p, 2);
+    const char *zBig = (const char*)sqlite3_column_text(p, 3);
+    sqlite3_str_appendf(s, "- `%s`: ", zId ? zId : "");
+    rpCell(s, (const char*)sqlite3_column_text(p, 1));
+    if( zBig && zRat && (strstr(zRat, "balanced") || (zId && strcmp(zId, "no-dominant-bottleneck")==0)) ){
+      sqlite3_str_appendall(s, " (its rule fires when no other rule does; the breakdown is not balanced: ");
+      rpCell(s, zBig);
+      sqlite3_str_appendall(s, ")");
+    }
+    if( rpMaxPct(zRat)>100.0 ){
+      sqlite3_str_appendall(s, " (its percentage is above 100%: the reference divides by the per-track "
+                               "exclusive total, which the measured time can exceed, so it is no share of the time)");
+    }
+    if( zId && strcmp(zId, "single-hot-op")==0 && sqlite3_column_type(p, 4)!=SQLITE_NULL
+     && sqlite3_column_double(p, 4)<0.5 ){
+      profsumStrAppendPy(s, " (the top op takes %.1f%% of device-op time; profsum calls an op dominant "
+                         "from 50%%)", 100.0*sqlite3_column_double(p, 4));
+    }
+    sqlite3_str_appendall(s, "\n");
+  }
+  return profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
+}
+
+/* A section that failed for want of a table or view (a database made by
+** an older profsum and not imported into since): a line saying so instead
+** of an error.  Returns rc, or SQLITE_OK when so. */
+static int rpTolerate(int rc, sqlite3_str *s, char **pzErr){
+  if( rc==SQLITE_ERROR && *pzErr && strncmp(*pzErr, "no such table", 13)==0 ){
+    sqlite3_str_appendall(s, "- (This section reads a view this database does not have: it was made by an "
+                             "older profsum; import a trace into it to upgrade it.)\n");
+    sqlite3_free(*pzErr);
+    *pzErr = 0;
+    return SQLITE_OK;
+  }
+  return rc;
+}
+
+/* See report_profsum.h. */
+int profsumReportProfsumMd(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s,
+                           char **pzErr){
+  int rc = rpTolerate(rpQuality(db, zSchema, id, s, pzErr), s, pzErr);
+  if( rc==SQLITE_OK ) rc = rpTolerate(rpWall(db, zSchema, id, s, pzErr), s, pzErr);
+  if( rc==SQLITE_OK ) rc = rpTolerate(rpAdvice(db, zSchema, id, s, pzErr), s, pzErr);
+  if( rc==SQLITE_OK ) rc = rpTolerate(rpCandidates(db, zSchema, id, s, pzErr), s, pzErr);
+  if( rc==SQLITE_OK ) rc = profsumInsReportMd(db, zSchema, id, s);
+  if( rc==SQLITE_OK && sqlite3_str_errcode(s) ) rc = SQLITE_NOMEM;
+  return rc;
+}
+
+/* The KPI table (options {"kpis": true}), appended to s. */
+static int rpKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
+  sqlite3_stmt *p = 0;
+  int n = 0, rc;
+  rc = rpPrep(db, zSchema, "SELECT kind, kpi, device, value, unit, band, explanation "
+                           "FROM \"%w\".profsum_kpis WHERE trace_id=?1", &p, pzErr);
+  if( rc ){
+    if( profsumDocNoSuchTable(db, rc) ){ sqlite3_free(*pzErr); *pzErr = 0; return SQLITE_OK; }
+    return rc;
+  }
+  sqlite3_bind_int64(p, 1, id);
+  while( sqlite3_step(p)==SQLITE_ROW ){
+    const char *azCol[7];
+    int c;
+    rc = SQLITE_OK;
+    for(c=0; c<7; c++) azCol[c] = profsumColText(p, c, &rc);
+    if( rc ) break;
+    if( n++==0 ){
+      sqlite3_str_appendall(s, "\n## KPIs\n| Kind | KPI | Device | Value | Unit | Band | Explanation |\n"
+                               "|---|---|---|---:|---|---|---|\n");
+    }
+    sqlite3_str_appendf(s, "| %s | %s | %s | ", azCol[0], azCol[1], azCol[2] ? azCol[2] : "all");
+    if( sqlite3_column_type(p, 3)==SQLITE_NULL ) sqlite3_str_appendall(s, "n/a");
+    else profsumStrAppendPy(s, "%.4g", sqlite3_column_double(p, 3));
+    sqlite3_str_appendf(s, " | %s | %s | %s |\n", azCol[4], azCol[5], azCol[6]);
+  }
+  return profsumFinishRows(db, p, rc, pzErr);
+}
+
+/* profsum_report_md(trace, top_k, options_json): the reference's report;
+** options "kpis" appends the KPI table, "profsum" profsum's sections
+** (after the KPI table when both), "schema" names the database to read. */
+static void reportMd3Func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  static const char *const azBool[] = {"kpis", "profsum", 0};
+  static const char *FN = "profsum_report_md";
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  int aFlag[2] = {0, 0}, rc;
+  char *zSchema = 0, *zErr = 0, *zMd;
+  sqlite3_int64 topK = 10, id;
+  ProfsumKnobs k;
+  ProfsumDoc *d = 0;
+  sqlite3_str *s;
+  (void)argc;
+  if( sqlite3_value_type(argv[2])!=SQLITE_NULL ){
+    rc = profsumSchemaOption(db, (const char*)sqlite3_value_text(argv[2]), azBool, aFlag, &zSchema, &zErr);
+    if( rc ){
+      if( zErr ) profsumCtxErr(ctx, "%s: %s", FN, zErr);
+      else sqlite3_result_error_nomem(ctx);
+      sqlite3_free(zErr);
+      return;
+    }
+  }
+  if( sqlite3_value_type(argv[1])!=SQLITE_NULL ){
+    if( sqlite3_value_numeric_type(argv[1])!=SQLITE_INTEGER || sqlite3_value_int64(argv[1])<0 ){
+      profsumCtxErr(ctx, "%s: top_k must be a non-negative integer", FN);
+      sqlite3_free(zSchema);
+      return;
+    }
+    topK = sqlite3_value_int64(argv[1]);
+    if( topK>1000000 ) topK = 1000000;
+  }
+  {
+    const char *zS = zSchema ? zSchema : "main";
+    rc = profsumResolveTrace(db, zS, argv[0], &id, &zErr);
+    if( rc==SQLITE_OK ) rc = profsumTraceKnobs(db, zS, id, &k, &zErr);
+    if( rc==SQLITE_OK ) rc = profsumDocBuild(db, zS, id, &k, &d, &zErr);
+  }
+  zMd = rc==SQLITE_OK ? profsumDocReportMd(d, (int)topK) : 0;
+  profsumDocFree(d);
+  if( rc==SQLITE_OK && zMd==0 ) rc = SQLITE_NOMEM;
+  s = sqlite3_str_new(db);
+  if( rc==SQLITE_OK ){
+    sqlite3_str_appendall(s, zMd);
+    if( aFlag[0] ) rc = rpKpis(db, zSchema ? zSchema : "main", id, s, &zErr);
+    if( rc==SQLITE_OK && aFlag[1] ) rc = profsumReportProfsumMd(db, zSchema ? zSchema : "main", id, s, &zErr);
+    if( rc==SQLITE_OK && sqlite3_str_errcode(s) ) rc = SQLITE_NOMEM;
+  }
+  sqlite3_free(zMd);
+  sqlite3_free(zSchema);
+  if( rc ){
+    sqlite3_free(sqlite3_str_finish(s));
+    if( rc==SQLITE_NOMEM && zErr==0 ) sqlite3_result_error_nomem(ctx);
+    else profsumCtxErr(ctx, "%s: %s", FN, zErr ? zErr : sqlite3_errstr(rc));
+    sqlite3_free(zErr);
+    return;
+  }
+  zMd = sqlite3_str_finish(s);
+  if( zMd==0 ){ sqlite3_result_error_nomem(ctx); return; }
+  sqlite3_result_text(ctx, zMd, -1, sqlite3_free);
+}
+
+/* See report_profsum.h. */
+int profsumRegisterReportProfsum(sqlite3 *db, char **pzErr){
+  int rc = sqlite3_create_function(db, "profsum_report_md", 3, SQLITE_UTF8, 0, reportMd3Func, 0, 0);
+  if( rc && pzErr ){
+    *pzErr = sqlite3_mprintf("profsum: registering profsum_report_md (3 arguments) failed: %s",
+                             sqlite3_errstr(rc));
+  }
+  return rc;
+}

@@ -1,0 +1,212 @@
+"""profsum_advice: every bad KPI and detected pattern has its advice row,
+and no advice contradicts the numbers beside it (no 'balanced' while a
+category passes 50 %, 'dominant' only from 50 %, no share above 100 %), on
+fixtures with known answers, on generated TPU/GPU traces and on the
+corpus when it is present."""
+import json
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+import fixtures
+from util import connect, DbTestCase, TempDir, ROOT, CORPUS
+
+# KPI or pattern -> the advice_id that must answer it when bad / detected
+ADVICE_OF = {
+    "kernel_duration": "many_small_kernels", "many_small_kernels": "many_small_kernels",
+    "device_utilization": "device_idle_gaps", "device_idle_gaps": "device_idle_gaps",
+    "memory_bandwidth": "memory_bound", "occupancy": "low_occupancy",
+}
+
+
+def check_invariants(tc, db, where=""):
+    """Assert the advice invariants for every trace of db."""
+    for tid, in db.execute("SELECT trace_id FROM profsum_trace").fetchall():
+        adv = db.execute("SELECT rank, advice_id, source, kpi, title, evidence, fixes, "
+                         "time_at_stake_us, share_of_step FROM profsum_advice WHERE trace_id=? "
+                         "ORDER BY rank", (tid,)).fetchall()
+        ids = [a[1] for a in adv]
+        tc.assertEqual([a[0] for a in adv], list(range(1, len(adv) + 1)), where)
+        tc.assertEqual(len(ids), len(set(ids)), where)
+        for kpi, band in db.execute("SELECT kpi, band FROM profsum_kpis WHERE trace_id=? "
+                                    "AND band IN ('bad','detected')", (tid,)):
+            tc.assertIn(ADVICE_OF.get(kpi, kpi), ids, "%s: %s %s has no advice" % (where, kpi, band))
+        shares = {r[0]: r[1] for r in db.execute(
+            "SELECT category, share_of_total FROM profsum_breakdown WHERE trace_id=? AND is_summary_mode",
+            (tid,))}
+        for rank, aid, source, kpi, title, ev, fixes, stake, share in adv:
+            msg = "%s: %s" % (where, title)
+            tc.assertIn(source, ("kpi", "pattern", "xprof_rule"), msg)
+            tc.assertNotIn("balanced", title.lower(), msg)
+            if share is not None:
+                tc.assertTrue(0.0 <= share <= 1.0, msg)
+            if stake is not None:
+                tc.assertGreaterEqual(stake, 0.0, msg)
+            for pct in re.findall(r"(\d+(?:\.\d+)?)%", title):
+                tc.assertLessEqual(float(pct), 100.0, msg)
+            evidence = json.loads(ev)
+            tc.assertTrue(evidence and all(set(e) == {"name", "value", "unit"} for e in evidence), msg)
+            tc.assertTrue(json.loads(fixes), msg)
+            if "domina" in title.lower():
+                tc.assertEqual(aid, "one_op_dominating", msg)
+                op_share = [e["value"] for e in evidence if e["name"] == "op_share"][0]
+                tc.assertGreaterEqual(op_share, 0.5, msg)
+        if max(shares.values() or [0]) > 0.5:
+            for a in adv:
+                tc.assertNotIn("balanced", a[4].lower())
+
+
+def load(db, td, name, doc, opts='{"warmup_steps": 0}'):
+    p = td.write(name, doc)
+    return db.execute("SELECT profsum_import(?, ?, ?)", (p, name, opts)).fetchone()[0]
+
+
+def tpu(steps, ops):
+    ev = list(fixtures.TPU_META)
+    ev += [{"ph": "X", "pid": 1, "tid": 1, "name": n, "ts": ts, "dur": d} for n, ts, d in steps]
+    ev += [{"ph": "X", "pid": 1, "tid": 2, "name": n, "ts": ts, "dur": d} for n, ts, d in ops]
+    return fixtures.doc(ev)
+
+
+class Known(DbTestCase):
+    def advice(self, tid):
+        return self.db.execute("SELECT advice_id, source, kpi, share_of_step, time_at_stake_us "
+                               "FROM profsum_advice WHERE trace_id=? ORDER BY rank", (tid,)).fetchall()
+
+    def test_idle_steps_give_host_wait_first(self):
+        # two 1000 µs steps, each with 600 µs of one long op: 40 % idle
+        tid = load(self.db, self.td, "idle.json", tpu(
+            [("0", 0, 1000), ("1", 1000, 1000)],
+            [("fusion.1", 0, 600), ("fusion.2", 1000, 600)]))
+        adv = self.advice(tid)
+        self.assertEqual(adv[0][:3], ("host_wait", "kpi", "host_wait"))
+        self.assertAlmostEqual(adv[0][3], 0.4)
+        self.assertAlmostEqual(adv[0][4], 800.0)
+        check_invariants(self, self.db)
+
+    def test_xprof_idle_rule_between_10_and_20(self):
+        tid = load(self.db, self.td, "w.json", tpu([("0", 0, 1000)], [("fusion.1", 0, 850)]))
+        adv = dict((a[0], a) for a in self.advice(tid))
+        self.assertEqual(adv["host_wait"][1:3], ("xprof_rule", None))
+        self.assertAlmostEqual(adv["host_wait"][3], 0.15)
+
+    def test_collective_bound(self):
+        tid = load(self.db, self.td, "c.json", tpu(
+            [("0", 0, 1000)], [("fusion.1", 0, 600), ("all-reduce.1", 600, 380)]))
+        adv = dict((a[0], a) for a in self.advice(tid))
+        self.assertEqual(adv["collective_bound"][1], "xprof_rule")
+        self.assertAlmostEqual(adv["collective_bound"][3], 0.38)
+
+    def test_one_op_dominating(self):
+        tid = load(self.db, self.td, "d.json", tpu(
+            [("0", 0, 1000)], [("fusion.1", 0, 900), ("fusion.2", 900, 100)]))
+        adv = dict((a[0], a) for a in self.advice(tid))
+        self.assertEqual(adv["one_op_dominating"][1:3], ("pattern", "one_op_dominating"))
+        title = self.db.execute("SELECT title FROM profsum_advice WHERE advice_id='one_op_dominating'").fetchone()[0]
+        self.assertIn("fusion.1 takes 90.0%", title)
+        check_invariants(self, self.db)
+
+    def test_no_dominance_below_half(self):
+        tid = load(self.db, self.td, "n.json", tpu(
+            [("0", 0, 1000)], [("fusion.%d" % i, 100 * i, 100) for i in range(10)]))
+        ids = [a[0] for a in self.advice(tid)]
+        self.assertNotIn("one_op_dominating", ids)
+        check_invariants(self, self.db)
+
+    def test_many_small_kernels_from_kernel_duration(self):
+        tid = load(self.db, self.td, "s.json", tpu(
+            [("0", 0, 100)], [("fusion.%d" % i, 10 * i, 9) for i in range(10)]))
+        adv = dict((a[0], a) for a in self.advice(tid))
+        self.assertEqual(adv["many_small_kernels"][1:3], ("pattern", "many_small_kernels"))
+        check_invariants(self, self.db)
+
+    def test_compute_heavy_is_not_balanced(self):
+        # 87 % compute: the reference's rules say 'balanced'; profsum never does
+        tid = load(self.db, self.td, "f.json", fixtures.f1([100, 110, 120, 130, 140, 150], 60))
+        cands = [r[0] for r in self.db.execute("SELECT candidate_id FROM profsum_candidates")]
+        self.assertTrue(cands)
+        check_invariants(self, self.db)
+        self.assertTrue(tid)
+
+    def test_kpis_of_other_views(self):
+        # KPI rows that profsum_kpis_mem / profsum_kpis_xla add (memory,
+        # occupancy, device limits) become advice rows when bad
+        tid = load(self.db, self.td, "m.json", tpu([("0", 0, 1000)], [("fusion.1", 0, 990)]))
+        cols = "trace_id, label, kind, kpi, device, value, unit, band, explanation"
+        self.db.execute("DROP VIEW profsum_kpis_mem")
+        self.db.execute("CREATE VIEW profsum_kpis_mem(%s) AS "
+                        "SELECT trace_id, label, 'kpi', 'memory_peak', '/device:TPU:0', 0.97, 'fraction', 'bad', "
+                        "'peak memory 97%% of capacity' FROM profsum_trace UNION ALL "
+                        "SELECT trace_id, label, 'kpi', 'occupancy', NULL, 0.2, 'fraction', 'bad', "
+                        "'kernels at 20%% occupancy' FROM profsum_trace" % cols)
+        self.db.execute("DROP VIEW profsum_kpis_xla")
+        self.db.execute("CREATE VIEW profsum_kpis_xla(%s) AS "
+                        "SELECT trace_id, label, 'kpi', 'memory_bandwidth', NULL, 0.85, 'fraction', 'bad', "
+                        "'HBM 85%% used' FROM profsum_trace UNION ALL "
+                        "SELECT trace_id, label, 'kpi', 'flops_utilization', NULL, 0.3, 'fraction', 'warning', "
+                        "'30%% of peak FLOP/s' FROM profsum_trace" % cols)
+        adv = dict((a[0], a) for a in self.advice(tid))
+        self.assertEqual(adv["memory_peak"][1:3], ("kpi", "memory_peak"))
+        self.assertEqual(adv["low_occupancy"][1:3], ("kpi", "occupancy"))
+        self.assertIn(adv["memory_bound"][1], ("kpi", "xprof_rule"))
+        fixes = json.loads(self.db.execute("SELECT fixes FROM profsum_advice WHERE advice_id='memory_peak'")
+                           .fetchone()[0])
+        self.assertTrue(any("donate" in f for f in fixes))
+        check_invariants(self, self.db)
+        # compute-bound: MXU > 70 % with HBM < 50 %
+        self.db.execute("DROP VIEW profsum_kpis_xla")
+        self.db.execute("CREATE VIEW profsum_kpis_xla(%s) AS "
+                        "SELECT trace_id, label, 'kpi', 'memory_bandwidth', NULL, 0.3, 'fraction', 'good', "
+                        "'HBM 30%% used' FROM profsum_trace UNION ALL "
+                        "SELECT trace_id, label, 'kpi', 'mxu_utilization', NULL, 0.8, 'fraction', 'good', "
+                        "'MXU 80%% busy' FROM profsum_trace" % cols)
+        adv = dict((a[0], a) for a in self.advice(tid))
+        self.assertEqual(adv["compute_bound"][1], "xprof_rule")
+        self.assertNotIn("memory_bound", adv)
+
+    def test_spec_fixtures(self):
+        for i, f in enumerate([fixtures.f2(), fixtures.f3()]):
+            load(self.db, self.td, "f%d.json" % i, f)
+        check_invariants(self, self.db)
+
+
+class Generated(unittest.TestCase):
+    def test_generated_traces(self):
+        with TempDir() as td:
+            db = connect()
+            for shape in ("tpu", "gpu"):
+                out = os.path.join(td.path, "%s.json.gz" % shape)
+                subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen_trace.py"),
+                                "--size", "1M", "--shape", shape, "--out", out],
+                               check=True, stdout=subprocess.DEVNULL)
+                db.execute("SELECT profsum_import(?, ?)", (out, shape))
+            check_invariants(self, db, "generated")
+            self.assertEqual(db.execute("SELECT count(DISTINCT trace_id) FROM profsum_advice").fetchone()[0], 2)
+
+
+def corpus_paths():
+    paths = []
+    for name in ("expected_counts.json", "expected_xplane_counts.json"):
+        p = os.path.join(CORPUS, name)
+        if os.path.exists(p):
+            paths += [k for k in json.load(open(p)) if not k.startswith("_")]
+    return sorted(set(paths))
+
+
+@unittest.skipUnless(os.path.exists(os.path.join(CORPUS, "expected_counts.json")), "no corpus")
+class Corpus(unittest.TestCase):
+    def test_every_corpus_trace(self):
+        db = connect()
+        for rel in corpus_paths():
+            try:
+                db.execute("SELECT profsum_import(?, ?)", (os.path.join(CORPUS, rel), rel))
+            except Exception:   # files the import refuses (not traces) have no advice
+                continue
+        self.assertGreater(db.execute("SELECT count(*) FROM profsum_trace").fetchone()[0], 10)
+        check_invariants(self, db, "corpus")
+
+
+if __name__ == "__main__":
+    unittest.main()

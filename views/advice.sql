@@ -1,0 +1,254 @@
+-- profsum_advice: profsum's own advice, one row per problem found, most time
+-- at stake first.  Every KPI of profsum_kpis in band 'bad' and every pattern
+-- 'detected' gives a row (several KPIs may feed one advice_id; the row names
+-- the first), and so do xprof's smart-suggestion thresholds where the trace
+-- has the numbers: idle > 10 % of step time (host_wait), collectives >= 30 %
+-- (collective_bound), transfers >= 30 % (large_transfers), MXU/FLOP
+-- utilization > 70 % with HBM < 50 % (compute_bound) and HBM > 70 % with
+-- compute < 50 % (memory_bound).  KPI -> advice_id: kernel_duration and
+-- many_small_kernels -> many_small_kernels; device_utilization and
+-- device_idle_gaps -> device_idle_gaps; memory_bandwidth -> memory_bound;
+-- occupancy -> low_occupancy; any other KPI -> its own name.  Shares are of
+-- the steady steps' wall time (profsum_step_wall), never above 1; an op is
+-- called dominant only from 50 % (the one_op_dominating threshold).  The
+-- reference's own advice stays in profsum_candidates.  See docs/advice.md.
+-- Requires: profsum_trace, profsum_kpis, profsum_step_wall, profsum_agg_fact,
+--   profsum_agg_device, profsum_hot_ops, profsum_breakdown.
+CREATE VIEW IF NOT EXISTS main.profsum_advice(
+  -- Trace id (INTEGER).
+  trace_id,
+  -- Trace label (TEXT).
+  label,
+  -- 1 = most time at stake (share_of_step, then time_at_stake_us; NULLs last; ties by advice_id; the float_nesting caveat last) (INTEGER).
+  rank,
+  -- Stable id: many_small_kernels, device_idle_gaps, large_transfers, one_op_dominating, host_wait, ... (TEXT).
+  advice_id,
+  -- 'kpi', 'pattern' or 'xprof_rule': what raised it (TEXT).
+  source,
+  -- The profsum_kpis.kpi it comes from, or NULL for an xprof rule on step wall time (TEXT).
+  kpi,
+  -- One line saying what was found, with its figure (TEXT).
+  title,
+  -- JSON array of {name, value, unit}: the numbers behind it (TEXT).
+  evidence,
+  -- JSON array of things to try (TEXT).
+  fixes,
+  -- Time at stake, µs summed over the devices (or host threads) it concerns (NULL when no honest estimate) (REAL).
+  time_at_stake_us,
+  -- Share of the steady steps' wall time at stake, 0-1 (NULL when no honest estimate) (REAL).
+  share_of_step
+) AS
+WITH
+k AS (
+  SELECT trace_id, kind, kpi, device, value, unit, band, explanation FROM profsum_kpis
+),
+kb AS (      -- per trace and KPI: bad/detected, and the whole-trace (or worst) value
+  SELECT trace_id, kpi,
+         max(band IN ('bad', 'detected')) AS hit,
+         max(CASE WHEN device IS NULL THEN value END) AS v,
+         min(value) AS vmin, max(value) AS vmax
+  FROM k GROUP BY trace_id, kpi
+),
+fact AS (
+  SELECT trace_id,
+         max(CASE name WHEN 'n_ops' THEN value END) AS n_ops,
+         max(CASE name WHEN 'n_small_ops' THEN value END) AS n_small,
+         max(CASE name WHEN 'median_op_duration' THEN value END) AS median_op,
+         max(CASE name WHEN 'compile_duration' THEN value END) AS compile,
+         max(CASE name WHEN 'transfer_duration' THEN value END) AS transfer,
+         max(CASE name WHEN 'device_busy_duration' THEN value END) AS busy
+  FROM profsum_agg_fact GROUP BY trace_id
+),
+pick AS (
+  SELECT trace_id, min(is_warmup) AS only_warmup FROM profsum_step_wall GROUP BY trace_id
+),
+sw AS (      -- the steady steps' wall-clock split, all devices
+  SELECT s.trace_id, sum(s.wall_us) AS wall, sum(s.idle_us) AS idle,
+         sum(s.collective_us) AS coll, sum(s.transfer_us) AS xfer, sum(s.compute_us) AS comp
+  FROM profsum_step_wall AS s JOIN pick AS p USING (trace_id)
+  WHERE s.is_warmup = p.only_warmup
+  GROUP BY s.trace_id HAVING sum(s.wall_us) > 0
+),
+worst AS (   -- the least busy device
+  SELECT trace_id, device, busy_duration, span_duration,
+         row_number() OVER (PARTITION BY trace_id ORDER BY busy_duration / span_duration, device) AS n
+  FROM profsum_agg_device WHERE span_duration > 0
+),
+idle_all AS (
+  SELECT trace_id, sum(span_duration - busy_duration) AS idle FROM profsum_agg_device GROUP BY trace_id
+),
+util AS (    -- compute and HBM utilization where a KPI gives them
+  SELECT trace_id,
+         max(CASE WHEN kpi IN ('mxu_utilization', 'flops_utilization', 'compute_utilization') THEN v END) AS mxu,
+         max(CASE WHEN kpi = 'memory_bandwidth' THEN v END) AS hbm
+  FROM kb GROUP BY trace_id
+),
+top_op AS (
+  SELECT h.trace_id, h.name, h.exclusive_duration,
+         CASE WHEN b.mode_total > 0 THEN h.exclusive_duration / b.mode_total END AS v
+  FROM profsum_hot_ops AS h
+  JOIN profsum_breakdown AS b ON b.trace_id = h.trace_id AND b.is_summary_mode AND b.category = 'compute'
+  WHERE h.rank = 0
+),
+raw AS (
+  -- many small kernels
+  SELECT kb.trace_id, 'many_small_kernels' AS advice_id,
+         CASE WHEN p.hit THEN 'pattern' ELSE 'kpi' END AS source,
+         CASE WHEN p.hit THEN 'many_small_kernels' ELSE 'kernel_duration' END AS kpi,
+         printf('Many small kernels: %.1f%% of %d device ops are shorter than 0.1 ms (median %.3f ms)',
+                100.0 * f.n_small / f.n_ops, CAST(f.n_ops AS INTEGER), f.median_op / 1000.0) AS title,
+         json_array(json_object('name', 'small_op_share', 'value', f.n_small / f.n_ops, 'unit', 'fraction'),
+                    json_object('name', 'kernel_duration', 'value', f.median_op / 1000.0, 'unit', 'ms'),
+                    json_object('name', 'n_ops', 'value', f.n_ops, 'unit', 'count')) AS evidence,
+         json_array('jax.jit larger functions, so that XLA compiles the step as one program',
+                    'let XLA fuse: no host callbacks or Python loops between small ops',
+                    'fewer control-flow branches (lax.cond, lax.while_loop) in the hot path') AS fixes,
+         NULL AS stake, NULL AS share, 1 AS pref
+  FROM kb JOIN kb AS p ON p.trace_id = kb.trace_id AND p.kpi = 'many_small_kernels'
+  JOIN fact AS f ON f.trace_id = kb.trace_id
+  WHERE kb.kpi = 'kernel_duration' AND (kb.hit OR p.hit) AND f.n_ops > 0
+  UNION ALL
+  -- devices idle between their first and last op
+  SELECT kb.trace_id, 'device_idle_gaps',
+         CASE WHEN p.hit THEN 'pattern' ELSE 'kpi' END,
+         CASE WHEN p.hit THEN 'device_idle_gaps' ELSE 'device_utilization' END,
+         printf('Devices idle between ops: %s is busy %.1f%% of the time between its first and last op',
+                w.device, 100.0 * w.busy_duration / w.span_duration),
+         json_array(json_object('name', 'device_utilization', 'value', w.busy_duration / w.span_duration, 'unit', 'fraction'),
+                    json_object('name', 'device', 'value', w.device, 'unit', NULL),
+                    json_object('name', 'idle_us', 'value', i.idle, 'unit', 'us')),
+         json_array('call block_until_ready() only where the value is needed',
+                    'prefetch the next batch to the device (jax.device_put ahead of the step)',
+                    'keep dispatch asynchronous: no reads of device values on the host inside the step'),
+         i.idle, NULL, 1
+  FROM kb JOIN kb AS p ON p.trace_id = kb.trace_id AND p.kpi = 'device_idle_gaps'
+  JOIN worst AS w ON w.trace_id = kb.trace_id AND w.n = 1
+  JOIN idle_all AS i ON i.trace_id = kb.trace_id
+  LEFT JOIN sw ON sw.trace_id = kb.trace_id
+  WHERE kb.kpi = 'device_utilization' AND (kb.hit OR p.hit)
+  UNION ALL
+  -- host <-> device transfers
+  SELECT kb.trace_id, 'large_transfers', CASE WHEN kb.hit THEN 'pattern' ELSE 'xprof_rule' END,
+         CASE WHEN kb.hit THEN 'large_transfers' END,
+         printf('Large host/device transfers: %.1f%% of device busy time%s', 100.0 * f.transfer / f.busy,
+                CASE WHEN sw.wall > 0 THEN printf(', %.1f%% of step wall time', 100.0 * sw.xfer / sw.wall) ELSE '' END),
+         CASE WHEN sw.wall > 0
+              THEN json_array(json_object('name', 'transfer_share_of_busy', 'value', f.transfer / f.busy, 'unit', 'fraction'),
+                              json_object('name', 'transfer_share_of_step', 'value', sw.xfer / sw.wall, 'unit', 'fraction'),
+                              json_object('name', 'transfer_us', 'value', f.transfer, 'unit', 'us'))
+              ELSE json_array(json_object('name', 'transfer_share_of_busy', 'value', f.transfer / f.busy, 'unit', 'fraction'),
+                              json_object('name', 'transfer_us', 'value', f.transfer, 'unit', 'us')) END,
+         json_array('jax.device_put the inputs ahead of time',
+                    'keep intermediates on the device',
+                    'no numpy() / np.asarray of device arrays inside the loop'),
+         f.transfer, CASE WHEN sw.wall > 0 THEN min(1.0, sw.xfer / sw.wall) END, 1
+  FROM kb JOIN fact AS f ON f.trace_id = kb.trace_id LEFT JOIN sw ON sw.trace_id = kb.trace_id
+  WHERE kb.kpi = 'large_transfers' AND f.busy > 0 AND (kb.hit OR sw.xfer >= 0.30 * sw.wall)
+  UNION ALL
+  -- one op dominating
+  SELECT kb.trace_id, 'one_op_dominating', 'pattern', 'one_op_dominating',
+         printf('One op dominates: %s takes %.1f%% of device-op time', o.name, 100.0 * o.v),
+         json_array(json_object('name', 'op', 'value', o.name, 'unit', NULL),
+                    json_object('name', 'op_share', 'value', o.v, 'unit', 'fraction'),
+                    json_object('name', 'exclusive_us', 'value', o.exclusive_duration, 'unit', 'us')),
+         json_array('profile that op alone (a micro-benchmark of its shapes)',
+                    'change the algorithm or the shapes it runs on',
+                    'use a tuned library kernel for it'),
+         o.exclusive_duration,
+         CASE WHEN sw.wall > 0 THEN min(1.0, o.v * (sw.wall - sw.idle) / sw.wall) END, 1
+  FROM kb JOIN top_op AS o ON o.trace_id = kb.trace_id LEFT JOIN sw ON sw.trace_id = kb.trace_id
+  WHERE kb.kpi = 'one_op_dominating' AND kb.hit AND o.v >= 0.5
+  UNION ALL
+  -- devices waiting on the host, as a share of step wall time
+  SELECT sw.trace_id, 'host_wait', CASE WHEN kb.hit THEN 'kpi' ELSE 'xprof_rule' END,
+         CASE WHEN kb.hit THEN 'host_wait' END,
+         printf('Devices wait: no device op runs during %.1f%% of the steady steps'' wall time', 100.0 * sw.idle / sw.wall),
+         json_array(json_object('name', 'host_wait', 'value', sw.idle / sw.wall, 'unit', 'fraction'),
+                    json_object('name', 'idle_us', 'value', sw.idle, 'unit', 'us'),
+                    json_object('name', 'step_wall_us', 'value', sw.wall, 'unit', 'us')),
+         json_array('call block_until_ready() only where the value is needed',
+                    'prefetch the next batch to the device (jax.device_put ahead of the step)',
+                    'keep dispatch asynchronous: no reads of device values on the host inside the step'),
+         sw.idle, min(1.0, sw.idle / sw.wall), 1
+  FROM sw LEFT JOIN kb ON kb.trace_id = sw.trace_id AND kb.kpi = 'host_wait'
+  WHERE coalesce(kb.hit, 0) OR sw.idle > 0.10 * sw.wall
+  UNION ALL
+  -- collectives
+  SELECT sw.trace_id, 'collective_bound', 'xprof_rule', NULL,
+         printf('Collective-bound: communication ops run during %.1f%% of the steady steps'' wall time', 100.0 * sw.coll / sw.wall),
+         json_array(json_object('name', 'collective_share_of_step', 'value', sw.coll / sw.wall, 'unit', 'fraction'),
+                    json_object('name', 'collective_us', 'value', sw.coll, 'unit', 'us')),
+         json_array('overlap collectives with compute (async collectives, the latency-hiding scheduler)',
+                    'communicate fewer bytes (sharding choice, bf16 gradients)',
+                    'match the mesh layout to the interconnect'),
+         sw.coll, min(1.0, sw.coll / sw.wall), 1
+  FROM sw WHERE sw.coll >= 0.30 * sw.wall
+  UNION ALL
+  -- compute bound / memory bound (xprof), where utilization KPIs exist
+  SELECT u.trace_id, 'compute_bound', 'xprof_rule', NULL,
+         printf('Compute-bound: compute units %.1f%% utilized while memory bandwidth is %.1f%%', 100.0 * u.mxu, 100.0 * u.hbm),
+         json_array(json_object('name', 'compute_utilization', 'value', u.mxu, 'unit', 'fraction'),
+                    json_object('name', 'memory_bandwidth', 'value', u.hbm, 'unit', 'fraction')),
+         json_array('reduce FLOPs: mixed precision (bf16), drop work the result does not need',
+                    'keep matmul dimensions multiples of the matrix unit (128 on TPU)'),
+         NULL, NULL, 1
+  FROM util AS u WHERE u.mxu > 0.70 AND u.hbm < 0.50
+  UNION ALL
+  SELECT u.trace_id, 'memory_bound', 'xprof_rule', NULL,
+         printf('Memory-bound: memory bandwidth %.1f%% used while compute units are %.1f%% utilized', 100.0 * u.hbm, 100.0 * u.mxu),
+         json_array(json_object('name', 'memory_bandwidth', 'value', u.hbm, 'unit', 'fraction'),
+                    json_object('name', 'compute_utilization', 'value', u.mxu, 'unit', 'fraction')),
+         json_array('fuse element-wise ops to cut memory traffic', 'bf16 activations and weights',
+                    'recompute cheap values instead of storing them'),
+         NULL, NULL, 2
+  FROM util AS u WHERE u.hbm > 0.70 AND u.mxu < 0.50
+  UNION ALL
+  -- every other bad KPI or detected pattern (also those of other views)
+  SELECT x.trace_id,
+         CASE x.kpi WHEN 'memory_bandwidth' THEN 'memory_bound' WHEN 'occupancy' THEN 'low_occupancy' ELSE x.kpi END,
+         x.kind, x.kpi,
+         CASE x.kpi WHEN 'compilation_time' THEN printf('Compilation inside the profile: %.3f s', x.value)
+                    WHEN 'host_overhead' THEN printf('Host-heavy: host events take %.1f%% of the per-track time', 100.0 * x.value)
+                    WHEN 'float_nesting' THEN printf('Float timestamps: the summary''s categories differ from those on exact '
+                                                     || 'times by %.3f us (%s the exact total)',
+                                                     x.value * (SELECT f.value FROM profsum_agg_fact AS f
+                                                                WHERE f.trace_id = x.trace_id AND f.name = 'exact_breakdown_total'),
+                                                     CASE WHEN x.value <= 1 THEN printf('%.2f%% of', 100.0 * x.value)
+                                                          ELSE printf('%.2f times', x.value) END)
+                    ELSE x.kpi || ': ' || x.explanation END,
+         json_array(json_object('name', x.kpi, 'value', x.value,
+                                'unit', CASE x.kpi WHEN 'float_nesting' THEN 'ratio' ELSE x.unit END)),
+         CASE x.kpi
+           WHEN 'compilation_time' THEN json_array('keep shapes and static arguments stable so jit does not recompile',
+                                                   'compile (warm up) before the profiled steps',
+                                                   'use the persistent compilation cache')
+           WHEN 'host_overhead' THEN json_array('move input preprocessing off the step (prefetching input pipeline)',
+                                                'less Python work per step', 'jax.jit more of the step')
+           WHEN 'memory_bandwidth' THEN json_array('fuse element-wise ops to cut memory traffic', 'bf16 activations and weights',
+                                                   'recompute cheap values instead of storing them')
+           WHEN 'memory_peak' THEN json_array('donate buffers (donate_argnums)', 'rematerialize large activations (jax.checkpoint)',
+                                              'a smaller batch per device, or shard over more devices')
+           WHEN 'occupancy' THEN json_array('more work per kernel (fusion, larger batch)',
+                                            'fewer registers or less shared memory per thread in custom kernels')
+           WHEN 'float_nesting' THEN json_array('read exact per-op times from trace_events'' excl_ps')
+           ELSE json_array('see the explanation of ' || x.kpi || ' in profsum_kpis') END,
+         CASE x.kpi WHEN 'compilation_time' THEN x.value * 1e6
+                    WHEN 'host_overhead' THEN (SELECT b.total_duration FROM profsum_breakdown AS b
+                                               WHERE b.trace_id = x.trace_id AND b.mode = 'exclusive_per_track'
+                                                 AND b.category = 'host') END,
+         NULL, 3
+  FROM (SELECT k.*, row_number() OVER (PARTITION BY trace_id, kpi
+                                       ORDER BY device IS NOT NULL, device) AS n
+        FROM k WHERE band IN ('bad', 'detected')) AS x
+  WHERE x.n = 1 AND x.kpi NOT IN ('kernel_duration', 'many_small_kernels', 'device_utilization',
+                                  'device_idle_gaps', 'large_transfers', 'one_op_dominating', 'host_wait')
+),
+one AS (
+  SELECT r.*, row_number() OVER (PARTITION BY trace_id, advice_id ORDER BY pref) AS n FROM raw AS r
+)
+SELECT o.trace_id, t.label,
+       row_number() OVER (PARTITION BY o.trace_id
+                          ORDER BY o.advice_id = 'float_nesting', o.share IS NULL, o.share DESC, o.stake IS NULL, o.stake DESC, o.advice_id),
+       o.advice_id, o.source, o.kpi, o.title, o.evidence, o.fixes, o.stake, o.share
+FROM one AS o JOIN profsum_trace AS t USING (trace_id)
+WHERE o.n = 1;
