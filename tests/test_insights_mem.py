@@ -292,6 +292,24 @@ class Memory(MemTestCase):
                              (1, tid), tab)
 
 
+class Cookbook(MemTestCase):
+    def test_cookbook_memory_queries_run(self):
+        """The XPlane queries of docs/cookbook.md's memory section, on a fixture."""
+        import re
+        from util import ROOT
+        with open(os.path.join(ROOT, "docs", "cookbook.md"), encoding="utf-8") as f:
+            text = f.read()
+        sec = text[text.index("## 13. What is my peak memory"):]
+        sql = re.search(r"```sql\n(.*?)```", sec, re.S).group(1)
+        self.db.execute("SELECT profsum_import(?, 'run-7-xplane')", (self.td.write("t.xplane.pb", gpu_capture()),))
+        out = [self.db.execute(q).fetchall() for q in sql.split(";") if q.strip()]
+        self.assertEqual(out[0][0], ("GPU_0_bfc", "/device:GPU:0", 1600, 0.8, 4.0, 1, 1900, 800))
+        self.assertEqual(out[1], [("GPU_0_bfc", 400, "c", "[10,20]", 4), ("GPU_0_bfc", 300, "b", None, 3),
+                                  ("GPU_0_bfc", 100, "jit(f)/dot", "[25]", 1)])
+        self.assertEqual(len(out[2]), 8)
+        self.assertEqual(out[3][0][:2], ("/device:GPU:0", 0.8))
+
+
 class Kernels(MemTestCase):
     def test_kernel_rows(self):
         tid = self.imp(gpu_capture())
