@@ -930,9 +930,11 @@ static int jsonArg(void *pCtx, const char *zKey, int64_t nKey, const char *zVal,
 int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev){
   int rc = SQLITE_OK;
   JsonArgs j;
-  if( ev->ph.n!=1 || ev->ph.z[0]!='X' || ev->args.z==0 || ev->args.type!=PROFSUM_JT_OBJECT ) return SQLITE_OK;
+  char ph = ev->ph.n==1 ? ev->ph.z[0] : 0;
+  if( ev->args.z==0 || ev->args.type!=PROFSUM_JT_OBJECT ) return SQLITE_OK;
   memset(&j, 0, sizeof(j));
-  if( eq(ev->name.z, ev->name.n, "MemoryAllocation") || eq(ev->name.z, ev->name.n, "MemoryDeallocation") ){
+  if( (ph=='X' || ph=='i' || ph=='I')
+   && (eq(ev->name.z, ev->name.n, "MemoryAllocation") || eq(ev->name.z, ev->name.n, "MemoryDeallocation")) ){
     MemIn m;
     char *az[5] = {0, 0, 0, 0, 0};
     MemTxt *at[4];
@@ -961,7 +963,7 @@ int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev){
     for(i=0; i<5; i++) sqlite3_free(az[i]);
     return rc;
   }
-  if( ev->args.n<16 || memmem(ev->args.z, (size_t)ev->args.n, "\"kernel_details\"", 16)==0 ) return SQLITE_OK;
+  if( ph!='X' || ev->args.n<16 || memmem(ev->args.z, (size_t)ev->args.n, "\"kernel_details\"", 16)==0 ) return SQLITE_OK;
   memJsonMembers(ev->args.z, ev->args.n, jsonArg, &j);
   if( j.aK[0].z ){
     char *az[4] = {0, 0, 0, 0};

@@ -25,20 +25,47 @@ static sqlite3_stmt *rPrep(sqlite3 *db, const char *zSchema, const char *zFmt, s
   return q;
 }
 
-/* Markdown text of column i: '|' and newlines made harmless; "—" for NULL. */
-static void mdCell(sqlite3_str *s, sqlite3_stmt *q, int i){
-  const unsigned char *z = sqlite3_column_text(q, i);
+/* Long kernel names (C++ templates) are cut to this many bytes in a
+** report, whole UTF-8 characters, with "…". */
+#define REPORT_MAX_NAME 120
+
+/* The length of z, cut to REPORT_MAX_NAME bytes of whole characters when
+** bCut (*pbCut set when it was cut). */
+static int cutLen(const char *z, int bCut, int *pbCut){
+  int n = (int)strlen(z);
+  *pbCut = 0;
+  if( !bCut || n<=REPORT_MAX_NAME ) return n;
+  n = REPORT_MAX_NAME;
+  while( n>0 && (((unsigned char)z[n])&0xc0)==0x80 ) n--;
+  *pbCut = 1;
+  return n;
+}
+
+/* Markdown text of column i: '|' and newlines made harmless; "—" for NULL;
+** cut when bLong (a kernel name). */
+static void mdCellCut(sqlite3_str *s, sqlite3_stmt *q, int i, int bLong){
+  const unsigned char *z = sqlite3_column_text(q, i), *zEnd;
+  int bCut;
   if( z==0 ){ sqlite3_str_appendall(s, "—"); return; }
-  for(; *z; z++){
+  zEnd = z + cutLen((const char*)z, bLong, &bCut);
+  for(; z<zEnd; z++){
     if( *z=='|' ) sqlite3_str_appendall(s, "\\|");
     else if( *z=='\n' || *z=='\r' ) sqlite3_str_appendchar(s, 1, ' ');
     else sqlite3_str_appendchar(s, 1, (char)*z);
   }
+  if( bCut ) sqlite3_str_appendall(s, "…");
 }
 
-/* HTML-escaped text. */
-static void hEsc(sqlite3_str *s, const char *z){
-  for(; z && *z; z++){
+/* mdCellCut, never cut. */
+static void mdCell(sqlite3_str *s, sqlite3_stmt *q, int i){ mdCellCut(s, q, i, 0); }
+
+/* HTML-escaped text (cut when bLong). */
+static void hEscCut(sqlite3_str *s, const char *z, int bLong){
+  const char *zEnd;
+  int bCut;
+  if( z==0 ) return;
+  zEnd = z + cutLen(z, bLong, &bCut);
+  for(; z<zEnd; z++){
     switch( *z ){
       case '<': sqlite3_str_appendall(s, "&lt;"); break;
       case '>': sqlite3_str_appendall(s, "&gt;"); break;
@@ -47,7 +74,11 @@ static void hEsc(sqlite3_str *s, const char *z){
       default: sqlite3_str_appendchar(s, 1, *z);
     }
   }
+  if( bCut ) sqlite3_str_appendall(s, "…");
 }
+
+/* hEscCut, never cut. */
+static void hEsc(sqlite3_str *s, const char *z){ hEscCut(s, z, 0); }
 
 /* Bytes as "N (x.xx GiB)", "—" for NULL. */
 static void bytesCell(sqlite3_str *s, sqlite3_stmt *q, int i){
@@ -99,8 +130,9 @@ int memReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3
     else{
       sqlite3_str_appendf(pOut, "%lld B", (long long)sqlite3_column_int64(q, 9));
       if( sqlite3_column_type(q, 10)!=SQLITE_NULL ){
-        sqlite3_str_appendall(pOut, " ");
+        sqlite3_str_appendall(pOut, " (");
         mdCell(pOut, q, 10);
+        sqlite3_str_appendall(pOut, ")");
       }
     }
     sqlite3_str_appendall(pOut, " |\n");
@@ -133,7 +165,7 @@ int memReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3
       if( (i==5 || i>=7) && sqlite3_column_type(q, i)!=SQLITE_NULL ){
         profsumStrAppendPy(pOut, i==5 ? "%.1f" : "%.3f", sqlite3_column_double(q, i));
       }else{
-        mdCell(pOut, q, i);
+        mdCellCut(pOut, q, i, i==0);
       }
       sqlite3_str_appendall(pOut, " |");
     }
@@ -148,7 +180,8 @@ int memReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3
 ** bucket): 600 x 160, y from 0 to the largest value. */
 static int svgCurve(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, const char *zAlloc,
                     sqlite3_str *pOut){
-  int rc = SQLITE_OK, first = 1;
+  int rc = SQLITE_OK, first = 1, nPt = 0;
+  double yLast = 160.0;
   sqlite3_stmt *q = rPrep(db, zSchema,
       "SELECT ts_us, max_bytes_in_use, min(ts_us) OVER (), max(ts_us) OVER (), max(max_bytes_in_use) OVER () "
       "FROM \"%w\".profsum_agg_memory_timeline WHERE trace_id=?1 AND allocator=?2 ORDER BY bucket",
@@ -170,7 +203,10 @@ static int svgCurve(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, con
     }
     profsumStrAppendPy(pOut, "%.1f,", x);
     profsumStrAppendPy(pOut, "%.1f", y);
+    yLast = y;
+    nPt++;
   }
+  if( nPt==1 ) profsumStrAppendPy(pOut, " 600.0,%.1f", yLast);   /* one bucket: a flat line */
   if( !first ) sqlite3_str_appendall(pOut, "\"/></svg>\n");
   sqlite3_finalize(q);
   return rc;
@@ -223,7 +259,7 @@ int memReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlit
       sqlite3_str_appendall(pOut, "<td>");
       if( sqlite3_column_type(q, i)==SQLITE_NULL ) sqlite3_str_appendall(pOut, "—");
       else if( i==5 || i>=7 ) profsumStrAppendPy(pOut, i==5 ? "%.1f" : "%.3f", sqlite3_column_double(q, i));
-      else hEsc(pOut, (const char*)sqlite3_column_text(q, i));
+      else hEscCut(pOut, (const char*)sqlite3_column_text(q, i), i==0);
       sqlite3_str_appendall(pOut, "</td>");
     }
     sqlite3_str_appendall(pOut, "</tr>\n");
