@@ -257,16 +257,22 @@ class Memory(MemTestCase):
         js = {"traceEvents": [
             ev("MemoryAllocation", 10, allocator_name="GPU_1_bfc", bytes_allocated="500", addr="7",
                allocation_bytes=500, tf_op="x\\ty", shape="[5]"),
-            ev("MemoryDeallocation", 12, allocator_name="GPU_1_bfc", bytes_allocated=0, addr=7,
+            ev("MemoryAllocation", 11, allocator_name="GPU_1_bfc", bytes_allocated=600, addr=8,
+               allocation_bytes=100, data_type=float("nan")),     # a bare NaN: kept as text
+            ev("MemoryDeallocation", 12, allocator_name="GPU_1_bfc", bytes_allocated=100, addr=7,
                allocation_bytes=500)]}
         tj = self.db.execute("SELECT profsum_import(?)", (self.td.write("j.json", js),)).fetchone()[0]
         m = self.one("SELECT allocator, device, status, peak_bytes, peak_ts_us, top_holders "
                      "FROM profsum_memory WHERE trace_id=?", (tj,))
         self.assertEqual(m, {"allocator": "GPU_1_bfc", "device": "/device:GPU:1", "status": "ok",
-                             "peak_bytes": 500, "peak_ts_us": 10.0,
+                             "peak_bytes": 600, "peak_ts_us": 11.0,
                              "top_holders": '[{"addr":7,"bytes":500,"requested_bytes":null,"tf_op":"x\\\\ty",'
                                             '"region_type":null,"data_type":null,"shape":"[5]",'
-                                            '"allocated_at_us":10}]'})
+                                            '"allocated_at_us":10},{"addr":8,"bytes":100,"requested_bytes":null,'
+                                            '"tf_op":null,"region_type":null,"data_type":"NaN","shape":null,'
+                                            '"allocated_at_us":11}]'})
+        self.assertEqual(self.db.execute("SELECT json_valid(top_holders) FROM profsum_memory WHERE trace_id=?",
+                                         (tj,)).fetchone()[0], 1)
 
     def test_kpi_memory_peak_bands(self):
         tid = self.imp(gpu_capture())

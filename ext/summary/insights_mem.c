@@ -593,13 +593,34 @@ static int allocatorOf(InsMem *p, const char *z, int64_t n, int64_t idx, int64_t
   return SQLITE_OK;
 }
 
+/* 1 when z[0..n) is a JSON number (RFC 8259 grammar). */
+static int isJsonNumber(const char *z, int64_t n){
+  int64_t i = 0, d;
+  if( i<n && z[i]=='-' ) i++;
+  if( i>=n ) return 0;
+  if( z[i]=='0' ) i++;
+  else if( z[i]>='1' && z[i]<='9' ){ while( i<n && z[i]>='0' && z[i]<='9' ) i++; }
+  else return 0;
+  if( i<n && z[i]=='.' ){
+    for(i++, d=i; i<n && z[i]>='0' && z[i]<='9'; i++){}
+    if( i==d ) return 0;
+  }
+  if( i<n && (z[i]=='e' || z[i]=='E') ){
+    i++;
+    if( i<n && (z[i]=='+' || z[i]=='-') ) i++;
+    for(d=i; i<n && z[i]>='0' && z[i]<='9'; i++){}
+    if( i==d ) return 0;
+  }
+  return i==n;
+}
+
 /* Append JSON value of text field t (null when absent, empty or
 ** "(null)", the C library's text for a null string) to s, as a number
 ** when it was one, at most MEM_MAX_FIELD bytes of it. */
 static void fieldJson(sqlite3_str *s, const MemTxt *t){
   int64_t n = t->n;
   if( !t->present || n==0 || eq(t->z, n, "(null)") ){ sqlite3_str_appendall(s, "null"); return; }
-  if( t->isNum ){ sqlite3_str_append(s, t->z, (int)n); return; }
+  if( t->isNum && isJsonNumber(t->z, n) ){ sqlite3_str_append(s, t->z, (int)n); return; }
   if( n>MEM_MAX_FIELD ){
     n = MEM_MAX_FIELD;
     while( n>0 && (((unsigned char)t->z[n])&0xc0)==0x80 ) n--;   /* whole characters */
@@ -1013,6 +1034,12 @@ static int stepCmp(const void *a, const void *b){
   return x->step<y->step ? -1 : x->step>y->step;
 }
 
+/* qsort by step number. */
+static int stepNumCmp(const void *a, const void *b){
+  const MemStep *x = (const MemStep*)a, *y = (const MemStep*)b;
+  return x->step<y->step ? -1 : x->step>y->step;
+}
+
 /* The steps of the trace (profsum_agg_step_span): the spans of device
 ** zDev when it has any, else of every device, one interval per step from
 ** its first start to its last end; sorted by start.  *paStep (0 when there
@@ -1297,24 +1324,20 @@ static int replay(InsMem *p, MemAlloc *a, const MemStep *aStep0, int64_t nStep, 
   }
   /* per step, peak step */
   if( nStep ){
-    sqlite3_str *s = sqlite3_str_new(0);
-    int64_t j, *aOrd = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nStep), k;
+    sqlite3_str *s;
+    int64_t j;
     int64_t ps = stepAt(aStep, nStep, profsumPsToMicros(o->peakTs));
     if( ps>=0 ){ o->hasPeakStep = 1; o->peakStep = aStep[ps].step; }
-    if( aOrd==0 ){ sqlite3_free(sqlite3_str_finish(s)); rc = SQLITE_NOMEM; goto done; }
-    /* by step number (few steps: insertion sort) */
-    for(j=0; j<nStep; j++){
-      for(k=j; k>0 && aStep[aOrd[k-1]].step>aStep[j].step; k--) aOrd[k] = aOrd[k-1];
-      aOrd[k] = j;
-    }
+    /* by step number now (the lookups by time are done) */
+    qsort(aStep, (size_t)nStep, sizeof(MemStep), stepNumCmp);
+    s = sqlite3_str_new(0);
     sqlite3_str_appendchar(s, 1, '[');
     for(j=0; j<nStep; j++){
-      const MemStep *st = &aStep[aOrd[j]];
+      const MemStep *st = &aStep[j];
       sqlite3_str_appendf(s, "%s{\"step\":%lld,\"allocations\":%lld,\"bytes\":%lld}", j ? "," : "",
                           (long long)st->step, (long long)st->nAlloc, (long long)st->bytes);
     }
     sqlite3_str_appendchar(s, 1, ']');
-    sqlite3_free(aOrd);
     rc = sqlite3_str_errcode(s);
     o->zPerStep = sqlite3_str_finish(s);
     if( rc==SQLITE_OK && o->zPerStep==0 ) rc = SQLITE_NOMEM;
