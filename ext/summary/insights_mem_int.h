@@ -2,9 +2,9 @@
 ** insights_mem_int.h — the parts of the InsMem collector (insights_mem.c:
 ** memory allocations; insights_mem_kern.c: GPU kernels and their
 ** kernel_details; insights_mem_report.c: report sections) and what they
-** share: the collector's own diagnostics and a reader of the top-level
-** keys of a JSON object (trace JSON args).  Not included outside
-** insights_mem*.c.
+** share (insights_mem_util.c): the collector's own diagnostics, the
+** statements of the write, and a reader of the top-level keys of a JSON
+** object (trace JSON args).  Not included outside insights_mem*.c.
 */
 #ifndef PROFSUM_INSIGHTS_MEM_INT_H
 #define PROFSUM_INSIGHTS_MEM_INT_H
@@ -45,6 +45,14 @@ int memDiagCount(MemDiag *d, const char *zKind);
 int memDiagWrite(MemDiag *d, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
                  const char *zFunc, char **pzErr);
 void memDiagFree(MemDiag *d);
+
+/* The statement zFmt (%w: the schema zSchema) prepared in *pp, or an error
+** code with *pzErr set (prefixed with zFunc). */
+int memPrepare(sqlite3 *db, const char *zFunc, char **pzErr, sqlite3_stmt **pp,
+               const char *zFmt, const char *zSchema);
+/* Step insert p, then reset it: SQLITE_OK, or an error code with *pzErr
+** set (when not set already). */
+int memStep(sqlite3 *db, sqlite3_stmt *p, const char *zFunc, char **pzErr);
 
 /* ---------------------------------------------------------------------
 ** Top-level members of a JSON object (the raw text of trace JSON args):
