@@ -409,6 +409,54 @@ class Bounds(MemTestCase):
         self.assertLess(per_event, 256, per_event)
 
 
+OOM_SQL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "asan", "oom_sql")
+
+
+@unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds it)")
+class OutOfMemory(unittest.TestCase):
+    """Every 5th allocation of an import with memory events, kernels and
+    bad input failed in turn (tests/oom_sql.c, ASan): each run is an error
+    or the reference result, and nothing leaks."""
+
+    def test_import_fails_cleanly(self):
+        import subprocess
+        import tempfile
+        pb = W.PlaneBuilder("/host:CPU")
+        pb.line(id=1, name="python", timestamp_ns=0, events=[
+            mem_event(pb, "MemoryAllocation", 0, addr=1, nbytes=10, in_use=10, tf_op="a", shape="[1]"),
+            mem_event(pb, "MemoryAllocation", 1, addr=2, nbytes=20, in_use=30, tf_op="b"),
+            mem_event(pb, "MemoryDeallocation", 2, addr=1, nbytes=10, in_use=20),
+            mem_event(pb, "MemoryDeallocation", 3, addr=9, nbytes=10, in_use=10),
+            mem_event(pb, "MemoryAllocation", 4, addr=3, nbytes=10, in_use=-1)])
+        pb.line(id=2, name="steps", timestamp_ns=0, events=[
+            pb.event("train", offset_ps=0, duration_ps=5 * US, stats=[pb.stat("step_num", i64=1)])])
+        g = W.PlaneBuilder("/device:GPU:0", id=5)
+        g.plane_stat("memory_size", i64=1000)
+        g.line(id=1, name="Stream #1(Kernel)", timestamp_ns=0, events=[
+            kernel(g, "k", 0, 1, "regs:99999 block:1,1,1 grid:2 occ_pct:0", "h", "m"),
+            kernel(g, "k2", 2, 1, "regs:8 occ_pct:50\nbad")])
+        js = {"traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "name": "k", "ts": 1, "dur": 2,
+                               "args": {"kernel_details": "regs:1\nblock:2", "hlo_op": "x"}},
+                              {"ph": "X", "pid": 1, "tid": 1, "name": "MemoryAllocation", "ts": 1, "dur": 0,
+                               "args": {"allocator_name": "GPU_0_bfc", "bytes_allocated": 5, "addr": 1,
+                                        "allocation_bytes": 5, "tf_op": "t"}}]}
+        with tempfile.TemporaryDirectory(prefix="profsum-oom-") as tmp:
+            px = os.path.join(tmp, "c.xplane.pb")
+            with open(px, "wb") as f:
+                f.write(W.xspace([pb.build(), g.build()]))
+            pj = os.path.join(tmp, "c.json")
+            with open(pj, "w") as f:
+                json.dump(js, f)
+            env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1",
+                       UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+            env.pop("LD_PRELOAD", None)
+            r = subprocess.run([OOM_SQL, "-s", "5", "SELECT profsum_import('%s', 'x')" % px,
+                                "SELECT profsum_import('%s', 'j')" % pj],
+                               env=env, capture_output=True, text=True, timeout=900)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("2 passed, 0 failed", r.stdout)
+
+
 # ---------------------------------------------------------------------------
 # The corpus: every XPlane capture against an independent pass in Python.
 

@@ -1198,7 +1198,7 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
       if( rc==SQLITE_OK ) rc = loadSteps(db, zSchema, traceId, zD, &aStep, &nStep, zFunc, pzErr);
       if( rc==SQLITE_OK && a->nRec ) rc = replay(p, a, aStep, nStep, &o, db, pTl, traceId, zFunc, pzErr);
       sqlite3_free(aStep);
-      if( rc ) break;
+      if( rc ){ sqlite3_free(o.zHolders); sqlite3_free(o.zPerStep); sqlite3_free(o.zNote); break; }
       if( !o.hasPeak ) continue;       /* every event left out */
     }else{
       o.nAlloc = a->nAlloc; o.nDealloc = a->nDealloc; o.allocBytes = a->allocBytes;
