@@ -321,3 +321,63 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_step_wall(
   idle_us REAL NOT NULL                -- covered by no device op, µs
 );
 CREATE INDEX IF NOT EXISTS main.profsum_agg_step_wall_i ON profsum_agg_step_wall(trace_id, step);
+-- ---------------------------------------------------------------------
+-- Memory and GPU kernels (ext/summary/insights_mem*.c; docs/memory.md).
+
+-- Per (trace, allocator): the peak of bytes in use and what held it, from
+-- the XPlane's MemoryAllocation / MemoryDeallocation events.  A trace
+-- without such events has one row, allocator NULL, status saying why.
+CREATE TABLE IF NOT EXISTS main.profsum_agg_memory(
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
+  allocator TEXT,                      -- allocator_name (NULL on a status row)
+  device TEXT,                         -- /device:GPU:N for GPU_N_bfc, else NULL
+  status TEXT NOT NULL,                -- ok | no_allocation_events | not_in_trace_json
+  peak_bytes INTEGER,                  -- max bytes_allocated over the capture's events
+  peak_ts_us REAL,                     -- time of the first event at the peak, µs (as trace_events)
+  peak_step INTEGER,                   -- the step whose interval contains it
+  lifetime_peak_bytes INTEGER,         -- max peak_bytes_in_use (since the allocator started)
+  device_memory_bytes INTEGER,         -- the device plane's memory_size
+  num_allocations INTEGER,             -- MemoryAllocation events kept
+  num_deallocations INTEGER,           -- MemoryDeallocation events kept
+  allocated_bytes INTEGER,             -- Σ allocation_bytes of the allocations
+  live_allocations_at_peak INTEGER,    -- allocations of the capture live at the peak
+  known_live_bytes_at_peak INTEGER,    -- their Σ allocation_bytes
+  top_holders TEXT,                    -- JSON array, ≤ 10 of them, bytes desc
+  per_step TEXT,                       -- JSON array: step, allocations, bytes (NULL: no steps)
+  note TEXT                            -- what the figures leave out
+);
+CREATE INDEX IF NOT EXISTS main.profsum_agg_memory_trace ON profsum_agg_memory(trace_id);
+
+-- Per allocator: bytes in use over time, the span of its events cut into
+-- at most 500 equal buckets.
+CREATE TABLE IF NOT EXISTS main.profsum_agg_memory_timeline(
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
+  allocator TEXT NOT NULL,             -- allocator_name
+  bucket INTEGER NOT NULL,             -- 0-based
+  ts_us REAL NOT NULL,                 -- bucket start, µs
+  max_bytes_in_use INTEGER NOT NULL,   -- max bytes_allocated in the bucket (the last value when empty)
+  end_bytes_in_use INTEGER NOT NULL,   -- bytes_allocated after its last event
+  num_events INTEGER NOT NULL,         -- memory events in the bucket
+  PRIMARY KEY(trace_id, allocator, bucket)
+) WITHOUT ROWID;
+
+-- GPU kernels with kernel_details, per (kernel_name, block, grid,
+-- registers, static and dynamic shared bytes, hlo_op) over all devices.
+CREATE TABLE IF NOT EXISTS main.profsum_agg_kernel(
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
+  kernel_name TEXT NOT NULL,           -- the event's name
+  hlo_op TEXT,                         -- hlo_op stat/arg
+  hlo_module TEXT,                     -- hlo_module (the first in sort order when several)
+  block_dim TEXT,                      -- 'x,y,z' (NULL: absent or out of range)
+  grid_dim TEXT,                       -- 'x,y,z'
+  registers_per_thread INTEGER,        -- regs
+  static_shared_bytes INTEGER,         -- static_shared, shm or group_mem
+  dynamic_shared_bytes INTEGER,        -- dynamic_shared
+  occupancy_pct REAL,                  -- occ_pct, 0-100 (the largest seen)
+  devices INTEGER NOT NULL,            -- distinct devices it ran on
+  occurrences INTEGER NOT NULL,        -- executions
+  total_duration_us REAL NOT NULL,     -- Σ duration, µs
+  min_duration_us REAL NOT NULL,       -- shortest, µs
+  max_duration_us REAL NOT NULL        -- longest, µs
+);
+CREATE INDEX IF NOT EXISTS main.profsum_agg_kernel_trace ON profsum_agg_kernel(trace_id);

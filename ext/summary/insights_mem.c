@@ -1,58 +1,1267 @@
 /*
-** insights_mem.c — the InsMem collector of insights_int.h: memory allocations, their peak and holders, and GPU kernels (kernel_details).
+** insights_mem.c — the InsMem collector of insights_int.h: memory
+** allocations, their peak and what holds it (profsum_agg_memory,
+** profsum_agg_memory_timeline); GPU kernels are tallied by
+** insights_mem_kern.c, the report sections written by
+** insights_mem_report.c.  docs/memory.md says what each number means.
 **
-** Not written yet: collects nothing and writes nothing.
+** Memory events are the profiler's MemoryAllocation / MemoryDeallocation
+** XEvents (zero-length, on a host plane), with the stats allocator_name,
+** bytes_allocated (the allocator's bytes in use after the event),
+** peak_bytes_in_use (its peak since it started), allocation_bytes,
+** requested_bytes, addr, tf_op, region_type, data_type and shape.  The
+** trace JSON never holds them (the profiler drops them when it writes
+** JSON); JSON entries of those names are read the same way should a
+** converter keep them.
+**
+** Events come line by line, not in time order, so each allocator's events
+** are kept as small records (MemRec, at most MEM_MAX_REC over the trace)
+** and replayed in time order when the import writes: the peak is the
+** largest bytes_allocated (its first event in time), the holders are the
+** allocations made in the capture and not freed before it, matched by
+** address in a hash of the live ones.  What an event says as text
+** (tf_op, region type, data type, shape) is kept once per distinct text.
+** Counts and the peak are also kept as the events come, so that an
+** allocator whose records were cut still has its exact peak.
 */
-#include "insights_int.h"
+#include "insights_mem_int.h"
+#include "summary_engine.h"
+#include "jsontree.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-struct InsMem { int unused; };
+#define MEM_MAX_REC        (1<<20)        /* records kept over all allocators */
+#define MEM_MAX_ALLOCATORS 256
+#define MEM_MAX_DETAIL     (32*1024*1024) /* bytes of distinct detail texts */
+#define MEM_MAX_FIELD      4096           /* bytes of one text field kept */
+#define MEM_ABSURD_BYTES   (((int64_t)1)<<50)  /* 1 PiB: no device holds it */
+#define MEM_TOP_HOLDERS    10
+#define MEM_MAX_BUCKETS    500
 
-/* A new collector.  SQLITE_OK or SQLITE_NOMEM. */
+/* One memory event, as kept until the write. */
+typedef struct MemRec {
+  profsum_ps ts;          /* absolute start, ps */
+  int64_t ord;            /* arrival order (ties in time keep it) */
+  int64_t inUse;          /* bytes_allocated after the event */
+  int64_t life;           /* peak_bytes_in_use, -1: absent or out of range */
+  int64_t bytes;          /* allocation_bytes, -1: absent */
+  int64_t req;            /* requested_bytes, -1: absent */
+  uint64_t addr;
+  int32_t iDetail;        /* its detail text (MemPool), -1: none */
+  uint8_t isAlloc, hasAddr;
+} MemRec;
+
+/* One allocator (allocator_name). */
+typedef struct MemAlloc {
+  char *zName;
+  int iGpu;               /* N of GPU_N_bfc, -1: not a GPU allocator */
+  MemRec *aRec; int64_t nRec, nRecAlloc;
+  int capped;             /* some of its events were not kept */
+  /* kept as the events come (the figures of a capped allocator) */
+  int64_t nAlloc, nDealloc, allocBytes;
+  int hasPeak; int64_t peak; profsum_ps peakTs; int64_t peakOrd;
+  int64_t lifePeak;       /* -1: none */
+} MemAlloc;
+
+/* Distinct detail texts: each a JSON fragment
+** "tf_op":…,"region_type":…,"data_type":…,"shape":… */
+typedef struct MemPool {
+  char **az; int64_t *an; int32_t n, nAlloc;
+  int32_t *aSlot; int64_t nSlot;        /* hash: index + 1, 0 empty */
+  int64_t nBytes;
+  int full;
+} MemPool;
+
+/* A device plane and its memory_size stat. */
+typedef struct MemDev { char *zName; int64_t memSize; } MemDev;
+
+/* A JSON process_name: pid → name (kernels name their device by it). */
+struct InsMem {
+  int isXPlane;           /* an XPlane plane was seen */
+  MemAlloc *aAlloc; int nAlloc;
+  int64_t nRec;           /* records kept, all allocators */
+  int64_t nOrd;
+  MemPool pool;
+  MemDev *aDev; int nDev, nDevAlloc;
+  MemDiag diag;
+  MemKern *pKern;
+};
+
+/* ===================================================================== */
+/* The collector                                                          */
+/* ===================================================================== */
+
+/* See insights_int.h. */
 int insMemNew(InsMem **pp){
-  *pp = sqlite3_malloc64(sizeof(InsMem));
-  if( *pp==0 ) return SQLITE_NOMEM;
-  memset(*pp, 0, sizeof(InsMem));
+  InsMem *p = sqlite3_malloc64(sizeof(InsMem));
+  *pp = 0;
+  if( p==0 ) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(InsMem));
+  if( memKernNew(&p->pKern) ){ sqlite3_free(p); return SQLITE_NOMEM; }
+  *pp = p;
   return SQLITE_OK;
 }
 
-/* Free a collector (0 is a no-op). */
-void insMemFree(InsMem *p){ sqlite3_free(p); }
+/* See insights_int.h. */
+void insMemFree(InsMem *p){
+  int i;
+  if( p==0 ) return;
+  for(i=0; i<p->nAlloc; i++){
+    sqlite3_free(p->aAlloc[i].zName);
+    sqlite3_free(p->aAlloc[i].aRec);
+  }
+  sqlite3_free(p->aAlloc);
+  for(i=0; i<p->pool.n; i++) sqlite3_free(p->pool.az[i]);
+  sqlite3_free(p->pool.az);
+  sqlite3_free(p->pool.an);
+  sqlite3_free(p->pool.aSlot);
+  for(i=0; i<p->nDev; i++) sqlite3_free(p->aDev[i].zName);
+  sqlite3_free(p->aDev);
+  memDiagFree(&p->diag);
+  memKernFree(p->pKern);
+  sqlite3_free(p);
+}
 
-/* An XPlane plane (insights.h). */
+/* a + b for non-negative a, b, at most INT64_MAX. */
+static int64_t satAdd(int64_t a, int64_t b){
+  return a>INT64_MAX-b ? INT64_MAX : a+b;
+}
+
+/* FNV-1a of z[0..n). */
+static uint64_t memHash(const char *z, int64_t n){
+  uint64_t h = 0xcbf29ce484222325ULL;
+  int64_t i;
+  for(i=0; i<n; i++){ h ^= (unsigned char)z[i]; h *= 0x100000001b3ULL; }
+  return h;
+}
+
+/* The pool index of detail text z[0..n) (added when new), -1 when the
+** pool is full.  SQLITE_OK or SQLITE_NOMEM. */
+static int poolIntern(MemPool *p, const char *z, int64_t n, int32_t *piOut){
+  uint64_t h;
+  int64_t i;
+  *piOut = -1;
+  if( p->full ) return SQLITE_OK;
+  if( (int64_t)(p->n+1)*2 > p->nSlot ){
+    int64_t nNew = p->nSlot ? p->nSlot*2 : 256;
+    int32_t *a = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nNew);
+    int32_t k;
+    if( a==0 ) return SQLITE_NOMEM;
+    memset(a, 0, sizeof(int32_t)*(size_t)nNew);
+    for(k=0; k<p->n; k++){
+      h = memHash(p->az[k], p->an[k]);
+      for(i=(int64_t)(h & (uint64_t)(nNew-1)); a[i]; i=(i+1)&(nNew-1)){}
+      a[i] = k+1;
+    }
+    sqlite3_free(p->aSlot);
+    p->aSlot = a; p->nSlot = nNew;
+  }
+  h = memHash(z, n);
+  for(i=(int64_t)(h & (uint64_t)(p->nSlot-1)); p->aSlot[i]; i=(i+1)&(p->nSlot-1)){
+    int32_t k = p->aSlot[i]-1;
+    if( p->an[k]==n && memcmp(p->az[k], z, (size_t)n)==0 ){ *piOut = k; return SQLITE_OK; }
+  }
+  if( p->nBytes+n > MEM_MAX_DETAIL || p->n>=INT32_MAX-1 ){ p->full = 1; return SQLITE_OK; }
+  if( p->n>=p->nAlloc ){
+    int32_t nNew = p->nAlloc ? p->nAlloc*2 : 64;
+    char **az = sqlite3_realloc64(p->az, sizeof(char*)*(sqlite3_uint64)nNew);
+    int64_t *an;
+    if( az==0 ) return SQLITE_NOMEM;
+    p->az = az;
+    an = sqlite3_realloc64(p->an, sizeof(int64_t)*(sqlite3_uint64)nNew);
+    if( an==0 ) return SQLITE_NOMEM;
+    p->an = an;
+    p->nAlloc = nNew;
+  }
+  p->az[p->n] = sqlite3_malloc64((sqlite3_uint64)n+1);
+  if( p->az[p->n]==0 ) return SQLITE_NOMEM;
+  memcpy(p->az[p->n], z, (size_t)n);
+  p->az[p->n][n] = 0;
+  p->an[p->n] = n;
+  p->aSlot[i] = p->n+1;
+  p->nBytes += n;
+  *piOut = p->n++;
+  return SQLITE_OK;
+}
+
+/* A number as read from a stat or an arg. */
+#define MV_ABSENT 0
+#define MV_OK     1
+#define MV_BAD    2          /* present but not a non-negative integer */
+
+/* A text field as read (not NUL-terminated). */
+typedef struct MemTxt { const char *z; int64_t n; int isNum; int present; } MemTxt;
+
+/* One memory event, from an XPlane event or a JSON entry. */
+typedef struct MemIn {
+  int isAlloc;
+  profsum_ps ts;
+  int64_t idx, off;
+  const char *zAllocator; int64_t nAllocator;
+  int eInUse, eLife, eBytes, eReq, eAddr;
+  int64_t inUse, life, bytes, req;
+  uint64_t addr;
+  MemTxt tfop, region, dtype, shape;
+  char *azOwn[16]; int nOwn;  /* copies of the decoder's scratch text */
+} MemIn;
+
+/* A copy of z[0..n) owned by m (the decoder's stat-text scratch is
+** replaced by its next call) in *pz.  SQLITE_OK or SQLITE_NOMEM. */
+static int memOwn(MemIn *m, const char *z, int64_t n, const char **pz){
+  char *c;
+  *pz = 0;
+  if( m->nOwn>=(int)(sizeof(m->azOwn)/sizeof(m->azOwn[0])) ) return SQLITE_OK;  /* absent */
+  c = sqlite3_malloc64((sqlite3_uint64)n+1);
+  if( c==0 ) return SQLITE_NOMEM;
+  if( n ) memcpy(c, z, (size_t)n);
+  c[n] = 0;
+  m->azOwn[m->nOwn++] = c;
+  *pz = c;
+  return SQLITE_OK;
+}
+
+/* Free what m owns. */
+static void memInFree(MemIn *m){
+  int i;
+  for(i=0; i<m->nOwn; i++) sqlite3_free(m->azOwn[i]);
+  m->nOwn = 0;
+}
+
+/* Parse decimal text z[0..n) (optional sign, digits; a float with an
+** integral value is accepted) into *pv as int64: MV_OK, or MV_BAD. */
+static int numText(const char *z, int64_t n, int64_t *pv){
+  char buf[64];
+  char *zEnd = 0;
+  double r;
+  int64_t i = 0, v = 0;
+  int neg = 0;
+  if( n<=0 || n>=(int64_t)sizeof(buf) ) return MV_BAD;
+  if( z[0]=='-' || z[0]=='+' ){ neg = z[0]=='-'; i = 1; }
+  if( i<n ){
+    int64_t j = i;
+    while( j<n && z[j]>='0' && z[j]<='9' ){
+      if( v>(INT64_MAX-(z[j]-'0'))/10 ) return MV_BAD;
+      v = v*10 + (z[j]-'0');
+      j++;
+    }
+    if( j==n && j>i ){ *pv = neg ? -v : v; return MV_OK; }
+  }
+  memcpy(buf, z, (size_t)n);
+  buf[n] = 0;
+  r = strtod(buf, &zEnd);
+  if( zEnd!=buf+n || !isfinite(r) || r!=floor(r) || fabs(r)>=9.2e18 ) return MV_BAD;
+  *pv = (int64_t)r;
+  return MV_OK;
+}
+
+/* A byte count: MV_OK when 0 <= v < 2^50, else MV_BAD. */
+static int byteCheck(int e, int64_t v){
+  if( e!=MV_OK ) return e;
+  return (v<0 || v>=MEM_ABSURD_BYTES) ? MV_BAD : MV_OK;
+}
+
+/* The int64 value of XPlane stat st: MV_OK, MV_BAD (a number that is not
+** an int64 integer, or text that does not parse). */
+static int statInt(ProfsumXp *pXp, const ProfsumXpStat *st, int64_t *pv, int *pRc){
+  *pRc = SQLITE_OK;
+  switch( st->eType ){
+    case PROFSUM_XV_INT64: *pv = st->iVal; return MV_OK;
+    case PROFSUM_XV_UINT64:
+      if( st->uVal>(uint64_t)INT64_MAX ) return MV_BAD;
+      *pv = (int64_t)st->uVal; return MV_OK;
+    case PROFSUM_XV_DOUBLE:
+      if( !isfinite(st->rVal) || st->rVal!=floor(st->rVal) || fabs(st->rVal)>=9.2e18 ) return MV_BAD;
+      *pv = (int64_t)st->rVal; return MV_OK;
+    case PROFSUM_XV_STR: case PROFSUM_XV_BYTES: case PROFSUM_XV_REF: case PROFSUM_XV_CSTR: {
+      const char *z = 0; int64_t n = 0;
+      if( (*pRc = profsumXpStatText(pXp, st, &z, &n))!=SQLITE_OK || z==0 ) return MV_BAD;
+      return numText(z, n, pv);
+    }
+  }
+  return MV_ABSENT;
+}
+
+/* 1 when z[0..n) is the NUL-terminated zLit. */
+static int eq(const char *z, int64_t n, const char *zLit){
+  return z && (int64_t)strlen(zLit)==n && memcmp(z, zLit, (size_t)n)==0;
+}
+
+/* Keys of a memory event's stats. */
+enum { MK_ALLOCATOR, MK_INUSE, MK_LIFE, MK_BYTES, MK_REQ, MK_ADDR, MK_TFOP, MK_REGION,
+       MK_DTYPE, MK_SHAPE, MK_TSHAPE, MK_N };
+static const char *const azMemKey[MK_N] = {
+  "allocator_name", "bytes_allocated", "peak_bytes_in_use", "allocation_bytes",
+  "requested_bytes", "addr", "tf_op", "region_type", "data_type", "shape", "tensor_shape"
+};
+
+/* The MK_* of name z[0..n), or -1. */
+static int memKey(const char *z, int64_t n){
+  int k;
+  for(k=0; k<MK_N; k++) if( eq(z, n, azMemKey[k]) ) return k;
+  return -1;
+}
+
+/* Is allocator name z[0..n) GPU_<N>_bfc?  N, else -1. */
+static int gpuOfAllocator(const char *z, int64_t n){
+  int64_t i;
+  int v = 0;
+  if( n<9 || memcmp(z, "GPU_", 4)!=0 || memcmp(z+n-4, "_bfc", 4)!=0 ) return -1;
+  for(i=4; i<n-4; i++){
+    if( z[i]<'0' || z[i]>'9' || v>100000 ) return -1;
+    v = v*10 + (z[i]-'0');
+  }
+  return v;
+}
+
+/* The allocator of name z[0..n) (added when new), 0 when there are too
+** many (a diagnostic).  SQLITE_OK or SQLITE_NOMEM. */
+static int allocatorOf(InsMem *p, const char *z, int64_t n, int64_t idx, int64_t off, MemAlloc **ppA){
+  int i;
+  MemAlloc *a;
+  *ppA = 0;
+  for(i=0; i<p->nAlloc; i++){
+    if( eq(z, n, p->aAlloc[i].zName) ){ *ppA = &p->aAlloc[i]; return SQLITE_OK; }
+  }
+  if( p->nAlloc>=MEM_MAX_ALLOCATORS ){
+    if( memDiagWanted(&p->diag, "memory_allocators_capped") ){
+      return memDiagAdd(&p->diag, idx, off, "memory_allocators_capped", sqlite3_mprintf(
+          "more than %d allocators: the events of '%.*s' are left out", MEM_MAX_ALLOCATORS, (int)n, z));
+    }
+    return memDiagCount(&p->diag, "memory_allocators_capped");
+  }
+  if( i%8==0 ){
+    MemAlloc *aNew = sqlite3_realloc64(p->aAlloc, sizeof(MemAlloc)*(sqlite3_uint64)(i+8));
+    if( aNew==0 ) return SQLITE_NOMEM;
+    p->aAlloc = aNew;
+  }
+  a = &p->aAlloc[i];
+  memset(a, 0, sizeof(*a));
+  a->zName = sqlite3_mprintf("%.*s", (int)n, z);
+  if( a->zName==0 ) return SQLITE_NOMEM;
+  a->iGpu = gpuOfAllocator(z, n);
+  a->lifePeak = -1;
+  p->nAlloc++;
+  *ppA = a;
+  return SQLITE_OK;
+}
+
+/* 1 when z[0..n) is a JSON number (RFC 8259 grammar). */
+static int isJsonNumber(const char *z, int64_t n){
+  int64_t i = 0, d;
+  if( i<n && z[i]=='-' ) i++;
+  if( i>=n ) return 0;
+  if( z[i]=='0' ) i++;
+  else if( z[i]>='1' && z[i]<='9' ){ while( i<n && z[i]>='0' && z[i]<='9' ) i++; }
+  else return 0;
+  if( i<n && z[i]=='.' ){
+    for(i++, d=i; i<n && z[i]>='0' && z[i]<='9'; i++){}
+    if( i==d ) return 0;
+  }
+  if( i<n && (z[i]=='e' || z[i]=='E') ){
+    i++;
+    if( i<n && (z[i]=='+' || z[i]=='-') ) i++;
+    for(d=i; i<n && z[i]>='0' && z[i]<='9'; i++){}
+    if( i==d ) return 0;
+  }
+  return i==n;
+}
+
+/* Append JSON value of text field t (null when absent, empty or
+** "(null)", the C library's text for a null string) to s, as a number
+** when it was one, at most MEM_MAX_FIELD bytes of it. */
+static void fieldJson(sqlite3_str *s, const MemTxt *t){
+  int64_t n = t->n;
+  if( !t->present || n==0 || eq(t->z, n, "(null)") ){ sqlite3_str_appendall(s, "null"); return; }
+  if( t->isNum && isJsonNumber(t->z, n) ){ sqlite3_str_append(s, t->z, (int)n); return; }
+  if( n>MEM_MAX_FIELD ){
+    n = MEM_MAX_FIELD;
+    while( n>0 && (((unsigned char)t->z[n])&0xc0)==0x80 ) n--;   /* whole characters */
+  }
+  jAppendJsonStr(s, t->z, n);
+}
+
+/* Take memory event m: checked, counted, kept.  SQLITE_OK or NOMEM. */
+static int memTake(InsMem *p, MemIn *m){
+  MemAlloc *a;
+  MemRec *r;
+  int rc;
+  const char *zWhat = m->isAlloc ? "MemoryAllocation" : "MemoryDeallocation";
+  if( m->zAllocator==0 || m->nAllocator==0 || m->eInUse==MV_ABSENT ){
+    if( memDiagWanted(&p->diag, "memory_event_incomplete") ){
+      return memDiagAdd(&p->diag, m->idx, m->off, "memory_event_incomplete", sqlite3_mprintf(
+          "%s without %s: left out of the memory views", zWhat,
+          m->zAllocator==0 || m->nAllocator==0 ? "an allocator_name" : "bytes_allocated"));
+    }
+    return memDiagCount(&p->diag, "memory_event_incomplete");
+  }
+  m->eInUse = byteCheck(m->eInUse, m->inUse);
+  m->eBytes = byteCheck(m->eBytes, m->bytes);
+  m->eReq = byteCheck(m->eReq, m->req);
+  m->eLife = byteCheck(m->eLife, m->life);
+  if( m->eInUse==MV_BAD || m->eBytes==MV_BAD ){
+    if( memDiagWanted(&p->diag, "memory_bytes_out_of_range") ){
+      return memDiagAdd(&p->diag, m->idx, m->off, "memory_bytes_out_of_range", sqlite3_mprintf(
+          "%s of allocator '%.*s': %s is negative, not an integer or 2^50 bytes or more: "
+          "the event is left out of the memory views", zWhat, (int)m->nAllocator, m->zAllocator,
+          m->eInUse==MV_BAD ? "bytes_allocated" : "allocation_bytes"));
+    }
+    return memDiagCount(&p->diag, "memory_bytes_out_of_range");
+  }
+  if( (rc = allocatorOf(p, m->zAllocator, m->nAllocator, m->idx, m->off, &a))!=SQLITE_OK || a==0 ) return rc;
+  if( m->isAlloc ){
+    a->nAlloc++;
+    if( m->eBytes==MV_OK ) a->allocBytes = satAdd(a->allocBytes, m->bytes);
+  }else{
+    a->nDealloc++;
+  }
+  if( !a->hasPeak || m->inUse>a->peak || (m->inUse==a->peak && m->ts<a->peakTs) ){
+    a->hasPeak = 1; a->peak = m->inUse; a->peakTs = m->ts; a->peakOrd = p->nOrd;
+  }
+  if( m->eLife==MV_OK && m->life>a->lifePeak ) a->lifePeak = m->life;
+  if( p->nRec>=MEM_MAX_REC ){
+    if( !a->capped ){
+      a->capped = 1;
+      if( memDiagWanted(&p->diag, "memory_events_capped") ){
+        rc = memDiagAdd(&p->diag, m->idx, m->off, "memory_events_capped", sqlite3_mprintf(
+            "more than %d memory events: allocator '%s' keeps its peak and counts, but its holders, "
+            "per-step counts and timeline are not computed", MEM_MAX_REC, a->zName));
+      }else{
+        rc = memDiagCount(&p->diag, "memory_events_capped");
+      }
+    }
+    p->nOrd++;
+    return rc;
+  }
+  if( a->nRec>=a->nRecAlloc ){
+    int64_t nNew = a->nRecAlloc ? a->nRecAlloc*2 : 64;
+    MemRec *aNew = sqlite3_realloc64(a->aRec, sizeof(MemRec)*(sqlite3_uint64)nNew);
+    if( aNew==0 ) return SQLITE_NOMEM;
+    a->aRec = aNew; a->nRecAlloc = nNew;
+  }
+  r = &a->aRec[a->nRec];
+  memset(r, 0, sizeof(*r));
+  r->ts = m->ts;
+  r->ord = p->nOrd++;
+  r->inUse = m->inUse;
+  r->life = m->eLife==MV_OK ? m->life : -1;
+  r->bytes = m->eBytes==MV_OK ? m->bytes : -1;
+  r->req = m->eReq==MV_OK ? m->req : -1;
+  r->addr = m->addr;
+  r->hasAddr = m->eAddr==MV_OK;
+  r->isAlloc = (uint8_t)m->isAlloc;
+  r->iDetail = -1;
+  if( m->isAlloc ){
+    sqlite3_str *s = sqlite3_str_new(0);
+    char *z;
+    int n;
+    sqlite3_str_appendall(s, "\"tf_op\":");
+    fieldJson(s, &m->tfop);
+    sqlite3_str_appendall(s, ",\"region_type\":");
+    fieldJson(s, &m->region);
+    sqlite3_str_appendall(s, ",\"data_type\":");
+    fieldJson(s, &m->dtype);
+    sqlite3_str_appendall(s, ",\"shape\":");
+    fieldJson(s, &m->shape);
+    n = sqlite3_str_length(s);
+    rc = sqlite3_str_errcode(s);
+    z = sqlite3_str_finish(s);
+    if( rc==SQLITE_OK && z ) rc = poolIntern(&p->pool, z, n, &r->iDetail);
+    else rc = SQLITE_NOMEM;
+    sqlite3_free(z);
+    if( rc ) return rc;
+  }
+  a->nRec++;
+  p->nRec++;
+  return SQLITE_OK;
+}
+
+/* See insights_int.h: device planes' memory_size. */
 int insMemXpPlane(InsMem *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
-  (void)p; (void)pXp; (void)pl;
+  int i, rc = SQLITE_OK;
+  p->isXPlane = 1;
+  if( pl->nName<8 || memcmp(pl->zName, "/device:", 8)!=0 ) return SQLITE_OK;
+  for(i=0; i<pl->nStat; i++){
+    const ProfsumXpStat *st = &pl->aStat[i];
+    int64_t v;
+    if( !eq(st->zName, st->nName, "memory_size") ) continue;
+    if( statInt(pXp, st, &v, &rc)!=MV_OK || v<=0 ){ if( rc ) return rc; continue; }
+    if( p->nDev>=p->nDevAlloc ){
+      int nNew = p->nDevAlloc ? p->nDevAlloc*2 : 8;
+      MemDev *a = sqlite3_realloc64(p->aDev, sizeof(MemDev)*(sqlite3_uint64)nNew);
+      if( a==0 ) return SQLITE_NOMEM;
+      p->aDev = a; p->nDevAlloc = nNew;
+    }
+    p->aDev[p->nDev].zName = sqlite3_mprintf("%.*s", (int)pl->nName, pl->zName);
+    if( p->aDev[p->nDev].zName==0 ) return SQLITE_NOMEM;
+    p->aDev[p->nDev].memSize = v;
+    p->nDev++;
+    break;
+  }
   return SQLITE_OK;
 }
 
-/* An XPlane event (insights.h). */
+/* Read stats a[0..n) of a memory event into m (a later stat of a name
+** replaces an earlier one). */
+static int memStats(ProfsumXp *pXp, const ProfsumXpStat *a, int n, MemIn *m){
+  int i, rc = SQLITE_OK;
+  for(i=0; i<n && rc==SQLITE_OK; i++){
+    const ProfsumXpStat *st = &a[i];
+    int k = st->zName ? memKey(st->zName, st->nName) : -1;
+    MemTxt *t = 0;
+    switch( k ){
+      case MK_ALLOCATOR: {
+        const char *z = 0; int64_t nz = 0;
+        if( st->eType==PROFSUM_XV_STR ){ z = st->z; nz = st->n; }
+        else if( st->eType==PROFSUM_XV_BYTES || st->eType==PROFSUM_XV_REF ){
+          rc = profsumXpStatText(pXp, st, &z, &nz);
+          if( rc==SQLITE_OK && z ) rc = memOwn(m, z, nz, &z);
+        }
+        m->zAllocator = z; m->nAllocator = z ? nz : 0;
+        break;
+      }
+      case MK_INUSE: m->eInUse = statInt(pXp, st, &m->inUse, &rc); break;
+      case MK_LIFE:  m->eLife = statInt(pXp, st, &m->life, &rc); break;
+      case MK_BYTES: m->eBytes = statInt(pXp, st, &m->bytes, &rc); break;
+      case MK_REQ:   m->eReq = statInt(pXp, st, &m->req, &rc); break;
+      case MK_ADDR:
+        if( st->eType==PROFSUM_XV_UINT64 ){ m->addr = st->uVal; m->eAddr = MV_OK; }
+        else if( st->eType==PROFSUM_XV_INT64 ){ m->addr = (uint64_t)st->iVal; m->eAddr = MV_OK; }
+        else{ int64_t v; m->eAddr = statInt(pXp, st, &v, &rc); m->addr = (uint64_t)v; }
+        break;
+      case MK_TFOP: t = &m->tfop; break;
+      case MK_REGION: t = &m->region; break;
+      case MK_DTYPE: t = &m->dtype; break;
+      case MK_SHAPE: t = &m->shape; break;
+      case MK_TSHAPE: if( !m->shape.present ) t = &m->shape; break;
+      default: break;
+    }
+    if( t ){
+      /* numbers as their decimal text (a JSON number); text as is */
+      memset(t, 0, sizeof(*t));
+      t->present = 1;
+      if( st->eType==PROFSUM_XV_INT64 || st->eType==PROFSUM_XV_UINT64 || st->eType==PROFSUM_XV_DOUBLE ){
+        /* the text lives in a per-field scratch: see memFieldNum */
+        t->isNum = 1;
+        t->z = (const char*)st;     /* resolved by memNumFields */
+        t->n = -1;
+      }else if( st->eType==PROFSUM_XV_STR ){
+        t->z = st->z; t->n = st->n;
+      }else{
+        const char *z = 0; int64_t nz = 0;
+        rc = profsumXpStatText(pXp, st, &z, &nz);
+        if( rc==SQLITE_OK && z ) rc = memOwn(m, z, nz, &z);
+        if( z==0 ) t->present = 0;
+        t->z = z; t->n = nz;
+      }
+    }
+  }
+  return rc;
+}
+
+/* Numeric text fields of m (t->n==-1: t->z is the stat): written as
+** decimal text into abuf[4][40]. */
+static void memNumFields(MemIn *m, char abuf[4][40]){
+  MemTxt *at[4];
+  int i;
+  at[0] = &m->tfop; at[1] = &m->region; at[2] = &m->dtype; at[3] = &m->shape;
+  for(i=0; i<4; i++){
+    MemTxt *t = at[i];
+    const ProfsumXpStat *st;
+    if( !t->present || !t->isNum || t->n!=-1 ) continue;
+    st = (const ProfsumXpStat*)t->z;
+    if( st->eType==PROFSUM_XV_INT64 ) sqlite3_snprintf(40, abuf[i], "%lld", (long long)st->iVal);
+    else if( st->eType==PROFSUM_XV_UINT64 ) sqlite3_snprintf(40, abuf[i], "%llu", (unsigned long long)st->uVal);
+    else if( isfinite(st->rVal) ) sqlite3_snprintf(40, abuf[i], "%!.17g", st->rVal);
+    else { t->present = 0; continue; }
+    t->z = abuf[i];
+    t->n = (int64_t)strlen(abuf[i]);
+  }
+}
+
+/* See insights_int.h: memory events and kernels. */
 int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
-  (void)p; (void)pXp; (void)ev;
-  return SQLITE_OK;
+  const ProfsumXpEventMeta *mt = ev->pMeta;
+  int rc = SQLITE_OK;
+  if( mt==0 || ev->eData!=PROFSUM_XD_OFFSET ) return SQLITE_OK;
+  if( eq(mt->zName, mt->nName, "MemoryAllocation") || eq(mt->zName, mt->nName, "MemoryDeallocation") ){
+    MemIn m;
+    char abuf[4][40];
+    memset(&m, 0, sizeof(m));
+    m.isAlloc = mt->nName==16;
+    m.ts = (profsum_ps)ev->pLine->timestampNs*1000 + ev->offsetPs;
+    m.idx = ev->iEvent;
+    m.off = ev->iOffset;
+    rc = memStats(pXp, mt->aStat, mt->nStat, &m);
+    if( rc==SQLITE_OK ) rc = memStats(pXp, ev->aStat, ev->nStat, &m);
+    if( rc==SQLITE_OK ){
+      memNumFields(&m, abuf);
+      rc = memTake(p, &m);
+    }
+    memInFree(&m);
+    return rc;
+  }
+  if( ev->pPlane->nName>=8 && memcmp(ev->pPlane->zName, "/device:", 8)==0 ){
+    /* kernel_details: the event's stat, else its metadata's */
+    const ProfsumXpStat *apKey[3] = {0, 0, 0};   /* kernel_details, hlo_op, hlo_module */
+    static const char *const azK[3] = {"kernel_details", "hlo_op", "hlo_module"};
+    char *az[3] = {0, 0, 0};
+    int64_t an[3] = {0, 0, 0};
+    int pass, i, k;
+    for(pass=0; pass<2; pass++){
+      const ProfsumXpStat *a = pass ? ev->aStat : mt->aStat;
+      int n = pass ? ev->nStat : mt->nStat;
+      for(i=0; i<n; i++){
+        for(k=0; k<3; k++) if( eq(a[i].zName, a[i].nName, azK[k]) ) apKey[k] = &a[i];
+      }
+    }
+    if( apKey[0]==0 ) return SQLITE_OK;
+    for(k=0; k<3 && rc==SQLITE_OK; k++){
+      const char *z = 0; int64_t n = 0;
+      const ProfsumXpStat *st = apKey[k];
+      char zNum[40];
+      if( st==0 ) continue;
+      if( st->eType==PROFSUM_XV_STR ){ z = st->z; n = st->n; }
+      else if( st->eType==PROFSUM_XV_BYTES || st->eType==PROFSUM_XV_REF || st->eType==PROFSUM_XV_CSTR ){
+        rc = profsumXpStatText(pXp, st, &z, &n);
+      }else if( st->eType==PROFSUM_XV_INT64 ){
+        sqlite3_snprintf(sizeof(zNum), zNum, "%lld", (long long)st->iVal); z = zNum; n = (int64_t)strlen(zNum);
+      }else if( st->eType==PROFSUM_XV_UINT64 ){
+        sqlite3_snprintf(sizeof(zNum), zNum, "%llu", (unsigned long long)st->uVal); z = zNum; n = (int64_t)strlen(zNum);
+      }
+      if( rc==SQLITE_OK && z ){
+        az[k] = sqlite3_malloc64((sqlite3_uint64)n+1);
+        if( az[k]==0 ) rc = SQLITE_NOMEM;
+        else { memcpy(az[k], z, (size_t)n); az[k][n] = 0; an[k] = n; }
+      }
+    }
+    if( rc==SQLITE_OK && az[0] ){
+      const char *zName = mt->nDisplay>0 ? mt->zDisplay : mt->zName;
+      int64_t nName = mt->nDisplay>0 ? mt->nDisplay : mt->nName;
+      rc = memKernAdd(p->pKern, &p->diag, zName, nName, az[0], an[0], az[1], an[1], az[2], an[2],
+                      ev->pPlane->iPlane, ev->durationPs, ev->iEvent, ev->iOffset);
+    }
+    for(k=0; k<3; k++) sqlite3_free(az[k]);
+  }
+  return rc;
 }
 
-/* A JSON entry (insights.h). */
+/* What a JSON entry's args hold for the collector. */
+typedef struct JsonArgs {
+  MemIn *m;               /* memory event (0: a kernel) */
+  ProfsumSpan aK[3];      /* kernel_details, hlo_op, hlo_module */
+} JsonArgs;
+
+/* A member of JSON args (memJsonMembers). */
+static int jsonArg(void *pCtx, const char *zKey, int64_t nKey, const char *zVal, int64_t nVal, int bIsStr){
+  JsonArgs *j = (JsonArgs*)pCtx;
+  if( j->m==0 ){
+    static const char *const azK[3] = {"kernel_details", "hlo_op", "hlo_module"};
+    int k;
+    for(k=0; k<3; k++){
+      if( eq(zKey, nKey, azK[k]) && bIsStr ){
+        j->aK[k].z = zVal; j->aK[k].n = nVal; j->aK[k].type = PROFSUM_JT_STRING;
+      }
+    }
+  }else{
+    MemIn *m = j->m;
+    int k = memKey(zKey, nKey);
+    MemTxt *t = 0;
+    int isNull = !bIsStr && eq(zVal, nVal, "null");
+    switch( k ){
+      case MK_ALLOCATOR: if( bIsStr ){ m->zAllocator = zVal; m->nAllocator = nVal; } break;
+      case MK_INUSE: m->eInUse = isNull ? MV_ABSENT : numText(zVal, nVal, &m->inUse); break;
+      case MK_LIFE: m->eLife = isNull ? MV_ABSENT : numText(zVal, nVal, &m->life); break;
+      case MK_BYTES: m->eBytes = isNull ? MV_ABSENT : numText(zVal, nVal, &m->bytes); break;
+      case MK_REQ: m->eReq = isNull ? MV_ABSENT : numText(zVal, nVal, &m->req); break;
+      case MK_ADDR: {
+        /* an address may exceed int64: read as unsigned */
+        uint64_t v = 0; int64_t i;
+        m->eAddr = nVal>0 && nVal<=20 ? MV_OK : MV_BAD;
+        for(i=0; i<nVal && m->eAddr==MV_OK; i++){
+          if( zVal[i]<'0' || zVal[i]>'9' || v>(UINT64_MAX-(uint64_t)(zVal[i]-'0'))/10 ) m->eAddr = MV_BAD;
+          else v = v*10 + (uint64_t)(zVal[i]-'0');
+        }
+        m->addr = v;
+        break;
+      }
+      case MK_TFOP: t = &m->tfop; break;
+      case MK_REGION: t = &m->region; break;
+      case MK_DTYPE: t = &m->dtype; break;
+      case MK_SHAPE: t = &m->shape; break;
+      case MK_TSHAPE: if( !m->shape.present ) t = &m->shape; break;
+      default: break;
+    }
+    if( t && !isNull ){
+      t->present = 1; t->z = zVal; t->n = nVal; t->isNum = !bIsStr;
+    }
+  }
+  return 0;
+}
+
+/* See insights_int.h: memory events (should a converter keep them) and
+** kernels with kernel_details. */
 int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev){
-  (void)p; (void)ev;
+  int rc = SQLITE_OK;
+  JsonArgs j;
+  char ph = ev->ph.n==1 ? ev->ph.z[0] : 0;
+  if( ev->args.z==0 || ev->args.type!=PROFSUM_JT_OBJECT ) return SQLITE_OK;
+  memset(&j, 0, sizeof(j));
+  if( (ph=='X' || ph=='i' || ph=='I')
+   && (eq(ev->name.z, ev->name.n, "MemoryAllocation") || eq(ev->name.z, ev->name.n, "MemoryDeallocation")) ){
+    MemIn m;
+    char *az[5] = {0, 0, 0, 0, 0};
+    MemTxt *at[4];
+    int i;
+    memset(&m, 0, sizeof(m));
+    m.isAlloc = ev->name.n==16;
+    m.ts = ev->ts;
+    m.idx = ev->idx;
+    m.off = ev->iOffset;
+    j.m = &m;
+    memJsonMembers(ev->args.z, ev->args.n, jsonArg, &j);
+    if( !ev->hasTs ) m.eInUse = MV_ABSENT;
+    /* decode the escapes of the text fields */
+    at[0] = &m.tfop; at[1] = &m.region; at[2] = &m.dtype; at[3] = &m.shape;
+    for(i=0; i<4 && rc==SQLITE_OK; i++){
+      if( at[i]->present && !at[i]->isNum && memchr(at[i]->z, '\\', (size_t)at[i]->n) ){
+        rc = memJsonUnescape(at[i]->z, at[i]->n, &az[i], &at[i]->n);
+        at[i]->z = az[i];
+      }
+    }
+    if( rc==SQLITE_OK && m.zAllocator && memchr(m.zAllocator, '\\', (size_t)m.nAllocator) ){
+      rc = memJsonUnescape(m.zAllocator, m.nAllocator, &az[4], &m.nAllocator);
+      m.zAllocator = az[4];
+    }
+    if( rc==SQLITE_OK ) rc = memTake(p, &m);
+    for(i=0; i<5; i++) sqlite3_free(az[i]);
+    return rc;
+  }
+  if( ph!='X' || ev->args.n<16 || memmem(ev->args.z, (size_t)ev->args.n, "\"kernel_details\"", 16)==0 ) return SQLITE_OK;
+  memJsonMembers(ev->args.z, ev->args.n, jsonArg, &j);
+  if( j.aK[0].z ){
+    char *az[4] = {0, 0, 0, 0};
+    int64_t an[4] = {0, 0, 0, 0};
+    int k;
+    for(k=0; k<3 && rc==SQLITE_OK; k++){
+      if( j.aK[k].z ) rc = memJsonUnescape(j.aK[k].z, j.aK[k].n, &az[k], &an[k]);
+    }
+    if( rc==SQLITE_OK && ev->name.z ){
+      if( ev->name.flags & PROFSUM_SF_ESCAPE ){
+        rc = memJsonUnescape(ev->name.z, ev->name.n, &az[3], &an[3]);
+      }else{
+        az[3] = sqlite3_mprintf("%.*s", (int)ev->name.n, ev->name.z);
+        an[3] = ev->name.n;
+        if( az[3]==0 ) rc = SQLITE_NOMEM;
+      }
+    }
+    if( rc==SQLITE_OK ){
+      int64_t dur = ev->hasDur && ev->dur>0 && ev->dur<(profsum_ps)INT64_MAX ? (int64_t)ev->dur : 0;
+      int64_t pid = ev->pid.kind==PROFSUM_ID_INT ? ev->pid.iVal : INT64_MIN;
+      rc = memKernAdd(p->pKern, &p->diag, az[3] ? az[3] : "", an[3], az[0], an[0], az[1], an[1],
+                      az[2], an[2], pid, dur, ev->idx, ev->iOffset);
+    }
+    for(k=0; k<4; k++) sqlite3_free(az[k]);
+  }
+  return rc;
+}
+
+/* ===================================================================== */
+/* The write                                                              */
+/* ===================================================================== */
+
+/* qsort order of records: time, then arrival. */
+static int recCmp(const void *a, const void *b){
+  const MemRec *x = (const MemRec*)a, *y = (const MemRec*)b;
+  if( x->ts!=y->ts ) return x->ts<y->ts ? -1 : 1;
+  return x->ord<y->ord ? -1 : x->ord>y->ord;
+}
+
+/* A step's interval, µs. */
+typedef struct MemStep { int64_t step; double start, end; int64_t nAlloc, bytes; } MemStep;
+
+/* qsort by start. */
+static int stepCmp(const void *a, const void *b){
+  const MemStep *x = (const MemStep*)a, *y = (const MemStep*)b;
+  if( x->start!=y->start ) return x->start<y->start ? -1 : 1;
+  return x->step<y->step ? -1 : x->step>y->step;
+}
+
+/* qsort by step number. */
+static int stepNumCmp(const void *a, const void *b){
+  const MemStep *x = (const MemStep*)a, *y = (const MemStep*)b;
+  return x->step<y->step ? -1 : x->step>y->step;
+}
+
+/* The steps of the trace (profsum_agg_step_span): the spans of device
+** zDev when it has any, else of every device, one interval per step from
+** its first start to its last end; sorted by start.  *paStep (0 when there
+** are none), *pnStep. */
+static int loadSteps(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, const char *zDev,
+                     MemStep **paStep, int64_t *pnStep, const char *zFunc, char **pzErr){
+  sqlite3_stmt *q = 0;
+  MemStep *a = 0;
+  int64_t n = 0, nAlloc = 0;
+  int pass, rc = SQLITE_OK;
+  *paStep = 0; *pnStep = 0;
+  for(pass=(zDev ? 0 : 1); pass<2 && n==0 && rc==SQLITE_OK; pass++){
+    rc = memPrepare(db, zFunc, pzErr, &q, pass==0
+        ? "SELECT step, min(start_us), max(end_us) FROM \"%w\".profsum_agg_step_span "
+          "WHERE trace_id=?1 AND device=?2 GROUP BY step"
+        : "SELECT step, min(start_us), max(end_us) FROM \"%w\".profsum_agg_step_span "
+          "WHERE trace_id=?1 GROUP BY step", zSchema);
+    if( rc ) break;
+    sqlite3_bind_int64(q, 1, traceId);
+    if( pass==0 ) sqlite3_bind_text(q, 2, zDev, -1, SQLITE_STATIC);
+    while( (rc = sqlite3_step(q))==SQLITE_ROW ){
+      if( n>=nAlloc ){
+        int64_t nNew = nAlloc ? nAlloc*2 : 16;
+        MemStep *aNew = sqlite3_realloc64(a, sizeof(MemStep)*(sqlite3_uint64)nNew);
+        if( aNew==0 ){ rc = SQLITE_NOMEM; break; }
+        a = aNew; nAlloc = nNew;
+      }
+      a[n].step = sqlite3_column_int64(q, 0);
+      a[n].start = sqlite3_column_double(q, 1);
+      a[n].end = sqlite3_column_double(q, 2);
+      a[n].nAlloc = a[n].bytes = 0;
+      n++;
+    }
+    if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+    else if( rc!=SQLITE_NOMEM && *pzErr==0 ) *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errmsg(db));
+    sqlite3_finalize(q); q = 0;
+  }
+  if( rc ){ sqlite3_free(a); return rc; }
+  if( n ) qsort(a, (size_t)n, sizeof(MemStep), stepCmp);
+  *paStep = a; *pnStep = n;
   return SQLITE_OK;
 }
 
-/* Write the collected rows (insights.h). */
+/* The step containing time t (µs): the latest-starting step with
+** start <= t < end; -1 when none. */
+static int64_t stepAt(const MemStep *a, int64_t n, double t){
+  int64_t lo = 0, hi = n;          /* first index with start > t */
+  while( lo<hi ){
+    int64_t mid = (lo+hi)/2;
+    if( a[mid].start<=t ) lo = mid+1; else hi = mid;
+  }
+  if( lo==0 ) return -1;
+  return t<a[lo-1].end ? lo-1 : -1;
+}
+
+/* Exact decimal µs of ps v into s (up to 6 decimals, trailing zeros cut). */
+static void appendMicros(sqlite3_str *s, profsum_ps v){
+  char z[64];
+  int neg = v<0;
+  unsigned __int128 u = neg ? (unsigned __int128)(-v) : (unsigned __int128)v;
+  unsigned long long frac = (unsigned long long)(u % 1000000);
+  unsigned __int128 whole = u / 1000000;
+  char zw[48]; int nw = 0, i;
+  do{ zw[nw++] = (char)('0' + (int)(whole % 10)); whole /= 10; }while( whole && nw<47 );
+  i = 0;
+  if( neg ) z[i++] = '-';
+  while( nw>0 ) z[i++] = zw[--nw];
+  if( frac ){
+    int d;
+    char zf[8];
+    sqlite3_snprintf(sizeof(zf), zf, "%06llu", frac);
+    for(d=6; d>0 && zf[d-1]=='0'; d--){}
+    z[i++] = '.';
+    memcpy(z+i, zf, (size_t)d);
+    i += d;
+  }
+  z[i] = 0;
+  sqlite3_str_appendall(s, z);
+}
+
+/* Hash of live allocations: addr → record index (linear probing,
+** deletion by backward shift). */
+typedef struct LiveMap { uint64_t *aKey; int64_t *aVal; int64_t nSlot, n; } LiveMap;
+
+static uint64_t liveHash(uint64_t k){ return (k * 0x9e3779b97f4a7c15ULL) >> 7; }
+
+/* Look up addr: its slot, or -1. */
+static int64_t liveFind(const LiveMap *m, uint64_t addr){
+  int64_t i = (int64_t)(liveHash(addr) & (uint64_t)(m->nSlot-1));
+  while( m->aVal[i]>=0 ){
+    if( m->aKey[i]==addr ) return i;
+    i = (i+1) & (m->nSlot-1);
+  }
+  return -1;
+}
+
+/* Set addr → v (replacing). */
+static void livePut(LiveMap *m, uint64_t addr, int64_t v){
+  int64_t i = (int64_t)(liveHash(addr) & (uint64_t)(m->nSlot-1));
+  while( m->aVal[i]>=0 ){
+    if( m->aKey[i]==addr ){ m->aVal[i] = v; return; }
+    i = (i+1) & (m->nSlot-1);
+  }
+  m->aKey[i] = addr; m->aVal[i] = v; m->n++;
+}
+
+/* Remove slot i. */
+static void liveDel(LiveMap *m, int64_t i){
+  int64_t j = i;
+  m->aVal[i] = -1;
+  m->n--;
+  for(;;){
+    int64_t h;
+    j = (j+1) & (m->nSlot-1);
+    if( m->aVal[j]<0 ) return;
+    h = (int64_t)(liveHash(m->aKey[j]) & (uint64_t)(m->nSlot-1));
+    /* move j into the hole at i when its home h is not in (i, j] */
+    if( (i<=j) ? (h<=i || h>j) : (h<=i && h>j) ){
+      m->aKey[i] = m->aKey[j]; m->aVal[i] = m->aVal[j];
+      m->aVal[j] = -1;
+      i = j;
+    }
+  }
+}
+
+/* A live allocation at the peak, for sorting. */
+typedef struct Holder { int64_t bytes; profsum_ps ts; uint64_t addr; int64_t i; } Holder;
+
+/* Order of holders: bytes desc, then allocated first, then address. */
+static int holderCmp(const void *a, const void *b){
+  const Holder *x = (const Holder*)a, *y = (const Holder*)b;
+  if( x->bytes!=y->bytes ) return x->bytes>y->bytes ? -1 : 1;
+  if( x->ts!=y->ts ) return x->ts<y->ts ? -1 : 1;
+  return x->addr<y->addr ? -1 : x->addr>y->addr;
+}
+
+/* The figures of one allocator, computed at the write. */
+typedef struct MemOut {
+  int64_t nAlloc, nDealloc, allocBytes;
+  int hasPeak; int64_t peak; profsum_ps peakTs;
+  int64_t lifePeak;
+  int hasPeakStep; int64_t peakStep;
+  int64_t nLive, liveBytes;          /* known live at the peak; -1: unknown */
+  char *zHolders, *zPerStep, *zNote;
+} MemOut;
+
+/* Keep the records of a that a device of memory size memSize can hold
+** (memSize 0: unknown), with a diagnostic for each left out; sort them. */
+static int filterRecs(InsMem *p, MemAlloc *a, int64_t memSize){
+  int64_t i, k = 0;
+  int rc = SQLITE_OK;
+  for(i=0; i<a->nRec && rc==SQLITE_OK; i++){
+    MemRec *r = &a->aRec[i];
+    if( memSize>0 && r->inUse>memSize ){
+      if( memDiagWanted(&p->diag, "memory_bytes_out_of_range") ){
+        rc = memDiagAdd(&p->diag, -1, -1, "memory_bytes_out_of_range", sqlite3_mprintf(
+            "a memory event of allocator '%s' says %lld bytes in use, more than its device's "
+            "memory_size %lld: the event is left out of the memory views",
+            a->zName, (long long)r->inUse, (long long)memSize));
+      }else{
+        memDiagCount(&p->diag, "memory_bytes_out_of_range");
+      }
+      continue;
+    }
+    if( memSize>0 && r->life>memSize ) r->life = -1;
+    a->aRec[k++] = *r;
+  }
+  a->nRec = k;
+  if( k ) qsort(a->aRec, (size_t)k, sizeof(MemRec), recCmp);
+  return rc;
+}
+
+/* Replay the sorted records of a: figures, holders, per-step counts, and
+** the timeline rows (inserted with pTl).  o is filled. */
+static int replay(InsMem *p, MemAlloc *a, const MemStep *aStep0, int64_t nStep, MemOut *o,
+                  sqlite3 *db, sqlite3_stmt *pTl, sqlite3_int64 traceId,
+                  const char *zFunc, char **pzErr){
+  MemRec *aR = a->aRec;
+  int64_t n = a->nRec, i, iPeak = -1, nUnmatched = 0, iFirstUnmatched = -1, nReused = 0;
+  Holder *aLive = 0; int64_t nLiveIdx = 0;
+  MemStep *aStep = 0;
+  LiveMap m;
+  int rc = SQLITE_OK;
+  memset(&m, 0, sizeof(m));
+  o->nAlloc = o->nDealloc = o->allocBytes = 0;
+  o->lifePeak = -1;
+  o->hasPeak = 0;
+  for(i=0; i<n; i++){
+    if( !o->hasPeak || aR[i].inUse>o->peak ){ o->hasPeak = 1; o->peak = aR[i].inUse; iPeak = i; }
+    if( aR[i].life>o->lifePeak ) o->lifePeak = aR[i].life;
+    if( aR[i].isAlloc ){ o->nAlloc++; if( aR[i].bytes>0 ) o->allocBytes = satAdd(o->allocBytes, aR[i].bytes); }
+    else o->nDealloc++;
+  }
+  if( !o->hasPeak ) return SQLITE_OK;
+  o->peakTs = aR[iPeak].ts;
+  if( nStep ){
+    aStep = sqlite3_malloc64(sizeof(MemStep)*(sqlite3_uint64)nStep);
+    if( aStep==0 ) return SQLITE_NOMEM;
+    memcpy(aStep, aStep0, sizeof(MemStep)*(size_t)nStep);
+  }
+  /* live set */
+  m.nSlot = 64;
+  while( m.nSlot < 2*(o->nAlloc+1) ) m.nSlot *= 2;
+  m.aKey = sqlite3_malloc64(sizeof(uint64_t)*(sqlite3_uint64)m.nSlot);
+  m.aVal = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)m.nSlot);
+  if( m.aKey==0 || m.aVal==0 ){ rc = SQLITE_NOMEM; goto done; }
+  for(i=0; i<m.nSlot; i++) m.aVal[i] = -1;
+  for(i=0; i<n; i++){
+    MemRec *r = &aR[i];
+    if( r->isAlloc ){
+      if( nStep ){
+        int64_t s = stepAt(aStep, nStep, profsumPsToMicros(r->ts));
+        if( s>=0 ){ aStep[s].nAlloc++; if( r->bytes>0 ) aStep[s].bytes = satAdd(aStep[s].bytes, r->bytes); }
+      }
+      if( r->hasAddr ){
+        if( liveFind(&m, r->addr)>=0 ) nReused++;
+        livePut(&m, r->addr, i);
+      }
+    }else if( r->hasAddr ){
+      int64_t s = liveFind(&m, r->addr);
+      if( s>=0 ) liveDel(&m, s);
+      else { if( nUnmatched++==0 ) iFirstUnmatched = i; }
+    }
+    if( i==iPeak ){
+      int64_t j;
+      aLive = sqlite3_malloc64(sizeof(Holder)*(sqlite3_uint64)(m.n+1));
+      if( aLive==0 ){ rc = SQLITE_NOMEM; goto done; }
+      o->liveBytes = 0;
+      for(j=0; j<m.nSlot; j++){
+        Holder *h;
+        if( m.aVal[j]<0 ) continue;
+        h = &aLive[nLiveIdx++];
+        h->i = m.aVal[j]; h->bytes = aR[h->i].bytes; h->ts = aR[h->i].ts; h->addr = aR[h->i].addr;
+        if( aR[m.aVal[j]].bytes>0 ) o->liveBytes = satAdd(o->liveBytes, aR[m.aVal[j]].bytes);
+      }
+      o->nLive = nLiveIdx;
+    }
+  }
+  /* holders */
+  {
+    sqlite3_str *s = sqlite3_str_new(0);
+    int64_t j;
+    if( nLiveIdx ) qsort(aLive, (size_t)nLiveIdx, sizeof(Holder), holderCmp);
+    sqlite3_str_appendchar(s, 1, '[');
+    for(j=0; j<nLiveIdx && j<MEM_TOP_HOLDERS; j++){
+      const MemRec *r = &aR[aLive[j].i];
+      if( j ) sqlite3_str_appendchar(s, 1, ',');
+      if( r->addr<=(uint64_t)INT64_MAX ) sqlite3_str_appendf(s, "{\"addr\":%llu", (unsigned long long)r->addr);
+      else sqlite3_str_appendf(s, "{\"addr\":\"%llu\"", (unsigned long long)r->addr);
+      if( r->bytes>=0 ) sqlite3_str_appendf(s, ",\"bytes\":%lld", (long long)r->bytes);
+      else sqlite3_str_appendall(s, ",\"bytes\":null");
+      if( r->req>=0 ) sqlite3_str_appendf(s, ",\"requested_bytes\":%lld", (long long)r->req);
+      else sqlite3_str_appendall(s, ",\"requested_bytes\":null");
+      sqlite3_str_appendchar(s, 1, ',');
+      if( r->iDetail>=0 ) sqlite3_str_append(s, p->pool.az[r->iDetail], (int)p->pool.an[r->iDetail]);
+      else sqlite3_str_appendall(s, "\"tf_op\":null,\"region_type\":null,\"data_type\":null,\"shape\":null");
+      sqlite3_str_appendall(s, ",\"allocated_at_us\":");
+      appendMicros(s, r->ts);
+      sqlite3_str_appendchar(s, 1, '}');
+    }
+    sqlite3_str_appendchar(s, 1, ']');
+    rc = sqlite3_str_errcode(s);
+    o->zHolders = sqlite3_str_finish(s);
+    if( rc==SQLITE_OK && o->zHolders==0 ) rc = SQLITE_NOMEM;
+    if( rc ) goto done;
+  }
+  /* the note: what the holders do not account for */
+  {
+    sqlite3_str *s = sqlite3_str_new(0);
+    if( o->liveBytes<o->peak ){
+      sqlite3_str_appendf(s, "%lld of the %lld bytes in use at the peak were allocated before the capture "
+                          "began (or by events left out): their holders are unknown",
+                          (long long)(o->peak - o->liveBytes), (long long)o->peak);
+    }else{
+      sqlite3_str_appendf(s, "every byte in use at the peak was allocated within the capture");
+    }
+    if( p->pool.full ) sqlite3_str_appendall(s, "; some holders lack their tf_op and shape (too much distinct text)");
+    rc = sqlite3_str_errcode(s);
+    o->zNote = sqlite3_str_finish(s);
+    if( rc==SQLITE_OK && o->zNote==0 ) rc = SQLITE_NOMEM;
+    if( rc ) goto done;
+  }
+  /* per step, peak step */
+  if( nStep ){
+    sqlite3_str *s;
+    int64_t j;
+    int64_t ps = stepAt(aStep, nStep, profsumPsToMicros(o->peakTs));
+    if( ps>=0 ){ o->hasPeakStep = 1; o->peakStep = aStep[ps].step; }
+    /* by step number now (the lookups by time are done) */
+    qsort(aStep, (size_t)nStep, sizeof(MemStep), stepNumCmp);
+    s = sqlite3_str_new(0);
+    sqlite3_str_appendchar(s, 1, '[');
+    for(j=0; j<nStep; j++){
+      const MemStep *st = &aStep[j];
+      sqlite3_str_appendf(s, "%s{\"step\":%lld,\"allocations\":%lld,\"bytes\":%lld}", j ? "," : "",
+                          (long long)st->step, (long long)st->nAlloc, (long long)st->bytes);
+    }
+    sqlite3_str_appendchar(s, 1, ']');
+    rc = sqlite3_str_errcode(s);
+    o->zPerStep = sqlite3_str_finish(s);
+    if( rc==SQLITE_OK && o->zPerStep==0 ) rc = SQLITE_NOMEM;
+    if( rc ) goto done;
+  }
+  /* diagnostics of the replay */
+  if( nUnmatched ){
+    if( memDiagWanted(&p->diag, "memory_unmatched_deallocation") ){
+      rc = memDiagAdd(&p->diag, -1, -1, "memory_unmatched_deallocation", sqlite3_mprintf(
+          "allocator '%s': %lld deallocations free an address not allocated within the capture "
+          "(the first at %.3f us): allocations made before it, their bytes counted in bytes_allocated "
+          "but not among the holders", a->zName, (long long)nUnmatched,
+          profsumPsToMicros(aR[iFirstUnmatched].ts)));
+    }else memDiagCount(&p->diag, "memory_unmatched_deallocation");
+  }
+  if( rc==SQLITE_OK && m.n ){
+    int64_t j, nb = 0;
+    for(j=0; j<m.nSlot; j++) if( m.aVal[j]>=0 && aR[m.aVal[j]].bytes>0 ) nb = satAdd(nb, aR[m.aVal[j]].bytes);
+    if( memDiagWanted(&p->diag, "memory_unfreed_allocation") ){
+      rc = memDiagAdd(&p->diag, -1, -1, "memory_unfreed_allocation", sqlite3_mprintf(
+          "allocator '%s': %lld allocations (%lld bytes) made within the capture are not freed by its end",
+          a->zName, (long long)m.n, (long long)nb));
+    }else memDiagCount(&p->diag, "memory_unfreed_allocation");
+  }
+  if( rc==SQLITE_OK && nReused ){
+    if( memDiagWanted(&p->diag, "memory_address_reused") ){
+      rc = memDiagAdd(&p->diag, -1, -1, "memory_address_reused", sqlite3_mprintf(
+          "allocator '%s': %lld allocations at an address still live (no deallocation between): "
+          "the later allocation holds the address", a->zName, (long long)nReused));
+    }else memDiagCount(&p->diag, "memory_address_reused");
+  }
+  /* timeline */
+  if( rc==SQLITE_OK && pTl ){
+    profsum_ps F = aR[0].ts, S = aR[n-1].ts - aR[0].ts;
+    int64_t nb = n<MEM_MAX_BUCKETS ? n : MEM_MAX_BUCKETS, b, j = 0;
+    int64_t endBytes = 0;
+    if( S==0 ) nb = 1;
+    for(b=0; b<nb && rc==SQLITE_OK; b++){
+      int64_t mx = -1, cnt = 0;
+      while( j<n ){
+        int64_t bj = S==0 ? 0 : (int64_t)(((aR[j].ts - F) * nb) / S);
+        if( bj>=nb ) bj = nb-1;
+        if( bj!=b ) break;
+        if( aR[j].inUse>mx ) mx = aR[j].inUse;
+        endBytes = aR[j].inUse;
+        cnt++; j++;
+      }
+      if( cnt==0 ) mx = endBytes;
+      sqlite3_bind_int64(pTl, 1, traceId);
+      sqlite3_bind_text(pTl, 2, a->zName, -1, SQLITE_STATIC);
+      sqlite3_bind_int64(pTl, 3, b);
+      sqlite3_bind_double(pTl, 4, profsumPsToMicros(F + (S*b)/nb));
+      sqlite3_bind_int64(pTl, 5, mx);
+      sqlite3_bind_int64(pTl, 6, endBytes);
+      sqlite3_bind_int64(pTl, 7, cnt);
+      rc = memStep(db, pTl, zFunc, pzErr);
+    }
+  }
+done:
+  sqlite3_free(m.aKey);
+  sqlite3_free(m.aVal);
+  sqlite3_free(aLive);
+  sqlite3_free(aStep);
+  return rc;
+}
+
+/* The memory_size of plane zDev, 0 when unknown. */
+static int64_t memSizeOf(InsMem *p, const char *zDev){
+  int i;
+  for(i=0; zDev && i<p->nDev; i++) if( strcmp(p->aDev[i].zName, zDev)==0 ) return p->aDev[i].memSize;
+  return 0;
+}
+
+/* See insights_int.h. */
 int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
                 const char *zFunc, char **pzErr){
-  (void)p; (void)db; (void)zSchema; (void)traceId; (void)zFunc; (void)pzErr;
-  return SQLITE_OK;
+  sqlite3_stmt *pIns = 0, *pTl = 0;
+  int i, nRows = 0, rc;
+  rc = memPrepare(db, zFunc, pzErr, &pIns, "INSERT INTO \"%w\".profsum_agg_memory"
+      "(trace_id, allocator, device, status, peak_bytes, peak_ts_us, peak_step, lifetime_peak_bytes, "
+      "device_memory_bytes, num_allocations, num_deallocations, allocated_bytes, live_allocations_at_peak, "
+      "known_live_bytes_at_peak, top_holders, per_step, note) "
+      "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)", zSchema);
+  if( rc==SQLITE_OK ) rc = memPrepare(db, zFunc, pzErr, &pTl, "INSERT INTO \"%w\".profsum_agg_memory_timeline"
+      "(trace_id, allocator, bucket, ts_us, max_bytes_in_use, end_bytes_in_use, num_events) "
+      "VALUES(?1,?2,?3,?4,?5,?6,?7)", zSchema);
+  for(i=0; rc==SQLITE_OK && i<p->nAlloc; i++){
+    MemAlloc *a = &p->aAlloc[i];
+    char zDev[40];
+    const char *zD = 0;
+    int64_t memSize;
+    MemStep *aStep = 0; int64_t nStep = 0;
+    MemOut o;
+    memset(&o, 0, sizeof(o));
+    o.nLive = o.liveBytes = -1;
+    if( a->iGpu>=0 ){
+      sqlite3_snprintf(sizeof(zDev), zDev, "/device:GPU:%d", a->iGpu);
+      zD = zDev;
+    }
+    memSize = memSizeOf(p, zD);
+    if( !a->capped ){
+      rc = filterRecs(p, a, memSize);
+      if( rc==SQLITE_OK ) rc = loadSteps(db, zSchema, traceId, zD, &aStep, &nStep, zFunc, pzErr);
+      if( rc==SQLITE_OK && a->nRec ) rc = replay(p, a, aStep, nStep, &o, db, pTl, traceId, zFunc, pzErr);
+      sqlite3_free(aStep);
+      if( rc ){ sqlite3_free(o.zHolders); sqlite3_free(o.zPerStep); sqlite3_free(o.zNote); break; }
+      if( !o.hasPeak ) continue;       /* every event left out */
+    }else{
+      o.nAlloc = a->nAlloc; o.nDealloc = a->nDealloc; o.allocBytes = a->allocBytes;
+      o.hasPeak = a->hasPeak; o.peak = a->peak; o.peakTs = a->peakTs; o.lifePeak = a->lifePeak;
+      rc = loadSteps(db, zSchema, traceId, zD, &aStep, &nStep, zFunc, pzErr);
+      if( rc==SQLITE_OK && nStep ){
+        int64_t s = stepAt(aStep, nStep, profsumPsToMicros(o.peakTs));
+        if( s>=0 ){ o.hasPeakStep = 1; o.peakStep = aStep[s].step; }
+      }
+      sqlite3_free(aStep);
+      if( rc ) break;
+      o.zNote = sqlite3_mprintf("more than %d memory events in the trace: the peak and counts are exact, "
+                                "the holders, per-step counts and timeline are not computed", MEM_MAX_REC);
+      if( o.zNote==0 ){ rc = SQLITE_NOMEM; break; }
+    }
+    sqlite3_bind_int64(pIns, 1, traceId);
+    sqlite3_bind_text(pIns, 2, a->zName, -1, SQLITE_STATIC);
+    if( zD ) sqlite3_bind_text(pIns, 3, zD, -1, SQLITE_STATIC); else sqlite3_bind_null(pIns, 3);
+    sqlite3_bind_text(pIns, 4, "ok", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(pIns, 5, o.peak);
+    sqlite3_bind_double(pIns, 6, profsumPsToMicros(o.peakTs));
+    if( o.hasPeakStep ) sqlite3_bind_int64(pIns, 7, o.peakStep); else sqlite3_bind_null(pIns, 7);
+    if( o.lifePeak>=0 ) sqlite3_bind_int64(pIns, 8, o.lifePeak); else sqlite3_bind_null(pIns, 8);
+    if( memSize>0 ) sqlite3_bind_int64(pIns, 9, memSize); else sqlite3_bind_null(pIns, 9);
+    sqlite3_bind_int64(pIns, 10, o.nAlloc);
+    sqlite3_bind_int64(pIns, 11, o.nDealloc);
+    sqlite3_bind_int64(pIns, 12, o.allocBytes);
+    if( o.nLive>=0 ) sqlite3_bind_int64(pIns, 13, o.nLive); else sqlite3_bind_null(pIns, 13);
+    if( o.liveBytes>=0 ) sqlite3_bind_int64(pIns, 14, o.liveBytes); else sqlite3_bind_null(pIns, 14);
+    if( o.zHolders ) sqlite3_bind_text(pIns, 15, o.zHolders, -1, SQLITE_STATIC); else sqlite3_bind_null(pIns, 15);
+    if( o.zPerStep ) sqlite3_bind_text(pIns, 16, o.zPerStep, -1, SQLITE_STATIC); else sqlite3_bind_null(pIns, 16);
+    if( o.zNote ) sqlite3_bind_text(pIns, 17, o.zNote, -1, SQLITE_STATIC); else sqlite3_bind_null(pIns, 17);
+    rc = memStep(db, pIns, zFunc, pzErr);
+    sqlite3_free(o.zHolders); sqlite3_free(o.zPerStep); sqlite3_free(o.zNote);
+    nRows++;
+  }
+  if( rc==SQLITE_OK && nRows==0 ){
+    sqlite3_bind_int64(pIns, 1, traceId);
+    sqlite3_bind_null(pIns, 2);
+    sqlite3_bind_null(pIns, 3);
+    sqlite3_bind_text(pIns, 4, p->isXPlane ? "no_allocation_events" : "not_in_trace_json", -1, SQLITE_STATIC);
+    for(i=5; i<=16; i++) sqlite3_bind_null(pIns, i);
+    sqlite3_bind_text(pIns, 17, p->isXPlane
+        ? "the XPlane holds no usable MemoryAllocation or MemoryDeallocation events: the profiler "
+          "recorded no memory activity (see profsum_diagnostic for events left out)"
+        : "the profiler keeps allocation events out of the trace JSON: import the capture's "
+          ".xplane.pb for memory figures", -1, SQLITE_STATIC);
+    rc = memStep(db, pIns, zFunc, pzErr);
+  }
+  sqlite3_finalize(pIns);
+  sqlite3_finalize(pTl);
+  if( rc==SQLITE_OK ) rc = memKernWrite(p->pKern, db, zSchema, traceId, zFunc, pzErr);
+  if( rc==SQLITE_OK ) rc = memDiagWrite(&p->diag, db, zSchema, traceId, zFunc, pzErr);
+  if( rc && *pzErr==0 ) *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errstr(rc));
+  return rc;
 }
 
-/* Report sections, markdown (insights.h). */
+/* See insights_int.h. */
 int insMemReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut){
-  (void)db; (void)zSchema; (void)traceId; (void)pOut;
-  return SQLITE_OK;
+  return memReportMd(db, zSchema, traceId, pOut);
 }
 
-/* Report sections, HTML (insights.h). */
+/* See insights_int.h. */
 int insMemReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut){
-  (void)db; (void)zSchema; (void)traceId; (void)pOut;
-  return SQLITE_OK;
+  return memReportHtml(db, zSchema, traceId, pOut);
 }

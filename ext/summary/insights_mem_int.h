@@ -1,0 +1,97 @@
+/*
+** insights_mem_int.h — the parts of the InsMem collector (insights_mem.c:
+** memory allocations; insights_mem_kern.c: GPU kernels and their
+** kernel_details; insights_mem_report.c: report sections) and what they
+** share (insights_mem_util.c): the collector's own diagnostics, the
+** statements of the write, and a reader of the top-level keys of a JSON
+** object (trace JSON args).  Not included outside insights_mem*.c.
+*/
+#ifndef PROFSUM_INSIGHTS_MEM_INT_H
+#define PROFSUM_INSIGHTS_MEM_INT_H
+
+#include "insights_int.h"
+
+/* ---------------------------------------------------------------------
+** Diagnostics of the collector, stored in profsum_agg_diagnostic by the
+** write: the first MEM_DIAG_KEEP of each kind, then a 'suppressed' row
+** with the kind's total (as the summary engine stores its own). */
+#define MEM_DIAG_KEEP 100
+
+typedef struct MemDiagRow {
+  int64_t idx;            /* event ordinal, -1: none */
+  int64_t off;            /* byte offset, -1: none */
+  const char *zKind;      /* static */
+  char *zDetail;          /* sqlite3_malloc'd */
+} MemDiagRow;
+
+typedef struct MemDiagKind { const char *zKind; int64_t n; } MemDiagKind;
+
+typedef struct MemDiag {
+  MemDiagRow *aRow; int64_t nRow, nRowAlloc;
+  MemDiagKind aKind[16]; int nKind;
+} MemDiag;
+
+/* Add a diagnostic of kind zKind (a static string) with detail zDetail
+** (sqlite3_malloc'd, taken over, also on error; 0 means out of memory).
+** Beyond MEM_DIAG_KEEP of a kind only the count grows.  SQLITE_OK or
+** SQLITE_NOMEM. */
+int memDiagAdd(MemDiag *d, int64_t idx, int64_t off, const char *zKind, char *zDetail);
+/* 1 when a diagnostic of kind zKind would still be stored: the caller
+** formats its detail and calls memDiagAdd; when 0, memDiagCount. */
+int memDiagWanted(MemDiag *d, const char *zKind);
+/* Count one more diagnostic of kind zKind without storing it. */
+int memDiagCount(MemDiag *d, const char *zKind);
+/* Insert the rows (and a 'suppressed' row per cut kind) for traceId. */
+int memDiagWrite(MemDiag *d, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
+                 const char *zFunc, char **pzErr);
+void memDiagFree(MemDiag *d);
+
+/* The statement zFmt (%w: the schema zSchema) prepared in *pp, or an error
+** code with *pzErr set (prefixed with zFunc). */
+int memPrepare(sqlite3 *db, const char *zFunc, char **pzErr, sqlite3_stmt **pp,
+               const char *zFmt, const char *zSchema);
+/* Step insert p, then reset it: SQLITE_OK, or an error code with *pzErr
+** set (when not set already). */
+int memStep(sqlite3 *db, sqlite3_stmt *p, const char *zFunc, char **pzErr);
+
+/* ---------------------------------------------------------------------
+** Top-level members of a JSON object (the raw text of trace JSON args):
+** xMember is called for each with the key's raw text (escapes not
+** decoded: the keys looked for have none) and the value's raw text
+** (strings without their quotes, bIsStr 1).  Malformed text ends the
+** walk quietly (the scanner already reported it).  xMember returns
+** nonzero to stop. */
+typedef int (*MemJsonMemberFn)(void *pCtx, const char *zKey, int64_t nKey,
+                               const char *zVal, int64_t nVal, int bIsStr);
+void memJsonMembers(const char *z, int64_t n, MemJsonMemberFn xMember, void *pCtx);
+/* The decoded text of JSON string body z[0..n) (escapes resolved; an
+** invalid \u escape or a lone surrogate becomes U+FFFD) into *pzOut
+** (sqlite3_malloc'd, NUL-terminated, length *pnOut).  SQLITE_OK or
+** SQLITE_NOMEM. */
+int memJsonUnescape(const char *z, int64_t n, char **pzOut, int64_t *pnOut);
+
+/* ---------------------------------------------------------------------
+** Kernels (insights_mem_kern.c): one tally per trace, keyed by (kernel
+** name, block, grid, registers, static and dynamic shared bytes, hlo_op). */
+typedef struct MemKern MemKern;
+int memKernNew(MemKern **pp);
+void memKernFree(MemKern *p);
+/* One kernel execution: name z[0..n), kernel_details text, hlo_op and
+** hlo_module (0: absent), device key (plane index or pid), duration ps;
+** idx/off place its diagnostics.  SQLITE_OK or SQLITE_NOMEM. */
+int memKernAdd(MemKern *p, MemDiag *pDiag,
+               const char *zName, int64_t nName,
+               const char *zDetails, int64_t nDetails,
+               const char *zHlo, int64_t nHlo,
+               const char *zModule, int64_t nModule,
+               int64_t iDevice, int64_t durPs, int64_t idx, int64_t off);
+/* Insert the tally into profsum_agg_kernel for traceId. */
+int memKernWrite(MemKern *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
+                 const char *zFunc, char **pzErr);
+
+/* ---------------------------------------------------------------------
+** Report sections (insights_mem_report.c): see insights.h. */
+int memReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut);
+int memReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut);
+
+#endif /* PROFSUM_INSIGHTS_MEM_INT_H */

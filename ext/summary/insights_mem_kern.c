@@ -1,0 +1,403 @@
+/*
+** insights_mem_kern.c — GPU kernels of the InsMem collector: each device
+** event with a kernel_details stat (XPlane) or arg (trace JSON) is parsed
+** and tallied into profsum_agg_kernel, one row per (kernel name, block,
+** grid, registers per thread, static and dynamic shared bytes, hlo_op)
+** over all devices.  docs/memory.md ("Kernels") gives every rule.
+**
+** kernel_details is a list of key:value tokens separated by spaces or
+** newlines: regs, static_shared, dynamic_shared, shm (static shared, older
+** profilers), group_mem (AMD LDS: static shared), private_mem (ignored),
+** block:x,y,z, grid:x,y,z, occ_pct.  Profilers write nonsense for some
+** (uninitialised fields: registers in the billions, grid dimensions past
+** 2^31, occ_pct 0 on AMD): a value out of its range is NULL, with a
+** kernel_details_out_of_range diagnostic; a value that is not a number is
+** NULL with kernel_details_unreadable.
+*/
+#include "insights_mem_int.h"
+#include "summary_engine.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KERN_MAX_KEYS   200000             /* distinct rows per trace */
+#define KERN_MAX_NAME   65536              /* bytes of a kernel name kept */
+#define KERN_MAX_REGS   65536
+#define KERN_MAX_DIM    (((int64_t)1)<<31)
+
+/* The parsed kernel_details (-1: NULL). */
+typedef struct KernDet {
+  int64_t regs, stat, dyn;
+  int64_t block[3], grid[3];   /* block[0] -1: NULL */
+  double occ;                  /* -1: NULL */
+} KernDet;
+
+/* One row of the tally. */
+typedef struct KernEnt {
+  char *zKey; int64_t nKey;    /* the key's bytes (hash and compare) */
+  char *zName; int64_t nName;
+  char *zHlo; int64_t nHlo;    /* 0: absent */
+  char *zModule; int64_t nModule;   /* the smallest seen, 0: none */
+  KernDet d;
+  double occMax;               /* -1: none */
+  int64_t n;
+  profsum_ps total;
+  int64_t minPs, maxPs;
+  int64_t *aDev; int nDev, nDevAlloc;   /* distinct device keys */
+} KernEnt;
+
+struct MemKern {
+  KernEnt *a; int64_t n, nAlloc;
+  int64_t *aSlot; int64_t nSlot;        /* index + 1, 0 empty */
+  int capped;
+};
+
+/* See insights_mem_int.h. */
+int memKernNew(MemKern **pp){
+  *pp = sqlite3_malloc64(sizeof(MemKern));
+  if( *pp==0 ) return SQLITE_NOMEM;
+  memset(*pp, 0, sizeof(MemKern));
+  return SQLITE_OK;
+}
+
+/* See insights_mem_int.h. */
+void memKernFree(MemKern *p){
+  int64_t i;
+  if( p==0 ) return;
+  for(i=0; i<p->n; i++){
+    sqlite3_free(p->a[i].zKey);
+    sqlite3_free(p->a[i].zName);
+    sqlite3_free(p->a[i].zHlo);
+    sqlite3_free(p->a[i].zModule);
+    sqlite3_free(p->a[i].aDev);
+  }
+  sqlite3_free(p->a);
+  sqlite3_free(p->aSlot);
+  sqlite3_free(p);
+}
+
+/* Unsigned decimal z[0..n): 1 with *pv (saturating at UINT64_MAX, *pOver
+** set), 0 when it is not digits only. */
+static int kParseU(const char *z, int64_t n, uint64_t *pv, int *pOver){
+  uint64_t v = 0;
+  int64_t i;
+  *pOver = 0;
+  if( n<=0 ) return 0;
+  for(i=0; i<n; i++){
+    unsigned d;
+    if( z[i]<'0' || z[i]>'9' ) return 0;
+    d = (unsigned)(z[i]-'0');
+    if( v>(UINT64_MAX-d)/10 ){ *pOver = 1; v = UINT64_MAX; }
+    else v = v*10 + d;
+  }
+  *pv = v;
+  return 1;
+}
+
+/* What a parse found wrong, for the diagnostics. */
+typedef struct KernWhy { sqlite3_str *pRange, *pBad; } KernWhy;
+
+/* Note token z[0..n) as out of range (bad 0) or unreadable (bad 1). */
+static void kWhy(KernWhy *w, int bad, const char *z, int64_t n, const char *zRule){
+  sqlite3_str **pp = bad ? &w->pBad : &w->pRange;
+  if( *pp==0 ) *pp = sqlite3_str_new(0);
+  else sqlite3_str_appendall(*pp, ", ");
+  sqlite3_str_appendf(*pp, "%.*s%s", (int)(n>200 ? 200 : n), z, zRule);
+}
+
+/* A dimension triple "x[,y[,z]]" (missing ones are 1) into a[3]; -1 in
+** a[0] when a part is not a number or above 2^31. */
+static void kDims(const char *z, int64_t n, int64_t *a, KernWhy *w, const char *zTok, int64_t nTok){
+  int k = 0, over = 0, bad = 0;
+  int64_t i = 0;
+  a[0] = a[1] = a[2] = 1;
+  while( i<=n && k<3 ){
+    int64_t j = i;
+    uint64_t v; int o;
+    while( j<n && z[j]!=',' ) j++;
+    if( !kParseU(z+i, j-i, &v, &o) ){ bad = 1; break; }
+    if( o || v>(uint64_t)KERN_MAX_DIM ) over = 1;
+    else a[k] = (int64_t)v;
+    k++;
+    i = j+1;
+  }
+  if( i<=n && k==3 ) bad = 1;            /* a fourth part */
+  if( bad ){ a[0] = -1; kWhy(w, 1, zTok, nTok, " (not x,y,z)"); }
+  else if( over ){ a[0] = -1; kWhy(w, 0, zTok, nTok, " (a dimension above 2^31)"); }
+}
+
+/* Parse kernel_details z[0..n) into *d. */
+static void kParse(const char *z, int64_t n, KernDet *d, KernWhy *w){
+  int64_t i = 0;
+  d->regs = d->stat = d->dyn = -1;
+  d->block[0] = d->grid[0] = -1;
+  d->block[1] = d->block[2] = d->grid[1] = d->grid[2] = 0;
+  d->occ = -1.0;
+  while( i<n ){
+    int64_t t0, t1, c;
+    while( i<n && (z[i]==' ' || z[i]=='\n' || z[i]=='\t' || z[i]=='\r') ) i++;
+    t0 = i;
+    while( i<n && !(z[i]==' ' || z[i]=='\n' || z[i]=='\t' || z[i]=='\r') ) i++;
+    t1 = i;
+    if( t1==t0 ) continue;
+    for(c=t0; c<t1 && z[c]!=':'; c++){}
+    if( c>=t1 ) continue;                 /* not key:value: skipped */
+    {
+      const char *zk = z+t0, *zv = z+c+1;
+      int64_t nk = c-t0, nv = t1-c-1;
+      uint64_t v; int over;
+#define KEYIS(lit) (nk==(int64_t)sizeof(lit)-1 && memcmp(zk, lit, sizeof(lit)-1)==0)
+      if( KEYIS("regs") ){
+        d->regs = -1;
+        if( !kParseU(zv, nv, &v, &over) ) kWhy(w, 1, z+t0, t1-t0, "");
+        else if( over || v>KERN_MAX_REGS ) kWhy(w, 0, z+t0, t1-t0, " (above 65536)");
+        else d->regs = (int64_t)v;
+      }else if( KEYIS("static_shared") || KEYIS("shm") || KEYIS("group_mem") || KEYIS("dynamic_shared") ){
+        int64_t *pDst = KEYIS("dynamic_shared") ? &d->dyn : &d->stat;
+        *pDst = -1;
+        if( !kParseU(zv, nv, &v, &over) ) kWhy(w, 1, z+t0, t1-t0, "");
+        else if( over || v>(uint64_t)INT64_MAX ) kWhy(w, 0, z+t0, t1-t0, " (above 2^63)");
+        else *pDst = (int64_t)v;
+      }else if( KEYIS("block") ){
+        kDims(zv, nv, d->block, w, z+t0, t1-t0);
+      }else if( KEYIS("grid") ){
+        kDims(zv, nv, d->grid, w, z+t0, t1-t0);
+      }else if( KEYIS("occ_pct") ){
+        char buf[64];
+        char *zEnd = 0;
+        double r = 0;
+        d->occ = -1.0;
+        if( nv>0 && nv<(int64_t)sizeof(buf) ){
+          memcpy(buf, zv, (size_t)nv);
+          buf[nv] = 0;
+          r = strtod(buf, &zEnd);
+        }
+        if( nv<=0 || nv>=(int64_t)sizeof(buf) || zEnd!=buf+nv || !isfinite(r) ) kWhy(w, 1, z+t0, t1-t0, "");
+        else if( r<=0.0 || r>100.0 ) kWhy(w, 0, z+t0, t1-t0, r==0.0 ? " (0: not measured)" : " (outside 0-100)");
+        else d->occ = r;
+      }
+      /* private_mem and unknown keys: ignored */
+#undef KEYIS
+    }
+  }
+}
+
+/* The key of (name, hlo, d) into *ps: the numbers, the hlo_op's length,
+** the hlo_op, the name (unambiguous). */
+static void kKey(sqlite3_str *s, const char *zName, int64_t nName, const char *zHlo, int64_t nHlo,
+                 const KernDet *d){
+  sqlite3_str_appendf(s, "%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d,%lld:",
+      (long long)d->regs, (long long)d->stat, (long long)d->dyn,
+      (long long)d->block[0], (long long)d->block[1], (long long)d->block[2],
+      (long long)d->grid[0], (long long)d->grid[1], (long long)d->grid[2],
+      zHlo!=0, (long long)nHlo);
+  if( zHlo && nHlo ) sqlite3_str_append(s, zHlo, (int)nHlo);
+  if( nName ) sqlite3_str_append(s, zName, (int)nName);
+}
+
+/* FNV-1a. */
+static uint64_t kHash(const char *z, int64_t n){
+  uint64_t h = 0xcbf29ce484222325ULL;
+  int64_t i;
+  for(i=0; i<n; i++){ h ^= (unsigned char)z[i]; h *= 0x100000001b3ULL; }
+  return h;
+}
+
+/* A copy of z[0..n), NUL-terminated (0 when z is 0; *pRc NOMEM on failure). */
+static char *kDup(const char *z, int64_t n, int *pRc){
+  char *c;
+  if( z==0 ) return 0;
+  c = sqlite3_malloc64((sqlite3_uint64)n+1);
+  if( c==0 ){ *pRc = SQLITE_NOMEM; return 0; }
+  if( n ) memcpy(c, z, (size_t)n);
+  c[n] = 0;
+  return c;
+}
+
+/* See insights_mem_int.h. */
+int memKernAdd(MemKern *p, MemDiag *pDiag,
+               const char *zName, int64_t nName,
+               const char *zDetails, int64_t nDetails,
+               const char *zHlo, int64_t nHlo,
+               const char *zModule, int64_t nModule,
+               int64_t iDevice, int64_t durPs, int64_t idx, int64_t off){
+  KernDet d;
+  KernWhy w = {0, 0};
+  KernEnt *e = 0;
+  sqlite3_str *s;
+  char *zKey;
+  int64_t nKey, i;
+  uint64_t h;
+  int rc = SQLITE_OK, k;
+  if( nName>KERN_MAX_NAME ){
+    nName = KERN_MAX_NAME;
+    while( nName>0 && (((unsigned char)zName[nName])&0xc0)==0x80 ) nName--;
+  }
+  if( nHlo>KERN_MAX_NAME ) zHlo = 0, nHlo = 0;
+  kParse(zDetails, nDetails, &d, &w);
+  /* diagnostics */
+  for(k=0; k<2 && rc==SQLITE_OK; k++){
+    sqlite3_str *pw = k ? w.pBad : w.pRange;
+    const char *zKind = k ? "kernel_details_unreadable" : "kernel_details_out_of_range";
+    char *zWhy;
+    if( pw==0 ) continue;
+    zWhy = sqlite3_str_finish(pw);
+    if( k ) w.pBad = 0; else w.pRange = 0;
+    if( zWhy==0 ){ rc = SQLITE_NOMEM; break; }
+    if( memDiagWanted(pDiag, zKind) ){
+      rc = memDiagAdd(pDiag, idx, off, zKind, sqlite3_mprintf(
+          "kernel %.*s: kernel_details %s: %s: NULL in profsum_kernel_stats",
+          (int)(nName>200 ? 200 : nName), zName, k ? "value not a number" : "value out of range", zWhy));
+    }else{
+      memDiagCount(pDiag, zKind);
+    }
+    sqlite3_free(zWhy);
+  }
+  if( w.pRange ) sqlite3_free(sqlite3_str_finish(w.pRange));
+  if( w.pBad ) sqlite3_free(sqlite3_str_finish(w.pBad));
+  if( rc ) return rc;
+  /* the row */
+  s = sqlite3_str_new(0);
+  kKey(s, zName, nName, zHlo, nHlo, &d);
+  nKey = sqlite3_str_length(s);
+  rc = sqlite3_str_errcode(s);
+  zKey = sqlite3_str_finish(s);
+  if( rc || zKey==0 ){ sqlite3_free(zKey); return SQLITE_NOMEM; }
+  if( (p->n+1)*2 > p->nSlot ){
+    int64_t nNew = p->nSlot ? p->nSlot*2 : 256;
+    int64_t *a = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nNew);
+    if( a==0 ){ sqlite3_free(zKey); return SQLITE_NOMEM; }
+    memset(a, 0, sizeof(int64_t)*(size_t)nNew);
+    for(i=0; i<p->n; i++){
+      int64_t j = (int64_t)(kHash(p->a[i].zKey, p->a[i].nKey) & (uint64_t)(nNew-1));
+      while( a[j] ) j = (j+1) & (nNew-1);
+      a[j] = i+1;
+    }
+    sqlite3_free(p->aSlot);
+    p->aSlot = a; p->nSlot = nNew;
+  }
+  h = kHash(zKey, nKey);
+  for(i=(int64_t)(h & (uint64_t)(p->nSlot-1)); p->aSlot[i]; i=(i+1)&(p->nSlot-1)){
+    KernEnt *x = &p->a[p->aSlot[i]-1];
+    if( x->nKey==nKey && memcmp(x->zKey, zKey, (size_t)nKey)==0 ){ e = x; break; }
+  }
+  if( e ){
+    sqlite3_free(zKey);
+  }else{
+    if( p->n>=KERN_MAX_KEYS ){
+      sqlite3_free(zKey);
+      if( !p->capped ){
+        p->capped = 1;
+        return memDiagAdd(pDiag, idx, off, "kernel_stats_capped", sqlite3_mprintf(
+            "more than %d distinct kernel rows: kernels of new rows are left out of profsum_kernel_stats",
+            KERN_MAX_KEYS));
+      }
+      return memDiagCount(pDiag, "kernel_stats_capped");
+    }
+    if( p->n>=p->nAlloc ){
+      int64_t nNew = p->nAlloc ? p->nAlloc*2 : 64;
+      KernEnt *a = sqlite3_realloc64(p->a, sizeof(KernEnt)*(sqlite3_uint64)nNew);
+      if( a==0 ){ sqlite3_free(zKey); return SQLITE_NOMEM; }
+      p->a = a; p->nAlloc = nNew;
+    }
+    e = &p->a[p->n];
+    memset(e, 0, sizeof(*e));
+    e->zKey = zKey; e->nKey = nKey;
+    e->zName = kDup(zName ? zName : "", nName, &rc);
+    e->nName = nName;
+    e->zHlo = kDup(zHlo, nHlo, &rc);
+    e->nHlo = nHlo;
+    e->d = d;
+    e->occMax = -1.0;
+    e->minPs = e->maxPs = durPs;
+    p->aSlot[i] = p->n+1;
+    p->n++;
+    if( rc ) return rc;
+  }
+  e->n++;
+  e->total += durPs;
+  if( durPs<e->minPs ) e->minPs = durPs;
+  if( durPs>e->maxPs ) e->maxPs = durPs;
+  if( d.occ>e->occMax ) e->occMax = d.occ;
+  if( zModule && nModule<=KERN_MAX_NAME ){
+    int64_t nMin = nModule<e->nModule ? nModule : e->nModule;
+    int c = e->zModule ? memcmp(zModule, e->zModule, (size_t)nMin) : -1;
+    if( e->zModule==0 || c<0 || (c==0 && nModule<e->nModule) ){
+      char *z = kDup(zModule, nModule, &rc);
+      if( rc ) return rc;
+      sqlite3_free(e->zModule);
+      e->zModule = z; e->nModule = nModule;
+    }
+  }
+  for(k=0; k<e->nDev; k++) if( e->aDev[k]==iDevice ) break;
+  if( k==e->nDev ){
+    if( e->nDev>=e->nDevAlloc ){
+      int nNew = e->nDevAlloc ? e->nDevAlloc*2 : 4;
+      int64_t *a = sqlite3_realloc64(e->aDev, sizeof(int64_t)*(sqlite3_uint64)nNew);
+      if( a==0 ) return SQLITE_NOMEM;
+      e->aDev = a; e->nDevAlloc = nNew;
+    }
+    e->aDev[e->nDev++] = iDevice;
+  }
+  return SQLITE_OK;
+}
+
+/* Bind dims a[3] as "x,y,z" (NULL when a[0] is -1). */
+static void bindDims(sqlite3_stmt *p, int i, const int64_t *a){
+  char z[80];
+  if( a[0]<0 ){ sqlite3_bind_null(p, i); return; }
+  sqlite3_snprintf(sizeof(z), z, "%lld,%lld,%lld", (long long)a[0], (long long)a[1], (long long)a[2]);
+  sqlite3_bind_text(p, i, z, -1, SQLITE_TRANSIENT);
+}
+
+/* Bind v, NULL when negative. */
+static void bindOpt(sqlite3_stmt *p, int i, int64_t v){
+  if( v<0 ) sqlite3_bind_null(p, i); else sqlite3_bind_int64(p, i, v);
+}
+
+/* See insights_mem_int.h. */
+int memKernWrite(MemKern *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
+                 const char *zFunc, char **pzErr){
+  sqlite3_stmt *q = 0;
+  char *z;
+  int64_t i;
+  int rc;
+  if( p->n==0 ) return SQLITE_OK;
+  z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_agg_kernel(trace_id, kernel_name, hlo_op, hlo_module, "
+      "block_dim, grid_dim, registers_per_thread, static_shared_bytes, dynamic_shared_bytes, occupancy_pct, "
+      "devices, occurrences, total_duration_us, min_duration_us, max_duration_us) "
+      "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)", zSchema);
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, &q, 0);
+  sqlite3_free(z);
+  if( rc ){ *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errmsg(db)); return rc; }
+  for(i=0; rc==SQLITE_OK && i<p->n; i++){
+    const KernEnt *e = &p->a[i];
+    sqlite3_bind_int64(q, 1, traceId);
+    sqlite3_bind_text(q, 2, e->zName, (int)e->nName, SQLITE_STATIC);
+    if( e->zHlo ) sqlite3_bind_text(q, 3, e->zHlo, (int)e->nHlo, SQLITE_STATIC); else sqlite3_bind_null(q, 3);
+    if( e->zModule ) sqlite3_bind_text(q, 4, e->zModule, (int)e->nModule, SQLITE_STATIC); else sqlite3_bind_null(q, 4);
+    bindDims(q, 5, e->d.block);
+    bindDims(q, 6, e->d.grid);
+    bindOpt(q, 7, e->d.regs);
+    bindOpt(q, 8, e->d.stat);
+    bindOpt(q, 9, e->d.dyn);
+    if( e->occMax>0 ) sqlite3_bind_double(q, 10, e->occMax); else sqlite3_bind_null(q, 10);
+    sqlite3_bind_int64(q, 11, e->nDev);
+    sqlite3_bind_int64(q, 12, e->n);
+    sqlite3_bind_double(q, 13, profsumPsToMicros(e->total));
+    sqlite3_bind_double(q, 14, profsumPsToMicros(e->minPs));
+    sqlite3_bind_double(q, 15, profsumPsToMicros(e->maxPs));
+    rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+    else{
+      rc = sqlite3_errcode(db);
+      if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
+      *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errmsg(db));
+    }
+  }
+  sqlite3_finalize(q);
+  return rc;
+}

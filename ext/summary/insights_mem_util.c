@@ -1,0 +1,254 @@
+/*
+** insights_mem_util.c — what the parts of the InsMem collector share
+** (insights_mem_int.h): its diagnostics, stored by the import's write, the
+** statements of the write, and a reader of the top-level members of a
+** JSON object with the decoding of JSON string escapes (trace JSON args).
+*/
+#include "insights_mem_int.h"
+
+#include <string.h>
+
+/* ===================================================================== */
+/* Diagnostics (insights_mem_int.h)                                       */
+/* ===================================================================== */
+
+/* The slot of kind zKind in d->aKind (added when new), 0 when the table
+** is full (more than 16 kinds: never, the kinds are this file's). */
+static MemDiagKind *diagKind(MemDiag *d, const char *zKind){
+  int i;
+  for(i=0; i<d->nKind; i++) if( strcmp(d->aKind[i].zKind, zKind)==0 ) return &d->aKind[i];
+  if( d->nKind>=(int)(sizeof(d->aKind)/sizeof(d->aKind[0])) ) return 0;
+  d->aKind[d->nKind].zKind = zKind;
+  d->aKind[d->nKind].n = 0;
+  return &d->aKind[d->nKind++];
+}
+
+/* See insights_mem_int.h. */
+int memDiagWanted(MemDiag *d, const char *zKind){
+  MemDiagKind *k = diagKind(d, zKind);
+  return k && k->n<MEM_DIAG_KEEP;
+}
+
+/* See insights_mem_int.h. */
+int memDiagCount(MemDiag *d, const char *zKind){
+  MemDiagKind *k = diagKind(d, zKind);
+  if( k ) k->n++;
+  return SQLITE_OK;
+}
+
+/* See insights_mem_int.h. */
+int memDiagAdd(MemDiag *d, int64_t idx, int64_t off, const char *zKind, char *zDetail){
+  MemDiagKind *k = diagKind(d, zKind);
+  if( zDetail==0 ) return SQLITE_NOMEM;
+  if( k==0 || k->n++>=MEM_DIAG_KEEP ){ sqlite3_free(zDetail); return SQLITE_OK; }
+  if( d->nRow>=d->nRowAlloc ){
+    int64_t nNew = d->nRowAlloc ? d->nRowAlloc*2 : 16;
+    MemDiagRow *a = sqlite3_realloc64(d->aRow, sizeof(MemDiagRow)*(sqlite3_uint64)nNew);
+    if( a==0 ){ sqlite3_free(zDetail); return SQLITE_NOMEM; }
+    d->aRow = a; d->nRowAlloc = nNew;
+  }
+  d->aRow[d->nRow].idx = idx;
+  d->aRow[d->nRow].off = off;
+  d->aRow[d->nRow].zKind = zKind;
+  d->aRow[d->nRow].zDetail = zDetail;
+  d->nRow++;
+  return SQLITE_OK;
+}
+
+/* See insights_mem_int.h. */
+int memPrepare(sqlite3 *db, const char *zFunc, char **pzErr, sqlite3_stmt **pp,
+                      const char *zFmt, const char *zSchema){
+  char *z = sqlite3_mprintf(zFmt, zSchema);
+  int rc;
+  *pp = 0;
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, pp, 0);
+  sqlite3_free(z);
+  if( rc ) *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errmsg(db));
+  return rc;
+}
+
+/* See insights_mem_int.h. */
+int memStep(sqlite3 *db, sqlite3_stmt *p, const char *zFunc, char **pzErr){
+  int rc = sqlite3_step(p);
+  sqlite3_reset(p);
+  if( rc==SQLITE_DONE ) return SQLITE_OK;
+  rc = sqlite3_errcode(db);
+  if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
+  if( *pzErr==0 ) *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errmsg(db));
+  return rc;
+}
+
+/* See insights_mem_int.h. */
+int memDiagWrite(MemDiag *d, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
+                 const char *zFunc, char **pzErr){
+  sqlite3_stmt *p = 0;
+  int64_t i;
+  int k, rc;
+  if( d->nRow==0 ) return SQLITE_OK;
+  rc = memPrepare(db, zFunc, pzErr, &p, "INSERT INTO \"%w\".profsum_agg_diagnostic"
+                  "(trace_id, idx, byte_offset, kind, detail) VALUES(?1,?2,?3,?4,?5)", zSchema);
+  for(i=0; rc==SQLITE_OK && i<d->nRow; i++){
+    MemDiagRow *r = &d->aRow[i];
+    sqlite3_bind_int64(p, 1, traceId);
+    if( r->idx>=0 ) sqlite3_bind_int64(p, 2, r->idx); else sqlite3_bind_null(p, 2);
+    if( r->off>=0 ) sqlite3_bind_int64(p, 3, r->off); else sqlite3_bind_null(p, 3);
+    sqlite3_bind_text(p, 4, r->zKind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 5, r->zDetail, -1, SQLITE_STATIC);
+    rc = memStep(db, p, zFunc, pzErr);
+  }
+  for(k=0; rc==SQLITE_OK && k<d->nKind; k++){
+    char z[200];
+    if( d->aKind[k].n<=MEM_DIAG_KEEP ) continue;
+    sqlite3_snprintf(sizeof(z), z, "%s: %lld occurrences in all; only the first %d are stored",
+                     d->aKind[k].zKind, (long long)d->aKind[k].n, MEM_DIAG_KEEP);
+    sqlite3_bind_int64(p, 1, traceId);
+    sqlite3_bind_null(p, 2);
+    sqlite3_bind_null(p, 3);
+    sqlite3_bind_text(p, 4, "suppressed", -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 5, z, -1, SQLITE_TRANSIENT);
+    rc = memStep(db, p, zFunc, pzErr);
+  }
+  sqlite3_finalize(p);
+  return rc;
+}
+
+/* See insights_mem_int.h. */
+void memDiagFree(MemDiag *d){
+  int64_t i;
+  for(i=0; i<d->nRow; i++) sqlite3_free(d->aRow[i].zDetail);
+  sqlite3_free(d->aRow);
+  memset(d, 0, sizeof(*d));
+}
+
+/* ===================================================================== */
+/* JSON object members (insights_mem_int.h)                               */
+/* ===================================================================== */
+
+/* The end of the JSON string whose body starts at z[i] (after the
+** quote): the index of its closing quote, or n. */
+static int64_t jsonStrEnd(const char *z, int64_t n, int64_t i){
+  while( i<n && z[i]!='"' ){
+    if( z[i]=='\\' ) i++;
+    i++;
+  }
+  return i<n ? i : n;
+}
+
+/* See insights_mem_int.h. */
+void memJsonMembers(const char *z, int64_t n, MemJsonMemberFn xMember, void *pCtx){
+  int64_t i = 0;
+  if( z==0 ) return;
+  while( i<n && (z[i]==' ' || z[i]=='\t' || z[i]=='\n' || z[i]=='\r') ) i++;
+  if( i>=n || z[i]!='{' ) return;
+  i++;
+  for(;;){
+    int64_t k0, k1, v0, v1;
+    int bStr = 0;
+    while( i<n && (z[i]==' ' || z[i]=='\t' || z[i]=='\n' || z[i]=='\r' || z[i]==',') ) i++;
+    if( i>=n || z[i]!='"' ) return;
+    k0 = i+1;
+    k1 = jsonStrEnd(z, n, k0);
+    if( k1>=n ) return;
+    i = k1+1;
+    while( i<n && (z[i]==' ' || z[i]=='\t' || z[i]=='\n' || z[i]=='\r') ) i++;
+    if( i>=n || z[i]!=':' ) return;
+    i++;
+    while( i<n && (z[i]==' ' || z[i]=='\t' || z[i]=='\n' || z[i]=='\r') ) i++;
+    if( i>=n ) return;
+    if( z[i]=='"' ){
+      v0 = i+1;
+      v1 = jsonStrEnd(z, n, v0);
+      if( v1>=n ) return;
+      i = v1+1;
+      bStr = 1;
+    }else if( z[i]=='{' || z[i]=='[' ){
+      int depth = 0;
+      v0 = i;
+      while( i<n ){
+        char c = z[i];
+        if( c=='"' ){ i = jsonStrEnd(z, n, i+1); if( i>=n ) return; }
+        else if( c=='{' || c=='[' ) depth++;
+        else if( c=='}' || c==']' ){ if( --depth==0 ){ i++; break; } }
+        i++;
+      }
+      v1 = i;
+    }else{
+      v0 = i;
+      while( i<n && z[i]!=',' && z[i]!='}' && z[i]!=' ' && z[i]!='\n' && z[i]!='\t' && z[i]!='\r' ) i++;
+      v1 = i;
+    }
+    if( xMember(pCtx, z+k0, k1-k0, z+v0, v1-v0, bStr) ) return;
+  }
+}
+
+/* Append code point c as UTF-8 to s. */
+static void utf8Append(sqlite3_str *s, unsigned c){
+  char a[4]; int n;
+  if( c<0x80 ){ a[0] = (char)c; n = 1; }
+  else if( c<0x800 ){ a[0] = (char)(0xc0|(c>>6)); a[1] = (char)(0x80|(c&0x3f)); n = 2; }
+  else if( c<0x10000 ){ a[0] = (char)(0xe0|(c>>12)); a[1] = (char)(0x80|((c>>6)&0x3f)); a[2] = (char)(0x80|(c&0x3f)); n = 3; }
+  else { a[0] = (char)(0xf0|(c>>18)); a[1] = (char)(0x80|((c>>12)&0x3f)); a[2] = (char)(0x80|((c>>6)&0x3f)); a[3] = (char)(0x80|(c&0x3f)); n = 4; }
+  sqlite3_str_append(s, a, n);
+}
+
+/* The value of 4 hex digits at z, or -1. */
+static int hex4(const char *z){
+  int i, v = 0;
+  for(i=0; i<4; i++){
+    char c = z[i];
+    v <<= 4;
+    if( c>='0' && c<='9' ) v |= c-'0';
+    else if( c>='a' && c<='f' ) v |= c-'a'+10;
+    else if( c>='A' && c<='F' ) v |= c-'A'+10;
+    else return -1;
+  }
+  return v;
+}
+
+/* See insights_mem_int.h. */
+int memJsonUnescape(const char *z, int64_t n, char **pzOut, int64_t *pnOut){
+  sqlite3_str *s = sqlite3_str_new(0);
+  int64_t i = 0;
+  int rc;
+  while( i<n ){
+    int64_t j = i;
+    while( j<n && z[j]!='\\' ) j++;
+    if( j>i ) sqlite3_str_append(s, z+i, (int)(j-i));
+    if( j>=n ) break;
+    i = j+1;
+    if( i>=n ) break;
+    switch( z[i] ){
+      case 'n': sqlite3_str_appendchar(s, 1, '\n'); i++; break;
+      case 't': sqlite3_str_appendchar(s, 1, '\t'); i++; break;
+      case 'r': sqlite3_str_appendchar(s, 1, '\r'); i++; break;
+      case 'b': sqlite3_str_appendchar(s, 1, '\b'); i++; break;
+      case 'f': sqlite3_str_appendchar(s, 1, '\f'); i++; break;
+      case 'u': {
+        int c = i+5<=n ? hex4(z+i+1) : -1;
+        i += 5;
+        if( c<0 ){ utf8Append(s, 0xfffd); if( i>n ) i = n; break; }
+        if( c>=0xd800 && c<0xdc00 && i+6<=n && z[i]=='\\' && z[i+1]=='u' ){
+          int c2 = hex4(z+i+2);
+          if( c2>=0xdc00 && c2<0xe000 ){
+            utf8Append(s, 0x10000 + (((unsigned)c-0xd800)<<10) + ((unsigned)c2-0xdc00));
+            i += 6;
+            break;
+          }
+        }
+        utf8Append(s, (c>=0xd800 && c<0xe000) ? 0xfffd : (unsigned)c);
+        break;
+      }
+      default: sqlite3_str_appendchar(s, 1, z[i]); i++; break;
+    }
+  }
+  *pnOut = sqlite3_str_length(s);
+  rc = sqlite3_str_errcode(s);
+  *pzOut = sqlite3_str_finish(s);
+  if( rc==SQLITE_OK && *pzOut==0 ){
+    *pzOut = sqlite3_malloc(1);
+    if( *pzOut ) (*pzOut)[0] = 0;
+  }
+  if( rc || *pzOut==0 ){ sqlite3_free(*pzOut); *pzOut = 0; return SQLITE_NOMEM; }
+  return SQLITE_OK;
+}

@@ -1,0 +1,595 @@
+"""Memory and GPU kernels computed at import: profsum_memory,
+profsum_memory_timeline, profsum_kernel_stats and the KPIs memory_peak and
+occupancy (docs/memory.md).
+
+Fixtures are XSpace files written with tests/xspace_writer.py; every
+figure asserted was worked out by hand from the events written.  Times in
+the fixtures are given in µs and stored in ps (µs × 1e6).  When the shared
+corpus is present, each of its XPlane captures is checked against an
+independent pass in Python over its trace_events rows."""
+import glob
+import json
+import os
+import unittest
+
+import xspace_writer as W
+from util import CORPUS, DbTestCase
+
+US = 10 ** 6
+MEMSIZE = 2000
+
+
+def mem_event(pb, name, off_us, allocator="GPU_0_bfc", addr=None, nbytes=None, in_use=None,
+              life=1700, req=None, tf_op=None, region=None, dtype=None, shape=None, extra=()):
+    """A MemoryAllocation / MemoryDeallocation XEvent (zero duration)."""
+    st = []
+    if allocator is not None:
+        st.append(pb.stat("allocator_name", s=allocator))
+    if in_use is not None:
+        st.append(pb.stat("bytes_allocated", i64=in_use))
+    if life is not None:
+        st.append(pb.stat("peak_bytes_in_use", i64=life))
+    if nbytes is not None:
+        st.append(pb.stat("allocation_bytes", i64=nbytes))
+        st.append(pb.stat("requested_bytes", i64=req if req is not None else nbytes))
+    if addr is not None:
+        st.append(pb.stat("addr", u64=addr))
+    if tf_op is not None:
+        st.append(pb.stat("tf_op", s=tf_op))
+    if region is not None:
+        st.append(pb.stat("region_type", s=region))
+    if dtype is not None:
+        st.append(pb.stat("data_type", i64=dtype))
+    if shape is not None:
+        st.append(pb.stat("shape", s=shape))
+    st.extend(extra)
+    return pb.event(name, offset_ps=round(off_us * US), duration_ps=0, stats=st)
+
+
+def kernel(pb, name, off_us, dur_us, details, hlo_op=None, hlo_module=None):
+    st = [pb.stat("kernel_details", s=details)]
+    if hlo_op is not None:
+        st.append(pb.stat("hlo_op", s=hlo_op))
+    if hlo_module is not None:
+        st.append(pb.stat("hlo_module", s=hlo_module))
+    return pb.event(name, offset_ps=round(off_us * US), duration_ps=round(dur_us * US), stats=st)
+
+
+def gpu_capture(with_memory=True):
+    """Host plane: two lines of memory events (out of time order between
+    them), host 'train' steps 1 [1, 4.5) µs and 2 [4.5, 11) µs; GPU:0 and
+    GPU:1 planes with memory_size 2000 and kernels.  Line times start at
+    1000 ns, so event offset t µs is 1 + t µs on the trace's clock.
+
+    Replayed in time order (GPU_0_bfc; bytes in use after each event):
+      t0 alloc A 0x1000 100 B -> 1100     t4 free B            -> 1300
+      t1 free 0x9999 (unknown) -> 900     t5 alloc D 0x4000 50 -> 1350
+      t2 alloc B 0x2000 300 B -> 1200     t6 free A            -> 1250
+      t3 alloc C 0x3000 400 B -> 1600     t7 alloc E 0x5000 350 -> 1600 (tie)
+    Peak 1600 first at t3 (4.0 µs, step 1); live then: C 400, B 300, A 100
+    (800 bytes known, 800 held by allocations made before the capture)."""
+    host = W.PlaneBuilder("/host:CPU", id=1)
+    if with_memory:
+        a = mem_event
+        host.line(id=1, name="python", timestamp_ns=1000, events=[
+            a(host, "MemoryAllocation", 0, addr=0x1000, nbytes=100, req=90, in_use=1100,
+              tf_op="jit(f)/dot", region="output", dtype=1, shape="[25]"),
+            a(host, "MemoryAllocation", 2, addr=0x2000, nbytes=300, in_use=1200, tf_op="b"),
+            a(host, "MemoryAllocation", 3, addr=0x3000, nbytes=400, in_use=1600, life=1900,
+              tf_op="c", region="temp", dtype=19, shape="[10,20]"),
+            a(host, "MemoryAllocation", 5, addr=0x4000, nbytes=50, in_use=1350, tf_op="(null)"),
+            a(host, "MemoryAllocation", 7, addr=0x5000, nbytes=350, in_use=1600, tf_op="e"),
+            # bad input: each left out, none may move the peak
+            a(host, "MemoryAllocation", 3.5, addr=0x6000, nbytes=10, in_use=-5),
+            a(host, "MemoryAllocation", 3.6, addr=0x6100, nbytes=10, in_use=2 ** 60),
+            a(host, "MemoryAllocation", 3.7, addr=0x6200, nbytes=-10, in_use=1610),
+            a(host, "MemoryAllocation", 3.8, addr=0x6300, nbytes=10, in_use=3000),   # > memory_size
+            a(host, "MemoryAllocation", 3.9, allocator=None, addr=0x6400, nbytes=10, in_use=1700),
+            # a host allocator: no device
+            a(host, "MemoryAllocation", 1, allocator="xla_gpu_host_bfc", addr=0x77, nbytes=256,
+              in_use=256, life=256),
+        ])
+        host.line(id=2, name="callback", timestamp_ns=1000, events=[
+            a(host, "MemoryDeallocation", 1, addr=0x9999, nbytes=200, in_use=900),
+            a(host, "MemoryDeallocation", 4, addr=0x2000, nbytes=300, in_use=1300),
+            a(host, "MemoryDeallocation", 6, addr=0x1000, nbytes=100, in_use=1250),
+        ])
+    host.line(id=3, name="steps", timestamp_ns=1000, events=[
+        host.event("train", offset_ps=0, duration_ps=round(3.5 * US), stats=[host.stat("step_num", i64=1)]),
+        host.event("train", offset_ps=round(3.5 * US), duration_ps=round(6.5 * US),
+                   stats=[host.stat("step_num", i64=2)])])
+    gpus = []
+    for g in (0, 1):
+        pb = W.PlaneBuilder("/device:GPU:%d" % g, id=10 + g)
+        pb.plane_stat("memory_size", i64=MEMSIZE)
+        pb.plane_stat("device_vendor", s="NVIDIA")
+        gemm = "regs:32 static_shared:1024 dynamic_shared:0 grid:10,1,1 block:256,1,1 occ_pct:50"
+        if g == 0:
+            evs = [kernel(pb, "gemm", 0, 10, gemm, "dot.1", "jit_f"),
+                   kernel(pb, "gemm", 20, 20, gemm, "dot.1", "jit_f"),
+                   kernel(pb, "fusion", 50, 5,
+                          "regs:2191500840 group_mem:512 grid:210453397508,1,1 block:128,1,1 occ_pct:0",
+                          "fusion.3"),
+                   kernel(pb, "copy", 60, 100,
+                          "grid:1\nblock:64 shm:7 private_mem:99 occ_pct:12.5 regs:abc")]
+        else:
+            evs = [kernel(pb, "gemm", 0, 30, gemm, "dot.1", "jit_a")]
+        pb.line(id=1, name="Stream #1(Kernel)", timestamp_ns=1000, events=evs)
+        gpus.append(pb.build())
+    return W.xspace([host.build()] + gpus, hostnames=["h0"])
+
+
+class MemTestCase(DbTestCase):
+    def imp(self, data, name="t.xplane.pb", opts=None):
+        path = self.td.write(name, data)
+        return self.db.execute("SELECT profsum_import(?, NULL, ?)", (path, opts)).fetchone()[0]
+
+    def rows(self, sql, args=()):
+        cur = self.db.execute(sql, args)
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+    def one(self, sql, args=()):
+        r = self.rows(sql, args)
+        self.assertEqual(len(r), 1, r)
+        return r[0]
+
+
+class Memory(MemTestCase):
+    def test_peak_and_holders(self):
+        tid = self.imp(gpu_capture())
+        m = self.one("SELECT * FROM profsum_memory WHERE trace_id=? AND allocator='GPU_0_bfc'", (tid,))
+        holders = json.loads(m.pop("top_holders"))
+        self.assertEqual(m, {
+            "trace_id": tid, "label": "t", "allocator": "GPU_0_bfc", "device": "/device:GPU:0",
+            "peak_bytes": 1600, "peak_ts_us": 4.0, "peak_step": 1, "lifetime_peak_bytes": 1900,
+            "device_memory_bytes": MEMSIZE, "peak_share": 0.8, "num_allocations": 5,
+            "num_deallocations": 3, "allocated_bytes": 1200, "live_allocations_at_peak": 3,
+            "known_live_bytes_at_peak": 800, "unknown_live_bytes_at_peak": 800,
+            "per_step": '[{"step":1,"allocations":3,"bytes":800},{"step":2,"allocations":2,"bytes":400}]',
+            "status": "ok",
+            "note": "800 of the 1600 bytes in use at the peak were allocated before the capture began "
+                    "(or by events left out): their holders are unknown"})
+        self.assertEqual(holders, [
+            {"addr": 0x3000, "bytes": 400, "requested_bytes": 400, "tf_op": "c", "region_type": "temp",
+             "data_type": 19, "shape": "[10,20]", "allocated_at_us": 4},
+            {"addr": 0x2000, "bytes": 300, "requested_bytes": 300, "tf_op": "b", "region_type": None,
+             "data_type": None, "shape": None, "allocated_at_us": 3},
+            {"addr": 0x1000, "bytes": 100, "requested_bytes": 90, "tf_op": "jit(f)/dot",
+             "region_type": "output", "data_type": 1, "shape": "[25]", "allocated_at_us": 1}])
+        h = self.one("SELECT * FROM profsum_memory WHERE trace_id=? AND allocator='xla_gpu_host_bfc'", (tid,))
+        self.assertEqual((h["device"], h["peak_bytes"], h["device_memory_bytes"], h["peak_share"],
+                          h["peak_ts_us"], h["peak_step"], h["top_holders"]),
+                         (None, 256, None, None, 2.0, 1,
+                          '[{"addr":119,"bytes":256,"requested_bytes":256,"tf_op":null,"region_type":null,'
+                          '"data_type":null,"shape":null,"allocated_at_us":2}]'))
+
+    def test_bad_input_diagnostics(self):
+        tid = self.imp(gpu_capture())
+        d = {}
+        for kind, detail in self.db.execute(
+                "SELECT kind, detail FROM profsum_diagnostic WHERE trace_id=? AND kind LIKE 'memory%' "
+                "ORDER BY kind, detail", (tid,)):
+            d.setdefault(kind, []).append(detail)
+        self.assertEqual(sorted(d), ["memory_bytes_out_of_range", "memory_event_incomplete",
+                                     "memory_unfreed_allocation", "memory_unmatched_deallocation"])
+        self.assertEqual(len(d["memory_bytes_out_of_range"]), 4)
+        self.assertIn("says 3000 bytes in use, more than its device's memory_size 2000",
+                      " ".join(d["memory_bytes_out_of_range"]))
+        self.assertEqual(d["memory_event_incomplete"],
+                         ["MemoryAllocation without an allocator_name: left out of the memory views"])
+        self.assertEqual(d["memory_unfreed_allocation"], [
+            "allocator 'GPU_0_bfc': 3 allocations (800 bytes) made within the capture are not freed by its end",
+            "allocator 'xla_gpu_host_bfc': 1 allocations (256 bytes) made within the capture are not freed by its end"])
+        self.assertEqual(len(d["memory_unmatched_deallocation"]), 1)
+        self.assertTrue(d["memory_unmatched_deallocation"][0].startswith(
+            "allocator 'GPU_0_bfc': 1 deallocations free an address not allocated within the capture "
+            "(the first at 2.000 us)"))
+
+    def test_timeline(self):
+        tid = self.imp(gpu_capture())
+        tl = self.db.execute("SELECT bucket, ts_us, max_bytes_in_use, end_bytes_in_use, num_events, device "
+                             "FROM profsum_memory_timeline WHERE trace_id=? AND allocator='GPU_0_bfc' "
+                             "ORDER BY bucket", (tid,)).fetchall()
+        # 8 events from 1 to 8 µs: 8 buckets of 7/8 µs, one event each
+        self.assertEqual(tl, [(0, 1.0, 1100, 1100, 1, "/device:GPU:0"), (1, 1.875, 900, 900, 1, "/device:GPU:0"),
+                              (2, 2.75, 1200, 1200, 1, "/device:GPU:0"), (3, 3.625, 1600, 1600, 1, "/device:GPU:0"),
+                              (4, 4.5, 1300, 1300, 1, "/device:GPU:0"), (5, 5.375, 1350, 1350, 1, "/device:GPU:0"),
+                              (6, 6.25, 1250, 1250, 1, "/device:GPU:0"), (7, 7.125, 1600, 1600, 1, "/device:GPU:0")])
+        self.assertEqual(self.db.execute("SELECT bucket, ts_us, max_bytes_in_use, end_bytes_in_use, num_events "
+                                         "FROM profsum_memory_timeline WHERE trace_id=? AND "
+                                         "allocator='xla_gpu_host_bfc'", (tid,)).fetchall(),
+                         [(0, 2.0, 256, 256, 1)])
+
+    def test_empty_buckets_carry_the_last_value(self):
+        pb = W.PlaneBuilder("/host:CPU")
+        pb.line(id=1, name="python", timestamp_ns=0, events=[
+            mem_event(pb, "MemoryAllocation", 0, addr=1, nbytes=10, in_use=10),
+            mem_event(pb, "MemoryAllocation", 1, addr=2, nbytes=10, in_use=20),
+            mem_event(pb, "MemoryDeallocation", 9, addr=1, nbytes=10, in_use=10)])
+        tid = self.imp(W.xspace([pb.build()]))
+        self.assertEqual(self.db.execute("SELECT bucket, ts_us, max_bytes_in_use, end_bytes_in_use, num_events "
+                                         "FROM profsum_memory_timeline WHERE trace_id=?", (tid,)).fetchall(),
+                         [(0, 0.0, 20, 20, 2), (1, 3.0, 20, 20, 0), (2, 6.0, 10, 10, 1)])
+        m = self.one("SELECT peak_bytes, peak_ts_us, peak_step, per_step, device, top_holders "
+                     "FROM profsum_memory WHERE trace_id=?", (tid,))
+        self.assertEqual(m, {"peak_bytes": 20, "peak_ts_us": 1.0, "peak_step": None, "per_step": None,
+                             "device": "/device:GPU:0",
+                             "top_holders": '[{"addr":1,"bytes":10,"requested_bytes":10,"tf_op":null,'
+                                            '"region_type":null,"data_type":null,"shape":null,"allocated_at_us":0},'
+                                            '{"addr":2,"bytes":10,"requested_bytes":10,"tf_op":null,'
+                                            '"region_type":null,"data_type":null,"shape":null,"allocated_at_us":1}]'})
+
+    def test_statuses(self):
+        tid = self.imp(gpu_capture(with_memory=False))
+        m = self.one("SELECT * FROM profsum_memory WHERE trace_id=?", (tid,))
+        self.assertEqual((m["status"], m["allocator"], m["peak_bytes"], m["peak_share"], m["num_allocations"],
+                          m["top_holders"]), ("no_allocation_events", None, None, None, None, None))
+        js = {"traceEvents": [
+            {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/device:GPU:0"}},
+            {"ph": "X", "pid": 1, "tid": 1, "name": "k", "ts": 1, "dur": 2,
+             "args": {"kernel_details": "regs:16\nblock:32,2 grid:4,4,1 occ_pct:75", "hlo_op": "f.1"}},
+            {"ph": "X", "pid": 1, "tid": 1, "name": "k", "ts": 5, "dur": 4,
+             "args": {"kernel_details": "regs:16 block:32,2,1 grid:4,4,1 occ_pct:75", "hlo_op": "f.1"}}]}
+        # one hlo_op written with an escape: the same text once decoded
+        text = json.dumps(js).replace('"hlo_op": "f.1"', '"hlo_op": "f\\u002e1"', 1)
+        self.assertIn("\\u002e", text)
+        tj = self.db.execute("SELECT profsum_import(?)", (self.td.write("j.json", text),)).fetchone()[0]
+        m = self.one("SELECT status, allocator, peak_bytes, note FROM profsum_memory WHERE trace_id=?", (tj,))
+        self.assertEqual(m["status"], "not_in_trace_json")
+        self.assertIsNone(m["peak_bytes"])
+        k = self.one("SELECT kernel_name, hlo_op, block_dim, grid_dim, registers_per_thread, occupancy_pct, "
+                     "devices, occurrences, total_duration_us, avg_duration_us, min_duration_us, max_duration_us "
+                     "FROM profsum_kernel_stats WHERE trace_id=?", (tj,))
+        self.assertEqual(k, {"kernel_name": "k", "hlo_op": "f.1", "block_dim": "32,2,1", "grid_dim": "4,4,1",
+                             "registers_per_thread": 16, "occupancy_pct": 75.0, "devices": 1, "occurrences": 2,
+                             "total_duration_us": 6.0, "avg_duration_us": 3.0, "min_duration_us": 2.0,
+                             "max_duration_us": 4.0})
+        kp = self.rows("SELECT kpi, device, value, band FROM profsum_kpis WHERE trace_id=? AND kpi IN "
+                       "('memory_peak', 'occupancy') ORDER BY kpi", (tj,))
+        self.assertEqual(kp, [{"kpi": "memory_peak", "device": None, "value": None, "band": "unavailable"},
+                              {"kpi": "occupancy", "device": None, "value": 0.75, "band": "good"}])
+
+    def test_json_memory_entries(self):
+        """A converter that keeps the allocation events in JSON: read as in XPlane."""
+        def ev(name, ts, **a):
+            return {"ph": "X", "pid": 1, "tid": 1, "name": name, "ts": ts, "dur": 0, "args": a}
+        js = {"traceEvents": [
+            ev("MemoryAllocation", 10, allocator_name="GPU_1_bfc", bytes_allocated="500", addr="7",
+               allocation_bytes=500, tf_op="x\\ty", shape="[5]"),
+            ev("MemoryAllocation", 11, allocator_name="GPU_1_bfc", bytes_allocated=600, addr=8,
+               allocation_bytes=100, data_type=float("nan")),     # a bare NaN: kept as text
+            ev("MemoryDeallocation", 12, allocator_name="GPU_1_bfc", bytes_allocated=100, addr=7,
+               allocation_bytes=500)]}
+        tj = self.db.execute("SELECT profsum_import(?)", (self.td.write("j.json", js),)).fetchone()[0]
+        m = self.one("SELECT allocator, device, status, peak_bytes, peak_ts_us, top_holders "
+                     "FROM profsum_memory WHERE trace_id=?", (tj,))
+        self.assertEqual(m, {"allocator": "GPU_1_bfc", "device": "/device:GPU:1", "status": "ok",
+                             "peak_bytes": 600, "peak_ts_us": 11.0,
+                             "top_holders": '[{"addr":7,"bytes":500,"requested_bytes":null,"tf_op":"x\\\\ty",'
+                                            '"region_type":null,"data_type":null,"shape":"[5]",'
+                                            '"allocated_at_us":10},{"addr":8,"bytes":100,"requested_bytes":null,'
+                                            '"tf_op":null,"region_type":null,"data_type":"NaN","shape":null,'
+                                            '"allocated_at_us":11}]'})
+        self.assertEqual(self.db.execute("SELECT json_valid(top_holders) FROM profsum_memory WHERE trace_id=?",
+                                         (tj,)).fetchone()[0], 1)
+
+    def test_kpi_memory_peak_bands(self):
+        tid = self.imp(gpu_capture())
+        kp = self.rows("SELECT kpi, device, value, band, explanation FROM profsum_kpis "
+                       "WHERE trace_id=? AND kpi='memory_peak'", (tid,))
+        self.assertEqual(kp, [{"kpi": "memory_peak", "device": "/device:GPU:0", "value": 0.8, "band": "warning",
+                               "explanation": "GPU_0_bfc peaks at 80.0% of /device:GPU:0 memory (1600 of 2000 "
+                                              "bytes): little headroom left"}])
+
+    def test_old_import_says_reimport(self):
+        tid = self.imp(gpu_capture())
+        self.db.execute("DELETE FROM profsum_agg_memory WHERE trace_id=?", (tid,))
+        m = self.one("SELECT status, note, peak_bytes FROM profsum_memory WHERE trace_id=?", (tid,))
+        self.assertEqual(m, {"status": "not_computed", "peak_bytes": None,
+                             "note": "imported by a profsum without memory figures: re-import the trace"})
+
+    def test_replace_deletes_rows(self):
+        path = self.td.write("t.xplane.pb", gpu_capture())
+        self.db.execute("SELECT profsum_import(?)", (path,))
+        tid = self.db.execute("SELECT profsum_import(?, NULL, '{\"replace\": true}')", (path,)).fetchone()[0]
+        for tab in ("profsum_agg_memory", "profsum_agg_memory_timeline", "profsum_agg_kernel"):
+            self.assertEqual(self.db.execute("SELECT count(DISTINCT trace_id), min(trace_id) FROM %s" % tab).fetchone(),
+                             (1, tid), tab)
+
+
+class Cookbook(MemTestCase):
+    def test_cookbook_memory_queries_run(self):
+        """The XPlane queries of docs/cookbook.md's memory section, on a fixture."""
+        import re
+        from util import ROOT
+        with open(os.path.join(ROOT, "docs", "cookbook.md"), encoding="utf-8") as f:
+            text = f.read()
+        sec = text[text.index("## 14. What is my peak memory"):]
+        sql = re.search(r"```sql\n(.*?)```", sec, re.S).group(1)
+        self.db.execute("SELECT profsum_import(?, 'run-7-xplane')", (self.td.write("t.xplane.pb", gpu_capture()),))
+        out = [self.db.execute(q).fetchall() for q in sql.split(";") if q.strip()]
+        self.assertEqual(out[0][0], ("GPU_0_bfc", "/device:GPU:0", 1600, 0.8, 4.0, 1, 1900, 800))
+        self.assertEqual(out[1], [("GPU_0_bfc", 400, "c", "[10,20]", 4), ("GPU_0_bfc", 300, "b", None, 3),
+                                  ("GPU_0_bfc", 100, "jit(f)/dot", "[25]", 1)])
+        self.assertEqual(len(out[2]), 8)
+        self.assertEqual(out[3][0][:2], ("/device:GPU:0", 0.8))
+
+
+class Kernels(MemTestCase):
+    def test_kernel_rows(self):
+        tid = self.imp(gpu_capture())
+        rows = self.rows("SELECT kernel_name, hlo_op, hlo_module, block_dim, grid_dim, registers_per_thread, "
+                         "static_shared_bytes, dynamic_shared_bytes, occupancy_pct, devices, occurrences, "
+                         "total_duration_us, avg_duration_us, min_duration_us, max_duration_us "
+                         "FROM profsum_kernel_stats WHERE trace_id=? ORDER BY kernel_name", (tid,))
+        self.assertEqual(rows, [
+            {"kernel_name": "copy", "hlo_op": None, "hlo_module": None, "block_dim": "64,1,1", "grid_dim": "1,1,1",
+             "registers_per_thread": None, "static_shared_bytes": 7, "dynamic_shared_bytes": None,
+             "occupancy_pct": 12.5, "devices": 1, "occurrences": 1, "total_duration_us": 100.0,
+             "avg_duration_us": 100.0, "min_duration_us": 100.0, "max_duration_us": 100.0},
+            {"kernel_name": "fusion", "hlo_op": "fusion.3", "hlo_module": None, "block_dim": "128,1,1",
+             "grid_dim": None, "registers_per_thread": None, "static_shared_bytes": 512,
+             "dynamic_shared_bytes": None, "occupancy_pct": None, "devices": 1, "occurrences": 1,
+             "total_duration_us": 5.0, "avg_duration_us": 5.0, "min_duration_us": 5.0, "max_duration_us": 5.0},
+            {"kernel_name": "gemm", "hlo_op": "dot.1", "hlo_module": "jit_a", "block_dim": "256,1,1",
+             "grid_dim": "10,1,1", "registers_per_thread": 32, "static_shared_bytes": 1024,
+             "dynamic_shared_bytes": 0, "occupancy_pct": 50.0, "devices": 2, "occurrences": 3,
+             "total_duration_us": 60.0, "avg_duration_us": 20.0, "min_duration_us": 10.0,
+             "max_duration_us": 30.0}])
+
+    def test_out_of_range_diagnostics(self):
+        tid = self.imp(gpu_capture())
+        d = self.db.execute("SELECT kind, detail FROM profsum_diagnostic WHERE trace_id=? AND kind LIKE "
+                            "'kernel_details%' ORDER BY kind", (tid,)).fetchall()
+        self.assertEqual(d, [
+            ("kernel_details_out_of_range",
+             "kernel fusion: kernel_details value out of range: regs:2191500840 (above 65536), "
+             "grid:210453397508,1,1 (a dimension above 2^31), occ_pct:0 (0: not measured): "
+             "NULL in profsum_kernel_stats"),
+            ("kernel_details_unreadable",
+             "kernel copy: kernel_details value not a number: regs:abc: NULL in profsum_kernel_stats")])
+
+    def test_kpi_occupancy(self):
+        # kernel time: copy 100 (12.5 %), gemm 60 (50 %), fusion 5 (none); 90 % of 165 = 148.5:
+        # copy and gemm (crossing) count: (0.125 * 100 + 0.5 * 60) / 160 = 0.265625
+        tid = self.imp(gpu_capture())
+        kp = self.one("SELECT value, band, explanation FROM profsum_kpis WHERE trace_id=? AND kpi='occupancy'", (tid,))
+        self.assertEqual(kp, {"value": 0.265625, "band": "warning",
+                              "explanation": "time-weighted occupancy 26.6% over the 2 kernel rows making up 90% "
+                                             "of kernel time: moderate; registers or shared memory may limit it"})
+
+    def test_report_sections(self):
+        tid = self.imp(gpu_capture())
+        try:
+            md = self.db.execute("SELECT profsum_report_md(?, 10, '{\"profsum\": true}')", (tid,)).fetchone()[0]
+        except Exception as e:  # the option is wired by the report code
+            self.skipTest("profsum_report_md has no 'profsum' option in this build: %s" % e)
+        self.assertIn("## profsum: Memory", md)
+        self.assertIn("| GPU_0_bfc | /device:GPU:0 | 1600 (0.00 GiB) | 80.00% | 4.000 | 1 |", md)
+        self.assertIn("## profsum: Kernels", md)
+
+
+class Bounds(MemTestCase):
+    SQLRUN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "sqlrun")
+
+    def need(self, path):
+        """(peak - stored) bytes of importing path, by build/sqlrun -m."""
+        import subprocess
+        out = subprocess.run([self.SQLRUN, "-m", "SELECT profsum_import('%s')" % path],
+                             check=True, capture_output=True, text=True).stdout
+        used, peak = [int(x) for x in out.strip().splitlines()[-1].split("|")[1:]]
+        return peak - used
+
+    @staticmethod
+    def churn(n):
+        """n allocation/free pairs of 256 bytes on one host line (the
+        holders' texts repeat: 100 distinct tf_ops)."""
+        pb = W.PlaneBuilder("/host:CPU")
+        evs = []
+        for i in range(n):
+            evs.append(mem_event(pb, "MemoryAllocation", 2 * i * 0.01, addr=0x1000 + i, nbytes=256, in_use=256,
+                                 tf_op="op%d" % (i % 100), shape="[64]"))
+            evs.append(mem_event(pb, "MemoryDeallocation", (2 * i + 1) * 0.01, addr=0x1000 + i, nbytes=256,
+                                 in_use=0))
+        pb.line(id=1, name="python", timestamp_ns=0, events=evs)
+        return W.xspace([pb.build()])
+
+    @unittest.skipUnless(os.path.exists(SQLRUN), "build/sqlrun not built")
+    def test_memory_per_event_is_bounded(self):
+        """Each memory event is kept as a 64-byte record until the write:
+        the import's need grows by at most 256 bytes per memory event,
+        measured between captures of 40,000 and 80,000 events (190 when
+        written: about 90 for the collector, doubling arrays and the
+        live-address hash included, the rest the summary engine's own for
+        a zero-length event)."""
+        small = self.td.write("s.xplane.pb", self.churn(20000))
+        large = self.td.write("l.xplane.pb", self.churn(40000))
+        per_event = (self.need(large) - self.need(small)) / 40000.0
+        self.assertLess(per_event, 256, per_event)
+
+
+OOM_SQL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "asan", "oom_sql")
+
+
+@unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds it)")
+class OutOfMemory(unittest.TestCase):
+    """Every 5th allocation of an import with memory events, kernels and
+    bad input failed in turn (tests/oom_sql.c, ASan): each run is an error
+    or the reference result, and nothing leaks."""
+
+    def test_import_fails_cleanly(self):
+        import subprocess
+        import tempfile
+        pb = W.PlaneBuilder("/host:CPU")
+        pb.line(id=1, name="python", timestamp_ns=0, events=[
+            mem_event(pb, "MemoryAllocation", 0, addr=1, nbytes=10, in_use=10, tf_op="a", shape="[1]"),
+            mem_event(pb, "MemoryAllocation", 1, addr=2, nbytes=20, in_use=30, tf_op="b"),
+            mem_event(pb, "MemoryDeallocation", 2, addr=1, nbytes=10, in_use=20),
+            mem_event(pb, "MemoryDeallocation", 3, addr=9, nbytes=10, in_use=10),
+            mem_event(pb, "MemoryAllocation", 4, addr=3, nbytes=10, in_use=-1)])
+        pb.line(id=2, name="steps", timestamp_ns=0, events=[
+            pb.event("train", offset_ps=0, duration_ps=5 * US, stats=[pb.stat("step_num", i64=1)])])
+        g = W.PlaneBuilder("/device:GPU:0", id=5)
+        g.plane_stat("memory_size", i64=1000)
+        g.line(id=1, name="Stream #1(Kernel)", timestamp_ns=0, events=[
+            kernel(g, "k", 0, 1, "regs:99999 block:1,1,1 grid:2 occ_pct:0", "h", "m"),
+            kernel(g, "k2", 2, 1, "regs:8 occ_pct:50\nbad")])
+        js = {"traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "name": "k", "ts": 1, "dur": 2,
+                               "args": {"kernel_details": "regs:1\nblock:2", "hlo_op": "x"}},
+                              {"ph": "X", "pid": 1, "tid": 1, "name": "MemoryAllocation", "ts": 1, "dur": 0,
+                               "args": {"allocator_name": "GPU_0_bfc", "bytes_allocated": 5, "addr": 1,
+                                        "allocation_bytes": 5, "tf_op": "t"}}]}
+        with tempfile.TemporaryDirectory(prefix="profsum-oom-") as tmp:
+            px = os.path.join(tmp, "c.xplane.pb")
+            with open(px, "wb") as f:
+                f.write(W.xspace([pb.build(), g.build()]))
+            pj = os.path.join(tmp, "c.json")
+            with open(pj, "w") as f:
+                json.dump(js, f)
+            env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1",
+                       UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+            env.pop("LD_PRELOAD", None)
+            r = subprocess.run([OOM_SQL, "-s", "5", "SELECT profsum_import('%s', 'x')" % px,
+                                "SELECT profsum_import('%s', 'j')" % pj],
+                               env=env, capture_output=True, text=True, timeout=900)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("2 passed, 0 failed", r.stdout)
+
+
+# ---------------------------------------------------------------------------
+# The corpus: every XPlane capture against an independent pass in Python.
+
+def corpus_xplanes():
+    return sorted(glob.glob(os.path.join(CORPUS, "*xplane*", "**", "*.xplane.pb"), recursive=True))
+
+
+def parse_details(text):
+    """kernel_details by docs/memory.md: (regs, static, dynamic, block, grid, occ)."""
+    regs = stat = dyn = block = grid = occ = None
+    for tok in text.split():
+        if ":" not in tok:
+            continue
+        k, v = tok.split(":", 1)
+        if k == "regs":
+            regs = int(v) if v.isdigit() and int(v) <= 65536 else None
+        elif k in ("static_shared", "shm", "group_mem", "dynamic_shared"):
+            val = int(v) if v.isdigit() and int(v) < 2 ** 63 else None
+            if k == "dynamic_shared":
+                dyn = val
+            else:
+                stat = val
+        elif k in ("block", "grid"):
+            parts = v.split(",")
+            dims = None
+            if 1 <= len(parts) <= 3 and all(p.isdigit() for p in parts):
+                n = [int(p) for p in parts] + [1] * (3 - len(parts))
+                if all(x <= 2 ** 31 for x in n):
+                    dims = "%d,%d,%d" % tuple(n)
+            if k == "block":
+                block = dims
+            else:
+                grid = dims
+        elif k == "occ_pct":
+            try:
+                f = float(v)
+                occ = f if 0 < f <= 100 else None
+            except ValueError:
+                occ = None
+    return regs, stat, dyn, block, grid, occ
+
+
+@unittest.skipUnless(corpus_xplanes(), "no corpus XPlane files")
+class Corpus(MemTestCase):
+    def test_memory_peaks_equal_a_python_pass(self):
+        for path in corpus_xplanes():
+            with self.subTest(path=os.path.basename(path)):
+                tid = self.db.execute("SELECT profsum_import(?, NULL, '{\"unique_label\": true}')",
+                                      (path,)).fetchone()[0]
+                ev = self.db.execute("SELECT idx, name, ts, args FROM trace_events(?) WHERE name IN "
+                                     "('MemoryAllocation', 'MemoryDeallocation') ORDER BY ts, idx", (path,)).fetchall()
+                sizes = {}
+                for (st,) in self.db.execute("SELECT stats FROM profsum_xplane_planes(?)", (path,)):
+                    pass
+                for name, st in self.db.execute("SELECT name, stats FROM profsum_xplane_planes(?)", (path,)):
+                    s = json.loads(st)
+                    if "memory_size" in s:
+                        sizes[name] = s["memory_size"]
+                by = {}
+                for idx, name, ts, args in ev:
+                    a = json.loads(args)
+                    by.setdefault(a["allocator_name"], []).append((ts, idx, name, a))
+                got = {r["allocator"]: r for r in self.rows("SELECT * FROM profsum_memory WHERE trace_id=?", (tid,))}
+                self.assertEqual(sorted(got), sorted(by))
+                for alloc, evs in by.items():
+                    peak = max(a["bytes_allocated"] for _, _, _, a in evs)
+                    first = min((ts, idx) for ts, idx, _, a in evs if a["bytes_allocated"] == peak)
+                    live, at_peak = {}, None
+                    for ts, idx, name, a in evs:
+                        if name == "MemoryAllocation":
+                            live[a["addr"]] = a["allocation_bytes"]
+                        else:
+                            live.pop(a["addr"], None)
+                        if (ts, idx) == first:
+                            at_peak = dict(live)
+                    r = got[alloc]
+                    dev = None
+                    if alloc.startswith("GPU_") and alloc.endswith("_bfc"):
+                        dev = "/device:GPU:" + alloc[4:-4]
+                    self.assertEqual(r["device"], dev)
+                    self.assertEqual(r["peak_bytes"], peak)
+                    self.assertLess(abs(r["peak_ts_us"] * 1000 - first[0]), 1.0)
+                    self.assertEqual(r["lifetime_peak_bytes"], max(a["peak_bytes_in_use"] for *_, a in evs))
+                    self.assertEqual(r["device_memory_bytes"], sizes.get(dev))
+                    self.assertEqual(r["num_allocations"], sum(1 for e in evs if e[2] == "MemoryAllocation"))
+                    self.assertEqual(r["num_deallocations"], sum(1 for e in evs if e[2] == "MemoryDeallocation"))
+                    self.assertEqual(r["allocated_bytes"],
+                                     sum(e[3]["allocation_bytes"] for e in evs if e[2] == "MemoryAllocation"))
+                    self.assertEqual(r["live_allocations_at_peak"], len(at_peak))
+                    self.assertEqual(r["known_live_bytes_at_peak"], sum(at_peak.values()))
+                    top = sorted(at_peak.items(), key=lambda kv: -kv[1])[:10]
+                    self.assertEqual(sorted(h["bytes"] for h in json.loads(r["top_holders"])),
+                                     sorted(b for _, b in top))
+                    self.assertEqual(r["status"], "ok")
+
+    def test_kernel_stats_equal_a_python_tally(self):
+        for path in corpus_xplanes():
+            with self.subTest(path=os.path.basename(path)):
+                tid = self.db.execute("SELECT profsum_import(?, NULL, '{\"unique_label\": true}')",
+                                      (path,)).fetchone()[0]
+                tally = {}
+                for name, proc, dur_ps, args in self.db.execute(
+                        "SELECT name, process_name, dur_ps, args FROM trace_events(?) "
+                        "WHERE process_name LIKE '/device:%' AND json_extract(args, '$.kernel_details') IS NOT NULL",
+                        (path,)):
+                    a = json.loads(args)
+                    regs, stat, dyn, block, grid, occ = parse_details(a["kernel_details"])
+                    key = (name, a.get("hlo_op"), block, grid, regs, stat, dyn)
+                    t = tally.setdefault(key, {"n": 0, "ps": 0, "min": None, "max": None, "dev": set(),
+                                               "occ": None, "mod": None})
+                    t["n"] += 1
+                    t["ps"] += dur_ps
+                    t["min"] = dur_ps if t["min"] is None else min(t["min"], dur_ps)
+                    t["max"] = dur_ps if t["max"] is None else max(t["max"], dur_ps)
+                    t["dev"].add(proc)
+                    if occ is not None:
+                        t["occ"] = occ if t["occ"] is None else max(t["occ"], occ)
+                    if a.get("hlo_module") is not None:
+                        t["mod"] = a["hlo_module"] if t["mod"] is None else min(t["mod"], a["hlo_module"])
+                got = {}
+                for r in self.rows("SELECT * FROM profsum_kernel_stats WHERE trace_id=?", (tid,)):
+                    key = (r["kernel_name"], r["hlo_op"], r["block_dim"], r["grid_dim"],
+                           r["registers_per_thread"], r["static_shared_bytes"], r["dynamic_shared_bytes"])
+                    got[key] = r
+                self.assertEqual(sorted(got, key=repr), sorted(tally, key=repr))
+                for key, t in tally.items():
+                    r = got[key]
+                    self.assertEqual((r["occurrences"], r["devices"], r["occupancy_pct"], r["hlo_module"]),
+                                     (t["n"], len(t["dev"]), t["occ"], t["mod"]), key)
+                    self.assertAlmostEqual(r["total_duration_us"], t["ps"] / 1e6, places=6)
+                    self.assertAlmostEqual(r["min_duration_us"], t["min"] / 1e6, places=6)
+                    self.assertAlmostEqual(r["max_duration_us"], t["max"] / 1e6, places=6)
+
+
+if __name__ == "__main__":
+    unittest.main()
