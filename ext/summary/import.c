@@ -997,11 +997,37 @@ static int sessionLabels(ImportJob *j, const char *zBase, char **azLabel){
       if( h->zHost==0 ) return SQLITE_NOMEM;
     }
     azLabel[i] = sqlite3_mprintf("%s%s%s%s%s", zBase, j->sessionAll ? "/" : "",
-                                 j->sessionAll ? h->zSession : "", h->zHost ? "/" : "",
-                                 h->zHost ? h->zHost : "");
+                                 j->sessionAll ? h->zSession : "", h->zHost && j->o.hostsAll ? "/" : "",
+                                 h->zHost && j->o.hostsAll ? h->zHost : "");
     if( azLabel[i]==0 ) return SQLITE_NOMEM;
   }
   return SQLITE_OK;
+}
+
+/* An error when a session has the label of session zSession of this
+** import already (without replace: unique_label chose a free base). */
+static int sessionLabelFree(sqlite3 *db, const ImportJob *j, const char *zBase, const char *zSession,
+                            char **pzErr){
+  sqlite3_stmt *p = 0;
+  int rc;
+  char *z = sqlite3_mprintf("SELECT session_id, label FROM \"%w\".profsum_session WHERE label=?1||?2||?3",
+                            j->o.zSchema);
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+  sqlite3_free(z);
+  if( rc ){ *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); return rc; }
+  sqlite3_bind_text(p, 1, zBase, -1, SQLITE_STATIC);
+  sqlite3_bind_text(p, 2, j->sessionAll ? "/" : "", -1, SQLITE_STATIC);
+  sqlite3_bind_text(p, 3, j->sessionAll ? zSession : "", -1, SQLITE_STATIC);
+  if( sqlite3_step(p)==SQLITE_ROW ){
+    *pzErr = sqlite3_mprintf(FN ": a session with label '%s' exists already (session_id %lld); "
+        "choose another label, pass '{\"unique_label\": true}' to store this one as the first free "
+        "'%s-N', or '{\"replace\": true}' to replace its traces", sqlite3_column_text(p, 1),
+        (long long)sqlite3_column_int64(p, 0), zBase);
+    rc = *pzErr ? SQLITE_CONSTRAINT : SQLITE_NOMEM;
+  }
+  sqlite3_finalize(p);
+  return rc;
 }
 
 /* The session row of host i (its first host of the session: a new row,
@@ -1016,6 +1042,9 @@ static int sessionRow(sqlite3 *db, ImportJob *j, const char *zBase, int i, sqlit
   if( j->o.replace ){
     rc = execf(db, pzErr, "DELETE FROM \"%w\".profsum_session WHERE label=%Q||%Q||%Q", j->o.zSchema,
                zBase, j->sessionAll ? "/" : "", j->sessionAll ? h->zSession : "");
+    if( rc ) return rc;
+  }else{
+    rc = sessionLabelFree(db, j, zBase, h->zSession, pzErr);
     if( rc ) return rc;
   }
   rc = execf(db, pzErr, "INSERT INTO \"%w\".profsum_session(label, source_path) VALUES(%Q||%Q||%Q, %Q)",
