@@ -16,7 +16,7 @@ import unittest
 
 import xspace_writer as W
 from test_schema_upgrade import strip_columns
-from util import ROOT, DbTestCase, TempDir, connect
+from util import ROOT, DbTestCase, TempDir, connect, run_interrupted_at
 
 US = 10 ** 6
 BASE_NS = 10 ** 12
@@ -178,6 +178,17 @@ class Pod(DbTestCase):
         self.assertEqual(self.rows("SELECT label, session_id FROM profsum_session ORDER BY session_id"),
                          [("pod-2", 2), ("pod", 3)])
         self.assertEqual(self.rows("SELECT count(*) FROM profsum_hosts WHERE session_label='pod'"), [(4,)])
+
+
+class Interrupt(DbTestCase):
+    def test_interrupt_leaves_nothing(self):
+        d = pod_files(self.td)
+        self.db.execute("CREATE TABLE keep(x)")
+        msg = run_interrupted_at(self.db, 1, "SELECT profsum_import(?, 'pod', '{\"hosts\": \"all\"}')", (d,))
+        self.assertIn("interrupted", msg)
+        self.assertEqual(self.db.execute("SELECT count(*) FROM sqlite_master WHERE name GLOB 'profsum_*'").fetchone()[0], 0)
+        # and the next import works
+        self.assertEqual(self.db.execute("SELECT profsum_import(?, 'pod', '{\"hosts\": \"all\"}')", (d,)).fetchone()[0], 1)
 
 
 class EightHosts(DbTestCase):
