@@ -11,7 +11,11 @@ hosts are copies of it whose Task Environment.profile_start_time is
 shifted by 1 ms per host.  Each mode runs in a process of its own (a new
 database file in a temporary folder), --runs times; printed per mode: the
 median wall time of the import(s) (time.perf_counter) and the largest peak
-RSS of the process (ru_maxrss), as one line of JSON each.
+RSS of the process (ru_maxrss), and the median CPU time of the process
+(user + system, the whole process: Python and the extension's load
+included), as one line of JSON each; first a line with the pod's size, the
+cores and the load average (the wall time gains from the parallel parse
+only when cores are idle).
 """
 import argparse
 import json
@@ -79,8 +83,9 @@ else:
 db.commit()
 wall = time.perf_counter() - t
 n = db.execute("SELECT count(*) FROM profsum_trace").fetchone()[0]
-print(json.dumps({"wall_s": wall, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-                  "traces": n}))
+ru = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"wall_s": wall, "peak_rss_mb": ru.ru_maxrss / 1024.0, "traces": n,
+                  "cpu_s": ru.ru_utime + ru.ru_stime}))
 """
 
 
@@ -97,7 +102,8 @@ def main():
         pod = write_pod(base, a.steps, a.ops)
         size = sum(os.path.getsize(os.path.join(pod, SESSION, f)) for f in os.listdir(os.path.join(pod, SESSION)))
         events = 8 * 4 * a.steps * (a.ops + 2)
-        print(json.dumps({"hosts": 8, "events": events, "bytes": size, "cores": os.cpu_count()}))
+        print(json.dumps({"hosts": 8, "events": events, "bytes": size, "cores": os.cpu_count(),
+                          "load_avg_1m": os.getloadavg()[0]}))
         for mode in ("parallel", "one_by_one"):
             res = []
             for r in range(a.runs):
@@ -108,6 +114,7 @@ def main():
             print(json.dumps({"mode": mode, "median_wall_s": round(statistics.median(x["wall_s"] for x in res), 3),
                               "walls_s": [round(x["wall_s"], 3) for x in res],
                               "peak_rss_mb": round(max(x["peak_rss_mb"] for x in res), 1),
+                              "median_cpu_s": round(statistics.median(x["cpu_s"] for x in res), 3),
                               "traces": res[0]["traces"]}))
 
 

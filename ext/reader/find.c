@@ -854,8 +854,9 @@ int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
   for(i=0; rc==SQLITE_OK && i<list.nRow; i++) k += aSel[i]!=0;
   if( rc==SQLITE_OK && k==0 ){
     zErr = sqlite3_mprintf("'%q': no trace file found for session '%s' and hosts '%s' (expected "
-        "perfetto_trace.json.gz, *.trace.json.gz, *.trace.json or *.xplane.pb)", zDir,
-        zSession ? zSession : "reference", hostsAll ? "all" : "one");
+        "perfetto_trace.json.gz, *.trace.json.gz, *.trace.json or *.xplane.pb%s)", zDir,
+        zSession ? zSession : "reference", hostsAll ? "all" : "one",
+        hostsAll ? "" : "; a session of several *.xplane.pb and no JSON trace is read with hosts 'all'");
     rc = zErr ? SQLITE_NOTFOUND : SQLITE_NOMEM;
   }
   if( rc==SQLITE_OK ){

@@ -35,11 +35,13 @@ static int spIvCmp(const void *pa, const void *pb){
   return a->lo<b->lo ? -1 : a->lo>b->lo ? 1 : 0;
 }
 
-/* Sort a[0..*pn) and merge it into disjoint intervals in place. */
+/* Sort a[0..*pn) (unless it is in order already: one track's events are)
+** and merge it into disjoint intervals in place. */
 static void spIvUnion(SpIv *a, int64_t *pn){
   int64_t i, m = 0, n = *pn;
   if( n==0 ) return;
-  qsort(a, (size_t)n, sizeof(SpIv), spIvCmp);
+  for(i=1; i<n && a[i-1].lo<=a[i].lo; i++){}
+  if( i<n ) qsort(a, (size_t)n, sizeof(SpIv), spIvCmp);
   for(i=1; i<n; i++){
     if( a[i].lo<=a[m].hi ){ if( a[i].hi>a[m].hi ) a[m].hi = a[i].hi; }
     else a[++m] = a[i];
@@ -150,6 +152,7 @@ static int deviceTime(Engine *e, ProfsumHost *h, const int32_t *aDevOf){
   SpIv *aAll = 0, *aComm = 0;
   int64_t nMax = 0, i;
   int32_t it;
+  int8_t *aIsComm;         /* per name id: a communication name (1), not (0), unknown (-1) */
   int d;
   for(it=0; it<e->nTrk; it++){
     const STrack *t = &e->aTrk[it];
@@ -157,7 +160,12 @@ static int deviceTime(Engine *e, ProfsumHost *h, const int32_t *aDevOf){
   }
   aAll = sqlite3_malloc64(sizeof(SpIv)*(sqlite3_uint64)(nMax+1));
   aComm = sqlite3_malloc64(sizeof(SpIv)*(sqlite3_uint64)(nMax+1));
-  if( aAll==0 || aComm==0 ){ sqlite3_free(aAll); sqlite3_free(aComm); return SQLITE_NOMEM; }
+  aIsComm = sqlite3_malloc64((sqlite3_uint64)e->pool.n+1);
+  if( aAll==0 || aComm==0 || aIsComm==0 ){
+    sqlite3_free(aAll); sqlite3_free(aComm); sqlite3_free(aIsComm);
+    return SQLITE_NOMEM;
+  }
+  memset(aIsComm, 0xff, (size_t)e->pool.n+1);
   for(d=0; d<h->nDev; d++){
     int64_t nAll = 0, nComm = 0;
     for(it=0; it<e->nTrk; it++){
@@ -171,7 +179,10 @@ static int deviceTime(Engine *e, ProfsumHost *h, const int32_t *aDevOf){
         v.lo = e->origin + r->ts;
         v.hi = v.lo + r->dur;
         aAll[nAll++] = v;
-        if( profsumIsCommName(SP_STR(&e->pool, q->name), SP_LEN(&e->pool, q->name)) ) aComm[nComm++] = v;
+        if( aIsComm[q->name]<0 ){
+          aIsComm[q->name] = (int8_t)(profsumIsCommName(SP_STR(&e->pool, q->name), SP_LEN(&e->pool, q->name))!=0);
+        }
+        if( aIsComm[q->name] ) aComm[nComm++] = v;
       }
     }
     spIvUnion(aAll, &nAll);
@@ -185,6 +196,7 @@ static int deviceTime(Engine *e, ProfsumHost *h, const int32_t *aDevOf){
   }
   sqlite3_free(aAll);
   sqlite3_free(aComm);
+  sqlite3_free(aIsComm);
   return SQLITE_OK;
 }
 
