@@ -232,6 +232,69 @@ class JsonOnly(DbTestCase):
         self.assertEqual(self.db.execute("SELECT count(*) FROM profsum_stragglers").fetchone()[0], 0)
 
 
+def gpu_trace(t0, steps):
+    """A JSON trace of a GPU host: 'train' events with args.step_num on the
+    host (each 100 µs from t0 + 100 * i), and two GPUs whose kernels in step
+    i last steps[i] = ((compute, nccl) on GPU 0, (compute, nccl) on GPU 1)."""
+    ev = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/host:CPU"}},
+          {"ph": "M", "name": "process_name", "pid": 2, "args": {"name": "/device:GPU:0"}},
+          {"ph": "M", "name": "process_name", "pid": 3, "args": {"name": "/device:GPU:1"}},
+          {"ph": "M", "name": "thread_name", "pid": 2, "tid": 7, "args": {"name": "Stream #7"}},
+          {"ph": "M", "name": "thread_name", "pid": 3, "tid": 7, "args": {"name": "Stream #7"}}]
+    for i, per_gpu in enumerate(steps):
+        s = t0 + 100 * i
+        ev.append({"ph": "X", "name": "train", "pid": 1, "tid": 1, "ts": s, "dur": 100, "args": {"step_num": i}})
+        for g, (c, r) in enumerate(per_gpu):
+            ev.append({"ph": "X", "name": "gemm_kernel", "pid": 2 + g, "tid": 7, "ts": s, "dur": c})
+            ev.append({"ph": "X", "name": "ncclAllReduceKernel", "pid": 2 + g, "tid": 7, "ts": s + c + 1, "dur": r})
+    return {"traceEvents": ev}
+
+
+class GpuHosts(DbTestCase):
+    def test_train_steps_and_two_gpus(self):
+        # host b's GPU 1 computes 70 µs in step 1: its mean over the two
+        # GPUs is 60 of compute
+        self.td.write(os.path.join("g", SESSION, "a.trace.json.gz"),
+                      gpu_trace(0, [((40, 10), (40, 10)), ((40, 10), (40, 10))]), gz=True)
+        self.td.write(os.path.join("g", SESSION, "b.trace.json.gz"),
+                      gpu_trace(1000, [((40, 10), (40, 10)), ((50, 4), (70, 2))]), gz=True)
+        d = os.path.join(self.td.path, "g")
+        self.db.execute("SELECT profsum_import(?, 'g', '{\"hosts\": \"all\"}')", (d,))
+        self.assertEqual(self.db.execute("SELECT trace_id, step, device, busy_us, collective_us FROM profsum_agg_device_step "
+                                         "WHERE trace_id=2 ORDER BY step, device").fetchall(),
+                         [(2, 0, "/device:GPU:0", 50.0, 10.0), (2, 0, "/device:GPU:1", 50.0, 10.0),
+                          (2, 1, "/device:GPU:0", 54.0, 4.0), (2, 1, "/device:GPU:1", 72.0, 2.0)])
+        self.assertEqual(self.db.execute("SELECT host, step, start_us, busy_us, collective_us, idle_us FROM profsum_host_steps "
+                                         "ORDER BY host, step").fetchall(),
+                         [("a", 0, 0.0, 50.0, 10.0, 50.0), ("a", 1, 100.0, 50.0, 10.0, 50.0),
+                          ("b", 0, 0.0, 50.0, 10.0, 50.0), ("b", 1, 100.0, 63.0, 3.0, 37.0)])
+        self.assertEqual(self.db.execute("SELECT step, slowest_host, slowest_compute_us, median_compute_us, lag_us, "
+                                         "collective_wait_us FROM profsum_stragglers ORDER BY step").fetchall(),
+                         [(0, "a", 40.0, 40.0, 0.0, 0.0), (1, "b", 60.0, 50.0, 10.0, 7.0)])
+        self.assertEqual(self.db.execute("SELECT host, offset_us, alignment, num_devices FROM profsum_hosts").fetchall(),
+                         [("a", 0.0, "steps", 2), ("b", -1000.0, "steps", 2)])
+
+
+class BothFormats(DbTestCase):
+    def test_xplane_read_per_host_json_left(self):
+        for i, h in enumerate(("h0", "h1")):
+            self.td.write(os.path.join("bf", SESSION, h + ".xplane.pb"),
+                          host_xspace(BASE_NS + i * 1000, [(1, 50, 20)]))
+            self.td.write(os.path.join("bf", SESSION, h + ".trace.json.gz"), json_trace({1: 0}), gz=True)
+        d = os.path.join(self.td.path, "bf")
+        self.assertEqual([os.path.basename(r[0]) for r in self.db.execute(
+            "SELECT path FROM profsum_find_traces(?, '{\"hosts\": \"all\"}') WHERE picked", (d,))],
+            ["h0.xplane.pb", "h1.xplane.pb"])
+        # the reference reads the first JSON (two XPlanes): one host
+        self.assertEqual([os.path.basename(r[0]) for r in self.db.execute(
+            "SELECT path FROM profsum_find_traces(?) WHERE picked", (d,))], ["h0.trace.json.gz"])
+        self.db.execute("SELECT profsum_import(?, 'bf', '{\"hosts\": \"all\"}')", (d,))
+        self.assertEqual(self.db.execute("SELECT label, source_format, quality_warnings FROM profsum_trace").fetchall(),
+                         [("bf/h0", "xplane_pb", "[]"), ("bf/h1", "xplane_pb", "[]")])
+        self.assertEqual(self.db.execute("SELECT host, offset_us FROM profsum_hosts").fetchall(),
+                         [("h0", 0.0), ("h1", 1.0)])
+
+
 class SameName(DbTestCase):
     def test_second_host_gets_a_suffix(self):
         steps = [(1, 50, 20)]
