@@ -180,6 +180,18 @@ class Pod(DbTestCase):
         self.assertEqual(self.rows("SELECT count(*) FROM profsum_hosts WHERE session_label='pod'"), [(4,)])
 
 
+class Attached(DbTestCase):
+    def test_schema_option(self):
+        d = pod_files(self.td)
+        self.db.execute("ATTACH ':memory:' AS h")
+        self.db.execute("SELECT profsum_import(?, 'pod', '{\"hosts\": \"all\", \"schema\": \"h\"}')", (d,))
+        self.assertEqual(self.db.execute("SELECT count(*) FROM h.profsum_hosts").fetchone()[0], 4)
+        doc = json.loads(self.db.execute("SELECT profsum_session_json('pod', '{\"schema\": \"h\"}')").fetchone()[0])
+        self.assertEqual((doc["session"]["label"], doc["pod"]["slowest_host"], len(doc["hosts"])), ("pod", "h1", 4))
+        with self.assertRaisesRegex(sqlite3.OperationalError, "profsum_session_json: no such table: main.profsum_session"):
+            self.db.execute("SELECT profsum_session_json('pod')").fetchone()
+
+
 class Interrupt(DbTestCase):
     def test_interrupt_leaves_nothing(self):
         d = pod_files(self.td)

@@ -7,7 +7,8 @@
 **
 ** session: a profsum_session.session_id (an integer) or label (text; a
 ** text of digits that is no label is taken as an id).  options_json keys:
-** top_k (10): the stragglers listed in "pod".  The document (sorted keys,
+** top_k (10): the stragglers listed in "pod"; schema ("main"): an attached
+** database to read.  The document (sorted keys,
 ** indent 2): {"schema_version": "profsum_session.v1", "session": {...},
 ** "hosts": [one object per host, trace_id order], "pod": {...},
 ** "field_scope": {"<json path>": "per_host" | "pod"}}.

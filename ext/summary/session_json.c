@@ -27,39 +27,61 @@ static const char *const azScope[] = {
 };
 
 /* The query that makes the document (?1 session id, ?2 top_k, ?3 the
-** field_scope object's JSON). */
+** field_scope object's JSON; "@" the schema, see schemaSql). */
 static const char zSessionSql[] =
   "SELECT json_object("
   " 'schema_version', 'profsum_session.v1',"
   " 'session', (SELECT json_object('session_id', session_id, 'label', label, 'source_path', source_path,"
-  "   'origin_ns', origin_ns, 'alignment', alignment) FROM profsum_session WHERE session_id=?1),"
+  "   'origin_ns', origin_ns, 'alignment', alignment) FROM \"@\".profsum_session WHERE session_id=?1),"
   " 'hosts', json((SELECT json_group_array(json_object('trace_id', trace_id, 'label', label, 'host', host,"
   "   'hostname', hostname, 'num_devices', num_devices, 'offset_us', offset_us, 'alignment', alignment,"
   "   'span_us', span_us, 'step_count', step_count, 'median_step_us', median_step_us,"
-  "   'times_slowest', times_slowest)) FROM (SELECT * FROM profsum_hosts WHERE session_id=?1"
+  "   'times_slowest', times_slowest)) FROM (SELECT * FROM \"@\".profsum_hosts WHERE session_id=?1"
   "   ORDER BY trace_id))),"
   " 'pod', json_object("
-  "   'num_hosts', (SELECT count(*) FROM profsum_agg_host WHERE session_id=?1),"
-  "   'common_steps', (SELECT count(*) FROM profsum_stragglers WHERE session_id=?1),"
-  "   'slowest_host', (SELECT host FROM profsum_hosts WHERE session_id=?1 AND times_slowest>0"
+  "   'num_hosts', (SELECT count(*) FROM \"@\".profsum_agg_host WHERE session_id=?1),"
+  "   'common_steps', (SELECT count(*) FROM \"@\".profsum_stragglers WHERE session_id=?1),"
+  "   'slowest_host', (SELECT host FROM \"@\".profsum_hosts WHERE session_id=?1 AND times_slowest>0"
   "     ORDER BY times_slowest DESC, host LIMIT 1),"
-  "   'max_lag_us', (SELECT max(lag_us) FROM profsum_stragglers WHERE session_id=?1),"
-  "   'total_collective_wait_us', (SELECT sum(collective_wait_us) FROM profsum_stragglers WHERE session_id=?1),"
-  "   'offset_spread_us', (SELECT max(offset_us) - min(offset_us) FROM profsum_agg_host WHERE session_id=?1),"
+  "   'max_lag_us', (SELECT max(lag_us) FROM \"@\".profsum_stragglers WHERE session_id=?1),"
+  "   'total_collective_wait_us', (SELECT sum(collective_wait_us) FROM \"@\".profsum_stragglers WHERE session_id=?1),"
+  "   'offset_spread_us', (SELECT max(offset_us) - min(offset_us) FROM \"@\".profsum_agg_host WHERE session_id=?1),"
   "   'stragglers', json((SELECT json_group_array(json_object('step', step, 'slowest_host', slowest_host,"
   "     'slowest_compute_us', slowest_compute_us, 'median_compute_us', median_compute_us,"
   "     'lag_us', lag_us, 'collective_wait_us', collective_wait_us)) FROM (SELECT * FROM"
-  "     profsum_stragglers WHERE session_id=?1 ORDER BY lag_us DESC, step LIMIT ?2)))),"
+  "     \"@\".profsum_stragglers WHERE session_id=?1 ORDER BY lag_us DESC, step LIMIT ?2)))),"
   " 'field_scope', json(?3))";
+
+/* zSessionSql with every "@" replaced by the schema name zSchema (quoted
+** as an identifier: its '"' doubled); sqlite3_malloc'd. */
+static char *schemaSql(const char *zSchema){
+  sqlite3_str *p = sqlite3_str_new(0);
+  const char *z;
+  for(z=zSessionSql; *z; z++){
+    if( *z=='@' ){
+      const char *q;
+      for(q=zSchema; *q; q++){
+        if( *q=='"' ) sqlite3_str_appendchar(p, 1, '"');
+        sqlite3_str_appendchar(p, 1, *q);
+      }
+    }else{
+      sqlite3_str_appendchar(p, 1, *z);
+    }
+  }
+  return sqlite3_str_finish(p);
+}
 
 /* The session id of argument v (an id, or a label; digits that are no
 ** label: an id), 0 in *pId when there is no such session. */
-static int sessionIdOf(sqlite3 *db, sqlite3_value *v, sqlite3_int64 *pId){
+static int sessionIdOf(sqlite3 *db, const char *zSchema, sqlite3_value *v, sqlite3_int64 *pId){
   sqlite3_stmt *p = 0;
   int rc;
+  char *z = sqlite3_mprintf("SELECT session_id FROM \"%w\".profsum_session WHERE session_id=?1 "
+                            "OR (typeof(?1)='text' AND label=?1) ORDER BY label=?1 DESC LIMIT 1", zSchema);
   *pId = 0;
-  rc = sqlite3_prepare_v2(db, "SELECT session_id FROM profsum_session WHERE session_id=?1 "
-                          "OR (typeof(?1)='text' AND label=?1) ORDER BY label=?1 DESC LIMIT 1", -1, &p, 0);
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+  sqlite3_free(z);
   if( rc ) return rc;
   if( sqlite3_value_type(v)==SQLITE_INTEGER ) sqlite3_bind_int64(p, 1, sqlite3_value_int64(v));
   else sqlite3_bind_value(p, 1, v);
@@ -82,19 +104,23 @@ static char *scopeJson(void){
   return sqlite3_str_finish(p);
 }
 
-/* The options: top_k (a non-negative integer, 10).  SQLITE_OK, or
+/* The options: top_k (a non-negative integer, 10), schema (an attached
+** database, "main"; *pzSchema sqlite3_malloc'd).  SQLITE_OK, or
 ** SQLITE_ERROR / SQLITE_NOMEM with *pzErr. */
-static int sessionOpts(sqlite3_value *v, int *pTopK, char **pzErr){
+static int sessionOpts(sqlite3_value *v, int *pTopK, char **pzSchema, char **pzErr){
   JNode *o, *k;
   JNode *m;
   int rc = SQLITE_OK, i;
+  JNode *sc;
   *pTopK = 10;
+  *pzSchema = sqlite3_mprintf("main");
+  if( *pzSchema==0 ) return SQLITE_NOMEM;
   if( v==0 || sqlite3_value_type(v)==SQLITE_NULL ) return SQLITE_OK;
   o = jParseOptions((const char*)sqlite3_value_text(v), -1, &rc, pzErr);
   if( o==0 ) return rc;
   for(i=0; (m = jAt(o, i))!=0; i++){
-    if( m->zKey && strcmp(m->zKey, "top_k")!=0 ){
-      *pzErr = sqlite3_mprintf("options_json: unknown key '%s' (known: top_k)", m->zKey);
+    if( m->zKey && strcmp(m->zKey, "top_k")!=0 && strcmp(m->zKey, "schema")!=0 ){
+      *pzErr = sqlite3_mprintf("options_json: unknown key '%s' (known: schema, top_k)", m->zKey);
       rc = SQLITE_ERROR;
       break;
     }
@@ -108,6 +134,17 @@ static int sessionOpts(sqlite3_value *v, int *pTopK, char **pzErr){
       *pTopK = (int)jNumI64(k);
     }
   }
+  sc = jGet(o, "schema");
+  if( rc==SQLITE_OK && sc ){
+    if( sc->type!=JT_STRING || sc->n==0 ){
+      *pzErr = sqlite3_mprintf("options_json: 'schema' must be the name of an attached database");
+      rc = SQLITE_ERROR;
+    }else{
+      sqlite3_free(*pzSchema);
+      *pzSchema = sqlite3_mprintf("%s", sc->z);
+      if( *pzSchema==0 ) rc = SQLITE_NOMEM;
+    }
+  }
   jFree(o);
   if( rc==SQLITE_ERROR && *pzErr==0 ) rc = SQLITE_NOMEM;
   return rc;
@@ -118,12 +155,12 @@ static void sessionJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   sqlite3_stmt *p = 0;
   sqlite3_int64 id = 0;
-  char *zErr = 0, *zScope = 0, *zOut = 0;
+  char *zErr = 0, *zScope = 0, *zOut = 0, *zSchema = 0, *zSql = 0;
   JNode *pDoc = 0;
   int topK, rc;
-  rc = sessionOpts(argc>1 ? argv[1] : 0, &topK, &zErr);
+  rc = sessionOpts(argc>1 ? argv[1] : 0, &topK, &zSchema, &zErr);
   if( rc==SQLITE_OK ){
-    rc = sessionIdOf(db, argv[0], &id);
+    rc = sessionIdOf(db, zSchema, argv[0], &id);
     if( rc && rc!=SQLITE_NOMEM ) zErr = sqlite3_mprintf("%s (no session imported here?)", sqlite3_errmsg(db));
     else if( rc==SQLITE_OK && id==0 ){
       zErr = sqlite3_mprintf("no session '%s' (profsum_session: import a folder with "
@@ -133,7 +170,8 @@ static void sessionJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
   }
   if( rc==SQLITE_OK ){
     zScope = scopeJson();
-    rc = zScope ? sqlite3_prepare_v2(db, zSessionSql, -1, &p, 0) : SQLITE_NOMEM;
+    zSql = schemaSql(zSchema);
+    rc = zScope && zSql ? sqlite3_prepare_v2(db, zSql, -1, &p, 0) : SQLITE_NOMEM;
     if( rc && rc!=SQLITE_NOMEM ) zErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
   }
   if( rc==SQLITE_OK ){
@@ -153,6 +191,8 @@ static void sessionJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
   sqlite3_finalize(p);
   jFree(pDoc);
   sqlite3_free(zScope);
+  sqlite3_free(zSql);
+  sqlite3_free(zSchema);
   if( rc==SQLITE_OK ){
     sqlite3_result_text(ctx, zOut, -1, sqlite3_free);
     zOut = 0;
