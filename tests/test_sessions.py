@@ -180,6 +180,20 @@ class Pod(DbTestCase):
         self.assertEqual(self.rows("SELECT count(*) FROM profsum_hosts WHERE session_label='pod'"), [(4,)])
 
 
+class BadHost(DbTestCase):
+    def test_a_damaged_host_fails_the_import(self):
+        d = pod_files(self.td)
+        bad = os.path.join(d, SESSION, "h2.xplane.pb")
+        with open(bad, "rb") as f:
+            data = f.read()
+        with open(bad, "wb") as f:
+            f.write(data[:40])
+        with self.assertRaisesRegex(sqlite3.DatabaseError, "profsum_import: .%s.: byte 0: XSpace field 1 "
+                                    r"\(planes\): length \d+ runs past the end of the file" % bad):
+            self.db.execute("SELECT profsum_import(?, 'pod', '{\"hosts\": \"all\"}')", (d,))
+        self.assertEqual(self.db.execute("SELECT count(*) FROM sqlite_master WHERE name GLOB 'profsum_*'").fetchone()[0], 0)
+
+
 class Attached(DbTestCase):
     def test_schema_option(self):
         d = pod_files(self.td)
