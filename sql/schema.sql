@@ -49,7 +49,9 @@ CREATE TABLE IF NOT EXISTS main.profsum_trace(
   run_ids TEXT NOT NULL DEFAULT '[]',              -- JSON array: up to 20 args.run_id by frequency
   source_file_hints TEXT NOT NULL DEFAULT '[]',    -- JSON array: up to 20 args.source by frequency
   run_metadata TEXT NOT NULL DEFAULT '{}',         -- JSON object of summary-v1 run_metadata (all null locally)
-  summary_json TEXT                    -- the v1 document as imported (NULL for a trace: marks v1 imports)
+  summary_json TEXT,                   -- the v1 document as imported (NULL for a trace: marks v1 imports)
+  session_id INTEGER,                  -- profsum_session.session_id of a host imported with its session (hosts/session 'all'), else NULL
+  host TEXT                            -- that host's name in the session (from the file name; a repeated name gets -2, -3, ...), else NULL
 );
 
 -- Per step number: the mean duration over the events of that step (summary-v1 §4.3).
@@ -381,3 +383,41 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_kernel(
   max_duration_us REAL NOT NULL        -- longest, µs
 );
 CREATE INDEX IF NOT EXISTS main.profsum_agg_kernel_trace ON profsum_agg_kernel(trace_id);
+-- ---------------------------------------------------------------------
+-- Sessions and pods (ext/summary/session*.c; docs/sessions.md): the hosts
+-- of a profiling session imported together ("hosts": "all" or "session":
+-- "all"), one trace per host, on one time axis.
+CREATE TABLE IF NOT EXISTS main.profsum_session(
+  session_id INTEGER PRIMARY KEY AUTOINCREMENT, -- stable id; never reused
+  label TEXT NOT NULL UNIQUE,          -- the import's label (<label>/<session> with session 'all'); its hosts are <label>/<host>
+  source_path TEXT,                    -- the folder as given to profsum_import
+  origin_ns INTEGER,                   -- min over its hosts of Task Environment profile_start_time, ns since the epoch (NULL: none has it)
+  alignment TEXT                       -- the weakest of its hosts': 'profile_start_time' | 'steps' | 'none'
+);
+
+-- Per host trace of a session: where it sits on the session's time axis.
+CREATE TABLE IF NOT EXISTS main.profsum_agg_host(
+  trace_id INTEGER NOT NULL PRIMARY KEY, -- profsum_trace.trace_id
+  session_id INTEGER NOT NULL,         -- profsum_session.session_id
+  host TEXT,                           -- profsum_trace.host
+  file_host TEXT,                      -- <host> of the file name (NULL for perfetto_trace.json.gz)
+  hostnames TEXT NOT NULL DEFAULT '[]', -- JSON array of XSpace.hostnames ('[]' for JSON)
+  profile_start_ns INTEGER,            -- Task Environment profile_start_time, ns since the epoch (NULL: none)
+  offset_us REAL,                      -- the host's start after the session's origin, µs
+  to_session_us REAL,                  -- added to the trace's own µs times gives session time
+  alignment TEXT,                      -- 'profile_start_time' | 'steps' | 'none'
+  common_steps INTEGER                 -- step numbers shared with the first aligned host (alignment 'steps')
+);
+
+-- Per host trace, step and device: the device's op time inside the step
+-- (its Steps event, or the host's 'train' event on every device).
+CREATE TABLE IF NOT EXISTS main.profsum_agg_device_step(
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
+  step INTEGER NOT NULL,               -- step number
+  device TEXT NOT NULL,                -- process name, e.g. /device:TPU:0
+  start_us REAL NOT NULL,              -- the step's start on the device, µs (as trace_events.ts)
+  end_us REAL NOT NULL,                -- its end, µs
+  busy_us REAL NOT NULL,               -- union of the device's op events inside the step, µs
+  collective_us REAL NOT NULL,         -- union of its collectives (communication names) inside the step, µs
+  PRIMARY KEY(trace_id, step, device)
+) WITHOUT ROWID;

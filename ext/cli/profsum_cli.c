@@ -282,7 +282,9 @@ long long optNonNeg(const Opts *o, const char *zName, long long iDefault){
 #define KNOB_OPTS \
   {"warmup-steps", OPT_INT, "N", "steps numbered below N are warmup (default 5)"}, \
   {"hot-op-limit", OPT_INT, "N", "hot ops kept in the summary (default 25)"}, \
-  {"breakdown-mode", OPT_STR, "MODE", "exclusive_per_track (default) or exclusive_global"}
+  {"breakdown-mode", OPT_STR, "MODE", "exclusive_per_track (default) or exclusive_global"}, \
+  {"session", OPT_STR, "S", "a folder's session: reference (default), latest, all, or a session folder name"}, \
+  {"all-hosts", OPT_FLAG, 0, "import every host of the folder's session, each as a trace <label>/<host>"}
 
 #define THRESHOLD_OPTS \
   {"max-step-median-regression-pct", OPT_NUM, "PCT", "fail above this median step-time regression (default 5.0)"}, \

@@ -43,9 +43,31 @@ char *knobOptions(const Opts *o, int bReplace, const char *zSeries){
     }
     jobjStr(&j, "breakdown_mode", zMode);
   }
+  if( specIndex(o, "session", 7)>=0 && optStr(o, "session") ) jobjStr(&j, "session", optStr(o, "session"));
+  if( specIndex(o, "all-hosts", 9)>=0 && optFlag(o, "all-hosts") ) jobjStr(&j, "hosts", "all");
   if( zSeries ) jobjStr(&j, "series", zSeries);
   if( bReplace ) jobjRaw(&j, "replace", "true");
   return (char*)jobjEnd(&j);
+}
+
+/* Print on stderr every quality warning of the import whose first trace is
+** id (a session's import stores several traces: those with its source and
+** import time), one line each: "profsum: warning: <label>: <text>". */
+static void importWarnings(sqlite3_int64 id){
+  sqlite3_stmt *p = 0;
+  if( sqlite3_prepare_v2(g_db, "SELECT t.label, w.value FROM main.profsum_trace AS t, "
+      "json_each(t.quality_warnings) AS w, (SELECT source_path AS s, imported_at AS a FROM "
+      "main.profsum_trace WHERE trace_id=?1) AS f WHERE t.trace_id=?1 OR (t.trace_id>?1 AND "
+      "t.source_path IS f.s AND t.imported_at=f.a) ORDER BY t.trace_id, w.key", -1, &p, 0)!=SQLITE_OK ){
+    sqlite3_finalize(p);
+    return;
+  }
+  sqlite3_bind_int64(p, 1, id);
+  while( sqlite3_step(p)==SQLITE_ROW ){
+    errLine("profsum: warning: %s: %s", (const char*)sqlite3_column_text(p, 0),
+            (const char*)sqlite3_column_text(p, 1));
+  }
+  sqlite3_finalize(p);
 }
 
 /*
@@ -88,6 +110,7 @@ sqlite3_int64 importSource(const char *zSource, const char *zLabel, const char *
   if( zId==0 ) fail(EXIT_FAIL, "profsum_import returned no trace id for '%s'", zSource);
   id = strtoll(zId, 0, 10);
   progressFinish(id);
+  importWarnings(id);
   free(zId);
   free(zLab);
   free(zWith);

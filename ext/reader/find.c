@@ -20,6 +20,8 @@
 **     picked          INTEGER,  -- 1 on the file profsum reads, else 0
 **     reference_pick  INTEGER,  -- 1 on the file the reference tool reads, else 0
 **     dir             HIDDEN    -- input: the directory to search (required)
+**     options         HIDDEN    -- input: import options (optional): "session"
+**                               -- and "hosts" set picked (find.h)
 **   );
 **
 ** Candidates (summary-v1-spec.md §1.1; file names are matched case-sensitively,
@@ -53,7 +55,9 @@
 **                   perfetto_trace.json.gz in path order, else the first
 **                   *.trace.json.gz, else the first *.trace.json.  At most
 **                   one row.
-**   picked          the file profsum reads: the same row.
+**   picked          the file profsum reads: the same row; with options, every
+**                   file an import with those options reads
+**                   (profsumPickSession).
 **
 ** path, session.  path is the argument with trailing '/' removed (except
 ** for "/" itself), then '/', then the path relative to it; no other
@@ -84,6 +88,7 @@
 #include "profsum_int.h"
 #include "find.h"
 #include "xplane_pb.h"
+#include "jsontree.h"
 
 #include <assert.h>
 #include <dirent.h>
@@ -639,6 +644,302 @@ int profsumPickTraceNote(const char *zDir, char **pzPath, char **pzReferencePick
 }
 
 /* ------------------------------------------------------------------------
+** Picks by the import options "session" and "hosts" (find.h).
+*/
+
+/* The session of row r (its parent folder's name; "" when NULL) as a
+** pointer and a length. */
+static const char *findSessionOf(const ProfsumFindRow *r, int *pn){
+  if( r->nSession<0 ){ *pn = 0; return ""; }
+  *pn = r->nSession;
+  return r->zPath + r->iSession;
+}
+
+/* 1 when rows a and b have the same session name. */
+static int findSameSession(const ProfsumFindRow *a, const ProfsumFindRow *b){
+  int na, nb;
+  const char *za = findSessionOf(a, &na), *zb = findSessionOf(b, &nb);
+  return na==nb && memcmp(za, zb, (size_t)na)==0;
+}
+
+/* Byte order of the session names of rows a and b: <0, 0, >0. */
+static int findCmpSession(const ProfsumFindRow *a, const ProfsumFindRow *b){
+  int na, nb, c;
+  const char *za = findSessionOf(a, &na), *zb = findSessionOf(b, &nb);
+  c = memcmp(za, zb, (size_t)(na<nb ? na : nb));
+  return c ? c : na - nb;
+}
+
+/* 1 when rows a and b are files of one host in one folder (two formats of
+** one capture). */
+static int findSameHostFile(const ProfsumFindRow *a, const ProfsumFindRow *b){
+  return a->eFormat!=FIND_FMT_PERFETTO && b->eFormat!=FIND_FMT_PERFETTO
+      && findSameDir(a, b) && a->nHost==b->nHost
+      && memcmp(a->zPath + a->iHost, b->zPath + b->iHost, (size_t)a->nHost)==0;
+}
+
+/* The rank of a format when one host has several files (hosts 'all'): the
+** XPlane first (it holds the profile's start, for the alignment), then
+** *.trace.json.gz, then *.trace.json.  Lower is better. */
+static int findHostRank(int eFormat){
+  return eFormat==FIND_FMT_XPLANE ? 0 : eFormat==FIND_FMT_TRACE_GZ ? 1 : 2;
+}
+
+/* Hosts 'one' in the rows of session pS: §1.1 over those rows alone (a
+** lone XPlane that decodes, else the JSON pick), set in aSel.  SQLITE_OK
+** or SQLITE_NOMEM. */
+static int findPickOneIn(const ProfsumFindList *pList, const ProfsumFindRow *pS, char *aSel){
+  sqlite3_int64 i, iJson = -1, iX = -1, nX = 0;
+  for(i=0; i<pList->nRow; i++){
+    const ProfsumFindRow *r = &pList->aRow[i];
+    if( !findSameSession(r, pS) ) continue;
+    if( r->eFormat==FIND_FMT_XPLANE ){ nX++; iX = i; continue; }
+    if( iJson<0 || r->eFormat<pList->aRow[iJson].eFormat ) iJson = i;
+  }
+  if( nX==1 ){
+    int ok = profsumFindXPlaneDecodes(pList->aRow[iX].zPath);
+    if( ok<0 ) return SQLITE_NOMEM;
+    if( ok ) iJson = iX;
+  }
+  if( iJson>=0 ) aSel[iJson] = 1;
+  return SQLITE_OK;
+}
+
+/* Hosts 'all' in the rows of session pS: for each host of each folder its
+** best file (findHostRank; the first by path among equals); a session
+** without host files: its first perfetto_trace.json.gz. */
+static void findPickAllIn(const ProfsumFindList *pList, const ProfsumFindRow *pS, char *aSel){
+  sqlite3_int64 i, j, iPerfetto = -1;
+  int any = 0;
+  for(i=0; i<pList->nRow; i++){
+    const ProfsumFindRow *r = &pList->aRow[i];
+    int keep = 1;
+    if( !findSameSession(r, pS) ) continue;
+    if( r->eFormat==FIND_FMT_PERFETTO ){
+      if( iPerfetto<0 ) iPerfetto = i;
+      continue;
+    }
+    for(j=0; j<i && keep; j++){
+      const ProfsumFindRow *q = &pList->aRow[j];
+      if( aSel[j] && findSameHostFile(q, r) ){
+        if( findHostRank(r->eFormat)<findHostRank(q->eFormat) ) aSel[j] = 0;
+        else keep = 0;
+      }
+    }
+    if( keep ){ aSel[i] = 1; any = 1; }
+  }
+  if( !any && iPerfetto>=0 ) aSel[iPerfetto] = 1;
+}
+
+/* The note of a pick by options (zSession, hostsAll) that left trace files
+** aside: a file is left aside when it is not read, not another format of a
+** host read from the same folder, and not the perfetto_trace.json.gz of a
+** folder read with hosts 'all'.  0 when nothing was left aside (*pOom set
+** when the note could not be made). */
+static char *findOptionNote(const ProfsumFindList *pList, const char *aSel,
+                            const char *zSession, int hostsAll, int *pOom){
+  sqlite3_int64 i, j, nSel = 0, nAside = 0, iAside = -1;
+  char *z;
+  *pOom = 0;
+  for(i=0; i<pList->nRow; i++){
+    const ProfsumFindRow *r = &pList->aRow[i];
+    int covered = aSel[i];
+    if( aSel[i] ){ nSel++; continue; }
+    for(j=0; j<pList->nRow && !covered; j++){
+      if( !aSel[j] ) continue;
+      covered = findSameHostFile(&pList->aRow[j], r)
+             || (hostsAll && r->eFormat==FIND_FMT_PERFETTO && findSameDir(&pList->aRow[j], r));
+    }
+    if( !covered ){ nAside++; if( iAside<0 ) iAside = i; }
+  }
+  if( nAside==0 ) return 0;
+  z = sqlite3_mprintf("With session '%s' and hosts '%s', profsum read %lld of the %lld trace "
+      "files of this folder and left %lld aside (the first by path: '%s'); see "
+      "profsum_find_traces(dir, options) for the pick.", zSession ? zSession : "reference",
+      hostsAll ? "all" : "one", nSel, pList->nRow, nAside, pList->aRow[iAside].zPath);
+  if( z==0 ) *pOom = 1;
+  return z;
+}
+
+/* Mark in aSel (pList->nRow bytes, zeroed) the rows an import with the
+** options zSession (0: the reference's) and hostsAll reads.  SQLITE_OK
+** (nothing marked when nothing is found), SQLITE_ERROR with *pzErr (no
+** such session: the message lists those found) or SQLITE_NOMEM. */
+static int findSelect(const ProfsumFindList *pList, const char *zDir, const char *zSession,
+                      int hostsAll, char *aSel, char **pzErr){
+  sqlite3_int64 i;
+  const ProfsumFindRow *pS = 0;
+  int rc = SQLITE_OK;
+  *pzErr = 0;
+  if( zSession==0 ){
+    /* the reference's session; with hosts 'all' and no pick (several
+    ** XPlanes, no JSON), the first session in path order */
+    if( !hostsAll ){
+      if( pList->iPicked>=0 ) aSel[pList->iPicked] = 1;
+      return SQLITE_OK;
+    }
+    if( pList->nRow>0 ) findPickAllIn(pList, &pList->aRow[pList->iPicked>=0 ? pList->iPicked : 0], aSel);
+    return SQLITE_OK;
+  }
+  if( strcmp(zSession, "all")==0 ){
+    for(i=0; rc==SQLITE_OK && i<pList->nRow; i++){
+      sqlite3_int64 j;
+      int seen = 0;
+      for(j=0; j<i && !seen; j++) seen = findSameSession(&pList->aRow[j], &pList->aRow[i]);
+      if( seen ) continue;
+      if( hostsAll ) findPickAllIn(pList, &pList->aRow[i], aSel);
+      else rc = findPickOneIn(pList, &pList->aRow[i], aSel);
+    }
+    return rc;
+  }
+  for(i=0; i<pList->nRow; i++){
+    const ProfsumFindRow *r = &pList->aRow[i];
+    if( strcmp(zSession, "latest")==0 ){
+      if( pS==0 || findCmpSession(r, pS)>0 ) pS = r;
+    }else{
+      int n;
+      const char *z = findSessionOf(r, &n);
+      if( (int)strlen(zSession)==n && memcmp(z, zSession, (size_t)n)==0 ){ pS = r; break; }
+    }
+  }
+  if( pS==0 ){
+    sqlite3_str *pOut;
+    if( pList->nRow==0 || strcmp(zSession, "latest")==0 ) return SQLITE_OK;
+    pOut = sqlite3_str_new(0);
+    sqlite3_str_appendf(pOut, "'%q': no session '%q' (the sessions found:", zDir, zSession);
+    for(i=0; i<pList->nRow; i++){
+      sqlite3_int64 j;
+      int n, seen = 0;
+      const char *z = findSessionOf(&pList->aRow[i], &n);
+      for(j=0; j<i && !seen; j++) seen = findSameSession(&pList->aRow[j], &pList->aRow[i]);
+      if( !seen ) sqlite3_str_appendf(pOut, " '%.*q'", n, z);
+    }
+    sqlite3_str_appendf(pOut, ")");
+    *pzErr = sqlite3_str_finish(pOut);
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  if( hostsAll ){ findPickAllIn(pList, pS, aSel); return SQLITE_OK; }
+  return findPickOneIn(pList, pS, aSel);
+}
+
+/* See find.h. */
+int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
+                       ProfsumPickSet *pSet, char **pzErr){
+  ProfsumFindList list;
+  char *zErr = 0, *aSel = 0;
+  sqlite3_int64 i;
+  int rc, k = 0, bOom = 0;
+  memset(pSet, 0, sizeof(*pSet));
+  *pzErr = 0;
+  if( zSession==0 && !hostsAll ){
+    /* the reference's pick, as profsumPickTraceNote makes it */
+    char *zPath = 0;
+    rc = profsumPickTraceNote(zDir, &zPath, &pSet->zRefPick, &pSet->zNote, pzErr);
+    if( rc ) return rc;
+    pSet->a = sqlite3_malloc64(sizeof(ProfsumPickFile));
+    if( pSet->a==0 ){ sqlite3_free(zPath); profsumPickSetFree(pSet); return SQLITE_NOMEM; }
+    memset(pSet->a, 0, sizeof(ProfsumPickFile));
+    pSet->a[0].zPath = zPath;
+    pSet->n = 1;
+    return SQLITE_OK;
+  }
+  memset(&list, 0, sizeof(list));
+  rc = profsumFindCollect(zDir, &list, &zErr);
+  if( rc==SQLITE_OK ){
+    aSel = sqlite3_malloc64((sqlite3_uint64)list.nRow + 1);
+    if( aSel==0 ) rc = SQLITE_NOMEM;
+    else memset(aSel, 0, (size_t)list.nRow + 1);
+  }
+  if( rc==SQLITE_OK ) rc = findSelect(&list, zDir, zSession, hostsAll, aSel, &zErr);
+  for(i=0; rc==SQLITE_OK && i<list.nRow; i++) k += aSel[i]!=0;
+  if( rc==SQLITE_OK && k==0 ){
+    zErr = sqlite3_mprintf("'%q': no trace file found for session '%s' and hosts '%s' (expected "
+        "perfetto_trace.json.gz, *.trace.json.gz, *.trace.json or *.xplane.pb%s)", zDir,
+        zSession ? zSession : "reference", hostsAll ? "all" : "one",
+        hostsAll ? "" : "; a session of several *.xplane.pb and no JSON trace is read with hosts 'all'");
+    rc = zErr ? SQLITE_NOTFOUND : SQLITE_NOMEM;
+  }
+  if( rc==SQLITE_OK ){
+    pSet->a = sqlite3_malloc64(sizeof(ProfsumPickFile)*(sqlite3_uint64)k);
+    if( pSet->a==0 ) rc = SQLITE_NOMEM;
+    else memset(pSet->a, 0, sizeof(ProfsumPickFile)*(size_t)k);
+  }
+  for(i=0; rc==SQLITE_OK && i<list.nRow; i++){
+    const ProfsumFindRow *r = &list.aRow[i];
+    ProfsumPickFile *f;
+    int n;
+    const char *zS;
+    if( !aSel[i] ) continue;
+    f = &pSet->a[pSet->n++];
+    zS = findSessionOf(r, &n);
+    f->zPath = sqlite3_mprintf("%s", r->zPath);
+    f->zSession = sqlite3_mprintf("%.*s", n, zS);
+    f->zHost = r->eFormat==FIND_FMT_PERFETTO ? 0 : sqlite3_mprintf("%.*s", r->nHost, r->zPath + r->iHost);
+    if( !f->zPath || !f->zSession || (r->eFormat!=FIND_FMT_PERFETTO && !f->zHost) ) rc = SQLITE_NOMEM;
+  }
+  if( rc==SQLITE_OK && list.iRefPick>=0 ){
+    pSet->zRefPick = sqlite3_mprintf("%s", list.aRow[list.iRefPick].zPath);
+    if( pSet->zRefPick==0 ) rc = SQLITE_NOMEM;
+  }
+  if( rc==SQLITE_OK ){
+    pSet->zNote = findOptionNote(&list, aSel, zSession, hostsAll, &bOom);
+    if( bOom ) rc = SQLITE_NOMEM;
+  }
+  sqlite3_free(aSel);
+  profsumFindListReset(&list);
+  if( rc ){
+    profsumPickSetFree(pSet);
+    if( rc==SQLITE_NOMEM ){ sqlite3_free(zErr); zErr = 0; }
+  }
+  *pzErr = zErr;
+  return rc;
+}
+
+/* See find.h. */
+void profsumPickSetFree(ProfsumPickSet *pSet){
+  int i;
+  for(i=0; i<pSet->n; i++){
+    sqlite3_free(pSet->a[i].zPath);
+    sqlite3_free(pSet->a[i].zHost);
+    sqlite3_free(pSet->a[i].zSession);
+  }
+  sqlite3_free(pSet->a);
+  sqlite3_free(pSet->zRefPick);
+  sqlite3_free(pSet->zNote);
+  memset(pSet, 0, sizeof(*pSet));
+}
+
+/* See find.h. */
+int profsumPickOptions(const char *zJson, char **pzSession, int *pHostsAll, char **pzErr){
+  JNode *p, *s, *h;
+  int rc = SQLITE_OK;
+  *pzSession = 0;
+  *pHostsAll = 0;
+  *pzErr = 0;
+  if( zJson==0 ) return SQLITE_OK;
+  p = jParseOptions(zJson, -1, &rc, pzErr);
+  if( p==0 ) return rc;
+  s = jGet(p, "session");
+  h = jGet(p, "hosts");
+  if( s && !(s->type==JT_STRING && s->n>0) ){
+    *pzErr = sqlite3_mprintf("options_json: 'session' must be 'reference', 'latest', 'all' "
+                             "or a session folder name");
+    rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }else if( h && !(h->type==JT_STRING && (strcmp(h->z, "one")==0 || strcmp(h->z, "all")==0)) ){
+    *pzErr = sqlite3_mprintf("options_json: 'hosts' must be 'one' or 'all'");
+    rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }else{
+    if( s && strcmp(s->z, "reference")!=0 ){
+      *pzSession = sqlite3_mprintf("%s", s->z);
+      if( *pzSession==0 ) rc = SQLITE_NOMEM;
+    }
+    *pHostsAll = h && strcmp(h->z, "all")==0;
+  }
+  jFree(p);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------
 ** The virtual table.
 */
 
@@ -650,11 +951,12 @@ int profsumPickTraceNote(const char *zDir, char **pzPath, char **pzReferencePick
 #define PROFSUM_FIND_COL_FORMAT    4
 #define PROFSUM_FIND_COL_PICKED    5
 #define PROFSUM_FIND_COL_REFPICK   6
-#define PROFSUM_FIND_COL_DIR       7   /* HIDDEN input, last */
+#define PROFSUM_FIND_COL_DIR       7   /* HIDDEN input */
+#define PROFSUM_FIND_COL_OPTIONS   8   /* HIDDEN input, optional */
 
 #define PROFSUM_FIND_SCHEMA \
   "CREATE TABLE x(path TEXT, host TEXT, session TEXT, size INTEGER, " \
-  "format TEXT, picked INTEGER, reference_pick INTEGER, dir HIDDEN)"
+  "format TEXT, picked INTEGER, reference_pick INTEGER, dir HIDDEN, options HIDDEN)"
 
 typedef struct ProfsumFindTab ProfsumFindTab;
 struct ProfsumFindTab {
@@ -667,6 +969,8 @@ struct ProfsumFindCursor {
   ProfsumFindList list;     /* Rows of the current scan, owned */
   sqlite3_int64 iRow;       /* Current row index into list.aRow */
   char *zDir;               /* Copy of the dir argument (NULL if NULL), owned */
+  char *zOpts;              /* Copy of the options argument, or NULL, owned */
+  char *aSel;               /* per row: picked with the options (NULL: none given) */
 };
 
 /*
@@ -720,6 +1024,10 @@ static void profsumFindCursorReset(ProfsumFindCursor *pCur){
   profsumFindListReset(&pCur->list);
   sqlite3_free(pCur->zDir);
   pCur->zDir = 0;
+  sqlite3_free(pCur->zOpts);
+  pCur->zOpts = 0;
+  sqlite3_free(pCur->aSel);
+  pCur->aSel = 0;
   pCur->iRow = 0;
 }
 
@@ -773,10 +1081,14 @@ static int profsumFindColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
                           SQLITE_STATIC);
       break;
     case PROFSUM_FIND_COL_PICKED:
-      sqlite3_result_int(ctx, pCur->iRow==pCur->list.iPicked);
+      sqlite3_result_int(ctx, pCur->aSel ? pCur->aSel[pCur->iRow]!=0
+                                         : pCur->iRow==pCur->list.iPicked);
       break;
     case PROFSUM_FIND_COL_REFPICK:
       sqlite3_result_int(ctx, pCur->iRow==pCur->list.iRefPick);
+      break;
+    case PROFSUM_FIND_COL_OPTIONS:
+      if( pCur->zOpts ) sqlite3_result_text(ctx, pCur->zOpts, -1, SQLITE_TRANSIENT);
       break;
     default:
       assert( iCol==PROFSUM_FIND_COL_DIR );
@@ -800,6 +1112,7 @@ static int profsumFindRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid){
 **   idxNum  meaning                                   argv
 **   ------  ----------------------------------------  ---------------
 **     1     usable "dir = ?" constraint               argv[0] = dir
+**     3     and an "options = ?" constraint           argv[1] = options
 **     0     no dir constraint at all                  (xFilter errors:
 **                                                      missing argument)
 **
@@ -809,21 +1122,26 @@ static int profsumFindRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid){
 */
 static int profsumFindBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   int i;
-  int iDir = -1;
+  int iDir = -1, iOpts = -1;
   int bUnusable = 0;
   (void)pVtab;
   for(i=0; i<pInfo->nConstraint; i++){
     const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
-    if( pC->iColumn!=PROFSUM_FIND_COL_DIR ) continue;
+    if( pC->iColumn!=PROFSUM_FIND_COL_DIR && pC->iColumn!=PROFSUM_FIND_COL_OPTIONS ) continue;
     if( pC->op!=SQLITE_INDEX_CONSTRAINT_EQ ) continue;
     if( !pC->usable ){ bUnusable = 1; continue; }
-    iDir = i;
-    break;
+    if( pC->iColumn==PROFSUM_FIND_COL_DIR ){ if( iDir<0 ) iDir = i; }
+    else if( iOpts<0 ) iOpts = i;
   }
   if( iDir>=0 ){
     pInfo->aConstraintUsage[iDir].argvIndex = 1;
     pInfo->aConstraintUsage[iDir].omit = 1;
     pInfo->idxNum = 1;
+    if( iOpts>=0 ){
+      pInfo->aConstraintUsage[iOpts].argvIndex = 2;
+      pInfo->aConstraintUsage[iOpts].omit = 1;
+      pInfo->idxNum = 3;
+    }
     pInfo->estimatedCost = 1000.0;
     pInfo->estimatedRows = 10;
   }else if( bUnusable ){
@@ -834,6 +1152,28 @@ static int profsumFindBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
     pInfo->estimatedRows = 10;
   }
   return SQLITE_OK;
+}
+
+/* xFilter's options argument zOpts: the picks of an import with those
+** options (profsumPickOptions, findSelect) into pCur->aSel.  SQLITE_OK,
+** SQLITE_ERROR with *pzErr, or SQLITE_NOMEM. */
+static int findFilterOptions(ProfsumFindCursor *pCur, const char *zOpts, char **pzErr){
+  char *zSession = 0;
+  int hostsAll = 0, rc;
+  if( zOpts==0 ) return SQLITE_NOMEM;
+  pCur->zOpts = sqlite3_mprintf("%s", zOpts);
+  if( pCur->zOpts==0 ) return SQLITE_NOMEM;
+  rc = profsumPickOptions(zOpts, &zSession, &hostsAll, pzErr);
+  if( rc==SQLITE_OK ){
+    pCur->aSel = sqlite3_malloc64((sqlite3_uint64)pCur->list.nRow + 1);
+    if( pCur->aSel==0 ) rc = SQLITE_NOMEM;
+    else memset(pCur->aSel, 0, (size_t)pCur->list.nRow + 1);
+  }
+  if( rc==SQLITE_OK ){
+    rc = findSelect(&pCur->list, pCur->zDir, zSession, hostsAll, pCur->aSel, pzErr);
+  }
+  sqlite3_free(zSession);
+  return rc;
 }
 
 /* xFilter: resets the cursor, then walks the directory (see the protocol
@@ -850,7 +1190,7 @@ static int profsumFindFilter(sqlite3_vtab_cursor *cur, int idxNum,
   (void)idxStr;
 
   profsumFindCursorReset(pCur);
-  if( idxNum!=1 || argc<1 ){
+  if( (idxNum & 1)==0 || argc<1 ){
     profsumVtabErr(pVtab, "profsum_find_traces: missing required argument DIR");
     return SQLITE_ERROR;
   }
@@ -867,6 +1207,9 @@ static int profsumFindFilter(sqlite3_vtab_cursor *cur, int idxNum,
     return SQLITE_ERROR;
   }
   rc = profsumFindCollect(pCur->zDir, &pCur->list, &zErr);
+  if( rc==SQLITE_OK && idxNum==3 && argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL ){
+    rc = findFilterOptions(pCur, (const char*)sqlite3_value_text(argv[1]), &zErr);
+  }
   if( rc==SQLITE_ERROR ){
     profsumVtabErr(pVtab, "profsum_find_traces: %s", zErr);
   }

@@ -55,4 +55,51 @@ int profsumPickTrace(const char *zDir, char **pzPath, char **pzReferencePick,
 int profsumPickTraceNote(const char *zDir, char **pzPath, char **pzReferencePick,
                          char **pzNote, char **pzErr);
 
+/* One file of a pick by the import options "session" and "hosts". */
+typedef struct ProfsumPickFile {
+  char *zPath;        /* the file (dir + '/' + its path below dir) */
+  char *zHost;        /* <host> of its name; NULL for perfetto_trace.json.gz */
+  char *zSession;     /* its session: the parent folder's name ("" when none) */
+} ProfsumPickFile;
+
+/* The files an import reads, in path order (sqlite3_malloc'd, freed by
+** profsumPickSetFree). */
+typedef struct ProfsumPickSet {
+  ProfsumPickFile *a;
+  int n;
+  char *zRefPick;     /* the file the reference tool reads, or NULL */
+  char *zNote;        /* the quality warning of files left aside, or NULL */
+} ProfsumPickSet;
+
+/*
+** The files of folder zDir that an import with the options session
+** (zSession: 0 for 'reference', else 'latest', 'all' or a session name)
+** and hosts (hostsAll) reads:
+**   session  reference: the session (parent folder name) of the
+**            reference's pick; latest: the greatest session name in byte
+**            order (the newest when named by capture time, as JAX names
+**            them); all: every session; a name: that session.
+**   hosts    one: §1.1 over the session's files (with 'reference': the
+**            reference's pick itself, and its note as
+**            profsumPickTraceNote makes it); all: per host of each
+**            folder of the session its XPlane, else *.trace.json.gz, else
+**            *.trace.json (a session without host files: its first
+**            perfetto_trace.json.gz).
+** SQLITE_OK with pSet filled (at least one file), SQLITE_NOTFOUND when
+** nothing is found, SQLITE_ERROR (no such session, or the directory's
+** errors) or SQLITE_NOMEM; *pzErr as profsumPickTrace's.
+*/
+int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
+                       ProfsumPickSet *pSet, char **pzErr);
+void profsumPickSetFree(ProfsumPickSet *pSet);
+
+/*
+** The keys "session" and "hosts" of an options_json (other keys are
+** ignored: the options of profsum_import may be given as they are).
+** *pzSession: 0 for 'reference' (or absent), else sqlite3_malloc'd.
+** SQLITE_OK, SQLITE_ERROR with *pzErr ("options_json: ...", no function
+** prefix), or SQLITE_NOMEM.
+*/
+int profsumPickOptions(const char *zJson, char **pzSession, int *pHostsAll, char **pzErr);
+
 #endif /* PROFSUM_FIND_H */

@@ -19,6 +19,7 @@ SQLITE_EXTENSION_INIT1
 #include "profsum_int.h"
 #include "hash.h"
 #include "wandb.h"
+#include "session.h"
 
 #include <stdarg.h>
 #include <zlib.h>
@@ -138,7 +139,7 @@ static int (*const aRegister[])(sqlite3*, char**) = {
   profsumRegisterFind,       profsumRegisterImport,    profsumRegisterCatalog,
   profsumRegisterTrim,       profsumRegisterReportHtml, profsumRegisterSummaryDoc,
   profsumRegisterCompare,    profsumRegisterQuery,     profsumRegisterWandb,
-  profsumRegisterReportProfsum,
+  profsumRegisterReportProfsum, profsumRegisterSession,
 };
 
 /* The W&B sources of profsum_import (net layer). */

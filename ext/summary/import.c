@@ -48,6 +48,8 @@
 #include "jsontree.h"
 #include "json_kind.h"
 #include "insights.h"
+#include "session.h"
+#include "import_int.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -65,19 +67,7 @@
 
 #define FN "profsum_import"
 
-/* Parsed options. */
-typedef struct ImportOpts {
-  int warmup, hotOpLimit, globalMode, storeEvents, replace;
-  int reuse;                  /* return a stored trace of the same file and options */
-  int uniqueLabel;            /* a taken label gets a -2, -3, ... suffix */
-  char *zSeries;              /* sqlite3_malloc'd or NULL */
-  char *zAlias;               /* W&B run sources: the artifact alias (NULL: latest) */
-  char *zSchema;              /* sqlite3_malloc'd ("main" by default) */
-  char *zDevicePeaks;         /* "device_peaks": the JSON object's text, or NULL */
-  char *zSession;             /* "session": reference (NULL), latest, all or a folder name */
-  int hostsAll;               /* "hosts": 'all' (1) or 'one' (0, the default) */
-  int diagAll;                /* "store_diagnostics": 'all' (1) or 'compact' (0) */
-} ImportOpts;
+/* ImportOpts and parseOpts: import_int.h, import_opts.c. */
 
 /*
 ** Phase timers, for profiling only: a build with -DPROFSUM_PHASE_TIMES
@@ -115,164 +105,6 @@ static void phaseReport(void){
 #else
 # define PHASE(i) ((void)0)
 #endif
-
-/* Parse options_json (NULL → defaults).  Unknown keys are an error (a
-** typo must not be silently ignored). */
-static int parseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr){
-  sqlite3_stmt *p = 0;
-  int rc;
-  memset(o, 0, sizeof(*o));
-  o->warmup = 5;
-  o->hotOpLimit = 25;
-  o->zSchema = sqlite3_mprintf("main");
-  if( o->zSchema==0 ) return SQLITE_NOMEM;
-  if( zJson==0 ) return SQLITE_OK;
-  {
-    /* SQLite's JSON functions say only "malformed JSON": jParse() says where */
-    char *zE = 0;
-    JNode *pChk = jParse(zJson, -1, &zE);
-    if( pChk==0 ){
-      if( zE==0 ) return SQLITE_NOMEM;
-      *pzErr = sqlite3_mprintf(FN ": options_json: %s", zE);
-      sqlite3_free(zE);
-      return SQLITE_ERROR;
-    }
-    if( pChk->type!=JT_OBJECT ){     /* json_each() of [] would give no row */
-      jFree(pChk);
-      *pzErr = sqlite3_mprintf(FN ": options_json must be a JSON object");
-      return SQLITE_ERROR;
-    }
-    jFree(pChk);
-  }
-  rc = sqlite3_prepare_v2(db, "SELECT json_type(?1), key, value, type FROM json_each(?1)", -1, &p, 0);
-  if( rc ){
-    /* the database's or the connection's failure (the JSON is checked above) */
-    if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
-    return rc;
-  }
-  sqlite3_bind_text(p, 1, zJson, -1, SQLITE_STATIC);
-  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
-    const char *zType = (const char*)sqlite3_column_text(p, 0);
-    const char *zKey = (const char*)sqlite3_column_text(p, 1);
-    const char *zVT = (const char*)sqlite3_column_text(p, 3);
-    int isInt = zVT && strcmp(zVT, "integer")==0;
-    int isText = zVT && strcmp(zVT, "text")==0;
-    int isBool = zVT && (strcmp(zVT, "true")==0 || strcmp(zVT, "false")==0);
-    /* a flag: true/false, or the integers 1/0 (not 2 or -1: a slip) */
-    int isFlag = isBool || (isInt && (unsigned long long)sqlite3_column_int64(p, 2)<=1);
-    int flagOn = isFlag && (isBool ? zVT[0]=='t' : sqlite3_column_int64(p, 2)==1);
-    if( zType==0 || strcmp(zType, "object")!=0 ){
-      *pzErr = sqlite3_mprintf(FN ": options_json must be a JSON object");
-      rc = SQLITE_ERROR; break;
-    }
-    if( zKey==0 ) continue;
-    if( strcmp(zKey, "warmup_steps")==0 && isInt && sqlite3_column_int64(p, 2)>=0 ){
-      o->warmup = (int)sqlite3_column_int64(p, 2);
-    }else if( strcmp(zKey, "hot_op_limit")==0 && isInt && sqlite3_column_int64(p, 2)>=0 ){
-      o->hotOpLimit = (int)sqlite3_column_int64(p, 2);
-    }else if( strcmp(zKey, "breakdown_mode")==0 && isText ){
-      const char *z = (const char*)sqlite3_column_text(p, 2);
-      if( strcmp(z, "exclusive_per_track")==0 ) o->globalMode = 0;
-      else if( strcmp(z, "exclusive_global")==0 ) o->globalMode = 1;
-      else{
-        *pzErr = sqlite3_mprintf(FN ": options_json: breakdown_mode must be "
-            "'exclusive_per_track' or 'exclusive_global', not '%s'", z);
-        rc = SQLITE_ERROR; break;
-      }
-    }else if( strcmp(zKey, "series")==0 && (isText || (zVT && strcmp(zVT, "null")==0)) ){
-      sqlite3_free(o->zSeries);
-      o->zSeries = isText ? sqlite3_mprintf("%s", sqlite3_column_text(p, 2)) : 0;
-    }else if( strcmp(zKey, "store_events")==0 && isFlag ){
-      o->storeEvents = flagOn;
-    }else if( strcmp(zKey, "replace")==0 && isFlag ){
-      o->replace = flagOn;
-    }else if( strcmp(zKey, "reuse")==0 && isFlag ){
-      o->reuse = flagOn;
-    }else if( strcmp(zKey, "unique_label")==0 && isFlag ){
-      o->uniqueLabel = flagOn;
-    }else if( strcmp(zKey, "alias")==0 && ((isText && sqlite3_column_bytes(p, 2)>0)
-                                            || (zVT && strcmp(zVT, "null")==0)) ){
-      sqlite3_free(o->zAlias);
-      o->zAlias = isText ? sqlite3_mprintf("%s", sqlite3_column_text(p, 2)) : 0;
-      if( isText && o->zAlias==0 ){ rc = SQLITE_NOMEM; break; }
-    }else if( strcmp(zKey, "device_peaks")==0 && zVT && strcmp(zVT, "object")==0 ){
-      sqlite3_free(o->zDevicePeaks);
-      o->zDevicePeaks = sqlite3_mprintf("%s", sqlite3_column_text(p, 2));
-      if( o->zDevicePeaks==0 ){ rc = SQLITE_NOMEM; break; }
-    }else if( strcmp(zKey, "session")==0 && isText && sqlite3_column_bytes(p, 2)>0 ){
-      const char *z = (const char*)sqlite3_column_text(p, 2);
-      sqlite3_free(o->zSession);
-      o->zSession = strcmp(z, "reference")==0 ? 0 : sqlite3_mprintf("%s", z);
-      if( o->zSession==0 && strcmp(z, "reference")!=0 ){ rc = SQLITE_NOMEM; break; }
-    }else if( strcmp(zKey, "hosts")==0 && isText
-              && (strcmp((const char*)sqlite3_column_text(p, 2), "one")==0
-                  || strcmp((const char*)sqlite3_column_text(p, 2), "all")==0) ){
-      o->hostsAll = ((const char*)sqlite3_column_text(p, 2))[0]=='a';
-    }else if( strcmp(zKey, "store_diagnostics")==0 && isText
-              && (strcmp((const char*)sqlite3_column_text(p, 2), "compact")==0
-                  || strcmp((const char*)sqlite3_column_text(p, 2), "all")==0) ){
-      o->diagAll = ((const char*)sqlite3_column_text(p, 2))[0]=='a';
-    }else if( strcmp(zKey, "schema")==0 && isText ){
-      sqlite3_free(o->zSchema);
-      o->zSchema = sqlite3_mprintf("%s", sqlite3_column_text(p, 2));
-      if( o->zSchema==0 ){ rc = SQLITE_NOMEM; break; }
-    }else{
-      /* what each key takes, for the message (the keys handled above) */
-      static const char *azWant[] = {
-        "warmup_steps", "a non-negative integer", "hot_op_limit", "a non-negative integer",
-        "breakdown_mode", "'exclusive_per_track' or 'exclusive_global'",
-        "series", "a string or null", "store_events", "true or false (or 1/0)",
-        "schema", "a string (the name of an attached database)",
-        "replace", "true or false (or 1/0)", "reuse", "true or false (or 1/0)",
-        "unique_label", "true or false (or 1/0)",
-        "alias", "a non-empty string or null",
-        "device_peaks", "an object: device name or \"*\" -> {\"peak_flops_per_s\": x, \"peak_mem_bw_bytes_per_s\": y}",
-        "session", "'reference', 'latest', 'all' or a session folder name",
-        "hosts", "'one' or 'all'",
-        "store_diagnostics", "'compact' or 'all'" };
-      const char *zWant = 0;
-      size_t w;
-      for(w=0; w<sizeof(azWant)/sizeof(azWant[0]); w+=2){
-        if( strcmp(zKey, azWant[w])==0 ){ zWant = azWant[w+1]; break; }
-      }
-      if( zWant ){
-        /* the value as written: a string quoted, true/false/null as words */
-        const char *zV = (const char*)sqlite3_column_text(p, 2);
-        *pzErr = isText ? sqlite3_mprintf(FN ": options_json: '%s' must be %s, not \"%s\"", zKey, zWant, zV)
-               : sqlite3_mprintf(FN ": options_json: '%s' must be %s, not %s", zKey, zWant,
-                                 isBool || (zVT && strcmp(zVT, "null")==0) ? zVT : zV ? zV : "?");
-      }else{
-        sqlite3_str *pKnown = sqlite3_str_new(db);
-        char *zKnown;
-        for(w=0; w<sizeof(azWant)/sizeof(azWant[0]); w+=2){
-          sqlite3_str_appendf(pKnown, "%s%s", w ? ", " : "", azWant[w]);
-        }
-        zKnown = sqlite3_str_finish(pKnown);
-        *pzErr = zKnown ? sqlite3_mprintf(FN ": options_json: unknown key '%s' (known: %s)", zKey, zKnown) : 0;
-        sqlite3_free(zKnown);
-        if( *pzErr==0 ){ rc = SQLITE_NOMEM; break; }
-      }
-      rc = SQLITE_ERROR; break;
-    }
-  }
-  if( rc==SQLITE_DONE ) rc = SQLITE_OK;
-  if( rc==SQLITE_ERROR && *pzErr==0 ){
-    *pzErr = sqlite3_mprintf(FN ": options_json is not valid JSON: %s", sqlite3_errmsg(db));
-  }else if( rc && rc!=SQLITE_NOMEM && *pzErr==0 ){
-    /* not the JSON's fault: an interrupt, a disk I/O error, ... */
-    *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
-  }
-  if( rc==SQLITE_OK && o->replace && (o->reuse || o->uniqueLabel) ){
-    *pzErr = o->reuse
-      ? sqlite3_mprintf(FN ": options_json: 'reuse' and 'replace' exclude each other "
-                        "(reuse keeps a stored trace of the same file, replace stores the file again)")
-      : sqlite3_mprintf(FN ": options_json: 'unique_label' and 'replace' exclude each other "
-                        "(unique_label keeps the trace that has the label, replace deletes it)");
-    rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
-  }
-  sqlite3_finalize(p);
-  return rc;
-}
 
 static char *prefixFn(char *zErr, int rc);
 static int readAll(const char *zPath, char **pz, char **pzErr);
@@ -609,17 +441,36 @@ typedef struct ImportJob {
   struct BgParse *pBg;             /* a parse still running in a thread, or 0 */
   ProfsumProbe *pProbe;            /* the connection's interrupt (profsum_int.h) */
   int labelGiven;                  /* zLabel was the caller's, not derived */
+  ProfsumHost *aHost;              /* a session's hosts (hosts/session 'all'), or 0 */
+  int nHost;
+  int sessionAll;                  /* session 'all': labels <label>/<session>/<host> */
   sqlite3_int64 traceId;           /* out */
 } ImportJob;
+
+/* One trace the body stores: its label and file, and its parse. */
+typedef struct ImportTrace {
+  const char *zLabel, *zTrace;
+  const char *zPickNote;           /* the pick's quality warning, or 0 */
+  const char *zRefPick;            /* the reference's pick of the folder, or 0 */
+  ProfsumEngine *pEngine;          /* 0 for a v1 file */
+  const ProfsumEngineInfo *pInfo;
+} ImportTrace;
 
 static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr);
 
 /* Option 'unique_label': the first of zBase-2, zBase-3, ... that no trace
 ** in zSchema has, in *pz (sqlite3_malloc'd).  Run under the write lock, so
-** two imports never choose the same. */
-static int freeLabel(sqlite3 *db, const char *zSchema, const char *zBase, char **pz, char **pzErr){
+** two imports never choose the same.  bTree: also no trace label below
+** it (zBase-N/...) and no session of that label (a session's import). */
+static int freeLabel(sqlite3 *db, const char *zSchema, const char *zBase, int bTree,
+                     char **pz, char **pzErr){
   sqlite3_stmt *p = 0;
-  char *z = sqlite3_mprintf("SELECT 1 FROM \"%w\".profsum_trace WHERE label=?1", zSchema);
+  char *z = bTree
+    ? sqlite3_mprintf("SELECT 1 FROM \"%w\".profsum_trace WHERE label=?1 OR "
+                      "substr(label, 1, length(?1)+1)=?1||'/' UNION ALL SELECT 1 FROM "
+                      "\"%w\".profsum_session WHERE label=?1 OR substr(label, 1, length(?1)+1)=?1||'/'",
+                      zSchema, zSchema)
+    : sqlite3_mprintf("SELECT 1 FROM \"%w\".profsum_trace WHERE label=?1", zSchema);
   int rc, i;
   *pz = 0;
   if( z==0 ) return SQLITE_NOMEM;
@@ -629,8 +480,8 @@ static int freeLabel(sqlite3 *db, const char *zSchema, const char *zBase, char *
     *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
     return rc;
   }
-  for(i=2; ; i++){
-    char *zTry = sqlite3_mprintf("%s-%d", zBase, i);
+  for(i=bTree ? 1 : 2; ; i++){
+    char *zTry = i==1 ? sqlite3_mprintf("%s", zBase) : sqlite3_mprintf("%s-%d", zBase, i);
     if( zTry==0 ){ rc = SQLITE_NOMEM; break; }
     sqlite3_bind_text(p, 1, zTry, -1, SQLITE_STATIC);
     rc = sqlite3_step(p);
@@ -646,253 +497,457 @@ static int freeLabel(sqlite3 *db, const char *zSchema, const char *zBase, char *
   return rc;
 }
 
-static int importBody(sqlite3 *db, void *pArg, char **pzErr){
-  ImportJob *j = (ImportJob*)pArg;
-  ImportOpts o = j->o;
-  const char *zLabel = j->zLabel, *zSource = j->zSource, *zTrace = j->zTrace;
-  const char *zRefPick = j->zRefPick, *zNow = j->zNow, *zOptsJson = j->zOptsJson;
-  const char *zSha = j->zSha;
-  sqlite3_int64 size = j->size, traceId = 0;
-  int isV1 = j->isV1, rc;
+/* The body's first step: the schema, created in this transaction where it
+** is missing, then (a first import's background parse) the parse's
+** result, whose error wins over the schema's as when it runs first. */
+static int bodySchema(sqlite3 *db, ImportJob *j, char **pzErr){
   char *zErr = 0;
-  char *zOwnLabel = 0;             /* unique_label: the free label chosen */
-  sqlite3_stmt *p = 0;
+  int rc;
   PHASE(3);
-  rc = profsumCreateSchema(db, o.zSchema, &zErr);
+  rc = profsumCreateSchema(db, j->o.zSchema, &zErr);
   PHASE(4);
   if( j->pBg ){
-    /* the schema was created while the trace was parsed: the parse now;
-    ** its error wins over the schema's, as when it runs first */
     char *zParseErr = 0;
     int rcParse = bgParseFinish(db, j, &zParseErr);
     if( rcParse==SQLITE_OK ){ sqlite3_free(zParseErr); zParseErr = 0; }
     if( rcParse ){
       sqlite3_free(zErr);
-      zErr = zParseErr;
-      rc = rcParse;
-      goto body_done;
+      *pzErr = zParseErr;
+      return rcParse;
     }
   }
   if( rc ){
-    char *z2 = zErr ? sqlite3_mprintf(FN ": %s", zErr) : 0;
+    *pzErr = zErr ? sqlite3_mprintf(FN ": %s", zErr) : 0;
     sqlite3_free(zErr);
-    zErr = z2;
-    goto body_done;
   }
-  if( o.reuse ){
+  return rc;
+}
+
+/* The label zLabel is free to store under, or made so: when a trace has it,
+** with unique_label the first free zLabel-N in *pzOwn, with replace that
+** trace deleted, else an error that says what to do. */
+static int claimLabel(sqlite3 *db, const ImportJob *j, const char *zLabel, char **pzOwn,
+                      char **pzErr){
+  const ImportOpts *o = &j->o;
+  sqlite3_stmt *p = 0;
+  sqlite3_int64 old;
+  int rc;
+  char *z = sqlite3_mprintf("SELECT trace_id, source_path, sha256, options, profsum_version "
+                            "FROM \"%w\".profsum_trace WHERE label=?1", o->zSchema);
+  *pzOwn = 0;
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+  sqlite3_free(z);
+  if( rc ){ *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); return rc; }
+  sqlite3_bind_text(p, 1, zLabel, -1, SQLITE_STATIC);
+  if( sqlite3_step(p)!=SQLITE_ROW ){ sqlite3_finalize(p); return SQLITE_OK; }
+  old = sqlite3_column_int64(p, 0);
+  if( o->uniqueLabel ){
+    /* the first free label-N, chosen under the write lock */
+    sqlite3_finalize(p);
+    return freeLabel(db, o->zSchema, zLabel, 0, pzOwn, pzErr);
+  }
+  if( o->replace ){
+    sqlite3_finalize(p);
+    return deleteTrace(db, o->zSchema, old, pzErr);
+  }
+  if( o->reuse ){
+    /* say why the stored trace was not taken */
+    const char *zOldSha = (const char*)sqlite3_column_text(p, 2);
+    *pzErr = sqlite3_mprintf(FN ": a trace with label '%s' exists already (trace_id %lld) and "
+        "'reuse' did not take it: that trace was imported from '%s' (SHA-256 %.12s..., options %s, "
+        "profsum %s), and '%s'%s differs from it in source path, content, options or profsum "
+        "version; choose another label, or pass "
+        "'{\"reuse\": true, \"unique_label\": true}' to store this one as the first free '%s-N' "
+        "(and take it again next time)",
+        zLabel, (long long)old, sqlite3_column_text(p, 1), zOldSha ? zOldSha : "?",
+        sqlite3_column_text(p, 3), sqlite3_column_text(p, 4), j->zSource,
+        j->isV1 ? " (a summary file)" : "", zLabel);
+  }else{
+    *pzErr = sqlite3_mprintf(FN ": a trace with label '%s' exists already (trace_id %lld); "
+        "choose another label, pass '{\"unique_label\": true}' to store this one as the first "
+        "free '%s-N' (both kept), or '{\"replace\": true}' to delete that trace and store this "
+        "one", zLabel, (long long)old, zLabel);
+  }
+  sqlite3_finalize(p);
+  return *pzErr ? SQLITE_CONSTRAINT : SQLITE_NOMEM;
+}
+
+/* Insert the profsum_trace row of t (a v1 file: with its document); its
+** trace_id in *pId. */
+static int insertTraceRow(sqlite3 *db, const ImportJob *j, const ImportTrace *t,
+                          sqlite3_int64 *pId, char **pzErr){
+  const ImportOpts *o = &j->o;
+  sqlite3_stmt *p = 0;
+  char *zDoc = 0;
+  int rc;
+  char *z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_trace(label, series, source_path, trace_path, "
+      "source_format, sha256, size, imported_at, generated_at_utc, options, profsum_version, summary_json) "
+      "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?8,?9,?10,?11)", o->zSchema);
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+  sqlite3_free(z);
+  if( rc ){ *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); return rc; }
+  if( j->isV1 ){
+    char *zE = 0;
+    rc = readAll(t->zTrace, &zDoc, pzErr);
+    if( rc ){ sqlite3_finalize(p); return rc; }
+    /* jParse()'s size limit, checked before SQLite's JSON functions read
+    ** the document below (a tree of it for each statement) */
+    if( jCheckSize(zDoc, -1, &zE) ){
+      *pzErr = zE ? sqlite3_mprintf(FN ": '%s': %s", t->zTrace, zE) : 0;
+      sqlite3_free(zE);
+      sqlite3_free(zDoc);
+      sqlite3_finalize(p);
+      return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
+  }
+  sqlite3_bind_text(p, 1, t->zLabel, -1, SQLITE_STATIC);
+  if( o->zSeries ) sqlite3_bind_text(p, 2, o->zSeries, -1, SQLITE_STATIC);
+  sqlite3_bind_text(p, 3, j->zSource, -1, SQLITE_STATIC);
+  sqlite3_bind_text(p, 4, t->zTrace, -1, SQLITE_STATIC);
+  sqlite3_bind_text(p, 5, j->isV1 ? "profile_summary_v1" : "perfetto_trace_json", -1, SQLITE_STATIC);
+  if( j->zSha[0] ) sqlite3_bind_text(p, 6, j->zSha, -1, SQLITE_STATIC);
+  if( j->isV1 ) sqlite3_bind_int64(p, 7, j->size);
+  sqlite3_bind_text(p, 8, j->zNow, -1, SQLITE_STATIC);
+  sqlite3_bind_text(p, 9, j->zOptsJson, -1, SQLITE_STATIC);
+  sqlite3_bind_text(p, 10, PROFSUM_VERSION, -1, SQLITE_STATIC);
+  if( zDoc ) sqlite3_bind_text(p, 11, zDoc, -1, sqlite3_free);
+  rc = sqlite3_step(p);
+  sqlite3_finalize(p);
+  if( rc!=SQLITE_DONE ){ *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); return SQLITE_ERROR; }
+  *pId = sqlite3_last_insert_rowid(db);
+  return SQLITE_OK;
+}
+
+/* A v1 file's trace id: its stored document checked, then its tables
+** filled from it. */
+static int storeV1(sqlite3 *db, const ImportJob *j, sqlite3_int64 id, char **pzErr){
+  sqlite3_stmt *q = 0;
+  int rc;
+  char *z = sqlite3_mprintf("SELECT json_valid(summary_json) AND json_type(summary_json)='object' "
+      "AND json_extract(summary_json,'$.schema_version')='profile_summary.v1' "
+      "FROM \"%w\".profsum_trace WHERE trace_id=%lld", j->o.zSchema, (long long)id);
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, &q, 0);
+  sqlite3_free(z);
+  if( rc==SQLITE_OK && sqlite3_step(q)==SQLITE_ROW && sqlite3_column_int(q, 0)==1 ){
+    sqlite3_finalize(q);
+    return fillFromV1(db, j->o.zSchema, id, j->zTrace, pzErr);
+  }
+  sqlite3_finalize(q);
+  *pzErr = sqlite3_mprintf(FN ": '%s': not a valid profile_summary.v1 JSON document", j->zTrace);
+  return SQLITE_ERROR;
+}
+
+/* The quality warnings of trace id where the reference would do otherwise
+** than profsum did with t (the pick, the file's form, its entries). */
+static int addReadWarnings(sqlite3 *db, const char *zSchema, const ImportTrace *t,
+                           sqlite3_int64 id, char **pzErr){
+  const ProfsumEngineInfo *pI = t->pInfo;
+  const char *azWarn[6];
+  int nWarn = 0, w, rc = SQLITE_OK;
+  if( t->zPickNote ) azWarn[nWarn++] = t->zPickNote;
+  if( t->zRefPick && strcmp(t->zRefPick, t->zTrace)!=0 ) azWarn[nWarn++] =
+      "The reference summarizer would read the XPlane protobuf in this folder; profsum "
+      "read the JSON trace instead (same events, converted by the profiler).";
+  if( pI->arrayForm ) azWarn[nWarn++] =
+      "The trace is in the JSON array form ([...] without {\"traceEvents\": ...}), which "
+      "the reference summarizer rejects (it needs a top-level object); profsum read it.";
+  if( pI->noEvents ) azWarn[nWarn++] =
+      "The file has no traceEvents array (absent or null): it is likely not a trace, and "
+      "this summary is empty. Give the profiler's trace JSON (*.trace.json.gz or "
+      "perfetto_trace.json.gz) or its profile folder.";
+  if( pI->cutOff ) azWarn[nWarn++] =
+      "The trace JSON ends early (inside an entry or before its closing bracket): the file "
+      "looks cut off, e.g. copied while the profiler was still writing it. The reference "
+      "summarizer would reject it; profsum summarized the events before the cut: see "
+      "profsum_diagnostic.";
+  if( pI->laxSyntax ) azWarn[nWarn++] =
+      "The trace is not strict JSON (trailing commas or raw control characters in strings), "
+      "which the reference summarizer rejects; profsum read it: see profsum_diagnostic.";
+  for(w=0; rc==SQLITE_OK && w<nWarn; w++) rc = addWarning(db, zSchema, id, pzErr, azWarn[w]);
+  if( rc==SQLITE_OK && pI->nRejectedByRef>0 ){
+    char *zW = sqlite3_mprintf("%lld %s malformed for the reference summarizer "
+        "(it would reject the whole file; first: entry %lld, %s); profsum summarized the "
+        "valid events: see profsum_diagnostic.", (long long)pI->nRejectedByRef,
+        pI->nRejectedByRef==1 ? "entry is" : "entries are",
+        (long long)pI->iFirstRejected, pI->zFirstRejectedKind ? pI->zFirstRejectedKind : "?");
+    rc = zW ? addWarning(db, zSchema, id, pzErr, zW) : SQLITE_NOMEM;
+    sqlite3_free(zW);
+  }
+  if( rc==SQLITE_OK && pI->nLeftOut>0 ){
+    char *zW = sqlite3_mprintf("%lld complete %s left out of the summary (first: entry %lld, "
+        "%s): see profsum_diagnostic (kinds bad_ts, time_out_of_range).",
+        (long long)pI->nLeftOut, pI->nLeftOut==1 ? "event is" : "events are",
+        (long long)pI->iFirstLeftOut, pI->zFirstLeftOutWhy ? pI->zFirstLeftOutWhy : "?");
+    rc = zW ? addWarning(db, zSchema, id, pzErr, zW) : SQLITE_NOMEM;
+    sqlite3_free(zW);
+  }
+  return rc;
+}
+
+/* Option store_events: the raw rows of trace_events of zTrace for trace id. */
+static int storeEvents(sqlite3 *db, const char *zSchema, const char *zTrace, sqlite3_int64 id,
+                       char **pzErr){
+  int rc = execf(db, pzErr, "CREATE TABLE IF NOT EXISTS \"%w\".profsum_event(trace_id INTEGER NOT NULL, "
+      "idx INTEGER NOT NULL, ph TEXT, name TEXT, cat TEXT, pid, tid, ts INTEGER, dur INTEGER, "
+      "dur_ps INTEGER, process_name TEXT, thread_name TEXT, tf_op TEXT, hlo_op TEXT, "
+      "hlo_module TEXT, hlo_category TEXT, long_name TEXT, source TEXT, run_id TEXT, "
+      "step_num INTEGER, flops INTEGER, bytes_accessed INTEGER, correlation_id INTEGER, "
+      "group_id INTEGER, args TEXT, depth INTEGER, parent_idx INTEGER, excl INTEGER, "
+      "excl_ps INTEGER, PRIMARY KEY(trace_id, idx)) WITHOUT ROWID", zSchema);
+  if( rc==SQLITE_OK ) rc = execf(db, pzErr, "INSERT INTO \"%w\".profsum_event SELECT %lld, idx, ph, "
+      "name, cat, pid, tid, ts, dur, dur_ps, process_name, thread_name, tf_op, hlo_op, hlo_module, "
+      "hlo_category, long_name, source, run_id, step_num, flops, bytes_accessed, correlation_id, "
+      "group_id, args, depth, parent_idx, excl, excl_ps FROM trace_events(%Q)",
+      zSchema, (long long)id, zTrace);
+  return rc;
+}
+
+/* A parsed trace's tables for trace id: the aggregates (stage A), the
+** insights, the quality warnings, and with store_events its raw rows. */
+static int storeParsed(sqlite3 *db, const ImportJob *j, const ImportTrace *t, sqlite3_int64 id,
+                       char **pzErr){
+  const ImportOpts *o = &j->o;
+  int rc;
+  PHASE(5);
+  profsumEngineSetDiagAll(t->pEngine, o->diagAll);
+  rc = profsumEngineWrite(t->pEngine, db, o->zSchema, id, pzErr);
+  if( rc==SQLITE_OK ){
+    rc = profsumInsWrite(profsumEngineInsights(t->pEngine), db, o->zSchema, id,
+                         o->zDevicePeaks, FN, pzErr);
+  }
+  PHASE(6);
+  if( rc==SQLITE_OK ) rc = addReadWarnings(db, o->zSchema, t, id, pzErr);
+  if( rc==SQLITE_OK && o->storeEvents ) rc = storeEvents(db, o->zSchema, t->zTrace, id, pzErr);
+  return rc;
+}
+
+/* Stage B: the sections of trace id for the import's knobs (and the run
+** metadata of a W&B source first). */
+static int storeSections(sqlite3 *db, const ImportJob *j, sqlite3_int64 id, char **pzErr){
+  const ImportOpts *o = &j->o;
+  ProfsumKnobs k;
+  ProfsumDoc *pDoc = 0;
+  int rc = SQLITE_OK;
+  if( j->zRunMeta ){
+    rc = execf(db, pzErr, "UPDATE \"%w\".profsum_trace SET run_metadata=%Q WHERE trace_id=%lld",
+               o->zSchema, j->zRunMeta, (long long)id);
+    if( rc ) return rc;
+  }
+  k.warmupSteps = o->warmup;
+  k.hotOpLimit = o->hotOpLimit;
+  k.globalMode = o->globalMode;
+  PHASE(7);
+  rc = profsumDocBuildSections(db, o->zSchema, id, &k, &pDoc, pzErr);
+  PHASE(8);
+  if( rc==SQLITE_OK ) rc = profsumDocStoreSections(db, o->zSchema, id, pDoc, pzErr);
+  PHASE(9);
+  profsumDocFree(pDoc);
+  if( rc && *pzErr && strncmp(*pzErr, FN, strlen(FN))!=0 ){
+    char *z2 = sqlite3_mprintf(FN ": %s", *pzErr);
+    sqlite3_free(*pzErr);
+    *pzErr = z2;
+  }
+  return rc;
+}
+
+/* The body of a one-trace import (a file, or a folder's one pick). */
+static int importBody(sqlite3 *db, void *pArg, char **pzErr){
+  ImportJob *j = (ImportJob*)pArg;
+  const ImportOpts *o = &j->o;
+  ImportTrace t;
+  sqlite3_int64 traceId = 0;
+  char *zErr = 0;
+  char *zOwnLabel = 0;             /* unique_label: the free label chosen */
+  int rc;
+  memset(&t, 0, sizeof(t));
+  rc = bodySchema(db, j, &zErr);
+  if( rc ) goto body_done;
+  if( o->reuse ){
     /* Again, under the write lock: another connection may have stored the
     ** same trace since the check before the parse (concurrent CI jobs). */
     sqlite3_int64 id = 0;
-    rc = findReusable(db, o.zSchema, zSource, zTrace, zOptsJson, isV1, isV1 ? size : j->info.nFileBytes,
-                      isV1 ? 0 : j->info.zSha256, j->labelGiven ? zLabel : 0, o.uniqueLabel, &id, &zErr);
+    rc = findReusable(db, o->zSchema, j->zSource, j->zTrace, j->zOptsJson, j->isV1,
+                      j->isV1 ? j->size : j->info.nFileBytes, j->isV1 ? 0 : j->info.zSha256,
+                      j->labelGiven ? j->zLabel : 0, o->uniqueLabel, &id, &zErr);
     if( rc ) goto body_done;
     if( id ){ traceId = id; goto body_done; }          /* nothing written */
   }
-  {
-    char *z = sqlite3_mprintf("SELECT trace_id, source_path, sha256, options, profsum_version "
-                              "FROM \"%w\".profsum_trace WHERE label=?1", o.zSchema);
-    if( z==0 ){ rc = SQLITE_NOMEM; goto body_done; }
-    rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-    sqlite3_free(z);
-    if( rc ){ zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); goto body_done; }
-    sqlite3_bind_text(p, 1, zLabel, -1, SQLITE_STATIC);
-    if( sqlite3_step(p)==SQLITE_ROW ){
-      sqlite3_int64 old = sqlite3_column_int64(p, 0);
-      if( o.uniqueLabel ){
-        /* the first free label-N, chosen under the write lock */
-        sqlite3_finalize(p); p = 0;
-        rc = freeLabel(db, o.zSchema, zLabel, &zOwnLabel, &zErr);
-        if( rc ) goto body_done;
-        zLabel = zOwnLabel;
-      }else if( !o.replace ){
-        if( o.reuse ){
-          /* say why the stored trace was not taken */
-          const char *zOldSha = (const char*)sqlite3_column_text(p, 2);
-          zErr = sqlite3_mprintf(FN ": a trace with label '%s' exists already (trace_id %lld) and "
-              "'reuse' did not take it: that trace was imported from '%s' (SHA-256 %.12s..., options %s, "
-              "profsum %s), and '%s'%s differs from it in source path, content, options or profsum "
-              "version; choose another label, or pass "
-              "'{\"reuse\": true, \"unique_label\": true}' to store this one as the first free '%s-N' "
-              "(and take it again next time)",
-              zLabel, (long long)old, sqlite3_column_text(p, 1), zOldSha ? zOldSha : "?",
-              sqlite3_column_text(p, 3), sqlite3_column_text(p, 4), zSource,
-              isV1 ? " (a summary file)" : "", zLabel);
-        }else{
-          zErr = sqlite3_mprintf(FN ": a trace with label '%s' exists already (trace_id %lld); "
-              "choose another label, pass '{\"unique_label\": true}' to store this one as the first "
-              "free '%s-N' (both kept), or '{\"replace\": true}' to delete that trace and store this "
-              "one", zLabel, (long long)old, zLabel);
-        }
-        sqlite3_finalize(p); p = 0;
-        rc = zErr ? SQLITE_CONSTRAINT : SQLITE_NOMEM; goto body_done;
-      }else{
-        sqlite3_finalize(p); p = 0;
-        rc = deleteTrace(db, o.zSchema, old, &zErr);
-        if( rc ) goto body_done;
-      }
-    }
-    sqlite3_finalize(p); p = 0;
-  }
-  {
-    char *z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_trace(label, series, source_path, trace_path, "
-        "source_format, sha256, size, imported_at, generated_at_utc, options, profsum_version, summary_json) "
-        "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?8,?9,?10,?11)", o.zSchema);
-    char *zDoc = 0;
-    if( z==0 ){ rc = SQLITE_NOMEM; goto body_done; }
-    rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-    sqlite3_free(z);
-    if( rc ){ zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); goto body_done; }
-    if( isV1 ){
-      char *zE = 0;
-      rc = readAll(zTrace, &zDoc, &zErr);
-      if( rc ) goto body_done;
-      /* jParse()'s size limit, checked before SQLite's JSON functions read
-      ** the document below (a tree of it for each statement) */
-      if( jCheckSize(zDoc, -1, &zE) ){
-        zErr = zE ? sqlite3_mprintf(FN ": '%s': %s", zTrace, zE) : 0;
-        rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
-        sqlite3_free(zE);
-        sqlite3_free(zDoc);
-        goto body_done;
-      }
-    }
-    sqlite3_bind_text(p, 1, zLabel, -1, SQLITE_STATIC);
-    if( o.zSeries ) sqlite3_bind_text(p, 2, o.zSeries, -1, SQLITE_STATIC);
-    sqlite3_bind_text(p, 3, zSource, -1, SQLITE_STATIC);
-    sqlite3_bind_text(p, 4, zTrace, -1, SQLITE_STATIC);
-    sqlite3_bind_text(p, 5, isV1 ? "profile_summary_v1" : "perfetto_trace_json", -1, SQLITE_STATIC);
-    if( zSha[0] ) sqlite3_bind_text(p, 6, zSha, -1, SQLITE_STATIC);
-    if( isV1 ) sqlite3_bind_int64(p, 7, size);
-    sqlite3_bind_text(p, 8, zNow, -1, SQLITE_STATIC);
-    sqlite3_bind_text(p, 9, zOptsJson, -1, SQLITE_STATIC);
-    sqlite3_bind_text(p, 10, PROFSUM_VERSION, -1, SQLITE_STATIC);
-    if( zDoc ) sqlite3_bind_text(p, 11, zDoc, -1, sqlite3_free);
-    rc = sqlite3_step(p);
-    sqlite3_finalize(p); p = 0;
-    if( rc!=SQLITE_DONE ){ zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); rc = SQLITE_ERROR; goto body_done; }
-    traceId = sqlite3_last_insert_rowid(db);
-  }
-  if( isV1 ){
-    char *z = 0;
-    sqlite3_stmt *q = 0;
-    z = sqlite3_mprintf("SELECT json_valid(summary_json) AND json_type(summary_json)='object' "
-        "AND json_extract(summary_json,'$.schema_version')='profile_summary.v1' "
-        "FROM \"%w\".profsum_trace WHERE trace_id=%lld", o.zSchema, (long long)traceId);
-    if( z==0 ){ rc = SQLITE_NOMEM; goto body_done; }
-    rc = sqlite3_prepare_v2(db, z, -1, &q, 0);
-    sqlite3_free(z);
-    if( rc==SQLITE_OK && sqlite3_step(q)==SQLITE_ROW && sqlite3_column_int(q, 0)==1 ){
-      sqlite3_finalize(q);
-      rc = fillFromV1(db, o.zSchema, traceId, zTrace, &zErr);
-    }else{
-      sqlite3_finalize(q);
-      zErr = sqlite3_mprintf(FN ": '%s': not a valid profile_summary.v1 JSON document", zTrace);
-      rc = SQLITE_ERROR;
-    }
-    if( rc ) goto body_done;
-  }else{
-    PHASE(5);
-    profsumEngineSetDiagAll(j->pEngine, o.diagAll);
-    rc = profsumEngineWrite(j->pEngine, db, o.zSchema, traceId, &zErr);
-    if( rc==SQLITE_OK ){
-      rc = profsumInsWrite(profsumEngineInsights(j->pEngine), db, o.zSchema, traceId,
-                           o.zDevicePeaks, FN, &zErr);
-    }
-    PHASE(6);
-    if( rc ) goto body_done;
-    /* Extra quality warnings: where the reference would do otherwise. */
-    {
-      const char *azWarn[6];
-      int nWarn = 0, w;
-      if( j->zPickNote ) azWarn[nWarn++] = j->zPickNote;
-      if( zRefPick && strcmp(zRefPick, zTrace)!=0 ) azWarn[nWarn++] =
-          "The reference summarizer would read the XPlane protobuf in this folder; profsum "
-          "read the JSON trace instead (same events, converted by the profiler).";
-      if( j->info.arrayForm ) azWarn[nWarn++] =
-          "The trace is in the JSON array form ([...] without {\"traceEvents\": ...}), which "
-          "the reference summarizer rejects (it needs a top-level object); profsum read it.";
-      if( j->info.noEvents ) azWarn[nWarn++] =
-          "The file has no traceEvents array (absent or null): it is likely not a trace, and "
-          "this summary is empty. Give the profiler's trace JSON (*.trace.json.gz or "
-          "perfetto_trace.json.gz) or its profile folder.";
-      if( j->info.cutOff ) azWarn[nWarn++] =
-          "The trace JSON ends early (inside an entry or before its closing bracket): the file "
-          "looks cut off, e.g. copied while the profiler was still writing it. The reference "
-          "summarizer would reject it; profsum summarized the events before the cut: see "
-          "profsum_diagnostic.";
-      if( j->info.laxSyntax ) azWarn[nWarn++] =
-          "The trace is not strict JSON (trailing commas or raw control characters in strings), "
-          "which the reference summarizer rejects; profsum read it: see profsum_diagnostic.";
-      for(w=0; rc==SQLITE_OK && w<nWarn; w++) rc = addWarning(db, o.zSchema, traceId, &zErr, azWarn[w]);
-    }
-    if( rc==SQLITE_OK && j->info.nRejectedByRef>0 ){
-      char *zW = sqlite3_mprintf("%lld %s malformed for the reference summarizer "
-          "(it would reject the whole file; first: entry %lld, %s); profsum summarized the "
-          "valid events: see profsum_diagnostic.", (long long)j->info.nRejectedByRef,
-          j->info.nRejectedByRef==1 ? "entry is" : "entries are",
-          (long long)j->info.iFirstRejected, j->info.zFirstRejectedKind ? j->info.zFirstRejectedKind : "?");
-      rc = zW ? addWarning(db, o.zSchema, traceId, &zErr, zW) : SQLITE_NOMEM;
-      sqlite3_free(zW);
-    }
-    if( rc==SQLITE_OK && j->info.nLeftOut>0 ){
-      char *zW = sqlite3_mprintf("%lld complete %s left out of the summary (first: entry %lld, "
-          "%s): see profsum_diagnostic (kinds bad_ts, time_out_of_range).",
-          (long long)j->info.nLeftOut, j->info.nLeftOut==1 ? "event is" : "events are",
-          (long long)j->info.iFirstLeftOut,
-          j->info.zFirstLeftOutWhy ? j->info.zFirstLeftOutWhy : "?");
-      rc = zW ? addWarning(db, o.zSchema, traceId, &zErr, zW) : SQLITE_NOMEM;
-      sqlite3_free(zW);
-    }
-    if( rc ) goto body_done;
-    if( o.storeEvents ){
-      rc = execf(db, &zErr, "CREATE TABLE IF NOT EXISTS \"%w\".profsum_event(trace_id INTEGER NOT NULL, "
-          "idx INTEGER NOT NULL, ph TEXT, name TEXT, cat TEXT, pid, tid, ts INTEGER, dur INTEGER, "
-          "dur_ps INTEGER, process_name TEXT, thread_name TEXT, tf_op TEXT, hlo_op TEXT, "
-          "hlo_module TEXT, hlo_category TEXT, long_name TEXT, source TEXT, run_id TEXT, "
-          "step_num INTEGER, flops INTEGER, bytes_accessed INTEGER, correlation_id INTEGER, "
-          "group_id INTEGER, args TEXT, depth INTEGER, parent_idx INTEGER, excl INTEGER, "
-          "excl_ps INTEGER, PRIMARY KEY(trace_id, idx)) WITHOUT ROWID", o.zSchema);
-      if( rc==SQLITE_OK ) rc = execf(db, &zErr, "INSERT INTO \"%w\".profsum_event SELECT %lld, idx, ph, "
-          "name, cat, pid, tid, ts, dur, dur_ps, process_name, thread_name, tf_op, hlo_op, hlo_module, "
-          "hlo_category, long_name, source, run_id, step_num, flops, bytes_accessed, correlation_id, "
-          "group_id, args, depth, parent_idx, excl, excl_ps FROM trace_events(%Q)",
-          o.zSchema, (long long)traceId, zTrace);
-      if( rc ) goto body_done;
-    }
-  }
-  if( j->zRunMeta ){
-    rc = execf(db, &zErr, "UPDATE \"%w\".profsum_trace SET run_metadata=%Q WHERE trace_id=%lld",
-               o.zSchema, j->zRunMeta, (long long)traceId);
-    if( rc ) goto body_done;
-  }
-  /* Stage B: the sections for the import's knobs. */
-  {
-    ProfsumKnobs k;
-    ProfsumDoc *pDoc = 0;
-    k.warmupSteps = o.warmup;
-    k.hotOpLimit = o.hotOpLimit;
-    k.globalMode = o.globalMode;
-    PHASE(7);
-    rc = profsumDocBuildSections(db, o.zSchema, traceId, &k, &pDoc, &zErr);
-    PHASE(8);
-    if( rc==SQLITE_OK ) rc = profsumDocStoreSections(db, o.zSchema, traceId, pDoc, &zErr);
-    PHASE(9);
-    profsumDocFree(pDoc);
-    if( rc ){
-      if( zErr && strncmp(zErr, FN, strlen(FN))!=0 ){
-        char *z2 = sqlite3_mprintf(FN ": %s", zErr);
-        sqlite3_free(zErr);
-        zErr = z2;
-      }
-      goto body_done;
-    }
-  }
+  rc = claimLabel(db, j, j->zLabel, &zOwnLabel, &zErr);
+  if( rc ) goto body_done;
+  t.zLabel = zOwnLabel ? zOwnLabel : j->zLabel;
+  t.zTrace = j->zTrace;
+  t.zPickNote = j->zPickNote;
+  t.zRefPick = j->zRefPick;
+  t.pEngine = j->pEngine;
+  t.pInfo = &j->info;
+  rc = insertTraceRow(db, j, &t, &traceId, &zErr);
+  if( rc ) goto body_done;
+  if( j->isV1 ) rc = storeV1(db, j, traceId, &zErr);
+  else rc = storeParsed(db, j, &t, traceId, &zErr);
+  if( rc==SQLITE_OK ) rc = storeSections(db, j, traceId, &zErr);
 
 body_done:
-  sqlite3_finalize(p);
   sqlite3_free(zOwnLabel);
   j->traceId = traceId;
   if( (rc & 0xff)==SQLITE_BUSY ){ sqlite3_free(zErr); zErr = 0; }   /* retried */
+  *pzErr = zErr;
+  return rc;
+}
+
+/* The hosts' names in the labels (h->zHost: <host> of the file name, with
+** -2, -3, ... when the session had it before; h->nSameName), and each
+** trace's label in azLabel[i] (sqlite3_malloc'd). */
+static int sessionLabels(ImportJob *j, const char *zBase, char **azLabel){
+  int i, k;
+  for(i=0; i<j->nHost; i++){
+    ProfsumHost *h = &j->aHost[i];
+    sqlite3_free(h->zHost);
+    h->zHost = 0;
+    h->nSameName = 0;
+    for(k=0; k<i; k++){
+      const ProfsumHost *g = &j->aHost[k];
+      if( strcmp(g->zSession, h->zSession)==0 && (g->zFileHost==0)==(h->zFileHost==0)
+       && (h->zFileHost==0 || strcmp(g->zFileHost, h->zFileHost)==0) ) h->nSameName++;
+    }
+    if( h->zFileHost ){
+      h->zHost = h->nSameName ? sqlite3_mprintf("%s-%d", h->zFileHost, h->nSameName+1)
+                              : sqlite3_mprintf("%s", h->zFileHost);
+      if( h->zHost==0 ) return SQLITE_NOMEM;
+    }
+    azLabel[i] = sqlite3_mprintf("%s%s%s%s%s", zBase, j->sessionAll ? "/" : "",
+                                 j->sessionAll ? h->zSession : "", h->zHost && j->o.hostsAll ? "/" : "",
+                                 h->zHost && j->o.hostsAll ? h->zHost : "");
+    if( azLabel[i]==0 ) return SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
+/* An error when a session has the label of session zSession of this
+** import already (without replace: unique_label chose a free base). */
+static int sessionLabelFree(sqlite3 *db, const ImportJob *j, const char *zBase, const char *zSession,
+                            char **pzErr){
+  sqlite3_stmt *p = 0;
+  int rc;
+  char *z = sqlite3_mprintf("SELECT session_id, label FROM \"%w\".profsum_session WHERE label=?1||?2||?3",
+                            j->o.zSchema);
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
+  sqlite3_free(z);
+  if( rc ){ *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); return rc; }
+  sqlite3_bind_text(p, 1, zBase, -1, SQLITE_STATIC);
+  sqlite3_bind_text(p, 2, j->sessionAll ? "/" : "", -1, SQLITE_STATIC);
+  sqlite3_bind_text(p, 3, j->sessionAll ? zSession : "", -1, SQLITE_STATIC);
+  if( sqlite3_step(p)==SQLITE_ROW ){
+    *pzErr = sqlite3_mprintf(FN ": a session with label '%s' exists already (session_id %lld); "
+        "choose another label, pass '{\"unique_label\": true}' to store this one as the first free "
+        "'%s-N', or '{\"replace\": true}' to replace its traces", sqlite3_column_text(p, 1),
+        (long long)sqlite3_column_int64(p, 0), zBase);
+    rc = *pzErr ? SQLITE_CONSTRAINT : SQLITE_NOMEM;
+  }
+  sqlite3_finalize(p);
+  return rc;
+}
+
+/* The session row of host i (its first host of the session: a new row,
+** else the row of an earlier host) in aSess[i]. */
+static int sessionRow(sqlite3 *db, ImportJob *j, const char *zBase, int i, sqlite3_int64 *aSess,
+                      char **pzErr){
+  const ProfsumHost *h = &j->aHost[i];
+  int k, rc;
+  for(k=0; k<i; k++){
+    if( strcmp(j->aHost[k].zSession, h->zSession)==0 ){ aSess[i] = aSess[k]; return SQLITE_OK; }
+  }
+  if( j->o.replace ){
+    rc = execf(db, pzErr, "DELETE FROM \"%w\".profsum_session WHERE label=%Q||%Q||%Q", j->o.zSchema,
+               zBase, j->sessionAll ? "/" : "", j->sessionAll ? h->zSession : "");
+    if( rc ) return rc;
+  }else{
+    rc = sessionLabelFree(db, j, zBase, h->zSession, pzErr);
+    if( rc ) return rc;
+  }
+  rc = execf(db, pzErr, "INSERT INTO \"%w\".profsum_session(label, source_path) VALUES(%Q||%Q||%Q, %Q)",
+             j->o.zSchema, zBase, j->sessionAll ? "/" : "", j->sessionAll ? h->zSession : "",
+             j->zSource);
+  if( rc ) return rc;
+  aSess[i] = sqlite3_last_insert_rowid(db);
+  return SQLITE_OK;
+}
+
+/* Store host i of a session import as trace azLabel[i] of session aSess[i]. */
+static int storeHost(sqlite3 *db, ImportJob *j, int i, char **azLabel, const sqlite3_int64 *aSess,
+                     char **pzErr){
+  ProfsumHost *h = &j->aHost[i];
+  ImportTrace t;
+  char *zOwn = 0;
+  int rc;
+  memset(&t, 0, sizeof(t));
+  rc = claimLabel(db, j, azLabel[i], &zOwn, pzErr);
+  if( rc ) return rc;
+  if( zOwn ){ sqlite3_free(zOwn); zOwn = 0; }       /* the base label is free (freeLabel) */
+  t.zLabel = azLabel[i];
+  t.zTrace = h->zPath;
+  t.zPickNote = j->zPickNote;
+  t.pEngine = h->pEngine;
+  t.pInfo = &h->info;
+  rc = insertTraceRow(db, j, &t, &h->traceId, pzErr);
+  if( rc==SQLITE_OK ) rc = storeParsed(db, j, &t, h->traceId, pzErr);
+  if( rc==SQLITE_OK ) rc = storeSections(db, j, h->traceId, pzErr);
+  if( rc==SQLITE_OK ) rc = execf(db, pzErr, "UPDATE \"%w\".profsum_trace SET session_id=%lld, host=%Q "
+                                 "WHERE trace_id=%lld", j->o.zSchema, (long long)aSess[i], h->zHost,
+                                 (long long)h->traceId);
+  if( rc==SQLITE_OK ) rc = profsumSessionWriteHost(db, j->o.zSchema, aSess[i], h, FN, pzErr);
+  return rc;
+}
+
+/* The body of a session import (hosts 'all' or session 'all'): one trace
+** per host in path order, one profsum_session row per session, the hosts
+** aligned; j->traceId the first trace's id. */
+static int importSessionBody(sqlite3 *db, void *pArg, char **pzErr){
+  ImportJob *j = (ImportJob*)pArg;
+  char *zErr = 0, *zBase = 0;
+  char **azLabel = 0;
+  sqlite3_int64 *aSess = 0;
+  int rc, i;
+  j->traceId = 0;
+  rc = bodySchema(db, j, &zErr);
+  if( rc==SQLITE_OK && j->o.uniqueLabel ){
+    rc = freeLabel(db, j->o.zSchema, j->zLabel, 1, &zBase, &zErr);
+  }else if( rc==SQLITE_OK ){
+    zBase = sqlite3_mprintf("%s", j->zLabel);
+    if( zBase==0 ) rc = SQLITE_NOMEM;
+  }
+  if( rc==SQLITE_OK ){
+    azLabel = sqlite3_malloc64(sizeof(char*)*(sqlite3_uint64)j->nHost);
+    aSess = sqlite3_malloc64(sizeof(sqlite3_int64)*(sqlite3_uint64)j->nHost);
+    if( azLabel==0 || aSess==0 ) rc = SQLITE_NOMEM;
+    else memset(azLabel, 0, sizeof(char*)*(size_t)j->nHost);
+  }
+  if( rc==SQLITE_OK ) rc = sessionLabels(j, zBase, azLabel);
+  for(i=0; rc==SQLITE_OK && i<j->nHost; i++){
+    rc = sessionRow(db, j, zBase, i, aSess, &zErr);
+    if( rc==SQLITE_OK ) rc = storeHost(db, j, i, azLabel, aSess, &zErr);
+  }
+  for(i=0; rc==SQLITE_OK && i<j->nHost; i++){
+    if( i==0 || aSess[i]!=aSess[i-1] ){
+      int k, seen = 0;
+      for(k=0; k<i && !seen; k++) seen = aSess[k]==aSess[i];
+      if( !seen ) rc = profsumSessionAlign(db, j->o.zSchema, aSess[i], FN, &zErr);
+    }
+  }
+  if( rc==SQLITE_OK && j->nHost>0 ) j->traceId = j->aHost[0].traceId;
+  for(i=0; azLabel && i<j->nHost; i++) sqlite3_free(azLabel[i]);
+  sqlite3_free(azLabel);
+  sqlite3_free(aSess);
+  sqlite3_free(zBase);
+  if( (rc & 0xff)==SQLITE_BUSY ){ sqlite3_free(zErr); zErr = 0; }   /* retried */
+  if( rc && zErr && strncmp(zErr, FN, strlen(FN))!=0 ){
+    char *z2 = sqlite3_mprintf(FN ": %s", zErr);
+    sqlite3_free(zErr);
+    zErr = z2;
+  }
   *pzErr = zErr;
   return rc;
 }
@@ -1092,29 +1147,295 @@ static int isRemoteSource(const char *zSource){
   return r!=0 && r->xIsSource(zSource);
 }
 
-/* The SQL function. */
-static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
-  sqlite3 *db = sqlite3_context_db_handle(ctx);
-  const char *zSource = 0;
-  char *zLabel = 0, *zErr = 0, *zTrace = 0, *zRefPick = 0, *zOptsJson = 0;
-  char *zPickNote = 0;         /* other traces of the folder left aside (find.h) */
+/* What one call of profsum_import holds, from its arguments to its result
+** (importFunc's steps share it). */
+typedef struct ImportCall {
+  sqlite3 *db;
+  int argc;
+  sqlite3_value **argv;
+  const char *zSource;         /* the source as given */
+  const char *zReadFrom;       /* the local path read (zSource, or the fetched folder) */
+  char *zLabel, *zErr, *zTrace, *zRefPick, *zOptsJson;
+  char *zPickNote;             /* other traces of the folder left aside (find.h) */
+  char *zWandbDir, *zRunMeta;  /* W&B sources: fetched folder, run metadata */
   ImportOpts o;
-  int rc, isDir = 0, isV1 = 0;
-  ImportJob job;
-  char *zWandbDir = 0, *zRunMeta = 0;   /* W&B sources: fetched folder, run metadata */
-  const char *zReadFrom;                /* the local path read (zSource, or the fetched folder) */
-  struct stat st;
+  int isDir, isV1, labelGiven;
+  ProfsumPickSet pick;         /* a folder read with options session/hosts */
+  int multi;                   /* a session import: hosts or session 'all' */
   char zSha[65], zNow[40];
-  sqlite3_int64 size = 0, traceId = 0;
-  sqlite3_stmt *p = 0;
+  sqlite3_int64 size, traceId;
   ProfsumProbe probe;          /* the connection's interrupt, for every read */
-  ProfsumStopCheck prevStop;
+} ImportCall;
 
-  memset(&o, 0, sizeof(o));
+/* Set c->zErr from a format; returns rc (SQLITE_NOMEM when the message
+** cannot be made). */
+static int callErr(ImportCall *c, int rc, const char *zFmt, ...){
+  va_list ap;
+  va_start(ap, zFmt);
+  c->zErr = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  return c->zErr ? rc : SQLITE_NOMEM;
+}
+
+/* The source: its options, a W&B source fetched, its kind on disk. */
+static int callSource(ImportCall *c){
+  struct stat st;
+  int rc = profsumImportParseOpts(c->db, c->argc>2 && sqlite3_value_type(c->argv[2])!=SQLITE_NULL
+                     ? (const char*)sqlite3_value_text(c->argv[2]) : 0, &c->o, &c->zErr);
+  if( rc ) return rc;
+  if( c->o.zAlias && (!isRemoteSource(c->zSource) || strncmp(c->zSource, "wandb:", 6)==0) ){
+    /* an artifact ref names its version itself (wandb:e/p/name:alias) */
+    return callErr(c, SQLITE_ERROR, FN ": options_json: 'alias' applies to W&B run sources "
+        "(wandb-run:<target> or a run URL), not to '%s'%s", c->zSource,
+        strncmp(c->zSource, "wandb:", 6)==0 ? "; put the alias in the reference: wandb:ENTITY/PROJECT/NAME:ALIAS" : "");
+  }
+  if( isRemoteSource(c->zSource) ){
+    /* Fetch (or find in the cache) the artifact, then import its folder
+    ** with the run's metadata. */
+    rc = importRemote()->xFetch(c->db, c->zSource, c->o.zAlias, &c->zWandbDir, &c->zRunMeta, &c->zErr);
+    if( rc ){ c->zErr = prefixFn(c->zErr, rc); return rc; }
+    c->zReadFrom = c->zWandbDir;
+  }
+  if( stat(c->zReadFrom, &st)!=0 ){
+    return callErr(c, SQLITE_CANTOPEN, FN ": '%s': %s", c->zReadFrom, strerror(errno));
+  }
+  c->isDir = S_ISDIR(st.st_mode);
+  if( !c->isDir && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode) ){
+    /* The import reads a file more than once (its top-level keys, then the
+    ** events, the summary's SHA-256 on the way): a pipe would lose data. */
+    return callErr(c, SQLITE_ERROR, FN ": '%s' is not a regular file (%s): the import reads "
+        "the file more than once; write it to a file first", c->zReadFrom,
+        S_ISFIFO(st.st_mode) ? "a pipe?" : S_ISCHR(st.st_mode) ? "a character device"
+        : S_ISSOCK(st.st_mode) ? "a socket" : "an unusual file");
+  }
+  if( !c->isDir && (c->o.zSession || c->o.hostsAll) ){
+    return callErr(c, SQLITE_ERROR, FN ": options_json: 'session' and 'hosts' apply to a folder, "
+                   "and '%s' is a file", c->zReadFrom);
+  }
+  return SQLITE_OK;
+}
+
+/* A folder: the file(s) it reads (find.h): the reference's pick, or the
+** pick of the options session and hosts. */
+static int callPickFolder(ImportCall *c){
+  int rc;
+  if( c->o.zSession==0 && !c->o.hostsAll ){
+    rc = profsumPickTraceNote(c->zReadFrom, &c->zTrace, &c->zRefPick, &c->zPickNote, &c->zErr);
+  }else{
+    rc = profsumPickSession(c->zReadFrom, c->o.zSession, c->o.hostsAll, &c->pick, &c->zErr);
+    if( rc==SQLITE_OK ){
+      c->multi = c->o.hostsAll || strcmp(c->o.zSession, "all")==0;
+      c->zPickNote = c->pick.zNote;
+      c->pick.zNote = 0;
+      c->zTrace = sqlite3_mprintf("%s", c->pick.a[0].zPath);
+      if( c->zTrace==0 ) rc = SQLITE_NOMEM;
+    }
+  }
+  if( rc ){
+    /* No trace in the folder: the code of a file that cannot be opened,
+    ** as for a missing file (SQLITE_NOTFOUND is SQLite's code for an
+    ** unknown file-control opcode; Python raises it as InternalError). */
+    if( rc==SQLITE_NOTFOUND ) rc = SQLITE_CANTOPEN;
+    if( rc!=SQLITE_NOMEM ) c->zErr = prefixFn(c->zErr, rc);
+  }
+  return rc;
+}
+
+/* A file: a summary or a trace, by its top-level keys
+** (profsumJsonFileKind). */
+static int callKindOfFile(ImportCall *c){
+  char *zSchemaV = 0;
+  int kind;
+  c->zTrace = sqlite3_mprintf("%s", c->zReadFrom);
+  if( c->zTrace==0 ) return SQLITE_NOMEM;
+  kind = profsumJsonFileKind(c->zTrace, &zSchemaV);
+  c->isV1 = kind==PSK_V1;
+  if( kind==PSK_NOMEM ) return SQLITE_NOMEM;
+  if( kind==PSK_SCHEMA ){
+    /* Not read as an empty trace: it says it is another document. */
+    int rc = callErr(c, SQLITE_ERROR, FN ": '%s': its schema_version is %s, not 'profile_summary.v1', "
+        "and it has no \"traceEvents\": neither a summary profsum reads nor a trace",
+        c->zTrace, zSchemaV ? zSchemaV : "?");
+    sqlite3_free(zSchemaV);
+    return rc;
+  }
+  sqlite3_free(zSchemaV);
+  return SQLITE_OK;
+}
+
+/* The label: the caller's, a W&B source's artifact name, or the default
+** (profsumDefaultLabel); never empty. */
+static int callLabel(ImportCall *c){
+  c->labelGiven = c->argc>1 && sqlite3_value_type(c->argv[1])!=SQLITE_NULL;
+  if( c->labelGiven ){
+    c->zLabel = sqlite3_mprintf("%s", sqlite3_value_text(c->argv[1]));
+  }else if( c->zRunMeta ){
+    /* A W&B source: the artifact name (e.g. run-abc-profiler:v3). */
+    JNode *m = jParse(c->zRunMeta, -1, 0);
+    JNode *a = jGet(m, "artifact_name");
+    c->zLabel = (a && a->type==JT_STRING) ? sqlite3_mprintf("%s", a->z) : profsumDefaultLabel(c->zReadFrom);
+    jFree(m);
+  }else{
+    c->zLabel = profsumDefaultLabel(c->zSource);
+  }
+  if( c->zLabel==0 ) return SQLITE_NOMEM;
+  if( c->zLabel[0]==0 ) return callErr(c, SQLITE_ERROR, FN ": the label must not be empty");
+  return SQLITE_OK;
+}
+
+/* The options as stored (profsum_trace.options: defaults filled in, the
+** series quoted by SQLite's JSON), and a v1 file's SHA-256. */
+static int callOptionsJson(ImportCall *c){
+  const ImportOpts *o = &c->o;
+  int rc = SQLITE_OK;
+  if( c->isV1 ){
+    /* A trace is hashed while the engine reads it; a v1 file here. */
+    rc = profsumSha256File(c->zTrace, c->zSha, &c->size, &c->zErr);
+    if( rc ){ c->zErr = prefixFn(c->zErr, rc); return rc; }
+  }else{
+    c->zSha[0] = 0;
+  }
+  profsumNowIso(c->zNow, sizeof(c->zNow));   /* ISO-8601 UTC, µs, Z (compare.c) */
+  c->zOptsJson = sqlite3_mprintf("{\"breakdown_mode\":\"%s\",\"hot_op_limit\":%d,\"series\":null,"
+      "\"store_events\":%s,\"warmup_steps\":%d}", o->globalMode ? "exclusive_global" : "exclusive_per_track",
+      o->hotOpLimit, o->storeEvents ? "true" : "false", o->warmup);
+  if( c->zOptsJson==0 ) return SQLITE_NOMEM;
+  if( o->zSeries ){
+    /* the series quoted properly as JSON */
+    sqlite3_stmt *q = 0;
+    rc = sqlite3_prepare_v2(c->db, "SELECT json_set(?1, '$.series', ?2)", -1, &q, 0);
+    if( rc ){
+      if( rc!=SQLITE_NOMEM ) c->zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(c->db));
+      return rc;
+    }
+    sqlite3_bind_text(q, 1, c->zOptsJson, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, o->zSeries, -1, SQLITE_STATIC);
+    rc = sqlite3_step(q);
+    if( rc==SQLITE_ROW ){
+      char *zNew = sqlite3_mprintf("%s", sqlite3_column_text(q, 0));
+      sqlite3_free(c->zOptsJson);
+      c->zOptsJson = zNew;
+      rc = zNew ? SQLITE_OK : SQLITE_NOMEM;
+    }else{
+      /* not stored with a null series: the step's own error */
+      rc = sqlite3_extended_errcode(c->db);
+      if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
+      if( rc!=SQLITE_NOMEM ) c->zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(c->db));
+    }
+    sqlite3_finalize(q);
+  }
+  return rc;
+}
+
+/* Option reuse, before the parse (to skip it; checked again under the
+** write lock): c->traceId set when a stored trace is taken. */
+static int callReuseFirst(ImportCall *c){
+  int rc = findReusable(c->db, c->o.zSchema, c->zSource, c->zTrace, c->zOptsJson, c->isV1, c->size, 0,
+                        c->labelGiven ? c->zLabel : 0, c->o.uniqueLabel, &c->traceId, &c->zErr);
+  if( rc || c->traceId ) return rc;
+  if( sqlite3_db_readonly(c->db, c->o.zSchema)==1 ){
+    return callErr(c, SQLITE_READONLY, FN ": '%s': no stored trace matches it for 'reuse' (the same "
+        "source, content, options and profsum version%s), and the database is read-only", c->zSource,
+        !c->labelGiven ? "" : c->o.uniqueLabel ? ", and this label or label-N" : ", and this label");
+  }
+  return SQLITE_OK;
+}
+
+/* A session import: every host parsed (in threads), then written in one
+** transaction (importSessionBody). */
+static int callRunSession(ImportCall *c, ImportJob *job){
+  ProfsumHost *a;
+  int i, rc;
+  a = sqlite3_malloc64(sizeof(ProfsumHost)*(sqlite3_uint64)c->pick.n);
+  if( a==0 ) return SQLITE_NOMEM;
+  memset(a, 0, sizeof(ProfsumHost)*(size_t)c->pick.n);
+  for(i=0; i<c->pick.n; i++){
+    a[i].zPath = c->pick.a[i].zPath;
+    a[i].zFileHost = c->pick.a[i].zHost;
+    a[i].zSession = c->pick.a[i].zSession;
+  }
+  job->aHost = a;
+  job->nHost = c->pick.n;
+  job->sessionAll = c->o.zSession && strcmp(c->o.zSession, "all")==0;
+  rc = profsumSessionParse(FN, a, c->pick.n, &c->probe, &c->zErr);
+  if( rc==SQLITE_OK ) rc = profsumWriteRun(c->db, c->o.zSchema, importSessionBody, job, &c->zErr);
+  for(i=0; i<c->pick.n; i++) profsumHostClear(&a[i]);
+  sqlite3_free(a);
+  job->aHost = 0;
+  return rc;
+}
+
+/* Parse and write in one transaction, with the write lock taken first
+** and SQLITE_BUSY retried (busy.c). */
+static int callRun(ImportCall *c, ImportJob *job){
+  int rc;
+  job->o = c->o;
+  job->zLabel = c->zLabel; job->zSource = c->zSource; job->zTrace = c->zTrace;
+  job->zRefPick = c->zRefPick; job->zPickNote = c->zPickNote;
+  job->zNow = c->zNow; job->zOptsJson = c->zOptsJson; job->zSha = c->zSha; job->size = c->size;
+  job->isV1 = c->isV1; job->zRunMeta = c->zRunMeta; job->labelGiven = c->labelGiven;
+  job->pProbe = &c->probe;
+  if( c->multi ){
+    rc = callRunSession(c, job);
+  }else if( c->isV1 ){
+    rc = profsumWriteRun(c->db, c->o.zSchema, importBody, job, &c->zErr);
+  }else{
+    rc = importInOneWrite(c->db, job, &c->zErr);
+  }
+  c->traceId = job->traceId;
+  if( rc && c->zErr && strncmp(c->zErr, FN, strlen(FN))!=0 ){
+    char *z2 = sqlite3_mprintf(FN ": %s", c->zErr);
+    sqlite3_free(c->zErr);
+    c->zErr = z2;
+  }
+  return rc;
+}
+
+/* The result of the call (the trace id, or its error), and everything it
+** held freed. */
+static void callFinish(sqlite3_context *ctx, ImportCall *c, int rc){
+  sqlite3_free(c->zWandbDir);
+  sqlite3_free(c->zRunMeta);
+  if( rc==SQLITE_NOMEM && c->zErr==0 ){
+    /* name the function and the source (SQLite's bare message when even
+    ** that cannot be made) */
+    c->zErr = sqlite3_mprintf(FN ": '%s': out of memory", c->zSource ? c->zSource : "");
+  }
+  if( rc==SQLITE_OK ){
+    sqlite3_result_int64(ctx, c->traceId);
+  }else if( rc==SQLITE_NOMEM && c->zErr==0 ){
+    sqlite3_result_error_nomem(ctx);
+  }else{
+    sqlite3_result_error(ctx, c->zErr ? c->zErr : sqlite3_errstr(rc), -1);
+    sqlite3_result_error_code(ctx, rc==SQLITE_ROW || rc==SQLITE_DONE ? SQLITE_ERROR : rc);
+  }
+  sqlite3_free(c->zErr);
+  sqlite3_free(c->zLabel);
+  sqlite3_free(c->zTrace);
+  sqlite3_free(c->zRefPick);
+  sqlite3_free(c->zPickNote);
+  sqlite3_free(c->zOptsJson);
+  profsumPickSetFree(&c->pick);
+  sqlite3_free(c->o.zSeries);
+  sqlite3_free(c->o.zAlias);
+  sqlite3_free(c->o.zSchema);
+  sqlite3_free(c->o.zDevicePeaks);
+  sqlite3_free(c->o.zSession);
+}
+
+/* The SQL function: the steps above in turn. */
+static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  ImportCall c;
+  ImportJob job;
+  ProfsumStopCheck prevStop;
+  int rc;
+
+  memset(&c, 0, sizeof(c));
   memset(&job, 0, sizeof(job));
-  memset(&probe, 0, sizeof(probe));
-  probe.db = db;
-  job.pProbe = &probe;
+  c.db = sqlite3_context_db_handle(ctx);
+  c.argc = argc;
+  c.argv = argv;
+  c.probe.db = c.db;
   PHASE(0);
   if( sqlite3_value_type(argv[0])!=SQLITE_TEXT ){
     profsumCtxErr(ctx, FN ": SOURCE must be a path (text)");
@@ -1122,181 +1443,16 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }
   /* Every file this import reads in this thread (the kind check, the
   ** parse, a summary file) stops at an interrupt (profsumStopPush). */
-  prevStop = profsumStopPush(profsumInterrupted, &probe);
-  zSource = (const char*)sqlite3_value_text(argv[0]);
-  zReadFrom = zSource;
-  rc = parseOpts(db, argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL
-                     ? (const char*)sqlite3_value_text(argv[2]) : 0, &o, &zErr);
-  if( rc ) goto done;
-  if( o.zAlias && (!isRemoteSource(zSource) || strncmp(zSource, "wandb:", 6)==0) ){
-    /* an artifact ref names its version itself (wandb:e/p/name:alias) */
-    zErr = sqlite3_mprintf(FN ": options_json: 'alias' applies to W&B run sources "
-        "(wandb-run:<target> or a run URL), not to '%s'%s", zSource,
-        strncmp(zSource, "wandb:", 6)==0 ? "; put the alias in the reference: wandb:ENTITY/PROJECT/NAME:ALIAS" : "");
-    rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
-    goto done;
-  }
-  if( isRemoteSource(zSource) ){
-    /* Fetch (or find in the cache) the artifact, then import its folder
-    ** with the run's metadata. */
-    rc = importRemote()->xFetch(db, zSource, o.zAlias, &zWandbDir, &zRunMeta, &zErr);
-    if( rc ){
-      zErr = prefixFn(zErr, rc);
-      goto done;
-    }
-    zReadFrom = zWandbDir;
-  }
-  if( stat(zReadFrom, &st)!=0 ){
-    zErr = sqlite3_mprintf(FN ": '%s': %s", zReadFrom, strerror(errno));
-    rc = SQLITE_CANTOPEN; goto done;
-  }
-  isDir = S_ISDIR(st.st_mode);
-  if( !isDir && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode) ){
-    /* The import reads a file more than once (its top-level keys, then the
-    ** events, the summary's SHA-256 on the way): a pipe would lose data. */
-    zErr = sqlite3_mprintf(FN ": '%s' is not a regular file (%s): the import reads "
-        "the file more than once; write it to a file first", zReadFrom,
-        S_ISFIFO(st.st_mode) ? "a pipe?" : S_ISCHR(st.st_mode) ? "a character device"
-        : S_ISSOCK(st.st_mode) ? "a socket" : "an unusual file");
-    rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
-    goto done;
-  }
-  if( isDir ){
-    rc = profsumPickTraceNote(zReadFrom, &zTrace, &zRefPick, &zPickNote, &zErr);
-    if( rc ){
-      /* No trace JSON in the folder: the code of a file that cannot be
-      ** opened, as for a missing file (SQLITE_NOTFOUND is SQLite's code for
-      ** an unknown file-control opcode; Python raises it as InternalError). */
-      if( rc==SQLITE_NOTFOUND ) rc = SQLITE_CANTOPEN;
-      zErr = prefixFn(zErr, rc);
-      goto done;
-    }
-  }else{
-    zTrace = sqlite3_mprintf("%s", zReadFrom);
-    if( zTrace==0 ){ rc = SQLITE_NOMEM; goto done; }
-    /* A summary or a trace: by the top-level keys (profsumJsonFileKind). */
-    {
-      char *zSchemaV = 0;
-      int kind = profsumJsonFileKind(zTrace, &zSchemaV);
-      isV1 = kind==PSK_V1;
-      if( kind==PSK_NOMEM ){ rc = SQLITE_NOMEM; goto done; }
-      if( kind==PSK_SCHEMA ){
-        /* Not read as an empty trace: it says it is another document. */
-        zErr = sqlite3_mprintf(FN ": '%s': its schema_version is %s, not 'profile_summary.v1', "
-            "and it has no \"traceEvents\": neither a summary profsum reads nor a trace",
-            zTrace, zSchemaV ? zSchemaV : "?");
-        sqlite3_free(zSchemaV);
-        rc = zErr ? SQLITE_ERROR : SQLITE_NOMEM;
-        goto done;
-      }
-      sqlite3_free(zSchemaV);
-    }
-  }
-  if( argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL ){
-    zLabel = sqlite3_mprintf("%s", sqlite3_value_text(argv[1]));
-  }else if( zRunMeta ){
-    /* A W&B source: the artifact name (e.g. run-abc-profiler:v3). */
-    JNode *m = jParse(zRunMeta, -1, 0);
-    JNode *a = jGet(m, "artifact_name");
-    zLabel = (a && a->type==JT_STRING) ? sqlite3_mprintf("%s", a->z) : profsumDefaultLabel(zReadFrom);
-    jFree(m);
-  }else{
-    zLabel = profsumDefaultLabel(zSource);
-  }
-  if( zLabel==0 ){ rc = SQLITE_NOMEM; goto done; }
-  if( zLabel[0]==0 ){
-    zErr = sqlite3_mprintf(FN ": the label must not be empty");
-    rc = SQLITE_ERROR; goto done;
-  }
-  if( isV1 ){
-    /* A trace is hashed while the engine reads it; a v1 file here. */
-    rc = profsumSha256File(zTrace, zSha, &size, &zErr);
-    if( rc ){
-      zErr = prefixFn(zErr, rc);
-      goto done;
-    }
-  }else{
-    zSha[0] = 0;
-  }
-  profsumNowIso(zNow, sizeof(zNow));   /* ISO-8601 UTC, µs, Z (compare.c) */
-  zOptsJson = sqlite3_mprintf("{\"breakdown_mode\":\"%s\",\"hot_op_limit\":%d,\"series\":%s%s%s,"
-      "\"store_events\":%s,\"warmup_steps\":%d}",
-      o.globalMode ? "exclusive_global" : "exclusive_per_track", o.hotOpLimit,
-      o.zSeries ? "\"" : "", o.zSeries ? o.zSeries : "null", o.zSeries ? "\"" : "",
-      o.storeEvents ? "true" : "false", o.warmup);
-  if( zOptsJson==0 ){ rc = SQLITE_NOMEM; goto done; }
-  if( o.zSeries ){
-    /* re-quote the series properly as JSON */
-    char *z = sqlite3_mprintf("SELECT json_set(?1, '$.series', ?2)");
-    sqlite3_stmt *q = 0;
-    if( z==0 ){ rc = SQLITE_NOMEM; goto done; }
-    rc = sqlite3_prepare_v2(db, z, -1, &q, 0);
-    sqlite3_free(z);
-    if( rc ){
-      if( rc!=SQLITE_NOMEM ) zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
-      goto done;
-    }
-    sqlite3_free(zOptsJson);
-    zOptsJson = sqlite3_mprintf("{\"breakdown_mode\":\"%s\",\"hot_op_limit\":%d,\"series\":null,"
-      "\"store_events\":%s,\"warmup_steps\":%d}", o.globalMode ? "exclusive_global" : "exclusive_per_track",
-      o.hotOpLimit, o.storeEvents ? "true" : "false", o.warmup);
-    sqlite3_bind_text(q, 1, zOptsJson, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 2, o.zSeries, -1, SQLITE_STATIC);
-    rc = sqlite3_step(q);
-    if( rc==SQLITE_ROW ){
-      char *zNew = sqlite3_mprintf("%s", sqlite3_column_text(q, 0));
-      sqlite3_free(zOptsJson);
-      zOptsJson = zNew;
-      rc = SQLITE_OK;
-    }else{
-      /* not stored with a null series: the step's own error */
-      rc = sqlite3_extended_errcode(db);
-      if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
-      if( rc!=SQLITE_NOMEM ) zErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
-    }
-    sqlite3_finalize(q);
-    if( rc ) goto done;
-    if( zOptsJson==0 ){ rc = SQLITE_NOMEM; goto done; }
-  }
-
-  job.labelGiven = argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL;
-  if( o.reuse ){
-    /* before the parse, to skip it (checked again under the write lock) */
-    rc = findReusable(db, o.zSchema, zSource, zTrace, zOptsJson, isV1, size, 0,
-                      job.labelGiven ? zLabel : 0, o.uniqueLabel, &traceId, &zErr);
-    if( rc || traceId ) goto done;
-    if( sqlite3_db_readonly(db, o.zSchema)==1 ){
-      zErr = sqlite3_mprintf(FN ": '%s': no stored trace matches it for 'reuse' (the same source, "
-          "content, options and profsum version%s), and the database is read-only", zSource,
-          !job.labelGiven ? "" : o.uniqueLabel ? ", and this label or label-N" : ", and this label");
-      rc = zErr ? SQLITE_READONLY : SQLITE_NOMEM;
-      goto done;
-    }
-  }
-
-  /* Parse and write in one transaction, with the write lock taken first
-  ** and SQLITE_BUSY retried (busy.c). */
-  job.o = o;
-  job.zLabel = zLabel; job.zSource = zSource; job.zTrace = zTrace; job.zRefPick = zRefPick;
-  job.zPickNote = zPickNote;
-  job.zNow = zNow; job.zOptsJson = zOptsJson; job.zSha = zSha; job.size = size; job.isV1 = isV1;
-  job.zRunMeta = zRunMeta;
-  if( isV1 ){
-    rc = profsumWriteRun(db, o.zSchema, importBody, &job, &zErr);
-  }else{
-    rc = importInOneWrite(db, &job, &zErr);
-  }
-  traceId = job.traceId;
-  if( rc && zErr && strncmp(zErr, FN, strlen(FN))!=0 ){
-    char *z2 = sqlite3_mprintf(FN ": %s", zErr);
-    sqlite3_free(zErr);
-    zErr = z2;
-  }
-
-done:
+  prevStop = profsumStopPush(profsumInterrupted, &c.probe);
+  c.zSource = c.zReadFrom = (const char*)sqlite3_value_text(argv[0]);
+  rc = callSource(&c);
+  if( rc==SQLITE_OK ) rc = c.isDir ? callPickFolder(&c) : callKindOfFile(&c);
+  if( rc==SQLITE_OK ) rc = callLabel(&c);
+  if( rc==SQLITE_OK ) rc = callOptionsJson(&c);
+  if( rc==SQLITE_OK && c.o.reuse && !c.multi ) rc = callReuseFirst(&c);
+  if( rc==SQLITE_OK && c.traceId==0 ) rc = callRun(&c, &job);
   profsumStopPop(prevStop);
-  profsumProbeDone(&probe);
-  sqlite3_finalize(p);
+  profsumProbeDone(&c.probe);
   profsumEngineFree(job.pEngine);
 #ifdef PROFSUM_PHASE_TIMES
   PHASE(11);
@@ -1307,32 +1463,7 @@ done:
     phaseReport();
   }
 #endif
-  sqlite3_free(zWandbDir);
-  sqlite3_free(zRunMeta);
-  if( rc==SQLITE_NOMEM && zErr==0 ){
-    /* name the function and the source (SQLite's bare message when even
-    ** that cannot be made) */
-    zErr = sqlite3_mprintf(FN ": '%s': out of memory", zSource ? zSource : "");
-  }
-  if( rc==SQLITE_OK ){
-    sqlite3_result_int64(ctx, traceId);
-  }else if( rc==SQLITE_NOMEM && zErr==0 ){
-    sqlite3_result_error_nomem(ctx);
-  }else{
-    sqlite3_result_error(ctx, zErr ? zErr : sqlite3_errstr(rc), -1);
-    sqlite3_result_error_code(ctx, rc==SQLITE_ROW || rc==SQLITE_DONE ? SQLITE_ERROR : rc);
-  }
-  sqlite3_free(zErr);
-  sqlite3_free(zLabel);
-  sqlite3_free(zTrace);
-  sqlite3_free(zRefPick);
-  sqlite3_free(zPickNote);
-  sqlite3_free(zOptsJson);
-  sqlite3_free(o.zSeries);
-  sqlite3_free(o.zAlias);
-  sqlite3_free(o.zSchema);
-  sqlite3_free(o.zDevicePeaks);
-  sqlite3_free(o.zSession);
+  callFinish(ctx, &c, rc);
 }
 
 /* See profsum_int.h. */

@@ -1,0 +1,30 @@
+/*
+** import_int.h — what the files of profsum_import share (import.c, the
+** import itself; import_opts.c, its options).  Not included elsewhere.
+*/
+#ifndef PROFSUM_IMPORT_INT_H
+#define PROFSUM_IMPORT_INT_H
+
+#include "profsum_int.h"
+
+/* Parsed options. */
+typedef struct ImportOpts {
+  int warmup, hotOpLimit, globalMode, storeEvents, replace;
+  int reuse;                  /* return a stored trace of the same file and options */
+  int uniqueLabel;            /* a taken label gets a -2, -3, ... suffix */
+  char *zSeries;              /* sqlite3_malloc'd or NULL */
+  char *zAlias;               /* W&B run sources: the artifact alias (NULL: latest) */
+  char *zSchema;              /* sqlite3_malloc'd ("main" by default) */
+  char *zDevicePeaks;         /* "device_peaks": the JSON object's text, or NULL */
+  char *zSession;             /* "session": reference (NULL), latest, all or a folder name */
+  int hostsAll;               /* "hosts": 'all' (1) or 'one' (0, the default) */
+  int diagAll;                /* "store_diagnostics": 'all' (1) or 'compact' (0) */
+} ImportOpts;
+
+/* Parse options_json (NULL → defaults) into *o (its strings
+** sqlite3_malloc'd: the caller frees them, also on error).  Unknown keys
+** are an error (a typo must not be silently ignored).  SQLITE_OK, or an
+** error code with *pzErr ("profsum_import: options_json: ...") set. */
+int profsumImportParseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr);
+
+#endif /* PROFSUM_IMPORT_INT_H */

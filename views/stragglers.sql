@@ -1,0 +1,46 @@
+-- profsum_stragglers: per session and step that every host of the session
+-- ran, the host that computed longest and how long the others waited for
+-- it (docs/sessions.md).  compute = busy - collective of profsum_host_steps.
+-- Requires: profsum_host_steps, profsum_agg_host.
+CREATE VIEW IF NOT EXISTS main.profsum_stragglers(
+  -- Session id (INTEGER).
+  session_id,
+  -- Session label (TEXT).
+  session_label,
+  -- Step number (INTEGER).
+  step,
+  -- The host with the largest compute time in the step (ties: the first host name) (TEXT).
+  slowest_host,
+  -- Its compute time (busy - collective), µs (REAL).
+  slowest_compute_us,
+  -- Median over the hosts of the compute time, µs (REAL).
+  median_compute_us,
+  -- slowest_compute_us - median_compute_us, µs (REAL).
+  lag_us,
+  -- Sum over the other hosts of max(0, their collective time - the slowest host's), µs (REAL).
+  collective_wait_us
+) AS
+WITH hs AS (
+  SELECT session_id, session_label, step, host, trace_id,
+         busy_us - collective_us AS compute, collective_us AS coll
+  FROM profsum_host_steps WHERE busy_us IS NOT NULL
+), nh AS (
+  SELECT session_id, count(*) AS n FROM profsum_agg_host GROUP BY session_id
+), common AS (
+  SELECT hs.session_id, hs.step FROM hs JOIN nh USING (session_id)
+  GROUP BY hs.session_id, hs.step HAVING count(*) = max(nh.n)
+), ranked AS (
+  SELECT hs.*,
+         row_number() OVER (PARTITION BY hs.session_id, hs.step ORDER BY compute DESC, host, trace_id) AS rk,
+         row_number() OVER (PARTITION BY hs.session_id, hs.step ORDER BY compute, host, trace_id) AS ra,
+         count(*) OVER (PARTITION BY hs.session_id, hs.step) AS cnt
+  FROM hs JOIN common USING (session_id, step)
+), med AS (
+  SELECT session_id, step, avg(compute) AS m FROM ranked
+  WHERE ra IN ((cnt + 1) / 2, (cnt + 2) / 2) GROUP BY session_id, step
+)
+SELECT w.session_id, w.session_label, w.step, w.host, w.compute, med.m, w.compute - med.m,
+       (SELECT coalesce(sum(max(0.0, o.coll - w.coll)), 0.0) FROM ranked AS o
+        WHERE o.session_id = w.session_id AND o.step = w.step AND o.trace_id <> w.trace_id)
+FROM ranked AS w JOIN med USING (session_id, step)
+WHERE w.rk = 1;
