@@ -299,6 +299,26 @@ class Utilization(XlaTestCase):
         self.assertIsNone(u[("/device:GPU:0", 5)]["mfu_busy"])
         self.assertClose(u[("/device:GPU:0", None)]["busy_us"], 65.0)
 
+    def test_streams_overlap(self):
+        # two streams of one GPU: [0,10) [20,30) and [5,25) µs → busy [0,30); host steps 5 [0,15)
+        # and 6 [15,40): 15 µs each; the second stream read out of order
+        g = W.PlaneBuilder("/device:GPU:0")
+        g.line(id=1, name="Stream #1", timestamp_ns=0, events=[
+            g.event("a", offset_ps=0, duration_ps=10 * US), g.event("b", offset_ps=20 * US, duration_ps=10 * US)])
+        g.line(id=2, name="Stream #2", timestamp_ns=0, events=[
+            g.event("d", offset_ps=12 * US, duration_ps=1 * US), g.event("c", offset_ps=5 * US, duration_ps=20 * US)])
+        h = W.PlaneBuilder("/host:CPU")
+        h.line(id=1, name="python", timestamp_ns=0, events=[
+            h.event("train", offset_ps=0, duration_ps=15 * US, stats=[h.stat("step_num", i64=5)]),
+            h.event("train", offset_ps=15 * US, duration_ps=25 * US, stats=[h.stat("step_num", i64=6)])])
+        tid = self.imp("s.xplane.pb", W.xspace([g.build(), h.build()]))
+        u = self.util(tid)
+        self.assertClose(u[("/device:GPU:0", None)]["busy_us"], 30.0)
+        self.assertClose(u[("/device:GPU:0", None)]["wall_us"], 30.0)
+        self.assertClose(u[("/device:GPU:0", 5)]["busy_us"], 15.0)
+        self.assertClose(u[("/device:GPU:0", 6)]["busy_us"], 15.0)
+        self.assertClose(u[("/device:GPU:0", 6)]["wall_us"], 25.0)
+
     def test_kpi_memory_bandwidth(self):
         tid = self.imp("t.xplane.pb", tpu_xspace())
         k = rows(self.db, "SELECT * FROM profsum_kpis WHERE trace_id=? AND kpi='memory_bandwidth'", (tid,))

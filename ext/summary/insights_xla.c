@@ -12,12 +12,10 @@
 **     with count, Σ duration, Σ self duration (the duration less that of
 **     the events it contains on its line, lines read in time order),
 **     Σ flops, Σ model_flops, Σ bytes_accessed;
-**   - per line, its busy time as merged intervals: events without FLOPs
-**     or bytes merge into the interval before them when they overlap or
-**     touch it; an event with FLOPs or bytes keeps an interval of its own
-**     (so that its FLOPs go to the step it starts in).  Memory grows with
-**     the idle gaps of a line and the events that carry FLOPs or bytes,
-**     not with the events.
+**   - per line, its busy time as intervals, an event merged into the one
+**     before it when they overlap or touch (16 bytes per idle gap), and the
+**     start, FLOPs and bytes of each event that has FLOPs or bytes (24
+**     bytes each), so that they count in the step where the op starts.
 ** The write (in the import's transaction, after the summary's aggregates
 ** and the step spans) stores profsum_agg_xla_trace (one row: the import
 ** ran this collector), profsum_agg_xla_device, profsum_agg_xla_op and
@@ -164,7 +162,9 @@ void insXlaFree(InsXla *p){
   int32_t i;
   if( p==0 ) return;
   xPoolFree(&p->pool);
-  for(i=0; i<p->nTrk; i++){ sqlite3_free(p->aTrk[i].aStk); sqlite3_free(p->aTrk[i].aRec); }
+  for(i=0; i<p->nTrk; i++){
+    sqlite3_free(p->aTrk[i].aStk); sqlite3_free(p->aTrk[i].aIv); sqlite3_free(p->aTrk[i].aRec);
+  }
   sqlite3_free(p->aTrk);
   sqlite3_free(p->aProc);
   sqlite3_free(p->aAgg);
@@ -267,8 +267,11 @@ static int xAggGet(InsXla *p, const XAgg *k, int32_t *pIdx){
 }
 
 /* Add one device-op event of track trk: [s, s+dur) ps absolute, shown
-** name id, its stats.  Aggregates, nests for self time, merges busy time. */
-static int xAddOp(InsXla *p, int32_t trk, profsum_ps s, int64_t dur, int32_t name, const XOpStats *st){
+** name id, its stats.  Aggregates (into aggregate iKnown when >= 0, else
+** the one of its key; its index in *pAgg when pAgg), nests for self time,
+** merges busy time. */
+static int xAddOp(InsXla *p, int32_t trk, profsum_ps s, int64_t dur, int32_t name, const XOpStats *st,
+                  int32_t iKnown, int32_t *pAgg){
   XTrack *t = &p->aTrk[trk];
   XAgg k, *a;
   int32_t ia;
@@ -279,9 +282,13 @@ static int xAddOp(InsXla *p, int32_t trk, profsum_ps s, int64_t dur, int32_t nam
   rel = s - p->base;
   if( rel>((int64_t)1<<61) || rel<-((int64_t)1<<61) || dur>((int64_t)1<<61) ) return SQLITE_OK;
   rs = (int64_t)rel; re = rs + dur;
-  memset(&k, 0, sizeof(k));
-  k.trk = trk; k.name = name; k.hloOp = st->hloOp; k.module = st->module; k.cat = st->cat; k.fw = st->fw;
-  if( (rc = xAggGet(p, &k, &ia))!=SQLITE_OK ) return rc;
+  if( iKnown>=0 ){
+    ia = iKnown;
+  }else{
+    memset(&k, 0, sizeof(k));
+    k.trk = trk; k.name = name; k.hloOp = st->hloOp; k.module = st->module; k.cat = st->cat; k.fw = st->fw;
+    if( (rc = xAggGet(p, &k, &ia))!=SQLITE_OK ) return rc;
+  }
   a = &p->aAgg[ia];
   a->count++;
   a->durPs += dur;
@@ -311,28 +318,37 @@ static int xAddOp(InsXla *p, int32_t trk, profsum_ps s, int64_t dur, int32_t nam
     }
     if( t->nStk<t->nAllocStk ){ t->aStk[t->nStk].e = re; t->aStk[t->nStk].agg = ia; t->nStk++; }
   }
-  /* busy time */
+  /* busy time: merged with the line's last interval when they touch */
   {
-    unsigned fl = st->fl & (XF_FLOPS|XF_MFLOPS|XF_BYTES);
-    XRec *r = t->nRec ? &t->aRec[t->nRec-1] : 0;
-    if( fl==0 && r && r->fl==0 && rs>=r->s && rs<=r->e ){
-      if( re>r->e ) r->e = re;
-      return SQLITE_OK;
+    XIv *v = t->nIv ? &t->aIv[t->nIv-1] : 0;
+    if( v && rs>=v->s && rs<=v->e ){
+      if( re>v->e ) v->e = re;
+    }else{
+      if( t->nIv>=t->nAllocIv ){
+        int64_t nNew = t->nAllocIv ? t->nAllocIv + t->nAllocIv/2 + 16 : 64;
+        XIv *aV = sqlite3_realloc64(t->aIv, sizeof(XIv)*(sqlite3_uint64)nNew);
+        if( aV==0 ) return SQLITE_NOMEM;
+        t->aIv = aV; t->nAllocIv = nNew;
+      }
+      v = &t->aIv[t->nIv++];
+      v->s = rs; v->e = re;
     }
+  }
+  /* FLOPs and bytes: kept with the event's start, for the step it starts in */
+  if( st->fl & (XF_FLOPS|XF_MFLOPS|XF_BYTES) ){
+    XRec *r;
     if( t->nRec>=t->nAllocRec ){
-      int64_t nNew = t->nAllocRec ? t->nAllocRec*2 : 64;
+      int64_t nNew = t->nAllocRec ? t->nAllocRec + t->nAllocRec/2 + 16 : 64;
       XRec *aR = sqlite3_realloc64(t->aRec, sizeof(XRec)*(sqlite3_uint64)nNew);
       if( aR==0 ) return SQLITE_NOMEM;
       t->aRec = aR; t->nAllocRec = nNew;
     }
     r = &t->aRec[t->nRec++];
-    r->s = rs; r->e = re; r->fl = 0; r->mflops = 0; r->bytes = 0;
-    if( fl & (XF_FLOPS|XF_MFLOPS) ){
-      r->mflops = (fl & XF_MFLOPS) ? st->mflops : st->flops;
-      r->fl |= XF_MFLOPS;
-    }
-    if( fl & XF_BYTES ){ r->bytes = st->bytes; r->fl |= XF_BYTES; }
+    r->s = rs;
+    r->mflops = (st->fl & XF_MFLOPS) ? st->mflops : (st->fl & XF_FLOPS) ? st->flops : NAN;
+    r->bytes = (st->fl & XF_BYTES) ? st->bytes : NAN;
   }
+  if( pAgg ) *pAgg = ia;
   return SQLITE_OK;
 }
 
@@ -461,31 +477,39 @@ int insXlaXpPlane(InsXla *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
   return SQLITE_OK;
 }
 
-/* The stats of metadata m (cached per plane) in *pOut. */
-static int xMetaStats(InsXla *p, ProfsumXp *pXp, const ProfsumXpEventMeta *m, XOpStats *pOut){
+/* The cache entry of metadata m (its shown name and stats; made when new)
+** in *ppOut, valid until the next call.  SQLITE_OK or SQLITE_NOMEM. */
+static int xMetaStats(InsXla *p, ProfsumXp *pXp, const ProfsumXpEventMeta *m, XOpStats **ppOut){
   int32_t *pv; int isNew, rc;
+  XOpStats o;
   if( (rc = xMapGet(&p->metaCache, (uint64_t)m->key, &pv, &isNew))!=SQLITE_OK ) return rc;
-  if( !isNew && *pv>=0 ){ *pOut = p->aMeta[*pv]; return SQLITE_OK; }
-  memset(pOut, 0, sizeof(*pOut));
-  pOut->hloOp = pOut->module = pOut->cat = pOut->fw = -1;
-  if( (rc = xApplyStats(p, pXp, m->aStat, m->nStat, pOut))!=SQLITE_OK ) return rc;
+  if( !isNew && *pv>=0 ){ *ppOut = &p->aMeta[*pv]; return SQLITE_OK; }
+  memset(&o, 0, sizeof(o));
+  o.hloOp = o.module = o.cat = o.fw = -1;
+  o.lastTrk = o.lastAgg = -1;
+  rc = m->nDisplay>0 ? insXlaIntern(&p->pool, m->zDisplay, m->nDisplay, &o.name)
+                     : insXlaIntern(&p->pool, m->zName, m->nName, &o.name);
+  if( rc==SQLITE_OK ) rc = xApplyStats(p, pXp, m->aStat, m->nStat, &o);
+  if( rc ) return rc;
   if( p->nMeta>=p->nAllocMeta ){
     int64_t nNew = p->nAllocMeta ? p->nAllocMeta*2 : 64;
     XOpStats *a = sqlite3_realloc64(p->aMeta, sizeof(XOpStats)*(sqlite3_uint64)nNew);
     if( a==0 ) return SQLITE_NOMEM;
     p->aMeta = a; p->nAllocMeta = nNew;
   }
-  p->aMeta[p->nMeta] = *pOut;
-  *pv = (int32_t)p->nMeta++;
+  p->aMeta[p->nMeta] = o;
+  *pv = (int32_t)p->nMeta;
+  *ppOut = &p->aMeta[p->nMeta++];
   return SQLITE_OK;
 }
 
-/* See insights_int.h: a device-op XEvent is aggregated. */
+/* See insights_int.h: a device-op XEvent is aggregated.  An event without
+** stats of its own goes to the aggregate the last such event of its
+** metadata on this line went to (no hashing). */
 int insXlaXpEvent(InsXla *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
   const ProfsumXpLine *ln = ev->pLine;
   const ProfsumXpEventMeta *m = ev->pMeta;
-  XOpStats st;
-  int32_t name;
+  XOpStats *pm;
   int rc;
   if( p->curProc<0 ) return SQLITE_OK;
   p->aProc[p->curProc].hasEvents = 1;
@@ -500,12 +524,22 @@ int insXlaXpEvent(InsXla *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
   if( ev->eData!=PROFSUM_XD_OFFSET || ev->durationPs<=0 || m==0 || (m->nDisplay==0 && m->nName==0) ){
     return SQLITE_OK;
   }
-  rc = m->nDisplay>0 ? insXlaIntern(&p->pool, m->zDisplay, m->nDisplay, &name)
-                     : insXlaIntern(&p->pool, m->zName, m->nName, &name);
-  if( rc==SQLITE_OK ) rc = xMetaStats(p, pXp, m, &st);
-  if( rc==SQLITE_OK && ev->nStat>0 ) rc = xApplyStats(p, pXp, ev->aStat, ev->nStat, &st);
-  if( rc ) return rc;
-  return xAddOp(p, p->curTrk, (profsum_ps)ln->timestampNs*1000 + ev->offsetPs, ev->durationPs, name, &st);
+  if( (rc = xMetaStats(p, pXp, m, &pm))!=SQLITE_OK ) return rc;
+  if( ev->nStat>0 ){
+    XOpStats st = *pm;
+    if( (rc = xApplyStats(p, pXp, ev->aStat, ev->nStat, &st))!=SQLITE_OK ) return rc;
+    return xAddOp(p, p->curTrk, (profsum_ps)ln->timestampNs*1000 + ev->offsetPs, ev->durationPs, st.name, &st, -1, 0);
+  }
+  if( pm->lastTrk==p->curTrk ){
+    return xAddOp(p, p->curTrk, (profsum_ps)ln->timestampNs*1000 + ev->offsetPs, ev->durationPs, pm->name, pm,
+                  pm->lastAgg, 0);
+  }
+  {
+    int32_t ia = -1;
+    rc = xAddOp(p, p->curTrk, (profsum_ps)ln->timestampNs*1000 + ev->offsetPs, ev->durationPs, pm->name, pm, -1, &ia);
+    if( rc==SQLITE_OK && ia>=0 ){ pm->lastTrk = p->curTrk; pm->lastAgg = ia; }
+    return rc;
+  }
 }
 
 /* ------------------------------------------------------------------ */
@@ -645,5 +679,7 @@ int insXlaJsonEvent(InsXla *p, const ProfsumEvent *ev){
   if( xSpanNum(&ev->aArg[PROFSUM_AK_BYTES_ACCESSED], &st.bytes) ) st.fl |= XF_BYTES;
   if( xArgsNum(&ev->args, "model_flops", &st.mflops) ) st.fl |= XF_MFLOPS;
   if( ev->dur>((int64_t)1<<61) ) return SQLITE_OK;
-  return xAddOp(p, trk, ev->ts, (int64_t)ev->dur, name, &st);
+  st.name = name;
+  st.lastTrk = st.lastAgg = -1;
+  return xAddOp(p, trk, ev->ts, (int64_t)ev->dur, name, &st, -1, 0);
 }

@@ -50,12 +50,15 @@ typedef struct XProc {
 #define LK_STREAM  3    /* Stream #... (GPU) */
 #define LK_OTHER   4    /* not a device-op line */
 
-/* An interval of busy time on a line, ps relative to the collector's base. */
+/* An interval of busy time on a line, ps relative to the collector's
+** base: events merged while they overlap or touch. */
+typedef struct XIv { int64_t s, e; } XIv;
+
+/* An event with FLOPs or bytes: its start (ps, as XIv) and its values. */
 typedef struct XRec {
-  int64_t s, e;
-  double mflops;        /* Σ per event: model_flops, else flops (MFU) */
-  double bytes;         /* Σ bytes_accessed */
-  unsigned char fl;     /* XF_MFLOPS | XF_BYTES: carried by its events */
+  int64_t s;
+  double mflops;        /* model_flops, else flops (MFU); NaN: neither */
+  double bytes;         /* bytes_accessed; NaN: absent */
 } XRec;
 
 /* The nesting stack of a line (self time). */
@@ -69,7 +72,8 @@ typedef struct XTrack {
   int unsorted;         /* an event started before the one before it */
   int hasLast; int64_t lastS;
   XStk *aStk; int32_t nStk, nAllocStk;
-  XRec *aRec; int64_t nRec, nAllocRec;
+  XIv *aIv; int64_t nIv, nAllocIv;       /* busy intervals, in line order */
+  XRec *aRec; int64_t nRec, nAllocRec;    /* events with FLOPs or bytes */
 } XTrack;
 
 #define XF_FLOPS   0x01
@@ -87,7 +91,11 @@ typedef struct XAgg {
 
 /* What the stats of an event (or of its metadata) give. */
 typedef struct XOpStats {
+  int32_t name;         /* shown name (XPlane metadata cache), else -1 */
   int32_t hloOp, module, cat, fw;
+  int32_t lastTrk, lastAgg;   /* XPlane metadata cache: the aggregate its
+                              ** events without stats of their own went to
+                              ** on track lastTrk (-1: none yet) */
   unsigned fl;          /* XF_FLOPS, XF_MFLOPS (model_flops), XF_BYTES */
   double flops, mflops, bytes;
 } XOpStats;

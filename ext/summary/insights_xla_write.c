@@ -256,6 +256,10 @@ static int xRecCmp(const void *a, const void *b){
   const XRec *x = a, *y = b;
   return x->s<y->s ? -1 : x->s>y->s ? 1 : 0;
 }
+static int xIvCmp(const void *a, const void *b){
+  const XIv *x = a, *y = b;
+  return x->s<y->s ? -1 : x->s>y->s ? 1 : 0;
+}
 
 /* The first index i in [0, n) with a[i].s >= v (n when none). */
 static int64_t xLowerS(const XRec *a, int64_t n, int64_t v){
@@ -264,8 +268,8 @@ static int64_t xLowerS(const XRec *a, int64_t n, int64_t v){
   return lo;
 }
 
-/* The first index i with aU[i].e > v. */
-static int64_t xFirstEndAfter(const XRec *a, int64_t n, int64_t v){
+/* The first index i with a[i].e > v. */
+static int64_t xFirstEndAfter(const XIv *a, int64_t n, int64_t v){
   int64_t lo = 0, hi = n;
   while( lo<hi ){ int64_t mid = lo + (hi-lo)/2; if( a[mid].e<=v ) lo = mid+1; else hi = mid; }
   return lo;
@@ -321,43 +325,76 @@ static int xLoadSteps(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64
   return SQLITE_OK;
 }
 
-/* Write the utilization rows of device zDev (id dev) from its records
-** aR[0..nR) (sorted here): one per step of its spans (its own, else the
-** host's, of one step merged) and one with step NULL for the capture. */
-static int xWriteUtilDevice(sqlite3_stmt *pSt, sqlite3_int64 traceId, const char *zDev, int32_t dev,
-                            XRec *aR, int64_t nR, const XSpan *aSp, const int32_t *aSpDev, int64_t nSp){
-  XRec *aU = 0, *aS = 0;           /* union intervals; records with FLOPs/bytes */
-  double *aCum = 0;                /* prefix sums: mflops, bytes, n mflops, n bytes (4 per index) */
-  int64_t nU = 0, nS = 0, i, k;
-  int own = 0, rc = SQLITE_OK;
-  int64_t capS, capE;
-  qsort(aR, (size_t)nR, sizeof(XRec), xRecCmp);
-  aU = sqlite3_malloc64(sizeof(XRec)*(sqlite3_uint64)(nR+1));
-  aS = sqlite3_malloc64(sizeof(XRec)*(sqlite3_uint64)(nR+1));
-  aCum = sqlite3_malloc64(sizeof(double)*4*(sqlite3_uint64)(nR+2));
-  if( aU==0 || aS==0 || aCum==0 ){ rc = SQLITE_NOMEM; goto done; }
-  capS = aR[0].s; capE = aR[0].e;
-  for(i=0; i<nR; i++){
-    if( aR[i].e>capE ) capE = aR[i].e;
-    if( nU>0 && aR[i].s<=aU[nU-1].e ){
-      if( aR[i].e>aU[nU-1].e ) aU[nU-1].e = aR[i].e;
+/* Put track t's intervals and records in time order (a line read out of
+** order), its intervals merged again where they overlap or touch. */
+static void xSortTrack(XTrack *t){
+  int64_t i, n = 0;
+  qsort(t->aIv, (size_t)t->nIv, sizeof(XIv), xIvCmp);
+  for(i=0; i<t->nIv; i++){
+    XIv v = t->aIv[i];
+    if( n>0 && v.s<=t->aIv[n-1].e ){
+      if( v.e>t->aIv[n-1].e ) t->aIv[n-1].e = v.e;
     }else{
-      aU[nU].s = aR[i].s; aU[nU].e = aR[i].e; nU++;
+      t->aIv[n++] = v;
     }
-    if( aR[i].fl ) aS[nS++] = aR[i];
   }
-  memset(aCum, 0, sizeof(double)*4);
-  for(i=0; i<nS; i++){
-    aCum[4*(i+1)+0] = aCum[4*i+0] + aS[i].mflops;
-    aCum[4*(i+1)+1] = aCum[4*i+1] + aS[i].bytes;
-    aCum[4*(i+1)+2] = aCum[4*i+2] + ((aS[i].fl & XF_MFLOPS) ? 1 : 0);
-    aCum[4*(i+1)+3] = aCum[4*i+3] + ((aS[i].fl & XF_BYTES) ? 1 : 0);
+  t->nIv = n;
+  if( t->nRec>1 ) qsort(t->aRec, (size_t)t->nRec, sizeof(XRec), xRecCmp);
+}
+
+/* The busy time of tracks ap[0..n) within [a, b): the length of the union
+** of their intervals (each track's sorted and disjoint), merged on the fly
+** (aIdx: scratch of n entries). */
+static int64_t xBusy(XTrack *const *ap, int n, int64_t *aIdx, int64_t a, int64_t b){
+  int64_t busy = 0, cs = 0, ce = 0;
+  int i, has = 0;
+  for(i=0; i<n; i++) aIdx[i] = xFirstEndAfter(ap[i]->aIv, ap[i]->nIv, a);
+  for(;;){
+    int best = -1;
+    int64_t s, e;
+    for(i=0; i<n; i++){
+      if( aIdx[i]<ap[i]->nIv && ap[i]->aIv[aIdx[i]].s<b
+       && (best<0 || ap[i]->aIv[aIdx[i]].s<ap[best]->aIv[aIdx[best]].s) ) best = i;
+    }
+    if( best<0 ) break;
+    s = ap[best]->aIv[aIdx[best]].s; e = ap[best]->aIv[aIdx[best]].e;
+    aIdx[best]++;
+    if( s<a ) s = a;
+    if( e>b ) e = b;
+    if( has && s<=ce ){
+      if( e>ce ) ce = e;
+    }else{
+      if( has ) busy += ce - cs;
+      cs = s; ce = e; has = 1;
+    }
   }
+  if( has ) busy += ce - cs;
+  return busy;
+}
+
+/* Write the utilization rows of device zDev (id dev) from its device-op
+** tracks ap[0..n) (aIdx: scratch of n entries): one row per step of its
+** spans (its own, else the host's, the spans of one step merged) and one
+** with step NULL for the capture.  An op's FLOPs and bytes count in the
+** step where it starts. */
+static int xWriteUtilDevice(sqlite3_stmt *pSt, sqlite3_int64 traceId, const char *zDev, int32_t dev,
+                            XTrack *const *ap, int n, int64_t *aIdx,
+                            const XSpan *aSp, const int32_t *aSpDev, int64_t nSp){
+  int64_t k, capS = 0, capE = 0;
+  int own = 0, rc = SQLITE_OK, i, hasCap = 0;
+  for(i=0; i<n; i++){
+    if( ap[i]->nIv==0 ) continue;
+    if( !hasCap || ap[i]->aIv[0].s<capS ) capS = ap[i]->aIv[0].s;
+    if( !hasCap || ap[i]->aIv[ap[i]->nIv-1].e>capE ) capE = ap[i]->aIv[ap[i]->nIv-1].e;
+    hasCap = 1;
+  }
+  if( !hasCap ) return SQLITE_OK;
   for(k=0; k<nSp; k++) if( aSpDev[k]==dev ){ own = 1; break; }
   /* k == -1: the whole capture (step NULL) */
   for(k=-1; rc==SQLITE_OK && k<nSp; k++){
-    int64_t a, b, busy = 0, j, lo, hi;
+    int64_t a, b, busy, j, nF = 0, nB = 0;
     int64_t step = 0;
+    double fl = 0, by = 0;
     if( k<0 ){
       a = capS; b = capE;
     }else{
@@ -375,27 +412,25 @@ static int xWriteUtilDevice(sqlite3_stmt *pSt, sqlite3_int64 traceId, const char
         }
       }
     }
-    for(j=xFirstEndAfter(aU, nU, a); j<nU && aU[j].s<b; j++){
-      int64_t s = aU[j].s>a ? aU[j].s : a, e = aU[j].e<b ? aU[j].e : b;
-      if( e>s ) busy += e - s;
+    busy = xBusy(ap, n, aIdx, a, b);
+    for(i=0; i<n; i++){
+      const XTrack *t = ap[i];
+      for(j=(k<0 ? 0 : xLowerS(t->aRec, t->nRec, a)); j<t->nRec && (k<0 || t->aRec[j].s<b); j++){
+        if( !isnan(t->aRec[j].mflops) ){ fl += t->aRec[j].mflops; nF++; }
+        if( !isnan(t->aRec[j].bytes) ){ by += t->aRec[j].bytes; nB++; }
+      }
     }
-    lo = xLowerS(aS, nS, a);
-    hi = k<0 ? nS : xLowerS(aS, nS, b);
-    if( hi<lo ) hi = lo;
     sqlite3_bind_int64(pSt, 1, traceId);
     sqlite3_bind_text(pSt, 2, zDev, -1, SQLITE_STATIC);
     if( k<0 ) sqlite3_bind_null(pSt, 3); else sqlite3_bind_int64(pSt, 3, step);
     sqlite3_bind_double(pSt, 4, (double)(b-a)/1e6);
     sqlite3_bind_double(pSt, 5, (double)busy/1e6);
-    if( aCum[4*hi+2]-aCum[4*lo+2]>0 ) sqlite3_bind_double(pSt, 6, aCum[4*hi+0]-aCum[4*lo+0]);
-    else sqlite3_bind_null(pSt, 6);
-    xBindBytes(pSt, 7, aCum[4*hi+3]-aCum[4*lo+3]>0, aCum[4*hi+1]-aCum[4*lo+1]);
+    if( nF>0 ) sqlite3_bind_double(pSt, 6, fl); else sqlite3_bind_null(pSt, 6);
+    xBindBytes(pSt, 7, nB>0, by);
     if( k<0 ) sqlite3_bind_null(pSt, 8);
     else sqlite3_bind_text(pSt, 8, own ? "device_steps" : "host_steps", -1, SQLITE_STATIC);
     rc = xStep(pSt);
   }
-done:
-  sqlite3_free(aU); sqlite3_free(aS); sqlite3_free(aCum);
   return rc;
 }
 
@@ -404,19 +439,22 @@ done:
 static int xWriteUtil(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId){
   sqlite3_stmt *pSt = 0;
   XSpan *aSp = 0; int32_t *aSpDev = 0; int64_t nSp = 0;
-  XRec *aR = 0; int64_t nAllocR = 0;
+  XTrack **ap = 0;
+  int64_t *aIdx = 0;
   int32_t i, j;
   int rc;
   if( !p->hasBase ) return SQLITE_OK;
+  ap = sqlite3_malloc64(sizeof(XTrack*)*(sqlite3_uint64)p->nTrk);
+  aIdx = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)p->nTrk);
+  if( ap==0 || aIdx==0 ){ sqlite3_free(ap); sqlite3_free(aIdx); return SQLITE_NOMEM; }
   rc = xLoadSteps(p, db, zSchema, traceId, &aSp, &aSpDev, &nSp);
   if( rc==SQLITE_OK ) rc = xPrepare(db, zSchema, &pSt,
     "INSERT INTO \"%w\".profsum_agg_xla_util(trace_id, device, step, wall_us, busy_us, mfu_flops, "
     "bytes_accessed, step_source) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)");
   for(i=0; rc==SQLITE_OK && i<p->nTrk; i++){
-    int kind;
+    int kind, n = 0;
     const char *zDev = xTrackDevice(p, &p->aTrk[i], &kind);
     int32_t dev = p->aProc[p->aTrk[i].proc].name;
-    int64_t nR = 0;
     if( zDev==0 ) continue;
     for(j=0; j<i; j++){                     /* the device's first track gathers all */
       int kj;
@@ -425,23 +463,18 @@ static int xWriteUtil(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64
     if( j<i ) continue;
     for(j=i; j<p->nTrk; j++){
       int kj;
-      const XTrack *t = &p->aTrk[j];
-      if( xTrackDevice(p, t, &kj)==0 || p->aProc[t->proc].name!=dev || t->nRec==0 ) continue;
-      if( nR+t->nRec>nAllocR ){
-        int64_t nNew = (nR+t->nRec)*2;
-        XRec *a = sqlite3_realloc64(aR, sizeof(XRec)*(sqlite3_uint64)nNew);
-        if( a==0 ){ rc = SQLITE_NOMEM; break; }
-        aR = a; nAllocR = nNew;
-      }
-      memcpy(&aR[nR], t->aRec, sizeof(XRec)*(size_t)t->nRec);
-      nR += t->nRec;
+      XTrack *t = &p->aTrk[j];
+      if( xTrackDevice(p, t, &kj)==0 || p->aProc[t->proc].name!=dev || t->nIv==0 ) continue;
+      if( t->unsorted ) xSortTrack(t);
+      ap[n++] = t;
     }
-    if( rc==SQLITE_OK && nR>0 ) rc = xWriteUtilDevice(pSt, traceId, zDev, dev, aR, nR, aSp, aSpDev, nSp);
+    if( n>0 ) rc = xWriteUtilDevice(pSt, traceId, zDev, dev, ap, n, aIdx, aSp, aSpDev, nSp);
   }
   sqlite3_finalize(pSt);
-  sqlite3_free(aR);
   sqlite3_free(aSp);
   sqlite3_free(aSpDev);
+  sqlite3_free(ap);
+  sqlite3_free(aIdx);
   return rc;
 }
 
