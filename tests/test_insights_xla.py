@@ -459,6 +459,45 @@ class Catalog(XlaTestCase):
             self.assertTrue(all(d for _, d in cols), v)
 
 
+OOM_SQL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "asan", "oom_sql")
+
+
+@unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds it)")
+class OutOfMemory(unittest.TestCase):
+    """Imports of an XSpace and a JSON trace with every 13th allocation
+    failed in turn (tests/oom_sql.c, ASan): each run is an error or the
+    reference result (the collector's tables included), nothing leaks."""
+
+    def test_import_allocations(self):
+        import subprocess
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="profsum-oom-") as tmp:
+            xp = os.path.join(tmp, "t.xplane.pb")
+            with open(xp, "wb") as f:
+                f.write(tpu_xspace())
+            js = os.path.join(tmp, "j.json")
+            with open(js, "w") as f:
+                json.dump(json_trace(True), f)
+            empty = os.path.join(tmp, "e.json")
+            with open(empty, "w") as f:
+                f.write('{"traceEvents": []}')
+
+            def call(path):
+                return ("SELECT (SELECT count(*) FROM (SELECT profsum_import('%s', 'a', '{\"replace\": true, "
+                        "\"device_peaks\": {\"*\": {\"peak_flops_per_s\": 5}}}'))) || ',' || "
+                        "(SELECT count(*) || ':' || sum(count) || ':' || total(self_us) || ':' || total(flops) || ':' "
+                        "|| total(model_flops) FROM profsum_agg_xla_op) || ',' || "
+                        "(SELECT group_concat(device || peak_source) FROM profsum_agg_xla_device) || ',' || "
+                        "(SELECT count(*) || ':' || total(busy_us) || ':' || total(mfu_flops) FROM profsum_agg_xla_util)"
+                        % path)
+            calls = ["SELECT profsum_import('%s', 'e') > 0" % empty, call(xp), call(js)]
+            env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1", UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+            env.pop("LD_PRELOAD", None)
+            r = subprocess.run([OOM_SQL, "-s", "13"] + calls, env=env, capture_output=True, text=True, timeout=900)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("3 passed, 0 failed", r.stdout)
+
+
 @unittest.skipUnless(os.path.isdir(CORPUS), "corpus not available")
 class CorpusDevices(XlaTestCase):
     def test_device_rows_equal_plane_stats(self):
