@@ -459,6 +459,84 @@ class Catalog(XlaTestCase):
             self.assertTrue(all(d for _, d in cols), v)
 
 
+REPORT_DRIVER = r"""
+#include <sqlite3.h>
+#include <stdio.h>
+int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg, const void *pApi);
+int insXlaReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut);
+int insXlaReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut);
+/* argv[1..]: files imported in turn; prints each trace's sections after a line "== <rc>" */
+int main(int argc, char **argv){
+  sqlite3 *db; char *zErr = 0; int i;
+  if( sqlite3_open(":memory:", &db) || sqlite3_profsum_init(db, &zErr, 0) ) return 2;
+  for(i=1; i<argc; i++){
+    char *q = sqlite3_mprintf("SELECT profsum_import('%q')", argv[i]);
+    sqlite3_str *s;
+    int rc;
+    if( sqlite3_exec(db, q, 0, 0, &zErr) ){ fprintf(stderr, "%s\n", zErr); return 1; }
+    sqlite3_free(q);
+    s = sqlite3_str_new(db);
+    rc = insXlaReportMd(db, "main", i, s);
+    if( rc==0 ) rc = insXlaReportHtml(db, "main", i, s);
+    printf("== %d\n%s", rc, sqlite3_str_value(s) ? sqlite3_str_value(s) : "");
+    sqlite3_free(sqlite3_str_finish(s));
+  }
+  sqlite3_close(db);
+  return 0;
+}
+"""
+
+
+class Reports(unittest.TestCase):
+    """The report sections (insXlaReportMd / insXlaReportHtml), through a
+    small C driver linked with the objects of `make build/sqlrun`: skipped
+    when they are not built or no compiler links them."""
+
+    def test_sections(self):
+        import shutil
+        import subprocess
+        import tempfile
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        objs = sorted(glob.glob(os.path.join(root, "build", "obj", "core", "*", "*.o")))
+        if not objs or not shutil.which("cc"):
+            self.skipTest("build/obj/core not built")
+        with tempfile.TemporaryDirectory(prefix="profsum-rep-") as tmp:
+            src = os.path.join(tmp, "drv.c")
+            with open(src, "w") as f:
+                f.write(REPORT_DRIVER)
+            exe = os.path.join(tmp, "drv")
+            r = subprocess.run(["cc", "-std=c11", "-o", exe, src] + objs +
+                               ["-lsqlite3", "-lisal", "-lz", "-ldl", "-lpthread", "-lm"],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                self.skipTest("the driver does not link here: " + r.stderr[-300:])
+            paths = []
+            data_gpu, _ = gpu_xspace()
+            for name, data in (("t.xplane.pb", tpu_xspace()), ("g.xplane.pb", data_gpu)):
+                paths.append(os.path.join(tmp, name))
+                with open(paths[-1], "wb") as f:
+                    f.write(data)
+            js = os.path.join(tmp, "empty.json")
+            with open(js, "w") as f:
+                f.write('{"traceEvents": []}')
+            r = subprocess.run([exe] + paths + [js], capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            parts = r.stdout.split("== ")[1:]
+            self.assertEqual([p[:2] for p in parts], ["0\n"] * 3)
+            tpu, gpu, empty = parts
+            for h in ("## profsum: Devices", "## profsum: Op profile", "## profsum: Roofline",
+                      "## profsum: Utilization", '<section id="profsum-roofline">', "<svg", "</svg>"):
+                self.assertIn(h, tpu)
+            self.assertIn("| copy.1 | /device:TPU:0 | 1 | 20.000 | 0.10 | 0.080 | 800.0 | 0.1% | 80.0% | memory |", tpu)
+            self.assertIn("| fusion.1 | /device:TPU:0 | 2 | 20.000 | 500.00 | 50.000 | 100.0 | 50.0% | 10.0% | compute |", tpu)
+            # no FLOPs or bytes: devices and op profile, no roofline
+            self.assertIn("## profsum: Devices", gpu)
+            self.assertIn("| hlo_op | dot.3 | hlo_op | jit_train | 2 | 50.000 | 50.000 | 76.9% |", gpu)
+            self.assertNotIn("Roofline", gpu)
+            self.assertNotIn("Utilization", gpu)
+            self.assertEqual(empty, "0\n")                 # nothing for a trace without devices
+
+
 OOM_SQL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "asan", "oom_sql")
 
 
