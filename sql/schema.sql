@@ -369,6 +369,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_xla_util(
   busy_us REAL NOT NULL,               -- union of the device's op intervals inside it, µs
   mfu_flops REAL,                      -- Σ per op starting in it: model_flops, else flops (NULL: none had either)
   bytes_accessed INTEGER,              -- Σ bytes_accessed of the ops starting in it (NULL: none had it)
-  step_source TEXT                     -- device_steps (its Steps line) | host_steps (host train events) | NULL
+  step_source TEXT,                    -- device_steps (its Steps line) | host_steps (host train events) | NULL
+  exact INTEGER NOT NULL               -- 1; 0 when a line's kept intervals were merged and a step cut one (prorated)
 );
 CREATE INDEX IF NOT EXISTS main.profsum_agg_xla_util_i ON profsum_agg_xla_util(trace_id, device);

@@ -319,6 +319,60 @@ class Utilization(XlaTestCase):
         self.assertClose(u[("/device:GPU:0", 6)]["busy_us"], 15.0)
         self.assertClose(u[("/device:GPU:0", 6)]["wall_us"], 25.0)
 
+    def big_line(self, step_gap_us):
+        """/device:TPU:0 with 3 steps of 1,000 ops each (1 µs ops every 2 µs,
+        flops 1e6 and 10 bytes each): more idle gaps and FLOP records than a
+        line keeps (1,024), so they are merged; steps step_gap_us apart."""
+        pb = W.PlaneBuilder("/device:TPU:0")
+        pb.plane_stat("peak_teraflops_per_second", double=1.0)
+        pb.plane_stat("peak_hbm_bw_gigabytes_per_second", double=1.0)
+        op = pb.eid("fusion.1", stats=[pb.stat("flops", i64=1000000), pb.stat("bytes_accessed", i64=10)])
+        steps, ops = [], []
+        for k in range(3):
+            base = k * (1999 + step_gap_us)
+            steps.append(pb.event(str(k), offset_ps=base * US, duration_ps=1999 * US))
+            ops += [W.event(op, offset_ps=(base + 2 * i) * US, duration_ps=US) for i in range(1000)]
+        pb.line(id=1, name="Steps", timestamp_ns=0, events=steps)
+        pb.line(id=2, name="XLA Ops", timestamp_ns=0, events=ops)
+        return W.xspace([pb.build()])
+
+    def test_many_gaps_exact_at_idle_step_boundaries(self):
+        # merged spans never reach across the 101 µs between steps: exact
+        tid = self.imp("m.xplane.pb", self.big_line(101))
+        u = self.util(tid)
+        for k in range(3):
+            r = u[("/device:TPU:0", k)]
+            self.assertEqual(r["exact"], 1, k)
+            self.assertClose(r["busy_us"], 1000.0)
+            self.assertClose(r["wall_us"], 1999.0)
+            self.assertClose(r["flops"], 1e9)
+            self.assertEqual(r["bytes_accessed"], 10000)
+            self.assertClose(r["mfu_busy"], 1e9 / (1000e-6 * 1e12))
+        cap = u[("/device:TPU:0", None)]
+        self.assertEqual((cap["exact"], cap["bytes_accessed"]), (1, 30000))
+        self.assertClose(cap["busy_us"], 3000.0)
+        self.assertClose(cap["flops"], 3e9)
+        # the op aggregate is exact whatever was merged
+        r = rows(self.db, "SELECT * FROM profsum_roofline WHERE trace_id=? AND level='op'", (tid,))[0]
+        self.assertEqual((r["count"], r["flops"], r["bytes_accessed"]), (3000, 3e9, 30000))
+
+    def test_many_gaps_prorated(self):
+        # steps 1 µs apart, as close as the ops: a merged span may straddle a
+        # step boundary; such a step says exact = 0 and its figures stay close
+        tid = self.imp("p.xplane.pb", self.big_line(1))
+        u = self.util(tid)
+        tot_busy = tot_fl = 0
+        for k in range(3):
+            r = u[("/device:TPU:0", k)]
+            self.assertIn(r["exact"], (0, 1))
+            self.assertAlmostEqual(r["busy_us"], 1000.0, delta=5.0)
+            self.assertAlmostEqual(r["flops"], 1e9, delta=5e6)
+            tot_busy += r["busy_us"]
+            tot_fl += r["flops"]
+        self.assertAlmostEqual(tot_busy, 3000.0, delta=3.0)
+        self.assertAlmostEqual(tot_fl, 3e9, delta=3e6)
+        self.assertEqual(u[("/device:TPU:0", None)]["exact"], 1)
+
     def test_kpi_memory_bandwidth(self):
         tid = self.imp("t.xplane.pb", tpu_xspace())
         k = rows(self.db, "SELECT * FROM profsum_kpis WHERE trace_id=? AND kpi='memory_bandwidth'", (tid,))

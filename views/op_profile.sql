@@ -36,7 +36,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_op_profile(
   count,
   -- Σ device time, µs (REAL).
   total_us,
-  -- Σ self device time, µs; NULL when a line was not in time order (REAL).
+  -- Σ self device time, µs; NULL when a line was not in time order or nested over 4,096 deep (REAL).
   self_us,
   -- total_us / Σ device time of the trace's device ops, 0-1 (REAL).
   share,

@@ -3,8 +3,8 @@
 -- utilization, over the busy time and over the step's wall time.  Steps
 -- are the summary's (a device's Steps line, else the host's 'train' events:
 -- step_source); the row with step NULL is the whole capture, from the
--- device's first op to its last.  An op counts in the step where it
--- starts.  MFU uses model_flops, else flops, per op.  NULL where FLOPs,
+-- device's first op to its last (busy and span as profsum_agg_device has
+-- them).  An op counts in the step where it starts.  MFU uses model_flops, else flops, per op.  NULL where FLOPs,
 -- bytes or a peak are unknown, with status saying which; a trace imported
 -- without these tables has one row with NULL device and its status.
 -- Formulas: docs/roofline.md.
@@ -38,6 +38,8 @@ CREATE VIEW IF NOT EXISTS main.profsum_utilization(
   hbm_util_wall,
   -- device_steps (its Steps line), host_steps (host train events), NULL for the capture row (TEXT).
   step_source,
+  -- 1; 0 when the step's figures are prorated: a line with more than 1,024 idle gaps (or ops with FLOPs) keeps them merged, and the step's start or end fell inside a merged span (INTEGER).
+  exact,
   -- ok, no_flops_or_bytes, no_flops, no_bytes, no_device_limits, reimport_needed, v1_summary (TEXT).
   status
 ) AS
@@ -50,7 +52,7 @@ SELECT u.trace_id, t.label, u.device, u.step, u.wall_us, u.busy_us,
             THEN u.bytes_accessed * 1e6 / u.busy_us / d.peak_mem_bw_bytes_per_s END,
        CASE WHEN u.wall_us > 0 AND d.peak_mem_bw_bytes_per_s > 0
             THEN u.bytes_accessed * 1e6 / u.wall_us / d.peak_mem_bw_bytes_per_s END,
-       u.step_source,
+       u.step_source, u.exact,
        CASE WHEN u.mfu_flops IS NULL AND u.bytes_accessed IS NULL THEN 'no_flops_or_bytes'
             WHEN u.mfu_flops IS NULL THEN 'no_flops' WHEN u.bytes_accessed IS NULL THEN 'no_bytes'
             WHEN d.peak_flops_per_s IS NULL OR d.peak_mem_bw_bytes_per_s IS NULL THEN 'no_device_limits'
@@ -59,7 +61,7 @@ FROM profsum_agg_xla_util AS u
 JOIN profsum_trace AS t USING (trace_id)
 LEFT JOIN profsum_agg_xla_device AS d USING (trace_id, device)
 UNION ALL
-SELECT t.trace_id, t.label, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+SELECT t.trace_id, t.label, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        CASE WHEN t.summary_json IS NOT NULL THEN 'v1_summary' ELSE 'reimport_needed' END
 FROM profsum_trace AS t
 WHERE NOT EXISTS (SELECT 1 FROM profsum_agg_xla_trace AS x WHERE x.trace_id = t.trace_id);

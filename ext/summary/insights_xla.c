@@ -12,10 +12,12 @@
 **     with count, Σ duration, Σ self duration (the duration less that of
 **     the events it contains on its line, lines read in time order),
 **     Σ flops, Σ model_flops, Σ bytes_accessed;
-**   - per line, its busy time as intervals, an event merged into the one
-**     before it when they overlap or touch (16 bytes per idle gap), and the
-**     start, FLOPs and bytes of each event that has FLOPs or bytes (24
-**     bytes each), so that they count in the step where the op starts.
+**   - per line, its busy time as intervals (events merged while they
+**     overlap or touch) and the start, FLOPs and bytes of each event that
+**     has FLOPs or bytes, so that they count in the step where the op
+**     starts; at most XCAP of each per line (insights_xla_int.h: the
+**     closest neighbours merged when full), so memory does not grow with
+**     the events.
 ** The write (in the import's transaction, after the summary's aggregates
 ** and the step spans) stores profsum_agg_xla_trace (one row: the import
 ** ran this collector), profsum_agg_xla_device, profsum_agg_xla_op and
@@ -266,6 +268,67 @@ static int xAggGet(InsXla *p, const XAgg *k, int32_t *pIdx){
   return SQLITE_OK;
 }
 
+/* The median of the n gaps in p->aGap (reordered): quickselect, linear. */
+static int64_t xMedianGap(InsXla *p, int64_t n){
+  int64_t *a = p->aGap, lo = 0, hi = n-1, k = n/2;
+  while( lo<hi ){
+    int64_t piv = a[lo + (hi-lo)/2], i = lo, j = hi;
+    while( i<=j ){
+      while( a[i]<piv ) i++;
+      while( a[j]>piv ) j--;
+      if( i<=j ){ int64_t t = a[i]; a[i] = a[j]; a[j] = t; i++; j--; }
+    }
+    if( k<=j ) hi = j;
+    else if( k>=i ) lo = i;
+    else break;
+  }
+  return a[k];
+}
+
+/* Coarsen track t's busy intervals (a full list, XCAP): merge each with the
+** one before it when the gap between them is at most the median gap, so
+** about half remain; busy sums stay exact. */
+static void xCoarsenIv(InsXla *p, XTrack *t){
+  int64_t i, n = 0, thr, nMerge = 0;
+  for(i=1; i<t->nIv; i++) p->aGap[i-1] = t->aIv[i].s - t->aIv[i-1].e;
+  thr = xMedianGap(p, t->nIv-1);
+  for(i=0; i<t->nIv; i++){
+    XIv v = t->aIv[i];
+    if( n>0 && v.s - t->aIv[n-1].e<=thr && nMerge<t->nIv/2 ){
+      XIv *o = &t->aIv[n-1];
+      if( v.e>o->e ) o->e = v.e;
+      o->busy += v.busy;
+      nMerge++;
+    }else{
+      t->aIv[n++] = v;
+    }
+  }
+  t->nIv = n;
+  t->coarse = 1;
+}
+
+/* The same for track t's records of FLOPs and bytes. */
+static void xCoarsenRec(InsXla *p, XTrack *t){
+  int64_t i, n = 0, thr, nMerge = 0;
+  for(i=1; i<t->nRec; i++) p->aGap[i-1] = t->aRec[i].s - t->aRec[i-1].sLast;
+  thr = xMedianGap(p, t->nRec-1);
+  for(i=0; i<t->nRec; i++){
+    XRec r = t->aRec[i];
+    if( n>0 && r.s - t->aRec[n-1].sLast<=thr && nMerge<t->nRec/2 ){
+      XRec *o = &t->aRec[n-1];
+      if( r.sLast>o->sLast ) o->sLast = r.sLast;
+      if( r.s<o->s ) o->s = r.s;
+      o->mflops += r.mflops; o->bytes += r.bytes;
+      o->nF += r.nF; o->nB += r.nB;
+      nMerge++;
+    }else{
+      t->aRec[n++] = r;
+    }
+  }
+  t->nRec = n;
+  t->coarse = 1;
+}
+
 /* Add one device-op event of track trk: [s, s+dur) ps absolute, shown
 ** name id, its stats.  Aggregates (into aggregate iKnown when >= 0, else
 ** the one of its key; its index in *pAgg when pAgg), nests for self time,
@@ -300,53 +363,60 @@ static int xAddOp(InsXla *p, int32_t trk, profsum_ps s, int64_t dur, int32_t nam
   /* nesting on the line: the innermost open event that contains this one */
   if( t->hasLast && rs<t->lastS ) t->unsorted = 1;
   t->hasLast = 1; t->lastS = rs;
-  if( t->unsorted ) a->fl |= XF_SELFUNK;
   while( t->nStk>0 && t->aStk[t->nStk-1].e<=rs ) t->nStk--;
   if( t->nStk>0 && t->aStk[t->nStk-1].e>=re && dur>0 ){
     p->aAgg[t->aStk[t->nStk-1].agg].selfPs -= dur;
   }
   if( dur>0 ){
-    if( t->nStk>=t->nAllocStk ){
-      int32_t nNew = t->nAllocStk ? t->nAllocStk*2 : 16;
-      XStk *aS;
-      if( nNew>1000000 ) nNew = t->nAllocStk;   /* absurd depth: stop nesting deeper */
-      else{
-        aS = sqlite3_realloc64(t->aStk, sizeof(XStk)*(sqlite3_uint64)nNew);
+    if( t->nStk>=XSTK_CAP ){
+      t->tooDeep = 1;
+    }else{
+      if( t->nStk>=t->nAllocStk ){
+        int32_t nNew = t->nAllocStk ? t->nAllocStk*2 : 4;
+        XStk *aS = sqlite3_realloc64(t->aStk, sizeof(XStk)*(sqlite3_uint64)nNew);
         if( aS==0 ) return SQLITE_NOMEM;
         t->aStk = aS; t->nAllocStk = nNew;
       }
+      t->aStk[t->nStk].e = re; t->aStk[t->nStk].agg = ia; t->nStk++;
     }
-    if( t->nStk<t->nAllocStk ){ t->aStk[t->nStk].e = re; t->aStk[t->nStk].agg = ia; t->nStk++; }
   }
   /* busy time: merged with the line's last interval when they touch */
   {
     XIv *v = t->nIv ? &t->aIv[t->nIv-1] : 0;
-    if( v && rs>=v->s && rs<=v->e ){
-      if( re>v->e ) v->e = re;
+    if( v && v->busy==v->e-v->s && rs>=v->s && rs<=v->e ){
+      if( re>v->e ){ v->e = re; v->busy = re - v->s; }
     }else{
+      if( t->nIv>=XCAP ){ xCoarsenIv(p, t); }
       if( t->nIv>=t->nAllocIv ){
-        int64_t nNew = t->nAllocIv ? t->nAllocIv + t->nAllocIv/2 + 16 : 64;
-        XIv *aV = sqlite3_realloc64(t->aIv, sizeof(XIv)*(sqlite3_uint64)nNew);
+        int64_t nNew = t->nAllocIv ? t->nAllocIv*2 : 4;
+        XIv *aV;
+        if( nNew>XCAP ) nNew = XCAP;
+        aV = sqlite3_realloc64(t->aIv, sizeof(XIv)*(sqlite3_uint64)nNew);
         if( aV==0 ) return SQLITE_NOMEM;
         t->aIv = aV; t->nAllocIv = nNew;
       }
       v = &t->aIv[t->nIv++];
-      v->s = rs; v->e = re;
+      v->s = rs; v->e = re; v->busy = dur;
     }
   }
   /* FLOPs and bytes: kept with the event's start, for the step it starts in */
   if( st->fl & (XF_FLOPS|XF_MFLOPS|XF_BYTES) ){
     XRec *r;
+    if( t->nRec>=XCAP ){ xCoarsenRec(p, t); }
     if( t->nRec>=t->nAllocRec ){
-      int64_t nNew = t->nAllocRec ? t->nAllocRec + t->nAllocRec/2 + 16 : 64;
-      XRec *aR = sqlite3_realloc64(t->aRec, sizeof(XRec)*(sqlite3_uint64)nNew);
+      int64_t nNew = t->nAllocRec ? t->nAllocRec*2 : 4;
+      XRec *aR;
+      if( nNew>XCAP ) nNew = XCAP;
+      aR = sqlite3_realloc64(t->aRec, sizeof(XRec)*(sqlite3_uint64)nNew);
       if( aR==0 ) return SQLITE_NOMEM;
       t->aRec = aR; t->nAllocRec = nNew;
     }
     r = &t->aRec[t->nRec++];
-    r->s = rs;
-    r->mflops = (st->fl & XF_MFLOPS) ? st->mflops : (st->fl & XF_FLOPS) ? st->flops : NAN;
-    r->bytes = (st->fl & XF_BYTES) ? st->bytes : NAN;
+    r->s = r->sLast = rs;
+    r->mflops = (st->fl & XF_MFLOPS) ? st->mflops : (st->fl & XF_FLOPS) ? st->flops : 0.0;
+    r->nF = (st->fl & (XF_MFLOPS|XF_FLOPS)) ? 1 : 0;
+    r->bytes = (st->fl & XF_BYTES) ? st->bytes : 0.0;
+    r->nB = (st->fl & XF_BYTES) ? 1 : 0;
   }
   if( pAgg ) *pAgg = ia;
   return SQLITE_OK;

@@ -50,15 +50,27 @@ typedef struct XProc {
 #define LK_STREAM  3    /* Stream #... (GPU) */
 #define LK_OTHER   4    /* not a device-op line */
 
-/* An interval of busy time on a line, ps relative to the collector's
-** base: events merged while they overlap or touch. */
-typedef struct XIv { int64_t s, e; } XIv;
+/* What a line keeps for the per-step figures is bounded: at most XCAP
+** busy intervals and XCAP records of FLOPs and bytes.  A full list is
+** coarsened: the neighbours closest in time are merged (the gaps up to the
+** median), keeping exact sums; a step boundary that then falls inside a
+** merged entry is prorated by time (profsum_utilization.exact = 0). */
+#define XCAP 1024
+/* Nesting deeper than this on a line: its self times are not computed. */
+#define XSTK_CAP 4096
 
-/* An event with FLOPs or bytes: its start (ps, as XIv) and its values. */
+/* Busy time on a line, ps relative to the collector's base: events merged
+** while they overlap or touch (busy == e - s), or merged when coarsened
+** (busy < e - s: the busy time inside [s, e)). */
+typedef struct XIv { int64_t s, e, busy; } XIv;
+
+/* FLOPs and bytes of the events that started in [s, sLast] (one event:
+** s == sLast, until coarsened). */
 typedef struct XRec {
-  int64_t s;
-  double mflops;        /* model_flops, else flops (MFU); NaN: neither */
-  double bytes;         /* bytes_accessed; NaN: absent */
+  int64_t s, sLast;
+  double mflops;        /* Σ model_flops, else flops (MFU) */
+  double bytes;         /* Σ bytes_accessed */
+  int32_t nF, nB;       /* events with FLOPs, with bytes */
 } XRec;
 
 /* The nesting stack of a line (self time). */
@@ -70,16 +82,17 @@ typedef struct XTrack {
   int32_t thread;       /* JSON: thread name id, -1 unknown */
   int kind;             /* LK_* (JSON: resolved at the write) */
   int unsorted;         /* an event started before the one before it */
+  int tooDeep;          /* nesting beyond XSTK_CAP: self times unknown */
+  int coarse;           /* a list was coarsened */
   int hasLast; int64_t lastS;
   XStk *aStk; int32_t nStk, nAllocStk;
   XIv *aIv; int64_t nIv, nAllocIv;       /* busy intervals, in line order */
-  XRec *aRec; int64_t nRec, nAllocRec;    /* events with FLOPs or bytes */
+  XRec *aRec; int64_t nRec, nAllocRec;    /* FLOPs and bytes, in line order */
 } XTrack;
 
 #define XF_FLOPS   0x01
 #define XF_MFLOPS  0x02
 #define XF_BYTES   0x04
-#define XF_SELFUNK 0x08
 
 /* One aggregate of device-op events. */
 typedef struct XAgg {
@@ -118,6 +131,7 @@ struct InsXla {
   XMap metaCache;       /* plane's metadata key → aMeta index */
   XOpStats *aMeta; int64_t nMeta, nAllocMeta;
   char *zBuf; int64_t nBuf;       /* scratch text */
+  int64_t aGap[XCAP];             /* scratch of the coarsening */
   int64_t nDevOps, nFlopsOps, nMflopsOps, nBytesOps;
 };
 

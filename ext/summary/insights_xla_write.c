@@ -142,9 +142,10 @@ static int xPrepare(sqlite3 *db, const char *zSchema, sqlite3_stmt **ppSt, const
   return rc;
 }
 
-/* Write profsum_agg_xla_device: one row per distinct /device: name. */
+/* Write profsum_agg_xla_device: one row per distinct /device: name (the
+** planes of one name, aNextProc: the next of its name or -1, merged). */
 static int xWriteDevices(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
-                         const XPeak *aPeak, int nPeak){
+                         const XPeak *aPeak, int nPeak, const int32_t *aFirstProc, const int32_t *aNextProc){
   sqlite3_stmt *pSt = 0;
   int32_t i, j;
   int rc = xPrepare(db, zSchema, &pSt,
@@ -157,13 +158,11 @@ static int xWriteDevices(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_in
     int fromPlane = 0, fromOpt = 0;
     const XPeak *pk;
     if( m.name<0 || !insXlaIsDevice(p->pool.az[m.name], p->pool.an[m.name]) ) continue;
+    if( aFirstProc[m.name]!=i ) continue;   /* written with the first plane of the name */
     zDev = p->pool.az[m.name];
-    for(j=0; j<i; j++) if( p->aProc[j].name==m.name ) break;
-    if( j<i ) continue;                     /* written with the first plane of the name */
-    for(j=i+1; j<p->nProc; j++){            /* planes repeated (chunked): merged */
+    for(j=aNextProc[i]; j>=0; j=aNextProc[j]){   /* planes repeated (chunked): merged */
       const XProc *o = &p->aProc[j];
       int k;
-      if( o->name!=m.name ) continue;
       m.hasEvents |= o->hasEvents;
       if( m.vendor<0 ) m.vendor = o->vendor;
       if( m.model<0 ) m.model = o->model;
@@ -238,7 +237,7 @@ static int xWriteOps(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 
     xBindId(p, pSt, 8, a->fw);
     sqlite3_bind_int64(pSt, 9, a->count);
     sqlite3_bind_double(pSt, 10, (double)a->durPs/1e6);
-    if( a->fl & XF_SELFUNK ) sqlite3_bind_null(pSt, 11);
+    if( p->aTrk[a->trk].unsorted || p->aTrk[a->trk].tooDeep ) sqlite3_bind_null(pSt, 11);
     else sqlite3_bind_double(pSt, 11, (double)a->selfPs/1e6);
     if( a->fl & XF_FLOPS ) sqlite3_bind_double(pSt, 12, a->flops); else sqlite3_bind_null(pSt, 12);
     if( a->fl & XF_MFLOPS ) sqlite3_bind_double(pSt, 13, a->mflops); else sqlite3_bind_null(pSt, 13);
@@ -261,10 +260,10 @@ static int xIvCmp(const void *a, const void *b){
   return x->s<y->s ? -1 : x->s>y->s ? 1 : 0;
 }
 
-/* The first index i in [0, n) with a[i].s >= v (n when none). */
-static int64_t xLowerS(const XRec *a, int64_t n, int64_t v){
+/* The first index i in [0, n) with a[i].sLast >= v (n when none). */
+static int64_t xFirstLastAtOrAfter(const XRec *a, int64_t n, int64_t v){
   int64_t lo = 0, hi = n;
-  while( lo<hi ){ int64_t mid = lo + (hi-lo)/2; if( a[mid].s<v ) lo = mid+1; else hi = mid; }
+  while( lo<hi ){ int64_t mid = lo + (hi-lo)/2; if( a[mid].sLast<v ) lo = mid+1; else hi = mid; }
   return lo;
 }
 
@@ -326,153 +325,224 @@ static int xLoadSteps(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64
 }
 
 /* Put track t's intervals and records in time order (a line read out of
-** order), its intervals merged again where they overlap or touch. */
-static void xSortTrack(XTrack *t){
+** order), the merged intervals merged again where they overlap or touch.
+** 1 when that is exact (the lists were not coarsened), else 0. */
+static int xSortTrack(XTrack *t){
   int64_t i, n = 0;
   qsort(t->aIv, (size_t)t->nIv, sizeof(XIv), xIvCmp);
   for(i=0; i<t->nIv; i++){
     XIv v = t->aIv[i];
-    if( n>0 && v.s<=t->aIv[n-1].e ){
-      if( v.e>t->aIv[n-1].e ) t->aIv[n-1].e = v.e;
+    XIv *o = n>0 ? &t->aIv[n-1] : 0;
+    if( o && o->busy==o->e-o->s && v.busy==v.e-v.s && v.s<=o->e ){
+      if( v.e>o->e ){ o->e = v.e; o->busy = o->e - o->s; }
     }else{
       t->aIv[n++] = v;
     }
   }
   t->nIv = n;
   if( t->nRec>1 ) qsort(t->aRec, (size_t)t->nRec, sizeof(XRec), xRecCmp);
+  return !t->coarse;
 }
 
-/* The busy time of tracks ap[0..n) within [a, b): the length of the union
-** of their intervals (each track's sorted and disjoint), merged on the fly
-** (aIdx: scratch of n entries). */
-static int64_t xBusy(XTrack *const *ap, int n, int64_t *aIdx, int64_t a, int64_t b){
-  int64_t busy = 0, cs = 0, ce = 0;
-  int i, has = 0;
+/* The busy time of tracks ap[0..n) within [a, b): the union of their
+** intervals (each track's sorted), merged on the fly (aIdx: scratch of n
+** entries).  A merged (coarsened) interval cut by a or b counts for its
+** busy time prorated, and one overlapping another track's for the share of
+** it beyond the union so far: *pExact is then set to 0. */
+static int64_t xBusy(XTrack *const *ap, int n, int64_t *aIdx, int64_t a, int64_t b, int *pExact){
+  int64_t busy = 0, cs = 0, ce = 0, cb = 0;
+  int i, has = 0, solidRun = 1;
   for(i=0; i<n; i++) aIdx[i] = xFirstEndAfter(ap[i]->aIv, ap[i]->nIv, a);
   for(;;){
-    int best = -1;
-    int64_t s, e;
+    int best = -1, solid;
+    int64_t s, e, c;
+    const XIv *v;
     for(i=0; i<n; i++){
       if( aIdx[i]<ap[i]->nIv && ap[i]->aIv[aIdx[i]].s<b
        && (best<0 || ap[i]->aIv[aIdx[i]].s<ap[best]->aIv[aIdx[best]].s) ) best = i;
     }
     if( best<0 ) break;
-    s = ap[best]->aIv[aIdx[best]].s; e = ap[best]->aIv[aIdx[best]].e;
-    aIdx[best]++;
-    if( s<a ) s = a;
-    if( e>b ) e = b;
-    if( has && s<=ce ){
-      if( e>ce ) ce = e;
+    v = &ap[best]->aIv[aIdx[best]++];
+    solid = v->busy==v->e-v->s;
+    s = v->s<a ? a : v->s;
+    e = v->e>b ? b : v->e;
+    if( e<=s ) continue;
+    if( solid || (s==v->s && e==v->e) ){
+      c = solid ? e - s : v->busy;
     }else{
-      if( has ) busy += ce - cs;
-      cs = s; ce = e; has = 1;
+      c = (int64_t)((double)v->busy * (double)(e - s) / (double)(v->e - v->s));
+      *pExact = 0;
+    }
+    if( !has || s>ce ){
+      if( has ) busy += cb;
+      cs = s; ce = e; cb = c; has = 1; solidRun = solid;
+    }else if( solid && solidRun ){
+      if( e>ce ){ cb += e - ce; ce = e; }
+    }else{
+      if( e>ce ){ cb += (int64_t)((double)c * (double)(e - ce) / (double)(e - s)); ce = e; }
+      solidRun = 0;
+      *pExact = 0;
     }
   }
-  if( has ) busy += ce - cs;
+  (void)cs;
+  if( has ) busy += cb;
   return busy;
 }
 
-/* Write the utilization rows of device zDev (id dev) from its device-op
-** tracks ap[0..n) (aIdx: scratch of n entries): one row per step of its
-** spans (its own, else the host's, the spans of one step merged) and one
-** with step NULL for the capture.  An op's FLOPs and bytes count in the
-** step where it starts. */
-static int xWriteUtilDevice(sqlite3_stmt *pSt, sqlite3_int64 traceId, const char *zDev, int32_t dev,
-                            XTrack *const *ap, int n, int64_t *aIdx,
-                            const XSpan *aSp, const int32_t *aSpDev, int64_t nSp){
-  int64_t k, capS = 0, capE = 0;
-  int own = 0, rc = SQLITE_OK, i, hasCap = 0;
+/* The FLOPs and bytes of tracks ap[0..n) of the events that started in
+** [a, b) (all: bAll): sums in *pFl, *pBy, whether any event had them in
+** *pnF, *pnB.  A coarsened record cut by a or b counts prorated by time
+** (*pExact set to 0). */
+static void xSums(XTrack *const *ap, int n, int64_t a, int64_t b, int bAll,
+                  double *pFl, double *pBy, int64_t *pnF, int64_t *pnB, int *pExact){
+  int i;
+  int64_t j;
   for(i=0; i<n; i++){
-    if( ap[i]->nIv==0 ) continue;
-    if( !hasCap || ap[i]->aIv[0].s<capS ) capS = ap[i]->aIv[0].s;
-    if( !hasCap || ap[i]->aIv[ap[i]->nIv-1].e>capE ) capE = ap[i]->aIv[ap[i]->nIv-1].e;
-    hasCap = 1;
+    const XTrack *t = ap[i];
+    for(j=(bAll ? 0 : xFirstLastAtOrAfter(t->aRec, t->nRec, a)); j<t->nRec && (bAll || t->aRec[j].s<b); j++){
+      const XRec *r = &t->aRec[j];
+      double f = 1.0;
+      if( !bAll && (r->s<a || r->sLast>=b) ){
+        int64_t lo = r->s<a ? a : r->s, hi = r->sLast>=b ? b : r->sLast;
+        if( r->sLast==r->s ) continue;
+        f = hi>lo ? (double)(hi - lo) / (double)(r->sLast - r->s) : 0.0;
+        *pExact = 0;
+        if( f<=0.0 ) continue;
+      }
+      *pFl += r->mflops * f; *pnF += r->nF;
+      *pBy += r->bytes * f; *pnB += r->nB;
+    }
+  }
+}
+
+/* One row of profsum_agg_xla_util. */
+static int xUtilRow(sqlite3_stmt *pSt, sqlite3_int64 traceId, const char *zDev, int hasStep, int64_t step,
+                    double wallUs, double busyUs, int64_t nF, double fl, int64_t nB, double by,
+                    const char *zSource, int exact){
+  sqlite3_bind_int64(pSt, 1, traceId);
+  sqlite3_bind_text(pSt, 2, zDev, -1, SQLITE_STATIC);
+  if( hasStep ) sqlite3_bind_int64(pSt, 3, step); else sqlite3_bind_null(pSt, 3);
+  sqlite3_bind_double(pSt, 4, wallUs);
+  sqlite3_bind_double(pSt, 5, busyUs);
+  if( nF>0 ) sqlite3_bind_double(pSt, 6, fl); else sqlite3_bind_null(pSt, 6);
+  xBindBytes(pSt, 7, nB>0, by);
+  if( zSource ) sqlite3_bind_text(pSt, 8, zSource, -1, SQLITE_STATIC); else sqlite3_bind_null(pSt, 8);
+  sqlite3_bind_int(pSt, 9, exact);
+  return xStep(pSt);
+}
+
+/* Write the utilization rows of device zDev from its device-op tracks
+** ap[0..n) (aIdx: scratch of n entries): one per step of aSp[0..nSp)
+** (its own steps, or the host's), and one with step NULL for the capture,
+** whose busy and span come from the summary's profsum_agg_device row
+** (pDevQ, bound to the trace and the device) when it has one. */
+static int xWriteUtilDevice(sqlite3_stmt *pSt, sqlite3_stmt *pDevQ, sqlite3_int64 traceId, const char *zDev,
+                            XTrack *const *ap, int n, int64_t *aIdx, int exactLines,
+                            const XSpan *aSp, int64_t nSp, int own){
+  int64_t k, capS = 0, capE = 0, nF = 0, nB = 0;
+  int rc = SQLITE_OK, i, hasCap = 0, exact = exactLines;
+  double fl = 0, by = 0, wallUs, busyUs;
+  for(i=0; i<n; i++){
+    const XTrack *t = ap[i];
+    int64_t j;
+    for(j=0; j<t->nIv; j++){
+      if( !hasCap || t->aIv[j].s<capS ) capS = t->aIv[j].s;
+      if( !hasCap || t->aIv[j].e>capE ) capE = t->aIv[j].e;
+      hasCap = 1;
+    }
   }
   if( !hasCap ) return SQLITE_OK;
-  for(k=0; k<nSp; k++) if( aSpDev[k]==dev ){ own = 1; break; }
-  /* k == -1: the whole capture (step NULL) */
-  for(k=-1; rc==SQLITE_OK && k<nSp; k++){
-    int64_t a, b, busy, j, nF = 0, nB = 0;
-    int64_t step = 0;
-    double fl = 0, by = 0;
-    if( k<0 ){
-      a = capS; b = capE;
-    }else{
-      if( own ? aSpDev[k]!=dev : aSpDev[k]>=0 ) continue;
-      step = aSp[k].step; a = aSp[k].s; b = aSp[k].e;
-      if( !own ){
-        /* host spans: this step's spans of every host process, merged */
-        int64_t m;
-        for(m=0; m<k; m++) if( aSpDev[m]<0 && aSp[m].step==step ) break;
-        if( m<k ) continue;
-        for(m=k+1; m<nSp; m++){
-          if( aSpDev[m]>=0 || aSp[m].step!=step ) continue;
-          if( aSp[m].s<a ) a = aSp[m].s;
-          if( aSp[m].e>b ) b = aSp[m].e;
-        }
-      }
-    }
-    busy = xBusy(ap, n, aIdx, a, b);
-    for(i=0; i<n; i++){
-      const XTrack *t = ap[i];
-      for(j=(k<0 ? 0 : xLowerS(t->aRec, t->nRec, a)); j<t->nRec && (k<0 || t->aRec[j].s<b); j++){
-        if( !isnan(t->aRec[j].mflops) ){ fl += t->aRec[j].mflops; nF++; }
-        if( !isnan(t->aRec[j].bytes) ){ by += t->aRec[j].bytes; nB++; }
-      }
-    }
-    sqlite3_bind_int64(pSt, 1, traceId);
-    sqlite3_bind_text(pSt, 2, zDev, -1, SQLITE_STATIC);
-    if( k<0 ) sqlite3_bind_null(pSt, 3); else sqlite3_bind_int64(pSt, 3, step);
-    sqlite3_bind_double(pSt, 4, (double)(b-a)/1e6);
-    sqlite3_bind_double(pSt, 5, (double)busy/1e6);
-    if( nF>0 ) sqlite3_bind_double(pSt, 6, fl); else sqlite3_bind_null(pSt, 6);
-    xBindBytes(pSt, 7, nB>0, by);
-    if( k<0 ) sqlite3_bind_null(pSt, 8);
-    else sqlite3_bind_text(pSt, 8, own ? "device_steps" : "host_steps", -1, SQLITE_STATIC);
-    rc = xStep(pSt);
+  /* the capture */
+  xSums(ap, n, 0, 0, 1, &fl, &by, &nF, &nB, &exact);
+  sqlite3_bind_text(pDevQ, 2, zDev, -1, SQLITE_STATIC);
+  if( sqlite3_step(pDevQ)==SQLITE_ROW ){
+    busyUs = sqlite3_column_double(pDevQ, 0);
+    wallUs = sqlite3_column_double(pDevQ, 1);
+    exact = 1;
+  }else{
+    int ex = exactLines;
+    busyUs = (double)xBusy(ap, n, aIdx, capS, capE, &ex)/1e6;
+    wallUs = (double)(capE - capS)/1e6;
+    exact = ex;
+  }
+  rc = sqlite3_reset(pDevQ);
+  if( rc==SQLITE_OK ) rc = xUtilRow(pSt, traceId, zDev, 0, 0, wallUs, busyUs, nF, fl, nB, by, 0, exact);
+  for(k=0; rc==SQLITE_OK && k<nSp; k++){
+    int64_t a = aSp[k].s, b = aSp[k].e, busy;
+    int ex = exactLines;
+    fl = by = 0; nF = nB = 0;
+    busy = xBusy(ap, n, aIdx, a, b, &ex);
+    xSums(ap, n, a, b, 0, &fl, &by, &nF, &nB, &ex);
+    rc = xUtilRow(pSt, traceId, zDev, 1, aSp[k].step, (double)(b-a)/1e6, (double)busy/1e6, nF, fl, nB, by,
+                  own ? "device_steps" : "host_steps", ex);
   }
   return rc;
 }
 
+static int xSpanStepCmp(const void *a, const void *b){
+  const XSpan *x = a, *y = b;
+  return x->step<y->step ? -1 : x->step>y->step ? 1 : (x->s<y->s ? -1 : x->s>y->s);
+}
+
 /* Write profsum_agg_xla_util: per device, the busy time, FLOPs and bytes
-** per step and for the whole capture. */
-static int xWriteUtil(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId){
-  sqlite3_stmt *pSt = 0;
-  XSpan *aSp = 0; int32_t *aSpDev = 0; int64_t nSp = 0;
+** per step and for the whole capture.  aHeadTrk[name id]: the device's
+** first device-op track, aNextTrk[track]: the next of its device (-1). */
+static int xWriteUtil(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
+                      const XSpan *aSp, const int32_t *aSpDev, int64_t nSp,
+                      const int32_t *aHeadTrk, const int32_t *aNextTrk){
+  sqlite3_stmt *pSt = 0, *pDevQ = 0;
+  XSpan *aHost = 0; int64_t nHost = 0, k;
   XTrack **ap = 0;
   int64_t *aIdx = 0;
   int32_t i, j;
   int rc;
   if( !p->hasBase ) return SQLITE_OK;
-  ap = sqlite3_malloc64(sizeof(XTrack*)*(sqlite3_uint64)p->nTrk);
-  aIdx = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)p->nTrk);
-  if( ap==0 || aIdx==0 ){ sqlite3_free(ap); sqlite3_free(aIdx); return SQLITE_NOMEM; }
-  rc = xLoadSteps(p, db, zSchema, traceId, &aSp, &aSpDev, &nSp);
-  if( rc==SQLITE_OK ) rc = xPrepare(db, zSchema, &pSt,
-    "INSERT INTO \"%w\".profsum_agg_xla_util(trace_id, device, step, wall_us, busy_us, mfu_flops, "
-    "bytes_accessed, step_source) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)");
-  for(i=0; rc==SQLITE_OK && i<p->nTrk; i++){
-    int kind, n = 0;
-    const char *zDev = xTrackDevice(p, &p->aTrk[i], &kind);
-    int32_t dev = p->aProc[p->aTrk[i].proc].name;
-    if( zDev==0 ) continue;
-    for(j=0; j<i; j++){                     /* the device's first track gathers all */
-      int kj;
-      if( xTrackDevice(p, &p->aTrk[j], &kj) && p->aProc[p->aTrk[j].proc].name==dev ) break;
+  ap = sqlite3_malloc64(sizeof(XTrack*)*(sqlite3_uint64)(p->nTrk+1));
+  aIdx = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(p->nTrk+1));
+  aHost = sqlite3_malloc64(sizeof(XSpan)*(sqlite3_uint64)(nSp+1));
+  if( ap==0 || aIdx==0 || aHost==0 ){ rc = SQLITE_NOMEM; goto done; }
+  /* host steps: the spans of one step on every host thread merged */
+  for(k=0; k<nSp; k++) if( aSpDev[k]<0 ) aHost[nHost++] = aSp[k];
+  qsort(aHost, (size_t)nHost, sizeof(XSpan), xSpanStepCmp);
+  for(k=0, j=0; k<nHost; k++){
+    if( j>0 && aHost[j-1].step==aHost[k].step ){
+      if( aHost[k].s<aHost[j-1].s ) aHost[j-1].s = aHost[k].s;
+      if( aHost[k].e>aHost[j-1].e ) aHost[j-1].e = aHost[k].e;
+    }else{
+      aHost[j++] = aHost[k];
     }
-    if( j<i ) continue;
-    for(j=i; j<p->nTrk; j++){
-      int kj;
+  }
+  nHost = j;
+  rc = xPrepare(db, zSchema, &pSt,
+    "INSERT INTO \"%w\".profsum_agg_xla_util(trace_id, device, step, wall_us, busy_us, mfu_flops, "
+    "bytes_accessed, step_source, exact) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)");
+  if( rc==SQLITE_OK ) rc = xPrepare(db, zSchema, &pDevQ,
+    "SELECT busy_duration, span_duration FROM \"%w\".profsum_agg_device WHERE trace_id=?1 AND device=?2");
+  if( rc==SQLITE_OK ) sqlite3_bind_int64(pDevQ, 1, traceId);
+  for(i=0; rc==SQLITE_OK && i<p->pool.n; i++){
+    int n = 0, exactLines = 1;
+    int64_t k0 = 0, k1 = 0;
+    if( aHeadTrk[i]<0 ) continue;
+    for(j=aHeadTrk[i]; j>=0; j=aNextTrk[j]){
       XTrack *t = &p->aTrk[j];
-      if( xTrackDevice(p, t, &kj)==0 || p->aProc[t->proc].name!=dev || t->nIv==0 ) continue;
-      if( t->unsorted ) xSortTrack(t);
+      if( t->nIv==0 ) continue;
+      if( t->unsorted && !xSortTrack(t) ) exactLines = 0;
       ap[n++] = t;
     }
-    if( n>0 ) rc = xWriteUtilDevice(pSt, traceId, zDev, dev, ap, n, aIdx, aSp, aSpDev, nSp);
+    if( n==0 ) continue;
+    /* the device's own steps (aSp is ordered by device), else the host's */
+    for(k0=0; k0<nSp && aSpDev[k0]!=i; k0++){}
+    for(k1=k0; k1<nSp && aSpDev[k1]==i; k1++){}
+    if( k1>k0 ){
+      rc = xWriteUtilDevice(pSt, pDevQ, traceId, p->pool.az[i], ap, n, aIdx, exactLines, &aSp[k0], k1-k0, 1);
+    }else{
+      rc = xWriteUtilDevice(pSt, pDevQ, traceId, p->pool.az[i], ap, n, aIdx, exactLines, aHost, nHost, 0);
+    }
   }
+done:
   sqlite3_finalize(pSt);
-  sqlite3_free(aSp);
-  sqlite3_free(aSpDev);
+  sqlite3_finalize(pDevQ);
+  sqlite3_free(aHost);
   sqlite3_free(ap);
   sqlite3_free(aIdx);
   return rc;
@@ -482,18 +552,46 @@ static int xWriteUtil(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64
 int insXlaWrite(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, const char *zDevicePeaks,
                 const char *zFunc, char **pzErr){
   XPeak *aPeak = 0;
-  int nPeak = 0, rc, i;
-  int64_t nUnsorted = 0;
+  int nPeak = 0, rc, kind;
+  int32_t i, *aFirstProc = 0, *aNextProc = 0, *aHeadTrk = 0, *aNextTrk = 0, *aTailTrk = 0;
+  int64_t nUnsorted = 0, nSp = 0;
+  XSpan *aSp = 0; int32_t *aSpDev = 0;
   sqlite3_stmt *pSt = 0;
   rc = xLoadPeaks(db, zDevicePeaks, zFunc, &aPeak, &nPeak, pzErr);
   if( rc ) return rc;
-  for(i=0; i<p->nTrk; i++){
-    int kind;
-    if( p->aTrk[i].unsorted && xTrackDevice(p, &p->aTrk[i], &kind) ) nUnsorted++;
+  /* the step spans (their device names interned), then the processes and
+  ** device-op tracks grouped by device name */
+  if( p->hasBase ) rc = xLoadSteps(p, db, zSchema, traceId, &aSp, &aSpDev, &nSp);
+  if( rc==SQLITE_OK ){
+    sqlite3_uint64 nName = (sqlite3_uint64)p->pool.n + 1;
+    aFirstProc = sqlite3_malloc64(sizeof(int32_t)*nName);
+    aHeadTrk = sqlite3_malloc64(sizeof(int32_t)*nName);
+    aTailTrk = sqlite3_malloc64(sizeof(int32_t)*nName);
+    aNextProc = sqlite3_malloc64(sizeof(int32_t)*((sqlite3_uint64)p->nProc+1));
+    aNextTrk = sqlite3_malloc64(sizeof(int32_t)*((sqlite3_uint64)p->nTrk+1));
+    if( !aFirstProc || !aHeadTrk || !aTailTrk || !aNextProc || !aNextTrk ) rc = SQLITE_NOMEM;
   }
-  rc = xPrepare(db, zSchema, &pSt,
-    "INSERT OR REPLACE INTO \"%w\".profsum_agg_xla_trace(trace_id, source, n_device_ops, n_flops_ops, "
-    "n_model_flops_ops, n_bytes_ops, unsorted_lines) VALUES(?1,?2,?3,?4,?5,?6,?7)");
+  if( rc==SQLITE_OK ){
+    for(i=0; i<p->pool.n; i++) aFirstProc[i] = aHeadTrk[i] = aTailTrk[i] = -1;
+    for(i=p->nProc-1; i>=0; i--){
+      int32_t nm = p->aProc[i].name;
+      aNextProc[i] = -1;
+      if( nm<0 ) continue;
+      aNextProc[i] = aFirstProc[nm];
+      aFirstProc[nm] = i;
+    }
+    for(i=0; i<p->nTrk; i++){
+      int32_t nm = p->aProc[p->aTrk[i].proc].name;
+      aNextTrk[i] = -1;
+      if( xTrackDevice(p, &p->aTrk[i], &kind)==0 ) continue;
+      if( p->aTrk[i].unsorted ) nUnsorted++;
+      if( aTailTrk[nm]<0 ) aHeadTrk[nm] = i; else aNextTrk[aTailTrk[nm]] = i;
+      aTailTrk[nm] = i;
+    }
+    rc = xPrepare(db, zSchema, &pSt,
+      "INSERT OR REPLACE INTO \"%w\".profsum_agg_xla_trace(trace_id, source, n_device_ops, n_flops_ops, "
+      "n_model_flops_ops, n_bytes_ops, unsorted_lines) VALUES(?1,?2,?3,?4,?5,?6,?7)");
+  }
   if( rc==SQLITE_OK ){
     sqlite3_bind_int64(pSt, 1, traceId);
     sqlite3_bind_text(pSt, 2, p->isJson ? "json" : "xplane", -1, SQLITE_STATIC);
@@ -505,11 +603,14 @@ int insXlaWrite(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
     rc = xStep(pSt);
   }
   sqlite3_finalize(pSt);
-  if( rc==SQLITE_OK ) rc = xWriteDevices(p, db, zSchema, traceId, aPeak, nPeak);
+  if( rc==SQLITE_OK ) rc = xWriteDevices(p, db, zSchema, traceId, aPeak, nPeak, aFirstProc, aNextProc);
   if( rc==SQLITE_OK ) rc = xWriteOps(p, db, zSchema, traceId);
-  if( rc==SQLITE_OK ) rc = xWriteUtil(p, db, zSchema, traceId);
+  if( rc==SQLITE_OK ) rc = xWriteUtil(p, db, zSchema, traceId, aSp, aSpDev, nSp, aHeadTrk, aNextTrk);
   for(i=0; i<nPeak; i++) sqlite3_free(aPeak[i].zKey);
   sqlite3_free(aPeak);
+  sqlite3_free(aSp); sqlite3_free(aSpDev);
+  sqlite3_free(aFirstProc); sqlite3_free(aNextProc);
+  sqlite3_free(aHeadTrk); sqlite3_free(aNextTrk); sqlite3_free(aTailTrk);
   if( rc && *pzErr==0 ){
     *pzErr = sqlite3_mprintf("%s: writing device limits and op profiles: %s", zFunc,
                              rc==SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(db));
