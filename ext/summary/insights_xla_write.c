@@ -350,7 +350,7 @@ static int xSortTrack(XTrack *t){
 ** busy time prorated, and one overlapping another track's for the share of
 ** it beyond the union so far: *pExact is then set to 0. */
 static int64_t xBusy(XTrack *const *ap, int n, int64_t *aIdx, int64_t a, int64_t b, int *pExact){
-  int64_t busy = 0, cs = 0, ce = 0, cb = 0;
+  int64_t busy = 0, ce = 0, cb = 0;
   int i, has = 0, solidRun = 1;
   for(i=0; i<n; i++) aIdx[i] = xFirstEndAfter(ap[i]->aIv, ap[i]->nIv, a);
   for(;;){
@@ -375,7 +375,7 @@ static int64_t xBusy(XTrack *const *ap, int n, int64_t *aIdx, int64_t a, int64_t
     }
     if( !has || s>ce ){
       if( has ) busy += cb;
-      cs = s; ce = e; cb = c; has = 1; solidRun = solid;
+      ce = e; cb = c; has = 1; solidRun = solid;
     }else if( solid && solidRun ){
       if( e>ce ){ cb += e - ce; ce = e; }
     }else{
@@ -384,7 +384,6 @@ static int64_t xBusy(XTrack *const *ap, int n, int64_t *aIdx, int64_t a, int64_t
       *pExact = 0;
     }
   }
-  (void)cs;
   if( has ) busy += cb;
   return busy;
 }
