@@ -174,6 +174,7 @@ void insXlaFree(InsXla *p){
   xMapFree(&p->jsonProc);
   xMapFree(&p->jsonTrk);
   xMapFree(&p->metaCache);
+  sqlite3_free(p->aDirect);
   sqlite3_free(p->aMeta);
   sqlite3_free(p->zBuf);
   sqlite3_free(p);
@@ -268,18 +269,21 @@ static int xAggGet(InsXla *p, const XAgg *k, int32_t *pIdx){
   return SQLITE_OK;
 }
 
-/* The median of the n gaps in p->aGap (reordered): quickselect, linear. */
+/* About the median of the n gaps in p->aGap: the median of at most 64 of
+** them, evenly spaced (quickselect; aGap is overwritten). */
 static int64_t xMedianGap(InsXla *p, int64_t n){
-  int64_t *a = p->aGap, lo = 0, hi = n-1, k = n/2;
+  int64_t *a = p->aGap, step = n>64 ? n/64 : 1, m = 0, i, lo, hi, k;
+  for(i=0; i<n && m<64; i+=step) a[m++] = a[i];
+  lo = 0; hi = m-1; k = m/2;
   while( lo<hi ){
-    int64_t piv = a[lo + (hi-lo)/2], i = lo, j = hi;
-    while( i<=j ){
-      while( a[i]<piv ) i++;
-      while( a[j]>piv ) j--;
-      if( i<=j ){ int64_t t = a[i]; a[i] = a[j]; a[j] = t; i++; j--; }
+    int64_t piv = a[lo + (hi-lo)/2], x = lo, y = hi;
+    while( x<=y ){
+      while( a[x]<piv ) x++;
+      while( a[y]>piv ) y--;
+      if( x<=y ){ int64_t t = a[x]; a[x] = a[y]; a[y] = t; x++; y--; }
     }
-    if( k<=j ) hi = j;
-    else if( k>=i ) lo = i;
+    if( k<=y ) hi = y;
+    else if( k>=x ) lo = x;
     else break;
   }
   return a[k];
@@ -303,6 +307,12 @@ static void xCoarsenIv(InsXla *p, XTrack *t){
       t->aIv[n++] = v;
     }
   }
+  if( n>=XCAP ){                          /* never full after: the last two merged */
+    XIv *o = &t->aIv[n-2];
+    if( t->aIv[n-1].e>o->e ) o->e = t->aIv[n-1].e;
+    o->busy += t->aIv[n-1].busy;
+    n--;
+  }
   t->nIv = n;
   t->coarse = 1;
 }
@@ -324,6 +334,13 @@ static void xCoarsenRec(InsXla *p, XTrack *t){
     }else{
       t->aRec[n++] = r;
     }
+  }
+  if( n>=XCAP ){                          /* never full after: the last two merged */
+    XRec *o = &t->aRec[n-2], *r = &t->aRec[n-1];
+    if( r->sLast>o->sLast ) o->sLast = r->sLast;
+    if( r->s<o->s ) o->s = r->s;
+    o->mflops += r->mflops; o->bytes += r->bytes; o->nF += r->nF; o->nB += r->nB;
+    n--;
   }
   t->nRec = n;
   t->coarse = 1;
@@ -519,6 +536,7 @@ int insXlaXpPlane(InsXla *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
   p->curTrk = -1;
   p->curDev = insXlaIsDevice(pl->zName, pl->nName);
   xMapFree(&p->metaCache);
+  if( p->nDirect ) memset(p->aDirect, 0xff, sizeof(int32_t)*(size_t)p->nDirect);
   p->nMeta = 0;
   if( (rc = xNewProc(p, &ip))!=SQLITE_OK ) return rc;
   p->curProc = ip;
@@ -552,7 +570,21 @@ int insXlaXpPlane(InsXla *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
 static int xMetaStats(InsXla *p, ProfsumXp *pXp, const ProfsumXpEventMeta *m, XOpStats **ppOut){
   int32_t *pv; int isNew, rc;
   XOpStats o;
-  if( (rc = xMapGet(&p->metaCache, (uint64_t)m->key, &pv, &isNew))!=SQLITE_OK ) return rc;
+  if( m->key>=0 && m->key<XDIRECT ){
+    if( m->key>=p->nDirect ){
+      int64_t nNew = p->nDirect ? p->nDirect : 256;
+      int32_t *a;
+      while( nNew<=m->key ) nNew *= 2;
+      a = sqlite3_realloc64(p->aDirect, sizeof(int32_t)*(sqlite3_uint64)nNew);
+      if( a==0 ) return SQLITE_NOMEM;
+      memset(a + p->nDirect, 0xff, sizeof(int32_t)*(size_t)(nNew - p->nDirect));
+      p->aDirect = a; p->nDirect = nNew;
+    }
+    pv = &p->aDirect[m->key];
+    isNew = *pv<0;
+  }else if( (rc = xMapGet(&p->metaCache, (uint64_t)m->key, &pv, &isNew))!=SQLITE_OK ){
+    return rc;
+  }
   if( !isNew && *pv>=0 ){ *ppOut = &p->aMeta[*pv]; return SQLITE_OK; }
   memset(&o, 0, sizeof(o));
   o.hloOp = o.module = o.cat = o.fw = -1;

@@ -58,6 +58,9 @@ typedef struct XProc {
 #define XCAP 1024
 /* Nesting deeper than this on a line: its self times are not computed. */
 #define XSTK_CAP 4096
+/* Metadata keys below this are looked up in an array (encoders number
+** them 1, 2, ...), the others hashed. */
+#define XDIRECT (1<<20)
 
 /* Busy time on a line, ps relative to the collector's base: events merged
 ** while they overlap or touch (busy == e - s), or merged when coarsened
@@ -128,7 +131,8 @@ struct InsXla {
   int curDev;           /* the current plane is a /device: plane */
   int64_t curLine;      /* iFirstEvent of the current line, -1 none */
   int32_t curTrk;       /* its track, -1: not a device-op line */
-  XMap metaCache;       /* plane's metadata key → aMeta index */
+  XMap metaCache;       /* plane's metadata key → aMeta index (keys >= XDIRECT) */
+  int32_t *aDirect; int64_t nDirect;   /* the same for keys in [0, nDirect): index or -1 */
   XOpStats *aMeta; int64_t nMeta, nAllocMeta;
   char *zBuf; int64_t nBuf;       /* scratch text */
   int64_t aGap[XCAP];             /* scratch of the coarsening */
