@@ -606,7 +606,8 @@ class Reports(unittest.TestCase):
             self.assertEqual([p[:2] for p in parts], ["0\n"] * 3)
             tpu, gpu, empty = parts
             for h in ("## profsum: Devices", "## profsum: Op profile", "## profsum: Roofline",
-                      "## profsum: Utilization", '<section id="profsum-roofline">', "<svg", "</svg>"):
+                      "## profsum: Utilization", '<section id="profsum-roofline">', "<svg", "</svg>",
+                      '<section id="profsum-utilization">', "<td>/device:TPU:0</td><td>70.000</td><td>41.2%</td>"):
                 self.assertIn(h, tpu)
             self.assertIn("| copy.1 | /device:TPU:0 | 1 | 20.000 | 0.10 | 0.080 | 800.0 | 0.1% | 80.0% | memory |", tpu)
             self.assertIn("| fusion.1 | /device:TPU:0 | 2 | 20.000 | 500.00 | 50.000 | 100.0 | 50.0% | 10.0% | compute |", tpu)

@@ -393,5 +393,28 @@ int insXlaReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sq
   if( rc ) return rc;
   if( n ) sqlite3_str_appendall(pOut, "</table>\n");
   sqlite3_str_appendall(pOut, "</section>\n");
+  n = 0;
+  rc = xrPrepareUtil(db, zSchema, traceId, &pSt);
+  while( rc==SQLITE_OK && (rs = sqlite3_step(pSt))==SQLITE_ROW ){
+    if( n++==0 ){
+      sqlite3_str_appendall(pOut, "<section id=\"profsum-utilization\"><h2>profsum: Utilization</h2>\n"
+        "<p>Over the capture (per step: profsum_utilization).</p>\n<table>\n<tr><th>device</th><th>busy us</th>"
+        "<th>busy share</th><th>MFU (busy)</th><th>MFU (wall)</th><th>HBM (busy)</th><th>HBM (wall)</th>"
+        "<th>steps</th><th>status</th></tr>\n");
+    }
+    sqlite3_str_appendall(pOut, "<tr><td>"); escCol(pOut, pSt, 0);
+    sqlite3_str_appendall(pOut, "</td><td>"); num(pOut, pSt, 1, 1.0, "%.3f");
+    sqlite3_str_appendall(pOut, "</td><td>"); pct(pOut, pSt, 3);
+    sqlite3_str_appendall(pOut, "</td><td>"); pct(pOut, pSt, 4);
+    sqlite3_str_appendall(pOut, "</td><td>"); pct(pOut, pSt, 5);
+    sqlite3_str_appendall(pOut, "</td><td>"); pct(pOut, pSt, 6);
+    sqlite3_str_appendall(pOut, "</td><td>"); pct(pOut, pSt, 7);
+    sqlite3_str_appendall(pOut, "</td><td>"); escCol(pOut, pSt, 9);
+    sqlite3_str_appendall(pOut, "</td><td>"); escCol(pOut, pSt, 8);
+    sqlite3_str_appendall(pOut, "</td></tr>\n");
+  }
+  if( rc==SQLITE_OK ) rc = xrDone(pSt, rs); else sqlite3_finalize(pSt);
+  if( rc ) return rc;
+  if( n ) sqlite3_str_appendall(pOut, "</table>\n</section>\n");
   return SQLITE_OK;
 }
