@@ -693,6 +693,25 @@ class CorpusDevices(XlaTestCase):
                 for k, v in w.items():
                     self.assertEqual(got[dev][k], v, (path, dev, k))
 
+    def test_kernels_attributed_as_trace_events_say(self):
+        # an independent tally: device-op rows of trace_events by hlo_op (else their name)
+        for i, path in enumerate(sorted(glob.glob(os.path.join(CORPUS, "**", "*.xplane.pb"), recursive=True))):
+            tid = self.db.execute("SELECT profsum_import(?, ?)", (path, "k%d" % i)).fetchone()[0]
+            want = {}
+            for name, hlo_op, dur_ps in self.db.execute(
+                    "SELECT name, hlo_op, dur_ps FROM trace_events(?) WHERE process_name LIKE '/device:%' "
+                    "AND (thread_name IN ('XLA Ops', 'Async XLA Ops') OR thread_name LIKE 'Stream #%') "
+                    "AND dur_ps > 0", (path,)):
+                w = want.setdefault(hlo_op if hlo_op is not None else name, [0, 0])
+                w[0] += 1
+                w[1] += dur_ps
+            got = {r[0]: (r[1], r[2]) for r in self.db.execute(
+                "SELECT name, count, total_us FROM profsum_op_profile WHERE trace_id=? AND level='hlo_op'", (tid,))}
+            self.assertEqual(set(got), set(want), path)
+            for k, (c, ps) in want.items():
+                self.assertEqual(got[k][0], c, (path, k))
+                self.assertAlmostEqual(got[k][1], ps / 1e6, delta=1e-6 * max(1.0, ps / 1e6), msg=(path, k))
+
     def test_roofline_says_why(self):
         for i, path in enumerate(sorted(glob.glob(os.path.join(CORPUS, "**", "*.xplane.pb"), recursive=True))):
             tid = self.db.execute("SELECT profsum_import(?, ?)", (path, "r%d" % i)).fetchone()[0]
