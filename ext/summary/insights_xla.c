@@ -41,6 +41,7 @@
 /* ------------------------------------------------------------------ */
 /* Interned strings (XPool: insights_xla_int.h)                         */
 
+/* FNV-1a of z[0..n). */
 static uint64_t xHashBytes(const char *z, int64_t n){
   uint64_t h = 1469598103934665603ULL;
   int64_t i;
@@ -103,12 +104,13 @@ int insXlaIntern(XPool *p, const char *z, int64_t n, int32_t *pId){
 /* ------------------------------------------------------------------ */
 /* A map of 64-bit keys (pairs of ints packed by the caller) to ints    */
 
-
+/* A 64-bit finalizer (murmur3's): the hash of a packed key. */
 static uint64_t xMix(uint64_t k){
   k ^= k >> 33; k *= 0xff51afd7ed558ccdULL; k ^= k >> 33; k *= 0xc4ceb9fe1a85ec53ULL; k ^= k >> 33;
   return k;
 }
 
+/* Free the map's memory (it is empty after). */
 static void xMapFree(XMap *m){
   sqlite3_free(m->aKey); sqlite3_free(m->aVal);
   memset(m, 0, sizeof(*m));
@@ -222,6 +224,7 @@ int insXlaLineKind(const char *z, int64_t n){
   return LK_OTHER;
 }
 
+/* See insights_xla_int.h. */
 int insXlaIsDevice(const char *z, int64_t n){ return n>=8 && memcmp(z, "/device:", 8)==0; }
 
 /* The aggregate of key k (made when new) in *pIdx.  SQLITE_OK or NOMEM. */

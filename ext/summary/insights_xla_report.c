@@ -236,6 +236,7 @@ int insXlaReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqli
 
 /* The chart's x of intensity v (log10 between lx0 and lx1). */
 static double rx(double v, double lx0, double lx1){ return RL + (log10(v)-lx0)/(lx1-lx0)*(RW-RL-20.0); }
+/* The chart's y of FLOP/s v (log10 between ly0 and ly1, upwards). */
 static double ry(double v, double ly0, double ly1){ return RH - RB - (log10(v)-ly0)/(ly1-ly0)*(RH-RB-20.0); }
 
 /* The roofline chart: the first device with both peaks, its roof, and the

@@ -251,10 +251,12 @@ static int xWriteOps(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 
 /* A step's span on a device, ps relative to the collector's base. */
 typedef struct XSpan { int64_t step; int64_t s, e; } XSpan;
 
+/* qsort orders: records and intervals by start, spans by step then start. */
 static int xRecCmp(const void *a, const void *b){
   const XRec *x = a, *y = b;
   return x->s<y->s ? -1 : x->s>y->s ? 1 : 0;
 }
+/* (see xRecCmp) */
 static int xIvCmp(const void *a, const void *b){
   const XIv *x = a, *y = b;
   return x->s<y->s ? -1 : x->s>y->s ? 1 : 0;
@@ -478,6 +480,7 @@ static int xWriteUtilDevice(sqlite3_stmt *pSt, sqlite3_stmt *pDevQ, sqlite3_int6
   return rc;
 }
 
+/* (see xRecCmp) */
 static int xSpanStepCmp(const void *a, const void *b){
   const XSpan *x = a, *y = b;
   return x->step<y->step ? -1 : x->step>y->step ? 1 : (x->s<y->s ? -1 : x->s>y->s);
