@@ -421,3 +421,71 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_device_step(
   collective_us REAL NOT NULL,         -- union of its collectives (communication names) inside the step, µs
   PRIMARY KEY(trace_id, step, device)
 ) WITHOUT ROWID;
+-- ---------------------------------------------------------------------
+-- Device limits, roofline, utilization and op profile (insights_xla.c;
+-- docs/roofline.md).  Written by every import of a trace (not of a v1
+-- summary file); a trace without a profsum_agg_xla_trace row was imported
+-- by a profsum without them, and its views say so.
+
+-- One row per import that computed them.
+CREATE TABLE IF NOT EXISTS main.profsum_agg_xla_trace(
+  trace_id INTEGER PRIMARY KEY,        -- profsum_trace.trace_id
+  source TEXT NOT NULL,                -- 'xplane' | 'json'
+  n_device_ops INTEGER NOT NULL,       -- device-op events (XLA Ops, Async XLA Ops, Stream # lines of /device:)
+  n_flops_ops INTEGER NOT NULL,        -- of which with a flops stat / arg
+  n_model_flops_ops INTEGER NOT NULL,  -- with model_flops
+  n_bytes_ops INTEGER NOT NULL,        -- with bytes_accessed
+  unsorted_lines INTEGER NOT NULL      -- device-op lines not in time order (their ops' self time is NULL)
+);
+
+-- One row per distinct /device: plane (XPlane) or process name (JSON).
+CREATE TABLE IF NOT EXISTS main.profsum_agg_xla_device(
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
+  device TEXT NOT NULL,                -- plane / process name, e.g. /device:GPU:0
+  kind TEXT,                           -- TPU | GPU | CUSTOM (NULL: another /device: kind)
+  vendor TEXT,                         -- device_vendor stat
+  model TEXT,                          -- device_type_string stat
+  compute_capability TEXT,             -- compute_cap_major.compute_cap_minor
+  core_count INTEGER,                  -- core_count stat
+  clock_hz INTEGER,                    -- clock_rate stat (kHz) × 1000
+  memory_bytes INTEGER,                -- memory_size stat
+  peak_flops_per_s REAL,               -- peak_teraflops_per_second × 1e12, else the option device_peaks
+  peak_mem_bw_bytes_per_s REAL,        -- peak_hbm_bw_gigabytes_per_second × 1e9, else memory_bandwidth, else the option
+  peak_source TEXT,                    -- plane_stats | options | plane_stats+options | NULL (no peak known)
+  has_events INTEGER NOT NULL,         -- 1 when the plane / process has events
+  PRIMARY KEY(trace_id, device)
+) WITHOUT ROWID;
+
+-- Device-op events aggregated per (device, line kind, shown name, hlo_op,
+-- hlo_module, hlo_category, framework op name); the views group them.
+CREATE TABLE IF NOT EXISTS main.profsum_agg_xla_op(
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
+  device TEXT NOT NULL,                -- /device: name
+  line_kind TEXT NOT NULL,             -- xla_ops | async_xla_ops | stream (a GPU kernel)
+  name TEXT NOT NULL,                  -- the event's shown name (HLO op on TPU, kernel on GPU)
+  hlo_op TEXT,                         -- hlo_op stat / arg
+  hlo_module TEXT,                     -- hlo_module stat / arg
+  hlo_category TEXT,                   -- hlo_category stat / arg
+  framework_op TEXT,                   -- the name stat / arg, e.g. jit(forward)/conv_general_dilated
+  count INTEGER NOT NULL,              -- events
+  time_us REAL NOT NULL,               -- Σ duration, µs
+  self_us REAL,                        -- Σ duration less the events nested in them on their line, µs
+  flops REAL,                          -- Σ flops (NULL: no event had it)
+  model_flops REAL,                    -- Σ model_flops
+  bytes_accessed INTEGER               -- Σ bytes_accessed
+);
+CREATE INDEX IF NOT EXISTS main.profsum_agg_xla_op_i ON profsum_agg_xla_op(trace_id);
+
+-- Per device: busy time, FLOPs and bytes per step and (step NULL) over the capture.
+CREATE TABLE IF NOT EXISTS main.profsum_agg_xla_util(
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
+  device TEXT NOT NULL,                -- /device: name
+  step INTEGER,                        -- step number; NULL: the capture (first to last device op)
+  wall_us REAL NOT NULL,               -- the step's span (or the capture's), µs
+  busy_us REAL NOT NULL,               -- union of the device's op intervals inside it, µs
+  mfu_flops REAL,                      -- Σ per op starting in it: model_flops, else flops (NULL: none had either)
+  bytes_accessed INTEGER,              -- Σ bytes_accessed of the ops starting in it (NULL: none had it)
+  step_source TEXT,                    -- device_steps (its Steps line) | host_steps (host train events) | NULL
+  exact INTEGER NOT NULL               -- 1; 0 when a line's kept intervals were merged and a step cut one (prorated)
+);
+CREATE INDEX IF NOT EXISTS main.profsum_agg_xla_util_i ON profsum_agg_xla_util(trace_id, device);

@@ -13,6 +13,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from util import connect, TempDir, ROOT  # noqa: E402
 
 COOKBOOK = os.path.join(ROOT, "docs", "cookbook.md")
+# (a query never spans a fence: a ```sql block without output, as in the
+# XPlane section, is not run)
 BLOCK = re.compile(r"```sql\n((?:(?!```).)*?)```\n\n```text\n(.*?)```", re.S)
 
 

@@ -1,5 +1,10 @@
--- profsum_kpis_xla: the KPIs that need device limits (memory_bandwidth).  Same columns as
+-- profsum_kpis_xla: the KPIs that need device limits.  Same columns as
 -- profsum_kpis; profsum_kpis adds these rows to its own.
+--   memory_bandwidth  per device: Σ bytes_accessed of its ops / (its busy time × its peak
+--                     memory bandwidth) over the capture (profsum_utilization, step NULL):
+--                     good > 0.60, warning 0.40-0.60, bad < 0.40.  A row only where the bytes and
+--                     the bandwidth are both known; else profsum_kpis keeps its 'unavailable' row.
+-- Requires: profsum_trace, profsum_agg_xla_util, profsum_agg_xla_device.
 CREATE VIEW IF NOT EXISTS main.profsum_kpis_xla(
   -- Trace id (INTEGER).
   trace_id,
@@ -20,4 +25,16 @@ CREATE VIEW IF NOT EXISTS main.profsum_kpis_xla(
   -- One line saying what the value means (TEXT).
   explanation
 ) AS
-SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL WHERE 0;
+WITH bw AS (
+  SELECT u.trace_id, u.device, u.bytes_accessed AS bytes, u.busy_us, d.peak_mem_bw_bytes_per_s AS pb,
+         u.bytes_accessed * 1e6 / u.busy_us / d.peak_mem_bw_bytes_per_s AS v
+  FROM profsum_agg_xla_util AS u
+  JOIN profsum_agg_xla_device AS d USING (trace_id, device)
+  WHERE u.step IS NULL AND u.bytes_accessed IS NOT NULL AND u.busy_us > 0 AND d.peak_mem_bw_bytes_per_s > 0
+)
+SELECT bw.trace_id, t.label, 'kpi', 'memory_bandwidth', bw.device, bw.v, 'fraction',
+       CASE WHEN bw.v > 0.60 THEN 'good' WHEN bw.v >= 0.40 THEN 'warning' ELSE 'bad' END,
+       printf('%s moved %.1f%% of its peak memory bandwidth (%.4g GB/s) while busy%s', bw.device, 100.0 * bw.v,
+              bw.pb / 1e9, CASE WHEN bw.v < 0.40 THEN ': ops are latency- or compute-bound, or bytes_accessed is undercounted'
+                                ELSE '' END)
+FROM bw JOIN profsum_trace AS t USING (trace_id);

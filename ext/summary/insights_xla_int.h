@@ -1,0 +1,149 @@
+/*
+** insights_xla_int.h — the InsXla collector's records, shared by its
+** collecting half (insights_xla.c) and its write (insights_xla_write.c).
+** Not included elsewhere.
+*/
+#ifndef PROFSUM_INSIGHTS_XLA_INT_H
+#define PROFSUM_INSIGHTS_XLA_INT_H
+
+#include "insights_int.h"
+
+/* Interned strings (insXlaIntern). */
+typedef struct XPool {
+  char **az;            /* strings, NUL-terminated (owned) */
+  int64_t *an;          /* their lengths */
+  int32_t n, nAlloc;
+  int32_t *aSlot;       /* hash slots: id + 1, 0 empty */
+  int64_t nSlot;
+} XPool;
+
+/* A map of 64-bit keys to ints (insights_xla.c). */
+typedef struct XMap { uint64_t *aKey; int32_t *aVal; int64_t nSlot, nUsed; } XMap;
+
+/* ------------------------------------------------------------------ */
+/* The collector's records                                             */
+
+/* Device stats of a plane (numbers: has bit i set when field i is known). */
+#define DS_CAP_MAJOR 0
+#define DS_CAP_MINOR 1
+#define DS_CORES     2
+#define DS_CLOCK     3
+#define DS_MEMSIZE   4
+#define DS_MEMBW     5
+#define DS_PEAK_TF   6
+#define DS_PEAK_HBM  7
+#define DS_N         8
+
+/* A process: an XPlane plane, or a JSON pid. */
+typedef struct XProc {
+  int32_t name;         /* interned name, -1: not known (yet) */
+  int hasEvents;        /* any event of the plane / pid (not M) */
+  int32_t vendor, model;  /* device_vendor, device_type_string: ids or -1 */
+  unsigned has;         /* bit DS_*: a[] known */
+  double a[DS_N];
+} XProc;
+
+/* Line kinds. */
+#define LK_UNKNOWN 0    /* JSON: thread name not known yet */
+#define LK_XLA     1    /* XLA Ops */
+#define LK_ASYNC   2    /* Async XLA Ops */
+#define LK_STREAM  3    /* Stream #... (GPU) */
+#define LK_OTHER   4    /* not a device-op line */
+
+/* What a line keeps for the per-step figures is bounded: at most XCAP
+** busy intervals and XCAP records of FLOPs and bytes.  A full list is
+** coarsened: the neighbours closest in time are merged (the gaps up to the
+** median), keeping exact sums; a step boundary that then falls inside a
+** merged entry is prorated by time (profsum_utilization.exact = 0). */
+#define XCAP 1024
+/* Nesting deeper than this on a line: its self times are not computed. */
+#define XSTK_CAP 4096
+/* Metadata keys below this are looked up in an array (encoders number
+** them 1, 2, ...), the others hashed. */
+#define XDIRECT (1<<20)
+
+/* Busy time on a line, ps relative to the collector's base: events merged
+** while they overlap or touch (busy == e - s), or merged when coarsened
+** (busy < e - s: the busy time inside [s, e)). */
+typedef struct XIv { int64_t s, e, busy; } XIv;
+
+/* FLOPs and bytes of the events that started in [s, sLast] (one event:
+** s == sLast, until coarsened). */
+typedef struct XRec {
+  int64_t s, sLast;
+  double mflops;        /* Σ model_flops, else flops (MFU) */
+  double bytes;         /* Σ bytes_accessed */
+  int32_t nF, nB;       /* events with FLOPs, with bytes */
+} XRec;
+
+/* The nesting stack of a line (self time). */
+typedef struct XStk { int64_t e; int32_t agg; } XStk;
+
+/* A line (XPlane) or a (pid, tid) track (JSON). */
+typedef struct XTrack {
+  int32_t proc;         /* index in aProc */
+  int32_t thread;       /* JSON: thread name id, -1 unknown */
+  int kind;             /* LK_* (JSON: resolved at the write) */
+  int unsorted;         /* an event started before the one before it */
+  int tooDeep;          /* nesting beyond XSTK_CAP: self times unknown */
+  int coarse;           /* a list was coarsened */
+  int hasLast; int64_t lastS;
+  XStk *aStk; int32_t nStk, nAllocStk;
+  XIv *aIv; int64_t nIv, nAllocIv;       /* busy intervals, in line order */
+  XRec *aRec; int64_t nRec, nAllocRec;    /* FLOPs and bytes, in line order */
+} XTrack;
+
+#define XF_FLOPS   0x01
+#define XF_MFLOPS  0x02
+#define XF_BYTES   0x04
+
+/* One aggregate of device-op events. */
+typedef struct XAgg {
+  int32_t trk, name, hloOp, module, cat, fw;   /* ids, -1: absent */
+  int64_t count, durPs, selfPs;
+  double flops, mflops, bytes;
+  unsigned fl;          /* XF_* */
+} XAgg;
+
+/* What the stats of an event (or of its metadata) give. */
+typedef struct XOpStats {
+  int32_t name;         /* shown name (XPlane metadata cache), else -1 */
+  int32_t hloOp, module, cat, fw;
+  int32_t lastTrk, lastAgg;   /* XPlane metadata cache: the aggregate its
+                              ** events without stats of their own went to
+                              ** on track lastTrk (-1: none yet) */
+  unsigned fl;          /* XF_FLOPS, XF_MFLOPS (model_flops), XF_BYTES */
+  double flops, mflops, bytes;
+} XOpStats;
+
+struct InsXla {
+  XPool pool;
+  XProc *aProc; int32_t nProc, nAllocProc;
+  XTrack *aTrk; int32_t nTrk, nAllocTrk;
+  XAgg *aAgg; int64_t nAgg, nAllocAgg;
+  int32_t *aAggSlot; int64_t nAggSlot;
+  XMap jsonProc;        /* JSON pid → proc */
+  XMap jsonTrk;         /* JSON (pid, tid) → track */
+  int isJson;
+  int hasBase; profsum_ps base;   /* absolute ps of the first device-op event */
+  /* XPlane: the current plane and line */
+  int32_t curProc;
+  int curDev;           /* the current plane is a /device: plane */
+  int64_t curLine;      /* iFirstEvent of the current line, -1 none */
+  int32_t curTrk;       /* its track, -1: not a device-op line */
+  XMap metaCache;       /* plane's metadata key → aMeta index (keys >= XDIRECT) */
+  int32_t *aDirect; int64_t nDirect;   /* the same for keys in [0, nDirect): index or -1 */
+  XOpStats *aMeta; int64_t nMeta, nAllocMeta;
+  char *zBuf; int64_t nBuf;       /* scratch text */
+  int64_t aGap[XCAP];             /* scratch of the coarsening */
+  int64_t nDevOps, nFlopsOps, nMflopsOps, nBytesOps;
+};
+
+/* The id of z[0..n) in *pId, interned when new.  SQLITE_OK or NOMEM. */
+int insXlaIntern(XPool *p, const char *z, int64_t n, int32_t *pId);
+/* The line kind (LK_*) of a line or thread named z[0..n). */
+int insXlaLineKind(const char *z, int64_t n);
+/* 1 when z[0..n) names a device ("/device:..."). */
+int insXlaIsDevice(const char *z, int64_t n);
+
+#endif /* PROFSUM_INSIGHTS_XLA_INT_H */

@@ -1,0 +1,92 @@
+-- profsum_roofline: each op and each HLO category of a device on the
+-- roofline: its FLOPs and bytes over its device time against the device's
+-- peaks (profsum_devices).  Level 'op': the hlo_op stat (arg), else the
+-- event's shown name (on GPU the kernel name); level 'hlo_category': the
+-- hlo_category stat, '(none)' without it.  FLOPs are the flops stat, else
+-- model_flops (trace JSON never has flops).  A row whose ops carry no
+-- FLOPs or bytes stats (JAX writes them on TPU; GPU captures lack them) has
+-- NULL rates and status saying what is missing; a trace imported without
+-- these tables has one row with NULL level and its status.  Formulas:
+-- docs/roofline.md.
+-- Requires: profsum_trace, profsum_agg_xla_trace, profsum_agg_xla_op, profsum_agg_xla_device.
+CREATE VIEW IF NOT EXISTS main.profsum_roofline(
+  -- Trace id (INTEGER).
+  trace_id,
+  -- Trace label (TEXT).
+  label,
+  -- op or hlo_category (TEXT).
+  level,
+  -- The op (hlo_op, else the event name) or the HLO category (TEXT).
+  name,
+  -- Device (TEXT).
+  device,
+  -- Events (INTEGER).
+  count,
+  -- Σ event duration on the device, µs (REAL).
+  device_time_us,
+  -- Σ flops stat; NULL when no event had it (REAL).
+  flops,
+  -- Σ model_flops; NULL when no event had it (REAL).
+  model_flops,
+  -- Σ bytes_accessed; NULL when no event had it (INTEGER).
+  bytes_accessed,
+  -- Arithmetic intensity: FLOPs (flops, else model_flops) per byte accessed (REAL).
+  intensity,
+  -- FLOPs / device time, per second (REAL).
+  achieved_flops_per_s,
+  -- bytes_accessed / device time, per second (REAL).
+  achieved_bytes_per_s,
+  -- The device's peak FLOP/s (REAL).
+  peak_flops_per_s,
+  -- The device's peak memory bandwidth, bytes per second (REAL).
+  peak_mem_bw_bytes_per_s,
+  -- achieved_flops_per_s / peak_flops_per_s, 0-1 (REAL).
+  flops_fraction,
+  -- achieved_bytes_per_s / peak_mem_bw_bytes_per_s, 0-1 (REAL).
+  bw_fraction,
+  -- Ridge point: peak FLOP/s / peak bandwidth, FLOPs per byte (REAL).
+  ridge_intensity,
+  -- compute (intensity >= ridge), memory (below), NULL when either is unknown (TEXT).
+  bound,
+  -- ok, no_flops_or_bytes, no_flops, no_bytes, no_device_limits, reimport_needed, v1_summary (TEXT).
+  status
+) AS
+WITH
+ops AS (
+  SELECT trace_id, 'op' AS level, coalesce(hlo_op, name) AS name, device, count, time_us, flops,
+         model_flops, bytes_accessed
+  FROM profsum_agg_xla_op
+  UNION ALL
+  SELECT trace_id, 'hlo_category', coalesce(hlo_category, '(none)'), device, count, time_us, flops,
+         model_flops, bytes_accessed
+  FROM profsum_agg_xla_op
+),
+g AS (
+  SELECT trace_id, level, name, device, sum(count) AS count, sum(time_us) AS t, sum(flops) AS flops,
+         sum(model_flops) AS mf, sum(bytes_accessed) AS bytes
+  FROM ops GROUP BY trace_id, level, name, device
+),
+r AS (
+  SELECT g.*, coalesce(g.flops, g.mf) AS fl, d.peak_flops_per_s AS pf, d.peak_mem_bw_bytes_per_s AS pb
+  FROM g LEFT JOIN profsum_agg_xla_device AS d USING (trace_id, device)
+)
+SELECT r.trace_id, t.label, r.level, r.name, r.device, r.count, r.t, r.flops, r.mf, r.bytes,
+       CASE WHEN r.fl IS NOT NULL AND r.bytes > 0 THEN r.fl / r.bytes END,
+       CASE WHEN r.t > 0 THEN r.fl * 1e6 / r.t END,
+       CASE WHEN r.t > 0 THEN r.bytes * 1e6 / r.t END,
+       r.pf, r.pb,
+       CASE WHEN r.t > 0 AND r.pf > 0 THEN r.fl * 1e6 / r.t / r.pf END,
+       CASE WHEN r.t > 0 AND r.pb > 0 THEN r.bytes * 1e6 / r.t / r.pb END,
+       CASE WHEN r.pf > 0 AND r.pb > 0 THEN r.pf / r.pb END,
+       CASE WHEN r.fl IS NULL OR NOT r.bytes > 0 OR NOT r.pf > 0 OR NOT r.pb > 0 THEN NULL
+            WHEN r.fl / r.bytes >= r.pf / r.pb THEN 'compute' ELSE 'memory' END,
+       CASE WHEN r.fl IS NULL AND r.bytes IS NULL THEN 'no_flops_or_bytes'
+            WHEN r.fl IS NULL THEN 'no_flops' WHEN r.bytes IS NULL THEN 'no_bytes'
+            WHEN r.pf IS NULL OR r.pb IS NULL THEN 'no_device_limits' ELSE 'ok' END
+FROM r JOIN profsum_trace AS t USING (trace_id)
+UNION ALL
+SELECT t.trace_id, t.label, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       NULL, NULL, NULL, NULL,
+       CASE WHEN t.summary_json IS NOT NULL THEN 'v1_summary' ELSE 'reimport_needed' END
+FROM profsum_trace AS t
+WHERE NOT EXISTS (SELECT 1 FROM profsum_agg_xla_trace AS x WHERE x.trace_id = t.trace_id);
