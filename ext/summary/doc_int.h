@@ -1,6 +1,6 @@
 /*
 ** doc_int.h — declarations shared by the files of the summary document
-** (summary_doc.c, doc_knobs.c) and by no one else.
+** (summary_doc.c, doc_knobs.c, doc_tables.c) and by no one else.
 */
 #ifndef PROFSUM_DOC_INT_H
 #define PROFSUM_DOC_INT_H
@@ -20,5 +20,30 @@ int profsumDocNoTraceRow(sqlite3 *db, int rc, sqlite3_int64 iTrace, char **pzErr
 ** schema (no trace imported there, or an older database), 0 for any
 ** other failure (doc_knobs.c). */
 int profsumDocNoSuchTable(sqlite3 *db, int rc);
+
+/* The fill steps of the section table (doc_tables.c): insert the section
+** of trace iTrace's stored v1 document (profsum_trace.summary_json) into
+** its profsum_agg_* table (the header: update the profsum_trace row).  On
+** error *pzErr, when 0, is set to SQLite's message without prefix. */
+int profsumDocFillTrace(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr);
+int profsumDocFillBreakdown(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr);
+int profsumDocFillHotOps(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr);
+int profsumDocFillComm(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr);
+int profsumDocFillGaps(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr);
+int profsumDocFillRegions(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr);
+int profsumDocFillContexts(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr);
+
+/* The store steps of the section table (doc_tables.c): replace trace
+** iTrace's rows of the section's profsum_sec_* tables with the section of
+** the built document pRoot.  On error *pzErr is set to SQLite's message. */
+struct JNode;
+int profsumDocStoreSteps(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, const struct JNode *pRoot,
+                         char **pzErr);
+int profsumDocStoreHotOps(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, const struct JNode *pRoot,
+                          char **pzErr);
+int profsumDocStoreFamilies(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, const struct JNode *pRoot,
+                            char **pzErr);
+int profsumDocStoreCandidates(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, const struct JNode *pRoot,
+                              char **pzErr);
 
 #endif
