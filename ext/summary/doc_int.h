@@ -21,17 +21,19 @@ int profsumDocNoTraceRow(sqlite3 *db, int rc, sqlite3_int64 iTrace, char **pzErr
 ** other failure (doc_knobs.c). */
 int profsumDocNoSuchTable(sqlite3 *db, int rc);
 
-/* The fill steps of the section table (doc_tables.c): insert the section
-** of trace iTrace's stored v1 document (profsum_trace.summary_json) into
-** its profsum_agg_* table (the header: update the profsum_trace row).  On
-** error *pzErr, when 0, is set to SQLite's message without prefix. */
+/* The fill steps of the section table (doc_tables.c): from trace iTrace's
+** stored v1 document (profsum_trace.summary_json), update its
+** profsum_trace row (the header) or fill profsum_agg_breakdown.  On error
+** *pzErr, when 0, is set to SQLite's message without prefix. */
 int profsumDocFillTrace(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr);
 int profsumDocFillBreakdown(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr);
-int profsumDocFillHotOps(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr);
-int profsumDocFillComm(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr);
-int profsumDocFillGaps(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr);
-int profsumDocFillRegions(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr);
-int profsumDocFillContexts(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr);
+
+/* The fill of a listed section: insert into zTable one row per element h
+** of the stored document's array zArray: the trace id, then per column
+** azCol[k] json_extract(h.value,'$.<azCol[k]>'), or azCol[k] itself when
+** it is an SQL expression (holds a '(').  Errors as above. */
+int profsumDocFillRows(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, const char *zTable,
+                       const char *const *azCol, int nCol, const char *zArray, char **pzErr);
 
 /* The store steps of the section table (doc_tables.c): replace trace
 ** iTrace's rows of the section's profsum_sec_* tables with the section of

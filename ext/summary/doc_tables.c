@@ -17,22 +17,16 @@
 #include "funcs.h"
 #include "doc_int.h"
 
-#include <stdarg.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ */
 /* Fill from a stored v1 document                                      */
 /* ------------------------------------------------------------------ */
 
-/* Run the SQL zFmt formatted with the arguments; on error set *pzErr to
-** SQLite's message unless it is set already. */
-static int fillExec(sqlite3 *db, char **pzErr, const char *zFmt, ...){
-  va_list ap;
-  char *z;
+/* Run the SQL text z (sqlite3_malloc'd, freed here; 0 = out of memory);
+** on error set *pzErr to SQLite's message unless it is set already. */
+static int fillExec(sqlite3 *db, char *z, char **pzErr){
   int rc;
-  va_start(ap, zFmt);
-  z = sqlite3_vmprintf(zFmt, ap);
-  va_end(ap);
   if( z==0 ) return SQLITE_NOMEM;
   rc = sqlite3_exec(db, z, 0, 0, 0);
   if( rc && pzErr && *pzErr==0 ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
@@ -44,9 +38,23 @@ static int fillExec(sqlite3 *db, char **pzErr, const char *zFmt, ...){
 ** arguments: the schema and the trace id). */
 #define DOC "(SELECT summary_json AS d FROM \"%w\".profsum_trace WHERE trace_id=%lld)"
 
+/* See doc_int.h. */
+int profsumDocFillRows(sqlite3 *db, const char *zS, sqlite3_int64 id, const char *zTable,
+                       const char *const *azCol, int nCol, const char *zArray, char **pzErr){
+  sqlite3_str *x = sqlite3_str_new(db);
+  int k;
+  sqlite3_str_appendf(x, "INSERT INTO \"%w\".%s SELECT %lld", zS, zTable, (long long)id);
+  for(k=0; k<nCol; k++){
+    if( strchr(azCol[k], '(') ) sqlite3_str_appendf(x, ", %s", azCol[k]);
+    else sqlite3_str_appendf(x, ", json_extract(h.value,'$.%s')", azCol[k]);
+  }
+  sqlite3_str_appendf(x, " FROM " DOC " AS t, json_each(d, '$.%s') AS h", zS, (long long)id, zArray);
+  return fillExec(db, sqlite3_str_finish(x), pzErr);
+}
+
 /* The trace's header, overview and provenance: its profsum_trace row. */
 int profsumDocFillTrace(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzErr){
-  return fillExec(db, pzErr,
+  return fillExec(db, sqlite3_mprintf(
     "UPDATE \"%w\".profsum_trace SET "
     " source_format = coalesce(json_extract(d, '$.source_format'), source_format),"
     " generated_at_utc = json_extract(d, '$.generated_at_utc'),"
@@ -64,72 +72,21 @@ int profsumDocFillTrace(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pz
     " source_file_hints = coalesce(json_extract(d, '$.trace_provenance.source_file_hints'), '[]'),"
     " run_metadata = coalesce(json_extract(d, '$.run_metadata'), '{}')"
     " FROM " DOC
-    " WHERE trace_id=%lld", zS, zS, (long long)id, (long long)id);
+    " WHERE trace_id=%lld", zS, zS, (long long)id, (long long)id), pzErr);
 }
 
 /* time_breakdown → profsum_agg_breakdown (the document's mode). */
 int profsumDocFillBreakdown(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzErr){
-  return fillExec(db, pzErr,
+  return fillExec(db, sqlite3_mprintf(
     "INSERT INTO \"%w\".profsum_agg_breakdown "
     "SELECT %lld, CASE WHEN json_extract(d,'$.time_breakdown.duration_basis')='exclusive_duration_global_timeline' "
     "  THEN 'exclusive_global' ELSE 'exclusive_per_track' END, c.value, "
     "  CASE WHEN c.value='total' THEN json_extract(d,'$.time_breakdown.total_duration') "
     "       ELSE json_extract(d,'$.time_breakdown.'||c.value||'.total_duration') END "
     "FROM " DOC " AS t, json_each('[\"compute\",\"communication\",\"host\",\"stall\",\"other\",\"total\"]') AS c",
-    zS, (long long)id, zS, (long long)id);
+    zS, (long long)id, zS, (long long)id), pzErr);
 }
 
-/* hot_ops → profsum_agg_op (an older work_proxy_per_invocation counts as
-** the flop proxy). */
-int profsumDocFillHotOps(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzErr){
-  return fillExec(db, pzErr,
-    "INSERT INTO \"%w\".profsum_agg_op SELECT %lld, json_extract(h.value,'$.name'), "
-    " json_extract(h.value,'$.count'), json_extract(h.value,'$.total_duration'), "
-    " json_extract(h.value,'$.exclusive_duration'), json_extract(h.value,'$.shape_signature'), "
-    " json_extract(h.value,'$.source_file'), json_extract(h.value,'$.tf_op_path'), "
-    " coalesce(json_extract(h.value,'$.flop_proxy_per_invocation'), json_extract(h.value,'$.work_proxy_per_invocation')), "
-    " json_extract(h.value,'$.exclusive_duration'), json_extract(h.value,'$.total_duration') "
-    "FROM " DOC " AS t, json_each(d, '$.hot_ops') AS h", zS, (long long)id, zS, (long long)id);
-}
-
-/* communication_ops → profsum_agg_comm. */
-int profsumDocFillComm(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzErr){
-  return fillExec(db, pzErr,
-    "INSERT INTO \"%w\".profsum_agg_comm SELECT %lld, json_extract(h.value,'$.collective'), "
-    " json_extract(h.value,'$.count'), json_extract(h.value,'$.total_duration'), "
-    " json_extract(h.value,'$.total_duration') "
-    "FROM " DOC " AS t, json_each(d, '$.communication_ops') AS h", zS, (long long)id, zS, (long long)id);
-}
-
-/* gap_before_ops → profsum_agg_gap (a missing or empty marker_op is the
-** name). */
-int profsumDocFillGaps(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzErr){
-  return fillExec(db, pzErr,
-    "INSERT INTO \"%w\".profsum_agg_gap SELECT %lld, json_extract(h.value,'$.name'), "
-    " coalesce(nullif(json_extract(h.value,'$.marker_op'),''), json_extract(h.value,'$.name')), "
-    " json_extract(h.value,'$.count'), json_extract(h.value,'$.total_gap_duration'), "
-    " json_extract(h.value,'$.max_gap_duration') "
-    "FROM " DOC " AS t, json_each(d, '$.gap_before_ops') AS h", zS, (long long)id, zS, (long long)id);
-}
-
-/* hierarchical_regions → profsum_agg_region. */
-int profsumDocFillRegions(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzErr){
-  return fillExec(db, pzErr,
-    "INSERT INTO \"%w\".profsum_agg_region SELECT %lld, json_extract(h.value,'$.path'), "
-    " json_extract(h.value,'$.depth'), json_extract(h.value,'$.count'), "
-    " json_extract(h.value,'$.inclusive_duration'), json_extract(h.value,'$.exclusive_duration'), "
-    " json_extract(h.value,'$.inclusive_duration'), json_extract(h.value,'$.exclusive_duration') "
-    "FROM " DOC " AS t, json_each(d, '$.hierarchical_regions') AS h", zS, (long long)id, zS, (long long)id);
-}
-
-/* gap_region_contexts → profsum_agg_gap_context. */
-int profsumDocFillContexts(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzErr){
-  return fillExec(db, pzErr,
-    "INSERT INTO \"%w\".profsum_agg_gap_context SELECT %lld, json_extract(h.value,'$.op_name'), "
-    " json_extract(h.value,'$.region_path'), json_extract(h.value,'$.count'), "
-    " json_extract(h.value,'$.total_gap_duration') "
-    "FROM " DOC " AS t, json_each(d, '$.gap_region_contexts') AS h", zS, (long long)id, zS, (long long)id);
-}
 #undef DOC
 
 /* ------------------------------------------------------------------ */

@@ -939,35 +939,55 @@ static int buildCandidates(DocBuild *b){
   return SQLITE_OK;
 }
 
+/* The v1 fill of the listed sections: their table's columns after
+** trace_id, each a member of the entry or an SQL expression over h.value
+** (profsumDocFillRows). */
+static const char *const azFillOp[] = {"name", "count", "total_duration", "exclusive_duration",
+  "shape_signature", "source_file", "tf_op_path", "coalesce(json_extract(h.value,'$.flop_proxy_per_invocation'), "
+  "json_extract(h.value,'$.work_proxy_per_invocation'))", "exclusive_duration", "total_duration"};
+static const char *const azFillComm[] = {"collective", "count", "total_duration", "total_duration"};
+static const char *const azFillGap[] = {"name", "coalesce(nullif(json_extract(h.value,'$.marker_op'),''), "
+  "json_extract(h.value,'$.name'))", "count", "total_gap_duration", "max_gap_duration"};
+static const char *const azFillRegion[] = {"path", "depth", "count", "inclusive_duration",
+  "exclusive_duration", "inclusive_duration", "exclusive_duration"};
+static const char *const azFillContext[] = {"op_name", "region_path", "count", "total_gap_duration"};
+#define FILL(zTable, az) zTable, az, (int)(sizeof(az)/sizeof(az[0]))
+
 /*
 ** The sections of the document, in the order they are built (a step may
 ** read the sections before it).  Each entry: the section's top-level key
 ** ("trace": the header keys of buildTrace), how it is built from the
-** tables, how its aggregate table is filled from a stored v1 document
-** (doc_tables.c; 0 when no table holds it), the key that is unique among
-** its entries (for the fill's error message), and how its knob-dependent
-** profsum_sec_* rows are stored (doc_tables.c; 0 for none).  A new section
-** is one entry here plus its functions (docs/internals.md).
+** tables, how a v1 import fills its aggregate table from the stored
+** document (a function of doc_tables.c, or for a listed section the table
+** and its columns for profsumDocFillRows; neither when no table holds it),
+** the key that is unique among its entries (for the fill's error
+** message), and how its knob-dependent profsum_sec_* rows are stored
+** (doc_tables.c; 0 for none).  A new section is one entry here plus its
+** functions (docs/internals.md).
 */
 typedef struct DocSection {
   const char *zKey;
   int (*xBuild)(DocBuild*);
   int (*xFill)(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr);
+  const char *zFillTable;
+  const char *const *azFillCol;
+  int nFillCol;
   const char *zUnique;
   int (*xStore)(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, const JNode *pRoot, char **pzErr);
 } DocSection;
 
 static const DocSection aSection[] = {
-  { "trace",                   buildTrace,      profsumDocFillTrace,     0,                         0 },
-  { "step_time",               buildStepTime,   0,                       0,                         profsumDocStoreSteps },
-  { "time_breakdown",          buildBreakdown,  profsumDocFillBreakdown, 0,                         0 },
-  { "hot_ops",                 buildHotOps,     profsumDocFillHotOps,    "name",                    profsumDocStoreHotOps },
-  { "semantic_families",       buildFamilies,   0,                       0,                         profsumDocStoreFamilies },
-  { "communication_ops",       buildComm,       profsumDocFillComm,      "collective",              0 },
-  { "gap_before_ops",          buildGaps,       profsumDocFillGaps,      "name",                    0 },
-  { "hierarchical_regions",    buildRegions,    profsumDocFillRegions,   "path",                    0 },
-  { "gap_region_contexts",     buildContexts,   profsumDocFillContexts,  "op_name and region_path", 0 },
-  { "optimization_candidates", buildCandidates, 0,                       0,                         profsumDocStoreCandidates },
+  { "trace",             buildTrace,     profsumDocFillTrace,     0, 0, 0,                    0, 0 },
+  { "step_time",         buildStepTime,  0,                       0, 0, 0,                    0, profsumDocStoreSteps },
+  { "time_breakdown",    buildBreakdown, profsumDocFillBreakdown, 0, 0, 0,                    0, 0 },
+  { "hot_ops",           buildHotOps,    0, FILL("profsum_agg_op", azFillOp),                "name",
+                                                                                               profsumDocStoreHotOps },
+  { "semantic_families", buildFamilies,  0,                       0, 0, 0,                    0, profsumDocStoreFamilies },
+  { "communication_ops", buildComm,      0, FILL("profsum_agg_comm", azFillComm),            "collective", 0 },
+  { "gap_before_ops",    buildGaps,      0, FILL("profsum_agg_gap", azFillGap),              "name", 0 },
+  { "hierarchical_regions", buildRegions, 0, FILL("profsum_agg_region", azFillRegion),       "path", 0 },
+  { "gap_region_contexts", buildContexts, 0, FILL("profsum_agg_gap_context", azFillContext), "op_name and region_path", 0 },
+  { "optimization_candidates", buildCandidates, 0,                0, 0, 0,                    0, profsumDocStoreCandidates },
 };
 #define N_SECTION ((int)(sizeof(aSection)/sizeof(aSection[0])))
 
@@ -1129,7 +1149,11 @@ int profsumDocFillFromV1(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
   int i, rc = SQLITE_OK;
   char *zE = 0, *z;
   for(i=0; rc==SQLITE_OK && i<N_SECTION; i++){
-    if( aSection[i].xFill ) rc = aSection[i].xFill(db, zSchema, iTrace, &zE);
+    const DocSection *pS = &aSection[i];
+    if( pS->xFill ) rc = pS->xFill(db, zSchema, iTrace, &zE);
+    else if( pS->zFillTable ){
+      rc = profsumDocFillRows(db, zSchema, iTrace, pS->zFillTable, pS->azFillCol, pS->nFillCol, pS->zKey, &zE);
+    }
   }
   if( rc==SQLITE_OK ) return SQLITE_OK;
   i--;
