@@ -976,19 +976,33 @@ typedef struct DocSection {
   int (*xStore)(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, const JNode *pRoot, char **pzErr);
 } DocSection;
 
+#define NOFILL 0, 0, 0
 static const DocSection aSection[] = {
-  { "trace",             buildTrace,     profsumDocFillTrace,     0, 0, 0,                    0, 0 },
-  { "step_time",         buildStepTime,  0,                       0, 0, 0,                    0, profsumDocStoreSteps },
-  { "time_breakdown",    buildBreakdown, profsumDocFillBreakdown, 0, 0, 0,                    0, 0 },
-  { "hot_ops",           buildHotOps,    0, FILL("profsum_agg_op", azFillOp),                "name",
-                                                                                               profsumDocStoreHotOps },
-  { "semantic_families", buildFamilies,  0,                       0, 0, 0,                    0, profsumDocStoreFamilies },
-  { "communication_ops", buildComm,      0, FILL("profsum_agg_comm", azFillComm),            "collective", 0 },
-  { "gap_before_ops",    buildGaps,      0, FILL("profsum_agg_gap", azFillGap),              "name", 0 },
-  { "hierarchical_regions", buildRegions, 0, FILL("profsum_agg_region", azFillRegion),       "path", 0 },
-  { "gap_region_contexts", buildContexts, 0, FILL("profsum_agg_gap_context", azFillContext), "op_name and region_path", 0 },
-  { "optimization_candidates", buildCandidates, 0,                0, 0, 0,                    0, profsumDocStoreCandidates },
+  /* key, build step, fill (a function, or 0 and FILL(table, columns)),
+  ** unique key, store step */
+  { "trace", buildTrace,
+    profsumDocFillTrace, NOFILL, 0, 0 },
+  { "step_time", buildStepTime,
+    0, NOFILL, 0, profsumDocStoreSteps },
+  { "time_breakdown", buildBreakdown,
+    profsumDocFillBreakdown, NOFILL, 0, 0 },
+  { "hot_ops", buildHotOps,
+    0, FILL("profsum_agg_op", azFillOp), "name", profsumDocStoreHotOps },
+  { "semantic_families", buildFamilies,
+    0, NOFILL, 0, profsumDocStoreFamilies },
+  { "communication_ops", buildComm,
+    0, FILL("profsum_agg_comm", azFillComm), "collective", 0 },
+  { "gap_before_ops", buildGaps,
+    0, FILL("profsum_agg_gap", azFillGap), "name", 0 },
+  { "hierarchical_regions", buildRegions,
+    0, FILL("profsum_agg_region", azFillRegion), "path", 0 },
+  { "gap_region_contexts", buildContexts,
+    0, FILL("profsum_agg_gap_context", azFillContext), "op_name and region_path", 0 },
+  { "optimization_candidates", buildCandidates,
+    0, NOFILL, 0, profsumDocStoreCandidates },
 };
+#undef NOFILL
+#undef FILL
 #define N_SECTION ((int)(sizeof(aSection)/sizeof(aSection[0])))
 
 /* Build the document of trace iTrace from the tables: every section's
