@@ -218,6 +218,32 @@ class PlanesAndLines(XplaneBase):
         with self.assertRaises(sqlite3.OperationalError):
             self.db.execute("CREATE VIRTUAL TABLE t USING profsum_xplane_planes('%s')" % path)
 
+    def test_value_oneof_set_twice_keeps_last(self):
+        """An XStat whose value oneof is set twice on the wire keeps the last
+        member, as protobuf does: a string then a ref, a ref then a string,
+        a double then an int64, an int64 then a compressed string; the first
+        member's value is never shown."""
+        pb = W.PlaneBuilder("/device:TPU:0")
+        ref_id = pb.sid("XlaModule:")
+        cases = [("str_then_ref", dict(s="first"), W.f_varint(7, ref_id), "XlaModule:"),
+                 ("ref_then_str", dict(ref=ref_id), W.f_bytes(5, "last"), "last"),
+                 ("double_then_int", dict(double=2.5), W.f_varint(4, 7), 7),
+                 ("int_then_cstr", dict(i64=-3), W.f_bytes(8, W.compress("inflated")), "inflated"),
+                 ("bytes_then_uint", dict(b=b"\xff"), W.f_varint(3, 2**64 - 1), "18446744073709551615")]
+        for name, kw, extra, _ in cases:
+            pb.stats.append(W.stat(pb.sid(name), extra=extra, **kw))
+        # on an event too: metadata stats then event stats, the last member each
+        pb.line(name="XLA Ops", timestamp_ns=1000, events=[
+            pb.event("fusion.1", offset_ps=0, duration_ps=5,
+                     stats=[W.stat(pb.sid("tf_op"), s="first", extra=W.f_varint(7, ref_id))])])
+        path = self.write("oneof.xplane.pb", W.xspace([pb.build()]))
+        stats = json.loads(self.planes(path)[0]["stats"])
+        for name, _, _, want in cases:
+            self.assertEqual(stats[name], want, name)
+        row = self.db.execute("SELECT tf_op, args FROM trace_events(?)", (path,)).fetchone()
+        self.assertEqual(row[0], "XlaModule:")
+        self.assertEqual(json.loads(row[1]), {"tf_op": "XlaModule:"})
+
     def test_plane_stats_every_kind(self):
         pb = W.PlaneBuilder("/device:GPU:0")
         big = "x" * (16 * 1024 * 1024 + 1)

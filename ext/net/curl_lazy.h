@@ -2,8 +2,8 @@
 ** curl_lazy.h — libcurl, opened at the first network call.
 **
 ** Linking libcurl makes every load of profsum.so map and relocate libcurl
-** and its ~30 dependencies (TLS, HTTP/2, LDAP, Kerberos, ...): 5.5 ms of a
-** 7.3 ms `.load` on the benchmark machine, paid by every sqlite3 shell,
+** and its ~30 dependencies (TLS, HTTP/2, LDAP, Kerberos, ...): most of the
+** time of a `.load` (docs/performance.md), paid by every sqlite3 shell,
 ** notebook and CLI run that never touches the network.  So the extension
 ** is built against libcurl's headers (pkg-config libcurl) but not linked
 ** to it: profsumCurlLoad() dlopen()s libcurl.so.4 once, when a W&B function

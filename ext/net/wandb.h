@@ -3,7 +3,8 @@
 ** wandb_fetch, wandb_fetch_run and wandb_publish (wandb_sql.c), and the
 ** fetch step that profsum_import uses for W&B sources (wandb_fetch.c).
 ** The rest of ext/net (http.c, wandb_runmeta.c, wandb_publish.c,
-** wandb_pyjson.c; wandb_int.h) is internal to it.
+** wandb_int.h) is internal to it; the JSON text W&B hashes is jsontree.h's
+** profsumJsonCompact().
 **
 ** Protocol: wandb-http.md (the W&B HTTP protocol notes); behaviour of the reference
 ** tool: summary-v1-tools-spec.md §7 (publish) and §8 (input side).

@@ -1,7 +1,7 @@
 /*
 ** wandb_int.h — what the W&B files share above the transport (http.h):
 ** the description of an artifact version, and the functions one of
-** wandb_fetch.c, wandb_runmeta.c, wandb_publish.c, wandb_pyjson.c calls in
+** wandb_fetch.c, wandb_runmeta.c, wandb_publish.c calls in
 ** another, and those wandb_sql.c calls.  Not used outside ext/net.
 **
 ** Conventions as in http.h: a Wb records the first error; functions
@@ -54,16 +54,6 @@ JNode *wbFetchRef(Wb *p, const char *zRef, const char *zDest, WbArt *a);
 JNode *wbFetchRun(Wb *p, const char *zTarget, const char *zDest,
                   const char *zEnt, const char *zProj, const char *zAlias,
                   WbArt *a);
-
-/* ---------------------------------------------------------------------
-** wandb_pyjson.c
-*/
-
-/* Append p to s as Python's json.dumps(p, sort_keys=True) writes it
-** (separators ", " and ": ", ensure_ascii).  Out of memory while sorting
-** an object appends "\x01oom", which the caller checks for (besides
-** sqlite3_str_errcode). */
-void wbPyDump(sqlite3_str *s, const JNode *p);
 
 /* ---------------------------------------------------------------------
 ** wandb_runmeta.c

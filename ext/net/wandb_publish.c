@@ -354,12 +354,7 @@ static char *wbPubManifest(const WbPlan *pl, char **azBirth){
     jSet(c, pl->aFile[i].zPath, e);
   }
   jSet(m, "contents", c);
-  if( m && !jOom(m) ){
-    sqlite3_str *s = sqlite3_str_new(0);
-    wbPyDump(s, m);
-    z = sqlite3_str_finish(s);
-    if( z && strstr(z, "\x01oom") ){ sqlite3_free(z); z = 0; }
-  }
+  if( m && !jOom(m) ) z = profsumJsonCompact(m);    /* json.dumps(m, sort_keys=True) */
   jFree(m);
   return z;
 }
@@ -457,15 +452,13 @@ static JNode *wbPubArtifactVars(Wb *p, const WbPlan *pl, const char *zRun){
   if( v ){
     JNode *pAl = jArr();
     char *zMeta;
-    sqlite3_str *s = sqlite3_str_new(0);
     for(i=0; pAl && i<pl->pAliases->nChild; i++){
       JNode *o = jObj();
       jSet(o, "artifactCollectionName", jStr(pl->zName, -1));
       jSet(o, "alias", jStr(pl->pAliases->a[i]->z, -1));
       jPush(pAl, o);
     }
-    wbPyDump(s, pl->pMeta);
-    zMeta = sqlite3_str_finish(s);
+    zMeta = profsumJsonCompact(pl->pMeta);     /* json.dumps(metadata, sort_keys=True) */
     jSet(v, "entityName", jStr(pl->zEntity, -1));
     jSet(v, "projectName", jStr(pl->zProject, -1));
     jSet(v, "artifactTypeName", jStr(WB_PUB_TYPE, -1));
@@ -477,7 +470,7 @@ static JNode *wbPubArtifactVars(Wb *p, const WbPlan *pl, const char *zRun){
     jSet(v, "metadata", jStr(zMeta, -1));
     jSet(v, "clientID", jStr(zClient, -1));
     jSet(v, "sequenceClientID", jStr(zSeq, -1));
-    if( zMeta==0 || strstr(zMeta, "\x01oom") ) wbOom(p);
+    if( zMeta==0 ) wbOom(p);
     sqlite3_free(zMeta);
   }
   if( v==0 || jOom(v) || p->rc ){ jFree(v); wbOom(p); return 0; }

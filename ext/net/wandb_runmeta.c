@@ -132,11 +132,9 @@ JNode *wbRunMetadata(Wb *p, const char *zE, const char *zP,
                   "topology", "tpu_topology", "mesh_shape"));
   jSet(pMeta, "git_sha", wbFirstStr(pCfg, "git_commit", "git_sha", 0));
   {
-    sqlite3_str *s = sqlite3_str_new(0);
-    char *zText;
-    wbPyDump(s, pCfg);
-    zText = sqlite3_str_finish(s);
-    if( zText && strstr(zText, "\x01oom")==0 ){
+    /* the text the reference hashes: json.dumps(config, sort_keys=True) */
+    char *zText = profsumJsonCompact(pCfg);
+    if( zText ){
       ProfsumSha256 h;
       char zHex[65];
       profsumSha256Init(&h);

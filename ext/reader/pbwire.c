@@ -262,7 +262,7 @@ int pbwVarintSlow(PbwIn *p, int64_t *pPos, int64_t end, uint64_t *pv, int eMsg){
 
 /* Read a tag: field number and wire type.  Rejected as protobuf does:
 ** field number 0, wire types 6 and 7, a tag over 5 bytes or 32 bits. */
-int pbwTag(PbwIn *p, int64_t *pPos, int64_t end, int *pField, int *pWt, int eMsg){
+int pbwTagSlow(PbwIn *p, int64_t *pPos, int64_t end, int *pField, int *pWt, int eMsg){
   int64_t pos = *pPos;
   uint64_t v;
   int rc = pbwVarint(p, pPos, end, &v, eMsg);
@@ -282,8 +282,8 @@ int pbwTag(PbwIn *p, int64_t *pPos, int64_t end, int *pField, int *pWt, int eMsg
 /* Read the length of a length-delimited field whose tag is at tagOff and
 ** check it against the bytes left in its message (and protobuf's 2 GiB
 ** limit) before anything is read or allocated for it. */
-int pbwLen(PbwIn *p, int64_t *pPos, int64_t end, int64_t *pLen,
-                 int eMsg, int f, int64_t tagOff){
+int pbwLenSlow(PbwIn *p, int64_t *pPos, int64_t end, int64_t *pLen,
+               int eMsg, int f, int64_t tagOff){
   uint64_t v;
   int rc = pbwVarint(p, pPos, end, &v, eMsg);
   const char *zF = pbwFieldName(p, eMsg, f);
@@ -305,7 +305,7 @@ int pbwLen(PbwIn *p, int64_t *pPos, int64_t end, int64_t *pLen,
 
 /* Make the n bytes at off readable; fewer is an error (a field that the
 ** data ends inside: only a gzip stream, whose end is not known before). */
-int pbwNeed(PbwIn *p, int64_t off, int64_t n, int64_t tagOff, int eMsg, int f){
+int pbwNeedSlow(PbwIn *p, int64_t off, int64_t n, int64_t tagOff, int eMsg, int f){
   int64_t got;
   int rc = pbwFetch(p, off, n, &got);
   if( rc ) return rc;

@@ -88,19 +88,21 @@ int pbwNoMem(PbwIn *p);
 /* Make [off, off+n) readable at PBW_AT(p, off); *pnGot: how many of the
 ** bytes the input has (n unless it ends first).  SQLITE_OK or an I/O error. */
 int pbwFetch(PbwIn *p, int64_t off, int64_t n, int64_t *pnGot);
-/* Make the n bytes at off readable; fewer is an error naming field f of
-** eMsg whose tag is at tagOff. */
-int pbwNeed(PbwIn *p, int64_t off, int64_t n, int64_t tagOff, int eMsg, int f);
+
 
 /* The field readers: each reads at *pPos inside a message of kind eMsg
 ** ending at end, moves *pPos past what it read, and returns SQLITE_OK or
 ** the sticky error (PBW_BAD for bad data). */
 int pbwVarintSlow(PbwIn *p, int64_t *pPos, int64_t end, uint64_t *pv, int eMsg);
-/* A tag: *pField (> 0) and *pWt (0..5). */
-int pbwTag(PbwIn *p, int64_t *pPos, int64_t end, int *pField, int *pWt, int eMsg);
-/* The length of field f (tag at tagOff), checked against end. */
-int pbwLen(PbwIn *p, int64_t *pPos, int64_t end, int64_t *pLen,
-           int eMsg, int f, int64_t tagOff);
+/* A tag: *pField (> 0) and *pWt (0..5).  (pbwTag below: its inline fast
+** path, this for the rest and every error.) */
+int pbwTagSlow(PbwIn *p, int64_t *pPos, int64_t end, int *pField, int *pWt, int eMsg);
+/* The length of field f (tag at tagOff), checked against end.  (pbwLen
+** below: its inline fast path, this for the rest and every error.) */
+int pbwLenSlow(PbwIn *p, int64_t *pPos, int64_t end, int64_t *pLen,
+               int eMsg, int f, int64_t tagOff);
+/* pbwNeed when the bytes are not all in the window (pbwNeed below). */
+int pbwNeedSlow(PbwIn *p, int64_t off, int64_t n, int64_t tagOff, int eMsg, int f);
 /* A fixed64, little-endian. */
 int pbwFixed64(PbwIn *p, int64_t *pPos, int64_t end, uint64_t *pv, int eMsg);
 /* Skip the value of field f with wire type wt (tag at tagOff); depth:
@@ -109,20 +111,68 @@ int pbwSkip(PbwIn *p, int64_t *pPos, int64_t end, int f, int wt, int depth,
             int eMsg, int64_t tagOff);
 
 /* Read a varint at *pPos (message end: end) into *pv and move *pPos past
-** it: one- and two-byte varints in the window inline, the rest (and every
-** error) in pbwVarintSlow. */
+** it: a varint that ends inside the window and the message inline, the
+** rest (and every error: truncated, over ten bytes) in pbwVarintSlow. */
 static inline int pbwVarint(PbwIn *p, int64_t *pPos, int64_t end, uint64_t *pv, int eMsg){
   int64_t pos = *pPos, rel = pos - p->winOff;
   if( rel>=0 && rel<p->nWin && pos<end ){
     const unsigned char *a = p->aW + rel;
+    int64_t n = p->nWin - rel, i;
+    uint64_t v = a[0] & 0x7f;
     if( a[0]<0x80 ){ *pv = a[0]; *pPos = pos+1; return SQLITE_OK; }
-    if( rel+2<=p->nWin && pos+2<=end && a[1]<0x80 ){
-      *pv = (uint64_t)(a[0]&0x7f) | ((uint64_t)a[1]<<7);
-      *pPos = pos+2;
-      return SQLITE_OK;
+    if( end - pos < n ) n = end - pos;
+    if( n>10 ) n = 10;
+    for(i=1; i<n; i++){
+      v |= (uint64_t)(a[i] & 0x7f) << (7*i);
+      if( a[i]<0x80 ){ *pv = v; *pPos = pos+i+1; return SQLITE_OK; }
     }
   }
   return pbwVarintSlow(p, pPos, end, pv, eMsg);
+}
+
+/* Read a tag at *pPos: *pField (> 0) and *pWt (0..5).  A one-byte tag
+** of a valid field and wire type in the window inline; the rest, and
+** every rejected tag, in pbwTagSlow. */
+static inline int pbwTag(PbwIn *p, int64_t *pPos, int64_t end, int *pField, int *pWt, int eMsg){
+  int64_t pos = *pPos, rel = pos - p->winOff;
+  if( rel>=0 && rel<p->nWin && pos<end ){
+    unsigned c = p->aW[rel];
+    if( c<0x80 && (c>>3)!=0 && (c&7)<=5 ){
+      *pField = (int)(c>>3);
+      *pWt = (int)(c&7);
+      *pPos = pos+1;
+      return SQLITE_OK;
+    }
+  }
+  return pbwTagSlow(p, pPos, end, pField, pWt, eMsg);
+}
+
+/* Read the length of a length-delimited field whose tag is at tagOff and
+** check it against the bytes left in its message (and protobuf's 2 GiB
+** limit) before anything is read or allocated for it: a length that fits
+** inline, the rest and every error in pbwLenSlow. */
+static inline int pbwLen(PbwIn *p, int64_t *pPos, int64_t end, int64_t *pLen,
+                         int eMsg, int f, int64_t tagOff){
+  int64_t pos = *pPos, rel = pos - p->winOff;
+  if( rel>=0 && rel+2<=p->nWin && pos+2<=end ){
+    const unsigned char *a = p->aW + rel;
+    int64_t v = -1, k = 0;
+    if( a[0]<0x80 ){ v = a[0]; k = 1; }
+    else if( a[1]<0x80 ){ v = (int64_t)(a[0]&0x7f) | ((int64_t)a[1]<<7); k = 2; }
+    if( v>=0 && v <= end - (pos+k) ){
+      *pLen = v;
+      *pPos = pos+k;
+      return SQLITE_OK;
+    }
+  }
+  return pbwLenSlow(p, pPos, end, pLen, eMsg, f, tagOff);
+}
+
+/* Make the n bytes at off readable; fewer is an error naming field f of
+** eMsg whose tag is at tagOff.  Bytes in the window already: inline. */
+static inline int pbwNeed(PbwIn *p, int64_t off, int64_t n, int64_t tagOff, int eMsg, int f){
+  if( off>=p->winOff && n <= p->winOff + p->nWin - off ) return SQLITE_OK;
+  return pbwNeedSlow(p, off, n, tagOff, eMsg, f);
 }
 
 /* Offset of the first byte of a[0..n) that is not well-formed UTF-8, or n. */

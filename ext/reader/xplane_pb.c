@@ -618,18 +618,14 @@ static int xpDecodeEventMeta(ProfsumXp *p, int64_t start, int64_t end, XpEMeta *
   return SQLITE_OK;
 }
 
-/* Decode one event_metadata map entry in [start, end) (fetched), tag at
-** tagOff, and store it under its key (a later entry of the same key
-** replaces an earlier one). */
-static int xpEventMetaEntry(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff){
-  XpEMeta e;
-  int64_t pos = start, key = 0, iOld;
+/* Walk one map<int64, message> entry in [start, end) (fetched): its key
+** (field 1) into *pKey, each occurrence of its value (field 2) decoded by
+** xValue(p, valueStart, valueEnd, pArg), any other field checked and
+** skipped.  SQLITE_OK or the decode error. */
+static int xpMapEntry(ProfsumXp *p, int64_t start, int64_t end, int64_t *pKey,
+                      int (*xValue)(ProfsumXp*, int64_t, int64_t, void*), void *pArg){
+  int64_t pos = start;
   int rc;
-  memset(&e, 0, sizeof(e));
-  e.m.zName = e.m.zDisplay = "";
-  e.m.iOffset = tagOff;
-  e.iStat = p->nPoolStat;
-  e.iChild = p->nPoolChild;
   while( pos<end ){
     int64_t t = pos, len;
     int f, wt;
@@ -639,13 +635,13 @@ static int xpEventMetaEntry(ProfsumXp *p, int64_t start, int64_t end, int64_t ta
     if( f==1 && wt==0 ){
       rc = pbwVarint(&p->in, &pos, end, &v, XM_ENTRY);
       if( rc ) return rc;
-      key = (int64_t)v;
+      *pKey = (int64_t)v;
       continue;
     }
     if( f==2 && wt==2 ){
       rc = pbwLen(&p->in, &pos, end, &len, XM_ENTRY, f, t);
       if( rc ) return rc;
-      rc = xpDecodeEventMeta(p, pos, pos+len, &e);
+      rc = xValue(p, pos, pos+len, pArg);
       if( rc ) return rc;
       pos += len;
       continue;
@@ -653,96 +649,115 @@ static int xpEventMetaEntry(ProfsumXp *p, int64_t start, int64_t end, int64_t ta
     rc = xpOther(p, &pos, end, f, wt, 3, XM_ENTRY, t, 1);
     if( rc ) return rc;
   }
-  e.m.key = key;
-  if( p->nEM>=p->nEMAlloc ){
-    int64_t nNew = p->nEMAlloc ? p->nEMAlloc*2 : 64;
-    XpEMeta *a = sqlite3_realloc64(p->aEM, sizeof(XpEMeta)*(sqlite3_uint64)nNew);
-    if( a==0 ) return pbwNoMem(&p->in);
-    p->aEM = a;
-    p->nEMAlloc = nNew;
+  return SQLITE_OK;
+}
+
+/* The slot of key in the array *pa (*pn used of *pnAlloc, elements of sz
+** bytes) indexed by m: the existing one (a later map entry of the same
+** key replaces an earlier one, in its place), else a new one at the end,
+** the array grown when full.  SQLITE_OK with *piSlot set, or SQLITE_NOMEM
+** (pbwNoMem's). */
+static int xpMapSlot(ProfsumXp *p, XpMap *m, void **pa, int64_t *pn, int64_t *pnAlloc, size_t sz,
+                     int64_t key, int64_t *piSlot){
+  int64_t iOld;
+  if( *pn>=*pnAlloc ){
+    int64_t nNew = *pnAlloc ? *pnAlloc*2 : 64;
+    void *aNew = sqlite3_realloc64(*pa, sz*(sqlite3_uint64)nNew);
+    if( aNew==0 ) return pbwNoMem(&p->in);
+    *pa = aNew;
+    *pnAlloc = nNew;
   }
-  iOld = xpMapFind(&p->emMap, key);
-  if( iOld>=0 ){
-    p->aEM[iOld] = e;          /* last entry wins, in the first one's place */
-  }else{
-    rc = xpMapPut(&p->emMap, key, p->nEM, &iOld);
-    if( rc ) return pbwNoMem(&p->in);
-    p->aEM[p->nEM++] = e;
+  iOld = xpMapFind(m, key);
+  if( iOld<0 ){
+    if( xpMapPut(m, key, *pn, &iOld) ) return pbwNoMem(&p->in);
+    iOld = (*pn)++;
+  }
+  *piSlot = iOld;
+  return SQLITE_OK;
+}
+
+/* xpMapEntry's value decoder of an event_metadata entry (pArg: XpEMeta). */
+static int xpEventMetaValue(ProfsumXp *p, int64_t start, int64_t end, void *pArg){
+  return xpDecodeEventMeta(p, start, end, (XpEMeta*)pArg);
+}
+
+/* Decode one event_metadata map entry in [start, end) (fetched), tag at
+** tagOff, and store it under its key (a later entry of the same key
+** replaces an earlier one). */
+static int xpEventMetaEntry(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff){
+  XpEMeta e;
+  int64_t key = 0, iSlot;
+  int rc;
+  memset(&e, 0, sizeof(e));
+  e.m.zName = e.m.zDisplay = "";
+  e.m.iOffset = tagOff;
+  e.iStat = p->nPoolStat;
+  e.iChild = p->nPoolChild;
+  rc = xpMapEntry(p, start, end, &key, xpEventMetaValue, &e);
+  if( rc ) return rc;
+  e.m.key = key;
+  {
+    void *a = p->aEM;
+    rc = xpMapSlot(p, &p->emMap, &a, &p->nEM, &p->nEMAlloc, sizeof(XpEMeta), key, &iSlot);
+    p->aEM = a;
+  }
+  if( rc ) return rc;
+  p->aEM[iSlot] = e;
+  return SQLITE_OK;
+}
+
+/* xpMapEntry's value decoder of a stat_metadata entry (pArg: XpSMeta):
+** only the name is kept; the id is read and the description checked. */
+static int xpStatMetaValue(ProfsumXp *p, int64_t pos, int64_t vend, void *pArg){
+  XpSMeta *s = (XpSMeta*)pArg;
+  int rc;
+  while( pos<vend ){
+    int64_t t2 = pos, len2;
+    int f2, wt2;
+    uint64_t v;
+    rc = pbwTag(&p->in, &pos, vend, &f2, &wt2, XM_SMETA);
+    if( rc ) return rc;
+    if( f2==1 && wt2==0 ){
+      rc = pbwVarint(&p->in, &pos, vend, &v, XM_SMETA);
+      if( rc ) return rc;
+      continue;
+    }
+    if( (f2==2 || f2==3) && wt2==2 ){
+      const char *z;
+      int64_t n;
+      rc = pbwLen(&p->in, &pos, vend, &len2, XM_SMETA, f2, t2);
+      if( rc ) return rc;
+      /* the description is only checked (never kept) */
+      rc = xpString(p, f2==2 ? &p->planeArena : 0, &p->planeArena, pos, len2,
+                    XM_SMETA, f2, &z, &n);
+      if( rc ) return rc;
+      if( f2==2 ){ s->zName = z; s->nName = n; }
+      pos += len2;
+      continue;
+    }
+    rc = xpOther(p, &pos, vend, f2, wt2, 4, XM_SMETA, t2, 1);
+    if( rc ) return rc;
   }
   return SQLITE_OK;
 }
 
-/* Decode one stat_metadata map entry (only the name is kept; the
-** description is checked). */
+/* Decode one stat_metadata map entry and store it under its key (a later
+** entry of the same key replaces an earlier one). */
 static int xpStatMetaEntry(ProfsumXp *p, int64_t start, int64_t end){
   XpSMeta s;
-  int64_t pos = start, key = 0, iOld;
+  int64_t key = 0, iSlot;
   int rc;
   s.zName = "";
   s.nName = 0;
-  while( pos<end ){
-    int64_t t = pos, len;
-    int f, wt;
-    uint64_t v;
-    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_ENTRY);
-    if( rc ) return rc;
-    if( f==1 && wt==0 ){
-      rc = pbwVarint(&p->in, &pos, end, &v, XM_ENTRY);
-      if( rc ) return rc;
-      key = (int64_t)v;
-      continue;
-    }
-    if( f==2 && wt==2 ){
-      int64_t vend;
-      rc = pbwLen(&p->in, &pos, end, &len, XM_ENTRY, f, t);
-      if( rc ) return rc;
-      vend = pos + len;
-      while( pos<vend ){
-        int64_t t2 = pos, len2;
-        int f2, wt2;
-        rc = pbwTag(&p->in, &pos, vend, &f2, &wt2, XM_SMETA);
-        if( rc ) return rc;
-        if( f2==1 && wt2==0 ){
-          rc = pbwVarint(&p->in, &pos, vend, &v, XM_SMETA);
-          if( rc ) return rc;
-          continue;
-        }
-        if( (f2==2 || f2==3) && wt2==2 ){
-          const char *z;
-          int64_t n;
-          rc = pbwLen(&p->in, &pos, vend, &len2, XM_SMETA, f2, t2);
-          if( rc ) return rc;
-          /* the description is only checked (never kept) */
-          rc = xpString(p, f2==2 ? &p->planeArena : 0, &p->planeArena, pos, len2,
-                        XM_SMETA, f2, &z, &n);
-          if( rc ) return rc;
-          if( f2==2 ){ s.zName = z; s.nName = n; }
-          pos += len2;
-          continue;
-        }
-        rc = xpOther(p, &pos, vend, f2, wt2, 4, XM_SMETA, t2, 1);
-        if( rc ) return rc;
-      }
-      continue;
-    }
-    rc = xpOther(p, &pos, end, f, wt, 3, XM_ENTRY, t, 1);
-    if( rc ) return rc;
-  }
-  if( p->nSM>=p->nSMAlloc ){
-    int64_t nNew = p->nSMAlloc ? p->nSMAlloc*2 : 64;
-    XpSMeta *a = sqlite3_realloc64(p->aSM, sizeof(XpSMeta)*(sqlite3_uint64)nNew);
-    if( a==0 ) return pbwNoMem(&p->in);
+  rc = xpMapEntry(p, start, end, &key, xpStatMetaValue, &s);
+  if( rc ) return rc;
+  {
+    void *a = p->aSM;
+    rc = xpMapSlot(p, &p->smMap, &a, &p->nSM, &p->nSMAlloc, sizeof(XpSMeta), key, &iSlot);
     p->aSM = a;
-    p->nSMAlloc = nNew;
   }
-  iOld = xpMapFind(&p->smMap, key);
-  if( iOld>=0 ){
-    p->aSM[iOld] = s;
-  }else{
-    rc = xpMapPut(&p->smMap, key, p->nSM, &iOld);
-    if( rc ) return pbwNoMem(&p->in);
-    p->aSM[p->nSM++] = s;
-  }
+  if( rc ) return rc;
+  p->aSM[iSlot] = s;
   return SQLITE_OK;
 }
 
@@ -891,8 +906,17 @@ static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
   ProfsumXpEvent *e = &p->ev;
   int64_t pos = start, nStat = 0, i;
   int rc;
-  xpArenaReset(&p->evArena);
-  memset(e, 0, sizeof(*e));
+  XpChunk *c = p->evArena.pHead;
+  if( c ){
+    if( c->pNext==0 && c->nAlloc==XP_CHUNK ) c->nUsed = 0;     /* the usual case, inline */
+    else xpArenaReset(&p->evArena);
+  }
+  /* every field set (a memset of the struct per event cost a third of
+  ** this function) */
+  e->metadataId = 0;
+  e->eData = 0;
+  e->offsetPs = e->numOccurrences = e->durationPs = 0;
+  e->pMeta = 0;
   e->iEvent = p->nEvents;
   e->iLineEvent = p->nLineSeen;
   e->iOffset = tagOff;
@@ -945,6 +969,7 @@ static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
     e->zDisplay = e->pMeta->zDisplay; e->nDisplay = e->pMeta->nDisplay;
   }else{
     e->zName = e->zDisplay = "";
+    e->nName = e->nDisplay = 0;
   }
   return SQLITE_OK;
 }

@@ -52,6 +52,7 @@
 #include "profsum_int.h"
 #include "xplane_pb.h"
 #include "jsontree.h"
+#include "vtabkit.h"
 
 #include <assert.h>
 #include <math.h>
@@ -318,24 +319,16 @@ static int xvWalk(XvCursor *pCur, ProfsumXp *p, int isLines, char **pzErr){
 /* Virtual table methods                                               */
 /* ------------------------------------------------------------------ */
 
-/* xConnect (eponymous only: no xCreate).  pAux != 0: the lines function. */
+/* xConnect (eponymous only: no xCreate).  pAux != 0: the lines function.
+** Reads files: never from a view or trigger stored in a database
+** (profsumVtabConnectFileReader). */
 static int xvConnect(sqlite3 *db, void *pAux, int argc, const char *const *argv,
                      sqlite3_vtab **ppVtab, char **pzErr){
-  XvTab *pTab;
   int rc;
   (void)argc; (void)argv; (void)pzErr;
-  rc = sqlite3_declare_vtab(db, pAux ? XPL_SCHEMA : XPP_SCHEMA);
-  if( rc!=SQLITE_OK ) return rc;
-  /* Reads files: never from a view or trigger stored in a database (a
-  ** hostile database file could otherwise read any file when opened). */
-  rc = sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  if( rc!=SQLITE_OK ) return rc;
-  pTab = sqlite3_malloc64(sizeof(*pTab));
-  if( pTab==0 ) return SQLITE_NOMEM;
-  memset(pTab, 0, sizeof(*pTab));
-  pTab->isLines = pAux!=0;
-  *ppVtab = &pTab->base;
-  return SQLITE_OK;
+  rc = profsumVtabConnectFileReader(db, pAux ? XPL_SCHEMA : XPP_SCHEMA, sizeof(XvTab), ppVtab);
+  if( rc==SQLITE_OK ) ((XvTab*)*ppVtab)->isLines = pAux!=0;
+  return rc;
 }
 
 /* xDisconnect: frees the table object. */
@@ -456,29 +449,7 @@ static int xvColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
 ** SQLITE_CONSTRAINT, so that SQLite tries another join order.
 */
 static int xvBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
-  int i, iPathCol = ((XvTab*)pVtab)->isLines ? XPL_PATH : XPP_PATH;
-  int iArg = -1, bUnusable = 0;
-  for(i=0; i<pInfo->nConstraint; i++){
-    const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
-    if( pC->iColumn!=iPathCol || pC->op!=SQLITE_INDEX_CONSTRAINT_EQ ) continue;
-    if( !pC->usable ){ bUnusable = 1; continue; }
-    iArg = i;
-    break;
-  }
-  if( iArg>=0 ){
-    pInfo->aConstraintUsage[iArg].argvIndex = 1;
-    pInfo->aConstraintUsage[iArg].omit = 1;
-    pInfo->idxNum = 1;
-    pInfo->estimatedCost = 1e5;
-    pInfo->estimatedRows = 100;
-  }else if( bUnusable ){
-    return SQLITE_CONSTRAINT;
-  }else{
-    pInfo->idxNum = 0;
-    pInfo->estimatedCost = 1e30;
-    pInfo->estimatedRows = 100;
-  }
-  return SQLITE_OK;
+  return profsumVtabBestIndexArg(pInfo, ((XvTab*)pVtab)->isLines ? XPL_PATH : XPP_PATH, 1e5, 1e30, 100);
 }
 
 /* xFilter: resets the cursor, copies the path argument (never kept

@@ -519,62 +519,130 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], in
   return rc;
 }
 
-/* The whole aggregation; writes the tables. */
-int profsumEngAggregate(Engine *e){
-  int rc = SQLITE_OK;
-  int64_t i, j;
+/* The state of one aggregation (profsumEngAggregate), shared by its
+** steps: per-name and per-key arrays, the counters and what the event pass
+** sums.  Freed by aggFree(). */
+typedef struct Agg {
+  Engine *e;
+  int32_t nNames;             /* names in the string pool */
+  int64_t aBucket[5];         /* per-track breakdown: exclusive ps per category */
+  OpAgg *aOp;                 /* per name id: the device op's aggregate */
+  int8_t *aKeyCat;            /* event category (§1.4) per event key */
+  KeyMemo *aMemo;             /* per event key: flop proxy, collective */
+  unsigned char *aNameFlag;   /* per name id: 1 known, 2 stall, 4 comm */
+  const char **aFamily;       /* per name id: semantic family (cached) */
+  HMap steps, gpuSteps, ctr;  /* device steps, host "train" steps, counters */
+  int64_t aComm[16][2];       /* per collective: count, exclusive ps */
+  const char *azComm[16];     /* the collectives, in processing order of first sight */
+  int nComm;
+  double aCommRef[16];        /* Σ exclusive as the reference adds it */
+  int64_t hintRef;            /* floatEntryNear's hint for the device ops */
+  int64_t curXr;              /* profsumEngExclRefAt's cursor */
+} Agg;
+
+/* Allocate and clear a's arrays for e's names and keys.  SQLITE_OK or
+** SQLITE_NOMEM (then aggFree() frees what was taken). */
+static int aggInit(Agg *a, Engine *e){
   int32_t nNames = e->pool.n;
-  int64_t aBucket[5] = {0,0,0,0,0};
-  OpAgg *aOp = 0;
-  int8_t *aKeyCat = 0;        /* event category (§1.4) per event key */
-  KeyMemo *aMemo = 0;         /* per event key: flop proxy, collective */
-  unsigned char *aNameFlag = 0;   /* per name id: 1 known, 2 stall, 4 comm */
-  const char **aFamily = 0;       /* per name id: semantic family (cached) */
-  HMap steps = {0,0,0}, gpuSteps = {0,0,0}, ctr = {0,0,0};
-  int64_t aComm[16][2]; const char *azComm[16]; int nComm = 0;
-  double aCommRef[16];           /* Σ exclusive as the reference adds it */
-  int64_t hintRef = 0;           /* floatEntryNear's hint for the device ops */
-  int64_t curXr = 0;             /* profsumEngExclRefAt's cursor */
-  sqlite3_stmt *pIns = 0;
-
-  memset(aComm, 0, sizeof(aComm));
-  memset(aCommRef, 0, sizeof(aCommRef));
-  aOp = sqlite3_malloc64(sizeof(OpAgg)*(sqlite3_uint64)(nNames ? nNames : 1));
-  aKeyCat = sqlite3_malloc64((sqlite3_uint64)(e->nKey ? e->nKey : 1));
-  aNameFlag = sqlite3_malloc64((sqlite3_uint64)(nNames ? nNames : 1));
-  aFamily = sqlite3_malloc64(sizeof(char*)*(sqlite3_uint64)(nNames ? nNames : 1));
-  aMemo = sqlite3_malloc64(sizeof(KeyMemo)*(sqlite3_uint64)(e->nKey ? e->nKey : 1));
-  if( !aOp || !aKeyCat || !aNameFlag || !aFamily || !aMemo ){ rc = SQLITE_NOMEM; goto done; }
+  int64_t i;
+  memset(a, 0, sizeof(*a));
+  a->e = e;
+  a->nNames = nNames;
+  a->aOp = sqlite3_malloc64(sizeof(OpAgg)*(sqlite3_uint64)(nNames ? nNames : 1));
+  a->aKeyCat = sqlite3_malloc64((sqlite3_uint64)(e->nKey ? e->nKey : 1));
+  a->aNameFlag = sqlite3_malloc64((sqlite3_uint64)(nNames ? nNames : 1));
+  a->aFamily = sqlite3_malloc64(sizeof(char*)*(sqlite3_uint64)(nNames ? nNames : 1));
+  a->aMemo = sqlite3_malloc64(sizeof(KeyMemo)*(sqlite3_uint64)(e->nKey ? e->nKey : 1));
+  if( !a->aOp || !a->aKeyCat || !a->aNameFlag || !a->aFamily || !a->aMemo ) return SQLITE_NOMEM;
   for(i=0; i<e->nKey; i++){
-    aMemo[i].n = aMemo[i].first = 0;
-    aMemo[i].flop = 0.0; aMemo[i].flopKind = -1; aMemo[i].comm = -2;
+    a->aMemo[i].n = a->aMemo[i].first = 0;
+    a->aMemo[i].flop = 0.0; a->aMemo[i].flopKind = -1; a->aMemo[i].comm = -2;
   }
-  memset(aOp, 0, sizeof(OpAgg)*(size_t)nNames);
-  memset(aNameFlag, 0, (size_t)nNames);
-  memset(aFamily, 0, sizeof(char*)*(size_t)nNames);
+  memset(a->aOp, 0, sizeof(OpAgg)*(size_t)nNames);
+  memset(a->aNameFlag, 0, (size_t)nNames);
+  memset(a->aFamily, 0, sizeof(char*)*(size_t)nNames);
+  return SQLITE_OK;
+}
 
-  /* Event category per key (§1.4), the name tests cached per name: stall
-  ** regex → stall; host process → host; communication name →
-  ** communication; device process → compute; else other. */
+/* Free what aggInit() and the steps took. */
+static void aggFree(Agg *a){
+  sqlite3_free(a->aOp);
+  sqlite3_free(a->aKeyCat);
+  sqlite3_free(a->aMemo);
+  sqlite3_free(a->aNameFlag);
+  sqlite3_free((void*)a->aFamily);
+  profsumEngHmFree(&a->steps); profsumEngHmFree(&a->gpuSteps); profsumEngHmFree(&a->ctr);
+}
+
+/* Event category per key (§1.4) into a->aKeyCat, the name tests cached
+** per name: stall regex → stall; host process → host; communication name
+** → communication; device process → compute; else other. */
+static void aggKeyCategories(Agg *a){
+  Engine *e = a->e;
+  int64_t i;
   for(i=0; i<e->nKey; i++){
     const EvKey *q = &e->aKey[i];
     STrack *t = &e->aTrk[q->trk];
     int cat;
-    if( aNameFlag[q->name]==0 ){
+    if( a->aNameFlag[q->name]==0 ){
       const char *zName = SP_STR(&e->pool, q->name);
       int nName = SP_LEN(&e->pool, q->name);
-      aNameFlag[q->name] = (unsigned char)(1 | (profsumIsStallName(zName, nName) ? 2 : 0)
-                                             | (profsumIsCommName(zName, nName) ? 4 : 0));
+      a->aNameFlag[q->name] = (unsigned char)(1 | (profsumIsStallName(zName, nName) ? 2 : 0)
+                                                | (profsumIsCommName(zName, nName) ? 4 : 0));
     }
-    if( aNameFlag[q->name] & 2 ) cat = CAT_STALL;
+    if( a->aNameFlag[q->name] & 2 ) cat = CAT_STALL;
     else if( t->isHost ) cat = CAT_HOST;
-    else if( aNameFlag[q->name] & 4 ) cat = CAT_COMM;
+    else if( a->aNameFlag[q->name] & 4 ) cat = CAT_COMM;
     else if( t->isDevice ) cat = CAT_COMPUTE;
     else cat = CAT_OTHER;
-    aKeyCat[i] = (int8_t)cat;
+    a->aKeyCat[i] = (int8_t)cat;
   }
+}
 
-  /* Pass over events in processing order. */
+/* The flop proxy and collective of event key q (a device op), worked out
+** at its first event (in processing order, which orders azComm) into m.
+** SQLITE_OK or an error of profsumSemanticFamily. */
+static int aggKeyMemo(Agg *a, const EvKey *q, KeyMemo *m, const char *zName, int nName){
+  Engine *e = a->e;
+  int rc;
+  if( m->flopKind<0 ){
+    m->flopKind = 0;
+    if( q->sig>=0 ){
+      const char *zFam = a->aFamily[q->name];
+      int64_t iv; double dv;
+      int kind;
+      if( zFam==0 ){
+        if( (rc = profsumSemanticFamily(zName, nName, 0, 0, &zFam)) ) return rc;
+        a->aFamily[q->name] = zFam;
+      }
+      kind = profsumFlopProxy(zFam, (int)strlen(zFam), SP_STR(&e->pool, q->sig),
+                              SP_LEN(&e->pool, q->sig), &iv, &dv);
+      if( kind==PROFSUM_FLOP_INT ){ m->flop = (double)iv; m->flopKind = 1; }
+      else if( kind==PROFSUM_FLOP_REAL ){ m->flop = dv; m->flopKind = 1; }
+    }
+  }
+  if( m->comm==-2 ){
+    const char *zColl = profsumCollective(zName, nName);
+    m->comm = -1;
+    if( zColl ){
+      int c;
+      for(c=0; c<a->nComm; c++) if( strcmp(a->azComm[c], zColl)==0 ) break;
+      if( c==a->nComm && a->nComm<16 ){ a->azComm[a->nComm++] = zColl; }
+      if( c<16 ) m->comm = (int8_t)c;
+    }
+  }
+  return SQLITE_OK;
+}
+
+/* One pass over the events in processing order: the per-track breakdown
+** buckets, run ids, the per-key counts, the steps' durations (device
+** Steps lines; the host "train" events as the GPU fallback) and the
+** device ops' aggregates and collectives.  SQLITE_OK or SQLITE_NOMEM (or
+** an error of aggKeyMemo). */
+static int aggEventPass(Agg *a){
+  Engine *e = a->e;
+  int64_t j;
+  int rc;
   for(j=0; j<e->nEv; j++){
     int64_t k = e->aOrd[j];
     SEv *r = EV(e, k);
@@ -582,11 +650,12 @@ int profsumEngAggregate(Engine *e){
     STrack *t = &e->aTrk[q->trk];
     const char *zName = SP_STR(&e->pool, q->name);
     int nName = SP_LEN(&e->pool, q->name);
-    int cat = aKeyCat[r->key];
-    if( !t->isSteps ) aBucket[cat] += r->excl;
+    int cat = a->aKeyCat[r->key];
+    HEnt *hStep;
+    if( !t->isSteps ) a->aBucket[cat] += r->excl;
     /* run_ids / source hints (kind 1, 2; owner 0) */
-    if( r->runid>=0 && (rc = counterAdd(&ctr, 1, 0, r->runid, 1, j)) ) goto done;
-    if( aMemo[r->key].n++==0 ) aMemo[r->key].first = j;   /* sources, shapes, tf_ops: per key */
+    if( r->runid>=0 && (rc = counterAdd(&a->ctr, 1, 0, r->runid, 1, j)) ) return rc;
+    if( a->aMemo[r->key].n++==0 ) a->aMemo[r->key].first = j;   /* sources, shapes, tf_ops: per key */
     /* steps: v1 the sum of the durations as the reference adds them
     ** (§4.3: its doubles, in processing order; bits of a double), v2 their
     ** count.  Not exact picoseconds: the means feed discrete choices (the
@@ -596,293 +665,303 @@ int profsumEngAggregate(Engine *e){
     if( t->isDevice && t->isSteps ){
       int64_t s;
       if( profsumEngPyInt(zName, nName, &s)==0 ){
-        HEnt *h = profsumEngHmGet(&steps, s, 0, 1, 0);
-        if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
+        HEnt *h = profsumEngHmGet(&a->steps, s, 0, 1, 0);
+        if( h==0 ) return SQLITE_NOMEM;
         profsumEngAddBits(&h->v1, profsumEngEvDurFloat(e, k)); h->v2++;
       }
     }
-    HEnt *hStep;
     if( t->isHost && nName==5 && memcmp(zName, "train", 5)==0
      && (hStep = profsumEngHmGet(&e->stepOf, k, 0, 0, 0))!=0 ){
-      HEnt *h = profsumEngHmGet(&gpuSteps, hStep->v1, 0, 1, 0);
-      if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
+      HEnt *h = profsumEngHmGet(&a->gpuSteps, hStep->v1, 0, 1, 0);
+      if( h==0 ) return SQLITE_NOMEM;
       profsumEngAddBits(&h->v1, profsumEngEvDurFloat(e, k)); h->v2++;
     }
     /* device ops */
     if( t->isDevice && t->isDevOp ){
-      OpAgg *o = &aOp[q->name];
-      KeyMemo *m = &aMemo[r->key];
-      const char *zColl;
-      double dRef = profsumEngEvDurFloatNear(e, k, &hintRef), xRef = profsumEngExclRefAt(e, j, &curXr, dRef);
+      OpAgg *o = &a->aOp[q->name];
+      KeyMemo *m = &a->aMemo[r->key];
+      double dRef = profsumEngEvDurFloatNear(e, k, &a->hintRef);
+      double xRef = profsumEngExclRefAt(e, j, &a->curXr, dRef);
       o->seen = 1;
       o->count++;
       o->total += r->dur;
       o->excl += r->excl;
       o->totalRef += dRef;
       o->exclRef += xRef;
-      /* flop proxy and collective: functions of the key, worked out at
-      ** its first event (in processing order, which orders azComm) */
-      if( m->flopKind<0 ){
-        m->flopKind = 0;
-        if( q->sig>=0 ){
-          const char *zFam = aFamily[q->name];
-          int64_t iv; double dv;
-          int kind;
-          if( zFam==0 ){
-            if( (rc = profsumSemanticFamily(zName, nName, 0, 0, &zFam)) ) goto done;
-            aFamily[q->name] = zFam;
-          }
-          kind = profsumFlopProxy(zFam, (int)strlen(zFam), SP_STR(&e->pool, q->sig),
-                                  SP_LEN(&e->pool, q->sig), &iv, &dv);
-          if( kind==PROFSUM_FLOP_INT ){ m->flop = (double)iv; m->flopKind = 1; }
-          else if( kind==PROFSUM_FLOP_REAL ){ m->flop = dv; m->flopKind = 1; }
-        }
-      }
+      if( (m->flopKind<0 || m->comm==-2) && (rc = aggKeyMemo(a, q, m, zName, nName)) ) return rc;
       if( m->flopKind>0 ){ o->flopSum += m->flop; o->flopN++; }
-      if( m->comm==-2 ){
-        zColl = profsumCollective(zName, nName);
-        m->comm = -1;
-        if( zColl ){
-          int c;
-          for(c=0; c<nComm; c++) if( strcmp(azComm[c], zColl)==0 ) break;
-          if( c==nComm && nComm<16 ){ azComm[nComm++] = zColl; }
-          if( c<16 ) m->comm = (int8_t)c;
-        }
-      }
       if( m->comm>=0 ){
-        aComm[m->comm][0]++; aComm[m->comm][1] += r->excl;
-        aCommRef[m->comm] += xRef;
+        a->aComm[m->comm][0]++; a->aComm[m->comm][1] += r->excl;
+        a->aCommRef[m->comm] += xRef;
       }
     }
   }
+  return SQLITE_OK;
+}
 
-  /* The per-key counts into the counters: sources of all events (kind 2),
-  ** shapes, sources and tf_ops of device ops (kinds 3-5, per op name). */
+/* The per-key counts into the counters: sources of all events (kind 2),
+** shapes, sources and tf_ops of device ops (kinds 3-5, per op name). */
+static int aggKeyCounts(Agg *a){
+  Engine *e = a->e;
+  int64_t i;
+  int rc;
   for(i=0; i<e->nKey; i++){
     const EvKey *q = &e->aKey[i];
-    const KeyMemo *m = &aMemo[i];
+    const KeyMemo *m = &a->aMemo[i];
     STrack *t = &e->aTrk[q->trk];
     if( m->n==0 ) continue;
-    if( q->source>=0 && (rc = counterAdd(&ctr, 2, 0, q->source, m->n, m->first)) ) goto done;
+    if( q->source>=0 && (rc = counterAdd(&a->ctr, 2, 0, q->source, m->n, m->first)) ) return rc;
     if( t->isDevice && t->isDevOp ){
-      if( q->sig>=0 && (rc = counterAdd(&ctr, 3, q->name, q->sig, m->n, m->first)) ) goto done;
-      if( q->source>=0 && (rc = counterAdd(&ctr, 4, q->name, q->source, m->n, m->first)) ) goto done;
-      if( q->tfop>=0 && (rc = counterAdd(&ctr, 5, q->name, q->tfop, m->n, m->first)) ) goto done;
+      if( q->sig>=0 && (rc = counterAdd(&a->ctr, 3, q->name, q->sig, m->n, m->first)) ) return rc;
+      if( q->source>=0 && (rc = counterAdd(&a->ctr, 4, q->name, q->source, m->n, m->first)) ) return rc;
+      if( q->tfop>=0 && (rc = counterAdd(&a->ctr, 5, q->name, q->tfop, m->n, m->first)) ) return rc;
     }
   }
+  return SQLITE_OK;
+}
 
-  /* Most-common picks (shape/source/tf_op per op; run ids and sources). */
-  {
-    int32_t *aRun = 0, *aSrc = 0;
-    int64_t nRun = 0, nSrc = 0;
-    for(i=0; i<ctr.nSlot; i++){
-      HEnt *h = &ctr.a[i];
-      int kind;
-      int64_t owner;
-      if( !h->used ) continue;
-      kind = (int)(h->k1>>40);
-      owner = h->k1 & (((int64_t)1<<40)-1);
-      if( kind>=3 ){
-        OpAgg *o = &aOp[owner];
-        int64_t *best = kind==3 ? o->bestShape : (kind==4 ? o->bestSource : o->bestTf);
-        int32_t *pv = kind==3 ? &o->shape : (kind==4 ? &o->source : &o->tfop);
-        if( best[0]==0 ){ *pv = -1; }
-        if( h->v1>best[0] || (h->v1==best[0] && h->v2<best[1]) ){
-          best[0] = h->v1; best[1] = h->v2; *pv = (int32_t)h->k2;
-        }
+/* The most common shape, source and tf_op of each device op (counter
+** kinds 3-5) into its OpAgg (-1: none). */
+static void aggPickOpValues(Agg *a){
+  int64_t i;
+  for(i=0; i<a->ctr.nSlot; i++){
+    HEnt *h = &a->ctr.a[i];
+    int kind;
+    int64_t owner;
+    if( !h->used ) continue;
+    kind = (int)(h->k1>>40);
+    owner = h->k1 & (((int64_t)1<<40)-1);
+    if( kind>=3 ){
+      OpAgg *o = &a->aOp[owner];
+      int64_t *best = kind==3 ? o->bestShape : (kind==4 ? o->bestSource : o->bestTf);
+      int32_t *pv = kind==3 ? &o->shape : (kind==4 ? &o->source : &o->tfop);
+      if( best[0]==0 ){ *pv = -1; }
+      if( h->v1>best[0] || (h->v1==best[0] && h->v2<best[1]) ){
+        best[0] = h->v1; best[1] = h->v2; *pv = (int32_t)h->k2;
       }
     }
-    for(i=0; i<nNames; i++){
-      if( aOp[i].bestShape[0]==0 ) aOp[i].shape = -1;
-      if( aOp[i].bestSource[0]==0 ) aOp[i].source = -1;
-      if( aOp[i].bestTf[0]==0 ) aOp[i].tfop = -1;
-    }
-    /* run ids and sources: sort (count desc, seq asc), keep 20 */
-    aRun = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(ctr.nUsed+1)*2);
-    if( aRun==0 ){ rc = SQLITE_NOMEM; goto done; }
-    aSrc = aRun + ctr.nUsed + 1;
-    for(i=0; i<ctr.nSlot; i++){
-      HEnt *h = &ctr.a[i];
-      if( !h->used ) continue;
-      if( (h->k1>>40)==1 ) aRun[nRun++] = (int32_t)i;
-      else if( (h->k1>>40)==2 ) aSrc[nSrc++] = (int32_t)i;
-    }
-    {
-      int pass;
-      for(pass=0; pass<2 && rc==SQLITE_OK; pass++){
-        int32_t *a = pass==0 ? aRun : aSrc;
-        int64_t n = pass==0 ? nRun : nSrc, x, y;
-        sqlite3_str *pStr;
-        char *zJson;
-        /* selection sort of the top 20 (n is small in practice) */
-        for(x=0; x<n && x<20; x++){
-          int64_t best = x;
-          for(y=x+1; y<n; y++){
-            HEnt *hb = &ctr.a[a[best]], *hy = &ctr.a[a[y]];
-            if( hy->v1>hb->v1 || (hy->v1==hb->v1 && hy->v2<hb->v2) ) best = y;
-          }
-          { int32_t tmp = a[x]; a[x] = a[best]; a[best] = tmp; }
-        }
-        pStr = sqlite3_str_new(e->db);
-        sqlite3_str_appendchar(pStr, 1, '[');
-        for(x=0; x<n && x<20; x++){
-          int32_t id = (int32_t)ctr.a[a[x]].k2;
-          if( x ) sqlite3_str_appendchar(pStr, 1, ',');
-          profsumEngJsonAppendStr(pStr, SP_STR(&e->pool, id), SP_LEN(&e->pool, id));
-        }
-        sqlite3_str_appendchar(pStr, 1, ']');
-        zJson = sqlite3_str_finish(pStr);
-        if( zJson==0 ){ rc = SQLITE_NOMEM; break; }
-        {
-          sqlite3_stmt *pUp = 0;
-          char *zSql = sqlite3_mprintf("UPDATE \"%w\".profsum_trace SET %s = ?1 WHERE trace_id = ?2",
-                                       e->zSchema, pass==0 ? "run_ids" : "source_file_hints");
-          if( zSql==0 ){ sqlite3_free(zJson); rc = SQLITE_NOMEM; break; }
-          rc = sqlite3_prepare_v2(e->db, zSql, -1, &pUp, 0);
-          sqlite3_free(zSql);
-          if( rc==SQLITE_OK ){
-            sqlite3_bind_text(pUp, 1, zJson, -1, sqlite3_free);
-            zJson = 0;
-            sqlite3_bind_int64(pUp, 2, e->traceId);
-            rc = profsumEngStep(e, pUp);
-          }else{
-            profsumEngErr(e, rc, "%s", sqlite3_errmsg(e->db));
-          }
-          sqlite3_free(zJson);
-          sqlite3_finalize(pUp);
-        }
-      }
-    }
-    sqlite3_free(aRun);
-    if( rc ) goto done;
   }
+  for(i=0; i<a->nNames; i++){
+    if( a->aOp[i].bestShape[0]==0 ) a->aOp[i].shape = -1;
+    if( a->aOp[i].bestSource[0]==0 ) a->aOp[i].source = -1;
+    if( a->aOp[i].bestTf[0]==0 ) a->aOp[i].tfop = -1;
+  }
+}
 
-  /* Per-track breakdown rows. */
+/* Set profsum_trace.<zCol> of the trace to the JSON array of the strings
+** of the first (at most) 20 counter slots aSlot[0..n-1] once sorted by
+** (count desc, first seen asc).  SQLITE_OK or an error (profsumEngErr's). */
+static int aggWriteTopList(Agg *a, int32_t *aSlot, int64_t n, const char *zCol){
+  Engine *e = a->e;
+  int64_t x, y;
+  sqlite3_str *pStr;
+  sqlite3_stmt *pUp = 0;
+  char *zJson, *zSql;
+  int rc;
+  /* selection sort of the top 20 (n is small in practice) */
+  for(x=0; x<n && x<20; x++){
+    int64_t best = x;
+    for(y=x+1; y<n; y++){
+      HEnt *hb = &a->ctr.a[aSlot[best]], *hy = &a->ctr.a[aSlot[y]];
+      if( hy->v1>hb->v1 || (hy->v1==hb->v1 && hy->v2<hb->v2) ) best = y;
+    }
+    { int32_t tmp = aSlot[x]; aSlot[x] = aSlot[best]; aSlot[best] = tmp; }
+  }
+  pStr = sqlite3_str_new(e->db);
+  sqlite3_str_appendchar(pStr, 1, '[');
+  for(x=0; x<n && x<20; x++){
+    int32_t id = (int32_t)a->ctr.a[aSlot[x]].k2;
+    if( x ) sqlite3_str_appendchar(pStr, 1, ',');
+    profsumEngJsonAppendStr(pStr, SP_STR(&e->pool, id), SP_LEN(&e->pool, id));
+  }
+  sqlite3_str_appendchar(pStr, 1, ']');
+  zJson = sqlite3_str_finish(pStr);
+  if( zJson==0 ) return SQLITE_NOMEM;
+  zSql = sqlite3_mprintf("UPDATE \"%w\".profsum_trace SET %s = ?1 WHERE trace_id = ?2", e->zSchema, zCol);
+  if( zSql==0 ){ sqlite3_free(zJson); return SQLITE_NOMEM; }
+  rc = sqlite3_prepare_v2(e->db, zSql, -1, &pUp, 0);
+  sqlite3_free(zSql);
+  if( rc==SQLITE_OK ){
+    sqlite3_bind_text(pUp, 1, zJson, -1, sqlite3_free);
+    zJson = 0;
+    sqlite3_bind_int64(pUp, 2, e->traceId);
+    rc = profsumEngStep(e, pUp);
+  }else{
+    profsumEngErr(e, rc, "%s", sqlite3_errmsg(e->db));
+  }
+  sqlite3_free(zJson);
+  sqlite3_finalize(pUp);
+  return rc;
+}
+
+/* run_ids and source_file_hints of profsum_trace: the 20 most common run
+** ids (counter kind 1) and sources (kind 2). */
+static int aggWriteRunIdsAndSources(Agg *a){
+  int32_t *aRun, *aSrc;
+  int64_t i, nRun = 0, nSrc = 0;
+  int rc;
+  aRun = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(a->ctr.nUsed+1)*2);
+  if( aRun==0 ) return SQLITE_NOMEM;
+  aSrc = aRun + a->ctr.nUsed + 1;
+  for(i=0; i<a->ctr.nSlot; i++){
+    HEnt *h = &a->ctr.a[i];
+    if( !h->used ) continue;
+    if( (h->k1>>40)==1 ) aRun[nRun++] = (int32_t)i;
+    else if( (h->k1>>40)==2 ) aSrc[nSrc++] = (int32_t)i;
+  }
+  rc = aggWriteTopList(a, aRun, nRun, "run_ids");
+  if( rc==SQLITE_OK ) rc = aggWriteTopList(a, aSrc, nSrc, "source_file_hints");
+  sqlite3_free(aRun);
+  return rc;
+}
+
+/* The per-track buckets again on exact times (engExactCheck) as facts for
+** profsum_kpis' float_nesting pattern, and a diagnostic when the nesting
+** differs; total is the per-track breakdown total in ps. */
+static int aggFloatNesting(Agg *a, int64_t total){
+  Engine *e = a->e;
+  int64_t aExact[5] = {0,0,0,0,0}, nDiff = 0, exactTotal = 0, moved = 0;
+  EngFact aF[3] = {{"exact_breakdown_total", 0, 0}, {"float_nesting_events", 0, 0},
+                   {"float_nesting_moved", 0, 0}};
+  int c, rc;
+  if( e->nFlip>0 ){
+    if( (rc = engExactCheck(e, a->aKeyCat, aExact, &nDiff)) ) return rc;
+  }else{
+    memcpy(aExact, a->aBucket, sizeof(aExact));
+  }
+  for(c=0; c<5; c++){
+    exactTotal += aExact[c];
+    moved += a->aBucket[c]>aExact[c] ? a->aBucket[c]-aExact[c] : aExact[c]-a->aBucket[c];
+  }
+  if( nDiff>0 ){
+    char *z = sqlite3_mprintf("%lld events' exclusive times differ from the nesting of their exact "
+        "times: the summary decides order and nesting in the timestamps' doubles, as the reference "
+        "tool does (docs/summary.md, \"Decisions in doubles\"); per-track breakdown total %!.15g us, "
+        "on exact times %!.15g us (compute %!.15g, communication %!.15g, host %!.15g, stall %!.15g, "
+        "other %!.15g; the categories differ by %!.15g us in all); exact per-event values: "
+        "trace_events(path).excl_ps",
+        (long long)nDiff, US(total), US(exactTotal), US(aExact[0]), US(aExact[1]),
+        US(aExact[2]), US(aExact[3]), US(aExact[4]), US(moved));
+    if( z==0 ) return SQLITE_NOMEM;
+    profsumEngDiag(e, -1, -1, "float_nesting", z);
+    sqlite3_free(z);
+    if( e->diagRc ) return e->diagRc;
+  }
+  aF[0].v = US(exactTotal); aF[1].v = (double)nDiff; aF[2].v = US(moved);
+  return engFacts(e, aF, 3);
+}
+
+/* Global timeline mode (§4.4) in the reference's doubles (µs), as its
+** sweep: the window of the devices' compute events, communication =
+** |C|, compute = |P ∪ C| - |C|, stall = the rest (unionOnDevices).  Into
+** g[5] and *pTotal (0 without a window). */
+static int aggGlobalBreakdown(Agg *a, double g[5], double *pTotal){
+  Engine *e = a->e;
+  double wLo = 0.0, wHi = 0.0;
+  int hasW = 0, rc;
+  int32_t t;
+  for(t=0; t<e->nTrk; t++){
+    const STrack *tr = &e->aTrk[t];
+    int64_t jj, hint = 0;
+    if( !tr->isDevice || tr->isSteps ) continue;
+    for(jj=0; jj<tr->nEv; jj++){
+      int32_t k = e->aOrd[tr->iFirst + jj];
+      double ts, end;
+      if( a->aKeyCat[EV(e, k)->key]!=CAT_COMPUTE ) continue;
+      profsumEngEvFloatNear(e, k, &hint, &ts, &end);
+      if( !hasW || ts<wLo ) wLo = ts;
+      if( !hasW || end>wHi ) wHi = end;
+      hasW = 1;
+    }
+  }
+  *pTotal = (hasW && wHi>wLo) ? wHi-wLo : 0.0;
+  if( hasW && wHi>wLo ){
+    double uComm = 0.0, uAll = 0.0;
+    if( (rc = unionOnDevices(e, a->aKeyCat, wLo, wHi, &uComm, &uAll)) ) return rc;
+    g[CAT_COMM] = uComm;
+    g[CAT_COMPUTE] = uAll - uComm;
+    g[CAT_STALL] = (wHi - wLo) - uAll;
+  }
+  return SQLITE_OK;
+}
+
+/* profsum_agg_breakdown: the per-track rows (a->aBucket), the float
+** nesting facts, then the global timeline rows. */
+static int aggWriteBreakdown(Agg *a){
+  static const char *azCat[5] = {"compute","communication","host","stall","other"};
+  Engine *e = a->e;
+  sqlite3_stmt *pIns = 0;
+  int64_t total = 0;
+  double g[5] = {0,0,0,0,0}, gTotal = 0.0;
+  int c, rc;
   if( (rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_breakdown VALUES(?1,?2,?3,?4)")) ) goto done;
-  {
-    static const char *azCat[5] = {"compute","communication","host","stall","other"};
-    int64_t total = 0;
-    int c;
-    for(c=0; c<5; c++){
-      total += aBucket[c];
-      sqlite3_bind_int64(pIns, 1, e->traceId);
-      sqlite3_bind_text(pIns, 2, "exclusive_per_track", -1, SQLITE_STATIC);
-      sqlite3_bind_text(pIns, 3, azCat[c], -1, SQLITE_STATIC);
-      sqlite3_bind_double(pIns, 4, US(aBucket[c]));
-      if( (rc = profsumEngStep(e, pIns)) ) goto done;
-    }
-    sqlite3_bind_text(pIns, 3, "total", -1, SQLITE_STATIC);
-    sqlite3_bind_double(pIns, 4, US(total));
+  sqlite3_bind_int64(pIns, 1, e->traceId);
+  sqlite3_bind_text(pIns, 2, "exclusive_per_track", -1, SQLITE_STATIC);
+  for(c=0; c<5; c++){
+    total += a->aBucket[c];
+    sqlite3_bind_text(pIns, 3, azCat[c], -1, SQLITE_STATIC);
+    sqlite3_bind_double(pIns, 4, US(a->aBucket[c]));
     if( (rc = profsumEngStep(e, pIns)) ) goto done;
+  }
+  sqlite3_bind_text(pIns, 3, "total", -1, SQLITE_STATIC);
+  sqlite3_bind_double(pIns, 4, US(total));
+  if( (rc = profsumEngStep(e, pIns)) ) goto done;
+  if( (rc = aggFloatNesting(a, total)) ) goto done;
+  if( (rc = aggGlobalBreakdown(a, g, &gTotal)) ) goto done;
+  sqlite3_bind_text(pIns, 2, "exclusive_global", -1, SQLITE_STATIC);
+  for(c=0; c<5; c++){
+    sqlite3_bind_text(pIns, 3, azCat[c], -1, SQLITE_STATIC);
+    sqlite3_bind_double(pIns, 4, g[c]);
+    if( (rc = profsumEngStep(e, pIns)) ) goto done;
+  }
+  sqlite3_bind_text(pIns, 3, "total", -1, SQLITE_STATIC);
+  sqlite3_bind_double(pIns, 4, gTotal);
+  rc = profsumEngStep(e, pIns);
+done:
+  sqlite3_finalize(pIns);
+  return rc;
+}
 
-    /* The same buckets on exact times (engExactCheck), as facts for
-    ** profsum_kpis' float_nesting pattern, and a diagnostic when the
-    ** nesting differs. */
-    {
-      int64_t aExact[5] = {0,0,0,0,0}, nDiff = 0, exactTotal = 0, moved = 0;
-      EngFact aF[3] = {{"exact_breakdown_total", 0, 0}, {"float_nesting_events", 0, 0},
-                       {"float_nesting_moved", 0, 0}};
-      if( e->nFlip>0 ){
-        if( (rc = engExactCheck(e, aKeyCat, aExact, &nDiff)) ) goto done;
-      }else{
-        memcpy(aExact, aBucket, sizeof(aExact));
-      }
-      for(c=0; c<5; c++){
-        exactTotal += aExact[c];
-        moved += aBucket[c]>aExact[c] ? aBucket[c]-aExact[c] : aExact[c]-aBucket[c];
-      }
-      if( nDiff>0 ){
-        char *z = sqlite3_mprintf("%lld events' exclusive times differ from the nesting of their exact "
-            "times: the summary decides order and nesting in the timestamps' doubles, as the reference "
-            "tool does (docs/summary.md, \"Decisions in doubles\"); per-track breakdown total %!.15g us, "
-            "on exact times %!.15g us (compute %!.15g, communication %!.15g, host %!.15g, stall %!.15g, "
-            "other %!.15g; the categories differ by %!.15g us in all); exact per-event values: "
-            "trace_events(path).excl_ps",
-            (long long)nDiff, US(total), US(exactTotal), US(aExact[0]), US(aExact[1]),
-            US(aExact[2]), US(aExact[3]), US(aExact[4]), US(moved));
-        if( z==0 ){ rc = SQLITE_NOMEM; goto done; }
-        profsumEngDiag(e, -1, -1, "float_nesting", z);
-        sqlite3_free(z);
-        if( e->diagRc ){ rc = e->diagRc; goto done; }
-      }
-      aF[0].v = US(exactTotal); aF[1].v = (double)nDiff; aF[2].v = US(moved);
-      if( (rc = engFacts(e, aF, 3)) ) goto done;
-    }
-
-    /* Global timeline mode. */
-    {
-      /* In the reference's doubles (µs), as its sweep: see unionOnDevices. */
-      double wLo = 0.0, wHi = 0.0, g[5] = {0,0,0,0,0};
-      int hasW = 0;
-      int32_t t;
-      for(t=0; t<e->nTrk; t++){
-        const STrack *tr = &e->aTrk[t];
-        int64_t jj, hint = 0;
-        if( !tr->isDevice || tr->isSteps ) continue;
-        for(jj=0; jj<tr->nEv; jj++){
-          int32_t k = e->aOrd[tr->iFirst + jj];
-          double ts, end;
-          if( aKeyCat[EV(e, k)->key]!=CAT_COMPUTE ) continue;
-          profsumEngEvFloatNear(e, k, &hint, &ts, &end);
-          if( !hasW || ts<wLo ) wLo = ts;
-          if( !hasW || end>wHi ) wHi = end;
-          hasW = 1;
-        }
-      }
-      if( hasW && wHi>wLo ){
-        /* The sweep of §4.4 (communication > compute > uncovered) measured
-        ** as unions: comm = |C|, compute = |P ∪ C| - |C|, stall = the rest. */
-        double uComm = 0.0, uAll = 0.0;
-        if( (rc = unionOnDevices(e, aKeyCat, wLo, wHi, &uComm, &uAll)) ) goto done;
-        g[CAT_COMM] = uComm;
-        g[CAT_COMPUTE] = uAll - uComm;
-        g[CAT_STALL] = (wHi - wLo) - uAll;
-      }
-      for(c=0; c<5; c++){
-        sqlite3_bind_text(pIns, 2, "exclusive_global", -1, SQLITE_STATIC);
-        sqlite3_bind_text(pIns, 3, azCat[c], -1, SQLITE_STATIC);
-        sqlite3_bind_double(pIns, 4, g[c]);
-        if( (rc = profsumEngStep(e, pIns)) ) goto done;
-      }
-      sqlite3_bind_text(pIns, 3, "total", -1, SQLITE_STATIC);
-      sqlite3_bind_double(pIns, 4, (hasW && wHi>wLo) ? wHi-wLo : 0.0);
-      if( (rc = profsumEngStep(e, pIns)) ) goto done;
+/* profsum_agg_step: mean duration and count per step number, from the
+** device Steps lines, else the GPU host fallback. */
+static int aggWriteSteps(Agg *a){
+  Engine *e = a->e;
+  HMap *m = a->steps.nUsed ? &a->steps : &a->gpuSteps;
+  StepAgg *aS = sqlite3_malloc64(sizeof(StepAgg)*(sqlite3_uint64)(m->nUsed+1));
+  sqlite3_stmt *pIns = 0;
+  int64_t i, nS = 0;
+  int rc;
+  if( aS==0 ) return SQLITE_NOMEM;
+  for(i=0; i<m->nSlot; i++){
+    if( m->a[i].used ){
+      aS[nS].step = m->a[i].k1;
+      aS[nS].sum = profsumEngBitsDouble(m->a[i].v1);
+      aS[nS].n = m->a[i].v2;
+      nS++;
     }
   }
-  sqlite3_finalize(pIns); pIns = 0;
-
-  /* Steps: TPU path, else the GPU host fallback. */
-  {
-    HMap *m = steps.nUsed ? &steps : &gpuSteps;
-    StepAgg *aS = sqlite3_malloc64(sizeof(StepAgg)*(sqlite3_uint64)(m->nUsed+1));
-    int64_t nS = 0;
-    if( aS==0 ){ rc = SQLITE_NOMEM; goto done; }
-    for(i=0; i<m->nSlot; i++){
-      if( m->a[i].used ){
-        aS[nS].step = m->a[i].k1;
-        aS[nS].sum = profsumEngBitsDouble(m->a[i].v1);
-        aS[nS].n = m->a[i].v2;
-        nS++;
-      }
-    }
-    qsort(aS, (size_t)nS, sizeof(StepAgg), cmpStep);
-    rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_step VALUES(?1,?2,?3,?4)");
-    for(i=0; i<nS && rc==SQLITE_OK; i++){
-      sqlite3_bind_int64(pIns, 1, e->traceId);
-      sqlite3_bind_int64(pIns, 2, aS[i].step);
-      sqlite3_bind_double(pIns, 3, aS[i].sum/(double)aS[i].n);
-      sqlite3_bind_int64(pIns, 4, aS[i].n);
-      rc = profsumEngStep(e, pIns);
-    }
-    sqlite3_free(aS);
-    sqlite3_finalize(pIns); pIns = 0;
-    if( rc ) goto done;
+  qsort(aS, (size_t)nS, sizeof(StepAgg), cmpStep);
+  rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_step VALUES(?1,?2,?3,?4)");
+  for(i=0; i<nS && rc==SQLITE_OK; i++){
+    sqlite3_bind_int64(pIns, 1, e->traceId);
+    sqlite3_bind_int64(pIns, 2, aS[i].step);
+    sqlite3_bind_double(pIns, 3, aS[i].sum/(double)aS[i].n);
+    sqlite3_bind_int64(pIns, 4, aS[i].n);
+    rc = profsumEngStep(e, pIns);
   }
+  sqlite3_free(aS);
+  sqlite3_finalize(pIns);
+  return rc;
+}
 
-  /* Ops. */
-  if( (rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_op VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)")) ) goto done;
-  for(i=0; i<nNames; i++){
-    OpAgg *o = &aOp[i];
+/* profsum_agg_op: one row per device op name seen. */
+static int aggWriteOps(Agg *a){
+  Engine *e = a->e;
+  sqlite3_stmt *pIns = 0;
+  int64_t i;
+  int rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_op VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)");
+  for(i=0; rc==SQLITE_OK && i<a->nNames; i++){
+    OpAgg *o = &a->aOp[i];
     if( !o->seen ) continue;
     sqlite3_bind_int64(pIns, 1, e->traceId);
     profsumEngBindStrId(e, pIns, 2, (int32_t)i);
@@ -896,32 +975,50 @@ int profsumEngAggregate(Engine *e){
     else sqlite3_bind_null(pIns, 9);
     sqlite3_bind_double(pIns, 10, o->exclRef);
     sqlite3_bind_double(pIns, 11, o->totalRef);
-    if( (rc = profsumEngStep(e, pIns)) ) goto done;
+    rc = profsumEngStep(e, pIns);
   }
-  sqlite3_finalize(pIns); pIns = 0;
-
-  /* Collectives. */
-  if( (rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_comm VALUES(?1,?2,?3,?4,?5)")) ) goto done;
-  for(i=0; i<nComm; i++){
-    sqlite3_bind_int64(pIns, 1, e->traceId);
-    sqlite3_bind_text(pIns, 2, azComm[i], -1, SQLITE_STATIC);
-    sqlite3_bind_int64(pIns, 3, aComm[i][0]);
-    sqlite3_bind_double(pIns, 4, US(aComm[i][1]));
-    sqlite3_bind_double(pIns, 5, aCommRef[i]);
-    if( (rc = profsumEngStep(e, pIns)) ) goto done;
-  }
-  sqlite3_finalize(pIns); pIns = 0;
-
-  rc = profsumEngGapsAndRegions(e);
-  if( rc==SQLITE_OK ) rc = engKpis(e);
-
-done:
   sqlite3_finalize(pIns);
-  sqlite3_free(aOp);
-  sqlite3_free(aKeyCat);
-  sqlite3_free(aMemo);
-  sqlite3_free(aNameFlag);
-  sqlite3_free((void*)aFamily);
-  profsumEngHmFree(&steps); profsumEngHmFree(&gpuSteps); profsumEngHmFree(&ctr);
+  return rc;
+}
+
+/* profsum_agg_comm: one row per collective, in order of first sight. */
+static int aggWriteComm(Agg *a){
+  Engine *e = a->e;
+  sqlite3_stmt *pIns = 0;
+  int i, rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_comm VALUES(?1,?2,?3,?4,?5)");
+  for(i=0; rc==SQLITE_OK && i<a->nComm; i++){
+    sqlite3_bind_int64(pIns, 1, e->traceId);
+    sqlite3_bind_text(pIns, 2, a->azComm[i], -1, SQLITE_STATIC);
+    sqlite3_bind_int64(pIns, 3, a->aComm[i][0]);
+    sqlite3_bind_double(pIns, 4, US(a->aComm[i][1]));
+    sqlite3_bind_double(pIns, 5, a->aCommRef[i]);
+    rc = profsumEngStep(e, pIns);
+  }
+  sqlite3_finalize(pIns);
+  return rc;
+}
+
+/* The whole aggregation; writes the tables: the steps above in order, then
+** the gaps and regions (engine_gaps.c) and the KPI inputs.  SQLITE_OK or
+** the first error (profsumEngErr's, or SQLITE_NOMEM). */
+int profsumEngAggregate(Engine *e){
+  Agg a;
+  int rc = aggInit(&a, e);
+  if( rc==SQLITE_OK ){
+    aggKeyCategories(&a);
+    rc = aggEventPass(&a);
+  }
+  if( rc==SQLITE_OK ) rc = aggKeyCounts(&a);
+  if( rc==SQLITE_OK ){
+    aggPickOpValues(&a);
+    rc = aggWriteRunIdsAndSources(&a);
+  }
+  if( rc==SQLITE_OK ) rc = aggWriteBreakdown(&a);
+  if( rc==SQLITE_OK ) rc = aggWriteSteps(&a);
+  if( rc==SQLITE_OK ) rc = aggWriteOps(&a);
+  if( rc==SQLITE_OK ) rc = aggWriteComm(&a);
+  if( rc==SQLITE_OK ) rc = profsumEngGapsAndRegions(e);
+  if( rc==SQLITE_OK ) rc = engKpis(e);
+  aggFree(&a);
   return rc;
 }

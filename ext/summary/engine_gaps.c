@@ -285,36 +285,79 @@ account:
   return SQLITE_OK;
 }
 
-/* Gaps (§4.8), regions (§4.9) and gap contexts (§4.10). */
+/* Gaps (§4.8), regions (§4.9) and gap contexts (§4.10): the state the
+** steps of profsumEngGapsAndRegions share.  Freed by gapsFree(). */
 #define GAPROW 6          /* slots of a gap row (aGapAgg) */
-int profsumEngGapsAndRegions(Engine *e){
-  int rc = SQLITE_OK;
-  int64_t i, j, nReg = 0, nAllocReg = 0, nAllocGapRow = 0;
-  RegionCtx rx;
-  HMap pref = {0,0,0}, gapMap = {0,0,0};
-  HMap markers = {0,0,0}, ctxMap = {0,0,0}, pathMemo = {0,0,0};
-  unsigned char *aMark = 0;   /* per name id: 0 unknown, 1 not a marker, 2 marker */
-  RegAgg *aReg = 0;
-  int32_t *aG = 0;          /* one device-op track in gap order */
-  int64_t *aGapAgg = 0;     /* per gap row, GAPROW slots: count, total, max
+typedef struct Gaps {
+  Engine *e;
+  RegionCtx rx;             /* region paths and the parts of each key */
+  HMap pref;                /* (op name, path) → count; then op name → preferred path */
+  HMap gapMap;              /* payload name → its gap row */
+  HMap markers;             /* (payload name, marker name) → count */
+  HMap ctxMap;              /* (op name, region path) → count, Σ gap (gap contexts) */
+  HMap pathMemo;            /* gapContext's memo */
+  unsigned char *aMark;     /* per name id: 0 unknown, 1 not a marker, 2 marker */
+  RegAgg *aReg;             /* the regions, in order of first appearance */
+  int64_t nReg, nAllocReg;
+  int32_t *aG;              /* one device-op track in gap order */
+  int64_t *aGapAgg;         /* per gap row, GAPROW slots: count, total, max
                             ** (bits of doubles, µs), payloadName, bestMarker,
                             ** bestCount */
-  int32_t *aKeyPi = 0;      /* per event key: its index in aInfo, or -1 */
+  int64_t nGapRow, nAllocGapRow;
+  int32_t *aKeyPi;          /* per event key: its index in rx.aInfo, or -1 */
+  char *zTmp;               /* gapContext's buffer */
+  char *zPath; int64_t nPathBuf;   /* a region's text (regionText) */
+} Gaps;
+
+/* Free what the steps took. */
+static void gapsFree(Gaps *g){
+  regionCtxFree(&g->rx);
+  sqlite3_free(g->zPath);
+  sqlite3_free(g->aKeyPi);
+  sqlite3_free(g->aReg);
+  sqlite3_free(g->aG);
+  sqlite3_free(g->aMark);
+  profsumEngHmFree(&g->pathMemo);
+  sqlite3_free(g->aGapAgg);
+  sqlite3_free(g->zTmp);
+  profsumEngHmFree(&g->pref); profsumEngHmFree(&g->gapMap);
+  profsumEngHmFree(&g->markers); profsumEngHmFree(&g->ctxMap);
+}
+
+/* The regions of parts pi (one per prefix of its path), made at their
+** first sight, into pi->aRegIx.  SQLITE_OK or SQLITE_NOMEM. */
+static int gapsRegionsOfParts(Gaps *g, PartsInfo *pi){
+  int d, rc;
+  pi->aRegIx = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)pi->nPart);
+  if( pi->aRegIx==0 ) return SQLITE_NOMEM;
+  for(d=1; d<=pi->nPart; d++){
+    RNode *nd = &g->rx.aNode[pi->aPath[d-1]];    /* regions are made by path */
+    if( nd->reg<0 ){
+      if( g->nReg>=0x7fffffff ) return SQLITE_NOMEM;
+      if( (rc = profsumEngGrowCapped((void**)&g->aReg, &g->nAllocReg, g->nReg+1, 0, sizeof(RegAgg))) ) return rc;
+      memset(&g->aReg[g->nReg], 0, sizeof(RegAgg));
+      g->aReg[g->nReg].path = pi->aPath[d-1];
+      g->aReg[g->nReg].depth = d;
+      nd->reg = (int32_t)g->nReg++;
+    }
+    pi->aRegIx[d-1] = nd->reg;
+  }
+  return SQLITE_OK;
+}
+
+/* Regions and preferred paths, in processing order, over the device ops.
+** The parts of an event are a function of its key (name, tf_op): looked
+** up once per key, and their regions once per parts (at their first
+** event, which creates the regions in the order of first appearance). */
+static int gapsRegionPass(Gaps *g){
+  Engine *e = g->e;
+  int64_t i, j;
   int64_t hintRef = 0;      /* floatEntryNear's hint for the device ops */
   int64_t curXr = 0;        /* profsumEngExclRefAt's cursor */
-  int64_t nGapRow = 0;
-  sqlite3_stmt *pIns = 0;
-  char *zTmp = 0;
-  char *zPath = 0; int64_t nPathBuf = 0;   /* a region's text (regionText) */
-
-  memset(&rx, 0, sizeof(rx));
-  /* Regions and preferred paths, in processing order.  The parts of an
-  ** event are a function of its key (name, tf_op): looked up once per key,
-  ** and their regions once per parts (at their first event, which creates
-  ** the regions in the order of first appearance). */
-  aKeyPi = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nKey+1));
-  if( aKeyPi==0 ){ rc = SQLITE_NOMEM; goto done; }
-  for(i=0; i<e->nKey; i++) aKeyPi[i] = -1;
+  int rc;
+  g->aKeyPi = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nKey+1));
+  if( g->aKeyPi==0 ) return SQLITE_NOMEM;
+  for(i=0; i<e->nKey; i++) g->aKeyPi[i] = -1;
   for(j=0; j<e->nEv; j++){
     SEv *r = EV(e, e->aOrd[j]);
     const EvKey *q = KEY(e, r);
@@ -324,229 +367,280 @@ int profsumEngGapsAndRegions(Engine *e){
     double xRef;
     if( !(t->isDevice && t->isDevOp) ) continue;
     xRef = profsumEngExclRefAt(e, j, &curXr, profsumEngEvDurFloatNear(e, e->aOrd[j], &hintRef));
-    if( aKeyPi[r->key]>=0 ){
-      pi = &rx.aInfo[aKeyPi[r->key]];
+    if( g->aKeyPi[r->key]>=0 ){
+      pi = &g->rx.aInfo[g->aKeyPi[r->key]];
     }else{
-      if( (rc = partsOf(e, &rx, q->name, q->tfop, &pi)) ) goto done;
-      aKeyPi[r->key] = (int32_t)(pi - rx.aInfo);
+      if( (rc = partsOf(e, &g->rx, q->name, q->tfop, &pi)) ) return rc;
+      g->aKeyPi[r->key] = (int32_t)(pi - g->rx.aInfo);
     }
-    if( pi->aRegIx==0 && pi->nPart>0 ){
-      pi->aRegIx = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)pi->nPart);
-      if( pi->aRegIx==0 ){ rc = SQLITE_NOMEM; goto done; }
-      for(d=1; d<=pi->nPart; d++){
-        RNode *nd = &rx.aNode[pi->aPath[d-1]];    /* regions are made by path */
-        if( nd->reg<0 ){
-          if( nReg>=0x7fffffff ){ rc = SQLITE_NOMEM; goto done; }
-          if( (rc = profsumEngGrowCapped((void**)&aReg, &nAllocReg, nReg+1, 0, sizeof(RegAgg))) ) goto done;
-          memset(&aReg[nReg], 0, sizeof(RegAgg));
-          aReg[nReg].path = pi->aPath[d-1];
-          aReg[nReg].depth = d;
-          nd->reg = (int32_t)nReg++;
-        }
-        pi->aRegIx[d-1] = nd->reg;
-      }
-    }
+    if( pi->aRegIx==0 && pi->nPart>0 && (rc = gapsRegionsOfParts(g, pi)) ) return rc;
     for(d=1; d<=pi->nPart; d++){
-      RegAgg *g = &aReg[pi->aRegIx[d-1]];
-      g->count++;
-      g->incl += r->excl;
-      g->inclRef += xRef;
-      if( d==pi->nPart ){ g->excl += r->excl; g->exclRef += xRef; }
+      RegAgg *a = &g->aReg[pi->aRegIx[d-1]];
+      a->count++;
+      a->incl += r->excl;
+      a->inclRef += xRef;
+      if( d==pi->nPart ){ a->excl += r->excl; a->exclRef += xRef; }
     }
     if( q->tfop>=0 && !pi->fallback && pi->path4>=0 ){
-      HEnt *h = profsumEngHmGet(&pref, q->name, pi->path4, 1, 0);
-      if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
+      HEnt *h = profsumEngHmGet(&g->pref, q->name, pi->path4, 1, 0);
+      if( h==0 ) return SQLITE_NOMEM;
       h->v1++;
     }
   }
-  /* Pruning of unary paths. */
-  {
-    int64_t *aChildN = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(2*nReg+1));
-    int64_t *aChild1 = aChildN ? aChildN + nReg : 0;
-    if( aChildN==0 ){ rc = SQLITE_NOMEM; goto done; }
-    memset(aChildN, 0, sizeof(int64_t)*(size_t)(2*nReg+1));
-    for(i=0; i<nReg; i++){
-      /* the parent: the path of the text before the last "=>" */
-      int32_t par = rx.aNode[aReg[i].path].parent;
-      int32_t pr = par>=0 ? rx.aNode[par].reg : -1;
-      if( pr>=0 ){ aChildN[pr]++; aChild1[pr] = i; }
-    }
-    for(i=0; i<nReg; i++){
-      if( aReg[i].depth>1 && aChildN[i]==1 ){
-        /* "close" on the reference's sums: a difference of exactly the
-        ** 1e-6 µs threshold in exact times can be an ulp over it there */
-        double a = aReg[i].inclRef, b = aReg[aChild1[i]].inclRef;
-        double m = (a<0?-a:a) > (b<0?-b:b) ? (a<0?-a:a) : (b<0?-b:b);
-        double tol = 1e-9*m > 1e-6 ? 1e-9*m : 1e-6;
-        double diff = a-b; if( diff<0 ) diff = -diff;
-        if( diff<=tol ) aReg[i].removed = 1;
-      }
-    }
-    sqlite3_free(aChildN);
-  }
-  if( (rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_region VALUES(?1,?2,?3,?4,?5,?6,?7,?8)")) ) goto done;
+  return SQLITE_OK;
+}
+
+/* Pruning of unary paths: a region below the top whose one child has
+** (nearly) its inclusive time is marked removed. */
+static int gapsPruneUnary(Gaps *g){
+  RegAgg *aReg = g->aReg;
+  int64_t i, nReg = g->nReg;
+  int64_t *aChildN = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(2*nReg+1));
+  int64_t *aChild1 = aChildN ? aChildN + nReg : 0;
+  if( aChildN==0 ) return SQLITE_NOMEM;
+  memset(aChildN, 0, sizeof(int64_t)*(size_t)(2*nReg+1));
   for(i=0; i<nReg; i++){
+    /* the parent: the path of the text before the last "=>" */
+    int32_t par = g->rx.aNode[aReg[i].path].parent;
+    int32_t pr = par>=0 ? g->rx.aNode[par].reg : -1;
+    if( pr>=0 ){ aChildN[pr]++; aChild1[pr] = i; }
+  }
+  for(i=0; i<nReg; i++){
+    if( aReg[i].depth>1 && aChildN[i]==1 ){
+      /* "close" on the reference's sums: a difference of exactly the
+      ** 1e-6 µs threshold in exact times can be an ulp over it there */
+      double a = aReg[i].inclRef, b = aReg[aChild1[i]].inclRef;
+      double m = (a<0?-a:a) > (b<0?-b:b) ? (a<0?-a:a) : (b<0?-b:b);
+      double tol = 1e-9*m > 1e-6 ? 1e-9*m : 1e-6;
+      double diff = a-b; if( diff<0 ) diff = -diff;
+      if( diff<=tol ) aReg[i].removed = 1;
+    }
+  }
+  sqlite3_free(aChildN);
+  return SQLITE_OK;
+}
+
+/* profsum_agg_region: the regions not pruned. */
+static int gapsWriteRegions(Gaps *g){
+  Engine *e = g->e;
+  sqlite3_stmt *pIns = 0;
+  int64_t i;
+  int rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_region VALUES(?1,?2,?3,?4,?5,?6,?7,?8)");
+  for(i=0; rc==SQLITE_OK && i<g->nReg; i++){
+    const RegAgg *a = &g->aReg[i];
     int64_t nPath;
-    if( aReg[i].removed ) continue;
-    if( (rc = regionText(e, &rx, aReg[i].path, &zPath, &nPathBuf, &nPath)) ){
+    if( a->removed ) continue;
+    if( (rc = regionText(e, &g->rx, a->path, &g->zPath, &g->nPathBuf, &nPath)) ){
       if( rc==SQLITE_TOOBIG ){
         profsumEngErr(e, rc, "a hierarchical region's path is longer than 2^31 bytes (depth %d)",
-               aReg[i].depth);
+               a->depth);
       }
-      goto done;
+      break;
     }
     sqlite3_bind_int64(pIns, 1, e->traceId);
-    sqlite3_bind_text64(pIns, 2, zPath, (sqlite3_uint64)nPath, SQLITE_STATIC, SQLITE_UTF8);
-    sqlite3_bind_int(pIns, 3, aReg[i].depth);
-    sqlite3_bind_int64(pIns, 4, aReg[i].count);
-    sqlite3_bind_double(pIns, 5, US(aReg[i].incl));
-    sqlite3_bind_double(pIns, 6, US(aReg[i].excl));
-    sqlite3_bind_double(pIns, 7, aReg[i].inclRef);
-    sqlite3_bind_double(pIns, 8, aReg[i].exclRef);
-    if( (rc = profsumEngStep(e, pIns)) ) goto done;
+    sqlite3_bind_text64(pIns, 2, g->zPath, (sqlite3_uint64)nPath, SQLITE_STATIC, SQLITE_UTF8);
+    sqlite3_bind_int(pIns, 3, a->depth);
+    sqlite3_bind_int64(pIns, 4, a->count);
+    sqlite3_bind_double(pIns, 5, US(a->incl));
+    sqlite3_bind_double(pIns, 6, US(a->excl));
+    sqlite3_bind_double(pIns, 7, a->inclRef);
+    sqlite3_bind_double(pIns, 8, a->exclRef);
+    rc = profsumEngStep(e, pIns);
   }
-  sqlite3_finalize(pIns); pIns = 0;
+  sqlite3_finalize(pIns);
+  return rc;
+}
 
-  /* Preferred path per op name: most frequent, ties → smallest path. */
-  {
-    HMap best = {0,0,0};
-    for(i=0; i<pref.nSlot; i++){
-      HEnt *h = &pref.a[i], *b;
-      int isNew;
-      if( !h->used ) continue;
-      b = profsumEngHmGet(&best, h->k1, 0, 1, &isNew);
-      if( b==0 ){ profsumEngHmFree(&best); rc = SQLITE_NOMEM; goto done; }
-      if( isNew || h->v1>b->v2 || (h->v1==b->v2 && spCmp(e, (int32_t)h->k2, (int32_t)b->v1)<0) ){
-        b->v1 = h->k2; b->v2 = h->v1;
-      }
+/* Preferred path per op name: most frequent, ties → smallest path; g->pref
+** becomes op name → (v1 path, v2 count). */
+static int gapsPickPreferred(Gaps *g){
+  Engine *e = g->e;
+  HMap best = {0,0,0};
+  int64_t i;
+  for(i=0; i<g->pref.nSlot; i++){
+    HEnt *h = &g->pref.a[i], *b;
+    int isNew;
+    if( !h->used ) continue;
+    b = profsumEngHmGet(&best, h->k1, 0, 1, &isNew);
+    if( b==0 ){ profsumEngHmFree(&best); return SQLITE_NOMEM; }
+    if( isNew || h->v1>b->v2 || (h->v1==b->v2 && spCmp(e, (int32_t)h->k2, (int32_t)b->v1)<0) ){
+      b->v1 = h->k2; b->v2 = h->v1;
     }
-    profsumEngHmFree(&pref);
-    pref = best;
   }
-  /* Gaps per device-op track, each track's slice put in gap order (it is
-  ** in nesting order: only runs of equal start differ, by end). */
+  profsumEngHmFree(&g->pref);
+  g->pref = best;
+  return SQLITE_OK;
+}
+
+/* 1 when name id is a marker (isMarkerName), cached in g->aMark. */
+static int gapsIsMarker(Gaps *g, int32_t id){
+  if( g->aMark[id]==0 ){
+    g->aMark[id] = (unsigned char)(1 + isMarkerName(SP_STR(&g->e->pool, id), SP_LEN(&g->e->pool, id)));
+  }
+  return g->aMark[id]==2;
+}
+
+/* Count one gap of gap duration `gap` (µs, the doubles) before event
+** aG[j] of a track of n events in gap order: its payload (the event, or
+** when it is a marker the first non-marker of its chain within 8 events)
+** gets the gap in its row, the marker count and the gap context. */
+static int gapsAddGap(Gaps *g, int64_t j, int64_t n, double gap){
+  Engine *e = g->e;
+  const int32_t *aG = g->aG;
+  int32_t eName = KEY(e, EV(e, aG[j]))->name;
+  int32_t payload = aG[j], pName;
+  int64_t c;
+  int isNew, rc;
+  HEnt *h;
+  if( gapsIsMarker(g, eName) ){
+    int32_t iChain = aG[j];     /* largest end of the chain so far */
+    for(c=j+1; c<n && c<=j+8; c++){
+      int32_t cName = KEY(e, EV(e, aG[c]))->name;
+      if( cmpTsEnd(e, aG[c], iChain)>0 ) break;
+      if( cmpEnd(e, aG[c], iChain)>0 ) iChain = aG[c];
+      if( gapsIsMarker(g, cName) ) continue;
+      payload = aG[c];
+      break;
+    }
+  }
+  pName = KEY(e, EV(e, payload))->name;
+  h = profsumEngHmGet(&g->gapMap, pName, 0, 1, &isNew);
+  if( h==0 ) return SQLITE_NOMEM;
+  if( isNew ){
+    if( (rc = profsumEngGrowCapped((void**)&g->aGapAgg, &g->nAllocGapRow, g->nGapRow+1, 0,
+                                   sizeof(int64_t)*GAPROW)) ) return rc;
+    memset(&g->aGapAgg[GAPROW*g->nGapRow], 0, sizeof(int64_t)*GAPROW);
+    g->aGapAgg[GAPROW*g->nGapRow+3] = pName;
+    g->aGapAgg[GAPROW*g->nGapRow+4] = -1;
+    h->v1 = g->nGapRow++;
+  }
   {
-    int64_t nMax = 1;
-    for(i=0; i<e->nTrk; i++) if( e->aTrk[i].nEv>nMax ) nMax = e->aTrk[i].nEv;
-    aG = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nMax);   /* one track at a time */
+    int64_t *row = &g->aGapAgg[GAPROW*h->v1];
+    row[0]++;
+    profsumEngAddBits(&row[1], gap);                 /* in the reference's order */
+    if( gap>profsumEngBitsDouble(row[2]) ) memcpy(&row[2], &gap, sizeof(double));
   }
+  h = profsumEngHmGet(&g->markers, pName, eName, 1, 0);
+  if( h==0 ) return SQLITE_NOMEM;
+  h->v1++;
+  return gapContext(e, &g->rx, &g->pref, &g->pathMemo, &g->ctxMap,
+                    &g->zTmp, KEY(e, EV(e, payload)), gap);
+}
+
+/* The gaps of device-op track t: its slice put in gap order (it is in
+** nesting order: only runs of equal start differ, by end) in g->aG, then
+** each event that starts after the largest end before it (in doubles). */
+static int gapsOfTrack(Gaps *g, const STrack *t){
+  Engine *e = g->e;
+  int32_t *aG = g->aG;
+  int64_t j, n = t->nEv;
+  int32_t iPrev;        /* the event with the largest end so far (doubles) */
+  int rc;
+  memcpy(aG, e->aOrd + t->iFirst, sizeof(int32_t)*(size_t)n);
+  gapOrder(e, aG, n);
+  iPrev = aG[0];
+  for(j=1; j<n; j++){
+    if( cmpTsEnd(e, aG[j], iPrev)>0 ){
+      /* the gap as the reference has it: its doubles' E.ts − prev_end
+      ** (positive: the doubles decided there is a gap).  Not exact
+      ** picoseconds: the totals order the rows, and the reference's
+      ** rounding breaks ties that exact sums keep (docs/summary.md) */
+      double fTs, fEnd, x;
+      profsumEngEvFloat(e, aG[j], &fTs, &x);
+      profsumEngEvFloat(e, iPrev, &x, &fEnd);
+      if( (rc = gapsAddGap(g, j, n, fTs - fEnd)) ) return rc;
+    }
+    if( cmpEnd(e, aG[j], iPrev)>0 ) iPrev = aG[j];
+  }
+  return SQLITE_OK;
+}
+
+/* The gaps of every device-op track (buffers sized for the longest). */
+static int gapsPass(Gaps *g){
+  Engine *e = g->e;
+  int64_t i, nMax = 1;
+  int rc;
+  for(i=0; i<e->nTrk; i++) if( e->aTrk[i].nEv>nMax ) nMax = e->aTrk[i].nEv;
+  g->aG = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nMax);   /* one track at a time */
   /* event names have the ids below pool.n now (contexts add strings later) */
-  aMark = sqlite3_malloc64((sqlite3_uint64)(e->pool.n ? e->pool.n : 1));
-  if( aG==0 || aMark==0 ){ rc = SQLITE_NOMEM; goto done; }
-  memset(aMark, 0, (size_t)e->pool.n);
-#define MARKER(id) (aMark[id] ? aMark[id]==2 \
-    : (aMark[id] = (unsigned char)(1 + isMarkerName(SP_STR(&e->pool, id), SP_LEN(&e->pool, id))))==2)
+  g->aMark = sqlite3_malloc64((sqlite3_uint64)(e->pool.n ? e->pool.n : 1));
+  if( g->aG==0 || g->aMark==0 ) return SQLITE_NOMEM;
+  memset(g->aMark, 0, (size_t)e->pool.n);
   for(i=0; i<e->nTrk; i++){
-    STrack *t = &e->aTrk[i];
-    int64_t n = t->nEv;
-    int32_t iPrev;        /* the event with the largest end so far (doubles) */
-    if( !(t->isDevice && t->isDevOp) || n==0 ) continue;
-    memcpy(aG, e->aOrd + t->iFirst, sizeof(int32_t)*(size_t)n);
-    gapOrder(e, aG, n);
-    iPrev = aG[0];
-    for(j=1; j<n; j++){
-      const SEv *E = EV(e, aG[j]);
-      int32_t eName = KEY(e, E)->name;
-      if( cmpTsEnd(e, aG[j], iPrev)>0 ){
-        /* the gap as the reference has it: its doubles' E.ts − prev_end
-        ** (positive: the doubles decided there is a gap).  Not exact
-        ** picoseconds: the totals order the rows, and the reference's
-        ** rounding breaks ties that exact sums keep (docs/summary.md) */
-        int64_t c;
-        int32_t payload = aG[j], pName;
-        int isNew;
-        double gap, fTs, fEnd, x;
-        HEnt *h;
-        profsumEngEvFloat(e, aG[j], &fTs, &x);
-        profsumEngEvFloat(e, iPrev, &x, &fEnd);
-        gap = fTs - fEnd;
-        if( MARKER(eName) ){
-          int32_t iChain = aG[j];     /* largest end of the chain so far */
-          for(c=j+1; c<n && c<=j+8; c++){
-            const SEv *C = EV(e, aG[c]);
-            int32_t cName = KEY(e, C)->name;
-            if( cmpTsEnd(e, aG[c], iChain)>0 ) break;
-            if( cmpEnd(e, aG[c], iChain)>0 ) iChain = aG[c];
-            if( MARKER(cName) ) continue;
-            payload = aG[c];
-            break;
-          }
-        }
-        pName = KEY(e, EV(e, payload))->name;
-        h = profsumEngHmGet(&gapMap, pName, 0, 1, &isNew);
-        if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
-        if( isNew ){
-          if( (rc = profsumEngGrowCapped((void**)&aGapAgg, &nAllocGapRow, nGapRow+1, 0, sizeof(int64_t)*GAPROW)) ) goto done;
-          memset(&aGapAgg[GAPROW*nGapRow], 0, sizeof(int64_t)*GAPROW);
-          aGapAgg[GAPROW*nGapRow+3] = pName;
-          aGapAgg[GAPROW*nGapRow+4] = -1;
-          h->v1 = nGapRow++;
-        }
-        {
-          int64_t *g = &aGapAgg[GAPROW*h->v1];
-          g[0]++;
-          profsumEngAddBits(&g[1], gap);                 /* in the reference's order */
-          if( gap>profsumEngBitsDouble(g[2]) ) memcpy(&g[2], &gap, sizeof(double));
-        }
-        h = profsumEngHmGet(&markers, pName, eName, 1, 0);
-        if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
-        h->v1++;
-        if( (rc = gapContext(e, &rx, &pref, &pathMemo, &ctxMap,
-                             &zTmp, KEY(e, EV(e, payload)), gap)) ) goto done;
-      }
-      if( cmpEnd(e, aG[j], iPrev)>0 ) iPrev = aG[j];
-    }
+    const STrack *t = &e->aTrk[i];
+    if( !(t->isDevice && t->isDevOp) || t->nEv==0 ) continue;
+    if( (rc = gapsOfTrack(g, t)) ) return rc;
   }
-  /* Marker per payload: most frequent, ties → smallest name. */
-  for(i=0; i<markers.nSlot; i++){
-    HEnt *h = &markers.a[i];
-    HEnt *g;
+  return SQLITE_OK;
+}
+
+/* Marker per payload: most frequent, ties → smallest name. */
+static void gapsPickMarkers(Gaps *g){
+  int64_t i;
+  for(i=0; i<g->markers.nSlot; i++){
+    HEnt *h = &g->markers.a[i];
+    HEnt *gm;
     int64_t *row;
     if( !h->used ) continue;
-    g = profsumEngHmGet(&gapMap, h->k1, 0, 0, 0);
-    row = &aGapAgg[GAPROW*g->v1];
-    if( row[4]<0 || h->v1>row[5] || (h->v1==row[5] && spCmp(e, (int32_t)h->k2, (int32_t)row[4])<0) ){
+    gm = profsumEngHmGet(&g->gapMap, h->k1, 0, 0, 0);
+    row = &g->aGapAgg[GAPROW*gm->v1];
+    if( row[4]<0 || h->v1>row[5] || (h->v1==row[5] && spCmp(g->e, (int32_t)h->k2, (int32_t)row[4])<0) ){
       row[4] = h->k2; row[5] = h->v1;
     }
   }
-  if( (rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_gap VALUES(?1,?2,?3,?4,?5,?6)")) ) goto done;
-  for(i=0; i<nGapRow; i++){
-    int64_t *g = &aGapAgg[GAPROW*i];
+}
+
+/* profsum_agg_gap, then profsum_agg_gap_context. */
+static int gapsWrite(Gaps *g){
+  Engine *e = g->e;
+  sqlite3_stmt *pIns = 0;
+  int64_t i;
+  int rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_gap VALUES(?1,?2,?3,?4,?5,?6)");
+  for(i=0; rc==SQLITE_OK && i<g->nGapRow; i++){
+    int64_t *row = &g->aGapAgg[GAPROW*i];
     sqlite3_bind_int64(pIns, 1, e->traceId);
-    profsumEngBindStrId(e, pIns, 2, (int32_t)g[3]);
-    profsumEngBindStrId(e, pIns, 3, (int32_t)g[4]);
-    sqlite3_bind_int64(pIns, 4, g[0]);
-    sqlite3_bind_double(pIns, 5, profsumEngBitsDouble(g[1]));
-    sqlite3_bind_double(pIns, 6, profsumEngBitsDouble(g[2]));
-    if( (rc = profsumEngStep(e, pIns)) ) goto done;
+    profsumEngBindStrId(e, pIns, 2, (int32_t)row[3]);
+    profsumEngBindStrId(e, pIns, 3, (int32_t)row[4]);
+    sqlite3_bind_int64(pIns, 4, row[0]);
+    sqlite3_bind_double(pIns, 5, profsumEngBitsDouble(row[1]));
+    sqlite3_bind_double(pIns, 6, profsumEngBitsDouble(row[2]));
+    rc = profsumEngStep(e, pIns);
   }
   sqlite3_finalize(pIns); pIns = 0;
-
-  if( (rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_gap_context VALUES(?1,?2,?3,?4,?5)")) ) goto done;
-  for(i=0; i<ctxMap.nSlot; i++){
-    HEnt *h = &ctxMap.a[i];
+  if( rc ) return rc;
+  rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_gap_context VALUES(?1,?2,?3,?4,?5)");
+  for(i=0; rc==SQLITE_OK && i<g->ctxMap.nSlot; i++){
+    HEnt *h = &g->ctxMap.a[i];
     if( !h->used ) continue;
     sqlite3_bind_int64(pIns, 1, e->traceId);
     profsumEngBindStrId(e, pIns, 2, (int32_t)h->k1);
     profsumEngBindStrId(e, pIns, 3, (int32_t)h->k2);
     sqlite3_bind_int64(pIns, 4, h->v1);
     sqlite3_bind_double(pIns, 5, profsumEngBitsDouble(h->v2));
-    if( (rc = profsumEngStep(e, pIns)) ) goto done;
+    rc = profsumEngStep(e, pIns);
   }
-done:
   sqlite3_finalize(pIns);
-  regionCtxFree(&rx);
-  sqlite3_free(zPath);
-  sqlite3_free(aKeyPi);
-  sqlite3_free(aReg);
-#undef MARKER
-#undef GAPROW
-  sqlite3_free(aG);
-  sqlite3_free(aMark);
-  profsumEngHmFree(&pathMemo);
-  sqlite3_free(aGapAgg);
-  sqlite3_free(zTmp);
-  profsumEngHmFree(&pref); profsumEngHmFree(&gapMap);
-  profsumEngHmFree(&markers); profsumEngHmFree(&ctxMap);
   return rc;
 }
+
+/* Gaps (§4.8), regions (§4.9) and gap contexts (§4.10): the steps above
+** in order.  SQLITE_OK or the first error (profsumEngErr's, or
+** SQLITE_NOMEM). */
+int profsumEngGapsAndRegions(Engine *e){
+  Gaps g;
+  int rc;
+  memset(&g, 0, sizeof(g));
+  g.e = e;
+  rc = gapsRegionPass(&g);
+  if( rc==SQLITE_OK ) rc = gapsPruneUnary(&g);
+  if( rc==SQLITE_OK ) rc = gapsWriteRegions(&g);
+  if( rc==SQLITE_OK ) rc = gapsPickPreferred(&g);
+  if( rc==SQLITE_OK ) rc = gapsPass(&g);
+  if( rc==SQLITE_OK ){
+    gapsPickMarkers(&g);
+    rc = gapsWrite(&g);
+  }
+  gapsFree(&g);
+  return rc;
+}
+#undef GAPROW

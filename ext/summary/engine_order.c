@@ -134,10 +134,18 @@ int profsumEngCmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
   if( d>e->tolPs ) return 1;
   if( d<-e->tolPs ) return -1;
   if( d==0 && !bEndA && !bEndB && e->nFloat==0 ) return 0;   /* same ps, same double */
-  profsumEngEvFloat(e, ia, &ta, &fa);
-  profsumEngEvFloat(e, ib, &tb, &fb);
-  if( !bEndA ) fa = ta;
-  if( !bEndB ) fb = tb;
+  if( e->nFloat==e->nEv && e->nFloat>0 ){
+    /* one entry per event, in order (an XPlane): the doubles at once */
+    fa = e->aFloatTs[ia];
+    if( bEndA ) fa += e->aFloatDur[ia];
+    fb = e->aFloatTs[ib];
+    if( bEndB ) fb += e->aFloatDur[ib];
+  }else{
+    profsumEngEvFloat(e, ia, &ta, &fa);
+    profsumEngEvFloat(e, ib, &tb, &fb);
+    if( !bEndA ) fa = ta;
+    if( !bEndB ) fb = tb;
+  }
   {
     int c = (fa>fb) - (fa<fb);
     if( c!=(d>0) - (d<0) ) e->nFlip++;

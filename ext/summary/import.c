@@ -339,90 +339,11 @@ static int readAll(const char *zPath, char **pz, char **pzErr){
 }
 
 /* Fill the tables of a trace from a stored profile_summary.v1 document
-** (summary_json of its profsum_trace row), so the views work for it. */
+** (summary_json of its profsum_trace row), so the views work for it: each
+** section's fill step (summary_doc.c's section table). */
 static int fillFromV1(sqlite3 *db, const char *zS, sqlite3_int64 id, const char *zPath,
                       char **pzErr){
-  int rc;
-  const char *zPart = "its top-level fields", *zKey = 0;    /* for the error */
-#define DOC "(SELECT summary_json AS d FROM \"%w\".profsum_trace WHERE trace_id=%lld)"
-  rc = execf(db, pzErr,
-    "UPDATE \"%w\".profsum_trace SET "
-    " source_format = coalesce(json_extract(d, '$.source_format'), source_format),"
-    " generated_at_utc = json_extract(d, '$.generated_at_utc'),"
-    " display_time_unit = json_extract(d, '$.trace_overview.display_time_unit'),"
-    " num_events_total = json_extract(d, '$.trace_overview.num_events_total'),"
-    " num_complete_events = json_extract(d, '$.trace_overview.num_complete_events'),"
-    " num_processes = json_extract(d, '$.trace_overview.num_processes'),"
-    " num_threads = json_extract(d, '$.trace_overview.num_threads'),"
-    " profile_start_ts = json_extract(d, '$.trace_overview.profile_start_ts'),"
-    " profile_end_ts = json_extract(d, '$.trace_overview.profile_end_ts'),"
-    " suspected_truncation = coalesce(json_extract(d, '$.trace_overview.suspected_truncation'), 0),"
-    " quality_warnings = coalesce(json_extract(d, '$.trace_overview.quality_warnings'), '[]'),"
-    " sha256 = coalesce(json_extract(d, '$.trace_provenance.trace_sha256'), sha256),"
-    " run_ids = coalesce(json_extract(d, '$.trace_provenance.run_ids'), '[]'),"
-    " source_file_hints = coalesce(json_extract(d, '$.trace_provenance.source_file_hints'), '[]'),"
-    " run_metadata = coalesce(json_extract(d, '$.run_metadata'), '{}')"
-    " FROM (SELECT summary_json AS d FROM \"%w\".profsum_trace WHERE trace_id=%lld) "
-    " WHERE trace_id=%lld", zS, zS, (long long)id, (long long)id);
-  if( rc==SQLITE_OK ){ zPart = "time_breakdown"; zKey = 0; }
-  if( rc==SQLITE_OK ) rc = execf(db, pzErr,
-    "INSERT INTO \"%w\".profsum_agg_breakdown "
-    "SELECT %lld, CASE WHEN json_extract(d,'$.time_breakdown.duration_basis')='exclusive_duration_global_timeline' "
-    "  THEN 'exclusive_global' ELSE 'exclusive_per_track' END, c.value, "
-    "  CASE WHEN c.value='total' THEN json_extract(d,'$.time_breakdown.total_duration') "
-    "       ELSE json_extract(d,'$.time_breakdown.'||c.value||'.total_duration') END "
-    "FROM " DOC " AS t, json_each('[\"compute\",\"communication\",\"host\",\"stall\",\"other\",\"total\"]') AS c",
-    zS, (long long)id, zS, (long long)id);
-  if( rc==SQLITE_OK ){ zPart = "hot_ops"; zKey = "name"; }
-  if( rc==SQLITE_OK ) rc = execf(db, pzErr,
-    "INSERT INTO \"%w\".profsum_agg_op SELECT %lld, json_extract(h.value,'$.name'), "
-    " json_extract(h.value,'$.count'), json_extract(h.value,'$.total_duration'), "
-    " json_extract(h.value,'$.exclusive_duration'), json_extract(h.value,'$.shape_signature'), "
-    " json_extract(h.value,'$.source_file'), json_extract(h.value,'$.tf_op_path'), "
-    " coalesce(json_extract(h.value,'$.flop_proxy_per_invocation'), json_extract(h.value,'$.work_proxy_per_invocation')), "
-    " json_extract(h.value,'$.exclusive_duration'), json_extract(h.value,'$.total_duration') "
-    "FROM " DOC " AS t, json_each(d, '$.hot_ops') AS h", zS, (long long)id, zS, (long long)id);
-  if( rc==SQLITE_OK ){ zPart = "communication_ops"; zKey = "collective"; }
-  if( rc==SQLITE_OK ) rc = execf(db, pzErr,
-    "INSERT INTO \"%w\".profsum_agg_comm SELECT %lld, json_extract(h.value,'$.collective'), "
-    " json_extract(h.value,'$.count'), json_extract(h.value,'$.total_duration'), "
-    " json_extract(h.value,'$.total_duration') "
-    "FROM " DOC " AS t, json_each(d, '$.communication_ops') AS h", zS, (long long)id, zS, (long long)id);
-  if( rc==SQLITE_OK ){ zPart = "gap_before_ops"; zKey = "name"; }
-  if( rc==SQLITE_OK ) rc = execf(db, pzErr,
-    "INSERT INTO \"%w\".profsum_agg_gap SELECT %lld, json_extract(h.value,'$.name'), "
-    " coalesce(nullif(json_extract(h.value,'$.marker_op'),''), json_extract(h.value,'$.name')), "
-    " json_extract(h.value,'$.count'), json_extract(h.value,'$.total_gap_duration'), "
-    " json_extract(h.value,'$.max_gap_duration') "
-    "FROM " DOC " AS t, json_each(d, '$.gap_before_ops') AS h", zS, (long long)id, zS, (long long)id);
-  if( rc==SQLITE_OK ){ zPart = "hierarchical_regions"; zKey = "path"; }
-  if( rc==SQLITE_OK ) rc = execf(db, pzErr,
-    "INSERT INTO \"%w\".profsum_agg_region SELECT %lld, json_extract(h.value,'$.path'), "
-    " json_extract(h.value,'$.depth'), json_extract(h.value,'$.count'), "
-    " json_extract(h.value,'$.inclusive_duration'), json_extract(h.value,'$.exclusive_duration'), "
-    " json_extract(h.value,'$.inclusive_duration'), json_extract(h.value,'$.exclusive_duration') "
-    "FROM " DOC " AS t, json_each(d, '$.hierarchical_regions') AS h", zS, (long long)id, zS, (long long)id);
-  if( rc==SQLITE_OK ){ zPart = "gap_region_contexts"; zKey = "op_name and region_path"; }
-  if( rc==SQLITE_OK ) rc = execf(db, pzErr,
-    "INSERT INTO \"%w\".profsum_agg_gap_context SELECT %lld, json_extract(h.value,'$.op_name'), "
-    " json_extract(h.value,'$.region_path'), json_extract(h.value,'$.count'), "
-    " json_extract(h.value,'$.total_gap_duration') "
-    "FROM " DOC " AS t, json_each(d, '$.gap_region_contexts') AS h", zS, (long long)id, zS, (long long)id);
-#undef DOC
-  if( rc && (rc&0xff)==SQLITE_CONSTRAINT && *pzErr ){
-    /* name the section and the rule instead of SQLite's table and column */
-    const char *zMsg = strncmp(*pzErr, FN ": ", strlen(FN)+2)==0 ? *pzErr + strlen(FN) + 2 : *pzErr;
-    char *z;
-    if( zKey && strstr(zMsg, "UNIQUE") ){
-      z = sqlite3_mprintf(FN ": '%s': cannot store this profile_summary.v1 document: %s has two "
-                          "entries with the same %s (%s)", zPath, zPart, zKey, zMsg);
-    }else{
-      z = sqlite3_mprintf(FN ": '%s': cannot store this profile_summary.v1 document: %s lack a "
-                          "required value or hold one of the wrong type (%s)", zPath, zPart, zMsg);
-    }
-    if( z ){ sqlite3_free(*pzErr); *pzErr = z; }
-  }
-  return rc;
+  return profsumDocFillFromV1(db, zS, id, FN, zPath, pzErr);
 }
 
 /* Everything one import writes, as the body of profsumWriteRun(): it runs

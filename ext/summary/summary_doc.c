@@ -577,290 +577,452 @@ static JNode *families(JNode *hot, const double *aExclRef, double breakdownTotal
   return arr;
 }
 
-/* Build the document from the tables. */
-static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
-                           const ProfsumKnobs *pK, int forSections, JNode **ppRoot, char **pzErr){
-  JNode *doc = jObj();
+/* ------------------------------------------------------------------ */
+/* Sections: one build step each, run in order by the section table    */
+/* ------------------------------------------------------------------ */
+
+/* What the build steps of one document share (docBuild).  A step adds
+** its section's keys to doc and returns SQLITE_OK, or an error code with
+** *pzErr set where SQLite gave a message (the caller frees doc). */
+typedef struct DocBuild {
+  sqlite3 *db;
+  const char *zS;             /* the schema of the tables */
+  sqlite3_int64 iTrace;
+  const ProfsumKnobs *pK;
+  int forSections;            /* profsumDocBuildSections(): what no stored section reads is left empty */
+  char zLim[32];              /* LIMIT of the listed sections: max(hot_op_limit, 500) */
+  double *aExclRef;           /* exclRef of the listed hot ops, for the families (owned) */
+  JNode *doc;                 /* the document being built */
+  char **pzErr;
+} DocBuild;
+
+/* The header: schema_version, source_format, source_path,
+** generated_at_utc, run_metadata, trace_overview, trace_provenance (§3),
+** from the trace's profsum_trace row. */
+static int buildTrace(DocBuild *b){
+  static const char *azRm[] = {"run_path","run_id","artifact_ref","artifact_name","hardware_type",
+                               "mesh_or_topology","git_sha","config_hash","num_devices","num_hosts"};
+  JNode *doc = b->doc, *ov, *pv, *rm, *src;
   sqlite3_stmt *p = 0;
-  int rc, limit500 = pK->hotOpLimit>500 ? pK->hotOpLimit : 500;
-  char zLim[32];
-  double *aExclRef = 0;     /* the listed hot ops' exclRef, for the families */
-  sqlite3_snprintf(sizeof(zLim), zLim, "%d", limit500);
-  if( doc==0 ) return SQLITE_NOMEM;
-  /* profsum_trace: header, overview, provenance, run metadata. */
-  rc = profsumDocPrep(db, &p, pzErr, "SELECT source_format, source_path, generated_at_utc, run_metadata, "
+  size_t k;
+  int rc = profsumDocPrep(b->db, &p, b->pzErr, "SELECT source_format, source_path, generated_at_utc, run_metadata, "
       "display_time_unit, num_events_total, num_complete_events, num_processes, num_threads, "
       "profile_start_ts, profile_end_ts, suspected_truncation, quality_warnings, sha256, run_ids, "
-      "source_file_hints FROM \"%w\".profsum_trace WHERE trace_id=?1", zS);
-  if( rc ) goto fail;
-  sqlite3_bind_int64(p, 1, iTrace);
+      "source_file_hints FROM \"%w\".profsum_trace WHERE trace_id=?1", b->zS);
+  if( rc ) return rc;
+  sqlite3_bind_int64(p, 1, b->iTrace);
   if( (rc = sqlite3_step(p))!=SQLITE_ROW ){
-    rc = profsumDocNoTraceRow(db, rc, iTrace, pzErr);
-    goto fail;
+    rc = profsumDocNoTraceRow(b->db, rc, b->iTrace, b->pzErr);
+    sqlite3_finalize(p);
+    return rc;
   }
-  {
-    JNode *ov = jObj(), *pv = jObj(), *rm = jObj(), *src = colJson(p, 3, 0);
-    static const char *azRm[] = {"run_path","run_id","artifact_ref","artifact_name","hardware_type",
-                                 "mesh_or_topology","git_sha","config_hash","num_devices","num_hosts"};
-    size_t k;
-    jSetLit(doc, "schema_version", jStr("profile_summary.v1", -1));
-    jSetLit(doc, "source_format", colNode(p, 0));
-    jSetLit(doc, "source_path", colNode(p, 1));
-    jSetLit(doc, "generated_at_utc", colNode(p, 2));
-    for(k=0; k<sizeof(azRm)/sizeof(azRm[0]); k++){
-      JNode *v = jGet(src, azRm[k]);
-      if( v && (v->type==JT_STRING || v->type==JT_INT) ){
-        jSetLit(rm, azRm[k], v->type==JT_STRING ? jStr(v->z, v->n) : jInt(v->i));
-      }else{
-        jSetLit(rm, azRm[k], jNull());
-      }
+  ov = jObj(); pv = jObj(); rm = jObj(); src = colJson(p, 3, 0);
+  jSetLit(doc, "schema_version", jStr("profile_summary.v1", -1));
+  jSetLit(doc, "source_format", colNode(p, 0));
+  jSetLit(doc, "source_path", colNode(p, 1));
+  jSetLit(doc, "generated_at_utc", colNode(p, 2));
+  for(k=0; k<sizeof(azRm)/sizeof(azRm[0]); k++){
+    JNode *v = jGet(src, azRm[k]);
+    if( v && (v->type==JT_STRING || v->type==JT_INT) ){
+      jSetLit(rm, azRm[k], v->type==JT_STRING ? jStr(v->z, v->n) : jInt(v->i));
+    }else{
+      jSetLit(rm, azRm[k], jNull());
     }
-    if( (src==0 || jOom(src)) && rm ) rm->oom = 1;   /* out of memory reading it */
-    jFree(src);
-    jSetLit(doc, "run_metadata", rm);
-    jSetLit(ov, "display_time_unit", colNode(p, 4));
-    jSetLit(ov, "num_events_total", jInt(sqlite3_column_int64(p, 5)));
-    jSetLit(ov, "num_complete_events", jInt(sqlite3_column_int64(p, 6)));
-    jSetLit(ov, "num_processes", jInt(sqlite3_column_int64(p, 7)));
-    jSetLit(ov, "num_threads", jInt(sqlite3_column_int64(p, 8)));
-    jSetLit(ov, "profile_start_ts", colReal(p, 9));
-    jSetLit(ov, "profile_end_ts", colReal(p, 10));
-    jSetLit(ov, "duration_basis", jStr("exclusive_duration_per_track", -1));
-    jSetLit(ov, "suspected_truncation", jBool(sqlite3_column_int(p, 11)));
-    jSetLit(ov, "quality_warnings", colJson(p, 12, 1));
-    jSetLit(doc, "trace_overview", ov);
-    jSetLit(pv, "trace_sha256", colNode(p, 13));
-    jSetLit(pv, "run_ids", colJson(p, 14, 1));
-    jSetLit(pv, "source_file_hints", colJson(p, 15, 1));
-    jSetLit(doc, "trace_provenance", pv);
   }
-  sqlite3_finalize(p); p = 0;
-
-  /* step_time */
-  {
-    sqlite3_int64 *aStep = 0, *aStepSt; double *aDur = 0, *aDurSt;
-    int n = 0, nAlloc = 0, i, nSt = 0;
-    JNode *st = jObj(), *classes = jArr();
-    rc = profsumDocPrep(db, &p, pzErr, "SELECT step, duration FROM \"%w\".profsum_agg_step WHERE trace_id=?1 ORDER BY step", zS);
-    if( rc ){ jFree(st); jFree(classes); goto fail; }
-    sqlite3_bind_int64(p, 1, iTrace);
-    while( sqlite3_step(p)==SQLITE_ROW ){
-      if( n>=nAlloc ){
-        int nNew = nAlloc ? nAlloc*2 : 64;
-        sqlite3_int64 *a1 = sqlite3_realloc64(aStep, sizeof(sqlite3_int64)*(sqlite3_uint64)nNew);
-        double *a2;
-        if( a1==0 ){ rc = SQLITE_NOMEM; break; }
-        aStep = a1;
-        a2 = sqlite3_realloc64(aDur, sizeof(double)*(sqlite3_uint64)nNew);
-        if( a2==0 ){ rc = SQLITE_NOMEM; break; }
-        aDur = a2;
-        nAlloc = nNew;
-      }
-      aStep[n] = sqlite3_column_int64(p, 0);
-      aDur[n] = sqlite3_column_double(p, 1);
-      n++;
-    }
-    rc = profsumFinishRows(db, p, rc, pzErr); p = 0;
-    if( rc ){ sqlite3_free(aStep); sqlite3_free(aDur); jFree(st); jFree(classes); goto fail; }
-    jSetLit(st, "warmup_steps_ignored", jInt(pK->warmupSteps));
-    jSetLit(st, "all_steps", durationStats(aDur, n, 0));
-    /* steady steps: step number >= warmup (the array is sorted by step) */
-    for(i=0; i<n && aStep[i]<pK->warmupSteps; i++){}
-    nSt = n - i;
-    /* the steady steps' arrays: none without steps (aDur, aStep are then
-    ** NULL, and NULL + 0 is undefined) */
-    aStepSt = nSt>0 ? aStep+i : 0;
-    aDurSt = nSt>0 ? aDur+i : 0;
-    jSetLit(st, "steady_state_steps", durationStats(aDurSt, nSt, 0));
-    if( nSt>0 ){
-      int *aLab = sqlite3_malloc64(sizeof(int)*(sqlite3_uint64)(nSt+1));
-      int low = 0, split = 0, km = 0;
-      if( aLab==0 ){ rc = SQLITE_NOMEM; }
-      else if( nSt>=6 && (km = kmeans2(aDurSt, nSt, aLab, &low))<0 ){ rc = SQLITE_NOMEM; }
-      else if( km>0 ){
-        /* medians of the clusters */
-        sqlite3_int64 *s0 = sqlite3_malloc64(sizeof(sqlite3_int64)*(sqlite3_uint64)nSt*2);
-        double *d0 = sqlite3_malloc64(sizeof(double)*(sqlite3_uint64)nSt*2);
-        if( s0 && d0 ){
-          int nL = 0, nH = 0, k;
-          sqlite3_int64 *sL = s0, *sH = s0+nSt;
-          double *dL = d0, *dH = d0+nSt, mL, mH;
-          JNode *tmp;
-          for(k=0; k<nSt; k++){
-            if( aLab[k]==low ){ sL[nL] = aStepSt[k]; dL[nL++] = aDurSt[k]; }
-            else{ sH[nH] = aStepSt[k]; dH[nH++] = aDurSt[k]; }
-          }
-          tmp = durationStats(dL, nL, &mL);
-          if( jOom(tmp) ) rc = SQLITE_NOMEM;
-          jFree(tmp);
-          tmp = durationStats(dH, nH, &mH);
-          if( jOom(tmp) ) rc = SQLITE_NOMEM;
-          jFree(tmp);
-          if( rc==SQLITE_OK && !(mL<=0 || mH/mL<1.5) ){
-            split = 1;
-            jPush(classes, stepClass("light", sL, dL, nL, nSt, 0));
-            jPush(classes, stepClass("heavy", sH, dH, nH, nSt, 1));
-          }
-        }else{
-          rc = SQLITE_NOMEM;
-        }
-        sqlite3_free(s0); sqlite3_free(d0);
-      }
-      if( rc==SQLITE_OK && !split ){
-        jPush(classes, stepClass("typical", aStepSt, aDurSt, nSt, nSt, 0));
-      }
-      sqlite3_free(aLab);
-    }
-    jSetLit(st, "classes", classes);
-    jSetLit(doc, "step_time", st);
-    sqlite3_free(aStep); sqlite3_free(aDur);
-    if( rc ) goto fail;
-  }
-
-  /* time_breakdown */
-  {
-    JNode *tb = jObj();
-    double v[6] = {0,0,0,0,0,0};
-    static const char *azCat[6] = {"compute","communication","host","stall","other","total"};
-    int k;
-    rc = profsumDocPrep(db, &p, pzErr, "SELECT category, duration FROM \"%w\".profsum_agg_breakdown "
-              "WHERE trace_id=?1 AND mode=?2", zS);
-    if( rc ){ jFree(tb); goto fail; }
-    sqlite3_bind_int64(p, 1, iTrace);
-    sqlite3_bind_text(p, 2, pK->globalMode ? "exclusive_global" : "exclusive_per_track", -1, SQLITE_STATIC);
-    while( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
-      const char *z = profsumColText(p, 0, &rc);
-      for(k=0; k<6; k++) if( z && strcmp(z, azCat[k])==0 ) v[k] = sqlite3_column_double(p, 1);
-    }
-    rc = profsumFinishRows(db, p, rc, pzErr); p = 0;
-    if( rc ){ jFree(tb); goto fail; }
-    jSetLit(tb, "duration_basis", jStr(pK->globalMode ? "exclusive_duration_global_timeline"
-                                                   : "exclusive_duration_per_track", -1));
-    jSetLit(tb, "total_duration", jReal(v[5]));
-    for(k=0; k<5; k++){
-      JNode *part = jObj();
-      jSetLit(part, "total_duration", jReal(v[k]));
-      jSetLit(part, "share_of_total", jReal(v[5]>0 ? v[k]/v[5] : 0.0));
-      jSetLit(tb, azCat[k], part);
-    }
-    jSetLit(doc, "time_breakdown", tb);
-  }
-
-  /* hot_ops (sorted in C: bytewise names) */
-  {
-    HotOp *a = 0;
-    int n = 0, nAlloc = 0, i, nRef;
-    JNode *arr = jArr();
-    rc = profsumDocPrep(db, &p, pzErr, "SELECT name, count, total_duration, exclusive_duration, shape_signature, "
-              "source_file, tf_op_path, flop_proxy_per_invocation, coalesce(exclusive_ref, exclusive_duration), "
-              "coalesce(total_ref, total_duration) FROM \"%w\".profsum_agg_op WHERE trace_id=?1", zS);
-    if( rc ){ jFree(arr); goto fail; }
-    sqlite3_bind_int64(p, 1, iTrace);
-    while( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
-      HotOp *h;
-      if( n>=nAlloc ){
-        int nNew = nAlloc ? nAlloc*2 : 64;
-        HotOp *aNew = sqlite3_realloc64(a, sizeof(HotOp)*(sqlite3_uint64)nNew);
-        if( aNew==0 ){ rc = SQLITE_NOMEM; break; }
-        a = aNew; nAlloc = nNew;
-      }
-      h = &a[n++];
-      memset(h, 0, sizeof(*h));
-      {
-        /* each text copied, or the document is out of memory (not an op
-        ** without its shape, source or tf_op) */
-        const char *zN = profsumColText(p, 0, &rc), *zSh = profsumColText(p, 4, &rc);
-        const char *zSrc = profsumColText(p, 5, &rc), *zT = profsumColText(p, 6, &rc);
-        h->zName = sqlite3_mprintf("%s", zN ? zN : "");
-        if( zSh && (h->zShape = sqlite3_mprintf("%s", zSh))==0 ) rc = SQLITE_NOMEM;
-        if( zSrc && (h->zSource = sqlite3_mprintf("%s", zSrc))==0 ) rc = SQLITE_NOMEM;
-        if( zT && (h->zTf = sqlite3_mprintf("%s", zT))==0 ) rc = SQLITE_NOMEM;
-      }
-      h->count = sqlite3_column_int64(p, 1);
-      h->total = sqlite3_column_double(p, 2);
-      h->excl = sqlite3_column_double(p, 3);
-      h->hasFlop = sqlite3_column_type(p, 7)!=SQLITE_NULL;
-      h->flop = sqlite3_column_double(p, 7);
-      h->exclRef = sqlite3_column_double(p, 8);
-      h->totalRef = sqlite3_column_double(p, 9);
-      if( h->zName==0 ) rc = SQLITE_NOMEM;
-    }
-    rc = profsumFinishRows(db, p, rc, pzErr); p = 0;
-    if( rc==SQLITE_OK ){
-      if( n>1 ) qsort(a, (size_t)n, sizeof(HotOp), cmpHot);
-      nRef = n<pK->hotOpLimit ? n : pK->hotOpLimit;
-      aExclRef = sqlite3_malloc64(sizeof(double)*(sqlite3_uint64)(nRef+1));
-      if( aExclRef==0 ) rc = SQLITE_NOMEM;
-      for(i=0; rc==SQLITE_OK && i<nRef; i++) aExclRef[i] = a[i].exclRef;
-    }
-    if( rc==SQLITE_OK ){
-      for(i=0; i<n && i<pK->hotOpLimit; i++){
-        JNode *o = jObj();
-        ProfsumSlice c = profsumCanonicalOp(a[i].zName, (int)strlen(a[i].zName));
-        jSetLit(o, "name", jStr(a[i].zName, -1));
-        jSetLit(o, "canonical_name", jStr(c.z ? c.z : "", c.n));
-        jSetLit(o, "category", jStr(profsumOpCategory(a[i].zName, (int)strlen(a[i].zName)), -1));
-        jSetLit(o, "count", jInt(a[i].count));
-        jSetLit(o, "total_duration", jReal(a[i].total));
-        jSetLit(o, "exclusive_duration", jReal(a[i].excl));
-        jSetLit(o, "avg_duration", jReal(a[i].count ? a[i].total/(double)a[i].count : 0.0));
-        jSetLit(o, "shape_signature", jStr(a[i].zShape, -1));
-        jSetLit(o, "source_file", jStr(a[i].zSource, -1));
-        jSetLit(o, "tf_op_path", jStr(a[i].zTf, -1));
-        jSetLit(o, "flop_proxy_per_invocation", a[i].hasFlop ? jReal(a[i].flop) : jNull());
-        jPush(arr, o);
-      }
-    }
-    for(i=0; i<n; i++){
-      sqlite3_free(a[i].zName); sqlite3_free(a[i].zShape);
-      sqlite3_free(a[i].zSource); sqlite3_free(a[i].zTf);
-    }
-    sqlite3_free(a);
-    jSetLit(doc, "hot_ops", arr);
-    if( rc ){ sqlite3_free(aExclRef); goto fail; }
-  }
-  jSetLit(doc, "semantic_families", families(jGet(doc, "hot_ops"), aExclRef,
-       jNum(jGet(jGet(doc, "time_breakdown"), "total_duration"))));
-  sqlite3_free(aExclRef);
-  aExclRef = 0;
-  {
-    JNode *fam = jGet(doc, "semantic_families");
-    int lim = pK->hotOpLimit>50 ? pK->hotOpLimit : 50;
-    while( fam && fam->nChild>lim ){ jFree(fam->a[fam->nChild-1]); fam->nChild--; }
-  }
-
-  /* collectives, gaps, regions, contexts (ordered and limited in SQL:
-  ** REAL and BINARY-collated TEXT orders are the reference's) */
-  {
-    JNode *c = jArr(), *g = jArr(), *r = jArr(), *x = jArr();
-    jSetLit(doc, "communication_ops", c);
-    jSetLit(doc, "gap_before_ops", g);
-    jSetLit(doc, "hierarchical_regions", r);
-    jSetLit(doc, "gap_region_contexts", x);
-    rc = rowsInto(db, zS, iTrace, pzErr, "SELECT collective, count, total_duration FROM \"%w\".profsum_agg_comm "
-                  "WHERE trace_id=?1 ORDER BY coalesce(total_ref, total_duration) DESC, collective", c, rowComm);
-    if( rc ) goto fail;
-    rc = limitedRowsInto(db, zS, iTrace, pzErr, "SELECT name, marker_op, count, total_gap_duration, "
-        "max_gap_duration FROM \"%w\".profsum_agg_gap WHERE trace_id=?1 ORDER BY total_gap_duration DESC, "
-        "max_gap_duration DESC, name", forSections ? "1" : zLim, g, rowGap);
-    /* regions and contexts: read by no section (forSections) */
-    if( rc==SQLITE_OK && !forSections ) rc = limitedRowsInto(db, zS, iTrace, pzErr, "SELECT path, depth, count, "
-        "inclusive_duration, exclusive_duration FROM \"%w\".profsum_agg_region WHERE trace_id=?1 "
-        "ORDER BY coalesce(inclusive_ref, inclusive_duration) DESC, coalesce(exclusive_ref, exclusive_duration) DESC, "
-        "path", zLim, r, rowRegion);
-    if( rc==SQLITE_OK && !forSections ) rc = limitedRowsInto(db, zS, iTrace, pzErr, "SELECT op_name, region_path, count, "
-        "total_gap_duration FROM \"%w\".profsum_agg_gap_context WHERE trace_id=?1 "
-        "ORDER BY total_gap_duration DESC, op_name, region_path", zLim, x, rowContext);
-    if( rc ) goto fail;
-  }
-  jSetLit(doc, "optimization_candidates", candidates(doc));
-  if( jOom(doc) ){ rc = SQLITE_NOMEM; goto fail; }
-  *ppRoot = doc;
-  return SQLITE_OK;
-fail:
+  if( (src==0 || jOom(src)) && rm ) rm->oom = 1;   /* out of memory reading it */
+  jFree(src);
+  jSetLit(doc, "run_metadata", rm);
+  jSetLit(ov, "display_time_unit", colNode(p, 4));
+  jSetLit(ov, "num_events_total", jInt(sqlite3_column_int64(p, 5)));
+  jSetLit(ov, "num_complete_events", jInt(sqlite3_column_int64(p, 6)));
+  jSetLit(ov, "num_processes", jInt(sqlite3_column_int64(p, 7)));
+  jSetLit(ov, "num_threads", jInt(sqlite3_column_int64(p, 8)));
+  jSetLit(ov, "profile_start_ts", colReal(p, 9));
+  jSetLit(ov, "profile_end_ts", colReal(p, 10));
+  jSetLit(ov, "duration_basis", jStr("exclusive_duration_per_track", -1));
+  jSetLit(ov, "suspected_truncation", jBool(sqlite3_column_int(p, 11)));
+  jSetLit(ov, "quality_warnings", colJson(p, 12, 1));
+  jSetLit(doc, "trace_overview", ov);
+  jSetLit(pv, "trace_sha256", colNode(p, 13));
+  jSetLit(pv, "run_ids", colJson(p, 14, 1));
+  jSetLit(pv, "source_file_hints", colJson(p, 15, 1));
+  jSetLit(doc, "trace_provenance", pv);
   sqlite3_finalize(p);
-  jFree(doc);
+  return SQLITE_OK;
+}
+
+/* Read the trace's step durations in step order into two arrays (free
+** both with sqlite3_free, also on error; both 0 without steps). */
+static int readSteps(DocBuild *b, sqlite3_int64 **paStep, double **paDur, int *pn){
+  sqlite3_int64 *aStep = 0;
+  double *aDur = 0;
+  int n = 0, nAlloc = 0, rc;
+  sqlite3_stmt *p = 0;
+  rc = profsumDocPrep(b->db, &p, b->pzErr, "SELECT step, duration FROM \"%w\".profsum_agg_step "
+                      "WHERE trace_id=?1 ORDER BY step", b->zS);
+  if( rc ) return rc;
+  sqlite3_bind_int64(p, 1, b->iTrace);
+  while( sqlite3_step(p)==SQLITE_ROW ){
+    if( n>=nAlloc ){
+      int nNew = nAlloc ? nAlloc*2 : 64;
+      sqlite3_int64 *a1 = sqlite3_realloc64(aStep, sizeof(sqlite3_int64)*(sqlite3_uint64)nNew);
+      double *a2;
+      if( a1==0 ){ rc = SQLITE_NOMEM; break; }
+      aStep = a1;
+      a2 = sqlite3_realloc64(aDur, sizeof(double)*(sqlite3_uint64)nNew);
+      if( a2==0 ){ rc = SQLITE_NOMEM; break; }
+      aDur = a2;
+      nAlloc = nNew;
+    }
+    aStep[n] = sqlite3_column_int64(p, 0);
+    aDur[n] = sqlite3_column_double(p, 1);
+    n++;
+  }
+  rc = profsumFinishRows(b->db, p, rc, b->pzErr);
+  *paStep = aStep; *paDur = aDur; *pn = n;
   return rc;
+}
+
+/* Push the step classes of the nSt (> 0) steady steps onto classes: "light"
+** and "heavy" when two clusters (kmeans2, from 6 steps) have medians at
+** least 1.5 apart, else one "typical" class (§4.3). */
+static int stepClasses(const sqlite3_int64 *aStepSt, const double *aDurSt, int nSt, JNode *classes){
+  int *aLab = sqlite3_malloc64(sizeof(int)*(sqlite3_uint64)(nSt+1));
+  int low = 0, split = 0, km = 0, rc = SQLITE_OK;
+  if( aLab==0 ){ rc = SQLITE_NOMEM; }
+  else if( nSt>=6 && (km = kmeans2(aDurSt, nSt, aLab, &low))<0 ){ rc = SQLITE_NOMEM; }
+  else if( km>0 ){
+    /* medians of the clusters */
+    sqlite3_int64 *s0 = sqlite3_malloc64(sizeof(sqlite3_int64)*(sqlite3_uint64)nSt*2);
+    double *d0 = sqlite3_malloc64(sizeof(double)*(sqlite3_uint64)nSt*2);
+    if( s0 && d0 ){
+      int nL = 0, nH = 0, k;
+      sqlite3_int64 *sL = s0, *sH = s0+nSt;
+      double *dL = d0, *dH = d0+nSt, mL, mH;
+      JNode *tmp;
+      for(k=0; k<nSt; k++){
+        if( aLab[k]==low ){ sL[nL] = aStepSt[k]; dL[nL++] = aDurSt[k]; }
+        else{ sH[nH] = aStepSt[k]; dH[nH++] = aDurSt[k]; }
+      }
+      tmp = durationStats(dL, nL, &mL);
+      if( jOom(tmp) ) rc = SQLITE_NOMEM;
+      jFree(tmp);
+      tmp = durationStats(dH, nH, &mH);
+      if( jOom(tmp) ) rc = SQLITE_NOMEM;
+      jFree(tmp);
+      if( rc==SQLITE_OK && !(mL<=0 || mH/mL<1.5) ){
+        split = 1;
+        jPush(classes, stepClass("light", sL, dL, nL, nSt, 0));
+        jPush(classes, stepClass("heavy", sH, dH, nH, nSt, 1));
+      }
+    }else{
+      rc = SQLITE_NOMEM;
+    }
+    sqlite3_free(s0); sqlite3_free(d0);
+  }
+  if( rc==SQLITE_OK && !split ){
+    jPush(classes, stepClass("typical", aStepSt, aDurSt, nSt, nSt, 0));
+  }
+  sqlite3_free(aLab);
+  return rc;
+}
+
+/* step_time (§4.3): all and steady-state step statistics and the classes. */
+static int buildStepTime(DocBuild *b){
+  sqlite3_int64 *aStep = 0;
+  double *aDur = 0;
+  int n = 0, i, nSt, rc;
+  JNode *st, *classes;
+  rc = readSteps(b, &aStep, &aDur, &n);
+  if( rc ){ sqlite3_free(aStep); sqlite3_free(aDur); return rc; }
+  st = jObj(); classes = jArr();
+  jSetLit(st, "warmup_steps_ignored", jInt(b->pK->warmupSteps));
+  jSetLit(st, "all_steps", durationStats(aDur, n, 0));
+  /* steady steps: step number >= warmup (the array is sorted by step) */
+  for(i=0; i<n && aStep[i]<b->pK->warmupSteps; i++){}
+  nSt = n - i;
+  /* the steady steps' arrays: none without steps (aDur, aStep are then
+  ** NULL, and NULL + 0 is undefined) */
+  jSetLit(st, "steady_state_steps", durationStats(nSt>0 ? aDur+i : 0, nSt, 0));
+  if( nSt>0 ) rc = stepClasses(aStep+i, aDur+i, nSt, classes);
+  jSetLit(st, "classes", classes);
+  jSetLit(b->doc, "step_time", st);
+  sqlite3_free(aStep); sqlite3_free(aDur);
+  return rc;
+}
+
+/* time_breakdown (§4.4): the categories of the knobs' breakdown mode. */
+static int buildBreakdown(DocBuild *b){
+  static const char *azCat[6] = {"compute","communication","host","stall","other","total"};
+  double v[6] = {0,0,0,0,0,0};
+  sqlite3_stmt *p = 0;
+  JNode *tb;
+  int k, rc;
+  rc = profsumDocPrep(b->db, &p, b->pzErr, "SELECT category, duration FROM \"%w\".profsum_agg_breakdown "
+            "WHERE trace_id=?1 AND mode=?2", b->zS);
+  if( rc ) return rc;
+  sqlite3_bind_int64(p, 1, b->iTrace);
+  sqlite3_bind_text(p, 2, b->pK->globalMode ? "exclusive_global" : "exclusive_per_track", -1, SQLITE_STATIC);
+  while( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
+    const char *z = profsumColText(p, 0, &rc);
+    for(k=0; k<6; k++) if( z && strcmp(z, azCat[k])==0 ) v[k] = sqlite3_column_double(p, 1);
+  }
+  rc = profsumFinishRows(b->db, p, rc, b->pzErr);
+  if( rc ) return rc;
+  tb = jObj();
+  jSetLit(tb, "duration_basis", jStr(b->pK->globalMode ? "exclusive_duration_global_timeline"
+                                                       : "exclusive_duration_per_track", -1));
+  jSetLit(tb, "total_duration", jReal(v[5]));
+  for(k=0; k<5; k++){
+    JNode *part = jObj();
+    jSetLit(part, "total_duration", jReal(v[k]));
+    jSetLit(part, "share_of_total", jReal(v[5]>0 ? v[k]/v[5] : 0.0));
+    jSetLit(tb, azCat[k], part);
+  }
+  jSetLit(b->doc, "time_breakdown", tb);
+  return SQLITE_OK;
+}
+
+/* Free the texts of a[0..n-1] and the array. */
+static void hotOpsFree(HotOp *a, int n){
+  int i;
+  for(i=0; i<n; i++){
+    sqlite3_free(a[i].zName); sqlite3_free(a[i].zShape);
+    sqlite3_free(a[i].zSource); sqlite3_free(a[i].zTf);
+  }
+  sqlite3_free(a);
+}
+
+/* Read every op of the trace into *pa (*pn entries, in table order; free
+** with hotOpsFree, also on error). */
+static int readHotOps(DocBuild *b, HotOp **pa, int *pn){
+  HotOp *a = 0;
+  int n = 0, nAlloc = 0, rc;
+  sqlite3_stmt *p = 0;
+  rc = profsumDocPrep(b->db, &p, b->pzErr, "SELECT name, count, total_duration, exclusive_duration, shape_signature, "
+            "source_file, tf_op_path, flop_proxy_per_invocation, coalesce(exclusive_ref, exclusive_duration), "
+            "coalesce(total_ref, total_duration) FROM \"%w\".profsum_agg_op WHERE trace_id=?1", b->zS);
+  if( rc ) return rc;
+  sqlite3_bind_int64(p, 1, b->iTrace);
+  while( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
+    HotOp *h;
+    if( n>=nAlloc ){
+      int nNew = nAlloc ? nAlloc*2 : 64;
+      HotOp *aNew = sqlite3_realloc64(a, sizeof(HotOp)*(sqlite3_uint64)nNew);
+      if( aNew==0 ){ rc = SQLITE_NOMEM; break; }
+      a = aNew; nAlloc = nNew;
+    }
+    h = &a[n++];
+    memset(h, 0, sizeof(*h));
+    {
+      /* each text copied, or the document is out of memory (not an op
+      ** without its shape, source or tf_op) */
+      const char *zN = profsumColText(p, 0, &rc), *zSh = profsumColText(p, 4, &rc);
+      const char *zSrc = profsumColText(p, 5, &rc), *zT = profsumColText(p, 6, &rc);
+      h->zName = sqlite3_mprintf("%s", zN ? zN : "");
+      if( zSh && (h->zShape = sqlite3_mprintf("%s", zSh))==0 ) rc = SQLITE_NOMEM;
+      if( zSrc && (h->zSource = sqlite3_mprintf("%s", zSrc))==0 ) rc = SQLITE_NOMEM;
+      if( zT && (h->zTf = sqlite3_mprintf("%s", zT))==0 ) rc = SQLITE_NOMEM;
+    }
+    h->count = sqlite3_column_int64(p, 1);
+    h->total = sqlite3_column_double(p, 2);
+    h->excl = sqlite3_column_double(p, 3);
+    h->hasFlop = sqlite3_column_type(p, 7)!=SQLITE_NULL;
+    h->flop = sqlite3_column_double(p, 7);
+    h->exclRef = sqlite3_column_double(p, 8);
+    h->totalRef = sqlite3_column_double(p, 9);
+    if( h->zName==0 ) rc = SQLITE_NOMEM;
+  }
+  *pa = a; *pn = n;
+  return profsumFinishRows(b->db, p, rc, b->pzErr);
+}
+
+/* One entry of hot_ops (§4.5). */
+static JNode *hotOpObject(const HotOp *h){
+  JNode *o = jObj();
+  int nName = (int)strlen(h->zName);
+  ProfsumSlice c = profsumCanonicalOp(h->zName, nName);
+  jSetLit(o, "name", jStr(h->zName, -1));
+  jSetLit(o, "canonical_name", jStr(c.z ? c.z : "", c.n));
+  jSetLit(o, "category", jStr(profsumOpCategory(h->zName, nName), -1));
+  jSetLit(o, "count", jInt(h->count));
+  jSetLit(o, "total_duration", jReal(h->total));
+  jSetLit(o, "exclusive_duration", jReal(h->excl));
+  jSetLit(o, "avg_duration", jReal(h->count ? h->total/(double)h->count : 0.0));
+  jSetLit(o, "shape_signature", jStr(h->zShape, -1));
+  jSetLit(o, "source_file", jStr(h->zSource, -1));
+  jSetLit(o, "tf_op_path", jStr(h->zTf, -1));
+  jSetLit(o, "flop_proxy_per_invocation", h->hasFlop ? jReal(h->flop) : jNull());
+  return o;
+}
+
+/* hot_ops (§4.5): the first hot_op_limit ops sorted in C (bytewise
+** names); keeps their exclRef in b->aExclRef for the families. */
+static int buildHotOps(DocBuild *b){
+  HotOp *a = 0;
+  int n = 0, i, nRef, rc;
+  JNode *arr = jArr();
+  jSetLit(b->doc, "hot_ops", arr);
+  rc = readHotOps(b, &a, &n);
+  if( rc==SQLITE_OK ){
+    if( n>1 ) qsort(a, (size_t)n, sizeof(HotOp), cmpHot);
+    nRef = n<b->pK->hotOpLimit ? n : b->pK->hotOpLimit;
+    b->aExclRef = sqlite3_malloc64(sizeof(double)*(sqlite3_uint64)(nRef+1));
+    if( b->aExclRef==0 ) rc = SQLITE_NOMEM;
+    for(i=0; rc==SQLITE_OK && i<nRef; i++) b->aExclRef[i] = a[i].exclRef;
+  }
+  for(i=0; rc==SQLITE_OK && i<n && i<b->pK->hotOpLimit; i++) jPush(arr, hotOpObject(&a[i]));
+  hotOpsFree(a, n);
+  return rc;
+}
+
+/* semantic_families (§4.6) from the listed hot ops, at most
+** max(hot_op_limit, 50) of them. */
+static int buildFamilies(DocBuild *b){
+  JNode *fam = families(jGet(b->doc, "hot_ops"), b->aExclRef,
+                        jNum(jGet(jGet(b->doc, "time_breakdown"), "total_duration")));
+  int lim = b->pK->hotOpLimit>50 ? b->pK->hotOpLimit : 50;
+  jSetLit(b->doc, "semantic_families", fam);
+  sqlite3_free(b->aExclRef);
+  b->aExclRef = 0;
+  fam = jGet(b->doc, "semantic_families");
+  while( fam && fam->nChild>lim ){ jFree(fam->a[fam->nChild-1]); fam->nChild--; }
+  return SQLITE_OK;
+}
+
+/* The listed sections below are ordered and limited in SQL: REAL and
+** BINARY-collated TEXT orders are the reference's. */
+
+/* communication_ops (§4.7). */
+static int buildComm(DocBuild *b){
+  JNode *c = jArr();
+  jSetLit(b->doc, "communication_ops", c);
+  return rowsInto(b->db, b->zS, b->iTrace, b->pzErr, "SELECT collective, count, total_duration "
+                  "FROM \"%w\".profsum_agg_comm WHERE trace_id=?1 "
+                  "ORDER BY coalesce(total_ref, total_duration) DESC, collective", c, rowComm);
+}
+
+/* gap_before_ops (§4.8): one row for the section tables (forSections). */
+static int buildGaps(DocBuild *b){
+  JNode *g = jArr();
+  jSetLit(b->doc, "gap_before_ops", g);
+  return limitedRowsInto(b->db, b->zS, b->iTrace, b->pzErr, "SELECT name, marker_op, count, total_gap_duration, "
+      "max_gap_duration FROM \"%w\".profsum_agg_gap WHERE trace_id=?1 ORDER BY total_gap_duration DESC, "
+      "max_gap_duration DESC, name", b->forSections ? "1" : b->zLim, g, rowGap);
+}
+
+/* hierarchical_regions (§4.9): read by no section table (empty with
+** forSections). */
+static int buildRegions(DocBuild *b){
+  JNode *r = jArr();
+  jSetLit(b->doc, "hierarchical_regions", r);
+  if( b->forSections ) return SQLITE_OK;
+  return limitedRowsInto(b->db, b->zS, b->iTrace, b->pzErr, "SELECT path, depth, count, "
+      "inclusive_duration, exclusive_duration FROM \"%w\".profsum_agg_region WHERE trace_id=?1 "
+      "ORDER BY coalesce(inclusive_ref, inclusive_duration) DESC, coalesce(exclusive_ref, exclusive_duration) DESC, "
+      "path", b->zLim, r, rowRegion);
+}
+
+/* gap_region_contexts (§4.10): as the regions, empty with forSections. */
+static int buildContexts(DocBuild *b){
+  JNode *x = jArr();
+  jSetLit(b->doc, "gap_region_contexts", x);
+  if( b->forSections ) return SQLITE_OK;
+  return limitedRowsInto(b->db, b->zS, b->iTrace, b->pzErr, "SELECT op_name, region_path, count, "
+      "total_gap_duration FROM \"%w\".profsum_agg_gap_context WHERE trace_id=?1 "
+      "ORDER BY total_gap_duration DESC, op_name, region_path", b->zLim, x, rowContext);
+}
+
+/* optimization_candidates (§4.12), from the sections built before it. */
+static int buildCandidates(DocBuild *b){
+  jSetLit(b->doc, "optimization_candidates", candidates(b->doc));
+  return SQLITE_OK;
+}
+
+/* The v1 fill of the listed sections: their table's columns after
+** trace_id, each a member of the entry or an SQL expression over h.value
+** (profsumDocFillRows). */
+static const char *const azFillOp[] = {"name", "count", "total_duration", "exclusive_duration",
+  "shape_signature", "source_file", "tf_op_path", "coalesce(json_extract(h.value,'$.flop_proxy_per_invocation'), "
+  "json_extract(h.value,'$.work_proxy_per_invocation'))", "exclusive_duration", "total_duration"};
+static const char *const azFillComm[] = {"collective", "count", "total_duration", "total_duration"};
+static const char *const azFillGap[] = {"name", "coalesce(nullif(json_extract(h.value,'$.marker_op'),''), "
+  "json_extract(h.value,'$.name'))", "count", "total_gap_duration", "max_gap_duration"};
+static const char *const azFillRegion[] = {"path", "depth", "count", "inclusive_duration",
+  "exclusive_duration", "inclusive_duration", "exclusive_duration"};
+static const char *const azFillContext[] = {"op_name", "region_path", "count", "total_gap_duration"};
+#define FILL(zTable, az) zTable, az, (int)(sizeof(az)/sizeof(az[0]))
+
+/*
+** The sections of the document, in the order they are built (a step may
+** read the sections before it).  Each entry: the section's top-level key
+** ("trace": the header keys of buildTrace), how it is built from the
+** tables, how a v1 import fills its aggregate table from the stored
+** document (a function of doc_tables.c, or for a listed section the table
+** and its columns for profsumDocFillRows; neither when no table holds it),
+** the key that is unique among its entries (for the fill's error
+** message), and how its knob-dependent profsum_sec_* rows are stored
+** (doc_tables.c; 0 for none).  A new section is one entry here plus its
+** functions (docs/internals.md).
+*/
+typedef struct DocSection {
+  const char *zKey;
+  int (*xBuild)(DocBuild*);
+  int (*xFill)(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr);
+  const char *zFillTable;
+  const char *const *azFillCol;
+  int nFillCol;
+  const char *zUnique;
+  int (*xStore)(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, const JNode *pRoot, char **pzErr);
+} DocSection;
+
+#define NOFILL 0, 0, 0
+static const DocSection aSection[] = {
+  /* key, build step, fill (a function, or 0 and FILL(table, columns)),
+  ** unique key, store step */
+  { "trace", buildTrace,
+    profsumDocFillTrace, NOFILL, 0, 0 },
+  { "step_time", buildStepTime,
+    0, NOFILL, 0, profsumDocStoreSteps },
+  { "time_breakdown", buildBreakdown,
+    profsumDocFillBreakdown, NOFILL, 0, 0 },
+  { "hot_ops", buildHotOps,
+    0, FILL("profsum_agg_op", azFillOp), "name", profsumDocStoreHotOps },
+  { "semantic_families", buildFamilies,
+    0, NOFILL, 0, profsumDocStoreFamilies },
+  { "communication_ops", buildComm,
+    0, FILL("profsum_agg_comm", azFillComm), "collective", 0 },
+  { "gap_before_ops", buildGaps,
+    0, FILL("profsum_agg_gap", azFillGap), "name", 0 },
+  { "hierarchical_regions", buildRegions,
+    0, FILL("profsum_agg_region", azFillRegion), "path", 0 },
+  { "gap_region_contexts", buildContexts,
+    0, FILL("profsum_agg_gap_context", azFillContext), "op_name and region_path", 0 },
+  { "optimization_candidates", buildCandidates,
+    0, NOFILL, 0, profsumDocStoreCandidates },
+};
+#undef NOFILL
+#undef FILL
+#define N_SECTION ((int)(sizeof(aSection)/sizeof(aSection[0])))
+
+/* Build the document of trace iTrace from the tables: every section's
+** step in table order.  On success *ppRoot is the document; on error it
+** is untouched and *pzErr may be set. */
+static int buildFromTables(sqlite3 *db, const char *zS, sqlite3_int64 iTrace,
+                           const ProfsumKnobs *pK, int forSections, JNode **ppRoot, char **pzErr){
+  DocBuild b;
+  int i, rc = SQLITE_OK;
+  memset(&b, 0, sizeof(b));
+  b.db = db; b.zS = zS; b.iTrace = iTrace; b.pK = pK; b.forSections = forSections; b.pzErr = pzErr;
+  sqlite3_snprintf(sizeof(b.zLim), b.zLim, "%d", pK->hotOpLimit>500 ? pK->hotOpLimit : 500);
+  b.doc = jObj();
+  if( b.doc==0 ) return SQLITE_NOMEM;
+  for(i=0; rc==SQLITE_OK && i<N_SECTION; i++) rc = aSection[i].xBuild(&b);
+  if( rc==SQLITE_OK && jOom(b.doc) ) rc = SQLITE_NOMEM;
+  sqlite3_free(b.aExclRef);
+  if( rc ){ jFree(b.doc); return rc; }
+  *ppRoot = b.doc;
+  return SQLITE_OK;
 }
 
 /* profsumDocBuild() and profsumDocBuildSections(). */
@@ -981,135 +1143,51 @@ char *profsumJsonPretty(const char *zJson, int nJson, char **pzErr){
 }
 
 /* ------------------------------------------------------------------ */
-/* Section tables                                                      */
+/* Section tables (the store and fill steps: doc_tables.c)             */
 /* ------------------------------------------------------------------ */
 
-/* Bind a JSON node as an SQL value. */
-static int bindNode(sqlite3_stmt *p, int i, const JNode *n){
-  if( n==0 ){ sqlite3_bind_null(p, i); return SQLITE_OK; }
-  switch( n->type ){
-    case JT_INT: sqlite3_bind_int64(p, i, n->i); break;
-    case JT_REAL: sqlite3_bind_double(p, i, n->r); break;
-    case JT_STRING: return sqlite3_bind_text(p, i, n->z, n->n, SQLITE_TRANSIENT);
-    case JT_TRUE: sqlite3_bind_int(p, i, 1); break;
-    case JT_FALSE: sqlite3_bind_int(p, i, 0); break;
-    case JT_ARRAY: case JT_OBJECT: {
-      char *z = jDump(n);
-      if( z==0 ) return SQLITE_NOMEM;      /* not a NULL in a NOT NULL column */
-      return sqlite3_bind_text(p, i, z, -1, sqlite3_free);
-    }
-    default: sqlite3_bind_null(p, i); break;
+/* See summary_doc.h: each section's store step, in table order. */
+int profsumDocStoreSections(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
+                            ProfsumDoc *pDoc, char **pzErr){
+  int i, rc = SQLITE_OK;
+  for(i=0; rc==SQLITE_OK && i<N_SECTION; i++){
+    if( aSection[i].xStore ) rc = aSection[i].xStore(db, zSchema, iTrace, pDoc->pRoot, pzErr);
   }
-  return SQLITE_OK;
-}
-
-/* Insert rows: for each element of pArr, bind the named members. */
-static int insertRows(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, char **pzErr,
-                      const char *zTable, const char **azCol, int nCol, const JNode *pArr,
-                      const char *zStatsKey){
-  sqlite3_str *s = sqlite3_str_new(db);
-  sqlite3_stmt *p = 0;
-  char *zSql;
-  int rc, i, k;
-  sqlite3_str_appendf(s, "INSERT INTO \"%w\".%s(trace_id, rank", zS, zTable);
-  for(k=0; k<nCol; k++) sqlite3_str_appendf(s, ", %s", azCol[k]);
-  sqlite3_str_appendall(s, ") VALUES(?1, ?2");
-  for(k=0; k<nCol; k++) sqlite3_str_appendf(s, ", ?%d", k+3);
-  sqlite3_str_appendall(s, ")");
-  zSql = sqlite3_str_finish(s);
-  if( zSql==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
-  sqlite3_free(zSql);
-  if( rc ){ if( pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db)); return rc; }
-  for(i=0; pArr && i<pArr->nChild && rc==SQLITE_OK; i++){
-    const JNode *o = pArr->a[i];
-    const JNode *st = zStatsKey ? jGet(o, zStatsKey) : 0;
-    sqlite3_bind_int64(p, 1, iTrace);
-    sqlite3_bind_int(p, 2, i);
-    for(k=0; k<nCol; k++){
-      const JNode *v = jGet(o, azCol[k]);
-      if( v==0 && st ) v = jGet(st, azCol[k]);
-      if( strcmp(azCol[k], "canonical_name")==0
-       && (v==0 || v->type!=JT_STRING || v->n==0) ){
-        /* the reference's reader recomputes a missing or empty one */
-        const JNode *pName = jGet(o, "name");
-        if( pName && pName->type==JT_STRING ){
-          ProfsumSlice c = profsumCanonicalOp(pName->z, pName->n);
-          sqlite3_bind_text(p, k+3, c.z ? c.z : "", c.z ? c.n : 0, SQLITE_TRANSIENT);
-          continue;
-        }
-      }
-      if( (rc = bindNode(p, k+3, v))!=SQLITE_OK ) break;
-    }
-    if( rc ) break;
-    if( sqlite3_step(p)!=SQLITE_DONE ){
-      rc = sqlite3_reset(p);
-      if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
-      if( pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-    }else{
-      rc = sqlite3_reset(p);
-    }
-  }
-  sqlite3_finalize(p);
   return rc;
 }
 
-int profsumDocStoreSections(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
-                            ProfsumDoc *pDoc, char **pzErr){
-  static const char *azTab[] = {"profsum_sec_step_stats","profsum_sec_step_class",
-    "profsum_sec_hot_op","profsum_sec_family","profsum_sec_candidate"};
-  static const char *azStats[] = {"count","mean","median","p90","min","max"};
-  static const char *azClass[] = {"name","count","fraction_of_steady","mean","median","p90","min","max",
-    "representative_step","representative_duration","periodicity"};
-  static const char *azHot[] = {"name","canonical_name","category","count","total_duration",
-    "exclusive_duration","avg_duration","shape_signature","source_file","tf_op_path",
-    "flop_proxy_per_invocation"};
-  static const char *azFam[] = {"family","count","total_duration","exclusive_duration","share_of_total",
-    "avg_duration","avg_exclusive_duration","example_op","dominant_shape_signature",
-    "flop_proxy_total","time_per_flop_proxy"};
-  static const char *azCand[] = {"candidate_id","title","rationale","evidence","suggestions"};
-  JNode *root = pDoc->pRoot, *st = jGet(root, "step_time");
-  size_t t;
-  int rc = SQLITE_OK;
-  for(t=0; rc==SQLITE_OK && t<sizeof(azTab)/sizeof(azTab[0]); t++){
-    char *z = sqlite3_mprintf("DELETE FROM \"%w\".%s WHERE trace_id=%lld", zSchema, azTab[t], (long long)iTrace);
-    if( z==0 ){ rc = SQLITE_NOMEM; break; }
-    rc = sqlite3_exec(db, z, 0, 0, 0);
-    sqlite3_free(z);
-    if( rc && pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-  }
-  if( rc==SQLITE_OK ){
-    /* step stats: two rows keyed by scope (rank column not used there) */
-    int k;
-    static const char *azScope[2][2] = {{"all","all_steps"},{"steady","steady_state_steps"}};
-    for(k=0; k<2 && rc==SQLITE_OK; k++){
-      JNode *ds = jGet(st, azScope[k][1]);
-      sqlite3_stmt *p = 0;
-      char *z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_sec_step_stats VALUES(?1,?2,?3,?4,?5,?6,?7,?8)", zSchema);
-      int c;
-      if( z==0 ){ rc = SQLITE_NOMEM; break; }
-      rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-      sqlite3_free(z);
-      if( rc ){ if( pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db)); break; }
-      sqlite3_bind_int64(p, 1, iTrace);
-      sqlite3_bind_text(p, 2, azScope[k][0], -1, SQLITE_STATIC);
-      for(c=0; c<6; c++) bindNode(p, c+3, jGet(ds, azStats[c]));
-      if( sqlite3_step(p)!=SQLITE_DONE ){
-        rc = sqlite3_reset(p);
-        if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
-        if( pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-      }
-      sqlite3_finalize(p);
+/* See summary_doc.h: each section's fill step, in table order; a
+** constraint error names the section and its rule. */
+int profsumDocFillFromV1(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
+                         const char *zFunc, const char *zPath, char **pzErr){
+  int i, rc = SQLITE_OK;
+  char *zE = 0, *z;
+  for(i=0; rc==SQLITE_OK && i<N_SECTION; i++){
+    const DocSection *pS = &aSection[i];
+    if( pS->xFill ) rc = pS->xFill(db, zSchema, iTrace, &zE);
+    else if( pS->zFillTable ){
+      rc = profsumDocFillRows(db, zSchema, iTrace, pS->zFillTable, pS->azFillCol, pS->nFillCol, pS->zKey, &zE);
     }
   }
-  if( rc==SQLITE_OK ) rc = insertRows(db, zSchema, iTrace, pzErr, "profsum_sec_step_class", azClass, 11,
-                                      jGet(st, "classes"), "duration_stats");
-  if( rc==SQLITE_OK ) rc = insertRows(db, zSchema, iTrace, pzErr, "profsum_sec_hot_op", azHot, 11,
-                                      jGet(root, "hot_ops"), 0);
-  if( rc==SQLITE_OK ) rc = insertRows(db, zSchema, iTrace, pzErr, "profsum_sec_family", azFam, 11,
-                                      jGet(root, "semantic_families"), 0);
-  if( rc==SQLITE_OK ) rc = insertRows(db, zSchema, iTrace, pzErr, "profsum_sec_candidate", azCand, 5,
-                                      jGet(root, "optimization_candidates"), 0);
+  if( rc==SQLITE_OK ) return SQLITE_OK;
+  i--;
+  if( zE==0 ){
+    z = 0;
+  }else if( (rc&0xff)==SQLITE_CONSTRAINT ){
+    /* the section and the rule instead of SQLite's table and column */
+    const char *zPart = aSection[i].xBuild==buildTrace ? "its top-level fields" : aSection[i].zKey;
+    if( aSection[i].zUnique && strstr(zE, "UNIQUE") ){
+      z = sqlite3_mprintf("%s: '%s': cannot store this profile_summary.v1 document: %s has two "
+                          "entries with the same %s (%s)", zFunc, zPath, zPart, aSection[i].zUnique, zE);
+    }else{
+      z = sqlite3_mprintf("%s: '%s': cannot store this profile_summary.v1 document: %s lack a "
+                          "required value or hold one of the wrong type (%s)", zFunc, zPath, zPart, zE);
+    }
+  }else{
+    z = sqlite3_mprintf("%s: %s", zFunc, zE);
+  }
+  sqlite3_free(zE);
+  if( pzErr && *pzErr==0 ) *pzErr = z; else sqlite3_free(z);
   return rc;
 }
 

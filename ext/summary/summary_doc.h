@@ -155,6 +155,17 @@ int profsumDocStoreSections(sqlite3 *db, const char *zSchema,
                             sqlite3_int64 iTrace, ProfsumDoc *pDoc,
                             char **pzErr);
 
+/*
+** Fill the profsum_agg_* tables and the profsum_trace columns of trace
+** iTrace in zSchema from its stored profile_summary.v1 document
+** (profsum_trace.summary_json), so the views work for a v1 import.  Errors
+** are prefixed with zFunc; a constraint failure names the file zPath, the
+** section and the rule it breaks ("hot_ops has two entries with the same
+** name").  Not atomic: the caller's transaction is.
+*/
+int profsumDocFillFromV1(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
+                         const char *zFunc, const char *zPath, char **pzErr);
+
 /* The document tree (a JNode of jsontree.h) for renderers. */
 struct JNode;
 const struct JNode *profsumDocRoot(ProfsumDoc *pDoc);

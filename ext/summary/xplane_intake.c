@@ -32,6 +32,7 @@
 #include "insights.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -272,6 +273,147 @@ static int xpNameOr(ProfsumEngine *e, const char *z, int64_t n, const char *zFmt
   return profsumEngIntern(e, zBuf, (int64_t)strlen(zBuf), pId);
 }
 
+/* The file's SHA-256 (trace provenance), computed beside the decoding:
+** in a thread of its own when threads are allowed (it reads the file a
+** second time, from the page cache, on the other core), else at once. */
+typedef struct XpHash {
+  const char *zPath;
+  char zHex[65];
+  sqlite3_int64 nSize;
+  char *zErr;                 /* the hash's error message (sqlite3_malloc'd) */
+  int rc;
+  int bThread;                /* a thread runs it: xpHashJoin() waits for it */
+  pthread_t thread;
+} XpHash;
+
+static void *xpHashMain(void *pArg){
+  XpHash *h = (XpHash*)pArg;
+  h->rc = profsumSha256File(h->zPath, h->zHex, &h->nSize, &h->zErr);
+  return 0;
+}
+
+/* Start hashing zPath into h. */
+static void xpHashStart(XpHash *h, const char *zPath){
+  memset(h, 0, sizeof(*h));
+  h->zPath = zPath;
+  if( profsumThreadsAllowed() && pthread_create(&h->thread, 0, xpHashMain, h)==0 ){
+    h->bThread = 1;
+  }else{
+    xpHashMain(h);
+  }
+}
+
+/* Wait for the hash (when a thread computes it); then h->rc says how it
+** went. */
+static void xpHashJoin(XpHash *h){
+  if( h->bThread ){
+    pthread_join(h->thread, 0);
+    h->bThread = 0;
+  }
+}
+
+/* What the walk of one file shares (profsumEngineReadXPlane). */
+typedef struct XpWalk {
+  ProfsumEngine *e;
+  ProfsumXp *p;
+  const char *zFunc;
+  char *apB[2]; int64_t anB[2];   /* xpDerive's buffers */
+  XpCache mc;                     /* metadata key → aDer index + 1 (events without stats) */
+  XpDerived *aDer; int64_t nDer, nAllocDer;
+  int64_t nUnsortedLines;
+  char *zFirstUnsorted;           /* the first unsorted line's message */
+} XpWalk;
+
+/* The derived fields of event ev (metadata m) into *pd: cached per
+** metadata for events without stats (w->mc, w->aDer; reset per plane).
+** SQLITE_OK or an error code. */
+static int xpDerivedOf(XpWalk *w, const ProfsumXpEvent *ev, const ProfsumXpEventMeta *m, XpDerived *pd){
+  int64_t *pc = 0;
+  int32_t name;
+  int rc;
+  if( ev->nStat==0 && (rc = xpCacheGet(&w->mc, m->key, &pc))!=SQLITE_OK ) return rc;
+  if( pc && *pc>0 ){
+    *pd = w->aDer[*pc-1];
+    return SQLITE_OK;
+  }
+  rc = m->nDisplay>0 ? profsumEngIntern(w->e, m->zDisplay, m->nDisplay, &name)
+                     : profsumEngIntern(w->e, m->zName, m->nName, &name);
+  if( rc==SQLITE_OK ) rc = xpDerive(w->e, w->p, ev, name, pd, w->apB, w->anB);
+  if( rc ){
+    if( pc ) *pc = -1;      /* a made entry keeps a nonzero value */
+    return rc;
+  }
+  if( pc ){
+    if( w->nDer>=w->nAllocDer ){
+      int64_t nNew = w->nAllocDer ? w->nAllocDer*2 : 64;
+      XpDerived *aNew = sqlite3_realloc64(w->aDer, sizeof(XpDerived)*(sqlite3_uint64)nNew);
+      if( aNew==0 ){ *pc = -1; return SQLITE_NOMEM; }
+      w->aDer = aNew;
+      w->nAllocDer = nNew;
+    }
+    w->aDer[w->nDer++] = *pd;
+    *pc = w->nDer;
+  }
+  return SQLITE_OK;
+}
+
+/* The first event of line ln (thread name id `thread`, of plane pl named
+** `proc`, pid/tid) out of timeline order: its diagnostic, and the message
+** kept for the quality warning when it is the file's first such line. */
+static int xpUnsortedLine(XpWalk *w, const ProfsumXpPlane *pl, const ProfsumXpLine *ln,
+                          const ProfsumXpEvent *ev, int32_t proc, int32_t thread,
+                          int64_t pid, int64_t tid, int isDevOps, double fTs){
+  ProfsumEngine *e = w->e;
+  char *z = sqlite3_mprintf("line %lld '%s' of plane %lld '%s' (pid %lld, tid %lld): event %lld "
+      "(ts %!.17g us) is not in timeline order (ts ascending, the longer first); the reference "
+      "summarizer stops with 'Events on %s track (%lld, %lld) are not in timeline order.'; "
+      "profsum sorted the line",
+      (long long)ln->iLine, profsumEngStr(e, thread), (long long)pl->iPlane, profsumEngStr(e, proc),
+      (long long)pid, (long long)tid, (long long)ev->iEvent, fTs,
+      isDevOps ? "trace" : "XPlane", (long long)pid, (long long)tid);
+  if( z==0 ) return SQLITE_NOMEM;
+  profsumEngDiag(e, ev->iEvent, ev->iOffset, "xplane_unsorted_line", z);
+  if( w->nUnsortedLines++==0 ) w->zFirstUnsorted = z; else sqlite3_free(z);
+  return SQLITE_OK;
+}
+
+/* The reader's quality warnings into pW: XSpace warnings, then errors
+** (§4.1), then this reader's own (no timeline events, unsorted lines,
+** invalid UTF-8).  SQLITE_OK or SQLITE_NOMEM. */
+static int xpWarnings(XpWalk *w, int64_t nBadUtf8, sqlite3_str *pW){
+  const ProfsumXpStr *aS;
+  int64_t n, i;
+  int rc = SQLITE_OK;
+  profsumXpStrings(w->p, PROFSUM_XP_WARNINGS, &aS, &n);
+  for(i=0; i<n; i++) profsumEngWarnAppend(pW, aS[i].z, aS[i].n);
+  profsumXpStrings(w->p, PROFSUM_XP_ERRORS, &aS, &n);
+  for(i=0; i<n; i++) profsumEngWarnAppend(pW, aS[i].z, aS[i].n);
+  if( profsumEngCount(w->e)==0 ){
+    static const char zNo[] = "XPlane protobuf contained no direct timeline events with offset/duration data.";
+    profsumEngWarnAppend(pW, zNo, (int64_t)sizeof(zNo)-1);
+  }
+  if( w->nUnsortedLines>0 ){
+    char *z = sqlite3_mprintf("%lld XPlane %s not in timeline order, which the reference summarizer "
+        "rejects (it needs each line sorted by ts, the longer event first); profsum sorted %s. "
+        "First: %s. See profsum_diagnostic (kind xplane_unsorted_line).",
+        (long long)w->nUnsortedLines, w->nUnsortedLines==1 ? "line is" : "lines are",
+        w->nUnsortedLines==1 ? "it" : "them", w->zFirstUnsorted);
+    if( z ){ profsumEngWarnAppend(pW, z, (int64_t)strlen(z)); sqlite3_free(z); }
+    else rc = SQLITE_NOMEM;
+  }
+  if( nBadUtf8>0 ){
+    char *z = sqlite3_mprintf("%lld string %s of the XPlane %s not valid UTF-8, which the reference "
+        "summarizer rejects (a decode error: in a profile folder it reads the JSON trace instead); "
+        "profsum read %s with U+FFFD. See profsum_diagnostic (kind xplane_invalid_utf8).",
+        (long long)nBadUtf8, nBadUtf8==1 ? "field" : "fields",
+        nBadUtf8==1 ? "is" : "are", nBadUtf8==1 ? "it" : "them");
+    if( z ){ profsumEngWarnAppend(pW, z, (int64_t)strlen(z)); sqlite3_free(z); }
+    else rc = SQLITE_NOMEM;
+  }
+  if( rc==SQLITE_OK && sqlite3_str_errcode(pW) ) rc = SQLITE_NOMEM;
+  return rc;
+}
+
 /* See engine_intake.h. */
 int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
   ProfsumXp *p = 0;
@@ -280,25 +422,20 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
   const ProfsumXpEvent *ev;
   const char *zFunc = profsumEngFunc(e);
   char *zErr = 0;
-  char *apB[2] = {0, 0}; int64_t anB[2] = {0, 0};
-  XpCache mc = {0, 0, 0, 0};     /* metadata key → aDer index + 1 (events without stats) */
-  XpDerived *aDer = 0; int64_t nDer = 0, nAllocDer = 0;
   sqlite3_str *pW = 0;
-  int64_t nUnsortedLines = 0;
-  char *zFirstUnsorted = 0;
-  char zSha[65];
-  sqlite3_int64 nSize = 0;
+  XpWalk w;
+  XpHash hash;
   XpRead x;
   int rc;
+  memset(&w, 0, sizeof(w));
+  w.e = e;
+  w.zFunc = zFunc;
   x.e = e;
   x.nBadUtf8 = 0;
-  rc = profsumSha256File(zPath, zSha, &nSize, &zErr);
-  if( rc ){
-    profsumEngSetError(e, sqlite3_mprintf("%s: %s", zFunc, zErr ? zErr : sqlite3_errstr(rc)));
-    sqlite3_free(zErr);
-    return rc;
-  }
+  xpHashStart(&hash, zPath);
+  if( !hash.bThread && hash.rc ) goto hash_failed;
   rc = profsumXpOpen(zFunc, zPath, PROFSUM_XP_LENIENT_UTF8, xpDiag, &x, &p, &zErr);
+  w.p = p;
   while( rc==SQLITE_OK && (rc = profsumXpNextPlane(p, &pl, &zErr))==SQLITE_ROW ){
     int64_t pid = pl->iPlane + 1;
     int32_t proc;
@@ -306,8 +443,8 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
     if( (rc = xpNameOr(e, pl->zName, pl->nName, "xplane:%lld", pl->iPlane, &proc))!=SQLITE_OK ) break;
     if( (rc = profsumEngName(e, 0, pid, 0, proc))!=SQLITE_OK ) break;
     if( (rc = profsumInsXpPlane(profsumEngineInsights(e), p, pl))!=SQLITE_OK ) break;
-    xpCacheReset(&mc);
-    nDer = 0;
+    xpCacheReset(&w.mc);
+    w.nDer = 0;
     while( rc==SQLITE_OK && (rc = profsumXpNextLine(p, &ln, &zErr))==SQLITE_ROW ){
       int64_t tid = ln->id!=0 ? ln->id : ln->iLine + 1;
       int32_t thread, trk = -1;
@@ -344,48 +481,11 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
         fDur = (double)ev->durationPs / 1e6;
         fEnd = fTs + fDur;
         if( hasPrev && (fTs<prevTs || (fTs==prevTs && fEnd>prevEnd)) && !unsorted ){
-          char *z;
           unsorted = 1;
-          z = sqlite3_mprintf("line %lld '%s' of plane %lld '%s' (pid %lld, tid %lld): event %lld "
-              "(ts %!.17g us) is not in timeline order (ts ascending, the longer first); the reference "
-              "summarizer stops with 'Events on %s track (%lld, %lld) are not in timeline order.'; "
-              "profsum sorted the line",
-              (long long)ln->iLine, profsumEngStr(e, thread), (long long)pl->iPlane, profsumEngStr(e, proc),
-              (long long)pid, (long long)tid, (long long)ev->iEvent, fTs,
-              isDev && isDevOp ? "trace" : "XPlane", (long long)pid, (long long)tid);
-          if( z==0 ){ rc = SQLITE_NOMEM; break; }
-          profsumEngDiag(e, ev->iEvent, ev->iOffset, "xplane_unsorted_line", z);
-          if( nUnsortedLines++==0 ) zFirstUnsorted = z; else sqlite3_free(z);
+          if( (rc = xpUnsortedLine(&w, pl, ln, ev, proc, thread, pid, tid, isDev && isDevOp, fTs)) ) break;
         }
         hasPrev = 1; prevTs = fTs; prevEnd = fEnd;
-        /* the derived fields: cached per metadata for events without stats */
-        {
-          int64_t *pc = 0;
-          int32_t name;
-          if( ev->nStat==0 && (rc = xpCacheGet(&mc, m->key, &pc))!=SQLITE_OK ) break;
-          if( pc && *pc>0 ){
-            d = aDer[*pc-1];
-          }else{
-            rc = m->nDisplay>0 ? profsumEngIntern(e, m->zDisplay, m->nDisplay, &name)
-                               : profsumEngIntern(e, m->zName, m->nName, &name);
-            if( rc==SQLITE_OK ) rc = xpDerive(e, p, ev, name, &d, apB, anB);
-            if( rc ){
-              if( pc ) *pc = -1;      /* a made entry keeps a nonzero value */
-              break;
-            }
-            if( pc ){
-              if( nDer>=nAllocDer ){
-                int64_t nNew = nAllocDer ? nAllocDer*2 : 64;
-                XpDerived *aNew = sqlite3_realloc64(aDer, sizeof(XpDerived)*(sqlite3_uint64)nNew);
-                if( aNew==0 ){ *pc = -1; rc = SQLITE_NOMEM; break; }
-                aDer = aNew;
-                nAllocDer = nNew;
-              }
-              aDer[nDer++] = d;
-              *pc = nDer;
-            }
-          }
-        }
+        if( (rc = xpDerivedOf(&w, ev, m, &d))!=SQLITE_OK ) break;
         if( trk<0 && (rc = profsumEngNewTrack(e, pid, tid, proc, thread, &trk))!=SQLITE_OK ) break;
         a.idx = ev->iEvent;
         a.iOffset = ev->iOffset;
@@ -410,39 +510,12 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
   if( rc==SQLITE_DONE ) rc = SQLITE_OK;
   if( rc==SQLITE_OK ) rc = profsumEngDiagRc(e);
   if( rc==SQLITE_OK ){
-    /* the quality warnings: XSpace warnings, then errors (§4.1), then this
-    ** reader's own */
-    const ProfsumXpStr *aS;
-    int64_t n, i;
     pW = sqlite3_str_new(0);
-    profsumXpStrings(p, PROFSUM_XP_WARNINGS, &aS, &n);
-    for(i=0; i<n; i++) profsumEngWarnAppend(pW, aS[i].z, aS[i].n);
-    profsumXpStrings(p, PROFSUM_XP_ERRORS, &aS, &n);
-    for(i=0; i<n; i++) profsumEngWarnAppend(pW, aS[i].z, aS[i].n);
-    if( profsumEngCount(e)==0 ){
-      static const char zNo[] = "XPlane protobuf contained no direct timeline events with offset/duration data.";
-      profsumEngWarnAppend(pW, zNo, (int64_t)sizeof(zNo)-1);
+    rc = xpWarnings(&w, x.nBadUtf8, pW);
+    xpHashJoin(&hash);
+    if( rc==SQLITE_OK && hash.rc==SQLITE_OK ){
+      rc = profsumEngFinish(e, profsumXpEventsSeen(p), "us", hash.zHex, hash.nSize, pW);
     }
-    if( nUnsortedLines>0 ){
-      char *z = sqlite3_mprintf("%lld XPlane %s not in timeline order, which the reference summarizer "
-          "rejects (it needs each line sorted by ts, the longer event first); profsum sorted %s. "
-          "First: %s. See profsum_diagnostic (kind xplane_unsorted_line).",
-          (long long)nUnsortedLines, nUnsortedLines==1 ? "line is" : "lines are",
-          nUnsortedLines==1 ? "it" : "them", zFirstUnsorted);
-      if( z ){ profsumEngWarnAppend(pW, z, (int64_t)strlen(z)); sqlite3_free(z); }
-      else rc = SQLITE_NOMEM;
-    }
-    if( x.nBadUtf8>0 ){
-      char *z = sqlite3_mprintf("%lld string %s of the XPlane %s not valid UTF-8, which the reference "
-          "summarizer rejects (a decode error: in a profile folder it reads the JSON trace instead); "
-          "profsum read %s with U+FFFD. See profsum_diagnostic (kind xplane_invalid_utf8).",
-          (long long)x.nBadUtf8, x.nBadUtf8==1 ? "field" : "fields",
-          x.nBadUtf8==1 ? "is" : "are", x.nBadUtf8==1 ? "it" : "them");
-      if( z ){ profsumEngWarnAppend(pW, z, (int64_t)strlen(z)); sqlite3_free(z); }
-      else rc = SQLITE_NOMEM;
-    }
-    if( rc==SQLITE_OK && sqlite3_str_errcode(pW) ) rc = SQLITE_NOMEM;
-    if( rc==SQLITE_OK ) rc = profsumEngFinish(e, profsumXpEventsSeen(p), "us", zSha, nSize, pW);
   }else if( zErr ){
     /* the decoder's message (an error of the engine's, e.g. too many
     ** events, has its message set already) */
@@ -451,10 +524,17 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
   }
   if( pW ) sqlite3_free(sqlite3_str_finish(pW));
   sqlite3_free(zErr);
-  sqlite3_free(zFirstUnsorted);
-  sqlite3_free(apB[0]); sqlite3_free(apB[1]);
-  sqlite3_free(aDer);
-  xpCacheReset(&mc);
+  sqlite3_free(w.zFirstUnsorted);
+  sqlite3_free(w.apB[0]); sqlite3_free(w.apB[1]);
+  sqlite3_free(w.aDer);
+  xpCacheReset(&w.mc);
   profsumXpClose(p);
-  return rc;
+  xpHashJoin(&hash);
+  if( hash.rc==SQLITE_OK ) return rc;
+hash_failed:
+  /* a file the hash cannot read: its error, whatever the decoding said
+  ** (the hash ran first before it ran beside the decoding) */
+  profsumEngSetError(e, sqlite3_mprintf("%s: %s", zFunc, hash.zErr ? hash.zErr : sqlite3_errstr(hash.rc)));
+  sqlite3_free(hash.zErr);
+  return hash.rc;
 }

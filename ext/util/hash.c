@@ -6,13 +6,13 @@
 ** libraries at hand that have them (OpenSSL's libcrypto, GnuTLS/nettle)
 ** would add a link dependency for ~200 lines.  On x86-64 CPUs with the SHA
 ** extensions (Intel since Ice Lake / Goldmont, AMD since Zen) SHA-256 uses
-** them, chosen at run time: 1040 MB/s against 131 MB/s for the portable
-** code on the benchmark machine (`make bench-sha256`), so hashing a gzipped
-** trace costs the inflate thread a few percent of its time instead of a
-** third (docs/performance.md).  PROFSUM_SHA256=portable in the environment
+** them, chosen at run time: several times the portable code's speed
+** (`make bench-sha256`; the figures are in docs/performance.md), so hashing
+** a gzipped trace costs the inflate thread a small part of its time.
+** PROFSUM_SHA256=portable in the environment
 ** forces the portable code (the tests compare both); valgrind hides the
 ** CPUID bit, so `make valgrind` runs the portable code and `make asan` the
-** other.  The MD5 runs at about 500–700 MB/s.  (libcurl links a TLS
+** other.  (libcurl links a TLS
 ** library that has MD5, but does not export it, and the NETWORK=0 build has
 ** no libcurl.)
 */

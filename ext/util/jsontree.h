@@ -148,8 +148,9 @@ char *jDump(const JNode *p);
 char *profsumJsonCompact(const JNode *p);
 
 /* The most values (nodes: scalars, arrays and objects, each counted once)
-** jParse() builds for one document.  A node costs about 80 bytes with its
-** slot in the parent (measured), so this bounds a tree at about 1.3 GB
+** jParse() builds for one document.  A node with its slot in the parent
+** takes some 80 bytes (sizeof(JNode) and a pointer), so this bounds a tree
+** at about 1.3 GB
 ** whatever the text (the 512 MiB of a v1 import as "0,0,..." would be 268M
 ** values, over 20 GB).  Every value but the last takes at least 2 bytes of
 ** text (its own first byte, and a ',' or ':' or the closing bracket of a

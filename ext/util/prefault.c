@@ -3,13 +3,12 @@
 **
 ** Every page a process writes for the first time costs a page fault: a trap
 ** into the kernel, a zeroed page, and on a virtual machine whose host backs
-** the guest's memory lazily, the host's work too.  On the 2-vCPU virtual
-** machines profsum is benchmarked on (bench/README.md, "Fresh pages") one
-** fault costs about 10 µs, and the event records of a 1 GB import alone
-** are 23,000 pages: 14 % of the import's wall time was spent in faults.
+** the guest's memory lazily, the host's work too: on the virtual machines
+** profsum is benchmarked on, a visible part of a large import's wall time
+** (bench/README.md, "Fresh pages"; figures in docs/performance.md).
 ** madvise(MADV_POPULATE_WRITE) (Linux 5.14) maps a whole range in one call,
-** as if each page had been written, without the trap per page: about half
-** the cost there (bench/measure.c -p, and the loop below).
+** as if each page had been written, without the trap per page, at a
+** fraction of the cost (bench/measure.c -p, and the loop below).
 **
 ** It is advice only: the bytes of the range are not changed, the pages
 ** would have been touched anyway (callers prefault only what they are
