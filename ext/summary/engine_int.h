@@ -82,6 +82,12 @@ typedef struct STrack {
   int32_t proc, thread;   /* name string ids or -1 */
   int isDevice, isHost, isDevOp, isSteps;
   int64_t iFirst, nEv;    /* slice of the track-ordered index array */
+  /* An XPlane line's track: the line's timestamp_ns and origin −
+  ** timestamp_ns×1000 (set at its first event), from which the reference's
+  ** doubles of each event are made again when needed (xpTsOf in
+  ** engine_order.c) instead of kept per event. */
+  int64_t xpTsNs;
+  profsum_ps xpBase; int xpHasBase;
 } STrack;
 
 /* A diagnostic met while reading, kept for the write phase. */

@@ -59,6 +59,12 @@ int profsumEngName(ProfsumEngine *e, int isThread, int64_t pid, int64_t tid, int
 int profsumEngNewTrack(ProfsumEngine *e, int64_t pid, int64_t tid, int32_t proc, int32_t thread,
                        int32_t *pTrk);
 
+/* Track trk is an XPlane line whose timestamp_ns is tsNs: the reference's
+** doubles of its events are double(tsNs)/1000 + double(offset_ps)/1e6 and
+** double(duration_ps)/1e6, with offset_ps = ts - tsNs*1000 (ProfsumEngEvent's
+** fTs and fDur must be those).  Call before its first profsumEngAdd. */
+void profsumEngTrackLineNs(ProfsumEngine *e, int32_t trk, int64_t tsNs);
+
 /* Take an accepted event (left out, with a diagnostic, when it lies more
 ** than 2^61 ps from the first).  SQLITE_OK, SQLITE_NOMEM or SQLITE_TOOBIG
 ** (with the engine's message set). */

@@ -87,12 +87,28 @@ static int64_t floatEntryNear(const Engine *e, int64_t i, int64_t *pHint){
   return lo<e->nFloat && e->aFloatIdx[lo]==i ? lo : -1;
 }
 
+/* An XPlane event's doubles as the reference computes them (summary
+** §6.1): ts = double(timestamp_ns)/1000 + double(offset_ps)/1e6 with its
+** line's timestamp_ns, dur = double(duration_ps)/1e6. */
+static double xpTsOf(const Engine *e, int64_t i){
+  const SEv *r = EV(e, i);
+  const STrack *t = &e->aTrk[KEY(e, r)->trk];
+  int64_t off = (int64_t)(t->xpBase + r->ts);
+  return (double)t->xpTsNs / 1000.0 + (double)off / 1e6;
+}
+static double xpDurOf(const Engine *e, int64_t i){
+  return (double)EV(e, i)->dur / 1e6;
+}
+
 /* The doubles the reference has for event i, whose entry in aFloatIdx is
 ** f (-1: none): its ts and ts + dur. */
 static void evFloatOf(Engine *e, int32_t i, int64_t f, double *pTs, double *pEnd){
   const SEv *r = EV(e, i);
   double ts, dur;
-  if( f>=0 ){
+  if( e->isXPlane ){
+    ts = xpTsOf(e, i);
+    dur = xpDurOf(e, i);
+  }else if( f>=0 ){
     ts = e->aFloatTs[f];
     dur = e->aFloatDur[f];
   }else{
@@ -115,13 +131,17 @@ void profsumEngEvFloatNear(Engine *e, int32_t i, int64_t *pHint, double *pTs, do
 
 /* The double the reference has for event i's dur (see profsumEngEvFloat). */
 double profsumEngEvDurFloat(Engine *e, int64_t i){
-  int64_t f = floatEntry(e, i);
+  int64_t f;
+  if( e->isXPlane ) return xpDurOf(e, i);
+  f = floatEntry(e, i);
   return f>=0 ? e->aFloatDur[f] : profsumEngPsFloat(EV(e, i)->dur);
 }
 
 /* profsumEngEvDurFloat with the walk's hint of floatEntryNear. */
 double profsumEngEvDurFloatNear(Engine *e, int64_t i, int64_t *pHint){
-  int64_t f = floatEntryNear(e, i, pHint);
+  int64_t f;
+  if( e->isXPlane ) return xpDurOf(e, i);
+  f = floatEntryNear(e, i, pHint);
   return f>=0 ? e->aFloatDur[f] : profsumEngPsFloat(EV(e, i)->dur);
 }
 
@@ -133,13 +153,13 @@ int profsumEngCmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
   double fa, fb, ta, tb;
   if( d>e->tolPs ) return 1;
   if( d<-e->tolPs ) return -1;
-  if( d==0 && !bEndA && !bEndB && e->nFloat==0 ) return 0;   /* same ps, same double */
-  if( e->nFloat==e->nEv && e->nFloat>0 ){
-    /* one entry per event, in order (an XPlane): the doubles at once */
-    fa = e->aFloatTs[ia];
-    if( bEndA ) fa += e->aFloatDur[ia];
-    fb = e->aFloatTs[ib];
-    if( bEndB ) fb += e->aFloatDur[ib];
+  if( d==0 && !bEndA && !bEndB && e->nFloat==0 && !e->isXPlane ) return 0;   /* same ps, same double */
+  if( e->isXPlane ){
+    /* the doubles made from each line's timestamp */
+    fa = xpTsOf(e, ia);
+    if( bEndA ) fa += xpDurOf(e, ia);
+    fb = xpTsOf(e, ib);
+    if( bEndB ) fb += xpDurOf(e, ib);
   }else{
     profsumEngEvFloat(e, ia, &ta, &fa);
     profsumEngEvFloat(e, ib, &tb, &fb);

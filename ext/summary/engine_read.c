@@ -708,6 +708,11 @@ int profsumEngNewTrack(ProfsumEngine *e, int64_t pid, int64_t tid, int32_t proc,
 }
 
 /* See engine_intake.h. */
+void profsumEngTrackLineNs(ProfsumEngine *e, int32_t trk, int64_t tsNs){
+  e->aTrk[trk].xpTsNs = tsNs;
+}
+
+/* See engine_intake.h. */
 int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x){
   SEv *r;
   EvKey k;
@@ -724,6 +729,15 @@ int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x){
     HEnt *hs = profsumEngHmGet(&e->stepOf, e->nEv, 0, 1, 0);
     if( hs==0 ) return SQLITE_NOMEM;
     hs->v1 = x->step;
+  }
+  if( e->isXPlane ){
+    /* its doubles are made again from its line's timestamp (xpTsOf) */
+    STrack *t = &e->aTrk[x->trk];
+    if( !t->xpHasBase ){
+      t->xpBase = e->origin - (profsum_ps)t->xpTsNs*1000;
+      t->xpHasBase = 1;
+    }
+    goto added;
   }
   /* its doubles: one aFloat entry per event (floatEntry's identity case) */
   if( e->nFloat>=e->nAllocFloat ){
@@ -744,6 +758,7 @@ int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x){
   e->aFloatTs[e->nFloat] = x->fTs;
   e->aFloatDur[e->nFloat] = x->fDur;
   e->nFloat++;
+added:
   if( e->nEv==0 || x->fTs<e->xpTsMin ) e->xpTsMin = x->fTs;
   if( e->nEv==0 || x->fTs+x->fDur>e->xpEndMax ) e->xpEndMax = x->fTs + x->fDur;
   e->nEv++;

@@ -486,7 +486,10 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
         }
         hasPrev = 1; prevTs = fTs; prevEnd = fEnd;
         if( (rc = xpDerivedOf(&w, ev, m, &d))!=SQLITE_OK ) break;
-        if( trk<0 && (rc = profsumEngNewTrack(e, pid, tid, proc, thread, &trk))!=SQLITE_OK ) break;
+        if( trk<0 ){
+          if( (rc = profsumEngNewTrack(e, pid, tid, proc, thread, &trk))!=SQLITE_OK ) break;
+          profsumEngTrackLineNs(e, trk, ln->timestampNs);
+        }
         a.idx = ev->iEvent;
         a.iOffset = ev->iOffset;
         a.ts = (profsum_ps)ln->timestampNs*1000 + ev->offsetPs;
