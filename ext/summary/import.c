@@ -638,6 +638,11 @@ static int storeParsed(sqlite3 *db, const ImportJob *j, const ImportTrace *t, sq
   if( rc==SQLITE_OK ){
     rc = profsumInsWrite(profsumEngineInsights(t->pEngine), db, o->zSchema, id,
                          o->zDevicePeaks, FN, pzErr);
+    if( rc==SQLITE_NOMEM && *pzErr==0 ){
+      *pzErr = sqlite3_mprintf(FN ": '%s': out of memory computing the device, memory and "
+                               "kernel figures (%lld complete events read)", t->zTrace,
+                               (long long)t->pInfo->nComplete);
+    }
   }
   PHASE(6);
   if( rc==SQLITE_OK ) rc = addReadWarnings(db, o->zSchema, t, id, pzErr);

@@ -266,6 +266,7 @@ int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
   if( rc==SQLITE_OK ) rc = profsumEngStepSpans(e);
   if( rc==SQLITE_OK ) rc = profsumEngWall(e);
   if( rc==SQLITE_OK ) rc = profsumEngWriteDiag(e);
+  if( rc==SQLITE_NOMEM ) profsumEngNoMem(e, "writing the step spans, wall time and diagnostics");
   if( rc==SQLITE_OK ){
     sqlite3_stmt *pUp = 0;
     char *z = sqlite3_mprintf("UPDATE \"%w\".profsum_trace SET display_time_unit=?1, "
