@@ -1,10 +1,18 @@
 """The reading paths chosen for speed give the answers of the plain ones:
-dur/dur_ps in one pass while no B row comes (a late B still paired)."""
+dur/dur_ps in one pass while no B row comes (a late B still paired); the
+tokenizer's string index (AVX2 or SSE2, chosen at run time) and its
+portable byte loop, with and without the inflate thread, give the same
+rows, diagnostics and stored summary."""
+import gzip
+import hashlib
 import json
 import os
+import random
+import subprocess
+import sys
 import unittest
 
-from util import connect, TempDir
+from util import connect, TempDir, SO, ROOT
 
 
 def proc_rchar():
@@ -93,6 +101,186 @@ class DurOnePass(unittest.TestCase):
         p = self.td.write("u.json", {"traceEvents": ev})
         got = self.rows(p, "dur, dur_ps")
         self.assertEqual(got, self.eager(p))
+
+
+class StoredDiagnostics(unittest.TestCase):
+    """An import stores per kind the first 5 diagnostics and a count;
+    store_diagnostics 'all' keeps every row."""
+
+    def setUp(self):
+        self.td = TempDir()
+        self.db = connect()
+        ev = ",".join('{"ph":"X","pid":1,"tid":1,"name":"z","ts":%d,"dur":0}' % i for i in range(1500))
+        ev += ',{"ph":"X","pid":1,"tid":1,"name":"a","ts":2000.1234567,"dur":5}'
+        self.path = self.td.write("many.json", "[" + ev + "]")
+
+    def tearDown(self):
+        self.db.close()
+        self.td.__exit__()
+
+    def kinds(self, tid):
+        return dict(self.db.execute("SELECT kind, count(*) FROM profsum_diagnostic WHERE trace_id=? "
+                                    "GROUP BY kind", (tid,)).fetchall())
+
+    def test_compact_by_default(self):
+        tid = self.db.execute("SELECT profsum_import(?, 'c')", (self.path,)).fetchone()[0]
+        self.assertEqual(self.kinds(tid), {"zero_duration": 5, "suppressed": 1, "time_rounded": 1})
+        self.assertEqual(self.db.execute("SELECT idx FROM profsum_diagnostic WHERE trace_id=? AND "
+                                         "kind='zero_duration' ORDER BY idx", (tid,)).fetchall(),
+                         [(0,), (1,), (2,), (3,), (4,)])
+        self.assertEqual(self.db.execute("SELECT detail FROM profsum_diagnostic WHERE trace_id=? "
+                                         "AND kind='suppressed'", (tid,)).fetchone()[0],
+                         "zero_duration: 1500 occurrences in all; only the first 5 are stored "
+                         "(profsum_diagnostics(path) lists up to 1000)")
+        # the file itself still lists them
+        self.assertEqual(self.db.execute("SELECT count(*) FROM profsum_diagnostics(?) WHERE "
+                                         "kind='zero_duration'", (self.path,)).fetchone()[0], 1000)
+
+    def test_all_keeps_every_listed_row(self):
+        tid = self.db.execute("SELECT profsum_import(?, 'a', '{\"store_diagnostics\": \"all\"}')",
+                              (self.path,)).fetchone()[0]
+        # every row profsum_diagnostics(path) lists: 1000 of a kind, then a count
+        self.assertEqual(self.kinds(tid), {"zero_duration": 1000, "time_rounded": 1, "suppressed": 1})
+        self.assertEqual(self.db.execute("SELECT min(idx), max(idx), count(DISTINCT idx) FROM "
+                                         "profsum_diagnostic WHERE trace_id=? AND kind='zero_duration'",
+                                         (tid,)).fetchone(), (0, 999, 1000))
+        self.assertEqual(self.db.execute("SELECT detail FROM profsum_diagnostic WHERE trace_id=? "
+                                         "AND kind='suppressed'", (tid,)).fetchone()[0],
+                         "zero_duration: 1500 occurrences in all; only the first 1000 are stored "
+                         "(profsum_diagnostics(path) lists up to 1000)")
+        # the view reads them as before: the label is joined
+        self.assertEqual(self.db.execute("SELECT DISTINCT label FROM profsum_diagnostic WHERE trace_id=?",
+                                         (tid,)).fetchall(), [("a",)])
+
+    def test_few_rows_no_count(self):
+        p = self.td.write("few.json", '[{"ph":"X","pid":1,"tid":1,"name":"z","ts":1,"dur":0},'
+                          '{"ph":"X","pid":1,"tid":1,"name":"z","ts":2,"dur":0}]')
+        tid = self.db.execute("SELECT profsum_import(?, 'f')", (p,)).fetchone()[0]
+        self.assertEqual(self.kinds(tid), {"zero_duration": 2})
+
+
+# Run in a child process (the tokenizer mode and the thread switch are read
+# from the environment once per process): every column of every row, the
+# diagnostics, and the import's stored summary, as digests.
+CHILD = r"""
+import hashlib, json, sqlite3, sys
+so, trace, dbpath = sys.argv[1:4]
+db = sqlite3.connect(dbpath)
+db.enable_load_extension(True)
+db.load_extension(so)
+out = {}
+h = hashlib.sha256()
+for row in db.execute("SELECT * FROM trace_events(?) ORDER BY idx", (trace,)):
+    h.update(repr(row).encode())
+out["rows"] = h.hexdigest()
+h = hashlib.sha256()
+for row in db.execute("SELECT * FROM profsum_diagnostics(?)", (trace,)):
+    h.update(repr(row).encode())
+out["diagnostics"] = h.hexdigest()
+out["scan4"] = repr(db.execute("SELECT count(*), total(ts), sum(dur_ps), count(name) "
+                               "FROM trace_events(?)", (trace,)).fetchone())
+db.execute("SELECT profsum_import(?, 'x')", (trace,))
+def strip(v):
+    # the document's time of making is the one field that may differ
+    if isinstance(v, dict):
+        return {k: strip(x) for k, x in v.items() if k != "generated_at_utc"}
+    if isinstance(v, list):
+        return [strip(x) for x in v]
+    return v
+doc = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+out["summary"] = hashlib.sha256(json.dumps(strip(doc), sort_keys=True).encode()).hexdigest()
+h = hashlib.sha256()
+for row in db.execute("SELECT kind, count(*) FROM profsum_diagnostic GROUP BY kind ORDER BY kind"):
+    h.update(repr(row).encode())
+out["stored"] = h.hexdigest()
+print(json.dumps(out, sort_keys=True))
+"""
+
+
+def odd_events(rng, n):
+    """Entries whose strings exercise the index: escapes, \\u escapes (a
+    surrogate pair, a lone one), UTF-8 and bytes that are not, raw control
+    characters, long strings crossing 64-byte words and window refills."""
+    out = []
+    for i in range(n):
+        k = i % 9
+        name = "op%d" % i
+        if k == 1:
+            name = "a\\\"quoted\\\" \\\\ name\\n%d" % i
+        elif k == 2:
+            name = "caf\\u00e9 \\ud83d\\ude00 \\ud800 %d" % i
+        elif k == 3:
+            name = "\u00fcber \u6f22\u5b57 %d" % i
+        elif k == 4:
+            name = "x" * rng.randrange(40, 300) + "\\t" + "y" * rng.randrange(0, 70)
+        elif k == 5:
+            name = "ctrl\x01in\x1fname %d" % i
+        elif k == 6:
+            name = "bad\udcff\udcfeutf8 \udcc3 %d" % i  # raw 0xff 0xfe 0xc3
+        ph = "X" if k != 7 else ("B" if i % 2 else "E")
+        ent = '{"ph":"%s","pid":%d,"tid":%d,"ts":%d.%03d,"dur":%d.5,"name":"%s","args":{"long_name":"%s","group_id":"%d"}}' % (
+            ph, 1 + i % 3, i % 4, 1000 + 7 * i, i % 1000, 1 + i % 13, name, name + "/long", i % 11)
+        out.append(ent)
+    return out
+
+
+class TokenizerModes(unittest.TestCase):
+    """One thread, two threads, the portable tokenizer and SSE2: the same."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.td = TempDir()
+        rng = random.Random(7)
+        body = "{\"traceEvents\":[\n" + ",\n".join(odd_events(rng, 6000)) + ",\n{}]}\n"
+        raw = body.encode("utf-8", "surrogateescape")
+        cls.odd = cls.td.write("odd.json.gz", gzip.compress(raw, 1))
+        cls.gen = os.path.join(cls.td.path, "gen.json.gz")
+        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen_trace.py"), "--size", "3M",
+                        "--out", cls.gen], check=True, stdout=subprocess.DEVNULL)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.td.__exit__()
+
+    def run_child(self, trace, env_extra, tag):
+        env = dict(os.environ)
+        env.pop("PROFSUM_TOKENIZER", None)
+        env.pop("PROFSUM_THREADS", None)
+        env.update(env_extra)
+        db = os.path.join(self.td.path, "%s-%s.db" % (os.path.basename(trace), tag))
+        out = subprocess.run([sys.executable, "-c", CHILD, SO, trace, db], env=env,
+                             capture_output=True, text=True, timeout=300)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return json.loads(out.stdout)
+
+    def test_same_everywhere(self):
+        modes = {"default": {}, "one_thread": {"PROFSUM_THREADS": "0"},
+                 "portable": {"PROFSUM_TOKENIZER": "portable"},
+                 "portable_one_thread": {"PROFSUM_TOKENIZER": "portable", "PROFSUM_THREADS": "0"},
+                 "sse2": {"PROFSUM_TOKENIZER": "sse2"}}
+        for trace in (self.odd, self.gen):
+            # both files are big enough for the inflate thread
+            self.assertGreater(os.path.getsize(trace), 128 * 1024)
+            ref = self.run_child(trace, modes["default"], "default")
+            for tag, env in modes.items():
+                if tag == "default":
+                    continue
+                with self.subTest(trace=os.path.basename(trace), mode=tag):
+                    self.assertEqual(self.run_child(trace, env, tag), ref)
+
+    def test_odd_file_reads_as_written(self):
+        db = connect()
+        try:
+            rows = db.execute("SELECT name FROM trace_events(?) WHERE idx IN (1, 2, 5)",
+                              (self.odd,)).fetchall()
+            kinds = dict(db.execute("SELECT kind, count(*) FROM profsum_diagnostics(?) GROUP BY kind",
+                                    (self.odd,)).fetchall())
+        finally:
+            db.close()
+        self.assertEqual(rows, [('a"quoted" \\ name\n1',), ("caf\u00e9 \U0001F600 \ufffd 2",),
+                                ("ctrl\x01in\x1fname 5",)])
+        self.assertEqual(kinds.get("control_character"), 667)
+        self.assertEqual(kinds.get("invalid_utf8"), 666)
 
 
 if __name__ == "__main__":
