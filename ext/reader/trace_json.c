@@ -29,13 +29,11 @@
 #include "profsum_int.h"
 #include "cnum.h"
 #include "profsum_reader.h"
+#include "strindex.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
-#if defined(__SSE2__)
-# include <emmintrin.h>      /* SSE2: part of every x86-64 CPU */
-#endif
 
 /* The parse window: it grows for a longer entry.  64 KiB at first for a
 ** file under PROFSUM_SMALL_FILE bytes on disk, where the larger window was
@@ -106,6 +104,9 @@ struct ProfsumScan {
     int64_t n;
   } aKindSeen[24];
   int nKindSeen;
+  ProfsumStrIndex idx;       /* The window's string index (strindex.h): its
+                             ** marks cover aBuf[0..nBuf) after each refill;
+                             ** off (idx.xClassify NULL) in the portable mode */
 };
 
 /* Past this many diagnostics of one kind, details are no longer formatted:
@@ -265,69 +266,88 @@ static void quoteSnippet(char *zOut, int nOut, const char *z, int64_t n){
 /* Lexical primitives on a contiguous window [p, e)                    */
 /* ------------------------------------------------------------------ */
 
+/* The escape at p (a backslash, p+1 < e needed): P_OK with *pp past it,
+** P_MORE, or P_ERR. */
+static int scanEscape(ProfsumScan *s, const u8 **pp, const u8 *e){
+  const u8 *p = *pp;
+  if( p+1>=e ) return P_MORE;
+  switch( p[1] ){
+    case '"': case '\\': case '/': case 'b': case 'f':
+    case 'n': case 'r': case 't':
+      *pp = p+2;
+      return P_OK;
+    case 'u':
+      if( p+6>e ) return P_MORE;
+      if( !isHex(p[2]) || !isHex(p[3]) || !isHex(p[4]) || !isHex(p[5]) ){
+        s->zErrWhy = "invalid \\u escape in a string";
+        s->pErrAt = p;
+        return P_ERR;
+      }
+      *pp = p+6;
+      return P_OK;
+    default:
+      s->zErrWhy = "invalid escape in a string";
+      s->pErrAt = p;
+      return P_ERR;
+  }
+}
+
 /* Scan a string starting at the opening quote *p.  On P_OK *ppEnd is past
 ** the closing quote and *pFlags gets PROFSUM_SF_ESCAPE/CTRL bits. */
 static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
                       const u8 **ppEnd, unsigned *pFlags){
   unsigned f = 0, hi = 0;
   const u8 *pStart = ++p;
-#if defined(__SSE2__)
-  __m128i vHi = _mm_setzero_si128();   /* OR of the bytes seen 16 at a time */
-#endif
-  for(;;){
-    /* Fast path: plain bytes, 16 at a time where SSE2 is there (every
-    ** x86-64): one compare each for '"', '\\' and bytes below 0x20 (those
-    ** with max(b, 0x1f) == 0x1f), stopping at the first such byte. */
-#if defined(__SSE2__)
-    {
-      const __m128i vQuote = _mm_set1_epi8('"'), vBack = _mm_set1_epi8('\\');
-      const __m128i v1f = _mm_set1_epi8(0x1f);
-      while( e-p>=16 ){
-        __m128i v = _mm_loadu_si128((const __m128i*)p);
-        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vQuote), _mm_cmpeq_epi8(v, vBack)),
-                                   _mm_cmpeq_epi8(_mm_max_epu8(v, v1f), v1f));
-        unsigned m = (unsigned)_mm_movemask_epi8(hit);
-        vHi = _mm_or_si128(vHi, v);     /* any byte >= 0x80? (checked at the end) */
-        if( m ){ p += __builtin_ctz(m); break; }
-        p += 16;
+  int rc;
+  if( s->idx.aStop && e==s->aBuf + s->nBuf ){
+    /* the index (strindex.h): the next marked byte by its bit */
+    const uint64_t *aStop = s->idx.aStop;
+    size_t i = (size_t)(p - s->aBuf), n = s->nBuf;
+    for(;;){
+      size_t w = i/64;
+      uint64_t m;
+      if( i>=n ) return P_MORE;
+      m = aStop[w] & (~(uint64_t)0 << (i%64));
+      while( m==0 ){
+        if( ++w*64>=n ) return P_MORE;
+        m = aStop[w];
       }
+      i = w*64 + (size_t)__builtin_ctzll(m);
+      if( i>=n ) return P_MORE;
+      p = s->aBuf + i;
+      if( *p=='"' ){
+        size_t i0 = (size_t)(pStart - s->aBuf);
+        if( profsumStrIndexHi(&s->idx, i0, i) && !utf8Valid(pStart, p) ) f |= PROFSUM_SF_BADUTF8;
+        *ppEnd = p+1;
+        *pFlags |= f;
+        return P_OK;
+      }
+      if( *p=='\\' ){
+        f |= PROFSUM_SF_ESCAPE;
+        rc = scanEscape(s, &p, e);
+        if( rc ) return rc;
+      }else{
+        f |= PROFSUM_SF_CTRL;
+        p++;
+      }
+      i = (size_t)(p - s->aBuf);
     }
-#endif
+  }
+  /* the portable path: byte by byte */
+  for(;;){
     while( p<e && aStrClass[*p]==0 ){ hi |= *p; p++; }
     if( p>=e ) return P_MORE;
     switch( aStrClass[*p] ){
       case 1:
-#if defined(__SSE2__)
-        hi |= (unsigned)_mm_movemask_epi8(vHi) ? 0x80 : 0;
-#endif
-        /* bytes >= 0x80 (seen, or in the last 16 bytes read past the
-        ** string): check the string's UTF-8, rarely needed */
+        /* bytes >= 0x80 seen: check the string's UTF-8, rarely needed */
         if( (hi & 0x80) && !utf8Valid(pStart, p) ) f |= PROFSUM_SF_BADUTF8;
         *ppEnd = p+1;
         *pFlags |= f;
         return P_OK;
       case 2:
-        if( p+1>=e ) return P_MORE;
         f |= PROFSUM_SF_ESCAPE;
-        switch( p[1] ){
-          case '"': case '\\': case '/': case 'b': case 'f':
-          case 'n': case 'r': case 't':
-            p += 2;
-            break;
-          case 'u':
-            if( p+6>e ) return P_MORE;
-            if( !isHex(p[2]) || !isHex(p[3]) || !isHex(p[4]) || !isHex(p[5]) ){
-              s->zErrWhy = "invalid \\u escape in a string";
-              s->pErrAt = p;
-              return P_ERR;
-            }
-            p += 6;
-            break;
-          default:
-            s->zErrWhy = "invalid escape in a string";
-            s->pErrAt = p;
-            return P_ERR;
-        }
+        rc = scanEscape(s, &p, e);
+        if( rc ) return rc;
         break;
       default:
         f |= PROFSUM_SF_CTRL;
@@ -335,6 +355,26 @@ static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
         break;
     }
   }
+}
+
+/* scanString's common case, inlined where strings are met most (keys and
+** scalar values): the string index says at once where the string ends
+** when it has no escape, no control character and the window no byte of
+** 0x80 or more.  Anything else goes to scanString. */
+static inline int scanStringFast(ProfsumScan *s, const u8 *p, const u8 *e,
+                                 const u8 **ppEnd, unsigned *pFlags){
+  if( s->idx.aStop && !s->idx.anyHi && e==s->aBuf + s->nBuf ){
+    size_t i = (size_t)(p + 1 - s->aBuf);
+    uint64_t m = s->idx.aStop[i/64] >> (i%64);
+    if( m ){
+      size_t q = i + (size_t)__builtin_ctzll(m);
+      if( q<s->nBuf && s->aBuf[q]=='"' ){
+        *ppEnd = s->aBuf + q + 1;
+        return P_OK;
+      }
+    }
+  }
+  return scanString(s, p, e, ppEnd, pFlags);
 }
 
 /* Scan a JSON number at p.  On P_OK *ppEnd is past it. */
@@ -345,7 +385,7 @@ static int scanNumber(ProfsumScan *s, const u8 *p, const u8 *e, const u8 **ppEnd
   if( *q=='0' ){
     q++;
   }else if( *q>='1' && *q<='9' ){
-    while( q<e && *q>='0' && *q<='9' ) q++;
+    q = profsumDigitRun(q, e);
   }else{
     s->zErrWhy = "invalid number";
     s->pErrAt = p;
@@ -360,7 +400,7 @@ static int scanNumber(ProfsumScan *s, const u8 *p, const u8 *e, const u8 **ppEnd
       s->pErrAt = p;
       return P_ERR;
     }
-    while( q<e && *q>='0' && *q<='9' ) q++;
+    q = profsumDigitRun(q, e);
     if( q>=e ) return P_MORE;
   }
   if( *q=='e' || *q=='E' ){
@@ -402,7 +442,7 @@ static int scanScalar(ProfsumScan *s, const u8 *p, const u8 *e,
   unsigned f = 0;
   switch( *p ){
     case '"':
-      rc = scanString(s, p, e, ppEnd, &f);
+      rc = scanStringFast(s, p, e, ppEnd, &f);
       if( rc==P_OK ){
         pSpan->z = (const char*)p+1;
         pSpan->n = (*ppEnd - p) - 2;
@@ -967,7 +1007,7 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
       return P_ERR;
     }
     pKey = p;
-    rc = scanString(s, p, e, &p, &kf);
+    rc = scanStringFast(s, p, e, &p, &kf);
     if( rc ) return rc;
     *pFlags |= (kf & (PROFSUM_SF_CTRL|PROFSUM_SF_BADUTF8));
     key.z = (const char*)pKey+1;
@@ -1057,6 +1097,11 @@ static int refill(ProfsumScan *s, char **pzErr){
     }
     if( nGot==0 ) s->srcEof = 1;
     s->nBuf += nGot;
+  }
+  if( profsumStrIndexBuild(&s->idx, s->aBuf, s->nBuf, s->nAlloc) ){
+    *pzErr = sqlite3_mprintf("%s: '%s': out of memory for the index of a window of %lld bytes",
+        s->zFunc, profsumSrcPath(s->pSrc), (long long)s->nAlloc);
+    return SQLITE_NOMEM;
   }
   return SQLITE_OK;
 }
@@ -1156,6 +1201,7 @@ int profsumScanOpen(ProfsumSrc *pSrc, const char *zFunc, unsigned flags,
   s->flags = flags;
   s->xDiag = xDiag;
   s->pDiagCtx = pDiagCtx;
+  s->idx.xClassify = profsumStrIndexClassifier();
   s->nAlloc = (size_t)windowInit(profsumSrcFileSize(pSrc));
   s->aBuf = sqlite3_malloc64(s->nAlloc);
   if( s->aBuf==0 ){
@@ -1428,6 +1474,7 @@ void profsumScanClose(ProfsumScan *p){
   profsumSrcClose(p->pSrc);
   sqlite3_free(p->aBuf);
   sqlite3_free(p->aStk);
+  profsumStrIndexFree(&p->idx);
   sqlite3_free(p->zDisplayTimeUnit);
   sqlite3_free(p);
 }
