@@ -305,3 +305,9 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_step_span(
   dur_ps INTEGER NOT NULL              -- duration, ps (exact)
 );
 CREATE INDEX IF NOT EXISTS main.profsum_agg_step_span_i ON profsum_agg_step_span(trace_id, step);
+
+-- History of many runs: the run order of a series (profsum_trend,
+-- profsum_op_growth read it from this index alone), and one op across runs
+-- by name.
+CREATE INDEX IF NOT EXISTS main.profsum_trace_series ON profsum_trace(series, imported_at, trace_id);
+CREATE INDEX IF NOT EXISTS main.profsum_agg_op_name ON profsum_agg_op(name, trace_id);

@@ -159,6 +159,100 @@ class StoredDiagnostics(unittest.TestCase):
         self.assertEqual(self.kinds(tid), {"zero_duration": 2})
 
 
+class HistoryPlans(unittest.TestCase):
+    """A database of many runs: a view asked for one label reads that
+    trace's rows through the keys (no full scan of a per-trace table), the
+    run order of a series comes from its index, one op across runs is found
+    by name through an index; the rewritten views answer as before."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.td = TempDir()
+        ev = [{"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/device:TPU:0"}},
+              {"ph": "M", "pid": 1, "tid": 2, "name": "thread_name", "args": {"name": "XLA Ops"}},
+              {"ph": "M", "pid": 1, "tid": 3, "name": "thread_name", "args": {"name": "Steps"}}]
+        for step in range(4):
+            t0 = 1000.0 * step
+            ev.append({"ph": "X", "pid": 1, "tid": 3, "ts": t0, "dur": 900, "name": str(step),
+                       "args": {"group_id": str(step)}})
+            for k in range(6):
+                ev.append({"ph": "X", "pid": 1, "tid": 2, "ts": t0 + 100 * k, "dur": 50 + 10 * k + step,
+                           "name": "fusion.%d" % k, "args": {"long_name": "fusion.%d = f()" % k}})
+        p = cls.td.write("t.json", {"traceEvents": ev})
+        cls.dbs = {}
+        for n in (6, 36):
+            db = connect(os.path.join(cls.td.path, "h%d.db" % n))
+            for i in range(n):
+                db.execute("SELECT profsum_import(?, ?, ?)", (p, "r%d" % i, json.dumps({"series": "s%d" % (i % 2)})))
+            cls.dbs[n] = db
+        cls.db = cls.dbs[6]
+
+    @classmethod
+    def tearDownClass(cls):
+        for db in cls.dbs.values():
+            db.close()
+        cls.td.__exit__()
+
+    def plan(self, sql, *args):
+        return [r[3] for r in self.db.execute("EXPLAIN QUERY PLAN " + sql, args)]
+
+    def steps(self, db, sql, *args):
+        """Virtual-machine steps (in hundreds) the query takes."""
+        calls = [0]
+
+        def tick():
+            calls[0] += 1
+            return 0
+        db.set_progress_handler(tick, 100)
+        try:
+            db.execute(sql, args).fetchall()
+        finally:
+            db.set_progress_handler(None, 0)
+        return calls[0]
+
+    def test_one_label_reads_one_trace(self):
+        """Six times as many runs: a view for one label does about the same
+        work (the per-label views other than trend and op_growth, whose run
+        order needs the whole series index)."""
+        views = [r[0] for r in self.db.execute(
+            "SELECT name FROM sqlite_schema WHERE type='view' AND name LIKE 'profsum_%' ORDER BY name")]
+        for v in views:
+            cols = [r[1] for r in self.db.execute("SELECT * FROM pragma_table_info(?)", (v,))]
+            if "label" not in cols or v in ("profsum_trend", "profsum_op_growth"):
+                continue
+            with self.subTest(view=v):
+                sql = "SELECT * FROM %s WHERE label = ?" % v
+                small, big = self.steps(self.dbs[6], sql, "r3"), self.steps(self.dbs[36], sql, "r3")
+                self.assertLessEqual(big, small * 1.3 + 2, "%s: %d vs %d" % (v, small, big))
+
+    def test_kpis_one_label(self):
+        plan = self.plan("SELECT * FROM profsum_kpis WHERE label = ?", "r3")
+        self.assertFalse([p for p in plan if p.startswith("MATERIALIZE") and "profsum_kpis_" not in p], plan)
+        self.assertTrue(any("(label=?)" in p for p in plan), plan)
+        # the same rows, in the same order, as the whole view filtered afterwards
+        one = self.db.execute("SELECT * FROM profsum_kpis WHERE label = 'r3'").fetchall()
+        every = [r for r in self.db.execute("SELECT * FROM profsum_kpis").fetchall() if r[1] == "r3"]
+        self.assertEqual(one, every)
+        self.assertGreater(len(one), 5)
+
+    def test_series_order_and_op_by_name_use_indexes(self):
+        plan = self.plan("SELECT * FROM profsum_trend WHERE series = ?", "s1")
+        self.assertTrue(any("profsum_trace_series" in p for p in plan), plan)
+        plan = self.plan("SELECT trace_id, exclusive_duration FROM profsum_agg_op WHERE name = ?", "fusion.1")
+        self.assertTrue(any("profsum_agg_op_name" in p for p in plan), plan)
+
+    def test_trend_and_growth_values(self):
+        tr = self.db.execute("SELECT label, run_index, runs_back, prev_label FROM profsum_trend "
+                             "WHERE series = 's1' ORDER BY run_index").fetchall()
+        self.assertEqual(tr, [("r1", 1, 3, None), ("r3", 2, 2, "r1"), ("r5", 3, 1, "r3")])
+        g = self.db.execute("SELECT label, runs_back, prev_label, count(*), sum(delta) FROM profsum_op_growth "
+                            "WHERE series = 's0' GROUP BY label ORDER BY label").fetchall()
+        self.assertEqual([r[:3] for r in g], [("r2", 2, "r0"), ("r4", 1, "r2")])
+        self.assertEqual({r[4] for r in g}, {0.0})
+        self.assertEqual(self.db.execute("SELECT count(*) FROM profsum_op_growth WHERE label = 'r4'").fetchone(),
+                         (g[1][3],))
+
+
 # Run in a child process (the tokenizer mode and the thread switch are read
 # from the environment once per process): every column of every row, the
 # diagnostics, and the import's stored summary, as digests.
