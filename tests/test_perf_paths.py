@@ -103,6 +103,41 @@ class DurOnePass(unittest.TestCase):
         self.assertEqual(got, self.eager(p))
 
 
+class LongTimes(unittest.TestCase):
+    """Times with 13 to 18 integer digits (Kineto's epoch microseconds) take
+    the integer fast path now: exact, rounded half-even like the rest."""
+
+    def test_against_exact_decimals(self):
+        from decimal import Decimal, ROUND_HALF_EVEN, ROUND_FLOOR
+        rng = random.Random(11)
+        texts = []
+        for k in range(1500):
+            nint = rng.randrange(1, 19)
+            ip = str(rng.randrange(10 ** (nint - 1), 10 ** nint))
+            nf = rng.choice([0, 0, 3, 6, 7, 9])
+            fp = "".join(rng.choice("0123456789") for _ in range(nf))
+            if nf >= 7 and rng.random() < 0.3:
+                fp = fp[:6] + "5" + "0" * (nf - 7)          # a tie
+            texts.append(ip + ("." + fp if nf else ""))
+        ev = ",".join('{"ph":"X","pid":1,"tid":%d,"name":"e","ts":%s,"dur":%s}'
+                      % (i, t, t if len(t.split(".")[0]) <= 12 else "1") for i, t in enumerate(texts))
+        td = TempDir()
+        try:
+            p = td.write("long.json", '{"traceEvents":[' + ev + "]}")
+            db = connect()
+            got = db.execute("SELECT ts, dur_ps FROM trace_events(?) ORDER BY idx", (p,)).fetchall()
+            db.close()
+        finally:
+            td.__exit__()
+        for t, (ts, dur_ps) in zip(texts, got):
+            ps = (Decimal(t) * 1000000).quantize(Decimal(1), rounding=ROUND_HALF_EVEN)
+            ns = int((ps / 1000).to_integral_value(rounding=ROUND_FLOOR))
+            with self.subTest(t=t):
+                self.assertEqual(ts, ns if ns < 2 ** 63 else None)
+                if len(t.split(".")[0]) <= 12:
+                    self.assertEqual(dur_ps, int(ps))
+
+
 class StoredDiagnostics(unittest.TestCase):
     """An import stores per kind the first 5 diagnostics and a count;
     store_diagnostics 'all' keeps every row."""
@@ -361,6 +396,34 @@ class TokenizerModes(unittest.TestCase):
                     continue
                 with self.subTest(trace=os.path.basename(trace), mode=tag):
                     self.assertEqual(self.run_child(trace, env, tag), ref)
+
+    def test_indented_reads_as_compact(self):
+        """White space between tokens (indented JSON, tabs, CRLF, runs longer
+        than eight bytes at every offset) is skipped eight bytes at a time:
+        the rows and the summary are those of the compact file."""
+        rng = random.Random(3)
+        ev = [json.loads(e.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+              for e in odd_events(rng, 300) if "\\u" not in e and "ctrl" not in e]
+        compact = self.td.write("c.json", json.dumps({"traceEvents": ev}, separators=(",", ":")))
+        pretty = json.dumps({"traceEvents": ev}, indent=rng.choice([3, 11, 17]))
+        pretty = "".join(c + (" " * rng.randrange(0, 13) + "\t\r\n" * rng.randrange(0, 2)
+                              if c in ",:[{" else "") for c in pretty)
+        spaced = self.td.write("p.json", pretty)
+        cols = "idx, ph, name, cat, pid, tid, ts, dur_ps, long_name, group_id, depth, excl_ps"
+        db = connect()
+        try:
+            a = db.execute("SELECT %s FROM trace_events(?)" % cols, (compact,)).fetchall()
+            b = db.execute("SELECT %s FROM trace_events(?)" % cols, (spaced,)).fetchall()
+            sa = json.loads(db.execute("SELECT profsum_summary_json(profsum_import(?, 'a'))", (compact,)).fetchone()[0])
+            sb = json.loads(db.execute("SELECT profsum_summary_json(profsum_import(?, 'b'))", (spaced,)).fetchone()[0])
+        finally:
+            db.close()
+        self.assertEqual(len(a), 300 - 300 // 9 * 2 - 1)
+        self.assertEqual(a, b)
+        for key in ("communication_ops", "gap_before_ops", "gap_region_contexts", "hierarchical_regions",
+                    "hot_ops", "optimization_candidates", "semantic_families", "step_time",
+                    "time_breakdown", "trace_overview"):
+            self.assertEqual(sa[key], sb[key], key)
 
     def test_odd_file_reads_as_written(self):
         db = connect()

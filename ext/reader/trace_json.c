@@ -528,7 +528,7 @@ static int skipContainer(ProfsumScan *s, const u8 *p, const u8 *e,
   p++;
   for(;;){
     u8 c;
-    while( p<e && aWs[*p] ) p++;
+    p = profsumSkipSpace(p, e);
     if( p>=e ) return P_MORE;
     c = *p;
     switch( expect ){
@@ -981,7 +981,7 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
     char zKeyBuf[32];
     unsigned kf = 0;
     int rc;
-    while( p<e && aWs[*p] ) p++;
+    p = profsumSkipSpace(p, e);
     if( p>=e ) return P_MORE;
     if( *p=='}' ){
       if( afterComma ) *pFlags |= PROFSUM_SF_TRAIL;
@@ -996,7 +996,7 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
       }
       p++;
       afterComma = 1;
-      while( p<e && aWs[*p] ) p++;
+      p = profsumSkipSpace(p, e);
       if( p>=e ) return P_MORE;
       if( *p=='}' ) continue;
     }
@@ -1015,7 +1015,7 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
     key.type = PROFSUM_JT_STRING;
     key.flags = (unsigned char)kf;
     k = keyText(&key, zKeyBuf, (int)sizeof(zKeyBuf), &nk);
-    while( p<e && aWs[*p] ) p++;
+    p = profsumSkipSpace(p, e);
     if( p>=e ) return P_MORE;
     if( *p!=':' ){
       s->zErrWhy = "expected ':' after a key";
@@ -1023,7 +1023,7 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
       return P_ERR;
     }
     p++;
-    while( p<e && aWs[*p] ) p++;
+    p = profsumSkipSpace(p, e);
     if( p>=e ) return P_MORE;
     if( mode==0 && KEYIS(k,nk,"args") ){
       /* A repeated "args" replaces the earlier one: forget its keys. */
