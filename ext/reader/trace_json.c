@@ -542,7 +542,7 @@ static int skipContainer(ProfsumScan *s, const u8 *p, const u8 *e,
           s->pErrAt = p;
           return P_ERR;
         }
-        rc = scanString(s, p, e, &p, &f);
+        rc = scanStringFast(s, p, e, &p, &f);
         if( rc ) return rc;
         expect = 1;
         break;
