@@ -32,6 +32,7 @@
 #include "strindex.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -898,7 +899,12 @@ static int argKeyIndex(const char *k, int64_t n){
 /* Resolve a key span that may contain escapes into plain bytes.  Returns
 ** the key text (possibly zBuf) and its length in *pn; keys longer than the
 ** buffer are returned undecoded (they match no known key anyway). */
-static const char *keyText(const ProfsumSpan *k, char *zBuf, int nBuf, int64_t *pn){
+static const char *keyTextEsc(const ProfsumSpan *k, char *zBuf, int nBuf, int64_t *pn);
+static inline const char *keyText(const ProfsumSpan *k, char *zBuf, int nBuf, int64_t *pn){
+  if( !(k->flags & PROFSUM_SF_ESCAPE) ){ *pn = k->n; return k->z; }
+  return keyTextEsc(k, zBuf, nBuf, pn);
+}
+static const char *keyTextEsc(const ProfsumSpan *k, char *zBuf, int nBuf, int64_t *pn){
   if( (k->flags & PROFSUM_SF_ESCAPE) && k->n < nBuf ){
     char *pB = 0;
     int64_t nB = 0;
@@ -1144,7 +1150,13 @@ static int parseInWindow(ProfsumScan *s, int kind, const u8 **ppStart,
       unsigned f = 0;
       s->nPending = 0;
       s->nPendingLost = 0;
-      memset(&s->ev, 0, sizeof(s->ev));
+      if( s->flags & PROFSUM_SCAN_ARGKEYS ){
+        memset(&s->ev, 0, sizeof(s->ev));
+      }else{
+        /* aArg is written only with ARGKEYS: zero since the open */
+        memset(&s->ev, 0, offsetof(ProfsumEvent, aArg));
+        memset(&s->ev.raw, 0, sizeof(s->ev) - offsetof(ProfsumEvent, raw));
+      }
       rc = parseMembers(s, p, e, ppEnd, &f, 0);
       if( rc==P_OK ){
         if( f & PROFSUM_SF_TRAIL ) pendDiag(s, "trailing_comma", "trailing comma inside the entry");
