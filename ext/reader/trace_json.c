@@ -437,7 +437,7 @@ static int scanLiteral(ProfsumScan *s, const u8 *p, const u8 *e,
 }
 
 /* Scan a scalar (not object/array) at p into *pSpan. */
-static int scanScalar(ProfsumScan *s, const u8 *p, const u8 *e,
+static inline __attribute__((always_inline)) int scanScalar(ProfsumScan *s, const u8 *p, const u8 *e,
                       const u8 **ppEnd, ProfsumSpan *pSpan){
   int rc;
   unsigned f = 0;
@@ -606,7 +606,7 @@ close_container:
 }
 
 /* Scan any value at p into *pSpan (containers: the whole text). */
-static int scanValue(ProfsumScan *s, const u8 *p, const u8 *e,
+static inline __attribute__((always_inline)) int scanValue(ProfsumScan *s, const u8 *p, const u8 *e,
                      const u8 **ppEnd, ProfsumSpan *pSpan){
   if( p>=e ) return P_MORE;
   if( *p=='{' || *p=='[' ){
