@@ -10,6 +10,7 @@
 #   make corpus     check every JSON trace of ../shared/corpus against expected_counts.json
 #   make bench      benchmark against gzip -dc (see bench/README.md)
 #   make bench-sha256  SHA-256 throughput, SHA extensions and portable code
+#   make bench-floor   against igzip -dc and gzip -dc; make bench-history: 10,000 runs
 #   make install    install profsum.so to $(PREFIX)/lib and the profsum CLI to $(PREFIX)/bin
 #   make clean
 #
@@ -298,6 +299,18 @@ corpus: profsum.so
 bench: profsum.so
 	bash bench/run.sh
 
+# Against igzip -dc and gzip -dc in one run (bench/floor.py; igzip: Debian
+# package isal), on the 10 MB and 100 MB traces of bench/data/; and a
+# history of 10,000 runs (bench/history_bench.py).
+bench-floor: profsum.so
+	@mkdir -p bench/data
+	@for s in 10M 100M; do f=bench/data/trace-tpu-$$s-s1.json.gz; [ -f $$f ] || \
+	  $(PYTHON) bench/gen_trace.py --size $$s --out $$f >/dev/null || exit 1; done
+	$(PYTHON) bench/floor.py --rounds 3 bench/data/trace-tpu-10M-s1.json.gz bench/data/trace-tpu-100M-s1.json.gz
+
+bench-history: profsum.so
+	$(PYTHON) bench/history_bench.py --runs 10000 --plans
+
 # SHA-256 throughput alone (the hash of every imported file): SHA extensions
 # when the CPU has them, then the portable code.
 build/sha256_speed: bench/sha256_speed.c ext/util/hash.c ext/util/hash.h ext/util/profsum_int.h | build/gen/deps-ok
@@ -317,7 +330,7 @@ install: profsum.so profsum
 clean:
 	rm -rf profsum.so profsum build
 
-.PHONY: all deps demo test test-zlib asan corpus-asan ubsan tsan valgrind fuzz fuzz-xplane corpus bench bench-sha256 install clean
+.PHONY: all deps demo test test-zlib asan corpus-asan ubsan tsan valgrind fuzz fuzz-xplane corpus bench bench-floor bench-history bench-sha256 install clean
 
 # ---- Python and Node packages (python/README.md, node/README.md) ------------
 #   make wheel      build/wheel/profsum-$(VERSION)-py3-none-<platform>.whl: the

@@ -4,7 +4,7 @@
 # Runs apt-get as root (or through sudo when available); does nothing when
 # everything is already installed.
 set -euo pipefail
-pkgs=(gcc make pkg-config libsqlite3-dev zlib1g-dev libisal-dev libcurl4-openssl-dev
+pkgs=(gcc make pkg-config libsqlite3-dev zlib1g-dev libisal-dev libcurl4-openssl-dev isal
       sqlite3 python3 gzip ca-certificates locales
       python3-setuptools python3-wheel python3-venv python3-apsw nodejs
       chromium sqlite-utils python3-pandas "$@")

@@ -133,8 +133,9 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_gap_context(
 ) WITHOUT ROWID;
 
 -- Oddities met while reading the trace (profsum_diagnostics kinds): the
--- first 100 of each kind, and a 'suppressed' row with the total of a kind
--- that had more (profsum_diagnostics(path) lists up to 1000 per kind).
+-- first 5 of each kind (import option store_diagnostics 'all': up to 1000),
+-- and a 'suppressed' row with the total of a kind that had more
+-- (profsum_diagnostics(path) lists up to 1000 per kind).
 CREATE TABLE IF NOT EXISTS main.profsum_agg_diagnostic(
   trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   idx INTEGER,                         -- entry index (NULL: file-level)
@@ -489,3 +490,8 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_xla_util(
   exact INTEGER NOT NULL               -- 1; 0 when a line's kept intervals were merged and a step cut one (prorated)
 );
 CREATE INDEX IF NOT EXISTS main.profsum_agg_xla_util_i ON profsum_agg_xla_util(trace_id, device);
+-- History of many runs: the run order of a series (profsum_trend,
+-- profsum_op_growth read it from this index alone), and one op across runs
+-- by name.
+CREATE INDEX IF NOT EXISTS main.profsum_trace_series ON profsum_trace(series, imported_at, trace_id);
+CREATE INDEX IF NOT EXISTS main.profsum_agg_op_name ON profsum_agg_op(name, trace_id);

@@ -541,7 +541,7 @@ class ImportBehaviour(Base):
         ro.close()
 
     def test_stored_diagnostics_capped_per_kind(self):
-        """An import stores the first 100 diagnostics of a kind and a
+        """An import stores the first 5 diagnostics of a kind and a
         'suppressed' row with the kind's total; profsum_diagnostics(path)
         still lists 1000, and the summary counts every event."""
         ev = ",".join('{"ph":"X","pid":1,"tid":1,"name":"z","ts":%d,"dur":0}' % i for i in range(1500))
@@ -549,13 +549,13 @@ class ImportBehaviour(Base):
         p = self.td.write("many.json", "[" + ev + "]")
         tid = self.db.execute("SELECT profsum_import(?, 'many')", (p,)).fetchone()[0]
         got = dict(rows(self.db, "SELECT kind, count(*) FROM profsum_diagnostic WHERE trace_id=? GROUP BY kind", tid))
-        self.assertEqual(got, {"zero_duration": 100, "suppressed": 1})
+        self.assertEqual(got, {"zero_duration": 5, "suppressed": 1})
         det = rows(self.db, "SELECT detail FROM profsum_diagnostic WHERE trace_id=? AND kind='suppressed'", tid)[0][0]
-        self.assertEqual(det, "zero_duration: 1500 occurrences in all; only the first 100 are stored "
+        self.assertEqual(det, "zero_duration: 1500 occurrences in all; only the first 5 are stored "
                               "(profsum_diagnostics(path) lists up to 1000)")
         first = [r[0] for r in rows(self.db, "SELECT idx FROM profsum_agg_diagnostic WHERE trace_id=? "
                                     "AND kind='zero_duration' ORDER BY idx", tid)]
-        self.assertEqual(first, list(range(100)))
+        self.assertEqual(first, list(range(5)))
         self.assertEqual(rows(self.db, "SELECT count(*) FROM profsum_diagnostics(?) WHERE kind='zero_duration'", p),
                          [(1000,)])
         self.assertEqual(rows(self.db, "SELECT num_events_total, num_complete_events FROM profsum_trace "

@@ -18,6 +18,6 @@ CREATE VIEW IF NOT EXISTS main.profsum_comm_ops(
   avg_duration
 ) AS
 SELECT c.trace_id, t.label,
-       row_number() OVER (PARTITION BY c.trace_id ORDER BY coalesce(c.total_ref, c.total_duration) DESC, c.collective) - 1,
+       row_number() OVER (PARTITION BY c.trace_id, t.label ORDER BY coalesce(c.total_ref, c.total_duration) DESC, c.collective) - 1,
        c.collective, c.count, c.total_duration, c.total_duration / c.count
 FROM profsum_agg_comm AS c JOIN profsum_trace AS t USING (trace_id);

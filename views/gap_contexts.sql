@@ -26,6 +26,6 @@ CREATE VIEW IF NOT EXISTS main.profsum_gap_contexts(
 SELECT trace_id, label, rank, op_name, region_path, count, total_gap_duration,
        total_gap_duration / count, rank < max(json_extract(options, '$.hot_op_limit'), 500)
 FROM (SELECT c.*, t.label, t.options,
-             row_number() OVER (PARTITION BY c.trace_id ORDER BY c.total_gap_duration DESC,
+             row_number() OVER (PARTITION BY c.trace_id, t.label ORDER BY c.total_gap_duration DESC,
                                 c.op_name, c.region_path) - 1 AS rank
       FROM profsum_agg_gap_context AS c JOIN profsum_trace AS t USING (trace_id));

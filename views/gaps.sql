@@ -30,6 +30,6 @@ CREATE VIEW IF NOT EXISTS main.profsum_gaps(
 SELECT trace_id, label, rank, name, name, marker_op, count, total_gap_duration, max_gap_duration,
        total_gap_duration / count, rank < max(json_extract(options, '$.hot_op_limit'), 500)
 FROM (SELECT g.*, t.label, t.options,
-             row_number() OVER (PARTITION BY g.trace_id ORDER BY g.total_gap_duration DESC,
+             row_number() OVER (PARTITION BY g.trace_id, t.label ORDER BY g.total_gap_duration DESC,
                                 g.max_gap_duration DESC, g.name) - 1 AS rank
       FROM profsum_agg_gap AS g JOIN profsum_trace AS t USING (trace_id));

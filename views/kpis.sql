@@ -43,115 +43,115 @@ CREATE VIEW IF NOT EXISTS main.profsum_kpis(
   -- One line saying what the value means (TEXT).
   explanation
 ) AS
-WITH
-util AS (
-  SELECT trace_id, device, CASE WHEN span_duration > 0 THEN busy_duration / span_duration END AS v
-  FROM profsum_agg_device
-  UNION ALL
-  SELECT trace_id, NULL, CASE WHEN sum(span_duration) > 0 THEN sum(busy_duration) / sum(span_duration) END
-  FROM profsum_agg_device GROUP BY trace_id
-),
-fact AS (
-  SELECT trace_id,
-         max(CASE name WHEN 'median_op_duration' THEN value END) AS median_op,
-         max(CASE name WHEN 'n_ops' THEN value END) AS n_ops,
-         max(CASE name WHEN 'n_small_ops' THEN value END) AS n_small,
-         max(CASE name WHEN 'compile_duration' THEN value END) AS compile,
-         max(CASE name WHEN 'transfer_duration' THEN value END) AS transfer,
-         max(CASE name WHEN 'device_busy_duration' THEN value END) AS busy,
-         max(CASE name WHEN 'exact_breakdown_total' THEN value END) AS exact_total,
-         max(CASE name WHEN 'float_nesting_events' THEN value END) AS n_float,
-         max(CASE name WHEN 'float_nesting_moved' THEN value END) AS moved
-  FROM profsum_agg_fact GROUP BY trace_id
-),
-nesting AS (
-  SELECT f.trace_id, f.n_float, f.exact_total, f.moved, b.mode_total AS total,
-         CASE WHEN f.exact_total IS NULL OR f.moved IS NULL OR b.mode_total IS NULL THEN NULL
-              WHEN f.exact_total > 0 THEN f.moved / f.exact_total
-              WHEN f.moved > 0 THEN 1.0 ELSE 0.0 END AS v
-  FROM fact AS f
-  LEFT JOIN profsum_breakdown AS b
-    ON b.trace_id = f.trace_id AND b.mode = 'exclusive_per_track' AND b.category = 'compute'
-),
-host AS (
-  -- (a trace imported from a v1 summary has no facts: its breakdown's share counts)
-  SELECT b.trace_id, CASE WHEN f.trace_id IS NULL OR f.n_ops > 0 THEN b.share_of_total END AS v
-  FROM profsum_breakdown AS b LEFT JOIN fact AS f USING (trace_id)
-  WHERE b.mode = 'exclusive_per_track' AND b.category = 'host'
-),
-top_op AS (
-  SELECT h.trace_id, h.name, CASE WHEN b.mode_total > 0 THEN h.exclusive_duration / b.mode_total END AS v
-  FROM profsum_hot_ops AS h
-  JOIN profsum_breakdown AS b ON b.trace_id = h.trace_id AND b.is_summary_mode AND b.category = 'compute'
-  WHERE h.rank = 0
-),
-rows_ AS (
-  SELECT trace_id, 'kpi' AS kind, 'device_utilization' AS kpi, device, v AS value, 'fraction' AS unit,
-         CASE WHEN v IS NULL THEN 'unavailable' WHEN v > 0.8 THEN 'good' WHEN v >= 0.5 THEN 'warning' ELSE 'bad' END AS band,
+-- Each row's arm reads one trace's rows only: a query for one label or
+-- trace_id (WHERE label = ? / trace_id = ?) reaches every arm and every
+-- grouped subquery (each groups by trace_id and label), so it reads that
+-- trace's rows through the tables' keys and never builds the other traces'
+-- rows.  Arms come in this order for a trace; within an arm, by the keys.
+SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
+  SELECT u.trace_id, t.label, 'kpi' AS kind, 'device_utilization' AS kpi, u.device, u.v AS value,
+         'fraction' AS unit,
+         CASE WHEN u.v IS NULL THEN 'unavailable' WHEN u.v > 0.8 THEN 'good' WHEN u.v >= 0.5 THEN 'warning' ELSE 'bad' END AS band,
          printf('%s %.1f%% of the time between %s first and last op%s',
-                coalesce(device || ' busy', 'all devices busy'), 100.0 * v,
-                CASE WHEN device IS NULL THEN 'their' ELSE 'its' END,
-                CASE WHEN v < 0.8 THEN ': idle gaps, look for host-bound dispatch or synchronization' ELSE '' END) AS explanation
-  FROM util
+                coalesce(u.device || ' busy', 'all devices busy'), 100.0 * u.v,
+                CASE WHEN u.device IS NULL THEN 'their' ELSE 'its' END,
+                CASE WHEN u.v < 0.8 THEN ': idle gaps, look for host-bound dispatch or synchronization' ELSE '' END) AS explanation
+  FROM (SELECT trace_id, device, CASE WHEN span_duration > 0 THEN busy_duration / span_duration END AS v
+        FROM profsum_agg_device) AS u
+  JOIN profsum_trace AS t USING (trace_id)
   UNION ALL
-  SELECT trace_id, 'kpi', 'kernel_duration', NULL, median_op / 1000.0, 'ms',
+  SELECT trace_id, label, 'kpi', 'device_utilization', NULL, v, 'fraction',
+         CASE WHEN v IS NULL THEN 'unavailable' WHEN v > 0.8 THEN 'good' WHEN v >= 0.5 THEN 'warning' ELSE 'bad' END,
+         printf('%s %.1f%% of the time between %s first and last op%s', 'all devices busy', 100.0 * v, 'their',
+                CASE WHEN v < 0.8 THEN ': idle gaps, look for host-bound dispatch or synchronization' ELSE '' END)
+  FROM (SELECT d.trace_id, t.label,
+               CASE WHEN sum(d.span_duration) > 0 THEN sum(d.busy_duration) / sum(d.span_duration) END AS v
+        FROM profsum_agg_device AS d JOIN profsum_trace AS t USING (trace_id)
+        GROUP BY d.trace_id, t.label)
+  UNION ALL
+  SELECT trace_id, label, 'kpi', 'kernel_duration', NULL, median_op / 1000.0, 'ms',
          CASE WHEN median_op IS NULL THEN 'unavailable' WHEN median_op > 1000 THEN 'good'
               WHEN median_op >= 100 THEN 'warning' ELSE 'bad' END,
          CASE WHEN median_op IS NULL THEN 'no device ops in the trace'
               ELSE printf('median device op takes %.3f ms%s', median_op / 1000.0,
                           CASE WHEN median_op < 100 THEN ': many tiny kernels, launch overhead dominates; fuse ops' ELSE '' END) END
-  FROM fact
+  FROM (SELECT f.trace_id, t.label, max(CASE f.name WHEN 'median_op_duration' THEN f.value END) AS median_op
+        FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
+        GROUP BY f.trace_id, t.label)
   UNION ALL
-  SELECT trace_id, 'kpi', 'host_overhead', NULL, v, 'fraction',
+  -- (a trace imported from a v1 summary has no facts: its breakdown's share counts)
+  SELECT trace_id, label, 'kpi', 'host_overhead', NULL, v, 'fraction',
          CASE WHEN v IS NULL THEN 'unavailable' WHEN v < 0.10 THEN 'good' WHEN v <= 0.20 THEN 'warning' ELSE 'bad' END,
          CASE WHEN v IS NULL THEN 'no device ops in the trace (no XLA Ops or Stream threads of a /device: process): host time is not told apart'
               ELSE printf('host events take %.1f%% of the per-track exclusive time%s', 100.0 * v,
                 CASE WHEN v > 0.10 THEN ': the input pipeline or Python dispatch may hold the devices back' ELSE '' END) END
-  FROM host
+  FROM (SELECT b.trace_id, b.label,
+               CASE WHEN NOT EXISTS (SELECT 1 FROM profsum_agg_fact AS f WHERE f.trace_id = b.trace_id)
+                      OR (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = b.trace_id AND f.name = 'n_ops') > 0
+                    THEN b.share_of_total END AS v
+        FROM profsum_breakdown AS b
+        WHERE b.mode = 'exclusive_per_track' AND b.category = 'host')
   UNION ALL
-  SELECT trace_id, 'kpi', 'compilation_time', NULL, CASE WHEN n_ops > 0 THEN compile / 1e6 END, 's',
+  SELECT trace_id, label, 'kpi', 'compilation_time', NULL, CASE WHEN n_ops > 0 THEN compile / 1e6 END, 's',
          CASE WHEN coalesce(n_ops, 0) <= 0 THEN 'unavailable' WHEN compile < 2e6 THEN 'good' WHEN compile <= 10e6 THEN 'warning' ELSE 'bad' END,
          CASE WHEN coalesce(n_ops, 0) <= 0 THEN 'no device ops in the trace (not an XLA trace): compile events are not told apart'
               ELSE printf('%.3f s in host events named *compile* within the profile%s', compile / 1e6,
                 CASE WHEN compile >= 2e6 THEN ': recompilation inside the profiled steps; check for changing shapes or static args' ELSE '' END) END
-  FROM fact
+  FROM (SELECT f.trace_id, t.label, max(CASE f.name WHEN 'n_ops' THEN f.value END) AS n_ops,
+               max(CASE f.name WHEN 'compile_duration' THEN f.value END) AS compile
+        FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
+        GROUP BY f.trace_id, t.label)
   UNION ALL
-  SELECT trace_id, 'kpi', 'memory_bandwidth', NULL, NULL, 'fraction', 'unavailable',
+  SELECT trace_id, label, 'kpi', 'memory_bandwidth', NULL, NULL, 'fraction', 'unavailable',
          'memory bandwidth utilization is not recorded in trace JSON (use xprof memory tools)'
-  FROM fact AS f
+  FROM (SELECT f.trace_id, t.label
+        FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
+        GROUP BY f.trace_id, t.label) AS m
   WHERE NOT EXISTS (SELECT 1 FROM profsum_kpis_xla AS x
-                    WHERE x.trace_id = f.trace_id AND x.kpi = 'memory_bandwidth')
+                    WHERE x.trace_id = m.trace_id AND x.kpi = 'memory_bandwidth')
   UNION ALL
-  SELECT trace_id, 'pattern', 'many_small_kernels', NULL,
+  SELECT trace_id, label, 'pattern', 'many_small_kernels', NULL,
          CASE WHEN n_ops > 0 THEN n_small / n_ops END, 'fraction',
          CASE WHEN coalesce(n_ops, 0) <= 0 THEN 'unavailable' WHEN n_small / n_ops >= 0.5 THEN 'detected' ELSE 'not_detected' END,
          CASE WHEN coalesce(n_ops, 0) <= 0 THEN 'no device ops in the trace'
               ELSE printf('%.1f%% of device ops are shorter than 0.1 ms%s', 100.0 * n_small / n_ops,
                 CASE WHEN n_small / n_ops >= 0.5 THEN ': poor fusion' ELSE '' END) END
-  FROM fact
+  FROM (SELECT f.trace_id, t.label, max(CASE f.name WHEN 'n_ops' THEN f.value END) AS n_ops,
+               max(CASE f.name WHEN 'n_small_ops' THEN f.value END) AS n_small
+        FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
+        GROUP BY f.trace_id, t.label)
   UNION ALL
-  SELECT trace_id, 'pattern', 'device_idle_gaps', NULL, min(v), 'fraction',
+  SELECT trace_id, label, 'pattern', 'device_idle_gaps', NULL, min(v), 'fraction',
          CASE WHEN min(v) < 0.8 THEN 'detected' ELSE 'not_detected' END,
          printf('lowest device utilization %.1f%%%s', 100.0 * min(v),
                 CASE WHEN min(v) < 0.8 THEN ': devices wait on the host or on synchronization' ELSE '' END)
-  FROM util WHERE device IS NOT NULL GROUP BY trace_id
+  FROM (SELECT d.trace_id, t.label, CASE WHEN d.span_duration > 0 THEN d.busy_duration / d.span_duration END AS v
+        FROM profsum_agg_device AS d JOIN profsum_trace AS t USING (trace_id)
+        WHERE d.device IS NOT NULL)
+  GROUP BY trace_id, label
   UNION ALL
-  SELECT trace_id, 'pattern', 'large_transfers', NULL,
+  SELECT trace_id, label, 'pattern', 'large_transfers', NULL,
          CASE WHEN busy > 0 THEN transfer / busy END, 'fraction',
          CASE WHEN coalesce(busy, 0) <= 0 THEN 'unavailable' WHEN transfer / busy > 0.10 THEN 'detected' ELSE 'not_detected' END,
          CASE WHEN coalesce(busy, 0) <= 0 THEN 'no device busy time in the trace'
               ELSE printf('host<->device transfer events add up to %.1f%% of device busy time%s',
                 100.0 * transfer / busy,
                 CASE WHEN transfer / busy > 0.10 THEN ': keep data on device, prefetch, overlap transfers' ELSE '' END) END
-  FROM fact
+  FROM (SELECT f.trace_id, t.label, max(CASE f.name WHEN 'transfer_duration' THEN f.value END) AS transfer,
+               max(CASE f.name WHEN 'device_busy_duration' THEN f.value END) AS busy
+        FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
+        GROUP BY f.trace_id, t.label)
   UNION ALL
-  SELECT trace_id, 'pattern', 'one_op_dominating', NULL, v, 'fraction',
+  SELECT h.trace_id, h.label, 'pattern', 'one_op_dominating', NULL, v, 'fraction',
          CASE WHEN v > 0.5 THEN 'detected' ELSE 'not_detected' END,
          printf('top op %s takes %.1f%% of the breakdown total%s', name, 100.0 * v,
                 CASE WHEN v > 0.5 THEN ': optimize that op first' ELSE '' END)
-  FROM top_op
+  FROM (SELECT h.trace_id, h.label, h.name, CASE WHEN b.mode_total > 0 THEN h.exclusive_duration / b.mode_total END AS v
+        FROM profsum_hot_ops AS h
+        JOIN profsum_breakdown AS b ON b.trace_id = h.trace_id AND b.is_summary_mode AND b.category = 'compute'
+        WHERE h.rank = 0) AS h
   UNION ALL
-  SELECT trace_id, 'pattern', 'float_nesting', NULL, v, 'fraction',
+  SELECT trace_id, label, 'pattern', 'float_nesting', NULL, v, 'fraction',
          CASE WHEN v IS NULL THEN 'unavailable' WHEN v >= 0.01 THEN 'detected' ELSE 'not_detected' END,
          CASE WHEN v IS NULL THEN 'no exact-time check stored (a trace imported by an older profsum)'
               WHEN coalesce(n_float, 0) = 0 THEN 'every order and nesting decision of the summary agrees with the exact times'
@@ -160,13 +160,28 @@ rows_ AS (
                           || 'those on exact times by %.3f us in all, %.2f%% of the exact total %.3f us (summary total '
                           || '%.3f us)%s', CAST(n_float AS INTEGER), moved, 100.0 * v, exact_total, total,
                           CASE WHEN v >= 0.01 THEN '; read exact per-op times from trace_events'' excl_ps' ELSE '' END) END
-  FROM nesting
+  FROM (SELECT trace_id, label, n_float, exact_total, moved, total,
+               CASE WHEN exact_total IS NULL OR moved IS NULL OR total IS NULL THEN NULL
+                    WHEN exact_total > 0 THEN moved / exact_total
+                    WHEN moved > 0 THEN 1.0 ELSE 0.0 END AS v
+        FROM (SELECT f.trace_id, t.label,
+                     max(CASE f.name WHEN 'float_nesting_events' THEN f.value END) AS n_float,
+                     max(CASE f.name WHEN 'exact_breakdown_total' THEN f.value END) AS exact_total,
+                     max(CASE f.name WHEN 'float_nesting_moved' THEN f.value END) AS moved,
+                     (SELECT tot.duration FROM profsum_agg_breakdown AS c
+                      JOIN profsum_agg_breakdown AS tot
+                        ON tot.trace_id = c.trace_id AND tot.mode = c.mode AND tot.category = 'total'
+                      WHERE c.trace_id = f.trace_id AND c.mode = 'exclusive_per_track'
+                        AND c.category = 'compute') AS total
+              FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
+              GROUP BY f.trace_id, t.label))
   UNION ALL
-  SELECT trace_id, kind, kpi, device, value, unit, band, explanation FROM profsum_kpis_xla
+  SELECT x.trace_id, t.label, x.kind, x.kpi, x.device, x.value, x.unit, x.band, x.explanation
+  FROM profsum_kpis_xla AS x JOIN profsum_trace AS t USING (trace_id)
   UNION ALL
-  SELECT trace_id, kind, kpi, device, value, unit, band, explanation FROM profsum_kpis_mem
+  SELECT x.trace_id, t.label, x.kind, x.kpi, x.device, x.value, x.unit, x.band, x.explanation
+  FROM profsum_kpis_mem AS x JOIN profsum_trace AS t USING (trace_id)
   UNION ALL
-  SELECT trace_id, kind, kpi, device, value, unit, band, explanation FROM profsum_kpis_wall
-)
-SELECT r.trace_id, t.label, r.kind, r.kpi, r.device, r.value, r.unit, r.band, r.explanation
-FROM rows_ AS r JOIN profsum_trace AS t USING (trace_id);
+  SELECT x.trace_id, t.label, x.kind, x.kpi, x.device, x.value, x.unit, x.band, x.explanation
+  FROM profsum_kpis_wall AS x JOIN profsum_trace AS t USING (trace_id)
+);

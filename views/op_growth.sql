@@ -37,33 +37,42 @@ CREATE VIEW IF NOT EXISTS main.profsum_op_growth(
   -- Rank within the pair by delta descending, then name; 1 = grew most (INTEGER).
   growth_rank
 ) AS
+-- The pairs come from a window over profsum_trace's (series, imported_at,
+-- trace_id) index alone; the ops are read for the pairs a query keeps: a
+-- filter on series, label, trace_id or runs_back reaches the pairs before
+-- their ops are joined (the ranking window is partitioned by the pair's
+-- columns, which one trace_id decides), so the cost follows the rows
+-- returned.
 WITH
-runs AS (
-  SELECT trace_id, label, series, imported_at,
-         lag(trace_id) OVER w AS prev_trace_id,
-         lag(label) OVER w AS prev_label,
-         row_number() OVER (PARTITION BY series ORDER BY imported_at DESC, trace_id DESC) AS runs_back
-  FROM profsum_trace
-  WHERE series IS NOT NULL
-  WINDOW w AS (PARTITION BY series ORDER BY imported_at, trace_id)
-),
-pairs AS (SELECT * FROM runs WHERE prev_trace_id IS NOT NULL),
-names AS (
-  SELECT p.trace_id, o.name FROM pairs AS p JOIN profsum_agg_op AS o ON o.trace_id = p.trace_id
-  UNION
-  SELECT p.trace_id, o.name FROM pairs AS p JOIN profsum_agg_op AS o ON o.trace_id = p.prev_trace_id
+pairs AS (
+  SELECT t.trace_id, t.label, r.series, t.imported_at, c.n_runs - r.run_index + 1 AS runs_back,
+         r.prev_trace_id, p.label AS prev_label
+  FROM profsum_trace AS t
+  JOIN (SELECT trace_id, series,
+               row_number() OVER w AS run_index,
+               lag(trace_id) OVER w AS prev_trace_id
+        FROM profsum_trace
+        WHERE series IS NOT NULL
+        WINDOW w AS (PARTITION BY series ORDER BY imported_at, trace_id)) AS r ON r.trace_id = t.trace_id
+  JOIN (SELECT series, count(*) AS n_runs FROM profsum_trace WHERE series IS NOT NULL GROUP BY series) AS c
+    ON c.series = r.series
+  JOIN profsum_trace AS p ON p.trace_id = r.prev_trace_id
 ),
 d AS (
   SELECT p.trace_id, p.label, p.series, p.imported_at, p.runs_back, p.prev_trace_id, p.prev_label, n.name,
          coalesce(b.exclusive_duration, 0.0) AS before_excl,
          coalesce(a.exclusive_duration, 0.0) AS after_excl
   FROM pairs AS p
-  JOIN names AS n ON n.trace_id = p.trace_id
+  JOIN (SELECT trace_id AS tid, name FROM profsum_agg_op) AS n
+    ON n.tid IN (p.trace_id, p.prev_trace_id)
   LEFT JOIN profsum_agg_op AS b ON b.trace_id = p.prev_trace_id AND b.name = n.name
   LEFT JOIN profsum_agg_op AS a ON a.trace_id = p.trace_id AND a.name = n.name
+  -- an op of both runs once: from the later run's rows
+  WHERE n.tid = p.trace_id OR a.trace_id IS NULL
 )
 SELECT trace_id, label, series, imported_at, runs_back, prev_trace_id, prev_label, name,
        before_excl, after_excl, after_excl - before_excl,
        CASE WHEN before_excl > 0 THEN ((after_excl - before_excl) / before_excl) * 100.0 END,
-       row_number() OVER (PARTITION BY trace_id ORDER BY after_excl - before_excl DESC, name)
+       row_number() OVER (PARTITION BY trace_id, label, series, imported_at, runs_back, prev_trace_id, prev_label
+                          ORDER BY after_excl - before_excl DESC, name)
 FROM d;

@@ -27,26 +27,25 @@ CREATE VIEW IF NOT EXISTS main.profsum_regions(
   -- 1 when the row is within the summary's limit, max(hot_op_limit, 500) (INTEGER).
   in_summary
 ) AS
-WITH ranked AS (
-  SELECT r.*, t.label, t.options,
-         row_number() OVER (PARTITION BY r.trace_id ORDER BY coalesce(r.inclusive_ref, r.inclusive_duration) DESC,
-                            coalesce(r.exclusive_ref, r.exclusive_duration) DESC, r.path) - 1 AS rank
-  FROM profsum_agg_region AS r JOIN profsum_trace AS t USING (trace_id)
-), listed AS (
-  SELECT * FROM ranked WHERE rank < max(json_extract(options, '$.hot_op_limit'), 500)
-), roots AS (
-  SELECT trace_id, path AS root, max(0.0, inclusive_duration) AS total FROM listed WHERE depth = 1
-), fallback AS (
-  SELECT trace_id, max(total) AS total FROM roots GROUP BY trace_id
-), shares AS (
-  SELECT r.*, coalesce(
-           (SELECT total FROM roots o WHERE o.trace_id = r.trace_id AND o.root =
-              CASE WHEN instr(r.path, '=>') > 0 THEN substr(r.path, 1, instr(r.path, '=>') - 1) ELSE r.path END),
-           (SELECT total FROM fallback f WHERE f.trace_id = r.trace_id), 0.0) AS tot
-  FROM ranked AS r
-)
+-- One trace's rows are ranked and shared in windows partitioned by the
+-- trace (a query for one label or trace_id reads that trace's regions
+-- only): tot is the listed depth-1 region of the row's root path, else the
+-- largest listed depth-1 region of the trace, else 0.
 SELECT trace_id, label, rank, path, depth, count, inclusive_duration, exclusive_duration,
        CASE WHEN tot > 0 THEN inclusive_duration / tot ELSE 0.0 END,
        CASE WHEN tot > 0 THEN exclusive_duration / tot ELSE 0.0 END,
-       rank < max(json_extract(options, '$.hot_op_limit'), 500)
-FROM shares;
+       rank < lim
+FROM (SELECT y.*,
+             coalesce(root_tot, max(CASE WHEN depth = 1 AND rank < lim THEN max(0.0, inclusive_duration) END)
+                                  OVER (PARTITION BY trace_id, label), 0.0) AS tot
+      FROM (SELECT x.*,
+                   max(CASE WHEN depth = 1 AND rank < lim THEN max(0.0, inclusive_duration) END)
+                     OVER (PARTITION BY trace_id, label, root) AS root_tot
+            FROM (SELECT r.*, t.label, max(json_extract(t.options, '$.hot_op_limit'), 500) AS lim,
+                         CASE WHEN instr(r.path, '=>') > 0 THEN substr(r.path, 1, instr(r.path, '=>') - 1)
+                              ELSE r.path END AS root,
+                         row_number() OVER (PARTITION BY r.trace_id, t.label
+                                            ORDER BY coalesce(r.inclusive_ref, r.inclusive_duration) DESC,
+                                            coalesce(r.exclusive_ref, r.exclusive_duration) DESC, r.path) - 1 AS rank
+                  FROM profsum_agg_region AS r JOIN profsum_trace AS t USING (trace_id)) AS x) AS y)
+ORDER BY trace_id, rank;

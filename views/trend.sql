@@ -41,22 +41,25 @@ CREATE VIEW IF NOT EXISTS main.profsum_trend(
   -- Change of the p90 in percent (REAL or NULL).
   p90_change_pct
 ) AS
-WITH runs AS (
-  SELECT t.trace_id, t.label, t.series, t.imported_at, s.count AS steady_steps, s.median, s.p90,
-         row_number() OVER w AS run_index,
-         row_number() OVER (PARTITION BY t.series ORDER BY t.imported_at DESC, t.trace_id DESC) AS runs_back,
-         lag(t.trace_id) OVER w AS prev_trace_id,
-         lag(t.label) OVER w AS prev_label,
-         lag(s.median) OVER w AS prev_median,
-         lag(s.p90) OVER w AS prev_p90
-  FROM profsum_trace AS t
-  LEFT JOIN profsum_sec_step_stats AS s ON s.trace_id = t.trace_id AND s.scope = 'steady'
-  WHERE t.series IS NOT NULL
-  WINDOW w AS (PARTITION BY t.series ORDER BY t.imported_at, t.trace_id)
-)
-SELECT trace_id, label, series, imported_at, run_index, runs_back, steady_steps, median, p90,
-       prev_trace_id, prev_label, prev_median, median - prev_median,
-       CASE WHEN prev_median > 0 THEN ((median - prev_median) / prev_median) * 100.0 END,
-       prev_p90, p90 - prev_p90,
-       CASE WHEN prev_p90 > 0 THEN ((p90 - prev_p90) / prev_p90) * 100.0 END
-FROM runs;
+-- The run order comes from a window over profsum_trace's (series,
+-- imported_at, trace_id) index alone; the step statistics are read for the
+-- rows returned and their previous runs only.  A query for one series
+-- (WHERE series = ?) orders that series only.
+SELECT t.trace_id, t.label, r.series, t.imported_at, r.run_index, c.n_runs - r.run_index + 1,
+       s.count, s.median, s.p90,
+       r.prev_trace_id, p.label, ps.median, s.median - ps.median,
+       CASE WHEN ps.median > 0 THEN ((s.median - ps.median) / ps.median) * 100.0 END,
+       ps.p90, s.p90 - ps.p90,
+       CASE WHEN ps.p90 > 0 THEN ((s.p90 - ps.p90) / ps.p90) * 100.0 END
+FROM (SELECT trace_id, series,
+             row_number() OVER w AS run_index,
+             lag(trace_id) OVER w AS prev_trace_id
+      FROM profsum_trace
+      WHERE series IS NOT NULL
+      WINDOW w AS (PARTITION BY series ORDER BY imported_at, trace_id)) AS r
+JOIN (SELECT series, count(*) AS n_runs FROM profsum_trace WHERE series IS NOT NULL GROUP BY series) AS c
+  ON c.series = r.series
+JOIN profsum_trace AS t ON t.trace_id = r.trace_id
+LEFT JOIN profsum_sec_step_stats AS s ON s.trace_id = t.trace_id AND s.scope = 'steady'
+LEFT JOIN profsum_trace AS p ON p.trace_id = r.prev_trace_id
+LEFT JOIN profsum_sec_step_stats AS ps ON ps.trace_id = r.prev_trace_id AND ps.scope = 'steady';

@@ -73,21 +73,23 @@ static int decimalParse(const char *z, int64_t n, int *pNeg, u8 *aDig, int nDigM
   return 0;
 }
 
-/* profsumParseMicros() for the common shape, "[-]d{1,12}[.d+]" (what
-** xprof and Kineto write): in 64-bit integers, without the digit buffer.
+/* profsumParseMicros() for the common shape, "[-]d{1,18}[.d+]" (what
+** xprof writes, and Kineto's 16-digit epoch microseconds): the digits in
+** 64-bit integers, without the digit buffer, the picoseconds in 128 bits.
 ** Returns what profsumParseMicros() returns, or -2 when z has another
-** shape (an exponent, a '+', "5.", more than 12 integer digits): the
+** shape (an exponent, a '+', "5.", more than 18 integer digits): the
 ** general code decides then. */
 static int parseMicrosFast(const char *z, int64_t n, profsum_ps *pOut){
   static const int64_t aPow[7] = {1000000, 100000, 10000, 1000, 100, 10, 1};
-  int64_t i = 0, iStart, ps, frac = 0;
+  int64_t i = 0, iStart, ip, frac = 0;
+  profsum_ps ps;
   int neg = 0, nf = 0, rd = 0, rest = 0;
   if( i<n && z[i]=='-' ){ neg = 1; i++; }
   iStart = i;
-  ps = 0;
+  ip = 0;
   while( i<n && z[i]>='0' && z[i]<='9' ){
-    if( i-iStart>=12 ) return -2;
-    ps = ps*10 + (z[i]-'0');
+    if( i-iStart>=18 ) return -2;
+    ip = ip*10 + (z[i]-'0');
     i++;
   }
   if( i==iStart ) return -2;
@@ -101,10 +103,10 @@ static int parseMicrosFast(const char *z, int64_t n, profsum_ps *pOut){
     }
   }
   if( i!=n ) return -2;
-  ps = ps*1000000 + frac*aPow[nf];
+  ps = (profsum_ps)ip*1000000 + frac*aPow[nf];
   /* Round half to even on the first dropped digit (as the general code). */
   if( rd>5 || (rd==5 && (rest || (ps & 1))) ) ps++;
-  *pOut = neg ? -(profsum_ps)ps : (profsum_ps)ps;
+  *pOut = neg ? -ps : ps;
   return (rd || rest) ? 1 : 0;
 }
 

@@ -29,13 +29,12 @@
 #include "profsum_int.h"
 #include "cnum.h"
 #include "profsum_reader.h"
+#include "strindex.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <string.h>
-#if defined(__SSE2__)
-# include <emmintrin.h>      /* SSE2: part of every x86-64 CPU */
-#endif
 
 /* The parse window: it grows for a longer entry.  64 KiB at first for a
 ** file under PROFSUM_SMALL_FILE bytes on disk, where the larger window was
@@ -106,6 +105,9 @@ struct ProfsumScan {
     int64_t n;
   } aKindSeen[24];
   int nKindSeen;
+  ProfsumStrIndex idx;       /* The window's string index (strindex.h): its
+                             ** marks cover aBuf[0..nBuf) after each refill;
+                             ** off (idx.xClassify NULL) in the portable mode */
 };
 
 /* Past this many diagnostics of one kind, details are no longer formatted:
@@ -265,69 +267,88 @@ static void quoteSnippet(char *zOut, int nOut, const char *z, int64_t n){
 /* Lexical primitives on a contiguous window [p, e)                    */
 /* ------------------------------------------------------------------ */
 
+/* The escape at p (a backslash, p+1 < e needed): P_OK with *pp past it,
+** P_MORE, or P_ERR. */
+static int scanEscape(ProfsumScan *s, const u8 **pp, const u8 *e){
+  const u8 *p = *pp;
+  if( p+1>=e ) return P_MORE;
+  switch( p[1] ){
+    case '"': case '\\': case '/': case 'b': case 'f':
+    case 'n': case 'r': case 't':
+      *pp = p+2;
+      return P_OK;
+    case 'u':
+      if( p+6>e ) return P_MORE;
+      if( !isHex(p[2]) || !isHex(p[3]) || !isHex(p[4]) || !isHex(p[5]) ){
+        s->zErrWhy = "invalid \\u escape in a string";
+        s->pErrAt = p;
+        return P_ERR;
+      }
+      *pp = p+6;
+      return P_OK;
+    default:
+      s->zErrWhy = "invalid escape in a string";
+      s->pErrAt = p;
+      return P_ERR;
+  }
+}
+
 /* Scan a string starting at the opening quote *p.  On P_OK *ppEnd is past
 ** the closing quote and *pFlags gets PROFSUM_SF_ESCAPE/CTRL bits. */
 static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
                       const u8 **ppEnd, unsigned *pFlags){
   unsigned f = 0, hi = 0;
   const u8 *pStart = ++p;
-#if defined(__SSE2__)
-  __m128i vHi = _mm_setzero_si128();   /* OR of the bytes seen 16 at a time */
-#endif
-  for(;;){
-    /* Fast path: plain bytes, 16 at a time where SSE2 is there (every
-    ** x86-64): one compare each for '"', '\\' and bytes below 0x20 (those
-    ** with max(b, 0x1f) == 0x1f), stopping at the first such byte. */
-#if defined(__SSE2__)
-    {
-      const __m128i vQuote = _mm_set1_epi8('"'), vBack = _mm_set1_epi8('\\');
-      const __m128i v1f = _mm_set1_epi8(0x1f);
-      while( e-p>=16 ){
-        __m128i v = _mm_loadu_si128((const __m128i*)p);
-        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vQuote), _mm_cmpeq_epi8(v, vBack)),
-                                   _mm_cmpeq_epi8(_mm_max_epu8(v, v1f), v1f));
-        unsigned m = (unsigned)_mm_movemask_epi8(hit);
-        vHi = _mm_or_si128(vHi, v);     /* any byte >= 0x80? (checked at the end) */
-        if( m ){ p += __builtin_ctz(m); break; }
-        p += 16;
+  int rc;
+  if( s->idx.aStop && e==s->aBuf + s->nBuf ){
+    /* the index (strindex.h): the next marked byte by its bit */
+    const uint64_t *aStop = s->idx.aStop;
+    size_t i = (size_t)(p - s->aBuf), n = s->nBuf;
+    for(;;){
+      size_t w = i/64;
+      uint64_t m;
+      if( i>=n ) return P_MORE;
+      m = aStop[w] & (~(uint64_t)0 << (i%64));
+      while( m==0 ){
+        if( ++w*64>=n ) return P_MORE;
+        m = aStop[w];
       }
+      i = w*64 + (size_t)__builtin_ctzll(m);
+      if( i>=n ) return P_MORE;
+      p = s->aBuf + i;
+      if( *p=='"' ){
+        size_t i0 = (size_t)(pStart - s->aBuf);
+        if( profsumStrIndexHi(&s->idx, i0, i) && !utf8Valid(pStart, p) ) f |= PROFSUM_SF_BADUTF8;
+        *ppEnd = p+1;
+        *pFlags |= f;
+        return P_OK;
+      }
+      if( *p=='\\' ){
+        f |= PROFSUM_SF_ESCAPE;
+        rc = scanEscape(s, &p, e);
+        if( rc ) return rc;
+      }else{
+        f |= PROFSUM_SF_CTRL;
+        p++;
+      }
+      i = (size_t)(p - s->aBuf);
     }
-#endif
+  }
+  /* the portable path: byte by byte */
+  for(;;){
     while( p<e && aStrClass[*p]==0 ){ hi |= *p; p++; }
     if( p>=e ) return P_MORE;
     switch( aStrClass[*p] ){
       case 1:
-#if defined(__SSE2__)
-        hi |= (unsigned)_mm_movemask_epi8(vHi) ? 0x80 : 0;
-#endif
-        /* bytes >= 0x80 (seen, or in the last 16 bytes read past the
-        ** string): check the string's UTF-8, rarely needed */
+        /* bytes >= 0x80 seen: check the string's UTF-8, rarely needed */
         if( (hi & 0x80) && !utf8Valid(pStart, p) ) f |= PROFSUM_SF_BADUTF8;
         *ppEnd = p+1;
         *pFlags |= f;
         return P_OK;
       case 2:
-        if( p+1>=e ) return P_MORE;
         f |= PROFSUM_SF_ESCAPE;
-        switch( p[1] ){
-          case '"': case '\\': case '/': case 'b': case 'f':
-          case 'n': case 'r': case 't':
-            p += 2;
-            break;
-          case 'u':
-            if( p+6>e ) return P_MORE;
-            if( !isHex(p[2]) || !isHex(p[3]) || !isHex(p[4]) || !isHex(p[5]) ){
-              s->zErrWhy = "invalid \\u escape in a string";
-              s->pErrAt = p;
-              return P_ERR;
-            }
-            p += 6;
-            break;
-          default:
-            s->zErrWhy = "invalid escape in a string";
-            s->pErrAt = p;
-            return P_ERR;
-        }
+        rc = scanEscape(s, &p, e);
+        if( rc ) return rc;
         break;
       default:
         f |= PROFSUM_SF_CTRL;
@@ -335,6 +356,26 @@ static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
         break;
     }
   }
+}
+
+/* scanString's common case, inlined where strings are met most (keys and
+** scalar values): the string index says at once where the string ends
+** when it has no escape, no control character and the window no byte of
+** 0x80 or more.  Anything else goes to scanString. */
+static inline int scanStringFast(ProfsumScan *s, const u8 *p, const u8 *e,
+                                 const u8 **ppEnd, unsigned *pFlags){
+  if( s->idx.aStop && !s->idx.anyHi && e==s->aBuf + s->nBuf ){
+    size_t i = (size_t)(p + 1 - s->aBuf);
+    uint64_t m = s->idx.aStop[i/64] >> (i%64);
+    if( m ){
+      size_t q = i + (size_t)__builtin_ctzll(m);
+      if( q<s->nBuf && s->aBuf[q]=='"' ){
+        *ppEnd = s->aBuf + q + 1;
+        return P_OK;
+      }
+    }
+  }
+  return scanString(s, p, e, ppEnd, pFlags);
 }
 
 /* Scan a JSON number at p.  On P_OK *ppEnd is past it. */
@@ -345,7 +386,7 @@ static int scanNumber(ProfsumScan *s, const u8 *p, const u8 *e, const u8 **ppEnd
   if( *q=='0' ){
     q++;
   }else if( *q>='1' && *q<='9' ){
-    while( q<e && *q>='0' && *q<='9' ) q++;
+    q = profsumDigitRun(q, e);
   }else{
     s->zErrWhy = "invalid number";
     s->pErrAt = p;
@@ -360,7 +401,7 @@ static int scanNumber(ProfsumScan *s, const u8 *p, const u8 *e, const u8 **ppEnd
       s->pErrAt = p;
       return P_ERR;
     }
-    while( q<e && *q>='0' && *q<='9' ) q++;
+    q = profsumDigitRun(q, e);
     if( q>=e ) return P_MORE;
   }
   if( *q=='e' || *q=='E' ){
@@ -396,13 +437,13 @@ static int scanLiteral(ProfsumScan *s, const u8 *p, const u8 *e,
 }
 
 /* Scan a scalar (not object/array) at p into *pSpan. */
-static int scanScalar(ProfsumScan *s, const u8 *p, const u8 *e,
+static inline __attribute__((always_inline)) int scanScalar(ProfsumScan *s, const u8 *p, const u8 *e,
                       const u8 **ppEnd, ProfsumSpan *pSpan){
   int rc;
   unsigned f = 0;
   switch( *p ){
     case '"':
-      rc = scanString(s, p, e, ppEnd, &f);
+      rc = scanStringFast(s, p, e, ppEnd, &f);
       if( rc==P_OK ){
         pSpan->z = (const char*)p+1;
         pSpan->n = (*ppEnd - p) - 2;
@@ -488,7 +529,7 @@ static int skipContainer(ProfsumScan *s, const u8 *p, const u8 *e,
   p++;
   for(;;){
     u8 c;
-    while( p<e && aWs[*p] ) p++;
+    p = profsumSkipSpace(p, e);
     if( p>=e ) return P_MORE;
     c = *p;
     switch( expect ){
@@ -502,7 +543,7 @@ static int skipContainer(ProfsumScan *s, const u8 *p, const u8 *e,
           s->pErrAt = p;
           return P_ERR;
         }
-        rc = scanString(s, p, e, &p, &f);
+        rc = scanStringFast(s, p, e, &p, &f);
         if( rc ) return rc;
         expect = 1;
         break;
@@ -565,7 +606,7 @@ close_container:
 }
 
 /* Scan any value at p into *pSpan (containers: the whole text). */
-static int scanValue(ProfsumScan *s, const u8 *p, const u8 *e,
+static inline __attribute__((always_inline)) int scanValue(ProfsumScan *s, const u8 *p, const u8 *e,
                      const u8 **ppEnd, ProfsumSpan *pSpan){
   if( p>=e ) return P_MORE;
   if( *p=='{' || *p=='[' ){
@@ -858,7 +899,12 @@ static int argKeyIndex(const char *k, int64_t n){
 /* Resolve a key span that may contain escapes into plain bytes.  Returns
 ** the key text (possibly zBuf) and its length in *pn; keys longer than the
 ** buffer are returned undecoded (they match no known key anyway). */
-static const char *keyText(const ProfsumSpan *k, char *zBuf, int nBuf, int64_t *pn){
+static const char *keyTextEsc(const ProfsumSpan *k, char *zBuf, int nBuf, int64_t *pn);
+static inline const char *keyText(const ProfsumSpan *k, char *zBuf, int nBuf, int64_t *pn){
+  if( !(k->flags & PROFSUM_SF_ESCAPE) ){ *pn = k->n; return k->z; }
+  return keyTextEsc(k, zBuf, nBuf, pn);
+}
+static const char *keyTextEsc(const ProfsumSpan *k, char *zBuf, int nBuf, int64_t *pn){
   if( (k->flags & PROFSUM_SF_ESCAPE) && k->n < nBuf ){
     char *pB = 0;
     int64_t nB = 0;
@@ -941,7 +987,7 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
     char zKeyBuf[32];
     unsigned kf = 0;
     int rc;
-    while( p<e && aWs[*p] ) p++;
+    p = profsumSkipSpace(p, e);
     if( p>=e ) return P_MORE;
     if( *p=='}' ){
       if( afterComma ) *pFlags |= PROFSUM_SF_TRAIL;
@@ -956,7 +1002,7 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
       }
       p++;
       afterComma = 1;
-      while( p<e && aWs[*p] ) p++;
+      p = profsumSkipSpace(p, e);
       if( p>=e ) return P_MORE;
       if( *p=='}' ) continue;
     }
@@ -967,7 +1013,7 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
       return P_ERR;
     }
     pKey = p;
-    rc = scanString(s, p, e, &p, &kf);
+    rc = scanStringFast(s, p, e, &p, &kf);
     if( rc ) return rc;
     *pFlags |= (kf & (PROFSUM_SF_CTRL|PROFSUM_SF_BADUTF8));
     key.z = (const char*)pKey+1;
@@ -975,7 +1021,7 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
     key.type = PROFSUM_JT_STRING;
     key.flags = (unsigned char)kf;
     k = keyText(&key, zKeyBuf, (int)sizeof(zKeyBuf), &nk);
-    while( p<e && aWs[*p] ) p++;
+    p = profsumSkipSpace(p, e);
     if( p>=e ) return P_MORE;
     if( *p!=':' ){
       s->zErrWhy = "expected ':' after a key";
@@ -983,7 +1029,7 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
       return P_ERR;
     }
     p++;
-    while( p<e && aWs[*p] ) p++;
+    p = profsumSkipSpace(p, e);
     if( p>=e ) return P_MORE;
     if( mode==0 && KEYIS(k,nk,"args") ){
       /* A repeated "args" replaces the earlier one: forget its keys. */
@@ -1058,6 +1104,11 @@ static int refill(ProfsumScan *s, char **pzErr){
     if( nGot==0 ) s->srcEof = 1;
     s->nBuf += nGot;
   }
+  if( profsumStrIndexBuild(&s->idx, s->aBuf, s->nBuf, s->nAlloc) ){
+    *pzErr = sqlite3_mprintf("%s: '%s': out of memory for the index of a window of %lld bytes",
+        s->zFunc, profsumSrcPath(s->pSrc), (long long)s->nAlloc);
+    return SQLITE_NOMEM;
+  }
   return SQLITE_OK;
 }
 
@@ -1099,7 +1150,13 @@ static int parseInWindow(ProfsumScan *s, int kind, const u8 **ppStart,
       unsigned f = 0;
       s->nPending = 0;
       s->nPendingLost = 0;
-      memset(&s->ev, 0, sizeof(s->ev));
+      if( s->flags & PROFSUM_SCAN_ARGKEYS ){
+        memset(&s->ev, 0, sizeof(s->ev));
+      }else{
+        /* aArg is written only with ARGKEYS: zero since the open */
+        memset(&s->ev, 0, offsetof(ProfsumEvent, aArg));
+        memset(&s->ev.raw, 0, sizeof(s->ev) - offsetof(ProfsumEvent, raw));
+      }
       rc = parseMembers(s, p, e, ppEnd, &f, 0);
       if( rc==P_OK ){
         if( f & PROFSUM_SF_TRAIL ) pendDiag(s, "trailing_comma", "trailing comma inside the entry");
@@ -1156,6 +1213,7 @@ int profsumScanOpen(ProfsumSrc *pSrc, const char *zFunc, unsigned flags,
   s->flags = flags;
   s->xDiag = xDiag;
   s->pDiagCtx = pDiagCtx;
+  s->idx.xClassify = profsumStrIndexClassifier();
   s->nAlloc = (size_t)windowInit(profsumSrcFileSize(pSrc));
   s->aBuf = sqlite3_malloc64(s->nAlloc);
   if( s->aBuf==0 ){
@@ -1428,6 +1486,7 @@ void profsumScanClose(ProfsumScan *p){
   profsumSrcClose(p->pSrc);
   sqlite3_free(p->aBuf);
   sqlite3_free(p->aStk);
+  profsumStrIndexFree(&p->idx);
   sqlite3_free(p->zDisplayTimeUnit);
   sqlite3_free(p);
 }

@@ -156,6 +156,9 @@ typedef struct TraceCursor {
   sqlite3_value *pPathArg;    /* the path argument of xFilter (owned copy), or NULL */
   ProfsumProbe probe;         /* the connection's interrupt: every read of the
                               ** file asks it (profsumStopPush) */
+  char *zLazyPath;            /* dur/dur_ps alone: the path whose first pass
+                              ** runs when the first B row comes (traceLazyDur),
+                              ** or NULL */
 } TraceCursor;
 
 /* ------------------------------------------------------------------ */
@@ -300,6 +303,8 @@ static void traceReset(TraceCursor *pCur){
   pCur->iDiag = 0;
   sqlite3_value_free(pCur->pPathArg);
   pCur->pPathArg = 0;
+  sqlite3_free(pCur->zLazyPath);
+  pCur->zLazyPath = 0;
   pCur->eof = 1;
 }
 
@@ -356,12 +361,42 @@ static int cmpDiag(const void *pa, const void *pb){
   return a->seq<b->seq ? -1 : (a->seq>b->seq);
 }
 
+/* A plan that needs only the durations of B rows (dur, dur_ps) reads the
+** file once while no B row comes: an X row carries its own duration.  At
+** the first B row (pCur->zLazyPath set, no first pass yet) this runs the
+** B/E pairing pass over the whole file, as an eager plan would have run it
+** before the first row, and the stream goes on joining its records: rows
+** before the B need none.  Returns SQLITE_OK or an error with the vtab's
+** message set. */
+static int traceLazyDur(TraceCursor *pCur){
+  sqlite3_vtab *pVtab = pCur->base.pVtab;
+  ProfsumStopCheck prevStop;
+  char *zErr = 0;
+  int rc;
+  prevStop = profsumStopPush(profsumInterrupted, &pCur->probe);
+  rc = profsumTrackAnalyze(pCur->zFunc, pCur->zLazyPath, PROFSUM_NEED_DUR, 0, 0,
+                           &pCur->pInfo, &zErr);
+  profsumStopPop(prevStop);
+  sqlite3_free(pCur->zLazyPath);
+  pCur->zLazyPath = 0;
+  pCur->iRec = 0;
+  if( rc && zErr ){ sqlite3_free(pVtab->zErrMsg); pVtab->zErrMsg = zErr; }
+  return rc;
+}
+
 /* Advance to the next event (trace_events). */
 static int traceNextEvent(TraceCursor *pCur){
   char *zErr = 0;
   int rc = profsumStreamNext(pCur->pStream, &pCur->pEv, &zErr);
   if( rc==SQLITE_ROW ){
     pCur->pRec = 0;
+    if( pCur->zLazyPath ){
+      const ProfsumSpan *ph = &pCur->pEv->ph;
+      if( ph->n==1 && ph->z[0]=='B' && !(ph->flags & PROFSUM_SF_ESCAPE) ){
+        rc = traceLazyDur(pCur);
+        if( rc ){ pCur->eof = 1; return rc; }
+      }
+    }
     if( pCur->pInfo ){
       ProfsumTrackInfo *pI = pCur->pInfo;
       while( pCur->iRec<pI->nRec && profsumTrackRec(pI, pCur->iRec)->idx < pCur->pEv->idx ) pCur->iRec++;
@@ -471,6 +506,12 @@ static int traceStart(TraceCursor *pCur, const char *zPath, int idxNum){
     unsigned needs = 0;
     rc = tracePathRereadable(pCur, zPath);
     if( rc ) return rc;
+    if( (idxNum & (PLAN_DUR|PLAN_TRACK|PLAN_NAMES))==PLAN_DUR ){
+      /* durations alone: one pass unless a B row comes (traceLazyDur) */
+      pCur->zLazyPath = sqlite3_mprintf("%s", zPath);
+      if( pCur->zLazyPath==0 ) return traceNomem(pCur, zPath, "opening it");
+      goto open_stream;
+    }
     if( idxNum & PLAN_DUR ) needs |= PROFSUM_NEED_DUR;
     if( idxNum & PLAN_TRACK ) needs |= PROFSUM_NEED_TRACK;
     if( idxNum & PLAN_NAMES ) needs |= PROFSUM_NEED_NAMES;
@@ -481,6 +522,7 @@ static int traceStart(TraceCursor *pCur, const char *zPath, int idxNum){
       return rc;
     }
   }
+open_stream:
   {
     unsigned flags = ((idxNum & PLAN_ARGKEYS) ? PROFSUM_SCAN_ARGKEYS : 0)
                    | ((idxNum & PLAN_ARGS) ? PROFSUM_SCAN_ARGS : 0);

@@ -184,14 +184,17 @@ struct ProfsumEngine {
 typedef struct ProfsumEngine Engine;
 
 
-/* Diagnostics an import stores per kind (profsum_agg_diagnostic), beyond
-** which a 'suppressed' row gives the kind's total.  Fewer than the 1000 of
-** profsum_diagnostics(path): a real xprof trace has thousands of
-** time_rounded entries, and 1000 stored rows of one kind were 40 % of the
-** database a 10 MB trace makes (132 of 344 KB) and 1.4 ms of its import,
-** for examples nobody reads past the first few; the file itself lists
-** them all again. */
-#define ENG_DIAG_KEEP 100
+/* Diagnostics an import stores per kind (profsum_agg_diagnostic) by
+** default, and with the import option store_diagnostics 'all' (as many
+** as profsum_diagnostics(path) lists: those the reader gives a detail);
+** beyond them a 'suppressed' row gives the kind's total.  The reader keeps
+** ENG_DIAG_KEEP_ALL per kind (the option is applied when they are
+** written, engine_diag.c).  A few examples say what a kind looks like: a
+** trace's rows of one kind are near copies of each other (time_rounded
+** can come once per event), and more would only grow every run's share of
+** a history database. */
+#define ENG_DIAG_KEEP 5
+#define ENG_DIAG_KEEP_ALL 1000
 
 /* engine_diag.c: write the kept diagnostics of e into
 ** profsum_agg_diagnostic for e->traceId.  SQLITE_OK or an error code

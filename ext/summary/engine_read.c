@@ -133,9 +133,12 @@ static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, con
   }
   for(k=0; k<e->nKind; k++) if( e->aKind[k].zKind==zKind || strcmp(e->aKind[k].zKind, zKind)==0 ) break;
   if( k==e->nKind && e->nKind<48 ){ e->aKind[k].zKind = zKind; e->aKind[k].n = 0; e->nKind++; }
-  if( k<e->nKind && ++e->aKind[k].n > ENG_DIAG_KEEP ) return;
+  /* every row counted; the first ENG_DIAG_KEEP_ALL of a kind kept (the
+  ** option store_diagnostics is known only when they are written) */
+  if( k<e->nKind && ++e->aKind[k].n > ENG_DIAG_KEEP_ALL ) return;
   if( e->diagRc ) return;
-  /* Kept in memory (bounded: ENG_DIAG_KEEP per kind) until the write phase. */
+  /* Kept in memory (bounded: ENG_DIAG_KEEP_ALL per kind) until the write
+  ** phase. */
   if( e->nDiag>=e->nAllocDiag ){
     int64_t nNew = e->nAllocDiag ? e->nAllocDiag*2 : 64;
     EngDiagRow *a = sqlite3_realloc64(e->aDiag, sizeof(EngDiagRow)*(sqlite3_uint64)nNew);

@@ -219,18 +219,8 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   if( rc==SQLITE_OK && (rc = profsumEngOrder(e))==SQLITE_NOMEM ){
     profsumEngNoMem(e, "ordering the events and their nesting");
   }
-  /* Kinds with more than ENG_DIAG_KEEP diagnostics: one summary row each. */
-  for(k=0; rc==SQLITE_OK && k<e->nKind; k++){
-    if( e->aKind[k].n>ENG_DIAG_KEEP ){
-      char z[200];
-      sqlite3_snprintf(sizeof(z), z, "%s: %lld occurrences in all; only the first %d are stored "
-                       "(profsum_diagnostics(path) lists up to 1000)",
-                       e->aKind[k].zKind, (long long)e->aKind[k].n, ENG_DIAG_KEEP);
-      e->aKind[k].n = 0;
-      profsumEngDiag(e, -1, -1, "suppressed", z);
-      rc = e->diagRc;
-    }
-  }
+  /* (a kind's total, when it had more rows than are stored, is written as
+  ** a 'suppressed' row with the rest: engine_diag.c) */
   pInfo->nEntries = e->nEntries;
   pInfo->nComplete = e->nEv;
   pInfo->nRejectedByRef = e->nRejected;

@@ -1,0 +1,114 @@
+/*
+** strindex.h — the string index of the JSON scanner's window (trace_json.c).
+**
+** After every refill the window's bytes are classified 64 at a time into
+** two bitmaps: bit i of aStop is set when byte i is '"', '\\' or below
+** 0x20 (where a string ends or needs a look), bit i of aHi when it is 0x80
+** or above (UTF-8 to check).  The scanner then finds the end of a string
+** by counting trailing zeros instead of testing bytes: the cost of a
+** string no longer grows with its length, and no branch depends on the
+** bytes inside it.
+**
+** The classifier is AVX2 or SSE2 when the CPU has them, chosen at run
+** time (__builtin_cpu_supports; the AVX2 code is compiled with a target
+** attribute, so the build needs no -mavx2).  The environment variable
+** PROFSUM_TOKENIZER, read once per process, caps the choice: "portable"
+** turns the index off (the scanner then reads byte by byte in plain C, as
+** on a CPU that is not x86-64, or in a build with -DPROFSUM_PORTABLE_ONLY),
+** "sse2" stops at SSE2.  The results are the same in every mode
+** (tests/test_perf_paths.py).
+*/
+#ifndef PROFSUM_STRINDEX_H
+#define PROFSUM_STRINDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Classify n bytes (a multiple of 64) of a into n/64 words of each map. */
+typedef void (*ProfsumClassifyFn)(const unsigned char *a, size_t n,
+                                  uint64_t *aStop, uint64_t *aHi);
+
+typedef struct ProfsumStrIndex {
+  ProfsumClassifyFn xClassify;   /* NULL: no index (the portable mode) */
+  uint64_t *aStop;               /* '"', '\\', < 0x20 */
+  uint64_t *aHi;                 /* >= 0x80 */
+  size_t nWords;                 /* allocated words of each map */
+  int anyHi;                     /* 1 when some aHi bit is set */
+} ProfsumStrIndex;
+
+/* The classifier of this process's mode, or NULL for the portable mode. */
+ProfsumClassifyFn profsumStrIndexClassifier(void);
+
+/* The mode's name: "avx2", "sse2" or "portable". */
+const char *profsumStrIndexModeName(void);
+
+/* Index a[0..n) of a window of nAlloc bytes (n <= nAlloc): both maps, and
+** zero words past n.  A no-op without a classifier.  SQLITE_OK or
+** SQLITE_NOMEM (the index is then unchanged). */
+int profsumStrIndexBuild(ProfsumStrIndex *p, const unsigned char *a, size_t n, size_t nAlloc);
+
+/* Any aHi bit in [i, j)?  (Offsets of the indexed bytes.) */
+int profsumStrIndexHi(const ProfsumStrIndex *p, size_t i, size_t j);
+
+/* Free the maps (the struct itself is the caller's). */
+void profsumStrIndexFree(ProfsumStrIndex *p);
+
+/* Past the run of ASCII digits at q (at most up to e): eight bytes per
+** step where eight are there (a byte is a digit when its high nibble is 3
+** and adding 6 keeps it so; the first byte that is not is found by its
+** flag), then byte by byte.  (Here to be inlined by the scanner.) */
+static inline const unsigned char *profsumDigitRun(const unsigned char *q,
+                                                   const unsigned char *e){
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__==__ORDER_LITTLE_ENDIAN__
+  const uint64_t hi = 0xF0F0F0F0F0F0F0F0ULL, k30 = 0x3030303030303030ULL;
+  const uint64_t k7f = 0x7F7F7F7F7F7F7F7FULL;
+  while( e-q>=8 ){
+    uint64_t x, nd, isDig;
+    memcpy(&x, q, 8);
+    nd = ((x & hi) ^ k30) | (((x + 0x0606060606060606ULL) & hi) ^ k30);
+    /* 0x80 in the bytes where nd is 0 (digits), 0 elsewhere; a carry out
+    ** of a byte only ever follows a byte that is no digit, so the first
+    ** flag is exact */
+    isDig = ~(((nd & k7f) + k7f) | nd | k7f);
+    if( isDig!=0x8080808080808080ULL ){
+      return q + __builtin_ctzll(~isDig & 0x8080808080808080ULL)/8;
+    }
+    q += 8;
+  }
+#endif
+  while( q<e && *q>='0' && *q<='9' ) q++;
+  return q;
+}
+
+/* Past the JSON white space (space, tab, LF, CR) at q, at most up to e:
+** nothing to do in compact JSON (the first byte decides); in indented
+** JSON a single space at once, longer runs eight bytes per step (a byte is white space when it equals one of
+** the four: exact per-byte zero tests, no carry between bytes), then byte
+** by byte.  (Here to be inlined by the scanner.) */
+static inline const unsigned char *profsumSkipSpace(const unsigned char *q,
+                                                    const unsigned char *e){
+  if( q>=e || (*q!=' ' && *q!='\n' && *q!='\r' && *q!='\t') ) return q;
+  q++;                              /* one space alone (", ", ": ") is common */
+  if( q>=e || (*q!=' ' && *q!='\n' && *q!='\r' && *q!='\t') ) return q;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__==__ORDER_LITTLE_ENDIAN__
+  while( e-q>=8 ){
+    const uint64_t k7f = 0x7F7F7F7F7F7F7F7FULL, k80 = 0x8080808080808080ULL;
+    uint64_t x, a, b, c, d, ws;
+    memcpy(&x, q, 8);
+    a = x ^ 0x2020202020202020ULL;
+    b = x ^ 0x0A0A0A0A0A0A0A0AULL;
+    c = x ^ 0x0D0D0D0D0D0D0D0DULL;
+    d = x ^ 0x0909090909090909ULL;
+    /* 0x80 in each byte that is zero in a, b, c or d */
+    ws = ~(((a & k7f) + k7f) | a | k7f) | ~(((b & k7f) + k7f) | b | k7f)
+       | ~(((c & k7f) + k7f) | c | k7f) | ~(((d & k7f) + k7f) | d | k7f);
+    if( (ws & k80)!=k80 ) return q + __builtin_ctzll(~ws & k80)/8;
+    q += 8;
+  }
+#endif
+  while( q<e && (*q==' ' || *q=='\n' || *q=='\r' || *q=='\t') ) q++;
+  return q;
+}
+
+#endif

@@ -1,0 +1,444 @@
+"""The reading paths chosen for speed give the answers of the plain ones:
+dur/dur_ps in one pass while no B row comes (a late B still paired); the
+tokenizer's string index (AVX2 or SSE2, chosen at run time) and its
+portable byte loop, with and without the inflate thread, give the same
+rows, diagnostics and stored summary."""
+import gzip
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+import unittest
+
+from util import connect, TempDir, SO, ROOT
+
+
+def proc_rchar():
+    """Bytes this process (all its threads) has read through read calls."""
+    with open("/proc/self/io") as f:
+        for line in f:
+            if line.startswith("rchar:"):
+                return int(line.split()[1])
+    return None
+
+
+def x_events(n, pid=1, tid=2, t0=1000.0):
+    """n complete events one after the other on one track."""
+    return [{"ph": "X", "pid": pid, "tid": tid, "ts": t0 + 10 * i, "dur": 7.125 + (i % 5),
+             "name": "op%d" % (i % 17), "args": {"hlo_op": "fusion.%d" % i}} for i in range(n)]
+
+
+class DurOnePass(unittest.TestCase):
+    """dur and dur_ps of X rows need no B/E pairing pass."""
+
+    def setUp(self):
+        self.td = TempDir()
+        self.db = connect()
+
+    def tearDown(self):
+        self.db.close()
+        self.td.__exit__()
+
+    def rows(self, path, cols):
+        return self.db.execute("SELECT idx, %s FROM trace_events(?) ORDER BY idx" % cols,
+                               (path,)).fetchall()
+
+    def eager(self, path):
+        # depth needs the track pass before the first row: the reference
+        return [r[:3] for r in self.rows(path, "dur, dur_ps, depth")]
+
+    def test_x_only_reads_the_file_once(self):
+        # an uncompressed file so that the bytes read are the file's size
+        p = self.td.write("x.json", {"traceEvents": x_events(20000)})
+        size = os.path.getsize(p)
+        before = proc_rchar()
+        if before is None:
+            self.skipTest("no /proc/self/io")
+        got = self.db.execute("SELECT count(*), sum(dur_ps), sum(dur) FROM trace_events(?)",
+                              (p,)).fetchone()
+        read = proc_rchar() - before
+        self.assertEqual(got[0], 20000)
+        self.assertEqual(got[1], sum(7125000 + 1000000 * (i % 5) for i in range(20000)))
+        self.assertLess(read, 1.5 * size, "the file was read more than once")
+        self.assertGreaterEqual(read, size)
+
+    def test_late_b_is_paired(self):
+        ev = x_events(3000)
+        ev.append({"ph": "B", "pid": 1, "tid": 9, "ts": 50000.5, "name": "late"})
+        ev += x_events(50, t0=60000.0)
+        ev.append({"ph": "E", "pid": 1, "tid": 9, "ts": 50012.25})
+        p = self.td.write("late.json.gz", {"traceEvents": ev}, gz=True)
+        got = self.rows(p, "dur, dur_ps")
+        self.assertEqual(got, self.eager(p))
+        b = [r for r in got if r[0] == 3000][0]
+        self.assertEqual(b, (3000, 11750, 11750000))
+        # E rows have no duration
+        self.assertIsNone(got[-1][1])
+
+    def test_first_row_b_and_several_b(self):
+        ev = [{"ph": "B", "pid": 1, "tid": 1, "ts": 1, "name": "a"},
+              {"ph": "X", "pid": 1, "tid": 2, "ts": 2, "dur": 3, "name": "x"},
+              {"ph": "B", "pid": 1, "tid": 1, "ts": 2, "name": "b"},
+              {"ph": "E", "pid": 1, "tid": 1, "ts": 4},
+              {"ph": "B", "pid": 1, "tid": 1, "ts": 5, "name": "c"},
+              {"ph": "E", "pid": 1, "tid": 1, "ts": 9}]
+        p = self.td.write("b.json", {"traceEvents": ev})
+        got = self.rows(p, "dur, dur_ps")
+        self.assertEqual(got, self.eager(p))
+        self.assertEqual([r[2] for r in got], [None, 3000000, 2000000, None, 4000000, None])
+
+    def test_b_only_after_where(self):
+        ev = x_events(100) + [{"ph": "B", "pid": 1, "tid": 5, "ts": 2000, "name": "s"},
+                              {"ph": "E", "pid": 1, "tid": 5, "ts": 2001.5}]
+        p = self.td.write("w.json", {"traceEvents": ev})
+        got = self.db.execute("SELECT name, dur_ps FROM trace_events(?) WHERE ph='B'", (p,)).fetchall()
+        self.assertEqual(got, [("s", 1500000)])
+
+    def test_unpaired_b_late(self):
+        ev = x_events(10) + [{"ph": "B", "pid": 1, "tid": 5, "ts": 2000, "name": "open"}]
+        p = self.td.write("u.json", {"traceEvents": ev})
+        got = self.rows(p, "dur, dur_ps")
+        self.assertEqual(got, self.eager(p))
+
+
+class LongTimes(unittest.TestCase):
+    """Times with 13 to 18 integer digits (Kineto's epoch microseconds) take
+    the integer fast path now: exact, rounded half-even like the rest."""
+
+    def test_against_exact_decimals(self):
+        from decimal import Decimal, ROUND_HALF_EVEN, ROUND_FLOOR
+        rng = random.Random(11)
+        texts = []
+        for k in range(1500):
+            nint = rng.randrange(1, 19)
+            ip = str(rng.randrange(10 ** (nint - 1), 10 ** nint))
+            nf = rng.choice([0, 0, 3, 6, 7, 9])
+            fp = "".join(rng.choice("0123456789") for _ in range(nf))
+            if nf >= 7 and rng.random() < 0.3:
+                fp = fp[:6] + "5" + "0" * (nf - 7)          # a tie
+            texts.append(ip + ("." + fp if nf else ""))
+        ev = ",".join('{"ph":"X","pid":1,"tid":%d,"name":"e","ts":%s,"dur":%s}'
+                      % (i, t, t if len(t.split(".")[0]) <= 12 else "1") for i, t in enumerate(texts))
+        td = TempDir()
+        try:
+            p = td.write("long.json", '{"traceEvents":[' + ev + "]}")
+            db = connect()
+            got = db.execute("SELECT ts, dur_ps FROM trace_events(?) ORDER BY idx", (p,)).fetchall()
+            db.close()
+        finally:
+            td.__exit__()
+        for t, (ts, dur_ps) in zip(texts, got):
+            ps = (Decimal(t) * 1000000).quantize(Decimal(1), rounding=ROUND_HALF_EVEN)
+            ns = int((ps / 1000).to_integral_value(rounding=ROUND_FLOOR))
+            with self.subTest(t=t):
+                self.assertEqual(ts, ns if ns < 2 ** 63 else None)
+                if len(t.split(".")[0]) <= 12:
+                    self.assertEqual(dur_ps, int(ps))
+
+
+class StoredDiagnostics(unittest.TestCase):
+    """An import stores per kind the first 5 diagnostics and a count;
+    store_diagnostics 'all' keeps every row."""
+
+    def setUp(self):
+        self.td = TempDir()
+        self.db = connect()
+        ev = ",".join('{"ph":"X","pid":1,"tid":1,"name":"z","ts":%d,"dur":0}' % i for i in range(1500))
+        ev += ',{"ph":"X","pid":1,"tid":1,"name":"a","ts":2000.1234567,"dur":5}'
+        self.path = self.td.write("many.json", "[" + ev + "]")
+
+    def tearDown(self):
+        self.db.close()
+        self.td.__exit__()
+
+    def kinds(self, tid):
+        return dict(self.db.execute("SELECT kind, count(*) FROM profsum_diagnostic WHERE trace_id=? "
+                                    "GROUP BY kind", (tid,)).fetchall())
+
+    def test_compact_by_default(self):
+        tid = self.db.execute("SELECT profsum_import(?, 'c')", (self.path,)).fetchone()[0]
+        self.assertEqual(self.kinds(tid), {"zero_duration": 5, "suppressed": 1, "time_rounded": 1})
+        self.assertEqual(self.db.execute("SELECT idx FROM profsum_diagnostic WHERE trace_id=? AND "
+                                         "kind='zero_duration' ORDER BY idx", (tid,)).fetchall(),
+                         [(0,), (1,), (2,), (3,), (4,)])
+        self.assertEqual(self.db.execute("SELECT detail FROM profsum_diagnostic WHERE trace_id=? "
+                                         "AND kind='suppressed'", (tid,)).fetchone()[0],
+                         "zero_duration: 1500 occurrences in all; only the first 5 are stored "
+                         "(profsum_diagnostics(path) lists up to 1000)")
+        # the file itself still lists them
+        self.assertEqual(self.db.execute("SELECT count(*) FROM profsum_diagnostics(?) WHERE "
+                                         "kind='zero_duration'", (self.path,)).fetchone()[0], 1000)
+
+    def test_all_keeps_every_listed_row(self):
+        tid = self.db.execute("SELECT profsum_import(?, 'a', '{\"store_diagnostics\": \"all\"}')",
+                              (self.path,)).fetchone()[0]
+        # every row profsum_diagnostics(path) lists: 1000 of a kind, then a count
+        self.assertEqual(self.kinds(tid), {"zero_duration": 1000, "time_rounded": 1, "suppressed": 1})
+        self.assertEqual(self.db.execute("SELECT min(idx), max(idx), count(DISTINCT idx) FROM "
+                                         "profsum_diagnostic WHERE trace_id=? AND kind='zero_duration'",
+                                         (tid,)).fetchone(), (0, 999, 1000))
+        self.assertEqual(self.db.execute("SELECT detail FROM profsum_diagnostic WHERE trace_id=? "
+                                         "AND kind='suppressed'", (tid,)).fetchone()[0],
+                         "zero_duration: 1500 occurrences in all; only the first 1000 are stored "
+                         "(profsum_diagnostics(path) lists up to 1000)")
+        # the view reads them as before: the label is joined
+        self.assertEqual(self.db.execute("SELECT DISTINCT label FROM profsum_diagnostic WHERE trace_id=?",
+                                         (tid,)).fetchall(), [("a",)])
+
+    def test_few_rows_no_count(self):
+        p = self.td.write("few.json", '[{"ph":"X","pid":1,"tid":1,"name":"z","ts":1,"dur":0},'
+                          '{"ph":"X","pid":1,"tid":1,"name":"z","ts":2,"dur":0}]')
+        tid = self.db.execute("SELECT profsum_import(?, 'f')", (p,)).fetchone()[0]
+        self.assertEqual(self.kinds(tid), {"zero_duration": 2})
+
+
+class HistoryPlans(unittest.TestCase):
+    """A database of many runs: a view asked for one label reads that
+    trace's rows through the keys (no full scan of a per-trace table), the
+    run order of a series comes from its index, one op across runs is found
+    by name through an index; the rewritten views answer as before."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.td = TempDir()
+        ev = [{"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/device:TPU:0"}},
+              {"ph": "M", "pid": 1, "tid": 2, "name": "thread_name", "args": {"name": "XLA Ops"}},
+              {"ph": "M", "pid": 1, "tid": 3, "name": "thread_name", "args": {"name": "Steps"}}]
+        for step in range(4):
+            t0 = 1000.0 * step
+            ev.append({"ph": "X", "pid": 1, "tid": 3, "ts": t0, "dur": 900, "name": str(step),
+                       "args": {"group_id": str(step)}})
+            for k in range(6):
+                ev.append({"ph": "X", "pid": 1, "tid": 2, "ts": t0 + 100 * k, "dur": 50 + 10 * k + step,
+                           "name": "fusion.%d" % k, "args": {"long_name": "fusion.%d = f()" % k}})
+        p = cls.td.write("t.json", {"traceEvents": ev})
+        cls.dbs = {}
+        for n in (6, 36):
+            db = connect(os.path.join(cls.td.path, "h%d.db" % n))
+            for i in range(n):
+                db.execute("SELECT profsum_import(?, ?, ?)", (p, "r%d" % i, json.dumps({"series": "s%d" % (i % 2)})))
+            cls.dbs[n] = db
+        cls.db = cls.dbs[6]
+
+    @classmethod
+    def tearDownClass(cls):
+        for db in cls.dbs.values():
+            db.close()
+        cls.td.__exit__()
+
+    def plan(self, sql, *args):
+        return [r[3] for r in self.db.execute("EXPLAIN QUERY PLAN " + sql, args)]
+
+    def steps(self, db, sql, *args):
+        """Virtual-machine steps (in hundreds) the query takes."""
+        calls = [0]
+
+        def tick():
+            calls[0] += 1
+            return 0
+        db.set_progress_handler(tick, 100)
+        try:
+            db.execute(sql, args).fetchall()
+        finally:
+            db.set_progress_handler(None, 0)
+        return calls[0]
+
+    def test_one_label_reads_one_trace(self):
+        """Six times as many runs: a view for one label does about the same
+        work (the per-label views other than trend and op_growth, whose run
+        order needs the whole series index)."""
+        views = [r[0] for r in self.db.execute(
+            "SELECT name FROM sqlite_schema WHERE type='view' AND name LIKE 'profsum_%' ORDER BY name")]
+        for v in views:
+            cols = [r[1] for r in self.db.execute("SELECT * FROM pragma_table_info(?)", (v,))]
+            if "label" not in cols or v in ("profsum_trend", "profsum_op_growth"):
+                continue
+            with self.subTest(view=v):
+                sql = "SELECT * FROM %s WHERE label = ?" % v
+                small, big = self.steps(self.dbs[6], sql, "r3"), self.steps(self.dbs[36], sql, "r3")
+                self.assertLessEqual(big, small * 1.3 + 2, "%s: %d vs %d" % (v, small, big))
+
+    def test_kpis_one_label(self):
+        plan = self.plan("SELECT * FROM profsum_kpis WHERE label = ?", "r3")
+        self.assertFalse([p for p in plan if p.startswith("MATERIALIZE") and "profsum_kpis_" not in p], plan)
+        self.assertTrue(any("(label=?)" in p for p in plan), plan)
+        # the same rows, in the same order, as the whole view filtered afterwards
+        one = self.db.execute("SELECT * FROM profsum_kpis WHERE label = 'r3'").fetchall()
+        every = [r for r in self.db.execute("SELECT * FROM profsum_kpis").fetchall() if r[1] == "r3"]
+        self.assertEqual(one, every)
+        self.assertGreater(len(one), 5)
+
+    def test_series_order_and_op_by_name_use_indexes(self):
+        plan = self.plan("SELECT * FROM profsum_trend WHERE series = ?", "s1")
+        self.assertTrue(any("profsum_trace_series" in p for p in plan), plan)
+        plan = self.plan("SELECT trace_id, exclusive_duration FROM profsum_agg_op WHERE name = ?", "fusion.1")
+        self.assertTrue(any("profsum_agg_op_name" in p for p in plan), plan)
+
+    def test_trend_and_growth_values(self):
+        tr = self.db.execute("SELECT label, run_index, runs_back, prev_label FROM profsum_trend "
+                             "WHERE series = 's1' ORDER BY run_index").fetchall()
+        self.assertEqual(tr, [("r1", 1, 3, None), ("r3", 2, 2, "r1"), ("r5", 3, 1, "r3")])
+        g = self.db.execute("SELECT label, runs_back, prev_label, count(*), sum(delta) FROM profsum_op_growth "
+                            "WHERE series = 's0' GROUP BY label ORDER BY label").fetchall()
+        self.assertEqual([r[:3] for r in g], [("r2", 2, "r0"), ("r4", 1, "r2")])
+        self.assertEqual({r[4] for r in g}, {0.0})
+        self.assertEqual(self.db.execute("SELECT count(*) FROM profsum_op_growth WHERE label = 'r4'").fetchone(),
+                         (g[1][3],))
+
+
+# Run in a child process (the tokenizer mode and the thread switch are read
+# from the environment once per process): every column of every row, the
+# diagnostics, and the import's stored summary, as digests.
+CHILD = r"""
+import hashlib, json, sqlite3, sys
+so, trace, dbpath = sys.argv[1:4]
+db = sqlite3.connect(dbpath)
+db.enable_load_extension(True)
+db.load_extension(so)
+out = {}
+h = hashlib.sha256()
+for row in db.execute("SELECT * FROM trace_events(?) ORDER BY idx", (trace,)):
+    h.update(repr(row).encode())
+out["rows"] = h.hexdigest()
+h = hashlib.sha256()
+for row in db.execute("SELECT * FROM profsum_diagnostics(?)", (trace,)):
+    h.update(repr(row).encode())
+out["diagnostics"] = h.hexdigest()
+out["scan4"] = repr(db.execute("SELECT count(*), total(ts), sum(dur_ps), count(name) "
+                               "FROM trace_events(?)", (trace,)).fetchone())
+db.execute("SELECT profsum_import(?, 'x')", (trace,))
+def strip(v):
+    # the document's time of making is the one field that may differ
+    if isinstance(v, dict):
+        return {k: strip(x) for k, x in v.items() if k != "generated_at_utc"}
+    if isinstance(v, list):
+        return [strip(x) for x in v]
+    return v
+doc = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+out["summary"] = hashlib.sha256(json.dumps(strip(doc), sort_keys=True).encode()).hexdigest()
+h = hashlib.sha256()
+for row in db.execute("SELECT kind, count(*) FROM profsum_diagnostic GROUP BY kind ORDER BY kind"):
+    h.update(repr(row).encode())
+out["stored"] = h.hexdigest()
+print(json.dumps(out, sort_keys=True))
+"""
+
+
+def odd_events(rng, n):
+    """Entries whose strings exercise the index: escapes, \\u escapes (a
+    surrogate pair, a lone one), UTF-8 and bytes that are not, raw control
+    characters, long strings crossing 64-byte words and window refills."""
+    out = []
+    for i in range(n):
+        k = i % 9
+        name = "op%d" % i
+        if k == 1:
+            name = "a\\\"quoted\\\" \\\\ name\\n%d" % i
+        elif k == 2:
+            name = "caf\\u00e9 \\ud83d\\ude00 \\ud800 %d" % i
+        elif k == 3:
+            name = "\u00fcber \u6f22\u5b57 %d" % i
+        elif k == 4:
+            name = "x" * rng.randrange(40, 300) + "\\t" + "y" * rng.randrange(0, 70)
+        elif k == 5:
+            name = "ctrl\x01in\x1fname %d" % i
+        elif k == 6:
+            name = "bad\udcff\udcfeutf8 \udcc3 %d" % i  # raw 0xff 0xfe 0xc3
+        ph = "X" if k != 7 else ("B" if i % 2 else "E")
+        ent = '{"ph":"%s","pid":%d,"tid":%d,"ts":%d.%03d,"dur":%d.5,"name":"%s","args":{"long_name":"%s","group_id":"%d"}}' % (
+            ph, 1 + i % 3, i % 4, 1000 + 7 * i, i % 1000, 1 + i % 13, name, name + "/long", i % 11)
+        out.append(ent)
+    return out
+
+
+class TokenizerModes(unittest.TestCase):
+    """One thread, two threads, the portable tokenizer and SSE2: the same."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.td = TempDir()
+        rng = random.Random(7)
+        body = "{\"traceEvents\":[\n" + ",\n".join(odd_events(rng, 6000)) + ",\n{}]}\n"
+        raw = body.encode("utf-8", "surrogateescape")
+        cls.odd = cls.td.write("odd.json.gz", gzip.compress(raw, 1))
+        cls.gen = os.path.join(cls.td.path, "gen.json.gz")
+        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen_trace.py"), "--size", "3M",
+                        "--out", cls.gen], check=True, stdout=subprocess.DEVNULL)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.td.__exit__()
+
+    def run_child(self, trace, env_extra, tag):
+        env = dict(os.environ)
+        env.pop("PROFSUM_TOKENIZER", None)
+        env.pop("PROFSUM_THREADS", None)
+        env.update(env_extra)
+        db = os.path.join(self.td.path, "%s-%s.db" % (os.path.basename(trace), tag))
+        out = subprocess.run([sys.executable, "-c", CHILD, SO, trace, db], env=env,
+                             capture_output=True, text=True, timeout=300)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return json.loads(out.stdout)
+
+    def test_same_everywhere(self):
+        modes = {"default": {}, "one_thread": {"PROFSUM_THREADS": "0"},
+                 "portable": {"PROFSUM_TOKENIZER": "portable"},
+                 "portable_one_thread": {"PROFSUM_TOKENIZER": "portable", "PROFSUM_THREADS": "0"},
+                 "sse2": {"PROFSUM_TOKENIZER": "sse2"}}
+        for trace in (self.odd, self.gen):
+            # both files are big enough for the inflate thread
+            self.assertGreater(os.path.getsize(trace), 128 * 1024)
+            ref = self.run_child(trace, modes["default"], "default")
+            for tag, env in modes.items():
+                if tag == "default":
+                    continue
+                with self.subTest(trace=os.path.basename(trace), mode=tag):
+                    self.assertEqual(self.run_child(trace, env, tag), ref)
+
+    def test_indented_reads_as_compact(self):
+        """White space between tokens (indented JSON, tabs, CRLF, runs longer
+        than eight bytes at every offset) is skipped eight bytes at a time:
+        the rows and the summary are those of the compact file."""
+        rng = random.Random(3)
+        ev = [json.loads(e.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+              for e in odd_events(rng, 300) if "\\u" not in e and "ctrl" not in e]
+        compact = self.td.write("c.json", json.dumps({"traceEvents": ev}, separators=(",", ":")))
+        pretty = json.dumps({"traceEvents": ev}, indent=rng.choice([3, 11, 17]))
+        pretty = "".join(c + (" " * rng.randrange(0, 13) + "\t\r\n" * rng.randrange(0, 2)
+                              if c in ",:[{" else "") for c in pretty)
+        spaced = self.td.write("p.json", pretty)
+        cols = "idx, ph, name, cat, pid, tid, ts, dur_ps, long_name, group_id, depth, excl_ps"
+        db = connect()
+        try:
+            a = db.execute("SELECT %s FROM trace_events(?)" % cols, (compact,)).fetchall()
+            b = db.execute("SELECT %s FROM trace_events(?)" % cols, (spaced,)).fetchall()
+            sa = json.loads(db.execute("SELECT profsum_summary_json(profsum_import(?, 'a'))", (compact,)).fetchone()[0])
+            sb = json.loads(db.execute("SELECT profsum_summary_json(profsum_import(?, 'b'))", (spaced,)).fetchone()[0])
+        finally:
+            db.close()
+        self.assertEqual(len(a), 300 - 300 // 9 * 2 - 1)
+        self.assertEqual(a, b)
+        for key in ("communication_ops", "gap_before_ops", "gap_region_contexts", "hierarchical_regions",
+                    "hot_ops", "optimization_candidates", "semantic_families", "step_time",
+                    "time_breakdown", "trace_overview"):
+            self.assertEqual(sa[key], sb[key], key)
+
+    def test_odd_file_reads_as_written(self):
+        db = connect()
+        try:
+            rows = db.execute("SELECT name FROM trace_events(?) WHERE idx IN (1, 2, 5)",
+                              (self.odd,)).fetchall()
+            kinds = dict(db.execute("SELECT kind, count(*) FROM profsum_diagnostics(?) GROUP BY kind",
+                                    (self.odd,)).fetchall())
+        finally:
+            db.close()
+        self.assertEqual(rows, [('a"quoted" \\ name\n1',), ("caf\u00e9 \U0001F600 \ufffd 2",),
+                                ("ctrl\x01in\x1fname 5",)])
+        self.assertEqual(kinds.get("control_character"), 667)
+        self.assertEqual(kinds.get("invalid_utf8"), 666)
+
+
+if __name__ == "__main__":
+    unittest.main()
