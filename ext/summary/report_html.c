@@ -27,22 +27,13 @@
 #include "summary_doc.h"
 #include "jsontree.h"
 #include "insights.h"
+#include "report_util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Append text with HTML escaping. */
-static void esc(sqlite3_str *s, const char *z){
-  for(; z && *z; z++){
-    switch( *z ){
-      case '<': sqlite3_str_appendall(s, "&lt;"); break;
-      case '>': sqlite3_str_appendall(s, "&gt;"); break;
-      case '&': sqlite3_str_appendall(s, "&amp;"); break;
-      case '"': sqlite3_str_appendall(s, "&quot;"); break;
-      default: sqlite3_str_appendchar(s, 1, *z);
-    }
-  }
-}
+/* Append text with HTML escaping (profsumHtmlEsc). */
+static void esc(sqlite3_str *s, const char *z){ profsumHtmlEsc(s, z, -1); }
 
 static const char *jtext(const JNode *o, const char *zKey){
   const JNode *v = jGet(o, zKey);
@@ -605,25 +596,6 @@ static void secKpis(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_in
   sqlite3_str_appendall(s, "</section>\n");
 }
 
-/* The largest number written just before a '%' in z (0 when none): a
-** reference rationale such as "312.1% of total profiled exclusive
-** duration" is no share of anything above 100. */
-static double maxPct(const char *z){
-  double mx = 0;
-  const char *p;
-  for(p=z; p && *p; p++){
-    if( *p=='%' && p>z && p[-1]>='0' && p[-1]<='9' ){
-      const char *b = p;
-      while( b>z && ((b[-1]>='0' && b[-1]<='9') || b[-1]=='.') ) b--;
-      {
-        double v = atof(b);
-        if( v>mx ) mx = v;
-      }
-    }
-  }
-  return mx;
-}
-
 /* The reference tool's candidates, with evidence and suggestions, and a
 ** note where a rule's words disagree with the numbers (its fallback calls
 ** the shares balanced whatever they are; an op is "outsized" far below
@@ -650,7 +622,7 @@ static void secCandidates(sqlite3_str *s, const JNode *d, double topOp){
       profsumStrAppendPy(s, " <em>(profsum: the rule fires when no other does; the breakdown is not "
                          "balanced: %s %.1f%%)</em>", azCat[iBig], 100.0*big);
     }
-    if( maxPct(jtext(c, "rationale"))>100.0 ){
+    if( profsumMaxPct(jtext(c, "rationale"))>100.0 ){
       sqlite3_str_appendall(s, " <em>(profsum: its percentage is above 100%: the reference divides by the "
                                "per-track exclusive total, which the measured time can exceed, so it is no "
                                "share of the time)</em>");

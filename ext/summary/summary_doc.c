@@ -20,6 +20,7 @@
 #include "jsontree.h"
 #include "funcs.h"
 #include "doc_int.h"
+#include "report_util.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -1299,7 +1300,7 @@ static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char
   sqlite3_stmt *p = 0;
   sqlite3_str *s;
   char *zSql;
-  int n = 0, rc;
+  int rc;
   zSql = sqlite3_mprintf("SELECT kind, kpi, device, value, unit, band, explanation "
                          "FROM \"%w\".profsum_kpis WHERE trace_id=?1", zSchema);
   if( zSql==0 ){ sqlite3_free(zReport); return 0; }
@@ -1315,21 +1316,7 @@ static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char
   s = sqlite3_str_new(db);
   sqlite3_str_appendall(s, zReport);
   sqlite3_free(zReport);
-  while( sqlite3_step(p)==SQLITE_ROW ){
-    const char *azCol[7];
-    int c;
-    rc = SQLITE_OK;
-    for(c=0; c<7; c++) azCol[c] = profsumColText(p, c, &rc);
-    if( rc ) break;
-    if( n++==0 ){
-      sqlite3_str_appendall(s, "\n## KPIs\n| Kind | KPI | Device | Value | Unit | Band | Explanation |\n"
-                               "|---|---|---|---:|---|---|---|\n");
-    }
-    sqlite3_str_appendf(s, "| %s | %s | %s | ", azCol[0], azCol[1], azCol[2] ? azCol[2] : "all");
-    if( sqlite3_column_type(p, 3)==SQLITE_NULL ) sqlite3_str_appendall(s, "n/a");
-    else profsumStrAppendPy(s, "%.4g", sqlite3_column_double(p, 3));
-    sqlite3_str_appendf(s, " | %s | %s | %s |\n", azCol[4], azCol[5], azCol[6]);
-  }
+  rc = profsumKpiRowsMd(s, p);
   rc = profsumFinishRows(db, p, rc, pzErr);
   if( rc ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
   return sqlite3_str_finish(s);      /* 0 when out of memory */
