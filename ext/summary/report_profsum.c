@@ -23,6 +23,7 @@
 #include "insights.h"
 #include "report_profsum.h"
 #include "report_util.h"
+#include "sqlcall.h"
 #include "jsontree.h"
 
 #include <stdlib.h>
@@ -335,14 +336,9 @@ static void reportMd3Func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
       return;
     }
   }
-  if( sqlite3_value_type(argv[1])!=SQLITE_NULL ){
-    if( sqlite3_value_numeric_type(argv[1])!=SQLITE_INTEGER || sqlite3_value_int64(argv[1])<0 ){
-      profsumCtxErr(ctx, "%s: top_k must be a non-negative integer", FN);
-      sqlite3_free(zSchema);
-      return;
-    }
-    topK = sqlite3_value_int64(argv[1]);
-    if( topK>1000000 ) topK = 1000000;
+  if( profsumTopKArg(ctx, FN, argv[1], &topK) ){
+    sqlite3_free(zSchema);
+    return;
   }
   {
     const char *zS = zSchema ? zSchema : "main";

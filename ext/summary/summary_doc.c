@@ -21,6 +21,7 @@
 #include "funcs.h"
 #include "doc_int.h"
 #include "report_util.h"
+#include "sqlcall.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -1196,10 +1197,8 @@ int profsumDocFillFromV1(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
 /* SQL functions                                                       */
 /* ------------------------------------------------------------------ */
 
-/* Resolve pTrace in zSchema, take its stored knobs (overridden by the knob
-** options zKnobs, strict about unknown keys, when not 0) and build its
-** document; on error set it on ctx, prefixed with zFunc. */
-static int docIn(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrace,
+/* See summary_doc.h. */
+int profsumDocIn(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrace,
                  const char *zSchema, const char *zKnobs, ProfsumDoc **ppDoc,
                  sqlite3_int64 *pId){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
@@ -1241,7 +1240,7 @@ static int callDoc(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrac
     }
     jFree(o);
   }
-  rc = docIn(ctx, zFunc, pTrace, zSchema, zOpts, ppDoc, &id);
+  rc = profsumDocIn(ctx, zFunc, pTrace, zSchema, zOpts, ppDoc, &id);
   sqlite3_free(zSchemaOwned);
   return rc;
 }
@@ -1268,7 +1267,7 @@ int profsumDocForCall(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pT
     sqlite3_result_error_nomem(ctx);
     return SQLITE_NOMEM;
   }
-  rc = docIn(ctx, zFunc, pTrace, zSchema, 0, ppDoc, pId);
+  rc = profsumDocIn(ctx, zFunc, pTrace, zSchema, 0, ppDoc, pId);
   if( rc ){
     sqlite3_free(zSchema);
     return rc;
@@ -1342,16 +1341,11 @@ static void reportMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
       return;
     }
   }
-  if( argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL ){
-    if( sqlite3_value_numeric_type(argv[1])!=SQLITE_INTEGER || sqlite3_value_int64(argv[1])<0 ){
-      profsumCtxErr(ctx, "profsum_report_md: top_k must be a non-negative integer");
-      sqlite3_free(zSchema);
-      return;
-    }
-    topK = sqlite3_value_int64(argv[1]);
-    if( topK>1000000 ) topK = 1000000;
+  if( argc>1 && profsumTopKArg(ctx, "profsum_report_md", argv[1], &topK) ){
+    sqlite3_free(zSchema);
+    return;
   }
-  if( docIn(ctx, "profsum_report_md", argv[0], zSchema ? zSchema : "main", 0, &d, &id) ){
+  if( profsumDocIn(ctx, "profsum_report_md", argv[0], zSchema ? zSchema : "main", 0, &d, &id) ){
     sqlite3_free(zSchema);
     return;
   }
