@@ -27,6 +27,7 @@
 #include "insights_mem_int.h"
 #include "summary_engine.h"
 #include "jsontree.h"
+#include "strpool.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -68,12 +69,7 @@ typedef struct MemAlloc {
 
 /* Distinct detail texts: each a JSON fragment
 ** "tf_op":…,"region_type":…,"data_type":…,"shape":… */
-typedef struct MemPool {
-  char **az; int64_t *an; int32_t n, nAlloc;
-  int32_t *aSlot; int64_t nSlot;        /* hash: index + 1, 0 empty */
-  int64_t nBytes;
-  int full;
-} MemPool;
+typedef ProfsumStrPool MemPool;        /* maxBytes MEM_MAX_DETAIL */
 
 /* A device plane and its memory_size stat. */
 typedef struct MemDev { char *zName; int64_t memSize; } MemDev;
@@ -100,6 +96,7 @@ int insMemNew(InsMem **pp){
   *pp = 0;
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(InsMem));
+  p->pool.maxBytes = MEM_MAX_DETAIL;
   if( memKernNew(&p->pKern) ){ sqlite3_free(p); return SQLITE_NOMEM; }
   *pp = p;
   return SQLITE_OK;
@@ -114,10 +111,7 @@ void insMemFree(InsMem *p){
     sqlite3_free(p->aAlloc[i].aRec);
   }
   sqlite3_free(p->aAlloc);
-  for(i=0; i<p->pool.n; i++) sqlite3_free(p->pool.az[i]);
-  sqlite3_free(p->pool.az);
-  sqlite3_free(p->pool.an);
-  sqlite3_free(p->pool.aSlot);
+  profsumStrPoolFree(&p->pool);
   for(i=0; i<p->nDev; i++) sqlite3_free(p->aDev[i].zName);
   sqlite3_free(p->aDev);
   memDiagFree(&p->diag);
@@ -128,63 +122,6 @@ void insMemFree(InsMem *p){
 /* a + b for non-negative a, b, at most INT64_MAX. */
 static int64_t satAdd(int64_t a, int64_t b){
   return a>INT64_MAX-b ? INT64_MAX : a+b;
-}
-
-/* FNV-1a of z[0..n). */
-static uint64_t memHash(const char *z, int64_t n){
-  uint64_t h = 0xcbf29ce484222325ULL;
-  int64_t i;
-  for(i=0; i<n; i++){ h ^= (unsigned char)z[i]; h *= 0x100000001b3ULL; }
-  return h;
-}
-
-/* The pool index of detail text z[0..n) (added when new), -1 when the
-** pool is full.  SQLITE_OK or SQLITE_NOMEM. */
-static int poolIntern(MemPool *p, const char *z, int64_t n, int32_t *piOut){
-  uint64_t h;
-  int64_t i;
-  *piOut = -1;
-  if( p->full ) return SQLITE_OK;
-  if( (int64_t)(p->n+1)*2 > p->nSlot ){
-    int64_t nNew = p->nSlot ? p->nSlot*2 : 256;
-    int32_t *a = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nNew);
-    int32_t k;
-    if( a==0 ) return SQLITE_NOMEM;
-    memset(a, 0, sizeof(int32_t)*(size_t)nNew);
-    for(k=0; k<p->n; k++){
-      h = memHash(p->az[k], p->an[k]);
-      for(i=(int64_t)(h & (uint64_t)(nNew-1)); a[i]; i=(i+1)&(nNew-1)){}
-      a[i] = k+1;
-    }
-    sqlite3_free(p->aSlot);
-    p->aSlot = a; p->nSlot = nNew;
-  }
-  h = memHash(z, n);
-  for(i=(int64_t)(h & (uint64_t)(p->nSlot-1)); p->aSlot[i]; i=(i+1)&(p->nSlot-1)){
-    int32_t k = p->aSlot[i]-1;
-    if( p->an[k]==n && memcmp(p->az[k], z, (size_t)n)==0 ){ *piOut = k; return SQLITE_OK; }
-  }
-  if( p->nBytes+n > MEM_MAX_DETAIL || p->n>=INT32_MAX-1 ){ p->full = 1; return SQLITE_OK; }
-  if( p->n>=p->nAlloc ){
-    int32_t nNew = p->nAlloc ? p->nAlloc*2 : 64;
-    char **az = sqlite3_realloc64(p->az, sizeof(char*)*(sqlite3_uint64)nNew);
-    int64_t *an;
-    if( az==0 ) return SQLITE_NOMEM;
-    p->az = az;
-    an = sqlite3_realloc64(p->an, sizeof(int64_t)*(sqlite3_uint64)nNew);
-    if( an==0 ) return SQLITE_NOMEM;
-    p->an = an;
-    p->nAlloc = nNew;
-  }
-  p->az[p->n] = sqlite3_malloc64((sqlite3_uint64)n+1);
-  if( p->az[p->n]==0 ) return SQLITE_NOMEM;
-  memcpy(p->az[p->n], z, (size_t)n);
-  p->az[p->n][n] = 0;
-  p->an[p->n] = n;
-  p->aSlot[i] = p->n+1;
-  p->nBytes += n;
-  *piOut = p->n++;
-  return SQLITE_OK;
 }
 
 /* A number as read from a stat or an arg. */
@@ -468,7 +405,7 @@ static int memTake(InsMem *p, MemIn *m){
     n = sqlite3_str_length(s);
     rc = sqlite3_str_errcode(s);
     z = sqlite3_str_finish(s);
-    if( rc==SQLITE_OK && z ) rc = poolIntern(&p->pool, z, n, &r->iDetail);
+    if( rc==SQLITE_OK && z ) rc = profsumStrPoolIntern(&p->pool, z, n, &r->iDetail);
     else rc = SQLITE_NOMEM;
     sqlite3_free(z);
     if( rc ) return rc;
