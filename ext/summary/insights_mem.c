@@ -234,6 +234,20 @@ static const char *const azMemKey[MK_N] = {
   "requested_bytes", "addr", "tf_op", "region_type", "data_type", "shape", "tensor_shape"
 };
 
+/* The detail text of m that key k (MK_...) fills: tf_op, region type,
+** data type, shape (a tensor_shape only when no shape came first); 0 for
+** any other key. */
+static MemTxt *memDetailField(MemIn *m, int k){
+  switch( k ){
+    case MK_TFOP: return &m->tfop;
+    case MK_REGION: return &m->region;
+    case MK_DTYPE: return &m->dtype;
+    case MK_SHAPE: return &m->shape;
+    case MK_TSHAPE: return m->shape.present ? 0 : &m->shape;
+  }
+  return 0;
+}
+
 /* The MK_* of name z[0..n), or -1. */
 static int memKey(const char *z, int64_t n){
   int k;
@@ -468,12 +482,7 @@ static int memStats(ProfsumXp *pXp, const ProfsumXpStat *a, int n, MemIn *m){
         else if( st->eType==PROFSUM_XV_INT64 ){ m->addr = (uint64_t)st->iVal; m->eAddr = MV_OK; }
         else{ int64_t v; m->eAddr = statInt(pXp, st, &v, &rc); m->addr = (uint64_t)v; }
         break;
-      case MK_TFOP: t = &m->tfop; break;
-      case MK_REGION: t = &m->region; break;
-      case MK_DTYPE: t = &m->dtype; break;
-      case MK_SHAPE: t = &m->shape; break;
-      case MK_TSHAPE: if( !m->shape.present ) t = &m->shape; break;
-      default: break;
+      default: t = memDetailField(m, k); break;
     }
     if( t ){
       /* numbers as their decimal text (a JSON number); text as is */
@@ -624,12 +633,7 @@ static int jsonArg(void *pCtx, const char *zKey, int64_t nKey, const char *zVal,
         m->addr = v;
         break;
       }
-      case MK_TFOP: t = &m->tfop; break;
-      case MK_REGION: t = &m->region; break;
-      case MK_DTYPE: t = &m->dtype; break;
-      case MK_SHAPE: t = &m->shape; break;
-      case MK_TSHAPE: if( !m->shape.present ) t = &m->shape; break;
-      default: break;
+      default: t = memDetailField(m, k); break;
     }
     if( t && !isNull ){
       t->present = 1; t->z = zVal; t->n = nVal; t->isNum = !bIsStr;

@@ -43,13 +43,7 @@ static int rpPrep(sqlite3 *db, const char *zSchema, const char *zFmt, sqlite3_st
 }
 
 /* Append a table cell's text: '|' escaped, newlines as spaces. */
-static void rpCell(sqlite3_str *s, const char *z){
-  for(; z && *z; z++){
-    if( *z=='|' ) sqlite3_str_appendall(s, "\\|");
-    else if( *z=='\n' || *z=='\r' ) sqlite3_str_appendchar(s, 1, ' ');
-    else sqlite3_str_appendchar(s, 1, *z);
-  }
-}
+static void rpCell(sqlite3_str *s, const char *z){ profsumMdEsc(s, z, -1); }
 
 /* ## profsum: data quality — the document's quality warnings, the stored
 ** capped_export diagnostic and a detected float_nesting pattern. */
