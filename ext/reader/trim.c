@@ -30,6 +30,7 @@
 #include "profsum_reader.h"
 #include "jsontree.h"
 #include "fileio.h"
+#include "psfmt.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -180,27 +181,8 @@ static void trimNomem(sqlite3_context *ctx, const char *zSrc){
 /* ------------------------------------------------------------------ */
 
 
-/* Append picoseconds v as exact microseconds: the integer part, then up
-** to 6 decimals without trailing zeros (a JSON number). */
-static void appendMicros(sqlite3_str *s, profsum_ps v){
-  unsigned __int128 u = v<0 ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
-  unsigned __int128 q = u/1000000;
-  unsigned frac = (unsigned)(u%1000000);
-  char z[64];
-  int i = (int)sizeof(z);
-  z[--i] = 0;
-  do{ z[--i] = (char)('0' + (int)(q%10)); q /= 10; }while( q>0 );
-  if( v<0 ) z[--i] = '-';
-  sqlite3_str_appendall(s, z+i);
-  if( frac ){
-    char f[8];
-    int k;
-    sqlite3_snprintf(sizeof(f), f, "%06u", frac);
-    for(k=6; k>0 && f[k-1]=='0'; k--){}
-    sqlite3_str_appendchar(s, 1, '.');
-    sqlite3_str_append(s, f, k);
-  }
-}
+/* Append picoseconds v as exact microseconds (profsumStrAppendMicros). */
+static void appendMicros(sqlite3_str *s, profsum_ps v){ profsumStrAppendMicros(s, v); }
 
 /* The process and thread names of the rows written (XPlane): one entry
 ** per line met, in file order; the last of a key wins. */

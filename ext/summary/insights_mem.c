@@ -28,6 +28,7 @@
 #include "summary_engine.h"
 #include "jsontree.h"
 #include "strpool.h"
+#include "psfmt.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -791,30 +792,8 @@ static int64_t stepAt(const MemStep *a, int64_t n, double t){
   return t<a[lo-1].end ? lo-1 : -1;
 }
 
-/* Exact decimal µs of ps v into s (up to 6 decimals, trailing zeros cut). */
-static void appendMicros(sqlite3_str *s, profsum_ps v){
-  char z[64];
-  int neg = v<0;
-  unsigned __int128 u = neg ? (unsigned __int128)(-v) : (unsigned __int128)v;
-  unsigned long long frac = (unsigned long long)(u % 1000000);
-  unsigned __int128 whole = u / 1000000;
-  char zw[48]; int nw = 0, i;
-  do{ zw[nw++] = (char)('0' + (int)(whole % 10)); whole /= 10; }while( whole && nw<47 );
-  i = 0;
-  if( neg ) z[i++] = '-';
-  while( nw>0 ) z[i++] = zw[--nw];
-  if( frac ){
-    int d;
-    char zf[8];
-    sqlite3_snprintf(sizeof(zf), zf, "%06llu", frac);
-    for(d=6; d>0 && zf[d-1]=='0'; d--){}
-    z[i++] = '.';
-    memcpy(z+i, zf, (size_t)d);
-    i += d;
-  }
-  z[i] = 0;
-  sqlite3_str_appendall(s, z);
-}
+/* Exact decimal µs of ps v into s (profsumStrAppendMicros). */
+static void appendMicros(sqlite3_str *s, profsum_ps v){ profsumStrAppendMicros(s, v); }
 
 /* Hash of live allocations: addr → record index (linear probing,
 ** deletion by backward shift). */
