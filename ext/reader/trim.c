@@ -31,6 +31,7 @@
 #include "jsontree.h"
 #include "fileio.h"
 #include "psfmt.h"
+#include "sqlcall.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -530,7 +531,6 @@ int profsumRegisterTrim(sqlite3 *db, char **pzErr){
   int rc;
   (void)pzErr;
   /* Reads and writes files: DIRECTONLY, never DETERMINISTIC. */
-  rc = sqlite3_create_function(db, "profsum_trim", 2, SQLITE_UTF8|SQLITE_DIRECTONLY, 0, trimFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_trim", 3, SQLITE_UTF8|SQLITE_DIRECTONLY, 0, trimFunc, 0, 0);
+  rc = profsumCreateFunctions(db, "profsum_trim", 2, 3, SQLITE_UTF8|SQLITE_DIRECTONLY, trimFunc);
   return rc;
 }

@@ -1035,11 +1035,7 @@ static void queryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 /* See query.h. */
 int profsumRegisterQuery(sqlite3 *db, char **pzErr){
   int rc;
-  rc = sqlite3_create_function(db, "profsum_query_json", 2, SQLITE_UTF8, 0, queryJsonFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_query_json", 3, SQLITE_UTF8, 0,
-                                                   queryJsonFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_query_json", 4, SQLITE_UTF8, 0,
-                                                   queryJsonFunc, 0, 0);
+  rc = profsumCreateFunctions(db, "profsum_query_json", 2, 4, SQLITE_UTF8, queryJsonFunc);
   if( rc && pzErr ){
     *pzErr = sqlite3_mprintf("profsum: registering profsum_query_json failed: %s", sqlite3_errstr(rc));
   }

@@ -28,6 +28,7 @@
 #include "jsontree.h"
 #include "insights.h"
 #include "report_util.h"
+#include "sqlcall.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -848,8 +849,6 @@ static void reportHtmlFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 int profsumRegisterReportHtml(sqlite3 *db, char **pzErr){
   int rc;
   (void)pzErr;
-  rc = sqlite3_create_function(db, "profsum_report_html", 1, SQLITE_UTF8, 0, reportHtmlFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_report_html", 2, SQLITE_UTF8, 0, reportHtmlFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_report_html", 3, SQLITE_UTF8, 0, reportHtmlFunc, 0, 0);
+  rc = profsumCreateFunctions(db, "profsum_report_html", 1, 3, SQLITE_UTF8, reportHtmlFunc);
   return rc;
 }

@@ -1386,11 +1386,8 @@ int profsumRegisterSummaryDoc(sqlite3 *db, char **pzErr){
   (void)pzErr;
   /* They read tables only: usable anywhere, but not DETERMINISTIC (the
   ** tables change). */
-  rc = sqlite3_create_function(db, "profsum_summary_json", 1, SQLITE_UTF8, 0, summaryJsonFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_summary_json", 2, SQLITE_UTF8, 0, summaryJsonFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_report_md", 1, SQLITE_UTF8, 0, reportMdFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_report_md", 2, SQLITE_UTF8, 0, reportMdFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_report_md", 3, SQLITE_UTF8, 0, reportMdFunc, 0, 0);
+  rc = profsumCreateFunctions(db, "profsum_summary_json", 1, 2, SQLITE_UTF8, summaryJsonFunc);
+  if( rc==SQLITE_OK ) rc = profsumCreateFunctions(db, "profsum_report_md", 1, 3, SQLITE_UTF8, reportMdFunc);
   if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_json_pretty", 1,
                            SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS, 0, jsonPrettyFunc, 0, 0);
   return rc;

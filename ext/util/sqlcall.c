@@ -30,3 +30,13 @@ int profsumTopKArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value *v,
   if( *pTopK>1000000 ) *pTopK = 1000000;
   return SQLITE_OK;
 }
+
+/* See sqlcall.h. */
+int profsumCreateFunctions(sqlite3 *db, const char *zName, int nMin, int nMax, int flags,
+                           void (*xFunc)(sqlite3_context*, int, sqlite3_value**)){
+  int n, rc = SQLITE_OK;
+  for(n=nMin; rc==SQLITE_OK && n<=nMax; n++){
+    rc = sqlite3_create_function(db, zName, n, flags, 0, xFunc, 0, 0);
+  }
+  return rc;
+}

@@ -1,6 +1,7 @@
 /*
 ** sqlcall.h — small helpers of the SQL functions of several layers: a
-** formatted statement run with its error named, the top_k argument.
+** formatted statement run with its error named, the top_k argument, the
+** registration of a function with a range of argument counts.
 */
 #ifndef PROFSUM_SQLCALL_H
 #define PROFSUM_SQLCALL_H
@@ -22,5 +23,11 @@ int profsumExecV(sqlite3 *db, const char *zFunc, int bNomemMsg, char **pzErr,
 ** with "zFunc: top_k must be a non-negative integer" set on ctx. */
 int profsumTopKArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value *v,
                    sqlite3_int64 *pTopK);
+
+/* Register xFunc (no user data, a scalar function) as zName with each
+** argument count from nMin to nMax, with flags (SQLITE_UTF8, ...).
+** SQLITE_OK, or the first error. */
+int profsumCreateFunctions(sqlite3 *db, const char *zName, int nMin, int nMax, int flags,
+                           void (*xFunc)(sqlite3_context*, int, sqlite3_value**));
 
 #endif /* PROFSUM_SQLCALL_H */
