@@ -22,6 +22,7 @@
 #include "history_int.h"
 #include "summary_doc.h"
 #include "funcs.h"
+#include "sqlcall.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -452,14 +453,7 @@ static void compareMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3_int64 topK = PROFSUM_COMPARE_TOP_K;
   memset(&b, 0, sizeof(b));
   memset(&a, 0, sizeof(a));
-  if( argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL ){
-    if( sqlite3_value_numeric_type(argv[2])!=SQLITE_INTEGER || sqlite3_value_int64(argv[2])<0 ){
-      profsumCtxErr(ctx, "%s: top_k must be a non-negative integer", FN);
-      return;
-    }
-    topK = sqlite3_value_int64(argv[2]);
-    if( topK>1000000 ) topK = 1000000;
-  }
+  if( argc>2 && profsumTopKArg(ctx, FN, argv[2], &topK) ) return;
   if( argc>3 && sqlite3_value_type(argv[3])!=SQLITE_NULL ){
     rc = profsumSchemaOption(db, (const char*)sqlite3_value_text(argv[3]), azBool, &bHtml, &zSchema, &zErr);
   }

@@ -19,6 +19,7 @@
 #include "compare.h"
 #include "jsontree.h"
 #include "summary_doc.h"
+#include "sqlcall.h"
 #include "pycompat.h"
 
 /* See history_int.h. */
@@ -109,15 +110,11 @@ void profsumHistReportErr(sqlite3_context *ctx, const char *zFunc, int rc, const
 /* A top_k argument: NULL → default, else a non-negative integer (capped at
 ** 1,000,000).  Returns 0 on success, 1 after reporting the error. */
 static int topKArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value *v, int *pTopK){
-  sqlite3_int64 k;
+  sqlite3_int64 k = PROFSUM_COMPARE_TOP_K;
   *pTopK = PROFSUM_COMPARE_TOP_K;
-  if( v==0 || sqlite3_value_type(v)==SQLITE_NULL ) return 0;
-  if( sqlite3_value_numeric_type(v)!=SQLITE_INTEGER || sqlite3_value_int64(v)<0 ){
-    profsumCtxErr(ctx, "%s: top_k must be a non-negative integer", zFunc);
-    return 1;
-  }
-  k = sqlite3_value_int64(v);
-  *pTopK = k>1000000 ? 1000000 : (int)k;
+  if( v==0 ) return 0;
+  if( profsumTopKArg(ctx, zFunc, v, &k) ) return 1;
+  *pTopK = (int)k;
   return 0;
 }
 

@@ -30,6 +30,8 @@
 #include "profsum_reader.h"
 #include "jsontree.h"
 #include "fileio.h"
+#include "psfmt.h"
+#include "sqlcall.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -180,27 +182,8 @@ static void trimNomem(sqlite3_context *ctx, const char *zSrc){
 /* ------------------------------------------------------------------ */
 
 
-/* Append picoseconds v as exact microseconds: the integer part, then up
-** to 6 decimals without trailing zeros (a JSON number). */
-static void appendMicros(sqlite3_str *s, profsum_ps v){
-  unsigned __int128 u = v<0 ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
-  unsigned __int128 q = u/1000000;
-  unsigned frac = (unsigned)(u%1000000);
-  char z[64];
-  int i = (int)sizeof(z);
-  z[--i] = 0;
-  do{ z[--i] = (char)('0' + (int)(q%10)); q /= 10; }while( q>0 );
-  if( v<0 ) z[--i] = '-';
-  sqlite3_str_appendall(s, z+i);
-  if( frac ){
-    char f[8];
-    int k;
-    sqlite3_snprintf(sizeof(f), f, "%06u", frac);
-    for(k=6; k>0 && f[k-1]=='0'; k--){}
-    sqlite3_str_appendchar(s, 1, '.');
-    sqlite3_str_append(s, f, k);
-  }
-}
+/* Append picoseconds v as exact microseconds (profsumStrAppendMicros). */
+static void appendMicros(sqlite3_str *s, profsum_ps v){ profsumStrAppendMicros(s, v); }
 
 /* The process and thread names of the rows written (XPlane): one entry
 ** per line met, in file order; the last of a key wins. */
@@ -318,6 +301,166 @@ static int trimXNames(GzOut *g, TrimNames *p, sqlite3_int64 *pnOut){
   return rc;
 }
 
+/* Step 1 of profsum_trim: the entries of zSrc that zWhere selects into
+** sel, and their processes (for the metadata) into pids.  0 on success;
+** otherwise the error is reported on ctx and 1 returned. */
+static int trimSelect(sqlite3_context *ctx, sqlite3 *db, const char *zSrc, const char *zWhere,
+                      IdxBits *sel, I64Set *pids){
+  sqlite3_stmt *p = 0;
+  sqlite3_int64 nSel = 0;
+  char *zSql;
+  int rc;
+  zSql = sqlite3_mprintf("SELECT idx, pid FROM trace_events(?1) WHERE (%s)", zWhere);
+  if( zSql==0 ){ trimNomem(ctx, zSrc); return 1; }
+  rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
+  sqlite3_free(zSql);
+  if( rc ){
+    rc = sqlite3_extended_errcode(db);
+    /* SQLITE_ERROR is the statement's own fault (syntax, an unknown
+    ** column or function): the WHERE clause.  Any other code is the
+    ** database's or the connection's (a disk I/O error reading the schema,
+    ** a lock, an interrupt, out of memory): said as SQLite says it. */
+    if( (rc & 0xff)==SQLITE_ERROR ){
+      profsumCtxErr(ctx, FN ": bad WHERE clause '%s': %s", zWhere, sqlite3_errmsg(db));
+    }else if( rc==SQLITE_NOMEM ){
+      trimNomem(ctx, zSrc);
+    }else{
+      trimErr(ctx, rc, FN ": %s", sqlite3_errmsg(db));
+    }
+    sqlite3_finalize(p);
+    return 1;
+  }
+  sqlite3_bind_text(p, 1, zSrc, -1, SQLITE_STATIC);
+  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
+    if( bitsSet(sel, sqlite3_column_int64(p, 0))
+     || (sqlite3_column_type(p, 1)==SQLITE_INTEGER && setAdd(pids, sqlite3_column_int64(p, 1))) ){
+      /* the selection's own memory */
+      trimErr(ctx, SQLITE_NOMEM, FN ": '%s': out of memory after %lld selected entries",
+              zSrc, (long long)nSel);
+      sqlite3_finalize(p);
+      return 1;
+    }
+    nSel++;
+  }
+  if( rc!=SQLITE_DONE ){
+    /* the statement's error: the trace's (its message names trace_events),
+    ** the database's, or an interrupt; with SQLite's code */
+    const char *zM = sqlite3_errmsg(db);
+    rc = sqlite3_extended_errcode(db);
+    if( rc==SQLITE_NOMEM && strncmp(zM, "trace_events:", 13)!=0 ) trimNomem(ctx, zSrc);
+    else if( strncmp(zM, FN ":", sizeof(FN)) == 0 ) trimErr(ctx, rc, "%s", zM);
+    else trimErr(ctx, rc, FN ": %s", zM);
+    sqlite3_finalize(p);
+    return 1;
+  }
+  sqlite3_finalize(p);
+  setCompact(pids);
+  return 0;
+}
+
+/* Step 2 of profsum_trim: a temporary file beside zDest (*pzTmp, *pFd)
+** and its gzip writer *pg (deflate started when *pzInit).  0 on success;
+** otherwise the error is reported on ctx and 1 returned (what was taken
+** is in the out-parameters, for the caller to release). */
+static int trimOpenOut(sqlite3_context *ctx, const char *zSrc, const char *zDest,
+                       char **pzTmp, int *pFd, GzOut **pg, int *pzInit){
+  GzOut *g;
+  *pFd = profsumFileTempBeside(zDest, pzTmp);
+  if( *pFd<0 ){
+    if( errno==ENOMEM ){ trimNomem(ctx, zSrc); return 1; }
+    profsumCtxErr(ctx, FN ": '%s': cannot create a file there (%s)", zDest, strerror(errno));
+    return 1;
+  }
+  g = *pg = sqlite3_malloc64(sizeof(GzOut));
+  if( g==0 ){ trimNomem(ctx, zSrc); return 1; }
+  memset(g, 0, sizeof(*g));
+  g->fd = *pFd;
+  if( deflateInit2(&g->z, 6, Z_DEFLATED, 15+16, 8, Z_DEFAULT_STRATEGY)!=Z_OK ){
+    trimNomem(ctx, zSrc); return 1;
+  }
+  *pzInit = 1;
+  return 0;
+}
+
+/* The end of the JSON output of a trace_events source read by pStream:
+** its displayTimeUnit when it has one.  Written and flushed to g.
+** SQLITE_OK, SQLITE_NOMEM or SQLITE_IOERR. */
+static int trimJsonTail(GzOut *g, ProfsumStream *pStream){
+  const char *zU = profsumScanDisplayTimeUnit(profsumStreamScan(pStream));
+  char *zTail;
+  int rc = SQLITE_OK;
+  if( zU ){
+    /* the unit as a JSON string again (the scanner gives decoded text) */
+    JNode *u = jStr(zU, -1);
+    char *zQ = u ? profsumJsonCompact(u) : 0;
+    jFree(u);
+    zTail = zQ ? sqlite3_mprintf("],\"displayTimeUnit\":%s}\n", zQ) : 0;
+    sqlite3_free(zQ);
+  }else{
+    zTail = sqlite3_mprintf("]}\n");
+  }
+  if( zTail==0 ) rc = SQLITE_NOMEM;
+  else if( gzPut(g, zTail, strlen(zTail)) || gzFlush(g, Z_FINISH) ) rc = SQLITE_IOERR;
+  sqlite3_free(zTail);
+  return rc;
+}
+
+/* Step 3 of profsum_trim: copy the entries of zSrc in sel and the metadata
+** of the processes in pids to g, the stream in *ppStream (closed by the
+** caller), the count in *pnOut; an XPlane source's rows are written as
+** JSON with their names noted in pNames.  The copy's reads stop at the
+** connection's interrupt (probe).  SQLITE_OK when all is written and
+** flushed; otherwise an error code, with the message in *pzErr where
+** there is one. */
+static int trimCopy(GzOut *g, const char *zSrc, IdxBits *sel, I64Set *pids, TrimNames *pNames,
+                    ProfsumProbe *probe, ProfsumStream **ppStream, sqlite3_int64 *pnOut,
+                    char **pzErr){
+  ProfsumStopCheck prevStop;
+  ProfsumEvent *ev;
+  int isX = 0, rc;
+  prevStop = profsumStopPush(profsumInterrupted, probe);
+  rc = profsumStreamOpen(FN, zSrc, PROFSUM_SCAN_ARGS, 0, 0, ppStream, pzErr);
+  profsumStopPop(prevStop);
+  if( rc==SQLITE_NOMEM && *pzErr==0 ){
+    *pzErr = sqlite3_mprintf(FN ": '%s': out of memory opening it", zSrc);
+  }else if( rc && *pzErr==0 ){
+    *pzErr = sqlite3_mprintf(FN ": '%s': %s", zSrc, sqlite3_errstr(rc));
+  }
+  if( rc==SQLITE_OK ) isX = profsumStreamFormat(*ppStream)==PROFSUM_FMT_XPLANE;
+  if( rc==SQLITE_OK && gzPut(g, "{\"traceEvents\":[", 16) ) rc = SQLITE_IOERR;
+  while( rc==SQLITE_OK ){
+    int keep;
+    rc = profsumStreamNext(*ppStream, &ev, pzErr);
+    if( rc!=SQLITE_ROW ) break;
+    rc = SQLITE_OK;
+    keep = bitsHas(sel, ev->idx);
+    if( isX ){
+      if( !keep ) continue;
+      rc = trimXEvent(g, ev, pNames, *pnOut>0);
+      (*pnOut)++;
+      continue;
+    }
+    if( !keep && ev->ph.n==1 && ev->ph.z[0]=='M' && ev->pid.kind==PROFSUM_ID_INT ){
+      keep = setHas(pids, ev->pid.iVal);
+    }
+    if( !keep ) continue;
+    if( (*pnOut>0 && gzPut(g, ",\n", 2)) || gzPut(g, ev->raw.z, (size_t)ev->raw.n) ) rc = SQLITE_IOERR;
+    (*pnOut)++;
+  }
+  if( rc==SQLITE_DONE && isX ){
+    rc = trimXNames(g, pNames, pnOut);
+    if( rc==SQLITE_OK && (gzPut(g, "],\"displayTimeUnit\":\"ns\"}\n", 26) || gzFlush(g, Z_FINISH)) ){
+      rc = SQLITE_IOERR;
+    }
+  }else if( rc==SQLITE_DONE ){
+    rc = trimJsonTail(g, *ppStream);
+  }
+  return rc;
+}
+
+/* profsum_trim(SOURCE, DEST [, WHERE]): see docs/api.md.  The steps:
+** select the entries (trimSelect), open the output beside DEST
+** (trimOpenOut), copy (trimCopy), then sync and rename into place. */
 static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   const char *zSrc = (const char*)sqlite3_value_text(argv[0]);
@@ -326,16 +469,11 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
                        ? (const char*)sqlite3_value_text(argv[2]) : "1";
   IdxBits sel = {0,0};
   I64Set pids = {0,0,0};
-  sqlite3_int64 nSel = 0;
-  sqlite3_stmt *p = 0;
-  char *zSql = 0, *zTmp = 0, *zErr = 0;
+  char *zTmp = 0, *zErr = 0;
   GzOut *g = 0;
   ProfsumStream *pStream = 0;
   TrimNames names = {0,0,0,0};
-  int isX = 0;
-  ProfsumEvent *ev;
   ProfsumProbe probe;
-  ProfsumStopCheck prevStop;
   sqlite3_int64 nOut = 0;
   int rc, zInit = 0, fd = -1;
   struct stat st;
@@ -354,119 +492,9 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
                   "write it to a file first", zSrc, S_ISFIFO(st.st_mode) ? "a pipe?" : "a device or socket");
     return;
   }
-  /* 1. The selected entries (and their processes, for the metadata). */
-  zSql = sqlite3_mprintf("SELECT idx, pid FROM trace_events(?1) WHERE (%s)", zWhere);
-  if( zSql==0 ){ trimNomem(ctx, zSrc); return; }
-  rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
-  if( rc ){
-    rc = sqlite3_extended_errcode(db);
-    /* SQLITE_ERROR is the statement's own fault (syntax, an unknown
-    ** column or function): the WHERE clause.  Any other code is the
-    ** database's or the connection's (a disk I/O error reading the schema,
-    ** a lock, an interrupt, out of memory): said as SQLite says it. */
-    if( (rc & 0xff)==SQLITE_ERROR ){
-      profsumCtxErr(ctx, FN ": bad WHERE clause '%s': %s", zWhere, sqlite3_errmsg(db));
-    }else if( rc==SQLITE_NOMEM ){
-      trimNomem(ctx, zSrc);
-    }else{
-      trimErr(ctx, rc, FN ": %s", sqlite3_errmsg(db));
-    }
-    goto done;
-  }
-  sqlite3_bind_text(p, 1, zSrc, -1, SQLITE_STATIC);
-  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
-    if( bitsSet(&sel, sqlite3_column_int64(p, 0))
-     || (sqlite3_column_type(p, 1)==SQLITE_INTEGER && setAdd(&pids, sqlite3_column_int64(p, 1))) ){
-      /* the selection's own memory */
-      trimErr(ctx, SQLITE_NOMEM, FN ": '%s': out of memory after %lld selected entries",
-              zSrc, (long long)nSel);
-      goto done;
-    }
-    nSel++;
-  }
-  if( rc!=SQLITE_DONE ){
-    /* the statement's error: the trace's (its message names trace_events),
-    ** the database's, or an interrupt; with SQLite's code */
-    const char *zM = sqlite3_errmsg(db);
-    rc = sqlite3_extended_errcode(db);
-    if( rc==SQLITE_NOMEM && strncmp(zM, "trace_events:", 13)!=0 ) trimNomem(ctx, zSrc);
-    else if( strncmp(zM, FN ":", sizeof(FN)) == 0 ) trimErr(ctx, rc, "%s", zM);
-    else trimErr(ctx, rc, FN ": %s", zM);
-    goto done;
-  }
-  sqlite3_finalize(p); p = 0;
-  setCompact(&pids);
-
-  /* 2. The output: a temporary file beside DEST. */
-  fd = profsumFileTempBeside(zDest, &zTmp);
-  if( fd<0 ){
-    if( errno==ENOMEM ){ trimNomem(ctx, zSrc); goto done; }
-    profsumCtxErr(ctx, FN ": '%s': cannot create a file there (%s)", zDest, strerror(errno));
-    goto done;
-  }
-  g = sqlite3_malloc64(sizeof(GzOut));
-  if( g==0 ){ trimNomem(ctx, zSrc); goto done; }
-  memset(g, 0, sizeof(*g));
-  g->fd = fd;
-  if( deflateInit2(&g->z, 6, Z_DEFLATED, 15+16, 8, Z_DEFAULT_STRATEGY)!=Z_OK ){
-    trimNomem(ctx, zSrc); goto done;
-  }
-  zInit = 1;
-
-  /* 3. Copy the selected entries and the metadata of their processes; the
-  ** copy's reads stop at the connection's interrupt (profsumStopPush). */
-  prevStop = profsumStopPush(profsumInterrupted, &probe);
-  rc = profsumStreamOpen(FN, zSrc, PROFSUM_SCAN_ARGS, 0, 0, &pStream, &zErr);
-  profsumStopPop(prevStop);
-  if( rc==SQLITE_NOMEM && zErr==0 ){
-    zErr = sqlite3_mprintf(FN ": '%s': out of memory opening it", zSrc);
-  }else if( rc && zErr==0 ){
-    zErr = sqlite3_mprintf(FN ": '%s': %s", zSrc, sqlite3_errstr(rc));
-  }
-  if( rc==SQLITE_OK ) isX = profsumStreamFormat(pStream)==PROFSUM_FMT_XPLANE;
-  if( rc==SQLITE_OK && gzPut(g, "{\"traceEvents\":[", 16) ) rc = SQLITE_IOERR;
-  while( rc==SQLITE_OK ){
-    int keep;
-    rc = profsumStreamNext(pStream, &ev, &zErr);
-    if( rc!=SQLITE_ROW ) break;
-    rc = SQLITE_OK;
-    keep = bitsHas(&sel, ev->idx);
-    if( isX ){
-      if( !keep ) continue;
-      rc = trimXEvent(g, ev, &names, nOut>0);
-      nOut++;
-      continue;
-    }
-    if( !keep && ev->ph.n==1 && ev->ph.z[0]=='M' && ev->pid.kind==PROFSUM_ID_INT ){
-      keep = setHas(&pids, ev->pid.iVal);
-    }
-    if( !keep ) continue;
-    if( (nOut>0 && gzPut(g, ",\n", 2)) || gzPut(g, ev->raw.z, (size_t)ev->raw.n) ) rc = SQLITE_IOERR;
-    nOut++;
-  }
-  if( rc==SQLITE_DONE && isX ){
-    rc = trimXNames(g, &names, &nOut);
-    if( rc==SQLITE_OK && (gzPut(g, "],\"displayTimeUnit\":\"ns\"}\n", 26) || gzFlush(g, Z_FINISH)) ){
-      rc = SQLITE_IOERR;
-    }
-  }else if( rc==SQLITE_DONE ){
-    const char *zU = profsumScanDisplayTimeUnit(profsumStreamScan(pStream));
-    char *zTail;
-    if( zU ){
-      /* the unit as a JSON string again (the scanner gives decoded text) */
-      JNode *u = jStr(zU, -1);
-      char *zQ = u ? profsumJsonCompact(u) : 0;
-      jFree(u);
-      zTail = zQ ? sqlite3_mprintf("],\"displayTimeUnit\":%s}\n", zQ) : 0;
-      sqlite3_free(zQ);
-    }else{
-      zTail = sqlite3_mprintf("]}\n");
-    }
-    rc = SQLITE_OK;
-    if( zTail==0 ) rc = SQLITE_NOMEM;
-    else if( gzPut(g, zTail, strlen(zTail)) || gzFlush(g, Z_FINISH) ) rc = SQLITE_IOERR;
-    sqlite3_free(zTail);
-  }
+  if( trimSelect(ctx, db, zSrc, zWhere, &sel, &pids) ) goto done;
+  if( trimOpenOut(ctx, zSrc, zDest, &zTmp, &fd, &g, &zInit) ) goto done;
+  rc = trimCopy(g, zSrc, &sel, &pids, &names, &probe, &pStream, &nOut, &zErr);
   if( rc==SQLITE_OK && fsync(fd)!=0 ){ g->err = errno; rc = SQLITE_IOERR; }
   if( rc==SQLITE_OK ){
     close(fd); fd = -1;
@@ -486,7 +514,6 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     trimErr(ctx, rc, "%s", zErr ? zErr : sqlite3_errstr(rc));
   }
 done:
-  sqlite3_finalize(p);
   profsumStreamClose(pStream);
   trimNamesFree(&names);
   profsumProbeDone(&probe);
@@ -494,7 +521,6 @@ done:
   sqlite3_free(g);
   if( fd>=0 ) close(fd);
   if( zTmp ){ unlink(zTmp); sqlite3_free(zTmp); }
-  sqlite3_free(zSql);
   sqlite3_free(zErr);
   sqlite3_free(sel.a);
   sqlite3_free(pids.a);
@@ -505,7 +531,6 @@ int profsumRegisterTrim(sqlite3 *db, char **pzErr){
   int rc;
   (void)pzErr;
   /* Reads and writes files: DIRECTONLY, never DETERMINISTIC. */
-  rc = sqlite3_create_function(db, "profsum_trim", 2, SQLITE_UTF8|SQLITE_DIRECTONLY, 0, trimFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_trim", 3, SQLITE_UTF8|SQLITE_DIRECTONLY, 0, trimFunc, 0, 0);
+  rc = profsumCreateFunctions(db, "profsum_trim", 2, 3, SQLITE_UTF8|SQLITE_DIRECTONLY, trimFunc);
   return rc;
 }

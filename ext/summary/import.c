@@ -44,6 +44,7 @@
 #include "hash.h"
 #include "find.h"
 #include "busy.h"
+#include "sqlcall.h"
 #include "pycompat.h"
 #include "jsontree.h"
 #include "json_kind.h"
@@ -245,15 +246,10 @@ static char *prefixFn(char *zErr, int rc){
 /* Run one statement with printf-style formatting (%w for identifiers). */
 static int execf(sqlite3 *db, char **pzErr, const char *zFmt, ...){
   va_list ap;
-  char *z;
   int rc;
   va_start(ap, zFmt);
-  z = sqlite3_vmprintf(zFmt, ap);
+  rc = profsumExecV(db, FN, 1, pzErr, zFmt, ap);
   va_end(ap);
-  if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_exec(db, z, 0, 0, 0);
-  if( rc && pzErr && *pzErr==0 ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
-  sqlite3_free(z);
   return rc;
 }
 

@@ -27,6 +27,8 @@
 #include "insights_mem_int.h"
 #include "summary_engine.h"
 #include "jsontree.h"
+#include "strpool.h"
+#include "psfmt.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -68,12 +70,7 @@ typedef struct MemAlloc {
 
 /* Distinct detail texts: each a JSON fragment
 ** "tf_op":…,"region_type":…,"data_type":…,"shape":… */
-typedef struct MemPool {
-  char **az; int64_t *an; int32_t n, nAlloc;
-  int32_t *aSlot; int64_t nSlot;        /* hash: index + 1, 0 empty */
-  int64_t nBytes;
-  int full;
-} MemPool;
+typedef ProfsumStrPool MemPool;        /* maxBytes MEM_MAX_DETAIL */
 
 /* A device plane and its memory_size stat. */
 typedef struct MemDev { char *zName; int64_t memSize; } MemDev;
@@ -100,6 +97,7 @@ int insMemNew(InsMem **pp){
   *pp = 0;
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(InsMem));
+  p->pool.maxBytes = MEM_MAX_DETAIL;
   if( memKernNew(&p->pKern) ){ sqlite3_free(p); return SQLITE_NOMEM; }
   *pp = p;
   return SQLITE_OK;
@@ -114,10 +112,7 @@ void insMemFree(InsMem *p){
     sqlite3_free(p->aAlloc[i].aRec);
   }
   sqlite3_free(p->aAlloc);
-  for(i=0; i<p->pool.n; i++) sqlite3_free(p->pool.az[i]);
-  sqlite3_free(p->pool.az);
-  sqlite3_free(p->pool.an);
-  sqlite3_free(p->pool.aSlot);
+  profsumStrPoolFree(&p->pool);
   for(i=0; i<p->nDev; i++) sqlite3_free(p->aDev[i].zName);
   sqlite3_free(p->aDev);
   memDiagFree(&p->diag);
@@ -128,63 +123,6 @@ void insMemFree(InsMem *p){
 /* a + b for non-negative a, b, at most INT64_MAX. */
 static int64_t satAdd(int64_t a, int64_t b){
   return a>INT64_MAX-b ? INT64_MAX : a+b;
-}
-
-/* FNV-1a of z[0..n). */
-static uint64_t memHash(const char *z, int64_t n){
-  uint64_t h = 0xcbf29ce484222325ULL;
-  int64_t i;
-  for(i=0; i<n; i++){ h ^= (unsigned char)z[i]; h *= 0x100000001b3ULL; }
-  return h;
-}
-
-/* The pool index of detail text z[0..n) (added when new), -1 when the
-** pool is full.  SQLITE_OK or SQLITE_NOMEM. */
-static int poolIntern(MemPool *p, const char *z, int64_t n, int32_t *piOut){
-  uint64_t h;
-  int64_t i;
-  *piOut = -1;
-  if( p->full ) return SQLITE_OK;
-  if( (int64_t)(p->n+1)*2 > p->nSlot ){
-    int64_t nNew = p->nSlot ? p->nSlot*2 : 256;
-    int32_t *a = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nNew);
-    int32_t k;
-    if( a==0 ) return SQLITE_NOMEM;
-    memset(a, 0, sizeof(int32_t)*(size_t)nNew);
-    for(k=0; k<p->n; k++){
-      h = memHash(p->az[k], p->an[k]);
-      for(i=(int64_t)(h & (uint64_t)(nNew-1)); a[i]; i=(i+1)&(nNew-1)){}
-      a[i] = k+1;
-    }
-    sqlite3_free(p->aSlot);
-    p->aSlot = a; p->nSlot = nNew;
-  }
-  h = memHash(z, n);
-  for(i=(int64_t)(h & (uint64_t)(p->nSlot-1)); p->aSlot[i]; i=(i+1)&(p->nSlot-1)){
-    int32_t k = p->aSlot[i]-1;
-    if( p->an[k]==n && memcmp(p->az[k], z, (size_t)n)==0 ){ *piOut = k; return SQLITE_OK; }
-  }
-  if( p->nBytes+n > MEM_MAX_DETAIL || p->n>=INT32_MAX-1 ){ p->full = 1; return SQLITE_OK; }
-  if( p->n>=p->nAlloc ){
-    int32_t nNew = p->nAlloc ? p->nAlloc*2 : 64;
-    char **az = sqlite3_realloc64(p->az, sizeof(char*)*(sqlite3_uint64)nNew);
-    int64_t *an;
-    if( az==0 ) return SQLITE_NOMEM;
-    p->az = az;
-    an = sqlite3_realloc64(p->an, sizeof(int64_t)*(sqlite3_uint64)nNew);
-    if( an==0 ) return SQLITE_NOMEM;
-    p->an = an;
-    p->nAlloc = nNew;
-  }
-  p->az[p->n] = sqlite3_malloc64((sqlite3_uint64)n+1);
-  if( p->az[p->n]==0 ) return SQLITE_NOMEM;
-  memcpy(p->az[p->n], z, (size_t)n);
-  p->az[p->n][n] = 0;
-  p->an[p->n] = n;
-  p->aSlot[i] = p->n+1;
-  p->nBytes += n;
-  *piOut = p->n++;
-  return SQLITE_OK;
 }
 
 /* A number as read from a stat or an arg. */
@@ -296,6 +234,20 @@ static const char *const azMemKey[MK_N] = {
   "allocator_name", "bytes_allocated", "peak_bytes_in_use", "allocation_bytes",
   "requested_bytes", "addr", "tf_op", "region_type", "data_type", "shape", "tensor_shape"
 };
+
+/* The detail text of m that key k (MK_...) fills: tf_op, region type,
+** data type, shape (a tensor_shape only when no shape came first); 0 for
+** any other key. */
+static MemTxt *memDetailField(MemIn *m, int k){
+  switch( k ){
+    case MK_TFOP: return &m->tfop;
+    case MK_REGION: return &m->region;
+    case MK_DTYPE: return &m->dtype;
+    case MK_SHAPE: return &m->shape;
+    case MK_TSHAPE: return m->shape.present ? 0 : &m->shape;
+  }
+  return 0;
+}
 
 /* The MK_* of name z[0..n), or -1. */
 static int memKey(const char *z, int64_t n){
@@ -468,7 +420,7 @@ static int memTake(InsMem *p, MemIn *m){
     n = sqlite3_str_length(s);
     rc = sqlite3_str_errcode(s);
     z = sqlite3_str_finish(s);
-    if( rc==SQLITE_OK && z ) rc = poolIntern(&p->pool, z, n, &r->iDetail);
+    if( rc==SQLITE_OK && z ) rc = profsumStrPoolIntern(&p->pool, z, n, &r->iDetail);
     else rc = SQLITE_NOMEM;
     sqlite3_free(z);
     if( rc ) return rc;
@@ -531,12 +483,7 @@ static int memStats(ProfsumXp *pXp, const ProfsumXpStat *a, int n, MemIn *m){
         else if( st->eType==PROFSUM_XV_INT64 ){ m->addr = (uint64_t)st->iVal; m->eAddr = MV_OK; }
         else{ int64_t v; m->eAddr = statInt(pXp, st, &v, &rc); m->addr = (uint64_t)v; }
         break;
-      case MK_TFOP: t = &m->tfop; break;
-      case MK_REGION: t = &m->region; break;
-      case MK_DTYPE: t = &m->dtype; break;
-      case MK_SHAPE: t = &m->shape; break;
-      case MK_TSHAPE: if( !m->shape.present ) t = &m->shape; break;
-      default: break;
+      default: t = memDetailField(m, k); break;
     }
     if( t ){
       /* numbers as their decimal text (a JSON number); text as is */
@@ -687,12 +634,7 @@ static int jsonArg(void *pCtx, const char *zKey, int64_t nKey, const char *zVal,
         m->addr = v;
         break;
       }
-      case MK_TFOP: t = &m->tfop; break;
-      case MK_REGION: t = &m->region; break;
-      case MK_DTYPE: t = &m->dtype; break;
-      case MK_SHAPE: t = &m->shape; break;
-      case MK_TSHAPE: if( !m->shape.present ) t = &m->shape; break;
-      default: break;
+      default: t = memDetailField(m, k); break;
     }
     if( t && !isNull ){
       t->present = 1; t->z = zVal; t->n = nVal; t->isNum = !bIsStr;
@@ -850,30 +792,8 @@ static int64_t stepAt(const MemStep *a, int64_t n, double t){
   return t<a[lo-1].end ? lo-1 : -1;
 }
 
-/* Exact decimal µs of ps v into s (up to 6 decimals, trailing zeros cut). */
-static void appendMicros(sqlite3_str *s, profsum_ps v){
-  char z[64];
-  int neg = v<0;
-  unsigned __int128 u = neg ? (unsigned __int128)(-v) : (unsigned __int128)v;
-  unsigned long long frac = (unsigned long long)(u % 1000000);
-  unsigned __int128 whole = u / 1000000;
-  char zw[48]; int nw = 0, i;
-  do{ zw[nw++] = (char)('0' + (int)(whole % 10)); whole /= 10; }while( whole && nw<47 );
-  i = 0;
-  if( neg ) z[i++] = '-';
-  while( nw>0 ) z[i++] = zw[--nw];
-  if( frac ){
-    int d;
-    char zf[8];
-    sqlite3_snprintf(sizeof(zf), zf, "%06llu", frac);
-    for(d=6; d>0 && zf[d-1]=='0'; d--){}
-    z[i++] = '.';
-    memcpy(z+i, zf, (size_t)d);
-    i += d;
-  }
-  z[i] = 0;
-  sqlite3_str_appendall(s, z);
-}
+/* Exact decimal µs of ps v into s (profsumStrAppendMicros). */
+static void appendMicros(sqlite3_str *s, profsum_ps v){ profsumStrAppendMicros(s, v); }
 
 /* Hash of live allocations: addr → record index (linear probing,
 ** deletion by backward shift). */
@@ -967,195 +887,246 @@ static int filterRecs(InsMem *p, MemAlloc *a, int64_t memSize){
   return rc;
 }
 
-/* Replay the sorted records of a: figures, holders, per-step counts, and
-** the timeline rows (inserted with pTl).  o is filled. */
-static int replay(InsMem *p, MemAlloc *a, const MemStep *aStep0, int64_t nStep, MemOut *o,
-                  sqlite3 *db, sqlite3_stmt *pTl, sqlite3_int64 traceId,
-                  const char *zFunc, char **pzErr){
-  MemRec *aR = a->aRec;
-  int64_t n = a->nRec, i, iPeak = -1, nUnmatched = 0, iFirstUnmatched = -1, nReused = 0;
-  Holder *aLive = 0; int64_t nLiveIdx = 0;
-  MemStep *aStep = 0;
-  LiveMap m;
-  int rc = SQLITE_OK;
-  memset(&m, 0, sizeof(m));
+/* The state of one replay: the live set and what the pass over the
+** records found, handed from step to step of replay(). */
+typedef struct Replay {
+  LiveMap m;                         /* live allocations: address -> record */
+  Holder *aLive; int64_t nLiveIdx;   /* the live set at the peak */
+  MemStep *aStep;                    /* a copy of the steps, counted into */
+  int64_t iPeak, nUnmatched, iFirstUnmatched, nReused;
+} Replay;
+
+/* First pass over the n records aR: counts, bytes, the peak and the longest
+** life into o; the index of the peak record into *piPeak. */
+static void replayFigures(const MemRec *aR, int64_t n, MemOut *o, int64_t *piPeak){
+  int64_t i;
   o->nAlloc = o->nDealloc = o->allocBytes = 0;
   o->lifePeak = -1;
   o->hasPeak = 0;
   for(i=0; i<n; i++){
-    if( !o->hasPeak || aR[i].inUse>o->peak ){ o->hasPeak = 1; o->peak = aR[i].inUse; iPeak = i; }
+    if( !o->hasPeak || aR[i].inUse>o->peak ){ o->hasPeak = 1; o->peak = aR[i].inUse; *piPeak = i; }
     if( aR[i].life>o->lifePeak ) o->lifePeak = aR[i].life;
     if( aR[i].isAlloc ){ o->nAlloc++; if( aR[i].bytes>0 ) o->allocBytes = satAdd(o->allocBytes, aR[i].bytes); }
     else o->nDealloc++;
   }
-  if( !o->hasPeak ) return SQLITE_OK;
-  o->peakTs = aR[iPeak].ts;
-  if( nStep ){
-    aStep = sqlite3_malloc64(sizeof(MemStep)*(sqlite3_uint64)nStep);
-    if( aStep==0 ) return SQLITE_NOMEM;
-    memcpy(aStep, aStep0, sizeof(MemStep)*(size_t)nStep);
-  }
-  /* live set */
-  m.nSlot = 64;
-  while( m.nSlot < 2*(o->nAlloc+1) ) m.nSlot *= 2;
-  m.aKey = sqlite3_malloc64(sizeof(uint64_t)*(sqlite3_uint64)m.nSlot);
-  m.aVal = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)m.nSlot);
-  if( m.aKey==0 || m.aVal==0 ){ rc = SQLITE_NOMEM; goto done; }
-  for(i=0; i<m.nSlot; i++) m.aVal[i] = -1;
+}
+
+/* Second pass: walk the records through the live set of r (allocated by
+** the caller), count allocations per step into r->aStep, and take the
+** live set at the peak into r->aLive (and o->nLive, o->liveBytes).
+** SQLITE_NOMEM when the holders cannot be allocated. */
+static int replayLive(Replay *r, const MemRec *aR, int64_t n, int64_t nStep, MemOut *o){
+  LiveMap *m = &r->m;
+  int64_t i;
   for(i=0; i<n; i++){
-    MemRec *r = &aR[i];
-    if( r->isAlloc ){
+    const MemRec *rec = &aR[i];
+    if( rec->isAlloc ){
       if( nStep ){
-        int64_t s = stepAt(aStep, nStep, profsumPsToMicros(r->ts));
-        if( s>=0 ){ aStep[s].nAlloc++; if( r->bytes>0 ) aStep[s].bytes = satAdd(aStep[s].bytes, r->bytes); }
+        int64_t s = stepAt(r->aStep, nStep, profsumPsToMicros(rec->ts));
+        if( s>=0 ){ r->aStep[s].nAlloc++; if( rec->bytes>0 ) r->aStep[s].bytes = satAdd(r->aStep[s].bytes, rec->bytes); }
       }
-      if( r->hasAddr ){
-        if( liveFind(&m, r->addr)>=0 ) nReused++;
-        livePut(&m, r->addr, i);
+      if( rec->hasAddr ){
+        if( liveFind(m, rec->addr)>=0 ) r->nReused++;
+        livePut(m, rec->addr, i);
       }
-    }else if( r->hasAddr ){
-      int64_t s = liveFind(&m, r->addr);
-      if( s>=0 ) liveDel(&m, s);
-      else { if( nUnmatched++==0 ) iFirstUnmatched = i; }
+    }else if( rec->hasAddr ){
+      int64_t s = liveFind(m, rec->addr);
+      if( s>=0 ) liveDel(m, s);
+      else { if( r->nUnmatched++==0 ) r->iFirstUnmatched = i; }
     }
-    if( i==iPeak ){
+    if( i==r->iPeak ){
       int64_t j;
-      aLive = sqlite3_malloc64(sizeof(Holder)*(sqlite3_uint64)(m.n+1));
-      if( aLive==0 ){ rc = SQLITE_NOMEM; goto done; }
+      r->aLive = sqlite3_malloc64(sizeof(Holder)*(sqlite3_uint64)(m->n+1));
+      if( r->aLive==0 ) return SQLITE_NOMEM;
       o->liveBytes = 0;
-      for(j=0; j<m.nSlot; j++){
+      for(j=0; j<m->nSlot; j++){
         Holder *h;
-        if( m.aVal[j]<0 ) continue;
-        h = &aLive[nLiveIdx++];
-        h->i = m.aVal[j]; h->bytes = aR[h->i].bytes; h->ts = aR[h->i].ts; h->addr = aR[h->i].addr;
-        if( aR[m.aVal[j]].bytes>0 ) o->liveBytes = satAdd(o->liveBytes, aR[m.aVal[j]].bytes);
+        if( m->aVal[j]<0 ) continue;
+        h = &r->aLive[r->nLiveIdx++];
+        h->i = m->aVal[j]; h->bytes = aR[h->i].bytes; h->ts = aR[h->i].ts; h->addr = aR[h->i].addr;
+        if( aR[m->aVal[j]].bytes>0 ) o->liveBytes = satAdd(o->liveBytes, aR[m->aVal[j]].bytes);
       }
-      o->nLive = nLiveIdx;
+      o->nLive = r->nLiveIdx;
     }
   }
-  /* holders */
-  {
-    sqlite3_str *s = sqlite3_str_new(0);
-    int64_t j;
-    if( nLiveIdx ) qsort(aLive, (size_t)nLiveIdx, sizeof(Holder), holderCmp);
-    sqlite3_str_appendchar(s, 1, '[');
-    for(j=0; j<nLiveIdx && j<MEM_TOP_HOLDERS; j++){
-      const MemRec *r = &aR[aLive[j].i];
-      if( j ) sqlite3_str_appendchar(s, 1, ',');
-      if( r->addr<=(uint64_t)INT64_MAX ) sqlite3_str_appendf(s, "{\"addr\":%llu", (unsigned long long)r->addr);
-      else sqlite3_str_appendf(s, "{\"addr\":\"%llu\"", (unsigned long long)r->addr);
-      if( r->bytes>=0 ) sqlite3_str_appendf(s, ",\"bytes\":%lld", (long long)r->bytes);
-      else sqlite3_str_appendall(s, ",\"bytes\":null");
-      if( r->req>=0 ) sqlite3_str_appendf(s, ",\"requested_bytes\":%lld", (long long)r->req);
-      else sqlite3_str_appendall(s, ",\"requested_bytes\":null");
-      sqlite3_str_appendchar(s, 1, ',');
-      if( r->iDetail>=0 ) sqlite3_str_append(s, p->pool.az[r->iDetail], (int)p->pool.an[r->iDetail]);
-      else sqlite3_str_appendall(s, "\"tf_op\":null,\"region_type\":null,\"data_type\":null,\"shape\":null");
-      sqlite3_str_appendall(s, ",\"allocated_at_us\":");
-      appendMicros(s, r->ts);
-      sqlite3_str_appendchar(s, 1, '}');
-    }
-    sqlite3_str_appendchar(s, 1, ']');
-    rc = sqlite3_str_errcode(s);
-    o->zHolders = sqlite3_str_finish(s);
-    if( rc==SQLITE_OK && o->zHolders==0 ) rc = SQLITE_NOMEM;
-    if( rc ) goto done;
+  return SQLITE_OK;
+}
+
+/* Finish s into *pz: SQLite's error code of the string, SQLITE_NOMEM
+** when it finished empty-handed. */
+static int replayFinish(sqlite3_str *s, char **pz){
+  int rc = sqlite3_str_errcode(s);
+  *pz = sqlite3_str_finish(s);
+  if( rc==SQLITE_OK && *pz==0 ) rc = SQLITE_NOMEM;
+  return rc;
+}
+
+/* The holders at the peak (sorted, at most MEM_TOP_HOLDERS) as a JSON
+** array into o->zHolders. */
+static int replayHolders(InsMem *p, Replay *r, const MemRec *aR, MemOut *o){
+  sqlite3_str *s = sqlite3_str_new(0);
+  int64_t j;
+  if( r->nLiveIdx ) qsort(r->aLive, (size_t)r->nLiveIdx, sizeof(Holder), holderCmp);
+  sqlite3_str_appendchar(s, 1, '[');
+  for(j=0; j<r->nLiveIdx && j<MEM_TOP_HOLDERS; j++){
+    const MemRec *rec = &aR[r->aLive[j].i];
+    if( j ) sqlite3_str_appendchar(s, 1, ',');
+    if( rec->addr<=(uint64_t)INT64_MAX ) sqlite3_str_appendf(s, "{\"addr\":%llu", (unsigned long long)rec->addr);
+    else sqlite3_str_appendf(s, "{\"addr\":\"%llu\"", (unsigned long long)rec->addr);
+    if( rec->bytes>=0 ) sqlite3_str_appendf(s, ",\"bytes\":%lld", (long long)rec->bytes);
+    else sqlite3_str_appendall(s, ",\"bytes\":null");
+    if( rec->req>=0 ) sqlite3_str_appendf(s, ",\"requested_bytes\":%lld", (long long)rec->req);
+    else sqlite3_str_appendall(s, ",\"requested_bytes\":null");
+    sqlite3_str_appendchar(s, 1, ',');
+    if( rec->iDetail>=0 ) sqlite3_str_append(s, p->pool.az[rec->iDetail], (int)p->pool.an[rec->iDetail]);
+    else sqlite3_str_appendall(s, "\"tf_op\":null,\"region_type\":null,\"data_type\":null,\"shape\":null");
+    sqlite3_str_appendall(s, ",\"allocated_at_us\":");
+    appendMicros(s, rec->ts);
+    sqlite3_str_appendchar(s, 1, '}');
   }
-  /* the note: what the holders do not account for */
-  {
-    sqlite3_str *s = sqlite3_str_new(0);
-    if( o->liveBytes<o->peak ){
-      sqlite3_str_appendf(s, "%lld of the %lld bytes in use at the peak were allocated before the capture "
-                          "began (or by events left out): their holders are unknown",
-                          (long long)(o->peak - o->liveBytes), (long long)o->peak);
-    }else{
-      sqlite3_str_appendf(s, "every byte in use at the peak was allocated within the capture");
-    }
-    if( p->pool.full ) sqlite3_str_appendall(s, "; some holders lack their tf_op and shape (too much distinct text)");
-    rc = sqlite3_str_errcode(s);
-    o->zNote = sqlite3_str_finish(s);
-    if( rc==SQLITE_OK && o->zNote==0 ) rc = SQLITE_NOMEM;
-    if( rc ) goto done;
+  sqlite3_str_appendchar(s, 1, ']');
+  return replayFinish(s, &o->zHolders);
+}
+
+/* The note into o->zNote: what the holders do not account for. */
+static int replayNote(InsMem *p, MemOut *o){
+  sqlite3_str *s = sqlite3_str_new(0);
+  if( o->liveBytes<o->peak ){
+    sqlite3_str_appendf(s, "%lld of the %lld bytes in use at the peak were allocated before the capture "
+                        "began (or by events left out): their holders are unknown",
+                        (long long)(o->peak - o->liveBytes), (long long)o->peak);
+  }else{
+    sqlite3_str_appendf(s, "every byte in use at the peak was allocated within the capture");
   }
-  /* per step, peak step */
-  if( nStep ){
-    sqlite3_str *s;
-    int64_t j;
-    int64_t ps = stepAt(aStep, nStep, profsumPsToMicros(o->peakTs));
-    if( ps>=0 ){ o->hasPeakStep = 1; o->peakStep = aStep[ps].step; }
-    /* by step number now (the lookups by time are done) */
-    qsort(aStep, (size_t)nStep, sizeof(MemStep), stepNumCmp);
-    s = sqlite3_str_new(0);
-    sqlite3_str_appendchar(s, 1, '[');
-    for(j=0; j<nStep; j++){
-      const MemStep *st = &aStep[j];
-      sqlite3_str_appendf(s, "%s{\"step\":%lld,\"allocations\":%lld,\"bytes\":%lld}", j ? "," : "",
-                          (long long)st->step, (long long)st->nAlloc, (long long)st->bytes);
-    }
-    sqlite3_str_appendchar(s, 1, ']');
-    rc = sqlite3_str_errcode(s);
-    o->zPerStep = sqlite3_str_finish(s);
-    if( rc==SQLITE_OK && o->zPerStep==0 ) rc = SQLITE_NOMEM;
-    if( rc ) goto done;
+  if( p->pool.full ) sqlite3_str_appendall(s, "; some holders lack their tf_op and shape (too much distinct text)");
+  return replayFinish(s, &o->zNote);
+}
+
+/* The step of the peak into o, then the nStep (>0) counted steps of aStep,
+** sorted by step number, as a JSON array into o->zPerStep. */
+static int replayPerStep(MemStep *aStep, int64_t nStep, MemOut *o){
+  sqlite3_str *s;
+  int64_t j;
+  int64_t ps = stepAt(aStep, nStep, profsumPsToMicros(o->peakTs));
+  if( ps>=0 ){ o->hasPeakStep = 1; o->peakStep = aStep[ps].step; }
+  /* by step number now (the lookups by time are done) */
+  qsort(aStep, (size_t)nStep, sizeof(MemStep), stepNumCmp);
+  s = sqlite3_str_new(0);
+  sqlite3_str_appendchar(s, 1, '[');
+  for(j=0; j<nStep; j++){
+    const MemStep *st = &aStep[j];
+    sqlite3_str_appendf(s, "%s{\"step\":%lld,\"allocations\":%lld,\"bytes\":%lld}", j ? "," : "",
+                        (long long)st->step, (long long)st->nAlloc, (long long)st->bytes);
   }
-  /* diagnostics of the replay */
-  if( nUnmatched ){
+  sqlite3_str_appendchar(s, 1, ']');
+  return replayFinish(s, &o->zPerStep);
+}
+
+/* The diagnostics of the replay of a: unmatched deallocations, allocations
+** not freed by the end (still in r's live set), reused addresses. */
+static int replayDiags(InsMem *p, MemAlloc *a, const Replay *r, const MemRec *aR){
+  const LiveMap *m = &r->m;
+  int rc = SQLITE_OK;
+  if( r->nUnmatched ){
     if( memDiagWanted(&p->diag, "memory_unmatched_deallocation") ){
       rc = memDiagAdd(&p->diag, -1, -1, "memory_unmatched_deallocation", sqlite3_mprintf(
           "allocator '%s': %lld deallocations free an address not allocated within the capture "
           "(the first at %.3f us): allocations made before it, their bytes counted in bytes_allocated "
-          "but not among the holders", a->zName, (long long)nUnmatched,
-          profsumPsToMicros(aR[iFirstUnmatched].ts)));
+          "but not among the holders", a->zName, (long long)r->nUnmatched,
+          profsumPsToMicros(aR[r->iFirstUnmatched].ts)));
     }else memDiagCount(&p->diag, "memory_unmatched_deallocation");
   }
-  if( rc==SQLITE_OK && m.n ){
+  if( rc==SQLITE_OK && m->n ){
     int64_t j, nb = 0;
-    for(j=0; j<m.nSlot; j++) if( m.aVal[j]>=0 && aR[m.aVal[j]].bytes>0 ) nb = satAdd(nb, aR[m.aVal[j]].bytes);
+    for(j=0; j<m->nSlot; j++) if( m->aVal[j]>=0 && aR[m->aVal[j]].bytes>0 ) nb = satAdd(nb, aR[m->aVal[j]].bytes);
     if( memDiagWanted(&p->diag, "memory_unfreed_allocation") ){
       rc = memDiagAdd(&p->diag, -1, -1, "memory_unfreed_allocation", sqlite3_mprintf(
           "allocator '%s': %lld allocations (%lld bytes) made within the capture are not freed by its end",
-          a->zName, (long long)m.n, (long long)nb));
+          a->zName, (long long)m->n, (long long)nb));
     }else memDiagCount(&p->diag, "memory_unfreed_allocation");
   }
-  if( rc==SQLITE_OK && nReused ){
+  if( rc==SQLITE_OK && r->nReused ){
     if( memDiagWanted(&p->diag, "memory_address_reused") ){
       rc = memDiagAdd(&p->diag, -1, -1, "memory_address_reused", sqlite3_mprintf(
           "allocator '%s': %lld allocations at an address still live (no deallocation between): "
-          "the later allocation holds the address", a->zName, (long long)nReused));
+          "the later allocation holds the address", a->zName, (long long)r->nReused));
     }else memDiagCount(&p->diag, "memory_address_reused");
   }
-  /* timeline */
-  if( rc==SQLITE_OK && pTl ){
-    profsum_ps F = aR[0].ts, S = aR[n-1].ts - aR[0].ts;
-    int64_t nb = n<MEM_MAX_BUCKETS ? n : MEM_MAX_BUCKETS, b, j = 0;
-    int64_t endBytes = 0;
-    if( S==0 ) nb = 1;
-    for(b=0; b<nb && rc==SQLITE_OK; b++){
-      int64_t mx = -1, cnt = 0;
-      while( j<n ){
-        int64_t bj = S==0 ? 0 : (int64_t)(((aR[j].ts - F) * nb) / S);
-        if( bj>=nb ) bj = nb-1;
-        if( bj!=b ) break;
-        if( aR[j].inUse>mx ) mx = aR[j].inUse;
-        endBytes = aR[j].inUse;
-        cnt++; j++;
-      }
-      if( cnt==0 ) mx = endBytes;
-      sqlite3_bind_int64(pTl, 1, traceId);
-      sqlite3_bind_text(pTl, 2, a->zName, -1, SQLITE_STATIC);
-      sqlite3_bind_int64(pTl, 3, b);
-      sqlite3_bind_double(pTl, 4, profsumPsToMicros(F + (S*b)/nb));
-      sqlite3_bind_int64(pTl, 5, mx);
-      sqlite3_bind_int64(pTl, 6, endBytes);
-      sqlite3_bind_int64(pTl, 7, cnt);
-      rc = memStep(db, pTl, zFunc, pzErr);
+  return rc;
+}
+
+/* The timeline of a: its n (>0) sorted records in at most MEM_MAX_BUCKETS
+** buckets of equal time, one row a bucket inserted with pTl. */
+static int replayTimeline(MemAlloc *a, const MemRec *aR, int64_t n, sqlite3 *db,
+                          sqlite3_stmt *pTl, sqlite3_int64 traceId,
+                          const char *zFunc, char **pzErr){
+  profsum_ps F = aR[0].ts, S = aR[n-1].ts - aR[0].ts;
+  int64_t nb = n<MEM_MAX_BUCKETS ? n : MEM_MAX_BUCKETS, b, j = 0;
+  int64_t endBytes = 0;
+  int rc = SQLITE_OK;
+  if( S==0 ) nb = 1;
+  for(b=0; b<nb && rc==SQLITE_OK; b++){
+    int64_t mx = -1, cnt = 0;
+    while( j<n ){
+      int64_t bj = S==0 ? 0 : (int64_t)(((aR[j].ts - F) * nb) / S);
+      if( bj>=nb ) bj = nb-1;
+      if( bj!=b ) break;
+      if( aR[j].inUse>mx ) mx = aR[j].inUse;
+      endBytes = aR[j].inUse;
+      cnt++; j++;
     }
+    if( cnt==0 ) mx = endBytes;
+    sqlite3_bind_int64(pTl, 1, traceId);
+    sqlite3_bind_text(pTl, 2, a->zName, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(pTl, 3, b);
+    sqlite3_bind_double(pTl, 4, profsumPsToMicros(F + (S*b)/nb));
+    sqlite3_bind_int64(pTl, 5, mx);
+    sqlite3_bind_int64(pTl, 6, endBytes);
+    sqlite3_bind_int64(pTl, 7, cnt);
+    rc = memStep(db, pTl, zFunc, pzErr);
   }
+  return rc;
+}
+
+/* Replay the sorted records of a: figures, holders, per-step counts, and
+** the timeline rows (inserted with pTl).  o is filled.  The steps: the
+** figures, the live set, the holders, the note, per step, the
+** diagnostics, the timeline. */
+static int replay(InsMem *p, MemAlloc *a, const MemStep *aStep0, int64_t nStep, MemOut *o,
+                  sqlite3 *db, sqlite3_stmt *pTl, sqlite3_int64 traceId,
+                  const char *zFunc, char **pzErr){
+  MemRec *aR = a->aRec;
+  int64_t n = a->nRec, i;
+  Replay r;
+  int rc = SQLITE_OK;
+  memset(&r, 0, sizeof(r));
+  r.iPeak = -1; r.iFirstUnmatched = -1;
+  replayFigures(aR, n, o, &r.iPeak);
+  if( !o->hasPeak ) return SQLITE_OK;
+  o->peakTs = aR[r.iPeak].ts;
+  if( nStep ){
+    r.aStep = sqlite3_malloc64(sizeof(MemStep)*(sqlite3_uint64)nStep);
+    if( r.aStep==0 ) return SQLITE_NOMEM;
+    memcpy(r.aStep, aStep0, sizeof(MemStep)*(size_t)nStep);
+  }
+  /* live set */
+  r.m.nSlot = 64;
+  while( r.m.nSlot < 2*(o->nAlloc+1) ) r.m.nSlot *= 2;
+  r.m.aKey = sqlite3_malloc64(sizeof(uint64_t)*(sqlite3_uint64)r.m.nSlot);
+  r.m.aVal = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)r.m.nSlot);
+  if( r.m.aKey==0 || r.m.aVal==0 ){ rc = SQLITE_NOMEM; goto done; }
+  for(i=0; i<r.m.nSlot; i++) r.m.aVal[i] = -1;
+  rc = replayLive(&r, aR, n, nStep, o);
+  if( rc==SQLITE_OK ) rc = replayHolders(p, &r, aR, o);
+  if( rc==SQLITE_OK ) rc = replayNote(p, o);
+  if( rc==SQLITE_OK && nStep ) rc = replayPerStep(r.aStep, nStep, o);
+  if( rc==SQLITE_OK ) rc = replayDiags(p, a, &r, aR);
+  if( rc==SQLITE_OK && pTl ) rc = replayTimeline(a, aR, n, db, pTl, traceId, zFunc, pzErr);
 done:
-  sqlite3_free(m.aKey);
-  sqlite3_free(m.aVal);
-  sqlite3_free(aLive);
-  sqlite3_free(aStep);
+  sqlite3_free(r.m.aKey);
+  sqlite3_free(r.m.aVal);
+  sqlite3_free(r.aLive);
+  sqlite3_free(r.aStep);
   return rc;
 }
 

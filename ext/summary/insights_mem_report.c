@@ -7,6 +7,7 @@
 ** kernel row.  A database whose tables predate these sections gets none.
 */
 #include "insights_mem_int.h"
+#include "report_util.h"
 
 #include <string.h>
 
@@ -48,11 +49,7 @@ static void mdCellCut(sqlite3_str *s, sqlite3_stmt *q, int i, int bLong){
   int bCut;
   if( z==0 ){ sqlite3_str_appendall(s, "—"); return; }
   zEnd = z + cutLen((const char*)z, bLong, &bCut);
-  for(; z<zEnd; z++){
-    if( *z=='|' ) sqlite3_str_appendall(s, "\\|");
-    else if( *z=='\n' || *z=='\r' ) sqlite3_str_appendchar(s, 1, ' ');
-    else sqlite3_str_appendchar(s, 1, (char)*z);
-  }
+  profsumMdEsc(s, (const char*)z, (int)(zEnd-z));
   if( bCut ) sqlite3_str_appendall(s, "…");
 }
 
@@ -65,15 +62,7 @@ static void hEscCut(sqlite3_str *s, const char *z, int bLong){
   int bCut;
   if( z==0 ) return;
   zEnd = z + cutLen(z, bLong, &bCut);
-  for(; z<zEnd; z++){
-    switch( *z ){
-      case '<': sqlite3_str_appendall(s, "&lt;"); break;
-      case '>': sqlite3_str_appendall(s, "&gt;"); break;
-      case '&': sqlite3_str_appendall(s, "&amp;"); break;
-      case '"': sqlite3_str_appendall(s, "&quot;"); break;
-      default: sqlite3_str_appendchar(s, 1, *z);
-    }
-  }
+  profsumHtmlEsc(s, z, (int)(zEnd-z));
   if( bCut ) sqlite3_str_appendall(s, "…");
 }
 

@@ -41,64 +41,12 @@
 /* ------------------------------------------------------------------ */
 /* Interned strings (XPool: insights_xla_int.h)                         */
 
-/* FNV-1a of z[0..n). */
-static uint64_t xHashBytes(const char *z, int64_t n){
-  uint64_t h = 1469598103934665603ULL;
-  int64_t i;
-  for(i=0; i<n; i++){ h ^= (unsigned char)z[i]; h *= 1099511628211ULL; }
-  return h;
-}
-
 /* Free the pool's memory. */
-static void xPoolFree(XPool *p){
-  int32_t i;
-  for(i=0; i<p->n; i++) sqlite3_free(p->az[i]);
-  sqlite3_free(p->az); sqlite3_free(p->an); sqlite3_free(p->aSlot);
-  memset(p, 0, sizeof(*p));
-}
+static void xPoolFree(XPool *p){ profsumStrPoolFree(p); }
 
 /* The id of z[0..n) in *pId (interned when new).  SQLITE_OK or NOMEM. */
 int insXlaIntern(XPool *p, const char *z, int64_t n, int32_t *pId){
-  uint64_t h;
-  int64_t i;
-  if( (int64_t)(p->n+1)*2 > p->nSlot ){
-    int64_t nNew = p->nSlot ? p->nSlot*2 : 256;
-    int32_t *a = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nNew);
-    int32_t k;
-    if( a==0 ) return SQLITE_NOMEM;
-    memset(a, 0, sizeof(int32_t)*(size_t)nNew);
-    for(k=0; k<p->n; k++){
-      h = xHashBytes(p->az[k], p->an[k]);
-      for(i=(int64_t)(h & (uint64_t)(nNew-1)); a[i]; i=(i+1)&(nNew-1)){}
-      a[i] = k+1;
-    }
-    sqlite3_free(p->aSlot);
-    p->aSlot = a; p->nSlot = nNew;
-  }
-  h = xHashBytes(z, n);
-  for(i=(int64_t)(h & (uint64_t)(p->nSlot-1)); p->aSlot[i]; i=(i+1)&(p->nSlot-1)){
-    int32_t k = p->aSlot[i]-1;
-    if( p->an[k]==n && (n==0 || memcmp(p->az[k], z, (size_t)n)==0) ){ *pId = k; return SQLITE_OK; }
-  }
-  if( p->n>=p->nAlloc ){
-    int32_t nNew = p->nAlloc ? p->nAlloc*2 : 128;
-    char **az = sqlite3_realloc64(p->az, sizeof(char*)*(sqlite3_uint64)nNew);
-    int64_t *an;
-    if( az==0 ) return SQLITE_NOMEM;
-    p->az = az;
-    an = sqlite3_realloc64(p->an, sizeof(int64_t)*(sqlite3_uint64)nNew);
-    if( an==0 ) return SQLITE_NOMEM;
-    p->an = an;
-    p->nAlloc = nNew;
-  }
-  p->az[p->n] = sqlite3_malloc64((sqlite3_uint64)n+1);
-  if( p->az[p->n]==0 ) return SQLITE_NOMEM;
-  if( n ) memcpy(p->az[p->n], z, (size_t)n);
-  p->az[p->n][n] = 0;
-  p->an[p->n] = n;
-  p->aSlot[i] = p->n+1;
-  *pId = p->n++;
-  return SQLITE_OK;
+  return profsumStrPoolIntern(p, z, n, pId);
 }
 
 /* ------------------------------------------------------------------ */

@@ -7,15 +7,10 @@
 #define PROFSUM_INSIGHTS_XLA_INT_H
 
 #include "insights_int.h"
+#include "strpool.h"
 
 /* Interned strings (insXlaIntern). */
-typedef struct XPool {
-  char **az;            /* strings, NUL-terminated (owned) */
-  int64_t *an;          /* their lengths */
-  int32_t n, nAlloc;
-  int32_t *aSlot;       /* hash slots: id + 1, 0 empty */
-  int64_t nSlot;
-} XPool;
+typedef ProfsumStrPool XPool;          /* no maxBytes: never full */
 
 /* A map of 64-bit keys to ints (insights_xla.c). */
 typedef struct XMap { uint64_t *aKey; int32_t *aVal; int64_t nSlot, nUsed; } XMap;

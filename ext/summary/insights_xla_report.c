@@ -10,6 +10,7 @@
 ** through profsumStrAppendPy (Python-exact rounding).
 */
 #include "insights_int.h"
+#include "report_util.h"
 
 #include <math.h>
 #include <string.h>
@@ -17,10 +18,10 @@
 /* Rows per table. */
 #define XR_TOP 10
 
-/* Prepare zFmt (one %w: the schema) bound to traceId as ?1. */
+/* Prepare zFmt (%w: the schema, at most twice) bound to traceId as ?1. */
 static int xrPrepare(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, const char *zFmt,
                      sqlite3_stmt **ppSt){
-  char *zSql = sqlite3_mprintf(zFmt, zSchema);
+  char *zSql = sqlite3_mprintf(zFmt, zSchema, zSchema);
   int rc;
   *ppSt = 0;
   if( zSql==0 ) return SQLITE_NOMEM;
@@ -42,11 +43,7 @@ static int xrDone(sqlite3_stmt *pSt, int rcStep){
 static void mdText(sqlite3_str *s, sqlite3_stmt *pSt, int i){
   const char *z = (const char*)sqlite3_column_text(pSt, i);
   if( z==0 ){ sqlite3_str_appendall(s, "n/a"); return; }
-  for(; *z; z++){
-    if( *z=='|' ) sqlite3_str_appendall(s, "\\|");
-    else if( *z=='\n' || *z=='\r' ) sqlite3_str_appendchar(s, 1, ' ');
-    else sqlite3_str_appendchar(s, 1, *z);
-  }
+  profsumMdEsc(s, z, -1);
 }
 
 /* Append column i scaled by 1/div with zFmt (Python rounding), or "n/a". */
@@ -61,18 +58,8 @@ static void pct(sqlite3_str *s, sqlite3_stmt *pSt, int i){
   else profsumStrAppendPy(s, "%.1f%%", sqlite3_column_double(pSt, i)*100.0);
 }
 
-/* Append text with HTML escaping. */
-static void esc(sqlite3_str *s, const char *z){
-  for(; z && *z; z++){
-    switch( *z ){
-      case '<': sqlite3_str_appendall(s, "&lt;"); break;
-      case '>': sqlite3_str_appendall(s, "&gt;"); break;
-      case '&': sqlite3_str_appendall(s, "&amp;"); break;
-      case '"': sqlite3_str_appendall(s, "&quot;"); break;
-      default: sqlite3_str_appendchar(s, 1, *z);
-    }
-  }
-}
+/* Append text with HTML escaping (profsumHtmlEsc). */
+static void esc(sqlite3_str *s, const char *z){ profsumHtmlEsc(s, z, -1); }
 
 /* Append column i escaped, or "n/a". */
 static void escCol(sqlite3_str *s, sqlite3_stmt *pSt, int i){
@@ -112,120 +99,165 @@ static const char zUtilSql[] =
   "FROM \"%w\".profsum_utilization AS u WHERE trace_id=?1 AND step IS NULL AND status<>'reimport_needed' "
   "AND status<>'v1_summary' ORDER BY device";
 
-/* The utilization query (two schema references). */
-static int xrPrepareUtil(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_stmt **ppSt){
-  char *zSql = sqlite3_mprintf(zUtilSql, zSchema, zSchema);
-  int rc;
-  *ppSt = 0;
-  if( zSql==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, zSql, -1, ppSt, 0);
-  sqlite3_free(zSql);
-  if( rc==SQLITE_OK ) sqlite3_bind_int64(*ppSt, 1, traceId);
+/* One cell of a report table: column i of the row as text ('t'), the
+** op name cut to 80 characters in HTML ('c'), a number scaled by 1/div
+** with zFmt ('n'), a percentage ('p'), "yes"/"no" ('y'), or the bound
+** with its status iAlt when unknown ('b').  iTitle >= 0: in HTML, the
+** cell's tooltip is column iTitle. */
+typedef struct XrCol {
+  char kind;
+  int i, iTitle, iAlt;
+  double div;
+  const char *zFmt;
+} XrCol;
+
+/* One report table: its query (%w: the schema), the markdown heading and
+** table head, the HTML head, and the HTML written after the rows (when
+** there is a row). */
+typedef struct XrTable {
+  const char *zSql;
+  const char *zMdHead, *zHtmlHead, *zHtmlTail;
+  int nCol;
+  XrCol aCol[12];
+} XrTable;
+
+#define XT(i)        {'t', i, -1, 0, 1.0, 0}
+#define XTT(i, t)    {'t', i, t, 0, 1.0, 0}
+#define XN(i, d, f)  {'n', i, -1, 0, d, f}
+#define XP(i)        {'p', i, -1, 0, 1.0, 0}
+
+static const XrTable xrDevices = {
+  zDevSql,
+  "\n## profsum: Devices\n\n"
+  "| device | kind | vendor | model | compute capability | cores | clock GHz | memory GiB | "
+  "peak TFLOP/s | peak memory GB/s | peaks from | events |\n"
+  "|---|---|---|---|---|---:|---:|---:|---:|---:|---|---|\n",
+  "<section id=\"profsum-devices\"><h2>profsum: Devices</h2>\n<table>\n"
+  "<tr><th>device</th><th>kind</th><th>vendor</th><th>model</th><th>compute capability</th><th>cores</th>"
+  "<th>clock GHz</th><th>memory GiB</th><th>peak TFLOP/s</th><th>peak memory GB/s</th><th>peaks from</th>"
+  "<th>events</th></tr>\n",
+  "</table>\n</section>\n",
+  12,
+  { XT(0), XT(1), XT(2), XT(3), XT(4), XT(5), XN(6, 1e9, "%.3f"), XN(7, 1073741824.0, "%.1f"),
+    XN(8, 1e12, "%.1f"), XN(9, 1e9, "%.1f"), XT(10), {'y', 11, -1, 0, 1.0, 0} }
+};
+
+static const XrTable xrOpProfile = {
+  zOpSql,
+  "\n## profsum: Op profile\n\n"
+  "Device time by HLO op, category and module (names cut to 80 characters; "
+  "the full names are in profsum_op_profile).\n\n"
+  "| level | name | attribution | module | count | total us | self us | share |\n"
+  "|---|---|---|---|---:|---:|---:|---:|\n",
+  "<section id=\"profsum-op-profile\"><h2>profsum: Op profile</h2>\n"
+  "<p>Device time by HLO op, category and module (names cut to 80 characters: the full name is the tooltip).</p>\n"
+  "<table>\n<tr><th>level</th><th>name</th><th>attribution</th><th>module</th><th>count</th>"
+  "<th>total us</th><th>self us</th><th>share</th></tr>\n",
+  "</table>\n</section>\n",
+  8,
+  { XT(0), XTT(2, 1), XT(3), XT(4), XT(5), XN(6, 1.0, "%.3f"), XN(7, 1.0, "%.3f"), XP(8) }
+};
+
+/* The roofline's HTML section is opened (with its chart) and closed by
+** the caller. */
+static const XrTable xrRoofline = {
+  zRoofSql,
+  "\n## profsum: Roofline\n\n"
+  "The ops with the most device time (docs/roofline.md; every op in profsum_roofline).\n\n"
+  "| op | device | count | device us | FLOPs/byte | TFLOP/s | GB/s | of peak FLOP/s | of peak bandwidth | bound |\n"
+  "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+  "<table>\n<tr><th>op</th><th>device</th><th>count</th><th>device us</th>"
+  "<th>FLOPs/byte</th><th>TFLOP/s</th><th>GB/s</th><th>of peak FLOP/s</th><th>of peak bandwidth</th>"
+  "<th>bound</th></tr>\n",
+  "</table>\n",
+  10,
+  { {'c', 0, 0, 0, 1.0, 0}, XT(1), XT(2), XN(3, 1.0, "%.3f"), XN(4, 1.0, "%.2f"), XN(5, 1e12, "%.3f"),
+    XN(6, 1e9, "%.1f"), XP(7), XP(8), {'b', 9, -1, 10, 1.0, 0} }
+};
+
+static const XrTable xrUtilization = {
+  zUtilSql,
+  "\n## profsum: Utilization\n\n"
+  "Over the capture (per step: profsum_utilization).\n\n"
+  "| device | busy us | busy share | MFU (busy) | MFU (wall) | HBM (busy) | HBM (wall) | steps | status |\n"
+  "|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+  "<section id=\"profsum-utilization\"><h2>profsum: Utilization</h2>\n"
+  "<p>Over the capture (per step: profsum_utilization).</p>\n<table>\n<tr><th>device</th><th>busy us</th>"
+  "<th>busy share</th><th>MFU (busy)</th><th>MFU (wall)</th><th>HBM (busy)</th><th>HBM (wall)</th>"
+  "<th>steps</th><th>status</th></tr>\n",
+  "</table>\n</section>\n",
+  9,
+  { XT(0), XN(1, 1.0, "%.3f"), XP(3), XP(4), XP(5), XP(6), XP(7), XT(9), XT(8) }
+};
+
+/* Append column i of pSt as HTML, cut to 80 characters (with an ellipsis)
+** when longer; nothing when NULL.  SQLITE_NOMEM when the cut text cannot
+** be made. */
+static int xrCutHtml(sqlite3_str *s, sqlite3_stmt *pSt, int i){
+  const char *z = (const char*)sqlite3_column_text(pSt, i);
+  int nC = 0, rc = SQLITE_OK; const char *q;
+  for(q=z; q && *q; q++) if( (*q & 0xC0)!=0x80 && ++nC>80 ) break;
+  if( q && *q ){
+    char *zCut = sqlite3_mprintf("%.*s…", (int)(q-z), z);
+    if( zCut==0 ) rc = SQLITE_NOMEM;
+    esc(s, zCut);
+    sqlite3_free(zCut);
+  }else{
+    esc(s, z);
+  }
   return rc;
 }
 
-/* See insights_int.h. */
-int insXlaReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut){
+/* Append one cell c of the row of pSt, as markdown or (isHtml) HTML.
+** SQLITE_OK or SQLITE_NOMEM. */
+static int xrCell(sqlite3_str *s, sqlite3_stmt *pSt, const XrCol *c, int isHtml){
+  switch( c->kind ){
+    case 'n': num(s, pSt, c->i, c->div, c->zFmt); break;
+    case 'p': pct(s, pSt, c->i); break;
+    case 'y': sqlite3_str_appendall(s, sqlite3_column_int(pSt, c->i) ? "yes" : "no"); break;
+    case 'c': if( isHtml ) return xrCutHtml(s, pSt, c->i);
+              mdText(s, pSt, c->i); break;
+    case 'b':
+      if( isHtml ){ escCol(s, pSt, sqlite3_column_type(pSt, c->i)==SQLITE_NULL ? c->iAlt : c->i); break; }
+      if( sqlite3_column_type(pSt, c->i)==SQLITE_NULL ){
+        sqlite3_str_appendall(s, "n/a ("); mdText(s, pSt, c->iAlt); sqlite3_str_appendall(s, ")");
+      }else mdText(s, pSt, c->i);
+      break;
+    default: if( isHtml ) escCol(s, pSt, c->i); else mdText(s, pSt, c->i);
+  }
+  return SQLITE_OK;
+}
+
+/* Write table t of the trace as markdown or (isHtml) HTML: the head
+** before the first row, a line per row, the HTML tail after the rows;
+** nothing when the query has no row. */
+static int xrTable(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut,
+                   const XrTable *t, int isHtml){
   sqlite3_stmt *pSt = 0;
-  int rc, rs = SQLITE_DONE, n = 0, hasRoof;
-  /* devices */
-  rc = xrPrepare(db, zSchema, traceId, zDevSql, &pSt);
+  int rc, rs = SQLITE_DONE, n = 0, k;
+  rc = xrPrepare(db, zSchema, traceId, t->zSql, &pSt);
   while( rc==SQLITE_OK && (rs = sqlite3_step(pSt))==SQLITE_ROW ){
-    if( n++==0 ){
-      sqlite3_str_appendall(pOut, "\n## profsum: Devices\n\n"
-        "| device | kind | vendor | model | compute capability | cores | clock GHz | memory GiB | "
-        "peak TFLOP/s | peak memory GB/s | peaks from | events |\n"
-        "|---|---|---|---|---|---:|---:|---:|---:|---:|---|---|\n");
+    if( n++==0 ) sqlite3_str_appendall(pOut, isHtml ? t->zHtmlHead : t->zMdHead);
+    for(k=0; k<t->nCol && rc==SQLITE_OK; k++){
+      const XrCol *c = &t->aCol[k];
+      if( !isHtml ){
+        sqlite3_str_appendall(pOut, k ? " | " : "| ");
+      }else{
+        sqlite3_str_appendall(pOut, k ? "</td><td" : "<tr><td");
+        if( c->iTitle>=0 ){
+          sqlite3_str_appendall(pOut, " title=\""); escCol(pOut, pSt, c->iTitle);
+          sqlite3_str_appendchar(pOut, 1, '"');
+        }
+        sqlite3_str_appendchar(pOut, 1, '>');
+      }
+      rc = xrCell(pOut, pSt, c, isHtml);
     }
-    sqlite3_str_appendall(pOut, "| "); mdText(pOut, pSt, 0);
-    sqlite3_str_appendall(pOut, " | "); mdText(pOut, pSt, 1);
-    sqlite3_str_appendall(pOut, " | "); mdText(pOut, pSt, 2);
-    sqlite3_str_appendall(pOut, " | "); mdText(pOut, pSt, 3);
-    sqlite3_str_appendall(pOut, " | "); mdText(pOut, pSt, 4);
-    sqlite3_str_appendall(pOut, " | "); mdText(pOut, pSt, 5);
-    sqlite3_str_appendall(pOut, " | "); num(pOut, pSt, 6, 1e9, "%.3f");
-    sqlite3_str_appendall(pOut, " | "); num(pOut, pSt, 7, 1073741824.0, "%.1f");
-    sqlite3_str_appendall(pOut, " | "); num(pOut, pSt, 8, 1e12, "%.1f");
-    sqlite3_str_appendall(pOut, " | "); num(pOut, pSt, 9, 1e9, "%.1f");
-    sqlite3_str_appendall(pOut, " | "); mdText(pOut, pSt, 10);
-    sqlite3_str_appendall(pOut, sqlite3_column_int(pSt, 11) ? " | yes |\n" : " | no |\n");
+    sqlite3_str_appendall(pOut, isHtml ? "</td></tr>\n" : " |\n");
   }
   if( rc==SQLITE_OK ) rc = xrDone(pSt, rs); else sqlite3_finalize(pSt);
   if( rc ) return rc;
-  /* op profile */
-  n = 0;
-  rc = xrPrepare(db, zSchema, traceId, zOpSql, &pSt);
-  while( rc==SQLITE_OK && (rs = sqlite3_step(pSt))==SQLITE_ROW ){
-    if( n++==0 ){
-      sqlite3_str_appendall(pOut, "\n## profsum: Op profile\n\n"
-        "Device time by HLO op, category and module (names cut to 80 characters; "
-        "the full names are in profsum_op_profile).\n\n"
-        "| level | name | attribution | module | count | total us | self us | share |\n"
-        "|---|---|---|---|---:|---:|---:|---:|\n");
-    }
-    sqlite3_str_appendall(pOut, "| "); mdText(pOut, pSt, 0);
-    sqlite3_str_appendall(pOut, " | "); mdText(pOut, pSt, 2);
-    sqlite3_str_appendall(pOut, " | "); mdText(pOut, pSt, 3);
-    sqlite3_str_appendall(pOut, " | "); mdText(pOut, pSt, 4);
-    sqlite3_str_appendall(pOut, " | "); mdText(pOut, pSt, 5);
-    sqlite3_str_appendall(pOut, " | "); num(pOut, pSt, 6, 1.0, "%.3f");
-    sqlite3_str_appendall(pOut, " | "); num(pOut, pSt, 7, 1.0, "%.3f");
-    sqlite3_str_appendall(pOut, " | "); pct(pOut, pSt, 8);
-    sqlite3_str_appendall(pOut, " |\n");
-  }
-  if( rc==SQLITE_OK ) rc = xrDone(pSt, rs); else sqlite3_finalize(pSt);
-  if( rc ) return rc;
-  /* roofline and utilization: only with FLOPs or bytes */
-  hasRoof = xrHas(db, zSchema, traceId, zRoofHas);
-  if( hasRoof<0 ) return SQLITE_ERROR;
-  if( !hasRoof ) return SQLITE_OK;
-  n = 0;
-  rc = xrPrepare(db, zSchema, traceId, zRoofSql, &pSt);
-  while( rc==SQLITE_OK && (rs = sqlite3_step(pSt))==SQLITE_ROW ){
-    if( n++==0 ){
-      sqlite3_str_appendall(pOut, "\n## profsum: Roofline\n\n"
-        "The ops with the most device time (docs/roofline.md; every op in profsum_roofline).\n\n"
-        "| op | device | count | device us | FLOPs/byte | TFLOP/s | GB/s | of peak FLOP/s | of peak bandwidth | bound |\n"
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
-    }
-    sqlite3_str_appendall(pOut, "| "); mdText(pOut, pSt, 0);
-    sqlite3_str_appendall(pOut, " | "); mdText(pOut, pSt, 1);
-    sqlite3_str_appendall(pOut, " | "); mdText(pOut, pSt, 2);
-    sqlite3_str_appendall(pOut, " | "); num(pOut, pSt, 3, 1.0, "%.3f");
-    sqlite3_str_appendall(pOut, " | "); num(pOut, pSt, 4, 1.0, "%.2f");
-    sqlite3_str_appendall(pOut, " | "); num(pOut, pSt, 5, 1e12, "%.3f");
-    sqlite3_str_appendall(pOut, " | "); num(pOut, pSt, 6, 1e9, "%.1f");
-    sqlite3_str_appendall(pOut, " | "); pct(pOut, pSt, 7);
-    sqlite3_str_appendall(pOut, " | "); pct(pOut, pSt, 8);
-    sqlite3_str_appendall(pOut, " | ");
-    if( sqlite3_column_type(pSt, 9)==SQLITE_NULL ){ sqlite3_str_appendall(pOut, "n/a ("); mdText(pOut, pSt, 10); sqlite3_str_appendall(pOut, ")"); }
-    else mdText(pOut, pSt, 9);
-    sqlite3_str_appendall(pOut, " |\n");
-  }
-  if( rc==SQLITE_OK ) rc = xrDone(pSt, rs); else sqlite3_finalize(pSt);
-  if( rc ) return rc;
-  n = 0;
-  rc = xrPrepareUtil(db, zSchema, traceId, &pSt);
-  while( rc==SQLITE_OK && (rs = sqlite3_step(pSt))==SQLITE_ROW ){
-    if( n++==0 ){
-      sqlite3_str_appendall(pOut, "\n## profsum: Utilization\n\n"
-        "Over the capture (per step: profsum_utilization).\n\n"
-        "| device | busy us | busy share | MFU (busy) | MFU (wall) | HBM (busy) | HBM (wall) | steps | status |\n"
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
-    }
-    sqlite3_str_appendall(pOut, "| "); mdText(pOut, pSt, 0);
-    sqlite3_str_appendall(pOut, " | "); num(pOut, pSt, 1, 1.0, "%.3f");
-    sqlite3_str_appendall(pOut, " | "); pct(pOut, pSt, 3);
-    sqlite3_str_appendall(pOut, " | "); pct(pOut, pSt, 4);
-    sqlite3_str_appendall(pOut, " | "); pct(pOut, pSt, 5);
-    sqlite3_str_appendall(pOut, " | "); pct(pOut, pSt, 6);
-    sqlite3_str_appendall(pOut, " | "); pct(pOut, pSt, 7);
-    sqlite3_str_appendall(pOut, " | "); mdText(pOut, pSt, 9);
-    sqlite3_str_appendall(pOut, " | "); mdText(pOut, pSt, 8);
-    sqlite3_str_appendall(pOut, " |\n");
-  }
-  if( rc==SQLITE_OK ) rc = xrDone(pSt, rs); else sqlite3_finalize(pSt);
-  return rc;
+  if( n && isHtml ) sqlite3_str_appendall(pOut, t->zHtmlTail);
+  return SQLITE_OK;
 }
 
 /* Chart geometry of the roofline (SVG user units). */
@@ -299,123 +331,34 @@ done:
   return rc;
 }
 
-/* See insights_int.h. */
-int insXlaReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut){
-  sqlite3_stmt *pSt = 0;
-  int rc, rs = SQLITE_DONE, n = 0, hasRoof;
-  rc = xrPrepare(db, zSchema, traceId, zDevSql, &pSt);
-  while( rc==SQLITE_OK && (rs = sqlite3_step(pSt))==SQLITE_ROW ){
-    if( n++==0 ){
-      sqlite3_str_appendall(pOut, "<section id=\"profsum-devices\"><h2>profsum: Devices</h2>\n<table>\n"
-        "<tr><th>device</th><th>kind</th><th>vendor</th><th>model</th><th>compute capability</th><th>cores</th>"
-        "<th>clock GHz</th><th>memory GiB</th><th>peak TFLOP/s</th><th>peak memory GB/s</th><th>peaks from</th>"
-        "<th>events</th></tr>\n");
-    }
-    sqlite3_str_appendall(pOut, "<tr><td>"); escCol(pOut, pSt, 0);
-    sqlite3_str_appendall(pOut, "</td><td>"); escCol(pOut, pSt, 1);
-    sqlite3_str_appendall(pOut, "</td><td>"); escCol(pOut, pSt, 2);
-    sqlite3_str_appendall(pOut, "</td><td>"); escCol(pOut, pSt, 3);
-    sqlite3_str_appendall(pOut, "</td><td>"); escCol(pOut, pSt, 4);
-    sqlite3_str_appendall(pOut, "</td><td>"); escCol(pOut, pSt, 5);
-    sqlite3_str_appendall(pOut, "</td><td>"); num(pOut, pSt, 6, 1e9, "%.3f");
-    sqlite3_str_appendall(pOut, "</td><td>"); num(pOut, pSt, 7, 1073741824.0, "%.1f");
-    sqlite3_str_appendall(pOut, "</td><td>"); num(pOut, pSt, 8, 1e12, "%.1f");
-    sqlite3_str_appendall(pOut, "</td><td>"); num(pOut, pSt, 9, 1e9, "%.1f");
-    sqlite3_str_appendall(pOut, "</td><td>"); escCol(pOut, pSt, 10);
-    sqlite3_str_appendall(pOut, sqlite3_column_int(pSt, 11) ? "</td><td>yes</td></tr>\n" : "</td><td>no</td></tr>\n");
-  }
-  if( rc==SQLITE_OK ) rc = xrDone(pSt, rs); else sqlite3_finalize(pSt);
+/* The four sections of the trace, as markdown or (isHtml) HTML: devices
+** and op profile, then (only with FLOPs or bytes) the roofline, with its
+** chart in HTML, and utilization. */
+static int xrReport(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut,
+                    int isHtml){
+  int rc, hasRoof;
+  rc = xrTable(db, zSchema, traceId, pOut, &xrDevices, isHtml);
+  if( rc==SQLITE_OK ) rc = xrTable(db, zSchema, traceId, pOut, &xrOpProfile, isHtml);
   if( rc ) return rc;
-  if( n ) sqlite3_str_appendall(pOut, "</table>\n</section>\n");
-  n = 0;
-  rc = xrPrepare(db, zSchema, traceId, zOpSql, &pSt);
-  while( rc==SQLITE_OK && (rs = sqlite3_step(pSt))==SQLITE_ROW ){
-    if( n++==0 ){
-      sqlite3_str_appendall(pOut, "<section id=\"profsum-op-profile\"><h2>profsum: Op profile</h2>\n"
-        "<p>Device time by HLO op, category and module (names cut to 80 characters: the full name is the tooltip).</p>\n"
-        "<table>\n<tr><th>level</th><th>name</th><th>attribution</th><th>module</th><th>count</th>"
-        "<th>total us</th><th>self us</th><th>share</th></tr>\n");
-    }
-    sqlite3_str_appendall(pOut, "<tr><td>"); escCol(pOut, pSt, 0);
-    sqlite3_str_appendall(pOut, "</td><td title=\""); escCol(pOut, pSt, 1);
-    sqlite3_str_appendall(pOut, "\">"); escCol(pOut, pSt, 2);
-    sqlite3_str_appendall(pOut, "</td><td>"); escCol(pOut, pSt, 3);
-    sqlite3_str_appendall(pOut, "</td><td>"); escCol(pOut, pSt, 4);
-    sqlite3_str_appendall(pOut, "</td><td>"); escCol(pOut, pSt, 5);
-    sqlite3_str_appendall(pOut, "</td><td>"); num(pOut, pSt, 6, 1.0, "%.3f");
-    sqlite3_str_appendall(pOut, "</td><td>"); num(pOut, pSt, 7, 1.0, "%.3f");
-    sqlite3_str_appendall(pOut, "</td><td>"); pct(pOut, pSt, 8);
-    sqlite3_str_appendall(pOut, "</td></tr>\n");
-  }
-  if( rc==SQLITE_OK ) rc = xrDone(pSt, rs); else sqlite3_finalize(pSt);
-  if( rc ) return rc;
-  if( n ) sqlite3_str_appendall(pOut, "</table>\n</section>\n");
   hasRoof = xrHas(db, zSchema, traceId, zRoofHas);
   if( hasRoof<0 ) return SQLITE_ERROR;
   if( !hasRoof ) return SQLITE_OK;
-  sqlite3_str_appendall(pOut, "<section id=\"profsum-roofline\"><h2>profsum: Roofline</h2>\n");
-  rc = xrRoofSvg(db, zSchema, traceId, pOut);
-  if( rc ) return rc;
-  n = 0;
-  rc = xrPrepare(db, zSchema, traceId, zRoofSql, &pSt);
-  while( rc==SQLITE_OK && (rs = sqlite3_step(pSt))==SQLITE_ROW ){
-    if( n++==0 ){
-      sqlite3_str_appendall(pOut, "<table>\n<tr><th>op</th><th>device</th><th>count</th><th>device us</th>"
-        "<th>FLOPs/byte</th><th>TFLOP/s</th><th>GB/s</th><th>of peak FLOP/s</th><th>of peak bandwidth</th>"
-        "<th>bound</th></tr>\n");
-    }
-    sqlite3_str_appendall(pOut, "<tr><td title=\""); escCol(pOut, pSt, 0);
-    sqlite3_str_appendall(pOut, "\">");
-    {
-      const char *z = (const char*)sqlite3_column_text(pSt, 0);
-      int nC = 0; const char *q;
-      for(q=z; q && *q; q++) if( (*q & 0xC0)!=0x80 && ++nC>80 ) break;
-      if( q && *q ){
-        char *zCut = sqlite3_mprintf("%.*s…", (int)(q-z), z);
-        if( zCut==0 ) rc = SQLITE_NOMEM;
-        esc(pOut, zCut);
-        sqlite3_free(zCut);
-      }else{
-        esc(pOut, z);
-      }
-    }
-    sqlite3_str_appendall(pOut, "</td><td>"); escCol(pOut, pSt, 1);
-    sqlite3_str_appendall(pOut, "</td><td>"); escCol(pOut, pSt, 2);
-    sqlite3_str_appendall(pOut, "</td><td>"); num(pOut, pSt, 3, 1.0, "%.3f");
-    sqlite3_str_appendall(pOut, "</td><td>"); num(pOut, pSt, 4, 1.0, "%.2f");
-    sqlite3_str_appendall(pOut, "</td><td>"); num(pOut, pSt, 5, 1e12, "%.3f");
-    sqlite3_str_appendall(pOut, "</td><td>"); num(pOut, pSt, 6, 1e9, "%.1f");
-    sqlite3_str_appendall(pOut, "</td><td>"); pct(pOut, pSt, 7);
-    sqlite3_str_appendall(pOut, "</td><td>"); pct(pOut, pSt, 8);
-    sqlite3_str_appendall(pOut, "</td><td>"); escCol(pOut, pSt, sqlite3_column_type(pSt, 9)==SQLITE_NULL ? 10 : 9);
-    sqlite3_str_appendall(pOut, "</td></tr>\n");
+  if( isHtml ){
+    sqlite3_str_appendall(pOut, "<section id=\"profsum-roofline\"><h2>profsum: Roofline</h2>\n");
+    rc = xrRoofSvg(db, zSchema, traceId, pOut);
   }
-  if( rc==SQLITE_OK ) rc = xrDone(pSt, rs); else sqlite3_finalize(pSt);
+  if( rc==SQLITE_OK ) rc = xrTable(db, zSchema, traceId, pOut, &xrRoofline, isHtml);
   if( rc ) return rc;
-  if( n ) sqlite3_str_appendall(pOut, "</table>\n");
-  sqlite3_str_appendall(pOut, "</section>\n");
-  n = 0;
-  rc = xrPrepareUtil(db, zSchema, traceId, &pSt);
-  while( rc==SQLITE_OK && (rs = sqlite3_step(pSt))==SQLITE_ROW ){
-    if( n++==0 ){
-      sqlite3_str_appendall(pOut, "<section id=\"profsum-utilization\"><h2>profsum: Utilization</h2>\n"
-        "<p>Over the capture (per step: profsum_utilization).</p>\n<table>\n<tr><th>device</th><th>busy us</th>"
-        "<th>busy share</th><th>MFU (busy)</th><th>MFU (wall)</th><th>HBM (busy)</th><th>HBM (wall)</th>"
-        "<th>steps</th><th>status</th></tr>\n");
-    }
-    sqlite3_str_appendall(pOut, "<tr><td>"); escCol(pOut, pSt, 0);
-    sqlite3_str_appendall(pOut, "</td><td>"); num(pOut, pSt, 1, 1.0, "%.3f");
-    sqlite3_str_appendall(pOut, "</td><td>"); pct(pOut, pSt, 3);
-    sqlite3_str_appendall(pOut, "</td><td>"); pct(pOut, pSt, 4);
-    sqlite3_str_appendall(pOut, "</td><td>"); pct(pOut, pSt, 5);
-    sqlite3_str_appendall(pOut, "</td><td>"); pct(pOut, pSt, 6);
-    sqlite3_str_appendall(pOut, "</td><td>"); pct(pOut, pSt, 7);
-    sqlite3_str_appendall(pOut, "</td><td>"); escCol(pOut, pSt, 9);
-    sqlite3_str_appendall(pOut, "</td><td>"); escCol(pOut, pSt, 8);
-    sqlite3_str_appendall(pOut, "</td></tr>\n");
-  }
-  if( rc==SQLITE_OK ) rc = xrDone(pSt, rs); else sqlite3_finalize(pSt);
-  if( rc ) return rc;
-  if( n ) sqlite3_str_appendall(pOut, "</table>\n</section>\n");
-  return SQLITE_OK;
+  if( isHtml ) sqlite3_str_appendall(pOut, "</section>\n");
+  return xrTable(db, zSchema, traceId, pOut, &xrUtilization, isHtml);
+}
+
+/* See insights_int.h. */
+int insXlaReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut){
+  return xrReport(db, zSchema, traceId, pOut, 0);
+}
+
+/* See insights_int.h. */
+int insXlaReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut){
+  return xrReport(db, zSchema, traceId, pOut, 1);
 }

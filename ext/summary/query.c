@@ -30,6 +30,7 @@
 #include "doc_int.h"
 #include "funcs.h"
 #include "jsontree.h"
+#include "sqlcall.h"
 
 #include <string.h>
 
@@ -956,18 +957,7 @@ static JNode *adviceRows(sqlite3 *db, const char *zSchema, sqlite3_int64 id, cha
 ** the error is set on ctx. */
 static int queryDoc(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrace,
                     const char *zSchema, ProfsumDoc **ppDoc, sqlite3_int64 *pId){
-  sqlite3 *db = sqlite3_context_db_handle(ctx);
-  ProfsumKnobs k;
-  char *zErr = 0;
-  int rc = profsumResolveTrace(db, zSchema, pTrace, pId, &zErr);
-  if( rc==SQLITE_OK ) rc = profsumTraceKnobs(db, zSchema, *pId, &k, &zErr);
-  if( rc==SQLITE_OK ) rc = profsumDocBuild(db, zSchema, *pId, &k, ppDoc, &zErr);
-  if( rc ){
-    if( rc==SQLITE_NOMEM && zErr==0 ) sqlite3_result_error_nomem(ctx);
-    else profsumCtxErr(ctx, "%s: %s", zFunc, zErr ? zErr : sqlite3_errstr(rc));
-  }
-  sqlite3_free(zErr);
-  return rc;
+  return profsumDocIn(ctx, zFunc, pTrace, zSchema, 0, ppDoc, pId);
 }
 
 /* profsum_query_json(trace, question [, top_k | options_json [, options_json]])
@@ -992,14 +982,7 @@ static void queryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
    && ((const char*)sqlite3_value_text(argv[2]))[strspn((const char*)sqlite3_value_text(argv[2]), " \t\r\n")]=='{' ){
     pOpts = argv[2];                      /* (trace, question, options_json) */
   }else{
-    if( argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL ){
-      if( sqlite3_value_numeric_type(argv[2])!=SQLITE_INTEGER || sqlite3_value_int64(argv[2])<0 ){
-        profsumCtxErr(ctx, "%s: top_k must be a non-negative integer", FN);
-        return;
-      }
-      topK = sqlite3_value_int64(argv[2]);
-      if( topK>1000000 ) topK = 1000000;
-    }
+    if( argc>2 && profsumTopKArg(ctx, FN, argv[2], &topK) ) return;
     if( argc>3 ) pOpts = argv[3];
   }
   if( sqlite3_value_type(argv[1])!=SQLITE_TEXT ){   /* a number would answer as "anything else" */
@@ -1052,11 +1035,7 @@ static void queryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 /* See query.h. */
 int profsumRegisterQuery(sqlite3 *db, char **pzErr){
   int rc;
-  rc = sqlite3_create_function(db, "profsum_query_json", 2, SQLITE_UTF8, 0, queryJsonFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_query_json", 3, SQLITE_UTF8, 0,
-                                                   queryJsonFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_query_json", 4, SQLITE_UTF8, 0,
-                                                   queryJsonFunc, 0, 0);
+  rc = profsumCreateFunctions(db, "profsum_query_json", 2, 4, SQLITE_UTF8, queryJsonFunc);
   if( rc && pzErr ){
     *pzErr = sqlite3_mprintf("profsum: registering profsum_query_json failed: %s", sqlite3_errstr(rc));
   }

@@ -27,22 +27,14 @@
 #include "summary_doc.h"
 #include "jsontree.h"
 #include "insights.h"
+#include "report_util.h"
+#include "sqlcall.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Append text with HTML escaping. */
-static void esc(sqlite3_str *s, const char *z){
-  for(; z && *z; z++){
-    switch( *z ){
-      case '<': sqlite3_str_appendall(s, "&lt;"); break;
-      case '>': sqlite3_str_appendall(s, "&gt;"); break;
-      case '&': sqlite3_str_appendall(s, "&amp;"); break;
-      case '"': sqlite3_str_appendall(s, "&quot;"); break;
-      default: sqlite3_str_appendchar(s, 1, *z);
-    }
-  }
-}
+/* Append text with HTML escaping (profsumHtmlEsc). */
+static void esc(sqlite3_str *s, const char *z){ profsumHtmlEsc(s, z, -1); }
 
 static const char *jtext(const JNode *o, const char *zKey){
   const JNode *v = jGet(o, zKey);
@@ -457,6 +449,53 @@ static void secBreakdown(sqlite3_str *s, const JNode *d){
   sqlite3_str_appendall(s, "</section>\n");
 }
 
+/* One cell of a document table's row (an object of the document): its
+** member zKey as escaped text ('e'), as a name cell ('n': zAlt's value
+** when zKey's is empty), as an integer ('i'), as a number with 3 decimals
+** ('f'), or a fraction as a percentage with 2 decimals ('p'). */
+typedef struct HtCol { char kind; const char *zKey, *zAlt; } HtCol;
+
+/* A document table: the section (zId, zTitle), the list member of the
+** document, the paragraph when it is empty, the head row, the cells. */
+typedef struct HtTable {
+  const char *zId, *zTitle, *zList, *zNone, *zHead;
+  int nCol;
+  HtCol aCol[6];
+} HtTable;
+
+/* Append row o of a document table: <tr>, its nCol cells aCol, </tr>. */
+static void htRow(sqlite3_str *s, const JNode *o, const HtCol *aCol, int nCol){
+  int k;
+  sqlite3_str_appendall(s, "<tr>");
+  for(k=0; k<nCol; k++){
+    const HtCol *c = &aCol[k];
+    switch( c->kind ){
+      case 'e':
+        sqlite3_str_appendall(s, "<td>");
+        esc(s, jtext(o, c->zKey));
+        sqlite3_str_appendall(s, "</td>");
+        break;
+      case 'n':
+        nameCell(s, (c->zAlt && !jtext(o, c->zKey)[0]) ? jtext(o, c->zAlt) : jtext(o, c->zKey));
+        break;
+      case 'i':
+        sqlite3_str_appendf(s, "<td class=\"num\">%lld</td>", (long long)jNumI64(jGet(o, c->zKey)));
+        break;
+      case 'f':
+        numCell(s, jGet(o, c->zKey));
+        break;
+      default:
+        profsumStrAppendPy(s, "<td class=\"num\">%.2f%%</td>", 100.0*jNum(jGet(o, c->zKey)));
+    }
+  }
+  sqlite3_str_appendall(s, "</tr>\n");
+}
+
+static const HtCol aHotCol[] = {
+  {'n', "name", 0}, {'e', "category", 0}, {'i', "count", 0},
+  {'f', "exclusive_duration", 0}, {'f', "avg_duration", 0}
+};
+
 /* Top ops: the chart and a table (names cut to 80 characters). */
 static void secHotOps(sqlite3_str *s, const JNode *d, int topK){
   const JNode *hot = jGet(d, "hot_ops");
@@ -474,95 +513,53 @@ static void secHotOps(sqlite3_str *s, const JNode *d, int topK){
   if( n>0 ){
     sqlite3_str_appendall(s, "<table><tr><th>op</th><th>category</th><th>count</th><th>exclusive µs</th>"
                              "<th>avg µs</th></tr>\n");
-    for(i=0; i<n; i++){
-      const JNode *h = jAt(hot, i);
-      sqlite3_str_appendall(s, "<tr>");
-      nameCell(s, jtext(h, "name"));
-      sqlite3_str_appendall(s, "<td>");
-      esc(s, jtext(h, "category"));
-      sqlite3_str_appendf(s, "</td><td class=\"num\">%lld</td>", (long long)jNumI64(jGet(h, "count")));
-      numCell(s, jGet(h, "exclusive_duration"));
-      numCell(s, jGet(h, "avg_duration"));
-      sqlite3_str_appendall(s, "</tr>\n");
-    }
+    for(i=0; i<n; i++) htRow(s, jAt(hot, i), aHotCol, 5);
     sqlite3_str_appendall(s, "</table>\n");
   }
   sqlite3_str_appendall(s, "</section>\n");
 }
 
-/* Collectives, gaps, gap contexts and families: tables of the document. */
+/* The document tables after the top ops. */
+static const HtTable aDocTable[] = {
+  { "collectives", "Collectives", "communication_ops",
+    "<p class=\"none\">No communication ops.</p>\n",
+    "<table><tr><th>collective</th><th>count</th><th>exclusive µs</th><th>avg µs</th></tr>\n",
+    4, { {'e', "collective", 0}, {'i', "count", 0}, {'f', "total_duration", 0}, {'f', "avg_duration", 0} } },
+  { "gaps", "Gaps before ops", "gap_before_ops",
+    "<p class=\"none\">No idle gaps before device ops.</p>\n",
+    "<table><tr><th>payload op</th><th>marker op</th><th>count</th><th>total µs</th>"
+    "<th>max µs</th></tr>\n",
+    5, { {'n', "payload_op", "name"}, {'n', "marker_op", 0}, {'i', "count", 0},
+         {'f', "total_gap_duration", 0}, {'f', "max_gap_duration", 0} } },
+  { "gap-contexts", "Gap contexts", "gap_region_contexts",
+    "<p class=\"none\">No gap contexts.</p>\n",
+    "<table><tr><th>op</th><th>region path</th><th>count</th><th>total µs</th></tr>\n",
+    4, { {'n', "op_name", 0}, {'n', "region_path", 0}, {'i', "count", 0}, {'f', "total_gap_duration", 0} } },
+  { "families", "Op families", "semantic_families",
+    "<p class=\"none\">No op families.</p>\n",
+    "<table><tr><th>family</th><th>count</th><th>exclusive µs</th><th>share</th>"
+    "<th>example op</th></tr>\n",
+    5, { {'e', "family", 0}, {'i', "count", 0}, {'f', "exclusive_duration", 0},
+         {'p', "share_of_total", 0}, {'n', "example_op", 0} } },
+};
+
+/* Collectives, gaps, gap contexts and families: tables of the document,
+** at most topK rows each. */
 static void secTables(sqlite3_str *s, const JNode *d, int topK){
-  const JNode *co = jGet(d, "communication_ops"), *ga = jGet(d, "gap_before_ops");
-  const JNode *cx = jGet(d, "gap_region_contexts"), *fa = jGet(d, "semantic_families");
+  size_t t;
   int i;
-  secOpen(s, "collectives", "Collectives");
-  if( co==0 || co->nChild==0 ) sqlite3_str_appendall(s, "<p class=\"none\">No communication ops.</p>\n");
-  else{
-    sqlite3_str_appendall(s, "<table><tr><th>collective</th><th>count</th><th>exclusive µs</th><th>avg µs</th></tr>\n");
-    for(i=0; i<co->nChild && i<topK; i++){
-      const JNode *c = jAt(co, i);
-      sqlite3_str_appendall(s, "<tr><td>");
-      esc(s, jtext(c, "collective"));
-      sqlite3_str_appendf(s, "</td><td class=\"num\">%lld</td>", (long long)jNumI64(jGet(c, "count")));
-      numCell(s, jGet(c, "total_duration"));
-      numCell(s, jGet(c, "avg_duration"));
-      sqlite3_str_appendall(s, "</tr>\n");
+  for(t=0; t<sizeof(aDocTable)/sizeof(aDocTable[0]); t++){
+    const HtTable *tb = &aDocTable[t];
+    const JNode *l = jGet(d, tb->zList);
+    secOpen(s, tb->zId, tb->zTitle);
+    if( l==0 || l->nChild==0 ) sqlite3_str_appendall(s, tb->zNone);
+    else{
+      sqlite3_str_appendall(s, tb->zHead);
+      for(i=0; i<l->nChild && i<topK; i++) htRow(s, jAt(l, i), tb->aCol, tb->nCol);
+      sqlite3_str_appendall(s, "</table>\n");
     }
-    sqlite3_str_appendall(s, "</table>\n");
+    sqlite3_str_appendall(s, "</section>\n");
   }
-  sqlite3_str_appendall(s, "</section>\n");
-  secOpen(s, "gaps", "Gaps before ops");
-  if( ga==0 || ga->nChild==0 ) sqlite3_str_appendall(s, "<p class=\"none\">No idle gaps before device ops.</p>\n");
-  else{
-    sqlite3_str_appendall(s, "<table><tr><th>payload op</th><th>marker op</th><th>count</th><th>total µs</th>"
-                             "<th>max µs</th></tr>\n");
-    for(i=0; i<ga->nChild && i<topK; i++){
-      const JNode *g = jAt(ga, i);
-      sqlite3_str_appendall(s, "<tr>");
-      nameCell(s, jtext(g, "payload_op")[0] ? jtext(g, "payload_op") : jtext(g, "name"));
-      nameCell(s, jtext(g, "marker_op"));
-      sqlite3_str_appendf(s, "<td class=\"num\">%lld</td>", (long long)jNumI64(jGet(g, "count")));
-      numCell(s, jGet(g, "total_gap_duration"));
-      numCell(s, jGet(g, "max_gap_duration"));
-      sqlite3_str_appendall(s, "</tr>\n");
-    }
-    sqlite3_str_appendall(s, "</table>\n");
-  }
-  sqlite3_str_appendall(s, "</section>\n");
-  secOpen(s, "gap-contexts", "Gap contexts");
-  if( cx==0 || cx->nChild==0 ) sqlite3_str_appendall(s, "<p class=\"none\">No gap contexts.</p>\n");
-  else{
-    sqlite3_str_appendall(s, "<table><tr><th>op</th><th>region path</th><th>count</th><th>total µs</th></tr>\n");
-    for(i=0; i<cx->nChild && i<topK; i++){
-      const JNode *c = jAt(cx, i);
-      sqlite3_str_appendall(s, "<tr>");
-      nameCell(s, jtext(c, "op_name"));
-      nameCell(s, jtext(c, "region_path"));
-      sqlite3_str_appendf(s, "<td class=\"num\">%lld</td>", (long long)jNumI64(jGet(c, "count")));
-      numCell(s, jGet(c, "total_gap_duration"));
-      sqlite3_str_appendall(s, "</tr>\n");
-    }
-    sqlite3_str_appendall(s, "</table>\n");
-  }
-  sqlite3_str_appendall(s, "</section>\n");
-  secOpen(s, "families", "Op families");
-  if( fa==0 || fa->nChild==0 ) sqlite3_str_appendall(s, "<p class=\"none\">No op families.</p>\n");
-  else{
-    sqlite3_str_appendall(s, "<table><tr><th>family</th><th>count</th><th>exclusive µs</th><th>share</th>"
-                             "<th>example op</th></tr>\n");
-    for(i=0; i<fa->nChild && i<topK; i++){
-      const JNode *f = jAt(fa, i);
-      sqlite3_str_appendall(s, "<tr><td>");
-      esc(s, jtext(f, "family"));
-      sqlite3_str_appendf(s, "</td><td class=\"num\">%lld</td>", (long long)jNumI64(jGet(f, "count")));
-      numCell(s, jGet(f, "exclusive_duration"));
-      profsumStrAppendPy(s, "<td class=\"num\">%.2f%%</td>", 100.0*jNum(jGet(f, "share_of_total")));
-      nameCell(s, jtext(f, "example_op"));
-      sqlite3_str_appendall(s, "</tr>\n");
-    }
-    sqlite3_str_appendall(s, "</table>\n");
-  }
-  sqlite3_str_appendall(s, "</section>\n");
 }
 
 /* The KPI table (profsum_kpis), bands coloured. */
@@ -605,25 +602,6 @@ static void secKpis(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_in
   sqlite3_str_appendall(s, "</section>\n");
 }
 
-/* The largest number written just before a '%' in z (0 when none): a
-** reference rationale such as "312.1% of total profiled exclusive
-** duration" is no share of anything above 100. */
-static double maxPct(const char *z){
-  double mx = 0;
-  const char *p;
-  for(p=z; p && *p; p++){
-    if( *p=='%' && p>z && p[-1]>='0' && p[-1]<='9' ){
-      const char *b = p;
-      while( b>z && ((b[-1]>='0' && b[-1]<='9') || b[-1]=='.') ) b--;
-      {
-        double v = atof(b);
-        if( v>mx ) mx = v;
-      }
-    }
-  }
-  return mx;
-}
-
 /* The reference tool's candidates, with evidence and suggestions, and a
 ** note where a rule's words disagree with the numbers (its fallback calls
 ** the shares balanced whatever they are; an op is "outsized" far below
@@ -650,7 +628,7 @@ static void secCandidates(sqlite3_str *s, const JNode *d, double topOp){
       profsumStrAppendPy(s, " <em>(profsum: the rule fires when no other does; the breakdown is not "
                          "balanced: %s %.1f%%)</em>", azCat[iBig], 100.0*big);
     }
-    if( maxPct(jtext(c, "rationale"))>100.0 ){
+    if( profsumMaxPct(jtext(c, "rationale"))>100.0 ){
       sqlite3_str_appendall(s, " <em>(profsum: its percentage is above 100%: the reference divides by the "
                                "per-track exclusive total, which the measured time can exceed, so it is no "
                                "share of the time)</em>");
@@ -871,8 +849,6 @@ static void reportHtmlFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 int profsumRegisterReportHtml(sqlite3 *db, char **pzErr){
   int rc;
   (void)pzErr;
-  rc = sqlite3_create_function(db, "profsum_report_html", 1, SQLITE_UTF8, 0, reportHtmlFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_report_html", 2, SQLITE_UTF8, 0, reportHtmlFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_report_html", 3, SQLITE_UTF8, 0, reportHtmlFunc, 0, 0);
+  rc = profsumCreateFunctions(db, "profsum_report_html", 1, 3, SQLITE_UTF8, reportHtmlFunc);
   return rc;
 }

@@ -22,6 +22,8 @@
 #include "doc_int.h"
 #include "insights.h"
 #include "report_profsum.h"
+#include "report_util.h"
+#include "sqlcall.h"
 #include "jsontree.h"
 
 #include <stdlib.h>
@@ -41,13 +43,7 @@ static int rpPrep(sqlite3 *db, const char *zSchema, const char *zFmt, sqlite3_st
 }
 
 /* Append a table cell's text: '|' escaped, newlines as spaces. */
-static void rpCell(sqlite3_str *s, const char *z){
-  for(; z && *z; z++){
-    if( *z=='|' ) sqlite3_str_appendall(s, "\\|");
-    else if( *z=='\n' || *z=='\r' ) sqlite3_str_appendchar(s, 1, ' ');
-    else sqlite3_str_appendchar(s, 1, *z);
-  }
-}
+static void rpCell(sqlite3_str *s, const char *z){ profsumMdEsc(s, z, -1); }
 
 /* ## profsum: data quality — the document's quality warnings, the stored
 ** capped_export diagnostic and a detected float_nesting pattern. */
@@ -228,25 +224,6 @@ static int rpAdvice(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_
   return rc;
 }
 
-/* The largest number written just before a '%' in z (0 when none): a
-** reference rationale such as "312.1% of total profiled exclusive
-** duration" is no share of anything above 100. */
-static double rpMaxPct(const char *z){
-  double mx = 0;
-  const char *p;
-  for(p=z; p && *p; p++){
-    if( *p=='%' && p>z && p[-1]>='0' && p[-1]<='9' ){
-      const char *b = p;
-      while( b>z && ((b[-1]>='0' && b[-1]<='9') || b[-1]=='.') ) b--;
-      {
-        double v = atof(b);
-        if( v>mx ) mx = v;
-      }
-    }
-  }
-  return mx;
-}
-
 /* ## profsum: the reference tool's candidates — their titles, and a note
 ** where the reference's rule text disagrees with the breakdown (its
 ** fallback calls the shares balanced whatever they are). */
@@ -275,7 +252,7 @@ static int rpCandidates(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqli
       rpCell(s, zBig);
       sqlite3_str_appendall(s, ")");
     }
-    if( rpMaxPct(zRat)>100.0 ){
+    if( profsumMaxPct(zRat)>100.0 ){
       sqlite3_str_appendall(s, " (its percentage is above 100%: the reference divides by the per-track "
                                "exclusive total, which the measured time can exceed, so it is no share of the time)");
     }
@@ -318,7 +295,7 @@ int profsumReportProfsumMd(sqlite3 *db, const char *zSchema, sqlite3_int64 id, s
 /* The KPI table (options {"kpis": true}), appended to s. */
 static int rpKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
   sqlite3_stmt *p = 0;
-  int n = 0, rc;
+  int rc;
   rc = rpPrep(db, zSchema, "SELECT kind, kpi, device, value, unit, band, explanation "
                            "FROM \"%w\".profsum_kpis WHERE trace_id=?1", &p, pzErr);
   if( rc ){
@@ -326,21 +303,7 @@ static int rpKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_st
     return rc;
   }
   sqlite3_bind_int64(p, 1, id);
-  while( sqlite3_step(p)==SQLITE_ROW ){
-    const char *azCol[7];
-    int c;
-    rc = SQLITE_OK;
-    for(c=0; c<7; c++) azCol[c] = profsumColText(p, c, &rc);
-    if( rc ) break;
-    if( n++==0 ){
-      sqlite3_str_appendall(s, "\n## KPIs\n| Kind | KPI | Device | Value | Unit | Band | Explanation |\n"
-                               "|---|---|---|---:|---|---|---|\n");
-    }
-    sqlite3_str_appendf(s, "| %s | %s | %s | ", azCol[0], azCol[1], azCol[2] ? azCol[2] : "all");
-    if( sqlite3_column_type(p, 3)==SQLITE_NULL ) sqlite3_str_appendall(s, "n/a");
-    else profsumStrAppendPy(s, "%.4g", sqlite3_column_double(p, 3));
-    sqlite3_str_appendf(s, " | %s | %s | %s |\n", azCol[4], azCol[5], azCol[6]);
-  }
+  rc = profsumKpiRowsMd(s, p);
   return profsumFinishRows(db, p, rc, pzErr);
 }
 
@@ -367,14 +330,9 @@ static void reportMd3Func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
       return;
     }
   }
-  if( sqlite3_value_type(argv[1])!=SQLITE_NULL ){
-    if( sqlite3_value_numeric_type(argv[1])!=SQLITE_INTEGER || sqlite3_value_int64(argv[1])<0 ){
-      profsumCtxErr(ctx, "%s: top_k must be a non-negative integer", FN);
-      sqlite3_free(zSchema);
-      return;
-    }
-    topK = sqlite3_value_int64(argv[1]);
-    if( topK>1000000 ) topK = 1000000;
+  if( profsumTopKArg(ctx, FN, argv[1], &topK) ){
+    sqlite3_free(zSchema);
+    return;
   }
   {
     const char *zS = zSchema ? zSchema : "main";

@@ -25,6 +25,7 @@
 #include "profsum_int.h"
 #include "session.h"
 #include "jsontree.h"
+#include "sqlcall.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -33,15 +34,10 @@
 /* Run one statement with printf-style formatting; message into *pzErr. */
 static int sessExec(sqlite3 *db, const char *zFunc, char **pzErr, const char *zFmt, ...){
   va_list ap;
-  char *z;
   int rc;
   va_start(ap, zFmt);
-  z = sqlite3_vmprintf(zFmt, ap);
+  rc = profsumExecV(db, zFunc, 0, pzErr, zFmt, ap);
   va_end(ap);
-  if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_exec(db, z, 0, 0, 0);
-  if( rc && rc!=SQLITE_NOMEM && *pzErr==0 ) *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errmsg(db));
-  sqlite3_free(z);
   return rc;
 }
 

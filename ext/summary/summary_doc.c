@@ -20,6 +20,8 @@
 #include "jsontree.h"
 #include "funcs.h"
 #include "doc_int.h"
+#include "report_util.h"
+#include "sqlcall.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -1195,10 +1197,8 @@ int profsumDocFillFromV1(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
 /* SQL functions                                                       */
 /* ------------------------------------------------------------------ */
 
-/* Resolve pTrace in zSchema, take its stored knobs (overridden by the knob
-** options zKnobs, strict about unknown keys, when not 0) and build its
-** document; on error set it on ctx, prefixed with zFunc. */
-static int docIn(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrace,
+/* See summary_doc.h. */
+int profsumDocIn(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrace,
                  const char *zSchema, const char *zKnobs, ProfsumDoc **ppDoc,
                  sqlite3_int64 *pId){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
@@ -1240,7 +1240,7 @@ static int callDoc(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrac
     }
     jFree(o);
   }
-  rc = docIn(ctx, zFunc, pTrace, zSchema, zOpts, ppDoc, &id);
+  rc = profsumDocIn(ctx, zFunc, pTrace, zSchema, zOpts, ppDoc, &id);
   sqlite3_free(zSchemaOwned);
   return rc;
 }
@@ -1267,7 +1267,7 @@ int profsumDocForCall(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pT
     sqlite3_result_error_nomem(ctx);
     return SQLITE_NOMEM;
   }
-  rc = docIn(ctx, zFunc, pTrace, zSchema, 0, ppDoc, pId);
+  rc = profsumDocIn(ctx, zFunc, pTrace, zSchema, 0, ppDoc, pId);
   if( rc ){
     sqlite3_free(zSchema);
     return rc;
@@ -1299,7 +1299,7 @@ static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char
   sqlite3_stmt *p = 0;
   sqlite3_str *s;
   char *zSql;
-  int n = 0, rc;
+  int rc;
   zSql = sqlite3_mprintf("SELECT kind, kpi, device, value, unit, band, explanation "
                          "FROM \"%w\".profsum_kpis WHERE trace_id=?1", zSchema);
   if( zSql==0 ){ sqlite3_free(zReport); return 0; }
@@ -1315,21 +1315,7 @@ static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char
   s = sqlite3_str_new(db);
   sqlite3_str_appendall(s, zReport);
   sqlite3_free(zReport);
-  while( sqlite3_step(p)==SQLITE_ROW ){
-    const char *azCol[7];
-    int c;
-    rc = SQLITE_OK;
-    for(c=0; c<7; c++) azCol[c] = profsumColText(p, c, &rc);
-    if( rc ) break;
-    if( n++==0 ){
-      sqlite3_str_appendall(s, "\n## KPIs\n| Kind | KPI | Device | Value | Unit | Band | Explanation |\n"
-                               "|---|---|---|---:|---|---|---|\n");
-    }
-    sqlite3_str_appendf(s, "| %s | %s | %s | ", azCol[0], azCol[1], azCol[2] ? azCol[2] : "all");
-    if( sqlite3_column_type(p, 3)==SQLITE_NULL ) sqlite3_str_appendall(s, "n/a");
-    else profsumStrAppendPy(s, "%.4g", sqlite3_column_double(p, 3));
-    sqlite3_str_appendf(s, " | %s | %s | %s |\n", azCol[4], azCol[5], azCol[6]);
-  }
+  rc = profsumKpiRowsMd(s, p);
   rc = profsumFinishRows(db, p, rc, pzErr);
   if( rc ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
   return sqlite3_str_finish(s);      /* 0 when out of memory */
@@ -1355,16 +1341,11 @@ static void reportMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
       return;
     }
   }
-  if( argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL ){
-    if( sqlite3_value_numeric_type(argv[1])!=SQLITE_INTEGER || sqlite3_value_int64(argv[1])<0 ){
-      profsumCtxErr(ctx, "profsum_report_md: top_k must be a non-negative integer");
-      sqlite3_free(zSchema);
-      return;
-    }
-    topK = sqlite3_value_int64(argv[1]);
-    if( topK>1000000 ) topK = 1000000;
+  if( argc>1 && profsumTopKArg(ctx, "profsum_report_md", argv[1], &topK) ){
+    sqlite3_free(zSchema);
+    return;
   }
-  if( docIn(ctx, "profsum_report_md", argv[0], zSchema ? zSchema : "main", 0, &d, &id) ){
+  if( profsumDocIn(ctx, "profsum_report_md", argv[0], zSchema ? zSchema : "main", 0, &d, &id) ){
     sqlite3_free(zSchema);
     return;
   }
@@ -1405,11 +1386,8 @@ int profsumRegisterSummaryDoc(sqlite3 *db, char **pzErr){
   (void)pzErr;
   /* They read tables only: usable anywhere, but not DETERMINISTIC (the
   ** tables change). */
-  rc = sqlite3_create_function(db, "profsum_summary_json", 1, SQLITE_UTF8, 0, summaryJsonFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_summary_json", 2, SQLITE_UTF8, 0, summaryJsonFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_report_md", 1, SQLITE_UTF8, 0, reportMdFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_report_md", 2, SQLITE_UTF8, 0, reportMdFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_report_md", 3, SQLITE_UTF8, 0, reportMdFunc, 0, 0);
+  rc = profsumCreateFunctions(db, "profsum_summary_json", 1, 2, SQLITE_UTF8, summaryJsonFunc);
+  if( rc==SQLITE_OK ) rc = profsumCreateFunctions(db, "profsum_report_md", 1, 3, SQLITE_UTF8, reportMdFunc);
   if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_json_pretty", 1,
                            SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS, 0, jsonPrettyFunc, 0, 0);
   return rc;

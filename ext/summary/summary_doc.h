@@ -70,6 +70,16 @@ int profsumSchemaOption(sqlite3 *db, const char *zJson, const char *const *azBoo
                         int *pbBool, char **pzSchema, char **pzErr);
 
 /*
+** Resolve pTrace in zSchema, take its stored knobs (overridden by the knob
+** options zKnobs, strict about unknown keys, when not 0) and build its
+** document into *ppDoc (its id into *pId); on error set it on ctx,
+** prefixed with zFunc, and return its code.
+*/
+int profsumDocIn(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrace,
+                 const char *zSchema, const char *zKnobs, ProfsumDoc **ppDoc,
+                 sqlite3_int64 *pId);
+
+/*
 ** The document of the trace pTrace names, for a reading SQL function zFunc:
 ** pOpts (0 or NULL: none) is its options_json, which may name only the
 ** "schema" (profsumSchemaOption); the trace is resolved there and built with

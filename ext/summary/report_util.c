@@ -1,0 +1,77 @@
+/*
+** report_util.c — the helpers of report_util.h, shared by the report
+** writers (report.c's neighbours report_html.c and report_profsum.c,
+** summary_doc.c's KPI section, the insights' report sections).
+*/
+#include "profsum_int.h"
+#include "report_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* See report_util.h. */
+void profsumHtmlEsc(sqlite3_str *s, const char *z, int n){
+  const char *zEnd;
+  if( z==0 ) return;
+  zEnd = z + (n<0 ? (int)strlen(z) : n);
+  for(; z<zEnd; z++){
+    switch( *z ){
+      case '<': sqlite3_str_appendall(s, "&lt;"); break;
+      case '>': sqlite3_str_appendall(s, "&gt;"); break;
+      case '&': sqlite3_str_appendall(s, "&amp;"); break;
+      case '"': sqlite3_str_appendall(s, "&quot;"); break;
+      default: sqlite3_str_appendchar(s, 1, *z);
+    }
+  }
+}
+
+/* See report_util.h. */
+void profsumMdEsc(sqlite3_str *s, const char *z, int n){
+  const char *zEnd;
+  if( z==0 ) return;
+  zEnd = z + (n<0 ? (int)strlen(z) : n);
+  for(; z<zEnd; z++){
+    if( *z=='|' ) sqlite3_str_appendall(s, "\\|");
+    else if( *z=='\n' || *z=='\r' ) sqlite3_str_appendchar(s, 1, ' ');
+    else sqlite3_str_appendchar(s, 1, *z);
+  }
+}
+
+/* See report_util.h.  A reference rationale such as "312.1% of total
+** profiled exclusive duration" is no share of anything above 100. */
+double profsumMaxPct(const char *z){
+  double mx = 0;
+  const char *p;
+  for(p=z; p && *p; p++){
+    if( *p=='%' && p>z && p[-1]>='0' && p[-1]<='9' ){
+      const char *b = p;
+      while( b>z && ((b[-1]>='0' && b[-1]<='9') || b[-1]=='.') ) b--;
+      {
+        double v = atof(b);
+        if( v>mx ) mx = v;
+      }
+    }
+  }
+  return mx;
+}
+
+/* See report_util.h. */
+int profsumKpiRowsMd(sqlite3_str *s, sqlite3_stmt *p){
+  int n = 0, rc = SQLITE_OK;
+  while( sqlite3_step(p)==SQLITE_ROW ){
+    const char *azCol[7];
+    int c;
+    rc = SQLITE_OK;
+    for(c=0; c<7; c++) azCol[c] = profsumColText(p, c, &rc);
+    if( rc ) break;
+    if( n++==0 ){
+      sqlite3_str_appendall(s, "\n## KPIs\n| Kind | KPI | Device | Value | Unit | Band | Explanation |\n"
+                               "|---|---|---|---:|---|---|---|\n");
+    }
+    sqlite3_str_appendf(s, "| %s | %s | %s | ", azCol[0], azCol[1], azCol[2] ? azCol[2] : "all");
+    if( sqlite3_column_type(p, 3)==SQLITE_NULL ) sqlite3_str_appendall(s, "n/a");
+    else profsumStrAppendPy(s, "%.4g", sqlite3_column_double(p, 3));
+    sqlite3_str_appendf(s, " | %s | %s | %s |\n", azCol[4], azCol[5], azCol[6]);
+  }
+  return rc;
+}
