@@ -55,22 +55,16 @@
 # include <isa-l/igzip_lib.h>
 #endif
 
-/* Raw bytes per read(): 64 KiB reads cost no time against 256 KiB ones (a
-** 1 GB trace is about 1,800 reads of its 116 MB) and touch 192 KiB less
-** memory in every scan (docs/performance.md). */
+/* Raw bytes per read(): as fast as larger reads, and less memory touched
+** in every scan (docs/performance.md, appendix). */
 #define PROFSUM_GZ_INBUF (64*1024)
-/* Ring geometry (measured, docs/performance.md): small buffers overlap
-** inflate and parse from the first buffer on, so a 10 MB trace gains as
-** much from the thread as a 1 GB one (4 x 1 MiB and a 2 MiB threshold left
-** 10 MB traces unthreaded: 7.9 ms/MB there against 5.8 at 100 MB).  A buffer is
-** 1/32 of the gzip file rounded up to 16 KiB, from 32 to 256 KiB
-** (ringSlotSize): 256 KiB for every file over 7.5 MiB, where 64 KiB
-** buffers made the 1 GB scan 2-3 % slower (four times as many hand-overs);
-** a small file needs no 2 MiB ring ahead of its parser: below
-** PROFSUM_SMALL_FILE bytes on disk the ring has 4 buffers (a 1.2 MB gzip
-** file: 4 x 48 KiB; 8 of them held 192 KiB more at the import's peak,
-** about a sixth of what a 10 MB import needed beyond its event records,
-** and were no faster: docs/performance.md, "Small files"). */
+/* Ring geometry (chosen by measurement: docs/performance.md,
+** appendix): small buffers overlap inflate and parse from the first buffer
+** on, so a small trace gains from the thread as a large one does.  A
+** buffer is 1/32 of the gzip file rounded up to 16 KiB, from 32 to 256 KiB
+** (ringSlotSize): 256 KiB for large files, where smaller buffers mean more
+** hand-overs; below PROFSUM_SMALL_FILE bytes on disk the ring has 4
+** buffers, as more held memory at the import's peak without gain. */
 #define PROFSUM_RING_N   8                   /* buffers in the ring, at most */
 #define PROFSUM_RING_MIN (32*1024)           /* bytes per ring buffer: at least */
 #define PROFSUM_RING_MAX (256*1024)          /* ... and at most */
@@ -651,8 +645,7 @@ int profsumSrcHashInit(ProfsumSrc *p){
   profsumSha256Init(p->pSha);
   /* The first raw chunk was read when the source was opened: hashed when
   ** aIn is next refilled (by then in the inflate thread, when there is
-  ** one) rather than here, where it would delay the first inflated bytes
-  ** (64 KiB: 0.06 ms with the SHA extensions, 0.5 ms without). */
+  ** one) rather than here, where it would delay the first inflated bytes. */
   p->nShaPending = p->nIn;
   return SQLITE_OK;
 }

@@ -125,10 +125,11 @@ struct ProfsumEngine {
   int64_t nXr, nAllocXr;
   /* The doubles of the ts and dur texts of the events whose text had more
   ** than 6 decimals and whose doubles differ from those of the rounded
-  ** picoseconds ("Float decisions"): rare (0 in converted XPlanes, whose
-  ** 17-digit texts are the doubles of their picoseconds) but 40 % of the
-  ** events of a trace written from float arithmetic (0.7000000000000001),
-  ** so 20 bytes each, in event order (binary search). */
+  ** picoseconds ("Float decisions"): none in converted XPlanes, whose
+  ** 17-digit texts are the doubles of their picoseconds, but many in a
+  ** trace written from float arithmetic (0.7000000000000001); 20 bytes
+  ** each, in event order (binary search).  An XPlane keeps none: its
+  ** doubles are made again from each line's timestamp (engine_order.c). */
   int32_t *aFloatIdx; double *aFloatTs, *aFloatDur;
   int64_t nFloat, nAllocFloat;
   int anyRounded;       /* some accepted event's ts or dur text was rounded */

@@ -72,8 +72,8 @@ void profsumEngHmFree(HMap *m){ sqlite3_free(m->a); memset(m, 0, sizeof(*m)); }
 /* ------------------------------------------------------------------ */
 /* 64-bit hash of z[0..n): eight bytes per step, each folded in by a full
 ** 64x64->128-bit multiply (the signature cache keys long_name texts by
-** this hash and their length alone, so it must mix well; byte-at-a-time
-** FNV cost 7 % of an import). */
+** this hash and their length alone, so it must mix well, and it runs
+** over every long_name: a byte-at-a-time hash showed in profiles). */
 static uint64_t mulFold(uint64_t a, uint64_t b){
   unsigned __int128 r = (unsigned __int128)a * b;
   return (uint64_t)r ^ (uint64_t)(r>>64);

@@ -876,8 +876,8 @@ static int importSessionBody(sqlite3 *db, void *pArg, char **pzErr){
 
 #if PROFSUM_BG_PARSE
 /* A first import parses in a thread of its own while this one creates the
-** schema (3 to 4 ms of SQLite's parsing of the CREATE statements, most of a
-** small import's fixed cost): the parse needs no connection, and the two
+** schema (SQLite's parsing of the CREATE statements, most of a small
+** import's fixed cost): the parse needs no connection, and the two
 ** cores are not both busy during a parse (the inflate thread waits for the
 ** scanner most of the time). */
 typedef struct BgParse {
@@ -998,7 +998,7 @@ static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr){
 ** write lock is then held during the parse, which must not keep the
 ** writers of a shared database waiting (an existing file takes the usual
 ** path: parse, then a short write), nor for the seconds a big trace takes
-** (where the 3 to 4 ms would not show anyway).  Decided without reading the
+** (where the schema's cost would not show anyway).  Decided without reading the
 ** database (a read could wait for a lock). */
 #define PROFSUM_BG_MAX_BYTES (64*1024*1024)
 static int bgParseWanted(sqlite3 *db, const char *zSchema, const char *zTrace){
