@@ -218,15 +218,15 @@ build/asan/sqlrun: tests/sqlrun.c $(OBJS_asancore)
 	@mkdir -p $(@D)
 	$(CC_asancore) $(FLAGS_asancore) -o $@ $^ $(SQLITE_LIBS) $(LIBS_asancore) -lpthread
 # Out of memory at every allocation of the reading functions (tests/oom_test.c).
-build/asan/oom_test: tests/oom_test.c $(OBJS_asancore)
+build/asan/oom_test: tests/oom_test.c tests/oom_common.h $(OBJS_asancore)
 	@mkdir -p $(@D)
-	$(CC_asancore) $(FLAGS_asancore) -o $@ $^ $(SQLITE_LIBS) $(LIBS_asancore) -lpthread
+	$(CC_asancore) $(FLAGS_asancore) -o $@ $(filter-out %.h,$^) $(SQLITE_LIBS) $(LIBS_asancore) -lpthread
 
 # Out of memory at every allocation of one SQL statement (tests/oom_sql.c,
 # used by the XPlane tests of the asan run).
-build/asan/oom_sql: tests/oom_sql.c $(OBJS_asancore)
+build/asan/oom_sql: tests/oom_sql.c tests/oom_common.h $(OBJS_asancore)
 	@mkdir -p $(@D)
-	$(CC_asancore) $(FLAGS_asancore) -o $@ $^ $(SQLITE_LIBS) $(LIBS_asancore) -lpthread
+	$(CC_asancore) $(FLAGS_asancore) -o $@ $(filter-out %.h,$^) $(SQLITE_LIBS) $(LIBS_asancore) -lpthread
 
 # Python cannot be rebuilt with ASan, so the runtime is preloaded; leak
 # checking is off for the Python run (CPython's own allocations) and on for
