@@ -30,23 +30,28 @@ CREATE VIEW IF NOT EXISTS main.profsum_kpis_wall(
 ) AS
 WITH
 -- one trace at a time (a label's query reads only its rows): the steps
--- measured, as profsum_step_wall groups them, read from the base table
+-- measured, grouped per step and device as profsum_step_wall does, read
+-- from the base table in one pass each; st = 1 for a steady step.  The
+-- steady steps when there are any, else every (warmup) step.
 p AS (
-  SELECT t.trace_id, t.label, o.warm,
-         (SELECT min(coalesce(a.step < o.warm, 0))
-          FROM profsum_agg_step_wall AS a WHERE a.trace_id = t.trace_id) AS only_warmup
+  SELECT t.trace_id, t.label, o.warm
   FROM profsum_trace AS t
   JOIN (SELECT trace_id, json_extract(options, '$.warmup_steps') AS warm FROM profsum_trace) AS o USING (trace_id)
 ),
 w AS (
-  SELECT p.trace_id, p.label, p.only_warmup,
-         (SELECT count(DISTINCT a.step) FROM profsum_agg_step_wall AS a
-          WHERE a.trace_id = p.trace_id
-            AND coalesce(a.step < p.warm, 0) = p.only_warmup) AS n_steps,
-         (SELECT CASE WHEN sum(g.wall) > 0 THEN sum(g.idle) / sum(g.wall) END
-          FROM (SELECT sum(a.wall_us) AS wall, sum(a.idle_us) AS idle FROM profsum_agg_step_wall AS a
-                WHERE a.trace_id = p.trace_id
-                  AND coalesce(a.step < p.warm, 0) = p.only_warmup
+  SELECT p.trace_id, p.label,
+         (SELECT 1 - max(1 - coalesce(a.step < p.warm, 0)) FROM profsum_agg_step_wall AS a
+          WHERE a.trace_id = p.trace_id) AS only_warmup,
+         (SELECT CASE WHEN max(g.st) = 1 THEN count(DISTINCT CASE WHEN g.st = 1 THEN g.step END)
+                      ELSE count(DISTINCT g.step) END
+          FROM (SELECT a.step, 1 - coalesce(a.step < p.warm, 0) AS st FROM profsum_agg_step_wall AS a
+                WHERE a.trace_id = p.trace_id) AS g) AS n_steps,
+         (SELECT CASE WHEN max(g.st) = 1
+                      THEN CASE WHEN sum(CASE WHEN g.st = 1 THEN g.wall END) > 0
+                                THEN sum(CASE WHEN g.st = 1 THEN g.idle END) / sum(CASE WHEN g.st = 1 THEN g.wall END) END
+                      ELSE CASE WHEN sum(g.wall) > 0 THEN sum(g.idle) / sum(g.wall) END END
+          FROM (SELECT 1 - coalesce(a.step < p.warm, 0) AS st, sum(a.wall_us) AS wall, sum(a.idle_us) AS idle
+                FROM profsum_agg_step_wall AS a WHERE a.trace_id = p.trace_id
                 GROUP BY a.step, a.device) AS g) AS v
   FROM p
 )
