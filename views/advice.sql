@@ -12,7 +12,7 @@
 -- the steady steps' wall time (profsum_step_wall), never above 1; an op is
 -- called dominant only from 50 % (the one_op_dominating threshold).  The
 -- reference's own advice stays in profsum_candidates.  See docs/advice.md.
--- Requires: profsum_trace, profsum_kpis, profsum_step_wall, profsum_agg_fact,
+-- Requires: profsum_trace, profsum_kpis, profsum_agg_step_wall, profsum_agg_fact,
 --   profsum_agg_device, profsum_hot_ops, profsum_breakdown.
 CREATE VIEW IF NOT EXISTS main.profsum_advice(
   -- Trace id (INTEGER).
@@ -38,52 +38,75 @@ CREATE VIEW IF NOT EXISTS main.profsum_advice(
   -- Share of the steady steps' wall time at stake, 0-1 (NULL when no honest estimate) (REAL).
   share_of_step
 ) AS
+-- A query for one label reads that trace's rows only: the KPIs come
+-- through windows partitioned by trace_id and label, the other per-trace
+-- figures through subqueries on the trace's keys (NOT MATERIALIZED: each
+-- use is read for the trace at hand, not built for every trace).
 WITH
-k AS (
-  SELECT trace_id, kind, kpi, device, value, unit, band, explanation FROM profsum_kpis
+kt AS NOT MATERIALIZED (      -- per trace: each KPI's bad/detected flag (NULL without the KPI) and utilizations
+  SELECT trace_id, label, kd, msk, du, dig, lt, ood, hw, mxu, hbm FROM (
+    SELECT trace_id, label,
+           max(CASE WHEN kpi = 'kernel_duration' THEN band IN ('bad', 'detected') END) OVER w AS kd,
+           max(CASE WHEN kpi = 'many_small_kernels' THEN band IN ('bad', 'detected') END) OVER w AS msk,
+           max(CASE WHEN kpi = 'device_utilization' THEN band IN ('bad', 'detected') END) OVER w AS du,
+           max(CASE WHEN kpi = 'device_idle_gaps' THEN band IN ('bad', 'detected') END) OVER w AS dig,
+           max(CASE WHEN kpi = 'large_transfers' THEN band IN ('bad', 'detected') END) OVER w AS lt,
+           max(CASE WHEN kpi = 'one_op_dominating' THEN band IN ('bad', 'detected') END) OVER w AS ood,
+           max(CASE WHEN kpi = 'host_wait' THEN band IN ('bad', 'detected') END) OVER w AS hw,
+           max(CASE WHEN kpi IN ('mxu_utilization', 'flops_utilization', 'compute_utilization')
+                     AND device IS NULL THEN value END) OVER w AS mxu,
+           max(CASE WHEN kpi = 'memory_bandwidth' AND device IS NULL THEN value END) OVER w AS hbm,
+           row_number() OVER w AS n
+    FROM profsum_kpis WINDOW w AS (PARTITION BY trace_id, label))
+  WHERE n = 1
 ),
-kb AS (      -- per trace and KPI: bad/detected, and the whole-trace (or worst) value
-  SELECT trace_id, kpi,
-         max(band IN ('bad', 'detected')) AS hit,
-         max(CASE WHEN device IS NULL THEN value END) AS v,
-         min(value) AS vmin, max(value) AS vmax
-  FROM k GROUP BY trace_id, kpi
+fact AS NOT MATERIALIZED (
+  SELECT t.trace_id,
+         (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'n_ops') AS n_ops,
+         (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'n_small_ops') AS n_small,
+         (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'median_op_duration') AS median_op,
+         (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'compile_duration') AS compile,
+         (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'transfer_duration') AS transfer,
+         (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'device_busy_duration') AS busy
+  FROM profsum_trace AS t
 ),
-fact AS (
-  SELECT trace_id,
-         max(CASE name WHEN 'n_ops' THEN value END) AS n_ops,
-         max(CASE name WHEN 'n_small_ops' THEN value END) AS n_small,
-         max(CASE name WHEN 'median_op_duration' THEN value END) AS median_op,
-         max(CASE name WHEN 'compile_duration' THEN value END) AS compile,
-         max(CASE name WHEN 'transfer_duration' THEN value END) AS transfer,
-         max(CASE name WHEN 'device_busy_duration' THEN value END) AS busy
-  FROM profsum_agg_fact GROUP BY trace_id
+sw0 AS NOT MATERIALIZED (
+  SELECT t.trace_id, json_extract(t.options, '$.warmup_steps') AS warm FROM profsum_trace AS t
 ),
-pick AS (
-  SELECT trace_id, min(is_warmup) AS only_warmup FROM profsum_step_wall GROUP BY trace_id
+sw1 AS NOT MATERIALIZED (   -- the steady steps' wall-clock split, all devices (every step when all are
+                            -- warmup steps; st = 1 for a steady step), summed per step and device first
+  SELECT s.trace_id,
+         (SELECT CASE WHEN max(g.st) = 1 THEN sum(CASE WHEN g.st = 1 THEN g.v END) ELSE sum(g.v) END
+          FROM (SELECT 1 - coalesce(a.step < s.warm, 0) AS st, sum(a.wall_us) AS v FROM profsum_agg_step_wall AS a
+                WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g) AS wall,
+         (SELECT CASE WHEN max(g.st) = 1 THEN sum(CASE WHEN g.st = 1 THEN g.v END) ELSE sum(g.v) END
+          FROM (SELECT 1 - coalesce(a.step < s.warm, 0) AS st, sum(a.idle_us) AS v FROM profsum_agg_step_wall AS a
+                WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g) AS idle,
+         (SELECT CASE WHEN max(g.st) = 1 THEN sum(CASE WHEN g.st = 1 THEN g.v END) ELSE sum(g.v) END
+          FROM (SELECT 1 - coalesce(a.step < s.warm, 0) AS st, sum(a.collective_us) AS v FROM profsum_agg_step_wall AS a
+                WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g) AS coll,
+         (SELECT CASE WHEN max(g.st) = 1 THEN sum(CASE WHEN g.st = 1 THEN g.v END) ELSE sum(g.v) END
+          FROM (SELECT 1 - coalesce(a.step < s.warm, 0) AS st, sum(a.transfer_us) AS v FROM profsum_agg_step_wall AS a
+                WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g) AS xfer
+  FROM sw0 AS s
 ),
-sw AS (      -- the steady steps' wall-clock split, all devices
-  SELECT s.trace_id, sum(s.wall_us) AS wall, sum(s.idle_us) AS idle,
-         sum(s.collective_us) AS coll, sum(s.transfer_us) AS xfer, sum(s.compute_us) AS comp
-  FROM profsum_step_wall AS s JOIN pick AS p USING (trace_id)
-  WHERE s.is_warmup = p.only_warmup
-  GROUP BY s.trace_id HAVING sum(s.wall_us) > 0
+sw AS NOT MATERIALIZED (      -- NULL figures for a trace without steady wall time
+  SELECT trace_id, CASE WHEN wall > 0 THEN wall END AS wall, CASE WHEN wall > 0 THEN idle END AS idle,
+         CASE WHEN wall > 0 THEN coll END AS coll, CASE WHEN wall > 0 THEN xfer END AS xfer
+  FROM sw1
 ),
-worst AS (   -- the least busy device
-  SELECT trace_id, device, busy_duration, span_duration,
-         row_number() OVER (PARTITION BY trace_id ORDER BY busy_duration / span_duration, device) AS n
-  FROM profsum_agg_device WHERE span_duration > 0
+worst AS NOT MATERIALIZED (   -- the least busy device, and the idle time of all
+  SELECT t.trace_id,
+         (SELECT d.device FROM profsum_agg_device AS d WHERE d.trace_id = t.trace_id AND d.span_duration > 0
+          ORDER BY d.busy_duration / d.span_duration, d.device LIMIT 1) AS device,
+         (SELECT d.busy_duration FROM profsum_agg_device AS d WHERE d.trace_id = t.trace_id AND d.span_duration > 0
+          ORDER BY d.busy_duration / d.span_duration, d.device LIMIT 1) AS busy_duration,
+         (SELECT d.span_duration FROM profsum_agg_device AS d WHERE d.trace_id = t.trace_id AND d.span_duration > 0
+          ORDER BY d.busy_duration / d.span_duration, d.device LIMIT 1) AS span_duration,
+         (SELECT sum(d.span_duration - d.busy_duration) FROM profsum_agg_device AS d WHERE d.trace_id = t.trace_id) AS idle
+  FROM profsum_trace AS t
 ),
-idle_all AS (
-  SELECT trace_id, sum(span_duration - busy_duration) AS idle FROM profsum_agg_device GROUP BY trace_id
-),
-util AS (    -- compute and HBM utilization where a KPI gives them
-  SELECT trace_id,
-         max(CASE WHEN kpi IN ('mxu_utilization', 'flops_utilization', 'compute_utilization') THEN v END) AS mxu,
-         max(CASE WHEN kpi = 'memory_bandwidth' THEN v END) AS hbm
-  FROM kb GROUP BY trace_id
-),
-top_op AS (
+top_op AS NOT MATERIALIZED (
   SELECT h.trace_id, h.name, h.exclusive_duration,
          CASE WHEN b.mode_total > 0 THEN h.exclusive_duration / b.mode_total END AS v
   FROM profsum_hot_ops AS h
@@ -92,9 +115,9 @@ top_op AS (
 ),
 raw AS (
   -- many small kernels
-  SELECT kb.trace_id, 'many_small_kernels' AS advice_id,
-         CASE WHEN p.hit THEN 'pattern' ELSE 'kpi' END AS source,
-         CASE WHEN p.hit THEN 'many_small_kernels' ELSE 'kernel_duration' END AS kpi,
+  SELECT kt.trace_id, kt.label, 'many_small_kernels' AS advice_id,
+         CASE WHEN kt.msk THEN 'pattern' ELSE 'kpi' END AS source,
+         CASE WHEN kt.msk THEN 'many_small_kernels' ELSE 'kernel_duration' END AS kpi,
          printf('Many small kernels: %.1f%% of %d device ops are shorter than 0.1 ms (median %.3f ms)',
                 100.0 * f.n_small / f.n_ops, CAST(f.n_ops AS INTEGER), f.median_op / 1000.0) AS title,
          json_array(json_object('name', 'small_op_share', 'value', f.n_small / f.n_ops, 'unit', 'fraction'),
@@ -104,32 +127,28 @@ raw AS (
                     'let XLA fuse: no host callbacks or Python loops between small ops',
                     'fewer control-flow branches (lax.cond, lax.while_loop) in the hot path') AS fixes,
          NULL AS stake, NULL AS share, 1 AS pref
-  FROM kb JOIN kb AS p ON p.trace_id = kb.trace_id AND p.kpi = 'many_small_kernels'
-  JOIN fact AS f ON f.trace_id = kb.trace_id
-  WHERE kb.kpi = 'kernel_duration' AND (kb.hit OR p.hit) AND f.n_ops > 0
+  FROM kt JOIN fact AS f ON f.trace_id = kt.trace_id
+  WHERE kt.kd IS NOT NULL AND kt.msk IS NOT NULL AND (kt.kd OR kt.msk) AND f.n_ops > 0
   UNION ALL
   -- devices idle between their first and last op
-  SELECT kb.trace_id, 'device_idle_gaps',
-         CASE WHEN p.hit THEN 'pattern' ELSE 'kpi' END,
-         CASE WHEN p.hit THEN 'device_idle_gaps' ELSE 'device_utilization' END,
+  SELECT kt.trace_id, kt.label, 'device_idle_gaps',
+         CASE WHEN kt.dig THEN 'pattern' ELSE 'kpi' END,
+         CASE WHEN kt.dig THEN 'device_idle_gaps' ELSE 'device_utilization' END,
          printf('Devices idle between ops: %s is busy %.1f%% of the time between its first and last op',
                 w.device, 100.0 * w.busy_duration / w.span_duration),
          json_array(json_object('name', 'device_utilization', 'value', w.busy_duration / w.span_duration, 'unit', 'fraction'),
                     json_object('name', 'device', 'value', w.device, 'unit', NULL),
-                    json_object('name', 'idle_us', 'value', i.idle, 'unit', 'us')),
+                    json_object('name', 'idle_us', 'value', w.idle, 'unit', 'us')),
          json_array('call block_until_ready() only where the value is needed',
                     'prefetch the next batch to the device (jax.device_put ahead of the step)',
                     'keep dispatch asynchronous: no reads of device values on the host inside the step'),
-         i.idle, NULL, 1
-  FROM kb JOIN kb AS p ON p.trace_id = kb.trace_id AND p.kpi = 'device_idle_gaps'
-  JOIN worst AS w ON w.trace_id = kb.trace_id AND w.n = 1
-  JOIN idle_all AS i ON i.trace_id = kb.trace_id
-  LEFT JOIN sw ON sw.trace_id = kb.trace_id
-  WHERE kb.kpi = 'device_utilization' AND (kb.hit OR p.hit)
+         w.idle, NULL, 1
+  FROM kt JOIN worst AS w ON w.trace_id = kt.trace_id
+  WHERE kt.du IS NOT NULL AND kt.dig IS NOT NULL AND (kt.du OR kt.dig) AND w.device IS NOT NULL
   UNION ALL
   -- host <-> device transfers
-  SELECT kb.trace_id, 'large_transfers', CASE WHEN kb.hit THEN 'pattern' ELSE 'xprof_rule' END,
-         CASE WHEN kb.hit THEN 'large_transfers' END,
+  SELECT kt.trace_id, kt.label, 'large_transfers', CASE WHEN kt.lt THEN 'pattern' ELSE 'xprof_rule' END,
+         CASE WHEN kt.lt THEN 'large_transfers' END,
          printf('Large host/device transfers: %.1f%% of device busy time%s', 100.0 * f.transfer / f.busy,
                 CASE WHEN sw.wall > 0 THEN printf(', %.1f%% of step wall time', 100.0 * sw.xfer / sw.wall) ELSE '' END),
          CASE WHEN sw.wall > 0
@@ -142,11 +161,11 @@ raw AS (
                     'keep intermediates on the device',
                     'no numpy() / np.asarray of device arrays inside the loop'),
          f.transfer, CASE WHEN sw.wall > 0 THEN min(1.0, sw.xfer / sw.wall) END, 1
-  FROM kb JOIN fact AS f ON f.trace_id = kb.trace_id LEFT JOIN sw ON sw.trace_id = kb.trace_id
-  WHERE kb.kpi = 'large_transfers' AND f.busy > 0 AND (kb.hit OR sw.xfer >= 0.30 * sw.wall)
+  FROM kt JOIN fact AS f ON f.trace_id = kt.trace_id JOIN sw ON sw.trace_id = kt.trace_id
+  WHERE kt.lt IS NOT NULL AND f.busy > 0 AND (kt.lt OR sw.xfer >= 0.30 * sw.wall)
   UNION ALL
   -- one op dominating
-  SELECT kb.trace_id, 'one_op_dominating', 'pattern', 'one_op_dominating',
+  SELECT kt.trace_id, kt.label, 'one_op_dominating', 'pattern', 'one_op_dominating',
          printf('One op dominates: %s takes %.1f%% of device-op time', o.name, 100.0 * o.v),
          json_array(json_object('name', 'op', 'value', o.name, 'unit', NULL),
                     json_object('name', 'op_share', 'value', o.v, 'unit', 'fraction'),
@@ -156,12 +175,12 @@ raw AS (
                     'use a tuned library kernel for it'),
          o.exclusive_duration,
          CASE WHEN sw.wall > 0 THEN min(1.0, o.v * (sw.wall - sw.idle) / sw.wall) END, 1
-  FROM kb JOIN top_op AS o ON o.trace_id = kb.trace_id LEFT JOIN sw ON sw.trace_id = kb.trace_id
-  WHERE kb.kpi = 'one_op_dominating' AND kb.hit AND o.v >= 0.5
+  FROM kt JOIN top_op AS o ON o.trace_id = kt.trace_id JOIN sw ON sw.trace_id = kt.trace_id
+  WHERE kt.ood AND o.v >= 0.5
   UNION ALL
   -- devices waiting on the host, as a share of step wall time
-  SELECT sw.trace_id, 'host_wait', CASE WHEN kb.hit THEN 'kpi' ELSE 'xprof_rule' END,
-         CASE WHEN kb.hit THEN 'host_wait' END,
+  SELECT kt.trace_id, kt.label, 'host_wait', CASE WHEN kt.hw THEN 'kpi' ELSE 'xprof_rule' END,
+         CASE WHEN kt.hw THEN 'host_wait' END,
          printf('Devices wait: no device op runs during %.1f%% of the steady steps'' wall time', 100.0 * sw.idle / sw.wall),
          json_array(json_object('name', 'host_wait', 'value', sw.idle / sw.wall, 'unit', 'fraction'),
                     json_object('name', 'idle_us', 'value', sw.idle, 'unit', 'us'),
@@ -170,11 +189,11 @@ raw AS (
                     'prefetch the next batch to the device (jax.device_put ahead of the step)',
                     'keep dispatch asynchronous: no reads of device values on the host inside the step'),
          sw.idle, min(1.0, sw.idle / sw.wall), 1
-  FROM sw LEFT JOIN kb ON kb.trace_id = sw.trace_id AND kb.kpi = 'host_wait'
-  WHERE coalesce(kb.hit, 0) OR sw.idle > 0.10 * sw.wall
+  FROM kt JOIN sw ON sw.trace_id = kt.trace_id
+  WHERE sw.wall > 0 AND (coalesce(kt.hw, 0) OR sw.idle > 0.10 * sw.wall)
   UNION ALL
   -- collectives
-  SELECT sw.trace_id, 'collective_bound', 'xprof_rule', NULL,
+  SELECT kt.trace_id, kt.label, 'collective_bound', 'xprof_rule', NULL,
          printf('Collective-bound: communication ops run during %.1f%% of the steady steps'' wall time', 100.0 * sw.coll / sw.wall),
          json_array(json_object('name', 'collective_share_of_step', 'value', sw.coll / sw.wall, 'unit', 'fraction'),
                     json_object('name', 'collective_us', 'value', sw.coll, 'unit', 'us')),
@@ -182,29 +201,29 @@ raw AS (
                     'communicate fewer bytes (sharding choice, bf16 gradients)',
                     'match the mesh layout to the interconnect'),
          sw.coll, min(1.0, sw.coll / sw.wall), 1
-  FROM sw WHERE sw.coll >= 0.30 * sw.wall
+  FROM kt JOIN sw ON sw.trace_id = kt.trace_id WHERE sw.wall > 0 AND sw.coll >= 0.30 * sw.wall
   UNION ALL
   -- compute bound / memory bound (xprof), where utilization KPIs exist
-  SELECT u.trace_id, 'compute_bound', 'xprof_rule', NULL,
+  SELECT u.trace_id, u.label, 'compute_bound', 'xprof_rule', NULL,
          printf('Compute-bound: compute units %.1f%% utilized while memory bandwidth is %.1f%%', 100.0 * u.mxu, 100.0 * u.hbm),
          json_array(json_object('name', 'compute_utilization', 'value', u.mxu, 'unit', 'fraction'),
                     json_object('name', 'memory_bandwidth', 'value', u.hbm, 'unit', 'fraction')),
          json_array('reduce FLOPs: mixed precision (bf16), drop work the result does not need',
                     'keep matmul dimensions multiples of the matrix unit (128 on TPU)'),
          NULL, NULL, 1
-  FROM util AS u WHERE u.mxu > 0.70 AND u.hbm < 0.50
+  FROM kt AS u WHERE u.mxu > 0.70 AND u.hbm < 0.50
   UNION ALL
-  SELECT u.trace_id, 'memory_bound', 'xprof_rule', NULL,
+  SELECT u.trace_id, u.label, 'memory_bound', 'xprof_rule', NULL,
          printf('Memory-bound: memory bandwidth %.1f%% used while compute units are %.1f%% utilized', 100.0 * u.hbm, 100.0 * u.mxu),
          json_array(json_object('name', 'memory_bandwidth', 'value', u.hbm, 'unit', 'fraction'),
                     json_object('name', 'compute_utilization', 'value', u.mxu, 'unit', 'fraction')),
          json_array('fuse element-wise ops to cut memory traffic', 'bf16 activations and weights',
                     'recompute cheap values instead of storing them'),
          NULL, NULL, 2
-  FROM util AS u WHERE u.hbm > 0.70 AND u.mxu < 0.50
+  FROM kt AS u WHERE u.hbm > 0.70 AND u.mxu < 0.50
   UNION ALL
   -- every other bad KPI or detected pattern (also those of other views)
-  SELECT x.trace_id,
+  SELECT x.trace_id, x.label,
          CASE x.kpi WHEN 'memory_bandwidth' THEN 'memory_bound' WHEN 'occupancy' THEN 'low_occupancy' ELSE x.kpi END,
          x.kind, x.kpi,
          CASE x.kpi WHEN 'compilation_time' THEN printf('Compilation inside the profile: %.3f s', x.value)
@@ -237,18 +256,18 @@ raw AS (
                                                WHERE b.trace_id = x.trace_id AND b.mode = 'exclusive_per_track'
                                                  AND b.category = 'host') END,
          NULL, 3
-  FROM (SELECT k.*, row_number() OVER (PARTITION BY trace_id, kpi
+  FROM (SELECT k.*, row_number() OVER (PARTITION BY trace_id, label, kpi
                                        ORDER BY device IS NOT NULL, device) AS n
-        FROM k WHERE band IN ('bad', 'detected')) AS x
+        FROM profsum_kpis AS k WHERE band IN ('bad', 'detected')) AS x
   WHERE x.n = 1 AND x.kpi NOT IN ('kernel_duration', 'many_small_kernels', 'device_utilization',
                                   'device_idle_gaps', 'large_transfers', 'one_op_dominating', 'host_wait')
 ),
 one AS (
-  SELECT r.*, row_number() OVER (PARTITION BY trace_id, advice_id ORDER BY pref) AS n FROM raw AS r
+  SELECT r.*, row_number() OVER (PARTITION BY trace_id, label, advice_id ORDER BY pref) AS n FROM raw AS r
 )
-SELECT o.trace_id, t.label,
-       row_number() OVER (PARTITION BY o.trace_id
+SELECT o.trace_id, o.label,
+       row_number() OVER (PARTITION BY o.trace_id, o.label
                           ORDER BY o.advice_id = 'float_nesting', o.share IS NULL, o.share DESC, o.stake IS NULL, o.stake DESC, o.advice_id),
        o.advice_id, o.source, o.kpi, o.title, o.evidence, o.fixes, o.stake, o.share
-FROM one AS o JOIN profsum_trace AS t USING (trace_id)
+FROM one AS o
 WHERE o.n = 1;

@@ -176,12 +176,12 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
               FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
               GROUP BY f.trace_id, t.label))
   UNION ALL
-  SELECT x.trace_id, t.label, x.kind, x.kpi, x.device, x.value, x.unit, x.band, x.explanation
-  FROM profsum_kpis_xla AS x JOIN profsum_trace AS t USING (trace_id)
+  SELECT x.trace_id, x.label, x.kind, x.kpi, x.device, x.value, x.unit, x.band, x.explanation
+  FROM profsum_kpis_xla AS x
   UNION ALL
-  SELECT x.trace_id, t.label, x.kind, x.kpi, x.device, x.value, x.unit, x.band, x.explanation
-  FROM profsum_kpis_mem AS x JOIN profsum_trace AS t USING (trace_id)
+  SELECT x.trace_id, x.label, x.kind, x.kpi, x.device, x.value, x.unit, x.band, x.explanation
+  FROM profsum_kpis_mem AS x
   UNION ALL
-  SELECT x.trace_id, t.label, x.kind, x.kpi, x.device, x.value, x.unit, x.band, x.explanation
-  FROM profsum_kpis_wall AS x JOIN profsum_trace AS t USING (trace_id)
+  SELECT x.trace_id, x.label, x.kind, x.kpi, x.device, x.value, x.unit, x.band, x.explanation
+  FROM profsum_kpis_wall AS x
 );

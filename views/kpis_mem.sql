@@ -30,57 +30,60 @@ CREATE VIEW IF NOT EXISTS main.profsum_kpis_mem(
   -- One line saying what the value means (TEXT).
   explanation
 ) AS
+-- Each arm reads one trace's rows only (a query for one label reaches
+-- every arm and reads that trace's rows through the tables' keys); arms
+-- come in this order, each by trace.
 WITH
-mem AS (
-  SELECT trace_id, allocator, device, peak_bytes, device_memory_bytes,
-         CASE WHEN device_memory_bytes > 0 THEN CAST(peak_bytes AS REAL) / device_memory_bytes END AS v
-  FROM profsum_agg_memory WHERE status = 'ok' AND device IS NOT NULL
-),
 kern AS (
-  SELECT trace_id, occupancy_pct, total_duration_us AS d,
-         coalesce(sum(total_duration_us) OVER (PARTITION BY trace_id
-           ORDER BY total_duration_us DESC, kernel_name, hlo_op, block_dim, grid_dim,
-                    registers_per_thread, static_shared_bytes, dynamic_shared_bytes
-           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before,
-         sum(total_duration_us) OVER (PARTITION BY trace_id) AS tot
-  FROM profsum_agg_kernel
-),
-occ AS (
-  SELECT t.trace_id,
-         (SELECT sum(k.occupancy_pct / 100.0 * k.d) / sum(k.d) FROM kern AS k
-           WHERE k.trace_id = t.trace_id AND k.before < 0.9 * k.tot AND k.occupancy_pct IS NOT NULL AND k.d > 0) AS v,
-         (SELECT count(*) FROM kern AS k WHERE k.trace_id = t.trace_id AND k.before < 0.9 * k.tot) AS n_top,
-         (SELECT count(*) FROM kern AS k WHERE k.trace_id = t.trace_id) AS n_all
+  SELECT t.trace_id, t.label,
+         (SELECT sum(k.occupancy_pct / 100.0 * k.d) / sum(k.d) FROM (
+            SELECT occupancy_pct, total_duration_us AS d,
+                   coalesce(sum(total_duration_us) OVER (PARTITION BY trace_id
+                     ORDER BY total_duration_us DESC, kernel_name, hlo_op, block_dim, grid_dim,
+                              registers_per_thread, static_shared_bytes, dynamic_shared_bytes
+                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before,
+                   sum(total_duration_us) OVER (PARTITION BY trace_id) AS tot
+            FROM profsum_agg_kernel AS a WHERE a.trace_id = t.trace_id) AS k
+          WHERE k.before < 0.9 * k.tot AND k.occupancy_pct IS NOT NULL AND k.d > 0) AS v,
+         (SELECT count(*) FROM (
+            SELECT coalesce(sum(total_duration_us) OVER (PARTITION BY trace_id
+                     ORDER BY total_duration_us DESC, kernel_name, hlo_op, block_dim, grid_dim,
+                              registers_per_thread, static_shared_bytes, dynamic_shared_bytes
+                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before,
+                   sum(total_duration_us) OVER (PARTITION BY trace_id) AS tot
+            FROM profsum_agg_kernel AS a WHERE a.trace_id = t.trace_id) AS k
+          WHERE k.before < 0.9 * k.tot) AS n_top,
+         (SELECT count(*) FROM profsum_agg_kernel AS a WHERE a.trace_id = t.trace_id) AS n_all
   FROM profsum_trace AS t WHERE t.summary_json IS NULL
-),
-rows_ AS (
-  SELECT trace_id, 'kpi' AS kind, 'memory_peak' AS kpi, device, v AS value, 'fraction' AS unit,
-         CASE WHEN v IS NULL THEN 'unavailable' WHEN v < 0.80 THEN 'good' WHEN v <= 0.90 THEN 'warning' ELSE 'bad' END AS band,
-         CASE WHEN v IS NULL THEN printf('%s peaks at %d bytes in use, but its device plane has no memory_size', allocator, peak_bytes)
-              ELSE printf('%s peaks at %.1f%% of %s memory (%d of %d bytes)%s', allocator, 100.0 * v, device,
-                          peak_bytes, device_memory_bytes,
-                          CASE WHEN v > 0.90 THEN ': close to out-of-memory; see profsum_memory.top_holders'
-                               WHEN v >= 0.80 THEN ': little headroom left' ELSE '' END) END AS explanation
-  FROM mem
-  UNION ALL
-  SELECT t.trace_id, 'kpi', 'memory_peak', NULL, NULL, 'fraction', 'unavailable',
-         CASE m.status
-           WHEN 'not_in_trace_json' THEN 'allocation events are not in trace JSON: import the .xplane.pb for memory figures'
-           WHEN 'no_allocation_events' THEN 'the XPlane holds no allocation events (memory activity was not recorded)'
-           WHEN 'ok' THEN 'no allocator of a device (GPU_N_bfc) in the allocation events'
-           ELSE 'no memory figures stored (imported by a profsum without them: re-import)' END
-  FROM profsum_trace AS t
-  LEFT JOIN (SELECT trace_id, max(status) AS status FROM profsum_agg_memory GROUP BY trace_id) AS m USING (trace_id)
-  WHERE t.summary_json IS NULL AND NOT EXISTS (SELECT 1 FROM mem WHERE mem.trace_id = t.trace_id)
-  UNION ALL
-  SELECT trace_id, 'kpi', 'occupancy', NULL, v, 'fraction',
-         CASE WHEN v IS NULL THEN 'unavailable' WHEN v >= 0.5 THEN 'good' WHEN v >= 0.25 THEN 'warning' ELSE 'bad' END,
-         CASE WHEN n_all = 0 THEN 'no kernel with kernel_details in the trace (GPU captures only)'
-              WHEN v IS NULL THEN 'none of the kernels making up 90% of kernel time has an occupancy (occ_pct absent or 0)'
-              ELSE printf('time-weighted occupancy %.1f%% over the %d kernel rows making up 90%% of kernel time%s', 100.0 * v, n_top,
-                          CASE WHEN v < 0.25 THEN ': the GPU runs few warps at once; check registers, shared memory and block size'
-                               WHEN v < 0.5 THEN ': moderate; registers or shared memory may limit it' ELSE '' END) END
-  FROM occ
 )
-SELECT r.trace_id, t.label, r.kind, r.kpi, r.device, r.value, r.unit, r.band, r.explanation
-FROM rows_ AS r JOIN profsum_trace AS t USING (trace_id);
+SELECT m.trace_id, t.label, 'kpi', 'memory_peak', m.device, m.v, 'fraction',
+       CASE WHEN m.v IS NULL THEN 'unavailable' WHEN m.v < 0.80 THEN 'good' WHEN m.v <= 0.90 THEN 'warning' ELSE 'bad' END,
+       CASE WHEN m.v IS NULL THEN printf('%s peaks at %d bytes in use, but its device plane has no memory_size', m.allocator, m.peak_bytes)
+            ELSE printf('%s peaks at %.1f%% of %s memory (%d of %d bytes)%s', m.allocator, 100.0 * m.v, m.device,
+                        m.peak_bytes, m.device_memory_bytes,
+                        CASE WHEN m.v > 0.90 THEN ': close to out-of-memory; see profsum_memory.top_holders'
+                             WHEN m.v >= 0.80 THEN ': little headroom left' ELSE '' END) END
+FROM (SELECT trace_id, allocator, device, peak_bytes, device_memory_bytes,
+             CASE WHEN device_memory_bytes > 0 THEN CAST(peak_bytes AS REAL) / device_memory_bytes END AS v
+      FROM profsum_agg_memory WHERE status = 'ok' AND device IS NOT NULL) AS m
+JOIN profsum_trace AS t USING (trace_id)
+UNION ALL
+SELECT t.trace_id, t.label, 'kpi', 'memory_peak', NULL, NULL, 'fraction', 'unavailable',
+       CASE (SELECT max(a.status) FROM profsum_agg_memory AS a WHERE a.trace_id = t.trace_id)
+         WHEN 'not_in_trace_json' THEN 'allocation events are not in trace JSON: import the .xplane.pb for memory figures'
+         WHEN 'no_allocation_events' THEN 'the XPlane holds no allocation events (memory activity was not recorded)'
+         WHEN 'ok' THEN 'no allocator of a device (GPU_N_bfc) in the allocation events'
+         ELSE 'no memory figures stored (imported by a profsum without them: re-import)' END
+FROM profsum_trace AS t
+WHERE t.summary_json IS NULL
+  AND NOT EXISTS (SELECT 1 FROM profsum_agg_memory AS a
+                  WHERE a.trace_id = t.trace_id AND a.status = 'ok' AND a.device IS NOT NULL)
+UNION ALL
+SELECT trace_id, label, 'kpi', 'occupancy', NULL, v, 'fraction',
+       CASE WHEN v IS NULL THEN 'unavailable' WHEN v >= 0.5 THEN 'good' WHEN v >= 0.25 THEN 'warning' ELSE 'bad' END,
+       CASE WHEN n_all = 0 THEN 'no kernel with kernel_details in the trace (GPU captures only)'
+            WHEN v IS NULL THEN 'none of the kernels making up 90% of kernel time has an occupancy (occ_pct absent or 0)'
+            ELSE printf('time-weighted occupancy %.1f%% over the %d kernel rows making up 90%% of kernel time%s', 100.0 * v, n_top,
+                        CASE WHEN v < 0.25 THEN ': the GPU runs few warps at once; check registers, shared memory and block size'
+                             WHEN v < 0.5 THEN ': moderate; registers or shared memory may limit it' ELSE '' END) END
+FROM kern;

@@ -7,7 +7,7 @@
 --              trace without steps measured on a device.  Unlike
 --              host_overhead (host events' share of the per-track total),
 --              it is a share of wall-clock time.
--- Requires: profsum_trace, profsum_step_wall.
+-- Requires: profsum_trace, profsum_agg_step_wall.
 CREATE VIEW IF NOT EXISTS main.profsum_kpis_wall(
   -- Trace id (INTEGER).
   trace_id,
@@ -29,22 +29,38 @@ CREATE VIEW IF NOT EXISTS main.profsum_kpis_wall(
   explanation
 ) AS
 WITH
-pick AS (
-  SELECT trace_id, min(is_warmup) AS only_warmup FROM profsum_step_wall GROUP BY trace_id
+-- one trace at a time (a label's query reads only its rows): the steps
+-- measured, grouped per step and device as profsum_step_wall does, read
+-- from the base table in one pass each; st = 1 for a steady step.  The
+-- steady steps when there are any, else every (warmup) step.
+p AS (
+  SELECT t.trace_id, t.label, o.warm
+  FROM profsum_trace AS t
+  JOIN (SELECT trace_id, json_extract(options, '$.warmup_steps') AS warm FROM profsum_trace) AS o USING (trace_id)
 ),
 w AS (
-  SELECT s.trace_id, count(DISTINCT s.step) AS n_steps,
-         CASE WHEN sum(s.wall_us) > 0 THEN sum(s.idle_us) / sum(s.wall_us) END AS v
-  FROM profsum_step_wall AS s JOIN pick AS p USING (trace_id)
-  WHERE s.is_warmup = p.only_warmup
-  GROUP BY s.trace_id
+  SELECT p.trace_id, p.label,
+         (SELECT 1 - max(1 - coalesce(a.step < p.warm, 0)) FROM profsum_agg_step_wall AS a
+          WHERE a.trace_id = p.trace_id) AS only_warmup,
+         (SELECT CASE WHEN max(g.st) = 1 THEN count(DISTINCT CASE WHEN g.st = 1 THEN g.step END)
+                      ELSE count(DISTINCT g.step) END
+          FROM (SELECT a.step, 1 - coalesce(a.step < p.warm, 0) AS st FROM profsum_agg_step_wall AS a
+                WHERE a.trace_id = p.trace_id) AS g) AS n_steps,
+         (SELECT CASE WHEN max(g.st) = 1
+                      THEN CASE WHEN sum(CASE WHEN g.st = 1 THEN g.wall END) > 0
+                                THEN sum(CASE WHEN g.st = 1 THEN g.idle END) / sum(CASE WHEN g.st = 1 THEN g.wall END) END
+                      ELSE CASE WHEN sum(g.wall) > 0 THEN sum(g.idle) / sum(g.wall) END END
+          FROM (SELECT 1 - coalesce(a.step < p.warm, 0) AS st, sum(a.wall_us) AS wall, sum(a.idle_us) AS idle
+                FROM profsum_agg_step_wall AS a WHERE a.trace_id = p.trace_id
+                GROUP BY a.step, a.device) AS g) AS v
+  FROM p
 )
-SELECT t.trace_id, t.label, 'kpi', 'host_wait', NULL, w.v, 'fraction',
+SELECT w.trace_id, w.label, 'kpi', 'host_wait', NULL, w.v, 'fraction',
        CASE WHEN w.v IS NULL THEN 'unavailable' WHEN w.v < 0.10 THEN 'good'
             WHEN w.v <= 0.20 THEN 'warning' ELSE 'bad' END,
        CASE WHEN w.v IS NULL THEN 'no steps measured on a device: step wall time is not split'
             ELSE printf('devices run no op during %.1f%% of the wall time of %d %ssteps%s', 100.0 * w.v,
-                        w.n_steps, CASE WHEN p.only_warmup THEN '' ELSE 'steady ' END,
+                        w.n_steps, CASE WHEN w.only_warmup THEN '' ELSE 'steady ' END,
                         CASE WHEN w.v >= 0.10 THEN ': they wait on the host (dispatch, input, synchronization)'
                              ELSE '' END) END
-FROM profsum_trace AS t LEFT JOIN w USING (trace_id) LEFT JOIN pick AS p USING (trace_id);
+FROM w;

@@ -45,50 +45,43 @@ CREATE VIEW IF NOT EXISTS main.profsum_op_profile(
   -- ok, reimport_needed, v1_summary (TEXT).
   status
 ) AS
+-- the three levels in one grouping over the trace's rows, and the
+-- window partitioned by trace: a query for one label reads that trace's
+-- rows only
 WITH
-base AS (
-  SELECT trace_id, device, line_kind, name AS ev_name, hlo_op, hlo_module, hlo_category, framework_op,
-         count, time_us, self_us
-  FROM profsum_agg_xla_op
-),
-lv AS (
-  SELECT trace_id, 'hlo_op' AS level,
-         CASE WHEN hlo_op IS NOT NULL THEN hlo_op ELSE ev_name END AS name,
-         CASE WHEN hlo_op IS NOT NULL THEN 'hlo_op' WHEN line_kind <> 'stream' THEN 'event_name'
-              ELSE 'unattributed' END AS attribution,
-         hlo_module, framework_op, device, line_kind, ev_name, count, time_us, self_us
-  FROM base
-  UNION ALL
-  SELECT trace_id, 'hlo_category', coalesce(hlo_category, '(none)'),
-         CASE WHEN hlo_category IS NULL THEN 'unattributed' ELSE 'hlo_category' END,
-         NULL, NULL, device, line_kind, ev_name, count, time_us, self_us
-  FROM base
-  UNION ALL
-  SELECT trace_id, 'hlo_module', coalesce(hlo_module, '(none)'),
-         CASE WHEN hlo_module IS NULL THEN 'unattributed' ELSE 'hlo_module' END,
-         NULL, NULL, device, line_kind, ev_name, count, time_us, self_us
-  FROM base
-),
 g AS (
-  SELECT trace_id, level, name, min(attribution) AS attribution,
-         CASE WHEN count(DISTINCT hlo_module) = 1 AND count(hlo_module) = count(*) THEN max(hlo_module) END AS hlo_module,
-         CASE WHEN count(DISTINCT framework_op) = 1 AND count(framework_op) = count(*) THEN max(framework_op) END AS framework_op,
-         count(DISTINCT device) AS devices,
-         count(DISTINCT CASE WHEN line_kind = 'stream' THEN ev_name END) AS kernels,
-         sum(count) AS count, sum(time_us) AS total_us,
-         CASE WHEN count(self_us) = count(*) THEN sum(self_us) END AS self_us
-  FROM lv GROUP BY trace_id, level, name
-),
-tot AS (SELECT trace_id, sum(time_us) AS total FROM base GROUP BY trace_id)
-SELECT g.trace_id, t.label, g.level,
-       row_number() OVER (PARTITION BY g.trace_id, g.level ORDER BY g.total_us DESC, g.name) - 1,
-       g.name,
-       CASE WHEN length(g.name) > 80 THEN substr(g.name, 1, 79) || '…' ELSE g.name END,
-       g.attribution, g.hlo_module, g.framework_op, g.devices, g.kernels, g.count, g.total_us, g.self_us,
-       CASE WHEN tot.total > 0 THEN g.total_us / tot.total END,
-       CASE WHEN tot.total > 0 THEN g.self_us / tot.total END,
-       'ok'
-FROM g JOIN tot USING (trace_id) JOIN profsum_trace AS t USING (trace_id)
+  SELECT x.trace_id, t.label, lv.level,
+         CASE lv.level WHEN 'hlo_op' THEN CASE WHEN x.hlo_op IS NOT NULL THEN x.hlo_op ELSE x.name END
+                       WHEN 'hlo_category' THEN coalesce(x.hlo_category, '(none)')
+                       ELSE coalesce(x.hlo_module, '(none)') END AS name,
+         min(CASE lv.level
+               WHEN 'hlo_op' THEN CASE WHEN x.hlo_op IS NOT NULL THEN 'hlo_op' WHEN x.line_kind <> 'stream' THEN 'event_name'
+                                       ELSE 'unattributed' END
+               WHEN 'hlo_category' THEN CASE WHEN x.hlo_category IS NULL THEN 'unattributed' ELSE 'hlo_category' END
+               ELSE CASE WHEN x.hlo_module IS NULL THEN 'unattributed' ELSE 'hlo_module' END END) AS attribution,
+         CASE WHEN lv.level = 'hlo_op' AND count(DISTINCT x.hlo_module) = 1 AND count(x.hlo_module) = count(*)
+              THEN max(x.hlo_module) END AS hlo_module,
+         CASE WHEN lv.level = 'hlo_op' AND count(DISTINCT x.framework_op) = 1 AND count(x.framework_op) = count(*)
+              THEN max(x.framework_op) END AS framework_op,
+         count(DISTINCT x.device) AS devices,
+         count(DISTINCT CASE WHEN x.line_kind = 'stream' THEN x.name END) AS kernels,
+         sum(x.count) AS count, sum(x.time_us) AS total_us,
+         CASE WHEN count(x.self_us) = count(*) THEN sum(x.self_us) END AS self_us,
+         (SELECT sum(b.time_us) FROM profsum_agg_xla_op AS b WHERE b.trace_id = x.trace_id) AS total
+  FROM profsum_trace AS t JOIN profsum_agg_xla_op AS x USING (trace_id)
+  JOIN (SELECT 'hlo_op' AS level UNION ALL SELECT 'hlo_category' UNION ALL SELECT 'hlo_module') AS lv
+  GROUP BY x.trace_id, t.label, lv.level, 4
+)
+SELECT * FROM (
+  SELECT g.trace_id, g.label, g.level,
+         row_number() OVER (PARTITION BY g.trace_id, g.label, g.level ORDER BY g.total_us DESC, g.name) - 1,
+         g.name,
+         CASE WHEN length(g.name) > 80 THEN substr(g.name, 1, 79) || '…' ELSE g.name END,
+         g.attribution, g.hlo_module, g.framework_op, g.devices, g.kernels, g.count, g.total_us, g.self_us,
+         CASE WHEN g.total > 0 THEN g.total_us / g.total END,
+         CASE WHEN g.total > 0 THEN g.self_us / g.total END,
+         'ok'
+  FROM g)
 UNION ALL
 SELECT t.trace_id, t.label, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        CASE WHEN t.summary_json IS NOT NULL THEN 'v1_summary' ELSE 'reimport_needed' END

@@ -52,25 +52,26 @@ CREATE VIEW IF NOT EXISTS main.profsum_roofline(
   status
 ) AS
 WITH
-ops AS (
-  SELECT trace_id, 'op' AS level, coalesce(hlo_op, name) AS name, device, count, time_us, flops,
-         model_flops, bytes_accessed
-  FROM profsum_agg_xla_op
-  UNION ALL
-  SELECT trace_id, 'hlo_category', coalesce(hlo_category, '(none)'), device, count, time_us, flops,
-         model_flops, bytes_accessed
-  FROM profsum_agg_xla_op
-),
+-- both levels in one grouping over the trace's rows: a query for one
+-- label reaches it and reads that trace's rows only
 g AS (
-  SELECT trace_id, level, name, device, sum(count) AS count, sum(time_us) AS t, sum(flops) AS flops,
-         sum(model_flops) AS mf, sum(bytes_accessed) AS bytes
-  FROM ops GROUP BY trace_id, level, name, device
+  SELECT x.trace_id, t.label, lv.level,
+         CASE lv.level WHEN 'op' THEN coalesce(x.hlo_op, x.name) ELSE coalesce(x.hlo_category, '(none)') END AS name,
+         x.device, sum(x.count) AS count, sum(x.time_us) AS t, sum(x.flops) AS flops,
+         sum(x.model_flops) AS mf, sum(x.bytes_accessed) AS bytes
+  FROM profsum_trace AS t JOIN profsum_agg_xla_op AS x USING (trace_id)
+  JOIN (SELECT 'op' AS level UNION ALL SELECT 'hlo_category') AS lv
+  GROUP BY x.trace_id, t.label, lv.level, 4, x.device
 ),
 r AS (
-  SELECT g.*, coalesce(g.flops, g.mf) AS fl, d.peak_flops_per_s AS pf, d.peak_mem_bw_bytes_per_s AS pb
-  FROM g LEFT JOIN profsum_agg_xla_device AS d USING (trace_id, device)
+  SELECT g.*, coalesce(g.flops, g.mf) AS fl,
+         (SELECT d.peak_flops_per_s FROM profsum_agg_xla_device AS d
+          WHERE d.trace_id = g.trace_id AND d.device = g.device) AS pf,
+         (SELECT d.peak_mem_bw_bytes_per_s FROM profsum_agg_xla_device AS d
+          WHERE d.trace_id = g.trace_id AND d.device = g.device) AS pb
+  FROM g
 )
-SELECT r.trace_id, t.label, r.level, r.name, r.device, r.count, r.t, r.flops, r.mf, r.bytes,
+SELECT r.trace_id, r.label, r.level, r.name, r.device, r.count, r.t, r.flops, r.mf, r.bytes,
        CASE WHEN r.fl IS NOT NULL AND r.bytes > 0 THEN r.fl / r.bytes END,
        CASE WHEN r.t > 0 THEN r.fl * 1e6 / r.t END,
        CASE WHEN r.t > 0 THEN r.bytes * 1e6 / r.t END,
@@ -83,7 +84,7 @@ SELECT r.trace_id, t.label, r.level, r.name, r.device, r.count, r.t, r.flops, r.
        CASE WHEN r.fl IS NULL AND r.bytes IS NULL THEN 'no_flops_or_bytes'
             WHEN r.fl IS NULL THEN 'no_flops' WHEN r.bytes IS NULL THEN 'no_bytes'
             WHEN r.pf IS NULL OR r.pb IS NULL THEN 'no_device_limits' ELSE 'ok' END
-FROM r JOIN profsum_trace AS t USING (trace_id)
+FROM r
 UNION ALL
 SELECT t.trace_id, t.label, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL, NULL, NULL, NULL,

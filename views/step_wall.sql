@@ -35,4 +35,4 @@ SELECT w.trace_id, t.label, w.step, w.device,
        min(w.start_us), sum(w.wall_us), sum(w.compute_us), sum(w.collective_us),
        sum(w.transfer_us), sum(w.idle_us)
 FROM profsum_agg_step_wall AS w JOIN profsum_trace AS t USING (trace_id)
-GROUP BY w.trace_id, w.step, w.device;
+GROUP BY w.trace_id, t.label, w.step, w.device;
