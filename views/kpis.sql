@@ -6,7 +6,8 @@
 --   kernel_duration     median device-op duration: good > 1 ms, warning 0.1-1 ms, bad < 0.1 ms
 --   host_overhead       host share of the per-track breakdown: good < 10 %, warning 10-20 %, bad > 20 %
 --   compilation_time    Σ host events named *compile*: good < 2 s, warning 2-10 s, bad > 10 s
---   memory_bandwidth    not in trace JSON: band 'unavailable', value NULL (never 0)
+--   memory_bandwidth    profsum_kpis_xla's value where bytes and a bandwidth are known, else band
+--                       'unavailable', value NULL (never 0)
 --   A trace without device ops (no XLA Ops / Stream threads of a /device: process, e.g. a
 --   PyTorch/Kineto trace) has no XLA naming to measure host or compile time by: those
 --   KPIs and the device patterns are 'unavailable' with value NULL, never a 'good' 0.
@@ -103,7 +104,8 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
         GROUP BY f.trace_id, t.label)
   UNION ALL
   SELECT trace_id, label, 'kpi', 'memory_bandwidth', NULL, NULL, 'fraction', 'unavailable',
-         'memory bandwidth utilization is not recorded in trace JSON (use xprof memory tools)'
+         'memory bandwidth utilization needs the ops'' bytes_accessed and the device''s bandwidth (plane stats '
+         || 'or the device_peaks import option): this trace lacks one of them (docs/roofline.md)'
   FROM (SELECT f.trace_id, t.label
         FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
         GROUP BY f.trace_id, t.label) AS m
