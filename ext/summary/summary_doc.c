@@ -945,11 +945,11 @@ static int buildCandidates(DocBuild *b){
 ** trace_id, each a member of the entry or an SQL expression over h.value
 ** (profsumDocFillRows). */
 static const char *const azFillOp[] = {"name", "count", "total_duration", "exclusive_duration",
-  "shape_signature", "source_file", "tf_op_path", "coalesce(json_extract(h.value,'$.flop_proxy_per_invocation'), "
-  "json_extract(h.value,'$.work_proxy_per_invocation'))", "exclusive_duration", "total_duration"};
+  "shape_signature", "source_file", "tf_op_path", ("coalesce(json_extract(h.value,'$.flop_proxy_per_invocation'), "
+  "json_extract(h.value,'$.work_proxy_per_invocation'))"), "exclusive_duration", "total_duration"};
 static const char *const azFillComm[] = {"collective", "count", "total_duration", "total_duration"};
-static const char *const azFillGap[] = {"name", "coalesce(nullif(json_extract(h.value,'$.marker_op'),''), "
-  "json_extract(h.value,'$.name'))", "count", "total_gap_duration", "max_gap_duration"};
+static const char *const azFillGap[] = {"name", ("coalesce(nullif(json_extract(h.value,'$.marker_op'),''), "
+  "json_extract(h.value,'$.name'))"), "count", "total_gap_duration", "max_gap_duration"};
 static const char *const azFillRegion[] = {"path", "depth", "count", "inclusive_duration",
   "exclusive_duration", "inclusive_duration", "exclusive_duration"};
 static const char *const azFillContext[] = {"op_name", "region_path", "count", "total_gap_duration"};
