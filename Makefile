@@ -7,7 +7,7 @@
 #   make valgrind   the C driver tests under valgrind (leaks are errors)
 #   make fuzz       build the libFuzzer target and run it (FUZZ_SECONDS, default 600)
 #   make fuzz-xplane  the same for the XSpace (.xplane.pb) decoder
-#   make corpus     check every JSON trace of ../shared/corpus against expected_counts.json
+#   make corpus     check every trace of the corpus (PROFSUM_CORPUS) against its expected counts
 #   make bench      benchmark against gzip -dc (see bench/README.md)
 #   make bench-sha256  SHA-256 throughput, SHA extensions and portable code
 #   make bench-floor   against igzip -dc and gzip -dc; make bench-history: 10,000 runs

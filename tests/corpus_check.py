@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Corpus check: every JSON trace of ../shared/corpus must load, and per file
+"""Corpus check: every JSON trace of the corpus (PROFSUM_CORPUS, see docs/internals.md) must load, and per file
 the number of trace_events rows of each ph must equal expected_counts.json
 (entries without a ph, such as the trailing {}, are not rows but must be
 counted by profsum_diagnostics).  Every XPlane file of
@@ -56,10 +56,10 @@ def main(argv):
     exp_path = os.path.join(corpus, "expected_counts.json")
     if not os.path.exists(exp_path):
         # asked for explicitly (make corpus): a missing corpus is an error,
-        # not a pass (.ci/run runs it only when ../shared/corpus exists)
+        # not a pass (.ci/run runs it only when the corpus exists)
         sys.stderr.write("corpus_check: no expected_counts.json in %s: point PROFSUM_CORPUS at "
-                         "the corpus (make corpus PROFSUM_CORPUS=DIR, or its usual place "
-                         "../shared/corpus beside the checkout)\n" % corpus)
+                         "the corpus (make corpus PROFSUM_CORPUS=DIR; docs/internals.md says what it "
+                         "holds)\n" % corpus)
         print("0 passed, 1 failed")
         return 2
     expected = json.load(open(exp_path))
