@@ -182,8 +182,15 @@ build/sqlrun: tests/sqlrun.c $(OBJS_core)
 # The command line (docs/cli.md): ext/cli/*.c with the extension compiled in
 # (SQLITE_CORE; registered by sqlite3_auto_extension), linked against the
 # system libsqlite3.  Not part of profsum.so.
-profsum: $(CLISRCS) $(OBJS_core) $(wildcard ext/cli/*.h) $(HDRS) | deps-note
-	$(CC_core) $(FLAGS_core) -o $@ $(CLISRCS) $(OBJS_core) $(SQLITE_LIBS) $(LIBS_core) -lpthread
+# Its objects are compiled with the core flags into build/obj/cli/, each
+# with its header dependencies, so a change recompiles one object.
+CLIOBJS := $(patsubst ext/cli/%.c,build/obj/cli/%.o,$(CLISRCS))
+build/obj/cli/%.o: ext/cli/%.c build/gen/flags-core | build/gen/schema_sql.h
+	@mkdir -p $(@D)
+	$(CC_core) $(FLAGS_core) -MMD -MP -c -o $@ $<
+-include $(CLIOBJS:.o=.d)
+profsum: $(CLIOBJS) $(OBJS_core) | deps-note
+	$(CC_core) $(FLAGS_core) -o $@ $(CLIOBJS) $(OBJS_core) $(SQLITE_LIBS) $(LIBS_core) -lpthread
 
 # Unit tests of the JSON tree's arenas (tests/jsontree_test.c), with
 # AddressSanitizer and UBSan; run by tests/test_jsontree_arena.py.
