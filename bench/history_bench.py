@@ -54,9 +54,11 @@ def make_traces(tmp, k):
 
 
 def trace_tables(db):
-    """Tables (not views) with a trace_id column, profsum_trace excluded."""
+    """Tables (not views, not virtual tables) with a trace_id column,
+    profsum_trace excluded."""
     names = [r[0] for r in db.execute("SELECT name FROM sqlite_schema WHERE type='table' "
-                                      "AND name LIKE 'profsum_%' AND name <> 'profsum_trace'")]
+                                      "AND name LIKE 'profsum_%' AND name <> 'profsum_trace' "
+                                      "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'")]
     out = []
     for n in names:
         cols = [r[1] for r in db.execute("SELECT * FROM pragma_table_info(?)", (n,))]

@@ -769,7 +769,8 @@ static void historySummaryFunc(sqlite3_context *ctx, int argc, sqlite3_value **a
 /* Registration                                                        */
 /* ================================================================== */
 
-/* See history_int.h. */
+/* See history_int.h.  The run order of the series (series.c) comes with
+** the history: profsum_trend and profsum_op_growth read it. */
 int profsumRegisterHistory(sqlite3 *db, char **pzErr){
   /* The summary reads tables only: usable anywhere; not DETERMINISTIC (the
   ** tables change).  The others write tables or a file: DIRECTONLY, so
@@ -782,5 +783,7 @@ int profsumRegisterHistory(sqlite3 *db, char **pzErr){
     {"profsum_history_summary_json", 0, SQLITE_UTF8,                    historySummaryFunc},
     {"profsum_history_summary_json", 1, SQLITE_UTF8,                    historySummaryFunc},
   };
-  return profsumHistRegister(db, aFunc, (int)(sizeof(aFunc)/sizeof(aFunc[0])), pzErr);
+  int rc = profsumHistRegister(db, aFunc, (int)(sizeof(aFunc)/sizeof(aFunc[0])), pzErr);
+  if( rc==SQLITE_OK ) rc = profsumRegisterSeriesRuns(db, pzErr);
+  return rc;
 }

@@ -146,8 +146,19 @@ int profsumHistInsertRecord(sqlite3 *db, const char *zSchema, const JNode *pReco
 int profsumHistFileErr(int step, int e, const char *zDir, const char *zPath, char **pzErr);
 
 /* Register profsum_track, profsum_history_import, profsum_history_export
-** and profsum_history_summary_json (see profsumHistRegister). */
+** and profsum_history_summary_json (see profsumHistRegister), and the
+** module profsum_series_runs (profsumRegisterSeriesRuns). */
 int profsumRegisterHistory(sqlite3 *db, char **pzErr);
+
+/* ---------------------------------------------------------------------
+** The run order of the series (series.c).
+*/
+
+/* Register the module profsum_series_runs (read-only; the schema script
+** makes its table in each database, views/trend.sql).  Returns
+** SQLITE_OK, or the code with *pzErr (if pzErr is not 0 and unset)
+** "profsum: cannot register profsum_series_runs (...)". */
+int profsumRegisterSeriesRuns(sqlite3 *db, char **pzErr);
 
 /* ---------------------------------------------------------------------
 ** The comparison bundle (bundle.c).
