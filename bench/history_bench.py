@@ -111,9 +111,10 @@ def build(db, traces, runs, series, real):
 def add_records(db, n_real):
     """The history records (see the module's doc): n_real made by
     profsum_track, the rest copied from them.  Returns (real, copied)."""
-    pairs = db.execute("SELECT r.prev_trace_id, r.trace_id, t.label, r.series FROM profsum_series_runs AS r "
-                       "JOIN profsum_trace AS t ON t.trace_id = r.trace_id WHERE r.prev_trace_id IS NOT NULL "
-                       "ORDER BY r.trace_id").fetchall()
+    pairs = db.execute("SELECT prev, trace_id, label, series FROM (SELECT trace_id, label, series, "
+                       "lag(trace_id) OVER (PARTITION BY series ORDER BY imported_at, trace_id) AS prev "
+                       "FROM profsum_trace WHERE series IS NOT NULL) WHERE prev IS NOT NULL "
+                       "ORDER BY trace_id").fetchall()
     real = pairs[:n_real]
     for b, a, label, _ in real:
         db.execute("SELECT profsum_track(?, ?, ?)", (b, a, label)).fetchone()
