@@ -241,5 +241,36 @@ class HistoryScale(unittest.TestCase):
             db.close()
 
 
+OOM_SQL = os.path.join(ROOT, "build", "asan", "oom_sql")
+
+
+@unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds it)")
+class OutOfMemory(unittest.TestCase):
+    """Every 3rd allocation of the run order's queries (profsum_series_runs
+    by trace id, by series, all of it) and of profsum_track failed in turn
+    (tests/oom_sql.c, ASan): each run is an error or the reference result,
+    and nothing leaks."""
+
+    def test_run_order_fails_cleanly(self):
+        import subprocess
+        with TempDir() as td:
+            p = make_trace(td, 1)
+            imp = "SELECT profsum_import('%s', '%%s', '{\"series\": \"s\"}') > 0" % p
+            calls = [imp % "a", imp % "b", imp % "c",
+                     "SELECT group_concat(label || ':' || run_index || ':' || runs_back || ':' || "
+                     "coalesce(prev_label, '-'), ',') FROM profsum_trend",
+                     "SELECT group_concat(label || ':' || run_index, ',') FROM profsum_trend WHERE label = 'c'",
+                     "SELECT group_concat(label || ':' || run_index, ',') FROM profsum_trend WHERE series = 's'",
+                     "SELECT count(*) FROM profsum_op_growth WHERE label = 'c'",
+                     "SELECT length(profsum_track('a', 'c', 't')) > 0",
+                     "SELECT num_records > 0 FROM profsum_history_summary WHERE label = 't'"]
+            env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1",
+                       UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+            env.pop("LD_PRELOAD", None)
+            r = subprocess.run([OOM_SQL, "-s", "3"] + calls, env=env, capture_output=True, text=True, timeout=900)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("%d passed, 0 failed" % len(calls), r.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()

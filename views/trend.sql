@@ -1,10 +1,3 @@
--- profsum_series_runs: the run order of every series (ext/history/series.c),
--- one in each database that holds profsum's tables, reading that
--- database's profsum_trace through the index profsum_trace(series,
--- imported_at, trace_id) for the runs a query asks for.  profsum_trend and
--- profsum_op_growth take their run order from it.
-CREATE VIRTUAL TABLE IF NOT EXISTS main.profsum_series_runs USING profsum_series_runs;
-
 -- profsum_trend: the steady-state step time of every run of a series
 -- (profsum_import option "series") in import order, with the change from
 -- the previous run of the same series.  Runs are ordered by imported_at
@@ -64,3 +57,11 @@ JOIN profsum_trace AS t ON t.trace_id = r.trace_id
 LEFT JOIN profsum_sec_step_stats AS s ON s.trace_id = t.trace_id AND s.scope = 'steady'
 LEFT JOIN profsum_trace AS p ON p.trace_id = r.prev_trace_id
 LEFT JOIN profsum_sec_step_stats AS ps ON ps.trace_id = r.prev_trace_id AND ps.scope = 'steady';
+
+-- profsum_series_runs: the run order of every series (ext/history/series.c),
+-- one in each database that holds profsum's tables, reading that
+-- database's profsum_trace through the index profsum_trace(series,
+-- imported_at, trace_id) for the runs a query asks for.  profsum_trend and
+-- profsum_op_growth take their run order from it (a view may name a table
+-- made after it: names are resolved when the view is read).
+CREATE VIRTUAL TABLE IF NOT EXISTS main.profsum_series_runs USING profsum_series_runs;
