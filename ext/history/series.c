@@ -185,6 +185,17 @@ static int srPrepare(SrCursor *pCur, char *zSql, sqlite3_stmt **pp){
   return rc;
 }
 
+/* rc, the code of a failed statement of the cursor, with the table's
+** message "profsum_series_runs: <SQLite's text>" unless one is set already
+** (srPrepare's) or memory ran out. */
+static int srFail(SrCursor *pCur, int rc){
+  sqlite3_vtab *pTab = pCur->base.pVtab;
+  if( rc!=SQLITE_NOMEM && pTab->zErrMsg==0 ){
+    profsumVtabErr(pTab, "profsum_series_runs: %s", sqlite3_errmsg(((SrTab*)pTab)->db));
+  }
+  return rc;
+}
+
 /* The number of runs of series v (pCount bound to it), into *pN. */
 static int srCountSeries(SrCursor *pCur, sqlite3_value *v, sqlite3_int64 *pN){
   int rc;
@@ -302,7 +313,10 @@ static int srFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     }
     if( rc==SQLITE_OK ) rc = srStep(pCur);
   }
-  if( rc ) srReset(pCur);
+  if( rc ){
+    srFail(pCur, rc);
+    srReset(pCur);
+  }
   return rc;
 }
 
@@ -310,7 +324,10 @@ static int srFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 static int srNext(sqlite3_vtab_cursor *cur){
   SrCursor *pCur = (SrCursor*)cur;
   int rc = srStep(pCur);
-  if( rc ) pCur->eof = 1;
+  if( rc ){
+    srFail(pCur, rc);
+    pCur->eof = 1;
+  }
   return rc;
 }
 
