@@ -15,7 +15,7 @@ import shutil
 import sqlite3
 import unittest
 
-from util import ROOT, SO, TempDir, connect
+from util import ROOT, SO, TempDir, connect, progress_calls
 
 RUNS = 300
 
@@ -46,17 +46,8 @@ def plan(db, sql, *args):
 
 
 def steps(db, sql, *args):
-    calls = [0]
-
-    def tick():
-        calls[0] += 1
-        return 0
-    db.set_progress_handler(tick, 100)
-    try:
-        db.execute(sql, args).fetchall()
-    finally:
-        db.set_progress_handler(None, 0)
-    return calls[0]
+    """Virtual-machine steps (in hundreds) the query takes."""
+    return progress_calls(db, sql, args, 100)
 
 
 class HistoryScale(unittest.TestCase):
