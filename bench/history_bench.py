@@ -15,10 +15,21 @@ INSERT ... SELECT): the .db then holds what N imports of those traces would
 have written, in seconds instead of minutes.  --imports N makes every run a
 real import instead.
 
+The regression history is made the same way: profsum_track runs for real
+on the first --tracks pairs of consecutive runs of a series, and every
+other run with a previous run in its series gets a copy of one of those
+records (record label = the later run's label, its trace ids and series;
+the label inside record_json rewritten to match), so profsum_history and
+profsum_history_summary are timed at the same scale.
+
+--db PATH --reuse keeps a database an earlier run built (same --runs):
+its profsum objects are brought to this build (profsum_history_import of
+an empty file upgrades the schema) and only what it lacks is added.
+
 Usage:
   /usr/bin/python3 bench/history_bench.py [--runs 10000] [--series 4]
-      [--traces 8] [--db PATH] [--so ./profsum.so] [--repeat 5]
-      [--json OUT.json] [--imports]
+      [--traces 8] [--tracks 8] [--db PATH [--reuse]] [--so ./profsum.so]
+      [--repeat 5] [--json OUT.json] [--imports] [--plans]
 Must run with Debian's /usr/bin/python3 (its sqlite3 can load extensions).
 """
 import argparse
@@ -54,9 +65,11 @@ def make_traces(tmp, k):
 
 
 def trace_tables(db):
-    """Tables (not views) with a trace_id column, profsum_trace excluded."""
+    """Tables (not views, not virtual tables) with a trace_id column,
+    profsum_trace excluded."""
     names = [r[0] for r in db.execute("SELECT name FROM sqlite_schema WHERE type='table' "
-                                      "AND name LIKE 'profsum_%' AND name <> 'profsum_trace'")]
+                                      "AND name LIKE 'profsum_%' AND name <> 'profsum_trace' "
+                                      "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'")]
     out = []
     for n in names:
         cols = [r[1] for r in db.execute("SELECT * FROM pragma_table_info(?)", (n,))]
@@ -95,6 +108,30 @@ def build(db, traces, runs, series, real):
     return t_import, time.perf_counter() - t0
 
 
+def add_records(db, n_real):
+    """The history records (see the module's doc): n_real made by
+    profsum_track, the rest copied from them.  Returns (real, copied)."""
+    pairs = db.execute("SELECT prev, trace_id, label, series FROM (SELECT trace_id, label, series, "
+                       "lag(trace_id) OVER (PARTITION BY series ORDER BY imported_at, trace_id) AS prev "
+                       "FROM profsum_trace WHERE series IS NOT NULL) WHERE prev IS NOT NULL "
+                       "ORDER BY trace_id").fetchall()
+    real = pairs[:n_real]
+    for b, a, label, _ in real:
+        db.execute("SELECT profsum_track(?, ?, ?)", (b, a, label)).fetchone()
+    tmpl = db.execute("SELECT created_at, status, record_json FROM profsum_history_record "
+                      "ORDER BY record_id").fetchall()
+    db.execute("BEGIN")
+    for i, (b, a, label, series) in enumerate(pairs[n_real:]):
+        created, status, rj = tmpl[i % len(tmpl)]
+        rec = json.loads(rj)
+        rec["label"] = label
+        db.execute("INSERT INTO profsum_history_record(created_at, label, status, before_trace_id, after_trace_id, "
+                   "series, origin, record_json) VALUES(?, ?, ?, ?, ?, ?, 'track', ?)",
+                   (created, label, status, b, a, series, json.dumps(rec, sort_keys=True)))
+    db.execute("COMMIT")
+    return len(real), len(pairs) - len(real)
+
+
 def best(db, sql, args, repeat):
     b = None
     n = 0
@@ -115,7 +152,9 @@ def main():
     ap.add_argument("--runs", type=int, default=10000)
     ap.add_argument("--series", type=int, default=4)
     ap.add_argument("--traces", type=int, default=8)
+    ap.add_argument("--tracks", type=int, default=8, help="records made by profsum_track (the rest copied)")
     ap.add_argument("--db")
+    ap.add_argument("--reuse", action="store_true", help="keep the --db an earlier run built")
     ap.add_argument("--so", default=os.path.join(ROOT, "profsum.so"))
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json")
@@ -124,11 +163,29 @@ def main():
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="profsum-history-")
     path = a.db or os.path.join(tmp, "history.db")
-    if os.path.exists(path):
-        os.remove(path)
-    traces = make_traces(tmp, a.traces)
-    db = connect(path, a.so)
-    t_import, t_build = build(db, traces, a.runs, a.series, a.imports)
+    reuse = False
+    if a.reuse and a.db and os.path.exists(path):
+        db = connect(path, a.so)
+        reuse = db.execute("SELECT count(*) FROM profsum_trace").fetchone()[0] == a.runs
+        if reuse:
+            empty = os.path.join(tmp, "empty.jsonl")
+            open(empty, "w").close()
+            db.execute("SELECT profsum_history_import(?)", (empty,)).fetchone()
+            t_import = t_build = 0.0
+        else:
+            db.close()
+    if not reuse:
+        if os.path.exists(path):
+            os.remove(path)
+        traces = make_traces(tmp, a.traces)
+        db = connect(path, a.so)
+        t_import, t_build = build(db, traces, a.runs, a.series, a.imports)
+    t0 = time.perf_counter()
+    n_rec = db.execute("SELECT count(*) FROM profsum_history_record").fetchone()[0]
+    if n_rec == 0:
+        add_records(db, a.tracks)
+        n_rec = db.execute("SELECT count(*) FROM profsum_history_record").fetchone()[0]
+    t_records = time.perf_counter() - t0
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.execute("ANALYZE") if os.environ.get("HISTORY_ANALYZE") else None
     size = os.path.getsize(path)
@@ -151,6 +208,9 @@ def main():
          "SELECT * FROM profsum_op_growth WHERE series = ? AND runs_back <= 5", ("s1",)),
         ("profsum_op_growth, one op over a series",
          "SELECT * FROM profsum_op_growth WHERE series = ? AND name = ?", ("s1", op)),
+        ("profsum_history, one series", "SELECT * FROM profsum_history WHERE series = ?", ("s1",)),
+        ("profsum_history_summary, the whole history",
+         "SELECT * FROM profsum_history_summary WHERE scope = 'all'", ()),
         ("one op across all runs (profsum_agg_op by name)",
          "SELECT t.label, o.exclusive_duration FROM profsum_agg_op AS o JOIN profsum_trace AS t USING (trace_id) "
          "WHERE o.name = ?", (op,)),
@@ -164,8 +224,14 @@ def main():
             t, rows, p = None, 0, ["error: %s" % e]
         res.append({"query": name, "sql": sql, "args": list(args), "ms": None if t is None else t * 1e3,
                     "rows": rows, "plan": p})
-    print("runs %d (real imports %d, %.1f s; database built in %.1f s), series %d, .db %.1f MB, %.1f KB per run"
-          % (n, a.runs if a.imports else a.traces, t_import, t_build, a.series, size / 1e6, size / 1024 / n))
+    if reuse:
+        print("runs %d (the database of an earlier run, reused), series %d, history records %d, "
+              ".db %.1f MB, %.1f KB per run" % (n, a.series, n_rec, size / 1e6, size / 1024 / n))
+    else:
+        print("runs %d (real imports %d, %.1f s; database built in %.1f s), series %d, history records %d "
+              "(%.1f s), .db %.1f MB, %.1f KB per run"
+              % (n, a.runs if a.imports else a.traces, t_import, t_build, a.series, n_rec, t_records,
+                 size / 1e6, size / 1024 / n))
     print()
     print("| query | rows | ms (best of %d) | µs per row |" % a.repeat)
     print("|---|---|---|---|")
@@ -180,7 +246,7 @@ def main():
                 print("    " + line)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"runs": n, "series": a.series, "db_bytes": size, "bytes_per_run": size / n,
+            json.dump({"runs": n, "series": a.series, "records": n_rec, "db_bytes": size, "bytes_per_run": size / n,
                        "import_s": t_import, "build_s": t_build, "results": res}, f, indent=2)
             f.write("\n")
 

@@ -495,3 +495,13 @@ CREATE INDEX IF NOT EXISTS main.profsum_agg_xla_util_i ON profsum_agg_xla_util(t
 -- by name.
 CREATE INDEX IF NOT EXISTS main.profsum_trace_series ON profsum_trace(series, imported_at, trace_id);
 CREATE INDEX IF NOT EXISTS main.profsum_agg_op_name ON profsum_agg_op(name, trace_id);
+-- The regression history by label and by series (profsum_history,
+-- profsum_history_summary, profsum_compare_ops): the label as the views
+-- read it (record_json's, the column only for a record with NaN or
+-- Infinity; the same expression as in views/history.sql and
+-- history_summary.sql, or SQLite does not match it), and the series.
+CREATE INDEX IF NOT EXISTS main.profsum_history_record_jlabel ON profsum_history_record(
+  (CASE WHEN NOT json_valid(record_json) THEN label
+        WHEN json_type(record_json, '$.label') = 'text'
+        THEN json_extract(record_json, '$.label') END), record_id);
+CREATE INDEX IF NOT EXISTS main.profsum_history_record_series ON profsum_history_record(series, record_id);

@@ -26,7 +26,7 @@ def columns(db, table, schema="main"):
 
 def profsum_tables(db, schema="main"):
     return [r[0] for r in rows(db, "SELECT name FROM \"%s\".sqlite_schema WHERE type='table' "
-                                   "AND name LIKE 'profsum%%' AND name NOT IN ('profsum_event') ORDER BY name"
+                                   "AND name LIKE 'profsum%%' AND name NOT IN ('profsum_event', 'profsum_series_runs') ORDER BY name"
                                % schema)]
 
 

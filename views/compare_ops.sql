@@ -23,13 +23,14 @@ CREATE VIEW IF NOT EXISTS main.profsum_compare_ops(
   -- delta / before * 100, NULL when the op is new (REAL).
   delta_pct
 ) AS
+-- The ops are read for the pairs a query keeps: a filter on label reaches
+-- the records through the index profsum_history_record_label, and each
+-- pair's ops are the after trace's plus the before trace's that the after
+-- trace lacks (as profsum_op_growth), in name order per record.
 WITH pairs AS (
   SELECT r.record_id, r.label, r.before_trace_id AS b, r.after_trace_id AS a
   FROM profsum_history_record AS r
   WHERE r.before_trace_id IS NOT NULL AND r.after_trace_id IS NOT NULL
-), names AS (
-  SELECT p.record_id, o.name FROM pairs AS p JOIN profsum_agg_op AS o ON o.trace_id IN (p.b, p.a)
-  GROUP BY p.record_id, o.name
 )
 SELECT p.record_id, p.label, tb.label, ta.label, n.name,
        coalesce(ob.exclusive_duration, 0.0), coalesce(oa.exclusive_duration, 0.0),
@@ -37,8 +38,11 @@ SELECT p.record_id, p.label, tb.label, ta.label, n.name,
        CASE WHEN ob.exclusive_duration > 0
             THEN (coalesce(oa.exclusive_duration, 0.0) - ob.exclusive_duration) / ob.exclusive_duration * 100.0 END
 FROM pairs AS p
-JOIN names AS n ON n.record_id = p.record_id
 JOIN profsum_trace AS tb ON tb.trace_id = p.b
 JOIN profsum_trace AS ta ON ta.trace_id = p.a
+JOIN (SELECT trace_id AS tid, name FROM profsum_agg_op) AS n ON n.tid IN (p.b, p.a)
 LEFT JOIN profsum_agg_op AS ob ON ob.trace_id = p.b AND ob.name = n.name
-LEFT JOIN profsum_agg_op AS oa ON oa.trace_id = p.a AND oa.name = n.name;
+LEFT JOIN profsum_agg_op AS oa ON oa.trace_id = p.a AND oa.name = n.name
+-- an op of both traces once: from the after trace's rows
+WHERE n.tid = p.a OR oa.trace_id IS NULL
+ORDER BY p.record_id, n.name;

@@ -97,7 +97,9 @@ FROM (SELECT *, CASE WHEN json_valid(record_json) THEN record_json ELSE
          -- columns, but record_json is ASCII (\u escapes), while an older
          -- build could fill the columns with bytes that are not UTF-8
          -- (unreadable for Python's sqlite3 and others); the columns only
-         -- for a record with NaN or Infinity
+         -- for a record with NaN or Infinity.  The expression of the index
+         -- profsum_history_record_jlabel (sql/schema.sql): written the
+         -- same way, a filter on label reads that label's records only
          CASE WHEN NOT json_valid(record_json) THEN label
               WHEN json_type(record_json, '$.label') = 'text'
               THEN json_extract(record_json, '$.label') END AS lbl,

@@ -40,12 +40,18 @@ CREATE VIEW IF NOT EXISTS main.profsum_history_summary(
   -- How many times it occurs (INTEGER or NULL).
   top_warning_count
 ) AS
+-- A filter on label reaches the records of that label only: std and rec
+-- are read inline (NOT MATERIALIZED), the label is the expression of the
+-- index profsum_history_record_jlabel, and the status counts and top
+-- messages of a label row are correlated subqueries over its records (the
+-- 'all' row's are computed once, over every record).
 WITH
-std AS (
+std AS NOT MATERIALIZED (
   -- NaN / Infinity / -Infinity (Python's json.dumps writes them; SQLite's
   -- JSON functions reject them) read as null / ±9e999, as in profsum_history
   -- The label as record_json holds it (as in profsum_history: the column
-  -- only for a record with NaN or Infinity)
+  -- only for a record with NaN or Infinity; the expression of the index
+  -- profsum_history_record_jlabel, written the same way)
   SELECT record_id,
          CASE WHEN NOT json_valid(record_json) THEN label
               WHEN json_type(record_json, '$.label') = 'text'
@@ -57,7 +63,7 @@ std AS (
            ': NaN', ': null'), '[NaN', '[null'), ', NaN', ', null') END AS record_json
   FROM profsum_history_record
 ),
-rec AS (
+rec AS NOT MATERIALIZED (
   SELECT record_id, label, record_json,
          CASE WHEN json_type(record_json, '$.assessment') = 'object'
                AND json_type(record_json, '$.assessment.status') = 'text'
@@ -65,24 +71,19 @@ rec AS (
   FROM std
 ),
 counts AS (
-  SELECT 'all' AS scope, NULL AS label, count(*) AS n,
-         coalesce(sum(st = 'pass'), 0) AS n_pass, coalesce(sum(st = 'warn'), 0) AS n_warn,
-         coalesce(sum(st = 'fail'), 0) AS n_fail, min(record_id) AS first_id, max(record_id) AS last_id
-  FROM rec
+  -- the whole history's row reads every record only when it is asked for
+  -- (a filter on label rules it out before its subquery runs)
+  SELECT 'all' AS scope, NULL AS label, a.* FROM (
+    SELECT count(*) AS n,
+           coalesce(sum(st = 'pass'), 0) AS n_pass, coalesce(sum(st = 'warn'), 0) AS n_warn,
+           coalesce(sum(st = 'fail'), 0) AS n_fail, min(record_id) AS first_id, max(record_id) AS last_id
+    FROM rec) AS a
   UNION ALL
   SELECT 'label', label, count(*), coalesce(sum(st = 'pass'), 0), coalesce(sum(st = 'warn'), 0),
          coalesce(sum(st = 'fail'), 0), min(record_id), max(record_id)
   FROM rec GROUP BY label
 ),
-status_obj AS (
-  SELECT 'all' AS scope, NULL AS label, json_group_object(st, n) AS obj
-  FROM (SELECT st, count(*) AS n FROM rec WHERE st IS NOT NULL GROUP BY st)
-  UNION ALL
-  SELECT 'label', label, json_group_object(st, n)
-  FROM (SELECT label, st, count(*) AS n FROM rec WHERE st IS NOT NULL GROUP BY label, st)
-  GROUP BY label
-),
-msgs AS (
+msgs AS NOT MATERIALIZED (
   SELECT r.label, k.kind, j.value AS message, r.record_id * 1000000 + j.key AS pos
   FROM rec AS r
   JOIN (SELECT 'failures' AS kind UNION ALL SELECT 'warnings') AS k
@@ -91,24 +92,34 @@ msgs AS (
     AND json_type(r.record_json, '$.assessment.' || k.kind) = 'array'
     AND j.type = 'text'
 ),
-msg_counts AS (
-  SELECT 'all' AS scope, NULL AS label, kind, message, count(*) AS n, min(pos) AS first
-  FROM msgs GROUP BY kind, message
-  UNION ALL
-  SELECT 'label', label, kind, message, count(*), min(pos)
-  FROM msgs GROUP BY label, kind, message
-),
-top AS (
-  SELECT scope, label, kind, message, n,
-         row_number() OVER (PARTITION BY scope, label, kind ORDER BY n DESC, first) AS rk
-  FROM msg_counts
+-- the whole history's messages, counted once
+msg_all AS (
+  SELECT kind, message, count(*) AS n, min(pos) AS first FROM msgs GROUP BY kind, message
 )
-SELECT c.scope, c.label, c.n, c.n_pass, c.n_warn, c.n_fail, coalesce(s.obj, '{}'),
+SELECT c.scope, c.label, c.n, c.n_pass, c.n_warn, c.n_fail,
+       coalesce(CASE WHEN c.scope = 'all'
+         THEN (SELECT json_group_object(st, n)
+               FROM (SELECT st, count(*) AS n FROM rec WHERE st IS NOT NULL GROUP BY st))
+         ELSE (SELECT json_group_object(st, n)
+               FROM (SELECT x.st, count(*) AS n FROM rec AS x
+                     WHERE x.label IS c.label AND x.st IS NOT NULL GROUP BY x.st)) END, '{}'),
        c.first_id, c.last_id,
        json_extract(l.record_json, '$.recorded_at_utc'), l.st,
-       tf.message, tf.n, tw.message, tw.n
+       CASE WHEN c.scope = 'all'
+         THEN (SELECT message FROM msg_all WHERE kind = 'failures' ORDER BY n DESC, first LIMIT 1)
+         ELSE (SELECT m.message FROM msgs AS m WHERE m.label IS c.label AND m.kind = 'failures'
+               GROUP BY m.message ORDER BY count(*) DESC, min(m.pos) LIMIT 1) END,
+       CASE WHEN c.scope = 'all'
+         THEN (SELECT n FROM msg_all WHERE kind = 'failures' ORDER BY n DESC, first LIMIT 1)
+         ELSE (SELECT count(*) FROM msgs AS m WHERE m.label IS c.label AND m.kind = 'failures'
+               GROUP BY m.message ORDER BY count(*) DESC, min(m.pos) LIMIT 1) END,
+       CASE WHEN c.scope = 'all'
+         THEN (SELECT message FROM msg_all WHERE kind = 'warnings' ORDER BY n DESC, first LIMIT 1)
+         ELSE (SELECT m.message FROM msgs AS m WHERE m.label IS c.label AND m.kind = 'warnings'
+               GROUP BY m.message ORDER BY count(*) DESC, min(m.pos) LIMIT 1) END,
+       CASE WHEN c.scope = 'all'
+         THEN (SELECT n FROM msg_all WHERE kind = 'warnings' ORDER BY n DESC, first LIMIT 1)
+         ELSE (SELECT count(*) FROM msgs AS m WHERE m.label IS c.label AND m.kind = 'warnings'
+               GROUP BY m.message ORDER BY count(*) DESC, min(m.pos) LIMIT 1) END
 FROM counts AS c
-LEFT JOIN status_obj AS s ON s.scope = c.scope AND s.label IS c.label
-LEFT JOIN rec AS l ON l.record_id = c.last_id
-LEFT JOIN top AS tf ON tf.scope = c.scope AND tf.label IS c.label AND tf.kind = 'failures' AND tf.rk = 1
-LEFT JOIN top AS tw ON tw.scope = c.scope AND tw.label IS c.label AND tw.kind = 'warnings' AND tw.rk = 1;
+LEFT JOIN rec AS l ON l.record_id = c.last_id;

@@ -8,7 +8,7 @@
 -- the last N runs of a series are the rows with runs_back < N, and an op's
 -- growth over them is sum(delta) (= its time in the newest run − its time
 -- in the oldest of the N); growth_rank ranks the ops within one pair.
--- Requires: profsum_trace, profsum_agg_op.
+-- Requires: profsum_trace, profsum_agg_op, profsum_series_runs.
 CREATE VIEW IF NOT EXISTS main.profsum_op_growth(
   -- Trace id of the later run of the pair (INTEGER).
   trace_id,
@@ -37,25 +37,20 @@ CREATE VIEW IF NOT EXISTS main.profsum_op_growth(
   -- Rank within the pair by delta descending, then name; 1 = grew most (INTEGER).
   growth_rank
 ) AS
--- The pairs come from a window over profsum_trace's (series, imported_at,
--- trace_id) index alone; the ops are read for the pairs a query keeps: a
--- filter on series, label, trace_id or runs_back reaches the pairs before
--- their ops are joined (the ranking window is partitioned by the pair's
--- columns, which one trace_id decides), so the cost follows the rows
--- returned.
+-- The pairs come from profsum_series_runs (the index profsum_trace(series,
+-- imported_at, trace_id), read for the pairs a query asks for); the ops
+-- are read for the pairs a query keeps: a filter on series, label,
+-- trace_id or runs_back reaches the pairs before their ops are joined (the
+-- ranking window is partitioned by the pair's columns, which one trace_id
+-- decides), so the cost follows the rows returned.  A filter on the op's
+-- name does not reach the pairs: growth_rank ranks an op among every op of
+-- its pair, so each pair kept costs all of its ops.
 WITH
 pairs AS (
-  SELECT t.trace_id, t.label, r.series, t.imported_at, c.n_runs - r.run_index + 1 AS runs_back,
+  SELECT t.trace_id, t.label, r.series, t.imported_at, r.runs_back,
          r.prev_trace_id, p.label AS prev_label
-  FROM profsum_trace AS t
-  JOIN (SELECT trace_id, series,
-               row_number() OVER w AS run_index,
-               lag(trace_id) OVER w AS prev_trace_id
-        FROM profsum_trace
-        WHERE series IS NOT NULL
-        WINDOW w AS (PARTITION BY series ORDER BY imported_at, trace_id)) AS r ON r.trace_id = t.trace_id
-  JOIN (SELECT series, count(*) AS n_runs FROM profsum_trace WHERE series IS NOT NULL GROUP BY series) AS c
-    ON c.series = r.series
+  FROM profsum_series_runs AS r
+  JOIN profsum_trace AS t ON t.trace_id = r.trace_id
   JOIN profsum_trace AS p ON p.trace_id = r.prev_trace_id
 ),
 d AS (

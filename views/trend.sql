@@ -4,7 +4,7 @@
 -- (then trace_id); traces without a series are not listed.  The change in
 -- percent is ((this − previous) / previous) × 100, NULL when the previous
 -- value is NULL or not positive (the §3 pct rule).
--- Requires: profsum_trace, profsum_sec_step_stats.
+-- Requires: profsum_trace, profsum_sec_step_stats, profsum_series_runs.
 CREATE VIEW IF NOT EXISTS main.profsum_trend(
   -- Trace id of this run (INTEGER).
   trace_id,
@@ -41,25 +41,27 @@ CREATE VIEW IF NOT EXISTS main.profsum_trend(
   -- Change of the p90 in percent (REAL or NULL).
   p90_change_pct
 ) AS
--- The run order comes from a window over profsum_trace's (series,
--- imported_at, trace_id) index alone; the step statistics are read for the
--- rows returned and their previous runs only.  A query for one series
--- (WHERE series = ?) orders that series only.
-SELECT t.trace_id, t.label, r.series, t.imported_at, r.run_index, c.n_runs - r.run_index + 1,
+-- The run order comes from profsum_series_runs (the index profsum_trace(
+-- series, imported_at, trace_id), read for the rows a query asks for: one
+-- label or trace_id counts that run's place in its series, one series reads
+-- that series in order); the step statistics are read for the rows
+-- returned and their previous runs only.
+SELECT t.trace_id, t.label, r.series, t.imported_at, r.run_index, r.runs_back,
        s.count, s.median, s.p90,
        r.prev_trace_id, p.label, ps.median, s.median - ps.median,
        CASE WHEN ps.median > 0 THEN ((s.median - ps.median) / ps.median) * 100.0 END,
        ps.p90, s.p90 - ps.p90,
        CASE WHEN ps.p90 > 0 THEN ((s.p90 - ps.p90) / ps.p90) * 100.0 END
-FROM (SELECT trace_id, series,
-             row_number() OVER w AS run_index,
-             lag(trace_id) OVER w AS prev_trace_id
-      FROM profsum_trace
-      WHERE series IS NOT NULL
-      WINDOW w AS (PARTITION BY series ORDER BY imported_at, trace_id)) AS r
-JOIN (SELECT series, count(*) AS n_runs FROM profsum_trace WHERE series IS NOT NULL GROUP BY series) AS c
-  ON c.series = r.series
+FROM profsum_series_runs AS r
 JOIN profsum_trace AS t ON t.trace_id = r.trace_id
 LEFT JOIN profsum_sec_step_stats AS s ON s.trace_id = t.trace_id AND s.scope = 'steady'
 LEFT JOIN profsum_trace AS p ON p.trace_id = r.prev_trace_id
 LEFT JOIN profsum_sec_step_stats AS ps ON ps.trace_id = r.prev_trace_id AND ps.scope = 'steady';
+
+-- profsum_series_runs: the run order of every series (ext/history/series.c),
+-- one in each database that holds profsum's tables, reading that
+-- database's profsum_trace through the index profsum_trace(series,
+-- imported_at, trace_id) for the runs a query asks for.  profsum_trend and
+-- profsum_op_growth take their run order from it (a view may name a table
+-- made after it: names are resolved when the view is read).
+CREATE VIRTUAL TABLE IF NOT EXISTS main.profsum_series_runs USING profsum_series_runs;

@@ -49,11 +49,9 @@ static const char *azBundleKey[BUNDLE_N] = {
 
 /* State of one bundle call. */
 typedef struct BundleJob {
-  sqlite3_value *vB, *vA;   /* the trace arguments */
+  ProfsumHistPairArgs pair; /* the traces, options.thresholds, options.top_k */
   const char *zDir;         /* the directory as given */
   char *zLabel;             /* options.label or 0 */
-  ProfsumThresholds thr;    /* options.thresholds */
-  int topK;                 /* options.top_k */
   int history;              /* options.history: append the record */
   int strict;               /* options.strict_provenance */
   char *azText[BUNDLE_N];   /* file contents (sqlite3_malloc'd) */
@@ -120,7 +118,8 @@ static int bundlePrepare(sqlite3 *db, BundleJob *j, JNode **ppRecord,
   const JNode *cmp, *pc, *as;
   int rc, i;
   bundleReset(j);
-  rc = profsumHistComputeRecord(db, j->vB, j->vA, j->zLabel, &j->thr, j->topK, pB, pA, &rec, &dB, &dA, pzErr);
+  rc = profsumHistComputeRecord(db, j->pair.vB, j->pair.vA, j->zLabel, &j->pair.thr, j->pair.topK,
+                                pB, pA, &rec, &dB, &dA, pzErr);
   if( rc ) return rc;
   as = jGet(rec, "assessment");
   cmp = jGet(as, "comparison");
@@ -143,8 +142,8 @@ static int bundlePrepare(sqlite3 *db, BundleJob *j, JNode **ppRecord,
   j->azText[2] = withNewline(jDump(cmp));
   j->azText[3] = withNewline(jDump(rec));
   for(i=0; i<4; i++) if( j->azText[i]==0 ){ rc = SQLITE_NOMEM; goto done; }
-  rc = reportText(db, *pB, j->topK, &j->azText[4], pzErr);
-  if( rc==SQLITE_OK ) rc = reportText(db, *pA, j->topK, &j->azText[5], pzErr);
+  rc = reportText(db, *pB, j->pair.topK, &j->azText[4], pzErr);
+  if( rc==SQLITE_OK ) rc = reportText(db, *pA, j->pair.topK, &j->azText[5], pzErr);
   if( rc ) goto done;
   rc = profsumMkdirs(j->zDir, &j->made, pzErr);
   for(i=0; rc==SQLITE_OK && i<BUNDLE_N; i++){
@@ -264,7 +263,7 @@ static int bundleOptions(const char *zJson, int nJson, BundleJob *j, char **pzEr
       if( v->type!=JT_INT || v->i<0 ){
         *pzErr = sqlite3_mprintf("options_json: top_k must be a non-negative integer");
         rc = SQLITE_ERROR;
-      }else j->topK = v->i>1000000 ? 1000000 : (int)v->i;
+      }else j->pair.topK = v->i>1000000 ? 1000000 : (int)v->i;
     }else if( strcmp(k, "label")==0 ){
       if( v->type!=JT_STRING && v->type!=JT_NULL ){
         *pzErr = sqlite3_mprintf("options_json: label must be a string or null");
@@ -275,7 +274,7 @@ static int bundleOptions(const char *zJson, int nJson, BundleJob *j, char **pzEr
         if( j->zLabel==0 ) rc = SQLITE_NOMEM;
       }
     }else if( strcmp(k, "thresholds")==0 ){
-      rc = profsumThresholdsApply(v, "options_json: thresholds", 0, &j->thr, pzErr);
+      rc = profsumThresholdsApply(v, "options_json: thresholds", 0, &j->pair.thr, pzErr);
     }else if( strcmp(k, "history")==0 || strcmp(k, "strict_provenance")==0 ){
       if( v->type!=JT_TRUE && v->type!=JT_FALSE ){
         *pzErr = sqlite3_mprintf("options_json: %s must be true or false", k);
@@ -308,10 +307,7 @@ static void bundleFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   char *zErr = 0;
   int rc;
   memset(&j, 0, sizeof(j));
-  j.vB = argv[0];
-  j.vA = argv[1];
-  j.topK = PROFSUM_COMPARE_TOP_K;
-  profsumThresholdsInit(&j.thr);
+  profsumHistPairArgsInit(&j.pair, argv);
   j.zDir = profsumHistPathArg(ctx, FN, "dir", argv[2]);
   if( j.zDir==0 ) return;
   if( argc>3 && sqlite3_value_type(argv[3])!=SQLITE_NULL ){
@@ -322,12 +318,7 @@ static void bundleFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     rc = bundleOptions((const char*)sqlite3_value_text(argv[3]), sqlite3_value_bytes(argv[3]), &j, &zErr);
     if( rc ){ profsumHistReportErr(ctx, FN, rc, zErr); sqlite3_free(zErr); sqlite3_free(j.zLabel); return; }
   }
-  rc = profsumHistResolvePair(db, HIST_SCHEMA, j.vB, j.vA, &idB, &idA, &zErr);
-  if( rc==SQLITE_BUSY && j.history ){
-    /* busy while checking: the body checks again under the write lock */
-    sqlite3_free(zErr); zErr = 0;
-    rc = SQLITE_OK;
-  }
+  rc = profsumHistPairCheck(db, &j.pair, j.history, &zErr);
   if( rc==SQLITE_OK ){
     if( j.history ){
       rc = profsumWriteRun(db, HIST_SCHEMA, bundleBody, &j, &zErr);

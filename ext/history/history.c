@@ -139,10 +139,8 @@ int profsumHistInsertRecord(sqlite3 *db, const char *zSchema, const JNode *pReco
 
 /* State of one track call (the body may run several times). */
 typedef struct TrackJob {
-  sqlite3_value *vB, *vA;   /* the trace arguments */
+  ProfsumHistPairArgs pair; /* the traces, thresholds and top_k */
   const char *zLabel;       /* record label or 0 (null) */
-  ProfsumThresholds thr;    /* thresholds */
-  int topK;                 /* comparison top_k */
   char *zPretty;            /* out: the record, indent 2 (sqlite3_malloc'd) */
 } TrackJob;
 
@@ -156,7 +154,8 @@ static int trackBody(sqlite3 *db, void *pArg, char **pzErr){
   int rc;
   sqlite3_free(j->zPretty);
   j->zPretty = 0;
-  rc = profsumHistComputeRecord(db, j->vB, j->vA, j->zLabel, &j->thr, j->topK, &idB, &idA, &rec, 0, 0, pzErr);
+  rc = profsumHistComputeRecord(db, j->pair.vB, j->pair.vA, j->zLabel, &j->pair.thr, j->pair.topK,
+                                &idB, &idA, &rec, 0, 0, pzErr);
   if( rc ) return rc;
   rc = profsumCreateSchema(db, HIST_SCHEMA, pzErr);
   if( rc==SQLITE_OK ) rc = profsumHistWriteStillOpen(db, pzErr);
@@ -167,6 +166,27 @@ static int trackBody(sqlite3 *db, void *pArg, char **pzErr){
   }
   if( rc==SQLITE_OK ) profsumHistWarnSources(db, HIST_SCHEMA, idB, idA, "profsum_track");
   jFree(rec);
+  return rc;
+}
+
+/* See history_int.h. */
+void profsumHistPairArgsInit(ProfsumHistPairArgs *p, sqlite3_value **argv){
+  memset(p, 0, sizeof(*p));
+  p->vB = argv[0];
+  p->vA = argv[1];
+  p->topK = PROFSUM_COMPARE_TOP_K;
+  profsumThresholdsInit(&p->thr);
+}
+
+/* See history_int.h. */
+int profsumHistPairCheck(sqlite3 *db, const ProfsumHistPairArgs *p, int bBusyOk, char **pzErr){
+  sqlite3_int64 idB, idA;
+  int rc = profsumHistResolvePair(db, HIST_SCHEMA, p->vB, p->vA, &idB, &idA, pzErr);
+  if( rc==SQLITE_BUSY && bBusyOk ){
+    sqlite3_free(*pzErr);
+    *pzErr = 0;
+    rc = SQLITE_OK;
+  }
   return rc;
 }
 
@@ -225,13 +245,10 @@ static void trackFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   static const char *FN = "profsum_track";
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   TrackJob j;
-  sqlite3_int64 idB, idA;
   char *zErr = 0;
   int rc;
   memset(&j, 0, sizeof(j));
-  j.vB = argv[0];
-  j.vA = argv[1];
-  j.topK = PROFSUM_COMPARE_TOP_K;
+  profsumHistPairArgsInit(&j.pair, argv);
   if( sqlite3_value_type(argv[2])==SQLITE_TEXT ){
     j.zLabel = (const char*)sqlite3_value_text(argv[2]);
     if( j.zLabel==0 ){ sqlite3_result_error_nomem(ctx); return; }
@@ -245,15 +262,8 @@ static void trackFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     profsumCtxErr(ctx, "%s: label must be text or NULL", FN);
     return;
   }
-  if( thresholdsArg(ctx, FN, argc>3 ? argv[3] : 0, &j.thr, &j.topK) ) return;
-  /* Check the arguments before touching the database (no WAL switch, no
-  ** lock for a call that fails anyway); the body resolves them again. */
-  rc = profsumHistResolvePair(db, HIST_SCHEMA, j.vB, j.vA, &idB, &idA, &zErr);
-  if( rc==SQLITE_BUSY ){
-    /* busy while checking: the body checks again under the write lock */
-    sqlite3_free(zErr); zErr = 0;
-    rc = SQLITE_OK;
-  }
+  if( thresholdsArg(ctx, FN, argc>3 ? argv[3] : 0, &j.pair.thr, &j.pair.topK) ) return;
+  rc = profsumHistPairCheck(db, &j.pair, 1, &zErr);
   if( rc==SQLITE_OK ) rc = profsumWriteRun(db, HIST_SCHEMA, trackBody, &j, &zErr);
   if( rc ){
     profsumHistReportErr(ctx, FN, rc, zErr);
@@ -769,7 +779,8 @@ static void historySummaryFunc(sqlite3_context *ctx, int argc, sqlite3_value **a
 /* Registration                                                        */
 /* ================================================================== */
 
-/* See history_int.h. */
+/* See history_int.h.  The run order of the series (series.c) comes with
+** the history: profsum_trend and profsum_op_growth read it. */
 int profsumRegisterHistory(sqlite3 *db, char **pzErr){
   /* The summary reads tables only: usable anywhere; not DETERMINISTIC (the
   ** tables change).  The others write tables or a file: DIRECTONLY, so
@@ -782,5 +793,7 @@ int profsumRegisterHistory(sqlite3 *db, char **pzErr){
     {"profsum_history_summary_json", 0, SQLITE_UTF8,                    historySummaryFunc},
     {"profsum_history_summary_json", 1, SQLITE_UTF8,                    historySummaryFunc},
   };
-  return profsumHistRegister(db, aFunc, (int)(sizeof(aFunc)/sizeof(aFunc[0])), pzErr);
+  int rc = profsumHistRegister(db, aFunc, (int)(sizeof(aFunc)/sizeof(aFunc[0])), pzErr);
+  if( rc==SQLITE_OK ) rc = profsumRegisterSeriesRuns(db, pzErr);
+  return rc;
 }

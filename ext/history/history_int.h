@@ -69,6 +69,28 @@ int profsumHistStmtFail(sqlite3 *db, int rc, char **pzErr);
 int profsumHistResolvePair(sqlite3 *db, const char *zSchema, sqlite3_value *vB, sqlite3_value *vA,
                            sqlite3_int64 *pB, sqlite3_int64 *pA, char **pzErr);
 
+/* The comparison a record is made of (profsum_track, profsum_bundle): the
+** two trace arguments, the thresholds and the comparison's top_k. */
+typedef struct ProfsumHistPairArgs {
+  sqlite3_value *vB, *vA;   /* before / after: a label or a trace id each */
+  ProfsumThresholds thr;    /* the thresholds */
+  int topK;                 /* the comparison's top_k */
+} ProfsumHistPairArgs;
+
+/* Set *p to the traces argv[0] (before) and argv[1] (after), the default
+** thresholds and top_k PROFSUM_COMPARE_TOP_K (history.c). */
+void profsumHistPairArgsInit(ProfsumHistPairArgs *p, sqlite3_value **argv);
+
+/*
+** Check the traces of *p in HIST_SCHEMA before a write touches the
+** database (profsumHistResolvePair; no WAL switch, no lock for a call that
+** fails anyway).  A lookup the database was too busy for counts as
+** passed when bBusyOk (the write body resolves the pair again under the
+** write lock).  Returns SQLITE_OK or the lookup's code with *pzErr
+** (history.c).
+*/
+int profsumHistPairCheck(sqlite3 *db, const ProfsumHistPairArgs *p, int bBusyOk, char **pzErr);
+
 /*
 ** The §4.2 record of a pair (in HIST_SCHEMA): resolve the arguments, build
 ** both documents with their stored knobs, assess them (thresholds *pT,
@@ -146,8 +168,19 @@ int profsumHistInsertRecord(sqlite3 *db, const char *zSchema, const JNode *pReco
 int profsumHistFileErr(int step, int e, const char *zDir, const char *zPath, char **pzErr);
 
 /* Register profsum_track, profsum_history_import, profsum_history_export
-** and profsum_history_summary_json (see profsumHistRegister). */
+** and profsum_history_summary_json (see profsumHistRegister), and the
+** module profsum_series_runs (profsumRegisterSeriesRuns). */
 int profsumRegisterHistory(sqlite3 *db, char **pzErr);
+
+/* ---------------------------------------------------------------------
+** The run order of the series (series.c).
+*/
+
+/* Register the module profsum_series_runs (read-only; the schema script
+** makes its table in each database, views/trend.sql).  Returns
+** SQLITE_OK, or the code with *pzErr (if pzErr is not 0 and unset)
+** "profsum: cannot register profsum_series_runs (...)". */
+int profsumRegisterSeriesRuns(sqlite3 *db, char **pzErr);
 
 /* ---------------------------------------------------------------------
 ** The comparison bundle (bundle.c).
