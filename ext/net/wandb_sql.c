@@ -59,6 +59,48 @@ static void wbCtxResult(sqlite3_context *ctx, JNode *pRes){
   else sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }
 
+/* The text of argument i of argv[0..argc), 0 when it is absent or NULL. */
+static const char *wbArg(int argc, sqlite3_value **argv, int i){
+  return i<argc ? (const char*)sqlite3_value_text(argv[i]) : 0;
+}
+
+/* The result of SQL function zFunc after its network call on p: the tree
+** pRes as JSON text (freed), or p's error when pRes is 0. */
+static void wbCtxFinish(sqlite3_context *ctx, Wb *p, JNode *pRes, const char *zFunc){
+  if( pRes ) wbCtxResult(ctx, pRes);
+  else wbCtxError(ctx, p, zFunc);
+}
+
+/* Check the dest_dir argument zDest (0: the default) of zFunc: 0, or 1
+** after setting ctx's error (an empty one). */
+static int wbDestArg(sqlite3_context *ctx, const char *zFunc, const char *zDest){
+  if( zDest==0 || zDest[0]!=0 ) return 0;
+  profsumCtxErr(ctx, "%s: dest_dir must not be empty", zFunc);
+  return 1;
+}
+
+/* Parse the options_json argument zOpt (0: none) of zFunc into *ppOpt (0
+** for none): 0, or 1 after setting ctx's error (not a JSON object, out of
+** memory). */
+static int wbOptionsArg(sqlite3_context *ctx, const char *zFunc, const char *zOpt,
+                        JNode **ppOpt){
+  char *zErr = 0;
+  JNode *pOpt;
+  *ppOpt = 0;
+  if( zOpt==0 ) return 0;
+  pOpt = jParse(zOpt, -1, &zErr);
+  if( pOpt && pOpt->type==JT_OBJECT ){
+    *ppOpt = pOpt;
+    return 0;
+  }
+  if( pOpt==0 && zErr==0 ) sqlite3_result_error_nomem(ctx);
+  else profsumCtxErr(ctx, "%s: options_json must be a JSON object%s%s", zFunc,
+                     zErr ? ": " : "", zErr ? zErr : "");
+  sqlite3_free(zErr);
+  jFree(pOpt);
+  return 1;
+}
+
 /*
 ** wandb_fetch(ref [, dest_dir]) → JSON text describing the fetched
 ** artifact (see docs/wandb.md).  NULL dest_dir: the default cache
@@ -68,18 +110,15 @@ static void wbFetchFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   Wb w;
   WbArt a;
   JNode *pRes = 0;
-  const char *zRef = (const char*)sqlite3_value_text(argv[0]);
-  const char *zDest = argc>1 ? (const char*)sqlite3_value_text(argv[1]) : 0;
+  const char *zRef = wbArg(argc, argv, 0);
+  const char *zDest = wbArg(argc, argv, 1);
   memset(&a, 0, sizeof(a));
   if( zRef==0 ){
     sqlite3_result_error(ctx, "wandb_fetch: ref must be an artifact reference "
                               "(entity/project/name[:alias|:vN])", -1);
     return;
   }
-  if( zDest && zDest[0]==0 ){
-    sqlite3_result_error(ctx, "wandb_fetch: dest_dir must not be empty", -1);
-    return;
-  }
+  if( wbDestArg(ctx, "wandb_fetch", zDest) ) return;
   memset(&w, 0, sizeof(w));
   {
     /* The reference's form first: its error says more than a missing key. */
@@ -93,8 +132,7 @@ static void wbFetchFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     }
   }
   if( wbBegin(&w)==SQLITE_OK ) pRes = wbFetchRef(&w, zRef, zDest, &a);
-  if( pRes ) wbCtxResult(ctx, pRes);
-  else wbCtxError(ctx, &w, "wandb_fetch");
+  wbCtxFinish(ctx, &w, pRes, "wandb_fetch");
   wbArtClear(&a);
   wbEnd(&w);
 }
@@ -109,9 +147,9 @@ static void wbFetchRunFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   Wb w;
   WbArt a;
   JNode *pRes = 0, *pOpt = 0;
-  const char *zTarget = (const char*)sqlite3_value_text(argv[0]);
-  const char *zDest = argc>1 ? (const char*)sqlite3_value_text(argv[1]) : 0;
-  const char *zOpt = argc>2 ? (const char*)sqlite3_value_text(argv[2]) : 0;
+  const char *zTarget = wbArg(argc, argv, 0);
+  const char *zDest = wbArg(argc, argv, 1);
+  const char *zOpt = wbArg(argc, argv, 2);
   const char *zE = getenv("WANDB_ENTITY"), *zP = getenv("WANDB_PROJECT");
   const char *zAlias = "latest";
   int i;
@@ -122,20 +160,9 @@ static void wbFetchRunFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
                               "entity/project/run_id or a run url", -1);
     return;
   }
-  if( zDest && zDest[0]==0 ){
-    sqlite3_result_error(ctx, "wandb_fetch_run: dest_dir must not be empty", -1);
-    return;
-  }
-  if( zOpt ){
-    char *zErr = 0;
-    pOpt = jParse(zOpt, -1, &zErr);
-    if( pOpt==0 || pOpt->type!=JT_OBJECT ){
-      profsumCtxErr(ctx, "wandb_fetch_run: options_json must be a JSON object%s%s",
-                    zErr ? ": " : "", zErr ? zErr : "");
-      sqlite3_free(zErr);
-      jFree(pOpt);
-      return;
-    }
+  if( wbDestArg(ctx, "wandb_fetch_run", zDest) ) return;
+  if( wbOptionsArg(ctx, "wandb_fetch_run", zOpt, &pOpt) ) return;
+  if( pOpt ){
     for(i=0; i<pOpt->nChild; i++){
       JNode *v = pOpt->a[i];
       const char *k = v->zKey;
@@ -157,8 +184,7 @@ static void wbFetchRunFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     }
   }
   if( wbBegin(&w)==SQLITE_OK ) pRes = wbFetchRun(&w, zTarget, zDest, zE, zP, zAlias, &a);
-  if( pRes ) wbCtxResult(ctx, pRes);
-  else wbCtxError(ctx, &w, "wandb_fetch_run");
+  wbCtxFinish(ctx, &w, pRes, "wandb_fetch_run");
   jFree(pOpt);
   wbArtClear(&a);
   wbEnd(&w);
@@ -173,22 +199,11 @@ static void wbPublishFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   Wb w;
   WbPlan pl;
   JNode *pOpt = 0, *pRes = 0;
-  const char *zOpt = argc>1 ? (const char*)sqlite3_value_text(argv[1]) : 0;
+  const char *zOpt = wbArg(argc, argv, 1);
   int bDry = 0;
   memset(&w, 0, sizeof(w));
   memset(&pl, 0, sizeof(pl));
-  if( zOpt ){
-    char *zErr = 0;
-    pOpt = jParse(zOpt, -1, &zErr);
-    if( pOpt==0 || pOpt->type!=JT_OBJECT ){
-      if( pOpt==0 && zErr==0 ) sqlite3_result_error_nomem(ctx);
-      else profsumCtxErr(ctx, "wandb_publish: options_json must be a JSON object%s%s",
-                         zErr ? ": " : "", zErr ? zErr : "");
-      sqlite3_free(zErr);
-      jFree(pOpt);
-      return;
-    }
-  }
+  if( wbOptionsArg(ctx, "wandb_publish", zOpt, &pOpt) ) return;
   if( wbPlanBuild(ctx, argv[0], pOpt, &pl, &bDry)==0 ){
     if( bDry ){
       pRes = wbPlanJson(&pl, pOpt);
@@ -196,8 +211,7 @@ static void wbPublishFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
       else sqlite3_result_error_nomem(ctx);
     }else{
       if( wbBegin(&w)==SQLITE_OK ) pRes = wbPublish(&w, &pl);
-      if( pRes ) wbCtxResult(ctx, pRes);
-      else wbCtxError(ctx, &w, "wandb_publish");
+      wbCtxFinish(ctx, &w, pRes, "wandb_publish");
       wbEnd(&w);
     }
   }
