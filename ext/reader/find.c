@@ -837,9 +837,8 @@ int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
     char *zPath = 0;
     rc = profsumPickTraceNote(zDir, &zPath, &pSet->zRefPick, &pSet->zNote, pzErr);
     if( rc ) return rc;
-    pSet->a = sqlite3_malloc64(sizeof(ProfsumPickFile));
+    pSet->a = profsumMallocZero(sizeof(ProfsumPickFile));
     if( pSet->a==0 ){ sqlite3_free(zPath); profsumPickSetFree(pSet); return SQLITE_NOMEM; }
-    memset(pSet->a, 0, sizeof(ProfsumPickFile));
     pSet->a[0].zPath = zPath;
     pSet->n = 1;
     return SQLITE_OK;
@@ -847,9 +846,8 @@ int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
   memset(&list, 0, sizeof(list));
   rc = profsumFindCollect(zDir, &list, &zErr);
   if( rc==SQLITE_OK ){
-    aSel = sqlite3_malloc64((sqlite3_uint64)list.nRow + 1);
+    aSel = profsumMallocZero((sqlite3_uint64)list.nRow + 1);
     if( aSel==0 ) rc = SQLITE_NOMEM;
-    else memset(aSel, 0, (size_t)list.nRow + 1);
   }
   if( rc==SQLITE_OK ) rc = findSelect(&list, zDir, zSession, hostsAll, aSel, &zErr);
   for(i=0; rc==SQLITE_OK && i<list.nRow; i++) k += aSel[i]!=0;
@@ -861,9 +859,8 @@ int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
     rc = zErr ? SQLITE_NOTFOUND : SQLITE_NOMEM;
   }
   if( rc==SQLITE_OK ){
-    pSet->a = sqlite3_malloc64(sizeof(ProfsumPickFile)*(sqlite3_uint64)k);
+    pSet->a = profsumMallocZero(sizeof(ProfsumPickFile)*(sqlite3_uint64)k);
     if( pSet->a==0 ) rc = SQLITE_NOMEM;
-    else memset(pSet->a, 0, sizeof(ProfsumPickFile)*(size_t)k);
   }
   for(i=0; rc==SQLITE_OK && i<list.nRow; i++){
     const ProfsumFindRow *r = &list.aRow[i];
@@ -1115,9 +1112,8 @@ static int findFilterOptions(ProfsumFindCursor *pCur, const char *zOpts, char **
   if( pCur->zOpts==0 ) return SQLITE_NOMEM;
   rc = profsumPickOptions(zOpts, &zSession, &hostsAll, pzErr);
   if( rc==SQLITE_OK ){
-    pCur->aSel = sqlite3_malloc64((sqlite3_uint64)pCur->list.nRow + 1);
+    pCur->aSel = profsumMallocZero((sqlite3_uint64)pCur->list.nRow + 1);
     if( pCur->aSel==0 ) rc = SQLITE_NOMEM;
-    else memset(pCur->aSel, 0, (size_t)pCur->list.nRow + 1);
   }
   if( rc==SQLITE_OK ){
     rc = findSelect(&pCur->list, pCur->zDir, zSession, hostsAll, pCur->aSel, pzErr);

@@ -108,9 +108,8 @@ static int nameMapSet(ProfsumNameMap *m, const char *zK, int nK,
     int64_t nNew = m->nSlot ? m->nSlot*2 : 64, i;
     NameEntry *aOld = m->a;
     int64_t nOld = m->nSlot;
-    NameEntry *aNew = sqlite3_malloc64(sizeof(NameEntry)*(sqlite3_uint64)nNew);
+    NameEntry *aNew = profsumMallocZero(sizeof(NameEntry)*(sqlite3_uint64)nNew);
     if( aNew==0 ) return SQLITE_NOMEM;
-    memset(aNew, 0, sizeof(NameEntry)*(size_t)nNew);
     m->a = aNew;
     m->nSlot = nNew;
     for(i=0; i<nOld; i++){
@@ -198,9 +197,8 @@ static int32_t trackId(TrackSet *t, int64_t pid, int64_t tid){
     int64_t nNew = t->nSlot ? t->nSlot*2 : 64, j;
     TrackKey *aOld = t->a;
     int64_t nOld = t->nSlot;
-    TrackKey *aNew = sqlite3_malloc64(sizeof(TrackKey)*(sqlite3_uint64)nNew);
+    TrackKey *aNew = profsumMallocZero(sizeof(TrackKey)*(sqlite3_uint64)nNew);
     if( aNew==0 ) return -1;
-    memset(aNew, 0, sizeof(TrackKey)*(size_t)nNew);
     t->a = aNew;
     t->nSlot = nNew;
     for(j=0; j<nOld; j++){
@@ -304,9 +302,8 @@ static int runsInit(Runs *r, size_t szEl, int (*xCmp)(const void*, const void*),
   r->xCmp = xCmp;
   r->n = n;
   r->nRun = (n + TRK_RUN - 1)/TRK_RUN;
-  r->apRun = sqlite3_malloc64(sizeof(unsigned char*)*(sqlite3_uint64)r->nRun);
+  r->apRun = profsumMallocZero(sizeof(unsigned char*)*(sqlite3_uint64)r->nRun);
   if( r->apRun==0 ) return SQLITE_NOMEM;
-  memset(r->apRun, 0, sizeof(unsigned char*)*(size_t)r->nRun);
   return SQLITE_OK;
 }
 
@@ -414,13 +411,9 @@ typedef struct Analyze {
 ** cannot be made: out of memory).  Returns rc. */
 static int trkErr(Analyze *a, int rc, const char *zFmt, ...){
   va_list ap;
-  char *z;
   va_start(ap, zFmt);
-  z = sqlite3_vmprintf(zFmt, ap);
+  profsumErrSetV(a->pzErr, a->zFunc, a->zPath, zFmt, ap);
   va_end(ap);
-  sqlite3_free(*a->pzErr);
-  *a->pzErr = z ? sqlite3_mprintf("%s: '%s': %s", a->zFunc, a->zPath, z) : 0;
-  sqlite3_free(z);
   return rc;
 }
 
@@ -810,9 +803,8 @@ static int noteName(ProfsumTrackInfo *p, const ProfsumEvent *ev){
   nKey = idKey(zKey, (int)sizeof(zKey), &ev->pid, isThread ? &ev->tid : 0);
   if( nKey<0 ) return SQLITE_OK;
   if( p->pNames==0 ){
-    p->pNames = sqlite3_malloc64(sizeof(ProfsumNameMap));
+    p->pNames = profsumMallocZero(sizeof(ProfsumNameMap));
     if( p->pNames==0 ) return SQLITE_NOMEM;
-    memset(p->pNames, 0, sizeof(ProfsumNameMap));
   }
   if( profsumSpanText(v, &pB, &nB, &z, &n) ) return SQLITE_NOMEM;
   rc = nameMapSet(p->pNames, zKey, nKey, z, n);
@@ -837,9 +829,8 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
   a.zFunc = zFunc;
   a.zPath = zPath;
   a.pzErr = pzErr;
-  a.pInfo = sqlite3_malloc64(sizeof(ProfsumTrackInfo));
+  a.pInfo = profsumMallocZero(sizeof(ProfsumTrackInfo));
   if( a.pInfo==0 ) return trkErr(&a, SQLITE_NOMEM, "out of memory");
-  memset(a.pInfo, 0, sizeof(ProfsumTrackInfo));
   rc = profsumStreamOpen(zFunc, zPath, (needs & PROFSUM_NEED_NAMES) ? PROFSUM_SCAN_MNAMES : 0,
                          xDiag, pDiagCtx, &pStream, pzErr);
   while( rc==SQLITE_OK ){

@@ -878,10 +878,9 @@ static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
 /* Allocate the decoder with its name for messages. */
 static int xpNew(const char *zFunc, const char *zName, unsigned flags, ProfsumDiagFn xDiag,
                  void *pDiagCtx, ProfsumXp **pp){
-  ProfsumXp *p = sqlite3_malloc64(sizeof(*p));
+  ProfsumXp *p = profsumMallocZero(sizeof(*p));
   *pp = 0;
   if( p==0 ) return SQLITE_NOMEM;
-  memset(p, 0, sizeof(*p));
   p->in.zFunc = zFunc;
   p->in.azMsg = azXpMsg;
   p->in.xFieldName = xpFieldName;

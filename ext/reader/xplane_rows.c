@@ -290,9 +290,8 @@ int profsumXRowsOpen(const char *zFunc, const char *zPath, unsigned flags,
   ProfsumXRows *p;
   int rc;
   *pp = 0;
-  p = sqlite3_malloc64(sizeof(*p));
+  p = profsumMallocZero(sizeof(*p));
   if( p==0 ) return SQLITE_NOMEM;
-  memset(p, 0, sizeof(*p));
   p->flags = flags;
   p->zFunc = zFunc;
   /* the stop check of the thread that opens (a cursor reads in later

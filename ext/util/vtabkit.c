@@ -14,9 +14,8 @@ int profsumVtabConnectFileReader(sqlite3 *db, const char *zSchema, size_t szTab,
   if( rc!=SQLITE_OK ) return rc;
   rc = sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   if( rc!=SQLITE_OK ) return rc;
-  pTab = sqlite3_malloc64(szTab);
+  pTab = profsumMallocZero(szTab);
   if( pTab==0 ) return SQLITE_NOMEM;
-  memset(pTab, 0, szTab);
   *ppVtab = pTab;
   return SQLITE_OK;
 }
@@ -72,9 +71,8 @@ int profsumVtabPathArg(sqlite3_vtab *pVtab, const char *zFunc, sqlite3_value *pA
 /* See vtabkit.h. */
 int profsumRowCursorOpen(size_t szCur, void (*xReset)(ProfsumRowCursor*),
                          sqlite3_vtab_cursor **ppCur){
-  ProfsumRowCursor *pCur = sqlite3_malloc64(szCur);
+  ProfsumRowCursor *pCur = profsumMallocZero(szCur);
   if( pCur==0 ) return SQLITE_NOMEM;
-  memset(pCur, 0, szCur);
   pCur->xReset = xReset;
   *ppCur = &pCur->base;
   return SQLITE_OK;
