@@ -295,16 +295,8 @@ static int xvWalk(XvCursor *pCur, ProfsumXp *p, int isLines, char **pzErr){
   }
   if( rc!=SQLITE_DONE ) return rc;
   if( !isLines ){
-    const ProfsumXpStr *a;
-    int64_t n, i;
     sqlite3_str *s = sqlite3_str_new(0);
-    profsumXpStrings(p, PROFSUM_XP_HOSTNAMES, &a, &n);
-    sqlite3_str_appendchar(s, 1, '[');
-    for(i=0; i<n; i++){
-      if( i ) sqlite3_str_appendchar(s, 1, ',');
-      jAppendJsonStr(s, a[i].z, a[i].n);
-    }
-    sqlite3_str_appendchar(s, 1, ']');
+    profsumXpStringsJson(p, PROFSUM_XP_HOSTNAMES, s);
     rc = xvStrFinish(s, &pCur->hostnames);
     if( rc ) return rc;
   }
