@@ -216,6 +216,12 @@ typedef struct XpWhere {
   const char *zEntry;      /* kind of iEntry: "event_metadata entry", ... */
 } XpWhere;
 
+/* A growing byte buffer (xpTextGrow). */
+typedef struct XpBuf {
+  unsigned char *a;
+  int64_t nAlloc;
+} XpBuf;
+
 typedef struct XpStrList {
   ProfsumXpStr *a;         /* z of each is sqlite3_malloc'd */
   int64_t n, nAlloc;
@@ -266,8 +272,8 @@ struct ProfsumXp {
   XpArena evArena;
 
   /* profsumXpStatText output */
-  unsigned char *aText; int64_t nTextAlloc;
-  unsigned char *aText2; int64_t nText2Alloc;   /* U+FFFD copy of inflated text */
+  XpBuf text;
+  XpBuf text2;             /* U+FFFD copy of inflated text */
 };
 
 /* ------------------------------------------------------------------ */
@@ -1097,18 +1103,18 @@ const char *profsumXpStatMetaName(ProfsumXp *p, int64_t key, int64_t *pnName){
   return p->aSM[i].zName;
 }
 
-/* Grow the text buffer (*pa, *pnAlloc) to at least n bytes. */
-static int xpTextGrow(unsigned char **pa, int64_t *pnAlloc, int64_t n){
+/* Grow the text buffer b to at least n bytes. */
+static int xpTextGrow(XpBuf *b, int64_t n){
   unsigned char *a;
-  if( n<=*pnAlloc ) return SQLITE_OK;
-  a = sqlite3_realloc64(*pa, (sqlite3_uint64)n);
+  if( n<=b->nAlloc ) return SQLITE_OK;
+  a = sqlite3_realloc64(b->a, (sqlite3_uint64)n);
   if( a==0 ) return SQLITE_NOMEM;
-  *pa = a;
-  *pnAlloc = n;
+  b->a = a;
+  b->nAlloc = n;
   return SQLITE_OK;
 }
 
-/* Inflate the compressed_str_value s (gzip or zlib) into p->aText,
+/* Inflate the compressed_str_value s (gzip or zlib) into p->text.a,
 ** NUL-terminated, at most PROFSUM_XP_MAX_INFLATE bytes: SQLITE_OK with
 ** *pn set; SQLITE_DONE when it cannot be read (too large, not compressed
 ** data, truncated, bytes after its end: a diagnostic is sent);
@@ -1122,17 +1128,17 @@ static int xpInflate(ProfsumXp *p, const ProfsumXpStat *s, int64_t *pn){
   z.next_in = (Bytef*)s->z;
   z.avail_in = (uInt)s->n;
   for(;;){
-    if( nOut+1 >= p->nTextAlloc ){
+    if( nOut+1 >= p->text.nAlloc ){
       /* room for one byte over the limit, to see it exceeded */
-      int64_t nNew = p->nTextAlloc ? p->nTextAlloc*2 : 64*1024;
+      int64_t nNew = p->text.nAlloc ? p->text.nAlloc*2 : 64*1024;
       if( nNew > PROFSUM_XP_MAX_INFLATE+2 ) nNew = PROFSUM_XP_MAX_INFLATE+2;
-      rc = xpTextGrow(&p->aText, &p->nTextAlloc, nNew);
+      rc = xpTextGrow(&p->text, nNew);
       if( rc ){ inflateEnd(&z); return rc; }
     }
-    z.next_out = p->aText + nOut;
-    z.avail_out = (uInt)(p->nTextAlloc - 1 - nOut);
+    z.next_out = p->text.a + nOut;
+    z.avail_out = (uInt)(p->text.nAlloc - 1 - nOut);
     zrc = inflate(&z, Z_NO_FLUSH);
-    nOut = (int64_t)(z.next_out - p->aText);
+    nOut = (int64_t)(z.next_out - p->text.a);
     if( nOut > PROFSUM_XP_MAX_INFLATE ){
       inflateEnd(&z);
       xpDiag(p, XP_DK_CBIG, s->iOffset, "compressed_str_value inflates to more than %d "
@@ -1141,7 +1147,7 @@ static int xpInflate(ProfsumXp *p, const ProfsumXpStat *s, int64_t *pn){
     }
     if( zrc==Z_STREAM_END && z.avail_in==0 ){
       inflateEnd(&z);
-      p->aText[nOut] = 0;
+      p->text.a[nOut] = 0;
       *pn = nOut;
       return SQLITE_OK;
     }
@@ -1171,10 +1177,10 @@ int profsumXpStatText(ProfsumXp *p, const ProfsumXpStat *s, const char **pz, int
         *pn = s->n;
         return SQLITE_OK;
       }
-      rc = xpTextGrow(&p->aText, &p->nTextAlloc, s->n*3+1);
+      rc = xpTextGrow(&p->text, s->n*3+1);
       if( rc ) return rc;
-      pbwUtf8Fix((const unsigned char*)s->z, s->n, p->aText, pn);
-      *pz = (const char*)p->aText;
+      pbwUtf8Fix((const unsigned char*)s->z, s->n, p->text.a, pn);
+      *pz = (const char*)p->text.a;
       return SQLITE_OK;
     case PROFSUM_XV_REF:
       if( s->z ){
@@ -1182,10 +1188,10 @@ int profsumXpStatText(ProfsumXp *p, const ProfsumXpStat *s, const char **pz, int
         *pn = s->n;
         return SQLITE_OK;
       }
-      rc = xpTextGrow(&p->aText, &p->nTextAlloc, 32);
+      rc = xpTextGrow(&p->text, 32);
       if( rc ) return rc;
-      sqlite3_snprintf(32, (char*)p->aText, "%llu", (unsigned long long)s->uVal);
-      *pz = (const char*)p->aText;
+      sqlite3_snprintf(32, (char*)p->text.a, "%llu", (unsigned long long)s->uVal);
+      *pz = (const char*)p->text.a;
       *pn = (int64_t)strlen(*pz);
       return SQLITE_OK;
     case PROFSUM_XV_CSTR: {
@@ -1193,14 +1199,14 @@ int profsumXpStatText(ProfsumXp *p, const ProfsumXpStat *s, const char **pz, int
       rc = xpInflate(p, s, &n);
       if( rc==SQLITE_DONE ) return SQLITE_OK;    /* omitted */
       if( rc ) return rc;
-      if( pbwUtf8Check(p->aText, n)!=n ){
-        rc = xpTextGrow(&p->aText2, &p->nText2Alloc, n*3+1);
+      if( pbwUtf8Check(p->text.a, n)!=n ){
+        rc = xpTextGrow(&p->text2, n*3+1);
         if( rc ) return rc;
-        pbwUtf8Fix(p->aText, n, p->aText2, pn);
-        *pz = (const char*)p->aText2;
+        pbwUtf8Fix(p->text.a, n, p->text2.a, pn);
+        *pz = (const char*)p->text2.a;
         return SQLITE_OK;
       }
-      *pz = (const char*)p->aText;
+      *pz = (const char*)p->text.a;
       *pn = n;
       return SQLITE_OK;
     }
@@ -1242,7 +1248,7 @@ void profsumXpClose(ProfsumXp *p){
   sqlite3_free(p->aPoolChild);
   sqlite3_free(p->aPlaneStat);
   sqlite3_free(p->aEvStat);
-  sqlite3_free(p->aText);
-  sqlite3_free(p->aText2);
+  sqlite3_free(p->text.a);
+  sqlite3_free(p->text2.a);
   sqlite3_free(p);
 }
