@@ -408,7 +408,7 @@ static inline __attribute__((always_inline)) int xpField(ProfsumXp *p, int64_t *
   d->tagOff = *pPos;
   rc = pbwTag(&p->in, pPos, end, &d->f, &d->wt, eMsg);
   if( rc ) return rc;
-  if( d->f<XP_FIELD_MAX && (aXpField[eMsg][d->f].mRead>>d->wt & 1) ){
+  if( __builtin_expect(d->f<XP_FIELD_MAX && (aXpField[eMsg][d->f].mRead>>d->wt & 1), 1) ){
     switch( d->wt ){
       case 0: return pbwVarint(&p->in, pPos, end, &d->v, eMsg);
       case 1: return pbwFixed64(&p->in, pPos, end, &d->v, eMsg);
