@@ -71,12 +71,24 @@ static void wbCtxFinish(sqlite3_context *ctx, Wb *p, JNode *pRes, const char *zF
   else wbCtxError(ctx, p, zFunc);
 }
 
-/* Check the dest_dir argument zDest (0: the default) of zFunc: 0, or 1
-** after setting ctx's error (an empty one). */
-static int wbDestArg(sqlite3_context *ctx, const char *zFunc, const char *zDest){
-  if( zDest==0 || zDest[0]!=0 ) return 0;
-  profsumCtxErr(ctx, "%s: dest_dir must not be empty", zFunc);
-  return 1;
+/* The two first arguments of the fetch function zFunc into *pz and
+** *pzDest: what to fetch (named zArg; zMust says what it must be) and
+** dest_dir (0: the default).  0, or 1 after setting ctx's error (no first
+** argument, an empty dest_dir). */
+static int wbFetchArgs(sqlite3_context *ctx, int argc, sqlite3_value **argv,
+                       const char *zFunc, const char *zArg, const char *zMust,
+                       const char **pz, const char **pzDest){
+  *pz = wbArg(argc, argv, 0);
+  *pzDest = wbArg(argc, argv, 1);
+  if( *pz==0 ){
+    profsumCtxErr(ctx, "%s: %s must be %s", zFunc, zArg, zMust);
+    return 1;
+  }
+  if( *pzDest && (*pzDest)[0]==0 ){
+    profsumCtxErr(ctx, "%s: dest_dir must not be empty", zFunc);
+    return 1;
+  }
+  return 0;
 }
 
 /* Parse the options_json argument zOpt (0: none) of zFunc into *ppOpt (0
@@ -110,15 +122,12 @@ static void wbFetchFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   Wb w;
   WbArt a;
   JNode *pRes = 0;
-  const char *zRef = wbArg(argc, argv, 0);
-  const char *zDest = wbArg(argc, argv, 1);
-  memset(&a, 0, sizeof(a));
-  if( zRef==0 ){
-    sqlite3_result_error(ctx, "wandb_fetch: ref must be an artifact reference "
-                              "(entity/project/name[:alias|:vN])", -1);
+  const char *zRef, *zDest;
+  if( wbFetchArgs(ctx, argc, argv, "wandb_fetch", "ref",
+                  "an artifact reference (entity/project/name[:alias|:vN])", &zRef, &zDest) ){
     return;
   }
-  if( wbDestArg(ctx, "wandb_fetch", zDest) ) return;
+  memset(&a, 0, sizeof(a));
   memset(&w, 0, sizeof(w));
   {
     /* The reference's form first: its error says more than a missing key. */
@@ -137,6 +146,33 @@ static void wbFetchFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   wbEnd(&w);
 }
 
+/* The options of wandb_fetch_run (pOpt, a JSON object): entity, project
+** and alias into *pzE, *pzP and *pzAlias where given (null keeps the
+** default); the strings stay pOpt's.  0, or 1 after setting ctx's error
+** (an unknown option, a value that is not a non-empty string). */
+static int wbRunOptions(sqlite3_context *ctx, const JNode *pOpt, const char **pzE,
+                        const char **pzP, const char **pzAlias){
+  int i;
+  for(i=0; i<pOpt->nChild; i++){
+    JNode *v = pOpt->a[i];
+    const char *k = v->zKey;
+    if( strcmp(k, "entity")!=0 && strcmp(k, "project")!=0 && strcmp(k, "alias")!=0 ){
+      profsumCtxErr(ctx, "wandb_fetch_run: unknown option '%s' (expected "
+                    "entity, project, alias)", k);
+      return 1;
+    }
+    if( v->type==JT_NULL ) continue;
+    if( wbStr(v)==0 || v->n==0 ){
+      profsumCtxErr(ctx, "wandb_fetch_run: option '%s' must be a non-empty string", k);
+      return 1;
+    }
+    if( strcmp(k, "entity")==0 ) *pzE = v->z;
+    else if( strcmp(k, "project")==0 ) *pzP = v->z;
+    else *pzAlias = v->z;
+  }
+  return 0;
+}
+
 /*
 ** wandb_fetch_run(target [, dest_dir [, options_json]]) → JSON text as
 ** wandb_fetch plus "run" and "run_metadata".  options_json keys: entity,
@@ -147,41 +183,20 @@ static void wbFetchRunFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   Wb w;
   WbArt a;
   JNode *pRes = 0, *pOpt = 0;
-  const char *zTarget = wbArg(argc, argv, 0);
-  const char *zDest = wbArg(argc, argv, 1);
+  const char *zTarget, *zDest;
   const char *zOpt = wbArg(argc, argv, 2);
   const char *zE = getenv("WANDB_ENTITY"), *zP = getenv("WANDB_PROJECT");
   const char *zAlias = "latest";
-  int i;
   memset(&a, 0, sizeof(a));
   memset(&w, 0, sizeof(w));
-  if( zTarget==0 ){
-    sqlite3_result_error(ctx, "wandb_fetch_run: target must be a run id, "
-                              "entity/project/run_id or a run url", -1);
+  if( wbFetchArgs(ctx, argc, argv, "wandb_fetch_run", "target",
+                  "a run id, entity/project/run_id or a run url", &zTarget, &zDest) ){
     return;
   }
-  if( wbDestArg(ctx, "wandb_fetch_run", zDest) ) return;
   if( wbOptionsArg(ctx, "wandb_fetch_run", zOpt, &pOpt) ) return;
-  if( pOpt ){
-    for(i=0; i<pOpt->nChild; i++){
-      JNode *v = pOpt->a[i];
-      const char *k = v->zKey;
-      if( strcmp(k, "entity")!=0 && strcmp(k, "project")!=0 && strcmp(k, "alias")!=0 ){
-        profsumCtxErr(ctx, "wandb_fetch_run: unknown option '%s' (expected "
-                      "entity, project, alias)", k);
-        jFree(pOpt);
-        return;
-      }
-      if( v->type==JT_NULL ) continue;
-      if( wbStr(v)==0 || v->n==0 ){
-        profsumCtxErr(ctx, "wandb_fetch_run: option '%s' must be a non-empty string", k);
-        jFree(pOpt);
-        return;
-      }
-      if( strcmp(k, "entity")==0 ) zE = v->z;
-      else if( strcmp(k, "project")==0 ) zP = v->z;
-      else zAlias = v->z;
-    }
+  if( pOpt && wbRunOptions(ctx, pOpt, &zE, &zP, &zAlias) ){
+    jFree(pOpt);
+    return;
   }
   if( wbBegin(&w)==SQLITE_OK ) pRes = wbFetchRun(&w, zTarget, zDest, zE, zP, zAlias, &a);
   wbCtxFinish(ctx, &w, pRes, "wandb_fetch_run");
