@@ -802,9 +802,6 @@ static int xpLinePrepass(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
   }
   while( pos<end ){
     rc = xpField(p, &pos, end, XM_LINE, 3, &d);
-    if( rc==SQLITE_OK && (d.f==2 || d.f==11) ){
-      rc = pbwNeed(&p->in, d.off, d.len, d.tagOff, XM_LINE, d.f);
-    }
     if( rc ) return rc;
     switch( d.f ){
       case 1: L->id = (int64_t)d.v; break;
@@ -812,12 +809,16 @@ static int xpLinePrepass(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
       case 9: L->durationPs = (int64_t)d.v; break;
       case 10: L->displayId = (int64_t)d.v; break;
       case 4: L->nEvents++; break;
-      case 2: rc = xpString(p, pA, pA, d.off, d.len, XM_LINE, d.f, &L->zName, &L->nName); break;
-      case 11:
-        rc = xpString(p, pA, pA, d.off, d.len, XM_LINE, d.f, &L->zDisplay, &L->nDisplay);
+      case 2: case 11:
+        rc = pbwNeed(&p->in, d.off, d.len, d.tagOff, XM_LINE, d.f);
+        if( rc==SQLITE_OK && d.f==2 ){
+          rc = xpString(p, pA, pA, d.off, d.len, XM_LINE, d.f, &L->zName, &L->nName);
+        }else if( rc==SQLITE_OK ){
+          rc = xpString(p, pA, pA, d.off, d.len, XM_LINE, d.f, &L->zDisplay, &L->nDisplay);
+        }
+        if( rc ) return rc;
         break;
     }
-    if( rc ) return rc;
   }
   p->plane.nEvents += L->nEvents;
   return SQLITE_OK;
