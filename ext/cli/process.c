@@ -9,6 +9,7 @@
 ** x* allocators make running out of memory such a failure.
 */
 #include "cli.h"
+#include "pyformat.h"       /* profsumPyVformat */
 
 #include <signal.h>
 #include <stdarg.h>
@@ -84,21 +85,6 @@ void onSignal(int sig){
   _exit(128 + sig);
 }
 
-/* printf-style formatting (C's vsnprintf) into a new malloc'd string; 0
-** when out of memory. */
-static char *fmtAlloc(const char *zFmt, va_list ap){
-  va_list ap2;
-  int n;
-  char *z;
-  va_copy(ap2, ap);
-  n = vsnprintf(0, 0, zFmt, ap2);
-  va_end(ap2);
-  if( n<0 ) return 0;
-  z = malloc((size_t)n + 1);
-  if( z ) vsnprintf(z, (size_t)n + 1, zFmt, ap);
-  return z;
-}
-
 /* One line of text on stderr: the formatted message and a newline.  On a
 ** terminal the message is shown visible (errors quote file names, labels
 ** and trace text), a newline inside it as "\n". */
@@ -106,11 +92,11 @@ void errLine(const char *zFmt, ...){
   va_list ap;
   char *z;
   va_start(ap, zFmt);
-  z = fmtAlloc(zFmt, ap);
+  z = profsumPyVformat(zFmt, ap);     /* C's printf, in the C locale */
   va_end(ap);
   if( z ){
     writeVisible(stderr, g_bErrTty, z, strlen(z), 0);
-    free(z);
+    sqlite3_free(z);
   }else{
     fputs(zFmt, stderr);                 /* out of memory: the bare format */
   }
@@ -126,10 +112,10 @@ void fail(int rc, const char *zFmt, ...){
   progressAbandon();
   fflush(stdout);
   va_start(ap, zFmt);
-  zMsg = fmtAlloc(zFmt, ap);
+  zMsg = profsumPyVformat(zFmt, ap);
   va_end(ap);
   errLine("profsum%s%s: %s", g_zCmd ? " " : "", g_zCmd ? g_zCmd : "", zMsg ? zMsg : zFmt);
-  free(zMsg);
+  sqlite3_free(zMsg);
   if( rc==EXIT_USAGE ){
     errLine("Try 'profsum%s%s --help'.", g_zCmd ? " " : "", g_zCmd ? g_zCmd : "");
   }

@@ -17,6 +17,7 @@
 
 #ifndef PROFSUM_OMIT_NETWORK
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,19 @@ static JNode *wbCopyOrNull(const JNode *p){
   return p ? jClone(p) : jNull();
 }
 
+/* Copy into m the members of pFrom (may be 0) named by the arguments, a
+** list ending with a null pointer, under the same names: JSON null for
+** one that pFrom lacks. */
+static void wbCopyMembers(JNode *m, const JNode *pFrom, ...){
+  va_list ap;
+  const char *zName;
+  va_start(ap, pFrom);
+  while( (zName = va_arg(ap, const char*))!=0 ){
+    jSet(m, zName, wbCopyOrNull(jGet(pFrom, zName)));
+  }
+  va_end(ap);
+}
+
 /* Number of elements of array p as JSON (null when not an array). */
 static JNode *wbLenOrNull(const JNode *p){
   return (p && p->type==JT_ARRAY) ? jInt(p->nChild) : jNull();
@@ -154,16 +168,10 @@ static JNode *wbPubMetadata(const JNode *pDoc){
   JNode *pTb = jGet(pDoc, "time_breakdown"), *pGap = jGet(pDoc, "gap_before_ops");
   JNode *pG0 = (pGap && pGap->type==JT_ARRAY && pGap->nChild>0) ? jAt(pGap, 0) : 0;
   if( m==0 ) return 0;
-  jSet(m, "schema_version", wbCopyOrNull(jGet(pDoc, "schema_version")));
-  jSet(m, "source_format", wbCopyOrNull(jGet(pDoc, "source_format")));
-  jSet(m, "source_path", wbCopyOrNull(jGet(pDoc, "source_path")));
-  jSet(m, "run_path", wbCopyOrNull(jGet(pRm, "run_path")));
-  jSet(m, "run_id", wbCopyOrNull(jGet(pRm, "run_id")));
+  wbCopyMembers(m, pDoc, "schema_version", "source_format", "source_path", (char*)0);
+  wbCopyMembers(m, pRm, "run_path", "run_id", (char*)0);
   jSet(m, "source_artifact_ref", wbCopyOrNull(jGet(pRm, "artifact_ref")));
-  jSet(m, "hardware_type", wbCopyOrNull(jGet(pRm, "hardware_type")));
-  jSet(m, "mesh_or_topology", wbCopyOrNull(jGet(pRm, "mesh_or_topology")));
-  jSet(m, "git_sha", wbCopyOrNull(jGet(pRm, "git_sha")));
-  jSet(m, "config_hash", wbCopyOrNull(jGet(pRm, "config_hash")));
+  wbCopyMembers(m, pRm, "hardware_type", "mesh_or_topology", "git_sha", "config_hash", (char*)0);
   jSet(m, "step_median", wbCopyOrNull(jGet(pSs, "median")));
   jSet(m, "step_p90", wbCopyOrNull(jGet(pSs, "p90")));
   jSet(m, "compute_share", wbCopyOrNull(wbPath(pTb, "compute", "share_of_total", (char*)0)));
@@ -175,7 +183,7 @@ static JNode *wbPubMetadata(const JNode *pDoc){
   jSet(m, "top_pre_gap_total", wbCopyOrNull(jGet(pG0, "total_gap_duration")));
   jSet(m, "num_hierarchical_regions", wbLenOrNull(jGet(pDoc, "hierarchical_regions")));
   jSet(m, "num_gap_region_contexts", wbLenOrNull(jGet(pDoc, "gap_region_contexts")));
-  jSet(m, "generated_at_utc", wbCopyOrNull(jGet(pDoc, "generated_at_utc")));
+  wbCopyMembers(m, pDoc, "generated_at_utc", (char*)0);
   if( jOom(m) ){ jFree(m); return 0; }
   return m;
 }

@@ -59,6 +59,60 @@ static void wbCtxResult(sqlite3_context *ctx, JNode *pRes){
   else sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }
 
+/* The text of argument i of argv[0..argc), 0 when it is absent or NULL. */
+static const char *wbArg(int argc, sqlite3_value **argv, int i){
+  return i<argc ? (const char*)sqlite3_value_text(argv[i]) : 0;
+}
+
+/* The result of SQL function zFunc after its network call on p: the tree
+** pRes as JSON text (freed), or p's error when pRes is 0. */
+static void wbCtxFinish(sqlite3_context *ctx, Wb *p, JNode *pRes, const char *zFunc){
+  if( pRes ) wbCtxResult(ctx, pRes);
+  else wbCtxError(ctx, p, zFunc);
+}
+
+/* The two first arguments of the fetch function zFunc into *pz and
+** *pzDest: what to fetch (named zArg; zMust says what it must be) and
+** dest_dir (0: the default).  0, or 1 after setting ctx's error (no first
+** argument, an empty dest_dir). */
+static int wbFetchArgs(sqlite3_context *ctx, int argc, sqlite3_value **argv,
+                       const char *zFunc, const char *zArg, const char *zMust,
+                       const char **pz, const char **pzDest){
+  *pz = wbArg(argc, argv, 0);
+  *pzDest = wbArg(argc, argv, 1);
+  if( *pz==0 ){
+    profsumCtxErr(ctx, "%s: %s must be %s", zFunc, zArg, zMust);
+    return 1;
+  }
+  if( *pzDest && (*pzDest)[0]==0 ){
+    profsumCtxErr(ctx, "%s: dest_dir must not be empty", zFunc);
+    return 1;
+  }
+  return 0;
+}
+
+/* Parse the options_json argument zOpt (0: none) of zFunc into *ppOpt (0
+** for none): 0, or 1 after setting ctx's error (not a JSON object, out of
+** memory). */
+static int wbOptionsArg(sqlite3_context *ctx, const char *zFunc, const char *zOpt,
+                        JNode **ppOpt){
+  char *zErr = 0;
+  JNode *pOpt;
+  *ppOpt = 0;
+  if( zOpt==0 ) return 0;
+  pOpt = jParse(zOpt, -1, &zErr);
+  if( pOpt && pOpt->type==JT_OBJECT ){
+    *ppOpt = pOpt;
+    return 0;
+  }
+  if( pOpt==0 && zErr==0 ) sqlite3_result_error_nomem(ctx);
+  else profsumCtxErr(ctx, "%s: options_json must be a JSON object%s%s", zFunc,
+                     zErr ? ": " : "", zErr ? zErr : "");
+  sqlite3_free(zErr);
+  jFree(pOpt);
+  return 1;
+}
+
 /*
 ** wandb_fetch(ref [, dest_dir]) → JSON text describing the fetched
 ** artifact (see docs/wandb.md).  NULL dest_dir: the default cache
@@ -68,18 +122,12 @@ static void wbFetchFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   Wb w;
   WbArt a;
   JNode *pRes = 0;
-  const char *zRef = (const char*)sqlite3_value_text(argv[0]);
-  const char *zDest = argc>1 ? (const char*)sqlite3_value_text(argv[1]) : 0;
+  const char *zRef, *zDest;
+  if( wbFetchArgs(ctx, argc, argv, "wandb_fetch", "ref",
+                  "an artifact reference (entity/project/name[:alias|:vN])", &zRef, &zDest) ){
+    return;
+  }
   memset(&a, 0, sizeof(a));
-  if( zRef==0 ){
-    sqlite3_result_error(ctx, "wandb_fetch: ref must be an artifact reference "
-                              "(entity/project/name[:alias|:vN])", -1);
-    return;
-  }
-  if( zDest && zDest[0]==0 ){
-    sqlite3_result_error(ctx, "wandb_fetch: dest_dir must not be empty", -1);
-    return;
-  }
   memset(&w, 0, sizeof(w));
   {
     /* The reference's form first: its error says more than a missing key. */
@@ -93,10 +141,36 @@ static void wbFetchFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     }
   }
   if( wbBegin(&w)==SQLITE_OK ) pRes = wbFetchRef(&w, zRef, zDest, &a);
-  if( pRes ) wbCtxResult(ctx, pRes);
-  else wbCtxError(ctx, &w, "wandb_fetch");
+  wbCtxFinish(ctx, &w, pRes, "wandb_fetch");
   wbArtClear(&a);
   wbEnd(&w);
+}
+
+/* The options of wandb_fetch_run (pOpt, a JSON object): entity, project
+** and alias into *pzE, *pzP and *pzAlias where given (null keeps the
+** default); the strings stay pOpt's.  0, or 1 after setting ctx's error
+** (an unknown option, a value that is not a non-empty string). */
+static int wbRunOptions(sqlite3_context *ctx, const JNode *pOpt, const char **pzE,
+                        const char **pzP, const char **pzAlias){
+  int i;
+  for(i=0; i<pOpt->nChild; i++){
+    JNode *v = pOpt->a[i];
+    const char *k = v->zKey;
+    if( strcmp(k, "entity")!=0 && strcmp(k, "project")!=0 && strcmp(k, "alias")!=0 ){
+      profsumCtxErr(ctx, "wandb_fetch_run: unknown option '%s' (expected "
+                    "entity, project, alias)", k);
+      return 1;
+    }
+    if( v->type==JT_NULL ) continue;
+    if( wbStr(v)==0 || v->n==0 ){
+      profsumCtxErr(ctx, "wandb_fetch_run: option '%s' must be a non-empty string", k);
+      return 1;
+    }
+    if( strcmp(k, "entity")==0 ) *pzE = v->z;
+    else if( strcmp(k, "project")==0 ) *pzP = v->z;
+    else *pzAlias = v->z;
+  }
+  return 0;
 }
 
 /*
@@ -109,56 +183,23 @@ static void wbFetchRunFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   Wb w;
   WbArt a;
   JNode *pRes = 0, *pOpt = 0;
-  const char *zTarget = (const char*)sqlite3_value_text(argv[0]);
-  const char *zDest = argc>1 ? (const char*)sqlite3_value_text(argv[1]) : 0;
-  const char *zOpt = argc>2 ? (const char*)sqlite3_value_text(argv[2]) : 0;
+  const char *zTarget, *zDest;
+  const char *zOpt = wbArg(argc, argv, 2);
   const char *zE = getenv("WANDB_ENTITY"), *zP = getenv("WANDB_PROJECT");
   const char *zAlias = "latest";
-  int i;
   memset(&a, 0, sizeof(a));
   memset(&w, 0, sizeof(w));
-  if( zTarget==0 ){
-    sqlite3_result_error(ctx, "wandb_fetch_run: target must be a run id, "
-                              "entity/project/run_id or a run url", -1);
+  if( wbFetchArgs(ctx, argc, argv, "wandb_fetch_run", "target",
+                  "a run id, entity/project/run_id or a run url", &zTarget, &zDest) ){
     return;
   }
-  if( zDest && zDest[0]==0 ){
-    sqlite3_result_error(ctx, "wandb_fetch_run: dest_dir must not be empty", -1);
+  if( wbOptionsArg(ctx, "wandb_fetch_run", zOpt, &pOpt) ) return;
+  if( pOpt && wbRunOptions(ctx, pOpt, &zE, &zP, &zAlias) ){
+    jFree(pOpt);
     return;
-  }
-  if( zOpt ){
-    char *zErr = 0;
-    pOpt = jParse(zOpt, -1, &zErr);
-    if( pOpt==0 || pOpt->type!=JT_OBJECT ){
-      profsumCtxErr(ctx, "wandb_fetch_run: options_json must be a JSON object%s%s",
-                    zErr ? ": " : "", zErr ? zErr : "");
-      sqlite3_free(zErr);
-      jFree(pOpt);
-      return;
-    }
-    for(i=0; i<pOpt->nChild; i++){
-      JNode *v = pOpt->a[i];
-      const char *k = v->zKey;
-      if( strcmp(k, "entity")!=0 && strcmp(k, "project")!=0 && strcmp(k, "alias")!=0 ){
-        profsumCtxErr(ctx, "wandb_fetch_run: unknown option '%s' (expected "
-                      "entity, project, alias)", k);
-        jFree(pOpt);
-        return;
-      }
-      if( v->type==JT_NULL ) continue;
-      if( wbStr(v)==0 || v->n==0 ){
-        profsumCtxErr(ctx, "wandb_fetch_run: option '%s' must be a non-empty string", k);
-        jFree(pOpt);
-        return;
-      }
-      if( strcmp(k, "entity")==0 ) zE = v->z;
-      else if( strcmp(k, "project")==0 ) zP = v->z;
-      else zAlias = v->z;
-    }
   }
   if( wbBegin(&w)==SQLITE_OK ) pRes = wbFetchRun(&w, zTarget, zDest, zE, zP, zAlias, &a);
-  if( pRes ) wbCtxResult(ctx, pRes);
-  else wbCtxError(ctx, &w, "wandb_fetch_run");
+  wbCtxFinish(ctx, &w, pRes, "wandb_fetch_run");
   jFree(pOpt);
   wbArtClear(&a);
   wbEnd(&w);
@@ -173,22 +214,11 @@ static void wbPublishFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   Wb w;
   WbPlan pl;
   JNode *pOpt = 0, *pRes = 0;
-  const char *zOpt = argc>1 ? (const char*)sqlite3_value_text(argv[1]) : 0;
+  const char *zOpt = wbArg(argc, argv, 1);
   int bDry = 0;
   memset(&w, 0, sizeof(w));
   memset(&pl, 0, sizeof(pl));
-  if( zOpt ){
-    char *zErr = 0;
-    pOpt = jParse(zOpt, -1, &zErr);
-    if( pOpt==0 || pOpt->type!=JT_OBJECT ){
-      if( pOpt==0 && zErr==0 ) sqlite3_result_error_nomem(ctx);
-      else profsumCtxErr(ctx, "wandb_publish: options_json must be a JSON object%s%s",
-                         zErr ? ": " : "", zErr ? zErr : "");
-      sqlite3_free(zErr);
-      jFree(pOpt);
-      return;
-    }
-  }
+  if( wbOptionsArg(ctx, "wandb_publish", zOpt, &pOpt) ) return;
   if( wbPlanBuild(ctx, argv[0], pOpt, &pl, &bDry)==0 ){
     if( bDry ){
       pRes = wbPlanJson(&pl, pOpt);
@@ -196,8 +226,7 @@ static void wbPublishFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
       else sqlite3_result_error_nomem(ctx);
     }else{
       if( wbBegin(&w)==SQLITE_OK ) pRes = wbPublish(&w, &pl);
-      if( pRes ) wbCtxResult(ctx, pRes);
-      else wbCtxError(ctx, &w, "wandb_publish");
+      wbCtxFinish(ctx, &w, pRes, "wandb_publish");
       wbEnd(&w);
     }
   }

@@ -89,6 +89,7 @@
 #include "find.h"
 #include "xplane_pb.h"
 #include "jsontree.h"
+#include "vtabkit.h"
 
 #include <assert.h>
 #include <dirent.h>
@@ -836,9 +837,8 @@ int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
     char *zPath = 0;
     rc = profsumPickTraceNote(zDir, &zPath, &pSet->zRefPick, &pSet->zNote, pzErr);
     if( rc ) return rc;
-    pSet->a = sqlite3_malloc64(sizeof(ProfsumPickFile));
+    pSet->a = profsumMallocZero(sizeof(ProfsumPickFile));
     if( pSet->a==0 ){ sqlite3_free(zPath); profsumPickSetFree(pSet); return SQLITE_NOMEM; }
-    memset(pSet->a, 0, sizeof(ProfsumPickFile));
     pSet->a[0].zPath = zPath;
     pSet->n = 1;
     return SQLITE_OK;
@@ -846,9 +846,8 @@ int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
   memset(&list, 0, sizeof(list));
   rc = profsumFindCollect(zDir, &list, &zErr);
   if( rc==SQLITE_OK ){
-    aSel = sqlite3_malloc64((sqlite3_uint64)list.nRow + 1);
+    aSel = profsumMallocZero((sqlite3_uint64)list.nRow + 1);
     if( aSel==0 ) rc = SQLITE_NOMEM;
-    else memset(aSel, 0, (size_t)list.nRow + 1);
   }
   if( rc==SQLITE_OK ) rc = findSelect(&list, zDir, zSession, hostsAll, aSel, &zErr);
   for(i=0; rc==SQLITE_OK && i<list.nRow; i++) k += aSel[i]!=0;
@@ -860,9 +859,8 @@ int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
     rc = zErr ? SQLITE_NOTFOUND : SQLITE_NOMEM;
   }
   if( rc==SQLITE_OK ){
-    pSet->a = sqlite3_malloc64(sizeof(ProfsumPickFile)*(sqlite3_uint64)k);
+    pSet->a = profsumMallocZero(sizeof(ProfsumPickFile)*(sqlite3_uint64)k);
     if( pSet->a==0 ) rc = SQLITE_NOMEM;
-    else memset(pSet->a, 0, sizeof(ProfsumPickFile)*(size_t)k);
   }
   for(i=0; rc==SQLITE_OK && i<list.nRow; i++){
     const ProfsumFindRow *r = &list.aRow[i];
@@ -958,16 +956,11 @@ int profsumPickOptions(const char *zJson, char **pzSession, int *pHostsAll, char
   "CREATE TABLE x(path TEXT, host TEXT, session TEXT, size INTEGER, " \
   "format TEXT, picked INTEGER, reference_pick INTEGER, dir HIDDEN, options HIDDEN)"
 
-typedef struct ProfsumFindTab ProfsumFindTab;
-struct ProfsumFindTab {
-  sqlite3_vtab base;        /* Base class; must be first */
-};
-
 typedef struct ProfsumFindCursor ProfsumFindCursor;
 struct ProfsumFindCursor {
-  sqlite3_vtab_cursor base; /* Base class; must be first */
+  ProfsumRowCursor rows;    /* base class, current row, rows.nRow (=
+                            ** list.nRow): must be first */
   ProfsumFindList list;     /* Rows of the current scan, owned */
-  sqlite3_int64 iRow;       /* Current row index into list.aRow */
   char *zDir;               /* Copy of the dir argument (NULL if NULL), owned */
   char *zOpts;              /* Copy of the options argument, or NULL, owned */
   char *aSel;               /* per row: picked with the options (NULL: none given) */
@@ -975,52 +968,20 @@ struct ProfsumFindCursor {
 
 /*
 ** xConnect (eponymous only: there is no xCreate).  Declares the schema and
-** marks the table DIRECTONLY.
+** marks the table DIRECTONLY (profsumVtabConnectFileReader): it lists, and
+** reveals the sizes of, files anywhere the process can read, so it must
+** only run from SQL the application itself submits.
 */
 static int profsumFindConnect(sqlite3 *db, void *pAux, int argc,
                               const char *const *argv, sqlite3_vtab **ppVtab,
                               char **pzErr){
-  ProfsumFindTab *pTab;
-  int rc;
   (void)pAux; (void)argc; (void)argv; (void)pzErr;
-  rc = sqlite3_declare_vtab(db, PROFSUM_FIND_SCHEMA);
-  if( rc!=SQLITE_OK ) return rc;
-  /* DIRECTONLY: this table lists (and reveals the sizes of) files anywhere
-  ** the process can read.  Like csv.c and fileio, it must only run from SQL
-  ** the application itself submits: a hostile database file must not be able
-  ** to trigger file-system access from a view or trigger in its schema.
-  ** TEMP views and triggers remain allowed.  For the same reason the table
-  ** is never marked SQLITE_VTAB_INNOCUOUS. */
-  rc = sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  if( rc!=SQLITE_OK ) return rc;
-  pTab = sqlite3_malloc64(sizeof(*pTab));
-  if( pTab==0 ) return SQLITE_NOMEM;
-  memset(pTab, 0, sizeof(*pTab));
-  *ppVtab = &pTab->base;
-  return SQLITE_OK;
-}
-
-/* xDisconnect: frees the table object. */
-static int profsumFindDisconnect(sqlite3_vtab *pVtab){
-  sqlite3_free(pVtab);
-  return SQLITE_OK;
-}
-
-/* xOpen: a new cursor with no rows. */
-static int profsumFindOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
-  ProfsumFindCursor *pCur;
-  (void)pVtab;
-  pCur = sqlite3_malloc64(sizeof(*pCur));
-  if( pCur==0 ) return SQLITE_NOMEM;
-  memset(pCur, 0, sizeof(*pCur));
-  pCur->list.iPicked = -1;
-  pCur->list.iRefPick = -1;
-  *ppCur = &pCur->base;
-  return SQLITE_OK;
+  return profsumVtabConnectFileReader(db, PROFSUM_FIND_SCHEMA, sizeof(sqlite3_vtab), ppVtab);
 }
 
 /* Free everything the cursor owns and leave it at EOF (xFilter, xClose). */
-static void profsumFindCursorReset(ProfsumFindCursor *pCur){
+static void profsumFindCursorReset(ProfsumRowCursor *pRows){
+  ProfsumFindCursor *pCur = (ProfsumFindCursor*)pRows;
   profsumFindListReset(&pCur->list);
   sqlite3_free(pCur->zDir);
   pCur->zDir = 0;
@@ -1028,27 +989,19 @@ static void profsumFindCursorReset(ProfsumFindCursor *pCur){
   pCur->zOpts = 0;
   sqlite3_free(pCur->aSel);
   pCur->aSel = 0;
-  pCur->iRow = 0;
+  pRows->iRow = pRows->nRow = 0;
 }
 
-/* xClose. */
-static int profsumFindClose(sqlite3_vtab_cursor *cur){
-  ProfsumFindCursor *pCur = (ProfsumFindCursor*)cur;
-  profsumFindCursorReset(pCur);
-  sqlite3_free(pCur);
-  return SQLITE_OK;
-}
-
-/* xNext. */
-static int profsumFindNext(sqlite3_vtab_cursor *cur){
-  ((ProfsumFindCursor*)cur)->iRow++;
-  return SQLITE_OK;
-}
-
-/* xEof. */
-static int profsumFindEof(sqlite3_vtab_cursor *cur){
-  ProfsumFindCursor *pCur = (ProfsumFindCursor*)cur;
-  return pCur->iRow >= pCur->list.nRow;
+/* xOpen: a new cursor with no rows. */
+static int profsumFindOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
+  int rc = profsumRowCursorOpen(sizeof(ProfsumFindCursor), profsumFindCursorReset, ppCur);
+  (void)pVtab;
+  if( rc==SQLITE_OK ){
+    ProfsumFindCursor *pCur = (ProfsumFindCursor*)*ppCur;
+    pCur->list.iPicked = -1;
+    pCur->list.iRefPick = -1;
+  }
+  return rc;
 }
 
 /* xColumn.  Texts are copied (SQLITE_TRANSIENT): the rows die at the next
@@ -1056,7 +1009,7 @@ static int profsumFindEof(sqlite3_vtab_cursor *cur){
 static int profsumFindColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
                              int iCol){
   ProfsumFindCursor *pCur = (ProfsumFindCursor*)cur;
-  const ProfsumFindRow *pRow = &pCur->list.aRow[pCur->iRow];
+  const ProfsumFindRow *pRow = &pCur->list.aRow[pCur->rows.iRow];
   switch( iCol ){
     case PROFSUM_FIND_COL_PATH:
       sqlite3_result_text(ctx, pRow->zPath, pRow->nPath, SQLITE_TRANSIENT);
@@ -1081,11 +1034,11 @@ static int profsumFindColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
                           SQLITE_STATIC);
       break;
     case PROFSUM_FIND_COL_PICKED:
-      sqlite3_result_int(ctx, pCur->aSel ? pCur->aSel[pCur->iRow]!=0
-                                         : pCur->iRow==pCur->list.iPicked);
+      sqlite3_result_int(ctx, pCur->aSel ? pCur->aSel[pCur->rows.iRow]!=0
+                                         : pCur->rows.iRow==pCur->list.iPicked);
       break;
     case PROFSUM_FIND_COL_REFPICK:
-      sqlite3_result_int(ctx, pCur->iRow==pCur->list.iRefPick);
+      sqlite3_result_int(ctx, pCur->rows.iRow==pCur->list.iRefPick);
       break;
     case PROFSUM_FIND_COL_OPTIONS:
       if( pCur->zOpts ) sqlite3_result_text(ctx, pCur->zOpts, -1, SQLITE_TRANSIENT);
@@ -1097,12 +1050,6 @@ static int profsumFindColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
       }
       break;
   }
-  return SQLITE_OK;
-}
-
-/* xRowid: the 0-based position in path order. */
-static int profsumFindRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid){
-  *pRowid = ((ProfsumFindCursor*)cur)->iRow;
   return SQLITE_OK;
 }
 
@@ -1165,9 +1112,8 @@ static int findFilterOptions(ProfsumFindCursor *pCur, const char *zOpts, char **
   if( pCur->zOpts==0 ) return SQLITE_NOMEM;
   rc = profsumPickOptions(zOpts, &zSession, &hostsAll, pzErr);
   if( rc==SQLITE_OK ){
-    pCur->aSel = sqlite3_malloc64((sqlite3_uint64)pCur->list.nRow + 1);
+    pCur->aSel = profsumMallocZero((sqlite3_uint64)pCur->list.nRow + 1);
     if( pCur->aSel==0 ) rc = SQLITE_NOMEM;
-    else memset(pCur->aSel, 0, (size_t)pCur->list.nRow + 1);
   }
   if( rc==SQLITE_OK ){
     rc = findSelect(&pCur->list, pCur->zDir, zSession, hostsAll, pCur->aSel, pzErr);
@@ -1183,30 +1129,19 @@ static int profsumFindFilter(sqlite3_vtab_cursor *cur, int idxNum,
                              sqlite3_value **argv){
   ProfsumFindCursor *pCur = (ProfsumFindCursor*)cur;
   sqlite3_vtab *pVtab = cur->pVtab;
-  const char *zArg;
   char *zErr = 0;
-  int nArg;
   int rc;
   (void)idxStr;
 
-  profsumFindCursorReset(pCur);
+  profsumFindCursorReset(&pCur->rows);
   if( (idxNum & 1)==0 || argc<1 ){
     profsumVtabErr(pVtab, "profsum_find_traces: missing required argument DIR");
     return SQLITE_ERROR;
   }
-  if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return SQLITE_OK;
-  zArg = (const char*)sqlite3_value_text(argv[0]);
-  if( zArg==0 ) return SQLITE_NOMEM;
-  nArg = sqlite3_value_bytes(argv[0]);
-  pCur->zDir = sqlite3_malloc64((sqlite3_uint64)nArg + 1);
-  if( pCur->zDir==0 ) return SQLITE_NOMEM;
-  memcpy(pCur->zDir, zArg, (size_t)nArg + 1);
-  if( (int)strlen(pCur->zDir)!=nArg ){
-    profsumVtabErr(pVtab, "profsum_find_traces: '%q': path contains a NUL byte",
-                   pCur->zDir);
-    return SQLITE_ERROR;
-  }
+  rc = profsumVtabPathArg(pVtab, "profsum_find_traces", argv[0], &pCur->zDir);
+  if( rc || pCur->zDir==0 ) return rc;              /* NULL: no rows */
   rc = profsumFindCollect(pCur->zDir, &pCur->list, &zErr);
+  pCur->rows.nRow = pCur->list.nRow;
   if( rc==SQLITE_OK && idxNum==3 && argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL ){
     rc = findFilterOptions(pCur, (const char*)sqlite3_value_text(argv[1]), &zErr);
   }
@@ -1222,15 +1157,15 @@ static sqlite3_module profsumFindModule = {
   .xCreate     = 0,           /* eponymous-only: no CREATE VIRTUAL TABLE */
   .xConnect    = profsumFindConnect,
   .xBestIndex  = profsumFindBestIndex,
-  .xDisconnect = profsumFindDisconnect,
+  .xDisconnect = profsumVtabDisconnect,
   .xDestroy    = 0,
   .xOpen       = profsumFindOpen,
-  .xClose      = profsumFindClose,
+  .xClose      = profsumRowCursorClose,
   .xFilter     = profsumFindFilter,
-  .xNext       = profsumFindNext,
-  .xEof        = profsumFindEof,
+  .xNext       = profsumRowCursorNext,
+  .xEof        = profsumRowCursorEof,
   .xColumn     = profsumFindColumn,
-  .xRowid      = profsumFindRowid,
+  .xRowid      = profsumRowCursorRowid,
 };
 
 /* See profsum_int.h.  Registers the profsum_find_traces module. */

@@ -108,9 +108,8 @@ static int nameMapSet(ProfsumNameMap *m, const char *zK, int nK,
     int64_t nNew = m->nSlot ? m->nSlot*2 : 64, i;
     NameEntry *aOld = m->a;
     int64_t nOld = m->nSlot;
-    NameEntry *aNew = sqlite3_malloc64(sizeof(NameEntry)*(sqlite3_uint64)nNew);
+    NameEntry *aNew = profsumMallocZero(sizeof(NameEntry)*(sqlite3_uint64)nNew);
     if( aNew==0 ) return SQLITE_NOMEM;
-    memset(aNew, 0, sizeof(NameEntry)*(size_t)nNew);
     m->a = aNew;
     m->nSlot = nNew;
     for(i=0; i<nOld; i++){
@@ -198,9 +197,8 @@ static int32_t trackId(TrackSet *t, int64_t pid, int64_t tid){
     int64_t nNew = t->nSlot ? t->nSlot*2 : 64, j;
     TrackKey *aOld = t->a;
     int64_t nOld = t->nSlot;
-    TrackKey *aNew = sqlite3_malloc64(sizeof(TrackKey)*(sqlite3_uint64)nNew);
+    TrackKey *aNew = profsumMallocZero(sizeof(TrackKey)*(sqlite3_uint64)nNew);
     if( aNew==0 ) return -1;
-    memset(aNew, 0, sizeof(TrackKey)*(size_t)nNew);
     t->a = aNew;
     t->nSlot = nNew;
     for(j=0; j<nOld; j++){
@@ -304,9 +302,8 @@ static int runsInit(Runs *r, size_t szEl, int (*xCmp)(const void*, const void*),
   r->xCmp = xCmp;
   r->n = n;
   r->nRun = (n + TRK_RUN - 1)/TRK_RUN;
-  r->apRun = sqlite3_malloc64(sizeof(unsigned char*)*(sqlite3_uint64)r->nRun);
+  r->apRun = profsumMallocZero(sizeof(unsigned char*)*(sqlite3_uint64)r->nRun);
   if( r->apRun==0 ) return SQLITE_NOMEM;
-  memset(r->apRun, 0, sizeof(unsigned char*)*(size_t)r->nRun);
   return SQLITE_OK;
 }
 
@@ -414,13 +411,9 @@ typedef struct Analyze {
 ** cannot be made: out of memory).  Returns rc. */
 static int trkErr(Analyze *a, int rc, const char *zFmt, ...){
   va_list ap;
-  char *z;
   va_start(ap, zFmt);
-  z = sqlite3_vmprintf(zFmt, ap);
+  profsumErrSetV(a->pzErr, a->zFunc, a->zPath, zFmt, ap);
   va_end(ap);
-  sqlite3_free(*a->pzErr);
-  *a->pzErr = z ? sqlite3_mprintf("%s: '%s': %s", a->zFunc, a->zPath, z) : 0;
-  sqlite3_free(z);
   return rc;
 }
 
@@ -518,48 +511,85 @@ static void trackDiag(Analyze *a, const ProfsumTrackRec *r, const char *zKind,
   a->xDiag(a->pDiagCtx, r->idx, r->iOffset, zKind, z);
 }
 
+/* One ordered pass over some of the records: the runs that order them and
+** the stack of the sweep over them. */
+typedef struct Sweep {
+  Runs runs;
+  Stk stk;
+  int64_t n;                 /* records in the pass */
+} Sweep;
+
+/* Start a pass over the records r with xPick(r), an element of szEl bytes
+** each (set by xSet(pEl, r)) read in the order of xCmp, with an empty
+** stack of szStk-byte elements.  SQLITE_OK (runsNext(&s->runs) then reads
+** the elements: none when s->n is 0, and nothing is allocated), or
+** SQLITE_NOMEM / SQLITE_INTERRUPT; sweepEnd ends the pass either way.
+** Inline, so that the callbacks are too. */
+static inline __attribute__((always_inline)) int sweepBegin(
+  Analyze *a, Sweep *s, size_t szEl, int (*xCmp)(const void*, const void*),
+  int (*xPick)(ProfsumTrackRec*), void (*xSet)(void*, ProfsumTrackRec*), size_t szStk
+){
+  ProfsumTrackInfo *p = a->pInfo;
+  int64_t i;
+  int rc;
+  memset(s, 0, sizeof(*s));
+  s->stk.szEl = szStk;
+  for(i=0; i<p->nRec; i++) if( xPick(profsumTrackRec(p, i)) ) s->n++;
+  if( s->n==0 ) return SQLITE_OK;
+  rc = runsInit(&s->runs, szEl, xCmp, s->n);
+  for(i=0; rc==SQLITE_OK && i<p->nRec; i++){
+    ProfsumTrackRec *r = profsumTrackRec(p, i);
+    void *pEl;
+    if( !xPick(r) ) continue;
+    pEl = runsSlot(&s->runs);
+    if( pEl==0 ){ rc = SQLITE_NOMEM; break; }
+    xSet(pEl, r);
+  }
+  if( rc==SQLITE_OK ) rc = runsSort(&s->runs);
+  return rc;
+}
+
+/* End the pass s: free it.  Returns rc, its code, after setting the pass's
+** error for one (ordering the records, named zWhat). */
+static int sweepEnd(Analyze *a, Sweep *s, int rc, const char *zWhat){
+  runsFree(&s->runs);
+  stkFree(&s->stk);
+  return rc ? trkOrderErr(a, rc, s->n, zWhat) : SQLITE_OK;
+}
+
+/* xSet of the passes whose elements are PermEnt. */
+static void setPerm(void *pEl, ProfsumTrackRec *r){ ((PermEnt*)pEl)->r = r; }
+
+/* xPick of B/E pairing: the B and E records. */
+static int isBE(ProfsumTrackRec *r){ return r->ph!='X'; }
+
 /* Pair B and E records.  Returns SQLITE_OK, or SQLITE_NOMEM /
 ** SQLITE_INTERRUPT with the pass's error set. */
 static int pairBE(Analyze *a){
-  ProfsumTrackInfo *p = a->pInfo;
-  int64_t i, n = 0;
-  Runs runs;
-  Stk stk;
+  Sweep s;
+  Stk *k = &s.stk;
   PermEnt *pe;
   ProfsumTrackRec *r;
-  int rc;
-  for(i=0; i<p->nRec; i++) if( profsumTrackRec(p, i)->ph!='X' ) n++;
-  if( n==0 ) return SQLITE_OK;
-  memset(&stk, 0, sizeof(stk));
-  stk.szEl = sizeof(ProfsumTrackRec*);
-  rc = runsInit(&runs, sizeof(PermEnt), cmpPair, n);
-  for(i=0; rc==SQLITE_OK && i<p->nRec; i++){
-    r = profsumTrackRec(p, i);
-    if( r->ph=='X' ) continue;
-    pe = runsSlot(&runs);
-    if( pe==0 ){ rc = SQLITE_NOMEM; break; }
-    pe->r = r;
-  }
-  if( rc==SQLITE_OK ) rc = runsSort(&runs);
+  int rc = sweepBegin(a, &s, sizeof(PermEnt), cmpPair, isBE, setPerm, sizeof(ProfsumTrackRec*));
   while( rc==SQLITE_OK ){
-    pe = runsNext(&runs);
+    pe = runsNext(&s.runs);
     r = pe ? pe->r : 0;
-    if( stk.n>0 && (r==0 || r->trk!=(*(ProfsumTrackRec**)stkAt(&stk, stk.n-1))->trk) ){
+    if( k->n>0 && (r==0 || r->trk!=(*(ProfsumTrackRec**)stkAt(k, k->n-1))->trk) ){
       /* Track changed: whatever is still open is unmatched. */
-      while( stk.n>0 ){
-        ProfsumTrackRec *b = *(ProfsumTrackRec**)stkAt(&stk, --stk.n);
+      while( k->n>0 ){
+        ProfsumTrackRec *b = *(ProfsumTrackRec**)stkAt(k, --k->n);
         trackDiag(a, b, "unmatched_begin", "B event has no matching E on its track; dur is NULL");
       }
     }
     if( r==0 ) break;
     if( r->ph=='B' ){
-      ProfsumTrackRec **pp = stkPush(&stk);
+      ProfsumTrackRec **pp = stkPush(k);
       if( pp==0 ){ rc = SQLITE_NOMEM; break; }
       *pp = r;
-    }else if( stk.n==0 ){
+    }else if( k->n==0 ){
       trackDiag(a, r, "unmatched_end", "E event with no open B on its track");
     }else{
-      ProfsumTrackRec *b = *(ProfsumTrackRec**)stkAt(&stk, --stk.n);
+      ProfsumTrackRec *b = *(ProfsumTrackRec**)stkAt(k, --k->n);
       /* r->ts >= b->ts (sorted); the unsigned difference is exact even
       ** when the signed one would overflow (|ts| < 10^38 each). */
       unsigned __int128 span = (unsigned __int128)r->ts - (unsigned __int128)b->ts;
@@ -574,14 +604,12 @@ static int pairBE(Analyze *a){
       }
     }
   }
-  runsFree(&runs);
-  stkFree(&stk);
-  return rc ? trkOrderErr(a, rc, n, "B/E events") : SQLITE_OK;
+  return sweepEnd(a, &s, rc, "B/E events");
 }
 
 /* Is record r a slice of the track model?  X with dur > 0 and matched B of
 ** any length (dur >= 0), within PROFSUM_TRK_MAXDUR. */
-static int onTrack(const ProfsumTrackRec *r){
+static int onTrack(ProfsumTrackRec *r){
   if( r->ph=='X' ) return r->dur>0 && r->dur<=PROFSUM_TRK_MAXDUR;
   if( r->ph=='B' ) return r->dur>=0 && r->dur<=PROFSUM_TRK_MAXDUR;
   return 0;
@@ -596,73 +624,97 @@ static int endsBefore(const ProfsumTrackRec *t, const ProfsumTrackRec *r){
   return !(r->dur==0 && t->dur>0);
 }
 
-/* An open slice of the nesting sweep and the full durations of its direct
-** children so far. */
-typedef struct NestOpen { ProfsumTrackRec *r; int64_t child; } NestOpen;
+/* An open slice of a nesting sweep (the stack's elements): what it stands
+** for (a record, or the run element of one, which stays in place until
+** the runs are freed), its track, its duration in the sweep's unit, the
+** durations of its direct children so far, and where its exclusive time
+** goes. */
+typedef struct NestOpen {
+  void *pEl;
+  int32_t trk;
+  int64_t dur, child;
+  int64_t *pExcl;
+} NestOpen;
+
+/* The open slice on top of the sweep's stack k (not empty). */
+static NestOpen *nestTop(const Stk *k){ return (NestOpen*)stkAt(k, k->n-1); }
+/* The record on top of the ps sweep's stack k (not empty). */
+static ProfsumTrackRec *topRec(const Stk *k){ return (ProfsumTrackRec*)nestTop(k)->pEl; }
+
+/* Open a slice on k: pEl on track trk, of duration dur, its exclusive time
+** to go to *pExcl.  SQLITE_OK or SQLITE_NOMEM. */
+static int nestOpen(Stk *k, void *pEl, int32_t trk, int64_t dur, int64_t *pExcl){
+  NestOpen *o = stkPush(k);
+  if( o==0 ) return SQLITE_NOMEM;
+  o->pEl = pEl;
+  o->trk = trk;
+  o->dur = dur;
+  o->child = 0;
+  o->pExcl = pExcl;
+  return SQLITE_OK;
+}
+
+/* Close the top slice of k: pop it, set its exclusive time (its duration
+** less its children's, at least 0) and add its duration to its parent's
+** children. */
+static inline void nestClose(Stk *k){
+  NestOpen *o = (NestOpen*)stkAt(k, --k->n);
+  int64_t ex = o->dur - o->child;
+  *o->pExcl = ex>0 ? ex : 0;
+  if( k->n>0 ) nestTop(k)->child += o->dur;
+}
+
+/* The next slice is on track trk: when that is another track, close every
+** slice still open. */
+static void nestTrack(Stk *k, int32_t trk){
+  if( k->n>0 && nestTop(k)->trk!=trk ){
+    while( k->n>0 ) nestClose(k);
+  }
+}
+
+/* A nesting sweep: the records xPick chooses, as sweepBegin orders them
+** (szEl, xCmp, xSet), each handed to xStep(a, k, pEl) with k the stack of
+** open slices (NestOpen); the slices still open at the end are closed.
+** Returns SQLITE_OK, or SQLITE_NOMEM / SQLITE_INTERRUPT with the pass's
+** error set (naming zWhat); nothing allocated is kept.  Inline, so that
+** the callbacks are too. */
+static inline __attribute__((always_inline)) int nestSweep(
+  Analyze *a, size_t szEl, int (*xCmp)(const void*, const void*),
+  int (*xPick)(ProfsumTrackRec*), void (*xSet)(void*, ProfsumTrackRec*),
+  int (*xStep)(Analyze*, Stk*, void*), const char *zWhat
+){
+  Sweep s;
+  void *pEl;
+  int rc = sweepBegin(a, &s, szEl, xCmp, xPick, xSet, sizeof(NestOpen));
+  while( rc==SQLITE_OK && (pEl = runsNext(&s.runs))!=0 ) rc = xStep(a, &s.stk, pEl);
+  while( rc==SQLITE_OK && s.stk.n>0 ) nestClose(&s.stk);
+  return sweepEnd(a, &s, rc, zWhat);
+}
+
+/* nestSweep's step of the ps sweep: slice pEl (a PermEnt) is nested in
+** the open slice that holds it, closing those that end before it and
+** those it overlaps partly (reported); sets its depth and parent. */
+static int nestStep(Analyze *a, Stk *k, void *pEl){
+  ProfsumTrackRec *r = ((PermEnt*)pEl)->r;
+  nestTrack(k, r->trk);
+  while( k->n>0 && endsBefore(topRec(k), r) ) nestClose(k);
+  while( k->n>0 && REC_END(r) > REC_END(topRec(k)) ){
+    trackDiag(a, r, "partial_overlap",
+              "starts inside entry %lld but ends after it; not nested in it",
+              (long long)topRec(k)->idx);
+    nestClose(k);
+  }
+  r->depth = (int32_t)k->n;
+  r->parent = k->n>0 ? topRec(k)->idx : -1;
+  return nestOpen(k, r, r->trk, r->dur, &r->excl);
+}
 
 /* Nesting and exclusive time over the onTrack() records: sets depth,
 ** parent and excl of each.  Returns SQLITE_OK, or SQLITE_NOMEM /
 ** SQLITE_INTERRUPT with the pass's error set (nothing allocated is
 ** kept). */
 static int nestTracks(Analyze *a){
-  ProfsumTrackInfo *p = a->pInfo;
-  int64_t i, n = 0;
-  Runs runs;
-  Stk stk;
-  PermEnt *pe;
-  int rc;
-  for(i=0; i<p->nRec; i++){
-    if( onTrack(profsumTrackRec(p, i)) ) n++;
-  }
-  if( n==0 ) return SQLITE_OK;
-  memset(&stk, 0, sizeof(stk));
-  stk.szEl = sizeof(NestOpen);
-  rc = runsInit(&runs, sizeof(PermEnt), cmpNest, n);
-  for(i=0; rc==SQLITE_OK && i<p->nRec; i++){
-    ProfsumTrackRec *r = profsumTrackRec(p, i);
-    if( !onTrack(r) ) continue;
-    pe = runsSlot(&runs);
-    if( pe==0 ){ rc = SQLITE_NOMEM; break; }
-    pe->r = r;
-  }
-  if( rc==SQLITE_OK ) rc = runsSort(&runs);
-  /* The stack holds the open slices with the child sum of each. */
-#define TOP() ((NestOpen*)stkAt(&stk, stk.n-1))
-#define FINALIZE() do{ \
-    NestOpen *o_ = (NestOpen*)stkAt(&stk, --stk.n); \
-    ProfsumTrackRec *x_ = o_->r; \
-    int64_t ex_ = x_->dur - o_->child; \
-    x_->excl = ex_>0 ? ex_ : 0; \
-    if( stk.n>0 ) TOP()->child += x_->dur; \
-  }while(0)
-  while( rc==SQLITE_OK && (pe = runsNext(&runs))!=0 ){
-    ProfsumTrackRec *r = pe->r;
-    NestOpen *o;
-    if( stk.n>0 && TOP()->r->trk!=r->trk ){
-      while( stk.n>0 ) FINALIZE();
-    }
-    while( stk.n>0 && endsBefore(TOP()->r, r) ) FINALIZE();
-    while( stk.n>0 && REC_END(r) > REC_END(TOP()->r) ){
-      ProfsumTrackRec *t = TOP()->r;
-      trackDiag(a, r, "partial_overlap",
-                "starts inside entry %lld but ends after it; not nested in it", (long long)t->idx);
-      FINALIZE();
-    }
-    r->depth = (int32_t)stk.n;
-    r->parent = stk.n>0 ? TOP()->r->idx : -1;
-    o = stkPush(&stk);
-    if( o==0 ){ rc = SQLITE_NOMEM; break; }
-    o->r = r;
-    o->child = 0;
-  }
-  if( rc==SQLITE_OK ){
-    while( stk.n>0 ) FINALIZE();
-  }
-#undef FINALIZE
-#undef TOP
-  runsFree(&runs);
-  stkFree(&stk);
-  return rc ? trkOrderErr(a, rc, n, "slices") : SQLITE_OK;
+  return nestSweep(a, sizeof(PermEnt), cmpNest, onTrack, setPerm, nestStep, "slices");
 }
 
 /* Floor division of a by 1000. */
@@ -677,6 +729,9 @@ static profsum_ps floorK(profsum_ps a){
 typedef struct NsEnt { profsum_ps ts; int64_t d, idx; int32_t trk; ProfsumTrackRec *r; } NsEnt;
 #define NS_END(e) ((e)->ts + (e)->d)
 
+/* The slice on top of the ns sweep's stack k (not empty). */
+static NsEnt *topNs(const Stk *k){ return (NsEnt*)nestTop(k)->pEl; }
+
 /* (track, ts asc, end desc, file order) in the ns domain. */
 static int cmpNs(const void *pa, const void *pb){
   const NsEnt *a = (const NsEnt*)pa, *b = (const NsEnt*)pb;
@@ -686,69 +741,43 @@ static int cmpNs(const void *pa, const void *pb){
   return a->idx<b->idx ? -1 : (a->idx>b->idx);
 }
 
-/* An open slice of the ns sweep (the run element stays in place until
-** the runs are freed) and its child sum. */
-typedef struct NsOpen { NsEnt *e; int64_t child; } NsOpen;
+/* xPick of the ns sweep: the slices (excl set) at least 1 ns long; a
+** shorter one gets its exclNs, 0, here. */
+static int nsPick(ProfsumTrackRec *r){
+  if( r->excl<0 ) return 0;
+  if( r->dur/1000==0 ){ r->exclNs = 0; return 0; }
+  return 1;
+}
+
+/* xSet of the ns sweep: the slice's ts and dur floored to ns. */
+static void nsSet(void *pEl, ProfsumTrackRec *r){
+  NsEnt *e = (NsEnt*)pEl;
+  e->ts = floorK(r->ts);
+  e->d = r->dur/1000;
+  e->idx = r->idx;
+  e->trk = r->trk;
+  e->r = r;
+}
+
+/* nestSweep's step of the ns sweep: slice pEl (an NsEnt) is nested in
+** the open slice that holds it, closing the open slices it is not inside:
+** those that end before it starts, then those it overlaps partly (the
+** ends on the stack only decrease upwards, so once one holds it, all
+** below do). */
+static int nestStepNs(Analyze *a, Stk *k, void *pEl){
+  NsEnt *e = (NsEnt*)pEl;
+  (void)a;
+  nestTrack(k, e->trk);
+  while( k->n>0 && (e->ts >= NS_END(topNs(k)) || NS_END(e) > NS_END(topNs(k))) ) nestClose(k);
+  return nestOpen(k, e, e->trk, e->d, &e->r->exclNs);
+}
 
 /* The ns-domain sweep for the excl column: slices of the track columns,
 ** with ts and dur floored to ns as the columns show them.  Returns
 ** SQLITE_OK, or SQLITE_NOMEM / SQLITE_INTERRUPT with the pass's error
 ** set. */
 static int nestTracksNs(Analyze *a){
-  ProfsumTrackInfo *p = a->pInfo;
-  int64_t i, n = 0;
-  Runs runs;
-  Stk stk;
-  NsEnt *e;
-  int rc;
-  for(i=0; i<p->nRec; i++){
-    ProfsumTrackRec *r = profsumTrackRec(p, i);
-    if( r->excl<0 ) continue;
-    if( r->dur/1000==0 ){ r->exclNs = 0; continue; }
-    n++;
-  }
-  if( n==0 ) return SQLITE_OK;
-  memset(&stk, 0, sizeof(stk));
-  stk.szEl = sizeof(NsOpen);
-  rc = runsInit(&runs, sizeof(NsEnt), cmpNs, n);
-  for(i=0; rc==SQLITE_OK && i<p->nRec; i++){
-    ProfsumTrackRec *r = profsumTrackRec(p, i);
-    if( r->excl<0 || r->dur/1000==0 ) continue;
-    e = runsSlot(&runs);
-    if( e==0 ){ rc = SQLITE_NOMEM; break; }
-    e->ts = floorK(r->ts);
-    e->d = r->dur/1000;
-    e->idx = r->idx;
-    e->trk = r->trk;
-    e->r = r;
-  }
-  if( rc==SQLITE_OK ) rc = runsSort(&runs);
-#define TOPNS() ((NsOpen*)stkAt(&stk, stk.n-1))
-#define FINNS() do{ \
-    NsOpen *o_ = (NsOpen*)stkAt(&stk, --stk.n); \
-    int64_t d_ = o_->e->d; \
-    int64_t ex_ = d_ - o_->child; \
-    o_->e->r->exclNs = ex_>0 ? ex_ : 0; \
-    if( stk.n>0 ) TOPNS()->child += d_; \
-  }while(0)
-  while( rc==SQLITE_OK && (e = runsNext(&runs))!=0 ){
-    NsOpen *o;
-    if( stk.n>0 && TOPNS()->e->trk!=e->trk ){ while( stk.n>0 ) FINNS(); }
-    while( stk.n>0 && e->ts >= NS_END(TOPNS()->e) ) FINNS();
-    while( stk.n>0 && NS_END(e) > NS_END(TOPNS()->e) ) FINNS();
-    o = stkPush(&stk);
-    if( o==0 ){ rc = SQLITE_NOMEM; break; }
-    o->e = e;
-    o->child = 0;
-  }
-  if( rc==SQLITE_OK ){
-    while( stk.n>0 ) FINNS();
-  }
-#undef FINNS
-#undef TOPNS
-  runsFree(&runs);
-  stkFree(&stk);
-  return rc ? trkOrderErr(a, rc, n, "slices (excl)") : SQLITE_OK;
+  return nestSweep(a, sizeof(NsEnt), cmpNs, nsPick, nsSet, nestStepNs, "slices (excl)");
 }
 
 /* Is the span a string equal to lit? (no escapes) */
@@ -774,9 +803,8 @@ static int noteName(ProfsumTrackInfo *p, const ProfsumEvent *ev){
   nKey = idKey(zKey, (int)sizeof(zKey), &ev->pid, isThread ? &ev->tid : 0);
   if( nKey<0 ) return SQLITE_OK;
   if( p->pNames==0 ){
-    p->pNames = sqlite3_malloc64(sizeof(ProfsumNameMap));
+    p->pNames = profsumMallocZero(sizeof(ProfsumNameMap));
     if( p->pNames==0 ) return SQLITE_NOMEM;
-    memset(p->pNames, 0, sizeof(ProfsumNameMap));
   }
   if( profsumSpanText(v, &pB, &nB, &z, &n) ) return SQLITE_NOMEM;
   rc = nameMapSet(p->pNames, zKey, nKey, z, n);
@@ -801,9 +829,8 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
   a.zFunc = zFunc;
   a.zPath = zPath;
   a.pzErr = pzErr;
-  a.pInfo = sqlite3_malloc64(sizeof(ProfsumTrackInfo));
+  a.pInfo = profsumMallocZero(sizeof(ProfsumTrackInfo));
   if( a.pInfo==0 ) return trkErr(&a, SQLITE_NOMEM, "out of memory");
-  memset(a.pInfo, 0, sizeof(ProfsumTrackInfo));
   rc = profsumStreamOpen(zFunc, zPath, (needs & PROFSUM_NEED_NAMES) ? PROFSUM_SCAN_MNAMES : 0,
                          xDiag, pDiagCtx, &pStream, pzErr);
   while( rc==SQLITE_OK ){

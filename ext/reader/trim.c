@@ -32,6 +32,7 @@
 #include "fileio.h"
 #include "psfmt.h"
 #include "sqlcall.h"
+#include "growarray.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -162,14 +163,11 @@ static int setHas(const I64Set *s, sqlite3_int64 v){
 ** them apart.  Out of memory for the message itself: SQLITE_NOMEM. */
 static void trimErr(sqlite3_context *ctx, int rc, const char *zFmt, ...){
   va_list ap;
-  char *z;
+  int rcMsg;
   va_start(ap, zFmt);
-  z = sqlite3_vmprintf(zFmt, ap);
+  rcMsg = profsumCtxErrV(ctx, zFmt, ap);
   va_end(ap);
-  if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
-  sqlite3_result_error(ctx, z, -1);
-  sqlite3_free(z);
-  if( rc!=SQLITE_OK && rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
+  if( rcMsg==SQLITE_OK && rc!=SQLITE_OK && rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
 }
 
 /* Out of memory in profsum_trim on zSrc: the error names both. */
@@ -210,14 +208,10 @@ static void trimNamesFree(TrimNames *p){
 static int trimNameAdd(TrimNames *p, const ProfsumEvent *ev, int isThread){
   const ProfsumSpan *sp = isThread ? &ev->threadName : &ev->procName;
   TrimName *e;
-  if( p->n>=p->nAlloc ){
-    int64_t nNew = p->nAlloc ? p->nAlloc*2 : 32;
-    TrimName *a = sqlite3_realloc64(p->a, sizeof(TrimName)*(sqlite3_uint64)nNew);
-    if( a==0 ) return SQLITE_NOMEM;
-    p->a = a;
-    p->nAlloc = nNew;
-  }
-  e = &p->a[p->n];
+  TrimName *a = profsumGrowArray(p->a, p->n, &p->nAlloc, sizeof(TrimName), 32);
+  if( a==0 ) return SQLITE_NOMEM;
+  p->a = a;
+  e = &a[p->n];
   e->z = sqlite3_malloc64((sqlite3_uint64)sp->n + 1);
   if( e->z==0 ) return SQLITE_NOMEM;
   if( sp->n>0 ) memcpy(e->z, sp->z, (size_t)sp->n);
@@ -371,9 +365,8 @@ static int trimOpenOut(sqlite3_context *ctx, const char *zSrc, const char *zDest
     profsumCtxErr(ctx, FN ": '%s': cannot create a file there (%s)", zDest, strerror(errno));
     return 1;
   }
-  g = *pg = sqlite3_malloc64(sizeof(GzOut));
+  g = *pg = profsumMallocZero(sizeof(GzOut));
   if( g==0 ){ trimNomem(ctx, zSrc); return 1; }
-  memset(g, 0, sizeof(*g));
   g->fd = *pFd;
   if( deflateInit2(&g->z, 6, Z_DEFLATED, 15+16, 8, Z_DEFAULT_STRATEGY)!=Z_OK ){
     trimNomem(ctx, zSrc); return 1;

@@ -24,6 +24,7 @@
 #include "profsum_reader.h"
 #include "xplane_pb.h"
 #include "pbwire.h"
+#include "growarray.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -215,6 +216,12 @@ typedef struct XpWhere {
   const char *zEntry;      /* kind of iEntry: "event_metadata entry", ... */
 } XpWhere;
 
+/* A growing byte buffer (xpTextGrow). */
+typedef struct XpBuf {
+  unsigned char *a;
+  int64_t nAlloc;
+} XpBuf;
+
 typedef struct XpStrList {
   ProfsumXpStr *a;         /* z of each is sqlite3_malloc'd */
   int64_t n, nAlloc;
@@ -265,8 +272,8 @@ struct ProfsumXp {
   XpArena evArena;
 
   /* profsumXpStatText output */
-  unsigned char *aText; int64_t nTextAlloc;
-  unsigned char *aText2; int64_t nText2Alloc;   /* U+FFFD copy of inflated text */
+  XpBuf text;
+  XpBuf text2;             /* U+FFFD copy of inflated text */
 };
 
 /* ------------------------------------------------------------------ */
@@ -314,86 +321,135 @@ static void xpDiag(ProfsumXp *p, int eKind, int64_t off, const char *zFmt, ...){
   sqlite3_free(z);
 }
 
-/* Name of field f of message kind eMsg, or 0 when it is not a field. */
-static const char *xpFieldName(int eMsg, int f){
-  switch( eMsg ){
-    case XM_SPACE:
-      switch( f ){ case 1: return "planes"; case 2: return "errors";
-                   case 3: return "warnings"; case 4: return "hostnames"; }
-      break;
-    case XM_PLANE:
-      switch( f ){ case 1: return "id"; case 2: return "name"; case 3: return "lines";
-                   case 4: return "event_metadata"; case 5: return "stat_metadata";
-                   case 6: return "stats"; }
-      break;
-    case XM_LINE:
-      switch( f ){ case 1: return "id"; case 2: return "name"; case 3: return "timestamp_ns";
-                   case 4: return "events"; case 9: return "duration_ps";
-                   case 10: return "display_id"; case 11: return "display_name"; }
-      break;
-    case XM_EVENT:
-      switch( f ){ case 1: return "metadata_id"; case 2: return "offset_ps";
-                   case 3: return "duration_ps"; case 4: return "stats";
-                   case 5: return "num_occurrences"; }
-      break;
-    case XM_STAT:
-      switch( f ){ case 1: return "metadata_id"; case 2: return "double_value";
-                   case 3: return "uint64_value"; case 4: return "int64_value";
-                   case 5: return "str_value"; case 6: return "bytes_value";
-                   case 7: return "ref_value"; case 8: return "compressed_str_value"; }
-      break;
-    case XM_EMETA:
-      switch( f ){ case 1: return "id"; case 2: return "name"; case 3: return "metadata";
-                   case 4: return "display_name"; case 5: return "stats";
-                   case 6: return "child_id"; }
-      break;
-    case XM_SMETA:
-      switch( f ){ case 1: return "id"; case 2: return "name"; case 3: return "description"; }
-      break;
-    case XM_ENTRY:
-      switch( f ){ case 1: return "key"; case 2: return "value"; }
-      break;
-  }
-  return 0;
+/* The fields of each message kind, indexed by field number: name, wire
+** type (0 varint, 1 fixed64, 2 length-delimited) and mRead, the wire types
+** xpField reads it with (bit 1<<wt: its own, and 2 too for a repeated
+** varint, which may come packed); a field without a name is not known. */
+#define XP_FIELD_MAX 12
+typedef struct XpFieldDesc {
+  const char *zName;
+  unsigned char wt;
+  unsigned char mRead;
+} XpFieldDesc;
+#define XF(zName, wt)       { zName, wt, 1<<(wt) }
+#define XF_PACKED(zName)    { zName, 0, 1<<0 | 1<<2 }
+static const XpFieldDesc aXpField[][XP_FIELD_MAX] = {
+  [XM_SPACE] = { [1] = XF("planes", 2), [2] = XF("errors", 2), [3] = XF("warnings", 2),
+                 [4] = XF("hostnames", 2) },
+  [XM_PLANE] = { [1] = XF("id", 0), [2] = XF("name", 2), [3] = XF("lines", 2),
+                 [4] = XF("event_metadata", 2), [5] = XF("stat_metadata", 2),
+                 [6] = XF("stats", 2) },
+  [XM_LINE]  = { [1] = XF("id", 0), [2] = XF("name", 2), [3] = XF("timestamp_ns", 0),
+                 [4] = XF("events", 2), [9] = XF("duration_ps", 0),
+                 [10] = XF("display_id", 0), [11] = XF("display_name", 2) },
+  [XM_EVENT] = { [1] = XF("metadata_id", 0), [2] = XF("offset_ps", 0),
+                 [3] = XF("duration_ps", 0), [4] = XF("stats", 2),
+                 [5] = XF("num_occurrences", 0) },
+  [XM_STAT]  = { [1] = XF("metadata_id", 0), [2] = XF("double_value", 1),
+                 [3] = XF("uint64_value", 0), [4] = XF("int64_value", 0),
+                 [5] = XF("str_value", 2), [6] = XF("bytes_value", 2),
+                 [7] = XF("ref_value", 0), [8] = XF("compressed_str_value", 2) },
+  [XM_EMETA] = { [1] = XF("id", 0), [2] = XF("name", 2), [3] = XF("metadata", 2),
+                 [4] = XF("display_name", 2), [5] = XF("stats", 2),
+                 [6] = XF_PACKED("child_id") },
+  [XM_SMETA] = { [1] = XF("id", 0), [2] = XF("name", 2), [3] = XF("description", 2) },
+  [XM_ENTRY] = { [1] = XF("key", 0), [2] = XF("value", 2) },
+};
+
+/* The description of field f of message kind eMsg, or 0 when it is not a
+** known field. */
+static const XpFieldDesc *xpFieldDesc(int eMsg, int f){
+  const XpFieldDesc *d = f>0 && f<XP_FIELD_MAX ? &aXpField[eMsg][f] : 0;
+  return d && d->zName ? d : 0;
 }
 
-/* The wire type field f of eMsg is written with (0 varint, 1 fixed64, 2
-** length-delimited); -1 for an unknown field. */
-static int xpFieldWire(int eMsg, int f){
-  switch( eMsg ){
-    case XM_SPACE: return f>=1 && f<=4 ? 2 : -1;
-    case XM_PLANE: return f==1 ? 0 : (f>=2 && f<=6 ? 2 : -1);
-    case XM_LINE:
-      if( f==2 || f==4 || f==11 ) return 2;
-      return (f==1 || f==3 || f==9 || f==10) ? 0 : -1;
-    case XM_EVENT: return f==4 ? 2 : (f>=1 && f<=5 ? 0 : -1);
-    case XM_STAT:
-      if( f==2 ) return 1;
-      if( f==5 || f==6 || f==8 ) return 2;
-      return (f==1 || f==3 || f==4 || f==7) ? 0 : -1;
-    case XM_EMETA: return f==1 || f==6 ? 0 : (f>=2 && f<=5 ? 2 : -1);
-    case XM_SMETA: return f==1 ? 0 : (f==2 || f==3 ? 2 : -1);
-    case XM_ENTRY: return f==1 ? 0 : (f==2 ? 2 : -1);
-  }
-  return -1;
+/* Name of field f of message kind eMsg, or 0 when it is not a field. */
+static const char *xpFieldName(int eMsg, int f){
+  const XpFieldDesc *d = xpFieldDesc(eMsg, f);
+  return d ? d->zName : 0;
 }
+
 /* A field the decoder does not read: unknown, or known with another wire
 ** type (protobuf keeps both as unknown fields).  Reported (bDiag) and
 ** skipped. */
 static int xpOther(ProfsumXp *p, int64_t *pPos, int64_t end, int f, int wt, int depth,
                    int eMsg, int64_t tagOff, int bDiag){
   if( bDiag && wt!=4 ){
-    int want = xpFieldWire(eMsg, f);
-    const char *zF = xpFieldName(eMsg, f);
-    if( want<0 ){
+    const XpFieldDesc *d = xpFieldDesc(eMsg, f);
+    if( d==0 ){
       xpDiag(p, XP_DK_UNKNOWN, tagOff, "%s field %d (wire type %d) is not known: skipped",
              azXpMsg[eMsg], f, wt);
     }else{
       xpDiag(p, XP_DK_WIRE, tagOff, "%s field %d (%s) has wire type %d, not %d: skipped",
-             azXpMsg[eMsg], f, zF, wt, want);
+             azXpMsg[eMsg], f, d->zName, wt, d->wt);
     }
   }
   return pbwSkip(&p->in, pPos, end, f, wt, depth, eMsg, tagOff);
+}
+
+/* One field of a message as xpField read it. */
+typedef struct XpField {
+  int f;                   /* field number; 0: not one the decoder reads */
+  int wt;                  /* wire type */
+  int64_t tagOff;          /* where its tag is */
+  uint64_t v;              /* wire types 0 and 1: the value */
+  int64_t off, len;        /* wire type 2: its bytes (within the message,
+                           ** not fetched by xpField) */
+} XpField;
+
+/* Read the field at *pPos of a message of kind eMsg (nesting depth depth)
+** ending at end into *d, and move *pPos past it: a field of aXpField with
+** its wire type (or packed) with its value; any other one reported and
+** skipped by xpOther, with d->f = 0.  SQLITE_OK or the sticky error. */
+static inline __attribute__((always_inline)) int xpField(ProfsumXp *p, int64_t *pPos,
+                                                         int64_t end, int eMsg, int depth,
+                                                         XpField *d){
+  int rc;
+  d->tagOff = *pPos;
+  rc = pbwTag(&p->in, pPos, end, &d->f, &d->wt, eMsg);
+  if( rc ) return rc;
+  if( __builtin_expect(d->f<XP_FIELD_MAX && (aXpField[eMsg][d->f].mRead>>d->wt & 1), 1) ){
+    switch( d->wt ){
+      case 0: return pbwVarint(&p->in, pPos, end, &d->v, eMsg);
+      case 1: return pbwFixed64(&p->in, pPos, end, &d->v, eMsg);
+      default:
+        rc = pbwLen(&p->in, pPos, end, &d->len, eMsg, d->f, d->tagOff);
+        if( rc ) return rc;
+        d->off = *pPos;
+        *pPos += d->len;
+        return SQLITE_OK;
+    }
+  }
+  rc = xpOther(p, pPos, end, d->f, d->wt, depth, eMsg, d->tagOff, 1);
+  d->f = 0;
+  return rc;
+}
+
+/* The second pass over a message of kind eMsg (nesting depth depth): the
+** next occurrence of its length-delimited field f in [*pPos, end), every
+** other field skipped unreported (the first pass reported them).
+** SQLITE_ROW with *d set and *pPos past the field, SQLITE_DONE at end, or
+** the sticky error (*pPos then after the last field skipped). */
+static inline int xpNextOf(ProfsumXp *p, int64_t *pPos, int64_t end, int eMsg, int f,
+                           int depth, XpField *d){
+  while( *pPos<end ){
+    int64_t pos = *pPos;
+    int rc;
+    d->tagOff = pos;
+    rc = pbwTag(&p->in, &pos, end, &d->f, &d->wt, eMsg);
+    if( rc ) return rc;
+    if( d->f==f && d->wt==2 ){
+      rc = pbwLen(&p->in, &pos, end, &d->len, eMsg, f, d->tagOff);
+      if( rc ) return rc;
+      d->off = pos;
+      *pPos = pos + d->len;
+      return SQLITE_ROW;
+    }
+    rc = xpOther(p, &pos, end, d->f, d->wt, depth, eMsg, d->tagOff, 0);
+    if( rc ) return rc;
+    *pPos = pos;
+  }
+  return SQLITE_DONE;
 }
 
 /* Strings and bytes of messages                                       */
@@ -450,49 +506,29 @@ static int xpString(ProfsumXp *p, XpArena *pKeep, XpArena *pFix, int64_t off, in
 static int xpDecodeStat(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff,
                         XpArena *pKeep, XpArena *pFix, ProfsumXpStat *s, int depth){
   int64_t pos = start;
-  int rc;
+  int rc = SQLITE_OK;
+  XpField d;
   memset(s, 0, sizeof(*s));
   s->iOffset = tagOff;
   while( pos<end ){
-    int64_t t = pos, len;
-    int f, wt;
-    uint64_t v;
-    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_STAT);
+    rc = xpField(p, &pos, end, XM_STAT, depth, &d);
     if( rc ) return rc;
-    switch( f ){
-      case 1: case 3: case 4: case 7:
-        if( wt!=0 ) break;
-        rc = pbwVarint(&p->in, &pos, end, &v, XM_STAT);
-        if( rc ) return rc;
-        if( f==1 ) s->metadataId = (int64_t)v;
-        else if( f==3 ){ s->eType = PROFSUM_XV_UINT64; s->uVal = v; }
-        else if( f==4 ){ s->eType = PROFSUM_XV_INT64; s->iVal = (int64_t)v; }
-        else{ s->eType = PROFSUM_XV_REF; s->uVal = v; }
-        continue;
-      case 2:
-        if( wt!=1 ) break;
-        rc = pbwFixed64(&p->in, &pos, end, &v, XM_STAT);
-        if( rc ) return rc;
-        memcpy(&s->rVal, &v, 8);
-        s->eType = PROFSUM_XV_DOUBLE;
-        continue;
-      case 5: case 6: case 8:
-        if( wt!=2 ) break;
-        rc = pbwLen(&p->in, &pos, end, &len, XM_STAT, f, t);
-        if( rc ) return rc;
-        if( f==5 ){
-          rc = xpString(p, pKeep, pFix, pos, len, XM_STAT, f, &s->z, &s->n);
-          s->eType = PROFSUM_XV_STR;
-        }else{
-          rc = xpKeep(p, pKeep, pos, len, &s->z);
-          s->n = len;
-          s->eType = f==6 ? PROFSUM_XV_BYTES : PROFSUM_XV_CSTR;
-        }
-        if( rc ) return rc;
-        pos += len;
-        continue;
+    switch( d.f ){
+      case 1: s->metadataId = (int64_t)d.v; break;
+      case 2: memcpy(&s->rVal, &d.v, 8); s->eType = PROFSUM_XV_DOUBLE; break;
+      case 3: s->uVal = d.v; s->eType = PROFSUM_XV_UINT64; break;
+      case 4: s->iVal = (int64_t)d.v; s->eType = PROFSUM_XV_INT64; break;
+      case 7: s->uVal = d.v; s->eType = PROFSUM_XV_REF; break;
+      case 5:
+        rc = xpString(p, pKeep, pFix, d.off, d.len, XM_STAT, d.f, &s->z, &s->n);
+        s->eType = PROFSUM_XV_STR;
+        break;
+      case 6: case 8:
+        rc = xpKeep(p, pKeep, d.off, d.len, &s->z);
+        s->n = d.len;
+        s->eType = d.f==6 ? PROFSUM_XV_BYTES : PROFSUM_XV_CSTR;
+        break;
     }
-    rc = xpOther(p, &pos, end, f, wt, depth, XM_STAT, t, 1);
     if( rc ) return rc;
   }
   return SQLITE_OK;
@@ -511,108 +547,81 @@ static void xpResolveStat(ProfsumXp *p, ProfsumXpStat *s){
   }
 }
 
-/* Append a stat to a growing array (*pa, *pn, *pnAlloc); *ppOut = the new
-** slot. */
-static int xpStatPush(ProfsumXp *p, ProfsumXpStat **pa, int64_t *pn, int64_t *pnAlloc,
-                      ProfsumXpStat **ppOut){
-  if( *pn>=*pnAlloc ){
-    int64_t nNew = *pnAlloc ? *pnAlloc*2 : 16;
-    ProfsumXpStat *a = sqlite3_realloc64(*pa, sizeof(ProfsumXpStat)*(sqlite3_uint64)nNew);
-    if( a==0 ) return pbwNoMem(&p->in);
-    *pa = a;
-    *pnAlloc = nNew;
-  }
-  *ppOut = &(*pa)[(*pn)++];
-  return SQLITE_OK;
-}
-
-/* Append child ids to the plane's pool. */
-static int xpChildPush(ProfsumXp *p, int64_t v){
-  if( p->nPoolChild>=p->nPoolChildAlloc ){
-    int64_t nNew = p->nPoolChildAlloc ? p->nPoolChildAlloc*2 : 64;
-    int64_t *a = sqlite3_realloc64(p->aPoolChild, sizeof(int64_t)*(sqlite3_uint64)nNew);
-    if( a==0 ) return pbwNoMem(&p->in);
-    p->aPoolChild = a;
-    p->nPoolChildAlloc = nNew;
-  }
-  p->aPoolChild[p->nPoolChild++] = v;
-  return SQLITE_OK;
+/* Decode the stats field d (its bytes fetched) into a new stat appended to
+** the growing array (*pa, *pn, *pnAlloc).  iStat: its number for
+** messages; pKeep, pFix, depth: as xpDecodeStat's. */
+static int xpStatAdd(ProfsumXp *p, ProfsumXpStat **pa, int64_t *pn, int64_t *pnAlloc,
+                     int64_t iStat, const XpField *d, XpArena *pKeep, XpArena *pFix,
+                     int depth){
+  ProfsumXpStat *a = profsumGrowArray(*pa, *pn, pnAlloc, sizeof(*a), 16);
+  int rc;
+  if( a==0 ) return pbwNoMem(&p->in);
+  *pa = a;
+  p->w.iStat = iStat;
+  rc = xpDecodeStat(p, d->off, d->off+d->len, d->tagOff, pKeep, pFix, &a[(*pn)++], depth);
+  p->w.iStat = -1;
+  return rc;
 }
 
 /* ------------------------------------------------------------------ */
 /* Metadata maps (pass 1 of a plane)                                   */
 /* ------------------------------------------------------------------ */
 
+/* Append the child id v of *e to the plane's pool. */
+static int xpChildPush(ProfsumXp *p, XpEMeta *e, uint64_t v){
+  int64_t *a = profsumGrowArray(p->aPoolChild, p->nPoolChild, &p->nPoolChildAlloc,
+                                sizeof(*a), 64);
+  if( a==0 ) return pbwNoMem(&p->in);
+  p->aPoolChild = a;
+  a[p->nPoolChild++] = (int64_t)v;
+  e->m.nChild++;
+  return SQLITE_OK;
+}
+
+/* The child_id field d of *e: one id (a varint), or packed ids. */
+static int xpChildIds(ProfsumXp *p, XpEMeta *e, const XpField *d){
+  int64_t pos = d->off, end = d->off + d->len;
+  if( d->wt==0 ) return xpChildPush(p, e, d->v);
+  while( pos<end ){
+    uint64_t v;
+    int rc = pbwVarint(&p->in, &pos, end, &v, XM_EMETA);
+    if( rc==SQLITE_OK ) rc = xpChildPush(p, e, v);
+    if( rc ) return rc;
+  }
+  return SQLITE_OK;
+}
+
 /* Merge the XEventMetadata in [start, end) (fetched) into *e (protobuf
 ** merges a map value given twice in one entry). */
 static int xpDecodeEventMeta(ProfsumXp *p, int64_t start, int64_t end, XpEMeta *e){
   int64_t pos = start;
-  int rc;
+  int rc = SQLITE_OK;
+  XpField d;
+  XpArena *pA = &p->planeArena;
   while( pos<end ){
-    int64_t t = pos, len;
-    int f, wt;
-    uint64_t v;
-    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_EMETA);
+    rc = xpField(p, &pos, end, XM_EMETA, 4, &d);
     if( rc ) return rc;
-    switch( f ){
-      case 1:
-        if( wt!=0 ) break;
-        rc = pbwVarint(&p->in, &pos, end, &v, XM_EMETA);
-        if( rc ) return rc;
-        e->m.id = (int64_t)v;
-        continue;
-      case 2: case 3: case 4: case 5:
-        if( wt!=2 ) break;
-        rc = pbwLen(&p->in, &pos, end, &len, XM_EMETA, f, t);
-        if( rc ) return rc;
-        if( f==2 ){
-          rc = xpString(p, &p->planeArena, &p->planeArena, pos, len, XM_EMETA, f,
-                        &e->m.zName, &e->m.nName);
-        }else if( f==4 ){
-          rc = xpString(p, &p->planeArena, &p->planeArena, pos, len, XM_EMETA, f,
-                        &e->m.zDisplay, &e->m.nDisplay);
-        }else if( f==3 ){
-          const char *z;
-          rc = xpKeep(p, &p->planeArena, pos, len, &z);
-          e->m.aMeta = (const unsigned char*)z;
-          e->m.nMeta = len;
-        }else{
-          ProfsumXpStat *s;
-          rc = xpStatPush(p, &p->aPoolStat, &p->nPoolStat, &p->nPoolStatAlloc, &s);
-          if( rc==SQLITE_OK ){
-            p->w.iStat = e->m.nStat;
-            rc = xpDecodeStat(p, pos, pos+len, t, &p->planeArena, &p->planeArena, s, 5);
-            p->w.iStat = -1;
-            e->m.nStat++;
-          }
-        }
-        if( rc ) return rc;
-        pos += len;
-        continue;
-      case 6:
-        if( wt==0 ){
-          rc = pbwVarint(&p->in, &pos, end, &v, XM_EMETA);
-          if( rc==SQLITE_OK ) rc = xpChildPush(p, (int64_t)v);
-          if( rc ) return rc;
-          e->m.nChild++;
-          continue;
-        }
-        if( wt==2 ){     /* packed */
-          int64_t pend;
-          rc = pbwLen(&p->in, &pos, end, &len, XM_EMETA, f, t);
-          if( rc ) return rc;
-          pend = pos + len;
-          while( pos<pend ){
-            rc = pbwVarint(&p->in, &pos, pend, &v, XM_EMETA);
-            if( rc==SQLITE_OK ) rc = xpChildPush(p, (int64_t)v);
-            if( rc ) return rc;
-            e->m.nChild++;
-          }
-          continue;
-        }
+    switch( d.f ){
+      case 1: e->m.id = (int64_t)d.v; break;
+      case 2:
+        rc = xpString(p, pA, pA, d.off, d.len, XM_EMETA, d.f, &e->m.zName, &e->m.nName);
         break;
+      case 3: {
+        const char *z;
+        rc = xpKeep(p, pA, d.off, d.len, &z);
+        e->m.aMeta = (const unsigned char*)z;
+        e->m.nMeta = d.len;
+        break;
+      }
+      case 4:
+        rc = xpString(p, pA, pA, d.off, d.len, XM_EMETA, d.f, &e->m.zDisplay, &e->m.nDisplay);
+        break;
+      case 5:
+        rc = xpStatAdd(p, &p->aPoolStat, &p->nPoolStat, &p->nPoolStatAlloc, e->m.nStat++,
+                       &d, pA, pA, 5);
+        break;
+      case 6: rc = xpChildIds(p, e, &d); break;
     }
-    rc = xpOther(p, &pos, end, f, wt, 4, XM_EMETA, t, 1);
     if( rc ) return rc;
   }
   return SQLITE_OK;
@@ -625,54 +634,33 @@ static int xpDecodeEventMeta(ProfsumXp *p, int64_t start, int64_t end, XpEMeta *
 static int xpMapEntry(ProfsumXp *p, int64_t start, int64_t end, int64_t *pKey,
                       int (*xValue)(ProfsumXp*, int64_t, int64_t, void*), void *pArg){
   int64_t pos = start;
-  int rc;
+  XpField d;
   while( pos<end ){
-    int64_t t = pos, len;
-    int f, wt;
-    uint64_t v;
-    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_ENTRY);
-    if( rc ) return rc;
-    if( f==1 && wt==0 ){
-      rc = pbwVarint(&p->in, &pos, end, &v, XM_ENTRY);
-      if( rc ) return rc;
-      *pKey = (int64_t)v;
-      continue;
-    }
-    if( f==2 && wt==2 ){
-      rc = pbwLen(&p->in, &pos, end, &len, XM_ENTRY, f, t);
-      if( rc ) return rc;
-      rc = xValue(p, pos, pos+len, pArg);
-      if( rc ) return rc;
-      pos += len;
-      continue;
-    }
-    rc = xpOther(p, &pos, end, f, wt, 3, XM_ENTRY, t, 1);
+    int rc = xpField(p, &pos, end, XM_ENTRY, 3, &d);
+    if( rc==SQLITE_OK && d.f==1 ) *pKey = (int64_t)d.v;
+    if( rc==SQLITE_OK && d.f==2 ) rc = xValue(p, d.off, d.off+d.len, pArg);
     if( rc ) return rc;
   }
   return SQLITE_OK;
 }
 
-/* The slot of key in the array *pa (*pn used of *pnAlloc, elements of sz
-** bytes) indexed by m: the existing one (a later map entry of the same
-** key replaces an earlier one, in its place), else a new one at the end,
-** the array grown when full.  SQLITE_OK with *piSlot set, or SQLITE_NOMEM
-** (pbwNoMem's). */
-static int xpMapSlot(ProfsumXp *p, XpMap *m, void **pa, int64_t *pn, int64_t *pnAlloc, size_t sz,
-                     int64_t key, int64_t *piSlot){
-  int64_t iOld;
-  if( *pn>=*pnAlloc ){
-    int64_t nNew = *pnAlloc ? *pnAlloc*2 : 64;
-    void *aNew = sqlite3_realloc64(*pa, sz*(sqlite3_uint64)nNew);
-    if( aNew==0 ) return pbwNoMem(&p->in);
-    *pa = aNew;
-    *pnAlloc = nNew;
+/* Store the map value *pVal (sz bytes) under key in the array *pa (*pn
+** used of *pnAlloc) indexed by m: in the slot of the key's earlier value
+** (a later map entry of the same key replaces an earlier one, in its
+** place), else at the end, the array grown when full.  SQLITE_OK, or
+** SQLITE_NOMEM (pbwNoMem's). */
+static int xpMapStore(ProfsumXp *p, XpMap *m, void **pa, int64_t *pn, int64_t *pnAlloc,
+                      size_t sz, int64_t key, const void *pVal){
+  int64_t iSlot;
+  void *a = profsumGrowArray(*pa, *pn, pnAlloc, sz, 64);
+  if( a==0 ) return pbwNoMem(&p->in);
+  *pa = a;
+  iSlot = xpMapFind(m, key);
+  if( iSlot<0 ){
+    if( xpMapPut(m, key, *pn, &iSlot) ) return pbwNoMem(&p->in);
+    iSlot = (*pn)++;
   }
-  iOld = xpMapFind(m, key);
-  if( iOld<0 ){
-    if( xpMapPut(m, key, *pn, &iOld) ) return pbwNoMem(&p->in);
-    iOld = (*pn)++;
-  }
-  *piSlot = iOld;
+  memcpy((char*)a + (size_t)iSlot*sz, pVal, sz);
   return SQLITE_OK;
 }
 
@@ -682,83 +670,58 @@ static int xpEventMetaValue(ProfsumXp *p, int64_t start, int64_t end, void *pArg
 }
 
 /* Decode one event_metadata map entry in [start, end) (fetched), tag at
-** tagOff, and store it under its key (a later entry of the same key
-** replaces an earlier one). */
+** tagOff, and store it under its key (xpMapStore). */
 static int xpEventMetaEntry(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff){
   XpEMeta e;
-  int64_t key = 0, iSlot;
+  void *a = p->aEM;
   int rc;
   memset(&e, 0, sizeof(e));
   e.m.zName = e.m.zDisplay = "";
   e.m.iOffset = tagOff;
   e.iStat = p->nPoolStat;
   e.iChild = p->nPoolChild;
-  rc = xpMapEntry(p, start, end, &key, xpEventMetaValue, &e);
+  rc = xpMapEntry(p, start, end, &e.m.key, xpEventMetaValue, &e);
   if( rc ) return rc;
-  e.m.key = key;
-  {
-    void *a = p->aEM;
-    rc = xpMapSlot(p, &p->emMap, &a, &p->nEM, &p->nEMAlloc, sizeof(XpEMeta), key, &iSlot);
-    p->aEM = a;
-  }
-  if( rc ) return rc;
-  p->aEM[iSlot] = e;
-  return SQLITE_OK;
+  rc = xpMapStore(p, &p->emMap, &a, &p->nEM, &p->nEMAlloc, sizeof(e), e.m.key, &e);
+  p->aEM = a;
+  return rc;
 }
 
 /* xpMapEntry's value decoder of a stat_metadata entry (pArg: XpSMeta):
 ** only the name is kept; the id is read and the description checked. */
-static int xpStatMetaValue(ProfsumXp *p, int64_t pos, int64_t vend, void *pArg){
+static int xpStatMetaValue(ProfsumXp *p, int64_t start, int64_t end, void *pArg){
   XpSMeta *s = (XpSMeta*)pArg;
-  int rc;
-  while( pos<vend ){
-    int64_t t2 = pos, len2;
-    int f2, wt2;
-    uint64_t v;
-    rc = pbwTag(&p->in, &pos, vend, &f2, &wt2, XM_SMETA);
-    if( rc ) return rc;
-    if( f2==1 && wt2==0 ){
-      rc = pbwVarint(&p->in, &pos, vend, &v, XM_SMETA);
-      if( rc ) return rc;
-      continue;
-    }
-    if( (f2==2 || f2==3) && wt2==2 ){
-      const char *z;
-      int64_t n;
-      rc = pbwLen(&p->in, &pos, vend, &len2, XM_SMETA, f2, t2);
-      if( rc ) return rc;
+  int64_t pos = start;
+  XpField d;
+  while( pos<end ){
+    const char *z;
+    int64_t n;
+    int rc = xpField(p, &pos, end, XM_SMETA, 4, &d);
+    if( rc==SQLITE_OK && d.f>=2 ){
       /* the description is only checked (never kept) */
-      rc = xpString(p, f2==2 ? &p->planeArena : 0, &p->planeArena, pos, len2,
-                    XM_SMETA, f2, &z, &n);
-      if( rc ) return rc;
-      if( f2==2 ){ s->zName = z; s->nName = n; }
-      pos += len2;
-      continue;
+      rc = xpString(p, d.f==2 ? &p->planeArena : 0, &p->planeArena, d.off, d.len,
+                    XM_SMETA, d.f, &z, &n);
+      if( rc==SQLITE_OK && d.f==2 ){ s->zName = z; s->nName = n; }
     }
-    rc = xpOther(p, &pos, vend, f2, wt2, 4, XM_SMETA, t2, 1);
     if( rc ) return rc;
   }
   return SQLITE_OK;
 }
 
-/* Decode one stat_metadata map entry and store it under its key (a later
-** entry of the same key replaces an earlier one). */
+/* Decode one stat_metadata map entry and store it under its key
+** (xpMapStore). */
 static int xpStatMetaEntry(ProfsumXp *p, int64_t start, int64_t end){
   XpSMeta s;
-  int64_t key = 0, iSlot;
+  int64_t key = 0;
+  void *a = p->aSM;
   int rc;
   s.zName = "";
   s.nName = 0;
   rc = xpMapEntry(p, start, end, &key, xpStatMetaValue, &s);
   if( rc ) return rc;
-  {
-    void *a = p->aSM;
-    rc = xpMapSlot(p, &p->smMap, &a, &p->nSM, &p->nSMAlloc, sizeof(XpSMeta), key, &iSlot);
-    p->aSM = a;
-  }
-  if( rc ) return rc;
-  p->aSM[iSlot] = s;
-  return SQLITE_OK;
+  rc = xpMapStore(p, &p->smMap, &a, &p->nSM, &p->nSMAlloc, sizeof(s), key, &s);
+  p->aSM = a;
+  return rc;
 }
 
 /* Pass 1 over the current plane: every field but the lines (counted and
@@ -766,60 +729,38 @@ static int xpStatMetaEntry(ProfsumXp *p, int64_t start, int64_t end){
 ** resolve the names of every stat decoded. */
 static int xpPlaneIndex(ProfsumXp *p){
   int64_t pos = p->planeStart, end = p->planeEnd, i;
-  int rc;
+  int rc = SQLITE_OK;
   ProfsumXpPlane *pl = &p->plane;
   int64_t nEntry[2] = {0, 0};
+  XpField d;
+  XpArena *pA = &p->planeArena;
   while( pos<end ){
-    int64_t t = pos, len;
-    int f, wt;
-    uint64_t v;
-    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_PLANE);
+    rc = xpField(p, &pos, end, XM_PLANE, 2, &d);
+    if( rc==SQLITE_OK && d.f>=2 && d.f!=3 ){
+      rc = pbwNeed(&p->in, d.off, d.len, d.tagOff, XM_PLANE, d.f);
+    }
     if( rc ) return rc;
-    if( f==1 && wt==0 ){
-      rc = pbwVarint(&p->in, &pos, end, &v, XM_PLANE);
-      if( rc ) return rc;
-      pl->id = (int64_t)v;
-      continue;
+    switch( d.f ){
+      case 1: pl->id = (int64_t)d.v; break;
+      case 2: rc = xpString(p, pA, pA, d.off, d.len, XM_PLANE, d.f, &pl->zName, &pl->nName); break;
+      case 3: pl->nLines++; break;
+      case 4:
+        p->w.zEntry = "event_metadata entry";
+        p->w.iEntry = nEntry[0]++;
+        rc = xpEventMetaEntry(p, d.off, d.off+d.len, d.tagOff);
+        p->w.iEntry = -1;
+        break;
+      case 5:
+        p->w.zEntry = "stat_metadata entry";
+        p->w.iEntry = nEntry[1]++;
+        rc = xpStatMetaEntry(p, d.off, d.off+d.len);
+        p->w.iEntry = -1;
+        break;
+      case 6:
+        rc = xpStatAdd(p, &p->aPlaneStat, &p->nPlaneStat, &p->nPlaneStatAlloc, p->nPlaneStat,
+                       &d, pA, pA, 3);
+        break;
     }
-    if( f>=2 && f<=6 && wt==2 ){
-      rc = pbwLen(&p->in, &pos, end, &len, XM_PLANE, f, t);
-      if( rc ) return rc;
-      if( f==3 ){ pl->nLines++; pos += len; continue; }
-      rc = pbwNeed(&p->in, pos, len, t, XM_PLANE, f);
-      if( rc ) return rc;
-      switch( f ){
-        case 2:
-          rc = xpString(p, &p->planeArena, &p->planeArena, pos, len, XM_PLANE, f,
-                        &pl->zName, &pl->nName);
-          break;
-        case 4:
-          p->w.zEntry = "event_metadata entry";
-          p->w.iEntry = nEntry[0]++;
-          rc = xpEventMetaEntry(p, pos, pos+len, t);
-          p->w.iEntry = -1;
-          break;
-        case 5:
-          p->w.zEntry = "stat_metadata entry";
-          p->w.iEntry = nEntry[1]++;
-          rc = xpStatMetaEntry(p, pos, pos+len);
-          p->w.iEntry = -1;
-          break;
-        default: {  /* 6 */
-          ProfsumXpStat *s;
-          rc = xpStatPush(p, &p->aPlaneStat, &p->nPlaneStat, &p->nPlaneStatAlloc, &s);
-          if( rc==SQLITE_OK ){
-            p->w.iStat = p->nPlaneStat-1;
-            rc = xpDecodeStat(p, pos, pos+len, t, &p->planeArena, &p->planeArena, s, 3);
-            p->w.iStat = -1;
-          }
-          break;
-        }
-      }
-      if( rc ) return rc;
-      pos += len;
-      continue;
-    }
-    rc = xpOther(p, &pos, end, f, wt, 2, XM_PLANE, t, 1);
     if( rc ) return rc;
   }
   for(i=0; i<p->nPoolStat; i++) xpResolveStat(p, &p->aPoolStat[i]);
@@ -846,6 +787,8 @@ static int xpLinePrepass(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
   ProfsumXpLine *L = &p->line;
   int64_t pos = start;
   int rc;
+  XpField d;
+  XpArena *pA = &p->lineArena;
   xpArenaReset(&p->lineArena);
   memset(L, 0, sizeof(*L));
   L->iLine = p->iLineNext++;
@@ -858,44 +801,24 @@ static int xpLinePrepass(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
     if( rc ) return rc;
   }
   while( pos<end ){
-    int64_t t = pos, len;
-    int f, wt;
-    uint64_t v;
-    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_LINE);
+    rc = xpField(p, &pos, end, XM_LINE, 3, &d);
     if( rc ) return rc;
-    switch( f ){
-      case 1: case 3: case 9: case 10:
-        if( wt!=0 ) break;
-        rc = pbwVarint(&p->in, &pos, end, &v, XM_LINE);
-        if( rc ) return rc;
-        if( f==1 ) L->id = (int64_t)v;
-        else if( f==3 ) L->timestampNs = (int64_t)v;
-        else if( f==9 ) L->durationPs = (int64_t)v;
-        else L->displayId = (int64_t)v;
-        continue;
-      case 4:
-        if( wt!=2 ) break;
-        rc = pbwLen(&p->in, &pos, end, &len, XM_LINE, f, t);
-        if( rc ) return rc;
-        L->nEvents++;
-        pos += len;
-        continue;
+    switch( d.f ){
+      case 1: L->id = (int64_t)d.v; break;
+      case 3: L->timestampNs = (int64_t)d.v; break;
+      case 9: L->durationPs = (int64_t)d.v; break;
+      case 10: L->displayId = (int64_t)d.v; break;
+      case 4: L->nEvents++; break;
       case 2: case 11:
-        if( wt!=2 ) break;
-        rc = pbwLen(&p->in, &pos, end, &len, XM_LINE, f, t);
-        if( rc==SQLITE_OK ) rc = pbwNeed(&p->in, pos, len, t, XM_LINE, f);
-        if( rc==SQLITE_OK ){
-          if( f==2 ) rc = xpString(p, &p->lineArena, &p->lineArena, pos, len, XM_LINE, f,
-                                   &L->zName, &L->nName);
-          else rc = xpString(p, &p->lineArena, &p->lineArena, pos, len, XM_LINE, f,
-                             &L->zDisplay, &L->nDisplay);
+        rc = pbwNeed(&p->in, d.off, d.len, d.tagOff, XM_LINE, d.f);
+        if( rc==SQLITE_OK && d.f==2 ){
+          rc = xpString(p, pA, pA, d.off, d.len, XM_LINE, d.f, &L->zName, &L->nName);
+        }else if( rc==SQLITE_OK ){
+          rc = xpString(p, pA, pA, d.off, d.len, XM_LINE, d.f, &L->zDisplay, &L->nDisplay);
         }
         if( rc ) return rc;
-        pos += len;
-        continue;
+        break;
     }
-    rc = xpOther(p, &pos, end, f, wt, 3, XM_LINE, t, 1);
-    if( rc ) return rc;
   }
   p->plane.nEvents += L->nEvents;
   return SQLITE_OK;
@@ -906,6 +829,7 @@ static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
   ProfsumXpEvent *e = &p->ev;
   int64_t pos = start, nStat = 0, i;
   int rc;
+  XpField d;
   XpChunk *c = p->evArena.pHead;
   if( c ){
     if( c->pNext==0 && c->nAlloc==XP_CHUNK ) c->nUsed = 0;     /* the usual case, inline */
@@ -924,38 +848,18 @@ static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
   e->pPlane = &p->plane;
   p->w.iEvent = e->iLineEvent;
   while( pos<end ){
-    int64_t t = pos, len;
-    int f, wt;
-    uint64_t v;
-    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_EVENT);
+    rc = xpField(p, &pos, end, XM_EVENT, 4, &d);
     if( rc ) return rc;
-    if( f==4 ){
-      if( wt==2 ){
-        ProfsumXpStat *s;
-        rc = pbwLen(&p->in, &pos, end, &len, XM_EVENT, f, t);
+    switch( d.f ){
+      case 1: e->metadataId = (int64_t)d.v; break;
+      case 2: e->offsetPs = (int64_t)d.v; e->eData = PROFSUM_XD_OFFSET; break;
+      case 3: e->durationPs = (int64_t)d.v; break;
+      case 5: e->numOccurrences = (int64_t)d.v; e->eData = PROFSUM_XD_OCCURRENCES; break;
+      case 4:
+        rc = xpStatAdd(p, &p->aEvStat, &nStat, &p->nEvStatAlloc, nStat, &d, 0, &p->evArena, 5);
         if( rc ) return rc;
-        rc = xpStatPush(p, &p->aEvStat, &nStat, &p->nEvStatAlloc, &s);
-        if( rc ) return rc;
-        p->w.iStat = nStat-1;
-        rc = xpDecodeStat(p, pos, pos+len, t, 0, &p->evArena, s, 5);
-        p->w.iStat = -1;
-        if( rc ) return rc;
-        pos += len;
-        continue;
-      }
-    }else if( f>=1 && f<=5 && wt==0 ){
-      rc = pbwVarint(&p->in, &pos, end, &v, XM_EVENT);
-      if( rc ) return rc;
-      switch( f ){
-        case 1: e->metadataId = (int64_t)v; break;
-        case 2: e->offsetPs = (int64_t)v; e->eData = PROFSUM_XD_OFFSET; break;
-        case 3: e->durationPs = (int64_t)v; break;
-        default: e->numOccurrences = (int64_t)v; e->eData = PROFSUM_XD_OCCURRENCES; break;
-      }
-      continue;
+        break;
     }
-    rc = xpOther(p, &pos, end, f, wt, 4, XM_EVENT, t, 1);
-    if( rc ) return rc;
   }
   if( e->eData!=PROFSUM_XD_OFFSET ) e->offsetPs = 0;
   if( e->eData!=PROFSUM_XD_OCCURRENCES ) e->numOccurrences = 0;
@@ -981,10 +885,9 @@ static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
 /* Allocate the decoder with its name for messages. */
 static int xpNew(const char *zFunc, const char *zName, unsigned flags, ProfsumDiagFn xDiag,
                  void *pDiagCtx, ProfsumXp **pp){
-  ProfsumXp *p = sqlite3_malloc64(sizeof(*p));
+  ProfsumXp *p = profsumMallocZero(sizeof(*p));
   *pp = 0;
   if( p==0 ) return SQLITE_NOMEM;
-  memset(p, 0, sizeof(*p));
   p->in.zFunc = zFunc;
   p->in.azMsg = azXpMsg;
   p->in.xFieldName = xpFieldName;
@@ -1065,15 +968,12 @@ static int xpTopString(ProfsumXp *p, int f, int64_t off, int64_t n){
   const char *z;
   int64_t nz;
   char *zCopy;
+  ProfsumXpStr *a;
   int rc = xpString(p, 0, &p->evArena, off, n, XM_SPACE, f, &z, &nz);
   if( rc ) return rc;
-  if( L->n>=L->nAlloc ){
-    int64_t nNew = L->nAlloc ? L->nAlloc*2 : 4;
-    ProfsumXpStr *a = sqlite3_realloc64(L->a, sizeof(ProfsumXpStr)*(sqlite3_uint64)nNew);
-    if( a==0 ) return pbwNoMem(&p->in);
-    L->a = a;
-    L->nAlloc = nNew;
-  }
+  a = profsumGrowArray(L->a, L->n, &L->nAlloc, sizeof(*a), 4);
+  if( a==0 ) return pbwNoMem(&p->in);
+  L->a = a;
   zCopy = sqlite3_malloc64((sqlite3_uint64)nz + 1);
   if( zCopy==0 ) return pbwNoMem(&p->in);
   memcpy(zCopy, z, (size_t)nz);
@@ -1096,50 +996,43 @@ int profsumXpNextPlane(ProfsumXp *p, const ProfsumXpPlane **pp, char **pzErr){
     xpPlaneReset(p);
   }
   while( !p->topDone ){
-    int64_t pos = p->topPos, end = p->in.nFile, t = pos, len, got;
-    int f, wt;
+    int64_t pos = p->topPos, got;
+    XpField d;
     /* the end of the data? */
-    if( pos>=end ){ p->topDone = 1; break; }
+    if( pos>=p->in.nFile ){ p->topDone = 1; break; }
     rc = pbwFetch(&p->in, pos, 1, &got);
     if( rc ) return xpFail(p, pzErr);
     if( got==0 ){ p->topDone = 1; break; }
-    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_SPACE);
-    if( rc ) return xpFail(p, pzErr);
-    if( f>=1 && f<=4 && wt==2 ){
-      rc = pbwLen(&p->in, &pos, end, &len, XM_SPACE, f, t);
-      if( rc==SQLITE_OK && (f!=1 || p->in.eSrc==PBW_SRC_GZIP) ){
-        /* a string, or a gzip plane: all of its bytes now */
-        rc = pbwNeed(&p->in, pos, len, t, XM_SPACE, f);
-      }
-      if( rc ) return xpFail(p, pzErr);
-      p->topPos = pos + len;
-      if( f!=1 ){
-        rc = xpTopString(p, f, pos, len);
-        if( rc ) return xpFail(p, pzErr);
-        continue;
-      }
-      /* a plane */
-      memset(&p->plane, 0, sizeof(p->plane));
-      p->plane.iPlane = p->iPlaneNext++;
-      p->plane.iOffset = t;
-      p->plane.nBytes = len;
-      p->plane.zName = "";
-      p->plane.iFirstEvent = p->nEvents;
-      p->planeStart = pos;
-      p->planeEnd = pos + len;
-      p->planePos = pos;
-      p->linesDone = 0;
-      p->iLineNext = 0;
-      p->inPlane = 1;
-      p->w.iPlane = p->plane.iPlane;
-      rc = xpPlaneIndex(p);
-      if( rc ) return xpFail(p, pzErr);
-      *pp = &p->plane;
-      return SQLITE_ROW;
+    rc = xpField(p, &pos, p->in.nFile, XM_SPACE, 1, &d);
+    if( rc==SQLITE_OK && d.f>=1 && (d.f!=1 || p->in.eSrc==PBW_SRC_GZIP) ){
+      /* a string, or a gzip plane: all of its bytes now */
+      rc = pbwNeed(&p->in, d.off, d.len, d.tagOff, XM_SPACE, d.f);
     }
-    rc = xpOther(p, &pos, end, f, wt, 1, XM_SPACE, t, 1);
     if( rc ) return xpFail(p, pzErr);
     p->topPos = pos;
+    if( d.f>=2 ){
+      rc = xpTopString(p, d.f, d.off, d.len);
+      if( rc ) return xpFail(p, pzErr);
+    }
+    if( d.f!=1 ) continue;
+    /* a plane */
+    memset(&p->plane, 0, sizeof(p->plane));
+    p->plane.iPlane = p->iPlaneNext++;
+    p->plane.iOffset = d.tagOff;
+    p->plane.nBytes = d.len;
+    p->plane.zName = "";
+    p->plane.iFirstEvent = p->nEvents;
+    p->planeStart = d.off;
+    p->planeEnd = d.off + d.len;
+    p->planePos = d.off;
+    p->linesDone = 0;
+    p->iLineNext = 0;
+    p->inPlane = 1;
+    p->w.iPlane = p->plane.iPlane;
+    rc = xpPlaneIndex(p);
+    if( rc ) return xpFail(p, pzErr);
+    *pp = &p->plane;
+    return SQLITE_ROW;
   }
   return SQLITE_DONE;
 }
@@ -1147,6 +1040,7 @@ int profsumXpNextPlane(ProfsumXp *p, const ProfsumXpPlane **pp, char **pzErr){
 /* See xplane_pb.h. */
 int profsumXpNextLine(ProfsumXp *p, const ProfsumXpLine **pp, char **pzErr){
   int rc;
+  XpField d;
   if( p->in.rc ) return xpFail(p, pzErr);
   if( !p->inPlane || p->linesDone ) return SQLITE_DONE;
   if( p->inLine ){
@@ -1155,62 +1049,35 @@ int profsumXpNextLine(ProfsumXp *p, const ProfsumXpLine **pp, char **pzErr){
     p->inLine = 0;
     p->w.iLine = p->w.iEvent = -1;
   }
-  while( p->planePos < p->planeEnd ){
-    int64_t pos = p->planePos, end = p->planeEnd, t = pos, len;
-    int f, wt;
-    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_PLANE);
-    if( rc ) return xpFail(p, pzErr);
-    if( f==3 && wt==2 ){
-      rc = pbwLen(&p->in, &pos, end, &len, XM_PLANE, f, t);
-      if( rc ) return xpFail(p, pzErr);
-      p->planePos = pos + len;
-      rc = xpLinePrepass(p, pos, pos+len, t);
-      if( rc ) return xpFail(p, pzErr);
-      p->lineStart = pos;
-      p->lineEnd = pos + len;
-      p->evPos = pos;
-      p->nLineSeen = 0;
-      p->inLine = 1;
-      *pp = &p->line;
-      return SQLITE_ROW;
-    }
-    /* checked and reported by the first pass */
-    rc = xpOther(p, &pos, end, f, wt, 2, XM_PLANE, t, 0);
-    if( rc ) return xpFail(p, pzErr);
-    p->planePos = pos;
-  }
-  p->linesDone = 1;
-  return SQLITE_DONE;
+  rc = xpNextOf(p, &p->planePos, p->planeEnd, XM_PLANE, 3, 2, &d);
+  if( rc==SQLITE_ROW ) rc = xpLinePrepass(p, d.off, d.off+d.len, d.tagOff);
+  else if( rc==SQLITE_DONE ){ p->linesDone = 1; return SQLITE_DONE; }
+  if( rc ) return xpFail(p, pzErr);
+  p->lineStart = d.off;
+  p->lineEnd = d.off + d.len;
+  p->evPos = d.off;
+  p->nLineSeen = 0;
+  p->inLine = 1;
+  *pp = &p->line;
+  return SQLITE_ROW;
 }
 
 /* See xplane_pb.h. */
 int profsumXpNextEvent(ProfsumXp *p, const ProfsumXpEvent **pp, char **pzErr){
   int rc;
+  XpField d;
   if( p->in.rc ) return xpFail(p, pzErr);
   if( !p->inLine ) return SQLITE_DONE;
   p->w.iEvent = -1;
-  while( p->evPos < p->lineEnd ){
-    int64_t pos = p->evPos, end = p->lineEnd, t = pos, len;
-    int f, wt;
-    rc = pbwTag(&p->in, &pos, end, &f, &wt, XM_LINE);
-    if( rc ) return xpFail(p, pzErr);
-    if( f==4 && wt==2 ){
-      rc = pbwLen(&p->in, &pos, end, &len, XM_LINE, f, t);
-      if( rc==SQLITE_OK ) rc = pbwNeed(&p->in, pos, len, t, XM_LINE, f);
-      if( rc==SQLITE_OK ) rc = xpDecodeEvent(p, pos, pos+len, t);
-      if( rc ) return xpFail(p, pzErr);
-      p->evPos = pos + len;
-      p->nEvents++;
-      p->nLineSeen++;
-      *pp = &p->ev;
-      return SQLITE_ROW;
-    }
-    rc = xpOther(p, &pos, end, f, wt, 3, XM_LINE, t, 0);
-    if( rc ) return xpFail(p, pzErr);
-    p->evPos = pos;
-  }
-  p->w.iEvent = -1;
-  return SQLITE_DONE;
+  rc = xpNextOf(p, &p->evPos, p->lineEnd, XM_LINE, 4, 3, &d);
+  if( rc==SQLITE_DONE ) return SQLITE_DONE;
+  if( rc==SQLITE_ROW ) rc = pbwNeed(&p->in, d.off, d.len, d.tagOff, XM_LINE, 4);
+  if( rc==SQLITE_OK ) rc = xpDecodeEvent(p, d.off, d.off+d.len, d.tagOff);
+  if( rc ) return xpFail(p, pzErr);
+  p->nEvents++;
+  p->nLineSeen++;
+  *pp = &p->ev;
+  return SQLITE_ROW;
 }
 
 /* See xplane_pb.h. */
@@ -1237,18 +1104,18 @@ const char *profsumXpStatMetaName(ProfsumXp *p, int64_t key, int64_t *pnName){
   return p->aSM[i].zName;
 }
 
-/* Grow the text buffer (*pa, *pnAlloc) to at least n bytes. */
-static int xpTextGrow(unsigned char **pa, int64_t *pnAlloc, int64_t n){
+/* Grow the text buffer b to at least n bytes. */
+static int xpTextGrow(XpBuf *b, int64_t n){
   unsigned char *a;
-  if( n<=*pnAlloc ) return SQLITE_OK;
-  a = sqlite3_realloc64(*pa, (sqlite3_uint64)n);
+  if( n<=b->nAlloc ) return SQLITE_OK;
+  a = sqlite3_realloc64(b->a, (sqlite3_uint64)n);
   if( a==0 ) return SQLITE_NOMEM;
-  *pa = a;
-  *pnAlloc = n;
+  b->a = a;
+  b->nAlloc = n;
   return SQLITE_OK;
 }
 
-/* Inflate the compressed_str_value s (gzip or zlib) into p->aText,
+/* Inflate the compressed_str_value s (gzip or zlib) into p->text.a,
 ** NUL-terminated, at most PROFSUM_XP_MAX_INFLATE bytes: SQLITE_OK with
 ** *pn set; SQLITE_DONE when it cannot be read (too large, not compressed
 ** data, truncated, bytes after its end: a diagnostic is sent);
@@ -1262,17 +1129,17 @@ static int xpInflate(ProfsumXp *p, const ProfsumXpStat *s, int64_t *pn){
   z.next_in = (Bytef*)s->z;
   z.avail_in = (uInt)s->n;
   for(;;){
-    if( nOut+1 >= p->nTextAlloc ){
+    if( nOut+1 >= p->text.nAlloc ){
       /* room for one byte over the limit, to see it exceeded */
-      int64_t nNew = p->nTextAlloc ? p->nTextAlloc*2 : 64*1024;
+      int64_t nNew = p->text.nAlloc ? p->text.nAlloc*2 : 64*1024;
       if( nNew > PROFSUM_XP_MAX_INFLATE+2 ) nNew = PROFSUM_XP_MAX_INFLATE+2;
-      rc = xpTextGrow(&p->aText, &p->nTextAlloc, nNew);
+      rc = xpTextGrow(&p->text, nNew);
       if( rc ){ inflateEnd(&z); return rc; }
     }
-    z.next_out = p->aText + nOut;
-    z.avail_out = (uInt)(p->nTextAlloc - 1 - nOut);
+    z.next_out = p->text.a + nOut;
+    z.avail_out = (uInt)(p->text.nAlloc - 1 - nOut);
     zrc = inflate(&z, Z_NO_FLUSH);
-    nOut = (int64_t)(z.next_out - p->aText);
+    nOut = (int64_t)(z.next_out - p->text.a);
     if( nOut > PROFSUM_XP_MAX_INFLATE ){
       inflateEnd(&z);
       xpDiag(p, XP_DK_CBIG, s->iOffset, "compressed_str_value inflates to more than %d "
@@ -1281,7 +1148,7 @@ static int xpInflate(ProfsumXp *p, const ProfsumXpStat *s, int64_t *pn){
     }
     if( zrc==Z_STREAM_END && z.avail_in==0 ){
       inflateEnd(&z);
-      p->aText[nOut] = 0;
+      p->text.a[nOut] = 0;
       *pn = nOut;
       return SQLITE_OK;
     }
@@ -1311,10 +1178,10 @@ int profsumXpStatText(ProfsumXp *p, const ProfsumXpStat *s, const char **pz, int
         *pn = s->n;
         return SQLITE_OK;
       }
-      rc = xpTextGrow(&p->aText, &p->nTextAlloc, s->n*3+1);
+      rc = xpTextGrow(&p->text, s->n*3+1);
       if( rc ) return rc;
-      pbwUtf8Fix((const unsigned char*)s->z, s->n, p->aText, pn);
-      *pz = (const char*)p->aText;
+      pbwUtf8Fix((const unsigned char*)s->z, s->n, p->text.a, pn);
+      *pz = (const char*)p->text.a;
       return SQLITE_OK;
     case PROFSUM_XV_REF:
       if( s->z ){
@@ -1322,10 +1189,10 @@ int profsumXpStatText(ProfsumXp *p, const ProfsumXpStat *s, const char **pz, int
         *pn = s->n;
         return SQLITE_OK;
       }
-      rc = xpTextGrow(&p->aText, &p->nTextAlloc, 32);
+      rc = xpTextGrow(&p->text, 32);
       if( rc ) return rc;
-      sqlite3_snprintf(32, (char*)p->aText, "%llu", (unsigned long long)s->uVal);
-      *pz = (const char*)p->aText;
+      sqlite3_snprintf(32, (char*)p->text.a, "%llu", (unsigned long long)s->uVal);
+      *pz = (const char*)p->text.a;
       *pn = (int64_t)strlen(*pz);
       return SQLITE_OK;
     case PROFSUM_XV_CSTR: {
@@ -1333,14 +1200,14 @@ int profsumXpStatText(ProfsumXp *p, const ProfsumXpStat *s, const char **pz, int
       rc = xpInflate(p, s, &n);
       if( rc==SQLITE_DONE ) return SQLITE_OK;    /* omitted */
       if( rc ) return rc;
-      if( pbwUtf8Check(p->aText, n)!=n ){
-        rc = xpTextGrow(&p->aText2, &p->nText2Alloc, n*3+1);
+      if( pbwUtf8Check(p->text.a, n)!=n ){
+        rc = xpTextGrow(&p->text2, n*3+1);
         if( rc ) return rc;
-        pbwUtf8Fix(p->aText, n, p->aText2, pn);
-        *pz = (const char*)p->aText2;
+        pbwUtf8Fix(p->text.a, n, p->text2.a, pn);
+        *pz = (const char*)p->text2.a;
         return SQLITE_OK;
       }
-      *pz = (const char*)p->aText;
+      *pz = (const char*)p->text.a;
       *pn = n;
       return SQLITE_OK;
     }
@@ -1382,7 +1249,7 @@ void profsumXpClose(ProfsumXp *p){
   sqlite3_free(p->aPoolChild);
   sqlite3_free(p->aPlaneStat);
   sqlite3_free(p->aEvStat);
-  sqlite3_free(p->aText);
-  sqlite3_free(p->aText2);
+  sqlite3_free(p->text.a);
+  sqlite3_free(p->text2.a);
   sqlite3_free(p);
 }

@@ -225,6 +225,10 @@ int profsumXpStatText(ProfsumXp *p, const ProfsumXpStat *s,
 #define PROFSUM_XP_HOSTNAMES 2
 typedef struct ProfsumXpStr { const char *z; int64_t n; } ProfsumXpStr;
 void profsumXpStrings(ProfsumXp *p, int eWhich, const ProfsumXpStr **pa, int64_t *pn);
+/* Append the strings of kind eWhich (above) to s as a JSON array of
+** strings, e.g. the hostnames as ["host-0","host-1"].  (In xplane_rows.c,
+** with the other XPlane-to-SQL shapes: the decoder itself writes no JSON.) */
+void profsumXpStringsJson(ProfsumXp *p, int eWhich, sqlite3_str *s);
 
 int64_t profsumXpEventsSeen(ProfsumXp *p);   /* events walked or skipped */
 int profsumXpIsGzip(ProfsumXp *p);

@@ -10,7 +10,7 @@
 #include "profsum_reader.h"
 #include "xplane_pb.h"
 #include "xplane_rows.h"
-#include "jsontree.h"     /* jReprDouble */
+#include "jsontree.h"     /* jReprDouble, jAppendJsonStr */
 
 #include <math.h>
 #include <stdarg.h>
@@ -290,9 +290,8 @@ int profsumXRowsOpen(const char *zFunc, const char *zPath, unsigned flags,
   ProfsumXRows *p;
   int rc;
   *pp = 0;
-  p = sqlite3_malloc64(sizeof(*p));
+  p = profsumMallocZero(sizeof(*p));
   if( p==0 ) return SQLITE_NOMEM;
-  memset(p, 0, sizeof(*p));
   p->flags = flags;
   p->zFunc = zFunc;
   /* the stop check of the thread that opens (a cursor reads in later
@@ -465,4 +464,17 @@ void profsumXRowsClose(ProfsumXRows *p){
   sqlite3_free(p->aEnt);
   sqlite3_free(p->aSlot);
   sqlite3_free(p);
+}
+
+/* See xplane_pb.h. */
+void profsumXpStringsJson(ProfsumXp *p, int eWhich, sqlite3_str *s){
+  const ProfsumXpStr *a;
+  int64_t n, i;
+  profsumXpStrings(p, eWhich, &a, &n);
+  sqlite3_str_appendchar(s, 1, '[');
+  for(i=0; i<n; i++){
+    if( i ) sqlite3_str_appendchar(s, 1, ',');
+    jAppendJsonStr(s, a[i].z, a[i].n);
+  }
+  sqlite3_str_appendchar(s, 1, ']');
 }

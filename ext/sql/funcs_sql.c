@@ -151,59 +151,40 @@ static int exclRowZero(const ExclRow *r){
 ** SQLITE_NOMEM.
 */
 static int exclCompute(ExclState *p){
-  int i, n = 0, rc;
-  for(i=0; i<p->nRow; i++) n += exclRowValid(&p->aRow[i]);
-  if( p->bReal ){
-    double *a = sqlite3_malloc64(sizeof(double)*3*(sqlite3_uint64)(n ? n : 1));
-    double *aTs = a, *aDur = a + n, *aOut = a + 2*n;
-    if( a==0 ) return SQLITE_NOMEM;
-    for(i=0, n=0; i<p->nRow; i++){
-      ExclRow *r = &p->aRow[i];
-      if( !exclRowValid(r) ) continue;
-      aTs[n] = r->eTs==SQLITE_INTEGER ? (double)r->ts.i : r->ts.r;
-      aDur[n] = r->eDur==SQLITE_INTEGER ? (double)r->dur.i : r->dur.r;
-      n++;
+  int i, n, nValid = 0, rc;
+  double *aR = 0;               /* bReal: ts, dur and result of each valid row */
+  int64_t *aI = 0;              /* else the same as integers */
+  for(i=0; i<p->nRow; i++) nValid += exclRowValid(&p->aRow[i]);
+  if( p->bReal ) aR = sqlite3_malloc64(sizeof(double)*3*(sqlite3_uint64)(nValid ? nValid : 1));
+  else aI = sqlite3_malloc64(sizeof(int64_t)*3*(sqlite3_uint64)(nValid ? nValid : 1));
+  if( aR==0 && aI==0 ) return SQLITE_NOMEM;
+  for(i=0, n=0; i<p->nRow; i++){
+    ExclRow *r = &p->aRow[i];
+    if( !exclRowValid(r) ) continue;
+    if( aR ){
+      aR[n] = r->eTs==SQLITE_INTEGER ? (double)r->ts.i : r->ts.r;
+      aR[nValid+n] = r->eDur==SQLITE_INTEGER ? (double)r->dur.i : r->dur.r;
+    }else{
+      aI[n] = r->ts.i;
+      aI[nValid+n] = r->dur.i;
     }
-    rc = profsumExclusiveDouble(n, aTs, aDur, aOut);
-    for(i=0, n=0; rc==SQLITE_OK && i<p->nRow; i++){
-      ExclRow *r = &p->aRow[i];
-      if( exclRowValid(r) ){
-        r->ts.r = aOut[n++];
-        r->eTs = SQLITE_FLOAT;
-      }else if( exclRowZero(r) ){
-        r->ts.r = 0.0;
-        r->eTs = SQLITE_FLOAT;
-      }else{
-        r->eTs = SQLITE_NULL;
-      }
-    }
-    sqlite3_free(a);
-  }else{
-    int64_t *a = sqlite3_malloc64(sizeof(int64_t)*3*(sqlite3_uint64)(n ? n : 1));
-    int64_t *aTs = a, *aDur = a + n, *aOut = a + 2*n;
-    if( a==0 ) return SQLITE_NOMEM;
-    for(i=0, n=0; i<p->nRow; i++){
-      ExclRow *r = &p->aRow[i];
-      if( !exclRowValid(r) ) continue;
-      aTs[n] = r->ts.i;
-      aDur[n] = r->dur.i;
-      n++;
-    }
-    rc = profsumExclusiveInt64(n, aTs, aDur, aOut);
-    for(i=0, n=0; rc==SQLITE_OK && i<p->nRow; i++){
-      ExclRow *r = &p->aRow[i];
-      if( exclRowValid(r) ){
-        r->ts.i = aOut[n++];
-        r->eTs = SQLITE_INTEGER;
-      }else if( exclRowZero(r) ){
-        r->ts.i = 0;
-        r->eTs = SQLITE_INTEGER;
-      }else{
-        r->eTs = SQLITE_NULL;
-      }
-    }
-    sqlite3_free(a);
+    n++;
   }
+  if( aR ) rc = profsumExclusiveDouble(nValid, aR, aR+nValid, aR+2*nValid);
+  else rc = profsumExclusiveInt64(nValid, aI, aI+nValid, aI+2*nValid);
+  /* the result of each row: its exclusive time, 0 for a zero-length
+  ** slice, NULL for the others */
+  for(i=0, n=0; rc==SQLITE_OK && i<p->nRow; i++){
+    ExclRow *r = &p->aRow[i];
+    int bValid = exclRowValid(r);
+    if( !bValid && !exclRowZero(r) ){ r->eTs = SQLITE_NULL; continue; }
+    if( aR ) r->ts.r = bValid ? aR[2*nValid+n] : 0.0;
+    else r->ts.i = bValid ? aI[2*nValid+n] : 0;
+    r->eTs = aR ? SQLITE_FLOAT : SQLITE_INTEGER;
+    n += bValid;
+  }
+  sqlite3_free(aR);
+  sqlite3_free(aI);
   return rc;
 }
 

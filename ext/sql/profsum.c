@@ -34,18 +34,34 @@ SQLITE_EXTENSION_INIT1
 #endif
 
 /* See profsum_int.h. */
-void profsumCtxErr(sqlite3_context *ctx, const char *zFmt, ...){
-  va_list ap;
-  char *z;
-  va_start(ap, zFmt);
-  z = sqlite3_vmprintf(zFmt, ap);
-  va_end(ap);
+int profsumCtxErrV(sqlite3_context *ctx, const char *zFmt, va_list ap){
+  char *z = sqlite3_vmprintf(zFmt, ap);
   if( z==0 ){
     sqlite3_result_error_nomem(ctx);
-  }else{
-    sqlite3_result_error(ctx, z, -1);
-    sqlite3_free(z);
+    return SQLITE_NOMEM;
   }
+  sqlite3_result_error(ctx, z, -1);
+  sqlite3_free(z);
+  return SQLITE_OK;
+}
+
+/* See profsum_int.h. */
+void profsumCtxErr(sqlite3_context *ctx, const char *zFmt, ...){
+  va_list ap;
+  va_start(ap, zFmt);
+  profsumCtxErrV(ctx, zFmt, ap);
+  va_end(ap);
+}
+
+/* See profsum_int.h. */
+void profsumErrSetV(char **pzErr, const char *zFunc, const char *zPath, const char *zFmt,
+                    va_list ap){
+  char *z = sqlite3_vmprintf(zFmt, ap);
+  sqlite3_free(*pzErr);
+  if( z==0 ) *pzErr = 0;
+  else if( zPath ) *pzErr = sqlite3_mprintf("%s: '%s': %s", zFunc, zPath, z);
+  else *pzErr = sqlite3_mprintf("%s: %s", zFunc, z);
+  sqlite3_free(z);
 }
 
 /* See profsum_int.h. */

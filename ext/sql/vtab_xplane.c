@@ -53,6 +53,7 @@
 #include "xplane_pb.h"
 #include "jsontree.h"
 #include "vtabkit.h"
+#include "growarray.h"
 
 #include <assert.h>
 #include <math.h>
@@ -112,10 +113,9 @@ typedef struct XvTab {
 } XvTab;
 
 typedef struct XvCursor {
-  sqlite3_vtab_cursor base;   /* Base class: must be first */
+  ProfsumRowCursor rows;  /* base class, current row, rows.nRow: must be first */
   XvRow *aRow;            /* rows of the current scan */
-  int64_t nRow, nAlloc;
-  int64_t iRow;           /* current row */
+  int64_t nAlloc;
   XvText hostnames;       /* JSON array (planes) */
   char *zPath;            /* copy of the path argument, or 0 */
 } XvCursor;
@@ -237,15 +237,11 @@ static int xvCopy(XvText *pOut, const char *z, int64_t n){
 
 /* A new zeroed row at the end of the cursor's rows, or 0. */
 static XvRow *xvNewRow(XvCursor *pCur){
-  if( pCur->nRow>=pCur->nAlloc ){
-    int64_t nNew = pCur->nAlloc ? pCur->nAlloc*2 : 16;
-    XvRow *a = sqlite3_realloc64(pCur->aRow, sizeof(XvRow)*(sqlite3_uint64)nNew);
-    if( a==0 ) return 0;
-    pCur->aRow = a;
-    pCur->nAlloc = nNew;
-  }
-  memset(&pCur->aRow[pCur->nRow], 0, sizeof(XvRow));
-  return &pCur->aRow[pCur->nRow++];
+  XvRow *a = profsumGrowArray(pCur->aRow, pCur->rows.nRow, &pCur->nAlloc, sizeof(XvRow), 16);
+  if( a==0 ) return 0;
+  pCur->aRow = a;
+  memset(&a[pCur->rows.nRow], 0, sizeof(XvRow));
+  return &a[pCur->rows.nRow++];
 }
 
 /* Walk every plane, line and event of the open file p, collecting the
@@ -257,7 +253,7 @@ static int xvWalk(XvCursor *pCur, ProfsumXp *p, int isLines, char **pzErr){
   while( (rc = profsumXpNextPlane(p, &pl, pzErr))==SQLITE_ROW ){
     const ProfsumXpLine *L;
     XvRow *r = 0;
-    int64_t iFirstRow = pCur->nRow;
+    int64_t iFirstRow = pCur->rows.nRow;
     if( !isLines ){
       r = xvNewRow(pCur);
       if( r==0 ) return SQLITE_NOMEM;
@@ -299,16 +295,8 @@ static int xvWalk(XvCursor *pCur, ProfsumXp *p, int isLines, char **pzErr){
   }
   if( rc!=SQLITE_DONE ) return rc;
   if( !isLines ){
-    const ProfsumXpStr *a;
-    int64_t n, i;
     sqlite3_str *s = sqlite3_str_new(0);
-    profsumXpStrings(p, PROFSUM_XP_HOSTNAMES, &a, &n);
-    sqlite3_str_appendchar(s, 1, '[');
-    for(i=0; i<n; i++){
-      if( i ) sqlite3_str_appendchar(s, 1, ',');
-      jAppendJsonStr(s, a[i].z, a[i].n);
-    }
-    sqlite3_str_appendchar(s, 1, ']');
+    profsumXpStringsJson(p, PROFSUM_XP_HOSTNAMES, s);
     rc = xvStrFinish(s, &pCur->hostnames);
     if( rc ) return rc;
   }
@@ -331,26 +319,11 @@ static int xvConnect(sqlite3 *db, void *pAux, int argc, const char *const *argv,
   return rc;
 }
 
-/* xDisconnect: frees the table object. */
-static int xvDisconnect(sqlite3_vtab *pVtab){
-  sqlite3_free(pVtab);
-  return SQLITE_OK;
-}
-
-/* xOpen: a new cursor with no rows. */
-static int xvOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
-  XvCursor *pCur = sqlite3_malloc64(sizeof(*pCur));
-  (void)pVtab;
-  if( pCur==0 ) return SQLITE_NOMEM;
-  memset(pCur, 0, sizeof(*pCur));
-  *ppCur = &pCur->base;
-  return SQLITE_OK;
-}
-
 /* Free the cursor's rows and argument and leave it at EOF (xFilter, xClose). */
-static void xvReset(XvCursor *pCur){
+static void xvReset(ProfsumRowCursor *pRows){
+  XvCursor *pCur = (XvCursor*)pRows;
   int64_t i;
-  for(i=0; i<pCur->nRow; i++){
+  for(i=0; i<pRows->nRow; i++){
     XvRow *r = &pCur->aRow[i];
     sqlite3_free(r->name.z);
     sqlite3_free(r->stats.z);
@@ -359,37 +332,17 @@ static void xvReset(XvCursor *pCur){
   }
   sqlite3_free(pCur->aRow);
   pCur->aRow = 0;
-  pCur->nRow = pCur->nAlloc = pCur->iRow = 0;
+  pRows->nRow = pCur->nAlloc = pRows->iRow = 0;
   sqlite3_free(pCur->hostnames.z);
   pCur->hostnames.z = 0;
   sqlite3_free(pCur->zPath);
   pCur->zPath = 0;
 }
 
-/* xClose. */
-static int xvClose(sqlite3_vtab_cursor *cur){
-  XvCursor *pCur = (XvCursor*)cur;
-  xvReset(pCur);
-  sqlite3_free(pCur);
-  return SQLITE_OK;
-}
-
-/* xNext. */
-static int xvNext(sqlite3_vtab_cursor *cur){
-  ((XvCursor*)cur)->iRow++;
-  return SQLITE_OK;
-}
-
-/* xEof. */
-static int xvEof(sqlite3_vtab_cursor *cur){
-  XvCursor *pCur = (XvCursor*)cur;
-  return pCur->iRow >= pCur->nRow;
-}
-
-/* xRowid: the 0-based row number. */
-static int xvRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid){
-  *pRowid = ((XvCursor*)cur)->iRow;
-  return SQLITE_OK;
+/* xOpen: a new cursor with no rows. */
+static int xvOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
+  (void)pVtab;
+  return profsumRowCursorOpen(sizeof(XvCursor), xvReset, ppCur);
 }
 
 /* A row text as a result (copied: rows die at the next xFilter). */
@@ -400,7 +353,7 @@ static void xvResultText(sqlite3_context *ctx, const XvText *t){
 /* xColumn (see the schemas at the top of the file). */
 static int xvColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
   XvCursor *pCur = (XvCursor*)cur;
-  const XvRow *r = &pCur->aRow[pCur->iRow];
+  const XvRow *r = &pCur->aRow[pCur->rows.iRow];
   if( ((XvTab*)cur->pVtab)->isLines ){
     switch( i ){
       case XPL_PLANE_INDEX:  sqlite3_result_int64(ctx, r->iPlane); break;
@@ -460,34 +413,24 @@ static int xvFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   XvCursor *pCur = (XvCursor*)cur;
   int isLines = ((XvTab*)cur->pVtab)->isLines;
   const char *zFunc = isLines ? "profsum_xplane_lines" : "profsum_xplane_planes";
-  const char *zArg;
-  int nArg, rc;
+  int rc;
   char *zErr = 0;
   ProfsumXp *p = 0;
   (void)idxStr;
-  xvReset(pCur);
+  xvReset(&pCur->rows);
   if( idxNum!=1 || argc<1 ){
     profsumVtabErr(cur->pVtab, "%s: missing required argument PATH", zFunc);
     return SQLITE_ERROR;
   }
-  if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return SQLITE_OK;
-  zArg = (const char*)sqlite3_value_text(argv[0]);
-  if( zArg==0 ) return SQLITE_NOMEM;
-  nArg = sqlite3_value_bytes(argv[0]);
-  pCur->zPath = sqlite3_malloc64((sqlite3_uint64)nArg + 1);
-  if( pCur->zPath==0 ) return SQLITE_NOMEM;
-  memcpy(pCur->zPath, zArg, (size_t)nArg + 1);
-  if( (int)strlen(pCur->zPath)!=nArg ){
-    profsumVtabErr(cur->pVtab, "%s: '%q': path contains a NUL byte", zFunc, pCur->zPath);
-    return SQLITE_ERROR;
-  }
+  rc = profsumVtabPathArg(cur->pVtab, zFunc, argv[0], &pCur->zPath);
+  if( rc || pCur->zPath==0 ) return rc;              /* NULL: no rows */
   rc = profsumXpOpen(zFunc, pCur->zPath, 0, 0, 0, &p, &zErr);
   if( rc==SQLITE_OK ) rc = xvWalk(pCur, p, isLines, &zErr);
   profsumXpClose(p);
   if( rc ){
     sqlite3_free(cur->pVtab->zErrMsg);
     cur->pVtab->zErrMsg = zErr;   /* 0 when out of memory */
-    xvReset(pCur);                /* no partial result */
+    xvReset(&pCur->rows);         /* no partial result */
     return rc;
   }
   sqlite3_free(zErr);
@@ -499,15 +442,15 @@ static sqlite3_module xvModule = {
   /* xCreate     */ 0,      /* eponymous-only: no CREATE VIRTUAL TABLE */
   /* xConnect    */ xvConnect,
   /* xBestIndex  */ xvBestIndex,
-  /* xDisconnect */ xvDisconnect,
+  /* xDisconnect */ profsumVtabDisconnect,
   /* xDestroy    */ 0,
   /* xOpen       */ xvOpen,
-  /* xClose      */ xvClose,
+  /* xClose      */ profsumRowCursorClose,
   /* xFilter     */ xvFilter,
-  /* xNext       */ xvNext,
-  /* xEof        */ xvEof,
+  /* xNext       */ profsumRowCursorNext,
+  /* xEof        */ profsumRowCursorEof,
   /* xColumn     */ xvColumn,
-  /* xRowid      */ xvRowid,
+  /* xRowid      */ profsumRowCursorRowid,
   /* xUpdate     */ 0,
   /* xBegin      */ 0,
   /* xSync       */ 0,

@@ -226,77 +226,60 @@ static void rescueEnd(Rescue *r){
 }
 
 /*
-** Case 1 of busy.h: standalone statement.  BEGIN IMMEDIATE, body, COMMIT;
-** any busy code restarts the whole attempt.  No SAVEPOINT: this function
-** owns the transaction, so ROLLBACK undoes a failed body, and a savepoint
-** would make SQLite copy every page that existed before it and is written
-** again into a sub-journal (a temporary file past 64 KiB).
+** The attempts of a write, in one of the two cases of busy.h:
+**
+** Case 1 (bNested 0): standalone statement.  BEGIN IMMEDIATE, body,
+** COMMIT; any busy code restarts the whole attempt.  No SAVEPOINT: this
+** function owns the transaction, so ROLLBACK undoes a failed body, and a
+** savepoint would make SQLite copy every page that existed before it and
+** is written again into a sub-journal (a temporary file past 64 KiB).
+**
+** Case 2 (bNested 1): the caller owns the transaction or the snapshot.
+** The body runs inside a SAVEPOINT; plain SQLITE_BUSY is retried within
+** the budget, a stale snapshot is reported.
 */
-static int runStandalone(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody,
-                         void *pArg, char **pzErr, sqlite3_int64 budget){
+static int runWrite(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody,
+                    void *pArg, char **pzErr, sqlite3_int64 budget, int bNested){
   sqlite3_int64 deadline = nowMs() + budget;
   int nTry = 0, rc;
-  rc = profsumEnsureWal(db, zSchema);
-  if( rc ) return rc;
-  for(;;){
-    char *zErr = 0;
-    Rescue res;
-    rc = rescueStart(db, zSchema, &res);
-    if( rc==SQLITE_OK ) rc = execX(db, "BEGIN IMMEDIATE");
-    if( rc==SQLITE_OK ){
-      rc = rescueArm(&res);
-      if( rc==SQLITE_OK ) rc = xBody(db, pArg, &zErr);
-      if( rc && isBusy(rc) ) rc = extendedRc(db, rc);
-      if( rc==SQLITE_OK ) rc = rescueBeforeCommit(db, zSchema, &res);
-      if( rc==SQLITE_OK ){
-        /* A busy COMMIT leaves the transaction open: retry the COMMIT. */
-        int nCommit = 0;
-        while( isBusy(rc = execX(db, "COMMIT")) && backoff(nCommit++, deadline) ){}
-        if( rc==SQLITE_OK ){ rescueEnd(&res); return SQLITE_OK; }
-      }
-      if( !sqlite3_get_autocommit(db) ) rescueRollback(db, execX(db, "ROLLBACK"), &res);
-    }
-    rescueEnd(&res);
-    if( !retryOrFail(&rc, zErr, pzErr, &nTry, deadline, budget) ) return rc;
+  if( !bNested ){
+    rc = profsumEnsureWal(db, zSchema);
+    if( rc ) return rc;
   }
-}
-
-/*
-** Case 2 of busy.h: the caller owns the transaction or the snapshot.  The
-** body runs inside a SAVEPOINT; plain SQLITE_BUSY is retried within the
-** budget, a stale snapshot is reported.
-*/
-static int runNested(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody, void *pArg,
-                     char **pzErr, sqlite3_int64 budget){
-  sqlite3_int64 deadline = nowMs() + budget;
-  int nTry = 0, rc;
   for(;;){
     char *zErr = 0;
     Rescue res;
     rc = rescueStart(db, zSchema, &res);
-    if( rc==SQLITE_OK ) rc = execX(db, "SAVEPOINT profsum_write");
+    if( rc==SQLITE_OK ) rc = execX(db, bNested ? "SAVEPOINT profsum_write" : "BEGIN IMMEDIATE");
     if( rc==SQLITE_OK ){
       rc = rescueArm(&res);
       if( rc==SQLITE_OK ) rc = xBody(db, pArg, &zErr);
+      if( !bNested && rc && isBusy(rc) ) rc = extendedRc(db, rc);
       if( rc==SQLITE_OK ) rc = rescueBeforeCommit(db, zSchema, &res);
       if( rc==SQLITE_OK ){
-        /* RELEASE commits when the savepoint began the transaction; a busy
-        ** RELEASE keeps the savepoint: retry it. */
-        int nRel = 0;
-        while( isBusy(rc = execX(db, "RELEASE profsum_write")) && backoff(nRel++, deadline) ){}
+        /* A busy COMMIT leaves the transaction open, a busy RELEASE keeps
+        ** the savepoint (RELEASE commits when the savepoint began the
+        ** transaction): retry it. */
+        int nEnd = 0;
+        while( isBusy(rc = execX(db, bNested ? "RELEASE profsum_write" : "COMMIT"))
+               && backoff(nEnd++, deadline) ){}
         if( rc==SQLITE_OK ){ rescueEnd(&res); return SQLITE_OK; }
-      }else if( isBusy(rc) ){
+      }else if( bNested && isBusy(rc) ){
         rc = extendedRc(db, rc);
       }
       if( !sqlite3_get_autocommit(db) ){
-        /* interrupted: the rescue ends the caller's transaction too, as
-        ** SQLite does for any write statement that is interrupted */
-        rescueRollback(db, execX(db, "ROLLBACK TO profsum_write"), &res);
-        if( !sqlite3_get_autocommit(db) ) execX(db, "RELEASE profsum_write");
+        if( !bNested ){
+          rescueRollback(db, execX(db, "ROLLBACK"), &res);
+        }else{
+          /* interrupted: the rescue ends the caller's transaction too, as
+          ** SQLite does for any write statement that is interrupted */
+          rescueRollback(db, execX(db, "ROLLBACK TO profsum_write"), &res);
+          if( !sqlite3_get_autocommit(db) ) execX(db, "RELEASE profsum_write");
+        }
       }
     }
     rescueEnd(&res);
-    if( rc==SQLITE_BUSY_SNAPSHOT ){
+    if( bNested && rc==SQLITE_BUSY_SNAPSHOT ){
       sqlite3_free(zErr);
       *pzErr = sqlite3_mprintf("another connection wrote to the database after the calling "
           "statement started reading it (SQLITE_BUSY_SNAPSHOT), and a write cannot move the "
@@ -313,8 +296,6 @@ static int runNested(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody, v
 int profsumWriteRun(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody,
                     void *pArg, char **pzErr){
   sqlite3_int64 budget = profsumBusyBudgetMs(db);
-  if( sqlite3_get_autocommit(db) && sqlite3_txn_state(db, 0)==SQLITE_TXN_NONE ){
-    return runStandalone(db, zSchema, xBody, pArg, pzErr, budget);
-  }
-  return runNested(db, zSchema, xBody, pArg, pzErr, budget);
+  int bNested = !sqlite3_get_autocommit(db) || sqlite3_txn_state(db, 0)!=SQLITE_TXN_NONE;
+  return runWrite(db, zSchema, xBody, pArg, pzErr, budget, bNested);
 }

@@ -151,45 +151,55 @@ void profsumSha256Init(ProfsumSha256 *s){
   static const uint32_t h0[8] = {0x6a09e667,0xbb67ae85,0x3c6ef372,0xa54ff53a,
                                  0x510e527f,0x9b05688c,0x1f83d9ab,0x5be0cd19};
   memcpy(s->h, h0, sizeof(h0));
-  s->nTotal = 0;
-  s->nBuf = 0;
+  s->b.nTotal = 0;
+  s->b.nBuf = 0;
 }
 
-/* Feed n bytes to a 64-byte block hash: complete the partial block buf
-** (nBuf bytes), then whole blocks straight from p, then keep the rest.
-** Shared by SHA-256 and MD5, which differ only in xBlocks and the state h. */
-static void blockUpdate(uint32_t *h, unsigned char *buf, size_t *pnBuf, uint64_t *pnTotal,
+/* Feed n bytes to a 64-byte block hash: complete the partial block of b,
+** then whole blocks straight from p, then keep the rest.  Shared by
+** SHA-256 and MD5, which differ only in xBlocks and the state h. */
+static void blockUpdate(uint32_t *h, ProfsumHashBlock *b,
                         void (*xBlocks)(uint32_t*, const unsigned char*, size_t),
                         const unsigned char *p, size_t n){
-  *pnTotal += n;
-  if( *pnBuf ){
-    size_t k = 64 - *pnBuf;
+  b->nTotal += n;
+  if( b->nBuf ){
+    size_t k = 64 - b->nBuf;
     if( k>n ) k = n;
-    memcpy(buf + *pnBuf, p, k);
-    *pnBuf += k; p += k; n -= k;
-    if( *pnBuf==64 ){ xBlocks(h, buf, 1); *pnBuf = 0; }
+    memcpy(b->buf + b->nBuf, p, k);
+    b->nBuf += k; p += k; n -= k;
+    if( b->nBuf==64 ){ xBlocks(h, b->buf, 1); b->nBuf = 0; }
   }
   if( n>=64 ){ xBlocks(h, p, n/64); p += n/64*64; n %= 64; }
-  if( n ){ memcpy(buf, p, n); *pnBuf = n; }
+  if( n ){ memcpy(b->buf, p, n); b->nBuf = n; }
+}
+
+/* Finish a 64-byte block hash with the padding SHA-256 and MD5 share:
+** 0x80, zeros, then the length in bits as 8 bytes, big-endian when
+** bBigEndian (SHA-256), else little-endian (MD5). */
+static void blockFinish(uint32_t *h, ProfsumHashBlock *b,
+                        void (*xBlocks)(uint32_t*, const unsigned char*, size_t), int bBigEndian){
+  uint64_t bits = b->nTotal*8;
+  unsigned char pad[72];
+  size_t nPad = (b->nBuf<56) ? 56 - b->nBuf : 120 - b->nBuf;
+  int i;
+  memset(pad, 0, sizeof(pad));
+  pad[0] = 0x80;
+  for(i=0; i<8; i++) pad[nPad+i] = (unsigned char)(bits>>(bBigEndian ? 56-8*i : 8*i));
+  blockUpdate(h, b, xBlocks, pad, nPad+8);
 }
 
 /* See hash.h. */
 void profsumSha256Update(ProfsumSha256 *s, const unsigned char *p, size_t n){
   pthread_once(&sha256Once, sha256Pick);
-  blockUpdate(s->h, s->buf, &s->nBuf, &s->nTotal, sha256Blocks, p, n);
+  blockUpdate(s->h, &s->b, sha256Blocks, p, n);
 }
 
 /* See hash.h. */
 void profsumSha256Hex(ProfsumSha256 *s, char *zHex){
   static const char hx[] = "0123456789abcdef";
-  uint64_t bits = s->nTotal*8;
-  unsigned char pad[72];
-  size_t nPad = (s->nBuf<56) ? 56 - s->nBuf : 120 - s->nBuf;
   int i;
-  memset(pad, 0, sizeof(pad));
-  pad[0] = 0x80;
-  for(i=0; i<8; i++) pad[nPad+i] = (unsigned char)(bits>>(56-8*i));
-  profsumSha256Update(s, pad, nPad+8);
+  pthread_once(&sha256Once, sha256Pick);
+  blockFinish(s->h, &s->b, sha256Blocks, 1);
   for(i=0; i<32; i++){
     unsigned char b = (unsigned char)(s->h[i/4]>>(24-8*(i%4)));
     zHex[2*i] = hx[b>>4];
@@ -284,25 +294,19 @@ static void md5Blocks(uint32_t *h, const unsigned char *p, size_t nBlock){
 /* See hash.h. */
 void profsumMd5Init(ProfsumMd5 *s){
   s->h[0] = 0x67452301; s->h[1] = 0xefcdab89; s->h[2] = 0x98badcfe; s->h[3] = 0x10325476;
-  s->nTotal = 0;
-  s->nBuf = 0;
+  s->b.nTotal = 0;
+  s->b.nBuf = 0;
 }
 
 /* See hash.h. */
 void profsumMd5Update(ProfsumMd5 *s, const void *pData, size_t n){
-  blockUpdate(s->h, s->buf, &s->nBuf, &s->nTotal, md5Blocks, (const unsigned char*)pData, n);
+  blockUpdate(s->h, &s->b, md5Blocks, (const unsigned char*)pData, n);
 }
 
 /* See hash.h. */
 void profsumMd5Final(ProfsumMd5 *s, unsigned char *aOut){
-  uint64_t bits = s->nTotal*8;
-  unsigned char pad[72];
-  size_t nPad = (s->nBuf<56) ? 56 - s->nBuf : 120 - s->nBuf;
   int i;
-  memset(pad, 0, sizeof(pad));
-  pad[0] = 0x80;
-  for(i=0; i<8; i++) pad[nPad+i] = (unsigned char)(bits>>(8*i));
-  profsumMd5Update(s, pad, nPad+8);
+  blockFinish(s->h, &s->b, md5Blocks, 0);
   for(i=0; i<16; i++) aOut[i] = (unsigned char)(s->h[i/4]>>(8*(i%4)));
 }
 

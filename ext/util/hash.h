@@ -7,11 +7,17 @@
 
 #include "profsum_int.h"
 
-typedef struct ProfsumSha256 {
-  uint32_t h[8];              /* chaining state */
+/* What SHA-256 and MD5 keep of the input between calls (both hash
+** 64-byte blocks). */
+typedef struct ProfsumHashBlock {
   uint64_t nTotal;            /* bytes hashed */
   unsigned char buf[64];      /* partial block */
   size_t nBuf;                /* bytes in buf */
+} ProfsumHashBlock;
+
+typedef struct ProfsumSha256 {
+  uint32_t h[8];              /* chaining state */
+  ProfsumHashBlock b;
 } ProfsumSha256;
 
 void profsumSha256Init(ProfsumSha256 *s);
@@ -32,9 +38,7 @@ int profsumSha256File(const char *zPath, char *zHex, sqlite3_int64 *pnSize, char
 */
 typedef struct ProfsumMd5 {
   uint32_t h[4];              /* chaining state */
-  uint64_t nTotal;            /* bytes hashed */
-  unsigned char buf[64];      /* partial block */
-  size_t nBuf;                /* bytes in buf */
+  ProfsumHashBlock b;
 } ProfsumMd5;
 
 void profsumMd5Init(ProfsumMd5 *s);

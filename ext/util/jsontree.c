@@ -680,6 +680,22 @@ static const unsigned char aJsonPlain[256] = {
   0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0
 };
 
+/* The two-character JSON escape of byte c: of '"', '\\', newline, carriage
+** return and tab, and with bBF of backspace and form feed too; 0 for any
+** other byte (written as is, or as \u00XX, by the caller). */
+static const char *jShortEscape(unsigned c, int bBF){
+  switch( c ){
+    case '"':  return "\\\"";
+    case '\\': return "\\\\";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    case '\b': return bBF ? "\\b" : 0;
+    case '\f': return bBF ? "\\f" : 0;
+  }
+  return 0;
+}
+
 /* Append a JSON string with Python's ensure_ascii escapes. */
 static void dumpStr(JBuf *s, const char *z, int n){
   static const char hx[] = "0123456789abcdef";
@@ -696,20 +712,14 @@ static void dumpStr(JBuf *s, const char *z, int n){
       continue;
     }
     if( c<0x80 ){
+      const char *zEsc = jShortEscape(c, 1);
       u++;
-      switch( c ){
-        case '"': jbAppend(s, "\\\"", 2); break;
-        case '\\': jbAppend(s, "\\\\", 2); break;
-        case '\n': jbAppend(s, "\\n", 2); break;
-        case '\r': jbAppend(s, "\\r", 2); break;
-        case '\t': jbAppend(s, "\\t", 2); break;
-        case '\b': jbAppend(s, "\\b", 2); break;
-        case '\f': jbAppend(s, "\\f", 2); break;
-        default: {
-          /* the other controls and DEL (printable ASCII took the run above) */
-          char b[7] = {'\\','u','0','0', hx[c>>4], hx[c&15], 0};
-          jbAppend(s, b, 6);
-        }
+      if( zEsc ){
+        jbAppend(s, zEsc, 2);
+      }else{
+        /* the other controls and DEL (printable ASCII took the run above) */
+        char b[7] = {'\\','u','0','0', hx[c>>4], hx[c&15], 0};
+        jbAppend(s, b, 6);
       }
       continue;
     }
@@ -1002,8 +1012,27 @@ static char *jpString(JP *j, int *pn){
   return z;
 }
 
+/* At the opening bracket of a container closed by cClose: skip it and
+** white space.  1 when the container is empty (its close skipped too). */
+static int jpOpen(JP *j, char cClose){
+  j->p++;
+  jpWs(j);
+  if( j->p<j->e && *j->p==cClose ){ j->p++; return 1; }
+  return 0;
+}
+
+/* After an element of a container closed by cClose: 1 at a ',' (another
+** element follows), 0 at the close, both skipped; -1 at anything else. */
+static int jpNext(JP *j, char cClose){
+  jpWs(j);
+  if( j->p<j->e && *j->p==',' ){ j->p++; return 1; }
+  if( j->p<j->e && *j->p==cClose ){ j->p++; return 0; }
+  return -1;
+}
+
 static JNode *jpValue(JP *j){
   JNode *p;
+  int k;
   jpWs(j);
   if( j->p>=j->e ) return jpFail(j, "expected a value");
   if( ++j->depth > 2000 ) return jpFail(j, "nesting too deep");
@@ -1012,9 +1041,7 @@ static JNode *jpValue(JP *j){
     case '{':
       p = jObj();
       if( p==0 ){ j->oom = 1; return 0; }
-      j->p++;
-      jpWs(j);
-      if( j->p<j->e && *j->p=='}' ){ j->p++; break; }
+      if( jpOpen(j, '}') ) break;
       for(;;){
         char *zKey; int nKey; JNode *v;
         jpWs(j);
@@ -1030,9 +1057,9 @@ static JNode *jpValue(JP *j){
         ** repeated keys are resolved once the object is complete. */
         v->zKey = zKey;
         if( jAppend(p, v) ){ jFree(v); jFree(p); j->oom = 1; return 0; }
-        jpWs(j);
-        if( j->p<j->e && *j->p==',' ){ j->p++; continue; }
-        if( j->p<j->e && *j->p=='}' ){ j->p++; break; }
+        k = jpNext(j, '}');
+        if( k>0 ) continue;
+        if( k==0 ) break;
         jFree(p);
         return jpFail(j, "expected ',' or '}'");
       }
@@ -1042,17 +1069,15 @@ static JNode *jpValue(JP *j){
     case '[':
       p = jArr();
       if( p==0 ){ j->oom = 1; return 0; }
-      j->p++;
-      jpWs(j);
-      if( j->p<j->e && *j->p==']' ){ j->p++; break; }
+      if( jpOpen(j, ']') ) break;
       for(;;){
         JNode *v = jpValue(j);
         if( v==0 ){ jFree(p); return 0; }
         jPush(p, v);
         if( p->oom ){ jFree(p); j->oom = 1; return 0; }
-        jpWs(j);
-        if( j->p<j->e && *j->p==',' ){ j->p++; continue; }
-        if( j->p<j->e && *j->p==']' ){ j->p++; break; }
+        k = jpNext(j, ']');
+        if( k>0 ) continue;
+        if( k==0 ) break;
         jFree(p);
         return jpFail(j, "expected ',' or ']'");
       }
@@ -1176,16 +1201,12 @@ void jAppendJsonStr(sqlite3_str *s, const char *z, int64_t n){
   sqlite3_str_appendchar(s, 1, '"');
   for(i=0; i<n; i++){
     unsigned char c = (unsigned char)z[i];
+    const char *zEsc;
     if( c>=0x20 && c!='"' && c!='\\' ) continue;
     if( i>j ) sqlite3_str_append(s, z+j, (int)(i-j));
-    switch( c ){
-      case '"':  sqlite3_str_append(s, "\\\"", 2); break;
-      case '\\': sqlite3_str_append(s, "\\\\", 2); break;
-      case '\n': sqlite3_str_append(s, "\\n", 2); break;
-      case '\r': sqlite3_str_append(s, "\\r", 2); break;
-      case '\t': sqlite3_str_append(s, "\\t", 2); break;
-      default:   sqlite3_str_appendf(s, "\\u%04x", c); break;
-    }
+    zEsc = jShortEscape(c, 0);
+    if( zEsc ) sqlite3_str_append(s, zEsc, 2);
+    else sqlite3_str_appendf(s, "\\u%04x", c);
     j = i+1;
   }
   if( n>j ) sqlite3_str_append(s, z+j, (int)(n-j));

@@ -21,8 +21,10 @@
 SQLITE_EXTENSION_INIT3
 #endif
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifndef PROFSUM_VERSION
 # define PROFSUM_VERSION "0.0.0-dev"
@@ -109,10 +111,18 @@ int profsumTableExists(sqlite3 *db, const char *zSchema, const char *zTable, int
 **
 ** profsumCtxErr(): format a message with sqlite3_vmprintf, report it with
 **   sqlite3_result_error(), free it.  Out of memory → result_error_nomem.
+** profsumCtxErrV(): the same with a va_list; returns SQLITE_OK, or
+**   SQLITE_NOMEM when the message could not be made.
 ** profsumVtabErr(): replace pVtab->zErrMsg with the formatted message.
+** profsumErrSetV(): replace *pzErr with "<zFunc>: '<zPath>': <message>"
+**   ("<zFunc>: <message>" when zPath is 0), the message formatted from
+**   zFmt and ap; 0 when out of memory.
 */
 void profsumCtxErr(sqlite3_context *ctx, const char *zFmt, ...);
+int profsumCtxErrV(sqlite3_context *ctx, const char *zFmt, va_list ap);
 void profsumVtabErr(sqlite3_vtab *pVtab, const char *zFmt, ...);
+void profsumErrSetV(char **pzErr, const char *zFunc, const char *zPath, const char *zFmt,
+                    va_list ap);
 
 /* Reading rows without losing any to an error (profsum.c).
 **
@@ -164,6 +174,13 @@ void profsumProbeDone(ProfsumProbe *p);
 **                       the system's reason in the message */
 #define PROFSUM_RC_DAMAGED SQLITE_CORRUPT_VTAB
 #define PROFSUM_RC_FILEIO  SQLITE_ERROR
+
+/* sqlite3_malloc64(n) with its n bytes zeroed; 0 when out of memory. */
+static inline void *profsumMallocZero(sqlite3_uint64 n){
+  void *p = sqlite3_malloc64(n);
+  if( p ) memset(p, 0, (size_t)n);
+  return p;
+}
 
 /* Python-exact float formatting: profsumPyFormat, profsumStrAppendPy. */
 #include "pyformat.h"

@@ -26,18 +26,25 @@ static int pyVformat(char *zBuf, size_t nBuf, const char *zFmt, va_list ap){
 }
 
 /* See pyformat.h. */
-char *profsumPyFormat(const char *zFmt, ...){
-  va_list ap;
+char *profsumPyVformat(const char *zFmt, va_list ap){
+  va_list ap2;
   int n;
   char *z;
-  va_start(ap, zFmt);
-  n = pyVformat(0, 0, zFmt, ap);
-  va_end(ap);
+  va_copy(ap2, ap);
+  n = pyVformat(0, 0, zFmt, ap2);
+  va_end(ap2);
   if( n<0 ) return 0;
   z = sqlite3_malloc64((sqlite3_uint64)n + 1);
-  if( z==0 ) return 0;
+  if( z ) pyVformat(z, (size_t)n + 1, zFmt, ap);
+  return z;
+}
+
+/* See pyformat.h. */
+char *profsumPyFormat(const char *zFmt, ...){
+  va_list ap;
+  char *z;
   va_start(ap, zFmt);
-  pyVformat(z, (size_t)n + 1, zFmt, ap);
+  z = profsumPyVformat(zFmt, ap);
   va_end(ap);
   return z;
 }

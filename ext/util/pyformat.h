@@ -22,6 +22,8 @@
 **
 ** profsumPyFormat(): the text, sqlite3_malloc'd (free with sqlite3_free),
 **   or 0 when out of memory or on an encoding error.
+** profsumPyVformat(): the same with a va_list (which it consumes, as
+**   vsnprintf does).
 ** profsumStrAppendPy(): append the text to s; on failure s gets an error
 **   code (sqlite3_str_errcode), as with sqlite3_str_appendf.
 **
@@ -32,8 +34,10 @@
 #define PROFSUM_PYFORMAT_H
 
 #include <sqlite3ext.h>
+#include <stdarg.h>
 
 char *profsumPyFormat(const char *zFmt, ...) __attribute__((format(printf, 1, 2)));
+char *profsumPyVformat(const char *zFmt, va_list ap) __attribute__((format(printf, 1, 0)));
 void profsumStrAppendPy(sqlite3_str *s, const char *zFmt, ...)
   __attribute__((format(printf, 2, 3)));
 

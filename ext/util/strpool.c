@@ -20,9 +20,8 @@ static int spGrowSlots(ProfsumStrPool *p){
   int32_t *a, k;
   if( (int64_t)(p->n+1)*2 <= p->nSlot ) return SQLITE_OK;
   nNew = p->nSlot ? p->nSlot*2 : 256;
-  a = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nNew);
+  a = profsumMallocZero(sizeof(int32_t)*(sqlite3_uint64)nNew);
   if( a==0 ) return SQLITE_NOMEM;
-  memset(a, 0, sizeof(int32_t)*(size_t)nNew);
   for(k=0; k<p->n; k++){
     uint64_t h = spHash(p->az[k], p->an[k]);
     for(i=(int64_t)(h & (uint64_t)(nNew-1)); a[i]; i=(i+1)&(nNew-1)){}

@@ -20,6 +20,8 @@
 */
 int profsumVtabConnectFileReader(sqlite3 *db, const char *zSchema, size_t szTab,
                                  sqlite3_vtab **ppVtab);
+/* xDisconnect: free the table object (of profsumVtabConnectFileReader). */
+int profsumVtabDisconnect(sqlite3_vtab *pVtab);
 
 /*
 ** xBestIndex's body for a function whose argument is hidden column iCol:
@@ -31,5 +33,42 @@ int profsumVtabConnectFileReader(sqlite3 *db, const char *zSchema, size_t szTab,
 */
 int profsumVtabBestIndexArg(sqlite3_index_info *pInfo, int iCol, double costArg,
                             double costNone, sqlite3_int64 nRows);
+
+/*
+** xFilter's path argument pArg of table function zFunc: *pzPath a copy
+** (sqlite3_malloc'd: the caller frees it), 0 for SQL NULL (the function
+** gives no rows).  SQLITE_OK, SQLITE_NOMEM, or SQLITE_ERROR with pVtab's
+** message "<zFunc>: '<path>': path contains a NUL byte".
+*/
+int profsumVtabPathArg(sqlite3_vtab *pVtab, const char *zFunc, sqlite3_value *pArg,
+                       char **pzPath);
+
+/*
+** The cursor of a table function whose xFilter makes all of its rows
+** before the first is read: the first member of the function's own cursor
+** struct.  xFilter sets nRow; xColumn reads row iRow.  The kit's xOpen
+** body, xClose, xNext, xEof and xRowid (the 0-based row number) serve
+** every such cursor.
+*/
+typedef struct ProfsumRowCursor ProfsumRowCursor;
+struct ProfsumRowCursor {
+  sqlite3_vtab_cursor base;   /* base class: must be first */
+  int64_t iRow;               /* the current row */
+  int64_t nRow;               /* rows of the current scan */
+  /* free what the cursor owns and leave it with no rows (xFilter, xClose) */
+  void (*xReset)(ProfsumRowCursor*);
+};
+
+/* xOpen's body: a zeroed cursor of szCur bytes (a struct starting with
+** ProfsumRowCursor) with xReset set, into *ppCur.  SQLITE_OK or
+** SQLITE_NOMEM. */
+int profsumRowCursorOpen(size_t szCur, void (*xReset)(ProfsumRowCursor*),
+                         sqlite3_vtab_cursor **ppCur);
+/* xClose: xReset, then free the cursor. */
+int profsumRowCursorClose(sqlite3_vtab_cursor *cur);
+/* xNext, xEof, xRowid. */
+int profsumRowCursorNext(sqlite3_vtab_cursor *cur);
+int profsumRowCursorEof(sqlite3_vtab_cursor *cur);
+int profsumRowCursorRowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *pRowid);
 
 #endif /* PROFSUM_VTABKIT_H */
