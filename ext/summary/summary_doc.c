@@ -1289,79 +1289,17 @@ static void summaryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }
 
-/* Append profsum's KPI section (after the reference's sections) when trace
-** id of zSchema has KPI rows; only on request (options {"kpis": true}), so the
-** default report is byte for byte the reference's.  Takes ownership of
-** zReport; returns the new text, or 0 when out of memory or when reading
-** the KPIs failed (then *pzErr holds the error, if it is not memory). */
-static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char *zReport,
-                        char **pzErr){
-  sqlite3_stmt *p = 0;
-  sqlite3_str *s;
-  char *zSql;
-  int rc;
-  zSql = sqlite3_mprintf("SELECT kind, kpi, device, value, unit, band, explanation "
-                         "FROM \"%w\".profsum_kpis WHERE trace_id=?1", zSchema);
-  if( zSql==0 ){ sqlite3_free(zReport); return 0; }
-  rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
-  sqlite3_free(zSql);
-  if( rc!=SQLITE_OK ){
-    if( profsumDocNoSuchTable(db, rc) ) return zReport;   /* an older database without the view */
-    if( rc!=SQLITE_NOMEM && pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-    sqlite3_free(zReport);           /* a lock, I/O: an error, not a report without KPIs */
-    return 0;
-  }
-  sqlite3_bind_int64(p, 1, id);
-  s = sqlite3_str_new(db);
-  sqlite3_str_appendall(s, zReport);
-  sqlite3_free(zReport);
-  rc = profsumKpiRowsMd(s, p);
-  rc = profsumFinishRows(db, p, rc, pzErr);
-  if( rc ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
-  return sqlite3_str_finish(s);      /* 0 when out of memory */
-}
-
-/* profsum_report_md(trace [, top_k [, options_json]]) → the markdown
-** report of tools-spec §5; options {"kpis": true} appends the KPI table. */
+/* profsum_report_md(trace [, top_k]) → the markdown report of tools-spec
+** §5.  The form with options_json is report_profsum.c's, registered after
+** this one. */
 static void reportMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   ProfsumDoc *d = 0;
   char *z;
   sqlite3_int64 topK = 10, id;
-  int bKpis = 0;
-  char *zSchema = 0;
-  if( argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL ){
-    static const char *const azBool[] = {"kpis", 0};
-    char *zErr = 0;
-    int rc = profsumSchemaOption(sqlite3_context_db_handle(ctx), (const char*)sqlite3_value_text(argv[2]),
-                                 azBool, &bKpis, &zSchema, &zErr);
-    if( rc ){
-      if( zErr ) profsumCtxErr(ctx, "profsum_report_md: %s", zErr);
-      else sqlite3_result_error_nomem(ctx);
-      sqlite3_free(zErr);
-      return;
-    }
-  }
-  if( argc>1 && profsumTopKArg(ctx, "profsum_report_md", argv[1], &topK) ){
-    sqlite3_free(zSchema);
-    return;
-  }
-  if( profsumDocIn(ctx, "profsum_report_md", argv[0], zSchema ? zSchema : "main", 0, &d, &id) ){
-    sqlite3_free(zSchema);
-    return;
-  }
+  if( argc>1 && profsumTopKArg(ctx, "profsum_report_md", argv[1], &topK) ) return;
+  if( profsumDocIn(ctx, "profsum_report_md", argv[0], "main", 0, &d, &id) ) return;
   z = profsumDocReportMd(d, (int)topK);
   profsumDocFree(d);
-  if( z && bKpis ){
-    char *zErr = 0;
-    z = appendKpis(sqlite3_context_db_handle(ctx), zSchema ? zSchema : "main", id, z, &zErr);
-    if( z==0 && zErr ){
-      profsumCtxErr(ctx, "profsum_report_md: %s", zErr);
-      sqlite3_free(zErr);
-      sqlite3_free(zSchema);
-      return;
-    }
-  }
-  sqlite3_free(zSchema);
   if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }
@@ -1387,7 +1325,7 @@ int profsumRegisterSummaryDoc(sqlite3 *db, char **pzErr){
   /* They read tables only: usable anywhere, but not DETERMINISTIC (the
   ** tables change). */
   rc = profsumCreateFunctions(db, "profsum_summary_json", 1, 2, SQLITE_UTF8, summaryJsonFunc);
-  if( rc==SQLITE_OK ) rc = profsumCreateFunctions(db, "profsum_report_md", 1, 3, SQLITE_UTF8, reportMdFunc);
+  if( rc==SQLITE_OK ) rc = profsumCreateFunctions(db, "profsum_report_md", 1, 2, SQLITE_UTF8, reportMdFunc);
   if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_json_pretty", 1,
                            SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS, 0, jsonPrettyFunc, 0, 0);
   return rc;
