@@ -636,28 +636,24 @@ static int buildTrace(DocBuild *b){
   return SQLITE_OK;
 }
 
-/* Read the trace's step durations in step order into two arrays (free
-** both with sqlite3_free, also on error; both 0 without steps). */
+/* Read the trace's step durations in step order into two arrays, sized
+** at the first row by the count of rows (free both with sqlite3_free,
+** also on error; both 0 without steps). */
 static int readSteps(DocBuild *b, sqlite3_int64 **paStep, double **paDur, int *pn){
   sqlite3_int64 *aStep = 0;
   double *aDur = 0;
-  int n = 0, nAlloc = 0, rc;
+  int n = 0, rc;
   sqlite3_stmt *p = 0;
-  rc = profsumDocPrep(b->db, &p, b->pzErr, "SELECT step, duration FROM \"%w\".profsum_agg_step "
-                      "WHERE trace_id=?1 ORDER BY step", b->zS);
+  rc = profsumDocPrep(b->db, &p, b->pzErr, "SELECT step, duration, count(*) OVER () "
+                      "FROM \"%w\".profsum_agg_step WHERE trace_id=?1 ORDER BY step", b->zS);
   if( rc ) return rc;
   sqlite3_bind_int64(p, 1, b->iTrace);
   while( sqlite3_step(p)==SQLITE_ROW ){
-    if( n>=nAlloc ){
-      int nNew = nAlloc ? nAlloc*2 : 64;
-      sqlite3_int64 *a1 = sqlite3_realloc64(aStep, sizeof(sqlite3_int64)*(sqlite3_uint64)nNew);
-      double *a2;
-      if( a1==0 ){ rc = SQLITE_NOMEM; break; }
-      aStep = a1;
-      a2 = sqlite3_realloc64(aDur, sizeof(double)*(sqlite3_uint64)nNew);
-      if( a2==0 ){ rc = SQLITE_NOMEM; break; }
-      aDur = a2;
-      nAlloc = nNew;
+    if( n==0 ){
+      sqlite3_uint64 nRow = (sqlite3_uint64)sqlite3_column_int64(p, 2);
+      aStep = sqlite3_malloc64(sizeof(sqlite3_int64)*nRow);
+      aDur = sqlite3_malloc64(sizeof(double)*nRow);
+      if( aStep==0 || aDur==0 ){ rc = SQLITE_NOMEM; break; }
     }
     aStep[n] = sqlite3_column_int64(p, 0);
     aDur[n] = sqlite3_column_double(p, 1);
