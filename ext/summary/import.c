@@ -216,16 +216,15 @@ char *profsumDefaultLabel(const char *zSource){
   return sqlite3_mprintf("%.*s", (int)n, zBase);
 }
 
-/* See profsum_int.h. */
-int profsumTableExists(sqlite3 *db, const char *zSchema, const char *zTable, int *pRc){
+/* See import_int.h. */
+int profsumHasRow(sqlite3 *db, char *zSql, const char *zBind, int *pRc){
   sqlite3_stmt *p = 0;
-  char *z = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE type='table' AND name=?1", zSchema);
   int rc, yes = 0;
-  if( z==0 ){ *pRc = SQLITE_NOMEM; return -1; }
-  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-  sqlite3_free(z);
+  if( zSql==0 ){ *pRc = SQLITE_NOMEM; return -1; }
+  rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
+  sqlite3_free(zSql);
   if( rc==SQLITE_OK ){
-    sqlite3_bind_text(p, 1, zTable, -1, SQLITE_STATIC);
+    if( zBind ) sqlite3_bind_text(p, 1, zBind, -1, SQLITE_STATIC);
     rc = sqlite3_step(p);
     if( rc==SQLITE_ROW ){ yes = 1; rc = SQLITE_OK; }
     else if( rc==SQLITE_DONE ) rc = SQLITE_OK;
@@ -233,6 +232,12 @@ int profsumTableExists(sqlite3 *db, const char *zSchema, const char *zTable, int
   sqlite3_finalize(p);
   if( rc ){ *pRc = rc; return -1; }
   return yes;
+}
+
+/* See profsum_int.h. */
+int profsumTableExists(sqlite3 *db, const char *zSchema, const char *zTable, int *pRc){
+  return profsumHasRow(db, sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE type='table' AND name=?1",
+                                           zSchema), zTable, pRc);
 }
 
 /* The message zErr (or rc's text when there is none) prefixed with the
@@ -243,12 +248,12 @@ static char *prefixFn(char *zErr, int rc){
   return z;
 }
 
-/* Run one statement with printf-style formatting (%w for identifiers). */
-static int execf(sqlite3 *db, char **pzErr, const char *zFmt, ...){
+/* See import_int.h. */
+int profsumImportExec(sqlite3 *db, const char *zFunc, int bNomemMsg, char **pzErr, const char *zFmt, ...){
   va_list ap;
   int rc;
   va_start(ap, zFmt);
-  rc = profsumExecV(db, FN, 1, pzErr, zFmt, ap);
+  rc = profsumExecV(db, zFunc, bNomemMsg, pzErr, zFmt, ap);
   va_end(ap);
   return rc;
 }
@@ -256,7 +261,7 @@ static int execf(sqlite3 *db, char **pzErr, const char *zFmt, ...){
 /* Append zText to the quality_warnings of trace id in schema zSchema. */
 static int addWarning(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char **pzErr,
                       const char *zText){
-  return execf(db, pzErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
+  return profsumImportExec(db, FN, 1, pzErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
       "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", zSchema, zText, (long long)id);
 }
 
@@ -295,11 +300,12 @@ static int deleteTrace(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char 
     return rc;
   }
   if( zList ){
-    rc = execf(db, pzErr, "%s", zList);
+    rc = profsumImportExec(db, FN, 1, pzErr, "%s", zList);
     sqlite3_free(zList);
     if( rc ) return rc;
   }
-  return execf(db, pzErr, "DELETE FROM \"%w\".profsum_trace WHERE trace_id=%lld", zSchema, (long long)id);
+  return profsumImportExec(db, FN, 1, pzErr, "DELETE FROM \"%w\".profsum_trace WHERE trace_id=%lld",
+                           zSchema, (long long)id);
 }
 
 /* Read a whole (possibly gzipped) file as text, at most 512 MiB. */
@@ -607,14 +613,16 @@ static int addReadWarnings(sqlite3 *db, const char *zSchema, const ImportTrace *
 /* Option store_events: the raw rows of trace_events of zTrace for trace id. */
 static int storeEvents(sqlite3 *db, const char *zSchema, const char *zTrace, sqlite3_int64 id,
                        char **pzErr){
-  int rc = execf(db, pzErr, "CREATE TABLE IF NOT EXISTS \"%w\".profsum_event(trace_id INTEGER NOT NULL, "
+  int rc = profsumImportExec(db, FN, 1, pzErr,
+      "CREATE TABLE IF NOT EXISTS \"%w\".profsum_event(trace_id INTEGER NOT NULL, "
       "idx INTEGER NOT NULL, ph TEXT, name TEXT, cat TEXT, pid, tid, ts INTEGER, dur INTEGER, "
       "dur_ps INTEGER, process_name TEXT, thread_name TEXT, tf_op TEXT, hlo_op TEXT, "
       "hlo_module TEXT, hlo_category TEXT, long_name TEXT, source TEXT, run_id TEXT, "
       "step_num INTEGER, flops INTEGER, bytes_accessed INTEGER, correlation_id INTEGER, "
       "group_id INTEGER, args TEXT, depth INTEGER, parent_idx INTEGER, excl INTEGER, "
       "excl_ps INTEGER, PRIMARY KEY(trace_id, idx)) WITHOUT ROWID", zSchema);
-  if( rc==SQLITE_OK ) rc = execf(db, pzErr, "INSERT INTO \"%w\".profsum_event SELECT %lld, idx, ph, "
+  if( rc==SQLITE_OK ) rc = profsumImportExec(db, FN, 1, pzErr,
+      "INSERT INTO \"%w\".profsum_event SELECT %lld, idx, ph, "
       "name, cat, pid, tid, ts, dur, dur_ps, process_name, thread_name, tf_op, hlo_op, hlo_module, "
       "hlo_category, long_name, source, run_id, step_num, flops, bytes_accessed, correlation_id, "
       "group_id, args, depth, parent_idx, excl, excl_ps FROM trace_events(%Q)",
@@ -654,7 +662,7 @@ static int storeSections(sqlite3 *db, const ImportJob *j, sqlite3_int64 id, char
   ProfsumDoc *pDoc = 0;
   int rc = SQLITE_OK;
   if( j->zRunMeta ){
-    rc = execf(db, pzErr, "UPDATE \"%w\".profsum_trace SET run_metadata=%Q WHERE trace_id=%lld",
+    rc = profsumImportExec(db, FN, 1, pzErr, "UPDATE \"%w\".profsum_trace SET run_metadata=%Q WHERE trace_id=%lld",
                o->zSchema, j->zRunMeta, (long long)id);
     if( rc ) return rc;
   }
@@ -783,16 +791,17 @@ static int sessionRow(sqlite3 *db, ImportJob *j, const char *zBase, int i, sqlit
     if( strcmp(j->aHost[k].zSession, h->zSession)==0 ){ aSess[i] = aSess[k]; return SQLITE_OK; }
   }
   if( j->o.replace ){
-    rc = execf(db, pzErr, "DELETE FROM \"%w\".profsum_session WHERE label=%Q||%Q||%Q", j->o.zSchema,
-               zBase, j->sessionAll ? "/" : "", j->sessionAll ? h->zSession : "");
+    rc = profsumImportExec(db, FN, 1, pzErr, "DELETE FROM \"%w\".profsum_session WHERE label=%Q||%Q||%Q",
+                           j->o.zSchema, zBase, j->sessionAll ? "/" : "", j->sessionAll ? h->zSession : "");
     if( rc ) return rc;
   }else{
     rc = sessionLabelFree(db, j, zBase, h->zSession, pzErr);
     if( rc ) return rc;
   }
-  rc = execf(db, pzErr, "INSERT INTO \"%w\".profsum_session(label, source_path) VALUES(%Q||%Q||%Q, %Q)",
-             j->o.zSchema, zBase, j->sessionAll ? "/" : "", j->sessionAll ? h->zSession : "",
-             j->zSource);
+  rc = profsumImportExec(db, FN, 1, pzErr,
+                         "INSERT INTO \"%w\".profsum_session(label, source_path) VALUES(%Q||%Q||%Q, %Q)",
+                         j->o.zSchema, zBase, j->sessionAll ? "/" : "", j->sessionAll ? h->zSession : "",
+                         j->zSource);
   if( rc ) return rc;
   aSess[i] = sqlite3_last_insert_rowid(db);
   return SQLITE_OK;
@@ -817,9 +826,9 @@ static int storeHost(sqlite3 *db, ImportJob *j, int i, char **azLabel, const sql
   rc = insertTraceRow(db, j, &t, &h->traceId, pzErr);
   if( rc==SQLITE_OK ) rc = storeParsed(db, j, &t, h->traceId, pzErr);
   if( rc==SQLITE_OK ) rc = storeSections(db, j, h->traceId, pzErr);
-  if( rc==SQLITE_OK ) rc = execf(db, pzErr, "UPDATE \"%w\".profsum_trace SET session_id=%lld, host=%Q "
-                                 "WHERE trace_id=%lld", j->o.zSchema, (long long)aSess[i], h->zHost,
-                                 (long long)h->traceId);
+  if( rc==SQLITE_OK ) rc = profsumImportExec(db, FN, 1, pzErr, "UPDATE \"%w\".profsum_trace SET session_id=%lld, "
+                                             "host=%Q WHERE trace_id=%lld", j->o.zSchema, (long long)aSess[i],
+                                             h->zHost, (long long)h->traceId);
   if( rc==SQLITE_OK ) rc = profsumSessionWriteHost(db, j->o.zSchema, aSess[i], h, FN, pzErr);
   return rc;
 }
