@@ -128,7 +128,7 @@ static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, c
                         const char *zLabel, int bSuffixed, sqlite3_int64 *pId, char **pzErr){
   sqlite3_stmt *p = 0;
   char zHex[65];
-  char *z, *zDoc = 0;
+  char *zDoc = 0;
   int rc, haveHash = 0;
   *pId = 0;
   if( !isV1 && zSha && zSha[0] ){ memcpy(zHex, zSha, 65); haveHash = 1; }
@@ -142,20 +142,15 @@ static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, c
     if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
     return rc;
   }
-  z = sqlite3_mprintf("SELECT trace_id, sha256, size, summary_json FROM \"%w\".profsum_trace "
+  rc = profsumImportPrepare(db, &p, FN, 1, pzErr,
+      "SELECT trace_id, sha256, size, summary_json FROM \"%w\".profsum_trace "
       "WHERE source_path=?1 AND trace_path=?2 AND profsum_version=?4 AND (summary_json IS NOT NULL)=?5 "
       "AND CASE WHEN ?5 THEN json_extract(options, '$.series') IS json_extract(?3, '$.series') "
       "ELSE options=?3 END "
       "AND (?6 IS NULL OR label=?6 OR (?7 AND substr(label, 1, length(?6)+1)=?6 || '-' "
       "AND substr(label, length(?6)+2) GLOB '[1-9]*' AND NOT substr(label, length(?6)+2) GLOB '*[^0-9]*')) "
       "ORDER BY trace_id DESC", zSchema);
-  if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-  sqlite3_free(z);
-  if( rc ){
-    *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
-    return rc;
-  }
+  if( rc ) return rc;
   sqlite3_bind_text(p, 1, zSource, -1, SQLITE_STATIC);
   sqlite3_bind_text(p, 2, zTrace, -1, SQLITE_STATIC);
   sqlite3_bind_text(p, 3, zOptsJson, -1, SQLITE_STATIC);
@@ -249,6 +244,23 @@ static char *prefixFn(char *zErr, int rc){
 }
 
 /* See import_int.h. */
+int profsumImportPrepare(sqlite3 *db, sqlite3_stmt **pp, const char *zFunc, int bNomemMsg, char **pzErr,
+                         const char *zFmt, ...){
+  va_list ap;
+  char *z;
+  int rc;
+  *pp = 0;
+  va_start(ap, zFmt);
+  z = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, pp, 0);
+  sqlite3_free(z);
+  if( rc && (rc!=SQLITE_NOMEM || bNomemMsg) ) *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errmsg(db));
+  return rc;
+}
+
+/* See import_int.h. */
 int profsumImportExec(sqlite3 *db, const char *zFunc, int bNomemMsg, char **pzErr, const char *zFmt, ...){
   va_list ap;
   int rc;
@@ -272,17 +284,12 @@ static int addWarning(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char *
 static int deleteTrace(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char **pzErr){
   sqlite3_stmt *q = 0;
   sqlite3_str *pList = sqlite3_str_new(db);
-  char *zList = 0, *z;
-  int rc;
-  z = sqlite3_mprintf("SELECT m.name FROM \"%w\".sqlite_schema AS m "
+  char *zList = 0;
+  int rc = profsumImportPrepare(db, &q, FN, 1, pzErr, "SELECT m.name FROM \"%w\".sqlite_schema AS m "
       "WHERE m.type='table' AND (m.name GLOB 'profsum_agg_*' OR m.name GLOB 'profsum_sec_*' "
       "OR m.name='profsum_event') AND EXISTS (SELECT 1 FROM pragma_table_info(m.name, %Q) "
       "WHERE name='trace_id') ORDER BY m.name", zSchema, zSchema);
-  if( z==0 ){ sqlite3_free(sqlite3_str_finish(pList)); return SQLITE_NOMEM; }
-  rc = sqlite3_prepare_v2(db, z, -1, &q, 0);
-  sqlite3_free(z);
   if( rc ){
-    *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
     sqlite3_free(sqlite3_str_finish(pList));
     return rc;
   }
@@ -388,21 +395,13 @@ static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr);
 static int freeLabel(sqlite3 *db, const char *zSchema, const char *zBase, int bTree,
                      char **pz, char **pzErr){
   sqlite3_stmt *p = 0;
-  char *z = bTree
-    ? sqlite3_mprintf("SELECT 1 FROM \"%w\".profsum_trace WHERE label=?1 OR "
-                      "substr(label, 1, length(?1)+1)=?1||'/' UNION ALL SELECT 1 FROM "
-                      "\"%w\".profsum_session WHERE label=?1 OR substr(label, 1, length(?1)+1)=?1||'/'",
-                      zSchema, zSchema)
-    : sqlite3_mprintf("SELECT 1 FROM \"%w\".profsum_trace WHERE label=?1", zSchema);
-  int rc, i;
+  int rc = profsumImportPrepare(db, &p, FN, 1, pzErr, bTree
+      ? "SELECT 1 FROM \"%w\".profsum_trace WHERE label=?1 OR substr(label, 1, length(?1)+1)=?1||'/' "
+        "UNION ALL SELECT 1 FROM \"%w\".profsum_session WHERE label=?1 OR substr(label, 1, length(?1)+1)=?1||'/'"
+      : "SELECT 1 FROM \"%w\".profsum_trace WHERE label=?1", zSchema, zSchema);
+  int i;
   *pz = 0;
-  if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-  sqlite3_free(z);
-  if( rc ){
-    *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
-    return rc;
-  }
+  if( rc ) return rc;
   for(i=bTree ? 1 : 2; ; i++){
     char *zTry = i==1 ? sqlite3_mprintf("%s", zBase) : sqlite3_mprintf("%s-%d", zBase, i);
     if( zTry==0 ){ rc = SQLITE_NOMEM; break; }
@@ -455,13 +454,10 @@ static int claimLabel(sqlite3 *db, const ImportJob *j, const char *zLabel, char 
   sqlite3_stmt *p = 0;
   sqlite3_int64 old;
   int rc;
-  char *z = sqlite3_mprintf("SELECT trace_id, source_path, sha256, options, profsum_version "
-                            "FROM \"%w\".profsum_trace WHERE label=?1", o->zSchema);
   *pzOwn = 0;
-  if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-  sqlite3_free(z);
-  if( rc ){ *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); return rc; }
+  rc = profsumImportPrepare(db, &p, FN, 1, pzErr, "SELECT trace_id, source_path, sha256, options, "
+                            "profsum_version FROM \"%w\".profsum_trace WHERE label=?1", o->zSchema);
+  if( rc ) return rc;
   sqlite3_bind_text(p, 1, zLabel, -1, SQLITE_STATIC);
   if( sqlite3_step(p)!=SQLITE_ROW ){ sqlite3_finalize(p); return SQLITE_OK; }
   old = sqlite3_column_int64(p, 0);
@@ -504,13 +500,10 @@ static int insertTraceRow(sqlite3 *db, const ImportJob *j, const ImportTrace *t,
   sqlite3_stmt *p = 0;
   char *zDoc = 0;
   int rc;
-  char *z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_trace(label, series, source_path, trace_path, "
-      "source_format, sha256, size, imported_at, generated_at_utc, options, profsum_version, summary_json) "
-      "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?8,?9,?10,?11)", o->zSchema);
-  if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-  sqlite3_free(z);
-  if( rc ){ *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); return rc; }
+  rc = profsumImportPrepare(db, &p, FN, 1, pzErr, "INSERT INTO \"%w\".profsum_trace(label, series, "
+      "source_path, trace_path, source_format, sha256, size, imported_at, generated_at_utc, options, "
+      "profsum_version, summary_json) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?8,?9,?10,?11)", o->zSchema);
+  if( rc ) return rc;
   if( j->isV1 ){
     char *zE = 0;
     rc = readAll(t->zTrace, &zDoc, pzErr);
@@ -761,12 +754,10 @@ static int sessionLabelFree(sqlite3 *db, const ImportJob *j, const char *zBase, 
                             char **pzErr){
   sqlite3_stmt *p = 0;
   int rc;
-  char *z = sqlite3_mprintf("SELECT session_id, label FROM \"%w\".profsum_session WHERE label=?1||?2||?3",
+  rc = profsumImportPrepare(db, &p, FN, 1, pzErr,
+                            "SELECT session_id, label FROM \"%w\".profsum_session WHERE label=?1||?2||?3",
                             j->o.zSchema);
-  if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-  sqlite3_free(z);
-  if( rc ){ *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); return rc; }
+  if( rc ) return rc;
   sqlite3_bind_text(p, 1, zBase, -1, SQLITE_STATIC);
   sqlite3_bind_text(p, 2, j->sessionAll ? "/" : "", -1, SQLITE_STATIC);
   sqlite3_bind_text(p, 3, j->sessionAll ? zSession : "", -1, SQLITE_STATIC);

@@ -34,6 +34,13 @@ int profsumImportParseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char *
 ** SQLITE_NOMEM too).  SQLITE_OK or the error code (import.c). */
 int profsumImportExec(sqlite3 *db, const char *zFunc, int bNomemMsg, char **pzErr, const char *zFmt, ...);
 
+/* Prepare the statement zFmt formats (sqlite3_vmprintf: %w for
+** identifiers) into *pp (0 on an error).  On an error *pzErr is set to
+** "zFunc: SQLite's message", for SQLITE_NOMEM only with bNomemMsg.
+** SQLITE_OK or the error code (import.c). */
+int profsumImportPrepare(sqlite3 *db, sqlite3_stmt **pp, const char *zFunc, int bNomemMsg, char **pzErr,
+                         const char *zFmt, ...);
+
 /* 1 when the query zSql (sqlite3_malloc'd, taken; 0: out of memory),
 ** with ?1 bound to zBind when that is not 0, has a row, 0 when it has
 ** none, -1 on an error (*pRc set) (import.c). */

@@ -31,17 +31,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Prepare zSql (its %w: zSchema); message into *pzErr. */
+/* Prepare zSql (its %w, up to three: zSchema); message into *pzErr (none
+** for SQLITE_NOMEM). */
 static int sessPrepare(sqlite3 *db, const char *zFunc, char **pzErr, sqlite3_stmt **pp,
                        const char *zSql, const char *zSchema){
-  char *z = sqlite3_mprintf(zSql, zSchema, zSchema, zSchema);
-  int rc;
-  *pp = 0;
-  if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, z, -1, pp, 0);
-  sqlite3_free(z);
-  if( rc && rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errmsg(db));
-  return rc;
+  return profsumImportPrepare(db, pp, zFunc, 0, pzErr, zSql, zSchema, zSchema, zSchema);
 }
 
 /* Step an insert and reset it; message into *pzErr. */
