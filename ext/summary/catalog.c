@@ -153,6 +153,7 @@ static int catParse(CatCursor *c){
   return rc;
 }
 
+/* xConnect: declare the table's columns; a zeroed table object. */
 static int catConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv,
                       sqlite3_vtab **ppVtab, char **pzErr){
   CatTab *t;
@@ -168,13 +169,16 @@ static int catConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv,
   *ppVtab = &t->base;
   return SQLITE_OK;
 }
+/* xDisconnect: free the table object. */
 static int catDisconnect(sqlite3_vtab *v){ sqlite3_free(v); return SQLITE_OK; }
+/* xBestIndex: one plan, a full scan of the compiled-in rows. */
 static int catBestIndex(sqlite3_vtab *v, sqlite3_index_info *p){
   (void)v;
   p->estimatedCost = 1000;
   p->estimatedRows = 300;
   return SQLITE_OK;
 }
+/* Free the cursor's rows and leave it empty (xFilter, xClose). */
 static void catReset(CatCursor *c){
   int i;
   for(i=0; i<c->n; i++){
@@ -184,6 +188,7 @@ static void catReset(CatCursor *c){
   sqlite3_free(c->a);
   c->a = 0; c->n = c->nAlloc = c->i = 0;
 }
+/* xOpen: a new cursor with no rows. */
 static int catOpen(sqlite3_vtab *v, sqlite3_vtab_cursor **pp){
   CatCursor *c = sqlite3_malloc64(sizeof(*c));
   (void)v;
@@ -192,11 +197,13 @@ static int catOpen(sqlite3_vtab *v, sqlite3_vtab_cursor **pp){
   *pp = &c->base;
   return SQLITE_OK;
 }
+/* xClose: free the cursor and its rows. */
 static int catClose(sqlite3_vtab_cursor *cur){
   catReset((CatCursor*)cur);
   sqlite3_free(cur);
   return SQLITE_OK;
 }
+/* xFilter: parse the schema text into the cursor's rows. */
 static int catFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                      int argc, sqlite3_value **argv){
   CatCursor *c = (CatCursor*)cur;
@@ -204,9 +211,11 @@ static int catFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   catReset(c);
   return catParse(c);
 }
+/* xNext, xEof, xRowid: the cursor walks its rows in order. */
 static int catNext(sqlite3_vtab_cursor *cur){ ((CatCursor*)cur)->i++; return SQLITE_OK; }
 static int catEof(sqlite3_vtab_cursor *cur){ CatCursor *c = (CatCursor*)cur; return c->i>=c->n; }
 static int catRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *p){ *p = ((CatCursor*)cur)->i; return SQLITE_OK; }
+/* xColumn: column i of the current row (column_name NULL on an object's row). */
 static int catColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
   CatCursor *c = (CatCursor*)cur;
   CatRow *r = &c->a[c->i];
