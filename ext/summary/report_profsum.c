@@ -192,13 +192,14 @@ static int rpAdvice(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_
   if( rc || n>0 ) return rc;
   rc = rpEach(db, zSchema, id, "SELECT count(*) FROM \"%w\".profsum_kpis WHERE trace_id=?1 "
               "AND band='unavailable'", rpDoubles, &nUnavail, 0, pzErr);
+  if( rc ) return rc;
   sqlite3_str_appendall(s, "No KPI is in its bad band and no pattern is detected");
   if( nUnavail>0 ){
     sqlite3_str_appendf(s, " among those this trace has the data for (%lld KPIs are unavailable)",
                         (long long)nUnavail);
   }
   sqlite3_str_appendall(s, " (`profsum_kpis`).\n");
-  return rc;
+  return SQLITE_OK;
 }
 
 /* A row callback of rpEach: a row of profsum_candidates (candidate_id,
