@@ -38,17 +38,12 @@ typedef struct CatCursor {
   int i;              /* current row */
 } CatCursor;
 
-/* Append a row (copies the strings); returns SQLITE_OK or SQLITE_NOMEM. */
+/* Append a row (copies the strings) to c->a, which catParse sized for a
+** row per line of the schema text; returns SQLITE_OK or SQLITE_NOMEM. */
 static int catAdd(CatCursor *c, const char *zObj, int nObj, const char *zKind,
                   int iPos, const char *zCol, int nCol, const char *zDoc, int nDoc){
   CatRow *r;
-  if( c->n>=c->nAlloc ){
-    int nNew = c->nAlloc ? c->nAlloc*2 : 256;
-    CatRow *a = sqlite3_realloc64(c->a, sizeof(CatRow)*(sqlite3_uint64)nNew);
-    if( a==0 ) return SQLITE_NOMEM;
-    c->a = a;
-    c->nAlloc = nNew;
-  }
+  if( c->n>=c->nAlloc ) return SQLITE_NOMEM;    /* not reached: a row comes from a line */
   r = &c->a[c->n];
   r->zObject = sqlite3_mprintf("%.*s", nObj, zObj);
   r->zKind = sqlite3_mprintf("%s", zKind);
@@ -77,22 +72,34 @@ static void trim(const char **pz, int *pn){
   while( *pn>0 && ((*pz)[*pn-1]==' ' || (*pz)[*pn-1]=='\t' || (*pz)[*pn-1]=='\r') ) (*pn)--;
 }
 
-/* Parse the compiled schema text into rows. */
+/* When the trimmed line [z, z+n) is an SQL comment ("-- text"), append
+** its text to the pending comment block pDoc (a space between lines) and
+** return 1; else return 0. */
+static int catComment(sqlite3_str *pDoc, const char *z, int n){
+  if( n<2 || z[0]!='-' || z[1]!='-' ) return 0;
+  z += 2;
+  n -= 2;
+  trim(&z, &n);
+  if( sqlite3_str_length(pDoc) && n ) sqlite3_str_appendchar(pDoc, 1, ' ');
+  sqlite3_str_append(pDoc, z, n);
+  return 1;
+}
+
+/* Parse the compiled schema text into rows (at most one per line). */
 static int catParse(CatCursor *c){
   const char *z = PROFSUM_SCHEMA_SQL;
-  int i = 0, rc = SQLITE_OK;
-  sqlite3_str *pDoc = sqlite3_str_new(0);     /* pending comment block */
+  int i = 0, rc = SQLITE_OK, nLine = 1;
+  sqlite3_str *pDoc;                          /* pending comment block */
   const char *zL; int nL;
+  for(zL=z; *zL; zL++) nLine += *zL=='\n';
+  c->a = sqlite3_malloc64(sizeof(CatRow)*(sqlite3_uint64)nLine);
+  if( c->a==0 ) return SQLITE_NOMEM;
+  c->nAlloc = nLine;
+  pDoc = sqlite3_str_new(0);
   while( rc==SQLITE_OK && nextLine(z, &i, &zL, &nL) ){
     const char *zT = zL; int nT = nL;
     trim(&zT, &nT);
-    if( nT>=2 && zT[0]=='-' && zT[1]=='-' ){
-      const char *zc = zT+2; int nc = nT-2;
-      trim(&zc, &nc);
-      if( sqlite3_str_length(pDoc) && nc ) sqlite3_str_appendchar(pDoc, 1, ' ');
-      sqlite3_str_append(pDoc, zc, nc);
-      continue;
-    }
+    if( catComment(pDoc, zT, nT) ) continue;
     if( nT>28 && (strncmp(zT, "CREATE VIEW IF NOT EXISTS main.", 31)==0
                || strncmp(zT, "CREATE TABLE IF NOT EXISTS main.", 32)==0) ){
       int isView = zT[7]=='V';
@@ -110,13 +117,7 @@ static int catParse(CatCursor *c){
         const char *zC = zL; int nC = nL;
         trim(&zC, &nC);
         if( nC>0 && zC[0]==')' ) break;
-        if( nC>=2 && zC[0]=='-' && zC[1]=='-' ){
-          const char *zc = zC+2; int nc = nC-2;
-          trim(&zc, &nc);
-          if( sqlite3_str_length(pDoc) && nc ) sqlite3_str_appendchar(pDoc, 1, ' ');
-          sqlite3_str_append(pDoc, zc, nc);
-          continue;
-        }
+        if( catComment(pDoc, zC, nC) ) continue;
         if( nC==0 ) continue;
         {
           /* "name[,]" in views; "name TYPE ..., -- doc" in tables */
@@ -152,6 +153,7 @@ static int catParse(CatCursor *c){
   return rc;
 }
 
+/* xConnect: declare the table's columns; a zeroed table object. */
 static int catConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv,
                       sqlite3_vtab **ppVtab, char **pzErr){
   CatTab *t;
@@ -167,13 +169,16 @@ static int catConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv,
   *ppVtab = &t->base;
   return SQLITE_OK;
 }
+/* xDisconnect: free the table object. */
 static int catDisconnect(sqlite3_vtab *v){ sqlite3_free(v); return SQLITE_OK; }
+/* xBestIndex: one plan, a full scan of the compiled-in rows. */
 static int catBestIndex(sqlite3_vtab *v, sqlite3_index_info *p){
   (void)v;
   p->estimatedCost = 1000;
   p->estimatedRows = 300;
   return SQLITE_OK;
 }
+/* Free the cursor's rows and leave it empty (xFilter, xClose). */
 static void catReset(CatCursor *c){
   int i;
   for(i=0; i<c->n; i++){
@@ -183,6 +188,7 @@ static void catReset(CatCursor *c){
   sqlite3_free(c->a);
   c->a = 0; c->n = c->nAlloc = c->i = 0;
 }
+/* xOpen: a new cursor with no rows. */
 static int catOpen(sqlite3_vtab *v, sqlite3_vtab_cursor **pp){
   CatCursor *c = sqlite3_malloc64(sizeof(*c));
   (void)v;
@@ -191,11 +197,13 @@ static int catOpen(sqlite3_vtab *v, sqlite3_vtab_cursor **pp){
   *pp = &c->base;
   return SQLITE_OK;
 }
+/* xClose: free the cursor and its rows. */
 static int catClose(sqlite3_vtab_cursor *cur){
   catReset((CatCursor*)cur);
   sqlite3_free(cur);
   return SQLITE_OK;
 }
+/* xFilter: parse the schema text into the cursor's rows. */
 static int catFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                      int argc, sqlite3_value **argv){
   CatCursor *c = (CatCursor*)cur;
@@ -203,9 +211,11 @@ static int catFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   catReset(c);
   return catParse(c);
 }
+/* xNext, xEof, xRowid: the cursor walks its rows in order. */
 static int catNext(sqlite3_vtab_cursor *cur){ ((CatCursor*)cur)->i++; return SQLITE_OK; }
 static int catEof(sqlite3_vtab_cursor *cur){ CatCursor *c = (CatCursor*)cur; return c->i>=c->n; }
 static int catRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *p){ *p = ((CatCursor*)cur)->i; return SQLITE_OK; }
+/* xColumn: column i of the current row (column_name NULL on an object's row). */
 static int catColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
   CatCursor *c = (CatCursor*)cur;
   CatRow *r = &c->a[c->i];

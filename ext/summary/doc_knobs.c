@@ -81,6 +81,21 @@ void profsumKnobsInit(ProfsumKnobs *pK){
   pK->globalMode = 0;
 }
 
+/* Read the member zKey of the options object p, when it has one, into
+** *pVal: a non-negative integer up to INT32_MAX.  SQLITE_OK, or
+** SQLITE_ERROR with "option zKey must be a non-negative integer" in
+** *pzErr (when pzErr is not 0). */
+static int knobInt(const JNode *p, const char *zKey, int *pVal, char **pzErr){
+  const JNode *v = jGet(p, zKey);
+  if( v==0 ) return SQLITE_OK;
+  if( v->type!=JT_INT || v->i<0 || v->i>INT32_MAX ){
+    if( pzErr ) *pzErr = sqlite3_mprintf("option %s must be a non-negative integer", zKey);
+    return SQLITE_ERROR;
+  }
+  *pVal = (int)v->i;
+  return SQLITE_OK;
+}
+
 int profsumParseKnobs(const char *zJson, ProfsumKnobs *pK, int bStrict, char **pzErr){
   JNode *p, *v;
   ProfsumKnobs k = *pK;
@@ -109,21 +124,9 @@ int profsumParseKnobs(const char *zJson, ProfsumKnobs *pK, int bStrict, char **p
       }
     }
   }
-  if( (v = jGet(p, "warmup_steps"))!=0 ){
-    if( v->type!=JT_INT || v->i<0 || v->i>INT32_MAX ){
-      jFree(p);
-      if( pzErr ) *pzErr = sqlite3_mprintf("option warmup_steps must be a non-negative integer");
-      return SQLITE_ERROR;
-    }
-    k.warmupSteps = (int)v->i;
-  }
-  if( (v = jGet(p, "hot_op_limit"))!=0 ){
-    if( v->type!=JT_INT || v->i<0 || v->i>INT32_MAX ){
-      jFree(p);
-      if( pzErr ) *pzErr = sqlite3_mprintf("option hot_op_limit must be a non-negative integer");
-      return SQLITE_ERROR;
-    }
-    k.hotOpLimit = (int)v->i;
+  if( knobInt(p, "warmup_steps", &k.warmupSteps, pzErr) || knobInt(p, "hot_op_limit", &k.hotOpLimit, pzErr) ){
+    jFree(p);
+    return SQLITE_ERROR;
   }
   if( (v = jGet(p, "breakdown_mode"))!=0 ){
     if( v->type==JT_STRING && strcmp(v->z, "exclusive_per_track")==0 ) k.globalMode = 0;

@@ -52,27 +52,40 @@ int profsumDocFillRows(sqlite3 *db, const char *zS, sqlite3_int64 id, const char
   return fillExec(db, sqlite3_str_finish(x), pzErr);
 }
 
+/* The columns of profsum_trace that a stored document sets: the column,
+** the member's path in the document, and what the column keeps when the
+** member is missing (an SQL expression; 0: NULL). */
+static const char *const azTraceCol[][3] = {
+  {"source_format",        "$.source_format",                       "source_format"},
+  {"generated_at_utc",     "$.generated_at_utc",                    0},
+  {"display_time_unit",    "$.trace_overview.display_time_unit",    0},
+  {"num_events_total",     "$.trace_overview.num_events_total",     0},
+  {"num_complete_events",  "$.trace_overview.num_complete_events",  0},
+  {"num_processes",        "$.trace_overview.num_processes",        0},
+  {"num_threads",          "$.trace_overview.num_threads",          0},
+  {"profile_start_ts",     "$.trace_overview.profile_start_ts",     0},
+  {"profile_end_ts",       "$.trace_overview.profile_end_ts",       0},
+  {"suspected_truncation", "$.trace_overview.suspected_truncation", "0"},
+  {"quality_warnings",     "$.trace_overview.quality_warnings",     "'[]'"},
+  {"sha256",               "$.trace_provenance.trace_sha256",       "sha256"},
+  {"run_ids",              "$.trace_provenance.run_ids",            "'[]'"},
+  {"source_file_hints",    "$.trace_provenance.source_file_hints",  "'[]'"},
+  {"run_metadata",         "$.run_metadata",                        "'{}'"},
+};
+
 /* The trace's header, overview and provenance: its profsum_trace row. */
 int profsumDocFillTrace(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzErr){
-  return fillExec(db, sqlite3_mprintf(
-    "UPDATE \"%w\".profsum_trace SET "
-    " source_format = coalesce(json_extract(d, '$.source_format'), source_format),"
-    " generated_at_utc = json_extract(d, '$.generated_at_utc'),"
-    " display_time_unit = json_extract(d, '$.trace_overview.display_time_unit'),"
-    " num_events_total = json_extract(d, '$.trace_overview.num_events_total'),"
-    " num_complete_events = json_extract(d, '$.trace_overview.num_complete_events'),"
-    " num_processes = json_extract(d, '$.trace_overview.num_processes'),"
-    " num_threads = json_extract(d, '$.trace_overview.num_threads'),"
-    " profile_start_ts = json_extract(d, '$.trace_overview.profile_start_ts'),"
-    " profile_end_ts = json_extract(d, '$.trace_overview.profile_end_ts'),"
-    " suspected_truncation = coalesce(json_extract(d, '$.trace_overview.suspected_truncation'), 0),"
-    " quality_warnings = coalesce(json_extract(d, '$.trace_overview.quality_warnings'), '[]'),"
-    " sha256 = coalesce(json_extract(d, '$.trace_provenance.trace_sha256'), sha256),"
-    " run_ids = coalesce(json_extract(d, '$.trace_provenance.run_ids'), '[]'),"
-    " source_file_hints = coalesce(json_extract(d, '$.trace_provenance.source_file_hints'), '[]'),"
-    " run_metadata = coalesce(json_extract(d, '$.run_metadata'), '{}')"
-    " FROM " DOC
-    " WHERE trace_id=%lld", zS, zS, (long long)id, (long long)id), pzErr);
+  sqlite3_str *x = sqlite3_str_new(db);
+  size_t k;
+  sqlite3_str_appendf(x, "UPDATE \"%w\".profsum_trace SET", zS);
+  for(k=0; k<sizeof(azTraceCol)/sizeof(azTraceCol[0]); k++){
+    const char *const *c = azTraceCol[k];
+    sqlite3_str_appendf(x, "%s %s = ", k ? "," : "", c[0]);
+    if( c[2] ) sqlite3_str_appendf(x, "coalesce(json_extract(d, '%s'), %s)", c[1], c[2]);
+    else sqlite3_str_appendf(x, "json_extract(d, '%s')", c[1]);
+  }
+  sqlite3_str_appendf(x, " FROM " DOC " WHERE trace_id=%lld", zS, (long long)id, (long long)id);
+  return fillExec(db, sqlite3_str_finish(x), pzErr);
 }
 
 /* time_breakdown → profsum_agg_breakdown (the document's mode). */

@@ -128,7 +128,7 @@ static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, c
                         const char *zLabel, int bSuffixed, sqlite3_int64 *pId, char **pzErr){
   sqlite3_stmt *p = 0;
   char zHex[65];
-  char *z, *zDoc = 0;
+  char *zDoc = 0;
   int rc, haveHash = 0;
   *pId = 0;
   if( !isV1 && zSha && zSha[0] ){ memcpy(zHex, zSha, 65); haveHash = 1; }
@@ -142,20 +142,15 @@ static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, c
     if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
     return rc;
   }
-  z = sqlite3_mprintf("SELECT trace_id, sha256, size, summary_json FROM \"%w\".profsum_trace "
+  rc = profsumImportPrepare(db, &p, FN, 1, pzErr,
+      "SELECT trace_id, sha256, size, summary_json FROM \"%w\".profsum_trace "
       "WHERE source_path=?1 AND trace_path=?2 AND profsum_version=?4 AND (summary_json IS NOT NULL)=?5 "
       "AND CASE WHEN ?5 THEN json_extract(options, '$.series') IS json_extract(?3, '$.series') "
       "ELSE options=?3 END "
       "AND (?6 IS NULL OR label=?6 OR (?7 AND substr(label, 1, length(?6)+1)=?6 || '-' "
       "AND substr(label, length(?6)+2) GLOB '[1-9]*' AND NOT substr(label, length(?6)+2) GLOB '*[^0-9]*')) "
       "ORDER BY trace_id DESC", zSchema);
-  if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-  sqlite3_free(z);
-  if( rc ){
-    *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
-    return rc;
-  }
+  if( rc ) return rc;
   sqlite3_bind_text(p, 1, zSource, -1, SQLITE_STATIC);
   sqlite3_bind_text(p, 2, zTrace, -1, SQLITE_STATIC);
   sqlite3_bind_text(p, 3, zOptsJson, -1, SQLITE_STATIC);
@@ -216,16 +211,15 @@ char *profsumDefaultLabel(const char *zSource){
   return sqlite3_mprintf("%.*s", (int)n, zBase);
 }
 
-/* See profsum_int.h. */
-int profsumTableExists(sqlite3 *db, const char *zSchema, const char *zTable, int *pRc){
+/* See import_int.h. */
+int profsumHasRow(sqlite3 *db, char *zSql, const char *zBind, int *pRc){
   sqlite3_stmt *p = 0;
-  char *z = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE type='table' AND name=?1", zSchema);
   int rc, yes = 0;
-  if( z==0 ){ *pRc = SQLITE_NOMEM; return -1; }
-  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-  sqlite3_free(z);
+  if( zSql==0 ){ *pRc = SQLITE_NOMEM; return -1; }
+  rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
+  sqlite3_free(zSql);
   if( rc==SQLITE_OK ){
-    sqlite3_bind_text(p, 1, zTable, -1, SQLITE_STATIC);
+    if( zBind ) sqlite3_bind_text(p, 1, zBind, -1, SQLITE_STATIC);
     rc = sqlite3_step(p);
     if( rc==SQLITE_ROW ){ yes = 1; rc = SQLITE_OK; }
     else if( rc==SQLITE_DONE ) rc = SQLITE_OK;
@@ -233,6 +227,12 @@ int profsumTableExists(sqlite3 *db, const char *zSchema, const char *zTable, int
   sqlite3_finalize(p);
   if( rc ){ *pRc = rc; return -1; }
   return yes;
+}
+
+/* See profsum_int.h. */
+int profsumTableExists(sqlite3 *db, const char *zSchema, const char *zTable, int *pRc){
+  return profsumHasRow(db, sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE type='table' AND name=?1",
+                                           zSchema), zTable, pRc);
 }
 
 /* The message zErr (or rc's text when there is none) prefixed with the
@@ -243,12 +243,29 @@ static char *prefixFn(char *zErr, int rc){
   return z;
 }
 
-/* Run one statement with printf-style formatting (%w for identifiers). */
-static int execf(sqlite3 *db, char **pzErr, const char *zFmt, ...){
+/* See import_int.h. */
+int profsumImportPrepare(sqlite3 *db, sqlite3_stmt **pp, const char *zFunc, int bNomemMsg, char **pzErr,
+                         const char *zFmt, ...){
+  va_list ap;
+  char *z;
+  int rc;
+  *pp = 0;
+  va_start(ap, zFmt);
+  z = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, pp, 0);
+  sqlite3_free(z);
+  if( rc && (rc!=SQLITE_NOMEM || bNomemMsg) ) *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errmsg(db));
+  return rc;
+}
+
+/* See import_int.h. */
+int profsumImportExec(sqlite3 *db, const char *zFunc, int bNomemMsg, char **pzErr, const char *zFmt, ...){
   va_list ap;
   int rc;
   va_start(ap, zFmt);
-  rc = profsumExecV(db, FN, 1, pzErr, zFmt, ap);
+  rc = profsumExecV(db, zFunc, bNomemMsg, pzErr, zFmt, ap);
   va_end(ap);
   return rc;
 }
@@ -256,7 +273,7 @@ static int execf(sqlite3 *db, char **pzErr, const char *zFmt, ...){
 /* Append zText to the quality_warnings of trace id in schema zSchema. */
 static int addWarning(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char **pzErr,
                       const char *zText){
-  return execf(db, pzErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
+  return profsumImportExec(db, FN, 1, pzErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
       "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", zSchema, zText, (long long)id);
 }
 
@@ -267,17 +284,12 @@ static int addWarning(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char *
 static int deleteTrace(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char **pzErr){
   sqlite3_stmt *q = 0;
   sqlite3_str *pList = sqlite3_str_new(db);
-  char *zList = 0, *z;
-  int rc;
-  z = sqlite3_mprintf("SELECT m.name FROM \"%w\".sqlite_schema AS m "
+  char *zList = 0;
+  int rc = profsumImportPrepare(db, &q, FN, 1, pzErr, "SELECT m.name FROM \"%w\".sqlite_schema AS m "
       "WHERE m.type='table' AND (m.name GLOB 'profsum_agg_*' OR m.name GLOB 'profsum_sec_*' "
       "OR m.name='profsum_event') AND EXISTS (SELECT 1 FROM pragma_table_info(m.name, %Q) "
       "WHERE name='trace_id') ORDER BY m.name", zSchema, zSchema);
-  if( z==0 ){ sqlite3_free(sqlite3_str_finish(pList)); return SQLITE_NOMEM; }
-  rc = sqlite3_prepare_v2(db, z, -1, &q, 0);
-  sqlite3_free(z);
   if( rc ){
-    *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
     sqlite3_free(sqlite3_str_finish(pList));
     return rc;
   }
@@ -295,11 +307,12 @@ static int deleteTrace(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char 
     return rc;
   }
   if( zList ){
-    rc = execf(db, pzErr, "%s", zList);
+    rc = profsumImportExec(db, FN, 1, pzErr, "%s", zList);
     sqlite3_free(zList);
     if( rc ) return rc;
   }
-  return execf(db, pzErr, "DELETE FROM \"%w\".profsum_trace WHERE trace_id=%lld", zSchema, (long long)id);
+  return profsumImportExec(db, FN, 1, pzErr, "DELETE FROM \"%w\".profsum_trace WHERE trace_id=%lld",
+                           zSchema, (long long)id);
 }
 
 /* Read a whole (possibly gzipped) file as text, at most 512 MiB. */
@@ -382,21 +395,13 @@ static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr);
 static int freeLabel(sqlite3 *db, const char *zSchema, const char *zBase, int bTree,
                      char **pz, char **pzErr){
   sqlite3_stmt *p = 0;
-  char *z = bTree
-    ? sqlite3_mprintf("SELECT 1 FROM \"%w\".profsum_trace WHERE label=?1 OR "
-                      "substr(label, 1, length(?1)+1)=?1||'/' UNION ALL SELECT 1 FROM "
-                      "\"%w\".profsum_session WHERE label=?1 OR substr(label, 1, length(?1)+1)=?1||'/'",
-                      zSchema, zSchema)
-    : sqlite3_mprintf("SELECT 1 FROM \"%w\".profsum_trace WHERE label=?1", zSchema);
-  int rc, i;
+  int rc = profsumImportPrepare(db, &p, FN, 1, pzErr, bTree
+      ? "SELECT 1 FROM \"%w\".profsum_trace WHERE label=?1 OR substr(label, 1, length(?1)+1)=?1||'/' "
+        "UNION ALL SELECT 1 FROM \"%w\".profsum_session WHERE label=?1 OR substr(label, 1, length(?1)+1)=?1||'/'"
+      : "SELECT 1 FROM \"%w\".profsum_trace WHERE label=?1", zSchema, zSchema);
+  int i;
   *pz = 0;
-  if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-  sqlite3_free(z);
-  if( rc ){
-    *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
-    return rc;
-  }
+  if( rc ) return rc;
   for(i=bTree ? 1 : 2; ; i++){
     char *zTry = i==1 ? sqlite3_mprintf("%s", zBase) : sqlite3_mprintf("%s-%d", zBase, i);
     if( zTry==0 ){ rc = SQLITE_NOMEM; break; }
@@ -449,13 +454,10 @@ static int claimLabel(sqlite3 *db, const ImportJob *j, const char *zLabel, char 
   sqlite3_stmt *p = 0;
   sqlite3_int64 old;
   int rc;
-  char *z = sqlite3_mprintf("SELECT trace_id, source_path, sha256, options, profsum_version "
-                            "FROM \"%w\".profsum_trace WHERE label=?1", o->zSchema);
   *pzOwn = 0;
-  if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-  sqlite3_free(z);
-  if( rc ){ *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); return rc; }
+  rc = profsumImportPrepare(db, &p, FN, 1, pzErr, "SELECT trace_id, source_path, sha256, options, "
+                            "profsum_version FROM \"%w\".profsum_trace WHERE label=?1", o->zSchema);
+  if( rc ) return rc;
   sqlite3_bind_text(p, 1, zLabel, -1, SQLITE_STATIC);
   if( sqlite3_step(p)!=SQLITE_ROW ){ sqlite3_finalize(p); return SQLITE_OK; }
   old = sqlite3_column_int64(p, 0);
@@ -498,13 +500,10 @@ static int insertTraceRow(sqlite3 *db, const ImportJob *j, const ImportTrace *t,
   sqlite3_stmt *p = 0;
   char *zDoc = 0;
   int rc;
-  char *z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_trace(label, series, source_path, trace_path, "
-      "source_format, sha256, size, imported_at, generated_at_utc, options, profsum_version, summary_json) "
-      "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?8,?9,?10,?11)", o->zSchema);
-  if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-  sqlite3_free(z);
-  if( rc ){ *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); return rc; }
+  rc = profsumImportPrepare(db, &p, FN, 1, pzErr, "INSERT INTO \"%w\".profsum_trace(label, series, "
+      "source_path, trace_path, source_format, sha256, size, imported_at, generated_at_utc, options, "
+      "profsum_version, summary_json) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?8,?9,?10,?11)", o->zSchema);
+  if( rc ) return rc;
   if( j->isV1 ){
     char *zE = 0;
     rc = readAll(t->zTrace, &zDoc, pzErr);
@@ -607,14 +606,16 @@ static int addReadWarnings(sqlite3 *db, const char *zSchema, const ImportTrace *
 /* Option store_events: the raw rows of trace_events of zTrace for trace id. */
 static int storeEvents(sqlite3 *db, const char *zSchema, const char *zTrace, sqlite3_int64 id,
                        char **pzErr){
-  int rc = execf(db, pzErr, "CREATE TABLE IF NOT EXISTS \"%w\".profsum_event(trace_id INTEGER NOT NULL, "
+  int rc = profsumImportExec(db, FN, 1, pzErr,
+      "CREATE TABLE IF NOT EXISTS \"%w\".profsum_event(trace_id INTEGER NOT NULL, "
       "idx INTEGER NOT NULL, ph TEXT, name TEXT, cat TEXT, pid, tid, ts INTEGER, dur INTEGER, "
       "dur_ps INTEGER, process_name TEXT, thread_name TEXT, tf_op TEXT, hlo_op TEXT, "
       "hlo_module TEXT, hlo_category TEXT, long_name TEXT, source TEXT, run_id TEXT, "
       "step_num INTEGER, flops INTEGER, bytes_accessed INTEGER, correlation_id INTEGER, "
       "group_id INTEGER, args TEXT, depth INTEGER, parent_idx INTEGER, excl INTEGER, "
       "excl_ps INTEGER, PRIMARY KEY(trace_id, idx)) WITHOUT ROWID", zSchema);
-  if( rc==SQLITE_OK ) rc = execf(db, pzErr, "INSERT INTO \"%w\".profsum_event SELECT %lld, idx, ph, "
+  if( rc==SQLITE_OK ) rc = profsumImportExec(db, FN, 1, pzErr,
+      "INSERT INTO \"%w\".profsum_event SELECT %lld, idx, ph, "
       "name, cat, pid, tid, ts, dur, dur_ps, process_name, thread_name, tf_op, hlo_op, hlo_module, "
       "hlo_category, long_name, source, run_id, step_num, flops, bytes_accessed, correlation_id, "
       "group_id, args, depth, parent_idx, excl, excl_ps FROM trace_events(%Q)",
@@ -654,7 +655,7 @@ static int storeSections(sqlite3 *db, const ImportJob *j, sqlite3_int64 id, char
   ProfsumDoc *pDoc = 0;
   int rc = SQLITE_OK;
   if( j->zRunMeta ){
-    rc = execf(db, pzErr, "UPDATE \"%w\".profsum_trace SET run_metadata=%Q WHERE trace_id=%lld",
+    rc = profsumImportExec(db, FN, 1, pzErr, "UPDATE \"%w\".profsum_trace SET run_metadata=%Q WHERE trace_id=%lld",
                o->zSchema, j->zRunMeta, (long long)id);
     if( rc ) return rc;
   }
@@ -753,12 +754,10 @@ static int sessionLabelFree(sqlite3 *db, const ImportJob *j, const char *zBase, 
                             char **pzErr){
   sqlite3_stmt *p = 0;
   int rc;
-  char *z = sqlite3_mprintf("SELECT session_id, label FROM \"%w\".profsum_session WHERE label=?1||?2||?3",
+  rc = profsumImportPrepare(db, &p, FN, 1, pzErr,
+                            "SELECT session_id, label FROM \"%w\".profsum_session WHERE label=?1||?2||?3",
                             j->o.zSchema);
-  if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-  sqlite3_free(z);
-  if( rc ){ *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); return rc; }
+  if( rc ) return rc;
   sqlite3_bind_text(p, 1, zBase, -1, SQLITE_STATIC);
   sqlite3_bind_text(p, 2, j->sessionAll ? "/" : "", -1, SQLITE_STATIC);
   sqlite3_bind_text(p, 3, j->sessionAll ? zSession : "", -1, SQLITE_STATIC);
@@ -783,16 +782,17 @@ static int sessionRow(sqlite3 *db, ImportJob *j, const char *zBase, int i, sqlit
     if( strcmp(j->aHost[k].zSession, h->zSession)==0 ){ aSess[i] = aSess[k]; return SQLITE_OK; }
   }
   if( j->o.replace ){
-    rc = execf(db, pzErr, "DELETE FROM \"%w\".profsum_session WHERE label=%Q||%Q||%Q", j->o.zSchema,
-               zBase, j->sessionAll ? "/" : "", j->sessionAll ? h->zSession : "");
+    rc = profsumImportExec(db, FN, 1, pzErr, "DELETE FROM \"%w\".profsum_session WHERE label=%Q||%Q||%Q",
+                           j->o.zSchema, zBase, j->sessionAll ? "/" : "", j->sessionAll ? h->zSession : "");
     if( rc ) return rc;
   }else{
     rc = sessionLabelFree(db, j, zBase, h->zSession, pzErr);
     if( rc ) return rc;
   }
-  rc = execf(db, pzErr, "INSERT INTO \"%w\".profsum_session(label, source_path) VALUES(%Q||%Q||%Q, %Q)",
-             j->o.zSchema, zBase, j->sessionAll ? "/" : "", j->sessionAll ? h->zSession : "",
-             j->zSource);
+  rc = profsumImportExec(db, FN, 1, pzErr,
+                         "INSERT INTO \"%w\".profsum_session(label, source_path) VALUES(%Q||%Q||%Q, %Q)",
+                         j->o.zSchema, zBase, j->sessionAll ? "/" : "", j->sessionAll ? h->zSession : "",
+                         j->zSource);
   if( rc ) return rc;
   aSess[i] = sqlite3_last_insert_rowid(db);
   return SQLITE_OK;
@@ -817,9 +817,9 @@ static int storeHost(sqlite3 *db, ImportJob *j, int i, char **azLabel, const sql
   rc = insertTraceRow(db, j, &t, &h->traceId, pzErr);
   if( rc==SQLITE_OK ) rc = storeParsed(db, j, &t, h->traceId, pzErr);
   if( rc==SQLITE_OK ) rc = storeSections(db, j, h->traceId, pzErr);
-  if( rc==SQLITE_OK ) rc = execf(db, pzErr, "UPDATE \"%w\".profsum_trace SET session_id=%lld, host=%Q "
-                                 "WHERE trace_id=%lld", j->o.zSchema, (long long)aSess[i], h->zHost,
-                                 (long long)h->traceId);
+  if( rc==SQLITE_OK ) rc = profsumImportExec(db, FN, 1, pzErr, "UPDATE \"%w\".profsum_trace SET session_id=%lld, "
+                                             "host=%Q WHERE trace_id=%lld", j->o.zSchema, (long long)aSess[i],
+                                             h->zHost, (long long)h->traceId);
   if( rc==SQLITE_OK ) rc = profsumSessionWriteHost(db, j->o.zSchema, aSess[i], h, FN, pzErr);
   return rc;
 }

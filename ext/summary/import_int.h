@@ -1,6 +1,8 @@
 /*
 ** import_int.h — what the files of profsum_import share (import.c, the
-** import itself; import_opts.c, its options).  Not included elsewhere.
+** import itself; import_opts.c, its options; schema.c, the tables it
+** creates and upgrades; session.c, a session's hosts).  Not included
+** elsewhere.
 */
 #ifndef PROFSUM_IMPORT_INT_H
 #define PROFSUM_IMPORT_INT_H
@@ -26,5 +28,22 @@ typedef struct ImportOpts {
 ** are an error (a typo must not be silently ignored).  SQLITE_OK, or an
 ** error code with *pzErr ("profsum_import: options_json: ...") set. */
 int profsumImportParseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr);
+
+/* Run the statement zFmt formats (%w for identifiers) as profsumExecV
+** does (zFunc names the function in *pzErr; bNomemMsg: a message for
+** SQLITE_NOMEM too).  SQLITE_OK or the error code (import.c). */
+int profsumImportExec(sqlite3 *db, const char *zFunc, int bNomemMsg, char **pzErr, const char *zFmt, ...);
+
+/* Prepare the statement zFmt formats (sqlite3_vmprintf: %w for
+** identifiers) into *pp (0 on an error).  On an error *pzErr is set to
+** "zFunc: SQLite's message", for SQLITE_NOMEM only with bNomemMsg.
+** SQLITE_OK or the error code (import.c). */
+int profsumImportPrepare(sqlite3 *db, sqlite3_stmt **pp, const char *zFunc, int bNomemMsg, char **pzErr,
+                         const char *zFmt, ...);
+
+/* 1 when the query zSql (sqlite3_malloc'd, taken; 0: out of memory),
+** with ?1 bound to zBind when that is not 0, has a row, 0 when it has
+** none, -1 on an error (*pRc set) (import.c). */
+int profsumHasRow(sqlite3 *db, char *zSql, const char *zBind, int *pRc);
 
 #endif /* PROFSUM_IMPORT_INT_H */

@@ -92,6 +92,31 @@ static const char *const zKernSql =
   "FROM \"%w\".profsum_agg_kernel WHERE trace_id=?1 "
   "ORDER BY total_duration_us DESC, kernel_name, hlo_op LIMIT 10";
 
+/* Step q (zKernSql; 0: no table) to its end, appending each row to s as
+** a row of a table, markdown or (bHtml) HTML, with zHead before the
+** first: occupancy with one decimal, durations with three, the kernel
+** name cut, "—" for NULL.  Returns the number of rows. */
+static int kernRows(sqlite3_str *s, sqlite3_stmt *q, int bHtml, const char *zHead){
+  static const char *const azMd[4] = {"|", " ", " |", "\n"};
+  static const char *const azHtml[4] = {"<tr>", "<td>", "</td>", "</tr>\n"};
+  const char *const *az = bHtml ? azHtml : azMd;   /* row open, cell open, cell close, row close */
+  int n = 0, i;
+  while( q && sqlite3_step(q)==SQLITE_ROW ){
+    if( n++==0 ) sqlite3_str_appendall(s, zHead);
+    sqlite3_str_appendall(s, az[0]);
+    for(i=0; i<9; i++){
+      sqlite3_str_appendall(s, az[1]);
+      if( sqlite3_column_type(q, i)==SQLITE_NULL ) sqlite3_str_appendall(s, "—");
+      else if( i==5 || i>=7 ) profsumStrAppendPy(s, i==5 ? "%.1f" : "%.3f", sqlite3_column_double(q, i));
+      else if( bHtml ) hEscCut(s, (const char*)sqlite3_column_text(q, i), i==0);
+      else mdCellCut(s, q, i, i==0);
+      sqlite3_str_appendall(s, az[2]);
+    }
+    sqlite3_str_appendall(s, az[3]);
+  }
+  return n;
+}
+
 /* See insights_mem_int.h. */
 int memReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut){
   int rc = SQLITE_OK, n = 0;
@@ -139,27 +164,10 @@ int memReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3
     }
   }
   sqlite3_finalize(q);
-  n = 0;
   q = rPrep(db, zSchema, zKernSql, traceId, &rc);
-  while( q && sqlite3_step(q)==SQLITE_ROW ){
-    int i;
-    if( n++==0 ){
-      sqlite3_str_appendall(pOut, "\n## profsum: Kernels\n\n"
-          "| kernel | hlo_op | block | grid | registers | occupancy % | occurrences | total (µs) | avg (µs) |\n"
-          "|---|---|---|---|---|---|---|---|---|\n");
-    }
-    sqlite3_str_appendall(pOut, "|");
-    for(i=0; i<9; i++){
-      sqlite3_str_appendall(pOut, " ");
-      if( (i==5 || i>=7) && sqlite3_column_type(q, i)!=SQLITE_NULL ){
-        profsumStrAppendPy(pOut, i==5 ? "%.1f" : "%.3f", sqlite3_column_double(q, i));
-      }else{
-        mdCellCut(pOut, q, i, i==0);
-      }
-      sqlite3_str_appendall(pOut, " |");
-    }
-    sqlite3_str_appendall(pOut, "\n");
-  }
+  kernRows(pOut, q, 0, "\n## profsum: Kernels\n\n"
+      "| kernel | hlo_op | block | grid | registers | occupancy % | occurrences | total (µs) | avg (µs) |\n"
+      "|---|---|---|---|---|---|---|---|---|\n");
   sqlite3_finalize(q);
   if( rc==SQLITE_OK ) rc = sqlite3_str_errcode(pOut);
   return rc;
@@ -234,26 +242,12 @@ int memReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlit
   }
   if( n ) sqlite3_str_appendall(pOut, "</section>\n");
   sqlite3_finalize(q);
-  n = 0;
   q = rc==SQLITE_OK ? rPrep(db, zSchema, zKernSql, traceId, &rc) : 0;
-  while( q && sqlite3_step(q)==SQLITE_ROW ){
-    int i;
-    if( n++==0 ){
-      sqlite3_str_appendall(pOut, "<section class=\"profsum-kernels\">\n<h2>profsum: Kernels</h2>\n<table>\n"
-          "<tr><th>kernel</th><th>hlo_op</th><th>block</th><th>grid</th><th>registers</th>"
-          "<th>occupancy %</th><th>occurrences</th><th>total (µs)</th><th>avg (µs)</th></tr>\n");
-    }
-    sqlite3_str_appendall(pOut, "<tr>");
-    for(i=0; i<9; i++){
-      sqlite3_str_appendall(pOut, "<td>");
-      if( sqlite3_column_type(q, i)==SQLITE_NULL ) sqlite3_str_appendall(pOut, "—");
-      else if( i==5 || i>=7 ) profsumStrAppendPy(pOut, i==5 ? "%.1f" : "%.3f", sqlite3_column_double(q, i));
-      else hEscCut(pOut, (const char*)sqlite3_column_text(q, i), i==0);
-      sqlite3_str_appendall(pOut, "</td>");
-    }
-    sqlite3_str_appendall(pOut, "</tr>\n");
+  if( kernRows(pOut, q, 1, "<section class=\"profsum-kernels\">\n<h2>profsum: Kernels</h2>\n<table>\n"
+        "<tr><th>kernel</th><th>hlo_op</th><th>block</th><th>grid</th><th>registers</th>"
+        "<th>occupancy %</th><th>occurrences</th><th>total (µs)</th><th>avg (µs)</th></tr>\n") ){
+    sqlite3_str_appendall(pOut, "</table>\n</section>\n");
   }
-  if( n ) sqlite3_str_appendall(pOut, "</table>\n</section>\n");
   sqlite3_finalize(q);
   if( rc==SQLITE_OK ) rc = sqlite3_str_errcode(pOut);
   return rc;

@@ -248,8 +248,9 @@ static int xWriteOps(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 
   return rc;
 }
 
-/* A step's span on a device, ps relative to the collector's base. */
-typedef struct XSpan { int64_t step; int64_t s, e; } XSpan;
+/* A step's span on a device, ps relative to the collector's base, and the
+** device's name id (-1: not a /device: name, a host thread). */
+typedef struct XSpan { int64_t step; int64_t s, e; int32_t dev; } XSpan;
 
 /* qsort orders: records and intervals by start, spans by step then start. */
 static int xRecCmp(const void *a, const void *b){
@@ -277,52 +278,43 @@ static int64_t xFirstEndAfter(const XIv *a, int64_t n, int64_t v){
 }
 
 /* The step spans of the trace (profsum_agg_step_span) relative to the base:
-** *paSpan (sqlite3_malloc'd), with each span's device name id in *paDev
-** (-1: not a /device: name).  Spans of one (device, step) merged. */
+** *paSpan (sqlite3_malloc'd, sized at the first row by the count of rows).
+** Spans of one (device, step) merged. */
 static int xLoadSteps(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
-                      XSpan **paSpan, int32_t **paDev, int64_t *pn){
+                      XSpan **paSpan, int64_t *pn){
   sqlite3_stmt *pSt = 0;
-  XSpan *a = 0; int32_t *aDev = 0;
-  int64_t n = 0, nAlloc = 0;
-  int hasOff = 0, rc;
+  XSpan *a = 0;
+  int64_t n = 0;
+  int rc;
   profsum_ps off = 0;
-  *paSpan = 0; *paDev = 0; *pn = 0;
+  *paSpan = 0; *pn = 0;
   rc = xPrepare(db, zSchema, &pSt,
-    "SELECT step, device, min(start_us), min(start_ps), max(start_ps + dur_ps) "
+    "SELECT step, device, min(start_us), min(start_ps), max(start_ps + dur_ps), count(*) OVER () "
     "FROM \"%w\".profsum_agg_step_span WHERE trace_id=?1 GROUP BY step, device ORDER BY device, step");
   if( rc==SQLITE_OK ) sqlite3_bind_int64(pSt, 1, traceId);
   while( rc==SQLITE_OK && sqlite3_step(pSt)==SQLITE_ROW ){
     const char *zDev = (const char*)sqlite3_column_text(pSt, 1);
     int64_t sPs = sqlite3_column_int64(pSt, 3), ePs = sqlite3_column_int64(pSt, 4);
     int32_t id = -1;
-    if( !hasOff ){
+    if( n==0 ){
       /* the trace's origin in absolute ps: start_us × 1e6 − start_ps */
       long double us = (long double)sqlite3_column_double(pSt, 2);
       off = (profsum_ps)llroundl(us*1e6L - (long double)sPs) - p->base;
-      hasOff = 1;
+      a = sqlite3_malloc64(sizeof(XSpan)*(sqlite3_uint64)sqlite3_column_int64(pSt, 5));
+      if( a==0 ){ rc = SQLITE_NOMEM; break; }
     }
     if( zDev && insXlaIsDevice(zDev, (int64_t)strlen(zDev)) ){
       if( (rc = insXlaIntern(&p->pool, zDev, (int64_t)strlen(zDev), &id))!=SQLITE_OK ) break;
     }
-    if( n>=nAlloc ){
-      int64_t nNew = nAlloc ? nAlloc*2 : 64;
-      XSpan *aN = sqlite3_realloc64(a, sizeof(XSpan)*(sqlite3_uint64)nNew);
-      int32_t *aD;
-      if( aN==0 ){ rc = SQLITE_NOMEM; break; }
-      a = aN;
-      aD = sqlite3_realloc64(aDev, sizeof(int32_t)*(sqlite3_uint64)nNew);
-      if( aD==0 ){ rc = SQLITE_NOMEM; break; }
-      aDev = aD; nAlloc = nNew;
-    }
     a[n].step = sqlite3_column_int64(pSt, 0);
     a[n].s = (int64_t)(off + sPs);
     a[n].e = (int64_t)(off + ePs);
-    aDev[n] = id;
+    a[n].dev = id;
     n++;
   }
   if( rc==SQLITE_OK ) rc = sqlite3_finalize(pSt); else sqlite3_finalize(pSt);
-  if( rc ){ sqlite3_free(a); sqlite3_free(aDev); return rc; }
-  *paSpan = a; *paDev = aDev; *pn = n;
+  if( rc ){ sqlite3_free(a); return rc; }
+  *paSpan = a; *pn = n;
   return SQLITE_OK;
 }
 
@@ -490,7 +482,7 @@ static int xSpanStepCmp(const void *a, const void *b){
 ** per step and for the whole capture.  aHeadTrk[name id]: the device's
 ** first device-op track, aNextTrk[track]: the next of its device (-1). */
 static int xWriteUtil(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
-                      const XSpan *aSp, const int32_t *aSpDev, int64_t nSp,
+                      const XSpan *aSp, int64_t nSp,
                       const int32_t *aHeadTrk, const int32_t *aNextTrk){
   sqlite3_stmt *pSt = 0, *pDevQ = 0;
   XSpan *aHost = 0; int64_t nHost = 0, k;
@@ -504,7 +496,7 @@ static int xWriteUtil(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64
   aHost = sqlite3_malloc64(sizeof(XSpan)*(sqlite3_uint64)(nSp+1));
   if( ap==0 || aIdx==0 || aHost==0 ){ rc = SQLITE_NOMEM; goto done; }
   /* host steps: the spans of one step on every host thread merged */
-  for(k=0; k<nSp; k++) if( aSpDev[k]<0 ) aHost[nHost++] = aSp[k];
+  for(k=0; k<nSp; k++) if( aSp[k].dev<0 ) aHost[nHost++] = aSp[k];
   qsort(aHost, (size_t)nHost, sizeof(XSpan), xSpanStepCmp);
   for(k=0, j=0; k<nHost; k++){
     if( j>0 && aHost[j-1].step==aHost[k].step ){
@@ -533,8 +525,8 @@ static int xWriteUtil(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64
     }
     if( n==0 ) continue;
     /* the device's own steps (aSp is ordered by device), else the host's */
-    for(k0=0; k0<nSp && aSpDev[k0]!=i; k0++){}
-    for(k1=k0; k1<nSp && aSpDev[k1]==i; k1++){}
+    for(k0=0; k0<nSp && aSp[k0].dev!=i; k0++){}
+    for(k1=k0; k1<nSp && aSp[k1].dev==i; k1++){}
     if( k1>k0 ){
       rc = xWriteUtilDevice(pSt, pDevQ, traceId, p->pool.az[i], ap, n, aIdx, exactLines, &aSp[k0], k1-k0, 1);
     }else{
@@ -557,13 +549,13 @@ int insXlaWrite(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
   int nPeak = 0, rc, kind;
   int32_t i, *aFirstProc = 0, *aNextProc = 0, *aHeadTrk = 0, *aNextTrk = 0, *aTailTrk = 0;
   int64_t nUnsorted = 0, nSp = 0;
-  XSpan *aSp = 0; int32_t *aSpDev = 0;
+  XSpan *aSp = 0;
   sqlite3_stmt *pSt = 0;
   rc = xLoadPeaks(db, zDevicePeaks, zFunc, &aPeak, &nPeak, pzErr);
   if( rc ) return rc;
   /* the step spans (their device names interned), then the processes and
   ** device-op tracks grouped by device name */
-  if( p->hasBase ) rc = xLoadSteps(p, db, zSchema, traceId, &aSp, &aSpDev, &nSp);
+  if( p->hasBase ) rc = xLoadSteps(p, db, zSchema, traceId, &aSp, &nSp);
   if( rc==SQLITE_OK ){
     sqlite3_uint64 nName = (sqlite3_uint64)p->pool.n + 1;
     aFirstProc = sqlite3_malloc64(sizeof(int32_t)*nName);
@@ -607,10 +599,10 @@ int insXlaWrite(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
   sqlite3_finalize(pSt);
   if( rc==SQLITE_OK ) rc = xWriteDevices(p, db, zSchema, traceId, aPeak, nPeak, aFirstProc, aNextProc);
   if( rc==SQLITE_OK ) rc = xWriteOps(p, db, zSchema, traceId);
-  if( rc==SQLITE_OK ) rc = xWriteUtil(p, db, zSchema, traceId, aSp, aSpDev, nSp, aHeadTrk, aNextTrk);
+  if( rc==SQLITE_OK ) rc = xWriteUtil(p, db, zSchema, traceId, aSp, nSp, aHeadTrk, aNextTrk);
   for(i=0; i<nPeak; i++) sqlite3_free(aPeak[i].zKey);
   sqlite3_free(aPeak);
-  sqlite3_free(aSp); sqlite3_free(aSpDev);
+  sqlite3_free(aSp);
   sqlite3_free(aFirstProc); sqlite3_free(aNextProc);
   sqlite3_free(aHeadTrk); sqlite3_free(aNextTrk); sqlite3_free(aTailTrk);
   if( rc && *pzErr==0 ){

@@ -663,33 +663,23 @@ static ProxyNum pnInt(int64_t v){
   return x;
 }
 
-/* a*b, switching to double on int64 overflow. */
-static ProxyNum pnMul(ProxyNum a, ProxyNum b){
+/* a*b (bMul) or a+b: exact while both are integers and the result fits
+** in int64, else in double (as a Python int past 2**63 here). */
+static ProxyNum pnArith(ProxyNum a, ProxyNum b, int bMul){
   ProxyNum x;
-  if( !a.bReal && !b.bReal && !__builtin_mul_overflow(a.i, b.i, &x.i) ){
-    x.bReal = 0;
-    x.r = (double)x.i;
-    return x;
-  }
+  int bOver = bMul ? __builtin_mul_overflow(a.i, b.i, &x.i) : __builtin_add_overflow(a.i, b.i, &x.i);
+  if( !a.bReal && !b.bReal && !bOver ) return pnInt(x.i);
   x.bReal = 1;
   x.i = 0;
-  x.r = a.r * b.r;
+  x.r = bMul ? a.r * b.r : a.r + b.r;
   return x;
 }
 
+/* a*b, switching to double on int64 overflow. */
+static ProxyNum pnMul(ProxyNum a, ProxyNum b){ return pnArith(a, b, 1); }
+
 /* a+b, switching to double on int64 overflow. */
-static ProxyNum pnAdd(ProxyNum a, ProxyNum b){
-  ProxyNum x;
-  if( !a.bReal && !b.bReal && !__builtin_add_overflow(a.i, b.i, &x.i) ){
-    x.bReal = 0;
-    x.r = (double)x.i;
-    return x;
-  }
-  x.bReal = 1;
-  x.i = 0;
-  x.r = a.r + b.r;
-  return x;
-}
+static ProxyNum pnAdd(ProxyNum a, ProxyNum b){ return pnArith(a, b, 0); }
 
 /* Compare two ProxyNums: <0, 0, >0. */
 static int pnCmp(ProxyNum a, ProxyNum b){

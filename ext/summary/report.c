@@ -90,11 +90,65 @@ static sqlite3_int64 satAdd(sqlite3_int64 a, sqlite3_int64 b){
   return a+b;
 }
 
+/* How a cell of a markdown table row is written from a member zKey of the
+** row's object: 'c' code() of the string (zElse when missing or empty),
+** 't' the string in backticks as it is, 's' the string as it is, 'i' the
+** integer, 'f' fmt3, 'p' pct2, 'r' stepOrNa.  A list ends at cKind 0. */
+typedef struct MdCol { char cKind; const char *zKey; const char *zElse; } MdCol;
+
+/* Append the cells aCol of the object o, each as " text |" (a row starts
+** with "|" and ends with "\n", both the caller's). */
+static void mdCells(sqlite3_str *s, const JNode *o, const MdCol *aCol){
+  const MdCol *c;
+  for(c=aCol; c->cKind; c++){
+    const JNode *v = jGet(o, c->zKey);
+    sqlite3_str_appendchar(s, 1, ' ');
+    switch( c->cKind ){
+      case 'c': code(s, str(o, c->zKey, c->zElse)); break;
+      case 't': sqlite3_str_appendf(s, "`%s`", str(o, c->zKey, c->zElse)); break;
+      case 's': sqlite3_str_appendall(s, str(o, c->zKey, c->zElse)); break;
+      case 'i': sqlite3_str_appendf(s, "%lld", (long long)jNumI64(v)); break;
+      case 'f': fmt3(s, v); break;
+      case 'p': pct2(s, v); break;
+      default:  stepOrNa(s, v); break;
+    }
+    sqlite3_str_appendall(s, " |");
+  }
+}
+
+/* Append z as a code() cell: " `z` |". */
+static void codeCell(sqlite3_str *s, const char *z){
+  sqlite3_str_appendchar(s, 1, ' ');
+  code(s, z);
+  sqlite3_str_appendall(s, " |");
+}
+
+/* The number of rows of arr a section shows: topK at most, or with a
+** negative topK all but the last -topK (Python's arr[:topK]). */
 static int nTop(const JNode *arr, int topK){
   int n = arr ? arr->nChild : 0;
   if( topK<0 ){ n += topK; if( n<0 ) n = 0; }
   else if( topK<n ) n = topK;
   return n;
+}
+
+/* A section of up to topK rows (nTop) of the array arr: zHead (its
+** heading and table head), then per row "|", the cells xLead writes (when
+** not 0), the cells aCol and "\n"; then a blank line.  SQLITE_OK, or
+** SQLITE_NOMEM when xLead ran out of memory (the section stops there). */
+static int mdSection(sqlite3_str *s, const char *zHead, const JNode *arr, int topK,
+                     int (*xLead)(sqlite3_str*, const JNode*), const MdCol *aCol){
+  int i, n = nTop(arr, topK);
+  sqlite3_str_appendall(s, zHead);
+  for(i=0; i<n; i++){
+    const JNode *o = jAt(arr, i);
+    sqlite3_str_appendchar(s, 1, '|');
+    if( xLead && xLead(s, o) ) return SQLITE_NOMEM;
+    mdCells(s, o, aCol);
+    sqlite3_str_appendchar(s, 1, '\n');
+  }
+  sqlite3_str_appendall(s, "\n");
+  return SQLITE_OK;
 }
 
 /* The title, Run Metadata and Trace Provenance. */
@@ -172,16 +226,15 @@ static void mdSteps(sqlite3_str *s, const JNode *d){
       sqlite3_str_appendall(s, "## Step Classes\n| Class | Count | Fraction | Median | P90 | "
           "Representative Step | Periodicity |\n|---|---:|---:|---:|---:|---:|---:|\n");
       for(i=0; i<cl->nChild; i++){
-        const JNode *c = jAt(cl, i), *ds = jGet(c, "duration_stats");
-        const JNode *rs = jGet(c, "representative_step"), *pe = jGet(c, "periodicity");
-        sqlite3_str_appendf(s, "| `%s` | %lld | ", str(c, "name", ""), (long long)ival(c, "count"));
-        pct2(s, jGet(c, "fraction_of_steady")); sqlite3_str_appendall(s, " | ");
-        fmt3(s, jGet(ds, "median")); sqlite3_str_appendall(s, " | ");
-        fmt3(s, jGet(ds, "p90")); sqlite3_str_appendall(s, " | ");
-        stepOrNa(s, rs);
-        sqlite3_str_appendall(s, " | ");
-        stepOrNa(s, pe);
-        sqlite3_str_appendall(s, " |\n");
+        static const MdCol aHead[] = {{'t', "name", ""}, {'i', "count", 0}, {'p', "fraction_of_steady", 0}, {0}};
+        static const MdCol aStats[] = {{'f', "median", 0}, {'f', "p90", 0}, {0}};
+        static const MdCol aTail[] = {{'r', "representative_step", 0}, {'r', "periodicity", 0}, {0}};
+        const JNode *c = jAt(cl, i);
+        sqlite3_str_appendchar(s, 1, '|');
+        mdCells(s, c, aHead);
+        mdCells(s, jGet(c, "duration_stats"), aStats);
+        mdCells(s, c, aTail);
+        sqlite3_str_appendchar(s, 1, '\n');
       }
       sqlite3_str_appendall(s, "\n");
     }
@@ -194,13 +247,13 @@ static void mdBreakdown(sqlite3_str *s, const JNode *d){
   int i;
   static const char *azCat[5][2] = {{"Compute","compute"},{"Communication","communication"},
     {"Host","host"},{"Stall","stall"},{"Other","other"}};
+  static const MdCol aCol[] = {{'f', "total_duration", 0}, {'p', "share_of_total", 0}, {0}};
   sqlite3_str_appendf(s, "## Time Breakdown (`%s`)\n| Category | Duration | Share |\n|---|---:|---:|\n",
                       str(tb, "duration_basis", ""));
   for(i=0; i<5; i++){
-    const JNode *c = jGet(tb, azCat[i][1]);
-    sqlite3_str_appendf(s, "| %s | ", azCat[i][0]);
-    fmt3(s, jGet(c, "total_duration")); sqlite3_str_appendall(s, " | ");
-    pct2(s, jGet(c, "share_of_total")); sqlite3_str_appendall(s, " |\n");
+    sqlite3_str_appendf(s, "| %s |", azCat[i][0]);
+    mdCells(s, jGet(tb, azCat[i][1]), aCol);
+    sqlite3_str_appendchar(s, 1, '\n');
   }
   sqlite3_str_appendall(s, "\n");
 }
@@ -208,6 +261,9 @@ static void mdBreakdown(sqlite3_str *s, const JNode *d){
 /* Hierarchical Regions (topK rows). */
 static void mdRegions(sqlite3_str *s, const JNode *d, int topK){
   int i, n;
+  static const MdCol aHead[] = {{'t', "path", ""}, {'i', "depth", 0}, {'i', "count", 0},
+                                {'f', "inclusive_duration", 0}, {0}};
+  static const MdCol aExcl[] = {{'f', "exclusive_duration", 0}, {0}};
   const JNode *rg = jGet(d, "hierarchical_regions");
   double fallback = 0.0;
   int k;
@@ -236,51 +292,52 @@ static void mdRegions(sqlite3_str *s, const JNode *d, int topK){
       }
     }
     (void)found;
-    sqlite3_str_appendf(s, "| `%s` | %lld | %lld | ", zPath, (long long)ival(r, "depth"), (long long)ival(r, "count"));
-    fmt3(s, jGet(r, "inclusive_duration")); sqlite3_str_appendall(s, " | ");
-    pct2d(s, tot>0 ? jNum(jGet(r, "inclusive_duration"))/tot : 0.0); sqlite3_str_appendall(s, " | ");
-    fmt3(s, jGet(r, "exclusive_duration")); sqlite3_str_appendall(s, " | ");
-    pct2d(s, tot>0 ? jNum(jGet(r, "exclusive_duration"))/tot : 0.0); sqlite3_str_appendall(s, " |\n");
+    sqlite3_str_appendchar(s, 1, '|');
+    mdCells(s, r, aHead);
+    sqlite3_str_appendchar(s, 1, ' ');
+    pct2d(s, tot>0 ? jNum(jGet(r, "inclusive_duration"))/tot : 0.0);
+    sqlite3_str_appendall(s, " |");
+    mdCells(s, r, aExcl);
+    sqlite3_str_appendchar(s, 1, ' ');
+    pct2d(s, tot>0 ? jNum(jGet(r, "exclusive_duration"))/tot : 0.0);
+    sqlite3_str_appendall(s, " |\n");
   }
   sqlite3_str_appendall(s, "\n");
 }
 
+/* The leading cells of a Top Ops row: the op's name and its canonical
+** name (recomputed from the name, as the reader does, when missing or
+** empty).  SQLITE_OK or SQLITE_NOMEM. */
+static int topOpLead(sqlite3_str *s, const JNode *h){
+  const char *zName = str(h, "name", ""), *zCanon = str(h, "canonical_name", 0);
+  codeCell(s, zName);
+  if( zCanon ){
+    codeCell(s, zCanon);
+  }else{
+    ProfsumSlice c = profsumCanonicalOp(zName, (int)strlen(zName));
+    char *zC = sqlite3_mprintf("%.*s", c.z ? c.n : 0, c.z ? c.z : "");
+    if( zC==0 ) return SQLITE_NOMEM;
+    codeCell(s, zC);
+    sqlite3_free(zC);
+  }
+  return SQLITE_OK;
+}
+
 /* Top Ops (topK rows); SQLITE_NOMEM when out of memory. */
 static int mdTopOps(sqlite3_str *s, const JNode *d, int topK){
-  int i, n;
-  const JNode *ho = jGet(d, "hot_ops");
-  sqlite3_str_appendall(s, "## Top Ops\n| Op | Canonical | Category | Count | Exclusive | Avg | "
-      "Shape Signature | HLO/TF Path |\n|---|---|---|---:|---:|---:|---|---|\n");
-  n = nTop(ho, topK);
-  for(i=0; i<n; i++){
-    const JNode *h = jAt(ho, i);
-    const char *zCanon = str(h, "canonical_name", 0);
-    sqlite3_str_appendall(s, "| "); code(s, str(h, "name", ""));
-    sqlite3_str_appendall(s, " | ");
-    if( zCanon ){
-      code(s, zCanon);
-    }else{
-      /* missing or empty: recomputed from the name, as the reader does */
-      const char *zName = str(h, "name", "");
-      ProfsumSlice c = profsumCanonicalOp(zName, (int)strlen(zName));
-      char *zC = sqlite3_mprintf("%.*s", c.z ? c.n : 0, c.z ? c.z : "");
-      if( zC==0 ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
-      code(s, zC);
-      sqlite3_free(zC);
-    }
-    sqlite3_str_appendf(s, " | %s | %lld | ", str(h, "category", ""), (long long)ival(h, "count"));
-    fmt3(s, jGet(h, "exclusive_duration")); sqlite3_str_appendall(s, " | ");
-    fmt3(s, jGet(h, "avg_duration")); sqlite3_str_appendall(s, " | ");
-    code(s, str(h, "shape_signature", "n/a")); sqlite3_str_appendall(s, " | ");
-    code(s, str(h, "tf_op_path", "n/a")); sqlite3_str_appendall(s, " |\n");
-  }
-  sqlite3_str_appendall(s, "\n");
-  return SQLITE_OK;
+  static const MdCol aCol[] = {{'s', "category", ""}, {'i', "count", 0}, {'f', "exclusive_duration", 0},
+                               {'f', "avg_duration", 0}, {'c', "shape_signature", "n/a"},
+                               {'c', "tf_op_path", "n/a"}, {0}};
+  return mdSection(s, "## Top Ops\n| Op | Canonical | Category | Count | Exclusive | Avg | "
+      "Shape Signature | HLO/TF Path |\n|---|---|---|---:|---:|---:|---|---|\n",
+      jGet(d, "hot_ops"), topK, topOpLead, aCol);
 }
 
 /* Semantic Families (topK rows). */
 static void mdFamilies(sqlite3_str *s, const JNode *d, int topK){
   int i, n;
+  static const MdCol aHead[] = {{'t', "family", ""}, {'i', "count", 0}, {'f', "exclusive_duration", 0},
+                                {'p', "share_of_total", 0}, {'f', "avg_exclusive_duration", 0}, {0}};
   const JNode *fa = jGet(d, "semantic_families");
   sqlite3_str_appendall(s, "## Semantic Families\n_Note: FLOP proxy metrics are relative scaling "
       "heuristics from trace shapes, not hardware MFU._\n| Family | Count | Exclusive | Share | "
@@ -292,12 +349,11 @@ static void mdFamilies(sqlite3_str *s, const JNode *d, int topK){
     ** normalized_exclusive_per_work */
     const JNode *f = jAt(fa, i);
     const JNode *tp = jGetOr(f, "time_per_flop_proxy", "normalized_exclusive_per_work");
-    const JNode *fl = jGetOr(f, "flop_proxy_total", "work_proxy_total");
-    sqlite3_str_appendf(s, "| `%s` | %lld | ", str(f, "family", ""), (long long)ival(f, "count"));
-    fmt3(s, jGet(f, "exclusive_duration")); sqlite3_str_appendall(s, " | ");
-    pct2(s, jGet(f, "share_of_total")); sqlite3_str_appendall(s, " | ");
-    fmt3(s, jGet(f, "avg_exclusive_duration")); sqlite3_str_appendall(s, " | ");
-    fmt3(s, fl); sqlite3_str_appendall(s, " | ");
+    sqlite3_str_appendchar(s, 1, '|');
+    mdCells(s, f, aHead);
+    sqlite3_str_appendchar(s, 1, ' ');
+    fmt3(s, jGetOr(f, "flop_proxy_total", "work_proxy_total"));
+    sqlite3_str_appendall(s, " | ");
     if( tp && (tp->type==JT_REAL || tp->type==JT_INT) && jNum(tp)>0 ) profsumStrAppendPy(s, "%.3e", 1.0/jNum(tp));
     else sqlite3_str_appendall(s, "n/a");
     /* f"`{family.example_op or 'n/a'}`" */
@@ -308,38 +364,28 @@ static void mdFamilies(sqlite3_str *s, const JNode *d, int topK){
 
 /* Communication Collectives (topK rows). */
 static void mdCollectives(sqlite3_str *s, const JNode *d, int topK){
-  int i, n;
-  const JNode *co = jGet(d, "communication_ops");
-  sqlite3_str_appendall(s, "## Communication Collectives\n| Collective | Count | Exclusive | Avg |\n|---|---:|---:|---:|\n");
-  n = nTop(co, topK);
-  for(i=0; i<n; i++){
-    const JNode *c = jAt(co, i);
-    sqlite3_str_appendf(s, "| %s | %lld | ", str(c, "collective", ""), (long long)ival(c, "count"));
-    fmt3(s, jGet(c, "total_duration")); sqlite3_str_appendall(s, " | ");
-    fmt3(s, jGet(c, "avg_duration")); sqlite3_str_appendall(s, " |\n");
-  }
-  sqlite3_str_appendall(s, "\n");
+  static const MdCol aCol[] = {{'s', "collective", ""}, {'i', "count", 0}, {'f', "total_duration", 0},
+                               {'f', "avg_duration", 0}, {0}};
+  mdSection(s, "## Communication Collectives\n| Collective | Count | Exclusive | Avg |\n|---|---:|---:|---:|\n",
+            jGet(d, "communication_ops"), topK, 0, aCol);
+}
+
+/* The leading cells of a Pre-Op Gaps row: the payload op (payload_op, else
+** the name) and the marker op (the reader's marker_op, else the name,
+** else the payload).  SQLITE_OK. */
+static int gapLead(sqlite3_str *s, const JNode *g){
+  const char *zP = str(g, "payload_op", str(g, "name", ""));
+  codeCell(s, zP);
+  codeCell(s, str(g, "marker_op", str(g, "name", zP)));
+  return SQLITE_OK;
 }
 
 /* Pre-Op Gaps (topK rows). */
 static void mdGaps(sqlite3_str *s, const JNode *d, int topK){
-  int i, n;
-  const JNode *ga = jGet(d, "gap_before_ops");
-  sqlite3_str_appendall(s, "## Pre-Op Gaps\n| Payload Op | Marker Op | Count | Total Gap | Max Gap | "
-      "Avg Gap |\n|---|---|---:|---:|---:|---:|\n");
-  n = nTop(ga, topK);
-  for(i=0; i<n; i++){
-    const JNode *g = jAt(ga, i);
-    const char *zP = str(g, "payload_op", str(g, "name", ""));
-    sqlite3_str_appendall(s, "| "); code(s, zP);
-    /* the reader's marker_op (or the name), else the payload */
-    sqlite3_str_appendall(s, " | "); code(s, str(g, "marker_op", str(g, "name", zP)));
-    sqlite3_str_appendf(s, " | %lld | ", (long long)ival(g, "count"));
-    fmt3(s, jGet(g, "total_gap_duration")); sqlite3_str_appendall(s, " | ");
-    fmt3(s, jGet(g, "max_gap_duration")); sqlite3_str_appendall(s, " | ");
-    fmt3(s, jGet(g, "avg_gap_duration")); sqlite3_str_appendall(s, " |\n");
-  }
-  sqlite3_str_appendall(s, "\n");
+  static const MdCol aCol[] = {{'i', "count", 0}, {'f', "total_gap_duration", 0}, {'f', "max_gap_duration", 0},
+                               {'f', "avg_gap_duration", 0}, {0}};
+  mdSection(s, "## Pre-Op Gaps\n| Payload Op | Marker Op | Count | Total Gap | Max Gap | "
+      "Avg Gap |\n|---|---|---:|---:|---:|---:|\n", jGet(d, "gap_before_ops"), topK, gapLead, aCol);
 }
 
 /* Gap Context (Region-First), the contexts regrouped by region path (topK

@@ -41,6 +41,13 @@ static const char *jtext(const JNode *o, const char *zKey){
   return (v && v->type==JT_STRING) ? v->z : "";
 }
 
+/* Append zBefore, then the string zKey of the object o escaped (nothing
+** when it is absent or not a string). */
+static void escKey(sqlite3_str *s, const char *zBefore, const JNode *o, const char *zKey){
+  sqlite3_str_appendall(s, zBefore);
+  esc(s, jtext(o, zKey));
+}
+
 /* Append a number of the document with 3 decimals, or "n/a" when it is
 ** null or absent (a median of no steps). */
 static void num3(sqlite3_str *s, const JNode *v){
@@ -284,15 +291,7 @@ static void secAdvice(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_
   int n = 0;
   secOpen(s, "advice", "profsum's advice");
   if( (p = prepIn(db, "SELECT rank, advice_id, source, title, share_of_step, time_at_stake_us, "
-                      "(SELECT group_concat(json_extract(v.value, '$.name') || ' = ' || "
-                      " coalesce(CASE WHEN json_type(v.value, '$.value') = 'null' THEN NULL WHEN json_extract(v.value, '$.unit') = 'fraction' "
-                      " THEN printf('%%.1f%%%%', 100.0 * json_extract(v.value, '$.value')) "
-                      " WHEN json_type(v.value, '$.value') IN ('real', 'integer') "
-                      " THEN printf('%%.6g', json_extract(v.value, '$.value')) "
-                      " ELSE json_extract(v.value, '$.value') END, 'n/a') || "
-                      " CASE WHEN json_extract(v.value, '$.unit') IN ('us', 'ms', 's', 'count') "
-                      " THEN ' ' || json_extract(v.value, '$.unit') ELSE '' END, '; ') "
-                      " FROM json_each(a.evidence) AS v), "
+                      PROFSUM_SQL_ADVICE_EVIDENCE ", "
                       "(SELECT group_concat(f.value, char(10)) FROM json_each(a.fixes) AS f) "
                       "FROM \"%w\".profsum_advice AS a WHERE trace_id=?1 ORDER BY rank", zSchema, e))!=0 ){
     sqlite3_bind_int64(p, 1, id);
@@ -304,13 +303,7 @@ static void secAdvice(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_
       esc(s, (const char*)sqlite3_column_text(p, 1));
       sqlite3_str_appendall(s, "</code> from ");
       esc(s, (const char*)sqlite3_column_text(p, 2));
-      if( sqlite3_column_type(p, 4)!=SQLITE_NULL ){
-        profsumStrAppendPy(s, " · at stake: %.1f%% of step wall time", 100.0*sqlite3_column_double(p, 4));
-      }
-      if( sqlite3_column_type(p, 5)!=SQLITE_NULL ){
-        profsumStrAppendPy(s, sqlite3_column_type(p, 4)!=SQLITE_NULL ? ", %.3f µs" : " · at stake: %.3f µs",
-                           sqlite3_column_double(p, 5));
-      }
+      profsumAdviceStake(s, p, 4, " · ", "µs");
       sqlite3_str_appendall(s, "</p>\n<p>Evidence: ");
       esc(s, (const char*)sqlite3_column_text(p, 6));
       sqlite3_str_appendall(s, "</p>\n<ul>\n");
@@ -353,8 +346,7 @@ static void stepClasses(sqlite3_str *s, const JNode *d){
                            "<th>representative step</th></tr>\n");
   for(i=0; i<cl->nChild; i++){
     const JNode *c = jAt(cl, i), *ds = jGet(c, "duration_stats"), *rs = jGet(c, "representative_step");
-    sqlite3_str_appendall(s, "<tr><td>");
-    esc(s, jtext(c, "name"));
+    escKey(s, "<tr><td>", c, "name");
     sqlite3_str_appendf(s, "</td><td class=\"num\">%lld</td>", (long long)jNumI64(jGet(c, "count")));
     numCell(s, jGet(ds, "median"));
     numCell(s, jGet(ds, "p90"));
@@ -376,11 +368,7 @@ static void secWall(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_in
   int k, done = 0;
   secOpen(s, "wall", "Wall-clock time");
   profsumStrAppendPy(s, "<p>Profile span (first event to last end): %.3f µs.</p>\n", span);
-  if( (p = prepIn(db, "WITH w AS (SELECT * FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
-                      "k AS (SELECT min(is_warmup) AS only FROM w) "
-                      "SELECT count(DISTINCT step), count(DISTINCT device), sum(wall_us), sum(compute_us), "
-                      "sum(collective_us), sum(transfer_us), sum(idle_us), max(k.only) "
-                      "FROM w, k WHERE w.is_warmup = k.only", zSchema, e))!=0 ){
+  if( (p = prepIn(db, profsumSqlStepWallSplit, zSchema, e))!=0 ){
     sqlite3_bind_int64(p, 1, id);
     if( stepIn(db, p, e)==SQLITE_ROW && sqlite3_column_double(p, 2)>0 ){
       double wall = sqlite3_column_double(p, 2), x = 0;
@@ -425,8 +413,7 @@ static void secBreakdown(sqlite3_str *s, const JNode *d){
   const JNode *tb = jGet(d, "time_breakdown");
   double tot = jNum(jGet(tb, "total_duration")), x = 0;
   int i;
-  sqlite3_str_appendall(s, "<section id=\"breakdown\"><h2>Time breakdown (");
-  esc(s, jtext(tb, "duration_basis"));
+  escKey(s, "<section id=\"breakdown\"><h2>Time breakdown (", tb, "duration_basis");
   profsumStrAppendPy(s, "): total %.3f µs</h2>\n", tot);
   sqlite3_str_appendall(s, "<p class=\"legend\">The total adds the exclusive time of every track (each "
                            "device's op lines and every host thread): it is not wall time.</p>\n");
@@ -620,10 +607,8 @@ static void secCandidates(sqlite3_str *s, const JNode *d, double topOp){
                            "(profsum's advice above is measured on this trace).</p>\n<ul>\n");
   for(i=0; ca && i<ca->nChild; i++){
     const JNode *c = jAt(ca, i), *ev = jGet(c, "evidence"), *sg = jGet(c, "suggestions");
-    sqlite3_str_appendall(s, "<li><b>");
-    esc(s, jtext(c, "title"));
-    sqlite3_str_appendall(s, "</b>: ");
-    esc(s, jtext(c, "rationale"));
+    escKey(s, "<li><b>", c, "title");
+    escKey(s, "</b>: ", c, "rationale");
     if( iBig>=0 && strcmp(jtext(c, "candidate_id"), "no-dominant-bottleneck")==0 ){
       profsumStrAppendPy(s, " <em>(profsum: the rule fires when no other does; the breakdown is not "
                          "balanced: %s %.1f%%)</em>", azCat[iBig], 100.0*big);
@@ -659,12 +644,9 @@ static void secProvenance(sqlite3_str *s, const JNode *d){
   const JNode *rm = jGet(d, "run_metadata"), *pv = jGet(d, "trace_provenance"), *ids = jGet(pv, "run_ids");
   int i;
   secOpen(s, "provenance", "Provenance");
-  sqlite3_str_appendall(s, "<table>\n<tr><td>source</td><td>");
-  esc(s, jtext(d, "source_path"));
-  sqlite3_str_appendall(s, "</td></tr>\n<tr><td>source format</td><td>");
-  esc(s, jtext(d, "source_format"));
-  sqlite3_str_appendall(s, "</td></tr>\n<tr><td>trace SHA-256</td><td><code>");
-  esc(s, jtext(pv, "trace_sha256"));
+  escKey(s, "<table>\n<tr><td>source</td><td>", d, "source_path");
+  escKey(s, "</td></tr>\n<tr><td>source format</td><td>", d, "source_format");
+  escKey(s, "</td></tr>\n<tr><td>trace SHA-256</td><td><code>", pv, "trace_sha256");
   sqlite3_str_appendall(s, "</code></td></tr>\n<tr><td>run ids</td><td>");
   for(i=0; ids && i<ids->nChild && i<8; i++){
     if( i ) sqlite3_str_appendall(s, ", ");
@@ -706,12 +688,9 @@ static void pageHead(sqlite3_str *s, const char *zLabel, const JNode *d){
       "a{color:inherit;text-decoration:none}}</style></head><body>\n");
   sqlite3_str_appendall(s, "<h1>Profile report: ");
   esc(s, zLabel);
-  sqlite3_str_appendall(s, "</h1>\n<p>");
-  esc(s, jtext(d, "source_path"));
-  sqlite3_str_appendall(s, "<br>schema ");
-  esc(s, jtext(d, "schema_version"));
-  sqlite3_str_appendall(s, " · generated ");
-  esc(s, jtext(d, "generated_at_utc"));
+  escKey(s, "</h1>\n<p>", d, "source_path");
+  escKey(s, "<br>schema ", d, "schema_version");
+  escKey(s, " · generated ", d, "generated_at_utc");
   sqlite3_str_appendf(s, " · %lld complete events of %lld</p>\n<nav>",
       (long long)jNumI64(jGet(ov, "num_complete_events")), (long long)jNumI64(jGet(ov, "num_events_total")));
   for(i=0; i<sizeof(azToc)/sizeof(azToc[0]); i++){
@@ -751,11 +730,7 @@ static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const
     const JNode *ov = jGet(d, "trace_overview");
     profsumStrAppendPy(s, "<p class=\"lead\">Profile span %.3f µs", jNum(jGet(ov, "profile_end_ts"))
                        - jNum(jGet(ov, "profile_start_ts")));
-    if( (p = prepIn(db, "WITH w AS (SELECT * FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
-                        "k AS (SELECT min(is_warmup) AS only FROM w), "
-                        "v AS (SELECT wall_us FROM w, k WHERE w.is_warmup = k.only ORDER BY wall_us) "
-                        "SELECT wall_us, (SELECT count(*) FROM v) FROM v "
-                        "LIMIT 1 OFFSET ((SELECT count(*) FROM v) - 1) / 2", zSchema, e))!=0 ){
+    if( (p = prepIn(db, profsumSqlStepWallMedian, zSchema, e))!=0 ){
       sqlite3_bind_int64(p, 1, id);
       if( stepIn(db, p, e)==SQLITE_ROW ){
         profsumStrAppendPy(s, " · median step wall time %.3f µs per device", sqlite3_column_double(p, 0));

@@ -29,126 +29,120 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Prepare zFmt (its %w: zSchema) on db; SQLITE_OK, or an error code with
-** *pzErr set (not for SQLITE_NOMEM). */
-static int rpPrep(sqlite3 *db, const char *zSchema, const char *zFmt, sqlite3_stmt **pp, char **pzErr){
+/* Run the query zFmt (its %w: zSchema, up to four; ?1: trace id) on db
+** and call xRow(p, pArg) on each of its rows (xRow 0: only count them),
+** stopping at the first row xRow fails.  *pnRow, when pnRow is not 0: the
+** rows stepped to.  SQLITE_OK, or an error code with *pzErr set (not for
+** SQLITE_NOMEM). */
+static int rpEach(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const char *zFmt,
+                  int (*xRow)(sqlite3_stmt*, void*), void *pArg, int *pnRow, char **pzErr){
+  sqlite3_stmt *p = 0;
   char *z = sqlite3_mprintf(zFmt, zSchema, zSchema, zSchema, zSchema);
-  int rc;
-  *pp = 0;
+  int rc, n = 0;
+  if( pnRow ) *pnRow = 0;
   if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, z, -1, pp, 0);
+  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
   sqlite3_free(z);
-  if( rc && rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-  return rc;
+  if( rc ){
+    if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    return rc;
+  }
+  sqlite3_bind_int64(p, 1, id);
+  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
+    n++;
+    if( xRow && (rc = xRow(p, pArg))!=SQLITE_OK ) break;
+  }
+  if( pnRow ) *pnRow = n;
+  return profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
+}
+
+/* A row callback of rpEach: the row's columns as doubles into the array
+** pArg (as long as the row). */
+static int rpDoubles(sqlite3_stmt *p, void *pArg){
+  double *a = (double*)pArg;
+  int i;
+  for(i=0; i<sqlite3_column_count(p); i++) a[i] = sqlite3_column_double(p, i);
+  return SQLITE_OK;
 }
 
 /* Append a table cell's text: '|' escaped, newlines as spaces. */
 static void rpCell(sqlite3_str *s, const char *z){ profsumMdEsc(s, z, -1); }
 
+/* A row callback of rpEach: column 0 as a bullet of the list in the
+** sqlite3_str pArg. */
+static int rpBullet(sqlite3_stmt *p, void *pArg){
+  sqlite3_str *s = (sqlite3_str*)pArg;
+  sqlite3_str_appendall(s, "- ");
+  rpCell(s, (const char*)sqlite3_column_text(p, 0));
+  sqlite3_str_appendall(s, "\n");
+  return SQLITE_OK;
+}
+
 /* ## profsum: data quality — the document's quality warnings, the stored
 ** capped_export diagnostic and a detected float_nesting pattern. */
 static int rpQuality(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
-  sqlite3_stmt *p = 0;
   int rc, n = 0;
   sqlite3_str_appendall(s, "\n## profsum: data quality\n");
-  rc = rpPrep(db, zSchema,
+  rc = rpEach(db, zSchema, id,
       "SELECT value FROM json_each((SELECT quality_warnings FROM \"%w\".profsum_trace WHERE trace_id=?1)) "
       "UNION ALL SELECT detail FROM \"%w\".profsum_agg_diagnostic WHERE trace_id=?1 AND kind='capped_export' "
       "UNION ALL SELECT explanation FROM \"%w\".profsum_kpis WHERE trace_id=?1 AND kpi='float_nesting' "
-      "AND band='detected'", &p, pzErr);
-  if( rc ) return rc;
-  sqlite3_bind_int64(p, 1, id);
-  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
-    sqlite3_str_appendall(s, "- ");
-    rpCell(s, (const char*)sqlite3_column_text(p, 0));
-    sqlite3_str_appendall(s, "\n");
-    n++;
-  }
-  rc = profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
+      "AND band='detected'", rpBullet, s, &n, pzErr);
   if( rc==SQLITE_OK && n==0 ) sqlite3_str_appendall(s, "- No quality warnings: the numbers below cover the whole trace.\n");
   return rc;
 }
 
-/* The lower median of the wall time of trace id's steady (step, device)
-** rows (all rows when every step is a warmup step) into *pMed. */
-static int rpWallMedian(sqlite3 *db, const char *zSchema, sqlite3_int64 id, double *pMed, char **pzErr){
-  sqlite3_stmt *p = 0;
-  int rc = rpPrep(db, zSchema,
-      "WITH w AS (SELECT * FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
-      "k AS (SELECT min(is_warmup) AS only FROM w), "
-      "v AS (SELECT wall_us FROM w, k WHERE w.is_warmup = k.only ORDER BY wall_us) "
-      "SELECT wall_us FROM v LIMIT 1 OFFSET ((SELECT count(*) FROM v) - 1) / 2", &p, pzErr);
-  *pMed = 0.0;
-  if( rc ) return rc;
-  sqlite3_bind_int64(p, 1, id);
-  if( (rc = sqlite3_step(p))==SQLITE_ROW ){ *pMed = sqlite3_column_double(p, 0); rc = SQLITE_OK; }
-  return profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
-}
+/* What rpWallSplitRow writes with: the report and the median step wall
+** time. */
+typedef struct RpWallSplit { sqlite3_str *s; double med; } RpWallSplit;
 
-/* The split table of the steady steps (all steps when every one is a
-** warmup step) of trace id. */
-static int rpWallSplit(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
+/* A row callback of rpEach: the row of profsumSqlStepWallSplit as the
+** split table (pArg: an RpWallSplit). */
+static int rpWallSplitRow(sqlite3_stmt *p, void *pArg){
   static const char *azPart[4] = {"Compute", "Collective", "Transfer", "Idle"};
-  sqlite3_stmt *p = 0;
-  double med;
-  int rc = rpWallMedian(db, zSchema, id, &med, pzErr), k;
-  if( rc ) return rc;
-  rc = rpPrep(db, zSchema,
-      "WITH w AS (SELECT * FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
-      "k AS (SELECT min(is_warmup) AS only FROM w) "
-      "SELECT count(DISTINCT step), count(DISTINCT device), sum(wall_us), sum(compute_us), "
-      "sum(collective_us), sum(transfer_us), sum(idle_us), max(k.only) "
-      "FROM w, k WHERE w.is_warmup = k.only", &p, pzErr);
-  if( rc ) return rc;
-  sqlite3_bind_int64(p, 1, id);
-  if( (rc = sqlite3_step(p))==SQLITE_ROW ){
-    double wall = sqlite3_column_double(p, 2);
-    sqlite3_str_appendf(s, "- Steps split: `%lld` %s steps on `%lld` device(s), each instant counted once "
-                        "(collective over transfer over compute; idle: no device op runs)\n",
-                        (long long)sqlite3_column_int64(p, 0), sqlite3_column_int(p, 7) ? "warmup" : "steady",
-                        (long long)sqlite3_column_int64(p, 1));
-    profsumStrAppendPy(s, "- Median step wall time (per device): `%.3f` us\n\n", med);
-    sqlite3_str_appendall(s, "| Part | Time over these steps (us) | Share of wall time |\n|---|---:|---:|\n");
-    for(k=0; k<4; k++){
-      double v = sqlite3_column_double(p, 3+k);
-      sqlite3_str_appendf(s, "| %s | ", azPart[k]);
-      profsumStrAppendPy(s, "%.3f | ", v);
-      profsumStrAppendPy(s, "%.2f%% |\n", wall>0 ? 100.0*v/wall : 0.0);
-    }
-    profsumStrAppendPy(s, "| Wall | %.3f | 100.00%% |\n\n", wall);
-    rc = SQLITE_OK;
+  sqlite3_str *s = ((RpWallSplit*)pArg)->s;
+  double wall = sqlite3_column_double(p, 2);
+  int k;
+  sqlite3_str_appendf(s, "- Steps split: `%lld` %s steps on `%lld` device(s), each instant counted once "
+                      "(collective over transfer over compute; idle: no device op runs)\n",
+                      (long long)sqlite3_column_int64(p, 0), sqlite3_column_int(p, 7) ? "warmup" : "steady",
+                      (long long)sqlite3_column_int64(p, 1));
+  profsumStrAppendPy(s, "- Median step wall time (per device): `%.3f` us\n\n", ((RpWallSplit*)pArg)->med);
+  sqlite3_str_appendall(s, "| Part | Time over these steps (us) | Share of wall time |\n|---|---:|---:|\n");
+  for(k=0; k<4; k++){
+    double v = sqlite3_column_double(p, 3+k);
+    sqlite3_str_appendf(s, "| %s | ", azPart[k]);
+    profsumStrAppendPy(s, "%.3f | ", v);
+    profsumStrAppendPy(s, "%.2f%% |\n", wall>0 ? 100.0*v/wall : 0.0);
   }
-  return profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
+  profsumStrAppendPy(s, "| Wall | %.3f | 100.00%% |\n\n", wall);
+  return SQLITE_OK;
 }
 
 /* ## profsum: wall-clock time — the profile's span, the steady steps'
-** split, and the per-track total named for what it is. */
+** split (all steps when every one is a warmup step), and the per-track
+** total named for what it is. */
 static int rpWall(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
-  sqlite3_stmt *p = 0;
+  double a[3] = {0, 0, 0};      /* span, per-track total, rows of profsum_step_wall */
+  double span, total;
   int rc;
-  double span = 0, total = 0;
-  sqlite3_int64 nRow = 0;
   sqlite3_str_appendall(s, "\n## profsum: wall-clock time\n");
-  rc = rpPrep(db, zSchema,
+  rc = rpEach(db, zSchema, id,
       "SELECT (SELECT profile_end_ts - profile_start_ts FROM \"%w\".profsum_trace WHERE trace_id=?1), "
       "(SELECT mode_total FROM \"%w\".profsum_breakdown WHERE trace_id=?1 AND is_summary_mode LIMIT 1), "
-      "(SELECT count(*) FROM \"%w\".profsum_step_wall WHERE trace_id=?1)", &p, pzErr);
+      "(SELECT count(*) FROM \"%w\".profsum_step_wall WHERE trace_id=?1)", rpDoubles, a, 0, pzErr);
   if( rc ) return rc;
-  sqlite3_bind_int64(p, 1, id);
-  if( (rc = sqlite3_step(p))==SQLITE_ROW ){
-    span = sqlite3_column_double(p, 0);
-    total = sqlite3_column_double(p, 1);
-    nRow = sqlite3_column_int64(p, 2);
-    rc = SQLITE_OK;
-  }
-  rc = profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
-  if( rc ) return rc;
+  span = a[0];
+  total = a[1];
   profsumStrAppendPy(s, "- Profile span (first event to last end): `%.3f` us\n", span);
-  if( nRow==0 ){
+  if( a[2]==0 ){
     sqlite3_str_appendall(s, "- No steps measured on a device (no Steps line and no host `train` events "
                              "with a step_num, or no device ops): the step wall time is not split.\n");
-  }else if( (rc = rpWallSplit(db, zSchema, id, s, pzErr))!=SQLITE_OK ){
-    return rc;
+  }else{
+    RpWallSplit w = {s, 0.0};
+    rc = rpEach(db, zSchema, id, profsumSqlStepWallMedian, rpDoubles, &w.med, 0, pzErr);
+    if( rc==SQLITE_OK ) rc = rpEach(db, zSchema, id, profsumSqlStepWallSplit, rpWallSplitRow, &w, 0, pzErr);
+    if( rc ) return rc;
   }
   profsumStrAppendPy(s, "- The reference's Time Breakdown total, `%.3f` us, adds the exclusive time of every "
                      "track (each device's op lines and every host thread): it is not wall time", total);
@@ -157,113 +151,99 @@ static int rpWall(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_st
   return SQLITE_OK;
 }
 
+/* A row callback of rpEach: a row of profsum_advice (rank, advice_id,
+** source, kpi, title, share_of_step, time_at_stake_us, evidence text,
+** fixes) as its "###" entry of the sqlite3_str pArg. */
+static int rpAdviceRow(sqlite3_stmt *p, void *pArg){
+  sqlite3_str *s = (sqlite3_str*)pArg;
+  const char *zFix = (const char*)sqlite3_column_text(p, 8);
+  JNode *fx = zFix ? jParse(zFix, -1, 0) : 0;
+  int k;
+  sqlite3_str_appendf(s, "### %lld. ", (long long)sqlite3_column_int64(p, 0));
+  rpCell(s, (const char*)sqlite3_column_text(p, 4));
+  sqlite3_str_appendf(s, "\n- Advice: `%s` (from %s%s%s%s)", (const char*)sqlite3_column_text(p, 1),
+                      (const char*)sqlite3_column_text(p, 2),
+                      sqlite3_column_type(p, 3)!=SQLITE_NULL ? " `" : "",
+                      sqlite3_column_type(p, 3)!=SQLITE_NULL ? (const char*)sqlite3_column_text(p, 3) : "",
+                      sqlite3_column_type(p, 3)!=SQLITE_NULL ? "`" : "");
+  profsumAdviceStake(s, p, 5, "; ", "us");
+  sqlite3_str_appendall(s, "\n- Evidence: ");
+  rpCell(s, (const char*)sqlite3_column_text(p, 7));
+  sqlite3_str_appendall(s, "\n- Try:\n");
+  for(k=0; fx && fx->type==JT_ARRAY && k<fx->nChild; k++){
+    if( jAt(fx, k)->type!=JT_STRING ) continue;
+    sqlite3_str_appendall(s, "  - ");
+    rpCell(s, jAt(fx, k)->z);
+    sqlite3_str_appendall(s, "\n");
+  }
+  jFree(fx);
+  return SQLITE_OK;
+}
+
 /* ## profsum: advice — the rows of profsum_advice, evidence and fixes. */
 static int rpAdvice(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
-  sqlite3_stmt *p = 0;
+  double nUnavail = 0;
   int rc, n = 0;
   sqlite3_str_appendall(s, "\n## profsum: advice\n");
-  rc = rpPrep(db, zSchema,
+  rc = rpEach(db, zSchema, id,
       "SELECT rank, advice_id, source, kpi, title, share_of_step, time_at_stake_us, "
-      "(SELECT group_concat(json_extract(e.value, '$.name') || ' = ' || "
-      "   coalesce(CASE WHEN json_type(e.value, '$.value') = 'null' THEN NULL WHEN json_extract(e.value, '$.unit') = 'fraction' "
-      "                 THEN printf('%%.1f%%%%', 100.0 * json_extract(e.value, '$.value')) "
-      "                 WHEN json_type(e.value, '$.value') IN ('real', 'integer') "
-      "                 THEN printf('%%.6g', json_extract(e.value, '$.value')) "
-      "                 ELSE json_extract(e.value, '$.value') END, 'n/a') || "
-      "   CASE WHEN json_extract(e.value, '$.unit') IN ('us', 'ms', 's', 'count') "
-      "        THEN ' ' || json_extract(e.value, '$.unit') ELSE '' END, '; ') FROM json_each(a.evidence) AS e), "
-      "fixes FROM \"%w\".profsum_advice AS a WHERE trace_id=?1 ORDER BY rank", &p, pzErr);
+      PROFSUM_SQL_ADVICE_EVIDENCE ", "
+      "fixes FROM \"%w\".profsum_advice AS a WHERE trace_id=?1 ORDER BY rank", rpAdviceRow, s, &n, pzErr);
+  if( rc || n>0 ) return rc;
+  rc = rpEach(db, zSchema, id, "SELECT count(*) FROM \"%w\".profsum_kpis WHERE trace_id=?1 "
+              "AND band='unavailable'", rpDoubles, &nUnavail, 0, pzErr);
   if( rc ) return rc;
-  sqlite3_bind_int64(p, 1, id);
-  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
-    const char *zFix = (const char*)sqlite3_column_text(p, 8);
-    JNode *fx = zFix ? jParse(zFix, -1, 0) : 0;
-    int k;
-    sqlite3_str_appendf(s, "### %lld. ", (long long)sqlite3_column_int64(p, 0));
-    rpCell(s, (const char*)sqlite3_column_text(p, 4));
-    sqlite3_str_appendf(s, "\n- Advice: `%s` (from %s%s%s%s)", (const char*)sqlite3_column_text(p, 1),
-                        (const char*)sqlite3_column_text(p, 2),
-                        sqlite3_column_type(p, 3)!=SQLITE_NULL ? " `" : "",
-                        sqlite3_column_type(p, 3)!=SQLITE_NULL ? (const char*)sqlite3_column_text(p, 3) : "",
-                        sqlite3_column_type(p, 3)!=SQLITE_NULL ? "`" : "");
-    if( sqlite3_column_type(p, 5)!=SQLITE_NULL ){
-      profsumStrAppendPy(s, "; at stake: %.1f%% of step wall time", 100.0*sqlite3_column_double(p, 5));
-    }
-    if( sqlite3_column_type(p, 6)!=SQLITE_NULL ){
-      profsumStrAppendPy(s, sqlite3_column_type(p, 5)!=SQLITE_NULL ? ", %.3f us" : "; at stake: %.3f us",
-                         sqlite3_column_double(p, 6));
-    }
-    sqlite3_str_appendall(s, "\n- Evidence: ");
-    rpCell(s, (const char*)sqlite3_column_text(p, 7));
-    sqlite3_str_appendall(s, "\n- Try:\n");
-    for(k=0; fx && fx->type==JT_ARRAY && k<fx->nChild; k++){
-      if( jAt(fx, k)->type!=JT_STRING ) continue;
-      sqlite3_str_appendall(s, "  - ");
-      rpCell(s, jAt(fx, k)->z);
-      sqlite3_str_appendall(s, "\n");
-    }
-    jFree(fx);
-    n++;
+  sqlite3_str_appendall(s, "No KPI is in its bad band and no pattern is detected");
+  if( nUnavail>0 ){
+    sqlite3_str_appendf(s, " among those this trace has the data for (%lld KPIs are unavailable)",
+                        (long long)nUnavail);
   }
-  rc = profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
-  if( rc==SQLITE_OK && n==0 ){
-    sqlite3_int64 nUnavail = 0;
-    rc = rpPrep(db, zSchema, "SELECT count(*) FROM \"%w\".profsum_kpis WHERE trace_id=?1 "
-                "AND band='unavailable'", &p, pzErr);
-    if( rc ) return rc;
-    sqlite3_bind_int64(p, 1, id);
-    if( (rc = sqlite3_step(p))==SQLITE_ROW ){ nUnavail = sqlite3_column_int64(p, 0); rc = SQLITE_OK; }
-    rc = profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
-    sqlite3_str_appendall(s, "No KPI is in its bad band and no pattern is detected");
-    if( nUnavail>0 ){
-      sqlite3_str_appendf(s, " among those this trace has the data for (%lld KPIs are unavailable)",
-                          (long long)nUnavail);
-    }
-    sqlite3_str_appendall(s, " (`profsum_kpis`).\n");
+  sqlite3_str_appendall(s, " (`profsum_kpis`).\n");
+  return SQLITE_OK;
+}
+
+/* A row callback of rpEach: a row of profsum_candidates (candidate_id,
+** title, rationale, the breakdown's category above half with its share,
+** the one_op_dominating KPI) as a bullet of the sqlite3_str pArg, with a
+** note where the reference's rule text disagrees with the numbers. */
+static int rpCandidateRow(sqlite3_stmt *p, void *pArg){
+  sqlite3_str *s = (sqlite3_str*)pArg;
+  const char *zId = (const char*)sqlite3_column_text(p, 0);
+  const char *zRat = (const char*)sqlite3_column_text(p, 2);
+  const char *zBig = (const char*)sqlite3_column_text(p, 3);
+  sqlite3_str_appendf(s, "- `%s`: ", zId ? zId : "");
+  rpCell(s, (const char*)sqlite3_column_text(p, 1));
+  if( zBig && zRat && (strstr(zRat, "balanced") || (zId && strcmp(zId, "no-dominant-bottleneck")==0)) ){
+    sqlite3_str_appendall(s, " (its rule fires when no other rule does; the breakdown is not balanced: ");
+    rpCell(s, zBig);
+    sqlite3_str_appendall(s, ")");
   }
-  return rc;
+  if( profsumMaxPct(zRat)>100.0 ){
+    sqlite3_str_appendall(s, " (its percentage is above 100%: the reference divides by the per-track "
+                             "exclusive total, which the measured time can exceed, so it is no share of the time)");
+  }
+  if( zId && strcmp(zId, "single-hot-op")==0 && sqlite3_column_type(p, 4)!=SQLITE_NULL
+   && sqlite3_column_double(p, 4)<0.5 ){
+    profsumStrAppendPy(s, " (the top op takes %.1f%% of device-op time; profsum calls an op dominant "
+                       "from 50%%)", 100.0*sqlite3_column_double(p, 4));
+  }
+  sqlite3_str_appendall(s, "\n");
+  return SQLITE_OK;
 }
 
 /* ## profsum: the reference tool's candidates — their titles, and a note
 ** where the reference's rule text disagrees with the breakdown (its
 ** fallback calls the shares balanced whatever they are). */
 static int rpCandidates(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
-  sqlite3_stmt *p = 0;
-  int rc;
   sqlite3_str_appendall(s, "\n## profsum: the reference tool's candidates\n"
       "The \"Optimization Candidates\" above are the reference tool's fixed rules, kept as it "
       "writes them; profsum's advice above is measured on this trace.\n");
-  rc = rpPrep(db, zSchema,
+  return rpEach(db, zSchema, id,
       "SELECT c.candidate_id, c.title, c.rationale, "
       "(SELECT category || ' ' || printf('%%.1f%%%%', 100.0 * share_of_total) FROM \"%w\".profsum_breakdown AS b "
       " WHERE b.trace_id=?1 AND b.is_summary_mode AND b.share_of_total > 0.5), "
       "(SELECT value FROM \"%w\".profsum_kpis WHERE trace_id=?1 AND kpi='one_op_dominating') "
-      "FROM \"%w\".profsum_candidates AS c WHERE c.trace_id=?1 ORDER BY c.rank", &p, pzErr);
-  if( rc ) return rc;
-  sqlite3_bind_int64(p, 1, id);
-  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
-    const char *zId = (const char*)sqlite3_column_text(p, 0);
-    const char *zRat = (const char*)sqlite3_column_text(p, 2);
-    const char *zBig = (const char*)sqlite3_column_text(p, 3);
-    sqlite3_str_appendf(s, "- `%s`: ", zId ? zId : "");
-    rpCell(s, (const char*)sqlite3_column_text(p, 1));
-    if( zBig && zRat && (strstr(zRat, "balanced") || (zId && strcmp(zId, "no-dominant-bottleneck")==0)) ){
-      sqlite3_str_appendall(s, " (its rule fires when no other rule does; the breakdown is not balanced: ");
-      rpCell(s, zBig);
-      sqlite3_str_appendall(s, ")");
-    }
-    if( profsumMaxPct(zRat)>100.0 ){
-      sqlite3_str_appendall(s, " (its percentage is above 100%: the reference divides by the per-track "
-                               "exclusive total, which the measured time can exceed, so it is no share of the time)");
-    }
-    if( zId && strcmp(zId, "single-hot-op")==0 && sqlite3_column_type(p, 4)!=SQLITE_NULL
-     && sqlite3_column_double(p, 4)<0.5 ){
-      profsumStrAppendPy(s, " (the top op takes %.1f%% of device-op time; profsum calls an op dominant "
-                         "from 50%%)", 100.0*sqlite3_column_double(p, 4));
-    }
-    sqlite3_str_appendall(s, "\n");
-  }
-  return profsumFinishRows(db, p, rc==SQLITE_DONE ? SQLITE_OK : rc, pzErr);
+      "FROM \"%w\".profsum_candidates AS c WHERE c.trace_id=?1 ORDER BY c.rank", rpCandidateRow, s, 0, pzErr);
 }
 
 /* A section that failed for want of a table or view (a database made by
@@ -290,21 +270,6 @@ int profsumReportProfsumMd(sqlite3 *db, const char *zSchema, sqlite3_int64 id, s
   if( rc==SQLITE_OK ) rc = profsumInsReportMd(db, zSchema, id, s);
   if( rc==SQLITE_OK && sqlite3_str_errcode(s) ) rc = SQLITE_NOMEM;
   return rc;
-}
-
-/* The KPI table (options {"kpis": true}), appended to s. */
-static int rpKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
-  sqlite3_stmt *p = 0;
-  int rc;
-  rc = rpPrep(db, zSchema, "SELECT kind, kpi, device, value, unit, band, explanation "
-                           "FROM \"%w\".profsum_kpis WHERE trace_id=?1", &p, pzErr);
-  if( rc ){
-    if( profsumDocNoSuchTable(db, rc) ){ sqlite3_free(*pzErr); *pzErr = 0; return SQLITE_OK; }
-    return rc;
-  }
-  sqlite3_bind_int64(p, 1, id);
-  rc = profsumKpiRowsMd(s, p);
-  return profsumFinishRows(db, p, rc, pzErr);
 }
 
 /* profsum_report_md(trace, top_k, options_json): the reference's report;
@@ -346,7 +311,7 @@ static void reportMd3Func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   s = sqlite3_str_new(db);
   if( rc==SQLITE_OK ){
     sqlite3_str_appendall(s, zMd);
-    if( aFlag[0] ) rc = rpKpis(db, zSchema ? zSchema : "main", id, s, &zErr);
+    if( aFlag[0] ) rc = profsumKpiTableMd(db, zSchema ? zSchema : "main", id, s, &zErr);
     if( rc==SQLITE_OK && aFlag[1] ) rc = profsumReportProfsumMd(db, zSchema ? zSchema : "main", id, s, &zErr);
     if( rc==SQLITE_OK && sqlite3_str_errcode(s) ) rc = SQLITE_NOMEM;
   }

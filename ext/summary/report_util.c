@@ -5,6 +5,7 @@
 */
 #include "profsum_int.h"
 #include "report_util.h"
+#include "doc_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +57,20 @@ double profsumMaxPct(const char *z){
 }
 
 /* See report_util.h. */
-int profsumKpiRowsMd(sqlite3_str *s, sqlite3_stmt *p){
-  int n = 0, rc = SQLITE_OK;
+int profsumKpiTableMd(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
+  sqlite3_stmt *p = 0;
+  char *zSql = sqlite3_mprintf("SELECT kind, kpi, device, value, unit, band, explanation "
+                               "FROM \"%w\".profsum_kpis WHERE trace_id=?1", zSchema);
+  int n = 0, rc;
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
+  sqlite3_free(zSql);
+  if( rc!=SQLITE_OK ){
+    if( profsumDocNoSuchTable(db, rc) ) return SQLITE_OK;   /* an older database without the view */
+    if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    return rc;                       /* a lock, I/O: an error, not a report without KPIs */
+  }
+  sqlite3_bind_int64(p, 1, id);
   while( sqlite3_step(p)==SQLITE_ROW ){
     const char *azCol[7];
     int c;
@@ -73,5 +86,33 @@ int profsumKpiRowsMd(sqlite3_str *s, sqlite3_stmt *p){
     else profsumStrAppendPy(s, "%.4g", sqlite3_column_double(p, 3));
     sqlite3_str_appendf(s, " | %s | %s | %s |\n", azCol[4], azCol[5], azCol[6]);
   }
-  return rc;
+  return profsumFinishRows(db, p, rc, pzErr);
 }
+
+/* See report_util.h. */
+void profsumAdviceStake(sqlite3_str *s, sqlite3_stmt *p, int iShare, const char *zSep, const char *zUnit){
+  int bShare = sqlite3_column_type(p, iShare)!=SQLITE_NULL;
+  if( bShare ){
+    profsumStrAppendPy(s, "%sat stake: %.1f%% of step wall time", zSep, 100.0*sqlite3_column_double(p, iShare));
+  }
+  if( sqlite3_column_type(p, iShare+1)!=SQLITE_NULL ){
+    sqlite3_str_appendall(s, bShare ? ", " : zSep);
+    if( !bShare ) sqlite3_str_appendall(s, "at stake: ");
+    profsumStrAppendPy(s, "%.3f %s", sqlite3_column_double(p, iShare+1), zUnit);
+  }
+}
+
+/* See report_util.h. */
+const char profsumSqlStepWallSplit[] =
+  "WITH w AS (SELECT * FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
+  "k AS (SELECT min(is_warmup) AS only FROM w) "
+  "SELECT count(DISTINCT step), count(DISTINCT device), sum(wall_us), sum(compute_us), "
+  "sum(collective_us), sum(transfer_us), sum(idle_us), max(k.only) "
+  "FROM w, k WHERE w.is_warmup = k.only";
+
+/* See report_util.h. */
+const char profsumSqlStepWallMedian[] =
+  "WITH w AS (SELECT * FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
+  "k AS (SELECT min(is_warmup) AS only FROM w), "
+  "v AS (SELECT wall_us FROM w, k WHERE w.is_warmup = k.only ORDER BY wall_us) "
+  "SELECT wall_us FROM v LIMIT 1 OFFSET ((SELECT count(*) FROM v) - 1) / 2";

@@ -21,10 +21,46 @@ void profsumMdEsc(sqlite3_str *s, const char *z, int n);
 ** z is 0). */
 double profsumMaxPct(const char *z);
 
-/* Step p (kind, kpi, device, value, unit, band, explanation of
-** profsum_kpis) to its end and append each row to s as a line of the
-** markdown "## KPIs" table, the heading before the first row.  SQLITE_OK,
-** or the error of a column's text (the caller finishes p either way). */
-int profsumKpiRowsMd(sqlite3_str *s, sqlite3_stmt *p);
+/* Append the markdown "## KPIs" table of trace id of zSchema (the rows of
+** profsum_kpis: kind, kpi, device, value, unit, band, explanation) to s;
+** nothing when it has no row, or when the database has no profsum_kpis
+** (made by an older profsum).  SQLITE_OK, or an error code with *pzErr
+** set (sqlite3_malloc'd) unless it is SQLITE_NOMEM. */
+int profsumKpiTableMd(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr);
+
+/* Append what a profsum_advice row p puts at stake, from its columns
+** share_of_step (iShare) and time_at_stake_us (iShare+1), each left out
+** when null: zSep "at stake: S% of step wall time, T zUnit" (or zSep
+** "at stake: T zUnit" without the share). */
+void profsumAdviceStake(sqlite3_str *s, sqlite3_stmt *p, int iShare, const char *zSep, const char *zUnit);
+
+/* The SQL the markdown and the HTML report share, so that both say the
+** same numbers.  Each reads trace ?1 of the schema its %w names (one %w
+** per profsum view it reads; sqlite3_mprintf them before preparing).
+**
+** profsumSqlStepWallSplit: one row over the steady steps of
+**   profsum_step_wall (all steps when every one is a warmup step): steps,
+**   devices, then the sums of wall, compute, collective, transfer and idle
+**   time (us), and 1 when the steps are warmup steps.  One %w.
+** profsumSqlStepWallMedian: the lower median of the wall time (us) of the
+**   same (step, device) rows; no row when there is none.  One %w. */
+extern const char profsumSqlStepWallSplit[];
+extern const char profsumSqlStepWallMedian[];
+
+/* A scalar subquery over the evidence of a profsum_advice row aliased a:
+** its items joined by "; ", each "name = value unit" (a fraction as a
+** percentage with one decimal, a number as %.6g, null as n/a).  For the
+** middle of a statement that sqlite3_mprintf formats (its %% doubled). */
+#define PROFSUM_SQL_ADVICE_EVIDENCE \
+  "(SELECT group_concat(json_extract(e.value, '$.name') || ' = ' || " \
+  "   coalesce(CASE WHEN json_type(e.value, '$.value') = 'null' THEN NULL " \
+  "                 WHEN json_extract(e.value, '$.unit') = 'fraction' " \
+  "                 THEN printf('%%.1f%%%%', 100.0 * json_extract(e.value, '$.value')) " \
+  "                 WHEN json_type(e.value, '$.value') IN ('real', 'integer') " \
+  "                 THEN printf('%%.6g', json_extract(e.value, '$.value')) " \
+  "                 ELSE json_extract(e.value, '$.value') END, 'n/a') || " \
+  "   CASE WHEN json_extract(e.value, '$.unit') IN ('us', 'ms', 's', 'count') " \
+  "        THEN ' ' || json_extract(e.value, '$.unit') ELSE '' END, '; ') " \
+  " FROM json_each(a.evidence) AS e)"
 
 #endif /* PROFSUM_REPORT_UTIL_H */

@@ -39,6 +39,7 @@
 ** import with store_events) are not touched.
 */
 #include "profsum_int.h"
+#include "import_int.h"
 #include "schema_sql.h"       /* generated from sql/ and views/ by the Makefile */
 
 #include <string.h>
@@ -186,20 +187,8 @@ static char *tableColumns(sqlite3 *db, const char *zSchema, const char *zTable, 
 
 /* Does table zTable of zSchema have a row?  1/0, -1 on an error (*pRc). */
 static int tableHasRows(sqlite3 *db, const char *zSchema, const char *zTable, int nTable, int *pRc){
-  sqlite3_stmt *p = 0;
-  char *z = sqlite3_mprintf("SELECT 1 FROM \"%w\".\"%.*w\" LIMIT 1", zSchema, nTable, zTable);
-  int rc, yes = 0;
-  if( z==0 ){ *pRc = SQLITE_NOMEM; return -1; }
-  rc = sqlite3_prepare_v2(db, z, -1, &p, 0);
-  sqlite3_free(z);
-  if( rc==SQLITE_OK ){
-    rc = sqlite3_step(p);
-    if( rc==SQLITE_ROW ){ yes = 1; rc = SQLITE_OK; }
-    else if( rc==SQLITE_DONE ) rc = SQLITE_OK;
-  }
-  sqlite3_finalize(p);
-  if( rc ){ *pRc = rc; return -1; }
-  return yes;
+  return profsumHasRow(db, sqlite3_mprintf("SELECT 1 FROM \"%w\".\"%.*w\" LIMIT 1", zSchema, nTable, zTable),
+                       0, pRc);
 }
 
 /* Bring one existing table (its column lines at zCols) to the script's

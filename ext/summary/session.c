@@ -26,32 +26,16 @@
 #include "session.h"
 #include "jsontree.h"
 #include "sqlcall.h"
+#include "import_int.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Run one statement with printf-style formatting; message into *pzErr. */
-static int sessExec(sqlite3 *db, const char *zFunc, char **pzErr, const char *zFmt, ...){
-  va_list ap;
-  int rc;
-  va_start(ap, zFmt);
-  rc = profsumExecV(db, zFunc, 0, pzErr, zFmt, ap);
-  va_end(ap);
-  return rc;
-}
-
-/* Prepare zSql (its %w: zSchema); message into *pzErr. */
+/* Prepare zSql (its %w, up to three: zSchema); message into *pzErr (none
+** for SQLITE_NOMEM). */
 static int sessPrepare(sqlite3 *db, const char *zFunc, char **pzErr, sqlite3_stmt **pp,
                        const char *zSql, const char *zSchema){
-  char *z = sqlite3_mprintf(zSql, zSchema, zSchema, zSchema);
-  int rc;
-  *pp = 0;
-  if( z==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, z, -1, pp, 0);
-  sqlite3_free(z);
-  if( rc && rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errmsg(db));
-  return rc;
+  return profsumImportPrepare(db, pp, zFunc, 0, pzErr, zSql, zSchema, zSchema, zSchema);
 }
 
 /* Step an insert and reset it; message into *pzErr. */
@@ -101,7 +85,7 @@ int profsumSessionWriteHost(sqlite3 *db, const char *zSchema, sqlite3_int64 sess
     char *zD = sqlite3_mprintf("another host of this session has the name '%s' (file '%s'): "
         "this one is labelled '%s'", h->zFileHost ? h->zFileHost : "", h->zPath, h->zHost);
     if( zD==0 ) return SQLITE_NOMEM;
-    rc = sessExec(db, zFunc, pzErr, "INSERT INTO \"%w\".profsum_agg_diagnostic(trace_id, idx, "
+    rc = profsumImportExec(db, zFunc, 0, pzErr, "INSERT INTO \"%w\".profsum_agg_diagnostic(trace_id, idx, "
         "byte_offset, kind, detail) VALUES(%lld, NULL, NULL, 'duplicate_host', %Q)", zSchema,
         (long long)h->traceId, zD);
     sqlite3_free(zD);
@@ -230,7 +214,7 @@ static int alignPlace(sqlite3 *db, const char *zSchema, AlignHost *a, int n, con
     }else{
       a[i].offsetUs = a[i].toSessionUs = 0.0;
       a[i].zAlign = "none";
-      rc = sessExec(db, zFunc, pzErr, "INSERT INTO \"%w\".profsum_agg_diagnostic(trace_id, idx, "
+      rc = profsumImportExec(db, zFunc, 0, pzErr, "INSERT INTO \"%w\".profsum_agg_diagnostic(trace_id, idx, "
           "byte_offset, kind, detail) VALUES(%lld, NULL, NULL, 'host_not_aligned', "
           "'no Task Environment profile_start_time, and no step number in common with the first "
           "aligned host (trace_id %lld): placed at offset 0, alignment none')", zSchema,
@@ -270,7 +254,7 @@ int profsumSessionAlign(sqlite3 *db, const char *zSchema, sqlite3_int64 sessionI
     char zOrigin[32];
     if( hasOrigin ) sqlite3_snprintf(sizeof(zOrigin), zOrigin, "%lld", (long long)origin);
     else sqlite3_snprintf(sizeof(zOrigin), zOrigin, "NULL");
-    rc = sessExec(db, zFunc, pzErr, "UPDATE \"%w\".profsum_session SET origin_ns=%s, alignment=%Q "
+    rc = profsumImportExec(db, zFunc, 0, pzErr, "UPDATE \"%w\".profsum_session SET origin_ns=%s, alignment=%Q "
         "WHERE session_id=%lld", zSchema, zOrigin, azAlign[weakest], (long long)sessionId);
   }
   sqlite3_free(a);

@@ -77,21 +77,13 @@ static int devIndex(Engine *e, ProfsumHost *h, int32_t proc, int32_t *aDevOf){
   return h->nDev++;
 }
 
-/* Append a step window to h. */
+/* Append a step window to h (*pnAlloc: the capacity of h->aStep), its
+** device time still 0.  SQLITE_OK or SQLITE_NOMEM. */
 static int addWindow(ProfsumHost *h, int64_t *pnAlloc, int64_t step, int iDev, int64_t lo, int64_t hi){
-  if( h->nStep>=*pnAlloc ){
-    int64_t nNew = *pnAlloc ? *pnAlloc*2 : 64;
-    ProfsumDevStep *a = sqlite3_realloc64(h->aStep, sizeof(*a)*(sqlite3_uint64)nNew);
-    if( a==0 ) return SQLITE_NOMEM;
-    h->aStep = a;
-    *pnAlloc = nNew;
-  }
-  memset(&h->aStep[h->nStep], 0, sizeof(ProfsumDevStep));
-  h->aStep[h->nStep].step = step;
-  h->aStep[h->nStep].iDev = iDev;
-  h->aStep[h->nStep].startPs = lo;
-  h->aStep[h->nStep].endPs = hi;
-  h->nStep++;
+  void *a = h->aStep;
+  if( profsumEngGrowCapped(&a, pnAlloc, h->nStep+1, 0, sizeof(ProfsumDevStep)) ) return SQLITE_NOMEM;
+  h->aStep = a;
+  h->aStep[h->nStep++] = (ProfsumDevStep){ .step = step, .iDev = iDev, .startPs = lo, .endPs = hi };
   return SQLITE_OK;
 }
 
@@ -218,6 +210,19 @@ static int hostSteps(ProfsumHost *h){
 /* XSpace facts                                                        */
 /* ------------------------------------------------------------------ */
 
+/* See session.h. */
+void profsumXpHostnamesJson(ProfsumXp *p, sqlite3_str *pOut){
+  const ProfsumXpStr *a;
+  int64_t n, i;
+  profsumXpStrings(p, PROFSUM_XP_HOSTNAMES, &a, &n);
+  sqlite3_str_appendchar(pOut, 1, '[');
+  for(i=0; i<n; i++){
+    if( i ) sqlite3_str_appendchar(pOut, 1, ',');
+    jAppendJsonStr(pOut, a[i].z, a[i].n);
+  }
+  sqlite3_str_appendchar(pOut, 1, ']');
+}
+
 /* Task Environment.profile_start_time and the hostnames of the XSpace
 ** h->zPath, in a walk of its planes (their lines skipped).  A file the
 ** engine read but this walk cannot (it would say so there) gives
@@ -239,16 +244,8 @@ static int xspaceFacts(const char *zFunc, ProfsumHost *h){
     }
   }
   if( rc==SQLITE_DONE ){
-    const ProfsumXpStr *a;
-    int64_t n, i;
     sqlite3_str *pOut = sqlite3_str_new(0);
-    profsumXpStrings(p, PROFSUM_XP_HOSTNAMES, &a, &n);
-    sqlite3_str_appendchar(pOut, 1, '[');
-    for(i=0; i<n; i++){
-      if( i ) sqlite3_str_appendchar(pOut, 1, ',');
-      jAppendJsonStr(pOut, a[i].z, a[i].n);
-    }
-    sqlite3_str_appendchar(pOut, 1, ']');
+    profsumXpHostnamesJson(p, pOut);
     sqlite3_free(h->zHostnames);
     h->zHostnames = sqlite3_str_finish(pOut);
     rc = h->zHostnames ? SQLITE_OK : SQLITE_NOMEM;

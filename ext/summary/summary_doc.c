@@ -254,90 +254,94 @@ static int cmpHot(const void *pa, const void *pb){
   return strcmp(a->zName, b->zName);
 }
 
-/* Run a query in the schema for the trace and append each row, converted
-** by xRow, to the array pArr. */
+/* How a member of a listed section's entry (communication_ops,
+** gap_before_ops, ...) is made from a row of its query: column iCol as it
+** is ('v', colNode), as an integer ('i'), as a real, null kept ('r',
+** colReal) or null as 0.0 ('d'); or ('a') the average of the total in
+** column iCol over the count in column iCol-1 (0.0 for no count).  A
+** list of them ends with a zKey of 0. */
+typedef struct DocMember { const char *zKey; char cKind; int iCol; } DocMember;
+
+/* The entry object of a row of p, its members as aMem says. */
+static JNode *rowMembers(sqlite3_stmt *p, const DocMember *aMem){
+  JNode *o = jObj();
+  const DocMember *m;
+  for(m=aMem; m->zKey; m++){
+    JNode *v = 0;
+    switch( m->cKind ){
+      case 'v': v = colNode(p, m->iCol); break;
+      case 'i': v = jInt(sqlite3_column_int64(p, m->iCol)); break;
+      case 'r': v = colReal(p, m->iCol); break;
+      case 'd': v = jReal(sqlite3_column_double(p, m->iCol)); break;
+      default: {
+        sqlite3_int64 c = sqlite3_column_int64(p, m->iCol-1);
+        v = jReal(c ? sqlite3_column_double(p, m->iCol)/(double)c : 0.0);
+      }
+    }
+    jSetLit(o, m->zKey, v);
+  }
+  return o;
+}
+
+/* Run the query zSqlFmt (its %w: the schema; ?1: the trace), with
+** " LIMIT zLim" appended when zLim is not 0, and append each row as an
+** object (rowMembers) to the array pArr. */
 static int rowsInto(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace, char **pzErr,
-                    const char *zSql, JNode *pArr, JNode *(*xRow)(sqlite3_stmt*)){
+                    const char *zSqlFmt, const char *zLim, JNode *pArr, const DocMember *aMem){
   sqlite3_stmt *p = 0;
-  int rc = profsumDocPrep(db, &p, pzErr, zSql, zSchema);
+  char *zSql = zLim ? sqlite3_mprintf("%s LIMIT %s", zSqlFmt, zLim) : 0;
+  int rc;
+  if( zLim && zSql==0 ) return SQLITE_NOMEM;
+  rc = profsumDocPrep(db, &p, pzErr, zSql ? zSql : zSqlFmt, zSchema);
+  sqlite3_free(zSql);
   if( rc ) return rc;
   sqlite3_bind_int64(p, 1, iTrace);
-  while( sqlite3_step(p)==SQLITE_ROW ) jPush(pArr, xRow(p));
+  while( sqlite3_step(p)==SQLITE_ROW ) jPush(pArr, rowMembers(p, aMem));
   rc = sqlite3_finalize(p);
   if( rc && pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
   return rc;
 }
 
-/* rowsInto() with " LIMIT zLim" appended to zSqlFmt (whose %w, the
-** schema, is formatted by rowsInto). */
-static int limitedRowsInto(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace, char **pzErr,
-                           const char *zSqlFmt, const char *zLim, JNode *pArr,
-                           JNode *(*xRow)(sqlite3_stmt*)){
-  char *zSql = sqlite3_mprintf("%s LIMIT %s", zSqlFmt, zLim);
-  int rc;
-  if( zSql==0 ) return SQLITE_NOMEM;
-  rc = rowsInto(db, zSchema, iTrace, pzErr, zSql, pArr, xRow);
-  sqlite3_free(zSql);
-  return rc;
-}
+/* The fixed texts of the rules of optimization_candidates, in the order
+** they are tested: id, title and suggestions (0 after the last). */
+enum { CAND_COMM, CAND_STALL, CAND_HOT_OP, CAND_GAP, CAND_JITTER, CAND_NONE };
+static const struct CandRule { const char *zId, *zTitle, *azSug[3]; } aCandRule[] = {
+  { "communication-heavy", "Communication appears dominant",
+    { "Evaluate sharding/layout choices to reduce collective volume.",
+      "Try overlapping collectives with compute where possible.",
+      "Inspect all-reduce/all-gather callsites for avoidable synchronization." } },
+  { "stall-heavy", "Stall/wait time is significant",
+    { "Investigate dependency waits and synchronization barriers.",
+      "Check host input pipeline and device dispatch overlap.",
+      "Reduce unnecessary host-side blocking calls around step execution." } },
+  { "single-hot-op", "Single op has outsized exclusive time",
+    { "Inspect kernel implementation and tiling/fusion opportunities for this op.",
+      "Try alternative algorithmic variants or precision/layout adjustments.",
+      "Run a focused microbenchmark on this op before/after tuning changes." } },
+  { "pre-op-gap", "Large idle gaps appear before specific ops",
+    { "Inspect upstream dependencies immediately before this op.",
+      "Look for host dispatch or synchronization barriers causing the gap.",
+      "Use hierarchical region totals to localize where the waiting accumulates." } },
+  { "step-jitter", "Steady-state step time has high jitter",
+    { "Correlate slow steps with collective spikes and host wait events.",
+      "Check for periodic checkpoint/eval/input stalls during profiled range.",
+      "Compare traces before/after disabling optional callbacks or host work." } },
+  { "no-dominant-bottleneck", "No single dominant bottleneck found",
+    { "Prioritize low-risk wins on top 3 hot ops and re-profile.",
+      "Use before/after summary comparison to confirm throughput impact.", 0 } },
+};
 
-static JNode *rowComm(sqlite3_stmt *p){
-  JNode *o = jObj();
-  double t = sqlite3_column_double(p, 2);
-  sqlite3_int64 c = sqlite3_column_int64(p, 1);
-  jSetLit(o, "collective", colNode(p, 0));
-  jSetLit(o, "count", jInt(c));
-  jSetLit(o, "total_duration", jReal(t));
-  jSetLit(o, "avg_duration", jReal(c ? t/(double)c : 0.0));
-  return o;
-}
-
-static JNode *rowGap(sqlite3_stmt *p){
-  JNode *o = jObj();
-  sqlite3_int64 c = sqlite3_column_int64(p, 2);
-  double t = sqlite3_column_double(p, 3);
-  jSetLit(o, "name", colNode(p, 0));
-  jSetLit(o, "payload_op", colNode(p, 0));
-  jSetLit(o, "marker_op", colNode(p, 1));
-  jSetLit(o, "count", jInt(c));
-  jSetLit(o, "total_gap_duration", jReal(t));
-  jSetLit(o, "max_gap_duration", colReal(p, 4));
-  jSetLit(o, "avg_gap_duration", jReal(c ? t/(double)c : 0.0));
-  return o;
-}
-
-static JNode *rowRegion(sqlite3_stmt *p){
-  JNode *o = jObj();
-  jSetLit(o, "path", colNode(p, 0));
-  jSetLit(o, "depth", jInt(sqlite3_column_int64(p, 1)));
-  jSetLit(o, "count", jInt(sqlite3_column_int64(p, 2)));
-  jSetLit(o, "inclusive_duration", colReal(p, 3));
-  jSetLit(o, "exclusive_duration", colReal(p, 4));
-  return o;
-}
-
-static JNode *rowContext(sqlite3_stmt *p){
-  JNode *o = jObj();
-  sqlite3_int64 c = sqlite3_column_int64(p, 2);
-  double t = sqlite3_column_double(p, 3);
-  jSetLit(o, "op_name", colNode(p, 0));
-  jSetLit(o, "region_path", colNode(p, 1));
-  jSetLit(o, "count", jInt(c));
-  jSetLit(o, "total_gap_duration", jReal(t));
-  jSetLit(o, "avg_gap_duration", jReal(c ? t/(double)c : 0.0));
-  return o;
-}
-
-/* A candidate object. */
-static JNode *candidate(const char *zId, const char *zTitle, char *zRationale,
-                        char **azEv, int nEv, const char **azSug, int nSug){
+/* The candidate object of rule iRule (aCandRule) with its rationale and
+** nEv evidence texts; takes ownership of zRationale and azEv[]. */
+static JNode *candidate(int iRule, char *zRationale, char **azEv, int nEv){
+  const struct CandRule *r = &aCandRule[iRule];
   JNode *o = jObj(), *ev = jArr(), *sg = jArr();
   int i;
-  jSetLit(o, "candidate_id", jStr(zId, -1));
-  jSetLit(o, "title", jStr(zTitle, -1));
+  jSetLit(o, "candidate_id", jStr(r->zId, -1));
+  jSetLit(o, "title", jStr(r->zTitle, -1));
   jSetLit(o, "rationale", jStr(zRationale, -1));
   for(i=0; i<nEv; i++) jPush(ev, jStr(azEv[i], -1));
-  for(i=0; i<nSug; i++) jPush(sg, jStr(azSug[i], -1));
+  for(i=0; i<3 && r->azSug[i]; i++) jPush(sg, jStr(r->azSug[i], -1));
   /* a text that could not be formatted (out of memory) is no null member */
   if( o && zRationale==0 ) o->oom = 1;
   for(i=0; i<nEv; i++) if( o && azEv[i]==0 ) o->oom = 1;
@@ -361,27 +365,21 @@ static JNode *candidates(JNode *pDoc){
   if( T==0.0 ) T = 1.0;
   if( comm>=0.15 ){
     char *ev[2];
-    const char *sug[] = {"Evaluate sharding/layout choices to reduce collective volume.",
-      "Try overlapping collectives with compute where possible.",
-      "Inspect all-reduce/all-gather callsites for avoidable synchronization."};
     JNode *c0 = jAt(cops, 0);
     JNode *cn = jGet(c0, "collective");
     char *zPct = pct1(comm, arr);
     ev[0] = sqlite3_mprintf("Communication share: %s", zPct);
     ev[1] = sqlite3_mprintf("Top collective: %s", (cn && cn->type==JT_STRING && cn->n>0) ? cn->z : "collectives");
-    jPush(arr, candidate("communication-heavy", "Communication appears dominant",
-        sqlite3_mprintf("Communication accounts for %s of exclusive profiled duration.", zPct), ev, 2, sug, 3));
+    jPush(arr, candidate(CAND_COMM, sqlite3_mprintf("Communication accounts for %s of exclusive profiled "
+                                                    "duration.", zPct), ev, 2));
     sqlite3_free(zPct);
   }
   if( stall>=0.20 ){
     char *ev[1];
-    const char *sug[] = {"Investigate dependency waits and synchronization barriers.",
-      "Check host input pipeline and device dispatch overlap.",
-      "Reduce unnecessary host-side blocking calls around step execution."};
     char *zPct = pct1(stall, arr);
     ev[0] = sqlite3_mprintf("Stall share: %s", zPct);
-    jPush(arr, candidate("stall-heavy", "Stall/wait time is significant",
-        sqlite3_mprintf("Stall-like events account for %s of profiled duration.", zPct), ev, 1, sug, 3));
+    jPush(arr, candidate(CAND_STALL, sqlite3_mprintf("Stall-like events account for %s of profiled "
+                                                     "duration.", zPct), ev, 1));
     sqlite3_free(zPct);
   }
   if( hot && hot->nChild>0 ){
@@ -395,17 +393,13 @@ static JNode *candidates(JNode *pDoc){
       if( arr ) arr->oom = 1;     /* the hot op's members could not all be set */
     }else{
       char *ev[3];
-      const char *sug[] = {"Inspect kernel implementation and tiling/fusion opportunities for this op.",
-        "Try alternative algorithmic variants or precision/layout adjustments.",
-        "Run a focused microbenchmark on this op before/after tuning changes."};
       const char *zName = nm0->z;
       char *zPct = pct1(h, arr);
       ev[0] = sqlite3_mprintf("Top op: %s", zName);
       ev[1] = profsumPyFormat("Top op exclusive duration: %.3f", ex);
       ev[2] = sqlite3_mprintf("Top op share: %s", zPct);
-      jPush(arr, candidate("single-hot-op", "Single op has outsized exclusive time",
-          sqlite3_mprintf("Top op '%s' contributes %s of profiled exclusive duration.", zName, zPct),
-          ev, 3, sug, 3));
+      jPush(arr, candidate(CAND_HOT_OP, sqlite3_mprintf("Top op '%s' contributes %s of profiled exclusive "
+                                                        "duration.", zName, zPct), ev, 3));
       sqlite3_free(zPct);
     }
   }
@@ -421,9 +415,6 @@ static JNode *candidates(JNode *pDoc){
       if( arr ) arr->oom = 1;     /* the gap row's members could not all be set */
     }else{
       char *ev[5];
-      const char *sug[] = {"Inspect upstream dependencies immediately before this op.",
-        "Look for host dispatch or synchronization barriers causing the gap.",
-        "Use hierarchical region totals to localize where the waiting accumulates."};
       JNode *pn = jGet(g0, "payload_op"), *mn = jGet(g0, "marker_op");
       const char *zP = (pn && pn->type==JT_STRING && pn->n) ? pn->z : gn->z;
       const char *zM = (mn && mn->type==JT_STRING && mn->n) ? mn->z : zP;
@@ -433,9 +424,8 @@ static JNode *candidates(JNode *pDoc){
       ev[2] = profsumPyFormat("Total pre-gap: %.3f", tot);
       ev[3] = profsumPyFormat("Max pre-gap: %.3f", mx);
       ev[4] = sqlite3_mprintf("Occurrences: %lld", (long long)gc->i);
-      jPush(arr, candidate("pre-op-gap", "Large idle gaps appear before specific ops",
-          sqlite3_mprintf("Op '%s' accumulates significant pre-op idle gap (%s of total profiled "
-                          "exclusive duration).", zP, zPct), ev, 5, sug, 3));
+      jPush(arr, candidate(CAND_GAP, sqlite3_mprintf("Op '%s' accumulates significant pre-op idle gap (%s of "
+                                                     "total profiled exclusive duration).", zP, zPct), ev, 5));
       sqlite3_free(zPct);
     }
   }
@@ -446,21 +436,15 @@ static JNode *candidates(JNode *pDoc){
      && md->r>0 && p9->r/md->r>=1.4 ){
       double j = p9->r/md->r;
       char *ev[3];
-      const char *sug[] = {"Correlate slow steps with collective spikes and host wait events.",
-        "Check for periodic checkpoint/eval/input stalls during profiled range.",
-        "Compare traces before/after disabling optional callbacks or host work."};
       ev[0] = profsumPyFormat("Steady median: %.3f", md->r);
       ev[1] = profsumPyFormat("Steady p90: %.3f", p9->r);
       ev[2] = profsumPyFormat("p90/median: %.2f", j);
-      jPush(arr, candidate("step-jitter", "Steady-state step time has high jitter",
-          profsumPyFormat("Steady-state p90/median ratio is %.2f, indicating intermittent slow steps.", j),
-          ev, 3, sug, 3));
+      jPush(arr, candidate(CAND_JITTER, profsumPyFormat("Steady-state p90/median ratio is %.2f, indicating "
+                                                        "intermittent slow steps.", j), ev, 3));
     }
   }
   if( arr && arr->nChild==0 ){
     char *ev[4];
-    const char *sug[] = {"Prioritize low-risk wins on top 3 hot ops and re-profile.",
-      "Use before/after summary comparison to confirm throughput impact."};
     double c = jNum(jGet(jGet(tb, "compute"), "share_of_total"));
     double h = jNum(jGet(jGet(tb, "host"), "share_of_total"));
     char *a = pct1(c, arr), *b = pct1(comm, arr), *d = pct1(h, arr), *s = pct1(stall, arr);
@@ -469,9 +453,8 @@ static JNode *candidates(JNode *pDoc){
     ev[2] = sqlite3_mprintf("Host: %s", d);
     ev[3] = sqlite3_mprintf("Stall: %s", s);
     sqlite3_free(a); sqlite3_free(b); sqlite3_free(d); sqlite3_free(s);
-    jPush(arr, candidate("no-dominant-bottleneck", "No single dominant bottleneck found",
-        sqlite3_mprintf("Compute, communication, host, and stall shares are relatively balanced."),
-        ev, 4, sug, 2));
+    jPush(arr, candidate(CAND_NONE, sqlite3_mprintf("Compute, communication, host, and stall shares are "
+                                                    "relatively balanced."), ev, 4));
   }
   return arr;
 }
@@ -653,28 +636,24 @@ static int buildTrace(DocBuild *b){
   return SQLITE_OK;
 }
 
-/* Read the trace's step durations in step order into two arrays (free
-** both with sqlite3_free, also on error; both 0 without steps). */
+/* Read the trace's step durations in step order into two arrays, sized
+** at the first row by the count of rows (free both with sqlite3_free,
+** also on error; both 0 without steps). */
 static int readSteps(DocBuild *b, sqlite3_int64 **paStep, double **paDur, int *pn){
   sqlite3_int64 *aStep = 0;
   double *aDur = 0;
-  int n = 0, nAlloc = 0, rc;
+  int n = 0, rc;
   sqlite3_stmt *p = 0;
-  rc = profsumDocPrep(b->db, &p, b->pzErr, "SELECT step, duration FROM \"%w\".profsum_agg_step "
-                      "WHERE trace_id=?1 ORDER BY step", b->zS);
+  rc = profsumDocPrep(b->db, &p, b->pzErr, "SELECT step, duration, count(*) OVER () "
+                      "FROM \"%w\".profsum_agg_step WHERE trace_id=?1 ORDER BY step", b->zS);
   if( rc ) return rc;
   sqlite3_bind_int64(p, 1, b->iTrace);
   while( sqlite3_step(p)==SQLITE_ROW ){
-    if( n>=nAlloc ){
-      int nNew = nAlloc ? nAlloc*2 : 64;
-      sqlite3_int64 *a1 = sqlite3_realloc64(aStep, sizeof(sqlite3_int64)*(sqlite3_uint64)nNew);
-      double *a2;
-      if( a1==0 ){ rc = SQLITE_NOMEM; break; }
-      aStep = a1;
-      a2 = sqlite3_realloc64(aDur, sizeof(double)*(sqlite3_uint64)nNew);
-      if( a2==0 ){ rc = SQLITE_NOMEM; break; }
-      aDur = a2;
-      nAlloc = nNew;
+    if( n==0 ){
+      sqlite3_uint64 nRow = (sqlite3_uint64)sqlite3_column_int64(p, 2);
+      aStep = sqlite3_malloc64(sizeof(sqlite3_int64)*nRow);
+      aDur = sqlite3_malloc64(sizeof(double)*nRow);
+      if( aStep==0 || aDur==0 ){ rc = SQLITE_NOMEM; break; }
     }
     aStep[n] = sqlite3_column_int64(p, 0);
     aDur[n] = sqlite3_column_double(p, 1);
@@ -895,44 +874,53 @@ static int buildFamilies(DocBuild *b){
 /* The listed sections below are ordered and limited in SQL: REAL and
 ** BINARY-collated TEXT orders are the reference's. */
 
+/* A listed section: the array zKey of the document, holding the rows of
+** zSqlFmt limited to zLim (rowsInto), or none when zSqlFmt is 0. */
+static int buildList(DocBuild *b, const char *zKey, const char *zSqlFmt, const char *zLim,
+                     const DocMember *aMem){
+  JNode *a = jArr();
+  jSetLit(b->doc, zKey, a);
+  if( zSqlFmt==0 ) return SQLITE_OK;
+  return rowsInto(b->db, b->zS, b->iTrace, b->pzErr, zSqlFmt, zLim, a, aMem);
+}
+
 /* communication_ops (§4.7). */
 static int buildComm(DocBuild *b){
-  JNode *c = jArr();
-  jSetLit(b->doc, "communication_ops", c);
-  return rowsInto(b->db, b->zS, b->iTrace, b->pzErr, "SELECT collective, count, total_duration "
-                  "FROM \"%w\".profsum_agg_comm WHERE trace_id=?1 "
-                  "ORDER BY coalesce(total_ref, total_duration) DESC, collective", c, rowComm);
+  static const DocMember aMem[] = {{"collective", 'v', 0}, {"count", 'i', 1}, {"total_duration", 'd', 2},
+                                   {"avg_duration", 'a', 2}, {0, 0, 0}};
+  return buildList(b, "communication_ops", "SELECT collective, count, total_duration "
+                   "FROM \"%w\".profsum_agg_comm WHERE trace_id=?1 "
+                   "ORDER BY coalesce(total_ref, total_duration) DESC, collective", 0, aMem);
 }
 
 /* gap_before_ops (§4.8): one row for the section tables (forSections). */
 static int buildGaps(DocBuild *b){
-  JNode *g = jArr();
-  jSetLit(b->doc, "gap_before_ops", g);
-  return limitedRowsInto(b->db, b->zS, b->iTrace, b->pzErr, "SELECT name, marker_op, count, total_gap_duration, "
+  static const DocMember aMem[] = {{"name", 'v', 0}, {"payload_op", 'v', 0}, {"marker_op", 'v', 1},
+                                   {"count", 'i', 2}, {"total_gap_duration", 'd', 3},
+                                   {"max_gap_duration", 'r', 4}, {"avg_gap_duration", 'a', 3}, {0, 0, 0}};
+  return buildList(b, "gap_before_ops", "SELECT name, marker_op, count, total_gap_duration, "
       "max_gap_duration FROM \"%w\".profsum_agg_gap WHERE trace_id=?1 ORDER BY total_gap_duration DESC, "
-      "max_gap_duration DESC, name", b->forSections ? "1" : b->zLim, g, rowGap);
+      "max_gap_duration DESC, name", b->forSections ? "1" : b->zLim, aMem);
 }
 
 /* hierarchical_regions (§4.9): read by no section table (empty with
 ** forSections). */
 static int buildRegions(DocBuild *b){
-  JNode *r = jArr();
-  jSetLit(b->doc, "hierarchical_regions", r);
-  if( b->forSections ) return SQLITE_OK;
-  return limitedRowsInto(b->db, b->zS, b->iTrace, b->pzErr, "SELECT path, depth, count, "
+  static const DocMember aMem[] = {{"path", 'v', 0}, {"depth", 'i', 1}, {"count", 'i', 2},
+                                   {"inclusive_duration", 'r', 3}, {"exclusive_duration", 'r', 4}, {0, 0, 0}};
+  return buildList(b, "hierarchical_regions", b->forSections ? 0 : "SELECT path, depth, count, "
       "inclusive_duration, exclusive_duration FROM \"%w\".profsum_agg_region WHERE trace_id=?1 "
       "ORDER BY coalesce(inclusive_ref, inclusive_duration) DESC, coalesce(exclusive_ref, exclusive_duration) DESC, "
-      "path", b->zLim, r, rowRegion);
+      "path", b->zLim, aMem);
 }
 
 /* gap_region_contexts (§4.10): as the regions, empty with forSections. */
 static int buildContexts(DocBuild *b){
-  JNode *x = jArr();
-  jSetLit(b->doc, "gap_region_contexts", x);
-  if( b->forSections ) return SQLITE_OK;
-  return limitedRowsInto(b->db, b->zS, b->iTrace, b->pzErr, "SELECT op_name, region_path, count, "
+  static const DocMember aMem[] = {{"op_name", 'v', 0}, {"region_path", 'v', 1}, {"count", 'i', 2},
+                                   {"total_gap_duration", 'd', 3}, {"avg_gap_duration", 'a', 3}, {0, 0, 0}};
+  return buildList(b, "gap_region_contexts", b->forSections ? 0 : "SELECT op_name, region_path, count, "
       "total_gap_duration FROM \"%w\".profsum_agg_gap_context WHERE trace_id=?1 "
-      "ORDER BY total_gap_duration DESC, op_name, region_path", b->zLim, x, rowContext);
+      "ORDER BY total_gap_duration DESC, op_name, region_path", b->zLim, aMem);
 }
 
 /* optimization_candidates (§4.12), from the sections built before it. */
@@ -1289,79 +1277,17 @@ static void summaryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }
 
-/* Append profsum's KPI section (after the reference's sections) when trace
-** id of zSchema has KPI rows; only on request (options {"kpis": true}), so the
-** default report is byte for byte the reference's.  Takes ownership of
-** zReport; returns the new text, or 0 when out of memory or when reading
-** the KPIs failed (then *pzErr holds the error, if it is not memory). */
-static char *appendKpis(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char *zReport,
-                        char **pzErr){
-  sqlite3_stmt *p = 0;
-  sqlite3_str *s;
-  char *zSql;
-  int rc;
-  zSql = sqlite3_mprintf("SELECT kind, kpi, device, value, unit, band, explanation "
-                         "FROM \"%w\".profsum_kpis WHERE trace_id=?1", zSchema);
-  if( zSql==0 ){ sqlite3_free(zReport); return 0; }
-  rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
-  sqlite3_free(zSql);
-  if( rc!=SQLITE_OK ){
-    if( profsumDocNoSuchTable(db, rc) ) return zReport;   /* an older database without the view */
-    if( rc!=SQLITE_NOMEM && pzErr ) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-    sqlite3_free(zReport);           /* a lock, I/O: an error, not a report without KPIs */
-    return 0;
-  }
-  sqlite3_bind_int64(p, 1, id);
-  s = sqlite3_str_new(db);
-  sqlite3_str_appendall(s, zReport);
-  sqlite3_free(zReport);
-  rc = profsumKpiRowsMd(s, p);
-  rc = profsumFinishRows(db, p, rc, pzErr);
-  if( rc ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
-  return sqlite3_str_finish(s);      /* 0 when out of memory */
-}
-
-/* profsum_report_md(trace [, top_k [, options_json]]) → the markdown
-** report of tools-spec §5; options {"kpis": true} appends the KPI table. */
+/* profsum_report_md(trace [, top_k]) → the markdown report of tools-spec
+** §5.  The form with options_json is report_profsum.c's, registered after
+** this one. */
 static void reportMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   ProfsumDoc *d = 0;
   char *z;
   sqlite3_int64 topK = 10, id;
-  int bKpis = 0;
-  char *zSchema = 0;
-  if( argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL ){
-    static const char *const azBool[] = {"kpis", 0};
-    char *zErr = 0;
-    int rc = profsumSchemaOption(sqlite3_context_db_handle(ctx), (const char*)sqlite3_value_text(argv[2]),
-                                 azBool, &bKpis, &zSchema, &zErr);
-    if( rc ){
-      if( zErr ) profsumCtxErr(ctx, "profsum_report_md: %s", zErr);
-      else sqlite3_result_error_nomem(ctx);
-      sqlite3_free(zErr);
-      return;
-    }
-  }
-  if( argc>1 && profsumTopKArg(ctx, "profsum_report_md", argv[1], &topK) ){
-    sqlite3_free(zSchema);
-    return;
-  }
-  if( profsumDocIn(ctx, "profsum_report_md", argv[0], zSchema ? zSchema : "main", 0, &d, &id) ){
-    sqlite3_free(zSchema);
-    return;
-  }
+  if( argc>1 && profsumTopKArg(ctx, "profsum_report_md", argv[1], &topK) ) return;
+  if( profsumDocIn(ctx, "profsum_report_md", argv[0], "main", 0, &d, &id) ) return;
   z = profsumDocReportMd(d, (int)topK);
   profsumDocFree(d);
-  if( z && bKpis ){
-    char *zErr = 0;
-    z = appendKpis(sqlite3_context_db_handle(ctx), zSchema ? zSchema : "main", id, z, &zErr);
-    if( z==0 && zErr ){
-      profsumCtxErr(ctx, "profsum_report_md: %s", zErr);
-      sqlite3_free(zErr);
-      sqlite3_free(zSchema);
-      return;
-    }
-  }
-  sqlite3_free(zSchema);
   if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }
@@ -1387,7 +1313,7 @@ int profsumRegisterSummaryDoc(sqlite3 *db, char **pzErr){
   /* They read tables only: usable anywhere, but not DETERMINISTIC (the
   ** tables change). */
   rc = profsumCreateFunctions(db, "profsum_summary_json", 1, 2, SQLITE_UTF8, summaryJsonFunc);
-  if( rc==SQLITE_OK ) rc = profsumCreateFunctions(db, "profsum_report_md", 1, 3, SQLITE_UTF8, reportMdFunc);
+  if( rc==SQLITE_OK ) rc = profsumCreateFunctions(db, "profsum_report_md", 1, 2, SQLITE_UTF8, reportMdFunc);
   if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_json_pretty", 1,
                            SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS, 0, jsonPrettyFunc, 0, 0);
   return rc;
