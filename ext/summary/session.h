@@ -38,11 +38,6 @@ typedef struct ProfsumHost {
   sqlite3_int64 traceId;       /* set by the import */
 } ProfsumHost;
 
-/* Append the host names of the XSpace file p (XSpace.hostnames) to pOut
-** as a JSON array of strings (session_parse.c; also what
-** profsum_xplane_planes shows). */
-struct ProfsumXp;
-void profsumXpHostnamesJson(struct ProfsumXp *p, sqlite3_str *pOut);
 
 /* Parse the files of a[0..n) (session_parse.c): at most as many at once
 ** as the machine has cores (the calling thread waits, and answers the

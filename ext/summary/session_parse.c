@@ -210,19 +210,6 @@ static int hostSteps(ProfsumHost *h){
 /* XSpace facts                                                        */
 /* ------------------------------------------------------------------ */
 
-/* See session.h. */
-void profsumXpHostnamesJson(ProfsumXp *p, sqlite3_str *pOut){
-  const ProfsumXpStr *a;
-  int64_t n, i;
-  profsumXpStrings(p, PROFSUM_XP_HOSTNAMES, &a, &n);
-  sqlite3_str_appendchar(pOut, 1, '[');
-  for(i=0; i<n; i++){
-    if( i ) sqlite3_str_appendchar(pOut, 1, ',');
-    jAppendJsonStr(pOut, a[i].z, a[i].n);
-  }
-  sqlite3_str_appendchar(pOut, 1, ']');
-}
-
 /* Task Environment.profile_start_time and the hostnames of the XSpace
 ** h->zPath, in a walk of its planes (their lines skipped).  A file the
 ** engine read but this walk cannot (it would say so there) gives
@@ -245,7 +232,7 @@ static int xspaceFacts(const char *zFunc, ProfsumHost *h){
   }
   if( rc==SQLITE_DONE ){
     sqlite3_str *pOut = sqlite3_str_new(0);
-    profsumXpHostnamesJson(p, pOut);
+    profsumXpStringsJson(p, PROFSUM_XP_HOSTNAMES, pOut);
     sqlite3_free(h->zHostnames);
     h->zHostnames = sqlite3_str_finish(pOut);
     rc = h->zHostnames ? SQLITE_OK : SQLITE_NOMEM;
