@@ -131,6 +131,21 @@ class SchemaUpgrade(unittest.TestCase):
         self.imp("b")
         self.assertEqual(rows(self.db, "SELECT * FROM profsum_steps"), [("edited",)])
 
+    def test_dropped_run_order_table_is_made_again(self):
+        # profsum_series_runs is part of the schema like a view: a database
+        # without it is not current, and the next import makes it again
+        self.db.execute("SELECT profsum_import(?, 'a', '{\"series\": \"s\"}')", (self.trace,)).fetchone()
+        self.db.execute("SELECT profsum_import(?, 'b', '{\"series\": \"s\"}')", (self.trace,)).fetchone()
+        self.db.execute("DROP TABLE profsum_series_runs")
+        self.db.commit()
+        with self.assertRaises(sqlite3.OperationalError):
+            self.db.execute("SELECT count(*) FROM profsum_trend").fetchone()
+        self.imp("c")
+        self.assertEqual(rows(self.db, "SELECT type FROM sqlite_schema WHERE name = 'profsum_series_runs'"),
+                         [("table",)])
+        self.assertEqual(rows(self.db, "SELECT label, run_index FROM profsum_trend ORDER BY run_index"),
+                         [("a", 1), ("b", 2)])
+
     def test_every_table_missing_its_last_columns(self):
         # every table that ends with columns ALTER TABLE can add (nullable
         # or with a default) loses them; the import adds them back with the

@@ -45,18 +45,19 @@
 #include <string.h>
 
 /* The next object of the script at or after *pz: sets its kind (1 table,
-** 2 view, 3 index), name span, and for a table *pzCols to the line after
+** 2 view, 3 index, 4 virtual table), name span, and for a table *pzCols to the line after
 ** its CREATE line (its column lines run to the line starting with ')').
 ** Returns 0 at the end of the script. */
 static int nextObject(const char **pz, int *pKind, const char **pzName, int *pnName,
                       const char **pzCols){
   static const char *azHead[] = {"CREATE TABLE IF NOT EXISTS main.",
                                  "CREATE VIEW IF NOT EXISTS main.",
-                                 "CREATE INDEX IF NOT EXISTS main."};
+                                 "CREATE INDEX IF NOT EXISTS main.",
+                                 "CREATE VIRTUAL TABLE IF NOT EXISTS main."};
   const char *p = *pz;
   while( *p ){
     int k;
-    for(k=0; k<3; k++){
+    for(k=0; k<4; k++){
       size_t n = strlen(azHead[k]);
       if( strncmp(p, azHead[k], n)==0 ){
         const char *zName = p + n;
