@@ -440,5 +440,94 @@ class TokenizerModes(unittest.TestCase):
         self.assertEqual(kinds.get("invalid_utf8"), 666)
 
 
+
+def device_meta(pid=1, tid=2):
+    return [{"ph": "M", "pid": pid, "name": "process_name", "args": {"name": "/device:TPU:0"}},
+            {"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": "XLA Ops"}}]
+
+
+class CollectorsReadScannerKeys(unittest.TestCase):
+    """The import's collectors take the args keys the scanner found and the
+    engine's event keys: an op whose events repeat one key and one args text
+    is read once; events of one key with other args still go where their
+    own args say; only top-level args count."""
+
+    def setUp(self):
+        self.td = TempDir()
+        self.db = connect()
+
+    def tearDown(self):
+        self.db.close()
+        self.td.__exit__()
+
+    def imp(self, name, events):
+        p = self.td.write(name, {"traceEvents": device_meta() + events})
+        return self.db.execute("SELECT profsum_import(?)", (p,)).fetchone()[0]
+
+    def ops(self, tid):
+        return self.db.execute(
+            "SELECT name, hlo_op, hlo_category, framework_op, count, time_us, flops, model_flops, "
+            "bytes_accessed FROM profsum_agg_xla_op WHERE trace_id=? "
+            "ORDER BY name, hlo_op, hlo_category, framework_op", (tid,)).fetchall()
+
+    def test_one_key_other_args(self):
+        # one name and long_name on one track (one engine key), args that
+        # change from event to event and back; an escape and a number
+        # written as a string give the texts and numbers of the plain ones
+        base = {"long_name": "%f = f32[8] fusion(x)", "hlo_module": "m"}
+        variants = [
+            dict(base, hlo_op="f.1", hlo_category="loop fusion", flops="100", bytes_accessed="10"),
+            dict(base, hlo_op="f.1", hlo_category="output fusion", flops="100", bytes_accessed="10"),
+            dict(base, hlo_op="f.1", hlo_category="loop fusion", flops=100, bytes_accessed=10),
+            dict(base, hlo_op="f\\u002e1", hlo_category="loop fusion", flops="100", bytes_accessed="10"),
+            dict(base, hlo_op="f.1", hlo_category="loop fusion", flops="300", bytes_accessed="10",
+                 model_flops="50", name="jit(f)/add"),
+        ]
+        events = []
+        for i in range(40):
+            events.append({"ph": "X", "pid": 1, "tid": 2, "ts": 10 * i, "dur": 2, "name": "fusion",
+                           "args": variants[[0, 1, 2, 3, 4, 0, 0, 1][i % 8]]})
+        text = json.dumps({"traceEvents": device_meta() + events}).replace("\\\\u002e", "\\u002e")
+        self.assertIn('"f\\u002e1"', text)
+        p = self.td.write("k.json", text)
+        tid = self.db.execute("SELECT profsum_import(?)", (p,)).fetchone()[0]
+        got = self.ops(tid)
+        # variants 0, 2, 3 are one aggregate: 25 events (i%8 in 0, 2, 3, 5, 6)
+        self.assertEqual(got, [
+            ("fusion", "f.1", "loop fusion", None, 25, 50.0, 2500.0, None, 250),
+            ("fusion", "f.1", "loop fusion", "jit(f)/add", 5, 10.0, 1500.0, 250.0, 50),
+            ("fusion", "f.1", "output fusion", None, 10, 20.0, 1000.0, None, 100)])
+
+    def test_model_flops_top_level_only(self):
+        events = [
+            {"ph": "X", "pid": 1, "tid": 2, "ts": 0, "dur": 2, "name": "a",
+             "args": {"flops": "100", "extra": {"model_flops": "999"}}},
+            {"ph": "X", "pid": 1, "tid": 2, "ts": 10, "dur": 2, "name": "b",
+             "args": {"note": {"model_flops": 7}, "model_flops": "40"}},
+            {"ph": "X", "pid": 1, "tid": 2, "ts": 20, "dur": 2, "name": "c",
+             "args": {"long_name": "\"model_flops\": 5", "flops": 8}},
+        ]
+        tid = self.imp("m.json", events)
+        got = {r[0]: (r[6], r[7]) for r in self.ops(tid)}
+        self.assertEqual(got, {"a": (100.0, None), "b": (None, 40.0), "c": (8.0, None)})
+        self.assertEqual(self.db.execute("SELECT n_model_flops_ops FROM profsum_agg_xla_trace WHERE trace_id=?",
+                                         (tid,)).fetchone()[0], 1)
+
+    def test_kernel_details_top_level_only(self):
+        kd = "regs:16 block:32,1,1 grid:4,1,1 occ_pct:50"
+        events = [
+            {"ph": "X", "pid": 1, "tid": 2, "ts": 0, "dur": 2, "name": "k1",
+             "args": {"kernel_details": kd, "hlo_op": "f.1"}},
+            {"ph": "X", "pid": 1, "tid": 2, "ts": 10, "dur": 2, "name": "k2",
+             "args": {"extra": {"kernel_details": kd}}},
+            {"ph": "X", "pid": 1, "tid": 2, "ts": 20, "dur": 2, "name": "k3",
+             "args": {"note": "\"kernel_details\": x"}},
+        ]
+        tid = self.imp("kd.json", events)
+        got = self.db.execute("SELECT kernel_name, hlo_op, registers_per_thread, occurrences "
+                              "FROM profsum_kernel_stats WHERE trace_id=?", (tid,)).fetchall()
+        self.assertEqual(got, [("k1", "f.1", 16, 1)])
+
+
 if __name__ == "__main__":
     unittest.main()

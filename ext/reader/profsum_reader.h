@@ -154,7 +154,9 @@ typedef struct ProfsumId {
 #define PROFSUM_AK_CORRELATION_ID 10
 #define PROFSUM_AK_GROUP_ID       11
 #define PROFSUM_AK_NAME           12   /* args.name (M events) */
-#define PROFSUM_AK_COUNT          13
+#define PROFSUM_AK_MODEL_FLOPS    13   /* the import's collectors (insights.h) */
+#define PROFSUM_AK_KERNEL_DETAILS 14
+#define PROFSUM_AK_COUNT          15
 
 /* One traceEvents entry that is an object with a string "ph". */
 typedef struct ProfsumEvent {

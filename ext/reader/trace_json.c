@@ -888,9 +888,11 @@ static int argKeyIndex(const char *k, int64_t n){
              break;
     case 9:  if( KEYIS(k,n,"long_name") ) return PROFSUM_AK_LONG_NAME; break;
     case 10: if( KEYIS(k,n,"hlo_module") ) return PROFSUM_AK_HLO_MODULE; break;
+    case 11: if( KEYIS(k,n,"model_flops") ) return PROFSUM_AK_MODEL_FLOPS; break;
     case 12: if( KEYIS(k,n,"hlo_category") ) return PROFSUM_AK_HLO_CATEGORY; break;
     case 14: if( KEYIS(k,n,"bytes_accessed") ) return PROFSUM_AK_BYTES_ACCESSED;
              if( KEYIS(k,n,"correlation_id") ) return PROFSUM_AK_CORRELATION_ID;
+             if( KEYIS(k,n,"kernel_details") ) return PROFSUM_AK_KERNEL_DETAILS;
              break;
   }
   return -1;

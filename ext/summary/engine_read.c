@@ -432,8 +432,9 @@ static int evNew(Engine *e, int64_t idx, int64_t iOffset, profsum_ps ts, profsum
   return SQLITE_OK;
 }
 
-/* Take one accepted X event. */
-static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
+/* Take one accepted X event; its event key in *pKey (left alone when the
+** event is left out). */
+static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, int32_t *pKey){
   SEv *r;
   HEnt *h;
   int isNew, rc;
@@ -476,6 +477,7 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
     if( rc==SQLITE_OK && (r->key = keyIntern(e, &k))<0 ) rc = SQLITE_NOMEM;
   }
   if( rc ) return rc;
+  *pKey = r->key;
   {
     const ProfsumSpan *s = &ev->aArg[PROFSUM_AK_STEP_NUM];
     int64_t v;
@@ -541,16 +543,16 @@ int profsumEngRead(Engine *e, const char *zPath){
   rc = profsumScanOpen(pSrc, e->zFunc, PROFSUM_SCAN_ARGKEYS, engDiag, e, &pScan, &zErr);
   while( rc==SQLITE_OK ){
     char ph;
+    int32_t iKey = -1;      /* the event key of an X event taken */
     rc = profsumScanNext(pScan, &ev, &zErr);
     if( rc!=SQLITE_ROW ) break;
+    rc = SQLITE_OK;
     if( e->xStop && (ev->idx & 0x3fff)==0 && e->xStop(e->pStopArg) ){
       sqlite3_free(zErr);
       zErr = sqlite3_mprintf("%s: interrupted", e->zFunc);
       rc = SQLITE_INTERRUPT;
       break;
     }
-    rc = profsumInsJsonEvent(e->pIns, ev);
-    if( rc ) break;
     ph = (ev->ph.n==1 && !(ev->ph.flags & PROFSUM_SF_ESCAPE)) ? ev->ph.z[0] : 0;
     if( ev->pid.notJsonInt || ev->tid.notJsonInt ){
       /* The reference's typed decoder rejects a pid/tid that is not a JSON
@@ -607,13 +609,15 @@ int profsumEngRead(Engine *e, const char *zPath){
             engDiag(e, ev->idx, ev->iOffset, "missing_ts",
                     "complete event without ts: read as ts 0, the reference's default");
           }
-          rc = noteX(e, ev, &pB, &nB);
+          rc = noteX(e, ev, &pB, &nB, &iKey);
         }
       }else if( ev->hasDur && !durPositive ){
         engDiag(e, ev->idx, ev->iOffset, (ev->dur<0 || dTiny<0) ? "negative_duration" : "zero_duration",
                 "complete event with dur <= 0: not a complete event for the summary");
       }
     }
+    /* the collectors of insights.h: every entry, with the key just made */
+    if( rc==SQLITE_OK ) rc = profsumInsJsonEvent(e->pIns, ev, iKey);
     if( rc==SQLITE_OK && e->diagRc ) rc = e->diagRc;
   }
   sqlite3_free(pB);

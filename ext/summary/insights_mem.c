@@ -681,7 +681,9 @@ int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev){
     for(i=0; i<5; i++) sqlite3_free(az[i]);
     return rc;
   }
-  if( ph!='X' || ev->args.n<16 || memmem(ev->args.z, (size_t)ev->args.n, "\"kernel_details\"", 16)==0 ) return SQLITE_OK;
+  /* a kernel: an X event whose args have a top-level kernel_details (the
+  ** scanner found the key: the args are read again only for these) */
+  if( ph!='X' || ev->aArg[PROFSUM_AK_KERNEL_DETAILS].type==PROFSUM_JT_NONE ) return SQLITE_OK;
   memJsonMembers(ev->args.z, ev->args.n, jsonArg, &j);
   if( j.aK[0].z ){
     char *az[4] = {0, 0, 0, 0};
