@@ -529,5 +529,66 @@ class CollectorsReadScannerKeys(unittest.TestCase):
         self.assertEqual(got, [("k1", "f.1", 16, 1)])
 
 
+
+def number_texts(rng, n):
+    """Decimal texts of the shapes a trace writes and of the odd ones."""
+    fixed = ["0", "-0", "0.5", "-0.5", "1.0000005", "1.0000015", "1.00000050", "1.00000051",
+             "2.9999995", "7.1234564999", "123456789012345678", "1234567890123456789",
+             "12345678901234567890.5", "1e3", "1.5E-3", "-2.25e+2", "0.0000004", "0.0000005",
+             "1700081882.8395342", "165.97800000000001", "3735928562", "99999999999999999.9999999"]
+    out = list(fixed)
+    while len(out) < n:
+        ip = str(rng.randrange(0, 10 ** rng.randrange(1, 20)))
+        t = ("-" if rng.random() < 0.1 else "") + ip
+        if rng.random() < 0.8:
+            t += "." + "".join(rng.choice("0123456789") for _ in range(rng.randrange(1, 18)))
+        if rng.random() < 0.05:
+            t += rng.choice("eE") + rng.choice(["", "+", "-"]) + str(rng.randrange(0, 12))
+        out.append(t)
+    return out
+
+
+class NumbersInOnePass(unittest.TestCase):
+    """ts, dur, pid and tid written as plain numbers are scanned and
+    converted in one pass: the rows are those of the same texts written as
+    strings (converted by the general code), across window refills."""
+
+    def test_numbers_as_strings(self):
+        rng = random.Random(11)
+        texts = number_texts(rng, 6000)
+        ints = [str(rng.randrange(-10 ** rng.randrange(1, 19), 10 ** rng.randrange(1, 19)))
+                for _ in range(len(texts))] + ["0", "-0", "007"]
+        num, txt = [], []
+        for i, t in enumerate(texts):
+            d = (t if i < 22 else texts[(i * 7) % len(texts)]).lstrip("-")
+            pid, tid = ints[i % len(ints)], ints[(i * 3) % len(ints)]
+            if pid == "007":
+                pid = "7"
+            num.append('{"ph":"X","name":"e%d","pid":%s,"tid":%s,"ts":%s,"dur":%s}' % (i, pid, tid, t, d))
+            txt.append('{"ph":"X","name":"e%d","pid":"%s","tid":"%s","ts":"%s","dur":"%s"}' % (i, pid, tid, t, d))
+        with TempDir() as td:
+            a = td.write("n.json", '{"traceEvents":[' + ",".join(num) + "]}")
+            b = td.write("s.json", '{"traceEvents":[' + ",".join(txt) + "]}")
+            self.assertGreater(os.path.getsize(a), 3 * 64 * 1024)   # several windows
+            db = connect()
+            try:
+                q = "SELECT idx, pid, tid, ts, dur, dur_ps FROM trace_events(?) ORDER BY idx"
+                ra = db.execute(q, (a,)).fetchall()
+                rb = db.execute(q, (b,)).fetchall()
+                da = db.execute("SELECT kind, count(*) FROM profsum_diagnostics(?) GROUP BY kind", (a,)).fetchall()
+                db_ = db.execute("SELECT kind, count(*) FROM profsum_diagnostics(?) GROUP BY kind", (b,)).fetchall()
+            finally:
+                db.close()
+        self.assertEqual(len(ra), len(texts))
+        self.assertEqual(ra, rb)
+        # a few known values: half-even at the picosecond, 18 integer digits
+        by = {r[0]: r for r in ra}
+        self.assertEqual([by[i][5] for i in (4, 5, 6, 7, 19)],
+                         [1000000, 1000002, 1000000, 1000001, 165978000])
+        self.assertEqual(by[18][3], 1700081882839)         # ns
+        # the numbers' diagnostics are the strings' but for the string ones
+        self.assertEqual(dict(da).get("time_rounded"), dict(db_).get("time_rounded"))
+
+
 if __name__ == "__main__":
     unittest.main()

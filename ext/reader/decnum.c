@@ -9,6 +9,7 @@
 #include "profsum_int.h"
 #include "cnum.h"
 #include "profsum_reader.h"
+#include "strindex.h"      /* profsumDigitsValue */
 
 #include <math.h>
 #include <stdlib.h>
@@ -162,27 +163,6 @@ int profsumParseInt(const char *z, int64_t n, int64_t *pOut){
   return 0;
 }
 
-/* w·10^n + the value of the n decimal digits at p (digits only, checked
-** by the caller; the result must stay below 2^64): eight at a time where
-** bytes are little-endian (each byte minus '0', then pairs, quads and the
-** two halves combined by multiplications), one at a time after. */
-static uint64_t accDigits(uint64_t w, const char *p, int64_t n){
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__==__ORDER_LITTLE_ENDIAN__
-  while( n>=8 ){
-    uint64_t x;
-    memcpy(&x, p, 8);
-    x -= 0x3030303030303030ULL;                       /* bytes 0..9 */
-    x = x*10 + (x>>8);                                /* 2-digit values */
-    x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL<<32)))
-       + (((x>>16) & 0x000000FF000000FFULL) * (1 + (10000ULL<<32)))) >> 32;
-    w = w*100000000ULL + x;
-    p += 8; n -= 8;
-  }
-#endif
-  while( n-- > 0 ) w = w*10 + (uint64_t)(*p++ - '0');
-  return w;
-}
-
 /* See profsum_reader.h.  X > 0 carries a relative error of at most
 ** 2^-63 (two roundings in extended precision); the double nearest to X is
 ** then the double nearest to the exact value unless X lies within 2^-62
@@ -252,7 +232,7 @@ double profsumTextDouble(const char *z, int64_t n, double dHint){
     }
     /* at most 19 digits in all (leading zeros included): w < 10^19 */
     if( nInt+nFrac==0 || nInt+nFrac>19 ) goto slow;
-    w = accDigits(accDigits(0, z+i0, nInt), z+f0, nFrac);
+    w = profsumDigitsValue(profsumDigitsValue(0, z+i0, nInt), z+f0, nFrac);
     k = -nFrac;
     if( i<n && (z[i]=='e' || z[i]=='E') ){
       int eneg = 0, ne = 0;

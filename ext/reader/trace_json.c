@@ -823,21 +823,13 @@ static void setId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, Profsu
   }
 }
 
-/* Interpret a ts/dur value: exact picoseconds, or not set (diagnostic). */
-static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
-                    int *pHas, profsum_ps *pVal, int *pRounded, ProfsumSpan *pText){
-  int rc = -1;
+/* Set a ts/dur from value v of key zKey, converted by profsumParseMicros
+** (its answer rc; *pVal already set when rc >= 0): exact picoseconds, or
+** not set (diagnostic). */
+static void timeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, int rc,
+                      int *pHas, profsum_ps *pVal, int *pRounded, ProfsumSpan *pText){
   *pHas = 0;
   *pRounded = 0;
-  if( v->type==PROFSUM_JT_NUMBER ){
-    rc = profsumParseMicros(v->z, v->n, pVal);
-  }else if( v->type==PROFSUM_JT_STRING && !(v->flags & PROFSUM_SF_ESCAPE) ){
-    s->ev.timeNotNumber = 1;
-    rc = profsumParseMicros(v->z, v->n, pVal);
-  }else if( v->type==PROFSUM_JT_NULL ){
-    s->ev.timeNotNumber = 1;
-    return;
-  }
   if( rc>=0 ){
     *pHas = 1;
     if( rc==1 ){
@@ -867,6 +859,129 @@ static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
              v->type==PROFSUM_JT_STRING ? "\"" : "", zq,
              v->type==PROFSUM_JT_STRING ? "\"" : "");
   }
+}
+
+/* Interpret a ts/dur value: exact picoseconds, or not set (diagnostic). */
+static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
+                    int *pHas, profsum_ps *pVal, int *pRounded, ProfsumSpan *pText){
+  int rc = -1;
+  if( v->type==PROFSUM_JT_NUMBER ){
+    rc = profsumParseMicros(v->z, v->n, pVal);
+  }else if( v->type==PROFSUM_JT_STRING && !(v->flags & PROFSUM_SF_ESCAPE) ){
+    s->ev.timeNotNumber = 1;
+    rc = profsumParseMicros(v->z, v->n, pVal);
+  }else if( v->type==PROFSUM_JT_NULL ){
+    s->ev.timeNotNumber = 1;
+    *pHas = 0;
+    *pRounded = 0;
+    return;
+  }
+  timeTaken(s, zKey, v, rc, pHas, pVal, pRounded, pText);
+}
+
+/* A ts or dur written as a JSON number of the common shape
+** "[-]d{1,18}[.d+]" (xprof's, Kineto's epoch microseconds), scanned and
+** converted in one pass (scanNumber and profsumParseMicros make two):
+** P_OK with *ppEnd past it, *pPs and *pRound (1: more than 6 decimals,
+** rounded half-even; the values profsumParseMicros gives); P_MORE when
+** the number may go on past e; -1 for any other shape (an exponent, a
+** leading zero before a digit, more than 18 integer digits, no digit
+** after '.'): the general path scans and converts it then, and reports
+** what is wrong with it. */
+static inline int scanMicrosFast(const u8 *p, const u8 *e, const u8 **ppEnd,
+                                 profsum_ps *pPs, int *pRound){
+  static const int64_t aPow[7] = {1000000, 100000, 10000, 1000, 100, 10, 1};
+  const u8 *q = p, *q1;
+  uint64_t ip, frac = 0;
+  int neg = 0, nf = 0, rd = 0, rest = 0;
+  profsum_ps ps;
+  if( *q=='-' ){ neg = 1; q++; }
+  q1 = profsumDigitRun(q, e);
+  if( q1>=e ) return P_MORE;
+  if( q1==q || q1-q>18 || (*q=='0' && q1-q>1) ) return -1;
+  ip = profsumDigitsValue(0, (const char*)q, q1-q);
+  q = q1;
+  if( *q=='.' ){
+    const u8 *f0 = q+1, *f1 = profsumDigitRun(q+1, e);
+    if( f1>=e ) return P_MORE;
+    if( f1==f0 ) return -1;
+    nf = f1-f0>6 ? 6 : (int)(f1-f0);
+    frac = profsumDigitsValue(0, (const char*)f0, nf);
+    if( f1-f0>6 ){
+      const u8 *r;
+      rd = f0[6] - '0';
+      for(r=f0+7; r<f1; r++) if( *r!='0' ){ rest = 1; break; }
+    }
+    q = f1;
+  }
+  if( *q=='e' || *q=='E' ) return -1;
+  ps = (profsum_ps)ip*1000000 + (profsum_ps)(frac*(uint64_t)aPow[nf]);
+  /* round half to even on the first dropped digit (as decnum.c) */
+  if( rd>5 || (rd==5 && (rest || (ps & 1))) ) ps++;
+  *pPs = neg ? -ps : ps;
+  *pRound = (rd || rest);
+  *ppEnd = q;
+  return P_OK;
+}
+
+/* A pid or tid written as a JSON integer of at most 18 digits, scanned
+** and converted in one pass: P_OK with *ppEnd and *pV, P_MORE when it may
+** go on past e, -1 for any other shape (the general path decides). */
+static inline int scanIntFast(const u8 *p, const u8 *e, const u8 **ppEnd, int64_t *pV){
+  const u8 *q = p, *q1;
+  int neg = 0;
+  uint64_t v;
+  if( *q=='-' ){ neg = 1; q++; }
+  q1 = profsumDigitRun(q, e);
+  if( q1>=e ) return P_MORE;
+  if( q1==q || q1-q>18 || (*q=='0' && q1-q>1) || *q1=='.' || *q1=='e' || *q1=='E' ) return -1;
+  v = profsumDigitsValue(0, (const char*)q, q1-q);
+  *pV = neg ? -(int64_t)v : (int64_t)v;
+  *ppEnd = q1;
+  return P_OK;
+}
+
+/* Member k (nk bytes) of an event object whose value at p is a number:
+** ts, dur, pid and tid of the common shapes are scanned and set in one
+** pass (scanMicrosFast, scanIntFast), as applyMember would set them.
+** P_OK with *ppEnd past the value, P_MORE, or -1: not such a member, or
+** another shape (the caller scans the value and applies it then). */
+static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
+                               const u8 *p, const u8 *e, const u8 **ppEnd){
+  ProfsumEvent *ev = &s->ev;
+  const u8 *q;
+  int rc;
+  if( nk==2 ? (k[0]=='t' && k[1]=='s') : (nk==3 && k[0]=='d' && k[1]=='u' && k[2]=='r') ){
+    ProfsumSpan v;
+    profsum_ps ps;
+    int r;
+    rc = scanMicrosFast(p, e, &q, &ps, &r);
+    if( rc!=P_OK ) return rc;
+    v.z = (const char*)p;
+    v.n = q - p;
+    v.type = PROFSUM_JT_NUMBER;
+    v.flags = 0;
+    if( nk==2 ){
+      ev->tsPresent = 1;
+      ev->ts = ps;
+      timeTaken(s, "ts", &v, r, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan);
+    }else{
+      ev->dur = ps;
+      timeTaken(s, "dur", &v, r, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan);
+    }
+  }else if( nk==3 && (k[0]=='p' || k[0]=='t') && k[1]=='i' && k[2]=='d' ){
+    ProfsumId *pId = k[0]=='p' ? &ev->pid : &ev->tid;
+    int64_t v;
+    rc = scanIntFast(p, e, &q, &v);
+    if( rc!=P_OK ) return rc;
+    memset(pId, 0, sizeof(*pId));
+    pId->kind = PROFSUM_ID_INT;
+    pId->iVal = v;
+  }else{
+    return -1;
+  }
+  *ppEnd = q;
+  return P_OK;
 }
 
 /* Compare key k (length n, no escapes) with literal. */
@@ -1033,6 +1148,11 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
     p++;
     p = profsumSkipSpace(p, e);
     if( p>=e ) return P_MORE;
+    if( mode==0 && nk<=3 && ((*p>='0' && *p<='9') || *p=='-') ){
+      rc = numberMember(s, k, nk, p, e, &p);
+      if( rc==P_OK ){ afterComma = 0; continue; }
+      if( rc==P_MORE ) return P_MORE;
+    }
     if( mode==0 && KEYIS(k,nk,"args") ){
       /* A repeated "args" replaces the earlier one: forget its keys. */
       memset(s->ev.aArg, 0, sizeof(s->ev.aArg));
