@@ -9,7 +9,7 @@
 #include "profsum_int.h"
 #include "cnum.h"
 #include "profsum_reader.h"
-#include "strindex.h"      /* profsumDigitsValue */
+#include "strindex.h"      /* profsumDigitRun, profsumDigitsValue */
 
 #include <math.h>
 #include <stdlib.h>
@@ -224,10 +224,12 @@ double profsumTextDouble(const char *z, int64_t n, double dHint){
     int64_t i = 0, k = 0, i0, nInt, f0 = 0, nFrac = 0;
     int neg = 0;
     if( i<n && (z[i]=='-' || z[i]=='+') ){ neg = z[i]=='-'; i++; }
-    for(i0=i; i<n && z[i]>='0' && z[i]<='9'; i++){}
+    i0 = i;
+    i = (const u8*)profsumDigitRun((const u8*)z+i, (const u8*)z+n) - (const u8*)z;
     nInt = i - i0;
     if( i<n && z[i]=='.' ){
-      for(f0=++i; i<n && z[i]>='0' && z[i]<='9'; i++){}
+      f0 = ++i;
+      i = (const u8*)profsumDigitRun((const u8*)z+i, (const u8*)z+n) - (const u8*)z;
       nFrac = i - f0;
     }
     /* at most 19 digits in all (leading zeros included): w < 10^19 */
@@ -251,29 +253,35 @@ double profsumTextDouble(const char *z, int64_t n, double dHint){
     if( k<=0 && k>=-19 && dHint==dHint && (dHint<0)==neg ){
       /* 1: d = m·2^e; is |w·10^k − d| < half the gap around d?  Scaled by
       ** 10^-k·2^-e: |2·w·2^-e − 2·m·10^-k| < 10^-k (a quarter gap below a
-      ** power of two) */
+      ** power of two).  When not, the neighbour of d on the text's side is
+      ** tried the same way (a hint made from the text rounded to a
+      ** picosecond is often one double off when ulps are below a
+      ** picosecond's scale, as epoch microseconds' are not). */
       static const uint64_t aU10[20] = { 1ull, 10ull, 100ull, 1000ull, 10000ull,
         100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
         10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
         100000000000000ull, 1000000000000000ull, 10000000000000000ull,
         100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull };
-      uint64_t bits, m;
-      int E, sh, nbw = 64 - __builtin_clzll(w);
+      uint64_t bits;
+      int nbw = 64 - __builtin_clzll(w), iTry;
       double dAbs = dHint<0 ? -dHint : dHint;
       memcpy(&bits, &dAbs, sizeof(bits));
-      E = (int)(bits>>52);
-      m = (bits & (((uint64_t)1<<52)-1)) | ((uint64_t)1<<52);
-      sh = 1075 - E;                        /* d = m·2^-sh */
-      if( E>0 && E<0x7ff && sh>=0 && nbw + sh + 1 <= 127 ){
-        unsigned __int128 A2 = (unsigned __int128)w << (sh+1);
-        unsigned __int128 B2 = (unsigned __int128)m * aU10[-k] * 2;
-        unsigned __int128 P = aU10[-k];
-        int bPow2 = (bits & (((uint64_t)1<<52)-1))==0 && E>1;
-        if( A2>=B2 ){
-          if( A2-B2 < P ) return dHint;
-        }else if( bPow2 ? (B2-A2)*2 < P : B2-A2 < P ){
-          return dHint;
+      for(iTry=0; iTry<2; iTry++){
+        uint64_t m = (bits & (((uint64_t)1<<52)-1)) | ((uint64_t)1<<52);
+        int E = (int)(bits>>52), sh = 1075 - E;   /* d = m·2^-sh */
+        unsigned __int128 A2, B2, P;
+        int bPow2, inside;
+        if( !(E>0 && E<0x7ff && sh>=0 && nbw + sh + 1 <= 127) ) break;
+        A2 = (unsigned __int128)w << (sh+1);
+        B2 = (unsigned __int128)m * aU10[-k] * 2;
+        P = aU10[-k];
+        bPow2 = (bits & (((uint64_t)1<<52)-1))==0 && E>1;
+        inside = A2>=B2 ? A2-B2 < P : (bPow2 ? (B2-A2)*2 < P : B2-A2 < P);
+        if( inside ){
+          memcpy(&r, &bits, sizeof(r));
+          return neg ? -r : r;
         }
+        if( A2>=B2 ) bits++; else bits--;     /* |text| above d, or below */
       }
     }
     if( w<=((uint64_t)1<<53) && k>=-22 && k<=0 ){

@@ -1153,8 +1153,10 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
       if( rc==P_OK ){ afterComma = 0; continue; }
       if( rc==P_MORE ) return P_MORE;
     }
-    if( mode==0 && KEYIS(k,nk,"args") ){
-      /* A repeated "args" replaces the earlier one: forget its keys. */
+    if( mode==0 && s->ev.args.type!=PROFSUM_JT_NONE && KEYIS(k,nk,"args") ){
+      /* A repeated "args" replaces the earlier one: forget its keys (only
+      ** an args read before can have set them: the entry starts with
+      ** them zero). */
       memset(s->ev.aArg, 0, sizeof(s->ev.aArg));
     }
     if( mode==0 && *p=='{' && (s->flags & PROFSUM_SCAN_ARGKEYS) && KEYIS(k,nk,"args") ){
