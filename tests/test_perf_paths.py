@@ -590,5 +590,43 @@ class NumbersInOnePass(unittest.TestCase):
         self.assertEqual(dict(da).get("time_rounded"), dict(db_).get("time_rounded"))
 
 
+
+class ArgsOfAName(unittest.TestCase):
+    """The engine keeps the tf_op and source of each name's last event and
+    the last run_id, compared byte for byte: args that change from event
+    to event (and back, and written otherwise: an escape, a number for a
+    string) give what interning every one of them gives."""
+
+    def test_changing_args(self):
+        def ev(i, tf_op=None, source=None, run_id=None, name="op"):
+            a = {}
+            if tf_op is not None:
+                a["tf_op"] = tf_op
+            if source is not None:
+                a["source"] = source
+            if run_id is not None:
+                a["run_id"] = run_id
+            return {"ph": "X", "pid": 1, "tid": 2, "ts": 10 * i, "dur": 5, "name": name, "args": a}
+        evs = [ev(0, "a", "s.py", 7), ev(1, "a", "s.py", 7), ev(2, "b", None, "7"), ev(3, "b", "t.py", 7.50),
+               ev(4, "a", "t.py", "x"), ev(5, "ESC", "t.py", "x"), ev(6, None, None, None),
+               ev(7, "b", "s.py", "x", name="other"), ev(8, "a", "t.py", "x"), ev(9, "b", "t.py", 7.5)]
+        text = json.dumps({"traceEvents": device_meta() + evs}).replace('"ESC"', '"\\u0061"')
+        with TempDir() as td:
+            p = td.write("a.json", text)
+            db = connect()
+            try:
+                tid = db.execute("SELECT profsum_import(?)", (p,)).fetchone()[0]
+                ops = db.execute("SELECT name, count, tf_op_path, source_file FROM profsum_agg_op "
+                                 "WHERE trace_id=? ORDER BY name", (tid,)).fetchall()
+                run_ids = json.loads(db.execute("SELECT run_ids FROM profsum_trace WHERE trace_id=?",
+                                                (tid,)).fetchone()[0])
+            finally:
+                db.close()
+        # "op": tf_op a ×4 (one written \u0061), b ×3; source t.py ×5, s.py ×2
+        self.assertEqual(ops, [("op", 9, "a", "t.py"), ("other", 1, "b", "s.py")])
+        # run_id 7 and "7" are one text, 7.50 and 7.5 are "7.5"
+        self.assertEqual(sorted(run_ids), ["7", "7.5", "x"])
+
+
 if __name__ == "__main__":
     unittest.main()

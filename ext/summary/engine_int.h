@@ -145,6 +145,14 @@ struct ProfsumEngine {
                         ** its signature id+1 (v2): an op's events repeat one
                         ** long_name, so one memcmp replaces hashing it */
   int64_t nSigLastBytes;  /* long_name bytes held by sigLast */
+  struct ArgMemo *aArgMemo;  /* by name id: the tf_op, source and run_id of
+                        ** the name's last event (engine_read.c, argMemo*) */
+  int32_t nArgMemo;
+  int64_t nArgMemoBytes;  /* raw bytes they hold */
+  char zLastRunId[32];  /* the raw args.run_id span of the last X event taken */
+  int64_t nLastRunId;   /* its length (-1: none yet) */
+  unsigned char lastRunIdType;  /* its JSON type */
+  int32_t lastRunId;    /* its id */
   int64_t lastPid, lastTid; int32_t lastTrk;   /* the previous event's track */
   profsum_ps origin; int hasOrigin;
   profsum_ps tsMin, endMax; int hasRange;

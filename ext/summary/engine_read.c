@@ -284,9 +284,93 @@ static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int6
   return SQLITE_OK;
 }
 
-/* Free the signature caches (needed only while reading). */
+/* The raw spans of tf_op and source of the last event of a name, and the
+** ids they gave (internArg): an op's events repeat them, so comparing
+** their bytes replaces decoding and hashing them.  Kept for names of ids
+** below ARGMEMO_MAX_NAMES, at most ARGMEMO_MAX_BYTES of text in all.  (The
+** run_id changes with the step, not with the name: the last one is kept
+** for all names, in Engine.zLastRunId.) */
+#define ARGMEMO_N 2
+#define ARGMEMO_MAX_NAMES ((int32_t)1<<18)
+#define ARGMEMO_MAX_BYTES ((int64_t)8<<20)
+typedef struct ArgMemo {
+  int32_t aId[ARGMEMO_N];         /* tf_op, source ids (-1 absent) */
+  int64_t aLen[ARGMEMO_N];        /* the spans' lengths */
+  unsigned char aType[ARGMEMO_N]; /* their JSON types */
+  unsigned char set;              /* 1: the fields above hold something */
+  char *aRaw; int64_t nCap;       /* the spans' bytes one after the other */
+} ArgMemo;
+
+/* The args spans an ArgMemo keeps, in order. */
+static const int aArgMemoKey[ARGMEMO_N] = { PROFSUM_AK_TF_OP, PROFSUM_AK_SOURCE };
+
+/* 1 with the ids in aId[] when name's memo holds the args spans of ev. */
+static int argMemoHit(const Engine *e, int32_t name, const ProfsumEvent *ev, int32_t *aId){
+  const ArgMemo *m;
+  const char *z;
+  int i;
+  if( name>=e->nArgMemo || !e->aArgMemo[name].set ) return 0;
+  m = &e->aArgMemo[name];
+  for(z=m->aRaw, i=0; i<ARGMEMO_N; i++){
+    const ProfsumSpan *v = &ev->aArg[aArgMemoKey[i]];
+    if( v->type!=m->aType[i] || v->n!=m->aLen[i] ) return 0;
+    if( v->n>0 && memcmp(v->z, z, (size_t)v->n)!=0 ) return 0;
+    z += v->n;
+  }
+  for(i=0; i<ARGMEMO_N; i++) aId[i] = m->aId[i];
+  return 1;
+}
+
+/* Make name's memo hold the args spans of ev and their ids aId[] (within
+** the bounds above: else nothing is kept).  SQLITE_OK or SQLITE_NOMEM. */
+static int argMemoSet(Engine *e, int32_t name, const ProfsumEvent *ev, const int32_t *aId){
+  ArgMemo *m;
+  int64_t n = 0;
+  char *z;
+  int i;
+  if( name>=ARGMEMO_MAX_NAMES ) return SQLITE_OK;
+  if( name>=e->nArgMemo ){
+    int32_t nNew = e->nArgMemo ? e->nArgMemo*2 : 256;
+    ArgMemo *a;
+    while( nNew<=name ) nNew *= 2;
+    a = sqlite3_realloc64(e->aArgMemo, sizeof(ArgMemo)*(sqlite3_uint64)nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    memset(a + e->nArgMemo, 0, sizeof(ArgMemo)*(size_t)(nNew - e->nArgMemo));
+    e->aArgMemo = a;
+    e->nArgMemo = nNew;
+  }
+  m = &e->aArgMemo[name];
+  for(i=0; i<ARGMEMO_N; i++) n += ev->aArg[aArgMemoKey[i]].n;
+  if( n>m->nCap ){
+    int64_t nCap = (n + 63) & ~(int64_t)63;
+    char *a;
+    if( e->nArgMemoBytes - m->nCap + nCap > ARGMEMO_MAX_BYTES ){ m->set = 0; return SQLITE_OK; }
+    a = sqlite3_realloc64(m->aRaw, (sqlite3_uint64)nCap);
+    if( a==0 ) return SQLITE_NOMEM;
+    e->nArgMemoBytes += nCap - m->nCap;
+    m->aRaw = a;
+    m->nCap = nCap;
+  }
+  for(z=m->aRaw, i=0; i<ARGMEMO_N; i++){
+    const ProfsumSpan *v = &ev->aArg[aArgMemoKey[i]];
+    m->aType[i] = v->type;
+    m->aLen[i] = v->n;
+    m->aId[i] = aId[i];
+    if( v->n>0 ){ memcpy(z, v->z, (size_t)v->n); z += v->n; }
+  }
+  m->set = 1;
+  return SQLITE_OK;
+}
+
+/* Free the signature caches and the args memos (needed only while
+** reading). */
 void profsumEngSigFree(Engine *e){
   int64_t i;
+  for(i=0; i<e->nArgMemo; i++) sqlite3_free(e->aArgMemo[i].aRaw);
+  sqlite3_free(e->aArgMemo);
+  e->aArgMemo = 0;
+  e->nArgMemo = 0;
+  e->nArgMemoBytes = 0;
   for(i=0; i<e->sigLast.nSlot; i++){
     if( e->sigLast.a[i].used ) sqlite3_free((void*)(intptr_t)e->sigLast.a[i].v1);
   }
@@ -466,13 +550,37 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, in
   }
   {
     EvKey k;
+    int32_t aId[ARGMEMO_N];
     k.trk = e->lastTrk;
     if( profsumSpanText(&ev->name, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
     k.name = profsumEngSpIntern(&e->pool, z, n);
     if( k.name<0 ) return SQLITE_NOMEM;
-    rc = internArg(e, &ev->aArg[PROFSUM_AK_TF_OP], ppB, pnB, &k.tfop);
-    if( rc==SQLITE_OK ) rc = internArg(e, &ev->aArg[PROFSUM_AK_SOURCE], ppB, pnB, &k.source);
-    if( rc==SQLITE_OK ) rc = internRunId(e, &ev->aArg[PROFSUM_AK_RUN_ID], ppB, pnB, &r->runid);
+    if( argMemoHit(e, k.name, ev, aId) ){
+      /* the name's last event had these args: their ids */
+      k.tfop = aId[0]; k.source = aId[1];
+    }else{
+      rc = internArg(e, &ev->aArg[PROFSUM_AK_TF_OP], ppB, pnB, &k.tfop);
+      if( rc==SQLITE_OK ) rc = internArg(e, &ev->aArg[PROFSUM_AK_SOURCE], ppB, pnB, &k.source);
+      if( rc==SQLITE_OK ){
+        aId[0] = k.tfop; aId[1] = k.source;
+        rc = argMemoSet(e, k.name, ev, aId);
+      }
+    }
+    if( rc==SQLITE_OK ){
+      const ProfsumSpan *v = &ev->aArg[PROFSUM_AK_RUN_ID];
+      if( v->type==e->lastRunIdType && v->n==e->nLastRunId
+       && (v->n==0 || memcmp(v->z, e->zLastRunId, (size_t)v->n)==0) ){
+        r->runid = e->lastRunId;      /* the run_id of the event before */
+      }else{
+        rc = internRunId(e, v, ppB, pnB, &r->runid);
+        if( rc==SQLITE_OK && v->n<=(int64_t)sizeof(e->zLastRunId) ){
+          e->lastRunIdType = v->type;
+          e->nLastRunId = v->n;
+          if( v->n>0 ) memcpy(e->zLastRunId, v->z, (size_t)v->n);
+          e->lastRunId = r->runid;
+        }
+      }
+    }
     if( rc==SQLITE_OK ) rc = sigOf(e, k.name, &ev->aArg[PROFSUM_AK_LONG_NAME], ppB, pnB, &k.sig);
     if( rc==SQLITE_OK && (r->key = keyIntern(e, &k))<0 ) rc = SQLITE_NOMEM;
   }
@@ -540,6 +648,7 @@ int profsumEngRead(Engine *e, const char *zPath){
   rc = profsumSrcHashInit(pSrc);
   if( rc ){ profsumSrcClose(pSrc); return rc; }
   e->nFileBytes = profsumSrcFileSize(pSrc);
+  e->nLastRunId = -1;
   rc = profsumScanOpen(pSrc, e->zFunc, PROFSUM_SCAN_ARGKEYS, engDiag, e, &pScan, &zErr);
   while( rc==SQLITE_OK ){
     char ph;
