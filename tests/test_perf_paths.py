@@ -627,6 +627,24 @@ class ArgsOfAName(unittest.TestCase):
         # run_id 7 and "7" are one text, 7.50 and 7.5 are "7.5"
         self.assertEqual(sorted(run_ids), ["7", "7.5", "x"])
 
+    def test_args_keys_cleared_per_entry(self):
+        # the scanner clears only the args keys the entry before set
+        evs = [{"ph": "X", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "name": "a",
+                "args": {"tf_op": "t", "hlo_op": "h", "group_id": 3, "long_name": "l"}},
+               {"ph": "X", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "name": "b", "args": {"source": "s"}},
+               {"ph": "X", "pid": 1, "tid": 1, "ts": 3, "dur": 1, "name": "c"},
+               {"ph": "X", "pid": 1, "tid": 1, "ts": 4, "dur": 1, "name": "d", "args": {"hlo_op": "h2"}}]
+        with TempDir() as td:
+            p = td.write("c.json", {"traceEvents": evs})
+            db = connect()
+            try:
+                got = db.execute("SELECT name, tf_op, hlo_op, group_id, long_name, source "
+                                 "FROM trace_events(?) ORDER BY idx", (p,)).fetchall()
+            finally:
+                db.close()
+        self.assertEqual(got, [("a", "t", "h", 3, "l", None), ("b", None, None, None, None, "s"),
+                               ("c", None, None, None, None, None), ("d", None, "h2", None, None, None)])
+
 
 if __name__ == "__main__":
     unittest.main()
