@@ -107,6 +107,7 @@ int insXlaNew(InsXla **pp){
   (*pp)->curLine = -1;
   (*pp)->curTrk = -1;
   (*pp)->lastProc = -1;
+  (*pp)->lastTrk = -1;
   return SQLITE_OK;
 }
 
@@ -723,10 +724,12 @@ static int xMemoSet(InsXla *p, XMemo *m, const ProfsumEvent *ev, const XOpStats 
 }
 
 /* The track of JSON (pid, tid) in *pIdx (made when new; *pIdx -1 when the
-** pid's process is known not to be a device).  pid, tid < 2^31. */
+** pid's process is known not to be a device).  pid, tid < 2^31.  The last
+** pair asked is answered without the map, as xJsonProc's last pid. */
 static int xJsonTrack(InsXla *p, int64_t pid, int64_t tid, int32_t *pIdx){
   int32_t *pv, proc; int isNew, rc;
   uint64_t key = (uint64_t)pid<<32 | (uint64_t)tid;
+  if( p->lastTrk>=0 && key==p->lastTrkKey ){ *pIdx = p->lastTrk; return SQLITE_OK; }
   if( (rc = xMapGet(&p->jsonTrk, key, &pv, &isNew))!=SQLITE_OK ) return rc;
   if( isNew ){
     if( (rc = xJsonProc(p, pid, &proc))!=SQLITE_OK ){ *pv = -1; return rc; }
@@ -734,7 +737,10 @@ static int xJsonTrack(InsXla *p, int64_t pid, int64_t tid, int32_t *pIdx){
     *pv = *pIdx;
   }
   *pIdx = *pv;
-  return *pIdx<0 ? SQLITE_NOMEM : SQLITE_OK;
+  if( *pIdx<0 ) return SQLITE_NOMEM;
+  p->lastTrkKey = key;
+  p->lastTrk = *pIdx;
+  return SQLITE_OK;
 }
 
 /* See insights_int.h: M events name processes and threads; X events of

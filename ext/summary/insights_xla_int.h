@@ -151,6 +151,7 @@ struct InsXla {
   int64_t nMemoBytes;             /* the memos' raw text (XMEMO_MAX_BYTES) */
   int64_t lastPid; int32_t lastProc;  /* JSON: the last pid and its process
                                   ** (lastProc -1: none yet) */
+  uint64_t lastTrkKey; int32_t lastTrk;  /* JSON: the same for (pid, tid) */
   char *zBuf; int64_t nBuf;       /* scratch text */
   int64_t aGap[XCAP];             /* scratch of the coarsening */
   int64_t nDevOps, nFlopsOps, nMflopsOps, nBytesOps;
