@@ -105,6 +105,7 @@ struct ProfsumScan {
     int64_t n;
   } aKindSeen[24];
   int nKindSeen;
+  int roundedCapped;         /* time_rounded is past its cap of details */
   unsigned argSet;           /* Bit i: ev.aArg[i] was set (ARGKEYS) since it
                              ** was last cleared */
   ProfsumStrIndex idx;       /* The window's string index (strindex.h): its
@@ -212,6 +213,17 @@ static void pendDiag(ProfsumScan *s, const char *zKind, const char *zFmt, ...){
   va_start(ap, zFmt);
   sqlite3_vsnprintf((int)sizeof(d->zDetail), d->zDetail, zFmt, ap);
   va_end(ap);
+}
+
+/* pendDiag for a kind past its cap of details (diagWanted said no, and
+** the count of a kind only grows): queued without a detail, to be
+** counted when the entry's diagnostics are emitted. */
+static void pendCapped(ProfsumScan *s, const char *zKind){
+  PendingDiag *d;
+  if( s->nPending>=PROFSUM_MAX_PENDING ){ s->nPendingLost++; return; }
+  d = &s->aPending[s->nPending++];
+  d->zKind = zKind;
+  d->hasDetail = 0;
 }
 
 /* Would a diagnostic of this kind still get its detail formatted?  (Used
@@ -839,10 +851,16 @@ static void timeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, in
       *pText = *v;          /* its double, when needed: profsumTextDouble */
     }
     if( rc==1 && s->xDiag ){
-      char zq[64] = "";
-      if( diagWanted(s, "time_rounded") ) quoteSnippet(zq, sizeof(zq), v->z, v->n);
-      pendDiag(s, "time_rounded", "%s: %s has more than 6 decimals (µs); "
-               "rounded half-even to a picosecond", zKey, zq);
+      /* every event of some traces: past the cap of details, only queued */
+      if( !s->roundedCapped && !diagWanted(s, "time_rounded") ) s->roundedCapped = 1;
+      if( s->roundedCapped ){
+        pendCapped(s, "time_rounded");
+      }else{
+        char zq[64];
+        quoteSnippet(zq, sizeof(zq), v->z, v->n);
+        pendDiag(s, "time_rounded", "%s: %s has more than 6 decimals (µs); "
+                 "rounded half-even to a picosecond", zKey, zq);
+      }
     }
     if( s->xDiag && zKey[0]=='t'
      && (*pVal>=((profsum_ps)INT64_MAX+1)*1000 || *pVal<=-((profsum_ps)INT64_MAX+1)*1000) ){
