@@ -627,6 +627,34 @@ class ArgsOfAName(unittest.TestCase):
         # run_id 7 and "7" are one text, 7.50 and 7.5 are "7.5"
         self.assertEqual(sorted(run_ids), ["7", "7.5", "x"])
 
+    def test_past_the_names_kept_in_arrays(self):
+        # names interned after 2^18 other strings keep their last long_name
+        # in the map instead of the array: the same signatures
+        n = 134000
+        parts = ['{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:TPU:0"}}',
+                 '{"ph":"M","pid":1,"tid":2,"name":"thread_name","args":{"name":"XLA Ops"}}']
+        for rep in range(2):
+            for i in range(n):
+                parts.append('{"ph":"X","pid":1,"tid":2,"ts":%d,"dur":1,"name":"n%d","args":'
+                             '{"tf_op":"t%d","long_name":"%%n%d = f32[%d]{0} add(f32[%d]{0} %%a)"}}'
+                             % (rep * 10 * n + 10 * i, i, i, i, 8 + i % 3, 8 + i % 3))
+        with TempDir() as td:
+            p = td.write("many.json", '{"traceEvents":[' + ",".join(parts) + "]}")
+            db = connect()
+            try:
+                tid = db.execute("SELECT profsum_import(?)", (p,)).fetchone()[0]
+                got = db.execute("SELECT count(*), count(shape_signature), count(DISTINCT shape_signature), "
+                                 "min(count), max(count) FROM profsum_agg_op WHERE trace_id=?", (tid,)).fetchone()
+                last = db.execute("SELECT tf_op_path, shape_signature FROM profsum_agg_op WHERE trace_id=? "
+                                  "AND name=?", (tid, "n%d" % (n - 1))).fetchone()
+                sig1 = db.execute("SELECT shape_signature FROM profsum_agg_op WHERE trace_id=? AND name='n1'",
+                                  (tid,)).fetchone()[0]
+            finally:
+                db.close()
+        self.assertEqual(got, (n, n, 3, 2, 2))
+        # n-1 and 1 have the same shapes (8 + i % 3)
+        self.assertEqual(last, ("t%d" % (n - 1), sig1))
+
     def test_args_keys_cleared_per_entry(self):
         # the scanner clears only the args keys the entry before set
         evs = [{"ph": "X", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "name": "a",

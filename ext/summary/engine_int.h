@@ -143,10 +143,13 @@ struct ProfsumEngine {
   HMap sigLast;         /* name id → the last long_name seen with that name
                         ** (v1: sqlite3_malloc'd copy, its length first) and
                         ** its signature id+1 (v2): an op's events repeat one
-                        ** long_name, so one memcmp replaces hashing it */
+                        ** long_name, so one memcmp replaces hashing it
+                        ** (names of ids past ARGMEMO_MAX_NAMES: the others
+                        ** keep these two in aArgMemo) */
   int64_t nSigLastBytes;  /* long_name bytes held by sigLast */
-  struct ArgMemo *aArgMemo;  /* by name id: the tf_op, source and run_id of
-                        ** the name's last event (engine_read.c, argMemo*) */
+  struct ArgMemo *aArgMemo;  /* by name id: the tf_op and source of the
+                        ** name's last event, and its sigLast entry
+                        ** (engine_read.c, argMemo*) */
   int32_t nArgMemo;
   int64_t nArgMemoBytes;  /* raw bytes they hold */
   char zLastRunId[32];  /* the raw args.run_id span of the last X event taken */

@@ -223,6 +223,96 @@ static int internRunId(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB
   return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
 }
 
+/* The raw spans of tf_op and source of the last event of a name, and the
+** ids they gave (internArg): an op's events repeat them, so comparing
+** their bytes replaces decoding and hashing them.  Kept for names of ids
+** below ARGMEMO_MAX_NAMES, at most ARGMEMO_MAX_BYTES of text in all.  (The
+** run_id changes with the step, not with the name: the last one is kept
+** for all names, in Engine.zLastRunId.) */
+#define ARGMEMO_N 2
+#define ARGMEMO_MAX_NAMES ((int32_t)1<<18)
+#define ARGMEMO_MAX_BYTES ((int64_t)8<<20)
+typedef struct ArgMemo {
+  int32_t aId[ARGMEMO_N];         /* tf_op, source ids (-1 absent) */
+  int64_t aLen[ARGMEMO_N];        /* the spans' lengths */
+  unsigned char aType[ARGMEMO_N]; /* their JSON types */
+  unsigned char set;              /* 1: the fields above hold something */
+  char *aRaw; int64_t nCap;       /* the spans' bytes one after the other */
+  int64_t sigCopy, sigId;         /* sigOf's sigLast entry of the name (its v1
+                                  ** and v2), kept here for names of ids below
+                                  ** ARGMEMO_MAX_NAMES: no hash lookup */
+} ArgMemo;
+
+/* The args spans an ArgMemo keeps, in order. */
+static const int aArgMemoKey[ARGMEMO_N] = { PROFSUM_AK_TF_OP, PROFSUM_AK_SOURCE };
+
+/* 1 with the ids in aId[] when name's memo holds the args spans of ev. */
+static int argMemoHit(const Engine *e, int32_t name, const ProfsumEvent *ev, int32_t *aId){
+  const ArgMemo *m;
+  const char *z;
+  int i;
+  if( name>=e->nArgMemo || !e->aArgMemo[name].set ) return 0;
+  m = &e->aArgMemo[name];
+  for(z=m->aRaw, i=0; i<ARGMEMO_N; i++){
+    const ProfsumSpan *v = &ev->aArg[aArgMemoKey[i]];
+    if( v->type!=m->aType[i] || v->n!=m->aLen[i] ) return 0;
+    if( v->n>0 && memcmp(v->z, z, (size_t)v->n)!=0 ) return 0;
+    z += v->n;
+  }
+  for(i=0; i<ARGMEMO_N; i++) aId[i] = m->aId[i];
+  return 1;
+}
+
+/* The memo of name id `name` (made empty when new) in *ppM: 0 for an id
+** of ARGMEMO_MAX_NAMES or more.  SQLITE_OK or SQLITE_NOMEM. */
+static int argMemoAt(Engine *e, int32_t name, ArgMemo **ppM){
+  *ppM = 0;
+  if( name>=ARGMEMO_MAX_NAMES ) return SQLITE_OK;
+  if( name>=e->nArgMemo ){
+    int32_t nNew = e->nArgMemo ? e->nArgMemo*2 : 256;
+    ArgMemo *a;
+    while( nNew<=name ) nNew *= 2;
+    a = sqlite3_realloc64(e->aArgMemo, sizeof(ArgMemo)*(sqlite3_uint64)nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    memset(a + e->nArgMemo, 0, sizeof(ArgMemo)*(size_t)(nNew - e->nArgMemo));
+    e->aArgMemo = a;
+    e->nArgMemo = nNew;
+  }
+  *ppM = &e->aArgMemo[name];
+  return SQLITE_OK;
+}
+
+/* Make name's memo hold the args spans of ev and their ids aId[] (within
+** the bounds above: else nothing is kept).  SQLITE_OK or SQLITE_NOMEM. */
+static int argMemoSet(Engine *e, int32_t name, const ProfsumEvent *ev, const int32_t *aId){
+  ArgMemo *m;
+  int64_t n = 0;
+  char *z;
+  int i;
+  if( argMemoAt(e, name, &m) ) return SQLITE_NOMEM;
+  if( m==0 ) return SQLITE_OK;
+  for(i=0; i<ARGMEMO_N; i++) n += ev->aArg[aArgMemoKey[i]].n;
+  if( n>m->nCap ){
+    int64_t nCap = (n + 63) & ~(int64_t)63;
+    char *a;
+    if( e->nArgMemoBytes - m->nCap + nCap > ARGMEMO_MAX_BYTES ){ m->set = 0; return SQLITE_OK; }
+    a = sqlite3_realloc64(m->aRaw, (sqlite3_uint64)nCap);
+    if( a==0 ) return SQLITE_NOMEM;
+    e->nArgMemoBytes += nCap - m->nCap;
+    m->aRaw = a;
+    m->nCap = nCap;
+  }
+  for(z=m->aRaw, i=0; i<ARGMEMO_N; i++){
+    const ProfsumSpan *v = &ev->aArg[aArgMemoKey[i]];
+    m->aType[i] = v->type;
+    m->aLen[i] = v->n;
+    m->aId[i] = aId[i];
+    if( v->n>0 ){ memcpy(z, v->z, (size_t)v->n); z += v->n; }
+  }
+  m->set = 1;
+  return SQLITE_OK;
+}
+
 #define SIGLAST_MAX_BYTES ((int64_t)8<<20)   /* long_name copies kept by sigLast */
 
 /* The shape signature id (-1: none) of the long_name span s of an event
@@ -235,16 +325,23 @@ static int internRunId(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB
 static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int64_t *pnB,
                  int32_t *pId){
   const char *z; int64_t n;
-  HEnt *h, *hl;
+  HEnt *h;
   int isNew;
-  int64_t *pCopy;
+  int64_t *pCopy, *pV1, *pV2;   /* the name's sigLast entry: copy, sig id+1 */
+  ArgMemo *m;
   *pId = -1;
   if( s->type!=PROFSUM_JT_STRING || s->n==0 ) return SQLITE_OK;
-  hl = profsumEngHmGet(&e->sigLast, name, 0, 1, 0);
-  if( hl==0 ) return SQLITE_NOMEM;
-  pCopy = (int64_t*)(intptr_t)hl->v1;
+  if( argMemoAt(e, name, &m) ) return SQLITE_NOMEM;
+  if( m ){
+    pV1 = &m->sigCopy; pV2 = &m->sigId;
+  }else{
+    HEnt *hl = profsumEngHmGet(&e->sigLast, name, 0, 1, 0);
+    if( hl==0 ) return SQLITE_NOMEM;
+    pV1 = &hl->v1; pV2 = &hl->v2;
+  }
+  pCopy = (int64_t*)(intptr_t)*pV1;
   if( pCopy && pCopy[0]==s->n && memcmp(pCopy+2, s->z, (size_t)s->n)==0 ){
-    *pId = (int32_t)hl->v2 - 1;
+    *pId = (int32_t)*pV2 - 1;
     return SQLITE_OK;
   }
   if( profsumSpanText(s, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
@@ -272,93 +369,15 @@ static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int6
     int64_t *pNew;
     if( e->nSigLastBytes - cap + newCap > SIGLAST_MAX_BYTES ) return SQLITE_OK;
     pNew = sqlite3_realloc64(pCopy, 2*sizeof(int64_t) + (sqlite3_uint64)newCap);
-    if( pNew==0 ){ sqlite3_free(pCopy); hl->v1 = 0; return SQLITE_NOMEM; }
+    if( pNew==0 ){ sqlite3_free(pCopy); *pV1 = 0; return SQLITE_NOMEM; }
     e->nSigLastBytes += newCap - cap;
     pCopy = pNew;
     pCopy[1] = newCap;
   }
   pCopy[0] = s->n;
   memcpy(pCopy+2, s->z, (size_t)s->n);
-  hl->v1 = (int64_t)(intptr_t)pCopy;
-  hl->v2 = h->v1;
-  return SQLITE_OK;
-}
-
-/* The raw spans of tf_op and source of the last event of a name, and the
-** ids they gave (internArg): an op's events repeat them, so comparing
-** their bytes replaces decoding and hashing them.  Kept for names of ids
-** below ARGMEMO_MAX_NAMES, at most ARGMEMO_MAX_BYTES of text in all.  (The
-** run_id changes with the step, not with the name: the last one is kept
-** for all names, in Engine.zLastRunId.) */
-#define ARGMEMO_N 2
-#define ARGMEMO_MAX_NAMES ((int32_t)1<<18)
-#define ARGMEMO_MAX_BYTES ((int64_t)8<<20)
-typedef struct ArgMemo {
-  int32_t aId[ARGMEMO_N];         /* tf_op, source ids (-1 absent) */
-  int64_t aLen[ARGMEMO_N];        /* the spans' lengths */
-  unsigned char aType[ARGMEMO_N]; /* their JSON types */
-  unsigned char set;              /* 1: the fields above hold something */
-  char *aRaw; int64_t nCap;       /* the spans' bytes one after the other */
-} ArgMemo;
-
-/* The args spans an ArgMemo keeps, in order. */
-static const int aArgMemoKey[ARGMEMO_N] = { PROFSUM_AK_TF_OP, PROFSUM_AK_SOURCE };
-
-/* 1 with the ids in aId[] when name's memo holds the args spans of ev. */
-static int argMemoHit(const Engine *e, int32_t name, const ProfsumEvent *ev, int32_t *aId){
-  const ArgMemo *m;
-  const char *z;
-  int i;
-  if( name>=e->nArgMemo || !e->aArgMemo[name].set ) return 0;
-  m = &e->aArgMemo[name];
-  for(z=m->aRaw, i=0; i<ARGMEMO_N; i++){
-    const ProfsumSpan *v = &ev->aArg[aArgMemoKey[i]];
-    if( v->type!=m->aType[i] || v->n!=m->aLen[i] ) return 0;
-    if( v->n>0 && memcmp(v->z, z, (size_t)v->n)!=0 ) return 0;
-    z += v->n;
-  }
-  for(i=0; i<ARGMEMO_N; i++) aId[i] = m->aId[i];
-  return 1;
-}
-
-/* Make name's memo hold the args spans of ev and their ids aId[] (within
-** the bounds above: else nothing is kept).  SQLITE_OK or SQLITE_NOMEM. */
-static int argMemoSet(Engine *e, int32_t name, const ProfsumEvent *ev, const int32_t *aId){
-  ArgMemo *m;
-  int64_t n = 0;
-  char *z;
-  int i;
-  if( name>=ARGMEMO_MAX_NAMES ) return SQLITE_OK;
-  if( name>=e->nArgMemo ){
-    int32_t nNew = e->nArgMemo ? e->nArgMemo*2 : 256;
-    ArgMemo *a;
-    while( nNew<=name ) nNew *= 2;
-    a = sqlite3_realloc64(e->aArgMemo, sizeof(ArgMemo)*(sqlite3_uint64)nNew);
-    if( a==0 ) return SQLITE_NOMEM;
-    memset(a + e->nArgMemo, 0, sizeof(ArgMemo)*(size_t)(nNew - e->nArgMemo));
-    e->aArgMemo = a;
-    e->nArgMemo = nNew;
-  }
-  m = &e->aArgMemo[name];
-  for(i=0; i<ARGMEMO_N; i++) n += ev->aArg[aArgMemoKey[i]].n;
-  if( n>m->nCap ){
-    int64_t nCap = (n + 63) & ~(int64_t)63;
-    char *a;
-    if( e->nArgMemoBytes - m->nCap + nCap > ARGMEMO_MAX_BYTES ){ m->set = 0; return SQLITE_OK; }
-    a = sqlite3_realloc64(m->aRaw, (sqlite3_uint64)nCap);
-    if( a==0 ) return SQLITE_NOMEM;
-    e->nArgMemoBytes += nCap - m->nCap;
-    m->aRaw = a;
-    m->nCap = nCap;
-  }
-  for(z=m->aRaw, i=0; i<ARGMEMO_N; i++){
-    const ProfsumSpan *v = &ev->aArg[aArgMemoKey[i]];
-    m->aType[i] = v->type;
-    m->aLen[i] = v->n;
-    m->aId[i] = aId[i];
-    if( v->n>0 ){ memcpy(z, v->z, (size_t)v->n); z += v->n; }
-  }
-  m->set = 1;
+  *pV1 = (int64_t)(intptr_t)pCopy;
+  *pV2 = h->v1;
   return SQLITE_OK;
 }
 
@@ -366,7 +385,10 @@ static int argMemoSet(Engine *e, int32_t name, const ProfsumEvent *ev, const int
 ** reading). */
 void profsumEngSigFree(Engine *e){
   int64_t i;
-  for(i=0; i<e->nArgMemo; i++) sqlite3_free(e->aArgMemo[i].aRaw);
+  for(i=0; i<e->nArgMemo; i++){
+    sqlite3_free(e->aArgMemo[i].aRaw);
+    sqlite3_free((void*)(intptr_t)e->aArgMemo[i].sigCopy);
+  }
   sqlite3_free(e->aArgMemo);
   e->aArgMemo = 0;
   e->nArgMemo = 0;
