@@ -374,19 +374,28 @@ static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
 
 /* scanString's common case, inlined where strings are met most (keys and
 ** scalar values): the string index says at once where the string ends
-** when it has no escape, no control character and the window no byte of
-** 0x80 or more.  Anything else goes to scanString. */
+** (in this word of the index or a later one) when it has no escape, no
+** control character and the window no byte of 0x80 or more.  Anything
+** else goes to scanString. */
 static inline int scanStringFast(ProfsumScan *s, const u8 *p, const u8 *e,
                                  const u8 **ppEnd, unsigned *pFlags){
   if( s->idx.aStop && !s->idx.anyHi && e==s->aBuf + s->nBuf ){
-    size_t i = (size_t)(p + 1 - s->aBuf);
+    size_t i = (size_t)(p + 1 - s->aBuf), q;
     uint64_t m = s->idx.aStop[i/64] >> (i%64);
     if( m ){
-      size_t q = i + (size_t)__builtin_ctzll(m);
-      if( q<s->nBuf && s->aBuf[q]=='"' ){
-        *ppEnd = s->aBuf + q + 1;
-        return P_OK;
-      }
+      q = i + (size_t)__builtin_ctzll(m);
+    }else{
+      /* a string past this word (an HLO text): the next marked word */
+      size_t w = i/64;
+      do{
+        if( ++w*64>=s->nBuf ) return scanString(s, p, e, ppEnd, pFlags);
+        m = s->idx.aStop[w];
+      }while( m==0 );
+      q = w*64 + (size_t)__builtin_ctzll(m);
+    }
+    if( q<s->nBuf && s->aBuf[q]=='"' ){
+      *ppEnd = s->aBuf + q + 1;
+      return P_OK;
     }
   }
   return scanString(s, p, e, ppEnd, pFlags);
