@@ -224,8 +224,9 @@ static int internRunId(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB
 }
 
 /* The raw spans of tf_op and source of the last event of a name, and the
-** ids they gave (internArg): an op's events repeat them, so comparing
-** their bytes replaces decoding and hashing them.  Kept for names of ids
+** ids they gave (internArg), and that event's key: an op's events repeat
+** them, so comparing their bytes (and the key's five ids) replaces
+** decoding and hashing them.  Kept for names of ids
 ** below ARGMEMO_MAX_NAMES, at most ARGMEMO_MAX_BYTES of text in all.  (The
 ** run_id changes with the step, not with the name: the last one is kept
 ** for all names, in Engine.zLastRunId.) */
@@ -241,6 +242,8 @@ typedef struct ArgMemo {
   int64_t sigCopy, sigId;         /* sigOf's sigLast entry of the name (its v1
                                   ** and v2), kept here for names of ids below
                                   ** ARGMEMO_MAX_NAMES: no hash lookup */
+  EvKey key;                      /* the event key of the name's last event */
+  int32_t keyId;                  /* its index + 1 (0: none yet) */
 } ArgMemo;
 
 /* The args spans an ArgMemo keeps, in order. */
@@ -604,7 +607,18 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, in
       }
     }
     if( rc==SQLITE_OK ) rc = sigOf(e, k.name, &ev->aArg[PROFSUM_AK_LONG_NAME], ppB, pnB, &k.sig);
-    if( rc==SQLITE_OK && (r->key = keyIntern(e, &k))<0 ) rc = SQLITE_NOMEM;
+    if( rc==SQLITE_OK ){
+      /* the key of the name's last event, when this one has the same */
+      ArgMemo *m = k.name<e->nArgMemo ? &e->aArgMemo[k.name] : 0;
+      if( m && m->keyId>0 && memcmp(&m->key, &k, sizeof(k))==0 ){
+        r->key = m->keyId - 1;
+      }else if( (r->key = keyIntern(e, &k))<0 ){
+        rc = SQLITE_NOMEM;
+      }else if( m ){
+        m->key = k;
+        m->keyId = r->key + 1;
+      }
+    }
   }
   if( rc ) return rc;
   *pKey = r->key;
