@@ -589,6 +589,36 @@ class NumbersInOnePass(unittest.TestCase):
         # the numbers' diagnostics are the strings' but for the string ones
         self.assertEqual(dict(da).get("time_rounded"), dict(db_).get("time_rounded"))
 
+    def test_rounded_doubles_as_the_text(self):
+        """The doubles of times with more than 6 decimals (the summary's
+        float decisions) come from the digits the scanner kept: the summary
+        is that of the same texts written as strings (read by the general
+        code and converted from the text)."""
+        rng = random.Random(5)
+        num, txt = [], []
+        t = 1700000000.0
+        for i in range(3000):
+            t += rng.choice([0.0, 1e-7, 3e-7, 0.5, 2.25])
+            ts = "%.7f" % t if rng.random() < 0.7 else repr(t)
+            d = rng.choice(["%.17g" % rng.uniform(0.1, 50), "%.7f" % rng.uniform(0.1, 5), "2.0000005", "0.0000015"])
+            name = "op%d" % rng.randrange(40)
+            num.append('{"ph":"X","name":"%s","pid":1,"tid":2,"ts":%s,"dur":%s}' % (name, ts, d))
+            txt.append('{"ph":"X","name":"%s","pid":1,"tid":2,"ts":"%s","dur":"%s"}' % (name, ts, d))
+        meta = ('{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:TPU:0"}},'
+                '{"ph":"M","pid":1,"tid":2,"name":"thread_name","args":{"name":"XLA Ops"}},')
+        with TempDir() as td:
+            a = td.write("n.json", '{"traceEvents":[' + meta + ",".join(num) + "]}")
+            b = td.write("s.json", '{"traceEvents":[' + meta + ",".join(txt) + "]}")
+            db = connect()
+            try:
+                sa = json.loads(db.execute("SELECT profsum_summary_json(profsum_import(?, 'a'))", (a,)).fetchone()[0])
+                sb = json.loads(db.execute("SELECT profsum_summary_json(profsum_import(?, 'b'))", (b,)).fetchone()[0])
+            finally:
+                db.close()
+        for key in ("gap_before_ops", "hierarchical_regions", "hot_ops", "step_time", "time_breakdown"):
+            self.assertEqual(sa[key], sb[key], key)
+        self.assertEqual(sa["trace_overview"]["profile_start_ts"], sb["trace_overview"]["profile_start_ts"])
+
 
 
 class ArgsOfAName(unittest.TestCase):

@@ -195,6 +195,47 @@ int profsumLdToDouble(long double X, double *pOut){
   return 0;
 }
 
+/* See profsum_reader.h.  d = m·2^e; is |w·10^k − d| < half the gap
+** around d?  Scaled by 10^-k·2^-e: |2·w·2^-e − 2·m·10^-k| < 10^-k (a
+** quarter gap below a power of two).  When not, the neighbour of d on the
+** text's side is tried the same way (a hint made from the text rounded to
+** a picosecond is often one double off when ulps are below a picosecond's
+** scale, as epoch microseconds' are not). */
+int profsumDecimalHint(uint64_t w, int k, int neg, double dHint, double *pOut){
+  static const uint64_t aU10[20] = { 1ull, 10ull, 100ull, 1000ull, 10000ull,
+    100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+    10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+    100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+    100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull };
+  uint64_t bits;
+  int nbw, iTry;
+  double dAbs;
+  if( w==0 || k>0 || k<-19 || dHint!=dHint || (dHint<0)!=neg ) return 0;
+  nbw = 64 - __builtin_clzll(w);
+  dAbs = dHint<0 ? -dHint : dHint;
+  memcpy(&bits, &dAbs, sizeof(bits));
+  for(iTry=0; iTry<2; iTry++){
+    uint64_t m = (bits & (((uint64_t)1<<52)-1)) | ((uint64_t)1<<52);
+    int E = (int)(bits>>52), sh = 1075 - E;   /* d = m·2^-sh */
+    unsigned __int128 A2, B2, P;
+    int bPow2, inside;
+    if( !(E>0 && E<0x7ff && sh>=0 && nbw + sh + 1 <= 127) ) break;
+    A2 = (unsigned __int128)w << (sh+1);
+    B2 = (unsigned __int128)m * aU10[-k] * 2;
+    P = aU10[-k];
+    bPow2 = (bits & (((uint64_t)1<<52)-1))==0 && E>1;
+    inside = A2>=B2 ? A2-B2 < P : (bPow2 ? (B2-A2)*2 < P : B2-A2 < P);
+    if( inside ){
+      double r;
+      memcpy(&r, &bits, sizeof(r));
+      *pOut = neg ? -r : r;
+      return 1;
+    }
+    if( A2>=B2 ) bits++; else bits--;     /* |text| above d, or below */
+  }
+  return 0;
+}
+
 /* The nearest double to the decimal text z[0..n) (correctly rounded, as
 ** strtod and Python's float() of the same text).  The summary decides
 ** nesting and gaps on the doubles the reference sees (summary_engine.c,
@@ -250,40 +291,7 @@ double profsumTextDouble(const char *z, int64_t n, double dHint){
     }
     if( i!=n ) goto slow;
     if( w==0 ) return neg ? -0.0 : 0.0;
-    if( k<=0 && k>=-19 && dHint==dHint && (dHint<0)==neg ){
-      /* 1: d = m·2^e; is |w·10^k − d| < half the gap around d?  Scaled by
-      ** 10^-k·2^-e: |2·w·2^-e − 2·m·10^-k| < 10^-k (a quarter gap below a
-      ** power of two).  When not, the neighbour of d on the text's side is
-      ** tried the same way (a hint made from the text rounded to a
-      ** picosecond is often one double off when ulps are below a
-      ** picosecond's scale, as epoch microseconds' are not). */
-      static const uint64_t aU10[20] = { 1ull, 10ull, 100ull, 1000ull, 10000ull,
-        100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
-        10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
-        100000000000000ull, 1000000000000000ull, 10000000000000000ull,
-        100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull };
-      uint64_t bits;
-      int nbw = 64 - __builtin_clzll(w), iTry;
-      double dAbs = dHint<0 ? -dHint : dHint;
-      memcpy(&bits, &dAbs, sizeof(bits));
-      for(iTry=0; iTry<2; iTry++){
-        uint64_t m = (bits & (((uint64_t)1<<52)-1)) | ((uint64_t)1<<52);
-        int E = (int)(bits>>52), sh = 1075 - E;   /* d = m·2^-sh */
-        unsigned __int128 A2, B2, P;
-        int bPow2, inside;
-        if( !(E>0 && E<0x7ff && sh>=0 && nbw + sh + 1 <= 127) ) break;
-        A2 = (unsigned __int128)w << (sh+1);
-        B2 = (unsigned __int128)m * aU10[-k] * 2;
-        P = aU10[-k];
-        bPow2 = (bits & (((uint64_t)1<<52)-1))==0 && E>1;
-        inside = A2>=B2 ? A2-B2 < P : (bPow2 ? (B2-A2)*2 < P : B2-A2 < P);
-        if( inside ){
-          memcpy(&r, &bits, sizeof(r));
-          return neg ? -r : r;
-        }
-        if( A2>=B2 ) bits++; else bits--;     /* |text| above d, or below */
-      }
-    }
+    if( profsumDecimalHint(w, (int)(k<-100 ? -100 : k>100 ? 100 : k), neg, dHint, &r) ) return r;
     if( w<=((uint64_t)1<<53) && k>=-22 && k<=0 ){
       /* Clinger: w and 10^-k are exact doubles, one division rounds */
       static const double aD10[23] = {

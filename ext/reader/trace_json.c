@@ -932,11 +932,15 @@ static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
 ** after '.'): the general path scans and converts it then, and reports
 ** what is wrong with it. */
 static inline int scanMicrosFast(const u8 *p, const u8 *e, const u8 **ppEnd,
-                                 profsum_ps *pPs, int *pRound){
+                                 profsum_ps *pPs, int *pRound, uint64_t *pDigits, int *pExp){
   static const int64_t aPow[7] = {1000000, 100000, 10000, 1000, 100, 10, 1};
+  static const uint64_t aP10[13] = { 1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull,
+    1000000ull, 10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
+    100000000000ull, 1000000000000ull };
   const u8 *q = p, *q1;
-  uint64_t ip, frac = 0;
+  uint64_t ip, frac = 0, tail = 0;
   int neg = 0, nf = 0, rd = 0, rest = 0;
+  int64_t nFr = 0;
   profsum_ps ps;
   if( *q=='-' ){ neg = 1; q++; }
   q1 = profsumDigitRun(q, e);
@@ -948,16 +952,30 @@ static inline int scanMicrosFast(const u8 *p, const u8 *e, const u8 **ppEnd,
     const u8 *f0 = q+1, *f1 = profsumDigitRun(q+1, e);
     if( f1>=e ) return P_MORE;
     if( f1==f0 ) return -1;
-    nf = f1-f0>6 ? 6 : (int)(f1-f0);
+    nFr = f1 - f0;
+    nf = nFr>6 ? 6 : (int)nFr;
     frac = profsumDigitsValue(0, (const char*)f0, nf);
-    if( f1-f0>6 ){
-      const u8 *r;
+    if( nFr>6 ){
       rd = f0[6] - '0';
-      for(r=f0+7; r<f1; r++) if( *r!='0' ){ rest = 1; break; }
+      if( nFr-7<=19 ){
+        /* the digits after the first dropped one: any not 0? (and their
+        ** value, for the text's double below) */
+        tail = profsumDigitsValue(0, (const char*)f0+7, nFr-7);
+        rest = tail!=0;
+      }else{
+        const u8 *r;
+        for(r=f0+7; r<f1; r++) if( *r!='0' ){ rest = 1; break; }
+      }
     }
     q = f1;
   }
   if( *q=='e' || *q=='E' ) return -1;
+  if( (rd || rest) && !neg && (q1 - p) + nFr<=19 ){
+    /* rounded: all its digits as one integer, for its double
+    ** (profsumDecimalHint); nFr - 7 <= 12 here */
+    *pDigits = ((ip*1000000 + frac)*10 + (uint64_t)rd)*aP10[nFr-7] + tail;
+    *pExp = -(int)nFr;
+  }
   ps = (profsum_ps)ip*1000000 + (profsum_ps)(frac*(uint64_t)aPow[nf]);
   /* round half to even on the first dropped digit (as decnum.c) */
   if( rd>5 || (rd==5 && (rest || (ps & 1))) ) ps++;
@@ -998,7 +1016,9 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
     ProfsumSpan v;
     profsum_ps ps;
     int r;
-    rc = scanMicrosFast(p, e, &q, &ps, &r);
+    uint64_t w = 0;
+    int x = 0;
+    rc = scanMicrosFast(p, e, &q, &ps, &r, &w, &x);
     if( rc!=P_OK ) return rc;
     v.z = (const char*)p;
     v.n = q - p;
@@ -1007,9 +1027,13 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
     if( nk==2 ){
       ev->tsPresent = 1;
       ev->ts = ps;
+      ev->tsDigits = w;
+      ev->tsExp = x;
       timeTaken(s, "ts", &v, r, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan);
     }else{
       ev->dur = ps;
+      ev->durDigits = w;
+      ev->durExp = x;
       timeTaken(s, "dur", &v, r, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan);
     }
   }else if( nk==3 && (k[0]=='p' || k[0]=='t') && k[1]=='i' && k[2]=='d' ){
@@ -1136,6 +1160,7 @@ static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
       if( k[0]=='p' && k[1]=='h' ){ spanCopy(&ev->ph, v); return; }
       if( k[0]=='t' && k[1]=='s' ){
         ev->tsPresent = 1;
+        ev->tsDigits = 0;
         setTime(s, "ts", v, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan);
         return;
       }
@@ -1143,7 +1168,11 @@ static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
     case 3:
       if( KEYIS(k,nk,"pid") ){ setId(s, "pid", v, &ev->pid); return; }
       if( KEYIS(k,nk,"tid") ){ setId(s, "tid", v, &ev->tid); return; }
-      if( KEYIS(k,nk,"dur") ){ setTime(s, "dur", v, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan); return; }
+      if( KEYIS(k,nk,"dur") ){
+        ev->durDigits = 0;
+        setTime(s, "dur", v, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan);
+        return;
+      }
       if( KEYIS(k,nk,"cat") ) goto text_field;
       break;
     case 4:

@@ -541,6 +541,16 @@ static int evNew(Engine *e, int64_t idx, int64_t iOffset, profsum_ps ts, profsum
   return SQLITE_OK;
 }
 
+/* The double of a rounded time's text s (Python's float()), hDouble the
+** double of its rounded picoseconds: from the digits the scanner kept
+** (w·10^k, w 0 when it kept none) when the hint or its neighbour is the
+** answer, else from the text. */
+static double roundedDouble(uint64_t w, int k, const ProfsumSpan *s, double hDouble){
+  double d;
+  if( w && profsumDecimalHint(w, k, 0, hDouble, &d) ) return d;
+  return profsumTextDouble(s->z, s->n, hDouble);
+}
+
 /* Take one accepted X event; its event key in *pKey (left alone when the
 ** event is left out). */
 static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, int32_t *pKey){
@@ -640,8 +650,8 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, in
     /* Rare but for converted XPlanes (17-digit µs texts): keep the text's
     ** doubles only when the rounded picoseconds give other doubles. */
     double pTs = profsumEngPsFloat(ev->ts), pDur = profsumEngPsFloat(ev->dur);
-    double fTs = ev->tsRounded ? profsumTextDouble(ev->tsSpan.z, ev->tsSpan.n, pTs) : pTs;
-    double fDur = ev->durRounded ? profsumTextDouble(ev->durSpan.z, ev->durSpan.n, pDur) : pDur;
+    double fTs = ev->tsRounded ? roundedDouble(ev->tsDigits, ev->tsExp, &ev->tsSpan, pTs) : pTs;
+    double fDur = ev->durRounded ? roundedDouble(ev->durDigits, ev->durExp, &ev->durSpan, pDur) : pDur;
     e->anyRounded = 1;
     if( fTs!=pTs || fDur!=pDur ){
       if( e->nFloat>=e->nAllocFloat ){
