@@ -30,6 +30,7 @@
 #include "cnum.h"
 #include "profsum_reader.h"
 #include "strindex.h"
+#include "jsonlex.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -54,6 +55,7 @@
 #define P_OK    0
 #define P_MORE  1     /* ran into the end of the window: refill and retry */
 #define P_ERR   2     /* syntax error: s->zErrWhy and s->pErrAt are set */
+_Static_assert(P_OK==PROFSUM_LEX_OK && P_MORE==PROFSUM_LEX_MORE, "jsonlex.h's codes");
 
 /* Scanner states. */
 #define ST_START        0   /* before the first byte of the document */
@@ -131,38 +133,12 @@ static const u8 aStrClass[256] = {
   [31]=3, ['"']=1, ['\\']=2,
 };
 
-/* Length of the valid UTF-8 sequence at p (at most e-p bytes available):
-** 2..4, 0 when the bytes there are not UTF-8 (a stray continuation byte,
-** an overlong form, a surrogate, beyond U+10FFFF, a cut sequence), -1
-** when the sequence may continue past e. */
-static int utf8Len(const u8 *p, const u8 *e){
-  u8 c = p[0];
-  int n, i;
-  unsigned lo = 0x80, hi = 0xBF;
-  if( c>=0xC2 && c<=0xDF ) n = 2;
-  else if( c>=0xE0 && c<=0xEF ){
-    n = 3;
-    if( c==0xE0 ) lo = 0xA0;              /* overlong */
-    if( c==0xED ) hi = 0x9F;              /* surrogates */
-  }else if( c>=0xF0 && c<=0xF4 ){
-    n = 4;
-    if( c==0xF0 ) lo = 0x90;              /* overlong */
-    if( c==0xF4 ) hi = 0x8F;              /* beyond U+10FFFF */
-  }else return 0;
-  for(i=1; i<n; i++){
-    if( p+i>=e ) return -1;
-    if( p[i]<lo || p[i]>hi ) return 0;
-    lo = 0x80; hi = 0xBF;
-  }
-  return n;
-}
-
 /* Is p[0..e) all valid UTF-8? */
 static int utf8Valid(const u8 *p, const u8 *e){
   while( p<e ){
     int n;
     if( *p<0x80 ){ p++; continue; }
-    n = utf8Len(p, e);
+    n = profsumUtf8Len(p, e);
     if( n<=0 ) return 0;
     p += n;
   }
@@ -650,159 +626,6 @@ static inline __attribute__((always_inline)) int scanValue(ProfsumScan *s, const
 }
 
 /* ------------------------------------------------------------------ */
-/* Span decoding                                                       */
-/* ------------------------------------------------------------------ */
-
-/* Grow the scratch buffer to at least n bytes. */
-static int scratchReserve(char **ppBuf, int64_t *pnBuf, int64_t n){
-  if( n>*pnBuf ){
-    int64_t nNew = *pnBuf ? *pnBuf : 256;
-    char *a;
-    while( nNew<n ) nNew *= 2;
-    a = sqlite3_realloc64(*ppBuf, (sqlite3_uint64)nNew);
-    if( a==0 ) return SQLITE_NOMEM;
-    *ppBuf = a;
-    *pnBuf = nNew;
-  }
-  return SQLITE_OK;
-}
-
-static unsigned hexVal(char c){
-  if( c>='0' && c<='9' ) return (unsigned)(c-'0');
-  if( c>='a' && c<='f' ) return (unsigned)(c-'a'+10);
-  return (unsigned)(c-'A'+10);
-}
-
-/* Append the UTF-8 encoding of code point u at *pz. */
-static char *putUtf8(char *z, unsigned u){
-  if( u<0x80 ){ *z++ = (char)u; }
-  else if( u<0x800 ){ *z++ = (char)(0xC0|(u>>6)); *z++ = (char)(0x80|(u&0x3F)); }
-  else if( u<0x10000 ){
-    *z++ = (char)(0xE0|(u>>12)); *z++ = (char)(0x80|((u>>6)&0x3F));
-    *z++ = (char)(0x80|(u&0x3F));
-  }else{
-    *z++ = (char)(0xF0|(u>>18)); *z++ = (char)(0x80|((u>>12)&0x3F));
-    *z++ = (char)(0x80|((u>>6)&0x3F)); *z++ = (char)(0x80|(u&0x3F));
-  }
-  return z;
-}
-
-/* See profsum_reader.h. */
-int profsumSpanText(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
-                    const char **pzOut, int64_t *pnOut){
-  const char *z = s->z, *e = s->z + s->n;
-  char *o;
-  int bBad = (s->flags & PROFSUM_SF_BADUTF8)!=0;
-  if( !(s->flags & (PROFSUM_SF_ESCAPE|PROFSUM_SF_BADUTF8)) ){
-    *pzOut = s->z;
-    *pnOut = s->n;
-    return SQLITE_OK;
-  }
-  /* a byte that is not UTF-8 becomes U+FFFD (3 bytes) */
-  if( scratchReserve(ppBuf, pnBuf, (bBad ? 3*s->n : s->n)+1) ) return SQLITE_NOMEM;
-  o = *ppBuf;
-  while( z<e ){
-    if( bBad && (u8)*z>=0x80 ){
-      int n = utf8Len((const u8*)z, (const u8*)e);
-      if( n<=0 ){ o = putUtf8(o, 0xFFFD); z++; }
-      else{ memcpy(o, z, (size_t)n); o += n; z += n; }
-      continue;
-    }
-    if( *z!='\\' ){ *o++ = *z++; continue; }
-    switch( z[1] ){
-      case 'b': *o++ = '\b'; z += 2; break;
-      case 'f': *o++ = '\f'; z += 2; break;
-      case 'n': *o++ = '\n'; z += 2; break;
-      case 'r': *o++ = '\r'; z += 2; break;
-      case 't': *o++ = '\t'; z += 2; break;
-      case 'u': {
-        unsigned u = (hexVal(z[2])<<12)|(hexVal(z[3])<<8)|(hexVal(z[4])<<4)|hexVal(z[5]);
-        z += 6;
-        if( u>=0xD800 && u<=0xDBFF ){
-          if( e-z>=6 && z[0]=='\\' && z[1]=='u' ){
-            unsigned u2 = (hexVal(z[2])<<12)|(hexVal(z[3])<<8)|(hexVal(z[4])<<4)|hexVal(z[5]);
-            if( u2>=0xDC00 && u2<=0xDFFF ){
-              u = 0x10000 + ((u-0xD800)<<10) + (u2-0xDC00);
-              z += 6;
-            }else{
-              u = 0xFFFD;
-            }
-          }else{
-            u = 0xFFFD;
-          }
-        }else if( u>=0xDC00 && u<=0xDFFF ){
-          u = 0xFFFD;
-        }
-        o = putUtf8(o, u);
-        break;
-      }
-      default: *o++ = z[1]; z += 2; break;   /* \" \\ \/ */
-    }
-  }
-  *pzOut = *ppBuf;
-  *pnOut = o - *ppBuf;
-  return SQLITE_OK;
-}
-
-/* See profsum_reader.h. */
-int profsumSpanJson(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
-                    const char **pzOut, int64_t *pnOut){
-  const char *z, *e;
-  char *o;
-  int inStr = 0;
-  if( s->type==PROFSUM_JT_STRING ){ z = s->z-1; e = s->z + s->n + 1; }
-  else{ z = s->z; e = s->z + s->n; }
-  if( !(s->flags & PROFSUM_SF_FIXUP) ){
-    *pzOut = z;
-    *pnOut = e - z;
-    return SQLITE_OK;
-  }
-  /* Worst case: every byte a control char (6 bytes) or NaN quoting. */
-  if( scratchReserve(ppBuf, pnBuf, (e-z)*6+16) ) return SQLITE_NOMEM;
-  o = *ppBuf;
-  while( z<e ){
-    char c = *z;
-    if( inStr ){
-      if( c=='\\' ){ *o++ = c; *o++ = z[1]; z += 2; continue; }
-      if( (u8)c>=0x80 && (s->flags & PROFSUM_SF_BADUTF8) ){
-        int n = utf8Len((const u8*)z, (const u8*)e);
-        if( n<=0 ){ memcpy(o, "\\ufffd", 6); o += 6; z++; }
-        else{ memcpy(o, z, (size_t)n); o += n; z += n; }
-        continue;
-      }
-      if( c=='"' ){ inStr = 0; *o++ = c; z++; continue; }
-      if( (unsigned char)c<0x20 ){
-        static const char hx[] = "0123456789abcdef";
-        *o++ = '\\'; *o++ = 'u'; *o++ = '0'; *o++ = '0';
-        *o++ = hx[(c>>4)&0xF]; *o++ = hx[c&0xF];
-        z++;
-        continue;
-      }
-      *o++ = c; z++;
-      continue;
-    }
-    if( c=='"' ){ inStr = 1; *o++ = c; z++; continue; }
-    if( c==',' ){
-      const char *q = z+1;
-      while( q<e && aWs[(u8)*q] ) q++;
-      if( q<e && (*q=='}' || *q==']') ){ z++; continue; }   /* trailing comma */
-      *o++ = c; z++;
-      continue;
-    }
-    if( c=='N' || c=='I' || (c=='-' && z+1<e && z[1]=='I') ){
-      int n = c=='N' ? 3 : (c=='I' ? 8 : 9);
-      *o++ = '"'; memcpy(o, z, (size_t)n); o += n; *o++ = '"';
-      z += n;
-      continue;
-    }
-    *o++ = c; z++;
-  }
-  *pzOut = *ppBuf;
-  *pnOut = o - *ppBuf;
-  return SQLITE_OK;
-}
-
-/* ------------------------------------------------------------------ */
 /* Event fields                                                        */
 /* ------------------------------------------------------------------ */
 
@@ -922,89 +745,9 @@ static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
   timeTaken(s, zKey, v, rc, pHas, pVal, pRounded, pText);
 }
 
-/* A ts or dur written as a JSON number of the common shape
-** "[-]d{1,18}[.d+]" (xprof's, Kineto's epoch microseconds), scanned and
-** converted in one pass (scanNumber and profsumParseMicros make two):
-** P_OK with *ppEnd past it, *pPs and *pRound (1: more than 6 decimals,
-** rounded half-even; the values profsumParseMicros gives); P_MORE when
-** the number may go on past e; -1 for any other shape (an exponent, a
-** leading zero before a digit, more than 18 integer digits, no digit
-** after '.'): the general path scans and converts it then, and reports
-** what is wrong with it. */
-static inline int scanMicrosFast(const u8 *p, const u8 *e, const u8 **ppEnd,
-                                 profsum_ps *pPs, int *pRound, uint64_t *pDigits, int *pExp){
-  static const int64_t aPow[7] = {1000000, 100000, 10000, 1000, 100, 10, 1};
-  static const uint64_t aP10[13] = { 1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull,
-    1000000ull, 10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
-    100000000000ull, 1000000000000ull };
-  const u8 *q = p, *q1;
-  uint64_t ip, frac = 0, tail = 0;
-  int neg = 0, nf = 0, rd = 0, rest = 0;
-  int64_t nFr = 0;
-  profsum_ps ps;
-  if( *q=='-' ){ neg = 1; q++; }
-  q1 = profsumDigitRun(q, e);
-  if( q1>=e ) return P_MORE;
-  if( q1==q || q1-q>18 || (*q=='0' && q1-q>1) ) return -1;
-  ip = profsumDigitsValue(0, (const char*)q, q1-q);
-  q = q1;
-  if( *q=='.' ){
-    const u8 *f0 = q+1, *f1 = profsumDigitRun(q+1, e);
-    if( f1>=e ) return P_MORE;
-    if( f1==f0 ) return -1;
-    nFr = f1 - f0;
-    nf = nFr>6 ? 6 : (int)nFr;
-    frac = profsumDigitsValue(0, (const char*)f0, nf);
-    if( nFr>6 ){
-      rd = f0[6] - '0';
-      if( nFr-7<=19 ){
-        /* the digits after the first dropped one: any not 0? (and their
-        ** value, for the text's double below) */
-        tail = profsumDigitsValue(0, (const char*)f0+7, nFr-7);
-        rest = tail!=0;
-      }else{
-        const u8 *r;
-        for(r=f0+7; r<f1; r++) if( *r!='0' ){ rest = 1; break; }
-      }
-    }
-    q = f1;
-  }
-  if( *q=='e' || *q=='E' ) return -1;
-  if( (rd || rest) && !neg && (q1 - p) + nFr<=19 ){
-    /* rounded: all its digits as one integer, for its double
-    ** (profsumDecimalHint); nFr - 7 <= 12 here */
-    *pDigits = ((ip*1000000 + frac)*10 + (uint64_t)rd)*aP10[nFr-7] + tail;
-    *pExp = -(int)nFr;
-  }
-  ps = (profsum_ps)ip*1000000 + (profsum_ps)(frac*(uint64_t)aPow[nf]);
-  /* round half to even on the first dropped digit (as decnum.c) */
-  if( rd>5 || (rd==5 && (rest || (ps & 1))) ) ps++;
-  *pPs = neg ? -ps : ps;
-  *pRound = (rd || rest);
-  *ppEnd = q;
-  return P_OK;
-}
-
-/* A pid or tid written as a JSON integer of at most 18 digits, scanned
-** and converted in one pass: P_OK with *ppEnd and *pV, P_MORE when it may
-** go on past e, -1 for any other shape (the general path decides). */
-static inline int scanIntFast(const u8 *p, const u8 *e, const u8 **ppEnd, int64_t *pV){
-  const u8 *q = p, *q1;
-  int neg = 0;
-  uint64_t v;
-  if( *q=='-' ){ neg = 1; q++; }
-  q1 = profsumDigitRun(q, e);
-  if( q1>=e ) return P_MORE;
-  if( q1==q || q1-q>18 || (*q=='0' && q1-q>1) || *q1=='.' || *q1=='e' || *q1=='E' ) return -1;
-  v = profsumDigitsValue(0, (const char*)q, q1-q);
-  *pV = neg ? -(int64_t)v : (int64_t)v;
-  *ppEnd = q1;
-  return P_OK;
-}
-
 /* Member k (nk bytes) of an event object whose value at p is a number:
 ** ts, dur, pid and tid of the common shapes are scanned and set in one
-** pass (scanMicrosFast, scanIntFast), as applyMember would set them.
+** pass (profsumLexMicros, profsumLexInt: jsonlex.h), as applyMember would set them.
 ** P_OK with *ppEnd past the value, P_MORE, or -1: not such a member, or
 ** another shape (the caller scans the value and applies it then). */
 static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
@@ -1018,7 +761,7 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
     int r;
     uint64_t w = 0;
     int x = 0;
-    rc = scanMicrosFast(p, e, &q, &ps, &r, &w, &x);
+    rc = profsumLexMicros(p, e, &q, &ps, &r, &w, &x);
     if( rc!=P_OK ) return rc;
     v.z = (const char*)p;
     v.n = q - p;
@@ -1039,7 +782,7 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
   }else if( nk==3 && (k[0]=='p' || k[0]=='t') && k[1]=='i' && k[2]=='d' ){
     ProfsumId *pId = k[0]=='p' ? &ev->pid : &ev->tid;
     int64_t v;
-    rc = scanIntFast(p, e, &q, &v);
+    rc = profsumLexInt(p, e, &q, &v);
     if( rc!=P_OK ) return rc;
     memset(pId, 0, sizeof(*pId));
     pId->kind = PROFSUM_ID_INT;
