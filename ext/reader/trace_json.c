@@ -377,6 +377,15 @@ static inline int scanStringFast(ProfsumScan *s, const u8 *p, const u8 *e,
   return scanString(s, p, e, ppEnd, pFlags);
 }
 
+/* *pSpan = the string from the quote at p to the end of its closing quote
+** at pEnd (exclusive), with the SF_* flags f. */
+static inline void stringSpan(ProfsumSpan *pSpan, const u8 *p, const u8 *pEnd, unsigned f){
+  pSpan->z = (const char*)p+1;
+  pSpan->n = (pEnd - p) - 2;
+  pSpan->type = PROFSUM_JT_STRING;
+  pSpan->flags = (unsigned char)f;
+}
+
 /* Scan a JSON number at p.  On P_OK *ppEnd is past it. */
 static int scanNumber(ProfsumScan *s, const u8 *p, const u8 *e, const u8 **ppEnd){
   const u8 *q = p;
@@ -445,10 +454,7 @@ static inline __attribute__((always_inline)) int scanScalar(ProfsumScan *s, cons
     ** jump the CPU predicts less well than this branch */
     rc = scanStringFast(s, p, e, ppEnd, &f);
     if( rc==P_OK ){
-      pSpan->z = (const char*)p+1;
-      pSpan->n = (*ppEnd - p) - 2;
-      pSpan->type = PROFSUM_JT_STRING;
-      pSpan->flags = (unsigned char)f;
+      stringSpan(pSpan, p, *ppEnd, f);
     }
     return rc;
   }
@@ -988,10 +994,7 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
     rc = scanStringFast(s, p, e, &p, &kf);
     if( rc ) return rc;
     *pFlags |= (kf & (PROFSUM_SF_CTRL|PROFSUM_SF_BADUTF8));
-    key.z = (const char*)pKey+1;
-    key.n = (p - pKey) - 2;
-    key.type = PROFSUM_JT_STRING;
-    key.flags = (unsigned char)kf;
+    stringSpan(&key, pKey, p, kf);
     k = keyText(&key, zKeyBuf, (int)sizeof(zKeyBuf), &nk);
     p = profsumSkipSpace(p, e);
     if( p>=e ) return P_MORE;
@@ -1143,10 +1146,7 @@ static int parseInWindow(ProfsumScan *s, int kind, const u8 **ppStart,
       unsigned f = 0;
       rc = scanString(s, p, e, ppEnd, &f);
       if( rc==P_OK ){
-        pSpan->z = (const char*)p+1;
-        pSpan->n = (*ppEnd - p) - 2;
-        pSpan->type = PROFSUM_JT_STRING;
-        pSpan->flags = (unsigned char)f;
+        stringSpan(pSpan, p, *ppEnd, f);
       }
     }
     if( rc==-SQLITE_NOMEM ){

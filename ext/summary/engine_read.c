@@ -11,6 +11,7 @@
 #include "funcs.h"
 #include "jsontree.h"
 #include "insights.h"
+#include "spanmemo.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -231,14 +232,12 @@ static int internRunId(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB
 ** run_id changes with the step, not with the name: the last one is kept
 ** for all names, in Engine.zLastRunId.) */
 #define ARGMEMO_N 2
+_Static_assert(ARGMEMO_N<=SPANMEMO_MAX, "ArgMemo's spans in a SpanMemo");
 #define ARGMEMO_MAX_NAMES ((int32_t)1<<18)
 #define ARGMEMO_MAX_BYTES ((int64_t)8<<20)
 typedef struct ArgMemo {
-  int32_t aId[ARGMEMO_N];         /* tf_op, source ids (-1 absent) */
-  int64_t aLen[ARGMEMO_N];        /* the spans' lengths */
-  unsigned char aType[ARGMEMO_N]; /* their JSON types */
-  unsigned char set;              /* 1: the fields above hold something */
-  char *aRaw; int64_t nCap;       /* the spans' bytes one after the other */
+  SpanMemo sm;                    /* the spans (spanmemo.h) */
+  int32_t aId[ARGMEMO_N];         /* the ids they gave: tf_op, source (-1 absent) */
   int64_t sigCopy, sigId;         /* sigOf's sigLast entry of the name (its v1
                                   ** and v2), kept here for names of ids below
                                   ** ARGMEMO_MAX_NAMES: no hash lookup */
@@ -252,16 +251,10 @@ static const int aArgMemoKey[ARGMEMO_N] = { PROFSUM_AK_TF_OP, PROFSUM_AK_SOURCE 
 /* 1 with the ids in aId[] when name's memo holds the args spans of ev. */
 static int argMemoHit(const Engine *e, int32_t name, const ProfsumEvent *ev, int32_t *aId){
   const ArgMemo *m;
-  const char *z;
   int i;
-  if( name>=e->nArgMemo || !e->aArgMemo[name].set ) return 0;
+  if( name>=e->nArgMemo ) return 0;
   m = &e->aArgMemo[name];
-  for(z=m->aRaw, i=0; i<ARGMEMO_N; i++){
-    const ProfsumSpan *v = &ev->aArg[aArgMemoKey[i]];
-    if( v->type!=m->aType[i] || v->n!=m->aLen[i] ) return 0;
-    if( v->n>0 && memcmp(v->z, z, (size_t)v->n)!=0 ) return 0;
-    z += v->n;
-  }
+  if( !profsumSpanMemoSame(&m->sm, ev, aArgMemoKey, ARGMEMO_N) ) return 0;
   for(i=0; i<ARGMEMO_N; i++) aId[i] = m->aId[i];
   return 1;
 }
@@ -289,31 +282,11 @@ static int argMemoAt(Engine *e, int32_t name, ArgMemo **ppM){
 ** the bounds above: else nothing is kept).  SQLITE_OK or SQLITE_NOMEM. */
 static int argMemoSet(Engine *e, int32_t name, const ProfsumEvent *ev, const int32_t *aId){
   ArgMemo *m;
-  int64_t n = 0;
-  char *z;
   int i;
   if( argMemoAt(e, name, &m) ) return SQLITE_NOMEM;
   if( m==0 ) return SQLITE_OK;
-  for(i=0; i<ARGMEMO_N; i++) n += ev->aArg[aArgMemoKey[i]].n;
-  if( n>m->nCap ){
-    int64_t nCap = (n + 63) & ~(int64_t)63;
-    char *a;
-    if( e->nArgMemoBytes - m->nCap + nCap > ARGMEMO_MAX_BYTES ){ m->set = 0; return SQLITE_OK; }
-    a = sqlite3_realloc64(m->aRaw, (sqlite3_uint64)nCap);
-    if( a==0 ) return SQLITE_NOMEM;
-    e->nArgMemoBytes += nCap - m->nCap;
-    m->aRaw = a;
-    m->nCap = nCap;
-  }
-  for(z=m->aRaw, i=0; i<ARGMEMO_N; i++){
-    const ProfsumSpan *v = &ev->aArg[aArgMemoKey[i]];
-    m->aType[i] = v->type;
-    m->aLen[i] = v->n;
-    m->aId[i] = aId[i];
-    if( v->n>0 ){ memcpy(z, v->z, (size_t)v->n); z += v->n; }
-  }
-  m->set = 1;
-  return SQLITE_OK;
+  for(i=0; i<ARGMEMO_N; i++) m->aId[i] = aId[i];
+  return profsumSpanMemoSet(&m->sm, ev, aArgMemoKey, ARGMEMO_N, &e->nArgMemoBytes, ARGMEMO_MAX_BYTES);
 }
 
 #define SIGLAST_MAX_BYTES ((int64_t)8<<20)   /* long_name copies kept by sigLast */
@@ -389,7 +362,7 @@ static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int6
 void profsumEngSigFree(Engine *e){
   int64_t i;
   for(i=0; i<e->nArgMemo; i++){
-    sqlite3_free(e->aArgMemo[i].aRaw);
+    sqlite3_free(e->aArgMemo[i].sm.aRaw);
     sqlite3_free((void*)(intptr_t)e->aArgMemo[i].sigCopy);
   }
   sqlite3_free(e->aArgMemo);

@@ -128,7 +128,7 @@ void insXlaFree(InsXla *p){
   xMapFree(&p->metaCache);
   sqlite3_free(p->aDirect);
   sqlite3_free(p->aMeta);
-  for(i=0; i<p->nMemo; i++) sqlite3_free(p->aMemo[i].aRaw);
+  for(i=0; i<p->nMemo; i++) sqlite3_free(p->aMemo[i].sm.aRaw);
   sqlite3_free(p->aMemo);
   sqlite3_free(p->zBuf);
   sqlite3_free(p);
@@ -679,48 +679,15 @@ static XMemo *xMemoAt(InsXla *p, int32_t iKey){
   return &p->aMemo[iKey];
 }
 
-/* 1 when the args spans of ev are those memo m was made from. */
-static int xMemoSame(const XMemo *m, const ProfsumEvent *ev){
-  const char *z = m->aRaw;
-  int i;
-  for(i=0; i<XMEMO_N; i++){
-    const ProfsumSpan *v = &ev->aArg[aMemoArg[i]];
-    if( v->type!=m->aType[i] || v->n!=m->aLen[i] ) return 0;
-    if( v->n>0 && memcmp(v->z, z, (size_t)v->n)!=0 ) return 0;
-    z += v->n;
-  }
-  return 1;
-}
-
 /* Make memo m say that the args spans of ev gave stats st and went to
-** aggregate agg of track trk.  Within XMEMO_MAX_BYTES in all (beyond, m
-** stays as it was).  SQLITE_OK or SQLITE_NOMEM. */
+** aggregate agg of track trk (within XMEMO_MAX_BYTES of text in all:
+** beyond, m holds nothing).  SQLITE_OK or SQLITE_NOMEM. */
 static int xMemoSet(InsXla *p, XMemo *m, const ProfsumEvent *ev, const XOpStats *st,
                     int32_t agg, int32_t trk){
-  int64_t n = 0;
-  int i;
-  char *z;
-  for(i=0; i<XMEMO_N; i++) n += ev->aArg[aMemoArg[i]].n;
-  if( n>m->nRawCap ){
-    int64_t nCap = (n + 63) & ~(int64_t)63;
-    char *a;
-    if( p->nMemoBytes - m->nRawCap + nCap > XMEMO_MAX_BYTES ) return SQLITE_OK;
-    a = sqlite3_realloc64(m->aRaw, (sqlite3_uint64)nCap);
-    if( a==0 ) return SQLITE_NOMEM;
-    p->nMemoBytes += nCap - m->nRawCap;
-    m->aRaw = a;
-    m->nRawCap = nCap;
-  }
-  for(z=m->aRaw, i=0; i<XMEMO_N; i++){
-    const ProfsumSpan *v = &ev->aArg[aMemoArg[i]];
-    m->aType[i] = v->type;
-    m->aLen[i] = v->n;
-    if( v->n>0 ){ memcpy(z, v->z, (size_t)v->n); z += v->n; }
-  }
   m->st = *st;
   m->agg = agg;
   m->trk = trk;
-  return SQLITE_OK;
+  return profsumSpanMemoSet(&m->sm, ev, aMemoArg, XMEMO_N, &p->nMemoBytes, XMEMO_MAX_BYTES);
 }
 
 /* The track of JSON (pid, tid) in *pIdx (made when new; *pIdx -1 when the
@@ -797,7 +764,8 @@ int insXlaJsonEvent(InsXla *p, const ProfsumEvent *ev, int32_t iKey){
     XMemo *m = xMemoAt(p, iKey);
     int32_t ia = -1;
     if( m==0 ) return SQLITE_NOMEM;
-    if( m->agg>=0 && m->trk==trk && ev->dur<=((int64_t)1<<61) && xMemoSame(m, ev) ){
+    if( m->agg>=0 && m->trk==trk && ev->dur<=((int64_t)1<<61)
+     && profsumSpanMemoSame(&m->sm, ev, aMemoArg, XMEMO_N) ){
       return xAddOp(p, trk, ev->ts, (int64_t)ev->dur, m->st.name, &m->st, m->agg, 0);
     }
     if( (rc = xJsonStats(p, ev, &st))!=SQLITE_OK ) return rc;

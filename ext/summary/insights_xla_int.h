@@ -8,6 +8,7 @@
 
 #include "insights_int.h"
 #include "strpool.h"
+#include "spanmemo.h"
 
 /* Interned strings (insXlaIntern). */
 typedef ProfsumStrPool XPool;          /* no maxBytes: never full */
@@ -119,14 +120,12 @@ typedef struct XOpStats {
 #define XMEMO_N 7             /* hlo_op, hlo_module, hlo_category, name,
                               ** flops, bytes_accessed, model_flops */
 #define XMEMO_MAX_BYTES ((int64_t)8<<20)   /* raw text kept by all memos */
+_Static_assert(XMEMO_N<=SPANMEMO_MAX, "XMemo's spans in a SpanMemo");
 typedef struct XMemo {
-  int32_t agg;          /* aggregate of the last event, -1: none yet */
+  SpanMemo sm;          /* the args spans of the last event (spanmemo.h) */
+  int32_t agg;          /* its aggregate, -1: none yet */
   int32_t trk;          /* its track */
   XOpStats st;          /* its stats */
-  unsigned char aType[XMEMO_N];   /* the spans' JSON types */
-  int64_t aLen[XMEMO_N];          /* their lengths */
-  char *aRaw;           /* their bytes, one after the other (owned) */
-  int64_t nRawCap;      /* capacity of aRaw */
 } XMemo;
 
 struct InsXla {
