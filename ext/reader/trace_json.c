@@ -428,10 +428,12 @@ static int scanNumber(ProfsumScan *s, const u8 *p, const u8 *e, const u8 **ppEnd
   return P_OK;
 }
 
-/* Match literal zLit (length n) at p. */
-static int scanLiteral(ProfsumScan *s, const u8 *p, const u8 *e,
-                       const char *zLit, int n, const u8 **ppEnd){
+/* Match literal zLit (length n) at p, a value of JSON type `type`
+** (pSpan->type set; scanScalar sets the rest). */
+static int scanLiteral(ProfsumScan *s, const u8 *p, const u8 *e, ProfsumSpan *pSpan,
+                       int type, const char *zLit, int n, const u8 **ppEnd){
   int i;
+  pSpan->type = (unsigned char)type;
   for(i=0; i<n; i++){
     if( p+i>=e ) return P_MORE;
     if( p[i]!=(u8)zLit[i] ){
@@ -459,30 +461,9 @@ static inline __attribute__((always_inline)) int scanScalar(ProfsumScan *s, cons
     return rc;
   }
   switch( *p ){
-    case 't':
-      pSpan->type = PROFSUM_JT_TRUE;
-      rc = scanLiteral(s, p, e, "true", 4, ppEnd);
-      break;
-    case 'f':
-      pSpan->type = PROFSUM_JT_FALSE;
-      rc = scanLiteral(s, p, e, "false", 5, ppEnd);
-      break;
-    case 'n':
-      pSpan->type = PROFSUM_JT_NULL;
-      rc = scanLiteral(s, p, e, "null", 4, ppEnd);
-      break;
-    case 'N':
-      pSpan->type = PROFSUM_JT_NONFIN;
-      rc = scanLiteral(s, p, e, "NaN", 3, ppEnd);
-      break;
-    case 'I':
-      pSpan->type = PROFSUM_JT_NONFIN;
-      rc = scanLiteral(s, p, e, "Infinity", 8, ppEnd);
-      break;
     case '-':
       if( p+1<e && p[1]=='I' ){
-        pSpan->type = PROFSUM_JT_NONFIN;
-        rc = scanLiteral(s, p, e, "-Infinity", 9, ppEnd);
+        rc = scanLiteral(s, p, e, pSpan, PROFSUM_JT_NONFIN, "-Infinity", 9, ppEnd);
         break;
       }
       if( p+1>=e ) return P_MORE;
@@ -492,10 +473,23 @@ static inline __attribute__((always_inline)) int scanScalar(ProfsumScan *s, cons
       pSpan->type = PROFSUM_JT_NUMBER;
       rc = scanNumber(s, p, e, ppEnd);
       break;
-    default:
-      s->zErrWhy = "expected a value";
-      s->pErrAt = p;
-      return P_ERR;
+    default: {
+      /* the literals, by their first byte */
+      static const struct { char c; unsigned char type; int n; const char *z; } aLit[] = {
+        {'t', PROFSUM_JT_TRUE, 4, "true"}, {'f', PROFSUM_JT_FALSE, 5, "false"},
+        {'n', PROFSUM_JT_NULL, 4, "null"}, {'N', PROFSUM_JT_NONFIN, 3, "NaN"},
+        {'I', PROFSUM_JT_NONFIN, 8, "Infinity"},
+      };
+      int i;
+      for(i=0; i<(int)(sizeof(aLit)/sizeof(aLit[0])) && aLit[i].c!=(char)*p; i++){}
+      if( i==(int)(sizeof(aLit)/sizeof(aLit[0])) ){
+        s->zErrWhy = "expected a value";
+        s->pErrAt = p;
+        return P_ERR;
+      }
+      rc = scanLiteral(s, p, e, pSpan, aLit[i].type, aLit[i].z, aLit[i].n, ppEnd);
+      break;
+    }
   }
   if( rc==P_OK ){
     pSpan->z = (const char*)p;

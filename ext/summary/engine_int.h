@@ -251,6 +251,13 @@ HEnt *profsumEngHmGet(HMap *m, int64_t k1, int64_t k2, int create, int *pNew);
 void profsumEngHmFree(HMap *m);
 /* 64-bit hash of z[0..n). */
 uint64_t profsumEngStrHash(const char *z, int64_t n);
+/* Make the slot table *paSlot of *pnSlot slots (open addressing, linear
+** probing, id+1 per slot, 0 empty) room for nIds ids, at most half full:
+** when it has not, a table twice as large (1024 slots at first) with ids
+** 0..nIds-2 placed again by xHash(pCtx, id) replaces it.  SQLITE_OK or
+** SQLITE_NOMEM (the table unchanged). */
+int profsumEngSlotsFor(int32_t **paSlot, int64_t *pnSlot, int64_t nIds,
+                       uint64_t (*xHash)(const void*, int64_t), const void *pCtx);
 /* The id of z[0..n) in pool p, interned when new; -1 when out of memory. */
 int32_t profsumEngSpIntern(SPool *p, const char *z, int64_t n);
 /* Free pool p and every text in it. */

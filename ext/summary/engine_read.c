@@ -408,23 +408,15 @@ static uint64_t keyHash(const EvKey *k){
               ^ ((uint64_t)(uint32_t)k->sig * 0x9e3779b97f4a7c15ULL));
 }
 
+/* The hash of event key j of engine pCtx (profsumEngSlotsFor). */
+static uint64_t keyHashOf(const void *pCtx, int64_t j){
+  return keyHash(&((const Engine*)pCtx)->aKey[j]);
+}
+
 /* Intern an event key; its index, or -1 when out of memory. */
 static int32_t keyIntern(Engine *e, const EvKey *k){
   int64_t i;
-  if( (int64_t)(e->nKey+1)*2 > e->nKeySlot ){
-    int64_t nNew = e->nKeySlot ? e->nKeySlot*2 : 1024, j;
-    int32_t *aNew = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nNew);
-    if( aNew==0 ) return -1;
-    memset(aNew, 0, sizeof(int32_t)*(size_t)nNew);
-    for(j=0; j<e->nKey; j++){
-      int64_t h = (int64_t)(keyHash(&e->aKey[j]) & (uint64_t)(nNew-1));
-      while( aNew[h] ) h = (h+1) & (nNew-1);
-      aNew[h] = (int32_t)j+1;
-    }
-    sqlite3_free(e->aKeySlot);
-    e->aKeySlot = aNew;
-    e->nKeySlot = nNew;
-  }
+  if( profsumEngSlotsFor(&e->aKeySlot, &e->nKeySlot, e->nKey+1, keyHashOf, e) ) return -1;
   i = (int64_t)(keyHash(k) & (uint64_t)(e->nKeySlot-1));
   while( e->aKeySlot[i] ){
     const EvKey *x = &e->aKey[e->aKeySlot[i]-1];
@@ -514,6 +506,30 @@ static int evNew(Engine *e, int64_t idx, int64_t iOffset, profsum_ps ts, profsum
   return SQLITE_OK;
 }
 
+/* Keep the doubles fTs and fDur of event e->nEv (the next one) in the
+** aFloat arrays (engine_int.h).  SQLITE_OK or SQLITE_NOMEM. */
+static int floatPush(Engine *e, double fTs, double fDur){
+  if( e->nFloat>=e->nAllocFloat ){
+    int64_t nNew = e->nAllocFloat ? e->nAllocFloat*2 : 256;
+    int32_t *a1 = sqlite3_realloc64(e->aFloatIdx, sizeof(int32_t)*(sqlite3_uint64)nNew);
+    double *a2, *a3;
+    if( a1==0 ) return SQLITE_NOMEM;
+    e->aFloatIdx = a1;
+    a2 = sqlite3_realloc64(e->aFloatTs, sizeof(double)*(sqlite3_uint64)nNew);
+    if( a2==0 ) return SQLITE_NOMEM;
+    e->aFloatTs = a2;
+    a3 = sqlite3_realloc64(e->aFloatDur, sizeof(double)*(sqlite3_uint64)nNew);
+    if( a3==0 ) return SQLITE_NOMEM;
+    e->aFloatDur = a3;
+    e->nAllocFloat = nNew;
+  }
+  e->aFloatIdx[e->nFloat] = (int32_t)e->nEv;
+  e->aFloatTs[e->nFloat] = fTs;
+  e->aFloatDur[e->nFloat] = fDur;
+  e->nFloat++;
+  return SQLITE_OK;
+}
+
 /* The double of a rounded time's text s (Python's float()), hDouble the
 ** double of its rounded picoseconds: from the digits the scanner kept
 ** (w·10^k, w 0 when it kept none) when the hint or its neighbour is the
@@ -538,19 +554,9 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, in
     h = profsumEngHmGet(&e->trkMap, ev->pid.iVal, ev->tid.iVal, 1, &isNew);
     if( h==0 ) return SQLITE_NOMEM;
     if( isNew ){
-      STrack *t;
-      if( e->nTrk>=e->nAllocTrk ){
-        int32_t nNew = e->nAllocTrk ? e->nAllocTrk*2 : 64;
-        STrack *a = sqlite3_realloc64(e->aTrk, sizeof(STrack)*(sqlite3_uint64)nNew);
-        if( a==0 ) return SQLITE_NOMEM;
-        e->aTrk = a;
-        e->nAllocTrk = nNew;
-      }
-      t = &e->aTrk[e->nTrk];
-      memset(t, 0, sizeof(*t));
-      t->pid = ev->pid.iVal;
-      t->tid = ev->tid.iVal;
-      h->v1 = e->nTrk++;
+      int32_t trk;
+      if( profsumEngNewTrack(e, ev->pid.iVal, ev->tid.iVal, 0, 0, &trk) ) return SQLITE_NOMEM;
+      h->v1 = trk;
     }
     e->lastPid = ev->pid.iVal;
     e->lastTid = ev->tid.iVal;
@@ -627,24 +633,7 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, in
     double fDur = ev->durRounded ? roundedDouble(ev->durDigits, ev->durExp, &ev->durSpan, pDur) : pDur;
     e->anyRounded = 1;
     if( fTs!=pTs || fDur!=pDur ){
-      if( e->nFloat>=e->nAllocFloat ){
-        int64_t nNew = e->nAllocFloat ? e->nAllocFloat*2 : 256;
-        int32_t *a1 = sqlite3_realloc64(e->aFloatIdx, sizeof(int32_t)*(sqlite3_uint64)nNew);
-        double *a2, *a3;
-        if( a1==0 ) return SQLITE_NOMEM;
-        e->aFloatIdx = a1;
-        a2 = sqlite3_realloc64(e->aFloatTs, sizeof(double)*(sqlite3_uint64)nNew);
-        if( a2==0 ) return SQLITE_NOMEM;
-        e->aFloatTs = a2;
-        a3 = sqlite3_realloc64(e->aFloatDur, sizeof(double)*(sqlite3_uint64)nNew);
-        if( a3==0 ) return SQLITE_NOMEM;
-        e->aFloatDur = a3;
-        e->nAllocFloat = nNew;
-      }
-      e->aFloatIdx[e->nFloat] = (int32_t)e->nEv;
-      e->aFloatTs[e->nFloat] = fTs;
-      e->aFloatDur[e->nFloat] = fDur;
-      e->nFloat++;
+      if( floatPush(e, fTs, fDur) ) return SQLITE_NOMEM;
     }
   }
   e->nEv++;
@@ -875,24 +864,7 @@ int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x){
     goto added;
   }
   /* its doubles: one aFloat entry per event (floatEntry's identity case) */
-  if( e->nFloat>=e->nAllocFloat ){
-    int64_t nNew = e->nAllocFloat ? e->nAllocFloat*2 : 256;
-    int32_t *a1 = sqlite3_realloc64(e->aFloatIdx, sizeof(int32_t)*(sqlite3_uint64)nNew);
-    double *a2, *a3;
-    if( a1==0 ) return SQLITE_NOMEM;
-    e->aFloatIdx = a1;
-    a2 = sqlite3_realloc64(e->aFloatTs, sizeof(double)*(sqlite3_uint64)nNew);
-    if( a2==0 ) return SQLITE_NOMEM;
-    e->aFloatTs = a2;
-    a3 = sqlite3_realloc64(e->aFloatDur, sizeof(double)*(sqlite3_uint64)nNew);
-    if( a3==0 ) return SQLITE_NOMEM;
-    e->aFloatDur = a3;
-    e->nAllocFloat = nNew;
-  }
-  e->aFloatIdx[e->nFloat] = (int32_t)e->nEv;
-  e->aFloatTs[e->nFloat] = x->fTs;
-  e->aFloatDur[e->nFloat] = x->fDur;
-  e->nFloat++;
+  if( floatPush(e, x->fTs, x->fDur) ) return SQLITE_NOMEM;
 added:
   if( e->nEv==0 || x->fTs<e->xpTsMin ) e->xpTsMin = x->fTs;
   if( e->nEv==0 || x->fTs+x->fDur>e->xpEndMax ) e->xpEndMax = x->fTs + x->fDur;
