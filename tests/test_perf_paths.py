@@ -440,5 +440,269 @@ class TokenizerModes(unittest.TestCase):
         self.assertEqual(kinds.get("invalid_utf8"), 666)
 
 
+
+def device_meta(pid=1, tid=2):
+    return [{"ph": "M", "pid": pid, "name": "process_name", "args": {"name": "/device:TPU:0"}},
+            {"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": "XLA Ops"}}]
+
+
+class CollectorsReadScannerKeys(unittest.TestCase):
+    """The import's collectors take the args keys the scanner found and the
+    engine's event keys: an op whose events repeat one key and one args text
+    is read once; events of one key with other args still go where their
+    own args say; only top-level args count."""
+
+    def setUp(self):
+        self.td = TempDir()
+        self.db = connect()
+
+    def tearDown(self):
+        self.db.close()
+        self.td.__exit__()
+
+    def imp(self, name, events):
+        p = self.td.write(name, {"traceEvents": device_meta() + events})
+        return self.db.execute("SELECT profsum_import(?)", (p,)).fetchone()[0]
+
+    def ops(self, tid):
+        return self.db.execute(
+            "SELECT name, hlo_op, hlo_category, framework_op, count, time_us, flops, model_flops, "
+            "bytes_accessed FROM profsum_agg_xla_op WHERE trace_id=? "
+            "ORDER BY name, hlo_op, hlo_category, framework_op", (tid,)).fetchall()
+
+    def test_one_key_other_args(self):
+        # one name and long_name on one track (one engine key), args that
+        # change from event to event and back; an escape and a number
+        # written as a string give the texts and numbers of the plain ones
+        base = {"long_name": "%f = f32[8] fusion(x)", "hlo_module": "m"}
+        variants = [
+            dict(base, hlo_op="f.1", hlo_category="loop fusion", flops="100", bytes_accessed="10"),
+            dict(base, hlo_op="f.1", hlo_category="output fusion", flops="100", bytes_accessed="10"),
+            dict(base, hlo_op="f.1", hlo_category="loop fusion", flops=100, bytes_accessed=10),
+            dict(base, hlo_op="f\\u002e1", hlo_category="loop fusion", flops="100", bytes_accessed="10"),
+            dict(base, hlo_op="f.1", hlo_category="loop fusion", flops="300", bytes_accessed="10",
+                 model_flops="50", name="jit(f)/add"),
+        ]
+        events = []
+        for i in range(40):
+            events.append({"ph": "X", "pid": 1, "tid": 2, "ts": 10 * i, "dur": 2, "name": "fusion",
+                           "args": variants[[0, 1, 2, 3, 4, 0, 0, 1][i % 8]]})
+        text = json.dumps({"traceEvents": device_meta() + events}).replace("\\\\u002e", "\\u002e")
+        self.assertIn('"f\\u002e1"', text)
+        p = self.td.write("k.json", text)
+        tid = self.db.execute("SELECT profsum_import(?)", (p,)).fetchone()[0]
+        got = self.ops(tid)
+        # variants 0, 2, 3 are one aggregate: 25 events (i%8 in 0, 2, 3, 5, 6)
+        self.assertEqual(got, [
+            ("fusion", "f.1", "loop fusion", None, 25, 50.0, 2500.0, None, 250),
+            ("fusion", "f.1", "loop fusion", "jit(f)/add", 5, 10.0, 1500.0, 250.0, 50),
+            ("fusion", "f.1", "output fusion", None, 10, 20.0, 1000.0, None, 100)])
+
+    def test_model_flops_top_level_only(self):
+        events = [
+            {"ph": "X", "pid": 1, "tid": 2, "ts": 0, "dur": 2, "name": "a",
+             "args": {"flops": "100", "extra": {"model_flops": "999"}}},
+            {"ph": "X", "pid": 1, "tid": 2, "ts": 10, "dur": 2, "name": "b",
+             "args": {"note": {"model_flops": 7}, "model_flops": "40"}},
+            {"ph": "X", "pid": 1, "tid": 2, "ts": 20, "dur": 2, "name": "c",
+             "args": {"long_name": "\"model_flops\": 5", "flops": 8}},
+        ]
+        tid = self.imp("m.json", events)
+        got = {r[0]: (r[6], r[7]) for r in self.ops(tid)}
+        self.assertEqual(got, {"a": (100.0, None), "b": (None, 40.0), "c": (8.0, None)})
+        self.assertEqual(self.db.execute("SELECT n_model_flops_ops FROM profsum_agg_xla_trace WHERE trace_id=?",
+                                         (tid,)).fetchone()[0], 1)
+
+    def test_kernel_details_top_level_only(self):
+        kd = "regs:16 block:32,1,1 grid:4,1,1 occ_pct:50"
+        events = [
+            {"ph": "X", "pid": 1, "tid": 2, "ts": 0, "dur": 2, "name": "k1",
+             "args": {"kernel_details": kd, "hlo_op": "f.1"}},
+            {"ph": "X", "pid": 1, "tid": 2, "ts": 10, "dur": 2, "name": "k2",
+             "args": {"extra": {"kernel_details": kd}}},
+            {"ph": "X", "pid": 1, "tid": 2, "ts": 20, "dur": 2, "name": "k3",
+             "args": {"note": "\"kernel_details\": x"}},
+        ]
+        tid = self.imp("kd.json", events)
+        got = self.db.execute("SELECT kernel_name, hlo_op, registers_per_thread, occurrences "
+                              "FROM profsum_kernel_stats WHERE trace_id=?", (tid,)).fetchall()
+        self.assertEqual(got, [("k1", "f.1", 16, 1)])
+
+
+
+def number_texts(rng, n):
+    """Decimal texts of the shapes a trace writes and of the odd ones."""
+    fixed = ["0", "-0", "0.5", "-0.5", "1.0000005", "1.0000015", "1.00000050", "1.00000051",
+             "2.9999995", "7.1234564999", "123456789012345678", "1234567890123456789",
+             "12345678901234567890.5", "1e3", "1.5E-3", "-2.25e+2", "0.0000004", "0.0000005",
+             "1700081882.8395342", "165.97800000000001", "3735928562", "99999999999999999.9999999"]
+    out = list(fixed)
+    while len(out) < n:
+        ip = str(rng.randrange(0, 10 ** rng.randrange(1, 20)))
+        t = ("-" if rng.random() < 0.1 else "") + ip
+        if rng.random() < 0.8:
+            t += "." + "".join(rng.choice("0123456789") for _ in range(rng.randrange(1, 18)))
+        if rng.random() < 0.05:
+            t += rng.choice("eE") + rng.choice(["", "+", "-"]) + str(rng.randrange(0, 12))
+        out.append(t)
+    return out
+
+
+class NumbersInOnePass(unittest.TestCase):
+    """ts, dur, pid and tid written as plain numbers are scanned and
+    converted in one pass: the rows are those of the same texts written as
+    strings (converted by the general code), across window refills."""
+
+    def test_numbers_as_strings(self):
+        rng = random.Random(11)
+        texts = number_texts(rng, 6000)
+        ints = [str(rng.randrange(-10 ** rng.randrange(1, 19), 10 ** rng.randrange(1, 19)))
+                for _ in range(len(texts))] + ["0", "-0", "007"]
+        num, txt = [], []
+        for i, t in enumerate(texts):
+            d = (t if i < 22 else texts[(i * 7) % len(texts)]).lstrip("-")
+            pid, tid = ints[i % len(ints)], ints[(i * 3) % len(ints)]
+            if pid == "007":
+                pid = "7"
+            num.append('{"ph":"X","name":"e%d","pid":%s,"tid":%s,"ts":%s,"dur":%s}' % (i, pid, tid, t, d))
+            txt.append('{"ph":"X","name":"e%d","pid":"%s","tid":"%s","ts":"%s","dur":"%s"}' % (i, pid, tid, t, d))
+        with TempDir() as td:
+            a = td.write("n.json", '{"traceEvents":[' + ",".join(num) + "]}")
+            b = td.write("s.json", '{"traceEvents":[' + ",".join(txt) + "]}")
+            self.assertGreater(os.path.getsize(a), 3 * 64 * 1024)   # several windows
+            db = connect()
+            try:
+                q = "SELECT idx, pid, tid, ts, dur, dur_ps FROM trace_events(?) ORDER BY idx"
+                ra = db.execute(q, (a,)).fetchall()
+                rb = db.execute(q, (b,)).fetchall()
+                da = db.execute("SELECT kind, count(*) FROM profsum_diagnostics(?) GROUP BY kind", (a,)).fetchall()
+                db_ = db.execute("SELECT kind, count(*) FROM profsum_diagnostics(?) GROUP BY kind", (b,)).fetchall()
+            finally:
+                db.close()
+        self.assertEqual(len(ra), len(texts))
+        self.assertEqual(ra, rb)
+        # a few known values: half-even at the picosecond, 18 integer digits
+        by = {r[0]: r for r in ra}
+        self.assertEqual([by[i][5] for i in (4, 5, 6, 7, 19)],
+                         [1000000, 1000002, 1000000, 1000001, 165978000])
+        self.assertEqual(by[18][3], 1700081882839)         # ns
+        # the numbers' diagnostics are the strings' but for the string ones
+        self.assertEqual(dict(da).get("time_rounded"), dict(db_).get("time_rounded"))
+
+    def test_rounded_doubles_as_the_text(self):
+        """The doubles of times with more than 6 decimals (the summary's
+        float decisions) come from the digits the scanner kept: the summary
+        is that of the same texts written as strings (read by the general
+        code and converted from the text)."""
+        rng = random.Random(5)
+        num, txt = [], []
+        t = 1700000000.0
+        for i in range(3000):
+            t += rng.choice([0.0, 1e-7, 3e-7, 0.5, 2.25])
+            ts = "%.7f" % t if rng.random() < 0.7 else repr(t)
+            d = rng.choice(["%.17g" % rng.uniform(0.1, 50), "%.7f" % rng.uniform(0.1, 5), "2.0000005", "0.0000015"])
+            name = "op%d" % rng.randrange(40)
+            num.append('{"ph":"X","name":"%s","pid":1,"tid":2,"ts":%s,"dur":%s}' % (name, ts, d))
+            txt.append('{"ph":"X","name":"%s","pid":1,"tid":2,"ts":"%s","dur":"%s"}' % (name, ts, d))
+        meta = ('{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:TPU:0"}},'
+                '{"ph":"M","pid":1,"tid":2,"name":"thread_name","args":{"name":"XLA Ops"}},')
+        with TempDir() as td:
+            a = td.write("n.json", '{"traceEvents":[' + meta + ",".join(num) + "]}")
+            b = td.write("s.json", '{"traceEvents":[' + meta + ",".join(txt) + "]}")
+            db = connect()
+            try:
+                sa = json.loads(db.execute("SELECT profsum_summary_json(profsum_import(?, 'a'))", (a,)).fetchone()[0])
+                sb = json.loads(db.execute("SELECT profsum_summary_json(profsum_import(?, 'b'))", (b,)).fetchone()[0])
+            finally:
+                db.close()
+        for key in ("gap_before_ops", "hierarchical_regions", "hot_ops", "step_time", "time_breakdown"):
+            self.assertEqual(sa[key], sb[key], key)
+        self.assertEqual(sa["trace_overview"]["profile_start_ts"], sb["trace_overview"]["profile_start_ts"])
+
+
+
+class ArgsOfAName(unittest.TestCase):
+    """The engine keeps the tf_op and source of each name's last event and
+    the last run_id, compared byte for byte: args that change from event
+    to event (and back, and written otherwise: an escape, a number for a
+    string) give what interning every one of them gives."""
+
+    def test_changing_args(self):
+        def ev(i, tf_op=None, source=None, run_id=None, name="op"):
+            a = {}
+            if tf_op is not None:
+                a["tf_op"] = tf_op
+            if source is not None:
+                a["source"] = source
+            if run_id is not None:
+                a["run_id"] = run_id
+            return {"ph": "X", "pid": 1, "tid": 2, "ts": 10 * i, "dur": 5, "name": name, "args": a}
+        evs = [ev(0, "a", "s.py", 7), ev(1, "a", "s.py", 7), ev(2, "b", None, "7"), ev(3, "b", "t.py", 7.50),
+               ev(4, "a", "t.py", "x"), ev(5, "ESC", "t.py", "x"), ev(6, None, None, None),
+               ev(7, "b", "s.py", "x", name="other"), ev(8, "a", "t.py", "x"), ev(9, "b", "t.py", 7.5)]
+        text = json.dumps({"traceEvents": device_meta() + evs}).replace('"ESC"', '"\\u0061"')
+        with TempDir() as td:
+            p = td.write("a.json", text)
+            db = connect()
+            try:
+                tid = db.execute("SELECT profsum_import(?)", (p,)).fetchone()[0]
+                ops = db.execute("SELECT name, count, tf_op_path, source_file FROM profsum_agg_op "
+                                 "WHERE trace_id=? ORDER BY name", (tid,)).fetchall()
+                run_ids = json.loads(db.execute("SELECT run_ids FROM profsum_trace WHERE trace_id=?",
+                                                (tid,)).fetchone()[0])
+            finally:
+                db.close()
+        # "op": tf_op a ×4 (one written \u0061), b ×3; source t.py ×5, s.py ×2
+        self.assertEqual(ops, [("op", 9, "a", "t.py"), ("other", 1, "b", "s.py")])
+        # run_id 7 and "7" are one text, 7.50 and 7.5 are "7.5"
+        self.assertEqual(sorted(run_ids), ["7", "7.5", "x"])
+
+    def test_past_the_names_kept_in_arrays(self):
+        # names interned after 2^18 other strings keep their last long_name
+        # in the map instead of the array: the same signatures
+        n = 134000
+        parts = ['{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:TPU:0"}}',
+                 '{"ph":"M","pid":1,"tid":2,"name":"thread_name","args":{"name":"XLA Ops"}}']
+        for rep in range(2):
+            for i in range(n):
+                parts.append('{"ph":"X","pid":1,"tid":2,"ts":%d,"dur":1,"name":"n%d","args":'
+                             '{"tf_op":"t%d","long_name":"%%n%d = f32[%d]{0} add(f32[%d]{0} %%a)"}}'
+                             % (rep * 10 * n + 10 * i, i, i, i, 8 + i % 3, 8 + i % 3))
+        with TempDir() as td:
+            p = td.write("many.json", '{"traceEvents":[' + ",".join(parts) + "]}")
+            db = connect()
+            try:
+                tid = db.execute("SELECT profsum_import(?)", (p,)).fetchone()[0]
+                got = db.execute("SELECT count(*), count(shape_signature), count(DISTINCT shape_signature), "
+                                 "min(count), max(count) FROM profsum_agg_op WHERE trace_id=?", (tid,)).fetchone()
+                last = db.execute("SELECT tf_op_path, shape_signature FROM profsum_agg_op WHERE trace_id=? "
+                                  "AND name=?", (tid, "n%d" % (n - 1))).fetchone()
+                sig1 = db.execute("SELECT shape_signature FROM profsum_agg_op WHERE trace_id=? AND name='n1'",
+                                  (tid,)).fetchone()[0]
+            finally:
+                db.close()
+        self.assertEqual(got, (n, n, 3, 2, 2))
+        # n-1 and 1 have the same shapes (8 + i % 3)
+        self.assertEqual(last, ("t%d" % (n - 1), sig1))
+
+    def test_args_keys_cleared_per_entry(self):
+        # the scanner clears only the args keys the entry before set
+        evs = [{"ph": "X", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "name": "a",
+                "args": {"tf_op": "t", "hlo_op": "h", "group_id": 3, "long_name": "l"}},
+               {"ph": "X", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "name": "b", "args": {"source": "s"}},
+               {"ph": "X", "pid": 1, "tid": 1, "ts": 3, "dur": 1, "name": "c"},
+               {"ph": "X", "pid": 1, "tid": 1, "ts": 4, "dur": 1, "name": "d", "args": {"hlo_op": "h2"}}]
+        with TempDir() as td:
+            p = td.write("c.json", {"traceEvents": evs})
+            db = connect()
+            try:
+                got = db.execute("SELECT name, tf_op, hlo_op, group_id, long_name, source "
+                                 "FROM trace_events(?) ORDER BY idx", (p,)).fetchall()
+            finally:
+                db.close()
+        self.assertEqual(got, [("a", "t", "h", 3, "l", None), ("b", None, None, None, None, "s"),
+                               ("c", None, None, None, None, None), ("d", None, "h2", None, None, None)])
+
+
 if __name__ == "__main__":
     unittest.main()

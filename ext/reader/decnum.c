@@ -9,6 +9,7 @@
 #include "profsum_int.h"
 #include "cnum.h"
 #include "profsum_reader.h"
+#include "strindex.h"      /* profsumDigitRun, profsumDigitsValue */
 
 #include <math.h>
 #include <stdlib.h>
@@ -162,27 +163,6 @@ int profsumParseInt(const char *z, int64_t n, int64_t *pOut){
   return 0;
 }
 
-/* w·10^n + the value of the n decimal digits at p (digits only, checked
-** by the caller; the result must stay below 2^64): eight at a time where
-** bytes are little-endian (each byte minus '0', then pairs, quads and the
-** two halves combined by multiplications), one at a time after. */
-static uint64_t accDigits(uint64_t w, const char *p, int64_t n){
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__==__ORDER_LITTLE_ENDIAN__
-  while( n>=8 ){
-    uint64_t x;
-    memcpy(&x, p, 8);
-    x -= 0x3030303030303030ULL;                       /* bytes 0..9 */
-    x = x*10 + (x>>8);                                /* 2-digit values */
-    x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL<<32)))
-       + (((x>>16) & 0x000000FF000000FFULL) * (1 + (10000ULL<<32)))) >> 32;
-    w = w*100000000ULL + x;
-    p += 8; n -= 8;
-  }
-#endif
-  while( n-- > 0 ) w = w*10 + (uint64_t)(*p++ - '0');
-  return w;
-}
-
 /* See profsum_reader.h.  X > 0 carries a relative error of at most
 ** 2^-63 (two roundings in extended precision); the double nearest to X is
 ** then the double nearest to the exact value unless X lies within 2^-62
@@ -215,6 +195,47 @@ int profsumLdToDouble(long double X, double *pOut){
   return 0;
 }
 
+/* See profsum_reader.h.  d = m·2^e; is |w·10^k − d| < half the gap
+** around d?  Scaled by 10^-k·2^-e: |2·w·2^-e − 2·m·10^-k| < 10^-k (a
+** quarter gap below a power of two).  When not, the neighbour of d on the
+** text's side is tried the same way (a hint made from the text rounded to
+** a picosecond is often one double off when ulps are below a picosecond's
+** scale, as epoch microseconds' are not). */
+int profsumDecimalHint(uint64_t w, int k, int neg, double dHint, double *pOut){
+  static const uint64_t aU10[20] = { 1ull, 10ull, 100ull, 1000ull, 10000ull,
+    100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+    10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+    100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+    100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull };
+  uint64_t bits;
+  int nbw, iTry;
+  double dAbs;
+  if( w==0 || k>0 || k<-19 || dHint!=dHint || (dHint<0)!=neg ) return 0;
+  nbw = 64 - __builtin_clzll(w);
+  dAbs = dHint<0 ? -dHint : dHint;
+  memcpy(&bits, &dAbs, sizeof(bits));
+  for(iTry=0; iTry<2; iTry++){
+    uint64_t m = (bits & (((uint64_t)1<<52)-1)) | ((uint64_t)1<<52);
+    int E = (int)(bits>>52), sh = 1075 - E;   /* d = m·2^-sh */
+    unsigned __int128 A2, B2, P;
+    int bPow2, inside;
+    if( !(E>0 && E<0x7ff && sh>=0 && nbw + sh + 1 <= 127) ) break;
+    A2 = (unsigned __int128)w << (sh+1);
+    B2 = (unsigned __int128)m * aU10[-k] * 2;
+    P = aU10[-k];
+    bPow2 = (bits & (((uint64_t)1<<52)-1))==0 && E>1;
+    inside = A2>=B2 ? A2-B2 < P : (bPow2 ? (B2-A2)*2 < P : B2-A2 < P);
+    if( inside ){
+      double r;
+      memcpy(&r, &bits, sizeof(r));
+      *pOut = neg ? -r : r;
+      return 1;
+    }
+    if( A2>=B2 ) bits++; else bits--;     /* |text| above d, or below */
+  }
+  return 0;
+}
+
 /* The nearest double to the decimal text z[0..n) (correctly rounded, as
 ** strtod and Python's float() of the same text).  The summary decides
 ** nesting and gaps on the doubles the reference sees (summary_engine.c,
@@ -244,15 +265,17 @@ double profsumTextDouble(const char *z, int64_t n, double dHint){
     int64_t i = 0, k = 0, i0, nInt, f0 = 0, nFrac = 0;
     int neg = 0;
     if( i<n && (z[i]=='-' || z[i]=='+') ){ neg = z[i]=='-'; i++; }
-    for(i0=i; i<n && z[i]>='0' && z[i]<='9'; i++){}
+    i0 = i;
+    i = (const u8*)profsumDigitRun((const u8*)z+i, (const u8*)z+n) - (const u8*)z;
     nInt = i - i0;
     if( i<n && z[i]=='.' ){
-      for(f0=++i; i<n && z[i]>='0' && z[i]<='9'; i++){}
+      f0 = ++i;
+      i = (const u8*)profsumDigitRun((const u8*)z+i, (const u8*)z+n) - (const u8*)z;
       nFrac = i - f0;
     }
     /* at most 19 digits in all (leading zeros included): w < 10^19 */
     if( nInt+nFrac==0 || nInt+nFrac>19 ) goto slow;
-    w = accDigits(accDigits(0, z+i0, nInt), z+f0, nFrac);
+    w = profsumDigitsValue(profsumDigitsValue(0, z+i0, nInt), z+f0, nFrac);
     k = -nFrac;
     if( i<n && (z[i]=='e' || z[i]=='E') ){
       int eneg = 0, ne = 0;
@@ -268,34 +291,7 @@ double profsumTextDouble(const char *z, int64_t n, double dHint){
     }
     if( i!=n ) goto slow;
     if( w==0 ) return neg ? -0.0 : 0.0;
-    if( k<=0 && k>=-19 && dHint==dHint && (dHint<0)==neg ){
-      /* 1: d = m·2^e; is |w·10^k − d| < half the gap around d?  Scaled by
-      ** 10^-k·2^-e: |2·w·2^-e − 2·m·10^-k| < 10^-k (a quarter gap below a
-      ** power of two) */
-      static const uint64_t aU10[20] = { 1ull, 10ull, 100ull, 1000ull, 10000ull,
-        100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
-        10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
-        100000000000000ull, 1000000000000000ull, 10000000000000000ull,
-        100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull };
-      uint64_t bits, m;
-      int E, sh, nbw = 64 - __builtin_clzll(w);
-      double dAbs = dHint<0 ? -dHint : dHint;
-      memcpy(&bits, &dAbs, sizeof(bits));
-      E = (int)(bits>>52);
-      m = (bits & (((uint64_t)1<<52)-1)) | ((uint64_t)1<<52);
-      sh = 1075 - E;                        /* d = m·2^-sh */
-      if( E>0 && E<0x7ff && sh>=0 && nbw + sh + 1 <= 127 ){
-        unsigned __int128 A2 = (unsigned __int128)w << (sh+1);
-        unsigned __int128 B2 = (unsigned __int128)m * aU10[-k] * 2;
-        unsigned __int128 P = aU10[-k];
-        int bPow2 = (bits & (((uint64_t)1<<52)-1))==0 && E>1;
-        if( A2>=B2 ){
-          if( A2-B2 < P ) return dHint;
-        }else if( bPow2 ? (B2-A2)*2 < P : B2-A2 < P ){
-          return dHint;
-        }
-      }
-    }
+    if( profsumDecimalHint(w, (int)(k<-100 ? -100 : k>100 ? 100 : k), neg, dHint, &r) ) return r;
     if( w<=((uint64_t)1<<53) && k>=-22 && k<=0 ){
       /* Clinger: w and 10^-k are exact doubles, one division rounds */
       static const double aD10[23] = {

@@ -154,7 +154,9 @@ typedef struct ProfsumId {
 #define PROFSUM_AK_CORRELATION_ID 10
 #define PROFSUM_AK_GROUP_ID       11
 #define PROFSUM_AK_NAME           12   /* args.name (M events) */
-#define PROFSUM_AK_COUNT          13
+#define PROFSUM_AK_MODEL_FLOPS    13   /* the import's collectors (insights.h) */
+#define PROFSUM_AK_KERNEL_DETAILS 14
+#define PROFSUM_AK_COUNT          15
 
 /* One traceEvents entry that is an object with a string "ph". */
 typedef struct ProfsumEvent {
@@ -174,6 +176,11 @@ typedef struct ProfsumEvent {
                         ** ts/dur are rounded; tsSpan/durSpan then hold the
                         ** text (profsumTextDouble gives Python's float()) */
   ProfsumSpan tsSpan, durSpan;
+  uint64_t tsDigits, durDigits;  /* when rounded and not negative, if the
+                        ** scanner had them: the text's decimal digits
+                        ** (at most 19) as an integer, 0 when not; the
+                        ** text is tsDigits·10^tsExp (profsumDecimalHint) */
+  int tsExp, durExp;
   ProfsumSpan args;     /* raw JSON text of "args" (any type) */
   ProfsumSpan entries;  /* raw JSON text of "entries" (compact counters) */
   ProfsumSpan aArg[PROFSUM_AK_COUNT]; /* known args keys (ARGKEYS only) */
@@ -249,6 +256,12 @@ int profsumParseMicros(const char *z, int64_t n, profsum_ps *pOut);
 ** Python's float()) give it; dHint: a likely answer (checked exactly, and
 ** returned when right, faster), or NAN. */
 double profsumTextDouble(const char *z, int64_t n, double dHint);
+
+/* The nearest double to ±w·10^k (0 < w < 10^19, -19 <= k <= 0; neg: the
+** sign) when it is dHint or dHint's neighbour on the value's side, found
+** by exact integer arithmetic: 1 with *pOut set, else 0 (then
+** profsumTextDouble decides).  Step 1 of profsumTextDouble. */
+int profsumDecimalHint(uint64_t w, int k, int neg, double dHint, double *pOut);
 
 /* For X > 0 computed in extended precision with a relative error of at
 ** most 2^-63: set *pOut to the double nearest to the exact value and

@@ -81,6 +81,28 @@ static inline const unsigned char *profsumDigitRun(const unsigned char *q,
   return q;
 }
 
+/* w·10^n + the value of the n decimal digits at p (digits only, checked
+** by the caller; the result must stay below 2^64): eight at a time where
+** bytes are little-endian (each byte minus '0', then pairs, quads and the
+** two halves combined by multiplications), one at a time after.  (Here to
+** be inlined by the scanner and decnum.c.) */
+static inline uint64_t profsumDigitsValue(uint64_t w, const char *p, int64_t n){
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__==__ORDER_LITTLE_ENDIAN__
+  while( n>=8 ){
+    uint64_t x;
+    memcpy(&x, p, 8);
+    x -= 0x3030303030303030ULL;                       /* bytes 0..9 */
+    x = x*10 + (x>>8);                                /* 2-digit values */
+    x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL<<32)))
+       + (((x>>16) & 0x000000FF000000FFULL) * (1 + (10000ULL<<32)))) >> 32;
+    w = w*100000000ULL + x;
+    p += 8; n -= 8;
+  }
+#endif
+  while( n-- > 0 ) w = w*10 + (uint64_t)(*p++ - '0');
+  return w;
+}
+
 /* Past the JSON white space (space, tab, LF, CR) at q, at most up to e:
 ** nothing to do in compact JSON (the first byte decides); in indented
 ** JSON a single space at once, longer runs eight bytes per step (a byte is white space when it equals one of

@@ -30,6 +30,7 @@
 #include "cnum.h"
 #include "profsum_reader.h"
 #include "strindex.h"
+#include "jsonlex.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -54,6 +55,7 @@
 #define P_OK    0
 #define P_MORE  1     /* ran into the end of the window: refill and retry */
 #define P_ERR   2     /* syntax error: s->zErrWhy and s->pErrAt are set */
+_Static_assert(P_OK==PROFSUM_LEX_OK && P_MORE==PROFSUM_LEX_MORE, "jsonlex.h's codes");
 
 /* Scanner states. */
 #define ST_START        0   /* before the first byte of the document */
@@ -105,6 +107,9 @@ struct ProfsumScan {
     int64_t n;
   } aKindSeen[24];
   int nKindSeen;
+  int roundedCapped;         /* time_rounded is past its cap of details */
+  unsigned argSet;           /* Bit i: ev.aArg[i] was set (ARGKEYS) since it
+                             ** was last cleared */
   ProfsumStrIndex idx;       /* The window's string index (strindex.h): its
                              ** marks cover aBuf[0..nBuf) after each refill;
                              ** off (idx.xClassify NULL) in the portable mode */
@@ -128,38 +133,12 @@ static const u8 aStrClass[256] = {
   [31]=3, ['"']=1, ['\\']=2,
 };
 
-/* Length of the valid UTF-8 sequence at p (at most e-p bytes available):
-** 2..4, 0 when the bytes there are not UTF-8 (a stray continuation byte,
-** an overlong form, a surrogate, beyond U+10FFFF, a cut sequence), -1
-** when the sequence may continue past e. */
-static int utf8Len(const u8 *p, const u8 *e){
-  u8 c = p[0];
-  int n, i;
-  unsigned lo = 0x80, hi = 0xBF;
-  if( c>=0xC2 && c<=0xDF ) n = 2;
-  else if( c>=0xE0 && c<=0xEF ){
-    n = 3;
-    if( c==0xE0 ) lo = 0xA0;              /* overlong */
-    if( c==0xED ) hi = 0x9F;              /* surrogates */
-  }else if( c>=0xF0 && c<=0xF4 ){
-    n = 4;
-    if( c==0xF0 ) lo = 0x90;              /* overlong */
-    if( c==0xF4 ) hi = 0x8F;              /* beyond U+10FFFF */
-  }else return 0;
-  for(i=1; i<n; i++){
-    if( p+i>=e ) return -1;
-    if( p[i]<lo || p[i]>hi ) return 0;
-    lo = 0x80; hi = 0xBF;
-  }
-  return n;
-}
-
 /* Is p[0..e) all valid UTF-8? */
 static int utf8Valid(const u8 *p, const u8 *e){
   while( p<e ){
     int n;
     if( *p<0x80 ){ p++; continue; }
-    n = utf8Len(p, e);
+    n = profsumUtf8Len(p, e);
     if( n<=0 ) return 0;
     p += n;
   }
@@ -210,6 +189,17 @@ static void pendDiag(ProfsumScan *s, const char *zKind, const char *zFmt, ...){
   va_start(ap, zFmt);
   sqlite3_vsnprintf((int)sizeof(d->zDetail), d->zDetail, zFmt, ap);
   va_end(ap);
+}
+
+/* pendDiag for a kind past its cap of details (diagWanted said no, and
+** the count of a kind only grows): queued without a detail, to be
+** counted when the entry's diagnostics are emitted. */
+static void pendCapped(ProfsumScan *s, const char *zKind){
+  PendingDiag *d;
+  if( s->nPending>=PROFSUM_MAX_PENDING ){ s->nPendingLost++; return; }
+  d = &s->aPending[s->nPending++];
+  d->zKind = zKind;
+  d->hasDetail = 0;
 }
 
 /* Would a diagnostic of this kind still get its detail formatted?  (Used
@@ -360,22 +350,40 @@ static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
 
 /* scanString's common case, inlined where strings are met most (keys and
 ** scalar values): the string index says at once where the string ends
-** when it has no escape, no control character and the window no byte of
-** 0x80 or more.  Anything else goes to scanString. */
+** (in this word of the index or a later one) when it has no escape, no
+** control character and the window no byte of 0x80 or more.  Anything
+** else goes to scanString. */
 static inline int scanStringFast(ProfsumScan *s, const u8 *p, const u8 *e,
                                  const u8 **ppEnd, unsigned *pFlags){
   if( s->idx.aStop && !s->idx.anyHi && e==s->aBuf + s->nBuf ){
-    size_t i = (size_t)(p + 1 - s->aBuf);
+    size_t i = (size_t)(p + 1 - s->aBuf), q;
     uint64_t m = s->idx.aStop[i/64] >> (i%64);
     if( m ){
-      size_t q = i + (size_t)__builtin_ctzll(m);
-      if( q<s->nBuf && s->aBuf[q]=='"' ){
-        *ppEnd = s->aBuf + q + 1;
-        return P_OK;
-      }
+      q = i + (size_t)__builtin_ctzll(m);
+    }else{
+      /* a string past this word (an HLO text): the next marked word */
+      size_t w = i/64;
+      do{
+        if( ++w*64>=s->nBuf ) return scanString(s, p, e, ppEnd, pFlags);
+        m = s->idx.aStop[w];
+      }while( m==0 );
+      q = w*64 + (size_t)__builtin_ctzll(m);
+    }
+    if( q<s->nBuf && s->aBuf[q]=='"' ){
+      *ppEnd = s->aBuf + q + 1;
+      return P_OK;
     }
   }
   return scanString(s, p, e, ppEnd, pFlags);
+}
+
+/* *pSpan = the string from the quote at p to the end of its closing quote
+** at pEnd (exclusive), with the SF_* flags f. */
+static inline void stringSpan(ProfsumSpan *pSpan, const u8 *p, const u8 *pEnd, unsigned f){
+  pSpan->z = (const char*)p+1;
+  pSpan->n = (pEnd - p) - 2;
+  pSpan->type = PROFSUM_JT_STRING;
+  pSpan->flags = (unsigned char)f;
 }
 
 /* Scan a JSON number at p.  On P_OK *ppEnd is past it. */
@@ -420,10 +428,12 @@ static int scanNumber(ProfsumScan *s, const u8 *p, const u8 *e, const u8 **ppEnd
   return P_OK;
 }
 
-/* Match literal zLit (length n) at p. */
-static int scanLiteral(ProfsumScan *s, const u8 *p, const u8 *e,
-                       const char *zLit, int n, const u8 **ppEnd){
+/* Match literal zLit (length n) at p, a value of JSON type `type`
+** (pSpan->type set; scanScalar sets the rest). */
+static int scanLiteral(ProfsumScan *s, const u8 *p, const u8 *e, ProfsumSpan *pSpan,
+                       int type, const char *zLit, int n, const u8 **ppEnd){
   int i;
+  pSpan->type = (unsigned char)type;
   for(i=0; i<n; i++){
     if( p+i>=e ) return P_MORE;
     if( p[i]!=(u8)zLit[i] ){
@@ -441,40 +451,19 @@ static inline __attribute__((always_inline)) int scanScalar(ProfsumScan *s, cons
                       const u8 **ppEnd, ProfsumSpan *pSpan){
   int rc;
   unsigned f = 0;
+  if( *p=='"' ){
+    /* most values of traces: tested before the switch, whose indirect
+    ** jump the CPU predicts less well than this branch */
+    rc = scanStringFast(s, p, e, ppEnd, &f);
+    if( rc==P_OK ){
+      stringSpan(pSpan, p, *ppEnd, f);
+    }
+    return rc;
+  }
   switch( *p ){
-    case '"':
-      rc = scanStringFast(s, p, e, ppEnd, &f);
-      if( rc==P_OK ){
-        pSpan->z = (const char*)p+1;
-        pSpan->n = (*ppEnd - p) - 2;
-        pSpan->type = PROFSUM_JT_STRING;
-        pSpan->flags = (unsigned char)f;
-      }
-      return rc;
-    case 't':
-      pSpan->type = PROFSUM_JT_TRUE;
-      rc = scanLiteral(s, p, e, "true", 4, ppEnd);
-      break;
-    case 'f':
-      pSpan->type = PROFSUM_JT_FALSE;
-      rc = scanLiteral(s, p, e, "false", 5, ppEnd);
-      break;
-    case 'n':
-      pSpan->type = PROFSUM_JT_NULL;
-      rc = scanLiteral(s, p, e, "null", 4, ppEnd);
-      break;
-    case 'N':
-      pSpan->type = PROFSUM_JT_NONFIN;
-      rc = scanLiteral(s, p, e, "NaN", 3, ppEnd);
-      break;
-    case 'I':
-      pSpan->type = PROFSUM_JT_NONFIN;
-      rc = scanLiteral(s, p, e, "Infinity", 8, ppEnd);
-      break;
     case '-':
       if( p+1<e && p[1]=='I' ){
-        pSpan->type = PROFSUM_JT_NONFIN;
-        rc = scanLiteral(s, p, e, "-Infinity", 9, ppEnd);
+        rc = scanLiteral(s, p, e, pSpan, PROFSUM_JT_NONFIN, "-Infinity", 9, ppEnd);
         break;
       }
       if( p+1>=e ) return P_MORE;
@@ -484,10 +473,23 @@ static inline __attribute__((always_inline)) int scanScalar(ProfsumScan *s, cons
       pSpan->type = PROFSUM_JT_NUMBER;
       rc = scanNumber(s, p, e, ppEnd);
       break;
-    default:
-      s->zErrWhy = "expected a value";
-      s->pErrAt = p;
-      return P_ERR;
+    default: {
+      /* the literals, by their first byte */
+      static const struct { char c; unsigned char type; int n; const char *z; } aLit[] = {
+        {'t', PROFSUM_JT_TRUE, 4, "true"}, {'f', PROFSUM_JT_FALSE, 5, "false"},
+        {'n', PROFSUM_JT_NULL, 4, "null"}, {'N', PROFSUM_JT_NONFIN, 3, "NaN"},
+        {'I', PROFSUM_JT_NONFIN, 8, "Infinity"},
+      };
+      int i;
+      for(i=0; i<(int)(sizeof(aLit)/sizeof(aLit[0])) && aLit[i].c!=(char)*p; i++){}
+      if( i==(int)(sizeof(aLit)/sizeof(aLit[0])) ){
+        s->zErrWhy = "expected a value";
+        s->pErrAt = p;
+        return P_ERR;
+      }
+      rc = scanLiteral(s, p, e, pSpan, aLit[i].type, aLit[i].z, aLit[i].n, ppEnd);
+      break;
+    }
   }
   if( rc==P_OK ){
     pSpan->z = (const char*)p;
@@ -624,159 +626,6 @@ static inline __attribute__((always_inline)) int scanValue(ProfsumScan *s, const
 }
 
 /* ------------------------------------------------------------------ */
-/* Span decoding                                                       */
-/* ------------------------------------------------------------------ */
-
-/* Grow the scratch buffer to at least n bytes. */
-static int scratchReserve(char **ppBuf, int64_t *pnBuf, int64_t n){
-  if( n>*pnBuf ){
-    int64_t nNew = *pnBuf ? *pnBuf : 256;
-    char *a;
-    while( nNew<n ) nNew *= 2;
-    a = sqlite3_realloc64(*ppBuf, (sqlite3_uint64)nNew);
-    if( a==0 ) return SQLITE_NOMEM;
-    *ppBuf = a;
-    *pnBuf = nNew;
-  }
-  return SQLITE_OK;
-}
-
-static unsigned hexVal(char c){
-  if( c>='0' && c<='9' ) return (unsigned)(c-'0');
-  if( c>='a' && c<='f' ) return (unsigned)(c-'a'+10);
-  return (unsigned)(c-'A'+10);
-}
-
-/* Append the UTF-8 encoding of code point u at *pz. */
-static char *putUtf8(char *z, unsigned u){
-  if( u<0x80 ){ *z++ = (char)u; }
-  else if( u<0x800 ){ *z++ = (char)(0xC0|(u>>6)); *z++ = (char)(0x80|(u&0x3F)); }
-  else if( u<0x10000 ){
-    *z++ = (char)(0xE0|(u>>12)); *z++ = (char)(0x80|((u>>6)&0x3F));
-    *z++ = (char)(0x80|(u&0x3F));
-  }else{
-    *z++ = (char)(0xF0|(u>>18)); *z++ = (char)(0x80|((u>>12)&0x3F));
-    *z++ = (char)(0x80|((u>>6)&0x3F)); *z++ = (char)(0x80|(u&0x3F));
-  }
-  return z;
-}
-
-/* See profsum_reader.h. */
-int profsumSpanText(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
-                    const char **pzOut, int64_t *pnOut){
-  const char *z = s->z, *e = s->z + s->n;
-  char *o;
-  int bBad = (s->flags & PROFSUM_SF_BADUTF8)!=0;
-  if( !(s->flags & (PROFSUM_SF_ESCAPE|PROFSUM_SF_BADUTF8)) ){
-    *pzOut = s->z;
-    *pnOut = s->n;
-    return SQLITE_OK;
-  }
-  /* a byte that is not UTF-8 becomes U+FFFD (3 bytes) */
-  if( scratchReserve(ppBuf, pnBuf, (bBad ? 3*s->n : s->n)+1) ) return SQLITE_NOMEM;
-  o = *ppBuf;
-  while( z<e ){
-    if( bBad && (u8)*z>=0x80 ){
-      int n = utf8Len((const u8*)z, (const u8*)e);
-      if( n<=0 ){ o = putUtf8(o, 0xFFFD); z++; }
-      else{ memcpy(o, z, (size_t)n); o += n; z += n; }
-      continue;
-    }
-    if( *z!='\\' ){ *o++ = *z++; continue; }
-    switch( z[1] ){
-      case 'b': *o++ = '\b'; z += 2; break;
-      case 'f': *o++ = '\f'; z += 2; break;
-      case 'n': *o++ = '\n'; z += 2; break;
-      case 'r': *o++ = '\r'; z += 2; break;
-      case 't': *o++ = '\t'; z += 2; break;
-      case 'u': {
-        unsigned u = (hexVal(z[2])<<12)|(hexVal(z[3])<<8)|(hexVal(z[4])<<4)|hexVal(z[5]);
-        z += 6;
-        if( u>=0xD800 && u<=0xDBFF ){
-          if( e-z>=6 && z[0]=='\\' && z[1]=='u' ){
-            unsigned u2 = (hexVal(z[2])<<12)|(hexVal(z[3])<<8)|(hexVal(z[4])<<4)|hexVal(z[5]);
-            if( u2>=0xDC00 && u2<=0xDFFF ){
-              u = 0x10000 + ((u-0xD800)<<10) + (u2-0xDC00);
-              z += 6;
-            }else{
-              u = 0xFFFD;
-            }
-          }else{
-            u = 0xFFFD;
-          }
-        }else if( u>=0xDC00 && u<=0xDFFF ){
-          u = 0xFFFD;
-        }
-        o = putUtf8(o, u);
-        break;
-      }
-      default: *o++ = z[1]; z += 2; break;   /* \" \\ \/ */
-    }
-  }
-  *pzOut = *ppBuf;
-  *pnOut = o - *ppBuf;
-  return SQLITE_OK;
-}
-
-/* See profsum_reader.h. */
-int profsumSpanJson(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
-                    const char **pzOut, int64_t *pnOut){
-  const char *z, *e;
-  char *o;
-  int inStr = 0;
-  if( s->type==PROFSUM_JT_STRING ){ z = s->z-1; e = s->z + s->n + 1; }
-  else{ z = s->z; e = s->z + s->n; }
-  if( !(s->flags & PROFSUM_SF_FIXUP) ){
-    *pzOut = z;
-    *pnOut = e - z;
-    return SQLITE_OK;
-  }
-  /* Worst case: every byte a control char (6 bytes) or NaN quoting. */
-  if( scratchReserve(ppBuf, pnBuf, (e-z)*6+16) ) return SQLITE_NOMEM;
-  o = *ppBuf;
-  while( z<e ){
-    char c = *z;
-    if( inStr ){
-      if( c=='\\' ){ *o++ = c; *o++ = z[1]; z += 2; continue; }
-      if( (u8)c>=0x80 && (s->flags & PROFSUM_SF_BADUTF8) ){
-        int n = utf8Len((const u8*)z, (const u8*)e);
-        if( n<=0 ){ memcpy(o, "\\ufffd", 6); o += 6; z++; }
-        else{ memcpy(o, z, (size_t)n); o += n; z += n; }
-        continue;
-      }
-      if( c=='"' ){ inStr = 0; *o++ = c; z++; continue; }
-      if( (unsigned char)c<0x20 ){
-        static const char hx[] = "0123456789abcdef";
-        *o++ = '\\'; *o++ = 'u'; *o++ = '0'; *o++ = '0';
-        *o++ = hx[(c>>4)&0xF]; *o++ = hx[c&0xF];
-        z++;
-        continue;
-      }
-      *o++ = c; z++;
-      continue;
-    }
-    if( c=='"' ){ inStr = 1; *o++ = c; z++; continue; }
-    if( c==',' ){
-      const char *q = z+1;
-      while( q<e && aWs[(u8)*q] ) q++;
-      if( q<e && (*q=='}' || *q==']') ){ z++; continue; }   /* trailing comma */
-      *o++ = c; z++;
-      continue;
-    }
-    if( c=='N' || c=='I' || (c=='-' && z+1<e && z[1]=='I') ){
-      int n = c=='N' ? 3 : (c=='I' ? 8 : 9);
-      *o++ = '"'; memcpy(o, z, (size_t)n); o += n; *o++ = '"';
-      z += n;
-      continue;
-    }
-    *o++ = c; z++;
-  }
-  *pzOut = *ppBuf;
-  *pnOut = o - *ppBuf;
-  return SQLITE_OK;
-}
-
-/* ------------------------------------------------------------------ */
 /* Event fields                                                        */
 /* ------------------------------------------------------------------ */
 
@@ -823,32 +672,41 @@ static void setId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, Profsu
   }
 }
 
-/* Interpret a ts/dur value: exact picoseconds, or not set (diagnostic). */
-static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
-                    int *pHas, profsum_ps *pVal, int *pRounded, ProfsumSpan *pText){
-  int rc = -1;
+/* *d = *v field by field: v was just written by the value scanners, its
+** type and flags byte by byte, and a copy of the whole struct reads those
+** two with the padding as one 8-byte word, which the CPU cannot forward
+** from the two byte stores (a stall of a dozen cycles per member). */
+static inline void spanCopy(ProfsumSpan *d, const ProfsumSpan *v){
+  d->z = v->z;
+  d->n = v->n;
+  d->type = v->type;
+  d->flags = v->flags;
+}
+
+/* Set a ts/dur from value v of key zKey, converted by profsumParseMicros
+** (its answer rc; *pVal already set when rc >= 0): exact picoseconds, or
+** not set (diagnostic). */
+static void timeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, int rc,
+                      int *pHas, profsum_ps *pVal, int *pRounded, ProfsumSpan *pText){
   *pHas = 0;
   *pRounded = 0;
-  if( v->type==PROFSUM_JT_NUMBER ){
-    rc = profsumParseMicros(v->z, v->n, pVal);
-  }else if( v->type==PROFSUM_JT_STRING && !(v->flags & PROFSUM_SF_ESCAPE) ){
-    s->ev.timeNotNumber = 1;
-    rc = profsumParseMicros(v->z, v->n, pVal);
-  }else if( v->type==PROFSUM_JT_NULL ){
-    s->ev.timeNotNumber = 1;
-    return;
-  }
   if( rc>=0 ){
     *pHas = 1;
     if( rc==1 ){
       *pRounded = 1;
-      *pText = *v;          /* its double, when needed: profsumTextDouble */
+      spanCopy(pText, v);   /* its double, when needed: profsumTextDouble */
     }
     if( rc==1 && s->xDiag ){
-      char zq[64] = "";
-      if( diagWanted(s, "time_rounded") ) quoteSnippet(zq, sizeof(zq), v->z, v->n);
-      pendDiag(s, "time_rounded", "%s: %s has more than 6 decimals (µs); "
-               "rounded half-even to a picosecond", zKey, zq);
+      /* every event of some traces: past the cap of details, only queued */
+      if( !s->roundedCapped && !diagWanted(s, "time_rounded") ) s->roundedCapped = 1;
+      if( s->roundedCapped ){
+        pendCapped(s, "time_rounded");
+      }else{
+        char zq[64];
+        quoteSnippet(zq, sizeof(zq), v->z, v->n);
+        pendDiag(s, "time_rounded", "%s: %s has more than 6 decimals (µs); "
+                 "rounded half-even to a picosecond", zKey, zq);
+      }
     }
     if( s->xDiag && zKey[0]=='t'
      && (*pVal>=((profsum_ps)INT64_MAX+1)*1000 || *pVal<=-((profsum_ps)INT64_MAX+1)*1000) ){
@@ -867,6 +725,73 @@ static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
              v->type==PROFSUM_JT_STRING ? "\"" : "", zq,
              v->type==PROFSUM_JT_STRING ? "\"" : "");
   }
+}
+
+/* Interpret a ts/dur value: exact picoseconds, or not set (diagnostic). */
+static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
+                    int *pHas, profsum_ps *pVal, int *pRounded, ProfsumSpan *pText){
+  int rc = -1;
+  if( v->type==PROFSUM_JT_NUMBER ){
+    rc = profsumParseMicros(v->z, v->n, pVal);
+  }else if( v->type==PROFSUM_JT_STRING && !(v->flags & PROFSUM_SF_ESCAPE) ){
+    s->ev.timeNotNumber = 1;
+    rc = profsumParseMicros(v->z, v->n, pVal);
+  }else if( v->type==PROFSUM_JT_NULL ){
+    s->ev.timeNotNumber = 1;
+    *pHas = 0;
+    *pRounded = 0;
+    return;
+  }
+  timeTaken(s, zKey, v, rc, pHas, pVal, pRounded, pText);
+}
+
+/* Member k (nk bytes) of an event object whose value at p is a number:
+** ts, dur, pid and tid of the common shapes are scanned and set in one
+** pass (profsumLexMicros, profsumLexInt: jsonlex.h), as applyMember would set them.
+** P_OK with *ppEnd past the value, P_MORE, or -1: not such a member, or
+** another shape (the caller scans the value and applies it then). */
+static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
+                               const u8 *p, const u8 *e, const u8 **ppEnd){
+  ProfsumEvent *ev = &s->ev;
+  const u8 *q;
+  int rc;
+  if( nk==2 ? (k[0]=='t' && k[1]=='s') : (nk==3 && k[0]=='d' && k[1]=='u' && k[2]=='r') ){
+    ProfsumSpan v;
+    profsum_ps ps;
+    int r;
+    uint64_t w = 0;
+    int x = 0;
+    rc = profsumLexMicros(p, e, &q, &ps, &r, &w, &x);
+    if( rc!=P_OK ) return rc;
+    v.z = (const char*)p;
+    v.n = q - p;
+    v.type = PROFSUM_JT_NUMBER;
+    v.flags = 0;
+    if( nk==2 ){
+      ev->tsPresent = 1;
+      ev->ts = ps;
+      ev->tsDigits = w;
+      ev->tsExp = x;
+      timeTaken(s, "ts", &v, r, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan);
+    }else{
+      ev->dur = ps;
+      ev->durDigits = w;
+      ev->durExp = x;
+      timeTaken(s, "dur", &v, r, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan);
+    }
+  }else if( nk==3 && (k[0]=='p' || k[0]=='t') && k[1]=='i' && k[2]=='d' ){
+    ProfsumId *pId = k[0]=='p' ? &ev->pid : &ev->tid;
+    int64_t v;
+    rc = profsumLexInt(p, e, &q, &v);
+    if( rc!=P_OK ) return rc;
+    memset(pId, 0, sizeof(*pId));
+    pId->kind = PROFSUM_ID_INT;
+    pId->iVal = v;
+  }else{
+    return -1;
+  }
+  *ppEnd = q;
+  return P_OK;
 }
 
 /* Compare key k (length n, no escapes) with literal. */
@@ -888,9 +813,11 @@ static int argKeyIndex(const char *k, int64_t n){
              break;
     case 9:  if( KEYIS(k,n,"long_name") ) return PROFSUM_AK_LONG_NAME; break;
     case 10: if( KEYIS(k,n,"hlo_module") ) return PROFSUM_AK_HLO_MODULE; break;
+    case 11: if( KEYIS(k,n,"model_flops") ) return PROFSUM_AK_MODEL_FLOPS; break;
     case 12: if( KEYIS(k,n,"hlo_category") ) return PROFSUM_AK_HLO_CATEGORY; break;
     case 14: if( KEYIS(k,n,"bytes_accessed") ) return PROFSUM_AK_BYTES_ACCESSED;
              if( KEYIS(k,n,"correlation_id") ) return PROFSUM_AK_CORRELATION_ID;
+             if( KEYIS(k,n,"kernel_details") ) return PROFSUM_AK_KERNEL_DETAILS;
              break;
   }
   return -1;
@@ -922,20 +849,61 @@ static const char *keyTextEsc(const ProfsumSpan *k, char *zBuf, int nBuf, int64_
   return k->z;
 }
 
+/* Zero the spans of ev.aArg that were set (argSet), and argSet. */
+static void clearArgKeys(ProfsumScan *s){
+  unsigned m = s->argSet;
+  while( m ){
+    int i = __builtin_ctz(m);
+    memset(&s->ev.aArg[i], 0, sizeof(s->ev.aArg[i]));
+    m &= m-1;
+  }
+  s->argSet = 0;
+}
+
+/* Zero the event for the next entry: all but aArg, then the spans of aArg
+** that were set.  With 16-byte stores: one memset of the 400 bytes before
+** aArg became a string instruction (rep stos) that cost more than the
+** stores it replaces. */
+#define EV_HEAD ((size_t)offsetof(ProfsumEvent, aArg))
+#define EV_TAIL (sizeof(ProfsumEvent) - offsetof(ProfsumEvent, raw))
+_Static_assert(EV_HEAD%8==0 && EV_TAIL%8==0, "clearEvent's 8-byte pieces");
+typedef uint64_t EvZero16 __attribute__((vector_size(16), may_alias, aligned(8)));
+typedef uint64_t EvZero8 __attribute__((may_alias, aligned(8)));
+static inline void clearEvent(ProfsumScan *s){
+  char *a = (char*)&s->ev, *b = (char*)&s->ev.raw;
+  const EvZero16 z = {0, 0};
+  size_t i;
+#if defined(__GNUC__) && !defined(__clang__)
+# pragma GCC unroll 32
+#endif
+  for(i=0; i<EV_HEAD/16; i++) ((EvZero16*)a)[i] = z;
+  if( EV_HEAD%16 ) *(EvZero8*)(a + EV_HEAD - 8) = 0;
+#if defined(__GNUC__) && !defined(__clang__)
+# pragma GCC unroll 8
+#endif
+  for(i=0; i<EV_TAIL/16; i++) ((EvZero16*)b)[i] = z;
+  if( EV_TAIL%16 ) *(EvZero8*)(b + EV_TAIL - 8) = 0;
+  if( s->argSet ) clearArgKeys(s);
+}
+
 /* Apply one member of an event object (mode 0) or of its args (mode 1). */
 static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
                         const ProfsumSpan *v){
   ProfsumEvent *ev = &s->ev;
   if( mode==1 ){
     int i = argKeyIndex(k, nk);
-    if( i>=0 ) ev->aArg[i] = *v;
+    if( i>=0 ){
+      spanCopy(&ev->aArg[i], v);
+      s->argSet |= 1u<<i;
+    }
     return;
   }
   switch( nk ){
     case 2:
-      if( k[0]=='p' && k[1]=='h' ){ ev->ph = *v; return; }
+      if( k[0]=='p' && k[1]=='h' ){ spanCopy(&ev->ph, v); return; }
       if( k[0]=='t' && k[1]=='s' ){
         ev->tsPresent = 1;
+        ev->tsDigits = 0;
         setTime(s, "ts", v, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan);
         return;
       }
@@ -943,15 +911,19 @@ static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
     case 3:
       if( KEYIS(k,nk,"pid") ){ setId(s, "pid", v, &ev->pid); return; }
       if( KEYIS(k,nk,"tid") ){ setId(s, "tid", v, &ev->tid); return; }
-      if( KEYIS(k,nk,"dur") ){ setTime(s, "dur", v, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan); return; }
+      if( KEYIS(k,nk,"dur") ){
+        ev->durDigits = 0;
+        setTime(s, "dur", v, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan);
+        return;
+      }
       if( KEYIS(k,nk,"cat") ) goto text_field;
       break;
     case 4:
       if( KEYIS(k,nk,"name") ) goto text_field;
-      if( KEYIS(k,nk,"args") ){ ev->args = *v; return; }
+      if( KEYIS(k,nk,"args") ){ spanCopy(&ev->args, v); return; }
       break;
     case 7:
-      if( KEYIS(k,nk,"entries") ){ ev->entries = *v; return; }
+      if( KEYIS(k,nk,"entries") ){ spanCopy(&ev->entries, v); return; }
       break;
   }
   return;
@@ -959,7 +931,7 @@ text_field:
   {
     ProfsumSpan *pDst = (k[0]=='n') ? &ev->name : &ev->cat;
     if( v->type==PROFSUM_JT_STRING ){
-      *pDst = *v;
+      spanCopy(pDst, v);
     }else{
       memset(pDst, 0, sizeof(*pDst));
       if( v->type!=PROFSUM_JT_NULL && s->xDiag ){
@@ -1016,10 +988,7 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
     rc = scanStringFast(s, p, e, &p, &kf);
     if( rc ) return rc;
     *pFlags |= (kf & (PROFSUM_SF_CTRL|PROFSUM_SF_BADUTF8));
-    key.z = (const char*)pKey+1;
-    key.n = (p - pKey) - 2;
-    key.type = PROFSUM_JT_STRING;
-    key.flags = (unsigned char)kf;
+    stringSpan(&key, pKey, p, kf);
     k = keyText(&key, zKeyBuf, (int)sizeof(zKeyBuf), &nk);
     p = profsumSkipSpace(p, e);
     if( p>=e ) return P_MORE;
@@ -1031,9 +1000,14 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
     p++;
     p = profsumSkipSpace(p, e);
     if( p>=e ) return P_MORE;
-    if( mode==0 && KEYIS(k,nk,"args") ){
+    if( mode==0 && nk<=3 && ((*p>='0' && *p<='9') || *p=='-') ){
+      rc = numberMember(s, k, nk, p, e, &p);
+      if( rc==P_OK ){ afterComma = 0; continue; }
+      if( rc==P_MORE ) return P_MORE;
+    }
+    if( mode==0 && s->argSet && KEYIS(k,nk,"args") ){
       /* A repeated "args" replaces the earlier one: forget its keys. */
-      memset(s->ev.aArg, 0, sizeof(s->ev.aArg));
+      clearArgKeys(s);
     }
     if( mode==0 && *p=='{' && (s->flags & PROFSUM_SCAN_ARGKEYS) && KEYIS(k,nk,"args") ){
       /* args: collect the known keys while skipping it. */
@@ -1150,13 +1124,9 @@ static int parseInWindow(ProfsumScan *s, int kind, const u8 **ppStart,
       unsigned f = 0;
       s->nPending = 0;
       s->nPendingLost = 0;
-      if( s->flags & PROFSUM_SCAN_ARGKEYS ){
-        memset(&s->ev, 0, sizeof(s->ev));
-      }else{
-        /* aArg is written only with ARGKEYS: zero since the open */
-        memset(&s->ev, 0, offsetof(ProfsumEvent, aArg));
-        memset(&s->ev.raw, 0, sizeof(s->ev) - offsetof(ProfsumEvent, raw));
-      }
+      /* aArg: only the spans the last entry set (argSet; none without
+      ** ARGKEYS) are not zero */
+      clearEvent(s);
       rc = parseMembers(s, p, e, ppEnd, &f, 0);
       if( rc==P_OK ){
         if( f & PROFSUM_SF_TRAIL ) pendDiag(s, "trailing_comma", "trailing comma inside the entry");
@@ -1170,10 +1140,7 @@ static int parseInWindow(ProfsumScan *s, int kind, const u8 **ppStart,
       unsigned f = 0;
       rc = scanString(s, p, e, ppEnd, &f);
       if( rc==P_OK ){
-        pSpan->z = (const char*)p+1;
-        pSpan->n = (*ppEnd - p) - 2;
-        pSpan->type = PROFSUM_JT_STRING;
-        pSpan->flags = (unsigned char)f;
+        stringSpan(pSpan, p, *ppEnd, f);
       }
     }
     if( rc==-SQLITE_NOMEM ){

@@ -423,13 +423,21 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
     aPos[h]++;
     UADV(h, ok);
     if( !ok ) aHeap[0] = aHeap[--nH];
-    /* sift down */
-    for(;;){
-      int64_t l = 2*c+1, rr = 2*c+2, m = c, x;
-      if( l<nH && aLo[aHeap[l]] < aLo[aHeap[m]] ) m = l;
-      if( rr<nH && aLo[aHeap[rr]] < aLo[aHeap[m]] ) m = rr;
-      if( m==c ) break;
-      x = aHeap[c]; aHeap[c] = aHeap[m]; aHeap[m] = x; c = m;
+    /* sift down: the smaller child picked without a branch (which one it
+    ** is cannot be predicted), moved up while below the cursor's key (the
+    ** same moves as swapping the cursor down) */
+    if( nH>1 ){
+      int64_t x = aHeap[0];
+      double key = aLo[x];
+      for(;;){
+        int64_t l = 2*c+1, m;
+        if( l>=nH ) break;
+        m = (l+1<nH && aLo[aHeap[l+1]] < aLo[aHeap[l]]) ? l+1 : l;
+        if( !(aLo[aHeap[m]] < key) ) break;
+        aHeap[c] = aHeap[m];
+        c = m;
+      }
+      aHeap[c] = x;
     }
   }
 #undef UCUR

@@ -354,11 +354,15 @@ static int gapsRegionPass(Gaps *g){
   int64_t i, j;
   int64_t hintRef = 0;      /* floatEntryNear's hint for the device ops */
   int64_t curXr = 0;        /* profsumEngExclRefAt's cursor */
-  int rc;
+  int64_t *aKeyN;           /* per key: its events that count for pref */
+  int rc = SQLITE_OK;
   g->aKeyPi = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nKey+1));
   if( g->aKeyPi==0 ) return SQLITE_NOMEM;
+  aKeyN = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nKey+1));
+  if( aKeyN==0 ) return SQLITE_NOMEM;
+  memset(aKeyN, 0, sizeof(int64_t)*(size_t)(e->nKey+1));
   for(i=0; i<e->nKey; i++) g->aKeyPi[i] = -1;
-  for(j=0; j<e->nEv; j++){
+  for(j=0; j<e->nEv && rc==SQLITE_OK; j++){
     SEv *r = EV(e, e->aOrd[j]);
     const EvKey *q = KEY(e, r);
     STrack *t = &e->aTrk[q->trk];
@@ -370,10 +374,10 @@ static int gapsRegionPass(Gaps *g){
     if( g->aKeyPi[r->key]>=0 ){
       pi = &g->rx.aInfo[g->aKeyPi[r->key]];
     }else{
-      if( (rc = partsOf(e, &g->rx, q->name, q->tfop, &pi)) ) return rc;
+      if( (rc = partsOf(e, &g->rx, q->name, q->tfop, &pi)) ) break;
       g->aKeyPi[r->key] = (int32_t)(pi - g->rx.aInfo);
     }
-    if( pi->aRegIx==0 && pi->nPart>0 && (rc = gapsRegionsOfParts(g, pi)) ) return rc;
+    if( pi->aRegIx==0 && pi->nPart>0 && (rc = gapsRegionsOfParts(g, pi)) ) break;
     for(d=1; d<=pi->nPart; d++){
       RegAgg *a = &g->aReg[pi->aRegIx[d-1]];
       a->count++;
@@ -381,13 +385,20 @@ static int gapsRegionPass(Gaps *g){
       a->inclRef += xRef;
       if( d==pi->nPart ){ a->excl += r->excl; a->exclRef += xRef; }
     }
-    if( q->tfop>=0 && !pi->fallback && pi->path4>=0 ){
-      HEnt *h = profsumEngHmGet(&g->pref, q->name, pi->path4, 1, 0);
-      if( h==0 ) return SQLITE_NOMEM;
-      h->v1++;
+    if( q->tfop>=0 && !pi->fallback && pi->path4>=0 ) aKeyN[r->key]++;
+  }
+  /* (op name, path) counts of pref from those of the keys: the pick
+  ** (gapsPickPreferred) does not depend on the order they are added in */
+  for(i=0; i<e->nKey && rc==SQLITE_OK; i++){
+    if( aKeyN[i]>0 ){
+      const PartsInfo *pi = &g->rx.aInfo[g->aKeyPi[i]];
+      HEnt *h = profsumEngHmGet(&g->pref, e->aKey[i].name, pi->path4, 1, 0);
+      if( h==0 ) rc = SQLITE_NOMEM;
+      else h->v1 += aKeyN[i];
     }
   }
-  return SQLITE_OK;
+  sqlite3_free(aKeyN);
+  return rc;
 }
 
 /* Pruning of unary paths: a region below the top whose one child has

@@ -143,8 +143,19 @@ struct ProfsumEngine {
   HMap sigLast;         /* name id → the last long_name seen with that name
                         ** (v1: sqlite3_malloc'd copy, its length first) and
                         ** its signature id+1 (v2): an op's events repeat one
-                        ** long_name, so one memcmp replaces hashing it */
+                        ** long_name, so one memcmp replaces hashing it
+                        ** (names of ids past ARGMEMO_MAX_NAMES: the others
+                        ** keep these two in aArgMemo) */
   int64_t nSigLastBytes;  /* long_name bytes held by sigLast */
+  struct ArgMemo *aArgMemo;  /* by name id: the tf_op and source of the
+                        ** name's last event, and its sigLast entry
+                        ** (engine_read.c, argMemo*) */
+  int32_t nArgMemo;
+  int64_t nArgMemoBytes;  /* raw bytes they hold */
+  char zLastRunId[32];  /* the raw args.run_id span of the last X event taken */
+  int64_t nLastRunId;   /* its length (-1: none yet) */
+  unsigned char lastRunIdType;  /* its JSON type */
+  int32_t lastRunId;    /* its id */
   int64_t lastPid, lastTid; int32_t lastTrk;   /* the previous event's track */
   profsum_ps origin; int hasOrigin;
   profsum_ps tsMin, endMax; int hasRange;
@@ -240,6 +251,13 @@ HEnt *profsumEngHmGet(HMap *m, int64_t k1, int64_t k2, int create, int *pNew);
 void profsumEngHmFree(HMap *m);
 /* 64-bit hash of z[0..n). */
 uint64_t profsumEngStrHash(const char *z, int64_t n);
+/* Make the slot table *paSlot of *pnSlot slots (open addressing, linear
+** probing, id+1 per slot, 0 empty) room for nIds ids, at most half full:
+** when it has not, a table twice as large (1024 slots at first) with ids
+** 0..nIds-2 placed again by xHash(pCtx, id) replaces it.  SQLITE_OK or
+** SQLITE_NOMEM (the table unchanged). */
+int profsumEngSlotsFor(int32_t **paSlot, int64_t *pnSlot, int64_t nIds,
+                       uint64_t (*xHash)(const void*, int64_t), const void *pCtx);
 /* The id of z[0..n) in pool p, interned when new; -1 when out of memory. */
 int32_t profsumEngSpIntern(SPool *p, const char *z, int64_t n);
 /* Free pool p and every text in it. */

@@ -11,6 +11,7 @@
 #include "funcs.h"
 #include "jsontree.h"
 #include "insights.h"
+#include "spanmemo.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -223,6 +224,71 @@ static int internRunId(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB
   return *pId<0 ? SQLITE_NOMEM : SQLITE_OK;
 }
 
+/* The raw spans of tf_op and source of the last event of a name, and the
+** ids they gave (internArg), and that event's key: an op's events repeat
+** them, so comparing their bytes (and the key's five ids) replaces
+** decoding and hashing them.  Kept for names of ids
+** below ARGMEMO_MAX_NAMES, at most ARGMEMO_MAX_BYTES of text in all.  (The
+** run_id changes with the step, not with the name: the last one is kept
+** for all names, in Engine.zLastRunId.) */
+#define ARGMEMO_N 2
+_Static_assert(ARGMEMO_N<=SPANMEMO_MAX, "ArgMemo's spans in a SpanMemo");
+#define ARGMEMO_MAX_NAMES ((int32_t)1<<18)
+#define ARGMEMO_MAX_BYTES ((int64_t)8<<20)
+typedef struct ArgMemo {
+  SpanMemo sm;                    /* the spans (spanmemo.h) */
+  int32_t aId[ARGMEMO_N];         /* the ids they gave: tf_op, source (-1 absent) */
+  int64_t sigCopy, sigId;         /* sigOf's sigLast entry of the name (its v1
+                                  ** and v2), kept here for names of ids below
+                                  ** ARGMEMO_MAX_NAMES: no hash lookup */
+  EvKey key;                      /* the event key of the name's last event */
+  int32_t keyId;                  /* its index + 1 (0: none yet) */
+} ArgMemo;
+
+/* The args spans an ArgMemo keeps, in order. */
+static const int aArgMemoKey[ARGMEMO_N] = { PROFSUM_AK_TF_OP, PROFSUM_AK_SOURCE };
+
+/* 1 with the ids in aId[] when name's memo holds the args spans of ev. */
+static int argMemoHit(const Engine *e, int32_t name, const ProfsumEvent *ev, int32_t *aId){
+  const ArgMemo *m;
+  int i;
+  if( name>=e->nArgMemo ) return 0;
+  m = &e->aArgMemo[name];
+  if( !profsumSpanMemoSame(&m->sm, ev, aArgMemoKey, ARGMEMO_N) ) return 0;
+  for(i=0; i<ARGMEMO_N; i++) aId[i] = m->aId[i];
+  return 1;
+}
+
+/* The memo of name id `name` (made empty when new) in *ppM: 0 for an id
+** of ARGMEMO_MAX_NAMES or more.  SQLITE_OK or SQLITE_NOMEM. */
+static int argMemoAt(Engine *e, int32_t name, ArgMemo **ppM){
+  *ppM = 0;
+  if( name>=ARGMEMO_MAX_NAMES ) return SQLITE_OK;
+  if( name>=e->nArgMemo ){
+    int32_t nNew = e->nArgMemo ? e->nArgMemo*2 : 256;
+    ArgMemo *a;
+    while( nNew<=name ) nNew *= 2;
+    a = sqlite3_realloc64(e->aArgMemo, sizeof(ArgMemo)*(sqlite3_uint64)nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    memset(a + e->nArgMemo, 0, sizeof(ArgMemo)*(size_t)(nNew - e->nArgMemo));
+    e->aArgMemo = a;
+    e->nArgMemo = nNew;
+  }
+  *ppM = &e->aArgMemo[name];
+  return SQLITE_OK;
+}
+
+/* Make name's memo hold the args spans of ev and their ids aId[] (within
+** the bounds above: else nothing is kept).  SQLITE_OK or SQLITE_NOMEM. */
+static int argMemoSet(Engine *e, int32_t name, const ProfsumEvent *ev, const int32_t *aId){
+  ArgMemo *m;
+  int i;
+  if( argMemoAt(e, name, &m) ) return SQLITE_NOMEM;
+  if( m==0 ) return SQLITE_OK;
+  for(i=0; i<ARGMEMO_N; i++) m->aId[i] = aId[i];
+  return profsumSpanMemoSet(&m->sm, ev, aArgMemoKey, ARGMEMO_N, &e->nArgMemoBytes, ARGMEMO_MAX_BYTES);
+}
+
 #define SIGLAST_MAX_BYTES ((int64_t)8<<20)   /* long_name copies kept by sigLast */
 
 /* The shape signature id (-1: none) of the long_name span s of an event
@@ -235,16 +301,23 @@ static int internRunId(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB
 static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int64_t *pnB,
                  int32_t *pId){
   const char *z; int64_t n;
-  HEnt *h, *hl;
+  HEnt *h;
   int isNew;
-  int64_t *pCopy;
+  int64_t *pCopy, *pV1, *pV2;   /* the name's sigLast entry: copy, sig id+1 */
+  ArgMemo *m;
   *pId = -1;
   if( s->type!=PROFSUM_JT_STRING || s->n==0 ) return SQLITE_OK;
-  hl = profsumEngHmGet(&e->sigLast, name, 0, 1, 0);
-  if( hl==0 ) return SQLITE_NOMEM;
-  pCopy = (int64_t*)(intptr_t)hl->v1;
+  if( argMemoAt(e, name, &m) ) return SQLITE_NOMEM;
+  if( m ){
+    pV1 = &m->sigCopy; pV2 = &m->sigId;
+  }else{
+    HEnt *hl = profsumEngHmGet(&e->sigLast, name, 0, 1, 0);
+    if( hl==0 ) return SQLITE_NOMEM;
+    pV1 = &hl->v1; pV2 = &hl->v2;
+  }
+  pCopy = (int64_t*)(intptr_t)*pV1;
   if( pCopy && pCopy[0]==s->n && memcmp(pCopy+2, s->z, (size_t)s->n)==0 ){
-    *pId = (int32_t)hl->v2 - 1;
+    *pId = (int32_t)*pV2 - 1;
     return SQLITE_OK;
   }
   if( profsumSpanText(s, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
@@ -272,21 +345,30 @@ static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int6
     int64_t *pNew;
     if( e->nSigLastBytes - cap + newCap > SIGLAST_MAX_BYTES ) return SQLITE_OK;
     pNew = sqlite3_realloc64(pCopy, 2*sizeof(int64_t) + (sqlite3_uint64)newCap);
-    if( pNew==0 ){ sqlite3_free(pCopy); hl->v1 = 0; return SQLITE_NOMEM; }
+    if( pNew==0 ){ sqlite3_free(pCopy); *pV1 = 0; return SQLITE_NOMEM; }
     e->nSigLastBytes += newCap - cap;
     pCopy = pNew;
     pCopy[1] = newCap;
   }
   pCopy[0] = s->n;
   memcpy(pCopy+2, s->z, (size_t)s->n);
-  hl->v1 = (int64_t)(intptr_t)pCopy;
-  hl->v2 = h->v1;
+  *pV1 = (int64_t)(intptr_t)pCopy;
+  *pV2 = h->v1;
   return SQLITE_OK;
 }
 
-/* Free the signature caches (needed only while reading). */
+/* Free the signature caches and the args memos (needed only while
+** reading). */
 void profsumEngSigFree(Engine *e){
   int64_t i;
+  for(i=0; i<e->nArgMemo; i++){
+    sqlite3_free(e->aArgMemo[i].sm.aRaw);
+    sqlite3_free((void*)(intptr_t)e->aArgMemo[i].sigCopy);
+  }
+  sqlite3_free(e->aArgMemo);
+  e->aArgMemo = 0;
+  e->nArgMemo = 0;
+  e->nArgMemoBytes = 0;
   for(i=0; i<e->sigLast.nSlot; i++){
     if( e->sigLast.a[i].used ) sqlite3_free((void*)(intptr_t)e->sigLast.a[i].v1);
   }
@@ -326,23 +408,15 @@ static uint64_t keyHash(const EvKey *k){
               ^ ((uint64_t)(uint32_t)k->sig * 0x9e3779b97f4a7c15ULL));
 }
 
+/* The hash of event key j of engine pCtx (profsumEngSlotsFor). */
+static uint64_t keyHashOf(const void *pCtx, int64_t j){
+  return keyHash(&((const Engine*)pCtx)->aKey[j]);
+}
+
 /* Intern an event key; its index, or -1 when out of memory. */
 static int32_t keyIntern(Engine *e, const EvKey *k){
   int64_t i;
-  if( (int64_t)(e->nKey+1)*2 > e->nKeySlot ){
-    int64_t nNew = e->nKeySlot ? e->nKeySlot*2 : 1024, j;
-    int32_t *aNew = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nNew);
-    if( aNew==0 ) return -1;
-    memset(aNew, 0, sizeof(int32_t)*(size_t)nNew);
-    for(j=0; j<e->nKey; j++){
-      int64_t h = (int64_t)(keyHash(&e->aKey[j]) & (uint64_t)(nNew-1));
-      while( aNew[h] ) h = (h+1) & (nNew-1);
-      aNew[h] = (int32_t)j+1;
-    }
-    sqlite3_free(e->aKeySlot);
-    e->aKeySlot = aNew;
-    e->nKeySlot = nNew;
-  }
+  if( profsumEngSlotsFor(&e->aKeySlot, &e->nKeySlot, e->nKey+1, keyHashOf, e) ) return -1;
   i = (int64_t)(keyHash(k) & (uint64_t)(e->nKeySlot-1));
   while( e->aKeySlot[i] ){
     const EvKey *x = &e->aKey[e->aKeySlot[i]-1];
@@ -432,8 +506,43 @@ static int evNew(Engine *e, int64_t idx, int64_t iOffset, profsum_ps ts, profsum
   return SQLITE_OK;
 }
 
-/* Take one accepted X event. */
-static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
+/* Keep the doubles fTs and fDur of event e->nEv (the next one) in the
+** aFloat arrays (engine_int.h).  SQLITE_OK or SQLITE_NOMEM. */
+static int floatPush(Engine *e, double fTs, double fDur){
+  if( e->nFloat>=e->nAllocFloat ){
+    int64_t nNew = e->nAllocFloat ? e->nAllocFloat*2 : 256;
+    int32_t *a1 = sqlite3_realloc64(e->aFloatIdx, sizeof(int32_t)*(sqlite3_uint64)nNew);
+    double *a2, *a3;
+    if( a1==0 ) return SQLITE_NOMEM;
+    e->aFloatIdx = a1;
+    a2 = sqlite3_realloc64(e->aFloatTs, sizeof(double)*(sqlite3_uint64)nNew);
+    if( a2==0 ) return SQLITE_NOMEM;
+    e->aFloatTs = a2;
+    a3 = sqlite3_realloc64(e->aFloatDur, sizeof(double)*(sqlite3_uint64)nNew);
+    if( a3==0 ) return SQLITE_NOMEM;
+    e->aFloatDur = a3;
+    e->nAllocFloat = nNew;
+  }
+  e->aFloatIdx[e->nFloat] = (int32_t)e->nEv;
+  e->aFloatTs[e->nFloat] = fTs;
+  e->aFloatDur[e->nFloat] = fDur;
+  e->nFloat++;
+  return SQLITE_OK;
+}
+
+/* The double of a rounded time's text s (Python's float()), hDouble the
+** double of its rounded picoseconds: from the digits the scanner kept
+** (w·10^k, w 0 when it kept none) when the hint or its neighbour is the
+** answer, else from the text. */
+static double roundedDouble(uint64_t w, int k, const ProfsumSpan *s, double hDouble){
+  double d;
+  if( w && profsumDecimalHint(w, k, 0, hDouble, &d) ) return d;
+  return profsumTextDouble(s->z, s->n, hDouble);
+}
+
+/* Take one accepted X event; its event key in *pKey (left alone when the
+** event is left out). */
+static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, int32_t *pKey){
   SEv *r;
   HEnt *h;
   int isNew, rc;
@@ -445,19 +554,9 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
     h = profsumEngHmGet(&e->trkMap, ev->pid.iVal, ev->tid.iVal, 1, &isNew);
     if( h==0 ) return SQLITE_NOMEM;
     if( isNew ){
-      STrack *t;
-      if( e->nTrk>=e->nAllocTrk ){
-        int32_t nNew = e->nAllocTrk ? e->nAllocTrk*2 : 64;
-        STrack *a = sqlite3_realloc64(e->aTrk, sizeof(STrack)*(sqlite3_uint64)nNew);
-        if( a==0 ) return SQLITE_NOMEM;
-        e->aTrk = a;
-        e->nAllocTrk = nNew;
-      }
-      t = &e->aTrk[e->nTrk];
-      memset(t, 0, sizeof(*t));
-      t->pid = ev->pid.iVal;
-      t->tid = ev->tid.iVal;
-      h->v1 = e->nTrk++;
+      int32_t trk;
+      if( profsumEngNewTrack(e, ev->pid.iVal, ev->tid.iVal, 0, 0, &trk) ) return SQLITE_NOMEM;
+      h->v1 = trk;
     }
     e->lastPid = ev->pid.iVal;
     e->lastTid = ev->tid.iVal;
@@ -465,17 +564,53 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
   }
   {
     EvKey k;
+    int32_t aId[ARGMEMO_N];
     k.trk = e->lastTrk;
     if( profsumSpanText(&ev->name, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
     k.name = profsumEngSpIntern(&e->pool, z, n);
     if( k.name<0 ) return SQLITE_NOMEM;
-    rc = internArg(e, &ev->aArg[PROFSUM_AK_TF_OP], ppB, pnB, &k.tfop);
-    if( rc==SQLITE_OK ) rc = internArg(e, &ev->aArg[PROFSUM_AK_SOURCE], ppB, pnB, &k.source);
-    if( rc==SQLITE_OK ) rc = internRunId(e, &ev->aArg[PROFSUM_AK_RUN_ID], ppB, pnB, &r->runid);
+    if( argMemoHit(e, k.name, ev, aId) ){
+      /* the name's last event had these args: their ids */
+      k.tfop = aId[0]; k.source = aId[1];
+    }else{
+      rc = internArg(e, &ev->aArg[PROFSUM_AK_TF_OP], ppB, pnB, &k.tfop);
+      if( rc==SQLITE_OK ) rc = internArg(e, &ev->aArg[PROFSUM_AK_SOURCE], ppB, pnB, &k.source);
+      if( rc==SQLITE_OK ){
+        aId[0] = k.tfop; aId[1] = k.source;
+        rc = argMemoSet(e, k.name, ev, aId);
+      }
+    }
+    if( rc==SQLITE_OK ){
+      const ProfsumSpan *v = &ev->aArg[PROFSUM_AK_RUN_ID];
+      if( v->type==e->lastRunIdType && v->n==e->nLastRunId
+       && (v->n==0 || memcmp(v->z, e->zLastRunId, (size_t)v->n)==0) ){
+        r->runid = e->lastRunId;      /* the run_id of the event before */
+      }else{
+        rc = internRunId(e, v, ppB, pnB, &r->runid);
+        if( rc==SQLITE_OK && v->n<=(int64_t)sizeof(e->zLastRunId) ){
+          e->lastRunIdType = v->type;
+          e->nLastRunId = v->n;
+          if( v->n>0 ) memcpy(e->zLastRunId, v->z, (size_t)v->n);
+          e->lastRunId = r->runid;
+        }
+      }
+    }
     if( rc==SQLITE_OK ) rc = sigOf(e, k.name, &ev->aArg[PROFSUM_AK_LONG_NAME], ppB, pnB, &k.sig);
-    if( rc==SQLITE_OK && (r->key = keyIntern(e, &k))<0 ) rc = SQLITE_NOMEM;
+    if( rc==SQLITE_OK ){
+      /* the key of the name's last event, when this one has the same */
+      ArgMemo *m = k.name<e->nArgMemo ? &e->aArgMemo[k.name] : 0;
+      if( m && m->keyId>0 && memcmp(&m->key, &k, sizeof(k))==0 ){
+        r->key = m->keyId - 1;
+      }else if( (r->key = keyIntern(e, &k))<0 ){
+        rc = SQLITE_NOMEM;
+      }else if( m ){
+        m->key = k;
+        m->keyId = r->key + 1;
+      }
+    }
   }
   if( rc ) return rc;
+  *pKey = r->key;
   {
     const ProfsumSpan *s = &ev->aArg[PROFSUM_AK_STEP_NUM];
     int64_t v;
@@ -494,28 +629,11 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB){
     /* Rare but for converted XPlanes (17-digit µs texts): keep the text's
     ** doubles only when the rounded picoseconds give other doubles. */
     double pTs = profsumEngPsFloat(ev->ts), pDur = profsumEngPsFloat(ev->dur);
-    double fTs = ev->tsRounded ? profsumTextDouble(ev->tsSpan.z, ev->tsSpan.n, pTs) : pTs;
-    double fDur = ev->durRounded ? profsumTextDouble(ev->durSpan.z, ev->durSpan.n, pDur) : pDur;
+    double fTs = ev->tsRounded ? roundedDouble(ev->tsDigits, ev->tsExp, &ev->tsSpan, pTs) : pTs;
+    double fDur = ev->durRounded ? roundedDouble(ev->durDigits, ev->durExp, &ev->durSpan, pDur) : pDur;
     e->anyRounded = 1;
     if( fTs!=pTs || fDur!=pDur ){
-      if( e->nFloat>=e->nAllocFloat ){
-        int64_t nNew = e->nAllocFloat ? e->nAllocFloat*2 : 256;
-        int32_t *a1 = sqlite3_realloc64(e->aFloatIdx, sizeof(int32_t)*(sqlite3_uint64)nNew);
-        double *a2, *a3;
-        if( a1==0 ) return SQLITE_NOMEM;
-        e->aFloatIdx = a1;
-        a2 = sqlite3_realloc64(e->aFloatTs, sizeof(double)*(sqlite3_uint64)nNew);
-        if( a2==0 ) return SQLITE_NOMEM;
-        e->aFloatTs = a2;
-        a3 = sqlite3_realloc64(e->aFloatDur, sizeof(double)*(sqlite3_uint64)nNew);
-        if( a3==0 ) return SQLITE_NOMEM;
-        e->aFloatDur = a3;
-        e->nAllocFloat = nNew;
-      }
-      e->aFloatIdx[e->nFloat] = (int32_t)e->nEv;
-      e->aFloatTs[e->nFloat] = fTs;
-      e->aFloatDur[e->nFloat] = fDur;
-      e->nFloat++;
+      if( floatPush(e, fTs, fDur) ) return SQLITE_NOMEM;
     }
   }
   e->nEv++;
@@ -538,19 +656,20 @@ int profsumEngRead(Engine *e, const char *zPath){
   rc = profsumSrcHashInit(pSrc);
   if( rc ){ profsumSrcClose(pSrc); return rc; }
   e->nFileBytes = profsumSrcFileSize(pSrc);
+  e->nLastRunId = -1;
   rc = profsumScanOpen(pSrc, e->zFunc, PROFSUM_SCAN_ARGKEYS, engDiag, e, &pScan, &zErr);
   while( rc==SQLITE_OK ){
     char ph;
+    int32_t iKey = -1;      /* the event key of an X event taken */
     rc = profsumScanNext(pScan, &ev, &zErr);
     if( rc!=SQLITE_ROW ) break;
+    rc = SQLITE_OK;
     if( e->xStop && (ev->idx & 0x3fff)==0 && e->xStop(e->pStopArg) ){
       sqlite3_free(zErr);
       zErr = sqlite3_mprintf("%s: interrupted", e->zFunc);
       rc = SQLITE_INTERRUPT;
       break;
     }
-    rc = profsumInsJsonEvent(e->pIns, ev);
-    if( rc ) break;
     ph = (ev->ph.n==1 && !(ev->ph.flags & PROFSUM_SF_ESCAPE)) ? ev->ph.z[0] : 0;
     if( ev->pid.notJsonInt || ev->tid.notJsonInt ){
       /* The reference's typed decoder rejects a pid/tid that is not a JSON
@@ -607,13 +726,15 @@ int profsumEngRead(Engine *e, const char *zPath){
             engDiag(e, ev->idx, ev->iOffset, "missing_ts",
                     "complete event without ts: read as ts 0, the reference's default");
           }
-          rc = noteX(e, ev, &pB, &nB);
+          rc = noteX(e, ev, &pB, &nB, &iKey);
         }
       }else if( ev->hasDur && !durPositive ){
         engDiag(e, ev->idx, ev->iOffset, (ev->dur<0 || dTiny<0) ? "negative_duration" : "zero_duration",
                 "complete event with dur <= 0: not a complete event for the summary");
       }
     }
+    /* the collectors of insights.h: every entry, with the key just made */
+    if( rc==SQLITE_OK ) rc = profsumInsJsonEvent(e->pIns, ev, iKey);
     if( rc==SQLITE_OK && e->diagRc ) rc = e->diagRc;
   }
   sqlite3_free(pB);
@@ -743,24 +864,7 @@ int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x){
     goto added;
   }
   /* its doubles: one aFloat entry per event (floatEntry's identity case) */
-  if( e->nFloat>=e->nAllocFloat ){
-    int64_t nNew = e->nAllocFloat ? e->nAllocFloat*2 : 256;
-    int32_t *a1 = sqlite3_realloc64(e->aFloatIdx, sizeof(int32_t)*(sqlite3_uint64)nNew);
-    double *a2, *a3;
-    if( a1==0 ) return SQLITE_NOMEM;
-    e->aFloatIdx = a1;
-    a2 = sqlite3_realloc64(e->aFloatTs, sizeof(double)*(sqlite3_uint64)nNew);
-    if( a2==0 ) return SQLITE_NOMEM;
-    e->aFloatTs = a2;
-    a3 = sqlite3_realloc64(e->aFloatDur, sizeof(double)*(sqlite3_uint64)nNew);
-    if( a3==0 ) return SQLITE_NOMEM;
-    e->aFloatDur = a3;
-    e->nAllocFloat = nNew;
-  }
-  e->aFloatIdx[e->nFloat] = (int32_t)e->nEv;
-  e->aFloatTs[e->nFloat] = x->fTs;
-  e->aFloatDur[e->nFloat] = x->fDur;
-  e->nFloat++;
+  if( floatPush(e, x->fTs, x->fDur) ) return SQLITE_NOMEM;
 added:
   if( e->nEv==0 || x->fTs<e->xpTsMin ) e->xpTsMin = x->fTs;
   if( e->nEv==0 || x->fTs+x->fDur>e->xpEndMax ) e->xpEndMax = x->fTs + x->fDur;

@@ -128,6 +128,33 @@ static char *spAlloc(SPool *p, int64_t nByte){
   return z;
 }
 
+/* See engine_int.h. */
+int profsumEngSlotsFor(int32_t **paSlot, int64_t *pnSlot, int64_t nIds,
+                       uint64_t (*xHash)(const void*, int64_t), const void *pCtx){
+  int64_t nSlot, j;
+  int32_t *a;
+  if( nIds*2 <= *pnSlot ) return SQLITE_OK;
+  nSlot = *pnSlot ? *pnSlot*2 : 1024;
+  a = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nSlot);
+  if( a==0 ) return SQLITE_NOMEM;
+  memset(a, 0, sizeof(int32_t)*(size_t)nSlot);
+  for(j=0; j<nIds-1; j++){
+    int64_t k = (int64_t)(xHash(pCtx, j) & (uint64_t)(nSlot-1));
+    while( a[k] ) k = (k+1) & (nSlot-1);
+    a[k] = (int32_t)j+1;
+  }
+  sqlite3_free(*paSlot);
+  *paSlot = a;
+  *pnSlot = nSlot;
+  return SQLITE_OK;
+}
+
+/* The hash of string id j of pool pCtx (profsumEngSlotsFor). */
+static uint64_t spHashOf(const void *pCtx, int64_t j){
+  const SPool *p = (const SPool*)pCtx;
+  return profsumEngStrHash(SP_STR(p,j), SP_LEN(p,j));
+}
+
 /* Intern z[0..n); returns its id, or -1 when out of memory.  z may point
 ** into the pool itself (a prefix of a pooled string). */
 int32_t profsumEngSpIntern(SPool *p, const char *z, int64_t n){
@@ -136,20 +163,7 @@ int32_t profsumEngSpIntern(SPool *p, const char *z, int64_t n){
   char *zNew;
   if( n>0x7fffffff ) n = 0x7fffffff;
   if( p->n>=0x3fffffff ) return -1;       /* ids are int32_t, slots 2x ids */
-  if( (int64_t)(p->n+1)*2 > p->nSlot ){
-    int64_t nNew = p->nSlot ? p->nSlot*2 : 1024, j;
-    int32_t *aNew = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nNew);
-    if( aNew==0 ) return -1;
-    memset(aNew, 0, sizeof(int32_t)*(size_t)nNew);
-    for(j=0; j<p->n; j++){
-      int64_t k = (int64_t)(profsumEngStrHash(SP_STR(p,j), SP_LEN(p,j)) & (uint64_t)(nNew-1));
-      while( aNew[k] ) k = (k+1) & (nNew-1);
-      aNew[k] = (int32_t)j+1;
-    }
-    sqlite3_free(p->aSlot);
-    p->aSlot = aNew;
-    p->nSlot = nNew;
-  }
+  if( profsumEngSlotsFor(&p->aSlot, &p->nSlot, p->n+1, spHashOf, p) ) return -1;
   h = profsumEngStrHash(z, n);
   i = (int64_t)(h & (uint64_t)(p->nSlot-1));
   while( p->aSlot[i] ){

@@ -49,8 +49,8 @@ int profsumInsXpEvent(ProfsumInsights *p, ProfsumXp *pXp, const ProfsumXpEvent *
 }
 
 /* See insights.h. */
-int profsumInsJsonEvent(ProfsumInsights *p, const ProfsumEvent *ev){
-  int rc = insXlaJsonEvent(p->pXla, ev);
+int profsumInsJsonEvent(ProfsumInsights *p, const ProfsumEvent *ev, int32_t iKey){
+  int rc = insXlaJsonEvent(p->pXla, ev, iKey);
   if( rc==SQLITE_OK ) rc = insMemJsonEvent(p->pMem, ev);
   return rc;
 }

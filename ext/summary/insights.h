@@ -31,10 +31,15 @@ int profsumInsXpPlane(ProfsumInsights *p, ProfsumXp *pXp, const ProfsumXpPlane *
 /* XPlane reader: XEvent ev (ev->pLine, ev->pPlane, its metadata and stats
 ** through pXp).  SQLITE_OK or SQLITE_NOMEM. */
 int profsumInsXpEvent(ProfsumInsights *p, ProfsumXp *pXp, const ProfsumXpEvent *ev);
-/* JSON reader: entry ev, any ph (args in ev->args).  Process and thread
-** names arrive in M entries anywhere in the file: a collector resolves
-** pid/tid to names when it writes.  SQLITE_OK or SQLITE_NOMEM. */
-int profsumInsJsonEvent(ProfsumInsights *p, const ProfsumEvent *ev);
+/* JSON reader: entry ev, any ph (args in ev->args, the known args keys
+** in ev->aArg: the engine reads with PROFSUM_SCAN_ARGKEYS), after the
+** summary engine took it.  iKey: the engine's event key of the entry when
+** the engine took it as a complete event (two entries of one key share
+** their track, name, tf_op, source and long_name signature), else -1.
+** Process and thread names arrive in M entries anywhere in the file: a
+** collector resolves pid/tid to names when it writes.  SQLITE_OK or
+** SQLITE_NOMEM. */
+int profsumInsJsonEvent(ProfsumInsights *p, const ProfsumEvent *ev, int32_t iKey);
 
 /* Write what was collected for trace traceId into zSchema's tables.
 ** zDevicePeaks: the import option "device_peaks" as JSON text, or 0.

@@ -650,13 +650,13 @@ int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev){
   JsonArgs j;
   char ph = ev->ph.n==1 ? ev->ph.z[0] : 0;
   if( ev->args.z==0 || ev->args.type!=PROFSUM_JT_OBJECT ) return SQLITE_OK;
-  memset(&j, 0, sizeof(j));
-  if( (ph=='X' || ph=='i' || ph=='I')
+  if( (ph=='X' || ph=='i' || ph=='I') && (ev->name.n==16 || ev->name.n==18)
    && (eq(ev->name.z, ev->name.n, "MemoryAllocation") || eq(ev->name.z, ev->name.n, "MemoryDeallocation")) ){
     MemIn m;
     char *az[5] = {0, 0, 0, 0, 0};
     MemTxt *at[4];
     int i;
+    memset(&j, 0, sizeof(j));
     memset(&m, 0, sizeof(m));
     m.isAlloc = ev->name.n==16;
     m.ts = ev->ts;
@@ -681,7 +681,10 @@ int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev){
     for(i=0; i<5; i++) sqlite3_free(az[i]);
     return rc;
   }
-  if( ph!='X' || ev->args.n<16 || memmem(ev->args.z, (size_t)ev->args.n, "\"kernel_details\"", 16)==0 ) return SQLITE_OK;
+  /* a kernel: an X event whose args have a top-level kernel_details (the
+  ** scanner found the key: the args are read again only for these) */
+  if( ph!='X' || ev->aArg[PROFSUM_AK_KERNEL_DETAILS].type==PROFSUM_JT_NONE ) return SQLITE_OK;
+  memset(&j, 0, sizeof(j));
   memJsonMembers(ev->args.z, ev->args.n, jsonArg, &j);
   if( j.aK[0].z ){
     char *az[4] = {0, 0, 0, 0};

@@ -106,6 +106,8 @@ int insXlaNew(InsXla **pp){
   (*pp)->curProc = -1;
   (*pp)->curLine = -1;
   (*pp)->curTrk = -1;
+  (*pp)->lastProc = -1;
+  (*pp)->lastTrk = -1;
   return SQLITE_OK;
 }
 
@@ -126,6 +128,8 @@ void insXlaFree(InsXla *p){
   xMapFree(&p->metaCache);
   sqlite3_free(p->aDirect);
   sqlite3_free(p->aMeta);
+  for(i=0; i<p->nMemo; i++) sqlite3_free(p->aMemo[i].sm.aRaw);
+  sqlite3_free(p->aMemo);
   sqlite3_free(p->zBuf);
   sqlite3_free(p);
 }
@@ -616,54 +620,83 @@ static int xSpanNum(const ProfsumSpan *v, double *pd){
   return xTextNum(v->z, v->n, pd);
 }
 
-/* The number of top-level member zKey of the args object text a[0..n):
-** 1 with *pd set when present and a number (or a string holding one).
-** A plain scan for "zKey" followed by ':' (args of traces are flat). */
-static int xArgsNum(const ProfsumSpan *args, const char *zKey, double *pd){
-  const char *z = args->z, *zEnd;
-  int64_t nKey = (int64_t)strlen(zKey);
-  if( args->type!=PROFSUM_JT_OBJECT || z==0 ) return 0;
-  zEnd = z + args->n;
-  while( z + nKey + 2 < zEnd ){
-    const char *q = memchr(z, '"', (size_t)(zEnd - z));
-    if( q==0 || q + nKey + 2 > zEnd ) return 0;
-    if( memcmp(q+1, zKey, (size_t)nKey)==0 && q[1+nKey]=='"' ){
-      const char *v = q + nKey + 2, *v2;
-      while( v<zEnd && (*v==' ' || *v=='\t' || *v=='\n' || *v=='\r') ) v++;
-      if( v<zEnd && *v==':' ){
-        v++;
-        while( v<zEnd && (*v==' ' || *v=='\t' || *v=='\n' || *v=='\r') ) v++;
-        if( v<zEnd && *v=='"' ){
-          v++;
-          for(v2=v; v2<zEnd && *v2!='"'; v2++){}
-          return v2<zEnd && xTextNum(v, v2-v, pd);
-        }
-        for(v2=v; v2<zEnd && *v2!=',' && *v2!='}' && *v2!=' ' && *v2!='\n'; v2++){}
-        return xTextNum(v, v2-v, pd);
-      }
-    }
-    z = q + 1;
-  }
-  return 0;
-}
-
-/* The process of JSON pid (made when new) in *pIdx. */
+/* The process of JSON pid (made when new) in *pIdx.  The last pid asked
+** is answered without the map (entries come in runs of one pid). */
 static int xJsonProc(InsXla *p, int64_t pid, int32_t *pIdx){
   int32_t *pv; int isNew, rc;
+  if( p->lastProc>=0 && pid==p->lastPid ){ *pIdx = p->lastProc; return SQLITE_OK; }
   if( (rc = xMapGet(&p->jsonProc, (uint64_t)pid, &pv, &isNew))!=SQLITE_OK ) return rc;
   if( isNew ){
     if( (rc = xNewProc(p, pIdx))!=SQLITE_OK ){ *pv = -1; return rc; }
     *pv = *pIdx;
   }
   *pIdx = *pv;
-  return *pIdx<0 ? SQLITE_NOMEM : SQLITE_OK;
+  if( *pIdx<0 ) return SQLITE_NOMEM;
+  p->lastPid = pid;
+  p->lastProc = *pIdx;
+  return SQLITE_OK;
+}
+
+/* The stats of device-op entry ev (its name and known args keys) in *pSt,
+** its strings interned.  SQLITE_OK or SQLITE_NOMEM. */
+static int xJsonStats(InsXla *p, const ProfsumEvent *ev, XOpStats *pSt){
+  const ProfsumSpan *a = ev->aArg;
+  int rc;
+  memset(pSt, 0, sizeof(*pSt));
+  pSt->lastTrk = pSt->lastAgg = -1;
+  if( (rc = xSpanText(p, &ev->name, &pSt->name))!=SQLITE_OK ) return rc;
+  if( pSt->name<0 && (rc = insXlaIntern(&p->pool, "", 0, &pSt->name))!=SQLITE_OK ) return rc;
+  if( (rc = xSpanText(p, &a[PROFSUM_AK_HLO_OP], &pSt->hloOp))!=SQLITE_OK ) return rc;
+  if( (rc = xSpanText(p, &a[PROFSUM_AK_HLO_MODULE], &pSt->module))!=SQLITE_OK ) return rc;
+  if( (rc = xSpanText(p, &a[PROFSUM_AK_HLO_CATEGORY], &pSt->cat))!=SQLITE_OK ) return rc;
+  if( (rc = xSpanText(p, &a[PROFSUM_AK_NAME], &pSt->fw))!=SQLITE_OK ) return rc;
+  if( xSpanNum(&a[PROFSUM_AK_FLOPS], &pSt->flops) ) pSt->fl |= XF_FLOPS;
+  if( xSpanNum(&a[PROFSUM_AK_BYTES_ACCESSED], &pSt->bytes) ) pSt->fl |= XF_BYTES;
+  if( xSpanNum(&a[PROFSUM_AK_MODEL_FLOPS], &pSt->mflops) ) pSt->fl |= XF_MFLOPS;
+  return SQLITE_OK;
+}
+
+/* The args spans a memo compares, in XMEMO_N order. */
+static const int aMemoArg[XMEMO_N] = {
+  PROFSUM_AK_HLO_OP, PROFSUM_AK_HLO_MODULE, PROFSUM_AK_HLO_CATEGORY, PROFSUM_AK_NAME,
+  PROFSUM_AK_FLOPS, PROFSUM_AK_BYTES_ACCESSED, PROFSUM_AK_MODEL_FLOPS
+};
+
+/* The memo of engine event key iKey (made empty when new) in *ppM, 0 when
+** out of memory. */
+static XMemo *xMemoAt(InsXla *p, int32_t iKey){
+  if( iKey>=p->nMemo ){
+    int64_t nNew = p->nMemo ? p->nMemo*2 : 256, i;
+    XMemo *a;
+    while( nNew<=iKey ) nNew *= 2;
+    a = sqlite3_realloc64(p->aMemo, sizeof(XMemo)*(sqlite3_uint64)nNew);
+    if( a==0 ) return 0;
+    memset(a + p->nMemo, 0, sizeof(XMemo)*(size_t)(nNew - p->nMemo));
+    for(i=p->nMemo; i<nNew; i++) a[i].agg = -1;
+    p->aMemo = a;
+    p->nMemo = nNew;
+  }
+  return &p->aMemo[iKey];
+}
+
+/* Make memo m say that the args spans of ev gave stats st and went to
+** aggregate agg of track trk (within XMEMO_MAX_BYTES of text in all:
+** beyond, m holds nothing).  SQLITE_OK or SQLITE_NOMEM. */
+static int xMemoSet(InsXla *p, XMemo *m, const ProfsumEvent *ev, const XOpStats *st,
+                    int32_t agg, int32_t trk){
+  m->st = *st;
+  m->agg = agg;
+  m->trk = trk;
+  return profsumSpanMemoSet(&m->sm, ev, aMemoArg, XMEMO_N, &p->nMemoBytes, XMEMO_MAX_BYTES);
 }
 
 /* The track of JSON (pid, tid) in *pIdx (made when new; *pIdx -1 when the
-** pid's process is known not to be a device).  pid, tid < 2^31. */
+** pid's process is known not to be a device).  pid, tid < 2^31.  The last
+** pair asked is answered without the map, as xJsonProc's last pid. */
 static int xJsonTrack(InsXla *p, int64_t pid, int64_t tid, int32_t *pIdx){
   int32_t *pv, proc; int isNew, rc;
   uint64_t key = (uint64_t)pid<<32 | (uint64_t)tid;
+  if( p->lastTrk>=0 && key==p->lastTrkKey ){ *pIdx = p->lastTrk; return SQLITE_OK; }
   if( (rc = xMapGet(&p->jsonTrk, key, &pv, &isNew))!=SQLITE_OK ) return rc;
   if( isNew ){
     if( (rc = xJsonProc(p, pid, &proc))!=SQLITE_OK ){ *pv = -1; return rc; }
@@ -671,14 +704,17 @@ static int xJsonTrack(InsXla *p, int64_t pid, int64_t tid, int32_t *pIdx){
     *pv = *pIdx;
   }
   *pIdx = *pv;
-  return *pIdx<0 ? SQLITE_NOMEM : SQLITE_OK;
+  if( *pIdx<0 ) return SQLITE_NOMEM;
+  p->lastTrkKey = key;
+  p->lastTrk = *pIdx;
+  return SQLITE_OK;
 }
 
 /* See insights_int.h: M events name processes and threads; X events of
 ** device-op threads (or of threads not named yet) are aggregated. */
-int insXlaJsonEvent(InsXla *p, const ProfsumEvent *ev){
+int insXlaJsonEvent(InsXla *p, const ProfsumEvent *ev, int32_t iKey){
   char ph;
-  int32_t proc, trk, name;
+  int32_t proc, trk;
   int rc;
   XOpStats st;
   const ProfsumSpan *nm = &ev->name;
@@ -721,18 +757,24 @@ int insXlaJsonEvent(InsXla *p, const ProfsumEvent *ev){
     if( t->thread>=0 && insXlaLineKind(p->pool.az[t->thread], p->pool.an[t->thread])==LK_OTHER ) return SQLITE_OK;
   }
   if( nm->type!=PROFSUM_JT_STRING ) return SQLITE_OK;
-  if( (rc = xSpanText(p, nm, &name))!=SQLITE_OK ) return rc;
-  if( name<0 && (rc = insXlaIntern(&p->pool, "", 0, &name))!=SQLITE_OK ) return rc;
-  memset(&st, 0, sizeof(st));
-  if( (rc = xSpanText(p, &ev->aArg[PROFSUM_AK_HLO_OP], &st.hloOp))!=SQLITE_OK ) return rc;
-  if( (rc = xSpanText(p, &ev->aArg[PROFSUM_AK_HLO_MODULE], &st.module))!=SQLITE_OK ) return rc;
-  if( (rc = xSpanText(p, &ev->aArg[PROFSUM_AK_HLO_CATEGORY], &st.cat))!=SQLITE_OK ) return rc;
-  if( (rc = xSpanText(p, &ev->aArg[PROFSUM_AK_NAME], &st.fw))!=SQLITE_OK ) return rc;
-  if( xSpanNum(&ev->aArg[PROFSUM_AK_FLOPS], &st.flops) ) st.fl |= XF_FLOPS;
-  if( xSpanNum(&ev->aArg[PROFSUM_AK_BYTES_ACCESSED], &st.bytes) ) st.fl |= XF_BYTES;
-  if( xArgsNum(&ev->args, "model_flops", &st.mflops) ) st.fl |= XF_MFLOPS;
+  if( iKey>=0 ){
+    /* an event of an engine key seen before, with the same args: its
+    ** stats and aggregate as they were (the engine keeps no event whose
+    ** dur is beyond 2^61 ps) */
+    XMemo *m = xMemoAt(p, iKey);
+    int32_t ia = -1;
+    if( m==0 ) return SQLITE_NOMEM;
+    if( m->agg>=0 && m->trk==trk && ev->dur<=((int64_t)1<<61)
+     && profsumSpanMemoSame(&m->sm, ev, aMemoArg, XMEMO_N) ){
+      return xAddOp(p, trk, ev->ts, (int64_t)ev->dur, m->st.name, &m->st, m->agg, 0);
+    }
+    if( (rc = xJsonStats(p, ev, &st))!=SQLITE_OK ) return rc;
+    if( ev->dur>((int64_t)1<<61) ) return SQLITE_OK;
+    rc = xAddOp(p, trk, ev->ts, (int64_t)ev->dur, st.name, &st, -1, &ia);
+    if( rc==SQLITE_OK && ia>=0 ) rc = xMemoSet(p, m, ev, &st, ia, trk);
+    return rc;
+  }
+  if( (rc = xJsonStats(p, ev, &st))!=SQLITE_OK ) return rc;
   if( ev->dur>((int64_t)1<<61) ) return SQLITE_OK;
-  st.name = name;
-  st.lastTrk = st.lastAgg = -1;
-  return xAddOp(p, trk, ev->ts, (int64_t)ev->dur, name, &st, -1, 0);
+  return xAddOp(p, trk, ev->ts, (int64_t)ev->dur, st.name, &st, -1, 0);
 }

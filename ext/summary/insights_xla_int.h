@@ -8,6 +8,7 @@
 
 #include "insights_int.h"
 #include "strpool.h"
+#include "spanmemo.h"
 
 /* Interned strings (insXlaIntern). */
 typedef ProfsumStrPool XPool;          /* no maxBytes: never full */
@@ -111,6 +112,22 @@ typedef struct XOpStats {
   double flops, mflops, bytes;
 } XOpStats;
 
+/* JSON: what the last device-op event of one summary-engine event key
+** (insights.h: same track, name, tf_op, source, long_name signature) gave,
+** and the raw text of the args it was read from: a later event of that key
+** whose args of XMEMO_N spans are the same bytes gives the same stats and
+** goes to the same aggregate, read without interning or parsing again. */
+#define XMEMO_N 7             /* hlo_op, hlo_module, hlo_category, name,
+                              ** flops, bytes_accessed, model_flops */
+#define XMEMO_MAX_BYTES ((int64_t)8<<20)   /* raw text kept by all memos */
+_Static_assert(XMEMO_N<=SPANMEMO_MAX, "XMemo's spans in a SpanMemo");
+typedef struct XMemo {
+  SpanMemo sm;          /* the args spans of the last event (spanmemo.h) */
+  int32_t agg;          /* its aggregate, -1: none yet */
+  int32_t trk;          /* its track */
+  XOpStats st;          /* its stats */
+} XMemo;
+
 struct InsXla {
   XPool pool;
   XProc *aProc; int32_t nProc, nAllocProc;
@@ -129,6 +146,11 @@ struct InsXla {
   XMap metaCache;       /* plane's metadata key → aMeta index (keys >= XDIRECT) */
   int32_t *aDirect; int64_t nDirect;   /* the same for keys in [0, nDirect): index or -1 */
   XOpStats *aMeta; int64_t nMeta, nAllocMeta;
+  XMemo *aMemo; int64_t nMemo;    /* JSON: by the engine's event key */
+  int64_t nMemoBytes;             /* the memos' raw text (XMEMO_MAX_BYTES) */
+  int64_t lastPid; int32_t lastProc;  /* JSON: the last pid and its process
+                                  ** (lastProc -1: none yet) */
+  uint64_t lastTrkKey; int32_t lastTrk;  /* JSON: the same for (pid, tid) */
   char *zBuf; int64_t nBuf;       /* scratch text */
   int64_t aGap[XCAP];             /* scratch of the coarsening */
   int64_t nDevOps, nFlopsOps, nMflopsOps, nBytesOps;

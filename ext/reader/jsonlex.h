@@ -1,0 +1,130 @@
+/*
+** jsonlex.h — pieces of the JSON scanner (trace_json.c) that other files
+** of the reader share or that are kept out of it to keep it readable,
+** inlined where they are used: the length of a UTF-8 sequence (also
+** jsonspan.c's) and the one-pass scan and conversion of the numbers of
+** ts, dur, pid and tid.  Return codes: PROFSUM_LEX_OK, PROFSUM_LEX_MORE
+** (the text may go on past the window's end: refill and retry), -1 (not
+** the shape these read: the general code decides).
+*/
+#ifndef PROFSUM_JSONLEX_H
+#define PROFSUM_JSONLEX_H
+
+#include "profsum_int.h"
+#include "strindex.h"     /* profsumDigitRun, profsumDigitsValue */
+
+#define PROFSUM_LEX_OK    0
+#define PROFSUM_LEX_MORE  1
+
+/* Length of the valid UTF-8 sequence at p (at most e-p bytes available):
+** 2..4, 0 when the bytes there are not UTF-8 (a stray continuation byte,
+** an overlong form, a surrogate, beyond U+10FFFF, a cut sequence), -1
+** when the sequence may continue past e. */
+static inline int profsumUtf8Len(const unsigned char *p, const unsigned char *e){
+  unsigned char c = p[0];
+  int n, i;
+  unsigned lo = 0x80, hi = 0xBF;
+  if( c>=0xC2 && c<=0xDF ) n = 2;
+  else if( c>=0xE0 && c<=0xEF ){
+    n = 3;
+    if( c==0xE0 ) lo = 0xA0;              /* overlong */
+    if( c==0xED ) hi = 0x9F;              /* surrogates */
+  }else if( c>=0xF0 && c<=0xF4 ){
+    n = 4;
+    if( c==0xF0 ) lo = 0x90;              /* overlong */
+    if( c==0xF4 ) hi = 0x8F;              /* beyond U+10FFFF */
+  }else return 0;
+  for(i=1; i<n; i++){
+    if( p+i>=e ) return -1;
+    if( p[i]<lo || p[i]>hi ) return 0;
+    lo = 0x80; hi = 0xBF;
+  }
+  return n;
+}
+
+/* A ts or dur written as a JSON number of the common shape
+** "[-]d{1,18}[.d+]" (xprof's, Kineto's epoch microseconds), scanned and
+** converted in one pass (scanNumber and profsumParseMicros make two):
+** PROFSUM_LEX_OK with *ppEnd past it, *pPs and *pRound (1: more than 6
+** decimals, rounded half-even; the values profsumParseMicros gives), and
+** for a rounded text that is not negative and has at most 19 digits those
+** digits as one integer in *pDigits and its power of ten in *pExp (left
+** alone otherwise: for profsumDecimalHint); PROFSUM_LEX_MORE when the
+** number may go on past e; -1 for any other shape (an exponent, a leading
+** zero before a digit, more than 18 integer digits, no digit after '.'):
+** the general path scans and converts it then, and reports what is wrong
+** with it. */
+static inline int profsumLexMicros(const unsigned char *p, const unsigned char *e,
+                                   const unsigned char **ppEnd, profsum_ps *pPs,
+                                   int *pRound, uint64_t *pDigits, int *pExp){
+  static const int64_t aPow[7] = {1000000, 100000, 10000, 1000, 100, 10, 1};
+  static const uint64_t aP10[13] = { 1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull,
+    1000000ull, 10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
+    100000000000ull, 1000000000000ull };
+  const unsigned char *q = p, *q1;
+  uint64_t ip, frac = 0, tail = 0;
+  int neg = 0, nf = 0, rd = 0, rest = 0;
+  int64_t nFr = 0;
+  profsum_ps ps;
+  if( *q=='-' ){ neg = 1; q++; }
+  q1 = profsumDigitRun(q, e);
+  if( q1>=e ) return PROFSUM_LEX_MORE;
+  if( q1==q || q1-q>18 || (*q=='0' && q1-q>1) ) return -1;
+  ip = profsumDigitsValue(0, (const char*)q, q1-q);
+  q = q1;
+  if( *q=='.' ){
+    const unsigned char *f0 = q+1, *f1 = profsumDigitRun(q+1, e);
+    if( f1>=e ) return PROFSUM_LEX_MORE;
+    if( f1==f0 ) return -1;
+    nFr = f1 - f0;
+    nf = nFr>6 ? 6 : (int)nFr;
+    frac = profsumDigitsValue(0, (const char*)f0, nf);
+    if( nFr>6 ){
+      rd = f0[6] - '0';
+      if( nFr-7<=19 ){
+        /* the digits after the first dropped one: any not 0? (and their
+        ** value, for the text's double below) */
+        tail = profsumDigitsValue(0, (const char*)f0+7, nFr-7);
+        rest = tail!=0;
+      }else{
+        const unsigned char *r;
+        for(r=f0+7; r<f1; r++) if( *r!='0' ){ rest = 1; break; }
+      }
+    }
+    q = f1;
+  }
+  if( *q=='e' || *q=='E' ) return -1;
+  if( (rd || rest) && !neg && (q1 - p) + nFr<=19 ){
+    /* rounded: all its digits as one integer, for its double
+    ** (profsumDecimalHint); nFr - 7 <= 12 here */
+    *pDigits = ((ip*1000000 + frac)*10 + (uint64_t)rd)*aP10[nFr-7] + tail;
+    *pExp = -(int)nFr;
+  }
+  ps = (profsum_ps)ip*1000000 + (profsum_ps)(frac*(uint64_t)aPow[nf]);
+  /* round half to even on the first dropped digit (as profsumParseMicros) */
+  if( rd>5 || (rd==5 && (rest || (ps & 1))) ) ps++;
+  *pPs = neg ? -ps : ps;
+  *pRound = (rd || rest);
+  *ppEnd = q;
+  return PROFSUM_LEX_OK;
+}
+
+/* A pid or tid written as a JSON integer of at most 18 digits, scanned
+** and converted in one pass: PROFSUM_LEX_OK with *ppEnd and *pV, PROFSUM_LEX_MORE when it may
+** go on past e, -1 for any other shape (the general path decides). */
+static inline int profsumLexInt(const unsigned char *p, const unsigned char *e,
+                                const unsigned char **ppEnd, int64_t *pV){
+  const unsigned char *q = p, *q1;
+  int neg = 0;
+  uint64_t v;
+  if( *q=='-' ){ neg = 1; q++; }
+  q1 = profsumDigitRun(q, e);
+  if( q1>=e ) return PROFSUM_LEX_MORE;
+  if( q1==q || q1-q>18 || (*q=='0' && q1-q>1) || *q1=='.' || *q1=='e' || *q1=='E' ) return -1;
+  v = profsumDigitsValue(0, (const char*)q, q1-q);
+  *pV = neg ? -(int64_t)v : (int64_t)v;
+  *ppEnd = q1;
+  return PROFSUM_LEX_OK;
+}
+
+#endif /* PROFSUM_JSONLEX_H */
