@@ -87,6 +87,7 @@ typedef struct STrack {
   ** doubles of each event are made again when needed (xpTsOf in
   ** engine_order.c) instead of kept per event. */
   int64_t xpTsNs;
+  double xpTsUs;          /* (double)xpTsNs / 1000.0, made once per line */
   profsum_ps xpBase; int xpHasBase;
 } STrack;
 

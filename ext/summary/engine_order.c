@@ -94,7 +94,7 @@ static double xpTsOf(const Engine *e, int64_t i){
   const SEv *r = EV(e, i);
   const STrack *t = &e->aTrk[KEY(e, r)->trk];
   int64_t off = (int64_t)(t->xpBase + r->ts);
-  return (double)t->xpTsNs / 1000.0 + (double)off / 1e6;
+  return t->xpTsUs + (double)off / 1e6;
 }
 static double xpDurOf(const Engine *e, int64_t i){
   return (double)EV(e, i)->dur / 1e6;

@@ -834,6 +834,7 @@ int profsumEngNewTrack(ProfsumEngine *e, int64_t pid, int64_t tid, int32_t proc,
 /* See engine_intake.h. */
 void profsumEngTrackLineNs(ProfsumEngine *e, int32_t trk, int64_t tsNs){
   e->aTrk[trk].xpTsNs = tsNs;
+  e->aTrk[trk].xpTsUs = (double)tsNs / 1000.0;
 }
 
 /* See engine_intake.h. */

@@ -223,8 +223,21 @@ static int statInt(ProfsumXp *pXp, const ProfsumXpStat *st, int64_t *pv, int *pR
 }
 
 /* 1 when z[0..n) is the NUL-terminated zLit. */
-static int eq(const char *z, int64_t n, const char *zLit){
+static inline int eq(const char *z, int64_t n, const char *zLit){
   return z && (int64_t)strlen(zLit)==n && memcmp(z, zLit, (size_t)n)==0;
+}
+
+/* Which of kernel_details (0), hlo_op (1), hlo_module (2) the stat name
+** z[0..n) is, or -1: told apart by length first, since this runs for
+** every stat of every device event. */
+static int kernelKey(const char *z, int64_t n){
+  if( z==0 ) return -1;
+  switch( n ){
+    case 14: return memcmp(z, "kernel_details", 14)==0 ? 0 : -1;
+    case 6:  return memcmp(z, "hlo_op", 6)==0 ? 1 : -1;
+    case 10: return memcmp(z, "hlo_module", 10)==0 ? 2 : -1;
+    default: return -1;
+  }
 }
 
 /* Keys of a memory event's stats. */
@@ -553,7 +566,6 @@ int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
   if( ev->pPlane->nName>=8 && memcmp(ev->pPlane->zName, "/device:", 8)==0 ){
     /* kernel_details: the event's stat, else its metadata's */
     const ProfsumXpStat *apKey[3] = {0, 0, 0};   /* kernel_details, hlo_op, hlo_module */
-    static const char *const azK[3] = {"kernel_details", "hlo_op", "hlo_module"};
     char *az[3] = {0, 0, 0};
     int64_t an[3] = {0, 0, 0};
     int pass, i, k;
@@ -561,7 +573,7 @@ int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
       const ProfsumXpStat *a = pass ? ev->aStat : mt->aStat;
       int n = pass ? ev->nStat : mt->nStat;
       for(i=0; i<n; i++){
-        for(k=0; k<3; k++) if( eq(a[i].zName, a[i].nName, azK[k]) ) apKey[k] = &a[i];
+        if( (k = kernelKey(a[i].zName, a[i].nName))>=0 ) apKey[k] = &a[i];
       }
     }
     if( apKey[0]==0 ) return SQLITE_OK;
@@ -605,12 +617,9 @@ typedef struct JsonArgs {
 static int jsonArg(void *pCtx, const char *zKey, int64_t nKey, const char *zVal, int64_t nVal, int bIsStr){
   JsonArgs *j = (JsonArgs*)pCtx;
   if( j->m==0 ){
-    static const char *const azK[3] = {"kernel_details", "hlo_op", "hlo_module"};
-    int k;
-    for(k=0; k<3; k++){
-      if( eq(zKey, nKey, azK[k]) && bIsStr ){
-        j->aK[k].z = zVal; j->aK[k].n = nVal; j->aK[k].type = PROFSUM_JT_STRING;
-      }
+    int k = kernelKey(zKey, nKey);
+    if( k>=0 && bIsStr ){
+      j->aK[k].z = zVal; j->aK[k].n = nVal; j->aK[k].type = PROFSUM_JT_STRING;
     }
   }else{
     MemIn *m = j->m;
