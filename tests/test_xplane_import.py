@@ -267,6 +267,24 @@ class Rules(XPlaneTestCase):
         self.assertEqual(d["trace_overview"]["num_threads"], 1)  # one (pid, tid) key
         self.assertEqual(d["gap_before_ops"], [])                # no gap across the lines
 
+    def test_epoch_line_orders_on_its_doubles(self):
+        # A line at an epoch timestamp (1.7e18 ns: its µs doubles are 0.25
+        # apart): a.1 starts 0.05 µs before b.1 exactly, but both starts
+        # round to the line's timestamp, so the doubles tie on ts and put
+        # the longer b.1 first, with a.1 nested in it (b.1 self 1 µs). On
+        # the exact times b.1 would only overlap a.1 (self 2 µs). The
+        # ordering's shortcut for points far apart on one line must leave
+        # such near points to the doubles.
+        pb = W.PlaneBuilder("/device:TPU:0")
+        pb.line(id=1, name="XLA Ops", timestamp_ns=1700000000000000000, events=[
+            pb.event("a.1", offset_ps=50000, duration_ps=US),
+            pb.event("b.1", offset_ps=100000, duration_ps=2 * US),
+            pb.event("c.1", offset_ps=40 * US, duration_ps=3 * US),
+            pb.event("d.1", offset_ps=41 * US, duration_ps=US)])
+        d = self.doc(W.xspace([pb.build()]))
+        excl = {o["name"]: o["exclusive_duration"] for o in d["hot_ops"]}
+        self.assertEqual(excl, {"a.1": 1.0, "b.1": 1.0, "c.1": 2.0, "d.1": 1.0})
+
     def test_line_kinds_by_own_name_and_tids(self):
         pb = W.PlaneBuilder("/device:TPU:0")
         # id 0 → tid j+1 = 2, which is line 0's id: one thread key, two tracks

@@ -88,6 +88,9 @@ typedef struct STrack {
   ** engine_order.c) instead of kept per event. */
   int64_t xpTsNs;
   double xpTsUs;          /* (double)xpTsNs / 1000.0, made once per line */
+  int64_t xpTolPs;        /* two points of this line whose exact times
+                          ** differ by more than this many ps order as their
+                          ** doubles do (0: not known yet; xpLineTolerance) */
   profsum_ps xpBase; int xpHasBase;
 } STrack;
 

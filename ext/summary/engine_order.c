@@ -155,6 +155,10 @@ int profsumEngCmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
   if( d<-e->tolPs ) return -1;
   if( d==0 && !bEndA && !bEndB && e->nFloat==0 && !e->isXPlane ) return 0;   /* same ps, same double */
   if( e->isXPlane ){
+    int32_t trk = KEY(e, a)->trk;
+    int64_t tol = e->aTrk[trk].xpTolPs;
+    /* two points of one line far enough apart: the doubles agree */
+    if( tol>0 && KEY(e, b)->trk==trk && (d>tol || d<-tol) ) return d>0 ? 1 : -1;
     /* the doubles made from each line's timestamp */
     fa = xpTsOf(e, ia);
     if( bEndA ) fa += xpDurOf(e, ia);
@@ -364,6 +368,49 @@ int profsumEngGrowCapped(void **pa, int64_t *pnAlloc, int64_t nNeed, int64_t nMa
   return SQLITE_OK;
 }
 
+/* The unit in the last place of x >= 0 (the gap to the next double). */
+static double ulpOf(double x){
+  return nextafter(x, INFINITY) - x;
+}
+
+/* Set xpTolPs of every XPlane line.  A point of a line (an event's start
+** or end) has the double T + round(off/1e6) (+ round(dur/1e6) for an end),
+** T the line's xpTsUs, off and dur exact ps: each rounding is within half
+** a unit in the last place of its result, so the double is within
+** u + q of T + the exact µs, q = ulp(Q) and u = ulp(|T| + Q), Q the line's
+** largest |off| + dur in µs (both units taken at twice the magnitude).
+** T is the same double for both points of a line, so two points whose
+** exact times differ by more than 2(u + q) µs order as their doubles do.
+** The bound is taken with a margin and rounded up to whole ps; a line
+** too large for it keeps 0 (no shortcut). */
+static void xpLineTolerance(Engine *e){
+  int64_t i, t;
+  double *aQ;
+  if( !e->isXPlane || e->nTrk==0 ) return;
+  aQ = sqlite3_malloc64(sizeof(double)*(sqlite3_uint64)e->nTrk);
+  if( aQ==0 ) return;                     /* no shortcut: the doubles decide */
+  for(t=0; t<e->nTrk; t++) aQ[t] = 0.0;
+  for(i=0; i<e->nEv; i++){
+    const SEv *r = EV(e, i);
+    int32_t k = KEY(e, r)->trk;
+    double off = (double)(e->aTrk[k].xpBase + r->ts);
+    double v = fabs(off) + (double)r->dur;
+    if( v>aQ[k] ) aQ[k] = v;
+  }
+  for(t=0; t<e->nTrk; t++){
+    STrack *tr = &e->aTrk[t];
+    double q = aQ[t]*1.000001/1e6, tolUs, tolPs;
+    tr->xpTolPs = 0;
+    if( !tr->xpHasBase || !isfinite(q) ) continue;
+    /* the units taken at twice the magnitudes: a result rounded up past
+    ** a power of two has the next binade's unit */
+    tolUs = 2.0*(ulpOf(2.0*(fabs(tr->xpTsUs) + q)) + ulpOf(2.0*q));
+    tolPs = ceil(tolUs*1e6*1.001) + 2.0;
+    if( tolPs<0x1p60 ) tr->xpTolPs = (int64_t)tolPs;
+  }
+  sqlite3_free(aQ);
+}
+
 /* Order each track's events in processing order (aOrd: tracks in order,
 ** each by (ts asc, end desc) as the reference's doubles compare) and run
 ** the §2 sweep for exclusive time.  The caller's stop callback is asked
@@ -378,6 +425,7 @@ int profsumEngOrder(Engine *e){
   int devOp = 0;            /* the track being swept is a device-op track */
   int rc = SQLITE_OK;
   engTolerance(e);
+  xpLineTolerance(e);
   engTrackFlags(e);
   aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+1));
   e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
