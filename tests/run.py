@@ -32,6 +32,9 @@ def main(argv):
     failed = len(failed_ids)
     skipped = len({test_id(t) for t, _ in result.skipped} - failed_ids)
     passed = result.testsRun - failed - skipped
+    # Why each test was skipped, so a skip is never silent.
+    for t, reason in sorted(result.skipped, key=lambda x: test_id(x[0])):
+        print("skipped %s: %s" % (test_id(t), reason))
     line = "%d passed, %d failed" % (passed, failed)
     if skipped:
         line += ", %d skipped" % skipped
