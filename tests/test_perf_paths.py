@@ -12,7 +12,7 @@ import subprocess
 import sys
 import unittest
 
-from util import connect, TempDir, SO, ROOT
+from util import connect, DbTestCase, TempDir, SO, ROOT
 
 
 def proc_rchar():
@@ -30,16 +30,8 @@ def x_events(n, pid=1, tid=2, t0=1000.0):
              "name": "op%d" % (i % 17), "args": {"hlo_op": "fusion.%d" % i}} for i in range(n)]
 
 
-class DurOnePass(unittest.TestCase):
+class DurOnePass(DbTestCase):
     """dur and dur_ps of X rows need no B/E pairing pass."""
-
-    def setUp(self):
-        self.td = TempDir()
-        self.db = connect()
-
-    def tearDown(self):
-        self.db.close()
-        self.td.__exit__()
 
     def rows(self, path, cols):
         return self.db.execute("SELECT idx, %s FROM trace_events(?) ORDER BY idx" % cols,
@@ -446,19 +438,11 @@ def device_meta(pid=1, tid=2):
             {"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": "XLA Ops"}}]
 
 
-class CollectorsReadScannerKeys(unittest.TestCase):
+class CollectorsReadScannerKeys(DbTestCase):
     """The import's collectors take the args keys the scanner found and the
     engine's event keys: an op whose events repeat one key and one args text
     is read once; events of one key with other args still go where their
     own args say; only top-level args count."""
-
-    def setUp(self):
-        self.td = TempDir()
-        self.db = connect()
-
-    def tearDown(self):
-        self.db.close()
-        self.td.__exit__()
 
     def imp(self, name, events):
         p = self.td.write(name, {"traceEvents": device_meta() + events})
