@@ -33,8 +33,10 @@ static inline int profsumSpanMemoSame(const SpanMemo *m, const ProfsumEvent *ev,
   for(i=0; i<n; i++){
     const ProfsumSpan *v = &ev->aArg[aKey[i]];
     if( v->type!=m->aType[i] || v->n!=m->aLen[i] ) return 0;
-    if( v->n>0 && memcmp(v->z, z, (size_t)v->n)!=0 ) return 0;
-    z += v->n;
+    if( v->n>0 ){          /* (z is 0 while every span held was empty) */
+      if( memcmp(v->z, z, (size_t)v->n)!=0 ) return 0;
+      z += v->n;
+    }
   }
   return 1;
 }
