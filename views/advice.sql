@@ -113,114 +113,131 @@ top_op AS NOT MATERIALIZED (
   JOIN profsum_breakdown AS b ON b.trace_id = h.trace_id AND b.is_summary_mode AND b.category = 'compute'
   WHERE h.rank = 0
 ),
-raw AS (
-  -- many small kernels
-  SELECT kt.trace_id, kt.label, 'many_small_kernels' AS advice_id,
-         CASE WHEN kt.msk THEN 'pattern' ELSE 'kpi' END AS source,
-         CASE WHEN kt.msk THEN 'many_small_kernels' ELSE 'kernel_duration' END AS kpi,
-         printf('Many small kernels: %.1f%% of %d device ops are shorter than 0.1 ms (median %.3f ms)',
-                100.0 * f.n_small / f.n_ops, CAST(f.n_ops AS INTEGER), f.median_op / 1000.0) AS title,
-         json_array(json_object('name', 'small_op_share', 'value', f.n_small / f.n_ops, 'unit', 'fraction'),
-                    json_object('name', 'kernel_duration', 'value', f.median_op / 1000.0, 'unit', 'ms'),
-                    json_object('name', 'n_ops', 'value', f.n_ops, 'unit', 'count')) AS evidence,
-         json_array('jax.jit larger functions, so that XLA compiles the step as one program',
-                    'let XLA fuse: no host callbacks or Python loops between small ops',
-                    'fewer control-flow branches (lax.cond, lax.while_loop) in the hot path') AS fixes,
-         NULL AS stake, NULL AS share, 1 AS pref
-  FROM kt JOIN fact AS f ON f.trace_id = kt.trace_id
-  WHERE kt.kd IS NOT NULL AND kt.msk IS NOT NULL AND (kt.kd OR kt.msk) AND f.n_ops > 0
-  UNION ALL
-  -- devices idle between their first and last op
-  SELECT kt.trace_id, kt.label, 'device_idle_gaps',
-         CASE WHEN kt.dig THEN 'pattern' ELSE 'kpi' END,
-         CASE WHEN kt.dig THEN 'device_idle_gaps' ELSE 'device_utilization' END,
-         printf('Devices idle between ops: %s is busy %.1f%% of the time between its first and last op',
-                w.device, 100.0 * w.busy_duration / w.span_duration),
-         json_array(json_object('name', 'device_utilization', 'value', w.busy_duration / w.span_duration, 'unit', 'fraction'),
-                    json_object('name', 'device', 'value', w.device, 'unit', NULL),
-                    json_object('name', 'idle_us', 'value', w.idle, 'unit', 'us')),
-         json_array('call block_until_ready() only where the value is needed',
-                    'prefetch the next batch to the device (jax.device_put ahead of the step)',
-                    'keep dispatch asynchronous: no reads of device values on the host inside the step'),
-         w.idle, NULL, 1
-  FROM kt JOIN worst AS w ON w.trace_id = kt.trace_id
-  WHERE kt.du IS NOT NULL AND kt.dig IS NOT NULL AND (kt.du OR kt.dig) AND w.device IS NOT NULL
-  UNION ALL
-  -- host <-> device transfers
-  SELECT kt.trace_id, kt.label, 'large_transfers', CASE WHEN kt.lt THEN 'pattern' ELSE 'xprof_rule' END,
-         CASE WHEN kt.lt THEN 'large_transfers' END,
-         printf('Large host/device transfers: %.1f%% of device busy time%s', 100.0 * f.transfer / f.busy,
-                CASE WHEN sw.wall > 0 THEN printf(', %.1f%% of step wall time', 100.0 * sw.xfer / sw.wall) ELSE '' END),
-         CASE WHEN sw.wall > 0
-              THEN json_array(json_object('name', 'transfer_share_of_busy', 'value', f.transfer / f.busy, 'unit', 'fraction'),
-                              json_object('name', 'transfer_share_of_step', 'value', sw.xfer / sw.wall, 'unit', 'fraction'),
-                              json_object('name', 'transfer_us', 'value', f.transfer, 'unit', 'us'))
-              ELSE json_array(json_object('name', 'transfer_share_of_busy', 'value', f.transfer / f.busy, 'unit', 'fraction'),
-                              json_object('name', 'transfer_us', 'value', f.transfer, 'unit', 'us')) END,
-         json_array('jax.device_put the inputs ahead of time',
-                    'keep intermediates on the device',
-                    'no numpy() / np.asarray of device arrays inside the loop'),
-         f.transfer, CASE WHEN sw.wall > 0 THEN min(1.0, sw.xfer / sw.wall) END, 1
+-- Every per-trace figure the built-in rules read, one row per trace: the
+-- rules below read this row once, so profsum_kpis (behind kt) is expanded
+-- once for all of them instead of once per rule.
+base AS NOT MATERIALIZED (
+  SELECT kt.trace_id, kt.label, kt.kd, kt.msk, kt.du, kt.dig, kt.lt, kt.ood, kt.hw, kt.mxu, kt.hbm,
+         f.n_ops, f.n_small, f.median_op, f.transfer, f.busy,
+         sw.wall, sw.idle, sw.coll, sw.xfer,
+         w.device AS w_device, w.busy_duration AS w_busy, w.span_duration AS w_span, w.idle AS w_idle,
+         (SELECT o.name FROM top_op AS o WHERE o.trace_id = kt.trace_id) AS op_name,
+         (SELECT o.exclusive_duration FROM top_op AS o WHERE o.trace_id = kt.trace_id) AS op_excl,
+         (SELECT o.v FROM top_op AS o WHERE o.trace_id = kt.trace_id) AS op_v
   FROM kt JOIN fact AS f ON f.trace_id = kt.trace_id JOIN sw ON sw.trace_id = kt.trace_id
-  WHERE kt.lt IS NOT NULL AND f.busy > 0 AND (kt.lt OR sw.xfer >= 0.30 * sw.wall)
-  UNION ALL
-  -- one op dominating
-  SELECT kt.trace_id, kt.label, 'one_op_dominating', 'pattern', 'one_op_dominating',
-         printf('One op dominates: %s takes %.1f%% of device-op time', o.name, 100.0 * o.v),
-         json_array(json_object('name', 'op', 'value', o.name, 'unit', NULL),
-                    json_object('name', 'op_share', 'value', o.v, 'unit', 'fraction'),
-                    json_object('name', 'exclusive_us', 'value', o.exclusive_duration, 'unit', 'us')),
-         json_array('profile that op alone (a micro-benchmark of its shapes)',
-                    'change the algorithm or the shapes it runs on',
-                    'use a tuned library kernel for it'),
-         o.exclusive_duration,
-         CASE WHEN sw.wall > 0 THEN min(1.0, o.v * (sw.wall - sw.idle) / sw.wall) END, 1
-  FROM kt JOIN top_op AS o ON o.trace_id = kt.trace_id JOIN sw ON sw.trace_id = kt.trace_id
-  WHERE kt.ood AND o.v >= 0.5
-  UNION ALL
-  -- devices waiting on the host, as a share of step wall time
-  SELECT kt.trace_id, kt.label, 'host_wait', CASE WHEN kt.hw THEN 'kpi' ELSE 'xprof_rule' END,
-         CASE WHEN kt.hw THEN 'host_wait' END,
-         printf('Devices wait: no device op runs during %.1f%% of the steady steps'' wall time', 100.0 * sw.idle / sw.wall),
-         json_array(json_object('name', 'host_wait', 'value', sw.idle / sw.wall, 'unit', 'fraction'),
-                    json_object('name', 'idle_us', 'value', sw.idle, 'unit', 'us'),
-                    json_object('name', 'step_wall_us', 'value', sw.wall, 'unit', 'us')),
-         json_array('call block_until_ready() only where the value is needed',
-                    'prefetch the next batch to the device (jax.device_put ahead of the step)',
-                    'keep dispatch asynchronous: no reads of device values on the host inside the step'),
-         sw.idle, min(1.0, sw.idle / sw.wall), 1
-  FROM kt JOIN sw ON sw.trace_id = kt.trace_id
-  WHERE sw.wall > 0 AND (coalesce(kt.hw, 0) OR sw.idle > 0.10 * sw.wall)
-  UNION ALL
-  -- collectives
-  SELECT kt.trace_id, kt.label, 'collective_bound', 'xprof_rule', NULL,
-         printf('Collective-bound: communication ops run during %.1f%% of the steady steps'' wall time', 100.0 * sw.coll / sw.wall),
-         json_array(json_object('name', 'collective_share_of_step', 'value', sw.coll / sw.wall, 'unit', 'fraction'),
-                    json_object('name', 'collective_us', 'value', sw.coll, 'unit', 'us')),
-         json_array('overlap collectives with compute (async collectives, the latency-hiding scheduler)',
-                    'communicate fewer bytes (sharding choice, bf16 gradients)',
-                    'match the mesh layout to the interconnect'),
-         sw.coll, min(1.0, sw.coll / sw.wall), 1
-  FROM kt JOIN sw ON sw.trace_id = kt.trace_id WHERE sw.wall > 0 AND sw.coll >= 0.30 * sw.wall
-  UNION ALL
-  -- compute bound / memory bound (xprof), where utilization KPIs exist
-  SELECT u.trace_id, u.label, 'compute_bound', 'xprof_rule', NULL,
-         printf('Compute-bound: compute units %.1f%% utilized while memory bandwidth is %.1f%%', 100.0 * u.mxu, 100.0 * u.hbm),
-         json_array(json_object('name', 'compute_utilization', 'value', u.mxu, 'unit', 'fraction'),
-                    json_object('name', 'memory_bandwidth', 'value', u.hbm, 'unit', 'fraction')),
-         json_array('reduce FLOPs: mixed precision (bf16), drop work the result does not need',
-                    'keep matmul dimensions multiples of the matrix unit (128 on TPU)'),
-         NULL, NULL, 1
-  FROM kt AS u WHERE u.mxu > 0.70 AND u.hbm < 0.50
-  UNION ALL
-  SELECT u.trace_id, u.label, 'memory_bound', 'xprof_rule', NULL,
-         printf('Memory-bound: memory bandwidth %.1f%% used while compute units are %.1f%% utilized', 100.0 * u.hbm, 100.0 * u.mxu),
-         json_array(json_object('name', 'memory_bandwidth', 'value', u.hbm, 'unit', 'fraction'),
-                    json_object('name', 'compute_utilization', 'value', u.mxu, 'unit', 'fraction')),
-         json_array('fuse element-wise ops to cut memory traffic', 'bf16 activations and weights',
-                    'recompute cheap values instead of storing them'),
-         NULL, NULL, 2
-  FROM kt AS u WHERE u.hbm > 0.70 AND u.mxu < 0.50
+       JOIN worst AS w ON w.trace_id = kt.trace_id
+),
+-- The built-in rules: element k of the array is rule k's advice (its text
+-- columns as a JSON object) when the rule fires, else null; its numbers
+-- (time at stake, share of the step) are picked by k in raw, outside the
+-- JSON, so that they keep every bit of their doubles.
+rules AS (
+  SELECT b.*, c.key AS k, c.value AS j
+  FROM base AS b, json_each(json_array(
+    -- 0: many small kernels
+    CASE WHEN b.kd IS NOT NULL AND b.msk IS NOT NULL AND (b.kd OR b.msk) AND b.n_ops > 0 THEN json_object(
+      'advice_id', 'many_small_kernels',
+      'source', CASE WHEN b.msk THEN 'pattern' ELSE 'kpi' END,
+      'kpi', CASE WHEN b.msk THEN 'many_small_kernels' ELSE 'kernel_duration' END,
+      'title', printf('Many small kernels: %.1f%% of %d device ops are shorter than 0.1 ms (median %.3f ms)',
+                      100.0 * b.n_small / b.n_ops, CAST(b.n_ops AS INTEGER), b.median_op / 1000.0),
+      'evidence', json_array(json_object('name', 'small_op_share', 'value', b.n_small / b.n_ops, 'unit', 'fraction'),
+                             json_object('name', 'kernel_duration', 'value', b.median_op / 1000.0, 'unit', 'ms'),
+                             json_object('name', 'n_ops', 'value', b.n_ops, 'unit', 'count')),
+      'fixes', json_array('jax.jit larger functions, so that XLA compiles the step as one program',
+                          'let XLA fuse: no host callbacks or Python loops between small ops',
+                          'fewer control-flow branches (lax.cond, lax.while_loop) in the hot path')) END,
+    -- 1: devices idle between their first and last op
+    CASE WHEN b.du IS NOT NULL AND b.dig IS NOT NULL AND (b.du OR b.dig) AND b.w_device IS NOT NULL THEN json_object(
+      'advice_id', 'device_idle_gaps',
+      'source', CASE WHEN b.dig THEN 'pattern' ELSE 'kpi' END,
+      'kpi', CASE WHEN b.dig THEN 'device_idle_gaps' ELSE 'device_utilization' END,
+      'title', printf('Devices idle between ops: %s is busy %.1f%% of the time between its first and last op',
+                      b.w_device, 100.0 * b.w_busy / b.w_span),
+      'evidence', json_array(json_object('name', 'device_utilization', 'value', b.w_busy / b.w_span, 'unit', 'fraction'),
+                             json_object('name', 'device', 'value', b.w_device, 'unit', NULL),
+                             json_object('name', 'idle_us', 'value', b.w_idle, 'unit', 'us')),
+      'fixes', json_array('call block_until_ready() only where the value is needed',
+                          'prefetch the next batch to the device (jax.device_put ahead of the step)',
+                          'keep dispatch asynchronous: no reads of device values on the host inside the step')) END,
+    -- 2: host <-> device transfers
+    CASE WHEN b.lt IS NOT NULL AND b.busy > 0 AND (b.lt OR b.xfer >= 0.30 * b.wall) THEN json_object(
+      'advice_id', 'large_transfers',
+      'source', CASE WHEN b.lt THEN 'pattern' ELSE 'xprof_rule' END,
+      'kpi', CASE WHEN b.lt THEN 'large_transfers' END,
+      'title', printf('Large host/device transfers: %.1f%% of device busy time%s', 100.0 * b.transfer / b.busy,
+                      CASE WHEN b.wall > 0 THEN printf(', %.1f%% of step wall time', 100.0 * b.xfer / b.wall) ELSE '' END),
+      'evidence', CASE WHEN b.wall > 0
+        THEN json_array(json_object('name', 'transfer_share_of_busy', 'value', b.transfer / b.busy, 'unit', 'fraction'),
+                        json_object('name', 'transfer_share_of_step', 'value', b.xfer / b.wall, 'unit', 'fraction'),
+                        json_object('name', 'transfer_us', 'value', b.transfer, 'unit', 'us'))
+        ELSE json_array(json_object('name', 'transfer_share_of_busy', 'value', b.transfer / b.busy, 'unit', 'fraction'),
+                        json_object('name', 'transfer_us', 'value', b.transfer, 'unit', 'us')) END,
+      'fixes', json_array('jax.device_put the inputs ahead of time',
+                          'keep intermediates on the device',
+                          'no numpy() / np.asarray of device arrays inside the loop')) END,
+    -- 3: one op dominating
+    CASE WHEN b.ood AND b.op_v >= 0.5 THEN json_object(
+      'advice_id', 'one_op_dominating', 'source', 'pattern', 'kpi', 'one_op_dominating',
+      'title', printf('One op dominates: %s takes %.1f%% of device-op time', b.op_name, 100.0 * b.op_v),
+      'evidence', json_array(json_object('name', 'op', 'value', b.op_name, 'unit', NULL),
+                             json_object('name', 'op_share', 'value', b.op_v, 'unit', 'fraction'),
+                             json_object('name', 'exclusive_us', 'value', b.op_excl, 'unit', 'us')),
+      'fixes', json_array('profile that op alone (a micro-benchmark of its shapes)',
+                          'change the algorithm or the shapes it runs on',
+                          'use a tuned library kernel for it')) END,
+    -- 4: devices waiting on the host, as a share of step wall time
+    CASE WHEN b.wall > 0 AND (coalesce(b.hw, 0) OR b.idle > 0.10 * b.wall) THEN json_object(
+      'advice_id', 'host_wait',
+      'source', CASE WHEN b.hw THEN 'kpi' ELSE 'xprof_rule' END,
+      'kpi', CASE WHEN b.hw THEN 'host_wait' END,
+      'title', printf('Devices wait: no device op runs during %.1f%% of the steady steps'' wall time', 100.0 * b.idle / b.wall),
+      'evidence', json_array(json_object('name', 'host_wait', 'value', b.idle / b.wall, 'unit', 'fraction'),
+                             json_object('name', 'idle_us', 'value', b.idle, 'unit', 'us'),
+                             json_object('name', 'step_wall_us', 'value', b.wall, 'unit', 'us')),
+      'fixes', json_array('call block_until_ready() only where the value is needed',
+                          'prefetch the next batch to the device (jax.device_put ahead of the step)',
+                          'keep dispatch asynchronous: no reads of device values on the host inside the step')) END,
+    -- 5: collectives
+    CASE WHEN b.wall > 0 AND b.coll >= 0.30 * b.wall THEN json_object(
+      'advice_id', 'collective_bound', 'source', 'xprof_rule', 'kpi', NULL,
+      'title', printf('Collective-bound: communication ops run during %.1f%% of the steady steps'' wall time', 100.0 * b.coll / b.wall),
+      'evidence', json_array(json_object('name', 'collective_share_of_step', 'value', b.coll / b.wall, 'unit', 'fraction'),
+                             json_object('name', 'collective_us', 'value', b.coll, 'unit', 'us')),
+      'fixes', json_array('overlap collectives with compute (async collectives, the latency-hiding scheduler)',
+                          'communicate fewer bytes (sharding choice, bf16 gradients)',
+                          'match the mesh layout to the interconnect')) END,
+    -- 6: compute bound (xprof), where utilization KPIs exist
+    CASE WHEN b.mxu > 0.70 AND b.hbm < 0.50 THEN json_object(
+      'advice_id', 'compute_bound', 'source', 'xprof_rule', 'kpi', NULL,
+      'title', printf('Compute-bound: compute units %.1f%% utilized while memory bandwidth is %.1f%%', 100.0 * b.mxu, 100.0 * b.hbm),
+      'evidence', json_array(json_object('name', 'compute_utilization', 'value', b.mxu, 'unit', 'fraction'),
+                             json_object('name', 'memory_bandwidth', 'value', b.hbm, 'unit', 'fraction')),
+      'fixes', json_array('reduce FLOPs: mixed precision (bf16), drop work the result does not need',
+                          'keep matmul dimensions multiples of the matrix unit (128 on TPU)')) END,
+    -- 7: memory bound (xprof)
+    CASE WHEN b.hbm > 0.70 AND b.mxu < 0.50 THEN json_object(
+      'advice_id', 'memory_bound', 'source', 'xprof_rule', 'kpi', NULL,
+      'title', printf('Memory-bound: memory bandwidth %.1f%% used while compute units are %.1f%% utilized', 100.0 * b.hbm, 100.0 * b.mxu),
+      'evidence', json_array(json_object('name', 'memory_bandwidth', 'value', b.hbm, 'unit', 'fraction'),
+                             json_object('name', 'compute_utilization', 'value', b.mxu, 'unit', 'fraction')),
+      'fixes', json_array('fuse element-wise ops to cut memory traffic', 'bf16 activations and weights',
+                          'recompute cheap values instead of storing them')) END
+  )) AS c
+  WHERE c.type = 'object'
+),
+raw AS (
+  SELECT r.trace_id, r.label, json_extract(r.j, '$.advice_id') AS advice_id, json_extract(r.j, '$.source') AS source,
+         json_extract(r.j, '$.kpi') AS kpi, json_extract(r.j, '$.title') AS title,
+         json_extract(r.j, '$.evidence') AS evidence, json_extract(r.j, '$.fixes') AS fixes,
+         CASE r.k WHEN 1 THEN r.w_idle WHEN 2 THEN r.transfer WHEN 3 THEN r.op_excl
+                  WHEN 4 THEN r.idle WHEN 5 THEN r.coll END AS stake,
+         CASE r.k WHEN 2 THEN CASE WHEN r.wall > 0 THEN min(1.0, r.xfer / r.wall) END
+                  WHEN 3 THEN CASE WHEN r.wall > 0 THEN min(1.0, r.op_v * (r.wall - r.idle) / r.wall) END
+                  WHEN 4 THEN min(1.0, r.idle / r.wall)
+                  WHEN 5 THEN min(1.0, r.coll / r.wall) END AS share,
+         CASE r.k WHEN 7 THEN 2 ELSE 1 END AS pref
+  FROM rules AS r
   UNION ALL
   -- every other bad KPI or detected pattern (also those of other views)
   SELECT x.trace_id, x.label,
