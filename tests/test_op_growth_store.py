@@ -100,6 +100,10 @@ class OpGrowthStore(unittest.TestCase):
             out["label " + label] = db.execute("SELECT * FROM profsum_op_growth WHERE label = ?", (label,)).fetchall()
             out["id " + label] = db.execute("SELECT * FROM profsum_op_growth WHERE trace_id = ?",
                                             (self.tid(label),)).fetchall()
+            # a trace id as text or real compares as SQLite compares it
+            for v in (str(self.tid(label)), float(self.tid(label))):
+                self.assertEqual(db.execute("SELECT * FROM profsum_op_growth WHERE trace_id = ?", (v,)).fetchall(),
+                                 out["id " + label])
         for s in ("sa", "sb", "nothing"):
             out["series " + s] = db.execute("SELECT * FROM profsum_op_growth WHERE series = ?", (s,)).fetchall()
             out["last3 " + s] = db.execute("SELECT * FROM profsum_op_growth WHERE series = ? AND runs_back <= 3",

@@ -58,9 +58,11 @@ CREATE VIEW IF NOT EXISTS main.profsum_op_growth(
 -- The compound's arms may not hold a window themselves (SQLite pushes no
 -- filter into a compound with one): the ranking is a subquery of its arm;
 -- pairs is NOT MATERIALIZED for the same reason (both arms read it).
+-- Its trace_id is the run order's, so that the ranked arm asks for the
+-- stored rows of a pair before it reads the pair's traces.
 WITH
 pairs AS NOT MATERIALIZED (
-  SELECT t.trace_id, t.label, r.series, t.imported_at, r.runs_back,
+  SELECT r.trace_id, t.label, r.series, t.imported_at, r.runs_back,
          r.prev_trace_id, p.label AS prev_label
   FROM profsum_series_runs AS r
   JOIN profsum_trace AS t ON t.trace_id = r.trace_id
