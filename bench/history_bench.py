@@ -13,7 +13,11 @@ other N - K runs are copies of their stored rows under new trace ids,
 labels and import times (every table with a trace_id column, copied with
 INSERT ... SELECT): the .db then holds what N imports of those traces would
 have written, in seconds instead of minutes.  --imports N makes every run a
-real import instead.
+real import instead.  The stored ranks of profsum_op_growth
+(profsum_agg_op_growth, a pair of runs each) are not copied: a copy makes
+new pairs, and the copies fall before the real imports in time; they are
+written once the copies are in by profsum_op_growth_store(), the function
+the import calls for its own pair, for every pair of the database.
 
 The regression history is made the same way: profsum_track runs for real
 on the first --tracks pairs of consecutive runs of a series, and every
@@ -24,7 +28,8 @@ profsum_history_summary are timed at the same scale.
 
 --db PATH --reuse keeps a database an earlier run built (same --runs):
 its profsum objects are brought to this build (profsum_history_import of
-an empty file upgrades the schema) and only what it lacks is added.
+an empty file upgrades the schema) and only what it lacks is added (the
+stored ranks of a database made before them included).
 
 Usage:
   /usr/bin/python3 bench/history_bench.py [--runs 10000] [--series 4]
@@ -66,9 +71,10 @@ def make_traces(tmp, k):
 
 def trace_tables(db):
     """Tables (not views, not virtual tables) with a trace_id column,
-    profsum_trace excluded."""
+    profsum_trace and the stored ranks of pairs excluded."""
     names = [r[0] for r in db.execute("SELECT name FROM sqlite_schema WHERE type='table' "
                                       "AND name LIKE 'profsum_%' AND name <> 'profsum_trace' "
+                                      "AND name <> 'profsum_agg_op_growth' "
                                       "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'")]
     out = []
     for n in names:
@@ -105,7 +111,16 @@ def build(db, traces, runs, series, real):
                 db.execute("INSERT INTO %s(trace_id, %s) SELECT ?, %s FROM %s WHERE trace_id = ?"
                            % (name, ", ".join(other), ", ".join(other), name), (new, s))
         db.execute("COMMIT")
+        store_ranks(db)
     return t_import, time.perf_counter() - t0
+
+
+def store_ranks(db):
+    """The stored ranks of profsum_op_growth for every pair (as each import
+    writes its own pair); seconds taken."""
+    t = time.perf_counter()
+    db.execute("SELECT profsum_op_growth_store()").fetchone()
+    return time.perf_counter() - t
 
 
 def add_records(db, n_real):
@@ -172,6 +187,9 @@ def main():
             open(empty, "w").close()
             db.execute("SELECT profsum_history_import(?)", (empty,)).fetchone()
             t_import = t_build = 0.0
+            if not db.execute("SELECT 1 FROM profsum_agg_op_growth LIMIT 1").fetchone():
+                print("stored ranks of profsum_op_growth written (a database made before them): %.1f s"
+                      % store_ranks(db))
         else:
             db.close()
     if not reuse:
@@ -190,6 +208,8 @@ def main():
     db.execute("ANALYZE") if os.environ.get("HISTORY_ANALYZE") else None
     size = os.path.getsize(path)
     n = db.execute("SELECT count(*) FROM profsum_trace").fetchone()[0]
+    ranks = db.execute("SELECT sum(pgsize) FROM dbstat WHERE name = 'profsum_agg_op_growth'").fetchone()[0] \
+        if db.execute("SELECT 1 FROM pragma_module_list WHERE name = 'dbstat'").fetchone() else None
     last = "run-%05d" % (a.runs - 1)
     op = db.execute("SELECT name FROM profsum_agg_op WHERE trace_id = (SELECT max(trace_id) FROM profsum_trace "
                     "WHERE series = 's1') ORDER BY exclusive_duration DESC LIMIT 1").fetchone()[0]
@@ -226,12 +246,13 @@ def main():
                     "rows": rows, "plan": p})
     if reuse:
         print("runs %d (the database of an earlier run, reused), series %d, history records %d, "
-              ".db %.1f MB, %.1f KB per run" % (n, a.series, n_rec, size / 1e6, size / 1024 / n))
+              ".db %.1f MB, %.1f KB per run" % (n, a.series, n_rec, size / 1e6, size / 1024 / n), end="")
     else:
         print("runs %d (real imports %d, %.1f s; database built in %.1f s), series %d, history records %d "
               "(%.1f s), .db %.1f MB, %.1f KB per run"
               % (n, a.runs if a.imports else a.traces, t_import, t_build, a.series, n_rec, t_records,
-                 size / 1e6, size / 1024 / n))
+                 size / 1e6, size / 1024 / n), end="")
+    print("" if ranks is None else " (stored op growth ranks: %.1f KB per run)" % (ranks / 1024 / n))
     print()
     print("| query | rows | ms (best of %d) | µs per row |" % a.repeat)
     print("|---|---|---|---|")
@@ -247,6 +268,7 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"runs": n, "series": a.series, "records": n_rec, "db_bytes": size, "bytes_per_run": size / n,
+                       "op_growth_rank_bytes": ranks,
                        "import_s": t_import, "build_s": t_build, "results": res}, f, indent=2)
             f.write("\n")
 

@@ -505,3 +505,18 @@ CREATE INDEX IF NOT EXISTS main.profsum_history_record_jlabel ON profsum_history
         WHEN json_type(record_json, '$.label') = 'text'
         THEN json_extract(record_json, '$.label') END), record_id);
 CREATE INDEX IF NOT EXISTS main.profsum_history_record_series ON profsum_history_record(series, record_id);
+-- Op growth ranks stored per pair of runs (profsum_op_growth): for a run of
+-- a series and the run before it when the rows were written, every op of
+-- either run with its growth_rank in that pair.  Written by profsum_import
+-- for the run it stores (and for the run after it, or after a trace it
+-- replaces: the pairs that changed) and by profsum_op_growth_store(); the
+-- view takes them only while prev_trace_id is still the run's previous run
+-- (trace ids are never reused, a run's ops never change), else ranks the
+-- pair's ops itself.  So a filter on the op's name reads one row per pair.
+CREATE TABLE IF NOT EXISTS main.profsum_agg_op_growth(
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id of the later run
+  name TEXT NOT NULL,                  -- op name (profsum_agg_op.name of either run)
+  prev_trace_id INTEGER NOT NULL,      -- the previous run of the series when the rows were written
+  growth_rank INTEGER NOT NULL,        -- rank within the pair by delta descending, then name; 1 = grew most
+  PRIMARY KEY(trace_id, name)
+) WITHOUT ROWID;

@@ -238,7 +238,8 @@ OOM_SQL = os.path.join(ROOT, "build", "asan", "oom_sql")
 @unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds it)")
 class OutOfMemory(unittest.TestCase):
     """Every 3rd allocation of the run order's queries (profsum_series_runs
-    by trace id, by series, all of it) and of profsum_track failed in turn
+    by trace id, by series, all of it), of the imports that store the op
+    growth ranks, of profsum_op_growth_store and of profsum_track failed in turn
     (tests/oom_sql.c, ASan): each run is an error or the reference result,
     and nothing leaks."""
 
@@ -253,6 +254,9 @@ class OutOfMemory(unittest.TestCase):
                      "SELECT group_concat(label || ':' || run_index, ',') FROM profsum_trend WHERE label = 'c'",
                      "SELECT group_concat(label || ':' || run_index, ',') FROM profsum_trend WHERE series = 's'",
                      "SELECT count(*) FROM profsum_op_growth WHERE label = 'c'",
+                     "SELECT profsum_op_growth_store('c') > 0",
+                     "SELECT group_concat(label || ':' || growth_rank, ',') FROM profsum_op_growth "
+                     "WHERE series = 's' AND name = 'fusion.1'",
                      "SELECT length(profsum_track('a', 'c', 't')) > 0",
                      "SELECT num_records > 0 FROM profsum_history_summary WHERE label = 't'"]
             env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1",

@@ -32,7 +32,9 @@
 ** locked".  The schema (sql/schema.sql) and views (views/) are created in the
 ** target schema on first use, in that same transaction, so a failed first
 ** import leaves nothing behind.  The parse probes for sqlite3_interrupt()
-** (see importInOneWrite).
+** (see importInOneWrite).  A trace with a series gets the stored ranks of
+** profsum_op_growth for the pairs its import changes (its own pair, and
+** the run after it or after a trace it replaces: op_growth_store.c).
 **
 ** Security: reads files, so SQLITE_DIRECTONLY (never from a view or
 ** trigger stored in a database).
@@ -277,15 +279,39 @@ static int addWarning(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char *
       "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", zSchema, zText, (long long)id);
 }
 
+/* rc from the stored ranks of profsum_op_growth (import_int.h), its message
+** given this function's prefix. */
+static int growthErr(int rc, char **pzErr){
+  if( rc && *pzErr && strncmp(*pzErr, FN ": ", strlen(FN)+2)!=0 ){
+    char *z = sqlite3_mprintf(FN ": %s", *pzErr);
+    sqlite3_free(*pzErr);
+    *pzErr = z;
+  }
+  return rc;
+}
+
+/* After trace id of an import with a series was stored: the stored ranks
+** of profsum_op_growth for its pair and the pair after it. */
+static int storeGrowth(sqlite3 *db, const ImportOpts *o, sqlite3_int64 id, char **pzErr){
+  if( o->zSeries==0 ) return SQLITE_OK;
+  return growthErr(profsumOpGrowthImported(db, o->zSchema, id, pzErr), pzErr);
+}
+
 /* Delete every row of trace id in schema: from each table of profsum's
 ** (a name starting with profsum_agg_ or profsum_sec_, or profsum_event)
 ** that has a trace_id column, then its profsum_trace row.  Tables are
-** found in the schema, so a table added to sql/schema.sql is covered. */
+** found in the schema, so a table added to sql/schema.sql is covered.
+** The run after it in its series pairs with the run before it now: that
+** pair's stored ranks are written again (profsum_op_growth). */
 static int deleteTrace(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char **pzErr){
   sqlite3_stmt *q = 0;
-  sqlite3_str *pList = sqlite3_str_new(db);
+  sqlite3_str *pList;
   char *zList = 0;
-  int rc = profsumImportPrepare(db, &q, FN, 1, pzErr, "SELECT m.name FROM \"%w\".sqlite_schema AS m "
+  sqlite3_int64 iNext = 0;
+  int rc = growthErr(profsumOpGrowthNextRun(db, zSchema, id, &iNext, pzErr), pzErr);
+  if( rc ) return rc;
+  pList = sqlite3_str_new(db);
+  rc = profsumImportPrepare(db, &q, FN, 1, pzErr, "SELECT m.name FROM \"%w\".sqlite_schema AS m "
       "WHERE m.type='table' AND (m.name GLOB 'profsum_agg_*' OR m.name GLOB 'profsum_sec_*' "
       "OR m.name='profsum_event') AND EXISTS (SELECT 1 FROM pragma_table_info(m.name, %Q) "
       "WHERE name='trace_id') ORDER BY m.name", zSchema, zSchema);
@@ -311,8 +337,10 @@ static int deleteTrace(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char 
     sqlite3_free(zList);
     if( rc ) return rc;
   }
-  return profsumImportExec(db, FN, 1, pzErr, "DELETE FROM \"%w\".profsum_trace WHERE trace_id=%lld",
-                           zSchema, (long long)id);
+  rc = profsumImportExec(db, FN, 1, pzErr, "DELETE FROM \"%w\".profsum_trace WHERE trace_id=%lld",
+                         zSchema, (long long)id);
+  if( rc==SQLITE_OK && iNext ) rc = growthErr(profsumOpGrowthStore(db, zSchema, iNext, 0, pzErr), pzErr);
+  return rc;
 }
 
 /* Read a whole (possibly gzipped) file as text, at most 512 MiB. */
@@ -711,6 +739,7 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
   if( j->isV1 ) rc = storeV1(db, j, traceId, &zErr);
   else rc = storeParsed(db, j, &t, traceId, &zErr);
   if( rc==SQLITE_OK ) rc = storeSections(db, j, traceId, &zErr);
+  if( rc==SQLITE_OK ) rc = storeGrowth(db, o, traceId, &zErr);
 
 body_done:
   sqlite3_free(zOwnLabel);
@@ -821,6 +850,7 @@ static int storeHost(sqlite3 *db, ImportJob *j, int i, char **azLabel, const sql
                                              "host=%Q WHERE trace_id=%lld", j->o.zSchema, (long long)aSess[i],
                                              h->zHost, (long long)h->traceId);
   if( rc==SQLITE_OK ) rc = profsumSessionWriteHost(db, j->o.zSchema, aSess[i], h, FN, pzErr);
+  if( rc==SQLITE_OK ) rc = storeGrowth(db, &j->o, h->traceId, pzErr);
   return rc;
 }
 
@@ -1388,14 +1418,15 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   callFinish(ctx, &c, rc);
 }
 
-/* See profsum_int.h. */
+/* See profsum_int.h.  With it profsum_op_growth_store (op_growth_store.c),
+** which writes for any pair what the import writes for its own. */
 int profsumRegisterImport(sqlite3 *db, char **pzErr){
   int rc = SQLITE_OK, n;
-  (void)pzErr;
   /* Reads files and writes tables: DIRECTONLY, never DETERMINISTIC. */
   for(n=1; n<=3 && rc==SQLITE_OK; n++){
     rc = sqlite3_create_function(db, "profsum_import", n, SQLITE_UTF8|SQLITE_DIRECTONLY,
                                  0, importFunc, 0, 0);
   }
+  if( rc==SQLITE_OK ) rc = profsumRegisterOpGrowthStore(db, pzErr);
   return rc;
 }

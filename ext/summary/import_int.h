@@ -1,8 +1,8 @@
 /*
 ** import_int.h — what the files of profsum_import share (import.c, the
 ** import itself; import_opts.c, its options; schema.c, the tables it
-** creates and upgrades; session.c, a session's hosts).  Not included
-** elsewhere.
+** creates and upgrades; session.c, a session's hosts; op_growth_store.c,
+** the stored ranks of profsum_op_growth).  Not included elsewhere.
 */
 #ifndef PROFSUM_IMPORT_INT_H
 #define PROFSUM_IMPORT_INT_H
@@ -45,5 +45,32 @@ int profsumImportPrepare(sqlite3 *db, sqlite3_stmt **pp, const char *zFunc, int 
 ** with ?1 bound to zBind when that is not 0, has a row, 0 when it has
 ** none, -1 on an error (*pRc set) (import.c). */
 int profsumHasRow(sqlite3 *db, char *zSql, const char *zBind, int *pRc);
+
+/* ---------------------------------------------------------------------
+** The stored ranks of profsum_op_growth (op_growth_store.c): the table
+** profsum_agg_op_growth.  Messages carry no function-name prefix (the
+** caller adds its own); busy codes come without one.
+*/
+
+/* Write again the stored ranks of trace iTrace's pair in zSchema (its rows
+** deleted, then what profsum_op_growth gives for it inserted: none when it
+** has no series or no previous run); *pnRow (when not 0) the rows
+** written.  The schema must be current (profsumCreateSchema). */
+int profsumOpGrowthStore(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace, sqlite3_int64 *pnRow,
+                         char **pzErr);
+
+/* The run after trace iTrace in its series in zSchema into *piNext (0:
+** none, or no series): one seek in the index profsum_trace_series. */
+int profsumOpGrowthNextRun(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace, sqlite3_int64 *piNext,
+                           char **pzErr);
+
+/* After trace iTrace was stored (its ops written): the ranks of its pair,
+** and of the run after it when there is one (its previous run is now
+** iTrace).  The pairs a new run changes; two pairs' ops at most. */
+int profsumOpGrowthImported(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace, char **pzErr);
+
+/* Register profsum_op_growth_store([trace]) (DIRECTONLY: it writes).
+** SQLITE_OK, or the code with *pzErr (when pzErr is not 0 and unset). */
+int profsumRegisterOpGrowthStore(sqlite3 *db, char **pzErr);
 
 #endif /* PROFSUM_IMPORT_INT_H */

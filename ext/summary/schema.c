@@ -33,7 +33,12 @@
 ** All of it runs in the caller's transaction (the import's write), so a
 ** failed upgrade leaves the database as it was.  Rows are never changed:
 ** aggregates an older profsum stored stay as it computed them
-** (profsum_trace.profsum_version says which one).
+** (profsum_trace.profsum_version says which one).  Nor are rows added: a
+** table new to the database starts empty, e.g. the stored ranks of
+** profsum_op_growth (profsum_agg_op_growth), whose view ranks the pairs
+** without them itself until imports or profsum_op_growth_store() write
+** them (op_growth_store.c; writing every pair of a large history here
+** would weigh on one import).
 **
 ** Views of other names, user tables and profsum_event (created by an
 ** import with store_events) are not touched.
