@@ -499,6 +499,56 @@ static inline __attribute__((always_inline)) int scanScalar(ProfsumScan *s, cons
   return rc;
 }
 
+static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
+                        const ProfsumSpan *v);
+
+/* Can strMemberRun read the window at [p, e)?  The index must cover all of
+** it, and no byte of it be 0x80 or more (a string then has no flag). */
+#define MEMBER_RUN_OK(s, e) ((s)->idx.aStop && !(s)->idx.anyHi && (e)==(s)->aBuf + (s)->nBuf)
+
+/* The run of members "key":"string" of an object from p, the opening quote
+** of a key, read from the string index alone (MEMBER_RUN_OK must hold):
+** each string ends at the next marked byte, which must be its closing
+** quote, and the compact form must join them (':' right after the key,
+** the value's quote right after it, ',' or anything else right after the
+** value; after a ',', the next key's quote).  The marks are taken one
+** after the other from the words of the index, so finding a string's end
+** waits on no load of the bytes before it.  mode 1 applies each member
+** (applyMember), mode 0 only skips it.  Returns the position right after
+** the last value taken (a ',' or whatever follows it), or p when the
+** first member is of another form: the caller goes on from there as after
+** a value (or from p as before it), and reads the members the run left. */
+static const u8 *strMemberRun(ProfsumScan *s, const u8 *p, int mode){
+  const uint64_t *aStop = s->idx.aStop;
+  const u8 *a = s->aBuf;
+  size_t n = s->nBuf, i = (size_t)(p - a), w = i/64;
+  uint64_t m = aStop[w] & (~(uint64_t)0 << (i%64));
+  const u8 *pDone = p;
+  /* the next marked position into x; the run ends where the window does */
+#define NEXT_MARK(x) do{ \
+    while( m==0 ){ if( ++w*64>=n ) return pDone; m = aStop[w]; } \
+    (x) = w*64 + (size_t)__builtin_ctzll(m); m &= m-1; \
+  }while(0)
+  for(;;){
+    size_t k0, k1, v0, v1;
+    NEXT_MARK(k0);                 /* the key's opening quote */
+    NEXT_MARK(k1);
+    if( a[k1]!='"' ) return pDone;
+    NEXT_MARK(v0);
+    if( v0!=k1+2 || a[k1+1]!=':' || a[v0]!='"' ) return pDone;
+    NEXT_MARK(v1);
+    if( a[v1]!='"' || v1+1>=n ) return pDone;
+    if( mode ){
+      ProfsumSpan v;
+      stringSpan(&v, a + v0, a + v1 + 1, 0);
+      applyMember(s, mode, (const char*)a + k0 + 1, (int64_t)(k1 - k0 - 1), &v);
+    }
+    pDone = a + v1 + 1;
+    if( a[v1+1]!=',' || v1+2>=n || a[v1+2]!='"' ) return pDone;
+  }
+#undef NEXT_MARK
+}
+
 /* Make room for container depth d in the skip stack. */
 static int stkReserve(ProfsumScan *s, size_t d){
   if( d>=s->nStk ){
@@ -544,6 +594,10 @@ static int skipContainer(ProfsumScan *s, const u8 *p, const u8 *e,
           s->zErrWhy = "expected a string key";
           s->pErrAt = p;
           return P_ERR;
+        }
+        if( MEMBER_RUN_OK(s, e) ){
+          const u8 *q = strMemberRun(s, p, 0);
+          if( q!=p ){ p = q; expect = 3; afterComma = 0; break; }
         }
         rc = scanStringFast(s, p, e, &p, &f);
         if( rc ) return rc;
@@ -794,61 +848,6 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
   return P_OK;
 }
 
-/* Compare key k (length n, no escapes) with literal. */
-#define KEYIS(k,n,lit) ((n)==(int64_t)sizeof(lit)-1 && memcmp((k),(lit),sizeof(lit)-1)==0)
-
-/* Index of a known args key, or -1. */
-static int argKeyIndex(const char *k, int64_t n){
-  switch( n ){
-    case 4:  if( KEYIS(k,n,"name") ) return PROFSUM_AK_NAME; break;
-    case 5:  if( KEYIS(k,n,"tf_op") ) return PROFSUM_AK_TF_OP;
-             if( KEYIS(k,n,"flops") ) return PROFSUM_AK_FLOPS;
-             break;
-    case 6:  if( KEYIS(k,n,"hlo_op") ) return PROFSUM_AK_HLO_OP;
-             if( KEYIS(k,n,"source") ) return PROFSUM_AK_SOURCE;
-             if( KEYIS(k,n,"run_id") ) return PROFSUM_AK_RUN_ID;
-             break;
-    case 8:  if( KEYIS(k,n,"step_num") ) return PROFSUM_AK_STEP_NUM;
-             if( KEYIS(k,n,"group_id") ) return PROFSUM_AK_GROUP_ID;
-             break;
-    case 9:  if( KEYIS(k,n,"long_name") ) return PROFSUM_AK_LONG_NAME; break;
-    case 10: if( KEYIS(k,n,"hlo_module") ) return PROFSUM_AK_HLO_MODULE; break;
-    case 11: if( KEYIS(k,n,"model_flops") ) return PROFSUM_AK_MODEL_FLOPS; break;
-    case 12: if( KEYIS(k,n,"hlo_category") ) return PROFSUM_AK_HLO_CATEGORY; break;
-    case 14: if( KEYIS(k,n,"bytes_accessed") ) return PROFSUM_AK_BYTES_ACCESSED;
-             if( KEYIS(k,n,"correlation_id") ) return PROFSUM_AK_CORRELATION_ID;
-             if( KEYIS(k,n,"kernel_details") ) return PROFSUM_AK_KERNEL_DETAILS;
-             break;
-  }
-  return -1;
-}
-
-/* Resolve a key span that may contain escapes into plain bytes.  Returns
-** the key text (possibly zBuf) and its length in *pn; keys longer than the
-** buffer are returned undecoded (they match no known key anyway). */
-static const char *keyTextEsc(const ProfsumSpan *k, char *zBuf, int nBuf, int64_t *pn);
-static inline const char *keyText(const ProfsumSpan *k, char *zBuf, int nBuf, int64_t *pn){
-  if( !(k->flags & PROFSUM_SF_ESCAPE) ){ *pn = k->n; return k->z; }
-  return keyTextEsc(k, zBuf, nBuf, pn);
-}
-static const char *keyTextEsc(const ProfsumSpan *k, char *zBuf, int nBuf, int64_t *pn){
-  if( (k->flags & PROFSUM_SF_ESCAPE) && k->n < nBuf ){
-    char *pB = 0;
-    int64_t nB = 0;
-    const char *z;
-    int64_t n;
-    if( profsumSpanText(k, &pB, &nB, &z, &n)==SQLITE_OK && n<nBuf ){
-      memcpy(zBuf, z, (size_t)n);
-      sqlite3_free(pB);
-      *pn = n;
-      return zBuf;
-    }
-    sqlite3_free(pB);
-  }
-  *pn = k->n;
-  return k->z;
-}
-
 /* Zero the spans of ev.aArg that were set (argSet), and argSet. */
 static void clearArgKeys(ProfsumScan *s){
   unsigned m = s->argSet;
@@ -983,6 +982,10 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
       s->zErrWhy = "expected a string key";
       s->pErrAt = p;
       return P_ERR;
+    }
+    if( mode==1 && MEMBER_RUN_OK(s, e) ){
+      const u8 *q = strMemberRun(s, p, 1);
+      if( q!=p ){ p = q; afterComma = 0; continue; }
     }
     pKey = p;
     rc = scanStringFast(s, p, e, &p, &kf);
