@@ -70,24 +70,24 @@ static inline int profsumLexMicros(const unsigned char *p, const unsigned char *
   int64_t nFr = 0;
   profsum_ps ps;
   if( *q=='-' ){ neg = 1; q++; }
-  q1 = profsumDigitRun(q, e);
+  q1 = profsumDigitRun16(q, e);
   if( q1>=e ) return PROFSUM_LEX_MORE;
   if( q1==q || q1-q>18 || (*q=='0' && q1-q>1) ) return -1;
-  ip = profsumDigitsValue(0, (const char*)q, q1-q);
+  ip = profsumDigitsValueE((const char*)q, q1-q, (const char*)e);
   q = q1;
   if( *q=='.' ){
-    const unsigned char *f0 = q+1, *f1 = profsumDigitRun(q+1, e);
+    const unsigned char *f0 = q+1, *f1 = profsumDigitRun16(q+1, e);
     if( f1>=e ) return PROFSUM_LEX_MORE;
     if( f1==f0 ) return -1;
     nFr = f1 - f0;
     nf = nFr>6 ? 6 : (int)nFr;
-    frac = profsumDigitsValue(0, (const char*)f0, nf);
+    frac = profsumDigitsValueE((const char*)f0, nf, (const char*)e);
     if( nFr>6 ){
       rd = f0[6] - '0';
       if( nFr-7<=19 ){
         /* the digits after the first dropped one: any not 0? (and their
         ** value, for the text's double below) */
-        tail = profsumDigitsValue(0, (const char*)f0+7, nFr-7);
+        tail = profsumDigitsValueE((const char*)f0+7, nFr-7, (const char*)e);
         rest = tail!=0;
       }else{
         const unsigned char *r;
@@ -121,10 +121,10 @@ static inline int profsumLexInt(const unsigned char *p, const unsigned char *e,
   int neg = 0;
   uint64_t v;
   if( *q=='-' ){ neg = 1; q++; }
-  q1 = profsumDigitRun(q, e);
+  q1 = profsumDigitRun16(q, e);
   if( q1>=e ) return PROFSUM_LEX_MORE;
   if( q1==q || q1-q>18 || (*q=='0' && q1-q>1) || *q1=='.' || *q1=='e' || *q1=='E' ) return -1;
-  v = profsumDigitsValue(0, (const char*)q, q1-q);
+  v = profsumDigitsValueE((const char*)q, q1-q, (const char*)e);
   *pV = neg ? -(int64_t)v : (int64_t)v;
   *ppEnd = q1;
   return PROFSUM_LEX_OK;
