@@ -79,6 +79,35 @@ def member_events(rng, n):
     return out
 
 
+def top_events(rng, n):
+    """Events whose own members take every form: a run of compact members
+    broken by an escaped key, an escaped or non-string name, ts and dur as
+    strings, null, exponents or negative, pid and tid as strings or
+    non-integers, other keys with numbers, args that is not an object or
+    comes twice, white space, a trailing comma, the members in any order."""
+    out = []
+    for i in range(n):
+        m = ['"ph":"%s"' % rng.choice("XXXXBEi"),
+             '"pid":%s' % rng.choice(["1", "2", '"7"', '"gpu"', "1.0", "-3"]),
+             '"tid":%s' % rng.choice(["2", "3", "12345678901", '"t1"', "null"]),
+             '"ts":%s' % rng.choice(["%d.%03d" % (1000 + i, i % 1000), '"%d.5"' % i, "1.5e3",
+                                     "-%d" % i, "null", "%d.1234567" % i]),
+             '"dur":%s' % rng.choice(["%d.25" % (i % 9), '"3"', "2e1", "null", "0"]),
+             '"name":%s' % rng.choice(['"op%d"' % (i % 31), '"a\\\"b%d"' % i, "null", "5", '""']),
+             '"args":%s' % rng.choice([args_text(rng, i), args_text(rng, i), '"s"', "7", "null", "[1]"])]
+        if rng.random() < 0.3:
+            m.append(rng.choice(['"cat":"c%d"' % i, '"id":%d' % i, '"s":"t"', '"k\\u0041":"x"',
+                                 '"entries":[1,2]', '"bp":"e"', '"args":%s' % args_text(rng, i + 3)]))
+        rng.shuffle(m)
+        body = ",".join(m)
+        if rng.random() < 0.05:
+            body = body.replace(":", ": ", 1)
+        if rng.random() < 0.03:
+            body += ","
+        out.append("{" + body + "}")
+    return out
+
+
 CHILD = r"""
 import hashlib, json, sqlite3, sys
 so, trace, dbpath = sys.argv[1:4]
@@ -127,6 +156,9 @@ class MemberRun(unittest.TestCase):
         cls.raw = body
         cls.big = cls.td.write("members.json.gz", gzip.compress(body.encode(), 1))
         cls.plain = cls.td.write("members.json", body)
+        body = '{"traceEvents":[' + ",".join(top_events(random.Random(5), 8000)) + "]}"
+        assert max(body.encode()) < 0x80
+        cls.top = cls.td.write("top.json.gz", gzip.compress(body.encode(), 1))
 
     @classmethod
     def tearDownClass(cls):
@@ -145,7 +177,7 @@ class MemberRun(unittest.TestCase):
 
     def test_same_in_every_mode(self):
         self.assertGreater(os.path.getsize(self.big), 128 * 1024)   # the inflate thread
-        for trace in (self.big, self.plain):
+        for trace in (self.big, self.plain, self.top):
             ref = self.run_child(trace, MODES["portable"], "portable")
             for v in ref.values():
                 self.assertFalse(v.startswith("error"), v)
@@ -225,6 +257,42 @@ class MemberRun(unittest.TestCase):
                 self.assertIn(why, msg)
                 self.assertIn("(entry 20)", msg)
 
+
+    def test_errors_in_the_event_run(self):
+        """The same for the members of the event object itself."""
+        cases = {
+            '{"ph":"X" "name":"a"}': "expected ',' or '}'",
+            '{"ph" "X","name":"a"}': "expected ':' after a key",
+            '{"ph":"X","ts":1 "dur":2}': "expected ',' or '}'",
+            '{"ph":"X","name":"a":"b"}': "expected ',' or '}'",
+            '{"ph":"X","args":{"a":"b"} "name":"c"}': "expected ',' or '}'",
+            '{"ph":"X","args":{"a":"b" "c":"d"},"name":"c"}': "expected ',' or '}'",
+            '{"ph":"X","name":"a",,"ts":1}': "expected a string key",
+            '{"ph":"X","ts":1.}': "no digit after '.'",
+        }
+        for i, (ent, why) in enumerate(cases.items()):
+            ents = ['{"ph":"X","pid":1,"tid":1,"ts":%d,"dur":1,"name":"a","args":{"k":"v"}}' % t
+                    for t in range(50)]
+            ents.insert(20, ent)
+            path = self.td.write("everr%d.json" % i, '{"traceEvents":[' + ",".join(ents) + "]}")
+            msgs = set()
+            for tag in ("default", "portable"):
+                env = dict(os.environ, **MODES[tag])
+                code = ("import sqlite3,sys\n"
+                        "db=sqlite3.connect(':memory:');db.enable_load_extension(True)\n"
+                        "db.load_extension(sys.argv[1])\n"
+                        "try:\n"
+                        "  db.execute('SELECT count(*), total(ts) FROM trace_events(?)',(sys.argv[2],)).fetchall()\n"
+                        "  print('no error')\n"
+                        "except sqlite3.Error as e: print(e)\n")
+                out = subprocess.run([sys.executable, "-c", code, SO, path], env=env,
+                                     capture_output=True, text=True, timeout=60)
+                msgs.add(out.stdout.strip())
+            with self.subTest(ent=ent):
+                self.assertEqual(len(msgs), 1, msgs)
+                msg = msgs.pop()
+                self.assertIn(why, msg)
+                self.assertIn("(entry 20)", msg)
 
 if __name__ == "__main__":
     unittest.main()
