@@ -671,12 +671,25 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
       ev->ts = ps;
       ev->tsDigits = w;
       ev->tsExp = x;
-      timeTaken(s, "ts", &v, r, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan);
+      if( s->xDiag ){
+        timeTaken(s, "ts", &v, r, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan);
+      }else{
+        /* timeTaken without a diagnostic to queue (trace_events), inline */
+        ev->hasTs = 1;
+        ev->tsRounded = r;
+        if( r ) spanCopy(&ev->tsSpan, &v);
+      }
     }else{
       ev->dur = ps;
       ev->durDigits = w;
       ev->durExp = x;
-      timeTaken(s, "dur", &v, r, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan);
+      if( s->xDiag ){
+        timeTaken(s, "dur", &v, r, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan);
+      }else{
+        ev->hasDur = 1;
+        ev->durRounded = r;
+        if( r ) spanCopy(&ev->durSpan, &v);
+      }
     }
   }else if( nk==3 && (k[0]=='p' || k[0]=='t') && k[1]=='i' && k[2]=='d' ){
     ProfsumId *pId = k[0]=='p' ? &ev->pid : &ev->tid;
