@@ -384,9 +384,12 @@ static const u8 *strMemberRun(ProfsumScan *s, const u8 *p, int mode){
     NEXT_MARK(v1);
     if( a[v1]!='"' || v1+1>=n ) return pDone;
     if( mode ){
-      ProfsumSpan v;
-      stringSpan(&v, a + v0, a + v1 + 1, 0);
-      applyMember(s, mode, (const char*)a + k0 + 1, (int64_t)(k1 - k0 - 1), &v);
+      /* applyMember's mode 1, inline: a known key's span */
+      int ak = argKeyIndex((const char*)a + k0 + 1, (int64_t)(k1 - k0 - 1));
+      if( ak>=0 ){
+        stringSpan(&s->ev.aArg[ak], a + v0, a + v1 + 1, 0);
+        s->argSet |= 1u<<ak;
+      }
     }
     pDone = a + v1 + 1;
     if( a[v1+1]!=',' || v1+2>=n || a[v1+2]!='"' ) return pDone;
