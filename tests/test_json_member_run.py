@@ -44,6 +44,9 @@ ODD = [
     '"hlo_op": "space after colon %d"',
     '"hlo_op" :"space before colon %d"',
     '"long_name":"%s"',                    # long: across 64-byte words
+    '"hlo_op":"b%d\\\\"',                 # an escaped backslash, then the end
+    '"tf_op":"\\u0041\\/\\n\\t\\"x\\\\ %d"',  # every kind of escape
+    '"long_name":"\\"%d\\""',              # escaped quotes first and last
 ]
 
 
@@ -231,6 +234,7 @@ class MemberRun(unittest.TestCase):
             '{"a":"b","c"}': "expected ':' after a key",
             '{"a":"b",,"c":"d"}': "expected a string key",
             '{"a":"b","c":"\\x"}': "invalid escape",
+            '{"a":"b","c":"d\\u12G4"}': "invalid \\u escape",
             '{"a":"b","c":"d"]': "expected ',' or '}'",
         }
         for i, (args, why) in enumerate(cases.items()):

@@ -353,8 +353,10 @@ static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
 
 /* The run of members "key":"string" of an object from p, the opening quote
 ** of a key, read from the string index alone (MEMBER_RUN_OK must hold):
-** each string ends at the next marked byte, which must be its closing
-** quote, and the compact form must join them (':' right after the key,
+** a key ends at the next marked byte, which must be its closing quote; a
+** value too, past its escapes (checked as scanEscape does; the value then
+** has PROFSUM_SF_ESCAPE, also added to *pFlags as the general loop adds
+** it); and the compact form must join them (':' right after the key,
 ** the value's quote right after it, ',' or anything else right after the
 ** value; after a ',', the next key's quote).  The marks are taken one
 ** after the other from the words of the index, so finding a string's end
@@ -363,7 +365,7 @@ static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
 ** the last value taken (a ',' or whatever follows it), or p when the
 ** first member is of another form: the caller goes on from there as after
 ** a value (or from p as before it), and reads the members the run left. */
-static const u8 *strMemberRun(ProfsumScan *s, const u8 *p, int mode){
+static const u8 *strMemberRun(ProfsumScan *s, const u8 *p, int mode, unsigned *pFlags){
   const uint64_t *aStop = s->idx.aStop;
   const u8 *a = s->aBuf;
   size_t n = s->nBuf, i = (size_t)(p - a), w = i/64;
@@ -376,21 +378,44 @@ static const u8 *strMemberRun(ProfsumScan *s, const u8 *p, int mode){
   }while(0)
   for(;;){
     size_t k0, k1, v0, v1;
+    unsigned vf;
     NEXT_MARK(k0);                 /* the key's opening quote */
     NEXT_MARK(k1);
     if( a[k1]!='"' ) return pDone;
     NEXT_MARK(v0);
     if( v0!=k1+2 || a[k1+1]!=':' || a[v0]!='"' ) return pDone;
     NEXT_MARK(v1);
+    vf = 0;
+    while( a[v1]=='\\' ){
+      /* an escape in the value (scanEscape's checks): past it, and past the
+      ** mark of the character it escapes when that is one ('"', '\\') */
+      u8 c;
+      if( v1+1>=n ) return pDone;
+      c = a[v1+1];
+      if( c=='u' ){
+        if( v1+6>n || !isHex(a[v1+2]) || !isHex(a[v1+3]) || !isHex(a[v1+4]) || !isHex(a[v1+5]) ){
+          return pDone;
+        }
+      }else if( c=='"' || c=='\\' ){
+        size_t x;
+        NEXT_MARK(x);              /* x == v1+1 */
+        (void)x;
+      }else if( c!='/' && c!='b' && c!='f' && c!='n' && c!='r' && c!='t' ){
+        return pDone;
+      }
+      vf = PROFSUM_SF_ESCAPE;
+      NEXT_MARK(v1);
+    }
     if( a[v1]!='"' || v1+1>=n ) return pDone;
     if( mode ){
       /* applyMember's mode 1, inline: a known key's span */
       int ak = argKeyIndex((const char*)a + k0 + 1, (int64_t)(k1 - k0 - 1));
       if( ak>=0 ){
-        stringSpan(&s->ev.aArg[ak], a + v0, a + v1 + 1, 0);
+        stringSpan(&s->ev.aArg[ak], a + v0, a + v1 + 1, vf);
         s->argSet |= 1u<<ak;
       }
     }
+    *pFlags |= vf;
     pDone = a + v1 + 1;
     if( a[v1+1]!=',' || v1+2>=n || a[v1+2]!='"' ) return pDone;
   }
@@ -444,7 +469,7 @@ static int skipContainer(ProfsumScan *s, const u8 *p, const u8 *e,
           return P_ERR;
         }
         if( MEMBER_RUN_OK(s, e) ){
-          const u8 *q = strMemberRun(s, p, 0);
+          const u8 *q = strMemberRun(s, p, 0, &f);
           if( q!=p ){ p = q; expect = 3; afterComma = 0; break; }
         }
         rc = scanStringFast(s, p, e, &p, &f);
@@ -927,7 +952,7 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
       return P_ERR;
     }
     if( mode==1 && MEMBER_RUN_OK(s, e) ){
-      const u8 *q = strMemberRun(s, p, 1);
+      const u8 *q = strMemberRun(s, p, 1, pFlags);
       if( q!=p ){ p = q; afterComma = 0; continue; }
     }
     pKey = p;
