@@ -83,7 +83,7 @@ typedef struct RingSlot {
 typedef struct Ring {
   pthread_t thread;             /* the producer */
   pthread_mutex_t mu;
-  pthread_cond_t cv;            /* signalled on every state change */
+  pthread_cond_t cv;            /* signalled when a waiter can go on */
   RingSlot aSlot[PROFSUM_RING_N];
   int nSlot;                    /* slots in use, from aSlot[0] (ringSlotCount) */
   size_t szSlot;                /* bytes per slot (ringSlotSize) */
@@ -93,6 +93,8 @@ typedef struct Ring {
   int stop;                     /* consumer asks the producer to stop */
   int done;                     /* producer finished (EOF or error) */
   int joined;                   /* the thread was joined already */
+  int prodWait;                 /* the producer waits for free slots */
+  int consWait;                 /* the consumer waits for a full slot */
 } Ring;
 
 struct ProfsumSrc {
@@ -460,7 +462,14 @@ static void *ringProducer(void *pArg){
     int rc = SQLITE_OK;
     char *zErr = 0;
     pthread_mutex_lock(&r->mu);
-    while( r->nFull==r->nSlot && !r->stop ) pthread_cond_wait(&r->cv, &r->mu);
+    if( r->nFull==r->nSlot && !r->stop ){
+      /* The ring is full: wait until half of it is free, then fill those
+      ** slots in a row (the consumer wakes this thread once per half ring,
+      ** not once per slot: a wake-up is a system call of the parse). */
+      r->prodWait = 1;
+      while( r->nFull>r->nSlot/2 && !r->stop ) pthread_cond_wait(&r->cv, &r->mu);
+      r->prodWait = 0;
+    }
     if( r->stop ){ r->done = 1; pthread_cond_broadcast(&r->cv); pthread_mutex_unlock(&r->mu); break; }
     pthread_mutex_unlock(&r->mu);
     slot = &r->aSlot[iTail];
@@ -483,7 +492,7 @@ static void *ringProducer(void *pArg){
     pthread_mutex_lock(&r->mu);
     r->nFull++;
     if( slot->eof ) r->done = 1;
-    pthread_cond_broadcast(&r->cv);
+    if( r->consWait ) pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
     if( slot->eof ) break;
     iTail = (iTail+1) % r->nSlot;
@@ -601,7 +610,11 @@ int profsumSrcRead(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
     return rc;
   }
   pthread_mutex_lock(&r->mu);
-  while( r->nFull==0 && !r->done ) pthread_cond_wait(&r->cv, &r->mu);
+  while( r->nFull==0 && !r->done ){
+    r->consWait = 1;
+    pthread_cond_wait(&r->cv, &r->mu);
+  }
+  r->consWait = 0;
   if( r->nFull==0 ){                     /* done, nothing left */
     pthread_mutex_unlock(&r->mu);
     return SQLITE_OK;
@@ -630,7 +643,7 @@ int profsumSrcRead(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
       r->iHead = (r->iHead+1) % r->nSlot;
       r->nFull--;
       if( wasEof ){ r->nFull = 0; r->done = 1; }
-      pthread_cond_broadcast(&r->cv);
+      if( r->prodWait && r->nFull<=r->nSlot/2 ) pthread_cond_broadcast(&r->cv);
       pthread_mutex_unlock(&r->mu);
     }
   }

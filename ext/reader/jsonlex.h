@@ -2,8 +2,8 @@
 ** jsonlex.h — pieces of the JSON scanner (trace_json.c) that other files
 ** of the reader share or that are kept out of it to keep it readable,
 ** inlined where they are used: the length of a UTF-8 sequence (also
-** jsonspan.c's) and the one-pass scan and conversion of the numbers of
-** ts, dur, pid and tid.  Return codes: PROFSUM_LEX_OK, PROFSUM_LEX_MORE
+** jsonspan.c's), the one-pass scan and conversion of the numbers of
+** ts, dur, pid and tid, and the keys the scanner knows.  Return codes: PROFSUM_LEX_OK, PROFSUM_LEX_MORE
 ** (the text may go on past the window's end: refill and retry), -1 (not
 ** the shape these read: the general code decides).
 */
@@ -11,7 +11,10 @@
 #define PROFSUM_JSONLEX_H
 
 #include "profsum_int.h"
+#include "profsum_reader.h" /* ProfsumSpan, PROFSUM_AK_*, profsumSpanText */
 #include "strindex.h"     /* profsumDigitRun, profsumDigitsValue */
+
+#include <string.h>
 
 #define PROFSUM_LEX_OK    0
 #define PROFSUM_LEX_MORE  1
@@ -67,24 +70,24 @@ static inline int profsumLexMicros(const unsigned char *p, const unsigned char *
   int64_t nFr = 0;
   profsum_ps ps;
   if( *q=='-' ){ neg = 1; q++; }
-  q1 = profsumDigitRun(q, e);
+  q1 = profsumDigitRun16(q, e);
   if( q1>=e ) return PROFSUM_LEX_MORE;
   if( q1==q || q1-q>18 || (*q=='0' && q1-q>1) ) return -1;
-  ip = profsumDigitsValue(0, (const char*)q, q1-q);
+  ip = profsumDigitsValueE((const char*)q, q1-q, (const char*)e);
   q = q1;
   if( *q=='.' ){
-    const unsigned char *f0 = q+1, *f1 = profsumDigitRun(q+1, e);
+    const unsigned char *f0 = q+1, *f1 = profsumDigitRun16(q+1, e);
     if( f1>=e ) return PROFSUM_LEX_MORE;
     if( f1==f0 ) return -1;
     nFr = f1 - f0;
     nf = nFr>6 ? 6 : (int)nFr;
-    frac = profsumDigitsValue(0, (const char*)f0, nf);
+    frac = profsumDigitsValueE((const char*)f0, nf, (const char*)e);
     if( nFr>6 ){
       rd = f0[6] - '0';
       if( nFr-7<=19 ){
         /* the digits after the first dropped one: any not 0? (and their
         ** value, for the text's double below) */
-        tail = profsumDigitsValue(0, (const char*)f0+7, nFr-7);
+        tail = profsumDigitsValueE((const char*)f0+7, nFr-7, (const char*)e);
         rest = tail!=0;
       }else{
         const unsigned char *r;
@@ -118,13 +121,69 @@ static inline int profsumLexInt(const unsigned char *p, const unsigned char *e,
   int neg = 0;
   uint64_t v;
   if( *q=='-' ){ neg = 1; q++; }
-  q1 = profsumDigitRun(q, e);
+  q1 = profsumDigitRun16(q, e);
   if( q1>=e ) return PROFSUM_LEX_MORE;
   if( q1==q || q1-q>18 || (*q=='0' && q1-q>1) || *q1=='.' || *q1=='e' || *q1=='E' ) return -1;
-  v = profsumDigitsValue(0, (const char*)q, q1-q);
+  v = profsumDigitsValueE((const char*)q, q1-q, (const char*)e);
   *pV = neg ? -(int64_t)v : (int64_t)v;
   *ppEnd = q1;
   return PROFSUM_LEX_OK;
+}
+
+/* Compare key k (length n, no escapes) with literal. */
+#define KEYIS(k,n,lit) ((n)==(int64_t)sizeof(lit)-1 && memcmp((k),(lit),sizeof(lit)-1)==0)
+
+/* Index of a known args key, or -1. */
+static inline int argKeyIndex(const char *k, int64_t n){
+  switch( n ){
+    case 4:  if( KEYIS(k,n,"name") ) return PROFSUM_AK_NAME; break;
+    case 5:  if( KEYIS(k,n,"tf_op") ) return PROFSUM_AK_TF_OP;
+             if( KEYIS(k,n,"flops") ) return PROFSUM_AK_FLOPS;
+             break;
+    case 6:  if( KEYIS(k,n,"hlo_op") ) return PROFSUM_AK_HLO_OP;
+             if( KEYIS(k,n,"source") ) return PROFSUM_AK_SOURCE;
+             if( KEYIS(k,n,"run_id") ) return PROFSUM_AK_RUN_ID;
+             break;
+    case 8:  if( KEYIS(k,n,"step_num") ) return PROFSUM_AK_STEP_NUM;
+             if( KEYIS(k,n,"group_id") ) return PROFSUM_AK_GROUP_ID;
+             break;
+    case 9:  if( KEYIS(k,n,"long_name") ) return PROFSUM_AK_LONG_NAME; break;
+    case 10: if( KEYIS(k,n,"hlo_module") ) return PROFSUM_AK_HLO_MODULE; break;
+    case 11: if( KEYIS(k,n,"model_flops") ) return PROFSUM_AK_MODEL_FLOPS; break;
+    case 12: if( KEYIS(k,n,"hlo_category") ) return PROFSUM_AK_HLO_CATEGORY; break;
+    case 14: if( KEYIS(k,n,"bytes_accessed") ) return PROFSUM_AK_BYTES_ACCESSED;
+             if( KEYIS(k,n,"correlation_id") ) return PROFSUM_AK_CORRELATION_ID;
+             if( KEYIS(k,n,"kernel_details") ) return PROFSUM_AK_KERNEL_DETAILS;
+             break;
+  }
+  return -1;
+}
+
+/* keyText's escaped case (out of line: rare). */
+static __attribute__((noinline, unused)) const char *keyTextEsc(const ProfsumSpan *k, char *zBuf, int nBuf, int64_t *pn){
+  if( (k->flags & PROFSUM_SF_ESCAPE) && k->n < nBuf ){
+    char *pB = 0;
+    int64_t nB = 0;
+    const char *z;
+    int64_t n;
+    if( profsumSpanText(k, &pB, &nB, &z, &n)==SQLITE_OK && n<nBuf ){
+      memcpy(zBuf, z, (size_t)n);
+      sqlite3_free(pB);
+      *pn = n;
+      return zBuf;
+    }
+    sqlite3_free(pB);
+  }
+  *pn = k->n;
+  return k->z;
+}
+
+/* Resolve a key span that may contain escapes into plain bytes.  Returns
+** the key text (possibly zBuf) and its length in *pn; keys longer than the
+** buffer are returned undecoded (they match no known key anyway). */
+static inline const char *keyText(const ProfsumSpan *k, char *zBuf, int nBuf, int64_t *pn){
+  if( !(k->flags & PROFSUM_SF_ESCAPE) ){ *pn = k->n; return k->z; }
+  return keyTextEsc(k, zBuf, nBuf, pn);
 }
 
 #endif /* PROFSUM_JSONLEX_H */

@@ -31,6 +31,7 @@
 #include "profsum_reader.h"
 #include "strindex.h"
 #include "jsonlex.h"
+#include "trace_json_int.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -49,7 +50,6 @@
 #endif
 #define PROFSUM_MAX_ENTRY     ((int64_t)1<<30)   /* 1 GiB: the window for one entry at
                                                  ** most (SQLite allocates < 2 GiB) */
-#define PROFSUM_MAX_PENDING   8                  /* diagnostics per entry */
 
 /* Parser status codes (internal). */
 #define P_OK    0
@@ -66,58 +66,7 @@ _Static_assert(P_OK==PROFSUM_LEX_OK && P_MORE==PROFSUM_LEX_MORE, "jsonlex.h's co
 #define ST_END          5   /* after the document: only white space */
 #define ST_DONE         6
 
-typedef unsigned char u8;
 
-/* A diagnostic held back until the entry it belongs to parsed completely
-** (an entry may be parsed twice when it straddles a window refill). */
-typedef struct PendingDiag {
-  const char *zKind;
-  int hasDetail;          /* 0: past the per-kind cap, zDetail unset */
-  char zDetail[160];
-} PendingDiag;
-
-struct ProfsumScan {
-  ProfsumSrc *pSrc;          /* Byte source (owned) */
-  const char *zFunc;         /* SQL function name for messages (static) */
-  unsigned flags;            /* PROFSUM_SCAN_* */
-  ProfsumDiagFn xDiag;       /* Diagnostic callback or NULL */
-  void *pDiagCtx;            /* Its context */
-  u8 *aBuf;                  /* Window buffer */
-  size_t nAlloc;             /* Allocated size of aBuf */
-  size_t nBuf;               /* Valid bytes in aBuf */
-  size_t iPos;               /* Parse position in aBuf */
-  int64_t iBase;             /* Stream offset of aBuf[0] */
-  int srcEof;                /* 1 when the source is exhausted */
-  int state;                 /* ST_* */
-  int bareArray;             /* 1 for the bare-array document form */
-  int afterComma;            /* 1 right after a ',' (trailing-comma check) */
-  int seenEvents;            /* 1 once a traceEvents array was read */
-  int64_t nEntries;          /* traceEvents entries seen */
-  char *zDisplayTimeUnit;    /* displayTimeUnit value, or NULL */
-  ProfsumEvent ev;           /* The current event */
-  u8 *aStk;                  /* Container stack for skipping nested values */
-  size_t nStk;               /* Allocated size of aStk */
-  const char *zErrWhy;       /* P_ERR: reason (static text) */
-  const u8 *pErrAt;          /* P_ERR: position in aBuf */
-  int nPending;              /* Diagnostics of the entry being parsed */
-  PendingDiag aPending[PROFSUM_MAX_PENDING];
-  int nPendingLost;          /* Pending diagnostics beyond the array */
-  struct {                   /* Diagnostics seen per kind (see pendDiag) */
-    const char *zKind;
-    int64_t n;
-  } aKindSeen[24];
-  int nKindSeen;
-  int roundedCapped;         /* time_rounded is past its cap of details */
-  unsigned argSet;           /* Bit i: ev.aArg[i] was set (ARGKEYS) since it
-                             ** was last cleared */
-  ProfsumStrIndex idx;       /* The window's string index (strindex.h): its
-                             ** marks cover aBuf[0..nBuf) after each refill;
-                             ** off (idx.xClassify NULL) in the portable mode */
-};
-
-/* Past this many diagnostics of one kind, details are no longer formatted:
-** the callback gets zDetail == NULL (consumers only count them). */
-#define PROFSUM_DIAG_DETAIL_CAP 1000
 
 /* ------------------------------------------------------------------ */
 /* Character classes                                                   */
@@ -147,110 +96,6 @@ static int utf8Valid(const u8 *p, const u8 *e){
 
 static int isHex(u8 c){
   return (c>='0' && c<='9') || (c>='a' && c<='f') || (c>='A' && c<='F');
-}
-
-/* ------------------------------------------------------------------ */
-/* Diagnostics                                                         */
-/* ------------------------------------------------------------------ */
-
-/* Queue a diagnostic for the entry being parsed (emitted once it parsed).
-** Beyond PROFSUM_DIAG_DETAIL_CAP of a kind the detail is not formatted. */
-static void pendDiag(ProfsumScan *s, const char *zKind, const char *zFmt, ...){
-  va_list ap;
-  PendingDiag *d;
-  int k;
-  if( s->xDiag==0 ) return;
-  if( s->nPending>=PROFSUM_MAX_PENDING ){ s->nPendingLost++; return; }
-  d = &s->aPending[s->nPending++];
-  d->zKind = zKind;
-  for(k=0; k<s->nKindSeen; k++){
-    if( s->aKindSeen[k].zKind==zKind || strcmp(s->aKindSeen[k].zKind, zKind)==0 ) break;
-  }
-  if( k==s->nKindSeen && k<(int)(sizeof(s->aKindSeen)/sizeof(s->aKindSeen[0])) ){
-    s->aKindSeen[k].zKind = zKind;
-    s->aKindSeen[k].n = 0;
-    s->nKindSeen++;
-  }
-  /* Counted when emitted (flushDiag): an entry re-parsed after a refill
-  ** queues its diagnostics again.  Those of this entry queued so far count
-  ** toward the cap too. */
-  if( k<s->nKindSeen ){
-    int64_t n = s->aKindSeen[k].n;
-    int j;
-    for(j=0; j<s->nPending-1; j++){
-      if( s->aPending[j].zKind==zKind || strcmp(s->aPending[j].zKind, zKind)==0 ) n++;
-    }
-    if( n >= PROFSUM_DIAG_DETAIL_CAP ){
-      d->hasDetail = 0;
-      return;
-    }
-  }
-  d->hasDetail = 1;
-  va_start(ap, zFmt);
-  sqlite3_vsnprintf((int)sizeof(d->zDetail), d->zDetail, zFmt, ap);
-  va_end(ap);
-}
-
-/* pendDiag for a kind past its cap of details (diagWanted said no, and
-** the count of a kind only grows): queued without a detail, to be
-** counted when the entry's diagnostics are emitted. */
-static void pendCapped(ProfsumScan *s, const char *zKind){
-  PendingDiag *d;
-  if( s->nPending>=PROFSUM_MAX_PENDING ){ s->nPendingLost++; return; }
-  d = &s->aPending[s->nPending++];
-  d->zKind = zKind;
-  d->hasDetail = 0;
-}
-
-/* Would a diagnostic of this kind still get its detail formatted?  (Used
-** to skip costly preparation of details past the cap.) */
-static int diagWanted(ProfsumScan *s, const char *zKind){
-  int k;
-  if( s->xDiag==0 ) return 0;
-  for(k=0; k<s->nKindSeen; k++){
-    if( s->aKindSeen[k].zKind==zKind || strcmp(s->aKindSeen[k].zKind, zKind)==0 ){
-      return s->aKindSeen[k].n < PROFSUM_DIAG_DETAIL_CAP;
-    }
-  }
-  return 1;
-}
-
-/* Emit the queued diagnostics of the entry idx at iOffset. */
-static void flushDiag(ProfsumScan *s, int64_t idx, int64_t iOffset){
-  int i;
-  if( s->xDiag==0 ) return;
-  for(i=0; i<s->nPending; i++){
-    int k;
-    for(k=0; k<s->nKindSeen; k++){
-      if( s->aKindSeen[k].zKind==s->aPending[i].zKind
-       || strcmp(s->aKindSeen[k].zKind, s->aPending[i].zKind)==0 ){
-        s->aKindSeen[k].n++;
-        break;
-      }
-    }
-    s->xDiag(s->pDiagCtx, idx, iOffset, s->aPending[i].zKind,
-             s->aPending[i].hasDetail ? s->aPending[i].zDetail : 0);
-  }
-  if( s->nPendingLost ){
-    char z[80];
-    sqlite3_snprintf(sizeof(z), z, "%d more diagnostics for this entry not listed",
-                     s->nPendingLost);
-    s->xDiag(s->pDiagCtx, idx, iOffset, "more_diagnostics", z);
-  }
-  s->nPending = 0;
-  s->nPendingLost = 0;
-}
-
-/* Emit a diagnostic immediately (not tied to a re-parsable entry). */
-static void emitDiag(ProfsumScan *s, int64_t idx, int64_t iOffset,
-                     const char *zKind, const char *zDetail){
-  if( s->xDiag ) s->xDiag(s->pDiagCtx, idx, iOffset, zKind, zDetail);
-}
-
-/* Quote up to 40 bytes of a value for a diagnostic detail. */
-static void quoteSnippet(char *zOut, int nOut, const char *z, int64_t n){
-  int k = n>40 ? 40 : (int)n;
-  sqlite3_snprintf(nOut, zOut, "%.*s%s", k, z, n>40 ? "..." : "");
 }
 
 /* ------------------------------------------------------------------ */
@@ -499,6 +344,84 @@ static inline __attribute__((always_inline)) int scanScalar(ProfsumScan *s, cons
   return rc;
 }
 
+static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
+                        const ProfsumSpan *v);
+
+/* Can strMemberRun read the window at [p, e)?  The index must cover all of
+** it, and no byte of it be 0x80 or more (a string then has no flag). */
+#define MEMBER_RUN_OK(s, e) ((s)->idx.aStop && !(s)->idx.anyHi && (e)==(s)->aBuf + (s)->nBuf)
+
+/* The run of members "key":"string" of an object from p, the opening quote
+** of a key, read from the string index alone (MEMBER_RUN_OK must hold):
+** a key ends at the next marked byte, which must be its closing quote; a
+** value too, past its escapes (checked as scanEscape does; the value then
+** has PROFSUM_SF_ESCAPE, also added to *pFlags as the general loop adds
+** it); and the compact form must join them (':' right after the key,
+** the value's quote right after it, ',' or anything else right after the
+** value; after a ',', the next key's quote).  The marks are taken one
+** after the other from the words of the index, so finding a string's end
+** waits on no load of the bytes before it.  mode 1 applies each member
+** (applyMember), mode 0 only skips it.  Returns the position right after
+** the last value taken (a ',' or whatever follows it), or p when the
+** first member is of another form: the caller goes on from there as after
+** a value (or from p as before it), and reads the members the run left. */
+static const u8 *strMemberRun(ProfsumScan *s, const u8 *p, int mode, unsigned *pFlags){
+  const uint64_t *aStop = s->idx.aStop;
+  const u8 *a = s->aBuf;
+  size_t n = s->nBuf, i = (size_t)(p - a), w = i/64;
+  uint64_t m = aStop[w] & (~(uint64_t)0 << (i%64));
+  const u8 *pDone = p;
+  /* the next marked position into x; the run ends where the window does */
+#define NEXT_MARK(x) do{ \
+    while( m==0 ){ if( ++w*64>=n ) return pDone; m = aStop[w]; } \
+    (x) = w*64 + (size_t)__builtin_ctzll(m); m &= m-1; \
+  }while(0)
+  for(;;){
+    size_t k0, k1, v0, v1;
+    unsigned vf;
+    NEXT_MARK(k0);                 /* the key's opening quote */
+    NEXT_MARK(k1);
+    if( a[k1]!='"' ) return pDone;
+    NEXT_MARK(v0);
+    if( v0!=k1+2 || a[k1+1]!=':' || a[v0]!='"' ) return pDone;
+    NEXT_MARK(v1);
+    vf = 0;
+    while( a[v1]=='\\' ){
+      /* an escape in the value (scanEscape's checks): past it, and past the
+      ** mark of the character it escapes when that is one ('"', '\\') */
+      u8 c;
+      if( v1+1>=n ) return pDone;
+      c = a[v1+1];
+      if( c=='u' ){
+        if( v1+6>n || !isHex(a[v1+2]) || !isHex(a[v1+3]) || !isHex(a[v1+4]) || !isHex(a[v1+5]) ){
+          return pDone;
+        }
+      }else if( c=='"' || c=='\\' ){
+        size_t x;
+        NEXT_MARK(x);              /* x == v1+1 */
+        (void)x;
+      }else if( c!='/' && c!='b' && c!='f' && c!='n' && c!='r' && c!='t' ){
+        return pDone;
+      }
+      vf = PROFSUM_SF_ESCAPE;
+      NEXT_MARK(v1);
+    }
+    if( a[v1]!='"' || v1+1>=n ) return pDone;
+    if( mode ){
+      /* applyMember's mode 1, inline: a known key's span */
+      int ak = argKeyIndex((const char*)a + k0 + 1, (int64_t)(k1 - k0 - 1));
+      if( ak>=0 ){
+        stringSpan(&s->ev.aArg[ak], a + v0, a + v1 + 1, vf);
+        s->argSet |= 1u<<ak;
+      }
+    }
+    *pFlags |= vf;
+    pDone = a + v1 + 1;
+    if( a[v1+1]!=',' || v1+2>=n || a[v1+2]!='"' ) return pDone;
+  }
+#undef NEXT_MARK
+}
+
 /* Make room for container depth d in the skip stack. */
 static int stkReserve(ProfsumScan *s, size_t d){
   if( d>=s->nStk ){
@@ -544,6 +467,10 @@ static int skipContainer(ProfsumScan *s, const u8 *p, const u8 *e,
           s->zErrWhy = "expected a string key";
           s->pErrAt = p;
           return P_ERR;
+        }
+        if( MEMBER_RUN_OK(s, e) ){
+          const u8 *q = strMemberRun(s, p, 0, &f);
+          if( q!=p ){ p = q; expect = 3; afterComma = 0; break; }
         }
         rc = scanStringFast(s, p, e, &p, &f);
         if( rc ) return rc;
@@ -665,8 +592,8 @@ static void setId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, Profsu
   pId->kind = PROFSUM_ID_NULL;
   if( s->xDiag ){
     char zq[64] = "";
-    if( diagWanted(s, "bad_field") ) quoteSnippet(zq, sizeof(zq), v->z, v->n);
-    pendDiag(s, "bad_field", "%s: %s is %s", zKey, zq,
+    if( profsumScanDiagWanted(s, "bad_field") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
+    profsumScanPendDiag(s, "bad_field", "%s: %s is %s", zKey, zq,
              v->type==PROFSUM_JT_NUMBER ? "a number outside the 64-bit integer range, or not integral"
                                         : "not an integer or a string");
   }
@@ -698,13 +625,13 @@ static void timeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, in
     }
     if( rc==1 && s->xDiag ){
       /* every event of some traces: past the cap of details, only queued */
-      if( !s->roundedCapped && !diagWanted(s, "time_rounded") ) s->roundedCapped = 1;
+      if( !s->roundedCapped && !profsumScanDiagWanted(s, "time_rounded") ) s->roundedCapped = 1;
       if( s->roundedCapped ){
-        pendCapped(s, "time_rounded");
+        scanPendCapped(s, "time_rounded");
       }else{
         char zq[64];
-        quoteSnippet(zq, sizeof(zq), v->z, v->n);
-        pendDiag(s, "time_rounded", "%s: %s has more than 6 decimals (µs); "
+        profsumScanQuote(zq, sizeof(zq), v->z, v->n);
+        profsumScanPendDiag(s, "time_rounded", "%s: %s has more than 6 decimals (µs); "
                  "rounded half-even to a picosecond", zKey, zq);
       }
     }
@@ -712,16 +639,16 @@ static void timeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, in
      && (*pVal>=((profsum_ps)INT64_MAX+1)*1000 || *pVal<=-((profsum_ps)INT64_MAX+1)*1000) ){
       /* exact, but the INTEGER ns column cannot hold it (past the year 2262) */
       char zq[64] = "";
-      if( diagWanted(s, "time_out_of_range") ) quoteSnippet(zq, sizeof(zq), v->z, v->n);
-      pendDiag(s, "time_out_of_range", "ts: %s µs does not fit a 64-bit integer of ns: "
+      if( profsumScanDiagWanted(s, "time_out_of_range") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
+      profsumScanPendDiag(s, "time_out_of_range", "ts: %s µs does not fit a 64-bit integer of ns: "
                "the column ts is NULL (the event keeps its place on its track)", zq);
     }
     return;
   }
   if( s->xDiag ){
     char zq[64] = "";
-    if( diagWanted(s, "bad_field") ) quoteSnippet(zq, sizeof(zq), v->z, v->n);
-    pendDiag(s, "bad_field", "%s: %s%s%s is not a number", zKey,
+    if( profsumScanDiagWanted(s, "bad_field") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
+    profsumScanPendDiag(s, "bad_field", "%s: %s%s%s is not a number", zKey,
              v->type==PROFSUM_JT_STRING ? "\"" : "", zq,
              v->type==PROFSUM_JT_STRING ? "\"" : "");
   }
@@ -772,12 +699,25 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
       ev->ts = ps;
       ev->tsDigits = w;
       ev->tsExp = x;
-      timeTaken(s, "ts", &v, r, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan);
+      if( s->xDiag ){
+        timeTaken(s, "ts", &v, r, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan);
+      }else{
+        /* timeTaken without a diagnostic to queue (trace_events), inline */
+        ev->hasTs = 1;
+        ev->tsRounded = r;
+        if( r ) spanCopy(&ev->tsSpan, &v);
+      }
     }else{
       ev->dur = ps;
       ev->durDigits = w;
       ev->durExp = x;
-      timeTaken(s, "dur", &v, r, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan);
+      if( s->xDiag ){
+        timeTaken(s, "dur", &v, r, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan);
+      }else{
+        ev->hasDur = 1;
+        ev->durRounded = r;
+        if( r ) spanCopy(&ev->durSpan, &v);
+      }
     }
   }else if( nk==3 && (k[0]=='p' || k[0]=='t') && k[1]=='i' && k[2]=='d' ){
     ProfsumId *pId = k[0]=='p' ? &ev->pid : &ev->tid;
@@ -792,61 +732,6 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
   }
   *ppEnd = q;
   return P_OK;
-}
-
-/* Compare key k (length n, no escapes) with literal. */
-#define KEYIS(k,n,lit) ((n)==(int64_t)sizeof(lit)-1 && memcmp((k),(lit),sizeof(lit)-1)==0)
-
-/* Index of a known args key, or -1. */
-static int argKeyIndex(const char *k, int64_t n){
-  switch( n ){
-    case 4:  if( KEYIS(k,n,"name") ) return PROFSUM_AK_NAME; break;
-    case 5:  if( KEYIS(k,n,"tf_op") ) return PROFSUM_AK_TF_OP;
-             if( KEYIS(k,n,"flops") ) return PROFSUM_AK_FLOPS;
-             break;
-    case 6:  if( KEYIS(k,n,"hlo_op") ) return PROFSUM_AK_HLO_OP;
-             if( KEYIS(k,n,"source") ) return PROFSUM_AK_SOURCE;
-             if( KEYIS(k,n,"run_id") ) return PROFSUM_AK_RUN_ID;
-             break;
-    case 8:  if( KEYIS(k,n,"step_num") ) return PROFSUM_AK_STEP_NUM;
-             if( KEYIS(k,n,"group_id") ) return PROFSUM_AK_GROUP_ID;
-             break;
-    case 9:  if( KEYIS(k,n,"long_name") ) return PROFSUM_AK_LONG_NAME; break;
-    case 10: if( KEYIS(k,n,"hlo_module") ) return PROFSUM_AK_HLO_MODULE; break;
-    case 11: if( KEYIS(k,n,"model_flops") ) return PROFSUM_AK_MODEL_FLOPS; break;
-    case 12: if( KEYIS(k,n,"hlo_category") ) return PROFSUM_AK_HLO_CATEGORY; break;
-    case 14: if( KEYIS(k,n,"bytes_accessed") ) return PROFSUM_AK_BYTES_ACCESSED;
-             if( KEYIS(k,n,"correlation_id") ) return PROFSUM_AK_CORRELATION_ID;
-             if( KEYIS(k,n,"kernel_details") ) return PROFSUM_AK_KERNEL_DETAILS;
-             break;
-  }
-  return -1;
-}
-
-/* Resolve a key span that may contain escapes into plain bytes.  Returns
-** the key text (possibly zBuf) and its length in *pn; keys longer than the
-** buffer are returned undecoded (they match no known key anyway). */
-static const char *keyTextEsc(const ProfsumSpan *k, char *zBuf, int nBuf, int64_t *pn);
-static inline const char *keyText(const ProfsumSpan *k, char *zBuf, int nBuf, int64_t *pn){
-  if( !(k->flags & PROFSUM_SF_ESCAPE) ){ *pn = k->n; return k->z; }
-  return keyTextEsc(k, zBuf, nBuf, pn);
-}
-static const char *keyTextEsc(const ProfsumSpan *k, char *zBuf, int nBuf, int64_t *pn){
-  if( (k->flags & PROFSUM_SF_ESCAPE) && k->n < nBuf ){
-    char *pB = 0;
-    int64_t nB = 0;
-    const char *z;
-    int64_t n;
-    if( profsumSpanText(k, &pB, &nB, &z, &n)==SQLITE_OK && n<nBuf ){
-      memcpy(zBuf, z, (size_t)n);
-      sqlite3_free(pB);
-      *pn = n;
-      return zBuf;
-    }
-    sqlite3_free(pB);
-  }
-  *pn = k->n;
-  return k->z;
 }
 
 /* Zero the spans of ev.aArg that were set (argSet), and argSet. */
@@ -936,11 +821,85 @@ text_field:
       memset(pDst, 0, sizeof(*pDst));
       if( v->type!=PROFSUM_JT_NULL && s->xDiag ){
         char zq[64] = "";
-        if( diagWanted(s, "bad_field") ) quoteSnippet(zq, sizeof(zq), v->z, v->n);
-        pendDiag(s, "bad_field", "%s: %s is not a string", k[0]=='n' ? "name" : "cat", zq);
+        if( profsumScanDiagWanted(s, "bad_field") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
+        profsumScanPendDiag(s, "bad_field", "%s: %s is not a string", k[0]=='n' ? "name" : "cat", zq);
       }
     }
   }
+}
+
+static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
+                        const u8 **ppEnd, unsigned *pFlags, int mode);
+
+/* The next marked byte of the string index at i or after it (MEMBER_RUN_OK
+** must hold), or s->nBuf when there is none in the window. */
+static inline size_t nextMark(const ProfsumScan *s, size_t i){
+  size_t w = i/64;
+  uint64_t m = s->idx.aStop[w] & (~(uint64_t)0 << (i%64));
+  while( m==0 ){
+    if( ++w*64>=s->nBuf ) return s->nBuf;
+    m = s->idx.aStop[w];
+  }
+  return w*64 + (size_t)__builtin_ctzll(m);
+}
+
+/* parseMembers' mode 0 (the members of an event object) for the members
+** of the compact form: a key without escapes, ':' right after it, a value
+** right after that which is a string without escapes, a number of ts,
+** dur, pid or tid (numberMember), or the object of "args"; ',' and the
+** next key's quote right after the value.  p is the '{' and MEMBER_RUN_OK
+** holds.  Strings end where the index says, with none of the general
+** loop's white-space and separator steps.  Returns P_OK with *ppDone
+** right after the last value taken (or at p when none was): the general
+** loop goes on from there as after a value; or the code of the args
+** value's parse (P_MORE, P_ERR, -SQLITE_NOMEM), as the general loop would
+** have returned it. */
+static int eventRun(ProfsumScan *s, const u8 *p, const u8 *e, const u8 **ppDone,
+                    unsigned *pFlags){
+  const u8 *a = s->aBuf;
+  size_t n = s->nBuf, k0 = (size_t)(p - a) + 1;
+  *ppDone = p;
+  while( k0<n && a[k0]=='"' ){
+    size_t k1 = nextMark(s, k0+1), v;
+    const char *k = (const char*)a + k0 + 1;
+    int64_t nk = (int64_t)(k1 - k0 - 1);
+    const u8 *q;
+    ProfsumSpan val;
+    if( k1+2>=n || a[k1]!='"' || a[k1+1]!=':' ) return P_OK;
+    v = k1 + 2;
+    if( a[v]=='"' ){
+      size_t v1 = nextMark(s, v+1);
+      if( v1>=n || a[v1]!='"' ) return P_OK;
+      if( s->argSet && KEYIS(k,nk,"args") ) clearArgKeys(s);
+      stringSpan(&val, a + v, a + v1 + 1, 0);
+      applyMember(s, 0, k, nk, &val);
+      q = a + v1 + 1;
+    }else if( nk<=3 && ((a[v]>='0' && a[v]<='9') || a[v]=='-') ){
+      if( numberMember(s, k, nk, a + v, e, &q)!=P_OK ) return P_OK;
+    }else if( a[v]=='{' && KEYIS(k,nk,"args") ){
+      unsigned af = 0;
+      int rc;
+      if( s->argSet ) clearArgKeys(s);
+      if( s->flags & PROFSUM_SCAN_ARGKEYS ){
+        rc = parseMembers(s, a + v, e, &q, &af, 1);
+      }else{
+        rc = skipContainer(s, a + v, e, &q, &af);
+      }
+      if( rc ) return rc;
+      val.z = (const char*)a + v;
+      val.n = q - (a + v);
+      val.type = PROFSUM_JT_OBJECT;
+      val.flags = (unsigned char)af;
+      *pFlags |= af;
+      applyMember(s, 0, k, nk, &val);
+    }else{
+      return P_OK;
+    }
+    *ppDone = q;
+    if( q+1>=e || q[0]!=',' ) return P_OK;
+    k0 = (size_t)(q + 1 - a);
+  }
+  return P_OK;
 }
 
 /* Parse the members of the object at p (which is '{'): mode 0 fills the
@@ -950,7 +909,15 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
                         const u8 **ppEnd, unsigned *pFlags, int mode){
   int afterComma = 0;
   int first = 1;
-  p++;
+  if( mode==0 && MEMBER_RUN_OK(s, e) ){
+    const u8 *q;
+    int rc = eventRun(s, p, e, &q, pFlags);
+    if( rc ) return rc;
+    if( q!=p ){ p = q; first = 0; }
+    else p++;
+  }else{
+    p++;
+  }
   for(;;){
     ProfsumSpan key, val;
     const u8 *pKey;
@@ -983,6 +950,10 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
       s->zErrWhy = "expected a string key";
       s->pErrAt = p;
       return P_ERR;
+    }
+    if( mode==1 && MEMBER_RUN_OK(s, e) ){
+      const u8 *q = strMemberRun(s, p, 1, pFlags);
+      if( q!=p ){ p = q; afterComma = 0; continue; }
     }
     pKey = p;
     rc = scanStringFast(s, p, e, &p, &kf);
@@ -1129,10 +1100,10 @@ static int parseInWindow(ProfsumScan *s, int kind, const u8 **ppStart,
       clearEvent(s);
       rc = parseMembers(s, p, e, ppEnd, &f, 0);
       if( rc==P_OK ){
-        if( f & PROFSUM_SF_TRAIL ) pendDiag(s, "trailing_comma", "trailing comma inside the entry");
-        if( f & PROFSUM_SF_CTRL ) pendDiag(s, "control_character", "raw control character inside a string");
-        if( f & PROFSUM_SF_NONFIN ) pendDiag(s, "nonfinite_number", "bare NaN or Infinity (kept as a string in args)");
-        if( f & PROFSUM_SF_BADUTF8 ) pendDiag(s, "invalid_utf8", "bytes that are not UTF-8 inside a string (read as U+FFFD)");
+        if( f & PROFSUM_SF_TRAIL ) profsumScanPendDiag(s, "trailing_comma", "trailing comma inside the entry");
+        if( f & PROFSUM_SF_CTRL ) profsumScanPendDiag(s, "control_character", "raw control character inside a string");
+        if( f & PROFSUM_SF_NONFIN ) profsumScanPendDiag(s, "nonfinite_number", "bare NaN or Infinity (kept as a string in args)");
+        if( f & PROFSUM_SF_BADUTF8 ) profsumScanPendDiag(s, "invalid_utf8", "bytes that are not UTF-8 inside a string (read as U+FFFD)");
       }
     }else if( kind==1 ){
       rc = scanValue(s, p, e, ppEnd, pSpan);
@@ -1198,7 +1169,7 @@ int profsumScanOpen(ProfsumSrc *pSrc, const char *zFunc, unsigned flags,
 ** the profile folder) is not silently an empty trace. */
 static void noEventsDiag(ProfsumScan *s){
   if( s->seenEvents ) return;
-  emitDiag(s, -1, s->iBase + (int64_t)s->iPos, "no_trace_events",
+  scanEmitDiag(s, -1, s->iBase + (int64_t)s->iPos, "no_trace_events",
            "the top-level object has no \"traceEvents\" array (absent or null): no events");
 }
 
@@ -1219,14 +1190,14 @@ static int scanElement(ProfsumScan *s, char **pzErr){
     char z[96];
     sqlite3_snprintf(sizeof(z), z, "the data ends inside entry %lld; it is dropped",
                      (long long)idx);
-    emitDiag(s, idx, off, "truncated_entry", z);
+    scanEmitDiag(s, idx, off, "truncated_entry", z);
     s->iPos = s->nBuf;
     s->state = ST_DONE;
     if( s->xDiag ){
-      emitDiag(s, -1, s->iBase + (int64_t)s->nBuf, "unterminated_array",
+      scanEmitDiag(s, -1, s->iBase + (int64_t)s->nBuf, "unterminated_array",
                "traceEvents has no closing ']' (all complete entries kept)");
       if( !s->bareArray ){
-        emitDiag(s, -1, s->iBase + (int64_t)s->nBuf, "unterminated_object",
+        scanEmitDiag(s, -1, s->iBase + (int64_t)s->nBuf, "unterminated_object",
                  "the top-level object has no closing '}'");
       }
     }
@@ -1241,18 +1212,18 @@ static int scanElement(ProfsumScan *s, char **pzErr){
     static const char *azType[] = {"", "null", "true", "false", "a number",
                                    "a string", "an array", "an object", "NaN/Infinity"};
     sqlite3_snprintf(sizeof(z), z, "entry is %s, not an object; no row", azType[sp.type]);
-    emitDiag(s, idx, off, "not_an_object", z);
+    scanEmitDiag(s, idx, off, "not_an_object", z);
     return SQLITE_OK;
   }
   if( s->ev.ph.type!=PROFSUM_JT_STRING ){
     if( s->ev.ph.type==PROFSUM_JT_NONE ){
-      pendDiag(s, "no_ph", (pEnd - pStart)<=2 || s->ev.name.z==0
+      profsumScanPendDiag(s, "no_ph", (pEnd - pStart)<=2 || s->ev.name.z==0
                ? "entry has no \"ph\" (e.g. the trailing {}); no row"
                : "entry has no \"ph\"; no row");
     }else{
-      pendDiag(s, "ph_not_string", "\"ph\" is not a string; no row");
+      profsumScanPendDiag(s, "ph_not_string", "\"ph\" is not a string; no row");
     }
-    flushDiag(s, idx, off);
+    scanFlushDiag(s, idx, off);
     return SQLITE_OK;
   }
   s->ev.idx = idx;
@@ -1261,7 +1232,7 @@ static int scanElement(ProfsumScan *s, char **pzErr){
   s->ev.raw.n = pEnd - pStart;
   s->ev.raw.type = PROFSUM_JT_OBJECT;
   s->ev.raw.flags = 0;
-  flushDiag(s, idx, off);
+  scanFlushDiag(s, idx, off);
   return SQLITE_ROW;
 }
 
@@ -1279,15 +1250,15 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
                                    s->zFunc, profsumSrcPath(s->pSrc));
           return SQLITE_ERROR;
         case ST_ARR_ELEM: case ST_ARR_AFTER:
-          emitDiag(s, -1, s->iBase + (int64_t)s->nBuf, "unterminated_array",
+          scanEmitDiag(s, -1, s->iBase + (int64_t)s->nBuf, "unterminated_array",
                    "traceEvents has no closing ']' (all complete entries kept)");
           if( !s->bareArray ){
-            emitDiag(s, -1, s->iBase + (int64_t)s->nBuf, "unterminated_object",
+            scanEmitDiag(s, -1, s->iBase + (int64_t)s->nBuf, "unterminated_object",
                      "the top-level object has no closing '}'");
           }
           break;
         case ST_TOP_KEY: case ST_TOP_AFTER:
-          emitDiag(s, -1, s->iBase + (int64_t)s->nBuf, "unterminated_object",
+          scanEmitDiag(s, -1, s->iBase + (int64_t)s->nBuf, "unterminated_object",
                    "the top-level object has no closing '}'");
           break;
       }
@@ -1329,7 +1300,7 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
           int isEvents, isUnit;
           if( c=='}' ){
             if( s->afterComma ){
-              emitDiag(s, -1, s->iBase + (int64_t)s->iPos, "trailing_comma",
+              scanEmitDiag(s, -1, s->iBase + (int64_t)s->iPos, "trailing_comma",
                        "trailing comma in the top-level object");
             }
             noEventsDiag(s);
@@ -1365,7 +1336,7 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
           s->afterComma = 0;
           if( isEvents && s->aBuf[s->iPos]=='[' ){
             if( s->seenEvents ){
-              emitDiag(s, -1, s->iBase + (int64_t)s->iPos, "duplicate_key",
+              scanEmitDiag(s, -1, s->iBase + (int64_t)s->iPos, "duplicate_key",
                        "a second traceEvents array: its entries are read too "
                        "(entry indexes continue)");
             }
@@ -1412,7 +1383,7 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
         case ST_ARR_ELEM:
           if( c==']' ){
             if( s->afterComma ){
-              emitDiag(s, -1, s->iBase + (int64_t)s->iPos, "trailing_comma",
+              scanEmitDiag(s, -1, s->iBase + (int64_t)s->iPos, "trailing_comma",
                        "trailing comma at the end of traceEvents");
             }
             s->iPos++;

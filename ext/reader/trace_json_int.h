@@ -1,0 +1,106 @@
+/*
+** trace_json_int.h — the JSON scanner's state (trace_json.c) and its
+** diagnostics (trace_diag.c), shared by those two files only.
+*/
+#ifndef PROFSUM_TRACE_JSON_INT_H
+#define PROFSUM_TRACE_JSON_INT_H
+
+#include "profsum_int.h"
+#include "profsum_reader.h"
+#include "strindex.h"
+
+#include <string.h>
+
+#define PROFSUM_MAX_PENDING   8                  /* diagnostics per entry */
+
+typedef unsigned char u8;
+
+/* A diagnostic held back until the entry it belongs to parsed completely
+** (an entry may be parsed twice when it straddles a window refill). */
+typedef struct PendingDiag {
+  const char *zKind;
+  int hasDetail;          /* 0: past the per-kind cap, zDetail unset */
+  char zDetail[160];
+} PendingDiag;
+
+struct ProfsumScan {
+  ProfsumSrc *pSrc;          /* Byte source (owned) */
+  const char *zFunc;         /* SQL function name for messages (static) */
+  unsigned flags;            /* PROFSUM_SCAN_* */
+  ProfsumDiagFn xDiag;       /* Diagnostic callback or NULL */
+  void *pDiagCtx;            /* Its context */
+  u8 *aBuf;                  /* Window buffer */
+  size_t nAlloc;             /* Allocated size of aBuf */
+  size_t nBuf;               /* Valid bytes in aBuf */
+  size_t iPos;               /* Parse position in aBuf */
+  int64_t iBase;             /* Stream offset of aBuf[0] */
+  int srcEof;                /* 1 when the source is exhausted */
+  int state;                 /* ST_* */
+  int bareArray;             /* 1 for the bare-array document form */
+  int afterComma;            /* 1 right after a ',' (trailing-comma check) */
+  int seenEvents;            /* 1 once a traceEvents array was read */
+  int64_t nEntries;          /* traceEvents entries seen */
+  char *zDisplayTimeUnit;    /* displayTimeUnit value, or NULL */
+  ProfsumEvent ev;           /* The current event */
+  u8 *aStk;                  /* Container stack for skipping nested values */
+  size_t nStk;               /* Allocated size of aStk */
+  const char *zErrWhy;       /* P_ERR: reason (static text) */
+  const u8 *pErrAt;          /* P_ERR: position in aBuf */
+  int nPending;              /* Diagnostics of the entry being parsed */
+  PendingDiag aPending[PROFSUM_MAX_PENDING];
+  int nPendingLost;          /* Pending diagnostics beyond the array */
+  struct {                   /* Diagnostics seen per kind (profsumScanPendDiag) */
+    const char *zKind;
+    int64_t n;
+  } aKindSeen[24];
+  int nKindSeen;
+  int roundedCapped;         /* time_rounded is past its cap of details */
+  unsigned argSet;           /* Bit i: ev.aArg[i] was set (ARGKEYS) since it
+                             ** was last cleared */
+  ProfsumStrIndex idx;       /* The window's string index (strindex.h): its
+                             ** marks cover aBuf[0..nBuf) after each refill;
+                             ** off (idx.xClassify NULL) in the portable mode */
+};
+
+/* Past this many diagnostics of one kind, details are no longer formatted:
+** the callback gets zDetail == NULL (consumers only count them). */
+#define PROFSUM_DIAG_DETAIL_CAP 1000
+
+/* Queue a diagnostic for the entry being parsed (emitted once it parsed);
+** past PROFSUM_DIAG_DETAIL_CAP of a kind the detail is not formatted. */
+void profsumScanPendDiag(ProfsumScan *s, const char *zKind, const char *zFmt, ...);
+
+/* Would a diagnostic of this kind still get its detail formatted? */
+int profsumScanDiagWanted(ProfsumScan *s, const char *zKind);
+
+/* Emit the queued diagnostics of the entry idx at iOffset. */
+void profsumScanFlushDiag(ProfsumScan *s, int64_t idx, int64_t iOffset);
+
+/* Quote up to 40 bytes of a value for a diagnostic detail. */
+void profsumScanQuote(char *zOut, int nOut, const char *z, int64_t n);
+
+/* profsumScanPendDiag for a kind past its cap of details (profsumScanDiagWanted said no, and
+** the count of a kind only grows): queued without a detail, to be
+** counted when the entry's diagnostics are emitted. */
+static inline void scanPendCapped(ProfsumScan *s, const char *zKind){
+  PendingDiag *d;
+  if( s->nPending>=PROFSUM_MAX_PENDING ){ s->nPendingLost++; return; }
+  d = &s->aPending[s->nPending++];
+  d->zKind = zKind;
+  d->hasDetail = 0;
+}
+
+/* Emit a diagnostic immediately (not tied to a re-parsable entry). */
+static inline void scanEmitDiag(ProfsumScan *s, int64_t idx, int64_t iOffset,
+                     const char *zKind, const char *zDetail){
+  if( s->xDiag ) s->xDiag(s->pDiagCtx, idx, iOffset, zKind, zDetail);
+}
+
+/* profsumScanFlushDiag where there is something to emit: the call is
+** skipped for the entries without a diagnostic (most), and without a
+** callback (nothing is queued then). */
+static inline void scanFlushDiag(ProfsumScan *s, int64_t idx, int64_t iOffset){
+  if( s->xDiag && (s->nPending || s->nPendingLost) ) profsumScanFlushDiag(s, idx, iOffset);
+}
+
+#endif /* PROFSUM_TRACE_JSON_INT_H */
