@@ -8,6 +8,7 @@
 #include "summary_engine.h"
 #include "engine_intake.h"
 #include "engine_int.h"
+#include "engine_fast.h"
 #include "funcs.h"
 #include "jsontree.h"
 
@@ -391,7 +392,7 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
       int32_t k_ = e->aOrd[tr_->iFirst + aPos[h]]; SEv *r_ = EV(e, k_); \
       if( (mask>>aKeyCat[r_->key]) & 1 ){ \
         double ts_, end_, lo_, hi_; \
-        profsumEngEvFloatNear(e, k_, &aHint[h], &ts_, &end_); \
+        profsumEngEvFloatIn(e, tr_, k_, &aHint[h], &ts_, &end_); \
         lo_ = ts_<wLo ? wLo : ts_; hi_ = end_>wHi ? wHi : end_; \
         if( hi_>lo_ ){ aLo[h] = lo_; aHi[h] = hi_; ok = 1; break; } \
       } \
@@ -688,7 +689,7 @@ static int aggEventPass(Agg *a){
     if( t->isDevice && t->isDevOp ){
       OpAgg *o = &a->aOp[q->name];
       KeyMemo *m = &a->aMemo[r->key];
-      double dRef = profsumEngEvDurFloatNear(e, k, &a->hintRef);
+      double dRef = profsumEngEvDurFloatIn(e, k, &a->hintRef);
       double xRef = profsumEngExclRefAt(e, j, &a->curXr, dRef);
       o->seen = 1;
       o->count++;
@@ -876,7 +877,7 @@ static int aggGlobalBreakdown(Agg *a, double g[5], double *pTotal){
       int32_t k = e->aOrd[tr->iFirst + jj];
       double ts, end;
       if( a->aKeyCat[EV(e, k)->key]!=CAT_COMPUTE ) continue;
-      profsumEngEvFloatNear(e, k, &hint, &ts, &end);
+      profsumEngEvFloatIn(e, tr, k, &hint, &ts, &end);
       if( !hasW || ts<wLo ) wLo = ts;
       if( !hasW || end>wHi ) wHi = end;
       hasW = 1;

@@ -8,6 +8,7 @@
 #include "summary_engine.h"
 #include "engine_intake.h"
 #include "engine_int.h"
+#include "engine_fast.h"
 #include "funcs.h"
 #include "jsontree.h"
 
@@ -221,6 +222,16 @@ static int evLess(Engine *e, int32_t ia, int32_t ib, int gapOrder){
   if( c ) return c<0;
   c = cmpEnd(e, ia, ib);
   if( c ) return gapOrder ? c<0 : c>0;
+  return ia<ib;
+}
+
+/* evLess(gapOrder 0) for two events of track t (tol: its
+** profsumEngTrackTol). */
+static int evLessIn(Engine *e, const STrack *t, int64_t tol, int32_t ia, int32_t ib){
+  int c = profsumEngCmpIn(e, t, tol, ia, 0, ib, 0);
+  if( c ) return c<0;
+  c = profsumEngCmpIn(e, t, tol, ia, 1, ib, 1);
+  if( c ) return c>0;
   return ia<ib;
 }
 
@@ -444,10 +455,10 @@ int profsumEngOrder(Engine *e){
   for(t=0; t<e->nTrk; t++){
     STrack *tr = &e->aTrk[t];
     int32_t *o = e->aOrd + tr->iFirst;
-    int64_t j;
+    int64_t j, tol = profsumEngTrackTol(e, tr);
     if( e->xStop && e->xStop(e->pStopArg) ) return profsumEngErr(e, SQLITE_INTERRUPT, "interrupted");
     for(j=1; j<tr->nEv; j++){
-      if( !evLess(e, o[j-1], o[j], 0) ) break;
+      if( !evLessIn(e, tr, tol, o[j-1], o[j]) ) break;
     }
     if( j<tr->nEv ) profsumEngSortEvIdx(e, o, tr->nEv, 0, profsumEngSortDepth(tr->nEv));
   }
@@ -466,7 +477,7 @@ int profsumEngOrder(Engine *e){
     x_->excl = ex_>0 ? ex_ : 0; \
     if( nStk>0 ) EV(e, STK_EV(nStk-1))->excl += x_->dur; \
     if( devOp && (nStk>0 || s_<0) ){ \
-      double d_ = profsumEngEvDurFloat(e, top_); \
+      double d_ = e->isXPlane ? (double)EV(e, top_)->dur / 1e6 : profsumEngEvDurFloat(e, top_); \
       if( s_<0 ){ \
         double x2_ = d_ - e->aXrVal[-1-(int64_t)s_]; \
         e->aXrVal[-1-(int64_t)s_] = x2_>0 ? x2_ : 0.0; \
@@ -477,13 +488,13 @@ int profsumEngOrder(Engine *e){
   }while(0)
   for(t=0; t<e->nTrk && rc==SQLITE_OK; t++){
     STrack *tr = &e->aTrk[t];
-    int64_t j;
+    int64_t j, tol = profsumEngTrackTol(e, tr);
     devOp = tr->isDevice && tr->isDevOp;
     for(j=0; j<tr->nEv && rc==SQLITE_OK; j++){
       int64_t pos = tr->iFirst + j;
       int32_t k = e->aOrd[pos];
-      while( nStk>0 && cmpTsEnd(e, k, STK_EV(nStk-1))>=0 ) FIN();
-      while( nStk>0 && cmpEnd(e, k, STK_EV(nStk-1))>0 ) FIN();
+      while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 0, STK_EV(nStk-1), 1)>=0 ) FIN();
+      while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 1, STK_EV(nStk-1), 1)>0 ) FIN();
       if( (rc = profsumEngGrowCapped((void**)&aStk, &nAllocStk, nStk+1, nMaxTrk, sizeof(int32_t))) ) break;
       if( devOp && nStk>0 && aStk[nStk-1]>=0 ){
         /* the open event gets its first child (it is the previous
