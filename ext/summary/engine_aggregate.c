@@ -160,14 +160,101 @@ static void kthDur(DevIter *d, int64_t k, int64_t maxDur, int64_t *aCnt, int64_t
   *pOut = (int64_t)x.prefix;
 }
 
+/* The k-th smallest (0-based) of a[0..n) (k < n) by quickselect, a
+** reordered so that a[k+1..n) holds no smaller value. */
+static int64_t selectKth(int64_t *a, int64_t n, int64_t k){
+  int64_t lo = 0, hi = n-1;
+  while( lo<hi ){
+    int64_t piv = a[lo + (hi-lo)/2], x = lo, y = hi;
+    while( x<=y ){
+      while( a[x]<piv ) x++;
+      while( a[y]>piv ) y--;
+      if( x<=y ){ int64_t t = a[x]; a[x] = a[y]; a[y] = t; x++; y--; }
+    }
+    if( k<=y ) hi = y;
+    else if( k>=x ) lo = x;
+    else break;               /* a[y+1..x) all equal the pivot */
+  }
+  return a[k];
+}
+
+/* At most this many durations are copied for a median (256 KiB). */
+#define MEDIAN_GATHER_MAX ((int64_t)1<<15)
+
+/* The k-th smallest duration of a selection of n (k < n, maxDur its
+** largest) in *pA and, when two, the (k+1)-th in *pB (k+1 < n): one
+** counting pass on the 12 highest bits maxDur uses, then one pass that
+** copies the durations of the k-th's bucket (when at most
+** MEDIAN_GATHER_MAX: a selection among them) and keeps the smallest of the
+** next non-empty bucket.  Otherwise (or out of memory) kthDur's passes.
+** The same values as kthDur: exact integers. */
+static void kthPair(DevIter *d, int64_t k, int two, int64_t maxDur, int64_t *aCnt,
+                    int64_t *pA, int64_t *pB){
+  int bits = 0, shift;
+  int64_t b1, b2, acc = 0, kk, t, j, n1, *aG = 0;
+  int64_t min2 = INT64_MAX;
+  while( bits<63 && ((uint64_t)maxDur>>bits)!=0 ) bits++;
+  shift = bits>RADIX_BITS ? bits-RADIX_BITS : 0;
+  memset(aCnt, 0, sizeof(int64_t)*RADIX_N);
+  for(t=0; t<d->nTk; t++){
+    const STrack *tr = &d->e->aTrk[d->aTk[t]];
+    const int32_t *o = d->e->aOrd + tr->iFirst;
+    for(j=0; j<tr->nEv; j++) aCnt[((uint64_t)EV(d->e, o[j])->dur>>shift) & (RADIX_N-1)]++;
+  }
+  for(b1=0; b1<RADIX_N-1; b1++){
+    if( acc + aCnt[b1] > k ) break;
+    acc += aCnt[b1];
+  }
+  kk = k - acc;
+  n1 = aCnt[b1];
+  b2 = b1;
+  if( two && kk+1>=n1 ){
+    for(b2=b1+1; b2<RADIX_N-1 && aCnt[b2]==0; b2++){}
+  }
+  if( shift==0 ){              /* a bucket is one value */
+    *pA = b1;
+    if( two ) *pB = b2;
+    return;
+  }
+  if( n1<=MEDIAN_GATHER_MAX ) aG = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n1>0 ? n1 : 1));
+  if( aG==0 ){
+    kthDur(d, k, maxDur, aCnt, pA);
+    if( two ) kthDur(d, k+1, maxDur, aCnt, pB);
+    return;
+  }
+  {
+    int64_t m = 0;
+    for(t=0; t<d->nTk; t++){
+      const STrack *tr = &d->e->aTrk[d->aTk[t]];
+      const int32_t *o = d->e->aOrd + tr->iFirst;
+      for(j=0; j<tr->nEv; j++){
+        int64_t v = EV(d->e, o[j])->dur;
+        int64_t g = (int64_t)(((uint64_t)v>>shift) & (RADIX_N-1));
+        if( g==b1 ) aG[m++] = v;
+        else if( g==b2 && v<min2 ) min2 = v;
+      }
+    }
+  }
+  *pA = selectKth(aG, n1, kk);
+  if( two ){
+    if( b2==b1 ){
+      int64_t mn = aG[kk+1];
+      for(j=kk+2; j<n1; j++) if( aG[j]<mn ) mn = aG[j];
+      *pB = mn;
+    }else{
+      *pB = min2;
+    }
+  }
+  sqlite3_free(aG);
+}
+
 /* Median (linear interpolation at 0.5) of the n durations of a selection
 ** whose largest duration is maxDur, µs; aCnt: RADIX_N counters. */
 static void medianDur(DevIter *d, int64_t n, int64_t maxDur, int64_t *aCnt, double *pOut){
-  int64_t a, b;
+  int64_t a, b = 0;
   if( n==0 ){ *pOut = 0.0; return; }
-  kthDur(d, (n-1)/2, maxDur, aCnt, &a);
+  kthPair(d, (n-1)/2, n%2==0, maxDur, aCnt, &a, &b);
   if( n%2 ){ *pOut = US(a); return; }
-  kthDur(d, n/2, maxDur, aCnt, &b);
   *pOut = US(a)*0.5 + US(b)*0.5;
 }
 
