@@ -769,6 +769,7 @@ static int xpPlaneIndex(ProfsumXp *p){
     XpEMeta *e = &p->aEM[i];
     e->m.aStat = e->m.nStat ? p->aPoolStat + e->iStat : 0;
     e->m.aChild = e->m.nChild ? p->aPoolChild + e->iChild : 0;
+    e->m.iMeta = i;
   }
   pl->aStat = p->nPlaneStat ? p->aPlaneStat : 0;
   pl->nStat = (int)p->nPlaneStat;
