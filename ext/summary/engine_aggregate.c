@@ -178,72 +178,94 @@ static int64_t selectKth(int64_t *a, int64_t n, int64_t k){
   return a[k];
 }
 
-/* At most this many durations are copied for a median (256 KiB). */
-#define MEDIAN_GATHER_MAX ((int64_t)1<<15)
+/* At most this many durations are copied for a median (128 KiB). */
+#define MEDIAN_GATHER_MAX ((int64_t)1<<14)
 
-/* The k-th smallest duration of a selection of n (k < n, maxDur its
-** largest) in *pA and, when two, the (k+1)-th in *pB (k+1 < n): one
-** counting pass on the 12 highest bits maxDur uses, then one pass that
-** copies the durations of the k-th's bucket (when at most
-** MEDIAN_GATHER_MAX: a selection among them) and keeps the smallest of the
-** next non-empty bucket.  Otherwise (or out of memory) kthDur's passes.
-** The same values as kthDur: exact integers. */
-static void kthPair(DevIter *d, int64_t k, int two, int64_t maxDur, int64_t *aCnt,
-                    int64_t *pA, int64_t *pB){
-  int bits = 0, shift;
-  int64_t b1, b2, acc = 0, kk, t, j, n1, *aG = 0;
-  int64_t min2 = INT64_MAX;
-  while( bits<63 && ((uint64_t)maxDur>>bits)!=0 ) bits++;
-  shift = bits>RADIX_BITS ? bits-RADIX_BITS : 0;
-  memset(aCnt, 0, sizeof(int64_t)*RADIX_N);
+/* A pass of kthPair over the durations of a selection: with aCnt, count
+** those whose bits under mask are prefix by their digit at shift; with
+** aG, copy them; either way the smallest of those whose bits under mB
+** are pB into *pMinB (when pMinB). */
+static void kthPairPass(DevIter *d, uint64_t prefix, uint64_t mask, int shift, int64_t *aCnt,
+                        int64_t *aG, uint64_t pB, uint64_t mB, uint64_t *pMinB){
+  int64_t t, j, m = 0;
+  uint64_t minB = pMinB ? *pMinB : 0;
   for(t=0; t<d->nTk; t++){
     const STrack *tr = &d->e->aTrk[d->aTk[t]];
     const int32_t *o = d->e->aOrd + tr->iFirst;
-    for(j=0; j<tr->nEv; j++) aCnt[((uint64_t)EV(d->e, o[j])->dur>>shift) & (RADIX_N-1)]++;
+    for(j=0; j<tr->nEv; j++){
+      uint64_t v = (uint64_t)EV(d->e, o[j])->dur;
+      if( (v & mask)==prefix ){
+        if( aG ) aG[m++] = (int64_t)v;
+        else aCnt[(v>>shift) & (RADIX_N-1)]++;
+      }else if( pMinB && (v & mB)==pB && v<minB ){
+        minB = v;
+      }
+    }
   }
-  for(b1=0; b1<RADIX_N-1; b1++){
-    if( acc + aCnt[b1] > k ) break;
-    acc += aCnt[b1];
+  if( pMinB ) *pMinB = minB;
+}
+
+/* The k-th smallest duration of a selection (k < its count, maxDur its
+** largest) in *pA and, when two, the (k+1)-th in *pB (k+1 < its count).
+** Counting passes on 12-bit digits from the highest bit maxDur uses, each
+** within the bucket of the k-th, until that bucket is one value or holds
+** at most MEDIAN_GATHER_MAX durations: then one pass copies them and a
+** selection among them ends it.  The (k+1)-th is in the k-th's bucket,
+** or the smallest of the next non-empty bucket at the level where it
+** left it (kept by the passes after).  No memory for the copy: kthDur's
+** passes.  Exact integers either way: kthDur's values. */
+static void kthPair(DevIter *d, int64_t k, int two, int64_t maxDur, int64_t *aCnt,
+                    int64_t *pA, int64_t *pB){
+  uint64_t prefix = 0, mask = 0, pB_ = 0, mB = 0, minB = UINT64_MAX;
+  int bState = 0;           /* two: 0 the (k+1)-th is in the k-th's bucket,
+                            ** 1 it is the smallest under (pB_, mB), 2 known */
+  int bits = 0, shift;
+  int64_t kk = k, n1 = 0, *aG, j;
+  while( bits<63 && ((uint64_t)maxDur>>bits)!=0 ) bits++;
+  shift = bits>RADIX_BITS ? bits-RADIX_BITS : 0;
+  for(;;){
+    int64_t b1, acc = 0;
+    memset(aCnt, 0, sizeof(int64_t)*RADIX_N);
+    kthPairPass(d, prefix, mask, shift, aCnt, 0, pB_, mB, bState==1 ? &minB : 0);
+    for(b1=0; b1<RADIX_N-1; b1++){
+      if( acc + aCnt[b1] > kk ) break;
+      acc += aCnt[b1];
+    }
+    kk -= acc;
+    n1 = aCnt[b1];
+    if( two && bState==0 && kk+1>=n1 ){
+      int64_t b2;
+      for(b2=b1+1; b2<RADIX_N-1 && aCnt[b2]==0; b2++){}
+      pB_ = prefix | ((uint64_t)b2<<shift);
+      mB = mask | ((uint64_t)(RADIX_N-1)<<shift);
+      if( shift==0 ){ *pB = (int64_t)pB_; bState = 2; }
+      else bState = 1;
+    }
+    prefix |= (uint64_t)b1<<shift;
+    mask |= (uint64_t)(RADIX_N-1)<<shift;
+    if( shift==0 ){             /* the bucket is one value */
+      *pA = (int64_t)prefix;
+      if( two && bState==0 ) *pB = *pA;
+      if( two && bState==1 ) *pB = (int64_t)minB;
+      return;
+    }
+    if( n1<=MEDIAN_GATHER_MAX ) break;
+    shift = shift>RADIX_BITS ? shift-RADIX_BITS : 0;
   }
-  kk = k - acc;
-  n1 = aCnt[b1];
-  b2 = b1;
-  if( two && kk+1>=n1 ){
-    for(b2=b1+1; b2<RADIX_N-1 && aCnt[b2]==0; b2++){}
-  }
-  if( shift==0 ){              /* a bucket is one value */
-    *pA = b1;
-    if( two ) *pB = b2;
-    return;
-  }
-  if( n1<=MEDIAN_GATHER_MAX ) aG = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n1>0 ? n1 : 1));
+  aG = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n1>0 ? n1 : 1));
   if( aG==0 ){
     kthDur(d, k, maxDur, aCnt, pA);
     if( two ) kthDur(d, k+1, maxDur, aCnt, pB);
     return;
   }
-  {
-    int64_t m = 0;
-    for(t=0; t<d->nTk; t++){
-      const STrack *tr = &d->e->aTrk[d->aTk[t]];
-      const int32_t *o = d->e->aOrd + tr->iFirst;
-      for(j=0; j<tr->nEv; j++){
-        int64_t v = EV(d->e, o[j])->dur;
-        int64_t g = (int64_t)(((uint64_t)v>>shift) & (RADIX_N-1));
-        if( g==b1 ) aG[m++] = v;
-        else if( g==b2 && v<min2 ) min2 = v;
-      }
-    }
-  }
+  kthPairPass(d, prefix, mask, 0, aCnt, aG, pB_, mB, bState==1 ? &minB : 0);
   *pA = selectKth(aG, n1, kk);
-  if( two ){
-    if( b2==b1 ){
-      int64_t mn = aG[kk+1];
-      for(j=kk+2; j<n1; j++) if( aG[j]<mn ) mn = aG[j];
-      *pB = mn;
-    }else{
-      *pB = min2;
-    }
+  if( two && bState==0 ){
+    int64_t mn = aG[kk+1];
+    for(j=kk+2; j<n1; j++) if( aG[j]<mn ) mn = aG[j];
+    *pB = mn;
+  }else if( two && bState==1 ){
+    *pB = (int64_t)minB;
   }
   sqlite3_free(aG);
 }
