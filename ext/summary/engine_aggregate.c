@@ -280,12 +280,16 @@ static void medianDur(DevIter *d, int64_t n, int64_t maxDur, int64_t *aCnt, doub
   *pOut = US(a)*0.5 + US(b)*0.5;
 }
 
+/* Counts of a selection: events, small events, the largest duration. */
+typedef struct CountSmall { int64_t n, nSmall, max; } CountSmall;
+
 /* Busy union and span of one device's ops (its tracks aTk[0..nTk), in
-** track order): a k-way merge of the tracks' slices (each already in ts
+** track order), and their counts into *pC: a k-way merge of the tracks' slices (each already in ts
 ** order) by a binary heap on (ts, position in aTk), no copy; the events
 ** come in the order a scan of the heads for the smallest (ts, position)
 ** would give them.  SQLITE_OK or SQLITE_NOMEM (then nothing is set). */
-static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy, int64_t *pSpan){
+static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy, int64_t *pSpan,
+                     CountSmall *pC){
   int64_t nH = 0, k, *aPos, *aHeap, *aTs;
   int64_t curLo = 0, curHi = 0, lo = 0, hi = 0, busy = 0;
   int started = 0;
@@ -318,6 +322,9 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy,
       if( m==c ) break;
       x = aHeap[c]; aHeap[c] = aHeap[m]; aHeap[m] = x; c = m;
     }
+    pC->n++;
+    if( r->dur<SMALL_OP_PS ) pC->nSmall++;
+    if( r->dur>pC->max ) pC->max = r->dur;
     if( !started ){ curLo = lo = r->ts; curHi = hi = r->ts + r->dur; started = 1; continue; }
     if( r->ts>curHi ){ busy += curHi-curLo; curLo = r->ts; curHi = r->ts + r->dur; }
     else if( r->ts+r->dur>curHi ) curHi = r->ts + r->dur;
@@ -332,14 +339,6 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy,
   return SQLITE_OK;
 }
 
-/* Count events and small events of a selection. */
-typedef struct CountSmall { int64_t n, nSmall, max; } CountSmall;
-static void countSmall(void *pArg, const SEv *r){
-  CountSmall *c = (CountSmall*)pArg;
-  c->n++;
-  if( r->dur<SMALL_OP_PS ) c->nSmall++;
-  if( r->dur>c->max ) c->max = r->dur;
-}
 
 /* Inputs of the KPIs: per device union/span/median, trace facts.  Needs no
 ** per-event memory: selections are walked through the track slices. */
@@ -405,8 +404,6 @@ static int engKpis(Engine *e){
     aDevFirst[0] = 0;
   }
   all.e = e; all.aTk = aDevTk; all.nTk = nDevTk;     /* counts: any order */
-  devEach(&all, countSmall, &cAll);
-  medianDur(&all, cAll.n, cAll.max, aCnt, &medAll);
   if( (rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_device VALUES(?1,?2,?3,?4,?5,?6,?7)")) ) goto done;
   for(j=0; j<nDev; j++){
     DevIter one;
@@ -414,10 +411,12 @@ static int engKpis(Engine *e){
     int64_t busy, span;
     double med;
     one.e = e; one.aTk = aDevTk + aDevFirst[j]; one.nTk = aDevFirst[j+1] - aDevFirst[j];
-    devEach(&one, countSmall, &c);
-    if( (rc = unionSpan(e, one.aTk, one.nTk, &busy, &span)) ) goto done;
+    if( (rc = unionSpan(e, one.aTk, one.nTk, &busy, &span, &c)) ) goto done;
     medianDur(&one, c.n, c.max, aCnt, &med);
     busyAll += busy;
+    cAll.n += c.n;                  /* the devices' counts make all devices' */
+    cAll.nSmall += c.nSmall;
+    if( c.max>cAll.max ) cAll.max = c.max;
     sqlite3_bind_int64(pIns, 1, e->traceId);
     profsumEngBindStrId(e, pIns, 2, aDev[j]);
     sqlite3_bind_int64(pIns, 3, c.n);
@@ -428,6 +427,7 @@ static int engKpis(Engine *e){
     if( (rc = profsumEngStep(e, pIns)) ) goto done;
   }
   sqlite3_finalize(pIns); pIns = 0;
+  medianDur(&all, cAll.n, cAll.max, aCnt, &medAll);
   {
     EngFact aF[6] = {
       {"median_op_duration", 0, 0}, {"n_ops", 0, 0}, {"n_small_ops", 0, 0},

@@ -393,20 +393,28 @@ static double ulpOf(double x){
 ** T is the same double for both points of a line, so two points whose
 ** exact times differ by more than 2(u + q) µs order as their doubles do.
 ** The bound is taken with a margin and rounded up to whole ps; a line
-** too large for it keeps 0 (no shortcut). */
-static void xpLineTolerance(Engine *e){
+** too large for it keeps 0 (no shortcut).  The same pass counts each
+** track's events (STrack.nEv) and says whether the event indices come
+** track by track in track order (*pGrouped): 1 when it did so, 0 when
+** the caller must (not an XPlane, no memory). */
+static int xpLineTolerance(Engine *e, int *pGrouped){
   int64_t i, t;
+  int32_t prev = 0;
   double *aQ;
-  if( !e->isXPlane || e->nTrk==0 ) return;
+  if( !e->isXPlane || e->nTrk==0 ) return 0;
   aQ = sqlite3_malloc64(sizeof(double)*(sqlite3_uint64)e->nTrk);
-  if( aQ==0 ) return;                     /* no shortcut: the doubles decide */
-  for(t=0; t<e->nTrk; t++) aQ[t] = 0.0;
+  if( aQ==0 ) return 0;                   /* no shortcut: the doubles decide */
+  for(t=0; t<e->nTrk; t++){ aQ[t] = 0.0; e->aTrk[t].nEv = 0; }
+  *pGrouped = 1;
   for(i=0; i<e->nEv; i++){
     const SEv *r = EV(e, i);
     int32_t k = KEY(e, r)->trk;
     double off = (double)(e->aTrk[k].xpBase + r->ts);
     double v = fabs(off) + (double)r->dur;
     if( v>aQ[k] ) aQ[k] = v;
+    e->aTrk[k].nEv++;
+    if( k<prev ) *pGrouped = 0;
+    prev = k;
   }
   for(t=0; t<e->nTrk; t++){
     STrack *tr = &e->aTrk[t];
@@ -420,6 +428,7 @@ static void xpLineTolerance(Engine *e){
     if( tolPs<0x1p60 ) tr->xpTolPs = (int64_t)tolPs;
   }
   sqlite3_free(aQ);
+  return 1;
 }
 
 /* Order each track's events in processing order (aOrd: tracks in order,
@@ -435,22 +444,35 @@ int profsumEngOrder(Engine *e){
   int64_t *aPos;
   int devOp = 0;            /* the track being swept is a device-op track */
   int rc = SQLITE_OK;
+  int counted, grouped = 1; /* nEv counted; events come track by track */
   engTolerance(e);
-  xpLineTolerance(e);
+  counted = xpLineTolerance(e, &grouped);
   engTrackFlags(e);
   aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+1));
   e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
   if( !aPos || !e->aOrd ){ sqlite3_free(aPos); return SQLITE_NOMEM; }
   profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);      /* written in full below */
-  for(i=0; i<e->nTrk; i++) e->aTrk[i].nEv = 0;
-  for(i=0; i<n; i++) e->aTrk[KEY(e, EV(e, i))->trk].nEv++;
+  if( !counted ){
+    int32_t prev = 0;
+    for(i=0; i<e->nTrk; i++) e->aTrk[i].nEv = 0;
+    for(i=0; i<n; i++){
+      int32_t k = KEY(e, EV(e, i))->trk;
+      e->aTrk[k].nEv++;
+      if( k<prev ) grouped = 0;
+      prev = k;
+    }
+  }
   for(i=0, aPos[0]=0; i<e->nTrk; i++){
     e->aTrk[i].iFirst = aPos[i];
     aPos[i+1] = aPos[i] + e->aTrk[i].nEv;
     if( e->aTrk[i].nEv>nMaxTrk ) nMaxTrk = e->aTrk[i].nEv;
     if( e->aTrk[i].isDevice && e->aTrk[i].isDevOp ) nDevOpEv += e->aTrk[i].nEv;
   }
-  for(i=0; i<n; i++) e->aOrd[aPos[KEY(e, EV(e, i))->trk]++] = (int32_t)i;
+  if( grouped ){
+    for(i=0; i<n; i++) e->aOrd[i] = (int32_t)i;   /* the stable grouping is the identity */
+  }else{
+    for(i=0; i<n; i++) e->aOrd[aPos[KEY(e, EV(e, i))->trk]++] = (int32_t)i;
+  }
   sqlite3_free(aPos);
   for(t=0; t<e->nTrk; t++){
     STrack *tr = &e->aTrk[t];
