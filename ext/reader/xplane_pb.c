@@ -802,6 +802,21 @@ static int xpLinePrepass(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
     if( rc ) return rc;
   }
   while( pos<end ){
+    /* an event (field 4, length-delimited: tag byte 0x22) whose tag and
+    ** length are in the window is counted and stepped over here, as
+    ** xpField would, without its general path: the bulk of a line */
+    int64_t rel = pos - p->in.winOff;
+    if( rel>=0 && rel+3<=p->in.nWin && pos+3<=end && p->in.aW[rel]==0x22 ){
+      const unsigned char *a = p->in.aW + rel + 1;
+      int64_t v = -1, k = 0;
+      if( a[0]<0x80 ){ v = a[0]; k = 1; }
+      else if( a[1]<0x80 ){ v = (int64_t)(a[0]&0x7f) | ((int64_t)a[1]<<7); k = 2; }
+      if( v>=0 && v <= end - (pos+1+k) ){
+        pos += 1 + k + v;
+        L->nEvents++;
+        continue;
+      }
+    }
     rc = xpField(p, &pos, end, XM_LINE, 3, &d);
     if( rc ) return rc;
     switch( d.f ){
