@@ -799,7 +799,7 @@ static int aggEventPass(Agg *a){
       OpAgg *o = &a->aOp[q->name];
       KeyMemo *m = &a->aMemo[r->key];
       double dRef = profsumEngEvDurFloatIn(e, k, &a->hintRef);
-      double xRef = profsumEngExclRefAt(e, j, &a->curXr, dRef);
+      double xRef = profsumEngExclRefIn(e, j, &a->curXr, dRef);
       o->seen = 1;
       o->count++;
       o->total += r->dur;

@@ -68,4 +68,14 @@ static inline double profsumEngEvDurFloatIn(Engine *e, int64_t i, int64_t *pHint
   return profsumEngEvDurFloatNear(e, i, pHint);
 }
 
+/* profsumEngExclRefAt, inline: the exclusive time in the reference's
+** doubles of the event at processing position pos (dDur: its dur's
+** double), *pCur the walk's cursor (positions asked in increasing order). */
+static inline double profsumEngExclRefIn(const Engine *e, int64_t pos, int64_t *pCur, double dDur){
+  int64_t c = *pCur;
+  while( c<e->nXr && e->aXrPos[c]<pos ) c++;
+  *pCur = c;
+  return (c<e->nXr && e->aXrPos[c]==pos) ? e->aXrVal[c] : dDur;
+}
+
 #endif /* PROFSUM_ENGINE_FAST_H */

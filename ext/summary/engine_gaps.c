@@ -371,7 +371,7 @@ static int gapsRegionPass(Gaps *g){
     int d;
     double xRef;
     if( !(t->isDevice && t->isDevOp) ) continue;
-    xRef = profsumEngExclRefAt(e, j, &curXr, profsumEngEvDurFloatIn(e, e->aOrd[j], &hintRef));
+    xRef = profsumEngExclRefIn(e, j, &curXr, profsumEngEvDurFloatIn(e, e->aOrd[j], &hintRef));
     if( g->aKeyPi[r->key]>=0 ){
       pi = &g->rx.aInfo[g->aKeyPi[r->key]];
     }else{

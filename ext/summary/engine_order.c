@@ -409,7 +409,9 @@ static int xpLineTolerance(Engine *e, int *pGrouped){
   for(i=0; i<e->nEv; i++){
     const SEv *r = EV(e, i);
     int32_t k = KEY(e, r)->trk;
-    double off = (double)(e->aTrk[k].xpBase + r->ts);
+    profsum_ps w = e->aTrk[k].xpBase + r->ts;
+    /* the same double either way; the 64-bit conversion is one instruction */
+    double off = (w>=INT64_MIN && w<=INT64_MAX) ? (double)(int64_t)w : (double)w;
     double v = fabs(off) + (double)r->dur;
     if( v>aQ[k] ) aQ[k] = v;
     e->aTrk[k].nEv++;
@@ -517,7 +519,8 @@ int profsumEngOrder(Engine *e){
       int32_t k = e->aOrd[pos];
       while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 0, STK_EV(nStk-1), 1)>=0 ) FIN();
       while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 1, STK_EV(nStk-1), 1)>0 ) FIN();
-      if( (rc = profsumEngGrowCapped((void**)&aStk, &nAllocStk, nStk+1, nMaxTrk, sizeof(int32_t))) ) break;
+      if( nStk+1>nAllocStk
+       && (rc = profsumEngGrowCapped((void**)&aStk, &nAllocStk, nStk+1, nMaxTrk, sizeof(int32_t))) ) break;
       if( devOp && nStk>0 && aStk[nStk-1]>=0 ){
         /* the open event gets its first child (it is the previous
         ** position: entries come in increasing position) */
