@@ -252,17 +252,19 @@ static int64_t xMedianGap(InsXla *p, int64_t m){
 ** about half remain; busy sums stay exact. */
 static void xCoarsenIv(InsXla *p, XTrack *t){
   int64_t i, n = 0, thr, nMerge = 0, m = 0, step = XGAP_STEP(t->nIv-1);
+  const int64_t half = t->nIv/2;    /* merges at most */
   for(i=1; i<t->nIv && m<64; i+=step) p->aGap[m++] = t->aIv[i].s - t->aIv[i-1].e;
   thr = xMedianGap(p, m);
   for(i=0; i<t->nIv; i++){
-    XIv v = t->aIv[i];
-    if( n>0 && v.s - t->aIv[n-1].e<=thr && nMerge<t->nIv/2 ){
+    const XIv *v = &t->aIv[i];         /* n <= i: merged into or moved down */
+    if( n>0 && v->s - t->aIv[n-1].e<=thr && nMerge<half ){
       XIv *o = &t->aIv[n-1];
-      if( v.e>o->e ) o->e = v.e;
-      o->busy += v.busy;
+      if( v->e>o->e ) o->e = v->e;
+      o->busy += v->busy;
       nMerge++;
     }else{
-      t->aIv[n++] = v;
+      if( n<i ) t->aIv[n] = *v;
+      n++;
     }
   }
   if( n>=XCAP ){                          /* never full after: the last two merged */
@@ -278,19 +280,21 @@ static void xCoarsenIv(InsXla *p, XTrack *t){
 /* The same for track t's records of FLOPs and bytes. */
 static void xCoarsenRec(InsXla *p, XTrack *t){
   int64_t i, n = 0, thr, nMerge = 0, m = 0, step = XGAP_STEP(t->nRec-1);
+  const int64_t half = t->nRec/2;    /* merges at most */
   for(i=1; i<t->nRec && m<64; i+=step) p->aGap[m++] = t->aRec[i].s - t->aRec[i-1].sLast;
   thr = xMedianGap(p, m);
   for(i=0; i<t->nRec; i++){
-    XRec r = t->aRec[i];
-    if( n>0 && r.s - t->aRec[n-1].sLast<=thr && nMerge<t->nRec/2 ){
+    const XRec *r = &t->aRec[i];       /* n <= i: merged into or moved down */
+    if( n>0 && r->s - t->aRec[n-1].sLast<=thr && nMerge<half ){
       XRec *o = &t->aRec[n-1];
-      if( r.sLast>o->sLast ) o->sLast = r.sLast;
-      if( r.s<o->s ) o->s = r.s;
-      o->mflops += r.mflops; o->bytes += r.bytes;
-      o->nF += r.nF; o->nB += r.nB;
+      if( r->sLast>o->sLast ) o->sLast = r->sLast;
+      if( r->s<o->s ) o->s = r->s;
+      o->mflops += r->mflops; o->bytes += r->bytes;
+      o->nF += r->nF; o->nB += r->nB;
       nMerge++;
     }else{
-      t->aRec[n++] = r;
+      if( n<i ) t->aRec[n] = *r;
+      n++;
     }
   }
   if( n>=XCAP ){                          /* never full after: the last two merged */
