@@ -402,6 +402,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
   XpWalk w;
   XpHash hash;
   XpRead x;
+  struct ProfsumInsights *pIns = profsumEngineInsights(e);
   int rc;
   memset(&w, 0, sizeof(w));
   w.e = e;
@@ -418,13 +419,15 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
     int isDev = pl->nName>=8 && memcmp(pl->zName, "/device:", 8)==0;
     if( (rc = xpNameOr(e, pl->zName, pl->nName, "xplane:%lld", pl->iPlane, &proc))!=SQLITE_OK ) break;
     if( (rc = profsumEngName(e, 0, pid, 0, proc))!=SQLITE_OK ) break;
-    if( (rc = profsumInsXpPlane(profsumEngineInsights(e), p, pl))!=SQLITE_OK ) break;
+    if( (rc = profsumInsXpPlane(pIns, p, pl))!=SQLITE_OK ) break;
     if( (rc = xpPlaneMemo(&w, pl))!=SQLITE_OK ) break;
     while( rc==SQLITE_OK && (rc = profsumXpNextLine(p, &ln, &zErr))==SQLITE_ROW ){
       int64_t tid = ln->id!=0 ? ln->id : ln->iLine + 1;
       int32_t thread, trk = -1;
       int isDevOp, unsorted = 0, hasPrev = 0;
       double prevTs = 0.0, prevEnd = 0.0;
+      double lineUs = (double)ln->timestampNs / 1000.0;       /* the reference's, per event */
+      profsum_ps linePs = (profsum_ps)ln->timestampNs*1000;
       rc = ln->nDisplay>0 ? profsumEngIntern(e, ln->zDisplay, ln->nDisplay, &thread)
                           : xpNameOr(e, ln->zName, ln->nName, "xline:%lld", ln->iLine, &thread);
       if( rc==SQLITE_OK ) rc = profsumEngName(e, 1, pid, tid, thread);
@@ -444,7 +447,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
           rc = SQLITE_INTERRUPT;
           break;
         }
-        if( (rc = profsumInsXpEvent(profsumEngineInsights(e), p, ev))!=SQLITE_OK ) break;
+        if( (rc = profsumInsXpEvent(pIns, p, ev))!=SQLITE_OK ) break;
         if( ev->eData!=PROFSUM_XD_OFFSET || ev->durationPs<=0 || m==0 || (m->nDisplay==0 && m->nName==0) ){
           if( ev->eData==PROFSUM_XD_OFFSET && m && ev->durationPs<=0 ){
             profsumEngDiag(e, ev->iEvent, ev->iOffset, ev->durationPs<0 ? "negative_duration" : "zero_duration",
@@ -452,7 +455,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
           }
           continue;
         }
-        fTs = (double)ln->timestampNs / 1000.0 + (double)ev->offsetPs / 1e6;
+        fTs = lineUs + (double)ev->offsetPs / 1e6;
         fDur = (double)ev->durationPs / 1e6;
         fEnd = fTs + fDur;
         if( hasPrev && (fTs<prevTs || (fTs==prevTs && fEnd>prevEnd)) && !unsorted ){
@@ -467,7 +470,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
         }
         a.idx = ev->iEvent;
         a.iOffset = ev->iOffset;
-        a.ts = (profsum_ps)ln->timestampNs*1000 + ev->offsetPs;
+        a.ts = linePs + ev->offsetPs;
         a.dur = ev->durationPs;
         a.fTs = fTs;
         a.fDur = fDur;
