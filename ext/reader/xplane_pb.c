@@ -142,7 +142,7 @@ static int64_t xpMapHash(int64_t k, int64_t nSlot){
 }
 
 /* Index stored for key, or -1. */
-static int64_t xpMapFind(const XpMap *m, int64_t key){
+static inline int64_t xpMapFind(const XpMap *m, int64_t key){
   int64_t i;
   if( m->nSlot==0 ) return -1;
   for(i=xpMapHash(key, m->nSlot); m->aIdx[i]>=0; i=(i+1)&(m->nSlot-1)){

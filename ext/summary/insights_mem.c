@@ -85,9 +85,10 @@ struct InsMem {
   MemDev *aDev; int nDev, nDevAlloc;
   MemDiag diag;
   MemKern *pKern;
-  /* per event_metadata entry of the current plane (iMeta): 0 not known
-  ** yet, 1 its stats have no kernel_details, 2 they have one; 0 entries
-  ** (nKd 0) when the plane's could not be allocated */
+  /* per event_metadata entry of the current (device) plane (iMeta): 0
+  ** not known yet, 1 not a memory event and its stats have no
+  ** kernel_details, 2 they have one; 0 entries (nKd 0) when the plane's
+  ** could not be allocated or it is no device */
   unsigned char *aKd; int64_t nKd, nKdAlloc;
   int64_t kdPlane;        /* the plane (iPlane) aKd is of */
 };
@@ -562,6 +563,9 @@ int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
   const ProfsumXpEventMeta *mt = ev->pMeta;
   int rc = SQLITE_OK;
   if( mt==0 || ev->eData!=PROFSUM_XD_OFFSET ) return SQLITE_OK;
+  if( ev->nStat==0 && mt->iMeta<p->nKd && ev->pPlane->iPlane==p->kdPlane && p->aKd[mt->iMeta]==1 ){
+    return SQLITE_OK;     /* known below: a device op of no interest here */
+  }
   if( eq(mt->zName, mt->nName, "MemoryAllocation") || eq(mt->zName, mt->nName, "MemoryDeallocation") ){
     MemIn m;
     char abuf[4][40];
