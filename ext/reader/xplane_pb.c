@@ -864,6 +864,23 @@ static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
   e->pPlane = &p->plane;
   p->w.iEvent = e->iLineEvent;
   while( pos<end ){
+    /* metadata_id, offset_ps, duration_ps: one-byte tags 0x08, 0x10, 0x18
+    ** of known varint fields (what xpField would check), the value read
+    ** as xpField reads it */
+    int64_t rel = pos - p->in.winOff;
+    if( rel>=0 && rel<p->in.nWin ){
+      unsigned c = p->in.aW[rel];
+      if( c==0x08 || c==0x10 || c==0x18 ){
+        uint64_t v;
+        pos++;
+        rc = pbwVarint(&p->in, &pos, end, &v, XM_EVENT);
+        if( rc ) return rc;
+        if( c==0x08 ) e->metadataId = (int64_t)v;
+        else if( c==0x10 ){ e->offsetPs = (int64_t)v; e->eData = PROFSUM_XD_OFFSET; }
+        else e->durationPs = (int64_t)v;
+        continue;
+      }
+    }
     rc = xpField(p, &pos, end, XM_EVENT, 4, &d);
     if( rc ) return rc;
     switch( d.f ){
