@@ -445,6 +445,7 @@ int profsumEngOrder(Engine *e){
                             ** has a child, -1 - its entry in aXrPos/aXrVal */
   int64_t *aPos;
   int devOp = 0;            /* the track being swept is a device-op track */
+  int32_t iTop = -1;        /* the event on top of the stack (nStk > 0) */
   int rc = SQLITE_OK;
   int counted, grouped = 1; /* nEv counted; events come track by track */
   engTolerance(e);
@@ -499,7 +500,8 @@ int profsumEngOrder(Engine *e){
     SEv *x_ = EV(e, top_); \
     int64_t ex_ = x_->dur - x_->excl; \
     x_->excl = ex_>0 ? ex_ : 0; \
-    if( nStk>0 ) EV(e, STK_EV(nStk-1))->excl += x_->dur; \
+    iTop = nStk>0 ? STK_EV(nStk-1) : -1; \
+    if( nStk>0 ) EV(e, iTop)->excl += x_->dur; \
     if( devOp && (nStk>0 || s_<0) ){ \
       double d_ = e->isXPlane ? (double)EV(e, top_)->dur / 1e6 : profsumEngEvDurFloat(e, top_); \
       if( s_<0 ){ \
@@ -517,8 +519,8 @@ int profsumEngOrder(Engine *e){
     for(j=0; j<tr->nEv && rc==SQLITE_OK; j++){
       int64_t pos = tr->iFirst + j;
       int32_t k = e->aOrd[pos];
-      while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 0, STK_EV(nStk-1), 1)>=0 ) FIN();
-      while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 1, STK_EV(nStk-1), 1)>0 ) FIN();
+      while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 0, iTop, 1)>=0 ) FIN();
+      while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 1, iTop, 1)>0 ) FIN();
       if( nStk+1>nAllocStk
        && (rc = profsumEngGrowCapped((void**)&aStk, &nAllocStk, nStk+1, nMaxTrk, sizeof(int32_t))) ) break;
       if( devOp && nStk>0 && aStk[nStk-1]>=0 ){
@@ -538,6 +540,7 @@ int profsumEngOrder(Engine *e){
       }
       EV(e, k)->excl = 0;
       aStk[nStk++] = (int32_t)pos;
+      iTop = k;
     }
     while( nStk>0 ) FIN();
   }
