@@ -340,11 +340,12 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy,
 }
 
 
-/* Inputs of the KPIs: per device union/span/median, trace facts.  Needs no
-** per-event memory: selections are walked through the track slices. */
-static int engKpis(Engine *e){
+/* Inputs of the KPIs: per device union/span/median, trace facts (compile
+** and transfer: their ps, summed by aggEventPass).  Needs no per-event
+** memory: selections are walked through the track slices. */
+static int engKpis(Engine *e, int64_t compile, int64_t transfer){
   int rc = SQLITE_OK;
-  int64_t i, j, compile = 0, transfer = 0, busyAll = 0;
+  int64_t i, j, busyAll = 0;
   sqlite3_stmt *pIns = 0;
   HMap devOf = {0,0,0};      /* proc name id → list index */
   int32_t *aDev = 0; int64_t nDev = 0;
@@ -352,32 +353,15 @@ static int engKpis(Engine *e){
                               ** device order, each device's in track order) */
   int64_t *aDevFirst = 0;     /* device j's are aDevTk[aDevFirst[j]..aDevFirst[j+1]) */
   int64_t nDevTk = 0;
-  unsigned char *aFlag = 0;
   DevIter all;
   CountSmall cAll = {0,0,0};
   int64_t *aCnt = 0;          /* radix counters of the medians */
   double medAll = 0.0;
   aDev = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nTrk+1)*2);
   aDevFirst = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+2));
-  aFlag = sqlite3_malloc64((sqlite3_uint64)(e->pool.n+1));
   aCnt = sqlite3_malloc64(sizeof(int64_t)*RADIX_N);
-  if( !aDev || !aDevFirst || !aFlag || !aCnt ){ rc = SQLITE_NOMEM; goto done; }
+  if( !aDev || !aDevFirst || !aCnt ){ rc = SQLITE_NOMEM; goto done; }
   aDevTk = aDev + e->nTrk + 1;
-  memset(aFlag, 0, (size_t)e->pool.n+1);
-  for(i=0; i<e->nEv; i++){
-    SEv *r = EV(e, i);
-    const EvKey *q = KEY(e, r);
-    STrack *t = &e->aTrk[q->trk];
-    unsigned char f = aFlag[q->name];
-    if( f==0 ){   /* name tests cached per name: 1 known, 2 compile, 4 transfer */
-      const char *z = SP_STR(&e->pool, q->name);
-      int n = SP_LEN(&e->pool, q->name);
-      f = (unsigned char)(1 | (hasCi(z, n, "compile") ? 2 : 0) | (isTransferName(z, n) ? 4 : 0));
-      aFlag[q->name] = f;
-    }
-    if( t->isHost && (f & 2) ) compile += r->dur;
-    if( f & 4 ) transfer += r->dur;
-  }
   /* Devices in order of first appearance of their tracks, and their
   ** tracks grouped (a counting sort, stable: linear in the tracks). */
   for(i=0; i<e->nTrk; i++){
@@ -444,7 +428,6 @@ done:
   sqlite3_finalize(pIns);
   sqlite3_free(aDev);
   sqlite3_free(aDevFirst);
-  sqlite3_free(aFlag);
   sqlite3_free(aCnt);
   profsumEngHmFree(&devOf);
   return rc;
@@ -656,6 +639,9 @@ typedef struct Agg {
   double aCommRef[16];        /* Σ exclusive as the reference adds it */
   int64_t hintRef;            /* floatEntryNear's hint for the device ops */
   int64_t curXr;              /* profsumEngExclRefAt's cursor */
+  unsigned char *aKpiFlag;    /* per name id: 1 known, 2 compile, 4 transfer */
+  int64_t compilePs;          /* host events named like a compilation, ps */
+  int64_t transferPs;         /* transfer events, ps (engKpis' facts) */
 } Agg;
 
 /* Allocate and clear a's arrays for e's names and keys.  SQLITE_OK or
@@ -671,13 +657,17 @@ static int aggInit(Agg *a, Engine *e){
   a->aNameFlag = sqlite3_malloc64((sqlite3_uint64)(nNames ? nNames : 1));
   a->aFamily = sqlite3_malloc64(sizeof(char*)*(sqlite3_uint64)(nNames ? nNames : 1));
   a->aMemo = sqlite3_malloc64(sizeof(KeyMemo)*(sqlite3_uint64)(e->nKey ? e->nKey : 1));
-  if( !a->aOp || !a->aKeyCat || !a->aNameFlag || !a->aFamily || !a->aMemo ) return SQLITE_NOMEM;
+  a->aKpiFlag = sqlite3_malloc64((sqlite3_uint64)(nNames ? nNames : 1));
+  if( !a->aOp || !a->aKeyCat || !a->aNameFlag || !a->aFamily || !a->aMemo || !a->aKpiFlag ){
+    return SQLITE_NOMEM;
+  }
   for(i=0; i<e->nKey; i++){
     a->aMemo[i].n = a->aMemo[i].first = 0;
     a->aMemo[i].flop = 0.0; a->aMemo[i].flopKind = -1; a->aMemo[i].comm = -2;
   }
   memset(a->aOp, 0, sizeof(OpAgg)*(size_t)nNames);
   memset(a->aNameFlag, 0, (size_t)nNames);
+  memset(a->aKpiFlag, 0, (size_t)nNames);
   memset(a->aFamily, 0, sizeof(char*)*(size_t)nNames);
   return SQLITE_OK;
 }
@@ -688,6 +678,7 @@ static void aggFree(Agg *a){
   sqlite3_free(a->aKeyCat);
   sqlite3_free(a->aMemo);
   sqlite3_free(a->aNameFlag);
+  sqlite3_free(a->aKpiFlag);
   sqlite3_free((void*)a->aFamily);
   profsumEngHmFree(&a->steps); profsumEngHmFree(&a->gpuSteps); profsumEngHmFree(&a->ctr);
 }
@@ -771,6 +762,17 @@ static int aggEventPass(Agg *a){
     int cat = a->aKeyCat[r->key];
     HEnt *hStep;
     if( !t->isSteps ) a->aBucket[cat] += r->excl;
+    {
+      /* compile and transfer time (engKpis' facts), name tests per name */
+      unsigned char f = a->aKpiFlag[q->name];
+      if( f==0 ){
+        f = (unsigned char)(1 | (hasCi(zName, nName, "compile") ? 2 : 0)
+                              | (isTransferName(zName, nName) ? 4 : 0));
+        a->aKpiFlag[q->name] = f;
+      }
+      if( t->isHost && (f & 2) ) a->compilePs += r->dur;
+      if( f & 4 ) a->transferPs += r->dur;
+    }
     /* run_ids / source hints (kind 1, 2; owner 0) */
     if( r->runid>=0 && (rc = counterAdd(&a->ctr, 1, 0, r->runid, 1, j)) ) return rc;
     if( a->aMemo[r->key].n++==0 ) a->aMemo[r->key].first = j;   /* sources, shapes, tf_ops: per key */
@@ -1136,7 +1138,7 @@ int profsumEngAggregate(Engine *e){
   if( rc==SQLITE_OK ) rc = aggWriteOps(&a);
   if( rc==SQLITE_OK ) rc = aggWriteComm(&a);
   if( rc==SQLITE_OK ) rc = profsumEngGapsAndRegions(e);
-  if( rc==SQLITE_OK ) rc = engKpis(e);
+  if( rc==SQLITE_OK ) rc = engKpis(e, a.compilePs, a.transferPs);
   aggFree(&a);
   return rc;
 }
