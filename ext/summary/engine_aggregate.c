@@ -192,6 +192,11 @@ static void kthPairPass(DevIter *d, uint64_t prefix, uint64_t mask, int shift, i
   for(t=0; t<d->nTk; t++){
     const STrack *tr = &d->e->aTrk[d->aTk[t]];
     const int32_t *o = d->e->aOrd + tr->iFirst;
+    if( mask==0 && aG==0 && pMinB==0 ){
+      /* the first count: every duration, nothing else to look at */
+      for(j=0; j<tr->nEv; j++) aCnt[((uint64_t)EV(d->e, o[j])->dur>>shift) & (RADIX_N-1)]++;
+      continue;
+    }
     for(j=0; j<tr->nEv; j++){
       uint64_t v = (uint64_t)EV(d->e, o[j])->dur;
       if( (v & mask)==prefix ){
