@@ -142,7 +142,7 @@ static int64_t xpMapHash(int64_t k, int64_t nSlot){
 }
 
 /* Index stored for key, or -1. */
-static int64_t xpMapFind(const XpMap *m, int64_t key){
+static inline int64_t xpMapFind(const XpMap *m, int64_t key){
   int64_t i;
   if( m->nSlot==0 ) return -1;
   for(i=xpMapHash(key, m->nSlot); m->aIdx[i]>=0; i=(i+1)&(m->nSlot-1)){
@@ -769,6 +769,7 @@ static int xpPlaneIndex(ProfsumXp *p){
     XpEMeta *e = &p->aEM[i];
     e->m.aStat = e->m.nStat ? p->aPoolStat + e->iStat : 0;
     e->m.aChild = e->m.nChild ? p->aPoolChild + e->iChild : 0;
+    e->m.iMeta = i;
   }
   pl->aStat = p->nPlaneStat ? p->aPlaneStat : 0;
   pl->nStat = (int)p->nPlaneStat;
@@ -801,6 +802,21 @@ static int xpLinePrepass(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
     if( rc ) return rc;
   }
   while( pos<end ){
+    /* an event (field 4, length-delimited: tag byte 0x22) whose tag and
+    ** length are in the window is counted and stepped over here, as
+    ** xpField would, without its general path: the bulk of a line */
+    int64_t rel = pos - p->in.winOff;
+    if( rel>=0 && rel+3<=p->in.nWin && pos+3<=end && p->in.aW[rel]==0x22 ){
+      const unsigned char *a = p->in.aW + rel + 1;
+      int64_t v = -1, k = 0;
+      if( a[0]<0x80 ){ v = a[0]; k = 1; }
+      else if( a[1]<0x80 ){ v = (int64_t)(a[0]&0x7f) | ((int64_t)a[1]<<7); k = 2; }
+      if( v>=0 && v <= end - (pos+1+k) ){
+        pos += 1 + k + v;
+        L->nEvents++;
+        continue;
+      }
+    }
     rc = xpField(p, &pos, end, XM_LINE, 3, &d);
     if( rc ) return rc;
     switch( d.f ){
@@ -848,6 +864,23 @@ static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
   e->pPlane = &p->plane;
   p->w.iEvent = e->iLineEvent;
   while( pos<end ){
+    /* metadata_id, offset_ps, duration_ps: one-byte tags 0x08, 0x10, 0x18
+    ** of known varint fields (what xpField would check), the value read
+    ** as xpField reads it */
+    int64_t rel = pos - p->in.winOff;
+    if( rel>=0 && rel<p->in.nWin ){
+      unsigned c = p->in.aW[rel];
+      if( c==0x08 || c==0x10 || c==0x18 ){
+        uint64_t v;
+        pos++;
+        rc = pbwVarint(&p->in, &pos, end, &v, XM_EVENT);
+        if( rc ) return rc;
+        if( c==0x08 ) e->metadataId = (int64_t)v;
+        else if( c==0x10 ){ e->offsetPs = (int64_t)v; e->eData = PROFSUM_XD_OFFSET; }
+        else e->durationPs = (int64_t)v;
+        continue;
+      }
+    }
     rc = xpField(p, &pos, end, XM_EVENT, 4, &d);
     if( rc ) return rc;
     switch( d.f ){

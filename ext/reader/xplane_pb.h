@@ -106,6 +106,9 @@ typedef struct ProfsumXpEventMeta {
   const int64_t *aChild;  /* child_id, in wire order */
   int64_t nChild;
   int64_t iOffset;        /* byte offset of the map entry's tag */
+  int64_t iMeta;          /* its index among the plane's entries, 0 to
+                          ** nEventMetadata-1: a reader keeps what it
+                          ** derives from an entry in a per-plane array */
 } ProfsumXpEventMeta;
 
 /* One XPlane (its non-line fields; the lines come from NextLine). */

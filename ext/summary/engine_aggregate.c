@@ -8,6 +8,7 @@
 #include "summary_engine.h"
 #include "engine_intake.h"
 #include "engine_int.h"
+#include "engine_fast.h"
 #include "funcs.h"
 #include "jsontree.h"
 
@@ -159,23 +160,141 @@ static void kthDur(DevIter *d, int64_t k, int64_t maxDur, int64_t *aCnt, int64_t
   *pOut = (int64_t)x.prefix;
 }
 
+/* The k-th smallest (0-based) of a[0..n) (k < n) by quickselect, a
+** reordered so that a[k+1..n) holds no smaller value. */
+static int64_t selectKth(int64_t *a, int64_t n, int64_t k){
+  int64_t lo = 0, hi = n-1;
+  while( lo<hi ){
+    int64_t piv = a[lo + (hi-lo)/2], x = lo, y = hi;
+    while( x<=y ){
+      while( a[x]<piv ) x++;
+      while( a[y]>piv ) y--;
+      if( x<=y ){ int64_t t = a[x]; a[x] = a[y]; a[y] = t; x++; y--; }
+    }
+    if( k<=y ) hi = y;
+    else if( k>=x ) lo = x;
+    else break;               /* a[y+1..x) all equal the pivot */
+  }
+  return a[k];
+}
+
+/* At most this many durations are copied for a median (128 KiB). */
+#define MEDIAN_GATHER_MAX ((int64_t)1<<14)
+
+/* A pass of kthPair over the durations of a selection: with aCnt, count
+** those whose bits under mask are prefix by their digit at shift; with
+** aG, copy them; either way the smallest of those whose bits under mB
+** are pB into *pMinB (when pMinB). */
+static void kthPairPass(DevIter *d, uint64_t prefix, uint64_t mask, int shift, int64_t *aCnt,
+                        int64_t *aG, uint64_t pB, uint64_t mB, uint64_t *pMinB){
+  int64_t t, j, m = 0;
+  uint64_t minB = pMinB ? *pMinB : 0;
+  for(t=0; t<d->nTk; t++){
+    const STrack *tr = &d->e->aTrk[d->aTk[t]];
+    const int32_t *o = d->e->aOrd + tr->iFirst;
+    if( mask==0 && aG==0 && pMinB==0 ){
+      /* the first count: every duration, nothing else to look at */
+      for(j=0; j<tr->nEv; j++) aCnt[((uint64_t)EV(d->e, o[j])->dur>>shift) & (RADIX_N-1)]++;
+      continue;
+    }
+    for(j=0; j<tr->nEv; j++){
+      uint64_t v = (uint64_t)EV(d->e, o[j])->dur;
+      if( (v & mask)==prefix ){
+        if( aG ) aG[m++] = (int64_t)v;
+        else aCnt[(v>>shift) & (RADIX_N-1)]++;
+      }else if( pMinB && (v & mB)==pB && v<minB ){
+        minB = v;
+      }
+    }
+  }
+  if( pMinB ) *pMinB = minB;
+}
+
+/* The k-th smallest duration of a selection (k < its count, maxDur its
+** largest) in *pA and, when two, the (k+1)-th in *pB (k+1 < its count).
+** Counting passes on 12-bit digits from the highest bit maxDur uses, each
+** within the bucket of the k-th, until that bucket is one value or holds
+** at most MEDIAN_GATHER_MAX durations: then one pass copies them and a
+** selection among them ends it.  The (k+1)-th is in the k-th's bucket,
+** or the smallest of the next non-empty bucket at the level where it
+** left it (kept by the passes after).  No memory for the copy: kthDur's
+** passes.  Exact integers either way: kthDur's values. */
+static void kthPair(DevIter *d, int64_t k, int two, int64_t maxDur, int64_t *aCnt,
+                    int64_t *pA, int64_t *pB){
+  uint64_t prefix = 0, mask = 0, pB_ = 0, mB = 0, minB = UINT64_MAX;
+  int bState = 0;           /* two: 0 the (k+1)-th is in the k-th's bucket,
+                            ** 1 it is the smallest under (pB_, mB), 2 known */
+  int bits = 0, shift;
+  int64_t kk = k, n1 = 0, *aG, j;
+  while( bits<63 && ((uint64_t)maxDur>>bits)!=0 ) bits++;
+  shift = bits>RADIX_BITS ? bits-RADIX_BITS : 0;
+  for(;;){
+    int64_t b1, acc = 0;
+    memset(aCnt, 0, sizeof(int64_t)*RADIX_N);
+    kthPairPass(d, prefix, mask, shift, aCnt, 0, pB_, mB, bState==1 ? &minB : 0);
+    for(b1=0; b1<RADIX_N-1; b1++){
+      if( acc + aCnt[b1] > kk ) break;
+      acc += aCnt[b1];
+    }
+    kk -= acc;
+    n1 = aCnt[b1];
+    if( two && bState==0 && kk+1>=n1 ){
+      int64_t b2;
+      for(b2=b1+1; b2<RADIX_N-1 && aCnt[b2]==0; b2++){}
+      pB_ = prefix | ((uint64_t)b2<<shift);
+      mB = mask | ((uint64_t)(RADIX_N-1)<<shift);
+      if( shift==0 ){ *pB = (int64_t)pB_; bState = 2; }
+      else bState = 1;
+    }
+    prefix |= (uint64_t)b1<<shift;
+    mask |= (uint64_t)(RADIX_N-1)<<shift;
+    if( shift==0 ){             /* the bucket is one value */
+      *pA = (int64_t)prefix;
+      if( two && bState==0 ) *pB = *pA;
+      if( two && bState==1 ) *pB = (int64_t)minB;
+      return;
+    }
+    if( n1<=MEDIAN_GATHER_MAX ) break;
+    shift = shift>RADIX_BITS ? shift-RADIX_BITS : 0;
+  }
+  aG = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n1>0 ? n1 : 1));
+  if( aG==0 ){
+    kthDur(d, k, maxDur, aCnt, pA);
+    if( two ) kthDur(d, k+1, maxDur, aCnt, pB);
+    return;
+  }
+  kthPairPass(d, prefix, mask, 0, aCnt, aG, pB_, mB, bState==1 ? &minB : 0);
+  *pA = selectKth(aG, n1, kk);
+  if( two && bState==0 ){
+    int64_t mn = aG[kk+1];
+    for(j=kk+2; j<n1; j++) if( aG[j]<mn ) mn = aG[j];
+    *pB = mn;
+  }else if( two && bState==1 ){
+    *pB = (int64_t)minB;
+  }
+  sqlite3_free(aG);
+}
+
 /* Median (linear interpolation at 0.5) of the n durations of a selection
 ** whose largest duration is maxDur, µs; aCnt: RADIX_N counters. */
 static void medianDur(DevIter *d, int64_t n, int64_t maxDur, int64_t *aCnt, double *pOut){
-  int64_t a, b;
+  int64_t a, b = 0;
   if( n==0 ){ *pOut = 0.0; return; }
-  kthDur(d, (n-1)/2, maxDur, aCnt, &a);
+  kthPair(d, (n-1)/2, n%2==0, maxDur, aCnt, &a, &b);
   if( n%2 ){ *pOut = US(a); return; }
-  kthDur(d, n/2, maxDur, aCnt, &b);
   *pOut = US(a)*0.5 + US(b)*0.5;
 }
 
+/* Counts of a selection: events, small events, the largest duration. */
+typedef struct CountSmall { int64_t n, nSmall, max; } CountSmall;
+
 /* Busy union and span of one device's ops (its tracks aTk[0..nTk), in
-** track order): a k-way merge of the tracks' slices (each already in ts
+** track order), and their counts into *pC: a k-way merge of the tracks' slices (each already in ts
 ** order) by a binary heap on (ts, position in aTk), no copy; the events
 ** come in the order a scan of the heads for the smallest (ts, position)
 ** would give them.  SQLITE_OK or SQLITE_NOMEM (then nothing is set). */
-static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy, int64_t *pSpan){
+static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy, int64_t *pSpan,
+                     CountSmall *pC){
   int64_t nH = 0, k, *aPos, *aHeap, *aTs;
   int64_t curLo = 0, curHi = 0, lo = 0, hi = 0, busy = 0;
   int started = 0;
@@ -208,6 +327,9 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy,
       if( m==c ) break;
       x = aHeap[c]; aHeap[c] = aHeap[m]; aHeap[m] = x; c = m;
     }
+    pC->n++;
+    if( r->dur<SMALL_OP_PS ) pC->nSmall++;
+    if( r->dur>pC->max ) pC->max = r->dur;
     if( !started ){ curLo = lo = r->ts; curHi = hi = r->ts + r->dur; started = 1; continue; }
     if( r->ts>curHi ){ busy += curHi-curLo; curLo = r->ts; curHi = r->ts + r->dur; }
     else if( r->ts+r->dur>curHi ) curHi = r->ts + r->dur;
@@ -222,20 +344,13 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy,
   return SQLITE_OK;
 }
 
-/* Count events and small events of a selection. */
-typedef struct CountSmall { int64_t n, nSmall, max; } CountSmall;
-static void countSmall(void *pArg, const SEv *r){
-  CountSmall *c = (CountSmall*)pArg;
-  c->n++;
-  if( r->dur<SMALL_OP_PS ) c->nSmall++;
-  if( r->dur>c->max ) c->max = r->dur;
-}
 
-/* Inputs of the KPIs: per device union/span/median, trace facts.  Needs no
-** per-event memory: selections are walked through the track slices. */
-static int engKpis(Engine *e){
+/* Inputs of the KPIs: per device union/span/median, trace facts (compile
+** and transfer: their ps, summed by aggEventPass).  Needs no per-event
+** memory: selections are walked through the track slices. */
+static int engKpis(Engine *e, int64_t compile, int64_t transfer){
   int rc = SQLITE_OK;
-  int64_t i, j, compile = 0, transfer = 0, busyAll = 0;
+  int64_t i, j, busyAll = 0;
   sqlite3_stmt *pIns = 0;
   HMap devOf = {0,0,0};      /* proc name id → list index */
   int32_t *aDev = 0; int64_t nDev = 0;
@@ -243,32 +358,15 @@ static int engKpis(Engine *e){
                               ** device order, each device's in track order) */
   int64_t *aDevFirst = 0;     /* device j's are aDevTk[aDevFirst[j]..aDevFirst[j+1]) */
   int64_t nDevTk = 0;
-  unsigned char *aFlag = 0;
   DevIter all;
   CountSmall cAll = {0,0,0};
   int64_t *aCnt = 0;          /* radix counters of the medians */
   double medAll = 0.0;
   aDev = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nTrk+1)*2);
   aDevFirst = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+2));
-  aFlag = sqlite3_malloc64((sqlite3_uint64)(e->pool.n+1));
   aCnt = sqlite3_malloc64(sizeof(int64_t)*RADIX_N);
-  if( !aDev || !aDevFirst || !aFlag || !aCnt ){ rc = SQLITE_NOMEM; goto done; }
+  if( !aDev || !aDevFirst || !aCnt ){ rc = SQLITE_NOMEM; goto done; }
   aDevTk = aDev + e->nTrk + 1;
-  memset(aFlag, 0, (size_t)e->pool.n+1);
-  for(i=0; i<e->nEv; i++){
-    SEv *r = EV(e, i);
-    const EvKey *q = KEY(e, r);
-    STrack *t = &e->aTrk[q->trk];
-    unsigned char f = aFlag[q->name];
-    if( f==0 ){   /* name tests cached per name: 1 known, 2 compile, 4 transfer */
-      const char *z = SP_STR(&e->pool, q->name);
-      int n = SP_LEN(&e->pool, q->name);
-      f = (unsigned char)(1 | (hasCi(z, n, "compile") ? 2 : 0) | (isTransferName(z, n) ? 4 : 0));
-      aFlag[q->name] = f;
-    }
-    if( t->isHost && (f & 2) ) compile += r->dur;
-    if( f & 4 ) transfer += r->dur;
-  }
   /* Devices in order of first appearance of their tracks, and their
   ** tracks grouped (a counting sort, stable: linear in the tracks). */
   for(i=0; i<e->nTrk; i++){
@@ -295,8 +393,6 @@ static int engKpis(Engine *e){
     aDevFirst[0] = 0;
   }
   all.e = e; all.aTk = aDevTk; all.nTk = nDevTk;     /* counts: any order */
-  devEach(&all, countSmall, &cAll);
-  medianDur(&all, cAll.n, cAll.max, aCnt, &medAll);
   if( (rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_device VALUES(?1,?2,?3,?4,?5,?6,?7)")) ) goto done;
   for(j=0; j<nDev; j++){
     DevIter one;
@@ -304,10 +400,12 @@ static int engKpis(Engine *e){
     int64_t busy, span;
     double med;
     one.e = e; one.aTk = aDevTk + aDevFirst[j]; one.nTk = aDevFirst[j+1] - aDevFirst[j];
-    devEach(&one, countSmall, &c);
-    if( (rc = unionSpan(e, one.aTk, one.nTk, &busy, &span)) ) goto done;
+    if( (rc = unionSpan(e, one.aTk, one.nTk, &busy, &span, &c)) ) goto done;
     medianDur(&one, c.n, c.max, aCnt, &med);
     busyAll += busy;
+    cAll.n += c.n;                  /* the devices' counts make all devices' */
+    cAll.nSmall += c.nSmall;
+    if( c.max>cAll.max ) cAll.max = c.max;
     sqlite3_bind_int64(pIns, 1, e->traceId);
     profsumEngBindStrId(e, pIns, 2, aDev[j]);
     sqlite3_bind_int64(pIns, 3, c.n);
@@ -318,6 +416,7 @@ static int engKpis(Engine *e){
     if( (rc = profsumEngStep(e, pIns)) ) goto done;
   }
   sqlite3_finalize(pIns); pIns = 0;
+  medianDur(&all, cAll.n, cAll.max, aCnt, &medAll);
   {
     EngFact aF[6] = {
       {"median_op_duration", 0, 0}, {"n_ops", 0, 0}, {"n_small_ops", 0, 0},
@@ -334,7 +433,6 @@ done:
   sqlite3_finalize(pIns);
   sqlite3_free(aDev);
   sqlite3_free(aDevFirst);
-  sqlite3_free(aFlag);
   sqlite3_free(aCnt);
   profsumEngHmFree(&devOf);
   return rc;
@@ -391,7 +489,7 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
       int32_t k_ = e->aOrd[tr_->iFirst + aPos[h]]; SEv *r_ = EV(e, k_); \
       if( (mask>>aKeyCat[r_->key]) & 1 ){ \
         double ts_, end_, lo_, hi_; \
-        profsumEngEvFloatNear(e, k_, &aHint[h], &ts_, &end_); \
+        profsumEngEvFloatIn(e, tr_, k_, &aHint[h], &ts_, &end_); \
         lo_ = ts_<wLo ? wLo : ts_; hi_ = end_>wHi ? wHi : end_; \
         if( hi_>lo_ ){ aLo[h] = lo_; aHi[h] = hi_; ok = 1; break; } \
       } \
@@ -546,6 +644,9 @@ typedef struct Agg {
   double aCommRef[16];        /* Σ exclusive as the reference adds it */
   int64_t hintRef;            /* floatEntryNear's hint for the device ops */
   int64_t curXr;              /* profsumEngExclRefAt's cursor */
+  unsigned char *aKpiFlag;    /* per name id: 1 known, 2 compile, 4 transfer */
+  int64_t compilePs;          /* host events named like a compilation, ps */
+  int64_t transferPs;         /* transfer events, ps (engKpis' facts) */
 } Agg;
 
 /* Allocate and clear a's arrays for e's names and keys.  SQLITE_OK or
@@ -561,13 +662,17 @@ static int aggInit(Agg *a, Engine *e){
   a->aNameFlag = sqlite3_malloc64((sqlite3_uint64)(nNames ? nNames : 1));
   a->aFamily = sqlite3_malloc64(sizeof(char*)*(sqlite3_uint64)(nNames ? nNames : 1));
   a->aMemo = sqlite3_malloc64(sizeof(KeyMemo)*(sqlite3_uint64)(e->nKey ? e->nKey : 1));
-  if( !a->aOp || !a->aKeyCat || !a->aNameFlag || !a->aFamily || !a->aMemo ) return SQLITE_NOMEM;
+  a->aKpiFlag = sqlite3_malloc64((sqlite3_uint64)(nNames ? nNames : 1));
+  if( !a->aOp || !a->aKeyCat || !a->aNameFlag || !a->aFamily || !a->aMemo || !a->aKpiFlag ){
+    return SQLITE_NOMEM;
+  }
   for(i=0; i<e->nKey; i++){
     a->aMemo[i].n = a->aMemo[i].first = 0;
     a->aMemo[i].flop = 0.0; a->aMemo[i].flopKind = -1; a->aMemo[i].comm = -2;
   }
   memset(a->aOp, 0, sizeof(OpAgg)*(size_t)nNames);
   memset(a->aNameFlag, 0, (size_t)nNames);
+  memset(a->aKpiFlag, 0, (size_t)nNames);
   memset(a->aFamily, 0, sizeof(char*)*(size_t)nNames);
   return SQLITE_OK;
 }
@@ -578,6 +683,7 @@ static void aggFree(Agg *a){
   sqlite3_free(a->aKeyCat);
   sqlite3_free(a->aMemo);
   sqlite3_free(a->aNameFlag);
+  sqlite3_free(a->aKpiFlag);
   sqlite3_free((void*)a->aFamily);
   profsumEngHmFree(&a->steps); profsumEngHmFree(&a->gpuSteps); profsumEngHmFree(&a->ctr);
 }
@@ -661,6 +767,17 @@ static int aggEventPass(Agg *a){
     int cat = a->aKeyCat[r->key];
     HEnt *hStep;
     if( !t->isSteps ) a->aBucket[cat] += r->excl;
+    {
+      /* compile and transfer time (engKpis' facts), name tests per name */
+      unsigned char f = a->aKpiFlag[q->name];
+      if( f==0 ){
+        f = (unsigned char)(1 | (hasCi(zName, nName, "compile") ? 2 : 0)
+                              | (isTransferName(zName, nName) ? 4 : 0));
+        a->aKpiFlag[q->name] = f;
+      }
+      if( t->isHost && (f & 2) ) a->compilePs += r->dur;
+      if( f & 4 ) a->transferPs += r->dur;
+    }
     /* run_ids / source hints (kind 1, 2; owner 0) */
     if( r->runid>=0 && (rc = counterAdd(&a->ctr, 1, 0, r->runid, 1, j)) ) return rc;
     if( a->aMemo[r->key].n++==0 ) a->aMemo[r->key].first = j;   /* sources, shapes, tf_ops: per key */
@@ -688,8 +805,8 @@ static int aggEventPass(Agg *a){
     if( t->isDevice && t->isDevOp ){
       OpAgg *o = &a->aOp[q->name];
       KeyMemo *m = &a->aMemo[r->key];
-      double dRef = profsumEngEvDurFloatNear(e, k, &a->hintRef);
-      double xRef = profsumEngExclRefAt(e, j, &a->curXr, dRef);
+      double dRef = profsumEngEvDurFloatIn(e, k, &a->hintRef);
+      double xRef = profsumEngExclRefIn(e, j, &a->curXr, dRef);
       o->seen = 1;
       o->count++;
       o->total += r->dur;
@@ -876,7 +993,7 @@ static int aggGlobalBreakdown(Agg *a, double g[5], double *pTotal){
       int32_t k = e->aOrd[tr->iFirst + jj];
       double ts, end;
       if( a->aKeyCat[EV(e, k)->key]!=CAT_COMPUTE ) continue;
-      profsumEngEvFloatNear(e, k, &hint, &ts, &end);
+      profsumEngEvFloatIn(e, tr, k, &hint, &ts, &end);
       if( !hasW || ts<wLo ) wLo = ts;
       if( !hasW || end>wHi ) wHi = end;
       hasW = 1;
@@ -1026,7 +1143,7 @@ int profsumEngAggregate(Engine *e){
   if( rc==SQLITE_OK ) rc = aggWriteOps(&a);
   if( rc==SQLITE_OK ) rc = aggWriteComm(&a);
   if( rc==SQLITE_OK ) rc = profsumEngGapsAndRegions(e);
-  if( rc==SQLITE_OK ) rc = engKpis(e);
+  if( rc==SQLITE_OK ) rc = engKpis(e, a.compilePs, a.transferPs);
   aggFree(&a);
   return rc;
 }

@@ -7,6 +7,7 @@
 #include "summary_engine.h"
 #include "engine_intake.h"
 #include "engine_int.h"
+#include "engine_fast.h"
 #include "funcs.h"
 #include "jsontree.h"
 
@@ -202,18 +203,18 @@ static int spCmp(Engine *e, int32_t a, int32_t b){
 /* Reorder a[0..n), a track's events in nesting order (ts asc, end desc,
 ** file order), into the gap order (ts asc, end asc, file order): within
 ** each run of equal start, the runs of equal end are reversed, each kept
-** in file order.  Linear, in place. */
-static void gapOrder(Engine *e, int32_t *a, int64_t n){
-  int64_t i = 0, j, k, m;
+** in file order.  Linear, in place.  t: their track. */
+static void gapOrder(Engine *e, const STrack *t, int32_t *a, int64_t n){
+  int64_t i = 0, j, k, m, tol = profsumEngTrackTol(e, t);
   int32_t x;
   while( i<n ){
-    for(j=i+1; j<n && cmpTs(e, a[j], a[i])==0; j++){}
+    for(j=i+1; j<n && profsumEngCmpIn(e, t, tol, a[j], 0, a[i], 0)==0; j++){}
     if( j-i>1 ){
       /* reverse the whole run: ends ascend, equal ends now in reverse file order */
       for(k=i, m=j-1; k<m; k++, m--){ x = a[k]; a[k] = a[m]; a[m] = x; }
       for(k=i; k<j; k=m){
         int64_t p, q;
-        for(m=k+1; m<j && cmpEnd(e, a[m], a[k])==0; m++){}
+        for(m=k+1; m<j && profsumEngCmpIn(e, t, tol, a[m], 1, a[k], 1)==0; m++){}
         for(p=k, q=m-1; p<q; p++, q--){ x = a[p]; a[p] = a[q]; a[q] = x; }
       }
     }
@@ -370,7 +371,7 @@ static int gapsRegionPass(Gaps *g){
     int d;
     double xRef;
     if( !(t->isDevice && t->isDevOp) ) continue;
-    xRef = profsumEngExclRefAt(e, j, &curXr, profsumEngEvDurFloatNear(e, e->aOrd[j], &hintRef));
+    xRef = profsumEngExclRefIn(e, j, &curXr, profsumEngEvDurFloatIn(e, e->aOrd[j], &hintRef));
     if( g->aKeyPi[r->key]>=0 ){
       pi = &g->rx.aInfo[g->aKeyPi[r->key]];
     }else{
@@ -544,14 +545,14 @@ static int gapsAddGap(Gaps *g, int64_t j, int64_t n, double gap){
 static int gapsOfTrack(Gaps *g, const STrack *t){
   Engine *e = g->e;
   int32_t *aG = g->aG;
-  int64_t j, n = t->nEv;
+  int64_t j, n = t->nEv, tol = profsumEngTrackTol(e, t);
   int32_t iPrev;        /* the event with the largest end so far (doubles) */
   int rc;
   memcpy(aG, e->aOrd + t->iFirst, sizeof(int32_t)*(size_t)n);
-  gapOrder(e, aG, n);
+  gapOrder(e, t, aG, n);
   iPrev = aG[0];
   for(j=1; j<n; j++){
-    if( cmpTsEnd(e, aG[j], iPrev)>0 ){
+    if( profsumEngCmpIn(e, t, tol, aG[j], 0, iPrev, 1)>0 ){
       /* the gap as the reference has it: its doubles' E.ts − prev_end
       ** (positive: the doubles decided there is a gap).  Not exact
       ** picoseconds: the totals order the rows, and the reference's
@@ -561,7 +562,7 @@ static int gapsOfTrack(Gaps *g, const STrack *t){
       profsumEngEvFloat(e, iPrev, &x, &fEnd);
       if( (rc = gapsAddGap(g, j, n, fTs - fEnd)) ) return rc;
     }
-    if( cmpEnd(e, aG[j], iPrev)>0 ) iPrev = aG[j];
+    if( profsumEngCmpIn(e, t, tol, aG[j], 1, iPrev, 1)>0 ) iPrev = aG[j];
   }
   return SQLITE_OK;
 }

@@ -8,6 +8,7 @@
 #include "summary_engine.h"
 #include "engine_intake.h"
 #include "engine_int.h"
+#include "engine_fast.h"
 #include "funcs.h"
 #include "jsontree.h"
 
@@ -224,6 +225,16 @@ static int evLess(Engine *e, int32_t ia, int32_t ib, int gapOrder){
   return ia<ib;
 }
 
+/* evLess(gapOrder 0) for two events of track t (tol: its
+** profsumEngTrackTol). */
+static int evLessIn(Engine *e, const STrack *t, int64_t tol, int32_t ia, int32_t ib){
+  int c = profsumEngCmpIn(e, t, tol, ia, 0, ib, 0);
+  if( c ) return c<0;
+  c = profsumEngCmpIn(e, t, tol, ia, 1, ib, 1);
+  if( c ) return c>0;
+  return ia<ib;
+}
+
 static void heapSiftDown(Engine *e, int32_t *a, int64_t n, int64_t i, int g){
   for(;;){
     int64_t l = 2*i+1, m = i;
@@ -382,20 +393,30 @@ static double ulpOf(double x){
 ** T is the same double for both points of a line, so two points whose
 ** exact times differ by more than 2(u + q) µs order as their doubles do.
 ** The bound is taken with a margin and rounded up to whole ps; a line
-** too large for it keeps 0 (no shortcut). */
-static void xpLineTolerance(Engine *e){
+** too large for it keeps 0 (no shortcut).  The same pass counts each
+** track's events (STrack.nEv) and says whether the event indices come
+** track by track in track order (*pGrouped): 1 when it did so, 0 when
+** the caller must (not an XPlane, no memory). */
+static int xpLineTolerance(Engine *e, int *pGrouped){
   int64_t i, t;
+  int32_t prev = 0;
   double *aQ;
-  if( !e->isXPlane || e->nTrk==0 ) return;
+  if( !e->isXPlane || e->nTrk==0 ) return 0;
   aQ = sqlite3_malloc64(sizeof(double)*(sqlite3_uint64)e->nTrk);
-  if( aQ==0 ) return;                     /* no shortcut: the doubles decide */
-  for(t=0; t<e->nTrk; t++) aQ[t] = 0.0;
+  if( aQ==0 ) return 0;                   /* no shortcut: the doubles decide */
+  for(t=0; t<e->nTrk; t++){ aQ[t] = 0.0; e->aTrk[t].nEv = 0; }
+  *pGrouped = 1;
   for(i=0; i<e->nEv; i++){
     const SEv *r = EV(e, i);
     int32_t k = KEY(e, r)->trk;
-    double off = (double)(e->aTrk[k].xpBase + r->ts);
+    profsum_ps w = e->aTrk[k].xpBase + r->ts;
+    /* the same double either way; the 64-bit conversion is one instruction */
+    double off = (w>=INT64_MIN && w<=INT64_MAX) ? (double)(int64_t)w : (double)w;
     double v = fabs(off) + (double)r->dur;
     if( v>aQ[k] ) aQ[k] = v;
+    e->aTrk[k].nEv++;
+    if( k<prev ) *pGrouped = 0;
+    prev = k;
   }
   for(t=0; t<e->nTrk; t++){
     STrack *tr = &e->aTrk[t];
@@ -409,6 +430,7 @@ static void xpLineTolerance(Engine *e){
     if( tolPs<0x1p60 ) tr->xpTolPs = (int64_t)tolPs;
   }
   sqlite3_free(aQ);
+  return 1;
 }
 
 /* Order each track's events in processing order (aOrd: tracks in order,
@@ -423,31 +445,45 @@ int profsumEngOrder(Engine *e){
                             ** has a child, -1 - its entry in aXrPos/aXrVal */
   int64_t *aPos;
   int devOp = 0;            /* the track being swept is a device-op track */
+  int32_t iTop = -1;        /* the event on top of the stack (nStk > 0) */
   int rc = SQLITE_OK;
+  int counted, grouped = 1; /* nEv counted; events come track by track */
   engTolerance(e);
-  xpLineTolerance(e);
+  counted = xpLineTolerance(e, &grouped);
   engTrackFlags(e);
   aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+1));
   e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
   if( !aPos || !e->aOrd ){ sqlite3_free(aPos); return SQLITE_NOMEM; }
   profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);      /* written in full below */
-  for(i=0; i<e->nTrk; i++) e->aTrk[i].nEv = 0;
-  for(i=0; i<n; i++) e->aTrk[KEY(e, EV(e, i))->trk].nEv++;
+  if( !counted ){
+    int32_t prev = 0;
+    for(i=0; i<e->nTrk; i++) e->aTrk[i].nEv = 0;
+    for(i=0; i<n; i++){
+      int32_t k = KEY(e, EV(e, i))->trk;
+      e->aTrk[k].nEv++;
+      if( k<prev ) grouped = 0;
+      prev = k;
+    }
+  }
   for(i=0, aPos[0]=0; i<e->nTrk; i++){
     e->aTrk[i].iFirst = aPos[i];
     aPos[i+1] = aPos[i] + e->aTrk[i].nEv;
     if( e->aTrk[i].nEv>nMaxTrk ) nMaxTrk = e->aTrk[i].nEv;
     if( e->aTrk[i].isDevice && e->aTrk[i].isDevOp ) nDevOpEv += e->aTrk[i].nEv;
   }
-  for(i=0; i<n; i++) e->aOrd[aPos[KEY(e, EV(e, i))->trk]++] = (int32_t)i;
+  if( grouped ){
+    for(i=0; i<n; i++) e->aOrd[i] = (int32_t)i;   /* the stable grouping is the identity */
+  }else{
+    for(i=0; i<n; i++) e->aOrd[aPos[KEY(e, EV(e, i))->trk]++] = (int32_t)i;
+  }
   sqlite3_free(aPos);
   for(t=0; t<e->nTrk; t++){
     STrack *tr = &e->aTrk[t];
     int32_t *o = e->aOrd + tr->iFirst;
-    int64_t j;
+    int64_t j, tol = profsumEngTrackTol(e, tr);
     if( e->xStop && e->xStop(e->pStopArg) ) return profsumEngErr(e, SQLITE_INTERRUPT, "interrupted");
     for(j=1; j<tr->nEv; j++){
-      if( !evLess(e, o[j-1], o[j], 0) ) break;
+      if( !evLessIn(e, tr, tol, o[j-1], o[j]) ) break;
     }
     if( j<tr->nEv ) profsumEngSortEvIdx(e, o, tr->nEv, 0, profsumEngSortDepth(tr->nEv));
   }
@@ -464,9 +500,10 @@ int profsumEngOrder(Engine *e){
     SEv *x_ = EV(e, top_); \
     int64_t ex_ = x_->dur - x_->excl; \
     x_->excl = ex_>0 ? ex_ : 0; \
-    if( nStk>0 ) EV(e, STK_EV(nStk-1))->excl += x_->dur; \
+    iTop = nStk>0 ? STK_EV(nStk-1) : -1; \
+    if( nStk>0 ) EV(e, iTop)->excl += x_->dur; \
     if( devOp && (nStk>0 || s_<0) ){ \
-      double d_ = profsumEngEvDurFloat(e, top_); \
+      double d_ = e->isXPlane ? (double)EV(e, top_)->dur / 1e6 : profsumEngEvDurFloat(e, top_); \
       if( s_<0 ){ \
         double x2_ = d_ - e->aXrVal[-1-(int64_t)s_]; \
         e->aXrVal[-1-(int64_t)s_] = x2_>0 ? x2_ : 0.0; \
@@ -477,14 +514,15 @@ int profsumEngOrder(Engine *e){
   }while(0)
   for(t=0; t<e->nTrk && rc==SQLITE_OK; t++){
     STrack *tr = &e->aTrk[t];
-    int64_t j;
+    int64_t j, tol = profsumEngTrackTol(e, tr);
     devOp = tr->isDevice && tr->isDevOp;
     for(j=0; j<tr->nEv && rc==SQLITE_OK; j++){
       int64_t pos = tr->iFirst + j;
       int32_t k = e->aOrd[pos];
-      while( nStk>0 && cmpTsEnd(e, k, STK_EV(nStk-1))>=0 ) FIN();
-      while( nStk>0 && cmpEnd(e, k, STK_EV(nStk-1))>0 ) FIN();
-      if( (rc = profsumEngGrowCapped((void**)&aStk, &nAllocStk, nStk+1, nMaxTrk, sizeof(int32_t))) ) break;
+      while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 0, iTop, 1)>=0 ) FIN();
+      while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 1, iTop, 1)>0 ) FIN();
+      if( nStk+1>nAllocStk
+       && (rc = profsumEngGrowCapped((void**)&aStk, &nAllocStk, nStk+1, nMaxTrk, sizeof(int32_t))) ) break;
       if( devOp && nStk>0 && aStk[nStk-1]>=0 ){
         /* the open event gets its first child (it is the previous
         ** position: entries come in increasing position) */
@@ -502,6 +540,7 @@ int profsumEngOrder(Engine *e){
       }
       EV(e, k)->excl = 0;
       aStk[nStk++] = (int32_t)pos;
+      iTop = k;
     }
     while( nStk>0 ) FIN();
   }

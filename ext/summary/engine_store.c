@@ -128,12 +128,13 @@ static char *spAlloc(SPool *p, int64_t nByte){
   return z;
 }
 
-/* See engine_int.h. */
-int profsumEngSlotsFor(int32_t **paSlot, int64_t *pnSlot, int64_t nIds,
-                       uint64_t (*xHash)(const void*, int64_t), const void *pCtx){
+/* profsumEngSlotsFor when the table must grow (kept out of line, so that
+** the check every intern makes is a short call). */
+static int __attribute__((noinline)) slotsGrow(int32_t **paSlot, int64_t *pnSlot, int64_t nIds,
+                                              uint64_t (*xHash)(const void*, int64_t),
+                                              const void *pCtx){
   int64_t nSlot, j;
   int32_t *a;
-  if( nIds*2 <= *pnSlot ) return SQLITE_OK;
   nSlot = *pnSlot ? *pnSlot*2 : 1024;
   a = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nSlot);
   if( a==0 ) return SQLITE_NOMEM;
@@ -147,6 +148,13 @@ int profsumEngSlotsFor(int32_t **paSlot, int64_t *pnSlot, int64_t nIds,
   *paSlot = a;
   *pnSlot = nSlot;
   return SQLITE_OK;
+}
+
+/* See engine_int.h. */
+int profsumEngSlotsFor(int32_t **paSlot, int64_t *pnSlot, int64_t nIds,
+                       uint64_t (*xHash)(const void*, int64_t), const void *pCtx){
+  if( nIds*2 <= *pnSlot ) return SQLITE_OK;     /* the usual case: a call per intern */
+  return slotsGrow(paSlot, pnSlot, nIds, xHash, pCtx);
 }
 
 /* The hash of string id j of pool pCtx (profsumEngSlotsFor). */

@@ -85,6 +85,12 @@ struct InsMem {
   MemDev *aDev; int nDev, nDevAlloc;
   MemDiag diag;
   MemKern *pKern;
+  /* per event_metadata entry of the current (device) plane (iMeta): 0
+  ** not known yet, 1 not a memory event and its stats have no
+  ** kernel_details, 2 they have one; 0 entries (nKd 0) when the plane's
+  ** could not be allocated or it is no device */
+  unsigned char *aKd; int64_t nKd, nKdAlloc;
+  int64_t kdPlane;        /* the plane (iPlane) aKd is of */
 };
 
 /* ===================================================================== */
@@ -117,6 +123,7 @@ void insMemFree(InsMem *p){
   sqlite3_free(p->aDev);
   memDiagFree(&p->diag);
   memKernFree(p->pKern);
+  sqlite3_free(p->aKd);
   sqlite3_free(p);
 }
 
@@ -447,7 +454,17 @@ static int memTake(InsMem *p, MemIn *m){
 int insMemXpPlane(InsMem *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
   int i, rc = SQLITE_OK;
   p->isXPlane = 1;
+  p->nKd = 0;
+  p->kdPlane = pl->iPlane;
   if( pl->nName<8 || memcmp(pl->zName, "/device:", 8)!=0 ) return SQLITE_OK;
+  if( pl->nEventMetadata>p->nKdAlloc ){
+    unsigned char *a = sqlite3_realloc64(p->aKd, (sqlite3_uint64)pl->nEventMetadata);
+    if( a ){ p->aKd = a; p->nKdAlloc = pl->nEventMetadata; }
+  }
+  if( pl->nEventMetadata<=p->nKdAlloc ){
+    p->nKd = pl->nEventMetadata;
+    if( p->nKd ) memset(p->aKd, 0, (size_t)p->nKd);
+  }
   for(i=0; i<pl->nStat; i++){
     const ProfsumXpStat *st = &pl->aStat[i];
     int64_t v;
@@ -546,6 +563,9 @@ int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
   const ProfsumXpEventMeta *mt = ev->pMeta;
   int rc = SQLITE_OK;
   if( mt==0 || ev->eData!=PROFSUM_XD_OFFSET ) return SQLITE_OK;
+  if( ev->nStat==0 && mt->iMeta<p->nKd && ev->pPlane->iPlane==p->kdPlane && p->aKd[mt->iMeta]==1 ){
+    return SQLITE_OK;     /* known below: a device op of no interest here */
+  }
   if( eq(mt->zName, mt->nName, "MemoryAllocation") || eq(mt->zName, mt->nName, "MemoryDeallocation") ){
     MemIn m;
     char abuf[4][40];
@@ -569,6 +589,15 @@ int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
     char *az[3] = {0, 0, 0};
     int64_t an[3] = {0, 0, 0};
     int pass, i, k;
+    if( ev->nStat==0 && mt->iMeta<p->nKd && ev->pPlane->iPlane==p->kdPlane ){
+      /* its metadata's stats decide: looked at once per entry */
+      unsigned char *pk = &p->aKd[mt->iMeta];
+      if( *pk==0 ){
+        *pk = 1;
+        for(i=0; i<mt->nStat; i++) if( kernelKey(mt->aStat[i].zName, mt->aStat[i].nName)==0 ) *pk = 2;
+      }
+      if( *pk==1 ) return SQLITE_OK;
+    }
     for(pass=0; pass<2; pass++){
       const ProfsumXpStat *a = pass ? ev->aStat : mt->aStat;
       int n = pass ? ev->nStat : mt->nStat;

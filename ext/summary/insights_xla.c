@@ -224,11 +224,14 @@ static int xAggGet(InsXla *p, const XAgg *k, int32_t *pIdx){
   return SQLITE_OK;
 }
 
-/* About the median of the n gaps in p->aGap: the median of at most 64 of
-** them, evenly spaced (quickselect; aGap is overwritten). */
-static int64_t xMedianGap(InsXla *p, int64_t n){
-  int64_t *a = p->aGap, step = n>64 ? n/64 : 1, m = 0, i, lo, hi, k;
-  for(i=0; i<n && m<64; i+=step) a[m++] = a[i];
+/* The step between the gaps xMedianGap samples of n. */
+#define XGAP_STEP(n) ((n)>64 ? (n)/64 : 1)
+
+/* About the median of n gaps: the median of at most 64 of them, evenly
+** spaced (gaps 0, XGAP_STEP(n), 2*XGAP_STEP(n), ...), which the caller
+** put in p->aGap[0..m) (quickselect; aGap is overwritten). */
+static int64_t xMedianGap(InsXla *p, int64_t m){
+  int64_t *a = p->aGap, lo, hi, k;
   lo = 0; hi = m-1; k = m/2;
   while( lo<hi ){
     int64_t piv = a[lo + (hi-lo)/2], x = lo, y = hi;
@@ -248,18 +251,20 @@ static int64_t xMedianGap(InsXla *p, int64_t n){
 ** one before it when the gap between them is at most the median gap, so
 ** about half remain; busy sums stay exact. */
 static void xCoarsenIv(InsXla *p, XTrack *t){
-  int64_t i, n = 0, thr, nMerge = 0;
-  for(i=1; i<t->nIv; i++) p->aGap[i-1] = t->aIv[i].s - t->aIv[i-1].e;
-  thr = xMedianGap(p, t->nIv-1);
+  int64_t i, n = 0, thr, nMerge = 0, m = 0, step = XGAP_STEP(t->nIv-1);
+  const int64_t half = t->nIv/2;    /* merges at most */
+  for(i=1; i<t->nIv && m<64; i+=step) p->aGap[m++] = t->aIv[i].s - t->aIv[i-1].e;
+  thr = xMedianGap(p, m);
   for(i=0; i<t->nIv; i++){
-    XIv v = t->aIv[i];
-    if( n>0 && v.s - t->aIv[n-1].e<=thr && nMerge<t->nIv/2 ){
+    const XIv *v = &t->aIv[i];         /* n <= i: merged into or moved down */
+    if( n>0 && v->s - t->aIv[n-1].e<=thr && nMerge<half ){
       XIv *o = &t->aIv[n-1];
-      if( v.e>o->e ) o->e = v.e;
-      o->busy += v.busy;
+      if( v->e>o->e ) o->e = v->e;
+      o->busy += v->busy;
       nMerge++;
     }else{
-      t->aIv[n++] = v;
+      if( n<i ) t->aIv[n] = *v;
+      n++;
     }
   }
   if( n>=XCAP ){                          /* never full after: the last two merged */
@@ -274,20 +279,22 @@ static void xCoarsenIv(InsXla *p, XTrack *t){
 
 /* The same for track t's records of FLOPs and bytes. */
 static void xCoarsenRec(InsXla *p, XTrack *t){
-  int64_t i, n = 0, thr, nMerge = 0;
-  for(i=1; i<t->nRec; i++) p->aGap[i-1] = t->aRec[i].s - t->aRec[i-1].sLast;
-  thr = xMedianGap(p, t->nRec-1);
+  int64_t i, n = 0, thr, nMerge = 0, m = 0, step = XGAP_STEP(t->nRec-1);
+  const int64_t half = t->nRec/2;    /* merges at most */
+  for(i=1; i<t->nRec && m<64; i+=step) p->aGap[m++] = t->aRec[i].s - t->aRec[i-1].sLast;
+  thr = xMedianGap(p, m);
   for(i=0; i<t->nRec; i++){
-    XRec r = t->aRec[i];
-    if( n>0 && r.s - t->aRec[n-1].sLast<=thr && nMerge<t->nRec/2 ){
+    const XRec *r = &t->aRec[i];       /* n <= i: merged into or moved down */
+    if( n>0 && r->s - t->aRec[n-1].sLast<=thr && nMerge<half ){
       XRec *o = &t->aRec[n-1];
-      if( r.sLast>o->sLast ) o->sLast = r.sLast;
-      if( r.s<o->s ) o->s = r.s;
-      o->mflops += r.mflops; o->bytes += r.bytes;
-      o->nF += r.nF; o->nB += r.nB;
+      if( r->sLast>o->sLast ) o->sLast = r->sLast;
+      if( r->s<o->s ) o->s = r->s;
+      o->mflops += r->mflops; o->bytes += r->bytes;
+      o->nF += r->nF; o->nB += r->nB;
       nMerge++;
     }else{
-      t->aRec[n++] = r;
+      if( n<i ) t->aRec[n] = *r;
+      n++;
     }
   }
   if( n>=XCAP ){                          /* never full after: the last two merged */

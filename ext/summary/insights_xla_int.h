@@ -152,7 +152,7 @@ struct InsXla {
                                   ** (lastProc -1: none yet) */
   uint64_t lastTrkKey; int32_t lastTrk;  /* JSON: the same for (pid, tid) */
   char *zBuf; int64_t nBuf;       /* scratch text */
-  int64_t aGap[XCAP];             /* scratch of the coarsening */
+  int64_t aGap[64];               /* scratch of the coarsening: the sampled gaps */
   int64_t nDevOps, nFlopsOps, nMflopsOps, nBytesOps;
 };
 

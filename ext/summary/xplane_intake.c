@@ -202,50 +202,6 @@ static int xpDerive(ProfsumEngine *e, ProfsumXp *p, const ProfsumXpEvent *ev, in
   return SQLITE_OK;
 }
 
-/* A map of int64 keys to positive ints (open addressing; 0: empty): the
-** derived fields of a metadata entry, for its events without stats. */
-typedef struct XpCache { int64_t *aKey; int64_t *aVal; int64_t nSlot, nUsed; } XpCache;
-
-/* Empty c and free its memory. */
-static void xpCacheReset(XpCache *c){
-  sqlite3_free(c->aKey);
-  sqlite3_free(c->aVal);
-  memset(c, 0, sizeof(*c));
-}
-
-/* The slot of key (made when absent, with value 0): *ppVal, or SQLITE_NOMEM. */
-static int xpCacheGet(XpCache *c, int64_t key, int64_t **ppVal){
-  uint64_t h;
-  if( (c->nUsed+1)*2 > c->nSlot ){
-    int64_t nNew = c->nSlot ? c->nSlot*2 : 256, i;
-    int64_t *aK = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nNew);
-    int64_t *aV = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nNew);
-    if( aK==0 || aV==0 ){ sqlite3_free(aK); sqlite3_free(aV); return SQLITE_NOMEM; }
-    memset(aV, 0, sizeof(int64_t)*(size_t)nNew);
-    for(i=0; i<c->nSlot; i++){
-      if( c->aVal[i]==0 ) continue;
-      h = ((uint64_t)c->aKey[i] * 0x9e3779b97f4a7c15ULL) >> 11;
-      while( aV[h & (uint64_t)(nNew-1)] ) h++;
-      aK[h & (uint64_t)(nNew-1)] = c->aKey[i];
-      aV[h & (uint64_t)(nNew-1)] = c->aVal[i];
-    }
-    sqlite3_free(c->aKey); sqlite3_free(c->aVal);
-    c->aKey = aK; c->aVal = aV; c->nSlot = nNew;
-  }
-  h = ((uint64_t)key * 0x9e3779b97f4a7c15ULL) >> 11;
-  for(;; h++){
-    int64_t i = (int64_t)(h & (uint64_t)(c->nSlot-1));
-    if( c->aVal[i]==0 ){
-      /* a new entry: its value is set by the caller (nonzero) */
-      c->aKey[i] = key;
-      c->nUsed++;
-      *ppVal = &c->aVal[i];
-      return SQLITE_OK;
-    }
-    if( c->aKey[i]==key ){ *ppVal = &c->aVal[i]; return SQLITE_OK; }
-  }
-}
-
 /* The reading context: the engine and what the decoder's diagnostics
 ** count. */
 typedef struct XpRead {
@@ -318,20 +274,23 @@ typedef struct XpWalk {
   ProfsumXp *p;
   const char *zFunc;
   char *apB[2]; int64_t anB[2];   /* xpDerive's buffers */
-  XpCache mc;                     /* metadata key → aDer index + 1 (events without stats) */
+  int64_t *aMc;                   /* per event_metadata entry of the plane (iMeta): its
+                                  ** aDer index + 1 (events without stats), 0 not yet,
+                                  ** -1 failed */
+  int64_t nMc, nAllocMc;          /* entries of aMc in use (the plane's), allocated */
   XpDerived *aDer; int64_t nDer, nAllocDer;
   int64_t nUnsortedLines;
   char *zFirstUnsorted;           /* the first unsorted line's message */
 } XpWalk;
 
 /* The derived fields of event ev (metadata m) into *pd: cached per
-** metadata for events without stats (w->mc, w->aDer; reset per plane).
+** metadata for events without stats (w->aMc, w->aDer; reset per plane).
 ** SQLITE_OK or an error code. */
 static int xpDerivedOf(XpWalk *w, const ProfsumXpEvent *ev, const ProfsumXpEventMeta *m, XpDerived *pd){
   int64_t *pc = 0;
   int32_t name;
   int rc;
-  if( ev->nStat==0 && (rc = xpCacheGet(&w->mc, m->key, &pc))!=SQLITE_OK ) return rc;
+  if( ev->nStat==0 && m->iMeta>=0 && m->iMeta<w->nMc ) pc = &w->aMc[m->iMeta];
   if( pc && *pc>0 ){
     *pd = w->aDer[*pc-1];
     return SQLITE_OK;
@@ -354,6 +313,23 @@ static int xpDerivedOf(XpWalk *w, const ProfsumXpEvent *ev, const ProfsumXpEvent
     w->aDer[w->nDer++] = *pd;
     *pc = w->nDer;
   }
+  return SQLITE_OK;
+}
+
+/* Start plane pl's memo of derived fields: one empty entry per
+** event_metadata entry.  SQLITE_OK or SQLITE_NOMEM. */
+static int xpPlaneMemo(XpWalk *w, const ProfsumXpPlane *pl){
+  int64_t n = pl->nEventMetadata;
+  w->nDer = 0;
+  w->nMc = 0;
+  if( n>w->nAllocMc ){
+    int64_t *a = sqlite3_realloc64(w->aMc, sizeof(int64_t)*(sqlite3_uint64)n);
+    if( a==0 ) return SQLITE_NOMEM;
+    w->aMc = a;
+    w->nAllocMc = n;
+  }
+  if( n>0 ) memset(w->aMc, 0, sizeof(int64_t)*(size_t)n);
+  w->nMc = n;
   return SQLITE_OK;
 }
 
@@ -426,6 +402,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
   XpWalk w;
   XpHash hash;
   XpRead x;
+  struct ProfsumInsights *pIns = profsumEngineInsights(e);
   int rc;
   memset(&w, 0, sizeof(w));
   w.e = e;
@@ -442,14 +419,15 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
     int isDev = pl->nName>=8 && memcmp(pl->zName, "/device:", 8)==0;
     if( (rc = xpNameOr(e, pl->zName, pl->nName, "xplane:%lld", pl->iPlane, &proc))!=SQLITE_OK ) break;
     if( (rc = profsumEngName(e, 0, pid, 0, proc))!=SQLITE_OK ) break;
-    if( (rc = profsumInsXpPlane(profsumEngineInsights(e), p, pl))!=SQLITE_OK ) break;
-    xpCacheReset(&w.mc);
-    w.nDer = 0;
+    if( (rc = profsumInsXpPlane(pIns, p, pl))!=SQLITE_OK ) break;
+    if( (rc = xpPlaneMemo(&w, pl))!=SQLITE_OK ) break;
     while( rc==SQLITE_OK && (rc = profsumXpNextLine(p, &ln, &zErr))==SQLITE_ROW ){
       int64_t tid = ln->id!=0 ? ln->id : ln->iLine + 1;
       int32_t thread, trk = -1;
       int isDevOp, unsorted = 0, hasPrev = 0;
       double prevTs = 0.0, prevEnd = 0.0;
+      double lineUs = (double)ln->timestampNs / 1000.0;       /* the reference's, per event */
+      profsum_ps linePs = (profsum_ps)ln->timestampNs*1000;
       rc = ln->nDisplay>0 ? profsumEngIntern(e, ln->zDisplay, ln->nDisplay, &thread)
                           : xpNameOr(e, ln->zName, ln->nName, "xline:%lld", ln->iLine, &thread);
       if( rc==SQLITE_OK ) rc = profsumEngName(e, 1, pid, tid, thread);
@@ -469,7 +447,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
           rc = SQLITE_INTERRUPT;
           break;
         }
-        if( (rc = profsumInsXpEvent(profsumEngineInsights(e), p, ev))!=SQLITE_OK ) break;
+        if( (rc = profsumInsXpEvent(pIns, p, ev))!=SQLITE_OK ) break;
         if( ev->eData!=PROFSUM_XD_OFFSET || ev->durationPs<=0 || m==0 || (m->nDisplay==0 && m->nName==0) ){
           if( ev->eData==PROFSUM_XD_OFFSET && m && ev->durationPs<=0 ){
             profsumEngDiag(e, ev->iEvent, ev->iOffset, ev->durationPs<0 ? "negative_duration" : "zero_duration",
@@ -477,7 +455,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
           }
           continue;
         }
-        fTs = (double)ln->timestampNs / 1000.0 + (double)ev->offsetPs / 1e6;
+        fTs = lineUs + (double)ev->offsetPs / 1e6;
         fDur = (double)ev->durationPs / 1e6;
         fEnd = fTs + fDur;
         if( hasPrev && (fTs<prevTs || (fTs==prevTs && fEnd>prevEnd)) && !unsorted ){
@@ -492,7 +470,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
         }
         a.idx = ev->iEvent;
         a.iOffset = ev->iOffset;
-        a.ts = (profsum_ps)ln->timestampNs*1000 + ev->offsetPs;
+        a.ts = linePs + ev->offsetPs;
         a.dur = ev->durationPs;
         a.fTs = fTs;
         a.fDur = fDur;
@@ -530,7 +508,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
   sqlite3_free(w.zFirstUnsorted);
   sqlite3_free(w.apB[0]); sqlite3_free(w.apB[1]);
   sqlite3_free(w.aDer);
-  xpCacheReset(&w.mc);
+  sqlite3_free(w.aMc);
   profsumXpClose(p);
   xpHashJoin(&hash);
   if( hash.rc==SQLITE_OK ) return rc;
