@@ -240,7 +240,7 @@ build/asan/oom_sql: tests/oom_sql.c tests/oom_common.h $(OBJS_asancore)
 # the C driver run, which exercises the same reader paths.
 ASAN_PRELOAD = LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
   ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-asan: build/asan/profsum.so build/asan/sqlrun build/sqlrun build/asan/oom_test build/asan/oom_sql profsum
+asan: build/asan/profsum.so build/asan/sqlrun build/sqlrun build/asan/oom_test build/asan/oom_sql profsum profsum.so
 	PROFSUM_SQLRUN=build/asan/sqlrun ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/run_driver.py
 	$(PYTHON) tests/oom_check.py build/asan/oom_test
 	PROFSUM_SO=$(CURDIR)/build/asan/profsum.so PROFSUM_SQLRUN=build/asan/sqlrun $(ASAN_PRELOAD) \
