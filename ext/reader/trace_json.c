@@ -627,7 +627,8 @@ static void timeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, in
       /* every event of some traces: past the cap of details, only queued */
       if( !s->roundedCapped && !profsumScanDiagWanted(s, "time_rounded") ) s->roundedCapped = 1;
       if( s->roundedCapped ){
-        scanPendCapped(s, "time_rounded");
+        if( s->flags & PROFSUM_SCAN_QUIETROUND ) scanPendQuiet(s);
+        else scanPendCapped(s, "time_rounded");
       }else{
         char zq[64];
         profsumScanQuote(zq, sizeof(zq), v->z, v->n);
@@ -1095,6 +1096,7 @@ static int parseInWindow(ProfsumScan *s, int kind, const u8 **ppStart,
       unsigned f = 0;
       s->nPending = 0;
       s->nPendingLost = 0;
+      s->nQuietPend = 0;
       /* aArg: only the spans the last entry set (argSet; none without
       ** ARGKEYS) are not zero */
       clearEvent(s);
@@ -1413,6 +1415,7 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
 
 /* See profsum_reader.h. */
 int64_t profsumScanEntries(ProfsumScan *p){ return p->nEntries; }
+int64_t profsumScanQuietRounded(ProfsumScan *p){ return p->nQuietRounded; }
 int profsumScanIsArrayForm(ProfsumScan *p){ return p->bareArray; }
 int64_t profsumScanBytes(ProfsumScan *p){ return p->iBase + (int64_t)p->iPos; }
 const char *profsumScanDisplayTimeUnit(ProfsumScan *p){ return p->zDisplayTimeUnit; }

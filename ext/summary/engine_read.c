@@ -640,6 +640,20 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, in
   return SQLITE_OK;
 }
 
+/* Count n time_rounded diagnostics that the scanner counted without
+** passing them to engDiag (PROFSUM_SCAN_QUIETROUND): as engDiag would
+** have, past the rows it keeps of the kind (the scanner counts only after
+** its cap of details, ENG_DIAG_KEEP_ALL diagnostics of the kind went
+** through engDiag, which registered the kind then if it had room). */
+_Static_assert(ENG_DIAG_KEEP_ALL<=PROFSUM_DIAG_DETAIL_CAP, "engDiag keeps no row of those");
+static void quietRoundedAdd(Engine *e, int64_t n){
+  int k;
+  if( n==0 ) return;
+  for(k=0; k<e->nKind; k++){
+    if( strcmp(e->aKind[k].zKind, "time_rounded")==0 ){ e->aKind[k].n += n; return; }
+  }
+}
+
 /* The read pass. */
 int profsumEngRead(Engine *e, const char *zPath){
   ProfsumSrc *pSrc = 0;
@@ -657,7 +671,11 @@ int profsumEngRead(Engine *e, const char *zPath){
   if( rc ){ profsumSrcClose(pSrc); return rc; }
   e->nFileBytes = profsumSrcFileSize(pSrc);
   e->nLastRunId = -1;
-  rc = profsumScanOpen(pSrc, e->zFunc, PROFSUM_SCAN_ARGKEYS, engDiag, e, &pScan, &zErr);
+  /* QUIETROUND: engDiag only counts a time_rounded past the first
+  ** ENG_DIAG_KEEP_ALL (= the scanner's cap of details); those the scanner
+  ** counts itself are added below (quietRoundedAdd) */
+  rc = profsumScanOpen(pSrc, e->zFunc, PROFSUM_SCAN_ARGKEYS|PROFSUM_SCAN_QUIETROUND,
+                       engDiag, e, &pScan, &zErr);
   while( rc==SQLITE_OK ){
     char ph;
     int32_t iKey = -1;      /* the event key of an X event taken */
@@ -739,6 +757,7 @@ int profsumEngRead(Engine *e, const char *zPath){
   }
   sqlite3_free(pB);
   profsumEngSigFree(e);
+  if( pScan ) quietRoundedAdd(e, profsumScanQuietRounded(pScan));
   if( rc==SQLITE_DONE ){
     const char *zU = profsumScanDisplayTimeUnit(pScan);
     rc = profsumSrcHashHex(profsumScanSrc(pScan), e->zSha);
