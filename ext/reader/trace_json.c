@@ -673,6 +673,18 @@ static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
   timeTaken(s, zKey, v, rc, pHas, pVal, pRounded, pText);
 }
 
+/* 1 when timeTaken would queue nothing for a ts/dur of ps picoseconds
+** (r: rounded) but a time_rounded past the cap with PROFSUM_SCAN_QUIETROUND,
+** which this queues (scanPendQuiet); then the caller sets the value as
+** without a callback.  0: the caller calls timeTaken. */
+static inline int timeQuiet(ProfsumScan *s, int r, profsum_ps ps){
+  if( ps>=((profsum_ps)INT64_MAX+1)*1000 || ps<=-((profsum_ps)INT64_MAX+1)*1000 ) return 0;
+  if( r==0 ) return 1;
+  if( !s->roundedCapped || !(s->flags & PROFSUM_SCAN_QUIETROUND) ) return 0;
+  scanPendQuiet(s);
+  return 1;
+}
+
 /* Member k (nk bytes) of an event object whose value at p is a number:
 ** ts, dur, pid and tid of the common shapes are scanned and set in one
 ** pass (profsumLexMicros, profsumLexInt: jsonlex.h), as applyMember would set them.
@@ -700,7 +712,7 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
       ev->ts = ps;
       ev->tsDigits = w;
       ev->tsExp = x;
-      if( s->xDiag ){
+      if( s->xDiag && !timeQuiet(s, r, ps) ){
         timeTaken(s, "ts", &v, r, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan);
       }else{
         /* timeTaken without a diagnostic to queue (trace_events), inline */
@@ -712,7 +724,7 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
       ev->dur = ps;
       ev->durDigits = w;
       ev->durExp = x;
-      if( s->xDiag ){
+      if( s->xDiag && !timeQuiet(s, r, ps) ){
         timeTaken(s, "dur", &v, r, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan);
       }else{
         ev->hasDur = 1;
