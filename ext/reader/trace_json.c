@@ -735,8 +735,16 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
   }else if( nk==3 && (k[0]=='p' || k[0]=='t') && k[1]=='i' && k[2]=='d' ){
     ProfsumId *pId = k[0]=='p' ? &ev->pid : &ev->tid;
     int64_t v;
-    rc = profsumLexInt(p, e, &q, &v);
-    if( rc!=P_OK ) return rc;
+    if( e-p>=2 && p[0]>='0' && p[0]<='9' && !(p[1]>='0' && p[1]<='9')
+     && p[1]!='.' && p[1]!='e' && p[1]!='E' ){
+      /* one digit (the pid of most devices, many a tid): what
+      ** profsumLexInt gives, without its digit-run scan */
+      v = p[0] - '0';
+      q = p + 1;
+    }else{
+      rc = profsumLexInt(p, e, &q, &v);
+      if( rc!=P_OK ) return rc;
+    }
     memset(pId, 0, sizeof(*pId));
     pId->kind = PROFSUM_ID_INT;
     pId->iVal = v;
