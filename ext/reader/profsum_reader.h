@@ -209,6 +209,13 @@ typedef void (*ProfsumDiagFn)(void *pCtx, int64_t idx, int64_t iOffset,
 #define PROFSUM_SCAN_MNAMES   0x04   /* (streams) what M-event names need:
                                      ** ARGKEYS for JSON, nothing for XPlane,
                                      ** whose rows carry their names */
+/* Past this many diagnostics of one kind, the JSON scanner no longer
+** formats details: xDiag gets zDetail == NULL (consumers only count them). */
+#define PROFSUM_DIAG_DETAIL_CAP 1000
+#define PROFSUM_SCAN_QUIETROUND 0x08 /* (JSON) past its cap of details, a
+                                     ** time_rounded is only counted
+                                     ** (profsumScanQuietRounded), not
+                                     ** passed to xDiag one by one */
 
 typedef struct ProfsumScan ProfsumScan;
 
@@ -231,6 +238,10 @@ int profsumScanIsArrayForm(ProfsumScan *p);      /* 1: the bare-array form */
 int64_t profsumScanBytes(ProfsumScan *p);        /* decompressed bytes */
 const char *profsumScanDisplayTimeUnit(ProfsumScan *p); /* or NULL */
 ProfsumSrc *profsumScanSrc(ProfsumScan *p);
+/* With PROFSUM_SCAN_QUIETROUND: the time_rounded diagnostics counted and
+** not passed to xDiag (all past the cap of details; xDiag got the first
+** PROFSUM_DIAG_DETAIL_CAP).  Any time, 0 without the flag. */
+int64_t profsumScanQuietRounded(ProfsumScan *p);
 void profsumScanClose(ProfsumScan *p);           /* NULL is a no-op */
 
 /* Decode the JSON string span s into UTF-8 (escapes resolved, lone

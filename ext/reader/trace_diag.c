@@ -15,7 +15,7 @@ void profsumScanPendDiag(ProfsumScan *s, const char *zKind, const char *zFmt, ..
   PendingDiag *d;
   int k;
   if( s->xDiag==0 ) return;
-  if( s->nPending>=PROFSUM_MAX_PENDING ){ s->nPendingLost++; return; }
+  if( s->nPending + s->nQuietPend>=PROFSUM_MAX_PENDING ){ s->nPendingLost++; return; }
   d = &s->aPending[s->nPending++];
   d->zKind = zKind;
   for(k=0; k<s->nKindSeen; k++){

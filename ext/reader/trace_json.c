@@ -627,7 +627,8 @@ static void timeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, in
       /* every event of some traces: past the cap of details, only queued */
       if( !s->roundedCapped && !profsumScanDiagWanted(s, "time_rounded") ) s->roundedCapped = 1;
       if( s->roundedCapped ){
-        scanPendCapped(s, "time_rounded");
+        if( s->flags & PROFSUM_SCAN_QUIETROUND ) scanPendQuiet(s);
+        else scanPendCapped(s, "time_rounded");
       }else{
         char zq[64];
         profsumScanQuote(zq, sizeof(zq), v->z, v->n);
@@ -672,6 +673,18 @@ static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
   timeTaken(s, zKey, v, rc, pHas, pVal, pRounded, pText);
 }
 
+/* 1 when timeTaken would queue nothing for a ts/dur of ps picoseconds
+** (r: rounded) but a time_rounded past the cap with PROFSUM_SCAN_QUIETROUND,
+** which this queues (scanPendQuiet); then the caller sets the value as
+** without a callback.  0: the caller calls timeTaken. */
+static inline int timeQuiet(ProfsumScan *s, int r, profsum_ps ps){
+  if( ps>=((profsum_ps)INT64_MAX+1)*1000 || ps<=-((profsum_ps)INT64_MAX+1)*1000 ) return 0;
+  if( r==0 ) return 1;
+  if( !s->roundedCapped || !(s->flags & PROFSUM_SCAN_QUIETROUND) ) return 0;
+  scanPendQuiet(s);
+  return 1;
+}
+
 /* Member k (nk bytes) of an event object whose value at p is a number:
 ** ts, dur, pid and tid of the common shapes are scanned and set in one
 ** pass (profsumLexMicros, profsumLexInt: jsonlex.h), as applyMember would set them.
@@ -699,7 +712,7 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
       ev->ts = ps;
       ev->tsDigits = w;
       ev->tsExp = x;
-      if( s->xDiag ){
+      if( s->xDiag && !timeQuiet(s, r, ps) ){
         timeTaken(s, "ts", &v, r, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan);
       }else{
         /* timeTaken without a diagnostic to queue (trace_events), inline */
@@ -711,7 +724,7 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
       ev->dur = ps;
       ev->durDigits = w;
       ev->durExp = x;
-      if( s->xDiag ){
+      if( s->xDiag && !timeQuiet(s, r, ps) ){
         timeTaken(s, "dur", &v, r, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan);
       }else{
         ev->hasDur = 1;
@@ -722,8 +735,16 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
   }else if( nk==3 && (k[0]=='p' || k[0]=='t') && k[1]=='i' && k[2]=='d' ){
     ProfsumId *pId = k[0]=='p' ? &ev->pid : &ev->tid;
     int64_t v;
-    rc = profsumLexInt(p, e, &q, &v);
-    if( rc!=P_OK ) return rc;
+    if( e-p>=2 && p[0]>='0' && p[0]<='9' && !(p[1]>='0' && p[1]<='9')
+     && p[1]!='.' && p[1]!='e' && p[1]!='E' ){
+      /* one digit (the pid of most devices, many a tid): what
+      ** profsumLexInt gives, without its digit-run scan */
+      v = p[0] - '0';
+      q = p + 1;
+    }else{
+      rc = profsumLexInt(p, e, &q, &v);
+      if( rc!=P_OK ) return rc;
+    }
     memset(pId, 0, sizeof(*pId));
     pId->kind = PROFSUM_ID_INT;
     pId->iVal = v;
@@ -1095,6 +1116,7 @@ static int parseInWindow(ProfsumScan *s, int kind, const u8 **ppStart,
       unsigned f = 0;
       s->nPending = 0;
       s->nPendingLost = 0;
+      s->nQuietPend = 0;
       /* aArg: only the spans the last entry set (argSet; none without
       ** ARGKEYS) are not zero */
       clearEvent(s);
@@ -1413,6 +1435,7 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
 
 /* See profsum_reader.h. */
 int64_t profsumScanEntries(ProfsumScan *p){ return p->nEntries; }
+int64_t profsumScanQuietRounded(ProfsumScan *p){ return p->nQuietRounded; }
 int profsumScanIsArrayForm(ProfsumScan *p){ return p->bareArray; }
 int64_t profsumScanBytes(ProfsumScan *p){ return p->iBase + (int64_t)p->iPos; }
 const char *profsumScanDisplayTimeUnit(ProfsumScan *p){ return p->zDisplayTimeUnit; }

@@ -55,6 +55,10 @@ struct ProfsumScan {
   } aKindSeen[24];
   int nKindSeen;
   int roundedCapped;         /* time_rounded is past its cap of details */
+  int nQuietPend;            /* PROFSUM_SCAN_QUIETROUND: time_rounded of the
+                             ** entry being parsed, past the cap, not in
+                             ** aPending (they take its places all the same) */
+  int64_t nQuietRounded;     /* those of the entries emitted so far */
   unsigned argSet;           /* Bit i: ev.aArg[i] was set (ARGKEYS) since it
                              ** was last cleared */
   ProfsumStrIndex idx;       /* The window's string index (strindex.h): its
@@ -62,9 +66,7 @@ struct ProfsumScan {
                              ** off (idx.xClassify NULL) in the portable mode */
 };
 
-/* Past this many diagnostics of one kind, details are no longer formatted:
-** the callback gets zDetail == NULL (consumers only count them). */
-#define PROFSUM_DIAG_DETAIL_CAP 1000
+/* (PROFSUM_DIAG_DETAIL_CAP, the cap of details per kind: profsum_reader.h) */
 
 /* Queue a diagnostic for the entry being parsed (emitted once it parsed);
 ** past PROFSUM_DIAG_DETAIL_CAP of a kind the detail is not formatted. */
@@ -84,7 +86,7 @@ void profsumScanQuote(char *zOut, int nOut, const char *z, int64_t n);
 ** counted when the entry's diagnostics are emitted. */
 static inline void scanPendCapped(ProfsumScan *s, const char *zKind){
   PendingDiag *d;
-  if( s->nPending>=PROFSUM_MAX_PENDING ){ s->nPendingLost++; return; }
+  if( s->nPending + s->nQuietPend>=PROFSUM_MAX_PENDING ){ s->nPendingLost++; return; }
   d = &s->aPending[s->nPending++];
   d->zKind = zKind;
   d->hasDetail = 0;
@@ -100,7 +102,21 @@ static inline void scanEmitDiag(ProfsumScan *s, int64_t idx, int64_t iOffset,
 ** skipped for the entries without a diagnostic (most), and without a
 ** callback (nothing is queued then). */
 static inline void scanFlushDiag(ProfsumScan *s, int64_t idx, int64_t iOffset){
+  if( s->nQuietPend ){
+    /* counted, as the callback would have (it gets the entry's others) */
+    s->nQuietRounded += s->nQuietPend;
+    s->nQuietPend = 0;
+  }
   if( s->xDiag && (s->nPending || s->nPendingLost) ) profsumScanFlushDiag(s, idx, iOffset);
+}
+
+/* A time_rounded past the cap with PROFSUM_SCAN_QUIETROUND: it takes a
+** place of the entry's queue as scanPendCapped's would (so the entry's
+** other diagnostics are kept or lost as without the flag), counted when
+** the entry's diagnostics are emitted. */
+static inline void scanPendQuiet(ProfsumScan *s){
+  if( s->nPending + s->nQuietPend>=PROFSUM_MAX_PENDING ){ s->nPendingLost++; return; }
+  s->nQuietPend++;
 }
 
 #endif /* PROFSUM_TRACE_JSON_INT_H */

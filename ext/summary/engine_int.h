@@ -196,6 +196,10 @@ struct ProfsumEngine {
   ** the readers see goes to it. */
   struct ProfsumInsights *pIns;
   int diagAll;          /* store every diagnostic, not a compact set */
+  /* The JSON read pass's name memo (engine_read.c, nameIntern): the pooled
+  ** name last interned in each of NAMEMEMO_N slots chosen by a cheap hash of
+  ** the raw name bytes; freed with the signature caches. */
+  struct NameMemo *aNameMemo;
 };
 typedef struct ProfsumEngine Engine;
 

@@ -357,8 +357,8 @@ static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int6
   return SQLITE_OK;
 }
 
-/* Free the signature caches and the args memos (needed only while
-** reading). */
+/* Free the signature caches, the args memos and the name memo (needed
+** only while reading). */
 void profsumEngSigFree(Engine *e){
   int64_t i;
   for(i=0; i<e->nArgMemo; i++){
@@ -375,6 +375,8 @@ void profsumEngSigFree(Engine *e){
   profsumEngHmFree(&e->sigLast);
   profsumEngHmFree(&e->sigCache);
   e->nSigLastBytes = 0;
+  sqlite3_free(e->aNameMemo);
+  e->aNameMemo = 0;
 }
 
 /* Record an M event's process/thread name (era C: pid >= 0, tid >= 0). */
@@ -400,6 +402,43 @@ static int noteMeta(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB)
   if( h==0 ) return SQLITE_NOMEM;
   h->v1 = id;
   return SQLITE_OK;
+}
+
+/* The name memo: a slot holds a pooled name (its text never moves: SPool)
+** and its id.  A name of 8 to NAMEMEMO_MAX_LEN bytes without escapes picks
+** its slot from its length and its first and last eight bytes; a slot whose
+** name has the same bytes gives the id without hashing the whole name and
+** probing the pool's table (a trace repeats its ops' names). */
+#define NAMEMEMO_N 1024
+#define NAMEMEMO_MAX_LEN 256
+typedef struct NameMemo { const char *z; int32_t n, id; } NameMemo;
+
+/* The id of the name span s of an X event (profsumEngSpIntern of its text),
+** or -1 when out of memory. */
+static int32_t nameIntern(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB){
+  const char *z; int64_t n;
+  if( !(s->flags & PROFSUM_SF_ESCAPE) && s->n>=8 && s->n<=NAMEMEMO_MAX_LEN ){
+    uint64_t a, b, h;
+    NameMemo *m;
+    memcpy(&a, s->z, 8);
+    memcpy(&b, s->z + s->n - 8, 8);
+    h = (a ^ (b*0x9e3779b97f4a7c15ULL) ^ (uint64_t)s->n) * 0xff51afd7ed558ccdULL;
+    if( e->aNameMemo==0 ){
+      e->aNameMemo = sqlite3_malloc64(sizeof(NameMemo)*NAMEMEMO_N);
+      if( e->aNameMemo==0 ) return -1;
+      memset(e->aNameMemo, 0, sizeof(NameMemo)*NAMEMEMO_N);
+    }
+    m = &e->aNameMemo[h>>54];
+    _Static_assert(NAMEMEMO_N==1<<10, "the slot is the hash's top 10 bits");
+    if( m->z && m->n==s->n && memcmp(m->z, s->z, (size_t)s->n)==0 ) return m->id;
+    m->id = profsumEngSpIntern(&e->pool, s->z, s->n);
+    if( m->id<0 ){ m->z = 0; return -1; }
+    m->z = SP_STR(&e->pool, m->id);
+    m->n = (int32_t)s->n;
+    return m->id;
+  }
+  if( profsumSpanText(s, ppB, pnB, &z, &n) ) return -1;
+  return profsumEngSpIntern(&e->pool, z, n);
 }
 
 static uint64_t keyHash(const EvKey *k){
@@ -546,7 +585,6 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, in
   SEv *r;
   HEnt *h;
   int isNew, rc;
-  const char *z; int64_t n;
   rc = evNew(e, ev->idx, ev->iOffset, ev->ts, ev->dur, &r);
   if( rc || r==0 ) return rc;
   if( e->nTrk==0 || ev->pid.iVal!=e->lastPid || ev->tid.iVal!=e->lastTid ){
@@ -566,8 +604,7 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, in
     EvKey k;
     int32_t aId[ARGMEMO_N];
     k.trk = e->lastTrk;
-    if( profsumSpanText(&ev->name, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
-    k.name = profsumEngSpIntern(&e->pool, z, n);
+    k.name = nameIntern(e, &ev->name, ppB, pnB);
     if( k.name<0 ) return SQLITE_NOMEM;
     if( argMemoHit(e, k.name, ev, aId) ){
       /* the name's last event had these args: their ids */
@@ -640,6 +677,20 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, in
   return SQLITE_OK;
 }
 
+/* Count n time_rounded diagnostics that the scanner counted without
+** passing them to engDiag (PROFSUM_SCAN_QUIETROUND): as engDiag would
+** have, past the rows it keeps of the kind (the scanner counts only after
+** its cap of details, ENG_DIAG_KEEP_ALL diagnostics of the kind went
+** through engDiag, which registered the kind then if it had room). */
+_Static_assert(ENG_DIAG_KEEP_ALL<=PROFSUM_DIAG_DETAIL_CAP, "engDiag keeps no row of those");
+static void quietRoundedAdd(Engine *e, int64_t n){
+  int k;
+  if( n==0 ) return;
+  for(k=0; k<e->nKind; k++){
+    if( strcmp(e->aKind[k].zKind, "time_rounded")==0 ){ e->aKind[k].n += n; return; }
+  }
+}
+
 /* The read pass. */
 int profsumEngRead(Engine *e, const char *zPath){
   ProfsumSrc *pSrc = 0;
@@ -657,7 +708,11 @@ int profsumEngRead(Engine *e, const char *zPath){
   if( rc ){ profsumSrcClose(pSrc); return rc; }
   e->nFileBytes = profsumSrcFileSize(pSrc);
   e->nLastRunId = -1;
-  rc = profsumScanOpen(pSrc, e->zFunc, PROFSUM_SCAN_ARGKEYS, engDiag, e, &pScan, &zErr);
+  /* QUIETROUND: engDiag only counts a time_rounded past the first
+  ** ENG_DIAG_KEEP_ALL (= the scanner's cap of details); those the scanner
+  ** counts itself are added below (quietRoundedAdd) */
+  rc = profsumScanOpen(pSrc, e->zFunc, PROFSUM_SCAN_ARGKEYS|PROFSUM_SCAN_QUIETROUND,
+                       engDiag, e, &pScan, &zErr);
   while( rc==SQLITE_OK ){
     char ph;
     int32_t iKey = -1;      /* the event key of an X event taken */
@@ -739,6 +794,7 @@ int profsumEngRead(Engine *e, const char *zPath){
   }
   sqlite3_free(pB);
   profsumEngSigFree(e);
+  if( pScan ) quietRoundedAdd(e, profsumScanQuietRounded(pScan));
   if( rc==SQLITE_DONE ){
     const char *zU = profsumScanDisplayTimeUnit(pScan);
     rc = profsumSrcHashHex(profsumScanSrc(pScan), e->zSha);
