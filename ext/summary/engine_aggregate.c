@@ -583,7 +583,7 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], in
     int64_t ex_ = x_->dur - aChild[nStk]; \
     if( ex_<0 ) ex_ = 0; \
     aExact[aKeyCat[x_->key]] += ex_; \
-    if( ex_!=x_->excl ) nDiff++; \
+    if( ex_!=profsumEngExcl(e, k_, x_) ) nDiff++; \
     if( nStk>0 ) aChild[nStk-1] += x_->dur; \
   }while(0)
   for(t=0; t<e->nTrk && rc==SQLITE_OK; t++){
@@ -644,6 +644,7 @@ typedef struct Agg {
   double aCommRef[16];        /* Σ exclusive as the reference adds it */
   int64_t hintRef;            /* floatEntryNear's hint for the device ops */
   int64_t curXr;              /* profsumEngExclRefAt's cursor */
+  int64_t curRun;             /* the next entry of aRunPos/aRunId */
   unsigned char *aKpiFlag;    /* per name id: 1 known, 2 compile, 4 transfer */
   int64_t compilePs;          /* host events named like a compilation, ps */
   int64_t transferPs;         /* transfer events, ps (engKpis' facts) */
@@ -766,7 +767,8 @@ static int aggEventPass(Agg *a){
     int nName = SP_LEN(&e->pool, q->name);
     int cat = a->aKeyCat[r->key];
     HEnt *hStep;
-    if( !t->isSteps ) a->aBucket[cat] += r->excl;
+    int64_t ex = profsumEngExcl(e, k, r);
+    if( !t->isSteps ) a->aBucket[cat] += ex;
     {
       /* compile and transfer time (engKpis' facts), name tests per name */
       unsigned char f = a->aKpiFlag[q->name];
@@ -779,7 +781,8 @@ static int aggEventPass(Agg *a){
       if( f & 4 ) a->transferPs += r->dur;
     }
     /* run_ids / source hints (kind 1, 2; owner 0) */
-    if( r->runid>=0 && (rc = counterAdd(&a->ctr, 1, 0, r->runid, 1, j)) ) return rc;
+    if( a->curRun<e->nRun && e->aRunPos[a->curRun]==j
+     && (rc = counterAdd(&a->ctr, 1, 0, e->aRunId[a->curRun++], 1, j)) ) return rc;
     if( a->aMemo[r->key].n++==0 ) a->aMemo[r->key].first = j;   /* sources, shapes, tf_ops: per key */
     /* steps: v1 the sum of the durations as the reference adds them
     ** (§4.3: its doubles, in processing order; bits of a double), v2 their
@@ -810,13 +813,13 @@ static int aggEventPass(Agg *a){
       o->seen = 1;
       o->count++;
       o->total += r->dur;
-      o->excl += r->excl;
+      o->excl += ex;
       o->totalRef += dRef;
       o->exclRef += xRef;
       if( (m->flopKind<0 || m->comm==-2) && (rc = aggKeyMemo(a, q, m, zName, nName)) ) return rc;
       if( m->flopKind>0 ){ o->flopSum += m->flop; o->flopN++; }
       if( m->comm>=0 ){
-        a->aComm[m->comm][0]++; a->aComm[m->comm][1] += r->excl;
+        a->aComm[m->comm][0]++; a->aComm[m->comm][1] += ex;
         a->aCommRef[m->comm] += xRef;
       }
     }

@@ -370,6 +370,7 @@ static int gapsRegionPass(Gaps *g){
     PartsInfo *pi;
     int d;
     double xRef;
+    int64_t ex;
     if( !(t->isDevice && t->isDevOp) ) continue;
     xRef = profsumEngExclRefIn(e, j, &curXr, profsumEngEvDurFloatIn(e, e->aOrd[j], &hintRef));
     if( g->aKeyPi[r->key]>=0 ){
@@ -379,12 +380,13 @@ static int gapsRegionPass(Gaps *g){
       g->aKeyPi[r->key] = (int32_t)(pi - g->rx.aInfo);
     }
     if( pi->aRegIx==0 && pi->nPart>0 && (rc = gapsRegionsOfParts(g, pi)) ) break;
+    ex = profsumEngExcl(e, e->aOrd[j], r);
     for(d=1; d<=pi->nPart; d++){
       RegAgg *a = &g->aReg[pi->aRegIx[d-1]];
       a->count++;
-      a->incl += r->excl;
+      a->incl += ex;
       a->inclRef += xRef;
-      if( d==pi->nPart ){ a->excl += r->excl; a->exclRef += xRef; }
+      if( d==pi->nPart ){ a->excl += ex; a->exclRef += xRef; }
     }
     if( q->tfop>=0 && !pi->fallback && pi->path4>=0 ) aKeyN[r->key]++;
   }
