@@ -85,6 +85,8 @@ typedef struct EvKey {
 #define EV_PREFAULT ((int64_t)1024)   /* records whose pages are mapped at a time (24 KiB) */
 #define EV(e,i)  (&(e)->apBlk[(i)>>EV_SHIFT][(i)&(EV_BLOCK-1)])
 #define KEY(e,r) (&(e)->aKey[(r)->key])
+/* the event at processing position i (Engine.aOrd, or i itself) */
+#define ORD(e,i) ((e)->aOrd ? (e)->aOrd[i] : (int32_t)(i))
 
 typedef struct STrack {
   int64_t pid, tid;
@@ -199,7 +201,9 @@ struct ProfsumEngine {
   const char *zFirstLeftOutWhy;
   const char *zFirstRejected;
   /* orders */
-  int32_t *aOrd;        /* event indices: tracks in order, (ts,-end) within */
+  int32_t *aOrd;        /* event indices: tracks in order, (ts,-end) within;
+                        ** 0 when that is the identity (an XPlane whose
+                        ** lines come in order: read it through ORD) */
   char *zErrBuf;        /* parse phase: owner of its error message */
   char *zPath;          /* the trace file (for messages) */
   /* An XPlane read (summary §6.1, engReadXPlane): every event has its
@@ -325,6 +329,12 @@ int profsumEngGrowCapped(void **pa, int64_t *pnAlloc, int64_t nNeed, int64_t nMa
 /* Order the tracks' events and compute exclusive time (§2).  SQLITE_OK,
 ** SQLITE_NOMEM or SQLITE_INTERRUPT. */
 int profsumEngOrder(Engine *e);
+/* Copy the n event indices of the processing order from position i0 to a. */
+static inline void profsumEngOrdCopy(const Engine *e, int32_t *a, int64_t i0, int64_t n){
+  int64_t j;
+  if( e->aOrd ){ memcpy(a, e->aOrd + i0, sizeof(int32_t)*(size_t)n); return; }
+  for(j=0; j<n; j++) a[j] = (int32_t)(i0 + j);
+}
 /* The exclusive ps of event k (record r = EV(e,k)), once ordered. */
 static inline int64_t profsumEngExcl(const Engine *e, int64_t k, const SEv *r){
   const HEnt *h;

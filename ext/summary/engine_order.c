@@ -456,9 +456,7 @@ int profsumEngOrder(Engine *e){
   counted = xpLineTolerance(e, &grouped, &nRun);
   engTrackFlags(e);
   aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+1));
-  e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
-  if( !aPos || !e->aOrd ){ sqlite3_free(aPos); return SQLITE_NOMEM; }
-  profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);      /* written in full below */
+  if( !aPos ) return SQLITE_NOMEM;
   if( !counted ){
     int32_t prev = 0;
     for(i=0; i<e->nTrk; i++) e->aTrk[i].nEv = 0;
@@ -477,9 +475,12 @@ int profsumEngOrder(Engine *e){
     if( e->aTrk[i].nEv>nMaxTrk ) nMaxTrk = e->aTrk[i].nEv;
     if( e->aTrk[i].isDevice && e->aTrk[i].isDevOp ) nDevOpEv += e->aTrk[i].nEv;
   }
-  if( grouped ){
-    for(i=0; i<n; i++) e->aOrd[i] = (int32_t)i;   /* the stable grouping is the identity */
-  }else{
+  /* the stable grouping: the identity when the events come track by
+  ** track (no array unless a track must be sorted below) */
+  if( !grouped ){
+    e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
+    if( !e->aOrd ){ sqlite3_free(aPos); return SQLITE_NOMEM; }
+    profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);      /* written in full */
     for(i=0; i<n; i++) e->aOrd[aPos[KEY(e, EV(e, i))->trk]++] = (int32_t)i;
   }
   sqlite3_free(aPos);
@@ -490,13 +491,21 @@ int profsumEngOrder(Engine *e){
   }
   for(t=0; t<e->nTrk; t++){
     STrack *tr = &e->aTrk[t];
-    int32_t *o = e->aOrd + tr->iFirst;
-    int64_t j, tol = profsumEngTrackTol(e, tr);
+    int64_t j, tol = profsumEngTrackTol(e, tr), i0 = tr->iFirst;
     if( e->xStop && e->xStop(e->pStopArg) ) return profsumEngErr(e, SQLITE_INTERRUPT, "interrupted");
     for(j=1; j<tr->nEv; j++){
-      if( !evLessIn(e, tr, tol, o[j-1], o[j]) ) break;
+      if( !evLessIn(e, tr, tol, ORD(e, i0+j-1), ORD(e, i0+j)) ) break;
     }
-    if( j<tr->nEv ) profsumEngSortEvIdx(e, o, tr->nEv, 0, profsumEngSortDepth(tr->nEv));
+    if( j<tr->nEv ){
+      if( e->aOrd==0 ){
+        /* the identity is no longer enough: made in full */
+        e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
+        if( !e->aOrd ) return SQLITE_NOMEM;
+        profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);
+        for(i=0; i<n; i++) e->aOrd[i] = (int32_t)i;
+      }
+      profsumEngSortEvIdx(e, e->aOrd + i0, tr->nEv, 0, profsumEngSortDepth(tr->nEv));
+    }
   }
   /* §2 stack sweep, per track, in this order.  While an event is open,
   ** aChild holds the sum of its children's durs (exact), and its aXrVal
@@ -505,10 +514,10 @@ int profsumEngOrder(Engine *e){
   ** An event's run_id goes to aRunPos/aRunId when it is pushed, and its
   ** exclusive time to its record's last word when it finishes. */
 #define STK_POS(s) ((s)>=0 ? (int64_t)(s) : (int64_t)e->aXrPos[-1-(int64_t)(s)])
-#define STK_EV(lvl) (e->aOrd[STK_POS(aStk[lvl])])
+#define STK_EV(lvl) (ORD(e, STK_POS(aStk[lvl])))
 #define FIN() do{ \
     int32_t s_ = aStk[--nStk]; \
-    int32_t top_ = e->aOrd[STK_POS(s_)]; \
+    int32_t top_ = ORD(e, STK_POS(s_)); \
     SEv *x_ = EV(e, top_); \
     int64_t ex_ = x_->dur - aChild[nStk]; \
     if( ex_<0 ) ex_ = 0; \
@@ -537,7 +546,7 @@ int profsumEngOrder(Engine *e){
     devOp = tr->isDevice && tr->isDevOp;
     for(j=0; j<tr->nEv && rc==SQLITE_OK; j++){
       int64_t pos = tr->iFirst + j;
-      int32_t k = e->aOrd[pos];
+      int32_t k = ORD(e, pos);
       while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 0, iTop, 1)>=0 ) FIN();
       while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 1, iTop, 1)>0 ) FIN();
       if( nStk+1>nAllocStk ){
