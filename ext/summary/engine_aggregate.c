@@ -194,7 +194,12 @@ static void kthPairPass(DevIter *d, uint64_t prefix, uint64_t mask, int shift, i
     const Engine *e = d->e;
     if( mask==0 && aG==0 && pMinB==0 ){
       /* the first count: every duration, nothing else to look at */
-      for(j=0; j<tr->nEv; j++) aCnt[((uint64_t)EV(e, ORD(e, tr->iFirst+j))->dur>>shift) & (RADIX_N-1)]++;
+      if( e->aOrd==0 ){
+        for(j=tr->iFirst; j<tr->iFirst+tr->nEv; j++) aCnt[((uint64_t)EV(e, j)->dur>>shift) & (RADIX_N-1)]++;
+      }else{
+        const int32_t *o = e->aOrd + tr->iFirst;
+        for(j=0; j<tr->nEv; j++) aCnt[((uint64_t)EV(e, o[j])->dur>>shift) & (RADIX_N-1)]++;
+      }
       continue;
     }
     for(j=0; j<tr->nEv; j++){

@@ -364,7 +364,8 @@ static int gapsRegionPass(Gaps *g){
   memset(aKeyN, 0, sizeof(int64_t)*(size_t)(e->nKey+1));
   for(i=0; i<e->nKey; i++) g->aKeyPi[i] = -1;
   for(j=0; j<e->nEv && rc==SQLITE_OK; j++){
-    SEv *r = EV(e, ORD(e, j));
+    int32_t k = ORD(e, j);
+    SEv *r = EV(e, k);
     const EvKey *q = KEY(e, r);
     STrack *t = &e->aTrk[q->trk];
     PartsInfo *pi;
@@ -372,7 +373,7 @@ static int gapsRegionPass(Gaps *g){
     double xRef;
     int64_t ex;
     if( !(t->isDevice && t->isDevOp) ) continue;
-    xRef = profsumEngExclRefIn(e, j, &curXr, profsumEngEvDurFloatIn(e, ORD(e, j), &hintRef));
+    xRef = profsumEngExclRefIn(e, j, &curXr, profsumEngEvDurFloatIn(e, k, &hintRef));
     if( g->aKeyPi[r->key]>=0 ){
       pi = &g->rx.aInfo[g->aKeyPi[r->key]];
     }else{
@@ -380,7 +381,7 @@ static int gapsRegionPass(Gaps *g){
       g->aKeyPi[r->key] = (int32_t)(pi - g->rx.aInfo);
     }
     if( pi->aRegIx==0 && pi->nPart>0 && (rc = gapsRegionsOfParts(g, pi)) ) break;
-    ex = profsumEngExcl(e, ORD(e, j), r);
+    ex = profsumEngExcl(e, k, r);
     for(d=1; d<=pi->nPart; d++){
       RegAgg *a = &g->aReg[pi->aRegIx[d-1]];
       a->count++;
