@@ -325,3 +325,41 @@ class BenchInProcess(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RecordWord(unittest.TestCase):
+    """The event record keeps an exclusive time in 32 bits of picoseconds;
+    longer ones (4.29 ms and more) are kept beside it: both read back the
+    same as the exact value."""
+
+    def test_long_exclusive_times(self):
+        meta = [
+            {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/device:TPU:0"}},
+            {"ph": "M", "pid": 1, "tid": 1, "name": "thread_name", "args": {"name": "XLA Ops"}},
+            {"ph": "M", "pid": 2, "name": "process_name", "args": {"name": "/host:CPU"}},
+        ]
+        evs = [
+            # 10 ms with a 1 ms child: 9 ms exclusive (above 2^32 ps)
+            {"ph": "X", "pid": 1, "tid": 1, "ts": 100, "dur": 10000, "name": "fusion.big",
+             "args": {"run_id": "7"}},
+            {"ph": "X", "pid": 1, "tid": 1, "ts": 200, "dur": 1000, "name": "convolution.small"},
+            # 4294.967295 us: exactly 2^32 - 1 ps, the first value kept beside
+            {"ph": "X", "pid": 1, "tid": 1, "ts": 20000, "dur": 4294.967295, "name": "fusion.edge"},
+            {"ph": "X", "pid": 1, "tid": 1, "ts": 30000, "dur": 4294.967294, "name": "fusion.below"},
+            # a host event of 5 s around a 1 s one
+            {"ph": "X", "pid": 2, "tid": 9, "ts": 0, "dur": 5000000, "name": "outer"},
+            {"ph": "X", "pid": 2, "tid": 9, "ts": 10, "dur": 1000000, "name": "inner"},
+        ]
+        import json
+        with TempDir() as td:
+            p = td.write("t.json", json.dumps({"traceEvents": meta + evs}))
+            db = connect()
+            db.execute("SELECT profsum_import(?, 't')", (p,))
+            d = json.loads(db.execute("SELECT profsum_summary_json('t')").fetchone()[0])
+            db.close()
+        ex = {h["name"]: h["exclusive_duration"] for h in d["hot_ops"]}
+        self.assertEqual(ex["fusion.big"], 9000.0)
+        self.assertEqual(ex["convolution.small"], 1000.0)
+        self.assertEqual(ex["fusion.edge"], 4294.967295)
+        self.assertEqual(ex["fusion.below"], 4294.967294)
+        self.assertEqual(d["time_breakdown"]["host"]["total_duration"], 5000000.0)
