@@ -28,10 +28,10 @@ FIXED = 1 << 20       # allowance for buffers that do not grow with the trace (t
                       # events, all included, is below LIMIT already)
 
 
-def xprof_like(n_steps, devices=4, ops_per_step=100):
+def xprof_like(n_steps, devices=4, ops_per_step=100, run_ids=True):
     """A TPU-shaped trace: per device an "XLA Ops" line and a "Steps" line,
-    ops with long_name / tf_op / source args, a host thread; returns
-    (json text, number of complete events)."""
+    ops with long_name / tf_op / source args (and run_id unless run_ids is
+    false), a host thread; returns (json text, number of complete events)."""
     out = ['{"displayTimeUnit":"ns","traceEvents":[']
     n = 0
     first = True
@@ -58,8 +58,9 @@ def xprof_like(n_steps, devices=4, ops_per_step=100):
                 dur = 1.0 + (k % 7) * 0.25
                 put('{"ph":"X","pid":%d,"tid":1,"ts":%.3f,"dur":%.3f,"name":"%s","args":'
                     '{"long_name":"%s = f32[%d,128]{1,0} %s(f32[8]{0} p)","tf_op":"jit(train)/layer_%d/%s",'
-                    '"source":"model.py:%d","run_id":"%d"}}'
-                    % (d + 1, u, dur, name, name, 8 + k % 4, kind, k % 6, kind, k, s))
+                    '"source":"model.py:%d"%s}}'
+                    % (d + 1, u, dur, name, name, 8 + k % 4, kind, k % 6, kind, k,
+                       ',"run_id":"%d"' % s if run_ids else ""))
                 n += 1
                 u += dur + 0.125
             put('{"ph":"X","pid":%d,"tid":2,"ts":%.3f,"dur":%.3f,"name":"%d","args":{}}'
@@ -151,6 +152,13 @@ class ImportMemory(unittest.TestCase):
     def test_xprof_shaped_trace(self):
         # 4 devices x 100 ops + 5 per step: 150 and 300 steps
         self.check_shape(lambda s: xprof_like(s), 150, 300)
+
+    def test_event_record_is_small(self):
+        # ops without run_id: 24 bytes of event record (ts, dur, key and a
+        # word that is the run_id while reading, the exclusive time after
+        # ordering), 4 of processing order, the rest the keys' tables
+        m = self.check_shape(lambda s: xprof_like(s, run_ids=False), 150, 300)
+        self.assertLessEqual(m, 34.0)
 
     def test_one_big_unsorted_track(self):
         # every event on one track, out of order: sorted in place, no
@@ -317,3 +325,41 @@ class BenchInProcess(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RecordWord(unittest.TestCase):
+    """The event record keeps an exclusive time in 32 bits of picoseconds;
+    longer ones (4.29 ms and more) are kept beside it: both read back the
+    same as the exact value."""
+
+    def test_long_exclusive_times(self):
+        meta = [
+            {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/device:TPU:0"}},
+            {"ph": "M", "pid": 1, "tid": 1, "name": "thread_name", "args": {"name": "XLA Ops"}},
+            {"ph": "M", "pid": 2, "name": "process_name", "args": {"name": "/host:CPU"}},
+        ]
+        evs = [
+            # 10 ms with a 1 ms child: 9 ms exclusive (above 2^32 ps)
+            {"ph": "X", "pid": 1, "tid": 1, "ts": 100, "dur": 10000, "name": "fusion.big",
+             "args": {"run_id": "7"}},
+            {"ph": "X", "pid": 1, "tid": 1, "ts": 200, "dur": 1000, "name": "convolution.small"},
+            # 4294.967295 us: exactly 2^32 - 1 ps, the first value kept beside
+            {"ph": "X", "pid": 1, "tid": 1, "ts": 20000, "dur": 4294.967295, "name": "fusion.edge"},
+            {"ph": "X", "pid": 1, "tid": 1, "ts": 30000, "dur": 4294.967294, "name": "fusion.below"},
+            # a host event of 5 s around a 1 s one
+            {"ph": "X", "pid": 2, "tid": 9, "ts": 0, "dur": 5000000, "name": "outer"},
+            {"ph": "X", "pid": 2, "tid": 9, "ts": 10, "dur": 1000000, "name": "inner"},
+        ]
+        import json
+        with TempDir() as td:
+            p = td.write("t.json", json.dumps({"traceEvents": meta + evs}))
+            db = connect()
+            db.execute("SELECT profsum_import(?, 't')", (p,))
+            d = json.loads(db.execute("SELECT profsum_summary_json('t')").fetchone()[0])
+            db.close()
+        ex = {h["name"]: h["exclusive_duration"] for h in d["hot_ops"]}
+        self.assertEqual(ex["fusion.big"], 9000.0)
+        self.assertEqual(ex["convolution.small"], 1000.0)
+        self.assertEqual(ex["fusion.edge"], 4294.967295)
+        self.assertEqual(ex["fusion.below"], 4294.967294)
+        self.assertEqual(d["time_breakdown"]["host"]["total_duration"], 5000000.0)

@@ -122,7 +122,7 @@ static void devEach(DevIter *d, void (*x)(void*, const SEv*), void *pArg){
   int64_t t, k;
   for(t=0; t<d->nTk; t++){
     STrack *tr = &d->e->aTrk[d->aTk[t]];
-    for(k=0; k<tr->nEv; k++) x(pArg, EV(d->e, d->e->aOrd[tr->iFirst+k]));
+    for(k=0; k<tr->nEv; k++) x(pArg, EV(d->e, ORD(d->e, tr->iFirst+k)));
   }
 }
 
@@ -191,14 +191,19 @@ static void kthPairPass(DevIter *d, uint64_t prefix, uint64_t mask, int shift, i
   uint64_t minB = pMinB ? *pMinB : 0;
   for(t=0; t<d->nTk; t++){
     const STrack *tr = &d->e->aTrk[d->aTk[t]];
-    const int32_t *o = d->e->aOrd + tr->iFirst;
+    const Engine *e = d->e;
     if( mask==0 && aG==0 && pMinB==0 ){
       /* the first count: every duration, nothing else to look at */
-      for(j=0; j<tr->nEv; j++) aCnt[((uint64_t)EV(d->e, o[j])->dur>>shift) & (RADIX_N-1)]++;
+      if( e->aOrd==0 ){
+        for(j=tr->iFirst; j<tr->iFirst+tr->nEv; j++) aCnt[((uint64_t)EV(e, j)->dur>>shift) & (RADIX_N-1)]++;
+      }else{
+        const int32_t *o = e->aOrd + tr->iFirst;
+        for(j=0; j<tr->nEv; j++) aCnt[((uint64_t)EV(e, o[j])->dur>>shift) & (RADIX_N-1)]++;
+      }
       continue;
     }
     for(j=0; j<tr->nEv; j++){
-      uint64_t v = (uint64_t)EV(d->e, o[j])->dur;
+      uint64_t v = (uint64_t)EV(e, ORD(e, tr->iFirst+j))->dur;
       if( (v & mask)==prefix ){
         if( aG ) aG[m++] = (int64_t)v;
         else aCnt[(v>>shift) & (RADIX_N-1)]++;
@@ -302,7 +307,7 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy,
   if( aPos==0 ) return SQLITE_NOMEM;
   aHeap = aPos + nTk + 1;
   aTs = aHeap + nTk + 1;     /* the ts of the head of cursor k */
-#define USP_HEAD(k) EV(e, e->aOrd[e->aTrk[aTk[k]].iFirst + aPos[k]])
+#define USP_HEAD(k) EV(e, ORD(e, e->aTrk[aTk[k]].iFirst + aPos[k]))
 #define USP_LESS(a, b) (aTs[a]<aTs[b] || (aTs[a]==aTs[b] && (a)<(b)))
   for(k=0; k<nTk; k++){
     aPos[k] = 0;
@@ -480,13 +485,13 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
   aLo = (double*)(aHeap + e->nTrk + 1);
   aHi = aLo + e->nTrk + 1;
   aHint = (int64_t*)(aHi + e->nTrk + 1);
-#define UCUR(h) (e->aOrd[e->aTrk[aTk[h]].iFirst + aPos[h]])
+#define UCUR(h) (ORD(e, e->aTrk[aTk[h]].iFirst + aPos[h]))
   /* Move cursor h to its next event in mask with a non-empty clip (its
   ** clipped start and end into aLo[h], aHi[h]); 0 at end. */
 #define UADV(h, ok) do{ \
     STrack *tr_ = &e->aTrk[aTk[h]]; ok = 0; \
     while( aPos[h]<tr_->nEv ){ \
-      int32_t k_ = e->aOrd[tr_->iFirst + aPos[h]]; SEv *r_ = EV(e, k_); \
+      int32_t k_ = ORD(e, tr_->iFirst + aPos[h]); SEv *r_ = EV(e, k_); \
       if( (mask>>aKeyCat[r_->key]) & 1 ){ \
         double ts_, end_, lo_, hi_; \
         profsumEngEvFloatIn(e, tr_, k_, &aHint[h], &ts_, &end_); \
@@ -583,14 +588,14 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], in
     int64_t ex_ = x_->dur - aChild[nStk]; \
     if( ex_<0 ) ex_ = 0; \
     aExact[aKeyCat[x_->key]] += ex_; \
-    if( ex_!=x_->excl ) nDiff++; \
+    if( ex_!=profsumEngExcl(e, k_, x_) ) nDiff++; \
     if( nStk>0 ) aChild[nStk-1] += x_->dur; \
   }while(0)
   for(t=0; t<e->nTrk && rc==SQLITE_OK; t++){
     const STrack *tr = &e->aTrk[t];
     int64_t j, nMove = 0, nCap = 16*tr->nEv + 1024;
     if( tr->isSteps ) continue;
-    memcpy(aIdx, e->aOrd + tr->iFirst, sizeof(int32_t)*(size_t)tr->nEv);
+    profsumEngOrdCopy(e, aIdx, tr->iFirst, tr->nEv);
     /* In the doubles' order, which the exact order differs from only at
     ** near-ties: an insertion sort, unless it moves too much. */
     for(j=1; j<tr->nEv && nMove<=nCap; j++){
@@ -644,6 +649,7 @@ typedef struct Agg {
   double aCommRef[16];        /* Σ exclusive as the reference adds it */
   int64_t hintRef;            /* floatEntryNear's hint for the device ops */
   int64_t curXr;              /* profsumEngExclRefAt's cursor */
+  int64_t curRun;             /* the next entry of aRunPos/aRunId */
   unsigned char *aKpiFlag;    /* per name id: 1 known, 2 compile, 4 transfer */
   int64_t compilePs;          /* host events named like a compilation, ps */
   int64_t transferPs;         /* transfer events, ps (engKpis' facts) */
@@ -758,7 +764,7 @@ static int aggEventPass(Agg *a){
   int64_t j;
   int rc;
   for(j=0; j<e->nEv; j++){
-    int64_t k = e->aOrd[j];
+    int64_t k = ORD(e, j);
     SEv *r = EV(e, k);
     const EvKey *q = KEY(e, r);
     STrack *t = &e->aTrk[q->trk];
@@ -766,7 +772,8 @@ static int aggEventPass(Agg *a){
     int nName = SP_LEN(&e->pool, q->name);
     int cat = a->aKeyCat[r->key];
     HEnt *hStep;
-    if( !t->isSteps ) a->aBucket[cat] += r->excl;
+    int64_t ex = profsumEngExcl(e, k, r);
+    if( !t->isSteps ) a->aBucket[cat] += ex;
     {
       /* compile and transfer time (engKpis' facts), name tests per name */
       unsigned char f = a->aKpiFlag[q->name];
@@ -779,7 +786,8 @@ static int aggEventPass(Agg *a){
       if( f & 4 ) a->transferPs += r->dur;
     }
     /* run_ids / source hints (kind 1, 2; owner 0) */
-    if( r->runid>=0 && (rc = counterAdd(&a->ctr, 1, 0, r->runid, 1, j)) ) return rc;
+    if( a->curRun<e->nRun && e->aRunPos[a->curRun]==j
+     && (rc = counterAdd(&a->ctr, 1, 0, e->aRunId[a->curRun++], 1, j)) ) return rc;
     if( a->aMemo[r->key].n++==0 ) a->aMemo[r->key].first = j;   /* sources, shapes, tf_ops: per key */
     /* steps: v1 the sum of the durations as the reference adds them
     ** (§4.3: its doubles, in processing order; bits of a double), v2 their
@@ -810,13 +818,13 @@ static int aggEventPass(Agg *a){
       o->seen = 1;
       o->count++;
       o->total += r->dur;
-      o->excl += r->excl;
+      o->excl += ex;
       o->totalRef += dRef;
       o->exclRef += xRef;
       if( (m->flopKind<0 || m->comm==-2) && (rc = aggKeyMemo(a, q, m, zName, nName)) ) return rc;
       if( m->flopKind>0 ){ o->flopSum += m->flop; o->flopN++; }
       if( m->comm>=0 ){
-        a->aComm[m->comm][0]++; a->aComm[m->comm][1] += r->excl;
+        a->aComm[m->comm][0]++; a->aComm[m->comm][1] += ex;
         a->aCommRef[m->comm] += xRef;
       }
     }
@@ -990,7 +998,7 @@ static int aggGlobalBreakdown(Agg *a, double g[5], double *pTotal){
     int64_t jj, hint = 0;
     if( !tr->isDevice || tr->isSteps ) continue;
     for(jj=0; jj<tr->nEv; jj++){
-      int32_t k = e->aOrd[tr->iFirst + jj];
+      int32_t k = ORD(e, tr->iFirst + jj);
       double ts, end;
       if( a->aKeyCat[EV(e, k)->key]!=CAT_COMPUTE ) continue;
       profsumEngEvFloatIn(e, tr, k, &hint, &ts, &end);

@@ -364,14 +364,16 @@ static int gapsRegionPass(Gaps *g){
   memset(aKeyN, 0, sizeof(int64_t)*(size_t)(e->nKey+1));
   for(i=0; i<e->nKey; i++) g->aKeyPi[i] = -1;
   for(j=0; j<e->nEv && rc==SQLITE_OK; j++){
-    SEv *r = EV(e, e->aOrd[j]);
+    int32_t k = ORD(e, j);
+    SEv *r = EV(e, k);
     const EvKey *q = KEY(e, r);
     STrack *t = &e->aTrk[q->trk];
     PartsInfo *pi;
     int d;
     double xRef;
+    int64_t ex;
     if( !(t->isDevice && t->isDevOp) ) continue;
-    xRef = profsumEngExclRefIn(e, j, &curXr, profsumEngEvDurFloatIn(e, e->aOrd[j], &hintRef));
+    xRef = profsumEngExclRefIn(e, j, &curXr, profsumEngEvDurFloatIn(e, k, &hintRef));
     if( g->aKeyPi[r->key]>=0 ){
       pi = &g->rx.aInfo[g->aKeyPi[r->key]];
     }else{
@@ -379,12 +381,13 @@ static int gapsRegionPass(Gaps *g){
       g->aKeyPi[r->key] = (int32_t)(pi - g->rx.aInfo);
     }
     if( pi->aRegIx==0 && pi->nPart>0 && (rc = gapsRegionsOfParts(g, pi)) ) break;
+    ex = profsumEngExcl(e, k, r);
     for(d=1; d<=pi->nPart; d++){
       RegAgg *a = &g->aReg[pi->aRegIx[d-1]];
       a->count++;
-      a->incl += r->excl;
+      a->incl += ex;
       a->inclRef += xRef;
-      if( d==pi->nPart ){ a->excl += r->excl; a->exclRef += xRef; }
+      if( d==pi->nPart ){ a->excl += ex; a->exclRef += xRef; }
     }
     if( q->tfop>=0 && !pi->fallback && pi->path4>=0 ) aKeyN[r->key]++;
   }
@@ -548,7 +551,7 @@ static int gapsOfTrack(Gaps *g, const STrack *t){
   int64_t j, n = t->nEv, tol = profsumEngTrackTol(e, t);
   int32_t iPrev;        /* the event with the largest end so far (doubles) */
   int rc;
-  memcpy(aG, e->aOrd + t->iFirst, sizeof(int32_t)*(size_t)n);
+  profsumEngOrdCopy(e, aG, t->iFirst, n);
   gapOrder(e, t, aG, n);
   iPrev = aG[0];
   for(j=1; j<n; j++){

@@ -48,18 +48,27 @@ typedef struct SPool {
 /* Records                                                             */
 /* ------------------------------------------------------------------ */
 
-/* One complete event: 32 bytes.  What repeats from event to event (the
+/* One complete event: 24 bytes.  What repeats from event to event (the
 ** track and the interned name, tf_op, source and shape signature) is one
 ** id into the engine's table of event keys: a few thousand distinct keys
 ** stand for millions of events, so that what an import holds at its peak
-** grows by 32 bytes an event, not by the event's ids and strings. */
+** grows by 24 bytes an event, not by the event's ids and strings.  The
+** last word is the event's run_id while the events are read, and its
+** exclusive time once profsumEngOrder has ordered them: the sweep that
+** computes the exclusive times moves the run_ids that are present (most
+** events have none) to Engine.aRunPos/aRunId first. */
 typedef struct SEv {
   int64_t ts;           /* start, ps relative to the origin */
   int64_t dur;          /* ps, > 0 */
-  int64_t excl;         /* exclusive ps (§2) */
   int32_t key;          /* index into Engine.aKey */
-  int32_t runid;        /* string id of args.run_id (-1: absent) */
+  union {
+    int32_t runid;      /* reading: string id of args.run_id (-1: absent) */
+    uint32_t ex32;      /* ordered: exclusive ps (§2), or EX32_BIG: the
+                        ** value is Engine.exclBig's (profsumEngExcl) */
+  };
 } SEv;
+
+#define EX32_BIG 0xffffffffu
 
 /* What an event shares with others of its kind (string ids, -1: absent). */
 typedef struct EvKey {
@@ -73,9 +82,11 @@ typedef struct EvKey {
 #define EV_SHIFT 16
 #define EV_BLOCK ((int64_t)1<<EV_SHIFT)
 #define EV_FIRST ((int64_t)4096)   /* records of the first block at first */
-#define EV_PREFAULT ((int64_t)1024)   /* records whose pages are mapped at a time (32 KiB) */
+#define EV_PREFAULT ((int64_t)1024)   /* records whose pages are mapped at a time (24 KiB) */
 #define EV(e,i)  (&(e)->apBlk[(i)>>EV_SHIFT][(i)&(EV_BLOCK-1)])
 #define KEY(e,r) (&(e)->aKey[(r)->key])
+/* the event at processing position i (Engine.aOrd, or i itself) */
+#define ORD(e,i) ((e)->aOrd ? (e)->aOrd[i] : (int32_t)(i))
 
 typedef struct STrack {
   int64_t pid, tid;
@@ -127,6 +138,13 @@ struct ProfsumEngine {
   ** nested device ops has one per event. */
   int32_t *aXrPos; double *aXrVal;
   int64_t nXr, nAllocXr;
+  /* The run_ids of the events that have one (SEv.runid >= 0 while
+  ** reading), moved here by profsumEngOrder: aRunId[i] of the event at
+  ** processing position aRunPos[i], in increasing position. */
+  int32_t *aRunPos, *aRunId;
+  int64_t nRun;
+  HMap exclBig;         /* event index → exclusive ps of the events whose
+                        ** exclusive time is EX32_BIG ps or more */
   /* The doubles of the ts and dur texts of the events whose text had more
   ** than 6 decimals and whose doubles differ from those of the rounded
   ** picoseconds ("Float decisions"): none in converted XPlanes, whose
@@ -183,7 +201,9 @@ struct ProfsumEngine {
   const char *zFirstLeftOutWhy;
   const char *zFirstRejected;
   /* orders */
-  int32_t *aOrd;        /* event indices: tracks in order, (ts,-end) within */
+  int32_t *aOrd;        /* event indices: tracks in order, (ts,-end) within;
+                        ** 0 when that is the identity (an XPlane whose
+                        ** lines come in order: read it through ORD) */
   char *zErrBuf;        /* parse phase: owner of its error message */
   char *zPath;          /* the trace file (for messages) */
   /* An XPlane read (summary §6.1, engReadXPlane): every event has its
@@ -313,6 +333,19 @@ int profsumEngGrowCapped(void **pa, int64_t *pnAlloc, int64_t nNeed, int64_t nMa
 /* Order the tracks' events and compute exclusive time (§2).  SQLITE_OK,
 ** SQLITE_NOMEM or SQLITE_INTERRUPT. */
 int profsumEngOrder(Engine *e);
+/* Copy the n event indices of the processing order from position i0 to a. */
+static inline void profsumEngOrdCopy(const Engine *e, int32_t *a, int64_t i0, int64_t n){
+  int64_t j;
+  if( e->aOrd ){ memcpy(a, e->aOrd + i0, sizeof(int32_t)*(size_t)n); return; }
+  for(j=0; j<n; j++) a[j] = (int32_t)(i0 + j);
+}
+/* The exclusive ps of event k (record r = EV(e,k)), once ordered. */
+static inline int64_t profsumEngExcl(const Engine *e, int64_t k, const SEv *r){
+  const HEnt *h;
+  if( r->ex32!=EX32_BIG ) return (int64_t)r->ex32;
+  h = profsumEngHmGet((HMap*)&e->exclBig, k, 0, 0, 0);
+  return h ? h->v1 : 0;
+}
 
 /* summary_engine.c */
 /* Prepare zSql (its %w: the schema).  SQLITE_OK or an error (profsumEngErr's). */

@@ -395,10 +395,11 @@ static double ulpOf(double x){
 ** The bound is taken with a margin and rounded up to whole ps; a line
 ** too large for it keeps 0 (no shortcut).  The same pass counts each
 ** track's events (STrack.nEv) and says whether the event indices come
-** track by track in track order (*pGrouped): 1 when it did so, 0 when
-** the caller must (not an XPlane, no memory). */
-static int xpLineTolerance(Engine *e, int *pGrouped){
-  int64_t i, t;
+** track by track in track order (*pGrouped) and counts the events that
+** have a run_id (*pnRun): 1 when it did so, 0 when the caller must (not
+** an XPlane, no memory). */
+static int xpLineTolerance(Engine *e, int *pGrouped, int64_t *pnRun){
+  int64_t i, t, nRun = 0;
   int32_t prev = 0;
   double *aQ;
   if( !e->isXPlane || e->nTrk==0 ) return 0;
@@ -415,9 +416,11 @@ static int xpLineTolerance(Engine *e, int *pGrouped){
     double v = fabs(off) + (double)r->dur;
     if( v>aQ[k] ) aQ[k] = v;
     e->aTrk[k].nEv++;
+    nRun += r->runid>=0;
     if( k<prev ) *pGrouped = 0;
     prev = k;
   }
+  *pnRun = nRun;
   for(t=0; t<e->nTrk; t++){
     STrack *tr = &e->aTrk[t];
     double q = aQ[t]*1.000001/1e6, tolUs, tolPs;
@@ -439,28 +442,29 @@ static int xpLineTolerance(Engine *e, int *pGrouped){
 ** before each track's sort.  SQLITE_OK, SQLITE_NOMEM, or SQLITE_INTERRUPT
 ** with the engine's message "<function>: interrupted". */
 int profsumEngOrder(Engine *e){
-  int64_t i, n = e->nEv, nStk = 0, nAllocStk = 0, t, nMaxTrk = 0, nDevOpEv = 0;
+  int64_t i, n = e->nEv, nStk = 0, nAllocStk = 0, t, nMaxTrk = 0, nDevOpEv = 0, nRun = 0;
   int32_t *aStk = 0;        /* the nesting stack: per open event its position
                             ** in aOrd, or, once an event of a device-op track
                             ** has a child, -1 - its entry in aXrPos/aXrVal */
+  int64_t *aChild = 0;      /* per open event: the sum of its children's durs */
   int64_t *aPos;
   int devOp = 0;            /* the track being swept is a device-op track */
   int32_t iTop = -1;        /* the event on top of the stack (nStk > 0) */
   int rc = SQLITE_OK;
   int counted, grouped = 1; /* nEv counted; events come track by track */
   engTolerance(e);
-  counted = xpLineTolerance(e, &grouped);
+  counted = xpLineTolerance(e, &grouped, &nRun);
   engTrackFlags(e);
   aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+1));
-  e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
-  if( !aPos || !e->aOrd ){ sqlite3_free(aPos); return SQLITE_NOMEM; }
-  profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);      /* written in full below */
+  if( !aPos ) return SQLITE_NOMEM;
   if( !counted ){
     int32_t prev = 0;
     for(i=0; i<e->nTrk; i++) e->aTrk[i].nEv = 0;
     for(i=0; i<n; i++){
-      int32_t k = KEY(e, EV(e, i))->trk;
+      const SEv *r = EV(e, i);
+      int32_t k = KEY(e, r)->trk;
       e->aTrk[k].nEv++;
+      nRun += r->runid>=0;
       if( k<prev ) grouped = 0;
       prev = k;
     }
@@ -471,37 +475,61 @@ int profsumEngOrder(Engine *e){
     if( e->aTrk[i].nEv>nMaxTrk ) nMaxTrk = e->aTrk[i].nEv;
     if( e->aTrk[i].isDevice && e->aTrk[i].isDevOp ) nDevOpEv += e->aTrk[i].nEv;
   }
-  if( grouped ){
-    for(i=0; i<n; i++) e->aOrd[i] = (int32_t)i;   /* the stable grouping is the identity */
-  }else{
+  /* the stable grouping: the identity when the events come track by
+  ** track (no array unless a track must be sorted below) */
+  if( !grouped ){
+    e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
+    if( !e->aOrd ){ sqlite3_free(aPos); return SQLITE_NOMEM; }
+    profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);      /* written in full */
     for(i=0; i<n; i++) e->aOrd[aPos[KEY(e, EV(e, i))->trk]++] = (int32_t)i;
   }
   sqlite3_free(aPos);
+  if( nRun>0 ){
+    e->aRunPos = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nRun);
+    e->aRunId = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nRun);
+    if( !e->aRunPos || !e->aRunId ) return SQLITE_NOMEM;
+  }
   for(t=0; t<e->nTrk; t++){
     STrack *tr = &e->aTrk[t];
-    int32_t *o = e->aOrd + tr->iFirst;
-    int64_t j, tol = profsumEngTrackTol(e, tr);
+    int64_t j, tol = profsumEngTrackTol(e, tr), i0 = tr->iFirst;
     if( e->xStop && e->xStop(e->pStopArg) ) return profsumEngErr(e, SQLITE_INTERRUPT, "interrupted");
     for(j=1; j<tr->nEv; j++){
-      if( !evLessIn(e, tr, tol, o[j-1], o[j]) ) break;
+      if( !evLessIn(e, tr, tol, ORD(e, i0+j-1), ORD(e, i0+j)) ) break;
     }
-    if( j<tr->nEv ) profsumEngSortEvIdx(e, o, tr->nEv, 0, profsumEngSortDepth(tr->nEv));
+    if( j<tr->nEv ){
+      if( e->aOrd==0 ){
+        /* the identity is no longer enough: made in full */
+        e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
+        if( !e->aOrd ) return SQLITE_NOMEM;
+        profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);
+        for(i=0; i<n; i++) e->aOrd[i] = (int32_t)i;
+      }
+      profsumEngSortEvIdx(e, e->aOrd + i0, tr->nEv, 0, profsumEngSortDepth(tr->nEv));
+    }
   }
-  /* §2 stack sweep, per track, in this order.  While an event is open, its
-  ** record's excl holds the sum of its children's durs (exact), and its
-  ** aXrVal entry (device ops) the sum of their durs' doubles, added as they
-  ** finish: 4 bytes per level of nesting, 12 per device op with a child
-  ** (the children's sums are no stacks beside it). */
+  /* §2 stack sweep, per track, in this order.  While an event is open,
+  ** aChild holds the sum of its children's durs (exact), and its aXrVal
+  ** entry (device ops) the sum of their durs' doubles, added as they
+  ** finish: 12 bytes per level of nesting, 12 per device op with a child.
+  ** An event's run_id goes to aRunPos/aRunId when it is pushed, and its
+  ** exclusive time to its record's last word when it finishes. */
 #define STK_POS(s) ((s)>=0 ? (int64_t)(s) : (int64_t)e->aXrPos[-1-(int64_t)(s)])
-#define STK_EV(lvl) (e->aOrd[STK_POS(aStk[lvl])])
+#define STK_EV(lvl) (ORD(e, STK_POS(aStk[lvl])))
 #define FIN() do{ \
     int32_t s_ = aStk[--nStk]; \
-    int32_t top_ = e->aOrd[STK_POS(s_)]; \
+    int32_t top_ = ORD(e, STK_POS(s_)); \
     SEv *x_ = EV(e, top_); \
-    int64_t ex_ = x_->dur - x_->excl; \
-    x_->excl = ex_>0 ? ex_ : 0; \
+    int64_t ex_ = x_->dur - aChild[nStk]; \
+    if( ex_<0 ) ex_ = 0; \
+    if( ex_<(int64_t)EX32_BIG ){ \
+      x_->ex32 = (uint32_t)ex_; \
+    }else{ \
+      HEnt *hb_ = profsumEngHmGet(&e->exclBig, top_, 0, 1, 0); \
+      if( hb_==0 ){ rc = SQLITE_NOMEM; }else{ hb_->v1 = ex_; } \
+      x_->ex32 = EX32_BIG; \
+    } \
     iTop = nStk>0 ? STK_EV(nStk-1) : -1; \
-    if( nStk>0 ) EV(e, iTop)->excl += x_->dur; \
+    if( nStk>0 ) aChild[nStk-1] += x_->dur; \
     if( devOp && (nStk>0 || s_<0) ){ \
       double d_ = e->isXPlane ? (double)EV(e, top_)->dur / 1e6 : profsumEngEvDurFloat(e, top_); \
       if( s_<0 ){ \
@@ -518,11 +546,15 @@ int profsumEngOrder(Engine *e){
     devOp = tr->isDevice && tr->isDevOp;
     for(j=0; j<tr->nEv && rc==SQLITE_OK; j++){
       int64_t pos = tr->iFirst + j;
-      int32_t k = e->aOrd[pos];
+      int32_t k = ORD(e, pos);
       while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 0, iTop, 1)>=0 ) FIN();
       while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 1, iTop, 1)>0 ) FIN();
-      if( nStk+1>nAllocStk
-       && (rc = profsumEngGrowCapped((void**)&aStk, &nAllocStk, nStk+1, nMaxTrk, sizeof(int32_t))) ) break;
+      if( nStk+1>nAllocStk ){
+        int64_t nNew = nAllocStk ? nAllocStk*2 : 64;
+        if( nNew>nMaxTrk ) nNew = nMaxTrk;
+        if( (rc = profsumEngGrowNestStack(&aStk, &aChild, nNew)) ) break;
+        nAllocStk = nNew;
+      }
       if( devOp && nStk>0 && aStk[nStk-1]>=0 ){
         /* the open event gets its first child (it is the previous
         ** position: entries come in increasing position) */
@@ -538,7 +570,14 @@ int profsumEngOrder(Engine *e){
         aStk[nStk-1] = (int32_t)(-1 - e->nXr);
         e->nXr++;
       }
-      EV(e, k)->excl = 0;
+      {
+        SEv *r = EV(e, k);
+        if( r->runid>=0 && e->nRun<nRun ){
+          e->aRunPos[e->nRun] = (int32_t)pos;
+          e->aRunId[e->nRun++] = r->runid;
+        }
+      }
+      aChild[nStk] = 0;
       aStk[nStk++] = (int32_t)pos;
       iTop = k;
     }
@@ -548,5 +587,6 @@ int profsumEngOrder(Engine *e){
 #undef STK_EV
 #undef STK_POS
   sqlite3_free(aStk);
+  sqlite3_free(aChild);
   return rc;
 }

@@ -39,7 +39,7 @@ static int writeSpans(Engine *e, sqlite3_stmt *pIns, int gpu, int64_t *pN){
     int64_t j;
     if( gpu ? !t->isHost : !(t->isDevice && t->isSteps) ) continue;
     for(j=0; rc==SQLITE_OK && j<t->nEv; j++){
-      int64_t k = e->aOrd[t->iFirst+j], step;
+      int64_t k = ORD(e, t->iFirst+j), step;
       const SEv *r = EV(e, k);
       profsum_ps ts;
       if( !stepOfEvent(e, t, k, gpu, &step) ) continue;

@@ -114,7 +114,7 @@ static void wallCover(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *aHeap
   WallRun aRun[3];
   int64_t nH = 0, t;
   memset(aRun, 0, sizeof(aRun));
-#define WTS(h) (EV(e, e->aOrd[e->aTrk[aTk[h]].iFirst + aPos[h]])->ts)
+#define WTS(h) (EV(e, ORD(e, e->aTrk[aTk[h]].iFirst + aPos[h]))->ts)
   for(t=0; t<nTk; t++){
     int64_t c;
     aPos[t] = 0;
@@ -128,7 +128,7 @@ static void wallCover(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *aHeap
   while( nH>0 ){
     int64_t h = aHeap[0], c = 0;
     const STrack *tr = &e->aTrk[aTk[h]];
-    const SEv *r = EV(e, e->aOrd[tr->iFirst + aPos[h]]);
+    const SEv *r = EV(e, ORD(e, tr->iFirst + aPos[h]));
     int32_t nm = KEY(e, r)->name;
     int cat;
     if( aCat[nm]<0 ) aCat[nm] = (int8_t)wallCategory(SP_STR(&e->pool, nm), SP_LEN(&e->pool, nm));

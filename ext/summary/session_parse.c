@@ -101,7 +101,7 @@ static int stepWindows(Engine *e, ProfsumHost *h, int32_t *aDevOf){
       int64_t j;
       if( gpu ? !t->isHost : !(t->isDevice && t->isSteps && t->proc>=0) ) continue;
       for(j=0; rc==SQLITE_OK && j<t->nEv; j++){
-        int64_t k = e->aOrd[t->iFirst+j], step;
+        int64_t k = ORD(e, t->iFirst+j), step;
         const SEv *r = EV(e, k);
         const EvKey *q = KEY(e, r);
         const char *zName = SP_STR(&e->pool, q->name);
@@ -165,7 +165,7 @@ static int deviceTime(Engine *e, ProfsumHost *h, const int32_t *aDevOf){
       int64_t j;
       if( !(t->isDevice && t->isDevOp && t->proc>=0 && aDevOf[t->proc]==d) ) continue;
       for(j=0; j<t->nEv; j++){
-        const SEv *r = EV(e, e->aOrd[t->iFirst+j]);
+        const SEv *r = EV(e, ORD(e, t->iFirst+j));
         const EvKey *q = KEY(e, r);
         SpIv v;
         v.lo = e->origin + r->ts;

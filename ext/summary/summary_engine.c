@@ -124,6 +124,8 @@ void profsumEngineFree(ProfsumEngine *e){
   profsumEngHmFree(&e->trkMap); profsumEngHmFree(&e->procMap); profsumEngHmFree(&e->threadMap);
   profsumEngHmFree(&e->stepOf);
   sqlite3_free(e->aXrPos); sqlite3_free(e->aXrVal);
+  sqlite3_free(e->aRunPos); sqlite3_free(e->aRunId);
+  profsumEngHmFree(&e->exclBig);
   sqlite3_free(e->aFloatIdx); sqlite3_free(e->aFloatTs); sqlite3_free(e->aFloatDur);
   sqlite3_free(e);
 }
