@@ -8,6 +8,7 @@
 #include "summary_engine.h"
 #include "engine_intake.h"
 #include "engine_int.h"
+#include "selectk.h"
 #include "engine_fast.h"
 #include "funcs.h"
 #include "jsontree.h"
@@ -160,24 +161,6 @@ static void kthDur(DevIter *d, int64_t k, int64_t maxDur, int64_t *aCnt, int64_t
   *pOut = (int64_t)x.prefix;
 }
 
-/* The k-th smallest (0-based) of a[0..n) (k < n) by quickselect, a
-** reordered so that a[k+1..n) holds no smaller value. */
-static int64_t selectKth(int64_t *a, int64_t n, int64_t k){
-  int64_t lo = 0, hi = n-1;
-  while( lo<hi ){
-    int64_t piv = a[lo + (hi-lo)/2], x = lo, y = hi;
-    while( x<=y ){
-      while( a[x]<piv ) x++;
-      while( a[y]>piv ) y--;
-      if( x<=y ){ int64_t t = a[x]; a[x] = a[y]; a[y] = t; x++; y--; }
-    }
-    if( k<=y ) hi = y;
-    else if( k>=x ) lo = x;
-    else break;               /* a[y+1..x) all equal the pivot */
-  }
-  return a[k];
-}
-
 /* At most this many durations are copied for a median (128 KiB). */
 #define MEDIAN_GATHER_MAX ((int64_t)1<<14)
 
@@ -269,7 +252,7 @@ static void kthPair(DevIter *d, int64_t k, int two, int64_t maxDur, int64_t *aCn
     return;
   }
   kthPairPass(d, prefix, mask, 0, aCnt, aG, pB_, mB, bState==1 ? &minB : 0);
-  *pA = selectKth(aG, n1, kk);
+  *pA = profsumSelectKth(aG, n1, kk);
   if( two && bState==0 ){
     int64_t mn = aG[kk+1];
     for(j=kk+2; j<n1; j++) if( aG[j]<mn ) mn = aG[j];

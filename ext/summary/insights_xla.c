@@ -33,6 +33,7 @@
 ** (numbers as strings) are read too.
 */
 #include "insights_xla_int.h"
+#include "selectk.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -231,20 +232,7 @@ static int xAggGet(InsXla *p, const XAgg *k, int32_t *pIdx){
 ** spaced (gaps 0, XGAP_STEP(n), 2*XGAP_STEP(n), ...), which the caller
 ** put in p->aGap[0..m) (quickselect; aGap is overwritten). */
 static int64_t xMedianGap(InsXla *p, int64_t m){
-  int64_t *a = p->aGap, lo, hi, k;
-  lo = 0; hi = m-1; k = m/2;
-  while( lo<hi ){
-    int64_t piv = a[lo + (hi-lo)/2], x = lo, y = hi;
-    while( x<=y ){
-      while( a[x]<piv ) x++;
-      while( a[y]>piv ) y--;
-      if( x<=y ){ int64_t t = a[x]; a[x] = a[y]; a[y] = t; x++; y--; }
-    }
-    if( k<=y ) hi = y;
-    else if( k>=x ) lo = x;
-    else break;
-  }
-  return a[k];
+  return profsumSelectKth(p->aGap, m, m/2);
 }
 
 /* Coarsen track t's busy intervals (a full list, XCAP): merge each with the
