@@ -14,7 +14,7 @@ import subprocess
 import sys
 import unittest
 
-from util import connect, TempDir, SO
+from util import connect, run_child_json, TempDir, SO
 
 # Members of args: (text, its value for the known key it sets or None).
 PLAIN = [
@@ -90,7 +90,7 @@ def top_events(rng, n):
     comes twice, white space, a trailing comma, the members in any order."""
     out = []
     for i in range(n):
-        m = ['"ph":"%s"' % rng.choice("XXXXBEi"),
+        m = ['"ph":"%s"' % rng.choice(["X"] * 4 + ["B", "E", "i"]),
              '"pid":%s' % rng.choice(["1", "2", '"7"', '"gpu"', "1.0", "-3"]),
              '"tid":%s' % rng.choice(["2", "3", "12345678901", '"t1"', "null"]),
              '"ts":%s' % rng.choice(["%d.%03d" % (1000 + i, i % 1000), '"%d.5"' % i, "1.5e3",
@@ -168,15 +168,7 @@ class MemberRun(unittest.TestCase):
         cls.td.__exit__()
 
     def run_child(self, trace, env_extra, tag):
-        env = dict(os.environ)
-        env.pop("PROFSUM_TOKENIZER", None)
-        env.pop("PROFSUM_THREADS", None)
-        env.update(env_extra)
-        db = os.path.join(self.td.path, "%s-%s.db" % (os.path.basename(trace), tag))
-        out = subprocess.run([sys.executable, "-c", CHILD, SO, trace, db], env=env,
-                             capture_output=True, text=True, timeout=300)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        return json.loads(out.stdout)
+        return run_child_json(self, CHILD, trace, self.td.path, env_extra, tag)
 
     def test_same_in_every_mode(self):
         self.assertGreater(os.path.getsize(self.big), 128 * 1024)   # the inflate thread
@@ -225,6 +217,34 @@ class MemberRun(unittest.TestCase):
         self.assertEqual(kinds.get("trailing_comma"), n_trail)
         self.assertEqual(kinds.get("control_character"), sum(1 for e in texts if "\x01" in e))
 
+    def check_errors(self, cases, entry, query, prefix):
+        """Each case's entry, placed at entry 20 of 51 by entry(case), makes
+        query fail with the same message in the default and the portable
+        mode, naming the expected cause and entry 20."""
+        for i, (case, why) in enumerate(cases.items()):
+            ents = ['{"ph":"X","pid":1,"tid":1,"ts":%d,"dur":1,"name":"a","args":{"k":"v"}}' % t
+                    for t in range(50)]
+            ents.insert(20, entry(case))
+            path = self.td.write("%s%d.json" % (prefix, i), '{"traceEvents":[' + ",".join(ents) + "]}")
+            msgs = set()
+            for tag in ("default", "portable"):
+                env = dict(os.environ, **MODES[tag])
+                code = ("import sqlite3,sys\n"
+                        "db=sqlite3.connect(':memory:');db.enable_load_extension(True)\n"
+                        "db.load_extension(sys.argv[1])\n"
+                        "try:\n"
+                        "  db.execute(%r,(sys.argv[2],)).fetchall()\n"
+                        "  print('no error')\n"
+                        "except sqlite3.Error as e: print(e)\n") % query
+                out = subprocess.run([sys.executable, "-c", code, SO, path], env=env,
+                                     capture_output=True, text=True, timeout=60)
+                msgs.add(out.stdout.strip())
+            with self.subTest(case=case):
+                self.assertEqual(len(msgs), 1, msgs)
+                msg = msgs.pop()
+                self.assertIn(why, msg)
+                self.assertIn("(entry 20)", msg)
+
     def test_errors_where_the_run_stops(self):
         """A syntax error right after a run is reported at the same byte in
         every mode (the run leaves it to the general path)."""
@@ -237,30 +257,8 @@ class MemberRun(unittest.TestCase):
             '{"a":"b","c":"d\\u12G4"}': "invalid \\u escape",
             '{"a":"b","c":"d"]': "expected ',' or '}'",
         }
-        for i, (args, why) in enumerate(cases.items()):
-            ents = ['{"ph":"X","pid":1,"tid":1,"ts":%d,"dur":1,"name":"a","args":{"k":"v"}}' % t
-                    for t in range(50)]
-            ents.insert(20, '{"ph":"X","pid":1,"tid":1,"ts":1,"dur":1,"name":"e","args":%s}' % args)
-            path = self.td.write("err%d.json" % i, '{"traceEvents":[' + ",".join(ents) + "]}")
-            msgs = set()
-            for tag in ("default", "portable"):
-                env = dict(os.environ, **MODES[tag])
-                code = ("import sqlite3,sys\n"
-                        "db=sqlite3.connect(':memory:');db.enable_load_extension(True)\n"
-                        "db.load_extension(sys.argv[1])\n"
-                        "try:\n"
-                        "  db.execute('SELECT tf_op, args FROM trace_events(?)',(sys.argv[2],)).fetchall()\n"
-                        "  print('no error')\n"
-                        "except sqlite3.Error as e: print(e)\n")
-                out = subprocess.run([sys.executable, "-c", code, SO, path], env=env,
-                                     capture_output=True, text=True, timeout=60)
-                msgs.add(out.stdout.strip())
-            with self.subTest(args=args):
-                self.assertEqual(len(msgs), 1, msgs)
-                msg = msgs.pop()
-                self.assertIn(why, msg)
-                self.assertIn("(entry 20)", msg)
-
+        self.check_errors(cases, lambda args: '{"ph":"X","pid":1,"tid":1,"ts":1,"dur":1,"name":"e","args":%s}' % args,
+                          "SELECT tf_op, args FROM trace_events(?)", "err")
 
     def test_errors_in_the_event_run(self):
         """The same for the members of the event object itself."""
@@ -274,29 +272,8 @@ class MemberRun(unittest.TestCase):
             '{"ph":"X","name":"a",,"ts":1}': "expected a string key",
             '{"ph":"X","ts":1.}': "no digit after '.'",
         }
-        for i, (ent, why) in enumerate(cases.items()):
-            ents = ['{"ph":"X","pid":1,"tid":1,"ts":%d,"dur":1,"name":"a","args":{"k":"v"}}' % t
-                    for t in range(50)]
-            ents.insert(20, ent)
-            path = self.td.write("everr%d.json" % i, '{"traceEvents":[' + ",".join(ents) + "]}")
-            msgs = set()
-            for tag in ("default", "portable"):
-                env = dict(os.environ, **MODES[tag])
-                code = ("import sqlite3,sys\n"
-                        "db=sqlite3.connect(':memory:');db.enable_load_extension(True)\n"
-                        "db.load_extension(sys.argv[1])\n"
-                        "try:\n"
-                        "  db.execute('SELECT count(*), total(ts) FROM trace_events(?)',(sys.argv[2],)).fetchall()\n"
-                        "  print('no error')\n"
-                        "except sqlite3.Error as e: print(e)\n")
-                out = subprocess.run([sys.executable, "-c", code, SO, path], env=env,
-                                     capture_output=True, text=True, timeout=60)
-                msgs.add(out.stdout.strip())
-            with self.subTest(ent=ent):
-                self.assertEqual(len(msgs), 1, msgs)
-                msg = msgs.pop()
-                self.assertIn(why, msg)
-                self.assertIn("(entry 20)", msg)
+        self.check_errors(cases, lambda ent: ent, "SELECT count(*), total(ts) FROM trace_events(?)", "everr")
+
 
 if __name__ == "__main__":
     unittest.main()

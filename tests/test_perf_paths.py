@@ -12,7 +12,7 @@ import subprocess
 import sys
 import unittest
 
-from util import connect, DbTestCase, TempDir, SO, ROOT
+from util import connect, run_child_json, DbTestCase, TempDir, SO, ROOT
 
 
 def proc_rchar():
@@ -364,15 +364,7 @@ class TokenizerModes(unittest.TestCase):
         cls.td.__exit__()
 
     def run_child(self, trace, env_extra, tag):
-        env = dict(os.environ)
-        env.pop("PROFSUM_TOKENIZER", None)
-        env.pop("PROFSUM_THREADS", None)
-        env.update(env_extra)
-        db = os.path.join(self.td.path, "%s-%s.db" % (os.path.basename(trace), tag))
-        out = subprocess.run([sys.executable, "-c", CHILD, SO, trace, db], env=env,
-                             capture_output=True, text=True, timeout=300)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        return json.loads(out.stdout)
+        return run_child_json(self, CHILD, trace, self.td.path, env_extra, tag)
 
     def test_same_everywhere(self):
         modes = {"default": {}, "one_thread": {"PROFSUM_THREADS": "0"},

@@ -37,6 +37,24 @@ def progress_calls(db, sql, args=(), every=50):
     return calls[0]
 
 
+
+def run_child_json(tc, code, trace, dbdir, env_extra, tag, timeout=300):
+    """Run the Python program `code` (argv: the extension, trace, a database
+    path in dbdir named after trace and tag) in a child process with the
+    tokenizer and thread variables of this process removed and env_extra
+    set; assert it exits 0 and return the JSON it prints."""
+    import subprocess
+    import sys
+    env = dict(os.environ)
+    env.pop("PROFSUM_TOKENIZER", None)
+    env.pop("PROFSUM_THREADS", None)
+    env.update(env_extra)
+    db = os.path.join(dbdir, "%s-%s.db" % (os.path.basename(trace), tag))
+    out = subprocess.run([sys.executable, "-c", code, SO, trace, db], env=env,
+                         capture_output=True, text=True, timeout=timeout)
+    tc.assertEqual(out.returncode, 0, out.stderr)
+    return json.loads(out.stdout)
+
 def run_interrupted_at(db, k, sql, args=(), every=50):
     """Run sql on db, calling db.interrupt() (sqlite3_interrupt) at the k-th
     progress callback; return the text of the OperationalError it raised,
