@@ -43,9 +43,12 @@ static int ogFail(sqlite3 *db, int rc, char **pzErr){
 }
 
 /* Run the statement zSql (sqlite3_mprintf'd, taken; 0: out of memory)
-** with ?1 bound to iTrace; *pnChange (when not 0) the rows it changed.
-** Busy codes come without a message; other errors set *pzErr. */
-static int ogExec(sqlite3 *db, char *zSql, sqlite3_int64 iTrace, sqlite3_int64 *pnChange, char **pzErr){
+** with ?1 bound to iTrace, to its first row or its end; *pnChange (when
+** not 0) the rows it changed, *piFirst (when not 0) the first column of
+** its first row (left as it was when there is none).  Busy codes come
+** without a message; other errors set *pzErr. */
+static int ogExec(sqlite3 *db, char *zSql, sqlite3_int64 iTrace, sqlite3_int64 *pnChange,
+                  sqlite3_int64 *piFirst, char **pzErr){
   sqlite3_stmt *p = 0;
   int rc;
   if( zSql==0 ) return SQLITE_NOMEM;
@@ -55,6 +58,7 @@ static int ogExec(sqlite3 *db, char *zSql, sqlite3_int64 iTrace, sqlite3_int64 *
   sqlite3_bind_int64(p, 1, iTrace);
   rc = sqlite3_step(p);
   if( rc==SQLITE_DONE || rc==SQLITE_ROW ){
+    if( rc==SQLITE_ROW && piFirst ) *piFirst = sqlite3_column_int64(p, 0);
     if( pnChange ) *pnChange = sqlite3_changes64(db);
     rc = sqlite3_finalize(p);
     return rc ? ogFail(db, rc, pzErr) : SQLITE_OK;
@@ -70,42 +74,24 @@ int profsumOpGrowthStore(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
   int rc;
   if( pnRow ) *pnRow = 0;
   rc = ogExec(db, sqlite3_mprintf("DELETE FROM \"%w\".profsum_agg_op_growth WHERE trace_id = ?1", zSchema),
-              iTrace, 0, pzErr);
+              iTrace, 0, 0, pzErr);
   /* the view ranks the pair itself now (it has no stored rows) */
   if( rc==SQLITE_OK ) rc = ogExec(db, sqlite3_mprintf(
       "INSERT INTO \"%w\".profsum_agg_op_growth(trace_id, name, prev_trace_id, growth_rank) "
       "SELECT trace_id, name, prev_trace_id, growth_rank FROM \"%w\".profsum_op_growth WHERE trace_id = ?1",
-      zSchema, zSchema), iTrace, pnRow, pzErr);
+      zSchema, zSchema), iTrace, pnRow, 0, pzErr);
   return rc;
 }
 
 /* See import_int.h. */
 int profsumOpGrowthNextRun(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace, sqlite3_int64 *piNext,
                            char **pzErr){
-  sqlite3_stmt *p = 0;
-  char *zSql = sqlite3_mprintf(
+  *piNext = 0;
+  return ogExec(db, sqlite3_mprintf(
       "SELECT x.trace_id FROM \"%w\".profsum_trace AS t JOIN \"%w\".profsum_trace AS x "
       "ON x.series = t.series AND (x.imported_at, x.trace_id) > (t.imported_at, t.trace_id) "
-      "WHERE t.trace_id = ?1 ORDER BY x.imported_at, x.trace_id LIMIT 1", zSchema, zSchema);
-  int rc;
-  *piNext = 0;
-  if( zSql==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
-  sqlite3_free(zSql);
-  if( rc ) return ogFail(db, rc, pzErr);
-  sqlite3_bind_int64(p, 1, iTrace);
-  rc = sqlite3_step(p);
-  if( rc==SQLITE_ROW ){
-    *piNext = sqlite3_column_int64(p, 0);
-    rc = SQLITE_DONE;
-  }
-  if( rc!=SQLITE_DONE ){
-    rc = ogFail(db, rc, pzErr);
-    sqlite3_finalize(p);
-    return rc;
-  }
-  rc = sqlite3_finalize(p);
-  return rc ? ogFail(db, rc, pzErr) : SQLITE_OK;
+      "WHERE t.trace_id = ?1 ORDER BY x.imported_at, x.trace_id LIMIT 1", zSchema, zSchema),
+      iTrace, 0, piNext, pzErr);
 }
 
 /* See import_int.h. */
