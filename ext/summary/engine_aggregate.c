@@ -623,7 +623,8 @@ typedef struct Agg {
   OpAgg *aOp;                 /* per name id: the device op's aggregate */
   int8_t *aKeyCat;            /* event category (§1.4) per event key */
   KeyMemo *aMemo;             /* per event key: flop proxy, collective */
-  unsigned char *aNameFlag;   /* per name id: 1 known, 2 stall, 4 comm */
+  unsigned char *aNameFlag;   /* per name id: 1 known, 2 stall, 4 comm, 8 compile,
+                              ** 16 transfer (aggKeyCategories) */
   const char **aFamily;       /* per name id: semantic family (cached) */
   HMap steps, gpuSteps, ctr;  /* device steps, host "train" steps, counters */
   int64_t aComm[16][2];       /* per collective: count, exclusive ps */
@@ -633,7 +634,6 @@ typedef struct Agg {
   int64_t hintRef;            /* floatEntryNear's hint for the device ops */
   int64_t curXr;              /* profsumEngExclRefAt's cursor */
   int64_t curRun;             /* the next entry of aRunPos/aRunId */
-  unsigned char *aKpiFlag;    /* per name id: 1 known, 2 compile, 4 transfer */
   int64_t compilePs;          /* host events named like a compilation, ps */
   int64_t transferPs;         /* transfer events, ps (engKpis' facts) */
 } Agg;
@@ -651,17 +651,13 @@ static int aggInit(Agg *a, Engine *e){
   a->aNameFlag = sqlite3_malloc64((sqlite3_uint64)(nNames ? nNames : 1));
   a->aFamily = sqlite3_malloc64(sizeof(char*)*(sqlite3_uint64)(nNames ? nNames : 1));
   a->aMemo = sqlite3_malloc64(sizeof(KeyMemo)*(sqlite3_uint64)(e->nKey ? e->nKey : 1));
-  a->aKpiFlag = sqlite3_malloc64((sqlite3_uint64)(nNames ? nNames : 1));
-  if( !a->aOp || !a->aKeyCat || !a->aNameFlag || !a->aFamily || !a->aMemo || !a->aKpiFlag ){
-    return SQLITE_NOMEM;
-  }
+  if( !a->aOp || !a->aKeyCat || !a->aNameFlag || !a->aFamily || !a->aMemo ) return SQLITE_NOMEM;
   for(i=0; i<e->nKey; i++){
     a->aMemo[i].n = a->aMemo[i].first = 0;
     a->aMemo[i].flop = 0.0; a->aMemo[i].flopKind = -1; a->aMemo[i].comm = -2;
   }
   memset(a->aOp, 0, sizeof(OpAgg)*(size_t)nNames);
   memset(a->aNameFlag, 0, (size_t)nNames);
-  memset(a->aKpiFlag, 0, (size_t)nNames);
   memset(a->aFamily, 0, sizeof(char*)*(size_t)nNames);
   return SQLITE_OK;
 }
@@ -672,14 +668,14 @@ static void aggFree(Agg *a){
   sqlite3_free(a->aKeyCat);
   sqlite3_free(a->aMemo);
   sqlite3_free(a->aNameFlag);
-  sqlite3_free(a->aKpiFlag);
   sqlite3_free((void*)a->aFamily);
   profsumEngHmFree(&a->steps); profsumEngHmFree(&a->gpuSteps); profsumEngHmFree(&a->ctr);
 }
 
 /* Event category per key (§1.4) into a->aKeyCat, the name tests cached
 ** per name: stall regex → stall; host process → host; communication name
-** → communication; device process → compute; else other. */
+** → communication; device process → compute; else other.  The same pass
+** caches the names' compile and transfer tests (engKpis' facts). */
 static void aggKeyCategories(Agg *a){
   Engine *e = a->e;
   int64_t i;
@@ -691,7 +687,9 @@ static void aggKeyCategories(Agg *a){
       const char *zName = SP_STR(&e->pool, q->name);
       int nName = SP_LEN(&e->pool, q->name);
       a->aNameFlag[q->name] = (unsigned char)(1 | (profsumIsStallName(zName, nName) ? 2 : 0)
-                                                | (profsumIsCommName(zName, nName) ? 4 : 0));
+                                                | (profsumIsCommName(zName, nName) ? 4 : 0)
+                                                | (hasCi(zName, nName, "compile") ? 8 : 0)
+                                                | (isTransferName(zName, nName) ? 16 : 0));
     }
     if( a->aNameFlag[q->name] & 2 ) cat = CAT_STALL;
     else if( t->isHost ) cat = CAT_HOST;
@@ -757,17 +755,9 @@ static int aggEventPass(Agg *a){
     HEnt *hStep;
     int64_t ex = profsumEngExcl(e, k, r);
     if( !t->isSteps ) a->aBucket[cat] += ex;
-    {
-      /* compile and transfer time (engKpis' facts), name tests per name */
-      unsigned char f = a->aKpiFlag[q->name];
-      if( f==0 ){
-        f = (unsigned char)(1 | (hasCi(zName, nName, "compile") ? 2 : 0)
-                              | (isTransferName(zName, nName) ? 4 : 0));
-        a->aKpiFlag[q->name] = f;
-      }
-      if( t->isHost && (f & 2) ) a->compilePs += r->dur;
-      if( f & 4 ) a->transferPs += r->dur;
-    }
+    /* compile and transfer time (engKpis' facts) */
+    if( t->isHost && (a->aNameFlag[q->name] & 8) ) a->compilePs += r->dur;
+    if( a->aNameFlag[q->name] & 16 ) a->transferPs += r->dur;
     /* run_ids / source hints (kind 1, 2; owner 0) */
     if( a->curRun<e->nRun && e->aRunPos[a->curRun]==j
      && (rc = counterAdd(&a->ctr, 1, 0, e->aRunId[a->curRun++], 1, j)) ) return rc;
