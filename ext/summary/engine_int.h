@@ -10,6 +10,7 @@
 #include "profsum_int.h"
 #include "profsum_reader.h"
 #include "summary_engine.h"
+#include "spanmemo.h"
 
 /* ------------------------------------------------------------------ */
 /* Hash map of (int64, int64) keys to two int64 values (engine_store.c) */
@@ -174,9 +175,9 @@ struct ProfsumEngine {
                         ** (engine_read.c, argMemo*) */
   int32_t nArgMemo;
   int64_t nArgMemoBytes;  /* raw bytes they hold */
-  char zLastRunId[32];  /* the raw args.run_id span of the last X event taken */
-  int64_t nLastRunId;   /* its length (-1: none yet) */
-  unsigned char lastRunIdType;  /* its JSON type */
+  SpanMemo runMemo;     /* the raw args.run_id span of the last X event taken
+                        ** (up to RUNMEMO_MAX_BYTES; engine_read.c) */
+  int64_t nRunMemoBytes;  /* the bytes runMemo holds */
   int32_t lastRunId;    /* its id */
   int64_t lastPid, lastTid; int32_t lastTrk;   /* the previous event's track */
   profsum_ps origin; int hasOrigin;

@@ -229,12 +229,15 @@ static int internRunId(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *pnB
 ** them, so comparing their bytes (and the key's five ids) replaces
 ** decoding and hashing them.  Kept for names of ids
 ** below ARGMEMO_MAX_NAMES, at most ARGMEMO_MAX_BYTES of text in all.  (The
-** run_id changes with the step, not with the name: the last one is kept
-** for all names, in Engine.zLastRunId.) */
+** run_id changes with the step, not with the name: the last one, when it
+** is at most RUNMEMO_MAX_BYTES long, is kept for all names, in
+** Engine.runMemo.) */
 #define ARGMEMO_N 2
 _Static_assert(ARGMEMO_N<=SPANMEMO_MAX, "ArgMemo's spans in a SpanMemo");
 #define ARGMEMO_MAX_NAMES ((int32_t)1<<18)
 #define ARGMEMO_MAX_BYTES ((int64_t)8<<20)
+#define RUNMEMO_MAX_BYTES ((int64_t)64)
+static const int aRunMemoKey[1] = { PROFSUM_AK_RUN_ID };
 typedef struct ArgMemo {
   SpanMemo sm;                    /* the spans (spanmemo.h) */
   int32_t aId[ARGMEMO_N];         /* the ids they gave: tf_op, source (-1 absent) */
@@ -377,6 +380,9 @@ void profsumEngSigFree(Engine *e){
   e->nSigLastBytes = 0;
   sqlite3_free(e->aNameMemo);
   e->aNameMemo = 0;
+  sqlite3_free(e->runMemo.aRaw);
+  memset(&e->runMemo, 0, sizeof(e->runMemo));
+  e->nRunMemoBytes = 0;
 }
 
 /* Record an M event's process/thread name (era C: pid >= 0, tid >= 0). */
@@ -618,17 +624,13 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, in
       }
     }
     if( rc==SQLITE_OK ){
-      const ProfsumSpan *v = &ev->aArg[PROFSUM_AK_RUN_ID];
-      if( v->type==e->lastRunIdType && v->n==e->nLastRunId
-       && (v->n==0 || memcmp(v->z, e->zLastRunId, (size_t)v->n)==0) ){
+      if( profsumSpanMemoSame(&e->runMemo, ev, aRunMemoKey, 1) ){
         r->runid = e->lastRunId;      /* the run_id of the event before */
       }else{
-        rc = internRunId(e, v, ppB, pnB, &r->runid);
-        if( rc==SQLITE_OK && v->n<=(int64_t)sizeof(e->zLastRunId) ){
-          e->lastRunIdType = v->type;
-          e->nLastRunId = v->n;
-          if( v->n>0 ) memcpy(e->zLastRunId, v->z, (size_t)v->n);
+        rc = internRunId(e, &ev->aArg[PROFSUM_AK_RUN_ID], ppB, pnB, &r->runid);
+        if( rc==SQLITE_OK ){
           e->lastRunId = r->runid;
+          rc = profsumSpanMemoSet(&e->runMemo, ev, aRunMemoKey, 1, &e->nRunMemoBytes, RUNMEMO_MAX_BYTES);
         }
       }
     }
@@ -707,7 +709,6 @@ int profsumEngRead(Engine *e, const char *zPath){
   rc = profsumSrcHashInit(pSrc);
   if( rc ){ profsumSrcClose(pSrc); return rc; }
   e->nFileBytes = profsumSrcFileSize(pSrc);
-  e->nLastRunId = -1;
   /* QUIETROUND: engDiag only counts a time_rounded past the first
   ** ENG_DIAG_KEEP_ALL (= the scanner's cap of details); those the scanner
   ** counts itself are added below (quietRoundedAdd) */
