@@ -667,7 +667,7 @@ static XMemo *xMemoAt(InsXla *p, int32_t iKey){
     a = sqlite3_realloc64(p->aMemo, sizeof(XMemo)*(sqlite3_uint64)nNew);
     if( a==0 ) return 0;
     memset(a + p->nMemo, 0, sizeof(XMemo)*(size_t)(nNew - p->nMemo));
-    for(i=p->nMemo; i<nNew; i++) a[i].agg = -1;
+    for(i=p->nMemo; i<nNew; i++) a[i].st.lastAgg = -1;
     p->aMemo = a;
     p->nMemo = nNew;
   }
@@ -680,8 +680,8 @@ static XMemo *xMemoAt(InsXla *p, int32_t iKey){
 static int xMemoSet(InsXla *p, XMemo *m, const ProfsumEvent *ev, const XOpStats *st,
                     int32_t agg, int32_t trk){
   m->st = *st;
-  m->agg = agg;
-  m->trk = trk;
+  m->st.lastAgg = agg;
+  m->st.lastTrk = trk;
   return profsumSpanMemoSet(&m->sm, ev, aMemoArg, XMEMO_N, &p->nMemoBytes, XMEMO_MAX_BYTES);
 }
 
@@ -712,6 +712,8 @@ int insXlaJsonEvent(InsXla *p, const ProfsumEvent *ev, int32_t iKey){
   int32_t proc, trk;
   int rc;
   XOpStats st;
+  XMemo *m = 0;         /* the memo of engine key iKey (iKey >= 0) */
+  int32_t ia = -1;
   const ProfsumSpan *nm = &ev->name;
   p->isJson = 1;
   if( ev->ph.n!=1 ) return SQLITE_OK;
@@ -756,20 +758,15 @@ int insXlaJsonEvent(InsXla *p, const ProfsumEvent *ev, int32_t iKey){
     /* an event of an engine key seen before, with the same args: its
     ** stats and aggregate as they were (the engine keeps no event whose
     ** dur is beyond 2^61 ps) */
-    XMemo *m = xMemoAt(p, iKey);
-    int32_t ia = -1;
-    if( m==0 ) return SQLITE_NOMEM;
-    if( m->agg>=0 && m->trk==trk && ev->dur<=((int64_t)1<<61)
+    if( (m = xMemoAt(p, iKey))==0 ) return SQLITE_NOMEM;
+    if( m->st.lastAgg>=0 && m->st.lastTrk==trk && ev->dur<=((int64_t)1<<61)
      && profsumSpanMemoSame(&m->sm, ev, aMemoArg, XMEMO_N) ){
-      return xAddOp(p, trk, ev->ts, (int64_t)ev->dur, m->st.name, &m->st, m->agg, 0);
+      return xAddOp(p, trk, ev->ts, (int64_t)ev->dur, m->st.name, &m->st, m->st.lastAgg, 0);
     }
-    if( (rc = xJsonStats(p, ev, &st))!=SQLITE_OK ) return rc;
-    if( ev->dur>((int64_t)1<<61) ) return SQLITE_OK;
-    rc = xAddOp(p, trk, ev->ts, (int64_t)ev->dur, st.name, &st, -1, &ia);
-    if( rc==SQLITE_OK && ia>=0 ) rc = xMemoSet(p, m, ev, &st, ia, trk);
-    return rc;
   }
   if( (rc = xJsonStats(p, ev, &st))!=SQLITE_OK ) return rc;
   if( ev->dur>((int64_t)1<<61) ) return SQLITE_OK;
-  return xAddOp(p, trk, ev->ts, (int64_t)ev->dur, st.name, &st, -1, 0);
+  rc = xAddOp(p, trk, ev->ts, (int64_t)ev->dur, st.name, &st, -1, m ? &ia : 0);
+  if( rc==SQLITE_OK && m && ia>=0 ) rc = xMemoSet(p, m, ev, &st, ia, trk);
+  return rc;
 }

@@ -123,9 +123,8 @@ typedef struct XOpStats {
 _Static_assert(XMEMO_N<=SPANMEMO_MAX, "XMemo's spans in a SpanMemo");
 typedef struct XMemo {
   SpanMemo sm;          /* the args spans of the last event (spanmemo.h) */
-  int32_t agg;          /* its aggregate, -1: none yet */
-  int32_t trk;          /* its track */
-  XOpStats st;          /* its stats */
+  XOpStats st;          /* its stats; st.lastAgg its aggregate (-1: none
+                        ** yet) on track st.lastTrk */
 } XMemo;
 
 struct InsXla {
