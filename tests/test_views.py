@@ -118,6 +118,18 @@ class Catalog(unittest.TestCase):
             for v in views:
                 cols = [r[1] for r in d.execute("PRAGMA table_info(%s)" % v)]
                 self.assertEqual(cols, [r[3] for r in rows if r[0] == v and r[2] > 0], v)
+            # the virtual tables the schema makes are listed too, each column
+            # with a doc, in the module's column order
+            vtabs = [r[0] for r in d.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'")]
+            self.assertIn("profsum_series_runs", vtabs)
+            for v in vtabs:
+                mine = [r for r in rows if r[0] == v]
+                self.assertEqual(mine[0][1:4], ("virtual table", 0, None), v)
+                cols = [r[1] for r in d.execute("PRAGMA table_info(%s)" % v)]
+                self.assertEqual(cols, [r[3] for r in mine[1:]], v)
+                for r in mine:
+                    self.assertTrue(r[4], "%s.%s has no doc" % (v, r[3]))
             d.close()
 
 

@@ -61,7 +61,15 @@ LEFT JOIN profsum_sec_step_stats AS ps ON ps.trace_id = r.prev_trace_id AND ps.s
 -- profsum_series_runs: the run order of every series (ext/history/series.c),
 -- one in each database that holds profsum's tables, reading that
 -- database's profsum_trace through the index profsum_trace(series,
--- imported_at, trace_id) for the runs a query asks for.  profsum_trend and
--- profsum_op_growth take their run order from it (a view may name a table
--- made after it: names are resolved when the view is read).
+-- imported_at, trace_id) for the runs a query asks for (WHERE trace_id = ?
+-- or series = ?).  Runs are ordered by imported_at, then trace_id; traces
+-- without a series are not listed.  profsum_trend and profsum_op_growth
+-- take their run order from it (a view may name a table made after it:
+-- names are resolved when the view is read).
+-- Columns:
+--   series: the series name (profsum_import option "series")
+--   trace_id: the run (profsum_trace.trace_id)
+--   run_index: its position in the series, 1 = the oldest run
+--   runs_back: its position counted from the newest, 1 = the newest run
+--   prev_trace_id: the trace_id of the run before it in the series, NULL for the first
 CREATE VIRTUAL TABLE IF NOT EXISTS main.profsum_series_runs USING profsum_series_runs;

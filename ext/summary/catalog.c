@@ -7,7 +7,7 @@
 **
 **   CREATE TABLE profsum_catalog(
 **     object,        -- view or table name
-**     kind,          -- 'view' or 'table'
+**     kind,          -- 'view', 'table' or 'virtual table'
 **     position,      -- 0 for the object itself, then 1.. for its columns
 **     column_name,   -- NULL on the object row
 **     doc            -- the description (object row) or the column's comment
@@ -18,7 +18,11 @@
 ** always match the objects profsum_import creates: a view's description is
 ** the comment block above its CREATE VIEW, a column's doc the comment line(s)
 ** above it in the column list; a table's columns are documented by their
-** trailing comments.  Pure (no file or database access).
+** trailing comments.  A virtual table the schema makes (CREATE VIRTUAL
+** TABLE) has kind 'virtual table': its columns are declared by its module,
+** not in the text, so its comment block ends with a "Columns:" line and one
+** "  name: doc" line per column, in the module's column order.  Pure (no
+** file or database access).
 */
 #include "profsum_int.h"
 #include "schema_sql.h"
@@ -85,12 +89,57 @@ static int catComment(sqlite3_str *pDoc, const char *z, int n){
   return 1;
 }
 
+/* The "Columns:" part of a virtual table's comment block: spans into the
+** compiled-in schema text, which outlives every cursor. */
+#define CAT_MAX_VCOL 32
+typedef struct CatVCols {
+  int inCols;                   /* a "Columns:" line was seen in this block */
+  int n;
+  struct { const char *zName, *zDoc; int nName, nDoc; } a[CAT_MAX_VCOL];
+} CatVCols;
+
+/* When the trimmed comment line [z, z+n) belongs to the "Columns:" part of
+** a comment block (the "Columns:" line itself, or "name: doc" after it),
+** note it in pV and return 1; else return 0 (an ordinary comment line). */
+static int catColumnLine(CatVCols *pV, const char *z, int n){
+  int k = 0;
+  if( n<2 || z[0]!='-' || z[1]!='-' ) return 0;
+  z += 2;
+  n -= 2;
+  trim(&z, &n);
+  if( n==8 && memcmp(z, "Columns:", 8)==0 ){ pV->inCols = 1; pV->n = 0; return 1; }
+  if( !pV->inCols ) return 0;
+  while( k<n && (z[k]=='_' || (z[k]>='a' && z[k]<='z') || (z[k]>='0' && z[k]<='9')) ) k++;
+  if( k==0 || k>=n || z[k]!=':' || pV->n>=CAT_MAX_VCOL ) return 0;
+  pV->a[pV->n].zName = z;
+  pV->a[pV->n].nName = k;
+  pV->a[pV->n].zDoc = z+k+1;
+  pV->a[pV->n].nDoc = n-k-1;
+  trim(&pV->a[pV->n].zDoc, &pV->a[pV->n].nDoc);
+  pV->n++;
+  return 1;
+}
+
+/* Add the rows of the virtual table named [zName, zName+nName): its object
+** row with the comment block zDoc, then one row per column of pV. */
+static int catVirtual(CatCursor *c, const char *zName, int nName, const char *zDoc,
+                      const CatVCols *pV){
+  int k, rc = catAdd(c, zName, nName, "virtual table", 0, 0, 0, zDoc, (int)strlen(zDoc));
+  for(k=0; rc==SQLITE_OK && k<pV->n; k++){
+    rc = catAdd(c, zName, nName, "virtual table", k+1, pV->a[k].zName, pV->a[k].nName,
+                pV->a[k].zDoc, pV->a[k].nDoc);
+  }
+  return rc;
+}
+
 /* Parse the compiled schema text into rows (at most one per line). */
 static int catParse(CatCursor *c){
   const char *z = PROFSUM_SCHEMA_SQL;
   int i = 0, rc = SQLITE_OK, nLine = 1;
   sqlite3_str *pDoc;                          /* pending comment block */
+  CatVCols vc;                                /* its "Columns:" part */
   const char *zL; int nL;
+  memset(&vc, 0, sizeof(vc));
   for(zL=z; *zL; zL++) nLine += *zL=='\n';
   c->a = sqlite3_malloc64(sizeof(CatRow)*(sqlite3_uint64)nLine);
   if( c->a==0 ) return SQLITE_NOMEM;
@@ -99,7 +148,19 @@ static int catParse(CatCursor *c){
   while( rc==SQLITE_OK && nextLine(z, &i, &zL, &nL) ){
     const char *zT = zL; int nT = nL;
     trim(&zT, &nT);
+    if( catColumnLine(&vc, zT, nT) ) continue;
     if( catComment(pDoc, zT, nT) ) continue;
+    if( nT>39 && strncmp(zT, "CREATE VIRTUAL TABLE IF NOT EXISTS main.", 40)==0 ){
+      const char *zName = zT + 40;
+      int nName = 0;
+      char *zHead = sqlite3_str_finish(pDoc);
+      while( zName+nName < zT+nT && zName[nName]!=' ' && zName[nName]!=';' ) nName++;
+      rc = catVirtual(c, zName, nName, zHead ? zHead : "", &vc);
+      sqlite3_free(zHead);
+      pDoc = sqlite3_str_new(0);
+      memset(&vc, 0, sizeof(vc));
+      continue;
+    }
     if( nT>28 && (strncmp(zT, "CREATE VIEW IF NOT EXISTS main.", 31)==0
                || strncmp(zT, "CREATE TABLE IF NOT EXISTS main.", 32)==0) ){
       int isView = zT[7]=='V';
@@ -109,6 +170,7 @@ static int catParse(CatCursor *c){
       while( zName+nName < zT+nT && zName[nName]!='(' ) nName++;
       zHead = sqlite3_str_finish(pDoc);
       pDoc = sqlite3_str_new(0);
+      memset(&vc, 0, sizeof(vc));
       rc = catAdd(c, zName, nName, isView ? "view" : "table", 0, 0, 0,
                   zHead ? zHead : "", zHead ? (int)strlen(zHead) : 0);
       sqlite3_free(zHead);
@@ -148,6 +210,7 @@ static int catParse(CatCursor *c){
     /* Any other line ends a pending comment block. */
     sqlite3_free(sqlite3_str_finish(pDoc));
     pDoc = sqlite3_str_new(0);
+    memset(&vc, 0, sizeof(vc));
   }
   sqlite3_free(sqlite3_str_finish(pDoc));
   return rc;
