@@ -67,12 +67,22 @@ int profsumSniffFormat(const char *zPath){
 }
 
 /* See profsum_reader.h. */
+int profsumRefuseUnsupported(const char *zFunc, const char *zPath, char **pzErr){
+  if( !endsWith(zPath, ".xplane.riegeli") ) return SQLITE_OK;
+  *pzErr = sqlite3_mprintf("%s: '%s': an .xplane.riegeli file (XSpace chunks in Riegeli "
+      "records) is not supported yet: read the capture's .xplane.pb or trace JSON",
+      zFunc, zPath);
+  return SQLITE_ERROR;
+}
+
+/* See profsum_reader.h. */
 int profsumStreamOpen(const char *zFunc, const char *zPath, unsigned flags,
                       ProfsumDiagFn xDiag, void *pDiagCtx,
                       ProfsumStream **pp, char **pzErr){
   ProfsumStream *p;
   int rc;
   *pp = 0;
+  if( (rc = profsumRefuseUnsupported(zFunc, zPath, pzErr))!=SQLITE_OK ) return rc;
   p = sqlite3_malloc64(sizeof(*p));
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));

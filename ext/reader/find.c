@@ -16,7 +16,7 @@
 **                               -- .../plugins/profile/<session>/<file>)
 **     size            INTEGER,  -- file size in bytes
 **     format          TEXT,     -- 'perfetto_trace_json_gz' | 'trace_json_gz' |
-**                               -- 'trace_json' | 'xplane_pb'
+**                               -- 'trace_json' | 'xplane_pb' | 'xplane_riegeli'
 **     picked          INTEGER,  -- 1 on the file profsum reads, else 0
 **     reference_pick  INTEGER,  -- 1 on the file the reference tool reads, else 0
 **     dir             HIDDEN    -- input: the directory to search (required)
@@ -28,6 +28,9 @@
 ** '*' also matches an empty prefix and names starting with '.'):
 **   perfetto_trace.json.gz, *.trace.json.gz, *.trace.json, *.xplane.pb.
 ** An uncompressed perfetto_trace.json matches none of these and is not listed.
+** A *.xplane.riegeli (XSpace chunks in Riegeli records, the profiler's newer
+** way of saving) is listed too, so that a user sees it, but never picked:
+** profsum does not read that format yet, and the reference ignores it.
 **
 ** Walk.  dir is searched recursively with opendir/readdir (lstat when
 ** readdir gives no type).  Symbolic links to directories are not followed
@@ -113,9 +116,10 @@
 #define FIND_FMT_TRACE_GZ  1   /* *.trace.json.gz */
 #define FIND_FMT_TRACE     2   /* *.trace.json */
 #define FIND_FMT_XPLANE    3   /* *.xplane.pb */
+#define FIND_FMT_RIEGELI   4   /* *.xplane.riegeli: listed, never picked */
 
 static const char *const azProfsumFindFormat[] = {
-  "perfetto_trace_json_gz", "trace_json_gz", "trace_json", "xplane_pb"
+  "perfetto_trace_json_gz", "trace_json_gz", "trace_json", "xplane_pb", "xplane_riegeli"
 };
 
 /* One candidate file. */
@@ -137,6 +141,7 @@ struct ProfsumFindList {
   sqlite3_int64 nRow;     /* Rows in use */
   sqlite3_int64 nAlloc;   /* Rows allocated */
   sqlite3_int64 nXplane;  /* Rows with eFormat==FIND_FMT_XPLANE */
+  sqlite3_int64 nRiegeli; /* Rows with eFormat==FIND_FMT_RIEGELI */
   int bXplaneBad;         /* the lone XPlane does not decode (§1.1 step 2) */
   sqlite3_int64 iPicked;  /* Index of the JSON pick, -1 if none */
   sqlite3_int64 iRefPick; /* Index of the reference pick, -1 if none */
@@ -197,6 +202,10 @@ static int profsumFindFormatOf(const char *zName, size_t *pnSuffix){
     *pnSuffix = 10;
     return FIND_FMT_XPLANE;
   }
+  if( profsumFindEndsWith(zName, n, ".xplane.riegeli") ){
+    *pnSuffix = 15;
+    return FIND_FMT_RIEGELI;
+  }
   return -1;
 }
 
@@ -252,6 +261,7 @@ static int profsumFindAddRow(ProfsumFindWalk *p, int eFormat, size_t nSuffix,
   pRow->eFormat = eFormat;
   pList->nRow++;
   if( eFormat==FIND_FMT_XPLANE ) pList->nXplane++;
+  if( eFormat==FIND_FMT_RIEGELI ) pList->nRiegeli++;
 
   /* The walk always builds dir + '/' + name, so a '/' precedes the name. */
   for(iName=n; iName>0 && z[iName-1]!='/'; iName--){}
@@ -474,7 +484,7 @@ static int profsumFindCollect(const char *zDir, ProfsumFindList *pList,
   /* JSON pick: the first row of the most preferred JSON format present. */
   for(i=0; i<pList->nRow; i++){
     int e = pList->aRow[i].eFormat;
-    if( e==FIND_FMT_XPLANE ) continue;
+    if( e==FIND_FMT_XPLANE || e==FIND_FMT_RIEGELI ) continue;
     if( pList->iPicked<0 || e<pList->aRow[pList->iPicked].eFormat ){
       pList->iPicked = i;
     }
@@ -502,6 +512,13 @@ done:
     sqlite3_free(w.zErr);
   }
   return rc;
+}
+
+/* What an error that found nothing to read adds when the folder holds
+** *.xplane.riegeli files (static text; "" when it holds none). */
+static const char *findRiegeliHint(const ProfsumFindList *pList){
+  return pList->nRiegeli>0 ? "; the *.xplane.riegeli files there (XSpace chunks in Riegeli "
+         "records) are not supported yet: read the capture's .xplane.pb or trace JSON" : "";
 }
 
 /* qsort order of two rows (pointers) by folder, then by path. */
@@ -540,7 +557,8 @@ static char *findPickNote(const ProfsumFindList *pList, int *pOom){
   a = sqlite3_malloc64(sizeof(*a)*(sqlite3_uint64)(pList->nRow+1));
   if( a==0 ){ *pOom = 1; return 0; }
   for(i=0; i<pList->nRow; i++){
-    if( pList->aRow[i].eFormat!=FIND_FMT_XPLANE ) a[n++] = &pList->aRow[i];
+    int e = pList->aRow[i].eFormat;
+    if( e!=FIND_FMT_XPLANE && e!=FIND_FMT_RIEGELI ) a[n++] = &pList->aRow[i];
   }
   qsort(a, (size_t)n, sizeof(*a), findCmpDir);
   for(i=0; i<n; i++){
@@ -612,20 +630,21 @@ int profsumPickTraceNote(const char *zDir, char **pzPath, char **pzReferencePick
       }
     }else if( rc==SQLITE_OK ){
       rc = SQLITE_NOTFOUND;
+      const char *zRiegeli = findRiegeliHint(&list);
       if( list.nXplane==1 ){
         zErr = sqlite3_mprintf("'%q': no profile trace JSON found (expected "
                  "perfetto_trace.json.gz, *.trace.json.gz or *.trace.json), and its "
                  ".xplane.pb file does not decode as an XSpace protobuf (read it "
-                 "directly to see where)", zDir);
+                 "directly to see where)%s", zDir, zRiegeli);
       }else if( list.nXplane>1 ){
         zErr = sqlite3_mprintf("'%q': %lld .xplane.pb files and no profile trace JSON "
                  "(expected perfetto_trace.json.gz, *.trace.json.gz or *.trace.json): "
                  "an XPlane is read from a folder only when it is the only one; give "
-                 "one of them", zDir, list.nXplane);
+                 "one of them%s", zDir, list.nXplane, zRiegeli);
       }else{
         zErr = sqlite3_mprintf("'%q': no profile trace JSON found (expected "
-                 "perfetto_trace.json.gz, *.trace.json.gz or *.trace.json)",
-                 zDir);
+                 "perfetto_trace.json.gz, *.trace.json.gz or *.trace.json)%s",
+                 zDir, zRiegeli);
       }
       if( zErr==0 ) rc = SQLITE_NOMEM;
     }
@@ -693,7 +712,7 @@ static int findPickOneIn(const ProfsumFindList *pList, const ProfsumFindRow *pS,
   sqlite3_int64 i, iJson = -1, iX = -1, nX = 0;
   for(i=0; i<pList->nRow; i++){
     const ProfsumFindRow *r = &pList->aRow[i];
-    if( !findSameSession(r, pS) ) continue;
+    if( !findSameSession(r, pS) || r->eFormat==FIND_FMT_RIEGELI ) continue;
     if( r->eFormat==FIND_FMT_XPLANE ){ nX++; iX = i; continue; }
     if( iJson<0 || r->eFormat<pList->aRow[iJson].eFormat ) iJson = i;
   }
@@ -715,7 +734,7 @@ static void findPickAllIn(const ProfsumFindList *pList, const ProfsumFindRow *pS
   for(i=0; i<pList->nRow; i++){
     const ProfsumFindRow *r = &pList->aRow[i];
     int keep = 1;
-    if( !findSameSession(r, pS) ) continue;
+    if( !findSameSession(r, pS) || r->eFormat==FIND_FMT_RIEGELI ) continue;
     if( r->eFormat==FIND_FMT_PERFETTO ){
       if( iPerfetto<0 ) iPerfetto = i;
       continue;
@@ -853,9 +872,10 @@ int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
   for(i=0; rc==SQLITE_OK && i<list.nRow; i++) k += aSel[i]!=0;
   if( rc==SQLITE_OK && k==0 ){
     zErr = sqlite3_mprintf("'%q': no trace file found for session '%s' and hosts '%s' (expected "
-        "perfetto_trace.json.gz, *.trace.json.gz, *.trace.json or *.xplane.pb%s)", zDir,
+        "perfetto_trace.json.gz, *.trace.json.gz, *.trace.json or *.xplane.pb%s)%s", zDir,
         zSession ? zSession : "reference", hostsAll ? "all" : "one",
-        hostsAll ? "" : "; a session of several *.xplane.pb and no JSON trace is read with hosts 'all'");
+        hostsAll ? "" : "; a session of several *.xplane.pb and no JSON trace is read with hosts 'all'",
+        findRiegeliHint(&list));
     rc = zErr ? SQLITE_NOTFOUND : SQLITE_NOMEM;
   }
   if( rc==SQLITE_OK ){

@@ -305,6 +305,16 @@ int profsumParseInt(const char *z, int64_t n, int64_t *pOut);
 ** PROFSUM_FMT_NOMEM when it ran out of memory. */
 int profsumSniffFormat(const char *zPath);
 
+/* Refuse a file of a format profsum knows but does not read yet: a name
+** ending in ".xplane.riegeli" (XSpace chunks in Riegeli records, which the
+** profiler writes when it saves in chunks).  Returns SQLITE_OK for any
+** other name; else SQLITE_ERROR with *pzErr = "<zFunc>: '<zPath>': ... is
+** not supported yet ..." (0 when out of memory).  Every reader of a file
+** given by name calls it first: trace_events, profsum_diagnostics,
+** profsum_trim and the track pass (profsumStreamOpen), profsum_import and
+** the CLI (profsumEngineParse), profsum_xplane_planes/_lines. */
+int profsumRefuseUnsupported(const char *zFunc, const char *zPath, char **pzErr);
+
 typedef struct ProfsumStream ProfsumStream;
 
 /* Open zPath as a stream of ProfsumEvent rows in the format that

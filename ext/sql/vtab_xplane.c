@@ -424,7 +424,8 @@ static int xvFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   }
   rc = profsumVtabPathArg(cur->pVtab, zFunc, argv[0], &pCur->zPath);
   if( rc || pCur->zPath==0 ) return rc;              /* NULL: no rows */
-  rc = profsumXpOpen(zFunc, pCur->zPath, 0, 0, 0, &p, &zErr);
+  rc = profsumRefuseUnsupported(zFunc, pCur->zPath, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumXpOpen(zFunc, pCur->zPath, 0, 0, 0, &p, &zErr);
   if( rc==SQLITE_OK ) rc = xvWalk(pCur, p, isLines, &zErr);
   profsumXpClose(p);
   if( rc ){

@@ -192,6 +192,7 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   int rc, k;
   *pp = 0;
   memset(pInfo, 0, sizeof(*pInfo));
+  if( (rc = profsumRefuseUnsupported(zFunc, zPath, pzErr))!=SQLITE_OK ) return rc;
   e = sqlite3_malloc64(sizeof(Engine));
   if( e==0 ) return SQLITE_NOMEM;
   memset(e, 0, sizeof(*e));
