@@ -40,15 +40,60 @@ static inline int profsumIsHexDigit(u8 c){
   return (c>='0' && c<='9') || (c>='a' && c<='f') || (c>='A' && c<='F');
 }
 
-/* Past the string whose opening quote is at offset i of the window, its
-** end found from the index: the offset right after its closing quote, or
-** 0 for a form the general code must read (a control character, an escape
-** that is not valid, the window's end).  *pF gets PROFSUM_SF_ESCAPE when
-** the string has escapes (each checked as scanEscape checks it). */
-static inline size_t profsumSkipStr(const ProfsumScan *s, size_t i, unsigned *pF){
+/* A cursor over the marks of the string index, taken one after the other:
+** the end of a string is the mark after its opening quote's, found from the
+** bits already loaded, with no load at a position that the bytes before it
+** decide (on which each string's end would wait). */
+typedef struct ProfsumMarkCur {
+  const uint64_t *a;       /* the index's aStop */
+  size_t w;                /* the word of the index being read */
+  uint64_t m;              /* its marks not taken yet */
+  size_t nw;               /* words of the window */
+  size_t n;                /* bytes of the window */
+} ProfsumMarkCur;
+
+/* Start the cursor c at offset i of the window. */
+static inline void profsumCurSeek(ProfsumMarkCur *c, const ProfsumScan *s, size_t i){
+  c->a = s->idx.aStop;
+  c->n = s->nBuf;
+  c->nw = (s->nBuf + 63)/64;
+  c->w = i/64;
+  c->m = i<c->n ? c->a[c->w] & (~(uint64_t)0 << (i%64)) : 0;
+}
+
+/* The next mark of c (taken), or c->n when there is none in the window. */
+static inline __attribute__((always_inline)) size_t profsumCurPop(ProfsumMarkCur *c){
+  size_t x;
+  while( c->m==0 ){
+    if( ++c->w>=c->nw ){ c->w = c->nw; return c->n; }
+    c->m = c->a[c->w];
+  }
+  x = c->w*64 + (size_t)__builtin_ctzll(c->m);
+  c->m &= c->m - 1;
+  return x<c->n ? x : c->n;
+}
+
+/* The mark after the one at offset i (an opening quote), taken with the
+** marks before i (those of white space outside strings, as the newlines of
+** indented JSON): the offset of the string's closing quote when it has no
+** escape and no control character; else another mark (the caller checks
+** the byte there), or c->n.  *pOk: 0 when i is no mark of c (the caller
+** reads the string otherwise). */
+static inline __attribute__((always_inline)) size_t profsumCurStr(ProfsumMarkCur *c, size_t i,
+                                                                int *pOk){
+  size_t x;
+  do{ x = profsumCurPop(c); }while( x<i );
+  *pOk = x==i;
+  return profsumCurPop(c);
+}
+
+/* profsumSkipStr's case of a string with an escape: i is the offset of the
+** first mark after its opening quote, which is not its closing quote. */
+static __attribute__((noinline, unused)) size_t profsumSkipStrEsc(const ProfsumScan *s,
+                                                                 size_t i, unsigned *pF){
   const u8 *a = s->aBuf;
   size_t n = s->nBuf;
-  for(i = profsumNextMark(s, i+1); i<n; i = profsumNextMark(s, i)){
+  for(; i<n; i = profsumNextMark(s, i)){
     u8 c;
     if( a[i]=='"' ) return i+1;
     if( a[i]!='\\' || i+1>=n ) return 0;
@@ -67,6 +112,27 @@ static inline size_t profsumSkipStr(const ProfsumScan *s, size_t i, unsigned *pF
   }
   return 0;
 }
+
+/* Past the string whose opening quote is at offset i of the window, its
+** end found from the index: the offset right after its closing quote, or
+** 0 for a form the general code must read (a control character, an escape
+** that is not valid, the window's end).  *pF gets PROFSUM_SF_ESCAPE when
+** the string has escapes (each checked as scanEscape checks it). */
+static inline __attribute__((always_inline)) size_t profsumSkipStr(const ProfsumScan *s,
+                                                                 size_t i, unsigned *pF){
+  i = profsumNextMark(s, i+1);
+  if( i<s->nBuf && s->aBuf[i]=='"' ) return i+1;
+  return profsumSkipStrEsc(s, i, pF);
+}
+
+/* Past the white space at p (p < e): most often none, or one space (", "
+** and ": "), tested in place; else profsumSkipSpace. */
+#define PROFSUM_WS(p, e) do{ \
+    if( *(p)<=' ' ){ \
+      if( *(p)==' ' && (p)+1<(e) && (p)[1]>' ' ) (p)++; \
+      else (p) = profsumSkipSpace((p), (e)); \
+    } \
+  }while(0)
 
 /* Past the JSON number at p (a '-' or a digit there), of the forms
 ** scanNumber reads, ending where it ends; NULL when the number may go on
@@ -106,11 +172,15 @@ static inline int profsumSkipQuick(const ProfsumScan *s, const u8 *p, const u8 *
   int depth = 0;
   unsigned f = 0;
   size_t j;
+  int ok;
+  ProfsumMarkCur c;
+  profsumCurSeek(&c, s, (size_t)(p - a));
 open:                        /* at a '{' or a '[' */
   if( depth==64 ) return -1;
   depth++;
   stk = (stk<<1) | (*p=='{');
-  p = profsumSkipSpace(p+1, e);
+  if( ++p>=e ) return -1;
+  PROFSUM_WS(p, e);
   if( p>=e ) return -1;
   if( stk & 1 ){
     if( *p=='}' ){ p++; goto closed; }
@@ -120,47 +190,61 @@ open:                        /* at a '{' or a '[' */
   goto value;
 key:                         /* a key expected at p */
   if( *p!='"' ) return -1;
-  j = profsumSkipStr(s, (size_t)(p - a), &f);
-  if( j==0 ) return -1;
+  j = profsumCurStr(&c, (size_t)(p - a), &ok);
+  if( !ok ) return -1;
+  if( j>=c.n || a[j]!='"' ){
+    j = profsumSkipStrEsc(s, j, &f);
+    if( j==0 ) return -1;
+    profsumCurSeek(&c, s, j);
+  }else{
+    j++;
+  }
   p = a + j;
-  if( p<e && *p!=':' ) p = profsumSkipSpace(p, e);
+  if( p<e && *p<=' ' ) p = profsumSkipSpace(p, e);
   if( p>=e || *p!=':' ) return -1;
-  p = profsumSkipSpace(p+1, e);
+  if( ++p>=e ) return -1;
+  PROFSUM_WS(p, e);
   if( p>=e ) return -1;
 value:                       /* a value expected at p (p < e) */
-  switch( *p ){
-    case '"':
-      j = profsumSkipStr(s, (size_t)(p - a), &f);
+  /* tests in the order of the values' frequency (a switch's indirect
+  ** jump was predicted less well) */
+  if( *p=='"' ){
+    j = profsumCurStr(&c, (size_t)(p - a), &ok);
+    if( !ok ) return -1;
+    if( j>=c.n || a[j]!='"' ){
+      j = profsumSkipStrEsc(s, j, &f);
       if( j==0 ) return -1;
-      p = a + j;
-      break;
-    case '{': case '[':
-      goto open;
-    case '-': case '0': case '1': case '2': case '3': case '4':
-    case '5': case '6': case '7': case '8': case '9':
-      p = profsumSkipNum(p, e);
-      if( p==0 ) return -1;
-      break;
-    case 't':
-      if( e-p<4 || memcmp(p, "true", 4)!=0 ) return -1;
-      p += 4;
-      break;
-    case 'f':
-      if( e-p<5 || memcmp(p, "false", 5)!=0 ) return -1;
-      p += 5;
-      break;
-    case 'n':
-      if( e-p<4 || memcmp(p, "null", 4)!=0 ) return -1;
-      p += 4;
-      break;
-    default:
-      return -1;
+      profsumCurSeek(&c, s, j);
+    }else{
+      j++;
+    }
+    p = a + j;
+  }else if( *p=='[' ){
+    if( p+1>=e || p[1]!=']' ) goto open;
+    p += 2;                                   /* [] (common in Kineto's) */
+  }else if( (*p>='0' && *p<='9') || *p=='-' ){
+    p = profsumSkipNum(p, e);
+    if( p==0 ) return -1;
+  }else if( *p=='{' ){
+    goto open;
+  }else if( *p=='t' ){
+    if( e-p<4 || memcmp(p, "true", 4)!=0 ) return -1;
+    p += 4;
+  }else if( *p=='f' ){
+    if( e-p<5 || memcmp(p, "false", 5)!=0 ) return -1;
+    p += 5;
+  }else if( *p=='n' ){
+    if( e-p<4 || memcmp(p, "null", 4)!=0 ) return -1;
+    p += 4;
+  }else{
+    return -1;
   }
 after:                       /* after a value: ',' or the close expected */
-  if( p<e && *p!=',' ) p = profsumSkipSpace(p, e);
+  if( p<e && *p<=' ' ) p = profsumSkipSpace(p, e);
   if( p>=e ) return -1;
   if( *p==',' ){
-    p = profsumSkipSpace(p+1, e);
+    if( ++p>=e ) return -1;
+    PROFSUM_WS(p, e);
     if( p>=e ) return -1;
     if( stk & 1 ) goto key;
     if( *p==']' ) return -1;            /* a trailing comma */

@@ -785,15 +785,15 @@ static inline __attribute__((always_inline)) int memberValue(ProfsumScan *s, int
 
 /* memberValue of an event's member, out of line (eventRun's rarer values:
 ** kept out of its loop). */
-static __attribute__((noinline)) int memberValueOut(ProfsumScan *s, const char *k, int64_t nk,
-    const u8 *p, const u8 *e, const u8 **ppEnd, unsigned *pFlags){
-  return memberValue(s, 0, k, nk, p, e, ppEnd, pFlags);
+static __attribute__((noinline)) int memberValueOut(ProfsumScan *s, int mode, const char *k,
+    int64_t nk, const u8 *p, const u8 *e, const u8 **ppEnd, unsigned *pFlags){
+  return memberValue(s, mode, k, nk, p, e, ppEnd, pFlags);
 }
 
-/* parseMembers' mode 0 (the members of an event object) for keys without
+/* parseMembers' members (mode 0: of an event object, 1: of its args) for keys without
 ** escapes: each key ends where the string index says (no look at its
 ** bytes), a string value without escapes is taken from the index too,
-** ts, dur, pid and tid of the common shapes by numberMember, any other
+** (mode 0) ts, dur, pid, tid of the common shapes by numberMember, any other
 ** value by memberValue as the general loop reads it.  ws 0: the compact
 ** form only (':' right after the key, the value right after it, ',' and
 ** the next key's quote right after the value: xprof's); ws 1: white space
@@ -806,7 +806,7 @@ static __attribute__((noinline)) int memberValueOut(ProfsumScan *s, const char *
 ** of a value's parse (P_MORE, P_ERR, -SQLITE_NOMEM), as the general loop
 ** would have returned it. */
 static inline __attribute__((always_inline)) int eventRunT(ProfsumScan *s, const u8 *p,
-    const u8 *e, const u8 **ppDone, unsigned *pFlags, int ws, int first){
+    const u8 *e, const u8 **ppDone, unsigned *pFlags, int mode, int ws, int first){
   const u8 *a = s->aBuf;
   size_t n = s->nBuf, k0;
   const u8 *q = p;
@@ -816,7 +816,7 @@ static inline __attribute__((always_inline)) int eventRunT(ProfsumScan *s, const
     if( q>=e || *q!=',' ) return P_OK;
   }
   q++;
-  if( ws && q<e && *q<=' ' ) q = profsumSkipSpace(q, e);
+  if( ws && q<e ) PROFSUM_WS(q, e);
   k0 = (size_t)(q - a);
   while( k0<n && a[k0]=='"' ){
     size_t k1 = profsumNextMark(s, k0+1);
@@ -826,24 +826,24 @@ static inline __attribute__((always_inline)) int eventRunT(ProfsumScan *s, const
     if( k1+2>=n || a[k1]!='"' ) return P_OK;
     v = a + k1 + 1;
     if( *v!=':' ){
-      if( !ws ) return P_OK;
+      if( !ws || *v>' ' ) return P_OK;
       v = profsumSkipSpace(v, e);
       if( v>=e || *v!=':' ) return P_OK;
     }
     v++;
-    if( ws && v<e && *v<=' ' ) v = profsumSkipSpace(v, e);
+    if( ws && v<e ) PROFSUM_WS(v, e);
     if( v>=e ) return P_OK;
     if( *v=='"' ){
       size_t v1 = profsumNextMark(s, (size_t)(v + 1 - a));
       ProfsumSpan val;
       if( v1>=n || a[v1]!='"' ) return P_OK;
-      if( s->argSet && KEYIS(k,nk,"args") ) clearArgKeys(s);
+      if( mode==0 && s->argSet && KEYIS(k,nk,"args") ) clearArgKeys(s);
       stringSpan(&val, v, a + v1 + 1, 0);
-      applyMember(s, 0, k, nk, &val);
+      applyMember(s, mode, k, nk, &val);
       q = a + v1 + 1;
     }else if( !ws && *v<=' ' ){
       return P_OK;
-    }else if( *v=='{' && KEYIS(k,nk,"args") ){
+    }else if( mode==0 && *v=='{' && KEYIS(k,nk,"args") ){
       /* memberValue's args, inline: most events have it */
       ProfsumSpan val;
       unsigned af = 0;
@@ -863,19 +863,19 @@ static inline __attribute__((always_inline)) int eventRunT(ProfsumScan *s, const
       applyMember(s, 0, k, nk, &val);
     }else{
       int rc = -1;
-      if( nk<=3 && ((*v>='0' && *v<='9') || *v=='-') ) rc = numberMember(s, k, nk, v, e, &q);
-      if( rc<0 ) rc = memberValueOut(s, k, nk, v, e, &q, pFlags);
+      if( mode==0 && nk<=3 && ((*v>='0' && *v<='9') || *v=='-') ) rc = numberMember(s, k, nk, v, e, &q);
+      if( rc<0 ) rc = memberValueOut(s, mode, k, nk, v, e, &q, pFlags);
       if( rc ) return rc;
     }
     *ppDone = q;
     if( q+1>=e ) return P_OK;
     if( *q!=',' ){
-      if( !ws ) return P_OK;
+      if( !ws || *q>' ' ) return P_OK;
       q = profsumSkipSpace(q, e);
       if( q+1>=e || *q!=',' ) return P_OK;
     }
     q++;
-    if( ws && *q<=' ' ) q = profsumSkipSpace(q, e);
+    if( ws ) PROFSUM_WS(q, e);
     k0 = (size_t)(q - a);
   }
   return P_OK;
@@ -886,16 +886,23 @@ static inline __attribute__((always_inline)) int eventRunT(ProfsumScan *s, const
 ** that white space follows). */
 static int eventRun(ProfsumScan *s, const u8 *p, const u8 *e, const u8 **ppDone,
                     unsigned *pFlags){
-  int rc = eventRunT(s, p, e, ppDone, pFlags, 0, 1);
+  int rc = eventRunT(s, p, e, ppDone, pFlags, 0, 0, 1);
   const u8 *q = *ppDone;
   if( rc==P_OK ){
     if( q==p ){
-      rc = eventRunT(s, p, e, ppDone, pFlags, 1, 1);
+      rc = eventRunT(s, p, e, ppDone, pFlags, 0, 1, 1);
     }else if( q<e && (*q<=' ' || *q==',') ){
-      rc = eventRunT(s, q, e, ppDone, pFlags, 1, 0);
+      rc = eventRunT(s, q, e, ppDone, pFlags, 0, 1, 0);
     }
   }
   return rc;
+}
+
+/* eventRunT for the args object at p ('{') of white-space form (not
+** compactStrFirst: that form's members are read by strMemberRun). */
+static int argsRun(ProfsumScan *s, const u8 *p, const u8 *e, const u8 **ppDone,
+                   unsigned *pFlags){
+  return eventRunT(s, p, e, ppDone, pFlags, 1, 1, 1);
 }
 
 /* Parse the members of the object at p (which is '{'): mode 0 fills the
@@ -905,9 +912,9 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
                         const u8 **ppEnd, unsigned *pFlags, int mode){
   int afterComma = 0;
   int first = 1;
-  if( mode==0 && MEMBER_RUN_OK(s, e) ){
+  if( MEMBER_RUN_OK(s, e) && (mode==0 || !compactStrFirst(s, p, e)) ){
     const u8 *q;
-    int rc = eventRun(s, p, e, &q, pFlags);
+    int rc = mode==0 ? eventRun(s, p, e, &q, pFlags) : argsRun(s, p, e, &q, pFlags);
     if( rc ) return rc;
     if( q!=p ){ p = q; first = 0; }
     else p++;
