@@ -861,6 +861,26 @@ static inline __attribute__((always_inline)) int eventRunT(ProfsumScan *s, const
       val.flags = (unsigned char)af;
       *pFlags |= af;
       applyMember(s, 0, k, nk, &val);
+    }else if( mode==1 && (*v=='[' || *v=='{' || (*v>='0' && *v<='9')
+                          || (*v=='-' && v+1<e && v[1]!='I')) ){
+      /* memberValue's scanValue of an args member, inline: a container
+      ** (skipContainer) or a number (scanNumber) */
+      ProfsumSpan val;
+      unsigned vf = 0;
+      int rc;
+      if( *v=='[' || *v=='{' ){
+        rc = skipContainer(s, v, e, &q, &vf);
+        val.type = *v=='{' ? PROFSUM_JT_OBJECT : PROFSUM_JT_ARRAY;
+      }else{
+        rc = scanNumber(s, v, e, &q);
+        val.type = PROFSUM_JT_NUMBER;
+      }
+      if( rc ) return rc;
+      val.z = (const char*)v;
+      val.n = q - v;
+      val.flags = (unsigned char)vf;
+      *pFlags |= vf;
+      applyMember(s, 1, k, nk, &val);
     }else{
       int rc = -1;
       if( mode==0 && nk<=3 && ((*v>='0' && *v<='9') || *v=='-') ) rc = numberMember(s, k, nk, v, e, &q);
