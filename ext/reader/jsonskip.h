@@ -40,53 +40,6 @@ static inline int profsumIsHexDigit(u8 c){
   return (c>='0' && c<='9') || (c>='a' && c<='f') || (c>='A' && c<='F');
 }
 
-/* A cursor over the marks of the string index, taken one after the other:
-** the end of a string is the mark after its opening quote's, found from the
-** bits already loaded, with no load at a position that the bytes before it
-** decide (on which each string's end would wait). */
-typedef struct ProfsumMarkCur {
-  const uint64_t *a;       /* the index's aStop */
-  size_t w;                /* the word of the index being read */
-  uint64_t m;              /* its marks not taken yet */
-  size_t nw;               /* words of the window */
-  size_t n;                /* bytes of the window */
-} ProfsumMarkCur;
-
-/* Start the cursor c at offset i of the window. */
-static inline void profsumCurSeek(ProfsumMarkCur *c, const ProfsumScan *s, size_t i){
-  c->a = s->idx.aStop;
-  c->n = s->nBuf;
-  c->nw = (s->nBuf + 63)/64;
-  c->w = i/64;
-  c->m = i<c->n ? c->a[c->w] & (~(uint64_t)0 << (i%64)) : 0;
-}
-
-/* The next mark of c (taken), or c->n when there is none in the window. */
-static inline __attribute__((always_inline)) size_t profsumCurPop(ProfsumMarkCur *c){
-  size_t x;
-  while( c->m==0 ){
-    if( ++c->w>=c->nw ){ c->w = c->nw; return c->n; }
-    c->m = c->a[c->w];
-  }
-  x = c->w*64 + (size_t)__builtin_ctzll(c->m);
-  c->m &= c->m - 1;
-  return x<c->n ? x : c->n;
-}
-
-/* The mark after the one at offset i (an opening quote), taken with the
-** marks before i (those of white space outside strings, as the newlines of
-** indented JSON): the offset of the string's closing quote when it has no
-** escape and no control character; else another mark (the caller checks
-** the byte there), or c->n.  *pOk: 0 when i is no mark of c (the caller
-** reads the string otherwise). */
-static inline __attribute__((always_inline)) size_t profsumCurStr(ProfsumMarkCur *c, size_t i,
-                                                                int *pOk){
-  size_t x;
-  do{ x = profsumCurPop(c); }while( x<i );
-  *pOk = x==i;
-  return profsumCurPop(c);
-}
-
 /* profsumSkipStr's case of a string with an escape: i is the offset of the
 ** first mark after its opening quote, which is not its closing quote. */
 static __attribute__((noinline, unused)) size_t profsumSkipStrEsc(const ProfsumScan *s,
@@ -125,6 +78,18 @@ static inline __attribute__((always_inline)) size_t profsumSkipStr(const Profsum
   return profsumSkipStrEsc(s, i, pF);
 }
 
+/* The two bytes at p as one number (PROFSUM_PAIR of the same two). */
+static inline unsigned profsumPair(const u8 *p){
+  uint16_t x;
+  memcpy(&x, p, 2);
+  return x;
+}
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__==__ORDER_BIG_ENDIAN__
+# define PROFSUM_PAIR(a, b) ((unsigned)(u8)(a)<<8 | (unsigned)(u8)(b))
+#else
+# define PROFSUM_PAIR(a, b) ((unsigned)(u8)(b)<<8 | (unsigned)(u8)(a))
+#endif
+
 /* Past the white space at p (p < e): most often none, or one space (", "
 ** and ": "), tested in place; else profsumSkipSpace. */
 #define PROFSUM_WS(p, e) do{ \
@@ -140,8 +105,10 @@ static inline __attribute__((always_inline)) size_t profsumSkipStr(const Profsum
 static inline const u8 *profsumSkipNum(const u8 *p, const u8 *e){
   if( *p=='-' && ++p>=e ) return 0;
   if( *p=='0' ) p++;
-  else if( *p>='1' && *p<='9' ) p = profsumDigitRun(p, e);
-  else return 0;
+  else if( *p>='1' && *p<='9' ){
+    /* one digit alone at once (ids, flags: most numbers of args) */
+    if( ++p<e && *p>='0' && *p<='9' ) p = profsumDigitRun(p, e);
+  }else return 0;
   if( p>=e ) return 0;
   if( *p=='.' ){
     const u8 *q = p+1;
@@ -172,9 +139,6 @@ static inline int profsumSkipQuick(const ProfsumScan *s, const u8 *p, const u8 *
   int depth = 0;
   unsigned f = 0;
   size_t j;
-  int ok;
-  ProfsumMarkCur c;
-  profsumCurSeek(&c, s, (size_t)(p - a));
 open:                        /* at a '{' or a '[' */
   if( depth==64 ) return -1;
   depth++;
@@ -190,34 +154,24 @@ open:                        /* at a '{' or a '[' */
   goto value;
 key:                         /* a key expected at p */
   if( *p!='"' ) return -1;
-  j = profsumCurStr(&c, (size_t)(p - a), &ok);
-  if( !ok ) return -1;
-  if( j>=c.n || a[j]!='"' ){
-    j = profsumSkipStrEsc(s, j, &f);
-    if( j==0 ) return -1;
-    profsumCurSeek(&c, s, j);
-  }else{
-    j++;
-  }
+  j = profsumSkipStr(s, (size_t)(p - a), &f);
+  if( j==0 ) return -1;
   p = a + j;
-  if( p<e && *p<=' ' ) p = profsumSkipSpace(p, e);
-  if( p>=e || *p!=':' ) return -1;
-  if( ++p>=e ) return -1;
-  PROFSUM_WS(p, e);
-  if( p>=e ) return -1;
+  if( e-p>=3 && profsumPair(p)==PROFSUM_PAIR(':', ' ') && p[2]>' ' ){
+    p += 2;                                   /* ": " then the value */
+  }else{
+    if( p<e && *p<=' ' ) p = profsumSkipSpace(p, e);
+    if( p>=e || *p!=':' ) return -1;
+    if( ++p>=e ) return -1;
+    PROFSUM_WS(p, e);
+    if( p>=e ) return -1;
+  }
 value:                       /* a value expected at p (p < e) */
   /* tests in the order of the values' frequency (a switch's indirect
   ** jump was predicted less well) */
   if( *p=='"' ){
-    j = profsumCurStr(&c, (size_t)(p - a), &ok);
-    if( !ok ) return -1;
-    if( j>=c.n || a[j]!='"' ){
-      j = profsumSkipStrEsc(s, j, &f);
-      if( j==0 ) return -1;
-      profsumCurSeek(&c, s, j);
-    }else{
-      j++;
-    }
+    j = profsumSkipStr(s, (size_t)(p - a), &f);
+    if( j==0 ) return -1;
     p = a + j;
   }else if( *p=='[' ){
     if( p+1>=e || p[1]!=']' ) goto open;
@@ -240,6 +194,12 @@ value:                       /* a value expected at p (p < e) */
     return -1;
   }
 after:                       /* after a value: ',' or the close expected */
+  if( e-p>=3 && profsumPair(p)==PROFSUM_PAIR(',', ' ') && p[2]>' ' ){
+    p += 2;                                   /* ", " then a key or a value */
+    if( stk & 1 ) goto key;
+    if( *p==']' ) return -1;
+    goto value;
+  }
   if( p<e && *p<=' ' ) p = profsumSkipSpace(p, e);
   if( p>=e ) return -1;
   if( *p==',' ){
