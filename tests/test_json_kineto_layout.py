@@ -14,6 +14,7 @@ import gzip
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import unittest
@@ -220,6 +221,40 @@ class KinetoLayout(unittest.TestCase):
         self.assertEqual(rows[1][:3], ("b", "h2", 't"q'))
         self.assertEqual(rows[1][6], 99)
         self.assertEqual(rows[2][1], "second")
+
+    def test_ids_of_every_length(self):
+        """pid and tid as strings (Kineto writes the tid so) and as numbers
+        past the one-pass reader's 18 digits: an integer when the text is
+        one in the 64-bit range, else the text (a string) or NULL."""
+        texts = ["0", "-0", "007", "7", "123456789012345678", "1234567890123456789",
+                 "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+                 "-9223372036854775809", "99999999999999999999", "12a", "-", "", "1.5",
+                 "1 ", "12345678", "-12345678901234567"]
+
+        def as_int(t):
+            if t.lstrip("-").isdigit() and t.count("-") <= 1 and not t.startswith("--") \
+                    and (t[0] != "-" or len(t) > 1) and -2**63 <= int(t) < 2**63:
+                return int(t)
+            return None
+        ents = []
+        for i, t in enumerate(texts):
+            ents.append('{"ph": "X", "name": "s%d", "pid": 1, "tid": "%s", "ts": %d, "dur": 1}' % (i, t, i))
+            if re.match(r"^-?(0|[1-9][0-9]*)$", t) and as_int(t) is not None:
+                ents.append('{"ph": "X", "name": "n%d", "pid": %s, "tid": 2, "ts": %d, "dur": 1}' % (i, t, i))
+        path = self.td.write("ids.json", '{"traceEvents": [\n  ' + ",\n  ".join(ents) + "\n]}")
+        db = connect()
+        try:
+            rows = dict((r[0], r[1:]) for r in db.execute(
+                "SELECT name, pid, tid FROM trace_events(?)", (path,)))
+        finally:
+            db.close()
+        for i, t in enumerate(texts):
+            with self.subTest(tid=t):
+                want = as_int(t)
+                self.assertEqual(rows["s%d" % i][1], t if want is None else want)
+                if "n%d" % i in rows:
+                    self.assertEqual(rows["n%d" % i][0], want)
+        self.assertEqual(sum(1 for k in rows if k[0] == "n"), 9)
 
     def test_odd_forms_diagnosed(self):
         """The forms the quick pass leaves to the general code keep their
