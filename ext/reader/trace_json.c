@@ -825,21 +825,29 @@ static inline __attribute__((always_inline)) int eventRunT(ProfsumScan *s, const
     const u8 *v;
     if( k1+2>=n || a[k1]!='"' ) return P_OK;
     v = a + k1 + 1;
-    if( *v!=':' ){
-      if( !ws || *v>' ' ) return P_OK;
-      v = profsumSkipSpace(v, e);
-      if( v>=e || *v!=':' ) return P_OK;
+    if( ws && v+2<e && profsumPair(v)==PROFSUM_PAIR(':', ' ') && v[2]>' ' ){
+      v += 2;                               /* ": " then the value */
+    }else{
+      if( *v!=':' ){
+        if( !ws || *v>' ' ) return P_OK;
+        v = profsumSkipSpace(v, e);
+        if( v>=e || *v!=':' ) return P_OK;
+      }
+      v++;
+      if( ws && v<e ) PROFSUM_WS(v, e);
+      if( v>=e ) return P_OK;
     }
-    v++;
-    if( ws && v<e ) PROFSUM_WS(v, e);
-    if( v>=e ) return P_OK;
     if( *v=='"' ){
       size_t v1 = profsumNextMark(s, (size_t)(v + 1 - a));
       ProfsumSpan val;
       if( v1>=n || a[v1]!='"' ) return P_OK;
       if( mode==0 && s->argSet && KEYIS(k,nk,"args") ) clearArgKeys(s);
       stringSpan(&val, v, a + v1 + 1, 0);
-      applyMember(s, mode, k, nk, &val);
+      /* applyMember, the keys of most string values inline */
+      if( mode==0 && nk==2 && k[0]=='p' && k[1]=='h' ) spanCopy(&s->ev.ph, &val);
+      else if( mode==0 && nk==4 && memcmp(k, "name", 4)==0 ) spanCopy(&s->ev.name, &val);
+      else if( mode==0 && nk==3 && memcmp(k, "cat", 3)==0 ) spanCopy(&s->ev.cat, &val);
+      else applyMember(s, mode, k, nk, &val);
       q = a + v1 + 1;
     }else if( !ws && *v<=' ' ){
       return P_OK;
@@ -888,6 +896,10 @@ static inline __attribute__((always_inline)) int eventRunT(ProfsumScan *s, const
       if( rc ) return rc;
     }
     *ppDone = q;
+    if( ws && q+2<e && profsumPair(q)==PROFSUM_PAIR(',', ' ') && q[2]>' ' ){
+      k0 = (size_t)(q + 2 - a);             /* ", " then the key */
+      continue;
+    }
     if( q+1>=e ) return P_OK;
     if( *q!=',' ){
       if( !ws || *q>' ' ) return P_OK;
