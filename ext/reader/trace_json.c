@@ -437,16 +437,6 @@ static int stkReserve(ProfsumScan *s, size_t d){
   return SQLITE_OK;
 }
 
-/* Does the object at p open with a member "key":"string" of the compact
-** form (MEMBER_RUN_OK holds)?  Then its members are read by strMemberRun
-** (xprof's args), else by profsumSkipQuick (jsonskip.h) first. */
-static inline int compactStrFirst(const ProfsumScan *s, const u8 *p, const u8 *e){
-  size_t k1;
-  if( e-p<3 || p[0]!='{' || p[1]!='"' ) return 0;
-  k1 = profsumNextMark(s, (size_t)(p + 2 - s->aBuf));
-  return k1+2<s->nBuf && s->aBuf[k1]=='"' && s->aBuf[k1+1]==':' && s->aBuf[k1+2]=='"';
-}
-
 /* Skip (and validate) the object or array starting at p.  Iterative: any
 ** depth, bounded only by memory.  *pFlags gets SF_* bits of everything
 ** inside.  Returns P_OK/P_MORE/P_ERR, or -SQLITE_NOMEM. */
@@ -459,8 +449,14 @@ static int skipContainer(ProfsumScan *s, const u8 *p, const u8 *e,
   **         3 = ',' or close */
   int expect;
   int afterComma = 0;
-  if( MEMBER_RUN_OK(s, e) && !compactStrFirst(s, p, e)
-   && profsumSkipQuick(s, p, e, ppEnd, pFlags)==0 ) return P_OK;
+  const u8 *p0 = p;
+  int quick = MEMBER_RUN_OK(s, e);  /* profsumSkipQuick not tried yet */
+  if( quick && (*p!='{' || e-p<2 || p[1]!='"') ){
+    /* an array, or an object that does not open with a key at once (white
+    ** space: Kineto's): the quick pass first */
+    quick = 0;
+    if( profsumSkipQuick(s, p, e, ppEnd, pFlags)==0 ) return P_OK;
+  }
   if( stkReserve(s, 1) ) return -SQLITE_NOMEM;
   s->aStk[depth++] = *p;
   expect = (*p=='{') ? 0 : 2;
@@ -484,6 +480,12 @@ static int skipContainer(ProfsumScan *s, const u8 *p, const u8 *e,
         if( MEMBER_RUN_OK(s, e) ){
           const u8 *q = strMemberRun(s, p, 0, &f);
           if( q!=p ){ p = q; expect = 3; afterComma = 0; break; }
+          if( quick && p==p0+1 ){
+            /* the first key opens no compact string run (xprof's args do):
+            ** the quick pass from the object's start */
+            quick = 0;
+            if( profsumSkipQuick(s, p0, e, ppEnd, pFlags)==0 ) return P_OK;
+          }
         }
         rc = scanStringFast(s, p, e, &p, &f);
         if( rc ) return rc;
@@ -930,8 +932,9 @@ static int eventRun(ProfsumScan *s, const u8 *p, const u8 *e, const u8 **ppDone,
   return rc;
 }
 
-/* eventRunT for the args object at p ('{') of white-space form (not
-** compactStrFirst: that form's members are read by strMemberRun). */
+/* eventRunT for the args object at p ('{') of white-space form (an
+** object that opens with a compact string member is read by strMemberRun
+** first). */
 static int argsRun(ProfsumScan *s, const u8 *p, const u8 *e, const u8 **ppDone,
                    unsigned *pFlags){
   return eventRunT(s, p, e, ppDone, pFlags, 1, 1, 1);
@@ -944,9 +947,12 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
                         const u8 **ppEnd, unsigned *pFlags, int mode){
   int afterComma = 0;
   int first = 1;
-  if( MEMBER_RUN_OK(s, e) && (mode==0 || !compactStrFirst(s, p, e)) ){
+  const u8 *p0 = p;
+  int run = mode==1 && MEMBER_RUN_OK(s, e);   /* argsRun not tried yet */
+  if( MEMBER_RUN_OK(s, e) && (mode==0 || e-p<2 || p[1]!='"') ){
     const u8 *q;
     int rc = mode==0 ? eventRun(s, p, e, &q, pFlags) : argsRun(s, p, e, &q, pFlags);
+    run = 0;
     if( rc ) return rc;
     if( q!=p ){ p = q; first = 0; }
     else p++;
@@ -989,6 +995,14 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
     if( mode==1 && MEMBER_RUN_OK(s, e) ){
       const u8 *q = strMemberRun(s, p, 1, pFlags);
       if( q!=p ){ p = q; afterComma = 0; continue; }
+      if( run && p==p0+1 ){
+        /* the first key opens no compact string run: argsRun from the
+        ** object's start (nothing of it taken yet) */
+        int rc = argsRun(s, p0, e, &q, pFlags);
+        run = 0;
+        if( rc ) return rc;
+        if( q!=p0 ){ p = q; afterComma = 0; continue; }
+      }
     }
     pKey = p;
     rc = scanStringFast(s, p, e, &p, &kf);
