@@ -256,6 +256,28 @@ class KinetoLayout(unittest.TestCase):
                     self.assertEqual(rows["n%d" % i][0], want)
         self.assertEqual(sum(1 for k in rows if k[0] == "n"), 9)
 
+    def test_short_ids_and_their_neighbours(self):
+        """pid and tid of one to three digits are read at once; what ends
+        them decides (a '.', an exponent, the end of the object)."""
+        text = ('{"traceEvents": [\n'
+                '{"ph": "X", "name": "a", "pid": 12.5, "tid": 12e3, "ts": 1},\n'
+                '{"ph": "X", "name": "b", "pid": 123.0, "tid": 416E1, "ts": 1},\n'
+                '{"ph": "X", "name": "c", "pid": 10, "tid": 999, "ts": 1},\n'
+                '{"ph": "X", "name": "d", "pid": 100,"tid": 99}, {"ph": "X", "name": "e", "pid": 42},\n'
+                '{"ph": "X", "name": "f", "pid": -12, "tid": 1234, "ts": 1},\n'
+                '{"ph": "X", "name": "g", "tid": 7, "pid": 0}\n]}')
+        path = self.td.write("short_ids.json", text)
+        db = connect()
+        try:
+            rows = db.execute("SELECT name, pid, tid FROM trace_events(?) ORDER BY idx",
+                              (path,)).fetchall()
+            kinds = [k for (k,) in db.execute("SELECT kind FROM profsum_diagnostics(?)", (path,))]
+        finally:
+            db.close()
+        self.assertEqual(rows, [("a", None, 12000), ("b", 123, 4160), ("c", 10, 999),
+                                ("d", 100, 99), ("e", 42, None), ("f", -12, 1234), ("g", 0, 7)])
+        self.assertIn("bad_field", kinds)          # pid 12.5: not an integer
+
     def test_odd_forms_diagnosed(self):
         """The forms the quick pass leaves to the general code keep their
         diagnostics: a trailing comma, NaN, a control character."""

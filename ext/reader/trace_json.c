@@ -633,16 +633,25 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
   }else if( nk==3 && (k[0]=='p' || k[0]=='t') && k[1]=='i' && k[2]=='d' ){
     ProfsumId *pId = k[0]=='p' ? &ev->pid : &ev->tid;
     int64_t v;
-    if( e-p>=2 && p[0]>='0' && p[0]<='9' && !(p[1]>='0' && p[1]<='9')
-     && p[1]!='.' && p[1]!='e' && p[1]!='E' ){
+#define NM_DIGIT(c) ((c)>='0' && (c)<='9')
+#define NM_INTEND(c) (!NM_DIGIT(c) && (c)!='.' && (c)!='e' && (c)!='E')
+    if( e-p>=2 && NM_DIGIT(p[0]) && NM_INTEND(p[1]) ){
       /* one digit (the pid of most devices, many a tid): what
       ** profsumLexInt gives, without its digit-run scan */
       v = p[0] - '0';
       q = p + 1;
+    }else if( e-p>=4 && p[0]>='1' && p[0]<='9' && NM_DIGIT(p[1])
+           && (NM_INTEND(p[2]) || (NM_DIGIT(p[2]) && NM_INTEND(p[3]))) ){
+      /* two or three digits (a host's pid, PyTorch's): the same */
+      v = (p[0] - '0')*10 + (p[1] - '0');
+      q = p + 2;
+      if( NM_DIGIT(p[2]) ){ v = v*10 + (p[2] - '0'); q++; }
     }else{
       rc = profsumLexInt(p, e, &q, &v);
       if( rc!=P_OK ) return rc;
     }
+#undef NM_DIGIT
+#undef NM_INTEND
     memset(pId, 0, sizeof(*pId));
     pId->kind = PROFSUM_ID_INT;
     pId->iVal = v;
