@@ -1,7 +1,7 @@
 /*
 ** jsonskip.h — the JSON scanner's (trace_json.c) quick pass over an object
 ** or array it does not keep member by member (the args of a trace_events
-** scan, the arrays and objects inside args), inlined there.
+** scan, the arrays and objects inside args), included there only.
 **
 ** The general skipper (skipContainer) is a loop over one token at a time
 ** that asks a state variable what may come next, and a Kineto (PyTorch
@@ -36,6 +36,7 @@ static inline size_t profsumNextMark(const ProfsumScan *s, size_t i){
   return w*64 + (size_t)__builtin_ctzll(m);
 }
 
+/* Is c a hexadecimal digit (of a \u escape)? */
 static inline int profsumIsHexDigit(u8 c){
   return (c>='0' && c<='9') || (c>='a' && c<='f') || (c>='A' && c<='F');
 }
