@@ -151,6 +151,15 @@ int profsumParseInt(const char *z, int64_t n, int64_t *pOut){
   if( n<=0 ) return -1;
   if( z[0]=='-' ){ neg = 1; i = 1; }
   if( i>=n ) return -1;
+  if( n-i<=18 ){
+    /* below 10^18: no overflow to test for; the digits checked eight at
+    ** a time and converted as the scanner converts them (strindex.h) */
+    if( profsumDigitRun((const unsigned char*)z+i, (const unsigned char*)z+n)
+        !=(const unsigned char*)z+n ) return -1;
+    v = profsumDigitsValue(0, z+i, n-i);
+    *pOut = neg ? -(int64_t)v : (int64_t)v;
+    return 0;
+  }
   for(; i<n; i++){
     unsigned d;
     if( z[i]<'0' || z[i]>'9' ) return -1;

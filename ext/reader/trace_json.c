@@ -31,6 +31,7 @@
 #include "profsum_reader.h"
 #include "strindex.h"
 #include "jsonlex.h"
+#include "jsonskip.h"
 #include "trace_json_int.h"
 
 #include <math.h>
@@ -448,6 +449,14 @@ static int skipContainer(ProfsumScan *s, const u8 *p, const u8 *e,
   **         3 = ',' or close */
   int expect;
   int afterComma = 0;
+  const u8 *p0 = p;
+  int quick = MEMBER_RUN_OK(s, e);  /* profsumSkipQuick not tried yet */
+  if( quick && (*p!='{' || e-p<2 || p[1]!='"') ){
+    /* an array, or an object that does not open with a key at once (white
+    ** space: Kineto's): the quick pass first */
+    quick = 0;
+    if( profsumSkipQuick(s, p, e, ppEnd, pFlags)==0 ) return P_OK;
+  }
   if( stkReserve(s, 1) ) return -SQLITE_NOMEM;
   s->aStk[depth++] = *p;
   expect = (*p=='{') ? 0 : 2;
@@ -471,6 +480,12 @@ static int skipContainer(ProfsumScan *s, const u8 *p, const u8 *e,
         if( MEMBER_RUN_OK(s, e) ){
           const u8 *q = strMemberRun(s, p, 0, &f);
           if( q!=p ){ p = q; expect = 3; afterComma = 0; break; }
+          if( quick && p==p0+1 ){
+            /* the first key opens no compact string run (xprof's args do):
+            ** the quick pass from the object's start */
+            quick = 0;
+            if( profsumSkipQuick(s, p0, e, ppEnd, pFlags)==0 ) return P_OK;
+          }
         }
         rc = scanStringFast(s, p, e, &p, &f);
         if( rc ) return rc;
@@ -556,123 +571,6 @@ static inline __attribute__((always_inline)) int scanValue(ProfsumScan *s, const
 /* Event fields                                                        */
 /* ------------------------------------------------------------------ */
 
-/* Interpret a pid/tid value. */
-static void setId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, ProfsumId *pId){
-  memset(pId, 0, sizeof(*pId));
-  if( v->type==PROFSUM_JT_NUMBER ){
-    profsum_ps ps;
-    if( profsumParseInt(v->z, v->n, &pId->iVal)==0 ){
-      pId->kind = PROFSUM_ID_INT;
-      return;
-    }
-    /* 1.0, 1e3: integral values written as non-integers. */
-    if( profsumParseMicros(v->z, v->n, &ps)==0 && ps%1000000==0 ){
-      profsum_ps q = ps/1000000;
-      if( q>=INT64_MIN && q<=INT64_MAX ){
-        pId->kind = PROFSUM_ID_INT;
-        pId->iVal = (int64_t)q;
-        pId->notJsonInt = 1;
-        return;
-      }
-    }
-  }else if( v->type==PROFSUM_JT_STRING ){
-    pId->notJsonInt = 1;
-    if( !(v->flags & PROFSUM_SF_ESCAPE) && profsumParseInt(v->z, v->n, &pId->iVal)==0 ){
-      pId->kind = PROFSUM_ID_INT;
-    }else{
-      pId->kind = PROFSUM_ID_TEXT;
-      pId->s = *v;
-    }
-    return;
-  }else if( v->type==PROFSUM_JT_NULL ){
-    pId->kind = PROFSUM_ID_NULL;
-    pId->notJsonInt = 1;
-    return;
-  }
-  pId->kind = PROFSUM_ID_NULL;
-  if( s->xDiag ){
-    char zq[64] = "";
-    if( profsumScanDiagWanted(s, "bad_field") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
-    profsumScanPendDiag(s, "bad_field", "%s: %s is %s", zKey, zq,
-             v->type==PROFSUM_JT_NUMBER ? "a number outside the 64-bit integer range, or not integral"
-                                        : "not an integer or a string");
-  }
-}
-
-/* *d = *v field by field: v was just written by the value scanners, its
-** type and flags byte by byte, and a copy of the whole struct reads those
-** two with the padding as one 8-byte word, which the CPU cannot forward
-** from the two byte stores (a stall of a dozen cycles per member). */
-static inline void spanCopy(ProfsumSpan *d, const ProfsumSpan *v){
-  d->z = v->z;
-  d->n = v->n;
-  d->type = v->type;
-  d->flags = v->flags;
-}
-
-/* Set a ts/dur from value v of key zKey, converted by profsumParseMicros
-** (its answer rc; *pVal already set when rc >= 0): exact picoseconds, or
-** not set (diagnostic). */
-static void timeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, int rc,
-                      int *pHas, profsum_ps *pVal, int *pRounded, ProfsumSpan *pText){
-  *pHas = 0;
-  *pRounded = 0;
-  if( rc>=0 ){
-    *pHas = 1;
-    if( rc==1 ){
-      *pRounded = 1;
-      spanCopy(pText, v);   /* its double, when needed: profsumTextDouble */
-    }
-    if( rc==1 && s->xDiag ){
-      /* every event of some traces: past the cap of details, only queued */
-      if( !s->roundedCapped && !profsumScanDiagWanted(s, "time_rounded") ) s->roundedCapped = 1;
-      if( s->roundedCapped ){
-        if( s->flags & PROFSUM_SCAN_QUIETROUND ) scanPendQuiet(s);
-        else scanPendCapped(s, "time_rounded");
-      }else{
-        char zq[64];
-        profsumScanQuote(zq, sizeof(zq), v->z, v->n);
-        profsumScanPendDiag(s, "time_rounded", "%s: %s has more than 6 decimals (µs); "
-                 "rounded half-even to a picosecond", zKey, zq);
-      }
-    }
-    if( s->xDiag && zKey[0]=='t'
-     && (*pVal>=((profsum_ps)INT64_MAX+1)*1000 || *pVal<=-((profsum_ps)INT64_MAX+1)*1000) ){
-      /* exact, but the INTEGER ns column cannot hold it (past the year 2262) */
-      char zq[64] = "";
-      if( profsumScanDiagWanted(s, "time_out_of_range") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
-      profsumScanPendDiag(s, "time_out_of_range", "ts: %s µs does not fit a 64-bit integer of ns: "
-               "the column ts is NULL (the event keeps its place on its track)", zq);
-    }
-    return;
-  }
-  if( s->xDiag ){
-    char zq[64] = "";
-    if( profsumScanDiagWanted(s, "bad_field") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
-    profsumScanPendDiag(s, "bad_field", "%s: %s%s%s is not a number", zKey,
-             v->type==PROFSUM_JT_STRING ? "\"" : "", zq,
-             v->type==PROFSUM_JT_STRING ? "\"" : "");
-  }
-}
-
-/* Interpret a ts/dur value: exact picoseconds, or not set (diagnostic). */
-static void setTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
-                    int *pHas, profsum_ps *pVal, int *pRounded, ProfsumSpan *pText){
-  int rc = -1;
-  if( v->type==PROFSUM_JT_NUMBER ){
-    rc = profsumParseMicros(v->z, v->n, pVal);
-  }else if( v->type==PROFSUM_JT_STRING && !(v->flags & PROFSUM_SF_ESCAPE) ){
-    s->ev.timeNotNumber = 1;
-    rc = profsumParseMicros(v->z, v->n, pVal);
-  }else if( v->type==PROFSUM_JT_NULL ){
-    s->ev.timeNotNumber = 1;
-    *pHas = 0;
-    *pRounded = 0;
-    return;
-  }
-  timeTaken(s, zKey, v, rc, pHas, pVal, pRounded, pText);
-}
-
 /* 1 when timeTaken would queue nothing for a ts/dur of ps picoseconds
 ** (r: rounded) but a time_rounded past the cap with PROFSUM_SCAN_QUIETROUND,
 ** which this queues (scanPendQuiet); then the caller sets the value as
@@ -713,7 +611,7 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
       ev->tsDigits = w;
       ev->tsExp = x;
       if( s->xDiag && !timeQuiet(s, r, ps) ){
-        timeTaken(s, "ts", &v, r, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan);
+        profsumScanTimeTaken(s, "ts", &v, r, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan);
       }else{
         /* timeTaken without a diagnostic to queue (trace_events), inline */
         ev->hasTs = 1;
@@ -725,7 +623,7 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
       ev->durDigits = w;
       ev->durExp = x;
       if( s->xDiag && !timeQuiet(s, r, ps) ){
-        timeTaken(s, "dur", &v, r, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan);
+        profsumScanTimeTaken(s, "dur", &v, r, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan);
       }else{
         ev->hasDur = 1;
         ev->durRounded = r;
@@ -735,16 +633,25 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
   }else if( nk==3 && (k[0]=='p' || k[0]=='t') && k[1]=='i' && k[2]=='d' ){
     ProfsumId *pId = k[0]=='p' ? &ev->pid : &ev->tid;
     int64_t v;
-    if( e-p>=2 && p[0]>='0' && p[0]<='9' && !(p[1]>='0' && p[1]<='9')
-     && p[1]!='.' && p[1]!='e' && p[1]!='E' ){
+#define NM_DIGIT(c) ((c)>='0' && (c)<='9')
+#define NM_INTEND(c) (!NM_DIGIT(c) && (c)!='.' && (c)!='e' && (c)!='E')
+    if( e-p>=2 && NM_DIGIT(p[0]) && NM_INTEND(p[1]) ){
       /* one digit (the pid of most devices, many a tid): what
       ** profsumLexInt gives, without its digit-run scan */
       v = p[0] - '0';
       q = p + 1;
+    }else if( e-p>=4 && p[0]>='1' && p[0]<='9' && NM_DIGIT(p[1])
+           && (NM_INTEND(p[2]) || (NM_DIGIT(p[2]) && NM_INTEND(p[3]))) ){
+      /* two or three digits (a host's pid, PyTorch's): the same */
+      v = (p[0] - '0')*10 + (p[1] - '0');
+      q = p + 2;
+      if( NM_DIGIT(p[2]) ){ v = v*10 + (p[2] - '0'); q++; }
     }else{
       rc = profsumLexInt(p, e, &q, &v);
       if( rc!=P_OK ) return rc;
     }
+#undef NM_DIGIT
+#undef NM_INTEND
     memset(pId, 0, sizeof(*pId));
     pId->kind = PROFSUM_ID_INT;
     pId->iVal = v;
@@ -810,16 +717,16 @@ static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
       if( k[0]=='t' && k[1]=='s' ){
         ev->tsPresent = 1;
         ev->tsDigits = 0;
-        setTime(s, "ts", v, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan);
+        profsumScanSetTime(s, "ts", v, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan);
         return;
       }
       break;
     case 3:
-      if( KEYIS(k,nk,"pid") ){ setId(s, "pid", v, &ev->pid); return; }
-      if( KEYIS(k,nk,"tid") ){ setId(s, "tid", v, &ev->tid); return; }
+      if( KEYIS(k,nk,"pid") ){ profsumScanSetId(s, "pid", v, &ev->pid); return; }
+      if( KEYIS(k,nk,"tid") ){ profsumScanSetId(s, "tid", v, &ev->tid); return; }
       if( KEYIS(k,nk,"dur") ){
         ev->durDigits = 0;
-        setTime(s, "dur", v, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan);
+        profsumScanSetTime(s, "dur", v, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan);
         return;
       }
       if( KEYIS(k,nk,"cat") ) goto text_field;
@@ -852,75 +759,194 @@ text_field:
 static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
                         const u8 **ppEnd, unsigned *pFlags, int mode);
 
-/* The next marked byte of the string index at i or after it (MEMBER_RUN_OK
-** must hold), or s->nBuf when there is none in the window. */
-static inline size_t nextMark(const ProfsumScan *s, size_t i){
-  size_t w = i/64;
-  uint64_t m = s->idx.aStop[w] & (~(uint64_t)0 << (i%64));
-  while( m==0 ){
-    if( ++w*64>=s->nBuf ) return s->nBuf;
-    m = s->idx.aStop[w];
+/* The value at p of member k (nk bytes, an unescaped key or its decoded
+** text) of an event object (mode 0) or of its args (mode 1), applied: what
+** parseMembers does after the ':' (and the white space after it), shared
+** with eventRun.  P_OK with *ppEnd past the value, or the code of its
+** parse (P_MORE, P_ERR, -SQLITE_NOMEM). */
+static inline __attribute__((always_inline)) int memberValue(ProfsumScan *s, int mode,
+    const char *k, int64_t nk, const u8 *p, const u8 *e, const u8 **ppEnd, unsigned *pFlags){
+  ProfsumSpan val;
+  int rc;
+  if( mode==0 && nk<=3 && ((*p>='0' && *p<='9') || *p=='-') ){
+    rc = numberMember(s, k, nk, p, e, ppEnd);
+    if( rc==P_OK || rc==P_MORE ) return rc;
   }
-  return w*64 + (size_t)__builtin_ctzll(m);
+  if( mode==0 && s->argSet && KEYIS(k,nk,"args") ){
+    /* A repeated "args" replaces the earlier one: forget its keys. */
+    clearArgKeys(s);
+  }
+  if( mode==0 && *p=='{' && (s->flags & PROFSUM_SCAN_ARGKEYS) && KEYIS(k,nk,"args") ){
+    /* args: collect the known keys while skipping it. */
+    unsigned af = 0;
+    rc = parseMembers(s, p, e, ppEnd, &af, 1);
+    if( rc ) return rc;
+    val.z = (const char*)p;
+    val.n = *ppEnd - p;
+    val.type = PROFSUM_JT_OBJECT;
+    val.flags = (unsigned char)af;
+  }else{
+    rc = scanValue(s, p, e, ppEnd, &val);
+    if( rc ) return rc;
+  }
+  *pFlags |= val.flags;
+  applyMember(s, mode, k, nk, &val);
+  return P_OK;
 }
 
-/* parseMembers' mode 0 (the members of an event object) for the members
-** of the compact form: a key without escapes, ':' right after it, a value
-** right after that which is a string without escapes, a number of ts,
-** dur, pid or tid (numberMember), or the object of "args"; ',' and the
-** next key's quote right after the value.  p is the '{' and MEMBER_RUN_OK
-** holds.  Strings end where the index says, with none of the general
-** loop's white-space and separator steps.  Returns P_OK with *ppDone
-** right after the last value taken (or at p when none was): the general
-** loop goes on from there as after a value; or the code of the args
-** value's parse (P_MORE, P_ERR, -SQLITE_NOMEM), as the general loop would
-** have returned it. */
-static int eventRun(ProfsumScan *s, const u8 *p, const u8 *e, const u8 **ppDone,
-                    unsigned *pFlags){
+/* memberValue of an event's member, out of line (eventRun's rarer values:
+** kept out of its loop). */
+static __attribute__((noinline)) int memberValueOut(ProfsumScan *s, int mode, const char *k,
+    int64_t nk, const u8 *p, const u8 *e, const u8 **ppEnd, unsigned *pFlags){
+  return memberValue(s, mode, k, nk, p, e, ppEnd, pFlags);
+}
+
+/* parseMembers' members (mode 0: of an event object, 1: of its args) for keys without
+** escapes: each key ends where the string index says (no look at its
+** bytes), a string value without escapes is taken from the index too,
+** (mode 0) ts, dur, pid, tid of the common shapes by numberMember, any other
+** value by memberValue as the general loop reads it.  ws 0: the compact
+** form only (':' right after the key, the value right after it, ',' and
+** the next key's quote right after the value: xprof's); ws 1: white space
+** around the ':' and the ',' passed over in place (Kineto writes ", " and
+** ": ", and indents).  MEMBER_RUN_OK holds; p is the '{' when first is 1,
+** else right after a value taken.  Returns P_OK with *ppDone right after
+** the last value taken (or at p when none was): the general loop goes on
+** from there as after a value (a key with an escape or a control
+** character, a ',' not followed by a key, the '}', an error); or the code
+** of a value's parse (P_MORE, P_ERR, -SQLITE_NOMEM), as the general loop
+** would have returned it. */
+static inline __attribute__((always_inline)) int eventRunT(ProfsumScan *s, const u8 *p,
+    const u8 *e, const u8 **ppDone, unsigned *pFlags, int mode, int ws, int first){
   const u8 *a = s->aBuf;
-  size_t n = s->nBuf, k0 = (size_t)(p - a) + 1;
+  size_t n = s->nBuf, k0;
+  const u8 *q = p;
   *ppDone = p;
+  if( !first ){
+    if( q<e && *q!=',' ) q = profsumSkipSpace(q, e);
+    if( q>=e || *q!=',' ) return P_OK;
+  }
+  q++;
+  if( ws && q<e ) PROFSUM_WS(q, e);
+  k0 = (size_t)(q - a);
   while( k0<n && a[k0]=='"' ){
-    size_t k1 = nextMark(s, k0+1), v;
+    size_t k1 = profsumNextMark(s, k0+1);
     const char *k = (const char*)a + k0 + 1;
     int64_t nk = (int64_t)(k1 - k0 - 1);
-    const u8 *q;
-    ProfsumSpan val;
-    if( k1+2>=n || a[k1]!='"' || a[k1+1]!=':' ) return P_OK;
-    v = k1 + 2;
-    if( a[v]=='"' ){
-      size_t v1 = nextMark(s, v+1);
+    const u8 *v;
+    if( k1+2>=n || a[k1]!='"' ) return P_OK;
+    v = a + k1 + 1;
+    if( ws && v+2<e && profsumPair(v)==PROFSUM_PAIR(':', ' ') && v[2]>' ' ){
+      v += 2;                               /* ": " then the value */
+    }else{
+      if( *v!=':' ){
+        if( !ws || *v>' ' ) return P_OK;
+        v = profsumSkipSpace(v, e);
+        if( v>=e || *v!=':' ) return P_OK;
+      }
+      v++;
+      if( ws && v<e ) PROFSUM_WS(v, e);
+      if( v>=e ) return P_OK;
+    }
+    if( *v=='"' ){
+      size_t v1 = profsumNextMark(s, (size_t)(v + 1 - a));
+      ProfsumSpan val;
       if( v1>=n || a[v1]!='"' ) return P_OK;
-      if( s->argSet && KEYIS(k,nk,"args") ) clearArgKeys(s);
-      stringSpan(&val, a + v, a + v1 + 1, 0);
-      applyMember(s, 0, k, nk, &val);
+      if( mode==0 && s->argSet && KEYIS(k,nk,"args") ) clearArgKeys(s);
+      stringSpan(&val, v, a + v1 + 1, 0);
+      /* applyMember, the keys of most string values inline */
+      if( mode==0 && nk==2 && k[0]=='p' && k[1]=='h' ) spanCopy(&s->ev.ph, &val);
+      else if( mode==0 && nk==4 && memcmp(k, "name", 4)==0 ) spanCopy(&s->ev.name, &val);
+      else if( mode==0 && nk==3 && memcmp(k, "cat", 3)==0 ) spanCopy(&s->ev.cat, &val);
+      else applyMember(s, mode, k, nk, &val);
       q = a + v1 + 1;
-    }else if( nk<=3 && ((a[v]>='0' && a[v]<='9') || a[v]=='-') ){
-      if( numberMember(s, k, nk, a + v, e, &q)!=P_OK ) return P_OK;
-    }else if( a[v]=='{' && KEYIS(k,nk,"args") ){
+    }else if( !ws && *v<=' ' ){
+      return P_OK;
+    }else if( mode==0 && *v=='{' && KEYIS(k,nk,"args") ){
+      /* memberValue's args, inline: most events have it */
+      ProfsumSpan val;
       unsigned af = 0;
       int rc;
       if( s->argSet ) clearArgKeys(s);
       if( s->flags & PROFSUM_SCAN_ARGKEYS ){
-        rc = parseMembers(s, a + v, e, &q, &af, 1);
+        rc = parseMembers(s, v, e, &q, &af, 1);
       }else{
-        rc = skipContainer(s, a + v, e, &q, &af);
+        rc = skipContainer(s, v, e, &q, &af);
       }
       if( rc ) return rc;
-      val.z = (const char*)a + v;
-      val.n = q - (a + v);
+      val.z = (const char*)v;
+      val.n = q - v;
       val.type = PROFSUM_JT_OBJECT;
       val.flags = (unsigned char)af;
       *pFlags |= af;
       applyMember(s, 0, k, nk, &val);
+    }else if( mode==1 && (*v=='[' || *v=='{' || (*v>='0' && *v<='9')
+                          || (*v=='-' && v+1<e && v[1]!='I')) ){
+      /* memberValue's scanValue of an args member, inline: a container
+      ** (skipContainer) or a number (scanNumber) */
+      ProfsumSpan val;
+      unsigned vf = 0;
+      int rc;
+      if( *v=='[' || *v=='{' ){
+        rc = skipContainer(s, v, e, &q, &vf);
+        val.type = *v=='{' ? PROFSUM_JT_OBJECT : PROFSUM_JT_ARRAY;
+      }else{
+        rc = scanNumber(s, v, e, &q);
+        val.type = PROFSUM_JT_NUMBER;
+      }
+      if( rc ) return rc;
+      val.z = (const char*)v;
+      val.n = q - v;
+      val.flags = (unsigned char)vf;
+      *pFlags |= vf;
+      applyMember(s, 1, k, nk, &val);
     }else{
-      return P_OK;
+      int rc = -1;
+      if( mode==0 && nk<=3 && ((*v>='0' && *v<='9') || *v=='-') ) rc = numberMember(s, k, nk, v, e, &q);
+      if( rc<0 ) rc = memberValueOut(s, mode, k, nk, v, e, &q, pFlags);
+      if( rc ) return rc;
     }
     *ppDone = q;
-    if( q+1>=e || q[0]!=',' ) return P_OK;
-    k0 = (size_t)(q + 1 - a);
+    if( ws && q+2<e && profsumPair(q)==PROFSUM_PAIR(',', ' ') && q[2]>' ' ){
+      k0 = (size_t)(q + 2 - a);             /* ", " then the key */
+      continue;
+    }
+    if( q+1>=e ) return P_OK;
+    if( *q!=',' ){
+      if( !ws || *q>' ' ) return P_OK;
+      q = profsumSkipSpace(q, e);
+      if( q+1>=e || *q!=',' ) return P_OK;
+    }
+    q++;
+    if( ws ) PROFSUM_WS(q, e);
+    k0 = (size_t)(q - a);
   }
   return P_OK;
+}
+
+/* eventRunT for an event object at p ('{'): the compact form first, then
+** with white space from where it stopped (at white space, or at a ','
+** that white space follows). */
+static int eventRun(ProfsumScan *s, const u8 *p, const u8 *e, const u8 **ppDone,
+                    unsigned *pFlags){
+  int rc = eventRunT(s, p, e, ppDone, pFlags, 0, 0, 1);
+  const u8 *q = *ppDone;
+  if( rc==P_OK ){
+    if( q==p ){
+      rc = eventRunT(s, p, e, ppDone, pFlags, 0, 1, 1);
+    }else if( q<e && (*q<=' ' || *q==',') ){
+      rc = eventRunT(s, q, e, ppDone, pFlags, 0, 1, 0);
+    }
+  }
+  return rc;
+}
+
+/* eventRunT for the args object at p ('{') of white-space form (an
+** object that opens with a compact string member is read by strMemberRun
+** first). */
+static int argsRun(ProfsumScan *s, const u8 *p, const u8 *e, const u8 **ppDone,
+                   unsigned *pFlags){
+  return eventRunT(s, p, e, ppDone, pFlags, 1, 1, 1);
 }
 
 /* Parse the members of the object at p (which is '{'): mode 0 fills the
@@ -930,9 +956,12 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
                         const u8 **ppEnd, unsigned *pFlags, int mode){
   int afterComma = 0;
   int first = 1;
-  if( mode==0 && MEMBER_RUN_OK(s, e) ){
+  const u8 *p0 = p;
+  int run = mode==1 && MEMBER_RUN_OK(s, e);   /* argsRun not tried yet */
+  if( MEMBER_RUN_OK(s, e) && (mode==0 || e-p<2 || p[1]!='"') ){
     const u8 *q;
-    int rc = eventRun(s, p, e, &q, pFlags);
+    int rc = mode==0 ? eventRun(s, p, e, &q, pFlags) : argsRun(s, p, e, &q, pFlags);
+    run = 0;
     if( rc ) return rc;
     if( q!=p ){ p = q; first = 0; }
     else p++;
@@ -940,7 +969,7 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
     p++;
   }
   for(;;){
-    ProfsumSpan key, val;
+    ProfsumSpan key;
     const u8 *pKey;
     const char *k;
     int64_t nk;
@@ -975,6 +1004,14 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
     if( mode==1 && MEMBER_RUN_OK(s, e) ){
       const u8 *q = strMemberRun(s, p, 1, pFlags);
       if( q!=p ){ p = q; afterComma = 0; continue; }
+      if( run && p==p0+1 ){
+        /* the first key opens no compact string run: argsRun from the
+        ** object's start (nothing of it taken yet) */
+        int rc = argsRun(s, p0, e, &q, pFlags);
+        run = 0;
+        if( rc ) return rc;
+        if( q!=p0 ){ p = q; afterComma = 0; continue; }
+      }
     }
     pKey = p;
     rc = scanStringFast(s, p, e, &p, &kf);
@@ -992,32 +1029,9 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
     p++;
     p = profsumSkipSpace(p, e);
     if( p>=e ) return P_MORE;
-    if( mode==0 && nk<=3 && ((*p>='0' && *p<='9') || *p=='-') ){
-      rc = numberMember(s, k, nk, p, e, &p);
-      if( rc==P_OK ){ afterComma = 0; continue; }
-      if( rc==P_MORE ) return P_MORE;
-    }
-    if( mode==0 && s->argSet && KEYIS(k,nk,"args") ){
-      /* A repeated "args" replaces the earlier one: forget its keys. */
-      clearArgKeys(s);
-    }
-    if( mode==0 && *p=='{' && (s->flags & PROFSUM_SCAN_ARGKEYS) && KEYIS(k,nk,"args") ){
-      /* args: collect the known keys while skipping it. */
-      const u8 *pStart = p;
-      unsigned af = 0;
-      rc = parseMembers(s, p, e, &p, &af, 1);
-      if( rc ) return rc;
-      val.z = (const char*)pStart;
-      val.n = p - pStart;
-      val.type = PROFSUM_JT_OBJECT;
-      val.flags = (unsigned char)af;
-    }else{
-      rc = scanValue(s, p, e, &p, &val);
-      if( rc ) return rc;
-    }
-    *pFlags |= val.flags;
+    rc = memberValue(s, mode, k, nk, p, e, &p, pFlags);
+    if( rc ) return rc;
     afterComma = 0;
-    applyMember(s, mode, k, nk, &val);
   }
 }
 

@@ -119,4 +119,26 @@ static inline void scanPendQuiet(ProfsumScan *s){
   s->nQuietPend++;
 }
 
+/* The values of the event's fields that the one-pass readers do not take
+** (trace_fields.c): a pid or tid (an integer, an integral number, a
+** string, null); a ts or dur converted by profsumParseMicros (rc: its
+** answer, *pVal set when rc >= 0), or read from v (a number, a string,
+** null); each with its diagnostics. */
+void profsumScanSetId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, ProfsumId *pId);
+void profsumScanTimeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, int rc,
+                          int *pHas, profsum_ps *pVal, int *pRounded, ProfsumSpan *pText);
+void profsumScanSetTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
+                        int *pHas, profsum_ps *pVal, int *pRounded, ProfsumSpan *pText);
+
+/* *d = *v field by field: v was just written by the value scanners, its
+** type and flags byte by byte, and a copy of the whole struct reads those
+** two with the padding as one 8-byte word, which the CPU cannot forward
+** from the two byte stores (a stall of a dozen cycles per member). */
+static inline void spanCopy(ProfsumSpan *d, const ProfsumSpan *v){
+  d->z = v->z;
+  d->n = v->n;
+  d->type = v->type;
+  d->flags = v->flags;
+}
+
 #endif /* PROFSUM_TRACE_JSON_INT_H */

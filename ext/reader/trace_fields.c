@@ -1,0 +1,118 @@
+/*
+** trace_fields.c — the JSON scanner's (trace_json.c) reading of the values
+** of pid, tid, ts and dur that its one-pass number readers (jsonlex.h) do
+** not take: strings, null, exponents, values out of range, with their
+** diagnostics.  Declared in trace_json_int.h.
+*/
+#include "profsum_int.h"
+#include "cnum.h"
+#include "profsum_reader.h"
+#include "trace_json_int.h"
+
+#include <string.h>
+
+/* Interpret a pid/tid value. */
+void profsumScanSetId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, ProfsumId *pId){
+  memset(pId, 0, sizeof(*pId));
+  if( v->type==PROFSUM_JT_NUMBER ){
+    profsum_ps ps;
+    if( profsumParseInt(v->z, v->n, &pId->iVal)==0 ){
+      pId->kind = PROFSUM_ID_INT;
+      return;
+    }
+    /* 1.0, 1e3: integral values written as non-integers. */
+    if( profsumParseMicros(v->z, v->n, &ps)==0 && ps%1000000==0 ){
+      profsum_ps q = ps/1000000;
+      if( q>=INT64_MIN && q<=INT64_MAX ){
+        pId->kind = PROFSUM_ID_INT;
+        pId->iVal = (int64_t)q;
+        pId->notJsonInt = 1;
+        return;
+      }
+    }
+  }else if( v->type==PROFSUM_JT_STRING ){
+    pId->notJsonInt = 1;
+    if( !(v->flags & PROFSUM_SF_ESCAPE) && profsumParseInt(v->z, v->n, &pId->iVal)==0 ){
+      pId->kind = PROFSUM_ID_INT;
+    }else{
+      pId->kind = PROFSUM_ID_TEXT;
+      pId->s = *v;
+    }
+    return;
+  }else if( v->type==PROFSUM_JT_NULL ){
+    pId->kind = PROFSUM_ID_NULL;
+    pId->notJsonInt = 1;
+    return;
+  }
+  pId->kind = PROFSUM_ID_NULL;
+  if( s->xDiag ){
+    char zq[64] = "";
+    if( profsumScanDiagWanted(s, "bad_field") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
+    profsumScanPendDiag(s, "bad_field", "%s: %s is %s", zKey, zq,
+             v->type==PROFSUM_JT_NUMBER ? "a number outside the 64-bit integer range, or not integral"
+                                        : "not an integer or a string");
+  }
+}
+
+/* Set a ts/dur from value v of key zKey, converted by profsumParseMicros
+** (its answer rc; *pVal already set when rc >= 0): exact picoseconds, or
+** not set (diagnostic). */
+void profsumScanTimeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, int rc,
+                      int *pHas, profsum_ps *pVal, int *pRounded, ProfsumSpan *pText){
+  *pHas = 0;
+  *pRounded = 0;
+  if( rc>=0 ){
+    *pHas = 1;
+    if( rc==1 ){
+      *pRounded = 1;
+      spanCopy(pText, v);   /* its double, when needed: profsumTextDouble */
+    }
+    if( rc==1 && s->xDiag ){
+      /* every event of some traces: past the cap of details, only queued */
+      if( !s->roundedCapped && !profsumScanDiagWanted(s, "time_rounded") ) s->roundedCapped = 1;
+      if( s->roundedCapped ){
+        if( s->flags & PROFSUM_SCAN_QUIETROUND ) scanPendQuiet(s);
+        else scanPendCapped(s, "time_rounded");
+      }else{
+        char zq[64];
+        profsumScanQuote(zq, sizeof(zq), v->z, v->n);
+        profsumScanPendDiag(s, "time_rounded", "%s: %s has more than 6 decimals (µs); "
+                 "rounded half-even to a picosecond", zKey, zq);
+      }
+    }
+    if( s->xDiag && zKey[0]=='t'
+     && (*pVal>=((profsum_ps)INT64_MAX+1)*1000 || *pVal<=-((profsum_ps)INT64_MAX+1)*1000) ){
+      /* exact, but the INTEGER ns column cannot hold it (past the year 2262) */
+      char zq[64] = "";
+      if( profsumScanDiagWanted(s, "time_out_of_range") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
+      profsumScanPendDiag(s, "time_out_of_range", "ts: %s µs does not fit a 64-bit integer of ns: "
+               "the column ts is NULL (the event keeps its place on its track)", zq);
+    }
+    return;
+  }
+  if( s->xDiag ){
+    char zq[64] = "";
+    if( profsumScanDiagWanted(s, "bad_field") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
+    profsumScanPendDiag(s, "bad_field", "%s: %s%s%s is not a number", zKey,
+             v->type==PROFSUM_JT_STRING ? "\"" : "", zq,
+             v->type==PROFSUM_JT_STRING ? "\"" : "");
+  }
+}
+
+/* Interpret a ts/dur value: exact picoseconds, or not set (diagnostic). */
+void profsumScanSetTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
+                    int *pHas, profsum_ps *pVal, int *pRounded, ProfsumSpan *pText){
+  int rc = -1;
+  if( v->type==PROFSUM_JT_NUMBER ){
+    rc = profsumParseMicros(v->z, v->n, pVal);
+  }else if( v->type==PROFSUM_JT_STRING && !(v->flags & PROFSUM_SF_ESCAPE) ){
+    s->ev.timeNotNumber = 1;
+    rc = profsumParseMicros(v->z, v->n, pVal);
+  }else if( v->type==PROFSUM_JT_NULL ){
+    s->ev.timeNotNumber = 1;
+    *pHas = 0;
+    *pRounded = 0;
+    return;
+  }
+  profsumScanTimeTaken(s, zKey, v, rc, pHas, pVal, pRounded, pText);
+}
