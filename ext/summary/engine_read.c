@@ -895,18 +895,23 @@ void profsumEngTrackLineNs(ProfsumEngine *e, int32_t trk, int64_t tsNs){
 }
 
 /* See engine_intake.h. */
-int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x){
+int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x, int32_t *pKey){
   SEv *r;
-  EvKey k;
   int rc = evNew(e, x->idx, x->iOffset, x->ts, x->dur, &r);
   if( rc || r==0 ) return rc;
-  k.trk = x->trk;
-  k.name = x->name;
-  k.tfop = x->tfop;
-  k.source = x->source;
-  k.sig = x->sig;
   r->runid = x->runid;
-  if( (r->key = keyIntern(e, &k))<0 ) return SQLITE_NOMEM;
+  if( x->key>=0 ){
+    r->key = x->key;
+  }else{
+    EvKey k;
+    k.trk = x->trk;
+    k.name = x->name;
+    k.tfop = x->tfop;
+    k.source = x->source;
+    k.sig = x->sig;
+    if( (r->key = keyIntern(e, &k))<0 ) return SQLITE_NOMEM;
+  }
+  *pKey = r->key;
   if( x->hasStep ){
     HEnt *hs = profsumEngHmGet(&e->stepOf, e->nEv, 0, 1, 0);
     if( hs==0 ) return SQLITE_NOMEM;

@@ -113,6 +113,8 @@ typedef struct XpDerived {
   int32_t name, tfop, source, sig, runid;
   int hasStep;
   int64_t step;
+  int32_t keyTrk, key;  /* the event key these fields made on track keyTrk
+                        ** (profsumEngAdd), -1 -1 until one is made */
 } XpDerived;
 
 /* The derived fields of summary §6.1 of event ev (name: its shown name's
@@ -130,6 +132,7 @@ static int xpDerive(ProfsumEngine *e, ProfsumXp *p, const ProfsumXpEvent *ev, in
   d->tfop = d->source = d->sig = d->runid = -1;
   d->hasStep = 0;
   d->step = 0;
+  d->keyTrk = d->key = -1;
   /* tf_op, with the XlaModule rule */
   if( xpStr(p, ap[XK_TF_OP], &apB[0], &anB[0], &zT, &nT, &rc) && nT>0 ){
     int64_t a = 0, b = nT;
@@ -284,15 +287,19 @@ typedef struct XpWalk {
 } XpWalk;
 
 /* The derived fields of event ev (metadata m) into *pd: cached per
-** metadata for events without stats (w->aMc, w->aDer; reset per plane).
-** SQLITE_OK or an error code. */
-static int xpDerivedOf(XpWalk *w, const ProfsumXpEvent *ev, const ProfsumXpEventMeta *m, XpDerived *pd){
+** metadata for events without stats (w->aMc, w->aDer; reset per plane),
+** *piDer the index of their cache entry in w->aDer (-1: none, the event
+** has stats).  SQLITE_OK or an error code. */
+static int xpDerivedOf(XpWalk *w, const ProfsumXpEvent *ev, const ProfsumXpEventMeta *m, XpDerived *pd,
+                       int64_t *piDer){
   int64_t *pc = 0;
   int32_t name;
   int rc;
+  *piDer = -1;
   if( ev->nStat==0 && m->iMeta>=0 && m->iMeta<w->nMc ) pc = &w->aMc[m->iMeta];
   if( pc && *pc>0 ){
     *pd = w->aDer[*pc-1];
+    *piDer = *pc-1;
     return SQLITE_OK;
   }
   rc = m->nDisplay>0 ? profsumEngIntern(w->e, m->zDisplay, m->nDisplay, &name)
@@ -310,6 +317,7 @@ static int xpDerivedOf(XpWalk *w, const ProfsumXpEvent *ev, const ProfsumXpEvent
       w->aDer = aNew;
       w->nAllocDer = nNew;
     }
+    *piDer = w->nDer;
     w->aDer[w->nDer++] = *pd;
     *pc = w->nDer;
   }
@@ -439,6 +447,8 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
       while( rc==SQLITE_OK && (rc = profsumXpNextEvent(p, &ev, &zErr))==SQLITE_ROW ){
         const ProfsumXpEventMeta *m = ev->pMeta;
         XpDerived d;
+        int64_t iDer;
+        int32_t key = -1;
         ProfsumEngEvent a;
         double fTs, fDur, fEnd;
         rc = SQLITE_OK;
@@ -463,7 +473,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
           if( (rc = xpUnsortedLine(&w, pl, ln, ev, proc, thread, pid, tid, isDev && isDevOp, fTs)) ) break;
         }
         hasPrev = 1; prevTs = fTs; prevEnd = fEnd;
-        if( (rc = xpDerivedOf(&w, ev, m, &d))!=SQLITE_OK ) break;
+        if( (rc = xpDerivedOf(&w, ev, m, &d, &iDer))!=SQLITE_OK ) break;
         if( trk<0 ){
           if( (rc = profsumEngNewTrack(e, pid, tid, proc, thread, &trk))!=SQLITE_OK ) break;
           profsumEngTrackLineNs(e, trk, ln->timestampNs);
@@ -482,7 +492,13 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
         a.runid = d.runid;
         a.hasStep = d.hasStep;
         a.step = d.step;
-        if( (rc = profsumEngAdd(e, &a))!=SQLITE_OK ) break;
+        a.key = d.keyTrk==trk ? d.key : -1;
+        if( (rc = profsumEngAdd(e, &a, &key))!=SQLITE_OK ) break;
+        if( iDer>=0 && key>=0 ){
+          /* the next event of this metadata on this line: the same key */
+          w.aDer[iDer].keyTrk = trk;
+          w.aDer[iDer].key = key;
+        }
       }
       if( rc==SQLITE_DONE ) rc = SQLITE_OK;
     }
