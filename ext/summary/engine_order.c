@@ -20,12 +20,31 @@
 
 /* Python's float() of a time given in exact picoseconds: the double
 ** nearest to ps/1e6 µs.  Below 2^53 both operands of the division are
-** exact doubles, so IEEE division rounds once, correctly; beyond, in
-** extended precision when that is unambiguous, else through the exact
-** decimal text and strtod. */
+** exact doubles, so IEEE division rounds once, correctly.  From 2^53 to
+** 2^53·10^6 ps (epoch times in ps are there) v/10^6 = q + f with q the
+** integer quotient (an exact double, below 2^53) and f = rem/10^6 < 1: q + f
+** is at least 2^33, so a rounding boundary of its double (a multiple of
+** 2^-20 or coarser) is either f itself, then an exact double (a dyadic
+** fraction with denominator at most 2^20 over 10^6 = 2^6·5^6 has rem a
+** multiple of 5^6, f a multiple of 2^-6) and the sum rounds as the exact
+** value does, or at least 10^-6·2^-20 away from f, far more than the error
+** of the double of f (below 2^-53): the sum of the two doubles rounds once,
+** as the exact value would.  Beyond, in extended precision when that is
+** unambiguous, else through the exact decimal text and strtod. */
 double profsumEngPsFloat(profsum_ps v){
   double r;
+  unsigned __int128 a;
   if( v > -((profsum_ps)1<<53) && v < ((profsum_ps)1<<53) ) return (double)(int64_t)v / 1e6;
+  a = v<0 ? -(unsigned __int128)v : (unsigned __int128)v;
+  if( a < ((unsigned __int128)1<<53)*1000000 ){
+    /* q and rem by 32-bit limbs (a < 2^73: its top limb is below 2^9, its
+    ** quotient 0), each step a 64-bit division by a constant */
+    uint64_t x, q1, q0, rem = (uint64_t)(a>>64) % 1000000;
+    x = rem<<32 | ((uint64_t)(a>>32) & 0xffffffffu); q1 = x/1000000; rem = x%1000000;
+    x = rem<<32 | ((uint64_t)a & 0xffffffffu);       q0 = x/1000000; rem = x%1000000;
+    r = (double)(q1<<32 | q0) + (double)rem/1e6;
+    return v<0 ? -r : r;
+  }
   /* epoch-µs traces: two roundings in extended precision, checked */
   if( profsumLdToDouble((long double)(v<0 ? -v : v) / 1e6L, &r) ) return v<0 ? -r : r;
   return profsumPsToMicros(v);
