@@ -117,7 +117,7 @@ static double xpTsOf(const Engine *e, int64_t i){
   return t->xpTsUs + (double)off / 1e6;
 }
 static double xpDurOf(const Engine *e, int64_t i){
-  return (double)EV(e, i)->dur / 1e6;
+  return (double)EVDUR(e, EV(e, i)) / 1e6;
 }
 
 /* The doubles the reference has for event i, whose entry in aFloatIdx is
@@ -133,7 +133,7 @@ static void evFloatOf(Engine *e, int32_t i, int64_t f, double *pTs, double *pEnd
     dur = e->aFloatDur[f];
   }else{
     ts = profsumEngPsFloat(e->origin + r->ts);
-    dur = profsumEngPsFloat(r->dur);
+    dur = profsumEngPsFloat(EVDUR(e, r));
   }
   *pTs = ts;
   *pEnd = ts + dur;
@@ -154,7 +154,7 @@ double profsumEngEvDurFloat(Engine *e, int64_t i){
   int64_t f;
   if( e->isXPlane ) return xpDurOf(e, i);
   f = floatEntry(e, i);
-  return f>=0 ? e->aFloatDur[f] : profsumEngPsFloat(EV(e, i)->dur);
+  return f>=0 ? e->aFloatDur[f] : profsumEngPsFloat(EVDUR(e, EV(e, i)));
 }
 
 /* profsumEngEvDurFloat with the walk's hint of floatEntryNear. */
@@ -162,14 +162,14 @@ double profsumEngEvDurFloatNear(Engine *e, int64_t i, int64_t *pHint){
   int64_t f;
   if( e->isXPlane ) return xpDurOf(e, i);
   f = floatEntryNear(e, i, pHint);
-  return f>=0 ? e->aFloatDur[f] : profsumEngPsFloat(EV(e, i)->dur);
+  return f>=0 ? e->aFloatDur[f] : profsumEngPsFloat(EVDUR(e, EV(e, i)));
 }
 
 /* Sign of (point of a) − (point of b) as the reference's doubles compare
 ** them, where a point is the event's ts (bEnd 0) or its end (bEnd 1). */
 int profsumEngCmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
   const SEv *a = EV(e, ia), *b = EV(e, ib);
-  int64_t d = (a->ts + (bEndA ? a->dur : 0)) - (b->ts + (bEndB ? b->dur : 0));
+  int64_t d = (a->ts + (bEndA ? EVDUR(e, a) : 0)) - (b->ts + (bEndB ? EVDUR(e, b) : 0));
   double fa, fb, ta, tb;
   if( d>e->tolPs ) return 1;
   if( d<-e->tolPs ) return -1;
@@ -224,7 +224,7 @@ static void engTolerance(Engine *e){
 ** order (engExactCheck; evLess's gapOrder 2). */
 int profsumEngExactLess(const Engine *e, int32_t ia, int32_t ib){
   const SEv *a = EV(e, ia), *b = EV(e, ib);
-  int64_t ea = a->ts + a->dur, eb = b->ts + b->dur;
+  int64_t ea = a->ts + EVDUR(e, a), eb = b->ts + EVDUR(e, b);
   if( a->ts!=b->ts ) return a->ts<b->ts;
   if( ea!=eb ) return ea>eb;
   return ia<ib;
@@ -432,7 +432,7 @@ static int xpLineTolerance(Engine *e, int *pGrouped, int64_t *pnRun){
     profsum_ps w = e->aTrk[k].xpBase + r->ts;
     /* the same double either way; the 64-bit conversion is one instruction */
     double off = (w>=INT64_MIN && w<=INT64_MAX) ? (double)(int64_t)w : (double)w;
-    double v = fabs(off) + (double)r->dur;
+    double v = fabs(off) + (double)EVDUR(e, r);
     if( v>aQ[k] ) aQ[k] = v;
     e->aTrk[k].nEv++;
     nRun += r->runid>=0;
@@ -538,7 +538,7 @@ int profsumEngOrder(Engine *e){
     int32_t s_ = aStk[--nStk]; \
     int32_t top_ = ORD(e, STK_POS(s_)); \
     SEv *x_ = EV(e, top_); \
-    int64_t ex_ = x_->dur - aChild[nStk]; \
+    int64_t ex_ = EVDUR(e, x_) - aChild[nStk]; \
     if( ex_<0 ) ex_ = 0; \
     if( ex_<(int64_t)EX32_BIG ){ \
       x_->ex32 = (uint32_t)ex_; \
@@ -548,9 +548,9 @@ int profsumEngOrder(Engine *e){
       x_->ex32 = EX32_BIG; \
     } \
     iTop = nStk>0 ? STK_EV(nStk-1) : -1; \
-    if( nStk>0 ) aChild[nStk-1] += x_->dur; \
+    if( nStk>0 ) aChild[nStk-1] += EVDUR(e, x_); \
     if( devOp && (nStk>0 || s_<0) ){ \
-      double d_ = e->isXPlane ? (double)EV(e, top_)->dur / 1e6 : profsumEngEvDurFloat(e, top_); \
+      double d_ = e->isXPlane ? (double)EVDUR(e, EV(e, top_)) / 1e6 : profsumEngEvDurFloat(e, top_); \
       if( s_<0 ){ \
         double x2_ = d_ - e->aXrVal[-1-(int64_t)s_]; \
         e->aXrVal[-1-(int64_t)s_] = x2_>0 ? x2_ : 0.0; \
