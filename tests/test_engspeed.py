@@ -133,5 +133,34 @@ class KeyPerLine(EngSpeedCase):
         self.assertEqual(dev, [("/device:TPU:0", 6), ("/device:TPU:1", 6)])
 
 
+class GapOrder(EngSpeedCase):
+    """The gaps walk an ops line in gap order: its processing order but
+    in a run of equal starts by end ascending.  A line without such a run
+    is read in place; one with a run is copied and reordered."""
+
+    def gaps(self, events):
+        pb = W.PlaneBuilder("/device:TPU:0")
+        pb.line(id=1, name="XLA Ops", timestamp_ns=0, events=[
+            pb.event(name, offset_ps=ts * 10 ** 6, duration_ps=dur * 10 ** 6) for name, ts, dur in events])
+        _, doc = self.imp("g%d.xplane.pb" % len(events), W.xspace([pb.build()]))
+        return [(r["name"], r["payload_op"], r["marker_op"], r["total_gap_duration"])
+                for r in doc["gap_before_ops"]]
+
+    def test_equal_starts(self):
+        # fusion.2 and iota.1 (a marker) start together after a gap: in gap
+        # order the shorter iota.1 comes first, and as a marker it passes
+        # the gap on to fusion.2, which it counts as its marker (in
+        # processing order fusion.2 would come first and take the gap
+        # itself)
+        self.assertEqual(self.gaps([("dot.0", 0, 10), ("fusion.2", 20, 10), ("iota.1", 20, 5),
+                                    ("dot.0", 40, 5)]),
+                         [("dot.0", "dot.0", "dot.0", 10.0), ("fusion.2", "fusion.2", "iota.1", 10.0)])
+
+    def test_no_equal_starts(self):
+        self.assertEqual(self.gaps([("dot.0", 0, 10), ("iota.1", 20, 5), ("fusion.2", 26, 10),
+                                    ("dot.0", 40, 5)]),
+                         [("iota.1", "iota.1", "iota.1", 10.0), ("dot.0", "dot.0", "dot.0", 4.0),
+                          ("fusion.2", "fusion.2", "fusion.2", 1.0)])
+
 if __name__ == "__main__":
     unittest.main()
