@@ -306,15 +306,24 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy,
   }
   while( nH>0 ){
     int64_t best = aHeap[0], c = 0;
-    SEv *r = USP_HEAD(best);
-    if( ++aPos[best] < e->aTrk[aTk[best]].nEv ) aTs[best] = USP_HEAD(best)->ts;
-    else aHeap[0] = aHeap[--nH];
-    for(;;){
-      int64_t l = 2*c+1, rr = 2*c+2, m = c, x;
-      if( l<nH && USP_LESS(aHeap[l], aHeap[m]) ) m = l;
-      if( rr<nH && USP_LESS(aHeap[rr], aHeap[m]) ) m = rr;
-      if( m==c ) break;
-      x = aHeap[c]; aHeap[c] = aHeap[m]; aHeap[m] = x; c = m;
+    SEv *r;
+    if( nH==1 ){
+      /* one cursor left (a device's only ops line: all of it): its events
+      ** in order, without the heap */
+      const STrack *tr = &e->aTrk[aTk[best]];
+      r = EV(e, ORD(e, tr->iFirst + aPos[best]));
+      if( ++aPos[best] >= tr->nEv ) nH = 0;
+    }else{
+      r = USP_HEAD(best);
+      if( ++aPos[best] < e->aTrk[aTk[best]].nEv ) aTs[best] = USP_HEAD(best)->ts;
+      else aHeap[0] = aHeap[--nH];
+      for(;;){
+        int64_t l = 2*c+1, rr = 2*c+2, m = c, x;
+        if( l<nH && USP_LESS(aHeap[l], aHeap[m]) ) m = l;
+        if( rr<nH && USP_LESS(aHeap[rr], aHeap[m]) ) m = rr;
+        if( m==c ) break;
+        x = aHeap[c]; aHeap[c] = aHeap[m]; aHeap[m] = x; c = m;
+      }
     }
     pC->n++;
     int64_t ts = r->ts, dur = EVDUR(e, r);
