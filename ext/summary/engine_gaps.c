@@ -41,6 +41,8 @@ typedef struct PartsInfo {
   int nPart;
   int fallback;
   int32_t path4;       /* string id: first <= 4 parts joined */
+  int64_t nEv, exSum;  /* gapsRegionPass: its device ops and the sum of their
+                       ** exclusive ps, added to its regions' counts once */
 } PartsInfo;
 
 /* A region path (§4.9) as a node of a trie: its text is its parent's
@@ -388,14 +390,24 @@ static int gapsRegionPass(Gaps *g){
     }
     if( pi->aRegIx==0 && pi->nPart>0 && (rc = gapsRegionsOfParts(g, pi)) ) break;
     ex = profsumEngExcl(e, k, r);
+    /* the doubles in event order, as the reference adds them; the exact
+    ** counts and sums (whose order does not matter) per parts, below */
+    pi->nEv++;
+    pi->exSum += ex;
+    for(d=1; d<=pi->nPart; d++) g->aReg[pi->aRegIx[d-1]].inclRef += xRef;
+    if( pi->nPart>0 ) g->aReg[pi->aRegIx[pi->nPart-1]].exclRef += xRef;
+    if( q->tfop>=0 && !pi->fallback && pi->path4>=0 ) aKeyN[r->key]++;
+  }
+  for(i=0; i<g->rx.nInfo && rc==SQLITE_OK; i++){
+    const PartsInfo *pi = &g->rx.aInfo[i];
+    int d;
+    if( pi->nEv==0 ) continue;
     for(d=1; d<=pi->nPart; d++){
       RegAgg *a = &g->aReg[pi->aRegIx[d-1]];
-      a->count++;
-      a->incl += ex;
-      a->inclRef += xRef;
-      if( d==pi->nPart ){ a->excl += ex; a->exclRef += xRef; }
+      a->count += pi->nEv;
+      a->incl += pi->exSum;
+      if( d==pi->nPart ) a->excl += pi->exSum;
     }
-    if( q->tfop>=0 && !pi->fallback && pi->path4>=0 ) aKeyN[r->key]++;
   }
   /* (op name, path) counts of pref from those of the keys: the pick
   ** (gapsPickPreferred) does not depend on the order they are added in */
