@@ -322,8 +322,16 @@ void profsumEngSigFree(Engine *e);
 int profsumEngRead(Engine *e, const char *zPath);
 
 /* engine_order.c */
-/* Python's float() of exact picoseconds, in µs. */
-double profsumEngPsFloat(profsum_ps v);
+/* Python's float() of exact picoseconds, in µs: profsumEngPsFloat (of
+** any v), profsumEngPsFloatBig (of |v| >= 2^53, the part out of line). */
+double profsumEngPsFloatBig(profsum_ps v);
+static inline double profsumEngPsFloat(profsum_ps v){
+  /* below 2^53 both operands of the division are exact doubles, so IEEE
+  ** division rounds once, correctly (a dur, a relative time); else
+  ** profsumEngPsFloatBig */
+  if( v > -((profsum_ps)1<<53) && v < ((profsum_ps)1<<53) ) return (double)(int64_t)v / 1e6;
+  return profsumEngPsFloatBig(v);
+}
 /* The reference's doubles of event i: its ts and its end (µs). */
 void profsumEngEvFloat(Engine *e, int32_t i, double *pTs, double *pEnd);
 /* evFloat for a walk of mostly increasing i (*pHint: its cursor). */

@@ -19,8 +19,9 @@
 #include <string.h>
 
 /* Python's float() of a time given in exact picoseconds: the double
-** nearest to ps/1e6 µs.  Below 2^53 both operands of the division are
-** exact doubles, so IEEE division rounds once, correctly.  From 2^53 to
+** nearest to ps/1e6 µs, for |v| >= 2^53 (profsumEngPsFloat, inline in
+** engine_int.h, answers below: both operands of the division are exact
+** doubles there, so IEEE division rounds once, correctly).  From 2^53 to
 ** 2^53·10^6 ps (epoch times in ps are there) v/10^6 = q + f with q the
 ** integer quotient (an exact double, below 2^53) and f = rem/10^6 < 1: q + f
 ** is at least 2^33, so a rounding boundary of its double (a multiple of
@@ -31,10 +32,9 @@
 ** of the double of f (below 2^-53): the sum of the two doubles rounds once,
 ** as the exact value would.  Beyond, in extended precision when that is
 ** unambiguous, else through the exact decimal text and strtod. */
-double profsumEngPsFloat(profsum_ps v){
+double profsumEngPsFloatBig(profsum_ps v){
   double r;
   unsigned __int128 a;
-  if( v > -((profsum_ps)1<<53) && v < ((profsum_ps)1<<53) ) return (double)(int64_t)v / 1e6;
   a = v<0 ? -(unsigned __int128)v : (unsigned __int128)v;
   if( a < ((unsigned __int128)1<<53)*1000000 ){
     /* q and rem by 32-bit limbs (a < 2^73: its top limb is below 2^9, its
