@@ -469,6 +469,7 @@ int profsumEngOrder(Engine *e){
   int64_t *aPos;
   int devOp = 0;            /* the track being swept is a device-op track */
   int32_t iTop = -1;        /* the event on top of the stack (nStk > 0) */
+  int64_t topEnd = 0;       /* its exact end, ts + dur (nStk > 0) */
   int rc = SQLITE_OK;
   int counted, grouped = 1; /* nEv counted; events come track by track */
   engTolerance(e);
@@ -548,7 +549,11 @@ int profsumEngOrder(Engine *e){
       x_->ex32 = EX32_BIG; \
     } \
     iTop = nStk>0 ? STK_EV(nStk-1) : -1; \
-    if( nStk>0 ) aChild[nStk-1] += EVDUR(e, x_); \
+    if( nStk>0 ){ \
+      const SEv *t_ = EV(e, iTop); \
+      topEnd = t_->ts + EVDUR(e, t_); \
+      aChild[nStk-1] += EVDUR(e, x_); \
+    } \
     if( devOp && (nStk>0 || s_<0) ){ \
       double d_ = e->isXPlane ? (double)EVDUR(e, EV(e, top_)) / 1e6 : profsumEngEvDurFloat(e, top_); \
       if( s_<0 ){ \
@@ -566,8 +571,21 @@ int profsumEngOrder(Engine *e){
     for(j=0; j<tr->nEv && rc==SQLITE_OK; j++){
       int64_t pos = tr->iFirst + j;
       int32_t k = ORD(e, pos);
-      while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 0, iTop, 1)>=0 ) FIN();
-      while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 1, iTop, 1)>0 ) FIN();
+      const SEv *rk = EV(e, k);
+      int64_t kTs = rk->ts, kEnd = kTs + EVDUR(e, rk), d;
+      /* profsumEngCmpIn(k's start, then its end, against the top's end),
+      ** the top's end kept in topEnd: the exact difference decides beyond
+      ** the tolerance, as in profsumEngCmpIn, which decides the rest */
+      while( nStk>0 ){
+        d = kTs - topEnd;
+        if( d<-tol || (d<=tol && profsumEngCmpIn(e, tr, tol, k, 0, iTop, 1)<0) ) break;
+        FIN();
+      }
+      while( nStk>0 ){
+        d = kEnd - topEnd;
+        if( d<-tol || (d<=tol && profsumEngCmpIn(e, tr, tol, k, 1, iTop, 1)<=0) ) break;
+        FIN();
+      }
       if( nStk+1>nAllocStk ){
         int64_t nNew = nAllocStk ? nAllocStk*2 : 64;
         if( nNew>nMaxTrk ) nNew = nMaxTrk;
@@ -599,6 +617,7 @@ int profsumEngOrder(Engine *e){
       aChild[nStk] = 0;
       aStk[nStk++] = (int32_t)pos;
       iTop = k;
+      topEnd = kEnd;
     }
     while( nStk>0 ) FIN();
   }
