@@ -576,12 +576,21 @@ static int gapsOfTrack(Gaps *g, const STrack *t){
   Engine *e = g->e;
   int64_t j, n = t->nEv, tol = profsumEngTrackTol(e, t);
   int32_t iPrev;        /* the event with the largest end so far (doubles) */
+  int64_t prevEnd;      /* its exact end */
   int rc;
   /* equal starts are neighbours in processing order (it is sorted by
   ** start), and equality of the doubles is transitive: a run of gapOrder
   ** has two neighbours of equal start */
-  for(j=1; j<n; j++){
-    if( profsumEngCmpIn(e, t, tol, ORD(e, t->iFirst+j), 0, ORD(e, t->iFirst+j-1), 0)==0 ) break;
+  {
+    int64_t tsPrev = n>0 ? EV(e, ORD(e, t->iFirst))->ts : 0;
+    for(j=1; j<n; j++){
+      /* profsumEngCmpIn(j's start, j-1's): beyond the tolerance the exact
+      ** difference decides (not equal), as in profsumEngCmpIn */
+      int64_t ts = EV(e, ORD(e, t->iFirst+j))->ts, d = ts - tsPrev;
+      tsPrev = ts;
+      if( d>=-tol && d<=tol
+       && profsumEngCmpIn(e, t, tol, ORD(e, t->iFirst+j), 0, ORD(e, t->iFirst+j-1), 0)==0 ) break;
+    }
   }
   if( j<n ){
     if( n>g->nG ){
@@ -598,9 +607,19 @@ static int gapsOfTrack(Gaps *g, const STrack *t){
     g->iG0 = t->iFirst;
   }
   iPrev = gapAt(g, 0);
+  {
+    const SEv *r = EV(e, iPrev);
+    prevEnd = r->ts + EVDUR(e, r);
+  }
   for(j=1; j<n; j++){
     int32_t k = gapAt(g, j);
-    if( profsumEngCmpIn(e, t, tol, k, 0, iPrev, 1)>0 ){
+    const SEv *r = EV(e, k);
+    int64_t ts = r->ts, end = ts + EVDUR(e, r);
+    /* profsumEngCmpIn(k's start, then its end, against prevEnd, the end of
+    ** iPrev): beyond the tolerance the exact difference decides, as in
+    ** profsumEngCmpIn, which decides the rest */
+    int64_t d = ts - prevEnd;
+    if( d>tol || (d>=-tol && profsumEngCmpIn(e, t, tol, k, 0, iPrev, 1)>0) ){
       /* the gap as the reference has it: its doubles' E.ts − prev_end
       ** (positive: the doubles decided there is a gap).  Not exact
       ** picoseconds: the totals order the rows, and the reference's
@@ -610,7 +629,11 @@ static int gapsOfTrack(Gaps *g, const STrack *t){
       profsumEngEvFloat(e, iPrev, &x, &fEnd);
       if( (rc = gapsAddGap(g, j, n, fTs - fEnd)) ) return rc;
     }
-    if( profsumEngCmpIn(e, t, tol, k, 1, iPrev, 1)>0 ) iPrev = k;
+    d = end - prevEnd;
+    if( d>tol || (d>=-tol && profsumEngCmpIn(e, t, tol, k, 1, iPrev, 1)>0) ){
+      iPrev = k;
+      prevEnd = end;
+    }
   }
   return SQLITE_OK;
 }
