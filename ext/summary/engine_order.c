@@ -513,8 +513,17 @@ int profsumEngOrder(Engine *e){
     STrack *tr = &e->aTrk[t];
     int64_t j, tol = profsumEngTrackTol(e, tr), i0 = tr->iFirst;
     if( e->xStop && e->xStop(e->pStopArg) ) return profsumEngErr(e, SQLITE_INTERRUPT, "interrupted");
-    for(j=1; j<tr->nEv; j++){
-      if( !evLessIn(e, tr, tol, ORD(e, i0+j-1), ORD(e, i0+j)) ) break;
+    {
+      /* evLessIn of each two neighbours; when their starts differ by more
+      ** than the tolerance the exact difference decides, as in
+      ** profsumEngCmpIn (the previous start kept as the walk moves) */
+      int64_t tsPrev = tr->nEv>0 ? EV(e, ORD(e, i0))->ts : 0;
+      for(j=1; j<tr->nEv; j++){
+        int64_t ts = EV(e, ORD(e, i0+j))->ts, d = tsPrev - ts;
+        if( d>tol ) break;
+        if( d>=-tol && !evLessIn(e, tr, tol, ORD(e, i0+j-1), ORD(e, i0+j)) ) break;
+        tsPrev = ts;
+      }
     }
     if( j<tr->nEv ){
       if( e->aOrd==0 ){
