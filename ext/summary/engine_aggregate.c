@@ -465,21 +465,21 @@ static double unionLen(const UnionAcc *u){
 static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
                           double wLo, double wHi, double *pComm, double *pAll){
   const int mask = (1<<CAT_COMM)|(1<<CAT_COMPUTE);
-  int64_t *aTk, *aPos, *aHeap, *aHint, nT = 0, nH = 0, t;
+  int64_t *aTk, *aPos, *aHeap, *aHint, *aCatH, nT = 0, nH = 0, t;
   double *aLo, *aHi;
   UnionAcc all = {0,0,0,0}, comm = {0,0,0,0};     /* the union of all, of communication */
   /* per cursor h: its track aTk[h], its position aPos[h] in the track, and
   ** its current event's clipped start aLo[h] (the heap's key, kept here so
   ** that sifting compares numbers instead of walking to the events) and
-  ** clipped end aHi[h] */
-  aTk = sqlite3_malloc64(sizeof(int64_t)*6*(sqlite3_uint64)(e->nTrk+1));
+  ** clipped end aHi[h], and its category aCatH[h] */
+  aTk = sqlite3_malloc64(sizeof(int64_t)*7*(sqlite3_uint64)(e->nTrk+1));
   if( aTk==0 ) return SQLITE_NOMEM;
   aPos = aTk + e->nTrk + 1;
   aHeap = aPos + e->nTrk + 1;
   aLo = (double*)(aHeap + e->nTrk + 1);
   aHi = aLo + e->nTrk + 1;
   aHint = (int64_t*)(aHi + e->nTrk + 1);
-#define UCUR(h) (ORD(e, e->aTrk[aTk[h]].iFirst + aPos[h]))
+  aCatH = aHint + e->nTrk + 1;
   /* Move cursor h to its next event in mask with a non-empty clip (its
   ** clipped start and end into aLo[h], aHi[h]); 0 at end. */
 #define UADV(h, ok) do{ \
@@ -490,7 +490,7 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
         double ts_, end_, lo_, hi_; \
         profsumEngEvFloatIn(e, tr_, k_, &aHint[h], &ts_, &end_); \
         lo_ = ts_<wLo ? wLo : ts_; hi_ = end_>wHi ? wHi : end_; \
-        if( hi_>lo_ ){ aLo[h] = lo_; aHi[h] = hi_; ok = 1; break; } \
+        if( hi_>lo_ ){ aLo[h] = lo_; aHi[h] = hi_; aCatH[h] = aKeyCat[r_->key]; ok = 1; break; } \
       } \
       aPos[h]++; \
     } \
@@ -513,10 +513,9 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
   }
   while( nH>0 ){
     int64_t h = aHeap[0], c = 0;
-    SEv *r = EV(e, UCUR(h));
     int ok;
     unionAdd(&all, aLo[h], aHi[h]);
-    if( aKeyCat[r->key]==CAT_COMM ) unionAdd(&comm, aLo[h], aHi[h]);
+    if( aCatH[h]==CAT_COMM ) unionAdd(&comm, aLo[h], aHi[h]);
     aPos[h]++;
     UADV(h, ok);
     if( !ok ) aHeap[0] = aHeap[--nH];
@@ -537,7 +536,6 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
       aHeap[c] = x;
     }
   }
-#undef UCUR
 #undef UADV
   sqlite3_free(aTk);
   *pAll = unionLen(&all);
