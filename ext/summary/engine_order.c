@@ -548,7 +548,8 @@ int profsumEngOrder(Engine *e){
     int32_t s_ = aStk[--nStk]; \
     int32_t top_ = ORD(e, STK_POS(s_)); \
     SEv *x_ = EV(e, top_); \
-    int64_t ex_ = EVDUR(e, x_) - aChild[nStk]; \
+    int64_t du_ = EVDUR(e, x_); \
+    int64_t ex_ = du_ - aChild[nStk]; \
     if( ex_<0 ) ex_ = 0; \
     if( ex_<(int64_t)EX32_BIG ){ \
       x_->ex32 = (uint32_t)ex_; \
@@ -561,10 +562,10 @@ int profsumEngOrder(Engine *e){
     if( nStk>0 ){ \
       const SEv *t_ = EV(e, iTop); \
       topEnd = t_->ts + EVDUR(e, t_); \
-      aChild[nStk-1] += EVDUR(e, x_); \
+      aChild[nStk-1] += du_; \
     } \
     if( devOp && (nStk>0 || s_<0) ){ \
-      double d_ = e->isXPlane ? (double)EVDUR(e, EV(e, top_)) / 1e6 : profsumEngEvDurFloat(e, top_); \
+      double d_ = e->isXPlane ? (double)du_ / 1e6 : profsumEngEvDurFloat(e, top_); \
       if( s_<0 ){ \
         double x2_ = d_ - e->aXrVal[-1-(int64_t)s_]; \
         e->aXrVal[-1-(int64_t)s_] = x2_>0 ? x2_ : 0.0; \
