@@ -286,20 +286,19 @@ typedef struct XpWalk {
   char *zFirstUnsorted;           /* the first unsorted line's message */
 } XpWalk;
 
-/* The derived fields of event ev (metadata m) into *pd: cached per
+/* The derived fields of event ev (metadata m) in *ppd: cached per
 ** metadata for events without stats (w->aMc, w->aDer; reset per plane),
-** *piDer the index of their cache entry in w->aDer (-1: none, the event
-** has stats).  SQLITE_OK or an error code. */
+** *ppd then the cache entry (valid until the next call), else *pd (the
+** event has stats) with *ppd = pd.  SQLITE_OK or an error code. */
 static int xpDerivedOf(XpWalk *w, const ProfsumXpEvent *ev, const ProfsumXpEventMeta *m, XpDerived *pd,
-                       int64_t *piDer){
+                       XpDerived **ppd){
   int64_t *pc = 0;
   int32_t name;
   int rc;
-  *piDer = -1;
+  *ppd = pd;
   if( ev->nStat==0 && m->iMeta>=0 && m->iMeta<w->nMc ) pc = &w->aMc[m->iMeta];
   if( pc && *pc>0 ){
-    *pd = w->aDer[*pc-1];
-    *piDer = *pc-1;
+    *ppd = &w->aDer[*pc-1];
     return SQLITE_OK;
   }
   rc = m->nDisplay>0 ? profsumEngIntern(w->e, m->zDisplay, m->nDisplay, &name)
@@ -317,9 +316,9 @@ static int xpDerivedOf(XpWalk *w, const ProfsumXpEvent *ev, const ProfsumXpEvent
       w->aDer = aNew;
       w->nAllocDer = nNew;
     }
-    *piDer = w->nDer;
     w->aDer[w->nDer++] = *pd;
     *pc = w->nDer;
+    *ppd = &w->aDer[w->nDer-1];
   }
   return SQLITE_OK;
 }
@@ -446,8 +445,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
       }
       while( rc==SQLITE_OK && (rc = profsumXpNextEvent(p, &ev, &zErr))==SQLITE_ROW ){
         const ProfsumXpEventMeta *m = ev->pMeta;
-        XpDerived d;
-        int64_t iDer;
+        XpDerived dOwn, *pd;
         int32_t key = -1;
         ProfsumEngEvent a;
         double fTs, fDur, fEnd;
@@ -473,7 +471,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
           if( (rc = xpUnsortedLine(&w, pl, ln, ev, proc, thread, pid, tid, isDev && isDevOp, fTs)) ) break;
         }
         hasPrev = 1; prevTs = fTs; prevEnd = fEnd;
-        if( (rc = xpDerivedOf(&w, ev, m, &d, &iDer))!=SQLITE_OK ) break;
+        if( (rc = xpDerivedOf(&w, ev, m, &dOwn, &pd))!=SQLITE_OK ) break;
         if( trk<0 ){
           if( (rc = profsumEngNewTrack(e, pid, tid, proc, thread, &trk))!=SQLITE_OK ) break;
           profsumEngTrackLineNs(e, trk, ln->timestampNs);
@@ -485,19 +483,20 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
         a.fTs = fTs;
         a.fDur = fDur;
         a.trk = trk;
-        a.name = d.name;
-        a.tfop = d.tfop;
-        a.source = d.source;
-        a.sig = d.sig;
-        a.runid = d.runid;
-        a.hasStep = d.hasStep;
-        a.step = d.step;
-        a.key = d.keyTrk==trk ? d.key : -1;
+        a.name = pd->name;
+        a.tfop = pd->tfop;
+        a.source = pd->source;
+        a.sig = pd->sig;
+        a.runid = pd->runid;
+        a.hasStep = pd->hasStep;
+        a.step = pd->step;
+        a.key = pd->keyTrk==trk ? pd->key : -1;
         if( (rc = profsumEngAdd(e, &a, &key))!=SQLITE_OK ) break;
-        if( iDer>=0 && key>=0 ){
-          /* the next event of this metadata on this line: the same key */
-          w.aDer[iDer].keyTrk = trk;
-          w.aDer[iDer].key = key;
+        if( key>=0 ){
+          /* the next event of this metadata on this line: the same key
+          ** (kept in the cache entry; an event's own copy is dropped) */
+          pd->keyTrk = trk;
+          pd->key = key;
         }
       }
       if( rc==SQLITE_DONE ) rc = SQLITE_OK;
