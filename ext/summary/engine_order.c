@@ -455,6 +455,42 @@ static int xpLineTolerance(Engine *e, int *pGrouped, int64_t *pnRun){
   return 1;
 }
 
+/* Sort the events of every track that is not in processing order already
+** (aOrd, made the identity when it must be), asking the stop callback
+** before each track.  SQLITE_OK, SQLITE_NOMEM or SQLITE_INTERRUPT (with
+** the engine's message). */
+static int orderTracks(Engine *e){
+  int64_t i, t, n = e->nEv;
+  for(t=0; t<e->nTrk; t++){
+    STrack *tr = &e->aTrk[t];
+    int64_t j, tol = profsumEngTrackTol(e, tr), i0 = tr->iFirst;
+    if( e->xStop && e->xStop(e->pStopArg) ) return profsumEngErr(e, SQLITE_INTERRUPT, "interrupted");
+    {
+      /* evLessIn of each two neighbours; when their starts differ by more
+      ** than the tolerance the exact difference decides, as in
+      ** profsumEngCmpIn (the previous start kept as the walk moves) */
+      int64_t tsPrev = tr->nEv>0 ? EV(e, ORD(e, i0))->ts : 0;
+      for(j=1; j<tr->nEv; j++){
+        int64_t ts = EV(e, ORD(e, i0+j))->ts, d = tsPrev - ts;
+        if( d>tol ) break;
+        if( d>=-tol && !evLessIn(e, tr, tol, ORD(e, i0+j-1), ORD(e, i0+j)) ) break;
+        tsPrev = ts;
+      }
+    }
+    if( j<tr->nEv ){
+      if( e->aOrd==0 ){
+        /* the identity is no longer enough: made in full */
+        e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
+        if( !e->aOrd ) return SQLITE_NOMEM;
+        profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);
+        for(i=0; i<n; i++) e->aOrd[i] = (int32_t)i;
+      }
+      profsumEngSortEvIdx(e, e->aOrd + i0, tr->nEv, 0, profsumEngSortDepth(tr->nEv));
+    }
+  }
+  return SQLITE_OK;
+}
+
 /* Order each track's events in processing order (aOrd: tracks in order,
 ** each by (ts asc, end desc) as the reference's doubles compare) and run
 ** the §2 sweep for exclusive time.  The caller's stop callback is asked
@@ -509,33 +545,7 @@ int profsumEngOrder(Engine *e){
     e->aRunId = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nRun);
     if( !e->aRunPos || !e->aRunId ) return SQLITE_NOMEM;
   }
-  for(t=0; t<e->nTrk; t++){
-    STrack *tr = &e->aTrk[t];
-    int64_t j, tol = profsumEngTrackTol(e, tr), i0 = tr->iFirst;
-    if( e->xStop && e->xStop(e->pStopArg) ) return profsumEngErr(e, SQLITE_INTERRUPT, "interrupted");
-    {
-      /* evLessIn of each two neighbours; when their starts differ by more
-      ** than the tolerance the exact difference decides, as in
-      ** profsumEngCmpIn (the previous start kept as the walk moves) */
-      int64_t tsPrev = tr->nEv>0 ? EV(e, ORD(e, i0))->ts : 0;
-      for(j=1; j<tr->nEv; j++){
-        int64_t ts = EV(e, ORD(e, i0+j))->ts, d = tsPrev - ts;
-        if( d>tol ) break;
-        if( d>=-tol && !evLessIn(e, tr, tol, ORD(e, i0+j-1), ORD(e, i0+j)) ) break;
-        tsPrev = ts;
-      }
-    }
-    if( j<tr->nEv ){
-      if( e->aOrd==0 ){
-        /* the identity is no longer enough: made in full */
-        e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
-        if( !e->aOrd ) return SQLITE_NOMEM;
-        profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);
-        for(i=0; i<n; i++) e->aOrd[i] = (int32_t)i;
-      }
-      profsumEngSortEvIdx(e, e->aOrd + i0, tr->nEv, 0, profsumEngSortDepth(tr->nEv));
-    }
-  }
+  if( (rc = orderTracks(e)) ) return rc;
   /* §2 stack sweep, per track, in this order.  While an event is open,
   ** aChild holds the sum of its children's durs (exact), and its aXrVal
   ** entry (device ops) the sum of their durs' doubles, added as they
@@ -583,19 +593,11 @@ int profsumEngOrder(Engine *e){
       int32_t k = ORD(e, pos);
       const SEv *rk = EV(e, k);
       int64_t kTs = rk->ts, kEnd = kTs + EVDUR(e, rk), d;
-      /* profsumEngCmpIn(k's start, then its end, against the top's end),
-      ** the top's end kept in topEnd: the exact difference decides beyond
-      ** the tolerance, as in profsumEngCmpIn, which decides the rest */
-      while( nStk>0 ){
-        d = kTs - topEnd;
-        if( d<-tol || (d<=tol && profsumEngCmpIn(e, tr, tol, k, 0, iTop, 1)<0) ) break;
-        FIN();
-      }
-      while( nStk>0 ){
-        d = kEnd - topEnd;
-        if( d<-tol || (d<=tol && profsumEngCmpIn(e, tr, tol, k, 1, iTop, 1)<=0) ) break;
-        FIN();
-      }
+      /* profsumEngCmpIn(k's start, then its end, with the top's end, kept
+      ** in topEnd): beyond the tolerance the exact difference decides, as
+      ** it does there; profsumEngCmpIn decides the rest */
+      while( nStk>0 && ((d = kTs - topEnd)>tol || (d>=-tol && profsumEngCmpIn(e, tr, tol, k, 0, iTop, 1)>=0)) ) FIN();
+      while( nStk>0 && ((d = kEnd - topEnd)>tol || (d>=-tol && profsumEngCmpIn(e, tr, tol, k, 1, iTop, 1)>0)) ) FIN();
       if( nStk+1>nAllocStk ){
         int64_t nNew = nAllocStk ? nAllocStk*2 : 64;
         if( nNew>nMaxTrk ) nNew = nMaxTrk;
