@@ -31,11 +31,14 @@
 #include <zlib.h>
 
 /* A line up to this long is read whole before its first pass, so both of
-** its passes read memory; a longer one is read twice through the window.
-** (Can be set at compile time, as PROFSUM_XP_READAHEAD of pbwire.c: the
-** tests make both tiny, so that small inputs move the window too.) */
+** its passes read memory; a longer one is read twice through the window
+** (from the page cache, as fast: the whole line would be anonymous memory
+** held beside the engine's records at the import's peak, 4 bytes an event
+** for a line of TPU ops).  (Can be set at compile time, as
+** PROFSUM_XP_READAHEAD of pbwire.c: the tests make both tiny, so that small
+** inputs move the window too.) */
 #ifndef PROFSUM_XP_LINE_WHOLE
-# define PROFSUM_XP_LINE_WHOLE (16*1024*1024)
+# define PROFSUM_XP_LINE_WHOLE (1024*1024)
 #endif
 #define XP_LINE_WHOLE ((int64_t)PROFSUM_XP_LINE_WHOLE)
 /* Diagnostics of one kind given with their text; later ones get 0. */

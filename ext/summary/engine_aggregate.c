@@ -133,10 +133,10 @@ static void devEach(DevIter *d, void (*x)(void*, const SEv*), void *pArg){
 ** the 4096 counters (32 KiB, caller's) stay in the first-level cache. */
 #define RADIX_BITS 12
 #define RADIX_N    (1<<RADIX_BITS)
-typedef struct Radix { uint64_t prefix, mask; int shift; int64_t *aCnt; } Radix;
+typedef struct Radix { uint64_t prefix, mask; int shift; int64_t *aCnt; const Engine *e; } Radix;
 static void radixCount(void *pArg, const SEv *r){
   Radix *x = (Radix*)pArg;
-  uint64_t v = (uint64_t)r->dur;
+  uint64_t v = (uint64_t)EVDUR(x->e, r);
   if( (v & x->mask)==x->prefix ) x->aCnt[(v>>x->shift) & (RADIX_N-1)]++;
 }
 static void kthDur(DevIter *d, int64_t k, int64_t maxDur, int64_t *aCnt, int64_t *pOut){
@@ -144,6 +144,7 @@ static void kthDur(DevIter *d, int64_t k, int64_t maxDur, int64_t *aCnt, int64_t
   int pass, nPass = 1;
   while( nPass*RADIX_BITS<64 && ((uint64_t)maxDur>>(nPass*RADIX_BITS))!=0 ) nPass++;
   x.aCnt = aCnt;
+  x.e = d->e;
   x.prefix = 0; x.mask = 0;
   for(pass=nPass-1; pass>=0; pass--){
     int64_t b, acc = 0;
@@ -178,15 +179,15 @@ static void kthPairPass(DevIter *d, uint64_t prefix, uint64_t mask, int shift, i
     if( mask==0 && aG==0 && pMinB==0 ){
       /* the first count: every duration, nothing else to look at */
       if( e->aOrd==0 ){
-        for(j=tr->iFirst; j<tr->iFirst+tr->nEv; j++) aCnt[((uint64_t)EV(e, j)->dur>>shift) & (RADIX_N-1)]++;
+        for(j=tr->iFirst; j<tr->iFirst+tr->nEv; j++) aCnt[((uint64_t)EVDUR(e, EV(e, j))>>shift) & (RADIX_N-1)]++;
       }else{
         const int32_t *o = e->aOrd + tr->iFirst;
-        for(j=0; j<tr->nEv; j++) aCnt[((uint64_t)EV(e, o[j])->dur>>shift) & (RADIX_N-1)]++;
+        for(j=0; j<tr->nEv; j++) aCnt[((uint64_t)EVDUR(e, EV(e, o[j]))>>shift) & (RADIX_N-1)]++;
       }
       continue;
     }
     for(j=0; j<tr->nEv; j++){
-      uint64_t v = (uint64_t)EV(e, ORD(e, tr->iFirst+j))->dur;
+      uint64_t v = (uint64_t)EVDUR(e, EV(e, ORD(e, tr->iFirst+j)));
       if( (v & mask)==prefix ){
         if( aG ) aG[m++] = (int64_t)v;
         else aCnt[(v>>shift) & (RADIX_N-1)]++;
@@ -305,23 +306,33 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy,
   }
   while( nH>0 ){
     int64_t best = aHeap[0], c = 0;
-    SEv *r = USP_HEAD(best);
-    if( ++aPos[best] < e->aTrk[aTk[best]].nEv ) aTs[best] = USP_HEAD(best)->ts;
-    else aHeap[0] = aHeap[--nH];
-    for(;;){
-      int64_t l = 2*c+1, rr = 2*c+2, m = c, x;
-      if( l<nH && USP_LESS(aHeap[l], aHeap[m]) ) m = l;
-      if( rr<nH && USP_LESS(aHeap[rr], aHeap[m]) ) m = rr;
-      if( m==c ) break;
-      x = aHeap[c]; aHeap[c] = aHeap[m]; aHeap[m] = x; c = m;
+    SEv *r;
+    if( nH==1 ){
+      /* one cursor left (a device's only ops line: all of it): its events
+      ** in order, without the heap */
+      const STrack *tr = &e->aTrk[aTk[best]];
+      r = EV(e, ORD(e, tr->iFirst + aPos[best]));
+      if( ++aPos[best] >= tr->nEv ) nH = 0;
+    }else{
+      r = USP_HEAD(best);
+      if( ++aPos[best] < e->aTrk[aTk[best]].nEv ) aTs[best] = USP_HEAD(best)->ts;
+      else aHeap[0] = aHeap[--nH];
+      for(;;){
+        int64_t l = 2*c+1, rr = 2*c+2, m = c, x;
+        if( l<nH && USP_LESS(aHeap[l], aHeap[m]) ) m = l;
+        if( rr<nH && USP_LESS(aHeap[rr], aHeap[m]) ) m = rr;
+        if( m==c ) break;
+        x = aHeap[c]; aHeap[c] = aHeap[m]; aHeap[m] = x; c = m;
+      }
     }
     pC->n++;
-    if( r->dur<SMALL_OP_PS ) pC->nSmall++;
-    if( r->dur>pC->max ) pC->max = r->dur;
-    if( !started ){ curLo = lo = r->ts; curHi = hi = r->ts + r->dur; started = 1; continue; }
-    if( r->ts>curHi ){ busy += curHi-curLo; curLo = r->ts; curHi = r->ts + r->dur; }
-    else if( r->ts+r->dur>curHi ) curHi = r->ts + r->dur;
-    if( r->ts+r->dur>hi ) hi = r->ts + r->dur;
+    int64_t ts = r->ts, dur = EVDUR(e, r);
+    if( dur<SMALL_OP_PS ) pC->nSmall++;
+    if( dur>pC->max ) pC->max = dur;
+    if( !started ){ curLo = lo = ts; curHi = hi = ts + dur; started = 1; continue; }
+    if( ts>curHi ){ busy += curHi-curLo; curLo = ts; curHi = ts + dur; }
+    else if( ts+dur>curHi ) curHi = ts + dur;
+    if( ts+dur>hi ) hi = ts + dur;
   }
 #undef USP_HEAD
 #undef USP_LESS
@@ -454,21 +465,21 @@ static double unionLen(const UnionAcc *u){
 static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
                           double wLo, double wHi, double *pComm, double *pAll){
   const int mask = (1<<CAT_COMM)|(1<<CAT_COMPUTE);
-  int64_t *aTk, *aPos, *aHeap, *aHint, nT = 0, nH = 0, t;
+  int64_t *aTk, *aPos, *aHeap, *aHint, *aCatH, nT = 0, nH = 0, t;
   double *aLo, *aHi;
   UnionAcc all = {0,0,0,0}, comm = {0,0,0,0};     /* the union of all, of communication */
   /* per cursor h: its track aTk[h], its position aPos[h] in the track, and
   ** its current event's clipped start aLo[h] (the heap's key, kept here so
   ** that sifting compares numbers instead of walking to the events) and
-  ** clipped end aHi[h] */
-  aTk = sqlite3_malloc64(sizeof(int64_t)*6*(sqlite3_uint64)(e->nTrk+1));
+  ** clipped end aHi[h], and its category aCatH[h] */
+  aTk = sqlite3_malloc64(sizeof(int64_t)*7*(sqlite3_uint64)(e->nTrk+1));
   if( aTk==0 ) return SQLITE_NOMEM;
   aPos = aTk + e->nTrk + 1;
   aHeap = aPos + e->nTrk + 1;
   aLo = (double*)(aHeap + e->nTrk + 1);
   aHi = aLo + e->nTrk + 1;
   aHint = (int64_t*)(aHi + e->nTrk + 1);
-#define UCUR(h) (ORD(e, e->aTrk[aTk[h]].iFirst + aPos[h]))
+  aCatH = aHint + e->nTrk + 1;
   /* Move cursor h to its next event in mask with a non-empty clip (its
   ** clipped start and end into aLo[h], aHi[h]); 0 at end. */
 #define UADV(h, ok) do{ \
@@ -479,7 +490,7 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
         double ts_, end_, lo_, hi_; \
         profsumEngEvFloatIn(e, tr_, k_, &aHint[h], &ts_, &end_); \
         lo_ = ts_<wLo ? wLo : ts_; hi_ = end_>wHi ? wHi : end_; \
-        if( hi_>lo_ ){ aLo[h] = lo_; aHi[h] = hi_; ok = 1; break; } \
+        if( hi_>lo_ ){ aLo[h] = lo_; aHi[h] = hi_; aCatH[h] = aKeyCat[r_->key]; ok = 1; break; } \
       } \
       aPos[h]++; \
     } \
@@ -502,10 +513,9 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
   }
   while( nH>0 ){
     int64_t h = aHeap[0], c = 0;
-    SEv *r = EV(e, UCUR(h));
     int ok;
     unionAdd(&all, aLo[h], aHi[h]);
-    if( aKeyCat[r->key]==CAT_COMM ) unionAdd(&comm, aLo[h], aHi[h]);
+    if( aCatH[h]==CAT_COMM ) unionAdd(&comm, aLo[h], aHi[h]);
     aPos[h]++;
     UADV(h, ok);
     if( !ok ) aHeap[0] = aHeap[--nH];
@@ -526,7 +536,6 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
       aHeap[c] = x;
     }
   }
-#undef UCUR
 #undef UADV
   sqlite3_free(aTk);
   *pAll = unionLen(&all);
@@ -568,11 +577,11 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], in
 #define EXACT_FIN() do{ \
     int32_t k_ = aStk[--nStk]; \
     const SEv *x_ = EV(e, k_); \
-    int64_t ex_ = x_->dur - aChild[nStk]; \
+    int64_t ex_ = EVDUR(e, x_) - aChild[nStk]; \
     if( ex_<0 ) ex_ = 0; \
     aExact[aKeyCat[x_->key]] += ex_; \
     if( ex_!=profsumEngExcl(e, k_, x_) ) nDiff++; \
-    if( nStk>0 ) aChild[nStk-1] += x_->dur; \
+    if( nStk>0 ) aChild[nStk-1] += EVDUR(e, x_); \
   }while(0)
   for(t=0; t<e->nTrk && rc==SQLITE_OK; t++){
     const STrack *tr = &e->aTrk[t];
@@ -590,9 +599,9 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], in
     if( nMove>nCap ) profsumEngSortEvIdx(e, aIdx, tr->nEv, 2, profsumEngSortDepth(tr->nEv));
     for(j=0; j<tr->nEv; j++){
       const SEv *r = EV(e, aIdx[j]);
-      int64_t ts = r->ts, end = r->ts + r->dur;
-      while( nStk>0 && ts>=EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) EXACT_FIN();
-      while( nStk>0 && end>EV(e, aStk[nStk-1])->ts + EV(e, aStk[nStk-1])->dur ) EXACT_FIN();
+      int64_t ts = r->ts, end = r->ts + EVDUR(e, r);
+      while( nStk>0 && ts>=EV(e, aStk[nStk-1])->ts + EVDUR(e, EV(e, aStk[nStk-1])) ) EXACT_FIN();
+      while( nStk>0 && end>EV(e, aStk[nStk-1])->ts + EVDUR(e, EV(e, aStk[nStk-1])) ) EXACT_FIN();
       if( nStk>=nAllocStk ){
         /* at most as deep as the track is long (no unused half past it) */
         int64_t nNew = nAllocStk*2 > tr->nEv ? tr->nEv : nAllocStk*2;
@@ -756,8 +765,8 @@ static int aggEventPass(Agg *a){
     int64_t ex = profsumEngExcl(e, k, r);
     if( !t->isSteps ) a->aBucket[cat] += ex;
     /* compile and transfer time (engKpis' facts) */
-    if( t->isHost && (a->aNameFlag[q->name] & 8) ) a->compilePs += r->dur;
-    if( a->aNameFlag[q->name] & 16 ) a->transferPs += r->dur;
+    if( t->isHost && (a->aNameFlag[q->name] & 8) ) a->compilePs += EVDUR(e, r);
+    if( a->aNameFlag[q->name] & 16 ) a->transferPs += EVDUR(e, r);
     /* run_ids / source hints (kind 1, 2; owner 0) */
     if( a->curRun<e->nRun && e->aRunPos[a->curRun]==j
      && (rc = counterAdd(&a->ctr, 1, 0, e->aRunId[a->curRun++], 1, j)) ) return rc;
@@ -790,7 +799,7 @@ static int aggEventPass(Agg *a){
       double xRef = profsumEngExclRefIn(e, j, &a->curXr, dRef);
       o->seen = 1;
       o->count++;
-      o->total += r->dur;
+      o->total += EVDUR(e, r);
       o->excl += ex;
       o->totalRef += dRef;
       o->exclRef += xRef;

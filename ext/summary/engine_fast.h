@@ -33,15 +33,16 @@ static inline int64_t profsumEngTrackTol(const Engine *e, const STrack *t){
 static inline int profsumEngCmpIn(Engine *e, const STrack *t, int64_t tol,
                                   int32_t ia, int bEndA, int32_t ib, int bEndB){
   const SEv *a = EV(e, ia), *b = EV(e, ib);
-  int64_t d = (a->ts + (bEndA ? a->dur : 0)) - (b->ts + (bEndB ? b->dur : 0));
+  int64_t da = bEndA ? EVDUR(e, a) : 0, db = bEndB ? EVDUR(e, b) : 0;
+  int64_t d = (a->ts + da) - (b->ts + db);
   if( d>tol ) return 1;
   if( d<-tol ) return -1;
   if( e->isXPlane ){
     /* the doubles made from the line's timestamp, as profsumEngCmpPoint */
     double fa = profsumEngXpTs(t, a), fb = profsumEngXpTs(t, b);
     int c;
-    if( bEndA ) fa += (double)a->dur / 1e6;
-    if( bEndB ) fb += (double)b->dur / 1e6;
+    if( bEndA ) fa += (double)da / 1e6;
+    if( bEndB ) fb += (double)db / 1e6;
     c = (fa>fb) - (fa<fb);
     if( c!=(d>0) - (d<0) ) e->nFlip++;
     return c;
@@ -56,7 +57,7 @@ static inline void profsumEngEvFloatIn(Engine *e, const STrack *t, int32_t i, in
     const SEv *r = EV(e, i);
     double ts = profsumEngXpTs(t, r);
     *pTs = ts;
-    *pEnd = ts + (double)r->dur / 1e6;
+    *pEnd = ts + (double)EVDUR(e, r) / 1e6;
     return;
   }
   profsumEngEvFloatNear(e, i, pHint, pTs, pEnd);
@@ -64,7 +65,7 @@ static inline void profsumEngEvFloatIn(Engine *e, const STrack *t, int32_t i, in
 
 /* profsumEngEvDurFloatNear, inline for an XPlane. */
 static inline double profsumEngEvDurFloatIn(Engine *e, int64_t i, int64_t *pHint){
-  if( e->isXPlane ) return (double)EV(e, i)->dur / 1e6;
+  if( e->isXPlane ) return (double)EVDUR(e, EV(e, i)) / 1e6;
   return profsumEngEvDurFloatNear(e, i, pHint);
 }
 

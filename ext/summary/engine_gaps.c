@@ -41,6 +41,8 @@ typedef struct PartsInfo {
   int nPart;
   int fallback;
   int32_t path4;       /* string id: first <= 4 parts joined */
+  int64_t nEv, exSum;  /* gapsRegionPass: its device ops and the sum of their
+                       ** exclusive ps, added to its regions' counts once */
 } PartsInfo;
 
 /* A region path (§4.9) as a node of a trie: its text is its parent's
@@ -300,7 +302,13 @@ typedef struct Gaps {
   unsigned char *aMark;     /* per name id: 0 unknown, 1 not a marker, 2 marker */
   RegAgg *aReg;             /* the regions, in order of first appearance */
   int64_t nReg, nAllocReg;
-  int32_t *aG;              /* one device-op track in gap order */
+  int32_t *aG;              /* one device-op track in gap order, when that
+                            ** is not its processing order (nG entries) */
+  int64_t nG;
+  const int32_t *aGv;       /* the track being walked in gap order: aG, or
+                            ** its slice of aOrd, or 0: then position j is
+                            ** event iG0 + j (gapAt) */
+  int64_t iG0;
   int64_t *aGapAgg;         /* per gap row, GAPROW slots: count, total, max
                             ** (bits of doubles, µs), payloadName, bestMarker,
                             ** bestCount */
@@ -382,14 +390,24 @@ static int gapsRegionPass(Gaps *g){
     }
     if( pi->aRegIx==0 && pi->nPart>0 && (rc = gapsRegionsOfParts(g, pi)) ) break;
     ex = profsumEngExcl(e, k, r);
+    /* the doubles in event order, as the reference adds them; the exact
+    ** counts and sums (whose order does not matter) per parts, below */
+    pi->nEv++;
+    pi->exSum += ex;
+    for(d=1; d<=pi->nPart; d++) g->aReg[pi->aRegIx[d-1]].inclRef += xRef;
+    if( pi->nPart>0 ) g->aReg[pi->aRegIx[pi->nPart-1]].exclRef += xRef;
+    if( q->tfop>=0 && !pi->fallback && pi->path4>=0 ) aKeyN[r->key]++;
+  }
+  for(i=0; i<g->rx.nInfo && rc==SQLITE_OK; i++){
+    const PartsInfo *pi = &g->rx.aInfo[i];
+    int d;
+    if( pi->nEv==0 ) continue;
     for(d=1; d<=pi->nPart; d++){
       RegAgg *a = &g->aReg[pi->aRegIx[d-1]];
-      a->count++;
-      a->incl += ex;
-      a->inclRef += xRef;
-      if( d==pi->nPart ){ a->excl += ex; a->exclRef += xRef; }
+      a->count += pi->nEv;
+      a->incl += pi->exSum;
+      if( d==pi->nPart ) a->excl += pi->exSum;
     }
-    if( q->tfop>=0 && !pi->fallback && pi->path4>=0 ) aKeyN[r->key]++;
   }
   /* (op name, path) counts of pref from those of the keys: the pick
   ** (gapsPickPreferred) does not depend on the order they are added in */
@@ -495,26 +513,31 @@ static int gapsIsMarker(Gaps *g, int32_t id){
   return g->aMark[id]==2;
 }
 
+/* The event at position j of the track being walked in gap order. */
+static inline int32_t gapAt(const Gaps *g, int64_t j){
+  return g->aGv ? g->aGv[j] : (int32_t)(g->iG0 + j);
+}
+
 /* Count one gap of gap duration `gap` (µs, the doubles) before event
-** aG[j] of a track of n events in gap order: its payload (the event, or
+** gapAt(j) of a track of n events in gap order: its payload (the event, or
 ** when it is a marker the first non-marker of its chain within 8 events)
 ** gets the gap in its row, the marker count and the gap context. */
 static int gapsAddGap(Gaps *g, int64_t j, int64_t n, double gap){
   Engine *e = g->e;
-  const int32_t *aG = g->aG;
-  int32_t eName = KEY(e, EV(e, aG[j]))->name;
-  int32_t payload = aG[j], pName;
+  int32_t eName = KEY(e, EV(e, gapAt(g, j)))->name;
+  int32_t payload = gapAt(g, j), pName;
   int64_t c;
   int isNew, rc;
   HEnt *h;
   if( gapsIsMarker(g, eName) ){
-    int32_t iChain = aG[j];     /* largest end of the chain so far */
+    int32_t iChain = payload;   /* largest end of the chain so far */
     for(c=j+1; c<n && c<=j+8; c++){
-      int32_t cName = KEY(e, EV(e, aG[c]))->name;
-      if( cmpTsEnd(e, aG[c], iChain)>0 ) break;
-      if( cmpEnd(e, aG[c], iChain)>0 ) iChain = aG[c];
+      int32_t ic = gapAt(g, c);
+      int32_t cName = KEY(e, EV(e, ic))->name;
+      if( cmpTsEnd(e, ic, iChain)>0 ) break;
+      if( cmpEnd(e, ic, iChain)>0 ) iChain = ic;
       if( gapsIsMarker(g, cName) ) continue;
-      payload = aG[c];
+      payload = ic;
       break;
     }
   }
@@ -543,43 +566,86 @@ static int gapsAddGap(Gaps *g, int64_t j, int64_t n, double gap){
 }
 
 /* The gaps of device-op track t: its slice put in gap order (it is in
-** nesting order: only runs of equal start differ, by end) in g->aG, then
-** each event that starts after the largest end before it (in doubles). */
+** nesting order: only runs of equal start differ, by end), then each event
+** that starts after the largest end before it (in doubles).  A track
+** without two events of equal start (the usual case) is in gap order
+** already: it is read in place (g->aGv, gapAt), else its copy in g->aG is
+** put in gap order, so that no array of a track's events is made for
+** nothing. */
 static int gapsOfTrack(Gaps *g, const STrack *t){
   Engine *e = g->e;
-  int32_t *aG = g->aG;
   int64_t j, n = t->nEv, tol = profsumEngTrackTol(e, t);
   int32_t iPrev;        /* the event with the largest end so far (doubles) */
+  int64_t prevEnd;      /* its exact end */
   int rc;
-  profsumEngOrdCopy(e, aG, t->iFirst, n);
-  gapOrder(e, t, aG, n);
-  iPrev = aG[0];
+  /* equal starts are neighbours in processing order (it is sorted by
+  ** start), and equality of the doubles is transitive: a run of gapOrder
+  ** has two neighbours of equal start */
+  {
+    int64_t tsPrev = n>0 ? EV(e, ORD(e, t->iFirst))->ts : 0;
+    for(j=1; j<n; j++){
+      /* profsumEngCmpIn(j's start, j-1's): beyond the tolerance the exact
+      ** difference decides (not equal), as in profsumEngCmpIn */
+      int64_t ts = EV(e, ORD(e, t->iFirst+j))->ts, d = ts - tsPrev;
+      tsPrev = ts;
+      if( d>=-tol && d<=tol
+       && profsumEngCmpIn(e, t, tol, ORD(e, t->iFirst+j), 0, ORD(e, t->iFirst+j-1), 0)==0 ) break;
+    }
+  }
+  if( j<n ){
+    if( n>g->nG ){
+      int32_t *a = sqlite3_realloc64(g->aG, sizeof(int32_t)*(sqlite3_uint64)n);
+      if( a==0 ) return SQLITE_NOMEM;
+      g->aG = a;
+      g->nG = n;
+    }
+    profsumEngOrdCopy(e, g->aG, t->iFirst, n);
+    gapOrder(e, t, g->aG, n);
+    g->aGv = g->aG;
+  }else{
+    g->aGv = e->aOrd ? e->aOrd + t->iFirst : 0;
+    g->iG0 = t->iFirst;
+  }
+  iPrev = gapAt(g, 0);
+  {
+    const SEv *r = EV(e, iPrev);
+    prevEnd = r->ts + EVDUR(e, r);
+  }
   for(j=1; j<n; j++){
-    if( profsumEngCmpIn(e, t, tol, aG[j], 0, iPrev, 1)>0 ){
+    int32_t k = gapAt(g, j);
+    const SEv *r = EV(e, k);
+    int64_t ts = r->ts, end = ts + EVDUR(e, r);
+    /* profsumEngCmpIn(k's start, then its end, against prevEnd, the end of
+    ** iPrev): beyond the tolerance the exact difference decides, as in
+    ** profsumEngCmpIn, which decides the rest */
+    int64_t d = ts - prevEnd;
+    if( d>tol || (d>=-tol && profsumEngCmpIn(e, t, tol, k, 0, iPrev, 1)>0) ){
       /* the gap as the reference has it: its doubles' E.ts − prev_end
       ** (positive: the doubles decided there is a gap).  Not exact
       ** picoseconds: the totals order the rows, and the reference's
       ** rounding breaks ties that exact sums keep (docs/summary.md) */
       double fTs, fEnd, x;
-      profsumEngEvFloat(e, aG[j], &fTs, &x);
+      profsumEngEvFloat(e, k, &fTs, &x);
       profsumEngEvFloat(e, iPrev, &x, &fEnd);
       if( (rc = gapsAddGap(g, j, n, fTs - fEnd)) ) return rc;
     }
-    if( profsumEngCmpIn(e, t, tol, aG[j], 1, iPrev, 1)>0 ) iPrev = aG[j];
+    d = end - prevEnd;
+    if( d>tol || (d>=-tol && profsumEngCmpIn(e, t, tol, k, 1, iPrev, 1)>0) ){
+      iPrev = k;
+      prevEnd = end;
+    }
   }
   return SQLITE_OK;
 }
 
-/* The gaps of every device-op track (buffers sized for the longest). */
+/* The gaps of every device-op track. */
 static int gapsPass(Gaps *g){
   Engine *e = g->e;
-  int64_t i, nMax = 1;
+  int64_t i;
   int rc;
-  for(i=0; i<e->nTrk; i++) if( e->aTrk[i].nEv>nMax ) nMax = e->aTrk[i].nEv;
-  g->aG = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nMax);   /* one track at a time */
   /* event names have the ids below pool.n now (contexts add strings later) */
   g->aMark = sqlite3_malloc64((sqlite3_uint64)(e->pool.n ? e->pool.n : 1));
-  if( g->aG==0 || g->aMark==0 ) return SQLITE_NOMEM;
+  if( g->aMark==0 ) return SQLITE_NOMEM;
   memset(g->aMark, 0, (size_t)e->pool.n);
   for(i=0; i<e->nTrk; i++){
     const STrack *t = &e->aTrk[i];

@@ -49,18 +49,24 @@ typedef struct SPool {
 /* Records                                                             */
 /* ------------------------------------------------------------------ */
 
-/* One complete event: 24 bytes.  What repeats from event to event (the
+/* One complete event: 20 bytes.  What repeats from event to event (the
 ** track and the interned name, tf_op, source and shape signature) is one
 ** id into the engine's table of event keys: a few thousand distinct keys
 ** stand for millions of events, so that what an import holds at its peak
-** grows by 24 bytes an event, not by the event's ids and strings.  The
+** grows by 20 bytes an event, not by the event's ids and strings.  The
+** dur takes 32 bits: one below DUR32_BIG ps (2.1 ms) is there as is, a
+** longer one (a step, a module: few events of a trace) is kept in
+** Engine.aDurBig and the record has its index (read it with EVDUR).  The
 ** last word is the event's run_id while the events are read, and its
 ** exclusive time once profsumEngOrder has ordered them: the sweep that
 ** computes the exclusive times moves the run_ids that are present (most
-** events have none) to Engine.aRunPos/aRunId first. */
-typedef struct SEv {
+** events have none) to Engine.aRunPos/aRunId first.  Packed to a 4-byte
+** alignment (ts is read unaligned, which x86-64 and AArch64 do in one
+** load); no field of it is ever passed by address but the 32-bit ones. */
+typedef struct __attribute__((packed, aligned(4))) SEv {
   int64_t ts;           /* start, ps relative to the origin */
-  int64_t dur;          /* ps, > 0 */
+  uint32_t dur32;       /* dur ps (> 0) below DUR32_BIG, else DUR32_BIG | i:
+                        ** the dur is Engine.aDurBig[i] (EVDUR) */
   int32_t key;          /* index into Engine.aKey */
   union {
     int32_t runid;      /* reading: string id of args.run_id (-1: absent) */
@@ -68,7 +74,9 @@ typedef struct SEv {
                         ** value is Engine.exclBig's (profsumEngExcl) */
   };
 } SEv;
+_Static_assert(sizeof(SEv)==20, "an event record is 20 bytes");
 
+#define DUR32_BIG 0x80000000u
 #define EX32_BIG 0xffffffffu
 
 /* What an event shares with others of its kind (string ids, -1: absent). */
@@ -83,7 +91,7 @@ typedef struct EvKey {
 #define EV_SHIFT 16
 #define EV_BLOCK ((int64_t)1<<EV_SHIFT)
 #define EV_FIRST ((int64_t)4096)   /* records of the first block at first */
-#define EV_PREFAULT ((int64_t)1024)   /* records whose pages are mapped at a time (24 KiB) */
+#define EV_PREFAULT ((int64_t)1024)   /* records whose pages are mapped at a time (20 KiB) */
 #define EV(e,i)  (&(e)->apBlk[(i)>>EV_SHIFT][(i)&(EV_BLOCK-1)])
 #define KEY(e,r) (&(e)->aKey[(r)->key])
 /* the event at processing position i (Engine.aOrd, or i itself) */
@@ -146,6 +154,9 @@ struct ProfsumEngine {
   int64_t nRun;
   HMap exclBig;         /* event index → exclusive ps of the events whose
                         ** exclusive time is EX32_BIG ps or more */
+  int64_t *aDurBig;     /* the durs of DUR32_BIG ps or more (SEv.dur32), in
+                        ** event order */
+  int64_t nDurBig, nAllocDurBig;
   /* The doubles of the ts and dur texts of the events whose text had more
   ** than 6 decimals and whose doubles differ from those of the rounded
   ** picoseconds ("Float decisions"): none in converted XPlanes, whose
@@ -223,6 +234,13 @@ struct ProfsumEngine {
   struct NameMemo *aNameMemo;
 };
 typedef struct ProfsumEngine Engine;
+
+/* The dur (ps) of event record r of engine e. */
+static inline int64_t profsumEngDur(const Engine *e, const SEv *r){
+  uint32_t d = r->dur32;
+  return d<DUR32_BIG ? (int64_t)d : e->aDurBig[d & (DUR32_BIG-1)];
+}
+#define EVDUR(e,r) profsumEngDur(e, r)
 
 
 /* Diagnostics an import stores per kind (profsum_agg_diagnostic) by
@@ -304,8 +322,16 @@ void profsumEngSigFree(Engine *e);
 int profsumEngRead(Engine *e, const char *zPath);
 
 /* engine_order.c */
-/* Python's float() of exact picoseconds, in µs. */
-double profsumEngPsFloat(profsum_ps v);
+/* Python's float() of exact picoseconds, in µs: profsumEngPsFloat (of
+** any v), profsumEngPsFloatBig (of |v| >= 2^53, the part out of line). */
+double profsumEngPsFloatBig(profsum_ps v);
+static inline double profsumEngPsFloat(profsum_ps v){
+  /* below 2^53 both operands of the division are exact doubles, so IEEE
+  ** division rounds once, correctly (a dur, a relative time); else
+  ** profsumEngPsFloatBig */
+  if( v > -((profsum_ps)1<<53) && v < ((profsum_ps)1<<53) ) return (double)(int64_t)v / 1e6;
+  return profsumEngPsFloatBig(v);
+}
 /* The reference's doubles of event i: its ts and its end (µs). */
 void profsumEngEvFloat(Engine *e, int32_t i, double *pTs, double *pEnd);
 /* evFloat for a walk of mostly increasing i (*pHint: its cursor). */

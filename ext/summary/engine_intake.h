@@ -26,6 +26,9 @@ typedef struct ProfsumEngEvent {
   int32_t runid;
   int hasStep;          /* step_num given: step */
   int64_t step;
+  int32_t key;          /* the event key an earlier event of the same trk,
+                        ** name, tfop, source and sig got (profsumEngAdd's
+                        ** *pKey), which spares interning it; -1: unknown */
 } ProfsumEngEvent;
 
 /* Python int() of a str (surrounding whitespace, a sign, digits with
@@ -66,9 +69,11 @@ int profsumEngNewTrack(ProfsumEngine *e, int64_t pid, int64_t tid, int32_t proc,
 void profsumEngTrackLineNs(ProfsumEngine *e, int32_t trk, int64_t tsNs);
 
 /* Take an accepted event (left out, with a diagnostic, when it lies more
-** than 2^61 ps from the first).  SQLITE_OK, SQLITE_NOMEM or SQLITE_TOOBIG
-** (with the engine's message set). */
-int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x);
+** than 2^61 ps from the first).  *pKey: its event key (x->key when that is
+** not -1), to pass as the key of a later event of the same trk, name,
+** tfop, source and sig; left alone when the event is left out.  SQLITE_OK,
+** SQLITE_NOMEM or SQLITE_TOOBIG (with the engine's message set). */
+int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x, int32_t *pKey);
 
 /* A diagnostic row (profsum_agg_diagnostic; zKind static; capped per kind)
 ** and the sticky out-of-memory code of storing them. */

@@ -19,13 +19,32 @@
 #include <string.h>
 
 /* Python's float() of a time given in exact picoseconds: the double
-** nearest to ps/1e6 µs.  Below 2^53 both operands of the division are
-** exact doubles, so IEEE division rounds once, correctly; beyond, in
-** extended precision when that is unambiguous, else through the exact
-** decimal text and strtod. */
-double profsumEngPsFloat(profsum_ps v){
+** nearest to ps/1e6 µs, for |v| >= 2^53 (profsumEngPsFloat, inline in
+** engine_int.h, answers below: both operands of the division are exact
+** doubles there, so IEEE division rounds once, correctly).  From 2^53 to
+** 2^53·10^6 ps (epoch times in ps are there) v/10^6 = q + f with q the
+** integer quotient (an exact double, below 2^53) and f = rem/10^6 < 1: q + f
+** is at least 2^33, so a rounding boundary of its double (a multiple of
+** 2^-20 or coarser) is either f itself, then an exact double (a dyadic
+** fraction with denominator at most 2^20 over 10^6 = 2^6·5^6 has rem a
+** multiple of 5^6, f a multiple of 2^-6) and the sum rounds as the exact
+** value does, or at least 10^-6·2^-20 away from f, far more than the error
+** of the double of f (below 2^-53): the sum of the two doubles rounds once,
+** as the exact value would.  Beyond, in extended precision when that is
+** unambiguous, else through the exact decimal text and strtod. */
+double profsumEngPsFloatBig(profsum_ps v){
   double r;
-  if( v > -((profsum_ps)1<<53) && v < ((profsum_ps)1<<53) ) return (double)(int64_t)v / 1e6;
+  unsigned __int128 a;
+  a = v<0 ? -(unsigned __int128)v : (unsigned __int128)v;
+  if( a < ((unsigned __int128)1<<53)*1000000 ){
+    /* q and rem by 32-bit limbs (a < 2^73: its top limb is below 2^9, its
+    ** quotient 0), each step a 64-bit division by a constant */
+    uint64_t x, q1, q0, rem = (uint64_t)(a>>64) % 1000000;
+    x = rem<<32 | ((uint64_t)(a>>32) & 0xffffffffu); q1 = x/1000000; rem = x%1000000;
+    x = rem<<32 | ((uint64_t)a & 0xffffffffu);       q0 = x/1000000; rem = x%1000000;
+    r = (double)(q1<<32 | q0) + (double)rem/1e6;
+    return v<0 ? -r : r;
+  }
   /* epoch-µs traces: two roundings in extended precision, checked */
   if( profsumLdToDouble((long double)(v<0 ? -v : v) / 1e6L, &r) ) return v<0 ? -r : r;
   return profsumPsToMicros(v);
@@ -98,7 +117,7 @@ static double xpTsOf(const Engine *e, int64_t i){
   return t->xpTsUs + (double)off / 1e6;
 }
 static double xpDurOf(const Engine *e, int64_t i){
-  return (double)EV(e, i)->dur / 1e6;
+  return (double)EVDUR(e, EV(e, i)) / 1e6;
 }
 
 /* The doubles the reference has for event i, whose entry in aFloatIdx is
@@ -114,7 +133,7 @@ static void evFloatOf(Engine *e, int32_t i, int64_t f, double *pTs, double *pEnd
     dur = e->aFloatDur[f];
   }else{
     ts = profsumEngPsFloat(e->origin + r->ts);
-    dur = profsumEngPsFloat(r->dur);
+    dur = profsumEngPsFloat(EVDUR(e, r));
   }
   *pTs = ts;
   *pEnd = ts + dur;
@@ -135,7 +154,7 @@ double profsumEngEvDurFloat(Engine *e, int64_t i){
   int64_t f;
   if( e->isXPlane ) return xpDurOf(e, i);
   f = floatEntry(e, i);
-  return f>=0 ? e->aFloatDur[f] : profsumEngPsFloat(EV(e, i)->dur);
+  return f>=0 ? e->aFloatDur[f] : profsumEngPsFloat(EVDUR(e, EV(e, i)));
 }
 
 /* profsumEngEvDurFloat with the walk's hint of floatEntryNear. */
@@ -143,14 +162,14 @@ double profsumEngEvDurFloatNear(Engine *e, int64_t i, int64_t *pHint){
   int64_t f;
   if( e->isXPlane ) return xpDurOf(e, i);
   f = floatEntryNear(e, i, pHint);
-  return f>=0 ? e->aFloatDur[f] : profsumEngPsFloat(EV(e, i)->dur);
+  return f>=0 ? e->aFloatDur[f] : profsumEngPsFloat(EVDUR(e, EV(e, i)));
 }
 
 /* Sign of (point of a) − (point of b) as the reference's doubles compare
 ** them, where a point is the event's ts (bEnd 0) or its end (bEnd 1). */
 int profsumEngCmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
   const SEv *a = EV(e, ia), *b = EV(e, ib);
-  int64_t d = (a->ts + (bEndA ? a->dur : 0)) - (b->ts + (bEndB ? b->dur : 0));
+  int64_t d = (a->ts + (bEndA ? EVDUR(e, a) : 0)) - (b->ts + (bEndB ? EVDUR(e, b) : 0));
   double fa, fb, ta, tb;
   if( d>e->tolPs ) return 1;
   if( d<-e->tolPs ) return -1;
@@ -205,7 +224,7 @@ static void engTolerance(Engine *e){
 ** order (engExactCheck; evLess's gapOrder 2). */
 int profsumEngExactLess(const Engine *e, int32_t ia, int32_t ib){
   const SEv *a = EV(e, ia), *b = EV(e, ib);
-  int64_t ea = a->ts + a->dur, eb = b->ts + b->dur;
+  int64_t ea = a->ts + EVDUR(e, a), eb = b->ts + EVDUR(e, b);
   if( a->ts!=b->ts ) return a->ts<b->ts;
   if( ea!=eb ) return ea>eb;
   return ia<ib;
@@ -413,7 +432,7 @@ static int xpLineTolerance(Engine *e, int *pGrouped, int64_t *pnRun){
     profsum_ps w = e->aTrk[k].xpBase + r->ts;
     /* the same double either way; the 64-bit conversion is one instruction */
     double off = (w>=INT64_MIN && w<=INT64_MAX) ? (double)(int64_t)w : (double)w;
-    double v = fabs(off) + (double)r->dur;
+    double v = fabs(off) + (double)EVDUR(e, r);
     if( v>aQ[k] ) aQ[k] = v;
     e->aTrk[k].nEv++;
     nRun += r->runid>=0;
@@ -436,6 +455,42 @@ static int xpLineTolerance(Engine *e, int *pGrouped, int64_t *pnRun){
   return 1;
 }
 
+/* Sort the events of every track that is not in processing order already
+** (aOrd, made the identity when it must be), asking the stop callback
+** before each track.  SQLITE_OK, SQLITE_NOMEM or SQLITE_INTERRUPT (with
+** the engine's message). */
+static int orderTracks(Engine *e){
+  int64_t i, t, n = e->nEv;
+  for(t=0; t<e->nTrk; t++){
+    STrack *tr = &e->aTrk[t];
+    int64_t j, tol = profsumEngTrackTol(e, tr), i0 = tr->iFirst;
+    if( e->xStop && e->xStop(e->pStopArg) ) return profsumEngErr(e, SQLITE_INTERRUPT, "interrupted");
+    {
+      /* evLessIn of each two neighbours; when their starts differ by more
+      ** than the tolerance the exact difference decides, as in
+      ** profsumEngCmpIn (the previous start kept as the walk moves) */
+      int64_t tsPrev = tr->nEv>0 ? EV(e, ORD(e, i0))->ts : 0;
+      for(j=1; j<tr->nEv; j++){
+        int64_t ts = EV(e, ORD(e, i0+j))->ts, d = tsPrev - ts;
+        if( d>tol ) break;
+        if( d>=-tol && !evLessIn(e, tr, tol, ORD(e, i0+j-1), ORD(e, i0+j)) ) break;
+        tsPrev = ts;
+      }
+    }
+    if( j<tr->nEv ){
+      if( e->aOrd==0 ){
+        /* the identity is no longer enough: made in full */
+        e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
+        if( !e->aOrd ) return SQLITE_NOMEM;
+        profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);
+        for(i=0; i<n; i++) e->aOrd[i] = (int32_t)i;
+      }
+      profsumEngSortEvIdx(e, e->aOrd + i0, tr->nEv, 0, profsumEngSortDepth(tr->nEv));
+    }
+  }
+  return SQLITE_OK;
+}
+
 /* Order each track's events in processing order (aOrd: tracks in order,
 ** each by (ts asc, end desc) as the reference's doubles compare) and run
 ** the §2 sweep for exclusive time.  The caller's stop callback is asked
@@ -450,6 +505,7 @@ int profsumEngOrder(Engine *e){
   int64_t *aPos;
   int devOp = 0;            /* the track being swept is a device-op track */
   int32_t iTop = -1;        /* the event on top of the stack (nStk > 0) */
+  int64_t topEnd = 0;       /* its exact end, ts + dur (nStk > 0) */
   int rc = SQLITE_OK;
   int counted, grouped = 1; /* nEv counted; events come track by track */
   engTolerance(e);
@@ -489,24 +545,7 @@ int profsumEngOrder(Engine *e){
     e->aRunId = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nRun);
     if( !e->aRunPos || !e->aRunId ) return SQLITE_NOMEM;
   }
-  for(t=0; t<e->nTrk; t++){
-    STrack *tr = &e->aTrk[t];
-    int64_t j, tol = profsumEngTrackTol(e, tr), i0 = tr->iFirst;
-    if( e->xStop && e->xStop(e->pStopArg) ) return profsumEngErr(e, SQLITE_INTERRUPT, "interrupted");
-    for(j=1; j<tr->nEv; j++){
-      if( !evLessIn(e, tr, tol, ORD(e, i0+j-1), ORD(e, i0+j)) ) break;
-    }
-    if( j<tr->nEv ){
-      if( e->aOrd==0 ){
-        /* the identity is no longer enough: made in full */
-        e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
-        if( !e->aOrd ) return SQLITE_NOMEM;
-        profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);
-        for(i=0; i<n; i++) e->aOrd[i] = (int32_t)i;
-      }
-      profsumEngSortEvIdx(e, e->aOrd + i0, tr->nEv, 0, profsumEngSortDepth(tr->nEv));
-    }
-  }
+  if( (rc = orderTracks(e)) ) return rc;
   /* §2 stack sweep, per track, in this order.  While an event is open,
   ** aChild holds the sum of its children's durs (exact), and its aXrVal
   ** entry (device ops) the sum of their durs' doubles, added as they
@@ -519,7 +558,8 @@ int profsumEngOrder(Engine *e){
     int32_t s_ = aStk[--nStk]; \
     int32_t top_ = ORD(e, STK_POS(s_)); \
     SEv *x_ = EV(e, top_); \
-    int64_t ex_ = x_->dur - aChild[nStk]; \
+    int64_t du_ = EVDUR(e, x_); \
+    int64_t ex_ = du_ - aChild[nStk]; \
     if( ex_<0 ) ex_ = 0; \
     if( ex_<(int64_t)EX32_BIG ){ \
       x_->ex32 = (uint32_t)ex_; \
@@ -529,9 +569,13 @@ int profsumEngOrder(Engine *e){
       x_->ex32 = EX32_BIG; \
     } \
     iTop = nStk>0 ? STK_EV(nStk-1) : -1; \
-    if( nStk>0 ) aChild[nStk-1] += x_->dur; \
+    if( nStk>0 ){ \
+      const SEv *t_ = EV(e, iTop); \
+      topEnd = t_->ts + EVDUR(e, t_); \
+      aChild[nStk-1] += du_; \
+    } \
     if( devOp && (nStk>0 || s_<0) ){ \
-      double d_ = e->isXPlane ? (double)EV(e, top_)->dur / 1e6 : profsumEngEvDurFloat(e, top_); \
+      double d_ = e->isXPlane ? (double)du_ / 1e6 : profsumEngEvDurFloat(e, top_); \
       if( s_<0 ){ \
         double x2_ = d_ - e->aXrVal[-1-(int64_t)s_]; \
         e->aXrVal[-1-(int64_t)s_] = x2_>0 ? x2_ : 0.0; \
@@ -547,8 +591,13 @@ int profsumEngOrder(Engine *e){
     for(j=0; j<tr->nEv && rc==SQLITE_OK; j++){
       int64_t pos = tr->iFirst + j;
       int32_t k = ORD(e, pos);
-      while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 0, iTop, 1)>=0 ) FIN();
-      while( nStk>0 && profsumEngCmpIn(e, tr, tol, k, 1, iTop, 1)>0 ) FIN();
+      const SEv *rk = EV(e, k);
+      int64_t kTs = rk->ts, kEnd = kTs + EVDUR(e, rk), d;
+      /* profsumEngCmpIn(k's start, then its end, with the top's end, kept
+      ** in topEnd): beyond the tolerance the exact difference decides, as
+      ** it does there; profsumEngCmpIn decides the rest */
+      while( nStk>0 && ((d = kTs - topEnd)>tol || (d>=-tol && profsumEngCmpIn(e, tr, tol, k, 0, iTop, 1)>=0)) ) FIN();
+      while( nStk>0 && ((d = kEnd - topEnd)>tol || (d>=-tol && profsumEngCmpIn(e, tr, tol, k, 1, iTop, 1)>0)) ) FIN();
       if( nStk+1>nAllocStk ){
         int64_t nNew = nAllocStk ? nAllocStk*2 : 64;
         if( nNew>nMaxTrk ) nNew = nMaxTrk;
@@ -580,6 +629,7 @@ int profsumEngOrder(Engine *e){
       aChild[nStk] = 0;
       aStk[nStk++] = (int32_t)pos;
       iTop = k;
+      topEnd = kEnd;
     }
     while( nStk>0 ) FIN();
   }

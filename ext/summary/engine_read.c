@@ -511,7 +511,7 @@ static int evNew(Engine *e, int64_t idx, int64_t iOffset, profsum_ps ts, profsum
   if( e->nEv>=e->nEvCap ){
     if( e->nBlk==1 && e->nEvCap<EV_BLOCK ){
       /* The first block grows from EV_FIRST records by doubling, so that a
-      ** small trace does not hold a 2 MiB block for a few thousand events
+      ** small trace does not hold a 1.25 MiB block for a few thousand events
       ** (at most four reallocs, up to 65,536 records; glibc moves a chunk
       ** above its mmap threshold with mremap, without a copy, and copies
       ** one below it, both blocks live for that moment).  No record
@@ -543,10 +543,27 @@ static int evNew(Engine *e, int64_t idx, int64_t iOffset, profsum_ps ts, profsum
     ** EV_PREFAULT records from an index that is one. */
     profsumPrefault(EV(e, e->nEv), sizeof(SEv)*(size_t)EV_PREFAULT);
   }
+  if( dur>=(profsum_ps)DUR32_BIG ){
+    /* a dur of 2^31 ps or more: kept aside, its index in the record (few
+    ** events: steps, modules, host spans) */
+    if( e->nDurBig>=e->nAllocDurBig ){
+      int64_t nNew = e->nAllocDurBig ? e->nAllocDurBig*2 : 64;
+      int64_t *a = sqlite3_realloc64(e->aDurBig, sizeof(int64_t)*(sqlite3_uint64)nNew);
+      if( a==0 ) return SQLITE_NOMEM;
+      e->aDurBig = a;
+      e->nAllocDurBig = nNew;
+    }
+    e->aDurBig[e->nDurBig] = (int64_t)dur;
+  }
   r = EV(e, e->nEv);
   memset(r, 0, sizeof(*r));
   r->ts = (int64_t)rel;
-  r->dur = (int64_t)dur;
+  if( dur>=(profsum_ps)DUR32_BIG ){
+    /* below 2^31 entries, as the events are (the check above) */
+    r->dur32 = DUR32_BIG | (uint32_t)e->nDurBig++;
+  }else{
+    r->dur32 = (uint32_t)dur;
+  }
   *ppR = r;
   return SQLITE_OK;
 }
@@ -895,18 +912,23 @@ void profsumEngTrackLineNs(ProfsumEngine *e, int32_t trk, int64_t tsNs){
 }
 
 /* See engine_intake.h. */
-int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x){
+int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x, int32_t *pKey){
   SEv *r;
-  EvKey k;
   int rc = evNew(e, x->idx, x->iOffset, x->ts, x->dur, &r);
   if( rc || r==0 ) return rc;
-  k.trk = x->trk;
-  k.name = x->name;
-  k.tfop = x->tfop;
-  k.source = x->source;
-  k.sig = x->sig;
   r->runid = x->runid;
-  if( (r->key = keyIntern(e, &k))<0 ) return SQLITE_NOMEM;
+  if( x->key>=0 ){
+    r->key = x->key;
+  }else{
+    EvKey k;
+    k.trk = x->trk;
+    k.name = x->name;
+    k.tfop = x->tfop;
+    k.source = x->source;
+    k.sig = x->sig;
+    if( (r->key = keyIntern(e, &k))<0 ) return SQLITE_NOMEM;
+  }
+  *pKey = r->key;
   if( x->hasStep ){
     HEnt *hs = profsumEngHmGet(&e->stepOf, e->nEv, 0, 1, 0);
     if( hs==0 ) return SQLITE_NOMEM;

@@ -49,9 +49,9 @@ static int writeSpans(Engine *e, sqlite3_stmt *pIns, int gpu, int64_t *pN){
       profsumEngBindStrId(e, pIns, 3, t->proc);
       sqlite3_bind_int64(pIns, 4, t->pid);
       sqlite3_bind_double(pIns, 5, profsumPsToMicros(ts));
-      sqlite3_bind_double(pIns, 6, profsumPsToMicros(ts + r->dur));
+      sqlite3_bind_double(pIns, 6, profsumPsToMicros(ts + EVDUR(e, r)));
       sqlite3_bind_int64(pIns, 7, r->ts);
-      sqlite3_bind_int64(pIns, 8, r->dur);
+      sqlite3_bind_int64(pIns, 8, EVDUR(e, r));
       rc = profsumEngStep(e, pIns);
       (*pN)++;
     }

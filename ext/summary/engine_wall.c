@@ -130,12 +130,13 @@ static void wallCover(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *aHeap
     const STrack *tr = &e->aTrk[aTk[h]];
     const SEv *r = EV(e, ORD(e, tr->iFirst + aPos[h]));
     int32_t nm = KEY(e, r)->name;
+    int64_t ts = r->ts, end = ts + EVDUR(e, r);
     int cat;
     if( aCat[nm]<0 ) aCat[nm] = (int8_t)wallCategory(SP_STR(&e->pool, nm), SP_LEN(&e->pool, nm));
     cat = aCat[nm];
-    if( cat==WALL_COLL ) wallAdd(&aRun[0], 0, r->ts, r->ts + r->dur, aWin, nWin);
-    if( cat!=WALL_COMPUTE ) wallAdd(&aRun[1], 1, r->ts, r->ts + r->dur, aWin, nWin);
-    wallAdd(&aRun[2], 2, r->ts, r->ts + r->dur, aWin, nWin);
+    if( cat==WALL_COLL ) wallAdd(&aRun[0], 0, ts, end, aWin, nWin);
+    if( cat!=WALL_COMPUTE ) wallAdd(&aRun[1], 1, ts, end, aWin, nWin);
+    wallAdd(&aRun[2], 2, ts, end, aWin, nWin);
     if( ++aPos[h]>=tr->nEv ) aHeap[0] = aHeap[--nH];
     for(;;){                     /* sift down */
       int64_t l = 2*c+1, rr = 2*c+2, m = c, x;

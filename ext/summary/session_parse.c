@@ -111,7 +111,7 @@ static int stepWindows(Engine *e, ProfsumHost *h, int32_t *aDevOf){
           if( profsumEngPyInt(zName, nName, &step)!=0 ) continue;
           iDev = devIndex(e, h, t->proc, aDevOf);
           if( iDev<0 ){ rc = SQLITE_NOMEM; break; }
-          rc = addWindow(h, &nAlloc, step, iDev, e->origin + r->ts, e->origin + r->ts + r->dur);
+          rc = addWindow(h, &nAlloc, step, iDev, e->origin + r->ts, e->origin + r->ts + EVDUR(e, r));
         }else{
           HEnt *he;
           if( nName!=5 || memcmp(zName, "train", 5)!=0 ) continue;
@@ -129,7 +129,7 @@ static int stepWindows(Engine *e, ProfsumHost *h, int32_t *aDevOf){
             if( dup ) continue;
             iDev = devIndex(e, h, d->proc, aDevOf);
             if( iDev<0 ){ rc = SQLITE_NOMEM; break; }
-            rc = addWindow(h, &nAlloc, step, iDev, e->origin + r->ts, e->origin + r->ts + r->dur);
+            rc = addWindow(h, &nAlloc, step, iDev, e->origin + r->ts, e->origin + r->ts + EVDUR(e, r));
           }
         }
       }
@@ -169,7 +169,7 @@ static int deviceTime(Engine *e, ProfsumHost *h, const int32_t *aDevOf){
         const EvKey *q = KEY(e, r);
         SpIv v;
         v.lo = e->origin + r->ts;
-        v.hi = v.lo + r->dur;
+        v.hi = v.lo + EVDUR(e, r);
         aAll[nAll++] = v;
         if( aIsComm[q->name]<0 ){
           aIsComm[q->name] = (int8_t)(profsumIsCommName(SP_STR(&e->pool, q->name), SP_LEN(&e->pool, q->name))!=0);

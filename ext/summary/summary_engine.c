@@ -111,6 +111,7 @@ void profsumEngineFree(ProfsumEngine *e){
     int64_t b;
     for(b=0; b<e->nBlk; b++) sqlite3_free(e->apBlk[b]);
     sqlite3_free(e->apBlk);
+    sqlite3_free(e->aDurBig);
   }
   sqlite3_free(e->aTrk);
   sqlite3_free(e->aKey);

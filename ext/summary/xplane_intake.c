@@ -113,6 +113,8 @@ typedef struct XpDerived {
   int32_t name, tfop, source, sig, runid;
   int hasStep;
   int64_t step;
+  int32_t keyTrk, key;  /* the event key these fields made on track keyTrk
+                        ** (profsumEngAdd), -1 -1 until one is made */
 } XpDerived;
 
 /* The derived fields of summary §6.1 of event ev (name: its shown name's
@@ -130,6 +132,7 @@ static int xpDerive(ProfsumEngine *e, ProfsumXp *p, const ProfsumXpEvent *ev, in
   d->tfop = d->source = d->sig = d->runid = -1;
   d->hasStep = 0;
   d->step = 0;
+  d->keyTrk = d->key = -1;
   /* tf_op, with the XlaModule rule */
   if( xpStr(p, ap[XK_TF_OP], &apB[0], &anB[0], &zT, &nT, &rc) && nT>0 ){
     int64_t a = 0, b = nT;
@@ -283,16 +286,19 @@ typedef struct XpWalk {
   char *zFirstUnsorted;           /* the first unsorted line's message */
 } XpWalk;
 
-/* The derived fields of event ev (metadata m) into *pd: cached per
-** metadata for events without stats (w->aMc, w->aDer; reset per plane).
-** SQLITE_OK or an error code. */
-static int xpDerivedOf(XpWalk *w, const ProfsumXpEvent *ev, const ProfsumXpEventMeta *m, XpDerived *pd){
+/* The derived fields of event ev (metadata m) in *ppd: cached per
+** metadata for events without stats (w->aMc, w->aDer; reset per plane),
+** *ppd then the cache entry (valid until the next call), else *pd (the
+** event has stats) with *ppd = pd.  SQLITE_OK or an error code. */
+static int xpDerivedOf(XpWalk *w, const ProfsumXpEvent *ev, const ProfsumXpEventMeta *m, XpDerived *pd,
+                       XpDerived **ppd){
   int64_t *pc = 0;
   int32_t name;
   int rc;
+  *ppd = pd;
   if( ev->nStat==0 && m->iMeta>=0 && m->iMeta<w->nMc ) pc = &w->aMc[m->iMeta];
   if( pc && *pc>0 ){
-    *pd = w->aDer[*pc-1];
+    *ppd = &w->aDer[*pc-1];
     return SQLITE_OK;
   }
   rc = m->nDisplay>0 ? profsumEngIntern(w->e, m->zDisplay, m->nDisplay, &name)
@@ -312,6 +318,7 @@ static int xpDerivedOf(XpWalk *w, const ProfsumXpEvent *ev, const ProfsumXpEvent
     }
     w->aDer[w->nDer++] = *pd;
     *pc = w->nDer;
+    *ppd = &w->aDer[w->nDer-1];
   }
   return SQLITE_OK;
 }
@@ -438,7 +445,8 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
       }
       while( rc==SQLITE_OK && (rc = profsumXpNextEvent(p, &ev, &zErr))==SQLITE_ROW ){
         const ProfsumXpEventMeta *m = ev->pMeta;
-        XpDerived d;
+        XpDerived dOwn, *pd;
+        int32_t key = -1;
         ProfsumEngEvent a;
         double fTs, fDur, fEnd;
         rc = SQLITE_OK;
@@ -463,7 +471,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
           if( (rc = xpUnsortedLine(&w, pl, ln, ev, proc, thread, pid, tid, isDev && isDevOp, fTs)) ) break;
         }
         hasPrev = 1; prevTs = fTs; prevEnd = fEnd;
-        if( (rc = xpDerivedOf(&w, ev, m, &d))!=SQLITE_OK ) break;
+        if( (rc = xpDerivedOf(&w, ev, m, &dOwn, &pd))!=SQLITE_OK ) break;
         if( trk<0 ){
           if( (rc = profsumEngNewTrack(e, pid, tid, proc, thread, &trk))!=SQLITE_OK ) break;
           profsumEngTrackLineNs(e, trk, ln->timestampNs);
@@ -475,14 +483,21 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
         a.fTs = fTs;
         a.fDur = fDur;
         a.trk = trk;
-        a.name = d.name;
-        a.tfop = d.tfop;
-        a.source = d.source;
-        a.sig = d.sig;
-        a.runid = d.runid;
-        a.hasStep = d.hasStep;
-        a.step = d.step;
-        if( (rc = profsumEngAdd(e, &a))!=SQLITE_OK ) break;
+        a.name = pd->name;
+        a.tfop = pd->tfop;
+        a.source = pd->source;
+        a.sig = pd->sig;
+        a.runid = pd->runid;
+        a.hasStep = pd->hasStep;
+        a.step = pd->step;
+        a.key = pd->keyTrk==trk ? pd->key : -1;
+        if( (rc = profsumEngAdd(e, &a, &key))!=SQLITE_OK ) break;
+        if( key>=0 ){
+          /* the next event of this metadata on this line: the same key
+          ** (kept in the cache entry; an event's own copy is dropped) */
+          pd->keyTrk = trk;
+          pd->key = key;
+        }
       }
       if( rc==SQLITE_DONE ) rc = SQLITE_OK;
     }
