@@ -199,77 +199,157 @@ static void kthPairPass(DevIter *d, uint64_t prefix, uint64_t mask, int shift, i
   if( pMinB ) *pMinB = minB;
 }
 
-/* The k-th smallest duration of a selection (k < its count, maxDur its
-** largest) in *pA and, when two, the (k+1)-th in *pB (k+1 < its count).
-** Counting passes on 12-bit digits from the highest bit maxDur uses, each
-** within the bucket of the k-th, until that bucket is one value or holds
-** at most MEDIAN_GATHER_MAX durations: then one pass copies them and a
-** selection among them ends it.  The (k+1)-th is in the k-th's bucket,
-** or the smallest of the next non-empty bucket at the level where it
-** left it (kept by the passes after).  No memory for the copy: kthDur's
-** passes.  Exact integers either way: kthDur's values. */
-static void kthPair(DevIter *d, int64_t k, int two, int64_t maxDur, int64_t *aCnt,
-                    int64_t *pA, int64_t *pB){
-  uint64_t prefix = 0, mask = 0, pB_ = 0, mB = 0, minB = UINT64_MAX;
-  int bState = 0;           /* two: 0 the (k+1)-th is in the k-th's bucket,
-                            ** 1 it is the smallest under (pB_, mB), 2 known */
-  int bits = 0, shift;
-  int64_t kk = k, n1 = 0, *aG, j;
-  while( bits<63 && ((uint64_t)maxDur>>bits)!=0 ) bits++;
-  shift = bits>RADIX_BITS ? bits-RADIX_BITS : 0;
-  for(;;){
+/* Where kthPair stands: the k-th smallest is the kk-th of the n1
+** durations whose bits under mask are prefix (those above shift still
+** to be told apart by a pass over the selection), and, when two, the
+** (k+1)-th is in that bucket (bState 0), the smallest of those under
+** (pB, mB) (1: minB, kept by the passes after) or known (2: in *pB). */
+typedef struct KthAt {
+  uint64_t prefix, mask, pB, mB, minB;
+  int64_t kk, n1;
+  int shift, bState;
+} KthAt;
+
+/* The k-th smallest (and, when two, the (k+1)-th) from where *s stands:
+** counting passes on 12-bit digits below s->shift, each within the bucket
+** of the k-th, until that bucket is one value or holds at most
+** MEDIAN_GATHER_MAX durations: then one pass copies them and a selection
+** among them ends it (on no memory for the copy: kthDur's passes, which
+** need maxDur).  Into *pA and *pB; exact integers either way. */
+static void kthFinish(DevIter *d, int64_t k, int two, int64_t maxDur, int64_t *aCnt, KthAt *s,
+                      int64_t *pA, int64_t *pB){
+  int64_t *aG, j;
+  while( s->shift>0 && s->n1>MEDIAN_GATHER_MAX ){
     int64_t b1, acc = 0;
+    s->shift = s->shift>RADIX_BITS ? s->shift-RADIX_BITS : 0;
     memset(aCnt, 0, sizeof(int64_t)*RADIX_N);
-    kthPairPass(d, prefix, mask, shift, aCnt, 0, pB_, mB, bState==1 ? &minB : 0);
+    kthPairPass(d, s->prefix, s->mask, s->shift, aCnt, 0, s->pB, s->mB, s->bState==1 ? &s->minB : 0);
     for(b1=0; b1<RADIX_N-1; b1++){
-      if( acc + aCnt[b1] > kk ) break;
+      if( acc + aCnt[b1] > s->kk ) break;
       acc += aCnt[b1];
     }
-    kk -= acc;
-    n1 = aCnt[b1];
-    if( two && bState==0 && kk+1>=n1 ){
+    s->kk -= acc;
+    s->n1 = aCnt[b1];
+    if( two && s->bState==0 && s->kk+1>=s->n1 ){
       int64_t b2;
       for(b2=b1+1; b2<RADIX_N-1 && aCnt[b2]==0; b2++){}
-      pB_ = prefix | ((uint64_t)b2<<shift);
-      mB = mask | ((uint64_t)(RADIX_N-1)<<shift);
-      if( shift==0 ){ *pB = (int64_t)pB_; bState = 2; }
-      else bState = 1;
+      s->pB = s->prefix | ((uint64_t)b2<<s->shift);
+      s->mB = s->mask | ((uint64_t)(RADIX_N-1)<<s->shift);
+      if( s->shift==0 ){ *pB = (int64_t)s->pB; s->bState = 2; }
+      else s->bState = 1;
     }
-    prefix |= (uint64_t)b1<<shift;
-    mask |= (uint64_t)(RADIX_N-1)<<shift;
-    if( shift==0 ){             /* the bucket is one value */
-      *pA = (int64_t)prefix;
-      if( two && bState==0 ) *pB = *pA;
-      if( two && bState==1 ) *pB = (int64_t)minB;
-      return;
-    }
-    if( n1<=MEDIAN_GATHER_MAX ) break;
-    shift = shift>RADIX_BITS ? shift-RADIX_BITS : 0;
+    s->prefix |= (uint64_t)b1<<s->shift;
+    s->mask |= (uint64_t)(RADIX_N-1)<<s->shift;
   }
-  aG = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n1>0 ? n1 : 1));
+  if( s->shift==0 ){             /* the bucket is one value */
+    *pA = (int64_t)s->prefix;
+    if( two && s->bState==0 ) *pB = *pA;
+    if( two && s->bState==1 ){
+      if( s->minB==UINT64_MAX ){
+        /* left at a bucket that was already one value: its smallest yet
+        ** to be found (the matching values' counts are not needed) */
+        memset(aCnt, 0, sizeof(int64_t)*RADIX_N);
+        kthPairPass(d, s->prefix, UINT64_MAX, 0, aCnt, 0, s->pB, s->mB, &s->minB);
+      }
+      *pB = (int64_t)s->minB;
+    }
+    return;
+  }
+  aG = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(s->n1>0 ? s->n1 : 1));
   if( aG==0 ){
     kthDur(d, k, maxDur, aCnt, pA);
     if( two ) kthDur(d, k+1, maxDur, aCnt, pB);
     return;
   }
-  kthPairPass(d, prefix, mask, 0, aCnt, aG, pB_, mB, bState==1 ? &minB : 0);
-  *pA = profsumSelectKth(aG, n1, kk);
-  if( two && bState==0 ){
-    int64_t mn = aG[kk+1];
-    for(j=kk+2; j<n1; j++) if( aG[j]<mn ) mn = aG[j];
+  kthPairPass(d, s->prefix, s->mask, 0, aCnt, aG, s->pB, s->mB, s->bState==1 ? &s->minB : 0);
+  *pA = profsumSelectKth(aG, s->n1, s->kk);
+  if( two && s->bState==0 ){
+    int64_t mn = aG[s->kk+1];
+    for(j=s->kk+2; j<s->n1; j++) if( aG[j]<mn ) mn = aG[j];
     *pB = mn;
-  }else if( two && bState==1 ){
-    *pB = (int64_t)minB;
+  }else if( two && s->bState==1 ){
+    *pB = (int64_t)s->minB;
   }
   sqlite3_free(aG);
 }
 
+/* The k-th smallest duration of a selection (k < its count, maxDur its
+** largest) in *pA and, when two, the (k+1)-th in *pB (k+1 < its count),
+** from the highest bit maxDur uses.  The (k+1)-th is in the k-th's
+** bucket, or the smallest of the next non-empty bucket at the level where
+** it left it (kept by the passes after). */
+static void kthPair(DevIter *d, int64_t k, int two, int64_t maxDur, int64_t *aCnt,
+                    int64_t *pA, int64_t *pB){
+  KthAt s;
+  int bits = 0;
+  while( bits<63 && ((uint64_t)maxDur>>bits)!=0 ) bits++;
+  memset(&s, 0, sizeof(s));
+  s.minB = UINT64_MAX;
+  s.kk = k;
+  s.n1 = MEDIAN_GATHER_MAX+1;       /* not known yet: a first pass */
+  /* kthFinish's first pass counts at shift - RADIX_BITS */
+  s.shift = (bits>RADIX_BITS ? bits-RADIX_BITS : 0) + RADIX_BITS;
+  kthFinish(d, k, two, maxDur, aCnt, &s, pA, pB);
+}
+
+/* The log-scale histogram of durations the walks of the device ops fill
+** on their way (unionSpan), so that a median starts from it instead of
+** from a first counting pass: a duration v below 128 is bucket v; a larger
+** one, of bit length L, is bucket 64*s + (v >> s) with s = L - 7 (its
+** seven leading bits: 64 buckets per power of two, in increasing order of
+** v).  Every bucket is the set of durations whose bits from s up are
+** fixed: what kthFinish continues from.  At most bucket 3711 (v < 2^63). */
+#define LOGH_N 3712
+static inline int logBucket(uint64_t v){
+  int sh;
+  if( v<128 ) return (int)v;
+  sh = 64 - __builtin_clzll(v) - 7;
+  return 64*sh + (int)(v>>sh);
+}
+/* Bucket b as the prefix its durations share under mask, from bit *pShift. */
+static void logBucketRange(int64_t b, uint64_t *pPrefix, uint64_t *pMask, int *pShift){
+  int sh;
+  if( b<128 ){ *pPrefix = (uint64_t)b; *pMask = UINT64_MAX; *pShift = 0; return; }
+  sh = (int)(b>>6) - 1;
+  *pPrefix = (uint64_t)(b - 64*(int64_t)sh) << sh;
+  *pMask = ~(((uint64_t)1<<sh) - 1);
+  *pShift = sh;
+}
+
+/* kthPair from the selection's log histogram aH (LOGH_N counts). */
+static void kthPairHist(DevIter *d, int64_t k, int two, int64_t maxDur, const int64_t *aH,
+                        int64_t *aCnt, int64_t *pA, int64_t *pB){
+  KthAt s;
+  int64_t b1, acc = 0;
+  memset(&s, 0, sizeof(s));
+  s.minB = UINT64_MAX;
+  for(b1=0; b1<LOGH_N-1; b1++){
+    if( acc + aH[b1] > k ) break;
+    acc += aH[b1];
+  }
+  s.kk = k - acc;
+  s.n1 = aH[b1];
+  logBucketRange(b1, &s.prefix, &s.mask, &s.shift);
+  if( two && s.kk+1>=s.n1 ){
+    int64_t b2;
+    int sh2;
+    for(b2=b1+1; b2<LOGH_N-1 && aH[b2]==0; b2++){}
+    logBucketRange(b2, &s.pB, &s.mB, &sh2);
+    if( sh2==0 ){ *pB = (int64_t)s.pB; s.bState = 2; }
+    else s.bState = 1;
+  }
+  kthFinish(d, k, two, maxDur, aCnt, &s, pA, pB);
+}
+
 /* Median (linear interpolation at 0.5) of the n durations of a selection
-** whose largest duration is maxDur, µs; aCnt: RADIX_N counters. */
-static void medianDur(DevIter *d, int64_t n, int64_t maxDur, int64_t *aCnt, double *pOut){
+** whose largest duration is maxDur, µs; aCnt: RADIX_N counters; aH: the
+** selection's log histogram, or 0 (then a first pass counts). */
+static void medianDur(DevIter *d, int64_t n, int64_t maxDur, const int64_t *aH, int64_t *aCnt,
+                      double *pOut){
   int64_t a, b = 0;
   if( n==0 ){ *pOut = 0.0; return; }
-  kthPair(d, (n-1)/2, n%2==0, maxDur, aCnt, &a, &b);
+  if( aH ) kthPairHist(d, (n-1)/2, n%2==0, maxDur, aH, aCnt, &a, &b);
+  else kthPair(d, (n-1)/2, n%2==0, maxDur, aCnt, &a, &b);
   if( n%2 ){ *pOut = US(a); return; }
   *pOut = US(a)*0.5 + US(b)*0.5;
 }
@@ -281,9 +361,11 @@ typedef struct CountSmall { int64_t n, nSmall, max; } CountSmall;
 ** track order), and their counts into *pC: a k-way merge of the tracks' slices (each already in ts
 ** order) by a binary heap on (ts, position in aTk), no copy; the events
 ** come in the order a scan of the heads for the smallest (ts, position)
-** would give them.  SQLITE_OK or SQLITE_NOMEM (then nothing is set). */
+** would give them.  The same walk counts the durations into the log
+** histogram aH (LOGH_N counts, the caller's; medianDur's start).
+** SQLITE_OK or SQLITE_NOMEM (then nothing is set). */
 static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy, int64_t *pSpan,
-                     CountSmall *pC){
+                     CountSmall *pC, int64_t *aH){
   int64_t nH = 0, k, *aPos, *aHeap, *aTs;
   int64_t curLo = 0, curHi = 0, lo = 0, hi = 0, busy = 0;
   int started = 0;
@@ -328,6 +410,7 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy,
     pC->n++;
     int64_t ts = r->ts, dur = EVDUR(e, r);
     if( dur<SMALL_OP_PS ) pC->nSmall++;
+    aH[logBucket((uint64_t)dur)]++;
     if( dur>pC->max ) pC->max = dur;
     if( !started ){ curLo = lo = ts; curHi = hi = ts + dur; started = 1; continue; }
     if( ts>curHi ){ busy += curHi-curLo; curLo = ts; curHi = ts + dur; }
@@ -360,11 +443,15 @@ static int engKpis(Engine *e, int64_t compile, int64_t transfer){
   DevIter all;
   CountSmall cAll = {0,0,0};
   int64_t *aCnt = 0;          /* radix counters of the medians */
+  int64_t *aH, *aHAll;        /* log histograms: one device's, all devices' */
   double medAll = 0.0;
   aDev = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nTrk+1)*2);
   aDevFirst = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+2));
-  aCnt = sqlite3_malloc64(sizeof(int64_t)*RADIX_N);
+  aCnt = sqlite3_malloc64(sizeof(int64_t)*(RADIX_N + 2*LOGH_N));
   if( !aDev || !aDevFirst || !aCnt ){ rc = SQLITE_NOMEM; goto done; }
+  aH = aCnt + RADIX_N;
+  aHAll = aH + LOGH_N;
+  memset(aHAll, 0, sizeof(int64_t)*LOGH_N);
   aDevTk = aDev + e->nTrk + 1;
   /* Devices in order of first appearance of their tracks, and their
   ** tracks grouped (a counting sort, stable: linear in the tracks). */
@@ -398,9 +485,12 @@ static int engKpis(Engine *e, int64_t compile, int64_t transfer){
     CountSmall c = {0,0,0};
     int64_t busy, span;
     double med;
+    int64_t b;
     one.e = e; one.aTk = aDevTk + aDevFirst[j]; one.nTk = aDevFirst[j+1] - aDevFirst[j];
-    if( (rc = unionSpan(e, one.aTk, one.nTk, &busy, &span, &c)) ) goto done;
-    medianDur(&one, c.n, c.max, aCnt, &med);
+    memset(aH, 0, sizeof(int64_t)*LOGH_N);
+    if( (rc = unionSpan(e, one.aTk, one.nTk, &busy, &span, &c, aH)) ) goto done;
+    medianDur(&one, c.n, c.max, aH, aCnt, &med);
+    for(b=0; b<LOGH_N; b++) aHAll[b] += aH[b];
     busyAll += busy;
     cAll.n += c.n;                  /* the devices' counts make all devices' */
     cAll.nSmall += c.nSmall;
@@ -415,7 +505,7 @@ static int engKpis(Engine *e, int64_t compile, int64_t transfer){
     if( (rc = profsumEngStep(e, pIns)) ) goto done;
   }
   sqlite3_finalize(pIns); pIns = 0;
-  medianDur(&all, cAll.n, cAll.max, aCnt, &medAll);
+  medianDur(&all, cAll.n, cAll.max, aHAll, aCnt, &medAll);
   {
     EngFact aF[6] = {
       {"median_op_duration", 0, 0}, {"n_ops", 0, 0}, {"n_small_ops", 0, 0},
