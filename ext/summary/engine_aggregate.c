@@ -542,6 +542,64 @@ static double unionLen(const UnionAcc *u){
   return u->started ? u->len + (u->hi - u->lo) : 0.0;
 }
 
+/* A cursor of unionOnDevices over one track: its events in a category
+** mask, clipped to the window, merged into the track's own union one
+** run at a time: [lo, hi) the run it stands on, pos the event after it. */
+typedef struct UCur { int64_t trk, pos, hint; double lo, hi; } UCur;
+
+/* Move cursor c to the next run of its track's events in mask (clipped to
+** [wLo, wHi), empty clips left out): their union, as unionAdd makes it,
+** from the first such event at or after c->pos up to the first that
+** starts beyond what came before it.  0 at the track's end. */
+static int ucurNext(Engine *e, const int8_t *aKeyCat, int mask, double wLo, double wHi, UCur *c){
+  const STrack *tr = &e->aTrk[c->trk];
+  int ok = 0;
+  while( c->pos<tr->nEv ){
+    int32_t k = ORD(e, tr->iFirst + c->pos);
+    const SEv *r = EV(e, k);
+    if( (mask>>aKeyCat[r->key]) & 1 ){
+      double ts, end, lo, hi;
+      profsumEngEvFloatIn(e, tr, k, &c->hint, &ts, &end);
+      lo = ts<wLo ? wLo : ts; hi = end>wHi ? wHi : end;
+      if( hi>lo ){
+        if( !ok ){ c->lo = lo; c->hi = hi; ok = 1; }
+        else if( lo>c->hi ) break;       /* the next run starts here */
+        else if( hi>c->hi ) c->hi = hi;
+      }
+    }
+    c->pos++;
+  }
+  return ok;
+}
+
+/* Put cursor x into the heap aHeap[0..*pnH) of cursors aCur (by run
+** start), or, when it has no run left, leave it out. */
+static void ucurPush(UCur *aCur, int64_t *aHeap, int64_t *pnH, int64_t x){
+  int64_t c = (*pnH)++;
+  while( c>0 && aCur[aHeap[(c-1)/2]].lo > aCur[x].lo ){ aHeap[c] = aHeap[(c-1)/2]; c = (c-1)/2; }
+  aHeap[c] = x;
+}
+
+/* The heap's top cursor moved on (ok: it has a run, else it is done):
+** restore the heap. */
+static void ucurFix(UCur *aCur, int64_t *aHeap, int64_t *pnH, int ok){
+  int64_t nH = *pnH, c = 0, x;
+  double key;
+  if( !ok ){ aHeap[0] = aHeap[--nH]; *pnH = nH; }
+  if( nH<2 ) return;
+  x = aHeap[0];
+  key = aCur[x].lo;
+  for(;;){
+    int64_t l = 2*c+1, m;
+    if( l>=nH ) break;
+    m = (l+1<nH && aCur[aHeap[l+1]].lo < aCur[aHeap[l]].lo) ? l+1 : l;
+    if( !(aCur[aHeap[m]].lo < key) ) break;
+    aHeap[c] = aHeap[m];
+    c = m;
+  }
+  aHeap[c] = x;
+}
+
 /* Lengths (µs) of two unions of the device events (non-Steps tracks), each
 ** clipped to [wLo, wHi): of the communication events (*pComm) and of the
 ** communication and compute events (*pAll).  The global breakdown (§4.4)
@@ -549,85 +607,52 @@ static double unionLen(const UnionAcc *u){
 ** as Python's floats (profsumEngEvFloat) and the window clipped in them, so that a
 ** trace with epoch timestamps (ulp 0.25 µs at 1.7e15) gives the
 ** reference's lengths rather than the exact ones.  The tracks are already
-** sorted by start in those doubles (aOrd), so a binary heap merges them by
-** start, and one walk in that order builds both unions: no copy of the
-** events and no sort (the global breakdown's memory). */
+** sorted by start in those doubles (aOrd), so each track's events make
+** their own union run by run (ucurNext: a line of back-to-back ops is a
+** few runs), and a binary heap merges the tracks' runs by start: the
+** union of the runs fed in order of start has the runs of the union of
+** the events, so the same doubles and the same sum, without sifting a
+** heap per event.  One heap per union, advanced in turn by the smaller
+** start, so that a track's two cursors read its events close together
+** (a track none of whose keys is communication has no cursor for it).
+** No copy of the events and no sort (the global breakdown's memory). */
 static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
                           double wLo, double wHi, double *pComm, double *pAll){
-  const int mask = (1<<CAT_COMM)|(1<<CAT_COMPUTE);
-  int64_t *aTk, *aPos, *aHeap, *aHint, *aCatH, nT = 0, nH = 0, t;
-  double *aLo, *aHi;
+  const int mAll = (1<<CAT_COMM)|(1<<CAT_COMPUTE), mComm = 1<<CAT_COMM;
+  UCur *aCur;
+  int64_t *aHeap, *aHeapC, nH = 0, nHC = 0, nCur = 0, t;
+  unsigned char *aHasComm;
   UnionAcc all = {0,0,0,0}, comm = {0,0,0,0};     /* the union of all, of communication */
-  /* per cursor h: its track aTk[h], its position aPos[h] in the track, and
-  ** its current event's clipped start aLo[h] (the heap's key, kept here so
-  ** that sifting compares numbers instead of walking to the events) and
-  ** clipped end aHi[h], and its category aCatH[h] */
-  aTk = sqlite3_malloc64(sizeof(int64_t)*7*(sqlite3_uint64)(e->nTrk+1));
-  if( aTk==0 ) return SQLITE_NOMEM;
-  aPos = aTk + e->nTrk + 1;
-  aHeap = aPos + e->nTrk + 1;
-  aLo = (double*)(aHeap + e->nTrk + 1);
-  aHi = aLo + e->nTrk + 1;
-  aHint = (int64_t*)(aHi + e->nTrk + 1);
-  aCatH = aHint + e->nTrk + 1;
-  /* Move cursor h to its next event in mask with a non-empty clip (its
-  ** clipped start and end into aLo[h], aHi[h]); 0 at end. */
-#define UADV(h, ok) do{ \
-    STrack *tr_ = &e->aTrk[aTk[h]]; ok = 0; \
-    while( aPos[h]<tr_->nEv ){ \
-      int32_t k_ = ORD(e, tr_->iFirst + aPos[h]); SEv *r_ = EV(e, k_); \
-      if( (mask>>aKeyCat[r_->key]) & 1 ){ \
-        double ts_, end_, lo_, hi_; \
-        profsumEngEvFloatIn(e, tr_, k_, &aHint[h], &ts_, &end_); \
-        lo_ = ts_<wLo ? wLo : ts_; hi_ = end_>wHi ? wHi : end_; \
-        if( hi_>lo_ ){ aLo[h] = lo_; aHi[h] = hi_; aCatH[h] = aKeyCat[r_->key]; ok = 1; break; } \
-      } \
-      aPos[h]++; \
-    } \
-  }while(0)
+  aCur = sqlite3_malloc64((sizeof(UCur)*2 + sizeof(int64_t)*2 + 1)*(sqlite3_uint64)(e->nTrk+1));
+  if( aCur==0 ) return SQLITE_NOMEM;
+  aHeap = (int64_t*)(aCur + 2*(e->nTrk+1));
+  aHeapC = aHeap + e->nTrk + 1;
+  aHasComm = (unsigned char*)(aHeapC + e->nTrk + 1);
+  memset(aHasComm, 0, (size_t)e->nTrk+1);
+  for(t=0; t<e->nKey; t++) if( aKeyCat[t]==CAT_COMM ) aHasComm[e->aKey[t].trk] = 1;
   for(t=0; t<e->nTrk; t++){
-    STrack *tr = &e->aTrk[t];
-    int ok;
+    const STrack *tr = &e->aTrk[t];
     if( !(tr->isDevice && !tr->isSteps) || tr->nEv==0 ) continue;
-    aTk[nT] = t; aPos[nT] = 0; aHint[nT] = 0;
-    UADV(nT, ok);
-    if( ok ){
-      /* sift up */
-      int64_t c = nH++;
-      aHeap[c] = nT;
-      while( c>0 && aLo[aHeap[(c-1)/2]] > aLo[aHeap[c]] ){
-        int64_t x = aHeap[c]; aHeap[c] = aHeap[(c-1)/2]; aHeap[(c-1)/2] = x; c = (c-1)/2;
-      }
-    }
-    nT++;
+    aCur[nCur].trk = t; aCur[nCur].pos = 0; aCur[nCur].hint = 0;
+    if( ucurNext(e, aKeyCat, mAll, wLo, wHi, &aCur[nCur]) ) ucurPush(aCur, aHeap, &nH, nCur);
+    nCur++;
+    if( !aHasComm[t] ) continue;
+    aCur[nCur].trk = t; aCur[nCur].pos = 0; aCur[nCur].hint = 0;
+    if( ucurNext(e, aKeyCat, mComm, wLo, wHi, &aCur[nCur]) ) ucurPush(aCur, aHeapC, &nHC, nCur);
+    nCur++;
   }
-  while( nH>0 ){
-    int64_t h = aHeap[0], c = 0;
-    int ok;
-    unionAdd(&all, aLo[h], aHi[h]);
-    if( aCatH[h]==CAT_COMM ) unionAdd(&comm, aLo[h], aHi[h]);
-    aPos[h]++;
-    UADV(h, ok);
-    if( !ok ) aHeap[0] = aHeap[--nH];
-    /* sift down: the smaller child picked without a branch (which one it
-    ** is cannot be predicted), moved up while below the cursor's key (the
-    ** same moves as swapping the cursor down) */
-    if( nH>1 ){
-      int64_t x = aHeap[0];
-      double key = aLo[x];
-      for(;;){
-        int64_t l = 2*c+1, m;
-        if( l>=nH ) break;
-        m = (l+1<nH && aLo[aHeap[l+1]] < aLo[aHeap[l]]) ? l+1 : l;
-        if( !(aLo[aHeap[m]] < key) ) break;
-        aHeap[c] = aHeap[m];
-        c = m;
-      }
-      aHeap[c] = x;
+  while( nH>0 || nHC>0 ){
+    if( nHC==0 || (nH>0 && aCur[aHeap[0]].lo<=aCur[aHeapC[0]].lo) ){
+      UCur *c = &aCur[aHeap[0]];
+      unionAdd(&all, c->lo, c->hi);
+      ucurFix(aCur, aHeap, &nH, ucurNext(e, aKeyCat, mAll, wLo, wHi, c));
+    }else{
+      UCur *c = &aCur[aHeapC[0]];
+      unionAdd(&comm, c->lo, c->hi);
+      ucurFix(aCur, aHeapC, &nHC, ucurNext(e, aKeyCat, mComm, wLo, wHi, c));
     }
   }
-#undef UADV
-  sqlite3_free(aTk);
+  sqlite3_free(aCur);
   *pAll = unionLen(&all);
   *pComm = unionLen(&comm);
   return SQLITE_OK;
@@ -735,6 +760,12 @@ typedef struct Agg {
   int64_t curRun;             /* the next entry of aRunPos/aRunId */
   int64_t compilePs;          /* host events named like a compilation, ps */
   int64_t transferPs;         /* transfer events, ps (engKpis' facts) */
+  /* the global breakdown's window (aggGlobalBreakdown): the smallest start
+  ** and the largest end, in the reference's doubles, of the compute events
+  ** of the device tracks other than Steps (hasW: there is one) */
+  double wLo, wHi;
+  int hasW;
+  int64_t hintW;              /* floatEntryNear's hint for them */
 } Agg;
 
 /* Allocate and clear a's arrays for e's names and keys.  SQLITE_OK or
@@ -854,6 +885,13 @@ static int aggEventPass(Agg *a){
     HEnt *hStep;
     int64_t ex = profsumEngExcl(e, k, r);
     if( !t->isSteps ) a->aBucket[cat] += ex;
+    if( cat==CAT_COMPUTE && t->isDevice && !t->isSteps ){
+      double ts, end;
+      profsumEngEvFloatIn(e, t, (int32_t)k, &a->hintW, &ts, &end);
+      if( !a->hasW || ts<a->wLo ) a->wLo = ts;
+      if( !a->hasW || end>a->wHi ) a->wHi = end;
+      a->hasW = 1;
+    }
     /* compile and transfer time (engKpis' facts) */
     if( t->isHost && (a->aNameFlag[q->name] & 8) ) a->compilePs += EVDUR(e, r);
     if( a->aNameFlag[q->name] & 16 ) a->transferPs += EVDUR(e, r);
@@ -1057,28 +1095,14 @@ static int aggFloatNesting(Agg *a, int64_t total){
 }
 
 /* Global timeline mode (§4.4) in the reference's doubles (µs), as its
-** sweep: the window of the devices' compute events, communication =
-** |C|, compute = |P ∪ C| - |C|, stall = the rest (unionOnDevices).  Into
+** sweep: the window of the devices' compute events (found by
+** aggEventPass), communication = |C|, compute = |P ∪ C| - |C|, stall =
+** the rest (unionOnDevices).  Into
 ** g[5] and *pTotal (0 without a window). */
 static int aggGlobalBreakdown(Agg *a, double g[5], double *pTotal){
   Engine *e = a->e;
-  double wLo = 0.0, wHi = 0.0;
-  int hasW = 0, rc;
-  int32_t t;
-  for(t=0; t<e->nTrk; t++){
-    const STrack *tr = &e->aTrk[t];
-    int64_t jj, hint = 0;
-    if( !tr->isDevice || tr->isSteps ) continue;
-    for(jj=0; jj<tr->nEv; jj++){
-      int32_t k = ORD(e, tr->iFirst + jj);
-      double ts, end;
-      if( a->aKeyCat[EV(e, k)->key]!=CAT_COMPUTE ) continue;
-      profsumEngEvFloatIn(e, tr, k, &hint, &ts, &end);
-      if( !hasW || ts<wLo ) wLo = ts;
-      if( !hasW || end>wHi ) wHi = end;
-      hasW = 1;
-    }
-  }
+  double wLo = a->wLo, wHi = a->wHi;
+  int hasW = a->hasW, rc;
   *pTotal = (hasW && wHi>wLo) ? wHi-wLo : 0.0;
   if( hasW && wHi>wLo ){
     double uComm = 0.0, uAll = 0.0;
