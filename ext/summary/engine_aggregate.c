@@ -766,6 +766,7 @@ typedef struct Agg {
   double wLo, wHi;
   int hasW;
   int64_t hintW;              /* floatEntryNear's hint for them */
+  Gaps *pGaps;                /* the regions, fed by the event pass */
 } Agg;
 
 /* Allocate and clear a's arrays for e's names and keys.  SQLITE_OK or
@@ -800,6 +801,7 @@ static void aggFree(Agg *a){
   sqlite3_free(a->aNameFlag);
   sqlite3_free((void*)a->aFamily);
   profsumEngHmFree(&a->steps); profsumEngHmFree(&a->gpuSteps); profsumEngHmFree(&a->ctr);
+  profsumEngGapsFree(a->pGaps);
 }
 
 /* Event category per key (§1.4) into a->aKeyCat, the name tests cached
@@ -937,6 +939,7 @@ static int aggEventPass(Agg *a){
         a->aComm[m->comm][0]++; a->aComm[m->comm][1] += ex;
         a->aCommRef[m->comm] += xRef;
       }
+      if( (rc = profsumEngRegionOp(a->pGaps, r, q, xRef, ex)) ) return rc;
     }
   }
   return SQLITE_OK;
@@ -1233,6 +1236,7 @@ static int aggWriteComm(Agg *a){
 int profsumEngAggregate(Engine *e){
   Agg a;
   int rc = aggInit(&a, e);
+  if( rc==SQLITE_OK ) rc = profsumEngRegionsBegin(e, &a.pGaps);
   if( rc==SQLITE_OK ){
     aggKeyCategories(&a);
     rc = aggEventPass(&a);
@@ -1246,7 +1250,7 @@ int profsumEngAggregate(Engine *e){
   if( rc==SQLITE_OK ) rc = aggWriteSteps(&a);
   if( rc==SQLITE_OK ) rc = aggWriteOps(&a);
   if( rc==SQLITE_OK ) rc = aggWriteComm(&a);
-  if( rc==SQLITE_OK ) rc = profsumEngGapsAndRegions(e);
+  if( rc==SQLITE_OK ) rc = profsumEngGapsAndRegions(a.pGaps);
   if( rc==SQLITE_OK ) rc = engKpis(e, a.compilePs, a.transferPs);
   aggFree(&a);
   return rc;
