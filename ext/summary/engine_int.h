@@ -193,6 +193,8 @@ struct ProfsumEngine {
   int64_t lastPid, lastTid; int32_t lastTrk;   /* the previous event's track */
   profsum_ps origin; int hasOrigin;
   profsum_ps tsMin, endMax; int hasRange;
+  int64_t tsMaxRec;     /* the largest SEv.ts of the events (set by the
+                        ** counting pass of profsumEngOrder) */
   int64_t nEntries;
   ProfsumStopFn xStop;             /* asked now and then while reading, or 0 */
   void *pStopArg;
