@@ -544,8 +544,10 @@ static double unionLen(const UnionAcc *u){
 
 /* A cursor of unionOnDevices over one track: its events in a category
 ** mask, clipped to the window, merged into the track's own union one
-** run at a time: [lo, hi) the run it stands on, pos the event after it. */
-typedef struct UCur { int64_t trk, pos, hint; double lo, hi; } UCur;
+** run at a time: [lo, hi) the run it stands on, pos the event after it;
+** when hasNext, the event at pos is in the mask with the clip [nLo, nHi)
+** (the start of the next run, found by the walk that ended this one). */
+typedef struct UCur { int64_t trk, pos, hint; double lo, hi, nLo, nHi; int hasNext; } UCur;
 
 /* Move cursor c to the next run of its track's events in mask (clipped to
 ** [wLo, wHi), empty clips left out): their union, as unionAdd makes it,
@@ -554,6 +556,11 @@ typedef struct UCur { int64_t trk, pos, hint; double lo, hi; } UCur;
 static int ucurNext(Engine *e, const int8_t *aKeyCat, int mask, double wLo, double wHi, UCur *c){
   const STrack *tr = &e->aTrk[c->trk];
   int ok = 0;
+  if( c->hasNext ){
+    c->lo = c->nLo; c->hi = c->nHi; ok = 1;
+    c->hasNext = 0;
+    c->pos++;
+  }
   while( c->pos<tr->nEv ){
     int32_t k = ORD(e, tr->iFirst + c->pos);
     const SEv *r = EV(e, k);
@@ -563,7 +570,10 @@ static int ucurNext(Engine *e, const int8_t *aKeyCat, int mask, double wLo, doub
       lo = ts<wLo ? wLo : ts; hi = end>wHi ? wHi : end;
       if( hi>lo ){
         if( !ok ){ c->lo = lo; c->hi = hi; ok = 1; }
-        else if( lo>c->hi ) break;       /* the next run starts here */
+        else if( lo>c->hi ){             /* the next run starts here */
+          c->nLo = lo; c->nHi = hi; c->hasNext = 1;
+          break;
+        }
         else if( hi>c->hi ) c->hi = hi;
       }
     }
@@ -633,11 +643,13 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
   for(t=0; t<e->nTrk; t++){
     const STrack *tr = &e->aTrk[t];
     if( !(tr->isDevice && !tr->isSteps) || tr->nEv==0 ) continue;
-    aCur[nCur].trk = t; aCur[nCur].pos = 0; aCur[nCur].hint = 0;
+    memset(&aCur[nCur], 0, sizeof(UCur));
+    aCur[nCur].trk = t;
     if( ucurNext(e, aKeyCat, mAll, wLo, wHi, &aCur[nCur]) ) ucurPush(aCur, aHeap, &nH, nCur);
     nCur++;
     if( !aHasComm[t] ) continue;
-    aCur[nCur].trk = t; aCur[nCur].pos = 0; aCur[nCur].hint = 0;
+    memset(&aCur[nCur], 0, sizeof(UCur));
+    aCur[nCur].trk = t;
     if( ucurNext(e, aKeyCat, mComm, wLo, wHi, &aCur[nCur]) ) ucurPush(aCur, aHeapC, &nHC, nCur);
     nCur++;
   }
