@@ -199,77 +199,157 @@ static void kthPairPass(DevIter *d, uint64_t prefix, uint64_t mask, int shift, i
   if( pMinB ) *pMinB = minB;
 }
 
-/* The k-th smallest duration of a selection (k < its count, maxDur its
-** largest) in *pA and, when two, the (k+1)-th in *pB (k+1 < its count).
-** Counting passes on 12-bit digits from the highest bit maxDur uses, each
-** within the bucket of the k-th, until that bucket is one value or holds
-** at most MEDIAN_GATHER_MAX durations: then one pass copies them and a
-** selection among them ends it.  The (k+1)-th is in the k-th's bucket,
-** or the smallest of the next non-empty bucket at the level where it
-** left it (kept by the passes after).  No memory for the copy: kthDur's
-** passes.  Exact integers either way: kthDur's values. */
-static void kthPair(DevIter *d, int64_t k, int two, int64_t maxDur, int64_t *aCnt,
-                    int64_t *pA, int64_t *pB){
-  uint64_t prefix = 0, mask = 0, pB_ = 0, mB = 0, minB = UINT64_MAX;
-  int bState = 0;           /* two: 0 the (k+1)-th is in the k-th's bucket,
-                            ** 1 it is the smallest under (pB_, mB), 2 known */
-  int bits = 0, shift;
-  int64_t kk = k, n1 = 0, *aG, j;
-  while( bits<63 && ((uint64_t)maxDur>>bits)!=0 ) bits++;
-  shift = bits>RADIX_BITS ? bits-RADIX_BITS : 0;
-  for(;;){
+/* Where kthPair stands: the k-th smallest is the kk-th of the n1
+** durations whose bits under mask are prefix (those above shift still
+** to be told apart by a pass over the selection), and, when two, the
+** (k+1)-th is in that bucket (bState 0), the smallest of those under
+** (pB, mB) (1: minB, kept by the passes after) or known (2: in *pB). */
+typedef struct KthAt {
+  uint64_t prefix, mask, pB, mB, minB;
+  int64_t kk, n1;
+  int shift, bState;
+} KthAt;
+
+/* The k-th smallest (and, when two, the (k+1)-th) from where *s stands:
+** counting passes on 12-bit digits below s->shift, each within the bucket
+** of the k-th, until that bucket is one value or holds at most
+** MEDIAN_GATHER_MAX durations: then one pass copies them and a selection
+** among them ends it (on no memory for the copy: kthDur's passes, which
+** need maxDur).  Into *pA and *pB; exact integers either way. */
+static void kthFinish(DevIter *d, int64_t k, int two, int64_t maxDur, int64_t *aCnt, KthAt *s,
+                      int64_t *pA, int64_t *pB){
+  int64_t *aG, j;
+  while( s->shift>0 && s->n1>MEDIAN_GATHER_MAX ){
     int64_t b1, acc = 0;
+    s->shift = s->shift>RADIX_BITS ? s->shift-RADIX_BITS : 0;
     memset(aCnt, 0, sizeof(int64_t)*RADIX_N);
-    kthPairPass(d, prefix, mask, shift, aCnt, 0, pB_, mB, bState==1 ? &minB : 0);
+    kthPairPass(d, s->prefix, s->mask, s->shift, aCnt, 0, s->pB, s->mB, s->bState==1 ? &s->minB : 0);
     for(b1=0; b1<RADIX_N-1; b1++){
-      if( acc + aCnt[b1] > kk ) break;
+      if( acc + aCnt[b1] > s->kk ) break;
       acc += aCnt[b1];
     }
-    kk -= acc;
-    n1 = aCnt[b1];
-    if( two && bState==0 && kk+1>=n1 ){
+    s->kk -= acc;
+    s->n1 = aCnt[b1];
+    if( two && s->bState==0 && s->kk+1>=s->n1 ){
       int64_t b2;
       for(b2=b1+1; b2<RADIX_N-1 && aCnt[b2]==0; b2++){}
-      pB_ = prefix | ((uint64_t)b2<<shift);
-      mB = mask | ((uint64_t)(RADIX_N-1)<<shift);
-      if( shift==0 ){ *pB = (int64_t)pB_; bState = 2; }
-      else bState = 1;
+      s->pB = s->prefix | ((uint64_t)b2<<s->shift);
+      s->mB = s->mask | ((uint64_t)(RADIX_N-1)<<s->shift);
+      if( s->shift==0 ){ *pB = (int64_t)s->pB; s->bState = 2; }
+      else s->bState = 1;
     }
-    prefix |= (uint64_t)b1<<shift;
-    mask |= (uint64_t)(RADIX_N-1)<<shift;
-    if( shift==0 ){             /* the bucket is one value */
-      *pA = (int64_t)prefix;
-      if( two && bState==0 ) *pB = *pA;
-      if( two && bState==1 ) *pB = (int64_t)minB;
-      return;
-    }
-    if( n1<=MEDIAN_GATHER_MAX ) break;
-    shift = shift>RADIX_BITS ? shift-RADIX_BITS : 0;
+    s->prefix |= (uint64_t)b1<<s->shift;
+    s->mask |= (uint64_t)(RADIX_N-1)<<s->shift;
   }
-  aG = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n1>0 ? n1 : 1));
+  if( s->shift==0 ){             /* the bucket is one value */
+    *pA = (int64_t)s->prefix;
+    if( two && s->bState==0 ) *pB = *pA;
+    if( two && s->bState==1 ){
+      if( s->minB==UINT64_MAX ){
+        /* left at a bucket that was already one value: its smallest yet
+        ** to be found (the matching values' counts are not needed) */
+        memset(aCnt, 0, sizeof(int64_t)*RADIX_N);
+        kthPairPass(d, s->prefix, UINT64_MAX, 0, aCnt, 0, s->pB, s->mB, &s->minB);
+      }
+      *pB = (int64_t)s->minB;
+    }
+    return;
+  }
+  aG = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(s->n1>0 ? s->n1 : 1));
   if( aG==0 ){
     kthDur(d, k, maxDur, aCnt, pA);
     if( two ) kthDur(d, k+1, maxDur, aCnt, pB);
     return;
   }
-  kthPairPass(d, prefix, mask, 0, aCnt, aG, pB_, mB, bState==1 ? &minB : 0);
-  *pA = profsumSelectKth(aG, n1, kk);
-  if( two && bState==0 ){
-    int64_t mn = aG[kk+1];
-    for(j=kk+2; j<n1; j++) if( aG[j]<mn ) mn = aG[j];
+  kthPairPass(d, s->prefix, s->mask, 0, aCnt, aG, s->pB, s->mB, s->bState==1 ? &s->minB : 0);
+  *pA = profsumSelectKth(aG, s->n1, s->kk);
+  if( two && s->bState==0 ){
+    int64_t mn = aG[s->kk+1];
+    for(j=s->kk+2; j<s->n1; j++) if( aG[j]<mn ) mn = aG[j];
     *pB = mn;
-  }else if( two && bState==1 ){
-    *pB = (int64_t)minB;
+  }else if( two && s->bState==1 ){
+    *pB = (int64_t)s->minB;
   }
   sqlite3_free(aG);
 }
 
+/* The k-th smallest duration of a selection (k < its count, maxDur its
+** largest) in *pA and, when two, the (k+1)-th in *pB (k+1 < its count),
+** from the highest bit maxDur uses.  The (k+1)-th is in the k-th's
+** bucket, or the smallest of the next non-empty bucket at the level where
+** it left it (kept by the passes after). */
+static void kthPair(DevIter *d, int64_t k, int two, int64_t maxDur, int64_t *aCnt,
+                    int64_t *pA, int64_t *pB){
+  KthAt s;
+  int bits = 0;
+  while( bits<63 && ((uint64_t)maxDur>>bits)!=0 ) bits++;
+  memset(&s, 0, sizeof(s));
+  s.minB = UINT64_MAX;
+  s.kk = k;
+  s.n1 = MEDIAN_GATHER_MAX+1;       /* not known yet: a first pass */
+  /* kthFinish's first pass counts at shift - RADIX_BITS */
+  s.shift = (bits>RADIX_BITS ? bits-RADIX_BITS : 0) + RADIX_BITS;
+  kthFinish(d, k, two, maxDur, aCnt, &s, pA, pB);
+}
+
+/* The log-scale histogram of durations the walks of the device ops fill
+** on their way (unionSpan), so that a median starts from it instead of
+** from a first counting pass: a duration v below 128 is bucket v; a larger
+** one, of bit length L, is bucket 64*s + (v >> s) with s = L - 7 (its
+** seven leading bits: 64 buckets per power of two, in increasing order of
+** v).  Every bucket is the set of durations whose bits from s up are
+** fixed: what kthFinish continues from.  At most bucket 3711 (v < 2^63). */
+#define LOGH_N 3712
+static inline int logBucket(uint64_t v){
+  int sh;
+  if( v<128 ) return (int)v;
+  sh = 64 - __builtin_clzll(v) - 7;
+  return 64*sh + (int)(v>>sh);
+}
+/* Bucket b as the prefix its durations share under mask, from bit *pShift. */
+static void logBucketRange(int64_t b, uint64_t *pPrefix, uint64_t *pMask, int *pShift){
+  int sh;
+  if( b<128 ){ *pPrefix = (uint64_t)b; *pMask = UINT64_MAX; *pShift = 0; return; }
+  sh = (int)(b>>6) - 1;
+  *pPrefix = (uint64_t)(b - 64*(int64_t)sh) << sh;
+  *pMask = ~(((uint64_t)1<<sh) - 1);
+  *pShift = sh;
+}
+
+/* kthPair from the selection's log histogram aH (LOGH_N counts). */
+static void kthPairHist(DevIter *d, int64_t k, int two, int64_t maxDur, const int64_t *aH,
+                        int64_t *aCnt, int64_t *pA, int64_t *pB){
+  KthAt s;
+  int64_t b1, acc = 0;
+  memset(&s, 0, sizeof(s));
+  s.minB = UINT64_MAX;
+  for(b1=0; b1<LOGH_N-1; b1++){
+    if( acc + aH[b1] > k ) break;
+    acc += aH[b1];
+  }
+  s.kk = k - acc;
+  s.n1 = aH[b1];
+  logBucketRange(b1, &s.prefix, &s.mask, &s.shift);
+  if( two && s.kk+1>=s.n1 ){
+    int64_t b2;
+    int sh2;
+    for(b2=b1+1; b2<LOGH_N-1 && aH[b2]==0; b2++){}
+    logBucketRange(b2, &s.pB, &s.mB, &sh2);
+    if( sh2==0 ){ *pB = (int64_t)s.pB; s.bState = 2; }
+    else s.bState = 1;
+  }
+  kthFinish(d, k, two, maxDur, aCnt, &s, pA, pB);
+}
+
 /* Median (linear interpolation at 0.5) of the n durations of a selection
-** whose largest duration is maxDur, µs; aCnt: RADIX_N counters. */
-static void medianDur(DevIter *d, int64_t n, int64_t maxDur, int64_t *aCnt, double *pOut){
+** whose largest duration is maxDur, µs; aCnt: RADIX_N counters; aH: the
+** selection's log histogram, or 0 (then a first pass counts). */
+static void medianDur(DevIter *d, int64_t n, int64_t maxDur, const int64_t *aH, int64_t *aCnt,
+                      double *pOut){
   int64_t a, b = 0;
   if( n==0 ){ *pOut = 0.0; return; }
-  kthPair(d, (n-1)/2, n%2==0, maxDur, aCnt, &a, &b);
+  if( aH ) kthPairHist(d, (n-1)/2, n%2==0, maxDur, aH, aCnt, &a, &b);
+  else kthPair(d, (n-1)/2, n%2==0, maxDur, aCnt, &a, &b);
   if( n%2 ){ *pOut = US(a); return; }
   *pOut = US(a)*0.5 + US(b)*0.5;
 }
@@ -281,9 +361,11 @@ typedef struct CountSmall { int64_t n, nSmall, max; } CountSmall;
 ** track order), and their counts into *pC: a k-way merge of the tracks' slices (each already in ts
 ** order) by a binary heap on (ts, position in aTk), no copy; the events
 ** come in the order a scan of the heads for the smallest (ts, position)
-** would give them.  SQLITE_OK or SQLITE_NOMEM (then nothing is set). */
+** would give them.  The same walk counts the durations into the log
+** histogram aH (LOGH_N counts, the caller's; medianDur's start).
+** SQLITE_OK or SQLITE_NOMEM (then nothing is set). */
 static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy, int64_t *pSpan,
-                     CountSmall *pC){
+                     CountSmall *pC, int64_t *aH){
   int64_t nH = 0, k, *aPos, *aHeap, *aTs;
   int64_t curLo = 0, curHi = 0, lo = 0, hi = 0, busy = 0;
   int started = 0;
@@ -328,6 +410,7 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy,
     pC->n++;
     int64_t ts = r->ts, dur = EVDUR(e, r);
     if( dur<SMALL_OP_PS ) pC->nSmall++;
+    aH[logBucket((uint64_t)dur)]++;
     if( dur>pC->max ) pC->max = dur;
     if( !started ){ curLo = lo = ts; curHi = hi = ts + dur; started = 1; continue; }
     if( ts>curHi ){ busy += curHi-curLo; curLo = ts; curHi = ts + dur; }
@@ -360,11 +443,15 @@ static int engKpis(Engine *e, int64_t compile, int64_t transfer){
   DevIter all;
   CountSmall cAll = {0,0,0};
   int64_t *aCnt = 0;          /* radix counters of the medians */
+  int64_t *aH, *aHAll;        /* log histograms: one device's, all devices' */
   double medAll = 0.0;
   aDev = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nTrk+1)*2);
   aDevFirst = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+2));
-  aCnt = sqlite3_malloc64(sizeof(int64_t)*RADIX_N);
+  aCnt = sqlite3_malloc64(sizeof(int64_t)*(RADIX_N + 2*LOGH_N));
   if( !aDev || !aDevFirst || !aCnt ){ rc = SQLITE_NOMEM; goto done; }
+  aH = aCnt + RADIX_N;
+  aHAll = aH + LOGH_N;
+  memset(aHAll, 0, sizeof(int64_t)*LOGH_N);
   aDevTk = aDev + e->nTrk + 1;
   /* Devices in order of first appearance of their tracks, and their
   ** tracks grouped (a counting sort, stable: linear in the tracks). */
@@ -398,9 +485,12 @@ static int engKpis(Engine *e, int64_t compile, int64_t transfer){
     CountSmall c = {0,0,0};
     int64_t busy, span;
     double med;
+    int64_t b;
     one.e = e; one.aTk = aDevTk + aDevFirst[j]; one.nTk = aDevFirst[j+1] - aDevFirst[j];
-    if( (rc = unionSpan(e, one.aTk, one.nTk, &busy, &span, &c)) ) goto done;
-    medianDur(&one, c.n, c.max, aCnt, &med);
+    memset(aH, 0, sizeof(int64_t)*LOGH_N);
+    if( (rc = unionSpan(e, one.aTk, one.nTk, &busy, &span, &c, aH)) ) goto done;
+    medianDur(&one, c.n, c.max, aH, aCnt, &med);
+    for(b=0; b<LOGH_N; b++) aHAll[b] += aH[b];
     busyAll += busy;
     cAll.n += c.n;                  /* the devices' counts make all devices' */
     cAll.nSmall += c.nSmall;
@@ -415,7 +505,7 @@ static int engKpis(Engine *e, int64_t compile, int64_t transfer){
     if( (rc = profsumEngStep(e, pIns)) ) goto done;
   }
   sqlite3_finalize(pIns); pIns = 0;
-  medianDur(&all, cAll.n, cAll.max, aCnt, &medAll);
+  medianDur(&all, cAll.n, cAll.max, aHAll, aCnt, &medAll);
   {
     EngFact aF[6] = {
       {"median_op_duration", 0, 0}, {"n_ops", 0, 0}, {"n_small_ops", 0, 0},
@@ -452,6 +542,74 @@ static double unionLen(const UnionAcc *u){
   return u->started ? u->len + (u->hi - u->lo) : 0.0;
 }
 
+/* A cursor of unionOnDevices over one track: its events in a category
+** mask, clipped to the window, merged into the track's own union one
+** run at a time: [lo, hi) the run it stands on, pos the event after it;
+** when hasNext, the event at pos is in the mask with the clip [nLo, nHi)
+** (the start of the next run, found by the walk that ended this one). */
+typedef struct UCur { int64_t trk, pos, hint; double lo, hi, nLo, nHi; int hasNext; } UCur;
+
+/* Move cursor c to the next run of its track's events in mask (clipped to
+** [wLo, wHi), empty clips left out): their union, as unionAdd makes it,
+** from the first such event at or after c->pos up to the first that
+** starts beyond what came before it.  0 at the track's end. */
+static int ucurNext(Engine *e, const int8_t *aKeyCat, int mask, double wLo, double wHi, UCur *c){
+  const STrack *tr = &e->aTrk[c->trk];
+  int ok = 0;
+  if( c->hasNext ){
+    c->lo = c->nLo; c->hi = c->nHi; ok = 1;
+    c->hasNext = 0;
+    c->pos++;
+  }
+  while( c->pos<tr->nEv ){
+    int32_t k = ORD(e, tr->iFirst + c->pos);
+    const SEv *r = EV(e, k);
+    if( (mask>>aKeyCat[r->key]) & 1 ){
+      double ts, end, lo, hi;
+      profsumEngEvFloatIn(e, tr, k, &c->hint, &ts, &end);
+      lo = ts<wLo ? wLo : ts; hi = end>wHi ? wHi : end;
+      if( hi>lo ){
+        if( !ok ){ c->lo = lo; c->hi = hi; ok = 1; }
+        else if( lo>c->hi ){             /* the next run starts here */
+          c->nLo = lo; c->nHi = hi; c->hasNext = 1;
+          break;
+        }
+        else if( hi>c->hi ) c->hi = hi;
+      }
+    }
+    c->pos++;
+  }
+  return ok;
+}
+
+/* Put cursor x into the heap aHeap[0..*pnH) of cursors aCur (by run
+** start), or, when it has no run left, leave it out. */
+static void ucurPush(UCur *aCur, int64_t *aHeap, int64_t *pnH, int64_t x){
+  int64_t c = (*pnH)++;
+  while( c>0 && aCur[aHeap[(c-1)/2]].lo > aCur[x].lo ){ aHeap[c] = aHeap[(c-1)/2]; c = (c-1)/2; }
+  aHeap[c] = x;
+}
+
+/* The heap's top cursor moved on (ok: it has a run, else it is done):
+** restore the heap. */
+static void ucurFix(UCur *aCur, int64_t *aHeap, int64_t *pnH, int ok){
+  int64_t nH = *pnH, c = 0, x;
+  double key;
+  if( !ok ){ aHeap[0] = aHeap[--nH]; *pnH = nH; }
+  if( nH<2 ) return;
+  x = aHeap[0];
+  key = aCur[x].lo;
+  for(;;){
+    int64_t l = 2*c+1, m;
+    if( l>=nH ) break;
+    m = (l+1<nH && aCur[aHeap[l+1]].lo < aCur[aHeap[l]].lo) ? l+1 : l;
+    if( !(aCur[aHeap[m]].lo < key) ) break;
+    aHeap[c] = aHeap[m];
+    c = m;
+  }
+  aHeap[c] = x;
+}
+
 /* Lengths (µs) of two unions of the device events (non-Steps tracks), each
 ** clipped to [wLo, wHi): of the communication events (*pComm) and of the
 ** communication and compute events (*pAll).  The global breakdown (§4.4)
@@ -459,85 +617,54 @@ static double unionLen(const UnionAcc *u){
 ** as Python's floats (profsumEngEvFloat) and the window clipped in them, so that a
 ** trace with epoch timestamps (ulp 0.25 µs at 1.7e15) gives the
 ** reference's lengths rather than the exact ones.  The tracks are already
-** sorted by start in those doubles (aOrd), so a binary heap merges them by
-** start, and one walk in that order builds both unions: no copy of the
-** events and no sort (the global breakdown's memory). */
+** sorted by start in those doubles (aOrd), so each track's events make
+** their own union run by run (ucurNext: a line of back-to-back ops is a
+** few runs), and a binary heap merges the tracks' runs by start: the
+** union of the runs fed in order of start has the runs of the union of
+** the events, so the same doubles and the same sum, without sifting a
+** heap per event.  One heap per union, advanced in turn by the smaller
+** start, so that a track's two cursors read its events close together
+** (a track none of whose keys is communication has no cursor for it).
+** No copy of the events and no sort (the global breakdown's memory). */
 static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
                           double wLo, double wHi, double *pComm, double *pAll){
-  const int mask = (1<<CAT_COMM)|(1<<CAT_COMPUTE);
-  int64_t *aTk, *aPos, *aHeap, *aHint, *aCatH, nT = 0, nH = 0, t;
-  double *aLo, *aHi;
+  const int mAll = (1<<CAT_COMM)|(1<<CAT_COMPUTE), mComm = 1<<CAT_COMM;
+  UCur *aCur;
+  int64_t *aHeap, *aHeapC, nH = 0, nHC = 0, nCur = 0, t;
+  unsigned char *aHasComm;
   UnionAcc all = {0,0,0,0}, comm = {0,0,0,0};     /* the union of all, of communication */
-  /* per cursor h: its track aTk[h], its position aPos[h] in the track, and
-  ** its current event's clipped start aLo[h] (the heap's key, kept here so
-  ** that sifting compares numbers instead of walking to the events) and
-  ** clipped end aHi[h], and its category aCatH[h] */
-  aTk = sqlite3_malloc64(sizeof(int64_t)*7*(sqlite3_uint64)(e->nTrk+1));
-  if( aTk==0 ) return SQLITE_NOMEM;
-  aPos = aTk + e->nTrk + 1;
-  aHeap = aPos + e->nTrk + 1;
-  aLo = (double*)(aHeap + e->nTrk + 1);
-  aHi = aLo + e->nTrk + 1;
-  aHint = (int64_t*)(aHi + e->nTrk + 1);
-  aCatH = aHint + e->nTrk + 1;
-  /* Move cursor h to its next event in mask with a non-empty clip (its
-  ** clipped start and end into aLo[h], aHi[h]); 0 at end. */
-#define UADV(h, ok) do{ \
-    STrack *tr_ = &e->aTrk[aTk[h]]; ok = 0; \
-    while( aPos[h]<tr_->nEv ){ \
-      int32_t k_ = ORD(e, tr_->iFirst + aPos[h]); SEv *r_ = EV(e, k_); \
-      if( (mask>>aKeyCat[r_->key]) & 1 ){ \
-        double ts_, end_, lo_, hi_; \
-        profsumEngEvFloatIn(e, tr_, k_, &aHint[h], &ts_, &end_); \
-        lo_ = ts_<wLo ? wLo : ts_; hi_ = end_>wHi ? wHi : end_; \
-        if( hi_>lo_ ){ aLo[h] = lo_; aHi[h] = hi_; aCatH[h] = aKeyCat[r_->key]; ok = 1; break; } \
-      } \
-      aPos[h]++; \
-    } \
-  }while(0)
+  aCur = sqlite3_malloc64((sizeof(UCur)*2 + sizeof(int64_t)*2 + 1)*(sqlite3_uint64)(e->nTrk+1));
+  if( aCur==0 ) return SQLITE_NOMEM;
+  aHeap = (int64_t*)(aCur + 2*(e->nTrk+1));
+  aHeapC = aHeap + e->nTrk + 1;
+  aHasComm = (unsigned char*)(aHeapC + e->nTrk + 1);
+  memset(aHasComm, 0, (size_t)e->nTrk+1);
+  for(t=0; t<e->nKey; t++) if( aKeyCat[t]==CAT_COMM ) aHasComm[e->aKey[t].trk] = 1;
   for(t=0; t<e->nTrk; t++){
-    STrack *tr = &e->aTrk[t];
-    int ok;
+    const STrack *tr = &e->aTrk[t];
     if( !(tr->isDevice && !tr->isSteps) || tr->nEv==0 ) continue;
-    aTk[nT] = t; aPos[nT] = 0; aHint[nT] = 0;
-    UADV(nT, ok);
-    if( ok ){
-      /* sift up */
-      int64_t c = nH++;
-      aHeap[c] = nT;
-      while( c>0 && aLo[aHeap[(c-1)/2]] > aLo[aHeap[c]] ){
-        int64_t x = aHeap[c]; aHeap[c] = aHeap[(c-1)/2]; aHeap[(c-1)/2] = x; c = (c-1)/2;
-      }
-    }
-    nT++;
+    memset(&aCur[nCur], 0, sizeof(UCur));
+    aCur[nCur].trk = t;
+    if( ucurNext(e, aKeyCat, mAll, wLo, wHi, &aCur[nCur]) ) ucurPush(aCur, aHeap, &nH, nCur);
+    nCur++;
+    if( !aHasComm[t] ) continue;
+    memset(&aCur[nCur], 0, sizeof(UCur));
+    aCur[nCur].trk = t;
+    if( ucurNext(e, aKeyCat, mComm, wLo, wHi, &aCur[nCur]) ) ucurPush(aCur, aHeapC, &nHC, nCur);
+    nCur++;
   }
-  while( nH>0 ){
-    int64_t h = aHeap[0], c = 0;
-    int ok;
-    unionAdd(&all, aLo[h], aHi[h]);
-    if( aCatH[h]==CAT_COMM ) unionAdd(&comm, aLo[h], aHi[h]);
-    aPos[h]++;
-    UADV(h, ok);
-    if( !ok ) aHeap[0] = aHeap[--nH];
-    /* sift down: the smaller child picked without a branch (which one it
-    ** is cannot be predicted), moved up while below the cursor's key (the
-    ** same moves as swapping the cursor down) */
-    if( nH>1 ){
-      int64_t x = aHeap[0];
-      double key = aLo[x];
-      for(;;){
-        int64_t l = 2*c+1, m;
-        if( l>=nH ) break;
-        m = (l+1<nH && aLo[aHeap[l+1]] < aLo[aHeap[l]]) ? l+1 : l;
-        if( !(aLo[aHeap[m]] < key) ) break;
-        aHeap[c] = aHeap[m];
-        c = m;
-      }
-      aHeap[c] = x;
+  while( nH>0 || nHC>0 ){
+    if( nHC==0 || (nH>0 && aCur[aHeap[0]].lo<=aCur[aHeapC[0]].lo) ){
+      UCur *c = &aCur[aHeap[0]];
+      unionAdd(&all, c->lo, c->hi);
+      ucurFix(aCur, aHeap, &nH, ucurNext(e, aKeyCat, mAll, wLo, wHi, c));
+    }else{
+      UCur *c = &aCur[aHeapC[0]];
+      unionAdd(&comm, c->lo, c->hi);
+      ucurFix(aCur, aHeapC, &nHC, ucurNext(e, aKeyCat, mComm, wLo, wHi, c));
     }
   }
-#undef UADV
-  sqlite3_free(aTk);
+  sqlite3_free(aCur);
   *pAll = unionLen(&all);
   *pComm = unionLen(&comm);
   return SQLITE_OK;
@@ -645,6 +772,13 @@ typedef struct Agg {
   int64_t curRun;             /* the next entry of aRunPos/aRunId */
   int64_t compilePs;          /* host events named like a compilation, ps */
   int64_t transferPs;         /* transfer events, ps (engKpis' facts) */
+  /* the global breakdown's window (aggGlobalBreakdown): the smallest start
+  ** and the largest end, in the reference's doubles, of the compute events
+  ** of the device tracks other than Steps (hasW: there is one) */
+  double wLo, wHi;
+  int hasW;
+  int64_t hintW;              /* floatEntryNear's hint for them */
+  Gaps *pGaps;                /* the regions, fed by the event pass */
 } Agg;
 
 /* Allocate and clear a's arrays for e's names and keys.  SQLITE_OK or
@@ -679,6 +813,7 @@ static void aggFree(Agg *a){
   sqlite3_free(a->aNameFlag);
   sqlite3_free((void*)a->aFamily);
   profsumEngHmFree(&a->steps); profsumEngHmFree(&a->gpuSteps); profsumEngHmFree(&a->ctr);
+  profsumEngGapsFree(a->pGaps);
 }
 
 /* Event category per key (§1.4) into a->aKeyCat, the name tests cached
@@ -764,6 +899,13 @@ static int aggEventPass(Agg *a){
     HEnt *hStep;
     int64_t ex = profsumEngExcl(e, k, r);
     if( !t->isSteps ) a->aBucket[cat] += ex;
+    if( cat==CAT_COMPUTE && t->isDevice && !t->isSteps ){
+      double ts, end;
+      profsumEngEvFloatIn(e, t, (int32_t)k, &a->hintW, &ts, &end);
+      if( !a->hasW || ts<a->wLo ) a->wLo = ts;
+      if( !a->hasW || end>a->wHi ) a->wHi = end;
+      a->hasW = 1;
+    }
     /* compile and transfer time (engKpis' facts) */
     if( t->isHost && (a->aNameFlag[q->name] & 8) ) a->compilePs += EVDUR(e, r);
     if( a->aNameFlag[q->name] & 16 ) a->transferPs += EVDUR(e, r);
@@ -809,6 +951,7 @@ static int aggEventPass(Agg *a){
         a->aComm[m->comm][0]++; a->aComm[m->comm][1] += ex;
         a->aCommRef[m->comm] += xRef;
       }
+      if( (rc = profsumEngRegionOp(a->pGaps, r, q, xRef, ex)) ) return rc;
     }
   }
   return SQLITE_OK;
@@ -967,28 +1110,14 @@ static int aggFloatNesting(Agg *a, int64_t total){
 }
 
 /* Global timeline mode (§4.4) in the reference's doubles (µs), as its
-** sweep: the window of the devices' compute events, communication =
-** |C|, compute = |P ∪ C| - |C|, stall = the rest (unionOnDevices).  Into
+** sweep: the window of the devices' compute events (found by
+** aggEventPass), communication = |C|, compute = |P ∪ C| - |C|, stall =
+** the rest (unionOnDevices).  Into
 ** g[5] and *pTotal (0 without a window). */
 static int aggGlobalBreakdown(Agg *a, double g[5], double *pTotal){
   Engine *e = a->e;
-  double wLo = 0.0, wHi = 0.0;
-  int hasW = 0, rc;
-  int32_t t;
-  for(t=0; t<e->nTrk; t++){
-    const STrack *tr = &e->aTrk[t];
-    int64_t jj, hint = 0;
-    if( !tr->isDevice || tr->isSteps ) continue;
-    for(jj=0; jj<tr->nEv; jj++){
-      int32_t k = ORD(e, tr->iFirst + jj);
-      double ts, end;
-      if( a->aKeyCat[EV(e, k)->key]!=CAT_COMPUTE ) continue;
-      profsumEngEvFloatIn(e, tr, k, &hint, &ts, &end);
-      if( !hasW || ts<wLo ) wLo = ts;
-      if( !hasW || end>wHi ) wHi = end;
-      hasW = 1;
-    }
-  }
+  double wLo = a->wLo, wHi = a->wHi;
+  int hasW = a->hasW, rc;
   *pTotal = (hasW && wHi>wLo) ? wHi-wLo : 0.0;
   if( hasW && wHi>wLo ){
     double uComm = 0.0, uAll = 0.0;
@@ -1119,6 +1248,7 @@ static int aggWriteComm(Agg *a){
 int profsumEngAggregate(Engine *e){
   Agg a;
   int rc = aggInit(&a, e);
+  if( rc==SQLITE_OK ) rc = profsumEngRegionsBegin(e, &a.pGaps);
   if( rc==SQLITE_OK ){
     aggKeyCategories(&a);
     rc = aggEventPass(&a);
@@ -1132,7 +1262,7 @@ int profsumEngAggregate(Engine *e){
   if( rc==SQLITE_OK ) rc = aggWriteSteps(&a);
   if( rc==SQLITE_OK ) rc = aggWriteOps(&a);
   if( rc==SQLITE_OK ) rc = aggWriteComm(&a);
-  if( rc==SQLITE_OK ) rc = profsumEngGapsAndRegions(e);
+  if( rc==SQLITE_OK ) rc = profsumEngGapsAndRegions(a.pGaps);
   if( rc==SQLITE_OK ) rc = engKpis(e, a.compilePs, a.transferPs);
   aggFree(&a);
   return rc;

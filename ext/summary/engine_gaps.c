@@ -41,7 +41,7 @@ typedef struct PartsInfo {
   int nPart;
   int fallback;
   int32_t path4;       /* string id: first <= 4 parts joined */
-  int64_t nEv, exSum;  /* gapsRegionPass: its device ops and the sum of their
+  int64_t nEv, exSum;  /* profsumEngRegionOp: its device ops and the sum of their
                        ** exclusive ps, added to its regions' counts once */
 } PartsInfo;
 
@@ -314,6 +314,8 @@ typedef struct Gaps {
                             ** bestCount */
   int64_t nGapRow, nAllocGapRow;
   int32_t *aKeyPi;          /* per event key: its index in rx.aInfo, or -1 */
+  int64_t *aKeyN;           /* per event key: its device ops that count for
+                            ** pref (profsumEngRegionOp) */
   char *zTmp;               /* gapContext's buffer */
   char *zPath; int64_t nPathBuf;   /* a region's text (regionText) */
 } Gaps;
@@ -323,6 +325,7 @@ static void gapsFree(Gaps *g){
   regionCtxFree(&g->rx);
   sqlite3_free(g->zPath);
   sqlite3_free(g->aKeyPi);
+  sqlite3_free(g->aKeyN);
   sqlite3_free(g->aReg);
   sqlite3_free(g->aG);
   sqlite3_free(g->aMark);
@@ -354,50 +357,54 @@ static int gapsRegionsOfParts(Gaps *g, PartsInfo *pi){
   return SQLITE_OK;
 }
 
-/* Regions and preferred paths, in processing order, over the device ops.
-** The parts of an event are a function of its key (name, tf_op): looked
-** up once per key, and their regions once per parts (at their first
-** event, which creates the regions in the order of first appearance). */
-static int gapsRegionPass(Gaps *g){
-  Engine *e = g->e;
-  int64_t i, j;
-  int64_t hintRef = 0;      /* floatEntryNear's hint for the device ops */
-  int64_t curXr = 0;        /* profsumEngExclRefAt's cursor */
-  int64_t *aKeyN;           /* per key: its events that count for pref */
-  int rc = SQLITE_OK;
+/* See engine_int.h.  Regions and preferred paths over the device ops, in
+** processing order: the parts of an event are a function of its key
+** (name, tf_op), looked up once per key, and their regions once per parts
+** (at their first event, which creates the regions in the order of first
+** appearance). */
+int profsumEngRegionsBegin(Engine *e, Gaps **pp){
+  Gaps *g = sqlite3_malloc64(sizeof(Gaps));
+  int64_t i;
+  *pp = g;
+  if( g==0 ) return SQLITE_NOMEM;
+  memset(g, 0, sizeof(*g));
+  g->e = e;
   g->aKeyPi = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nKey+1));
-  if( g->aKeyPi==0 ) return SQLITE_NOMEM;
-  aKeyN = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nKey+1));
-  if( aKeyN==0 ) return SQLITE_NOMEM;
-  memset(aKeyN, 0, sizeof(int64_t)*(size_t)(e->nKey+1));
+  g->aKeyN = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nKey+1));
+  if( g->aKeyPi==0 || g->aKeyN==0 ) return SQLITE_NOMEM;
+  memset(g->aKeyN, 0, sizeof(int64_t)*(size_t)(e->nKey+1));
   for(i=0; i<e->nKey; i++) g->aKeyPi[i] = -1;
-  for(j=0; j<e->nEv && rc==SQLITE_OK; j++){
-    int32_t k = ORD(e, j);
-    SEv *r = EV(e, k);
-    const EvKey *q = KEY(e, r);
-    STrack *t = &e->aTrk[q->trk];
-    PartsInfo *pi;
-    int d;
-    double xRef;
-    int64_t ex;
-    if( !(t->isDevice && t->isDevOp) ) continue;
-    xRef = profsumEngExclRefIn(e, j, &curXr, profsumEngEvDurFloatIn(e, k, &hintRef));
-    if( g->aKeyPi[r->key]>=0 ){
-      pi = &g->rx.aInfo[g->aKeyPi[r->key]];
-    }else{
-      if( (rc = partsOf(e, &g->rx, q->name, q->tfop, &pi)) ) break;
-      g->aKeyPi[r->key] = (int32_t)(pi - g->rx.aInfo);
-    }
-    if( pi->aRegIx==0 && pi->nPart>0 && (rc = gapsRegionsOfParts(g, pi)) ) break;
-    ex = profsumEngExcl(e, k, r);
-    /* the doubles in event order, as the reference adds them; the exact
-    ** counts and sums (whose order does not matter) per parts, below */
-    pi->nEv++;
-    pi->exSum += ex;
-    for(d=1; d<=pi->nPart; d++) g->aReg[pi->aRegIx[d-1]].inclRef += xRef;
-    if( pi->nPart>0 ) g->aReg[pi->aRegIx[pi->nPart-1]].exclRef += xRef;
-    if( q->tfop>=0 && !pi->fallback && pi->path4>=0 ) aKeyN[r->key]++;
+  return SQLITE_OK;
+}
+
+/* See engine_int.h. */
+int profsumEngRegionOp(Gaps *g, const SEv *r, const EvKey *q, double xRef, int64_t ex){
+  PartsInfo *pi;
+  int d, rc;
+  if( g->aKeyPi[r->key]>=0 ){
+    pi = &g->rx.aInfo[g->aKeyPi[r->key]];
+  }else{
+    if( (rc = partsOf(g->e, &g->rx, q->name, q->tfop, &pi)) ) return rc;
+    g->aKeyPi[r->key] = (int32_t)(pi - g->rx.aInfo);
   }
+  if( pi->aRegIx==0 && pi->nPart>0 && (rc = gapsRegionsOfParts(g, pi)) ) return rc;
+  /* the doubles in event order, as the reference adds them; the exact
+  ** counts and sums (whose order does not matter) per parts, below */
+  pi->nEv++;
+  pi->exSum += ex;
+  for(d=1; d<=pi->nPart; d++) g->aReg[pi->aRegIx[d-1]].inclRef += xRef;
+  if( pi->nPart>0 ) g->aReg[pi->aRegIx[pi->nPart-1]].exclRef += xRef;
+  if( q->tfop>=0 && !pi->fallback && pi->path4>=0 ) g->aKeyN[r->key]++;
+  return SQLITE_OK;
+}
+
+/* After every device op went through profsumEngRegionOp: the regions'
+** exact counts and sums from those of the parts, and the (op name, path)
+** counts of pref from those of the keys.  SQLITE_OK or SQLITE_NOMEM. */
+static int gapsRegionEnd(Gaps *g){
+  Engine *e = g->e;
+  int64_t i;
+  int rc = SQLITE_OK;
   for(i=0; i<g->rx.nInfo && rc==SQLITE_OK; i++){
     const PartsInfo *pi = &g->rx.aInfo[i];
     int d;
@@ -412,14 +419,13 @@ static int gapsRegionPass(Gaps *g){
   /* (op name, path) counts of pref from those of the keys: the pick
   ** (gapsPickPreferred) does not depend on the order they are added in */
   for(i=0; i<e->nKey && rc==SQLITE_OK; i++){
-    if( aKeyN[i]>0 ){
+    if( g->aKeyN[i]>0 ){
       const PartsInfo *pi = &g->rx.aInfo[g->aKeyPi[i]];
       HEnt *h = profsumEngHmGet(&g->pref, e->aKey[i].name, pi->path4, 1, 0);
       if( h==0 ) rc = SQLITE_NOMEM;
-      else h->v1 += aKeyN[i];
+      else h->v1 += g->aKeyN[i];
     }
   }
-  sqlite3_free(aKeyN);
   return rc;
 }
 
@@ -704,24 +710,24 @@ static int gapsWrite(Gaps *g){
   return rc;
 }
 
-/* Gaps (§4.8), regions (§4.9) and gap contexts (§4.10): the steps above
-** in order.  SQLITE_OK or the first error (profsumEngErr's, or
-** SQLITE_NOMEM). */
-int profsumEngGapsAndRegions(Engine *e){
-  Gaps g;
-  int rc;
-  memset(&g, 0, sizeof(g));
-  g.e = e;
-  rc = gapsRegionPass(&g);
-  if( rc==SQLITE_OK ) rc = gapsPruneUnary(&g);
-  if( rc==SQLITE_OK ) rc = gapsWriteRegions(&g);
-  if( rc==SQLITE_OK ) rc = gapsPickPreferred(&g);
-  if( rc==SQLITE_OK ) rc = gapsPass(&g);
+/* See engine_int.h: the steps above in order. */
+int profsumEngGapsAndRegions(Gaps *g){
+  int rc = gapsRegionEnd(g);
+  if( rc==SQLITE_OK ) rc = gapsPruneUnary(g);
+  if( rc==SQLITE_OK ) rc = gapsWriteRegions(g);
+  if( rc==SQLITE_OK ) rc = gapsPickPreferred(g);
+  if( rc==SQLITE_OK ) rc = gapsPass(g);
   if( rc==SQLITE_OK ){
-    gapsPickMarkers(&g);
-    rc = gapsWrite(&g);
+    gapsPickMarkers(g);
+    rc = gapsWrite(g);
   }
-  gapsFree(&g);
   return rc;
+}
+
+/* See engine_int.h. */
+void profsumEngGapsFree(Gaps *g){
+  if( g==0 ) return;
+  gapsFree(g);
+  sqlite3_free(g);
 }
 #undef GAPROW

@@ -193,6 +193,8 @@ struct ProfsumEngine {
   int64_t lastPid, lastTid; int32_t lastTrk;   /* the previous event's track */
   profsum_ps origin; int hasOrigin;
   profsum_ps tsMin, endMax; int hasRange;
+  int64_t tsMaxRec;     /* the largest SEv.ts of the events (set by the
+                        ** counting pass of profsumEngOrder) */
   int64_t nEntries;
   ProfsumStopFn xStop;             /* asked now and then while reading, or 0 */
   void *pStopArg;
@@ -389,9 +391,23 @@ void profsumEngJsonAppendStr(sqlite3_str *p, const char *z, int64_t n);
 void profsumEngAddBits(int64_t *pSlot, double x);
 /* The double whose bits v holds. */
 double profsumEngBitsDouble(int64_t v);
-/* Compute and write the gaps (§4.8), regions (§4.9) and gap contexts
-** (§4.10).  SQLITE_OK or an error. */
-int profsumEngGapsAndRegions(Engine *e);
+/* The state of the regions (§4.9) and gaps (§4.8) of an engine. */
+typedef struct Gaps Gaps;
+/* Start the regions of e into *pp (made even on an error: free it with
+** profsumEngGapsFree).  SQLITE_OK or SQLITE_NOMEM. */
+int profsumEngRegionsBegin(Engine *e, Gaps **pp);
+/* Account device op r (key q, exclusive time ex ps, xRef its exclusive
+** time in the reference's doubles) to its regions: called for every
+** device op in processing order (the regions' doubles are added in that
+** order and are made in order of first appearance).  SQLITE_OK or an
+** error (SQLITE_NOMEM, or the hierarchy parts'). */
+int profsumEngRegionOp(Gaps *g, const SEv *r, const EvKey *q, double xRef, int64_t ex);
+/* Once every device op went through profsumEngRegionOp: compute and
+** write the regions (§4.9), gaps (§4.8) and gap contexts (§4.10).
+** SQLITE_OK or an error. */
+int profsumEngGapsAndRegions(Gaps *g);
+/* Free g (0: a no-op). */
+void profsumEngGapsFree(Gaps *g);
 
 /* engine_aggregate.c */
 /* Compute and write every aggregate of stage A.  SQLITE_OK or an error. */

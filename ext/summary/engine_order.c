@@ -429,6 +429,7 @@ static int xpLineTolerance(Engine *e, int *pGrouped, int64_t *pnRun){
   for(i=0; i<e->nEv; i++){
     const SEv *r = EV(e, i);
     int32_t k = KEY(e, r)->trk;
+    if( i==0 || r->ts>e->tsMaxRec ) e->tsMaxRec = r->ts;
     profsum_ps w = e->aTrk[k].xpBase + r->ts;
     /* the same double either way; the 64-bit conversion is one instruction */
     double off = (w>=INT64_MIN && w<=INT64_MAX) ? (double)(int64_t)w : (double)w;
@@ -519,6 +520,7 @@ int profsumEngOrder(Engine *e){
     for(i=0; i<n; i++){
       const SEv *r = EV(e, i);
       int32_t k = KEY(e, r)->trk;
+      if( i==0 || r->ts>e->tsMaxRec ) e->tsMaxRec = r->ts;
       e->aTrk[k].nEv++;
       nRun += r->runid>=0;
       if( k<prev ) grouped = 0;

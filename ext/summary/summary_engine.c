@@ -164,15 +164,12 @@ static int engNotATrace(Engine *e){
 ** to a cap, so later steps vanish from every track): the exact cap counts,
 ** or at least 100,000 events whose latest start lies more than 10 % of the
 ** profile's span before its latest end.  Noted as diagnostic
-** capped_export, not as a quality warning of the v1 document. */
+** capped_export, not as a quality warning of the v1 document.  After
+** profsumEngOrder, whose counting pass found the latest start. */
 static void engCappedExport(Engine *e){
-  int64_t i, maxTs = 0;
+  int64_t maxTs = e->tsMaxRec;
   char z[300];
   if( !e->hasRange || e->nEv==0 ) return;
-  for(i=0; i<e->nEv; i++){
-    const SEv *r = EV(e, i);
-    if( i==0 || r->ts>maxTs ) maxTs = r->ts;
-  }
   {
     double span = US(e->endMax - e->tsMin), tail = US(e->endMax - (e->origin + maxTs));
     int atCap = e->nEv==1000000 || e->nEv==5000000;
@@ -218,11 +215,11 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
     if( rc==SQLITE_OK ) rc = engNotATrace(e);
   }
   if( rc==SQLITE_OK ) rc = e->diagRc;
-  if( rc==SQLITE_OK ) engCappedExport(e);
   if( rc==SQLITE_NOMEM ) profsumEngNoMem(e, "reading the events");
   if( rc==SQLITE_OK && (rc = profsumEngOrder(e))==SQLITE_NOMEM ){
     profsumEngNoMem(e, "ordering the events and their nesting");
   }
+  if( rc==SQLITE_OK ) engCappedExport(e);
   /* (a kind's total, when it had more rows than are stored, is written as
   ** a 'suppressed' row with the rest: engine_diag.c) */
   pInfo->nEntries = e->nEntries;

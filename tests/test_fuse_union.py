@@ -1,0 +1,136 @@
+"""The global breakdown's unions (§4.4, profsum_agg_breakdown rows of mode
+exclusive_global) when each device track's events are first merged into
+the track's own runs and the runs of all tracks are merged by start
+(engine_aggregate.c, unionOnDevices and ucurNext), and the window of the
+compute events is found by the event pass (aggEventPass).
+
+The reference's arithmetic, rebuilt here in Python floats: every event of
+a device track other than Steps is (float(ts), float(ts) + float(dur)),
+clipped to the window [smallest compute start, largest compute end); the
+communication events' union C and the communication and compute events'
+union A, each added run by run in order of start.  Rows: communication =
+|C|, compute = |A| - |C|, stall = window - |A|, total = window; equal to
+the last bit.  The captures have several devices with several lines each,
+runs that touch, nest and overlap across lines, communication events on
+some lines only, a Steps line and a host thread (both left out), and
+timestamps whose doubles lose digits (epoch microseconds)."""
+import json
+import random
+import unittest
+
+from util import connect, TempDir
+
+
+def union_len(iv):
+    n, lo, hi = 0.0, None, None
+    for a, b in sorted(iv, key=lambda x: x[0]):
+        if lo is None:
+            lo, hi = a, b
+        elif a > hi:
+            n += hi - lo
+            lo, hi = a, b
+        elif b > hi:
+            hi = b
+    return n + (hi - lo) if lo is not None else 0.0
+
+
+def reference(tracks):
+    """tracks: {(pid, tid): (is_device_line, [(name, ts_text, dur_text)])}."""
+    ev = []
+    for (dev, evs) in tracks.values():
+        if not dev:
+            continue
+        for name, ts, dur in evs:
+            t = float(ts)
+            ev.append((t, t + float(dur), name.startswith("all-reduce")))
+    comp = [e for e in ev if not e[2]]
+    if not comp:
+        return None
+    ws, we = min(e[0] for e in comp), max(e[1] for e in comp)
+    if not we > ws:
+        return None
+    clip = [(max(a, ws), min(b, we), c) for a, b, c in ev]
+    clip = [x for x in clip if x[1] > x[0]]
+    u_all = union_len([(a, b) for a, b, _ in clip])
+    u_comm = union_len([(a, b) for a, b, c in clip if c])
+    return {"communication": u_comm, "compute": u_all - u_comm, "stall": (we - ws) - u_all,
+            "total": we - ws}
+
+
+def trace_text(ndev, tracks):
+    parts = []
+    for d in range(ndev):
+        parts.append(json.dumps({"ph": "M", "name": "process_name", "pid": d + 1,
+                                 "args": {"name": "/device:TPU:%d" % d}}))
+    parts.append(json.dumps({"ph": "M", "name": "process_name", "pid": 99,
+                             "args": {"name": "/host:CPU"}}))
+    for (pid, tid), (_, evs) in tracks.items():
+        tname = "Steps" if tid == 1 and pid != 99 else ("python" if pid == 99 else "XLA Ops %d" % tid)
+        parts.append(json.dumps({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                                 "args": {"name": tname}}))
+        for name, ts, dur in evs:
+            parts.append('{"ph":"X","pid":%d,"tid":%d,"name":%s,"ts":%s,"dur":%s}'
+                         % (pid, tid, json.dumps(name), ts, dur))
+    return '{"displayTimeUnit":"ns","traceEvents":[' + ",".join(parts) + "]}"
+
+
+def capture(rng, base):
+    ndev = rng.randint(1, 3)
+    tracks = {}
+    for d in range(ndev):
+        for tid in range(1, rng.randint(2, 5)):
+            evs, t = [], base
+            comm_line = rng.random() < 0.5
+            for k in range(rng.randint(1, 60)):
+                t += rng.choice([0.0, 0.0, 0.1, 0.7, 1.3, 5.0])
+                name = ("all-reduce.%d" % k) if comm_line and rng.random() < 0.4 else "fusion.%d" % k
+                dur = rng.choice(["0.7", "0.1", "2.2", "10.5", "0.106", "1.3"])
+                evs.append((name, repr(t), dur))
+                if rng.random() < 0.5:
+                    t += float(dur)        # the next one touches this one's end
+            tracks[(d + 1, tid)] = (tid != 1, evs)
+    tracks[(99, 5)] = (False, [("fusion.host", repr(base - 50.0), "1000")])
+    return ndev, tracks
+
+
+class FuseUnionTest(unittest.TestCase):
+    def check(self, td, i, ndev, tracks):
+        path = td.write("u%d.json" % i, trace_text(ndev, tracks))
+        db = connect()
+        try:
+            tid = db.execute("SELECT profsum_import(?)", (path,)).fetchone()[0]
+            got = dict(db.execute("SELECT category, duration FROM profsum_agg_breakdown WHERE trace_id=? "
+                                  "AND mode='exclusive_global'", (tid,)).fetchall())
+        finally:
+            db.close()
+        want = reference(tracks)
+        if want is None:
+            self.assertEqual(got.get("total"), 0.0)
+            return
+        for k in ("communication", "compute", "stall", "total"):
+            self.assertEqual(got[k], want[k], (i, k))
+
+    def test_fixed(self):
+        # two lines of one device: back-to-back ops on one, a collective
+        # nested in a long op on the other, a Steps line and a host thread
+        tracks = {(1, 2): (True, [("fusion.1", "0", "1"), ("fusion.2", "1", "1"),
+                                  ("fusion.3", "2.5", "1"), ("all-reduce.1", "2.6", "0.2")]),
+                  (1, 3): (True, [("fusion.4", "0.5", "4"), ("all-reduce.2", "1", "1"),
+                                  ("all-reduce.3", "1.5", "2"), ("fusion.5", "9", "1")]),
+                  (1, 1): (False, [("1", "0", "20")]),
+                  (99, 5): (False, [("fusion.h", "-5", "100")])}
+        with TempDir() as td:
+            self.check(td, 0, 1, tracks)
+
+    def test_random(self):
+        rng = random.Random(20261129)
+        with TempDir() as td:
+            for i in range(40):
+                base = rng.choice([0.0, 0.01, 1929316.68, 1700000000.1, 1700000000000000.0])
+                ndev, tracks = capture(rng, base)
+                with self.subTest(case=i):
+                    self.check(td, i + 1, ndev, tracks)
+
+
+if __name__ == "__main__":
+    unittest.main()
