@@ -215,6 +215,9 @@ typedef struct XpPipe {
   int bStop;                      /* the consumer stopped: the producer ends */
   int bProdWait, bConsWait;       /* a side waits (the other signals then only) */
   int bEnded;                     /* the producer thread returned */
+  int stopFlag;                   /* bStop, read without the mutex (atomics):
+                                  ** the producer thread's stop check, which
+                                  ** the sources it opens (gzip) ask */
   pthread_mutex_t mu;
   pthread_cond_t cv;
   pthread_t thread;
@@ -615,9 +618,17 @@ static void xpProduce(XpPipe *q){
   xpFlush(q);
 }
 
+/* The producer thread's stop check (profsumStopPush): the consumer
+** stopped. */
+static int xpProducerStop(void *pArg){
+  return __atomic_load_n(&((XpPipe*)pArg)->stopFlag, __ATOMIC_RELAXED);
+}
+
 static void *xpProducerMain(void *pArg){
   XpPipe *q = (XpPipe*)pArg;
+  ProfsumStopCheck prev = profsumStopPush(xpProducerStop, q);
   xpProduce(q);
+  profsumStopPop(prev);
   pthread_mutex_lock(&q->mu);
   q->bEnded = 1;
   if( q->bConsWait ) pthread_cond_signal(&q->cv);
@@ -844,7 +855,10 @@ static int xpRunPipe(XpPipe *q){
     pthread_mutex_lock(&q->mu);
     q->iHead = (q->iHead+1) % XP_NSLOT;
     q->nPub--;
-    if( rc!=SQLITE_OK ) q->bStop = 1;
+    if( rc!=SQLITE_OK ){
+      q->bStop = 1;
+      __atomic_store_n(&q->stopFlag, 1, __ATOMIC_RELAXED);
+    }
     if( q->bProdWait && (q->nPub<=XP_NSLOT/2 || q->bStop) ) pthread_cond_signal(&q->cv);
     pthread_mutex_unlock(&q->mu);
     if( rc!=SQLITE_OK ) break;
