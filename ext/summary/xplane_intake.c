@@ -171,7 +171,9 @@ typedef struct XpItem {
   } u;
 } XpItem;
 
-#define XP_NSLOT      4          /* batches in the ring */
+#define XP_NSLOT      8          /* batches in the ring */
+#define XP_WAKE       (XP_NSLOT/2)   /* a waiting side is woken once this
+                                 ** many batches are ready (free) */
 #define XP_BATCH_N    1024       /* items (and XpTxt) per batch */
 #define XP_BATCH_BYTES 65536     /* a batch ends once its bytes pass this */
 
@@ -215,6 +217,7 @@ typedef struct XpPipe {
   int bStop;                      /* the consumer stopped: the producer ends */
   int bProdWait, bConsWait;       /* a side waits (the other signals then only) */
   int bEnded;                     /* the producer thread returned */
+  int bBarrier;                   /* the producer waits for the ring to drain */
   int stopFlag;                   /* bStop, read without the mutex (atomics):
                                   ** the producer thread's stop check, which
                                   ** the sources it opens (gzip) ask */
@@ -256,7 +259,7 @@ static int xpFlush(XpPipe *q){
   }
   pthread_mutex_lock(&q->mu);
   q->nPub++;
-  if( q->bConsWait ) pthread_cond_signal(&q->cv);
+  if( q->bConsWait && q->nPub>=XP_WAKE ) pthread_cond_signal(&q->cv);
   q->iFill = (q->iFill+1) % XP_NSLOT;
   if( q->nPub==XP_NSLOT && !q->bStop ){
     /* the ring is full: wait until half of it is free (one wake-up per
@@ -280,11 +283,14 @@ static int xpBarrier(XpPipe *q){
   if( q->aSlot[q->iFill].n>0 && xpFlush(q) ) return 1;
   if( !q->bThread ) return q->bStop;
   pthread_mutex_lock(&q->mu);
+  q->bBarrier = 1;
+  if( q->bConsWait ) pthread_cond_signal(&q->cv);
   while( q->nPub>0 && !q->bStop ){
     q->bProdWait = 1;
     pthread_cond_wait(&q->cv, &q->mu);
     q->bProdWait = 0;
   }
+  q->bBarrier = 0;
   stop = q->bStop;
   pthread_mutex_unlock(&q->mu);
   return stop;
@@ -838,9 +844,13 @@ static int xpRunPipe(XpPipe *q){
   for(;;){
     XpBatch *b;
     pthread_mutex_lock(&q->mu);
-    while( q->nPub==0 && !q->bEnded ){
+    /* an empty ring: wait until XP_WAKE batches are ready (one wake-up
+    ** for them all), the producer waits for the ring to drain, or ended */
+    if( q->nPub==0 && !q->bEnded ){
       q->bConsWait = 1;
-      pthread_cond_wait(&q->cv, &q->mu);
+      do{
+        pthread_cond_wait(&q->cv, &q->mu);
+      }while( q->nPub==0 ? !q->bEnded : (q->nPub<XP_WAKE && !q->bBarrier && !q->bEnded) );
       q->bConsWait = 0;
     }
     if( q->nPub==0 ){
