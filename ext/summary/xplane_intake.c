@@ -23,6 +23,15 @@
 ** (quality warnings and diagnostics): a line out of timeline order is
 ** sorted by the engine (kind xplane_unsorted_line), a string field that
 ** is not UTF-8 is read with U+FFFD (kind xplane_invalid_utf8).
+**
+** The read is a pipeline: a producer (a thread of its own when threads
+** are allowed) runs the decoder and the insights and does the engine-free
+** part of the intake, writing items (planes, lines, events with their
+** texts, the decoder's diagnostics, the end) into batches; the calling
+** thread takes them from a ring of XP_NSLOT batches and does what touches
+** the engine.  Items keep the order of the one-thread walk, so every row,
+** diagnostic and error is the same with PROFSUM_THREADS=0 (where each
+** batch is consumed as soon as it is full).
 */
 #include "profsum_int.h"
 #include "profsum_reader.h"
