@@ -228,8 +228,9 @@ typedef struct XpPipe {
   int bEnded;                     /* the producer thread returned */
   int bBarrier;                   /* the producer waits for the ring to drain */
   int stopFlag;                   /* bStop, read without the mutex (atomics):
-                                  ** the producer thread's stop check, which
-                                  ** the sources it opens (gzip) ask */
+                                  ** by xpPush, and by the producer thread's
+                                  ** stop check, which the sources it opens
+                                  ** (gzip) ask */
   pthread_mutex_t mu;
   pthread_cond_t cv;
   pthread_t thread;
@@ -263,7 +264,7 @@ static int xpFlush(XpPipe *q){
   if( !q->bThread ){
     int rc = xpConsume(q, b);
     b->n = b->nTxt = 0; b->nByte = 0;
-    if( rc!=SQLITE_OK ){ q->cRc = rc; q->bStop = 1; }
+    if( rc!=SQLITE_OK ){ q->cRc = rc; q->bStop = 1; q->stopFlag = 1; }
     return q->bStop;
   }
   pthread_mutex_lock(&q->mu);
@@ -308,7 +309,7 @@ static int xpBarrier(XpPipe *q){
 static XpItem *xpPush(XpPipe *q, int bTxt, int64_t nByte){
   XpBatch *b = &q->aSlot[q->iFill];
   XpItem *it;
-  if( q->bStop ) return 0;
+  if( __atomic_load_n(&q->stopFlag, __ATOMIC_RELAXED) ) return 0;
   if( b->n>=XP_BATCH_N || (bTxt && b->nTxt>=XP_BATCH_N) || (b->n>0 && b->nByte+nByte>XP_BATCH_BYTES) ){
     if( xpFlush(q) ) return 0;
     b = &q->aSlot[q->iFill];
@@ -617,7 +618,7 @@ static int xpProduceWalk(XpPipe *q){
     if( rc!=SQLITE_DONE ) return rc;
   }
   if( q->prRc ) return q->prRc;          /* out of memory in xpPush */
-  if( q->bStop ) return XP_STOPPED;
+  if( __atomic_load_n(&q->stopFlag, __ATOMIC_RELAXED) ) return XP_STOPPED;
   return rc;
 }
 
