@@ -640,6 +640,8 @@ static int xpProducerStop(void *pArg){
   return __atomic_load_n(&((XpPipe*)pArg)->stopFlag, __ATOMIC_RELAXED);
 }
 
+/* The producer thread (pArg: the XpPipe): the walk under its own stop
+** check, then bEnded for a consumer that waits. */
 static void *xpProducerMain(void *pArg){
   XpPipe *q = (XpPipe*)pArg;
   ProfsumStopCheck prev = profsumStopPush(xpProducerStop, q);
