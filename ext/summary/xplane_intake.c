@@ -23,6 +23,15 @@
 ** (quality warnings and diagnostics): a line out of timeline order is
 ** sorted by the engine (kind xplane_unsorted_line), a string field that
 ** is not UTF-8 is read with U+FFFD (kind xplane_invalid_utf8).
+**
+** The read is a pipeline: a producer (a thread of its own when threads
+** are allowed) runs the decoder and the insights and does the engine-free
+** part of the intake, writing items (planes, lines, events with their
+** texts, the decoder's diagnostics, the end) into batches; the calling
+** thread takes them from a ring of XP_NSLOT batches and does what touches
+** the engine.  Items keep the order of the one-thread walk, so every row,
+** diagnostic and error is the same with PROFSUM_THREADS=0 (where each
+** batch is consumed as soon as it is full).
 */
 #include "profsum_int.h"
 #include "profsum_reader.h"
@@ -68,45 +77,12 @@ static void xpMapStats(const ProfsumXpStat *a, int n, const ProfsumXpStat **ap){
   }
 }
 
-/* Copy z[0..n) into the growing buffer *ppB (capacity *pnB), NUL-terminated. */
-static int xpCopy(char **ppB, int64_t *pnB, const char *z, int64_t n){
-  if( n+1>*pnB ){
-    int64_t nNew = (n+1)*2;
-    char *a = sqlite3_realloc64(*ppB, (sqlite3_uint64)nNew);
-    if( a==0 ) return SQLITE_NOMEM;
-    *ppB = a; *pnB = nNew;
-  }
-  if( n ) memcpy(*ppB, z, (size_t)n);
-  (*ppB)[n] = 0;
-  return SQLITE_OK;
-}
-
-/* The text of stat st when its value is a string (str, bytes with U+FFFD
-** for what is not UTF-8, ref: the referenced name or the key in decimal),
-** copied into *ppB (*pz, *pn): 1.  0 when st is 0 or holds a number. */
-static int xpStr(ProfsumXp *p, const ProfsumXpStat *st, char **ppB, int64_t *pnB,
-                 const char **pz, int64_t *pn, int *pRc){
-  const char *z = 0; int64_t n = 0;
-  *pRc = SQLITE_OK;
-  if( st==0 ) return 0;
-  if( st->eType==PROFSUM_XV_STR ){
-    z = st->z; n = st->n;
-  }else if( st->eType==PROFSUM_XV_BYTES || st->eType==PROFSUM_XV_REF ){
-    if( (*pRc = profsumXpStatText(p, st, &z, &n))!=SQLITE_OK ) return 0;
-    if( z==0 ) return 0;
-  }else{
-    return 0;
-  }
-  if( (*pRc = xpCopy(ppB, pnB, z, n))!=SQLITE_OK ) return 0;
-  *pz = *ppB; *pn = n;
-  return 1;
-}
-
 /* 1 for the ASCII characters of Python's str.isspace() (what strip()
 ** removes from an ASCII text). */
 static int xpSpace(unsigned char c){
   return c==' ' || (c>=0x09 && c<=0x0d) || (c>=0x1c && c<=0x1f);
 }
+
 
 /* What an event takes from its stats (string ids, -1: absent). */
 typedef struct XpDerived {
@@ -116,121 +92,6 @@ typedef struct XpDerived {
   int32_t keyTrk, key;  /* the event key these fields made on track keyTrk
                         ** (profsumEngAdd), -1 -1 until one is made */
 } XpDerived;
-
-/* The derived fields of summary §6.1 of event ev (name: its shown name's
-** id), from its metadata's stats and its own. */
-static int xpDerive(ProfsumEngine *e, ProfsumXp *p, const ProfsumXpEvent *ev, int32_t name,
-                    XpDerived *d, char **apB, int64_t *anB){
-  const ProfsumXpStat *ap[XK_N];
-  const ProfsumXpEventMeta *m = ev->pMeta;
-  const char *z, *zT; int64_t n, nT;
-  int rc = SQLITE_OK, k;
-  memset(ap, 0, sizeof(ap));
-  xpMapStats(m->aStat, m->nStat, ap);
-  xpMapStats(ev->aStat, ev->nStat, ap);
-  d->name = name;
-  d->tfop = d->source = d->sig = d->runid = -1;
-  d->hasStep = 0;
-  d->step = 0;
-  d->keyTrk = d->key = -1;
-  /* tf_op, with the XlaModule rule */
-  if( xpStr(p, ap[XK_TF_OP], &apB[0], &anB[0], &zT, &nT, &rc) && nT>0 ){
-    int64_t a = 0, b = nT;
-    while( a<b && xpSpace((unsigned char)zT[a]) ) a++;
-    while( b>a && xpSpace((unsigned char)zT[b-1]) ) b--;
-    while( b>a && zT[b-1]==':' ) b--;
-    if( b-a==9 && memcmp(zT+a, "XlaModule", 9)==0
-     && xpStr(p, ap[XK_NAME], &apB[1], &anB[1], &z, &n, &rc) && n>0 ){
-      rc = profsumEngIntern(e, z, n, &d->tfop);
-    }else if( rc==SQLITE_OK ){
-      rc = profsumEngIntern(e, zT, nT, &d->tfop);
-    }
-  }
-  if( rc ) return rc;
-  /* source: the first string of source, source_file, file_name */
-  for(k=XK_SOURCE; k<=XK_FILE_NAME && rc==SQLITE_OK; k++){
-    if( xpStr(p, ap[k], &apB[1], &anB[1], &z, &n, &rc) && n>0 ){
-      rc = profsumEngIntern(e, z, n, &d->source);
-      break;
-    }
-  }
-  if( rc ) return rc;
-  /* long_name (its shape signature): the string, else the raw name when
-  ** it differs from the shown name */
-  {
-    int has = xpStr(p, ap[XK_LONG_NAME], &apB[1], &anB[1], &z, &n, &rc) && n>0;
-    if( rc ) return rc;
-    if( !has && m->nDisplay>0 && (m->nName!=m->nDisplay || memcmp(m->zName, m->zDisplay, (size_t)m->nName)!=0) ){
-      z = m->zName; n = m->nName;
-      has = n>0;
-    }
-    if( has && (rc = profsumEngSig(e, name, z, n, &d->sig))!=SQLITE_OK ) return rc;
-  }
-  /* run_id: a string as is; a number → the decimal text of its integer
-  ** part (toward zero) */
-  {
-    const ProfsumXpStat *st = ap[XK_RUN_ID];
-    char zBuf[400];
-    if( xpStr(p, st, &apB[1], &anB[1], &z, &n, &rc) ){
-      rc = profsumEngIntern(e, z, n, &d->runid);
-    }else if( rc==SQLITE_OK && st ){
-      zBuf[0] = 0;
-      if( st->eType==PROFSUM_XV_INT64 ) sqlite3_snprintf(sizeof(zBuf), zBuf, "%lld", (long long)st->iVal);
-      else if( st->eType==PROFSUM_XV_UINT64 ) sqlite3_snprintf(sizeof(zBuf), zBuf, "%llu", (unsigned long long)st->uVal);
-      else if( st->eType==PROFSUM_XV_DOUBLE && isfinite(st->rVal) ){
-        double t = trunc(st->rVal);
-        if( t==0.0 ) memcpy(zBuf, "0", 2);
-        else snprintf(zBuf, sizeof(zBuf), "%.0f", t);   /* exact: an integral double */
-      }
-      if( zBuf[0] ) rc = profsumEngIntern(e, zBuf, (int64_t)strlen(zBuf), &d->runid);
-    }
-    if( rc ) return rc;
-  }
-  /* step_num, then step: an integer; a float toward zero; a string by
-  ** Python int() (unparsable: the next key) */
-  for(k=XK_STEP_NUM; k<=XK_STEP && !d->hasStep; k++){
-    const ProfsumXpStat *st = ap[k];
-    int64_t v;
-    if( st==0 ) continue;
-    if( st->eType==PROFSUM_XV_INT64 ){ d->step = st->iVal; d->hasStep = 1; }
-    else if( st->eType==PROFSUM_XV_UINT64 ){
-      if( st->uVal<=(uint64_t)INT64_MAX ){ d->step = (int64_t)st->uVal; d->hasStep = 1; }
-    }else if( st->eType==PROFSUM_XV_DOUBLE ){
-      if( isfinite(st->rVal) && fabs(st->rVal)<0x1p63 ){ d->step = (int64_t)trunc(st->rVal); d->hasStep = 1; }
-    }else if( xpStr(p, st, &apB[1], &anB[1], &z, &n, &rc) ){
-      if( profsumEngPyInt(z, n, &v)==0 ){ d->step = v; d->hasStep = 1; }
-    }
-    if( rc ) return rc;
-  }
-  return SQLITE_OK;
-}
-
-/* The reading context: the engine and what the decoder's diagnostics
-** count. */
-typedef struct XpRead {
-  ProfsumEngine *e;
-  int64_t nBadUtf8;     /* string fields read with U+FFFD */
-} XpRead;
-
-/* Diagnostics of the XSpace decoder: stored as the engine's, invalid UTF-8
-** under its own kind (the reference fails the file for it). */
-static void xpDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, const char *zDetail){
-  XpRead *x = (XpRead*)pCtx;
-  if( strcmp(zKind, "invalid_utf8")==0 ){
-    x->nBadUtf8++;
-    zKind = "xplane_invalid_utf8";
-  }
-  profsumEngDiag(x->e, idx, off, zKind, zDetail);
-}
-
-/* The name of plane or line i: z[0..n) when not empty, else zFmt with i
-** ("xplane:%lld", "xline:%lld").  *pId or SQLITE_NOMEM. */
-static int xpNameOr(ProfsumEngine *e, const char *z, int64_t n, const char *zFmt, int64_t i, int32_t *pId){
-  char zBuf[40];
-  if( n>0 ) return profsumEngIntern(e, z, n, pId);
-  sqlite3_snprintf(sizeof(zBuf), zBuf, zFmt, (long long)i);
-  return profsumEngIntern(e, zBuf, (int64_t)strlen(zBuf), pId);
-}
 
 /* The file's SHA-256 (trace provenance), computed beside the decoding:
 ** in a thread of its own when threads are allowed (it reads the file a
@@ -271,62 +132,535 @@ static void xpHashJoin(XpHash *h){
   }
 }
 
-/* What the walk of one file shares (profsumEngineReadXPlane). */
+/* ------------------------------------------------------------------ */
+/* The items the decoding side hands to the engine side                */
+/* ------------------------------------------------------------------ */
+
+/* What an event's stats give, as slices [o, o+n) of its batch's bytes
+** (n<0: absent), made by the decoding side; the engine side interns them,
+** in the order the fields are listed (the order of their string ids). */
+typedef struct XpTxt {
+  int64_t oName, nName;   /* the shown name: display_name, else name */
+  int64_t oTfop, nTfop;   /* tf_op (the XlaModule rule applied) */
+  int64_t oSrc, nSrc;     /* source */
+  int64_t oSig, nSig;     /* the long name its shape signature comes from */
+  int64_t oRun, nRun;     /* run_id as text */
+  int hasStep;            /* step_num / step */
+  int64_t step;
+} XpTxt;
+
+#define XI_EVENT    0   /* an XEvent */
+#define XI_PLANE    1   /* the start of a plane */
+#define XI_LINE     2   /* the start of a line */
+#define XI_DIAG     3   /* a diagnostic of the decoder */
+#define XI_UNSORTED 4   /* the next event is its line's first out of order */
+#define XI_END      5   /* the end of the walk (XpPipe.prRc says how) */
+
+#define XC_SKIP     0   /* an event the summary leaves out silently */
+#define XC_ZERO     1   /* left out: duration_ps 0 (a diagnostic) */
+#define XC_NEG      2   /* left out: duration_ps < 0 (a diagnostic) */
+#define XC_TAKE     3   /* accepted */
+
+/* One item.  Strings are slices of the batch's bytes. */
+typedef struct XpItem {
+  uint8_t eKind;          /* XI_* */
+  uint8_t eClass;         /* XI_EVENT: XC_* */
+  uint8_t bChecked;       /* XI_EVENT: the stop request was checked at its
+                          ** XI_UNSORTED item */
+  uint8_t bNoStat;        /* XI_EVENT: no stats of its own (its derived
+                          ** fields are its metadata's, kept per plane) */
+  int32_t iTxt;           /* XI_EVENT: its XpTxt in the batch, -1: none */
+  int64_t idx;            /* event ordinal; plane / line index; diag idx */
+  int64_t iOffset;        /* byte offset (events, diagnostics) */
+  union {
+    struct { int64_t iMeta, ts, dur; double fTs, fDur; } ev;      /* XI_EVENT (ts: offset_ps), XI_UNSORTED (fTs) */
+    struct { int64_t nMeta, oName, nName; int isDev; } pl;        /* XI_PLANE */
+    struct { int64_t tid, tsNs, oName, nName; } ln;               /* XI_LINE */
+    struct { const char *zKind; int64_t oDetail, nDetail; } dg;   /* XI_DIAG (nDetail<0: none) */
+  } u;
+} XpItem;
+
+#define XP_NSLOT      8          /* batches in the ring */
+#define XP_WAKE       (XP_NSLOT/2)   /* a waiting side is woken once this
+                                 ** many batches are ready (free) */
+#define XP_BATCH_N    1024       /* items (and XpTxt) per batch */
+#define XP_BATCH_BYTES 65536     /* a batch ends once its bytes pass this */
+
+/* One batch: items, their derived texts and the bytes of their strings
+** (grown to the largest batch's need, then reused). */
+typedef struct XpBatch {
+  XpItem *a; int n;
+  XpTxt *aTxt; int nTxt;
+  char *aByte; int64_t nByte, nAlloc;
+} XpBatch;
+
+/* What the engine side keeps: the engine, the plane and line being read,
+** the per-plane memo of derived fields, the unsorted lines. */
 typedef struct XpWalk {
   ProfsumEngine *e;
-  ProfsumXp *p;
+  ProfsumXp *p;                   /* for the warnings, once the walk is over */
   const char *zFunc;
-  char *apB[2]; int64_t anB[2];   /* xpDerive's buffers */
   int64_t *aMc;                   /* per event_metadata entry of the plane (iMeta): its
-                                  ** aDer index + 1 (events without stats), 0 not yet,
-                                  ** -1 failed */
+                                  ** aDer index + 1 (events without stats), 0 not yet */
   int64_t nMc, nAllocMc;          /* entries of aMc in use (the plane's), allocated */
   XpDerived *aDer; int64_t nDer, nAllocDer;
   int64_t nUnsortedLines;
   char *zFirstUnsorted;           /* the first unsorted line's message */
+  /* the current plane and line */
+  int64_t iPlane, pid, iLine, tid, tsNs;
+  int32_t proc, thread, trk;
+  int isDev, isDevOp;
+  char *zErr;                     /* the decoder's message, taken at XI_END */
 } XpWalk;
 
-/* The derived fields of event ev (metadata m) in *ppd: cached per
-** metadata for events without stats (w->aMc, w->aDer; reset per plane),
-** *ppd then the cache entry (valid until the next call), else *pd (the
-** event has stats) with *ppd = pd.  SQLITE_OK or an error code. */
-static int xpDerivedOf(XpWalk *w, const ProfsumXpEvent *ev, const ProfsumXpEventMeta *m, XpDerived *pd,
-                       XpDerived **ppd){
-  int64_t *pc = 0;
-  int32_t name;
-  int rc;
-  *ppd = pd;
-  if( ev->nStat==0 && m->iMeta>=0 && m->iMeta<w->nMc ) pc = &w->aMc[m->iMeta];
-  if( pc && *pc>0 ){
-    *ppd = &w->aDer[*pc-1];
-    return SQLITE_OK;
+/* The pipe between the decoding side (the producer: decoder, insights,
+** the engine-free part of the intake) and the engine side (the consumer,
+** the calling thread).  With a thread, batches go through a ring of
+** XP_NSLOT; without, each batch is consumed as soon as it is full. */
+typedef struct XpPipe {
+  XpBatch aSlot[XP_NSLOT];
+  int iFill;                      /* the producer's batch */
+  int iHead;                      /* the consumer's next batch */
+  int nPub;                       /* published batches not yet released */
+  int bThread;                    /* a producer thread runs */
+  int bStop;                      /* the consumer stopped: the producer ends */
+  int bProdWait, bConsWait;       /* a side waits (the other signals then only) */
+  int bEnded;                     /* the producer thread returned */
+  int bBarrier;                   /* the producer waits for the ring to drain */
+  int stopFlag;                   /* bStop, read without the mutex (atomics):
+                                  ** by xpPush, and by the producer thread's
+                                  ** stop check, which the sources it opens
+                                  ** (gzip) ask */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_t thread;
+  int cRc;                        /* without a thread: the consumer's last code */
+  /* the producer's */
+  const char *zPath;
+  const char *zFunc;
+  ProfsumXp *p;
+  struct ProfsumInsights *pIns;
+  int prRc;                       /* its end: SQLITE_DONE or an error code */
+  char *prErr;                    /* its message (sqlite3_malloc'd) or 0 */
+  int64_t nBadUtf8;               /* string fields read with U+FFFD */
+  unsigned char *aShip;           /* per iMeta of the plane: its texts were sent */
+  int64_t nShip, nAllocShip;
+  char *aScr; int64_t nScr, nAllocScr;   /* an event's texts before they go in a batch */
+  XpWalk *w;
+} XpPipe;
+
+static int xpConsume(XpPipe *q, XpBatch *b);
+
+/* Make room in the producer's batch for one item (and an XpTxt when
+** bTxt) and nByte bytes: publish the batch first when it is full.  The
+** item, or 0 when the consumer stopped (or out of memory: q->prRc). */
+static XpItem *xpPush(XpPipe *q, int bTxt, int64_t nByte);
+
+/* Hand the producer's batch over and get an empty one.  0 to go on, 1
+** when the consumer stopped. */
+static int xpFlush(XpPipe *q){
+  XpBatch *b = &q->aSlot[q->iFill];
+  int stop = 0;
+  if( !q->bThread ){
+    int rc = xpConsume(q, b);
+    b->n = b->nTxt = 0; b->nByte = 0;
+    if( rc!=SQLITE_OK ){ q->cRc = rc; q->bStop = 1; q->stopFlag = 1; }
+    return q->bStop;
   }
-  rc = m->nDisplay>0 ? profsumEngIntern(w->e, m->zDisplay, m->nDisplay, &name)
-                     : profsumEngIntern(w->e, m->zName, m->nName, &name);
-  if( rc==SQLITE_OK ) rc = xpDerive(w->e, w->p, ev, name, pd, w->apB, w->anB);
-  if( rc ){
-    if( pc ) *pc = -1;      /* a made entry keeps a nonzero value */
-    return rc;
+  pthread_mutex_lock(&q->mu);
+  q->nPub++;
+  if( q->bConsWait && q->nPub>=XP_WAKE ) pthread_cond_signal(&q->cv);
+  q->iFill = (q->iFill+1) % XP_NSLOT;
+  if( q->nPub==XP_NSLOT && !q->bStop ){
+    /* the ring is full: wait until half of it is free (one wake-up per
+    ** half ring, not per batch) */
+    q->bProdWait = 1;
+    while( q->nPub>XP_NSLOT/2 && !q->bStop ) pthread_cond_wait(&q->cv, &q->mu);
+    q->bProdWait = 0;
   }
-  if( pc ){
-    if( w->nDer>=w->nAllocDer ){
-      int64_t nNew = w->nAllocDer ? w->nAllocDer*2 : 64;
-      XpDerived *aNew = sqlite3_realloc64(w->aDer, sizeof(XpDerived)*(sqlite3_uint64)nNew);
-      if( aNew==0 ){ *pc = -1; return SQLITE_NOMEM; }
-      w->aDer = aNew;
-      w->nAllocDer = nNew;
+  stop = q->bStop;
+  pthread_mutex_unlock(&q->mu);
+  b = &q->aSlot[q->iFill];
+  b->n = b->nTxt = 0; b->nByte = 0;
+  return stop;
+}
+
+/* Wait until the consumer has taken every item made so far (the plane's
+** metadata, which the items' strings were copied from, may go then).
+** 0 to go on, 1 when the consumer stopped. */
+static int xpBarrier(XpPipe *q){
+  int stop;
+  if( q->aSlot[q->iFill].n>0 && xpFlush(q) ) return 1;
+  if( !q->bThread ) return q->bStop;
+  pthread_mutex_lock(&q->mu);
+  q->bBarrier = 1;
+  if( q->bConsWait ) pthread_cond_signal(&q->cv);
+  while( q->nPub>0 && !q->bStop ){
+    q->bProdWait = 1;
+    pthread_cond_wait(&q->cv, &q->mu);
+    q->bProdWait = 0;
+  }
+  q->bBarrier = 0;
+  stop = q->bStop;
+  pthread_mutex_unlock(&q->mu);
+  return stop;
+}
+
+static XpItem *xpPush(XpPipe *q, int bTxt, int64_t nByte){
+  XpBatch *b = &q->aSlot[q->iFill];
+  XpItem *it;
+  if( __atomic_load_n(&q->stopFlag, __ATOMIC_RELAXED) ) return 0;
+  if( b->n>=XP_BATCH_N || (bTxt && b->nTxt>=XP_BATCH_N) || (b->n>0 && b->nByte+nByte>XP_BATCH_BYTES) ){
+    if( xpFlush(q) ) return 0;
+    b = &q->aSlot[q->iFill];
+  }
+  if( b->nByte+nByte>b->nAlloc ){
+    int64_t nNew = b->nAlloc ? b->nAlloc : 16384;
+    char *a;
+    while( nNew<b->nByte+nByte ) nNew *= 2;
+    a = sqlite3_realloc64(b->aByte, (sqlite3_uint64)nNew);
+    if( a==0 ){ q->prRc = SQLITE_NOMEM; return 0; }
+    b->aByte = a; b->nAlloc = nNew;
+  }
+  it = &b->a[b->n++];
+  memset(it, 0, sizeof(*it));
+  it->iTxt = -1;
+  return it;
+}
+
+/* Copy z[0..n) to the end of the producer's batch bytes (room made by
+** xpPush), NUL-terminated: its offset. */
+static int64_t xpPutBytes(XpPipe *q, const char *z, int64_t n){
+  XpBatch *b = &q->aSlot[q->iFill];
+  int64_t o = b->nByte;
+  if( n>0 ) memcpy(b->aByte+o, z, (size_t)n);
+  b->aByte[o+n] = 0;
+  b->nByte += n+1;
+  return o;
+}
+
+/* Diagnostics of the XSpace decoder (producer side): an XI_DIAG item,
+** invalid UTF-8 under its own kind (the reference fails the file for it). */
+static void xpDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, const char *zDetail){
+  XpPipe *q = (XpPipe*)pCtx;
+  int64_t n = zDetail ? (int64_t)strlen(zDetail) : 0;
+  XpItem *it;
+  if( strcmp(zKind, "invalid_utf8")==0 ){
+    q->nBadUtf8++;
+    zKind = "xplane_invalid_utf8";
+  }
+  it = xpPush(q, 0, n+1);
+  if( it==0 ) return;
+  it->eKind = XI_DIAG;
+  it->idx = idx;
+  it->iOffset = off;
+  it->u.dg.zKind = zKind;
+  it->u.dg.nDetail = zDetail ? n : -1;
+  it->u.dg.oDetail = xpPutBytes(q, zDetail ? zDetail : "", n);
+}
+
+/* Append z[0..n) to the producer's scratch bytes: its offset, or -1 when
+** out of memory. */
+static int64_t xpScr(XpPipe *q, const char *z, int64_t n){
+  int64_t o = q->nScr;
+  if( q->nScr+n+1>q->nAllocScr ){
+    int64_t nNew = (q->nScr+n+1)*2;
+    char *a = sqlite3_realloc64(q->aScr, (sqlite3_uint64)nNew);
+    if( a==0 ) return -1;
+    q->aScr = a; q->nAllocScr = nNew;
+  }
+  if( n>0 ) memcpy(q->aScr+o, z, (size_t)n);
+  q->aScr[o+n] = 0;
+  q->nScr += n+1;
+  return o;
+}
+
+/* The text of stat st when its value is a string (str, bytes with U+FFFD
+** for what is not UTF-8, ref: the referenced name or the key in decimal),
+** copied to the scratch bytes (*po, *pn): 1.  0 when st is 0 or holds a
+** number, or on an error (*pRc). */
+static int xpStr(XpPipe *q, const ProfsumXpStat *st, int64_t *po, int64_t *pn, int *pRc){
+  const char *z = 0; int64_t n = 0;
+  *pRc = SQLITE_OK;
+  if( st==0 ) return 0;
+  if( st->eType==PROFSUM_XV_STR ){
+    z = st->z; n = st->n;
+  }else if( st->eType==PROFSUM_XV_BYTES || st->eType==PROFSUM_XV_REF ){
+    if( (*pRc = profsumXpStatText(q->p, st, &z, &n))!=SQLITE_OK ) return 0;
+    if( z==0 ) return 0;
+  }else{
+    return 0;
+  }
+  if( (*po = xpScr(q, z, n))<0 ){ *pRc = SQLITE_NOMEM; return 0; }
+  *pn = n;
+  return 1;
+}
+
+/* The texts of summary §6.1 of event ev (metadata m), from its metadata's
+** stats and its own, into *t (slices of the scratch bytes, reset here). */
+static int xpExtract(XpPipe *q, const ProfsumXpEvent *ev, const ProfsumXpEventMeta *m, XpTxt *t){
+  const ProfsumXpStat *ap[XK_N];
+  int64_t o, n, oT, nT;
+  int rc = SQLITE_OK, k;
+  q->nScr = 0;
+  memset(ap, 0, sizeof(ap));
+  xpMapStats(m->aStat, m->nStat, ap);
+  xpMapStats(ev->aStat, ev->nStat, ap);
+  t->nTfop = t->nSrc = t->nSig = t->nRun = -1;
+  t->oTfop = t->oSrc = t->oSig = t->oRun = 0;
+  t->hasStep = 0;
+  t->step = 0;
+  if( m->nDisplay>0 ){ t->oName = xpScr(q, m->zDisplay, m->nDisplay); t->nName = m->nDisplay; }
+  else{ t->oName = xpScr(q, m->zName, m->nName); t->nName = m->nName; }
+  if( t->oName<0 ) return SQLITE_NOMEM;
+  /* tf_op, with the XlaModule rule */
+  if( xpStr(q, ap[XK_TF_OP], &oT, &nT, &rc) && nT>0 ){
+    int64_t a = 0, b = nT;
+    const char *zT = q->aScr + oT;
+    while( a<b && xpSpace((unsigned char)zT[a]) ) a++;
+    while( b>a && xpSpace((unsigned char)zT[b-1]) ) b--;
+    while( b>a && zT[b-1]==':' ) b--;
+    if( b-a==9 && memcmp(zT+a, "XlaModule", 9)==0
+     && xpStr(q, ap[XK_NAME], &o, &n, &rc) && n>0 ){
+      t->oTfop = o; t->nTfop = n;
+    }else if( rc==SQLITE_OK ){
+      t->oTfop = oT; t->nTfop = nT;
     }
-    w->aDer[w->nDer++] = *pd;
-    *pc = w->nDer;
-    *ppd = &w->aDer[w->nDer-1];
+  }
+  if( rc ) return rc;
+  /* source: the first string of source, source_file, file_name */
+  for(k=XK_SOURCE; k<=XK_FILE_NAME && rc==SQLITE_OK; k++){
+    if( xpStr(q, ap[k], &o, &n, &rc) && n>0 ){
+      t->oSrc = o; t->nSrc = n;
+      break;
+    }
+  }
+  if( rc ) return rc;
+  /* long_name (its shape signature): the string, else the raw name when
+  ** it differs from the shown name */
+  {
+    int has = xpStr(q, ap[XK_LONG_NAME], &o, &n, &rc) && n>0;
+    if( rc ) return rc;
+    if( !has && m->nDisplay>0 && (m->nName!=m->nDisplay || memcmp(m->zName, m->zDisplay, (size_t)m->nName)!=0) ){
+      if( (o = xpScr(q, m->zName, m->nName))<0 ) return SQLITE_NOMEM;
+      n = m->nName;
+      has = n>0;
+    }
+    if( has ){ t->oSig = o; t->nSig = n; }
+  }
+  /* run_id: a string as is; a number → the decimal text of its integer
+  ** part (toward zero) */
+  {
+    const ProfsumXpStat *st = ap[XK_RUN_ID];
+    char zBuf[400];
+    if( xpStr(q, st, &o, &n, &rc) ){
+      t->oRun = o; t->nRun = n;
+    }else if( rc==SQLITE_OK && st ){
+      zBuf[0] = 0;
+      if( st->eType==PROFSUM_XV_INT64 ) sqlite3_snprintf(sizeof(zBuf), zBuf, "%lld", (long long)st->iVal);
+      else if( st->eType==PROFSUM_XV_UINT64 ) sqlite3_snprintf(sizeof(zBuf), zBuf, "%llu", (unsigned long long)st->uVal);
+      else if( st->eType==PROFSUM_XV_DOUBLE && isfinite(st->rVal) ){
+        double tr = trunc(st->rVal);
+        if( tr==0.0 ) memcpy(zBuf, "0", 2);
+        else snprintf(zBuf, sizeof(zBuf), "%.0f", tr);   /* exact: an integral double */
+      }
+      if( zBuf[0] ){
+        n = (int64_t)strlen(zBuf);
+        if( (o = xpScr(q, zBuf, n))<0 ) return SQLITE_NOMEM;
+        t->oRun = o; t->nRun = n;
+      }
+    }
+    if( rc ) return rc;
+  }
+  /* step_num, then step: an integer; a float toward zero; a string by
+  ** Python int() (unparsable: the next key) */
+  for(k=XK_STEP_NUM; k<=XK_STEP && !t->hasStep; k++){
+    const ProfsumXpStat *st = ap[k];
+    int64_t v;
+    if( st==0 ) continue;
+    if( st->eType==PROFSUM_XV_INT64 ){ t->step = st->iVal; t->hasStep = 1; }
+    else if( st->eType==PROFSUM_XV_UINT64 ){
+      if( st->uVal<=(uint64_t)INT64_MAX ){ t->step = (int64_t)st->uVal; t->hasStep = 1; }
+    }else if( st->eType==PROFSUM_XV_DOUBLE ){
+      if( isfinite(st->rVal) && fabs(st->rVal)<0x1p63 ){ t->step = (int64_t)trunc(st->rVal); t->hasStep = 1; }
+    }else if( xpStr(q, st, &o, &n, &rc) ){
+      if( profsumEngPyInt(q->aScr+o, n, &v)==0 ){ t->step = v; t->hasStep = 1; }
+    }
+    if( rc ) return rc;
   }
   return SQLITE_OK;
 }
 
-/* Start plane pl's memo of derived fields: one empty entry per
+/* The slice z[0..n) of a plane's or line's name (the text zFmt with i
+** when empty), pushed with an item of kind eKind: the item, or 0. */
+static XpItem *xpPushNamed(XpPipe *q, int eKind, const char *z, int64_t n, const char *zFmt, int64_t i,
+                           int64_t *po, int64_t *pn){
+  char zBuf[40];
+  XpItem *it;
+  if( n==0 ){
+    sqlite3_snprintf(sizeof(zBuf), zBuf, zFmt, (long long)i);
+    z = zBuf;
+    n = (int64_t)strlen(zBuf);
+  }
+  if( (it = xpPush(q, 0, n+1))==0 ) return 0;
+  it->eKind = (uint8_t)eKind;
+  *po = xpPutBytes(q, z, n);
+  *pn = n;
+  return it;
+}
+
+#define XP_STOPPED (-1)   /* the producer ends: the consumer stopped */
+
+/* The producer's walk of the file: planes, lines, events into items. */
+static int xpProduceWalk(XpPipe *q){
+  ProfsumXp *p = 0;
+  const ProfsumXpPlane *pl;
+  const ProfsumXpLine *ln;
+  const ProfsumXpEvent *ev;
+  int rc;
+  rc = profsumXpOpen(q->zFunc, q->zPath, PROFSUM_XP_LENIENT_UTF8, xpDiag, q, &p, &q->prErr);
+  q->p = p;
+  if( rc ) return rc;
+  for(;;){
+    XpItem *it;
+    if( xpBarrier(q) ) return XP_STOPPED;
+    if( (rc = profsumXpNextPlane(p, &pl, &q->prErr))!=SQLITE_ROW ) break;
+    if( (rc = profsumInsXpPlane(q->pIns, p, pl))!=SQLITE_OK ) return rc;
+    if( pl->nEventMetadata>q->nAllocShip ){
+      unsigned char *a = sqlite3_realloc64(q->aShip, (sqlite3_uint64)pl->nEventMetadata);
+      if( a==0 ) return SQLITE_NOMEM;
+      q->aShip = a;
+      q->nAllocShip = pl->nEventMetadata;
+    }
+    q->nShip = pl->nEventMetadata;
+    if( q->nShip>0 ) memset(q->aShip, 0, (size_t)q->nShip);
+    {
+      int64_t o, n;
+      if( (it = xpPushNamed(q, XI_PLANE, pl->zName, pl->nName, "xplane:%lld", pl->iPlane, &o, &n))==0 ) return q->prRc ? q->prRc : XP_STOPPED;
+      it->idx = pl->iPlane;
+      it->u.pl.nMeta = pl->nEventMetadata;
+      it->u.pl.oName = o; it->u.pl.nName = n;
+      it->u.pl.isDev = pl->nName>=8 && memcmp(pl->zName, "/device:", 8)==0;
+    }
+    while( (rc = profsumXpNextLine(p, &ln, &q->prErr))==SQLITE_ROW ){
+      int hasPrev = 0, unsorted = 0;
+      double prevTs = 0.0, prevEnd = 0.0;
+      double lineUs = (double)ln->timestampNs / 1000.0;       /* the reference's, per event */
+      int64_t o, n;
+      it = ln->nDisplay>0 ? xpPushNamed(q, XI_LINE, ln->zDisplay, ln->nDisplay, "", 0, &o, &n)
+                          : xpPushNamed(q, XI_LINE, ln->zName, ln->nName, "xline:%lld", ln->iLine, &o, &n);
+      if( it==0 ) return q->prRc ? q->prRc : XP_STOPPED;
+      it->idx = ln->iLine;
+      it->u.ln.tid = ln->id!=0 ? ln->id : ln->iLine + 1;
+      it->u.ln.tsNs = ln->timestampNs;
+      it->u.ln.oName = o; it->u.ln.nName = n;
+      while( (rc = profsumXpNextEvent(p, &ev, &q->prErr))==SQLITE_ROW ){
+        const ProfsumXpEventMeta *m = ev->pMeta;
+        XpTxt t;
+        int hasTxt = 0, bChecked = 0, bNoStat = 0;
+        double fTs = 0.0, fDur = 0.0;
+        int eClass;
+        if( (rc = profsumInsXpEvent(q->pIns, p, ev))!=SQLITE_OK ) return rc;
+        if( ev->eData!=PROFSUM_XD_OFFSET || ev->durationPs<=0 || m==0 || (m->nDisplay==0 && m->nName==0) ){
+          eClass = XC_SKIP;
+          if( ev->eData==PROFSUM_XD_OFFSET && m && ev->durationPs<=0 ) eClass = ev->durationPs<0 ? XC_NEG : XC_ZERO;
+        }else{
+          double fEnd;
+          int bCache;
+          eClass = XC_TAKE;
+          fTs = lineUs + (double)ev->offsetPs / 1e6;
+          fDur = (double)ev->durationPs / 1e6;
+          fEnd = fTs + fDur;
+          if( hasPrev && (fTs<prevTs || (fTs==prevTs && fEnd>prevEnd)) && !unsorted ){
+            unsorted = 1;
+            if( (it = xpPush(q, 0, 0))==0 ) return q->prRc ? q->prRc : XP_STOPPED;
+            it->eKind = XI_UNSORTED;
+            it->idx = ev->iEvent;
+            it->iOffset = ev->iOffset;
+            it->u.ev.fTs = fTs;
+            bChecked = 1;
+          }
+          hasPrev = 1; prevTs = fTs; prevEnd = fEnd;
+          bNoStat = ev->nStat==0;
+          bCache = bNoStat && m->iMeta>=0 && m->iMeta<q->nShip;
+          if( !bCache || !q->aShip[m->iMeta] ){
+            if( (rc = xpExtract(q, ev, m, &t))!=SQLITE_OK ) return rc;
+            hasTxt = 1;
+            if( bCache ) q->aShip[m->iMeta] = 1;
+          }
+        }
+        if( (it = xpPush(q, hasTxt, hasTxt ? q->nScr : 0))==0 ) return q->prRc ? q->prRc : XP_STOPPED;
+        it->eKind = XI_EVENT;
+        it->eClass = (uint8_t)eClass;
+        it->bChecked = (uint8_t)bChecked;
+        it->bNoStat = (uint8_t)bNoStat;
+        it->idx = ev->iEvent;
+        it->iOffset = ev->iOffset;
+        if( eClass==XC_TAKE ){
+          it->u.ev.iMeta = m->iMeta;
+          it->u.ev.ts = ev->offsetPs;
+          it->u.ev.dur = ev->durationPs;
+          it->u.ev.fTs = fTs;
+          it->u.ev.fDur = fDur;
+        }
+        if( hasTxt ){
+          XpBatch *b = &q->aSlot[q->iFill];
+          int64_t base = b->nByte;
+          if( q->nScr>0 ) memcpy(b->aByte+base, q->aScr, (size_t)q->nScr);
+          b->nByte += q->nScr;
+          t.oName += base; t.oTfop += base; t.oSrc += base; t.oSig += base; t.oRun += base;
+          it->iTxt = b->nTxt;
+          b->aTxt[b->nTxt++] = t;
+        }
+      }
+      if( rc!=SQLITE_DONE ) return rc;
+    }
+    if( rc!=SQLITE_DONE ) return rc;
+  }
+  if( q->prRc ) return q->prRc;          /* out of memory in xpPush */
+  if( __atomic_load_n(&q->stopFlag, __ATOMIC_RELAXED) ) return XP_STOPPED;
+  return rc;
+}
+
+/* The producer: the walk, then its end as an XI_END item (its code and
+** message in q->prRc, q->prErr). */
+static void xpProduce(XpPipe *q){
+  int rc = xpProduceWalk(q);
+  XpItem *it;
+  if( rc==XP_STOPPED ) return;
+  q->prRc = rc;
+  if( (it = xpPush(q, 0, 0))==0 ) return;   /* stopped (or out of memory: prRc) */
+  it->eKind = XI_END;
+  xpFlush(q);
+}
+
+/* The producer thread's stop check (profsumStopPush): the consumer
+** stopped. */
+static int xpProducerStop(void *pArg){
+  return __atomic_load_n(&((XpPipe*)pArg)->stopFlag, __ATOMIC_RELAXED);
+}
+
+/* The producer thread (pArg: the XpPipe): the walk under its own stop
+** check, then bEnded for a consumer that waits. */
+static void *xpProducerMain(void *pArg){
+  XpPipe *q = (XpPipe*)pArg;
+  ProfsumStopCheck prev = profsumStopPush(xpProducerStop, q);
+  xpProduce(q);
+  profsumStopPop(prev);
+  pthread_mutex_lock(&q->mu);
+  q->bEnded = 1;
+  if( q->bConsWait ) pthread_cond_signal(&q->cv);
+  pthread_mutex_unlock(&q->mu);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The engine side                                                     */
+/* ------------------------------------------------------------------ */
+
+/* Start plane nMeta's memo of derived fields: one empty entry per
 ** event_metadata entry.  SQLITE_OK or SQLITE_NOMEM. */
-static int xpPlaneMemo(XpWalk *w, const ProfsumXpPlane *pl){
-  int64_t n = pl->nEventMetadata;
+static int xpPlaneMemo(XpWalk *w, int64_t n){
   w->nDer = 0;
   w->nMc = 0;
   if( n>w->nAllocMc ){
@@ -340,24 +674,235 @@ static int xpPlaneMemo(XpWalk *w, const ProfsumXpPlane *pl){
   return SQLITE_OK;
 }
 
-/* The first event of line ln (thread name id `thread`, of plane pl named
-** `proc`, pid/tid) out of timeline order: its diagnostic, and the message
-** kept for the quality warning when it is the file's first such line. */
-static int xpUnsortedLine(XpWalk *w, const ProfsumXpPlane *pl, const ProfsumXpLine *ln,
-                          const ProfsumXpEvent *ev, int32_t proc, int32_t thread,
-                          int64_t pid, int64_t tid, int isDevOps, double fTs){
+/* Intern the texts t (slices of a) into the derived fields *d, in the
+** order of their string ids. */
+static int xpDeriveTxt(ProfsumEngine *e, const char *a, const XpTxt *t, XpDerived *d){
+  int rc;
+  d->tfop = d->source = d->sig = d->runid = -1;
+  d->hasStep = t->hasStep;
+  d->step = t->step;
+  d->keyTrk = d->key = -1;
+  if( (rc = profsumEngIntern(e, a+t->oName, t->nName, &d->name))!=SQLITE_OK ) return rc;
+  if( t->nTfop>=0 && (rc = profsumEngIntern(e, a+t->oTfop, t->nTfop, &d->tfop))!=SQLITE_OK ) return rc;
+  if( t->nSrc>=0 && (rc = profsumEngIntern(e, a+t->oSrc, t->nSrc, &d->source))!=SQLITE_OK ) return rc;
+  if( t->nSig>=0 && (rc = profsumEngSig(e, d->name, a+t->oSig, t->nSig, &d->sig))!=SQLITE_OK ) return rc;
+  if( t->nRun>=0 && (rc = profsumEngIntern(e, a+t->oRun, t->nRun, &d->runid))!=SQLITE_OK ) return rc;
+  return SQLITE_OK;
+}
+
+/* The first event of the current line (ordinal idx, offset off, fTs) out
+** of timeline order: its diagnostic, and the message kept for the quality
+** warning when it is the file's first such line. */
+static int xpUnsortedLine(XpWalk *w, int64_t idx, int64_t off, double fTs){
   ProfsumEngine *e = w->e;
   char *z = sqlite3_mprintf("line %lld '%s' of plane %lld '%s' (pid %lld, tid %lld): event %lld "
       "(ts %!.17g us) is not in timeline order (ts ascending, the longer first); the reference "
       "summarizer stops with 'Events on %s track (%lld, %lld) are not in timeline order.'; "
       "profsum sorted the line",
-      (long long)ln->iLine, profsumEngStr(e, thread), (long long)pl->iPlane, profsumEngStr(e, proc),
-      (long long)pid, (long long)tid, (long long)ev->iEvent, fTs,
-      isDevOps ? "trace" : "XPlane", (long long)pid, (long long)tid);
+      (long long)w->iLine, profsumEngStr(e, w->thread), (long long)w->iPlane, profsumEngStr(e, w->proc),
+      (long long)w->pid, (long long)w->tid, (long long)idx, fTs,
+      w->isDev && w->isDevOp ? "trace" : "XPlane", (long long)w->pid, (long long)w->tid);
   if( z==0 ) return SQLITE_NOMEM;
-  profsumEngDiag(e, ev->iEvent, ev->iOffset, "xplane_unsorted_line", z);
+  profsumEngDiag(e, idx, off, "xplane_unsorted_line", z);
   if( w->nUnsortedLines++==0 ) w->zFirstUnsorted = z; else sqlite3_free(z);
   return SQLITE_OK;
+}
+
+/* The stop check of event idx (every 16384th). */
+static int xpStopCheck(XpWalk *w, int64_t idx){
+  if( (idx & 0x3fff)==0 && profsumEngStopAsked(w->e) ){
+    sqlite3_free(w->zErr);
+    w->zErr = sqlite3_mprintf("%s: interrupted", w->zFunc);
+    return SQLITE_INTERRUPT;
+  }
+  return SQLITE_OK;
+}
+
+/* Feed the items of batch b to the engine: SQLITE_OK (go on), SQLITE_DONE
+** (the walk ended well), or an error code (w->zErr: its message, or 0 for
+** the engine's own). */
+static int xpConsume(XpPipe *q, XpBatch *b){
+  XpWalk *w = q->w;
+  ProfsumEngine *e = w->e;
+  const char *aB = b->aByte;
+  int i, rc = SQLITE_OK;
+  for(i=0; i<b->n && rc==SQLITE_OK; i++){
+    const XpItem *it = &b->a[i];
+    switch( it->eKind ){
+      case XI_EVENT: {
+        XpDerived dOwn, *pd;
+        ProfsumEngEvent a;
+        int32_t key = -1;
+        if( !it->bChecked && (rc = xpStopCheck(w, it->idx))!=SQLITE_OK ) break;
+        if( it->eClass!=XC_TAKE ){
+          if( it->eClass!=XC_SKIP ){
+            profsumEngDiag(e, it->idx, it->iOffset, it->eClass==XC_NEG ? "negative_duration" : "zero_duration",
+                           "XEvent with duration_ps <= 0: not a complete event for the summary");
+          }
+          break;
+        }
+        if( it->iTxt>=0 ){
+          int64_t iMeta = it->u.ev.iMeta;
+          if( (rc = xpDeriveTxt(e, aB, &b->aTxt[it->iTxt], &dOwn))!=SQLITE_OK ) break;
+          pd = &dOwn;
+          if( it->bNoStat && iMeta>=0 && iMeta<w->nMc ){
+            if( w->nDer>=w->nAllocDer ){
+              int64_t nNew = w->nAllocDer ? w->nAllocDer*2 : 64;
+              XpDerived *aNew = sqlite3_realloc64(w->aDer, sizeof(XpDerived)*(sqlite3_uint64)nNew);
+              if( aNew==0 ){ rc = SQLITE_NOMEM; break; }
+              w->aDer = aNew;
+              w->nAllocDer = nNew;
+            }
+            w->aDer[w->nDer++] = dOwn;
+            w->aMc[iMeta] = w->nDer;
+            pd = &w->aDer[w->nDer-1];
+          }
+        }else{
+          pd = &w->aDer[w->aMc[it->u.ev.iMeta]-1];
+        }
+        if( w->trk<0 ){
+          if( (rc = profsumEngNewTrack(e, w->pid, w->tid, w->proc, w->thread, &w->trk))!=SQLITE_OK ) break;
+          profsumEngTrackLineNs(e, w->trk, w->tsNs);
+        }
+        a.idx = it->idx;
+        a.iOffset = it->iOffset;
+        a.ts = (profsum_ps)w->tsNs*1000 + it->u.ev.ts;
+        a.dur = it->u.ev.dur;
+        a.fTs = it->u.ev.fTs;
+        a.fDur = it->u.ev.fDur;
+        a.trk = w->trk;
+        a.name = pd->name;
+        a.tfop = pd->tfop;
+        a.source = pd->source;
+        a.sig = pd->sig;
+        a.runid = pd->runid;
+        a.hasStep = pd->hasStep;
+        a.step = pd->step;
+        a.key = pd->keyTrk==w->trk ? pd->key : -1;
+        if( (rc = profsumEngAdd(e, &a, &key))!=SQLITE_OK ) break;
+        if( key>=0 ){
+          /* the next event of this metadata on this line: the same key
+          ** (kept in the cache entry; an event's own copy is dropped) */
+          pd->keyTrk = w->trk;
+          pd->key = key;
+        }
+        break;
+      }
+      case XI_UNSORTED:
+        if( (rc = xpStopCheck(w, it->idx))!=SQLITE_OK ) break;
+        rc = xpUnsortedLine(w, it->idx, it->iOffset, it->u.ev.fTs);
+        break;
+      case XI_DIAG:
+        profsumEngDiag(e, it->idx, it->iOffset, it->u.dg.zKind, it->u.dg.nDetail<0 ? 0 : aB+it->u.dg.oDetail);
+        break;
+      case XI_PLANE:
+        w->iPlane = it->idx;
+        w->pid = it->idx + 1;
+        w->isDev = it->u.pl.isDev;
+        rc = profsumEngIntern(e, aB+it->u.pl.oName, it->u.pl.nName, &w->proc);
+        if( rc==SQLITE_OK ) rc = profsumEngName(e, 0, w->pid, 0, w->proc);
+        if( rc==SQLITE_OK ) rc = xpPlaneMemo(w, it->u.pl.nMeta);
+        break;
+      case XI_LINE: {
+        const char *zt;
+        w->iLine = it->idx;
+        w->tid = it->u.ln.tid;
+        w->tsNs = it->u.ln.tsNs;
+        w->trk = -1;
+        rc = profsumEngIntern(e, aB+it->u.ln.oName, it->u.ln.nName, &w->thread);
+        if( rc==SQLITE_OK ) rc = profsumEngName(e, 1, w->pid, w->tid, w->thread);
+        if( rc ) break;
+        zt = profsumEngStr(e, w->thread);
+        w->isDevOp = strcmp(zt, "XLA Ops")==0 || strcmp(zt, "Async XLA Ops")==0 || strncmp(zt, "Stream #", 8)==0;
+        break;
+      }
+      case XI_END:
+        rc = q->prRc;
+        if( q->prErr ){ sqlite3_free(w->zErr); w->zErr = q->prErr; q->prErr = 0; }
+        if( rc==SQLITE_OK ) rc = SQLITE_DONE;
+        break;
+    }
+  }
+  return rc;
+}
+
+/* Run the walk: with a producer thread when threads are allowed (and one
+** can be made), else in this thread.  SQLITE_DONE or an error code (with
+** w->zErr or the engine's message). */
+static int xpRunPipe(XpPipe *q){
+  int rc = SQLITE_OK, i;
+  for(i=0; i<XP_NSLOT; i++){
+    q->aSlot[i].a = sqlite3_malloc64(sizeof(XpItem)*XP_BATCH_N);
+    q->aSlot[i].aTxt = sqlite3_malloc64(sizeof(XpTxt)*XP_BATCH_N);
+    if( q->aSlot[i].a==0 || q->aSlot[i].aTxt==0 ) return SQLITE_NOMEM;
+    if( !profsumThreadsAllowed() ) break;     /* one batch is enough */
+  }
+  if( profsumThreadsAllowed() && pthread_mutex_init(&q->mu, 0)==0 ){
+    if( pthread_cond_init(&q->cv, 0)==0 ){
+      q->bThread = 1;
+      if( pthread_create(&q->thread, 0, xpProducerMain, q)!=0 ){
+        q->bThread = 0;
+        pthread_cond_destroy(&q->cv);
+      }
+    }
+    if( !q->bThread ) pthread_mutex_destroy(&q->mu);
+  }
+  if( !q->bThread ){
+    xpProduce(q);
+    rc = q->cRc;
+    if( rc==SQLITE_OK ) rc = q->prRc ? q->prRc : SQLITE_DONE;   /* out of memory before XI_END */
+    return rc;
+  }
+  for(;;){
+    XpBatch *b;
+    pthread_mutex_lock(&q->mu);
+    /* an empty ring: wait until XP_WAKE batches are ready (one wake-up
+    ** for them all), the producer waits for the ring to drain, or ended */
+    if( q->nPub==0 && !q->bEnded ){
+      q->bConsWait = 1;
+      do{
+        pthread_cond_wait(&q->cv, &q->mu);
+      }while( q->nPub==0 ? !q->bEnded : (q->nPub<XP_WAKE && !q->bBarrier && !q->bEnded) );
+      q->bConsWait = 0;
+    }
+    if( q->nPub==0 ){
+      /* the producer ended without its XI_END item (out of memory) */
+      pthread_mutex_unlock(&q->mu);
+      rc = q->prRc ? q->prRc : SQLITE_NOMEM;
+      break;
+    }
+    pthread_mutex_unlock(&q->mu);
+    b = &q->aSlot[q->iHead];
+    rc = xpConsume(q, b);
+    pthread_mutex_lock(&q->mu);
+    q->iHead = (q->iHead+1) % XP_NSLOT;
+    q->nPub--;
+    if( rc!=SQLITE_OK ){
+      q->bStop = 1;
+      __atomic_store_n(&q->stopFlag, 1, __ATOMIC_RELAXED);
+    }
+    if( q->bProdWait && (q->nPub<=XP_NSLOT/2 || q->bStop) ) pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    if( rc!=SQLITE_OK ) break;
+  }
+  pthread_join(q->thread, 0);
+  pthread_cond_destroy(&q->cv);
+  pthread_mutex_destroy(&q->mu);
+  q->bThread = 0;
+  return rc;
+}
+
+/* Free what the pipe holds (the decoder excepted). */
+static void xpPipeFree(XpPipe *q){
+  int i;
+  for(i=0; i<XP_NSLOT; i++){
+    sqlite3_free(q->aSlot[i].a);
+    sqlite3_free(q->aSlot[i].aTxt);
+    sqlite3_free(q->aSlot[i].aByte);
+  }
+  sqlite3_free(q->aShip);
+  sqlite3_free(q->aScr);
+  sqlite3_free(q->prErr);
 }
 
 /* The reader's quality warnings into pW: XSpace warnings, then errors
@@ -399,132 +944,47 @@ static int xpWarnings(XpWalk *w, int64_t nBadUtf8, sqlite3_str *pW){
 
 /* See engine_intake.h. */
 int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
-  ProfsumXp *p = 0;
-  const ProfsumXpPlane *pl;
-  const ProfsumXpLine *ln;
-  const ProfsumXpEvent *ev;
   const char *zFunc = profsumEngFunc(e);
-  char *zErr = 0;
   sqlite3_str *pW = 0;
   XpWalk w;
+  XpPipe q;
   XpHash hash;
-  XpRead x;
-  struct ProfsumInsights *pIns = profsumEngineInsights(e);
   int rc;
   memset(&w, 0, sizeof(w));
+  memset(&q, 0, sizeof(q));
   w.e = e;
   w.zFunc = zFunc;
-  x.e = e;
-  x.nBadUtf8 = 0;
+  w.trk = -1;
+  q.w = &w;
+  q.zPath = zPath;
+  q.zFunc = zFunc;
+  q.pIns = profsumEngineInsights(e);
   xpHashStart(&hash, zPath);
   if( !hash.bThread && hash.rc ) goto hash_failed;
-  rc = profsumXpOpen(zFunc, zPath, PROFSUM_XP_LENIENT_UTF8, xpDiag, &x, &p, &zErr);
-  w.p = p;
-  while( rc==SQLITE_OK && (rc = profsumXpNextPlane(p, &pl, &zErr))==SQLITE_ROW ){
-    int64_t pid = pl->iPlane + 1;
-    int32_t proc;
-    int isDev = pl->nName>=8 && memcmp(pl->zName, "/device:", 8)==0;
-    if( (rc = xpNameOr(e, pl->zName, pl->nName, "xplane:%lld", pl->iPlane, &proc))!=SQLITE_OK ) break;
-    if( (rc = profsumEngName(e, 0, pid, 0, proc))!=SQLITE_OK ) break;
-    if( (rc = profsumInsXpPlane(pIns, p, pl))!=SQLITE_OK ) break;
-    if( (rc = xpPlaneMemo(&w, pl))!=SQLITE_OK ) break;
-    while( rc==SQLITE_OK && (rc = profsumXpNextLine(p, &ln, &zErr))==SQLITE_ROW ){
-      int64_t tid = ln->id!=0 ? ln->id : ln->iLine + 1;
-      int32_t thread, trk = -1;
-      int isDevOp, unsorted = 0, hasPrev = 0;
-      double prevTs = 0.0, prevEnd = 0.0;
-      double lineUs = (double)ln->timestampNs / 1000.0;       /* the reference's, per event */
-      profsum_ps linePs = (profsum_ps)ln->timestampNs*1000;
-      rc = ln->nDisplay>0 ? profsumEngIntern(e, ln->zDisplay, ln->nDisplay, &thread)
-                          : xpNameOr(e, ln->zName, ln->nName, "xline:%lld", ln->iLine, &thread);
-      if( rc==SQLITE_OK ) rc = profsumEngName(e, 1, pid, tid, thread);
-      if( rc ) break;
-      {
-        const char *zt = profsumEngStr(e, thread);
-        isDevOp = strcmp(zt, "XLA Ops")==0 || strcmp(zt, "Async XLA Ops")==0 || strncmp(zt, "Stream #", 8)==0;
-      }
-      while( rc==SQLITE_OK && (rc = profsumXpNextEvent(p, &ev, &zErr))==SQLITE_ROW ){
-        const ProfsumXpEventMeta *m = ev->pMeta;
-        XpDerived dOwn, *pd;
-        int32_t key = -1;
-        ProfsumEngEvent a;
-        double fTs, fDur, fEnd;
-        rc = SQLITE_OK;
-        if( (ev->iEvent & 0x3fff)==0 && profsumEngStopAsked(e) ){
-          zErr = sqlite3_mprintf("%s: interrupted", zFunc);
-          rc = SQLITE_INTERRUPT;
-          break;
-        }
-        if( (rc = profsumInsXpEvent(pIns, p, ev))!=SQLITE_OK ) break;
-        if( ev->eData!=PROFSUM_XD_OFFSET || ev->durationPs<=0 || m==0 || (m->nDisplay==0 && m->nName==0) ){
-          if( ev->eData==PROFSUM_XD_OFFSET && m && ev->durationPs<=0 ){
-            profsumEngDiag(e, ev->iEvent, ev->iOffset, ev->durationPs<0 ? "negative_duration" : "zero_duration",
-                           "XEvent with duration_ps <= 0: not a complete event for the summary");
-          }
-          continue;
-        }
-        fTs = lineUs + (double)ev->offsetPs / 1e6;
-        fDur = (double)ev->durationPs / 1e6;
-        fEnd = fTs + fDur;
-        if( hasPrev && (fTs<prevTs || (fTs==prevTs && fEnd>prevEnd)) && !unsorted ){
-          unsorted = 1;
-          if( (rc = xpUnsortedLine(&w, pl, ln, ev, proc, thread, pid, tid, isDev && isDevOp, fTs)) ) break;
-        }
-        hasPrev = 1; prevTs = fTs; prevEnd = fEnd;
-        if( (rc = xpDerivedOf(&w, ev, m, &dOwn, &pd))!=SQLITE_OK ) break;
-        if( trk<0 ){
-          if( (rc = profsumEngNewTrack(e, pid, tid, proc, thread, &trk))!=SQLITE_OK ) break;
-          profsumEngTrackLineNs(e, trk, ln->timestampNs);
-        }
-        a.idx = ev->iEvent;
-        a.iOffset = ev->iOffset;
-        a.ts = linePs + ev->offsetPs;
-        a.dur = ev->durationPs;
-        a.fTs = fTs;
-        a.fDur = fDur;
-        a.trk = trk;
-        a.name = pd->name;
-        a.tfop = pd->tfop;
-        a.source = pd->source;
-        a.sig = pd->sig;
-        a.runid = pd->runid;
-        a.hasStep = pd->hasStep;
-        a.step = pd->step;
-        a.key = pd->keyTrk==trk ? pd->key : -1;
-        if( (rc = profsumEngAdd(e, &a, &key))!=SQLITE_OK ) break;
-        if( key>=0 ){
-          /* the next event of this metadata on this line: the same key
-          ** (kept in the cache entry; an event's own copy is dropped) */
-          pd->keyTrk = trk;
-          pd->key = key;
-        }
-      }
-      if( rc==SQLITE_DONE ) rc = SQLITE_OK;
-    }
-    if( rc==SQLITE_DONE ) rc = SQLITE_OK;
-  }
+  rc = xpRunPipe(&q);
+  w.p = q.p;
   if( rc==SQLITE_DONE ) rc = SQLITE_OK;
   if( rc==SQLITE_OK ) rc = profsumEngDiagRc(e);
   if( rc==SQLITE_OK ){
     pW = sqlite3_str_new(0);
-    rc = xpWarnings(&w, x.nBadUtf8, pW);
+    rc = xpWarnings(&w, q.nBadUtf8, pW);
     xpHashJoin(&hash);
     if( rc==SQLITE_OK && hash.rc==SQLITE_OK ){
-      rc = profsumEngFinish(e, profsumXpEventsSeen(p), "us", hash.zHex, hash.nSize, pW);
+      rc = profsumEngFinish(e, profsumXpEventsSeen(q.p), "us", hash.zHex, hash.nSize, pW);
     }
-  }else if( zErr ){
+  }else if( w.zErr ){
     /* the decoder's message (an error of the engine's, e.g. too many
     ** events, has its message set already) */
-    profsumEngSetError(e, zErr);
-    zErr = 0;
+    profsumEngSetError(e, w.zErr);
+    w.zErr = 0;
   }
   if( pW ) sqlite3_free(sqlite3_str_finish(pW));
-  sqlite3_free(zErr);
+  sqlite3_free(w.zErr);
   sqlite3_free(w.zFirstUnsorted);
-  sqlite3_free(w.apB[0]); sqlite3_free(w.apB[1]);
   sqlite3_free(w.aDer);
   sqlite3_free(w.aMc);
-  profsumXpClose(p);
+  xpPipeFree(&q);
+  profsumXpClose(q.p);
   xpHashJoin(&hash);
   if( hash.rc==SQLITE_OK ) return rc;
 hash_failed:
