@@ -12,14 +12,11 @@ general code reads it, and that the index modes (AVX2/SSE2) and the
 portable mode, which has neither the runs nor the quick pass, agree."""
 import gzip
 import json
-import os
 import random
 import re
-import subprocess
-import sys
 import unittest
 
-from util import connect, run_child_json, TempDir, SO
+from util import connect, digest_child, error_messages, run_child_json, TempDir, TOKENIZER_MODES
 
 # Values of args: (JSON text, nothing else needed: the args column is the
 # text as written).
@@ -109,40 +106,18 @@ def trace_text(seed, n, indent, odd):
     return text, [w for _, w in ents], [t for t, _ in ents]
 
 
-CHILD = r"""
-import hashlib, json, sqlite3, sys
-so, trace, dbpath = sys.argv[1:4]
-db = sqlite3.connect(dbpath)
-db.enable_load_extension(True)
-db.load_extension(so)
-out = {}
-def digest(sql):
-    h = hashlib.sha256()
-    try:
-        for row in db.execute(sql, (trace,)):
-            h.update(repr(row).encode())
-    except sqlite3.Error as e:
-        return "error: %s" % e
-    return h.hexdigest()
-out["rows"] = digest("SELECT * FROM trace_events(?) ORDER BY idx")
-out["scan4"] = digest("SELECT count(*), total(ts), sum(dur_ps), count(name) FROM trace_events(?)")
-out["keys"] = digest("SELECT idx, tf_op, hlo_op, long_name, step_num, flops, correlation_id, "
-                     "group_id FROM trace_events(?)")
-out["diagnostics"] = digest("SELECT * FROM profsum_diagnostics(?)")
-try:
-    db.execute("SELECT profsum_import(?, 'x')", (trace,))
-    doc = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
-    doc.pop("generated_at_utc", None)
-    out["summary"] = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
-except sqlite3.Error as e:
-    out["summary"] = "error: %s" % e
-print(json.dumps(out))
-"""
+CHILD = digest_child([
+    ('rows',
+     'SELECT * FROM trace_events(?) ORDER BY idx'),
+    ('scan4',
+     'SELECT count(*), total(ts), sum(dur_ps), count(name) FROM trace_events(?)'),
+    ('keys',
+     'SELECT idx, tf_op, hlo_op, long_name, step_num, flops, correlation_id, group_id FROM trace_events(?)'),
+    ('diagnostics',
+     'SELECT * FROM profsum_diagnostics(?)'),
+])
 
-MODES = {"default": {}, "one_thread": {"PROFSUM_THREADS": "0"},
-         "sse2": {"PROFSUM_TOKENIZER": "sse2"},
-         "portable": {"PROFSUM_TOKENIZER": "portable"},
-         "portable_one_thread": {"PROFSUM_TOKENIZER": "portable", "PROFSUM_THREADS": "0"}}
+MODES = TOKENIZER_MODES
 
 
 class KinetoLayout(unittest.TestCase):
@@ -322,20 +297,7 @@ class KinetoLayout(unittest.TestCase):
             ents.insert(20, entry(case))
             path = self.td.write("%s%d.json" % (prefix, i),
                                  '{"traceEvents": [\n  ' + ",\n  ".join(ents) + "\n]}")
-            msgs = set()
-            for tag in ("default", "portable"):
-                env = dict(os.environ, **MODES[tag])
-                env.pop("PROFSUM_THREADS", None)
-                code = ("import sqlite3,sys\n"
-                        "db=sqlite3.connect(':memory:');db.enable_load_extension(True)\n"
-                        "db.load_extension(sys.argv[1])\n"
-                        "try:\n"
-                        "  db.execute(%r,(sys.argv[2],)).fetchall()\n"
-                        "  print('no error')\n"
-                        "except sqlite3.Error as e: print(e)\n") % query
-                out = subprocess.run([sys.executable, "-c", code, SO, path], env=env,
-                                     capture_output=True, text=True, timeout=60)
-                msgs.add(out.stdout.strip())
+            msgs = error_messages(path, query)
             with self.subTest(case=case):
                 self.assertEqual(len(msgs), 1, msgs)
                 msg = msgs.pop()

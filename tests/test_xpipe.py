@@ -4,6 +4,7 @@ filling a ring of batches, xplane_intake.c) against the one-thread walk
 
 The capture is written here (tests/xspace_writer.py) and is large enough
 to fill the ring (4 batches of 1,024 items) many times over."""
+import contextlib
 import os
 import re
 import sqlite3
@@ -53,15 +54,34 @@ def big_capture(bad_last=False):
     return W.xspace(planes, hostnames=["h0"])
 
 
-def run_import(path, threads):
-    """Import path with PROFSUM_THREADS=threads (None: the default) in a
-    fresh connection: ("ok", document, tables, diagnostics) or ("error",
-    message)."""
+@contextlib.contextmanager
+def threads_env(threads):
+    """PROFSUM_THREADS=threads (None: unset, the default) while the block
+    runs; the variable as it was afterwards."""
     old = os.environ.get("PROFSUM_THREADS")
     if threads is None:
         os.environ.pop("PROFSUM_THREADS", None)
     else:
         os.environ["PROFSUM_THREADS"] = threads
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("PROFSUM_THREADS", None)
+        else:
+            os.environ["PROFSUM_THREADS"] = old
+
+
+def run_import(path, threads):
+    """Import path with PROFSUM_THREADS=threads (None: the default) in a
+    fresh connection: ("ok", document, tables, diagnostics) or ("error",
+    message)."""
+    with threads_env(threads):
+        return import_now(path)
+
+
+def import_now(path):
+    """run_import's body, in the environment as it is."""
     db = connect()
     try:
         try:
@@ -78,10 +98,6 @@ def run_import(path, threads):
         return ("ok", doc, tabs, diags)
     finally:
         db.close()
-        if old is None:
-            os.environ.pop("PROFSUM_THREADS", None)
-        else:
-            os.environ["PROFSUM_THREADS"] = old
 
 
 class XPipeTest(DbTestCase):
@@ -130,11 +146,10 @@ class XPipeTest(DbTestCase):
         tiny = self.write("tiny.xplane.pb", W.xspace([]))
 
         def calls_until(threads, stop_at):
-            old = os.environ.get("PROFSUM_THREADS")
-            if threads is None:
-                os.environ.pop("PROFSUM_THREADS", None)
-            else:
-                os.environ["PROFSUM_THREADS"] = threads
+            with threads_env(threads):
+                return stop_after(stop_at)
+
+        def stop_after(stop_at):
             db = connect()
             try:
                 db.execute("SELECT profsum_import(?, 'tiny')", (tiny,)).fetchone()   # the schema
@@ -154,10 +169,6 @@ class XPipeTest(DbTestCase):
                 return calls[0], err, n
             finally:
                 db.close()
-                if old is None:
-                    os.environ.pop("PROFSUM_THREADS", None)
-                else:
-                    os.environ["PROFSUM_THREADS"] = old
 
         total, err, n = calls_until("0", None)
         self.assertIsNone(err)

@@ -4,6 +4,13 @@ devices) against the durations' median computed here, on captures built
 to reach each way the engine finds a rank: a bucket of equal durations, a
 bucket too large to copy that a second digit narrows, the rank after the
 middle one in the next bucket, odd and even counts, several devices.
+The medians start from the log-scale histogram the busy-union walk of
+each device fills (engine_aggregate.c, logBucket), so the captures also
+reach each way that histogram hands over to the digit passes: a middle
+duration below 128 ps (its bucket is one value) whose successor lies in a
+wider bucket, durations on the buckets' edges (127/128, 255/256, powers of
+two), a middle bucket of many different durations, and many devices of
+few ops each.
 
 The engine takes the median as (a/1e6)*0.5 + (b/1e6)*0.5 of the middle
 durations a, b in ps (one of them for an odd count), in doubles."""
@@ -90,6 +97,36 @@ class XPlaneMedianTest(unittest.TestCase):
         for n in (1, 2, 3, 17, 4096, 5001):
             self.check([[rnd.randrange(1, 10 ** rnd.randrange(1, 12)) for _ in range(n)]
                         for _ in range(2)])
+
+
+    def test_exact_middle_wide_successor(self):
+        # the middle duration's bucket is one value (below 128 ps), the
+        # next one's holds a range: a pass finds the smallest there
+        self.check([[5, 5, 201, 300], [1, 127, 129, 129], [100] * 3 + [255] * 3])
+
+    def test_bucket_edges(self):
+        self.check([[127, 128], [255, 256], [128, 129, 130, 131],
+                    [2 ** 20 - 1, 2 ** 20, 2 ** 20 + 1, 2 ** 21],
+                    [2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 2 ** 40]])
+
+    def test_wide_middle_bucket(self):
+        # 30,000 durations within one histogram bucket, all different: a
+        # digit pass narrows it before the copy; and an even count whose
+        # second middle duration opens the next bucket
+        rnd = random.Random(3)
+        wide = [2 ** 30 + rnd.randrange(2 ** 24) for _ in range(30000)]
+        self.check([wide, [2 ** 30 + 5] * 15000 + [2 ** 30 + 2 ** 24 + 9] * 15000])
+
+    def test_many_small_devices(self):
+        rnd = random.Random(5)
+        self.check([[rnd.randrange(1, 10 ** rnd.randrange(1, 10)) for _ in range(rnd.randrange(1, 9))]
+                    for _ in range(40)])
+
+    def test_random_scales(self):
+        rnd = random.Random(17)
+        for n in (1, 2, 6, 255, 20000):
+            self.check([[rnd.randrange(1, 10 ** rnd.randrange(1, 13)) for _ in range(n)]
+                        for _ in range(3)])
 
 
 if __name__ == "__main__":

@@ -38,6 +38,76 @@ def progress_calls(db, sql, args=(), every=50):
 
 
 
+# The reader's modes whose results must be identical (the variables the
+# child of run_child_json gets).
+TOKENIZER_MODES = {"default": {}, "one_thread": {"PROFSUM_THREADS": "0"},
+                   "sse2": {"PROFSUM_TOKENIZER": "sse2"},
+                   "portable": {"PROFSUM_TOKENIZER": "portable"},
+                   "portable_one_thread": {"PROFSUM_TOKENIZER": "portable",
+                                           "PROFSUM_THREADS": "0"}}
+
+
+def digest_child(queries):
+    """A program for run_child_json that prints, as a JSON object, for each
+    (key, sql) of queries the SHA-256 of the rows of sql run with the trace
+    as its one parameter (or "error: ..." when it fails), and under
+    "summary" the SHA-256 of the trace's profile_summary.v1 document
+    without its generated_at_utc (or the import's error)."""
+    lines = [
+        "import hashlib, json, sqlite3, sys",
+        "so, trace, dbpath = sys.argv[1:4]",
+        "db = sqlite3.connect(dbpath)",
+        "db.enable_load_extension(True)",
+        "db.load_extension(so)",
+        "out = {}",
+        "def digest(sql):",
+        "    h = hashlib.sha256()",
+        "    try:",
+        "        for row in db.execute(sql, (trace,)):",
+        "            h.update(repr(row).encode())",
+        "    except sqlite3.Error as e:",
+        "        return 'error: %s' % e",
+        "    return h.hexdigest()",
+    ]
+    lines += ["out[%r] = digest(%r)" % (k, q) for k, q in queries]
+    lines += [
+        "try:",
+        "    db.execute(\"SELECT profsum_import(?, 'x')\", (trace,))",
+        "    doc = json.loads(db.execute(\"SELECT profsum_summary_json('x')\").fetchone()[0])",
+        "    doc.pop('generated_at_utc', None)",
+        "    out['summary'] = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()",
+        "except sqlite3.Error as e:",
+        "    out['summary'] = 'error: %s' % e",
+        "print(json.dumps(out))",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def error_messages(path, query, tags=("default", "portable")):
+    """The set of what query (one parameter: path) prints when run in a
+    child process in each reader mode of tags (TOKENIZER_MODES): its error
+    message, or 'no error'.  One element when every mode agrees."""
+    import subprocess
+    import sys
+    code = ("import sqlite3,sys\n"
+            "db=sqlite3.connect(':memory:');db.enable_load_extension(True)\n"
+            "db.load_extension(sys.argv[1])\n"
+            "try:\n"
+            "  db.execute(%r,(sys.argv[2],)).fetchall()\n"
+            "  print('no error')\n"
+            "except sqlite3.Error as e: print(e)\n") % query
+    msgs = set()
+    for tag in tags:
+        env = dict(os.environ)
+        env.pop("PROFSUM_TOKENIZER", None)
+        env.pop("PROFSUM_THREADS", None)
+        env.update(TOKENIZER_MODES[tag])
+        out = subprocess.run([sys.executable, "-c", code, SO, path], env=env,
+                             capture_output=True, text=True, timeout=60)
+        msgs.add(out.stdout.strip())
+    return msgs
+
+
 def run_child_json(tc, code, trace, dbdir, env_extra, tag, timeout=300):
     """Run the Python program `code` (argv: the extension, trace, a database
     path in dbdir named after trace and tag) in a child process with the
