@@ -23,10 +23,10 @@ import time
 import tty
 import unittest
 
-from util import connect, ROOT
+from util import connect, REPRO as REPRO_DIR
 from test_cli import CliBase, CLI, F1_BEFORE
 
-REPRO = os.path.join(ROOT, "..", "shared", "repro", "escapes.trace.json")
+REPRO = os.path.join(REPRO_DIR, "escapes.trace.json")
 
 # Names that try to act on a terminal or on a markdown table.
 CSI_OSC = "\x1b[31mRED\x1b]0;pwned\x07"              # colour, then set the window title

@@ -30,9 +30,9 @@ import textwrap
 import unittest
 
 import fixtures
-from util import connect, TempDir, SO, HERE
+from util import connect, TempDir, SO, HERE, REPRO as REPRO_DIR
 
-REPRO = os.path.join(HERE, "..", "..", "shared", "repro", "history_invalid_utf8.jsonl")
+REPRO = os.path.join(REPRO_DIR, "history_invalid_utf8.jsonl")
 SANITIZED = "libasan" in os.environ.get("LD_PRELOAD", "") or "/asan/" in SO
 
 # The bytes of the shared reproducer: a label that is not UTF-8, a label

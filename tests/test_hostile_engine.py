@@ -19,10 +19,9 @@ import subprocess
 import sys
 import unittest
 
-from util import CORPUS, ROOT, SO, TempDir, connect
+from util import REPRO, ROOT, SO, TempDir, connect
 
 SQLRUN = os.path.join(ROOT, "build", "sqlrun")
-REPRO = os.environ.get("PROFSUM_REPRO", os.path.join(os.path.dirname(os.path.abspath(CORPUS)), "repro"))
 
 # Runs in a subprocess: imports argv[1] (with a heap limit of argv[2] bytes
 # when not 0) and prints the regions, the ops and the breakdown as JSON.

@@ -9,7 +9,10 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SO = os.environ.get("PROFSUM_SO", os.path.join(ROOT, "profsum.so"))
+# Real captures and reproducers kept outside the repository (docs/internals.md,
+# "The corpus of real captures"): tests that read them skip without them.
 CORPUS = os.environ.get("PROFSUM_CORPUS", os.path.join(ROOT, "..", "shared", "corpus"))
+REPRO = os.environ.get("PROFSUM_REPRO", os.path.join(os.path.dirname(os.path.abspath(CORPUS)), "repro"))
 
 
 def connect(path=":memory:", uri=False):
