@@ -12,6 +12,7 @@
 #include "jsontree.h"
 #include "insights.h"
 #include "spanmemo.h"
+#include "growarray.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -546,13 +547,9 @@ static int evNew(Engine *e, int64_t idx, int64_t iOffset, profsum_ps ts, profsum
   if( dur>=(profsum_ps)DUR32_BIG ){
     /* a dur of 2^31 ps or more: kept aside, its index in the record (few
     ** events: steps, modules, host spans) */
-    if( e->nDurBig>=e->nAllocDurBig ){
-      int64_t nNew = e->nAllocDurBig ? e->nAllocDurBig*2 : 64;
-      int64_t *a = sqlite3_realloc64(e->aDurBig, sizeof(int64_t)*(sqlite3_uint64)nNew);
-      if( a==0 ) return SQLITE_NOMEM;
-      e->aDurBig = a;
-      e->nAllocDurBig = nNew;
-    }
+    int64_t *a = profsumGrowArray(e->aDurBig, e->nDurBig, &e->nAllocDurBig, sizeof(int64_t), 64);
+    if( a==0 ) return SQLITE_NOMEM;
+    e->aDurBig = a;
     e->aDurBig[e->nDurBig] = (int64_t)dur;
   }
   r = EV(e, e->nEv);

@@ -39,6 +39,7 @@
 #include "xplane_pb.h"
 #include "hash.h"
 #include "insights.h"
+#include "growarray.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -746,13 +747,9 @@ static int xpConsume(XpPipe *q, XpBatch *b){
           if( (rc = xpDeriveTxt(e, aB, &b->aTxt[it->iTxt], &dOwn))!=SQLITE_OK ) break;
           pd = &dOwn;
           if( it->bNoStat && iMeta>=0 && iMeta<w->nMc ){
-            if( w->nDer>=w->nAllocDer ){
-              int64_t nNew = w->nAllocDer ? w->nAllocDer*2 : 64;
-              XpDerived *aNew = sqlite3_realloc64(w->aDer, sizeof(XpDerived)*(sqlite3_uint64)nNew);
-              if( aNew==0 ){ rc = SQLITE_NOMEM; break; }
-              w->aDer = aNew;
-              w->nAllocDer = nNew;
-            }
+            XpDerived *aNew = profsumGrowArray(w->aDer, w->nDer, &w->nAllocDer, sizeof(XpDerived), 64);
+            if( aNew==0 ){ rc = SQLITE_NOMEM; break; }
+            w->aDer = aNew;
             w->aDer[w->nDer++] = dOwn;
             w->aMc[iMeta] = w->nDer;
             pd = &w->aDer[w->nDer-1];
