@@ -117,6 +117,7 @@
 #define FIND_FMT_TRACE     2   /* *.trace.json */
 #define FIND_FMT_XPLANE    3   /* *.xplane.pb */
 #define FIND_FMT_RIEGELI   4   /* *.xplane.riegeli: listed, never picked */
+#define FIND_IS_JSON(e)    ((e)<=FIND_FMT_TRACE)   /* one of the JSON formats */
 
 static const char *const azProfsumFindFormat[] = {
   "perfetto_trace_json_gz", "trace_json_gz", "trace_json", "xplane_pb", "xplane_riegeli"
@@ -484,7 +485,7 @@ static int profsumFindCollect(const char *zDir, ProfsumFindList *pList,
   /* JSON pick: the first row of the most preferred JSON format present. */
   for(i=0; i<pList->nRow; i++){
     int e = pList->aRow[i].eFormat;
-    if( e==FIND_FMT_XPLANE || e==FIND_FMT_RIEGELI ) continue;
+    if( !FIND_IS_JSON(e) ) continue;
     if( pList->iPicked<0 || e<pList->aRow[pList->iPicked].eFormat ){
       pList->iPicked = i;
     }
@@ -557,8 +558,7 @@ static char *findPickNote(const ProfsumFindList *pList, int *pOom){
   a = sqlite3_malloc64(sizeof(*a)*(sqlite3_uint64)(pList->nRow+1));
   if( a==0 ){ *pOom = 1; return 0; }
   for(i=0; i<pList->nRow; i++){
-    int e = pList->aRow[i].eFormat;
-    if( e!=FIND_FMT_XPLANE && e!=FIND_FMT_RIEGELI ) a[n++] = &pList->aRow[i];
+    if( FIND_IS_JSON(pList->aRow[i].eFormat) ) a[n++] = &pList->aRow[i];
   }
   qsort(a, (size_t)n, sizeof(*a), findCmpDir);
   for(i=0; i<n; i++){
