@@ -76,14 +76,21 @@ static void trim(const char **pz, int *pn){
   while( *pn>0 && ((*pz)[*pn-1]==' ' || (*pz)[*pn-1]=='\t' || (*pz)[*pn-1]=='\r') ) (*pn)--;
 }
 
+/* When the trimmed line [*pz, *pz+*pn) is an SQL comment ("-- text"), set
+** it to the comment's text, trimmed, and return 1; else return 0. */
+static int commentText(const char **pz, int *pn){
+  if( *pn<2 || (*pz)[0]!='-' || (*pz)[1]!='-' ) return 0;
+  *pz += 2;
+  *pn -= 2;
+  trim(pz, pn);
+  return 1;
+}
+
 /* When the trimmed line [z, z+n) is an SQL comment ("-- text"), append
 ** its text to the pending comment block pDoc (a space between lines) and
 ** return 1; else return 0. */
 static int catComment(sqlite3_str *pDoc, const char *z, int n){
-  if( n<2 || z[0]!='-' || z[1]!='-' ) return 0;
-  z += 2;
-  n -= 2;
-  trim(&z, &n);
+  if( !commentText(&z, &n) ) return 0;
   if( sqlite3_str_length(pDoc) && n ) sqlite3_str_appendchar(pDoc, 1, ' ');
   sqlite3_str_append(pDoc, z, n);
   return 1;
@@ -103,10 +110,7 @@ typedef struct CatVCols {
 ** note it in pV and return 1; else return 0 (an ordinary comment line). */
 static int catColumnLine(CatVCols *pV, const char *z, int n){
   int k = 0;
-  if( n<2 || z[0]!='-' || z[1]!='-' ) return 0;
-  z += 2;
-  n -= 2;
-  trim(&z, &n);
+  if( !commentText(&z, &n) ) return 0;
   if( n==8 && memcmp(z, "Columns:", 8)==0 ){ pV->inCols = 1; pV->n = 0; return 1; }
   if( !pV->inCols ) return 0;
   while( k<n && (z[k]=='_' || (z[k]>='a' && z[k]<='z') || (z[k]>='0' && z[k]<='9')) ) k++;
