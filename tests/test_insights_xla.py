@@ -286,6 +286,29 @@ class Utilization(XlaTestCase):
         self.assertClose(cap["busy_us"], 70.0)
         self.assertEqual(cap["bytes_accessed"], 18000000)
 
+    def test_epoch_steps_exact(self):
+        # Line times since the epoch (as JAX writes them): the absolute µs of
+        # a step's start is not a double exactly (1700000000123456.789 µs
+        # rounds by 0.039 µs), yet the steps cut the ops where they are: an
+        # op that ends where step 1 ends is all in step 1.
+        d0 = W.PlaneBuilder("/device:TPU:0", id=1)
+        d0.plane_stat("peak_teraflops_per_second", double=100.0)
+        ts = 1700000000123456789
+        d0.line(id=1, name="Steps", timestamp_ns=ts, events=[
+            d0.event("1", offset_ps=0, duration_ps=100 * US),
+            d0.event("2", offset_ps=100 * US, duration_ps=100 * US)])
+        d0.line(id=2, name="XLA Ops", timestamp_ns=ts, events=[
+            d0.event("fusion.1", offset_ps=90 * US, duration_ps=10 * US,
+                     stats=[d0.stat("flops", i64=1000)]),
+            d0.event("fusion.2", offset_ps=100 * US, duration_ps=5 * US,
+                     stats=[d0.stat("flops", i64=2000)])])
+        tid = self.imp("e.xplane.pb", W.xspace([d0.build()], hostnames=["h"]))
+        u = self.util(tid)
+        self.assertEqual(u[("/device:TPU:0", 1)]["busy_us"], 10.0)
+        self.assertEqual(u[("/device:TPU:0", 1)]["flops"], 1000)
+        self.assertEqual(u[("/device:TPU:0", 2)]["busy_us"], 5.0)
+        self.assertEqual(u[("/device:TPU:0", 2)]["flops"], 2000)
+
     def test_host_steps_gpu(self):
         data, _ = gpu_xspace()
         tid = self.imp("g.xplane.pb", data)

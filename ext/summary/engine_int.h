@@ -234,8 +234,23 @@ struct ProfsumEngine {
   ** name last interned in each of NAMEMEMO_N slots chosen by a cheap hash of
   ** the raw name bytes; freed with the signature caches. */
   struct NameMemo *aNameMemo;
+  /* The step spans the last profsumEngStepSpans wrote, in the order of
+  ** their rows (engine_steps.c): read by the wall cover and handed to the
+  ** insights (profsumEngineStepSpans) instead of read back by SQL. */
+  struct EngSpan *aSpan;
+  int64_t nSpan, nAllocSpan;
 };
 typedef struct ProfsumEngine Engine;
+
+/* One row of profsum_agg_step_span as written: the step, the process of
+** the event that makes it (pid, name id or -1), its start and dur in ps
+** after the origin, and the start_us stored (the nearest double of the
+** absolute start). */
+typedef struct EngSpan {
+  int64_t step, pid, ts, dur;
+  double startUs;
+  int32_t proc;
+} EngSpan;
 
 /* The dur (ps) of event record r of engine e. */
 static inline int64_t profsumEngDur(const Engine *e, const SEv *r){
@@ -268,7 +283,8 @@ int profsumEngWriteDiag(Engine *e);
 int profsumEngWall(Engine *e);
 
 /* engine_steps.c: the events that make steps (summary §4.3), written to
-** profsum_agg_step_span for e->traceId.  SQLITE_OK or an error code. */
+** profsum_agg_step_span for e->traceId and kept in e->aSpan (replacing
+** what an earlier write kept).  SQLITE_OK or an error code. */
 int profsumEngStepSpans(Engine *e);
 
 /* the reference's comparisons of two events' starts and ends (§2) */

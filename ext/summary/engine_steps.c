@@ -3,12 +3,15 @@
 ** (summary §4.3: an event of a device's Steps line whose name is a step
 ** number, else, when there is none, a host event named 'train' with
 ** args.step_num) written to profsum_agg_step_span with its place in time,
-** so that views and the import's other tables can cut time by step.
+** so that views and the import's other tables can cut time by step.  The
+** rows are kept in memory too: the wall cover (engine_wall.c) and the
+** insights (profsumEngineStepSpans) take them from there.
 */
 #include "profsum_int.h"
 #include "engine_int.h"
 #include "summary_engine.h"
 #include "engine_intake.h"
+#include "growarray.h"
 
 #include <string.h>
 
@@ -30,7 +33,24 @@ static int stepOfEvent(Engine *e, const STrack *t, int64_t k, int gpu, int64_t *
   return 0;
 }
 
-/* Write the step spans of one kind (gpu 0 or 1); *pN counts the rows. */
+/* Keep the row just written (step, track t, record r) in e->aSpan.
+** SQLITE_OK or SQLITE_NOMEM. */
+static int keepSpan(Engine *e, int64_t step, const STrack *t, const SEv *r, double startUs){
+  EngSpan *sp, *aNew = profsumGrowArray(e->aSpan, e->nSpan, &e->nAllocSpan, sizeof(EngSpan), 64);
+  if( aNew==0 ) return SQLITE_NOMEM;
+  e->aSpan = aNew;
+  sp = &e->aSpan[e->nSpan++];
+  sp->step = step;
+  sp->pid = t->pid;
+  sp->ts = r->ts;
+  sp->dur = EVDUR(e, r);
+  sp->startUs = startUs;
+  sp->proc = t->proc;
+  return SQLITE_OK;
+}
+
+/* Write the step spans of one kind (gpu 0 or 1), each kept in e->aSpan
+** too; *pN counts the rows. */
 static int writeSpans(Engine *e, sqlite3_stmt *pIns, int gpu, int64_t *pN){
   int32_t it;
   int rc = SQLITE_OK;
@@ -42,17 +62,20 @@ static int writeSpans(Engine *e, sqlite3_stmt *pIns, int gpu, int64_t *pN){
       int64_t k = ORD(e, t->iFirst+j), step;
       const SEv *r = EV(e, k);
       profsum_ps ts;
+      double startUs;
       if( !stepOfEvent(e, t, k, gpu, &step) ) continue;
       ts = e->origin + r->ts;
+      startUs = profsumPsToMicros(ts);
       sqlite3_bind_int64(pIns, 1, e->traceId);
       sqlite3_bind_int64(pIns, 2, step);
       profsumEngBindStrId(e, pIns, 3, t->proc);
       sqlite3_bind_int64(pIns, 4, t->pid);
-      sqlite3_bind_double(pIns, 5, profsumPsToMicros(ts));
+      sqlite3_bind_double(pIns, 5, startUs);
       sqlite3_bind_double(pIns, 6, profsumPsToMicros(ts + EVDUR(e, r)));
       sqlite3_bind_int64(pIns, 7, r->ts);
       sqlite3_bind_int64(pIns, 8, EVDUR(e, r));
       rc = profsumEngStep(e, pIns);
+      if( rc==SQLITE_OK ) rc = keepSpan(e, step, t, r, startUs);
       (*pN)++;
     }
   }
@@ -66,8 +89,32 @@ int profsumEngStepSpans(Engine *e){
   int rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_step_span"
                              "(trace_id, step, device, pid, start_us, end_us, start_ps, dur_ps) "
                              "VALUES(?1,?2,?3,?4,?5,?6,?7,?8)");
+  e->nSpan = 0;                 /* a retried write keeps only its own */
   if( rc==SQLITE_OK ) rc = writeSpans(e, pIns, 0, &n);
   if( rc==SQLITE_OK && n==0 ) rc = writeSpans(e, pIns, 1, &n);
   sqlite3_finalize(pIns);
   return rc;
+}
+
+/* Span i's fields (see profsumEngineStepSpans). */
+static void spanOut(const Engine *e, int64_t i, ProfsumStepSpan *o){
+  const EngSpan *sp = &e->aSpan[i];
+  o->step = sp->step;
+  o->zDev = sp->proc>=0 ? SP_STR(&e->pool, sp->proc) : 0;
+  o->nDev = sp->proc>=0 ? SP_LEN(&e->pool, sp->proc) : 0;
+  o->start = e->origin + sp->ts;
+  o->end = o->start + sp->dur;
+}
+
+/* See summary_engine.h. */
+int profsumEngineStepSpans(ProfsumEngine *e, ProfsumStepSpan **paSpan, int64_t *pnSpan){
+  ProfsumStepSpan *a;
+  int64_t i;
+  *paSpan = 0; *pnSpan = 0;
+  if( e->nSpan==0 ) return SQLITE_OK;
+  a = sqlite3_malloc64(sizeof(ProfsumStepSpan)*(sqlite3_uint64)e->nSpan);
+  if( a==0 ) return SQLITE_NOMEM;
+  for(i=0; i<e->nSpan; i++) spanOut(e, i, &a[i]);
+  *paSpan = a; *pnSpan = e->nSpan;
+  return SQLITE_OK;
 }

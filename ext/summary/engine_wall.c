@@ -8,9 +8,9 @@
 ** communication-named op is collective, else by a transfer-named one
 ** (memcpy, h2d, infeed, host to device, ...) transfer, else by any other
 ** device op compute; an instant covered by nothing is idle.  The steps are
-** the spans of profsum_agg_step_span (written just before): a span of a
-** device's own Steps line is measured on that device, a host span (a
-** 'train' event) on every device.
+** the spans of profsum_agg_step_span (written just before, and kept in
+** memory: Engine.aSpan): a span of a device's own Steps line is measured
+** on that device, a host span (a 'train' event) on every device.
 **
 ** No per-event memory: a device's tracks are merged by start (a heap of
 ** track cursors over the tracks' ordered slices) and three unions are
@@ -150,32 +150,24 @@ static void wallCover(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *aHeap
   for(t=0; t<3; t++) if( aRun[t].started ) wallFlush(&aRun[t], (int)t, aWin, nWin);
 }
 
-/* Read the step spans of e->traceId into *paSpan (*pnSpan of them). */
+/* The step spans profsumEngStepSpans kept (the rows of
+** profsum_agg_step_span of e->traceId, in their order) into *paSpan
+** (*pnSpan of them; sqlite3_malloc'd, none: 0).  SQLITE_OK or
+** SQLITE_NOMEM. */
 static int wallSpans(Engine *e, WallSpan **paSpan, int64_t *pnSpan){
-  sqlite3_stmt *p = 0;
-  int64_t nAlloc = 0;
-  int rc = profsumEngPrepare(e, &p, "SELECT step, pid, start_us, start_ps, dur_ps "
-                             "FROM \"%w\".profsum_agg_step_span WHERE trace_id=?1 ORDER BY rowid");
-  if( rc ) return rc;
-  sqlite3_bind_int64(p, 1, e->traceId);
-  while( (rc = sqlite3_step(p))==SQLITE_ROW ){
-    WallSpan *s;
-    if( *pnSpan>=nAlloc ){
-      WallSpan *aNew;
-      nAlloc = nAlloc ? 2*nAlloc : 64;
-      aNew = sqlite3_realloc64(*paSpan, sizeof(WallSpan)*(sqlite3_uint64)nAlloc);
-      if( aNew==0 ){ sqlite3_finalize(p); return SQLITE_NOMEM; }
-      *paSpan = aNew;
-    }
-    s = &(*paSpan)[(*pnSpan)++];
-    s->step = sqlite3_column_int64(p, 0);
-    s->pid = sqlite3_column_int64(p, 1);
-    s->startUs = sqlite3_column_double(p, 2);
-    s->lo = sqlite3_column_int64(p, 3);
-    s->dur = sqlite3_column_int64(p, 4);
+  int64_t i;
+  if( e->nSpan==0 ) return SQLITE_OK;
+  *paSpan = sqlite3_malloc64(sizeof(WallSpan)*(sqlite3_uint64)e->nSpan);
+  if( *paSpan==0 ) return SQLITE_NOMEM;
+  for(i=0; i<e->nSpan; i++){
+    WallSpan *s = &(*paSpan)[i];
+    s->step = e->aSpan[i].step;
+    s->pid = e->aSpan[i].pid;
+    s->startUs = e->aSpan[i].startUs;
+    s->lo = e->aSpan[i].ts;
+    s->dur = e->aSpan[i].dur;
   }
-  sqlite3_finalize(p);
-  if( rc!=SQLITE_DONE ) return profsumEngErr(e, rc, "%s", sqlite3_errmsg(e->db));
+  *pnSpan = e->nSpan;
   return SQLITE_OK;
 }
 

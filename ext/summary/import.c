@@ -661,8 +661,14 @@ static int storeParsed(sqlite3 *db, const ImportJob *j, const ImportTrace *t, sq
   profsumEngineSetDiagAll(t->pEngine, o->diagAll);
   rc = profsumEngineWrite(t->pEngine, db, o->zSchema, id, pzErr);
   if( rc==SQLITE_OK ){
-    rc = profsumInsWrite(profsumEngineInsights(t->pEngine), db, o->zSchema, id,
-                         o->zDevicePeaks, FN, pzErr);
+    ProfsumStepSpan *aSpan = 0;
+    int64_t nSpan = 0;
+    rc = profsumEngineStepSpans(t->pEngine, &aSpan, &nSpan);
+    if( rc==SQLITE_OK ){
+      rc = profsumInsWrite(profsumEngineInsights(t->pEngine), db, o->zSchema, id, aSpan, nSpan,
+                           o->zDevicePeaks, FN, pzErr);
+    }
+    sqlite3_free(aSpan);
     if( rc==SQLITE_NOMEM && *pzErr==0 ){
       *pzErr = sqlite3_mprintf(FN ": '%s': out of memory computing the device, memory and "
                                "kernel figures (%lld complete events read)", t->zTrace,

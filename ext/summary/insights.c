@@ -57,9 +57,9 @@ int profsumInsJsonEvent(ProfsumInsights *p, const ProfsumEvent *ev, int32_t iKey
 
 /* See insights.h. */
 int profsumInsWrite(ProfsumInsights *p, sqlite3 *db, const char *zSchema,
-                    sqlite3_int64 traceId, const char *zDevicePeaks,
-                    const char *zFunc, char **pzErr){
-  int rc = insXlaWrite(p->pXla, db, zSchema, traceId, zDevicePeaks, zFunc, pzErr);
+                    sqlite3_int64 traceId, const ProfsumStepSpan *aSpan, int64_t nSpan,
+                    const char *zDevicePeaks, const char *zFunc, char **pzErr){
+  int rc = insXlaWrite(p->pXla, db, zSchema, traceId, aSpan, nSpan, zDevicePeaks, zFunc, pzErr);
   if( rc==SQLITE_OK ) rc = insMemWrite(p->pMem, db, zSchema, traceId, zFunc, pzErr);
   return rc;
 }

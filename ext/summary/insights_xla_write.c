@@ -277,42 +277,55 @@ static int64_t xFirstEndAfter(const XIv *a, int64_t n, int64_t v){
   return lo;
 }
 
-/* The step spans of the trace (profsum_agg_step_span) relative to the base:
-** *paSpan (sqlite3_malloc'd, sized at the first row by the count of rows).
-** Spans of one (device, step) merged. */
-static int xLoadSteps(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
-                      XSpan **paSpan, int64_t *pn){
-  sqlite3_stmt *pSt = 0;
-  XSpan *a = 0;
-  int64_t n = 0;
-  int rc;
-  profsum_ps off = 0;
+/* (see xSteps) The order of the spans: by device name (none first, then
+** bytewise, a prefix before what it starts), then by step. */
+static int xStepInCmp(const void *pa, const void *pb){
+  const ProfsumStepSpan *x = pa, *y = pb;
+  if( x->zDev==0 || y->zDev==0 ){
+    if( x->zDev!=y->zDev ) return x->zDev==0 ? -1 : 1;
+  }else{
+    int n = x->nDev<y->nDev ? x->nDev : y->nDev;
+    int c = memcmp(x->zDev, y->zDev, (size_t)n);
+    if( c ) return c;
+    if( x->nDev!=y->nDev ) return x->nDev<y->nDev ? -1 : 1;
+  }
+  return x->step<y->step ? -1 : x->step>y->step ? 1 : 0;
+}
+
+/* The step spans aIn[0..nIn) (the trace's, profsumEngineStepSpans) as
+** *paSpan (sqlite3_malloc'd; 0 when there are none): the spans of one
+** (device, step) merged into one from the first start to the last end,
+** relative to the base, ordered by device then step, with the device
+** names that are /device: names interned.  SQLITE_OK or SQLITE_NOMEM. */
+static int xSteps(InsXla *p, const ProfsumStepSpan *aIn, int64_t nIn, XSpan **paSpan, int64_t *pn){
+  ProfsumStepSpan *aS;
+  XSpan *a;
+  int64_t i, n = 0;
+  int rc = SQLITE_OK;
   *paSpan = 0; *pn = 0;
-  rc = xPrepare(db, zSchema, &pSt,
-    "SELECT step, device, min(start_us), min(start_ps), max(start_ps + dur_ps), count(*) OVER () "
-    "FROM \"%w\".profsum_agg_step_span WHERE trace_id=?1 GROUP BY step, device ORDER BY device, step");
-  if( rc==SQLITE_OK ) sqlite3_bind_int64(pSt, 1, traceId);
-  while( rc==SQLITE_OK && sqlite3_step(pSt)==SQLITE_ROW ){
-    const char *zDev = (const char*)sqlite3_column_text(pSt, 1);
-    int64_t sPs = sqlite3_column_int64(pSt, 3), ePs = sqlite3_column_int64(pSt, 4);
+  if( nIn==0 ) return SQLITE_OK;
+  aS = sqlite3_malloc64(sizeof(ProfsumStepSpan)*(sqlite3_uint64)nIn);
+  a = sqlite3_malloc64(sizeof(XSpan)*(sqlite3_uint64)nIn);
+  if( aS==0 || a==0 ){ sqlite3_free(aS); sqlite3_free(a); return SQLITE_NOMEM; }
+  memcpy(aS, aIn, sizeof(ProfsumStepSpan)*(size_t)nIn);
+  qsort(aS, (size_t)nIn, sizeof(ProfsumStepSpan), xStepInCmp);
+  for(i=0; i<nIn && rc==SQLITE_OK; i++){
+    const ProfsumStepSpan *x = &aS[i];
     int32_t id = -1;
-    if( n==0 ){
-      /* the trace's origin in absolute ps: start_us × 1e6 − start_ps */
-      long double us = (long double)sqlite3_column_double(pSt, 2);
-      off = (profsum_ps)llroundl(us*1e6L - (long double)sPs) - p->base;
-      a = sqlite3_malloc64(sizeof(XSpan)*(sqlite3_uint64)sqlite3_column_int64(pSt, 5));
-      if( a==0 ){ rc = SQLITE_NOMEM; break; }
+    if( n>0 && xStepInCmp(x, &aS[i-1])==0 ){
+      /* the same (device, step): one span from the first start to the last end */
+      if( (int64_t)(x->start - p->base)<a[n-1].s ) a[n-1].s = (int64_t)(x->start - p->base);
+      if( (int64_t)(x->end - p->base)>a[n-1].e ) a[n-1].e = (int64_t)(x->end - p->base);
+      continue;
     }
-    if( zDev && insXlaIsDevice(zDev, (int64_t)strlen(zDev)) ){
-      if( (rc = insXlaIntern(&p->pool, zDev, (int64_t)strlen(zDev), &id))!=SQLITE_OK ) break;
-    }
-    a[n].step = sqlite3_column_int64(pSt, 0);
-    a[n].s = (int64_t)(off + sPs);
-    a[n].e = (int64_t)(off + ePs);
+    if( x->zDev && insXlaIsDevice(x->zDev, x->nDev) ) rc = insXlaIntern(&p->pool, x->zDev, x->nDev, &id);
+    a[n].step = x->step;
+    a[n].s = (int64_t)(x->start - p->base);
+    a[n].e = (int64_t)(x->end - p->base);
     a[n].dev = id;
     n++;
   }
-  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pSt); else sqlite3_finalize(pSt);
+  sqlite3_free(aS);
   if( rc ){ sqlite3_free(a); return rc; }
   *paSpan = a; *pn = n;
   return SQLITE_OK;
@@ -543,7 +556,8 @@ done:
 }
 
 /* See insights_int.h. */
-int insXlaWrite(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, const char *zDevicePeaks,
+int insXlaWrite(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
+                const ProfsumStepSpan *aSpan, int64_t nSpan, const char *zDevicePeaks,
                 const char *zFunc, char **pzErr){
   XPeak *aPeak = 0;
   int nPeak = 0, rc, kind;
@@ -555,7 +569,7 @@ int insXlaWrite(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
   if( rc ) return rc;
   /* the step spans (their device names interned), then the processes and
   ** device-op tracks grouped by device name */
-  if( p->hasBase ) rc = xLoadSteps(p, db, zSchema, traceId, &aSp, &nSp);
+  if( p->hasBase ) rc = xSteps(p, aSpan, nSpan, &aSp, &nSp);
   if( rc==SQLITE_OK ){
     sqlite3_uint64 nName = (sqlite3_uint64)p->pool.n + 1;
     aFirstProc = sqlite3_malloc64(sizeof(int32_t)*nName);

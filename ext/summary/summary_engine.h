@@ -69,6 +69,20 @@ void profsumEngineFree(ProfsumEngine *e);
 ** owned by the engine. */
 struct ProfsumInsights *profsumEngineInsights(ProfsumEngine *e);
 
+/* A step span of the trace: a row of profsum_agg_step_span, with exact
+** absolute times. */
+typedef struct ProfsumStepSpan {
+  int64_t step;
+  const char *zDev; int nDev;   /* the process name (owned by the engine), or 0 */
+  profsum_ps start, end;        /* absolute ps (as trace_events.ts × 1e6) */
+} ProfsumStepSpan;
+
+/* The step spans the last profsumEngineWrite wrote, in the order of their
+** rows: *paSpan (sqlite3_malloc'd, the caller frees it; 0 when there are
+** none) of *pnSpan entries, valid while e lives.  SQLITE_OK or
+** SQLITE_NOMEM. */
+int profsumEngineStepSpans(ProfsumEngine *e, ProfsumStepSpan **paSpan, int64_t *pnSpan);
+
 /* Store every diagnostic (1) instead of the compact set (0, the default)
 ** in the next profsumEngineWrite. */
 void profsumEngineSetDiagAll(ProfsumEngine *e, int bAll);
