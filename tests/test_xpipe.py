@@ -1,5 +1,6 @@
 """The XPlane import with its decoding on a second thread (a producer
-filling a ring of batches, xplane_intake.c) against the one-thread walk
+filling a ring of batches, xplane_intake.c) and its devices' KPI walk on
+another (engine_kpis.c) against the one-thread import
 (PROFSUM_THREADS=0): the same summary, tables, diagnostics and errors.
 
 The capture is written here (tests/xspace_writer.py) and is large enough
@@ -114,6 +115,10 @@ class XPipeTest(DbTestCase):
         two = run_import(p, None)
         self.assertEqual(one[0], "ok")
         self.assertEqual(one, two)
+        # the devices' KPI walk (its own thread beside the aggregation at
+        # this size) agrees too: one device, the positive ops of its XLA Ops line
+        dev = one[2]["profsum_agg_device"]
+        self.assertEqual([(r[1], r[2]) for r in dev], [("/device:TPU:0", N_PER_LINE - 90 - 1)])
         kinds = {}
         for r in one[3]:
             kinds[r[4]] = kinds.get(r[4], 0) + 1

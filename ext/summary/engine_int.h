@@ -282,6 +282,27 @@ int profsumEngWriteDiag(Engine *e);
 ** set through profsumEngErr). */
 int profsumEngWall(Engine *e);
 
+/* One row of profsum_agg_fact: a name and its value (NULL when isNull). */
+typedef struct EngFact { const char *zName; double v; int isNull; } EngFact;
+
+/* engine_aggregate.c: write n facts of the trace to profsum_agg_fact.
+** SQLITE_OK or an error (profsumEngErr's). */
+int profsumEngFacts(Engine *e, const EngFact *a, int n);
+
+/* engine_kpis.c: the KPI inputs of the devices (profsum_agg_device and
+** the KPI facts).  profsumEngKpiStart, after the ordering, groups the
+** device-op tracks and starts walking them (in a thread of its own when
+** threads are allowed: it reads only the records and tracks, which
+** nothing writes until the finish); *pp is set even on failure (then
+** SQLITE_NOMEM).  profsumEngKpiFinish waits for the walk (or runs it),
+** writes the rows when bWrite (compile and transfer: the ps the
+** aggregation summed), and frees the job (0: a no-op).  It must be called
+** once for every started job, whatever happened in between.  SQLITE_OK or
+** an error code. */
+typedef struct EngKpiJob EngKpiJob;
+int profsumEngKpiStart(Engine *e, EngKpiJob **pp);
+int profsumEngKpiFinish(Engine *e, EngKpiJob *j, int bWrite, int64_t compile, int64_t transfer);
+
 /* engine_steps.c: the events that make steps (summary §4.3), written to
 ** profsum_agg_step_span for e->traceId and kept in e->aSpan (replacing
 ** what an earlier write kept).  SQLITE_OK or an error code. */
