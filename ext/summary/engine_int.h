@@ -198,7 +198,8 @@ struct ProfsumEngine {
   /* Ordering each XPlane line as it comes (engine_order.c,
   ** profsumEngTrackPart/Done): tracks [0, nTrk) with events [0, iEv) are
   ** in processing order, swept and their run_ids moved, and so are the
-  ** next track's events up to iSwept, unless off. */
+  ** next track's events up to iSwept, unless off (tsMaxRec is set as they
+  ** come too). */
   struct EngEarly {
     int off;              /* given up: profsumEngOrder orders every track */
     int started;          /* a track was begun */

@@ -1,7 +1,9 @@
 /*
 ** engine_order.c — stage A's ordering: the reference's float decisions
 ** (its doubles of ts and end), the per-track processing order and the
-** exclusive time of the §2 stack sweep.
+** exclusive time of the §2 stack sweep: after the read (profsumEngOrder),
+** or for an XPlane line by line while it is read (profsumEngTrackPart,
+** profsumEngTrackDone).
 */
 #include "profsum_int.h"
 #include "profsum_reader.h"

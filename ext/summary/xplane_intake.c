@@ -31,7 +31,10 @@
 ** thread takes them from a ring of XP_NSLOT batches and does what touches
 ** the engine.  Items keep the order of the one-thread walk, so every row,
 ** diagnostic and error is the same with PROFSUM_THREADS=0 (where each
-** batch is consumed as soon as it is full).
+** batch is consumed as soon as it is full).  The engine side also does
+** the ordering's per-line work (the sorted check, the nesting sweep) on
+** each line's events as they come, batch by batch, while the producer
+** decodes on (profsumEngTrackPart and profsumEngTrackDone, engine_order.c).
 */
 #include "profsum_int.h"
 #include "profsum_reader.h"
