@@ -195,6 +195,32 @@ struct ProfsumEngine {
   profsum_ps tsMin, endMax; int hasRange;
   int64_t tsMaxRec;     /* the largest SEv.ts of the events (set by the
                         ** counting pass of profsumEngOrder) */
+  /* Ordering each XPlane line as it comes (engine_order.c,
+  ** profsumEngTrackPart/Done): tracks [0, nTrk) with events [0, iEv) are
+  ** in processing order, swept and their run_ids moved, and so are the
+  ** next track's events up to iSwept, unless off (tsMaxRec is set as they
+  ** come too). */
+  struct EngEarly {
+    int off;              /* given up: profsumEngOrder orders every track */
+    int started;          /* a track was begun */
+    int32_t nTrk;         /* tracks done */
+    int64_t iEv;          /* their events: [0, iEv) */
+    int64_t iSwept;       /* the events checked and pushed by the sweep (their
+                          ** last word may have been rewritten; their run_ids
+                          ** are in aRunPos/aRunId) */
+    double q;             /* the largest extent of the next track's events so
+                          ** far (its tolerance's, xpTolFromExtent) */
+    int64_t nDevOpEv;     /* device-op events swept: aXrPos's bound */
+    int64_t nAllocRun;    /* room in aRunPos/aRunId (grown as lines come) */
+    int64_t nFlip0;       /* nFlip before the first track */
+    struct NestStk {      /* the sweep's stack (engine_order.c, sweepTrack) */
+      int32_t *aStk;
+      int64_t *aChild;
+      int64_t nAlloc, nStk;
+      int32_t iTop;
+      int64_t topEnd;
+    } stk;
+  } early;
   int64_t nEntries;
   ProfsumStopFn xStop;             /* asked now and then while reading, or 0 */
   void *pStopArg;
@@ -399,6 +425,9 @@ int profsumEngGrowCapped(void **pa, int64_t *pnAlloc, int64_t nNeed, int64_t nMa
 /* Order the tracks' events and compute exclusive time (§2).  SQLITE_OK,
 ** SQLITE_NOMEM or SQLITE_INTERRUPT. */
 int profsumEngOrder(Engine *e);
+/* Free what the ordering of XPlane lines as they come holds while
+** reading (Engine.early's stack). */
+void profsumEngEarlyFree(Engine *e);
 /* Copy the n event indices of the processing order from position i0 to a. */
 static inline void profsumEngOrdCopy(const Engine *e, int32_t *a, int64_t i0, int64_t n){
   int64_t j;

@@ -75,6 +75,25 @@ void profsumEngTrackLineNs(ProfsumEngine *e, int32_t trk, int64_t tsNs);
 ** SQLITE_NOMEM or SQLITE_TOOBIG (with the engine's message set). */
 int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x, int32_t *pKey);
 
+/* Track trk (an XPlane line whose events are being added) has its events
+** so far: do its share of profsumEngOrder's per-track work on them now
+** (the sorted check, the §2 sweep with exclusive times, the run_ids), with
+** the decisions profsumEngOrder would make.  profsumEngTrackDone: the
+** track is complete (no event will be added to it), its work is finished
+** (its tolerance and kind too).  Tracks must come in the order they were
+** made, each with its events appended together after the previous one's.
+** When that does not hold, or the track is out of order, or memory runs
+** out, what was done is undone and profsumEngOrder orders every track
+** after the read as it does for a JSON trace: the results are the same
+** either way, so neither call can fail.  No-ops for a JSON read. */
+void profsumEngTrackPart(ProfsumEngine *e, int32_t trk);
+void profsumEngTrackDone(ProfsumEngine *e, int32_t trk);
+
+/* The tracks will not all be done as they come (a line found out of
+** order): undo what profsumEngTrackPart/Done did and leave every track to
+** profsumEngOrder (later calls of them are no-ops). */
+void profsumEngOrderLater(ProfsumEngine *e);
+
 /* A diagnostic row (profsum_agg_diagnostic; zKind static; capped per kind)
 ** and the sticky out-of-memory code of storing them. */
 void profsumEngDiag(ProfsumEngine *e, int64_t idx, int64_t off, const char *zKind, const char *zDetail);

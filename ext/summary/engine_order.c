@@ -1,7 +1,9 @@
 /*
 ** engine_order.c — stage A's ordering: the reference's float decisions
 ** (its doubles of ts and end), the per-track processing order and the
-** exclusive time of the §2 stack sweep.
+** exclusive time of the §2 stack sweep: after the read (profsumEngOrder),
+** or for an XPlane line by line while it is read (profsumEngTrackPart,
+** profsumEngTrackDone).
 */
 #include "profsum_int.h"
 #include "profsum_reader.h"
@@ -321,36 +323,35 @@ int profsumEngSortDepth(int64_t n){
   return d;
 }
 
-/* Build e->aOrd (processing order: tracks in order of first appearance,
-** each in (ts, -end, file order)) and compute exclusive times.  Events are
-** grouped by a counting sort (stable); a track's slice is sorted in place
-** only when it is not in order already (xprof writes each line in time
-** order).  Memory: the order array (4 bytes per event) and a stack as deep
-** as the deepest nesting. */
-/* Track attributes from the metadata names (all read by now). */
+/* The kind of track t from its names: device or host (its process name),
+** device ops or Steps (its thread name).  A JSON track's names are looked
+** up in the metadata maps (all read by the time profsumEngOrder runs); an
+** XPlane line's track has its own names, given to profsumEngNewTrack, so
+** its kind is known as soon as the line is. */
+static void trackFlags(Engine *e, STrack *t){
+  if( !e->isXPlane ){
+    HEnt *hp = profsumEngHmGet(&e->procMap, t->pid, 0, 0, 0);
+    HEnt *ht = profsumEngHmGet(&e->threadMap, t->pid, t->tid, 0, 0);
+    t->proc = hp ? (int32_t)hp->v1 : -1;
+    t->thread = ht ? (int32_t)ht->v1 : -1;
+  }
+  if( t->proc>=0 ){
+    const char *z = SP_STR(&e->pool, t->proc);
+    t->isDevice = strncmp(z, "/device:", 8)==0;
+    t->isHost = strncmp(z, "/host:", 6)==0;
+  }
+  if( t->thread>=0 ){
+    const char *z = SP_STR(&e->pool, t->thread);
+    t->isDevOp = strcmp(z, "XLA Ops")==0 || strcmp(z, "Async XLA Ops")==0
+              || strncmp(z, "Stream #", 8)==0;
+    t->isSteps = strcmp(z, "Steps")==0;
+  }
+}
+
+/* trackFlags of every track. */
 static void engTrackFlags(Engine *e){
   int64_t i;
-  for(i=0; i<e->nTrk; i++){
-    STrack *t = &e->aTrk[i];
-    if( !e->isXPlane ){
-      /* an XPlane line's track has its own names (engReadXPlane) */
-      HEnt *hp = profsumEngHmGet(&e->procMap, t->pid, 0, 0, 0);
-      HEnt *ht = profsumEngHmGet(&e->threadMap, t->pid, t->tid, 0, 0);
-      t->proc = hp ? (int32_t)hp->v1 : -1;
-      t->thread = ht ? (int32_t)ht->v1 : -1;
-    }
-    if( t->proc>=0 ){
-      const char *z = SP_STR(&e->pool, t->proc);
-      t->isDevice = strncmp(z, "/device:", 8)==0;
-      t->isHost = strncmp(z, "/host:", 6)==0;
-    }
-    if( t->thread>=0 ){
-      const char *z = SP_STR(&e->pool, t->thread);
-      t->isDevOp = strcmp(z, "XLA Ops")==0 || strcmp(z, "Async XLA Ops")==0
-                || strncmp(z, "Stream #", 8)==0;
-      t->isSteps = strcmp(z, "Steps")==0;
-    }
-  }
+  for(i=0; i<e->nTrk; i++) trackFlags(e, &e->aTrk[i]);
 }
 
 /* Grow the §2 sweep's stacks (event indices and children's sums) to nNew
@@ -403,20 +404,43 @@ static double ulpOf(double x){
   return nextafter(x, INFINITY) - x;
 }
 
-/* Set xpTolPs of every XPlane line.  A point of a line (an event's start
-** or end) has the double T + round(off/1e6) (+ round(dur/1e6) for an end),
-** T the line's xpTsUs, off and dur exact ps: each rounding is within half
-** a unit in the last place of its result, so the double is within
-** u + q of T + the exact µs, q = ulp(Q) and u = ulp(|T| + Q), Q the line's
-** largest |off| + dur in µs (both units taken at twice the magnitude).
-** T is the same double for both points of a line, so two points whose
-** exact times differ by more than 2(u + q) µs order as their doubles do.
-** The bound is taken with a margin and rounded up to whole ps; a line
-** too large for it keeps 0 (no shortcut).  The same pass counts each
-** track's events (STrack.nEv) and says whether the event indices come
-** track by track in track order (*pGrouped) and counts the events that
-** have a run_id (*pnRun): 1 when it did so, 0 when the caller must (not
-** an XPlane, no memory). */
+/* What record r of XPlane line t adds to the line's tolerance: |off| +
+** dur in ps, as a double (off = xpBase + ts, its offset from the line's
+** timestamp). */
+static double xpExtent(const Engine *e, const STrack *t, const SEv *r){
+  profsum_ps w = t->xpBase + r->ts;
+  /* the same double either way; the 64-bit conversion is one instruction */
+  double off = (w>=INT64_MIN && w<=INT64_MAX) ? (double)(int64_t)w : (double)w;
+  return fabs(off) + (double)EVDUR(e, r);
+}
+
+/* Set xpTolPs of XPlane line tr from qPs, the largest xpExtent of its
+** events (0.0 when it has none).  A point of a line (an event's start or
+** end) has the double T + round(off/1e6) (+ round(dur/1e6) for an end), T
+** the line's xpTsUs, off and dur exact ps: each rounding is within half a
+** unit in the last place of its result, so the double is within u + q of
+** T + the exact µs, q = ulp(Q) and u = ulp(|T| + Q), Q = qPs in µs (both
+** units taken at twice the magnitude).  T is the same double for both
+** points of a line, so two points whose exact times differ by more than
+** 2(u + q) µs order as their doubles do.  The bound is taken with a
+** margin and rounded up to whole ps; a line too large for it, or without
+** a base, keeps 0 (no shortcut). */
+static void xpTolFromExtent(STrack *tr, double qPs){
+  double q = qPs*1.000001/1e6, tolUs, tolPs;
+  tr->xpTolPs = 0;
+  if( !tr->xpHasBase || !isfinite(q) ) return;
+  /* the units taken at twice the magnitudes: a result rounded up past a
+  ** power of two has the next binade's unit */
+  tolUs = 2.0*(ulpOf(2.0*(fabs(tr->xpTsUs) + q)) + ulpOf(2.0*q));
+  tolPs = ceil(tolUs*1e6*1.001) + 2.0;
+  if( tolPs<0x1p60 ) tr->xpTolPs = (int64_t)tolPs;
+}
+
+/* Set xpTolPs of every XPlane line (xpTolFromExtent).  The same pass
+** counts each track's events (STrack.nEv), sets e->tsMaxRec, says whether
+** the event indices come track by track in track order (*pGrouped) and
+** counts the events that have a run_id (*pnRun): 1 when it did so, 0 when
+** the caller must (not an XPlane, no memory). */
 static int xpLineTolerance(Engine *e, int *pGrouped, int64_t *pnRun){
   int64_t i, t, nRun = 0;
   int32_t prev = 0;
@@ -429,11 +453,8 @@ static int xpLineTolerance(Engine *e, int *pGrouped, int64_t *pnRun){
   for(i=0; i<e->nEv; i++){
     const SEv *r = EV(e, i);
     int32_t k = KEY(e, r)->trk;
+    double v = xpExtent(e, &e->aTrk[k], r);
     if( i==0 || r->ts>e->tsMaxRec ) e->tsMaxRec = r->ts;
-    profsum_ps w = e->aTrk[k].xpBase + r->ts;
-    /* the same double either way; the 64-bit conversion is one instruction */
-    double off = (w>=INT64_MIN && w<=INT64_MAX) ? (double)(int64_t)w : (double)w;
-    double v = fabs(off) + (double)EVDUR(e, r);
     if( v>aQ[k] ) aQ[k] = v;
     e->aTrk[k].nEv++;
     nRun += r->runid>=0;
@@ -441,18 +462,25 @@ static int xpLineTolerance(Engine *e, int *pGrouped, int64_t *pnRun){
     prev = k;
   }
   *pnRun = nRun;
-  for(t=0; t<e->nTrk; t++){
-    STrack *tr = &e->aTrk[t];
-    double q = aQ[t]*1.000001/1e6, tolUs, tolPs;
-    tr->xpTolPs = 0;
-    if( !tr->xpHasBase || !isfinite(q) ) continue;
-    /* the units taken at twice the magnitudes: a result rounded up past
-    ** a power of two has the next binade's unit */
-    tolUs = 2.0*(ulpOf(2.0*(fabs(tr->xpTsUs) + q)) + ulpOf(2.0*q));
-    tolPs = ceil(tolUs*1e6*1.001) + 2.0;
-    if( tolPs<0x1p60 ) tr->xpTolPs = (int64_t)tolPs;
-  }
+  for(t=0; t<e->nTrk; t++) xpTolFromExtent(&e->aTrk[t], aQ[t]);
   sqlite3_free(aQ);
+  return 1;
+}
+
+/* 1 when the events of track tr (processing positions iFirst to iFirst +
+** nEv - 1) are in processing order already, else 0: evLessIn of each two
+** neighbours; when their starts differ by more than the tolerance the
+** exact difference decides, as in profsumEngCmpIn (the previous start
+** kept as the walk moves). */
+static int trackInOrder(Engine *e, const STrack *tr){
+  int64_t j, tol = profsumEngTrackTol(e, tr), i0 = tr->iFirst;
+  int64_t tsPrev = tr->nEv>0 ? EV(e, ORD(e, i0))->ts : 0;
+  for(j=1; j<tr->nEv; j++){
+    int64_t ts = EV(e, ORD(e, i0+j))->ts, d = tsPrev - ts;
+    if( d>tol ) return 0;
+    if( d>=-tol && !evLessIn(e, tr, tol, ORD(e, i0+j-1), ORD(e, i0+j)) ) return 0;
+    tsPrev = ts;
+  }
   return 1;
 }
 
@@ -464,21 +492,8 @@ static int orderTracks(Engine *e){
   int64_t i, t, n = e->nEv;
   for(t=0; t<e->nTrk; t++){
     STrack *tr = &e->aTrk[t];
-    int64_t j, tol = profsumEngTrackTol(e, tr), i0 = tr->iFirst;
     if( e->xStop && e->xStop(e->pStopArg) ) return profsumEngErr(e, SQLITE_INTERRUPT, "interrupted");
-    {
-      /* evLessIn of each two neighbours; when their starts differ by more
-      ** than the tolerance the exact difference decides, as in
-      ** profsumEngCmpIn (the previous start kept as the walk moves) */
-      int64_t tsPrev = tr->nEv>0 ? EV(e, ORD(e, i0))->ts : 0;
-      for(j=1; j<tr->nEv; j++){
-        int64_t ts = EV(e, ORD(e, i0+j))->ts, d = tsPrev - ts;
-        if( d>tol ) break;
-        if( d>=-tol && !evLessIn(e, tr, tol, ORD(e, i0+j-1), ORD(e, i0+j)) ) break;
-        tsPrev = ts;
-      }
-    }
-    if( j<tr->nEv ){
+    if( !trackInOrder(e, tr) ){
       if( e->aOrd==0 ){
         /* the identity is no longer enough: made in full */
         e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
@@ -486,29 +501,308 @@ static int orderTracks(Engine *e){
         profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);
         for(i=0; i<n; i++) e->aOrd[i] = (int32_t)i;
       }
-      profsumEngSortEvIdx(e, e->aOrd + i0, tr->nEv, 0, profsumEngSortDepth(tr->nEv));
+      profsumEngSortEvIdx(e, e->aOrd + tr->iFirst, tr->nEv, 0, profsumEngSortDepth(tr->nEv));
     }
   }
   return SQLITE_OK;
 }
 
-/* Order each track's events in processing order (aOrd: tracks in order,
-** each by (ts asc, end desc) as the reference's doubles compare) and run
-** the §2 sweep for exclusive time.  The caller's stop callback is asked
-** before each track's sort.  SQLITE_OK, SQLITE_NOMEM, or SQLITE_INTERRUPT
-** with the engine's message "<function>: interrupted". */
+/* The §2 sweep of a track, which can stop after any event and go on with
+** the next (struct NestStk, declared with Engine.early, which keeps one
+** across the batches of an XPlane line): per open event its position in
+** aOrd, or, once an event of a device-op track has a child, -1 - its
+** entry in aXrPos/aXrVal (aStk), and the sum of its children's durs
+** (aChild), nAlloc entries each; nStk open events, the top one iTop with
+** its exact end topEnd.  Empty between tracks. */
+typedef struct NestStk NestStk;
+
+/* Go on with the §2 stack sweep of track tr (its events in processing
+** order, positions iFirst + j), from j = jFrom to jTo - 1, then, with
+** bClose, finish the events still open (the track's end).  tol: the
+** track's tolerance (profsumEngTrackTol, or a bound as valid for the
+** events swept so far: every decision is the doubles' either way).
+** While an event is open, aChild holds the sum of its children's durs
+** (exact), and its aXrVal entry (device ops) the sum of their durs'
+** doubles, added as they finish: 12 bytes per level of nesting, 12 per
+** device op with a child.  An event's run_id goes to aRunPos/aRunId when
+** it is pushed (room for nRunMax entries), and its exclusive time to its
+** record's last word when it finishes (exclBig beyond 32 bits).  Bounds
+** the arrays grow to: the stack nStkMax entries (at least the events
+** swept), aXrPos/aXrVal nXrMax (the device-op events swept so far, the
+** track's included).  *pnPushed: the events pushed by this call (whose
+** last word may have been rewritten).  SQLITE_OK or SQLITE_NOMEM (then
+** the stack may hold entries the caller drops). */
+static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, int64_t jTo, int bClose,
+                      int64_t tol, int64_t nStkMax, int64_t nXrMax, int64_t nRunMax, int64_t *pnPushed){
+  int64_t j, nStk = s->nStk;
+  int32_t *aStk = s->aStk;
+  int64_t *aChild = s->aChild;
+  int devOp = tr->isDevice && tr->isDevOp;   /* a device-op track */
+  int32_t iTop = s->iTop;   /* the event on top of the stack (nStk > 0) */
+  int64_t topEnd = s->topEnd;   /* its exact end, ts + dur (nStk > 0) */
+  int rc = SQLITE_OK;
+  *pnPushed = 0;
+#define STK_POS(s) ((s)>=0 ? (int64_t)(s) : (int64_t)e->aXrPos[-1-(int64_t)(s)])
+#define STK_EV(lvl) (ORD(e, STK_POS(aStk[lvl])))
+#define FIN() do{ \
+    int32_t s_ = aStk[--nStk]; \
+    int32_t top_ = ORD(e, STK_POS(s_)); \
+    SEv *x_ = EV(e, top_); \
+    int64_t du_ = EVDUR(e, x_); \
+    int64_t ex_ = du_ - aChild[nStk]; \
+    if( ex_<0 ) ex_ = 0; \
+    if( ex_<(int64_t)EX32_BIG ){ \
+      x_->ex32 = (uint32_t)ex_; \
+    }else{ \
+      HEnt *hb_ = profsumEngHmGet(&e->exclBig, top_, 0, 1, 0); \
+      if( hb_==0 ){ rc = SQLITE_NOMEM; }else{ hb_->v1 = ex_; } \
+      x_->ex32 = EX32_BIG; \
+    } \
+    iTop = nStk>0 ? STK_EV(nStk-1) : -1; \
+    if( nStk>0 ){ \
+      const SEv *t_ = EV(e, iTop); \
+      topEnd = t_->ts + EVDUR(e, t_); \
+      aChild[nStk-1] += du_; \
+    } \
+    if( devOp && (nStk>0 || s_<0) ){ \
+      double d_ = e->isXPlane ? (double)du_ / 1e6 : profsumEngEvDurFloat(e, top_); \
+      if( s_<0 ){ \
+        double x2_ = d_ - e->aXrVal[-1-(int64_t)s_]; \
+        e->aXrVal[-1-(int64_t)s_] = x2_>0 ? x2_ : 0.0; \
+      } \
+      /* the parent has its entry: this event was pushed on it */ \
+      if( nStk>0 ) e->aXrVal[-1-(int64_t)aStk[nStk-1]] += d_; \
+    } \
+  }while(0)
+  for(j=jFrom; j<jTo && rc==SQLITE_OK; j++){
+    int64_t pos = tr->iFirst + j;
+    int32_t k = ORD(e, pos);
+    SEv *rk = EV(e, k);
+    int64_t kTs = rk->ts, kEnd = kTs + EVDUR(e, rk), d;
+    /* profsumEngCmpIn(k's start, then its end, with the top's end, kept
+    ** in topEnd): beyond the tolerance the exact difference decides, as
+    ** it does there; profsumEngCmpIn decides the rest */
+    while( nStk>0 && ((d = kTs - topEnd)>tol || (d>=-tol && profsumEngCmpIn(e, tr, tol, k, 0, iTop, 1)>=0)) ) FIN();
+    while( nStk>0 && ((d = kEnd - topEnd)>tol || (d>=-tol && profsumEngCmpIn(e, tr, tol, k, 1, iTop, 1)>0)) ) FIN();
+    if( rc ) break;
+    if( nStk+1>s->nAlloc ){
+      int64_t nNew = s->nAlloc ? s->nAlloc*2 : 64;
+      if( nNew>nStkMax ) nNew = nStkMax;
+      rc = profsumEngGrowNestStack(&s->aStk, &s->aChild, nNew);
+      aStk = s->aStk;
+      aChild = s->aChild;
+      if( rc ) break;
+      s->nAlloc = nNew;
+    }
+    if( devOp && nStk>0 && aStk[nStk-1]>=0 ){
+      /* the open event gets its first child (it is the previous
+      ** position: entries come in increasing position) */
+      if( e->nXr>=e->nAllocXr ){
+        int64_t nA = e->nAllocXr;
+        if( (rc = profsumEngGrowCapped((void**)&e->aXrPos, &nA, e->nXr+1, nXrMax, sizeof(int32_t))) ) break;
+        nA = e->nAllocXr;
+        if( (rc = profsumEngGrowCapped((void**)&e->aXrVal, &nA, e->nXr+1, nXrMax, sizeof(double))) ) break;
+        e->nAllocXr = nA;
+      }
+      e->aXrPos[e->nXr] = aStk[nStk-1];
+      e->aXrVal[e->nXr] = 0.0;
+      aStk[nStk-1] = (int32_t)(-1 - e->nXr);
+      e->nXr++;
+    }
+    if( rk->runid>=0 && e->nRun<nRunMax ){
+      e->aRunPos[e->nRun] = (int32_t)pos;
+      e->aRunId[e->nRun++] = rk->runid;
+    }
+    aChild[nStk] = 0;
+    aStk[nStk++] = (int32_t)pos;
+    (*pnPushed)++;
+    iTop = k;
+    topEnd = kEnd;
+  }
+  while( bClose && rc==SQLITE_OK && nStk>0 ) FIN();
+#undef FIN
+#undef STK_EV
+#undef STK_POS
+  s->nStk = nStk;
+  s->iTop = iTop;
+  s->topEnd = topEnd;
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Ordering each XPlane line as it comes                               */
+/* ------------------------------------------------------------------ */
+/* An XPlane reader makes one track per line and appends the line's
+** events together, so the per-track work of profsumEngOrder (the sorted
+** check, the §2 sweep, the run_ids, the tolerance and kind) can be done
+** on the reader's engine side while its decoding side reads on: after
+** each batch of events for the events so far (profsumEngTrackPart), and
+** when the line ends for the rest (profsumEngTrackDone).  Nothing waits
+** for the whole line: a line's tolerance (xpTolFromExtent) computed from
+** the events seen so far bounds the rounding of every point among them,
+** and the comparisons of the check and the sweep are between events seen
+** already; whatever valid bound is used, every decision is the doubles'
+** (the bound only says where the exact times give the same answer), so
+** the decisions, and the count of near ties the doubles decided otherwise
+** (nFlip), are profsumEngOrder's.  At the line's end the bound is the
+** line's own.  When a line cannot be done so (out of order, another
+** track's events among its own, out of memory), earlyAbandon undoes what
+** was done and profsumEngOrder orders every track after the read, as for
+** any trace. */
+
+/* Undo the ordering done as the lines came (Engine.early) and give it up
+** for this read: the run_ids go back to the last word of the records the
+** sweep pushed (aRunPos/aRunId hold every one of them: tracks done early
+** are in file order, so a position is an event index), the exclusive
+** times, aXrPos/aXrVal, the sweep's stack and the comparison count are
+** dropped.  Needs no memory. */
+static void earlyAbandon(Engine *e){
+  int64_t i;
+  for(i=0; i<e->early.iSwept; i++) EV(e, i)->runid = -1;
+  for(i=0; i<e->nRun; i++) EV(e, e->aRunPos[i])->runid = e->aRunId[i];
+  sqlite3_free(e->aRunPos); sqlite3_free(e->aRunId);
+  e->aRunPos = 0; e->aRunId = 0;
+  e->nRun = 0;
+  sqlite3_free(e->aXrPos); sqlite3_free(e->aXrVal);
+  e->aXrPos = 0; e->aXrVal = 0;
+  e->nXr = e->nAllocXr = 0;
+  profsumEngHmFree(&e->exclBig);
+  e->nFlip = e->early.nFlip0;
+  profsumEngEarlyFree(e);
+  memset(&e->early, 0, sizeof(e->early));
+  e->early.off = 1;
+}
+
+/* See engine_int.h. */
+void profsumEngEarlyFree(Engine *e){
+  sqlite3_free(e->early.stk.aStk);
+  sqlite3_free(e->early.stk.aChild);
+  e->early.stk.aStk = 0;
+  e->early.stk.aChild = 0;
+  e->early.stk.nAlloc = 0;
+}
+
+/* See engine_intake.h. */
+void profsumEngOrderLater(ProfsumEngine *e){
+  if( e->isXPlane && !e->early.off ) earlyAbandon(e);
+}
+
+/* Order the events of track trk that came since the last call (see
+** "Ordering each XPlane line as it comes"), and with bEnd finish the
+** track.  SQLITE_OK, or an error code: the caller gives the shortcut up
+** (earlyAbandon). */
+static int earlyTrack(Engine *e, int32_t trk, int bEnd){
+  struct EngEarly *y = &e->early;
+  STrack *tr;
+  int64_t i, i0 = y->iEv, iFrom = y->iSwept, nr = 0, nPushed = 0, tol;
+  int rc;
+  if( trk!=y->nTrk || trk>=e->nTrk ) return SQLITE_MISUSE;   /* not the next track */
+  tr = &e->aTrk[trk];
+  if( !y->started ){
+    y->started = 1;
+    y->nFlip0 = e->nFlip;
+    engTolerance(e);
+  }
+  if( iFrom==i0 ){
+    /* the track's first events: its kind */
+    y->q = 0.0;
+    trackFlags(e, tr);
+    tr->iFirst = i0;
+  }
+  /* xpLineTolerance's pass over the new events: they must all be the
+  ** track's own */
+  for(i=iFrom; i<e->nEv; i++){
+    const SEv *r = EV(e, i);
+    double v;
+    if( KEY(e, r)->trk!=trk ) return SQLITE_MISUSE;
+    v = xpExtent(e, tr, r);
+    if( i==0 || r->ts>e->tsMaxRec ) e->tsMaxRec = r->ts;
+    if( v>y->q ) y->q = v;
+    nr += r->runid>=0;
+  }
+  tr->nEv = e->nEv - i0;
+  xpTolFromExtent(tr, y->q);
+  tol = profsumEngTrackTol(e, tr);
+  /* trackInOrder from the last event checked */
+  for(i=(iFrom>i0 ? iFrom : i0+1); i<e->nEv; i++){
+    int64_t d = EV(e, i-1)->ts - EV(e, i)->ts;
+    if( d>tol ) return SQLITE_MISUSE;
+    if( d>=-tol && !evLessIn(e, tr, tol, (int32_t)(i-1), (int32_t)i) ) return SQLITE_MISUSE;
+  }
+  if( nr>0 ){
+    /* room for the run_ids (their total is not known yet: the arrays
+    ** double, and profsumEngOrder trims them to their count) */
+    int64_t nA = y->nAllocRun;
+    if( (rc = profsumEngGrowCapped((void**)&e->aRunPos, &nA, e->nRun+nr, 0, sizeof(int32_t))) ) return rc;
+    nA = y->nAllocRun;
+    if( (rc = profsumEngGrowCapped((void**)&e->aRunId, &nA, e->nRun+nr, 0, sizeof(int32_t))) ) return rc;
+    y->nAllocRun = nA;
+  }
+  /* aXrPos/aXrVal hold at most one entry per device-op event: those swept
+  ** so far bound them */
+  if( tr->isDevice && tr->isDevOp ) y->nDevOpEv += e->nEv - iFrom;
+  rc = sweepTrack(e, tr, &y->stk, iFrom - i0, e->nEv - i0, bEnd, tol, tr->nEv, y->nDevOpEv,
+                  y->nAllocRun, &nPushed);
+  y->iSwept = iFrom + nPushed;
+  if( rc ) return rc;
+  if( bEnd ){
+    y->nTrk++;
+    y->iEv = y->iSwept = e->nEv;
+  }
+  return SQLITE_OK;
+}
+
+/* See engine_intake.h. */
+void profsumEngTrackPart(ProfsumEngine *e, int32_t trk){
+  if( !e->isXPlane || e->early.off ) return;
+  if( earlyTrack(e, trk, 0) ) earlyAbandon(e);
+}
+
+/* See engine_intake.h. */
+void profsumEngTrackDone(ProfsumEngine *e, int32_t trk){
+  if( !e->isXPlane || e->early.off ) return;
+  if( earlyTrack(e, trk, 1) ) earlyAbandon(e);
+}
+
+/* Shrink the array *pa of n elements of szElem bytes to n (free it when
+** n is 0).  Keeps it as it is when the allocator cannot. */
+static void trimArray(void **pa, int64_t n, size_t szElem){
+  void *a;
+  if( *pa==0 ) return;
+  if( n==0 ){ sqlite3_free(*pa); *pa = 0; return; }
+  a = sqlite3_realloc64(*pa, szElem*(sqlite3_uint64)n);
+  if( a ) *pa = a;
+}
+
+/* Build e->aOrd (processing order: tracks in order of first appearance,
+** each in (ts, -end, file order)) and compute exclusive times.  Events are
+** grouped by a counting sort (stable); a track's slice is sorted in place
+** only when it is not in order already (xprof writes each line in time
+** order).  Memory: the order array (4 bytes per event) and a stack as deep
+** as the deepest nesting.  An XPlane whose every track was done as its
+** line came (profsumEngTrackDone) has nothing left but trimming the arrays
+** that grew meanwhile.  The caller's stop callback is asked before each
+** track's sort.  SQLITE_OK, SQLITE_NOMEM, or SQLITE_INTERRUPT with the
+** engine's message "<function>: interrupted". */
 int profsumEngOrder(Engine *e){
-  int64_t i, n = e->nEv, nStk = 0, nAllocStk = 0, t, nMaxTrk = 0, nDevOpEv = 0, nRun = 0;
-  int32_t *aStk = 0;        /* the nesting stack: per open event its position
-                            ** in aOrd, or, once an event of a device-op track
-                            ** has a child, -1 - its entry in aXrPos/aXrVal */
-  int64_t *aChild = 0;      /* per open event: the sum of its children's durs */
+  int64_t i, n = e->nEv, nMaxTrk = 0, nDevOpEv = 0, nRun = 0, nPushed;
   int64_t *aPos;
-  int devOp = 0;            /* the track being swept is a device-op track */
-  int32_t iTop = -1;        /* the event on top of the stack (nStk > 0) */
-  int64_t topEnd = 0;       /* its exact end, ts + dur (nStk > 0) */
+  NestStk s;
   int rc = SQLITE_OK;
   int counted, grouped = 1; /* nEv counted; events come track by track */
+  if( e->isXPlane && !e->early.off && e->early.nTrk==e->nTrk && e->early.iEv==e->nEv ){
+    engTolerance(e);
+    profsumEngEarlyFree(e);
+    trimArray((void**)&e->aRunPos, e->nRun, sizeof(int32_t));
+    trimArray((void**)&e->aRunId, e->nRun, sizeof(int32_t));
+    trimArray((void**)&e->aXrPos, e->nXr, sizeof(int32_t));
+    trimArray((void**)&e->aXrVal, e->nXr, sizeof(double));
+    e->nAllocXr = e->nXr;
+    e->early.nAllocRun = e->nRun;
+    return SQLITE_OK;
+  }
+  profsumEngOrderLater(e);    /* some tracks only: undone, all ordered here */
+  memset(&s, 0, sizeof(s));
   engTolerance(e);
   counted = xpLineTolerance(e, &grouped, &nRun);
   engTrackFlags(e);
@@ -548,97 +842,12 @@ int profsumEngOrder(Engine *e){
     if( !e->aRunPos || !e->aRunId ) return SQLITE_NOMEM;
   }
   if( (rc = orderTracks(e)) ) return rc;
-  /* §2 stack sweep, per track, in this order.  While an event is open,
-  ** aChild holds the sum of its children's durs (exact), and its aXrVal
-  ** entry (device ops) the sum of their durs' doubles, added as they
-  ** finish: 12 bytes per level of nesting, 12 per device op with a child.
-  ** An event's run_id goes to aRunPos/aRunId when it is pushed, and its
-  ** exclusive time to its record's last word when it finishes. */
-#define STK_POS(s) ((s)>=0 ? (int64_t)(s) : (int64_t)e->aXrPos[-1-(int64_t)(s)])
-#define STK_EV(lvl) (ORD(e, STK_POS(aStk[lvl])))
-#define FIN() do{ \
-    int32_t s_ = aStk[--nStk]; \
-    int32_t top_ = ORD(e, STK_POS(s_)); \
-    SEv *x_ = EV(e, top_); \
-    int64_t du_ = EVDUR(e, x_); \
-    int64_t ex_ = du_ - aChild[nStk]; \
-    if( ex_<0 ) ex_ = 0; \
-    if( ex_<(int64_t)EX32_BIG ){ \
-      x_->ex32 = (uint32_t)ex_; \
-    }else{ \
-      HEnt *hb_ = profsumEngHmGet(&e->exclBig, top_, 0, 1, 0); \
-      if( hb_==0 ){ rc = SQLITE_NOMEM; }else{ hb_->v1 = ex_; } \
-      x_->ex32 = EX32_BIG; \
-    } \
-    iTop = nStk>0 ? STK_EV(nStk-1) : -1; \
-    if( nStk>0 ){ \
-      const SEv *t_ = EV(e, iTop); \
-      topEnd = t_->ts + EVDUR(e, t_); \
-      aChild[nStk-1] += du_; \
-    } \
-    if( devOp && (nStk>0 || s_<0) ){ \
-      double d_ = e->isXPlane ? (double)du_ / 1e6 : profsumEngEvDurFloat(e, top_); \
-      if( s_<0 ){ \
-        double x2_ = d_ - e->aXrVal[-1-(int64_t)s_]; \
-        e->aXrVal[-1-(int64_t)s_] = x2_>0 ? x2_ : 0.0; \
-      } \
-      /* the parent has its entry: this event was pushed on it */ \
-      if( nStk>0 ) e->aXrVal[-1-(int64_t)aStk[nStk-1]] += d_; \
-    } \
-  }while(0)
-  for(t=0; t<e->nTrk && rc==SQLITE_OK; t++){
-    STrack *tr = &e->aTrk[t];
-    int64_t j, tol = profsumEngTrackTol(e, tr);
-    devOp = tr->isDevice && tr->isDevOp;
-    for(j=0; j<tr->nEv && rc==SQLITE_OK; j++){
-      int64_t pos = tr->iFirst + j;
-      int32_t k = ORD(e, pos);
-      const SEv *rk = EV(e, k);
-      int64_t kTs = rk->ts, kEnd = kTs + EVDUR(e, rk), d;
-      /* profsumEngCmpIn(k's start, then its end, with the top's end, kept
-      ** in topEnd): beyond the tolerance the exact difference decides, as
-      ** it does there; profsumEngCmpIn decides the rest */
-      while( nStk>0 && ((d = kTs - topEnd)>tol || (d>=-tol && profsumEngCmpIn(e, tr, tol, k, 0, iTop, 1)>=0)) ) FIN();
-      while( nStk>0 && ((d = kEnd - topEnd)>tol || (d>=-tol && profsumEngCmpIn(e, tr, tol, k, 1, iTop, 1)>0)) ) FIN();
-      if( nStk+1>nAllocStk ){
-        int64_t nNew = nAllocStk ? nAllocStk*2 : 64;
-        if( nNew>nMaxTrk ) nNew = nMaxTrk;
-        if( (rc = profsumEngGrowNestStack(&aStk, &aChild, nNew)) ) break;
-        nAllocStk = nNew;
-      }
-      if( devOp && nStk>0 && aStk[nStk-1]>=0 ){
-        /* the open event gets its first child (it is the previous
-        ** position: entries come in increasing position) */
-        if( e->nXr>=e->nAllocXr ){
-          int64_t nA = e->nAllocXr;
-          if( (rc = profsumEngGrowCapped((void**)&e->aXrPos, &nA, e->nXr+1, nDevOpEv, sizeof(int32_t))) ) break;
-          nA = e->nAllocXr;
-          if( (rc = profsumEngGrowCapped((void**)&e->aXrVal, &nA, e->nXr+1, nDevOpEv, sizeof(double))) ) break;
-          e->nAllocXr = nA;
-        }
-        e->aXrPos[e->nXr] = aStk[nStk-1];
-        e->aXrVal[e->nXr] = 0.0;
-        aStk[nStk-1] = (int32_t)(-1 - e->nXr);
-        e->nXr++;
-      }
-      {
-        SEv *r = EV(e, k);
-        if( r->runid>=0 && e->nRun<nRun ){
-          e->aRunPos[e->nRun] = (int32_t)pos;
-          e->aRunId[e->nRun++] = r->runid;
-        }
-      }
-      aChild[nStk] = 0;
-      aStk[nStk++] = (int32_t)pos;
-      iTop = k;
-      topEnd = kEnd;
-    }
-    while( nStk>0 ) FIN();
+  /* §2 stack sweep, per track, in this order */
+  for(i=0; i<e->nTrk && rc==SQLITE_OK; i++){
+    STrack *tr = &e->aTrk[i];
+    rc = sweepTrack(e, tr, &s, 0, tr->nEv, 1, profsumEngTrackTol(e, tr), nMaxTrk, nDevOpEv, nRun, &nPushed);
   }
-#undef FIN
-#undef STK_EV
-#undef STK_POS
-  sqlite3_free(aStk);
-  sqlite3_free(aChild);
+  sqlite3_free(s.aStk);
+  sqlite3_free(s.aChild);
   return rc;
 }

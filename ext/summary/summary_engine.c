@@ -127,6 +127,7 @@ void profsumEngineFree(ProfsumEngine *e){
   sqlite3_free(e->aXrPos); sqlite3_free(e->aXrVal);
   sqlite3_free(e->aRunPos); sqlite3_free(e->aRunId);
   profsumEngHmFree(&e->exclBig);
+  profsumEngEarlyFree(e);
   sqlite3_free(e->aFloatIdx); sqlite3_free(e->aFloatTs); sqlite3_free(e->aFloatDur);
   sqlite3_free(e->aSpan);
   sqlite3_free(e);

@@ -31,7 +31,10 @@
 ** thread takes them from a ring of XP_NSLOT batches and does what touches
 ** the engine.  Items keep the order of the one-thread walk, so every row,
 ** diagnostic and error is the same with PROFSUM_THREADS=0 (where each
-** batch is consumed as soon as it is full).
+** batch is consumed as soon as it is full).  The engine side also does
+** the ordering's per-line work (the sorted check, the nesting sweep) on
+** each line's events as they come, batch by batch, while the producer
+** decodes on (profsumEngTrackPart and profsumEngTrackDone, engine_order.c).
 */
 #include "profsum_int.h"
 #include "profsum_reader.h"
@@ -719,6 +722,15 @@ static int xpStopCheck(XpWalk *w, int64_t idx){
   return SQLITE_OK;
 }
 
+/* The current line ended (a new line or plane starts, or the walk
+** ends): its track, if it had events, is complete, and the engine
+** finishes ordering it (profsumEngTrackDone; the events that came before
+** were ordered batch by batch, profsumEngTrackPart). */
+static void xpLineEnd(XpWalk *w){
+  if( w->trk>=0 ) profsumEngTrackDone(w->e, w->trk);
+  w->trk = -1;
+}
+
 /* Feed the items of batch b to the engine: SQLITE_OK (go on), SQLITE_DONE
 ** (the walk ended well), or an error code (w->zErr: its message, or 0 for
 ** the engine's own). */
@@ -787,12 +799,14 @@ static int xpConsume(XpPipe *q, XpBatch *b){
       }
       case XI_UNSORTED:
         if( (rc = xpStopCheck(w, it->idx))!=SQLITE_OK ) break;
+        profsumEngOrderLater(e);        /* the engine sorts the line after the read */
         rc = xpUnsortedLine(w, it->idx, it->iOffset, it->u.ev.fTs);
         break;
       case XI_DIAG:
         profsumEngDiag(e, it->idx, it->iOffset, it->u.dg.zKind, it->u.dg.nDetail<0 ? 0 : aB+it->u.dg.oDetail);
         break;
       case XI_PLANE:
+        xpLineEnd(w);
         w->iPlane = it->idx;
         w->pid = it->idx + 1;
         w->isDev = it->u.pl.isDev;
@@ -802,10 +816,10 @@ static int xpConsume(XpPipe *q, XpBatch *b){
         break;
       case XI_LINE: {
         const char *zt;
+        xpLineEnd(w);
         w->iLine = it->idx;
         w->tid = it->u.ln.tid;
         w->tsNs = it->u.ln.tsNs;
-        w->trk = -1;
         rc = profsumEngIntern(e, aB+it->u.ln.oName, it->u.ln.nName, &w->thread);
         if( rc==SQLITE_OK ) rc = profsumEngName(e, 1, w->pid, w->tid, w->thread);
         if( rc ) break;
@@ -817,9 +831,12 @@ static int xpConsume(XpPipe *q, XpBatch *b){
         rc = q->prRc;
         if( q->prErr ){ sqlite3_free(w->zErr); w->zErr = q->prErr; q->prErr = 0; }
         if( rc==SQLITE_OK ) rc = SQLITE_DONE;
+        if( rc==SQLITE_DONE ) xpLineEnd(w);     /* the walk ended well */
         break;
     }
   }
+  /* the line's events so far, ordered while the decoding side reads on */
+  if( rc==SQLITE_OK && w->trk>=0 ) profsumEngTrackPart(e, w->trk);
   return rc;
 }
 
