@@ -2,7 +2,9 @@
 exclusive_global) when each device track's events are first merged into
 the track's own runs and the runs of all tracks are merged by start
 (engine_aggregate.c, unionOnDevices and ucurNext), and the window of the
-compute events is found by the event pass (aggEventPass).
+compute events is found by the event pass (aggEventPass), or, in a large
+trace where the unions are measured on a thread beside that pass, by the
+thread itself (unionWindow, taken only when it is the event pass's).
 
 The reference's arithmetic, rebuilt here in Python floats: every event of
 a device track other than Steps is (float(ts), float(ts) + float(dur)),
@@ -130,6 +132,28 @@ class FuseUnionTest(unittest.TestCase):
                 ndev, tracks = capture(rng, base)
                 with self.subTest(case=i):
                     self.check(td, i + 1, ndev, tracks)
+
+    def test_large_beside_event_pass(self):
+        # 3 devices × 3 lines × 2,200 events: past the size at which the
+        # unions are measured on a thread of their own beside the event
+        # pass (which then finds the window itself); epoch microseconds
+        rng = random.Random(7)
+        tracks = {}
+        for d in range(3):
+            for tid in (1, 2, 3, 4):
+                evs, t = [], 1700000000000000.0 + d * 0.25
+                for k in range(2200 if tid != 1 else 3):
+                    t += rng.choice([0.0, 0.1, 0.7, 1.3])
+                    name = ("all-reduce.%d" % k) if tid == 3 and k % 3 == 0 else "fusion.%d" % k
+                    dur = rng.choice(["0.7", "0.1", "2.2", "0.106"])
+                    evs.append((name, repr(t), dur))
+                    if k % 2:
+                        t += float(dur)
+                tracks[(d + 1, tid)] = (tid != 1, evs)
+        tracks[(99, 5)] = (False, [("fusion.host", "1699999999999000.0", "1000")])
+        self.assertGreater(sum(len(v[1]) for v in tracks.values()), 16384)
+        with TempDir() as td:
+            self.check(td, 100, 3, tracks)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@
 #include "jsontree.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,6 +251,78 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
   return SQLITE_OK;
 }
 
+/* The global breakdown's unions worked out beside the aggregation's event
+** pass, on a thread of their own (traces of UNION_THREAD_MIN_EVENTS
+** complete events or more, when threads are allowed): the job finds the
+** window itself, by the event pass's rule (see Agg.wLo), then measures
+** the unions in it.  It reads the records, tracks and key categories,
+** which nothing writes meanwhile. */
+#define UNION_THREAD_MIN_EVENTS 16384
+typedef struct UnionJob {
+  Engine *e;
+  const int8_t *aKeyCat;
+  double wLo, wHi; int hasW;  /* its window */
+  double uComm, uAll;         /* the unions' lengths in it (µs) */
+  int rc;                     /* of unionOnDevices */
+  pthread_t thread;
+  int running;                /* the thread is to be joined */
+} UnionJob;
+
+/* The window of the global breakdown: the smallest start and the largest
+** end, in the reference's doubles, of the compute events of the device
+** tracks other than Steps. */
+static void unionWindow(UnionJob *u){
+  Engine *e = u->e;
+  int64_t t, j;
+  for(t=0; t<e->nTrk; t++){
+    const STrack *tr = &e->aTrk[t];
+    int64_t hint = 0;
+    if( !tr->isDevice || tr->isSteps ) continue;
+    for(j=0; j<tr->nEv; j++){
+      int32_t k = ORD(e, tr->iFirst + j);
+      double ts, end;
+      if( u->aKeyCat[EV(e, k)->key]!=CAT_COMPUTE ) continue;
+      profsumEngEvFloatIn(e, tr, k, &hint, &ts, &end);
+      if( !u->hasW || ts<u->wLo ) u->wLo = ts;
+      if( !u->hasW || end>u->wHi ) u->wHi = end;
+      u->hasW = 1;
+    }
+  }
+}
+
+/* The job's thread: the window, then the unions in it. */
+static void *unionJobMain(void *pArg){
+  UnionJob *u = (UnionJob*)pArg;
+  unionWindow(u);
+  if( u->hasW && u->wHi>u->wLo ) u->rc = unionOnDevices(u->e, u->aKeyCat, u->wLo, u->wHi, &u->uComm, &u->uAll);
+  return 0;
+}
+
+/* Start the job of u for e (aKeyCat: the categories, made): nothing when
+** the trace is small or no thread can be had (the breakdown then measures
+** the unions itself). */
+static void unionJobStart(UnionJob *u, Engine *e, const int8_t *aKeyCat){
+  memset(u, 0, sizeof(*u));
+  u->e = e;
+  u->aKeyCat = aKeyCat;
+  if( e->nEv>=UNION_THREAD_MIN_EVENTS && profsumThreadsAllowed()
+   && pthread_create(&u->thread, 0, unionJobMain, u)==0 ){
+    u->running = 1;
+  }
+}
+
+/* Wait for u's thread, if it runs.  1 when it measured the unions of the
+** window [wLo, wHi) (hasW) that the event pass found (then *pComm and
+** *pAll are set), else 0. */
+static int unionJobTake(UnionJob *u, int hasW, double wLo, double wHi, double *pComm, double *pAll){
+  int ran = u->running;
+  if( ran ){ pthread_join(u->thread, 0); u->running = 0; }
+  if( !ran || u->rc!=SQLITE_OK || u->hasW!=hasW || !hasW || u->wLo!=wLo || u->wHi!=wHi ) return 0;
+  *pComm = u->uComm;
+  *pAll = u->uAll;
+  return 1;
+}
+
 /* What the aggregation works out once per event key. */
 typedef struct KeyMemo {
   int64_t n;            /* events of the key */
@@ -358,6 +431,7 @@ typedef struct Agg {
   double wLo, wHi;
   int hasW;
   int64_t hintW;              /* floatEntryNear's hint for them */
+  UnionJob uj;                /* the global breakdown's unions, beside the event pass */
   Gaps *pGaps;                /* the regions, fed by the event pass */
 } Agg;
 
@@ -387,6 +461,7 @@ static int aggInit(Agg *a, Engine *e){
 
 /* Free what aggInit() and the steps took. */
 static void aggFree(Agg *a){
+  if( a->uj.running ){ pthread_join(a->uj.thread, 0); a->uj.running = 0; }
   sqlite3_free(a->aOp);
   sqlite3_free(a->aKeyCat);
   sqlite3_free(a->aMemo);
@@ -701,7 +776,8 @@ static int aggGlobalBreakdown(Agg *a, double g[5], double *pTotal){
   *pTotal = (hasW && wHi>wLo) ? wHi-wLo : 0.0;
   if( hasW && wHi>wLo ){
     double uComm = 0.0, uAll = 0.0;
-    if( (rc = unionOnDevices(e, a->aKeyCat, wLo, wHi, &uComm, &uAll)) ) return rc;
+    if( !unionJobTake(&a->uj, hasW, wLo, wHi, &uComm, &uAll)
+     && (rc = unionOnDevices(e, a->aKeyCat, wLo, wHi, &uComm, &uAll)) ) return rc;
     g[CAT_COMM] = uComm;
     g[CAT_COMPUTE] = uAll - uComm;
     g[CAT_STALL] = (wHi - wLo) - uAll;
@@ -834,6 +910,7 @@ int profsumEngAggregate(Engine *e){
   if( rc==SQLITE_OK ) rc = profsumEngRegionsBegin(e, &a.pGaps);
   if( rc==SQLITE_OK ){
     aggKeyCategories(&a);
+    unionJobStart(&a.uj, e, a.aKeyCat);
     rc = aggEventPass(&a);
   }
   if( rc==SQLITE_OK ) rc = aggKeyCounts(&a);
