@@ -574,8 +574,11 @@ class Threads(unittest.TestCase):
         that reads 64 KiB and must not start a producer thread inflating a
         ring of megabytes ahead; only the parse does.  A first import also
         parses in a thread of its own while it creates the schema (two
-        threads); a later one parses in the calling thread (one).  Counted
-        with a pthread_create shim preloaded into a child process."""
+        threads); a later one parses in the calling thread (one).  Each
+        import's aggregation then walks the devices' KPIs and the global
+        breakdown's unions on two threads beside its event pass (this trace
+        has enough events for both).  Counted with a pthread_create shim
+        preloaded into a child process."""
         import shutil
         import subprocess
         import sys
@@ -617,9 +620,9 @@ class Threads(unittest.TestCase):
             r = subprocess.run([sys.executable, "-c", script, os.path.join(td.path, "t.db"), SO, path],
                                env=env, capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stderr)
-            # trace id, threads created so far: parse thread and producer,
-            # then one producer
-            self.assertEqual(r.stdout.split("\n")[:2], ["1 2", "2 3"])
+            # trace id, threads created so far: parse thread, producer and
+            # the aggregation's two, then one producer and the aggregation's two
+            self.assertEqual(r.stdout.split("\n")[:2], ["1 4", "2 7"])
 
     def test_truncated_big_gzip_error_after_the_good_rows(self):
         import subprocess
