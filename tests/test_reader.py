@@ -575,9 +575,10 @@ class Threads(unittest.TestCase):
         ring of megabytes ahead; only the parse does.  A first import also
         parses in a thread of its own while it creates the schema (two
         threads); a later one parses in the calling thread (one).  Each
-        import's aggregation then walks the devices' KPIs and the global
-        breakdown's unions on two threads beside its event pass (this trace
-        has enough events for both).  Counted with a pthread_create shim
+        import's write phase then walks the devices' KPIs, measures the
+        global breakdown's unions and covers the steps' wall time on three
+        threads beside the aggregation (this trace has enough events for
+        them).  Counted with a pthread_create shim
         preloaded into a child process."""
         import shutil
         import subprocess
@@ -621,8 +622,8 @@ class Threads(unittest.TestCase):
                                env=env, capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stderr)
             # trace id, threads created so far: parse thread, producer and
-            # the aggregation's two, then one producer and the aggregation's two
-            self.assertEqual(r.stdout.split("\n")[:2], ["1 4", "2 7"])
+            # the write phase's three, then one producer and the three
+            self.assertEqual(r.stdout.split("\n")[:2], ["1 5", "2 9"])
 
     def test_truncated_big_gzip_error_after_the_good_rows(self):
         import subprocess

@@ -1,6 +1,7 @@
 """profsum_step_wall: each instant of a step counted once (collective over
 transfer over compute, idle where no device op runs), and the host_wait KPI
 built on it."""
+import os
 import unittest
 
 import fixtures
@@ -102,6 +103,39 @@ class StepWall(DbTestCase):
             "FROM profsum_step_wall ORDER BY device").fetchall(), [
             (3, "/device:GPU:0", 100.0, 40.0, 0.0, 0.0, 60.0),
             (3, "/device:GPU:1", 100.0, 0.0, 50.0, 10.0, 40.0)])
+
+    def test_many_steps_beside_the_aggregation(self):
+        # 4,000 steps of KNOWN's two patterns: 24,000 complete events, past
+        # the size at which the covers run on a thread of their own beside
+        # the aggregation; the one-thread import gives the same rows
+        steps, ops = [], []
+        for k in range(2000):
+            t = 200 * k
+            steps += [(str(2 * k), t, 100), (str(2 * k + 1), t + 100, 100)]
+            ops += [("fusion.1", t, 30), ("all-reduce.1", t + 20, 30), ("infeed", t + 60, 20),
+                    ("fusion.2", t + 70, 20), ("fusion.3", t + 100, 75)]
+        doc = trace(steps, ops)
+        want = [(s, "/device:TPU:0", 100.0, 30.0, 30.0, 20.0, 20.0) if s % 2 == 0 else
+                (s, "/device:TPU:0", 100.0, 75.0, 0.0, 0.0, 25.0) for s in range(4000)]
+        old = os.environ.get("PROFSUM_THREADS")
+        try:
+            for threads in (None, "0"):
+                if threads is None:
+                    os.environ.pop("PROFSUM_THREADS", None)
+                else:
+                    os.environ["PROFSUM_THREADS"] = threads
+                label = "threads-%s" % threads
+                p = self.td.write("many.json", doc)
+                self.db.execute("SELECT profsum_import(?, ?, '{\"warmup_steps\": 0}')", (p, label))
+                got = self.db.execute(
+                    "SELECT step, device, wall_us, compute_us, collective_us, transfer_us, idle_us "
+                    "FROM profsum_step_wall WHERE label=? ORDER BY step", (label,)).fetchall()
+                self.assertEqual(got, want, threads)
+        finally:
+            if old is None:
+                os.environ.pop("PROFSUM_THREADS", None)
+            else:
+                os.environ["PROFSUM_THREADS"] = old
 
 
 if __name__ == "__main__":

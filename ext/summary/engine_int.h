@@ -260,9 +260,9 @@ struct ProfsumEngine {
   ** name last interned in each of NAMEMEMO_N slots chosen by a cheap hash of
   ** the raw name bytes; freed with the signature caches. */
   struct NameMemo *aNameMemo;
-  /* The step spans the last profsumEngStepSpans wrote, in the order of
-  ** their rows (engine_steps.c): read by the wall cover and handed to the
-  ** insights (profsumEngineStepSpans) instead of read back by SQL. */
+  /* The step spans of the last write, in the order of their rows
+  ** (engine_steps.c): read by the wall cover and handed to the insights
+  ** (profsumEngineStepSpans) instead of read back by SQL. */
   struct EngSpan *aSpan;
   int64_t nSpan, nAllocSpan;
 };
@@ -303,10 +303,19 @@ static inline int64_t profsumEngDur(const Engine *e, const SEv *r){
 ** (message set through profsumEngErr). */
 int profsumEngWriteDiag(Engine *e);
 
-/* engine_wall.c: the step wall-time split of every device, written for
-** e->traceId after the aggregates.  SQLITE_OK or an error code (message
-** set through profsumEngErr). */
-int profsumEngWall(Engine *e);
+/* engine_wall.c: the step wall-time split of every device.
+** profsumEngWallStart, once the step spans are kept
+** (profsumEngStepSpansKeep), groups the devices and their windows and
+** starts covering them (in a thread of its own when threads are allowed:
+** it reads the records, tracks and spans only); *pp is set even on
+** failure (then SQLITE_NOMEM).  profsumEngWallFinish waits for the covers
+** (or makes them), writes profsum_agg_step_wall for e->traceId when
+** bWrite, and frees the job (0: a no-op); it must be called once for
+** every started job.  SQLITE_OK or an error code (message set through
+** profsumEngErr). */
+typedef struct EngWallJob EngWallJob;
+int profsumEngWallStart(Engine *e, EngWallJob **pp);
+int profsumEngWallFinish(Engine *e, EngWallJob *j, int bWrite);
 
 /* One row of profsum_agg_fact: a name and its value (NULL when isNull). */
 typedef struct EngFact { const char *zName; double v; int isNull; } EngFact;
@@ -329,9 +338,12 @@ typedef struct EngKpiJob EngKpiJob;
 int profsumEngKpiStart(Engine *e, EngKpiJob **pp);
 int profsumEngKpiFinish(Engine *e, EngKpiJob *j, int bWrite, int64_t compile, int64_t transfer);
 
-/* engine_steps.c: the events that make steps (summary §4.3), written to
-** profsum_agg_step_span for e->traceId and kept in e->aSpan (replacing
-** what an earlier write kept).  SQLITE_OK or an error code. */
+/* engine_steps.c: the events that make steps (summary §4.3): found and
+** kept in e->aSpan (replacing what an earlier write kept) by
+** profsumEngStepSpansKeep (SQLITE_OK or SQLITE_NOMEM), then written to
+** profsum_agg_step_span for e->traceId by profsumEngStepSpans (SQLITE_OK
+** or an error code). */
+int profsumEngStepSpansKeep(Engine *e);
 int profsumEngStepSpans(Engine *e);
 
 /* the reference's comparisons of two events' starts and ends (§2) */

@@ -4,8 +4,9 @@
 ** number, else, when there is none, a host event named 'train' with
 ** args.step_num) written to profsum_agg_step_span with its place in time,
 ** so that views and the import's other tables can cut time by step.  The
-** rows are kept in memory too: the wall cover (engine_wall.c) and the
-** insights (profsumEngineStepSpans) take them from there.
+** spans are found first and kept in memory (profsumEngStepSpansKeep),
+** where the wall cover (engine_wall.c) and the insights
+** (profsumEngineStepSpans) take them; the rows are written from there.
 */
 #include "profsum_int.h"
 #include "engine_int.h"
@@ -33,9 +34,9 @@ static int stepOfEvent(Engine *e, const STrack *t, int64_t k, int gpu, int64_t *
   return 0;
 }
 
-/* Keep the row just written (step, track t, record r) in e->aSpan.
+/* Keep the span of event record r (step, track t) in e->aSpan.
 ** SQLITE_OK or SQLITE_NOMEM. */
-static int keepSpan(Engine *e, int64_t step, const STrack *t, const SEv *r, double startUs){
+static int keepSpan(Engine *e, int64_t step, const STrack *t, const SEv *r){
   EngSpan *sp, *aNew = profsumGrowArray(e->aSpan, e->nSpan, &e->nAllocSpan, sizeof(EngSpan), 64);
   if( aNew==0 ) return SQLITE_NOMEM;
   e->aSpan = aNew;
@@ -44,14 +45,14 @@ static int keepSpan(Engine *e, int64_t step, const STrack *t, const SEv *r, doub
   sp->pid = t->pid;
   sp->ts = r->ts;
   sp->dur = EVDUR(e, r);
-  sp->startUs = startUs;
+  sp->startUs = profsumPsToMicros(e->origin + r->ts);
   sp->proc = t->proc;
   return SQLITE_OK;
 }
 
-/* Write the step spans of one kind (gpu 0 or 1), each kept in e->aSpan
-** too; *pN counts the rows. */
-static int writeSpans(Engine *e, sqlite3_stmt *pIns, int gpu, int64_t *pN){
+/* Keep the step spans of one kind (gpu 0 or 1), track by track in
+** processing order. */
+static int keepSpans(Engine *e, int gpu){
   int32_t it;
   int rc = SQLITE_OK;
   for(it=0; rc==SQLITE_OK && it<e->nTrk; it++){
@@ -60,38 +61,40 @@ static int writeSpans(Engine *e, sqlite3_stmt *pIns, int gpu, int64_t *pN){
     if( gpu ? !t->isHost : !(t->isDevice && t->isSteps) ) continue;
     for(j=0; rc==SQLITE_OK && j<t->nEv; j++){
       int64_t k = ORD(e, t->iFirst+j), step;
-      const SEv *r = EV(e, k);
-      profsum_ps ts;
-      double startUs;
-      if( !stepOfEvent(e, t, k, gpu, &step) ) continue;
-      ts = e->origin + r->ts;
-      startUs = profsumPsToMicros(ts);
-      sqlite3_bind_int64(pIns, 1, e->traceId);
-      sqlite3_bind_int64(pIns, 2, step);
-      profsumEngBindStrId(e, pIns, 3, t->proc);
-      sqlite3_bind_int64(pIns, 4, t->pid);
-      sqlite3_bind_double(pIns, 5, startUs);
-      sqlite3_bind_double(pIns, 6, profsumPsToMicros(ts + EVDUR(e, r)));
-      sqlite3_bind_int64(pIns, 7, r->ts);
-      sqlite3_bind_int64(pIns, 8, EVDUR(e, r));
-      rc = profsumEngStep(e, pIns);
-      if( rc==SQLITE_OK ) rc = keepSpan(e, step, t, r, startUs);
-      (*pN)++;
+      if( stepOfEvent(e, t, k, gpu, &step) ) rc = keepSpan(e, step, t, EV(e, k));
     }
   }
   return rc;
 }
 
 /* See engine_int.h. */
+int profsumEngStepSpansKeep(Engine *e){
+  int rc;
+  e->nSpan = 0;                 /* a retried write keeps only its own */
+  rc = keepSpans(e, 0);
+  if( rc==SQLITE_OK && e->nSpan==0 ) rc = keepSpans(e, 1);
+  return rc;
+}
+
+/* See engine_int.h. */
 int profsumEngStepSpans(Engine *e){
   sqlite3_stmt *pIns = 0;
-  int64_t n = 0;
+  int64_t i;
   int rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_step_span"
                              "(trace_id, step, device, pid, start_us, end_us, start_ps, dur_ps) "
                              "VALUES(?1,?2,?3,?4,?5,?6,?7,?8)");
-  e->nSpan = 0;                 /* a retried write keeps only its own */
-  if( rc==SQLITE_OK ) rc = writeSpans(e, pIns, 0, &n);
-  if( rc==SQLITE_OK && n==0 ) rc = writeSpans(e, pIns, 1, &n);
+  for(i=0; rc==SQLITE_OK && i<e->nSpan; i++){
+    const EngSpan *sp = &e->aSpan[i];
+    sqlite3_bind_int64(pIns, 1, e->traceId);
+    sqlite3_bind_int64(pIns, 2, sp->step);
+    profsumEngBindStrId(e, pIns, 3, sp->proc);
+    sqlite3_bind_int64(pIns, 4, sp->pid);
+    sqlite3_bind_double(pIns, 5, sp->startUs);
+    sqlite3_bind_double(pIns, 6, profsumPsToMicros(e->origin + sp->ts + sp->dur));
+    sqlite3_bind_int64(pIns, 7, sp->ts);
+    sqlite3_bind_int64(pIns, 8, sp->dur);
+    rc = profsumEngStep(e, pIns);
+  }
   sqlite3_finalize(pIns);
   return rc;
 }

@@ -19,11 +19,18 @@
 ** added to the windows it overlaps; then collective = |U1|, transfer =
 ** |U2| − |U1|, compute = |U3| − |U2|, idle = wall − |U3|, in exact
 ** picoseconds, so that the four add up to the step's duration.
+**
+** The covers read only the records, the tracks, the spans and the op
+** names' categories (made before they start), so they run on a thread of
+** their own beside the aggregation (profsumEngWallStart); the rows are
+** written once it is done (profsumEngWallFinish).
 */
 #include "profsum_int.h"
 #include "engine_int.h"
 #include "funcs.h"
+#include "profsum_reader.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,10 +114,10 @@ static int wallWinCmp(const void *pa, const void *pb){
 
 /* Cover the windows aWin[0..nWin) with the ops of the tracks aTk[0..nTk)
 ** (one device), merged by start through a heap of cursors (aHeap, aPos:
-** nTk entries each, scratch).  aCat: the category per name id, -1 while not
-** yet known. */
+** nTk entries each, scratch).  aCat: the category per name id, made for
+** every name of a device-op event.  Reads the records and tracks only. */
 static void wallCover(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *aHeap, int64_t *aPos,
-                      int8_t *aCat, WallWin *aWin, int64_t nWin){
+                      const int8_t *aCat, WallWin *aWin, int64_t nWin){
   WallRun aRun[3];
   int64_t nH = 0, t;
   memset(aRun, 0, sizeof(aRun));
@@ -132,8 +139,7 @@ static void wallCover(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *aHeap
     int32_t nm = KEY(e, r)->name;
     int64_t ts = r->ts, end = ts + EVDUR(e, r);
     int cat;
-    if( aCat[nm]<0 ) aCat[nm] = (int8_t)wallCategory(SP_STR(&e->pool, nm), SP_LEN(&e->pool, nm));
-    cat = aCat[nm];
+    cat = aCat[nm];             /* made for every device-op name (wallCategories) */
     if( cat==WALL_COLL ) wallAdd(&aRun[0], 0, ts, end, aWin, nWin);
     if( cat!=WALL_COMPUTE ) wallAdd(&aRun[1], 1, ts, end, aWin, nWin);
     wallAdd(&aRun[2], 2, ts, end, aWin, nWin);
@@ -194,115 +200,197 @@ static int wallWrite(Engine *e, sqlite3_stmt *pIns, int64_t pid, int32_t proc,
   return rc;
 }
 
-/* See engine_int.h. */
-int profsumEngWall(Engine *e){
-  HMap devOf = {0,0,0}, hostPid = {0,0,0};
-  int32_t *aDevTk = 0;          /* device-op tracks grouped by device */
-  int64_t *aDevFirst = 0;       /* device d's: aDevTk[aDevFirst[d]..aDevFirst[d+1]) */
-  int64_t *aDevPid = 0, *aHeap = 0, *aPos = 0, *aOwn = 0, *aSpanOrd = 0;
-  int32_t *aDevProc = 0;
-  int64_t nDev = 0, i, d, nSpan = 0, nHost = 0;
-  WallSpan *aSpan = 0;
-  WallWin *aWin = 0;
-  int8_t *aCat = 0;
-  sqlite3_stmt *pIns = 0;
-  int rc = SQLITE_OK;
-  const int64_t nTrk = e->nTrk;
+/* A wall split being worked out (profsumEngWallStart): the devices, their
+** windows and the covers. */
+struct EngWallJob {
+  Engine *e;
+  int64_t nDev;
+  int32_t *aDevTk;            /* device-op tracks grouped by device */
+  int64_t *aDevFirst;         /* device d's: aDevTk[aDevFirst[d]..aDevFirst[d+1]) */
+  int64_t *aDevPid, *aHeap, *aPos, *aWinFirst;   /* (one allocation with aDevFirst) */
+  int32_t *aDevProc;
+  int8_t *aCat;               /* wall category per name id (device-op names) */
+  WallSpan *aSpan;            /* the step spans */
+  WallWin *aWin;              /* device d's windows: aWin[aWinFirst[d]..aWinFirst[d+1]),
+                              ** by start */
+  pthread_t thread;
+  int running;                /* the covers run in thread */
+  int covered;                /* the covers are done */
+};
 
-  aDevTk = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(nTrk+1));
-  aDevFirst = sqlite3_malloc64(sizeof(int64_t)*5*(sqlite3_uint64)(nTrk+2));
-  aDevProc = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(nTrk+1));
-  aCat = sqlite3_malloc64((sqlite3_uint64)(e->pool.n+1));
-  if( !aDevTk || !aDevFirst || !aDevProc || !aCat ){ rc = SQLITE_NOMEM; goto done; }
-  aDevPid = aDevFirst + nTrk + 2;
-  aHeap = aDevPid + nTrk + 2;
-  aPos = aHeap + nTrk + 2;
-  aOwn = aPos + nTrk + 2;
-  memset(aCat, 0xff, (size_t)e->pool.n+1);
-  /* the devices (by pid, in order of their first device-op track) and
-  ** their tracks grouped: a counting sort, linear in the tracks */
-  for(i=0; i<nTrk; i++){
+/* The category of every name of a device-op event (the covers then only
+** read aCat: the string pool may grow while they run). */
+static void wallCategories(Engine *e, int8_t *aCat){
+  int32_t k;
+  for(k=0; k<e->nKey; k++){
+    const EvKey *q = &e->aKey[k];
+    const STrack *t = &e->aTrk[q->trk];
+    if( !(t->isDevice && t->isDevOp && !t->isSteps) || aCat[q->name]>=0 ) continue;
+    aCat[q->name] = (int8_t)wallCategory(SP_STR(&e->pool, q->name), SP_LEN(&e->pool, q->name));
+  }
+}
+
+/* The devices of e (by pid, in order of their first device-op track) and
+** their tracks grouped (a counting sort, linear in the tracks), into j;
+** the pids of host tracks into *pHostPid. */
+static int wallDevices(Engine *e, EngWallJob *j, HMap *pDevOf, HMap *pHostPid){
+  int64_t i, d, acc = 0;
+  for(i=0; i<e->nTrk; i++){
     const STrack *t = &e->aTrk[i];
     HEnt *h;
     int isNew;
-    if( t->isHost ){
-      if( profsumEngHmGet(&hostPid, t->pid, 0, 1, 0)==0 ){ rc = SQLITE_NOMEM; goto done; }
-    }
+    if( t->isHost && profsumEngHmGet(pHostPid, t->pid, 0, 1, 0)==0 ) return SQLITE_NOMEM;
     if( !(t->isDevice && t->isDevOp && !t->isSteps) ) continue;
-    h = profsumEngHmGet(&devOf, t->pid, 0, 1, &isNew);
-    if( h==0 ){ rc = SQLITE_NOMEM; goto done; }
-    if( isNew ){ h->v1 = nDev; aDevFirst[nDev] = 0; aDevPid[nDev] = t->pid; aDevProc[nDev] = t->proc; nDev++; }
-    aDevFirst[h->v1]++;
-  }
-  if( nDev==0 ) goto done;
-  {
-    int64_t acc = 0;
-    for(d=0; d<nDev; d++){ int64_t c = aDevFirst[d]; aDevFirst[d] = acc; acc += c; }
-    aDevFirst[nDev] = acc;
-    for(i=0; i<nTrk; i++){
-      const STrack *t = &e->aTrk[i];
-      if( !(t->isDevice && t->isDevOp && !t->isSteps) ) continue;
-      aDevTk[aDevFirst[profsumEngHmGet(&devOf, t->pid, 0, 0, 0)->v1]++] = (int32_t)i;
+    h = profsumEngHmGet(pDevOf, t->pid, 0, 1, &isNew);
+    if( h==0 ) return SQLITE_NOMEM;
+    if( isNew ){
+      h->v1 = j->nDev; j->aDevFirst[j->nDev] = 0;
+      j->aDevPid[j->nDev] = t->pid; j->aDevProc[j->nDev] = t->proc; j->nDev++;
     }
-    for(d=nDev; d>0; d--) aDevFirst[d] = aDevFirst[d-1];
-    aDevFirst[0] = 0;
+    j->aDevFirst[h->v1]++;
   }
-  if( (rc = wallSpans(e, &aSpan, &nSpan))!=SQLITE_OK ) goto done;
-  if( nSpan==0 ) goto done;
-  aWin = sqlite3_malloc64(sizeof(WallWin)*(sqlite3_uint64)nSpan);
-  if( aWin==0 ){ rc = SQLITE_NOMEM; goto done; }
-  /* spans of a device's own Steps line, grouped by device (aSpanOrd,
-  ** device d's from aOwn[d]: a counting sort); host spans (measured on
-  ** every device without its own) after them; a span of a device without
-  ** ops: none */
+  for(d=0; d<j->nDev; d++){ int64_t c = j->aDevFirst[d]; j->aDevFirst[d] = acc; acc += c; }
+  j->aDevFirst[j->nDev] = acc;
+  for(i=0; i<e->nTrk; i++){
+    const STrack *t = &e->aTrk[i];
+    if( !(t->isDevice && t->isDevOp && !t->isSteps) ) continue;
+    j->aDevTk[j->aDevFirst[profsumEngHmGet(pDevOf, t->pid, 0, 0, 0)->v1]++] = (int32_t)i;
+  }
+  for(d=j->nDev; d>0; d--) j->aDevFirst[d] = j->aDevFirst[d-1];
+  j->aDevFirst[0] = 0;
+  return SQLITE_OK;
+}
+
+/* Each device's windows: the spans of its own Steps line, else the host's
+** spans (a span of a device without ops: none), each device's by start.
+** SQLITE_OK or SQLITE_NOMEM. */
+static int wallWindows(EngWallJob *j, int64_t nSpan, HMap *pDevOf, HMap *pHostPid){
+  int64_t *aOwn = 0, *aSpanOrd = 0, i, d, nHost = 0, nWin = 0, acc = 0, iHost;
+  aOwn = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(j->nDev+1));
   aSpanOrd = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(nSpan+1));
-  if( aSpanOrd==0 ){ rc = SQLITE_NOMEM; goto done; }
-  for(d=0; d<=nDev; d++) aOwn[d] = 0;
+  if( !aOwn || !aSpanOrd ){ sqlite3_free(aOwn); sqlite3_free(aSpanOrd); return SQLITE_NOMEM; }
+  /* own spans grouped by device (aSpanOrd, device d's from aOwn[d]: a
+  ** counting sort), the host spans after them */
+  for(d=0; d<=j->nDev; d++) aOwn[d] = 0;
   for(i=0; i<nSpan; i++){
-    HEnt *h = profsumEngHmGet(&devOf, aSpan[i].pid, 0, 0, 0);
+    HEnt *h = profsumEngHmGet(pDevOf, j->aSpan[i].pid, 0, 0, 0);
     if( h ) aOwn[h->v1]++;
-    else if( profsumEngHmGet(&hostPid, aSpan[i].pid, 0, 0, 0) ) nHost++;
+    else if( profsumEngHmGet(pHostPid, j->aSpan[i].pid, 0, 0, 0) ) nHost++;
   }
-  {
-    int64_t acc = 0, iHost;
-    for(d=0; d<nDev; d++){ int64_t c = aOwn[d]; aOwn[d] = acc; acc += c; }
-    aOwn[nDev] = acc;
-    iHost = acc;
-    for(i=0; i<nSpan; i++){
-      HEnt *h = profsumEngHmGet(&devOf, aSpan[i].pid, 0, 0, 0);
-      if( h ) aSpanOrd[aOwn[h->v1]++] = i;
-      else if( profsumEngHmGet(&hostPid, aSpan[i].pid, 0, 0, 0) ) aSpanOrd[iHost++] = i;
-    }
-    for(d=nDev; d>0; d--) aOwn[d] = aOwn[d-1];
-    aOwn[0] = 0;
+  for(d=0; d<j->nDev; d++){ int64_t c = aOwn[d]; aOwn[d] = acc; acc += c; }
+  aOwn[j->nDev] = acc;
+  iHost = acc;
+  for(i=0; i<nSpan; i++){
+    HEnt *h = profsumEngHmGet(pDevOf, j->aSpan[i].pid, 0, 0, 0);
+    if( h ) aSpanOrd[aOwn[h->v1]++] = i;
+    else if( profsumEngHmGet(pHostPid, j->aSpan[i].pid, 0, 0, 0) ) aSpanOrd[iHost++] = i;
   }
-  rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_step_wall"
-      "(trace_id, step, device, pid, start_us, wall_us, compute_us, collective_us, transfer_us, idle_us) "
-      "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)");
-  for(d=0; rc==SQLITE_OK && d<nDev; d++){
-    int64_t nWin = 0, a = aOwn[d], b = aOwn[d+1];
-    if( a==b ){ a = aOwn[nDev]; b = aOwn[nDev] + nHost; }   /* no own steps: the host's */
+  for(d=j->nDev; d>0; d--) aOwn[d] = aOwn[d-1];
+  aOwn[0] = 0;
+  for(d=0; d<j->nDev; d++) nWin += aOwn[d+1]>aOwn[d] ? aOwn[d+1]-aOwn[d] : nHost;
+  j->aWin = sqlite3_malloc64(sizeof(WallWin)*(sqlite3_uint64)(nWin+1));
+  if( j->aWin==0 ){ sqlite3_free(aOwn); sqlite3_free(aSpanOrd); return SQLITE_NOMEM; }
+  for(d=0, nWin=0; d<j->nDev; d++){
+    int64_t a = aOwn[d], b = aOwn[d+1];
+    if( a==b ){ a = aOwn[j->nDev]; b = aOwn[j->nDev] + nHost; }   /* no own steps: the host's */
+    j->aWinFirst[d] = nWin;
     for(i=a; i<b; i++){
-      aWin[nWin].sp = &aSpan[aSpanOrd[i]];
-      aWin[nWin].aCov[0] = aWin[nWin].aCov[1] = aWin[nWin].aCov[2] = 0;
+      j->aWin[nWin].sp = &j->aSpan[aSpanOrd[i]];
+      j->aWin[nWin].aCov[0] = j->aWin[nWin].aCov[1] = j->aWin[nWin].aCov[2] = 0;
       nWin++;
     }
-    if( nWin==0 ) continue;
-    qsort(aWin, (size_t)nWin, sizeof(WallWin), wallWinCmp);
-    wallCover(e, &aDevTk[aDevFirst[d]], aDevFirst[d+1] - aDevFirst[d], aHeap, aPos, aCat, aWin, nWin);
-    rc = wallWrite(e, pIns, aDevPid[d], aDevProc[d], aWin, nWin);
+    qsort(&j->aWin[j->aWinFirst[d]], (size_t)(nWin - j->aWinFirst[d]), sizeof(WallWin), wallWinCmp);
   }
-done:
-  sqlite3_finalize(pIns);
+  j->aWinFirst[j->nDev] = nWin;
+  sqlite3_free(aOwn);
+  sqlite3_free(aSpanOrd);
+  return SQLITE_OK;
+}
+
+/* Cover every device's windows (reads the records, tracks and aCat). */
+static void wallCoverAll(EngWallJob *j){
+  int64_t d;
+  for(d=0; d<j->nDev; d++){
+    int64_t w0 = j->aWinFirst[d], nWin = j->aWinFirst[d+1] - w0;
+    if( nWin==0 ) continue;
+    wallCover(j->e, &j->aDevTk[j->aDevFirst[d]], j->aDevFirst[d+1] - j->aDevFirst[d],
+              j->aHeap, j->aPos, j->aCat, &j->aWin[w0], nWin);
+  }
+  j->covered = 1;
+}
+
+/* The covers' thread. */
+static void *wallMain(void *pArg){
+  wallCoverAll((EngWallJob*)pArg);
+  return 0;
+}
+
+/* A trace with fewer complete events covers its steps in the calling
+** thread (see engine_kpis.c). */
+#define WALL_THREAD_MIN_EVENTS 16384
+
+/* See engine_int.h. */
+int profsumEngWallStart(Engine *e, EngWallJob **pp){
+  HMap devOf = {0,0,0}, hostPid = {0,0,0};
+  EngWallJob *j;
+  const int64_t nTrk = e->nTrk;
+  int64_t nSpan = 0;
+  int rc;
+  *pp = 0;
+  j = sqlite3_malloc64(sizeof(*j));
+  if( j==0 ) return SQLITE_NOMEM;
+  memset(j, 0, sizeof(*j));
+  j->e = e;
+  *pp = j;
+  j->aDevTk = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(nTrk+1));
+  j->aDevFirst = sqlite3_malloc64(sizeof(int64_t)*5*(sqlite3_uint64)(nTrk+2));
+  j->aDevProc = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(nTrk+1));
+  j->aCat = sqlite3_malloc64((sqlite3_uint64)(e->pool.n+1));
+  if( !j->aDevTk || !j->aDevFirst || !j->aDevProc || !j->aCat ) return SQLITE_NOMEM;
+  j->aDevPid = j->aDevFirst + nTrk + 2;
+  j->aHeap = j->aDevPid + nTrk + 2;
+  j->aPos = j->aHeap + nTrk + 2;
+  j->aWinFirst = j->aPos + nTrk + 2;
+  memset(j->aCat, 0xff, (size_t)e->pool.n+1);
+  rc = wallDevices(e, j, &devOf, &hostPid);
+  if( rc==SQLITE_OK && j->nDev>0 ) rc = wallSpans(e, &j->aSpan, &nSpan);
+  if( rc==SQLITE_OK && nSpan>0 ) rc = wallWindows(j, nSpan, &devOf, &hostPid);
   profsumEngHmFree(&devOf);
   profsumEngHmFree(&hostPid);
-  sqlite3_free(aDevTk);
-  sqlite3_free(aDevFirst);
-  sqlite3_free(aDevProc);
-  sqlite3_free(aCat);
-  sqlite3_free(aSpan);
-  sqlite3_free(aWin);
-  sqlite3_free(aSpanOrd);
-  if( rc==SQLITE_NOMEM ) profsumEngNoMem(e, "splitting the steps' wall time");
+  if( rc ) return rc;
+  if( nSpan==0 ){ j->nDev = 0; j->covered = 1; return SQLITE_OK; }   /* nothing to cover */
+  wallCategories(e, j->aCat);
+  if( e->nEv>=WALL_THREAD_MIN_EVENTS && profsumThreadsAllowed()
+   && pthread_create(&j->thread, 0, wallMain, j)==0 ){
+    j->running = 1;
+  }
+  return SQLITE_OK;
+}
+
+/* See engine_int.h. */
+int profsumEngWallFinish(Engine *e, EngWallJob *j, int bWrite){
+  sqlite3_stmt *pIns = 0;
+  int64_t d;
+  int rc = SQLITE_OK;
+  if( j==0 ) return SQLITE_OK;
+  if( j->running ){ pthread_join(j->thread, 0); j->running = 0; }
+  if( bWrite && !j->covered && j->aWin ) wallCoverAll(j);
+  if( bWrite && j->nDev>0 ){
+    rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_step_wall"
+        "(trace_id, step, device, pid, start_us, wall_us, compute_us, collective_us, transfer_us, idle_us) "
+        "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)");
+    for(d=0; rc==SQLITE_OK && d<j->nDev; d++){
+      int64_t w0 = j->aWinFirst[d], nWin = j->aWinFirst[d+1] - w0;
+      if( nWin>0 ) rc = wallWrite(e, pIns, j->aDevPid[d], j->aDevProc[d], &j->aWin[w0], nWin);
+    }
+    sqlite3_finalize(pIns);
+  }
+  sqlite3_free(j->aDevTk);
+  sqlite3_free(j->aDevFirst);
+  sqlite3_free(j->aDevProc);
+  sqlite3_free(j->aCat);
+  sqlite3_free(j->aSpan);
+  sqlite3_free(j->aWin);
+  sqlite3_free(j);
   return rc;
 }

@@ -249,15 +249,23 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
 /* See summary_engine.h. */
 int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
                        sqlite3_int64 traceId, char **pzErr){
-  int rc;
+  EngWallJob *pWall = 0;
+  int rc, rc2;
   e->db = db;
   e->zSchema = zSchema;
   e->traceId = traceId;
   e->pzErr = pzErr;
-  rc = profsumEngAggregate(e);
-  if( rc==SQLITE_NOMEM ) profsumEngNoMem(e, "computing the summary's aggregates");
+  /* the step spans first: the wall cover works them out beside the
+  ** aggregation, and their rows are written after it */
+  rc = profsumEngStepSpansKeep(e);
+  if( rc==SQLITE_OK ) rc = profsumEngWallStart(e, &pWall);
+  if( rc==SQLITE_NOMEM ) profsumEngNoMem(e, "splitting the steps' wall time");
+  if( rc==SQLITE_OK && (rc = profsumEngAggregate(e))==SQLITE_NOMEM ){
+    profsumEngNoMem(e, "computing the summary's aggregates");
+  }
   if( rc==SQLITE_OK ) rc = profsumEngStepSpans(e);
-  if( rc==SQLITE_OK ) rc = profsumEngWall(e);
+  rc2 = profsumEngWallFinish(e, pWall, rc==SQLITE_OK);
+  if( rc==SQLITE_OK ) rc = rc2;
   if( rc==SQLITE_OK ) rc = profsumEngWriteDiag(e);
   if( rc==SQLITE_NOMEM ) profsumEngNoMem(e, "writing the step spans, wall time and diagnostics");
   if( rc==SQLITE_OK ){
