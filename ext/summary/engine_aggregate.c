@@ -14,7 +14,6 @@
 #include "jsontree.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,20 +251,17 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
 }
 
 /* The global breakdown's unions worked out beside the aggregation's event
-** pass, on a thread of their own (traces of UNION_THREAD_MIN_EVENTS
-** complete events or more, when threads are allowed): the job finds the
-** window itself, by the event pass's rule (see Agg.wLo), then measures
-** the unions in it.  It reads the records, tracks and key categories,
-** which nothing writes meanwhile. */
-#define UNION_THREAD_MIN_EVENTS 16384
+** pass, as a side job (engine_side.c): the job finds the window itself,
+** by the event pass's rule (see Agg.wLo), then measures the unions in
+** it.  It reads the records, tracks and key categories, which nothing
+** writes meanwhile. */
 typedef struct UnionJob {
   Engine *e;
   const int8_t *aKeyCat;
   double wLo, wHi; int hasW;  /* its window */
   double uComm, uAll;         /* the unions' lengths in it (µs) */
   int rc;                     /* of unionOnDevices */
-  pthread_t thread;
-  int running;                /* the thread is to be joined */
+  EngSide side;               /* its thread */
 } UnionJob;
 
 /* The window of the global breakdown: the smallest start and the largest
@@ -305,19 +301,14 @@ static void unionJobStart(UnionJob *u, Engine *e, const int8_t *aKeyCat){
   memset(u, 0, sizeof(*u));
   u->e = e;
   u->aKeyCat = aKeyCat;
-  if( e->nEv>=UNION_THREAD_MIN_EVENTS && profsumThreadsAllowed()
-   && pthread_create(&u->thread, 0, unionJobMain, u)==0 ){
-    u->running = 1;
-  }
+  profsumEngSideStart(e, &u->side, unionJobMain, u);
 }
 
 /* Wait for u's thread, if it runs.  1 when it measured the unions of the
 ** window [wLo, wHi) (hasW) that the event pass found (then *pComm and
 ** *pAll are set), else 0. */
 static int unionJobTake(UnionJob *u, int hasW, double wLo, double wHi, double *pComm, double *pAll){
-  int ran = u->running;
-  if( ran ){ pthread_join(u->thread, 0); u->running = 0; }
-  if( !ran || u->rc!=SQLITE_OK || u->hasW!=hasW || !hasW || u->wLo!=wLo || u->wHi!=wHi ) return 0;
+  if( !profsumEngSideJoin(&u->side) || u->rc!=SQLITE_OK || u->hasW!=hasW || !hasW || u->wLo!=wLo || u->wHi!=wHi ) return 0;
   *pComm = u->uComm;
   *pAll = u->uAll;
   return 1;
@@ -461,7 +452,7 @@ static int aggInit(Agg *a, Engine *e){
 
 /* Free what aggInit() and the steps took. */
 static void aggFree(Agg *a){
-  if( a->uj.running ){ pthread_join(a->uj.thread, 0); a->uj.running = 0; }
+  profsumEngSideJoin(&a->uj.side);
   sqlite3_free(a->aOp);
   sqlite3_free(a->aKeyCat);
   sqlite3_free(a->aMemo);

@@ -12,6 +12,8 @@
 #include "summary_engine.h"
 #include "spanmemo.h"
 
+#include <pthread.h>
+
 /* ------------------------------------------------------------------ */
 /* Hash map of (int64, int64) keys to two int64 values (engine_store.c) */
 /* ------------------------------------------------------------------ */
@@ -316,6 +318,17 @@ int profsumEngWriteDiag(Engine *e);
 typedef struct EngWallJob EngWallJob;
 int profsumEngWallStart(Engine *e, EngWallJob **pp);
 int profsumEngWallFinish(Engine *e, EngWallJob *j, int bWrite);
+
+/* engine_side.c: a side job of the write phase, on a thread of its own
+** beside the aggregation.  profsumEngSideStart starts xMain(pArg) on a
+** thread when e is large enough and threads are allowed: 1 when it did
+** (then profsumEngSideJoin must be called, on every path), else 0 (the
+** caller runs the job itself when it needs its result).
+** profsumEngSideJoin waits for the thread: 1 when there was one, else 0.
+** The job may read only what nothing writes until it is joined. */
+typedef struct EngSide { pthread_t thread; int running; } EngSide;
+int profsumEngSideStart(const Engine *e, EngSide *s, void *(*xMain)(void*), void *pArg);
+int profsumEngSideJoin(EngSide *s);
 
 /* One row of profsum_agg_fact: a name and its value (NULL when isNull). */
 typedef struct EngFact { const char *zName; double v; int isNull; } EngFact;

@@ -13,16 +13,10 @@
 ** the finish; the results are the same integers either way.
 */
 #include "profsum_int.h"
-#include "profsum_reader.h"
 #include "engine_int.h"
 #include "selectk.h"
 
-#include <pthread.h>
 #include <string.h>
-
-/* A trace with fewer complete events walks its devices in the calling
-** thread: the walk costs a few ns an event, a thread some tens of µs. */
-#define KPI_THREAD_MIN_EVENTS 16384
 
 #define SMALL_OP_PS ((int64_t)100000000)   /* 0.1 ms */
 
@@ -359,8 +353,7 @@ struct EngKpiJob {
   CountSmall cAll;            /* all devices' counts */
   double medAll;              /* all devices' median op duration, µs */
   int rc;                     /* of the computation */
-  pthread_t thread;
-  int hasThread;              /* the computation runs in thread */
+  EngSide side;               /* the computation's thread */
 };
 
 /* Group the device-op tracks of e by device (devices in order of their
@@ -448,11 +441,7 @@ int profsumEngKpiStart(Engine *e, EngKpiJob **pp){
   j->e = e;
   *pp = j;
   if( (rc = kpiPlan(e, j))!=SQLITE_OK ) return rc;
-  /* a device's walk is worth a thread only when it has many events */
-  if( e->nEv>=KPI_THREAD_MIN_EVENTS && profsumThreadsAllowed()
-   && pthread_create(&j->thread, 0, kpiMain, j)==0 ){
-    j->hasThread = 1;
-  }
+  profsumEngSideStart(e, &j->side, kpiMain, j);
   return SQLITE_OK;
 }
 
@@ -493,8 +482,7 @@ static int kpiWrite(Engine *e, EngKpiJob *j, int64_t compile, int64_t transfer){
 int profsumEngKpiFinish(Engine *e, EngKpiJob *j, int bWrite, int64_t compile, int64_t transfer){
   int rc = SQLITE_OK;
   if( j==0 ) return SQLITE_OK;
-  if( j->hasThread ) pthread_join(j->thread, 0);
-  else if( bWrite && j->aDev ) kpiCompute(j);
+  if( !profsumEngSideJoin(&j->side) && bWrite && j->aDev ) kpiCompute(j);
   if( bWrite ){
     rc = j->aDev ? j->rc : SQLITE_NOMEM;
     if( rc==SQLITE_OK ) rc = kpiWrite(e, j, compile, transfer);

@@ -28,9 +28,7 @@
 #include "profsum_int.h"
 #include "engine_int.h"
 #include "funcs.h"
-#include "profsum_reader.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,8 +211,7 @@ struct EngWallJob {
   WallSpan *aSpan;            /* the step spans */
   WallWin *aWin;              /* device d's windows: aWin[aWinFirst[d]..aWinFirst[d+1]),
                               ** by start */
-  pthread_t thread;
-  int running;                /* the covers run in thread */
+  EngSide side;               /* the covers' thread */
   int covered;                /* the covers are done */
 };
 
@@ -325,10 +322,6 @@ static void *wallMain(void *pArg){
   return 0;
 }
 
-/* A trace with fewer complete events covers its steps in the calling
-** thread (see engine_kpis.c). */
-#define WALL_THREAD_MIN_EVENTS 16384
-
 /* See engine_int.h. */
 int profsumEngWallStart(Engine *e, EngWallJob **pp){
   HMap devOf = {0,0,0}, hostPid = {0,0,0};
@@ -360,10 +353,7 @@ int profsumEngWallStart(Engine *e, EngWallJob **pp){
   if( rc ) return rc;
   if( nSpan==0 ){ j->nDev = 0; j->covered = 1; return SQLITE_OK; }   /* nothing to cover */
   wallCategories(e, j->aCat);
-  if( e->nEv>=WALL_THREAD_MIN_EVENTS && profsumThreadsAllowed()
-   && pthread_create(&j->thread, 0, wallMain, j)==0 ){
-    j->running = 1;
-  }
+  profsumEngSideStart(e, &j->side, wallMain, j);
   return SQLITE_OK;
 }
 
@@ -373,7 +363,7 @@ int profsumEngWallFinish(Engine *e, EngWallJob *j, int bWrite){
   int64_t d;
   int rc = SQLITE_OK;
   if( j==0 ) return SQLITE_OK;
-  if( j->running ){ pthread_join(j->thread, 0); j->running = 0; }
+  profsumEngSideJoin(&j->side);
   if( bWrite && !j->covered && j->aWin ) wallCoverAll(j);
   if( bWrite && j->nDev>0 ){
     rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_step_wall"
