@@ -36,8 +36,9 @@
 #define WALL_TRANSFER 1
 #define WALL_COLL     2
 
-/* A step span: its number, pid, start (µs as stored), window [lo, lo+dur). */
-typedef struct WallSpan { int64_t step, pid, lo, dur; double startUs; } WallSpan;
+/* A step span (Engine.aSpan): its number, pid, start (µs as stored) and
+** window [ts, ts + dur) in ps. */
+typedef EngSpan WallSpan;
 /* A window of the device being measured: its span and the covered ps of
 ** the three unions. */
 typedef struct WallWin { const WallSpan *sp; int64_t aCov[3]; } WallWin;
@@ -87,9 +88,9 @@ static int wallCategory(const char *z, int n){
 ** or before lo is passed for good (pR->iWin). */
 static void wallFlush(WallRun *pR, int u, WallWin *aWin, int64_t nWin){
   int64_t w;
-  while( pR->iWin<nWin && aWin[pR->iWin].sp->lo + aWin[pR->iWin].sp->dur <= pR->lo ) pR->iWin++;
-  for(w=pR->iWin; w<nWin && aWin[w].sp->lo < pR->hi; w++){
-    int64_t a = aWin[w].sp->lo, b = a + aWin[w].sp->dur;
+  while( pR->iWin<nWin && aWin[pR->iWin].sp->ts + aWin[pR->iWin].sp->dur <= pR->lo ) pR->iWin++;
+  for(w=pR->iWin; w<nWin && aWin[w].sp->ts < pR->hi; w++){
+    int64_t a = aWin[w].sp->ts, b = a + aWin[w].sp->dur;
     if( a<pR->lo ) a = pR->lo;
     if( b>pR->hi ) b = pR->hi;
     if( b>a ) aWin[w].aCov[u] += b - a;
@@ -106,7 +107,7 @@ static void wallAdd(WallRun *pR, int u, int64_t lo, int64_t hi, WallWin *aWin, i
 /* Order of windows: by start. */
 static int wallWinCmp(const void *pa, const void *pb){
   const WallWin *a = pa, *b = pb;
-  if( a->sp->lo!=b->sp->lo ) return a->sp->lo<b->sp->lo ? -1 : 1;
+  if( a->sp->ts!=b->sp->ts ) return a->sp->ts<b->sp->ts ? -1 : 1;
   return 0;
 }
 
@@ -154,27 +155,6 @@ static void wallCover(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *aHeap
   for(t=0; t<3; t++) if( aRun[t].started ) wallFlush(&aRun[t], (int)t, aWin, nWin);
 }
 
-/* The step spans profsumEngStepSpans kept (the rows of
-** profsum_agg_step_span of e->traceId, in their order) into *paSpan
-** (*pnSpan of them; sqlite3_malloc'd, none: 0).  SQLITE_OK or
-** SQLITE_NOMEM. */
-static int wallSpans(Engine *e, WallSpan **paSpan, int64_t *pnSpan){
-  int64_t i;
-  if( e->nSpan==0 ) return SQLITE_OK;
-  *paSpan = sqlite3_malloc64(sizeof(WallSpan)*(sqlite3_uint64)e->nSpan);
-  if( *paSpan==0 ) return SQLITE_NOMEM;
-  for(i=0; i<e->nSpan; i++){
-    WallSpan *s = &(*paSpan)[i];
-    s->step = e->aSpan[i].step;
-    s->pid = e->aSpan[i].pid;
-    s->startUs = e->aSpan[i].startUs;
-    s->lo = e->aSpan[i].ts;
-    s->dur = e->aSpan[i].dur;
-  }
-  *pnSpan = e->nSpan;
-  return SQLITE_OK;
-}
-
 /* Insert the rows of the windows aWin[0..nWin) of device (pid, proc). */
 static int wallWrite(Engine *e, sqlite3_stmt *pIns, int64_t pid, int32_t proc,
                      const WallWin *aWin, int64_t nWin){
@@ -208,7 +188,8 @@ struct EngWallJob {
   int64_t *aDevPid, *aHeap, *aPos, *aWinFirst;   /* (one allocation with aDevFirst) */
   int32_t *aDevProc;
   int8_t *aCat;               /* wall category per name id (device-op names) */
-  WallSpan *aSpan;            /* the step spans */
+  const WallSpan *aSpan;      /* the step spans (Engine.aSpan, which nothing
+                              ** changes while the job lives) */
   WallWin *aWin;              /* device d's windows: aWin[aWinFirst[d]..aWinFirst[d+1]),
                               ** by start */
   EngSide side;               /* the covers' thread */
@@ -346,7 +327,7 @@ int profsumEngWallStart(Engine *e, EngWallJob **pp){
   j->aWinFirst = j->aPos + nTrk + 2;
   memset(j->aCat, 0xff, (size_t)e->pool.n+1);
   rc = wallDevices(e, j, &devOf, &hostPid);
-  if( rc==SQLITE_OK && j->nDev>0 ) rc = wallSpans(e, &j->aSpan, &nSpan);
+  if( j->nDev>0 ){ j->aSpan = e->aSpan; nSpan = e->nSpan; }
   if( rc==SQLITE_OK && nSpan>0 ) rc = wallWindows(j, nSpan, &devOf, &hostPid);
   profsumEngHmFree(&devOf);
   profsumEngHmFree(&hostPid);
@@ -379,7 +360,6 @@ int profsumEngWallFinish(Engine *e, EngWallJob *j, int bWrite){
   sqlite3_free(j->aDevFirst);
   sqlite3_free(j->aDevProc);
   sqlite3_free(j->aCat);
-  sqlite3_free(j->aSpan);
   sqlite3_free(j->aWin);
   sqlite3_free(j);
   return rc;
