@@ -158,7 +158,7 @@ static void jrString(JRule *r, const JPlace *pAt, int isKey){
     unsigned char c = (unsigned char)*p;
     if( c=='\\' ){
       unsigned u = e-p>=6 && p[1]=='u' ? jHex4(p+2) : 0x110000;
-      if( u>0xFFFF ){ p += 2; continue; }           /* any escape but \uXXXX */
+      if( u>0xFFFF ){ p += 2; continue; }           /* any escape but a \u with 4 hex digits */
       if( u>=0xD800 && u<=0xDBFF && e-p>=12 && p[6]=='\\' && p[7]=='u' ){
         unsigned u2 = jHex4(p+8);
         if( u2>=0xDC00 && u2<=0xDFFF ){ p += 12; continue; }   /* a pair */

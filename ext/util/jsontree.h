@@ -193,7 +193,7 @@ int jCheckSize(const char *zJson, int nJson, char **pzErr);
 /* Python repr() of a float into zBuf (>= 32 bytes). */
 void jReprDouble(double r, char *zBuf);
 
-/* The value of the 4 hex digits at p (a \uXXXX escape's), or 0x110000
+/* The value of the 4 hex digits at p (the digits of a \u escape), or 0x110000
 ** when they are not 4 hex digits (stops at the first other character, the
 ** NUL included). */
 unsigned jHex4(const char *p);
