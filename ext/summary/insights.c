@@ -57,7 +57,7 @@ int profsumInsJsonEvent(ProfsumInsights *p, const ProfsumEvent *ev, int32_t iKey
 
 /* See insights.h. */
 int profsumInsWrite(ProfsumInsights *p, sqlite3 *db, const char *zSchema,
-                    sqlite3_int64 traceId, const ProfsumStepSpan *aSpan, int64_t nSpan,
+                    sqlite3_int64 traceId, ProfsumStepSpan *aSpan, int64_t nSpan,
                     const char *zDevicePeaks, const char *zFunc, char **pzErr){
   int rc = insXlaWrite(p->pXla, db, zSchema, traceId, aSpan, nSpan, zDevicePeaks, zFunc, pzErr);
   if( rc==SQLITE_OK ) rc = insMemWrite(p->pMem, db, zSchema, traceId, zFunc, pzErr);

@@ -44,12 +44,13 @@ int profsumInsJsonEvent(ProfsumInsights *p, const ProfsumEvent *ev, int32_t iKey
 
 /* Write what was collected for trace traceId into zSchema's tables.
 ** aSpan[0..nSpan): the trace's step spans (profsumEngineStepSpans, the
-** rows of profsum_agg_step_span written for it).
+** rows of profsum_agg_step_span written for it), the caller's copy,
+** which the insights reorder.
 ** zDevicePeaks: the import option "device_peaks" as JSON text, or 0.
 ** zFunc names the SQL function in messages.  SQLITE_OK, or an error code
 ** with *pzErr set (sqlite3_malloc'd, prefixed with zFunc). */
 int profsumInsWrite(ProfsumInsights *p, sqlite3 *db, const char *zSchema,
-                    sqlite3_int64 traceId, const ProfsumStepSpan *aSpan, int64_t nSpan,
+                    sqlite3_int64 traceId, ProfsumStepSpan *aSpan, int64_t nSpan,
                     const char *zDevicePeaks,
                     const char *zFunc, char **pzErr);
 

@@ -19,7 +19,7 @@ int insXlaXpPlane(InsXla *p, ProfsumXp *pXp, const ProfsumXpPlane *pl);
 int insXlaXpEvent(InsXla *p, ProfsumXp *pXp, const ProfsumXpEvent *ev);
 int insXlaJsonEvent(InsXla *p, const ProfsumEvent *ev, int32_t iKey);
 int insXlaWrite(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
-                const ProfsumStepSpan *aSpan, int64_t nSpan,
+                ProfsumStepSpan *aSpan, int64_t nSpan,
                 const char *zDevicePeaks, const char *zFunc, char **pzErr);
 int insXlaReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut);
 int insXlaReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut);

@@ -292,22 +292,20 @@ static int xStepInCmp(const void *pa, const void *pb){
   return x->step<y->step ? -1 : x->step>y->step ? 1 : 0;
 }
 
-/* The step spans aIn[0..nIn) (the trace's, profsumEngineStepSpans) as
-** *paSpan (sqlite3_malloc'd; 0 when there are none): the spans of one
-** (device, step) merged into one from the first start to the last end,
-** relative to the base, ordered by device then step, with the device
-** names that are /device: names interned.  SQLITE_OK or SQLITE_NOMEM. */
-static int xSteps(InsXla *p, const ProfsumStepSpan *aIn, int64_t nIn, XSpan **paSpan, int64_t *pn){
-  ProfsumStepSpan *aS;
+/* The step spans aS[0..nIn) (the trace's, profsumEngineStepSpans; sorted
+** here in place) as *paSpan (sqlite3_malloc'd; 0 when there are none):
+** the spans of one (device, step) merged into one from the first start
+** to the last end, relative to the base, ordered by device then step,
+** with the device names that are /device: names interned.  SQLITE_OK or
+** SQLITE_NOMEM. */
+static int xSteps(InsXla *p, ProfsumStepSpan *aS, int64_t nIn, XSpan **paSpan, int64_t *pn){
   XSpan *a;
   int64_t i, n = 0;
   int rc = SQLITE_OK;
   *paSpan = 0; *pn = 0;
   if( nIn==0 ) return SQLITE_OK;
-  aS = sqlite3_malloc64(sizeof(ProfsumStepSpan)*(sqlite3_uint64)nIn);
   a = sqlite3_malloc64(sizeof(XSpan)*(sqlite3_uint64)nIn);
-  if( aS==0 || a==0 ){ sqlite3_free(aS); sqlite3_free(a); return SQLITE_NOMEM; }
-  memcpy(aS, aIn, sizeof(ProfsumStepSpan)*(size_t)nIn);
+  if( a==0 ) return SQLITE_NOMEM;
   qsort(aS, (size_t)nIn, sizeof(ProfsumStepSpan), xStepInCmp);
   for(i=0; i<nIn && rc==SQLITE_OK; i++){
     const ProfsumStepSpan *x = &aS[i];
@@ -325,7 +323,6 @@ static int xSteps(InsXla *p, const ProfsumStepSpan *aIn, int64_t nIn, XSpan **pa
     a[n].dev = id;
     n++;
   }
-  sqlite3_free(aS);
   if( rc ){ sqlite3_free(a); return rc; }
   *paSpan = a; *pn = n;
   return SQLITE_OK;
@@ -557,7 +554,7 @@ done:
 
 /* See insights_int.h. */
 int insXlaWrite(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
-                const ProfsumStepSpan *aSpan, int64_t nSpan, const char *zDevicePeaks,
+                ProfsumStepSpan *aSpan, int64_t nSpan, const char *zDevicePeaks,
                 const char *zFunc, char **pzErr){
   XPeak *aPeak = 0;
   int nPeak = 0, rc, kind;
