@@ -107,17 +107,11 @@ def trace_text(seed, n, indent, odd):
 
 
 CHILD = digest_child([
-    ('rows',
-     'SELECT * FROM trace_events(?) ORDER BY idx'),
     ('scan4',
      'SELECT count(*), total(ts), sum(dur_ps), count(name) FROM trace_events(?)'),
     ('keys',
      'SELECT idx, tf_op, hlo_op, long_name, step_num, flops, correlation_id, group_id FROM trace_events(?)'),
-    ('diagnostics',
-     'SELECT * FROM profsum_diagnostics(?)'),
 ])
-
-MODES = TOKENIZER_MODES
 
 
 class KinetoLayout(unittest.TestCase):
@@ -275,10 +269,10 @@ class KinetoLayout(unittest.TestCase):
 
     def test_same_in_every_mode(self):
         for tag, trace in sorted(self.files.items()):
-            ref = self.run_child(trace, MODES["portable"], "portable")
+            ref = self.run_child(trace, TOKENIZER_MODES["portable"], "portable")
             for v in ref.values():
                 self.assertFalse(v.startswith("error"), v)
-            for mode, env in MODES.items():
+            for mode, env in TOKENIZER_MODES.items():
                 if mode == "portable":
                     continue
                 with self.subTest(trace=tag, mode=mode):

@@ -68,10 +68,14 @@ TOKENIZER_MODES = {"default": {}, "one_thread": {"PROFSUM_THREADS": "0"},
 
 def digest_child(queries):
     """A program for run_child_json that prints, as a JSON object, for each
-    (key, sql) of queries the SHA-256 of the rows of sql run with the trace
-    as its one parameter (or "error: ..." when it fails), and under
-    "summary" the SHA-256 of the trace's profile_summary.v1 document
-    without its generated_at_utc (or the import's error)."""
+    (key, sql) of queries, and for "rows" (every trace_events row, by idx)
+    and "diagnostics" (profsum_diagnostics), the SHA-256 of the rows of sql
+    run with the trace as its one parameter (or "error: ..." when it
+    fails), and under "summary" the SHA-256 of the trace's
+    profile_summary.v1 document without its generated_at_utc (or the
+    import's error)."""
+    queries = [("rows", "SELECT * FROM trace_events(?) ORDER BY idx"),
+               ("diagnostics", "SELECT * FROM profsum_diagnostics(?)")] + list(queries)
     lines = [
         "import hashlib, json, sqlite3, sys",
         "so, trace, dbpath = sys.argv[1:4]",
