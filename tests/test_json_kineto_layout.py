@@ -16,7 +16,7 @@ import random
 import re
 import unittest
 
-from util import connect, digest_child, error_messages, run_child_json, TempDir, TOKENIZER_MODES
+from util import assert_modes_agree, assert_one_error, connect, digest_child, run_child_json, TempDir
 
 # Values of args: (JSON text, nothing else needed: the args column is the
 # text as written).
@@ -269,14 +269,7 @@ class KinetoLayout(unittest.TestCase):
 
     def test_same_in_every_mode(self):
         for tag, trace in sorted(self.files.items()):
-            ref = self.run_child(trace, TOKENIZER_MODES["portable"], "portable")
-            for v in ref.values():
-                self.assertFalse(v.startswith("error"), v)
-            for mode, env in TOKENIZER_MODES.items():
-                if mode == "portable":
-                    continue
-                with self.subTest(trace=tag, mode=mode):
-                    self.assertEqual(self.run_child(trace, env, mode), ref)
+            assert_modes_agree(self, self.run_child, trace, tag)
 
     def run_child(self, trace, env_extra, tag):
         return run_child_json(self, CHILD, trace, self.td.path, env_extra, tag)
@@ -291,12 +284,7 @@ class KinetoLayout(unittest.TestCase):
             ents.insert(20, entry(case))
             path = self.td.write("%s%d.json" % (prefix, i),
                                  '{"traceEvents": [\n  ' + ",\n  ".join(ents) + "\n]}")
-            msgs = error_messages(path, query)
-            with self.subTest(case=case):
-                self.assertEqual(len(msgs), 1, msgs)
-                msg = msgs.pop()
-                self.assertIn(why, msg)
-                self.assertIn("(entry 20)", msg)
+            assert_one_error(self, path, query, case, why, "(entry 20)")
 
     def test_errors_in_args(self):
         """Syntax errors inside args of white-space form: the quick pass

@@ -11,7 +11,7 @@ import os
 import random
 import unittest
 
-from util import connect, digest_child, error_messages, run_child_json, TempDir, TOKENIZER_MODES
+from util import assert_modes_agree, assert_one_error, connect, digest_child, run_child_json, TempDir
 
 # Members of args: (text, its value for the known key it sets or None).
 PLAIN = [
@@ -142,14 +142,7 @@ class MemberRun(unittest.TestCase):
     def test_same_in_every_mode(self):
         self.assertGreater(os.path.getsize(self.big), 128 * 1024)   # the inflate thread
         for trace in (self.big, self.plain, self.top):
-            ref = self.run_child(trace, TOKENIZER_MODES["portable"], "portable")
-            for v in ref.values():
-                self.assertFalse(v.startswith("error"), v)
-            for tag, env in TOKENIZER_MODES.items():
-                if tag == "portable":
-                    continue
-                with self.subTest(trace=os.path.basename(trace), mode=tag):
-                    self.assertEqual(self.run_child(trace, env, tag), ref)
+            assert_modes_agree(self, self.run_child, trace, os.path.basename(trace))
 
     def test_known_values(self):
         """Values read by the run, and those after the member that ends it."""
@@ -195,12 +188,7 @@ class MemberRun(unittest.TestCase):
                     for t in range(50)]
             ents.insert(20, entry(case))
             path = self.td.write("%s%d.json" % (prefix, i), '{"traceEvents":[' + ",".join(ents) + "]}")
-            msgs = error_messages(path, query)
-            with self.subTest(case=case):
-                self.assertEqual(len(msgs), 1, msgs)
-                msg = msgs.pop()
-                self.assertIn(why, msg)
-                self.assertIn("(entry 20)", msg)
+            assert_one_error(self, path, query, case, why, "(entry 20)")
 
     def test_errors_where_the_run_stops(self):
         """A syntax error right after a run is reported at the same byte in

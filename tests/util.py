@@ -131,6 +131,31 @@ def error_messages(path, query, tags=("default", "portable")):
     return msgs
 
 
+def assert_one_error(tc, path, query, case, why, where):
+    """In a subtest named by case: query fails with one message in the
+    default and the portable mode (error_messages), naming why and where."""
+    msgs = error_messages(path, query)
+    with tc.subTest(case=case):
+        tc.assertEqual(len(msgs), 1, msgs)
+        msg = msgs.pop()
+        tc.assertIn(why, msg)
+        tc.assertIn(where, msg)
+
+
+def assert_modes_agree(tc, run, trace, label):
+    """run(trace, env, mode) (a digest_child run) gives no error in the
+    portable mode, and every other mode of TOKENIZER_MODES gives the same,
+    each in a subtest (trace=label, mode)."""
+    ref = run(trace, TOKENIZER_MODES["portable"], "portable")
+    for v in ref.values():
+        tc.assertFalse(v.startswith("error"), v)
+    for mode, env in TOKENIZER_MODES.items():
+        if mode == "portable":
+            continue
+        with tc.subTest(trace=label, mode=mode):
+            tc.assertEqual(run(trace, env, mode), ref)
+
+
 def run_child_json(tc, code, trace, dbdir, env_extra, tag, timeout=300):
     """Run the Python program `code` (argv: the extension, trace, a database
     path in dbdir named after trace and tag) in a child process with the
