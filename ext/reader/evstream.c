@@ -69,9 +69,8 @@ int profsumSniffFormat(const char *zPath){
 /* See profsum_reader.h. */
 int profsumRefuseUnsupported(const char *zFunc, const char *zPath, char **pzErr){
   if( !endsWith(zPath, ".xplane.riegeli") ) return SQLITE_OK;
-  *pzErr = sqlite3_mprintf("%s: '%s': an .xplane.riegeli file (XSpace chunks in Riegeli "
-      "records) is not supported yet: read the capture's .xplane.pb or trace JSON",
-      zFunc, zPath);
+  *pzErr = sqlite3_mprintf("%s: '%s': an .xplane.riegeli file " PROFSUM_RIEGELI_WHAT
+      " is not supported yet: " PROFSUM_RIEGELI_INSTEAD, zFunc, zPath);
   return SQLITE_ERROR;
 }
 

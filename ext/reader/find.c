@@ -118,6 +118,7 @@
 #define FIND_FMT_XPLANE    3   /* *.xplane.pb */
 #define FIND_FMT_RIEGELI   4   /* *.xplane.riegeli: listed, never picked */
 #define FIND_IS_JSON(e)    ((e)<=FIND_FMT_TRACE)   /* one of the JSON formats */
+#define FIND_IS_READ(e)    ((e)<=FIND_FMT_XPLANE)  /* a format profsum reads */
 
 static const char *const azProfsumFindFormat[] = {
   "perfetto_trace_json_gz", "trace_json_gz", "trace_json", "xplane_pb", "xplane_riegeli"
@@ -518,8 +519,8 @@ done:
 /* What an error that found nothing to read adds when the folder holds
 ** *.xplane.riegeli files (static text; "" when it holds none). */
 static const char *findRiegeliHint(const ProfsumFindList *pList){
-  return pList->nRiegeli>0 ? "; the *.xplane.riegeli files there (XSpace chunks in Riegeli "
-         "records) are not supported yet: read the capture's .xplane.pb or trace JSON" : "";
+  return pList->nRiegeli>0 ? "; the *.xplane.riegeli files there " PROFSUM_RIEGELI_WHAT
+         " are not supported yet: " PROFSUM_RIEGELI_INSTEAD : "";
 }
 
 /* qsort order of two rows (pointers) by folder, then by path. */
@@ -712,7 +713,7 @@ static int findPickOneIn(const ProfsumFindList *pList, const ProfsumFindRow *pS,
   sqlite3_int64 i, iJson = -1, iX = -1, nX = 0;
   for(i=0; i<pList->nRow; i++){
     const ProfsumFindRow *r = &pList->aRow[i];
-    if( !findSameSession(r, pS) || r->eFormat==FIND_FMT_RIEGELI ) continue;
+    if( !findSameSession(r, pS) || !FIND_IS_READ(r->eFormat) ) continue;
     if( r->eFormat==FIND_FMT_XPLANE ){ nX++; iX = i; continue; }
     if( iJson<0 || r->eFormat<pList->aRow[iJson].eFormat ) iJson = i;
   }
@@ -734,7 +735,7 @@ static void findPickAllIn(const ProfsumFindList *pList, const ProfsumFindRow *pS
   for(i=0; i<pList->nRow; i++){
     const ProfsumFindRow *r = &pList->aRow[i];
     int keep = 1;
-    if( !findSameSession(r, pS) || r->eFormat==FIND_FMT_RIEGELI ) continue;
+    if( !findSameSession(r, pS) || !FIND_IS_READ(r->eFormat) ) continue;
     if( r->eFormat==FIND_FMT_PERFETTO ){
       if( iPerfetto<0 ) iPerfetto = i;
       continue;

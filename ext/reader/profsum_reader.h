@@ -305,6 +305,11 @@ int profsumParseInt(const char *z, int64_t n, int64_t *pOut);
 ** PROFSUM_FMT_NOMEM when it ran out of memory. */
 int profsumSniffFormat(const char *zPath);
 
+/* What profsum says of .xplane.riegeli files wherever it meets them: what
+** they are, and what to read instead. */
+#define PROFSUM_RIEGELI_WHAT "(XSpace chunks in Riegeli records)"
+#define PROFSUM_RIEGELI_INSTEAD "read the capture's .xplane.pb or trace JSON"
+
 /* Refuse a file of a format profsum knows but does not read yet: a name
 ** ending in ".xplane.riegeli" (XSpace chunks in Riegeli records, which the
 ** profiler writes when it saves in chunks).  Returns SQLITE_OK for any

@@ -95,9 +95,6 @@ static int utf8Valid(const u8 *p, const u8 *e){
   return 1;
 }
 
-static int isHex(u8 c){
-  return (c>='0' && c<='9') || (c>='a' && c<='f') || (c>='A' && c<='F');
-}
 
 /* ------------------------------------------------------------------ */
 /* Lexical primitives on a contiguous window [p, e)                    */
@@ -115,7 +112,7 @@ static int scanEscape(ProfsumScan *s, const u8 **pp, const u8 *e){
       return P_OK;
     case 'u':
       if( p+6>e ) return P_MORE;
-      if( !isHex(p[2]) || !isHex(p[3]) || !isHex(p[4]) || !isHex(p[5]) ){
+      if( !profsumIsHexDigit(p[2]) || !profsumIsHexDigit(p[3]) || !profsumIsHexDigit(p[4]) || !profsumIsHexDigit(p[5]) ){
         s->zErrWhy = "invalid \\u escape in a string";
         s->pErrAt = p;
         return P_ERR;
@@ -394,7 +391,7 @@ static const u8 *strMemberRun(ProfsumScan *s, const u8 *p, int mode, unsigned *p
       if( v1+1>=n ) return pDone;
       c = a[v1+1];
       if( c=='u' ){
-        if( v1+6>n || !isHex(a[v1+2]) || !isHex(a[v1+3]) || !isHex(a[v1+4]) || !isHex(a[v1+5]) ){
+        if( v1+6>n || !profsumIsHexDigit(a[v1+2]) || !profsumIsHexDigit(a[v1+3]) || !profsumIsHexDigit(a[v1+4]) || !profsumIsHexDigit(a[v1+5]) ){
           return pDone;
         }
       }else if( c=='"' || c=='\\' ){
