@@ -195,13 +195,11 @@ struct ProfsumEngine {
   int64_t lastPid, lastTid; int32_t lastTrk;   /* the previous event's track */
   profsum_ps origin; int hasOrigin;
   profsum_ps tsMin, endMax; int hasRange;
-  int64_t tsMaxRec;     /* the largest SEv.ts of the events (set by the
-                        ** counting pass of profsumEngOrder) */
+  profsum_ps tsMax;     /* the latest start of the events taken */
   /* Ordering each XPlane line as it comes (engine_order.c,
   ** profsumEngTrackPart/Done): tracks [0, nTrk) with events [0, iEv) are
   ** in processing order, swept and their run_ids moved, and so are the
-  ** next track's events up to iSwept, unless off (tsMaxRec is set as they
-  ** come too). */
+  ** next track's events up to iSwept, unless off. */
   struct EngEarly {
     int off;              /* given up: profsumEngOrder orders every track */
     int started;          /* a track was begun */

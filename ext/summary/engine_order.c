@@ -437,7 +437,7 @@ static void xpTolFromExtent(STrack *tr, double qPs){
 }
 
 /* Set xpTolPs of every XPlane line (xpTolFromExtent).  The same pass
-** counts each track's events (STrack.nEv), sets e->tsMaxRec, says whether
+** counts each track's events (STrack.nEv), says whether
 ** the event indices come track by track in track order (*pGrouped) and
 ** counts the events that have a run_id (*pnRun): 1 when it did so, 0 when
 ** the caller must (not an XPlane, no memory). */
@@ -454,7 +454,6 @@ static int xpLineTolerance(Engine *e, int *pGrouped, int64_t *pnRun){
     const SEv *r = EV(e, i);
     int32_t k = KEY(e, r)->trk;
     double v = xpExtent(e, &e->aTrk[k], r);
-    if( i==0 || r->ts>e->tsMaxRec ) e->tsMaxRec = r->ts;
     if( v>aQ[k] ) aQ[k] = v;
     e->aTrk[k].nEv++;
     nRun += r->runid>=0;
@@ -468,14 +467,15 @@ static int xpLineTolerance(Engine *e, int *pGrouped, int64_t *pnRun){
 }
 
 /* 1 when the events of track tr (processing positions iFirst to iFirst +
-** nEv - 1) are in processing order already, else 0: evLessIn of each two
-** neighbours; when their starts differ by more than the tolerance the
-** exact difference decides, as in profsumEngCmpIn (the previous start
-** kept as the walk moves). */
-static int trackInOrder(Engine *e, const STrack *tr){
-  int64_t j, tol = profsumEngTrackTol(e, tr), i0 = tr->iFirst;
-  int64_t tsPrev = tr->nEv>0 ? EV(e, ORD(e, i0))->ts : 0;
-  for(j=1; j<tr->nEv; j++){
+** nEv - 1) from its jFrom-th on (jFrom >= 1: each compared with the one
+** before it) are in processing order already, else 0: evLessIn of each
+** two neighbours with tolerance tol; when their starts differ by more
+** than it the exact difference decides, as in profsumEngCmpIn (the
+** previous start kept as the walk moves). */
+static int trackInOrder(Engine *e, const STrack *tr, int64_t tol, int64_t jFrom){
+  int64_t j, i0 = tr->iFirst;
+  int64_t tsPrev = jFrom<=tr->nEv ? EV(e, ORD(e, i0+jFrom-1))->ts : 0;
+  for(j=jFrom; j<tr->nEv; j++){
     int64_t ts = EV(e, ORD(e, i0+j))->ts, d = tsPrev - ts;
     if( d>tol ) return 0;
     if( d>=-tol && !evLessIn(e, tr, tol, ORD(e, i0+j-1), ORD(e, i0+j)) ) return 0;
@@ -493,7 +493,7 @@ static int orderTracks(Engine *e){
   for(t=0; t<e->nTrk; t++){
     STrack *tr = &e->aTrk[t];
     if( e->xStop && e->xStop(e->pStopArg) ) return profsumEngErr(e, SQLITE_INTERRUPT, "interrupted");
-    if( !trackInOrder(e, tr) ){
+    if( !trackInOrder(e, tr, profsumEngTrackTol(e, tr), 1) ){
       if( e->aOrd==0 ){
         /* the identity is no longer enough: made in full */
         e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
@@ -716,19 +716,14 @@ static int earlyTrack(Engine *e, int32_t trk, int bEnd){
     double v;
     if( KEY(e, r)->trk!=trk ) return SQLITE_MISUSE;
     v = xpExtent(e, tr, r);
-    if( i==0 || r->ts>e->tsMaxRec ) e->tsMaxRec = r->ts;
     if( v>y->q ) y->q = v;
     nr += r->runid>=0;
   }
   tr->nEv = e->nEv - i0;
   xpTolFromExtent(tr, y->q);
   tol = profsumEngTrackTol(e, tr);
-  /* trackInOrder from the last event checked */
-  for(i=(iFrom>i0 ? iFrom : i0+1); i<e->nEv; i++){
-    int64_t d = EV(e, i-1)->ts - EV(e, i)->ts;
-    if( d>tol ) return SQLITE_MISUSE;
-    if( d>=-tol && !evLessIn(e, tr, tol, (int32_t)(i-1), (int32_t)i) ) return SQLITE_MISUSE;
-  }
+  /* in order from the last event checked on */
+  if( !trackInOrder(e, tr, tol, iFrom>i0 ? iFrom-i0 : 1) ) return SQLITE_MISUSE;
   if( nr>0 ){
     /* room for the run_ids (their total is not known yet: the arrays
     ** double, and profsumEngOrder trims them to their count) */
@@ -798,7 +793,6 @@ int profsumEngOrder(Engine *e){
     trimArray((void**)&e->aXrPos, e->nXr, sizeof(int32_t));
     trimArray((void**)&e->aXrVal, e->nXr, sizeof(double));
     e->nAllocXr = e->nXr;
-    e->early.nAllocRun = e->nRun;
     return SQLITE_OK;
   }
   profsumEngOrderLater(e);    /* some tracks only: undone, all ordered here */
@@ -814,7 +808,6 @@ int profsumEngOrder(Engine *e){
     for(i=0; i<n; i++){
       const SEv *r = EV(e, i);
       int32_t k = KEY(e, r)->trk;
-      if( i==0 || r->ts>e->tsMaxRec ) e->tsMaxRec = r->ts;
       e->aTrk[k].nEv++;
       nRun += r->runid>=0;
       if( k<prev ) grouped = 0;

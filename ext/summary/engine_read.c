@@ -501,6 +501,7 @@ static int evNew(Engine *e, int64_t idx, int64_t iOffset, profsum_ps ts, profsum
     return SQLITE_OK;
   }
   if( !e->hasRange || ts<e->tsMin ) e->tsMin = ts;
+  if( !e->hasRange || ts>e->tsMax ) e->tsMax = ts;
   if( !e->hasRange || end>e->endMax ) e->endMax = end;
   e->hasRange = 1;
   if( e->nEv>=0x7fffffff ){

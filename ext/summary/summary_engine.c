@@ -166,14 +166,12 @@ static int engNotATrace(Engine *e){
 ** to a cap, so later steps vanish from every track): the exact cap counts,
 ** or at least 100,000 events whose latest start lies more than 10 % of the
 ** profile's span before its latest end.  Noted as diagnostic
-** capped_export, not as a quality warning of the v1 document.  After
-** profsumEngOrder, whose counting pass found the latest start. */
+** capped_export, not as a quality warning of the v1 document. */
 static void engCappedExport(Engine *e){
-  int64_t maxTs = e->tsMaxRec;
   char z[300];
   if( !e->hasRange || e->nEv==0 ) return;
   {
-    double span = US(e->endMax - e->tsMin), tail = US(e->endMax - (e->origin + maxTs));
+    double span = US(e->endMax - e->tsMin), tail = US(e->endMax - e->tsMax);
     int atCap = e->nEv==1000000 || e->nEv==5000000;
     if( !atCap && !(e->nEv>=100000 && tail>0.10*span) ) return;
     sqlite3_snprintf(sizeof(z), z, "%lld complete events%s; the latest starts %.3f us (%.1f%% of "

@@ -367,12 +367,9 @@ static void xpDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, cons
 ** out of memory. */
 static int64_t xpScr(XpPipe *q, const char *z, int64_t n){
   int64_t o = q->nScr;
-  if( q->nScr+n+1>q->nAllocScr ){
-    int64_t nNew = (q->nScr+n+1)*2;
-    char *a = sqlite3_realloc64(q->aScr, (sqlite3_uint64)nNew);
-    if( a==0 ) return -1;
-    q->aScr = a; q->nAllocScr = nNew;
-  }
+  char *a = profsumGrowArray(q->aScr, q->nScr+n, &q->nAllocScr, 1, 256);
+  if( a==0 ) return -1;
+  q->aScr = a;
   if( n>0 ) memcpy(q->aScr+o, z, (size_t)n);
   q->aScr[o+n] = 0;
   q->nScr += n+1;
@@ -515,6 +512,12 @@ static XpItem *xpPushNamed(XpPipe *q, int eKind, const char *z, int64_t n, const
 
 #define XP_STOPPED (-1)   /* the producer ends: the consumer stopped */
 
+/* What the producer's walk returns when a push failed: the producer's
+** error, or XP_STOPPED (the consumer stopped the walk). */
+static int xpPushFailed(const XpPipe *q){
+  return q->prRc ? q->prRc : XP_STOPPED;
+}
+
 /* The producer's walk of the file: planes, lines, events into items. */
 static int xpProduceWalk(XpPipe *q){
   ProfsumXp *p = 0;
@@ -540,7 +543,7 @@ static int xpProduceWalk(XpPipe *q){
     if( q->nShip>0 ) memset(q->aShip, 0, (size_t)q->nShip);
     {
       int64_t o, n;
-      if( (it = xpPushNamed(q, XI_PLANE, pl->zName, pl->nName, "xplane:%lld", pl->iPlane, &o, &n))==0 ) return q->prRc ? q->prRc : XP_STOPPED;
+      if( (it = xpPushNamed(q, XI_PLANE, pl->zName, pl->nName, "xplane:%lld", pl->iPlane, &o, &n))==0 ) return xpPushFailed(q);
       it->idx = pl->iPlane;
       it->u.pl.nMeta = pl->nEventMetadata;
       it->u.pl.oName = o; it->u.pl.nName = n;
@@ -553,7 +556,7 @@ static int xpProduceWalk(XpPipe *q){
       int64_t o, n;
       it = ln->nDisplay>0 ? xpPushNamed(q, XI_LINE, ln->zDisplay, ln->nDisplay, "", 0, &o, &n)
                           : xpPushNamed(q, XI_LINE, ln->zName, ln->nName, "xline:%lld", ln->iLine, &o, &n);
-      if( it==0 ) return q->prRc ? q->prRc : XP_STOPPED;
+      if( it==0 ) return xpPushFailed(q);
       it->idx = ln->iLine;
       it->u.ln.tid = ln->id!=0 ? ln->id : ln->iLine + 1;
       it->u.ln.tsNs = ln->timestampNs;
@@ -577,7 +580,7 @@ static int xpProduceWalk(XpPipe *q){
           fEnd = fTs + fDur;
           if( hasPrev && (fTs<prevTs || (fTs==prevTs && fEnd>prevEnd)) && !unsorted ){
             unsorted = 1;
-            if( (it = xpPush(q, 0, 0))==0 ) return q->prRc ? q->prRc : XP_STOPPED;
+            if( (it = xpPush(q, 0, 0))==0 ) return xpPushFailed(q);
             it->eKind = XI_UNSORTED;
             it->idx = ev->iEvent;
             it->iOffset = ev->iOffset;
@@ -593,7 +596,7 @@ static int xpProduceWalk(XpPipe *q){
             if( bCache ) q->aShip[m->iMeta] = 1;
           }
         }
-        if( (it = xpPush(q, hasTxt, hasTxt ? q->nScr : 0))==0 ) return q->prRc ? q->prRc : XP_STOPPED;
+        if( (it = xpPush(q, hasTxt, hasTxt ? q->nScr : 0))==0 ) return xpPushFailed(q);
         it->eKind = XI_EVENT;
         it->eClass = (uint8_t)eClass;
         it->bChecked = (uint8_t)bChecked;
