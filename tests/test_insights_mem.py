@@ -164,6 +164,49 @@ class Memory(MemTestCase):
                           '[{"addr":119,"bytes":256,"requested_bytes":256,"tf_op":null,"region_type":null,'
                           '"data_type":null,"shape":null,"allocated_at_us":2}]'))
 
+    def steps_capture(self, timestamp_ns, steps, allocs):
+        """A host plane: 'train' steps (number, start µs, dur µs) and
+        GPU_0_bfc allocations (offset µs, bytes), all on lines that
+        start at timestamp_ns; a GPU:0 plane with one kernel."""
+        host = W.PlaneBuilder("/host:CPU", id=1)
+        in_use, evs = 0, []
+        for i, (off_us, n) in enumerate(allocs):
+            in_use += n
+            evs.append(mem_event(host, "MemoryAllocation", off_us, addr=0x1000 * (i + 1), nbytes=n,
+                                 in_use=in_use, life=None))
+        host.line(id=1, name="python", timestamp_ns=timestamp_ns, events=evs)
+        host.line(id=3, name="steps", timestamp_ns=timestamp_ns, events=[
+            host.event("train", offset_ps=round(t0 * US), duration_ps=round(d * US),
+                       stats=[host.stat("step_num", i64=k)]) for k, t0, d in steps])
+        pb = W.PlaneBuilder("/device:GPU:0", id=10)
+        pb.line(id=1, name="Stream #1(Kernel)", timestamp_ns=timestamp_ns,
+                events=[pb.event("gemm", offset_ps=0, duration_ps=10 * US)])
+        return W.xspace([host.build(), pb.build()], hostnames=["h0"])
+
+    def test_peak_step_on_epoch_times(self):
+        """With line times since the epoch (as JAX writes them) a µs double
+        has a quarter-µs resolution: an allocation 0.1 ns before the end of
+        step 1 rounds onto step 2's start.  The steps are looked up in exact
+        picoseconds: step 1 has it."""
+        ts_ns = 1_700_000_000_000_000_000
+        self.assertEqual(ts_ns / 1000 + 3.4999, ts_ns / 1000 + 3.5)    # the doubles meet
+        tid = self.imp(self.steps_capture(ts_ns, [(1, 0, 3.5), (2, 3.5, 6.5)], [(1, 100), (3.4999, 400)]))
+        m = self.one("SELECT peak_bytes, peak_step, per_step FROM profsum_memory WHERE trace_id=?", (tid,))
+        self.assertEqual(m, {"peak_bytes": 500, "peak_step": 1,
+                             "per_step": '[{"step":1,"allocations":2,"bytes":500},'
+                                         '{"step":2,"allocations":0,"bytes":0}]'})
+
+    def test_peak_step_when_steps_overlap(self):
+        """Step 2 [2, 3) µs lies inside step 1 [0, 10) µs: a peak at 5 µs is
+        in step 1 only (the latest-starting step that contains it), at 2.5 µs
+        in both, and step 2 starts later."""
+        for at_us, want in ((5, 1), (2.5, 2), (10, None)):
+            with self.subTest(at_us=at_us):
+                tid = self.imp(self.steps_capture(1000, [(1, 0, 10), (2, 2, 1)],
+                                                  [(at_us, 100)]), name="o%s.xplane.pb" % at_us)
+                m = self.one("SELECT peak_bytes, peak_step FROM profsum_memory WHERE trace_id=?", (tid,))
+                self.assertEqual(m, {"peak_bytes": 100, "peak_step": want})
+
     def test_bad_input_diagnostics(self):
         tid = self.imp(gpu_capture())
         d = {}

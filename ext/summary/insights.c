@@ -60,7 +60,7 @@ int profsumInsWrite(ProfsumInsights *p, sqlite3 *db, const char *zSchema,
                     sqlite3_int64 traceId, ProfsumStepSpan *aSpan, int64_t nSpan,
                     const char *zDevicePeaks, const char *zFunc, char **pzErr){
   int rc = insXlaWrite(p->pXla, db, zSchema, traceId, aSpan, nSpan, zDevicePeaks, zFunc, pzErr);
-  if( rc==SQLITE_OK ) rc = insMemWrite(p->pMem, db, zSchema, traceId, zFunc, pzErr);
+  if( rc==SQLITE_OK ) rc = insMemWrite(p->pMem, db, zSchema, traceId, aSpan, nSpan, zFunc, pzErr);
   return rc;
 }
 

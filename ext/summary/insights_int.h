@@ -31,7 +31,7 @@ int insMemXpPlane(InsMem *p, ProfsumXp *pXp, const ProfsumXpPlane *pl);
 int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev);
 int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev);
 int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
-                const char *zFunc, char **pzErr);
+                const ProfsumStepSpan *aSpan, int64_t nSpan, const char *zFunc, char **pzErr);
 int insMemReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut);
 int insMemReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut);
 

@@ -762,8 +762,14 @@ static int recCmp(const void *a, const void *b){
   return x->ord<y->ord ? -1 : x->ord>y->ord;
 }
 
-/* A step's interval, µs. */
-typedef struct MemStep { int64_t step; double start, end; int64_t nAlloc, bytes; } MemStep;
+/* A step's interval, exact ps (absolute, as the engine's step spans), the
+** latest end among it and the steps sorted before it (stepAt), and what
+** the replay counts into it. */
+typedef struct MemStep {
+  int64_t step;
+  profsum_ps start, end, maxEnd;
+  int64_t nAlloc, bytes;
+} MemStep;
 
 /* qsort by start. */
 static int stepCmp(const void *a, const void *b){
@@ -778,59 +784,71 @@ static int stepNumCmp(const void *a, const void *b){
   return x->step<y->step ? -1 : x->step>y->step;
 }
 
-/* The steps of the trace (profsum_agg_step_span): the spans of device
-** zDev when it has any, else of every device, one interval per step from
-** its first start to its last end; sorted by start.  *paStep (0 when there
-** are none), *pnStep. */
-static int loadSteps(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, const char *zDev,
-                     MemStep **paStep, int64_t *pnStep, const char *zFunc, char **pzErr){
-  sqlite3_stmt *q = 0;
-  MemStep *a = 0;
-  int64_t n = 0, nAlloc = 0;
-  int pass, rc = SQLITE_OK;
+/* 1 when span s belongs to device zDev (0: any device). */
+static int spanOfDevice(const ProfsumStepSpan *s, const char *zDev){
+  size_t n;
+  if( zDev==0 ) return 1;
+  n = strlen(zDev);
+  return s->zDev!=0 && (size_t)s->nDev==n && memcmp(s->zDev, zDev, n)==0;
+}
+
+/* The steps of the trace, from the nSpan step spans aSpan the engine wrote
+** to profsum_agg_step_span: those of device zDev when it has any, else of
+** every device, one interval per step number from its first start to its
+** last end; sorted by start, each with the latest end so far (maxEnd).
+** *paStep (0 when there are none), *pnStep.  SQLITE_OK or SQLITE_NOMEM. */
+static int loadSteps(const ProfsumStepSpan *aSpan, int64_t nSpan, const char *zDev,
+                     MemStep **paStep, int64_t *pnStep){
+  MemStep *a;
+  int64_t i, n = 0, m;
+  int pass;
   *paStep = 0; *pnStep = 0;
-  for(pass=(zDev ? 0 : 1); pass<2 && n==0 && rc==SQLITE_OK; pass++){
-    rc = memPrepare(db, zFunc, pzErr, &q, pass==0
-        ? "SELECT step, min(start_us), max(end_us) FROM \"%w\".profsum_agg_step_span "
-          "WHERE trace_id=?1 AND device=?2 GROUP BY step"
-        : "SELECT step, min(start_us), max(end_us) FROM \"%w\".profsum_agg_step_span "
-          "WHERE trace_id=?1 GROUP BY step", zSchema);
-    if( rc ) break;
-    sqlite3_bind_int64(q, 1, traceId);
-    if( pass==0 ) sqlite3_bind_text(q, 2, zDev, -1, SQLITE_STATIC);
-    while( (rc = sqlite3_step(q))==SQLITE_ROW ){
-      if( n>=nAlloc ){
-        int64_t nNew = nAlloc ? nAlloc*2 : 16;
-        MemStep *aNew = sqlite3_realloc64(a, sizeof(MemStep)*(sqlite3_uint64)nNew);
-        if( aNew==0 ){ rc = SQLITE_NOMEM; break; }
-        a = aNew; nAlloc = nNew;
-      }
-      a[n].step = sqlite3_column_int64(q, 0);
-      a[n].start = sqlite3_column_double(q, 1);
-      a[n].end = sqlite3_column_double(q, 2);
+  if( nSpan<=0 ) return SQLITE_OK;
+  a = sqlite3_malloc64(sizeof(MemStep)*(sqlite3_uint64)nSpan);
+  if( a==0 ) return SQLITE_NOMEM;
+  for(pass=(zDev ? 0 : 1); pass<2 && n==0; pass++){
+    for(i=0; i<nSpan; i++){
+      if( pass==0 && !spanOfDevice(&aSpan[i], zDev) ) continue;
+      a[n].step = aSpan[i].step;
+      a[n].start = aSpan[i].start;
+      a[n].end = aSpan[i].end;
       a[n].nAlloc = a[n].bytes = 0;
       n++;
     }
-    if( rc==SQLITE_DONE ) rc = SQLITE_OK;
-    else if( rc!=SQLITE_NOMEM && *pzErr==0 ) *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errmsg(db));
-    sqlite3_finalize(q); q = 0;
   }
-  if( rc ){ sqlite3_free(a); return rc; }
-  if( n ) qsort(a, (size_t)n, sizeof(MemStep), stepCmp);
+  if( n==0 ){ sqlite3_free(a); return SQLITE_OK; }
+  /* one interval per step number: its first start, its last end */
+  qsort(a, (size_t)n, sizeof(MemStep), stepNumCmp);
+  for(i=1, m=0; i<n; i++){
+    if( a[i].step==a[m].step ){
+      if( a[i].start<a[m].start ) a[m].start = a[i].start;
+      if( a[i].end>a[m].end ) a[m].end = a[i].end;
+    }else{
+      a[++m] = a[i];
+    }
+  }
+  n = m+1;
+  qsort(a, (size_t)n, sizeof(MemStep), stepCmp);
+  for(i=0; i<n; i++) a[i].maxEnd = (i>0 && a[i-1].maxEnd>a[i].end) ? a[i-1].maxEnd : a[i].end;
   *paStep = a; *pnStep = n;
   return SQLITE_OK;
 }
 
-/* The step containing time t (µs): the latest-starting step with
-** start <= t < end; -1 when none. */
-static int64_t stepAt(const MemStep *a, int64_t n, double t){
-  int64_t lo = 0, hi = n;          /* first index with start > t */
+/* The step containing time t (exact ps): of the n steps of a (sorted by
+** start, loadSteps) those with start <= t < end, the latest-starting one
+** (the later step number among equal starts); -1 when none.  The walk
+** back from the last step starting at or before t stops where no earlier
+** step ends after t (maxEnd): one step when steps do not overlap. */
+static int64_t stepAt(const MemStep *a, int64_t n, profsum_ps t){
+  int64_t lo = 0, hi = n, i;       /* first index with start > t */
   while( lo<hi ){
     int64_t mid = (lo+hi)/2;
     if( a[mid].start<=t ) lo = mid+1; else hi = mid;
   }
-  if( lo==0 ) return -1;
-  return t<a[lo-1].end ? lo-1 : -1;
+  for(i=lo-1; i>=0 && a[i].maxEnd>t; i--){
+    if( t<a[i].end ) return i;
+  }
+  return -1;
 }
 
 /* Exact decimal µs of ps v into s (profsumStrAppendMicros). */
@@ -963,7 +981,7 @@ static int replayLive(Replay *r, const MemRec *aR, int64_t n, int64_t nStep, Mem
     const MemRec *rec = &aR[i];
     if( rec->isAlloc ){
       if( nStep ){
-        int64_t s = stepAt(r->aStep, nStep, profsumPsToMicros(rec->ts));
+        int64_t s = stepAt(r->aStep, nStep, rec->ts);
         if( s>=0 ){ r->aStep[s].nAlloc++; if( rec->bytes>0 ) r->aStep[s].bytes = satAdd(r->aStep[s].bytes, rec->bytes); }
       }
       if( rec->hasAddr ){
@@ -1048,7 +1066,7 @@ static int replayNote(InsMem *p, MemOut *o){
 static int replayPerStep(MemStep *aStep, int64_t nStep, MemOut *o){
   sqlite3_str *s;
   int64_t j;
-  int64_t ps = stepAt(aStep, nStep, profsumPsToMicros(o->peakTs));
+  int64_t ps = stepAt(aStep, nStep, o->peakTs);
   if( ps>=0 ){ o->hasPeakStep = 1; o->peakStep = aStep[ps].step; }
   /* by step number now (the lookups by time are done) */
   qsort(aStep, (size_t)nStep, sizeof(MemStep), stepNumCmp);
@@ -1180,7 +1198,7 @@ static int64_t memSizeOf(InsMem *p, const char *zDev){
 
 /* See insights_int.h. */
 int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
-                const char *zFunc, char **pzErr){
+                const ProfsumStepSpan *aSpan, int64_t nSpan, const char *zFunc, char **pzErr){
   sqlite3_stmt *pIns = 0, *pTl = 0;
   int i, nRows = 0, rc;
   rc = memPrepare(db, zFunc, pzErr, &pIns, "INSERT INTO \"%w\".profsum_agg_memory"
@@ -1207,7 +1225,7 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
     memSize = memSizeOf(p, zD);
     if( !a->capped ){
       rc = filterRecs(p, a, memSize);
-      if( rc==SQLITE_OK ) rc = loadSteps(db, zSchema, traceId, zD, &aStep, &nStep, zFunc, pzErr);
+      if( rc==SQLITE_OK ) rc = loadSteps(aSpan, nSpan, zD, &aStep, &nStep);
       if( rc==SQLITE_OK && a->nRec ) rc = replay(p, a, aStep, nStep, &o, db, pTl, traceId, zFunc, pzErr);
       sqlite3_free(aStep);
       if( rc ){ sqlite3_free(o.zHolders); sqlite3_free(o.zPerStep); sqlite3_free(o.zNote); break; }
@@ -1215,9 +1233,9 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
     }else{
       o.nAlloc = a->nAlloc; o.nDealloc = a->nDealloc; o.allocBytes = a->allocBytes;
       o.hasPeak = a->hasPeak; o.peak = a->peak; o.peakTs = a->peakTs; o.lifePeak = a->lifePeak;
-      rc = loadSteps(db, zSchema, traceId, zD, &aStep, &nStep, zFunc, pzErr);
+      rc = loadSteps(aSpan, nSpan, zD, &aStep, &nStep);
       if( rc==SQLITE_OK && nStep ){
-        int64_t s = stepAt(aStep, nStep, profsumPsToMicros(o.peakTs));
+        int64_t s = stepAt(aStep, nStep, o.peakTs);
         if( s>=0 ){ o.hasPeakStep = 1; o.peakStep = aStep[s].step; }
       }
       sqlite3_free(aStep);
