@@ -253,6 +253,47 @@ class XplaneRows(DbTestCase):
         pe = self.td.write("e.xplane.pb", b"")
         self.assertEqual(q(self.db, "SELECT count(*) FROM trace_events(?)", pe), [(0,)])
 
+    def test_sniff_small_first_plane(self):
+        """An XSpace starts with 0x0A (a newline to JSON) and its first
+        plane's length: a plane of 91 or 123 bytes puts '[' or '{' there.
+        Such a file is an XSpace whatever its name; JSON that starts with a
+        newline and '[' or '{' stays JSON."""
+        def padded(n):
+            for k in range(200):
+                p = xw.plane(id=0, name="/host:metadata" + "x" * k)
+                if len(p) == n:
+                    return p
+        dev = xw.PlaneBuilder("/device:TPU:0")
+        dev.line(id=1, name="XLA Ops", timestamp_ns=0,
+                 events=[dev.event("fusion.1", offset_ps=0, duration_ps=10_000_000)])
+        for n, ch in ((91, b"["), (123, b"{")):
+            data = xw.xspace([padded(n), dev.build()], hostnames=["h"])
+            self.assertEqual(data[:2], b"\n" + ch)
+            for name in ("h.xplane.pb", "h.bin"):
+                with self.subTest(n=n, name=name):
+                    path = self.td.write(name, data)
+                    self.assertEqual(q(self.db, "SELECT name, pid, dur_ps FROM trace_events(?)", path),
+                                     [("fusion.1", 2, 10_000_000)])
+                    tid = q(self.db, "SELECT profsum_import(?, ?)", path, "s%d%s" % (n, name))[0][0]
+                    self.assertEqual(q(self.db, "SELECT source_format, num_complete_events FROM "
+                                       "profsum_overview WHERE trace_id=?", tid), [("xplane_pb", 1)])
+        # a plane that is all there is (the file ends after it)
+        path = self.td.write("only.bin", xw.xspace([padded(91)]))
+        self.assertEqual(q(self.db, "SELECT count(*) FROM trace_events(?)", path), [(0,)])
+        # JSON after a newline, under both names
+        for name in ("n.xplane.pb", "n.json"):
+            for text in ('\n[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]',
+                         '\n{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}'):
+                with self.subTest(name=name, text=text[:3]):
+                    path = self.td.write(name, text.encode())
+                    self.assertEqual(q(self.db, "SELECT name, dur_ps FROM trace_events(?)", path),
+                                     [("a", 2_000_000)])
+        # an XSpace whose first field is a hostname, under another name
+        data = xw.xspace(hostnames=["h"]) + xw.xspace([dev.build()])
+        self.assertEqual(data[:1], b"\x22")
+        path = self.td.write("hosts_first.bin", data)
+        self.assertEqual(q(self.db, "SELECT name FROM trace_events(?)", path), [("fusion.1",)])
+
     def test_decode_errors(self):
         bad = self.td.write("t.xplane.pb", self.fx.data[:-40])
         for fn in ("trace_events", "profsum_diagnostics"):

@@ -30,6 +30,53 @@ static int formatByName(const char *zPath){
          ? PROFSUM_FMT_XPLANE : PROFSUM_FMT_JSON;
 }
 
+/* A varint at a[*pi] (below n): its value into *pv and *pi moved past it;
+** 0 when it runs past n or over 10 bytes. */
+static int sniffVarint(const unsigned char *a, size_t n, size_t *pi, uint64_t *pv){
+  uint64_t v = 0;
+  int k;
+  for(k=0; k<10 && *pi<n; k++){
+    unsigned char c = a[(*pi)++];
+    v |= (uint64_t)(c & 0x7f) << (7*k);
+    if( (c & 0x80)==0 ){ *pv = v; return 1; }
+  }
+  return 0;
+}
+
+/* 1 when a[0..n) is a whole protobuf message on its own: fields of wire
+** types 0, 1, 2 and 5 (no groups), field numbers from 1, every one inside
+** the n bytes and the last ending at n. */
+static int sniffMessage(const unsigned char *a, size_t n){
+  size_t i = 0;
+  while( i<n ){
+    uint64_t key, v;
+    if( !sniffVarint(a, n, &i, &key) || (key>>3)==0 ) return 0;
+    switch( key & 7 ){
+      case 0: if( !sniffVarint(a, n, &i, &v) ) return 0; break;
+      case 1: if( n-i<8 ) return 0; i += 8; break;
+      case 2: if( !sniffVarint(a, n, &i, &v) || v>n-i ) return 0; i += (size_t)v; break;
+      case 5: if( n-i<4 ) return 0; i += 4; break;
+      default: return 0;
+    }
+  }
+  return 1;
+}
+
+/* 1 when the n first bytes a of a file that reads as JSON by its first
+** non-blank byte are an XSpace's all the same: an XSpace starts with the
+** key of its first plane, 0x0A (a newline to JSON), then the plane's
+** length, which is '[' or '{' for a plane of 91 or 123 bytes.  Such a
+** plane lies within the bytes sniffed: it is taken for an XSpace when it
+** is a whole protobuf message and the byte after it starts another
+** XSpace field (or the file ends there). */
+static int sniffSmallPlane(const unsigned char *a, size_t n){
+  size_t len;
+  if( n<2 || a[0]!=0x0A || (a[1]!='[' && a[1]!='{') ) return 0;
+  len = a[1];
+  if( n<2+len || !sniffMessage(a+2, len) ) return 0;
+  return n==2+len || a[2+len]==0x0A || a[2+len]==0x12 || a[2+len]==0x1A || a[2+len]==0x22;
+}
+
 /* See profsum_reader.h. */
 int profsumSniffFormat(const char *zPath){
   ProfsumSrc *pSrc = 0;
@@ -59,10 +106,11 @@ int profsumSniffFormat(const char *zPath){
   if( n==0 ) return formatByName(zPath);
   if( n>=3 && a[0]==0xEF && a[1]==0xBB && a[2]==0xBF ) i = 3;
   while( i<n && (a[i]==' ' || a[i]=='\t' || a[i]=='\n' || a[i]=='\r') ) i++;
-  if( i<n && (a[i]=='{' || a[i]=='[') ) return PROFSUM_FMT_JSON;
+  if( i<n && (a[i]=='{' || a[i]=='[') && !sniffSmallPlane(a, n) ) return PROFSUM_FMT_JSON;
   if( formatByName(zPath)==PROFSUM_FMT_XPLANE ) return PROFSUM_FMT_XPLANE;
-  /* XSpace fields 1 (planes), 2 (errors), 3 (warnings), length-delimited */
-  if( a[0]==0x0A || a[0]==0x12 || a[0]==0x1A ) return PROFSUM_FMT_XPLANE;
+  /* XSpace fields 1 (planes), 2 (errors), 3 (warnings), 4 (hostnames),
+  ** length-delimited */
+  if( a[0]==0x0A || a[0]==0x12 || a[0]==0x1A || a[0]==0x22 ) return PROFSUM_FMT_XPLANE;
   return PROFSUM_FMT_JSON;
 }
 
