@@ -257,6 +257,35 @@ class Rules(XPlaneTestCase):
         regions = {r["path"] for r in d["hierarchical_regions"]}
         self.assertEqual(regions, {"meta", "meta=>level", "event", "event=>level"})
 
+    def test_compressed_string_is_unknown_to_the_summary(self):
+        """The reference's schema stops at ref_value (7): compressed_str_value
+        (8) is an unknown field to it, so a stat's value is the last member
+        of fields 2-7 (summary-v1 §6.1), while trace_events, which knows the
+        field, shows the inflated string (protobuf: the last member wins)."""
+        cz = W.compress("zipped/path")
+        pb = W.PlaneBuilder("/device:TPU:0")
+        m = pb.eid("op.1", stats=[pb.stat("tf_op", s="meta/level")])
+        pb.line(id=1, name="XLA Ops", events=[
+            # str then compressed: the summary keeps the str
+            W.event(m, offset_ps=0, duration_ps=US, stats=[
+                pb.stat("tf_op", s="a/b", cstr=cz), pb.stat("source", s="x.py", cstr=cz)]),
+            # only compressed: no value, the metadata's tf_op stays
+            W.event(m, offset_ps=2 * US, duration_ps=US, stats=[pb.stat("tf_op", cstr=cz)]),
+            # an integer then compressed: the integer
+            W.event(m, offset_ps=4 * US, duration_ps=US, stats=[pb.stat("run_id", i64=42, cstr=cz)]),
+            # a ref then compressed: the referenced name
+            W.event(m, offset_ps=6 * US, duration_ps=US, stats=[
+                pb.stat("tf_op", ref=pb.sid("ref/target"), cstr=cz)])])
+        path = self.write("c.xplane.pb", W.xspace([pb.build()]))
+        d = self.imp(path)
+        regions = {r["path"]: r["count"] for r in d["hierarchical_regions"]}
+        self.assertEqual(regions, {"a": 1, "a=>b": 1, "meta": 2, "meta=>level": 2,
+                                   "ref": 1, "ref=>target": 1})
+        self.assertEqual(d["trace_provenance"]["run_ids"], ["42"])
+        self.assertEqual(d["trace_provenance"]["source_file_hints"], ["x.py"])
+        self.assertEqual([r[0] for r in self.db.execute("SELECT tf_op FROM trace_events(?)", (path,))],
+                         ["zipped/path", "zipped/path", "meta/level", "zipped/path"])
+
     def test_two_lines_with_one_id_are_two_tracks(self):
         pb = W.PlaneBuilder("/device:TPU:0")
         pb.line(id=5, name="XLA Ops", events=[pb.event("a.1", offset_ps=0, duration_ps=100 * US)])

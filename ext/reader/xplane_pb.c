@@ -527,11 +527,17 @@ static int xpDecodeStat(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff
         s->eType = PROFSUM_XV_STR;
         break;
       case 6: case 8:
+        if( d.f==8 && s->eType!=PROFSUM_XV_CSTR ){
+          /* what a reader without field 8 keeps: the member before it */
+          s->zPre = s->z;
+          s->nPre = s->n;
+        }
         rc = xpKeep(p, pKeep, d.off, d.len, &s->z);
         s->n = d.len;
         s->eType = d.f==6 ? PROFSUM_XV_BYTES : PROFSUM_XV_CSTR;
         break;
     }
+    if( d.f>=2 && d.f<=7 ) s->eRefType = s->eType;
     if( rc ) return rc;
   }
   return SQLITE_OK;
@@ -543,11 +549,25 @@ static void xpResolveStat(ProfsumXp *p, ProfsumXpStat *s){
   int64_t i = xpMapFind(&p->smMap, s->metadataId);
   if( i>=0 ){ s->zName = p->aSM[i].zName; s->nName = p->aSM[i].nName; }
   else{ s->zName = 0; s->nName = 0; }
-  if( s->eType==PROFSUM_XV_REF ){
+  if( s->eRefType==PROFSUM_XV_REF ){
+    /* z/n, or zPre/nPre when a compressed string came after the ref */
+    const char **pz = s->eType==PROFSUM_XV_REF ? &s->z : &s->zPre;
+    int64_t *pn = s->eType==PROFSUM_XV_REF ? &s->n : &s->nPre;
     i = s->uVal <= (uint64_t)INT64_MAX ? xpMapFind(&p->smMap, (int64_t)s->uVal) : -1;
-    if( i>=0 ){ s->z = p->aSM[i].zName; s->n = p->aSM[i].nName; }
-    else{ s->z = 0; s->n = 0; }
+    if( i>=0 ){ *pz = p->aSM[i].zName; *pn = p->aSM[i].nName; }
+    else{ *pz = 0; *pn = 0; }
   }
+}
+
+/* See xplane_pb.h. */
+const ProfsumXpStat *profsumXpStatRef(const ProfsumXpStat *s, ProfsumXpStat *pView){
+  if( s->eType!=PROFSUM_XV_CSTR ) return s;
+  if( s->eRefType==PROFSUM_XV_NONE ) return 0;
+  *pView = *s;
+  pView->eType = s->eRefType;
+  pView->z = s->zPre;
+  pView->n = s->nPre;
+  return pView;
 }
 
 /* Decode the stats field d (its bytes fetched) into a new stat appended to

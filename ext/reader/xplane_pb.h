@@ -89,6 +89,14 @@ typedef struct ProfsumXpStat {
   const char *z;          /* STR, BYTES, REF, CSTR (see above) */
   int64_t n;
   int64_t iOffset;        /* byte offset of the stat's tag */
+  /* The value as a reader whose schema stops at ref_value (7) sees it:
+  ** the member of fields 2 to 7 that came last (PROFSUM_XV_NONE: none).
+  ** It differs from eType only when compressed_str_value came after it;
+  ** then zPre/nPre hold that member's text (STR, BYTES; REF: the
+  ** referenced name, or zPre==0), as z/n would (profsumXpStatRef). */
+  int eRefType;
+  const char *zPre;
+  int64_t nPre;
 } ProfsumXpStat;
 
 /* One entry of a plane's event_metadata map. */
@@ -209,6 +217,13 @@ const char *profsumXpStatMetaName(ProfsumXp *p, int64_t key, int64_t *pnName);
 
 /* Largest inflated compressed_str_value (beyond: omitted, diagnostic). */
 #define PROFSUM_XP_MAX_INFLATE (16*1024*1024)
+
+/* Stat s as a reader whose schema stops at ref_value (7) sees it (the
+** summary's reference, for which compressed_str_value is an unknown
+** field): s itself when its last value member is not a compressed
+** string; 0 when no other value member came before it (no value); else
+** *pView, made a copy of s with that earlier member. */
+const ProfsumXpStat *profsumXpStatRef(const ProfsumXpStat *s, ProfsumXpStat *pView);
 
 /* A stat's value as text (for STR, BYTES, REF, CSTR; 0 for the others):
 ** STR as stored; BYTES with U+FFFD for invalid UTF-8; REF the referenced

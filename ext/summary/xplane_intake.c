@@ -64,17 +64,20 @@ static const char *const azXpKey[XK_N] = {
 };
 
 /* Map the stats a[0..n) that have a value and a known, non-empty name
-** into ap[XK_*] (a later stat replaces an earlier one).  A stat holding
-** only compressed_str_value (a field the reference does not know) has no
-** value. */
-static void xpMapStats(const ProfsumXpStat *a, int n, const ProfsumXpStat **ap){
+** into ap[XK_*] (a later stat replaces an earlier one), each as the
+** reference sees it (profsumXpStatRef): compressed_str_value is a field
+** it does not know, so a stat holding only that has no value, and one
+** where it came after another value member has that member's value (a
+** copy in aView[k], which must outlive ap). */
+static void xpMapStats(const ProfsumXpStat *a, int n, const ProfsumXpStat **ap, ProfsumXpStat *aView){
   int i, k;
   for(i=0; i<n; i++){
     const ProfsumXpStat *st = &a[i];
-    if( st->zName==0 || st->nName==0 || st->eType==PROFSUM_XV_NONE || st->eType==PROFSUM_XV_CSTR ) continue;
+    if( st->zName==0 || st->nName==0 || st->eType==PROFSUM_XV_NONE ) continue;
     for(k=0; k<XK_N; k++){
       if( (int64_t)strlen(azXpKey[k])==st->nName && memcmp(azXpKey[k], st->zName, (size_t)st->nName)==0 ){
-        ap[k] = st;
+        const ProfsumXpStat *v = profsumXpStatRef(st, &aView[k]);
+        if( v ) ap[k] = v;
         break;
       }
     }
@@ -401,12 +404,13 @@ static int xpStr(XpPipe *q, const ProfsumXpStat *st, int64_t *po, int64_t *pn, i
 ** stats and its own, into *t (slices of the scratch bytes, reset here). */
 static int xpExtract(XpPipe *q, const ProfsumXpEvent *ev, const ProfsumXpEventMeta *m, XpTxt *t){
   const ProfsumXpStat *ap[XK_N];
+  ProfsumXpStat aView[XK_N];
   int64_t o, n, oT, nT;
   int rc = SQLITE_OK, k;
   q->nScr = 0;
   memset(ap, 0, sizeof(ap));
-  xpMapStats(m->aStat, m->nStat, ap);
-  xpMapStats(ev->aStat, ev->nStat, ap);
+  xpMapStats(m->aStat, m->nStat, ap, aView);
+  xpMapStats(ev->aStat, ev->nStat, ap, aView);
   t->nTfop = t->nSrc = t->nSig = t->nRun = -1;
   t->oTfop = t->oSrc = t->oSig = t->oRun = 0;
   t->hasStep = 0;
