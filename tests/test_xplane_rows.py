@@ -15,6 +15,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from util import DbTestCase, CORPUS  # noqa: E402
 import xspace_writer as xw  # noqa: E402
+from xspace_writer import compress as W_compress  # noqa: E402
 
 TS0 = 1_700_000_000_123_456_789      # an epoch-based line time (ns)
 I64 = (1 << 63) - 1
@@ -293,6 +294,29 @@ class XplaneRows(DbTestCase):
         self.assertEqual(data[:1], b"\x22")
         path = self.td.write("hosts_first.bin", data)
         self.assertEqual(q(self.db, "SELECT name FROM trace_events(?)", path), [("fusion.1",)])
+
+    def test_compressed_string_diagnostics(self):
+        """A compressed_str_value that inflates past 16 MiB or is not
+        complete gzip/zlib data is left out with a diagnostic: reported by
+        profsum_diagnostics and the import, which never read the args, once
+        per stat (a metadata stat once, not once per event)."""
+        big = W_compress(b"a" * (16 * 1024 * 1024 + 1))
+        pb = xw.PlaneBuilder("/device:TPU:0")
+        m = pb.eid("meta.op", stats=[pb.stat("c", cstr=b"\x1f\x8bnot gzip")])
+        pb.line(id=1, name="XLA Ops", timestamp_ns=0, events=[
+            pb.event("big", offset_ps=0, duration_ps=10, stats=[pb.stat("c", cstr=big)]),
+            pb.event("ok", offset_ps=10, duration_ps=10, stats=[pb.stat("c", cstr=W_compress(b"fine"))]),
+            xw.event(m, offset_ps=20, duration_ps=10), xw.event(m, offset_ps=30, duration_ps=10)])
+        path = self.td.write("c.xplane.pb", xw.xspace([pb.build()]))
+        want = [(0, "compressed_too_large"), (None, "compressed_invalid")]
+        self.assertEqual(sorted(q(self.db, "SELECT idx, kind FROM profsum_diagnostics(?)", path),
+                                key=repr), sorted(want, key=repr))
+        self.assertEqual(q(self.db, "SELECT name, json_extract(args, '$.c') FROM trace_events(?)", path),
+                         [("big", None), ("ok", "fine"), ("meta.op", None), ("meta.op", None)])
+        tid = q(self.db, "SELECT profsum_import(?)", path)[0][0]
+        self.assertEqual(sorted(q(self.db, "SELECT kind, count(*) FROM profsum_diagnostic WHERE trace_id=? "
+                                  "AND kind LIKE 'compressed%' GROUP BY kind", tid)),
+                         [("compressed_invalid", 1), ("compressed_too_large", 1)])
 
     def test_decode_errors(self):
         bad = self.td.write("t.xplane.pb", self.fx.data[:-40])

@@ -277,6 +277,7 @@ struct ProfsumXp {
   /* profsumXpStatText output */
   XpBuf text;
   XpBuf text2;             /* U+FFFD copy of inflated text */
+  XpBuf check;             /* output window of xpCstrCheck (discarded) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -570,6 +571,8 @@ const ProfsumXpStat *profsumXpStatRef(const ProfsumXpStat *s, ProfsumXpStat *pVi
   return pView;
 }
 
+static int xpCstrCheck(ProfsumXp *p, ProfsumXpStat *s);
+
 /* Decode the stats field d (its bytes fetched) into a new stat appended to
 ** the growing array (*pa, *pn, *pnAlloc).  iStat: its number for
 ** messages; pKeep, pFix, depth: as xpDecodeStat's. */
@@ -581,7 +584,11 @@ static int xpStatAdd(ProfsumXp *p, ProfsumXpStat **pa, int64_t *pn, int64_t *pnA
   if( a==0 ) return pbwNoMem(&p->in);
   *pa = a;
   p->w.iStat = iStat;
-  rc = xpDecodeStat(p, d->off, d->off+d->len, d->tagOff, pKeep, pFix, &a[(*pn)++], depth);
+  rc = xpDecodeStat(p, d->off, d->off+d->len, d->tagOff, pKeep, pFix, &a[*pn], depth);
+  /* a compressed string is checked once, where it is decoded, so that
+  ** its diagnostic is sent whether or not anyone reads its text */
+  if( rc==SQLITE_OK && a[*pn].eType==PROFSUM_XV_CSTR ) rc = xpCstrCheck(p, &a[*pn]);
+  (*pn)++;
   p->w.iStat = -1;
   return rc;
 }
@@ -1171,15 +1178,55 @@ static int xpTextGrow(XpBuf *b, int64_t n){
   return SQLITE_OK;
 }
 
+/* Does compressed_str_value s inflate (gzip or zlib) to complete data of
+** at most PROFSUM_XP_MAX_INFLATE bytes?  The output goes through a 64 KiB
+** window and is dropped.  When it does not, s->cstrBad is set and a
+** diagnostic sent (compressed_too_large, compressed_invalid).  SQLITE_OK
+** or SQLITE_NOMEM (pbwNoMem's sticky error). */
+static int xpCstrCheck(ProfsumXp *p, ProfsumXpStat *s){
+  z_stream z;
+  int zrc;
+  int64_t nOut = 0;
+  const int64_t nWin = 64*1024;
+  if( p->check.nAlloc<nWin && xpTextGrow(&p->check, nWin) ) return pbwNoMem(&p->in);
+  memset(&z, 0, sizeof(z));
+  if( inflateInit2(&z, 15+32)!=Z_OK ) return pbwNoMem(&p->in);
+  z.next_in = (Bytef*)s->z;
+  z.avail_in = (uInt)s->n;
+  for(;;){
+    z.next_out = p->check.a;
+    z.avail_out = (uInt)nWin;
+    zrc = inflate(&z, Z_NO_FLUSH);
+    nOut += nWin - (int64_t)z.avail_out;
+    if( nOut > PROFSUM_XP_MAX_INFLATE ){
+      inflateEnd(&z);
+      s->cstrBad = 1;
+      xpDiag(p, XP_DK_CBIG, s->iOffset, "compressed_str_value inflates to more than %d "
+             "bytes: stat omitted", PROFSUM_XP_MAX_INFLATE);
+      return SQLITE_OK;
+    }
+    if( zrc==Z_STREAM_END && z.avail_in==0 ){ inflateEnd(&z); return SQLITE_OK; }
+    if( zrc==Z_MEM_ERROR ){ inflateEnd(&z); return pbwNoMem(&p->in); }
+    if( zrc==Z_OK || (zrc==Z_BUF_ERROR && z.avail_out==0) ) continue;
+    break;   /* bad data, truncated data, or bytes after the end */
+  }
+  inflateEnd(&z);
+  s->cstrBad = 1;
+  xpDiag(p, XP_DK_CBAD, s->iOffset, "compressed_str_value is not complete gzip or zlib "
+         "data: stat omitted");
+  return SQLITE_OK;
+}
+
 /* Inflate the compressed_str_value s (gzip or zlib) into p->text.a,
 ** NUL-terminated, at most PROFSUM_XP_MAX_INFLATE bytes: SQLITE_OK with
 ** *pn set; SQLITE_DONE when it cannot be read (too large, not compressed
-** data, truncated, bytes after its end: a diagnostic is sent);
-** SQLITE_NOMEM. */
+** data, truncated, bytes after its end: xpCstrCheck, which saw it first,
+** sent the diagnostic); SQLITE_NOMEM. */
 static int xpInflate(ProfsumXp *p, const ProfsumXpStat *s, int64_t *pn){
   z_stream z;
   int zrc, rc;
   int64_t nOut = 0;
+  if( s->cstrBad ) return SQLITE_DONE;     /* told when it was decoded */
   memset(&z, 0, sizeof(z));
   if( inflateInit2(&z, 15+32)!=Z_OK ) return SQLITE_NOMEM;
   z.next_in = (Bytef*)s->z;
@@ -1198,8 +1245,6 @@ static int xpInflate(ProfsumXp *p, const ProfsumXpStat *s, int64_t *pn){
     nOut = (int64_t)(z.next_out - p->text.a);
     if( nOut > PROFSUM_XP_MAX_INFLATE ){
       inflateEnd(&z);
-      xpDiag(p, XP_DK_CBIG, s->iOffset, "compressed_str_value inflates to more than %d "
-             "bytes: stat omitted", PROFSUM_XP_MAX_INFLATE);
       return SQLITE_DONE;
     }
     if( zrc==Z_STREAM_END && z.avail_in==0 ){
@@ -1213,8 +1258,6 @@ static int xpInflate(ProfsumXp *p, const ProfsumXpStat *s, int64_t *pn){
     break;   /* bad data, truncated data, or bytes after the end */
   }
   inflateEnd(&z);
-  xpDiag(p, XP_DK_CBAD, s->iOffset, "compressed_str_value is not complete gzip or zlib "
-         "data: stat omitted");
   return SQLITE_DONE;
 }
 
@@ -1307,5 +1350,6 @@ void profsumXpClose(ProfsumXp *p){
   sqlite3_free(p->aEvStat);
   sqlite3_free(p->text.a);
   sqlite3_free(p->text2.a);
+  sqlite3_free(p->check.a);
   sqlite3_free(p);
 }

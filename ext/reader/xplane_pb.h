@@ -97,6 +97,9 @@ typedef struct ProfsumXpStat {
   int eRefType;
   const char *zPre;
   int64_t nPre;
+  int cstrBad;            /* CSTR that does not inflate within the bound:
+                          ** no value (its diagnostic was sent when the
+                          ** stat was decoded) */
 } ProfsumXpStat;
 
 /* One entry of a plane's event_metadata map. */
