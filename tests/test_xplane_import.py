@@ -197,9 +197,13 @@ class ArtifactFolder(XPlaneTestCase):
 
     def test_decode_error_falls_back_to_json(self):
         f1 = fixtures.f1([100, 120, 140], 30)
-        for bad in (b"\xff", W.xspace([W.plane(name=b"bad\xff")])):   # not protobuf; not UTF-8
+        # not protobuf; not UTF-8; gzip, which the reference parses as it is
+        # (0x1F: a tag of wire type 7) where profsum's reader would inflate it
+        for bad in (b"\xff", W.xspace([W.plane(name=b"bad\xff")]), gzip.compress(f11())):
             d = self.folder([("h.xplane.pb", bad)], f1)
             self.assertEqual(self.median(d), 130.0)
+            self.assertEqual(self.db.execute("SELECT format FROM profsum_find_traces(?) WHERE reference_pick",
+                                             (d,)).fetchall(), [("perfetto_trace_json_gz",)])
             self.assertEqual(self.db.execute("SELECT source_format FROM profsum_trace ORDER BY trace_id DESC "
                                              "LIMIT 1").fetchall(), [("perfetto_trace_json",)])
 

@@ -98,6 +98,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -406,25 +407,29 @@ static int profsumFindWalkDir(ProfsumFindWalk *p, int iDepth){
   return rc;
 }
 
-/*
-** Walk zDir (a NUL-terminated path, as given by the user) into pList, which
-** must be empty (reset).  On success the rows are sorted and the picks set.
-** On error pList is left empty and *pzErr holds a message without function
-** prefix (sqlite3_malloc'd, caller frees; NULL for SQLITE_NOMEM).
-** Returns SQLITE_OK, SQLITE_ERROR or SQLITE_NOMEM.
-*/
 /* 1 when the XSpace file zPath decodes as the reference's protobuf parser
 ** decodes it (every field walked, strings strict UTF-8), 0 on a decode
 ** error (§1.1 step 2: the JSON trace is read instead), -1 when out of
 ** memory.  Another failure (the file cannot be read) counts as decoding:
-** the XPlane stays the pick, and reading it reports the failure. */
+** the XPlane stays the pick, and reading it reports the failure.  A gzip
+** file does not decode: the reference parses the bytes as they are (its
+** first byte, 0x1F, is a tag of wire type 7), where profsum's reader would
+** inflate them. */
 static int profsumFindXPlaneDecodes(const char *zPath){
   ProfsumXp *p = 0;
   const ProfsumXpPlane *pl;
   const ProfsumXpLine *ln;
   const ProfsumXpEvent *ev;
   char *zErr = 0;
-  int rc = profsumXpOpen("profsum_find_traces", zPath, 0, 0, 0, &p, &zErr);
+  int rc;
+  FILE *f = fopen(zPath, "rb");
+  if( f ){
+    unsigned char a[2];
+    int isGzip = fread(a, 1, 2, f)==2 && a[0]==0x1f && a[1]==0x8b;
+    fclose(f);
+    if( isGzip ) return 0;
+  }
+  rc = profsumXpOpen("profsum_find_traces", zPath, 0, 0, 0, &p, &zErr);
   while( rc==SQLITE_OK && (rc = profsumXpNextPlane(p, &pl, &zErr))==SQLITE_ROW ){
     while( (rc = profsumXpNextLine(p, &ln, &zErr))==SQLITE_ROW ){
       while( (rc = profsumXpNextEvent(p, &ev, &zErr))==SQLITE_ROW ){}
@@ -439,6 +444,13 @@ static int profsumFindXPlaneDecodes(const char *zPath){
   return rc==PROFSUM_RC_DAMAGED ? 0 : 1;
 }
 
+/*
+** Walk zDir (a NUL-terminated path, as given by the user) into pList, which
+** must be empty (reset).  On success the rows are sorted and the picks set.
+** On error pList is left empty and *pzErr holds a message without function
+** prefix (sqlite3_malloc'd, caller frees; NULL for SQLITE_NOMEM).
+** Returns SQLITE_OK, SQLITE_ERROR or SQLITE_NOMEM.
+*/
 static int profsumFindCollect(const char *zDir, ProfsumFindList *pList,
                               char **pzErr){
   ProfsumFindWalk w;
