@@ -567,6 +567,29 @@ class DecodeErrors(XplaneBase):
         deep = W.tag(9, W.SGROUP) * 100 + W.tag(9, W.EGROUP) * 100
         data = W.xspace([W.plane(name="P", extra=deep)])
         self.assertIn("groups nested deeper than 100 levels", self.error(self.write("deep.xplane.pb", data)))
+        # protobuf's limit: 100 levels of messages and groups below the
+        # XSpace itself (checked against protobuf 3.21's C++ parser)
+        def groups(n):
+            return W.tag(9, W.SGROUP) * n + W.tag(9, W.EGROUP) * n
+        for n, ok in ((100, True), (101, False)):
+            path = self.write("top%d.xplane.pb" % n, W.xspace([W.plane(name="P")]) + groups(n))
+            with self.subTest(where="XSpace", n=n):
+                if ok:
+                    self.assertEqual([p["name"] for p in self.planes(path)], ["P"])
+                else:
+                    self.assertIn("groups nested deeper than 100 levels", self.error(path))
+        for n, ok in ((96, True), (97, False)):    # XSpace > plane > line > event > stat
+            ev = W.event(1, offset_ps=0, duration_ps=1, stats=[W.stat(1, i64=1, extra=groups(n))])
+            data = W.xspace([W.plane(name="P", lines=[W.line(id=1, events=[ev])],
+                                     event_metadata=[(1, W.event_meta(1, name="e"))],
+                                     stat_metadata=[(1, W.stat_meta(1, "s"))])])
+            path = self.write("stat%d.xplane.pb" % n, data)
+            with self.subTest(where="XStat", n=n):
+                if ok:
+                    self.assertEqual(self.db.execute("SELECT name, args FROM trace_events(?)", (path,)).fetchall(),
+                                     [("e", '{"s":1}')])
+                else:
+                    self.assertIn("groups nested deeper than 100 levels", self.error(path))
 
     def test_invalid_utf8_in_string_fields(self):
         def at(data, bad):

@@ -629,7 +629,7 @@ static int xpDecodeEventMeta(ProfsumXp *p, int64_t start, int64_t end, XpEMeta *
   XpField d;
   XpArena *pA = &p->planeArena;
   while( pos<end ){
-    rc = xpField(p, &pos, end, XM_EMETA, 4, &d);
+    rc = xpField(p, &pos, end, XM_EMETA, 3, &d);
     if( rc ) return rc;
     switch( d.f ){
       case 1: e->m.id = (int64_t)d.v; break;
@@ -648,7 +648,7 @@ static int xpDecodeEventMeta(ProfsumXp *p, int64_t start, int64_t end, XpEMeta *
         break;
       case 5:
         rc = xpStatAdd(p, &p->aPoolStat, &p->nPoolStat, &p->nPoolStatAlloc, e->m.nStat++,
-                       &d, pA, pA, 5);
+                       &d, pA, pA, 4);
         break;
       case 6: rc = xpChildIds(p, e, &d); break;
     }
@@ -666,7 +666,7 @@ static int xpMapEntry(ProfsumXp *p, int64_t start, int64_t end, int64_t *pKey,
   int64_t pos = start;
   XpField d;
   while( pos<end ){
-    int rc = xpField(p, &pos, end, XM_ENTRY, 3, &d);
+    int rc = xpField(p, &pos, end, XM_ENTRY, 2, &d);
     if( rc==SQLITE_OK && d.f==1 ) *pKey = (int64_t)d.v;
     if( rc==SQLITE_OK && d.f==2 ) rc = xValue(p, d.off, d.off+d.len, pArg);
     if( rc ) return rc;
@@ -726,7 +726,7 @@ static int xpStatMetaValue(ProfsumXp *p, int64_t start, int64_t end, void *pArg)
   while( pos<end ){
     const char *z;
     int64_t n;
-    int rc = xpField(p, &pos, end, XM_SMETA, 4, &d);
+    int rc = xpField(p, &pos, end, XM_SMETA, 3, &d);
     if( rc==SQLITE_OK && d.f>=2 ){
       /* the description is only checked (never kept) */
       rc = xpString(p, d.f==2 ? &p->planeArena : 0, &p->planeArena, d.off, d.len,
@@ -765,7 +765,7 @@ static int xpPlaneIndex(ProfsumXp *p){
   XpField d;
   XpArena *pA = &p->planeArena;
   while( pos<end ){
-    rc = xpField(p, &pos, end, XM_PLANE, 2, &d);
+    rc = xpField(p, &pos, end, XM_PLANE, 1, &d);
     if( rc==SQLITE_OK && d.f>=2 && d.f!=3 ){
       rc = pbwNeed(&p->in, d.off, d.len, d.tagOff, XM_PLANE, d.f);
     }
@@ -788,7 +788,7 @@ static int xpPlaneIndex(ProfsumXp *p){
         break;
       case 6:
         rc = xpStatAdd(p, &p->aPlaneStat, &p->nPlaneStat, &p->nPlaneStatAlloc, p->nPlaneStat,
-                       &d, pA, pA, 3);
+                       &d, pA, pA, 2);
         break;
     }
     if( rc ) return rc;
@@ -847,7 +847,7 @@ static int xpLinePrepass(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
         continue;
       }
     }
-    rc = xpField(p, &pos, end, XM_LINE, 3, &d);
+    rc = xpField(p, &pos, end, XM_LINE, 2, &d);
     if( rc ) return rc;
     switch( d.f ){
       case 1: L->id = (int64_t)d.v; break;
@@ -911,7 +911,7 @@ static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
         continue;
       }
     }
-    rc = xpField(p, &pos, end, XM_EVENT, 4, &d);
+    rc = xpField(p, &pos, end, XM_EVENT, 3, &d);
     if( rc ) return rc;
     switch( d.f ){
       case 1: e->metadataId = (int64_t)d.v; break;
@@ -919,7 +919,7 @@ static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
       case 3: e->durationPs = (int64_t)d.v; break;
       case 5: e->numOccurrences = (int64_t)d.v; e->eData = PROFSUM_XD_OCCURRENCES; break;
       case 4:
-        rc = xpStatAdd(p, &p->aEvStat, &nStat, &p->nEvStatAlloc, nStat, &d, 0, &p->evArena, 5);
+        rc = xpStatAdd(p, &p->aEvStat, &nStat, &p->nEvStatAlloc, nStat, &d, 0, &p->evArena, 4);
         if( rc ) return rc;
         break;
     }
@@ -1066,7 +1066,7 @@ int profsumXpNextPlane(ProfsumXp *p, const ProfsumXpPlane **pp, char **pzErr){
     rc = pbwFetch(&p->in, pos, 1, &got);
     if( rc ) return xpFail(p, pzErr);
     if( got==0 ){ p->topDone = 1; break; }
-    rc = xpField(p, &pos, p->in.nFile, XM_SPACE, 1, &d);
+    rc = xpField(p, &pos, p->in.nFile, XM_SPACE, 0, &d);
     if( rc==SQLITE_OK && d.f>=1 && (d.f!=1 || p->in.eSrc==PBW_SRC_GZIP) ){
       /* a string, or a gzip plane: all of its bytes now */
       rc = pbwNeed(&p->in, d.off, d.len, d.tagOff, XM_SPACE, d.f);
