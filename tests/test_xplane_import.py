@@ -241,11 +241,31 @@ class Rules(XPlaneTestCase):
             ("g.1", [("tf_op", dict(ref="XlaModule:")), ("name", dict(ref="jit(g)/dot_general"))],
              "jit(g)/dot_general"),
             ("h.1", [("tf_op", dict(ref=999))], "999"),      # no such key: the decimal
+            # Python's strip(): every Unicode whitespace, and 0x1C-0x1F
+            ("i.1", [("tf_op", dict(s="\u00a0XlaModule:\u3000")), ("name", dict(s="jit(i)/x"))], "jit(i)/x"),
+            ("j.1", [("tf_op", dict(s="\x1cXlaModule\x1f")), ("name", dict(s="jit(j)/x"))], "jit(j)/x"),
+            ("k.1", [("tf_op", dict(s="\u200bXlaModule:")), ("name", dict(s="jit(k)/x"))],
+             "\u200bXlaModule:"),                     # U+200B is no whitespace to Python
         ]
         d = self.doc(one_line([(n, i * 10, 5, st) for i, (n, st, _) in enumerate(cases)]))
         self.assertEqual(self.tf_ops(d), {n: want for n, _, want in cases})
         paths = {r["path"] for r in d["hierarchical_regions"]}
         self.assertTrue({"matmul", "matmul=>dot_general", "XlaModule"} <= paths, paths)
+
+    def test_step_names_read_as_python_int(self):
+        """A Steps event counts when int() of its name succeeds (§4.3): any
+        script's decimal digits, whitespace around (not 0x1C-0x1F, which
+        int() keeps though strip() removes them), single underscores
+        between digits (each case checked with CPython's int())."""
+        names = {"\u0663": 3, " 4\u2003": 4, "1_0": 10, "\x1c5": None, "\t5\x0b": 5, "\uff16": 6,
+                 "-2": -2, "1__1": None, "_7": None, "8_": None, "\u00b9": None, "": None, "x": None}
+        pb = W.PlaneBuilder("/device:TPU:0")
+        pb.line(id=1, name="Steps", events=[pb.event(n, offset_ps=i * 10 * US, duration_ps=5 * US)
+                                            for i, n in enumerate(names)])
+        pb.line(id=2, name="XLA Ops", events=[pb.event("op.1", offset_ps=0, duration_ps=US)])
+        self.doc(W.xspace([pb.build()]))
+        got = sorted(r[0] for r in self.db.execute("SELECT step FROM profsum_agg_step_span"))
+        self.assertEqual(got, sorted(v for v in names.values() if v is not None))
 
     def test_metadata_stats_then_event_stats(self):
         pb = W.PlaneBuilder("/device:TPU:0")

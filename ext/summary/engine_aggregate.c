@@ -5,6 +5,7 @@
 ** them.
 */
 #include "profsum_int.h"
+#include "pytext.h"
 #include "profsum_reader.h"
 #include "summary_engine.h"
 #include "engine_intake.h"
@@ -567,7 +568,7 @@ static int aggEventPass(Agg *a){
     ** mean is 0.20000000000000004) */
     if( t->isDevice && t->isSteps ){
       int64_t s;
-      if( profsumEngPyInt(zName, nName, &s)==0 ){
+      if( profsumPyInt(zName, nName, &s)==0 ){
         HEnt *h = profsumEngHmGet(&a->steps, s, 0, 1, 0);
         if( h==0 ) return SQLITE_NOMEM;
         profsumEngAddBits(&h->v1, profsumEngEvDurFloat(e, k)); h->v2++;

@@ -31,9 +31,6 @@ typedef struct ProfsumEngEvent {
                         ** *pKey), which spares interning it; -1: unknown */
 } ProfsumEngEvent;
 
-/* Python int() of a str (surrounding whitespace, a sign, digits with
-** single underscores between them; summary §4.3.1): 0 and *pOut, or -1. */
-int profsumEngPyInt(const char *z, int64_t n, int64_t *pOut);
 
 /* The SQL function's name, for messages. */
 const char *profsumEngFunc(ProfsumEngine *e);

@@ -8,6 +8,7 @@
 #include "summary_engine.h"
 #include "engine_intake.h"
 #include "engine_int.h"
+#include "pytext.h"
 #include "funcs.h"
 #include "jsontree.h"
 #include "insights.h"
@@ -155,30 +156,6 @@ static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, con
   r->zDetail = sqlite3_mprintf("%s", zDetail ? zDetail : "");
   if( r->zDetail==0 ){ e->diagRc = SQLITE_NOMEM; return; }
   e->nDiag++;
-}
-
-/* Python int() of a str: optional surrounding whitespace, optional sign,
-** digits with single underscores between them.  Returns 0 on success. */
-static int pyIntParse(const char *z, int64_t n, int64_t *pOut){
-  int64_t i = 0, j;
-  int neg = 0, nd = 0;
-  uint64_t v = 0;
-  while( i<n && (z[i]==' '||z[i]=='\t'||z[i]=='\n'||z[i]=='\r'||z[i]=='\f'||z[i]=='\v') ) i++;
-  while( n>i && (z[n-1]==' '||z[n-1]=='\t'||z[n-1]=='\n'||z[n-1]=='\r'||z[n-1]=='\f'||z[n-1]=='\v') ) n--;
-  if( i<n && (z[i]=='+' || z[i]=='-') ){ neg = z[i]=='-'; i++; }
-  for(j=i; j<n; j++){
-    if( z[j]=='_' ){
-      if( j==i || j+1>=n || z[j+1]=='_' || z[j-1]=='_' ) return -1;
-      continue;
-    }
-    if( z[j]<'0' || z[j]>'9' ) return -1;
-    if( v > (UINT64_C(0x7fffffffffffffff) - (unsigned)(z[j]-'0'))/10 ) return -1;
-    v = v*10 + (unsigned)(z[j]-'0');
-    nd++;
-  }
-  if( nd==0 ) return -1;
-  *pOut = neg ? -(int64_t)v : (int64_t)v;
-  return 0;
 }
 
 /* Intern a string-valued args field (strings decoded; numbers as text);
@@ -671,7 +648,7 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, in
     int has = 0;
     if( s->type==PROFSUM_JT_NUMBER && profsumParseInt(s->z, s->n, &v)==0 ) has = 1;
     else if( s->type==PROFSUM_JT_STRING && !(s->flags & PROFSUM_SF_ESCAPE)
-          && pyIntParse(s->z, s->n, &v)==0 ) has = 1;
+          && profsumPyInt(s->z, s->n, &v)==0 ) has = 1;
     if( has ){
       /* Rare (host `train` events): kept in a side map, event → step. */
       HEnt *hs = profsumEngHmGet(&e->stepOf, e->nEv, 0, 1, 0);
@@ -835,9 +812,6 @@ int profsumEngRead(Engine *e, const char *zPath){
 /* The intake of other readers (engine_intake.h)                        */
 /* ------------------------------------------------------------------ */
 
-
-/* See engine_intake.h. */
-int profsumEngPyInt(const char *z, int64_t n, int64_t *pOut){ return pyIntParse(z, n, pOut); }
 
 /* See engine_intake.h. */
 const char *profsumEngFunc(ProfsumEngine *e){ return e->zFunc; }

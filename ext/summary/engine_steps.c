@@ -9,6 +9,7 @@
 ** (profsumEngineStepSpans) take them; the rows are written from there.
 */
 #include "profsum_int.h"
+#include "pytext.h"
 #include "engine_int.h"
 #include "summary_engine.h"
 #include "engine_intake.h"
@@ -25,7 +26,7 @@ static int stepOfEvent(Engine *e, const STrack *t, int64_t k, int gpu, int64_t *
   const char *zName = SP_STR(&e->pool, q->name);
   int nName = SP_LEN(&e->pool, q->name);
   if( !gpu ){
-    return t->isDevice && t->isSteps && profsumEngPyInt(zName, nName, pStep)==0;
+    return t->isDevice && t->isSteps && profsumPyInt(zName, nName, pStep)==0;
   }
   if( t->isHost && nName==5 && memcmp(zName, "train", 5)==0 ){
     HEnt *h = profsumEngHmGet(&e->stepOf, k, 0, 0, 0);

@@ -25,6 +25,7 @@
 ** counts every other Unicode letter and digit).
 */
 #include "funcs.h"
+#include "pytext.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -35,81 +36,14 @@ typedef unsigned char u8;
 
 #define ArraySize(X) ((int)(sizeof(X)/sizeof((X)[0])))
 
-/* Returned by utf8Decode() for a byte that does not start a valid UTF-8
-** sequence.  It is no space, digit or letter. */
-#define PROFSUM_BADBYTE (-1)
-
-/* =====================================================================
-** Python-compatible character classes
-*/
-
-/*
-** Decode the UTF-8 code point that starts at z[i] (i < n) and store its
-** length in *pLen.  A byte that does not start a valid, complete sequence
-** decodes as PROFSUM_BADBYTE with length 1.
-*/
+/* Python's character classes (ext/util/pytext.c), with this file's int
+** indices.  A byte that does not start a valid UTF-8 sequence decodes as
+** PROFSUM_BADBYTE with length 1: no space, digit or letter. */
 static int utf8Decode(const u8 *z, int n, int i, int *pLen){
-  int c = z[i];
-  if( c<0x80 ){ *pLen = 1; return c; }
-  if( c>=0xC2 && c<=0xDF ){
-    if( i+1<n && (z[i+1]&0xC0)==0x80 ){
-      *pLen = 2;
-      return ((c&0x1F)<<6) | (z[i+1]&0x3F);
-    }
-  }else if( c>=0xE0 && c<=0xEF ){
-    if( i+2<n && (z[i+1]&0xC0)==0x80 && (z[i+2]&0xC0)==0x80 ){
-      int v = ((c&0x0F)<<12) | ((z[i+1]&0x3F)<<6) | (z[i+2]&0x3F);
-      if( v>=0x800 ){ *pLen = 3; return v; }
-    }
-  }else if( c>=0xF0 && c<=0xF4 ){
-    if( i+3<n && (z[i+1]&0xC0)==0x80 && (z[i+2]&0xC0)==0x80
-     && (z[i+3]&0xC0)==0x80 ){
-      int v = ((c&0x07)<<18) | ((z[i+1]&0x3F)<<12) | ((z[i+2]&0x3F)<<6)
-            | (z[i+3]&0x3F);
-      if( v>=0x10000 && v<=0x10FFFF ){ *pLen = 4; return v; }
-    }
-  }
-  *pLen = 1;
-  return PROFSUM_BADBYTE;
+  return profsumUtf8Decode(z, n, i, pLen);
 }
-
-/*
-** True if code point c is whitespace for Python's str.isspace(),
-** str.strip() and re's \s (the same 29 code points).
-*/
-static int pyIsSpace(int c){
-  if( c<0x80 ) return (c>=0x09 && c<=0x0D) || (c>=0x1C && c<=0x20);
-  return c==0x85 || c==0xA0 || c==0x1680 || (c>=0x2000 && c<=0x200A)
-      || c==0x2028 || c==0x2029 || c==0x202F || c==0x205F || c==0x3000;
-}
-
-/* First code point of every run of ten Unicode decimal digits (general
-** category Nd, which is Python's \d and what int() accepts) above ASCII,
-** Unicode 15.1. */
-static const int aDigitBlock[] = {
-  0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66,
-  0xCE6, 0xD66, 0xDE6, 0xE50, 0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810,
-  0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620,
-  0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10, 0x104A0, 0x10D30,
-  0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650,
-  0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x11F50,
-  0x16A60, 0x16AC0, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6,
-  0x1E140, 0x1E2F0, 0x1E4F0, 0x1E950, 0x1FBF0
-};
-
-/*
-** The value 0..9 of code point c if it is a decimal digit (Python's \d),
-** else -1.
-*/
-static int pyDigit(int c){
-  int k;
-  if( c>='0' && c<='9' ) return c - '0';
-  if( c<0x660 ) return -1;
-  for(k=0; k<ArraySize(aDigitBlock); k++){
-    if( c>=aDigitBlock[k] && c<aDigitBlock[k]+10 ) return c - aDigitBlock[k];
-  }
-  return -1;
-}
+#define pyIsSpace profsumPyIsSpace
+#define pyDigit profsumPyDigit
 
 /* ASCII classes used by the regexes of the reference (which spell them as
 ** explicit ASCII sets). */
@@ -118,33 +52,12 @@ static int isAsciiDigit(int c){ return c>='0' && c<='9'; }
 static int isIdentChar(int c){ return isAsciiAlpha(c) || isAsciiDigit(c) || c=='_'; }
 static int asciiLower(int c){ return (c>='A' && c<='Z') ? c+32 : c; }
 
-/*
-** Python str.strip() on z[*pi..*pe): move *pi forward past leading
-** whitespace and *pe back before trailing whitespace.  Both ends must be
-** code point boundaries.  The trailing side steps back over at most three
-** continuation bytes to the lead byte and decodes from there; UTF-8 is
-** self-synchronizing, so this finds the code point a forward decode would
-** (a sequence that does not end exactly at *pe is no whitespace).
-*/
+/* Python str.strip() on z[*pi..*pe) (profsumPyStrip). */
 static void spanStripWs(const u8 *z, int *pi, int *pe){
-  int i = *pi, e = *pe, len;
-  while( i<e ){
-    if( !pyIsSpace(utf8Decode(z, e, i, &len)) ) break;
-    i += len;
-  }
-  while( e>i ){
-    int s = e - 1;
-    if( z[s]<0x80 ){
-      if( !pyIsSpace(z[s]) ) break;
-      e = s;
-      continue;
-    }
-    while( s>i && s>e-4 && (z[s]&0xC0)==0x80 ) s--;
-    if( !pyIsSpace(utf8Decode(z, e, s, &len)) || s+len!=e ) break;
-    e = s;
-  }
-  *pi = i;
-  *pe = e;
+  int64_t i = *pi, e = *pe;
+  profsumPyStrip(z, &i, &e);
+  *pi = (int)i;
+  *pe = (int)e;
 }
 
 /* Python str.strip(c) for one ASCII character c on z[*pi..*pe). */

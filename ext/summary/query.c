@@ -31,16 +31,17 @@
 #include "funcs.h"
 #include "jsontree.h"
 #include "sqlcall.h"
+#include "pytext.h"
 
 #include <string.h>
 
 /* ================================================================== */
 /* Unicode tables                                                      */
 /* ================================================================== */
-/* Generated from Python 3.11.2 (re \w, re \d, str.lower), code points
+/* Generated from Python 3.11.2 (re \w, str.lower), code points
 ** >= 0x80 (surrogates excluded):
-**   aWordRange, aDigitRange: maximal runs of cp with re.match(r'\w' resp.
-**     r'\d', chr(cp));
+**   aWordRange: maximal runs of cp with re.match(r'\w', chr(cp)) (re's
+**     \d and \s: ext/util/pytext.c);
 **   aLowerRun: the cp with len(chr(cp).lower())==1 and a different lower
 **     case, merged into runs of equal delta ord(lower)-cp and stride 1 or 2
 **     (U+0130, whose lower case is two code points, is handled in code). */
@@ -221,24 +222,6 @@ static const unsigned int aWordRange[][2] = {
   {0x2F800,0x2FA1D},{0x30000,0x3134A},
 };
 
-static const unsigned int aDigitRange[][2] = {
-  {0x660,0x669},{0x6F0,0x6F9},{0x7C0,0x7C9},{0x966,0x96F},{0x9E6,0x9EF},
-  {0xA66,0xA6F},{0xAE6,0xAEF},{0xB66,0xB6F},{0xBE6,0xBEF},{0xC66,0xC6F},
-  {0xCE6,0xCEF},{0xD66,0xD6F},{0xDE6,0xDEF},{0xE50,0xE59},{0xED0,0xED9},
-  {0xF20,0xF29},{0x1040,0x1049},{0x1090,0x1099},{0x17E0,0x17E9},
-  {0x1810,0x1819},{0x1946,0x194F},{0x19D0,0x19D9},{0x1A80,0x1A89},
-  {0x1A90,0x1A99},{0x1B50,0x1B59},{0x1BB0,0x1BB9},{0x1C40,0x1C49},
-  {0x1C50,0x1C59},{0xA620,0xA629},{0xA8D0,0xA8D9},{0xA900,0xA909},
-  {0xA9D0,0xA9D9},{0xA9F0,0xA9F9},{0xAA50,0xAA59},{0xABF0,0xABF9},
-  {0xFF10,0xFF19},{0x104A0,0x104A9},{0x10D30,0x10D39},{0x11066,0x1106F},
-  {0x110F0,0x110F9},{0x11136,0x1113F},{0x111D0,0x111D9},{0x112F0,0x112F9},
-  {0x11450,0x11459},{0x114D0,0x114D9},{0x11650,0x11659},{0x116C0,0x116C9},
-  {0x11730,0x11739},{0x118E0,0x118E9},{0x11950,0x11959},{0x11C50,0x11C59},
-  {0x11D50,0x11D59},{0x11DA0,0x11DA9},{0x16A60,0x16A69},{0x16AC0,0x16AC9},
-  {0x16B50,0x16B59},{0x1D7CE,0x1D7FF},{0x1E140,0x1E149},{0x1E2F0,0x1E2F9},
-  {0x1E950,0x1E959},{0x1FBF0,0x1FBF9},
-};
-
 /* {first, last, delta, stride}: cp in [first,last] with (cp-first)%stride==0 lowers to cp+delta. */
 static const int aLowerRun[][4] = {
   {0xC0,0xD6,32,1},{0xD8,0xDE,32,1},{0x100,0x12E,1,2},{0x132,0x136,1,2},
@@ -321,17 +304,15 @@ static int isWordCp(unsigned int cp){
   return inRanges(aWordRange, N_ELEM(aWordRange), cp);
 }
 
-/* Python re \d: Unicode decimal digits. */
+/* Python re \d: Unicode decimal digits (ext/util/pytext.c).  BAD_BYTE
+** values are none. */
 static int isDigitCp(unsigned int cp){
-  if( cp<0x80 ) return cp>='0' && cp<='9';
-  return inRanges(aDigitRange, N_ELEM(aDigitRange), cp);
+  return cp<=0x10FFFF && profsumPyDigit((int)cp)>=0;
 }
 
 /* Python str.isspace() (= re \s): the 29 whitespace code points. */
 static int isWsCp(unsigned int cp){
-  if( cp<0x80 ) return (cp>=0x09 && cp<=0x0D) || (cp>=0x1C && cp<=0x20);
-  return cp==0x85 || cp==0xA0 || cp==0x1680 || (cp>=0x2000 && cp<=0x200A)
-      || cp==0x2028 || cp==0x2029 || cp==0x202F || cp==0x205F || cp==0x3000;
+  return cp<=0x10FFFF && profsumPyIsSpace((int)cp);
 }
 
 /* Python str.lower() of one code point, when it is one code point (every

@@ -8,6 +8,7 @@
 ** it (read from the parsed engine: stage A's records, engine_int.h).
 */
 #include "profsum_int.h"
+#include "pytext.h"
 #include "engine_int.h"
 #include "engine_intake.h"
 #include "funcs.h"
@@ -108,7 +109,7 @@ static int stepWindows(Engine *e, ProfsumHost *h, int32_t *aDevOf){
         int nName = SP_LEN(&e->pool, q->name);
         if( !gpu ){
           int iDev;
-          if( profsumEngPyInt(zName, nName, &step)!=0 ) continue;
+          if( profsumPyInt(zName, nName, &step)!=0 ) continue;
           iDev = devIndex(e, h, t->proc, aDevOf);
           if( iDev<0 ){ rc = SQLITE_NOMEM; break; }
           rc = addWindow(h, &nAlloc, step, iDev, e->origin + r->ts, e->origin + r->ts + EVDUR(e, r));

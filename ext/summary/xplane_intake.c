@@ -39,6 +39,7 @@
 #include "profsum_int.h"
 #include "profsum_reader.h"
 #include "engine_intake.h"
+#include "pytext.h"
 #include "xplane_pb.h"
 #include "hash.h"
 #include "insights.h"
@@ -83,13 +84,6 @@ static void xpMapStats(const ProfsumXpStat *a, int n, const ProfsumXpStat **ap, 
     }
   }
 }
-
-/* 1 for the ASCII characters of Python's str.isspace() (what strip()
-** removes from an ASCII text). */
-static int xpSpace(unsigned char c){
-  return c==' ' || (c>=0x09 && c<=0x0d) || (c>=0x1c && c<=0x1f);
-}
-
 
 /* What an event takes from its stats (string ids, -1: absent). */
 typedef struct XpDerived {
@@ -422,8 +416,7 @@ static int xpExtract(XpPipe *q, const ProfsumXpEvent *ev, const ProfsumXpEventMe
   if( xpStr(q, ap[XK_TF_OP], &oT, &nT, &rc) && nT>0 ){
     int64_t a = 0, b = nT;
     const char *zT = q->aScr + oT;
-    while( a<b && xpSpace((unsigned char)zT[a]) ) a++;
-    while( b>a && xpSpace((unsigned char)zT[b-1]) ) b--;
+    profsumPyStrip((const unsigned char*)zT, &a, &b);     /* Python's strip() */
     while( b>a && zT[b-1]==':' ) b--;
     if( b-a==9 && memcmp(zT+a, "XlaModule", 9)==0
      && xpStr(q, ap[XK_NAME], &o, &n, &rc) && n>0 ){
@@ -489,7 +482,7 @@ static int xpExtract(XpPipe *q, const ProfsumXpEvent *ev, const ProfsumXpEventMe
     }else if( st->eType==PROFSUM_XV_DOUBLE ){
       if( isfinite(st->rVal) && fabs(st->rVal)<0x1p63 ){ t->step = (int64_t)trunc(st->rVal); t->hasStep = 1; }
     }else if( xpStr(q, st, &o, &n, &rc) ){
-      if( profsumEngPyInt(q->aScr+o, n, &v)==0 ){ t->step = v; t->hasStep = 1; }
+      if( profsumPyInt(q->aScr+o, n, &v)==0 ){ t->step = v; t->hasStep = 1; }
     }
     if( rc ) return rc;
   }

@@ -5,8 +5,9 @@
 **
 ** Other Python imitations live beside this file or with their users:
 ** Python's %-formatting of floats in pyformat.c (profsumPyFormat), the
-** float repr of json.dumps in jsontree.c (jReprDouble), str.strip() and
-** re's \s, \d in ext/summary/oprules.c, the ordering of
+** float repr of json.dumps in jsontree.c (jReprDouble), str.isspace(),
+** str.strip(), the digits of re's \d and int() of a str in pytext.c, the
+** op-name regexes in ext/summary/oprules.c, the ordering of
 ** pathlib.PurePosixPath in ext/reader/find.c.
 **
 ** Conventions: SQLite's allocator only; nothing keeps state between calls.

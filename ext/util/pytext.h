@@ -1,0 +1,47 @@
+/*
+** pytext.h — Python's reading of text, for the rules the reference tool
+** applies to names in Python (pytext.c): str.isspace() and str.strip(),
+** the decimal digits of re's \d and int(), and int() of a str.
+**
+** Other Python imitations: pycompat.h lists where they live.
+**
+** Conventions: no allocation, no state; texts are byte spans of UTF-8
+** that may hold invalid sequences (each invalid byte is one character that
+** is no space and no digit, as Python's surrogateescape would make it).
+*/
+#ifndef PROFSUM_PYTEXT_H
+#define PROFSUM_PYTEXT_H
+
+#include <stdint.h>
+
+/* Returned by profsumUtf8Decode for a byte that does not start a valid,
+** complete UTF-8 sequence. */
+#define PROFSUM_BADBYTE (-1)
+
+/* The code point of the UTF-8 sequence that starts at z[i] (i < n), its
+** length in bytes in *pLen; PROFSUM_BADBYTE with length 1 for a byte that
+** does not start a complete, shortest-form sequence (an encoded surrogate,
+** which no valid UTF-8 holds, decodes as its code point). */
+int profsumUtf8Decode(const unsigned char *z, int64_t n, int64_t i, int *pLen);
+
+/* 1 when code point c is whitespace to Python (str.isspace(), strip(), re's
+** \s, int()): the 29 code points, ASCII 0x09-0x0D and 0x1C-0x20 among them. */
+int profsumPyIsSpace(int c);
+
+/* The value 0-9 of code point c when it is a Unicode decimal digit (general
+** category Nd: re's \d, what int() reads), else -1. */
+int profsumPyDigit(int c);
+
+/* Python str.strip() on z[*pi..*pe): *pi moves past leading whitespace, *pe
+** back before trailing whitespace.  Both must be code point boundaries. */
+void profsumPyStrip(const unsigned char *z, int64_t *pi, int64_t *pe);
+
+/* Python int() of the str z[0..n): surrounding whitespace (ASCII's
+** " \t\n\v\f\r" and the non-ASCII whitespace of str.isspace(): not
+** 0x1C-0x1F), an optional sign, decimal digits (any script) with single
+** underscores between them.
+** 0 with *pOut set, or -1 when int() refuses it or its value is outside
+** 64 bits. */
+int profsumPyInt(const char *z, int64_t n, int64_t *pOut);
+
+#endif /* PROFSUM_PYTEXT_H */
