@@ -520,8 +520,16 @@ class Errors(CliBase):
         _, err = self.run_cli("summarize", "--trace-file", p, rc=1)
         self.assertTrue(err.startswith("profsum summarize: profsum_import: "), err)
         self.assertIn("bad.json", err)
+        # the reference's words for what is missing
         _, err = self.run_cli("summarize", "--xplane-file", "x.xplane.pb", rc=1)
-        self.assertIn("'x.xplane.pb': No such file or directory", err)
+        self.assertEqual(err.strip(), "profsum summarize: XPlane protobuf does not exist: x.xplane.pb")
+        _, err = self.run_cli("summarize", "--profile-dir", "nodir", rc=1)
+        self.assertEqual(err.strip(), "profsum summarize: Profile directory does not exist: nodir")
+        os.makedirs(os.path.join(self.td.path, "emptydir"), exist_ok=True)
+        d = os.path.join(self.td.path, "emptydir")
+        _, err = self.run_cli("summarize", "--profile-dir", d, rc=1)
+        self.assertEqual(err.strip(), "profsum summarize: profsum_import: No profile trace JSON found "
+                         "under '%s'. Expected perfetto_trace.json.gz or *.trace.json(.gz)." % d)
 
     def test_publish(self):
         p = self.trace("t.json.gz", F1_BEFORE)

@@ -78,7 +78,9 @@ class FindTraces(unittest.TestCase):
                     else:
                         db.execute("SELECT profsum_import(?)", (t.path,)).fetchall()
                 msg = str(cm.exception)
-                self.assertTrue(msg.startswith("profsum_import: '%s': no " % t.path), msg)
+                self.assertTrue(msg.startswith("profsum_import: No profile trace JSON found under '%s'. "
+                                               % t.path if opts is None else
+                                               "profsum_import: '%s': no " % t.path), msg)
                 self.assertIn("the *.xplane.riegeli files there (XSpace chunks in Riegeli records) "
                               "are not supported yet", msg)
             # a folder with a JSON trace imports it, riegeli or not

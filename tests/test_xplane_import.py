@@ -224,7 +224,8 @@ class ArtifactFolder(XPlaneTestCase):
                 f.write(f11())
         with self.assertRaises(sqlite3.OperationalError) as cm:
             self.db.execute("SELECT profsum_import(?)", (d,)).fetchone()
-        self.assertIn("2 .xplane.pb files and no profile trace JSON", str(cm.exception))
+        self.assertIn("No profile trace JSON found under '%s'. Expected perfetto_trace.json.gz or "
+                      "*.trace.json(.gz); of its 2 .xplane.pb files none is read" % d, str(cm.exception))
 
 
 class Rules(XPlaneTestCase):

@@ -5,9 +5,11 @@
 */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "summary_doc.h"     /* profsumDocFromJson, profsumDocReportMd */
 #include "query.h"           /* profsumQueryKind */
@@ -44,6 +46,9 @@ int cmdSummarize(Opts *o){
     id = importSource(zTrace, optStr(o, "label"), zOpts);
   }else if( zX ){
     /* an XSpace, told by its content (or name): read as summary §6.1 says */
+    if( !isRemoteSource(zX) && access(zX, F_OK)!=0 && errno==ENOENT ){
+      fail(EXIT_FAIL, "XPlane protobuf does not exist: %s", zX);     /* the reference's words */
+    }
     id = importSource(zX, optStr(o, "label"), zOpts);
   }else if( zArt ){
     char *zSrc = xprintf("wandb:%s", zArt);
@@ -52,6 +57,9 @@ int cmdSummarize(Opts *o){
   }else if( zRun ){
     id = importRunTarget(zRun, optStr(o, "alias"), optStr(o, "label"), zOpts);
   }else{
+    if( access(zDir, F_OK)!=0 && errno==ENOENT ){
+      fail(EXIT_FAIL, "Profile directory does not exist: %s", zDir);   /* the reference's words */
+    }
     if( !isDir(zDir) ) fail(EXIT_FAIL, "'%s': not a directory", zDir);
     id = importSource(zDir, optStr(o, "label"), zOpts);
   }

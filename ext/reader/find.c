@@ -644,20 +644,20 @@ int profsumPickTraceNote(const char *zDir, char **pzPath, char **pzReferencePick
     }else if( rc==SQLITE_OK ){
       rc = SQLITE_NOTFOUND;
       const char *zRiegeli = findRiegeliHint(&list);
+      /* the reference's sentence first, then what profsum knows more */
       if( list.nXplane==1 ){
-        zErr = sqlite3_mprintf("'%q': no profile trace JSON found (expected "
-                 "perfetto_trace.json.gz, *.trace.json.gz or *.trace.json), and its "
-                 ".xplane.pb file does not decode as an XSpace protobuf (read it "
-                 "directly to see where)%s", zDir, zRiegeli);
-      }else if( list.nXplane>1 ){
-        zErr = sqlite3_mprintf("'%q': %lld .xplane.pb files and no profile trace JSON "
-                 "(expected perfetto_trace.json.gz, *.trace.json.gz or *.trace.json): "
-                 "an XPlane is read from a folder only when it is the only one; give "
-                 "one of them%s", zDir, list.nXplane, zRiegeli);
-      }else{
-        zErr = sqlite3_mprintf("'%q': no profile trace JSON found (expected "
-                 "perfetto_trace.json.gz, *.trace.json.gz or *.trace.json)%s",
+        zErr = sqlite3_mprintf("No profile trace JSON found under '%q'. Expected "
+                 "perfetto_trace.json.gz or *.trace.json(.gz); its .xplane.pb file does "
+                 "not decode as an XSpace protobuf (read it directly to see where)%s.",
                  zDir, zRiegeli);
+      }else if( list.nXplane>1 ){
+        zErr = sqlite3_mprintf("No profile trace JSON found under '%q'. Expected "
+                 "perfetto_trace.json.gz or *.trace.json(.gz); of its %lld .xplane.pb "
+                 "files none is read: an XPlane is read from a folder only when it is "
+                 "the only one; give one of them%s.", zDir, list.nXplane, zRiegeli);
+      }else{
+        zErr = sqlite3_mprintf("No profile trace JSON found under '%q'. Expected "
+                 "perfetto_trace.json.gz or *.trace.json(.gz)%s.", zDir, zRiegeli);
       }
       if( zErr==0 ) rc = SQLITE_NOMEM;
     }
