@@ -42,10 +42,16 @@ int profsumInsXpPlane(ProfsumInsights *p, ProfsumXp *pXp, const ProfsumXpPlane *
 }
 
 /* See insights.h. */
-int profsumInsXpEvent(ProfsumInsights *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
-  int rc = insXlaXpEvent(p->pXla, pXp, ev);
+int profsumInsXpEvent(ProfsumInsights *p, ProfsumXp *pXp, const ProfsumXpEvent *ev,
+                      ProfsumInsXpOp *aOp, int *pnOp){
+  int rc = insXlaXpEvent(p->pXla, pXp, ev, aOp, pnOp);
   if( rc==SQLITE_OK ) rc = insMemXpEvent(p->pMem, pXp, ev);
   return rc;
+}
+
+/* See insights.h. */
+int profsumInsXpApply(ProfsumInsights *p, const ProfsumInsXpOp *pOp, profsum_ps s, int64_t dur){
+  return insXlaXpApply(p->pXla, pOp, s, dur);
 }
 
 /* See insights.h. */

@@ -29,9 +29,49 @@ void profsumInsFree(ProfsumInsights *p);
 /* XPlane reader: plane pl, once its metadata and stats are known (before
 ** its lines are walked).  SQLITE_OK or SQLITE_NOMEM. */
 int profsumInsXpPlane(ProfsumInsights *p, ProfsumXp *pXp, const ProfsumXpPlane *pl);
-/* XPlane reader: XEvent ev (ev->pLine, ev->pPlane, its metadata and stats
-** through pXp).  SQLITE_OK or SQLITE_NOMEM. */
-int profsumInsXpEvent(ProfsumInsights *p, ProfsumXp *pXp, const ProfsumXpEvent *ev);
+/* What the stats of a device-op XEvent (or of its metadata) give the
+** per-op figures: string ids of the collector's pool (-1: absent), the
+** FLOPs and bytes with the flags of those present (insights_xla.c). */
+typedef struct ProfsumInsStats {
+  int32_t name;         /* the shown name */
+  int32_t hloOp, module, cat, fw;
+  int32_t lastTrk, lastAgg;   /* a metadata's entry: the aggregate its events
+                              ** without stats of their own went to on
+                              ** track lastTrk (-1: none yet) */
+  unsigned fl;          /* XF_FLOPS, XF_MFLOPS (model_flops), XF_BYTES */
+  double flops, mflops, bytes;
+} ProfsumInsStats;
+
+/* The XPlane reader walks the file on one thread (the decoding side) and
+** feeds the engine on another (the engine side).  What the insights do
+** per device-op event is split the same way: profsumInsXpEvent reads the
+** event's stats on the decoding side and says in at most two records what
+** the engine side must then do, with profsumInsXpApply for each record in
+** turn, the events in their order (the records of the ops, their nesting
+** and busy time). */
+#define PROFSUM_INSOP_TRACK 0x01   /* first, start a track of process proc
+                                   ** and line kind kind */
+#define PROFSUM_INSOP_SHIP  0x02   /* the plane's metadata entry iMeta is st */
+#define PROFSUM_INSOP_OWN   0x04   /* the op, with stats of its own: st */
+#define PROFSUM_INSOP_META  0x08   /* the op, with metadata entry iMeta's */
+typedef struct ProfsumInsXpOp {
+  unsigned fl;          /* PROFSUM_INSOP_*: SHIP with OWN take two records */
+  int32_t proc, kind;   /* TRACK */
+  int64_t iMeta;        /* SHIP, META: an index the plane's entries share
+                        ** from 0 */
+  ProfsumInsStats st;   /* SHIP, OWN */
+} ProfsumInsXpOp;
+
+/* XPlane reader, decoding side: XEvent ev (ev->pLine, ev->pPlane, its
+** metadata and stats through pXp).  What the engine side must do for it
+** goes to aOp[0..*pnOp), *pnOp 0 to 2.  SQLITE_OK or SQLITE_NOMEM. */
+int profsumInsXpEvent(ProfsumInsights *p, ProfsumXp *pXp, const ProfsumXpEvent *ev,
+                      ProfsumInsXpOp *aOp, int *pnOp);
+/* XPlane reader, engine side: do record pOp of the event that starts at s
+** (absolute ps) and lasts dur ps (used by OWN and META only).  Reads and
+** writes nothing profsumInsXpEvent or profsumInsXpPlane touch.  SQLITE_OK
+** or SQLITE_NOMEM. */
+int profsumInsXpApply(ProfsumInsights *p, const ProfsumInsXpOp *pOp, profsum_ps s, int64_t dur);
 /* JSON reader: entry ev, any ph (args in ev->args, the known args keys
 ** in ev->aArg: the engine reads with PROFSUM_SCAN_ARGKEYS), after the
 ** summary engine took it.  iKey: the engine's event key of the entry when

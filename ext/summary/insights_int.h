@@ -1,7 +1,8 @@
 /*
 ** insights_int.h — the collectors behind insights.h.  Each collector has
 ** the same six entry points as the dispatcher (new, free, an XPlane plane,
-** an XPlane event, a JSON entry, write) plus its report sections:
+** an XPlane event, a JSON entry, write) plus its report sections (InsXla
+** also the engine side of an XPlane event, insXlaXpApply):
 **   InsXla  insights_xla.c  devices and their limits, FLOPs and bytes per
 **                           HLO op and category, roofline, utilization
 **   InsMem  insights_mem.c  memory allocations and their peak, kernels
@@ -16,7 +17,8 @@ typedef struct InsXla InsXla;
 int insXlaNew(InsXla **pp);
 void insXlaFree(InsXla *p);
 int insXlaXpPlane(InsXla *p, ProfsumXp *pXp, const ProfsumXpPlane *pl);
-int insXlaXpEvent(InsXla *p, ProfsumXp *pXp, const ProfsumXpEvent *ev);
+int insXlaXpEvent(InsXla *p, ProfsumXp *pXp, const ProfsumXpEvent *ev, ProfsumInsXpOp *aOp, int *pnOp);
+int insXlaXpApply(InsXla *p, const ProfsumInsXpOp *pOp, profsum_ps s, int64_t dur);
 int insXlaJsonEvent(InsXla *p, const ProfsumEvent *ev, int32_t iKey);
 int insXlaWrite(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
                 ProfsumStepSpan *aSpan, int64_t nSpan,

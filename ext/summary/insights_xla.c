@@ -107,6 +107,7 @@ int insXlaNew(InsXla **pp){
   (*pp)->curProc = -1;
   (*pp)->curLine = -1;
   (*pp)->curTrk = -1;
+  (*pp)->applyTrk = -1;
   (*pp)->lastProc = -1;
   (*pp)->lastTrk = -1;
   return SQLITE_OK;
@@ -129,6 +130,7 @@ void insXlaFree(InsXla *p){
   xMapFree(&p->metaCache);
   sqlite3_free(p->aDirect);
   sqlite3_free(p->aMeta);
+  sqlite3_free(p->aMetaE);
   for(i=0; i<p->nMemo; i++) sqlite3_free(p->aMemo[i].sm.aRaw);
   sqlite3_free(p->aMemo);
   sqlite3_free(p->zBuf);
@@ -515,11 +517,14 @@ int insXlaXpPlane(InsXla *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
   return SQLITE_OK;
 }
 
-/* The cache entry of metadata m (its shown name and stats; made when new)
-** in *ppOut, valid until the next call.  SQLITE_OK or SQLITE_NOMEM. */
-static int xMetaStats(InsXla *p, ProfsumXp *pXp, const ProfsumXpEventMeta *m, XOpStats **ppOut){
+/* The cache entry of metadata m (its shown name and stats; made when new,
+** then *pbNew is 1) in *ppOut, valid until the next call.  SQLITE_OK or
+** SQLITE_NOMEM. */
+static int xMetaStats(InsXla *p, ProfsumXp *pXp, const ProfsumXpEventMeta *m, XOpStats **ppOut,
+                      int *pbNew){
   int32_t *pv; int isNew, rc;
   XOpStats o;
+  *pbNew = 0;
   if( m->key>=0 && m->key<XDIRECT ){
     if( m->key>=p->nDirect ){
       int64_t nNew = p->nDirect ? p->nDirect : 256;
@@ -552,17 +557,25 @@ static int xMetaStats(InsXla *p, ProfsumXp *pXp, const ProfsumXpEventMeta *m, XO
   p->aMeta[p->nMeta] = o;
   *pv = (int32_t)p->nMeta;
   *ppOut = &p->aMeta[p->nMeta++];
+  *pbNew = 1;
   return SQLITE_OK;
 }
 
-/* See insights_int.h: a device-op XEvent is aggregated.  An event without
-** stats of its own goes to the aggregate the last such event of its
-** metadata on this line went to (no hashing). */
-int insXlaXpEvent(InsXla *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
+/* See insights_int.h: what the engine side must do for XEvent ev (a
+** device-op event is aggregated there, insXlaXpApply), into aOp[0..*pnOp):
+** start the line's track at its first event, send a metadata entry when
+** it is made (the plane's entries are numbered from 0: the engine side
+** keeps a copy of each), and the op with its own stats or its metadata
+** entry's.  The decoding side touches only its own fields of p
+** (insights_xla_int.h). */
+int insXlaXpEvent(InsXla *p, ProfsumXp *pXp, const ProfsumXpEvent *ev, ProfsumInsXpOp *aOp, int *pnOp){
   const ProfsumXpLine *ln = ev->pLine;
   const ProfsumXpEventMeta *m = ev->pMeta;
+  ProfsumInsXpOp *o = aOp;
   XOpStats *pm;
-  int rc;
+  int rc, bNew;
+  *pnOp = 0;
+  o->fl = 0;
   if( p->curProc<0 ) return SQLITE_OK;
   p->aProc[p->curProc].hasEvents = 1;
   if( !p->curDev ) return SQLITE_OK;
@@ -570,28 +583,72 @@ int insXlaXpEvent(InsXla *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
     int kind = ln->nDisplay>0 ? insXlaLineKind(ln->zDisplay, ln->nDisplay) : insXlaLineKind(ln->zName, ln->nName);
     p->curLine = ln->iFirstEvent;
     p->curTrk = -1;
-    if( kind!=LK_OTHER && (rc = xNewTrack(p, p->curProc, kind, &p->curTrk))!=SQLITE_OK ) return rc;
+    if( kind!=LK_OTHER ){
+      if( p->nTrkStarted>=0x7fffffff ) return SQLITE_NOMEM;
+      o->fl = PROFSUM_INSOP_TRACK;
+      o->proc = p->curProc;
+      o->kind = kind;
+      p->curTrk = p->nTrkStarted++;
+      *pnOp = 1;
+    }
   }
   if( p->curTrk<0 ) return SQLITE_OK;
   if( ev->eData!=PROFSUM_XD_OFFSET || ev->durationPs<=0 || m==0 || (m->nDisplay==0 && m->nName==0) ){
     return SQLITE_OK;
   }
-  if( (rc = xMetaStats(p, pXp, m, &pm))!=SQLITE_OK ) return rc;
+  if( (rc = xMetaStats(p, pXp, m, &pm, &bNew))!=SQLITE_OK ) return rc;
+  o->iMeta = pm - p->aMeta;
+  if( bNew ){
+    o->fl |= PROFSUM_INSOP_SHIP;
+    o->st = *pm;
+    if( ev->nStat>0 ){                /* the op's own stats: a second record */
+      o = &aOp[1];
+      o->fl = 0;
+      o->iMeta = aOp[0].iMeta;
+    }
+  }
   if( ev->nStat>0 ){
-    XOpStats st = *pm;
-    if( (rc = xApplyStats(p, pXp, ev->aStat, ev->nStat, &st))!=SQLITE_OK ) return rc;
-    return xAddOp(p, p->curTrk, (profsum_ps)ln->timestampNs*1000 + ev->offsetPs, ev->durationPs, st.name, &st, -1, 0);
+    o->st = *pm;
+    if( (rc = xApplyStats(p, pXp, ev->aStat, ev->nStat, &o->st))!=SQLITE_OK ) return rc;
+    o->fl |= PROFSUM_INSOP_OWN;
+  }else{
+    o->fl |= PROFSUM_INSOP_META;
   }
-  if( pm->lastTrk==p->curTrk ){
-    return xAddOp(p, p->curTrk, (profsum_ps)ln->timestampNs*1000 + ev->offsetPs, ev->durationPs, pm->name, pm,
-                  pm->lastAgg, 0);
+  *pnOp = (int)(o - aOp) + 1;
+  return SQLITE_OK;
+}
+
+/* See insights_int.h: the engine side of an XPlane event (insXlaXpEvent).
+** An op without stats of its own goes to the aggregate the last such op of
+** its metadata entry on this track went to (no hashing). */
+int insXlaXpApply(InsXla *p, const ProfsumInsXpOp *pOp, profsum_ps s, int64_t dur){
+  int rc;
+  if( pOp->fl & PROFSUM_INSOP_TRACK ){
+    if( (rc = xNewTrack(p, pOp->proc, pOp->kind, &p->applyTrk))!=SQLITE_OK ) return rc;
   }
-  {
+  if( pOp->fl & PROFSUM_INSOP_SHIP ){
+    if( pOp->iMeta>=p->nAllocMetaE ){
+      int64_t nNew = p->nAllocMetaE ? p->nAllocMetaE : 64;
+      XOpStats *a;
+      while( nNew<=pOp->iMeta ) nNew *= 2;
+      a = sqlite3_realloc64(p->aMetaE, sizeof(XOpStats)*(sqlite3_uint64)nNew);
+      if( a==0 ) return SQLITE_NOMEM;
+      p->aMetaE = a; p->nAllocMetaE = nNew;
+    }
+    p->aMetaE[pOp->iMeta] = pOp->st;
+  }
+  if( pOp->fl & PROFSUM_INSOP_OWN ){
+    return xAddOp(p, p->applyTrk, s, dur, pOp->st.name, &pOp->st, -1, 0);
+  }
+  if( pOp->fl & PROFSUM_INSOP_META ){
+    XOpStats *pm = &p->aMetaE[pOp->iMeta];
     int32_t ia = -1;
-    rc = xAddOp(p, p->curTrk, (profsum_ps)ln->timestampNs*1000 + ev->offsetPs, ev->durationPs, pm->name, pm, -1, &ia);
-    if( rc==SQLITE_OK && ia>=0 ){ pm->lastTrk = p->curTrk; pm->lastAgg = ia; }
+    if( pm->lastTrk==p->applyTrk ) return xAddOp(p, p->applyTrk, s, dur, pm->name, pm, pm->lastAgg, 0);
+    rc = xAddOp(p, p->applyTrk, s, dur, pm->name, pm, -1, &ia);
+    if( rc==SQLITE_OK && ia>=0 ){ pm->lastTrk = p->applyTrk; pm->lastAgg = ia; }
     return rc;
   }
+  return SQLITE_OK;
 }
 
 /* ------------------------------------------------------------------ */

@@ -102,15 +102,7 @@ typedef struct XAgg {
 } XAgg;
 
 /* What the stats of an event (or of its metadata) give. */
-typedef struct XOpStats {
-  int32_t name;         /* shown name (XPlane metadata cache), else -1 */
-  int32_t hloOp, module, cat, fw;
-  int32_t lastTrk, lastAgg;   /* XPlane metadata cache: the aggregate its
-                              ** events without stats of their own went to
-                              ** on track lastTrk (-1: none yet) */
-  unsigned fl;          /* XF_FLOPS, XF_MFLOPS (model_flops), XF_BYTES */
-  double flops, mflops, bytes;
-} XOpStats;
+typedef ProfsumInsStats XOpStats;
 
 /* JSON: what the last device-op event of one summary-engine event key
 ** (insights.h: same track, name, tf_op, source, long_name signature) gave,
@@ -137,14 +129,22 @@ struct InsXla {
   XMap jsonTrk;         /* JSON (pid, tid) → track */
   int isJson;
   int hasBase; profsum_ps base;   /* absolute ps of the first device-op event */
-  /* XPlane: the current plane and line */
+  /* XPlane, decoding side (insXlaXpPlane, insXlaXpEvent): the current
+  ** plane and line, the plane's metadata cache, the string pool and aProc */
   int32_t curProc;
   int curDev;           /* the current plane is a /device: plane */
   int64_t curLine;      /* iFirstEvent of the current line, -1 none */
-  int32_t curTrk;       /* its track, -1: not a device-op line */
+  int32_t curTrk;       /* its track (as the engine side numbers them), -1:
+                        ** not a device-op line */
+  int32_t nTrkStarted;  /* tracks the engine side was told to start */
   XMap metaCache;       /* plane's metadata key → aMeta index (keys >= XDIRECT) */
   int32_t *aDirect; int64_t nDirect;   /* the same for keys in [0, nDirect): index or -1 */
   XOpStats *aMeta; int64_t nMeta, nAllocMeta;
+  /* XPlane, engine side (insXlaXpApply): the track of the ops, the copies
+  ** of the plane's metadata entries (SHIP; their lastTrk/lastAgg); aTrk,
+  ** aAgg, the base and the counts below are this side's too */
+  int32_t applyTrk;
+  XOpStats *aMetaE; int64_t nAllocMetaE;
   XMemo *aMemo; int64_t nMemo;    /* JSON: by the engine's event key */
   int64_t nMemoBytes;             /* the memos' raw text (XMEMO_MAX_BYTES) */
   int64_t lastPid; int32_t lastProc;  /* JSON: the last pid and its process

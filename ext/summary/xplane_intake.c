@@ -25,11 +25,12 @@
 ** is not UTF-8 is read with U+FFFD (kind xplane_invalid_utf8).
 **
 ** The read is a pipeline: a producer (a thread of its own when threads
-** are allowed) runs the decoder and the insights and does the engine-free
-** part of the intake, writing items (planes, lines, events with their
-** texts, the decoder's diagnostics, the end) into batches; the calling
-** thread takes them from a ring of XP_NSLOT batches and does what touches
-** the engine.  Items keep the order of the one-thread walk, so every row,
+** are allowed) runs the decoder, the insights' reading of stats and the
+** engine-free part of the intake, writing items (planes, lines, events
+** with their texts and insights records, the decoder's diagnostics, the
+** end) into batches; the calling thread takes them from a ring of
+** XP_NSLOT batches and does what touches the engine, and the insights'
+** per-op records (profsumInsXpApply).  Items keep the order of the one-thread walk, so every row,
 ** diagnostic and error is the same with PROFSUM_THREADS=0 (where each
 ** batch is consumed as soon as it is full).  The engine side also does
 ** the ordering's per-line work (the sorted check, the nesting sweep) on
@@ -170,7 +171,10 @@ typedef struct XpItem {
                           ** XI_UNSORTED item */
   uint8_t bNoStat;        /* XI_EVENT: no stats of its own (its derived
                           ** fields are its metadata's, kept per plane) */
-  int32_t iTxt;           /* XI_EVENT: its XpTxt in the batch, -1: none */
+  int16_t iTxt;           /* XI_EVENT: its XpTxt in the batch, -1: none */
+  int16_t iIns;           /* XI_EVENT: its first insights record in the
+                          ** batch (aIns), -1: none; nIns of them */
+  uint8_t nIns;
   int64_t idx;            /* event ordinal; plane / line index; diag idx */
   int64_t iOffset;        /* byte offset (events, diagnostics) */
   union {
@@ -184,7 +188,8 @@ typedef struct XpItem {
 #define XP_NSLOT      8          /* batches in the ring */
 #define XP_WAKE       (XP_NSLOT/2)   /* a waiting side is woken once this
                                  ** many batches are ready (free) */
-#define XP_BATCH_N    1024       /* items (and XpTxt) per batch */
+#define XP_BATCH_N    1024       /* items (and XpTxt, and insights
+                                 ** records) per batch */
 #define XP_BATCH_BYTES 65536     /* a batch ends once its bytes pass this */
 
 /* One batch: items, their derived texts and the bytes of their strings
@@ -192,6 +197,9 @@ typedef struct XpItem {
 typedef struct XpBatch {
   XpItem *a; int n;
   XpTxt *aTxt; int nTxt;
+  ProfsumInsXpOp *aIns; int nIns;   /* what the insights do on the engine
+                                  ** side (profsumInsXpApply; made at the
+                                  ** first, XP_BATCH_N of them) */
   char *aByte; int64_t nByte, nAlloc;
 } XpBatch;
 
@@ -253,9 +261,10 @@ typedef struct XpPipe {
 static int xpConsume(XpPipe *q, XpBatch *b);
 
 /* Make room in the producer's batch for one item (and an XpTxt when
-** bTxt) and nByte bytes: publish the batch first when it is full.  The
-** item, or 0 when the consumer stopped (or out of memory: q->prRc). */
-static XpItem *xpPush(XpPipe *q, int bTxt, int64_t nByte);
+** bTxt, nIns insights records) and nByte bytes: publish the batch first
+** when it is full.  The item, or 0 when the consumer stopped (or out of
+** memory: q->prRc). */
+static XpItem *xpPush(XpPipe *q, int bTxt, int nIns, int64_t nByte);
 
 /* Hand the producer's batch over and get an empty one.  0 to go on, 1
 ** when the consumer stopped. */
@@ -264,7 +273,7 @@ static int xpFlush(XpPipe *q){
   int stop = 0;
   if( !q->bThread ){
     int rc = xpConsume(q, b);
-    b->n = b->nTxt = 0; b->nByte = 0;
+    b->n = b->nTxt = b->nIns = 0; b->nByte = 0;
     if( rc!=SQLITE_OK ){ q->cRc = rc; q->bStop = 1; q->stopFlag = 1; }
     return q->bStop;
   }
@@ -282,7 +291,7 @@ static int xpFlush(XpPipe *q){
   stop = q->bStop;
   pthread_mutex_unlock(&q->mu);
   b = &q->aSlot[q->iFill];
-  b->n = b->nTxt = 0; b->nByte = 0;
+  b->n = b->nTxt = b->nIns = 0; b->nByte = 0;
   return stop;
 }
 
@@ -307,13 +316,18 @@ static int xpBarrier(XpPipe *q){
   return stop;
 }
 
-static XpItem *xpPush(XpPipe *q, int bTxt, int64_t nByte){
+static XpItem *xpPush(XpPipe *q, int bTxt, int nIns, int64_t nByte){
   XpBatch *b = &q->aSlot[q->iFill];
   XpItem *it;
   if( __atomic_load_n(&q->stopFlag, __ATOMIC_RELAXED) ) return 0;
-  if( b->n>=XP_BATCH_N || (bTxt && b->nTxt>=XP_BATCH_N) || (b->n>0 && b->nByte+nByte>XP_BATCH_BYTES) ){
+  if( b->n>=XP_BATCH_N || (bTxt && b->nTxt>=XP_BATCH_N) || b->nIns+nIns>XP_BATCH_N
+   || (b->n>0 && b->nByte+nByte>XP_BATCH_BYTES) ){
     if( xpFlush(q) ) return 0;
     b = &q->aSlot[q->iFill];
+  }
+  if( nIns>0 && b->aIns==0 ){
+    b->aIns = sqlite3_malloc64(sizeof(ProfsumInsXpOp)*XP_BATCH_N);
+    if( b->aIns==0 ){ q->prRc = SQLITE_NOMEM; return 0; }
   }
   if( b->nByte+nByte>b->nAlloc ){
     int64_t nNew = b->nAlloc ? b->nAlloc : 16384;
@@ -326,6 +340,7 @@ static XpItem *xpPush(XpPipe *q, int bTxt, int64_t nByte){
   it = &b->a[b->n++];
   memset(it, 0, sizeof(*it));
   it->iTxt = -1;
+  it->iIns = -1;
   return it;
 }
 
@@ -350,7 +365,7 @@ static void xpDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, cons
     q->nBadUtf8++;
     zKind = "xplane_invalid_utf8";
   }
-  it = xpPush(q, 0, n+1);
+  it = xpPush(q, 0, 0, n+1);
   if( it==0 ) return;
   it->eKind = XI_DIAG;
   it->idx = idx;
@@ -500,7 +515,7 @@ static XpItem *xpPushNamed(XpPipe *q, int eKind, const char *z, int64_t n, const
     z = zBuf;
     n = (int64_t)strlen(zBuf);
   }
-  if( (it = xpPush(q, 0, n+1))==0 ) return 0;
+  if( (it = xpPush(q, 0, 0, n+1))==0 ) return 0;
   it->eKind = (uint8_t)eKind;
   *po = xpPutBytes(q, z, n);
   *pn = n;
@@ -561,10 +576,11 @@ static int xpProduceWalk(XpPipe *q){
       while( (rc = profsumXpNextEvent(p, &ev, &q->prErr))==SQLITE_ROW ){
         const ProfsumXpEventMeta *m = ev->pMeta;
         XpTxt t;
-        int hasTxt = 0, bChecked = 0, bNoStat = 0;
+        ProfsumInsXpOp aOp[2];
+        int hasTxt = 0, bChecked = 0, bNoStat = 0, nOp = 0;
         double fTs = 0.0, fDur = 0.0;
         int eClass;
-        if( (rc = profsumInsXpEvent(q->pIns, p, ev))!=SQLITE_OK ) return rc;
+        if( (rc = profsumInsXpEvent(q->pIns, p, ev, aOp, &nOp))!=SQLITE_OK ) return rc;
         if( ev->eData!=PROFSUM_XD_OFFSET || ev->durationPs<=0 || m==0 || (m->nDisplay==0 && m->nName==0) ){
           eClass = XC_SKIP;
           if( ev->eData==PROFSUM_XD_OFFSET && m && ev->durationPs<=0 ) eClass = ev->durationPs<0 ? XC_NEG : XC_ZERO;
@@ -577,7 +593,7 @@ static int xpProduceWalk(XpPipe *q){
           fEnd = fTs + fDur;
           if( hasPrev && (fTs<prevTs || (fTs==prevTs && fEnd>prevEnd)) && !unsorted ){
             unsorted = 1;
-            if( (it = xpPush(q, 0, 0))==0 ) return xpPushFailed(q);
+            if( (it = xpPush(q, 0, 0, 0))==0 ) return xpPushFailed(q);
             it->eKind = XI_UNSORTED;
             it->idx = ev->iEvent;
             it->iOffset = ev->iOffset;
@@ -593,7 +609,14 @@ static int xpProduceWalk(XpPipe *q){
             if( bCache ) q->aShip[m->iMeta] = 1;
           }
         }
-        if( (it = xpPush(q, hasTxt, hasTxt ? q->nScr : 0))==0 ) return xpPushFailed(q);
+        if( (it = xpPush(q, hasTxt, nOp, hasTxt ? q->nScr : 0))==0 ) return xpPushFailed(q);
+        if( nOp>0 ){
+          XpBatch *b = &q->aSlot[q->iFill];
+          it->iIns = (int16_t)b->nIns;
+          it->nIns = (uint8_t)nOp;
+          memcpy(&b->aIns[b->nIns], aOp, sizeof(ProfsumInsXpOp)*(size_t)nOp);
+          b->nIns += nOp;
+        }
         it->eKind = XI_EVENT;
         it->eClass = (uint8_t)eClass;
         it->bChecked = (uint8_t)bChecked;
@@ -613,7 +636,7 @@ static int xpProduceWalk(XpPipe *q){
           if( q->nScr>0 ) memcpy(b->aByte+base, q->aScr, (size_t)q->nScr);
           b->nByte += q->nScr;
           t.oName += base; t.oTfop += base; t.oSrc += base; t.oSig += base; t.oRun += base;
-          it->iTxt = b->nTxt;
+          it->iTxt = (int16_t)b->nTxt;
           b->aTxt[b->nTxt++] = t;
         }
       }
@@ -633,7 +656,7 @@ static void xpProduce(XpPipe *q){
   XpItem *it;
   if( rc==XP_STOPPED ) return;
   q->prRc = rc;
-  if( (it = xpPush(q, 0, 0))==0 ) return;   /* stopped (or out of memory: prRc) */
+  if( (it = xpPush(q, 0, 0, 0))==0 ) return;   /* stopped (or out of memory: prRc) */
   it->eKind = XI_END;
   xpFlush(q);
 }
@@ -747,6 +770,18 @@ static int xpConsume(XpPipe *q, XpBatch *b){
         ProfsumEngEvent a;
         int32_t key = -1;
         if( !it->bChecked && (rc = xpStopCheck(w, it->idx))!=SQLITE_OK ) break;
+        if( it->iIns>=0 ){
+          /* the insights' engine-side work for this event (its ops are
+          ** taken events: their start and dur are set) */
+          int k;
+          for(k=0; k<it->nIns && rc==SQLITE_OK; k++){
+            const ProfsumInsXpOp *op = &b->aIns[it->iIns + k];
+            int bOp = (op->fl & (PROFSUM_INSOP_OWN|PROFSUM_INSOP_META))!=0;
+            rc = profsumInsXpApply(q->pIns, op, bOp ? (profsum_ps)w->tsNs*1000 + it->u.ev.ts : 0,
+                                   bOp ? it->u.ev.dur : 0);
+          }
+          if( rc ) break;
+        }
         if( it->eClass!=XC_TAKE ){
           if( it->eClass!=XC_SKIP ){
             profsumEngDiag(e, it->idx, it->iOffset, it->eClass==XC_NEG ? "negative_duration" : "zero_duration",
@@ -912,6 +947,7 @@ static void xpPipeFree(XpPipe *q){
   for(i=0; i<XP_NSLOT; i++){
     sqlite3_free(q->aSlot[i].a);
     sqlite3_free(q->aSlot[i].aTxt);
+    sqlite3_free(q->aSlot[i].aIns);
     sqlite3_free(q->aSlot[i].aByte);
   }
   sqlite3_free(q->aShip);
