@@ -17,7 +17,7 @@ from util import connect, progress_calls, DbTestCase, TempDir, ROOT, CORPUS
 ADVICE_OF = {
     "kernel_duration": "many_small_kernels", "many_small_kernels": "many_small_kernels",
     "device_utilization": "device_idle_gaps", "device_idle_gaps": "device_idle_gaps",
-    "memory_bandwidth": "memory_bound", "occupancy": "low_occupancy",
+    "memory_bandwidth": "low_memory_bandwidth", "occupancy": "low_occupancy",
 }
 
 
@@ -143,28 +143,61 @@ class Known(DbTestCase):
                         "'kernels at 20%% occupancy' FROM profsum_trace" % cols)
         self.db.execute("DROP VIEW profsum_kpis_xla")
         self.db.execute("CREATE VIEW profsum_kpis_xla(%s) AS "
-                        "SELECT trace_id, label, 'kpi', 'memory_bandwidth', NULL, 0.85, 'fraction', 'bad', "
-                        "'HBM 85%% used' FROM profsum_trace UNION ALL "
+                        "SELECT trace_id, label, 'kpi', 'memory_bandwidth', NULL, 0.2, 'fraction', 'bad', "
+                        "'HBM 20%% used' FROM profsum_trace UNION ALL "
                         "SELECT trace_id, label, 'kpi', 'flops_utilization', NULL, 0.3, 'fraction', 'warning', "
                         "'30%% of peak FLOP/s' FROM profsum_trace" % cols)
         adv = dict((a[0], a) for a in self.advice(tid))
         self.assertEqual(adv["memory_peak"][1:3], ("kpi", "memory_peak"))
         self.assertEqual(adv["low_occupancy"][1:3], ("kpi", "occupancy"))
-        self.assertIn(adv["memory_bound"][1], ("kpi", "xprof_rule"))
+        # low memory bandwidth use is not memory-bound
+        self.assertEqual(adv["low_memory_bandwidth"][1:3], ("kpi", "memory_bandwidth"))
+        self.assertNotIn("memory_bound", adv)
         fixes = json.loads(self.db.execute("SELECT fixes FROM profsum_advice WHERE advice_id='memory_peak'")
                            .fetchone()[0])
         self.assertTrue(any("donate" in f for f in fixes))
         check_invariants(self, self.db)
-        # compute-bound: MXU > 70 % with HBM < 50 %
-        self.db.execute("DROP VIEW profsum_kpis_xla")
-        self.db.execute("CREATE VIEW profsum_kpis_xla(%s) AS "
-                        "SELECT trace_id, label, 'kpi', 'memory_bandwidth', NULL, 0.3, 'fraction', 'good', "
-                        "'HBM 30%% used' FROM profsum_trace UNION ALL "
-                        "SELECT trace_id, label, 'kpi', 'mxu_utilization', NULL, 0.8, 'fraction', 'good', "
-                        "'MXU 80%% busy' FROM profsum_trace" % cols)
+
+    def xplane_util(self, name, flops, nbytes):
+        """A TPU plane with peaks 100 TFLOP/s and 1000 GB/s, two 100 µs steps
+        each with one 100 µs op of the given flops and bytes_accessed."""
+        import xspace_writer as W
+        us = 10 ** 6
+        d = W.PlaneBuilder("/device:TPU:0", id=1)
+        d.plane_stat("peak_teraflops_per_second", double=100.0)
+        d.plane_stat("peak_hbm_bw_gigabytes_per_second", double=1000.0)
+        d.line(id=1, name="Steps", timestamp_ns=0, events=[
+            d.event(str(k), offset_ps=k * 100 * us, duration_ps=100 * us) for k in (1, 2)])
+        d.line(id=2, name="XLA Ops", timestamp_ns=0, events=[
+            d.event("dot", offset_ps=k * 100 * us, duration_ps=100 * us,
+                    stats=[d.stat("flops", i64=flops), d.stat("bytes_accessed", i64=nbytes)]) for k in (1, 2)])
+        path = self.td.write(name, W.xspace([d.build()], hostnames=["h"]))
+        return self.db.execute("SELECT profsum_import(?, ?, '{\"warmup_steps\": 0}')", (path, name)).fetchone()[0]
+
+    def test_compute_and_memory_bound_from_utilization(self):
+        """xprof's rules on the capture's utilization over busy time: 90 %
+        of peak FLOP/s with 10 % of the bandwidth is compute-bound, the
+        converse memory-bound; the low-bandwidth KPI of the first says
+        low_memory_bandwidth, never memory_bound."""
+        # 100 µs at 100 TFLOP/s = 1e10 FLOPs; at 1000 GB/s = 1e8 bytes
+        tid = self.xplane_util("cb.xplane.pb", 9 * 10 ** 9, 10 ** 7)
         adv = dict((a[0], a) for a in self.advice(tid))
         self.assertEqual(adv["compute_bound"][1], "xprof_rule")
         self.assertNotIn("memory_bound", adv)
+        self.assertEqual(adv["low_memory_bandwidth"][1:3], ("kpi", "memory_bandwidth"))
+        ev = {e["name"]: e["value"] for e in json.loads(self.db.execute(
+            "SELECT evidence FROM profsum_advice WHERE trace_id=? AND advice_id='compute_bound'", (tid,)).fetchone()[0])}
+        self.assertAlmostEqual(ev["compute_utilization"], 0.9)
+        self.assertAlmostEqual(ev["memory_bandwidth"], 0.1)
+        tid = self.xplane_util("mb.xplane.pb", 2 * 10 ** 9, 8 * 10 ** 7)
+        adv = dict((a[0], a) for a in self.advice(tid))
+        self.assertEqual(adv["memory_bound"][1], "xprof_rule")
+        self.assertNotIn("compute_bound", adv)
+        self.assertNotIn("low_memory_bandwidth", adv)
+        title = self.db.execute("SELECT title FROM profsum_advice WHERE trace_id=? AND advice_id='memory_bound'",
+                                (tid,)).fetchone()[0]
+        self.assertIn("memory bandwidth 80.0% used while compute units are 20.0% utilized", title)
+        check_invariants(self, self.db)
 
     def test_spec_fixtures(self):
         for i, f in enumerate([fixtures.f2(), fixtures.f3()]):

@@ -243,6 +243,29 @@ class Roofline(XlaTestCase):
             self.assertEqual((c["intensity"], c["bound"], c["status"]), (None, None, "no_flops"))
             self.assertClose(c["bw_fraction"], 1.0)                # 5000 / 5e-6 / 1e9
 
+    def test_bound_needs_every_operand(self):
+        """bound is NULL when any of FLOPs, bytes or the two peaks is unknown
+        (a NULL comparison must not fall through to 'memory'): an op with
+        FLOPs and no bytes, and a GPU with a bandwidth but no FLOP/s peak."""
+        d = W.PlaneBuilder("/device:TPU:0", id=1)
+        d.plane_stat("peak_teraflops_per_second", double=100.0)
+        d.plane_stat("peak_hbm_bw_gigabytes_per_second", double=1000.0)
+        d.line(id=1, name="XLA Ops", timestamp_ns=0, events=[
+            d.event("a.1", offset_ps=0, duration_ps=10 * US, stats=[d.stat("flops", i64=10 ** 9)])])
+        g = W.PlaneBuilder("/device:GPU:0", id=2)
+        g.plane_stat("memory_bandwidth", u64=10 ** 12)
+        g.line(id=1, name="Stream #1(Kernel)", timestamp_ns=0, events=[
+            g.event("k2", offset_ps=0, duration_ps=10 * US,
+                    stats=[g.stat("flops", i64=10 ** 9), g.stat("bytes_accessed", i64=10)])])
+        tid = self.imp("b.xplane.pb", W.xspace([d.build(), g.build()], hostnames=["h"]))
+        r = self.roof(tid)
+        a, k = r[("a.1", "/device:TPU:0")], r[("k2", "/device:GPU:0")]
+        self.assertEqual((a["bound"], a["status"]), (None, "no_bytes"))
+        self.assertEqual((k["bound"], k["status"]), (None, "no_device_limits"))
+        self.assertClose(k["intensity"], 1e8)
+        self.assertEqual(self.db.execute("SELECT count(*) FROM profsum_roofline WHERE trace_id=? AND bound='memory'",
+                                         (tid,)).fetchone()[0], 0)
+
     def test_gpu_without_flops(self):
         data, _ = gpu_xspace()
         tid = self.imp("g.xplane.pb", data)

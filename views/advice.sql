@@ -3,17 +3,20 @@
 -- 'detected' gives a row (several KPIs may feed one advice_id; the row names
 -- the first), and so do xprof's smart-suggestion thresholds where the trace
 -- has the numbers: idle > 10 % of step time (host_wait), collectives >= 30 %
--- (collective_bound), transfers >= 30 % (large_transfers), MXU/FLOP
+-- (collective_bound), transfers >= 30 % (large_transfers), compute (FLOP)
 -- utilization > 70 % with HBM < 50 % (compute_bound) and HBM > 70 % with
--- compute < 50 % (memory_bound).  KPI -> advice_id: kernel_duration and
+-- compute < 50 % (memory_bound), both over the devices' busy time of the
+-- capture (profsum_agg_xla_util, the devices whose peaks are known).  KPI -> advice_id: kernel_duration and
 -- many_small_kernels -> many_small_kernels; device_utilization and
--- device_idle_gaps -> device_idle_gaps; memory_bandwidth -> memory_bound;
+-- device_idle_gaps -> device_idle_gaps; memory_bandwidth (low use: bad)
+-- -> low_memory_bandwidth;
 -- occupancy -> low_occupancy; any other KPI -> its own name.  Shares are of
 -- the steady steps' wall time (profsum_step_wall), never above 1; an op is
 -- called dominant only from 50 % (the one_op_dominating threshold).  The
 -- reference's own advice stays in profsum_candidates.  See docs/advice.md.
 -- Requires: profsum_trace, profsum_kpis, profsum_agg_step_wall, profsum_agg_fact,
---   profsum_agg_device, profsum_hot_ops, profsum_breakdown.
+--   profsum_agg_device, profsum_hot_ops, profsum_breakdown, profsum_agg_xla_util,
+--   profsum_agg_xla_device.
 CREATE VIEW IF NOT EXISTS main.profsum_advice(
   -- Trace id (INTEGER).
   trace_id,
@@ -44,7 +47,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_advice(
 -- use is read for the trace at hand, not built for every trace).
 WITH
 kt AS NOT MATERIALIZED (      -- per trace: each KPI's bad/detected flag (NULL without the KPI) and utilizations
-  SELECT trace_id, label, kd, msk, du, dig, lt, ood, hw, mxu, hbm FROM (
+  SELECT trace_id, label, kd, msk, du, dig, lt, ood, hw FROM (
     SELECT trace_id, label,
            max(CASE WHEN kpi = 'kernel_duration' THEN band IN ('bad', 'detected') END) OVER w AS kd,
            max(CASE WHEN kpi = 'many_small_kernels' THEN band IN ('bad', 'detected') END) OVER w AS msk,
@@ -53,9 +56,6 @@ kt AS NOT MATERIALIZED (      -- per trace: each KPI's bad/detected flag (NULL w
            max(CASE WHEN kpi = 'large_transfers' THEN band IN ('bad', 'detected') END) OVER w AS lt,
            max(CASE WHEN kpi = 'one_op_dominating' THEN band IN ('bad', 'detected') END) OVER w AS ood,
            max(CASE WHEN kpi = 'host_wait' THEN band IN ('bad', 'detected') END) OVER w AS hw,
-           max(CASE WHEN kpi IN ('mxu_utilization', 'flops_utilization', 'compute_utilization')
-                     AND device IS NULL THEN value END) OVER w AS mxu,
-           max(CASE WHEN kpi = 'memory_bandwidth' AND device IS NULL THEN value END) OVER w AS hbm,
            row_number() OVER w AS n
     FROM profsum_kpis WINDOW w AS (PARTITION BY trace_id, label))
   WHERE n = 1
@@ -106,6 +106,19 @@ worst AS NOT MATERIALIZED (   -- the least busy device, and the idle time of all
          (SELECT sum(d.span_duration - d.busy_duration) FROM profsum_agg_device AS d WHERE d.trace_id = t.trace_id) AS idle
   FROM profsum_trace AS t
 ),
+util AS NOT MATERIALIZED (    -- the capture's compute and memory-bandwidth utilization over the
+                              -- devices' busy time, from the devices whose figure and peak are known
+  SELECT t.trace_id,
+         (SELECT sum(u.mfu_flops) * 1e6 / sum(u.busy_us * d.peak_flops_per_s)
+          FROM profsum_agg_xla_util AS u JOIN profsum_agg_xla_device AS d USING (trace_id, device)
+          WHERE u.trace_id = t.trace_id AND u.step IS NULL AND u.mfu_flops IS NOT NULL AND u.busy_us > 0
+            AND d.peak_flops_per_s > 0) AS mxu,
+         (SELECT sum(u.bytes_accessed) * 1e6 / sum(u.busy_us * d.peak_mem_bw_bytes_per_s)
+          FROM profsum_agg_xla_util AS u JOIN profsum_agg_xla_device AS d USING (trace_id, device)
+          WHERE u.trace_id = t.trace_id AND u.step IS NULL AND u.bytes_accessed IS NOT NULL AND u.busy_us > 0
+            AND d.peak_mem_bw_bytes_per_s > 0) AS hbm
+  FROM profsum_trace AS t
+),
 top_op AS NOT MATERIALIZED (
   SELECT h.trace_id, h.name, h.exclusive_duration,
          CASE WHEN b.mode_total > 0 THEN h.exclusive_duration / b.mode_total END AS v
@@ -117,7 +130,9 @@ top_op AS NOT MATERIALIZED (
 -- rules below read this row once, so profsum_kpis (behind kt) is expanded
 -- once for all of them instead of once per rule.
 base AS NOT MATERIALIZED (
-  SELECT kt.trace_id, kt.label, kt.kd, kt.msk, kt.du, kt.dig, kt.lt, kt.ood, kt.hw, kt.mxu, kt.hbm,
+  SELECT kt.trace_id, kt.label, kt.kd, kt.msk, kt.du, kt.dig, kt.lt, kt.ood, kt.hw,
+         (SELECT u.mxu FROM util AS u WHERE u.trace_id = kt.trace_id) AS mxu,
+         (SELECT u.hbm FROM util AS u WHERE u.trace_id = kt.trace_id) AS hbm,
          f.n_ops, f.n_small, f.median_op, f.transfer, f.busy,
          sw.wall, sw.idle, sw.coll, sw.xfer,
          w.device AS w_device, w.busy_duration AS w_busy, w.span_duration AS w_span, w.idle AS w_idle,
@@ -207,10 +222,10 @@ rules AS (
       'fixes', json_array('overlap collectives with compute (async collectives, the latency-hiding scheduler)',
                           'communicate fewer bytes (sharding choice, bf16 gradients)',
                           'match the mesh layout to the interconnect')) END,
-    -- 6: compute bound (xprof), where utilization KPIs exist
+    -- 6: compute bound (xprof), where both utilizations are known
     CASE WHEN b.mxu > 0.70 AND b.hbm < 0.50 THEN json_object(
       'advice_id', 'compute_bound', 'source', 'xprof_rule', 'kpi', NULL,
-      'title', printf('Compute-bound: compute units %.1f%% utilized while memory bandwidth is %.1f%%', 100.0 * b.mxu, 100.0 * b.hbm),
+      'title', printf('Compute-bound: compute units %.1f%% utilized while memory bandwidth is %.1f%% used (devices'' busy time)', 100.0 * b.mxu, 100.0 * b.hbm),
       'evidence', json_array(json_object('name', 'compute_utilization', 'value', b.mxu, 'unit', 'fraction'),
                              json_object('name', 'memory_bandwidth', 'value', b.hbm, 'unit', 'fraction')),
       'fixes', json_array('reduce FLOPs: mixed precision (bf16), drop work the result does not need',
@@ -218,7 +233,7 @@ rules AS (
     -- 7: memory bound (xprof)
     CASE WHEN b.hbm > 0.70 AND b.mxu < 0.50 THEN json_object(
       'advice_id', 'memory_bound', 'source', 'xprof_rule', 'kpi', NULL,
-      'title', printf('Memory-bound: memory bandwidth %.1f%% used while compute units are %.1f%% utilized', 100.0 * b.hbm, 100.0 * b.mxu),
+      'title', printf('Memory-bound: memory bandwidth %.1f%% used while compute units are %.1f%% utilized (devices'' busy time)', 100.0 * b.hbm, 100.0 * b.mxu),
       'evidence', json_array(json_object('name', 'memory_bandwidth', 'value', b.hbm, 'unit', 'fraction'),
                              json_object('name', 'compute_utilization', 'value', b.mxu, 'unit', 'fraction')),
       'fixes', json_array('fuse element-wise ops to cut memory traffic', 'bf16 activations and weights',
@@ -241,7 +256,7 @@ raw AS (
   UNION ALL
   -- every other bad KPI or detected pattern (also those of other views)
   SELECT x.trace_id, x.label,
-         CASE x.kpi WHEN 'memory_bandwidth' THEN 'memory_bound' WHEN 'occupancy' THEN 'low_occupancy' ELSE x.kpi END,
+         CASE x.kpi WHEN 'memory_bandwidth' THEN 'low_memory_bandwidth' WHEN 'occupancy' THEN 'low_occupancy' ELSE x.kpi END,
          x.kind, x.kpi,
          CASE x.kpi WHEN 'compilation_time' THEN printf('Compilation inside the profile: %.3f s', x.value)
                     WHEN 'host_overhead' THEN printf('Host-heavy: host events take %.1f%% of the per-track time', 100.0 * x.value)
@@ -260,8 +275,9 @@ raw AS (
                                                    'use the persistent compilation cache')
            WHEN 'host_overhead' THEN json_array('move input preprocessing off the step (prefetching input pipeline)',
                                                 'less Python work per step', 'jax.jit more of the step')
-           WHEN 'memory_bandwidth' THEN json_array('fuse element-wise ops to cut memory traffic', 'bf16 activations and weights',
-                                                   'recompute cheap values instead of storing them')
+           WHEN 'memory_bandwidth' THEN json_array('read profsum_roofline: ops bound by compute are not slowed by memory',
+                                                   'for ops neither compute- nor memory-bound (small, latency-bound): more work per op (fusion, a larger batch)',
+                                                   'check that the ops carry bytes_accessed (profsum_roofline.status)')
            WHEN 'memory_peak' THEN json_array('donate buffers (donate_argnums)', 'rematerialize large activations (jax.checkpoint)',
                                               'a smaller batch per device, or shard over more devices')
            WHEN 'occupancy' THEN json_array('more work per kernel (fusion, larger batch)',
