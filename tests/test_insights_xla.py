@@ -332,6 +332,30 @@ class Utilization(XlaTestCase):
         self.assertEqual(u[("/device:TPU:0", 2)]["busy_us"], 5.0)
         self.assertEqual(u[("/device:TPU:0", 2)]["flops"], 2000)
 
+    def test_op_straddling_a_step_boundary(self):
+        """An op [90, 190) µs at 90 % of peak FLOP/s and 50 % of the
+        bandwidth, steps [0, 100) and [100, 200): its FLOPs and bytes are
+        spread by time as its busy time is (10 µs in step 1, 90 in step 2),
+        so each step shows 0.9 and 0.5, never more than 1."""
+        d = W.PlaneBuilder("/device:TPU:0", id=1)
+        d.plane_stat("peak_teraflops_per_second", double=100.0)
+        d.plane_stat("peak_hbm_bw_gigabytes_per_second", double=1000.0)
+        d.line(id=1, name="Steps", timestamp_ns=0, events=[
+            d.event(str(k), offset_ps=(k - 1) * 100 * US, duration_ps=100 * US) for k in (1, 2)])
+        d.line(id=2, name="XLA Ops", timestamp_ns=0, events=[
+            d.event("dot", offset_ps=90 * US, duration_ps=100 * US,
+                    stats=[d.stat("flops", i64=9 * 10 ** 9), d.stat("bytes_accessed", i64=5 * 10 ** 7)])])
+        tid = self.imp("s.xplane.pb", W.xspace([d.build()], hostnames=["h"]))
+        u = {r["step"]: r for r in rows(self.db, "SELECT * FROM profsum_utilization WHERE trace_id=?", (tid,))}
+        for step, busy in ((1, 10.0), (2, 90.0)):
+            self.assertClose(u[step]["busy_us"], busy)
+            self.assertClose(u[step]["flops"], 9e9 * busy / 100)
+            self.assertClose(u[step]["mfu_busy"], 0.9)
+            self.assertClose(u[step]["hbm_util_busy"], 0.5)
+            self.assertEqual(u[step]["exact"], 1)
+        self.assertClose(u[None]["mfu_busy"], 0.9)
+        self.assertClose(u[None]["flops"], 9e9)
+
     def test_host_steps_gpu(self):
         data, _ = gpu_xspace()
         tid = self.imp("g.xplane.pb", data)

@@ -4,7 +4,8 @@
 -- are the summary's (a device's Steps line, else the host's 'train' events:
 -- step_source); the row with step NULL is the whole capture, from the
 -- device's first op to its last (busy and span as profsum_agg_device has
--- them).  An op counts in the step where it starts.  MFU uses model_flops, else flops, per op.  NULL where FLOPs,
+-- them).  An op's FLOPs and bytes are spread over the steps it overlaps, in
+-- proportion of its time in each (as its busy time is).  MFU uses model_flops, else flops, per op.  NULL where FLOPs,
 -- bytes or a peak are unknown, with status saying which; a trace imported
 -- without these tables has one row with NULL device and its status.
 -- Formulas: docs/roofline.md.
@@ -24,9 +25,9 @@ CREATE VIEW IF NOT EXISTS main.profsum_utilization(
   busy_us,
   -- busy_us / wall_us, 0-1 (REAL).
   busy_share,
-  -- Σ over ops starting in it of model_flops, else flops (REAL).
+  -- Σ over its ops of model_flops, else flops, each op's share by its time in it (REAL).
   flops,
-  -- Σ bytes_accessed of ops starting in it (INTEGER).
+  -- Σ bytes_accessed of its ops, each op's share by its time in it (INTEGER).
   bytes_accessed,
   -- flops / (busy_us × peak FLOP/s), 0-1 (REAL).
   mfu_busy,

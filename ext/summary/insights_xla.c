@@ -278,6 +278,8 @@ static void xCoarsenRec(InsXla *p, XTrack *t){
     if( n>0 && r->s - t->aRec[n-1].sLast<=thr && nMerge<half ){
       XRec *o = &t->aRec[n-1];
       if( r->sLast>o->sLast ) o->sLast = r->sLast;
+      if( r->e>o->e ) o->e = r->e;
+      o->nOp += r->nOp;
       if( r->s<o->s ) o->s = r->s;
       o->mflops += r->mflops; o->bytes += r->bytes;
       o->nF += r->nF; o->nB += r->nB;
@@ -290,6 +292,8 @@ static void xCoarsenRec(InsXla *p, XTrack *t){
   if( n>=XCAP ){                          /* never full after: the last two merged */
     XRec *o = &t->aRec[n-2], *r = &t->aRec[n-1];
     if( r->sLast>o->sLast ) o->sLast = r->sLast;
+    if( r->e>o->e ) o->e = r->e;
+    o->nOp += r->nOp;
     if( r->s<o->s ) o->s = r->s;
     o->mflops += r->mflops; o->bytes += r->bytes; o->nF += r->nF; o->nB += r->nB;
     n--;
@@ -368,7 +372,8 @@ static int xAddOp(InsXla *p, int32_t trk, profsum_ps s, int64_t dur, int32_t nam
       v->s = rs; v->e = re; v->busy = dur;
     }
   }
-  /* FLOPs and bytes: kept with the event's start, for the step it starts in */
+  /* FLOPs and bytes: kept with the event's span, spread over the steps it
+  ** overlaps at the write */
   if( st->fl & (XF_FLOPS|XF_MFLOPS|XF_BYTES) ){
     XRec *r;
     if( t->nRec>=XCAP ){ xCoarsenRec(p, t); }
@@ -382,6 +387,8 @@ static int xAddOp(InsXla *p, int32_t trk, profsum_ps s, int64_t dur, int32_t nam
     }
     r = &t->aRec[t->nRec++];
     r->s = r->sLast = rs;
+    r->e = re;
+    r->nOp = 1;
     r->mflops = (st->fl & XF_MFLOPS) ? st->mflops : (st->fl & XF_FLOPS) ? st->flops : 0.0;
     r->nF = (st->fl & (XF_MFLOPS|XF_FLOPS)) ? 1 : 0;
     r->bytes = (st->fl & XF_BYTES) ? st->bytes : 0.0;

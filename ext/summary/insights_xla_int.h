@@ -66,10 +66,14 @@ typedef struct XIv { int64_t s, e, busy; } XIv;
 /* FLOPs and bytes of the events that started in [s, sLast] (one event:
 ** s == sLast, until coarsened). */
 typedef struct XRec {
-  int64_t s, sLast;
+  int64_t s, sLast;     /* the first and the last op's start */
+  int64_t e;            /* the latest end of its ops */
+  int64_t eMax;         /* the write's: the latest e of the line's records
+                        ** up to this one, in start order (a search key) */
   double mflops;        /* Σ model_flops, else flops (MFU) */
   double bytes;         /* Σ bytes_accessed */
   int32_t nF, nB;       /* events with FLOPs, with bytes */
+  int32_t nOp;          /* ops merged into it (1: an op's own record) */
 } XRec;
 
 /* The nesting stack of a line (self time). */

@@ -263,10 +263,11 @@ static int xIvCmp(const void *a, const void *b){
   return x->s<y->s ? -1 : x->s>y->s ? 1 : 0;
 }
 
-/* The first index i in [0, n) with a[i].sLast >= v (n when none). */
-static int64_t xFirstLastAtOrAfter(const XRec *a, int64_t n, int64_t v){
+/* The first index i in [0, n) with a[i].eMax > v (n when none): no record
+** before it reaches past v. */
+static int64_t xFirstReachingPast(const XRec *a, int64_t n, int64_t v){
   int64_t lo = 0, hi = n;
-  while( lo<hi ){ int64_t mid = lo + (hi-lo)/2; if( a[mid].sLast<v ) lo = mid+1; else hi = mid; }
+  while( lo<hi ){ int64_t mid = lo + (hi-lo)/2; if( a[mid].eMax<=v ) lo = mid+1; else hi = mid; }
   return lo;
 }
 
@@ -348,6 +349,14 @@ static int xSortTrack(XTrack *t){
   return !t->coarse;
 }
 
+/* Set the search key eMax of track t's records (in start order). */
+static void xRecReach(XTrack *t){
+  int64_t i;
+  for(i=0; i<t->nRec; i++){
+    t->aRec[i].eMax = (i>0 && t->aRec[i-1].eMax>t->aRec[i].e) ? t->aRec[i-1].eMax : t->aRec[i].e;
+  }
+}
+
 /* The busy time of tracks ap[0..n) within [a, b): the union of their
 ** intervals (each track's sorted), merged on the fly (aIdx: scratch of n
 ** entries).  A merged (coarsened) interval cut by a or b counts for its
@@ -392,25 +401,27 @@ static int64_t xBusy(XTrack *const *ap, int n, int64_t *aIdx, int64_t a, int64_t
   return busy;
 }
 
-/* The FLOPs and bytes of tracks ap[0..n) of the events that started in
-** [a, b) (all: bAll): sums in *pFl, *pBy, whether any event had them in
-** *pnF, *pnB.  A coarsened record cut by a or b counts prorated by time
-** (*pExact set to 0). */
+/* The FLOPs and bytes of tracks ap[0..n) in [a, b) (all: bAll): each op's
+** spread over its span [s, e) in proportion of its time in [a, b) (the
+** part of an op that straddles a step boundary goes to each step, so a
+** step's FLOPs and its busy time count the same time); sums in *pFl, *pBy,
+** whether any event had them in *pnF, *pnB.  A coarsened record (several
+** ops merged, gaps between them) cut by a or b is spread over its span the
+** same way, which is not its ops' own spread (*pExact set to 0). */
 static void xSums(XTrack *const *ap, int n, int64_t a, int64_t b, int bAll,
                   double *pFl, double *pBy, int64_t *pnF, int64_t *pnB, int *pExact){
   int i;
   int64_t j;
   for(i=0; i<n; i++){
     const XTrack *t = ap[i];
-    for(j=(bAll ? 0 : xFirstLastAtOrAfter(t->aRec, t->nRec, a)); j<t->nRec && (bAll || t->aRec[j].s<b); j++){
+    for(j=(bAll ? 0 : xFirstReachingPast(t->aRec, t->nRec, a)); j<t->nRec && (bAll || t->aRec[j].s<b); j++){
       const XRec *r = &t->aRec[j];
       double f = 1.0;
-      if( !bAll && (r->s<a || r->sLast>=b) ){
-        int64_t lo = r->s<a ? a : r->s, hi = r->sLast>=b ? b : r->sLast;
-        if( r->sLast==r->s ) continue;
-        f = hi>lo ? (double)(hi - lo) / (double)(r->sLast - r->s) : 0.0;
-        *pExact = 0;
-        if( f<=0.0 ) continue;
+      if( !bAll && (r->s<a || r->e>b) ){
+        int64_t lo = r->s<a ? a : r->s, hi = r->e>b ? b : r->e;
+        if( hi<=lo || r->e<=r->s ) continue;
+        f = (double)(hi - lo) / (double)(r->e - r->s);
+        if( r->nOp>1 ) *pExact = 0;
       }
       *pFl += r->mflops * f; *pnF += r->nF;
       *pBy += r->bytes * f; *pnB += r->nB;
@@ -531,6 +542,7 @@ static int xWriteUtil(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64
       XTrack *t = &p->aTrk[j];
       if( t->nIv==0 ) continue;
       if( t->unsorted && !xSortTrack(t) ) exactLines = 0;
+      xRecReach(t);
       ap[n++] = t;
     }
     if( n==0 ) continue;
