@@ -334,7 +334,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_memory(
   trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   allocator TEXT,                      -- allocator_name (NULL on a status row)
   device TEXT,                         -- /device:GPU:N for GPU_N_bfc, else NULL
-  status TEXT NOT NULL,                -- ok | no_allocation_events | not_in_trace_json
+  status TEXT NOT NULL,                -- ok | no_allocation_events | not_in_trace_json | peak_unknown
   peak_bytes INTEGER,                  -- max bytes_allocated over the capture's events
   peak_ts_us REAL,                     -- time of the first event at the peak, µs (as trace_events)
   peak_step INTEGER,                   -- the step whose interval contains it

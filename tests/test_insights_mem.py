@@ -452,6 +452,53 @@ class Bounds(MemTestCase):
         self.assertLess(per_event, 256, per_event)
 
 
+class Capped(MemTestCase):
+    """Past 1,048,576 memory events the records are no longer kept: the
+    peak comes from the largest values kept as the events came, without
+    those over the device's memory_size, as in the replay."""
+
+    @staticmethod
+    def capture(n_over):
+        """GPU:0 with memory_size 1000 (its plane first); 2^20 + 40 events of
+        GPU_0_bfc: 500 bytes in use, one of 600 (the peak), n_over of 5000."""
+        g = W.PlaneBuilder("/device:GPU:0", id=2)
+        g.plane_stat("memory_size", i64=1000)
+        host = W.PlaneBuilder("/host:CPU", id=1)
+
+        def ev(in_use, off):
+            return host.event("MemoryAllocation", offset_ps=off, duration_ps=0,
+                              stats=[host.stat("allocator_name", s="GPU_0_bfc"),
+                                     host.stat("bytes_allocated", i64=in_use)])
+        n = (1 << 20) + 40
+        plain = ev(500, 0)
+        evs = [plain] * n
+        evs[1000] = ev(600, 1000 * US)
+        for k in range(n_over):
+            evs[2000 + k] = ev(5000, (2000 + k) * US)
+        host.line(id=1, name="mem", timestamp_ns=0, events=evs)
+        return W.xspace([g.build(), host.build()], hostnames=["h"])
+
+    def test_peak_within_memory_size(self):
+        tid = self.imp(self.capture(5), "c5.xplane.pb")
+        m = self.one("SELECT status, peak_bytes, peak_ts_us, peak_share, note FROM profsum_memory WHERE trace_id=?",
+                     (tid,))
+        self.assertEqual((m["status"], m["peak_bytes"], m["peak_ts_us"], m["peak_share"]), ("ok", 600, 1000.0, 0.6))
+        self.assertIn("not computed", m["note"])
+        d = self.db.execute("SELECT detail FROM profsum_diagnostic WHERE trace_id=? "
+                            "AND kind='memory_bytes_out_of_range'", (tid,)).fetchall()
+        self.assertEqual(len(d), 1)
+        self.assertIn("5 memory events of allocator 'GPU_0_bfc'", d[0][0])
+
+    def test_peak_unknown_when_too_many_over(self):
+        tid = self.imp(self.capture(20), "c20.xplane.pb")
+        m = self.one("SELECT status, peak_bytes, peak_share, num_allocations FROM profsum_memory WHERE trace_id=?",
+                     (tid,))
+        self.assertEqual(m, {"status": "peak_unknown", "peak_bytes": None, "peak_share": None,
+                             "num_allocations": None})
+        self.assertEqual(self.db.execute("SELECT band FROM profsum_kpis WHERE trace_id=? AND kpi='memory_peak'",
+                                         (tid,)).fetchall(), [("unavailable",)])
+
+
 OOM_SQL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "asan", "oom_sql")
 
 

@@ -66,7 +66,16 @@ typedef struct MemAlloc {
   int64_t nAlloc, nDealloc, allocBytes;
   int hasPeak; int64_t peak; profsum_ps peakTs; int64_t peakOrd;
   int64_t lifePeak;       /* -1: none */
+  /* The MEM_TOP largest bytes-in-use values of its events, largest first
+  ** (then earliest): a capped allocator's peak is the first one within
+  ** its device's memory_size, which is known only once every plane was
+  ** read (memTopAdd, memCappedPeak) */
+  struct MemTop { int64_t inUse; profsum_ps ts; } aTop[16];
+  int nTop;
+  int64_t lifeTop[16];    /* the same for peak_bytes_in_use, largest first */
+  int nLifeTop;
 } MemAlloc;
+#define MEM_TOP 16
 
 /* Distinct detail texts: each a JSON fragment
 ** "tf_op":…,"region_type":…,"data_type":…,"shape":… */
@@ -356,6 +365,47 @@ static void fieldJson(sqlite3_str *s, const MemTxt *t){
 }
 
 /* Take memory event m: checked, counted, kept.  SQLITE_OK or NOMEM. */
+/* Keep (inUse, ts) among a's MEM_TOP largest (largest first, then the
+** earliest), and life (-1: none) among the largest lifetime peaks. */
+static void memTopAdd(MemAlloc *a, int64_t inUse, profsum_ps ts, int64_t life){
+  int i;
+  if( a->nTop<MEM_TOP || inUse>a->aTop[a->nTop-1].inUse
+   || (inUse==a->aTop[a->nTop-1].inUse && ts<a->aTop[a->nTop-1].ts) ){
+    i = a->nTop<MEM_TOP ? a->nTop++ : MEM_TOP-1;
+    for(; i>0 && (a->aTop[i-1].inUse<inUse || (a->aTop[i-1].inUse==inUse && a->aTop[i-1].ts>ts)); i--){
+      a->aTop[i] = a->aTop[i-1];
+    }
+    a->aTop[i].inUse = inUse;
+    a->aTop[i].ts = ts;
+  }
+  if( life>=0 && (a->nLifeTop<MEM_TOP || life>a->lifeTop[a->nLifeTop-1]) ){
+    i = a->nLifeTop<MEM_TOP ? a->nLifeTop++ : MEM_TOP-1;
+    for(; i>0 && a->lifeTop[i-1]<life; i--) a->lifeTop[i] = a->lifeTop[i-1];
+    a->lifeTop[i] = life;
+  }
+}
+
+/* A capped allocator's peak and lifetime peak without the events over its
+** device's memory_size (memSize > 0), which are left out as filterRecs
+** leaves them out of a replay: from the largest values kept (memTopAdd).
+** *pKnown is 0 when every kept value is over memSize (more than MEM_TOP
+** events were: the peak is not known); *pnOver counts those over it. */
+static void memCappedPeak(const MemAlloc *a, int64_t memSize, int64_t *pPeak, profsum_ps *pTs,
+                          int64_t *pLife, int *pKnown, int *pnOver){
+  int i;
+  *pKnown = 0; *pnOver = 0; *pLife = -1;
+  for(i=0; i<a->nTop; i++){
+    if( memSize>0 && a->aTop[i].inUse>memSize ){ (*pnOver)++; continue; }
+    *pPeak = a->aTop[i].inUse; *pTs = a->aTop[i].ts; *pKnown = 1;
+    break;
+  }
+  for(i=0; i<a->nLifeTop; i++){
+    if( memSize>0 && a->lifeTop[i]>memSize ) continue;
+    *pLife = a->lifeTop[i];
+    break;
+  }
+}
+
 static int memTake(InsMem *p, MemIn *m){
   MemAlloc *a;
   MemRec *r;
@@ -393,6 +443,7 @@ static int memTake(InsMem *p, MemIn *m){
     a->hasPeak = 1; a->peak = m->inUse; a->peakTs = m->ts; a->peakOrd = p->nOrd;
   }
   if( m->eLife==MV_OK && m->life>a->lifePeak ) a->lifePeak = m->life;
+  memTopAdd(a, m->inUse, m->ts, m->eLife==MV_OK ? m->life : -1);
   if( p->nRec>=MEM_MAX_REC ){
     if( !a->capped ){
       a->capped = 1;
@@ -1200,7 +1251,7 @@ static int64_t memSizeOf(InsMem *p, const char *zDev){
 int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
                 const ProfsumStepSpan *aSpan, int64_t nSpan, const char *zFunc, char **pzErr){
   sqlite3_stmt *pIns = 0, *pTl = 0;
-  int i, nRows = 0, rc;
+  int i, j, nRows = 0, rc;
   rc = memPrepare(db, zFunc, pzErr, &pIns, "INSERT INTO \"%w\".profsum_agg_memory"
       "(trace_id, allocator, device, status, peak_bytes, peak_ts_us, peak_step, lifetime_peak_bytes, "
       "device_memory_bytes, num_allocations, num_deallocations, allocated_bytes, live_allocations_at_peak, "
@@ -1231,8 +1282,33 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
       if( rc ){ sqlite3_free(o.zHolders); sqlite3_free(o.zPerStep); sqlite3_free(o.zNote); break; }
       if( !o.hasPeak ) continue;       /* every event left out */
     }else{
+      int known, nOver;
       o.nAlloc = a->nAlloc; o.nDealloc = a->nDealloc; o.allocBytes = a->allocBytes;
-      o.hasPeak = a->hasPeak; o.peak = a->peak; o.peakTs = a->peakTs; o.lifePeak = a->lifePeak;
+      memCappedPeak(a, memSize, &o.peak, &o.peakTs, &o.lifePeak, &known, &nOver);
+      o.hasPeak = known;
+      if( nOver>0 ){
+        if( memDiagWanted(&p->diag, "memory_bytes_out_of_range") ){
+          rc = memDiagAdd(&p->diag, -1, -1, "memory_bytes_out_of_range", sqlite3_mprintf(
+              "%s%d memory events of allocator '%s' say more bytes in use than its device's memory_size "
+              "%lld: left out of its peak", known ? "" : "at least ", nOver, a->zName, (long long)memSize));
+        }else{
+          memDiagCount(&p->diag, "memory_bytes_out_of_range");
+        }
+        if( rc ) break;
+      }
+      if( !known ){
+        /* more values over memory_size than are kept: no honest peak */
+        sqlite3_bind_int64(pIns, 1, traceId);
+        sqlite3_bind_text(pIns, 2, a->zName, -1, SQLITE_STATIC);
+        if( zD ) sqlite3_bind_text(pIns, 3, zD, -1, SQLITE_STATIC); else sqlite3_bind_null(pIns, 3);
+        sqlite3_bind_text(pIns, 4, "peak_unknown", -1, SQLITE_STATIC);
+        for(j=5; j<=16; j++) sqlite3_bind_null(pIns, j);
+        sqlite3_bind_text(pIns, 17, "more than 1048576 memory events, and more than 16 of them say more bytes in "
+                          "use than the device's memory_size: the peak within it is not known", -1, SQLITE_STATIC);
+        rc = memStep(db, pIns, zFunc, pzErr);
+        nRows++;
+        continue;
+      }
       rc = loadSteps(aSpan, nSpan, zD, &aStep, &nStep);
       if( rc==SQLITE_OK && nStep ){
         int64_t s = stepAt(aStep, nStep, o.peakTs);
