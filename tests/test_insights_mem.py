@@ -381,6 +381,22 @@ class Kernels(MemTestCase):
              "total_duration_us": 60.0, "avg_duration_us": 20.0, "min_duration_us": 10.0,
              "max_duration_us": 30.0}])
 
+    def test_chunked_device_and_zero_length_kernels(self):
+        """A device whose plane comes in two chunks (one name) is one device;
+        kernel events of zero duration are no kernels run."""
+        gemm = "regs:32 static_shared:0 dynamic_shared:0 grid:1,1,1 block:32,1,1 occ_pct:25"
+        planes = []
+        for chunk in (0, 1):
+            pb = W.PlaneBuilder("/device:GPU:0", id=10 + chunk)
+            pb.line(id=1, name="Stream #1(Kernel)", timestamp_ns=0, events=[
+                kernel(pb, "gemm", 10 * chunk, 2, gemm),
+                kernel(pb, "gemm", 10 * chunk + 5, 0, gemm)])
+            planes.append(pb.build())
+        tid = self.imp(W.xspace(planes, hostnames=["h"]), "chunks.xplane.pb")
+        self.assertEqual(self.rows("SELECT devices, occurrences, avg_duration_us, min_duration_us "
+                                   "FROM profsum_kernel_stats WHERE trace_id=?", (tid,)),
+                         [{"devices": 1, "occurrences": 2, "avg_duration_us": 2.0, "min_duration_us": 2.0}])
+
     def test_out_of_range_diagnostics(self):
         tid = self.imp(gpu_capture())
         d = self.db.execute("SELECT kind, detail FROM profsum_diagnostic WHERE trace_id=? AND kind LIKE "

@@ -100,6 +100,10 @@ struct InsMem {
   ** could not be allocated or it is no device */
   unsigned char *aKd; int64_t nKd, nKdAlloc;
   int64_t kdPlane;        /* the plane (iPlane) aKd is of */
+  /* the distinct names of the device planes (planes with one name are one
+  ** device, in chunks), and the index of the current plane's among them */
+  char **azDevName; int nDevName, nDevNameAlloc;
+  int64_t curDevKey;
 };
 
 /* ===================================================================== */
@@ -133,6 +137,8 @@ void insMemFree(InsMem *p){
   memDiagFree(&p->diag);
   memKernFree(p->pKern);
   sqlite3_free(p->aKd);
+  for(i=0; i<p->nDevName; i++) sqlite3_free(p->azDevName[i]);
+  sqlite3_free(p->azDevName);
   sqlite3_free(p);
 }
 
@@ -508,6 +514,22 @@ int insMemXpPlane(InsMem *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
   p->nKd = 0;
   p->kdPlane = pl->iPlane;
   if( pl->nName<8 || memcmp(pl->zName, "/device:", 8)!=0 ) return SQLITE_OK;
+  /* the device: its name's index (kernels of its chunks count once) */
+  for(i=0; i<p->nDevName; i++){
+    if( (int64_t)strlen(p->azDevName[i])==pl->nName && memcmp(p->azDevName[i], pl->zName, (size_t)pl->nName)==0 ) break;
+  }
+  if( i==p->nDevName ){
+    if( p->nDevName>=p->nDevNameAlloc ){
+      int nNew = p->nDevNameAlloc ? p->nDevNameAlloc*2 : 8;
+      char **a = sqlite3_realloc64(p->azDevName, sizeof(char*)*(sqlite3_uint64)nNew);
+      if( a==0 ) return SQLITE_NOMEM;
+      p->azDevName = a; p->nDevNameAlloc = nNew;
+    }
+    p->azDevName[i] = sqlite3_mprintf("%.*s", (int)pl->nName, pl->zName);
+    if( p->azDevName[i]==0 ) return SQLITE_NOMEM;
+    p->nDevName++;
+  }
+  p->curDevKey = i;
   if( pl->nEventMetadata>p->nKdAlloc ){
     unsigned char *a = sqlite3_realloc64(p->aKd, (sqlite3_uint64)pl->nEventMetadata);
     if( a ){ p->aKd = a; p->nKdAlloc = pl->nEventMetadata; }
@@ -634,8 +656,9 @@ int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
     memInFree(&m);
     return rc;
   }
-  if( ev->pPlane->nName>=8 && memcmp(ev->pPlane->zName, "/device:", 8)==0 ){
-    /* kernel_details: the event's stat, else its metadata's */
+  if( ev->pPlane->nName>=8 && memcmp(ev->pPlane->zName, "/device:", 8)==0 && ev->durationPs>0 ){
+    /* kernel_details: the event's stat, else its metadata's (a kernel
+    ** event has a positive duration, as every timeline event counted) */
     const ProfsumXpStat *apKey[3] = {0, 0, 0};   /* kernel_details, hlo_op, hlo_module */
     char *az[3] = {0, 0, 0};
     int64_t an[3] = {0, 0, 0};
@@ -680,7 +703,7 @@ int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
       const char *zName = mt->nDisplay>0 ? mt->zDisplay : mt->zName;
       int64_t nName = mt->nDisplay>0 ? mt->nDisplay : mt->nName;
       rc = memKernAdd(p->pKern, &p->diag, zName, nName, az[0], an[0], az[1], an[1], az[2], an[2],
-                      ev->pPlane->iPlane, ev->durationPs, ev->iEvent, ev->iOffset);
+                      p->curDevKey, ev->durationPs, ev->iEvent, ev->iOffset);
     }
     for(k=0; k<3; k++) sqlite3_free(az[k]);
   }
@@ -773,6 +796,7 @@ int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev){
   /* a kernel: an X event whose args have a top-level kernel_details (the
   ** scanner found the key: the args are read again only for these) */
   if( ph!='X' || ev->aArg[PROFSUM_AK_KERNEL_DETAILS].type==PROFSUM_JT_NONE ) return SQLITE_OK;
+  if( !ev->hasDur || ev->dur<=0 ) return SQLITE_OK;    /* a kernel runs for some time */
   memset(&j, 0, sizeof(j));
   memJsonMembers(ev->args.z, ev->args.n, jsonArg, &j);
   if( j.aK[0].z ){
