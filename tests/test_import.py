@@ -400,8 +400,15 @@ class ImportBehaviour(Base):
                           ("5", "options_json must be a JSON object"),
                           ('{"warmup":1}', "unknown key 'warmup'"),
                           ('{"breakdown_mode":"x"}', "breakdown_mode must be"),
-                          ('{"hot_op_limit":"many"}', "options_json: 'hot_op_limit' must be a non-negative integer, not \"many\""),
-                          ('{"warmup_steps": -1}', "options_json: 'warmup_steps' must be a non-negative integer, not -1"),
+                          ('{"hot_op_limit":"many"}', "options_json: 'hot_op_limit' must be an integer from 0 to "
+                                                      "2147483647, not \"many\""),
+                          ('{"warmup_steps": -1}', "options_json: 'warmup_steps' must be an integer from 0 to "
+                                                   "2147483647, not -1"),
+                          # never cut to 32 bits on the quiet
+                          ('{"warmup_steps": 4294967298}', "options_json: 'warmup_steps' must be an integer from 0 "
+                                                           "to 2147483647, not 4294967298"),
+                          ('{"hot_op_limit": 4294967296}', "options_json: 'hot_op_limit' must be an integer from 0 "
+                                                           "to 2147483647, not 4294967296"),
                           ('{"store_events": null}', "options_json: 'store_events' must be true or false (or 1/0), not null"),
                           ('{"replace": 2}', "options_json: 'replace' must be true or false (or 1/0), not 2"),
                           ('{"unique_label": -1}', "options_json: 'unique_label' must be true or false (or 1/0), not -1"),

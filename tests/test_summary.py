@@ -324,7 +324,7 @@ class Fixtures(Base):
         self.summary(fixtures.f2(), "x")
         with self.assertRaises(sqlite3.Error) as cm:
             self.db.execute("SELECT profsum_summary_json('x', '{\"warmup_steps\": -1}')").fetchone()
-        self.assertIn("warmup_steps must be a non-negative integer", str(cm.exception))
+        self.assertIn("warmup_steps must be an integer from 0 to 2147483647", str(cm.exception))
         with self.assertRaises(sqlite3.Error) as cm:
             self.db.execute("SELECT profsum_summary_json(99)").fetchone()
         self.assertIn("no trace with id 99", str(cm.exception))

@@ -83,13 +83,13 @@ void profsumKnobsInit(ProfsumKnobs *pK){
 
 /* Read the member zKey of the options object p, when it has one, into
 ** *pVal: a non-negative integer up to INT32_MAX.  SQLITE_OK, or
-** SQLITE_ERROR with "option zKey must be a non-negative integer" in
-** *pzErr (when pzErr is not 0). */
+** SQLITE_ERROR with "option zKey must be an integer from 0 to 2147483647"
+** in *pzErr (when pzErr is not 0). */
 static int knobInt(const JNode *p, const char *zKey, int *pVal, char **pzErr){
   const JNode *v = jGet(p, zKey);
   if( v==0 ) return SQLITE_OK;
   if( v->type!=JT_INT || v->i<0 || v->i>INT32_MAX ){
-    if( pzErr ) *pzErr = sqlite3_mprintf("option %s must be a non-negative integer", zKey);
+    if( pzErr ) *pzErr = sqlite3_mprintf("option %s must be an integer from 0 to 2147483647", zKey);
     return SQLITE_ERROR;
   }
   *pVal = (int)v->i;

@@ -19,7 +19,7 @@ static int optsKeyError(sqlite3 *db, sqlite3_stmt *p, const char *zKey, int isTe
                         const char *zVT, char **pzErr){
   /* what each key takes, for the message (the keys handled above) */
   static const char *azWant[] = {
-    "warmup_steps", "a non-negative integer", "hot_op_limit", "a non-negative integer",
+    "warmup_steps", "an integer from 0 to 2147483647", "hot_op_limit", "an integer from 0 to 2147483647",
     "breakdown_mode", "'exclusive_per_track' or 'exclusive_global'",
     "series", "a string or null", "store_events", "true or false (or 1/0)",
     "schema", "a string (the name of an attached database)",
@@ -104,9 +104,11 @@ int profsumImportParseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char *
       rc = SQLITE_ERROR; break;
     }
     if( zKey==0 ) continue;
-    if( strcmp(zKey, "warmup_steps")==0 && isInt && sqlite3_column_int64(p, 2)>=0 ){
+    if( strcmp(zKey, "warmup_steps")==0 && isInt && sqlite3_column_int64(p, 2)>=0
+     && sqlite3_column_int64(p, 2)<=INT32_MAX ){
       o->warmup = (int)sqlite3_column_int64(p, 2);
-    }else if( strcmp(zKey, "hot_op_limit")==0 && isInt && sqlite3_column_int64(p, 2)>=0 ){
+    }else if( strcmp(zKey, "hot_op_limit")==0 && isInt && sqlite3_column_int64(p, 2)>=0
+           && sqlite3_column_int64(p, 2)<=INT32_MAX ){
       o->hotOpLimit = (int)sqlite3_column_int64(p, 2);
     }else if( strcmp(zKey, "breakdown_mode")==0 && isText ){
       const char *z = (const char*)sqlite3_column_text(p, 2);
