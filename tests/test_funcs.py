@@ -237,6 +237,17 @@ class SemanticFamilyTest(FuncTestCase):
             with self.subTest(name=name):
                 self.assertEqual(self.f("profsum_semantic_family", name), family)
 
+    def test_word_boundary_is_unicode(self):
+        # Python's \b: every script's letters, digits and numbers are word
+        # characters (é, ², ǅ, 中), a dash or a space is not; each family
+        # checked against Python's re on the canonical name
+        cases = {"éfusion.3.remat": "other", "x²fusion.y": "other", "ǅfusion.1x": "other",
+                 "écopy-x": "other", "中copy": "other", "—copy-1": "copy", "é fusion.1.x": "fusion",
+                 "ſfusion.1.x": "other", "_copy": "other"}
+        for name, family in cases.items():
+            with self.subTest(name=name):
+                self.assertEqual(self.f("profsum_semantic_family", name), family)
+
     def test_silu_quirk(self):
         # `jit\\(silu\\)` in the reference's raw regex needs backslashes.
         self.assertEqual(self.f("profsum_semantic_family", "x", "jit(silu)/mul"),

@@ -20,9 +20,8 @@
 ** re.IGNORECASE also equates U+0130/U+0131 with i, U+017F with s and U+212A
 ** with k; str.lower() in the blacklist test maps U+212A to k and U+0130 to
 ** "i" + a non-word character; `.` does not match a newline; `$` also
-** matches before a final newline.  One approximation: for \b only
-** [A-Za-z0-9_] and the four letters above are word characters (Python also
-** counts every other Unicode letter and digit).
+** matches before a final newline; \b's word characters are re's \w, the
+** letters, digits and numbers of every script (ext/util/pytext.c).
 */
 #include "funcs.h"
 #include "pytext.h"
@@ -289,8 +288,19 @@ static const struct {
       "reducescatter", 0 } },
 };
 
-/* Word character for \b, on case-folded text (see the file header). */
-static int isWordByte(int c){ return isIdentChar(c); }
+/* Whether the character that ends just before b[i] (i > 0) of the
+** case-folded text is a word character for \b (Python's re \w: every
+** script's letters and digits; the folded special letters are ASCII).
+** The text keeps its UTF-8 apart from those letters: step back over at
+** most three continuation bytes to the lead byte and decode from there (a
+** sequence that does not end exactly at i is no word character). */
+static int wordBefore(const u8 *b, int i){
+  int s = i - 1, len, c;
+  if( b[s]<0x80 ) return isIdentChar(b[s]);
+  while( s>0 && s>i-4 && (b[s]&0xC0)==0x80 ) s--;
+  c = utf8Decode(b, i, s, &len);
+  return s+len==i && c!=PROFSUM_BADBYTE && profsumPyIsWord(c);
+}
 
 /*
 ** True if family pattern iFam matches the case-folded text b[0..m)
@@ -310,7 +320,7 @@ static int familyMatch(const u8 *b, int m, int iFam){
       int i = (int)(p - b);
       p++;
       if( memcmp(b+i, zLit, nLit)!=0 ) continue;
-      if( eKind!=FAM_ANY && i>0 && isWordByte(b[i-1]) ) continue;
+      if( eKind!=FAM_ANY && i>0 && wordBefore(b, i) ) continue;
       if( eKind==FAM_COPY ){
         int j = i + nLit;
         int bOk = (j<m && (b[j]=='.' || b[j]=='-'))

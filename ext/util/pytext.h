@@ -28,6 +28,11 @@ int profsumUtf8Decode(const unsigned char *z, int64_t n, int64_t i, int *pLen);
 ** \s, int()): the 29 code points, ASCII 0x09-0x0D and 0x1C-0x20 among them. */
 int profsumPyIsSpace(int c);
 
+/* 1 when code point c is a word character to Python's re \w in a str
+** pattern (and so to \b): letters, digits and numbers of every script,
+** and '_'. */
+int profsumPyIsWord(int c);
+
 /* The value 0-9 of code point c when it is a Unicode decimal digit (general
 ** category Nd: re's \d, what int() reads), else -1. */
 int profsumPyDigit(int c);
