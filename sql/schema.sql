@@ -3,10 +3,10 @@
 -- Three layers, all keyed by trace_id:
 --   profsum_trace        one row per imported trace: provenance, overview, options
 --   profsum_agg_*        knob-independent aggregates computed in one pass over
---                        the trace (C, ext/summary_engine.c); every view and
+--                        the trace (C, ext/summary/summary_engine.c); every view and
 --                        every export is derived from these
 --   profsum_sec_*        the summary sections for the knobs given at import
---                        (ext/summary_doc.c); the public views read these
+--                        (ext/summary/summary_doc.c); the public views read these
 -- Durations are REAL microseconds computed from exact integer picoseconds
 -- (correctly rounded), the unit of the profile_summary.v1 document; step
 -- durations and gap lengths are the reference's own doubles instead
@@ -18,7 +18,7 @@
 -- The file is executed by profsum_import() with "main." replaced by the
 -- target schema; every statement must be idempotent (IF NOT EXISTS).  A
 -- database made by another profsum is brought up to this file
--- (ext/schema.c): views made again, missing columns added at the end of
+-- (ext/summary/schema.c): views made again, missing columns added at the end of
 -- their table.  So a new column goes at the end of its table, one per
 -- line, and is nullable or has a DEFAULT.
 
@@ -146,7 +146,8 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_diagnostic(
 CREATE INDEX IF NOT EXISTS main.profsum_agg_diagnostic_trace ON profsum_agg_diagnostic(trace_id);
 
 -- ---------------------------------------------------------------------
--- Sections for the knobs given at import (ext/summary_doc.c writes them).
+-- Sections for the knobs given at import (ext/summary/summary_doc.c and
+-- doc_tables.c write them).
 
 -- step_time.all_steps and step_time.steady_state_steps of the document.
 CREATE TABLE IF NOT EXISTS main.profsum_sec_step_stats(
@@ -264,7 +265,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_fact(
 
 -- ---------------------------------------------------------------------
 
--- Regression history (ext/compare.c; docs/compare.md).  One row per
+-- Regression history (ext/history/history.c; docs/compare.md).  One row per
 -- profsum_track() call, per profsum_bundle() with "history": true and per
 -- line of a JSONL history read by profsum_history_import(); record_json is
 -- the summary-v1-tools-spec §4.2 record exactly as its JSONL line
@@ -283,7 +284,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_history_record(
 );
 CREATE INDEX IF NOT EXISTS main.profsum_history_record_label ON profsum_history_record(label, record_id);
 
--- What shaped this database's profsum objects (ext/schema.c): the
+-- What shaped this database's profsum objects (ext/summary/schema.c): the
 -- fingerprint of the schema that created or last upgraded them, and the
 -- profsum that did it.  An import by a profsum with another schema drops
 -- and recreates profsum's views, adds the columns a table lacks, and
@@ -384,7 +385,9 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_kernel(
   max_duration_us REAL NOT NULL        -- longest, µs
 );
 CREATE INDEX IF NOT EXISTS main.profsum_agg_kernel_trace ON profsum_agg_kernel(trace_id);
+
 -- ---------------------------------------------------------------------
+
 -- Sessions and pods (ext/summary/session*.c; docs/sessions.md): the hosts
 -- of a profiling session imported together ("hosts": "all" or "session":
 -- "all"), one trace per host, on one time axis.

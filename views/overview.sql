@@ -13,8 +13,9 @@ CREATE VIEW IF NOT EXISTS main.profsum_overview(
   source_path,
   -- File that was read (the pick inside an artifact folder) (TEXT).
   trace_path,
-  -- 'perfetto_trace_json' for a trace; for an imported profile_summary.v1 file, the
-  -- document's own source_format (that of the trace it summarizes) (TEXT).
+  -- 'perfetto_trace_json' for a JSON trace, 'xplane_pb' for an XPlane; for an imported
+  -- profile_summary.v1 file, the document's own source_format (that of the trace it
+  -- summarizes) (TEXT).
   source_format,
   -- SHA-256 of the trace file's bytes as stored on disk, lower-case hex; for an imported
   -- profile_summary.v1 file, its trace_provenance.trace_sha256 (the summarized trace's) (TEXT).
