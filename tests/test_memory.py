@@ -154,7 +154,7 @@ class ImportMemory(unittest.TestCase):
         self.check_shape(lambda s: xprof_like(s), 150, 300)
 
     def test_event_record_is_small(self):
-        # ops without run_id: 24 bytes of event record (ts, dur, key and a
+        # ops without run_id: 20 bytes of event record (ts, a 32-bit dur, key and a
         # word that is the run_id while reading, the exclusive time after
         # ordering), 4 of processing order, the rest the keys' tables
         m = self.check_shape(lambda s: xprof_like(s, run_ids=False), 150, 300)
