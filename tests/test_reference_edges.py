@@ -119,6 +119,29 @@ class ReferenceEdges(unittest.TestCase):
         self.assertIn("1 complete event is left out", warn[0])
         self.assertIn("entry", warn[0])
 
+    def test_stray_event_far_from_the_others_is_the_one_left_out(self):
+        """Times are 64-bit ps from one origin: of a ts-0 event and four at
+        epoch times, the one is left out, first in the file or last, and
+        the summary is the four's."""
+        epoch = 1.7e15
+        four = [{"name": "f.1", "ts": epoch, "dur": 10}, {"name": "g.1", "ts": epoch + 20, "dur": 5},
+                {"name": "f.1", "ts": epoch + 30, "dur": 10}, {"name": "g.1", "ts": epoch + 50, "dur": 5}]
+        stray = {"name": "h.1", "ts": 0, "dur": 3}
+        docs = []
+        for events in ([stray] + four, four + [stray]):
+            with TempDir() as td:
+                d, diags = summary(td, ops_only(events))
+            ov = d["trace_overview"]
+            self.assertEqual(ov["num_complete_events"], 4)
+            self.assertEqual(ov["profile_start_ts"], epoch)
+            self.assertEqual(sorted(h["name"] for h in d["hot_ops"]), ["f.1", "g.1"])
+            self.assertEqual([k for k, _ in diags].count("time_out_of_range"), 1)
+            self.assertIn("1 complete event is left out", ov["quality_warnings"][0])
+            docs.append({k: v for k, v in d.items()
+                         if k not in ("generated_at_utc", "trace_overview", "trace_provenance", "run_metadata",
+                                      "source_path")})
+        self.assertEqual(docs[0], docs[1])
+
     def test_dur_below_half_a_picosecond_is_complete(self):
         # dur > 0 as a double (the reference's test): 1e-13 rounds to 0 ps
         # but is a complete event; -1e-13 and 1e-400 (0.0) are not

@@ -238,6 +238,8 @@ struct ProfsumEngine {
   int noEvents;         /* see ProfsumEngineInfo */
   int64_t nRejected, iFirstRejected, iLastRejected;
   int64_t nLeftOut, iFirstLeftOut; /* X events left out of the summary */
+  int64_t nFar;         /* of those, the ones more than 2^61 ps from the origin */
+  profsum_ps farTs;     /* the start of the first of them */
   const char *zFirstLeftOutWhy;
   const char *zFirstRejected;
   /* orders */

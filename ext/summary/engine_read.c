@@ -471,10 +471,11 @@ static int evNew(Engine *e, int64_t idx, int64_t iOffset, profsum_ps ts, profsum
   if( !e->hasOrigin ){ e->origin = ts; e->hasOrigin = 1; }
   rel = ts - e->origin;
   if( rel>((int64_t)1<<61) || rel<-((int64_t)1<<61) || dur>((int64_t)1<<61) ){
+    if( dur<=((int64_t)1<<61) && e->nFar++==0 ) e->farTs = ts;   /* far from the origin */
     engDiag(e, idx, iOffset, "time_out_of_range",
-            "complete event longer than 26 days (2^61 ps) or that far from the first one: "
+            "complete event longer than 26 days (2^61 ps) or that far from the events kept: "
             "left out of the summary");
-    noteLeftOut(e, idx, "more than 26 days (2^61 ps) long or away from the first event");
+    noteLeftOut(e, idx, "more than 26 days (2^61 ps) long or away from the events kept");
     return SQLITE_OK;
   }
   if( !e->hasRange || ts<e->tsMin ) e->tsMin = ts;

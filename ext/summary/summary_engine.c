@@ -183,14 +183,15 @@ static void engCappedExport(Engine *e){
 }
 
 /* See summary_engine.h. */
-int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop,
-                       void *pStopArg, ProfsumEngine **pp, ProfsumEngineInfo *pInfo,
-                       char **pzErr){
+/* A new engine for zPath (the arguments as profsumEngineParse's) read to
+** its end, its origin the first event's start, or origin when bOrigin.
+** SQLITE_OK or an error code; *pp is the engine either way (0 when it
+** could not be made: SQLITE_NOMEM). */
+static int engReadOnce(const char *zFunc, const char *zPath, ProfsumStopFn xStop, void *pStopArg,
+                       char **pzErr, int bOrigin, profsum_ps origin, Engine **pp){
   Engine *e;
   int rc, k;
   *pp = 0;
-  memset(pInfo, 0, sizeof(*pInfo));
-  if( (rc = profsumRefuseUnsupported(zFunc, zPath, pzErr))!=SQLITE_OK ) return rc;
   e = sqlite3_malloc64(sizeof(Engine));
   if( e==0 ) return SQLITE_NOMEM;
   memset(e, 0, sizeof(*e));
@@ -200,9 +201,11 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   e->iFirstLeftOut = -1;
   e->xStop = xStop;
   e->pStopArg = pStopArg;
+  if( bOrigin ){ e->origin = origin; e->hasOrigin = 1; }
   e->zPath = sqlite3_mprintf("%s", zPath);
   if( e->zPath==0 ){ sqlite3_free(e); return SQLITE_NOMEM; }
   if( profsumInsNew(&e->pIns) ){ sqlite3_free(e->zPath); sqlite3_free(e); return SQLITE_NOMEM; }
+  *pp = e;
   k = profsumSniffFormat(zPath);
   if( k==PROFSUM_FMT_NOMEM ){
     rc = SQLITE_NOMEM;
@@ -213,6 +216,32 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   }else{
     rc = profsumEngRead(e, zPath);
     if( rc==SQLITE_OK ) rc = engNotATrace(e);
+  }
+  return rc;
+}
+
+int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop,
+                       void *pStopArg, ProfsumEngine **pp, ProfsumEngineInfo *pInfo,
+                       char **pzErr){
+  Engine *e;
+  int rc;
+  *pp = 0;
+  memset(pInfo, 0, sizeof(*pInfo));
+  if( (rc = profsumRefuseUnsupported(zFunc, zPath, pzErr))!=SQLITE_OK ) return rc;
+  rc = engReadOnce(zFunc, zPath, xStop, pStopArg, pzErr, 0, 0, &e);
+  if( e==0 ) return rc;
+  if( rc==SQLITE_OK && e->nFar>e->nEv ){
+    /* Times are kept as 64-bit ps from the first event: an event more than
+    ** 2^61 ps (26 days) from it is left out.  When those outnumber the
+    ** events taken, the first event was the stray one (a ts of 0, or none,
+    ** in a trace of epoch times): read again from the first far event, so
+    ** that the few are left out, not the many. */
+    profsum_ps o = e->farTs;
+    profsumEngineFree(e);
+    sqlite3_free(*pzErr);
+    *pzErr = 0;
+    rc = engReadOnce(zFunc, zPath, xStop, pStopArg, pzErr, 1, o, &e);
+    if( e==0 ) return rc;
   }
   if( rc==SQLITE_OK ) rc = e->diagRc;
   if( rc==SQLITE_NOMEM ) profsumEngNoMem(e, "reading the events");
