@@ -193,6 +193,27 @@ class BadHost(DbTestCase):
             self.db.execute("SELECT profsum_import(?, 'pod', '{\"hosts\": \"all\"}')", (d,))
         self.assertEqual(self.db.execute("SELECT count(*) FROM sqlite_master WHERE name GLOB 'profsum_*'").fetchone()[0], 0)
 
+    def test_a_damaged_xplane_falls_back_to_its_hosts_json(self):
+        """A host stopped while writing its XPlane, with its trace JSON
+        beside it: that host is read from the JSON (placed by its steps), a
+        diagnostic says why; the others from their XPlanes."""
+        for i, h in enumerate(("h0", "h1")):
+            x = host_xspace(BASE_NS, [(1, 50, 20), (2, 50, 20)])
+            self.td.write(os.path.join("fb", SESSION, h + ".xplane.pb"), x[:40] if h == "h1" else x)
+            self.td.write(os.path.join("fb", SESSION, h + ".trace.json.gz"), json_trace({1: 0, 2: 100}), gz=True)
+        d = os.path.join(self.td.path, "fb")
+        self.db.execute("SELECT profsum_import(?, 'fb', '{\"hosts\": \"all\"}')", (d,))
+        self.assertEqual([(l, f, os.path.basename(p)) for l, f, p in self.db.execute(
+            "SELECT label, source_format, trace_path FROM profsum_trace ORDER BY label")],
+            [("fb/h0", "xplane_pb", "h0.xplane.pb"), ("fb/h1", "perfetto_trace_json", "h1.trace.json.gz")])
+        self.assertEqual(self.db.execute("SELECT host, alignment FROM profsum_hosts ORDER BY host").fetchall(),
+                         [("h0", "profile_start_time"), ("h1", "steps")])
+        diag = self.db.execute("SELECT t.label, g.detail FROM profsum_diagnostic AS g JOIN profsum_trace AS t "
+                               "USING (trace_id) WHERE g.kind = 'xplane_not_decoded'").fetchall()
+        self.assertEqual(len(diag), 1)
+        self.assertEqual(diag[0][0], "fb/h1")
+        self.assertIn("h1.xplane.pb': byte 0: XSpace field 1 (planes): length", diag[0][1])
+
 
 class Attached(DbTestCase):
     def test_schema_option(self):

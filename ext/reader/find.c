@@ -907,6 +907,16 @@ int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
     f->zSession = sqlite3_mprintf("%.*s", n, zS);
     f->zHost = r->eFormat==FIND_FMT_PERFETTO ? 0 : sqlite3_mprintf("%.*s", r->nHost, r->zPath + r->iHost);
     if( !f->zPath || !f->zSession || (r->eFormat!=FIND_FMT_PERFETTO && !f->zHost) ) rc = SQLITE_NOMEM;
+    if( rc==SQLITE_OK && r->eFormat==FIND_FMT_XPLANE ){
+      /* the host's trace JSON beside it, for an XPlane that does not decode */
+      sqlite3_int64 j, iAlt = -1;
+      for(j=0; j<list.nRow; j++){
+        const ProfsumFindRow *q = &list.aRow[j];
+        if( j==i || !FIND_IS_JSON(q->eFormat) || !findSameHostFile(q, r) ) continue;
+        if( iAlt<0 || findHostRank(q->eFormat)<findHostRank(list.aRow[iAlt].eFormat) ) iAlt = j;
+      }
+      if( iAlt>=0 && (f->zAlt = sqlite3_mprintf("%s", list.aRow[iAlt].zPath))==0 ) rc = SQLITE_NOMEM;
+    }
   }
   if( rc==SQLITE_OK && list.iRefPick>=0 ){
     pSet->zRefPick = sqlite3_mprintf("%s", list.aRow[list.iRefPick].zPath);
@@ -933,6 +943,7 @@ void profsumPickSetFree(ProfsumPickSet *pSet){
     sqlite3_free(pSet->a[i].zPath);
     sqlite3_free(pSet->a[i].zHost);
     sqlite3_free(pSet->a[i].zSession);
+    sqlite3_free(pSet->a[i].zAlt);
   }
   sqlite3_free(pSet->a);
   sqlite3_free(pSet->zRefPick);

@@ -60,6 +60,9 @@ typedef struct ProfsumPickFile {
   char *zPath;        /* the file (dir + '/' + its path below dir) */
   char *zHost;        /* <host> of its name; NULL for perfetto_trace.json.gz */
   char *zSession;     /* its session: the parent folder's name ("" when none) */
+  char *zAlt;         /* an XPlane's: the same host's trace JSON in its folder
+                      ** (the better ranked), read instead when the XPlane
+                      ** does not decode; else NULL */
 } ProfsumPickFile;
 
 /* The files an import reads, in path order (sqlite3_malloc'd, freed by

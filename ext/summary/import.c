@@ -1309,6 +1309,7 @@ static int callRunSession(ImportCall *c, ImportJob *job){
   memset(a, 0, sizeof(ProfsumHost)*(size_t)c->pick.n);
   for(i=0; i<c->pick.n; i++){
     a[i].zPath = c->pick.a[i].zPath;
+    a[i].zAlt = c->pick.a[i].zAlt;
     a[i].zFileHost = c->pick.a[i].zHost;
     a[i].zSession = c->pick.a[i].zSession;
   }

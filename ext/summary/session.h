@@ -23,7 +23,10 @@ typedef struct ProfsumDevStep {
 
 /* One host of a session: the file, and what its parse gives. */
 typedef struct ProfsumHost {
-  const char *zPath;           /* in: the file */
+  const char *zPath;           /* in: the file (out: zAlt when it was read instead) */
+  const char *zAlt;            /* in: an XPlane's: the host's trace JSON, read
+                               ** instead when the XPlane does not decode, or 0 */
+  char *zFellBack;             /* out: why zAlt was read (the XPlane's error), or 0 */
   const char *zFileHost;       /* in: <host> of its name (0: perfetto_trace.json.gz) */
   const char *zSession;        /* in: its session folder name */
   ProfsumEngine *pEngine;      /* out: the parsed trace (owned) */

@@ -273,6 +273,29 @@ static void sessParseOne(SessPool *q, int i){
   ProfsumHost *h = &q->a[i];
   ProfsumStopCheck prev = profsumStopPush(sessStop, q);
   int rc = profsumEngineParse(q->zFunc, h->zPath, sessStop, q, &h->pEngine, &h->info, &q->azErr[i]);
+  if( rc==PROFSUM_RC_DAMAGED && h->zAlt ){
+    /* an XPlane that does not decode (a host stopped while writing it):
+    ** the host's trace JSON instead, as the reference falls back for one
+    ** host; the XPlane's error is kept for a diagnostic */
+    h->zFellBack = q->azErr[i];
+    q->azErr[i] = 0;
+    if( h->zFellBack==0 ) h->zFellBack = sqlite3_mprintf("%s: '%s': does not decode", q->zFunc, h->zPath);
+    if( h->zFellBack==0 ){
+      rc = SQLITE_NOMEM;
+    }else{
+      h->zPath = h->zAlt;
+      memset(&h->info, 0, sizeof(h->info));
+      rc = profsumEngineParse(q->zFunc, h->zPath, sessStop, q, &h->pEngine, &h->info, &q->azErr[i]);
+      if( rc==SQLITE_OK ){
+        char *z = sqlite3_mprintf("the host's XPlane does not decode, so its trace JSON was read: %s",
+                                  h->zFellBack);
+        if( z==0 ) rc = SQLITE_NOMEM;
+        else profsumEngDiag(h->pEngine, -1, -1, "xplane_not_decoded", z);
+        sqlite3_free(z);
+        if( rc==SQLITE_OK ) rc = profsumEngDiagRc(h->pEngine);
+      }
+    }
+  }
   if( rc==SQLITE_OK ) rc = hostSteps(h);
   if( rc==SQLITE_OK && h->info.isXPlane ) rc = xspaceFacts(q->zFunc, h);
   if( rc==SQLITE_OK && h->zHostnames==0 ){
@@ -396,6 +419,7 @@ void profsumHostClear(ProfsumHost *h){
   for(i=0; i<h->nDev; i++) sqlite3_free(h->azDev[i]);
   sqlite3_free(h->azDev);
   sqlite3_free(h->zHost);
-  h->zHostnames = 0; h->aStep = 0; h->azDev = 0; h->zHost = 0;
+  sqlite3_free(h->zFellBack);
+  h->zHostnames = 0; h->aStep = 0; h->azDev = 0; h->zHost = 0; h->zFellBack = 0;
   h->nStep = h->nDev = 0;
 }
