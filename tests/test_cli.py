@@ -294,6 +294,32 @@ class CompareTrack(CliBase):
         # without --fail-on the status does not change the exit code
         self.run_cli("track", "--before", b, "--after", a, "--warmup-steps", "2")
 
+    def test_track_and_history_with_an_infinite_regression(self):
+        """A steady median of 5e-324 before makes the regression infinite:
+        track records it (Infinity, as Python's json writes it), fails the
+        assessment, and history reads the record back."""
+        self.require_track()
+        b = self.trace("before.json.gz", F1_BEFORE)
+        a = self.trace("after.json.gz", F1_AFTER)
+        out, _ = self.run_cli("summarize", "--trace-file", b, "--warmup-steps", "2")
+        doc = json.loads(out)
+        doc["step_time"]["steady_state_steps"]["median"] = 5e-324
+        tiny = os.path.join(self.td.path, "tiny.json")
+        with open(tiny, "w") as f:
+            json.dump(doc, f)
+        hist = os.path.join(self.td.path, "inf.jsonl")
+        out, _ = self.run_cli("track", "--before", tiny, "--after", a, "--warmup-steps", "2", "--history", hist)
+        rec = json.loads(out)
+        self.assertEqual(rec["assessment"]["status"], "fail")
+        self.assertEqual(rec["assessment"]["metrics"]["steady_state_median_regression_pct"], float("inf"))
+        self.assertIn("Steady-state median step time regressed by inf% (threshold 5.00%).",
+                      rec["assessment"]["failures"])
+        out, _ = self.run_cli("history", "--history", hist)
+        h = json.loads(out)
+        self.assertEqual((h["num_records"], h["status_counts"]), (1, {"fail": 1}))
+        self.assertEqual(h["latest_record"]["assessment"]["metrics"]["steady_state_median_regression_pct"],
+                         float("inf"))
+
     def test_track_db_history_and_warn_gate(self):
         self.require_track()
         b = self.trace("before.json.gz", F1_BEFORE)

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "fileio.h"
 #include "compare.h"           /* profsumHistQuietSources */
+#include "jsontree.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -154,16 +155,65 @@ static char *thresholdsJson(const Opts *o, long long topK){
   return (char*)jobjEnd(&j);
 }
 
+/* The documents of compare and track are read with the project's JSON
+** reader, not SQLite's: they may hold NaN and Infinity (a metric that
+** became infinite), which Python's json writes and reads and SQLite's
+** JSON functions refuse. */
+
+/* The string member zKey of member zObj of document zJson, as a malloc'd
+** copy, or 0 (no such string, or out of memory). */
+static char *docString(const char *zJson, const char *zObj, const char *zKey){
+  JNode *p = zJson ? jParse(zJson, -1, 0) : 0;
+  const JNode *v = jGet(jGet(p, zObj), zKey);
+  char *z = (v && v->type==JT_STRING) ? strdup(v->z) : 0;
+  jFree(p);
+  return z;
+}
+
+/* The strings of the arrays zArr1 then zArr2 (zArr2 may be 0) of member zObj
+** of document zJson, joined by cSep, as a malloc'd text ("" when none), or
+** 0 when out of memory. */
+static char *docJoin(const char *zJson, const char *zObj, const char *zArr1, const char *zArr2, char cSep){
+  JNode *p = jParse(zJson, -1, 0);
+  const JNode *o = jGet(p, zObj);
+  const char *az[2];
+  size_t n = 0, k;
+  int a, i;
+  char *z;
+  az[0] = zArr1; az[1] = zArr2;
+  for(a=0; a<2; a++){
+    const JNode *arr = az[a] ? jGet(o, az[a]) : 0;
+    for(i=0; arr && arr->type==JT_ARRAY && i<arr->nChild; i++){
+      if( arr->a[i]->type==JT_STRING ) n += (size_t)arr->a[i]->n + 1;
+    }
+  }
+  z = malloc(n + 1);
+  if( z ){
+    k = 0;
+    for(a=0; a<2; a++){
+      const JNode *arr = az[a] ? jGet(o, az[a]) : 0;
+      for(i=0; arr && arr->type==JT_ARRAY && i<arr->nChild; i++){
+        const JNode *v = arr->a[i];
+        if( v->type!=JT_STRING ) continue;
+        if( k ) z[k++] = cSep;
+        memcpy(z+k, v->z, (size_t)v->n);
+        k += (size_t)v->n;
+      }
+    }
+    z[k] = 0;
+  }
+  jFree(p);
+  return z;
+}
+
 /* Strict provenance (compare, track): fail when the comparison's
 ** provenance status is "fail". */
 static void checkProvenance(const char *zCompare){
-  char *zStatus = sqlText("SELECT json_extract(?1, '$.provenance_checks.status')", "t", zCompare);
+  char *zStatus = docString(zCompare, "provenance_checks", "status");
   if( zStatus && strcmp(zStatus, "fail")==0 ){
     char *zMsg;
     free(zStatus);
-    zMsg = sqlText("SELECT group_concat(value, ' ') FROM "
-                         "(SELECT value FROM json_each(?1, '$.provenance_checks.messages') ORDER BY key)",
-                         "t", zCompare);
+    zMsg = docJoin(zCompare, "provenance_checks", "messages", 0, ' ');
     if( zMsg && zMsg[0] ) fail(EXIT_FAIL, "Provenance checks failed. %s", zMsg);
     fail(EXIT_FAIL, "Provenance checks failed.");
   }
@@ -315,7 +365,7 @@ int cmdTrack(Opts *o){
   zRec = sqlText("SELECT profsum_track(?1, ?2, ?3, ?4)", "iitt", idB, idA, optStr(o, "label"), zThr);
   if( zRec==0 ) fail(EXIT_FAIL, "profsum_track returned nothing");
   appendHistory(zHist, kind);
-  zStatus = sqlText("SELECT json_extract(?1, '$.assessment.status')", "t", zRec);
+  zStatus = docString(zRec, "assessment", "status");
   noteNoSteadySteps(idB, idA, optRaw(o, "before") ? optRaw(o, "before") : zB,
                     optRaw(o, "after") ? optRaw(o, "after") : zA);
   if( zFailOn && zStatus ){
@@ -325,9 +375,7 @@ int cmdTrack(Opts *o){
   emit(zRec, optStr(o, "output"));
   if( zFailOn && zStatus && strcmp(zStatus, "pass")!=0 ){
     /* why: the assessment's failures and warnings, one line each */
-    char *zWhy = sqlText("SELECT group_concat(value, char(10)) FROM (SELECT value FROM "
-                         "json_each(?1, '$.assessment.failures') UNION ALL SELECT value FROM "
-                         "json_each(?1, '$.assessment.warnings'))", "t", zRec);
+    char *zWhy = docJoin(zRec, "assessment", "failures", "warnings", '\n');
     errLine("profsum track: status %s (--fail-on %s)%s", zStatus, zFailOn,
             bGate ? "" : ": below the gate, exit 0");
     if( zWhy ){
@@ -359,10 +407,21 @@ int cmdHistory(Opts *o){
   }else{
     openHistory(zHist, 0, 1);
   }
-  zSum = sqlText("SELECT profsum_json_pretty(json_set(profsum_history_summary_json(?1), '$.history_path', ?2))",
-                 "it", (sqlite3_int64)nTail, zHist);
+  zSum = sqlText("SELECT profsum_history_summary_json(?1)", "i", (sqlite3_int64)nTail);
   if( zSum==0 ) fail(EXIT_FAIL, "profsum_history_summary_json returned nothing");
-  emit(zSum, optStr(o, "output"));
+  {
+    /* with history_path, printed as Python's json.dumps(indent=2,
+    ** sort_keys=True); NaN and Infinity in a record stay as they are */
+    JNode *p = jParse(zSum, -1, 0);
+    char *zOut;
+    if( p==0 ) fail(EXIT_FAIL, "profsum history: the summary of the history is not JSON");
+    jSet(p, "history_path", jStr(zHist, -1));
+    zOut = jOom(p) ? 0 : jDump(p);
+    jFree(p);
+    if( zOut==0 ) fail(EXIT_FAIL, "out of memory");
+    emit(zOut, optStr(o, "output"));
+    sqlite3_free(zOut);
+  }
   free(zSum);
   return EXIT_OK;
 }
