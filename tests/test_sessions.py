@@ -215,6 +215,27 @@ class BadHost(DbTestCase):
         self.assertIn("h1.xplane.pb': byte 0: XSpace field 1 (planes): length", diag[0][1])
 
 
+class UnmatchedSteps(DbTestCase):
+    def test_hosts_without_a_common_step_number_say_so(self):
+        """Steps are compared across hosts by number: two hosts whose steps
+        run together but are numbered 1-3 and 101-103 have nothing to
+        compare, and each says so (no silent "no straggler")."""
+        self.td.write(os.path.join("u", SESSION, "a.xplane.pb"),
+                      host_xspace(BASE_NS, [(1, 50, 20), (2, 50, 20), (3, 50, 20)]))
+        self.td.write(os.path.join("u", SESSION, "b.xplane.pb"),
+                      host_xspace(BASE_NS, [(101, 50, 20), (102, 90, 20), (103, 50, 20)]))
+        d = os.path.join(self.td.path, "u")
+        self.db.execute("SELECT profsum_import(?, 'u', '{\"hosts\": \"all\"}')", (d,))
+        self.assertEqual(self.db.execute("SELECT count(*) FROM profsum_stragglers").fetchone()[0], 0)
+        self.assertEqual(self.db.execute("SELECT label FROM profsum_diagnostic WHERE kind='host_steps_unmatched' "
+                                         "ORDER BY label").fetchall(), [("u/a",), ("u/b",)])
+        # hosts that share step numbers say nothing
+        pod = pod_files(self.td, "pod2")
+        self.db.execute("SELECT profsum_import(?, 'pod2', '{\"hosts\": \"all\"}')", (pod,))
+        self.assertEqual(self.db.execute("SELECT count(*) FROM profsum_diagnostic WHERE kind='host_steps_unmatched' "
+                                         "AND label GLOB 'pod2/*'").fetchone()[0], 0)
+
+
 class Attached(DbTestCase):
     def test_schema_option(self):
         d = pod_files(self.td)
