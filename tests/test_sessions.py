@@ -236,6 +236,33 @@ class UnmatchedSteps(DbTestCase):
                                          "AND label GLOB 'pod2/*'").fetchone()[0], 0)
 
 
+class FloatTies(DbTestCase):
+    def test_equal_hosts_have_no_straggler(self):
+        """Two hosts of three TPUs with the same per-device compute (0.1,
+        0.2 and 0.3 µs) in another device order: their sums differ in the
+        last bit of a double, which makes no straggler."""
+        for h, per_dev in (("a", (0.1, 0.2, 0.3)), ("b", (0.3, 0.2, 0.1))):
+            planes = []
+            for dev, c in enumerate(per_dev):
+                pb = W.PlaneBuilder("/device:TPU:%d" % dev, id=dev)
+                pb.line(id=1, name="Steps", timestamp_ns=0, events=[
+                    pb.event(str(k), offset_ps=(k - 1) * 100 * US, duration_ps=100 * US) for k in (1, 2)])
+                pb.line(id=2, name="XLA Ops", timestamp_ns=0, events=[
+                    pb.event("fusion.1", offset_ps=(k - 1) * 100 * US, duration_ps=round(c * US)) for k in (1, 2)])
+                planes.append(pb.build())
+            te = W.PlaneBuilder("Task Environment", id=1000)
+            te.plane_stat("profile_start_time", u64=BASE_NS)
+            self.td.write(os.path.join("ties", SESSION, h + ".xplane.pb"), W.xspace(planes + [te.build()]))
+        d = os.path.join(self.td.path, "ties")
+        self.db.execute("SELECT profsum_import(?, 'ties', '{\"hosts\": \"all\"}')", (d,))
+        self.assertEqual(self.db.execute("SELECT step, lag_us FROM profsum_stragglers ORDER BY step").fetchall(),
+                         [(1, 0.0), (2, 0.0)])
+        self.assertEqual(self.db.execute("SELECT host, times_slowest FROM profsum_hosts ORDER BY host").fetchall(),
+                         [("a", 0), ("b", 0)])
+        pod = json.loads(self.db.execute("SELECT profsum_session_json('ties')").fetchone()[0])["pod"]
+        self.assertIsNone(pod["slowest_host"])
+
+
 class Attached(DbTestCase):
     def test_schema_option(self):
         d = pod_files(self.td)

@@ -21,8 +21,10 @@ CREATE VIEW IF NOT EXISTS main.profsum_stragglers(
   collective_wait_us
 ) AS
 WITH hs AS (
+  -- to the picosecond: a host's per-device sums added in another order
+  -- must not make one host slower by a rounding error
   SELECT session_id, session_label, step, host, trace_id,
-         busy_us - collective_us AS compute, collective_us AS coll
+         round(busy_us - collective_us, 6) AS compute, round(collective_us, 6) AS coll
   FROM profsum_host_steps WHERE busy_us IS NOT NULL
 ), nh AS (
   SELECT session_id, count(*) AS n FROM profsum_agg_host GROUP BY session_id
