@@ -404,6 +404,20 @@ class SameName(DbTestCase):
                            "this one is labelled 'h-2'" % os.path.join(d, "b", SESSION, "h.xplane.pb"))])
 
 
+class SuffixTaken(DbTestCase):
+    def test_suffix_skips_a_real_host_name(self):
+        """Hosts h (twice, in two folders) and h-2: the second h is h-3,
+        not a second h-2."""
+        steps = [(1, 50, 20)]
+        self.td.write(os.path.join("st", "a", SESSION, "h.xplane.pb"), host_xspace(BASE_NS, steps))
+        self.td.write(os.path.join("st", "b", SESSION, "h.xplane.pb"), host_xspace(BASE_NS + 1000, steps))
+        self.td.write(os.path.join("st", "a", SESSION, "h-2.xplane.pb"), host_xspace(BASE_NS + 2000, steps))
+        d = os.path.join(self.td.path, "st")
+        self.db.execute("SELECT profsum_import(?, 's', '{\"hosts\": \"all\"}')", (d,))
+        self.assertEqual(sorted(self.db.execute("SELECT host, offset_us FROM profsum_hosts").fetchall()),
+                         [("h", 0.0), ("h-2", 2.0), ("h-3", 1.0)])
+
+
 class Sessions(DbTestCase):
     """A folder of two sessions: 2024_01_01 with host h, 2024_02_01 with
     hosts g and h."""

@@ -770,10 +770,25 @@ static int sessionLabels(ImportJob *j, const char *zBase, char **azLabel){
       if( strcmp(g->zSession, h->zSession)==0 && (g->zFileHost==0)==(h->zFileHost==0)
        && (h->zFileHost==0 || strcmp(g->zFileHost, h->zFileHost)==0) ) h->nSameName++;
     }
-    if( h->zFileHost ){
-      h->zHost = h->nSameName ? sqlite3_mprintf("%s-%d", h->zFileHost, h->nSameName+1)
-                              : sqlite3_mprintf("%s", h->zFileHost);
+    if( h->zFileHost && h->nSameName==0 ){
+      h->zHost = sqlite3_mprintf("%s", h->zFileHost);
       if( h->zHost==0 ) return SQLITE_NOMEM;
+    }else if( h->zFileHost ){
+      /* <host>-2, -3, ...: the first that no host of the session has, by
+      ** its file (a host named h-2) or by an earlier suffix */
+      int n = h->nSameName + 1, taken;
+      do{
+        sqlite3_free(h->zHost);
+        h->zHost = sqlite3_mprintf("%s-%d", h->zFileHost, n++);
+        if( h->zHost==0 ) return SQLITE_NOMEM;
+        taken = 0;
+        for(k=0; k<j->nHost && !taken; k++){
+          const ProfsumHost *g = &j->aHost[k];
+          if( k==i || strcmp(g->zSession, h->zSession)!=0 ) continue;
+          taken = (g->zFileHost && strcmp(g->zFileHost, h->zHost)==0)
+               || (k<i && g->zHost && strcmp(g->zHost, h->zHost)==0);
+        }
+      }while( taken );
     }
     azLabel[i] = sqlite3_mprintf("%s%s%s%s%s", zBase, j->sessionAll ? "/" : "",
                                  j->sessionAll ? h->zSession : "", h->zHost && j->o.hostsAll ? "/" : "",
