@@ -418,6 +418,22 @@ class SuffixTaken(DbTestCase):
                          [("h", 0.0), ("h-2", 2.0), ("h-3", 1.0)])
 
 
+class ReplaceSession(DbTestCase):
+    def test_replace_takes_the_old_hosts_with_it(self):
+        """The pod's four hosts, then the same folder without h3 with
+        replace: h3's trace goes with the session it belonged to."""
+        d = pod_files(self.td)
+        self.db.execute("SELECT profsum_import(?, 'pod', '{\"hosts\": \"all\"}')", (d,))
+        os.remove(os.path.join(d, SESSION, "h3.xplane.pb"))
+        self.db.execute("SELECT profsum_import(?, 'pod', '{\"hosts\": \"all\", \"replace\": true}')", (d,))
+        self.assertEqual(self.db.execute("SELECT label FROM profsum_trace ORDER BY label").fetchall(),
+                         [("pod/h0",), ("pod/h1",), ("pod/h2",)])
+        self.assertEqual(self.db.execute("SELECT count(*) FROM profsum_session").fetchone()[0], 1)
+        self.assertEqual(self.db.execute("SELECT count(*) FROM profsum_agg_host").fetchone()[0], 3)
+        self.assertEqual(self.db.execute("SELECT count(*) FROM profsum_agg_op WHERE trace_id NOT IN "
+                                         "(SELECT trace_id FROM profsum_trace)").fetchone()[0], 0)
+
+
 class Sessions(DbTestCase):
     """A folder of two sessions: 2024_01_01 with host h, 2024_02_01 with
     hosts g and h."""

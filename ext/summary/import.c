@@ -832,6 +832,34 @@ static int sessionRow(sqlite3 *db, ImportJob *j, const char *zBase, int i, sqlit
     if( strcmp(j->aHost[k].zSession, h->zSession)==0 ){ aSess[i] = aSess[k]; return SQLITE_OK; }
   }
   if( j->o.replace ){
+    /* the session replaced goes with every trace of its hosts: a host it
+    ** had and this import has not must not stay behind, orphaned */
+    sqlite3_stmt *q = 0;
+    sqlite3_int64 *aOld = 0;
+    int nOld = 0, nAlloc = 0;
+    rc = profsumImportPrepare(db, &q, FN, 1, pzErr, "SELECT h.trace_id FROM \"%w\".profsum_agg_host AS h "
+        "JOIN \"%w\".profsum_session AS s USING (session_id) WHERE s.label=?1||?2||?3", j->o.zSchema, j->o.zSchema);
+    if( rc ) return rc;
+    sqlite3_bind_text(q, 1, zBase, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, j->sessionAll ? "/" : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 3, j->sessionAll ? h->zSession : "", -1, SQLITE_STATIC);
+    while( (rc = sqlite3_step(q))==SQLITE_ROW ){
+      if( nOld>=nAlloc ){
+        int nNew = nAlloc ? nAlloc*2 : 8;
+        sqlite3_int64 *a = sqlite3_realloc64(aOld, sizeof(sqlite3_int64)*(sqlite3_uint64)nNew);
+        if( a==0 ){ rc = SQLITE_NOMEM; break; }
+        aOld = a; nAlloc = nNew;
+      }
+      aOld[nOld++] = sqlite3_column_int64(q, 0);
+    }
+    sqlite3_finalize(q);
+    if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+    for(k=0; rc==SQLITE_OK && k<nOld; k++) rc = deleteTrace(db, j->o.zSchema, aOld[k], pzErr);
+    sqlite3_free(aOld);
+    if( rc ){
+      if( rc!=SQLITE_NOMEM && *pzErr==0 ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
+      return rc;
+    }
     rc = profsumImportExec(db, FN, 1, pzErr, "DELETE FROM \"%w\".profsum_session WHERE label=%Q||%Q||%Q",
                            j->o.zSchema, zBase, j->sessionAll ? "/" : "", j->sessionAll ? h->zSession : "");
     if( rc ) return rc;
