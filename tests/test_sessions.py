@@ -434,6 +434,27 @@ class ReplaceSession(DbTestCase):
                                          "(SELECT trace_id FROM profsum_trace)").fetchone()[0], 0)
 
 
+class RepeatedStepNumber(DbTestCase):
+    def test_busy_time_of_every_window_of_a_step(self):
+        """A Steps line named 1, 2, 1, 2 (100 µs windows at 0, 100, 200, 300,
+        50 µs of compute in each): step 1 spans 0-300 µs and its busy time
+        is both windows' 100 µs, not the last window's alone."""
+        for h in ("a", "b"):
+            pb = W.PlaneBuilder("/device:TPU:0", id=0)
+            pb.line(id=1, name="Steps", timestamp_ns=0, events=[
+                pb.event(str(k), offset_ps=i * 100 * US, duration_ps=100 * US) for i, k in enumerate((1, 2, 1, 2))])
+            pb.line(id=2, name="XLA Ops", timestamp_ns=0, events=[
+                pb.event("fusion.1", offset_ps=i * 100 * US, duration_ps=50 * US) for i in range(4)])
+            te = W.PlaneBuilder("Task Environment", id=1000)
+            te.plane_stat("profile_start_time", u64=BASE_NS)
+            self.td.write(os.path.join("rep", SESSION, h + ".xplane.pb"), W.xspace([pb.build(), te.build()]))
+        d = os.path.join(self.td.path, "rep")
+        self.db.execute("SELECT profsum_import(?, 'rep', '{\"hosts\": \"all\"}')", (d,))
+        self.assertEqual(self.db.execute("SELECT step, duration_us, busy_us, idle_us FROM profsum_host_steps "
+                                         "WHERE host='a' ORDER BY step").fetchall(),
+                         [(1, 300.0, 100.0, 200.0), (2, 300.0, 100.0, 200.0)])
+
+
 class Sessions(DbTestCase):
     """A folder of two sessions: 2024_01_01 with host h, 2024_02_01 with
     hosts g and h."""

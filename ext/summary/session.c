@@ -66,9 +66,14 @@ int profsumSessionWriteHost(sqlite3 *db, const char *zSchema, sqlite3_int64 sess
   rc = sessStep(db, zFunc, pzErr, p);
   sqlite3_finalize(p);
   if( rc ) return rc;
-  rc = sessPrepare(db, zFunc, pzErr, &p, "INSERT OR REPLACE INTO \"%w\".profsum_agg_device_step(trace_id, "
-                   "step, device, start_us, end_us, busy_us, collective_us) VALUES(?1,?2,?3,?4,?5,?6,?7)",
-                   zSchema);
+  /* a step number met twice on a device (a Steps line that repeats it):
+  ** one row from its first start to its last end, with the busy and
+  ** collective time of all its windows */
+  rc = sessPrepare(db, zFunc, pzErr, &p, "INSERT INTO \"%w\".profsum_agg_device_step(trace_id, "
+                   "step, device, start_us, end_us, busy_us, collective_us) VALUES(?1,?2,?3,?4,?5,?6,?7) "
+                   "ON CONFLICT(trace_id, step, device) DO UPDATE SET start_us=min(start_us, excluded.start_us), "
+                   "end_us=max(end_us, excluded.end_us), busy_us=busy_us+excluded.busy_us, "
+                   "collective_us=collective_us+excluded.collective_us", zSchema);
   for(i=0; rc==SQLITE_OK && i<h->nStep; i++){
     const ProfsumDevStep *s = &h->aStep[i];
     sqlite3_bind_int64(p, 1, h->traceId);
