@@ -36,6 +36,23 @@ def small_xplane():
     return xw.xspace(planes=[p.build()])
 
 
+class LatestSession(unittest.TestCase):
+    def test_latest_is_the_latest_with_a_readable_file(self):
+        """session 'latest' skips a newer session folder that holds only
+        .xplane.riegeli files (nothing profsum reads)."""
+        with TempDir() as t:
+            for sess in ("2024_01_01", "2024_02_01"):
+                t.write("plugins/profile/%s/h.trace.json" % sess, small_trace())
+            t.write("plugins/profile/2024_03_01/h.xplane.riegeli", RIEGELI)
+            db = connect(os.path.join(t.path, "p.db"))
+            picked = [os.path.relpath(r[0], t.path) for r in db.execute(
+                "SELECT path FROM profsum_find_traces(?, '{\"session\": \"latest\"}') WHERE picked", (t.path,))]
+            self.assertEqual(picked, ["plugins/profile/2024_02_01/h.trace.json"])
+            db.execute("SELECT profsum_import(?, 'l', '{\"session\": \"latest\"}')", (t.path,)).fetchall()
+            self.assertTrue(db.execute("SELECT trace_path FROM profsum_trace").fetchone()[0]
+                            .endswith("2024_02_01/h.trace.json"))
+
+
 class FindTraces(unittest.TestCase):
     def rows(self, db, d, opts=None):
         sql = "SELECT path, host, session, size, format, picked, reference_pick FROM profsum_find_traces(?%s)"

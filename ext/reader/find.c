@@ -828,7 +828,9 @@ static int findSelect(const ProfsumFindList *pList, const char *zDir, const char
   for(i=0; i<pList->nRow; i++){
     const ProfsumFindRow *r = &pList->aRow[i];
     if( strcmp(zSession, "latest")==0 ){
-      if( pS==0 || findCmpSession(r, pS)>0 ) pS = r;
+      /* the latest session that has a file profsum reads (a folder of
+      ** .xplane.riegeli files alone has none) */
+      if( FIND_IS_READ(r->eFormat) && (pS==0 || findCmpSession(r, pS)>0) ) pS = r;
     }else{
       int n;
       const char *z = findSessionOf(r, &n);
