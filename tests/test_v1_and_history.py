@@ -97,9 +97,11 @@ class BigV1Summary(Base):
             doc = json.load(f)
         dup = dict(doc, hot_ops=doc["hot_ops"] + doc["hot_ops"][:1])
         nul = dict(doc, generated_at_utc=None)
+        nostep = {k: v for k, v in doc.items() if k != "step_time"}
         db = connect()
         for name, bad, want in [("dup", dup, "hot_ops has two entries with the same name"),
-                                ("nul", nul, "lack a required value")]:
+                                ("nul", nul, "lack a required value"),
+                                ("nostep", nostep, "its step_time has no all_steps object with a count")]:
             p = self.td.write(name + ".summary.json", json.dumps(bad))
             with self.assertRaises(sqlite3.Error) as cm:
                 db.execute("SELECT profsum_import(?, ?)", (p, name)).fetchone()

@@ -207,7 +207,18 @@ int profsumDocStoreSteps(sqlite3 *db, const char *zS, sqlite3_int64 iTrace, cons
     "representative_step","representative_duration","periodicity"};
   static const char *azScope[2][2] = {{"all","all_steps"},{"steady","steady_state_steps"}};
   const JNode *st = jGet(pRoot, "step_time");
-  int k, rc = deleteRows(db, zS, iTrace, "profsum_sec_step_stats", pzErr);
+  int k, rc;
+  for(k=0; k<2; k++){
+    const JNode *ds = jGet(st, azScope[k][1]);
+    if( ds==0 || ds->type!=JT_OBJECT || jGet(ds, "count")==0 ){
+      /* said as what it is, not as a constraint of a table */
+      if( pzErr ) *pzErr = sqlite3_mprintf("its step_time has no %s object with a count "
+                                           "(a profile_summary.v1 document has step_time.%s)",
+                                           azScope[k][1], azScope[k][1]);
+      return SQLITE_CONSTRAINT;
+    }
+  }
+  rc = deleteRows(db, zS, iTrace, "profsum_sec_step_stats", pzErr);
   for(k=0; k<2 && rc==SQLITE_OK; k++){
     const JNode *ds = jGet(st, azScope[k][1]);
     sqlite3_stmt *p = 0;

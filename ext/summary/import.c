@@ -703,7 +703,10 @@ static int storeSections(sqlite3 *db, const ImportJob *j, sqlite3_int64 id, char
   PHASE(9);
   profsumDocFree(pDoc);
   if( rc && *pzErr && strncmp(*pzErr, FN, strlen(FN))!=0 ){
-    char *z2 = sqlite3_mprintf(FN ": %s", *pzErr);
+    /* a v1 document's: name it */
+    char *z2 = j->isV1 && j->zTrace ? sqlite3_mprintf(FN ": '%s': cannot store this profile_summary.v1 "
+                                                      "document: %s", j->zTrace, *pzErr)
+                                    : sqlite3_mprintf(FN ": %s", *pzErr);
     sqlite3_free(*pzErr);
     *pzErr = z2;
   }
