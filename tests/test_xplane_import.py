@@ -311,6 +311,20 @@ class Rules(XPlaneTestCase):
         self.assertEqual([r[0] for r in self.db.execute("SELECT tf_op FROM trace_events(?)", (path,))],
                          ["zipped/path", "zipped/path", "meta/level", "zipped/path"])
 
+    def test_stray_line_at_time_zero_is_left_out(self):
+        """A line at timestamp_ns 0 with one event beside a line at epoch
+        times with twenty: the one event is left out (more than 2^61 ps
+        from the others), not the twenty, though it comes first."""
+        pb = W.PlaneBuilder("/device:TPU:0")
+        pb.line(id=1, name="XLA Ops", timestamp_ns=0, events=[pb.event("stray.1", offset_ps=0, duration_ps=US)])
+        pb.line(id=2, name="XLA Ops", timestamp_ns=1_700_000_000_000_000_000, events=[
+            pb.event("f.%d" % (i % 3), offset_ps=i * 10 * US, duration_ps=5 * US) for i in range(20)])
+        d = self.doc(W.xspace([pb.build()]))
+        ov = d["trace_overview"]
+        self.assertEqual((ov["num_complete_events"], ov["profile_start_ts"]), (20, 1.7e15))
+        self.assertEqual(sorted(o["name"] for o in d["hot_ops"]), ["f.0", "f.1", "f.2"])
+        self.assertIn("1 complete event is left out", ov["quality_warnings"][0])
+
     def test_two_lines_with_one_id_are_two_tracks(self):
         pb = W.PlaneBuilder("/device:TPU:0")
         pb.line(id=5, name="XLA Ops", events=[pb.event("a.1", offset_ps=0, duration_ps=100 * US)])
