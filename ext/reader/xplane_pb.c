@@ -1178,87 +1178,83 @@ static int xpTextGrow(XpBuf *b, int64_t n){
   return SQLITE_OK;
 }
 
-/* Does compressed_str_value s inflate (gzip or zlib) to complete data of
-** at most PROFSUM_XP_MAX_INFLATE bytes?  The output goes through a 64 KiB
-** window and is dropped.  When it does not, s->cstrBad is set and a
-** diagnostic sent (compressed_too_large, compressed_invalid).  SQLITE_OK
-** or SQLITE_NOMEM (pbwNoMem's sticky error). */
-static int xpCstrCheck(ProfsumXp *p, ProfsumXpStat *s){
+/* What xpInflateTo found. */
+#define XP_INF_OK   0     /* complete data of at most PROFSUM_XP_MAX_INFLATE bytes */
+#define XP_INF_BIG  1     /* more than that */
+#define XP_INF_BAD  2     /* not complete gzip or zlib data (bad, truncated,
+                          ** bytes after its end) */
+
+/* Inflate compressed_str_value s (gzip or zlib): with bKeep into p->text.a,
+** NUL-terminated, its length in *pn; else through p->check, a 64 KiB
+** window whose output is dropped (a check).  *pWhat is XP_INF_*.
+** SQLITE_OK or SQLITE_NOMEM. */
+static int xpInflateTo(ProfsumXp *p, const ProfsumXpStat *s, int bKeep, int64_t *pn, int *pWhat){
+  const int64_t nWin = 64*1024;
+  XpBuf *b = bKeep ? &p->text : &p->check;
   z_stream z;
   int zrc;
   int64_t nOut = 0;
-  const int64_t nWin = 64*1024;
-  if( p->check.nAlloc<nWin && xpTextGrow(&p->check, nWin) ) return pbwNoMem(&p->in);
-  memset(&z, 0, sizeof(z));
-  if( inflateInit2(&z, 15+32)!=Z_OK ) return pbwNoMem(&p->in);
-  z.next_in = (Bytef*)s->z;
-  z.avail_in = (uInt)s->n;
-  for(;;){
-    z.next_out = p->check.a;
-    z.avail_out = (uInt)nWin;
-    zrc = inflate(&z, Z_NO_FLUSH);
-    nOut += nWin - (int64_t)z.avail_out;
-    if( nOut > PROFSUM_XP_MAX_INFLATE ){
-      inflateEnd(&z);
-      s->cstrBad = 1;
-      xpDiag(p, XP_DK_CBIG, s->iOffset, "compressed_str_value inflates to more than %d "
-             "bytes: stat omitted", PROFSUM_XP_MAX_INFLATE);
-      return SQLITE_OK;
-    }
-    if( zrc==Z_STREAM_END && z.avail_in==0 ){ inflateEnd(&z); return SQLITE_OK; }
-    if( zrc==Z_MEM_ERROR ){ inflateEnd(&z); return pbwNoMem(&p->in); }
-    if( zrc==Z_OK || (zrc==Z_BUF_ERROR && z.avail_out==0) ) continue;
-    break;   /* bad data, truncated data, or bytes after the end */
-  }
-  inflateEnd(&z);
-  s->cstrBad = 1;
-  xpDiag(p, XP_DK_CBAD, s->iOffset, "compressed_str_value is not complete gzip or zlib "
-         "data: stat omitted");
-  return SQLITE_OK;
-}
-
-/* Inflate the compressed_str_value s (gzip or zlib) into p->text.a,
-** NUL-terminated, at most PROFSUM_XP_MAX_INFLATE bytes: SQLITE_OK with
-** *pn set; SQLITE_DONE when it cannot be read (too large, not compressed
-** data, truncated, bytes after its end: xpCstrCheck, which saw it first,
-** sent the diagnostic); SQLITE_NOMEM. */
-static int xpInflate(ProfsumXp *p, const ProfsumXpStat *s, int64_t *pn){
-  z_stream z;
-  int zrc, rc;
-  int64_t nOut = 0;
-  if( s->cstrBad ) return SQLITE_DONE;     /* told when it was decoded */
+  *pWhat = XP_INF_BAD;
+  if( !bKeep && xpTextGrow(b, nWin) ) return SQLITE_NOMEM;
   memset(&z, 0, sizeof(z));
   if( inflateInit2(&z, 15+32)!=Z_OK ) return SQLITE_NOMEM;
   z.next_in = (Bytef*)s->z;
   z.avail_in = (uInt)s->n;
   for(;;){
-    if( nOut+1 >= p->text.nAlloc ){
+    int64_t nBefore;
+    if( bKeep && nOut+1 >= b->nAlloc ){
       /* room for one byte over the limit, to see it exceeded */
-      int64_t nNew = p->text.nAlloc ? p->text.nAlloc*2 : 64*1024;
+      int64_t nNew = b->nAlloc ? b->nAlloc*2 : nWin;
       if( nNew > PROFSUM_XP_MAX_INFLATE+2 ) nNew = PROFSUM_XP_MAX_INFLATE+2;
-      rc = xpTextGrow(&p->text, nNew);
-      if( rc ){ inflateEnd(&z); return rc; }
+      if( xpTextGrow(b, nNew) ){ inflateEnd(&z); return SQLITE_NOMEM; }
     }
-    z.next_out = p->text.a + nOut;
-    z.avail_out = (uInt)(p->text.nAlloc - 1 - nOut);
+    nBefore = bKeep ? nOut : 0;
+    z.next_out = b->a + nBefore;
+    z.avail_out = (uInt)(bKeep ? b->nAlloc - 1 - nOut : nWin);
     zrc = inflate(&z, Z_NO_FLUSH);
-    nOut = (int64_t)(z.next_out - p->text.a);
-    if( nOut > PROFSUM_XP_MAX_INFLATE ){
-      inflateEnd(&z);
-      return SQLITE_DONE;
-    }
+    nOut += (int64_t)(z.next_out - b->a) - nBefore;
+    if( nOut > PROFSUM_XP_MAX_INFLATE ){ *pWhat = XP_INF_BIG; break; }
     if( zrc==Z_STREAM_END && z.avail_in==0 ){
-      inflateEnd(&z);
-      p->text.a[nOut] = 0;
-      *pn = nOut;
-      return SQLITE_OK;
+      if( bKeep ){ b->a[nOut] = 0; *pn = nOut; }
+      *pWhat = XP_INF_OK;
+      break;
     }
     if( zrc==Z_MEM_ERROR ){ inflateEnd(&z); return SQLITE_NOMEM; }
     if( zrc==Z_OK || (zrc==Z_BUF_ERROR && z.avail_out==0) ) continue;
     break;   /* bad data, truncated data, or bytes after the end */
   }
   inflateEnd(&z);
-  return SQLITE_DONE;
+  return SQLITE_OK;
+}
+
+/* Check compressed_str_value s once, where it is decoded (xpInflateTo
+** without keeping the text): when it does not inflate within the bound,
+** s->cstrBad is set and a diagnostic sent (compressed_too_large,
+** compressed_invalid).  SQLITE_OK or SQLITE_NOMEM (pbwNoMem's sticky
+** error). */
+static int xpCstrCheck(ProfsumXp *p, ProfsumXpStat *s){
+  int what;
+  if( xpInflateTo(p, s, 0, 0, &what) ) return pbwNoMem(&p->in);
+  if( what==XP_INF_BIG ){
+    xpDiag(p, XP_DK_CBIG, s->iOffset, "compressed_str_value inflates to more than %d "
+           "bytes: stat omitted", PROFSUM_XP_MAX_INFLATE);
+  }else if( what==XP_INF_BAD ){
+    xpDiag(p, XP_DK_CBAD, s->iOffset, "compressed_str_value is not complete gzip or zlib "
+           "data: stat omitted");
+  }
+  s->cstrBad = what!=XP_INF_OK;
+  return SQLITE_OK;
+}
+
+/* Inflate the compressed_str_value s into p->text.a (xpInflateTo):
+** SQLITE_OK with *pn set; SQLITE_DONE when it cannot be read (xpCstrCheck,
+** which saw it first, sent the diagnostic); SQLITE_NOMEM. */
+static int xpInflate(ProfsumXp *p, const ProfsumXpStat *s, int64_t *pn){
+  int what, rc;
+  if( s->cstrBad ) return SQLITE_DONE;     /* told when it was decoded */
+  rc = xpInflateTo(p, s, 1, pn, &what);
+  if( rc ) return rc;
+  return what==XP_INF_OK ? SQLITE_OK : SQLITE_DONE;
 }
 
 /* See xplane_pb.h. */

@@ -81,7 +81,7 @@ typedef struct MemAlloc {
 ** "tf_op":…,"region_type":…,"data_type":…,"shape":… */
 typedef ProfsumStrPool MemPool;        /* maxBytes MEM_MAX_DETAIL */
 
-/* A device plane and its memory_size stat. */
+/* A device (the planes of one name) and its memory_size stat (0: none). */
 typedef struct MemDev { char *zName; int64_t memSize; } MemDev;
 
 /* A JSON process_name: pid → name (kernels name their device by it). */
@@ -91,7 +91,9 @@ struct InsMem {
   int64_t nRec;           /* records kept, all allocators */
   int64_t nOrd;
   MemPool pool;
-  MemDev *aDev; int nDev, nDevAlloc;
+  MemDev *aDev; int nDev, nDevAlloc;   /* one per device plane name (planes
+                                  ** of one name are one device, in chunks) */
+  int64_t curDevKey;              /* the current plane's index in aDev */
   MemDiag diag;
   MemKern *pKern;
   /* per event_metadata entry of the current (device) plane (iMeta): 0
@@ -100,10 +102,6 @@ struct InsMem {
   ** could not be allocated or it is no device */
   unsigned char *aKd; int64_t nKd, nKdAlloc;
   int64_t kdPlane;        /* the plane (iPlane) aKd is of */
-  /* the distinct names of the device planes (planes with one name are one
-  ** device, in chunks), and the index of the current plane's among them */
-  char **azDevName; int nDevName, nDevNameAlloc;
-  int64_t curDevKey;
 };
 
 /* ===================================================================== */
@@ -137,8 +135,6 @@ void insMemFree(InsMem *p){
   memDiagFree(&p->diag);
   memKernFree(p->pKern);
   sqlite3_free(p->aKd);
-  for(i=0; i<p->nDevName; i++) sqlite3_free(p->azDevName[i]);
-  sqlite3_free(p->azDevName);
   sqlite3_free(p);
 }
 
@@ -514,20 +510,21 @@ int insMemXpPlane(InsMem *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
   p->nKd = 0;
   p->kdPlane = pl->iPlane;
   if( pl->nName<8 || memcmp(pl->zName, "/device:", 8)!=0 ) return SQLITE_OK;
-  /* the device: its name's index (kernels of its chunks count once) */
-  for(i=0; i<p->nDevName; i++){
-    if( (int64_t)strlen(p->azDevName[i])==pl->nName && memcmp(p->azDevName[i], pl->zName, (size_t)pl->nName)==0 ) break;
+  /* the device: its entry by name (kernels of its chunks count once) */
+  for(i=0; i<p->nDev; i++){
+    if( (int64_t)strlen(p->aDev[i].zName)==pl->nName && memcmp(p->aDev[i].zName, pl->zName, (size_t)pl->nName)==0 ) break;
   }
-  if( i==p->nDevName ){
-    if( p->nDevName>=p->nDevNameAlloc ){
-      int nNew = p->nDevNameAlloc ? p->nDevNameAlloc*2 : 8;
-      char **a = sqlite3_realloc64(p->azDevName, sizeof(char*)*(sqlite3_uint64)nNew);
+  if( i==p->nDev ){
+    if( p->nDev>=p->nDevAlloc ){
+      int nNew = p->nDevAlloc ? p->nDevAlloc*2 : 8;
+      MemDev *a = sqlite3_realloc64(p->aDev, sizeof(MemDev)*(sqlite3_uint64)nNew);
       if( a==0 ) return SQLITE_NOMEM;
-      p->azDevName = a; p->nDevNameAlloc = nNew;
+      p->aDev = a; p->nDevAlloc = nNew;
     }
-    p->azDevName[i] = sqlite3_mprintf("%.*s", (int)pl->nName, pl->zName);
-    if( p->azDevName[i]==0 ) return SQLITE_NOMEM;
-    p->nDevName++;
+    p->aDev[i].zName = sqlite3_mprintf("%.*s", (int)pl->nName, pl->zName);
+    if( p->aDev[i].zName==0 ) return SQLITE_NOMEM;
+    p->aDev[i].memSize = 0;
+    p->nDev++;
   }
   p->curDevKey = i;
   if( pl->nEventMetadata>p->nKdAlloc ){
@@ -538,22 +535,13 @@ int insMemXpPlane(InsMem *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
     p->nKd = pl->nEventMetadata;
     if( p->nKd ) memset(p->aKd, 0, (size_t)p->nKd);
   }
-  for(i=0; i<pl->nStat; i++){
+  for(i=0; p->aDev[p->curDevKey].memSize==0 && i<pl->nStat; i++){
+    /* memory_size: the first valid one of the device's planes */
     const ProfsumXpStat *st = &pl->aStat[i];
     int64_t v;
     if( !eq(st->zName, st->nName, "memory_size") ) continue;
     if( statInt(pXp, st, &v, &rc)!=MV_OK || v<=0 ){ if( rc ) return rc; continue; }
-    if( p->nDev>=p->nDevAlloc ){
-      int nNew = p->nDevAlloc ? p->nDevAlloc*2 : 8;
-      MemDev *a = sqlite3_realloc64(p->aDev, sizeof(MemDev)*(sqlite3_uint64)nNew);
-      if( a==0 ) return SQLITE_NOMEM;
-      p->aDev = a; p->nDevAlloc = nNew;
-    }
-    p->aDev[p->nDev].zName = sqlite3_mprintf("%.*s", (int)pl->nName, pl->zName);
-    if( p->aDev[p->nDev].zName==0 ) return SQLITE_NOMEM;
-    p->aDev[p->nDev].memSize = v;
-    p->nDev++;
-    break;
+    p->aDev[p->curDevKey].memSize = v;
   }
   return SQLITE_OK;
 }

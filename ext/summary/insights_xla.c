@@ -33,6 +33,7 @@
 ** (numbers as strings) are read too.
 */
 #include "insights_xla_int.h"
+#include "growarray.h"
 #include "selectk.h"
 
 #include <math.h>
@@ -634,14 +635,9 @@ int insXlaXpApply(InsXla *p, const ProfsumInsXpOp *pOp, profsum_ps s, int64_t du
     if( (rc = xNewTrack(p, pOp->proc, pOp->kind, &p->applyTrk))!=SQLITE_OK ) return rc;
   }
   if( pOp->fl & PROFSUM_INSOP_SHIP ){
-    if( pOp->iMeta>=p->nAllocMetaE ){
-      int64_t nNew = p->nAllocMetaE ? p->nAllocMetaE : 64;
-      XOpStats *a;
-      while( nNew<=pOp->iMeta ) nNew *= 2;
-      a = sqlite3_realloc64(p->aMetaE, sizeof(XOpStats)*(sqlite3_uint64)nNew);
-      if( a==0 ) return SQLITE_NOMEM;
-      p->aMetaE = a; p->nAllocMetaE = nNew;
-    }
+    XOpStats *a = profsumGrowArray(p->aMetaE, pOp->iMeta, &p->nAllocMetaE, sizeof(XOpStats), 64);
+    if( a==0 ) return SQLITE_NOMEM;
+    p->aMetaE = a;
     p->aMetaE[pOp->iMeta] = pOp->st;
   }
   if( pOp->fl & PROFSUM_INSOP_OWN ){

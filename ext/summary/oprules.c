@@ -290,16 +290,12 @@ static const struct {
 
 /* Whether the character that ends just before b[i] (i > 0) of the
 ** case-folded text is a word character for \b (Python's re \w: every
-** script's letters and digits; the folded special letters are ASCII).
-** The text keeps its UTF-8 apart from those letters: step back over at
-** most three continuation bytes to the lead byte and decode from there (a
-** sequence that does not end exactly at i is no word character). */
+** script's letters and digits; the folded special letters are ASCII, the
+** rest keeps its UTF-8). */
 static int wordBefore(const u8 *b, int i){
-  int s = i - 1, len, c;
-  if( b[s]<0x80 ) return isIdentChar(b[s]);
-  while( s>0 && s>i-4 && (b[s]&0xC0)==0x80 ) s--;
-  c = utf8Decode(b, i, s, &len);
-  return s+len==i && c!=PROFSUM_BADBYTE && profsumPyIsWord(c);
+  int c;
+  profsumUtf8Before(b, 0, i, &c);
+  return c!=PROFSUM_BADBYTE && profsumPyIsWord(c);
 }
 
 /*

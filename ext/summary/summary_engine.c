@@ -182,7 +182,6 @@ static void engCappedExport(Engine *e){
   }
 }
 
-/* See summary_engine.h. */
 /* A new engine for zPath (the arguments as profsumEngineParse's) read to
 ** its end, its origin the first event's start, or origin when bOrigin.
 ** SQLITE_OK or an error code; *pp is the engine either way (0 when it
@@ -220,6 +219,7 @@ static int engReadOnce(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   return rc;
 }
 
+/* See summary_engine.h. */
 int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop,
                        void *pStopArg, ProfsumEngine **pp, ProfsumEngineInfo *pInfo,
                        char **pzErr){

@@ -252,9 +252,8 @@ int profsumPyDigit(int c){
   return c<aDigitBlock[lo]+10 ? c - aDigitBlock[lo] : -1;
 }
 
-/* The start of the character that ends at z[e-1] (e > i): the lead byte of
-** a valid sequence ending exactly there, else e-1 (a lone byte). */
-static int64_t charBefore(const unsigned char *z, int64_t i, int64_t e, int *pc){
+/* See pytext.h. */
+int64_t profsumUtf8Before(const unsigned char *z, int64_t i, int64_t e, int *pc){
   int64_t s = e - 1;
   int len;
   while( s>i && s>e-4 && (z[s]&0xC0)==0x80 ) s--;
@@ -269,7 +268,7 @@ void profsumPyStrip(const unsigned char *z, int64_t *pi, int64_t *pe){
   int len, c;
   while( i<e && profsumPyIsSpace(profsumUtf8Decode(z, e, i, &len)) ) i += len;
   while( e>i ){
-    int64_t s = charBefore(z, i, e, &c);
+    int64_t s = profsumUtf8Before(z, i, e, &c);
     if( !profsumPyIsSpace(c) ) break;
     e = s;
   }
@@ -292,7 +291,7 @@ int profsumPyInt(const char *zText, int64_t n, int64_t *pOut){
   uint64_t v = 0;
   while( i<e && intSpace(profsumUtf8Decode(z, e, i, &len)) ) i += len;
   while( e>i ){
-    int64_t s = charBefore(z, i, e, &c);
+    int64_t s = profsumUtf8Before(z, i, e, &c);
     if( !intSpace(c) ) break;
     e = s;
   }

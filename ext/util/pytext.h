@@ -24,6 +24,12 @@
 ** which no valid UTF-8 holds, decodes as its code point). */
 int profsumUtf8Decode(const unsigned char *z, int64_t n, int64_t i, int *pLen);
 
+/* The start of the character that ends at z[e-1] (e > i, no byte before
+** z[i] looked at), its code point in *pc: the lead byte of a sequence
+** that profsumUtf8Decode reads as ending exactly there, else e-1 with
+** PROFSUM_BADBYTE (a lone byte). */
+int64_t profsumUtf8Before(const unsigned char *z, int64_t i, int64_t e, int *pc);
+
 /* 1 when code point c is whitespace to Python (str.isspace(), strip(), re's
 ** \s, int()): the 29 code points, ASCII 0x09-0x0D and 0x1C-0x20 among them. */
 int profsumPyIsSpace(int c);
