@@ -538,7 +538,10 @@ class Errors(CliBase):
             _, err = self.run_cli(*args, rc=1)
             self.assertTrue(err.startswith("profsum %s: " % args[0]), err)
             self.assertIn("missing", err)
-            self.assertIn("No such file or directory", err)
+            if args[0] == "summarize":   # the reference's words
+                self.assertEqual(err.strip(), "profsum summarize: Trace file does not exist: missing.json.gz")
+            else:
+                self.assertIn("No such file or directory", err)
         self.assertEqual(self.temp_files_left(), [])
 
     def test_bad_input(self):
@@ -554,8 +557,18 @@ class Errors(CliBase):
         os.makedirs(os.path.join(self.td.path, "emptydir"), exist_ok=True)
         d = os.path.join(self.td.path, "emptydir")
         _, err = self.run_cli("summarize", "--profile-dir", d, rc=1)
-        self.assertEqual(err.strip(), "profsum summarize: profsum_import: No profile trace JSON found "
-                         "under '%s'. Expected perfetto_trace.json.gz or *.trace.json(.gz)." % d)
+        self.assertEqual(err.strip(), "profsum summarize: profsum_import: No *.xplane.pb file found "
+                         "under '%s'. No trace JSON either (perfetto_trace.json.gz or *.trace.json(.gz))." % d)
+        # a path below a file does not exist; a file is no folder: nothing under it
+        f = self.td.write("plain.json", b"{}")
+        for opt, want in (("--trace-file", "Trace file does not exist: %s/x"),
+                          ("--xplane-file", "XPlane protobuf does not exist: %s/x"),
+                          ("--profile-dir", "Profile directory does not exist: %s/x")):
+            _, err = self.run_cli("summarize", opt, f + "/x", rc=1)
+            self.assertEqual(err.strip(), "profsum summarize: " + want % f)
+        _, err = self.run_cli("summarize", "--profile-dir", f, rc=1)
+        self.assertEqual(err.strip(), "profsum summarize: No *.xplane.pb file found under '%s'. "
+                         "'%s' is not a directory." % (f, f))
 
     def test_publish(self):
         p = self.trace("t.json.gz", F1_BEFORE)

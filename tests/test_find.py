@@ -138,8 +138,10 @@ class FindTracesTest(unittest.TestCase):
 
     def test_import_warns_when_the_pick_leaves_traces_aside(self):
         # a log dir profiled twice, and one session with two hosts: the
-        # import reads the reference's pick and says what it left aside;
-        # a session's perfetto_trace.json.gz beside its host file is normal
+        # import reads the reference's pick and says what it left aside in a
+        # folder_pick diagnostic, not in the v1 document, whose warnings stay
+        # the reference's; a session's perfetto_trace.json.gz beside its host
+        # file is normal
         import gzip
         import json
         trace = gzip.compress(json.dumps({"traceEvents": [
@@ -149,8 +151,14 @@ class FindTracesTest(unittest.TestCase):
             db = connect()
             db.execute("SELECT profsum_import(?, 'x')", (d,))
             w = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+            self.assertEqual(w["trace_overview"]["quality_warnings"], [])
+            notes = [r[0] for r in db.execute("SELECT detail FROM profsum_diagnostic WHERE label='x' "
+                                              "AND kind='folder_pick'")]
+            md = db.execute("""SELECT profsum_report_md('x', 5, '{"profsum": true}')""").fetchone()[0]
+            for n in notes:             # profsum's data quality section says it
+                self.assertIn("- " + n, md)
             db.close()
-            return [x for x in w["trace_overview"]["quality_warnings"] if x.startswith("This ")]
+            return notes
         with TempDir() as t:
             t.write("two/plugins/profile/2026_01_01_00_00_00/h.trace.json.gz", trace)
             t.write("two/plugins/profile/2026_02_01_00_00_00/h.trace.json.gz", trace)

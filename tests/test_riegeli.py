@@ -95,7 +95,7 @@ class FindTraces(unittest.TestCase):
                     else:
                         db.execute("SELECT profsum_import(?)", (t.path,)).fetchall()
                 msg = str(cm.exception)
-                self.assertTrue(msg.startswith("profsum_import: No profile trace JSON found under '%s'. "
+                self.assertTrue(msg.startswith("profsum_import: No *.xplane.pb file found under '%s'. "
                                                % t.path if opts is None else
                                                "profsum_import: '%s': no " % t.path), msg)
                 self.assertIn("the *.xplane.riegeli files there (XSpace chunks in Riegeli records) "

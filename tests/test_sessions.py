@@ -473,8 +473,14 @@ class Sessions(DbTestCase):
             "SELECT path FROM profsum_find_traces(?, ?) WHERE picked", (self.dir, opts))]
 
     def imp(self, opts, label="r"):
+        # what a pick left aside is a folder_pick diagnostic (third column);
+        # the v1 document's quality warnings stay the reference's: none here
         tid = self.db.execute("SELECT profsum_import(?, ?, ?)", (self.dir, label, opts)).fetchone()[0]
-        return tid, self.db.execute("SELECT label, trace_path, quality_warnings FROM profsum_trace "
+        self.assertEqual(self.db.execute("SELECT DISTINCT quality_warnings FROM profsum_trace "
+                                         "WHERE trace_id>=?", (tid,)).fetchall(), [("[]",)])
+        return tid, self.db.execute("SELECT label, trace_path, (SELECT json_group_array(detail) FROM "
+                                    "profsum_agg_diagnostic AS d WHERE d.trace_id=t.trace_id AND "
+                                    "d.kind='folder_pick') FROM profsum_trace AS t "
                                     "WHERE trace_id>=? ORDER BY trace_id", (tid,)).fetchall()
 
     def test_picks(self):

@@ -189,6 +189,14 @@ class ArtifactFolder(XPlaneTestCase):
         self.assertEqual(doc["trace_overview"]["quality_warnings"], [])
         picked = self.db.execute("SELECT path FROM profsum_find_traces(?) WHERE picked", (d,)).fetchall()
         self.assertEqual(picked, [(os.path.join(d, "plugins/profile/2026_01_01_00_00_00/h.xplane.pb"),)])
+        # the reference summarizes the file it picked: that file is the
+        # document's source_path (as a pathlib path), the folder stays the
+        # trace's source_path
+        self.assertEqual(doc["source_path"], os.path.join(d, "plugins/profile/2026_01_01_00_00_00/h.xplane.pb"))
+        doc = self.imp(d + "//./", None, None)
+        self.assertEqual(doc["source_path"], os.path.join(d, "plugins/profile/2026_01_01_00_00_00/h.xplane.pb"))
+        self.assertEqual(self.db.execute("SELECT source_path FROM profsum_trace ORDER BY trace_id DESC "
+                                         "LIMIT 1").fetchone()[0], d + "//./")
 
     def test_two_xplanes_fall_back_to_json(self):
         f1 = fixtures.f1([100, 120, 140], 30)
@@ -224,8 +232,17 @@ class ArtifactFolder(XPlaneTestCase):
                 f.write(f11())
         with self.assertRaises(sqlite3.OperationalError) as cm:
             self.db.execute("SELECT profsum_import(?)", (d,)).fetchone()
-        self.assertIn("No profile trace JSON found under '%s'. Expected perfetto_trace.json.gz or "
-                      "*.trace.json(.gz); of its 2 .xplane.pb files none is read" % d, str(cm.exception))
+        # the reference's error (summary §1.1): the XPlane step's, the files in path order
+        self.assertTrue(str(cm.exception).startswith(
+            "profsum_import: Found multiple *.xplane.pb files under '%s': %s/a.xplane.pb, %s/b.xplane.pb. "
+            % (d, d, d)), str(cm.exception))
+        # a folder named with a quote is printed as it is
+        q = os.path.join(self.td.path, "it's")
+        os.makedirs(q)
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            self.db.execute("SELECT profsum_import(?)", (q,)).fetchone()
+        self.assertTrue(str(cm.exception).startswith(
+            "profsum_import: No *.xplane.pb file found under '%s'. " % q), str(cm.exception))
 
 
 class Rules(XPlaneTestCase):
@@ -462,7 +479,11 @@ class Rules(XPlaneTestCase):
         rows = self.db.execute("SELECT kind FROM profsum_agg_diagnostic WHERE kind='xplane_unsorted_line'").fetchall()
         self.assertEqual(len(rows), 1)
         d = self.doc(one_line(events, name="XLA Modules"), name="m.xplane.pb")
-        self.assertIn("'Events on XPlane track (1, 1) are not in timeline order.'",
+        # a device line the global mode details: the reference's words for both modes
+        self.assertIn("'Events on XPlane track (1, 1) are not in timeline order.' ('Events on trace "
+                      "track ...' with breakdown_mode exclusive_global)", d["trace_overview"]["quality_warnings"][0])
+        d = self.doc(one_line(events, name="Steps"), name="s.xplane.pb")
+        self.assertIn("'Events on XPlane track (1, 1) are not in timeline order.'; profsum sorted",
                       d["trace_overview"]["quality_warnings"][0])
 
     def test_invalid_utf8_given_directly(self):

@@ -16,6 +16,12 @@
 
 static void cappedNote(sqlite3_int64 id);
 
+/* 1 when path z does not exist as Python's Path.exists() sees it: a
+** missing component, or one that is not a directory. */
+static int isMissing(const char *z){
+  return access(z, F_OK)!=0 && (errno==ENOENT || errno==ENOTDIR);
+}
+
 /* profsum summarize: import one profile (--trace-file, --xplane-file,
 ** --profile-dir: XPlane first as summary §1.1 says, --artifact or
 ** --run-target) into a temporary database or --db and emit
@@ -43,10 +49,13 @@ int cmdSummarize(Opts *o){
   wandbEnv(o);
   openDb(zDb);
   if( zTrace ){
+    if( !isRemoteSource(zTrace) && isMissing(zTrace) ){
+      fail(EXIT_FAIL, "Trace file does not exist: %s", zTrace);      /* the reference's words */
+    }
     id = importSource(zTrace, optStr(o, "label"), zOpts);
   }else if( zX ){
     /* an XSpace, told by its content (or name): read as summary §6.1 says */
-    if( !isRemoteSource(zX) && access(zX, F_OK)!=0 && errno==ENOENT ){
+    if( !isRemoteSource(zX) && isMissing(zX) ){
       fail(EXIT_FAIL, "XPlane protobuf does not exist: %s", zX);     /* the reference's words */
     }
     id = importSource(zX, optStr(o, "label"), zOpts);
@@ -57,10 +66,12 @@ int cmdSummarize(Opts *o){
   }else if( zRun ){
     id = importRunTarget(zRun, optStr(o, "alias"), optStr(o, "label"), zOpts);
   }else{
-    if( access(zDir, F_OK)!=0 && errno==ENOENT ){
+    if( isMissing(zDir) ){
       fail(EXIT_FAIL, "Profile directory does not exist: %s", zDir);   /* the reference's words */
     }
-    if( !isDir(zDir) ) fail(EXIT_FAIL, "'%s': not a directory", zDir);
+    /* a file: the reference's walk finds no XPlane and no JSON under it */
+    if( !isDir(zDir) ) fail(EXIT_FAIL, "No *.xplane.pb file found under '%s'. '%s' is not a "
+                            "directory.", zDir, zDir);
     id = importSource(zDir, optStr(o, "label"), zOpts);
   }
   zJson = sqlText("SELECT profsum_summary_json(?1)", "i", id);

@@ -52,13 +52,17 @@ char *knobOptions(const Opts *o, int bReplace, const char *zSeries){
 
 /* Print on stderr every quality warning of the import whose first trace is
 ** id (a session's import stores several traces: those with its source and
-** import time), one line each: "profsum: warning: <label>: <text>". */
+** import time), then what a folder pick left aside (diagnostic
+** folder_pick), one line each: "profsum: warning: <label>: <text>". */
 static void importWarnings(sqlite3_int64 id){
   sqlite3_stmt *p = 0;
-  if( sqlite3_prepare_v2(g_db, "SELECT t.label, w.value FROM main.profsum_trace AS t, "
-      "json_each(t.quality_warnings) AS w, (SELECT source_path AS s, imported_at AS a FROM "
-      "main.profsum_trace WHERE trace_id=?1) AS f WHERE t.trace_id=?1 OR (t.trace_id>?1 AND "
-      "t.source_path IS f.s AND t.imported_at=f.a) ORDER BY t.trace_id, w.key", -1, &p, 0)!=SQLITE_OK ){
+  if( sqlite3_prepare_v2(g_db, "WITH f AS (SELECT source_path AS s, imported_at AS a FROM "
+      "main.profsum_trace WHERE trace_id=?1), t AS (SELECT t.* FROM main.profsum_trace AS t, f "
+      "WHERE t.trace_id=?1 OR (t.trace_id>?1 AND t.source_path IS f.s AND t.imported_at=f.a)) "
+      "SELECT label, text FROM (SELECT t.trace_id AS id, 0 AS part, w.key AS k, t.label, "
+      "w.value AS text FROM t, json_each(t.quality_warnings) AS w UNION ALL SELECT t.trace_id, 1, "
+      "d.rowid, t.label, d.detail FROM t JOIN main.profsum_agg_diagnostic AS d "
+      "ON d.trace_id=t.trace_id AND d.kind='folder_pick') ORDER BY id, part, k", -1, &p, 0)!=SQLITE_OK ){
     sqlite3_finalize(p);
     return;
   }

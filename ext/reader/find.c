@@ -644,20 +644,31 @@ int profsumPickTraceNote(const char *zDir, char **pzPath, char **pzReferencePick
     }else if( rc==SQLITE_OK ){
       rc = SQLITE_NOTFOUND;
       const char *zRiegeli = findRiegeliHint(&list);
-      /* the reference's sentence first, then what profsum knows more */
+      /* the reference's sentence first (summary §1.1: with no JSON to fall
+      ** back on, the XPlane step's own error when there were none or
+      ** several .xplane.pb files, the JSON step's when a lone one did not
+      ** decode; the folder as given, unquoted), then what profsum knows
+      ** more */
       if( list.nXplane==1 ){
-        zErr = sqlite3_mprintf("No profile trace JSON found under '%q'. Expected "
+        zErr = sqlite3_mprintf("No profile trace JSON found under '%s'. Expected "
                  "perfetto_trace.json.gz or *.trace.json(.gz); its .xplane.pb file does "
                  "not decode as an XSpace protobuf (read it directly to see where)%s.",
                  zDir, zRiegeli);
       }else if( list.nXplane>1 ){
-        zErr = sqlite3_mprintf("No profile trace JSON found under '%q'. Expected "
-                 "perfetto_trace.json.gz or *.trace.json(.gz); of its %lld .xplane.pb "
-                 "files none is read: an XPlane is read from a folder only when it is "
-                 "the only one; give one of them%s.", zDir, list.nXplane, zRiegeli);
+        sqlite3_str *pStr = sqlite3_str_new(0);
+        sqlite3_int64 i, nOut = 0;
+        sqlite3_str_appendf(pStr, "Found multiple *.xplane.pb files under '%s': ", zDir);
+        for(i=0; i<list.nRow; i++){
+          if( list.aRow[i].eFormat!=FIND_FMT_XPLANE ) continue;
+          sqlite3_str_appendf(pStr, "%s%s", nOut++ ? ", " : "", list.aRow[i].zPath);
+        }
+        sqlite3_str_appendf(pStr, ". No trace JSON to read instead (perfetto_trace.json.gz "
+                 "or *.trace.json(.gz)): an XPlane is read from a folder only when it is the "
+                 "only one; give one of them%s.", zRiegeli);
+        zErr = sqlite3_str_finish(pStr);
       }else{
-        zErr = sqlite3_mprintf("No profile trace JSON found under '%q'. Expected "
-                 "perfetto_trace.json.gz or *.trace.json(.gz)%s.", zDir, zRiegeli);
+        zErr = sqlite3_mprintf("No *.xplane.pb file found under '%s'. No trace JSON either "
+                 "(perfetto_trace.json.gz or *.trace.json(.gz))%s.", zDir, zRiegeli);
       }
       if( zErr==0 ) rc = SQLITE_NOMEM;
     }

@@ -585,13 +585,21 @@ static int storeV1(sqlite3 *db, const ImportJob *j, sqlite3_int64 id, char **pzE
 }
 
 /* The quality warnings of trace id where the reference would do otherwise
-** than profsum did with t (the pick, the file's form, its entries). */
+** than profsum did with t (the pick, the file's form, its entries).  What
+** a folder pick left aside, where profsum read what the reference reads,
+** is a diagnostic (kind folder_pick) instead: the v1 document's warnings
+** stay the reference's. */
 static int addReadWarnings(sqlite3 *db, const char *zSchema, const ImportTrace *t,
                            sqlite3_int64 id, char **pzErr){
   const ProfsumEngineInfo *pI = t->pInfo;
   const char *azWarn[6];
   int nWarn = 0, w, rc = SQLITE_OK;
-  if( t->zPickNote ) azWarn[nWarn++] = t->zPickNote;
+  if( t->zPickNote ){
+    rc = profsumImportExec(db, FN, 1, pzErr, "INSERT INTO \"%w\".profsum_agg_diagnostic"
+        "(trace_id, idx, byte_offset, kind, detail) VALUES(%lld, NULL, NULL, 'folder_pick', %Q)",
+        zSchema, (long long)id, t->zPickNote);
+    if( rc ) return rc;
+  }
   if( t->zRefPick && strcmp(t->zRefPick, t->zTrace)!=0 ) azWarn[nWarn++] =
       "The reference summarizer would read the XPlane protobuf in this folder; profsum "
       "read the JSON trace instead (same events, converted by the profiler).";

@@ -79,13 +79,15 @@ static int rpBullet(sqlite3_stmt *p, void *pArg){
 }
 
 /* ## profsum: data quality — the document's quality warnings, the stored
-** capped_export diagnostic and a detected float_nesting pattern. */
+** capped_export and folder_pick diagnostics and a detected float_nesting
+** pattern. */
 static int rpQuality(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
   int rc, n = 0;
   sqlite3_str_appendall(s, "\n## profsum: data quality\n");
   rc = rpEach(db, zSchema, id,
       "SELECT value FROM json_each((SELECT quality_warnings FROM \"%w\".profsum_trace WHERE trace_id=?1)) "
-      "UNION ALL SELECT detail FROM \"%w\".profsum_agg_diagnostic WHERE trace_id=?1 AND kind='capped_export' "
+      "UNION ALL SELECT detail FROM \"%w\".profsum_agg_diagnostic WHERE trace_id=?1 "
+      "AND kind IN ('capped_export', 'folder_pick') "
       "UNION ALL SELECT explanation FROM \"%w\".profsum_kpis WHERE trace_id=?1 AND kpi='float_nesting' "
       "AND band='detected'", rpBullet, s, &n, pzErr);
   if( rc==SQLITE_OK && n==0 ) sqlite3_str_appendall(s, "- No quality warnings: the numbers below cover the whole trace.\n");

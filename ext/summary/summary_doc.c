@@ -22,6 +22,7 @@
 #include "doc_int.h"
 #include "report_util.h"
 #include "sqlcall.h"
+#include "pycompat.h"         /* profsumPyPathStr */
 
 #include <math.h>
 #include <stdarg.h>
@@ -593,7 +594,8 @@ static int buildTrace(DocBuild *b){
   int rc = profsumDocPrep(b->db, &p, b->pzErr, "SELECT source_format, source_path, generated_at_utc, run_metadata, "
       "display_time_unit, num_events_total, num_complete_events, num_processes, num_threads, "
       "profile_start_ts, profile_end_ts, suspected_truncation, quality_warnings, sha256, run_ids, "
-      "source_file_hints FROM \"%w\".profsum_trace WHERE trace_id=?1", b->zS);
+      "source_file_hints, summary_json IS NULL AND trace_path IS NOT NULL AND trace_path IS NOT "
+      "source_path, trace_path FROM \"%w\".profsum_trace WHERE trace_id=?1", b->zS);
   if( rc ) return rc;
   sqlite3_bind_int64(p, 1, b->iTrace);
   if( (rc = sqlite3_step(p))!=SQLITE_ROW ){
@@ -604,7 +606,16 @@ static int buildTrace(DocBuild *b){
   ov = jObj(); pv = jObj(); rm = jObj(); src = colJson(p, 3, 0);
   jSetLit(doc, "schema_version", jStr("profile_summary.v1", -1));
   jSetLit(doc, "source_format", colNode(p, 0));
-  jSetLit(doc, "source_path", colNode(p, 1));
+  if( sqlite3_column_int(p, 16) ){
+    /* a folder (or a download) was given: the reference passes the file it
+    ** picked on, as a pathlib path, so that file is the document's
+    ** source_path (summary §1.1) */
+    char *zPick = profsumPyPathStr((const char*)sqlite3_column_text(p, 17));
+    jSetLit(doc, "source_path", zPick ? jStr(zPick, -1) : 0);
+    sqlite3_free(zPick);
+  }else{
+    jSetLit(doc, "source_path", colNode(p, 1));
+  }
   jSetLit(doc, "generated_at_utc", colNode(p, 2));
   for(k=0; k<sizeof(azRm)/sizeof(azRm[0]); k++){
     JNode *v = jGet(src, azRm[k]);

@@ -719,16 +719,23 @@ static int xpDeriveTxt(ProfsumEngine *e, const char *a, const XpTxt *t, XpDerive
 
 /* The first event of the current line (ordinal idx, offset off, fTs) out
 ** of timeline order: its diagnostic, and the message kept for the quality
-** warning when it is the file's first such line. */
+** warning when it is the file's first such line.  The reference's words
+** name the kind of track it makes of the line (summary §6.1): a "trace"
+** track for a device-op line, and in exclusive_global mode for any other
+** device line but Steps (the mode is the document's, not the import's:
+** both are given then), else an "XPlane" track. */
 static int xpUnsortedLine(XpWalk *w, int64_t idx, int64_t off, double fTs){
   ProfsumEngine *e = w->e;
+  const char *zThread = profsumEngStr(e, w->thread);
+  int bGlobalOnly = w->isDev && !w->isDevOp && strcmp(zThread, "Steps")!=0;
   char *z = sqlite3_mprintf("line %lld '%s' of plane %lld '%s' (pid %lld, tid %lld): event %lld "
       "(ts %!.17g us) is not in timeline order (ts ascending, the longer first); the reference "
-      "summarizer stops with 'Events on %s track (%lld, %lld) are not in timeline order.'; "
+      "summarizer stops with 'Events on %s track (%lld, %lld) are not in timeline order.'%s; "
       "profsum sorted the line",
-      (long long)w->iLine, profsumEngStr(e, w->thread), (long long)w->iPlane, profsumEngStr(e, w->proc),
+      (long long)w->iLine, zThread, (long long)w->iPlane, profsumEngStr(e, w->proc),
       (long long)w->pid, (long long)w->tid, (long long)idx, fTs,
-      w->isDev && w->isDevOp ? "trace" : "XPlane", (long long)w->pid, (long long)w->tid);
+      w->isDev && w->isDevOp ? "trace" : "XPlane", (long long)w->pid, (long long)w->tid,
+      bGlobalOnly ? " ('Events on trace track ...' with breakdown_mode exclusive_global)" : "");
   if( z==0 ) return SQLITE_NOMEM;
   profsumEngDiag(e, idx, off, "xplane_unsorted_line", z);
   if( w->nUnsortedLines++==0 ) w->zFirstUnsorted = z; else sqlite3_free(z);
