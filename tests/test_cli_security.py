@@ -105,6 +105,45 @@ class OutputFiles(SecBase):
         self.assertEqual(mode(p), 0o644)
         self.assertEqual([f for f in os.listdir(os.path.join(self.td.path, "o")) if ".tmp-" in f], [])
 
+    def test_a_pipe_or_device_at_the_output_is_written_into(self):
+        # --output /dev/null, or a named pipe: written into, never replaced
+        # by a new file (as root a rename would replace /dev/null itself);
+        # a pipe stands for any such file here
+        src = self.trace("t.json.gz", F1_BEFORE)
+        fifo = os.path.join(self.td.path, "out.fifo")
+        os.mkfifo(fifo)
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)   # so that the writer's open does not wait
+        try:
+            out, _ = self.run_um(["summarize", "--trace-file", src, "--output", "out.fifo"])
+            got = b""
+            while True:
+                try:
+                    b = os.read(fd, 65536)
+                except BlockingIOError:
+                    break
+                if not b:
+                    break
+                got += b
+        finally:
+            os.close(fd)
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+        self.assertEqual(out, "out.fifo\n")
+        self.assertEqual(json.loads(got)["schema_version"], "profile_summary.v1")
+        self.assertTrue(got.endswith(b"}\n"))
+        self.assertEqual(self.temp_files_left(), [])
+        if os.geteuid() == 0:
+            # a null device of its own (never the system's /dev/null, which
+            # a build with this bug would replace)
+            dev = os.path.join(self.td.path, "null")
+            os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+            self.run_um(["report", "--summary", src, "--output", "null"])
+            self.assertTrue(stat.S_ISCHR(os.lstat(dev).st_mode))
+            os.unlink(dev)
+        # the SQL writers refuse it: they write a new file and rename it
+        _, err = self.run_um(["trim", "--trace-file", src, "--output", "out.fifo"], rc=1)
+        self.assertIn("profsum_trim: 'out.fifo' is a pipe, not a file", err)
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+
     def test_failure_leaves_no_temporary_file(self):
         src = self.trace("t.json.gz", F1_BEFORE)
         os.mkdir(os.path.join(self.td.path, "d"))

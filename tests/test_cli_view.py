@@ -300,6 +300,36 @@ class Serve(ViewBase):
         self.assertEqual(self.read_line(p), "tensorboard --logdir '%s'\n" % os.path.join(self.td.path, "my logs"))
         self.assertEqual(self.stop(p), 0)
 
+    def test_an_xplane_is_served_as_trace_json(self):
+        # the Perfetto UI opens trace JSON, not an XSpace: a folder whose
+        # pick is its XPlane serves the trace JSON beside it; an XPlane alone
+        # is served converted (profsum_trim: every row)
+        import xspace_writer as W
+        us = 1000000
+        pb = W.PlaneBuilder("/device:TPU:0")
+        pb.emeta.append((1, W.event_meta(1, name="fusion.1")))
+        pb.line(id=1, name="XLA Ops", timestamp_ns=1000,
+                events=[W.event(1, offset_ps=0, duration_ps=5 * us), W.event(1, offset_ps=10 * us, duration_ps=2 * us)])
+        xs = W.xspace([pb.build()])
+        sess = "logs/plugins/profile/%s/" % SESSIONS[0]
+        xp = self.td.write(sess + "host0.xplane.pb", xs)
+        js = self.td.write(sess + "host0.trace.json.gz", json.dumps(trace_doc("h")), gz=True)
+        logs = os.path.join(self.td.path, "logs")
+        p, port, line = self.start(logs, "--timeout", "60")
+        self.assertEqual(line, "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:%d/host0.trace.json.gz\n" % port)
+        with open(js, "rb") as f:
+            self.assertEqual(self.get(port, "/host0.trace.json.gz")[2], f.read())
+        self.assertEqual(self.stop(p), 0)
+        p, port, line = self.start(xp, "--timeout", "60")
+        self.assertEqual(line, "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:%d/host0.xplane.pb.json.gz\n" % port)
+        doc = json.loads(gzip.decompress(self.get(port, "/host0.xplane.pb.json.gz")[2]))
+        self.assertEqual([(e["name"], e["ts"], e["dur"]) for e in doc["traceEvents"] if e["ph"] == "X"],
+                         [("fusion.1", 1, 5), ("fusion.1", 11, 2)])
+        self.assertEqual(self.stop(p), 0)
+        self.assertIn("is an XPlane, which the Perfetto UI does not open: serving it converted to trace "
+                      "JSON (4 entries)",
+                      self.stderr_of(p))
+
     def test_served_name_is_safe(self):
         path = self.trace("we\x1bird name;$(x).trace.json", F1_BEFORE)
         p, port, line = self.start(path, "--timeout", "60")
@@ -330,7 +360,7 @@ class Serve(ViewBase):
         _, err = self.run_cli("view", self.td.path + "/empty", rc=1)
         os.mkdir(os.path.join(self.td.path, "empty"))
         _, err = self.run_cli("view", os.path.join(self.td.path, "empty"), "--port", str(free_port()), rc=1)
-        self.assertIn("no trace JSON", err)
+        self.assertIn("'%s': no trace in it (see profsum view --list)" % os.path.join(self.td.path, "empty"), err)
         out, _ = self.run_cli("view", "--help")
         self.assertIn("--extract DEST", out)
 

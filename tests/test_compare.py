@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import stat
 import unittest
 
 import fixtures
@@ -504,6 +505,12 @@ class History(Base):
         out = os.path.join(self.td.path, "empty.jsonl")
         self.assertEqual(self.one("SELECT profsum_history_export(?)", (out,)), 0)
         self.assertEqual(open(out).read(), "")
+        # a pipe (or a device) is not replaced by the new file
+        fifo = os.path.join(self.td.path, "h.fifo")
+        os.mkfifo(fifo)
+        self.assertError("SELECT profsum_history_export(?)", (fifo,),
+                         r"^profsum_history_export: '.*h\.fifo' is a pipe, not a file")
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
 
     def test_import_errors_change_nothing(self):
         self.f1_pair()

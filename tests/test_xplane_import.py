@@ -496,6 +496,15 @@ class Rules(XPlaneTestCase):
         self.assertEqual(len(w), 1, w)
         self.assertIn("not valid UTF-8, which the reference summarizer rejects", w[0])
 
+    def test_top_op_text_from_the_reference_sum(self):
+        # five 300 ps ops: exactly 0.0015 µs, which the reference's doubles
+        # add to 0.0014999999999999998: its candidate text says 0.001
+        # (hot_ops keeps the exact sum)
+        d = self.doc(one_line([("fusion.1", 0.001 * k, 0.0003) for k in range(5)]))
+        self.assertEqual(d["hot_ops"][0]["exclusive_duration"], 0.0015)
+        ev = [c["evidence"] for c in d["optimization_candidates"] if c["candidate_id"] == "single-hot-op"][0]
+        self.assertEqual(ev[1], "Top op exclusive duration: 0.001")
+
     def test_abutting_ops_gap_decided_on_doubles(self):
         # at an epoch timestamp the doubles are 0.25 µs apart: b starts
         # exactly where a ends, but the reference's doubles put a gap there

@@ -225,7 +225,8 @@ rules AS (
     -- 6: compute bound (xprof), where both utilizations are known
     CASE WHEN b.mxu > 0.70 AND b.hbm < 0.50 THEN json_object(
       'advice_id', 'compute_bound', 'source', 'xprof_rule', 'kpi', NULL,
-      'title', printf('Compute-bound: compute units %.1f%% utilized while memory bandwidth is %.1f%% used (devices'' busy time)', 100.0 * b.mxu, 100.0 * b.hbm),
+      'title', printf('Compute-bound: compute units %.1f%% utilized%s while memory bandwidth is %.1f%% used (devices'' busy time)', 100.0 * b.mxu,
+                      CASE WHEN b.mxu > 1.0 THEN ' (more than the peak: check the device''s peak FLOP/s, profsum_devices)' ELSE '' END, 100.0 * b.hbm),
       'evidence', json_array(json_object('name', 'compute_utilization', 'value', b.mxu, 'unit', 'fraction'),
                              json_object('name', 'memory_bandwidth', 'value', b.hbm, 'unit', 'fraction')),
       'fixes', json_array('reduce FLOPs: mixed precision (bf16), drop work the result does not need',
@@ -233,7 +234,8 @@ rules AS (
     -- 7: memory bound (xprof)
     CASE WHEN b.hbm > 0.70 AND b.mxu < 0.50 THEN json_object(
       'advice_id', 'memory_bound', 'source', 'xprof_rule', 'kpi', NULL,
-      'title', printf('Memory-bound: memory bandwidth %.1f%% used while compute units are %.1f%% utilized (devices'' busy time)', 100.0 * b.hbm, 100.0 * b.mxu),
+      'title', printf('Memory-bound: memory bandwidth %.1f%% used%s while compute units are %.1f%% utilized (devices'' busy time)', 100.0 * b.hbm,
+                      CASE WHEN b.hbm > 1.0 THEN ' (more than HBM can carry: the ops'' bytes_accessed count on-chip traffic too, so this overstates HBM use; see profsum_roofline)' ELSE '' END, 100.0 * b.mxu),
       'evidence', json_array(json_object('name', 'memory_bandwidth', 'value', b.hbm, 'unit', 'fraction'),
                              json_object('name', 'compute_utilization', 'value', b.mxu, 'unit', 'fraction')),
       'fixes', json_array('fuse element-wise ops to cut memory traffic', 'bf16 activations and weights',

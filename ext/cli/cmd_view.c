@@ -151,6 +151,13 @@ static char *servedName(const char *zPath, int bWindow){
   return z;
 }
 
+/* 1 when zPath is named as an XPlane (.xplane.pb, or its gzip). */
+static int isXPlaneName(const char *zPath){
+  size_t n = strlen(zPath);
+  return (n>=10 && strcmp(zPath+n-10, ".xplane.pb")==0)
+      || (n>=13 && strcmp(zPath+n-13, ".xplane.pb.gz")==0);
+}
+
 /* `view --list`: the traces profsum_find_traces finds under zDir, newest
 ** session first (session names are the capture timestamps,
 ** YYYY_MM_DD_HH_MM_SS, so name order is time order), in path order within
@@ -381,6 +388,7 @@ int cmdView(Opts *o){
   long long port = optInt(o, "port", VIEW_PORT);
   double timeout = VIEW_TIMEOUT;
   char *zTrace, *zName, *zServe, *zErr = 0, *zLogDir, *zLine;
+  int bConvert;
   struct stat st;
   ServeSpec spec;
   ServeSignals sigSave;
@@ -404,15 +412,38 @@ int cmdView(Opts *o){
   if( bList ) return viewList(zArg);
   if( zExtract ) return viewExtract(zArg, zExtract);
 
-  /* the trace: the file given, or the one profsum would read in DIR */
+  /* the trace: the file given, or the one profsum would read in DIR; the
+  ** Perfetto UI opens trace JSON, not an XSpace: when that pick is an
+  ** XPlane, the folder's trace JSON (the pick's JSON rule), else the
+  ** XPlane converted (bConvert: profsum_trim of all its rows) */
   if( isDir(zArg) ){
-    zTrace = sqlText("SELECT path FROM profsum_find_traces(?1) WHERE picked LIMIT 1", "t", zArg);
-    if( zTrace==0 ) fail(EXIT_FAIL, "'%s': no trace JSON in it (see profsum view --list)", zArg);
+    zTrace = sqlText("SELECT coalesce((SELECT path FROM profsum_find_traces(?1) WHERE picked "
+        "AND format<>'xplane_pb'), (SELECT path FROM profsum_find_traces(?1) WHERE format IN "
+        "('perfetto_trace_json_gz', 'trace_json_gz', 'trace_json') ORDER BY CASE format WHEN "
+        "'perfetto_trace_json_gz' THEN 0 WHEN 'trace_json_gz' THEN 1 ELSE 2 END LIMIT 1), "
+        "(SELECT path FROM profsum_find_traces(?1) WHERE picked))", "t", zArg);
+    if( zTrace==0 ) fail(EXIT_FAIL, "'%s': no trace in it (see profsum view --list)", zArg);
   }else{
     zTrace = xstrdup(zArg);
   }
+  bConvert = isXPlaneName(zTrace);
   zName = servedName(zTrace, zWindow!=0);
-  if( zWindow ){
+  if( bConvert && !zWindow ){
+    /* served as trace JSON: <name>.json.gz, made in the private directory */
+    char *zN, *zP;
+    zP = xprintf("%s.json.gz", zName);
+    free(zName);
+    zName = xstrdup(zP);
+    sqlite3_free(zP);
+    zP = xprintf("%s/%s", g_zTempDbDir, zName);
+    zServe = xstrdup(zP);
+    sqlite3_free(zP);
+    scratchSet(zServe, 0);             /* removed on exit, also on a signal */
+    zN = trimToFile(zTrace, zServe, 0);
+    errLine("profsum view: '%s' is an XPlane, which the Perfetto UI does not open: serving it "
+            "converted to trace JSON (%s entries)", zTrace, zN ? zN : "0");
+    free(zN);
+  }else if( zWindow ){
     char *zN;
     char *zP = xprintf("%s/%s", g_zTempDbDir, zName);          /* in the private directory */
     zServe = xstrdup(zP);

@@ -53,13 +53,28 @@ static int createTempBeside(const char *zPath, char **pzTmp){
 ** temporary file in the same directory (createTempBeside: never through
 ** an existing file or symlink), fsync'ed, then renamed over zPath (a
 ** symlink at zPath is replaced, not followed).  The file gets mode 0666
-** less the umask.  Parent directories are created.  Errors are fatal
-** (exit 1, the temporary file removed). */
+** less the umask.  Parent directories are created.  A device or a pipe
+** at zPath (--output /dev/null, a named pipe) is written into as it is,
+** never replaced; a socket is refused.  Errors are fatal (exit 1, the
+** temporary file removed). */
 static void writeFileAtomic(const char *zPath, const char *z){
   size_t n = strlen(z);
   char *zTmp;
   int fd, e;
   int bNl = n==0 || z[n-1]!='\n';
+  const char *zSpecial = profsumFileSpecial(zPath);
+  if( zSpecial ){
+    if( strcmp(zSpecial, "a socket")==0 ) fail(EXIT_FAIL, "cannot write '%s': it is a socket", zPath);
+    fd = open(zPath, O_WRONLY|O_NOCTTY|O_CLOEXEC);
+    if( fd<0 ) fail(EXIT_FAIL, "cannot write '%s': %s", zPath, strerror(errno));
+    if( profsumFileWriteAll(fd, z, n)!=0 || (bNl && profsumFileWriteAll(fd, "\n", 1)!=0) ){
+      e = errno;
+      close(fd);
+      fail(EXIT_FAIL, "cannot write '%s': %s", zPath, strerror(e));
+    }
+    close(fd);
+    return;
+  }
   makeDirs(zPath, 1);
   fd = createTempBeside(zPath, &zTmp);
   if( fd<0 ){

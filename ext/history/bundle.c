@@ -203,6 +203,10 @@ static int bundleRename(BundleJob *j, char **pzErr){
     if( lstat(az[i], &st)==0 && S_ISDIR(st.st_mode) ){
       *pzErr = sqlite3_mprintf("'%s' is a directory", az[i]);
       rc = SQLITE_CANTOPEN;
+    }else if( profsumFileSpecial(az[i]) ){
+      *pzErr = sqlite3_mprintf("'%s' is %s, not a file: it would be replaced", az[i],
+                               profsumFileSpecial(az[i]));
+      rc = SQLITE_CANTOPEN;
     }
   }
   for(i=0; i<BUNDLE_N && rc==SQLITE_OK; i++){

@@ -304,6 +304,11 @@ static int writeFileAtomic(const char *zPath, const char *z, size_t n, char **pz
     *pzErr = sqlite3_mprintf("'%s': not a file name", zPath);
     return SQLITE_CANTOPEN;
   }
+  if( profsumFileSpecial(zPath) ){
+    *pzErr = sqlite3_mprintf("'%s' is %s, not a file: the history is written to a new file "
+                             "renamed over it, which would replace it", zPath, profsumFileSpecial(zPath));
+    return SQLITE_CANTOPEN;
+  }
   zDir = profsumPathDir(zPath);
   if( zDir==0 ) return SQLITE_NOMEM;
   rc = profsumMkdirs(zDir, &m, pzErr);

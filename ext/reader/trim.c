@@ -478,6 +478,12 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     profsumCtxErr(ctx, FN ": '%s': is a directory", zDest);
     return;
   }
+  if( profsumFileSpecial(zDest) ){
+    /* the output is a new file renamed over dest: it would replace it */
+    profsumCtxErr(ctx, FN ": '%s' is %s, not a file: the trimmed trace is written to a new "
+                  "file renamed over it, which would replace it", zDest, profsumFileSpecial(zDest));
+    return;
+  }
   if( stat(zSrc, &st)==0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISBLK(st.st_mode) ){
     /* Read twice (the selection, then the copy): a pipe would be drained
     ** by the first pass. */

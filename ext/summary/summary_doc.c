@@ -353,8 +353,12 @@ static JNode *candidate(int iRule, char *zRationale, char **azEv, int nEv){
   return o;
 }
 
-/* optimization_candidates (§4.12) from the built sections. */
-static JNode *candidates(JNode *pDoc){
+/* optimization_candidates (§4.12) from the built sections.  pTopRef: the
+** first hot op's exclusive duration as the reference's doubles add it
+** (0: its exclusive_duration): the reference formats its own sum, and
+** where the exact sum sits on a rounding tie (0.0015 against the
+** reference's 0.0014999999999999998) the text follows the reference's. */
+static JNode *candidates(JNode *pDoc, const double *pTopRef){
   JNode *arr = jArr();
   JNode *tb = jGet(pDoc, "time_breakdown");
   double T = jNum(jGet(tb, "total_duration"));
@@ -385,7 +389,7 @@ static JNode *candidates(JNode *pDoc){
   }
   if( hot && hot->nChild>0 ){
     JNode *h0 = jAt(hot, 0);
-    double ex = jNum(jGet(h0, "exclusive_duration"));
+    double ex = pTopRef ? *pTopRef : jNum(jGet(h0, "exclusive_duration"));
     double h = ex/T;
     JNode *nm0 = jGet(h0, "name");
     if( h<0.08 ){
@@ -578,6 +582,8 @@ typedef struct DocBuild {
   int forSections;            /* profsumDocBuildSections(): what no stored section reads is left empty */
   char zLim[32];              /* LIMIT of the listed sections: max(hot_op_limit, 500) */
   double *aExclRef;           /* exclRef of the listed hot ops, for the families (owned) */
+  double topExclRef;          /* the first hot op's exclRef (hasTopRef), for the candidates */
+  int hasTopRef;
   JNode *doc;                 /* the document being built */
   char **pzErr;
 } DocBuild;
@@ -862,6 +868,7 @@ static int buildHotOps(DocBuild *b){
     b->aExclRef = sqlite3_malloc64(sizeof(double)*(sqlite3_uint64)(nRef+1));
     if( b->aExclRef==0 ) rc = SQLITE_NOMEM;
     for(i=0; rc==SQLITE_OK && i<nRef; i++) b->aExclRef[i] = a[i].exclRef;
+    if( rc==SQLITE_OK && nRef>0 ){ b->topExclRef = a[0].exclRef; b->hasTopRef = 1; }
   }
   for(i=0; rc==SQLITE_OK && i<n && i<b->pK->hotOpLimit; i++) jPush(arr, hotOpObject(&a[i]));
   hotOpsFree(a, n);
@@ -936,7 +943,7 @@ static int buildContexts(DocBuild *b){
 
 /* optimization_candidates (§4.12), from the sections built before it. */
 static int buildCandidates(DocBuild *b){
-  jSetLit(b->doc, "optimization_candidates", candidates(b->doc));
+  jSetLit(b->doc, "optimization_candidates", candidates(b->doc, b->hasTopRef ? &b->topExclRef : 0));
   return SQLITE_OK;
 }
 

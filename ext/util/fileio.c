@@ -45,10 +45,22 @@ static int tempOpen(char *zName){
 }
 
 /* See fileio.h. */
+const char *profsumFileSpecial(const char *zPath){
+  struct stat st;
+  if( lstat(zPath, &st)!=0 ) return 0;
+  if( S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ) return "a device";
+  if( S_ISFIFO(st.st_mode) ) return "a pipe";
+  if( S_ISSOCK(st.st_mode) ) return "a socket";
+  return 0;
+}
+
+/* See fileio.h. */
 int profsumFileTempBeside(const char *zPath, char **pzTmp){
-  char *zName = tempNameBuf(zPath);
+  char *zName;
   int fd;
   *pzTmp = 0;
+  if( profsumFileSpecial(zPath) ){ errno = EINVAL; return -1; }
+  zName = tempNameBuf(zPath);
   if( zName==0 ){ errno = ENOMEM; return -1; }
   fd = tempOpen(zName);
   if( fd<0 ){
@@ -87,10 +99,12 @@ int profsumFileSyncClose(int fd){
 
 /* See fileio.h. */
 int profsumFileWriteTemp(const char *zPath, const void *z, size_t n, char **pzTmp, int *pErrno){
-  char *zName = tempNameBuf(zPath);
+  char *zName;
   int fd, bad = 0;
   *pzTmp = 0;
   *pErrno = 0;
+  if( profsumFileSpecial(zPath) ){ *pErrno = EINVAL; return PROFSUM_FILE_CREATE; }
+  zName = tempNameBuf(zPath);
   if( zName==0 ) return PROFSUM_FILE_NOMEM;
   fd = tempOpen(zName);
   if( fd<0 ){

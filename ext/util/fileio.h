@@ -37,6 +37,15 @@
 */
 int profsumFileTempBeside(const char *zPath, char **pzTmp);
 
+/* What zPath is when it exists and is neither a regular file, a directory
+** nor a symlink: "a device", "a pipe" or "a socket"; else 0.  A rename
+** over such a name would replace it (as root, /dev/null itself), so the
+** writers here refuse it: profsumFileTempBeside() and
+** profsumFileWriteTemp() fail with errno EINVAL, and callers name it in
+** their message first (the CLI writes its output into a device or a
+** pipe in place instead). */
+const char *profsumFileSpecial(const char *zPath);
+
 /* Write all n bytes of z to fd (interrupted writes resumed).  Returns 0,
 ** or -1 with errno set (EIO for a write that wrote nothing). */
 int profsumFileWriteAll(int fd, const void *z, size_t n);
