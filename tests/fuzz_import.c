@@ -28,7 +28,8 @@
 **  2. profsum_summary_json(id), then every row of profsum_kpis and of the
 **     views that read the XPlane-only tables and the insights (memory,
 **     kernel stats, devices, roofline, utilization, op profile, advice,
-**     ...), each value read as text;
+**     ...), each value read as text, and profsum_report_md with its KPI
+**     and profsum sections;
 **  3. the same file imported again as 'y' (same thread mode) and as 'z'
 **     (the other thread mode) must succeed too and give the same summary
 **     document, byte for byte, apart from generated_at_utc (the import
@@ -253,6 +254,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size){
     if( zX==0 ) fail("profsum_summary_json failed after a successful import: %s", sqlite3_errmsg(db));
     for(i=0; i<sizeof(azView)/sizeof(azView[0]); i++){
       char *zSql = sqlite3_mprintf("SELECT * FROM %s", azView[i]);
+      if( zSql==0 ) fail("out of memory");
+      stepAll(db, zSql);
+      sqlite3_free(zSql);
+    }
+    /* the markdown report with the KPI and profsum sections (it reads
+    ** the insights' tables through the document) */
+    {
+      char *zSql = sqlite3_mprintf("SELECT profsum_report_md(%lld, 10, "
+                                   "'{\"kpis\":true,\"profsum\":true}')", (long long)idX);
       if( zSql==0 ) fail("out of memory");
       stepAll(db, zSql);
       sqlite3_free(zSql);
