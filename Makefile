@@ -7,6 +7,7 @@
 #   make valgrind   the C driver tests under valgrind (leaks are errors)
 #   make fuzz       build the libFuzzer target and run it (FUZZ_SECONDS, default 600)
 #   make fuzz-xplane  the same for the XSpace (.xplane.pb) decoder
+#   make fuzz-import  the same for profsum_import and the v1 document
 #   make corpus     check every trace of the corpus (PROFSUM_CORPUS) against its expected counts
 #   make bench      benchmark against gzip -dc (see bench/README.md)
 #   make bench-sha256  SHA-256 throughput, SHA extensions and portable code
@@ -298,6 +299,15 @@ fuzz: build/fuzz_reader
 	@mkdir -p build/fuzz_corpus
 	build/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -artifact_prefix=build/ \
 	  -print_final_stats=1 build/fuzz_corpus tests/fuzz_corpus
+# The import, the views over what it wrote and the v1 document, on a fresh
+# in-memory database per input (tests/fuzz_import.c).
+build/fuzz_import: tests/fuzz_import.c $(SRCS) $(HDRS) build/gen/schema_sql.h | build/gen/deps-ok
+	@mkdir -p build
+	clang $(FUZZ_CFLAGS) -Wno-error -o $@ tests/fuzz_import.c $(SRCS) $(FUZZ_LIBS)
+fuzz-import: build/fuzz_import
+	@mkdir -p build/fuzz_import_corpus
+	build/fuzz_import -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=10 -artifact_prefix=build/ \
+	  -print_final_stats=1 build/fuzz_import_corpus tests/fuzz_import_corpus
 
 # ---- corpus and benchmark -------------------------------------------------
 corpus: profsum.so
@@ -337,7 +347,7 @@ install: profsum.so profsum
 clean:
 	rm -rf profsum.so profsum build
 
-.PHONY: all deps demo test test-zlib asan corpus-asan ubsan tsan valgrind fuzz fuzz-xplane corpus bench bench-floor bench-history bench-sha256 install clean
+.PHONY: all deps demo test test-zlib asan corpus-asan ubsan tsan valgrind fuzz fuzz-xplane fuzz-import corpus bench bench-floor bench-history bench-sha256 install clean
 
 # ---- Python and Node packages (python/README.md, node/README.md) ------------
 #   make wheel      build/wheel/profsum-$(VERSION)-py3-none-<platform>.whl: the

@@ -798,9 +798,12 @@ int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev){
       if( ev->name.flags & PROFSUM_SF_ESCAPE ){
         rc = memJsonUnescape(ev->name.z, ev->name.n, &az[3], &an[3]);
       }else{
-        az[3] = sqlite3_mprintf("%.*s", (int)ev->name.n, ev->name.z);
+        /* copied by length: a raw NUL byte in the name must not end it
+        ** short of an[3] (as "%.*s" would) */
+        az[3] = sqlite3_malloc64((sqlite3_uint64)ev->name.n+1);
         an[3] = ev->name.n;
         if( az[3]==0 ) rc = SQLITE_NOMEM;
+        else{ memcpy(az[3], ev->name.z, (size_t)ev->name.n); az[3][an[3]] = 0; }
       }
     }
     if( rc==SQLITE_OK ){
