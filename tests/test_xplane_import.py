@@ -496,6 +496,39 @@ class Rules(XPlaneTestCase):
         self.assertEqual(len(w), 1, w)
         self.assertIn("not valid UTF-8, which the reference summarizer rejects", w[0])
 
+    def test_nan_step_or_run_id_is_read_as_absent_with_a_warning(self):
+        # the reference's int() of a NaN or infinite double fails, and its
+        # summary with it: for the stats of any named metadata (used or
+        # not) and of any event it takes that has stats; a step_num it
+        # reads first (an integer, a string int() reads) hides a later one
+        nan, inf = float("nan"), float("inf")
+        warn = "NaN or infinite double, which the reference summarizer cannot read"
+        cases = [
+            ([("step_num", dict(double=nan))], [], 1),                  # on the metadata
+            ([], [("run_id", dict(double=-inf))], 1),                   # on an event
+            ([("step_num", dict(s="x")), ("step", dict(double=inf))], [], 1),   # int("x") fails: step read
+            ([("step_num", dict(i64=3)), ("step", dict(double=nan))], [], 0),   # step_num 3 wins
+            ([("step_num", dict(s=" 7 ")), ("step", dict(double=nan))], [], 0),
+            ([("run_id", dict(double=2.5))], [], 0),
+        ]
+        for i, (mstats, estats, n) in enumerate(cases):
+            pb = W.PlaneBuilder("/host:CPU")
+            pb.emeta.append((1, W.event_meta(1, name="train", stats=[pb.stat(k, **v) for k, v in mstats])))
+            pb.line(id=1, name="python", events=[
+                W.event(1, offset_ps=0, duration_ps=US, stats=[pb.stat(k, **v) for k, v in estats])])
+            d = self.doc(W.xspace([pb.build()]), name="n%d.xplane.pb" % i)
+            w = [x for x in d["trace_overview"]["quality_warnings"] if warn in x]
+            self.assertEqual(len(w), n, (i, d["trace_overview"]["quality_warnings"]))
+            if n:
+                self.assertTrue(w[0].startswith("1 step_num, step or run_id stat of the XPlane is a NaN"), w)
+        # a metadata no event uses counts too
+        pb = W.PlaneBuilder("/device:TPU:0")
+        pb.emeta.append((1, W.event_meta(1, name="fusion.1")))
+        pb.emeta.append((2, W.event_meta(2, name="unused", stats=[pb.stat("step_num", double=nan)])))
+        pb.line(id=1, name="XLA Ops", events=[W.event(1, offset_ps=0, duration_ps=US)])
+        d = self.doc(W.xspace([pb.build()]), name="u.xplane.pb")
+        self.assertEqual(len([x for x in d["trace_overview"]["quality_warnings"] if warn in x]), 1)
+
     def test_top_op_text_from_the_reference_sum(self):
         # five 300 ps ops: exactly 0.0015 µs, which the reference's doubles
         # add to 0.0014999999999999998: its candidate text says 0.001

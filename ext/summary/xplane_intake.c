@@ -252,6 +252,10 @@ typedef struct XpPipe {
   int prRc;                       /* its end: SQLITE_DONE or an error code */
   char *prErr;                    /* its message (sqlite3_malloc'd) or 0 */
   int64_t nBadUtf8;               /* string fields read with U+FFFD */
+  int64_t nNonFinite;             /* stat mappings the reference cannot read
+                                  ** (xpNonFinite): a NaN or infinite
+                                  ** step_num, step or run_id double */
+  int64_t oFirstNonFinite;        /* the first one's byte offset */
   unsigned char *aShip;           /* per iMeta of the plane: its texts were sent */
   int64_t nShip, nAllocShip;
   char *aScr; int64_t nScr, nAllocScr;   /* an event's texts before they go in a batch */
@@ -409,6 +413,37 @@ static int xpStr(XpPipe *q, const ProfsumXpStat *st, int64_t *po, int64_t *pn, i
   return 1;
 }
 
+/* 1 when the stats mapped into ap make the reference fail (summary §6.1:
+** its int() of a step_num or step double, or its str(int()) of a run_id
+** double, of a NaN or an infinity raises): the first of step_num, step
+** that it would read (an integer, a double, a string int() reads) is such
+** a double, or run_id is.  The reference computes these for every named
+** event metadata and for every event it takes that has stats, and stops
+** on the file; profsum reads the value as absent. */
+static int xpNonFinite(XpPipe *q, const ProfsumXpStat *const *ap){
+  const ProfsumXpStat *st = ap[XK_RUN_ID];
+  int k;
+  if( st && st->eType==PROFSUM_XV_DOUBLE && !isfinite(st->rVal) ) return 1;
+  for(k=XK_STEP_NUM; k<=XK_STEP; k++){
+    const char *z = 0;
+    int64_t n = 0, v;
+    st = ap[k];
+    if( st==0 ) continue;
+    if( st->eType==PROFSUM_XV_INT64 || st->eType==PROFSUM_XV_UINT64 ) return 0;
+    if( st->eType==PROFSUM_XV_DOUBLE ) return !isfinite(st->rVal);
+    if( st->eType==PROFSUM_XV_STR ){ z = st->z; n = st->n; }
+    else if( (st->eType==PROFSUM_XV_BYTES || st->eType==PROFSUM_XV_REF)
+          && profsumXpStatText(q->p, st, &z, &n)!=SQLITE_OK ) return 0;
+    if( z && profsumPyInt(z, n, &v)==0 ) return 0;   /* a step: read no further */
+  }
+  return 0;
+}
+
+/* Count a stat mapping of xpNonFinite at byte offset off. */
+static void xpNonFiniteAt(XpPipe *q, const ProfsumXpStat *const *ap, int64_t off){
+  if( xpNonFinite(q, ap) && q->nNonFinite++==0 ) q->oFirstNonFinite = off;
+}
+
 /* The texts of summary §6.1 of event ev (metadata m), from its metadata's
 ** stats and its own, into *t (slices of the scratch bytes, reset here). */
 static int xpExtract(XpPipe *q, const ProfsumXpEvent *ev, const ProfsumXpEventMeta *m, XpTxt *t){
@@ -420,6 +455,7 @@ static int xpExtract(XpPipe *q, const ProfsumXpEvent *ev, const ProfsumXpEventMe
   memset(ap, 0, sizeof(ap));
   xpMapStats(m->aStat, m->nStat, ap, aView);
   xpMapStats(ev->aStat, ev->nStat, ap, aView);
+  if( ev->nStat>0 ) xpNonFiniteAt(q, ap, ev->iOffset);   /* the metadata's alone: at the plane */
   t->nTfop = t->nSrc = t->nSig = t->nRun = -1;
   t->oTfop = t->oSrc = t->oSig = t->oRun = 0;
   t->hasStep = 0;
@@ -553,6 +589,19 @@ static int xpProduceWalk(XpPipe *q){
     }
     q->nShip = pl->nEventMetadata;
     if( q->nShip>0 ) memset(q->aShip, 0, (size_t)q->nShip);
+    {
+      /* the reference reads the stats of every named event metadata */
+      int64_t i;
+      for(i=0; i<pl->nEventMetadata; i++){
+        const ProfsumXpEventMeta *m = profsumXpEventMetaAt(p, i);
+        const ProfsumXpStat *ap[XK_N];
+        ProfsumXpStat aView[XK_N];
+        if( m==0 || (m->nDisplay==0 && m->nName==0) || m->nStat==0 ) continue;
+        memset(ap, 0, sizeof(ap));
+        xpMapStats(m->aStat, m->nStat, ap, aView);
+        xpNonFiniteAt(q, ap, m->iOffset);
+      }
+    }
     {
       int64_t o, n;
       if( (it = xpPushNamed(q, XI_PLANE, pl->zName, pl->nName, "xplane:%lld", pl->iPlane, &o, &n))==0 ) return xpPushFailed(q);
@@ -964,8 +1013,10 @@ static void xpPipeFree(XpPipe *q){
 
 /* The reader's quality warnings into pW: XSpace warnings, then errors
 ** (§4.1), then this reader's own (no timeline events, unsorted lines,
-** invalid UTF-8).  SQLITE_OK or SQLITE_NOMEM. */
-static int xpWarnings(XpWalk *w, int64_t nBadUtf8, sqlite3_str *pW){
+** invalid UTF-8, NaN or infinite step or run_id stats: q->nNonFinite).
+** SQLITE_OK or SQLITE_NOMEM. */
+static int xpWarnings(XpWalk *w, const XpPipe *q, sqlite3_str *pW){
+  int64_t nBadUtf8 = q->nBadUtf8;
   const ProfsumXpStr *aS;
   int64_t n, i;
   int rc = SQLITE_OK;
@@ -992,6 +1043,15 @@ static int xpWarnings(XpWalk *w, int64_t nBadUtf8, sqlite3_str *pW){
         "profsum read %s with U+FFFD. See profsum_diagnostic (kind xplane_invalid_utf8).",
         (long long)nBadUtf8, nBadUtf8==1 ? "field" : "fields",
         nBadUtf8==1 ? "is" : "are", nBadUtf8==1 ? "it" : "them");
+    if( z ){ profsumEngWarnAppend(pW, z, (int64_t)strlen(z)); sqlite3_free(z); }
+    else rc = SQLITE_NOMEM;
+  }
+  if( rc==SQLITE_OK && q->nNonFinite>0 ){
+    char *z = sqlite3_mprintf("%lld step_num, step or run_id %s of the XPlane %s a NaN or infinite "
+        "double, which the reference summarizer cannot read (Python's int() of it fails, and the "
+        "whole summary with it); profsum read %s as absent. First at byte %lld.",
+        (long long)q->nNonFinite, q->nNonFinite==1 ? "stat" : "stats",
+        q->nNonFinite==1 ? "is" : "are", q->nNonFinite==1 ? "it" : "them", (long long)q->oFirstNonFinite);
     if( z ){ profsumEngWarnAppend(pW, z, (int64_t)strlen(z)); sqlite3_free(z); }
     else rc = SQLITE_NOMEM;
   }
@@ -1024,7 +1084,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
   if( rc==SQLITE_OK ) rc = profsumEngDiagRc(e);
   if( rc==SQLITE_OK ){
     pW = sqlite3_str_new(0);
-    rc = xpWarnings(&w, q.nBadUtf8, pW);
+    rc = xpWarnings(&w, &q, pW);
     xpHashJoin(&hash);
     if( rc==SQLITE_OK && hash.rc==SQLITE_OK ){
       rc = profsumEngFinish(e, profsumXpEventsSeen(q.p), "us", hash.zHex, hash.nSize, pW);
