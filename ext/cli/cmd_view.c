@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "fileio.h"
 #include "cnum.h"
+#include "profsum_reader.h"    /* profsumSniffFormat */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -149,13 +150,6 @@ static char *servedName(const char *zPath, int bWindow){
   if( bWindow && (b.n<3 || strcmp(b.z+b.n-3, ".gz")!=0) ) bufPuts(&b, ".gz");
   z = b.z;
   return z;
-}
-
-/* 1 when zPath is named as an XPlane (.xplane.pb, or its gzip). */
-static int isXPlaneName(const char *zPath){
-  size_t n = strlen(zPath);
-  return (n>=10 && strcmp(zPath+n-10, ".xplane.pb")==0)
-      || (n>=13 && strcmp(zPath+n-13, ".xplane.pb.gz")==0);
 }
 
 /* `view --list`: the traces profsum_find_traces finds under zDir, newest
@@ -417,40 +411,36 @@ int cmdView(Opts *o){
   ** XPlane, the folder's trace JSON (the pick's JSON rule), else the
   ** XPlane converted (bConvert: profsum_trim of all its rows) */
   if( isDir(zArg) ){
-    zTrace = sqlText("SELECT coalesce((SELECT path FROM profsum_find_traces(?1) WHERE picked "
-        "AND format<>'xplane_pb'), (SELECT path FROM profsum_find_traces(?1) WHERE format IN "
-        "('perfetto_trace_json_gz', 'trace_json_gz', 'trace_json') ORDER BY CASE format WHEN "
-        "'perfetto_trace_json_gz' THEN 0 WHEN 'trace_json_gz' THEN 1 ELSE 2 END LIMIT 1), "
-        "(SELECT path FROM profsum_find_traces(?1) WHERE picked))", "t", zArg);
+    /* one walk of the folder: its JSON pick (the first of the preferred
+    ** format present, in path order), else its pick */
+    zTrace = sqlText("SELECT path FROM (SELECT *, row_number() OVER () AS k FROM "
+        "profsum_find_traces(?1)) WHERE picked OR format IN ('perfetto_trace_json_gz', "
+        "'trace_json_gz', 'trace_json') ORDER BY CASE format WHEN 'perfetto_trace_json_gz' "
+        "THEN 0 WHEN 'trace_json_gz' THEN 1 WHEN 'trace_json' THEN 2 ELSE 3 END, k LIMIT 1",
+        "t", zArg);
     if( zTrace==0 ) fail(EXIT_FAIL, "'%s': no trace in it (see profsum view --list)", zArg);
   }else{
     zTrace = xstrdup(zArg);
   }
-  bConvert = isXPlaneName(zTrace);
+  bConvert = !zWindow && profsumSniffFormat(zTrace)==PROFSUM_FMT_XPLANE;
   zName = servedName(zTrace, zWindow!=0);
-  if( bConvert && !zWindow ){
-    /* served as trace JSON: <name>.json.gz, made in the private directory */
-    char *zN, *zP;
-    zP = xprintf("%s.json.gz", zName);
+  if( bConvert ){
+    char *zP = xprintf("%s.json.gz", zName);      /* served as trace JSON */
     free(zName);
     zName = xstrdup(zP);
     sqlite3_free(zP);
-    zP = xprintf("%s/%s", g_zTempDbDir, zName);
-    zServe = xstrdup(zP);
-    sqlite3_free(zP);
-    scratchSet(zServe, 0);             /* removed on exit, also on a signal */
-    zN = trimToFile(zTrace, zServe, 0);
-    errLine("profsum view: '%s' is an XPlane, which the Perfetto UI does not open: serving it "
-            "converted to trace JSON (%s entries)", zTrace, zN ? zN : "0");
-    free(zN);
-  }else if( zWindow ){
+  }
+  if( zWindow || bConvert ){
+    /* profsum_trim's output (a window, or all the XPlane's rows) */
     char *zN;
     char *zP = xprintf("%s/%s", g_zTempDbDir, zName);          /* in the private directory */
     zServe = xstrdup(zP);
     sqlite3_free(zP);
     scratchSet(zServe, 0);             /* removed on exit, also on a signal */
     zN = trimToFile(zTrace, zServe, zWindow);
-    errLine("profsum view: window: %s entries of '%s'", zN ? zN : "0", zTrace);
+    if( zWindow ) errLine("profsum view: window: %s entries of '%s'", zN ? zN : "0", zTrace);
+    else errLine("profsum view: '%s' is an XPlane, which the Perfetto UI does not open: serving "
+                 "it converted to trace JSON (%s entries)", zTrace, zN ? zN : "0");
     free(zN);
   }else{
     zServe = xstrdup(zTrace);

@@ -148,8 +148,16 @@ static int bundlePrepare(sqlite3 *db, BundleJob *j, JNode **ppRecord,
   rc = profsumMkdirs(j->zDir, &j->made, pzErr);
   for(i=0; rc==SQLITE_OK && i<BUNDLE_N; i++){
     int e = 0, step;
+    const char *zSpecial;
     char *zPath = bundlePath(j->zDir, i);
     if( zPath==0 ){ rc = SQLITE_NOMEM; break; }
+    if( (zSpecial = profsumFileSpecial(zPath))!=0 ){
+      /* a device or a pipe the rename would replace (the write refuses it) */
+      *pzErr = sqlite3_mprintf("'%s' is %s, not a file: it would be replaced", zPath, zSpecial);
+      rc = SQLITE_CANTOPEN;
+      sqlite3_free(zPath);
+      break;
+    }
     step = profsumFileWriteTemp(zPath, j->azText[i], strlen(j->azText[i]), &j->azTmp[i], &e);
     if( step ) rc = profsumHistFileErr(step, e, j->zDir, zPath, pzErr);
     sqlite3_free(zPath);
@@ -202,10 +210,6 @@ static int bundleRename(BundleJob *j, char **pzErr){
     if( az[i]==0 ){ rc = SQLITE_NOMEM; break; }
     if( lstat(az[i], &st)==0 && S_ISDIR(st.st_mode) ){
       *pzErr = sqlite3_mprintf("'%s' is a directory", az[i]);
-      rc = SQLITE_CANTOPEN;
-    }else if( profsumFileSpecial(az[i]) ){
-      *pzErr = sqlite3_mprintf("'%s' is %s, not a file: it would be replaced", az[i],
-                               profsumFileSpecial(az[i]));
       rc = SQLITE_CANTOPEN;
     }
   }

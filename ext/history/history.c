@@ -297,6 +297,7 @@ int profsumHistFileErr(int step, int e, const char *zDir, const char *zPath, cha
 */
 static int writeFileAtomic(const char *zPath, const char *z, size_t n, char **pzErr){
   char *zDir;
+  const char *zSpecial = profsumFileSpecial(zPath);
   ProfsumMadeDirs m;
   int rc, e = 0;
   memset(&m, 0, sizeof(m));
@@ -304,9 +305,9 @@ static int writeFileAtomic(const char *zPath, const char *z, size_t n, char **pz
     *pzErr = sqlite3_mprintf("'%s': not a file name", zPath);
     return SQLITE_CANTOPEN;
   }
-  if( profsumFileSpecial(zPath) ){
+  if( zSpecial ){
     *pzErr = sqlite3_mprintf("'%s' is %s, not a file: the history is written to a new file "
-                             "renamed over it, which would replace it", zPath, profsumFileSpecial(zPath));
+                             "renamed over it, which would replace it", zPath, zSpecial);
     return SQLITE_CANTOPEN;
   }
   zDir = profsumPathDir(zPath);

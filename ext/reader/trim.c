@@ -463,6 +463,7 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   IdxBits sel = {0,0};
   I64Set pids = {0,0,0};
   char *zTmp = 0, *zErr = 0;
+  const char *zSpecial;
   GzOut *g = 0;
   ProfsumStream *pStream = 0;
   TrimNames names = {0,0,0,0};
@@ -478,10 +479,10 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     profsumCtxErr(ctx, FN ": '%s': is a directory", zDest);
     return;
   }
-  if( profsumFileSpecial(zDest) ){
+  if( (zSpecial = profsumFileSpecial(zDest))!=0 ){
     /* the output is a new file renamed over dest: it would replace it */
     profsumCtxErr(ctx, FN ": '%s' is %s, not a file: the trimmed trace is written to a new "
-                  "file renamed over it, which would replace it", zDest, profsumFileSpecial(zDest));
+                  "file renamed over it, which would replace it", zDest, zSpecial);
     return;
   }
   if( stat(zSrc, &st)==0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISBLK(st.st_mode) ){

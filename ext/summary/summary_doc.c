@@ -353,12 +353,13 @@ static JNode *candidate(int iRule, char *zRationale, char **azEv, int nEv){
   return o;
 }
 
-/* optimization_candidates (§4.12) from the built sections.  pTopRef: the
-** first hot op's exclusive duration as the reference's doubles add it
-** (0: its exclusive_duration): the reference formats its own sum, and
+/* optimization_candidates (§4.12) from the built sections.  aExclRef: the
+** listed hot ops' exclusive durations as the reference's doubles add them
+** (0: their exclusive_duration), of which the first hot op's is used: the
+** reference formats its own sum, and
 ** where the exact sum sits on a rounding tie (0.0015 against the
 ** reference's 0.0014999999999999998) the text follows the reference's. */
-static JNode *candidates(JNode *pDoc, const double *pTopRef){
+static JNode *candidates(JNode *pDoc, const double *aExclRef){
   JNode *arr = jArr();
   JNode *tb = jGet(pDoc, "time_breakdown");
   double T = jNum(jGet(tb, "total_duration"));
@@ -389,7 +390,7 @@ static JNode *candidates(JNode *pDoc, const double *pTopRef){
   }
   if( hot && hot->nChild>0 ){
     JNode *h0 = jAt(hot, 0);
-    double ex = pTopRef ? *pTopRef : jNum(jGet(h0, "exclusive_duration"));
+    double ex = aExclRef ? aExclRef[0] : jNum(jGet(h0, "exclusive_duration"));
     double h = ex/T;
     JNode *nm0 = jGet(h0, "name");
     if( h<0.08 ){
@@ -581,9 +582,8 @@ typedef struct DocBuild {
   const ProfsumKnobs *pK;
   int forSections;            /* profsumDocBuildSections(): what no stored section reads is left empty */
   char zLim[32];              /* LIMIT of the listed sections: max(hot_op_limit, 500) */
-  double *aExclRef;           /* exclRef of the listed hot ops, for the families (owned) */
-  double topExclRef;          /* the first hot op's exclRef (hasTopRef), for the candidates */
-  int hasTopRef;
+  double *aExclRef;           /* exclRef of the listed hot ops, for the families and the
+                              ** candidates (owned; freed when the build ends) */
   JNode *doc;                 /* the document being built */
   char **pzErr;
 } DocBuild;
@@ -855,7 +855,7 @@ static JNode *hotOpObject(const HotOp *h){
 }
 
 /* hot_ops (§4.5): the first hot_op_limit ops sorted in C (bytewise
-** names); keeps their exclRef in b->aExclRef for the families. */
+** names); keeps their exclRef in b->aExclRef (families, candidates). */
 static int buildHotOps(DocBuild *b){
   HotOp *a = 0;
   int n = 0, i, nRef, rc;
@@ -868,7 +868,6 @@ static int buildHotOps(DocBuild *b){
     b->aExclRef = sqlite3_malloc64(sizeof(double)*(sqlite3_uint64)(nRef+1));
     if( b->aExclRef==0 ) rc = SQLITE_NOMEM;
     for(i=0; rc==SQLITE_OK && i<nRef; i++) b->aExclRef[i] = a[i].exclRef;
-    if( rc==SQLITE_OK && nRef>0 ){ b->topExclRef = a[0].exclRef; b->hasTopRef = 1; }
   }
   for(i=0; rc==SQLITE_OK && i<n && i<b->pK->hotOpLimit; i++) jPush(arr, hotOpObject(&a[i]));
   hotOpsFree(a, n);
@@ -882,8 +881,6 @@ static int buildFamilies(DocBuild *b){
                         jNum(jGet(jGet(b->doc, "time_breakdown"), "total_duration")));
   int lim = b->pK->hotOpLimit>50 ? b->pK->hotOpLimit : 50;
   jSetLit(b->doc, "semantic_families", fam);
-  sqlite3_free(b->aExclRef);
-  b->aExclRef = 0;
   fam = jGet(b->doc, "semantic_families");
   while( fam && fam->nChild>lim ){ jFree(fam->a[fam->nChild-1]); fam->nChild--; }
   return SQLITE_OK;
@@ -943,7 +940,8 @@ static int buildContexts(DocBuild *b){
 
 /* optimization_candidates (§4.12), from the sections built before it. */
 static int buildCandidates(DocBuild *b){
-  jSetLit(b->doc, "optimization_candidates", candidates(b->doc, b->hasTopRef ? &b->topExclRef : 0));
+  /* aExclRef has an entry per listed hot op (none: 0, or no hot op) */
+  jSetLit(b->doc, "optimization_candidates", candidates(b->doc, b->aExclRef));
   return SQLITE_OK;
 }
 
