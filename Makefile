@@ -306,7 +306,7 @@ build/fuzz_import: tests/fuzz_import.c $(SRCS) $(HDRS) build/gen/schema_sql.h | 
 	clang $(FUZZ_CFLAGS) -Wno-error -o $@ tests/fuzz_import.c $(SRCS) $(FUZZ_LIBS)
 fuzz-import: build/fuzz_import
 	@mkdir -p build/fuzz_import_corpus
-	build/fuzz_import -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=10 -artifact_prefix=build/ \
+	build/fuzz_import -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -len_control=0 -timeout=10 -artifact_prefix=build/ \
 	  -print_final_stats=1 build/fuzz_import_corpus tests/fuzz_import_corpus
 
 # ---- corpus and benchmark -------------------------------------------------
