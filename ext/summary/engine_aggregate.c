@@ -534,6 +534,8 @@ static int aggKeyMemo(Agg *a, const EvKey *q, KeyMemo *m, const char *zName, int
 static int aggEventPass(Agg *a){
   Engine *e = a->e;
   int64_t j;
+  int64_t runVal = 0, runN = 0, runFirst = 0;   /* a run of equal run ids not
+                                                ** yet counted (runN of them) */
   int rc;
   for(j=0; j<e->nEv; j++){
     int64_t k = ORD(e, j);
@@ -557,8 +559,16 @@ static int aggEventPass(Agg *a){
     if( t->isHost && (a->aNameFlag[q->name] & 8) ) a->compilePs += EVDUR(e, r);
     if( a->aNameFlag[q->name] & 16 ) a->transferPs += EVDUR(e, r);
     /* run_ids / source hints (kind 1, 2; owner 0) */
-    if( a->curRun<e->nRun && e->aRunPos[a->curRun]==j
-     && (rc = counterAdd(&a->ctr, 1, 0, e->aRunId[a->curRun++], 1, j)) ) return rc;
+    if( a->curRun<e->nRun && e->aRunPos[a->curRun]==j ){
+      /* consecutive events mostly share one run id: counted once per run
+      ** of equal ids (the counter keeps the sum and the first position) */
+      int64_t v = e->aRunId[a->curRun++];
+      if( runN>0 && v!=runVal ){
+        if( (rc = counterAdd(&a->ctr, 1, 0, runVal, runN, runFirst)) ) return rc;
+        runN = 0;
+      }
+      if( runN++==0 ){ runVal = v; runFirst = j; }
+    }
     if( a->aMemo[r->key].n++==0 ) a->aMemo[r->key].first = j;   /* sources, shapes, tf_ops: per key */
     /* steps: v1 the sum of the durations as the reference adds them
     ** (§4.3: its doubles, in processing order; bits of a double), v2 their
@@ -601,6 +611,7 @@ static int aggEventPass(Agg *a){
       if( (rc = profsumEngRegionOp(a->pGaps, r, q, xRef, ex)) ) return rc;
     }
   }
+  if( runN>0 ) return counterAdd(&a->ctr, 1, 0, runVal, runN, runFirst);
   return SQLITE_OK;
 }
 
