@@ -41,8 +41,9 @@
 # define PROFSUM_XP_LINE_WHOLE (1024*1024)
 #endif
 #define XP_LINE_WHOLE ((int64_t)PROFSUM_XP_LINE_WHOLE)
-/* Diagnostics of one kind given with their text; later ones get 0. */
-#define XP_DIAG_DETAILED 1000
+/* Diagnostics of one kind given with their text; later ones get 0
+** (all of them with PROFSUM_XP_ALLDETAILS). */
+#define XP_DIAG_DETAILED PROFSUM_DIAG_DETAIL_CAP
 
 /* Message kinds (messages, field names, diagnostics); XM_SPACE, the
 ** outermost, is kind 0 as pbwire.h wants. */
@@ -305,14 +306,15 @@ static void xpWhereText(const void *pCtx, char *z, int nz){
 }
 
 /* Send a diagnostic of kind eKind at byte off (text formatted only for the
-** first XP_DIAG_DETAILED of the kind). */
+** first XP_DIAG_DETAILED of the kind, or every one with
+** PROFSUM_XP_ALLDETAILS). */
 static void xpDiag(ProfsumXp *p, int eKind, int64_t off, const char *zFmt, ...){
   va_list ap;
   char *z = 0;
   char zWhere[200];
   int64_t idx = p->w.iEvent>=0 ? p->ev.iEvent : -1;
   if( p->xDiag==0 ) return;
-  if( ++p->anDiag[eKind] <= XP_DIAG_DETAILED ){
+  if( ++p->anDiag[eKind] <= XP_DIAG_DETAILED || (p->flags & PROFSUM_XP_ALLDETAILS) ){
     char *zMsg;
     va_start(ap, zFmt);
     zMsg = sqlite3_vmprintf(zFmt, ap);
