@@ -177,6 +177,34 @@ class XPlaneAll(DiagAllCase):
                       [r[3] for r in stored if r[2] == "suppressed"])
 
 
+OOM_SQL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                       "build", "asan", "oom_sql")
+
+
+@unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds and runs it)")
+class DiagnosticsOutOfMemory(unittest.TestCase):
+    """Every allocation of profsum_diagnostics failed in turn (tests/oom_sql.c,
+    ASan) over a JSON trace whose details fill more than one block of the
+    list and over the XSpace: each run is an error or the reference result,
+    nothing leaks."""
+
+    def test_every_allocation(self):
+        import subprocess
+        with TempDir() as td:
+            ev = ",".join('{"ph":"X","pid":1,"tid":1,"name":"a","ts":%d.1234567,"dur":1}'
+                          % (1700000000 + 10 * i) for i in range(13000))
+            pj = td.write("d.json", '{"traceEvents":[' + ev + ']}')
+            px = td.write("c.xplane.pb", xplane_capture())
+            calls = ["SELECT count(*) || ',' || sum(length(detail)) || ',' || sum(idx) || ',' || "
+                     "group_concat(DISTINCT kind) FROM profsum_diagnostics('%s')" % p for p in (pj, px)]
+            env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1",
+                       UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+            env.pop("LD_PRELOAD", None)
+            r = subprocess.run([OOM_SQL] + calls, env=env, capture_output=True, text=True, timeout=900)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("2 passed, 0 failed", r.stdout)
+
+
 class DiagnosticsInterrupt(unittest.TestCase):
     """profsum_diagnostics of a trace with a diagnostic per entry still
     stops at the connection's interrupt, soon after it comes."""

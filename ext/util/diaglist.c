@@ -11,6 +11,10 @@
 ** own size. */
 #define DL_BLOCK (1024*1024)
 
+/* Most records of a list: their array is one allocation, which SQLite's
+** allocator keeps under 2 GiB. */
+#define DL_MAX_RECS ((int64_t)(0x7ff00000/sizeof(ProfsumDiagRec)))
+
 /* The index of zKind in L->aKind, added when new; -1 when out of memory. */
 static int64_t dlKind(ProfsumDiagList *L, const char *zKind){
   int64_t k;
@@ -57,9 +61,17 @@ int profsumDiagListAdd(ProfsumDiagList *L, int64_t idx, int64_t off,
   ProfsumDiagRec *a, *r;
   if( zDetail==0 ) zDetail = "";
   n = strlen(zDetail);
-  a = profsumGrowArray(L->a, L->n, &L->nAlloc, sizeof(ProfsumDiagRec), 256);
-  if( a==0 ) return SQLITE_NOMEM;
-  L->a = a;
+  if( L->n>=L->nAlloc ){
+    /* doubled, but at most DL_MAX_RECS (one allocation of SQLite's stays
+    ** under 2 GiB: a doubling past it would fail with room left) */
+    int64_t nNew = L->nAlloc ? L->nAlloc*2 : 256;
+    if( nNew>DL_MAX_RECS ) nNew = DL_MAX_RECS;
+    if( nNew<=L->n ) return SQLITE_NOMEM;
+    a = sqlite3_realloc64(L->a, sizeof(ProfsumDiagRec)*(sqlite3_uint64)nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    L->a = a;
+    L->nAlloc = nNew;
+  }
   k = dlKind(L, zKind);
   if( k<0 || dlRoom(L, n) ) return SQLITE_NOMEM;
   memcpy(L->aBlk[L->nBlk-1] + L->nUsed, zDetail, n+1);

@@ -16,7 +16,9 @@
 **
 ** Conventions: SQLite's allocator; every size is checked before it grows
 ** (no overflow); after SQLITE_NOMEM no row was added, and the list is
-** still the caller's to free.
+** still the caller's to free.  The records are one array (sorted in
+** place), which SQLite's allocator keeps under 2 GiB: about 67 million
+** rows, then SQLITE_NOMEM.
 */
 #ifndef PROFSUM_DIAGLIST_H
 #define PROFSUM_DIAGLIST_H
