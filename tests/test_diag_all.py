@@ -177,6 +177,34 @@ class XPlaneAll(DiagAllCase):
                       [r[3] for r in stored if r[2] == "suppressed"])
 
 
+class SessionAll(DiagAllCase):
+    """A session import (two hosts' XSpaces, parsed in worker threads) hands
+    store_diagnostics to each host's parse."""
+
+    def setUp(self):
+        super().setUp()
+        for h in ("h0", "h1"):
+            self.td.write(os.path.join("pod", "plugins/profile/2024_01_01_00_00_00", h + ".xplane.pb"),
+                          xplane_capture())
+        self.dir = os.path.join(self.td.path, "pod")
+
+    def unknown_per_trace(self):
+        return self.rows_of("SELECT trace_id, count(*) FROM profsum_agg_diagnostic "
+                            "WHERE kind='unknown_field' GROUP BY trace_id ORDER BY trace_id")
+
+    def test_all(self):
+        self.db.execute("SELECT profsum_import(?, 'pod', '{\"hosts\": \"all\", "
+                        "\"store_diagnostics\": \"all\"}')", (self.dir,))
+        got = self.unknown_per_trace()
+        self.assertEqual([n for _, n in got], [N_UNKNOWN, N_UNKNOWN])
+        self.assertEqual(self.rows_of("SELECT count(*) FROM profsum_agg_diagnostic "
+                                      "WHERE kind='suppressed'"), [(0,)])
+
+    def test_compact(self):
+        self.db.execute("SELECT profsum_import(?, 'pod', '{\"hosts\": \"all\"}')", (self.dir,))
+        self.assertEqual([n for _, n in self.unknown_per_trace()], [5, 5])
+
+
 OOM_SQL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                        "build", "asan", "oom_sql")
 
