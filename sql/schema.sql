@@ -133,9 +133,9 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_gap_context(
 ) WITHOUT ROWID;
 
 -- Oddities met while reading the trace (profsum_diagnostics kinds): the
--- first 5 of each kind (import option store_diagnostics 'all': up to 1000),
--- and a 'suppressed' row with the total of a kind that had more
--- (profsum_diagnostics(path) lists up to 1000 per kind).
+-- first 5 of each kind and a 'suppressed' row with the total of a kind that
+-- had more; every one with the import option store_diagnostics 'all'
+-- (profsum_diagnostics(path) lists every one).
 CREATE TABLE IF NOT EXISTS main.profsum_agg_diagnostic(
   trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   idx INTEGER,                         -- entry index (NULL: file-level)

@@ -158,23 +158,19 @@ class StoredDiagnostics(unittest.TestCase):
         self.assertEqual(self.db.execute("SELECT detail FROM profsum_diagnostic WHERE trace_id=? "
                                          "AND kind='suppressed'", (tid,)).fetchone()[0],
                          "zero_duration: 1500 occurrences in all; only the first 5 are stored "
-                         "(profsum_diagnostics(path) lists up to 1000)")
-        # the file itself still lists them
+                         "(profsum_diagnostics(path) lists them all)")
+        # the file itself lists them all
         self.assertEqual(self.db.execute("SELECT count(*) FROM profsum_diagnostics(?) WHERE "
-                                         "kind='zero_duration'", (self.path,)).fetchone()[0], 1000)
+                                         "kind='zero_duration'", (self.path,)).fetchone()[0], 1500)
 
     def test_all_keeps_every_listed_row(self):
         tid = self.db.execute("SELECT profsum_import(?, 'a', '{\"store_diagnostics\": \"all\"}')",
                               (self.path,)).fetchone()[0]
-        # every row profsum_diagnostics(path) lists: 1000 of a kind, then a count
-        self.assertEqual(self.kinds(tid), {"zero_duration": 1000, "time_rounded": 1, "suppressed": 1})
+        # every row, none suppressed
+        self.assertEqual(self.kinds(tid), {"zero_duration": 1500, "time_rounded": 1})
         self.assertEqual(self.db.execute("SELECT min(idx), max(idx), count(DISTINCT idx) FROM "
                                          "profsum_diagnostic WHERE trace_id=? AND kind='zero_duration'",
-                                         (tid,)).fetchone(), (0, 999, 1000))
-        self.assertEqual(self.db.execute("SELECT detail FROM profsum_diagnostic WHERE trace_id=? "
-                                         "AND kind='suppressed'", (tid,)).fetchone()[0],
-                         "zero_duration: 1500 occurrences in all; only the first 1000 are stored "
-                         "(profsum_diagnostics(path) lists up to 1000)")
+                                         (tid,)).fetchone(), (0, 1499, 1500))
         # the view reads them as before: the label is joined
         self.assertEqual(self.db.execute("SELECT DISTINCT label FROM profsum_diagnostic WHERE trace_id=?",
                                          (tid,)).fetchall(), [("a",)])

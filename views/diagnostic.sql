@@ -1,8 +1,8 @@
 -- profsum_diagnostic: the oddities met while reading each imported trace
 -- (the kinds of profsum_diagnostics(); the first 5 rows of each kind are
--- stored, up to 1000 with the import option store_diagnostics 'all', plus a
--- 'suppressed' row with the full count of a kind that had more;
--- profsum_diagnostics(path) lists up to 1000 per kind).
+-- stored, plus a 'suppressed' row with the full count of a kind that had
+-- more; every row with the import option store_diagnostics 'all';
+-- profsum_diagnostics(path) lists every row of the file).
 -- Requires: profsum_trace, profsum_agg_diagnostic.
 CREATE VIEW IF NOT EXISTS main.profsum_diagnostic(
   -- Trace id (INTEGER).

@@ -149,7 +149,8 @@ int profsumStreamOpen(const char *zFunc, const char *zPath, unsigned flags,
     char *zErr = 0;
     rc = profsumSrcOpenFile(zPath, &pSrc, &zErr);
     if( rc==SQLITE_OK ){
-      rc = profsumScanOpen(pSrc, zFunc, flags & PROFSUM_SCAN_ARGKEYS, xDiag, pDiagCtx,
+      rc = profsumScanOpen(pSrc, zFunc, flags & (PROFSUM_SCAN_ARGKEYS|PROFSUM_SCAN_ALLDETAILS),
+                           xDiag, pDiagCtx,
                            &p->pScan, pzErr);
     }else if( zErr ){
       *pzErr = sqlite3_mprintf("%s: %s", zFunc, zErr);

@@ -197,8 +197,9 @@ typedef struct ProfsumEvent {
 /* Diagnostic callback: idx is the entry index (-1: not tied to an entry),
 ** iOffset the byte offset in the decompressed JSON (-1 unknown).  zKind is
 ** a static string (see docs/trace_events.md); zDetail is transient, and
-** NULL once more than 1000 diagnostics of that kind were reported (the
-** scanner stops formatting them; count them only). */
+** NULL once more than PROFSUM_DIAG_DETAIL_CAP diagnostics of that kind
+** were reported (the readers stop formatting them: count them only),
+** unless the reader was opened with PROFSUM_SCAN_ALLDETAILS. */
 typedef void (*ProfsumDiagFn)(void *pCtx, int64_t idx, int64_t iOffset,
                               const char *zKind, const char *zDetail);
 
@@ -209,13 +210,20 @@ typedef void (*ProfsumDiagFn)(void *pCtx, int64_t idx, int64_t iOffset,
 #define PROFSUM_SCAN_MNAMES   0x04   /* (streams) what M-event names need:
                                      ** ARGKEYS for JSON, nothing for XPlane,
                                      ** whose rows carry their names */
-/* Past this many diagnostics of one kind, the JSON scanner no longer
-** formats details: xDiag gets zDetail == NULL (consumers only count them). */
+/* Past this many diagnostics of one kind, the readers (JSON scanner,
+** XPlane decoder and row adapter) no longer format details: xDiag gets
+** zDetail == NULL (consumers that only count them, or keep a few, are
+** spared the formatting of millions).  PROFSUM_SCAN_ALLDETAILS lifts it. */
 #define PROFSUM_DIAG_DETAIL_CAP 1000
 #define PROFSUM_SCAN_QUIETROUND 0x08 /* (JSON) past its cap of details, a
                                      ** time_rounded is only counted
                                      ** (profsumScanQuietRounded), not
                                      ** passed to xDiag one by one */
+#define PROFSUM_SCAN_ALLDETAILS 0x10 /* every diagnostic gets its detail
+                                     ** (no PROFSUM_DIAG_DETAIL_CAP; QUIETROUND
+                                     ** then never applies): for those who
+                                     ** list them all (profsum_diagnostics,
+                                     ** store_diagnostics 'all') */
 
 typedef struct ProfsumScan ProfsumScan;
 
@@ -325,8 +333,8 @@ typedef struct ProfsumStream ProfsumStream;
 /* Open zPath as a stream of ProfsumEvent rows in the format that
 ** profsumSniffFormat() gives.  JSON: profsumSrcOpenFile + profsumScanOpen
 ** (flags are the scanner's); XPlane: the adapter of xplane_rows.c (flags
-** PROFSUM_SCAN_ARGKEYS, PROFSUM_SCAN_ARGS; xDiag also gets the adapter's
-** own diagnostics).  Errors: *pzErr set, prefixed with zFunc (0 with
+** PROFSUM_SCAN_ARGKEYS, PROFSUM_SCAN_ARGS, PROFSUM_SCAN_ALLDETAILS; xDiag
+** also gets the adapter's own diagnostics).  Errors: *pzErr set, prefixed with zFunc (0 with
 ** SQLITE_NOMEM when even the message could not be made). */
 int profsumStreamOpen(const char *zFunc, const char *zPath, unsigned flags,
                       ProfsumDiagFn xDiag, void *pDiagCtx,
@@ -347,7 +355,9 @@ void profsumStreamClose(ProfsumStream *p);        /* NULL is a no-op */
 #define PROFSUM_NEED_DUR    0x01   /* durations of B slices (B/E pairing) */
 #define PROFSUM_NEED_TRACK  0x02   /* depth, parent_idx, excl */
 #define PROFSUM_NEED_NAMES  0x04   /* process/thread names from M events */
-#define PROFSUM_NEED_DIAG   0x08   /* track-level diagnostics */
+#define PROFSUM_NEED_DIAG   0x08   /* track-level diagnostics, and every
+                                   ** reader diagnostic with its detail
+                                   ** (PROFSUM_SCAN_ALLDETAILS) */
 #define PROFSUM_NEED_EXCLNS 0x10   /* the excl column (ns-domain sweep) */
 
 /* Per-event results of the first pass, in file order (only events that

@@ -2,14 +2,16 @@
 ** trace_diag.c — the diagnostics of the JSON scanner (trace_json.c): those
 ** of an entry are held back until it parsed completely (an entry that
 ** straddles a window refill is parsed twice), counted per kind, their
-** details formatted up to a cap per kind.  See trace_json_int.h.
+** details formatted up to a cap per kind (every one with
+** PROFSUM_SCAN_ALLDETAILS).  See trace_json_int.h.
 */
 #include "trace_json_int.h"
 
 #include <stdarg.h>
 
 /* Queue a diagnostic for the entry being parsed (emitted once it parsed).
-** Beyond PROFSUM_DIAG_DETAIL_CAP of a kind the detail is not formatted. */
+** Beyond PROFSUM_DIAG_DETAIL_CAP of a kind the detail is not formatted
+** (unless PROFSUM_SCAN_ALLDETAILS). */
 void profsumScanPendDiag(ProfsumScan *s, const char *zKind, const char *zFmt, ...){
   va_list ap;
   PendingDiag *d;
@@ -29,7 +31,7 @@ void profsumScanPendDiag(ProfsumScan *s, const char *zKind, const char *zFmt, ..
   /* Counted when emitted (profsumScanFlushDiag): an entry re-parsed after a refill
   ** queues its diagnostics again.  Those of this entry queued so far count
   ** toward the cap too. */
-  if( k<s->nKindSeen ){
+  if( k<s->nKindSeen && !(s->flags & PROFSUM_SCAN_ALLDETAILS) ){
     int64_t n = s->aKindSeen[k].n;
     int j;
     for(j=0; j<s->nPending-1; j++){
@@ -47,10 +49,12 @@ void profsumScanPendDiag(ProfsumScan *s, const char *zKind, const char *zFmt, ..
 }
 
 /* Would a diagnostic of this kind still get its detail formatted?  (Used
-** to skip costly preparation of details past the cap.) */
+** to skip costly preparation of details past the cap.)  Always 1 with
+** PROFSUM_SCAN_ALLDETAILS, so that time_rounded never goes quiet. */
 int profsumScanDiagWanted(ProfsumScan *s, const char *zKind){
   int k;
   if( s->xDiag==0 ) return 0;
+  if( s->flags & PROFSUM_SCAN_ALLDETAILS ) return 1;
   for(k=0; k<s->nKindSeen; k++){
     if( s->aKindSeen[k].zKind==zKind || strcmp(s->aKindSeen[k].zKind, zKind)==0 ){
       return s->aKindSeen[k].n < PROFSUM_DIAG_DETAIL_CAP;

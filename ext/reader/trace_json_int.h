@@ -11,7 +11,12 @@
 
 #include <string.h>
 
-#define PROFSUM_MAX_PENDING   8                  /* diagnostics per entry */
+/* Diagnostics kept per entry (the rest are counted in its one
+** more_diagnostics row), even when every diagnostic is asked for
+** (PROFSUM_SCAN_ALLDETAILS): an entry gives at most one or two of a field,
+** so only repeated keys reach it, and the queue of the entry being parsed
+** stays a fixed array that a hostile entry cannot grow. */
+#define PROFSUM_MAX_PENDING   8
 
 typedef unsigned char u8;
 

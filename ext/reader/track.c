@@ -831,7 +831,9 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
   a.pzErr = pzErr;
   a.pInfo = profsumMallocZero(sizeof(ProfsumTrackInfo));
   if( a.pInfo==0 ) return trkErr(&a, SQLITE_NOMEM, "out of memory");
-  rc = profsumStreamOpen(zFunc, zPath, (needs & PROFSUM_NEED_NAMES) ? PROFSUM_SCAN_MNAMES : 0,
+  /* the diagnostics are listed, all of them: every one with its detail */
+  rc = profsumStreamOpen(zFunc, zPath, ((needs & PROFSUM_NEED_NAMES) ? PROFSUM_SCAN_MNAMES : 0)
+                                       | ((needs & PROFSUM_NEED_DIAG) ? PROFSUM_SCAN_ALLDETAILS : 0),
                          xDiag, pDiagCtx, &pStream, pzErr);
   while( rc==SQLITE_OK ){
     ProfsumTrackInfo *p = a.pInfo;

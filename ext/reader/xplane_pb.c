@@ -41,8 +41,9 @@
 # define PROFSUM_XP_LINE_WHOLE (1024*1024)
 #endif
 #define XP_LINE_WHOLE ((int64_t)PROFSUM_XP_LINE_WHOLE)
-/* Diagnostics of one kind given with their text; later ones get 0. */
-#define XP_DIAG_DETAILED 1000
+/* Diagnostics of one kind given with their text; later ones get 0
+** (all of them with PROFSUM_XP_ALLDETAILS). */
+#define XP_DIAG_DETAILED PROFSUM_DIAG_DETAIL_CAP
 
 /* Message kinds (messages, field names, diagnostics); XM_SPACE, the
 ** outermost, is kind 0 as pbwire.h wants. */
@@ -288,41 +289,44 @@ struct ProfsumXp {
 ** XpWhere), into z of nz bytes ("" outside any plane). */
 static void xpWhereText(const void *pCtx, char *z, int nz){
   const XpWhere *w = pCtx;
-  sqlite3_str *s;
-  int n0;
-  char *zOut;
+  char a[200];
+  int n = 0;
+  /* formatted in place, no allocation: a diagnostic's detail cannot lose
+  ** its place to an out-of-memory */
+  a[0] = 0;
+#define XP_WHERE_ADD(...) do{ \
+    sqlite3_snprintf((int)sizeof(a)-n, a+n, __VA_ARGS__); n += (int)strlen(a+n); }while(0)
+  if( w->iPlane>=0 ) XP_WHERE_ADD(", plane %lld", (long long)w->iPlane);
+  if( w->iEntry>=0 ) XP_WHERE_ADD(", %s %lld", w->zEntry, (long long)w->iEntry);
+  if( w->iLine>=0 ) XP_WHERE_ADD(", line %lld", (long long)w->iLine);
+  if( w->iEvent>=0 ) XP_WHERE_ADD(", event %lld", (long long)w->iEvent);
+  if( w->iStat>=0 ) XP_WHERE_ADD(", stat %lld", (long long)w->iStat);
+#undef XP_WHERE_ADD
   z[0] = 0;
-  s = sqlite3_str_new(0);
-  if( w->iPlane>=0 ) sqlite3_str_appendf(s, ", plane %lld", (long long)w->iPlane);
-  if( w->iEntry>=0 ) sqlite3_str_appendf(s, ", %s %lld", w->zEntry, (long long)w->iEntry);
-  if( w->iLine>=0 ) sqlite3_str_appendf(s, ", line %lld", (long long)w->iLine);
-  if( w->iEvent>=0 ) sqlite3_str_appendf(s, ", event %lld", (long long)w->iEvent);
-  if( w->iStat>=0 ) sqlite3_str_appendf(s, ", stat %lld", (long long)w->iStat);
-  n0 = sqlite3_str_length(s);
-  zOut = sqlite3_str_finish(s);
-  if( zOut && n0>2 ) sqlite3_snprintf(nz, z, " (%s)", zOut+2);
-  sqlite3_free(zOut);
+  if( n>2 ) sqlite3_snprintf(nz, z, " (%s)", a+2);
 }
 
 /* Send a diagnostic of kind eKind at byte off (text formatted only for the
-** first XP_DIAG_DETAILED of the kind). */
+** first XP_DIAG_DETAILED of the kind, or every one with
+** PROFSUM_XP_ALLDETAILS; in fixed buffers, so that every one gets its
+** text: the messages are short). */
 static void xpDiag(ProfsumXp *p, int eKind, int64_t off, const char *zFmt, ...){
   va_list ap;
-  char *z = 0;
+  char zMsg[256];
   char zWhere[200];
+  char z[480];
   int64_t idx = p->w.iEvent>=0 ? p->ev.iEvent : -1;
   if( p->xDiag==0 ) return;
-  if( ++p->anDiag[eKind] <= XP_DIAG_DETAILED ){
-    char *zMsg;
+  if( ++p->anDiag[eKind] <= XP_DIAG_DETAILED || (p->flags & PROFSUM_XP_ALLDETAILS) ){
     va_start(ap, zFmt);
-    zMsg = sqlite3_vmprintf(zFmt, ap);
+    sqlite3_vsnprintf((int)sizeof(zMsg), zMsg, zFmt, ap);
     va_end(ap);
     xpWhereText(&p->w, zWhere, sizeof(zWhere));
-    if( zMsg ) z = sqlite3_mprintf("byte %lld%s: %s", (long long)off, zWhere, zMsg);
-    sqlite3_free(zMsg);
+    sqlite3_snprintf((int)sizeof(z), z, "byte %lld%s: %s", (long long)off, zWhere, zMsg);
+    p->xDiag(p->pDiagCtx, idx, off, azXpDiag[eKind], z);
+  }else{
+    p->xDiag(p->pDiagCtx, idx, off, azXpDiag[eKind], 0);
   }
-  p->xDiag(p->pDiagCtx, idx, off, azXpDiag[eKind], z);
-  sqlite3_free(z);
 }
 
 /* The fields of each message kind, indexed by field number: name, wire

@@ -61,6 +61,9 @@
                                       ** errors="replace") and reported to
                                       ** the diagnostic callback, instead of
                                       ** failing the file as protobuf does */
+#define PROFSUM_XP_ALLDETAILS   0x02  /* every diagnostic gets its detail (by
+                                      ** default the first
+                                      ** PROFSUM_DIAG_DETAIL_CAP of a kind) */
 
 /* Kinds of an XStat value: the member of its `value` oneof that came last
 ** on the wire. */
@@ -189,7 +192,8 @@ typedef struct ProfsumXp ProfsumXp;
 ** string).  flags: PROFSUM_XP_*.  xDiag (may be 0) receives diagnostics
 ** (kinds: unknown_field, wrong_wire_type, invalid_utf8,
 ** compressed_too_large, compressed_invalid; idx = the event ordinal or -1;
-** iOffset = the byte offset); after 1000 of one kind its detail is 0.
+** iOffset = the byte offset); after PROFSUM_DIAG_DETAIL_CAP of one kind
+** its detail is 0, unless flags has PROFSUM_XP_ALLDETAILS.
 ** Errors: missing file, a directory, a read error (*pzErr set). */
 int profsumXpOpen(const char *zFunc, const char *zPath, unsigned flags,
                   ProfsumDiagFn xDiag, void *pDiagCtx,

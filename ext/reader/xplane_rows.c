@@ -23,7 +23,8 @@ static const char *const azKnown[] = {
 };
 #define N_KNOWN ((int)(sizeof(azKnown)/sizeof(azKnown[0])))
 
-/* Adapter diagnostics (counted per kind: details stop after 1000). */
+/* Adapter diagnostics (counted per kind: details stop after
+** PROFSUM_DIAG_DETAIL_CAP, unless PROFSUM_SCAN_ALLDETAILS). */
 #define XR_AGG      0
 #define XR_NODATA   1
 #define XR_UNKMETA  2
@@ -76,13 +77,14 @@ struct ProfsumXRows {
   int nSlot;
 };
 
-/* Send an adapter diagnostic for event ev (details stop after 1000). */
+/* Send an adapter diagnostic for event ev (details stop after
+** PROFSUM_DIAG_DETAIL_CAP of the kind, unless PROFSUM_SCAN_ALLDETAILS). */
 static void xrDiag(ProfsumXRows *p, int eKind, const ProfsumXpEvent *ev,
                    const char *zFmt, ...){
   char z[240];
   va_list ap;
   if( p->xDiag==0 ) return;
-  if( ++p->aKindN[eKind] > 1000 ){
+  if( ++p->aKindN[eKind] > PROFSUM_DIAG_DETAIL_CAP && !(p->flags & PROFSUM_SCAN_ALLDETAILS) ){
     p->xDiag(p->pDiagCtx, ev->iEvent, ev->iOffset, azKind[eKind], 0);
     return;
   }
@@ -301,7 +303,9 @@ int profsumXRowsOpen(const char *zFunc, const char *zPath, unsigned flags,
   p->nNextAsk = XR_ASK_EVENTS;
   p->xDiag = xDiag;
   p->pDiagCtx = pDiagCtx;
-  rc = profsumXpOpen(zFunc, zPath, PROFSUM_XP_LENIENT_UTF8, xDiag, pDiagCtx, &p->pXp, pzErr);
+  rc = profsumXpOpen(zFunc, zPath, PROFSUM_XP_LENIENT_UTF8
+                     | ((flags & PROFSUM_SCAN_ALLDETAILS) ? PROFSUM_XP_ALLDETAILS : 0),
+                     xDiag, pDiagCtx, &p->pXp, pzErr);
   if( rc ){
     profsumXRowsClose(p);
     return rc;

@@ -36,7 +36,9 @@ typedef struct ProfsumXRows ProfsumXRows;
 
 /* Open zPath (an XSpace, plain or gzip).  String fields that are not
 ** UTF-8 are read with U+FFFD (the decoder's PROFSUM_XP_LENIENT_UTF8) and
-** reported as invalid_utf8.  flags: PROFSUM_SCAN_ARGKEYS, PROFSUM_SCAN_ARGS.
+** reported as invalid_utf8.  flags: PROFSUM_SCAN_ARGKEYS, PROFSUM_SCAN_ARGS,
+** PROFSUM_SCAN_ALLDETAILS (every diagnostic with its detail, the decoder's
+** too: PROFSUM_XP_ALLDETAILS).
 ** xDiag (may be 0) receives the decoder's and the adapter's diagnostics.
 ** Errors: *pzErr set ("<zFunc>: '<path>': ..."). */
 int profsumXRowsOpen(const char *zFunc, const char *zPath, unsigned flags,

@@ -53,6 +53,7 @@
 #include "profsum_int.h"
 #include "cnum.h"
 #include "profsum_reader.h"
+#include "diaglist.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -105,9 +106,6 @@
 #define PLAN_EXCLNS  0x20
 #define PLAN_ARGS    0x40
 
-/* Most diagnostics listed per kind; the rest are counted in one row. */
-#define DIAG_PER_KIND 1000
-
 /* The table object shared by both functions. */
 typedef struct TraceTab {
   sqlite3_vtab base;      /* Base class: must be first */
@@ -119,22 +117,10 @@ typedef struct TraceTab {
                           ** reads nothing, it can only be dropped; or 0 */
 } TraceTab;
 
-/* One diagnostic row (profsum_diagnostics). */
-typedef struct DiagRow {
-  int64_t idx;            /* entry index, -1 if none */
-  int64_t off;            /* byte offset, -1 if unknown */
-  const char *zKind;      /* static */
-  char *zDetail;          /* sqlite3_malloc'd */
-  int64_t seq;            /* arrival order (stable sort) */
-} DiagRow;
-
-typedef struct DiagKindCount { const char *zKind; int64_t n; } DiagKindCount;
-
+/* The rows of profsum_diagnostics: every diagnostic of the file
+** (diaglist.h keeps them compact), and the collector's out-of-memory. */
 typedef struct DiagList {
-  DiagRow *a;
-  int64_t n, nAlloc;
-  DiagKindCount aKind[48];
-  int nKind;
+  ProfsumDiagList L;
   int oom;
 } DiagList;
 
@@ -289,7 +275,6 @@ static int traceOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
 
 /* Release everything the cursor holds (shared by xFilter and xClose). */
 static void traceReset(TraceCursor *pCur){
-  int64_t i;
   profsumStreamClose(pCur->pStream);
   pCur->pStream = 0;
   pCur->pEv = 0;
@@ -297,9 +282,8 @@ static void traceReset(TraceCursor *pCur){
   pCur->pInfo = 0;
   pCur->pRec = 0;
   pCur->iRec = 0;
-  for(i=0; i<pCur->diag.n; i++) sqlite3_free(pCur->diag.a[i].zDetail);
-  sqlite3_free(pCur->diag.a);
-  memset(&pCur->diag, 0, sizeof(pCur->diag));
+  profsumDiagListFree(&pCur->diag.L);
+  pCur->diag.oom = 0;
   pCur->iDiag = 0;
   sqlite3_value_free(pCur->pPathArg);
   pCur->pPathArg = 0;
@@ -317,48 +301,13 @@ static int traceClose(sqlite3_vtab_cursor *cur){
   return SQLITE_OK;
 }
 
-/* Diagnostic callback of profsum_diagnostics: keep the first
-** DIAG_PER_KIND rows of each kind, count the rest. */
+/* Diagnostic callback of profsum_diagnostics: keep every row (the reader
+** formats every detail: PROFSUM_NEED_DIAG). */
 static void diagCollect(void *pCtx, int64_t idx, int64_t iOffset,
                         const char *zKind, const char *zDetail){
   DiagList *d = (DiagList*)pCtx;
-  int k;
-  DiagRow *r;
   if( d->oom ) return;
-  for(k=0; k<d->nKind; k++) if( strcmp(d->aKind[k].zKind, zKind)==0 ) break;
-  if( k==d->nKind ){
-    if( d->nKind < (int)(sizeof(d->aKind)/sizeof(d->aKind[0])) ){
-      d->aKind[d->nKind].zKind = zKind;
-      d->aKind[d->nKind].n = 0;
-      d->nKind++;
-    }else{
-      k = -1;
-    }
-  }
-  if( k>=0 && ++d->aKind[k].n > DIAG_PER_KIND ) return;
-  if( d->n>=d->nAlloc ){
-    int64_t nNew = d->nAlloc ? d->nAlloc*2 : 64;
-    DiagRow *a = sqlite3_realloc64(d->a, sizeof(DiagRow)*(sqlite3_uint64)nNew);
-    if( a==0 ){ d->oom = 1; return; }
-    d->a = a;
-    d->nAlloc = nNew;
-  }
-  r = &d->a[d->n];
-  r->zDetail = sqlite3_mprintf("%s", zDetail ? zDetail : "");
-  if( r->zDetail==0 ){ d->oom = 1; return; }
-  r->idx = idx;
-  r->off = iOffset;
-  r->zKind = zKind;
-  r->seq = d->n;
-  d->n++;
-}
-
-/* Order diagnostics by byte offset (unknown offsets last), then arrival. */
-static int cmpDiag(const void *pa, const void *pb){
-  const DiagRow *a = (const DiagRow*)pa, *b = (const DiagRow*)pb;
-  uint64_t oa = (uint64_t)a->off, ob = (uint64_t)b->off;   /* -1 → largest */
-  if( oa!=ob ) return oa<ob ? -1 : 1;
-  return a->seq<b->seq ? -1 : (a->seq>b->seq);
+  if( profsumDiagListAdd(&d->L, idx, iOffset, zKind, zDetail) ) d->oom = 1;
 }
 
 /* A plan that needs only the durations of B rows (dur, dur_ps) reads the
@@ -479,24 +428,10 @@ static int traceStart(TraceCursor *pCur, const char *zPath, int idxNum){
       if( zErr ){ sqlite3_free(pVtab->zErrMsg); pVtab->zErrMsg = zErr; }
       return rc;
     }
-    /* One row per kind whose rows were cut at DIAG_PER_KIND. */
-    {
-      int k, nKind = pCur->diag.nKind;
-      for(k=0; k<nKind; k++){
-        if( pCur->diag.aKind[k].n > DIAG_PER_KIND ){
-          char z[160];
-          sqlite3_snprintf(sizeof(z), z, "%s: %lld occurrences in all; only the first %d are listed",
-              pCur->diag.aKind[k].zKind, (long long)pCur->diag.aKind[k].n, DIAG_PER_KIND);
-          pCur->diag.aKind[k].n = 0;   /* let the summary row through */
-          diagCollect(&pCur->diag, -1, -1, "suppressed", z);
-        }
-      }
-      if( pCur->diag.oom ) return traceNomem(pCur, zPath, "for the diagnostics");
-    }
-    if( pCur->diag.n>1 ) qsort(pCur->diag.a, (size_t)pCur->diag.n, sizeof(DiagRow), cmpDiag);
+    profsumDiagListSort(&pCur->diag.L);
     profsumTrackFree(pCur->pInfo);
     pCur->pInfo = 0;
-    pCur->eof = pCur->diag.n==0;
+    pCur->eof = pCur->diag.L.n==0;
     return SQLITE_OK;
   }
   if( (idxNum & (PLAN_DUR|PLAN_TRACK))
@@ -583,7 +518,7 @@ static int traceNext(sqlite3_vtab_cursor *cur){
   TraceCursor *pCur = (TraceCursor*)cur;
   if( pCur->pStream==0 ){
     pCur->iDiag++;
-    if( pCur->iDiag>=pCur->diag.n ) pCur->eof = 1;
+    if( pCur->iDiag>=pCur->diag.L.n ) pCur->eof = 1;
     return SQLITE_OK;
   }
   return traceNextEvent(pCur);
@@ -825,12 +760,15 @@ static int traceColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
   TraceCursor *pCur = (TraceCursor*)cur;
   if( pCur->pStream ) return traceColumnEvents(pCur, ctx, i);
   {
-    const DiagRow *d = &pCur->diag.a[pCur->iDiag];
+    const ProfsumDiagList *L = &pCur->diag.L;
+    const ProfsumDiagRec *d = &L->a[pCur->iDiag];
     switch( i ){
       case DIAG_IDX: if( d->idx>=0 ) sqlite3_result_int64(ctx, d->idx); break;
       case DIAG_OFFSET: if( d->off>=0 ) sqlite3_result_int64(ctx, d->off); break;
-      case DIAG_KIND: sqlite3_result_text(ctx, d->zKind, -1, SQLITE_STATIC); break;
-      case DIAG_DETAIL: sqlite3_result_text(ctx, d->zDetail, -1, SQLITE_TRANSIENT); break;
+      case DIAG_KIND: sqlite3_result_text(ctx, profsumDiagListKind(L, d), -1, SQLITE_STATIC); break;
+      case DIAG_DETAIL:
+        sqlite3_result_text(ctx, profsumDiagListDetail(L, d), (int)d->nDetail, SQLITE_TRANSIENT);
+        break;
       case DIAG_PATH: resultPath(pCur, ctx); break;
       default: break;
     }

@@ -1,9 +1,9 @@
 /*
 ** engine_diag.c — stage A's diagnostics as stored by an import, written to
 ** profsum_agg_diagnostic.  Compact by default: the first ENG_DIAG_KEEP of
-** each kind; with the import option store_diagnostics 'all'
-** (Engine.diagAll) every row the reader kept (ENG_DIAG_KEEP_ALL of a
-** kind).  A kind that had more gets a 'suppressed' row with its total.
+** each kind, and a 'suppressed' row with the total of a kind that had
+** more; with the import option store_diagnostics 'all' (Engine.diagAll)
+** every one (the read pass kept what is to be stored: engDiag).
 */
 #include "profsum_int.h"
 #include "engine_int.h"
@@ -32,29 +32,28 @@ static int diagInsert(Engine *e, sqlite3_stmt *pIns, int64_t idx, int64_t off,
 
 /* See engine_int.h.  The rows go in in the order the reader met them (a
 ** kind's examples are its first ones in the file), then one 'suppressed'
-** row per kind that had more than were written. */
+** row per kind that had more than were written (none with diagAll). */
 int profsumEngWriteDiag(Engine *e){
   sqlite3_stmt *pIns = 0;
+  const ProfsumDiagList *L = &e->diag;
   int64_t aWritten[sizeof(e->aKind)/sizeof(e->aKind[0])];
-  int64_t i, nKeep = e->diagAll ? ENG_DIAG_KEEP_ALL : ENG_DIAG_KEEP;
+  int64_t i;
   int k;
   int rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_diagnostic"
                              "(trace_id, idx, byte_offset, kind, detail) VALUES(?1,?2,?3,?4,?5)");
   memset(aWritten, 0, sizeof(aWritten));
-  for(i=0; rc==SQLITE_OK && i<e->nDiag; i++){
-    EngDiagRow *r = &e->aDiag[i];
-    k = diagKindIndex(e, r->zKind);
-    if( k>=0 ){
-      if( aWritten[k]>=nKeep ) continue;
-      aWritten[k]++;
-    }
-    rc = diagInsert(e, pIns, r->idx, r->off, r->zKind, r->zDetail);
+  for(i=0; rc==SQLITE_OK && i<L->n; i++){
+    const ProfsumDiagRec *r = &L->a[i];
+    const char *zKind = profsumDiagListKind(L, r);
+    k = diagKindIndex(e, zKind);
+    if( k>=0 ) aWritten[k]++;
+    rc = diagInsert(e, pIns, r->idx, r->off, zKind, profsumDiagListDetail(L, r));
   }
   for(k=0; rc==SQLITE_OK && k<e->nKind; k++){
     char z[200];
     if( e->aKind[k].n<=aWritten[k] ) continue;
     sqlite3_snprintf(sizeof(z), z, "%s: %lld occurrences in all; only the first %lld are stored "
-                     "(profsum_diagnostics(path) lists up to 1000)",
+                     "(profsum_diagnostics(path) lists them all)",
                      e->aKind[k].zKind, (long long)e->aKind[k].n, (long long)aWritten[k]);
     rc = diagInsert(e, pIns, -1, -1, "suppressed", z);
   }

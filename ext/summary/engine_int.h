@@ -11,6 +11,7 @@
 #include "profsum_reader.h"
 #include "summary_engine.h"
 #include "spanmemo.h"
+#include "diaglist.h"
 
 #include <pthread.h>
 
@@ -115,13 +116,6 @@ typedef struct STrack {
                           ** doubles do (0: not known yet; xpLineTolerance) */
   profsum_ps xpBase; int xpHasBase;
 } STrack;
-
-/* A diagnostic met while reading, kept for the write phase. */
-typedef struct EngDiagRow {
-  int64_t idx, off;
-  const char *zKind;    /* static */
-  char *zDetail;        /* owned */
-} EngDiagRow;
 
 struct ProfsumEngine {
   sqlite3 *db;
@@ -230,8 +224,9 @@ struct ProfsumEngine {
   /* diagnostics */
   struct { const char *zKind; int64_t n; } aKind[48];
   int nKind;
-  EngDiagRow *aDiag;    /* diagnostics (at most ENG_DIAG_KEEP per kind) */
-  int64_t nDiag, nAllocDiag;
+  ProfsumDiagList diag; /* the diagnostics kept for the write phase, in
+                        ** the order met: every one with diagAll, else
+                        ** the first ENG_DIAG_KEEP of each kind */
   int diagRc;
   int arrayForm;        /* the document is a bare array */
   int laxSyntax, cutOff; /* see ProfsumEngineInfo */
@@ -257,7 +252,9 @@ struct ProfsumEngine {
   /* What the import computes beside the summary (insights.h): every entry
   ** the readers see goes to it. */
   struct ProfsumInsights *pIns;
-  int diagAll;          /* store every diagnostic, not a compact set */
+  int diagAll;          /* store_diagnostics 'all': every diagnostic kept
+                        ** and stored, not a compact set (set when made:
+                        ** PROFSUM_ENGINE_DIAG_ALL) */
   /* The JSON read pass's name memo (engine_read.c, nameIntern): the pooled
   ** name last interned in each of NAMEMEMO_N slots chosen by a cheap hash of
   ** the raw name bytes; freed with the signature caches. */
@@ -289,16 +286,15 @@ static inline int64_t profsumEngDur(const Engine *e, const SEv *r){
 
 
 /* Diagnostics an import stores per kind (profsum_agg_diagnostic) by
-** default, and with the import option store_diagnostics 'all' (as many
-** as profsum_diagnostics(path) lists: those the reader gives a detail);
-** beyond them a 'suppressed' row gives the kind's total.  The reader keeps
-** ENG_DIAG_KEEP_ALL per kind (the option is applied when they are
-** written, engine_diag.c).  A few examples say what a kind looks like: a
-** trace's rows of one kind are near copies of each other (time_rounded
-** can come once per event), and more would only grow every run's share of
-** a history database. */
+** default; beyond them a 'suppressed' row gives the kind's total.  With
+** the import option store_diagnostics 'all' it stores every one, with its
+** detail (the readers format them all: PROFSUM_SCAN_ALLDETAILS).  The
+** option is known before the read (PROFSUM_ENGINE_DIAG_ALL), so only the
+** rows to store are kept in memory.  A few examples say what a kind looks
+** like: a trace's rows of one kind are near copies of each other
+** (time_rounded can come once per event), and more would only grow every
+** run's share of a history database. */
 #define ENG_DIAG_KEEP 5
-#define ENG_DIAG_KEEP_ALL 1000
 
 /* engine_diag.c: write the kept diagnostics of e into
 ** profsum_agg_diagnostic for e->traceId.  SQLITE_OK or an error code

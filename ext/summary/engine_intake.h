@@ -91,10 +91,14 @@ void profsumEngTrackDone(ProfsumEngine *e, int32_t trk);
 ** profsumEngOrder (later calls of them are no-ops). */
 void profsumEngOrderLater(ProfsumEngine *e);
 
-/* A diagnostic row (profsum_agg_diagnostic; zKind static; capped per kind)
-** and the sticky out-of-memory code of storing them. */
+/* A diagnostic row (profsum_agg_diagnostic; zKind static; capped per kind
+** unless the import stores them all) and the sticky out-of-memory code of
+** storing them. */
 void profsumEngDiag(ProfsumEngine *e, int64_t idx, int64_t off, const char *zKind, const char *zDetail);
 int profsumEngDiagRc(ProfsumEngine *e);
+/* 1 when the import stores every diagnostic (store_diagnostics 'all'):
+** the readers are then asked for every detail. */
+int profsumEngDiagAll(ProfsumEngine *e);
 
 /* 1 when the caller of the import asked to stop (an interrupt). */
 int profsumEngStopAsked(ProfsumEngine *e);

@@ -114,12 +114,13 @@ static int isRejectKind(const char *z){
     default:  return 0;
   }
 }
-/* Diagnostics callback: store rows (capped per kind) and count the
-** entries the reference summarizer would reject the whole file for. */
+/* Diagnostics callback: count every row per kind, keep those to store
+** (all of them with e->diagAll, else the first ENG_DIAG_KEEP of a kind),
+** and count the entries the reference summarizer would reject the whole
+** file for. */
 static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, const char *zDetail){
   Engine *e = (Engine*)pCtx;
   int k;
-  EngDiagRow *r;
   if( isRejectKind(zKind) ) noteRejected(e, idx, zKind);
   switch( zKind[0] ){     /* the reader's file-level tolerances (cheap for
                           ** time_rounded, which can come once per event) */
@@ -136,26 +137,11 @@ static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, con
   }
   for(k=0; k<e->nKind; k++) if( e->aKind[k].zKind==zKind || strcmp(e->aKind[k].zKind, zKind)==0 ) break;
   if( k==e->nKind && e->nKind<48 ){ e->aKind[k].zKind = zKind; e->aKind[k].n = 0; e->nKind++; }
-  /* every row counted; the first ENG_DIAG_KEEP_ALL of a kind kept (the
-  ** option store_diagnostics is known only when they are written) */
-  if( k<e->nKind && ++e->aKind[k].n > ENG_DIAG_KEEP_ALL ) return;
+  /* every row counted; kept until the write phase: all of them, or the
+  ** first ENG_DIAG_KEEP of a kind (the compact set, bounded) */
+  if( k<e->nKind && ++e->aKind[k].n > ENG_DIAG_KEEP && !e->diagAll ) return;
   if( e->diagRc ) return;
-  /* Kept in memory (bounded: ENG_DIAG_KEEP_ALL per kind) until the write
-  ** phase. */
-  if( e->nDiag>=e->nAllocDiag ){
-    int64_t nNew = e->nAllocDiag ? e->nAllocDiag*2 : 64;
-    EngDiagRow *a = sqlite3_realloc64(e->aDiag, sizeof(EngDiagRow)*(sqlite3_uint64)nNew);
-    if( a==0 ){ e->diagRc = SQLITE_NOMEM; return; }
-    e->aDiag = a;
-    e->nAllocDiag = nNew;
-  }
-  r = &e->aDiag[e->nDiag];
-  r->idx = idx;
-  r->off = off;
-  r->zKind = zKind;
-  r->zDetail = sqlite3_mprintf("%s", zDetail ? zDetail : "");
-  if( r->zDetail==0 ){ e->diagRc = SQLITE_NOMEM; return; }
-  e->nDiag++;
+  if( profsumDiagListAdd(&e->diag, idx, off, zKind, zDetail) ) e->diagRc = SQLITE_NOMEM;
 }
 
 /* Intern a string-valued args field (strings decoded; numbers as text);
@@ -673,11 +659,12 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, in
 }
 
 /* Count n time_rounded diagnostics that the scanner counted without
-** passing them to engDiag (PROFSUM_SCAN_QUIETROUND): as engDiag would
-** have, past the rows it keeps of the kind (the scanner counts only after
-** its cap of details, ENG_DIAG_KEEP_ALL diagnostics of the kind went
-** through engDiag, which registered the kind then if it had room). */
-_Static_assert(ENG_DIAG_KEEP_ALL<=PROFSUM_DIAG_DETAIL_CAP, "engDiag keeps no row of those");
+** passing them to engDiag (PROFSUM_SCAN_QUIETROUND, the compact set only):
+** as engDiag would have, past the rows it keeps of the kind (the scanner
+** counts only after its cap of details, PROFSUM_DIAG_DETAIL_CAP
+** diagnostics of the kind went through engDiag, which registered the kind
+** then if it had room). */
+_Static_assert(ENG_DIAG_KEEP<=PROFSUM_DIAG_DETAIL_CAP, "engDiag keeps no row of those");
 static void quietRoundedAdd(Engine *e, int64_t n){
   int k;
   if( n==0 ) return;
@@ -702,10 +689,13 @@ int profsumEngRead(Engine *e, const char *zPath){
   rc = profsumSrcHashInit(pSrc);
   if( rc ){ profsumSrcClose(pSrc); return rc; }
   e->nFileBytes = profsumSrcFileSize(pSrc);
-  /* QUIETROUND: engDiag only counts a time_rounded past the first
-  ** ENG_DIAG_KEEP_ALL (= the scanner's cap of details); those the scanner
-  ** counts itself are added below (quietRoundedAdd) */
-  rc = profsumScanOpen(pSrc, e->zFunc, PROFSUM_SCAN_ARGKEYS|PROFSUM_SCAN_QUIETROUND,
+  /* The compact set (QUIETROUND): engDiag keeps none of the time_rounded
+  ** past the scanner's cap of details (it keeps ENG_DIAG_KEEP of a kind),
+  ** so the scanner only counts those (the fast path of converted traces:
+  ** one per event), and they are added below (quietRoundedAdd).  With
+  ** store_diagnostics 'all', every diagnostic with its detail. */
+  rc = profsumScanOpen(pSrc, e->zFunc, PROFSUM_SCAN_ARGKEYS
+                       | (e->diagAll ? PROFSUM_SCAN_ALLDETAILS : PROFSUM_SCAN_QUIETROUND),
                        engDiag, e, &pScan, &zErr);
   while( rc==SQLITE_OK ){
     char ph;
@@ -851,6 +841,7 @@ void profsumEngDiag(ProfsumEngine *e, int64_t idx, int64_t off, const char *zKin
   engDiag(e, idx, off, zKind, zDetail);
 }
 int profsumEngDiagRc(ProfsumEngine *e){ return e->diagRc; }
+int profsumEngDiagAll(ProfsumEngine *e){ return e->diagAll; }
 
 /* See engine_intake.h. */
 int profsumEngStopAsked(ProfsumEngine *e){

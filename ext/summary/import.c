@@ -666,7 +666,7 @@ static int storeParsed(sqlite3 *db, const ImportJob *j, const ImportTrace *t, sq
   const ImportOpts *o = &j->o;
   int rc;
   PHASE(5);
-  profsumEngineSetDiagAll(t->pEngine, o->diagAll);
+  /* (store_diagnostics: the engine kept what it stores, profsumImportEngineFlags) */
   rc = profsumEngineWrite(t->pEngine, db, o->zSchema, id, pzErr);
   if( rc==SQLITE_OK ){
     ProfsumStepSpan *aSpan = 0;
@@ -972,6 +972,7 @@ static int importSessionBody(sqlite3 *db, void *pArg, char **pzErr){
 ** scanner most of the time). */
 typedef struct BgParse {
   const char *zTrace;
+  unsigned flags;                /* profsumEngineParse's */
   pthread_t thread;
   sem_t done;                    /* posted by the parse thread when it returns */
   int stop;                      /* set by the connection's thread: give up */
@@ -991,7 +992,7 @@ static void *bgMain(void *pArg){
   BgParse *b = (BgParse*)pArg;
   /* the file's reads hear the stop flag too (profsumStopPush) */
   ProfsumStopCheck prev = profsumStopPush(bgStop, b);
-  b->rc = profsumEngineParse(FN, b->zTrace, bgStop, b, &b->pEngine, &b->info, &b->zErr);
+  b->rc = profsumEngineParse(FN, b->zTrace, b->flags, bgStop, b, &b->pEngine, &b->info, &b->zErr);
   profsumStopPop(prev);
   sem_post(&b->done);
   return 0;
@@ -999,11 +1000,12 @@ static void *bgMain(void *pArg){
 
 /* Start the parse of zTrace in a thread: 0 when it could not start (the
 ** caller then parses in its own thread). */
-static BgParse *bgStart(const char *zTrace){
+static BgParse *bgStart(const char *zTrace, unsigned flags){
   BgParse *b = sqlite3_malloc64(sizeof(*b));
   if( b==0 ) return 0;
   memset(b, 0, sizeof(*b));
   b->zTrace = zTrace;
+  b->flags = flags;
   if( sem_init(&b->done, 0, 0) ){ sqlite3_free(b); return 0; }
   if( pthread_create(&b->thread, 0, bgMain, b) ){
     sem_destroy(&b->done);
@@ -1074,7 +1076,7 @@ static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr){
 #else
 /* Without unnamed semaphores (macOS): every import parses first. */
 typedef struct BgParse BgParse;
-static BgParse *bgStart(const char *zTrace){ (void)zTrace; return 0; }
+static BgParse *bgStart(const char *zTrace, unsigned flags){ (void)zTrace; (void)flags; return 0; }
 static void bgDiscard(BgParse *b){ (void)b; }
 static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr){
   (void)db; (void)j; *pzErr = 0; return SQLITE_OK;
@@ -1121,7 +1123,7 @@ static int bgParseWanted(sqlite3 *db, const char *zSchema, const char *zTrace){
 static int importInOneWrite(sqlite3 *db, ImportJob *job, char **pzErr){
   int rc;
   if( bgParseWanted(db, job->o.zSchema, job->zTrace) ){
-    job->pBg = bgStart(job->zTrace);
+    job->pBg = bgStart(job->zTrace, profsumImportEngineFlags(&job->o));
     if( job->pBg ){
       rc = profsumWriteRun(db, job->o.zSchema, importBody, job, pzErr);
       bgDiscard(job->pBg);                /* when the body ended before the wait */
@@ -1130,8 +1132,8 @@ static int importInOneWrite(sqlite3 *db, ImportJob *job, char **pzErr){
     }
   }
   PHASE(1);
-  rc = profsumEngineParse(FN, job->zTrace, profsumInterrupted, job->pProbe, &job->pEngine,
-                          &job->info, pzErr);
+  rc = profsumEngineParse(FN, job->zTrace, profsumImportEngineFlags(&job->o), profsumInterrupted,
+                          job->pProbe, &job->pEngine, &job->info, pzErr);
   PHASE(2);
   if( rc ) return rc;
   rc = profsumWriteRun(db, job->o.zSchema, importBody, job, pzErr);
@@ -1370,7 +1372,7 @@ static int callRunSession(ImportCall *c, ImportJob *job){
   job->aHost = a;
   job->nHost = c->pick.n;
   job->sessionAll = c->o.zSession && strcmp(c->o.zSession, "all")==0;
-  rc = profsumSessionParse(FN, a, c->pick.n, &c->probe, &c->zErr);
+  rc = profsumSessionParse(FN, a, c->pick.n, profsumImportEngineFlags(&c->o), &c->probe, &c->zErr);
   if( rc==SQLITE_OK ) rc = profsumWriteRun(c->db, c->o.zSchema, importSessionBody, job, &c->zErr);
   for(i=0; i<c->pick.n; i++) profsumHostClear(&a[i]);
   sqlite3_free(a);

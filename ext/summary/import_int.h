@@ -8,6 +8,7 @@
 #define PROFSUM_IMPORT_INT_H
 
 #include "profsum_int.h"
+#include "summary_engine.h"
 
 /* Parsed options. */
 typedef struct ImportOpts {
@@ -28,6 +29,12 @@ typedef struct ImportOpts {
 ** are an error (a typo must not be silently ignored).  SQLITE_OK, or an
 ** error code with *pzErr ("profsum_import: options_json: ...") set. */
 int profsumImportParseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr);
+
+/* The flags of profsumEngineParse the options o ask for: with
+** store_diagnostics 'all' the engine keeps every diagnostic. */
+static inline unsigned profsumImportEngineFlags(const ImportOpts *o){
+  return o->diagAll ? PROFSUM_ENGINE_DIAG_ALL : 0;
+}
 
 /* Run the statement zFmt formats (%w for identifiers) as profsumExecV
 ** does (zFunc names the function in *pzErr; bNomemMsg: a message for

@@ -46,10 +46,11 @@ typedef struct ProfsumHost {
 ** as the machine has cores (the calling thread waits, and answers the
 ** connection's interrupt through pProbe: the parses then stop), each
 ** host's engine, profile start, hostnames and per-step device time
-** filled in.  SQLITE_OK, or the first failing host's error (in path
-** order) with *pzErr set (sqlite3_malloc'd, prefixed with zFunc). */
-int profsumSessionParse(const char *zFunc, ProfsumHost *a, int n, ProfsumProbe *pProbe,
-                        char **pzErr);
+** filled in (flags: profsumEngineParse's).  SQLITE_OK, or the first
+** failing host's error (in path order) with *pzErr set (sqlite3_malloc'd,
+** prefixed with zFunc). */
+int profsumSessionParse(const char *zFunc, ProfsumHost *a, int n, unsigned flags,
+                        ProfsumProbe *pProbe, char **pzErr);
 
 /* Free what profsumSessionParse and the import put into h (not h). */
 void profsumHostClear(ProfsumHost *h);

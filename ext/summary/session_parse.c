@@ -252,6 +252,7 @@ static int xspaceFacts(const char *zFunc, ProfsumHost *h){
 
 typedef struct SessPool {
   const char *zFunc;
+  unsigned flags;             /* profsumEngineParse's */
   ProfsumHost *a;
   int n;
   int *aRc;                  /* per host: its result */
@@ -272,7 +273,7 @@ static int sessStop(void *pArg){
 static void sessParseOne(SessPool *q, int i){
   ProfsumHost *h = &q->a[i];
   ProfsumStopCheck prev = profsumStopPush(sessStop, q);
-  int rc = profsumEngineParse(q->zFunc, h->zPath, sessStop, q, &h->pEngine, &h->info, &q->azErr[i]);
+  int rc = profsumEngineParse(q->zFunc, h->zPath, q->flags, sessStop, q, &h->pEngine, &h->info, &q->azErr[i]);
   if( rc==PROFSUM_RC_DAMAGED && h->zAlt ){
     /* an XPlane that does not decode (a host stopped while writing it):
     ** the host's trace JSON instead, as the reference falls back for one
@@ -285,7 +286,7 @@ static void sessParseOne(SessPool *q, int i){
     }else{
       h->zPath = h->zAlt;
       memset(&h->info, 0, sizeof(h->info));
-      rc = profsumEngineParse(q->zFunc, h->zPath, sessStop, q, &h->pEngine, &h->info, &q->azErr[i]);
+      rc = profsumEngineParse(q->zFunc, h->zPath, q->flags, sessStop, q, &h->pEngine, &h->info, &q->azErr[i]);
       if( rc==SQLITE_OK ){
         char *z = sqlite3_mprintf("the host's XPlane does not decode, so its trace JSON was read: %s",
                                   h->zFellBack);
@@ -361,13 +362,14 @@ static int sessRunThreads(SessPool *q, int nThread, ProfsumProbe *pProbe){
 }
 
 /* See session.h. */
-int profsumSessionParse(const char *zFunc, ProfsumHost *a, int n, ProfsumProbe *pProbe,
-                        char **pzErr){
+int profsumSessionParse(const char *zFunc, ProfsumHost *a, int n, unsigned flags,
+                        ProfsumProbe *pProbe, char **pzErr){
   SessPool q;
   int i, rc = SQLITE_OK, nThread;
   *pzErr = 0;
   memset(&q, 0, sizeof(q));
   q.zFunc = zFunc;
+  q.flags = flags;
   q.a = a;
   q.n = n;
   q.aRc = sqlite3_malloc64(sizeof(int)*(sqlite3_uint64)(n+1));

@@ -102,10 +102,8 @@ void profsumEngJsonAppendStr(sqlite3_str *p, const char *z, int64_t n){
 
 /* Free an engine (0 is a no-op). */
 void profsumEngineFree(ProfsumEngine *e){
-  int64_t i;
   if( e==0 ) return;
-  for(i=0; i<e->nDiag; i++) sqlite3_free(e->aDiag[i].zDetail);
-  sqlite3_free(e->aDiag);
+  profsumDiagListFree(&e->diag);
   profsumEngSpFree(&e->pool);
   {
     int64_t b;
@@ -186,8 +184,8 @@ static void engCappedExport(Engine *e){
 ** its end, its origin the first event's start, or origin when bOrigin.
 ** SQLITE_OK or an error code; *pp is the engine either way (0 when it
 ** could not be made: SQLITE_NOMEM). */
-static int engReadOnce(const char *zFunc, const char *zPath, ProfsumStopFn xStop, void *pStopArg,
-                       char **pzErr, int bOrigin, profsum_ps origin, Engine **pp){
+static int engReadOnce(const char *zFunc, const char *zPath, unsigned flags, ProfsumStopFn xStop,
+                       void *pStopArg, char **pzErr, int bOrigin, profsum_ps origin, Engine **pp){
   Engine *e;
   int rc, k;
   *pp = 0;
@@ -198,6 +196,7 @@ static int engReadOnce(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   e->pzErr = pzErr;
   e->iFirstRejected = -1;
   e->iFirstLeftOut = -1;
+  e->diagAll = (flags & PROFSUM_ENGINE_DIAG_ALL)!=0;
   e->xStop = xStop;
   e->pStopArg = pStopArg;
   if( bOrigin ){ e->origin = origin; e->hasOrigin = 1; }
@@ -220,7 +219,7 @@ static int engReadOnce(const char *zFunc, const char *zPath, ProfsumStopFn xStop
 }
 
 /* See summary_engine.h. */
-int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop,
+int profsumEngineParse(const char *zFunc, const char *zPath, unsigned flags, ProfsumStopFn xStop,
                        void *pStopArg, ProfsumEngine **pp, ProfsumEngineInfo *pInfo,
                        char **pzErr){
   Engine *e;
@@ -228,7 +227,7 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
   *pp = 0;
   memset(pInfo, 0, sizeof(*pInfo));
   if( (rc = profsumRefuseUnsupported(zFunc, zPath, pzErr))!=SQLITE_OK ) return rc;
-  rc = engReadOnce(zFunc, zPath, xStop, pStopArg, pzErr, 0, 0, &e);
+  rc = engReadOnce(zFunc, zPath, flags, xStop, pStopArg, pzErr, 0, 0, &e);
   if( e==0 ) return rc;
   if( rc==SQLITE_OK && e->nFar>e->nEv ){
     /* Times are kept as 64-bit ps from the first event: an event more than
@@ -240,7 +239,7 @@ int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop
     profsumEngineFree(e);
     sqlite3_free(*pzErr);
     *pzErr = 0;
-    rc = engReadOnce(zFunc, zPath, xStop, pStopArg, pzErr, 1, o, &e);
+    rc = engReadOnce(zFunc, zPath, flags, xStop, pStopArg, pzErr, 1, o, &e);
     if( e==0 ) return rc;
   }
   if( rc==SQLITE_OK ) rc = e->diagRc;
@@ -359,5 +358,3 @@ int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
 /* See summary_engine.h. */
 struct ProfsumInsights *profsumEngineInsights(ProfsumEngine *e){ return e->pIns; }
 
-/* See summary_engine.h. */
-void profsumEngineSetDiagAll(ProfsumEngine *e, int bAll){ e->diagAll = bAll; }

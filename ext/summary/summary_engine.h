@@ -38,8 +38,10 @@ typedef struct ProfsumEngine ProfsumEngine;
 ** trace file zPath (a JSON trace, or an XSpace read as summary §6.1 says
 ** with source_format 'xplane_pb' when profsumSniffFormat tells one by its
 ** content or name), collect the accepted events, order the tracks and
-** compute exclusive time.  Diagnostics are kept (at most 1000 per kind,
-** plus a 'suppressed' row per kind that was cut).  zFunc names the SQL
+** compute exclusive time.  Diagnostics are kept: the first ENG_DIAG_KEEP
+** of each kind and every kind's total (a 'suppressed' row per kind that
+** had more), or with flags PROFSUM_ENGINE_DIAG_ALL every one with its
+** detail (store_diagnostics 'all').  zFunc names the SQL
 ** function for messages.  xStop (or NULL) is asked every 16,384 entries
 ** and before each track's sort whether to stop (an interrupt).  On
 ** success *pp is a new engine (free it with profsumEngineFree) and *pInfo
@@ -50,7 +52,8 @@ typedef struct ProfsumEngine ProfsumEngine;
 ** the parse with SQLITE_INTERRUPT ("interrupted"). */
 typedef int (*ProfsumStopFn)(void *pArg);
 
-int profsumEngineParse(const char *zFunc, const char *zPath, ProfsumStopFn xStop,
+#define PROFSUM_ENGINE_DIAG_ALL 0x01   /* keep (and store) every diagnostic */
+int profsumEngineParse(const char *zFunc, const char *zPath, unsigned flags, ProfsumStopFn xStop,
                        void *pStopArg, ProfsumEngine **pp, ProfsumEngineInfo *pInfo,
                        char **pzErr);
 
@@ -82,10 +85,6 @@ typedef struct ProfsumStepSpan {
 ** none) of *pnSpan entries, valid while e lives.  SQLITE_OK or
 ** SQLITE_NOMEM. */
 int profsumEngineStepSpans(ProfsumEngine *e, ProfsumStepSpan **paSpan, int64_t *pnSpan);
-
-/* Store every diagnostic (1) instead of the compact set (0, the default)
-** in the next profsumEngineWrite. */
-void profsumEngineSetDiagAll(ProfsumEngine *e, int bAll);
 
 /* Convert exact picoseconds to microseconds as the nearest double (via the
 ** exact decimal text, so absolute epoch-based times round correctly). */

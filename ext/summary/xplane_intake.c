@@ -247,6 +247,7 @@ typedef struct XpPipe {
   /* the producer's */
   const char *zPath;
   const char *zFunc;
+  unsigned xpFlags;               /* PROFSUM_XP_* of its decoder */
   ProfsumXp *p;
   struct ProfsumInsights *pIns;
   int prRc;                       /* its end: SQLITE_DONE or an error code */
@@ -573,7 +574,7 @@ static int xpProduceWalk(XpPipe *q){
   const ProfsumXpLine *ln;
   const ProfsumXpEvent *ev;
   int rc;
-  rc = profsumXpOpen(q->zFunc, q->zPath, PROFSUM_XP_LENIENT_UTF8, xpDiag, q, &p, &q->prErr);
+  rc = profsumXpOpen(q->zFunc, q->zPath, q->xpFlags, xpDiag, q, &p, &q->prErr);
   q->p = p;
   if( rc ) return rc;
   for(;;){
@@ -1075,6 +1076,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
   q.w = &w;
   q.zPath = zPath;
   q.zFunc = zFunc;
+  q.xpFlags = PROFSUM_XP_LENIENT_UTF8 | (profsumEngDiagAll(e) ? PROFSUM_XP_ALLDETAILS : 0);
   q.pIns = profsumEngineInsights(e);
   xpHashStart(&hash, zPath);
   if( !hash.bThread && hash.rc ) goto hash_failed;
