@@ -137,6 +137,9 @@ typedef struct ProfsumId {
   int64_t iVal;         /* value when kind==PROFSUM_ID_INT */
   int notJsonInt;       /* 1: not a JSON integer (a string, or 1.0 / 1e3),
                         ** which the reference's typed decoder rejects */
+  int tooBig;           /* 1: an integer literal beyond the 64-bit range
+                        ** (kind NULL, diagnostic id_out_of_range), which
+                        ** the reference's decoder reads as a Python int */
   ProfsumSpan s;        /* the string when kind==PROFSUM_ID_TEXT */
 } ProfsumId;
 
@@ -172,6 +175,10 @@ typedef struct ProfsumEvent {
   profsum_ps dur;       /* exact picoseconds */
   int timeNotNumber;    /* 1: ts or dur was a string or null (the reference's
                         ** typed decoder rejects the file for it) */
+  const char *zRefBad;  /* why the reference's typed decoder rejects the
+                        ** entry, for a field only the scanner sees (a null
+                        ** name, an event-level process_name / thread_name
+                        ** that is not a string); NULL when none (static) */
   int tsRounded, durRounded;  /* 1: the text had more than 6 decimals, so
                         ** ts/dur are rounded; tsSpan/durSpan then hold the
                         ** text (profsumTextDouble gives Python's float()) */
@@ -224,6 +231,11 @@ typedef void (*ProfsumDiagFn)(void *pCtx, int64_t idx, int64_t iOffset,
                                      ** then never applies): for those who
                                      ** list them all (profsum_diagnostics,
                                      ** store_diagnostics 'all') */
+#define PROFSUM_SCAN_NOPH 0x20       /* (JSON) entries that are objects without
+                                     ** a "ph" come out too (ph absent), so
+                                     ** that the import can check their typed
+                                     ** fields as the reference's decoder
+                                     ** does; they are no rows of trace_events */
 
 typedef struct ProfsumScan ProfsumScan;
 
@@ -241,7 +253,12 @@ int profsumScanOpen(ProfsumSrc *pSrc, const char *zFunc, unsigned flags,
 int profsumScanNext(ProfsumScan *p, ProfsumEvent **ppEv, char **pzErr);
 
 /* Facts known after SQLITE_DONE. */
-int64_t profsumScanEntries(ProfsumScan *p);      /* traceEvents entries */
+int64_t profsumScanEntries(ProfsumScan *p);      /* traceEvents entries
+                                                 ** (those of skipped arrays,
+                                                 ** profsumScanSkipArrays, not
+                                                 ** counted) */
+int profsumScanEventArrays(ProfsumScan *p);      /* traceEvents arrays met (a
+                                                 ** key given more than once) */
 int profsumScanIsArrayForm(ProfsumScan *p);      /* 1: the bare-array form */
 int64_t profsumScanBytes(ProfsumScan *p);        /* decompressed bytes */
 const char *profsumScanDisplayTimeUnit(ProfsumScan *p); /* or NULL */
@@ -251,6 +268,14 @@ ProfsumSrc *profsumScanSrc(ProfsumScan *p);
 ** PROFSUM_DIAG_DETAIL_CAP).  Any time, 0 without the flag. */
 int64_t profsumScanQuietRounded(ProfsumScan *p);
 void profsumScanClose(ProfsumScan *p);           /* NULL is a no-op */
+
+/* Before the first profsumScanNext: the first n traceEvents arrays of the
+** top-level object (a key given n+1 times) are read past, their entries
+** neither rows nor counted nor diagnosed (their indexes are skipped, so
+** that later entries keep the indexes trace_events gives them): what a
+** JSON decoder that keeps a repeated key's last value reads, as the
+** reference's does. */
+void profsumScanSkipArrays(ProfsumScan *p, int n);
 
 /* Decode the JSON string span s into UTF-8 (escapes resolved, lone
 ** surrogates → U+FFFD).  Spans without escapes are returned as-is.  The

@@ -2,7 +2,8 @@
 ** trace_fields.c — the JSON scanner's (trace_json.c) reading of the values
 ** of pid, tid, ts and dur that its one-pass number readers (jsonlex.h) do
 ** not take: strings, null, exponents, values out of range, with their
-** diagnostics.  Declared in trace_json_int.h.
+** diagnostics; and the top-level displayTimeUnit.  Declared in
+** trace_json_int.h.
 */
 #include "profsum_int.h"
 #include "cnum.h"
@@ -45,6 +46,22 @@ void profsumScanSetId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, Pr
     return;
   }
   pId->kind = PROFSUM_ID_NULL;
+  if( v->type==PROFSUM_JT_NUMBER ){
+    /* an integer literal beyond 64 bits: a pid of no row here, an int for
+    ** the reference's decoder (which reads it) */
+    int64_t j = (v->n>0 && v->z[0]=='-') ? 1 : 0;
+    while( j<v->n && v->z[j]>='0' && v->z[j]<='9' ) j++;
+    if( j==v->n && v->n>(v->z[0]=='-') ){
+      pId->tooBig = 1;
+      if( s->xDiag ){
+        char zq[64] = "";
+        if( profsumScanDiagWanted(s, "id_out_of_range") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
+        profsumScanPendDiag(s, "id_out_of_range", "%s: %s is an integer beyond the 64-bit "
+                            "range: no value (the reference reads it)", zKey, zq);
+      }
+      return;
+    }
+  }
   if( s->xDiag ){
     char zq[64] = "";
     if( profsumScanDiagWanted(s, "bad_field") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
@@ -115,4 +132,35 @@ void profsumScanSetTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
     return;
   }
   profsumScanTimeTaken(s, zKey, v, rc, pHas, pVal, pRounded, pText);
+}
+
+/* Take the value v (at byte iOff) of the top-level displayTimeUnit: the
+** last one given counts, as for the reference's decoder, which reads a
+** string or null and refuses the file for any other type (read as absent
+** here, with a bad_field diagnostic).  SQLITE_OK, or SQLITE_NOMEM with
+** *pzErr set. */
+int profsumScanSetUnit(ProfsumScan *s, const ProfsumSpan *v, int64_t iOff, char **pzErr){
+  char *pB = 0; int64_t nB = 0; const char *z; int64_t n;
+  sqlite3_free(s->zDisplayTimeUnit);
+  s->zDisplayTimeUnit = 0;
+  if( v->type!=PROFSUM_JT_STRING ){
+    if( v->type!=PROFSUM_JT_NULL && s->xDiag ){
+      char zq[64] = "", zD[200];
+      profsumScanQuote(zq, sizeof(zq), v->z, v->n);
+      sqlite3_snprintf(sizeof(zD), zD, "displayTimeUnit: %s is not a string: read as absent "
+                       "(the reference summarizer rejects the file)", zq);
+      s->xDiag(s->pDiagCtx, -1, iOff, "bad_field", zD);
+    }
+    return SQLITE_OK;
+  }
+  if( profsumSpanText(v, &pB, &nB, &z, &n)==SQLITE_OK ){
+    s->zDisplayTimeUnit = sqlite3_mprintf("%.*s", (int)(n>64 ? 64 : n), z);
+  }
+  sqlite3_free(pB);
+  if( s->zDisplayTimeUnit==0 ){
+    *pzErr = sqlite3_mprintf("%s: '%s': out of memory for the displayTimeUnit at byte %lld",
+                             s->zFunc, profsumSrcPath(s->pSrc), (long long)iOff);
+    return SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
 }

@@ -735,6 +735,14 @@ static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
     case 7:
       if( KEYIS(k,nk,"entries") ){ spanCopy(&ev->entries, v); return; }
       break;
+    case 11: case 12:
+      /* typed string fields of the reference's event (null allowed); a
+      ** string is all a reader uses them as */
+      if( (nk==11 ? KEYIS(k,nk,"thread_name") : KEYIS(k,nk,"process_name"))
+       && v->type!=PROFSUM_JT_STRING && v->type!=PROFSUM_JT_NULL ){
+        ev->zRefBad = nk==11 ? "thread_name not a string" : "process_name not a string";
+      }
+      return;
   }
   return;
 text_field:
@@ -744,7 +752,9 @@ text_field:
       spanCopy(pDst, v);
     }else{
       memset(pDst, 0, sizeof(*pDst));
-      if( v->type!=PROFSUM_JT_NULL && s->xDiag ){
+      if( v->type==PROFSUM_JT_NULL && k[0]=='n' ){
+        ev->zRefBad = "name not a string";     /* the reference's name: str */
+      }else if( v->type!=PROFSUM_JT_NULL && s->xDiag ){
         char zq[64] = "";
         if( profsumScanDiagWanted(s, "bad_field") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
         profsumScanPendDiag(s, "bad_field", "%s: %s is not a string", k[0]=='n' ? "name" : "cat", zq);
@@ -1240,6 +1250,15 @@ static int scanElement(ProfsumScan *s, char **pzErr){
   s->nEntries++;
   s->state = ST_ARR_AFTER;
   s->afterComma = 0;
+  if( s->skipping ){
+    /* an entry of a traceEvents array a later one replaces
+    ** (profsumScanSkipArrays): no row, no count, no diagnostic */
+    s->nSkipped++;
+    s->nPending = 0;
+    s->nPendingLost = 0;
+    s->nQuietPend = 0;
+    return SQLITE_OK;
+  }
   if( c!='{' ){
     char z[96];
     static const char *azType[] = {"", "null", "true", "false", "a number",
@@ -1253,12 +1272,16 @@ static int scanElement(ProfsumScan *s, char **pzErr){
       profsumScanPendDiag(s, "no_ph", (pEnd - pStart)<=2 || s->ev.name.z==0
                ? "entry has no \"ph\" (e.g. the trailing {}); no row"
                : "entry has no \"ph\"; no row");
+      /* PROFSUM_SCAN_NOPH: out all the same (ph absent), for its typed
+      ** fields' checks */
+      if( s->flags & PROFSUM_SCAN_NOPH ) goto out;
     }else{
       profsumScanPendDiag(s, "ph_not_string", "\"ph\" is not a string; no row");
     }
     scanFlushDiag(s, idx, off);
     return SQLITE_OK;
   }
+out:
   s->ev.idx = idx;
   s->ev.iOffset = off;
   s->ev.raw.z = (const char*)pStart;
@@ -1306,7 +1329,12 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
           if( c=='{' ){ s->state = ST_TOP_KEY; s->iPos++; s->afterComma = 0; break; }
           if( c=='[' ){ s->state = ST_ARR_ELEM; s->bareArray = 1; s->iPos++; s->afterComma = 0; s->seenEvents = 1; break; }
           if( c==0xEF && s->iPos+2<s->nBuf && s->aBuf[s->iPos+1]==0xBB && s->aBuf[s->iPos+2]==0xBF ){
-            s->iPos += 3;            /* UTF-8 byte order mark */
+            /* a UTF-8 byte order mark: read past (JSON forbids it; the
+            ** reference's decoder refuses the file) */
+            scanEmitDiag(s, -1, s->iBase + (int64_t)s->iPos, "byte_order_mark",
+                     "a UTF-8 byte order mark before the JSON text: read past it (the "
+                     "reference summarizer rejects the file)");
+            s->iPos += 3;
             break;
           }
           {
@@ -1370,10 +1398,16 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
           if( isEvents && s->aBuf[s->iPos]=='[' ){
             if( s->seenEvents ){
               scanEmitDiag(s, -1, s->iBase + (int64_t)s->iPos, "duplicate_key",
-                       "a second traceEvents array: its entries are read too "
-                       "(entry indexes continue)");
+                       s->nSkipArrays>0
+                       ? "another traceEvents array: the summary reads only the last one, "
+                         "as the reference does; trace_events reads every array (entry "
+                         "indexes continue)"
+                       : "another traceEvents array: its entries are read too (entry "
+                         "indexes continue; a summary reads only the last array, as the "
+                         "reference does)");
             }
             s->seenEvents = 1;
+            s->skipping = ++s->nEventArrays <= s->nSkipArrays;
             s->iPos++;
             s->state = ST_ARR_ELEM;
             break;
@@ -1388,19 +1422,9 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
             rc = parseInWindow(s, 1, &pStart, &pEnd, &val, pzErr);
             if( rc<0 ) return -rc;
             if( rc==P_MORE ){ s->iPos = s->nBuf; continue; }
-            if( isUnit && val.type==PROFSUM_JT_STRING ){
-              char *pB = 0; int64_t nB = 0; const char *z; int64_t n;
-              sqlite3_free(s->zDisplayTimeUnit);
-              s->zDisplayTimeUnit = 0;
-              if( profsumSpanText(&val, &pB, &nB, &z, &n)==SQLITE_OK ){
-                s->zDisplayTimeUnit = sqlite3_mprintf("%.*s", (int)(n>64 ? 64 : n), z);
-              }
-              sqlite3_free(pB);
-              if( s->zDisplayTimeUnit==0 ){
-                *pzErr = sqlite3_mprintf("%s: '%s': out of memory for the displayTimeUnit "
-                    "at byte %lld", s->zFunc, profsumSrcPath(s->pSrc), (long long)(s->iBase + (int64_t)s->iPos));
-                return SQLITE_NOMEM;
-              }
+            if( isUnit ){
+              rc = profsumScanSetUnit(s, &val, s->iBase + (int64_t)(pStart - s->aBuf), pzErr);
+              if( rc ) return rc;
             }
             s->iPos = (size_t)(pEnd - s->aBuf);
           }
@@ -1421,6 +1445,7 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
             }
             s->iPos++;
             s->state = s->bareArray ? ST_END : ST_TOP_AFTER;
+            s->skipping = 0;
             break;
           }
           rc = scanElement(s, pzErr);
@@ -1430,7 +1455,12 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
           break;
         case ST_ARR_AFTER:
           if( c==',' ){ s->iPos++; s->state = ST_ARR_ELEM; s->afterComma = 1; break; }
-          if( c==']' ){ s->iPos++; s->state = s->bareArray ? ST_END : ST_TOP_AFTER; break; }
+          if( c==']' ){
+            s->iPos++;
+            s->state = s->bareArray ? ST_END : ST_TOP_AFTER;
+            s->skipping = 0;
+            break;
+          }
           s->zErrWhy = "expected ',' or ']' between entries";
           s->pErrAt = s->aBuf + s->iPos;
           return syntaxError(s, pzErr);
@@ -1445,7 +1475,9 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
 }
 
 /* See profsum_reader.h. */
-int64_t profsumScanEntries(ProfsumScan *p){ return p->nEntries; }
+int64_t profsumScanEntries(ProfsumScan *p){ return p->nEntries - p->nSkipped; }
+int profsumScanEventArrays(ProfsumScan *p){ return p->nEventArrays; }
+void profsumScanSkipArrays(ProfsumScan *p, int n){ p->nSkipArrays = n; }
 int64_t profsumScanQuietRounded(ProfsumScan *p){ return p->nQuietRounded; }
 int profsumScanIsArrayForm(ProfsumScan *p){ return p->bareArray; }
 int64_t profsumScanBytes(ProfsumScan *p){ return p->iBase + (int64_t)p->iPos; }

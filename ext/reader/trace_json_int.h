@@ -45,6 +45,10 @@ struct ProfsumScan {
   int afterComma;            /* 1 right after a ',' (trailing-comma check) */
   int seenEvents;            /* 1 once a traceEvents array was read */
   int64_t nEntries;          /* traceEvents entries seen */
+  int nEventArrays;          /* traceEvents arrays met (a repeated key) */
+  int nSkipArrays;           /* profsumScanSkipArrays: arrays to read past */
+  int skipping;              /* 1 inside one of those */
+  int64_t nSkipped;          /* entries read past in them */
   char *zDisplayTimeUnit;    /* displayTimeUnit value, or NULL */
   ProfsumEvent ev;           /* The current event */
   u8 *aStk;                  /* Container stack for skipping nested values */
@@ -72,6 +76,10 @@ struct ProfsumScan {
 };
 
 /* (PROFSUM_DIAG_DETAIL_CAP, the cap of details per kind: profsum_reader.h) */
+
+/* trace_fields.c: the top-level displayTimeUnit's value v at byte iOff
+** (the last one counts; not a string or null: absent, diagnostic). */
+int profsumScanSetUnit(ProfsumScan *s, const ProfsumSpan *v, int64_t iOff, char **pzErr);
 
 /* Queue a diagnostic for the entry being parsed (emitted once it parsed);
 ** past PROFSUM_DIAG_DETAIL_CAP of a kind the detail is not formatted. */

@@ -231,6 +231,11 @@ struct ProfsumEngine {
   int arrayForm;        /* the document is a bare array */
   int laxSyntax, cutOff; /* see ProfsumEngineInfo */
   int noEvents;         /* see ProfsumEngineInfo */
+  int byteOrderMark;    /* see ProfsumEngineInfo */
+  const char *zTopRejected; /* see ProfsumEngineInfo */
+  int nEventArrays;     /* traceEvents arrays of the file (> 1: a repeated key) */
+  int nSkipArrays;      /* the arrays read past (all but the last), set before
+                        ** the read */
   int64_t nRejected, iFirstRejected, iLastRejected;
   int64_t nLeftOut, iFirstLeftOut; /* X events left out of the summary */
   int64_t nFar;         /* of those, the ones more than 2^61 ps from the origin */

@@ -61,7 +61,9 @@ static void noteRejected(Engine *e, int64_t idx, const char *zKind){
 
 /* Why the reference's typed decoder (summary-v1-spec §1.2) would reject the
 ** whole file for entry ev, beyond what the reader's diagnostics and the
-** pid/tid and ts/dur checks count: args that is not an object; args.name,
+** pid/tid and ts/dur checks count: what the scanner found (ev->zRefBad: a
+** null name, an event-level process_name or thread_name that is not a
+** string); args that is not an object; args.name,
 ** tf_op, source or long_name that is not a string (the typed args of every
 ** entry, not only of metadata); args.run_id that is not a string or a number; args.step_num that
 ** is not an integer or a string.  null is taken as absent.  0 when none. */
@@ -73,6 +75,7 @@ static const char *refTypeProblem(const ProfsumEvent *ev, int ph){
   };
   const ProfsumSpan *a = ev->aArg;
   int t, i;
+  if( ev->zRefBad ) return ev->zRefBad;
   t = ev->args.type;
   if( t!=PROFSUM_JT_NONE && t!=PROFSUM_JT_NULL && t!=PROFSUM_JT_OBJECT ) return "args not a JSON object";
   if( t!=PROFSUM_JT_OBJECT ) return 0;
@@ -121,8 +124,21 @@ static int isRejectKind(const char *z){
 static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, const char *zDetail){
   Engine *e = (Engine*)pCtx;
   int k;
-  if( isRejectKind(zKind) ) noteRejected(e, idx, zKind);
-  switch( zKind[0] ){     /* the reader's file-level tolerances (cheap for
+  if( isRejectKind(zKind) ){
+    if( idx>=0 ){
+      noteRejected(e, idx, zKind);
+    }else if( e->zTopRejected==0 ){
+      /* outside every entry: the top level's displayTimeUnit (the one
+      ** bad_field there), or bytes that are not UTF-8 */
+      e->zTopRejected = zKind[0]=='b'
+        ? "The trace JSON's displayTimeUnit is not a string, which the reference summarizer "
+          "rejects (it would reject the whole file); profsum read the events: see profsum_diagnostic."
+        : "The trace JSON has data outside its entries that the reference summarizer rejects "
+          "(it would reject the whole file); profsum read the events: see profsum_diagnostic.";
+    }
+  }
+  switch( zKind[0] ){
+    case 'b': if( strcmp(zKind, "byte_order_mark")==0 ) e->byteOrderMark = 1; break;     /* the reader's file-level tolerances (cheap for
                           ** time_rounded, which can come once per event) */
     case 't':
       if( zKind[1]!='r' ) break;
@@ -695,8 +711,10 @@ int profsumEngRead(Engine *e, const char *zPath){
   ** one per event), and they are added below (quietRoundedAdd).  With
   ** store_diagnostics 'all', every diagnostic with its detail. */
   rc = profsumScanOpen(pSrc, e->zFunc, PROFSUM_SCAN_ARGKEYS
-                       | (e->diagAll ? PROFSUM_SCAN_ALLDETAILS : PROFSUM_SCAN_QUIETROUND),
+                       | (e->diagAll ? PROFSUM_SCAN_ALLDETAILS : PROFSUM_SCAN_QUIETROUND)
+                       | PROFSUM_SCAN_NOPH,      /* their typed fields checked below */
                        engDiag, e, &pScan, &zErr);
+  if( rc==SQLITE_OK && e->nSkipArrays>0 ) profsumScanSkipArrays(pScan, e->nSkipArrays);
   while( rc==SQLITE_OK ){
     char ph;
     int32_t iKey = -1;      /* the event key of an X event taken */
@@ -733,6 +751,7 @@ int profsumEngRead(Engine *e, const char *zPath){
         noteRejected(e, ev->idx, zWhy);
       }
     }
+    if( ev->ph.type!=PROFSUM_JT_STRING ) continue;   /* no "ph": checked only */
     if( ph=='M' ){
       rc = noteMeta(e, ev, &pB, &nB);
     }else if( ph=='X' ){
@@ -767,6 +786,11 @@ int profsumEngRead(Engine *e, const char *zPath){
           }
           rc = noteX(e, ev, &pB, &nB, &iKey);
         }
+      }else if( durPositive && (ev->pid.tooBig || ev->tid.tooBig)
+             && ev->name.type==PROFSUM_JT_STRING && ev->name.n>0 ){
+        /* a complete event for the reference, whose decoder reads any
+        ** integer; no 64-bit pid/tid here (diagnostic id_out_of_range) */
+        noteLeftOut(e, ev->idx, "its pid or tid is an integer beyond 64 bits");
       }else if( ev->hasDur && !durPositive ){
         engDiag(e, ev->idx, ev->iOffset, (ev->dur<0 || dTiny<0) ? "negative_duration" : "zero_duration",
                 "complete event with dur <= 0: not a complete event for the summary");
@@ -784,6 +808,7 @@ int profsumEngRead(Engine *e, const char *zPath){
     rc = profsumSrcHashHex(profsumScanSrc(pScan), e->zSha);
     if( rc ) profsumEngErr(e, rc, "'%s': cannot read the file to its end for its SHA-256", zPath);
     e->nEntries = profsumScanEntries(pScan);
+    e->nEventArrays = profsumScanEventArrays(pScan);
     e->arrayForm = profsumScanIsArrayForm(pScan);
     if( zU ){
       e->zUnit = sqlite3_mprintf("%s", zU);

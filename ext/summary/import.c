@@ -592,7 +592,7 @@ static int storeV1(sqlite3 *db, const ImportJob *j, sqlite3_int64 id, char **pzE
 static int addReadWarnings(sqlite3 *db, const char *zSchema, const ImportTrace *t,
                            sqlite3_int64 id, char **pzErr){
   const ProfsumEngineInfo *pI = t->pInfo;
-  const char *azWarn[6];
+  const char *azWarn[8];
   int nWarn = 0, w, rc = SQLITE_OK;
   if( t->zPickNote ){
     rc = profsumImportExec(db, FN, 1, pzErr, "INSERT INTO \"%w\".profsum_agg_diagnostic"
@@ -618,6 +618,10 @@ static int addReadWarnings(sqlite3 *db, const char *zSchema, const ImportTrace *
   if( pI->laxSyntax ) azWarn[nWarn++] =
       "The trace is not strict JSON (trailing commas or raw control characters in strings), "
       "which the reference summarizer rejects; profsum read it: see profsum_diagnostic.";
+  if( pI->byteOrderMark ) azWarn[nWarn++] =
+      "The trace JSON starts with a UTF-8 byte order mark, which the reference summarizer "
+      "rejects; profsum read past it: see profsum_diagnostic.";
+  if( pI->zTopRejected ) azWarn[nWarn++] = pI->zTopRejected;
   for(w=0; rc==SQLITE_OK && w<nWarn; w++) rc = addWarning(db, zSchema, id, pzErr, azWarn[w]);
   if( rc==SQLITE_OK && pI->nRejectedByRef>0 ){
     char *zW = sqlite3_mprintf("%lld %s malformed for the reference summarizer "
@@ -630,7 +634,7 @@ static int addReadWarnings(sqlite3 *db, const char *zSchema, const ImportTrace *
   }
   if( rc==SQLITE_OK && pI->nLeftOut>0 ){
     char *zW = sqlite3_mprintf("%lld complete %s left out of the summary (first: entry %lld, "
-        "%s): see profsum_diagnostic (kinds bad_ts, time_out_of_range).",
+        "%s): see profsum_diagnostic (kinds bad_ts, time_out_of_range, id_out_of_range).",
         (long long)pI->nLeftOut, pI->nLeftOut==1 ? "event is" : "events are",
         (long long)pI->iFirstLeftOut, pI->zFirstLeftOutWhy ? pI->zFirstLeftOutWhy : "?");
     rc = zW ? addWarning(db, zSchema, id, pzErr, zW) : SQLITE_NOMEM;

@@ -185,7 +185,8 @@ static void engCappedExport(Engine *e){
 ** SQLITE_OK or an error code; *pp is the engine either way (0 when it
 ** could not be made: SQLITE_NOMEM). */
 static int engReadOnce(const char *zFunc, const char *zPath, unsigned flags, ProfsumStopFn xStop,
-                       void *pStopArg, char **pzErr, int bOrigin, profsum_ps origin, Engine **pp){
+                       void *pStopArg, char **pzErr, int bOrigin, profsum_ps origin,
+                       int nSkipArrays, Engine **pp){
   Engine *e;
   int rc, k;
   *pp = 0;
@@ -200,6 +201,7 @@ static int engReadOnce(const char *zFunc, const char *zPath, unsigned flags, Pro
   e->xStop = xStop;
   e->pStopArg = pStopArg;
   if( bOrigin ){ e->origin = origin; e->hasOrigin = 1; }
+  e->nSkipArrays = nSkipArrays;
   e->zPath = sqlite3_mprintf("%s", zPath);
   if( e->zPath==0 ){ sqlite3_free(e); return SQLITE_NOMEM; }
   if( profsumInsNew(&e->pIns) ){ sqlite3_free(e->zPath); sqlite3_free(e); return SQLITE_NOMEM; }
@@ -227,8 +229,19 @@ int profsumEngineParse(const char *zFunc, const char *zPath, unsigned flags, Pro
   *pp = 0;
   memset(pInfo, 0, sizeof(*pInfo));
   if( (rc = profsumRefuseUnsupported(zFunc, zPath, pzErr))!=SQLITE_OK ) return rc;
-  rc = engReadOnce(zFunc, zPath, flags, xStop, pStopArg, pzErr, 0, 0, &e);
+  rc = engReadOnce(zFunc, zPath, flags, xStop, pStopArg, pzErr, 0, 0, 0, &e);
   if( e==0 ) return rc;
+  if( rc==SQLITE_OK && e->nEventArrays>1 ){
+    /* traceEvents given more than once: the reference's decoder keeps the
+    ** last array, so the summary is made of it alone (read again, past
+    ** the others; rare enough that reading twice costs nothing) */
+    int nSkip = e->nEventArrays - 1;
+    profsumEngineFree(e);
+    sqlite3_free(*pzErr);
+    *pzErr = 0;
+    rc = engReadOnce(zFunc, zPath, flags, xStop, pStopArg, pzErr, 0, 0, nSkip, &e);
+    if( e==0 ) return rc;
+  }
   if( rc==SQLITE_OK && e->nFar>e->nEv ){
     /* Times are kept as 64-bit ps from the first event: an event more than
     ** 2^61 ps (26 days) from it is left out.  When those outnumber the
@@ -236,10 +249,11 @@ int profsumEngineParse(const char *zFunc, const char *zPath, unsigned flags, Pro
     ** in a trace of epoch times): read again from the first far event, so
     ** that the few are left out, not the many. */
     profsum_ps o = e->farTs;
+    int nSkip = e->nSkipArrays;
     profsumEngineFree(e);
     sqlite3_free(*pzErr);
     *pzErr = 0;
-    rc = engReadOnce(zFunc, zPath, flags, xStop, pStopArg, pzErr, 1, o, &e);
+    rc = engReadOnce(zFunc, zPath, flags, xStop, pStopArg, pzErr, 1, o, nSkip, &e);
     if( e==0 ) return rc;
   }
   if( rc==SQLITE_OK ) rc = e->diagRc;
@@ -260,6 +274,8 @@ int profsumEngineParse(const char *zFunc, const char *zPath, unsigned flags, Pro
   pInfo->zFirstLeftOutWhy = e->zFirstLeftOutWhy;
   pInfo->arrayForm = e->arrayForm;
   pInfo->laxSyntax = e->laxSyntax;
+  pInfo->byteOrderMark = e->byteOrderMark;
+  pInfo->zTopRejected = e->zTopRejected;
   pInfo->cutOff = e->cutOff;
   pInfo->noEvents = e->noEvents;
   memcpy(pInfo->zSha256, e->zSha, sizeof(e->zSha));

@@ -24,6 +24,11 @@ typedef struct ProfsumEngineInfo {
   int laxSyntax;                 /* read past trailing commas or raw control
                                  ** characters (strict JSON readers reject them) */
   int noEvents;                  /* the top-level object has no traceEvents array */
+  int byteOrderMark;             /* read past a UTF-8 byte order mark (strict
+                                 ** JSON readers, the reference's, reject it) */
+  const char *zTopRejected;      /* the quality warning (static text) for top-level
+                                 ** data the reference's typed decoder rejects the
+                                 ** file for, or 0 */
   int cutOff;                    /* the data ended inside an entry or before the
                                  ** closing ']' / '}' (a cut-off file) */
   char zSha256[65];              /* SHA-256 of the file bytes (hex), hashed while reading */
