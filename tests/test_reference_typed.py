@@ -4,7 +4,7 @@ key's last value wins, `displayTimeUnit` must be a string or null,
 `traceEvents` a list or the file is not a trace), a byte
 order mark, the typed fields of entries
 without "ph" and the event-level `process_name` / `thread_name`, and pid or
-tid integers beyond 64 bits.  Each case states the v1 document's fields the
+tid integers beyond 64 bits, and gzip told by the file's name.  Each case states the v1 document's fields the
 reference gives and the quality warning profsum adds when the reference
 would refuse the file (docs/summary.md).
 
@@ -126,6 +126,34 @@ class TopLevelKeys(unittest.TestCase):
         self.assertIn("reference summarizer rejects", w[0])
         self.assertEqual([(k, det) for k, det in diags if k == "byte_order_mark"][0][0],
                          "byte_order_mark")
+
+
+class GzipByName(unittest.TestCase):
+    def test_gzip_told_by_content_warns_where_the_name_disagrees(self):
+        # the reference decompresses by the name (Path.suffix == ".gz");
+        # profsum by the content: same summary, and a warning when they differ
+        text = '{"traceEvents":[%s,%s]}' % (META, op("fusion.1", 0, 10))
+        cases = [("a.json.gz", True, None), ("b.json", False, None),
+                 ("c.json", True, "holds gzip data but its name does not end in .gz"),
+                 ("d.json.gz", False, "name ends in .gz but it holds no gzip data"),
+                 ("e.json.GZ", True, "holds gzip data but its name does not end in .gz")]
+        with TempDir() as td:
+            for name, gz, part in cases:
+                with self.subTest(name=name):
+                    path = td.write(name, text, gz=gz)
+                    db = connect()
+                    try:
+                        db.execute("SELECT profsum_import(?, 'x')", (path,))
+                        d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+                    finally:
+                        db.close()
+                    self.assertEqual([h["name"] for h in d["hot_ops"]], ["fusion.1"])
+                    w = warnings(d)
+                    if part is None:
+                        self.assertEqual(w, [])
+                    else:
+                        self.assertEqual(len(w), 1, w)
+                        self.assertIn(part, w[0])
 
 
 class TypedEntries(unittest.TestCase):

@@ -705,6 +705,12 @@ int profsumEngRead(Engine *e, const char *zPath){
   rc = profsumSrcHashInit(pSrc);
   if( rc ){ profsumSrcClose(pSrc); return rc; }
   e->nFileBytes = profsumSrcFileSize(pSrc);
+  {
+    /* gzip is told by its content; the reference goes by the name */
+    size_t n = strlen(zPath);
+    int byName = n>=3 && strcmp(zPath+n-3, ".gz")==0;   /* Path.suffix, case and all */
+    if( profsumSrcIsGzip(pSrc)!=byName ) e->gzipByContent = byName ? 2 : 1;
+  }
   /* The compact set (QUIETROUND): engDiag keeps none of the time_rounded
   ** past the scanner's cap of details (it keeps ENG_DIAG_KEEP of a kind),
   ** so the scanner only counts those (the fast path of converted traces:

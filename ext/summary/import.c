@@ -272,13 +272,6 @@ int profsumImportExec(sqlite3 *db, const char *zFunc, int bNomemMsg, char **pzEr
   return rc;
 }
 
-/* Append zText to the quality_warnings of trace id in schema zSchema. */
-static int addWarning(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char **pzErr,
-                      const char *zText){
-  return profsumImportExec(db, FN, 1, pzErr, "UPDATE \"%w\".profsum_trace SET quality_warnings = "
-      "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", zSchema, zText, (long long)id);
-}
-
 /* rc from the stored ranks of profsum_op_growth (import_int.h), its message
 ** given this function's prefix. */
 static int growthErr(int rc, char **pzErr){
@@ -584,65 +577,6 @@ static int storeV1(sqlite3 *db, const ImportJob *j, sqlite3_int64 id, char **pzE
   return SQLITE_ERROR;
 }
 
-/* The quality warnings of trace id where the reference would do otherwise
-** than profsum did with t (the pick, the file's form, its entries).  What
-** a folder pick left aside, where profsum read what the reference reads,
-** is a diagnostic (kind folder_pick) instead: the v1 document's warnings
-** stay the reference's. */
-static int addReadWarnings(sqlite3 *db, const char *zSchema, const ImportTrace *t,
-                           sqlite3_int64 id, char **pzErr){
-  const ProfsumEngineInfo *pI = t->pInfo;
-  const char *azWarn[8];
-  int nWarn = 0, w, rc = SQLITE_OK;
-  if( t->zPickNote ){
-    rc = profsumImportExec(db, FN, 1, pzErr, "INSERT INTO \"%w\".profsum_agg_diagnostic"
-        "(trace_id, idx, byte_offset, kind, detail) VALUES(%lld, NULL, NULL, 'folder_pick', %Q)",
-        zSchema, (long long)id, t->zPickNote);
-    if( rc ) return rc;
-  }
-  if( t->zRefPick && strcmp(t->zRefPick, t->zTrace)!=0 ) azWarn[nWarn++] =
-      "The reference summarizer would read the XPlane protobuf in this folder; profsum "
-      "read the JSON trace instead (same events, converted by the profiler).";
-  if( pI->arrayForm ) azWarn[nWarn++] =
-      "The trace is in the JSON array form ([...] without {\"traceEvents\": ...}), which "
-      "the reference summarizer rejects (it needs a top-level object); profsum read it.";
-  if( pI->noEvents ) azWarn[nWarn++] =
-      "The file has no traceEvents array (absent or null): it is likely not a trace, and "
-      "this summary is empty. Give the profiler's trace JSON (*.trace.json.gz or "
-      "perfetto_trace.json.gz) or its profile folder.";
-  if( pI->cutOff ) azWarn[nWarn++] =
-      "The trace JSON ends early (inside an entry or before its closing bracket): the file "
-      "looks cut off, e.g. copied while the profiler was still writing it. The reference "
-      "summarizer would reject it; profsum summarized the events before the cut: see "
-      "profsum_diagnostic.";
-  if( pI->laxSyntax ) azWarn[nWarn++] =
-      "The trace is not strict JSON (trailing commas or raw control characters in strings), "
-      "which the reference summarizer rejects; profsum read it: see profsum_diagnostic.";
-  if( pI->byteOrderMark ) azWarn[nWarn++] =
-      "The trace JSON starts with a UTF-8 byte order mark, which the reference summarizer "
-      "rejects; profsum read past it: see profsum_diagnostic.";
-  if( pI->zTopRejected ) azWarn[nWarn++] = pI->zTopRejected;
-  for(w=0; rc==SQLITE_OK && w<nWarn; w++) rc = addWarning(db, zSchema, id, pzErr, azWarn[w]);
-  if( rc==SQLITE_OK && pI->nRejectedByRef>0 ){
-    char *zW = sqlite3_mprintf("%lld %s malformed for the reference summarizer "
-        "(it would reject the whole file; first: entry %lld, %s); profsum summarized the "
-        "valid events: see profsum_diagnostic.", (long long)pI->nRejectedByRef,
-        pI->nRejectedByRef==1 ? "entry is" : "entries are",
-        (long long)pI->iFirstRejected, pI->zFirstRejectedKind ? pI->zFirstRejectedKind : "?");
-    rc = zW ? addWarning(db, zSchema, id, pzErr, zW) : SQLITE_NOMEM;
-    sqlite3_free(zW);
-  }
-  if( rc==SQLITE_OK && pI->nLeftOut>0 ){
-    char *zW = sqlite3_mprintf("%lld complete %s left out of the summary (first: entry %lld, "
-        "%s): see profsum_diagnostic (kinds bad_ts, time_out_of_range, id_out_of_range).",
-        (long long)pI->nLeftOut, pI->nLeftOut==1 ? "event is" : "events are",
-        (long long)pI->iFirstLeftOut, pI->zFirstLeftOutWhy ? pI->zFirstLeftOutWhy : "?");
-    rc = zW ? addWarning(db, zSchema, id, pzErr, zW) : SQLITE_NOMEM;
-    sqlite3_free(zW);
-  }
-  return rc;
-}
-
 /* Option store_events: the raw rows of trace_events of zTrace for trace id. */
 static int storeEvents(sqlite3 *db, const char *zSchema, const char *zTrace, sqlite3_int64 id,
                        char **pzErr){
@@ -688,7 +622,8 @@ static int storeParsed(sqlite3 *db, const ImportJob *j, const ImportTrace *t, sq
     }
   }
   PHASE(6);
-  if( rc==SQLITE_OK ) rc = addReadWarnings(db, o->zSchema, t, id, pzErr);
+  if( rc==SQLITE_OK ) rc = profsumImportReadWarnings(db, o->zSchema, id, t->pInfo, t->zPickNote,
+                                                     t->zRefPick, t->zTrace, pzErr);
   if( rc==SQLITE_OK && o->storeEvents ) rc = storeEvents(db, o->zSchema, t->zTrace, id, pzErr);
   return rc;
 }

@@ -80,4 +80,15 @@ int profsumOpGrowthImported(sqlite3 *db, const char *zSchema, sqlite3_int64 iTra
 ** SQLITE_OK, or the code with *pzErr (when pzErr is not 0 and unset). */
 int profsumRegisterOpGrowthStore(sqlite3 *db, char **pzErr);
 
+/* import_warn.c: the quality warnings of trace id in zSchema where the
+** reference would do otherwise than profsum did reading zTrace (pI: what
+** the read found; zRefPick: the reference's pick of the folder, or 0) —
+** the pick, the file's form, its entries.  What a folder pick left aside
+** (zPickNote, or 0), where profsum read what the reference reads, is a
+** diagnostic (kind folder_pick) instead: the v1 document's warnings stay
+** the reference's.  SQLITE_OK or an error code with *pzErr set. */
+int profsumImportReadWarnings(sqlite3 *db, const char *zSchema, sqlite3_int64 id,
+                              const ProfsumEngineInfo *pI, const char *zPickNote,
+                              const char *zRefPick, const char *zTrace, char **pzErr);
+
 #endif /* PROFSUM_IMPORT_INT_H */

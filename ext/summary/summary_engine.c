@@ -275,6 +275,7 @@ int profsumEngineParse(const char *zFunc, const char *zPath, unsigned flags, Pro
   pInfo->arrayForm = e->arrayForm;
   pInfo->laxSyntax = e->laxSyntax;
   pInfo->byteOrderMark = e->byteOrderMark;
+  pInfo->gzipByContent = e->gzipByContent;
   pInfo->zTopRejected = e->zTopRejected;
   pInfo->cutOff = e->cutOff;
   pInfo->noEvents = e->noEvents;

@@ -24,6 +24,10 @@ typedef struct ProfsumEngineInfo {
   int laxSyntax;                 /* read past trailing commas or raw control
                                  ** characters (strict JSON readers reject them) */
   int noEvents;                  /* the top-level object has no traceEvents array */
+  int gzipByContent;             /* trace JSON decompressed by its content, not
+                                 ** by its name as the reference does: 1 gzip
+                                 ** data without a .gz name, 2 a .gz name
+                                 ** without gzip data; 0 they agree */
   int byteOrderMark;             /* read past a UTF-8 byte order mark (strict
                                  ** JSON readers, the reference's, reject it) */
   const char *zTopRejected;      /* the quality warning (static text) for top-level
