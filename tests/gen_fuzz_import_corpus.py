@@ -225,6 +225,24 @@ def v1_document(so):
     return doc
 
 
+def typed_json():
+    """What the reference's typed decoder reads its own way: a byte order
+    mark, traceEvents given twice (the last array is summarized), a later
+    null displayTimeUnit, entries without ph with typed fields, a null
+    name, an event-level process_name, a pid beyond 64 bits."""
+    meta = ('{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:TPU:0"}},'
+            '{"ph":"M","pid":1,"tid":2,"name":"thread_name","args":{"name":"XLA Ops"}}')
+    ops = ",".join('{"ph":"X","pid":1,"tid":2,"name":"fusion.%d","ts":%d,"dur":7,'
+                   '"args":{"tf_op":"jit(f)/a/b","run_id":"%d"}}' % (i % 3, 10 * i, i // 4)
+                   for i in range(12))
+    text = ('{"displayTimeUnit":"ns","traceEvents":[%s],"traceEvents":[%s,%s,'
+            '{"pid":"a"},{"args":{"tf_op":5}},{"ph":"X","pid":1,"tid":2,"name":null,"ts":1,"dur":2},'
+            '{"ph":"X","pid":1,"tid":2,"name":"g","ts":3,"dur":2,"process_name":7},'
+            '{"ph":"X","pid":18446744073709551615,"tid":2,"name":"g","ts":3,"dur":2},{}],'
+            '"displayTimeUnit":null}' % (ops, meta, ops))
+    return b"\xef\xbb\xbf" + text.encode()
+
+
 def dumps(doc):
     return json.dumps(doc, separators=(",", ":")).encode()
 
@@ -242,6 +260,7 @@ def seeds():
     out["seed-gpu.json"] = bytes([JSON | OPT_EVENTS]) + dumps(gpu_json())
     out["seed-odd.json"] = bytes([JSON | NO_THREADS]) + json.dumps(odd_json(), indent=1).encode()
     out["seed-gpu-gz.json"] = bytes([JSON | OPT_PEAKS]) + gzip.compress(dumps(gpu_json()), mtime=0)
+    out["seed-typed.json"] = bytes([JSON]) + typed_json()
     v1 = v1_document(os.path.join(ROOT, "profsum.so"))
     if v1 is not None:
         out["seed-v1.json"] = bytes([JSON]) + dumps(v1)
