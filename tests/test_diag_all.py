@@ -16,7 +16,7 @@ import time
 import unittest
 
 import xspace_writer as W
-from util import DbTestCase, TempDir, connect
+from util import OOM_SQL, DbTestCase, TempDir, connect, run_oom_sql
 
 N_ROUNDED = 2500
 N_NONFINITE = 1200
@@ -205,8 +205,6 @@ class SessionAll(DiagAllCase):
         self.assertEqual([n for _, n in self.unknown_per_trace()], [5, 5])
 
 
-OOM_SQL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                       "build", "asan", "oom_sql")
 
 
 @unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds and runs it)")
@@ -217,7 +215,6 @@ class DiagnosticsOutOfMemory(unittest.TestCase):
     nothing leaks."""
 
     def test_every_allocation(self):
-        import subprocess
         with TempDir() as td:
             ev = ",".join('{"ph":"X","pid":1,"tid":1,"name":"a","ts":%d.1234567,"dur":1}'
                           % (1700000000 + 10 * i) for i in range(13000))
@@ -225,12 +222,7 @@ class DiagnosticsOutOfMemory(unittest.TestCase):
             px = td.write("c.xplane.pb", xplane_capture())
             calls = ["SELECT count(*) || ',' || sum(length(detail)) || ',' || sum(idx) || ',' || "
                      "group_concat(DISTINCT kind) FROM profsum_diagnostics('%s')" % p for p in (pj, px)]
-            env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1",
-                       UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
-            env.pop("LD_PRELOAD", None)
-            r = subprocess.run([OOM_SQL] + calls, env=env, capture_output=True, text=True, timeout=900)
-            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-            self.assertIn("2 passed, 0 failed", r.stdout)
+            run_oom_sql(self, calls)
 
 
 class DiagnosticsInterrupt(unittest.TestCase):

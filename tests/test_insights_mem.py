@@ -13,7 +13,7 @@ import os
 import unittest
 
 import xspace_writer as W
-from util import CORPUS, DbTestCase
+from util import CORPUS, OOM_SQL, DbTestCase, run_oom_sql
 
 US = 10 ** 6
 MEMSIZE = 2000
@@ -515,7 +515,6 @@ class Capped(MemTestCase):
                                          (tid,)).fetchall(), [("unavailable",)])
 
 
-OOM_SQL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "asan", "oom_sql")
 
 
 @unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds it)")
@@ -525,7 +524,6 @@ class OutOfMemory(unittest.TestCase):
     or the reference result, and nothing leaks."""
 
     def test_import_fails_cleanly(self):
-        import subprocess
         import tempfile
         pb = W.PlaneBuilder("/host:CPU")
         pb.line(id=1, name="python", timestamp_ns=0, events=[
@@ -553,14 +551,8 @@ class OutOfMemory(unittest.TestCase):
             pj = os.path.join(tmp, "c.json")
             with open(pj, "w") as f:
                 json.dump(js, f)
-            env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1",
-                       UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
-            env.pop("LD_PRELOAD", None)
-            r = subprocess.run([OOM_SQL, "-s", "5", "SELECT profsum_import('%s', 'x')" % px,
-                                "SELECT profsum_import('%s', 'j')" % pj],
-                               env=env, capture_output=True, text=True, timeout=900)
-            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-            self.assertIn("2 passed, 0 failed", r.stdout)
+            run_oom_sql(self, ["SELECT profsum_import('%s', 'x')" % px,
+                               "SELECT profsum_import('%s', 'j')" % pj], step=5)
 
 
 # ---------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import os
 import unittest
 
 import xspace_writer as W
-from util import CORPUS, DbTestCase
+from util import CORPUS, OOM_SQL, DbTestCase, run_oom_sql
 
 US = 10 ** 6
 
@@ -693,7 +693,6 @@ class Reports(unittest.TestCase):
             self.assertEqual(empty, "0\n")                 # nothing for a trace without devices
 
 
-OOM_SQL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "asan", "oom_sql")
 
 
 @unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds it)")
@@ -703,7 +702,6 @@ class OutOfMemory(unittest.TestCase):
     reference result (the collector's tables included), nothing leaks."""
 
     def test_import_allocations(self):
-        import subprocess
         import tempfile
         with tempfile.TemporaryDirectory(prefix="profsum-oom-") as tmp:
             xp = os.path.join(tmp, "t.xplane.pb")
@@ -725,11 +723,7 @@ class OutOfMemory(unittest.TestCase):
                         "(SELECT count(*) || ':' || total(busy_us) || ':' || total(mfu_flops) FROM profsum_agg_xla_util)"
                         % path)
             calls = ["SELECT profsum_import('%s', 'e') > 0" % empty, call(xp), call(js)]
-            env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1", UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
-            env.pop("LD_PRELOAD", None)
-            r = subprocess.run([OOM_SQL, "-s", "13"] + calls, env=env, capture_output=True, text=True, timeout=900)
-            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-            self.assertIn("3 passed, 0 failed", r.stdout)
+            run_oom_sql(self, calls, step=13)
 
 
 @unittest.skipUnless(os.path.isdir(CORPUS), "corpus not available")

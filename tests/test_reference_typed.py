@@ -10,6 +10,7 @@ would refuse the file (docs/summary.md).
 
 Run: /usr/bin/python3 tests/run.py test_reference_typed.py
 """
+import gzip
 import json
 import unittest
 
@@ -140,13 +141,7 @@ class GzipByName(unittest.TestCase):
         with TempDir() as td:
             for name, gz, part in cases:
                 with self.subTest(name=name):
-                    path = td.write(name, text, gz=gz)
-                    db = connect()
-                    try:
-                        db.execute("SELECT profsum_import(?, 'x')", (path,))
-                        d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
-                    finally:
-                        db.close()
+                    d, _, _ = summarize(td, text, name, raw=gzip.compress(text.encode()) if gz else None)
                     self.assertEqual([h["name"] for h in d["hot_ops"]], ["fusion.1"])
                     w = warnings(d)
                     if part is None:

@@ -7,14 +7,11 @@ it).
 Needs build/asan/oom_sql (make asan builds it); skipped without it."""
 import json
 import os
-import subprocess
 import tempfile
 import unittest
 
 from fixtures import TPU_META, doc
-from util import connect
-
-OOM_SQL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "asan", "oom_sql")
+from util import OOM_SQL, connect, run_oom_sql
 
 
 def many_ops(n):
@@ -66,13 +63,8 @@ class ReportWithoutCanonicalNames(unittest.TestCase):
             v1 = os.path.join(tmp, "v1.json")
             with open(v1, "w") as f:
                 json.dump(v1_without_canonical_names(trace), f)
-            env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1",
-                       UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
-            env.pop("LD_PRELOAD", None)
             sql = "SELECT profsum_report_md(profsum_import('%s', 'v', '{\"replace\": true}'), 200)" % v1
-            r = subprocess.run([OOM_SQL, sql], env=env, capture_output=True, text=True, timeout=900)
-            self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-4000:])
-            self.assertIn("1 passed, 0 failed", r.stdout)
+            run_oom_sql(self, [sql])
 
 
 if __name__ == "__main__":

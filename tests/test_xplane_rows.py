@@ -13,7 +13,7 @@ import threading
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from util import DbTestCase, CORPUS  # noqa: E402
+from util import OOM_SQL, DbTestCase, CORPUS, run_oom_sql  # noqa: E402
 import xspace_writer as xw  # noqa: E402
 from xspace_writer import compress as W_compress  # noqa: E402
 
@@ -398,8 +398,6 @@ class XplaneInterrupt(DbTestCase):
             self.assertIn("interrupted", str(cm.exception))
 
 
-OOM_SQL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                       "build", "asan", "oom_sql")
 
 
 @unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds and runs it)")
@@ -408,7 +406,6 @@ class XplaneOutOfMemory(unittest.TestCase):
     ASan): each run is an error or the reference result, nothing leaks."""
 
     def test_every_allocation(self):
-        import subprocess
         import tempfile
         with tempfile.TemporaryDirectory(prefix="profsum-oom-") as tmp:
             p = os.path.join(tmp, "capture.bin")          # told XPlane by content
@@ -422,12 +419,7 @@ class XplaneOutOfMemory(unittest.TestCase):
                 "SELECT group_concat(kind || idx || byte_offset) FROM profsum_diagnostics('%s')" % p,
                 "SELECT group_concat(thread_name) FROM trace_events('%s')" % p,
                 "SELECT profsum_trim('%s', '%s', 'pid = 1')" % (p, out)]
-            env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1",
-                       UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
-            env.pop("LD_PRELOAD", None)
-            r = subprocess.run([OOM_SQL] + calls, env=env, capture_output=True, text=True, timeout=900)
-            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-            self.assertIn("4 passed, 0 failed", r.stdout)
+            run_oom_sql(self, calls)
 
 
 def corpus_xplanes():

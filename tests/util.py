@@ -3,6 +3,7 @@ import gzip
 import json
 import os
 import sqlite3
+import subprocess
 import tempfile
 import unittest
 
@@ -29,6 +30,26 @@ def _find_corpus():
 
 CORPUS = os.environ.get("PROFSUM_CORPUS") or _find_corpus()
 REPRO = os.environ.get("PROFSUM_REPRO", os.path.join(os.path.dirname(os.path.abspath(CORPUS)), "repro"))
+
+
+# The out-of-memory driver (tests/oom_sql.c, built with ASan by `make asan`;
+# `make test` brings it up to date when it exists): tests that run it skip
+# without it.
+OOM_SQL = os.path.join(ROOT, "build", "asan", "oom_sql")
+
+
+def run_oom_sql(tc, calls, step=None):
+    """Run OOM_SQL over the SQL texts `calls`, every allocation of each
+    failing in turn (every `step`-th with step), under ASan with leak checks:
+    each run must be an error or the full run's result, and every call
+    pass."""
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1",
+               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+    env.pop("LD_PRELOAD", None)
+    argv = [OOM_SQL] + (["-s", str(step)] if step else []) + list(calls)
+    r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
+    tc.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-4000:])
+    tc.assertIn("%d passed, 0 failed" % len(calls), r.stdout)
 
 
 def connect(path=":memory:", uri=False):
