@@ -149,7 +149,7 @@ int profsumScanSetUnit(ProfsumScan *s, const ProfsumSpan *v, int64_t iOff, char 
       profsumScanQuote(zq, sizeof(zq), v->z, v->n);
       sqlite3_snprintf(sizeof(zD), zD, "displayTimeUnit: %s is not a string: read as absent "
                        "(the reference summarizer rejects the file)", zq);
-      s->xDiag(s->pDiagCtx, -1, iOff, "bad_field", zD);
+      scanEmitDiag(s, -1, iOff, "bad_field", zD);
     }
     return SQLITE_OK;
   }

@@ -233,7 +233,7 @@ struct ProfsumEngine {
   int noEvents;         /* see ProfsumEngineInfo */
   int byteOrderMark;    /* see ProfsumEngineInfo */
   int gzipByContent;    /* see ProfsumEngineInfo */
-  const char *zTopRejected; /* see ProfsumEngineInfo */
+  int topRejected;      /* see ProfsumEngineInfo */
   int nEventArrays;     /* traceEvents arrays of the file (> 1: a repeated key) */
   int nSkipArrays;      /* the arrays read past (all but the last), set before
                         ** the read */

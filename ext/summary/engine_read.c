@@ -127,19 +127,15 @@ static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, con
   if( isRejectKind(zKind) ){
     if( idx>=0 ){
       noteRejected(e, idx, zKind);
-    }else if( e->zTopRejected==0 ){
+    }else if( e->topRejected==0 ){
       /* outside every entry: the top level's displayTimeUnit (the one
       ** bad_field there), or bytes that are not UTF-8 */
-      e->zTopRejected = zKind[0]=='b'
-        ? "The trace JSON's displayTimeUnit is not a string, which the reference summarizer "
-          "rejects (it would reject the whole file); profsum read the events: see profsum_diagnostic."
-        : "The trace JSON has data outside its entries that the reference summarizer rejects "
-          "(it would reject the whole file); profsum read the events: see profsum_diagnostic.";
+      e->topRejected = strcmp(zKind, "bad_field")==0 ? 1 : 2;
     }
   }
-  switch( zKind[0] ){
-    case 'b': if( strcmp(zKind, "byte_order_mark")==0 ) e->byteOrderMark = 1; break;     /* the reader's file-level tolerances (cheap for
+  switch( zKind[0] ){     /* the reader's file-level tolerances (cheap for
                           ** time_rounded, which can come once per event) */
+    case 'b': if( strcmp(zKind, "byte_order_mark")==0 ) e->byteOrderMark = 1; break;
     case 't':
       if( zKind[1]!='r' ) break;
       if( strcmp(zKind, "trailing_comma")==0 ) e->laxSyntax = 1;

@@ -276,7 +276,7 @@ int profsumEngineParse(const char *zFunc, const char *zPath, unsigned flags, Pro
   pInfo->laxSyntax = e->laxSyntax;
   pInfo->byteOrderMark = e->byteOrderMark;
   pInfo->gzipByContent = e->gzipByContent;
-  pInfo->zTopRejected = e->zTopRejected;
+  pInfo->topRejected = e->topRejected;
   pInfo->cutOff = e->cutOff;
   pInfo->noEvents = e->noEvents;
   memcpy(pInfo->zSha256, e->zSha, sizeof(e->zSha));

@@ -30,9 +30,10 @@ typedef struct ProfsumEngineInfo {
                                  ** without gzip data; 0 they agree */
   int byteOrderMark;             /* read past a UTF-8 byte order mark (strict
                                  ** JSON readers, the reference's, reject it) */
-  const char *zTopRejected;      /* the quality warning (static text) for top-level
-                                 ** data the reference's typed decoder rejects the
-                                 ** file for, or 0 */
+  int topRejected;               /* top-level data the reference's typed decoder
+                                 ** rejects the file for: 1 a displayTimeUnit that
+                                 ** is not a string, 2 other data outside the
+                                 ** entries (bytes that are not UTF-8); 0 none */
   int cutOff;                    /* the data ended inside an entry or before the
                                  ** closing ']' / '}' (a cut-off file) */
   char zSha256[65];              /* SHA-256 of the file bytes (hex), hashed while reading */
