@@ -447,8 +447,9 @@ class NestedDeviceOpsMemory(unittest.TestCase):
     """Device ops nested in each other kept, per op with a child, a hash
     entry of the doubles' exclusive time (40 bytes at half load, rehashed by
     doubling) and three stacks as deep as the nesting: about 230 bytes per
-    event.  Now 12 bytes per op with a child (in processing order) and a
-    4-byte stack: 52 bytes per event at most (docs/performance.md)."""
+    event.  Now 16 bytes per op with a child (in processing order: the
+    doubles' exclusive time and the exact one) and a 12-byte stack: 52
+    bytes per event at most with the 16-byte record (docs/summary.md)."""
 
     def peak_need(self, path):
         p = sqlrun("SELECT 1", "SELECT profsum_import('%s')" % path.replace("'", "''"))

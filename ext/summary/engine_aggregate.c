@@ -335,30 +335,81 @@ typedef struct KeyMemo {
 ** facts and the diagnostic that tell the user so come from it: the
 ** summary keeps the reference's numbers.  Memory: 4 bytes per event of
 ** the largest track (a copy of its slice of the processing order, sorted
-** again) and stacks as deep as the nesting.  SQLITE_OK or SQLITE_NOMEM. */
+** again), 16 per event of it that has a child (its exclusive time in the
+** summary, by event index) and stacks as deep as the nesting.  SQLITE_OK
+** or SQLITE_NOMEM. */
+typedef struct ExclOf { int64_t k, ex; } ExclOf;
+static int cmpExclOf(const void *pa, const void *pb){
+  const ExclOf *a = (const ExclOf*)pa, *b = (const ExclOf*)pb;
+  return a->k<b->k ? -1 : (a->k>b->k);
+}
+/* The summary's exclusive time of event k (record x): its entry of the
+** n in a (sorted by event index) when it had a child, else its dur. */
+static int64_t exclOfEvent(const Engine *e, const ExclOf *a, int64_t n, int64_t k, const SEv *x){
+  int64_t lo = 0, hi = n;
+  while( lo<hi ){
+    int64_t mid = lo + (hi-lo)/2;
+    if( a[mid].k<k ) lo = mid+1; else hi = mid;
+  }
+  return (lo<n && a[lo].k==k) ? a[lo].ex : EVDUR(e, x);
+}
+/* The entries (aParPos/aParEx, or aXrPos/aXrEx on a device-op track) of
+** track tr's events that have a child: [*pLo, *pHi) of *paPos and *paEx,
+** found from cursor *pCur (the tracks asked in order; two cursors, one per
+** kind of entry, in aCur). */
+static void trackEntries(const Engine *e, const STrack *tr, int64_t aCur[2],
+                         const int32_t **paPos, const uint32_t **paEx, int64_t *pLo, int64_t *pHi){
+  int dev = tr->isDevice && tr->isDevOp;
+  const int32_t *aPos = dev ? e->aXrPos : e->aParPos;
+  int64_t n = dev ? e->nXr : e->nPar, c = aCur[dev];
+  while( c<n && aPos[c]<tr->iFirst ) c++;
+  *pLo = c;
+  while( c<n && aPos[c]<tr->iFirst+tr->nEv ) c++;
+  *pHi = aCur[dev] = c;
+  *paPos = aPos;
+  *paEx = dev ? e->aXrEx : e->aParEx;
+}
 static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], int64_t *pnDiff){
-  int64_t nMax = 0, nDiff = 0, nStk = 0, nAllocStk = 64;
+  int64_t nMax = 0, nDiff = 0, nStk = 0, nAllocStk = 64, nOf = 0, nMaxPar = 0, aCur[2] = {0, 0};
   int32_t t, *aIdx, *aStk;
   int64_t *aChild;
+  ExclOf *aOf = 0;
   int rc = SQLITE_OK;
-  for(t=0; t<e->nTrk; t++) if( !e->aTrk[t].isSteps && e->aTrk[t].nEv>nMax ) nMax = e->aTrk[t].nEv;
+  for(t=0; t<e->nTrk; t++){
+    const STrack *tr = &e->aTrk[t];
+    const int32_t *aPos; const uint32_t *aEx;
+    int64_t lo, hi;
+    if( tr->isSteps ) continue;
+    if( tr->nEv>nMax ) nMax = tr->nEv;
+    trackEntries(e, tr, aCur, &aPos, &aEx, &lo, &hi);
+    if( hi-lo>nMaxPar ) nMaxPar = hi-lo;
+  }
+  aCur[0] = aCur[1] = 0;
   aIdx = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(nMax ? nMax : 1));
   aStk = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nAllocStk);
   aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nAllocStk);
-  if( !aIdx || !aStk || !aChild ) rc = SQLITE_NOMEM;
+  aOf = sqlite3_malloc64(sizeof(ExclOf)*(sqlite3_uint64)(nMaxPar ? nMaxPar : 1));
+  if( !aIdx || !aStk || !aChild || !aOf ) rc = SQLITE_NOMEM;
 #define EXACT_FIN() do{ \
     int32_t k_ = aStk[--nStk]; \
     const SEv *x_ = EV(e, k_); \
     int64_t ex_ = EVDUR(e, x_) - aChild[nStk]; \
     if( ex_<0 ) ex_ = 0; \
     aExact[aKeyCat[x_->key]] += ex_; \
-    if( ex_!=profsumEngExcl(e, k_, x_) ) nDiff++; \
+    if( ex_!=exclOfEvent(e, aOf, nOf, k_, x_) ) nDiff++; \
     if( nStk>0 ) aChild[nStk-1] += EVDUR(e, x_); \
   }while(0)
   for(t=0; t<e->nTrk && rc==SQLITE_OK; t++){
     const STrack *tr = &e->aTrk[t];
-    int64_t j, nMove = 0, nCap = 16*tr->nEv + 1024;
+    const int32_t *aPos; const uint32_t *aEx;
+    int64_t j, nMove = 0, nCap = 16*tr->nEv + 1024, lo, hi;
     if( tr->isSteps ) continue;
+    trackEntries(e, tr, aCur, &aPos, &aEx, &lo, &hi);
+    for(nOf=0; lo<hi; lo++, nOf++){
+      aOf[nOf].k = ORD(e, aPos[lo]);
+      aOf[nOf].ex = profsumEngEx32(e, aEx[lo], aPos[lo]);
+    }
+    qsort(aOf, (size_t)nOf, sizeof(ExclOf), cmpExclOf);
     profsumEngOrdCopy(e, aIdx, tr->iFirst, tr->nEv);
     /* In the doubles' order, which the exact order differs from only at
     ** near-ties: an insertion sort, unless it moves too much. */
@@ -389,7 +440,7 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], in
     while( nStk>0 ) EXACT_FIN();
   }
 #undef EXACT_FIN
-  sqlite3_free(aIdx); sqlite3_free(aStk); sqlite3_free(aChild);
+  sqlite3_free(aIdx); sqlite3_free(aStk); sqlite3_free(aChild); sqlite3_free(aOf);
   *pnDiff = nDiff;
   return rc;
 }
@@ -414,6 +465,7 @@ typedef struct Agg {
   double aCommRef[16];        /* Σ exclusive as the reference adds it */
   int64_t hintRef;            /* floatEntryNear's hint for the device ops */
   int64_t curXr;              /* profsumEngExclRefAt's cursor */
+  EngExclCur excl;            /* profsumEngExclNext's cursor */
   int64_t curRun;             /* the next entry of aRunPos/aRunId */
   int64_t compilePs;          /* host events named like a compilation, ps */
   int64_t transferPs;         /* transfer events, ps (engKpis' facts) */
@@ -537,6 +589,7 @@ static int aggEventPass(Agg *a){
   int64_t runVal = 0, runN = 0, runFirst = 0;   /* a run of equal run ids not
                                                 ** yet counted (runN of them) */
   int rc;
+  profsumEngExclStart(e, &a->excl);
   for(j=0; j<e->nEv; j++){
     int64_t k = ORD(e, j);
     SEv *r = EV(e, k);
@@ -546,7 +599,7 @@ static int aggEventPass(Agg *a){
     int nName = SP_LEN(&e->pool, q->name);
     int cat = a->aKeyCat[r->key];
     HEnt *hStep;
-    int64_t ex = profsumEngExcl(e, k, r);
+    int64_t ex = profsumEngExclNext(e, &a->excl, j, r);
     if( !t->isSteps ) a->aBucket[cat] += ex;
     if( cat==CAT_COMPUTE && t->isDevice && !t->isSteps ){
       double ts, end;

@@ -52,32 +52,41 @@ typedef struct SPool {
 /* Records                                                             */
 /* ------------------------------------------------------------------ */
 
-/* One complete event: 20 bytes.  What repeats from event to event (the
+/* One complete event: 16 bytes.  What repeats from event to event (the
 ** track and the interned name, tf_op, source and shape signature) is one
 ** id into the engine's table of event keys: a few thousand distinct keys
 ** stand for millions of events, so that what an import holds at its peak
-** grows by 20 bytes an event, not by the event's ids and strings.  The
+** grows by 16 bytes an event, not by the event's ids and strings.  The
 ** dur takes 32 bits: one below DUR32_BIG ps (2.1 ms) is there as is, a
 ** longer one (a step, a module: few events of a trace) is kept in
-** Engine.aDurBig and the record has its index (read it with EVDUR).  The
-** last word is the event's run_id while the events are read, and its
-** exclusive time once profsumEngOrder has ordered them: the sweep that
-** computes the exclusive times moves the run_ids that are present (most
-** events have none) to Engine.aRunPos/aRunId first.  Packed to a 4-byte
-** alignment (ts is read unaligned, which x86-64 and AArch64 do in one
-** load); no field of it is ever passed by address but the 32-bit ones. */
-typedef struct __attribute__((packed, aligned(4))) SEv {
+** Engine.aDurBig and the record has its index (read it with EVDUR).
+** What only some events have lives beside the records: the run_id
+** (Engine.aRun, by block: EvRunBlk, profsumEngRun) and, once
+** profsumEngOrder has ordered the events, the exclusive time of the events
+** that have a child (Engine.aParPos/aParEx, or for device ops
+** aXrPos/aXrEx; every other event's is its dur: profsumEngExclAt). */
+typedef struct SEv {
   int64_t ts;           /* start, ps relative to the origin */
   uint32_t dur32;       /* dur ps (> 0) below DUR32_BIG, else DUR32_BIG | i:
                         ** the dur is Engine.aDurBig[i] (EVDUR) */
   int32_t key;          /* index into Engine.aKey */
-  union {
-    int32_t runid;      /* reading: string id of args.run_id (-1: absent) */
-    uint32_t ex32;      /* ordered: exclusive ps (§2), or EX32_BIG: the
-                        ** value is Engine.exclBig's (profsumEngExcl) */
-  };
 } SEv;
-_Static_assert(sizeof(SEv)==20, "an event record is 20 bytes");
+_Static_assert(sizeof(SEv)==16, "an event record is 16 bytes");
+
+/* The run_ids of one block of events, as runs: entry i says that the
+** events from offset aOff[i] in the block on, up to the next entry's, have
+** run_id aId[i] (-1: none; before the first entry, none), 8 bytes per
+** change of run_id; once that would be more than an array by offset (4
+** bytes per event of the block: half a block of changes), that array.  A
+** module's ops, which carry its execution's run_id, come one after the
+** other in a trace (one run of ids), and most other events have none: a
+** block holds a few entries, or none. */
+typedef struct EvRunBlk {
+  int32_t *aDense;      /* EV_BLOCK entries, or 0 while the runs serve */
+  uint32_t *aOff;       /* the runs: first offsets, increasing */
+  int32_t *aId;         /* and their run_ids */
+  int32_t n, nAlloc;    /* runs, room */
+} EvRunBlk;
 
 #define DUR32_BIG 0x80000000u
 #define EX32_BIG 0xffffffffu
@@ -94,9 +103,11 @@ typedef struct EvKey {
 #define EV_SHIFT 16
 #define EV_BLOCK ((int64_t)1<<EV_SHIFT)
 #define EV_FIRST ((int64_t)4096)   /* records of the first block at first */
-#define EV_PREFAULT ((int64_t)1024)   /* records whose pages are mapped at a time (20 KiB) */
+#define EV_PREFAULT ((int64_t)1024)   /* records whose pages are mapped at a time (16 KiB) */
 #define EV(e,i)  (&(e)->apBlk[(i)>>EV_SHIFT][(i)&(EV_BLOCK-1)])
 #define KEY(e,r) (&(e)->aKey[(r)->key])
+/* the string id of event i's args.run_id, -1 when it has none */
+#define EVRUN(e,i) profsumEngRun(e, i)
 /* the event at processing position i (Engine.aOrd, or i itself) */
 #define ORD(e,i) ((e)->aOrd ? (e)->aOrd[i] : (int32_t)(i))
 
@@ -125,6 +136,11 @@ struct ProfsumEngine {
   char **pzErr;
   SPool pool;
   SEv **apBlk;          /* event records in blocks of EV_BLOCK (see noteX) */
+  EvRunBlk *aRun;       /* per block (nAllocBlk entries), its events'
+                        ** run_ids (EVRUN; profsumEngSetRun) */
+  int64_t nRunEv;       /* the events read that have a run_id */
+  int64_t runHint;      /* profsumEngRun's last block and run
+                        ** (block << 32 | run) */
   int64_t nEv, nBlk, nAllocBlk;
   int64_t nEvCap;       /* records the blocks hold (the first may be partial) */
   STrack *aTrk; int32_t nTrk, nAllocTrk;
@@ -142,14 +158,23 @@ struct ProfsumEngine {
   ** position (profsumEngExclRefAt).  12 bytes per such event: a trace of deeply
   ** nested device ops has one per event. */
   int32_t *aXrPos; double *aXrVal;
+  uint32_t *aXrEx;      /* and their exclusive times in exact ps (§2), or
+                        ** EX32_BIG: the value is exclBig's */
   int64_t nXr, nAllocXr;
-  /* The run_ids of the events that have one (SEv.runid >= 0 while
-  ** reading), moved here by profsumEngOrder: aRunId[i] of the event at
+  /* The run_ids of the events that have one (EVRUN >= 0), in processing
+  ** order, made by profsumEngOrder's sweep: aRunId[i] of the event at
   ** processing position aRunPos[i], in increasing position. */
   int32_t *aRunPos, *aRunId;
   int64_t nRun;
-  HMap exclBig;         /* event index → exclusive ps of the events whose
-                        ** exclusive time is EX32_BIG ps or more */
+  /* The exclusive times (§2, exact ps) of the events that have a child,
+  ** device ops excepted (aXrEx), made by profsumEngOrder's sweep:
+  ** aParEx[i] of the event at processing position aParPos[i], in
+  ** increasing position, or EX32_BIG: the value is exclBig's; every other
+  ** event's is its dur (profsumEngExclAt).  8 bytes per such event. */
+  int32_t *aParPos; uint32_t *aParEx;
+  int64_t nPar, nAllocPar;
+  HMap exclBig;         /* processing position → exclusive ps of the
+                        ** events whose exclusive time is EX32_BIG ps or more */
   int64_t *aDurBig;     /* the durs of DUR32_BIG ps or more (SEv.dur32), in
                         ** event order */
   int64_t nDurBig, nAllocDurBig;
@@ -200,8 +225,7 @@ struct ProfsumEngine {
     int32_t nTrk;         /* tracks done */
     int64_t iEv;          /* their events: [0, iEv) */
     int64_t iSwept;       /* the events checked and pushed by the sweep (their
-                          ** last word may have been rewritten; their run_ids
-                          ** are in aRunPos/aRunId) */
+                          ** run_ids are in aRunPos/aRunId) */
     double q;             /* the largest extent of the next track's events so
                           ** far (its tolerance's, xpTolFromExtent) */
     int64_t nDevOpEv;     /* device-op events swept: aXrPos's bound */
@@ -461,12 +485,66 @@ static inline void profsumEngOrdCopy(const Engine *e, int32_t *a, int64_t i0, in
   if( e->aOrd ){ memcpy(a, e->aOrd + i0, sizeof(int32_t)*(size_t)n); return; }
   for(j=0; j<n; j++) a[j] = (int32_t)(i0 + j);
 }
-/* The exclusive ps of event k (record r = EV(e,k)), once ordered. */
-static inline int64_t profsumEngExcl(const Engine *e, int64_t k, const SEv *r){
+/* An exclusive time as kept (aParEx, aXrEx) of the event at processing
+** position pos: the value, or exclBig's when it is EX32_BIG. */
+static inline int64_t profsumEngEx32(const Engine *e, uint32_t v, int64_t pos){
   const HEnt *h;
-  if( r->ex32!=EX32_BIG ) return (int64_t)r->ex32;
-  h = profsumEngHmGet((HMap*)&e->exclBig, k, 0, 0, 0);
+  if( v!=EX32_BIG ) return (int64_t)v;
+  h = profsumEngHmGet((HMap*)&e->exclBig, pos, 0, 0, 0);
   return h ? h->v1 : 0;
+}
+/* A walk's cursor over the kept exclusive times (profsumEngExclNext):
+** the next entry of aParPos and of aXrPos and their positions (INT64_MAX
+** past the last).  Zeroed, then profsumEngExclStart. */
+typedef struct EngExclCur { int64_t iPar, iXr, posPar, posXr; } EngExclCur;
+static inline void profsumEngExclStart(const Engine *e, EngExclCur *c){
+  c->iPar = c->iXr = 0;
+  c->posPar = e->nPar>0 ? e->aParPos[0] : INT64_MAX;
+  c->posXr = e->nXr>0 ? e->aXrPos[0] : INT64_MAX;
+}
+/* profsumEngExclNext's way when pos has reached an entry's position. */
+int64_t profsumEngExclSlow(const Engine *e, EngExclCur *c, int64_t pos, const SEv *r);
+/* The exclusive ps of the event at processing position pos (record r),
+** once ordered: its aParEx or aXrEx entry (device ops) when it had a
+** child, else its dur.  The positions must be asked in increasing order,
+** as the walks in processing order do: two comparisons per event. */
+static inline int64_t profsumEngExclNext(const Engine *e, EngExclCur *c, int64_t pos, const SEv *r){
+  if( pos>=c->posPar || pos>=c->posXr ) return profsumEngExclSlow(e, c, pos, r);
+  return EVDUR(e, r);
+}
+/* profsumEngSetRun's way for a change of run_id (a new run, or the array). */
+int profsumEngSetRunSlow(Engine *e, int64_t i, int32_t id);
+/* Set the run_id string id (-1: none) of the event being read, i =
+** e->nEv: once per event, in the order of the events.  SQLITE_OK or
+** SQLITE_NOMEM.  Inline when the block's current run goes on (most
+** events: none before and none now). */
+static inline int profsumEngSetRun(Engine *e, int64_t i, int32_t id){
+  const EvRunBlk *b = &e->aRun[i>>EV_SHIFT];
+  if( b->aDense==0 && id==(b->n ? b->aId[b->n-1] : -1) ){
+    e->nRunEv += id>=0;
+    return SQLITE_OK;
+  }
+  return profsumEngSetRunSlow(e, i, id);
+}
+/* The run_id string id of event i, -1 when it has none: the run found
+** last first (the sweep asks for the events of a track in order), else a
+** binary search of the block's runs. */
+static inline int32_t profsumEngRun(Engine *e, int64_t i){
+  int64_t blk = i>>EV_SHIFT;
+  const EvRunBlk *b = &e->aRun[blk];
+  uint32_t off = (uint32_t)(i & (EV_BLOCK-1));
+  int32_t lo = 0, hi = b->n, h;
+  if( b->aDense ) return b->aDense[off];
+  if( hi==0 || off<b->aOff[0] ) return -1;
+  h = (int32_t)(e->runHint & 0xffffffff);
+  if( (e->runHint>>32)==blk && h<hi && b->aOff[h]<=off && (h+1==hi || b->aOff[h+1]>off) ) return b->aId[h];
+  /* the last run that starts at or before off */
+  while( lo+1<hi ){
+    int32_t m = lo + (hi-lo)/2;
+    if( b->aOff[m]<=off ) lo = m; else hi = m;
+  }
+  e->runHint = (blk<<32) | lo;
+  return b->aId[lo];
 }
 
 /* summary_engine.c */

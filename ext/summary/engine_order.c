@@ -381,6 +381,21 @@ double profsumEngExclRefAt(const Engine *e, int64_t pos, int64_t *pCur, double d
   return (c<e->nXr && e->aXrPos[c]==pos) ? e->aXrVal[c] : dDur;
 }
 
+/* See engine_int.h: both cursors moved to pos; the entry there, if any. */
+int64_t profsumEngExclSlow(const Engine *e, EngExclCur *c, int64_t pos, const SEv *r){
+  while( c->posPar<pos ){
+    c->iPar++;
+    c->posPar = c->iPar<e->nPar ? e->aParPos[c->iPar] : INT64_MAX;
+  }
+  while( c->posXr<pos ){
+    c->iXr++;
+    c->posXr = c->iXr<e->nXr ? e->aXrPos[c->iXr] : INT64_MAX;
+  }
+  if( c->posPar==pos ) return profsumEngEx32(e, e->aParEx[c->iPar], pos);
+  if( c->posXr==pos ) return profsumEngEx32(e, e->aXrEx[c->iXr], pos);
+  return EVDUR(e, r);
+}
+
 /* Grow the array *pa of elements of szElem bytes (capacity *pnAlloc) to
 ** hold nNeed elements: doubling, but not past nMax when that is a bound
 ** known in advance (nMax >= nNeed; 0: none), so that an array that
@@ -442,7 +457,7 @@ static void xpTolFromExtent(STrack *tr, double qPs){
 ** counts the events that have a run_id (*pnRun): 1 when it did so, 0 when
 ** the caller must (not an XPlane, no memory). */
 static int xpLineTolerance(Engine *e, int *pGrouped, int64_t *pnRun){
-  int64_t i, t, nRun = 0;
+  int64_t i, t;
   int32_t prev = 0;
   double *aQ;
   if( !e->isXPlane || e->nTrk==0 ) return 0;
@@ -456,11 +471,10 @@ static int xpLineTolerance(Engine *e, int *pGrouped, int64_t *pnRun){
     double v = xpExtent(e, &e->aTrk[k], r);
     if( v>aQ[k] ) aQ[k] = v;
     e->aTrk[k].nEv++;
-    nRun += r->runid>=0;
     if( k<prev ) *pGrouped = 0;
     prev = k;
   }
-  *pnRun = nRun;
+  *pnRun = e->nRunEv;
   for(t=0; t<e->nTrk; t++) xpTolFromExtent(&e->aTrk[t], aQ[t]);
   sqlite3_free(aQ);
   return 1;
@@ -523,40 +537,57 @@ typedef struct NestStk NestStk;
 ** events swept so far: every decision is the doubles' either way).
 ** While an event is open, aChild holds the sum of its children's durs
 ** (exact), and its aXrVal entry (device ops) the sum of their durs'
-** doubles, added as they finish: 12 bytes per level of nesting, 12 per
-** device op with a child.  An event's run_id goes to aRunPos/aRunId when
-** it is pushed (room for nRunMax entries), and its exclusive time to its
-** record's last word when it finishes (exclBig beyond 32 bits).  Bounds
-** the arrays grow to: the stack nStkMax entries (at least the events
-** swept), aXrPos/aXrVal nXrMax (the device-op events swept so far, the
-** track's included).  *pnPushed: the events pushed by this call (whose
-** last word may have been rewritten).  SQLITE_OK or SQLITE_NOMEM (then
-** the stack may hold entries the caller drops). */
+** doubles, added as they finish: 12 bytes per level of nesting.  An
+** event's run_id goes to aRunPos/aRunId when it is pushed (room for
+** nRunMax entries).  An event that gets a child gets an entry then (its
+** position is the last pushed: entries come in increasing position): in
+** aXrPos/aXrVal/aXrEx on a device-op track (16 bytes), else in
+** aParPos/aParEx (8 bytes), and its stack entry says which (-1 - the
+** entry), so that its exclusive time goes there when it finishes (exclBig
+** from EX32_BIG ps on).  Bounds the arrays grow to: the stack nStkMax
+** entries (at least the events swept), aXrPos/aXrVal/aXrEx nXrMax (the
+** device-op events swept so far, the track's included), aParPos/aParEx
+** nParMax (the events swept so far).  *pnPushed: the events pushed by this
+** call.  SQLITE_OK or SQLITE_NOMEM (then the stack may hold entries the
+** caller drops). */
 static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, int64_t jTo, int bClose,
-                      int64_t tol, int64_t nStkMax, int64_t nXrMax, int64_t nRunMax, int64_t *pnPushed){
+                      int64_t tol, int64_t nStkMax, int64_t nXrMax, int64_t nParMax, int64_t nRunMax,
+                      int64_t *pnPushed){
   int64_t j, nStk = s->nStk;
   int32_t *aStk = s->aStk;
   int64_t *aChild = s->aChild;
   int devOp = tr->isDevice && tr->isDevOp;   /* a device-op track */
   int32_t iTop = s->iTop;   /* the event on top of the stack (nStk > 0) */
   int64_t topEnd = s->topEnd;   /* its exact end, ts + dur (nStk > 0) */
+  int32_t *aEntPos = devOp ? e->aXrPos : e->aParPos;   /* the entries' positions */
+  int anyRun = e->nRunEv>0;   /* some event pushed here may have a run_id */
   int rc = SQLITE_OK;
   *pnPushed = 0;
-#define STK_POS(s) ((s)>=0 ? (int64_t)(s) : (int64_t)e->aXrPos[-1-(int64_t)(s)])
+  if( anyRun && e->aOrd==0 && jFrom<jTo ){
+    /* positions are event indices: only the blocks of the events swept */
+    int64_t b, b0 = (tr->iFirst + jFrom)>>EV_SHIFT, b1 = (tr->iFirst + jTo - 1)>>EV_SHIFT;
+    for(anyRun=0, b=b0; b<=b1 && !anyRun; b++) anyRun = e->aRun[b].aDense!=0 || e->aRun[b].n>0;
+  }
+#define STK_POS(s) ((s)>=0 ? (int64_t)(s) : (int64_t)aEntPos[-1-(int64_t)(s)])
 #define STK_EV(lvl) (ORD(e, STK_POS(aStk[lvl])))
 #define FIN() do{ \
     int32_t s_ = aStk[--nStk]; \
-    int32_t top_ = ORD(e, STK_POS(s_)); \
-    SEv *x_ = EV(e, top_); \
+    int64_t pos_ = STK_POS(s_); \
+    int32_t top_ = ORD(e, pos_); \
+    const SEv *x_ = EV(e, top_); \
     int64_t du_ = EVDUR(e, x_); \
-    int64_t ex_ = du_ - aChild[nStk]; \
-    if( ex_<0 ) ex_ = 0; \
-    if( ex_<(int64_t)EX32_BIG ){ \
-      x_->ex32 = (uint32_t)ex_; \
-    }else{ \
-      HEnt *hb_ = profsumEngHmGet(&e->exclBig, top_, 0, 1, 0); \
-      if( hb_==0 ){ rc = SQLITE_NOMEM; }else{ hb_->v1 = ex_; } \
-      x_->ex32 = EX32_BIG; \
+    if( s_<0 ){ \
+      /* it had a child (else its exclusive time is its dur) */ \
+      int64_t ex_ = du_ - aChild[nStk]; \
+      uint32_t *pEx_ = devOp ? &e->aXrEx[-1-(int64_t)s_] : &e->aParEx[-1-(int64_t)s_]; \
+      if( ex_<0 ) ex_ = 0; \
+      if( ex_<(int64_t)EX32_BIG ){ \
+        *pEx_ = (uint32_t)ex_; \
+      }else{ \
+        HEnt *hb_ = profsumEngHmGet(&e->exclBig, pos_, 0, 1, 0); \
+        if( hb_==0 ){ rc = SQLITE_NOMEM; }else{ hb_->v1 = ex_; } \
+        *pEx_ = EX32_BIG; \
+      } \
     } \
     iTop = nStk>0 ? STK_EV(nStk-1) : -1; \
     if( nStk>0 ){ \
@@ -602,16 +633,37 @@ static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, in
         if( (rc = profsumEngGrowCapped((void**)&e->aXrPos, &nA, e->nXr+1, nXrMax, sizeof(int32_t))) ) break;
         nA = e->nAllocXr;
         if( (rc = profsumEngGrowCapped((void**)&e->aXrVal, &nA, e->nXr+1, nXrMax, sizeof(double))) ) break;
+        nA = e->nAllocXr;
+        if( (rc = profsumEngGrowCapped((void**)&e->aXrEx, &nA, e->nXr+1, nXrMax, sizeof(uint32_t))) ) break;
         e->nAllocXr = nA;
+        aEntPos = e->aXrPos;
       }
       e->aXrPos[e->nXr] = aStk[nStk-1];
       e->aXrVal[e->nXr] = 0.0;
+      e->aXrEx[e->nXr] = 0;
       aStk[nStk-1] = (int32_t)(-1 - e->nXr);
       e->nXr++;
+    }else if( nStk>0 && aStk[nStk-1]>=0 ){
+      /* the same on another track */
+      if( e->nPar>=e->nAllocPar ){
+        int64_t nA = e->nAllocPar;
+        if( (rc = profsumEngGrowCapped((void**)&e->aParPos, &nA, e->nPar+1, nParMax, sizeof(int32_t))) ) break;
+        nA = e->nAllocPar;
+        if( (rc = profsumEngGrowCapped((void**)&e->aParEx, &nA, e->nPar+1, nParMax, sizeof(uint32_t))) ) break;
+        e->nAllocPar = nA;
+        aEntPos = e->aParPos;
+      }
+      e->aParPos[e->nPar] = aStk[nStk-1];
+      e->aParEx[e->nPar] = 0;
+      aStk[nStk-1] = (int32_t)(-1 - e->nPar);
+      e->nPar++;
     }
-    if( rk->runid>=0 && e->nRun<nRunMax ){
-      e->aRunPos[e->nRun] = (int32_t)pos;
-      e->aRunId[e->nRun++] = rk->runid;
+    if( anyRun ){
+      int32_t rid = EVRUN(e, k);
+      if( rid>=0 && e->nRun<nRunMax ){
+        e->aRunPos[e->nRun] = (int32_t)pos;
+        e->aRunId[e->nRun++] = rid;
+      }
     }
     aChild[nStk] = 0;
     aStk[nStk++] = (int32_t)pos;
@@ -651,21 +703,19 @@ static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, in
 ** any trace. */
 
 /* Undo the ordering done as the lines came (Engine.early) and give it up
-** for this read: the run_ids go back to the last word of the records the
-** sweep pushed (aRunPos/aRunId hold every one of them: tracks done early
-** are in file order, so a position is an event index), the exclusive
-** times, aXrPos/aXrVal, the sweep's stack and the comparison count are
-** dropped.  Needs no memory. */
+** for this read: what the sweep made (aRunPos/aRunId, aParPos/aParEx,
+** aXrPos/aXrVal), its stack and the comparison count are dropped (the
+** records and their run_ids are as read).  Needs no memory. */
 static void earlyAbandon(Engine *e){
-  int64_t i;
-  for(i=0; i<e->early.iSwept; i++) EV(e, i)->runid = -1;
-  for(i=0; i<e->nRun; i++) EV(e, e->aRunPos[i])->runid = e->aRunId[i];
   sqlite3_free(e->aRunPos); sqlite3_free(e->aRunId);
   e->aRunPos = 0; e->aRunId = 0;
   e->nRun = 0;
-  sqlite3_free(e->aXrPos); sqlite3_free(e->aXrVal);
-  e->aXrPos = 0; e->aXrVal = 0;
+  sqlite3_free(e->aXrPos); sqlite3_free(e->aXrVal); sqlite3_free(e->aXrEx);
+  e->aXrPos = 0; e->aXrVal = 0; e->aXrEx = 0;
   e->nXr = e->nAllocXr = 0;
+  sqlite3_free(e->aParPos); sqlite3_free(e->aParEx);
+  e->aParPos = 0; e->aParEx = 0;
+  e->nPar = e->nAllocPar = 0;
   profsumEngHmFree(&e->exclBig);
   e->nFlip = e->early.nFlip0;
   profsumEngEarlyFree(e);
@@ -717,27 +767,27 @@ static int earlyTrack(Engine *e, int32_t trk, int bEnd){
     if( KEY(e, r)->trk!=trk ) return SQLITE_MISUSE;
     v = xpExtent(e, tr, r);
     if( v>y->q ) y->q = v;
-    nr += r->runid>=0;
   }
   tr->nEv = e->nEv - i0;
   xpTolFromExtent(tr, y->q);
   tol = profsumEngTrackTol(e, tr);
   /* in order from the last event checked on */
   if( !trackInOrder(e, tr, tol, iFrom>i0 ? iFrom-i0 : 1) ) return SQLITE_MISUSE;
-  if( nr>0 ){
+  nr = e->nRunEv;   /* the events read so far that have a run_id */
+  if( nr>y->nAllocRun ){
     /* room for the run_ids (their total is not known yet: the arrays
     ** double, and profsumEngOrder trims them to their count) */
     int64_t nA = y->nAllocRun;
-    if( (rc = profsumEngGrowCapped((void**)&e->aRunPos, &nA, e->nRun+nr, 0, sizeof(int32_t))) ) return rc;
+    if( (rc = profsumEngGrowCapped((void**)&e->aRunPos, &nA, nr, 0, sizeof(int32_t))) ) return rc;
     nA = y->nAllocRun;
-    if( (rc = profsumEngGrowCapped((void**)&e->aRunId, &nA, e->nRun+nr, 0, sizeof(int32_t))) ) return rc;
+    if( (rc = profsumEngGrowCapped((void**)&e->aRunId, &nA, nr, 0, sizeof(int32_t))) ) return rc;
     y->nAllocRun = nA;
   }
   /* aXrPos/aXrVal hold at most one entry per device-op event: those swept
   ** so far bound them */
   if( tr->isDevice && tr->isDevOp ) y->nDevOpEv += e->nEv - iFrom;
   rc = sweepTrack(e, tr, &y->stk, iFrom - i0, e->nEv - i0, bEnd, tol, tr->nEv, y->nDevOpEv,
-                  y->nAllocRun, &nPushed);
+                  e->nEv, y->nAllocRun, &nPushed);
   y->iSwept = iFrom + nPushed;
   if( rc ) return rc;
   if( bEnd ){
@@ -792,7 +842,11 @@ int profsumEngOrder(Engine *e){
     trimArray((void**)&e->aRunId, e->nRun, sizeof(int32_t));
     trimArray((void**)&e->aXrPos, e->nXr, sizeof(int32_t));
     trimArray((void**)&e->aXrVal, e->nXr, sizeof(double));
+    trimArray((void**)&e->aXrEx, e->nXr, sizeof(uint32_t));
     e->nAllocXr = e->nXr;
+    trimArray((void**)&e->aParPos, e->nPar, sizeof(int32_t));
+    trimArray((void**)&e->aParEx, e->nPar, sizeof(uint32_t));
+    e->nAllocPar = e->nPar;
     return SQLITE_OK;
   }
   profsumEngOrderLater(e);    /* some tracks only: undone, all ordered here */
@@ -809,11 +863,11 @@ int profsumEngOrder(Engine *e){
       const SEv *r = EV(e, i);
       int32_t k = KEY(e, r)->trk;
       e->aTrk[k].nEv++;
-      nRun += r->runid>=0;
       if( k<prev ) grouped = 0;
       prev = k;
     }
   }
+  nRun = e->nRunEv;
   for(i=0, aPos[0]=0; i<e->nTrk; i++){
     e->aTrk[i].iFirst = aPos[i];
     aPos[i+1] = aPos[i] + e->aTrk[i].nEv;
@@ -838,7 +892,7 @@ int profsumEngOrder(Engine *e){
   /* §2 stack sweep, per track, in this order */
   for(i=0; i<e->nTrk && rc==SQLITE_OK; i++){
     STrack *tr = &e->aTrk[i];
-    rc = sweepTrack(e, tr, &s, 0, tr->nEv, 1, profsumEngTrackTol(e, tr), nMaxTrk, nDevOpEv, nRun, &nPushed);
+    rc = sweepTrack(e, tr, &s, 0, tr->nEv, 1, profsumEngTrackTol(e, tr), nMaxTrk, nDevOpEv, n, nRun, &nPushed);
   }
   sqlite3_free(s.aStk);
   sqlite3_free(s.aChild);

@@ -457,6 +457,49 @@ static int32_t keyIntern(Engine *e, const EvKey *k){
   return e->nKey++;
 }
 
+/* See engine_int.h (profsumEngSetRun).  A block's runs grow by doubling; once half a block
+** of them would be needed, they become the array. */
+int profsumEngSetRunSlow(Engine *e, int64_t i, int32_t id){
+  EvRunBlk *b = &e->aRun[i>>EV_SHIFT];
+  uint32_t off = (uint32_t)(i & (EV_BLOCK-1));
+  if( id>=0 ) e->nRunEv++;
+  if( b->aDense ){ b->aDense[off] = id; return SQLITE_OK; }
+  if( id==(b->n ? b->aId[b->n-1] : -1) ) return SQLITE_OK;   /* the run goes on */
+  if( b->n>=b->nAlloc ){
+    int32_t nNew = b->nAlloc ? b->nAlloc*2 : 16;
+    if( nNew>=(int32_t)(EV_BLOCK/2) ){
+      /* the array: 4 bytes per event of the block, no more than the runs */
+      int32_t k, *a = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)EV_BLOCK);
+      uint32_t o;
+      if( a==0 ) return SQLITE_NOMEM;
+      for(o=0; o<b->aOff[0]; o++) a[o] = -1;
+      for(k=0; k<b->n; k++){
+        uint32_t oEnd = k+1<b->n ? b->aOff[k+1] : off;
+        for(o=b->aOff[k]; o<oEnd; o++) a[o] = b->aId[k];
+      }
+      for(o=off; o<(uint32_t)EV_BLOCK; o++) a[o] = -1;
+      a[off] = id;
+      sqlite3_free(b->aOff); sqlite3_free(b->aId);
+      b->aOff = 0; b->aId = 0;
+      b->n = b->nAlloc = 0;
+      b->aDense = a;
+      return SQLITE_OK;
+    }else{
+      uint32_t *aO = sqlite3_realloc64(b->aOff, sizeof(uint32_t)*(sqlite3_uint64)nNew);
+      int32_t *aI;
+      if( aO==0 ) return SQLITE_NOMEM;
+      b->aOff = aO;
+      aI = sqlite3_realloc64(b->aId, sizeof(int32_t)*(sqlite3_uint64)nNew);
+      if( aI==0 ) return SQLITE_NOMEM;
+      b->aId = aI;
+      b->nAlloc = nNew;
+    }
+  }
+  b->aOff[b->n] = off;
+  b->aId[b->n++] = id;
+  return SQLITE_OK;
+}
+
 /* A new event record e->nEv for an accepted event (entry idx at byte
 ** iOffset) at exact ts for dur picoseconds: *ppR is the zeroed record with
 ** ts (relative to the origin) and dur set, or 0 when the event is left out
@@ -505,8 +548,13 @@ static int evNew(Engine *e, int64_t idx, int64_t iOffset, profsum_ps ts, profsum
       if( e->nBlk>=e->nAllocBlk ){
         int64_t nNew = e->nAllocBlk ? e->nAllocBlk*2 : 64;
         SEv **a = sqlite3_realloc64(e->apBlk, sizeof(SEv*)*(sqlite3_uint64)nNew);
+        EvRunBlk *aR;
         if( a==0 ) return SQLITE_NOMEM;
         e->apBlk = a;
+        aR = sqlite3_realloc64(e->aRun, sizeof(EvRunBlk)*(sqlite3_uint64)nNew);
+        if( aR==0 ) return SQLITE_NOMEM;
+        memset(aR + e->nAllocBlk, 0, sizeof(EvRunBlk)*(size_t)(nNew - e->nAllocBlk));
+        e->aRun = aR;
         e->nAllocBlk = nNew;
       }
       e->apBlk[e->nBlk] = sqlite3_malloc64(sizeof(SEv)*(sqlite3_uint64)nRec);
@@ -615,15 +663,17 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, in
       }
     }
     if( rc==SQLITE_OK ){
+      int32_t runid;
       if( profsumSpanMemoSame(&e->runMemo, ev, aRunMemoKey, 1) ){
-        r->runid = e->lastRunId;      /* the run_id of the event before */
+        runid = e->lastRunId;      /* the run_id of the event before */
       }else{
-        rc = internRunId(e, &ev->aArg[PROFSUM_AK_RUN_ID], ppB, pnB, &r->runid);
+        rc = internRunId(e, &ev->aArg[PROFSUM_AK_RUN_ID], ppB, pnB, &runid);
         if( rc==SQLITE_OK ){
-          e->lastRunId = r->runid;
+          e->lastRunId = runid;
           rc = profsumSpanMemoSet(&e->runMemo, ev, aRunMemoKey, 1, &e->nRunMemoBytes, RUNMEMO_MAX_BYTES);
         }
       }
+      if( rc==SQLITE_OK ) rc = profsumEngSetRun(e, e->nEv, runid);
     }
     if( rc==SQLITE_OK ) rc = sigOf(e, k.name, &ev->aArg[PROFSUM_AK_LONG_NAME], ppB, pnB, &k.sig);
     if( rc==SQLITE_OK ){
@@ -907,7 +957,7 @@ int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x, int32_t *pKey){
   SEv *r;
   int rc = evNew(e, x->idx, x->iOffset, x->ts, x->dur, &r);
   if( rc || r==0 ) return rc;
-  r->runid = x->runid;
+  if( (rc = profsumEngSetRun(e, e->nEv, x->runid))!=SQLITE_OK ) return rc;
   if( x->key>=0 ){
     r->key = x->key;
   }else{

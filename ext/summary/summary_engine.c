@@ -108,7 +108,13 @@ void profsumEngineFree(ProfsumEngine *e){
   {
     int64_t b;
     for(b=0; b<e->nBlk; b++) sqlite3_free(e->apBlk[b]);
+    for(b=0; b<e->nAllocBlk; b++){
+      sqlite3_free(e->aRun[b].aDense);
+      sqlite3_free(e->aRun[b].aOff);
+      sqlite3_free(e->aRun[b].aId);
+    }
     sqlite3_free(e->apBlk);
+    sqlite3_free(e->aRun);
     sqlite3_free(e->aDurBig);
   }
   sqlite3_free(e->aTrk);
@@ -124,6 +130,7 @@ void profsumEngineFree(ProfsumEngine *e){
   profsumEngHmFree(&e->stepOf);
   sqlite3_free(e->aXrPos); sqlite3_free(e->aXrVal);
   sqlite3_free(e->aRunPos); sqlite3_free(e->aRunId);
+  sqlite3_free(e->aParPos); sqlite3_free(e->aParEx); sqlite3_free(e->aXrEx);
   profsumEngHmFree(&e->exclBig);
   profsumEngEarlyFree(e);
   sqlite3_free(e->aFloatIdx); sqlite3_free(e->aFloatTs); sqlite3_free(e->aFloatDur);
