@@ -1,8 +1,9 @@
 """What the summary engine keeps beside its 16-byte event records
 (engine_int.h, "Records"): the run_ids, by block of 65,536 events, as runs
-of equal ids or, where they change at most events, an array; and the
+of equal ids or, where they change at most events, an array; the
 exclusive times of the events that have a child, in 32 bits with the
-longer ones (2^32 - 1 ps and more) kept in a map.  Each test builds a trace
+longer ones (2^32 - 1 ps and more) kept in a map; the step_num of the
+events that have one, in event order.  Each test builds a trace
 whose expected values are computed here from the fixture, and fails when
 any of those paths loses or misplaces a value."""
 import json
@@ -153,6 +154,41 @@ class ParentExclusive(unittest.TestCase):
         # the host events' exclusive times add up to the outer one's dur
         self.assertEqual(d["time_breakdown"]["host"]["total_duration"], 12000000.0)
         self.assertEqual(excl["h.outer"], 12000000 * 10 ** 6 - round((4294.967296 + 2) * 10 ** 6))
+
+
+
+class StepNumbers(unittest.TestCase):
+    """Host `train` events with a step_num (the GPU fallback of the steps)
+    among many other events: each step's wall time on the device is its
+    own event's dur, found again by event for every step."""
+
+    def test_train_steps_over_blocks(self):
+        ev = [
+            {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/device:GPU:0"}},
+            {"ph": "M", "pid": 1, "tid": 7, "name": "thread_name", "args": {"name": "Stream #7(Kernel)"}},
+            {"ph": "M", "pid": 9, "name": "process_name", "args": {"name": "/host:CPU"}},
+            {"ph": "M", "pid": 9, "tid": 1, "name": "thread_name", "args": {"name": "main"}},
+        ]
+        want = {}
+        t = 0
+        for s in range(400):
+            dur = 1000 + 7 * s
+            # a train event without a step_num now and then: not a step
+            args = {"step_num": 5000 - s} if s % 10 else {}
+            ev.append({"ph": "X", "pid": 9, "tid": 1, "name": "train", "ts": t, "dur": dur, "args": args})
+            if s % 10:
+                want[5000 - s] = float(dur)
+            for i in range(400):
+                ev.append({"ph": "X", "pid": 1, "tid": 7, "name": "gemm%d" % (i % 3), "ts": t + 2 * i, "dur": 1})
+            t += dur + 50
+        self.assertGreater(len(ev), 2 * BLOCK)
+        with TempDir() as td:
+            p = td.write("steps.json", json.dumps({"traceEvents": ev}))
+            db = connect()
+            db.execute("SELECT profsum_import(?, 't', '{\"warmup_steps\": 0}')", (p,))
+            got = dict(db.execute("SELECT step, wall_us FROM profsum_step_wall").fetchall())
+            db.close()
+        self.assertEqual(got, want)
 
 
 if __name__ == "__main__":

@@ -598,7 +598,7 @@ static int aggEventPass(Agg *a){
     const char *zName = SP_STR(&e->pool, q->name);
     int nName = SP_LEN(&e->pool, q->name);
     int cat = a->aKeyCat[r->key];
-    HEnt *hStep;
+    int64_t stepNum;
     int64_t ex = profsumEngExclNext(e, &a->excl, j, r);
     if( !t->isSteps ) a->aBucket[cat] += ex;
     if( cat==CAT_COMPUTE && t->isDevice && !t->isSteps ){
@@ -637,9 +637,8 @@ static int aggEventPass(Agg *a){
         profsumEngAddBits(&h->v1, profsumEngEvDurFloat(e, k)); h->v2++;
       }
     }
-    if( t->isHost && nName==5 && memcmp(zName, "train", 5)==0
-     && (hStep = profsumEngHmGet(&e->stepOf, k, 0, 0, 0))!=0 ){
-      HEnt *h = profsumEngHmGet(&a->gpuSteps, hStep->v1, 0, 1, 0);
+    if( t->isHost && nName==5 && memcmp(zName, "train", 5)==0 && profsumEngStepOf(e, k, &stepNum) ){
+      HEnt *h = profsumEngHmGet(&a->gpuSteps, stepNum, 0, 1, 0);
       if( h==0 ) return SQLITE_NOMEM;
       profsumEngAddBits(&h->v1, profsumEngEvDurFloat(e, k)); h->v2++;
     }

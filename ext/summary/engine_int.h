@@ -150,7 +150,10 @@ struct ProfsumEngine {
   HMap trkMap;          /* (pid,tid) → track index */
   HMap procMap;         /* (pid,0) → process name id */
   HMap threadMap;       /* (pid,tid) → thread name id */
-  HMap stepOf;          /* event index → args.step_num (events that have one) */
+  /* args.step_num of the events that have one: aStepNum[i] of event
+  ** aStepEv[i], in increasing event index (profsumEngStepOf) */
+  int32_t *aStepEv; int64_t *aStepNum;
+  int64_t nStep, nAllocStep;
   /* The exclusive times as the reference's doubles give them of the device
   ** ops that had a child (max(0, dur − Σ children's dur), §2 in doubles;
   ** every other event's is its dur's double): aXrVal[i] for the event at
@@ -511,6 +514,19 @@ int64_t profsumEngExclSlow(const Engine *e, EngExclCur *c, int64_t pos, const SE
 static inline int64_t profsumEngExclNext(const Engine *e, EngExclCur *c, int64_t pos, const SEv *r){
   if( pos>=c->posPar || pos>=c->posXr ) return profsumEngExclSlow(e, c, pos, r);
   return EVDUR(e, r);
+}
+/* Keep step_num v of the event being read, i = e->nEv (events in order).
+** SQLITE_OK or SQLITE_NOMEM. */
+int profsumEngSetStep(Engine *e, int64_t i, int64_t v);
+/* 1 with *pV the step_num of event k when it has one, else 0. */
+static inline int profsumEngStepOf(const Engine *e, int64_t k, int64_t *pV){
+  int64_t lo = 0, hi = e->nStep;
+  while( lo<hi ){
+    int64_t m = lo + (hi-lo)/2;
+    if( e->aStepEv[m]<k ) lo = m+1; else hi = m;
+  }
+  if( lo<e->nStep && e->aStepEv[lo]==k ){ *pV = e->aStepNum[lo]; return 1; }
+  return 0;
 }
 /* profsumEngSetRun's way for a change of run_id (a new run, or the array). */
 int profsumEngSetRunSlow(Engine *e, int64_t i, int32_t id);

@@ -457,6 +457,21 @@ static int32_t keyIntern(Engine *e, const EvKey *k){
   return e->nKey++;
 }
 
+/* See engine_int.h.  A second call for the same event replaces the first. */
+int profsumEngSetStep(Engine *e, int64_t i, int64_t v){
+  if( e->nStep>0 && e->aStepEv[e->nStep-1]==i ){ e->aStepNum[e->nStep-1] = v; return SQLITE_OK; }
+  if( e->nStep>=e->nAllocStep ){
+    int64_t nA = e->nAllocStep;
+    if( profsumEngGrowCapped((void**)&e->aStepEv, &nA, e->nStep+1, 0, sizeof(int32_t)) ) return SQLITE_NOMEM;
+    nA = e->nAllocStep;
+    if( profsumEngGrowCapped((void**)&e->aStepNum, &nA, e->nStep+1, 0, sizeof(int64_t)) ) return SQLITE_NOMEM;
+    e->nAllocStep = nA;
+  }
+  e->aStepEv[e->nStep] = (int32_t)i;
+  e->aStepNum[e->nStep++] = v;
+  return SQLITE_OK;
+}
+
 /* See engine_int.h (profsumEngSetRun).  A block's runs grow by doubling; once half a block
 ** of them would be needed, they become the array. */
 int profsumEngSetRunSlow(Engine *e, int64_t i, int32_t id){
@@ -698,12 +713,8 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, in
     if( s->type==PROFSUM_JT_NUMBER && profsumParseInt(s->z, s->n, &v)==0 ) has = 1;
     else if( s->type==PROFSUM_JT_STRING && !(s->flags & PROFSUM_SF_ESCAPE)
           && profsumPyInt(s->z, s->n, &v)==0 ) has = 1;
-    if( has ){
-      /* Rare (host `train` events): kept in a side map, event → step. */
-      HEnt *hs = profsumEngHmGet(&e->stepOf, e->nEv, 0, 1, 0);
-      if( hs==0 ) return SQLITE_NOMEM;
-      hs->v1 = v;
-    }
+    /* rare (host `train` events): kept aside, by event */
+    if( has && profsumEngSetStep(e, e->nEv, v) ) return SQLITE_NOMEM;
   }
   if( ev->tsRounded || ev->durRounded ){
     /* Rare but for converted XPlanes (17-digit µs texts): keep the text's
@@ -970,11 +981,7 @@ int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x, int32_t *pKey){
     if( (r->key = keyIntern(e, &k))<0 ) return SQLITE_NOMEM;
   }
   *pKey = r->key;
-  if( x->hasStep ){
-    HEnt *hs = profsumEngHmGet(&e->stepOf, e->nEv, 0, 1, 0);
-    if( hs==0 ) return SQLITE_NOMEM;
-    hs->v1 = x->step;
-  }
+  if( x->hasStep && profsumEngSetStep(e, e->nEv, x->step) ) return SQLITE_NOMEM;
   if( e->isXPlane ){
     /* its doubles are made again from its line's timestamp (xpTsOf) */
     STrack *t = &e->aTrk[x->trk];

@@ -28,11 +28,7 @@ static int stepOfEvent(Engine *e, const STrack *t, int64_t k, int gpu, int64_t *
   if( !gpu ){
     return t->isDevice && t->isSteps && profsumPyInt(zName, nName, pStep)==0;
   }
-  if( t->isHost && nName==5 && memcmp(zName, "train", 5)==0 ){
-    HEnt *h = profsumEngHmGet(&e->stepOf, k, 0, 0, 0);
-    if( h ){ *pStep = h->v1; return 1; }
-  }
-  return 0;
+  return t->isHost && nName==5 && memcmp(zName, "train", 5)==0 && profsumEngStepOf(e, k, pStep);
 }
 
 /* Keep the span of event record r (step, track t) in e->aSpan.

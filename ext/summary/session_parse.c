@@ -114,11 +114,8 @@ static int stepWindows(Engine *e, ProfsumHost *h, int32_t *aDevOf){
           if( iDev<0 ){ rc = SQLITE_NOMEM; break; }
           rc = addWindow(h, &nAlloc, step, iDev, e->origin + r->ts, e->origin + r->ts + EVDUR(e, r));
         }else{
-          HEnt *he;
           if( nName!=5 || memcmp(zName, "train", 5)!=0 ) continue;
-          he = profsumEngHmGet(&e->stepOf, k, 0, 0, 0);
-          if( he==0 ) continue;
-          step = he->v1;
+          if( !profsumEngStepOf(e, k, &step) ) continue;
           for(jt=0; rc==SQLITE_OK && jt<e->nTrk; jt++){
             const STrack *d = &e->aTrk[jt];
             int iDev, dup = 0;

@@ -127,7 +127,7 @@ void profsumEngineFree(ProfsumEngine *e){
   profsumInsFree(e->pIns);
   profsumEngSigFree(e);
   profsumEngHmFree(&e->trkMap); profsumEngHmFree(&e->procMap); profsumEngHmFree(&e->threadMap);
-  profsumEngHmFree(&e->stepOf);
+  sqlite3_free(e->aStepEv); sqlite3_free(e->aStepNum);
   sqlite3_free(e->aXrPos); sqlite3_free(e->aXrVal);
   sqlite3_free(e->aRunPos); sqlite3_free(e->aRunId);
   sqlite3_free(e->aParPos); sqlite3_free(e->aParEx); sqlite3_free(e->aXrEx);
