@@ -489,6 +489,21 @@ class ExactNestingCheck(unittest.TestCase):
         self.assertIn("1 events' exclusive times differ from the nesting of their exact times", diag[0])
         self.assertIn("compute 1.0,", diag[0])
 
+    def test_nested_in_doubles_only(self):
+        # the other way: copy.2 [.81, 1.01) ends after fusion.1 [0, 1.0) on
+        # exact times, but its doubles [.75, 1.0) end with it, so the
+        # reference nests it (fusion.1's exclusive time 0.8 there, 1.0 on
+        # exact times): the one event whose exclusive time differs is the
+        # one that has a child only in the doubles' nesting
+        events = [("fusion.1", "1700000000000000.0", "1.0"), ("copy.2", "1700000000000000.81", "0.2")]
+        with TempDir() as td:
+            facts, kpi, diag, doc = self.run_case(events, td)
+        self.assertAlmostEqual(doc["time_breakdown"]["total_duration"], 1.0, places=9)
+        self.assertAlmostEqual(facts["exact_breakdown_total"], 1.2, places=9)
+        self.assertEqual(facts["float_nesting_events"], 1)
+        self.assertEqual(len(diag), 1)
+        self.assertIn("1 events' exclusive times differ from the nesting of their exact times", diag[0])
+
     def test_time_moved_between_categories_same_total(self):
         # all-reduce.2 [1000.1, +0.3) holds copy.3 [1000.2, +0.2): both end on
         # the same picosecond, but copy.3 one ulp later in doubles, so the

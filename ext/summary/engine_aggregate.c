@@ -343,15 +343,15 @@ static int cmpExclOf(const void *pa, const void *pb){
   const ExclOf *a = (const ExclOf*)pa, *b = (const ExclOf*)pb;
   return a->k<b->k ? -1 : (a->k>b->k);
 }
-/* The summary's exclusive time of event k (record x): its entry of the
-** n in a (sorted by event index) when it had a child, else its dur. */
-static int64_t exclOfEvent(const Engine *e, const ExclOf *a, int64_t n, int64_t k, const SEv *x){
+/* The entry of event k among the n of a (sorted by event index), or 0:
+** the events that had a child in the summary's nesting. */
+static const ExclOf *exclOfEvent(const ExclOf *a, int64_t n, int64_t k){
   int64_t lo = 0, hi = n;
   while( lo<hi ){
     int64_t mid = lo + (hi-lo)/2;
     if( a[mid].k<k ) lo = mid+1; else hi = mid;
   }
-  return (lo<n && a[lo].k==k) ? a[lo].ex : EVDUR(e, x);
+  return (lo<n && a[lo].k==k) ? &a[lo] : 0;
 }
 /* The entries (aParPos/aParEx, or aXrPos/aXrEx on a device-op track) of
 ** track tr's events that have a child: [*pLo, *pHi) of *paPos and *paEx,
@@ -371,6 +371,7 @@ static void trackEntries(const Engine *e, const STrack *tr, int64_t aCur[2],
 }
 static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], int64_t *pnDiff){
   int64_t nMax = 0, nDiff = 0, nStk = 0, nAllocStk = 64, nOf = 0, nMaxPar = 0, aCur[2] = {0, 0};
+  int64_t nOfSeen = 0;      /* entries of aOf met by EXACT_FIN (the track's) */
   int32_t t, *aIdx, *aStk;
   int64_t *aChild;
   ExclOf *aOf = 0;
@@ -396,7 +397,13 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], in
     int64_t ex_ = EVDUR(e, x_) - aChild[nStk]; \
     if( ex_<0 ) ex_ = 0; \
     aExact[aKeyCat[x_->key]] += ex_; \
-    if( ex_!=exclOfEvent(e, aOf, nOf, k_, x_) ) nDiff++; \
+    if( aChild[nStk]>0 ){ \
+      /* a child in the exact nesting: compared with the summary's time, */ \
+      /* its dur when it had none there (then they differ) */ \
+      const ExclOf *o_ = exclOfEvent(aOf, nOf, k_); \
+      if( o_ ) nOfSeen++; \
+      if( o_==0 || o_->ex!=ex_ ) nDiff++; \
+    } \
     if( nStk>0 ) aChild[nStk-1] += EVDUR(e, x_); \
   }while(0)
   for(t=0; t<e->nTrk && rc==SQLITE_OK; t++){
@@ -438,6 +445,10 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], in
     }
     if( rc ) break;
     while( nStk>0 ) EXACT_FIN();
+    /* an event with a child in the summary's nesting only: its exclusive
+    ** time there is below its dur, which is the exact one */
+    nDiff += nOf - nOfSeen;
+    nOfSeen = 0;
   }
 #undef EXACT_FIN
   sqlite3_free(aIdx); sqlite3_free(aStk); sqlite3_free(aChild); sqlite3_free(aOf);
