@@ -477,7 +477,6 @@ typedef struct Agg {
   int64_t hintRef;            /* floatEntryNear's hint for the device ops */
   int64_t curXr;              /* profsumEngExclRefAt's cursor */
   EngExclCur excl;            /* profsumEngExclNext's cursor */
-  int64_t curRun;             /* the next entry of aRunPos/aRunId */
   int64_t compilePs;          /* host events named like a compilation, ps */
   int64_t transferPs;         /* transfer events, ps (engKpis' facts) */
   /* the global breakdown's window (aggGlobalBreakdown): the smallest start
@@ -597,8 +596,6 @@ static int aggKeyMemo(Agg *a, const EvKey *q, KeyMemo *m, const char *zName, int
 static int aggEventPass(Agg *a){
   Engine *e = a->e;
   int64_t j;
-  int64_t runVal = 0, runN = 0, runFirst = 0;   /* a run of equal run ids not
-                                                ** yet counted (runN of them) */
   int rc;
   profsumEngExclStart(e, &a->excl);
   for(j=0; j<e->nEv; j++){
@@ -622,17 +619,6 @@ static int aggEventPass(Agg *a){
     /* compile and transfer time (engKpis' facts) */
     if( t->isHost && (a->aNameFlag[q->name] & 8) ) a->compilePs += EVDUR(e, r);
     if( a->aNameFlag[q->name] & 16 ) a->transferPs += EVDUR(e, r);
-    /* run_ids / source hints (kind 1, 2; owner 0) */
-    if( a->curRun<e->nRun && e->aRunPos[a->curRun]==j ){
-      /* consecutive events mostly share one run id: counted once per run
-      ** of equal ids (the counter keeps the sum and the first position) */
-      int64_t v = e->aRunId[a->curRun++];
-      if( runN>0 && v!=runVal ){
-        if( (rc = counterAdd(&a->ctr, 1, 0, runVal, runN, runFirst)) ) return rc;
-        runN = 0;
-      }
-      if( runN++==0 ){ runVal = v; runFirst = j; }
-    }
     if( a->aMemo[r->key].n++==0 ) a->aMemo[r->key].first = j;   /* sources, shapes, tf_ops: per key */
     /* steps: v1 the sum of the durations as the reference adds them
     ** (§4.3: its doubles, in processing order; bits of a double), v2 their
@@ -674,7 +660,11 @@ static int aggEventPass(Agg *a){
       if( (rc = profsumEngRegionOp(a->pGaps, r, q, xRef, ex)) ) return rc;
     }
   }
-  if( runN>0 ) return counterAdd(&a->ctr, 1, 0, runVal, runN, runFirst);
+  /* run_ids (kind 1, owner 0): per group of equal ids its count, from its
+  ** first position (the counter keeps the sum and the first position) */
+  for(j=0; j<e->nRun; j++){
+    if( (rc = counterAdd(&a->ctr, 1, 0, e->aRunId[j], e->aRunN[j], e->aRunPos[j])) ) return rc;
+  }
   return SQLITE_OK;
 }
 

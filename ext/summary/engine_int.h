@@ -165,10 +165,13 @@ struct ProfsumEngine {
                         ** EX32_BIG: the value is exclBig's */
   int64_t nXr, nAllocXr;
   /* The run_ids of the events that have one (EVRUN >= 0), in processing
-  ** order, made by profsumEngOrder's sweep: aRunId[i] of the event at
-  ** processing position aRunPos[i], in increasing position. */
-  int32_t *aRunPos, *aRunId;
-  int64_t nRun;
+  ** order, made by profsumEngOrder's sweep as groups: aRunN[i] events
+  ** with run_id aRunId[i], the first at processing position aRunPos[i]
+  ** (a group goes on while the events that have a run_id have the same;
+  ** events without one between them do not end it).  Increasing
+  ** position; 12 bytes a group, where a module's ops make one. */
+  int32_t *aRunPos, *aRunId, *aRunN;
+  int64_t nRun, nAllocRun;
   /* The exclusive times (§2, exact ps) of the events that have a child,
   ** device ops excepted (aXrEx), made by profsumEngOrder's sweep:
   ** aParEx[i] of the event at processing position aParPos[i], in
@@ -232,7 +235,6 @@ struct ProfsumEngine {
     double q;             /* the largest extent of the next track's events so
                           ** far (its tolerance's, xpTolFromExtent) */
     int64_t nDevOpEv;     /* device-op events swept: aXrPos's bound */
-    int64_t nAllocRun;    /* room in aRunPos/aRunId (grown as lines come) */
     int64_t nFlip0;       /* nFlip before the first track */
     struct NestStk {      /* the sweep's stack (engine_order.c, sweepTrack) */
       int32_t *aStk;

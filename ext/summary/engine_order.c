@@ -538,8 +538,9 @@ typedef struct NestStk NestStk;
 ** While an event is open, aChild holds the sum of its children's durs
 ** (exact), and its aXrVal entry (device ops) the sum of their durs'
 ** doubles, added as they finish: 12 bytes per level of nesting.  An
-** event's run_id goes to aRunPos/aRunId when it is pushed (room for
-** nRunMax entries).  An event that gets a child gets an entry then (its
+** event's run_id goes to aRunPos/aRunId/aRunN when it is pushed (a new
+** group when it is not the last group's: up to nRunMax groups, the
+** events read that have one).  An event that gets a child gets an entry then (its
 ** position is the last pushed: entries come in increasing position): in
 ** aXrPos/aXrVal/aXrEx on a device-op track (16 bytes), else in
 ** aParPos/aParEx (8 bytes), and its stack entry says which (-1 - the
@@ -660,9 +661,21 @@ static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, in
     }
     if( anyRun ){
       int32_t rid = EVRUN(e, k);
-      if( rid>=0 && e->nRun<nRunMax ){
+      if( rid>=0 && e->nRun>0 && e->aRunId[e->nRun-1]==rid ){
+        e->aRunN[e->nRun-1]++;
+      }else if( rid>=0 ){
+        if( e->nRun>=e->nAllocRun ){
+          int64_t nA = e->nAllocRun;
+          if( (rc = profsumEngGrowCapped((void**)&e->aRunPos, &nA, e->nRun+1, nRunMax, sizeof(int32_t))) ) break;
+          nA = e->nAllocRun;
+          if( (rc = profsumEngGrowCapped((void**)&e->aRunId, &nA, e->nRun+1, nRunMax, sizeof(int32_t))) ) break;
+          nA = e->nAllocRun;
+          if( (rc = profsumEngGrowCapped((void**)&e->aRunN, &nA, e->nRun+1, nRunMax, sizeof(int32_t))) ) break;
+          e->nAllocRun = nA;
+        }
         e->aRunPos[e->nRun] = (int32_t)pos;
-        e->aRunId[e->nRun++] = rid;
+        e->aRunId[e->nRun] = rid;
+        e->aRunN[e->nRun++] = 1;
       }
     }
     aChild[nStk] = 0;
@@ -707,9 +720,9 @@ static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, in
 ** aXrPos/aXrVal), its stack and the comparison count are dropped (the
 ** records and their run_ids are as read).  Needs no memory. */
 static void earlyAbandon(Engine *e){
-  sqlite3_free(e->aRunPos); sqlite3_free(e->aRunId);
-  e->aRunPos = 0; e->aRunId = 0;
-  e->nRun = 0;
+  sqlite3_free(e->aRunPos); sqlite3_free(e->aRunId); sqlite3_free(e->aRunN);
+  e->aRunPos = 0; e->aRunId = 0; e->aRunN = 0;
+  e->nRun = e->nAllocRun = 0;
   sqlite3_free(e->aXrPos); sqlite3_free(e->aXrVal); sqlite3_free(e->aXrEx);
   e->aXrPos = 0; e->aXrVal = 0; e->aXrEx = 0;
   e->nXr = e->nAllocXr = 0;
@@ -773,21 +786,13 @@ static int earlyTrack(Engine *e, int32_t trk, int bEnd){
   tol = profsumEngTrackTol(e, tr);
   /* in order from the last event checked on */
   if( !trackInOrder(e, tr, tol, iFrom>i0 ? iFrom-i0 : 1) ) return SQLITE_MISUSE;
-  nr = e->nRunEv;   /* the events read so far that have a run_id */
-  if( nr>y->nAllocRun ){
-    /* room for the run_ids (their total is not known yet: the arrays
-    ** double, and profsumEngOrder trims them to their count) */
-    int64_t nA = y->nAllocRun;
-    if( (rc = profsumEngGrowCapped((void**)&e->aRunPos, &nA, nr, 0, sizeof(int32_t))) ) return rc;
-    nA = y->nAllocRun;
-    if( (rc = profsumEngGrowCapped((void**)&e->aRunId, &nA, nr, 0, sizeof(int32_t))) ) return rc;
-    y->nAllocRun = nA;
-  }
+  nr = e->nRunEv;   /* the events read so far that have a run_id: the
+                    ** run groups' bound (profsumEngOrder trims them) */
   /* aXrPos/aXrVal hold at most one entry per device-op event: those swept
   ** so far bound them */
   if( tr->isDevice && tr->isDevOp ) y->nDevOpEv += e->nEv - iFrom;
   rc = sweepTrack(e, tr, &y->stk, iFrom - i0, e->nEv - i0, bEnd, tol, tr->nEv, y->nDevOpEv,
-                  e->nEv, y->nAllocRun, &nPushed);
+                  e->nEv, nr, &nPushed);
   y->iSwept = iFrom + nPushed;
   if( rc ) return rc;
   if( bEnd ){
@@ -840,6 +845,8 @@ int profsumEngOrder(Engine *e){
     profsumEngEarlyFree(e);
     trimArray((void**)&e->aRunPos, e->nRun, sizeof(int32_t));
     trimArray((void**)&e->aRunId, e->nRun, sizeof(int32_t));
+    trimArray((void**)&e->aRunN, e->nRun, sizeof(int32_t));
+    e->nAllocRun = e->nRun;
     trimArray((void**)&e->aXrPos, e->nXr, sizeof(int32_t));
     trimArray((void**)&e->aXrVal, e->nXr, sizeof(double));
     trimArray((void**)&e->aXrEx, e->nXr, sizeof(uint32_t));
@@ -883,11 +890,6 @@ int profsumEngOrder(Engine *e){
     for(i=0; i<n; i++) e->aOrd[aPos[KEY(e, EV(e, i))->trk]++] = (int32_t)i;
   }
   sqlite3_free(aPos);
-  if( nRun>0 ){
-    e->aRunPos = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nRun);
-    e->aRunId = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nRun);
-    if( !e->aRunPos || !e->aRunId ) return SQLITE_NOMEM;
-  }
   if( (rc = orderTracks(e)) ) return rc;
   /* §2 stack sweep, per track, in this order */
   for(i=0; i<e->nTrk && rc==SQLITE_OK; i++){

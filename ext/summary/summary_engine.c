@@ -129,7 +129,7 @@ void profsumEngineFree(ProfsumEngine *e){
   profsumEngHmFree(&e->trkMap); profsumEngHmFree(&e->procMap); profsumEngHmFree(&e->threadMap);
   sqlite3_free(e->aStepEv); sqlite3_free(e->aStepNum);
   sqlite3_free(e->aXrPos); sqlite3_free(e->aXrVal);
-  sqlite3_free(e->aRunPos); sqlite3_free(e->aRunId);
+  sqlite3_free(e->aRunPos); sqlite3_free(e->aRunId); sqlite3_free(e->aRunN);
   sqlite3_free(e->aParPos); sqlite3_free(e->aParEx); sqlite3_free(e->aXrEx);
   profsumEngHmFree(&e->exclBig);
   profsumEngEarlyFree(e);
