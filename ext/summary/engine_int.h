@@ -158,8 +158,8 @@ struct ProfsumEngine {
   ** ops that had a child (max(0, dur − Σ children's dur), §2 in doubles;
   ** every other event's is its dur's double): aXrVal[i] for the event at
   ** processing position aXrPos[i] (a position in aOrd), in increasing
-  ** position (profsumEngExclRefAt).  12 bytes per such event: a trace of deeply
-  ** nested device ops has one per event. */
+  ** position (profsumEngExclRefAt).  16 bytes per such event with aXrEx:
+  ** a trace of deeply nested device ops has one per event. */
   int32_t *aXrPos; double *aXrVal;
   uint32_t *aXrEx;      /* and their exclusive times in exact ps (§2), or
                         ** EX32_BIG: the value is exclBig's */

@@ -454,8 +454,9 @@ static void xpTolFromExtent(STrack *tr, double qPs){
 /* Set xpTolPs of every XPlane line (xpTolFromExtent).  The same pass
 ** counts each track's events (STrack.nEv), says whether
 ** the event indices come track by track in track order (*pGrouped) and
-** counts the events that have a run_id (*pnRun): 1 when it did so, 0 when
-** the caller must (not an XPlane, no memory). */
+** gives the number of events that have a run_id (*pnRun, counted while
+** reading): 1 when it did so, 0 when the caller must (not an XPlane, no
+** memory). */
 static int xpLineTolerance(Engine *e, int *pGrouped, int64_t *pnRun){
   int64_t i, t;
   int32_t prev = 0;
