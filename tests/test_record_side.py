@@ -9,13 +9,14 @@ any of those paths loses or misplaces a value."""
 import json
 import os
 import unittest
+from unittest import mock
 
 from util import connect, TempDir
 
 BLOCK = 1 << 16
 
 
-def doc_of(path, env=None):
+def doc_of(path):
     db = connect()
     try:
         db.execute("SELECT profsum_import(?, 't')", (path,))
@@ -104,15 +105,8 @@ class RunIds(unittest.TestCase):
         want = expected_run_ids(evs)
         with TempDir() as td:
             p = td.write("runs.json", json.dumps({"traceEvents": meta + evs}))
-            old = os.environ.get("PROFSUM_THREADS")
-            os.environ["PROFSUM_THREADS"] = "0"
-            try:
+            with mock.patch.dict(os.environ, {"PROFSUM_THREADS": "0"}):
                 d = doc_of(p)
-            finally:
-                if old is None:
-                    del os.environ["PROFSUM_THREADS"]
-                else:
-                    os.environ["PROFSUM_THREADS"] = old
         self.assertEqual(d["trace_provenance"]["run_ids"], want)
 
 

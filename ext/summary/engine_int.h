@@ -64,7 +64,7 @@ typedef struct SPool {
 ** (Engine.aRun, by block: EvRunBlk, profsumEngRun) and, once
 ** profsumEngOrder has ordered the events, the exclusive time of the events
 ** that have a child (Engine.aParPos/aParEx, or for device ops
-** aXrPos/aXrEx; every other event's is its dur: profsumEngExclAt). */
+** aXrPos/aXrEx; every other event's is its dur: profsumEngExclNext). */
 typedef struct SEv {
   int64_t ts;           /* start, ps relative to the origin */
   uint32_t dur32;       /* dur ps (> 0) below DUR32_BIG, else DUR32_BIG | i:
@@ -106,8 +106,6 @@ typedef struct EvKey {
 #define EV_PREFAULT ((int64_t)1024)   /* records whose pages are mapped at a time (16 KiB) */
 #define EV(e,i)  (&(e)->apBlk[(i)>>EV_SHIFT][(i)&(EV_BLOCK-1)])
 #define KEY(e,r) (&(e)->aKey[(r)->key])
-/* the string id of event i's args.run_id, -1 when it has none */
-#define EVRUN(e,i) profsumEngRun(e, i)
 /* the event at processing position i (Engine.aOrd, or i itself) */
 #define ORD(e,i) ((e)->aOrd ? (e)->aOrd[i] : (int32_t)(i))
 
@@ -137,7 +135,7 @@ struct ProfsumEngine {
   SPool pool;
   SEv **apBlk;          /* event records in blocks of EV_BLOCK (see noteX) */
   EvRunBlk *aRun;       /* per block (nAllocBlk entries), its events'
-                        ** run_ids (EVRUN; profsumEngSetRun) */
+                        ** run_ids (profsumEngRun; profsumEngSetRun) */
   int64_t nRunEv;       /* the events read that have a run_id */
   int64_t runHint;      /* profsumEngRun's last block and run
                         ** (block << 32 | run) */
@@ -164,7 +162,7 @@ struct ProfsumEngine {
   uint32_t *aXrEx;      /* and their exclusive times in exact ps (§2), or
                         ** EX32_BIG: the value is exclBig's */
   int64_t nXr, nAllocXr;
-  /* The run_ids of the events that have one (EVRUN >= 0), in processing
+  /* The run_ids of the events that have one (profsumEngRun >= 0), in processing
   ** order, made by profsumEngOrder's sweep as groups: aRunN[i] events
   ** with run_id aRunId[i], the first at processing position aRunPos[i]
   ** (a group goes on while the events that have a run_id have the same;
@@ -176,7 +174,7 @@ struct ProfsumEngine {
   ** device ops excepted (aXrEx), made by profsumEngOrder's sweep:
   ** aParEx[i] of the event at processing position aParPos[i], in
   ** increasing position, or EX32_BIG: the value is exclBig's; every other
-  ** event's is its dur (profsumEngExclAt).  8 bytes per such event. */
+  ** event's is its dur (profsumEngExclNext).  8 bytes per such event. */
   int32_t *aParPos; uint32_t *aParEx;
   int64_t nPar, nAllocPar;
   HMap exclBig;         /* processing position → exclusive ps of the
@@ -478,6 +476,11 @@ double profsumEngExclRefAt(const Engine *e, int64_t pos, int64_t *pCur, double d
 /* Make *pa hold nNeed elements of szElem bytes (doubling, at most nMax
 ** when that is enough).  SQLITE_OK or SQLITE_NOMEM. */
 int profsumEngGrowCapped(void **pa, int64_t *pnAlloc, int64_t nNeed, int64_t nMax, size_t szElem);
+/* The same for n parallel arrays *aa[i] of aSz[i]-byte elements that share
+** the capacity *pnAlloc (set once every one has grown).  SQLITE_OK or
+** SQLITE_NOMEM (the capacity unchanged: those grown stay valid). */
+int profsumEngGrowParallel(int n, void **aa[], const size_t aSz[], int64_t *pnAlloc,
+                           int64_t nNeed, int64_t nMax);
 /* Order the tracks' events and compute exclusive time (§2).  SQLITE_OK,
 ** SQLITE_NOMEM or SQLITE_INTERRUPT. */
 int profsumEngOrder(Engine *e);

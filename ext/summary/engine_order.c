@@ -396,6 +396,19 @@ int64_t profsumEngExclSlow(const Engine *e, EngExclCur *c, int64_t pos, const SE
   return EVDUR(e, r);
 }
 
+/* See engine_int.h. */
+int profsumEngGrowParallel(int n, void **aa[], const size_t aSz[], int64_t *pnAlloc,
+                           int64_t nNeed, int64_t nMax){
+  int64_t nA = *pnAlloc;
+  int i;
+  for(i=0; i<n; i++){
+    nA = *pnAlloc;
+    if( profsumEngGrowCapped(aa[i], &nA, nNeed, nMax, aSz[i]) ) return SQLITE_NOMEM;
+  }
+  *pnAlloc = nA;
+  return SQLITE_OK;
+}
+
 /* Grow the array *pa of elements of szElem bytes (capacity *pnAlloc) to
 ** hold nNeed elements: doubling, but not past nMax when that is a bound
 ** known in advance (nMax >= nNeed; 0: none), so that an array that
@@ -452,12 +465,10 @@ static void xpTolFromExtent(STrack *tr, double qPs){
 }
 
 /* Set xpTolPs of every XPlane line (xpTolFromExtent).  The same pass
-** counts each track's events (STrack.nEv), says whether
-** the event indices come track by track in track order (*pGrouped) and
-** gives the number of events that have a run_id (*pnRun, counted while
-** reading): 1 when it did so, 0 when the caller must (not an XPlane, no
-** memory). */
-static int xpLineTolerance(Engine *e, int *pGrouped, int64_t *pnRun){
+** counts each track's events (STrack.nEv) and says whether the event
+** indices come track by track in track order (*pGrouped): 1 when it did
+** so, 0 when the caller must (not an XPlane, no memory). */
+static int xpLineTolerance(Engine *e, int *pGrouped){
   int64_t i, t;
   int32_t prev = 0;
   double *aQ;
@@ -475,7 +486,6 @@ static int xpLineTolerance(Engine *e, int *pGrouped, int64_t *pnRun){
     if( k<prev ) *pGrouped = 0;
     prev = k;
   }
-  *pnRun = e->nRunEv;
   for(t=0; t<e->nTrk; t++) xpTolFromExtent(&e->aTrk[t], aQ[t]);
   sqlite3_free(aQ);
   return 1;
@@ -540,8 +550,8 @@ typedef struct NestStk NestStk;
 ** (exact), and its aXrVal entry (device ops) the sum of their durs'
 ** doubles, added as they finish: 12 bytes per level of nesting.  An
 ** event's run_id goes to aRunPos/aRunId/aRunN when it is pushed (a new
-** group when it is not the last group's: up to nRunMax groups, the
-** events read that have one).  An event that gets a child gets an entry then (its
+** group when it is not the last group's: at most as many groups as events
+** read that have one, e->nRunEv).  An event that gets a child gets an entry then (its
 ** position is the last pushed: entries come in increasing position): in
 ** aXrPos/aXrVal/aXrEx on a device-op track (16 bytes), else in
 ** aParPos/aParEx (8 bytes), and its stack entry says which (-1 - the
@@ -549,12 +559,11 @@ typedef struct NestStk NestStk;
 ** from EX32_BIG ps on).  Bounds the arrays grow to: the stack nStkMax
 ** entries (at least the events swept), aXrPos/aXrVal/aXrEx nXrMax (the
 ** device-op events swept so far, the track's included), aParPos/aParEx
-** nParMax (the events swept so far).  *pnPushed: the events pushed by this
+** the events read.  *pnPushed: the events pushed by this
 ** call.  SQLITE_OK or SQLITE_NOMEM (then the stack may hold entries the
 ** caller drops). */
 static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, int64_t jTo, int bClose,
-                      int64_t tol, int64_t nStkMax, int64_t nXrMax, int64_t nParMax, int64_t nRunMax,
-                      int64_t *pnPushed){
+                      int64_t tol, int64_t nStkMax, int64_t nXrMax, int64_t *pnPushed){
   int64_t j, nStk = s->nStk;
   int32_t *aStk = s->aStk;
   int64_t *aChild = s->aChild;
@@ -631,13 +640,9 @@ static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, in
       /* the open event gets its first child (it is the previous
       ** position: entries come in increasing position) */
       if( e->nXr>=e->nAllocXr ){
-        int64_t nA = e->nAllocXr;
-        if( (rc = profsumEngGrowCapped((void**)&e->aXrPos, &nA, e->nXr+1, nXrMax, sizeof(int32_t))) ) break;
-        nA = e->nAllocXr;
-        if( (rc = profsumEngGrowCapped((void**)&e->aXrVal, &nA, e->nXr+1, nXrMax, sizeof(double))) ) break;
-        nA = e->nAllocXr;
-        if( (rc = profsumEngGrowCapped((void**)&e->aXrEx, &nA, e->nXr+1, nXrMax, sizeof(uint32_t))) ) break;
-        e->nAllocXr = nA;
+        void **aa[] = {(void**)&e->aXrPos, (void**)&e->aXrVal, (void**)&e->aXrEx};
+        static const size_t aSz[] = {sizeof(int32_t), sizeof(double), sizeof(uint32_t)};
+        if( (rc = profsumEngGrowParallel(3, aa, aSz, &e->nAllocXr, e->nXr+1, nXrMax)) ) break;
         aEntPos = e->aXrPos;
       }
       e->aXrPos[e->nXr] = aStk[nStk-1];
@@ -648,11 +653,9 @@ static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, in
     }else if( nStk>0 && aStk[nStk-1]>=0 ){
       /* the same on another track */
       if( e->nPar>=e->nAllocPar ){
-        int64_t nA = e->nAllocPar;
-        if( (rc = profsumEngGrowCapped((void**)&e->aParPos, &nA, e->nPar+1, nParMax, sizeof(int32_t))) ) break;
-        nA = e->nAllocPar;
-        if( (rc = profsumEngGrowCapped((void**)&e->aParEx, &nA, e->nPar+1, nParMax, sizeof(uint32_t))) ) break;
-        e->nAllocPar = nA;
+        void **aa[] = {(void**)&e->aParPos, (void**)&e->aParEx};
+        static const size_t aSz[] = {sizeof(int32_t), sizeof(uint32_t)};
+        if( (rc = profsumEngGrowParallel(2, aa, aSz, &e->nAllocPar, e->nPar+1, e->nEv)) ) break;
         aEntPos = e->aParPos;
       }
       e->aParPos[e->nPar] = aStk[nStk-1];
@@ -661,18 +664,14 @@ static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, in
       e->nPar++;
     }
     if( anyRun ){
-      int32_t rid = EVRUN(e, k);
+      int32_t rid = profsumEngRun(e, k);
       if( rid>=0 && e->nRun>0 && e->aRunId[e->nRun-1]==rid ){
         e->aRunN[e->nRun-1]++;
       }else if( rid>=0 ){
         if( e->nRun>=e->nAllocRun ){
-          int64_t nA = e->nAllocRun;
-          if( (rc = profsumEngGrowCapped((void**)&e->aRunPos, &nA, e->nRun+1, nRunMax, sizeof(int32_t))) ) break;
-          nA = e->nAllocRun;
-          if( (rc = profsumEngGrowCapped((void**)&e->aRunId, &nA, e->nRun+1, nRunMax, sizeof(int32_t))) ) break;
-          nA = e->nAllocRun;
-          if( (rc = profsumEngGrowCapped((void**)&e->aRunN, &nA, e->nRun+1, nRunMax, sizeof(int32_t))) ) break;
-          e->nAllocRun = nA;
+          void **aa[] = {(void**)&e->aRunPos, (void**)&e->aRunId, (void**)&e->aRunN};
+          static const size_t aSz[] = {sizeof(int32_t), sizeof(int32_t), sizeof(int32_t)};
+          if( (rc = profsumEngGrowParallel(3, aa, aSz, &e->nAllocRun, e->nRun+1, e->nRunEv)) ) break;
         }
         e->aRunPos[e->nRun] = (int32_t)pos;
         e->aRunId[e->nRun] = rid;
@@ -717,8 +716,8 @@ static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, in
 ** any trace. */
 
 /* Undo the ordering done as the lines came (Engine.early) and give it up
-** for this read: what the sweep made (aRunPos/aRunId, aParPos/aParEx,
-** aXrPos/aXrVal), its stack and the comparison count are dropped (the
+** for this read: what the sweep made (the run groups, aParPos/aParEx,
+** aXrPos/aXrVal/aXrEx), its stack and the comparison count are dropped (the
 ** records and their run_ids are as read).  Needs no memory. */
 static void earlyAbandon(Engine *e){
   sqlite3_free(e->aRunPos); sqlite3_free(e->aRunId); sqlite3_free(e->aRunN);
@@ -758,7 +757,7 @@ void profsumEngOrderLater(ProfsumEngine *e){
 static int earlyTrack(Engine *e, int32_t trk, int bEnd){
   struct EngEarly *y = &e->early;
   STrack *tr;
-  int64_t i, i0 = y->iEv, iFrom = y->iSwept, nr = 0, nPushed = 0, tol;
+  int64_t i, i0 = y->iEv, iFrom = y->iSwept, nPushed = 0, tol;
   int rc;
   if( trk!=y->nTrk || trk>=e->nTrk ) return SQLITE_MISUSE;   /* not the next track */
   tr = &e->aTrk[trk];
@@ -787,13 +786,10 @@ static int earlyTrack(Engine *e, int32_t trk, int bEnd){
   tol = profsumEngTrackTol(e, tr);
   /* in order from the last event checked on */
   if( !trackInOrder(e, tr, tol, iFrom>i0 ? iFrom-i0 : 1) ) return SQLITE_MISUSE;
-  nr = e->nRunEv;   /* the events read so far that have a run_id: the
-                    ** run groups' bound (profsumEngOrder trims them) */
   /* aXrPos/aXrVal hold at most one entry per device-op event: those swept
   ** so far bound them */
   if( tr->isDevice && tr->isDevOp ) y->nDevOpEv += e->nEv - iFrom;
-  rc = sweepTrack(e, tr, &y->stk, iFrom - i0, e->nEv - i0, bEnd, tol, tr->nEv, y->nDevOpEv,
-                  e->nEv, nr, &nPushed);
+  rc = sweepTrack(e, tr, &y->stk, iFrom - i0, e->nEv - i0, bEnd, tol, tr->nEv, y->nDevOpEv, &nPushed);
   y->iSwept = iFrom + nPushed;
   if( rc ) return rc;
   if( bEnd ){
@@ -836,7 +832,7 @@ static void trimArray(void **pa, int64_t n, size_t szElem){
 ** track's sort.  SQLITE_OK, SQLITE_NOMEM, or SQLITE_INTERRUPT with the
 ** engine's message "<function>: interrupted". */
 int profsumEngOrder(Engine *e){
-  int64_t i, n = e->nEv, nMaxTrk = 0, nDevOpEv = 0, nRun = 0, nPushed;
+  int64_t i, n = e->nEv, nMaxTrk = 0, nDevOpEv = 0, nPushed;
   int64_t *aPos;
   NestStk s;
   int rc = SQLITE_OK;
@@ -860,7 +856,7 @@ int profsumEngOrder(Engine *e){
   profsumEngOrderLater(e);    /* some tracks only: undone, all ordered here */
   memset(&s, 0, sizeof(s));
   engTolerance(e);
-  counted = xpLineTolerance(e, &grouped, &nRun);
+  counted = xpLineTolerance(e, &grouped);
   engTrackFlags(e);
   aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+1));
   if( !aPos ) return SQLITE_NOMEM;
@@ -875,7 +871,6 @@ int profsumEngOrder(Engine *e){
       prev = k;
     }
   }
-  nRun = e->nRunEv;
   for(i=0, aPos[0]=0; i<e->nTrk; i++){
     e->aTrk[i].iFirst = aPos[i];
     aPos[i+1] = aPos[i] + e->aTrk[i].nEv;
@@ -895,7 +890,7 @@ int profsumEngOrder(Engine *e){
   /* §2 stack sweep, per track, in this order */
   for(i=0; i<e->nTrk && rc==SQLITE_OK; i++){
     STrack *tr = &e->aTrk[i];
-    rc = sweepTrack(e, tr, &s, 0, tr->nEv, 1, profsumEngTrackTol(e, tr), nMaxTrk, nDevOpEv, n, nRun, &nPushed);
+    rc = sweepTrack(e, tr, &s, 0, tr->nEv, 1, profsumEngTrackTol(e, tr), nMaxTrk, nDevOpEv, &nPushed);
   }
   sqlite3_free(s.aStk);
   sqlite3_free(s.aChild);

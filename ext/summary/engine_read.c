@@ -461,19 +461,17 @@ static int32_t keyIntern(Engine *e, const EvKey *k){
 int profsumEngSetStep(Engine *e, int64_t i, int64_t v){
   if( e->nStep>0 && e->aStepEv[e->nStep-1]==i ){ e->aStepNum[e->nStep-1] = v; return SQLITE_OK; }
   if( e->nStep>=e->nAllocStep ){
-    int64_t nA = e->nAllocStep;
-    if( profsumEngGrowCapped((void**)&e->aStepEv, &nA, e->nStep+1, 0, sizeof(int32_t)) ) return SQLITE_NOMEM;
-    nA = e->nAllocStep;
-    if( profsumEngGrowCapped((void**)&e->aStepNum, &nA, e->nStep+1, 0, sizeof(int64_t)) ) return SQLITE_NOMEM;
-    e->nAllocStep = nA;
+    void **aa[] = {(void**)&e->aStepEv, (void**)&e->aStepNum};
+    static const size_t aSz[] = {sizeof(int32_t), sizeof(int64_t)};
+    if( profsumEngGrowParallel(2, aa, aSz, &e->nAllocStep, e->nStep+1, 0) ) return SQLITE_NOMEM;
   }
   e->aStepEv[e->nStep] = (int32_t)i;
   e->aStepNum[e->nStep++] = v;
   return SQLITE_OK;
 }
 
-/* See engine_int.h (profsumEngSetRun).  A block's runs grow by doubling; once half a block
-** of them would be needed, they become the array. */
+/* See engine_int.h (profsumEngSetRun).  A block's runs grow by doubling;
+** once half a block of them would be needed, they become the array. */
 int profsumEngSetRunSlow(Engine *e, int64_t i, int32_t id){
   EvRunBlk *b = &e->aRun[i>>EV_SHIFT];
   uint32_t off = (uint32_t)(i & (EV_BLOCK-1));

@@ -19,6 +19,14 @@ static int addWarning(sqlite3 *db, const char *zSchema, sqlite3_int64 id, char *
       "json_insert(quality_warnings, '$[#]', %Q) WHERE trace_id=%lld", zSchema, zText, (long long)id);
 }
 
+/* The warning of ProfsumEngineInfo.topRejected 1 and 2. */
+static const char *const azTopRejected[] = {
+  "The trace JSON's displayTimeUnit is not a string, which the reference summarizer "
+  "rejects (it would reject the whole file); profsum read the events: see profsum_diagnostic.",
+  "The trace JSON has data outside its entries that the reference summarizer rejects "
+  "(it would reject the whole file); profsum read the events: see profsum_diagnostic.",
+};
+
 /* See import_int.h. */
 int profsumImportReadWarnings(sqlite3 *db, const char *zSchema, sqlite3_int64 id,
                               const ProfsumEngineInfo *pI, const char *zPickNote,
@@ -58,12 +66,7 @@ int profsumImportReadWarnings(sqlite3 *db, const char *zSchema, sqlite3_int64 id
   if( pI->byteOrderMark ) azWarn[nWarn++] =
       "The trace JSON starts with a UTF-8 byte order mark, which the reference summarizer "
       "rejects; profsum read past it: see profsum_diagnostic.";
-  if( pI->topRejected==1 ) azWarn[nWarn++] =
-      "The trace JSON's displayTimeUnit is not a string, which the reference summarizer "
-      "rejects (it would reject the whole file); profsum read the events: see profsum_diagnostic.";
-  if( pI->topRejected==2 ) azWarn[nWarn++] =
-      "The trace JSON has data outside its entries that the reference summarizer rejects "
-      "(it would reject the whole file); profsum read the events: see profsum_diagnostic.";
+  if( pI->topRejected>0 ) azWarn[nWarn++] = azTopRejected[pI->topRejected-1];
   for(w=0; rc==SQLITE_OK && w<nWarn; w++) rc = addWarning(db, zSchema, id, pzErr, azWarn[w]);
   if( rc==SQLITE_OK && pI->nRejectedByRef>0 ){
     char *zW = sqlite3_mprintf("%lld %s malformed for the reference summarizer "
