@@ -85,7 +85,7 @@ typedef struct EvRunBlk {
   int32_t *aDense;      /* EV_BLOCK entries, or 0 while the runs serve */
   uint32_t *aOff;       /* the runs: first offsets, increasing */
   int32_t *aId;         /* and their run_ids */
-  int32_t n, nAlloc;    /* runs, room */
+  int64_t n, nAlloc;    /* runs, room */
 } EvRunBlk;
 
 #define DUR32_BIG 0x80000000u
@@ -554,14 +554,14 @@ static inline int32_t profsumEngRun(Engine *e, int64_t i){
   int64_t blk = i>>EV_SHIFT;
   const EvRunBlk *b = &e->aRun[blk];
   uint32_t off = (uint32_t)(i & (EV_BLOCK-1));
-  int32_t lo = 0, hi = b->n, h;
+  int64_t lo = 0, hi = b->n, h;
   if( b->aDense ) return b->aDense[off];
   if( hi==0 || off<b->aOff[0] ) return -1;
-  h = (int32_t)(e->runHint & 0xffffffff);
+  h = e->runHint & 0xffffffff;
   if( (e->runHint>>32)==blk && h<hi && b->aOff[h]<=off && (h+1==hi || b->aOff[h+1]>off) ) return b->aId[h];
   /* the last run that starts at or before off */
   while( lo+1<hi ){
-    int32_t m = lo + (hi-lo)/2;
+    int64_t m = lo + (hi-lo)/2;
     if( b->aOff[m]<=off ) lo = m; else hi = m;
   }
   e->runHint = (blk<<32) | lo;

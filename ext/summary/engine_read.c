@@ -479,10 +479,10 @@ int profsumEngSetRunSlow(Engine *e, int64_t i, int32_t id){
   if( b->aDense ){ b->aDense[off] = id; return SQLITE_OK; }
   if( id==(b->n ? b->aId[b->n-1] : -1) ) return SQLITE_OK;   /* the run goes on */
   if( b->n>=b->nAlloc ){
-    int32_t nNew = b->nAlloc ? b->nAlloc*2 : 16;
-    if( nNew>=(int32_t)(EV_BLOCK/2) ){
+    if( (b->nAlloc ? b->nAlloc*2 : 64)>=EV_BLOCK/2 ){
       /* the array: 4 bytes per event of the block, no more than the runs */
-      int32_t k, *a = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)EV_BLOCK);
+      int32_t *a = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)EV_BLOCK);
+      int64_t k;
       uint32_t o;
       if( a==0 ) return SQLITE_NOMEM;
       for(o=0; o<b->aOff[0]; o++) a[o] = -1;
@@ -498,14 +498,9 @@ int profsumEngSetRunSlow(Engine *e, int64_t i, int32_t id){
       b->aDense = a;
       return SQLITE_OK;
     }else{
-      uint32_t *aO = sqlite3_realloc64(b->aOff, sizeof(uint32_t)*(sqlite3_uint64)nNew);
-      int32_t *aI;
-      if( aO==0 ) return SQLITE_NOMEM;
-      b->aOff = aO;
-      aI = sqlite3_realloc64(b->aId, sizeof(int32_t)*(sqlite3_uint64)nNew);
-      if( aI==0 ) return SQLITE_NOMEM;
-      b->aId = aI;
-      b->nAlloc = nNew;
+      void **aa[] = {(void**)&b->aOff, (void**)&b->aId};
+      static const size_t aSz[] = {sizeof(uint32_t), sizeof(int32_t)};
+      if( profsumEngGrowParallel(2, aa, aSz, &b->nAlloc, b->n+1, 0) ) return SQLITE_NOMEM;
     }
   }
   b->aOff[b->n] = off;
