@@ -19,9 +19,7 @@ import subprocess
 import sys
 import unittest
 
-from util import REPRO, ROOT, SO, TempDir, connect
-
-SQLRUN = os.path.join(ROOT, "build", "sqlrun")
+from util import REPRO, SO, SQLRUN, TempDir, connect, import_memory
 
 # Runs in a subprocess: imports argv[1] (with a heap limit of argv[2] bytes
 # when not 0) and prints the regions, the ops and the breakdown as JSON.
@@ -437,15 +435,6 @@ def nested_device_ops(n):
     return "".join(out)
 
 
-def sqlrun(*sql):
-    if not os.path.exists(SQLRUN):
-        raise AssertionError("build/sqlrun is missing: run `make test` (it builds it)")
-    # one thread: with the inflate thread, the ring's chunks in flight at
-    # the peak vary with timing (the figure moved by 2 B/event between runs)
-    return subprocess.run([SQLRUN, "-m"] + list(sql), capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, PROFSUM_THREADS="0"))
-
-
 class NestedDeviceOpsMemory(unittest.TestCase):
     """Device ops nested in each other kept, per op with a child, a hash
     entry of the doubles' exclusive time (40 bytes at half load, rehashed by
@@ -455,20 +444,13 @@ class NestedDeviceOpsMemory(unittest.TestCase):
     bytes per event measured with the 16-byte record and one thread
     (docs/summary.md)."""
 
-    def peak_need(self, path):
-        p = sqlrun("SELECT 1", "SELECT profsum_import('%s')" % path.replace("'", "''"))
-        self.assertEqual(p.returncode, 0, p.stderr)
-        mem = [line.split("|") for line in p.stdout.splitlines() if line.startswith("#mem|")]
-        (_, before, _), (_, after, peak) = mem
-        return int(after) - int(before), int(peak) - int(before)
-
     def test_nested_device_ops(self):
         # 2^17 and 2^18 events: whole blocks of event records, so that the
         # margin is per event
         n1, n2 = 1 << 17, 1 << 18
         with TempDir() as td:
-            s1, p1 = self.peak_need(td.write("n1.json", nested_device_ops(n1)))
-            s2, p2 = self.peak_need(td.write("n2.json", nested_device_ops(n2)))
+            s1, p1 = import_memory(td.write("n1.json", nested_device_ops(n1)))
+            s2, p2 = import_memory(td.write("n2.json", nested_device_ops(n2)))
         marginal = ((p2 - s2) - (p1 - s1)) / (n2 - n1)
         self.assertLessEqual(marginal, 48, "%.1f B/event" % marginal)
 

@@ -13,7 +13,7 @@ import os
 import unittest
 
 import xspace_writer as W
-from util import CORPUS, OOM_SQL, DbTestCase, run_oom_sql
+from util import CORPUS, OOM_SQL, SQLRUN, DbTestCase, import_memory, run_oom_sql
 
 US = 10 ** 6
 MEMSIZE = 2000
@@ -430,18 +430,11 @@ class Kernels(MemTestCase):
 
 
 class Bounds(MemTestCase):
-    SQLRUN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "sqlrun")
 
     def need(self, path):
         """(peak - stored) bytes of importing path, by build/sqlrun -m."""
-        import subprocess
-        # one thread: the peak does not then depend on the decoding
-        # thread's timing
-        out = subprocess.run([self.SQLRUN, "-m", "SELECT profsum_import('%s')" % path],
-                             check=True, capture_output=True, text=True,
-                             env=dict(os.environ, PROFSUM_THREADS="0")).stdout
-        used, peak = [int(x) for x in out.strip().splitlines()[-1].split("|")[1:]]
-        return peak - used
+        stored, peak = import_memory(path)
+        return peak - stored
 
     @staticmethod
     def churn(n):

@@ -19,9 +19,7 @@ import random
 import subprocess
 import unittest
 
-from util import ROOT, SO, TempDir, connect
-
-SQLRUN = os.path.join(ROOT, "build", "sqlrun")
+from util import ROOT, SO, SQLRUN, TempDir, connect, import_memory, sqlrun_mem
 LIMIT = 50            # bytes per event, the issue's target
 FIXED = 1 << 20       # allowance for buffers that do not grow with the trace (the
                       # reader window is 256 KiB; a need of 44.5 B/event at 121,500
@@ -112,34 +110,13 @@ def one_track_float_ties(n, seed=3):
     return '{"traceEvents":[' + body + "]}", len(evs)
 
 
-def sqlrun_mem(sql, threads):
-    """Run `SELECT 1`, then sql, through build/sqlrun -m with PROFSUM_THREADS
-    set to threads: (bytes in use before sql, in use after it, peak while it
-    ran), from SQLite's allocator counters."""
-    if not os.path.exists(SQLRUN):
-        raise AssertionError("build/sqlrun is missing: run `make test` (it builds it)")
-    p = subprocess.run([SQLRUN, "-m", "SELECT 1", sql], capture_output=True, text=True,
-                       env=dict(os.environ, PROFSUM_THREADS=threads), timeout=600)
-    if p.returncode != 0:
-        raise AssertionError("sqlrun failed: %s" % p.stderr)
-    mem = [line.split("|") for line in p.stdout.splitlines() if line.startswith("#mem|")]
-    (_, before, _), (_, after, peak) = mem
-    return int(before), int(after), int(peak)
-
-
-def measure(path):
-    """(stored bytes, peak bytes beyond what was in use before) of importing path."""
-    before, after, peak = sqlrun_mem("SELECT profsum_import('%s')" % path.replace("'", "''"), "0")
-    return after - before, peak - before
-
-
 class ImportMemory(unittest.TestCase):
     def check_shape(self, make, n_small, n_big):
         with TempDir() as td:
             text1, n1 = make(n_small)
             text2, n2 = make(n_big)
-            stored1, peak1 = measure(td.write("small.json", text1))
-            stored2, peak2 = measure(td.write("big.json", text2))
+            stored1, peak1 = import_memory(td.write("small.json", text1))
+            stored2, peak2 = import_memory(td.write("big.json", text2))
         need1, need2 = peak1 - stored1, peak2 - stored2
         marginal = (need2 - need1) / (n2 - n1)
         msg = "n=%d: peak %d B, stored %d B; n=%d: peak %d B, stored %d B; %.1f B/event" % (

@@ -52,6 +52,33 @@ def run_oom_sql(tc, calls, step=None):
     tc.assertIn("%d passed, 0 failed" % len(calls), r.stdout)
 
 
+SQLRUN = os.path.join(ROOT, "build", "sqlrun")
+
+
+def sqlrun_mem(sql, threads="0"):
+    """Run `SELECT 1`, then sql, through build/sqlrun -m with PROFSUM_THREADS
+    set to threads: (bytes in use before sql, in use after it, peak while it
+    ran), from SQLite's allocator counters.  One thread by default: with the
+    inflate or decoding thread, what its ring holds at the moment of the
+    peak depends on timing (it moved a marginal figure by 2 B/event)."""
+    if not os.path.exists(SQLRUN):
+        raise AssertionError("build/sqlrun is missing: run `make test` (it builds it)")
+    p = subprocess.run([SQLRUN, "-m", "SELECT 1", sql], capture_output=True, text=True,
+                       env=dict(os.environ, PROFSUM_THREADS=threads), timeout=600)
+    if p.returncode != 0:
+        raise AssertionError("sqlrun failed: %s" % p.stderr)
+    mem = [line.split("|") for line in p.stdout.splitlines() if line.startswith("#mem|")]
+    (_, before, _), (_, after, peak) = mem
+    return int(before), int(after), int(peak)
+
+
+def import_memory(path):
+    """(stored bytes, peak bytes beyond what was in use before) of importing
+    path into an in-memory database, one thread (sqlrun_mem)."""
+    before, after, peak = sqlrun_mem("SELECT profsum_import('%s')" % path.replace("'", "''"))
+    return after - before, peak - before
+
+
 def connect(path=":memory:", uri=False):
     """Open a connection with profsum loaded (uri: path is a file: URI)."""
     db = sqlite3.connect(path, uri=uri)
