@@ -52,6 +52,22 @@ static inline int64_t profsumPsToNs(profsum_ps v){
 ** Callers prefault only memory they are about to write in full. */
 void profsumPrefault(void *p, size_t n);
 
+/* Ask the CPU for the cache line at address a, to be written soon, so that
+** the line's transfer overlaps the work before the write instead of
+** stalling it: a line another core holds (a ring that the other thread
+** reads), or one fresh from memory.  a may lie past the end of its array
+** (only an address is formed, and a prefetch never faults).  x86-64:
+** PREFETCHW, which the CPUs without it decode as a no-op; elsewhere the
+** compiler's prefetch for a write.  See docs/performance.md, "Lines
+** another core holds". */
+static inline void profsumPrefetchW(uintptr_t a){
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __asm__ volatile("prefetchw (%0)" : : "r"(a));
+#else
+  __builtin_prefetch((const void*)a, 1);
+#endif
+}
+
 /* ---------------------------------------------------------------------
 ** Registration entry points (one per file).  Each returns SQLITE_OK or an
 ** SQLite error code; on error *pzErr may be set (sqlite3_malloc'd).
