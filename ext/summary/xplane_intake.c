@@ -197,7 +197,10 @@ typedef struct XpItem {
 /* One batch: items, their derived texts and the bytes of their strings
 ** (grown to the largest batch's need, then reused). */
 typedef struct XpBatch {
-  XpItem *a; int n;
+  _Alignas(64) XpItem *a;         /* each batch on cache lines of its own: the
+                                  ** producer writes its counts per item while
+                                  ** the consumer reads the batch beside it */
+  int n;
   XpTxt *aTxt; int nTxt;
   ProfsumInsXpOp *aIns; int nIns;   /* what the insights do on the engine
                                   ** side (profsumInsXpApply; made at the
@@ -248,13 +251,15 @@ typedef struct XpPipe {
   pthread_cond_t cv;
   pthread_t thread;
   int cRc;                        /* without a thread: the consumer's last code */
-  /* the producer's */
+  /* set before the walk, read by both sides */
   const char *zPath;
   const char *zFunc;
   unsigned xpFlags;               /* PROFSUM_XP_* of its decoder */
   ProfsumXp *p;
   struct ProfsumInsights *pIns;
-  int prRc;                       /* its end: SQLITE_DONE or an error code */
+  XpWalk *w;
+  /* the producer's (on lines of their own: written per event) */
+  _Alignas(64) int prRc;          /* its end: SQLITE_DONE or an error code */
   char *prErr;                    /* its message (sqlite3_malloc'd) or 0 */
   int64_t nBadUtf8;               /* string fields read with U+FFFD */
   int64_t nNonFinite;             /* stat mappings the reference cannot read
@@ -264,7 +269,6 @@ typedef struct XpPipe {
   unsigned char *aShip;           /* per iMeta of the plane: its texts were sent */
   int64_t nShip, nAllocShip;
   char *aScr; int64_t nScr, nAllocScr;   /* an event's texts before they go in a batch */
-  XpWalk *w;
 } XpPipe;
 
 static int xpConsume(XpPipe *q, XpBatch *b);
@@ -841,10 +845,16 @@ static void xpLineEnd(XpWalk *w){
 static int xpConsume(XpPipe *q, XpBatch *b){
   XpWalk *w = q->w;
   ProfsumEngine *e = w->e;
+  struct ProfsumInsights *pIns = q->pIns;
+  /* the batch's fields read once: it does not change while consumed */
   const char *aB = b->aByte;
+  const XpItem *aItem = b->a;
+  const XpTxt *aTxt = b->aTxt;
+  const ProfsumInsXpOp *aIns = b->aIns;
+  const int nItem = b->n;
   int i, rc = SQLITE_OK;
-  for(i=0; i<b->n && rc==SQLITE_OK; i++){
-    const XpItem *it = &b->a[i];
+  for(i=0; i<nItem && rc==SQLITE_OK; i++){
+    const XpItem *it = &aItem[i];
     switch( it->eKind ){
       case XI_EVENT: {
         XpDerived dOwn, *pd;
@@ -856,9 +866,9 @@ static int xpConsume(XpPipe *q, XpBatch *b){
           ** taken events: their start and dur are set) */
           int k;
           for(k=0; k<it->nIns && rc==SQLITE_OK; k++){
-            const ProfsumInsXpOp *op = &b->aIns[it->iIns + k];
+            const ProfsumInsXpOp *op = &aIns[it->iIns + k];
             int bOp = (op->fl & (PROFSUM_INSOP_OWN|PROFSUM_INSOP_META))!=0;
-            rc = profsumInsXpApply(q->pIns, op, bOp ? (profsum_ps)w->tsNs*1000 + it->u.ev.ts : 0,
+            rc = profsumInsXpApply(pIns, op, bOp ? (profsum_ps)w->tsNs*1000 + it->u.ev.ts : 0,
                                    bOp ? it->u.ev.dur : 0);
           }
           if( rc ) break;
@@ -872,7 +882,7 @@ static int xpConsume(XpPipe *q, XpBatch *b){
         }
         if( it->iTxt>=0 ){
           int64_t iMeta = it->u.ev.iMeta;
-          if( (rc = xpDeriveTxt(e, aB, &b->aTxt[it->iTxt], &dOwn))!=SQLITE_OK ) break;
+          if( (rc = xpDeriveTxt(e, aB, &aTxt[it->iTxt], &dOwn))!=SQLITE_OK ) break;
           pd = &dOwn;
           if( it->bNoStat && iMeta>=0 && iMeta<w->nMc ){
             XpDerived *aNew = profsumGrowArray(w->aDer, w->nDer, &w->nAllocDer, sizeof(XpDerived), 64);
