@@ -271,6 +271,8 @@ typedef struct UnionJob {
 static void unionWindow(UnionJob *u){
   Engine *e = u->e;
   int64_t t, j;
+  double wLo = 0, wHi = 0;    /* kept in locals, stored once: see Agg.uj */
+  int hasW = 0;
   for(t=0; t<e->nTrk; t++){
     const STrack *tr = &e->aTrk[t];
     int64_t hint = 0;
@@ -280,11 +282,12 @@ static void unionWindow(UnionJob *u){
       double ts, end;
       if( u->aKeyCat[EV(e, k)->key]!=CAT_COMPUTE ) continue;
       profsumEngEvFloatIn(e, tr, k, &hint, &ts, &end);
-      if( !u->hasW || ts<u->wLo ) u->wLo = ts;
-      if( !u->hasW || end>u->wHi ) u->wHi = end;
-      u->hasW = 1;
+      if( !hasW || ts<wLo ) wLo = ts;
+      if( !hasW || end>wHi ) wHi = end;
+      hasW = 1;
     }
   }
+  u->wLo = wLo; u->wHi = wHi; u->hasW = hasW;
 }
 
 /* The job's thread: the window, then the unions in it. */
@@ -485,8 +488,12 @@ typedef struct Agg {
   double wLo, wHi;
   int hasW;
   int64_t hintW;              /* floatEntryNear's hint for them */
-  UnionJob uj;                /* the global breakdown's unions, beside the event pass */
-  Gaps *pGaps;                /* the regions, fed by the event pass */
+  _Alignas(64) UnionJob uj;   /* the global breakdown's unions, beside the
+                              ** event pass: on lines of their own, apart
+                              ** from the fields the event pass writes per
+                              ** event just above */
+  _Alignas(64) Gaps *pGaps;   /* the regions, fed by the event pass (on
+                              ** the line after the job's) */
 } Agg;
 
 /* Allocate and clear a's arrays for e's names and keys.  SQLITE_OK or

@@ -277,6 +277,9 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy,
   int64_t nH = 0, k, *aPos, *aHeap, *aTs;
   int64_t curLo = 0, curHi = 0, lo = 0, hi = 0, busy = 0;
   int started = 0;
+  /* counted here, stored once at the end: *pC lies in memory the calling
+  ** thread allocated, whose neighbours it may be writing meanwhile */
+  CountSmall cnt = *pC;
   aPos = sqlite3_malloc64(sizeof(int64_t)*3*(sqlite3_uint64)(nTk+1));
   if( aPos==0 ) return SQLITE_NOMEM;
   aHeap = aPos + nTk + 1;
@@ -315,11 +318,11 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy,
         x = aHeap[c]; aHeap[c] = aHeap[m]; aHeap[m] = x; c = m;
       }
     }
-    pC->n++;
+    cnt.n++;
     int64_t ts = r->ts, dur = EVDUR(e, r);
-    if( dur<SMALL_OP_PS ) pC->nSmall++;
+    if( dur<SMALL_OP_PS ) cnt.nSmall++;
     aH[logBucket((uint64_t)dur)]++;
-    if( dur>pC->max ) pC->max = dur;
+    if( dur>cnt.max ) cnt.max = dur;
     if( !started ){ curLo = lo = ts; curHi = hi = ts + dur; started = 1; continue; }
     if( ts>curHi ){ busy += curHi-curLo; curLo = ts; curHi = ts + dur; }
     else if( ts+dur>curHi ) curHi = ts + dur;
@@ -329,6 +332,7 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy,
 #undef USP_LESS
   if( started ) busy += curHi-curLo;
   sqlite3_free(aPos);
+  *pC = cnt;
   *pBusy = busy;
   *pSpan = hi-lo;
   return SQLITE_OK;
