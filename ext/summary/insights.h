@@ -43,12 +43,15 @@ typedef struct ProfsumInsStats {
 } ProfsumInsStats;
 
 /* The XPlane reader walks the file on one thread (the decoding side) and
-** feeds the engine on another (the engine side).  What the insights do
-** per device-op event is split the same way: profsumInsXpEvent reads the
-** event's stats on the decoding side and says in at most two records what
-** the engine side must then do, with profsumInsXpApply for each record in
-** turn, the events in their order (the records of the ops, their nesting
-** and busy time). */
+** feeds the engine on another (the engine side).  The insights' work per
+** device-op event is done on the decoding side, in two steps that touch
+** disjoint fields of the collector: profsumInsXpEvent reads the event's
+** stats and says in at most two records what is to be done, then
+** profsumInsXpApply does each record in turn, the events in their order
+** (the records of the ops, their nesting and busy time).  The two steps
+** could run on different threads; the reader runs both on the decoding
+** side, which has time to spare (docs/performance.md, "Lines another core
+** holds"). */
 #define PROFSUM_INSOP_TRACK 0x01   /* first, start a track of process proc
                                    ** and line kind kind */
 #define PROFSUM_INSOP_SHIP  0x02   /* the plane's metadata entry iMeta is st */
@@ -62,12 +65,12 @@ typedef struct ProfsumInsXpOp {
   ProfsumInsStats st;   /* SHIP, OWN */
 } ProfsumInsXpOp;
 
-/* XPlane reader, decoding side: XEvent ev (ev->pLine, ev->pPlane, its
-** metadata and stats through pXp).  What the engine side must do for it
-** goes to aOp[0..*pnOp), *pnOp 0 to 2.  SQLITE_OK or SQLITE_NOMEM. */
+/* XPlane reader, first step: XEvent ev (ev->pLine, ev->pPlane, its
+** metadata and stats through pXp).  What is to be done for it goes to
+** aOp[0..*pnOp), *pnOp 0 to 2.  SQLITE_OK or SQLITE_NOMEM. */
 int profsumInsXpEvent(ProfsumInsights *p, ProfsumXp *pXp, const ProfsumXpEvent *ev,
                       ProfsumInsXpOp *aOp, int *pnOp);
-/* XPlane reader, engine side: do record pOp of the event that starts at s
+/* XPlane reader, second step: do record pOp of the event that starts at s
 ** (absolute ps) and lasts dur ps (used by OWN and META only).  Reads and
 ** writes nothing profsumInsXpEvent or profsumInsXpPlane touch.  SQLITE_OK
 ** or SQLITE_NOMEM. */

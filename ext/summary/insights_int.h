@@ -2,7 +2,7 @@
 ** insights_int.h — the collectors behind insights.h.  Each collector has
 ** the same six entry points as the dispatcher (new, free, an XPlane plane,
 ** an XPlane event, a JSON entry, write) plus its report sections (InsXla
-** also the engine side of an XPlane event, insXlaXpApply):
+** also the second step of an XPlane event, insXlaXpApply):
 **   InsXla  insights_xla.c  devices and their limits, FLOPs and bytes per
 **                           HLO op and category, roofline, utilization
 **   InsMem  insights_mem.c  memory allocations and their peak, kernels

@@ -569,12 +569,12 @@ static int xMetaStats(InsXla *p, ProfsumXp *pXp, const ProfsumXpEventMeta *m, XO
   return SQLITE_OK;
 }
 
-/* See insights_int.h: what the engine side must do for XEvent ev (a
-** device-op event is aggregated there, insXlaXpApply), into aOp[0..*pnOp):
+/* See insights_int.h: what is to be done for XEvent ev (a device-op event
+** is aggregated by the second step, insXlaXpApply), into aOp[0..*pnOp):
 ** start the line's track at its first event, send a metadata entry when
-** it is made (the plane's entries are numbered from 0: the engine side
+** it is made (the plane's entries are numbered from 0: the second step
 ** keeps a copy of each), and the op with its own stats or its metadata
-** entry's.  The decoding side touches only its own fields of p
+** entry's.  This step touches only its own fields of p
 ** (insights_xla_int.h). */
 int insXlaXpEvent(InsXla *p, ProfsumXp *pXp, const ProfsumXpEvent *ev, ProfsumInsXpOp *aOp, int *pnOp){
   const ProfsumXpLine *ln = ev->pLine;
@@ -626,7 +626,7 @@ int insXlaXpEvent(InsXla *p, ProfsumXp *pXp, const ProfsumXpEvent *ev, ProfsumIn
   return SQLITE_OK;
 }
 
-/* See insights_int.h: the engine side of an XPlane event (insXlaXpEvent).
+/* See insights_int.h: the second step of an XPlane event (insXlaXpEvent).
 ** An op without stats of its own goes to the aggregate the last such op of
 ** its metadata entry on this track went to (no hashing). */
 int insXlaXpApply(InsXla *p, const ProfsumInsXpOp *pOp, profsum_ps s, int64_t dur){

@@ -133,20 +133,21 @@ struct InsXla {
   XMap jsonTrk;         /* JSON (pid, tid) → track */
   int isJson;
   int hasBase; profsum_ps base;   /* absolute ps of the first device-op event */
-  /* XPlane, decoding side (insXlaXpPlane, insXlaXpEvent): the current
+  /* XPlane, first step (insXlaXpPlane, insXlaXpEvent): the current
   ** plane and line, the plane's metadata cache, the string pool and aProc */
   int32_t curProc;
   int curDev;           /* the current plane is a /device: plane */
   int64_t curLine;      /* iFirstEvent of the current line, -1 none */
-  int32_t curTrk;       /* its track (as the engine side numbers them), -1:
+  int32_t curTrk;       /* its track (as the second step numbers them), -1:
                         ** not a device-op line */
-  int32_t nTrkStarted;  /* tracks the engine side was told to start */
+  int32_t nTrkStarted;  /* tracks the second step was told to start */
   XMap metaCache;       /* plane's metadata key → aMeta index (keys >= XDIRECT) */
   int32_t *aDirect; int64_t nDirect;   /* the same for keys in [0, nDirect): index or -1 */
   XOpStats *aMeta; int64_t nMeta, nAllocMeta;
-  /* XPlane, engine side (insXlaXpApply): the track of the ops, the copies
+  /* XPlane, second step (insXlaXpApply): the track of the ops, the copies
   ** of the plane's metadata entries (SHIP; their lastTrk/lastAgg); aTrk,
-  ** aAgg, the base and the counts below are this side's too */
+  ** aAgg, the base and the counts below are this step's too.  Both steps
+  ** run on the reader's decoding side (insights.h). */
   int32_t applyTrk;
   XOpStats *aMetaE; int64_t nAllocMetaE;
   XMemo *aMemo; int64_t nMemo;    /* JSON: by the engine's event key */

@@ -25,12 +25,11 @@
 ** is not UTF-8 is read with U+FFFD (kind xplane_invalid_utf8).
 **
 ** The read is a pipeline: a producer (a thread of its own when threads
-** are allowed) runs the decoder, the insights' reading of stats and the
-** engine-free part of the intake, writing items (planes, lines, events
-** with their texts and insights records, the decoder's diagnostics, the
+** are allowed) runs the decoder, the insights' per-event work (both of
+** its steps) and the engine-free part of the intake, writing items
+** (planes, lines, events with their texts, the decoder's diagnostics, the
 ** end) into batches; the calling thread takes them from a ring of
-** XP_NSLOT batches and does what touches the engine, and the insights'
-** per-op records (profsumInsXpApply).  Items keep the order of the one-thread walk, so every row,
+** XP_NSLOT batches and does what touches the engine.  Items keep the order of the one-thread walk, so every row,
 ** diagnostic and error is the same with PROFSUM_THREADS=0 (where each
 ** batch is consumed as soon as it is full).  The engine side also does
 ** the ordering's per-line work (the sorted check, the nesting sweep) on
@@ -172,9 +171,6 @@ typedef struct XpItem {
   uint8_t bNoStat;        /* XI_EVENT: no stats of its own (its derived
                           ** fields are its metadata's, kept per plane) */
   int16_t iTxt;           /* XI_EVENT: its XpTxt in the batch, -1: none */
-  int16_t iIns;           /* XI_EVENT: its first insights record in the
-                          ** batch (aIns), -1: none; nIns of them */
-  uint8_t nIns;
   int64_t idx;            /* event ordinal; plane / line index; diag idx */
   int64_t iOffset;        /* byte offset (events, diagnostics) */
   union {
@@ -202,11 +198,8 @@ typedef struct XpBatch {
                                   ** the consumer reads the batch beside it */
   int n;
   XpTxt *aTxt; int nTxt;
-  ProfsumInsXpOp *aIns; int nIns;   /* what the insights do on the engine
-                                  ** side (profsumInsXpApply; made at the
-                                  ** first, XP_BATCH_N of them) */
   char *aByte; int64_t nByte, nAlloc;
-  size_t aAhead[4];               /* bytes of a, aTxt, aIns, aByte asked for
+  size_t aAhead[3];               /* bytes of a, aTxt, aByte asked for
                                   ** (xpAhead) since the batch was emptied */
 } XpBatch;
 
@@ -274,10 +267,9 @@ typedef struct XpPipe {
 static int xpConsume(XpPipe *q, XpBatch *b);
 
 /* Make room in the producer's batch for one item (and an XpTxt when
-** bTxt, nIns insights records) and nByte bytes: publish the batch first
-** when it is full.  The item, or 0 when the consumer stopped (or out of
-** memory: q->prRc). */
-static XpItem *xpPush(XpPipe *q, int bTxt, int nIns, int64_t nByte);
+** bTxt) and nByte bytes: publish the batch first when it is full.  The
+** item, or 0 when the consumer stopped (or out of memory: q->prRc). */
+static XpItem *xpPush(XpPipe *q, int bTxt, int64_t nByte);
 
 /* Hand the producer's batch over and get an empty one.  0 to go on, 1
 ** when the consumer stopped. */
@@ -286,7 +278,7 @@ static int xpFlush(XpPipe *q){
   int stop = 0;
   if( !q->bThread ){
     int rc = xpConsume(q, b);
-    b->n = b->nTxt = b->nIns = 0; b->nByte = 0; memset(b->aAhead, 0, sizeof(b->aAhead));
+    b->n = b->nTxt = 0; b->nByte = 0; memset(b->aAhead, 0, sizeof(b->aAhead));
     if( rc!=SQLITE_OK ){ q->cRc = rc; q->bStop = 1; q->stopFlag = 1; }
     return q->bStop;
   }
@@ -304,7 +296,7 @@ static int xpFlush(XpPipe *q){
   stop = q->bStop;
   pthread_mutex_unlock(&q->mu);
   b = &q->aSlot[q->iFill];
-  b->n = b->nTxt = b->nIns = 0; b->nByte = 0; memset(b->aAhead, 0, sizeof(b->aAhead));
+  b->n = b->nTxt = 0; b->nByte = 0; memset(b->aAhead, 0, sizeof(b->aAhead));
   return stop;
 }
 
@@ -345,18 +337,14 @@ static void xpAhead(const void *a, size_t nUsed, size_t nCap, size_t *pDone){
   *pDone = end;
 }
 
-static XpItem *xpPush(XpPipe *q, int bTxt, int nIns, int64_t nByte){
+static XpItem *xpPush(XpPipe *q, int bTxt, int64_t nByte){
   XpBatch *b = &q->aSlot[q->iFill];
   XpItem *it;
   if( __atomic_load_n(&q->stopFlag, __ATOMIC_RELAXED) ) return 0;
-  if( b->n>=XP_BATCH_N || (bTxt && b->nTxt>=XP_BATCH_N) || b->nIns+nIns>XP_BATCH_N
+  if( b->n>=XP_BATCH_N || (bTxt && b->nTxt>=XP_BATCH_N)
    || (b->n>0 && b->nByte+nByte>XP_BATCH_BYTES) ){
     if( xpFlush(q) ) return 0;
     b = &q->aSlot[q->iFill];
-  }
-  if( nIns>0 && b->aIns==0 ){
-    b->aIns = sqlite3_malloc64(sizeof(ProfsumInsXpOp)*XP_BATCH_N);
-    if( b->aIns==0 ){ q->prRc = SQLITE_NOMEM; return 0; }
   }
   if( b->nByte+nByte>b->nAlloc ){
     int64_t nNew = b->nAlloc ? b->nAlloc : 16384;
@@ -368,12 +356,10 @@ static XpItem *xpPush(XpPipe *q, int bTxt, int nIns, int64_t nByte){
   }
   xpAhead(b->a, sizeof(XpItem)*(size_t)b->n, sizeof(XpItem)*XP_BATCH_N, &b->aAhead[0]);
   xpAhead(b->aTxt, sizeof(XpTxt)*(size_t)b->nTxt, sizeof(XpTxt)*XP_BATCH_N, &b->aAhead[1]);
-  xpAhead(b->aIns, sizeof(ProfsumInsXpOp)*(size_t)b->nIns, sizeof(ProfsumInsXpOp)*XP_BATCH_N, &b->aAhead[2]);
-  xpAhead(b->aByte, (size_t)b->nByte, (size_t)b->nAlloc, &b->aAhead[3]);
+  xpAhead(b->aByte, (size_t)b->nByte, (size_t)b->nAlloc, &b->aAhead[2]);
   it = &b->a[b->n++];
   memset(it, 0, sizeof(*it));
   it->iTxt = -1;
-  it->iIns = -1;
   return it;
 }
 
@@ -398,7 +384,7 @@ static void xpDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, cons
     q->nBadUtf8++;
     zKind = "xplane_invalid_utf8";
   }
-  it = xpPush(q, 0, 0, n+1);
+  it = xpPush(q, 0, n+1);
   if( it==0 ) return;
   it->eKind = XI_DIAG;
   it->idx = idx;
@@ -580,7 +566,7 @@ static XpItem *xpPushNamed(XpPipe *q, int eKind, const char *z, int64_t n, const
     z = zBuf;
     n = (int64_t)strlen(zBuf);
   }
-  if( (it = xpPush(q, 0, 0, n+1))==0 ) return 0;
+  if( (it = xpPush(q, 0, n+1))==0 ) return 0;
   it->eKind = (uint8_t)eKind;
   *po = xpPutBytes(q, z, n);
   *pn = n;
@@ -671,7 +657,7 @@ static int xpProduceWalk(XpPipe *q){
           fEnd = fTs + fDur;
           if( hasPrev && (fTs<prevTs || (fTs==prevTs && fEnd>prevEnd)) && !unsorted ){
             unsorted = 1;
-            if( (it = xpPush(q, 0, 0, 0))==0 ) return xpPushFailed(q);
+            if( (it = xpPush(q, 0, 0))==0 ) return xpPushFailed(q);
             it->eKind = XI_UNSORTED;
             it->idx = ev->iEvent;
             it->iOffset = ev->iOffset;
@@ -687,14 +673,18 @@ static int xpProduceWalk(XpPipe *q){
             if( bCache ) q->aShip[m->iMeta] = 1;
           }
         }
-        if( (it = xpPush(q, hasTxt, nOp, hasTxt ? q->nScr : 0))==0 ) return xpPushFailed(q);
         if( nOp>0 ){
-          XpBatch *b = &q->aSlot[q->iFill];
-          it->iIns = (int16_t)b->nIns;
-          it->nIns = (uint8_t)nOp;
-          memcpy(&b->aIns[b->nIns], aOp, sizeof(ProfsumInsXpOp)*(size_t)nOp);
-          b->nIns += nOp;
+          /* the insights' work for this event, done on this side */
+          int k, bTake = eClass==XC_TAKE;
+          for(k=0; k<nOp; k++){
+            int bOp = (aOp[k].fl & (PROFSUM_INSOP_OWN|PROFSUM_INSOP_META))!=0;
+            rc = profsumInsXpApply(q->pIns, &aOp[k],
+                                   bOp ? (profsum_ps)ln->timestampNs*1000 + (bTake ? ev->offsetPs : 0) : 0,
+                                   bOp && bTake ? ev->durationPs : 0);
+            if( rc!=SQLITE_OK ) return rc;
+          }
         }
+        if( (it = xpPush(q, hasTxt, hasTxt ? q->nScr : 0))==0 ) return xpPushFailed(q);
         it->eKind = XI_EVENT;
         it->eClass = (uint8_t)eClass;
         it->bChecked = (uint8_t)bChecked;
@@ -734,7 +724,7 @@ static void xpProduce(XpPipe *q){
   XpItem *it;
   if( rc==XP_STOPPED ) return;
   q->prRc = rc;
-  if( (it = xpPush(q, 0, 0, 0))==0 ) return;   /* stopped (or out of memory: prRc) */
+  if( (it = xpPush(q, 0, 0))==0 ) return;   /* stopped (or out of memory: prRc) */
   it->eKind = XI_END;
   xpFlush(q);
 }
@@ -845,12 +835,10 @@ static void xpLineEnd(XpWalk *w){
 static int xpConsume(XpPipe *q, XpBatch *b){
   XpWalk *w = q->w;
   ProfsumEngine *e = w->e;
-  struct ProfsumInsights *pIns = q->pIns;
   /* the batch's fields read once: it does not change while consumed */
   const char *aB = b->aByte;
   const XpItem *aItem = b->a;
   const XpTxt *aTxt = b->aTxt;
-  const ProfsumInsXpOp *aIns = b->aIns;
   const int nItem = b->n;
   int i, rc = SQLITE_OK;
   for(i=0; i<nItem && rc==SQLITE_OK; i++){
@@ -861,18 +849,6 @@ static int xpConsume(XpPipe *q, XpBatch *b){
         ProfsumEngEvent a;
         int32_t key = -1;
         if( !it->bChecked && (rc = xpStopCheck(w, it->idx))!=SQLITE_OK ) break;
-        if( it->iIns>=0 ){
-          /* the insights' engine-side work for this event (its ops are
-          ** taken events: their start and dur are set) */
-          int k;
-          for(k=0; k<it->nIns && rc==SQLITE_OK; k++){
-            const ProfsumInsXpOp *op = &aIns[it->iIns + k];
-            int bOp = (op->fl & (PROFSUM_INSOP_OWN|PROFSUM_INSOP_META))!=0;
-            rc = profsumInsXpApply(pIns, op, bOp ? (profsum_ps)w->tsNs*1000 + it->u.ev.ts : 0,
-                                   bOp ? it->u.ev.dur : 0);
-          }
-          if( rc ) break;
-        }
         if( it->eClass!=XC_TAKE ){
           if( it->eClass!=XC_SKIP ){
             profsumEngDiag(e, it->idx, it->iOffset, it->eClass==XC_NEG ? "negative_duration" : "zero_duration",
@@ -1038,7 +1014,6 @@ static void xpPipeFree(XpPipe *q){
   for(i=0; i<XP_NSLOT; i++){
     sqlite3_free(q->aSlot[i].a);
     sqlite3_free(q->aSlot[i].aTxt);
-    sqlite3_free(q->aSlot[i].aIns);
     sqlite3_free(q->aSlot[i].aByte);
   }
   sqlite3_free(q->aShip);
