@@ -15,12 +15,15 @@ import xspace_writer as W
 from util import DbTestCase, connect
 
 US = 10 ** 6
+XLA_OP_COLS = ("trace_id", "device", "line_kind", "name", "hlo_op", "hlo_module", "hlo_category",
+               "framework_op", "count", "time_us", "self_us", "flops", "model_flops", "bytes_accessed")
 N_PER_LINE = 9000
 
 
 def big_capture(bad_last=False):
     """Two planes, three lines each, 54,000 events: stats on some (tf_op,
-    long_name, source, run_id, step_num), zero and negative durations, an
+    long_name, source, run_id, step_num; flops and bytes_accessed on every
+    4th, which the insights' per-op work reads), zero and negative durations, an
     unknown field on every 7th event (a diagnostic each), an out-of-order
     event per line.  bad_last: the last line ends with an XEvent holding a
     truncated varint."""
@@ -38,6 +41,8 @@ def big_capture(bad_last=False):
                           pb.stat("long_name", s="%%%s = f32[%d] fusion()" % (name, i % 13)),
                           pb.stat("source", s="model.py:%d" % (i % 17)),
                           pb.stat("run_id", i64=i % 3), pb.stat("step_num", i64=i // 500)]
+                if i % 4 == 0:
+                    st = st + [pb.stat("flops", i64=1000 + i % 50), pb.stat("bytes_accessed", i64=4096)]
                 dur = (i % 9 + 1) * US
                 if i % 101 == 0:
                     dur = 0
@@ -132,6 +137,25 @@ class XPipeTest(DbTestCase):
                      ("unknown_field", 6 * 1286)):
             self.assertIn("%s: %d occurrences" % (k, n), supp)
         self.assertEqual(re.findall(r'"num_events_total": (\d+)', one[1]), [str(6 * N_PER_LINE)])
+        # the insights' per-op work (on the decoding side when threaded):
+        # every op of the device's XLA Ops line, FLOPs and bytes summed per op
+        xla = one[2]["profsum_agg_xla_op"]
+        self.assertEqual(sum(r[XLA_OP_COLS.index("count")] for r in xla), N_PER_LINE - 90 - 1)
+        want = {}
+        for i in range(N_PER_LINE):
+            if i % 101 == 0 or i == 8000 or i % 4:
+                continue
+            want[i % 37] = want.get(i % 37, 0) + 1000 + i % 50
+        got, nbytes = {}, 0
+        for r in xla:
+            cols = dict(zip(XLA_OP_COLS, r))
+            if cols["flops"] is not None:
+                k = int(cols["name"].split(".")[1])
+                got[k] = got.get(k, 0) + cols["flops"]
+            nbytes += cols["bytes_accessed"] or 0
+        self.assertEqual(got, want)
+        self.assertEqual(nbytes, 4096 * sum(1 for i in range(N_PER_LINE)
+                                            if i % 4 == 0 and i % 101 and i != 8000))
 
     def test_decode_error_late_in_the_file(self):
         # a bad XEvent at the end of the last line: the same message (byte offset,
