@@ -271,7 +271,9 @@ typedef struct UnionJob {
 static void unionWindow(UnionJob *u){
   Engine *e = u->e;
   int64_t t, j;
-  double wLo = 0, wHi = 0;    /* kept in locals, stored once: see Agg.uj */
+  double wLo = 0, wHi = 0;    /* kept in locals and stored once: u lies in
+                              ** the aggregation's state, beside fields the
+                              ** event pass writes per event */
   int hasW = 0;
   for(t=0; t<e->nTrk; t++){
     const STrack *tr = &e->aTrk[t];
@@ -488,12 +490,8 @@ typedef struct Agg {
   double wLo, wHi;
   int hasW;
   int64_t hintW;              /* floatEntryNear's hint for them */
-  _Alignas(64) UnionJob uj;   /* the global breakdown's unions, beside the
-                              ** event pass: on lines of their own, apart
-                              ** from the fields the event pass writes per
-                              ** event just above */
-  _Alignas(64) Gaps *pGaps;   /* the regions, fed by the event pass (on
-                              ** the line after the job's) */
+  UnionJob uj;                /* the global breakdown's unions, beside the event pass */
+  Gaps *pGaps;                /* the regions, fed by the event pass */
 } Agg;
 
 /* Allocate and clear a's arrays for e's names and keys.  SQLITE_OK or

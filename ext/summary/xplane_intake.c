@@ -184,8 +184,7 @@ typedef struct XpItem {
 #define XP_NSLOT      8          /* batches in the ring */
 #define XP_WAKE       (XP_NSLOT/2)   /* a waiting side is woken once this
                                  ** many batches are ready (free) */
-#define XP_BATCH_N    1024       /* items (and XpTxt, and insights
-                                 ** records) per batch */
+#define XP_BATCH_N    1024       /* items (and XpTxt) per batch */
 #define XP_BATCH_BYTES 65536     /* a batch ends once its bytes pass this */
 #define XP_AHEAD_BYTES 1024      /* how far ahead of its writes the producer
                                  ** asks for a batch's lines (xpAhead) */
@@ -271,6 +270,13 @@ static int xpConsume(XpPipe *q, XpBatch *b);
 ** item, or 0 when the consumer stopped (or out of memory: q->prRc). */
 static XpItem *xpPush(XpPipe *q, int bTxt, int64_t nByte);
 
+/* Empty batch b for the producer to fill again. */
+static void xpBatchEmpty(XpBatch *b){
+  b->n = b->nTxt = 0;
+  b->nByte = 0;
+  memset(b->aAhead, 0, sizeof(b->aAhead));
+}
+
 /* Hand the producer's batch over and get an empty one.  0 to go on, 1
 ** when the consumer stopped. */
 static int xpFlush(XpPipe *q){
@@ -278,7 +284,7 @@ static int xpFlush(XpPipe *q){
   int stop = 0;
   if( !q->bThread ){
     int rc = xpConsume(q, b);
-    b->n = b->nTxt = 0; b->nByte = 0; memset(b->aAhead, 0, sizeof(b->aAhead));
+    xpBatchEmpty(b);
     if( rc!=SQLITE_OK ){ q->cRc = rc; q->bStop = 1; q->stopFlag = 1; }
     return q->bStop;
   }
@@ -295,8 +301,7 @@ static int xpFlush(XpPipe *q){
   }
   stop = q->bStop;
   pthread_mutex_unlock(&q->mu);
-  b = &q->aSlot[q->iFill];
-  b->n = b->nTxt = 0; b->nByte = 0; memset(b->aAhead, 0, sizeof(b->aAhead));
+  xpBatchEmpty(&q->aSlot[q->iFill]);
   return stop;
 }
 
@@ -330,8 +335,7 @@ static int xpBarrier(XpPipe *q){
 ** transfers overlap. */
 static void xpAhead(const void *a, size_t nUsed, size_t nCap, size_t *pDone){
   size_t i = *pDone>nUsed ? *pDone : nUsed, end = nUsed + XP_AHEAD_BYTES;
-  if( a==0 ) return;
-  if( end>nCap ) end = nCap;
+  if( end>nCap ) end = nCap;            /* an array not made yet: nCap 0 */
   if( i>=end ) return;
   for(i &= ~(size_t)63; i<end; i+=64) profsumPrefetchW((uintptr_t)a + i);
   *pDone = end;
@@ -641,7 +645,7 @@ static int xpProduceWalk(XpPipe *q){
         const ProfsumXpEventMeta *m = ev->pMeta;
         XpTxt t;
         ProfsumInsXpOp aOp[2];
-        int hasTxt = 0, bChecked = 0, bNoStat = 0, nOp = 0;
+        int hasTxt = 0, bChecked = 0, bNoStat = 0, nOp = 0, k;
         double fTs = 0.0, fDur = 0.0;
         int eClass;
         if( (rc = profsumInsXpEvent(q->pIns, p, ev, aOp, &nOp))!=SQLITE_OK ) return rc;
@@ -673,16 +677,12 @@ static int xpProduceWalk(XpPipe *q){
             if( bCache ) q->aShip[m->iMeta] = 1;
           }
         }
-        if( nOp>0 ){
-          /* the insights' work for this event, done on this side */
-          int k, bTake = eClass==XC_TAKE;
-          for(k=0; k<nOp; k++){
-            int bOp = (aOp[k].fl & (PROFSUM_INSOP_OWN|PROFSUM_INSOP_META))!=0;
-            rc = profsumInsXpApply(q->pIns, &aOp[k],
-                                   bOp ? (profsum_ps)ln->timestampNs*1000 + (bTake ? ev->offsetPs : 0) : 0,
-                                   bOp && bTake ? ev->durationPs : 0);
-            if( rc!=SQLITE_OK ) return rc;
-          }
+        /* the insights' work for this event, done on this side (start and
+        ** duration are read for an op only, which is a taken event) */
+        for(k=0; k<nOp; k++){
+          rc = profsumInsXpApply(q->pIns, &aOp[k], (profsum_ps)ln->timestampNs*1000 + ev->offsetPs,
+                                 ev->durationPs);
+          if( rc!=SQLITE_OK ) return rc;
         }
         if( (it = xpPush(q, hasTxt, hasTxt ? q->nScr : 0))==0 ) return xpPushFailed(q);
         it->eKind = XI_EVENT;
