@@ -9,7 +9,7 @@ import sqlite3
 import unittest
 from pathlib import Path
 
-from util import connect, TempDir
+from util import connect, run_as_unprivileged, TempDir
 
 COLS = "path, host, session, size, format, picked, reference_pick"
 
@@ -359,31 +359,43 @@ class FindTracesTest(unittest.TestCase):
                                 "profsum_find_traces: '%s': not a directory" % f)
 
     def test_unreadable_directory(self):
-        if os.geteuid() == 0:
-            self.skipTest("running as root: directory permissions are not enforced")
+        # as root the query runs in a child that is not root: permissions
+        # are not enforced for root
         with TempDir() as t:
             d = os.path.join(t.path, "locked")
             os.makedirs(d)
             os.chmod(d, 0)
-            try:
-                self.assertSqlError(
-                    "SELECT * FROM profsum_find_traces(?)", (d,),
-                    "profsum_find_traces: '%s': cannot open directory "
+            want = ("profsum_find_traces: '%s': cannot open directory "
                     "(Permission denied)" % d)
+            try:
+                if os.geteuid() == 0:
+                    os.chmod(t.path, 0o755)
+                    self.assertEqual(run_as_unprivileged(
+                        self, "SELECT * FROM profsum_find_traces(?)", (d,)), ("error", want))
+                else:
+                    self.assertSqlError("SELECT * FROM profsum_find_traces(?)", (d,), want)
             finally:
                 os.chmod(d, 0o700)
 
     def test_unreadable_subdirectory_is_skipped(self):
-        if os.geteuid() == 0:
-            self.skipTest("running as root: directory permissions are not enforced")
         with TempDir() as t:
             t.write("ok/h.trace.json", b"")
             t.write("locked/g.trace.json.gz", b"")
             d = os.path.join(t.path, "locked")
             os.chmod(d, 0)
+            want = [os.path.join(t.path, "ok/h.trace.json")]
             try:
-                self.assertEqual([r[0] for r in self.rows(t.path)],
-                                 [os.path.join(t.path, "ok/h.trace.json")])
+                if os.geteuid() == 0:
+                    # root reads any directory: a child that is not root
+                    os.chmod(t.path, 0o755)
+                    os.chmod(os.path.join(t.path, "ok"), 0o755)
+                    kind, rows = run_as_unprivileged(
+                        self, "SELECT path FROM profsum_find_traces(?)", (t.path,))
+                    self.assertEqual((kind, [r[0] for r in rows]), ("rows", want))
+                    # and root itself lists the locked one too
+                    self.assertEqual(len(self.rows(t.path)), 2)
+                else:
+                    self.assertEqual([r[0] for r in self.rows(t.path)], want)
             finally:
                 os.chmod(d, 0o700)
 

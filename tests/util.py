@@ -221,6 +221,50 @@ def run_child_json(tc, code, trace, dbdir, env_extra, tag, timeout=300):
     tc.assertEqual(out.returncode, 0, out.stderr)
     return json.loads(out.stdout)
 
+UNPRIVILEGED_ID = 65534   # Debian's `nobody` and `nogroup`
+
+
+def run_as_unprivileged(tc, sql, params=()):
+    """Run sql with params in a fresh in-memory connection with the extension
+    loaded, in a child process that runs as uid and gid UNPRIVILEGED_ID with
+    no supplementary groups: what file permissions do to a user who is not
+    root.  The caller (root) makes the paths the child needs searchable.
+    Returns ("rows", [lists]) or ("error", message).  Skips the test when
+    the child cannot change its user (no CAP_SETUID, a sandbox)."""
+    import sys
+    d = os.path.dirname(os.path.abspath(SO))
+    while True:
+        # the extension must be reachable without root's rights
+        if not os.stat(d).st_mode & 0o001:
+            tc.skipTest("uid %d cannot reach the extension: %s is not searchable by others"
+                        % (UNPRIVILEGED_ID, d))
+        if d == "/":
+            break
+        d = os.path.dirname(d)
+    if not os.stat(SO).st_mode & 0o004:
+        tc.skipTest("uid %d cannot read the extension %s" % (UNPRIVILEGED_ID, SO))
+    code = "\n".join([
+        "import json, sqlite3, sys",
+        "so, sql, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])",
+        "db = sqlite3.connect(':memory:')",
+        "db.enable_load_extension(True)",
+        "db.load_extension(so)",
+        "try:",
+        "    print(json.dumps(['rows', [list(r) for r in db.execute(sql, params)]]))",
+        "except sqlite3.Error as e:",
+        "    print(json.dumps(['error', str(e)]))",
+    ])
+    try:
+        r = subprocess.run([sys.executable, "-c", code, SO, sql, json.dumps(list(params))],
+                           user=UNPRIVILEGED_ID, group=UNPRIVILEGED_ID, extra_groups=[],
+                           capture_output=True, text=True, timeout=120, cwd="/")
+    except PermissionError as e:
+        tc.skipTest("cannot run a child as uid %d: %s" % (UNPRIVILEGED_ID, e))
+    tc.assertEqual(r.returncode, 0, "child as uid %d failed: %s" % (UNPRIVILEGED_ID, r.stderr[-2000:]))
+    kind, value = json.loads(r.stdout)
+    return kind, value
+
+
 def run_interrupted_at(db, k, sql, args=(), every=50):
     """Run sql on db, calling db.interrupt() (sqlite3_interrupt) at the k-th
     progress callback; return the text of the OperationalError it raised,
