@@ -607,6 +607,7 @@ static int aggEventPass(Agg *a){
     int64_t k = ORD(e, j);
     SEv *r = EV(e, k);
     const EvKey *q = KEY(e, r);
+    ORD_PREFETCH(e, j, e->nEv);
     STrack *t = &e->aTrk[q->trk];
     const char *zName = SP_STR(&e->pool, q->name);
     int nName = SP_LEN(&e->pool, q->name);

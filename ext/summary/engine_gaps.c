@@ -593,6 +593,7 @@ static int gapsOfTrack(Gaps *g, const STrack *t){
       /* profsumEngCmpIn(j's start, j-1's): beyond the tolerance the exact
       ** difference decides (not equal), as in profsumEngCmpIn */
       int64_t ts = EV(e, ORD(e, t->iFirst+j))->ts, d = ts - tsPrev;
+      ORD_PREFETCH(e, t->iFirst+j, e->nEv);
       tsPrev = ts;
       if( d>=-tol && d<=tol
        && profsumEngCmpIn(e, t, tol, ORD(e, t->iFirst+j), 0, ORD(e, t->iFirst+j-1), 0)==0 ) break;
@@ -621,6 +622,7 @@ static int gapsOfTrack(Gaps *g, const STrack *t){
     int32_t k = gapAt(g, j);
     const SEv *r = EV(e, k);
     int64_t ts = r->ts, end = ts + EVDUR(e, r);
+    ORD_PREFETCH(e, t->iFirst+j, e->nEv);   /* gapAt's order, or close to it */
     /* profsumEngCmpIn(k's start, then its end, against prevEnd, the end of
     ** iPrev): beyond the tolerance the exact difference decides, as in
     ** profsumEngCmpIn, which decides the rest */

@@ -621,6 +621,7 @@ static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, in
     int32_t k = ORD(e, pos);
     SEv *rk = EV(e, k);
     int64_t kTs = rk->ts, kEnd = kTs + EVDUR(e, rk), d;
+    ORD_PREFETCH(e, pos, e->nEv);
     /* profsumEngCmpIn(k's start, then its end, with the top's end, kept
     ** in topEnd): beyond the tolerance the exact difference decides, as
     ** it does there; profsumEngCmpIn decides the rest */
