@@ -14,7 +14,7 @@ import stat
 import unittest
 
 import fixtures
-from util import connect, TempDir, SO
+from util import connect, TempDir, SO, UNPRIVILEGED_ID, unreachable_by_others
 
 SQLITE_DIRECTONLY = 0x80000
 SQLITE_INNOCUOUS = 0x200000
@@ -693,15 +693,15 @@ class Bundle(Base):
                 "except sqlite3.Error as e:\n"
                 "    print(e)\n")
         if os.geteuid() == 0:
-            nobody = 65534
+            nobody = UNPRIVILEGED_ID
             for p in (self.td.path, d):
                 os.chmod(p, os.stat(p).st_mode | 0o055 if p != d else 0o555)
             for f in os.listdir(self.td.path):
                 os.chmod(os.path.join(self.td.path, f), os.stat(os.path.join(self.td.path, f)).st_mode | 0o044)
             # the unprivileged user must reach the extension and Python's path
-            if not os.access(SO, os.R_OK) or any(not (os.stat(p).st_mode & 0o001) for p in
-                                                 self.parents(SO) + self.parents(self.td.path)):
-                self.skipTest("the unprivileged user cannot reach the extension or the temp dir")
+            why = unreachable_by_others(SO, self.td.path)
+            if why:
+                self.skipTest("the unprivileged user cannot reach the extension or the temp dir: " + why)
             res = subprocess.run([sys.executable, "-c", code, self.db_path, SO, d], capture_output=True,
                                  text=True, preexec_fn=lambda: (os.setgid(nobody), os.setuid(nobody)), timeout=60)
         else:
@@ -711,14 +711,6 @@ class Bundle(Base):
                          "Permission denied" % d, res.stderr)
         self.assertEqual(os.listdir(d), [])
         self.assertEqual(self.n_records(), 0)
-
-    @staticmethod
-    def parents(path):
-        out, p = [], os.path.dirname(os.path.abspath(path))
-        while p != "/":
-            out.append(p)
-            p = os.path.dirname(p)
-        return out
 
 
 if __name__ == "__main__":

@@ -224,25 +224,36 @@ def run_child_json(tc, code, trace, dbdir, env_extra, tag, timeout=300):
 UNPRIVILEGED_ID = 65534   # Debian's `nobody` and `nogroup`
 
 
+def unreachable_by_others(*paths):
+    """Why a user other than the owner (no group rights) cannot reach each
+    of paths: the first folder on the way that others may not search, or a
+    path they may not read; None when all can be reached."""
+    for path in paths:
+        path = os.path.abspath(path)
+        d = os.path.dirname(path)
+        while True:
+            if not os.stat(d).st_mode & 0o001:
+                return "%s is not searchable by others" % d
+            if d == "/":
+                break
+            d = os.path.dirname(d)
+        if not os.stat(path).st_mode & 0o004:
+            return "%s is not readable by others" % path
+    return None
+
+
 def run_as_unprivileged(tc, sql, params=()):
     """Run sql with params in a fresh in-memory connection with the extension
     loaded, in a child process that runs as uid and gid UNPRIVILEGED_ID with
     no supplementary groups: what file permissions do to a user who is not
     root.  The caller (root) makes the paths the child needs searchable.
     Returns ("rows", [lists]) or ("error", message).  Skips the test when
-    the child cannot change its user (no CAP_SETUID, a sandbox)."""
+    the child cannot change its user (no CAP_SETUID, a sandbox) or cannot
+    reach the extension."""
     import sys
-    d = os.path.dirname(os.path.abspath(SO))
-    while True:
-        # the extension must be reachable without root's rights
-        if not os.stat(d).st_mode & 0o001:
-            tc.skipTest("uid %d cannot reach the extension: %s is not searchable by others"
-                        % (UNPRIVILEGED_ID, d))
-        if d == "/":
-            break
-        d = os.path.dirname(d)
-    if not os.stat(SO).st_mode & 0o004:
-        tc.skipTest("uid %d cannot read the extension %s" % (UNPRIVILEGED_ID, SO))
+    why = unreachable_by_others(SO)
+    if why:
+        tc.skipTest("uid %d cannot reach the extension: %s" % (UNPRIVILEGED_ID, why))
     code = "\n".join([
         "import json, sqlite3, sys",
         "so, sql, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])",
@@ -261,8 +272,7 @@ def run_as_unprivileged(tc, sql, params=()):
     except PermissionError as e:
         tc.skipTest("cannot run a child as uid %d: %s" % (UNPRIVILEGED_ID, e))
     tc.assertEqual(r.returncode, 0, "child as uid %d failed: %s" % (UNPRIVILEGED_ID, r.stderr[-2000:]))
-    kind, value = json.loads(r.stdout)
-    return kind, value
+    return tuple(json.loads(r.stdout))
 
 
 def run_interrupted_at(db, k, sql, args=(), every=50):
