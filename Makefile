@@ -291,7 +291,7 @@ build/fuzz_reader: tests/fuzz_reader.c $(SRCS) $(HDRS) build/gen/schema_sql.h | 
 # whole-line path is reached by small inputs.
 build/fuzz_xplane: tests/fuzz_xplane.c $(SRCS) $(HDRS) build/gen/schema_sql.h | build/gen/deps-ok
 	@mkdir -p build
-	clang $(FUZZ_CFLAGS) -Wno-error -DPROFSUM_XP_READAHEAD=64 -DPROFSUM_XP_LINE_WHOLE=256 \
+	clang $(FUZZ_CFLAGS) -Wno-error -DPROFSUM_XP_READAHEAD=64 -DPROFSUM_XP_LINE_WHOLE=256 -DPROFSUM_XP_LAZY_MIN=16 \
 	  -o $@ tests/fuzz_xplane.c $(SRCS) $(FUZZ_LIBS)
 fuzz-xplane: build/fuzz_xplane
 	@mkdir -p build/fuzz_xplane_corpus

@@ -5,7 +5,8 @@
 **
 ** Fuzz build (clang -fsanitize=fuzzer,address,undefined, -DSQLITE_CORE,
 ** the extension sources, -DPROFSUM_XP_READAHEAD=64
-** -DPROFSUM_XP_LINE_WHOLE=256 so that small inputs move the window).  For
+** -DPROFSUM_XP_LINE_WHOLE=256 -DPROFSUM_XP_LAZY_MIN=16 so that small
+** inputs move the window and leave bytes values in the file).  For
 ** every input it renders the whole walk (planes, lines, events, every
 ** stat with its text, the XSpace strings, or the error) and checks:
 **   1. the walk over memory and over the same bytes in a file (a memfd,
@@ -319,6 +320,15 @@ done:
   flushDiags(s, pend);
   sqlite3_free(sqlite3_str_finish(pend));
   if( p ) *pnEvents = profsumXpEventsSeen(p);
+  if( rc!=SQLITE_OK && zErr==0 && p ) zErr = profsumXpErrMsg(p);   /* a stat's text failed */
+  if( rc!=SQLITE_OK && sqlite3_str_length(s)>0 && sqlite3_str_value(s)[sqlite3_str_length(s)-1]!='\n' ){
+    /* a record cut short (a stat's text failed): dropped, whole lines kept */
+    char *zAll = sqlite3_mprintf("%s", sqlite3_str_value(s));
+    char *zNl = zAll ? strrchr(zAll, '\n') : 0;
+    sqlite3_str_reset(s);
+    if( zNl ){ zNl[1] = 0; sqlite3_str_appendall(s, zAll); }
+    sqlite3_free(zAll);
+  }
   if( rc!=SQLITE_OK ){
     sqlite3_str_appendf(s, "{\"error\":");
     jStr(s, zErr ? zErr : "", zErr ? (int64_t)strlen(zErr) : 0, o->zPath);

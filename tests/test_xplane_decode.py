@@ -7,8 +7,9 @@ resolved through the maps, metadata stats then event stats, ordinals, byte
 offsets, diagnostics, the lenient UTF-8 mode, skipping) is checked through
 tests/fuzz_xplane.c built as a dump tool (-DPROFSUM_XPLANE_DUMP, with
 AddressSanitizer and UBSan), in two builds: the default window sizes, and
-a 64-byte read-ahead with 256-byte whole lines, which makes small files
-move the pread window; both must print the same.
+a 64-byte read-ahead with 256-byte whole lines and bytes values of 16
+bytes or more left in the file until read, which makes small files move
+the pread window and take the lazy path; both must print the same.
 
 On the corpus (tests/util.py's CORPUS, skipped when absent) every .xplane.pb must
 decode and give the per-plane and per-line event counts of
@@ -25,7 +26,7 @@ import sys
 import tempfile
 import unittest
 
-from util import connect, TempDir, CORPUS, ROOT
+from util import connect, TempDir, CORPUS, ROOT, import_memory, sqlrun_mem
 import xspace_writer as W
 
 SRC = ["tests/fuzz_xplane.c", "ext/reader/xplane_pb.c", "ext/reader/pbwire.c", "ext/reader/gz.c", "ext/util/hash.c", "ext/util/prefault.c"]
@@ -50,7 +51,8 @@ def dump_tools():
         _BUILD["dir"] = d
         tools = []
         for name, extra in (("dump", []), ("dump_small", ["-DPROFSUM_XP_READAHEAD=64",
-                                                          "-DPROFSUM_XP_LINE_WHOLE=256"])):
+                                                          "-DPROFSUM_XP_LINE_WHOLE=256",
+                                                          "-DPROFSUM_XP_LAZY_MIN=16"])):
             out = os.path.join(d, name)
             args = [cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-g",
                     "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
@@ -648,6 +650,89 @@ for p in sys.argv[1:]:
             "past the end of the file (20 bytes left)" % p1,
             "profsum_xplane_planes: '%s': byte 5 (plane 0): XPlane field 3 (lines): length 2000000000 "
             "runs past the end of its message (0 bytes left)" % p2])
+
+
+def hlo_metadata_space(n_protos=8, proto_bytes=1 << 20, seed=5):
+    """An XSpace shaped like JAX's with HLO protos: a /host:metadata plane
+    whose event metadata carry n_protos large bytes values (the "Hlo Proto"
+    stat, and the metadata field), and a device plane whose ops refer to a
+    metadata entry with a 300 KB bytes stat that is not valid UTF-8.
+    Returns (data, the text the device ops' "blob" arg must have)."""
+    import random
+    rng = random.Random(seed)
+    meta = W.PlaneBuilder("/host:metadata", id=0)
+    for i in range(n_protos):
+        meta.eid("jit_step_%d" % i, stats=[meta.stat("Hlo Proto", b=rng.randbytes(proto_bytes))],
+                 metadata=rng.randbytes(200000))
+    blob = b"ok \xff\xfe " + rng.randbytes(300000) + b" end"
+    dev = W.PlaneBuilder("/device:TPU:0", id=1)
+    dev.eid("fusion.0", stats=[dev.stat("blob", b=blob), dev.stat("tf_op", s="a/b")])
+    evs = [dev.event("fusion.0", offset_ps=i * 5000, duration_ps=4000,
+                     stats=[dev.stat("flops", i64=i)]) for i in range(50)]
+    dev.line(id=1, name="XLA Ops", timestamp_ns=1_700_000_000_000_000_000, events=evs)
+    data = W.xspace([meta.build(), dev.build()], hostnames=["h"])
+    return data, blob.decode("utf-8", "replace")
+
+
+class LargeMetadataBytes(XplaneBase):
+    """Long bytes values of a plane's metadata (the HLO protos JAX writes in
+    /host:metadata) stay in a plain file until something reads them: rows,
+    documents and errors are those of the eager read (a gzip file, read
+    from memory), and the memory does not grow with them."""
+
+    def rows(self, path):
+        return self.db.execute("SELECT idx, name, ts, dur_ps, args, tf_op FROM trace_events(?) "
+                               "ORDER BY idx", (path,)).fetchall()
+
+    def test_rows_and_documents_as_the_eager_read(self):
+        data, text = hlo_metadata_space()
+        plain = self.write("h.xplane.pb", data)
+        gz = self.write("h.xplane.pb.gz", gzip.compress(data, mtime=0))
+        rows = self.rows(plain)
+        self.assertEqual(len(rows), 50)
+        self.assertEqual(rows, self.rows(gz))
+        args = json.loads(rows[7][4])
+        self.assertEqual(args, {"blob": text, "tf_op": "a/b", "flops": 7})
+        self.assertEqual(rows[7][5], "a/b")
+        self.assertEqual(self.planes(plain), self.planes(gz))
+        docs = []
+        for i, path in enumerate((plain, gz)):
+            self.db.execute("SELECT profsum_import(?, ?)", (path, "l%d" % i)).fetchall()
+            doc = json.loads(self.db.execute("SELECT profsum_summary_json(?)", ("l%d" % i,)).fetchone()[0])
+            # what names the file and the time: the rest must be equal
+            self.assertEqual(doc.pop("source_path"), path)
+            doc["trace_provenance"].pop("trace_sha256")
+            doc.pop("generated_at_utc")
+            docs.append(doc)
+        self.assertEqual(docs[0], docs[1])
+        self.assertEqual(docs[0]["trace_overview"]["num_complete_events"], 50)
+
+    def test_memory_does_not_hold_them(self):
+        data, _ = hlo_metadata_space(n_protos=16)      # 16 MiB of HLO protos
+        plain = self.write("h.xplane.pb", data)
+        before, _, peak = sqlrun_mem("SELECT count(*), sum(length(args)) FROM trace_events('%s')" % plain)
+        # a row holds the 300 KB blob a few times over (its text, args, the
+        # U+FFFD copy): a few MB, not the 16 MiB of protos
+        self.assertLess(peak - before, 5 << 20, "the scan held the metadata's bytes")
+        stored, peak = import_memory(plain)
+        self.assertLess(peak, 6 << 20, "the import held the metadata's bytes")
+        # the eager read of the same bytes holds them (what the bound tells apart)
+        gz = self.write("h.xplane.pb.gz", gzip.compress(data, mtime=0, compresslevel=1))
+        before, _, peak = sqlrun_mem("SELECT count(*) FROM trace_events('%s')" % gz)
+        self.assertGreater(peak - before, 16 << 20)
+
+    def test_file_that_shrinks_before_a_value_is_read(self):
+        data, _ = hlo_metadata_space(n_protos=2, proto_bytes=100000)
+        path = self.write("s.xplane.pb", data)
+        tools = dump_tools()
+        if not tools:
+            self.skipTest("no C compiler for the dump tool")
+        # the default build: the first plane's protos (100 KB each) stay in
+        # the file, and the dump asks for their text after the cut
+        rc, recs = run_dump(tools[0], path, "--truncate=1000")
+        self.assertEqual(rc, 1)
+        self.assertRegex(recs[-1]["error"], r"^fuzz_xplane: '%s': the file shrank while it was read "
+                         r"\(it had %d bytes; it ends before byte \d+\)$" % (path, len(data)))
 
 
 def expected_counts():

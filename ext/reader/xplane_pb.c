@@ -26,8 +26,10 @@
 #include "pbwire.h"
 #include "growarray.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 /* A line up to this long is read whole before its first pass, so both of
@@ -279,6 +281,9 @@ struct ProfsumXp {
   XpBuf text;
   XpBuf text2;             /* U+FFFD copy of inflated text */
   XpBuf check;             /* output window of xpCstrCheck (discarded) */
+  XpBuf lazy;              /* a lazy BYTES value read from the file */
+  int64_t iLazyHave;       /* the offset of the value lazy holds (-1: none):
+                           ** every event of one metadata asks for the same */
 };
 
 /* ------------------------------------------------------------------ */
@@ -508,9 +513,30 @@ static int xpString(ProfsumXp *p, XpArena *pKeep, XpArena *pFix, int64_t off, in
 /* XStat                                                               */
 /* ------------------------------------------------------------------ */
 
-/* Decode the XStat in [start, end) (fetched) whose tag is at tagOff into
-** *s.  pKeep: where its strings and bytes are kept (see xpKeep); pFix:
-** where U+FFFD copies go.  Names are resolved later (xpResolveStat). */
+/* Is a bytes value of n bytes, to be kept in pKeep, left in the file
+** (ProfsumXpStat.isLazy)?  Only a plain file's (a gzip stream cannot be
+** read again; memory is not copied anyway), and only what would be kept
+** with the plane (its metadata and stats: pKeep given). */
+static int xpLeaveInFile(const ProfsumXp *p, const XpArena *pKeep, int64_t n){
+  return pKeep && p->in.eSrc==PBW_SRC_FILE && n>=(int64_t)PROFSUM_XP_LAZY_MIN;
+}
+
+/* Make a lazy BYTES value of *s readable as an ordinary one: fetched and
+** kept in pKeep (a compressed string came after it, and the view of a
+** reader without that field needs it: profsumXpStatRef). */
+static int xpUnlazy(ProfsumXp *p, XpArena *pKeep, ProfsumXpStat *s){
+  int rc = pbwNeed(&p->in, s->iLazyOff, s->n, s->iOffset, XM_STAT, 6);
+  if( rc==SQLITE_OK ) rc = xpKeep(p, pKeep, s->iLazyOff, s->n, &s->z);
+  s->isLazy = 0;
+  return rc;
+}
+
+/* Decode the XStat in [start, end) whose tag is at tagOff into *s (the
+** bytes of its strings are fetched as they are read: the stat need not be
+** in the window).  pKeep: where its strings and bytes are kept (see
+** xpKeep; a long bytes value may be left in the file: xpLeaveInFile);
+** pFix: where U+FFFD copies go.  Names are resolved later
+** (xpResolveStat). */
 static int xpDecodeStat(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff,
                         XpArena *pKeep, XpArena *pFix, ProfsumXpStat *s, int depth){
   int64_t pos = start;
@@ -521,6 +547,7 @@ static int xpDecodeStat(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff
   while( pos<end ){
     rc = xpField(p, &pos, end, XM_STAT, depth, &d);
     if( rc ) return rc;
+    if( s->isLazy && d.f>=2 && d.f<=7 ) s->isLazy = 0;   /* another member replaces it */
     switch( d.f ){
       case 1: s->metadataId = (int64_t)d.v; break;
       case 2: memcpy(&s->rVal, &d.v, 8); s->eType = PROFSUM_XV_DOUBLE; break;
@@ -528,18 +555,28 @@ static int xpDecodeStat(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff
       case 4: s->iVal = (int64_t)d.v; s->eType = PROFSUM_XV_INT64; break;
       case 7: s->uVal = d.v; s->eType = PROFSUM_XV_REF; break;
       case 5:
-        rc = xpString(p, pKeep, pFix, d.off, d.len, XM_STAT, d.f, &s->z, &s->n);
+        rc = pbwNeed(&p->in, d.off, d.len, d.tagOff, XM_STAT, d.f);
+        if( rc==SQLITE_OK ) rc = xpString(p, pKeep, pFix, d.off, d.len, XM_STAT, d.f, &s->z, &s->n);
         s->eType = PROFSUM_XV_STR;
         break;
       case 6: case 8:
         if( d.f==8 && s->eType!=PROFSUM_XV_CSTR ){
           /* what a reader without field 8 keeps: the member before it */
+          if( s->isLazy && (rc = xpUnlazy(p, pKeep, s))!=SQLITE_OK ) return rc;
           s->zPre = s->z;
           s->nPre = s->n;
         }
-        rc = xpKeep(p, pKeep, d.off, d.len, &s->z);
         s->n = d.len;
         s->eType = d.f==6 ? PROFSUM_XV_BYTES : PROFSUM_XV_CSTR;
+        if( d.f==6 && xpLeaveInFile(p, pKeep, d.len) ){
+          s->z = 0;
+          s->isLazy = 1;
+          s->iLazyOff = d.off;
+          break;
+        }
+        s->isLazy = 0;
+        rc = pbwNeed(&p->in, d.off, d.len, d.tagOff, XM_STAT, d.f);
+        if( rc==SQLITE_OK ) rc = xpKeep(p, pKeep, d.off, d.len, &s->z);
         break;
     }
     if( d.f>=2 && d.f<=7 ) s->eRefType = s->eType;
@@ -577,7 +614,7 @@ const ProfsumXpStat *profsumXpStatRef(const ProfsumXpStat *s, ProfsumXpStat *pVi
 
 static int xpCstrCheck(ProfsumXp *p, ProfsumXpStat *s);
 
-/* Decode the stats field d (its bytes fetched) into a new stat appended to
+/* Decode the stats field d into a new stat appended to
 ** the growing array (*pa, *pn, *pnAlloc).  iStat: its number for
 ** messages; pKeep, pFix, depth: as xpDecodeStat's. */
 static int xpStatAdd(ProfsumXp *p, ProfsumXpStat **pa, int64_t *pn, int64_t *pnAlloc,
@@ -625,8 +662,9 @@ static int xpChildIds(ProfsumXp *p, XpEMeta *e, const XpField *d){
   return SQLITE_OK;
 }
 
-/* Merge the XEventMetadata in [start, end) (fetched) into *e (protobuf
-** merges a map value given twice in one entry). */
+/* Merge the XEventMetadata in [start, end) into *e (protobuf merges a map
+** value given twice in one entry).  Its pieces are fetched as they are
+** read; a long metadata field is left in a plain file (xpLeaveInFile). */
 static int xpDecodeEventMeta(ProfsumXp *p, int64_t start, int64_t end, XpEMeta *e){
   int64_t pos = start;
   int rc = SQLITE_OK;
@@ -638,17 +676,22 @@ static int xpDecodeEventMeta(ProfsumXp *p, int64_t start, int64_t end, XpEMeta *
     switch( d.f ){
       case 1: e->m.id = (int64_t)d.v; break;
       case 2:
-        rc = xpString(p, pA, pA, d.off, d.len, XM_EMETA, d.f, &e->m.zName, &e->m.nName);
+        rc = pbwNeed(&p->in, d.off, d.len, d.tagOff, XM_EMETA, d.f);
+        if( rc==SQLITE_OK ) rc = xpString(p, pA, pA, d.off, d.len, XM_EMETA, d.f, &e->m.zName, &e->m.nName);
         break;
       case 3: {
-        const char *z;
-        rc = xpKeep(p, pA, d.off, d.len, &z);
+        const char *z = 0;
+        if( !xpLeaveInFile(p, pA, d.len) ){
+          rc = pbwNeed(&p->in, d.off, d.len, d.tagOff, XM_EMETA, d.f);
+          if( rc==SQLITE_OK ) rc = xpKeep(p, pA, d.off, d.len, &z);
+        }
         e->m.aMeta = (const unsigned char*)z;
         e->m.nMeta = d.len;
         break;
       }
       case 4:
-        rc = xpString(p, pA, pA, d.off, d.len, XM_EMETA, d.f, &e->m.zDisplay, &e->m.nDisplay);
+        rc = pbwNeed(&p->in, d.off, d.len, d.tagOff, XM_EMETA, d.f);
+        if( rc==SQLITE_OK ) rc = xpString(p, pA, pA, d.off, d.len, XM_EMETA, d.f, &e->m.zDisplay, &e->m.nDisplay);
         break;
       case 5:
         rc = xpStatAdd(p, &p->aPoolStat, &p->nPoolStat, &p->nPoolStatAlloc, e->m.nStat++,
@@ -661,7 +704,7 @@ static int xpDecodeEventMeta(ProfsumXp *p, int64_t start, int64_t end, XpEMeta *
   return SQLITE_OK;
 }
 
-/* Walk one map<int64, message> entry in [start, end) (fetched): its key
+/* Walk one map<int64, message> entry in [start, end): its key
 ** (field 1) into *pKey, each occurrence of its value (field 2) decoded by
 ** xValue(p, valueStart, valueEnd, pArg), any other field checked and
 ** skipped.  SQLITE_OK or the decode error. */
@@ -703,7 +746,7 @@ static int xpEventMetaValue(ProfsumXp *p, int64_t start, int64_t end, void *pArg
   return xpDecodeEventMeta(p, start, end, (XpEMeta*)pArg);
 }
 
-/* Decode one event_metadata map entry in [start, end) (fetched), tag at
+/* Decode one event_metadata map entry in [start, end), tag at
 ** tagOff, and store it under its key (xpMapStore). */
 static int xpEventMetaEntry(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff){
   XpEMeta e;
@@ -731,6 +774,7 @@ static int xpStatMetaValue(ProfsumXp *p, int64_t start, int64_t end, void *pArg)
     const char *z;
     int64_t n;
     int rc = xpField(p, &pos, end, XM_SMETA, 3, &d);
+    if( rc==SQLITE_OK && d.f>=2 ) rc = pbwNeed(&p->in, d.off, d.len, d.tagOff, XM_SMETA, d.f);
     if( rc==SQLITE_OK && d.f>=2 ){
       /* the description is only checked (never kept) */
       rc = xpString(p, d.f==2 ? &p->planeArena : 0, &p->planeArena, d.off, d.len,
@@ -770,7 +814,11 @@ static int xpPlaneIndex(ProfsumXp *p){
   XpArena *pA = &p->planeArena;
   while( pos<end ){
     rc = xpField(p, &pos, end, XM_PLANE, 1, &d);
-    if( rc==SQLITE_OK && d.f>=2 && d.f!=3 ){
+    if( rc==SQLITE_OK && d.f>=2 && d.f!=3
+     && (d.f==2 || p->in.eSrc!=PBW_SRC_FILE || d.len<(int64_t)PROFSUM_XP_LAZY_MIN) ){
+      /* the field whole in the window (its decoder fetches what it reads
+      ** anyway: from a plain file, a long entry is read piece by piece, and
+      ** its long bytes values are left in the file) */
       rc = pbwNeed(&p->in, d.off, d.len, d.tagOff, XM_PLANE, d.f);
     }
     if( rc ) return rc;
@@ -963,6 +1011,7 @@ static int xpNew(const char *zFunc, const char *zName, unsigned flags, ProfsumDi
   p->flags = flags;
   p->xDiag = xDiag;
   p->pDiagCtx = pDiagCtx;
+  p->iLazyHave = -1;
   p->in.fd = -1;
   p->in.zPath = sqlite3_mprintf("%s", zName);
   if( p->in.zPath==0 ){ sqlite3_free(p); return SQLITE_NOMEM; }
@@ -1261,6 +1310,45 @@ static int xpInflate(ProfsumXp *p, const ProfsumXpStat *s, int64_t *pn){
   return what==XP_INF_OK ? SQLITE_OK : SQLITE_DONE;
 }
 
+/* Read the lazy BYTES value s from the file into p->lazy (NUL-terminated),
+** with pread, leaving the window where it is (the current event's own
+** stats point into it).  SQLITE_OK; SQLITE_NOMEM; PROFSUM_RC_FILEIO for a
+** read error or a file that no longer has the bytes (the sticky error). */
+static int xpReadLazy(ProfsumXp *p, const ProfsumXpStat *s){
+  int64_t got = 0;
+  if( p->in.rc ) return p->in.rc;
+  if( p->iLazyHave==s->iLazyOff ) return SQLITE_OK;
+  p->iLazyHave = -1;
+  /* s->n was checked against the bytes of its message, inside the file's
+  ** size when it was opened */
+  if( xpTextGrow(&p->lazy, s->n+1) ) return pbwNoMem(&p->in);
+  while( got<s->n ){
+    int64_t nAsk = s->n - got;
+    ssize_t r;
+    if( nAsk > 0x40000000 ) nAsk = 0x40000000;
+    r = pread(p->in.fd, p->lazy.a + got, (size_t)nAsk, (off_t)(s->iLazyOff + got));
+    if( r<0 && errno==EINTR ) continue;
+    if( r<0 ){
+      return pbwErr(&p->in, PROFSUM_RC_FILEIO, -1, "read error at byte %lld (%s)",
+                    (long long)(s->iLazyOff + got), strerror(errno));
+    }
+    if( r==0 ){
+      return pbwErr(&p->in, PROFSUM_RC_FILEIO, -1, "the file shrank while it was read "
+                    "(it had %lld bytes; it ends before byte %lld)",
+                    (long long)p->in.nFile, (long long)(s->iLazyOff + s->n));
+    }
+    got += r;
+  }
+  p->lazy.a[s->n] = 0;
+  p->iLazyHave = s->iLazyOff;
+  return SQLITE_OK;
+}
+
+/* See xplane_pb.h. */
+char *profsumXpErrMsg(ProfsumXp *p){
+  return p->in.zErr ? sqlite3_mprintf("%s", p->in.zErr) : 0;
+}
+
 /* See xplane_pb.h. */
 int profsumXpStatText(ProfsumXp *p, const ProfsumXpStat *s, const char **pz, int64_t *pn){
   int rc;
@@ -1271,17 +1359,24 @@ int profsumXpStatText(ProfsumXp *p, const ProfsumXpStat *s, const char **pz, int
       *pz = s->z;
       *pn = s->n;
       return SQLITE_OK;
-    case PROFSUM_XV_BYTES:
-      if( pbwUtf8Check((const unsigned char*)s->z, s->n)==s->n ){
-        *pz = s->z;
+    case PROFSUM_XV_BYTES: {
+      const char *z = s->z;
+      if( s->isLazy ){
+        rc = xpReadLazy(p, s);
+        if( rc ) return rc;
+        z = (const char*)p->lazy.a;
+      }
+      if( pbwUtf8Check((const unsigned char*)z, s->n)==s->n ){
+        *pz = z;
         *pn = s->n;
         return SQLITE_OK;
       }
       rc = xpTextGrow(&p->text, s->n*3+1);
       if( rc ) return rc;
-      pbwUtf8Fix((const unsigned char*)s->z, s->n, p->text.a, pn);
+      pbwUtf8Fix((const unsigned char*)z, s->n, p->text.a, pn);
       *pz = (const char*)p->text.a;
       return SQLITE_OK;
+    }
     case PROFSUM_XV_REF:
       if( s->z ){
         *pz = s->z;
@@ -1350,6 +1445,7 @@ void profsumXpClose(ProfsumXp *p){
   sqlite3_free(p->aEvStat);
   sqlite3_free(p->text.a);
   sqlite3_free(p->text2.a);
+  sqlite3_free(p->lazy.a);
   sqlite3_free(p->check.a);
   sqlite3_free(p);
 }

@@ -30,7 +30,10 @@
 ** Input: a plain file is read with pread() through a window (no mmap: a
 ** file that shrinks while it is read is an error, never a SIGBUS); memory
 ** is the current plane's metadata, plus the window: 256 KiB, a whole line
-** up to 16 MiB, or the largest single event / metadata entry.  A gzip file
+** up to 1 MiB, or the largest single event.  Large bytes values of a
+** plane's metadata (PROFSUM_XP_LAZY_MIN and over: the HLO protos JAX
+** embeds in /host:metadata) stay in the file until profsumXpStatText
+** reads one.  A gzip file
 ** (.xplane.pb.gz, detected by its magic bytes) is inflated as a stream:
 ** each plane's bytes are then held in memory while it is walked.  A 0-byte
 ** file is an empty XSpace.
@@ -103,6 +106,12 @@ typedef struct ProfsumXpStat {
   int cstrBad;            /* CSTR that does not inflate within the bound:
                           ** no value (its diagnostic was sent when the
                           ** stat was decoded) */
+  /* BYTES of a plane's stat or of its event metadata's, read from a plain
+  ** file, of PROFSUM_XP_LAZY_MIN bytes or more (the HLO protos of
+  ** /host:metadata): left in the file, z==0, their offset in iLazyOff;
+  ** profsumXpStatText reads them when asked. */
+  int isLazy;
+  int64_t iLazyOff;
 } ProfsumXpStat;
 
 /* One entry of a plane's event_metadata map. */
@@ -113,7 +122,10 @@ typedef struct ProfsumXpEventMeta {
   int64_t nName;
   const char *zDisplay;   /* display_name (never 0) */
   int64_t nDisplay;
-  const unsigned char *aMeta;  /* metadata: serialized extra bytes */
+  const unsigned char *aMeta;  /* metadata: serialized extra bytes; 0 when
+                               ** they were left in a plain file (as a lazy
+                               ** BYTES stat is: PROFSUM_XP_LAZY_MIN bytes or
+                               ** more; nothing reads them) */
   int64_t nMeta;
   const ProfsumXpStat *aStat;  /* stats, in wire order */
   int nStat;
@@ -222,6 +234,13 @@ const ProfsumXpEventMeta *profsumXpEventMeta(ProfsumXp *p, int64_t key);
 const ProfsumXpEventMeta *profsumXpEventMetaAt(ProfsumXp *p, int64_t i);
 const char *profsumXpStatMetaName(ProfsumXp *p, int64_t key, int64_t *pnName);
 
+/* Bytes values of a plane's metadata and stats this long or longer are
+** left in a plain file (ProfsumXpStat.isLazy).  (Can be set at compile
+** time: the tests make it tiny, so that small inputs take that path.) */
+#ifndef PROFSUM_XP_LAZY_MIN
+# define PROFSUM_XP_LAZY_MIN (64*1024)
+#endif
+
 /* Largest inflated compressed_str_value (beyond: omitted, diagnostic). */
 #define PROFSUM_XP_MAX_INFLATE (16*1024*1024)
 
@@ -239,7 +258,10 @@ const ProfsumXpStat *profsumXpStatRef(const ProfsumXpStat *s, ProfsumXpStat *pVi
 ** the next call (or the stat's own lifetime).  Returns SQLITE_OK; *pz==0
 ** means "no value": a CSTR that inflates to more than
 ** PROFSUM_XP_MAX_INFLATE bytes or is not valid compressed data (a
-** diagnostic is sent).  SQLITE_NOMEM when out of memory. */
+** diagnostic is sent).  SQLITE_NOMEM when out of memory; reading a lazy
+** BYTES value (isLazy) may also fail with PROFSUM_RC_FILEIO (a read error,
+** or the file shrank): then the decoder's sticky error is set, with its
+** message, and profsumXpErrMsg gives a copy of it. */
 int profsumXpStatText(ProfsumXp *p, const ProfsumXpStat *s,
                       const char **pz, int64_t *pn);
 
@@ -255,6 +277,8 @@ void profsumXpStrings(ProfsumXp *p, int eWhich, const ProfsumXpStr **pa, int64_t
 ** with the other XPlane-to-SQL shapes: the decoder itself writes no JSON.) */
 void profsumXpStringsJson(ProfsumXp *p, int eWhich, sqlite3_str *s);
 
+/* A copy of the sticky error's message (sqlite3_malloc'd), or 0. */
+char *profsumXpErrMsg(ProfsumXp *p);
 int64_t profsumXpEventsSeen(ProfsumXp *p);   /* events walked or skipped */
 int profsumXpIsGzip(ProfsumXp *p);
 const char *profsumXpPath(ProfsumXp *p);
