@@ -295,8 +295,10 @@ class ImportBehaviour(Base):
         d = os.path.join(self.td.path, "run")
         with self.assertRaises(sqlite3.OperationalError) as cm:
             self.db.execute("SELECT profsum_import(?, 'x')", (d,)).fetchone()
-        self.assertIn("No profile trace JSON found", str(cm.exception))
-        self.assertIn("its .xplane.pb file does not decode as an XSpace protobuf", str(cm.exception))
+        # the reference's sentence whole, then what profsum knows more
+        self.assertIn("No profile trace JSON found under '%s'. Expected perfetto_trace.json.gz "
+                      "or *.trace.json(.gz). Its .xplane.pb file does not decode as an XSpace "
+                      "protobuf" % d, str(cm.exception))
         self.assertEqual(cm.exception.sqlite_errorcode, sqlite3.SQLITE_CANTOPEN)
         self.assertEqual(rows(self.db, "SELECT count(*) FROM sqlite_schema WHERE name='profsum_trace'"), [(0,)])
 

@@ -382,6 +382,20 @@ class Rules(XPlaneTestCase):
         self.assertEqual([o["name"] for o in d["hot_ops"]], ["op.1"])
         self.assertEqual(d["time_breakdown"]["compute"]["total_duration"], 101.0)
 
+    def test_line_kind_by_the_whole_name(self):
+        # a NUL byte inside a line name is part of it: "XLA Ops\0x" is no
+        # device-op line and "Steps\0" no Steps line (the reference compares
+        # whole strings)
+        pb = W.PlaneBuilder("/device:TPU:0")
+        pb.line(id=1, name="XLA Ops\x00x", events=[pb.event("fusion.1", offset_ps=0, duration_ps=10 * US)])
+        pb.line(id=2, name="Steps\x00", events=[pb.event("1", offset_ps=0, duration_ps=50 * US),
+                                                pb.event("2", offset_ps=50 * US, duration_ps=60 * US)])
+        d = self.doc(W.xspace([pb.build()]), '{"warmup_steps": 0}')
+        self.assertEqual(d["hot_ops"], [])
+        self.assertEqual(d["step_time"]["all_steps"]["count"], 0)
+        self.assertEqual(sum(v["total_duration"] for v in d["time_breakdown"].values()
+                             if isinstance(v, dict)), 120.0)
+
     def test_skipped_events(self):
         pb = W.PlaneBuilder("/device:TPU:0")
         ok = pb.eid("ok.1")

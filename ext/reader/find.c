@@ -651,7 +651,7 @@ int profsumPickTraceNote(const char *zDir, char **pzPath, char **pzReferencePick
       ** more */
       if( list.nXplane==1 ){
         zErr = sqlite3_mprintf("No profile trace JSON found under '%s'. Expected "
-                 "perfetto_trace.json.gz or *.trace.json(.gz); its .xplane.pb file does "
+                 "perfetto_trace.json.gz or *.trace.json(.gz). Its .xplane.pb file does "
                  "not decode as an XSpace protobuf (read it directly to see where)%s.",
                  zDir, zRiegeli);
       }else if( list.nXplane>1 ){

@@ -11,6 +11,9 @@
 
 typedef unsigned char u8;
 
+/* The longest escaped text profsumSpanIs decodes (6 × its longest literal). */
+#define SPAN_IS_MAX 256
+
 
 /* Grow the scratch buffer to at least n bytes. */
 static int scratchReserve(char **ppBuf, int64_t *pnBuf, int64_t n){
@@ -46,20 +49,13 @@ static char *putUtf8(char *z, unsigned u){
   return z;
 }
 
-/* See profsum_reader.h. */
-int profsumSpanText(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
-                    const char **pzOut, int64_t *pnOut){
+/* Decode the string span s (escapes, U+FFFD for bytes that are not UTF-8)
+** into o, which has room for 3*s->n+1 bytes (s->n+1 without
+** PROFSUM_SF_BADUTF8).  Returns the length written. */
+static int64_t spanDecode(const ProfsumSpan *s, char *o0){
   const char *z = s->z, *e = s->z + s->n;
-  char *o;
+  char *o = o0;
   int bBad = (s->flags & PROFSUM_SF_BADUTF8)!=0;
-  if( !(s->flags & (PROFSUM_SF_ESCAPE|PROFSUM_SF_BADUTF8)) ){
-    *pzOut = s->z;
-    *pnOut = s->n;
-    return SQLITE_OK;
-  }
-  /* a byte that is not UTF-8 becomes U+FFFD (3 bytes) */
-  if( scratchReserve(ppBuf, pnBuf, (bBad ? 3*s->n : s->n)+1) ) return SQLITE_NOMEM;
-  o = *ppBuf;
   while( z<e ){
     if( bBad && (u8)*z>=0x80 ){
       int n = profsumUtf8Len((const u8*)z, (const u8*)e);
@@ -98,9 +94,37 @@ int profsumSpanText(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
       default: *o++ = z[1]; z += 2; break;   /* \" \\ \/ */
     }
   }
+  return o - o0;
+}
+
+/* See profsum_reader.h. */
+int profsumSpanText(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
+                    const char **pzOut, int64_t *pnOut){
+  if( !(s->flags & (PROFSUM_SF_ESCAPE|PROFSUM_SF_BADUTF8)) ){
+    *pzOut = s->z;
+    *pnOut = s->n;
+    return SQLITE_OK;
+  }
+  /* a byte that is not UTF-8 becomes U+FFFD (3 bytes) */
+  if( scratchReserve(ppBuf, pnBuf, ((s->flags & PROFSUM_SF_BADUTF8) ? 3*s->n : s->n)+1) ){
+    return SQLITE_NOMEM;
+  }
   *pzOut = *ppBuf;
-  *pnOut = o - *ppBuf;
+  *pnOut = spanDecode(s, *ppBuf);
   return SQLITE_OK;
+}
+
+/* See profsum_reader.h. */
+int profsumSpanIs(const ProfsumSpan *s, const char *zLit, int64_t nLit){
+  char a[3*SPAN_IS_MAX+1];
+  if( s->type!=PROFSUM_JT_STRING ) return 0;
+  if( !(s->flags & (PROFSUM_SF_ESCAPE|PROFSUM_SF_BADUTF8)) ){
+    return s->n==nLit && memcmp(s->z, zLit, (size_t)nLit)==0;
+  }
+  /* every byte decoded takes at most 6 of the text (\u0041), so a text
+  ** longer than 6*nLit cannot decode to nLit bytes */
+  if( s->n > 6*nLit || s->n > SPAN_IS_MAX ) return 0;
+  return spanDecode(s, a)==nLit && memcmp(a, zLit, (size_t)nLit)==0;
 }
 
 /* See profsum_reader.h. */

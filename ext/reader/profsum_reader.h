@@ -165,7 +165,10 @@ typedef struct ProfsumId {
 typedef struct ProfsumEvent {
   int64_t idx;          /* 0-based entry index within traceEvents */
   int64_t iOffset;      /* byte offset of its '{' in the decompressed JSON */
-  ProfsumSpan ph;       /* always a string */
+  ProfsumSpan ph;       /* always a string; one written with an escape
+                        ** that decodes to one ASCII character ("\u0058")
+                        ** is given as that character (in aPhText) */
+  char aPhText[8];      /* "\"c\"": the text of such a ph, quotes included */
   ProfsumSpan name;     /* string or absent (non-string: absent + diagnostic) */
   ProfsumSpan cat;
   ProfsumId pid, tid;
@@ -283,6 +286,11 @@ void profsumScanSkipArrays(ProfsumScan *p, int n);
 ** sqlite3_realloc64) as scratch when decoding is needed. */
 int profsumSpanText(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
                     const char **pzOut, int64_t *pnOut);
+
+/* Is the span a string whose decoded text is zLit[0..nLit) (nLit at most
+** 42)?  Escapes are decoded as a JSON decoder does ("process\u005fname" is
+** "process_name"), without allocating. */
+int profsumSpanIs(const ProfsumSpan *s, const char *zLit, int64_t nLit);
 
 /* Render a JSON value span as valid JSON: returns the span itself when it
 ** needs no fix-up, else a repaired copy in the scratch buffer (trailing

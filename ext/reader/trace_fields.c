@@ -2,8 +2,8 @@
 ** trace_fields.c — the JSON scanner's (trace_json.c) reading of the values
 ** of pid, tid, ts and dur that its one-pass number readers (jsonlex.h) do
 ** not take: strings, null, exponents, values out of range, with their
-** diagnostics; and the top-level displayTimeUnit.  Declared in
-** trace_json_int.h.
+** diagnostics; a ph written with an escape; and the top-level
+** displayTimeUnit.  Declared in trace_json_int.h.
 */
 #include "profsum_int.h"
 #include "cnum.h"
@@ -163,4 +163,40 @@ int profsumScanSetUnit(ProfsumScan *s, const ProfsumSpan *v, int64_t iOff, char 
     return SQLITE_NOMEM;
   }
   return SQLITE_OK;
+}
+
+/* See trace_json_int.h.  A "ph" written with an escape ("\u0058", "\/"):
+** a JSON decoder gives the character it stands for, so when that is one
+** ASCII character the span
+** becomes it (kept in ev->aPhText, quotes around it as around any string
+** span); any other escaped ph decodes to more than one byte or to no phase,
+** and stays as it is. */
+void profsumScanPhUnescape(ProfsumEvent *ev){
+  const char *z = ev->ph.z;
+  unsigned c = 0x80;
+  int i;
+  if( ev->ph.n==2 && z[0]=='\\' ){
+    switch( z[1] ){
+      case '"': case '\\': case '/': c = (unsigned char)z[1]; break;
+      case 'b': c = '\b'; break;
+      case 'f': c = '\f'; break;
+      case 'n': c = '\n'; break;
+      case 'r': c = '\r'; break;
+      case 't': c = '\t'; break;
+    }
+  }else if( ev->ph.n==6 && z[0]=='\\' && z[1]=='u' ){
+    /* four hex digits (the tokenizer checked them) */
+    for(c=0, i=2; i<6; i++){
+      unsigned char h = (unsigned char)z[i];
+      c = c*16 + (h<='9' ? h-'0' : (h|0x20)-'a'+10);
+    }
+  }
+  if( c>=0x80 ) return;
+  ev->aPhText[0] = '"';
+  ev->aPhText[1] = (char)c;
+  ev->aPhText[2] = '"';
+  ev->aPhText[3] = 0;
+  ev->ph.z = ev->aPhText + 1;
+  ev->ph.n = 1;
+  ev->ph.flags = 0;
 }

@@ -1282,6 +1282,7 @@ static int scanElement(ProfsumScan *s, char **pzErr){
     return SQLITE_OK;
   }
 out:
+  if( s->ev.ph.flags & PROFSUM_SF_ESCAPE ) profsumScanPhUnescape(&s->ev);
   s->ev.idx = idx;
   s->ev.iOffset = off;
   s->ev.raw.z = (const char*)pStart;

@@ -142,6 +142,9 @@ void profsumScanTimeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v
                           int *pHas, profsum_ps *pVal, int *pRounded, ProfsumSpan *pText);
 void profsumScanSetTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
                         int *pHas, profsum_ps *pVal, int *pRounded, ProfsumSpan *pText);
+/* An escaped "ph" that decodes to one ASCII character ("\u0058") becomes
+** that character (ev->aPhText); any other is left as it is. */
+void profsumScanPhUnescape(ProfsumEvent *ev);
 
 /* *d = *v field by field: v was just written by the value scanners, its
 ** type and flags byte by byte, and a copy of the whole struct reads those

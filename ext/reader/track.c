@@ -780,11 +780,9 @@ static int nestTracksNs(Analyze *a){
   return nestSweep(a, sizeof(NsEnt), cmpNs, nsPick, nsSet, nestStepNs, "slices (excl)");
 }
 
-/* Is the span a string equal to lit? (no escapes) */
+/* Is the span a string whose decoded text is lit? */
 static int spanIs(const ProfsumSpan *s, const char *lit){
-  size_t n = strlen(lit);
-  return s->type==PROFSUM_JT_STRING && !(s->flags & PROFSUM_SF_ESCAPE)
-      && s->n==(int64_t)n && memcmp(s->z, lit, n)==0;
+  return profsumSpanIs(s, lit, (int64_t)strlen(lit));
 }
 
 /* Record an M event's name. */

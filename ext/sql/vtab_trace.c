@@ -590,7 +590,20 @@ static void resultArgInt(sqlite3_context *ctx, const ProfsumSpan *s){
   int64_t v;
   char zNum[64];
   if( s->type!=PROFSUM_JT_NUMBER && s->type!=PROFSUM_JT_STRING ) return;
-  if( s->type==PROFSUM_JT_STRING && (s->flags & PROFSUM_SF_ESCAPE) ) return;
+  if( s->type==PROFSUM_JT_STRING && (s->flags & (PROFSUM_SF_ESCAPE|PROFSUM_SF_BADUTF8)) ){
+    /* the decoded text ("\u0035" is 5) */
+    char *zBuf = 0;
+    int64_t nBuf = 0;
+    ProfsumSpan d = *s;
+    if( profsumSpanText(s, &zBuf, &nBuf, &d.z, &d.n) ){
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    d.flags = 0;
+    resultArgInt(ctx, &d);
+    sqlite3_free(zBuf);
+    return;
+  }
   if( profsumParseInt(s->z, s->n, &v)==0 ){
     sqlite3_result_int64(ctx, v);
     return;

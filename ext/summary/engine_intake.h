@@ -42,6 +42,13 @@ int64_t profsumEngCount(ProfsumEngine *e);
 int profsumEngIntern(ProfsumEngine *e, const char *z, int64_t n, int32_t *pId);
 /* The text of string id (NUL-terminated). */
 const char *profsumEngStr(ProfsumEngine *e, int32_t id);
+/* What the thread name of string id (-1: none) makes of its track
+** (summary §1.4), by the whole name (a NUL byte in it included):
+** PROFSUM_THREAD_DEVOP ("XLA Ops", "Async XLA Ops", "Stream #..."),
+** PROFSUM_THREAD_STEPS ("Steps"), else 0. */
+#define PROFSUM_THREAD_DEVOP 1
+#define PROFSUM_THREAD_STEPS 2
+int profsumEngThreadKind(ProfsumEngine *e, int32_t id);
 /* The shape signature id (-1: none) of long_name z[0..n) of an event named
 ** `name` (summary §4.6).  SQLITE_OK or SQLITE_NOMEM. */
 int profsumEngSig(ProfsumEngine *e, int32_t name, const char *z, int64_t n, int32_t *pId);

@@ -341,10 +341,9 @@ static void trackFlags(Engine *e, STrack *t){
     t->isHost = strncmp(z, "/host:", 6)==0;
   }
   if( t->thread>=0 ){
-    const char *z = SP_STR(&e->pool, t->thread);
-    t->isDevOp = strcmp(z, "XLA Ops")==0 || strcmp(z, "Async XLA Ops")==0
-              || strncmp(z, "Stream #", 8)==0;
-    t->isSteps = strcmp(z, "Steps")==0;
+    int k = profsumEngThreadKind(e, t->thread);
+    t->isDevOp = k==PROFSUM_THREAD_DEVOP;
+    t->isSteps = k==PROFSUM_THREAD_STEPS;
   }
 }
 

@@ -369,9 +369,10 @@ static int noteMeta(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB)
   int32_t id;
   const char *z; int64_t n;
   HEnt *h;
-  if( nm->type!=PROFSUM_JT_STRING || (nm->flags & PROFSUM_SF_ESCAPE) ) return SQLITE_OK;
-  isProc = nm->n==12 && memcmp(nm->z, "process_name", 12)==0;
-  isThread = nm->n==11 && memcmp(nm->z, "thread_name", 11)==0;
+  if( nm->type!=PROFSUM_JT_STRING ) return SQLITE_OK;
+  /* as decoded: "process\u005fname" is "process_name" */
+  isProc = profsumSpanIs(nm, "process_name", 12);
+  isThread = !isProc && profsumSpanIs(nm, "thread_name", 11);
   if( !isProc && !isThread ) return SQLITE_OK;
   if( v->type!=PROFSUM_JT_STRING ) return SQLITE_OK;
   if( ev->pid.kind!=PROFSUM_ID_INT || ev->pid.iVal<0 ) return SQLITE_OK;
@@ -704,8 +705,12 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, in
     int64_t v;
     int has = 0;
     if( s->type==PROFSUM_JT_NUMBER && profsumParseInt(s->z, s->n, &v)==0 ) has = 1;
-    else if( s->type==PROFSUM_JT_STRING && !(s->flags & PROFSUM_SF_ESCAPE)
-          && profsumPyInt(s->z, s->n, &v)==0 ) has = 1;
+    else if( s->type==PROFSUM_JT_STRING ){
+      /* Python's int() of the decoded text ("\u0035", "6\n") */
+      const char *z; int64_t n;
+      if( profsumSpanText(s, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
+      has = profsumPyInt(z, n, &v)==0;
+    }
     /* rare (host `train` events): kept aside, by event */
     if( has && profsumEngSetStep(e, e->nEv, v) ) return SQLITE_NOMEM;
   }
@@ -889,6 +894,20 @@ int profsumEngRead(Engine *e, const char *zPath){
 const char *profsumEngFunc(ProfsumEngine *e){ return e->zFunc; }
 int64_t profsumEngCount(ProfsumEngine *e){ return e->nEv; }
 const char *profsumEngStr(ProfsumEngine *e, int32_t id){ return SP_STR(&e->pool, id); }
+
+/* See engine_intake.h. */
+int profsumEngThreadKind(ProfsumEngine *e, int32_t id){
+  const char *z;
+  int32_t n;
+  if( id<0 ) return 0;
+  z = SP_STR(&e->pool, id);
+  n = SP_LEN(&e->pool, id);
+  if( (n==7 && memcmp(z, "XLA Ops", 7)==0) || (n==13 && memcmp(z, "Async XLA Ops", 13)==0)
+   || (n>=8 && memcmp(z, "Stream #", 8)==0) ){
+    return PROFSUM_THREAD_DEVOP;
+  }
+  return n==5 && memcmp(z, "Steps", 5)==0 ? PROFSUM_THREAD_STEPS : 0;
+}
 
 /* See engine_intake.h. */
 int profsumEngIntern(ProfsumEngine *e, const char *z, int64_t n, int32_t *pId){

@@ -795,7 +795,8 @@ static int xpDeriveTxt(ProfsumEngine *e, const char *a, const XpTxt *t, XpDerive
 static int xpUnsortedLine(XpWalk *w, int64_t idx, int64_t off, double fTs){
   ProfsumEngine *e = w->e;
   const char *zThread = profsumEngStr(e, w->thread);
-  int bGlobalOnly = w->isDev && !w->isDevOp && strcmp(zThread, "Steps")!=0;
+  int bGlobalOnly = w->isDev && !w->isDevOp
+                 && profsumEngThreadKind(e, w->thread)!=PROFSUM_THREAD_STEPS;
   char *z = sqlite3_mprintf("line %lld '%s' of plane %lld '%s' (pid %lld, tid %lld): event %lld "
       "(ts %!.17g us) is not in timeline order (ts ascending, the longer first); the reference "
       "summarizer stops with 'Events on %s track (%lld, %lld) are not in timeline order.'%s; "
@@ -917,7 +918,6 @@ static int xpConsume(XpPipe *q, XpBatch *b){
         if( rc==SQLITE_OK ) rc = xpPlaneMemo(w, it->u.pl.nMeta);
         break;
       case XI_LINE: {
-        const char *zt;
         xpLineEnd(w);
         w->iLine = it->idx;
         w->tid = it->u.ln.tid;
@@ -925,8 +925,7 @@ static int xpConsume(XpPipe *q, XpBatch *b){
         rc = profsumEngIntern(e, aB+it->u.ln.oName, it->u.ln.nName, &w->thread);
         if( rc==SQLITE_OK ) rc = profsumEngName(e, 1, w->pid, w->tid, w->thread);
         if( rc ) break;
-        zt = profsumEngStr(e, w->thread);
-        w->isDevOp = strcmp(zt, "XLA Ops")==0 || strcmp(zt, "Async XLA Ops")==0 || strncmp(zt, "Stream #", 8)==0;
+        w->isDevOp = profsumEngThreadKind(e, w->thread)==PROFSUM_THREAD_DEVOP;
         break;
       }
       case XI_END:
