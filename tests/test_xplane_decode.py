@@ -721,6 +721,27 @@ class LargeMetadataBytes(XplaneBase):
         before, _, peak = sqlrun_mem("SELECT count(*) FROM trace_events('%s')" % gz)
         self.assertGreater(peak - before, 16 << 20)
 
+    def test_row_whose_value_is_gone_is_an_error(self):
+        # two metadata entries with 100 KB blobs, their events alternating:
+        # the file is cut after the first rows, and the next row whose
+        # blob is not the one last read fails with the decoder's message
+        import random
+        rng = random.Random(3)
+        dev = W.PlaneBuilder("/device:TPU:0", id=1)
+        dev.eid("a", stats=[dev.stat("blob", b=rng.randbytes(100000))])
+        dev.eid("b", stats=[dev.stat("blob", b=rng.randbytes(100000))])
+        dev.line(id=1, name="XLA Ops", timestamp_ns=1000,
+                 events=[dev.event("ab"[i % 2], offset_ps=i * 5000, duration_ps=4000) for i in range(6)])
+        data = W.xspace([dev.build()])
+        path = self.write("cut.xplane.pb", data)
+        cur = self.db.execute("SELECT name, length(args) FROM trace_events(?)", (path,))
+        self.assertEqual(cur.fetchone()[0], "a")
+        os.truncate(path, len(data) - 150000)
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            cur.fetchall()
+        self.assertRegex(str(cm.exception), r"^trace_events: '%s': the file shrank while it was read "
+                         r"\(it had %d bytes; it ends before byte \d+\)$" % (path, len(data)))
+
     def test_file_that_shrinks_before_a_value_is_read(self):
         data, _ = hlo_metadata_space(n_protos=2, proto_bytes=100000)
         path = self.write("s.xplane.pb", data)

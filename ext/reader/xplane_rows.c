@@ -216,8 +216,12 @@ static int xrPutValue(ProfsumXRows *p, const ProfsumXpStat *s, int iKnown){
         return iKnown>=0 ? xrKey(p, iKnown, PROFSUM_JT_NUMBER, zNum, nT) : SQLITE_OK;
       }
       break;
-    default:     /* STR, BYTES, REF, CSTR: text */
-      if( profsumXpStatText(p->pXp, s, &zT, &nT) ) return SQLITE_NOMEM;
+    default: {   /* STR, BYTES, REF, CSTR: text */
+      /* out of memory, or a bytes value left in the file that cannot be
+      ** read now (the decoder's error) */
+      int rc = profsumXpStatText(p->pXp, s, &zT, &nT);
+      if( rc ) return rc;
+    }
       if( zT==0 ){ zT = ""; nT = 0; }   /* not reached: xrHasValue said it has one */
       if( xrPutJsonStr(&p->json, zT, nT) ) return SQLITE_NOMEM;
       return iKnown>=0 ? xrKey(p, iKnown, PROFSUM_JT_STRING, zT, nT) : SQLITE_OK;
@@ -237,10 +241,11 @@ static int xrKnown(const char *z, int64_t n){
 }
 
 /* Build the row's args from the event's stats (the metadata's, then its
-** own) and set p->ev.args and, with PROFSUM_SCAN_ARGKEYS, p->ev.aArg. */
+** own) and set p->ev.args and, with PROFSUM_SCAN_ARGKEYS, p->ev.aArg.
+** SQLITE_OK, SQLITE_NOMEM, or the decoder's error (xrFill). */
 static int xrArgs(ProfsumXRows *p, const ProfsumXpEvent *xe){
   int nMeta = xe->pMeta ? xe->pMeta->nStat : 0;
-  int nAll = nMeta + xe->nStat, i, k, wantKeys = (p->flags & PROFSUM_SCAN_ARGKEYS)!=0;
+  int nAll = nMeta + xe->nStat, i, k, rc, wantKeys = (p->flags & PROFSUM_SCAN_ARGKEYS)!=0;
   if( nAll >= p->nEntAlloc ){
     int nNew = p->nEntAlloc ? p->nEntAlloc : 16;
     XrEnt *a;
@@ -269,7 +274,7 @@ static int xrArgs(ProfsumXRows *p, const ProfsumXpEvent *xe){
     int iKnown = wantKeys ? xrKnown(s->zName, s->nName) : -1;
     if( i>0 && xrPut(&p->json, ",", 1) ) return SQLITE_NOMEM;
     if( xrPutJsonStr(&p->json, s->zName, s->nName) || xrPut(&p->json, ":", 1) ) return SQLITE_NOMEM;
-    if( xrPutValue(p, s, iKnown) ) return SQLITE_NOMEM;
+    if( (rc = xrPutValue(p, s, iKnown))!=SQLITE_OK ) return rc;
   }
   if( xrPut(&p->json, "}", 1) ) return SQLITE_NOMEM;
   /* spans into the finished buffers (they no longer move) */
@@ -317,7 +322,9 @@ int profsumXRowsOpen(const char *zFunc, const char *zPath, unsigned flags,
   return SQLITE_OK;
 }
 
-/* Fill p->ev from the decoder's event xe (its data is offset_ps). */
+/* Fill p->ev from the decoder's event xe (its data is offset_ps).
+** SQLITE_OK, SQLITE_NOMEM, or the decoder's error when a bytes value left
+** in the file cannot be read now (profsumXpErrMsg has its message). */
 static int xrFill(ProfsumXRows *p, const ProfsumXpEvent *xe){
   ProfsumEvent *ev = &p->ev;
   const ProfsumXpPlane *pl = p->pPlane;
@@ -390,7 +397,7 @@ static int xrFill(ProfsumXRows *p, const ProfsumXpEvent *xe){
     p->prevTs = ev->ts;
     p->prevEnd = end;
   }
-  if( (p->flags & (PROFSUM_SCAN_ARGS|PROFSUM_SCAN_ARGKEYS)) && xrArgs(p, xe) ) return SQLITE_NOMEM;
+  if( p->flags & (PROFSUM_SCAN_ARGS|PROFSUM_SCAN_ARGKEYS) ) return xrArgs(p, xe);
   return SQLITE_OK;
 }
 
@@ -443,9 +450,13 @@ int profsumXRowsNext(ProfsumXRows *p, ProfsumEvent **ppEv, char **pzErr){
       rc = xrFill(p, xe);
       if( rc ){
         sqlite3_free(*pzErr);
-        *pzErr = sqlite3_mprintf("%s: '%s': out of memory at byte %lld (event %lld)",
-                                 p->zFunc, profsumXpPath(p->pXp),
-                                 (long long)xe->iOffset, (long long)xe->iEvent);
+        if( rc==SQLITE_NOMEM ){
+          *pzErr = sqlite3_mprintf("%s: '%s': out of memory at byte %lld (event %lld)",
+                                   p->zFunc, profsumXpPath(p->pXp),
+                                   (long long)xe->iOffset, (long long)xe->iEvent);
+        }else{
+          *pzErr = profsumXpErrMsg(p->pXp);    /* reading a stat's bytes */
+        }
         return rc;
       }
       *ppEv = &p->ev;

@@ -723,6 +723,11 @@ static void xpProduce(XpPipe *q){
   int rc = xpProduceWalk(q);
   XpItem *it;
   if( rc==XP_STOPPED ) return;
+  if( rc!=SQLITE_DONE && rc!=SQLITE_NOMEM && q->prErr==0 && q->p ){
+    /* an error outside the walk's Next calls (a stat's bytes that could
+    ** not be read): the decoder's message */
+    q->prErr = profsumXpErrMsg(q->p);
+  }
   q->prRc = rc;
   if( (it = xpPush(q, 0, 0))==0 ) return;   /* stopped (or out of memory: prRc) */
   it->eKind = XI_END;
