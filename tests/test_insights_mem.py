@@ -293,6 +293,33 @@ class Memory(MemTestCase):
         self.assertEqual(kp, [{"kpi": "memory_peak", "device": None, "value": None, "band": "unavailable"},
                               {"kpi": "occupancy", "device": None, "value": 0.75, "band": "good"}])
 
+    def test_json_kernels_only_on_device_processes(self):
+        # TensorFlow writes kernel_details on the host's launch events too
+        # (their values uninitialised): only events of a /device: process
+        # are kernels, whatever the order of the process names, and one row
+        # key on two devices is one row
+        det = "regs:16 block:32,1,1 grid:4,1,1"
+        ev = []
+        for pid, ts in ((1, 0), (2, 10), (3, 20), (1, 30), (2, 40), (4, 50)):
+            ev.append({"ph": "X", "pid": pid, "tid": 1, "name": "k", "ts": ts, "dur": 2 + pid,
+                       "args": {"kernel_details": det}})
+        ev.append({"ph": "X", "pid": 3, "tid": 1, "name": "launch", "ts": 60, "dur": 1,
+                   "args": {"kernel_details": "regs:687194767361 grid:672,1,1"}})
+        ev += [{"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/device:GPU:0"}},
+               {"ph": "M", "pid": 2, "name": "process_name", "args": {"name": "/device:GPU:1"}},
+               {"ph": "M", "pid": 3, "name": "process_name", "args": {"name": "/host:CPU"}},
+               {"ph": "M", "pid": 4, "name": "process_name", "args": {"name": "/device:GPU:9"}},
+               {"ph": "M", "pid": 4, "name": "process_name", "args": {"name": "/host:CPU"}}]
+        # one device name written with an escaped slash
+        text = json.dumps({"traceEvents": ev}).replace('"/device:GPU:1"', '"\\/device:GPU:1"', 1)
+        self.assertIn('"\\/device:GPU:1"', text)
+        tj = self.db.execute("SELECT profsum_import(?)", (self.td.write("k.json", text),)).fetchone()[0]
+        rows = self.rows("SELECT kernel_name, devices, occurrences, total_duration_us, min_duration_us, "
+                         "max_duration_us FROM profsum_kernel_stats WHERE trace_id=?", (tj,))
+        # pid 1: 3 + 3, pid 2: 4 + 4; pid 3 is the host, pid 4 was renamed a host
+        self.assertEqual(rows, [{"kernel_name": "k", "devices": 2, "occurrences": 4,
+                                 "total_duration_us": 14.0, "min_duration_us": 3.0, "max_duration_us": 4.0}])
+
     def test_json_memory_entries(self):
         """A converter that keeps the allocation events in JSON: read as in XPlane."""
         def ev(name, ts, **a):

@@ -691,7 +691,7 @@ int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
       const char *zName = mt->nDisplay>0 ? mt->zDisplay : mt->zName;
       int64_t nName = mt->nDisplay>0 ? mt->nDisplay : mt->nName;
       rc = memKernAdd(p->pKern, &p->diag, zName, nName, az[0], an[0], az[1], an[1], az[2], an[2],
-                      p->curDevKey, ev->durationPs, ev->iEvent, ev->iOffset);
+                      p->curDevKey, 0, ev->durationPs, ev->iEvent, ev->iOffset);
     }
     for(k=0; k<3; k++) sqlite3_free(az[k]);
   }
@@ -749,6 +749,17 @@ int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev){
   int rc = SQLITE_OK;
   JsonArgs j;
   char ph = ev->ph.n==1 ? ev->ph.z[0] : 0;
+  if( ph=='M' && ev->pid.kind==PROFSUM_ID_INT && profsumSpanIs(&ev->name, "process_name", 12) ){
+    /* which pids are devices: a kernel counts only on one */
+    const ProfsumSpan *v = &ev->aArg[PROFSUM_AK_NAME];
+    char *zBuf = 0;
+    int64_t nBuf = 0, n = 0;
+    const char *z = 0;
+    if( v->type==PROFSUM_JT_STRING && profsumSpanText(v, &zBuf, &nBuf, &z, &n) ) return SQLITE_NOMEM;
+    rc = memKernProcess(p->pKern, ev->pid.iVal, z && n>=8 && memcmp(z, "/device:", 8)==0);
+    sqlite3_free(zBuf);
+    return rc;
+  }
   if( ev->args.z==0 || ev->args.type!=PROFSUM_JT_OBJECT ) return SQLITE_OK;
   if( (ph=='X' || ph=='i' || ph=='I') && (ev->name.n==16 || ev->name.n==18)
    && (eq(ev->name.z, ev->name.n, "MemoryAllocation") || eq(ev->name.z, ev->name.n, "MemoryDeallocation")) ){
@@ -810,7 +821,7 @@ int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev){
       int64_t dur = ev->hasDur && ev->dur>0 && ev->dur<(profsum_ps)INT64_MAX ? (int64_t)ev->dur : 0;
       int64_t pid = ev->pid.kind==PROFSUM_ID_INT ? ev->pid.iVal : INT64_MIN;
       rc = memKernAdd(p->pKern, &p->diag, az[3] ? az[3] : "", an[3], az[0], an[0], az[1], an[1],
-                      az[2], an[2], pid, dur, ev->idx, ev->iOffset);
+                      az[2], an[2], pid, 1, dur, ev->idx, ev->iOffset);
     }
     for(k=0; k<4; k++) sqlite3_free(az[k]);
   }

@@ -77,15 +77,23 @@ typedef struct MemKern MemKern;
 int memKernNew(MemKern **pp);
 void memKernFree(MemKern *p);
 /* One kernel execution: name z[0..n), kernel_details text, hlo_op and
-** hlo_module (0: absent), device key (plane index or pid), duration ps;
-** idx/off place its diagnostics.  SQLITE_OK or SQLITE_NOMEM. */
+** hlo_module (0: absent), device key (plane index, or with bPid the pid
+** of a trace JSON event, which counts only if a process_name names it a
+** device: memKernProcess), duration ps; idx/off place its diagnostics.
+** SQLITE_OK or SQLITE_NOMEM. */
 int memKernAdd(MemKern *p, MemDiag *pDiag,
                const char *zName, int64_t nName,
                const char *zDetails, int64_t nDetails,
                const char *zHlo, int64_t nHlo,
                const char *zModule, int64_t nModule,
-               int64_t iDevice, int64_t durPs, int64_t idx, int64_t off);
-/* Insert the tally into profsum_agg_kernel for traceId. */
+               int64_t iDevice, int bPid, int64_t durPs, int64_t idx, int64_t off);
+/* A trace JSON process_name of pid, naming a device (isDevice: it starts
+** with "/device:") or not; a later one for the pid replaces it, wherever
+** it stands in the file.  SQLITE_OK or SQLITE_NOMEM. */
+int memKernProcess(MemKern *p, int64_t pid, int isDevice);
+/* Insert the tally into profsum_agg_kernel for traceId: one row per row
+** key over the devices, JSON kernels of processes that are no device
+** (the host's launch events) left out. */
 int memKernWrite(MemKern *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
                  const char *zFunc, char **pzErr);
 

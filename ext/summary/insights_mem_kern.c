@@ -45,12 +45,20 @@ typedef struct KernEnt {
   profsum_ps total;
   int64_t minPs, maxPs;
   int64_t *aDev; int nDev, nDevAlloc;   /* distinct device keys */
+  int64_t nPre;                /* bytes of the key before its row's own key:
+                               ** a JSON kernel's "<pid>|" (0: none) */
+  int64_t pid;                 /* that pid */
 } KernEnt;
+
+/* A JSON process_name seen: pid, whether it names a device, and its
+** arrival (a later one for the pid replaces an earlier one). */
+typedef struct KernProc { int64_t pid; int isDevice; int64_t ord; } KernProc;
 
 struct MemKern {
   KernEnt *a; int64_t n, nAlloc;
   int64_t *aSlot; int64_t nSlot;        /* index + 1, 0 empty */
   int capped;
+  KernProc *aProc; int64_t nProc, nProcAlloc;   /* JSON process names */
 };
 
 /* See insights_mem_int.h. */
@@ -65,6 +73,7 @@ int memKernNew(MemKern **pp){
 void memKernFree(MemKern *p){
   int64_t i;
   if( p==0 ) return;
+  sqlite3_free(p->aProc);
   for(i=0; i<p->n; i++){
     sqlite3_free(p->a[i].zKey);
     sqlite3_free(p->a[i].zName);
@@ -221,13 +230,13 @@ int memKernAdd(MemKern *p, MemDiag *pDiag,
                const char *zDetails, int64_t nDetails,
                const char *zHlo, int64_t nHlo,
                const char *zModule, int64_t nModule,
-               int64_t iDevice, int64_t durPs, int64_t idx, int64_t off){
+               int64_t iDevice, int bPid, int64_t durPs, int64_t idx, int64_t off){
   KernDet d;
   KernWhy w = {0, 0};
   KernEnt *e = 0;
   sqlite3_str *s;
   char *zKey;
-  int64_t nKey, i;
+  int64_t nKey, nPre, i;
   uint64_t h;
   int rc = SQLITE_OK, k;
   if( nName>KERN_MAX_NAME ){
@@ -259,6 +268,8 @@ int memKernAdd(MemKern *p, MemDiag *pDiag,
   if( rc ) return rc;
   /* the row */
   s = sqlite3_str_new(0);
+  if( bPid ) sqlite3_str_appendf(s, "%lld|", (long long)iDevice);
+  nPre = sqlite3_str_length(s);
   kKey(s, zName, nName, zHlo, nHlo, &d);
   nKey = sqlite3_str_length(s);
   rc = sqlite3_str_errcode(s);
@@ -304,6 +315,8 @@ int memKernAdd(MemKern *p, MemDiag *pDiag,
     e = &p->a[p->n];
     memset(e, 0, sizeof(*e));
     e->zKey = zKey; e->nKey = nKey;
+    e->nPre = nPre;
+    e->pid = iDevice;
     e->zName = kDup(zName ? zName : "", nName, &rc);
     e->nName = nName;
     e->zHlo = kDup(zHlo, nHlo, &rc);
@@ -357,38 +370,153 @@ static void bindOpt(sqlite3_stmt *p, int i, int64_t v){
 }
 
 /* See insights_mem_int.h. */
+int memKernProcess(MemKern *p, int64_t pid, int isDevice){
+  if( p->nProc>=p->nProcAlloc ){
+    int64_t nNew = p->nProcAlloc ? p->nProcAlloc*2 : 16;
+    KernProc *a = sqlite3_realloc64(p->aProc, sizeof(KernProc)*(sqlite3_uint64)nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    p->aProc = a; p->nProcAlloc = nNew;
+  }
+  p->aProc[p->nProc].pid = pid;
+  p->aProc[p->nProc].isDevice = isDevice;
+  p->aProc[p->nProc].ord = p->nProc;
+  p->nProc++;
+  return SQLITE_OK;
+}
+
+/* qsort order of the process names: pid, then arrival. */
+static int kProcCmp(const void *a, const void *b){
+  const KernProc *x = (const KernProc*)a, *y = (const KernProc*)b;
+  if( x->pid!=y->pid ) return x->pid<y->pid ? -1 : 1;
+  return x->ord<y->ord ? -1 : x->ord>y->ord;
+}
+
+/* Does pid name a device: its last process_name (p->aProc sorted by
+** kProcCmp) starts with "/device:"?  A pid without one is no device. */
+static int kIsDevicePid(const MemKern *p, int64_t pid){
+  int64_t lo = 0, hi = p->nProc;      /* first entry with a larger pid */
+  while( lo<hi ){
+    int64_t mid = lo + (hi-lo)/2;
+    if( p->aProc[mid].pid<=pid ) lo = mid+1; else hi = mid;
+  }
+  return lo>0 && p->aProc[lo-1].pid==pid && p->aProc[lo-1].isDevice;
+}
+
+/* One row of profsum_agg_kernel: an entry, or for trace JSON the entries
+** of one row key on every device pid merged. */
+typedef struct KernRow {
+  const KernEnt *e;            /* the first entry (name, hlo_op, details) */
+  const char *zModule; int64_t nModule;
+  double occMax;
+  int64_t n, minPs, maxPs, nDev;
+  profsum_ps total;
+} KernRow;
+
+/* Fold entry x into row r (another device of the same row key). */
+static void kRowAdd(KernRow *r, const KernEnt *x){
+  r->n += x->n;
+  r->total += x->total;
+  if( x->minPs<r->minPs ) r->minPs = x->minPs;
+  if( x->maxPs>r->maxPs ) r->maxPs = x->maxPs;
+  if( x->occMax>r->occMax ) r->occMax = x->occMax;
+  if( x->zModule ){
+    int64_t nMin = x->nModule<r->nModule ? x->nModule : r->nModule;
+    int c = r->zModule ? memcmp(x->zModule, r->zModule, (size_t)nMin) : -1;
+    if( r->zModule==0 || c<0 || (c==0 && x->nModule<r->nModule) ){
+      r->zModule = x->zModule; r->nModule = x->nModule;
+    }
+  }
+  r->nDev += x->nDev;
+}
+
+/* The rows to write, in the order of their first entries: *paRow (n of
+** them).  A JSON kernel (its key begins with its pid) counts only when its
+** pid is a device process, and the entries of one row key on several such
+** pids are one row.  SQLITE_OK or SQLITE_NOMEM. */
+static int kRows(MemKern *p, KernRow **paRow, int64_t *pnRow){
+  KernRow *aRow;
+  int64_t *aSlot = 0, nSlot = 16, nRow = 0, i;
+  *paRow = 0;
+  *pnRow = 0;
+  aRow = sqlite3_malloc64(sizeof(KernRow)*(sqlite3_uint64)(p->n ? p->n : 1));
+  if( aRow==0 ) return SQLITE_NOMEM;
+  if( p->nProc ) qsort(p->aProc, (size_t)p->nProc, sizeof(KernProc), kProcCmp);
+  while( nSlot < 2*p->n ) nSlot *= 2;
+  aSlot = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nSlot);
+  if( aSlot==0 ){ sqlite3_free(aRow); return SQLITE_NOMEM; }
+  memset(aSlot, 0, sizeof(int64_t)*(size_t)nSlot);
+  for(i=0; i<p->n; i++){
+    const KernEnt *x = &p->a[i];
+    const char *zBase = x->zKey + x->nPre;
+    int64_t nBase = x->nKey - x->nPre, j;
+    KernRow *r = 0;
+    if( x->nPre && !kIsDevicePid(p, x->pid) ) continue;     /* a host event */
+    for(j=(int64_t)(kHash(zBase, nBase) & (uint64_t)(nSlot-1)); aSlot[j]; j=(j+1)&(nSlot-1)){
+      const KernEnt *y = aRow[aSlot[j]-1].e;
+      if( y->nKey - y->nPre==nBase && memcmp(y->zKey + y->nPre, zBase, (size_t)nBase)==0 ){
+        r = &aRow[aSlot[j]-1];
+        break;
+      }
+    }
+    if( r ){
+      kRowAdd(r, x);
+      continue;
+    }
+    r = &aRow[nRow];
+    memset(r, 0, sizeof(*r));
+    r->e = x;
+    r->minPs = x->minPs;
+    r->maxPs = x->maxPs;
+    r->occMax = -1.0;
+    kRowAdd(r, x);
+    aSlot[j] = ++nRow;
+  }
+  sqlite3_free(aSlot);
+  *paRow = aRow;
+  *pnRow = nRow;
+  return SQLITE_OK;
+}
+
+/* See insights_mem_int.h. */
 int memKernWrite(MemKern *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
                  const char *zFunc, char **pzErr){
   sqlite3_stmt *q = 0;
+  KernRow *aRow = 0;
   char *z;
-  int64_t i;
+  int64_t i, nRow = 0;
   int rc;
   if( p->n==0 ) return SQLITE_OK;
+  if( kRows(p, &aRow, &nRow) ) return SQLITE_NOMEM;
   z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_agg_kernel(trace_id, kernel_name, hlo_op, hlo_module, "
       "block_dim, grid_dim, registers_per_thread, static_shared_bytes, dynamic_shared_bytes, occupancy_pct, "
       "devices, occurrences, total_duration_us, min_duration_us, max_duration_us) "
       "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)", zSchema);
-  if( z==0 ) return SQLITE_NOMEM;
+  if( z==0 ){ sqlite3_free(aRow); return SQLITE_NOMEM; }
   rc = sqlite3_prepare_v2(db, z, -1, &q, 0);
   sqlite3_free(z);
-  if( rc ){ *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errmsg(db)); return rc; }
-  for(i=0; rc==SQLITE_OK && i<p->n; i++){
-    const KernEnt *e = &p->a[i];
+  if( rc ){
+    *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errmsg(db));
+    sqlite3_free(aRow);
+    return rc;
+  }
+  for(i=0; rc==SQLITE_OK && i<nRow; i++){
+    const KernRow *r = &aRow[i];
+    const KernEnt *e = r->e;
     sqlite3_bind_int64(q, 1, traceId);
     sqlite3_bind_text(q, 2, e->zName, (int)e->nName, SQLITE_STATIC);
     if( e->zHlo ) sqlite3_bind_text(q, 3, e->zHlo, (int)e->nHlo, SQLITE_STATIC); else sqlite3_bind_null(q, 3);
-    if( e->zModule ) sqlite3_bind_text(q, 4, e->zModule, (int)e->nModule, SQLITE_STATIC); else sqlite3_bind_null(q, 4);
+    if( r->zModule ) sqlite3_bind_text(q, 4, r->zModule, (int)r->nModule, SQLITE_STATIC); else sqlite3_bind_null(q, 4);
     bindDims(q, 5, e->d.block);
     bindDims(q, 6, e->d.grid);
     bindOpt(q, 7, e->d.regs);
     bindOpt(q, 8, e->d.stat);
     bindOpt(q, 9, e->d.dyn);
-    if( e->occMax>0 ) sqlite3_bind_double(q, 10, e->occMax); else sqlite3_bind_null(q, 10);
-    sqlite3_bind_int64(q, 11, e->nDev);
-    sqlite3_bind_int64(q, 12, e->n);
-    sqlite3_bind_double(q, 13, profsumPsToMicros(e->total));
-    sqlite3_bind_double(q, 14, profsumPsToMicros(e->minPs));
-    sqlite3_bind_double(q, 15, profsumPsToMicros(e->maxPs));
+    if( r->occMax>0 ) sqlite3_bind_double(q, 10, r->occMax); else sqlite3_bind_null(q, 10);
+    sqlite3_bind_int64(q, 11, r->nDev);
+    sqlite3_bind_int64(q, 12, r->n);
+    sqlite3_bind_double(q, 13, profsumPsToMicros(r->total));
+    sqlite3_bind_double(q, 14, profsumPsToMicros(r->minPs));
+    sqlite3_bind_double(q, 15, profsumPsToMicros(r->maxPs));
     rc = sqlite3_step(q);
     sqlite3_reset(q);
     if( rc==SQLITE_DONE ) rc = SQLITE_OK;
@@ -399,5 +527,6 @@ int memKernWrite(MemKern *p, sqlite3 *db, const char *zSchema, sqlite3_int64 tra
     }
   }
   sqlite3_finalize(q);
+  sqlite3_free(aRow);
   return rc;
 }
