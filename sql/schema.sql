@@ -248,8 +248,9 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_device(
 --   median_op_duration   median duration of all device-op events, µs
 --   n_ops, n_small_ops   device-op events; those under 0.1 ms
 --   compile_duration     Σ dur of host events whose name contains "compile" (any case), µs
---   transfer_duration    Σ dur of events named like memcpy|h2d|d2h|host?to?device|
---                        device?to?host|infeed|outfeed|transfer (any case), µs
+--   transfer_duration    Σ over devices of the union of their device ops named like
+--                        memcpy|h2d|d2h|host?to?device|device?to?host|infeed|outfeed|
+--                        transfer (any case), µs: at most device_busy_duration
 --   device_busy_duration Σ over devices of busy_duration, µs
 --   exact_breakdown_total the per-track breakdown's total with the nesting (§2) decided on
 --                        exact times, µs (the summary decides it in the timestamps' doubles,

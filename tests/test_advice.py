@@ -52,6 +52,9 @@ def check_invariants(tc, db, where=""):
             evidence = json.loads(ev)
             tc.assertTrue(evidence and all(set(e) == {"name", "value", "unit"} for e in evidence), msg)
             tc.assertTrue(json.loads(fixes), msg)
+            if aid == "large_transfers":
+                tc.assertLessEqual(db.execute("SELECT value FROM profsum_kpis WHERE trace_id=? AND "
+                                              "kpi='large_transfers'", (tid,)).fetchone()[0], 1.0, msg)
             if "domina" in title.lower():
                 tc.assertEqual(aid, "one_op_dominating", msg)
                 op_share = [e["value"] for e in evidence if e["name"] == "op_share"][0]
@@ -110,6 +113,60 @@ class Known(DbTestCase):
         title = self.db.execute("SELECT title FROM profsum_advice WHERE advice_id='one_op_dominating'").fetchone()[0]
         self.assertIn("fusion.1 takes 90.0%", title)
         check_invariants(self, self.db)
+
+    def test_one_op_share_of_device_op_time(self):
+        # 600 of 1000 µs of device ops, beside 2000 µs of host time: the op
+        # takes 60 % of device-op time (20 % of the per-track total, which
+        # counts the host): dominant, said with the figure the op profile shows
+        ev = tpu([("0", 0, 1000)], [("fusion.1", 0, 600), ("fusion.2", 600, 400)])
+        ev["traceEvents"].append({"ph": "X", "pid": 2, "tid": 1, "name": "python", "ts": 0, "dur": 2000})
+        tid = load(self.db, self.td, "h.json", ev)
+        kpi = self.db.execute("SELECT value, band FROM profsum_kpis WHERE trace_id=? AND kpi='one_op_dominating'",
+                              (tid,)).fetchone()
+        self.assertEqual((round(kpi[0], 6), kpi[1]), (0.6, "detected"))
+        title, share = self.db.execute("SELECT title, share_of_step FROM profsum_advice WHERE trace_id=? "
+                                       "AND advice_id='one_op_dominating'", (tid,)).fetchone()
+        self.assertEqual(title, "One op dominates: fusion.1 takes 60.0% of device-op time")
+        self.assertAlmostEqual(share, 0.6)
+        check_invariants(self, self.db)
+
+    def test_transfers_counted_once_on_devices(self):
+        # two transfers overlapping on two op lines of one device, and a
+        # host memcpy: the device's transfer time is their union (800 µs of
+        # its 1000 µs busy), never above its busy time
+        ev = tpu([("0", 0, 1000)], [("MemcpyH2D.1", 0, 800), ("fusion.1", 800, 200)])
+        ev["traceEvents"] += [
+            {"ph": "M", "pid": 1, "tid": 3, "name": "thread_name", "args": {"name": "Async XLA Ops"}},
+            {"ph": "X", "pid": 1, "tid": 3, "name": "MemcpyH2D.2", "ts": 100, "dur": 600},
+            {"ph": "X", "pid": 2, "tid": 1, "name": "cudaMemcpyH2D", "ts": 0, "dur": 3000}]
+        tid = load(self.db, self.td, "x.json", ev)
+        v, band, why = self.db.execute("SELECT value, band, explanation FROM profsum_kpis WHERE trace_id=? "
+                                       "AND kpi='large_transfers'", (tid,)).fetchone()
+        self.assertAlmostEqual(v, 0.8)
+        self.assertEqual(band, "detected")
+        self.assertIn("80.0% of device busy time", why)
+        check_invariants(self, self.db)
+
+    def test_titles_without_steady_steps(self):
+        # one step, below warmup_steps: the figures are of every step, and
+        # the titles do not call them steady
+        tid = load(self.db, self.td, "w5.json", tpu(
+            [("0", 0, 1000)], [("fusion.1", 0, 600)]), '{"warmup_steps": 5}')
+        title = self.db.execute("SELECT title FROM profsum_advice WHERE trace_id=? AND advice_id='host_wait'",
+                                (tid,)).fetchone()[0]
+        self.assertEqual(title, "Devices wait: no device op runs during 40.0% of the steps' wall time")
+
+    def test_long_op_name_cut_in_titles(self):
+        name = "fusion." + "x" * 200
+        tid = load(self.db, self.td, "l.json", tpu([("0", 0, 1000)], [(name, 0, 900), ("f.2", 900, 100)]))
+        title = self.db.execute("SELECT title FROM profsum_advice WHERE trace_id=? AND "
+                                "advice_id='one_op_dominating'", (tid,)).fetchone()[0]
+        self.assertEqual(title, "One op dominates: %s… takes 90.0%% of device-op time" % name[:79])
+        why = self.db.execute("SELECT explanation FROM profsum_kpis WHERE trace_id=? AND kpi='one_op_dominating'",
+                              (tid,)).fetchone()[0]
+        self.assertIn(name[:79] + "…", why)
+        md = self.db.execute("SELECT profsum_report_md(?, 5, '{\"profsum\": true}')", (tid,)).fetchone()[0]
+        self.assertNotIn(name, md[md.index("## profsum"):])
 
     def test_no_dominance_below_half(self):
         tid = load(self.db, self.td, "n.json", tpu(

@@ -16,7 +16,7 @@
 -- reference's own advice stays in profsum_candidates.  See docs/advice.md.
 -- Requires: profsum_trace, profsum_kpis, profsum_agg_step_wall, profsum_agg_fact,
 --   profsum_agg_device, profsum_hot_ops, profsum_breakdown, profsum_agg_xla_util,
---   profsum_agg_xla_device.
+--   profsum_agg_xla_device, profsum_agg_op.
 CREATE VIEW IF NOT EXISTS main.profsum_advice(
   -- Trace id (INTEGER).
   trace_id,
@@ -87,12 +87,16 @@ sw1 AS NOT MATERIALIZED (   -- the steady steps' wall-clock split, all devices (
                 WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g) AS coll,
          (SELECT CASE WHEN max(g.st) = 1 THEN sum(CASE WHEN g.st = 1 THEN g.v END) ELSE sum(g.v) END
           FROM (SELECT 1 - coalesce(a.step < s.warm, 0) AS st, sum(a.transfer_us) AS v FROM profsum_agg_step_wall AS a
-                WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g) AS xfer
+                WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g) AS xfer,
+         -- 1 when a steady step is there (the figures are the steady steps'), else 0
+         (SELECT max(1 - coalesce(a.step < s.warm, 0)) FROM profsum_agg_step_wall AS a
+          WHERE a.trace_id = s.trace_id) AS steady
   FROM sw0 AS s
 ),
 sw AS NOT MATERIALIZED (      -- NULL figures for a trace without steady wall time
   SELECT trace_id, CASE WHEN wall > 0 THEN wall END AS wall, CASE WHEN wall > 0 THEN idle END AS idle,
-         CASE WHEN wall > 0 THEN coll END AS coll, CASE WHEN wall > 0 THEN xfer END AS xfer
+         CASE WHEN wall > 0 THEN coll END AS coll, CASE WHEN wall > 0 THEN xfer END AS xfer,
+         CASE WHEN steady = 1 THEN 'the steady steps''' ELSE 'the steps''' END AS steps_of
   FROM sw1
 ),
 worst AS NOT MATERIALIZED (   -- the least busy device, and the idle time of all
@@ -119,11 +123,13 @@ util AS NOT MATERIALIZED (    -- the capture's compute and memory-bandwidth util
             AND d.peak_mem_bw_bytes_per_s > 0) AS hbm
   FROM profsum_trace AS t
 ),
+-- the top hot op and its share of all device-op time (the exclusive time
+-- of every device op, as profsum_op_profile shares it out)
 top_op AS NOT MATERIALIZED (
   SELECT h.trace_id, h.name, h.exclusive_duration,
-         CASE WHEN b.mode_total > 0 THEN h.exclusive_duration / b.mode_total END AS v
+         (SELECT CASE WHEN sum(o.exclusive_duration) > 0 THEN h.exclusive_duration / sum(o.exclusive_duration) END
+          FROM profsum_agg_op AS o WHERE o.trace_id = h.trace_id) AS v
   FROM profsum_hot_ops AS h
-  JOIN profsum_breakdown AS b ON b.trace_id = h.trace_id AND b.is_summary_mode AND b.category = 'compute'
   WHERE h.rank = 0
 ),
 -- Every per-trace figure the built-in rules read, one row per trace: the
@@ -134,7 +140,7 @@ base AS NOT MATERIALIZED (
          (SELECT u.mxu FROM util AS u WHERE u.trace_id = kt.trace_id) AS mxu,
          (SELECT u.hbm FROM util AS u WHERE u.trace_id = kt.trace_id) AS hbm,
          f.n_ops, f.n_small, f.median_op, f.transfer, f.busy,
-         sw.wall, sw.idle, sw.coll, sw.xfer,
+         sw.wall, sw.idle, sw.coll, sw.xfer, sw.steps_of,
          w.device AS w_device, w.busy_duration AS w_busy, w.span_duration AS w_span, w.idle AS w_idle,
          (SELECT o.name FROM top_op AS o WHERE o.trace_id = kt.trace_id) AS op_name,
          (SELECT o.exclusive_duration FROM top_op AS o WHERE o.trace_id = kt.trace_id) AS op_excl,
@@ -194,7 +200,9 @@ rules AS (
     -- 3: one op dominating
     CASE WHEN b.ood AND b.op_v >= 0.5 THEN json_object(
       'advice_id', 'one_op_dominating', 'source', 'pattern', 'kpi', 'one_op_dominating',
-      'title', printf('One op dominates: %s takes %.1f%% of device-op time', b.op_name, 100.0 * b.op_v),
+      'title', printf('One op dominates: %s takes %.1f%% of device-op time',
+                      CASE WHEN length(b.op_name) > 80 THEN substr(b.op_name, 1, 79) || '…' ELSE b.op_name END,
+                      100.0 * b.op_v),
       'evidence', json_array(json_object('name', 'op', 'value', b.op_name, 'unit', NULL),
                              json_object('name', 'op_share', 'value', b.op_v, 'unit', 'fraction'),
                              json_object('name', 'exclusive_us', 'value', b.op_excl, 'unit', 'us')),
@@ -206,7 +214,7 @@ rules AS (
       'advice_id', 'host_wait',
       'source', CASE WHEN b.hw THEN 'kpi' ELSE 'xprof_rule' END,
       'kpi', CASE WHEN b.hw THEN 'host_wait' END,
-      'title', printf('Devices wait: no device op runs during %.1f%% of the steady steps'' wall time', 100.0 * b.idle / b.wall),
+      'title', printf('Devices wait: no device op runs during %.1f%% of %s wall time', 100.0 * b.idle / b.wall, b.steps_of),
       'evidence', json_array(json_object('name', 'host_wait', 'value', b.idle / b.wall, 'unit', 'fraction'),
                              json_object('name', 'idle_us', 'value', b.idle, 'unit', 'us'),
                              json_object('name', 'step_wall_us', 'value', b.wall, 'unit', 'us')),
@@ -216,7 +224,7 @@ rules AS (
     -- 5: collectives
     CASE WHEN b.wall > 0 AND b.coll >= 0.30 * b.wall THEN json_object(
       'advice_id', 'collective_bound', 'source', 'xprof_rule', 'kpi', NULL,
-      'title', printf('Collective-bound: communication ops run during %.1f%% of the steady steps'' wall time', 100.0 * b.coll / b.wall),
+      'title', printf('Collective-bound: communication ops run during %.1f%% of %s wall time', 100.0 * b.coll / b.wall, b.steps_of),
       'evidence', json_array(json_object('name', 'collective_share_of_step', 'value', b.coll / b.wall, 'unit', 'fraction'),
                              json_object('name', 'collective_us', 'value', b.coll, 'unit', 'us')),
       'fixes', json_array('overlap collectives with compute (async collectives, the latency-hiding scheduler)',
@@ -291,8 +299,12 @@ raw AS (
                                                WHERE b.trace_id = x.trace_id AND b.mode = 'exclusive_per_track'
                                                  AND b.category = 'host') END,
          NULL, 3
+  -- one row per KPI: the trace's, else the device furthest into the bad
+  -- band (memory_peak: the fullest; the others here: the lowest value)
   FROM (SELECT k.*, row_number() OVER (PARTITION BY trace_id, label, kpi
-                                       ORDER BY device IS NOT NULL, device) AS n
+                                       ORDER BY device IS NOT NULL,
+                                                CASE WHEN kpi = 'memory_peak' THEN -value ELSE value END,
+                                                device) AS n
         FROM profsum_kpis AS k WHERE band IN ('bad', 'detected')) AS x
   WHERE x.n = 1 AND x.kpi NOT IN ('kernel_duration', 'many_small_kernels', 'device_utilization',
                                   'device_idle_gaps', 'large_transfers', 'one_op_dominating', 'host_wait')

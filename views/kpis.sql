@@ -12,8 +12,9 @@
 --   PyTorch/Kineto trace) has no XLA naming to measure host or compile time by: those
 --   KPIs and the device patterns are 'unavailable' with value NULL, never a 'good' 0.
 --   patterns: many_small_kernels (>= 50 % of device ops under 0.1 ms), device_idle_gaps
---   (a device under 80 % utilization), large_transfers (transfer-named events > 10 % of
---   device busy time), one_op_dominating (top hot op > 50 % of the breakdown total),
+--   (a device under 80 % utilization), large_transfers (per device, the union of its
+--   transfer-named ops > 10 % of device busy time), one_op_dominating (top hot op
+--   > 50 % of device-op time: the exclusive time of all device ops),
 --   float_nesting (the summary decides order and nesting in the timestamps' doubles, as the
 --   reference tool does; where that nests events otherwise than their exact times, as with
 --   epoch-microsecond timestamps, the per-track breakdown's categories differ from those on
@@ -23,7 +24,7 @@
 --   Rows of profsum_kpis_xla (device limits), profsum_kpis_mem (memory, kernels) and
 --   profsum_kpis_wall (step wall time) are added as they are.
 -- Requires: profsum_trace, profsum_agg_device, profsum_agg_fact, profsum_breakdown, profsum_hot_ops,
---   profsum_kpis_xla, profsum_kpis_mem, profsum_kpis_wall.
+--   profsum_kpis_xla, profsum_kpis_mem, profsum_kpis_wall, profsum_agg_op.
 CREATE VIEW IF NOT EXISTS main.profsum_kpis(
   -- Trace id (INTEGER).
   trace_id,
@@ -136,7 +137,7 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
          CASE WHEN busy > 0 THEN transfer / busy END, 'fraction',
          CASE WHEN coalesce(busy, 0) <= 0 THEN 'unavailable' WHEN transfer / busy > 0.10 THEN 'detected' ELSE 'not_detected' END,
          CASE WHEN coalesce(busy, 0) <= 0 THEN 'no device busy time in the trace'
-              ELSE printf('host<->device transfer events add up to %.1f%% of device busy time%s',
+              ELSE printf('host<->device transfer ops cover %.1f%% of device busy time%s',
                 100.0 * transfer / busy,
                 CASE WHEN transfer / busy > 0.10 THEN ': keep data on device, prefetch, overlap transfers' ELSE '' END) END
   FROM (SELECT f.trace_id, t.label, max(CASE f.name WHEN 'transfer_duration' THEN f.value END) AS transfer,
@@ -146,11 +147,13 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
   UNION ALL
   SELECT h.trace_id, h.label, 'pattern', 'one_op_dominating', NULL, v, 'fraction',
          CASE WHEN v > 0.5 THEN 'detected' ELSE 'not_detected' END,
-         printf('top op %s takes %.1f%% of the breakdown total%s', name, 100.0 * v,
+         printf('top op %s takes %.1f%% of device-op time%s',
+                CASE WHEN length(name) > 80 THEN substr(name, 1, 79) || '…' ELSE name END, 100.0 * v,
                 CASE WHEN v > 0.5 THEN ': optimize that op first' ELSE '' END)
-  FROM (SELECT h.trace_id, h.label, h.name, CASE WHEN b.mode_total > 0 THEN h.exclusive_duration / b.mode_total END AS v
+  FROM (SELECT h.trace_id, h.label, h.name,
+               (SELECT CASE WHEN sum(o.exclusive_duration) > 0 THEN h.exclusive_duration / sum(o.exclusive_duration) END
+                FROM profsum_agg_op AS o WHERE o.trace_id = h.trace_id) AS v
         FROM profsum_hot_ops AS h
-        JOIN profsum_breakdown AS b ON b.trace_id = h.trace_id AND b.is_summary_mode AND b.category = 'compute'
         WHERE h.rank = 0) AS h
   UNION ALL
   SELECT trace_id, label, 'pattern', 'float_nesting', NULL, v, 'fraction',
@@ -159,8 +162,11 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
               WHEN coalesce(n_float, 0) = 0 THEN 'every order and nesting decision of the summary agrees with the exact times'
               ELSE printf('%d events nest otherwise on their exact times than in the timestamps'' doubles the summary '
                           || 'decides in (as the reference tool does): its per-track breakdown categories differ from '
-                          || 'those on exact times by %.3f us in all, %.2f%% of the exact total %.3f us (summary total '
-                          || '%.3f us)%s', CAST(n_float AS INTEGER), moved, 100.0 * v, exact_total, total,
+                          || 'those on exact times by %.3f us in all, %s the exact total %.3f us (summary total '
+                          || '%.3f us)%s', CAST(n_float AS INTEGER), moved,
+                          -- a share reads as one up to 100 %; beyond, a ratio
+                          CASE WHEN v > 1 THEN printf('%.2f times', v) ELSE printf('%.2f%% of', 100.0 * v) END,
+                          exact_total, total,
                           CASE WHEN v >= 0.01 THEN '; read exact per-op times from trace_events'' excl_ps' ELSE '' END) END
   FROM (SELECT trace_id, label, n_float, exact_total, moved, total,
                CASE WHEN exact_total IS NULL OR moved IS NULL OR total IS NULL THEN NULL

@@ -101,7 +101,8 @@ static int hasToPattern(const char *z, int n, const char *a, const char *b){
   return 0;
 }
 
-static int isTransferName(const char *z, int n){
+/* See engine_int.h. */
+int profsumEngIsTransferName(const char *z, int n){
   return hasCi(z, n, "memcpy") || hasCi(z, n, "h2d") || hasCi(z, n, "d2h")
       || hasCi(z, n, "infeed") || hasCi(z, n, "outfeed") || hasCi(z, n, "transfer")
       || hasToPattern(z, n, "host", "device") || hasToPattern(z, n, "device", "host");
@@ -471,8 +472,8 @@ typedef struct Agg {
   OpAgg *aOp;                 /* per name id: the device op's aggregate */
   int8_t *aKeyCat;            /* event category (§1.4) per event key */
   KeyMemo *aMemo;             /* per event key: flop proxy, collective */
-  unsigned char *aNameFlag;   /* per name id: 1 known, 2 stall, 4 comm, 8 compile,
-                              ** 16 transfer (aggKeyCategories) */
+  unsigned char *aNameFlag;   /* per name id: 1 known, 2 stall, 4 comm, 8 compile
+                              ** (aggKeyCategories) */
   const char **aFamily;       /* per name id: semantic family (cached) */
   HMap steps, gpuSteps, ctr;  /* device steps, host "train" steps, counters */
   int64_t aComm[16][2];       /* per collective: count, exclusive ps */
@@ -483,7 +484,6 @@ typedef struct Agg {
   int64_t curXr;              /* profsumEngExclRefAt's cursor */
   EngExclCur excl;            /* profsumEngExclNext's cursor */
   int64_t compilePs;          /* host events named like a compilation, ps */
-  int64_t transferPs;         /* transfer events, ps (engKpis' facts) */
   /* the global breakdown's window (aggGlobalBreakdown): the smallest start
   ** and the largest end, in the reference's doubles, of the compute events
   ** of the device tracks other than Steps (hasW: there is one) */
@@ -546,8 +546,7 @@ static void aggKeyCategories(Agg *a){
       int nName = SP_LEN(&e->pool, q->name);
       a->aNameFlag[q->name] = (unsigned char)(1 | (profsumIsStallName(zName, nName) ? 2 : 0)
                                                 | (profsumIsCommName(zName, nName) ? 4 : 0)
-                                                | (hasCi(zName, nName, "compile") ? 8 : 0)
-                                                | (isTransferName(zName, nName) ? 16 : 0));
+                                                | (hasCi(zName, nName, "compile") ? 8 : 0));
     }
     if( a->aNameFlag[q->name] & 2 ) cat = CAT_STALL;
     else if( t->isHost ) cat = CAT_HOST;
@@ -622,9 +621,9 @@ static int aggEventPass(Agg *a){
       if( !a->hasW || end>a->wHi ) a->wHi = end;
       a->hasW = 1;
     }
-    /* compile and transfer time (engKpis' facts) */
+    /* compile time (engKpis' fact; the transfer time is a union per
+    ** device, the KPI walk's) */
     if( t->isHost && (a->aNameFlag[q->name] & 8) ) a->compilePs += EVDUR(e, r);
-    if( a->aNameFlag[q->name] & 16 ) a->transferPs += EVDUR(e, r);
     if( a->aMemo[r->key].n++==0 ) a->aMemo[r->key].first = j;   /* sources, shapes, tf_ops: per key */
     /* steps: v1 the sum of the durations as the reference adds them
     ** (§4.3: its doubles, in processing order; bits of a double), v2 their
@@ -985,7 +984,7 @@ int profsumEngAggregate(Engine *e){
   if( rc==SQLITE_OK ) rc = aggWriteOps(&a);
   if( rc==SQLITE_OK ) rc = aggWriteComm(&a);
   if( rc==SQLITE_OK ) rc = profsumEngGapsAndRegions(a.pGaps);
-  rc2 = profsumEngKpiFinish(e, pKpi, rc==SQLITE_OK, a.compilePs, a.transferPs);
+  rc2 = profsumEngKpiFinish(e, pKpi, rc==SQLITE_OK, a.compilePs);
   if( rc==SQLITE_OK ) rc = rc2;
   aggFree(&a);
   return rc;

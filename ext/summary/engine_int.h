@@ -381,13 +381,17 @@ int profsumEngFacts(Engine *e, const EngFact *a, int n);
 ** threads are allowed: it reads only the records and tracks, which
 ** nothing writes until the finish); *pp is set even on failure (then
 ** SQLITE_NOMEM).  profsumEngKpiFinish waits for the walk (or runs it),
-** writes the rows when bWrite (compile and transfer: the ps the
-** aggregation summed), and frees the job (0: a no-op).  It must be called
+** writes the rows when bWrite (compile: the ps the aggregation summed;
+** the transfer time is the walk's own: per device, the union of its
+** transfer-named ops, summed), and frees the job (0: a no-op).  It must be called
 ** once for every started job, whatever happened in between.  SQLITE_OK or
 ** an error code. */
 typedef struct EngKpiJob EngKpiJob;
 int profsumEngKpiStart(Engine *e, EngKpiJob **pp);
-int profsumEngKpiFinish(Engine *e, EngKpiJob *j, int bWrite, int64_t compile, int64_t transfer);
+int profsumEngKpiFinish(Engine *e, EngKpiJob *j, int bWrite, int64_t compile);
+/* Is an event of this name a host/device transfer (memcpy, h2d, d2h,
+** infeed, outfeed, transfer, host-to-device, device-to-host)? */
+int profsumEngIsTransferName(const char *z, int n);
 
 /* engine_steps.c: the events that make steps (summary §4.3): found and
 ** kept in e->aSpan (replacing what an earlier write kept) by

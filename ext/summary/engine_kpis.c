@@ -1,14 +1,15 @@
 /*
 ** engine_kpis.c — stage A's KPI inputs: per device, the busy union and
-** span of its device ops, their counts (small ones below 0.1 ms) and
-** median duration, and the same counts and median over all devices,
-** written to profsum_agg_device and profsum_agg_fact.
+** span of its device ops, the union of its transfer-named ops, their
+** counts (small ones below 0.1 ms) and median duration, and the same
+** counts and median over all devices, written to profsum_agg_device and
+** profsum_agg_fact.
 **
 ** The per-device work reads only what the ordering left (records, tracks,
 ** their slices) and nothing the aggregation writes, so it runs on a thread
 ** of its own beside the aggregation's passes (profsumEngKpiStart) when
 ** threads are allowed, and its rows are written once the aggregation has
-** summed the compile and transfer time (profsumEngKpiFinish).  With one
+** summed the compile time (profsumEngKpiFinish).  With one
 ** thread (PROFSUM_THREADS=0) the same code runs in the calling thread at
 ** the finish; the results are the same integers either way.
 */
@@ -266,17 +267,20 @@ static void medianDur(DevIter *d, int64_t n, int64_t maxDur, const int64_t *aH, 
 typedef struct CountSmall { int64_t n, nSmall, max; } CountSmall;
 
 /* Busy union and span of one device's ops (its tracks aTk[0..nTk), in
-** track order), and their counts into *pC: a k-way merge of the tracks' slices (each already in ts
+** track order), the union of those whose key aKeyXfer marks (*pXfer: a
+** transfer op overlapping another on a second stream counts once, so it
+** never exceeds the busy union), and their counts into *pC: a k-way merge of the tracks' slices (each already in ts
 ** order) by a binary heap on (ts, position in aTk), no copy; the events
 ** come in the order a scan of the heads for the smallest (ts, position)
 ** would give them.  The same walk counts the durations into the log
 ** histogram aH (LOGH_N counts, the caller's; medianDur's start).
 ** SQLITE_OK or SQLITE_NOMEM (then nothing is set). */
-static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy, int64_t *pSpan,
-                     CountSmall *pC, int64_t *aH){
+static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, const unsigned char *aKeyXfer,
+                     int64_t *pBusy, int64_t *pXfer, int64_t *pSpan, CountSmall *pC, int64_t *aH){
   int64_t nH = 0, k, *aPos, *aHeap, *aTs;
   int64_t curLo = 0, curHi = 0, lo = 0, hi = 0, busy = 0;
-  int started = 0;
+  int64_t xLo = 0, xHi = 0, xfer = 0;     /* the same union of the transfer ops */
+  int started = 0, xStarted = 0;
   /* counted here, stored once at the end: *pC lies in memory the calling
   ** thread allocated, whose neighbours it may be writing meanwhile */
   CountSmall cnt = *pC;
@@ -323,6 +327,11 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy,
     if( dur<SMALL_OP_PS ) cnt.nSmall++;
     aH[logBucket((uint64_t)dur)]++;
     if( dur>cnt.max ) cnt.max = dur;
+    if( aKeyXfer[r->key] ){
+      if( !xStarted ){ xLo = ts; xHi = ts + dur; xStarted = 1; }
+      else if( ts>xHi ){ xfer += xHi-xLo; xLo = ts; xHi = ts + dur; }
+      else if( ts+dur>xHi ) xHi = ts + dur;
+    }
     if( !started ){ curLo = lo = ts; curHi = hi = ts + dur; started = 1; continue; }
     if( ts>curHi ){ busy += curHi-curLo; curLo = ts; curHi = ts + dur; }
     else if( ts+dur>curHi ) curHi = ts + dur;
@@ -331,9 +340,11 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy,
 #undef USP_HEAD
 #undef USP_LESS
   if( started ) busy += curHi-curLo;
+  if( xStarted ) xfer += xHi-xLo;
   sqlite3_free(aPos);
   *pC = cnt;
   *pBusy = busy;
+  *pXfer = xfer;
   *pSpan = hi-lo;
   return SQLITE_OK;
 }
@@ -342,6 +353,7 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *pBusy,
 typedef struct KpiDev {
   int32_t proc;               /* the device's process name id */
   int64_t busy, span;         /* ps */
+  int64_t xfer;               /* ps: the union of its transfer-named ops */
   CountSmall c;
   double med;                 /* median op duration, µs */
 } KpiDev;
@@ -354,6 +366,9 @@ struct EngKpiJob {
   int64_t nDev, nDevTk;
   KpiDev *aDev;
   int64_t busyAll;            /* the devices' busy ps, summed */
+  int64_t xferAll;            /* their transfer ps (KpiDev.xfer), summed */
+  unsigned char *aKeyXfer;    /* per event key: 1 when its name is a
+                              ** transfer's (profsumEngIsTransferName) */
   CountSmall cAll;            /* all devices' counts */
   double medAll;              /* all devices' median op duration, µs */
   int rc;                     /* of the computation */
@@ -368,7 +383,12 @@ static int kpiPlan(Engine *e, EngKpiJob *j){
   j->aDevTk = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(e->nTrk+1));
   j->aDevFirst = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+2));
   j->aDev = sqlite3_malloc64(sizeof(KpiDev)*(sqlite3_uint64)(e->nTrk+1));
-  if( !j->aDevTk || !j->aDevFirst || !j->aDev ) return SQLITE_NOMEM;
+  j->aKeyXfer = sqlite3_malloc64((sqlite3_uint64)(e->nKey+1));
+  if( !j->aDevTk || !j->aDevFirst || !j->aDev || !j->aKeyXfer ) return SQLITE_NOMEM;
+  for(i=0; i<e->nKey; i++){
+    int32_t nm = e->aKey[i].name;
+    j->aKeyXfer[i] = nm>=0 && profsumEngIsTransferName(SP_STR(&e->pool, nm), SP_LEN(&e->pool, nm));
+  }
   for(i=0; i<e->nTrk; i++){
     STrack *t = &e->aTrk[i];
     int isNew;
@@ -414,10 +434,12 @@ static void kpiCompute(EngKpiJob *j){
     one.e = e; one.aTk = j->aDevTk + j->aDevFirst[d]; one.nTk = j->aDevFirst[d+1] - j->aDevFirst[d];
     memset(aH, 0, sizeof(int64_t)*LOGH_N);
     memset(&v->c, 0, sizeof(v->c));
-    if( (j->rc = unionSpan(e, one.aTk, one.nTk, &v->busy, &v->span, &v->c, aH))!=SQLITE_OK ) break;
+    if( (j->rc = unionSpan(e, one.aTk, one.nTk, j->aKeyXfer, &v->busy, &v->xfer, &v->span,
+                           &v->c, aH))!=SQLITE_OK ) break;
     medianDur(&one, v->c.n, v->c.max, aH, aCnt, &v->med);
     for(b=0; b<LOGH_N; b++) aHAll[b] += aH[b];
     j->busyAll += v->busy;
+    j->xferAll += v->xfer;
     j->cAll.n += v->c.n;      /* the devices' counts make all devices' */
     j->cAll.nSmall += v->c.nSmall;
     if( v->c.max>j->cAll.max ) j->cAll.max = v->c.max;
@@ -450,8 +472,8 @@ int profsumEngKpiStart(Engine *e, EngKpiJob **pp){
 }
 
 /* Write the rows of j (its computation done): one per device, then the
-** facts with the aggregation's compile and transfer ps. */
-static int kpiWrite(Engine *e, EngKpiJob *j, int64_t compile, int64_t transfer){
+** facts with the aggregation's compile ps and the devices' transfer ps. */
+static int kpiWrite(Engine *e, EngKpiJob *j, int64_t compile){
   sqlite3_stmt *pIns = 0;
   int64_t d;
   int rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_device VALUES(?1,?2,?3,?4,?5,?6,?7)");
@@ -475,7 +497,7 @@ static int kpiWrite(Engine *e, EngKpiJob *j, int64_t compile, int64_t transfer){
     aF[1].v = (double)j->cAll.n;
     aF[2].v = (double)j->cAll.nSmall;
     aF[3].v = US(compile);
-    aF[4].v = US(transfer);
+    aF[4].v = US(j->xferAll);
     aF[5].v = US(j->busyAll);
     rc = profsumEngFacts(e, aF, 6);
   }
@@ -483,14 +505,15 @@ static int kpiWrite(Engine *e, EngKpiJob *j, int64_t compile, int64_t transfer){
 }
 
 /* See engine_int.h. */
-int profsumEngKpiFinish(Engine *e, EngKpiJob *j, int bWrite, int64_t compile, int64_t transfer){
+int profsumEngKpiFinish(Engine *e, EngKpiJob *j, int bWrite, int64_t compile){
   int rc = SQLITE_OK;
   if( j==0 ) return SQLITE_OK;
   if( !profsumEngSideJoin(&j->side) && bWrite && j->aDev ) kpiCompute(j);
   if( bWrite ){
     rc = j->aDev ? j->rc : SQLITE_NOMEM;
-    if( rc==SQLITE_OK ) rc = kpiWrite(e, j, compile, transfer);
+    if( rc==SQLITE_OK ) rc = kpiWrite(e, j, compile);
   }
+  sqlite3_free(j->aKeyXfer);
   sqlite3_free(j->aDevTk);
   sqlite3_free(j->aDevFirst);
   sqlite3_free(j->aDev);

@@ -49,7 +49,8 @@ extern const char profsumSqlStepWallMedian[];
 
 /* A scalar subquery over the evidence of a profsum_advice row aliased a:
 ** its items joined by "; ", each "name = value unit" (a fraction as a
-** percentage with one decimal, a number as %.6g, null as n/a).  For the
+** percentage with one decimal, a number as %.6g, null as n/a, a text of
+** over 80 characters cut to 79 and '…', as the reports show names).  For the
 ** middle of a statement that sqlite3_mprintf formats (its %% doubled). */
 #define PROFSUM_SQL_ADVICE_EVIDENCE \
   "(SELECT group_concat(json_extract(e.value, '$.name') || ' = ' || " \
@@ -58,6 +59,8 @@ extern const char profsumSqlStepWallMedian[];
   "                 THEN printf('%%.1f%%%%', 100.0 * json_extract(e.value, '$.value')) " \
   "                 WHEN json_type(e.value, '$.value') IN ('real', 'integer') " \
   "                 THEN printf('%%.6g', json_extract(e.value, '$.value')) " \
+  "                 WHEN length(json_extract(e.value, '$.value')) > 80 " \
+  "                 THEN substr(json_extract(e.value, '$.value'), 1, 79) || '…' " \
   "                 ELSE json_extract(e.value, '$.value') END, 'n/a') || " \
   "   CASE WHEN json_extract(e.value, '$.unit') IN ('us', 'ms', 's', 'count') " \
   "        THEN ' ' || json_extract(e.value, '$.unit') ELSE '' END, '; ') " \
