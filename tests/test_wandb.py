@@ -87,6 +87,32 @@ def run_loaded(so, body, env=None):
                           text=True, env=env, check=True).stdout.splitlines()
 
 
+# A libcurl that refuses both ways of restricting protocols
+# (CURLOPT_PROTOCOLS_STR / CURLOPT_REDIR_PROTOCOLS_STR of 7.85, and the bit
+# masks CURLOPT_PROTOCOLS / CURLOPT_REDIR_PROTOCOLS, options 181 and 182 of
+# the long kind); every other call reaches the real library, a dependency
+# of the shim.
+SHIM_C = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <curl/curl.h>
+#undef curl_easy_setopt
+CURLcode curl_easy_setopt(CURL *c, CURLoption opt, ...){
+  static CURLcode (*real)(CURL*, CURLoption, ...);
+  va_list ap;
+  void *arg;
+  va_start(ap, opt);
+  arg = va_arg(ap, void*);
+  va_end(ap);
+  if( opt==CURLOPT_PROTOCOLS_STR || opt==CURLOPT_REDIR_PROTOCOLS_STR
+   || (int)opt==CURLOPTTYPE_LONG+181 || (int)opt==CURLOPTTYPE_LONG+182 ) return CURLE_UNKNOWN_OPTION;
+  if( real==0 ) real = (CURLcode(*)(CURL*, CURLoption, ...))dlsym(RTLD_NEXT, "curl_easy_setopt");
+  return real(c, opt, arg);
+}
+"""
+
+
 class WandbTest(unittest.TestCase):
     def setUp(self):
         self.saved = {k: os.environ.get(k) for k in ENV_KEYS}
@@ -1104,6 +1130,84 @@ class WandbTest(unittest.TestCase):
         self.assertEqual(m, "wandb_publish: cannot read report_path '/nonexistent/r.md': "
                             "No such file or directory")
         self.assertEqual(self.api.requests, [])
+
+    def test_error_page_read_is_bounded(self):
+        # a 404 whose body claims 64 MiB: the transfer stops after 1 MiB of
+        # it, and the status still makes the message
+        sent = {"n": 0}
+
+        def big(h):
+            h.send_response(404)
+            h.send_header("Content-Length", str(64 << 20))
+            h.end_headers()
+            try:
+                for _ in range(64):
+                    h.wfile.write(b"x" * (1 << 20))
+                    sent["n"] += 1 << 20
+            except OSError:
+                pass
+        answer(self.storage, "GET", big)
+        msg = self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assertIn("not found (http 404)", msg)
+        # at most the 1 MiB read and what the sockets' buffers took, per attempt
+        self.assertLess(sent["n"], 16 << 20)
+
+    def test_url_of_another_scheme_is_refused(self):
+        # a file URL the API hands out is neither fetched nor written: every
+        # URL profsum requests must be http or https
+        orig = self.api.graphql
+
+        def graphql(op, v):
+            r = orig(op, v)
+            if op == "ArtifactFileURLs":
+                for e in r["data"]["artifact"]["files"]["edges"]:
+                    e["node"]["directUrl"] = "file:///etc/hostname"
+            return r
+        self.api.graphql = graphql
+        msg = self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assertIn("refusing a URL that is not http or https: file:///etc/hostname", msg)
+        self.assertEqual(walk(self.dest()) if os.path.isdir(self.dest()) else [], [])
+
+    def test_libcurl_without_protocol_options(self):
+        # a libcurl that knows neither way to restrict protocols (older than
+        # 7.85 has only the bit masks; here neither): profsum follows the
+        # redirects of a download itself and checks each Location's scheme
+        import shutil
+        cc = shutil.which("cc")
+        if cc is None:
+            self.skipTest("no C compiler for the libcurl shim")
+        shim_c = os.path.join(self.tmp.path, "shim.c")
+        shim = os.path.join(self.tmp.path, "libcurl_shim.so")
+        with open(shim_c, "w") as f:
+            f.write(SHIM_C)
+        # libcurl a dependency even though the shim calls it only by dlsym
+        subprocess.run([cc, "-shared", "-fPIC", "-o", shim, shim_c, "-Wl,--no-as-needed", "-lcurl", "-ldl"],
+                       check=True)
+        self.api.faults["redirect"] = 100      # every file: 302 from the API host to storage
+        self.api.blob_base = lambda: self.api.url
+        self.storage.blobs.update(self.api.blobs)
+        self.storage.manifests.update(self.api.manifests)
+        from util import SO
+        body = ("import json\n"
+                "try:\n"
+                "    r = json.loads(db.execute(\"SELECT wandb_fetch('e/p/run-abc-profiler', ?)\", (%r,)).fetchone()[0])\n"
+                "    print(len(r['files']))\n"
+                "except sqlite3.OperationalError as e:\n"
+                "    print(e)\n")
+        out = run_loaded(SO, body % self.dest("a"), dict(os.environ, PROFSUM_LIBCURL=shim))
+        self.assertEqual(out, ["2"])
+        self.assert_fetched(self.dest("a"))
+        self.assert_no_key_off_api()
+        # the storage host's address made a gopher URL: the hop is refused
+        real = self.storage
+        self.api.storage = type("Gopher", (), {"url": "gopher://127.0.0.1:9"})()
+        try:
+            out = run_loaded(SO, body % self.dest("b"), dict(os.environ, PROFSUM_LIBCURL=shim))
+        finally:
+            self.api.storage = real
+        self.assertEqual(len(out), 1)
+        self.assertIn("refusing a URL that is not http or https: gopher://127.0.0.1:9/files/", out[0])
+        self.assertFalse(os.path.exists(self.dest("b", P0)))
 
     def test_libcurl_opened_on_first_use(self):
         # profsum.so does not link libcurl (7 ms of loading); the first

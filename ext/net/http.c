@@ -508,6 +508,8 @@ static void wbSinkReset(WbSink *s){
   if( s->zMem ) s->zMem[0] = 0;
   s->nErrBody = 0;
   s->zErrBody[0] = 0;
+  s->nErrRead = 0;
+  s->bErrCut = 0;
   s->nBody = 0;
   s->nSeen = 0;
   s->eFail = 0;
@@ -537,6 +539,12 @@ static size_t wbWriteCb(char *ptr, size_t sz, size_t nmemb, void *pArg){
     memcpy(s->zErrBody+s->nErrBody, ptr, k);
     s->nErrBody += (int)k;
     s->zErrBody[s->nErrBody] = 0;
+    s->nErrRead += (sqlite3_int64)n;
+    if( s->nErrRead > WB_ERRBODY_READ ){
+      /* enough of an error page: stop (wbPerform takes the status as is) */
+      s->bErrCut = 1;
+      return 0;
+    }
     return n;
   }
   if( s->eFail ) return 0;
@@ -607,6 +615,27 @@ static size_t wbHeaderCb(char *b, size_t sz, size_t nmemb, void *pArg){
   return n;
 }
 
+/* Is zUrl an http:// or https:// URL (any case)?  Every URL profsum
+** requests is, the ones a server hands out (file URLs, redirects) too. */
+static int wbSchemeOk(const char *zUrl){
+  return sqlite3_strnicmp(zUrl, "http://", 7)==0 || sqlite3_strnicmp(zUrl, "https://", 8)==0;
+}
+
+/* Allow only http and https on handle c, for the request and for any
+** redirect curl follows: the string options of libcurl 7.85 and later,
+** else the bit masks of older ones (by number: the headers deprecate
+** them).  0 when neither took: the caller then follows redirects itself,
+** checking each Location (wbSchemeOk). */
+static int wbOnlyHttp(CURL *c){
+  const long mask = CURLPROTO_HTTP | CURLPROTO_HTTPS;
+  if( curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https")==CURLE_OK
+   && curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")==CURLE_OK ){
+    return 1;
+  }
+  return curl_easy_setopt(c, (CURLoption)(CURLOPTTYPE_LONG + 181), mask)==CURLE_OK    /* PROTOCOLS */
+      && curl_easy_setopt(c, (CURLoption)(CURLOPTTYPE_LONG + 182), mask)==CURLE_OK;   /* REDIR_PROTOCOLS */
+}
+
 /* One attempt: GET zUrl (or POST zPost as JSON, or PUT s->zPutData when
 ** that is set: an upload to storage, redirects not followed) into s.
 ** Whether a hop carries the Authorization header is decided per hop: only
@@ -631,16 +660,21 @@ static CURLcode wbPerform(Wb *p, const char *zUrl, const char *zPost,
   while( zCur ){
     struct curl_slist *pHdr = 0, *pNew;
     int bAuth = bKeyOk && wbIsApiOrigin(p, zCur);
+    int bByHand;              /* redirects followed here, not by curl */
     CURL *c = p->curl;
     long code = 0;
+    if( !wbSchemeOk(zCur) ){
+      wbErr(p, "refusing a URL that is not http or https: %.60s%s", zCur, strlen(zCur)>60 ? "..." : "");
+      rc = CURLE_UNSUPPORTED_PROTOCOL;
+      break;
+    }
     curl_easy_reset(c);
     zCurlErr[0] = 0;
     curl_easy_setopt(c, CURLOPT_URL, zCur);
     curl_easy_setopt(c, CURLOPT_USERAGENT, WB_UA);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_NETRC, (long)CURL_NETRC_IGNORED);
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    bByHand = bAuth || !wbOnlyHttp(c);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, p->nConnect);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, p->nTotal);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, zCurlErr);
@@ -648,7 +682,7 @@ static CURLcode wbPerform(Wb *p, const char *zUrl, const char *zPost,
     curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, wbHeaderCb);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, s);
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, bAuth ? 0L : 1L);
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, bByHand ? 0L : 1L);
     curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)WB_MAX_HOPS);
     curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
     if( zPost ){
@@ -680,10 +714,27 @@ static CURLcode wbPerform(Wb *p, const char *zUrl, const char *zPost,
     if( zPost && pHdr==0 ){ wbOom(p); break; }
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, pHdr);
     rc = curl_easy_perform(c);
+    if( rc==CURLE_WRITE_ERROR && s->bErrCut ) rc = CURLE_OK;   /* an error page cut short */
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, (struct curl_slist*)0);
     curl_slist_free_all(pHdr);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
     *pCode = code;
+    if( rc==CURLE_OK && bByHand && zPost==0 && s->zPutData==0 && !bAuth
+     && (code==301 || code==302 || code==303 || code==307 || code==308) ){
+      /* a GET without the key on a libcurl that cannot restrict the
+      ** protocols of redirects: the next hop's scheme is checked above */
+      char *zLoc = 0;
+      curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &zLoc);
+      if( zLoc==0 ) break;
+      if( ++nHop > WB_MAX_HOPS ){
+        wbErr(p, "too many redirects (more than %d)", WB_MAX_HOPS);
+        break;
+      }
+      sqlite3_free(zCur);
+      zCur = wbDup(p, zLoc);
+      wbSinkReset(s);
+      continue;
+    }
     if( rc==CURLE_OK && bAuth
      && (code==301 || code==302 || code==303 || code==307 || code==308) ){
       char *zLoc = 0;

@@ -25,6 +25,7 @@
 
 #define WB_MEM_LIMIT     ((sqlite3_int64)256<<20)  /* JSON response cap */
 #define WB_ERRBODY       4096              /* kept bytes of error bodies */
+#define WB_ERRBODY_READ  (1024*1024)       /* read of one: then the transfer stops */
 
 /* ---------------------------------------------------------------------
 ** The state of one W&B operation (one SQL call or one import fetch).
@@ -64,6 +65,8 @@ typedef struct WbSink {
   sqlite3_int64 nMem, nMemAlloc;
   char zErrBody[WB_ERRBODY+1];  /* body of a non-2xx response */
   int nErrBody;
+  sqlite3_int64 nErrRead;       /* bytes of it received */
+  int bErrCut;                  /* the transfer stopped past WB_ERRBODY_READ */
   ProfsumMd5 md5;               /* MD5 of the body so far */
   sqlite3_int64 nBody;          /* 2xx body bytes so far */
   sqlite3_int64 nLimit;         /* max 2xx body bytes */
