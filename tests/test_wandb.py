@@ -444,6 +444,16 @@ class WandbTest(unittest.TestCase):
         r = self.q("SELECT wandb_fetch_run('e/p/r2', ?, '{\"alias\":\"best\"}')", self.dest("b"))
         self.assertEqual(r["id"], old)
 
+    def test_newest_with_offsets_without_colon(self):
+        # 10:00+0530 is 04:30Z, earlier than 04:45Z: the offset's minutes count
+        a = self.api.add_artifact("e", "p", "prof", 0, {"a": b"a"}, created_at="2025-01-02T10:00:00+0530")
+        b = self.api.add_artifact("e", "p", "prof", 1, {"a": b"b"}, created_at="2025-01-02T04:45:00Z")
+        c = self.api.add_artifact("e", "p", "prof", 2, {"a": b"c"}, created_at="2025-01-02T00:50:00-04")
+        self.api.add_run("e", "p", "r3", [a, b, c])
+        self.assertEqual(self.q("SELECT wandb_fetch_run('e/p/r3', ?)", self.dest("a"))["id"], c)
+        self.api.add_run("e", "p", "r4", [a, b])
+        self.assertEqual(self.q("SELECT wandb_fetch_run('e/p/r4', ?)", self.dest("b"))["id"], b)
+
     def test_run_paging(self):
         self.api.faults["page_size"] = 1
         r = self.q("SELECT wandb_fetch_run('e/p/abc', ?)", self.dest())
@@ -475,6 +485,21 @@ class WandbTest(unittest.TestCase):
         # a malformed reference is named before the missing key
         m = self.err("SELECT wandb_fetch('nonsense')")
         self.assertIn("wandb_fetch: invalid artifact reference 'nonsense'", m)
+
+    def test_netrc_comments_and_macros(self):
+        # as Python's netrc reads it: '#' starts a comment to the end of its
+        # line, and a macdef's body (up to an empty line) holds no tokens
+        del os.environ["WANDB_API_KEY"]
+        netrc = self.tmp.write("netrc2", "# machine 127.0.0.1:%d password OLD\n"
+                               "macdef init\n  machine 127.0.0.1:%d password MACRO\n\n"
+                               "machine 127.0.0.1:%d  # the local mock\n"
+                               "  login user\n  # password STALE\n  password %s\n"
+                               % (self.api.port, self.api.port, self.api.port, KEY))
+        os.environ["NETRC"] = netrc
+        self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assert_fetched(self.dest())
+        self.assertEqual({r["headers"].get("authorization") for r in self.api.requests
+                          if r["path"] == "/graphql"}, {AUTH})
 
     def test_401(self):
         os.environ["WANDB_API_KEY"] = "f" * 40

@@ -386,6 +386,16 @@ static char *wbNetrcKey(const char *zMachine){
     }
   }
   if( zText==0 ) return 0;
+  {
+    /* comments: a token that starts with '#' runs to the end of its line */
+    char *z;
+    for(z=zText; *z; z++){
+      if( *z=='#' && (z==zText || strchr(" \t\r\n", z[-1])) ){
+        while( *z && *z!='\n' ) *z++ = ' ';
+        if( *z==0 ) break;
+      }
+    }
+  }
   for(zTok = strtok_r(zText, " \t\r\n", &zSave); zTok;
       zTok = strtok_r(0, " \t\r\n", &zSave)){
     if( strcmp(zTok, "machine")==0 ){
@@ -399,9 +409,21 @@ static char *wbNetrcKey(const char *zMachine){
       if( zV==0 ) break;
       if( eIn==1 && zPw==0 ) zPw = sqlite3_mprintf("%s", zV);
       if( eIn==2 && zDef==0 ) zDef = sqlite3_mprintf("%s", zV);
-    }else if( strcmp(zTok, "login")==0 || strcmp(zTok, "account")==0
-           || strcmp(zTok, "macdef")==0 ){
+    }else if( strcmp(zTok, "login")==0 || strcmp(zTok, "account")==0 ){
       if( strtok_r(0, " \t\r\n", &zSave)==0 ) break;
+    }else if( strcmp(zTok, "macdef")==0 ){
+      /* a macro: its name, then its body up to an empty line (not tokens) */
+      char *z;
+      if( strtok_r(0, " \t\r\n", &zSave)==0 || zSave==0 ) break;
+      for(z=zSave;;){          /* z: the start of a line of the body */
+        char *q = z;
+        while( *q==' ' || *q=='\t' || *q=='\r' ) q++;
+        if( *q=='\n' || *q==0 ){ z = q; break; }       /* an empty line ends it */
+        q = strchr(q, '\n');
+        if( q==0 ){ z += strlen(z); break; }
+        z = q+1;
+      }
+      zSave = z;
     }
   }
   if( zText ){

@@ -796,8 +796,16 @@ static double wbParseTime(const char *z){
   days = (long long)era*146097 + doe - 719468;
   r = (double)days*86400 + h*3600 + m*60 + sec;
   if( *z=='+' || *z=='-' ){
-    int zh = 0, zm = 0;
-    if( sscanf(z+1, "%2d:%2d", &zh, &zm)>=1 || sscanf(z+1, "%2d%2d", &zh, &zm)>=1 ){
+    /* +HH, +HH:MM or +HHMM (all ISO 8601) */
+    const char *q = z+1;
+    int zh = -1, zm = 0;
+    if( q[0]>='0' && q[0]<='9' && q[1]>='0' && q[1]<='9' ){
+      zh = (q[0]-'0')*10 + (q[1]-'0');
+      q += 2;
+      if( *q==':' ) q++;
+      if( q[0]>='0' && q[0]<='9' && q[1]>='0' && q[1]<='9' ) zm = (q[0]-'0')*10 + (q[1]-'0');
+    }
+    if( zh>=0 ){
       double off = zh*3600 + zm*60;
       r += (*z=='+') ? -off : off;
     }
