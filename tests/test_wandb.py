@@ -257,6 +257,21 @@ class WandbTest(unittest.TestCase):
         self.assertTrue(all(x["headers"].get("authorization") == AUTH for x in legacy))
         self.assert_no_key_off_api()
 
+    def test_legacy_route_when_the_url_query_fails(self):
+        # a server that answers ArtifactFileURLs with an error: every file
+        # takes the legacy route (wandb-http: the file URL query fails)
+        orig = self.api.graphql
+
+        def graphql(op, v):
+            if op == "ArtifactFileURLs":
+                return {"errors": [{"message": "Cannot query field 'files'"}]}
+            return orig(op, v)
+        self.api.graphql = graphql
+        self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assert_fetched(self.dest())
+        self.assertEqual(len(self.api.requests_to("/artifactsV2/default/e/QXJ0aWZhY3Q6MTIz/")), 2)
+        self.assert_no_key_off_api()
+
     def test_expired_url_refreshed(self):
         """A presigned URL that fails (S3's 403 "Request has expired") is
         asked for again by name, once, and the file downloaded from the

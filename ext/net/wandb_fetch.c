@@ -628,8 +628,19 @@ static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
   if( aE==0 || pSkipped==0 ){ wbOom(p); goto done; }
   if( wbCheckEntries(p, a, zWhat, pContents, aE, &nE, pSkipped) ) goto done;
 
-  /* Per-file URLs, all pages. */
+  /* Per-file URLs, all pages.  When the query fails (an older server,
+  ** an error answer) every file takes the legacy route instead, as it
+  ** does for a file the list leaves out; not when the key is refused or
+  ** memory runs out, which that route would meet again. */
   pUrls = wbFileUrls(p, a, nE>0);
+  if( pUrls==0 && p->rc!=SQLITE_NOMEM && p->iHttpFail!=401 && p->iHttpFail!=403 ){
+    p->rc = SQLITE_OK;
+    sqlite3_free(p->zErr);
+    p->zErr = 0;
+    p->iHttpFail = 0;
+    pUrls = jObj();
+    if( pUrls==0 ) wbOom(p);
+  }
   if( pUrls==0 ) goto done;
 
   /* Download. */
