@@ -668,7 +668,10 @@ static int wbOnlyHttp(CURL *c){
 ** the API origin and refused to another one; a GET continues without the
 ** key (the Location is storage) and curl follows any further hop.
 ** Requests without the header let curl follow redirects (no credential is
-** set on the handle: CURLOPT_UNRESTRICTED_AUTH off, curl's netrc off).
+** set on the handle: CURLOPT_UNRESTRICTED_AUTH off, curl's netrc off),
+** unless this libcurl cannot be told to follow http and https only
+** (wbOnlyHttp): then a GET's redirects are followed here too.  Every URL
+** requested, a Location followed here included, must be http or https.
 ** Returns the CURLcode (CURLE_OK when an HTTP response arrived) and puts
 ** the final status in *pCode.  zCurlErr (CURL_ERROR_SIZE) receives curl's
 ** message.  Sets p->rc only for out-of-memory and refused redirects. */
@@ -741,24 +744,10 @@ static CURLcode wbPerform(Wb *p, const char *zUrl, const char *zPost,
     curl_slist_free_all(pHdr);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
     *pCode = code;
-    if( rc==CURLE_OK && bByHand && zPost==0 && s->zPutData==0 && !bAuth
+    if( rc==CURLE_OK && (bAuth || (bByHand && zPost==0 && s->zPutData==0))
      && (code==301 || code==302 || code==303 || code==307 || code==308) ){
-      /* a GET without the key on a libcurl that cannot restrict the
-      ** protocols of redirects: the next hop's scheme is checked above */
-      char *zLoc = 0;
-      curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &zLoc);
-      if( zLoc==0 ) break;
-      if( ++nHop > WB_MAX_HOPS ){
-        wbErr(p, "too many redirects (more than %d)", WB_MAX_HOPS);
-        break;
-      }
-      sqlite3_free(zCur);
-      zCur = wbDup(p, zLoc);
-      wbSinkReset(s);
-      continue;
-    }
-    if( rc==CURLE_OK && bAuth
-     && (code==301 || code==302 || code==303 || code==307 || code==308) ){
+      /* a keyed request, or a GET on a libcurl that cannot restrict the
+      ** protocols of redirects (the next hop's scheme is checked above) */
       char *zLoc = 0;
       curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &zLoc);
       if( zLoc==0 ) break;
