@@ -115,6 +115,12 @@ int profsumSpanText(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
 }
 
 /* See profsum_reader.h. */
+int64_t profsumSpanDecodeInto(const ProfsumSpan *s, char *a, int64_t nA){
+  if( 3*s->n+1 > nA ) return -1;
+  return spanDecode(s, a);
+}
+
+/* See profsum_reader.h. */
 int profsumSpanIs(const ProfsumSpan *s, const char *zLit, int64_t nLit){
   char a[3*SPAN_IS_MAX+1];
   if( s->type!=PROFSUM_JT_STRING ) return 0;
@@ -123,8 +129,8 @@ int profsumSpanIs(const ProfsumSpan *s, const char *zLit, int64_t nLit){
   }
   /* every byte decoded takes at most 6 of the text (\u0041), so a text
   ** longer than 6*nLit cannot decode to nLit bytes */
-  if( s->n > 6*nLit || s->n > SPAN_IS_MAX ) return 0;
-  return spanDecode(s, a)==nLit && memcmp(a, zLit, (size_t)nLit)==0;
+  if( s->n > 6*nLit ) return 0;
+  return profsumSpanDecodeInto(s, a, sizeof(a))==nLit && memcmp(a, zLit, (size_t)nLit)==0;
 }
 
 /* See profsum_reader.h. */

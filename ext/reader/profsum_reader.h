@@ -292,6 +292,11 @@ int profsumSpanText(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
 ** "process_name"), without allocating. */
 int profsumSpanIs(const ProfsumSpan *s, const char *zLit, int64_t nLit);
 
+/* The string span s decoded (as profsumSpanText) into a[0..nA), without
+** allocating: its length, or -1 when a may be too small (it needs room for
+** 3*s->n+1 bytes). */
+int64_t profsumSpanDecodeInto(const ProfsumSpan *s, char *a, int64_t nA);
+
 /* Render a JSON value span as valid JSON: returns the span itself when it
 ** needs no fix-up, else a repaired copy in the scratch buffer (trailing
 ** commas removed, raw control characters escaped, bare NaN/Infinity turned

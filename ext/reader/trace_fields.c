@@ -167,33 +167,14 @@ int profsumScanSetUnit(ProfsumScan *s, const ProfsumSpan *v, int64_t iOff, char 
 
 /* See trace_json_int.h.  A "ph" written with an escape ("\u0058", "\/"):
 ** a JSON decoder gives the character it stands for, so when that is one
-** ASCII character the span
-** becomes it (kept in ev->aPhText, quotes around it as around any string
-** span); any other escaped ph decodes to more than one byte or to no phase,
-** and stays as it is. */
+** ASCII character the span becomes it (kept in ev->aPhText, quotes around
+** it as around any string span); any other escaped ph decodes to more
+** than one byte or to no phase, and stays as it is. */
 void profsumScanPhUnescape(ProfsumEvent *ev){
-  const char *z = ev->ph.z;
-  unsigned c = 0x80;
-  int i;
-  if( ev->ph.n==2 && z[0]=='\\' ){
-    switch( z[1] ){
-      case '"': case '\\': case '/': c = (unsigned char)z[1]; break;
-      case 'b': c = '\b'; break;
-      case 'f': c = '\f'; break;
-      case 'n': c = '\n'; break;
-      case 'r': c = '\r'; break;
-      case 't': c = '\t'; break;
-    }
-  }else if( ev->ph.n==6 && z[0]=='\\' && z[1]=='u' ){
-    /* four hex digits (the tokenizer checked them) */
-    for(c=0, i=2; i<6; i++){
-      unsigned char h = (unsigned char)z[i];
-      c = c*16 + (h<='9' ? h-'0' : (h|0x20)-'a'+10);
-    }
-  }
-  if( c>=0x80 ) return;
+  char a[3*12+1];            /* two escapes' worth: one character is at most 12 */
+  if( profsumSpanDecodeInto(&ev->ph, a, sizeof(a))!=1 || (unsigned char)a[0]>=0x80 ) return;
   ev->aPhText[0] = '"';
-  ev->aPhText[1] = (char)c;
+  ev->aPhText[1] = a[0];
   ev->aPhText[2] = '"';
   ev->aPhText[3] = 0;
   ev->ph.z = ev->aPhText + 1;

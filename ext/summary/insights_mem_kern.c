@@ -213,6 +213,16 @@ static uint64_t kHash(const char *z, int64_t n){
   return h;
 }
 
+/* Does hlo_module z[0..n) come before the one kept so far, zCur[0..nCur)
+** (0: none yet)?  The smallest in byte order is kept. */
+static int kModuleFirst(const char *z, int64_t n, const char *zCur, int64_t nCur){
+  int64_t nMin = n<nCur ? n : nCur;
+  int c;
+  if( zCur==0 ) return 1;
+  c = memcmp(z, zCur, (size_t)nMin);
+  return c<0 || (c==0 && n<nCur);
+}
+
 /* A copy of z[0..n), NUL-terminated (0 when z is 0; *pRc NOMEM on failure). */
 static char *kDup(const char *z, int64_t n, int *pRc){
   char *c;
@@ -334,9 +344,7 @@ int memKernAdd(MemKern *p, MemDiag *pDiag,
   if( durPs>e->maxPs ) e->maxPs = durPs;
   if( d.occ>e->occMax ) e->occMax = d.occ;
   if( zModule && nModule<=KERN_MAX_NAME ){
-    int64_t nMin = nModule<e->nModule ? nModule : e->nModule;
-    int c = e->zModule ? memcmp(zModule, e->zModule, (size_t)nMin) : -1;
-    if( e->zModule==0 || c<0 || (c==0 && nModule<e->nModule) ){
+    if( kModuleFirst(zModule, nModule, e->zModule, e->nModule) ){
       char *z = kDup(zModule, nModule, &rc);
       if( rc ) return rc;
       sqlite3_free(e->zModule);
@@ -419,12 +427,8 @@ static void kRowAdd(KernRow *r, const KernEnt *x){
   if( x->minPs<r->minPs ) r->minPs = x->minPs;
   if( x->maxPs>r->maxPs ) r->maxPs = x->maxPs;
   if( x->occMax>r->occMax ) r->occMax = x->occMax;
-  if( x->zModule ){
-    int64_t nMin = x->nModule<r->nModule ? x->nModule : r->nModule;
-    int c = r->zModule ? memcmp(x->zModule, r->zModule, (size_t)nMin) : -1;
-    if( r->zModule==0 || c<0 || (c==0 && x->nModule<r->nModule) ){
-      r->zModule = x->zModule; r->nModule = x->nModule;
-    }
+  if( x->zModule && kModuleFirst(x->zModule, x->nModule, r->zModule, r->nModule) ){
+    r->zModule = x->zModule; r->nModule = x->nModule;
   }
   r->nDev += x->nDev;
 }
