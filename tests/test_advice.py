@@ -92,6 +92,39 @@ class Known(DbTestCase):
         self.assertAlmostEqual(adv[0][4], 800.0)
         check_invariants(self, self.db)
 
+    def two_devices(self, name, gap0, gap1, dev_names=("/device:TPU:0", "/device:TPU:1")):
+        """Two devices, each with two ops 400 us long and a gap between
+        them: device_idle_gaps names the least busy, the first by name
+        among equals."""
+        ev = [{"ph": "M", "pid": 1, "name": "process_name", "args": {"name": dev_names[0]}},
+              {"ph": "M", "pid": 1, "tid": 2, "name": "thread_name", "args": {"name": "XLA Ops"}},
+              {"ph": "M", "pid": 3, "name": "process_name", "args": {"name": dev_names[1]}},
+              {"ph": "M", "pid": 3, "tid": 2, "name": "thread_name", "args": {"name": "XLA Ops"}}]
+        for pid, gap in ((1, gap0), (3, gap1)):
+            ev += [{"ph": "X", "pid": pid, "tid": 2, "name": "fusion.1", "ts": 0, "dur": 400},
+                   {"ph": "X", "pid": pid, "tid": 2, "name": "fusion.2", "ts": 400 + gap, "dur": 400}]
+        tid = load(self.db, self.td, name, fixtures.doc(ev))
+        row = self.db.execute("SELECT title, evidence, time_at_stake_us FROM profsum_advice "
+                              "WHERE trace_id=? AND advice_id='device_idle_gaps'", (tid,)).fetchone()
+        self.assertIsNotNone(row)
+        ev = {e["name"]: e["value"] for e in json.loads(row[1])}
+        return row[0], ev, row[2]
+
+    def test_idle_gaps_name_the_least_busy_device(self):
+        title, ev, stake = self.two_devices("g1.json", 200, 800)
+        self.assertIn("/device:TPU:1 is busy 50.0%", title)
+        self.assertEqual(ev["device"], "/device:TPU:1")
+        self.assertEqual(ev["device_utilization"], 0.5)
+        self.assertEqual(stake, 1000.0)           # the idle time of both devices
+        title, ev, stake = self.two_devices("g2.json", 800, 200)
+        self.assertIn("/device:TPU:0 is busy 50.0%", title)
+
+    def test_idle_gaps_equal_devices_first_by_name(self):
+        # the same busy share on both: the first name wins, whatever the pids
+        title, ev, _ = self.two_devices("g3.json", 600, 600, ("/device:TPU:1", "/device:TPU:0"))
+        self.assertEqual(ev["device"], "/device:TPU:0")
+        self.assertIn("/device:TPU:0 is busy 57.1%", title)
+
     def test_xprof_idle_rule_between_10_and_20(self):
         tid = load(self.db, self.td, "w.json", tpu([("0", 0, 1000)], [("fusion.1", 0, 850)]))
         adv = dict((a[0], a) for a in self.advice(tid))

@@ -258,6 +258,17 @@ class HistoryPlans(unittest.TestCase):
         self.assertEqual(one, every)
         self.assertGreater(len(one), 5)
 
+    def test_few_temporary_btrees(self):
+        """A window, a DISTINCT, ORDER BY ... LIMIT or an IN list of three
+        values or more opens a temporary b-tree, and SQLite allocates its
+        page cache (about 85 KB) anew each time: in a query for one label
+        most of the time went there, so the views keep few of them."""
+        bounds = {"profsum_advice": 24, "profsum_kpis": 6, "profsum_kpis_mem": 4, "profsum_kpis_wall": 0}
+        for v, most in bounds.items():
+            with self.subTest(view=v):
+                ops = [r[1] for r in self.db.execute("EXPLAIN SELECT * FROM %s WHERE label = ?" % v, ("r3",))]
+                self.assertLessEqual(ops.count("OpenEphemeral"), most)
+
     def test_series_order_and_op_by_name_use_indexes(self):
         plan = self.plan("SELECT * FROM profsum_trend WHERE series = ?", "s1")
         self.assertTrue(any("profsum_trace_series" in p for p in plan), plan)

@@ -42,9 +42,14 @@ CREATE VIEW IF NOT EXISTS main.profsum_advice(
   share_of_step
 ) AS
 -- A query for one label reads that trace's rows only: the KPIs come
--- through windows partitioned by trace_id and label, the other per-trace
+-- through windows partitioned by trace_id and label (a filter reaches
+-- the view under a window, not under a GROUP BY), the other per-trace
 -- figures through subqueries on the trace's keys (NOT MATERIALIZED: each
--- use is read for the trace at hand, not built for every trace).
+-- use is read for the trace at hand, not built for every trace).  Every
+-- window, ORDER BY ... LIMIT, DISTINCT or IN list of three or more values
+-- opens a temporary b-tree, whose page cache SQLite allocates anew (about
+-- 85 KB) each time the subquery runs: they are kept out of what runs once
+-- per use (min() picks the least busy device, a CASE the KPIs left out).
 WITH
 kt AS NOT MATERIALIZED (      -- per trace: each KPI's bad/detected flag (NULL without the KPI) and utilizations
   SELECT trace_id, label, kd, msk, du, dig, lt, ood, hw FROM (
@@ -99,16 +104,23 @@ sw AS NOT MATERIALIZED (      -- NULL figures for a trace without steady wall ti
          CASE WHEN steady = 1 THEN 'the steady steps''' ELSE 'the steps''' END AS steps_of
   FROM sw1
 ),
-worst AS NOT MATERIALIZED (   -- the least busy device, and the idle time of all
+worst0 AS NOT MATERIALIZED (  -- the least busy device (the first by name among equals), and the idle time of all
   SELECT t.trace_id,
-         (SELECT d.device FROM profsum_agg_device AS d WHERE d.trace_id = t.trace_id AND d.span_duration > 0
-          ORDER BY d.busy_duration / d.span_duration, d.device LIMIT 1) AS device,
-         (SELECT d.busy_duration FROM profsum_agg_device AS d WHERE d.trace_id = t.trace_id AND d.span_duration > 0
-          ORDER BY d.busy_duration / d.span_duration, d.device LIMIT 1) AS busy_duration,
-         (SELECT d.span_duration FROM profsum_agg_device AS d WHERE d.trace_id = t.trace_id AND d.span_duration > 0
-          ORDER BY d.busy_duration / d.span_duration, d.device LIMIT 1) AS span_duration,
+         (SELECT min(d.device) FROM profsum_agg_device AS d
+          WHERE d.trace_id = t.trace_id AND d.span_duration > 0
+            AND d.busy_duration / d.span_duration = (SELECT min(e.busy_duration / e.span_duration)
+                                                     FROM profsum_agg_device AS e
+                                                     WHERE e.trace_id = t.trace_id AND e.span_duration > 0)) AS device,
          (SELECT sum(d.span_duration - d.busy_duration) FROM profsum_agg_device AS d WHERE d.trace_id = t.trace_id) AS idle
   FROM profsum_trace AS t
+),
+worst AS NOT MATERIALIZED (
+  SELECT w.trace_id, w.device, w.idle,
+         (SELECT d.busy_duration FROM profsum_agg_device AS d WHERE d.trace_id = w.trace_id AND d.device = w.device)
+           AS busy_duration,
+         (SELECT d.span_duration FROM profsum_agg_device AS d WHERE d.trace_id = w.trace_id AND d.device = w.device)
+           AS span_duration
+  FROM worst0 AS w
 ),
 util AS NOT MATERIALIZED (    -- the capture's compute and memory-bandwidth utilization over the
                               -- devices' busy time, from the devices whose figure and peak are known
@@ -306,8 +318,10 @@ raw AS (
                                                 CASE WHEN kpi = 'memory_peak' THEN -value ELSE value END,
                                                 device) AS n
         FROM profsum_kpis AS k WHERE band IN ('bad', 'detected')) AS x
-  WHERE x.n = 1 AND x.kpi NOT IN ('kernel_duration', 'many_small_kernels', 'device_utilization',
-                                  'device_idle_gaps', 'large_transfers', 'one_op_dominating', 'host_wait')
+  WHERE x.n = 1 AND CASE x.kpi WHEN 'kernel_duration' THEN 0 WHEN 'many_small_kernels' THEN 0
+                                WHEN 'device_utilization' THEN 0 WHEN 'device_idle_gaps' THEN 0
+                                WHEN 'large_transfers' THEN 0 WHEN 'one_op_dominating' THEN 0
+                                WHEN 'host_wait' THEN 0 ELSE 1 END
 ),
 one AS (
   SELECT r.*, row_number() OVER (PARTITION BY trace_id, label, advice_id ORDER BY pref) AS n FROM raw AS r

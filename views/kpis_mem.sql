@@ -34,8 +34,15 @@ CREATE VIEW IF NOT EXISTS main.profsum_kpis_mem(
 -- every arm and reads that trace's rows through the tables' keys); arms
 -- come in this order, each by trace.
 WITH
+-- The occupancy figures: a window query opens a temporary b-tree (SQLite
+-- allocates its page cache, about 85 KB, each time), so they run only for
+-- a trace that has kernel rows, and kern groups by trace so that each
+-- figure is computed once per trace, not once per use below (a grouped
+-- subquery is not merged into the query that reads it; a label's filter
+-- still reaches it through the GROUP BY columns).
 kern AS (
   SELECT t.trace_id, t.label,
+         CASE WHEN EXISTS (SELECT 1 FROM profsum_agg_kernel AS a WHERE a.trace_id = t.trace_id) THEN
          (SELECT sum(k.occupancy_pct / 100.0 * k.d) / sum(k.d) FROM (
             SELECT occupancy_pct, total_duration_us AS d,
                    coalesce(sum(total_duration_us) OVER (PARTITION BY trace_id
@@ -44,7 +51,8 @@ kern AS (
                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before,
                    sum(total_duration_us) OVER (PARTITION BY trace_id) AS tot
             FROM profsum_agg_kernel AS a WHERE a.trace_id = t.trace_id) AS k
-          WHERE k.before < 0.9 * k.tot AND k.occupancy_pct IS NOT NULL AND k.d > 0) AS v,
+          WHERE k.before < 0.9 * k.tot AND k.occupancy_pct IS NOT NULL AND k.d > 0) END AS v,
+         CASE WHEN EXISTS (SELECT 1 FROM profsum_agg_kernel AS a WHERE a.trace_id = t.trace_id) THEN
          (SELECT count(*) FROM (
             SELECT coalesce(sum(total_duration_us) OVER (PARTITION BY trace_id
                      ORDER BY total_duration_us DESC, kernel_name, hlo_op, block_dim, grid_dim,
@@ -52,9 +60,10 @@ kern AS (
                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before,
                    sum(total_duration_us) OVER (PARTITION BY trace_id) AS tot
             FROM profsum_agg_kernel AS a WHERE a.trace_id = t.trace_id) AS k
-          WHERE k.before < 0.9 * k.tot) AS n_top,
+          WHERE k.before < 0.9 * k.tot) ELSE 0 END AS n_top,
          (SELECT count(*) FROM profsum_agg_kernel AS a WHERE a.trace_id = t.trace_id) AS n_all
   FROM profsum_trace AS t WHERE t.summary_json IS NULL
+  GROUP BY t.trace_id, t.label
 )
 SELECT m.trace_id, t.label, 'kpi', 'memory_peak', m.device, m.v, 'fraction',
        CASE WHEN m.v IS NULL THEN 'unavailable' WHEN m.v < 0.80 THEN 'good' WHEN m.v <= 0.90 THEN 'warning' ELSE 'bad' END,

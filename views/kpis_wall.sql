@@ -42,10 +42,11 @@ w AS (
   SELECT p.trace_id, p.label,
          (SELECT 1 - max(1 - coalesce(a.step < p.warm, 0)) FROM profsum_agg_step_wall AS a
           WHERE a.trace_id = p.trace_id) AS only_warmup,
-         (SELECT CASE WHEN max(g.st) = 1 THEN count(DISTINCT CASE WHEN g.st = 1 THEN g.step END)
-                      ELSE count(DISTINCT g.step) END
+         -- the steps counted one row per step (st depends on the step
+         -- alone), without count(DISTINCT), which opens a temporary b-tree
+         (SELECT CASE WHEN max(g.st) = 1 THEN sum(g.st) ELSE count(*) END
           FROM (SELECT a.step, 1 - coalesce(a.step < p.warm, 0) AS st FROM profsum_agg_step_wall AS a
-                WHERE a.trace_id = p.trace_id) AS g) AS n_steps,
+                WHERE a.trace_id = p.trace_id GROUP BY a.step) AS g) AS n_steps,
          (SELECT CASE WHEN max(g.st) = 1
                       THEN CASE WHEN sum(CASE WHEN g.st = 1 THEN g.wall END) > 0
                                 THEN sum(CASE WHEN g.st = 1 THEN g.idle END) / sum(CASE WHEN g.st = 1 THEN g.wall END) END
