@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import unittest
 import zipfile
 
@@ -51,6 +52,27 @@ from . import profiler  # noqa: E402
 def block_until_ready(x):
     CALLS.append(("block_until_ready", x))
     return x
+
+
+NAME_STACK = []
+
+
+class named_scope:
+    """Names what is traced inside it: here, a device op run when the block
+    ends during a trace carries the name stack in its tf_op path."""
+
+    def __init__(self, name):
+        CALLS.append(("named_scope", name))
+        self.name = name
+
+    def __enter__(self):
+        NAME_STACK.append(self.name)
+        return self
+
+    def __exit__(self, *exc):
+        profiler._scoped_op("/".join(["jit(train_step)"] + NAME_STACK + ["dot_general"]))
+        NAME_STACK.pop()
+        return False
 '''
 
 STANDIN_PROFILER = '''\
@@ -98,6 +120,14 @@ def stop_trace():
         with gzip.open(os.path.join(d, "perfetto_trace.json.gz"), "wt") as f:
             json.dump(doc, f)
     _state["log_dir"] = None
+
+
+def _scoped_op(tf_op):
+    if _state["log_dir"] is None:
+        return
+    _state["events"].append({"ph": "X", "pid": 1, "tid": 10, "name": "dot.%d" % len(_state["events"]),
+                             "ts": _state["clock"] + 10.0, "dur": 300.0, "args": {"tf_op": tf_op}})
+    _state["clock"] += 400.0
 
 
 class TraceAnnotation:
@@ -403,6 +433,11 @@ class ApswRoute(unittest.TestCase):
                     # APSW has no description for a statement without rows
                     self.assertEqual(ps.query(db, "SELECT 1 AS a, 'b' AS b WHERE 0").columns, ["a", "b"])
                     self.assertEqual(ps.history(db).columns[:3], ["record_id", "created_at", "recorded_at_utc"])
+                # statements that return no row run once, with their columns
+                self.assertEqual(ps.query(db, "CREATE TABLE t(a, b)", as_frame=False), [])
+                self.assertEqual(ps.query(db, "INSERT INTO t VALUES (1, 2)", as_frame=False), [])
+                self.assertEqual(ps.query(db, "SELECT a, b FROM t WHERE a > 5; -- none", as_frame=False), [])
+                self.assertEqual(ps.query(db, "SELECT a, b FROM t", as_frame=False), [{"a": 1, "b": 2}])
                 ps.track(db, "x", "y", "t")
                 self.assertEqual(ps.history(db, as_frame=False)[0]["label"], "t")
                 self.assertTrue(ps.report_md(db, "x").startswith("# Profile Report"))
@@ -413,6 +448,29 @@ class ApswRoute(unittest.TestCase):
             db = ps.connect(os.path.join(td.path, "a.db"))
             self.assertEqual(ps.hot_ops(db, "x", limit=1, as_frame=False)[0]["name"], "fusion.1")
             db.close()
+            # a lock held by another connection is waited for, as with sqlite3
+            db = ps.connect(os.path.join(td.path, "a.db"))
+            self.assertEqual(db.getbusytimeout() if hasattr(db, "getbusytimeout") else 5000, 5000)
+            other = ps.connect(os.path.join(td.path, "a.db"))
+            other.cursor().execute("BEGIN IMMEDIATE")
+            t = threading.Timer(0.3, lambda: other.cursor().execute("COMMIT"))
+            t.start()
+            try:
+                self.assertGreater(ps.import_trace(db, trace, "z"), 0)
+            finally:
+                t.join()
+                other.close()
+                db.close()
+            db = ps.connect(os.path.join(td.path, "a.db"), timeout=0)
+            other = ps.connect(os.path.join(td.path, "a.db"))
+            other.cursor().execute("BEGIN IMMEDIATE")
+            try:
+                with self.assertRaises(apsw.BusyError):
+                    ps.import_trace(db, trace, "w")
+            finally:
+                other.cursor().execute("ROLLBACK")
+                other.close()
+                db.close()
 
 
 def no_extension_python():
@@ -549,8 +607,11 @@ class Capture(unittest.TestCase):
         self.assertEqual(self.db_rows("SELECT label, trace_path FROM profsum_overview"),
                          [(t.label, t.session + "/standin-host.trace.json.gz")])
         self.assertEqual(self.db_rows("SELECT step FROM profsum_steps ORDER BY step"), [(0,), (1,), (2,)])
-        self.assertEqual([o["name"] for o in t.summary["hot_ops"]], ["fusion.1", "all-reduce.1"])
-        self.assertEqual([o["exclusive_duration"] for o in t.hot_ops(as_frame=False)], [1500.0, 600.0])
+        # the ops of the three steps, then the op traced in scope("outer")
+        self.assertEqual([o["name"] for o in t.summary["hot_ops"]][:2], ["fusion.1", "all-reduce.1"])
+        self.assertEqual([(o["exclusive_duration"], o["tf_op_path"]) for o in t.summary["hot_ops"]][2:],
+                         [(300.0, "jit(train_step)/outer/dot_general")])
+        self.assertEqual([o["exclusive_duration"] for o in t.hot_ops(as_frame=False)], [1500.0, 600.0, 300.0])
         self.assertIn("fusion.1", t.report_md())
         self.assertTrue(t._repr_html_().startswith("<iframe srcdoc="))
         self.assertEqual(t.report_html().label, t.label)
@@ -586,11 +647,141 @@ class Capture(unittest.TestCase):
 
     def test_scope(self):
         s = self.pj.scope("attention", extra=1)
-        self.assertIsInstance(s, self.jax.profiler.TraceAnnotation)
-        self.assertEqual((s.name, s.kwargs), ("attention", {"extra": 1}))
+        self.assertIsInstance(s.annotation, self.jax.profiler.TraceAnnotation)
+        self.assertIsInstance(s.named_scope, self.jax.named_scope)
+        self.assertEqual((s.annotation.name, s.annotation.kwargs), ("attention", {"extra": 1}))
+        self.assertEqual(self.calls("named_scope", "TraceAnnotation"),
+                         [("named_scope", "attention"), ("TraceAnnotation", "attention", {"extra": 1})])
         st = self.pj.step_scope("train", 3)
         self.assertIsInstance(st, self.jax.profiler.StepTraceAnnotation)
         self.assertEqual(self.calls("StepTraceAnnotation"), [("StepTraceAnnotation", "train", {"step_num": 3})])
+
+    def test_scope_names_regions(self):
+        """What runs in scope(name) is a region of the summary: the name is
+        in the tf_op path of the ops traced inside it."""
+        pj = self.pj
+        with pj.trace(self.log, options={"warmup_steps": 0}) as t:
+            for step in range(2):
+                with pj.step_scope("train", step):
+                    with pj.scope("encoder"):
+                        with pj.scope("attention"):
+                            pass
+        regions = {r["path"] for r in t.summary["hierarchical_regions"]}
+        # regions as the reference names them: jit(f) is f, levels join with =>
+        self.assertIn("train_step=>encoder", regions)
+        self.assertIn("train_step=>encoder=>attention=>dot_general", regions)
+
+    def test_background_captures_in_one_second(self):
+        """Captures one after the other within a second share JAX's session
+        folder: each background import still stores its own steps."""
+        prof = self.pj.StepProfiler(self.log, start_step=3, num_steps=2, every_n_steps=3, background=True)
+        self.assertEqual(self.run_steps(prof, 14), [3, 6, 9, 12])
+        prof.close()
+        labels = sorted(c.label for c in prof.captures)
+        self.assertEqual(labels, ["steps-12-13", "steps-3-4", "steps-6-7", "steps-9-10"])
+        got = self.db_rows("SELECT label, group_concat(step) FROM (SELECT label, step FROM profsum_steps "
+                           "ORDER BY label, step) GROUP BY label ORDER BY label")
+        self.assertEqual(got, [("steps-12-13", "12,13"), ("steps-3-4", "3,4"), ("steps-6-7", "6,7"),
+                               ("steps-9-10", "9,10")])
+
+    def test_capture_that_wrote_nothing(self):
+        """A stop that wrote no file never imports an older session."""
+        with self.pj.trace(self.log):
+            pass
+        before = self.pj._snapshot(self.log)
+        with self.assertRaisesRegex(self.ps.ProfsumError, "wrote no file during this capture"):
+            self.pj._written_session(self.log, before)
+
+    def test_several_hosts_xplanes(self):
+        d = os.path.join(self.log, "plugins", "profile", "2025_01_01_00_00_00")
+        os.makedirs(d)
+        for h in ("h0", "h1"):
+            open(os.path.join(d, h + ".xplane.pb"), "wb").close()
+        with self.assertRaisesRegex(self.ps.ProfsumError, "2 hosts' XPlanes.*'hosts': 'all'"):
+            self.pj._written_session(self.log, {})
+        s = self.pj._written_session(self.log, {}, {"hosts": "all"})
+        self.assertEqual(s["trace"], d)
+
+    def test_kept_error_after_the_work(self):
+        """A kept background error is raised once the call did its work:
+        the capture it starts or stops still starts or stops."""
+        import sqlite3
+        bad = os.path.join(self.td.path, "no", "such", "dir", "p.db")
+        prof = self.pj.StepProfiler(self.log, db=bad, start_step=0, num_steps=1, every_n_steps=2,
+                                    background=True)
+        prof.begin_step(0)
+        self.assertIsNone(prof.end_step())
+        prof._join_background()
+        with self.assertRaisesRegex(sqlite3.OperationalError, "unable to open database file"):
+            prof.begin_step(2)          # starts the second capture, then raises
+        self.assertTrue(prof.capturing)
+        self.assertEqual(len(self.calls("start_trace")), 2)
+        raised = 0
+        try:
+            prof.end_step()             # stops it (its import fails in the thread too)
+        except sqlite3.OperationalError:
+            raised += 1
+        self.assertFalse(prof.capturing)
+        self.assertEqual(len(self.calls("stop_trace")), 2)
+        try:
+            prof.close()
+        except sqlite3.OperationalError:
+            raised += 1
+        self.assertEqual(raised, 1)
+
+    def test_step_counting_and_close(self):
+        pj = self.pj
+        prof = pj.StepProfiler(self.log, start_step=5, num_steps=3)
+        for s in (5, 5, 6):             # begin_step(5) twice is one step
+            prof.begin_step(s)
+        prof.end_step()
+        self.assertTrue(prof.capturing)
+        prof.begin_step(7)
+        self.assertEqual(prof.end_step().label, "steps-5-7")
+        # a capture still running at close() is stopped and its steps imported
+        prof = pj.StepProfiler(self.log, start_step=20, num_steps=10)
+        for s in range(20, 23):
+            prof.begin_step(s)
+            prof.end_step()
+        prof.close()
+        self.assertEqual([c.label for c in prof.captures], ["steps-20-22"])
+        # leaving a with block by an exception stops it without importing
+        with self.assertRaises(KeyError):
+            with pj.StepProfiler(self.log, start_step=0, num_steps=10) as p2:
+                p2.begin_step(0)
+                raise KeyError("x")
+        self.assertEqual(p2.captures, [])
+        self.assertFalse(p2.capturing)
+
+    def test_max_profiles_counts_captures(self):
+        pj = self.pj
+        # every_n_steps below num_steps: the start at 3 is skipped (a capture
+        # runs), not counted
+        prof = pj.StepProfiler(self.log, start_step=0, num_steps=5, every_n_steps=3, max_profiles=2)
+        self.assertEqual(self.run_steps(prof, 20), [0, 6])
+        prof.close()
+        # an asynchronous capture over a slot neither uses it up nor counts
+        prof = pj.StepProfiler(self.log, start_step=100, num_steps=5, every_n_steps=100, max_profiles=2)
+
+        def at(s):
+            if s == 96:
+                prof.capture_async()
+        self.assertEqual(self.run_steps(prof, 320, at), [97, 200, 300])
+        prof.close()
+
+    def test_relative_db_fixed_at_creation(self):
+        cwd = os.getcwd()
+        os.chdir(self.td.path)
+        try:
+            prof = self.pj.StepProfiler(self.log, db="rel.db", start_step=0, num_steps=1)
+            os.chdir("/")
+            prof.begin_step(0)
+            prof.end_step()
+            prof.close()
+        finally:
+            os.chdir(cwd)
+        self.assertTrue(os.path.exists(os.path.join(self.td.path, "rel.db")))
+        self.assertEqual(prof.captures[0].db, os.path.join(self.td.path, "rel.db"))
 
     def test_profile_decorator(self):
         pj, jax = self.pj, self.jax

@@ -138,11 +138,19 @@ def connect(path=":memory:", **kwargs):
 
     Through the sqlite3 module when it can load extensions, else through APSW
     (apsw.Connection) when it is importable; PROFSUM_FORCE_APSW=1 takes the
-    APSW route.  kwargs go to sqlite3.connect or apsw.Connection.  Raises
+    APSW route.  kwargs go to sqlite3.connect or apsw.Connection (timeout,
+    seconds to wait for a lock, default 5 as in sqlite3, is applied to APSW
+    with setbusytimeout).  Raises
     LoadError (naming APSW and /usr/bin/python3) when neither works."""
     r = route()
     if r == "apsw":
+        # sqlite3's default: wait up to 5 s for a lock held by another
+        # connection (a background import, another process) instead of
+        # failing at once with "database is locked"
+        timeout = kwargs.pop("timeout", 5.0)
         conn = _apsw_module().Connection(os.fspath(path), **kwargs)
+        if timeout is not None:
+            conn.setbusytimeout(int(float(timeout) * 1000))
     else:
         import sqlite3
         conn = sqlite3.connect(path, **kwargs)
@@ -158,21 +166,18 @@ def connect(path=":memory:", **kwargs):
 def _run(conn, sql, params=()):
     """Execute one statement on a sqlite3 or APSW connection: (columns, rows)."""
     if _is_apsw(conn):
-        import apsw
         cur = conn.cursor()
-        cur.execute(sql, params)
-        try:
-            cols = [d[0] for d in cur.getdescription()]
-        except apsw.ExecutionCompleteError:
-            # APSW gives no description for a statement that returned no
-            # row: ask again through a LEFT JOIN, which returns one row of
-            # NULLs under the statement's own column names.
-            cur2 = conn.cursor()
-            cur2.execute("SELECT q.* FROM (SELECT 1) LEFT JOIN (%s) AS q LIMIT 1" % sql, params)
-            cols = [d[0] for d in cur2.getdescription()]
-            cur2.fetchall()
-            return cols, []
-        return cols, [tuple(r) for r in cur.fetchall()]
+        seen = []
+
+        def note(cursor, _sql, _bindings):
+            # called once each statement is prepared and before it runs: its
+            # columns are known here even when it returns no row (APSW gives
+            # no description once a statement has completed)
+            seen.append([d[0] for d in cursor.getdescription()])
+            return True
+        cur.exectrace = note
+        rows = [tuple(r) for r in cur.execute(sql, params)]
+        return (seen[-1] if seen else []), rows
     cur = conn.execute(sql, params)
     cols = [d[0] for d in cur.description] if cur.description else []
     return cols, cur.fetchall()

@@ -16,8 +16,8 @@
 
 jax is imported on first use, not when this module is.  The calls made are
 jax.profiler.start_trace(log_dir, **kw), jax.profiler.stop_trace(),
-jax.profiler.TraceAnnotation, jax.profiler.StepTraceAnnotation and
-jax.block_until_ready, as JAX documents them.  JAX writes each capture to
+jax.profiler.TraceAnnotation, jax.profiler.StepTraceAnnotation,
+jax.named_scope and jax.block_until_ready, as JAX documents them.  JAX writes each capture to
 <log_dir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/ (<host>.xplane.pb and
 <host>.trace.json.gz; perfetto_trace.json.gz with create_perfetto_trace=True);
 profsum imports the session folder the capture wrote, as the reference
@@ -25,6 +25,7 @@ tool picks in it: a lone <host>.xplane.pb first, else the trace JSON.
 """
 import functools
 import os
+import sys
 import threading
 
 from . import _core
@@ -109,7 +110,9 @@ def latest_profile(log_dir):
 
 
 def _snapshot(log_dir):
-    """{file: (mtime_ns, size)} of every file under plugins/profile."""
+    """{file: (mtime_ns, ctime_ns, size, inode)} of every file under
+    plugins/profile: a file rewritten in place changes its ctime, one
+    replaced by a rename its inode."""
     snap = {}
     root = _profile_root(log_dir)
     for dirpath, _dirs, files in os.walk(root):
@@ -119,15 +122,18 @@ def _snapshot(log_dir):
                 st = os.stat(p)
             except OSError:
                 continue
-            snap[p] = (st.st_mtime_ns, st.st_size)
+            snap[p] = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
     return snap
 
 
-def _written_session(log_dir, before):
+def _written_session(log_dir, before, options=None):
     """The session directory the capture just wrote: the newest one holding
-    a file that is new or changed since `before`; the newest one overall when
-    nothing changed (a clock that did not move).  Raises ProfsumError when
-    there is no session or it holds no trace (no XPlane, no trace JSON)."""
+    a file that is new or changed since `before`.  Raises ProfsumError when
+    the capture wrote no file (an older session is never taken for it) or
+    when the session holds no trace profsum reads.  A session of several
+    hosts' XPlanes and no trace JSON (JAX's output when hosts share a log
+    dir) is read whole with options {"hosts": "all"}, one trace per host;
+    without it the error says so."""
     after = _snapshot(log_dir)
     changed = {os.path.dirname(p) for p, st in after.items() if before.get(p) != st}
     sessions = list_profiles(log_dir)
@@ -135,7 +141,19 @@ def _written_session(log_dir, before):
         raise _core.ProfsumError("profsum.jax: %s: the profiler wrote no session (no %s)"
                                  % (log_dir, os.path.join("plugins", "profile", "<timestamp>")))
     fresh = [s for s in sessions if s["path"] in changed]
-    s = (fresh or sessions)[0]
+    if not fresh:
+        raise _core.ProfsumError(
+            "profsum.jax: %s: the profiler wrote no file during this capture (the newest session, %s, "
+            "is older); nothing imported" % (log_dir, sessions[0]["path"]))
+    s = fresh[0]
+    xplanes = [f for f in s["files"] if f.endswith(".xplane.pb")]
+    if s["trace"] is None and len(xplanes) > 1:
+        if (options or {}).get("hosts") == "all":
+            return dict(s, trace=s["path"])
+        raise _core.ProfsumError(
+            "profsum.jax: %s: %d hosts' XPlanes and no trace JSON: the reference reads one host's "
+            "JSON here; pass options={'hosts': 'all'} to import every host (one trace each, "
+            "labelled <label>/<host>; see docs/sessions.md)" % (s["path"], len(xplanes)))
     if s["trace"] is None:
         raise _core.ProfsumError(
             "profsum.jax: %s: no trace in the session (files: %s); profsum reads "
@@ -162,7 +180,7 @@ class Capture:
 
     def _import(self, before, label, prefix, options):
         """Find the session written since `before` and import it."""
-        return self._import_session(_written_session(self.log_dir, before), label, prefix, options)
+        return self._import_session(_written_session(self.log_dir, before, options), label, prefix, options)
 
     def _import_session(self, s, label, prefix, options):
         """Import session s (an entry of list_profiles) under label (None:
@@ -252,10 +270,41 @@ class trace(Capture):
         return False
 
 
+class _Scope:
+    """jax.named_scope(name) and jax.profiler.TraceAnnotation(name) entered
+    together (see scope)."""
+
+    def __init__(self, name, kwargs):
+        jax = _jax()
+        self.name = name
+        self.named_scope = jax.named_scope(name)
+        self.annotation = jax.profiler.TraceAnnotation(name, **kwargs)
+
+    def __enter__(self):
+        self.named_scope.__enter__()
+        try:
+            self.annotation.__enter__()
+        except BaseException:
+            self.named_scope.__exit__(*sys.exc_info())
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.annotation.__exit__(*exc)
+        finally:
+            self.named_scope.__exit__(*exc)
+        return False
+
+
 def scope(name, **kwargs):
-    """jax.profiler.TraceAnnotation(name, **kwargs): a named range on the host
-    timeline (a context manager)."""
-    return _jax().profiler.TraceAnnotation(name, **kwargs)
+    """A named region, as a context manager: jax.named_scope(name), which
+    puts name into the name stack of every op traced inside it (the tf_op
+    path profsum_regions and the summary's hierarchical_regions are built
+    from: it names what jit traces within the block), and
+    jax.profiler.TraceAnnotation(name, **kwargs), a range of that name on the
+    host timeline while the block runs."""
+    return _Scope(name, kwargs)
 
 
 def step_scope(name, step_num, **kwargs):
@@ -308,18 +357,26 @@ class StepProfiler:
         prof.close()
 
     A capture starts at begin_step(s) when s = start_step + k * every_n_steps
-    (k = 0, 1, ...; k < max_profiles when given; without every_n_steps only
-    s = start_step; with every_n_steps and no start_step, start_step =
-    every_n_steps, past compilation), or at the first begin_step after
-    capture_async() (safe to call from another thread; not counted in
-    max_profiles).  A capture stops at the end_step() of its num_steps-th
-    step and is imported with label steps-<first>-<last> (made unique when
-    taken) into db (default <log_dir>/profsum.db): synchronously, or in a
-    thread with background=True, whose error is kept and raised by the next
-    call of begin_step, end_step, capture_async, wait or close.  Steps that
-    would start a capture while one runs are skipped.  .captures lists the
-    imported Captures (their .steps = (first, last)).  start_trace_kwargs go
-    to jax.profiler.start_trace."""
+    (k = 0, 1, ...; without every_n_steps only s = start_step; with
+    every_n_steps and no start_step, start_step = every_n_steps, past
+    compilation) while fewer than max_profiles captures have started on
+    that schedule (a start skipped because a capture was running does not
+    count), or at the first begin_step after capture_async() (safe to call
+    from another thread; not counted in max_profiles).  A capture stops at
+    the end_step() of its num_steps-th step (begin_step called again with
+    the same number is the same step) and is imported with label
+    steps-<first>-<last> (made unique when taken) into db (default
+    <log_dir>/profsum.db): synchronously, or in a thread with
+    background=True.  A capture waits for the background import before it
+    starts: JAX names a session folder by the second, so a capture within
+    the same second would write over the files still being read.  A
+    background import's error is kept and raised by the next call of
+    begin_step, end_step, capture_async, wait or close, once that call has
+    done its own work.  Steps that would start a capture while one runs are
+    skipped.  close() stops a capture still running and imports the steps
+    it holds (not when leaving a `with` block by an exception).  .captures
+    lists the imported Captures (their .steps = (first, last)).
+    start_trace_kwargs go to jax.profiler.start_trace."""
 
     def __init__(self, log_dir, db=None, start_step=None, num_steps=5, every_n_steps=None,
                  max_profiles=None, background=False, options=None, **start_trace_kwargs):
@@ -332,12 +389,14 @@ class StepProfiler:
         if every_n_steps is not None and start_step is None:
             start_step = every_n_steps
         self.log_dir = os.path.abspath(os.fspath(log_dir))
-        self.db = db
+        # resolved now, as log_dir: a chdir later must not move the database
+        self.db = os.path.abspath(os.fspath(db)) if db is not None else None
         self.start_step, self.num_steps = start_step, int(num_steps)
         self.every_n_steps, self.max_profiles = every_n_steps, max_profiles
         self.background, self.options, self._kw = background, options, start_trace_kwargs
         self.captures = []
         self._active = None          # {"first", "last", "count", "before"} while capturing
+        self._n_scheduled = 0        # captures started by the schedule
         self._async = threading.Event()
         self._lock = threading.Lock()
         self._threads = []
@@ -347,16 +406,30 @@ class StepProfiler:
     def _scheduled(self, step):
         if self.start_step is None or step < self.start_step:
             return False
+        if self.max_profiles is not None and self._n_scheduled >= self.max_profiles:
+            return False
         if self.every_n_steps is None:
             return step == self.start_step
-        k, r = divmod(step - self.start_step, self.every_n_steps)
-        return r == 0 and (self.max_profiles is None or k < self.max_profiles)
+        return (step - self.start_step) % self.every_n_steps == 0
 
-    def _raise_kept(self):
+    def _kept(self):
+        """How many errors are kept now (a call raises one of them once it
+        has done its work; an import that fails meanwhile waits for the
+        next call)."""
         with self._lock:
-            if self._errors:
+            return len(self._errors)
+
+    def _raise_kept(self, kept=None):
+        with self._lock:
+            if self._errors and (kept is None or kept > 0):
                 e = self._errors.pop(0)
                 raise e
+
+    def _join_background(self):
+        """Wait for the background imports (their errors stay kept)."""
+        for t in list(self._threads):
+            t.join()
+        self._threads = [t for t in self._threads if t.is_alive()]
 
     @property
     def capturing(self):
@@ -366,26 +439,36 @@ class StepProfiler:
 
     def capture_async(self):
         """Capture num_steps steps from the next begin_step on."""
-        self._raise_kept()
+        kept = self._kept()
         self._async.set()
+        self._raise_kept(kept)
 
     def begin_step(self, step):
         """Call at the start of every step, with its number."""
-        self._raise_kept()
-        step = int(step)
-        if self._active is not None:
-            self._active["last"] = step
-            self._active["count"] += 1
+        kept = self._kept()
+        self._begin(int(step))
+        self._raise_kept(kept)
+
+    def _begin(self, step):
+        a = self._active
+        if a is not None:
+            if step != a["last"]:
+                a["last"] = step
+                a["count"] += 1
             return
-        wanted = self._scheduled(step)
+        scheduled = self._scheduled(step)
+        wanted = scheduled
         if self._async.is_set():
             self._async.clear()
-            wanted = True
+            wanted, scheduled = True, False
         if not wanted:
             return
+        self._join_background()
         os.makedirs(self.log_dir, exist_ok=True)
         before = _snapshot(self.log_dir)
         _jax().profiler.start_trace(self.log_dir, **self._kw)
+        if scheduled:
+            self._n_scheduled += 1
         self._active = {"first": step, "last": step, "count": 1, "before": before}
 
     def end_step(self, block_on=None):
@@ -393,10 +476,16 @@ class StepProfiler:
         block_on (jax.block_until_ready; pass the step's outputs), stops the
         trace and imports it; returns the Capture (None while the import
         runs in the background, and for steps that end no capture)."""
-        self._raise_kept()
+        kept = self._kept()
         a = self._active
-        if a is None or a["count"] < self.num_steps:
-            return None
+        cap = None
+        if a is not None and a["count"] >= self.num_steps:
+            cap = self._finish(a, block_on, self.background)
+        self._raise_kept(kept)
+        return cap
+
+    def _finish(self, a, block_on, background):
+        """Stop capture a (blocking on block_on first) and import it."""
         jax = _jax()
         try:
             if block_on is not None:
@@ -407,14 +496,17 @@ class StepProfiler:
         label = "steps-%d-%d" % (a["first"], a["last"])
         cap = Capture(self.log_dir, self.db)
         cap.steps = (a["first"], a["last"])
-        if not self.background:
-            cap._import(a["before"], label, "steps", self._options_with_unique())
-            self.captures.append(cap)
+        opts = self._options_with_unique()
+        if not background:
+            cap._import(a["before"], label, "steps", opts)
+            with self._lock:
+                self.captures.append(cap)
             return cap
-        # The session must be found now: the next capture may start (and
-        # write a newer session) before the thread runs.
-        session = _written_session(self.log_dir, a["before"])
-        t = threading.Thread(target=self._import_bg, args=(cap, session, label),
+        # The session is found now, and the next capture waits for this
+        # import before it starts (_begin): a capture within the same
+        # second writes into the same session folder.
+        session = _written_session(self.log_dir, a["before"], opts)
+        t = threading.Thread(target=self._import_bg, args=(cap, session, label, opts),
                              name="profsum-import-%s" % label)
         self._threads.append(t)
         t.start()
@@ -425,9 +517,9 @@ class StepProfiler:
         opts.setdefault("unique_label", True)
         return opts
 
-    def _import_bg(self, cap, session, label):
+    def _import_bg(self, cap, session, label, opts):
         try:
-            cap._import_session(session, label, "steps", self._options_with_unique())
+            cap._import_session(session, label, "steps", opts)
             with self._lock:
                 self.captures.append(cap)
         except BaseException as e:  # kept, raised by the next call
@@ -436,17 +528,20 @@ class StepProfiler:
 
     def wait(self):
         """Wait for the background imports; raise the first kept error."""
-        for t in list(self._threads):
-            t.join()
-        self._threads = [t for t in self._threads if t.is_alive()]
+        self._join_background()
         self._raise_kept()
 
-    def close(self):
-        """Stop a capture still running (without importing it), wait for the
-        background imports, raise a kept error."""
-        if self._active is not None:
-            self._active = None
-            _jax().profiler.stop_trace()
+    def close(self, import_running=True):
+        """Stop a capture still running and import the steps it holds
+        (import_running=False: stop it only), wait for the background
+        imports, raise a kept error."""
+        a = self._active
+        if a is not None:
+            if import_running:
+                self._finish(a, None, False)
+            else:
+                self._active = None
+                _jax().profiler.stop_trace()
         self.wait()
 
     def __enter__(self):
@@ -457,7 +552,7 @@ class StepProfiler:
             self.close()
         else:
             try:
-                self.close()
+                self.close(import_running=False)
             except BaseException:
                 pass
         return False
