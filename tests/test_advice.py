@@ -125,6 +125,16 @@ class Known(DbTestCase):
         self.assertEqual(ev["device"], "/device:TPU:0")
         self.assertIn("/device:TPU:0 is busy 57.1%", title)
 
+    def test_figures_never_read_as_the_threshold(self):
+        """A device busy 79.99 % of its span is 'warning' (good needs more
+        than 80 %): its texts say 79.99 %, not 80.0 %."""
+        tid = load(self.db, self.td, "th.json", tpu([("0", 0, 10000)],
+                                                     [("fusion.1", 0, 7998), ("fusion.2", 9999, 1)]))
+        band, text = self.db.execute("SELECT band, explanation FROM profsum_kpis WHERE trace_id=? AND "
+                                     "kpi='device_utilization' AND device IS NOT NULL", (tid,)).fetchone()
+        self.assertEqual(band, "warning")
+        self.assertIn("busy 79.99% of the time", text)
+
     def test_xprof_idle_rule_between_10_and_20(self):
         tid = load(self.db, self.td, "w.json", tpu([("0", 0, 1000)], [("fusion.1", 0, 850)]))
         adv = dict((a[0], a) for a in self.advice(tid))

@@ -45,7 +45,7 @@ class RegistrationTest(FuncTestCase):
         ("classify_op", 1, "s"), ("classify_op", 2, "s"), ("classify_op", 3, "s"),
         ("exclusive_time", 2, "w"),
         ("profsum_canonical_op", 1, "s"), ("profsum_collective", 1, "s"),
-        ("profsum_flop_proxy", 2, "s"),
+        ("profsum_flop_proxy", 2, "s"), ("profsum_format_near", 3, "s"),
         ("profsum_semantic_family", 1, "s"), ("profsum_semantic_family", 2, "s"),
         ("profsum_shape_signature", 1, "s"),
         ("tf_region", 1, "s"), ("tf_region", 2, "s"),
@@ -338,6 +338,25 @@ class FlopProxyTest(FuncTestCase):
         self.assertEqual(value, 2.0 ** 64)
         self.assertIsNone(self.f("profsum_flop_proxy", None, "8,8"))
         self.assertIsNone(self.f("profsum_flop_proxy", "other", None))
+
+
+class FormatNearTest(FuncTestCase):
+    """A value past a threshold (a multiple of step) never reads as it."""
+
+    def test_values(self):
+        cases = [
+            ((20.026, 1, 5), "20.03"), ((19.99999, 1, 5), "19.99999"), ((79.96, 1, 5), "79.96"),
+            ((20.0, 1, 5), "20.0"), ((57.14, 1, 5), "57.1"), ((12.04, 1, 5), "12.0"),
+            ((-20.01, 1, 5), "-20.01"), ((0.09996, 3, 0.1), "0.09996"), ((0.1, 3, 0.1), "0.100"),
+            ((1.0004, 3, 0.1), "1.0004"), ((2.0001, 3, 1), "2.0001"), ((57.14, 1, 0), "57.1"),
+            ((20.026, 1, -5), "20.0"), ((20.026, -3, 5), "20.03"), ((20.026, 30, 5), "20.026000000"),
+            ((19.99999999999, 1, 5), "19.99999999999"), ((1e300, 1, 5), "1.0e+300"),
+            ((100.00004, 1, 5), "100.00004"),
+        ]
+        for args, want in cases:
+            with self.subTest(args=args):
+                self.assertEqual(self.f("profsum_format_near", *args), want)
+        self.assertIsNone(self.f("profsum_format_near", None, 1, 5))
 
 
 class TfRegionTest(FuncTestCase):

@@ -14,6 +14,8 @@
 -- the steady steps' wall time (profsum_step_wall), never above 1; an op is
 -- called dominant only from 50 % (the one_op_dominating threshold).  The
 -- reference's own advice stays in profsum_candidates.  See docs/advice.md.
+-- Percentages in titles are written as in profsum_kpis (profsum_format_near:
+-- more decimals where one would read as a threshold).
 -- Requires: profsum_trace, profsum_kpis, profsum_agg_step_wall, profsum_agg_fact,
 --   profsum_agg_device, profsum_hot_ops, profsum_breakdown, profsum_agg_xla_util,
 --   profsum_agg_xla_device, profsum_agg_op.
@@ -172,8 +174,9 @@ rules AS (
       'advice_id', 'many_small_kernels',
       'source', CASE WHEN b.msk THEN 'pattern' ELSE 'kpi' END,
       'kpi', CASE WHEN b.msk THEN 'many_small_kernels' ELSE 'kernel_duration' END,
-      'title', printf('Many small kernels: %.1f%% of %d device ops are shorter than 0.1 ms (median %.3f ms)',
-                      100.0 * b.n_small / b.n_ops, CAST(b.n_ops AS INTEGER), b.median_op / 1000.0),
+      'title', printf('Many small kernels: %s%% of %d device ops are shorter than 0.1 ms (median %s ms)',
+                      profsum_format_near(100.0 * b.n_small / b.n_ops, 1, 5), CAST(b.n_ops AS INTEGER),
+                      profsum_format_near(b.median_op / 1000.0, 3, 0.1)),
       'evidence', json_array(json_object('name', 'small_op_share', 'value', b.n_small / b.n_ops, 'unit', 'fraction'),
                              json_object('name', 'kernel_duration', 'value', b.median_op / 1000.0, 'unit', 'ms'),
                              json_object('name', 'n_ops', 'value', b.n_ops, 'unit', 'count')),
@@ -185,8 +188,8 @@ rules AS (
       'advice_id', 'device_idle_gaps',
       'source', CASE WHEN b.dig THEN 'pattern' ELSE 'kpi' END,
       'kpi', CASE WHEN b.dig THEN 'device_idle_gaps' ELSE 'device_utilization' END,
-      'title', printf('Devices idle between ops: %s is busy %.1f%% of the time between its first and last op',
-                      b.w_device, 100.0 * b.w_busy / b.w_span),
+      'title', printf('Devices idle between ops: %s is busy %s%% of the time between its first and last op',
+                      b.w_device, profsum_format_near(100.0 * b.w_busy / b.w_span, 1, 5)),
       'evidence', json_array(json_object('name', 'device_utilization', 'value', b.w_busy / b.w_span, 'unit', 'fraction'),
                              json_object('name', 'device', 'value', b.w_device, 'unit', NULL),
                              json_object('name', 'idle_us', 'value', b.w_idle, 'unit', 'us')),
@@ -198,8 +201,8 @@ rules AS (
       'advice_id', 'large_transfers',
       'source', CASE WHEN b.lt THEN 'pattern' ELSE 'xprof_rule' END,
       'kpi', CASE WHEN b.lt THEN 'large_transfers' END,
-      'title', printf('Large host/device transfers: %.1f%% of device busy time%s', 100.0 * b.transfer / b.busy,
-                      CASE WHEN b.wall > 0 THEN printf(', %.1f%% of step wall time', 100.0 * b.xfer / b.wall) ELSE '' END),
+      'title', printf('Large host/device transfers: %s%% of device busy time%s', profsum_format_near(100.0 * b.transfer / b.busy, 1, 5),
+                      CASE WHEN b.wall > 0 THEN printf(', %s%% of step wall time', profsum_format_near(100.0 * b.xfer / b.wall, 1, 5)) ELSE '' END),
       'evidence', CASE WHEN b.wall > 0
         THEN json_array(json_object('name', 'transfer_share_of_busy', 'value', b.transfer / b.busy, 'unit', 'fraction'),
                         json_object('name', 'transfer_share_of_step', 'value', b.xfer / b.wall, 'unit', 'fraction'),
@@ -212,9 +215,9 @@ rules AS (
     -- 3: one op dominating
     CASE WHEN b.ood AND b.op_v >= 0.5 THEN json_object(
       'advice_id', 'one_op_dominating', 'source', 'pattern', 'kpi', 'one_op_dominating',
-      'title', printf('One op dominates: %s takes %.1f%% of device-op time',
+      'title', printf('One op dominates: %s takes %s%% of device-op time',
                       CASE WHEN length(b.op_name) > 80 THEN substr(b.op_name, 1, 79) || '…' ELSE b.op_name END,
-                      100.0 * b.op_v),
+                      profsum_format_near(100.0 * b.op_v, 1, 5)),
       'evidence', json_array(json_object('name', 'op', 'value', b.op_name, 'unit', NULL),
                              json_object('name', 'op_share', 'value', b.op_v, 'unit', 'fraction'),
                              json_object('name', 'exclusive_us', 'value', b.op_excl, 'unit', 'us')),
@@ -226,7 +229,7 @@ rules AS (
       'advice_id', 'host_wait',
       'source', CASE WHEN b.hw THEN 'kpi' ELSE 'xprof_rule' END,
       'kpi', CASE WHEN b.hw THEN 'host_wait' END,
-      'title', printf('Devices wait: no device op runs during %.1f%% of %s wall time', 100.0 * b.idle / b.wall, b.steps_of),
+      'title', printf('Devices wait: no device op runs during %s%% of %s wall time', profsum_format_near(100.0 * b.idle / b.wall, 1, 5), b.steps_of),
       'evidence', json_array(json_object('name', 'host_wait', 'value', b.idle / b.wall, 'unit', 'fraction'),
                              json_object('name', 'idle_us', 'value', b.idle, 'unit', 'us'),
                              json_object('name', 'step_wall_us', 'value', b.wall, 'unit', 'us')),
@@ -236,7 +239,7 @@ rules AS (
     -- 5: collectives
     CASE WHEN b.wall > 0 AND b.coll >= 0.30 * b.wall THEN json_object(
       'advice_id', 'collective_bound', 'source', 'xprof_rule', 'kpi', NULL,
-      'title', printf('Collective-bound: communication ops run during %.1f%% of %s wall time', 100.0 * b.coll / b.wall, b.steps_of),
+      'title', printf('Collective-bound: communication ops run during %s%% of %s wall time', profsum_format_near(100.0 * b.coll / b.wall, 1, 5), b.steps_of),
       'evidence', json_array(json_object('name', 'collective_share_of_step', 'value', b.coll / b.wall, 'unit', 'fraction'),
                              json_object('name', 'collective_us', 'value', b.coll, 'unit', 'us')),
       'fixes', json_array('overlap collectives with compute (async collectives, the latency-hiding scheduler)',
@@ -245,8 +248,8 @@ rules AS (
     -- 6: compute bound (xprof), where both utilizations are known
     CASE WHEN b.mxu > 0.70 AND b.hbm < 0.50 THEN json_object(
       'advice_id', 'compute_bound', 'source', 'xprof_rule', 'kpi', NULL,
-      'title', printf('Compute-bound: compute units %.1f%% utilized%s while memory bandwidth is %.1f%% used (devices'' busy time)', 100.0 * b.mxu,
-                      CASE WHEN b.mxu > 1.0 THEN ' (more than the peak: check the device''s peak FLOP/s, profsum_devices)' ELSE '' END, 100.0 * b.hbm),
+      'title', printf('Compute-bound: compute units %s%% utilized%s while memory bandwidth is %s%% used (devices'' busy time)', profsum_format_near(100.0 * b.mxu, 1, 5),
+                      CASE WHEN b.mxu > 1.0 THEN ' (more than the peak: check the device''s peak FLOP/s, profsum_devices)' ELSE '' END, profsum_format_near(100.0 * b.hbm, 1, 5)),
       'evidence', json_array(json_object('name', 'compute_utilization', 'value', b.mxu, 'unit', 'fraction'),
                              json_object('name', 'memory_bandwidth', 'value', b.hbm, 'unit', 'fraction')),
       'fixes', json_array('reduce FLOPs: mixed precision (bf16), drop work the result does not need',
@@ -254,8 +257,8 @@ rules AS (
     -- 7: memory bound (xprof)
     CASE WHEN b.hbm > 0.70 AND b.mxu < 0.50 THEN json_object(
       'advice_id', 'memory_bound', 'source', 'xprof_rule', 'kpi', NULL,
-      'title', printf('Memory-bound: memory bandwidth %.1f%% used%s while compute units are %.1f%% utilized (devices'' busy time)', 100.0 * b.hbm,
-                      CASE WHEN b.hbm > 1.0 THEN ' (more than HBM can carry: the ops'' bytes_accessed count on-chip traffic too, so this overstates HBM use; see profsum_roofline)' ELSE '' END, 100.0 * b.mxu),
+      'title', printf('Memory-bound: memory bandwidth %s%% used%s while compute units are %s%% utilized (devices'' busy time)', profsum_format_near(100.0 * b.hbm, 1, 5),
+                      CASE WHEN b.hbm > 1.0 THEN ' (more than HBM can carry: the ops'' bytes_accessed count on-chip traffic too, so this overstates HBM use; see profsum_roofline)' ELSE '' END, profsum_format_near(100.0 * b.mxu, 1, 5)),
       'evidence', json_array(json_object('name', 'memory_bandwidth', 'value', b.hbm, 'unit', 'fraction'),
                              json_object('name', 'compute_utilization', 'value', b.mxu, 'unit', 'fraction')),
       'fixes', json_array('fuse element-wise ops to cut memory traffic', 'bf16 activations and weights',
@@ -280,8 +283,8 @@ raw AS (
   SELECT x.trace_id, x.label,
          CASE x.kpi WHEN 'memory_bandwidth' THEN 'low_memory_bandwidth' WHEN 'occupancy' THEN 'low_occupancy' ELSE x.kpi END,
          x.kind, x.kpi,
-         CASE x.kpi WHEN 'compilation_time' THEN printf('Compilation inside the profile: %.3f s', x.value)
-                    WHEN 'host_overhead' THEN printf('Host-heavy: host events take %.1f%% of the per-track time', 100.0 * x.value)
+         CASE x.kpi WHEN 'compilation_time' THEN printf('Compilation inside the profile: %s s', profsum_format_near(x.value, 3, 1))
+                    WHEN 'host_overhead' THEN printf('Host-heavy: host events take %s%% of the per-track time', profsum_format_near(100.0 * x.value, 1, 5))
                     WHEN 'float_nesting' THEN printf('Float timestamps: the summary''s categories differ from those on exact '
                                                      || 'times by %.3f us (%s the exact total)',
                                                      x.value * (SELECT f.value FROM profsum_agg_fact AS f

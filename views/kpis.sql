@@ -21,6 +21,10 @@
 --   exact times: value = Σ over the five categories of |summary − exact| / exact total,
 --   detected from 1 %; 'unavailable' for traces imported by a profsum without the check; no
 --   row for a trace imported from a v1 summary file, which has no events).
+--   Figures in the explanations have one decimal (percent) or three (ms, s), and more
+--   when that would read as a multiple of 5 % (0.1 ms, 1 s) the value is not: 20.026 %
+--   is '20.03%', so a value past a band's threshold never reads as the threshold
+--   (profsum_format_near).
 --   Rows of profsum_kpis_xla (device limits), profsum_kpis_mem (memory, kernels) and
 --   profsum_kpis_wall (step wall time) are added as they are.
 -- Requires: profsum_trace, profsum_agg_device, profsum_agg_fact, profsum_breakdown, profsum_hot_ops,
@@ -54,8 +58,8 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
   SELECT u.trace_id, t.label, 'kpi' AS kind, 'device_utilization' AS kpi, u.device, u.v AS value,
          'fraction' AS unit,
          CASE WHEN u.v IS NULL THEN 'unavailable' WHEN u.v > 0.8 THEN 'good' WHEN u.v >= 0.5 THEN 'warning' ELSE 'bad' END AS band,
-         printf('%s %.1f%% of the time between %s first and last op%s',
-                coalesce(u.device || ' busy', 'all devices busy'), 100.0 * u.v,
+         printf('%s %s%% of the time between %s first and last op%s',
+                coalesce(u.device || ' busy', 'all devices busy'), profsum_format_near(100.0 * u.v, 1, 5),
                 CASE WHEN u.device IS NULL THEN 'their' ELSE 'its' END,
                 CASE WHEN u.v < 0.8 THEN ': idle gaps, look for host-bound dispatch or synchronization' ELSE '' END) AS explanation
   FROM (SELECT trace_id, device, CASE WHEN span_duration > 0 THEN busy_duration / span_duration END AS v
@@ -64,7 +68,7 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
   UNION ALL
   SELECT trace_id, label, 'kpi', 'device_utilization', NULL, v, 'fraction',
          CASE WHEN v IS NULL THEN 'unavailable' WHEN v > 0.8 THEN 'good' WHEN v >= 0.5 THEN 'warning' ELSE 'bad' END,
-         printf('%s %.1f%% of the time between %s first and last op%s', 'all devices busy', 100.0 * v, 'their',
+         printf('%s %s%% of the time between %s first and last op%s', 'all devices busy', profsum_format_near(100.0 * v, 1, 5), 'their',
                 CASE WHEN v < 0.8 THEN ': idle gaps, look for host-bound dispatch or synchronization' ELSE '' END)
   FROM (SELECT d.trace_id, t.label,
                CASE WHEN sum(d.span_duration) > 0 THEN sum(d.busy_duration) / sum(d.span_duration) END AS v
@@ -75,7 +79,7 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
          CASE WHEN median_op IS NULL THEN 'unavailable' WHEN median_op > 1000 THEN 'good'
               WHEN median_op >= 100 THEN 'warning' ELSE 'bad' END,
          CASE WHEN median_op IS NULL THEN 'no device ops in the trace'
-              ELSE printf('median device op takes %.3f ms%s', median_op / 1000.0,
+              ELSE printf('median device op takes %s ms%s', profsum_format_near(median_op / 1000.0, 3, 0.1),
                           CASE WHEN median_op < 100 THEN ': many tiny kernels, launch overhead dominates; fuse ops' ELSE '' END) END
   FROM (SELECT f.trace_id, t.label, max(CASE f.name WHEN 'median_op_duration' THEN f.value END) AS median_op
         FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
@@ -85,7 +89,7 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
   SELECT trace_id, label, 'kpi', 'host_overhead', NULL, v, 'fraction',
          CASE WHEN v IS NULL THEN 'unavailable' WHEN v < 0.10 THEN 'good' WHEN v <= 0.20 THEN 'warning' ELSE 'bad' END,
          CASE WHEN v IS NULL THEN 'no device ops in the trace (no XLA Ops or Stream threads of a /device: process): host time is not told apart'
-              ELSE printf('host events take %.1f%% of the per-track exclusive time%s', 100.0 * v,
+              ELSE printf('host events take %s%% of the per-track exclusive time%s', profsum_format_near(100.0 * v, 1, 5),
                 CASE WHEN v > 0.10 THEN ': the input pipeline or Python dispatch may hold the devices back' ELSE '' END) END
   FROM (SELECT b.trace_id, b.label,
                CASE WHEN NOT EXISTS (SELECT 1 FROM profsum_agg_fact AS f WHERE f.trace_id = b.trace_id)
@@ -97,7 +101,7 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
   SELECT trace_id, label, 'kpi', 'compilation_time', NULL, CASE WHEN n_ops > 0 THEN compile / 1e6 END, 's',
          CASE WHEN coalesce(n_ops, 0) <= 0 THEN 'unavailable' WHEN compile < 2e6 THEN 'good' WHEN compile <= 10e6 THEN 'warning' ELSE 'bad' END,
          CASE WHEN coalesce(n_ops, 0) <= 0 THEN 'no device ops in the trace (not an XLA trace): compile events are not told apart'
-              ELSE printf('%.3f s in host events named *compile* within the profile%s', compile / 1e6,
+              ELSE printf('%s s in host events named *compile* within the profile%s', profsum_format_near(compile / 1e6, 3, 1),
                 CASE WHEN compile >= 2e6 THEN ': recompilation inside the profiled steps; check for changing shapes or static args' ELSE '' END) END
   FROM (SELECT f.trace_id, t.label, max(CASE f.name WHEN 'n_ops' THEN f.value END) AS n_ops,
                max(CASE f.name WHEN 'compile_duration' THEN f.value END) AS compile
@@ -117,7 +121,7 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
          CASE WHEN n_ops > 0 THEN n_small / n_ops END, 'fraction',
          CASE WHEN coalesce(n_ops, 0) <= 0 THEN 'unavailable' WHEN n_small / n_ops >= 0.5 THEN 'detected' ELSE 'not_detected' END,
          CASE WHEN coalesce(n_ops, 0) <= 0 THEN 'no device ops in the trace'
-              ELSE printf('%.1f%% of device ops are shorter than 0.1 ms%s', 100.0 * n_small / n_ops,
+              ELSE printf('%s%% of device ops are shorter than 0.1 ms%s', profsum_format_near(100.0 * n_small / n_ops, 1, 5),
                 CASE WHEN n_small / n_ops >= 0.5 THEN ': poor fusion' ELSE '' END) END
   FROM (SELECT f.trace_id, t.label, max(CASE f.name WHEN 'n_ops' THEN f.value END) AS n_ops,
                max(CASE f.name WHEN 'n_small_ops' THEN f.value END) AS n_small
@@ -126,7 +130,7 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
   UNION ALL
   SELECT trace_id, label, 'pattern', 'device_idle_gaps', NULL, min(v), 'fraction',
          CASE WHEN min(v) < 0.8 THEN 'detected' ELSE 'not_detected' END,
-         printf('lowest device utilization %.1f%%%s', 100.0 * min(v),
+         printf('lowest device utilization %s%%%s', profsum_format_near(100.0 * min(v), 1, 5),
                 CASE WHEN min(v) < 0.8 THEN ': devices wait on the host or on synchronization' ELSE '' END)
   FROM (SELECT d.trace_id, t.label, CASE WHEN d.span_duration > 0 THEN d.busy_duration / d.span_duration END AS v
         FROM profsum_agg_device AS d JOIN profsum_trace AS t USING (trace_id)
@@ -137,8 +141,8 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
          CASE WHEN busy > 0 THEN transfer / busy END, 'fraction',
          CASE WHEN coalesce(busy, 0) <= 0 THEN 'unavailable' WHEN transfer / busy > 0.10 THEN 'detected' ELSE 'not_detected' END,
          CASE WHEN coalesce(busy, 0) <= 0 THEN 'no device busy time in the trace'
-              ELSE printf('host<->device transfer ops cover %.1f%% of device busy time%s',
-                100.0 * transfer / busy,
+              ELSE printf('host<->device transfer ops cover %s%% of device busy time%s',
+                profsum_format_near(100.0 * transfer / busy, 1, 5),
                 CASE WHEN transfer / busy > 0.10 THEN ': keep data on device, prefetch, overlap transfers' ELSE '' END) END
   FROM (SELECT f.trace_id, t.label, max(CASE f.name WHEN 'transfer_duration' THEN f.value END) AS transfer,
                max(CASE f.name WHEN 'device_busy_duration' THEN f.value END) AS busy
@@ -147,8 +151,8 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
   UNION ALL
   SELECT h.trace_id, h.label, 'pattern', 'one_op_dominating', NULL, v, 'fraction',
          CASE WHEN v > 0.5 THEN 'detected' ELSE 'not_detected' END,
-         printf('top op %s takes %.1f%% of device-op time%s',
-                CASE WHEN length(name) > 80 THEN substr(name, 1, 79) || '…' ELSE name END, 100.0 * v,
+         printf('top op %s takes %s%% of device-op time%s',
+                CASE WHEN length(name) > 80 THEN substr(name, 1, 79) || '…' ELSE name END, profsum_format_near(100.0 * v, 1, 5),
                 CASE WHEN v > 0.5 THEN ': optimize that op first' ELSE '' END)
   FROM (SELECT h.trace_id, h.label, h.name,
                (SELECT CASE WHEN sum(o.exclusive_duration) > 0 THEN h.exclusive_duration / sum(o.exclusive_duration) END

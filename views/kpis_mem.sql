@@ -68,7 +68,7 @@ kern AS (
 SELECT m.trace_id, t.label, 'kpi', 'memory_peak', m.device, m.v, 'fraction',
        CASE WHEN m.v IS NULL THEN 'unavailable' WHEN m.v < 0.80 THEN 'good' WHEN m.v <= 0.90 THEN 'warning' ELSE 'bad' END,
        CASE WHEN m.v IS NULL THEN printf('%s peaks at %d bytes in use, but its device plane has no memory_size', m.allocator, m.peak_bytes)
-            ELSE printf('%s peaks at %.1f%% of %s memory (%d of %d bytes)%s', m.allocator, 100.0 * m.v, m.device,
+            ELSE printf('%s peaks at %s%% of %s memory (%d of %d bytes)%s', m.allocator, profsum_format_near(100.0 * m.v, 1, 5), m.device,
                         m.peak_bytes, m.device_memory_bytes,
                         CASE WHEN m.v > 0.90 THEN ': close to out-of-memory; see profsum_memory.top_holders'
                              WHEN m.v >= 0.80 THEN ': little headroom left' ELSE '' END) END
@@ -92,7 +92,7 @@ SELECT trace_id, label, 'kpi', 'occupancy', NULL, v, 'fraction',
        CASE WHEN v IS NULL THEN 'unavailable' WHEN v >= 0.5 THEN 'good' WHEN v >= 0.25 THEN 'warning' ELSE 'bad' END,
        CASE WHEN n_all = 0 THEN 'no kernel with kernel_details in the trace (GPU captures only)'
             WHEN v IS NULL THEN 'none of the kernels making up 90% of kernel time has an occupancy (occ_pct absent or 0)'
-            ELSE printf('time-weighted occupancy %.1f%% over the %d kernel rows making up 90%% of kernel time%s', 100.0 * v, n_top,
+            ELSE printf('time-weighted occupancy %s%% over the %d kernel rows making up 90%% of kernel time%s', profsum_format_near(100.0 * v, 1, 5), n_top,
                         CASE WHEN v < 0.25 THEN ': the GPU runs few warps at once; check registers, shared memory and block size'
                              WHEN v < 0.5 THEN ': moderate; registers or shared memory may limit it' ELSE '' END) END
 FROM kern;

@@ -34,7 +34,7 @@ WITH bw AS (
 )
 SELECT bw.trace_id, t.label, 'kpi', 'memory_bandwidth', bw.device, bw.v, 'fraction',
        CASE WHEN bw.v > 0.60 THEN 'good' WHEN bw.v >= 0.40 THEN 'warning' ELSE 'bad' END,
-       printf('%s moved %.1f%% of its peak memory bandwidth (%.4g GB/s) while busy%s', bw.device, 100.0 * bw.v,
+       printf('%s moved %s%% of its peak memory bandwidth (%.4g GB/s) while busy%s', bw.device, profsum_format_near(100.0 * bw.v, 1, 5),
               bw.pb / 1e9, CASE WHEN bw.v < 0.40 THEN ': ops are latency- or compute-bound, or bytes_accessed is undercounted'
                                 ELSE '' END)
 FROM bw JOIN profsum_trace AS t USING (trace_id);

@@ -19,6 +19,7 @@
 **   SELECT profsum_shape_signature('%dot.1 = f32[8,8]{1,0} dot(f32[8,8] %lhs)');
 **                                                            -- '8,8'
 **   SELECT profsum_flop_proxy('other', '8,8');               -- 64
+**   SELECT profsum_format_near(20.026, 1, 5);                -- '20.03'
 **   SELECT exclusive_time(ts, dur) OVER (PARTITION BY pid, tid ORDER BY idx
 **          ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 **     FROM trace_events('t.json.gz') WHERE ph = 'X';
@@ -44,6 +45,9 @@
 **   profsum_shape_signature(long_name)     §4.6 shape signature or NULL
 **   profsum_flop_proxy(family, signature)  §4.6 flop proxy: INTEGER, REAL if
 **                                          it overflows int64, or NULL
+**   profsum_format_near(x, decimals, step) x as text, with more decimals when
+**                                          it would read as the multiple of
+**                                          step it is not (KPI texts)
 **   exclusive_time(ts, dur) OVER (...)     §2 exclusive time (window function)
 **
 ** A NULL in a text argument gives NULL (tf_region: a NULL depth too).
@@ -74,6 +78,7 @@
 */
 #include "funcs.h"
 
+#include <math.h>
 #include <string.h>
 
 typedef unsigned char u8;
@@ -456,6 +461,42 @@ static void flopProxyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   if( eRes==PROFSUM_FLOP_REAL ) sqlite3_result_double(ctx, rVal);
 }
 
+/* profsum_format_near(x, decimals, step): x with `decimals` decimals, and
+** with as many more as it takes (up to 9, then 15 significant digits) when
+** that text is the text of the multiple of step nearest to x while x is
+** not that multiple: 20.026 with one decimal and step 5 is "20.03", not
+** "20.0", so that a value past a band's threshold never reads as the
+** threshold.  NULL when x is NULL; decimals is clamped to 0..9, a step
+** that is not positive formats with `decimals` alone; |x| >= 1e15 is
+** written with 15 significant digits. */
+static void formatNearFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  double x, step, m;
+  int d;
+  char *z = 0, *zM;
+  (void)argc;
+  if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return;
+  x = sqlite3_value_double(argv[0]);
+  d = sqlite3_value_int(argv[1]);
+  if( d<0 ) d = 0;
+  if( d>9 ) d = 9;
+  step = sqlite3_value_double(argv[2]);
+  m = (step>0.0 && isfinite(x) && isfinite(step)) ? step*floor(x/step + 0.5) : x;
+  for(;;){
+    if( fabs(x)>=1e15 ){ z = sqlite3_mprintf("%!.15g", x); break; }
+    z = sqlite3_mprintf("%.*f", d, x);
+    if( z==0 || m==x ) break;
+    zM = sqlite3_mprintf("%.*f", d, m);
+    if( zM==0 ){ sqlite3_free(z); z = 0; break; }
+    if( strcmp(z, zM)!=0 ){ sqlite3_free(zM); break; }
+    sqlite3_free(zM);
+    sqlite3_free(z);
+    if( d>=9 ){ z = sqlite3_mprintf("%!.15g", x); break; }
+    d++;
+  }
+  if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
+  sqlite3_result_text(ctx, z, -1, sqlite3_free);
+}
+
 /* =====================================================================
 ** Registration
 */
@@ -483,6 +524,7 @@ static const struct {
   { "profsum_semantic_family", 2, PROFSUM_PURE, semanticFamilyFunc },
   { "profsum_shape_signature", 1, PROFSUM_PURE, shapeSignatureFunc },
   { "profsum_flop_proxy",      2, PROFSUM_PURE, flopProxyFunc },
+  { "profsum_format_near",     3, PROFSUM_PURE, formatNearFunc },
 };
 
 /*
