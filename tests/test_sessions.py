@@ -236,6 +236,65 @@ class UnmatchedSteps(DbTestCase):
                                          "AND label GLOB 'pod2/*'").fetchone()[0], 0)
 
 
+class OneHostLeftOut(DbTestCase):
+    def stragglers(self, third):
+        """Hosts a and b share steps 1-3 (b is slow in step 2); the third
+        host is `third`."""
+        self.td.write(os.path.join("u", SESSION, "a.xplane.pb"),
+                      host_xspace(BASE_NS, [(1, 50, 20), (2, 50, 20), (3, 50, 20)]))
+        self.td.write(os.path.join("u", SESSION, "b.xplane.pb"),
+                      host_xspace(BASE_NS, [(1, 50, 20), (2, 90, 20), (3, 50, 20)]))
+        self.td.write(os.path.join("u", SESSION, "c.xplane.pb"), third)
+        d = os.path.join(self.td.path, "u")
+        self.db.execute("SELECT profsum_import(?, 'u', '{\"hosts\": \"all\"}')", (d,))
+        rows = self.db.execute("SELECT step, slowest_host, lag_us FROM profsum_stragglers ORDER BY step").fetchall()
+        diag = self.db.execute("SELECT label, detail FROM profsum_diagnostic "
+                               "WHERE kind='host_steps_unmatched'").fetchall()
+        pod = json.loads(self.db.execute("SELECT profsum_session_json('u')").fetchone()[0])["pod"]
+        return rows, diag, pod
+
+    def test_unmatched_host_leaves_the_others_compared(self):
+        rows, diag, pod = self.stragglers(host_xspace(BASE_NS, [(101, 50, 20), (102, 50, 20), (103, 50, 20)]))
+        self.assertEqual(rows, [(1, "a", 0.0), (2, "b", 20.0), (3, "a", 7.5)])
+        self.assertEqual([d[0] for d in diag], ["u/c"])
+        self.assertEqual((pod["common_steps"], pod["max_lag_us"]), (3, 20.0))
+
+    def test_host_without_steps_says_so(self):
+        pb = W.PlaneBuilder("/device:TPU:0", id=0)
+        pb.line(id=2, name="XLA Ops", timestamp_ns=0,
+                events=[pb.event("fusion.1", offset_ps=0, duration_ps=50 * US)])
+        rows, diag, _ = self.stragglers(W.xspace([pb.build()]))
+        self.assertEqual(rows, [(1, "a", 0.0), (2, "b", 20.0), (3, "a", 7.5)])
+        self.assertEqual(diag, [("u/c", "it has no step measured on a device: it is not compared "
+                                        "in profsum_stragglers")])
+
+
+class IdleCore(DbTestCase):
+    def test_a_core_without_ops_is_not_in_the_mean(self):
+        """Host a: TPU:0 computes 50 µs a step, TPU:1 has a Steps line and no
+        op; host b: one TPU computing 50 µs.  a's mean is over the device
+        that ran ops (num_devices 1): 50 µs, so no host lags."""
+        def plane(dv, ops):
+            pb = W.PlaneBuilder("/device:TPU:%d" % dv, id=dv)
+            pb.line(id=1, name="Steps", timestamp_ns=0,
+                    events=[pb.event(str(k), offset_ps=(k - 1) * 100 * US, duration_ps=100 * US) for k in (1, 2)])
+            if ops:
+                pb.line(id=2, name="XLA Ops", timestamp_ns=0,
+                        events=[pb.event("fusion.1", offset_ps=(k - 1) * 100 * US, duration_ps=50 * US)
+                                for k in (1, 2)])
+            return pb.build()
+        te = W.PlaneBuilder("Task Environment", id=9)
+        te.plane_stat("profile_start_time", u64=BASE_NS)
+        self.td.write(os.path.join("ic", SESSION, "a.xplane.pb"), W.xspace([plane(0, True), plane(1, False), te.build()]))
+        self.td.write(os.path.join("ic", SESSION, "b.xplane.pb"), W.xspace([plane(0, True), te.build()]))
+        self.db.execute("SELECT profsum_import(?, 'ic', '{\"hosts\": \"all\"}')", (os.path.join(self.td.path, "ic"),))
+        self.assertEqual(self.db.execute("SELECT host, num_devices FROM profsum_hosts ORDER BY host").fetchall(),
+                         [("a", 1), ("b", 1)])
+        self.assertEqual(self.db.execute("SELECT host, step, busy_us FROM profsum_host_steps ORDER BY host, step").fetchall(),
+                         [("a", 1, 50.0), ("a", 2, 50.0), ("b", 1, 50.0), ("b", 2, 50.0)])
+        self.assertEqual(self.db.execute("SELECT max(lag_us) FROM profsum_stragglers").fetchone()[0], 0.0)
+
+
 class FloatTies(DbTestCase):
     def test_equal_hosts_have_no_straggler(self):
         """Two hosts of three TPUs with the same per-device compute (0.1,
@@ -323,8 +382,12 @@ class JsonOnly(DbTestCase):
         # b's step 2 starts on the session's axis where a's does
         self.assertEqual(self.db.execute("SELECT host, start_us FROM profsum_host_steps WHERE step=2 ORDER BY host").fetchall(),
                          [("a", 1100.0), ("b", 1100.0)])
-        # step 2 and 3 are not run by c: no straggler row
-        self.assertEqual(self.db.execute("SELECT count(*) FROM profsum_stragglers").fetchone()[0], 0)
+        # c's steps (10, 11) are no other host's: c is left out, and a and b
+        # are compared on the steps they both ran
+        self.assertEqual(self.db.execute("SELECT step FROM profsum_stragglers ORDER BY step").fetchall(),
+                         [(2,), (3,)])
+        self.assertEqual(self.db.execute("SELECT label FROM profsum_diagnostic "
+                                         "WHERE kind='host_steps_unmatched'").fetchall(), [("j/c",)])
 
 
 def gpu_trace(t0, steps):

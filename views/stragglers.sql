@@ -1,6 +1,10 @@
--- profsum_stragglers: per session and step that every host of the session
--- ran, the host that computed longest and how long the others waited for
--- it (docs/sessions.md).  compute = busy - collective of profsum_host_steps.
+-- profsum_stragglers: per session and step that every compared host of the
+-- session ran, the host that computed longest and how long the others
+-- waited for it (docs/sessions.md).  compute = busy - collective of
+-- profsum_host_steps.  The hosts compared are those with a step number
+-- another host of the session has: a host whose steps match none (or that
+-- has no step) is left out, with a host_steps_unmatched diagnostic, and
+-- does not empty the comparison of the others.
 -- Requires: profsum_host_steps, profsum_agg_host.
 CREATE VIEW IF NOT EXISTS main.profsum_stragglers(
   -- Session id (INTEGER).
@@ -26,17 +30,20 @@ WITH hs AS (
   SELECT session_id, session_label, step, host, trace_id,
          round(busy_us - collective_us, 6) AS compute, round(collective_us, 6) AS coll
   FROM profsum_host_steps WHERE busy_us IS NOT NULL
+), cmp AS (          -- the hosts compared: one of their step numbers is another host's
+  SELECT DISTINCT a.session_id, a.trace_id FROM hs AS a
+  JOIN hs AS b ON b.session_id = a.session_id AND b.step = a.step AND b.trace_id <> a.trace_id
 ), nh AS (
-  SELECT session_id, count(*) AS n FROM profsum_agg_host GROUP BY session_id
-), common AS (
-  SELECT hs.session_id, hs.step FROM hs JOIN nh USING (session_id)
+  SELECT session_id, count(*) AS n FROM cmp GROUP BY session_id
+), common AS (       -- the steps every compared host ran
+  SELECT hs.session_id, hs.step FROM hs JOIN cmp USING (session_id, trace_id) JOIN nh USING (session_id)
   GROUP BY hs.session_id, hs.step HAVING count(*) = max(nh.n)
 ), ranked AS (
   SELECT hs.*,
          row_number() OVER (PARTITION BY hs.session_id, hs.step ORDER BY compute DESC, host, trace_id) AS rk,
          row_number() OVER (PARTITION BY hs.session_id, hs.step ORDER BY compute, host, trace_id) AS ra,
          count(*) OVER (PARTITION BY hs.session_id, hs.step) AS cnt
-  FROM hs JOIN common USING (session_id, step)
+  FROM hs JOIN cmp USING (session_id, trace_id) JOIN common USING (session_id, step)
 ), med AS (
   SELECT session_id, step, avg(compute) AS m FROM ranked
   WHERE ra IN ((cnt + 1) / 2, (cnt + 2) / 2) GROUP BY session_id, step

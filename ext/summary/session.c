@@ -279,6 +279,17 @@ int profsumSessionAlign(sqlite3 *db, const char *zSchema, sqlite3_int64 sessionI
         "WHERE s.trace_id=h.trace_id AND o.session_id=h.session_id AND o.trace_id<>h.trace_id)",
         zSchema, zSchema, (long long)sessionId, zSchema, zSchema, zSchema, zSchema, zSchema, zSchema);
   }
+  if( rc==SQLITE_OK ){
+    /* ... and so is a host without any step while another host has some */
+    rc = profsumImportExec(db, zFunc, 0, pzErr, "INSERT INTO \"%w\".profsum_agg_diagnostic(trace_id, idx, "
+        "byte_offset, kind, detail) SELECT h.trace_id, NULL, NULL, 'host_steps_unmatched', "
+        "'it has no step measured on a device: it is not compared in profsum_stragglers' "
+        "FROM \"%w\".profsum_agg_host AS h WHERE h.session_id=%lld "
+        "AND NOT EXISTS (SELECT 1 FROM \"%w\".profsum_agg_device_step AS s WHERE s.trace_id=h.trace_id) "
+        "AND EXISTS (SELECT 1 FROM \"%w\".profsum_agg_host AS o JOIN \"%w\".profsum_agg_device_step AS t "
+        "ON t.trace_id=o.trace_id WHERE o.session_id=h.session_id AND o.trace_id<>h.trace_id)",
+        zSchema, zSchema, (long long)sessionId, zSchema, zSchema, zSchema);
+  }
   sqlite3_free(a);
   return rc;
 }
