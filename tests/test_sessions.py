@@ -178,6 +178,14 @@ class Pod(DbTestCase):
         self.assertEqual(self.rows("SELECT label, session_id FROM profsum_session ORDER BY session_id"),
                          [("pod-2", 2), ("pod", 3)])
         self.assertEqual(self.rows("SELECT count(*) FROM profsum_hosts WHERE session_label='pod'"), [(4,)])
+        # a host's label taken by a trace imported alone: the hint is the
+        # session's (unique_label moves the whole session; reuse does not apply)
+        self.db.execute("SELECT profsum_import(?, 'other/h0')",
+                        (os.path.join(self.dir, SESSION, "h0.xplane.pb"),))
+        with self.assertRaisesRegex(sqlite3.IntegrityError, "label 'other/h0' exists already.*store this session "
+                                    r"under the first free '<label>-N' \(its hosts as '<label>-N/<host>'\)"):
+            self.db.execute("SELECT profsum_import(?, 'other', '{\"hosts\": \"all\", \"reuse\": true}')",
+                            (self.dir,))
 
 
 class BadHost(DbTestCase):

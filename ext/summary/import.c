@@ -491,7 +491,14 @@ static int claimLabel(sqlite3 *db, const ImportJob *j, const char *zLabel, char 
     sqlite3_finalize(p);
     return deleteTrace(db, o->zSchema, old, pzErr);
   }
-  if( o->reuse ){
+  if( j->aHost!=0 ){
+    /* a host of a session import: unique_label moves the whole session to
+    ** a free base label, and reuse does not apply to it */
+    *pzErr = sqlite3_mprintf(FN ": a trace with label '%s' exists already (trace_id %lld); "
+        "choose another label, pass '{\"unique_label\": true}' to store this session under the "
+        "first free '<label>-N' (its hosts as '<label>-N/<host>'), or '{\"replace\": true}' to "
+        "delete the traces of that label and store these", zLabel, (long long)old);
+  }else if( o->reuse ){
     /* say why the stored trace was not taken */
     const char *zOldSha = (const char*)sqlite3_column_text(p, 2);
     *pzErr = sqlite3_mprintf(FN ": a trace with label '%s' exists already (trace_id %lld) and "
