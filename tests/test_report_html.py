@@ -35,6 +35,17 @@ class ReportHtml(unittest.TestCase):
         self.assertIn('<td class="good">good</td>', html)  # KPI bands
         self.assertIn("Communication appears dominant", html)
 
+    def test_contents_link_every_section(self):
+        import re
+        with TempDir() as td:
+            html = self.make(td)
+        nav = re.search(r"<nav>(.*?)</nav>", html).group(1)
+        links = re.findall(r'<a href="#([^"]+)">', nav)
+        body = html[html.index("</nav>"):]
+        self.assertEqual(links, re.findall(r'<section id="([^"]+)"', body))
+        self.assertIn("profsum-op-profile", links)
+        self.assertLess(links.index("families"), links.index("regions"))
+
     def test_text_from_a_summary_file_is_escaped(self):
         # a profile_summary.v1 from elsewhere: its strings are data, not markup;
         # out-of-range counts do not break the page

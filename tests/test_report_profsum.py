@@ -63,6 +63,42 @@ class Sections(DbTestCase):
         for c in cands:
             self.assertIn("- `%s`:" % c, extra)
 
+    def test_figures_agree_with_their_neighbours(self):
+        """F1's steady steps 120-150: the step wall median is the median
+        (135, as the step time beside it), communication under half gets a
+        note on the reference's "dominant", and global mode names its total
+        for what it is."""
+        p = self.td.write("f1.json", json.dumps(fixtures.f1([100, 110, 120, 130, 140, 150], 60)))
+        self.db.execute("SELECT profsum_import(?, 'f1', '{\"warmup_steps\": 2}')", (p,))
+        md = self.db.execute("SELECT profsum_report_md('f1', 10, '{\"profsum\": true}')").fetchone()[0]
+        self.assertIn("- Median step wall time (per device): `135.000` us", md)
+        self.assertIn("Communication appears dominant (communication is 19.4% of the breakdown total; "
+                      "profsum calls a category dominant from 50%)", md)
+        html = self.db.execute("SELECT profsum_report_html('f1')").fetchone()[0]
+        self.assertIn("median step wall time 135.000 µs per device", html)
+        self.assertIn("(profsum: communication is 19.4% of the breakdown total", html)
+        p = self.td.write("f2.json", json.dumps(fixtures.f2()))
+        self.db.execute("SELECT profsum_import(?, 'g', '{\"breakdown_mode\": \"exclusive_global\"}')", (p,))
+        md = self.db.execute("SELECT profsum_report_md('g', 10, '{\"profsum\": true}')").fetchone()[0]
+        self.assertIn("is the window of one device timeline", md)
+        self.assertNotIn("it is not wall time", md)
+        html = self.db.execute("SELECT profsum_report_html('g')").fetchone()[0]
+        self.assertIn("The total is the window of one device timeline", html)
+        self.assertNotIn("it is not wall time", html)
+
+    def test_kpi_table_cells_escaped(self):
+        ev = list(fixtures.TPU_META) + [
+            {"ph": "X", "pid": 1, "tid": 2, "name": "evil|op\n# Heading", "ts": 0, "dur": 5000},
+            {"ph": "X", "pid": 1, "tid": 2, "name": "fusion.2", "ts": 5000, "dur": 10}]
+        p = self.td.write("e.json", fixtures.doc(ev))
+        self.db.execute("SELECT profsum_import(?, 'e')", (p,))
+        md = self.db.execute("SELECT profsum_report_md('e', 10, '{\"kpis\": true}')").fetchone()[0]
+        kpis = md[md.index("\n## KPIs\n"):]      # the reference's sections above write names as it does
+        self.assertNotIn("\n# Heading", kpis)
+        row = [l for l in kpis.splitlines() if l.startswith("| pattern | one_op_dominating |")][0]
+        self.assertIn("top op evil\\|op # Heading takes", row)
+        self.assertEqual(row.count(" | "), 6)
+
     def test_no_steps(self):
         p = self.td.write("o.json", fixtures.ops_only([{"name": "fusion.1", "ts": 0, "dur": 10}]))
         self.db.execute("SELECT profsum_import(?, 'o')", (p,))

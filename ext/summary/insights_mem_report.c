@@ -215,7 +215,7 @@ int memReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlit
   sqlite3_stmt *q = rPrep(db, zSchema, zMemSql, traceId, &rc);
   while( rc==SQLITE_OK && q && sqlite3_step(q)==SQLITE_ROW ){
     const char *zAlloc = (const char*)sqlite3_column_text(q, 0);
-    if( n++==0 ) sqlite3_str_appendall(pOut, "<section class=\"profsum-memory\">\n<h2>profsum: Memory</h2>\n");
+    if( n++==0 ) sqlite3_str_appendall(pOut, "<section id=\"profsum-memory\" class=\"profsum-memory\">\n<h2>profsum: Memory</h2>\n");
     sqlite3_str_appendall(pOut, "<h3>");
     hEsc(pOut, zAlloc);
     if( sqlite3_column_type(q, 1)!=SQLITE_NULL ){
@@ -243,7 +243,7 @@ int memReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlit
   if( n ) sqlite3_str_appendall(pOut, "</section>\n");
   sqlite3_finalize(q);
   q = rc==SQLITE_OK ? rPrep(db, zSchema, zKernSql, traceId, &rc) : 0;
-  if( kernRows(pOut, q, 1, "<section class=\"profsum-kernels\">\n<h2>profsum: Kernels</h2>\n<table>\n"
+  if( kernRows(pOut, q, 1, "<section id=\"profsum-kernels\" class=\"profsum-kernels\">\n<h2>profsum: Kernels</h2>\n<table>\n"
         "<tr><th>kernel</th><th>hlo_op</th><th>block</th><th>grid</th><th>registers</th>"
         "<th>occupancy %</th><th>occurrences</th><th>total (µs)</th><th>avg (µs)</th></tr>\n") ){
     sqlite3_str_appendall(pOut, "</table>\n</section>\n");

@@ -405,8 +405,16 @@ static void secWall(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_in
   sqlite3_str_appendall(s, "</section>\n");
 }
 
-/* The per-track time breakdown: one stacked bar, its total named for what
-** it is (a sum over tracks, not wall time). */
+/* 1 when the breakdown tb is the global mode's (one device timeline's
+** window), else 0. */
+static int isGlobalBasis(const JNode *tb){
+  const JNode *b = jGet(tb, "duration_basis");
+  return b && b->type==JT_STRING && b->n==34 && memcmp(b->z, "exclusive_duration_global_timeline", 34)==0;
+}
+
+/* The time breakdown: one stacked bar, its total named for what it is (a
+** sum over tracks, not wall time; or, in global mode, one timeline's
+** window). */
 static void secBreakdown(sqlite3_str *s, const JNode *d){
   static const char *azCat[5] = {"compute","communication","host","stall","other"};
   static const char *azColor[5] = {"#4e79a7","#f28e2b","#59a14f","#e15759","#9c9c9c"};
@@ -415,8 +423,14 @@ static void secBreakdown(sqlite3_str *s, const JNode *d){
   int i;
   escKey(s, "<section id=\"breakdown\"><h2>Time breakdown (", tb, "duration_basis");
   profsumStrAppendPy(s, "): total %.3f µs</h2>\n", tot);
-  sqlite3_str_appendall(s, "<p class=\"legend\">The total adds the exclusive time of every track (each "
-                           "device's op lines and every host thread): it is not wall time.</p>\n");
+  if( isGlobalBasis(tb) ){
+    sqlite3_str_appendall(s, "<p class=\"legend\">The total is the window of one device timeline, from its "
+                             "first to its last compute op: communication over compute, the rest stall; "
+                             "host time is not in it.</p>\n");
+  }else{
+    sqlite3_str_appendall(s, "<p class=\"legend\">The total adds the exclusive time of every track (each "
+                             "device's op lines and every host thread): it is not wall time.</p>\n");
+  }
   if( tot>0 ){
     svgOpen(s, 60, "time breakdown");
     for(i=0; i<5; i++){
@@ -618,6 +632,14 @@ static void secCandidates(sqlite3_str *s, const JNode *d, double topOp){
                                "per-track exclusive total, which the measured time can exceed, so it is no "
                                "share of the time)</em>");
     }
+    if( strcmp(jtext(c, "candidate_id"), "communication-heavy")==0 ){
+      double v = 100.0*jNum(jGet(jGet(tb, "communication"), "share_of_total"));
+      if( v<50.0 ){
+        profsumStrAppendPy(s, v>=49.95 ? " <em>(profsum: communication is %.4f%% of the breakdown total; "
+                           "profsum calls a category dominant from 50%%)</em>" : " <em>(profsum: communication "
+                           "is %.1f%% of the breakdown total; profsum calls a category dominant from 50%%)</em>", v);
+      }
+    }
     if( topOp>=0 && topOp<0.5 && strcmp(jtext(c, "candidate_id"), "single-hot-op")==0 ){
       profsumStrAppendPy(s, " <em>(profsum: the top op takes %.1f%% of device-op time; profsum calls an "
                          "op dominant from 50%%)</em>", 100.0*topOp);
@@ -661,15 +683,60 @@ static void secProvenance(sqlite3_str *s, const JNode *d){
   sqlite3_str_appendall(s, "</table>\n</section>\n");
 }
 
-/* The page's head: title, styles (screen and print), the table of
-** contents. */
+/* The table of contents stands at this mark in the page's head until the
+** page is built: pageToc replaces it with a link to every section the page
+** has, in page order. */
+#define TOC_MARK "<!--profsum-toc-->"
+
+/* The titles of the table of contents, by section id (a section not named
+** here is listed by its id). */
+static const char *const azTocTitle[][2] = {
+  {"quality","Quality warnings"}, {"advice","Advice"}, {"steps","Steps"}, {"wall","Wall-clock time"},
+  {"breakdown","Time breakdown"}, {"hot-ops","Top ops"}, {"collectives","Collectives"}, {"gaps","Gaps"},
+  {"gap-contexts","Gap contexts"}, {"families","Families"}, {"regions","Regions"},
+  {"profsum-memory","Memory"}, {"profsum-kernels","Kernels"}, {"profsum-devices","Devices"},
+  {"profsum-op-profile","Op profile"}, {"profsum-utilization","Utilization"},
+  {"profsum-roofline","Roofline"}, {"kpis","KPIs"}, {"candidates","Reference candidates"},
+  {"provenance","Provenance"}};
+
+/* The page z with TOC_MARK replaced by a link to each <section id="...">
+** after it, in page order: a sqlite3_malloc'd string, or 0 (out of
+** memory).  z is freed. */
+static char *pageToc(sqlite3 *db, char *z){
+  static const char zOpen[] = "<section id=\"";
+  char *zMark = strstr(z, TOC_MARK), *zOut;
+  const char *q;
+  sqlite3_str *t;
+  if( zMark==0 ) return z;
+  t = sqlite3_str_new(db);
+  sqlite3_str_append(t, z, (int)(zMark - z));
+  for(q = zMark; (q = strstr(q, zOpen))!=0; ){
+    const char *zId = q + sizeof(zOpen) - 1, *zEnd = strchr(zId, '"');
+    size_t k;
+    int nId;
+    if( zEnd==0 ) break;
+    nId = (int)(zEnd - zId);
+    for(k=0; k<sizeof(azTocTitle)/sizeof(azTocTitle[0]); k++){
+      if( (int)strlen(azTocTitle[k][0])==nId && memcmp(azTocTitle[k][0], zId, nId)==0 ) break;
+    }
+    if( k<sizeof(azTocTitle)/sizeof(azTocTitle[0]) ){
+      sqlite3_str_appendf(t, "<a href=\"#%.*s\">%s</a>", nId, zId, azTocTitle[k][1]);
+    }else{
+      sqlite3_str_appendf(t, "<a href=\"#%.*s\">%.*s</a>", nId, zId, nId, zId);
+    }
+    q = zEnd;
+  }
+  sqlite3_str_appendall(t, zMark + sizeof(TOC_MARK) - 1);
+  sqlite3_free(z);
+  if( sqlite3_str_errcode(t) ){ sqlite3_free(sqlite3_str_finish(t)); return 0; }
+  zOut = sqlite3_str_finish(t);
+  return zOut;
+}
+
+/* The page's head: title, styles (screen and print), the place of the
+** table of contents (TOC_MARK). */
 static void pageHead(sqlite3_str *s, const char *zLabel, const JNode *d){
-  static const char *azToc[][2] = {{"quality","Quality warnings"},{"advice","Advice"},{"steps","Steps"},
-    {"wall","Wall-clock time"},{"breakdown","Time breakdown"},{"hot-ops","Top ops"},
-    {"collectives","Collectives"},{"gaps","Gaps"},{"gap-contexts","Gap contexts"},{"regions","Regions"},
-    {"families","Families"},{"kpis","KPIs"},{"candidates","Reference candidates"},{"provenance","Provenance"}};
   const JNode *ov = jGet(d, "trace_overview");
-  size_t i;
   sqlite3_str_appendall(s, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>profsum report: ");
   esc(s, zLabel);
@@ -691,12 +758,8 @@ static void pageHead(sqlite3_str *s, const char *zLabel, const JNode *d){
   escKey(s, "</h1>\n<p>", d, "source_path");
   escKey(s, "<br>schema ", d, "schema_version");
   escKey(s, " · generated ", d, "generated_at_utc");
-  sqlite3_str_appendf(s, " · %lld complete events of %lld</p>\n<nav>",
+  sqlite3_str_appendf(s, " · %lld complete events of %lld</p>\n<nav>" TOC_MARK "</nav>\n",
       (long long)jNumI64(jGet(ov, "num_complete_events")), (long long)jNumI64(jGet(ov, "num_events_total")));
-  for(i=0; i<sizeof(azToc)/sizeof(azToc[0]); i++){
-    sqlite3_str_appendf(s, "<a href=\"#%s\">%s</a>", azToc[i][0], azToc[i][1]);
-  }
-  sqlite3_str_appendall(s, "</nav>\n");
 }
 
 /* Build the page.  Returns a sqlite3_malloc'd string, or 0 with *e set
@@ -732,7 +795,7 @@ static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const
                        - jNum(jGet(ov, "profile_start_ts")));
     if( (p = prepIn(db, profsumSqlStepWallMedian, zSchema, e))!=0 ){
       sqlite3_bind_int64(p, 1, id);
-      if( stepIn(db, p, e)==SQLITE_ROW ){
+      if( stepIn(db, p, e)==SQLITE_ROW && sqlite3_column_type(p, 0)!=SQLITE_NULL ){
         profsumStrAppendPy(s, " · median step wall time %.3f µs per device", sqlite3_column_double(p, 0));
       }
       sqlite3_finalize(p); p = 0;
@@ -781,6 +844,7 @@ static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const
   if( e->rc ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
   {
     char *z = sqlite3_str_finish(s);
+    if( z ) z = pageToc(db, z);
     if( z==0 ) pageErr(e, db, SQLITE_NOMEM);
     return z;
   }

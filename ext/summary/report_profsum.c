@@ -125,14 +125,17 @@ static int rpWallSplitRow(sqlite3_stmt *p, void *pArg){
 ** split (all steps when every one is a warmup step), and the per-track
 ** total named for what it is. */
 static int rpWall(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
-  double a[3] = {0, 0, 0};      /* span, per-track total, rows of profsum_step_wall */
+  double a[4] = {0, 0, 0, 0};   /* span, the summary mode's total, rows of profsum_step_wall,
+                                ** 1 when that mode is the global one */
   double span, total;
   int rc;
   sqlite3_str_appendall(s, "\n## profsum: wall-clock time\n");
   rc = rpEach(db, zSchema, id,
       "SELECT (SELECT profile_end_ts - profile_start_ts FROM \"%w\".profsum_trace WHERE trace_id=?1), "
       "(SELECT mode_total FROM \"%w\".profsum_breakdown WHERE trace_id=?1 AND is_summary_mode LIMIT 1), "
-      "(SELECT count(*) FROM \"%w\".profsum_step_wall WHERE trace_id=?1)", rpDoubles, a, 0, pzErr);
+      "(SELECT count(*) FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
+      "(SELECT mode = 'exclusive_global' FROM \"%w\".profsum_breakdown WHERE trace_id=?1 AND is_summary_mode "
+      "LIMIT 1)", rpDoubles, a, 0, pzErr);
   if( rc ) return rc;
   span = a[0];
   total = a[1];
@@ -146,9 +149,15 @@ static int rpWall(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_st
     if( rc==SQLITE_OK ) rc = rpEach(db, zSchema, id, profsumSqlStepWallSplit, rpWallSplitRow, &w, 0, pzErr);
     if( rc ) return rc;
   }
-  profsumStrAppendPy(s, "- The reference's Time Breakdown total, `%.3f` us, adds the exclusive time of every "
-                     "track (each device's op lines and every host thread): it is not wall time", total);
-  if( span>0 && total>span*1.05 ) profsumStrAppendPy(s, " (%.1f times the profile span)", total/span);
+  if( a[3]!=0.0 ){
+    profsumStrAppendPy(s, "- The reference's Time Breakdown total, `%.3f` us, is the window of one device "
+                       "timeline, from its first to its last compute op (global mode: communication over "
+                       "compute, the rest stall; host time is not in it)", total);
+  }else{
+    profsumStrAppendPy(s, "- The reference's Time Breakdown total, `%.3f` us, adds the exclusive time of every "
+                       "track (each device's op lines and every host thread): it is not wall time", total);
+    if( span>0 && total>span*1.05 ) profsumStrAppendPy(s, " (%.1f times the profile span)", total/span);
+  }
   sqlite3_str_appendall(s, ".\n");
   return SQLITE_OK;
 }
@@ -206,8 +215,9 @@ static int rpAdvice(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_
 
 /* A row callback of rpEach: a row of profsum_candidates (candidate_id,
 ** title, rationale, the breakdown's category above half with its share,
-** the one_op_dominating KPI) as a bullet of the sqlite3_str pArg, with a
-** note where the reference's rule text disagrees with the numbers. */
+** the one_op_dominating KPI, the communication share) as a bullet of the
+** sqlite3_str pArg, with a note where the reference's rule text disagrees
+** with the numbers. */
 static int rpCandidateRow(sqlite3_stmt *p, void *pArg){
   sqlite3_str *s = (sqlite3_str*)pArg;
   const char *zId = (const char*)sqlite3_column_text(p, 0);
@@ -223,6 +233,14 @@ static int rpCandidateRow(sqlite3_stmt *p, void *pArg){
   if( profsumMaxPct(zRat)>100.0 ){
     sqlite3_str_appendall(s, " (its percentage is above 100%: the reference divides by the per-track "
                              "exclusive total, which the measured time can exceed, so it is no share of the time)");
+  }
+  if( zId && strcmp(zId, "communication-heavy")==0 && sqlite3_column_type(p, 5)!=SQLITE_NULL
+   && sqlite3_column_double(p, 5)<0.5 ){
+    double v = 100.0*sqlite3_column_double(p, 5);
+    /* more digits where one would read as the 50 % it is under */
+    profsumStrAppendPy(s, v>=49.95 ? " (communication is %.4f%% of the breakdown total; profsum calls a "
+                       "category dominant from 50%%)" : " (communication is %.1f%% of the breakdown total; "
+                       "profsum calls a category dominant from 50%%)", v);
   }
   if( zId && strcmp(zId, "single-hot-op")==0 && sqlite3_column_type(p, 4)!=SQLITE_NULL
    && sqlite3_column_double(p, 4)<0.5 ){
@@ -244,7 +262,9 @@ static int rpCandidates(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqli
       "SELECT c.candidate_id, c.title, c.rationale, "
       "(SELECT category || ' ' || printf('%%.1f%%%%', 100.0 * share_of_total) FROM \"%w\".profsum_breakdown AS b "
       " WHERE b.trace_id=?1 AND b.is_summary_mode AND b.share_of_total > 0.5), "
-      "(SELECT value FROM \"%w\".profsum_kpis WHERE trace_id=?1 AND kpi='one_op_dominating') "
+      "(SELECT value FROM \"%w\".profsum_kpis WHERE trace_id=?1 AND kpi='one_op_dominating'), "
+      "(SELECT share_of_total FROM \"%w\".profsum_breakdown AS b WHERE b.trace_id=?1 AND b.is_summary_mode "
+      " AND b.category='communication') "
       "FROM \"%w\".profsum_candidates AS c WHERE c.trace_id=?1 ORDER BY c.rank", rpCandidateRow, s, 0, pzErr);
 }
 

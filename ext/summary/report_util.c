@@ -81,10 +81,22 @@ int profsumKpiTableMd(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite
       sqlite3_str_appendall(s, "\n## KPIs\n| Kind | KPI | Device | Value | Unit | Band | Explanation |\n"
                                "|---|---|---|---:|---|---|---|\n");
     }
-    sqlite3_str_appendf(s, "| %s | %s | %s | ", azCol[0], azCol[1], azCol[2] ? azCol[2] : "all");
+    /* every text cell escaped: a device or op name may hold '|' or a newline */
+    for(c=0; c<3; c++){
+      sqlite3_str_appendall(s, "| ");
+      profsumMdEsc(s, c==2 && azCol[2]==0 ? "all" : azCol[c], -1);
+      sqlite3_str_appendall(s, " ");
+    }
+    sqlite3_str_appendall(s, "| ");
     if( sqlite3_column_type(p, 3)==SQLITE_NULL ) sqlite3_str_appendall(s, "n/a");
     else profsumStrAppendPy(s, "%.4g", sqlite3_column_double(p, 3));
-    sqlite3_str_appendf(s, " | %s | %s | %s |\n", azCol[4], azCol[5], azCol[6]);
+    sqlite3_str_appendall(s, " ");
+    for(c=4; c<7; c++){
+      sqlite3_str_appendall(s, "| ");
+      profsumMdEsc(s, azCol[c], -1);
+      sqlite3_str_appendall(s, " ");
+    }
+    sqlite3_str_appendall(s, "|\n");
   }
   return profsumFinishRows(db, p, rc, pzErr);
 }
@@ -115,4 +127,5 @@ const char profsumSqlStepWallMedian[] =
   "WITH w AS (SELECT * FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
   "k AS (SELECT min(is_warmup) AS only FROM w), "
   "v AS (SELECT wall_us FROM w, k WHERE w.is_warmup = k.only ORDER BY wall_us) "
-  "SELECT wall_us FROM v LIMIT 1 OFFSET ((SELECT count(*) FROM v) - 1) / 2";
+  "SELECT avg(wall_us) FROM (SELECT wall_us FROM v LIMIT 2 - (SELECT count(*) FROM v) %% 2 "
+  "OFFSET ((SELECT count(*) FROM v) - 1) / 2)";

@@ -42,8 +42,10 @@ void profsumAdviceStake(sqlite3_str *s, sqlite3_stmt *p, int iShare, const char 
 **   profsum_step_wall (all steps when every one is a warmup step): steps,
 **   devices, then the sums of wall, compute, collective, transfer and idle
 **   time (us), and 1 when the steps are warmup steps.  One %w.
-** profsumSqlStepWallMedian: the lower median of the wall time (us) of the
-**   same (step, device) rows; no row when there is none.  One %w. */
+** profsumSqlStepWallMedian: the median of the wall time (us) of the same
+**   (step, device) rows (of an even count, the mean of the two middle
+**   values, as the step-time medians beside it); NULL when there is none.
+**   One %w. */
 extern const char profsumSqlStepWallSplit[];
 extern const char profsumSqlStepWallMedian[];
 
