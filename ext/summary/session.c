@@ -264,31 +264,22 @@ int profsumSessionAlign(sqlite3 *db, const char *zSchema, sqlite3_int64 sessionI
   }
   if( rc==SQLITE_OK ){
     /* Steps are compared across hosts by number (profsum_stragglers): a
-    ** host with steps of which no number is another host's is left out of
-    ** that comparison, which must not pass for "no straggler" unsaid. */
+    ** host with steps of which no number is another host's, or without any
+    ** step while another host has some, is left out of that comparison,
+    ** which must not pass for "no straggler" unsaid. */
     rc = profsumImportExec(db, zFunc, 0, pzErr, "INSERT INTO \"%w\".profsum_agg_diagnostic(trace_id, idx, "
         "byte_offset, kind, detail) SELECT h.trace_id, NULL, NULL, 'host_steps_unmatched', "
-        "'none of its step numbers is another host''s: its steps are not compared in profsum_stragglers "
+        "CASE WHEN EXISTS (SELECT 1 FROM \"%w\".profsum_agg_device_step AS s WHERE s.trace_id=h.trace_id) "
+        "THEN 'none of its step numbers is another host''s: its steps are not compared in profsum_stragglers "
         "(steps are matched across hosts by number)' "
+        "ELSE 'it has no step measured on a device: it is not compared in profsum_stragglers' END "
         "FROM \"%w\".profsum_agg_host AS h WHERE h.session_id=%lld "
-        "AND EXISTS (SELECT 1 FROM \"%w\".profsum_agg_device_step AS s WHERE s.trace_id=h.trace_id) "
         "AND EXISTS (SELECT 1 FROM \"%w\".profsum_agg_host AS o JOIN \"%w\".profsum_agg_device_step AS t "
         "ON t.trace_id=o.trace_id WHERE o.session_id=h.session_id AND o.trace_id<>h.trace_id) "
         "AND NOT EXISTS (SELECT 1 FROM \"%w\".profsum_agg_device_step AS s JOIN \"%w\".profsum_agg_device_step AS t "
         "ON t.step=s.step JOIN \"%w\".profsum_agg_host AS o ON o.trace_id=t.trace_id "
         "WHERE s.trace_id=h.trace_id AND o.session_id=h.session_id AND o.trace_id<>h.trace_id)",
-        zSchema, zSchema, (long long)sessionId, zSchema, zSchema, zSchema, zSchema, zSchema, zSchema);
-  }
-  if( rc==SQLITE_OK ){
-    /* ... and so is a host without any step while another host has some */
-    rc = profsumImportExec(db, zFunc, 0, pzErr, "INSERT INTO \"%w\".profsum_agg_diagnostic(trace_id, idx, "
-        "byte_offset, kind, detail) SELECT h.trace_id, NULL, NULL, 'host_steps_unmatched', "
-        "'it has no step measured on a device: it is not compared in profsum_stragglers' "
-        "FROM \"%w\".profsum_agg_host AS h WHERE h.session_id=%lld "
-        "AND NOT EXISTS (SELECT 1 FROM \"%w\".profsum_agg_device_step AS s WHERE s.trace_id=h.trace_id) "
-        "AND EXISTS (SELECT 1 FROM \"%w\".profsum_agg_host AS o JOIN \"%w\".profsum_agg_device_step AS t "
-        "ON t.trace_id=o.trace_id WHERE o.session_id=h.session_id AND o.trace_id<>h.trace_id)",
-        zSchema, zSchema, (long long)sessionId, zSchema, zSchema, zSchema);
+        zSchema, zSchema, zSchema, (long long)sessionId, zSchema, zSchema, zSchema, zSchema, zSchema);
   }
   sqlite3_free(a);
   return rc;
