@@ -77,8 +77,8 @@
 ** errors.
 */
 #include "funcs.h"
+#include "nearfmt.h"
 
-#include <math.h>
 #include <string.h>
 
 typedef unsigned char u8;
@@ -461,40 +461,22 @@ static void flopProxyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   if( eRes==PROFSUM_FLOP_REAL ) sqlite3_result_double(ctx, rVal);
 }
 
-/* profsum_format_near(x, decimals, step): x with `decimals` decimals, and
-** with as many more as it takes (up to 9, then 15 significant digits) when
-** that text is the text of the multiple of step nearest to x while x is
-** not that multiple: 20.026 with one decimal and step 5 is "20.03", not
-** "20.0", so that a value past a band's threshold never reads as the
-** threshold.  NULL when x is NULL; decimals is clamped to 0..9, a step
-** that is not positive formats with `decimals` alone; |x| >= 1e15 is
-** written with 15 significant digits. */
+/* profsum_format_near(x, decimals, step): x as text, with more decimals
+** where `decimals` would make it read as the multiple of step it is not
+** (profsumStrAppendNear); NULL when x is NULL. */
 static void formatNearFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
-  double x, step, m;
-  int d;
-  char *z = 0, *zM;
+  sqlite3_str *s;
   (void)argc;
   if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return;
-  x = sqlite3_value_double(argv[0]);
-  d = sqlite3_value_int(argv[1]);
-  if( d<0 ) d = 0;
-  if( d>9 ) d = 9;
-  step = sqlite3_value_double(argv[2]);
-  m = (step>0.0 && isfinite(x) && isfinite(step)) ? step*floor(x/step + 0.5) : x;
-  for(;;){
-    if( fabs(x)>=1e15 ){ z = sqlite3_mprintf("%!.15g", x); break; }
-    z = sqlite3_mprintf("%.*f", d, x);
-    if( z==0 || m==x ) break;
-    zM = sqlite3_mprintf("%.*f", d, m);
-    if( zM==0 ){ sqlite3_free(z); z = 0; break; }
-    if( strcmp(z, zM)!=0 ){ sqlite3_free(zM); break; }
-    sqlite3_free(zM);
-    sqlite3_free(z);
-    if( d>=9 ){ z = sqlite3_mprintf("%!.15g", x); break; }
-    d++;
+  s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+  profsumStrAppendNear(s, sqlite3_value_double(argv[0]), sqlite3_value_int(argv[1]),
+                       sqlite3_value_double(argv[2]));
+  if( sqlite3_str_errcode(s) ){
+    sqlite3_free(sqlite3_str_finish(s));
+    sqlite3_result_error_nomem(ctx);
+    return;
   }
-  if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
-  sqlite3_result_text(ctx, z, -1, sqlite3_free);
+  sqlite3_result_text(ctx, sqlite3_str_finish(s), -1, sqlite3_free);
 }
 
 /* =====================================================================

@@ -29,6 +29,7 @@
 #include "insights.h"
 #include "report_util.h"
 #include "sqlcall.h"
+#include "nearfmt.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -408,8 +409,7 @@ static void secWall(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_in
 /* 1 when the breakdown tb is the global mode's (one device timeline's
 ** window), else 0. */
 static int isGlobalBasis(const JNode *tb){
-  const JNode *b = jGet(tb, "duration_basis");
-  return b && b->type==JT_STRING && b->n==34 && memcmp(b->z, "exclusive_duration_global_timeline", 34)==0;
+  return strcmp(jtext(tb, "duration_basis"), "exclusive_duration_global_timeline")==0;
 }
 
 /* The time breakdown: one stacked bar, its total named for what it is (a
@@ -635,9 +635,9 @@ static void secCandidates(sqlite3_str *s, const JNode *d, double topOp){
     if( strcmp(jtext(c, "candidate_id"), "communication-heavy")==0 ){
       double v = 100.0*jNum(jGet(jGet(tb, "communication"), "share_of_total"));
       if( v<50.0 ){
-        profsumStrAppendPy(s, v>=49.95 ? " <em>(profsum: communication is %.4f%% of the breakdown total; "
-                           "profsum calls a category dominant from 50%%)</em>" : " <em>(profsum: communication "
-                           "is %.1f%% of the breakdown total; profsum calls a category dominant from 50%%)</em>", v);
+        sqlite3_str_appendall(s, " <em>(profsum: communication is ");
+        profsumStrAppendNear(s, v, 1, 5.0);
+        sqlite3_str_appendall(s, "% of the breakdown total; profsum calls a category dominant from 50%)</em>");
       }
     }
     if( topOp>=0 && topOp<0.5 && strcmp(jtext(c, "candidate_id"), "single-hot-op")==0 ){

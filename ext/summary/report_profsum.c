@@ -24,6 +24,7 @@
 #include "report_profsum.h"
 #include "report_util.h"
 #include "sqlcall.h"
+#include "nearfmt.h"
 #include "jsontree.h"
 
 #include <stdlib.h>
@@ -236,11 +237,9 @@ static int rpCandidateRow(sqlite3_stmt *p, void *pArg){
   }
   if( zId && strcmp(zId, "communication-heavy")==0 && sqlite3_column_type(p, 5)!=SQLITE_NULL
    && sqlite3_column_double(p, 5)<0.5 ){
-    double v = 100.0*sqlite3_column_double(p, 5);
-    /* more digits where one would read as the 50 % it is under */
-    profsumStrAppendPy(s, v>=49.95 ? " (communication is %.4f%% of the breakdown total; profsum calls a "
-                       "category dominant from 50%%)" : " (communication is %.1f%% of the breakdown total; "
-                       "profsum calls a category dominant from 50%%)", v);
+    sqlite3_str_appendall(s, " (communication is ");
+    profsumStrAppendNear(s, 100.0*sqlite3_column_double(p, 5), 1, 5.0);
+    sqlite3_str_appendall(s, "% of the breakdown total; profsum calls a category dominant from 50%)");
   }
   if( zId && strcmp(zId, "single-hot-op")==0 && sqlite3_column_type(p, 4)!=SQLITE_NULL
    && sqlite3_column_double(p, 4)<0.5 ){

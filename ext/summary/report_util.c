@@ -82,18 +82,11 @@ int profsumKpiTableMd(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite
                                "|---|---|---|---:|---|---|---|\n");
     }
     /* every text cell escaped: a device or op name may hold '|' or a newline */
-    for(c=0; c<3; c++){
+    for(c=0; c<7; c++){
       sqlite3_str_appendall(s, "| ");
-      profsumMdEsc(s, c==2 && azCol[2]==0 ? "all" : azCol[c], -1);
-      sqlite3_str_appendall(s, " ");
-    }
-    sqlite3_str_appendall(s, "| ");
-    if( sqlite3_column_type(p, 3)==SQLITE_NULL ) sqlite3_str_appendall(s, "n/a");
-    else profsumStrAppendPy(s, "%.4g", sqlite3_column_double(p, 3));
-    sqlite3_str_appendall(s, " ");
-    for(c=4; c<7; c++){
-      sqlite3_str_appendall(s, "| ");
-      profsumMdEsc(s, azCol[c], -1);
+      if( c==3 && sqlite3_column_type(p, 3)==SQLITE_NULL ) sqlite3_str_appendall(s, "n/a");
+      else if( c==3 ) profsumStrAppendPy(s, "%.4g", sqlite3_column_double(p, 3));
+      else profsumMdEsc(s, c==2 && azCol[2]==0 ? "all" : azCol[c], -1);
       sqlite3_str_appendall(s, " ");
     }
     sqlite3_str_appendall(s, "|\n");

@@ -23,9 +23,9 @@ jax.named_scope and jax.block_until_ready, as JAX documents them.  JAX writes ea
 profsum imports the session folder the capture wrote, as the reference
 tool picks in it: a lone <host>.xplane.pb first, else the trace JSON.
 """
+import contextlib
 import functools
 import os
-import sys
 import threading
 
 from . import _core
@@ -281,20 +281,14 @@ class _Scope:
         self.annotation = jax.profiler.TraceAnnotation(name, **kwargs)
 
     def __enter__(self):
-        self.named_scope.__enter__()
-        try:
-            self.annotation.__enter__()
-        except BaseException:
-            self.named_scope.__exit__(*sys.exc_info())
-            raise
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(self.named_scope)
+            stack.enter_context(self.annotation)
+            self._stack = stack.pop_all()
         return self
 
     def __exit__(self, *exc):
-        try:
-            self.annotation.__exit__(*exc)
-        finally:
-            self.named_scope.__exit__(*exc)
-        return False
+        return self._stack.__exit__(*exc)
 
 
 def scope(name, **kwargs):
