@@ -87,19 +87,34 @@ class InterruptTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.td.__exit__(None, None, None)
 
-    def interrupted(self, db, sql, args, delay=DELAY_S):
-        """Run sql with db.interrupt() after `delay` seconds; assert it fails
-        with "interrupted" within a quarter of the scan's time after the
+    def interrupted(self, db, sql, args, delay=DELAY_S, after=None):
+        """Run sql with db.interrupt() `delay` seconds after it starts (or,
+        with `after`, a function, `delay` seconds after after() first
+        returns true, polled every 5 ms); assert it fails with
+        "interrupted" within a quarter of the scan's time after the
         interrupt; return the message."""
-        timer = threading.Timer(delay, db.interrupt)
-        t0 = time.perf_counter()
-        timer.start()
+        sent = []
+        done = threading.Event()
+
+        def fire():
+            if after is not None:
+                while not after():
+                    if done.wait(0.005):
+                        return
+            if done.wait(delay):
+                return
+            sent.append(time.perf_counter())
+            db.interrupt()
+
+        worker = threading.Thread(target=fire)
+        worker.start()
         try:
-            with self.assertRaises(sqlite3.OperationalError) as cm:
+            with self.assertRaises(sqlite3.OperationalError, msg="%s: not interrupted" % sql) as cm:
                 db.execute(sql, args).fetchall()
         finally:
-            timer.cancel()
-        late = time.perf_counter() - t0 - delay
+            done.set()
+            worker.join()
+        late = time.perf_counter() - sent[0]
         self.assertTrue(str(cm.exception).endswith("interrupted"), str(cm.exception))
         bound = self.full_s / 4
         self.assertLess(late, bound, "%s: ended %.2f s after the interrupt (the whole scan: "
@@ -161,8 +176,10 @@ class InterruptTest(unittest.TestCase):
         # during the selection (no row reaches the WHERE), then during the copy
         msg = self.interrupted(db, "SELECT profsum_trim(?, ?, 'name = ''x''')", (self.paths[False], dest))
         self.assertTrue(msg.startswith("profsum_trim: "), msg)
+        # the copy starts when the temporary output file appears
         msg = self.interrupted(db, "SELECT profsum_trim(?, ?, 'idx < 10')", (self.paths[True], dest),
-                               delay=1.2 * self.full_s + DELAY_S)
+                               after=lambda: any(n.startswith("trimmed.json.gz.tmp")
+                                                 for n in os.listdir(self.td.path)))
         self.assertTrue(msg.startswith("profsum_trim: "), msg)
         self.assertEqual(os.listdir(self.td.path).count("trimmed.json.gz"), 0)
         self.assertFalse([n for n in os.listdir(self.td.path) if n.startswith("trimmed.json.gz.tmp")])
