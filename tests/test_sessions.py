@@ -10,13 +10,14 @@ profile_start_time, and JSON traces of the same shape.  Times are µs,
 stored in ps in the XSpaces."""
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import unittest
 
 import xspace_writer as W
 from test_schema_upgrade import strip_columns
-from util import ROOT, DbTestCase, TempDir, connect, run_interrupted_at
+from util import ROOT, SO, DbTestCase, TempDir, connect, run_interrupted_at
 
 US = 10 ** 6
 BASE_NS = 10 ** 12
@@ -221,6 +222,26 @@ class BadHost(DbTestCase):
         self.assertEqual(len(diag), 1)
         self.assertEqual(diag[0][0], "fb/h1")
         self.assertIn("h1.xplane.pb': byte 0: XSpace field 1 (planes): length", diag[0][1])
+
+
+    def test_an_empty_xplane_falls_back_to_its_hosts_json(self):
+        """A host killed as it began its XPlane (0 bytes) with its trace
+        JSON beside it: read from the JSON, not as a host without events."""
+        for h in ("h0", "h1"):
+            x = host_xspace(BASE_NS, [(1, 50, 20), (2, 50, 20)])
+            self.td.write(os.path.join("e", SESSION, h + ".xplane.pb"), b"" if h == "h1" else x)
+            self.td.write(os.path.join("e", SESSION, h + ".trace.json.gz"), json_trace({1: 0, 2: 100}), gz=True)
+        d = os.path.join(self.td.path, "e")
+        self.db.execute("SELECT profsum_import(?, 'e', '{\"hosts\": \"all\"}')", (d,))
+        self.assertEqual([(l, f) for l, f in self.db.execute(
+            "SELECT label, source_format FROM profsum_trace ORDER BY label")],
+            [("e/h0", "xplane_pb"), ("e/h1", "perfetto_trace_json")])
+        self.assertEqual(self.db.execute("SELECT num_complete_events FROM profsum_trace WHERE label='e/h1'")
+                         .fetchone()[0], 6)
+        diag = self.db.execute("SELECT g.detail FROM profsum_diagnostic AS g JOIN profsum_trace AS t "
+                               "USING (trace_id) WHERE g.kind = 'xplane_not_decoded'").fetchall()
+        self.assertEqual(len(diag), 1)
+        self.assertIn("h1.xplane.pb': the file is empty (0 bytes)", diag[0][0])
 
 
 class UnmatchedSteps(DbTestCase):
@@ -568,8 +589,10 @@ class Sessions(DbTestCase):
                                     r"profsum_find_traces: '.*': no session 'x' \(the sessions found: "
                                     r"'2024_01_01' '2024_02_01'\)"):
             self.picked('{"session": "x"}')
-        with self.assertRaisesRegex(sqlite3.OperationalError, "'hosts' must be 'one' or 'all'"):
+        with self.assertRaisesRegex(sqlite3.OperationalError, "'hosts' must be 'one' or 'all', not \"many\""):
             self.picked('{"hosts": "many"}')
+        with self.assertRaisesRegex(sqlite3.OperationalError, "'session' must be .* folder name, not 5"):
+            self.picked('{"session": 5}')
 
     def test_default_unchanged(self):
         tid, rows = self.imp(None)
@@ -600,6 +623,54 @@ class Sessions(DbTestCase):
         tid, rows = self.imp('{"session": "all"}', "one")
         self.assertEqual([r[0] for r in rows], ["one/2024_01_01", "one/2024_02_01"])
         self.assertIn("left 1 aside", json.loads(rows[1][2])[0])
+
+    def test_replace_all_sessions_drops_those_gone(self):
+        """session 'all' with replace takes the place of every session the
+        label names: one removed from the folder goes with its traces."""
+        self.imp('{"session": "all", "hosts": "all"}')
+        shutil.rmtree(os.path.join(self.dir, "plugins/profile/2024_01_01"))
+        self.imp('{"session": "all", "hosts": "all", "replace": true}')
+        self.assertEqual(self.db.execute("SELECT label FROM profsum_session").fetchall(), [("r/2024_02_01",)])
+        self.assertEqual(self.db.execute("SELECT label FROM profsum_trace ORDER BY label").fetchall(),
+                         [("r/2024_02_01/g",), ("r/2024_02_01/h",)])
+        self.assertEqual(self.db.execute("SELECT count(*) FROM profsum_agg_op WHERE trace_id NOT IN "
+                                         "(SELECT trace_id FROM profsum_trace)").fetchone()[0], 0)
+        # another label's sessions, and a deeper label under it, stay
+        self.imp('{"session": "all"}', "r/x")
+        self.imp('{"session": "all", "hosts": "all"}', "other")
+        self.imp('{"session": "all", "hosts": "all", "replace": true}')
+        self.assertEqual([r[0] for r in self.db.execute("SELECT label FROM profsum_session ORDER BY label")],
+                         ["other/2024_02_01", "r/2024_02_01", "r/x/2024_02_01"])
+
+    def test_riegeli_only_first_session(self):
+        """hosts 'all' with the reference's session and no reference pick
+        (two XPlanes, no JSON): a first session of .xplane.riegeli files
+        alone (nothing profsum reads) is passed over."""
+        for h in ("h0", "h1"):
+            self.td.write(os.path.join("rg", "2024_01_01", h + ".xplane.pb"),
+                          host_xspace(BASE_NS, [(1, 50, 20), (2, 50, 20)]))
+        self.td.write(os.path.join("rg", "2023_12_01", "h.xplane.riegeli"), b"\x00" * 16)
+        d = os.path.join(self.td.path, "rg")
+        self.assertEqual([os.path.relpath(r[0], d) for r in self.db.execute(
+            "SELECT path FROM profsum_find_traces(?, '{\"hosts\": \"all\"}') WHERE picked", (d,))],
+            ["2024_01_01/h0.xplane.pb", "2024_01_01/h1.xplane.pb"])
+        self.db.execute("SELECT profsum_import(?, 'rg', '{\"hosts\": \"all\"}')", (d,))
+        self.assertEqual(self.db.execute("SELECT group_concat(label, ' ') FROM (SELECT label FROM profsum_trace "
+                                         "ORDER BY 1)").fetchone()[0], "rg/h0 rg/h1")
+
+    def test_files_directly_in_dot(self):
+        """Files directly in a folder given as '.' have no session name:
+        their session is labelled by the label alone, not '<label>//<host>'."""
+        d = os.path.join(self.dir, "plugins/profile/2024_02_01")
+        script = ("import sqlite3, sys\n"
+                  "db = sqlite3.connect(sys.argv[1]); db.enable_load_extension(True); db.load_extension(sys.argv[2])\n"
+                  "db.execute(\"SELECT profsum_import('.', 'p', ?)\", (sys.argv[3],))\n"
+                  "print(*[r[0] for r in db.execute('SELECT label FROM profsum_trace ORDER BY 1')])\n"
+                  "print(*[r[0] for r in db.execute('SELECT label FROM profsum_session')])\n")
+        out = subprocess.run(["/usr/bin/python3", "-c", script, os.path.join(self.td.path, "dot.db"), SO,
+                              '{"session": "all", "hosts": "all"}'], cwd=d, capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout.splitlines(), ["p/g p/h", "p"])
 
     def test_errors(self):
         with self.assertRaisesRegex(sqlite3.OperationalError, r"profsum_import: '.*': no session '2023'"):

@@ -817,12 +817,20 @@ static int findSelect(const ProfsumFindList *pList, const char *zDir, const char
   *pzErr = 0;
   if( zSession==0 ){
     /* the reference's session; with hosts 'all' and no pick (several
-    ** XPlanes, no JSON), the first session in path order */
+    ** XPlanes, no JSON), the first session in path order that
+    ** has a file profsum reads */
     if( !hostsAll ){
       if( pList->iPicked>=0 ) aSel[pList->iPicked] = 1;
       return SQLITE_OK;
     }
-    if( pList->nRow>0 ) findPickAllIn(pList, &pList->aRow[pList->iPicked>=0 ? pList->iPicked : 0], aSel);
+    if( pList->iPicked>=0 ){
+      findPickAllIn(pList, &pList->aRow[pList->iPicked], aSel);
+      return SQLITE_OK;
+    }
+    for(i=0; i<pList->nRow; i++){
+      /* a folder of .xplane.riegeli files alone has none */
+      if( FIND_IS_READ(pList->aRow[i].eFormat) ){ findPickAllIn(pList, &pList->aRow[i], aSel); break; }
+    }
     return SQLITE_OK;
   }
   if( strcmp(zSession, "all")==0 ){
@@ -977,11 +985,16 @@ int profsumPickOptions(const char *zJson, char **pzSession, int *pHostsAll, char
   s = jGet(p, "session");
   h = jGet(p, "hosts");
   if( s && !(s->type==JT_STRING && s->n>0) ){
-    *pzErr = sqlite3_mprintf("options_json: 'session' must be 'reference', 'latest', 'all' "
-                             "or a session folder name");
+    /* the value as written (compact JSON), as profsum_import quotes it */
+    char *zV = profsumJsonCompact(s);
+    *pzErr = zV ? sqlite3_mprintf("options_json: 'session' must be 'reference', 'latest', 'all' "
+                                  "or a session folder name, not %s", zV) : 0;
+    sqlite3_free(zV);
     rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }else if( h && !(h->type==JT_STRING && (strcmp(h->z, "one")==0 || strcmp(h->z, "all")==0)) ){
-    *pzErr = sqlite3_mprintf("options_json: 'hosts' must be 'one' or 'all'");
+    char *zV = profsumJsonCompact(h);
+    *pzErr = zV ? sqlite3_mprintf("options_json: 'hosts' must be 'one' or 'all', not %s", zV) : 0;
+    sqlite3_free(zV);
     rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }else{
     if( s && strcmp(s->z, "reference")!=0 ){

@@ -712,6 +712,19 @@ body_done:
   return rc;
 }
 
+/* The separator before session zSession's name in its labels: "/" with
+** session 'all' when the session has a name, else "" (a file directly in
+** a folder given as "." or "/" has none: its session is labelled by the
+** base alone, its hosts <base>/<host>). */
+static const char *sessionSep(const ImportJob *j, const char *zSession){
+  return j->sessionAll && zSession[0] ? "/" : "";
+}
+
+/* The session's name in its labels: zSession with session 'all', else "". */
+static const char *sessionSeg(const ImportJob *j, const char *zSession){
+  return j->sessionAll ? zSession : "";
+}
+
 /* The hosts' names in the labels (h->zHost: <host> of the file name, with
 ** -2, -3, ... when the session had it before; h->nSameName), and each
 ** trace's label in azLabel[i] (sqlite3_malloc'd). */
@@ -747,8 +760,8 @@ static int sessionLabels(ImportJob *j, const char *zBase, char **azLabel){
         }
       }while( taken );
     }
-    azLabel[i] = sqlite3_mprintf("%s%s%s%s%s", zBase, j->sessionAll ? "/" : "",
-                                 j->sessionAll ? h->zSession : "", h->zHost && j->o.hostsAll ? "/" : "",
+    azLabel[i] = sqlite3_mprintf("%s%s%s%s%s", zBase, sessionSep(j, h->zSession),
+                                 sessionSeg(j, h->zSession), h->zHost && j->o.hostsAll ? "/" : "",
                                  h->zHost && j->o.hostsAll ? h->zHost : "");
     if( azLabel[i]==0 ) return SQLITE_NOMEM;
   }
@@ -766,8 +779,8 @@ static int sessionLabelFree(sqlite3 *db, const ImportJob *j, const char *zBase, 
                             j->o.zSchema);
   if( rc ) return rc;
   sqlite3_bind_text(p, 1, zBase, -1, SQLITE_STATIC);
-  sqlite3_bind_text(p, 2, j->sessionAll ? "/" : "", -1, SQLITE_STATIC);
-  sqlite3_bind_text(p, 3, j->sessionAll ? zSession : "", -1, SQLITE_STATIC);
+  sqlite3_bind_text(p, 2, sessionSep(j, zSession), -1, SQLITE_STATIC);
+  sqlite3_bind_text(p, 3, sessionSeg(j, zSession), -1, SQLITE_STATIC);
   if( sqlite3_step(p)==SQLITE_ROW ){
     *pzErr = sqlite3_mprintf(FN ": a session with label '%s' exists already (session_id %lld); "
         "choose another label, pass '{\"unique_label\": true}' to store this one as the first free "
@@ -776,6 +789,65 @@ static int sessionLabelFree(sqlite3 *db, const ImportJob *j, const char *zBase, 
     rc = *pzErr ? SQLITE_CONSTRAINT : SQLITE_NOMEM;
   }
   sqlite3_finalize(p);
+  return rc;
+}
+
+/* Delete the sessions an import with replace takes the place of, with
+** every trace of their hosts (a host they had and this import has not must
+** not stay behind, orphaned): with zSession, the session of that name
+** under zBase (the one label it has); with zSession 0 (session 'all',
+** once per import), every session the base names: labelled zBase or
+** zBase/<name> with no further '/', those of this import's folder and
+** those of sessions gone from it alike. */
+static int sessionsDelete(sqlite3 *db, const ImportJob *j, const char *zBase, const char *zSession,
+                          char **pzErr){
+  static const char zAllOf[] = "(s.label=?1 OR (substr(s.label, 1, length(?1)+1)=?1||'/' "
+      "AND instr(substr(s.label, length(?1)+2), '/')=0))";
+  sqlite3_stmt *q = 0;
+  sqlite3_int64 *aOld = 0;
+  int nOld = 0, nAlloc = 0, k, rc;
+  char *zLabel = zSession ? sqlite3_mprintf("%s%s%s", zBase, sessionSep(j, zSession),
+                                            sessionSeg(j, zSession)) : 0;
+  if( zSession && zLabel==0 ) return SQLITE_NOMEM;
+  rc = profsumImportPrepare(db, &q, FN, 1, pzErr, "SELECT h.trace_id FROM \"%w\".profsum_agg_host AS h "
+      "JOIN \"%w\".profsum_session AS s USING (session_id) WHERE %s", j->o.zSchema, j->o.zSchema,
+      zSession ? "s.label=?1" : zAllOf);
+  if( rc ){ sqlite3_free(zLabel); return rc; }
+  sqlite3_bind_text(q, 1, zSession ? zLabel : zBase, -1, SQLITE_STATIC);
+  while( (rc = sqlite3_step(q))==SQLITE_ROW ){
+    if( nOld>=nAlloc ){
+      int nNew = nAlloc ? nAlloc*2 : 8;
+      sqlite3_int64 *a = sqlite3_realloc64(aOld, sizeof(sqlite3_int64)*(sqlite3_uint64)nNew);
+      if( a==0 ){ rc = SQLITE_NOMEM; break; }
+      aOld = a; nAlloc = nNew;
+    }
+    aOld[nOld++] = sqlite3_column_int64(q, 0);
+  }
+  sqlite3_finalize(q);
+  if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+  for(k=0; rc==SQLITE_OK && k<nOld; k++) rc = deleteTrace(db, j->o.zSchema, aOld[k], pzErr);
+  sqlite3_free(aOld);
+  if( rc ){
+    if( rc!=SQLITE_NOMEM && *pzErr==0 ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
+    sqlite3_free(zLabel);
+    return rc;
+  }
+  if( zSession ){
+    rc = profsumImportExec(db, FN, 1, pzErr, "DELETE FROM \"%w\".profsum_session WHERE label=%Q",
+                           j->o.zSchema, zLabel);
+  }else{
+    char *zSql = sqlite3_mprintf("DELETE FROM \"%w\".profsum_session AS s WHERE %s", j->o.zSchema, zAllOf);
+    sqlite3_stmt *d = 0;
+    rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &d, 0) : SQLITE_NOMEM;
+    sqlite3_free(zSql);
+    if( rc==SQLITE_OK ){
+      sqlite3_bind_text(d, 1, zBase, -1, SQLITE_STATIC);
+      sqlite3_step(d);
+      rc = sqlite3_finalize(d);
+    }
+    if( rc && rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
+  }
+  sqlite3_free(zLabel);
   return rc;
 }
 
@@ -789,36 +861,7 @@ static int sessionRow(sqlite3 *db, ImportJob *j, const char *zBase, int i, sqlit
     if( strcmp(j->aHost[k].zSession, h->zSession)==0 ){ aSess[i] = aSess[k]; return SQLITE_OK; }
   }
   if( j->o.replace ){
-    /* the session replaced goes with every trace of its hosts: a host it
-    ** had and this import has not must not stay behind, orphaned */
-    sqlite3_stmt *q = 0;
-    sqlite3_int64 *aOld = 0;
-    int nOld = 0, nAlloc = 0;
-    rc = profsumImportPrepare(db, &q, FN, 1, pzErr, "SELECT h.trace_id FROM \"%w\".profsum_agg_host AS h "
-        "JOIN \"%w\".profsum_session AS s USING (session_id) WHERE s.label=?1||?2||?3", j->o.zSchema, j->o.zSchema);
-    if( rc ) return rc;
-    sqlite3_bind_text(q, 1, zBase, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 2, j->sessionAll ? "/" : "", -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 3, j->sessionAll ? h->zSession : "", -1, SQLITE_STATIC);
-    while( (rc = sqlite3_step(q))==SQLITE_ROW ){
-      if( nOld>=nAlloc ){
-        int nNew = nAlloc ? nAlloc*2 : 8;
-        sqlite3_int64 *a = sqlite3_realloc64(aOld, sizeof(sqlite3_int64)*(sqlite3_uint64)nNew);
-        if( a==0 ){ rc = SQLITE_NOMEM; break; }
-        aOld = a; nAlloc = nNew;
-      }
-      aOld[nOld++] = sqlite3_column_int64(q, 0);
-    }
-    sqlite3_finalize(q);
-    if( rc==SQLITE_DONE ) rc = SQLITE_OK;
-    for(k=0; rc==SQLITE_OK && k<nOld; k++) rc = deleteTrace(db, j->o.zSchema, aOld[k], pzErr);
-    sqlite3_free(aOld);
-    if( rc ){
-      if( rc!=SQLITE_NOMEM && *pzErr==0 ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
-      return rc;
-    }
-    rc = profsumImportExec(db, FN, 1, pzErr, "DELETE FROM \"%w\".profsum_session WHERE label=%Q||%Q||%Q",
-                           j->o.zSchema, zBase, j->sessionAll ? "/" : "", j->sessionAll ? h->zSession : "");
+    rc = sessionsDelete(db, j, zBase, h->zSession, pzErr);
     if( rc ) return rc;
   }else{
     rc = sessionLabelFree(db, j, zBase, h->zSession, pzErr);
@@ -826,7 +869,7 @@ static int sessionRow(sqlite3 *db, ImportJob *j, const char *zBase, int i, sqlit
   }
   rc = profsumImportExec(db, FN, 1, pzErr,
                          "INSERT INTO \"%w\".profsum_session(label, source_path) VALUES(%Q||%Q||%Q, %Q)",
-                         j->o.zSchema, zBase, j->sessionAll ? "/" : "", j->sessionAll ? h->zSession : "",
+                         j->o.zSchema, zBase, sessionSep(j, h->zSession), sessionSeg(j, h->zSession),
                          j->zSource);
   if( rc ) return rc;
   aSess[i] = sqlite3_last_insert_rowid(db);
@@ -884,6 +927,7 @@ static int importSessionBody(sqlite3 *db, void *pArg, char **pzErr){
     else memset(azLabel, 0, sizeof(char*)*(size_t)j->nHost);
   }
   if( rc==SQLITE_OK ) rc = sessionLabels(j, zBase, azLabel);
+  if( rc==SQLITE_OK && j->o.replace && j->sessionAll ) rc = sessionsDelete(db, j, zBase, 0, &zErr);
   for(i=0; rc==SQLITE_OK && i<j->nHost; i++){
     rc = sessionRow(db, j, zBase, i, aSess, &zErr);
     if( rc==SQLITE_OK ) rc = storeHost(db, j, i, azLabel, aSess, &zErr);

@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -270,7 +271,17 @@ static int sessStop(void *pArg){
 static void sessParseOne(SessPool *q, int i){
   ProfsumHost *h = &q->a[i];
   ProfsumStopCheck prev = profsumStopPush(sessStop, q);
-  int rc = profsumEngineParse(q->zFunc, h->zPath, q->flags, sessStop, q, &h->pEngine, &h->info, &q->azErr[i]);
+  struct stat st;
+  /* an empty XPlane beside a trace JSON (a host killed as it began to
+  ** write it) decodes as a host without events: read the JSON instead */
+  int empty = h->zAlt && stat(h->zPath, &st)==0 && S_ISREG(st.st_mode) && st.st_size==0;
+  int rc = empty ? PROFSUM_RC_DAMAGED
+                 : profsumEngineParse(q->zFunc, h->zPath, q->flags, sessStop, q, &h->pEngine, &h->info,
+                                      &q->azErr[i]);
+  if( empty ){
+    q->azErr[i] = sqlite3_mprintf("%s: '%s': the file is empty (0 bytes)", q->zFunc, h->zPath);
+    if( q->azErr[i]==0 ) rc = SQLITE_NOMEM;
+  }
   if( rc==PROFSUM_RC_DAMAGED && h->zAlt ){
     /* an XPlane that does not decode (a host stopped while writing it):
     ** the host's trace JSON instead, as the reference falls back for one
