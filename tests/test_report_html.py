@@ -56,7 +56,7 @@ class ReportHtml(unittest.TestCase):
             doc = json.loads(db.execute("SELECT profsum_summary_json('t')").fetchone()[0])
             doc["generated_at_utc"] = "<script>alert(1)</script>"
             doc["schema_version"] = "profile_summary.v1"
-            doc["time_breakdown"]["duration_basis"] = "<img src=x onerror=alert(2)>"
+            doc["time_breakdown"]["duration_basis"] = "<img src=x onerror=alert(2)>\x01\x1b[31m\x7f\tend"
             doc["trace_overview"]["num_events_total"] = 1e300
             doc["step_time"]["steady_state_steps"]["count"] = -1e300
             v = td.write("v1.json", json.dumps(doc))
@@ -66,7 +66,9 @@ class ReportHtml(unittest.TestCase):
         self.assertNotIn("<script", html)
         self.assertNotIn("<img", html)
         self.assertIn("&lt;script&gt;alert(1)&lt;/script&gt;", html)
-        self.assertIn("&lt;img src=x onerror=alert(2)&gt;", html)
+        self.assertIn("&lt;img src=x onerror=alert(2)&gt;\ufffd\ufffd[31m\ufffd\tend", html)
+        # no control character but tab, newline and carriage return in the page
+        self.assertEqual([c for c in html if (ord(c) < 32 and c not in "\t\n\r") or ord(c) == 127], [])
 
     def test_long_names_cut_at_characters(self):
         # labels are cut to 40 characters, never inside a UTF-8 sequence (the
@@ -110,8 +112,11 @@ class ReportHtml(unittest.TestCase):
             db.close()
         self.assertEqual(html.count("<svg"), 0)
         for msg in ["No device or host time in the trace.", "No steps detected",
-                    "No device ops in the trace", "No regions"]:
+                    "No device ops in the trace", "No regions",
+                    '<p class="lead">No event of the trace has a time',
+                    "Profile span: none (no event of the trace has a time)."]:
             self.assertIn(msg, html)
+        self.assertNotIn("Profile span 0.000", html)
         self.assertIn("No per-step durations: the trace was imported from a summary document", html_v1)
         self.assertIn("Imported from a summary document: only the KPIs", html_v1)
 

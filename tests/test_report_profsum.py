@@ -105,6 +105,14 @@ class Sections(DbTestCase):
         extra = check_report(self, self.db, "o")
         self.assertIn("No steps measured on a device", extra)
 
+    def test_empty_trace_has_no_span(self):
+        # no event has a time: the span is none, not 0.000 µs
+        p = self.td.write("e.json", '{"traceEvents": []}')
+        self.db.execute("SELECT profsum_import(?, 'e')", (p,))
+        extra = check_report(self, self.db, "e")
+        self.assertIn("- Profile span: none (no event of the trace has a time)\n", extra)
+        self.assertNotIn("Profile span (first event", extra)
+
     def test_default_report_unchanged(self):
         p = self.td.write("f1.json", F1_BEFORE)
         self.db.execute("SELECT profsum_import(?, 'f1')", (p,))

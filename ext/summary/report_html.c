@@ -357,6 +357,15 @@ static void stepClasses(sqlite3_str *s, const JNode *d){
   sqlite3_str_appendall(s, "</table>\n");
 }
 
+/* The profile's span in *pSpan from trace_overview ov: 1, or 0 when its
+** start or end is not a number (null: no event has a time). */
+static int spanOf(const JNode *ov, double *pSpan){
+  const JNode *a = jGet(ov, "profile_start_ts"), *b = jGet(ov, "profile_end_ts");
+  if( !a || !b || (a->type!=JT_INT && a->type!=JT_REAL) || (b->type!=JT_INT && b->type!=JT_REAL) ) return 0;
+  *pSpan = jNum(b) - jNum(a);
+  return 1;
+}
+
 /* Wall-clock time: the profile's span, the steady steps' split
 ** (profsum_step_wall) as a stacked bar and a table. */
 static void secWall(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_int64 id, const JNode *d,
@@ -365,10 +374,14 @@ static void secWall(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_in
   static const char *azColor[4] = {"#4e79a7", "#f28e2b", "#b07aa1", "#dddddd"};
   const JNode *ov = jGet(d, "trace_overview");
   sqlite3_stmt *p;
-  double span = jNum(jGet(ov, "profile_end_ts")) - jNum(jGet(ov, "profile_start_ts"));
+  double span;
   int k, done = 0;
   secOpen(s, "wall", "Wall-clock time");
-  profsumStrAppendPy(s, "<p>Profile span (first event to last end): %.3f µs.</p>\n", span);
+  if( spanOf(ov, &span) ){
+    profsumStrAppendPy(s, "<p>Profile span (first event to last end): %.3f µs.</p>\n", span);
+  }else{
+    sqlite3_str_appendall(s, "<p>Profile span: none (no event of the trace has a time).</p>\n");
+  }
   if( (p = prepIn(db, profsumSqlStepWallSplit, zSchema, e))!=0 ){
     sqlite3_bind_int64(p, 1, id);
     if( stepIn(db, p, e)==SQLITE_ROW && sqlite3_column_double(p, 2)>0 ){
@@ -791,8 +804,9 @@ static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const
   /* the first line: the profile's span and the steady steps' median wall time */
   {
     const JNode *ov = jGet(d, "trace_overview");
-    profsumStrAppendPy(s, "<p class=\"lead\">Profile span %.3f µs", jNum(jGet(ov, "profile_end_ts"))
-                       - jNum(jGet(ov, "profile_start_ts")));
+    double span;
+    if( spanOf(ov, &span) ) profsumStrAppendPy(s, "<p class=\"lead\">Profile span %.3f µs", span);
+    else sqlite3_str_appendall(s, "<p class=\"lead\">No event of the trace has a time");
     if( (p = prepIn(db, profsumSqlStepWallMedian, zSchema, e))!=0 ){
       sqlite3_bind_int64(p, 1, id);
       if( stepIn(db, p, e)==SQLITE_ROW && sqlite3_column_type(p, 0)!=SQLITE_NULL ){

@@ -126,13 +126,14 @@ static int rpWallSplitRow(sqlite3_stmt *p, void *pArg){
 ** split (all steps when every one is a warmup step), and the per-track
 ** total named for what it is. */
 static int rpWall(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
-  double a[4] = {0, 0, 0, 0};   /* span, the summary mode's total, rows of profsum_step_wall,
+  double a[4] = {0, 0, 0, 0};   /* span (-1: none), the summary mode's total, rows of profsum_step_wall,
                                 ** 1 when that mode is the global one */
   double span, total;
   int rc;
   sqlite3_str_appendall(s, "\n## profsum: wall-clock time\n");
   rc = rpEach(db, zSchema, id,
-      "SELECT (SELECT profile_end_ts - profile_start_ts FROM \"%w\".profsum_trace WHERE trace_id=?1), "
+      "SELECT (SELECT coalesce(profile_end_ts - profile_start_ts, -1) FROM \"%w\".profsum_trace "
+      "WHERE trace_id=?1), "
       "(SELECT mode_total FROM \"%w\".profsum_breakdown WHERE trace_id=?1 AND is_summary_mode LIMIT 1), "
       "(SELECT count(*) FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
       "(SELECT mode = 'exclusive_global' FROM \"%w\".profsum_breakdown WHERE trace_id=?1 AND is_summary_mode "
@@ -140,7 +141,12 @@ static int rpWall(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_st
   if( rc ) return rc;
   span = a[0];
   total = a[1];
-  profsumStrAppendPy(s, "- Profile span (first event to last end): `%.3f` us\n", span);
+  if( span<0 ){
+    /* no start or end: no event has a time */
+    sqlite3_str_appendall(s, "- Profile span: none (no event of the trace has a time)\n");
+  }else{
+    profsumStrAppendPy(s, "- Profile span (first event to last end): `%.3f` us\n", span);
+  }
   if( a[2]==0 ){
     sqlite3_str_appendall(s, "- No steps measured on a device (no Steps line and no host `train` events "
                              "with a step_num, or no device ops): the step wall time is not split.\n");

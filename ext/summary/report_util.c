@@ -21,7 +21,15 @@ void profsumHtmlEsc(sqlite3_str *s, const char *z, int n){
       case '>': sqlite3_str_appendall(s, "&gt;"); break;
       case '&': sqlite3_str_appendall(s, "&amp;"); break;
       case '"': sqlite3_str_appendall(s, "&quot;"); break;
-      default: sqlite3_str_appendchar(s, 1, *z);
+      default:
+        /* a control character other than tab, newline and carriage
+        ** return is not allowed in HTML text (nor a character reference
+        ** to it): U+FFFD shows where it was */
+        if( ((unsigned char)*z<0x20 && *z!='\t' && *z!='\n' && *z!='\r') || *z==0x7f ){
+          sqlite3_str_appendall(s, "\xef\xbf\xbd");
+        }else{
+          sqlite3_str_appendchar(s, 1, *z);
+        }
     }
   }
 }

@@ -9,7 +9,8 @@
 #include "profsum_int.h"
 
 /* Append the first n bytes of z (n < 0: all of it) with HTML escaping of
-** < > & and ".  Nothing when z is 0. */
+** < > & and ", and each control character but tab, newline and carriage
+** return (not allowed in HTML text) as U+FFFD.  Nothing when z is 0. */
 void profsumHtmlEsc(sqlite3_str *s, const char *z, int n);
 
 /* Append the first n bytes of z (n < 0: all of it) as markdown table text:
