@@ -95,6 +95,7 @@ setup(
     long_description=long_description(),
     long_description_content_type="text/markdown",
     license="MIT",
+    license_files=["LICENSE"],      # a link to the repository's LICENSE
     packages=["profsum"],
     python_requires=">=3.8",
     extras_require={"pandas": ["pandas"], "apsw": ["apsw"]},

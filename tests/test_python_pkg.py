@@ -1057,6 +1057,10 @@ class Install(unittest.TestCase):
             with open(SO, "rb") as f:
                 self.assertEqual(z.read("profsum/profsum.so"), f.read())
             self.assertIn("Root-Is-Purelib: false", z.read("profsum-9.8.7.dist-info/WHEEL").decode())
+            lic = [n for n in names if n.startswith("profsum-9.8.7.dist-info/") and n.endswith("/LICENSE")]
+            self.assertEqual(len(lic), 1, names)
+            with open(os.path.join(ROOT, "LICENSE"), "rb") as f:
+                self.assertEqual(z.read(lic[0]), f.read())
         # outside a repository and without PROFSUM_SO the build says what it needs
         lone = os.path.join(self.td.path, "lone")
         shutil.copytree(os.path.join(repo, "python"), os.path.join(lone, "python"))
