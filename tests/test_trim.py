@@ -7,7 +7,7 @@ import sqlite3
 import unittest
 
 import fixtures
-from util import connect, TempDir
+from util import OOM_SQL, connect, run_oom_sql, TempDir
 
 
 class Trim(unittest.TestCase):
@@ -94,10 +94,135 @@ class Trim(unittest.TestCase):
         self.assertIn("cannot create a file there", str(cm.exception))
         self.assertEqual(sorted(os.listdir(self.td.path)), ["f9.json.gz"])
 
+    def trim(self, src, where=None, name="out.json.gz"):
+        dest = os.path.join(self.td.path, name)
+        n = self.db.execute("SELECT profsum_trim(?, ?, ?)", (src, dest, where)).fetchone()[0]
+        return n, dest
+
+    def test_metadata_of_string_pids(self):
+        # PyTorch's "pid":"Spans": the process and thread names come along
+        src = self.td.write("s.json", json.dumps({"traceEvents": [
+            {"ph": "M", "pid": "Spans", "name": "process_name", "args": {"name": "SpansProc"}},
+            {"ph": "M", "pid": "Spans", "tid": "x", "name": "thread_name", "args": {"name": "SpansThr"}},
+            {"ph": "M", "pid": "Other", "name": "process_name", "args": {"name": "OtherProc"}},
+            {"ph": "X", "pid": "Spans", "tid": "x", "name": "span", "ts": 5, "dur": 3},
+            {"ph": "X", "pid": "Other", "tid": "x", "name": "other", "ts": 5, "dur": 3}]}))
+        n, dest = self.trim(src, "name = 'span'")
+        self.assertEqual(n, 3)
+        self.assertEqual(self.db.execute("SELECT process_name, thread_name FROM trace_events(?) WHERE ph='X'",
+                                         (dest,)).fetchall(), [("SpansProc", "SpansThr")])
+
+    def test_b_and_e_stay_together(self):
+        # an E has no name and no dur: a condition on them, or a time window,
+        # would keep a B without its E (or an E without its B)
+        src = self.td.write("be.json", json.dumps({"traceEvents": [
+            {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/host:CPU"}},
+            {"ph": "B", "pid": 1, "tid": 1, "name": "step", "ts": 0},
+            {"ph": "B", "pid": 1, "tid": 1, "name": "inner", "ts": 100},
+            {"ph": "E", "pid": 1, "tid": 1, "ts": 300},
+            {"ph": "X", "pid": 1, "tid": 1, "name": "x", "ts": 400, "dur": 10},
+            {"ph": "E", "pid": 1, "tid": 1, "ts": 5000},
+            {"ph": "E", "pid": 1, "tid": 2, "ts": 6000}]}))
+        for where, want in (("dur >= 1000000", [("B", "step", 5000000), ("E", None, None)]),
+                            ("name = 'step'", [("B", "step", 5000000), ("E", None, None)]),
+                            # the window holds both E's and the X: their B's come along
+                            ("ts >= 250000 AND ts < 6000000",
+                             [("B", "step", 5000000), ("B", "inner", 200000), ("E", None, None),
+                              ("X", "x", 10000), ("E", None, None)])):
+            with self.subTest(where=where):
+                n, dest = self.trim(src, where)
+                self.assertEqual(self.db.execute("SELECT ph, name, dur FROM trace_events(?) WHERE ph != 'M'",
+                                                 (dest,)).fetchall(), want)
+                kinds = [r[0] for r in self.db.execute("SELECT kind FROM profsum_diagnostics(?)", (dest,))]
+                # the lone E of tid 2 is unmatched in the source too
+                self.assertEqual([k for k in kinds if k != "unmatched_end"], [])
+
+    def test_output_is_valid_json(self):
+        # what the reader tolerates (trailing commas, raw control
+        # characters, bytes that are not UTF-8, bare NaN) is repaired
+        src = self.td.write("bad.json", b'{"traceEvents":[{"ph":"X","pid":1,"tid":1,"name":"a\xff\x01b",'
+                            b'"ts":1,"dur":2,"args":{"v":NaN,"w":[1,2,],},},{"ph":"X","pid":1,"tid":1,'
+                            b'"name":"ok","ts":5,"dur":1}]}')
+        n, dest = self.trim(src)
+        self.assertEqual(n, 2)
+        doc = json.loads(gzip.decompress(open(dest, "rb").read()).decode("utf-8"))
+        self.assertEqual(doc["traceEvents"][0]["name"], "a\ufffd\x01b")
+        self.assertEqual(doc["traceEvents"][0]["args"], {"v": "NaN", "w": [1, 2]})
+        self.assertEqual(doc["traceEvents"][1], {"ph": "X", "pid": 1, "tid": 1, "name": "ok", "ts": 5, "dur": 1})
+
+    def test_not_a_trace(self):
+        src = self.td.write("obj.json", '{"lr": 0.001}')
+        with self.assertRaises(sqlite3.Error) as cm:
+            self.trim(src)
+        self.assertEqual(str(cm.exception), "profsum_trim: '%s': not a trace: its top level has no "
+                         "\"traceEvents\" array" % src)
+        self.assertEqual(sorted(os.listdir(self.td.path)), ["f9.json.gz", "obj.json"])
+
+    def test_where_is_one_condition(self):
+        # a trailing comment stays a comment; SQL after the statement is refused
+        n, _ = self.trim(self.src, "ph = 'X' -- only the complete events")
+        self.assertEqual(n, 9 + 3)
+        with self.assertRaises(sqlite3.Error) as cm:
+            self.trim(self.src, "name = 'a'); DELETE FROM nothing; SELECT (1")
+        self.assertIn("it must be one condition", str(cm.exception))
+        # an error while the clause runs quotes it, with the file
+        for where, msg in (("abs(-9223372036854775808) > 0", "integer overflow"),
+                           ("json_extract(args, '$[') IS NULL", "JSON path error")):
+            with self.subTest(where=where):
+                with self.assertRaises(sqlite3.Error) as cm:
+                    self.trim(self.src, where)
+                self.assertEqual(str(cm.exception).split(": ")[:3],
+                                 ["profsum_trim", "'%s'" % self.src, "WHERE clause '%s'" % where])
+                self.assertIn(msg, str(cm.exception))
+
+    def test_long_destination_name(self):
+        # the temporary name beside a 255-byte name still fits
+        for k in (238, 255):
+            name = "y" * (k - 8) + ".json.gz"
+            n, dest = self.trim(self.src, None, name)
+            self.assertEqual(n, 12)
+            self.assertTrue(os.path.exists(dest))
+
+    def test_links_to_devices_refused(self):
+        # a rename over a link to a device would replace the link: refused,
+        # the link left as it was
+        link = os.path.join(self.td.path, "null-link")
+        os.symlink("/dev/null", link)
+        with self.assertRaises(sqlite3.Error) as cm:
+            self.db.execute("SELECT profsum_trim(?, ?)", (self.src, link)).fetchone()
+        self.assertIn("is a link to a device, not a file", str(cm.exception))
+        self.assertEqual(os.readlink(link), "/dev/null")
+        # a link to a regular file elsewhere is replaced, never followed
+        target = self.td.write("target.txt", "keep")
+        link2 = os.path.join(self.td.path, "file-link")
+        os.symlink(target, link2)
+        self.db.execute("SELECT profsum_trim(?, ?)", (self.src, link2)).fetchone()
+        self.assertFalse(os.path.islink(link2))
+        self.assertEqual(open(target).read(), "keep")
+
     def test_directonly(self):
         self.db.execute("CREATE VIEW v AS SELECT profsum_trim('a', 'b')")
         with self.assertRaises(sqlite3.Error):
             self.db.execute("SELECT * FROM v").fetchall()
+
+
+@unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds it)")
+class TrimOutOfMemory(unittest.TestCase):
+    """Every allocation of profsum_trim failed in turn (tests/oom_sql.c,
+    ASan) over a trace with string pids, a B/E pair the selection cuts
+    and an entry to repair: each run is an error or the full result, and
+    nothing leaks."""
+
+    def test_every_allocation(self):
+        with TempDir() as td:
+            src = td.write("t.json", b'{"traceEvents":[{"ph":"M","pid":"S","name":"process_name",'
+                           b'"args":{"name":"P"}},{"ph":"B","pid":1,"tid":1,"name":"step","ts":0},'
+                           b'{"ph":"X","pid":"S","tid":1,"name":"a\x01","ts":1,"dur":2,"args":{"v":NaN,},},'
+                           b'{"ph":"E","pid":1,"tid":1,"ts":9}]}')
+            dest = os.path.join(td.path, "o.json.gz")
+            sql = "SELECT profsum_trim('%s', '%s', 'name = ''step'' OR pid = ''S''')" % (src, dest)
+            run_oom_sql(self, [sql])
+            self.assertEqual(len(json.loads(gzip.decompress(open(dest, "rb").read()))["traceEvents"]), 4)
 
 
 if __name__ == "__main__":

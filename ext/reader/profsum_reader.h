@@ -194,7 +194,9 @@ typedef struct ProfsumEvent {
   ProfsumSpan args;     /* raw JSON text of "args" (any type) */
   ProfsumSpan entries;  /* raw JSON text of "entries" (compact counters) */
   ProfsumSpan aArg[PROFSUM_AK_COUNT]; /* known args keys (ARGKEYS only) */
-  ProfsumSpan raw;      /* the whole entry's JSON text, '{' to '}' */
+  ProfsumSpan raw;      /* the whole entry's JSON text, '{' to '}'; its
+                        ** flags: the PROFSUM_SF_FIXUP defects the reader
+                        ** tolerated in it (profsumSpanJson repairs them) */
   /* Set by the XPlane adapter only (xplane_rows.c); 0 / absent for JSON: */
   int64_t iTrack;       /* 1 + the ordinal of the event's line over the file
                         ** (each line is its own track); 0: the track is
@@ -406,7 +408,11 @@ typedef struct ProfsumTrackRec {
   profsum_ps ts;        /* start (exact ps) */
   int64_t dur;          /* duration in ps; -1 if none (E, unmatched B) */
   int64_t excl;         /* exclusive ps; -1 if not on a track */
-  int64_t exclNs;       /* exclusive time in the ns domain (see track.c) */
+  union {
+    int64_t exclNs;     /* exclusive time in the ns domain (see track.c) */
+    int64_t beginIdx;   /* E records: entry index of the B it closes; -1
+                        ** when it closes none */
+  };
   int64_t parent;       /* parent entry index; -1 at roots / none */
   int32_t depth;        /* nesting depth; -1 if not on a track */
   int32_t trk;          /* track id (interned (pid,tid)) */

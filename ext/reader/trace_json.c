@@ -1142,6 +1142,7 @@ static int parseInWindow(ProfsumScan *s, int kind, const u8 **ppStart,
       ** ARGKEYS) are not zero */
       clearEvent(s);
       rc = parseMembers(s, p, e, ppEnd, &f, 0);
+      s->entryFix = (unsigned char)(f & PROFSUM_SF_FIXUP);
       if( rc==P_OK ){
         if( f & PROFSUM_SF_TRAIL ) profsumScanPendDiag(s, "trailing_comma", "trailing comma inside the entry");
         if( f & PROFSUM_SF_CTRL ) profsumScanPendDiag(s, "control_character", "raw control character inside a string");
@@ -1288,7 +1289,7 @@ out:
   s->ev.raw.z = (const char*)pStart;
   s->ev.raw.n = pEnd - pStart;
   s->ev.raw.type = PROFSUM_JT_OBJECT;
-  s->ev.raw.flags = 0;
+  s->ev.raw.flags = s->entryFix;        /* what profsumSpanJson must repair */
   scanFlushDiag(s, idx, off);
   return SQLITE_ROW;
 }

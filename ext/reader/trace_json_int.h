@@ -68,6 +68,8 @@ struct ProfsumScan {
                              ** entry being parsed, past the cap, not in
                              ** aPending (they take its places all the same) */
   int64_t nQuietRounded;     /* those of the entries emitted so far */
+  unsigned char entryFix;    /* PROFSUM_SF_FIXUP flags of the entry being
+                             ** parsed: set as ev.raw.flags of its row */
   unsigned argSet;           /* Bit i: ev.aArg[i] was set (ARGKEYS) since it
                              ** was last cleared */
   ProfsumStrIndex idx;       /* The window's string index (strindex.h): its

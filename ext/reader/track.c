@@ -590,6 +590,7 @@ static int pairBE(Analyze *a){
       trackDiag(a, r, "unmatched_end", "E event with no open B on its track");
     }else{
       ProfsumTrackRec *b = *(ProfsumTrackRec**)stkAt(k, --k->n);
+      r->beginIdx = b->idx;
       /* r->ts >= b->ts (sorted); the unsigned difference is exact even
       ** when the signed one would overflow (|ts| < 10^38 each). */
       unsigned __int128 span = (unsigned __int128)r->ts - (unsigned __int128)b->ts;

@@ -10,7 +10,9 @@
 ** the columns of trace_events, default: all) is true, plus the metadata (M)
 ** entries of the processes and threads they belong to, so that Perfetto or
 ** TensorBoard can open a trace that was too big.  Entries are copied byte
-** for byte, in file order.  Returns the number of entries written.
+** for byte, in file order (one with a defect the reader tolerated is
+** written repaired, so that the output is valid JSON); a B or E selected
+** without its partner brings it.  Returns the number of entries written.
 **
 ** An XPlane source (an .xplane.pb, told by content as trace_events tells
 ** it) has no JSON to copy: each selected row is written as an X event
@@ -156,6 +158,62 @@ static int setHas(const I64Set *s, sqlite3_int64 v){
   return 0;
 }
 
+/* A set of texts (the pids of the selected entries that are strings, as
+** PyTorch's "pid":"Spans"): appended, then sorted by txtCompact for
+** txtHas.  Few distinct values; a repeat of the last is not appended. */
+typedef struct TxtSet { char **a; int64_t n, nAlloc; } TxtSet;
+static int cmpTxt(const void *pa, const void *pb){
+  return strcmp(*(char*const*)pa, *(char*const*)pb);
+}
+/* Add a copy of z.  SQLITE_OK or SQLITE_NOMEM. */
+static int txtAdd(TxtSet *t, const char *z){
+  char **a;
+  if( z==0 || (t->n>0 && strcmp(t->a[t->n-1], z)==0) ) return SQLITE_OK;
+  a = profsumGrowArray(t->a, t->n, &t->nAlloc, sizeof(char*), 8);
+  if( a==0 ) return SQLITE_NOMEM;
+  t->a = a;
+  if( (t->a[t->n] = sqlite3_mprintf("%s", z))==0 ) return SQLITE_NOMEM;
+  t->n++;
+  return SQLITE_OK;
+}
+/* Sort t and drop its duplicates. */
+static void txtCompact(TxtSet *t){
+  sqlite3_int64 i, j = 0;
+  if( t->n<2 ) return;
+  qsort(t->a, (size_t)t->n, sizeof(char*), cmpTxt);
+  for(i=1; i<t->n; i++){
+    if( strcmp(t->a[i], t->a[j])!=0 ) t->a[++j] = t->a[i];
+    else sqlite3_free(t->a[i]);
+  }
+  t->n = j+1;
+}
+/* Is z[0..n) in t (compacted)? */
+static int txtHas(const TxtSet *t, const char *z, sqlite3_int64 n){
+  sqlite3_int64 lo = 0, hi = t->n-1;
+  while( lo<=hi ){
+    sqlite3_int64 mid = (lo+hi)/2;
+    int c = strncmp(t->a[mid], z, (size_t)n);
+    if( c==0 ) c = t->a[mid][n]!=0;
+    if( c==0 ) return 1;
+    if( c<0 ) lo = mid+1; else hi = mid-1;
+  }
+  return 0;
+}
+static void txtFree(TxtSet *t){
+  sqlite3_int64 i;
+  for(i=0; i<t->n; i++) sqlite3_free(t->a[i]);
+  sqlite3_free(t->a);
+  memset(t, 0, sizeof(*t));
+}
+
+/* What the selection gives the copy: the entries, and the processes whose
+** metadata goes with them (integer pids, and pids that are strings). */
+typedef struct TrimSel {
+  IdxBits bits;
+  I64Set pids;
+  TxtSet txtPids;
+} TrimSel;
+
 /* Report an error of profsum_trim with its message and SQLite code rc
 ** (SQLITE_ERROR when rc is 0): an interrupt stays SQLITE_INTERRUPT, a
 ** failed write of the database SQLITE_IOERR_..., out of memory
@@ -295,18 +353,68 @@ static int trimXNames(GzOut *g, TrimNames *p, sqlite3_int64 *pnOut){
   return rc;
 }
 
+/* The B and E entries selected without their partner (a condition on
+** name or dur keeps a B and drops its E, whose name and dur are NULL; a
+** time window cuts a pair): the partners added to sel, from the pairing
+** of trace_events (track.c), so that every slice written keeps both ends.
+** The pass reads the file again; it runs only when a B or E entry was
+** selected.  0 on success; otherwise the error is reported on ctx and 1
+** returned. */
+static int trimPairs(sqlite3_context *ctx, const char *zSrc, TrimSel *sel, ProfsumProbe *probe){
+  ProfsumTrackInfo *pInfo = 0;
+  ProfsumStopCheck prevStop;
+  char *zErr = 0;
+  int64_t i;
+  int rc;
+  prevStop = profsumStopPush(profsumInterrupted, probe);
+  rc = profsumTrackAnalyze(FN, zSrc, PROFSUM_NEED_DUR, 0, 0, &pInfo, &zErr);
+  profsumStopPop(prevStop);
+  for(i=0; rc==SQLITE_OK && i<pInfo->nRec; i++){
+    const ProfsumTrackRec *r = profsumTrackRec(pInfo, i);
+    int inB, inE;
+    if( r->ph!='E' || r->beginIdx<0 ) continue;
+    inB = bitsHas(&sel->bits, r->beginIdx);
+    inE = bitsHas(&sel->bits, r->idx);
+    if( inB!=inE && (bitsSet(&sel->bits, inB ? r->idx : r->beginIdx)) ) rc = SQLITE_NOMEM;
+  }
+  profsumTrackFree(pInfo);
+  if( rc==SQLITE_NOMEM && zErr==0 ) trimNomem(ctx, zSrc);
+  else if( rc ) trimErr(ctx, rc, "%s", zErr ? zErr : sqlite3_errstr(rc));
+  sqlite3_free(zErr);
+  return rc!=SQLITE_OK;
+}
+
+/* 1 when z holds nothing but white space: the rest of the selection's SQL
+** after its one statement. */
+static int onlySpace(const char *z){
+  while( *z==' ' || *z=='\t' || *z=='\n' || *z=='\r' || *z=='\f' ) z++;
+  return *z==0;
+}
+
 /* Step 1 of profsum_trim: the entries of zSrc that zWhere selects into
-** sel, and their processes (for the metadata) into pids.  0 on success;
-** otherwise the error is reported on ctx and 1 returned. */
+** sel->bits, and their processes (for the metadata) into sel->pids and
+** sel->txtPids; a B or E selected without its partner brings it
+** (trimPairs).  zWhere is one condition: a newline ends it, so that a
+** trailing -- comment stays a comment, and SQL after the statement it
+** makes is refused.  0 on success; otherwise the error is reported on ctx
+** and 1 returned. */
 static int trimSelect(sqlite3_context *ctx, sqlite3 *db, const char *zSrc, const char *zWhere,
-                      IdxBits *sel, I64Set *pids){
+                      TrimSel *sel, ProfsumProbe *probe){
   sqlite3_stmt *p = 0;
   sqlite3_int64 nSel = 0;
+  const char *zTail = 0;
   char *zSql;
-  int rc;
-  zSql = sqlite3_mprintf("SELECT idx, pid FROM trace_events(?1) WHERE (%s)", zWhere);
+  int rc, nBE = 0;
+  zSql = sqlite3_mprintf("SELECT idx, pid, ph FROM trace_events(?1) WHERE (%s\n)", zWhere);
   if( zSql==0 ){ trimNomem(ctx, zSrc); return 1; }
-  rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
+  rc = sqlite3_prepare_v2(db, zSql, -1, &p, &zTail);
+  if( rc==SQLITE_OK && !onlySpace(zTail) ){
+    profsumCtxErr(ctx, FN ": bad WHERE clause '%s': it must be one condition (it ends the "
+                  "statement and adds SQL after it)", zWhere);
+    sqlite3_finalize(p);
+    sqlite3_free(zSql);
+    return 1;
+  }
   sqlite3_free(zSql);
   if( rc ){
     rc = sqlite3_extended_errcode(db);
@@ -326,30 +434,40 @@ static int trimSelect(sqlite3_context *ctx, sqlite3 *db, const char *zSrc, const
   }
   sqlite3_bind_text(p, 1, zSrc, -1, SQLITE_STATIC);
   while( (rc = sqlite3_step(p))==SQLITE_ROW ){
-    if( bitsSet(sel, sqlite3_column_int64(p, 0))
-     || (sqlite3_column_type(p, 1)==SQLITE_INTEGER && setAdd(pids, sqlite3_column_int64(p, 1))) ){
+    const char *zPh = (const char*)sqlite3_column_text(p, 2);
+    int tPid = sqlite3_column_type(p, 1);
+    if( bitsSet(&sel->bits, sqlite3_column_int64(p, 0))
+     || (tPid==SQLITE_INTEGER && setAdd(&sel->pids, sqlite3_column_int64(p, 1)))
+     || (tPid==SQLITE_TEXT && txtAdd(&sel->txtPids, (const char*)sqlite3_column_text(p, 1))) ){
       /* the selection's own memory */
       trimErr(ctx, SQLITE_NOMEM, FN ": '%s': out of memory after %lld selected entries",
               zSrc, (long long)nSel);
       sqlite3_finalize(p);
       return 1;
     }
+    if( zPh && (zPh[0]=='B' || zPh[0]=='E') && zPh[1]==0 ) nBE++;
     nSel++;
   }
   if( rc!=SQLITE_DONE ){
     /* the statement's error: the trace's (its message names trace_events),
-    ** the database's, or an interrupt; with SQLite's code */
+    ** an interrupt, the database's, or the WHERE clause's own (an integer
+    ** overflow, a bad JSON path: the clause quoted); with SQLite's code */
     const char *zM = sqlite3_errmsg(db);
     rc = sqlite3_extended_errcode(db);
     if( rc==SQLITE_NOMEM && strncmp(zM, "trace_events:", 13)!=0 ) trimNomem(ctx, zSrc);
-    else if( strncmp(zM, FN ":", sizeof(FN)) == 0 ) trimErr(ctx, rc, "%s", zM);
-    else trimErr(ctx, rc, FN ": %s", zM);
+    else if( strncmp(zM, FN ":", sizeof(FN))==0 ) trimErr(ctx, rc, "%s", zM);
+    else if( strncmp(zM, "trace_events:", 13)==0 || rc==SQLITE_INTERRUPT || (rc & 0xff)!=SQLITE_ERROR ){
+      trimErr(ctx, rc, FN ": %s", zM);
+    }else{
+      trimErr(ctx, rc, FN ": '%s': WHERE clause '%s': %s", zSrc, zWhere, zM);
+    }
     sqlite3_finalize(p);
     return 1;
   }
   sqlite3_finalize(p);
-  setCompact(pids);
-  return 0;
+  setCompact(&sel->pids);
+  txtCompact(&sel->txtPids);
+  return nBE>0 ? trimPairs(ctx, zSrc, sel, probe) : 0;
 }
 
 /* Step 2 of profsum_trim: a temporary file beside zDest (*pzTmp, *pFd)
@@ -398,6 +516,14 @@ static int trimJsonTail(GzOut *g, ProfsumStream *pStream){
   return rc;
 }
 
+/* ProfsumDiagFn of the copy: notes a source whose top level has no
+** traceEvents array (pCtx: an int set to 1), which is no trace to trim. */
+static void trimNoteDiag(void *pCtx, int64_t idx, int64_t iOffset, const char *zKind,
+                         const char *zDetail){
+  (void)idx; (void)iOffset; (void)zDetail;
+  if( strcmp(zKind, "no_trace_events")==0 ) *(int*)pCtx = 1;
+}
+
 /* Step 3 of profsum_trim: copy the entries of zSrc in sel and the metadata
 ** of the processes in pids to g, the stream in *ppStream (closed by the
 ** caller), the count in *pnOut; an XPlane source's rows are written as
@@ -405,14 +531,16 @@ static int trimJsonTail(GzOut *g, ProfsumStream *pStream){
 ** connection's interrupt (probe).  SQLITE_OK when all is written and
 ** flushed; otherwise an error code, with the message in *pzErr where
 ** there is one. */
-static int trimCopy(GzOut *g, const char *zSrc, IdxBits *sel, I64Set *pids, TrimNames *pNames,
+static int trimCopy(GzOut *g, const char *zSrc, TrimSel *sel, TrimNames *pNames,
                     ProfsumProbe *probe, ProfsumStream **ppStream, sqlite3_int64 *pnOut,
                     char **pzErr){
   ProfsumStopCheck prevStop;
   ProfsumEvent *ev;
-  int isX = 0, rc;
+  char *zFix = 0, *zPid = 0;
+  int64_t nFix = 0, nPid = 0;
+  int isX = 0, noEvents = 0, rc;
   prevStop = profsumStopPush(profsumInterrupted, probe);
-  rc = profsumStreamOpen(FN, zSrc, PROFSUM_SCAN_ARGS, 0, 0, ppStream, pzErr);
+  rc = profsumStreamOpen(FN, zSrc, PROFSUM_SCAN_ARGS, trimNoteDiag, &noEvents, ppStream, pzErr);
   profsumStopPop(prevStop);
   if( rc==SQLITE_NOMEM && *pzErr==0 ){
     *pzErr = sqlite3_mprintf(FN ": '%s': out of memory opening it", zSrc);
@@ -426,25 +554,49 @@ static int trimCopy(GzOut *g, const char *zSrc, IdxBits *sel, I64Set *pids, Trim
     rc = profsumStreamNext(*ppStream, &ev, pzErr);
     if( rc!=SQLITE_ROW ) break;
     rc = SQLITE_OK;
-    keep = bitsHas(sel, ev->idx);
+    keep = bitsHas(&sel->bits, ev->idx);
     if( isX ){
       if( !keep ) continue;
       rc = trimXEvent(g, ev, pNames, *pnOut>0);
       (*pnOut)++;
       continue;
     }
-    if( !keep && ev->ph.n==1 && ev->ph.z[0]=='M' && ev->pid.kind==PROFSUM_ID_INT ){
-      keep = setHas(pids, ev->pid.iVal);
+    if( !keep && ev->ph.n==1 && ev->ph.z[0]=='M' ){
+      if( ev->pid.kind==PROFSUM_ID_INT ){
+        keep = setHas(&sel->pids, ev->pid.iVal);
+      }else if( ev->pid.kind==PROFSUM_ID_TEXT && sel->txtPids.n>0 ){
+        const char *z;
+        int64_t n;
+        if( profsumSpanText(&ev->pid.s, &zPid, &nPid, &z, &n) ){ rc = SQLITE_NOMEM; break; }
+        keep = txtHas(&sel->txtPids, z, n);
+      }
     }
     if( !keep ) continue;
-    if( (*pnOut>0 && gzPut(g, ",\n", 2)) || gzPut(g, ev->raw.z, (size_t)ev->raw.n) ) rc = SQLITE_IOERR;
+    {
+      /* the entry as written, or repaired where the reader tolerated what
+      ** JSON does not allow (profsumSpanJson): the output stays valid */
+      const char *z = ev->raw.z;
+      int64_t n = ev->raw.n;
+      if( (ev->raw.flags & PROFSUM_SF_FIXUP) && profsumSpanJson(&ev->raw, &zFix, &nFix, &z, &n) ){
+        rc = SQLITE_NOMEM;
+        break;
+      }
+      if( (*pnOut>0 && gzPut(g, ",\n", 2)) || gzPut(g, z, (size_t)n) ) rc = SQLITE_IOERR;
+    }
     (*pnOut)++;
   }
+  sqlite3_free(zFix);
+  sqlite3_free(zPid);
   if( rc==SQLITE_DONE && isX ){
     rc = trimXNames(g, pNames, pnOut);
     if( rc==SQLITE_OK && (gzPut(g, "],\"displayTimeUnit\":\"ns\"}\n", 26) || gzFlush(g, Z_FINISH)) ){
       rc = SQLITE_IOERR;
     }
+  }else if( rc==SQLITE_DONE && noEvents ){
+    /* {"lr": 0.001}, a summary document: not an empty trace to write */
+    *pzErr = sqlite3_mprintf(FN ": '%s': not a trace: its top level has no \"traceEvents\" array",
+                             zSrc);
+    rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }else if( rc==SQLITE_DONE ){
     rc = trimJsonTail(g, *ppStream);
   }
@@ -460,8 +612,7 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   const char *zDest = (const char*)sqlite3_value_text(argv[1]);
   const char *zWhere = argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL
                        ? (const char*)sqlite3_value_text(argv[2]) : "1";
-  IdxBits sel = {0,0};
-  I64Set pids = {0,0,0};
+  TrimSel sel;
   char *zTmp = 0, *zErr = 0;
   const char *zSpecial;
   GzOut *g = 0;
@@ -473,6 +624,7 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   struct stat st;
 
   memset(&probe, 0, sizeof(probe));
+  memset(&sel, 0, sizeof(sel));
   probe.db = db;
   if( zSrc==0 || zDest==0 ){ profsumCtxErr(ctx, FN ": SOURCE and DEST must be paths"); return; }
   if( stat(zDest, &st)==0 && S_ISDIR(st.st_mode) ){
@@ -492,9 +644,9 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
                   "write it to a file first", zSrc, S_ISFIFO(st.st_mode) ? "a pipe?" : "a device or socket");
     return;
   }
-  if( trimSelect(ctx, db, zSrc, zWhere, &sel, &pids) ) goto done;
+  if( trimSelect(ctx, db, zSrc, zWhere, &sel, &probe) ) goto done;
   if( trimOpenOut(ctx, zSrc, zDest, &zTmp, &fd, &g, &zInit) ) goto done;
-  rc = trimCopy(g, zSrc, &sel, &pids, &names, &probe, &pStream, &nOut, &zErr);
+  rc = trimCopy(g, zSrc, &sel, &names, &probe, &pStream, &nOut, &zErr);
   if( rc==SQLITE_OK && fsync(fd)!=0 ){ g->err = errno; rc = SQLITE_IOERR; }
   if( rc==SQLITE_OK ){
     close(fd); fd = -1;
@@ -522,8 +674,9 @@ done:
   if( fd>=0 ) close(fd);
   if( zTmp ){ unlink(zTmp); sqlite3_free(zTmp); }
   sqlite3_free(zErr);
-  sqlite3_free(sel.a);
-  sqlite3_free(pids.a);
+  sqlite3_free(sel.bits.a);
+  sqlite3_free(sel.pids.a);
+  txtFree(&sel.txtPids);
 }
 
 /* See profsum_int.h. */

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,10 +16,20 @@
 /* Names tried for one temporary file before giving up. */
 #define FILEIO_TRIES 100
 
-/* A buffer for the temporary names of zPath: zPath, ".tmp-" and room for
-** 12 hex digits (filled in by tempOpen).  sqlite3_malloc'd, 0 on OOM. */
+/* The longest file name the temporary names keep of zPath's own, so that
+** with ".tmp-" and 12 hex digits they stay within the 255 bytes a name may
+** have. */
+#define FILEIO_NAME_KEEP (255 - 17)
+
+/* A buffer for the temporary names of zPath: zPath (its file name cut to
+** FILEIO_NAME_KEEP bytes), ".tmp-" and room for 12 hex digits (filled in
+** by tempOpen).  sqlite3_malloc'd, 0 on OOM. */
 static char *tempNameBuf(const char *zPath){
-  return sqlite3_mprintf("%s.tmp-............", zPath);
+  const char *zSlash = strrchr(zPath, '/');
+  size_t nDir = zSlash ? (size_t)(zSlash - zPath) + 1 : 0;
+  size_t nName = strlen(zPath + nDir);
+  if( nName>FILEIO_NAME_KEEP ) nName = FILEIO_NAME_KEEP;
+  return sqlite3_mprintf("%.*s.tmp-............", (int)(nDir + nName), zPath);
 }
 
 /* Create the temporary file named by zName (from tempNameBuf: its last 12
@@ -44,6 +55,27 @@ static int tempOpen(char *zName){
   return -1;
 }
 
+/* 1 when the folder of zPath, its links resolved, is /dev or lies under
+** /dev or /proc: where a link names an open descriptor (/dev/stdout,
+** /dev/fd/N, /proc/self/fd/N) or the system's own devices. */
+static int inSystemDir(const char *zPath){
+  const char *zSlash = strrchr(zPath, '/');
+  char *zDir, *zReal;
+  int r = 0;
+  if( zSlash==0 ) zDir = sqlite3_mprintf(".");
+  else if( zSlash==zPath ) zDir = sqlite3_mprintf("/");
+  else zDir = sqlite3_mprintf("%.*s", (int)(zSlash - zPath), zPath);
+  if( zDir==0 ) return 0;
+  zReal = realpath(zDir, 0);
+  if( zReal ){
+    r = strcmp(zReal, "/dev")==0 || strncmp(zReal, "/dev/", 5)==0 || strcmp(zReal, "/proc")==0
+     || strncmp(zReal, "/proc/", 6)==0;
+    free(zReal);                   /* realpath's malloc */
+  }
+  sqlite3_free(zDir);
+  return r;
+}
+
 /* See fileio.h. */
 const char *profsumFileSpecial(const char *zPath){
   struct stat st;
@@ -51,6 +83,14 @@ const char *profsumFileSpecial(const char *zPath){
   if( S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ) return "a device";
   if( S_ISFIFO(st.st_mode) ) return "a pipe";
   if( S_ISSOCK(st.st_mode) ) return "a socket";
+  if( S_ISLNK(st.st_mode) && stat(zPath, &st)==0 ){
+    /* a link is replaced, not followed (a planted link), unless it leads
+    ** to what a rename must not replace */
+    if( S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ) return "a link to a device";
+    if( S_ISFIFO(st.st_mode) ) return "a link to a pipe";
+    if( S_ISSOCK(st.st_mode) ) return "a link to a socket";
+    if( inSystemDir(zPath) ) return "a link to an open file (a descriptor)";
+  }
   return 0;
 }
 

@@ -5,7 +5,9 @@
 ** whole new one, and a failure leaves nothing behind.  Also mkdir -p that
 ** can take back what it created.
 **
-** The temporary file: "<target>.tmp-" and 12 random hex digits, created
+** The temporary file: "<target>.tmp-" and 12 random hex digits (the
+** target's file name cut to 238 bytes first, so that the name stays
+** within 255), created
 ** with O_CREAT|O_EXCL|O_NOFOLLOW (never an existing name: not a file, not
 ** a symlink someone planted there; another name is tried then, 100 at
 ** most) and mode 0666, which the kernel reduces by the umask (and a
@@ -38,12 +40,16 @@
 int profsumFileTempBeside(const char *zPath, char **pzTmp);
 
 /* What zPath is when it exists and is neither a regular file, a directory
-** nor a symlink: "a device", "a pipe" or "a socket"; else 0.  A rename
-** over such a name would replace it (as root, /dev/null itself), so the
-** writers here refuse it: profsumFileTempBeside() and
+** nor a symlink: "a device", "a pipe" or "a socket"; for a symlink to one
+** of those "a link to a device" (pipe, socket), and for a symlink in /dev
+** or /proc to anything else "a link to an open file (a descriptor)"
+** (/dev/stdout, /proc/self/fd/1 when the output is redirected to a file);
+** else 0 (a symlink elsewhere is replaced, never followed).  A rename
+** over such a name would replace it (as root, /dev/null or /dev/stdout
+** itself), so the writers here refuse it: profsumFileTempBeside() and
 ** profsumFileWriteTemp() fail with errno EINVAL, and callers name it in
-** their message first (the CLI writes its output into a device or a
-** pipe in place instead). */
+** their message first (the CLI writes its output into it in place
+** instead; a socket, or a link to one, it refuses). */
 const char *profsumFileSpecial(const char *zPath);
 
 /* Write all n bytes of z to fd (interrupted writes resumed).  Returns 0,
