@@ -512,16 +512,16 @@ class Errors(CliBase):
         cases = [
             (["summarize"], "profsum summarize: Specify one of --trace-file, --xplane-file, --profile-dir, "
                             "--artifact, or --run-target."),
-            (["summarize", "--trace-file"], "profsum summarize: option '--trace-file' needs a value"),
+            (["summarize", "--trace-file"], "profsum summarize: option '--trace-file' expects a value"),
             (["summarize", "--bogus", "1"], "profsum summarize: unknown option '--bogus'"),
-            (["summarize", "--trace-file", "x", "--warmup-steps", "two"], "needs an integer, not 'two'"),
-            (["summarize", "--trace-file", "x", "--warmup-steps", "-1"], "must be a non-negative integer"),
+            (["summarize", "--trace-file", "x", "--warmup-steps", "two"], "needs an integer (as Python's int() reads it: digits, a sign, '_' between digits), not 'two'"),
+            (["summarize", "--trace-file", "x", "--warmup-steps", "-1"], "must be an integer from 0 to 2147483647"),
             (["summarize", "--trace-file", "x", "--breakdown-mode", "wall"], "invalid choice 'wall'"),
             (["report", "--top-k", "-3", "--summary", "x"], "must be a non-negative integer"),
             (["report", "--trace", "x"], "give --db too"),
             (["compare", "--before", "x"], "the option '--after' is required"),
             (["history"], "the option '--history' is required"),
-            (["sql", "a.db", "b", "extra", "--dry"], "unknown option '--dry'"),
+            (["help", "nosuchcommand"], "profsum help: unknown command 'nosuchcommand'"),
             (["nosuchcommand"], "profsum: unknown command 'nosuchcommand'"),
         ]
         for args, msg in cases:

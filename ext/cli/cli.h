@@ -99,6 +99,8 @@ typedef struct Opts {
   int anMulti[MAX_OPTS];
   const char *azPos[16];               /* positional arguments */
   int nPos;
+  char **azRest;                       /* a pass-through command (sql): its */
+  int nRest;                           /* arguments, `--` and -h/--help taken out */
 } Opts;
 
 int specIndex(const Opts *o, const char *zName, size_t nName);

@@ -50,9 +50,11 @@ static char *findExtension(void){
   return 0;
 }
 
-/* profsum sql [DB] [sqlite3 options]: replace this process with the
+/* profsum sql [DB] [sqlite3 arguments]: replace this process with the
 ** sqlite3 shell ($PROFSUM_SQLITE3, default sqlite3) that loads profsum.so
-** first.  Returns only on failure (exit 1). */
+** first, given every argument after the command as it is (o->azRest:
+** sqlite3's own options such as -json or -readonly too; only -h/--help
+** and a first "--" are profsum's).  Returns only on failure (exit 1). */
 int cmdSql(Opts *o){
   char *zSo = findExtension(), *zLoad;
   char **azArg;
@@ -62,11 +64,11 @@ int cmdSql(Opts *o){
   /* .load takes a quoted argument; ' inside is doubled by no one: refuse */
   if( strchr(zSo, '\'') ) fail(EXIT_FAIL, "the path of profsum.so contains a quote: '%s'", zSo);
   zLoad = xprintf(".load '%s'", zSo);
-  azArg = xmalloc(sizeof(char*)*(size_t)(o->nPos+4));
+  azArg = xmalloc(sizeof(char*)*(size_t)(o->nRest+4));
   azArg[n++] = (char*)zShell;
   azArg[n++] = "-cmd";
   azArg[n++] = zLoad;
-  for(i=0; i<o->nPos; i++) azArg[n++] = (char*)o->azPos[i];
+  for(i=0; i<o->nRest; i++) azArg[n++] = o->azRest[i];
   azArg[n] = 0;
   fflush(stdout);
   execvp(zShell, azArg);

@@ -20,13 +20,14 @@
 #include "serve.h"              /* the loopback HTTP server of `view` */
 
 /* Append " AND ts <zOp> <ns>" to b for a --start-us/--end-us value zVal
-** (zOpt names the option): a number of µs (strtod), as an integer number
-** of ns (%.0f).  A value that is not a number, or whose ns are not finite,
-** is a usage error. */
+** (zOpt names the option): a number of µs as Python's float() reads it
+** (parseNum, as every float option), as an integer number of ns (%.0f).
+** A value that is not a number, or whose ns are not finite, is a usage
+** error. */
 static void trimTimeCond(Buf *b, const char *zOpt, const char *zVal, const char *zOp){
-  char *e, z[400];                 /* %.0f of a finite double: at most 309 digits */
-  double v = profsumStrtod(zVal, &e);
-  if( *e || e==zVal || !isfinite(v*1000.0) ) fail(EXIT_USAGE, "--%s must be a number, not '%s'", zOpt, zVal);
+  char z[400];                     /* %.0f of a finite double: at most 309 digits */
+  double v = 0;
+  if( !parseNum(zVal, &v) || !isfinite(v*1000.0) ) fail(EXIT_USAGE, "--%s must be a number, not '%s'", zOpt, zVal);
   snprintf(z, sizeof(z), " AND ts %s %.0f", zOp, v*1000.0);
   bufPuts(b, z);
 }

@@ -67,6 +67,7 @@ typedef struct Cmd {
   const OptSpec *aSpec;
   int (*xRun)(Opts*);
   int nMaxPos;              /* positional arguments allowed */
+  int bPassThrough;         /* every argument goes to o->azRest (sql) */
 } Cmd;
 
 /* Write the help of command c (usage, description, one line an option,
@@ -94,19 +95,38 @@ int specIndex(const Opts *o, const char *zName, size_t nName){
   return -1;
 }
 
-/* Parse a decimal integer (Python int() of an argparse value: optional
-** sign, digits, surrounding whitespace). */
+/* Python's int() of an argparse value (type=int): surrounding whitespace,
+** an optional sign, decimal digits with single '_' between digits
+** ("1_000"; leading zeros allowed).  No other base ("0x10"), no fraction,
+** no trailing text.  Returns 1 and sets *pV; -1 for a well-formed integer
+** that does not fit a long long (Python would take it: the caller says it
+** is out of range); 0 for text that is not an integer. */
 static int parseInt(const char *z, long long *pV){
-  char *zEnd;
-  long long v;
-  while( *z==' ' || *z=='\t' ) z++;
-  if( *z==0 ) return 0;
-  errno = 0;
-  v = strtoll(z, &zEnd, 10);
-  if( errno || zEnd==z ) return 0;
-  while( *zEnd==' ' || *zEnd=='\t' ) zEnd++;
-  if( *zEnd ) return 0;
-  *pV = v;
+  static const char *zWs = " \t\n\r\f\v";
+  size_t n, i = 0;
+  int neg = 0, bBig = 0, nDig = 0;
+  unsigned long long u = 0, lim;
+  while( *z && strchr(zWs, *z) ) z++;
+  n = strlen(z);
+  while( n>0 && strchr(zWs, z[n-1]) ) n--;
+  if( n>0 && (z[0]=='+' || z[0]=='-') ){ neg = z[0]=='-'; i = 1; }
+  lim = neg ? (unsigned long long)LLONG_MAX + 1 : (unsigned long long)LLONG_MAX;
+  for(; i<n; i++){
+    int d;
+    if( z[i]=='_' ){
+      if( nDig==0 || i+1>=n || z[i+1]<'0' || z[i+1]>'9' ) return 0;
+      continue;
+    }
+    if( z[i]<'0' || z[i]>'9' ) return 0;
+    d = z[i]-'0';
+    nDig++;
+    if( bBig || u > (lim - (unsigned long long)d)/10 ) bBig = 1;
+    else u = u*10 + (unsigned long long)d;
+  }
+  if( nDig==0 ) return 0;
+  if( bBig ) return -1;
+  if( neg ) *pV = u==(unsigned long long)LLONG_MAX + 1 ? LLONG_MIN : -(long long)u;
+  else *pV = (long long)u;
   return 1;
 }
 /* An ASCII digit run with single underscores between digits (Python's
@@ -166,25 +186,175 @@ int parseNum(const char *z, double *pV){
   return ok && i==n;
 }
 
+/* 1 if z is a negative number as argparse tells one from an option
+** ("-5", "-.5", "-1.25": ^-\d+$|^-\d*\.\d+$). */
+static int isNegNumber(const char *z){
+  size_t nInt, nFrac;
+  if( z[0]!='-' ) return 0;
+  nInt = strspn(z+1, "0123456789");
+  if( z[1+nInt]==0 ) return nInt>0;
+  if( z[1+nInt]!='.' ) return 0;
+  nFrac = strspn(z+2+nInt, "0123456789");
+  return nFrac>0 && z[2+nInt+nFrac]==0;
+}
+
+/* 1 if the argument z, met where a value is expected, is an option
+** instead, as argparse sees it: it starts with '-' and is not "-" alone,
+** not a negative number, and holds no space. */
+static int looksLikeOption(const char *z){
+  return z[0]=='-' && z[1]!=0 && !isNegNumber(z) && strchr(z, ' ')==0;
+}
+
+/* 1 if the argument z can be the value of option s when it follows it as
+** the next argument: a number its parser reads for OPT_INT and OPT_NUM
+** (so "-5", "-inf" and " -1" are values: the options of a number document
+** negative values and inf), else anything that does not look like an
+** option (looksLikeOption).  "--name=value" takes any value. */
+static int takesAsValue(const OptSpec *s, const char *z){
+  long long i;
+  double v;
+  if( s->eKind==OPT_INT && parseInt(z, &i)!=0 ) return 1;
+  if( s->eKind==OPT_NUM && parseNum(z, &v) ) return 1;
+  return !looksLikeOption(z);
+}
+
+/* The index in o->aSpec of the option written zName[0..nName) (without
+** "--"): its full name, or else a prefix of exactly one option's name, as
+** argparse's allow_abbrev reads "--out" for "--output".  -1 when no option
+** matches; a prefix of several is a usage error (exit 2) naming them. */
+static int findOpt(const Opts *o, const char *zName, size_t nName){
+  int i, k = specIndex(o, zName, nName), nHit = 0;
+  Buf b;
+  if( k>=0 || nName==0 ) return k;
+  memset(&b, 0, sizeof(b));
+  for(i=0; i<o->nSpec; i++){
+    if( strncmp(o->aSpec[i].zName, zName, nName)==0 ){
+      bufPrintf(&b, "%s--%s", nHit ? ", " : "", o->aSpec[i].zName);
+      k = i;
+      nHit++;
+    }
+  }
+  if( nHit>1 ){
+    fail(EXIT_USAGE, "ambiguous option '--%.*s': it could be %s", (int)nName, zName, b.z);
+  }
+  free(b.z);
+  return k;
+}
+
+/* Exit after output to stdout (help, usage, version) with its status:
+** EXIT_OK, or EXIT_FAIL with a message when it could not be written (a
+** full disk, /dev/full, a closed pipe: no line of it is lost silently). */
+static _Noreturn void exitAfterStdout(void){
+  if( fflush(stdout)!=0 || ferror(stdout) ){
+    int e = errno;
+    errLine("profsum%s%s: cannot write to stdout: %s", g_zCmd ? " " : "", g_zCmd ? g_zCmd : "",
+            strerror(e ? e : EIO));
+    exit(EXIT_FAIL);
+  }
+  exit(EXIT_OK);
+}
+
+/* The option argument argv[i] (starting "--") of command c: the index of
+** its option (findOpt), and in *pzEq the '=' of "--name=value" or 0.
+** -1 for an unknown option. */
+static int optionOf(const Opts *o, const char *z, const char **pzEq){
+  const char *zName = z+2, *zEq = strchr(zName, '=');
+  *pzEq = zEq;
+  return findOpt(o, zName, zEq ? (size_t)(zEq-zName) : strlen(zName));
+}
+
+/* The first pass of parseOpts: -h or --help before "--" prints the help
+** and exits 0, as argparse's help action does wherever it stands; on the
+** way an option that takes a value and is followed by none (the end, or an
+** argument that is an option, takesAsValue) is a usage error: "--question
+** -h" asks for a value, not for help, and "--top-k --list" takes no
+** option as a value.  Other errors are left to the second pass. */
+static void scanHelp(const Cmd *c, const Opts *o, int argc, char **argv){
+  int i;
+  for(i=0; i<argc; i++){
+    const char *z = argv[i], *zEq;
+    int k;
+    if( strcmp(z, "--")==0 ) return;
+    if( strcmp(z, "-h")==0 || strcmp(z, "--help")==0 ){
+      printHelp(c, stdout);
+      exitAfterStdout();
+    }
+    if( c->bPassThrough || z[0]!='-' || z[1]!='-' ) continue;
+    k = optionOf(o, z, &zEq);
+    if( k<0 || o->aSpec[k].eKind==OPT_FLAG || zEq ) continue;
+    if( i+1<argc && takesAsValue(&o->aSpec[k], argv[i+1]) ){ i++; continue; }
+    if( i+1<argc ){
+      fail(EXIT_USAGE, "option '--%s' expects a value (%s), and '%s' is an option (a value that "
+           "starts with '-' is given as --%s=VALUE)", o->aSpec[k].zName,
+           o->aSpec[k].zMeta ? o->aSpec[k].zMeta : "VALUE", argv[i+1], o->aSpec[k].zName);
+    }
+    fail(EXIT_USAGE, "option '--%s' expects a value (%s)", o->aSpec[k].zName,
+         o->aSpec[k].zMeta ? o->aSpec[k].zMeta : "VALUE");
+  }
+}
+
+/* The values allowed for integer options that have a range of their own
+** (the import knobs: profsum_import takes 0 to 2^31-1).  Others take any
+** long long, a negative one refused by the command where it makes no sense
+** (optNonNeg). */
+static const struct IntRange { const char *zName; long long iMin, iMax; } aIntRange[] = {
+  {"warmup-steps", 0, 2147483647},
+  {"hot-op-limit", 0, 2147483647},
+};
+
+/* Check the value zVal of option s (OPT_INT: Python's int() and the
+** option's range, aIntRange; OPT_NUM: Python's float()); a bad one is a
+** usage error (exit 2) that names the option and what it takes. */
+static void checkValue(const OptSpec *s, const char *zVal){
+  if( s->eKind==OPT_INT ){
+    long long v = 0, iMin = LLONG_MIN, iMax = LLONG_MAX;
+    int r = parseInt(zVal, &v);
+    size_t j;
+    for(j=0; j<sizeof(aIntRange)/sizeof(aIntRange[0]); j++){
+      if( strcmp(aIntRange[j].zName, s->zName)==0 ){ iMin = aIntRange[j].iMin; iMax = aIntRange[j].iMax; }
+    }
+    if( r==0 ){
+      fail(EXIT_USAGE, "option '--%s' needs an integer (as Python's int() reads it: digits, a sign, "
+           "'_' between digits), not '%s'", s->zName, zVal);
+    }
+    if( r<0 || v<iMin || v>iMax ){
+      fail(EXIT_USAGE, "option '--%s' must be an integer from %lld to %lld, not '%s'",
+           s->zName, iMin, iMax, zVal);
+    }
+  }else if( s->eKind==OPT_NUM ){
+    double v;
+    if( !parseNum(zVal, &v) ){
+      fail(EXIT_USAGE, "option '--%s' needs a finite number, inf or nan (as Python's float() reads it), "
+           "not '%s'", s->zName, zVal);
+    }
+  }
+}
+
 /* Parse argv[0..argc) (what follows the command name) into o by the
 ** option table of c, as the reference's argparse would: "--name value" or
-** "--name=value", "--" ends the options, the last value of an option wins
-** (OPT_MULTI: each is kept), OPT_INT and OPT_NUM values are checked now,
-** OPT_PATH values normalized (profsumPyPathStr; free with optsFree).
-** -h or --help anywhere prints the help and exits 0; a usage error exits
-** 2 (fail). */
+** "--name=value" (an unambiguous prefix of a name works too, findOpt),
+** "--" ends the options, the last value of an option wins (OPT_MULTI:
+** each is kept), OPT_INT and OPT_NUM values are checked now (checkValue),
+** OPT_PATH values normalized (profsumPyPathStr; free with optsFree).  An
+** option takes the next argument as its value unless that is an option
+** (takesAsValue).  -h or --help before "--" prints the help and exits 0
+** (scanHelp); a usage error exits 2 (fail).  A pass-through command (sql)
+** gets its arguments in o->azRest, the first "--" taken out. */
 static void parseOpts(const Cmd *c, Opts *o, int argc, char **argv){
   int i;
   int bOnlyPos = 0;
   memset(o, 0, sizeof(*o));
   o->aSpec = c->aSpec;
   for(o->nSpec=0; c->aSpec && c->aSpec[o->nSpec].zName; o->nSpec++){}
-  for(i=0; i<argc; i++){
-    const char *z = argv[i];
-    if( !bOnlyPos && (strcmp(z, "-h")==0 || strcmp(z, "--help")==0) ){
-      printHelp(c, stdout);
-      exit(EXIT_OK);
+  scanHelp(c, o, argc, argv);
+  if( c->bPassThrough ){
+    o->azRest = xmalloc(sizeof(char*)*(size_t)(argc+1));
+    for(i=0; i<argc; i++){
+      if( !bOnlyPos && strcmp(argv[i], "--")==0 ){ bOnlyPos = 1; continue; }
+      o->azRest[o->nRest++] = argv[i];
     }
+    o->azRest[o->nRest] = 0;
+    return;
   }
   for(i=0; i<argc; i++){
     const char *z = argv[i], *zEq, *zVal = 0;
@@ -196,29 +366,20 @@ static void parseOpts(const Cmd *c, Opts *o, int argc, char **argv){
     }
     if( strcmp(z, "--")==0 ){ bOnlyPos = 1; continue; }
     if( z[1]!='-' ) fail(EXIT_USAGE, "unknown option '%s'", z);
-    z += 2;
-    zEq = strchr(z, '=');
-    k = specIndex(o, z, zEq ? (size_t)(zEq-z) : strlen(z));
-    if( k<0 ) fail(EXIT_USAGE, "unknown option '--%.*s'", zEq ? (int)(zEq-z) : (int)strlen(z), z);
+    k = optionOf(o, z, &zEq);
+    if( k<0 ){
+      fail(EXIT_USAGE, "unknown option '--%.*s'", zEq ? (int)(zEq-z-2) : (int)strlen(z+2), z+2);
+    }
     if( o->aSpec[k].eKind==OPT_FLAG ){
       if( zEq ) fail(EXIT_USAGE, "option '--%s' takes no value", o->aSpec[k].zName);
       o->azVal[k] = "1";
       continue;
     }
     if( zEq ) zVal = zEq+1;
-    else if( i+1<argc ) zVal = argv[++i];
-    else fail(EXIT_USAGE, "option '--%s' needs a value (%s)", o->aSpec[k].zName,
+    else if( i+1<argc && takesAsValue(&o->aSpec[k], argv[i+1]) ) zVal = argv[++i];
+    else fail(EXIT_USAGE, "option '--%s' expects a value (%s)", o->aSpec[k].zName,
               o->aSpec[k].zMeta ? o->aSpec[k].zMeta : "VALUE");
-    if( o->aSpec[k].eKind==OPT_INT ){
-      long long v;
-      if( !parseInt(zVal, &v) ) fail(EXIT_USAGE, "option '--%s' needs an integer, not '%s'", o->aSpec[k].zName, zVal);
-    }else if( o->aSpec[k].eKind==OPT_NUM ){
-      double v;
-      if( !parseNum(zVal, &v) ){
-        fail(EXIT_USAGE, "option '--%s' needs a finite number, inf or nan (as Python's float() reads it), "
-             "not '%s'", o->aSpec[k].zName, zVal);
-      }
-    }
+    checkValue(&o->aSpec[k], zVal);
     if( o->aSpec[k].eKind==OPT_MULTI ){
       if( o->anMulti[k]>=MAX_MULTI ) fail(EXIT_USAGE, "option '--%s' given too often", o->aSpec[k].zName);
       o->azMulti[k][o->anMulti[k]++] = zVal;
@@ -239,6 +400,8 @@ static void parseOpts(const Cmd *c, Opts *o, int argc, char **argv){
 static void optsFree(Opts *o){
   int k;
   for(k=0; k<MAX_OPTS; k++){ sqlite3_free(o->azOwned[k]); o->azOwned[k] = 0; }
+  free(o->azRest);
+  o->azRest = 0;
 }
 
 /* The index of option zName in o's table; a name the table lacks is a
@@ -331,8 +494,8 @@ static const OptSpec TRIM_OPTS[] = {
   {"output", OPT_STR, "PATH", "the smaller trace to write (gzipped JSON)"},
   {"where", OPT_STR, "SQL", "any condition on the columns of trace_events (e.g. \"pid = 3\")"},
   {"pid", OPT_INT, "PID", "only this process (a device), plus its metadata"},
-  {"start-us", OPT_STR, "US", "only events starting at or after this time (µs, as in the file)"},
-  {"end-us", OPT_STR, "US", "only events starting before this time (µs)"},
+  {"start-us", OPT_NUM, "US", "only events starting at or after this time (µs, as in the file)"},
+  {"end-us", OPT_NUM, "US", "only events starting before this time (µs)"},
   {0,0,0,0}
 };
 
@@ -437,19 +600,19 @@ static const Cmd aCmd[] = {
   {"summarize", "summarize a profile into a profile_summary.v1 JSON document",
    "(--trace-file PATH | --xplane-file PATH | --profile-dir DIR | --artifact REF | --run-target RUN) [options]",
    "Import the profile (into a temporary database, or --db) and emit its profile_summary.v1 JSON.",
-   SUMMARIZE_OPTS, cmdSummarize, 0},
+   SUMMARIZE_OPTS, cmdSummarize, 0, 0},
   {"report", "the markdown report of a summary",
    "(--summary PATH | --db DB --trace LABEL) [--top-k N] [--output PATH]",
    "Emit the markdown report of a profile_summary.v1 file (or of a trace of --db).",
-   REPORT_OPTS, cmdReport, 0},
+   REPORT_OPTS, cmdReport, 0, 0},
   {"query", "answer a question about a summary (top ops, gaps, regions, ...)",
    "(--summary PATH | --db DB --trace LABEL) --question TEXT [--top-k N] | --list",
    "Answer a profiling question with JSON (tools-spec section 2); --list shows what can be asked.",
-   QUERY_OPTS, cmdQuery, 0},
+   QUERY_OPTS, cmdQuery, 0, 0},
   {"compare", "compare a before/after pair",
    "--before PATH --after PATH [--strict-provenance] [--top-k N]",
    "Emit the comparison JSON of two summaries or traces (step time, shares, regressed/improved ops).",
-   COMPARE_OPTS, cmdCompare, 0},
+   COMPARE_OPTS, cmdCompare, 0, 0},
   {"track", "assess a before/after pair against thresholds and record it",
    "--before PATH --after PATH [--history PATH] [--label L] [--fail-on fail|warn] [thresholds]",
    "Compare, classify pass/warn/fail against the thresholds, append the record to --history\n"
@@ -457,37 +620,38 @@ static const Cmd aCmd[] = {
    "With --fail-on fail (or warn) the exit code is 3 when the status is fail (or warn/fail).\n"
    "Into a .db, a file stored before (same path, content, knobs and profsum version) is used\n"
    "again: one baseline tracked run after run, or by concurrent jobs, is stored once.",
-   TRACK_OPTS, cmdTrack, 0},
+   TRACK_OPTS, cmdTrack, 0, 0},
   {"history", "summarize a regression history",
    "--history PATH [--tail N] [--output PATH]",
    "Emit the history summary JSON (status counts, top failures and warnings, recent records).",
-   HISTORY_OPTS, cmdHistory, 0},
+   HISTORY_OPTS, cmdHistory, 0, 0},
   {"bundle", "write the comparison bundle of a before/after pair",
    "(--before-summary PATH | --before-run-target RUN) (--after-summary PATH | --after-run-target RUN) --output-dir DIR",
    "Write before/after summaries, compare.json, track.json and the two reports into --output-dir;\n"
    "emit the manifest JSON.",
-   BUNDLE_OPTS, cmdBundle, 0},
+   BUNDLE_OPTS, cmdBundle, 0, 0},
   {"publish", "publish a summary to Weights & Biases",
    "(--summary PATH | --db DB --trace LABEL) [--report PATH] [--dry-run] [W&B options]",
    "Upload the summary (and report) as a profile_summary artifact; --dry-run only shows what would be sent.",
-   PUBLISH_OPTS, cmdPublish, 0},
+   PUBLISH_OPTS, cmdPublish, 0, 0},
   {"trim", "write a smaller trace (selected events + their metadata)",
    "--trace-file PATH --output PATH [--pid PID] [--start-us US] [--end-us US] [--where SQL]",
    "Write a valid gzipped trace JSON with only the selected events and the metadata of their\n"
    "processes, so that Perfetto or TensorBoard can open a part of a trace that is too big.",
-   TRIM_OPTS, cmdTrim, 0},
+   TRIM_OPTS, cmdTrim, 0, 0},
   {"sql", "open the sqlite3 shell with profsum loaded",
-   "[DB] [sqlite3 options...]",
+   "[DB] [sqlite3 arguments...]",
    "Run the sqlite3 shell on DB with `.load profsum.so` done (profsum.so is found next to this\n"
-   "program, in ../lib, or at $PROFSUM_SO).",
-   SQL_OPTS, cmdSql, 15},
+   "program, in ../lib, or at $PROFSUM_SO).  Every argument goes to sqlite3 as it is (-json,\n"
+   "-readonly, SQL text, ...), but -h/--help and a first `--`, which ends profsum's own.",
+   SQL_OPTS, cmdSql, 0, 1},
   {"view", "serve a trace to the Perfetto UI; list or copy a log directory's traces",
    "TRACE|DIR [--window WHERE] [--port N] [--timeout SECONDS] | DIR --list | DIR --extract DEST",
    "Serve the trace (a file, or the one profsum reads in the log directory DIR; --window: only the\n"
    "events for which WHERE holds) on http://127.0.0.1:9001/ to the Perfetto UI, and print the link\n"
    "to open and the TensorBoard command for the log directory.  Loopback only; stops after\n"
    "--timeout seconds (600) or on Ctrl-C.  --list and --extract work on DIR without a server.",
-   VIEW_OPTS, cmdView, 1},
+   VIEW_OPTS, cmdView, 1, 0},
 };
 
 /* Write the program's usage (the command list, exit codes) to f. */
@@ -502,28 +666,33 @@ static void mainUsage(FILE *f){
 }
 
 /* profsum <command> [options]: find the command (or answer --help,
-** --version, help CMD), set up the terminal flags, the signal handlers
+** --version, help CMD: exit 1 when that text cannot be written, 2 for an
+** unknown command), set up the terminal flags, the signal handlers
 ** (cleanup on SIGINT/SIGTERM/SIGHUP; a closed pipe is an EPIPE write
-** error) and the extension, parse the options and run the command.
+** error, writeStdoutVis) and the extension, parse the options and run the command.
 ** Returns its exit code (EXIT_*). */
 int main(int argc, char **argv){
   size_t i;
   Opts o;
   int rc;
   if( argc<2 ){ mainUsage(stderr); return EXIT_USAGE; }
-  if( strcmp(argv[1], "-h")==0 || strcmp(argv[1], "--help")==0 ){ mainUsage(stdout); return EXIT_OK; }
+  if( strcmp(argv[1], "-h")==0 || strcmp(argv[1], "--help")==0 ){ mainUsage(stdout); exitAfterStdout(); }
   if( strcmp(argv[1], "--version")==0 || strcmp(argv[1], "version")==0 ){
     printf("profsum %s (SQLite %s)\n", PROFSUM_VERSION, sqlite3_libversion());
-    return EXIT_OK;
+    exitAfterStdout();
   }
   if( strcmp(argv[1], "help")==0 ){
     if( argc>2 ){
       for(i=0; i<sizeof(aCmd)/sizeof(aCmd[0]); i++){
-        if( strcmp(argv[2], aCmd[i].zName)==0 ){ printHelp(&aCmd[i], stdout); return EXIT_OK; }
+        if( strcmp(argv[2], aCmd[i].zName)==0 ){ printHelp(&aCmd[i], stdout); exitAfterStdout(); }
       }
+      g_bErrTty = isatty(2);
+      errLine("profsum help: unknown command '%s'", argv[2]);
+      mainUsage(stderr);
+      return EXIT_USAGE;
     }
     mainUsage(stdout);
-    return EXIT_OK;
+    exitAfterStdout();
   }
   for(i=0; i<sizeof(aCmd)/sizeof(aCmd[0]); i++){
     if( strcmp(argv[1], aCmd[i].zName)==0 ) break;
