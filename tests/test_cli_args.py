@@ -175,6 +175,122 @@ class Numbers(ArgsBase):
                 self.assertNotIn("options_json", err)
             self.run_cli("summarize", "--trace-file", s, opt, "2147483647")
 
+    def test_folder_knobs_on_a_file(self):
+        s = self.trace("s.json", F1)
+        for args in [["--session", "bogus"], ["--all-hosts"], ["--session", "latest"]]:
+            _, err = self.run_cli("summarize", "--trace-file", s, *args, rc=2)
+            self.assertIn("--session/--all-hosts apply to a folder (--profile-dir", err)
+            self.assertIn("'%s' is a file" % s, err)
+            self.assertNotIn("options_json", err)
+
+
+class HistoryFiles(ArgsBase):
+    def test_refuses_a_file_that_is_not_a_history(self):
+        s = self.trace("s.json", F1)
+        out, _ = self.run_cli("summarize", "--trace-file", s, "--output", "summary.json")
+        pretty = os.path.join(self.td.path, "summary.json")
+        text = os.path.join(self.td.path, "notes.txt")
+        with open(text, "w") as f:
+            f.write("not a history\n")
+        for path in [pretty, text]:
+            with open(path, "rb") as f:
+                before = f.read()
+            for cmd in (["track", "--before", s, "--after", s, "--history", path],
+                        ["bundle", "--before-summary", s, "--after-summary", s, "--output-dir", "b",
+                         "--history", path]):
+                _, err = self.run_cli(*cmd, rc=2)
+                self.assertIn("--history '%s' is not a JSONL history" % path, err)
+                self.assertIn("line 1", err)
+                with open(path, "rb") as f:
+                    self.assertEqual(f.read(), before)
+        self.assertFalse(os.path.exists(os.path.join(self.td.path, "b")))
+
+    def test_valid_and_new_histories(self):
+        s = self.trace("s.json", F1)
+        h = os.path.join(self.td.path, "new", "h.jsonl")
+        for i in range(2):
+            self.run_cli("track", "--before", s, "--after", s, "--history", h)
+        with open(h) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(len(lines), 2)
+        for line in lines:
+            self.assertIn("assessment", json.loads(line))
+        empty = os.path.join(self.td.path, "empty.jsonl")
+        open(empty, "w").close()
+        self.run_cli("track", "--before", s, "--after", s, "--history", empty)
+        with open(empty) as f:
+            self.assertEqual(len(f.read().splitlines()), 1)
+
+    def test_db_option_is_a_database(self):
+        s = self.trace("s.json", F1)
+        other = self.td.write("other.json", '{"a": 1}\n')
+        _, err = self.run_cli("track", "--before", s, "--after", s, "--db", other, rc=1)
+        self.assertIn("--db '%s' is not an SQLite database (file is not a database)" % other, err)
+        with open(other) as f:
+            self.assertEqual(f.read(), '{"a": 1}\n')
+
+
+class Extract(ArgsBase):
+    def test_dest_inside_the_log_directory(self):
+        d = self.logdir()
+        os.symlink("run", os.path.join(self.td.path, "link"))
+        before = self.listing()
+        for src, dest in [("run", "run/plugins"), ("run/", "run/new"), ("run", "run/x/../y"),
+                          ("link", "run/copy"), ("run", "link/copy"), ("run", "./run/plugins/profile/")]:
+            _, err = self.run_cli("view", src, "--extract", dest, rc=2)
+            self.assertIn("--extract '%s' is inside the log directory '%s'" % (dest, src), err)
+        _, err = self.run_cli("view", "run", "--extract", "run/.", rc=2)
+        self.assertIn("is the log directory itself", err)
+        self.assertEqual(self.listing(), before)
+
+    def test_dest_with_a_trailing_slash(self):
+        self.logdir()
+        out, err = self.run_cli("view", "run/", "--extract", "copy/")
+        self.assertIn("copy/plugins/profile/2026_01_01_00_00_00/host0.trace.json.gz\n", out)
+        self.assertNotIn("//", out)
+
+
+class Messages(ArgsBase):
+    def test_output_is_a_directory(self):
+        s = self.trace("s.json", F1)
+        for v, shown in [("..", ".."), ("", "."), ("/", "/"), ("sub/", "sub")]:
+            os.makedirs(os.path.join(self.td.path, "sub"), exist_ok=True)
+            _, err = self.run_cli("summarize", "--trace-file", s, "--output", v, rc=1)
+            self.assertIn("cannot write '%s': it is a directory" % shown, err)
+            self.assertNotIn("busy", err)
+
+    def test_output_in_a_directory_without_new_files(self):
+        if not os.path.exists("/proc/version"):
+            self.skipTest("no /proc")
+        s = self.trace("s.json", F1)
+        _, err = self.run_cli("summarize", "--trace-file", s, "--output", "/proc/version", rc=1)
+        self.assertIn("cannot write '/proc/version': cannot create a new file in '/proc'", err)
+
+    def test_db_messages(self):
+        s = self.trace("s.json", F1)
+        notdb = self.td.write("n.json", '{"a": 1}\n')
+        _, err = self.run_cli("summarize", "--trace-file", s, "--db", notdb, rc=1)
+        self.assertIn("--db '%s' is not an SQLite database" % notdb, err)
+        os.mkdir(os.path.join(self.td.path, "outdir"))
+        _, err = self.run_cli("summarize", "--trace-file", s, "--db", "outdir", rc=1)
+        self.assertIn("--db 'outdir' is a directory, not a database file", err)
+        # a missing parent folder is created, for --db as for --history
+        self.run_cli("compare", "--before", s, "--after", s, "--db", "nodir/x.db")
+        self.assertTrue(os.path.isfile(os.path.join(self.td.path, "nodir", "x.db")))
+        self.run_cli("track", "--before", s, "--after", s, "--history", "nodir2/h.db")
+        self.assertTrue(os.path.isfile(os.path.join(self.td.path, "nodir2", "h.db")))
+
+    def test_summary_and_where_messages(self):
+        for cmd in (["report"], ["query", "--question", "top ops"]):
+            _, err = self.run_cli(*cmd, "--summary", "./nosuch.json", rc=1)
+            self.assertIn("--summary './nosuch.json': No such file or directory", err)
+        s = self.trace("s.json", F1)
+        _, err = self.run_cli("trim", "--trace-file", s, "--output", "o.json.gz", "--where", "nosuchcol > 1",
+                              "--pid", "3", rc=1)
+        self.assertIn("'nosuchcol > 1'", err)
+        self.assertNotIn("1 AND", err)
+
+
 class Output(ArgsBase):
     def test_help_and_version_to_a_full_device(self):
         if not os.path.exists("/dev/full"):
@@ -189,6 +305,49 @@ class Output(ArgsBase):
         out, err = self.run_cli("help", "nosuch", rc=2)
         self.assertIn("profsum help: unknown command 'nosuch'", err)
         self.assertEqual(out, "")
+
+    def test_closed_pipe(self):
+        s = self.trace("s.json", F1)
+        r, w = os.pipe()
+        os.close(r)                       # every write to stdout gets EPIPE
+        p = subprocess.run([CLI, "report", "--summary", s], stdout=w, stderr=subprocess.PIPE,
+                           cwd=self.td.path, env=self.env)
+        os.close(w)
+        self.assertEqual(p.returncode, -signal.SIGPIPE)
+        self.assertEqual(p.stderr, b"")
+        self.assertEqual(self.temp_files_left(), [])
+
+    def progress_text(self, value):
+        s = self.trace("s.json", F1)
+        env = dict(self.env, PROFSUM_PROGRESS_DELAY_MS="0")
+        if value is not None:
+            env["PROFSUM_NO_PROGRESS"] = value
+        master, slave = pty.openpty()
+        proc = subprocess.Popen([CLI, "summarize", "--trace-file", s, "--output", "o.json"], cwd=self.td.path,
+                                env=env, stdout=subprocess.DEVNULL, stderr=slave)
+        os.close(slave)
+        data = b""
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            ready, _, _ = select.select([master], [], [], 1.0)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                data += chunk
+            elif proc.poll() is not None:
+                break
+        os.close(master)
+        self.assertEqual(proc.wait(), 0)
+        return data.decode()
+
+    def test_no_progress_values(self):
+        for value, shown in [(None, True), ("", True), ("0", True), ("1", False), ("yes", False)]:
+            self.assertEqual("profsum: imported s.json" in self.progress_text(value), shown, value)
+
 
 if __name__ == "__main__":
     unittest.main()

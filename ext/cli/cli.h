@@ -114,7 +114,7 @@ const char *optReq(const Opts *o, const char *zName);
 long long optNonNeg(const Opts *o, const char *zName, long long iDefault);
 
 /* ---- db.c: the working connection ----------------------------------- */
-void openDb(const char *zPath);
+void openDb(const char *zPath, const char *zOpt);
 _Noreturn void failSqlMsg(const char *zMsg);
 _Noreturn void failSql(const char *zSql);
 char *sqlText(const char *zSql, const char *zTypes, ...);
@@ -127,6 +127,8 @@ int isDir(const char *z);
 int isRemoteSource(const char *z);
 void makeDirs(const char *zPath, int bParentOnly);
 char *absolutePath(const char *zPath);
+char *realPathAhead(const char *zPath);
+int pathWithin(const char *zIn, const char *zDir);
 
 /* ---- output.c: stdout, atomic files, emit --------------------------- */
 void writeStdoutVis(const char *z, size_t n, int bKeepNl);

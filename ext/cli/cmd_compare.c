@@ -41,22 +41,58 @@ static int historyKind(const char *z){
   return HIST_DB;
 }
 
+/* Before track or bundle append to the existing JSONL history zHist:
+** check that it is one, read as `history` reads it (profsum_history_import
+** into a private in-memory database: every non-blank line a JSON value).
+** A file that is something else -- a pretty-printed summary, other text --
+** is refused (exit 2) with the reason, and nothing is appended.  An empty
+** or missing file is a new history. */
+static void checkJsonlHistory(const char *zHist){
+  struct stat st;
+  sqlite3 *db = 0;
+  sqlite3_stmt *p = 0;
+  char *zWhy = 0;
+  int rc;
+  if( stat(zHist, &st)!=0 || (S_ISREG(st.st_mode) && st.st_size==0) ) return;
+  if( sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, 0)!=SQLITE_OK ){
+    sqlite3_close(db);
+    fail(EXIT_FAIL, "out of memory");
+  }
+  rc = sqlite3_prepare_v2(db, "SELECT profsum_history_import(?1)", -1, &p, 0);
+  if( rc==SQLITE_OK ){
+    sqlite3_bind_text(p, 1, zHist, -1, SQLITE_STATIC);
+    rc = sqlite3_step(p);
+    if( rc==SQLITE_ROW || rc==SQLITE_DONE ) rc = SQLITE_OK;
+  }
+  if( rc!=SQLITE_OK ) zWhy = xstrdup(sqlite3_errmsg(db));
+  sqlite3_finalize(p);
+  sqlite3_close(db);
+  if( zWhy ){
+    char *zMsg = xprintf("--history '%s' is not a JSONL history (one JSON record a line, as track "
+                         "writes it), so nothing is appended to it: %s", zHist, zWhy);
+    free(zWhy);
+    fail(EXIT_USAGE, "%s", zMsg);
+  }
+}
+
 /* Open the working database for a --history argument: the .db itself, or
 ** a temporary one, with the JSONL records imported when bRead (the
 ** `history` command; track and bundle only append to a JSONL file,
-** appendHistory). */
-static int openHistory(const char *zHist, const char *zDb, int bRead){
+** appendHistory, after checkJsonlHistory).  zOpt names the option that
+** gave zHist, for messages. */
+static int openHistory(const char *zHist, const char *zOpt, const char *zDb, int bRead){
   int k;
-  if( zHist==0 ){ openDb(zDb); return 0; }
-  k = historyKind(zHist);
+  if( zHist==0 ){ openDb(zDb, "--db"); return 0; }
+  k = strcmp(zOpt, "--db")==0 ? HIST_DB : historyKind(zHist);    /* --db is a database */
   if( k==HIST_DB ){
     if( zDb && strcmp(zDb, zHist)!=0 ) fail(EXIT_USAGE, "--history is a database: --db must be the same file or absent");
     makeDirs(zHist, 1);
-    openDb(zHist);
+    openDb(zHist, zOpt);
   }else{
     if( zDb ) fail(EXIT_USAGE, "--history '%s' is a JSONL file: it cannot be combined with --db "
                    "(give the database as --history instead)", zHist);
-    openDb(0);
+    if( !bRead ) checkJsonlHistory(zHist);
+    openDb(0, 0);
     if( bRead && pathExists(zHist) ){
       char *z = sqlText("SELECT profsum_history_import(?1)", "t", zHist);
       free(z);
@@ -260,7 +296,7 @@ int cmdCompare(Opts *o){
     const char *az[2] = {zB, zA};
     failMissingDbForLabels(zDb, az, 2);
   }
-  openDb(zDb);
+  openDb(zDb, "--db");
   idB = traceArg("before", zB, optRaw(o, "before"), zDb!=0, zOpts, 0);
   idA = traceArg("after", zA, optRaw(o, "after"), zDb!=0, zOpts, idB);
   profsumHistQuietSources(1);               /* noteSourceFormats says it */
@@ -346,11 +382,12 @@ int cmdTrack(Opts *o){
   char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o, k), *zRec, *zStatus;
   sqlite3_int64 idB, idA;
   int kind, bGate = 0;
+  const char *zHistOpt = "--history";
   if( zFailOn && strcmp(zFailOn, "fail")!=0 && strcmp(zFailOn, "warn")!=0 ){
     fail(EXIT_USAGE, "option '--fail-on': invalid choice '%s' (choose from 'fail', 'warn')", zFailOn);
   }
-  if( zHist==0 && zDb ){ zHist = zDb; zDb = 0; }
-  kind = openHistory(zHist, zDb, 0);
+  if( zHist==0 && zDb ){ zHist = zDb; zDb = 0; zHistOpt = "--db"; }
+  kind = openHistory(zHist, zHistOpt, zDb, 0);
   idB = traceArg("before", zB, optRaw(o, "before"), kind==HIST_DB, zOpts, 0);
   idA = traceArg("after", zA, optRaw(o, "after"), kind==HIST_DB, zOpts, idB);
   profsumHistQuietSources(1);               /* noteSourceFormats says it */
@@ -403,9 +440,9 @@ int cmdHistory(Opts *o){
   long long nTail = optInt(o, "tail", 20);
   char *zSum;
   if( historyKind(zHist)==HIST_DB && !pathExists(zHist) ){
-    openDb(0);                      /* a missing history has no records */
+    openDb(0, 0);                   /* a missing history has no records */
   }else{
-    openHistory(zHist, 0, 1);
+    openHistory(zHist, "--history", 0, 1);
   }
   zSum = sqlText("SELECT profsum_history_summary_json(?1)", "i", (sqlite3_int64)nTail);
   if( zSum==0 ) fail(EXIT_FAIL, "profsum_history_summary_json returned nothing");
@@ -465,7 +502,7 @@ int cmdBundle(Opts *o){
   jobjRaw(&j, "history", zHist ? "true" : "false");
   jobjRaw(&j, "strict_provenance", optFlag(o, "strict-provenance") ? "true" : "false");
   wandbEnv(o);
-  kind = openHistory(zHist, zDb, 0);
+  kind = openHistory(zHist, "--history", zDb, 0);
   idB = bundleSide(o, "before", kind==HIST_DB || zDb!=0, zOpts, 0);
   idA = bundleSide(o, "after", kind==HIST_DB || zDb!=0, zOpts, idB);
   noteSourceFormats("bundle", idB, idA);

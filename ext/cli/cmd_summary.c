@@ -47,7 +47,7 @@ int cmdSummarize(Opts *o){
             : "--xplane-count-trace-events is");
   }
   wandbEnv(o);
-  openDb(zDb);
+  openDb(zDb, "--db");
   if( zTrace ){
     if( !isRemoteSource(zTrace) && isMissing(zTrace) ){
       fail(EXIT_FAIL, "Trace file does not exist: %s", zTrace);      /* the reference's words */
@@ -205,7 +205,7 @@ int cmdReport(Opts *o){
   if( isHtml && (k<1 || k>64) ) fail(EXIT_USAGE, "--top-k must be from 1 to 64 with --format html");
   zOpts = knobOptions(o, 0, 0);
   failBeforeDb(o);
-  openDb(optStr(o, "db"));
+  openDb(optStr(o, "db"), "--db");
   id = summaryArg(o, zOpts);
   if( isHtml && optFlag(o, "profsum") ) fail(EXIT_USAGE, "--profsum applies to the markdown report "
                                              "(the HTML report has profsum's sections already)");
@@ -375,7 +375,7 @@ int cmdQuery(Opts *o){
   if( zQ==0 ) fail(EXIT_USAGE, "the option '--question' is required (or --list)");
   zOpts = knobOptions(o, 0, 0);
   failBeforeDb(o);
-  openDb(optStr(o, "db"));
+  openDb(optStr(o, "db"), "--db");
   id = summaryArg(o, zOpts);
   zAns = sqlText(optFlag(o, "advice") ? "SELECT profsum_query_json(?1, ?2, ?3, '{\"advice\": true}')"
                  : "SELECT profsum_query_json(?1, ?2, ?3)", "iti", id, zQ, (sqlite3_int64)k);

@@ -36,11 +36,25 @@ static void trimTimeCond(Buf *b, const char *zOpt, const char *zVal, const char 
 ** zOut (mkstemp: an unpredictable name, created exclusively), gives it mode
 ** 0666 less the umask and renames it over zOut (a symlink at zOut is
 ** replaced, not followed).  Returns its result (the number of entries
-** written, malloc'd text); an error is fatal and leaves nothing behind. */
-static char *trimToFile(const char *zTrace, const char *zOut, const char *zCond){
+** written, malloc'd text); an error is fatal and leaves nothing behind.
+** zShown (0: none) is the condition as the user wrote it (--where): an
+** error that quotes the condition built from the options quotes it
+** instead. */
+static char *trimToFile(const char *zTrace, const char *zOut, const char *zCond, const char *zShown){
   char *zErr = 0;
   char *zN = sqlTextTry(&zErr, "SELECT profsum_trim(?1, ?2, ?3)", "ttt", zTrace, zOut, zCond);
-  if( zErr ) fail(EXIT_FAIL, "%s", zErr);
+  if( zErr ){
+    char *zQuoted = zCond ? xprintf("'%s'", zCond) : 0;
+    char *zAt = zQuoted && zShown ? strstr(zErr, zQuoted) : 0;
+    if( zAt ){
+      char *zMsg = xprintf("%.*s'%s'%s", (int)(zAt-zErr), zErr, zShown, zAt+strlen(zQuoted));
+      sqlite3_free(zQuoted);
+      free(zErr);
+      fail(EXIT_FAIL, "%s", zMsg);
+    }
+    sqlite3_free(zQuoted);
+    fail(EXIT_FAIL, "%s", zErr);
+  }
   return zN;
 }
 
@@ -59,8 +73,8 @@ int cmdTrim(Opts *o){
   if( zPid ) bufPrintf(&cond, " AND pid = %lld", optNonNeg(o, "pid", 0));
   if( zStart ) trimTimeCond(&cond, "start-us", zStart, ">=");
   if( zEnd ) trimTimeCond(&cond, "end-us", zEnd, "<");
-  openDb(0);
-  zN = trimToFile(zTrace, zOut, cond.z);
+  openDb(0, 0);
+  zN = trimToFile(zTrace, zOut, cond.z, zWhere);
   writeStdoutVis(zOut, strlen(zOut), 0);
   writeStdout("\n", 1);
   {
@@ -309,17 +323,38 @@ done:
 ** zDir into zDest at the same relative path (extractOne), so that DEST is
 ** a log directory TensorBoard opens.  DEST is created when missing (DEST
 ** itself may be a symbolic link the user named; nothing below it is
-** followed).  Prints each copy's path, then the TensorBoard command; a
+** followed); DEST inside zDir (real paths) is a usage error.  Prints each copy's path, then the TensorBoard command; a
 ** file refused or failed is said on stderr and makes the exit code 1. */
 static int viewExtract(const char *zDir, const char *zDest){
   sqlite3_stmt *p = 0;
   struct stat stS, stD;
   char *zPrefix, *zQ;
-  size_t nPrefix, nDir = strlen(zDir);
+  size_t nPrefix, nDir = strlen(zDir), nDest = strlen(zDest);
   int sfd, dfd, rc, nOk = 0, nBad = 0;
   while( nDir>1 && zDir[nDir-1]=='/' ) nDir--;
+  while( nDest>0 && zDest[nDest-1]=='/' ) nDest--;     /* "copy/" gives copy/plugins/... */
   zPrefix = nDir==1 && zDir[0]=='/' ? xprintf("/") : xprintf("%.*s/", (int)nDir, zDir);
   nPrefix = strlen(zPrefix);
+  {
+    /* DEST inside the log directory: the copies would be traces of the
+    ** log directory, and change what view and summarize --profile-dir
+    ** pick there.  Real paths, DEST's as it will be once created. */
+    char zRealDir[PATH_MAX], *zRealDest;
+    if( realpath(zDir, zRealDir)==0 ) fail(EXIT_FAIL, "'%s': %s", zDir, strerror(errno));
+    zRealDest = realPathAhead(zDest);
+    if( strcmp(zRealDest, zRealDir)==0 ){
+      free(zRealDest);
+      fail(EXIT_USAGE, "--extract '%s' is the log directory itself", zDest);
+    }
+    if( pathWithin(zRealDest, zRealDir) ){
+      char *zMsg = xprintf("--extract '%s' is inside the log directory '%s' (as '%s'): the copies "
+                           "would become traces of it and change what view and summarize "
+                           "--profile-dir read there; give a DEST outside it", zDest, zDir, zRealDest);
+      free(zRealDest);
+      fail(EXIT_USAGE, "%s", zMsg);
+    }
+    free(zRealDest);
+  }
   makeDirs(zDest, 0);
   sfd = open(zDir, O_RDONLY|O_DIRECTORY|O_CLOEXEC);
   if( sfd<0 ) fail(EXIT_FAIL, "'%s': %s", zDir, strerror(errno));
@@ -344,7 +379,7 @@ static int viewExtract(const char *zDir, const char *zDest){
       free(zMsg);
       nBad++;
     }else{
-      char *zOut = xprintf("%s/%s", zDest, zPath+nPrefix);
+      char *zOut = xprintf("%.*s/%s", (int)nDest, zDest, zPath+nPrefix);
       writeStdoutVis(zOut, strlen(zOut), 0);
       writeStdout("\n", 1);
       sqlite3_free(zOut);
@@ -403,7 +438,7 @@ int cmdView(Opts *o){
   if( (bList || zExtract) && !isDir(zArg) ){
     fail(EXIT_USAGE, "--list and --extract take a log directory, and '%s' is not one", zArg);
   }
-  openDb(0);
+  openDb(0, 0);
   if( bList ) return viewList(zArg);
   if( zExtract ) return viewExtract(zArg, zExtract);
 
@@ -438,7 +473,7 @@ int cmdView(Opts *o){
     zServe = xstrdup(zP);
     sqlite3_free(zP);
     scratchSet(zServe, 0);             /* removed on exit, also on a signal */
-    zN = trimToFile(zTrace, zServe, zWindow);
+    zN = trimToFile(zTrace, zServe, zWindow, 0);
     if( zWindow ) errLine("profsum view: window: %s entries of '%s'", zN ? zN : "0", zTrace);
     else errLine("profsum view: '%s' is an XPlane, which the Perfetto UI does not open: serving "
                  "it converted to trace JSON (%s entries)", zTrace, zN ? zN : "0");

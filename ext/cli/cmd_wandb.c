@@ -54,7 +54,7 @@ int cmdPublish(Opts *o){
   JObj j;
   Buf a;
   failBeforeDb(o);
-  openDb(optStr(o, "db"));
+  openDb(optStr(o, "db"), "--db");
   if( zReport && !pathExists(zReport) ) fail(EXIT_FAIL, "--report '%s': %s", zReport, strerror(ENOENT));
   id = summaryArg(o, "{}");
   memset(&j, 0, sizeof(j));

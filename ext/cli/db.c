@@ -22,8 +22,14 @@
 ** in a shared directory such as /tmp anyone could plant a file or symlink
 ** under those names once the database's name is known (a hot journal that
 ** SQLite would roll back into the database).  In a private directory no
-** one else can. */
-void openDb(const char *zPath){
+** one else can.
+**
+** A database the user named (zOpt: the option that named it, "--db" or
+** "--history", for messages) gets its missing parent directories created,
+** as --output and a JSONL --history do; a directory there, or a file that
+** is not an SQLite database, is an error (exit 1) naming the option and the
+** path.  ":memory:" and "file:" URIs are passed to SQLite as they are. */
+void openDb(const char *zPath, const char *zOpt){
   int rc;
   if( zPath==0 ){
     const char *zDir = getenv("TMPDIR");
@@ -40,11 +46,19 @@ void openDb(const char *zPath){
     snprintf(g_zTempDb, sizeof(g_zTempDb), "%s/profsum.db", g_zTempDbDir);
     zPath = g_zTempDb;
   }else{
+    int bFile = zPath[0] && strcmp(zPath, ":memory:")!=0 && strncmp(zPath, "file:", 5)!=0;
     g_zUserDb = zPath;
+    if( bFile && isDir(zPath) ){
+      fail(EXIT_FAIL, "%s '%s' is a directory, not a database file", zOpt ? zOpt : "--db", zPath);
+    }
+    if( bFile ) makeDirs(zPath, 1);
   }
   rc = sqlite3_open_v2(zPath, &g_db, SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE, 0);
   if( rc!=SQLITE_OK ){
     fail(EXIT_FAIL, "cannot open database '%s': %s", zPath, g_db ? sqlite3_errmsg(g_db) : sqlite3_errstr(rc));
+  }
+  if( g_zUserDb && sqlite3_exec(g_db, "SELECT count(*) FROM main.sqlite_schema", 0, 0, 0)==SQLITE_NOTADB ){
+    fail(EXIT_FAIL, "%s '%s' is not an SQLite database (%s)", zOpt ? zOpt : "--db", zPath, sqlite3_errmsg(g_db));
   }
   sqlite3_busy_timeout(g_db, 10000);
   if( g_zTempDb[0] ){

@@ -9,13 +9,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-/* Write all n bytes of z to stdout; a closed pipe ends the program
-** quietly.  When stdout is a terminal the text is shown visible (term.c;
+/* Write all n bytes of z to stdout; a closed pipe (EPIPE: `| head -1`)
+** ends the program quietly as SIGPIPE ends most Unix tools: cleanup(),
+** then SIGPIPE with its default action (status 141 in a shell), no
+** message.  When stdout is a terminal the text is shown visible (term.c;
 ** newlines kept when bKeepNl); to a file or a pipe the bytes go as they
 ** are. */
 void writeStdoutVis(const char *z, size_t n, int bKeepNl){
@@ -28,7 +32,12 @@ void writeStdoutVis(const char *z, size_t n, int bKeepNl){
   if( fwrite(z, 1, n, stdout)!=n || fflush(stdout)!=0 ){
     int e = errno;
     free(zVis);
-    if( e==EPIPE ){ cleanup(); exit(EXIT_FAIL); }
+    if( e==EPIPE ){
+      cleanup();
+      signal(SIGPIPE, SIG_DFL);
+      raise(SIGPIPE);
+      _exit(128 + SIGPIPE);                 /* not reached */
+    }
     fail(EXIT_FAIL, "cannot write to stdout: %s", strerror(e));
   }
   free(zVis);
@@ -55,14 +64,18 @@ static int createTempBeside(const char *zPath, char **pzTmp){
 ** symlink at zPath is replaced, not followed).  The file gets mode 0666
 ** less the umask.  Parent directories are created.  A device or a pipe
 ** at zPath (--output /dev/null, a named pipe) is written into as it is,
-** never replaced; a socket is refused.  Errors are fatal (exit 1, the
-** temporary file removed). */
+** never replaced; a socket or a directory is refused.  Errors are fatal
+** (exit 1, the temporary file removed) and say which step failed. */
 static void writeFileAtomic(const char *zPath, const char *z){
   size_t n = strlen(z);
   char *zTmp;
   int fd, e;
   int bNl = n==0 || z[n-1]!='\n';
   const char *zSpecial = profsumFileSpecial(zPath);
+  struct stat st;
+  if( lstat(zPath, &st)==0 && S_ISDIR(st.st_mode) ){
+    fail(EXIT_FAIL, "cannot write '%s': it is a directory (--output names the file to write)", zPath);
+  }
   if( zSpecial ){
     if( strcmp(zSpecial, "a socket")==0 ) fail(EXIT_FAIL, "cannot write '%s': it is a socket", zPath);
     fd = open(zPath, O_WRONLY|O_NOCTTY|O_CLOEXEC);
@@ -78,8 +91,11 @@ static void writeFileAtomic(const char *zPath, const char *z){
   makeDirs(zPath, 1);
   fd = createTempBeside(zPath, &zTmp);
   if( fd<0 ){
+    const char *zSlash = strrchr(zPath, '/');
     e = errno;
-    fail(EXIT_FAIL, "cannot write '%s': %s", zPath, strerror(e));
+    fail(EXIT_FAIL, "cannot write '%s': cannot create a new file in '%.*s' to write it and rename "
+         "it over '%s': %s", zPath, zSlash ? (zSlash==zPath ? 1 : (int)(zSlash-zPath)) : 1,
+         zSlash ? zPath : ".", zPath, strerror(e));
   }
   if( profsumFileWriteAll(fd, z, n)!=0 || (bNl && profsumFileWriteAll(fd, "\n", 1)!=0) || fsync(fd)!=0 ){
     e = errno;
@@ -88,10 +104,15 @@ static void writeFileAtomic(const char *zPath, const char *z){
     e = close(fd)!=0 ? errno : 0;
   }
   scratchSet(0, 0);
-  if( e || rename(zTmp, zPath)!=0 ){
-    if( e==0 ) e = errno;
+  if( e ){
     unlink(zTmp);
     fail(EXIT_FAIL, "cannot write '%s': %s", zPath, strerror(e));
+  }
+  if( rename(zTmp, zPath)!=0 ){
+    e = errno;
+    unlink(zTmp);
+    fail(EXIT_FAIL, "cannot write '%s': cannot rename the new file '%s' over it: %s", zPath, zTmp,
+         strerror(e));
   }
   sqlite3_free(zTmp);
 }

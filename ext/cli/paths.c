@@ -73,3 +73,55 @@ char *absolutePath(const char *zPath){
   free(zCwd);
   return zRes;
 }
+
+/* The real path zPath has, or would have once created: realpath() of its
+** longest leading part that exists, then the rest of it with "." and ".."
+** resolved by name (those components do not exist yet, so none of them is
+** a symbolic link).  Returns a malloc'd string; errors are fatal. */
+char *realPathAhead(const char *zPath){
+  char *zAbs = absolutePath(zPath), zReal[PATH_MAX];
+  size_t n = strlen(zAbs), nRes;
+  Buf res;
+  const char *zRest;
+  /* n: the length of the leading part that realpath() resolves */
+  for(;;){
+    char c = zAbs[n];
+    zAbs[n] = 0;
+    if( realpath(n ? zAbs : "/", zReal) ){ zAbs[n] = c; break; }
+    zAbs[n] = c;
+    if( n==0 ) fail(EXIT_FAIL, "'%s': cannot resolve '/': %s", zPath, strerror(errno));
+    while( n>0 && zAbs[n-1]!='/' ) n--;       /* drop the last component */
+    while( n>0 && zAbs[n-1]=='/' ) n--;
+  }
+  memset(&res, 0, sizeof(res));
+  bufPuts(&res, zReal);
+  for(zRest=zAbs+n; *zRest; ){
+    size_t nComp;
+    while( *zRest=='/' ) zRest++;
+    nComp = strcspn(zRest, "/");
+    if( nComp==0 || (nComp==1 && zRest[0]=='.') ){
+      /* nothing */
+    }else if( nComp==2 && zRest[0]=='.' && zRest[1]=='.' ){
+      nRes = res.n;
+      while( nRes>1 && res.z[nRes-1]!='/' ) nRes--;
+      if( nRes>1 ) nRes--;                    /* the '/' before it, not the root */
+      res.n = nRes;
+      res.z[nRes] = 0;
+    }else{
+      if( res.n==0 || res.z[res.n-1]!='/' ) bufPuts(&res, "/");
+      bufAppend(&res, zRest, nComp);
+    }
+    zRest += nComp;
+  }
+  free(zAbs);
+  return res.z;
+}
+
+/* 1 if the real path zIn is zDir or below it (both absolute, without
+** "." or ".." components and without a trailing '/', as realPathAhead and
+** realpath() give them), else 0. */
+int pathWithin(const char *zIn, const char *zDir){
+  size_t n = strlen(zDir);
+  if( n==1 && zDir[0]=='/' ) return 1;       /* everything is below the root */
+  return strncmp(zIn, zDir, n)==0 && (zIn[n]==0 || zIn[n]=='/');
+}

@@ -122,13 +122,16 @@ static void *progressThread(void *pArg){
   return 0;
 }
 
-/* Start the progress line for reading zFile, if stderr is a terminal. */
+/* Start the progress line for reading zFile, if stderr is a terminal and
+** PROFSUM_NO_PROGRESS does not turn it off (set to any value but "" and
+** "0"). */
 void progressStart(const char *zFile){
   Progress *p = &g_prog;
   struct stat st;
   const char *z = getenv("PROFSUM_PROGRESS_DELAY_MS");
+  const char *zOff = getenv("PROFSUM_NO_PROGRESS");
   memset(p, 0, sizeof(*p));
-  if( !isatty(2) || getenv("PROFSUM_NO_PROGRESS") ) return;
+  if( !isatty(2) || (zOff && zOff[0] && strcmp(zOff, "0")!=0) ) return;
   if( realpath(zFile, p->zReal)==0 || stat(p->zReal, &st)!=0 || !S_ISREG(st.st_mode) ) return;
   p->nTotal = (long long)st.st_size;
   {

@@ -77,13 +77,26 @@ static void importWarnings(sqlite3_int64 id){
 /*
 ** Import zSource (a trace file, an artifact folder, a v1 summary file, or
 ** a wandb:/wandb-run:/URL source) under zLabel (0: derived from the file,
-** made unique) with options zOpts.  Returns the trace_id.
+** made unique) with options zOpts.  Returns the trace_id.  The folder
+** knobs (--session, --all-hosts) with a local file are a usage error.
 */
 sqlite3_int64 importSource(const char *zSource, const char *zLabel, const char *zOpts){
   char *zLab, *zId, *zErr = 0, *zWith = 0;
   sqlite3_int64 id;
   if( !isRemoteSource(zSource) && !pathExists(zSource) ){
     fail(EXIT_FAIL, "'%s': %s", zSource, strerror(ENOENT));
+  }
+  if( !isRemoteSource(zSource) && !isDir(zSource) && zOpts ){
+    /* the folder knobs name a folder's session or hosts: said in the
+    ** CLI's terms rather than as options_json keys */
+    char *zKnob = sqlText("SELECT json_extract(?1, '$.session') IS NOT NULL "
+                          "OR json_extract(?1, '$.hosts') IS NOT NULL", "t", zOpts);
+    int bKnob = zKnob && strcmp(zKnob, "1")==0;
+    free(zKnob);
+    if( bKnob ){
+      fail(EXIT_USAGE, "--session/--all-hosts apply to a folder (--profile-dir, or a folder given as "
+           "the trace), and '%s' is a file", zSource);
+    }
   }
   zLab = zLabel ? xstrdup(zLabel) : 0;
   if( zLab==0 ){
@@ -203,6 +216,9 @@ sqlite3_int64 summaryArg(const Opts *o, const char *zOpts){
     return traceArg("trace", zTrace, 0, 1, zOpts, 0);
   }
   if( zSum==0 ) fail(EXIT_USAGE, "the option '--summary' is required (or --db with --trace)");
+  if( !isRemoteSource(zSum) && !pathExists(zSum) ){
+    fail(EXIT_FAIL, "--summary '%s': %s", optRaw(o, "summary"), strerror(ENOENT));  /* as --before says it */
+  }
   if( optStr(o, "db") && (isRemoteSource(zSum) || pathExists(zSum)) ){
     return traceArg("summary", zSum, 0, 1, zOpts, 0);  /* imported once (reuse) */
   }
@@ -234,6 +250,6 @@ void failBeforeDb(const Opts *o){
     failMissingDbForLabels(optStr(o, "db"), az, 1);
   }
   if( zSum && !zTrace && !isRemoteSource(zSum) && !pathExists(zSum) ){
-    fail(EXIT_FAIL, "'%s': %s", zSum, strerror(ENOENT));
+    fail(EXIT_FAIL, "--summary '%s': %s", optRaw(o, "summary"), strerror(ENOENT));
   }
 }
