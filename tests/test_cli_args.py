@@ -301,6 +301,29 @@ class Output(ArgsBase):
             self.assertEqual(p.returncode, 1, args)
             self.assertIn("cannot write to stdout: No space left on device", p.stderr.decode(), args)
 
+    def test_output_to_links_of_devices_and_stdout(self):
+        # a link to a device is written through, never replaced; /dev/stdout
+        # redirected to a file writes at stdout's place in it
+        s = self.trace("s.json", F1)
+        link = os.path.join(self.td.path, "null-link")
+        os.symlink("/dev/null", link)
+        self.run_cli("summarize", "--trace-file", s, "--output", link)
+        self.assertEqual(os.readlink(link), "/dev/null")
+        out = os.path.join(self.td.path, "out.txt")
+        with open(out, "w") as f:
+            f.write("before\n")
+            f.flush()
+            p = subprocess.run([CLI, "summarize", "--trace-file", s, "--output", "/dev/stdout"],
+                               stdout=f, stderr=subprocess.PIPE, env=self.env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.islink("/dev/stdout"))
+        with open(out) as f:
+            text = f.read()
+        self.assertTrue(text.startswith("before\n{\n"), text[:40])
+        self.assertTrue(text.endswith("}\n/dev/stdout\n"), text[-40:])
+        self.assertEqual(json.loads(text[len("before\n"):-len("/dev/stdout\n")])["schema_version"],
+                         "profile_summary.v1")
+
     def test_help_of_an_unknown_command(self):
         out, err = self.run_cli("help", "nosuch", rc=2)
         self.assertIn("profsum help: unknown command 'nosuch'", err)

@@ -63,7 +63,8 @@ static int createTempBeside(const char *zPath, char **pzTmp){
 ** an existing file or symlink), fsync'ed, then renamed over zPath (a
 ** symlink at zPath is replaced, not followed).  The file gets mode 0666
 ** less the umask.  Parent directories are created.  A device or a pipe
-** at zPath (--output /dev/null, a named pipe) is written into as it is,
+** at zPath (--output /dev/null, a named pipe), a link to one, or a link
+** in /dev or /proc (--output /dev/stdout) is written into as it is,
 ** never replaced; a socket or a directory is refused.  Errors are fatal
 ** (exit 1, the temporary file removed) and say which step failed. */
 static void writeFileAtomic(const char *zPath, const char *z){
@@ -77,8 +78,20 @@ static void writeFileAtomic(const char *zPath, const char *z){
     fail(EXIT_FAIL, "cannot write '%s': it is a directory (--output names the file to write)", zPath);
   }
   if( zSpecial ){
-    if( strcmp(zSpecial, "a socket")==0 ) fail(EXIT_FAIL, "cannot write '%s': it is a socket", zPath);
-    fd = open(zPath, O_WRONLY|O_NOCTTY|O_CLOEXEC);
+    struct stat so;
+    if( stat(zPath, &st)==0 && fstat(STDOUT_FILENO, &so)==0 && st.st_dev==so.st_dev
+     && st.st_ino==so.st_ino ){
+      /* this process's own stdout (/dev/stdout, /proc/self/fd/1): written
+      ** through it, at its offset, as the text printed after it, and as
+      ** stdout is written (a closed pipe ends quietly) */
+      writeStdoutVis(z, n, 1);
+      if( bNl ) writeStdoutVis("\n", 1, 1);
+      return;
+    }
+    if( strstr(zSpecial, "socket") ) fail(EXIT_FAIL, "cannot write '%s': it is %s", zPath, zSpecial);
+    /* appended: a descriptor link (/dev/stdout redirected to a file) adds
+    ** to what the file holds, as a write to stdout itself would */
+    fd = open(zPath, O_WRONLY|O_APPEND|O_NOCTTY|O_CLOEXEC);
     if( fd<0 ) fail(EXIT_FAIL, "cannot write '%s': %s", zPath, strerror(errno));
     if( profsumFileWriteAll(fd, z, n)!=0 || (bNl && profsumFileWriteAll(fd, "\n", 1)!=0) ){
       e = errno;
