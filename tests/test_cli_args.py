@@ -289,6 +289,10 @@ class Messages(ArgsBase):
                               "--pid", "3", rc=1)
         self.assertIn("'nosuchcol > 1'", err)
         self.assertNotIn("1 AND", err)
+        # a trailing comment in --where stays a comment
+        out, _ = self.run_cli("trim", "--trace-file", s, "--output", "c.json.gz", "--where",
+                              "ph = 'X' -- complete events", "--pid", "1")
+        self.assertIn("c.json.gz\n", out)
 
 
 class Output(ArgsBase):

@@ -69,7 +69,7 @@ int cmdTrim(Opts *o){
   if( zTrace==0 || zOut==0 ) fail(EXIT_USAGE, "--trace-file and --output are required");
   memset(&cond, 0, sizeof(cond));
   bufPuts(&cond, "1");
-  if( zWhere ) bufPrintf(&cond, " AND (%s)", zWhere);
+  if( zWhere ) bufPrintf(&cond, " AND (%s\n)", zWhere);   /* a newline ends a trailing -- comment */
   if( zPid ) bufPrintf(&cond, " AND pid = %lld", optNonNeg(o, "pid", 0));
   if( zStart ) trimTimeCond(&cond, "start-us", zStart, ">=");
   if( zEnd ) trimTimeCond(&cond, "end-us", zEnd, "<");
