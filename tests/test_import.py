@@ -1148,3 +1148,43 @@ class Sha256(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HostileArguments(Base):
+    """What profsum_import stores or reads from its arguments is what was
+    given: a path or a label cut at a NUL byte, text that is not UTF-8, or
+    a typo in device_peaks is an error, nothing is stored."""
+
+    def err(self, args, sql="SELECT profsum_import(%s)"):
+        with self.assertRaises(sqlite3.Error) as cm:
+            self.db.execute(sql % ",".join("?" * len(args)), args).fetchone()
+        return str(cm.exception)
+
+    def test_refused(self):
+        p = self.td.write("a.json", json.dumps(fixtures.f1([100, 110], 30)))
+        for args, msg in (
+                ((p + "\0junk", "x"), "profsum_import: '%s': path contains a NUL byte" % p),
+                ((p, "run\0A"), "profsum_import: the label holds U+0000 (a NUL byte at byte 3)"),
+                ((p, b"bad\xff"), "profsum_import: the label must be text or NULL"),
+                ((p, 5), "profsum_import: the label must be text or NULL"),
+                ((p, "s", '{"series": "a\\u0000b"}'), "options_json: 'series' holds U+0000"),
+                ((p, "s", '{"series": "\\ud800"}'), "options_json: 'series' is not valid UTF-8"),
+                ((p, "s", '{"schema": "ma\\u0000in"}'), "options_json: 'schema' holds U+0000"),
+                ((p, "s", '{"device_peaks": {"*": {"peak_flops": 1e15}}}'),
+                 'options_json: device_peaks: "*": unknown key "peak_flops"')):
+            with self.subTest(args=args[1:]):
+                self.assertIn(msg, self.err(args))
+        self.assertEqual(self.db.execute("SELECT count(*) FROM sqlite_master WHERE name='profsum_trace'")
+                         .fetchone()[0], 0)
+        # a surrogate pair is a character: accepted
+        self.db.execute("SELECT profsum_import(?, 'ok', '{\"series\": \"\\ud83d\\ude00\"}')", (p,))
+        self.assertEqual(self.db.execute("SELECT series FROM profsum_trace").fetchone()[0], "\U0001F600")
+
+    def test_paths_with_nul_elsewhere(self):
+        p = self.td.write("a.json", json.dumps(fixtures.f1([100, 110], 30)))
+        for sql, args, msg in (
+                ("SELECT count(*) FROM trace_events(?)", (p + "\0x",), "trace_events: '%s': path contains a NUL" % p),
+                ("SELECT count(*) FROM profsum_diagnostics(?)", (p + "\0x",), "profsum_diagnostics: '%s': path" % p),
+                ("SELECT profsum_history_export(?)", (p + ".jsonl\0x",), "path contains a NUL byte")):
+            with self.subTest(sql=sql):
+                self.assertIn(msg, self.err(args, sql.replace("%", "%%").replace("?", "%s")))

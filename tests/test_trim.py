@@ -175,6 +175,24 @@ class Trim(unittest.TestCase):
                                  ["profsum_trim", "'%s'" % self.src, "WHERE clause '%s'" % where])
                 self.assertIn(msg, str(cm.exception))
 
+    def test_refused_arguments(self):
+        # the source as destination, a parameter nothing binds, a condition
+        # that is no text, a path cut at a NUL byte: errors, nothing written
+        before = open(self.src, "rb").read()
+        for args, msg in (((self.src, self.src, None), "is the source itself"),
+                          ((self.src, os.path.join(self.td.path, ".", "f9.json.gz"), None), "is the source itself"),
+                          ((self.src, "x.json.gz", "dur > ?"), "it has a parameter ('?'), which nothing binds"),
+                          ((self.src, "x.json.gz", "ts > :t"), "it has a parameter"),
+                          ((self.src, "x.json.gz", 5), "WHERE must be text"),
+                          ((self.src, os.path.join(self.td.path, "t.gz") + "\0x", None), "path contains a NUL byte"),
+                          ((self.src + "\0x", "x.json.gz", None), "path contains a NUL byte")):
+            with self.subTest(args=args):
+                with self.assertRaises(sqlite3.Error) as cm:
+                    self.db.execute("SELECT profsum_trim(?, ?, ?)", args).fetchone()
+                self.assertIn(msg, str(cm.exception))
+        self.assertEqual(open(self.src, "rb").read(), before)
+        self.assertEqual(sorted(os.listdir(self.td.path)), ["f9.json.gz"])
+
     def test_long_destination_name(self):
         # the temporary name beside a 255-byte name still fits
         for k in (238, 255):

@@ -15,6 +15,7 @@
 #include "jsontree.h"
 #include "summary_doc.h"
 #include "compare.h"
+#include "utf8rule.h"
 
 /* The schema the history functions read and write (the attached schema of
 ** profsum_compare_json's options_json aside). */
@@ -30,10 +31,7 @@ static inline const char *profsumMemberStr(const JNode *pObj, const char *zKey){
 ** The text rule (textrule.c): what text may enter the history.
 */
 
-/* Check the text rule on the text argument zWhat (n bytes at z): 0 when it
-** holds, else 1 with *pzErr a message (0 when out of memory) such as
-** "label is not valid UTF-8 (byte 0xff at byte 3)". */
-int profsumTextArgFault(const char *zWhat, const char *z, int n, char **pzErr);
+/* The check of a text argument, profsumTextArgFault(): utf8rule.h. */
 
 /*
 ** Check the text rule on every string and key of the JSON text z (n bytes;

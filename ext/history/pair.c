@@ -184,6 +184,10 @@ const char *profsumHistPathArg(sqlite3_context *ctx, const char *zFunc, const ch
     profsumCtxErr(ctx, "%s: %s must be a non-empty path (text)", zFunc, zWhat);
     return 0;
   }
+  if( profsumValueHasNul(v) ){
+    profsumCtxErr(ctx, "%s: %s '%s': path contains a NUL byte", zFunc, zWhat, z);
+    return 0;
+  }
   return z;
 }
 

@@ -15,70 +15,22 @@
 ** writes any text, a byte that is not UTF-8 as U+FFFD (and
 ** profsumJsonCompact() never leaves a lone surrogate escape).
 **
-** The checks: profsumTextArgFault() for a text argument, profsumJsonTextRule()
+** The checks: profsumTextArgFault() (utf8rule.h) for a text argument, profsumJsonTextRule()
 ** for every string and key of a JSON text (history_int.h).
 */
 #include "profsum_int.h"
 #include "history_int.h"
+#include "utf8rule.h"
 
 #include <string.h>
 
-/* Length of the UTF-8 sequence at u (2 to 4 bytes), or 0 when the bytes
-** from u (before e) are not one.  Requires u[0] >= 0x80. */
-static int utf8SeqLen(const unsigned char *u, const unsigned char *e){
-  unsigned char c = u[0], lo = 0x80, hi = 0xBF;
-  int n, i;
-  if( c>=0xC2 && c<=0xDF ) n = 2;
-  else if( c>=0xE0 && c<=0xEF ){
-    n = 3;
-    if( c==0xE0 ) lo = 0xA0;          /* overlong below U+0800 */
-    else if( c==0xED ) hi = 0x9F;     /* U+D800..U+DFFF: surrogates */
-  }else if( c>=0xF0 && c<=0xF4 ){
-    n = 4;
-    if( c==0xF0 ) lo = 0x90;          /* overlong below U+10000 */
-    else if( c==0xF4 ) hi = 0x8F;     /* beyond U+10FFFF */
-  }else{
-    return 0;
-  }
-  if( e-u<n || u[1]<lo || u[1]>hi ) return 0;
-  for(i=2; i<n; i++) if( (u[i] & 0xC0)!=0x80 ) return 0;
-  return n;
-}
-
-/* Offset of the first byte of z[0..n) that breaks the text rule (a NUL, or
-** a byte that starts no UTF-8 sequence), or -1 when none does. */
-static sqlite3_int64 utf8Fault(const char *z, sqlite3_int64 n){
-  const unsigned char *u = (const unsigned char*)z, *e = u + n, *p = u;
-  while( p<e ){
-    int k;
-    if( *p==0 ) return p-u;
-    if( *p<0x80 ){ p++; continue; }
-    if( (k = utf8SeqLen(p, e))==0 ) return p-u;
-    p += k;
-  }
-  return -1;
-}
-
-/* See history_int.h. */
-int profsumTextArgFault(const char *zWhat, const char *z, int n, char **pzErr){
-  sqlite3_int64 i = utf8Fault(z, n);
-  if( i<0 ) return 0;
-  if( z[i]==0 ){
-    *pzErr = sqlite3_mprintf("%s holds U+0000 (a NUL byte at byte %lld), which SQLite text "
-                             "cannot keep whole", zWhat, (long long)i);
-  }else{
-    *pzErr = sqlite3_mprintf("%s is not valid UTF-8 (byte 0x%02x at byte %lld)",
-                             zWhat, (unsigned char)z[i], (long long)i);
-  }
-  return 1;
-}
 
 /* Append n bytes of z for a message: UTF-8 sequences and printable ASCII
 ** as they are, any other byte as \xNN; at most mx bytes of z, then "...". */
 static void appendShown(sqlite3_str *s, const char *z, int n, int mx){
   const unsigned char *u = (const unsigned char*)z, *e = u + n, *p = u;
   while( p<e ){
-    int k = *p>=0x80 ? utf8SeqLen(p, e) : (*p>=0x20 && *p<0x7F);
+    int k = *p>=0x80 ? profsumUtf8SeqLen(p, e) : (*p>=0x20 && *p<0x7F);
     if( p-u+(k ? k : 1)>mx ){ sqlite3_str_appendall(s, "..."); return; }
     if( k ){ sqlite3_str_append(s, (const char*)p, k); p += k; }
     else{ sqlite3_str_appendf(s, "\\x%02x", *p); p++; }
@@ -180,7 +132,7 @@ static void jrString(JRule *r, const JPlace *pAt, int isKey){
       }
       p++;
     }else{
-      int k = utf8SeqLen((const unsigned char*)p, (const unsigned char*)e);
+      int k = profsumUtf8SeqLen((const unsigned char*)p, (const unsigned char*)e);
       if( k==0 ){
         sqlite3_snprintf(sizeof(zWhat), zWhat, "byte 0x%02x", c);
         jrFault(r, pAt, isKey, p, "not valid UTF-8", zWhat);

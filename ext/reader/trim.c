@@ -408,6 +408,14 @@ static int trimSelect(sqlite3_context *ctx, sqlite3 *db, const char *zSrc, const
   zSql = sqlite3_mprintf("SELECT idx, pid, ph FROM trace_events(?1) WHERE (%s\n)", zWhere);
   if( zSql==0 ){ trimNomem(ctx, zSrc); return 1; }
   rc = sqlite3_prepare_v2(db, zSql, -1, &p, &zTail);
+  if( rc==SQLITE_OK && sqlite3_bind_parameter_count(p)>1 ){
+    /* ?1 is the source; another parameter would be NULL and select nothing */
+    profsumCtxErr(ctx, FN ": bad WHERE clause '%s': it has a parameter ('?'), which nothing binds",
+                  zWhere);
+    sqlite3_finalize(p);
+    sqlite3_free(zSql);
+    return 1;
+  }
   if( rc==SQLITE_OK && !onlySpace(zTail) ){
     profsumCtxErr(ctx, FN ": bad WHERE clause '%s': it must be one condition (it ends the "
                   "statement and adds SQL after it)", zWhere);
@@ -627,6 +635,14 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   memset(&sel, 0, sizeof(sel));
   probe.db = db;
   if( zSrc==0 || zDest==0 ){ profsumCtxErr(ctx, FN ": SOURCE and DEST must be paths"); return; }
+  if( profsumValueHasNul(argv[0]) || profsumValueHasNul(argv[1]) ){
+    profsumCtxErr(ctx, FN ": '%s': path contains a NUL byte", profsumValueHasNul(argv[0]) ? zSrc : zDest);
+    return;
+  }
+  if( argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL && sqlite3_value_type(argv[2])!=SQLITE_TEXT ){
+    profsumCtxErr(ctx, FN ": WHERE must be text (a condition on the columns of trace_events) or NULL");
+    return;
+  }
   if( stat(zDest, &st)==0 && S_ISDIR(st.st_mode) ){
     profsumCtxErr(ctx, FN ": '%s': is a directory", zDest);
     return;
@@ -636,6 +652,15 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     profsumCtxErr(ctx, FN ": '%s' is %s, not a file: the trimmed trace is written to a new "
                   "file renamed over it, which would replace it", zDest, zSpecial);
     return;
+  }
+  {
+    struct stat sd;
+    if( stat(zSrc, &st)==0 && stat(zDest, &sd)==0 && st.st_dev==sd.st_dev && st.st_ino==sd.st_ino ){
+      /* the rename would put the trimmed trace in place of the source */
+      profsumCtxErr(ctx, FN ": '%s' is the source itself: write the trimmed trace to another file",
+                    zDest);
+      return;
+    }
   }
   if( stat(zSrc, &st)==0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISBLK(st.st_mode) ){
     /* Read twice (the selection, then the copy): a pipe would be drained

@@ -501,6 +501,10 @@ static int traceFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     if( pCur->pPathArg==0 ) return SQLITE_NOMEM;
     zPath = (const char*)sqlite3_value_text(pCur->pPathArg);
     if( zPath==0 ) return SQLITE_NOMEM;
+    if( profsumValueHasNul(pCur->pPathArg) ){
+      profsumVtabErr(cur->pVtab, "%s: '%q': path contains a NUL byte", pCur->zFunc, zPath);
+      return SQLITE_ERROR;
+    }
   }
   if( zPath==0 ){
     profsumVtabErr(cur->pVtab, "%s: missing required argument PATH", pCur->zFunc);

@@ -1272,7 +1272,7 @@ static int callKindOfFile(ImportCall *c){
 static int callLabel(ImportCall *c){
   c->labelGiven = c->argc>1 && sqlite3_value_type(c->argv[1])!=SQLITE_NULL;
   if( c->labelGiven ){
-    c->zLabel = sqlite3_mprintf("%s", sqlite3_value_text(c->argv[1]));
+    return profsumImportLabelArg(c->argv[1], &c->zLabel, &c->zErr);
   }else if( c->zRunMeta ){
     /* A W&B source: the artifact name (e.g. run-abc-profiler:v3). */
     JNode *m = jParse(c->zRunMeta, -1, 0);
@@ -1444,6 +1444,10 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   PHASE(0);
   if( sqlite3_value_type(argv[0])!=SQLITE_TEXT ){
     profsumCtxErr(ctx, FN ": SOURCE must be a path (text)");
+    return;
+  }
+  if( profsumValueHasNul(argv[0]) ){
+    profsumCtxErr(ctx, FN ": '%s': path contains a NUL byte", (const char*)sqlite3_value_text(argv[0]));
     return;
   }
   /* Every file this import reads in this thread (the kind check, the

@@ -30,6 +30,13 @@ typedef struct ImportOpts {
 ** error code with *pzErr ("profsum_import: options_json: ...") set. */
 int profsumImportParseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr);
 
+/* The label argument v of profsum_import given (not NULL): text SQLite
+** keeps whole (utf8rule.h), not empty, copied to *pzLabel
+** (sqlite3_malloc'd).  SQLITE_OK, SQLITE_ERROR with *pzErr ("profsum_import:
+** the label must be text or NULL", "... holds U+0000 ..."), or
+** SQLITE_NOMEM. */
+int profsumImportLabelArg(sqlite3_value *v, char **pzLabel, char **pzErr);
+
 /* The flags of profsumEngineParse the options o ask for: with
 ** store_diagnostics 'all' the engine keeps every diagnostic. */
 static inline unsigned profsumImportEngineFlags(const ImportOpts *o){

@@ -4,6 +4,7 @@
 ** the keys.
 */
 #include "profsum_int.h"
+#include "utf8rule.h"
 #include "import_int.h"
 #include "jsontree.h"
 
@@ -55,6 +56,45 @@ static int optsKeyError(sqlite3 *db, sqlite3_stmt *p, const char *zKey, int isTe
   return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
 }
 
+/* The checks of options_json that json_each() cannot make, on its tree
+** p (an object): every string value (a series, an alias, a schema, ...)
+** text SQLite keeps whole (json_each() would cut one at U+0000), and no
+** unknown key in the objects of device_peaks (a typo such as peak_flops
+** would leave the peak unset, unnoticed).  SQLITE_OK, or SQLITE_ERROR
+** with *pzErr (SQLITE_NOMEM without). */
+static int optsTreeCheck(const JNode *p, char **pzErr){
+  int i, k;
+  for(i=0; i<p->nChild; i++){
+    const JNode *v = p->a[i];
+    if( v->type==JT_STRING ){
+      char *zWhy = 0, *zWhat = sqlite3_mprintf("'%s'", v->zKey);
+      int bad = zWhat && profsumTextArgFault(zWhat, v->z, v->n, &zWhy);
+      sqlite3_free(zWhat);
+      if( zWhat==0 || (bad && zWhy==0) ) return SQLITE_NOMEM;
+      if( bad ){
+        *pzErr = sqlite3_mprintf(FN ": options_json: %s", zWhy);
+        sqlite3_free(zWhy);
+        return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+      }
+    }
+    if( v->type==JT_OBJECT && strcmp(v->zKey, "device_peaks")==0 ){
+      for(k=0; k<v->nChild; k++){
+        const JNode *d = v->a[k];
+        int m;
+        if( d->type!=JT_OBJECT ) continue;     /* said by the peaks' own check */
+        for(m=0; m<d->nChild; m++){
+          const char *zK = d->a[m]->zKey;
+          if( strcmp(zK, "peak_flops_per_s")==0 || strcmp(zK, "peak_mem_bw_bytes_per_s")==0 ) continue;
+          *pzErr = sqlite3_mprintf(FN ": options_json: device_peaks: \"%s\": unknown key \"%s\" "
+                                   "(known: peak_flops_per_s, peak_mem_bw_bytes_per_s)", d->zKey, zK);
+          return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+        }
+      }
+    }
+  }
+  return SQLITE_OK;
+}
+
 /* See import_int.h. */
 int profsumImportParseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char **pzErr){
   sqlite3_stmt *p = 0;
@@ -80,7 +120,9 @@ int profsumImportParseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char *
       *pzErr = sqlite3_mprintf(FN ": options_json must be a JSON object");
       return SQLITE_ERROR;
     }
+    rc = optsTreeCheck(pChk, pzErr);
     jFree(pChk);
+    if( rc ) return rc;
   }
   rc = sqlite3_prepare_v2(db, "SELECT json_type(?1), key, value, type FROM json_each(?1)", -1, &p, 0);
   if( rc ){
@@ -104,6 +146,21 @@ int profsumImportParseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char *
       rc = SQLITE_ERROR; break;
     }
     if( zKey==0 ) continue;
+    if( isText ){
+      /* SQLite's JSON turns a lone surrogate escape (\ud800) into bytes
+      ** that are not UTF-8: refused as such (U+0000: optsTreeCheck) */
+      char *zWhy = 0, *zWhat = sqlite3_mprintf("'%s'", zKey);
+      int bad = zWhat && profsumTextArgFault(zWhat, (const char*)sqlite3_column_text(p, 2),
+                                             sqlite3_column_bytes(p, 2), &zWhy);
+      sqlite3_free(zWhat);
+      if( zWhat==0 || (bad && zWhy==0) ){ rc = SQLITE_NOMEM; break; }
+      if( bad ){
+        *pzErr = sqlite3_mprintf(FN ": options_json: %s (a lone surrogate escape?)", zWhy);
+        sqlite3_free(zWhy);
+        rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+        break;
+      }
+    }
     if( strcmp(zKey, "warmup_steps")==0 && isInt && sqlite3_column_int64(p, 2)>=0
      && sqlite3_column_int64(p, 2)<=INT32_MAX ){
       o->warmup = (int)sqlite3_column_int64(p, 2);
@@ -178,4 +235,27 @@ int profsumImportParseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char *
   }
   sqlite3_finalize(p);
   return rc;
+}
+
+/* See import_int.h. */
+int profsumImportLabelArg(sqlite3_value *v, char **pzLabel, char **pzErr){
+  char *zWhy = 0;
+  *pzLabel = 0;
+  if( sqlite3_value_type(v)!=SQLITE_TEXT ){
+    *pzErr = sqlite3_mprintf(FN ": the label must be text or NULL");
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  if( profsumTextArgFault("the label", (const char*)sqlite3_value_text(v), sqlite3_value_bytes(v), &zWhy) ){
+    if( zWhy==0 ) return SQLITE_NOMEM;
+    *pzErr = sqlite3_mprintf(FN ": %s", zWhy);
+    sqlite3_free(zWhy);
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  *pzLabel = sqlite3_mprintf("%s", sqlite3_value_text(v));
+  if( *pzLabel==0 ) return SQLITE_NOMEM;
+  if( (*pzLabel)[0]==0 ){
+    *pzErr = sqlite3_mprintf(FN ": the label must not be empty");
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
 }

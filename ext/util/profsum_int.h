@@ -140,6 +140,14 @@ void profsumVtabErr(sqlite3_vtab *pVtab, const char *zFmt, ...);
 void profsumErrSetV(char **pzErr, const char *zFunc, const char *zPath, const char *zFmt,
                     va_list ap);
 
+/* 1 when the text of v holds a NUL byte before its end: a path the C
+** library would read cut short there (another file than the one given),
+** which every function that takes a path refuses; else 0. */
+static inline int profsumValueHasNul(sqlite3_value *v){
+  const char *z = (const char*)sqlite3_value_text(v);
+  return z!=0 && (int)strlen(z)!=sqlite3_value_bytes(v);
+}
+
 /* Reading rows without losing any to an error (profsum.c).
 **
 ** profsumFinishRows(): finalize p after a loop of sqlite3_step(p) ==
