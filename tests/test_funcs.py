@@ -349,7 +349,7 @@ class FormatNearTest(FuncTestCase):
             ((20.0, 1, 5), "20.0"), ((57.14, 1, 5), "57.1"), ((12.04, 1, 5), "12.0"),
             ((-20.01, 1, 5), "-20.01"), ((0.09996, 3, 0.1), "0.09996"), ((0.1, 3, 0.1), "0.100"),
             ((1.0004, 3, 0.1), "1.0004"), ((2.0001, 3, 1), "2.0001"), ((57.14, 1, 0), "57.1"),
-            ((20.026, 1, -5), "20.0"), ((20.026, -3, 5), "20.03"), ((20.026, 30, 5), "20.026000000"),
+            ((20.026, 1, -5), "20.0"), ((20.026, "1", 5), "20.03"),
             ((19.99999999999, 1, 5), "19.99999999999"), ((1e300, 1, 5), "1.0e+300"),
             ((100.00004, 1, 5), "100.00004"),
         ]
@@ -357,6 +357,18 @@ class FormatNearTest(FuncTestCase):
             with self.subTest(args=args):
                 self.assertEqual(self.f("profsum_format_near", *args), want)
         self.assertIsNone(self.f("profsum_format_near", None, 1, 5))
+        # what is no number, decimals outside 0..9, a step that is not finite: errors
+        for args, msg in (((1, -1, 5), "decimals must be an integer from 0 to 9"),
+                          ((1, 10, 5), "decimals must be an integer from 0 to 9"),
+                          ((1, 1.5, 5), "decimals must be an integer from 0 to 9"),
+                          ((1, None, 5), "decimals must be an integer from 0 to 9"),
+                          (("abc", 1, 5), "x must be a number"),
+                          ((1, 1, float("nan")), "step must be a finite number"),
+                          ((1, 1, None), "step must be a finite number")):
+            with self.subTest(args=args):
+                with self.assertRaises(sqlite3.Error) as cm:
+                    self.f("profsum_format_near", *args)
+                self.assertEqual(str(cm.exception), "profsum_format_near: " + msg)
 
 
 class TfRegionTest(FuncTestCase):

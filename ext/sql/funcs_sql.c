@@ -79,6 +79,7 @@
 #include "funcs.h"
 #include "nearfmt.h"
 
+#include <math.h>
 #include <string.h>
 
 typedef unsigned char u8;
@@ -466,8 +467,21 @@ static void flopProxyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 ** (profsumStrAppendNear); NULL when x is NULL. */
 static void formatNearFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3_str *s;
+  int k;
   (void)argc;
   if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return;
+  for(k=0; k<3; k++){
+    /* numbers only (a text that reads as one counts: SQLite's affinity),
+    ** not 'abc' read as 0; decimals an integer 0..9, step finite */
+    int t = sqlite3_value_numeric_type(argv[k]);
+    double d = sqlite3_value_double(argv[k]);
+    if( (t!=SQLITE_INTEGER && t!=SQLITE_FLOAT) || (k==2 && !isfinite(d))
+     || (k==1 && (t!=SQLITE_INTEGER || sqlite3_value_int64(argv[1])<0 || sqlite3_value_int64(argv[1])>9)) ){
+      profsumCtxErr(ctx, "profsum_format_near: %s must be %s", k==0 ? "x" : k==1 ? "decimals" : "step",
+                    k==1 ? "an integer from 0 to 9" : k==0 ? "a number" : "a finite number");
+      return;
+    }
+  }
   s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
   profsumStrAppendNear(s, sqlite3_value_double(argv[0]), sqlite3_value_int(argv[1]),
                        sqlite3_value_double(argv[2]));
