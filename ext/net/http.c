@@ -336,19 +336,63 @@ static int wbIsApiOrigin(Wb *p, const char *zUrl){
   return r;
 }
 
-/* Python's urllib.parse.quote(z, safe='/') (sqlite3_malloc'd). */
+/* z percent-encoded as one URL path component: every byte but the
+** unreserved ones (RFC 3986: A-Z a-z 0-9 - . _ ~) as %XX, '/' included,
+** like Python's urllib.parse.quote(z, safe='').  sqlite3_malloc'd, 0 when
+** out of memory. */
 char *wbQuote(const char *z){
   sqlite3_str *s = sqlite3_str_new(0);
   for(; *z; z++){
     unsigned char c = (unsigned char)*z;
     if( (c>='A' && c<='Z') || (c>='a' && c<='z') || (c>='0' && c<='9')
-     || c=='_' || c=='.' || c=='-' || c=='~' || c=='/' ){
+     || c=='_' || c=='.' || c=='-' || c=='~' ){
       sqlite3_str_appendchar(s, 1, (char)c);
     }else{
       sqlite3_str_appendf(s, "%%%02X", c);
     }
   }
   return sqlite3_str_finish(s);
+}
+
+/* z[0..n) as a message shows a name it did not choose: at most nMax bytes
+** of it (then "..." and the full length), each control byte, DEL and
+** backslash written as \xNN.  sqlite3_malloc'd, 0 when out of memory. */
+char *wbShow(const char *z, size_t n, size_t nMax){
+  sqlite3_str *s = sqlite3_str_new(0);
+  size_t i;
+  for(i=0; i<n && i<nMax; i++){
+    unsigned char c = (unsigned char)z[i];
+    if( c<0x20 || c==0x7f || c=='\\' ) sqlite3_str_appendf(s, "\\x%02x", c);
+    else sqlite3_str_appendchar(s, 1, (char)c);
+  }
+  if( i<n ) sqlite3_str_appendf(s, "... (%llu bytes)", (unsigned long long)n);
+  return sqlite3_str_finish(s);
+}
+
+/* Longest part of a refused path component an error shows. */
+#define WB_SHOW_COMPONENT 80
+
+/* Check z, a name a server supplied (zField says which), before it
+** becomes one path component of a URL on the API host, where the key
+** goes: refused when it is absent, empty, "." or "..", or holds '/', '\\',
+** '?', '#', '%' or a control byte (any of them could move the request to
+** another route of {base}, or out of it).  Returns p->rc. */
+int wbCheckComponent(Wb *p, const char *zField, const char *z){
+  const char *q;
+  char *zShow;
+  int bBad = z==0 || z[0]==0 || strcmp(z, ".")==0 || strcmp(z, "..")==0;
+  for(q=z; !bBad && *q; q++){
+    unsigned char c = (unsigned char)*q;
+    bBad = c<0x20 || c==0x7f || strchr("/\\?#%", c)!=0;
+  }
+  if( !bBad ) return p->rc;
+  zShow = z ? wbShow(z, strlen(z), WB_SHOW_COMPONENT) : 0;
+  if( z && zShow==0 ){ wbOom(p); return p->rc; }
+  wbErr(p, "refusing %s '%s' as a URL path component on the API host (empty, "
+           "'.', '..', or contains '/', '\\', '?', '#', '%%' or a control "
+           "character)", zField, z ? zShow : "(missing)");
+  sqlite3_free(zShow);
+  return p->rc;
 }
 
 /* Read the whole (small) file zPath; sqlite3_malloc'd NUL-terminated text
@@ -710,6 +754,7 @@ static CURLcode wbPerform(Wb *p, const char *zUrl, const char *zPost,
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, bByHand ? 0L : 1L);
     curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)WB_MAX_HOPS);
     curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
+    curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);   /* never rewrite "../" */
     if( zPost ){
       pNew = curl_slist_append(pHdr, "Content-Type: application/json");
       if( pNew ) pHdr = pNew;

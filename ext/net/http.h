@@ -130,8 +130,20 @@ const char *wbStr(const JNode *p);
 ** host (sqlite3_malloc'd). */
 char *wbOriginOf(const char *zUrl, char **pzNetloc, char **pzHost);
 
-/* Python's urllib.parse.quote(z, safe='/') (sqlite3_malloc'd). */
+/* z percent-encoded as one URL path component: every byte but A-Z a-z
+** 0-9 - . _ ~ as %XX, '/' included (urllib.parse.quote(z, safe='')).
+** sqlite3_malloc'd, 0 when out of memory. */
 char *wbQuote(const char *z);
+
+/* z[0..n) for an error message: at most nMax bytes (then "..." and the
+** length), control bytes, DEL and backslash as \xNN.  sqlite3_malloc'd,
+** 0 when out of memory. */
+char *wbShow(const char *z, size_t n, size_t nMax);
+
+/* Refuse z, a name from a server (zField names it in the error), as a
+** URL path component on the API host: absent, empty, "." / "..", or with
+** '/', '\\', '?', '#', '%' or a control byte.  Returns p->rc. */
+int wbCheckComponent(Wb *p, const char *zField, const char *z);
 
 /* ---------------------------------------------------------------------
 ** One operation: set up, requests, release.

@@ -397,7 +397,11 @@ done:
 }
 
 /* The legacy download URL of an entry (wandb-http.md §3.4), on the API
-** host, or 0 when the digest is not an MD5 (sqlite3_malloc'd). */
+** host, where the key goes: sqlite3_malloc'd, or 0 when the digest is not
+** an MD5 (p->rc unset) or with the error recorded.  Every name in its path
+** comes from the server (the entity of the artifact, the manifest's
+** storageRegion and the entry's birthArtifactID) and is refused unless it
+** is one plain path component (wbCheckComponent), then percent-encoded. */
 static char *wbLegacyUrl(Wb *p, const WbArt *a, const WbEntry *e,
                          const char *zLayout, const char *zRegion){
   unsigned char d[16];
@@ -405,16 +409,24 @@ static char *wbLegacyUrl(Wb *p, const WbArt *a, const WbEntry *e,
   int i;
   if( profsumBase64Decode(e->zDigest, strlen(e->zDigest), d, sizeof(d))!=16 ) return 0;
   for(i=0; i<16; i++) sprintf(zHex+2*i, "%02x", d[i]);
+  if( wbCheckComponent(p, "the artifact's entity name", a->zEntity) ) return 0;
   if( zLayout && strcmp(zLayout, "V2")==0 && e->zBirth ){
-    char *zE = wbQuote(a->zEntity), *zB = wbQuote(e->zBirth), *zR = wbQuote(zRegion);
-    char *zUrl = (zE && zB && zR)
+    char *zE, *zB, *zR, *zUrl;
+    if( wbCheckComponent(p, "the manifest's storagePolicyConfig.storageRegion", zRegion)
+     || wbCheckComponent(p, "the birthArtifactID of a manifest entry", e->zBirth) ){
+      return 0;
+    }
+    zE = wbQuote(a->zEntity); zB = wbQuote(e->zBirth); zR = wbQuote(zRegion);
+    zUrl = (zE && zB && zR)
       ? sqlite3_mprintf("%s/artifactsV2/%s/%s/%s/%s", p->zBase, zR, zE, zB, zHex) : 0;
     sqlite3_free(zE); sqlite3_free(zB); sqlite3_free(zR);
+    if( zUrl==0 ) wbOom(p);
     return zUrl;
   }else{
     char *zE = wbQuote(a->zEntity);
     char *zUrl = zE ? sqlite3_mprintf("%s/artifacts/%s/%s", p->zBase, zE, zHex) : 0;
     sqlite3_free(zE);
+    if( zUrl==0 ) wbOom(p);
     return zUrl;
   }
 }
@@ -655,6 +667,7 @@ static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
   for(i=0; i<nE; i++){
     const char *zU = wbStr(jGet(pUrls, aE[i].zPath));
     char *zLegacy = zU ? 0 : wbLegacyUrl(p, a, &aE[i], zLayout, zRegion);
+    if( p->rc ) goto done;
     wbFetchEntry(p, rootFd, zDest, &aE[i], zU ? zU : zLegacy, zU==0, pFiles);
     sqlite3_free(zLegacy);
     if( p->rc && zU && p->iHttpFail ){

@@ -370,8 +370,13 @@ static char *wbPubManifest(const WbPlan *pl, char **azBirth){
 /* Mark run zRun finished through file_stream (§6.2 option 2). */
 static int wbFinishRun(Wb *p, const WbPlan *pl, const char *zRun, int iExit){
   WbSink s;
-  char *zE = wbQuote(pl->zEntity), *zP = wbQuote(pl->zProject), *zR = wbQuote(zRun);
-  char *zUrl = 0, *zBody = 0;
+  char *zE, *zP, *zR, *zUrl = 0, *zBody = 0;
+  if( wbCheckComponent(p, "entity", pl->zEntity)
+   || wbCheckComponent(p, "project", pl->zProject)
+   || wbCheckComponent(p, "run name", zRun) ){
+    return p->rc;
+  }
+  zE = wbQuote(pl->zEntity); zP = wbQuote(pl->zProject); zR = wbQuote(zRun);
   if( zE && zP && zR ){
     zUrl = sqlite3_mprintf("%s/files/%s/%s/%s/file_stream", p->zBase, zE, zP, zR);
     zBody = sqlite3_mprintf("{\"files\":{},\"complete\":true,\"exitcode\":%d}", iExit);
@@ -444,6 +449,12 @@ static JNode *wbPubCreateRun(Wb *p, const WbPlan *pl, char *zRunId,
   if( pR1==0 ) return 0;
   *pzRun = wbStr(wbPath(pData, "upsertBucket", "bucket", "name", (char*)0));
   if( *pzRun==0 ) *pzRun = zRunId;
+  /* The name goes into the file_stream URL on the API host (wbFinishRun):
+  ** refused here, before anything is attached to the run. */
+  if( wbCheckComponent(p, "the run name of the UpsertBucket response", *pzRun) ){
+    jFree(pR1);
+    return 0;
+  }
   return pR1;
 }
 
