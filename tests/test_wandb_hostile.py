@@ -135,6 +135,59 @@ class Hostile(unittest.TestCase):
         self.assertEqual([r["op"] for r in self.api.requests], ["UpsertBucket"])
         self.assert_keyed_requests_in_routes()
 
+    # -- 2: paging that never ends -----------------------------------------------
+    def test_alternating_file_cursor_is_a_loop(self):
+        # cursors A, B, A, ...: each page names a new (junk) file, so only
+        # the set of cursors seen can stop it
+        orig = self.api.graphql
+        n = [0]
+
+        def graphql(op, v):
+            if op != "ArtifactFileURLs":
+                return orig(op, v)
+            n[0] += 1
+            return {"data": {"artifact": {"files": {
+                "pageInfo": {"hasNextPage": True, "endCursor": "B" if v.get("cursor") == "A" else "A"},
+                "edges": [{"node": {"name": "junk%d" % n[0], "directUrl": "http://127.0.0.1:1/x"}}]}}}}
+        self.api.graphql = graphql
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assertEqual(m, "wandb_fetch: file list of 'e/p/run-abc-profiler:v0': page 3 repeats the "
+                            "paging cursor 'A' of an earlier page (a cursor loop); stopped")
+        self.assertEqual(n[0], 3)
+
+    def test_alternating_run_cursor_is_a_loop(self):
+        orig = self.api.graphql
+
+        def graphql(op, v):
+            r = orig(op, dict(v, cursor=None))
+            if op == "RunOutputArtifacts":
+                r["data"]["project"]["run"]["outputArtifacts"]["pageInfo"] = {
+                    "hasNextPage": True, "endCursor": "B" if v.get("cursor") == "A" else "A"}
+            return r
+        self.api.graphql = graphql
+        m = self.err("SELECT wandb_fetch_run('e/p/abc', ?, '{\"alias\": \"none\"}')", self.dest())
+        self.assertEqual(m, "wandb_fetch_run: output artifacts of run 'e/p/abc': page 3 repeats the "
+                            "paging cursor 'A' of an earlier page (a cursor loop); stopped")
+        self.assertEqual(len([r for r in self.api.requests if r["op"] == "RunOutputArtifacts"]), 3)
+
+    def test_page_adding_nothing_ends_the_listing(self):
+        # fresh cursors, the same files on every page: the second page adds
+        # nothing, and the listing ends there
+        orig = self.api.graphql
+        n = [0]
+
+        def graphql(op, v):
+            r = orig(op, dict(v, cursor=None))
+            if op == "ArtifactFileURLs":
+                n[0] += 1
+                r["data"]["artifact"]["files"]["pageInfo"] = {"hasNextPage": True,
+                                                              "endCursor": "c%d" % n[0]}
+            return r
+        self.api.graphql = graphql
+        self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assert_fetched(self.dest())
+        self.assertEqual(n[0], 2)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -26,6 +26,7 @@
 #include "wandb.h"
 #include "cnum.h"
 #include "wandb_int.h"
+#include "strpool.h"
 
 #include <string.h>
 #include <strings.h>
@@ -72,7 +73,13 @@ int profsumWandbFetchForImport(sqlite3 *db, const char *zSource, const char *zAl
 
 #define WB_PAGE_FILES    1000              /* ArtifactFileURLs perPage */
 #define WB_PAGE_RUNS     100               /* RunOutputArtifacts perPage */
-#define WB_MAX_PAGES     100000            /* guard against cursor loops */
+/* Most pages of one listing.  A manifest is at most WB_MEM_LIMIT (256 MiB)
+** and an entry takes at least about 40 bytes, so no artifact lists more
+** than about 7 million files: 7,000 pages of WB_PAGE_FILES; the same cap
+** allows a run 1 million output artifacts (WB_PAGE_RUNS each).  Loops end
+** sooner: a repeated cursor is an error, a page that adds nothing ends the
+** listing (wbNextPage). */
+#define WB_MAX_PAGES     10000
 
 /* GraphQL texts (wandb-http.md §8; RunOutputArtifacts also asks for the
 ** aliases as §4.3 recommends). */
@@ -106,19 +113,48 @@ static const char wbQRunOutputs[] =
   "artifactSequence { name project { name entity { name } } } "
   "aliases { alias } } } } } } }";
 
-/* GraphQL paging: with pInfo the connection's pageInfo object, move
-** *pzCursor to its endCursor.  1 when there is a next page (hasNextPage true
-** and a cursor that moves on), 0 at the end or when out of memory (p->rc). */
-static int wbNextPage(Wb *p, JNode *pInfo, char **pzCursor){
+/* The paging state of one GraphQL listing. */
+typedef struct WbPager {
+  ProfsumStrPool seen;    /* every endCursor received */
+  int nPage;              /* pages received */
+  const char *zCursor;    /* the cursor to send next (in seen), 0 at first */
+} WbPager;
+
+/* Longest part of a cursor an error shows. */
+#define WB_SHOW_CURSOR 60
+
+/* GraphQL paging: page g->nPage+1 of listing zWhat has arrived, with pInfo
+** its connection's pageInfo object; bNew says whether it added anything.
+** Returns 1 when there is a next page to ask for (g->zCursor is then its
+** cursor), 0 at the end or on error (p->rc).  The end: hasNextPage not
+** true, no endCursor, or a page that added nothing (a server repeating
+** itself).  Errors: an endCursor seen before (a cursor loop, which
+** comparing with the previous cursor alone would miss when cursors
+** alternate), and more than WB_MAX_PAGES pages. */
+static int wbNextPage(Wb *p, WbPager *g, JNode *pInfo, int bNew, const char *zWhat){
   JNode *pMore = wbPath(pInfo, "hasNextPage", (char*)0);
   const char *zEnd = wbStr(wbPath(pInfo, "endCursor", (char*)0));
-  char *z;
-  if( pMore==0 || pMore->type!=JT_TRUE || zEnd==0
-   || (*pzCursor && strcmp(*pzCursor, zEnd)==0) ) return 0;
-  z = wbDup(p, zEnd);
-  sqlite3_free(*pzCursor);
-  *pzCursor = z;
-  return z!=0;
+  int32_t nOld = g->seen.n, id = 0;
+  g->nPage++;
+  if( pMore==0 || pMore->type!=JT_TRUE || zEnd==0 || !bNew ) return 0;
+  if( profsumStrPoolIntern(&g->seen, zEnd, (int64_t)strlen(zEnd), &id) ){
+    wbOom(p);
+    return 0;
+  }
+  if( id<nOld ){
+    char *zShow = wbShow(zEnd, strlen(zEnd), WB_SHOW_CURSOR);
+    if( zShow==0 ){ wbOom(p); return 0; }
+    wbErr(p, "%s: page %d repeats the paging cursor '%s' of an earlier page "
+             "(a cursor loop); stopped", zWhat, g->nPage, zShow);
+    sqlite3_free(zShow);
+    return 0;
+  }
+  if( g->nPage>=WB_MAX_PAGES ){
+    wbErr(p, "%s: more than %d pages; stopped", zWhat, WB_MAX_PAGES);
+    return 0;
+  }
+  g->zCursor = g->seen.az[id];
+  return 1;
 }
 
 /* ---------------------------------------------------------------------
@@ -545,18 +581,23 @@ static int wbCheckEntries(Wb *p, const WbArt *a, const char *zWhat,
 /* The download URLs of the files of artifact a (ArtifactFileURLs, all
 ** pages) as an object from file name to directUrl; a file the server does
 ** not list is absent.  No query when bAny is 0.  Returns the object
-** (caller frees) or 0 with the error recorded. */
-static JNode *wbFileUrls(Wb *p, const WbArt *a, int bAny){
+** (caller frees) or 0 with the error recorded; *pbPaging is set when that
+** error is the listing's paging (a cursor loop, too many pages), not the
+** query itself. */
+static JNode *wbFileUrls(Wb *p, const WbArt *a, int bAny, int *pbPaging){
   JNode *pUrls = jObj();
-  char *zCursor = 0;
-  int i, nPage;
-  if( pUrls==0 ){ wbOom(p); return 0; }
-  for(nPage=0; bAny && nPage<WB_MAX_PAGES; nPage++){
+  WbPager g;
+  int i;
+  char *zWhat = sqlite3_mprintf("file list of '%s/%s/%s:v%lld'", a->zEntity,
+                                a->zProject, a->zName, a->iVersion);
+  memset(&g, 0, sizeof(g));
+  if( pUrls==0 || zWhat==0 ){ jFree(pUrls); sqlite3_free(zWhat); wbOom(p); return 0; }
+  while( bAny ){
     JNode *pVars = jObj(), *pData, *pRoot, *pF, *pEdges;
-    int bMore;
+    int bMore, nNew = 0;
     if( pVars ){
       jSet(pVars, "id", jStr(a->zId, -1));
-      jSet(pVars, "cursor", zCursor ? jStr(zCursor, -1) : jNull());
+      jSet(pVars, "cursor", g.zCursor ? jStr(g.zCursor, -1) : jNull());
       jSet(pVars, "perPage", jInt(WB_PAGE_FILES));
     }
     pRoot = wbGraphql(p, "ArtifactFileURLs", wbQFileUrls, pVars, &pData);
@@ -572,13 +613,15 @@ static JNode *wbFileUrls(Wb *p, const WbArt *a, int bAny){
     for(i=0; pEdges && pEdges->type==JT_ARRAY && i<pEdges->nChild; i++){
       const char *zN = wbStr(wbPath(pEdges->a[i], "node", "name", (char*)0));
       const char *zU = wbStr(wbPath(pEdges->a[i], "node", "directUrl", (char*)0));
-      if( zN && zU ) jSet(pUrls, zN, jStr(zU, -1));
+      if( zN && zU && jGet(pUrls, zN)==0 ){ jSet(pUrls, zN, jStr(zU, -1)); nNew++; }
     }
-    bMore = wbNextPage(p, wbPath(pF, "pageInfo", (char*)0), &zCursor);
+    bMore = wbNextPage(p, &g, wbPath(pF, "pageInfo", (char*)0), nNew>0, zWhat);
+    *pbPaging = p->rc!=SQLITE_OK;
     jFree(pRoot);
     if( p->rc || !bMore ) break;
   }
-  sqlite3_free(zCursor);
+  profsumStrPoolFree(&g.seen);
+  sqlite3_free(zWhat);
   if( p->rc==SQLITE_OK && jOom(pUrls) ) wbOom(p);
   if( p->rc ){ jFree(pUrls); return 0; }
   return pUrls;
@@ -595,7 +638,7 @@ static JNode *wbFileUrls(Wb *p, const WbArt *a, int bAny){
 static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
   JNode *pMan = 0, *pContents, *pUrls = 0, *pRes = 0, *pFiles = 0, *pSkipped = 0;
   WbEntry *aE = 0;
-  int nE = 0, i, rootFd = -1;
+  int nE = 0, i, rootFd = -1, bPaging = 0;
   char *zWhat = 0;
   const char *zLayout, *zRegion;
   JNode *pV;
@@ -643,9 +686,11 @@ static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
   /* Per-file URLs, all pages.  When the query fails (an older server,
   ** an error answer) every file takes the legacy route instead, as it
   ** does for a file the list leaves out; not when the key is refused or
-  ** memory runs out, which that route would meet again. */
-  pUrls = wbFileUrls(p, a, nE>0);
-  if( pUrls==0 && p->rc!=SQLITE_NOMEM && p->iHttpFail!=401 && p->iHttpFail!=403 ){
+  ** memory runs out, which that route would meet again, nor when the
+  ** server's paging loops. */
+  pUrls = wbFileUrls(p, a, nE>0, &bPaging);
+  if( pUrls==0 && p->rc!=SQLITE_NOMEM && p->iHttpFail!=401 && p->iHttpFail!=403
+   && !bPaging ){
     p->rc = SQLITE_OK;
     sqlite3_free(p->zErr);
     p->zErr = 0;
@@ -852,20 +897,23 @@ static int wbHasAlias(const WbArt *a, const char *zAlias){
 static int wbPickRunProfile(Wb *p, const char *zE, const char *zP,
                             const char *zRun, const char *zAlias, WbArt *aOut){
   WbArt best, cur, aliased;
-  int bBest = 0, bAliased = 0, nPage, i;
+  int bBest = 0, bAliased = 0, i;
   double rBest = 0;
-  char *zCursor = 0;
+  WbPager g;
+  char *zWhat = sqlite3_mprintf("output artifacts of run '%s/%s/%s'", zE, zP, zRun);
+  memset(&g, 0, sizeof(g));
   memset(&best, 0, sizeof(best));
   memset(&cur, 0, sizeof(cur));
   memset(&aliased, 0, sizeof(aliased));
-  for(nPage=0; nPage<WB_MAX_PAGES && !bAliased; nPage++){
+  if( zWhat==0 ){ wbOom(p); goto done; }
+  while( !bAliased ){
     JNode *pVars = jObj(), *pData, *pRoot, *pProj, *pRun, *pEdges;
     int bMore;
     if( pVars ){
       jSet(pVars, "entity", jStr(zE, -1));
       jSet(pVars, "project", jStr(zP, -1));
       jSet(pVars, "run", jStr(zRun, -1));
-      jSet(pVars, "cursor", zCursor ? jStr(zCursor, -1) : jNull());
+      jSet(pVars, "cursor", g.zCursor ? jStr(g.zCursor, -1) : jNull());
       jSet(pVars, "perPage", jInt(WB_PAGE_RUNS));
     }
     pRoot = wbGraphql(p, "RunOutputArtifacts", wbQRunOutputs, pVars, &pData);
@@ -899,7 +947,8 @@ static int wbPickRunProfile(Wb *p, const char *zE, const char *zP,
         rBest = t; bBest = 1;
       }
     }
-    bMore = wbNextPage(p, wbPath(pRun, "outputArtifacts", "pageInfo", (char*)0), &zCursor);
+    bMore = !bAliased && wbNextPage(p, &g, wbPath(pRun, "outputArtifacts", "pageInfo", (char*)0),
+                                    pEdges && pEdges->type==JT_ARRAY && pEdges->nChild>0, zWhat);
     jFree(pRoot);
     if( p->rc ) goto done;
     if( !bMore ) break;
@@ -914,7 +963,8 @@ static int wbPickRunProfile(Wb *p, const char *zE, const char *zP,
   }
 done:
   wbArtClear(&best); wbArtClear(&cur); wbArtClear(&aliased);
-  sqlite3_free(zCursor);
+  profsumStrPoolFree(&g.seen);
+  sqlite3_free(zWhat);
   return p->rc;
 }
 
