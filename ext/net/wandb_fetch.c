@@ -283,7 +283,14 @@ typedef struct WbEntry {
   const char *zDigest;    /* base64 MD5 (or an unverifiable digest) */
   const char *zBirth;     /* birthArtifactID or 0 */
   sqlite3_int64 nSize;    /* declared size, -1 if absent */
+  char *zUrl;             /* its directUrl from ArtifactFileURLs
+                          ** (sqlite3_malloc'd), 0 if not listed */
 } WbEntry;
+
+/* qsort() / bsearch() order of WbEntry by path. */
+static int wbEntryCmp(const void *a, const void *b){
+  return strcmp(((const WbEntry*)a)->zPath, ((const WbEntry*)b)->zPath);
+}
 
 /* Download entry e into directory zDest (open as rootFd): create the parent
 ** directories without following symlinks, reuse an existing file with the
@@ -578,21 +585,22 @@ static int wbCheckEntries(Wb *p, const WbArt *a, const char *zWhat,
   return p->rc;
 }
 
-/* The download URLs of the files of artifact a (ArtifactFileURLs, all
-** pages) as an object from file name to directUrl; a file the server does
-** not list is absent.  No query when bAny is 0.  Returns the object
-** (caller frees) or 0 with the error recorded; *pbPaging is set when that
+/* The download URLs of the entries aE[0..nE) of artifact a, sorted by
+** path (ArtifactFileURLs, page by page), into their zUrl; an entry the
+** server does not list keeps zUrl 0, and a listed name the manifest does
+** not have is ignored.  Each name is looked up by binary search, so a
+** listing of n names costs O(n log nE).  The listing ends early once
+** every entry has its URL.  Returns p->rc; *pbPaging is set when the
 ** error is the listing's paging (a cursor loop, too many pages), not the
 ** query itself. */
-static JNode *wbFileUrls(Wb *p, const WbArt *a, int bAny, int *pbPaging){
-  JNode *pUrls = jObj();
+static int wbFileUrls(Wb *p, const WbArt *a, WbEntry *aE, int nE, int *pbPaging){
   WbPager g;
-  int i;
+  int i, nHave = 0;
   char *zWhat = sqlite3_mprintf("file list of '%s/%s/%s:v%lld'", a->zEntity,
                                 a->zProject, a->zName, a->iVersion);
   memset(&g, 0, sizeof(g));
-  if( pUrls==0 || zWhat==0 ){ jFree(pUrls); sqlite3_free(zWhat); wbOom(p); return 0; }
-  while( bAny ){
+  if( zWhat==0 ){ wbOom(p); return p->rc; }
+  while( nHave<nE ){
     JNode *pVars = jObj(), *pData, *pRoot, *pF, *pEdges;
     int bMore, nNew = 0;
     if( pVars ){
@@ -610,21 +618,26 @@ static JNode *wbFileUrls(Wb *p, const WbArt *a, int bAny, int *pbPaging){
       break;
     }
     pEdges = jGet(pF, "edges");
-    for(i=0; pEdges && pEdges->type==JT_ARRAY && i<pEdges->nChild; i++){
-      const char *zN = wbStr(wbPath(pEdges->a[i], "node", "name", (char*)0));
+    for(i=0; pEdges && pEdges->type==JT_ARRAY && i<pEdges->nChild && !p->rc; i++){
+      WbEntry key, *e;
       const char *zU = wbStr(wbPath(pEdges->a[i], "node", "directUrl", (char*)0));
-      if( zN && zU && jGet(pUrls, zN)==0 ){ jSet(pUrls, zN, jStr(zU, -1)); nNew++; }
+      key.zPath = wbStr(wbPath(pEdges->a[i], "node", "name", (char*)0));
+      if( key.zPath==0 || zU==0 ) continue;
+      e = bsearch(&key, aE, (size_t)nE, sizeof(WbEntry), wbEntryCmp);
+      if( e==0 || e->zUrl ) continue;
+      e->zUrl = wbDup(p, zU);
+      nHave++;
+      nNew++;
     }
-    bMore = wbNextPage(p, &g, wbPath(pF, "pageInfo", (char*)0), nNew>0, zWhat);
-    *pbPaging = p->rc!=SQLITE_OK;
+    bMore = p->rc==SQLITE_OK && nHave<nE
+         && wbNextPage(p, &g, wbPath(pF, "pageInfo", (char*)0), nNew>0, zWhat);
+    *pbPaging = p->rc!=SQLITE_OK && p->rc!=SQLITE_NOMEM;
     jFree(pRoot);
     if( p->rc || !bMore ) break;
   }
   profsumStrPoolFree(&g.seen);
   sqlite3_free(zWhat);
-  if( p->rc==SQLITE_OK && jOom(pUrls) ) wbOom(p);
-  if( p->rc ){ jFree(pUrls); return 0; }
-  return pUrls;
+  return p->rc;
 }
 
 /* Download all stored files of artifact a into zDest (created if needed):
@@ -636,7 +649,7 @@ static JNode *wbFileUrls(Wb *p, const WbArt *a, int bAny, int *pbPaging){
 ** project, name, version, type, ref, dest_dir, files, skipped) or 0 on
 ** error. */
 static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
-  JNode *pMan = 0, *pContents, *pUrls = 0, *pRes = 0, *pFiles = 0, *pSkipped = 0;
+  JNode *pMan = 0, *pContents, *pRes = 0, *pFiles = 0, *pSkipped = 0;
   WbEntry *aE = 0;
   int nE = 0, i, rootFd = -1, bPaging = 0;
   char *zWhat = 0;
@@ -681,6 +694,7 @@ static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
   pSkipped = jArr();
   aE = sqlite3_malloc64(sizeof(WbEntry)*(pContents->nChild+1));
   if( aE==0 || pSkipped==0 ){ wbOom(p); goto done; }
+  memset(aE, 0, sizeof(WbEntry)*(pContents->nChild+1));
   if( wbCheckEntries(p, a, zWhat, pContents, aE, &nE, pSkipped) ) goto done;
 
   /* Per-file URLs, all pages.  When the query fails (an older server,
@@ -688,17 +702,14 @@ static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
   ** does for a file the list leaves out; not when the key is refused or
   ** memory runs out, which that route would meet again, nor when the
   ** server's paging loops. */
-  pUrls = wbFileUrls(p, a, nE>0, &bPaging);
-  if( pUrls==0 && p->rc!=SQLITE_NOMEM && p->iHttpFail!=401 && p->iHttpFail!=403
-   && !bPaging ){
-    p->rc = SQLITE_OK;
-    sqlite3_free(p->zErr);
-    p->zErr = 0;
+  qsort(aE, (size_t)nE, sizeof(WbEntry), wbEntryCmp);
+  if( wbFileUrls(p, a, aE, nE, &bPaging) && p->rc!=SQLITE_NOMEM
+   && p->iHttpFail!=401 && p->iHttpFail!=403 && !bPaging ){
+    for(i=0; i<nE; i++){ sqlite3_free(aE[i].zUrl); aE[i].zUrl = 0; }
+    wbClearErr(p);
     p->iHttpFail = 0;
-    pUrls = jObj();
-    if( pUrls==0 ) wbOom(p);
   }
-  if( pUrls==0 ) goto done;
+  if( p->rc ) goto done;
 
   /* Download. */
   if( wbMkdirs(p, zDest) ) goto done;
@@ -710,7 +721,7 @@ static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
   pFiles = jArr();
   if( pFiles==0 ){ wbOom(p); goto done; }
   for(i=0; i<nE; i++){
-    const char *zU = wbStr(jGet(pUrls, aE[i].zPath));
+    const char *zU = aE[i].zUrl;
     char *zLegacy = zU ? 0 : wbLegacyUrl(p, a, &aE[i], zLayout, zRegion);
     if( p->rc ) goto done;
     wbFetchEntry(p, rootFd, zDest, &aE[i], zU ? zU : zLegacy, zU==0, pFiles);
@@ -743,7 +754,8 @@ static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
 
 done:
   if( rootFd>=0 ) close(rootFd);
-  jFree(pMan); jFree(pUrls); jFree(pFiles); jFree(pSkipped);
+  for(i=0; aE && i<nE; i++) sqlite3_free(aE[i].zUrl);
+  jFree(pMan); jFree(pFiles); jFree(pSkipped);
   sqlite3_free(aE); sqlite3_free(zWhat);
   return p->rc ? (jFree(pRes), (JNode*)0) : pRes;
 }
