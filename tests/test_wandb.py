@@ -196,8 +196,8 @@ class WandbTest(unittest.TestCase):
     # -- artifacts ----------------------------------------------------------
     def test_fetch_latest_default_dir(self):
         r = self.q("SELECT wandb_fetch('e/p/run-abc-profiler')")
-        root = os.path.join(os.environ["XDG_CACHE_HOME"], "profsum", "wandb", "e", "p",
-                            "run-abc-profiler", "v0")
+        root = os.path.join(os.environ["XDG_CACHE_HOME"], "profsum", "wandb",
+                            "127.0.0.1:%d" % self.api.port, "e", "p", "run-abc-profiler", "v0")
         self.assertEqual(r["dest_dir"], root)
         self.assertEqual((r["id"], r["name"], r["version"], r["type"], r["ref"]),
                          ("QXJ0aWZhY3Q6MTIz", "run-abc-profiler", "v0", "jax_profile",

@@ -241,6 +241,83 @@ class Hostile(unittest.TestCase):
                 self.assertEqual(f.read(), data)
         print("long listing: %.1f s" % (time.time() - t), file=sys.stderr)
 
+    # -- 4: the cache belongs to one server ----------------------------------------
+    def cache_dir(self, mock, *parts):
+        return os.path.join(os.environ["XDG_CACHE_HOME"], "profsum", "wandb",
+                            "127.0.0.1:%d" % mock.port, *parts)
+
+    def test_cache_is_per_server_and_holds_only_the_manifest(self):
+        import gzip
+        import fixtures
+        real = gzip.compress(json.dumps(fixtures.f1([100, 110, 120, 130, 140, 150], 60)).encode())
+        fake = gzip.compress(json.dumps(fixtures.f1([900, 910, 920, 930, 940, 950], 60)).encode())
+        other = MockWandb()
+        other.storage = MockWandb()
+        self.addCleanup(other.close)
+        self.addCleanup(other.storage.close)
+        other.add_artifact("e", "p", "prof", 0,
+                           {"plugins/profile/2000_01_01_00_00_00/host.trace.json.gz": fake},
+                           aliases=["latest"])
+        self.api.add_artifact("e", "p", "prof", 0,
+                              {"plugins/profile/2026_01_01_00_00_00/host.trace.json.gz": real},
+                              aliases=["latest"])
+        os.environ["WANDB_BASE_URL"] = other.url
+        d_other = self.q("SELECT wandb_fetch('e/p/prof')")["dest_dir"]
+        os.environ["WANDB_BASE_URL"] = self.api.url
+        d = self.q("SELECT wandb_fetch('e/p/prof')")["dest_dir"]
+        self.assertEqual(d_other, self.cache_dir(other, "e", "p", "prof", "v0"))
+        self.assertEqual(d, self.cache_dir(self.api, "e", "p", "prof", "v0"))
+        # files the manifest does not list, planted in the version folder
+        # (an older and a newer session among them), are removed before the import reads it
+        for rel in ("plugins/profile/2030_01_01_00_00_00/host.trace.json.gz", "stray.txt",
+                    "plugins/profile/2000_01_01_00_00_00/host.trace.json.gz",
+                    "plugins/profile/2026_01_01_00_00_00/extra.xplane.pb"):
+            os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
+            with open(os.path.join(d, rel), "wb") as f:
+                f.write(fake)
+        os.symlink("/etc", os.path.join(d, "plugins", "link"))
+        part = os.path.join(d, ".profsum-0123456789abcdef.part")   # a download in progress
+        open(part, "wb").close()
+        db = test_wandb.connect(os.path.join(self.tmp.path, "w.db"))
+        self.addCleanup(db.close)
+        tid = db.execute("SELECT profsum_import('wandb:e/p/prof:v0', NULL, '{\"warmup_steps\": 2}')").fetchone()[0]
+        doc = json.loads(db.execute("SELECT profsum_summary_json(?)", (tid,)).fetchone()[0])
+        self.assertEqual(doc["step_time"]["steady_state_steps"]["median"], 135.0)
+        self.assertEqual(walk(d), [".profsum-0123456789abcdef.part",
+                                   "plugins/profile/2026_01_01_00_00_00/host.trace.json.gz"])
+        self.assertFalse(os.path.lexists(os.path.join(d, "plugins", "link")))
+        self.assertTrue(os.path.isfile(os.path.join(d_other, "plugins/profile/2000_01_01_00_00_00/"
+                                                    "host.trace.json.gz")))
+
+    def test_dest_dir_is_never_pruned(self):
+        os.makedirs(self.dest())
+        with open(self.dest("mine.txt"), "wb") as f:
+            f.write(b"keep")
+        self.q("SELECT wandb_fetch('e/p/run-abc-profiler', ?)", self.dest())
+        self.assertEqual(walk(self.dest()), sorted(list(FILES) + ["mine.txt"]))
+
+    # -- 5: a symlink in the default cache path ---------------------------------------
+    def test_symlink_in_cache_path_is_refused(self):
+        outside = os.path.join(self.tmp.path, "outside")
+        os.makedirs(outside)
+        base = self.cache_dir(self.api, "e")
+        os.makedirs(base)
+        os.symlink(outside, os.path.join(base, "p"))
+        m = self.err("SELECT wandb_fetch('e/p/run-abc-profiler')")
+        self.assertEqual(m, "wandb_fetch: refusing the cache directory '%s': '%s' is a symlink "
+                            "or not a directory" % (self.cache_dir(self.api, "e", "p", "run-abc-profiler",
+                                                                  "v0"), os.path.join(base, "p")))
+        self.assertEqual(os.listdir(outside), [])
+        # the cache root itself may be a symlink: it is the user's choice
+        os.unlink(os.path.join(base, "p"))
+        root = os.path.join(self.tmp.path, "realcache")
+        os.makedirs(root)
+        os.environ["XDG_CACHE_HOME"] = os.path.join(self.tmp.path, "cachelink")
+        os.symlink(root, os.environ["XDG_CACHE_HOME"])
+        r = self.q("SELECT wandb_fetch('e/p/run-abc-profiler')")
+        self.assert_fetched(r["dest_dir"])
+        self.assertEqual(len(walk(root)), len(FILES))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -28,7 +28,9 @@ int profsumWandbIsSource(const char *zSource);
 
 /*
 ** Fetch a W&B source for profsum_import into the default cache directory
-** (${XDG_CACHE_HOME:-~/.cache}/profsum/wandb/<entity>/<project>/<name>/<vN>).
+** (${XDG_CACHE_HOME:-~/.cache}/profsum/wandb/<host>/<entity>/<project>/<name>/<vN>,
+** <host> that of WANDB_BASE_URL, with its port when not the default), which
+** then holds only the files the artifact's manifest lists.
 **
 **   zSource  "wandb:<entity>/<project>/<name>[:alias|:vN]"  (an artifact),
 **            "wandb-run:<run target>"                       (a run: its

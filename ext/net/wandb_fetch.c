@@ -64,6 +64,7 @@ int profsumWandbFetchForImport(sqlite3 *db, const char *zSource, const char *zAl
 /* ======================================================================
 ** Network build.
 */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -234,31 +235,79 @@ static int wbSafeRelPath(const char *z, int n){
   return 1;
 }
 
-/* mkdir -p zDir (permissions 0777 & ~umask); the result must be a
-** directory.  Errors name zDir. */
-static int wbMkdirs(Wb *p, const char *zDir){
+/* Most directory levels below the cache root walked or pruned. */
+#define WB_MAX_DEPTH 64
+
+/* Create and open directory zDir (permissions 0777 & ~umask) and return
+** its descriptor, or -1 with the error recorded.  Its first nTrust bytes
+** (a path the user chose: dest_dir, or the cache root) are made with a
+** plain mkdir -p, following symlinks; each component after them (the
+** default cache path below its root) is created and opened with
+** mkdirat/openat and O_NOFOLLOW, so that a symlink planted there is
+** refused, not followed.  Errors name zDir and the component. */
+static int wbMkdirs(Wb *p, const char *zDir, size_t nTrust){
   char *z = wbDup(p, zDir);
   size_t i, n;
-  struct stat st;
-  if( z==0 ) return p->rc;
+  int fd = -1, nLevel = 0;
+  if( z==0 ) return -1;
   n = strlen(z);
-  for(i=1; i<=n; i++){
-    if( z[i]=='/' || z[i]==0 ){
+  if( nTrust>n ) nTrust = n;
+  for(i=1; i<=nTrust; i++){
+    if( z[i]=='/' || i==nTrust ){
       char c = z[i];
       z[i] = 0;
       if( mkdir(z, 0777)!=0 && errno!=EEXIST ){
         wbErr(p, "cannot create directory '%s': %s", z, strerror(errno));
-        sqlite3_free(z);
-        return p->rc;
+        goto done;
       }
       z[i] = c;
     }
   }
-  if( stat(z, &st)!=0 || !S_ISDIR(st.st_mode) ){
-    wbErr(p, "'%s' is not a directory", z);
+  z[nTrust] = 0;
+  fd = open(nTrust ? z : "/", O_RDONLY|O_DIRECTORY|O_CLOEXEC);
+  if( fd<0 ){
+    wbErr(p, "cannot open directory '%s': %s", z, strerror(errno));
+    goto done;
   }
+  if( nTrust<n ) z[nTrust] = '/';
+  for(i=nTrust; i<n; ){
+    size_t j;
+    int nfd;
+    char c;
+    while( i<n && z[i]=='/' ) i++;
+    if( i>=n ) break;
+    for(j=i; j<n && z[j]!='/'; j++){}
+    if( ++nLevel>WB_MAX_DEPTH ){
+      wbErr(p, "cannot create directory '%s': more than %d levels", zDir, WB_MAX_DEPTH);
+      close(fd); fd = -1;
+      goto done;
+    }
+    c = z[j];
+    z[j] = 0;
+    if( mkdirat(fd, z+i, 0777)!=0 && errno!=EEXIST ){
+      wbErr(p, "cannot create directory '%s': %s", z, strerror(errno));
+      close(fd); fd = -1;
+      goto done;
+    }
+    nfd = openat(fd, z+i, O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC);
+    if( nfd<0 ){
+      if( errno==ELOOP || errno==ENOTDIR ){
+        wbErr(p, "refusing the cache directory '%s': '%s' is a symlink or not "
+                 "a directory", zDir, z);
+      }else{
+        wbErr(p, "cannot open directory '%s': %s", z, strerror(errno));
+      }
+      close(fd); fd = -1;
+      goto done;
+    }
+    close(fd);
+    fd = nfd;
+    z[j] = c;
+    i = j;
+  }
+done:
   sqlite3_free(z);
-  return p->rc;
+  return fd;
 }
 
 /* Base64 MD5 of the open file fd (read from its start) into zB64[25]. */
@@ -640,6 +689,87 @@ static int wbFileUrls(Wb *p, const WbArt *a, WbEntry *aE, int nE, int *pbPaging)
   return p->rc;
 }
 
+/* Is zDir a directory on the way to an entry of aE[0..nE) (sorted by
+** path): does some entry's path start with "zDir/"? */
+static int wbIsDirOf(const WbEntry *aE, int nE, const char *zDir){
+  size_t n = strlen(zDir);
+  int lo = 0, hi = nE;
+  while( lo<hi ){                 /* the first entry not below zDir+"/" */
+    int mid = lo + (hi-lo)/2, c = strncmp(aE[mid].zPath, zDir, n);
+    if( c<0 || (c==0 && (unsigned char)aE[mid].zPath[n] < '/') ) lo = mid+1;
+    else hi = mid;
+  }
+  return lo<nE && strncmp(aE[lo].zPath, zDir, n)==0 && aE[lo].zPath[n]=='/';
+}
+
+/* Is zName the temporary file of a download in progress (wbFetchEntry),
+** perhaps by another process fetching the same version? */
+static int wbIsPartName(const char *zName){
+  size_t n = strlen(zName);
+  return n==30 && strncmp(zName, ".profsum-", 9)==0 && strcmp(zName+25, ".part")==0;
+}
+
+/* Remove from directory dfd (zRel below the version folder zDest, "" for
+** the folder itself) everything that is not a file of aE[0..nE) (sorted
+** by path) or a directory on the way to one, never following a symlink;
+** with bAll, remove everything (the contents of a directory being
+** removed).  Downloads in progress (wbIsPartName) are left alone.  Used on
+** the default cache folder, so that what profsum_import reads there is
+** the manifest's files only.  Errors name the file.  Returns p->rc. */
+static int wbPrune(Wb *p, int dfd, const char *zDest, const char *zRel,
+                   const WbEntry *aE, int nE, int bAll, int nDepth){
+  int fd2 = dup(dfd);
+  DIR *d = fd2>=0 ? fdopendir(fd2) : 0;
+  struct dirent *de;
+  if( d==0 ){
+    wbErr(p, "cannot read directory '%s/%s': %s", zDest, zRel, strerror(errno));
+    if( fd2>=0 ) close(fd2);
+    return p->rc;
+  }
+  while( p->rc==SQLITE_OK && (de = readdir(d))!=0 ){
+    const char *zName = de->d_name;
+    struct stat st;
+    char *zPath;
+    WbEntry key;
+    int bDir, bKeep = 0;
+    if( strcmp(zName, ".")==0 || strcmp(zName, "..")==0 ) continue;
+    if( !bAll && wbIsPartName(zName) ) continue;
+    zPath = zRel[0] ? sqlite3_mprintf("%s/%s", zRel, zName) : sqlite3_mprintf("%s", zName);
+    if( zPath==0 ){ wbOom(p); break; }
+    if( fstatat(dfd, zName, &st, AT_SYMLINK_NOFOLLOW)!=0 ){
+      if( errno!=ENOENT ) wbErr(p, "cannot read '%s/%s': %s", zDest, zPath, strerror(errno));
+      sqlite3_free(zPath);
+      continue;
+    }
+    bDir = S_ISDIR(st.st_mode);
+    key.zPath = zPath;
+    if( !bAll ){
+      bKeep = bDir ? wbIsDirOf(aE, nE, zPath)
+                   : S_ISREG(st.st_mode)
+                     && bsearch(&key, aE, (size_t)nE, sizeof(WbEntry), wbEntryCmp)!=0;
+    }
+    if( bDir ){
+      int sfd = nDepth<WB_MAX_DEPTH
+        ? openat(dfd, zName, O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC) : -1;
+      if( sfd<0 ){
+        wbErr(p, "cannot open directory '%s/%s': %s", zDest, zPath,
+              nDepth<WB_MAX_DEPTH ? strerror(errno) : "too deep");
+      }else{
+        wbPrune(p, sfd, zDest, zPath, aE, nE, !bKeep, nDepth+1);
+        close(sfd);
+      }
+    }
+    if( p->rc==SQLITE_OK && !bKeep
+     && unlinkat(dfd, zName, bDir ? AT_REMOVEDIR : 0)!=0 && errno!=ENOENT ){
+      wbErr(p, "cannot remove '%s/%s' (not in the manifest) from the cache: %s",
+            zDest, zPath, strerror(errno));
+    }
+    sqlite3_free(zPath);
+  }
+  closedir(d);
+  return p->rc;
+}
+
 /* Download all stored files of artifact a into zDest (created if needed):
 ** manifest (by a->zManifestUrl, else FetchArtifactManifest), names and
 ** total size checked (wbCheckEntries), per-file URLs (wbFileUrls; files
@@ -648,7 +778,8 @@ static int wbFileUrls(Wb *p, const WbArt *a, WbEntry *aE, int nE, int *pbPaging)
 ** once: wbFetchEntryFresh).  Returns the result object (id, entity,
 ** project, name, version, type, ref, dest_dir, files, skipped) or 0 on
 ** error. */
-static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
+static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest,
+                                 size_t nTrust, int bPrune){
   JNode *pMan = 0, *pContents, *pRes = 0, *pFiles = 0, *pSkipped = 0;
   WbEntry *aE = 0;
   int nE = 0, i, rootFd = -1, bPaging = 0;
@@ -712,12 +843,8 @@ static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
   if( p->rc ) goto done;
 
   /* Download. */
-  if( wbMkdirs(p, zDest) ) goto done;
-  rootFd = open(zDest, O_RDONLY|O_DIRECTORY|O_CLOEXEC);
-  if( rootFd<0 ){
-    wbErr(p, "cannot open '%s': %s", zDest, strerror(errno));
-    goto done;
-  }
+  rootFd = wbMkdirs(p, zDest, nTrust);
+  if( rootFd<0 ) goto done;
   pFiles = jArr();
   if( pFiles==0 ){ wbOom(p); goto done; }
   for(i=0; i<nE; i++){
@@ -731,6 +858,7 @@ static JNode *wbDownloadArtifact(Wb *p, WbArt *a, const char *zDest){
     }
     if( p->rc ) goto done;
   }
+  if( bPrune && wbPrune(p, rootFd, zDest, "", aE, nE, 0, 0) ) goto done;
 
   pRes = jObj();
   if( pRes ){
@@ -760,13 +888,40 @@ done:
   return p->rc ? (jFree(pRes), (JNode*)0) : pRes;
 }
 
+/* The server's directory name in the cache: the host of WANDB_BASE_URL,
+** lower case, with ":<port>" when the port is not the scheme's default;
+** bytes other than A-Z a-z 0-9 . - _ : become '_' (an IPv6 address's
+** brackets, say).  sqlite3_malloc'd, 0 with the error recorded. */
+static char *wbCacheHost(Wb *p){
+  const char *zPort = strrchr(p->zOrigin, ':');
+  int bDefault = zPort==0
+    || (strncmp(p->zOrigin, "https:", 6)==0 && strcmp(zPort, ":443")==0)
+    || (strncmp(p->zOrigin, "http:", 5)==0 && strcmp(zPort, ":80")==0);
+  char *z = sqlite3_mprintf("%s%s", p->zHost, bDefault ? "" : zPort), *q;
+  if( z==0 ){ wbOom(p); return 0; }
+  for(q=z; *q; q++){
+    unsigned char c = (unsigned char)*q;
+    if( !((c>='a' && c<='z') || (c>='A' && c<='Z') || (c>='0' && c<='9')
+       || c=='.' || c=='-' || c=='_' || c==':') ) *q = '_';
+  }
+  if( z[0]==0 || strcmp(z, ".")==0 || strcmp(z, "..")==0 ){
+    wbErr(p, "cannot name the cache directory of host '%s'; pass dest_dir", p->zHost);
+    sqlite3_free(z);
+    return 0;
+  }
+  return z;
+}
+
 /* The default destination of artifact a:
-** ${XDG_CACHE_HOME:-$HOME/.cache}/profsum/wandb/<entity>/<project>/<name>/vN
-** (sqlite3_malloc'd; 0 with the error recorded).  Each part must be a
-** safe path component. */
-static char *wbDefaultDest(Wb *p, const WbArt *a){
+** ${XDG_CACHE_HOME:-$HOME/.cache}/profsum/wandb/<host>/<entity>/<project>/
+** <name>/vN, <host> the server's (wbCacheHost), so that two servers never
+** share a folder (sqlite3_malloc'd; 0 with the error recorded).  *pnRoot
+** receives the length of the cache root, below which wbMkdirs follows no
+** symlink.  Each part must be a safe path component. */
+static char *wbDefaultDest(Wb *p, const WbArt *a, size_t *pnRoot){
   const char *zX = getenv("XDG_CACHE_HOME"), *zH = getenv("HOME");
-  char *zRoot, *zRes;
+  char *zRoot, *zRes, *zHost;
+  size_t n;
   if( !wbSafeComponent(a->zEntity) || !wbSafeComponent(a->zProject)
    || !wbSafeComponent(a->zName) ){
     wbErr(p, "artifact '%s/%s/%s' cannot be cached: unsafe name for a "
@@ -782,9 +937,14 @@ static char *wbDefaultDest(Wb *p, const WbArt *a){
     return 0;
   }
   if( zRoot==0 ){ wbOom(p); return 0; }
-  zRes = sqlite3_mprintf("%s/profsum/wandb/%s/%s/%s/v%lld", zRoot, a->zEntity,
-                         a->zProject, a->zName, a->iVersion);
+  n = strlen(zRoot);
+  while( n>1 && zRoot[n-1]=='/' ) zRoot[--n] = 0;
+  zHost = wbCacheHost(p);
+  zRes = zHost ? sqlite3_mprintf("%s/profsum/wandb/%s/%s/%s/%s/v%lld", zRoot, zHost,
+                                 a->zEntity, a->zProject, a->zName, a->iVersion) : 0;
+  *pnRoot = n;
   sqlite3_free(zRoot);
+  sqlite3_free(zHost);
   if( zRes==0 ) wbOom(p);
   return zRes;
 }
@@ -985,13 +1145,14 @@ done:
 JNode *wbFetchRef(Wb *p, const char *zRef, const char *zDest, WbArt *a){
   char *zDef = 0;
   JNode *pRes = 0;
+  size_t nTrust = zDest ? strlen(zDest) : 0;
   if( wbResolveRef(p, zRef, a) ) return 0;
   if( zDest==0 ){
-    zDef = wbDefaultDest(p, a);
+    zDef = wbDefaultDest(p, a, &nTrust);
     if( zDef==0 ) return 0;
     zDest = zDef;
   }
-  pRes = wbDownloadArtifact(p, a, zDest);
+  pRes = wbDownloadArtifact(p, a, zDest, nTrust, zDef!=0);
   sqlite3_free(zDef);
   return pRes;
 }
@@ -1079,6 +1240,7 @@ JNode *wbFetchRun(Wb *p, const char *zTarget, const char *zDest,
                   WbArt *a){
   char *zE = 0, *zP = 0, *zR = 0, *zDef = 0, *zRef = 0, *zName = 0;
   JNode *pRes = 0, *pMeta = 0;
+  size_t nTrust = zDest ? strlen(zDest) : 0;
   if( wbParseRunTarget(p, zTarget, zEnt, zProj, &zE, &zP, &zR) ) goto done;
   if( wbPickRunProfile(p, zE, zP, zR, zAlias ? zAlias : "latest", a) ) goto done;
   zRef = sqlite3_mprintf("%s/%s/%s:v%lld", a->zEntity, a->zProject, a->zName, a->iVersion);
@@ -1087,11 +1249,11 @@ JNode *wbFetchRun(Wb *p, const char *zTarget, const char *zDest,
   pMeta = wbRunMetadata(p, zE, zP, zR, zRef, zName);
   if( pMeta==0 ) goto done;
   if( zDest==0 ){
-    zDef = wbDefaultDest(p, a);
+    zDef = wbDefaultDest(p, a, &nTrust);
     if( zDef==0 ) goto done;
     zDest = zDef;
   }
-  pRes = wbDownloadArtifact(p, a, zDest);
+  pRes = wbDownloadArtifact(p, a, zDest, nTrust, zDef!=0);
   if( pRes ){
     char *zRun = sqlite3_mprintf("%s/%s/%s", zE, zP, zR);
     jSet(pRes, "run", jStr(zRun, -1));
