@@ -764,7 +764,7 @@ class WandbTest(unittest.TestCase):
                                   manifest_extra={bad: {"digest": b64md5(b"hello"), "size": 5}})
             m = self.err("SELECT wandb_fetch('e/p/bad%d:v0', ?)" % i, self.dest("d%d" % i))
             self.assertEqual(m, "wandb_fetch: refusing manifest file name '%s' (absolute, "
-                                "empty or '.'/'..' component)" % bad)
+                                "empty or '.'/'..' component, or a control character)" % bad)
             self.assertFalse(os.path.exists(self.dest("d%d" % i)))
         self.assertFalse(os.path.exists(self.dest("evil")))
 

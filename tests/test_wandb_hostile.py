@@ -318,6 +318,55 @@ class Hostile(unittest.TestCase):
         self.assert_fetched(r["dest_dir"])
         self.assertEqual(len(walk(root)), len(FILES))
 
+    # -- 6: names, digests and sizes of the manifest -------------------------------
+    def test_long_and_control_names_in_errors(self):
+        self.api.add_artifact("e", "p", "long", 0, {"../" + "A" * 5000000: b"x"})
+        m = self.err("SELECT wandb_fetch('e/p/long:v0', ?)", self.dest())
+        self.assertEqual(m, "wandb_fetch: refusing manifest file name '../%s... (5000003 bytes)' "
+                            "(absolute, empty or '.'/'..' component, or a control character)"
+                         % ("A" * 197))
+        self.api.add_artifact("e", "p", "ctl", 0, {"a/\x1b]0;pwned\x07b": b"x"})
+        m = self.err("SELECT wandb_fetch('e/p/ctl:v0', ?)", self.dest())
+        self.assertIn("'a/\\x1b]0;pwned\\x07b'", m)
+        self.assertFalse(re.search("[\x00-\x1f\x7f]", m))
+        self.api.add_artifact("e", "p", "dig", 0, {"ok": b"x"})
+
+        def bend(man):
+            man["contents"]["ok"]["digest"] = "\x1b]0;pwned\x07" + "Z" * 3000000
+        self.edit_manifest(bend)
+        m = self.err("SELECT wandb_fetch('e/p/dig:v0', ?)", self.dest())
+        self.assertEqual(m, "wandb_fetch: manifest of 'e/p/dig:v0': entry 'ok' has a digest of "
+                            "3000010 bytes (at most 200)")
+        self.assertFalse(os.path.exists(self.dest()))
+
+    def test_names_with_nul_are_refused(self):
+        for name, files in [("n1", {"a\u0000/../../x": b"x"}),
+                            ("n2", {"trace.json\u0000A": b"first", "trace.json\u0000B": b"second"})]:
+            self.api.add_artifact("e", "p", name, 0, files)
+            m = self.err("SELECT wandb_fetch('e/p/%s:v0', ?)" % name, self.dest())
+            self.assertRegex(m, r"^wandb_fetch: manifest of 'e/p/%s:v0': a string holds a NUL "
+                                r"character \(\\u0000 at byte \d+\)$" % name)
+            self.assertFalse(os.path.exists(self.dest()))
+        self.assertFalse(os.path.exists(os.path.join(self.tmp.path, "x")))
+
+    def test_invalid_sizes_are_errors(self):
+        for i, size in enumerate([-5, 1.5, 1e30, "5", True, {}]):
+            self.api.add_artifact("e", "p", "s%d" % i, 0, {P0: b"hello"})
+
+            def bend(man):
+                man["contents"][P0]["size"] = size
+            self.edit_manifest(bend)
+            m = self.err("SELECT wandb_fetch('e/p/s%d:v0', ?)" % i, self.dest())
+            self.assertEqual(m, "wandb_fetch: manifest of 'e/p/s%d:v0': entry '%s' has an invalid "
+                                "size (expected a non-negative integer)" % (i, P0), size)
+        # absent and null sizes are allowed (the download is then unchecked)
+        self.api.add_artifact("e", "p", "snull", 0, {P0: b"hello"})
+
+        def bend(man):
+            man["contents"][P0]["size"] = None
+        self.edit_manifest(bend)
+        self.q("SELECT wandb_fetch('e/p/snull:v0', ?)", self.dest())
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1010,9 +1010,27 @@ done:
   return pRoot;
 }
 
+/* The offset in JSON text z[0..n) of the first \u0000 escape inside a
+** string (a NUL once decoded), or -1 when there is none. */
+static sqlite3_int64 wbJsonNul(const char *z, sqlite3_int64 n){
+  sqlite3_int64 i;
+  int bIn = 0;
+  for(i=0; i<n; i++){
+    if( z[i]=='"' ){
+      bIn = !bIn;
+    }else if( bIn && z[i]=='\\' && i+1<n ){
+      if( z[i+1]=='u' && i+5<n && memcmp(z+i+2, "0000", 4)==0 ) return i;
+      i++;                        /* the escaped byte: never a quote */
+    }
+  }
+  return -1;
+}
+
 /* GET zUrl, a storage URL the API handed out (sent without the key), into
 ** memory (at most WB_MEM_LIMIT bytes, not counted against
-** PROFSUM_WANDB_MAX_BYTES) and parse it as JSON.
+** PROFSUM_WANDB_MAX_BYTES) and parse it as JSON.  A string holding a NUL
+** (\u0000) is an error: the parsed tree keeps object keys as C strings,
+** so "a\u0000x" would read as "a" (and two such names as one).
 ** Returns the tree (caller frees) or 0 with the error recorded. */
 JNode *wbGetJson(Wb *p, const char *zWhat, const char *zUrl){
   WbSink s;
@@ -1021,6 +1039,12 @@ JNode *wbGetJson(Wb *p, const char *zWhat, const char *zUrl){
   memset(&s, 0, sizeof(s));
   s.p = p; s.fd = -1; s.nLimit = WB_MEM_LIMIT;
   if( wbRequest(p, zWhat, zUrl, 0, &s)==SQLITE_OK ){
+    sqlite3_int64 iNul = wbJsonNul(s.zMem ? s.zMem : "", s.nMem);
+    if( iNul>=0 ){
+      wbErr(p, "%s: a string holds a NUL character (\\u0000 at byte %lld)", zWhat, iNul);
+      sqlite3_free(s.zMem);
+      return 0;
+    }
     pRoot = jParse(s.zMem ? s.zMem : "", (int)s.nMem, &zJsonErr);
     if( pRoot==0 && zJsonErr ) wbErr(p, "%s: invalid JSON (%s)", zWhat, zJsonErr);
     else if( pRoot==0 ) wbOom(p);

@@ -175,7 +175,8 @@ JNode *wbGraphql(Wb *p, const char *zOp, const char *zQuery,
 
 /* GET zUrl, a storage URL the API handed out (sent without the key), into
 ** memory (at most WB_MEM_LIMIT bytes, not counted against
-** PROFSUM_WANDB_MAX_BYTES) and parse it as JSON.
+** PROFSUM_WANDB_MAX_BYTES) and parse it as JSON; a string holding a NUL
+** (\u0000) is an error.
 ** Returns the tree (caller frees) or 0 with the error recorded. */
 JNode *wbGetJson(Wb *p, const char *zWhat, const char *zUrl);
 

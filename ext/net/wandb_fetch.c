@@ -81,6 +81,8 @@ int profsumWandbFetchForImport(sqlite3 *db, const char *zSource, const char *zAl
 ** sooner: a repeated cursor is an error, a page that adds nothing ends the
 ** listing (wbNextPage). */
 #define WB_MAX_PAGES     10000
+#define WB_SHOW_NAME     200    /* most bytes of a manifest file name or
+                                ** digest an error shows (wbShow) */
 
 /* GraphQL texts (wandb-http.md §8; RunOutputArtifacts also asks for the
 ** aliases as §4.3 recommends). */
@@ -216,13 +218,17 @@ static int wbSafeComponent(const char *z){
   return 1;
 }
 
-/* Is manifest path z[0..n) a safe relative path: not absolute, no NUL,
-** no empty, "." or ".." components, no backslash, each component at most
-** 255 bytes? */
+/* Is manifest path z[0..n) a safe relative path: not absolute, no NUL
+** or other control character, no empty, "." or ".." components, no
+** backslash, each component at most 255 bytes?  (A NUL written \u0000 in
+** the manifest's JSON is refused before: the parsed keys carry no length,
+** see wbGetJson.) */
 static int wbSafeRelPath(const char *z, int n){
   int i = 0;
   if( z==0 || n<=0 || (int)strlen(z)!=n || z[0]=='/' ) return 0;
   if( strchr(z, '\\')!=0 ) return 0;
+  for(i=0; i<n; i++) if( (unsigned char)z[i]<0x20 || z[i]==0x7f ) return 0;
+  i = 0;
   while( i<n ){
     int j = i;
     while( j<n && z[j]!='/' ) j++;
@@ -445,8 +451,11 @@ static int wbFetchEntry(Wb *p, int rootFd, const char *zDest, const WbEntry *e,
     profsumMd5Final(&s->md5, dig);
     profsumBase64Encode(dig, 16, zGot);
     if( nWant==16 && strcmp(zGot, e->zDigest)!=0 ){
+      char *zShow = wbShow(e->zDigest, strlen(e->zDigest), WB_SHOW_NAME);
+      if( zShow==0 ){ wbOom(p); goto done; }
       wbErr(p, "digest mismatch for '%s': manifest says %s, downloaded file has %s",
-            e->zPath, e->zDigest, zGot);
+            e->zPath, zShow, zGot);
+      sqlite3_free(zShow);
       goto done;
     }
     if( close(fd)!=0 ){
@@ -585,7 +594,10 @@ static int wbFetchEntryFresh(Wb *p, const WbArt *a, int rootFd,
 
 /* Check the entries of a manifest (pContents, its "contents" object)
 ** before anything is written: safe relative names, an object with a digest
-** each, and a total size within p->nMaxBytes for artifact a.  The stored
+** (at most WB_SHOW_NAME bytes) each, a size that is absent, null or a
+** non-negative integer, and a total size within p->nMaxBytes for artifact
+** a.  Names in errors are cut to WB_SHOW_NAME bytes, control characters
+** escaped (wbShow).  The stored
 ** files go to aE (room for pContents->nChild entries; they borrow from
 ** pContents) and their count to *pnE; references are listed in pSkipped.
 ** zWhat names the manifest in errors.  Returns p->rc. */
@@ -594,41 +606,42 @@ static int wbCheckEntries(Wb *p, const WbArt *a, const char *zWhat,
                           JNode *pSkipped){
   sqlite3_int64 nTotal = 0;
   int i, nE = 0;
-  for(i=0; i<pContents->nChild; i++){
+  for(i=0; i<pContents->nChild && p->rc==SQLITE_OK; i++){
     JNode *pEnt = pContents->a[i], *pSz;
     const char *zPath = pEnt->zKey;
+    char *zShow = wbShow(zPath, strlen(zPath), WB_SHOW_NAME);
+    if( zShow==0 ){ wbOom(p); break; }
     if( !wbSafeRelPath(zPath, (int)strlen(zPath)) ){
       wbErr(p, "refusing manifest file name '%s' (absolute, empty or '.'/'..' "
-               "component)", zPath);
-      return p->rc;
-    }
-    if( pEnt->type!=JT_OBJECT ){
-      wbErr(p, "%s: malformed entry '%s'", zWhat, zPath);
-      return p->rc;
-    }
-    if( jGet(pEnt, "ref") && jGet(pEnt, "ref")->type!=JT_NULL ){
+               "component, or a control character)", zShow);
+    }else if( pEnt->type!=JT_OBJECT ){
+      wbErr(p, "%s: malformed entry '%s'", zWhat, zShow);
+    }else if( jGet(pEnt, "ref") && jGet(pEnt, "ref")->type!=JT_NULL ){
       jPush(pSkipped, jStr(zPath, -1));   /* a reference, not a stored file */
-      continue;
-    }
-    aE[nE].zPath = zPath;
-    aE[nE].zDigest = wbStr(jGet(pEnt, "digest"));
-    aE[nE].zBirth = wbStr(jGet(pEnt, "birthArtifactID"));
-    pSz = jGet(pEnt, "size");
-    aE[nE].nSize = (pSz && pSz->type==JT_INT && pSz->i>=0) ? pSz->i : -1;
-    if( aE[nE].zDigest==0 ){
-      wbErr(p, "%s: entry '%s' has no digest", zWhat, zPath);
-      return p->rc;
-    }
-    if( aE[nE].nSize>0 ){
-      if( aE[nE].nSize > p->nMaxBytes - nTotal ){
+    }else{
+      aE[nE].zPath = zPath;
+      aE[nE].zDigest = wbStr(jGet(pEnt, "digest"));
+      aE[nE].zBirth = wbStr(jGet(pEnt, "birthArtifactID"));
+      pSz = jGet(pEnt, "size");
+      aE[nE].nSize = (pSz && pSz->type==JT_INT) ? pSz->i : -1;
+      if( pSz && pSz->type!=JT_NULL && (pSz->type!=JT_INT || pSz->i<0) ){
+        wbErr(p, "%s: entry '%s' has an invalid size (expected a non-negative "
+                 "integer)", zWhat, zShow);
+      }else if( aE[nE].zDigest==0 ){
+        wbErr(p, "%s: entry '%s' has no digest", zWhat, zShow);
+      }else if( strlen(aE[nE].zDigest)>WB_SHOW_NAME ){
+        wbErr(p, "%s: entry '%s' has a digest of %d bytes (at most %d)", zWhat,
+              zShow, (int)strlen(aE[nE].zDigest), WB_SHOW_NAME);
+      }else if( aE[nE].nSize > p->nMaxBytes - nTotal ){
         wbErr(p, "artifact '%s/%s/%s:v%lld' exceeds the size limit of %lld bytes "
                  "(PROFSUM_WANDB_MAX_BYTES)", a->zEntity, a->zProject, a->zName,
                  a->iVersion, p->nMaxBytes);
-        return p->rc;
+      }else{
+        if( aE[nE].nSize>0 ) nTotal += aE[nE].nSize;
+        nE++;
       }
-      nTotal += aE[nE].nSize;
     }
-    nE++;
+    sqlite3_free(zShow);
   }
   *pnE = nE;
   return p->rc;
