@@ -367,6 +367,34 @@ class Hostile(unittest.TestCase):
         self.edit_manifest(bend)
         self.q("SELECT wandb_fetch('e/p/snull:v0', ?)", self.dest())
 
+    # -- 7: PROFSUM_WANDB_TIMEOUT and redirects ---------------------------------------
+    def test_redirect_does_not_restart_the_timeout(self):
+        # the file URLs point at the API host, which waits 0.7 s and then
+        # redirects to storage, which waits 0.7 s more: 1.4 s in all, over
+        # the 1 s an attempt has (each hop alone is within it)
+        self.api.serve_storage_here()
+        self.api.add_artifact("e", "p", "slowhops", 0, {"f": b"hello"})
+        os.environ["PROFSUM_WANDB_TIMEOUT"] = "1"
+        os.environ["PROFSUM_WANDB_MAX_RETRY_SECONDS"] = "0"
+        self.storage.faults["slow"] = 0.7
+        storage_url = self.storage.url
+        self.storage.blobs.update(self.api.blobs)
+
+        def slow_redirect(h):
+            time.sleep(0.7)
+            h._send(302, b"", {"Location": storage_url + "/files/" + h.path.split("?")[0].rsplit("/", 1)[1]})
+        test_wandb.answer(self.api, "GET", slow_redirect, when=lambda h: h.path.startswith("/storage/files/"))
+        t = time.time()
+        m = self.err("SELECT wandb_fetch('e/p/slowhops:v0', ?)", self.dest())
+        self.assertEqual(m, "wandb_fetch: download of 'f': timed out (limits: connect 1s, "
+                            "total 1s; PROFSUM_WANDB_TIMEOUT) (gave up after 1 attempt)")
+        self.assertFalse(os.path.exists(self.dest("f")))
+        # with time enough for both hops the same download succeeds
+        os.environ["PROFSUM_WANDB_TIMEOUT"] = "3"
+        self.q("SELECT wandb_fetch('e/p/slowhops:v0', ?)", self.dest())
+        with open(self.dest("f"), "rb") as f:
+            self.assertEqual(f.read(), b"hello")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -27,8 +27,9 @@
 **     masked whole before it is cut (wbBodyMessage);
 **   - every body is bounded by its sink's nLimit (a download by its
 **     manifest entry's size and the call's PROFSUM_WANDB_MAX_BYTES, see
-**     wandb_fetch.c; JSON by WB_MEM_LIMIT), every transfer by the
-**     PROFSUM_WANDB_TIMEOUT timeouts, and the waits between retries by
+**     wandb_fetch.c; JSON by WB_MEM_LIMIT), every attempt of a request
+**     (all its redirect hops together) by the PROFSUM_WANDB_TIMEOUT
+**     timeouts, and the waits between retries by
 **     PROFSUM_WANDB_MAX_RETRY_SECONDS.
 **
 ** Built with PROFSUM_OMIT_NETWORK this file is empty.
@@ -151,6 +152,13 @@ char *wbDup(Wb *p, const char *z){
   r = sqlite3_mprintf("%s", z);
   if( r==0 ) wbOom(p);
   return r;
+}
+
+/* Seconds on the monotonic clock. */
+static double wbNow(void){
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec*1e-9;
 }
 
 /* Sleep r seconds (r<=0: no sleep; more than WB_MAX_SLEEP: that long),
@@ -716,14 +724,16 @@ static int wbOnlyHttp(CURL *c){
 ** unless this libcurl cannot be told to follow http and https only
 ** (wbOnlyHttp): then a GET's redirects are followed here too.  Every URL
 ** requested, a Location followed here included, must be http or https.
-** Returns the CURLcode (CURLE_OK when an HTTP response arrived) and puts
-** the final status in *pCode.  zCurlErr (CURL_ERROR_SIZE) receives curl's
+** All hops share one deadline, p->nTotal seconds from the call (a
+** redirect does not restart the timer).  Returns the CURLcode (CURLE_OK
+** when an HTTP response arrived) and puts the final status in *pCode.  zCurlErr (CURL_ERROR_SIZE) receives curl's
 ** message.  Sets p->rc only for out-of-memory and refused redirects. */
 static CURLcode wbPerform(Wb *p, const char *zUrl, const char *zPost,
                           WbSink *s, long *pCode, char *zCurlErr){
   char *zCur = wbDup(p, zUrl);
   CURLcode rc = CURLE_OK;
   int nHop = 0;
+  double rEnd = wbNow() + (double)p->nTotal;   /* one deadline for all hops */
   int bKeyOk = s->bApi && s->zPutData==0;   /* the key may still go along */
   *pCode = 0;
   while( zCur ){
@@ -744,8 +754,20 @@ static CURLcode wbPerform(Wb *p, const char *zUrl, const char *zPost,
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_NETRC, (long)CURL_NETRC_IGNORED);
     bByHand = bAuth || !wbOnlyHttp(c);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, p->nConnect);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, p->nTotal);
+    {
+      /* what is left of the attempt's PROFSUM_WANDB_TIMEOUT: a redirect
+      ** does not restart the timer */
+      double rLeft = rEnd - wbNow();
+      long nMs = rLeft>0.001 ? (long)ceil(rLeft*1000) : 0;
+      if( nMs<=0 ){
+        sqlite3_snprintf(CURL_ERROR_SIZE, zCurlErr, "timed out");
+        rc = CURLE_OPERATION_TIMEDOUT;
+        break;
+      }
+      curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                       p->nConnect*1000L < nMs ? p->nConnect*1000L : nMs);
+      curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, nMs);
+    }
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, zCurlErr);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, wbWriteCb);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, s);

@@ -38,7 +38,8 @@ typedef struct Wb {
   char *zKey;             /* API key */
   char *zAuthHdr;         /* "Authorization: Basic ..." */
   char *zAuthB64;         /* the base64 part of zAuthHdr (scrubbed too) */
-  long nConnect, nTotal;  /* curl timeouts, seconds */
+  long nConnect, nTotal;  /* timeouts, seconds: connect, and one attempt of
+                          ** a request with all its redirect hops */
   double rRetryBudget;    /* max seconds spent waiting between retries */
   sqlite3_int64 nMaxBytes;/* download size limit for the whole call */
   sqlite3_int64 nUsed;    /* bytes downloaded so far */
