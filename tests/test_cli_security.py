@@ -259,7 +259,8 @@ class Wandb(SecBase):
             self.assertEqual(p.returncode, 0, p.stderr.decode())
             doc = json.loads(p.stdout)
             base = os.path.normpath(os.path.join(self.td.path, "work", root))
-            want = os.path.join(base, "profsum", "wandb", "e", "p", "run-abc-profiler", "v0", self.TRACE)
+            want = os.path.join(base, "profsum", "wandb", "127.0.0.1:%d" % self.api.port, "e", "p",
+                                "run-abc-profiler", "v0", self.TRACE)
             self.assertTrue(os.path.isfile(want), (root, want))
             self.assertEqual(doc["trace_overview"]["num_complete_events"], 13)
             self.assertFalse(os.path.exists(os.path.join(self.td.path, "home", ".cache")), root)
