@@ -81,7 +81,10 @@ class SqlPassThrough(ArgsBase):
         import shutil
         if shutil.which("sqlite3") is None:
             self.skipTest("no sqlite3 shell installed")
-        out, err = self.run_cli("sql", "p.db", "-json", "select 1 as a")
+        # the plain extension: the shell is no sanitized program (PROFSUM_SO
+        # names the ASan build under `make asan`)
+        env = dict(self.env, PROFSUM_SO=os.path.join(ROOT, "profsum.so"))
+        out, err = self.run_cli("sql", "p.db", "-json", "select 1 as a", env=env)
         self.assertEqual(json.loads(out), [{"a": 1}])
 
 

@@ -1405,6 +1405,11 @@ static void callFinish(sqlite3_context *ctx, ImportCall *c, int rc){
     /* name the function and the source (SQLite's bare message when even
     ** that cannot be made) */
     c->zErr = sqlite3_mprintf(FN ": '%s': out of memory", c->zSource ? c->zSource : "");
+  }else if( rc && c->zErr && strncmp(c->zErr, FN ":", sizeof(FN))!=0 ){
+    /* SQLite's own text (an I/O error of the pager out of memory says
+    ** "out of memory" alone): with the function and the source */
+    char *z = sqlite3_mprintf(FN ": '%s': %s", c->zSource ? c->zSource : "", c->zErr);
+    if( z ){ sqlite3_free(c->zErr); c->zErr = z; }
   }
   if( rc==SQLITE_OK ){
     sqlite3_result_int64(ctx, c->traceId);
