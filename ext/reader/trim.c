@@ -35,6 +35,7 @@
 #include "psfmt.h"
 #include "sqlcall.h"
 #include "growarray.h"
+#include "strpool.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -158,60 +159,15 @@ static int setHas(const I64Set *s, sqlite3_int64 v){
   return 0;
 }
 
-/* A set of texts (the pids of the selected entries that are strings, as
-** PyTorch's "pid":"Spans"): appended, then sorted by txtCompact for
-** txtHas.  Few distinct values; a repeat of the last is not appended. */
-typedef struct TxtSet { char **a; int64_t n, nAlloc; } TxtSet;
-static int cmpTxt(const void *pa, const void *pb){
-  return strcmp(*(char*const*)pa, *(char*const*)pb);
-}
-/* Add a copy of z.  SQLITE_OK or SQLITE_NOMEM. */
-static int txtAdd(TxtSet *t, const char *z){
-  char **a;
-  if( z==0 || (t->n>0 && strcmp(t->a[t->n-1], z)==0) ) return SQLITE_OK;
-  a = profsumGrowArray(t->a, t->n, &t->nAlloc, sizeof(char*), 8);
-  if( a==0 ) return SQLITE_NOMEM;
-  t->a = a;
-  if( (t->a[t->n] = sqlite3_mprintf("%s", z))==0 ) return SQLITE_NOMEM;
-  t->n++;
-  return SQLITE_OK;
-}
-/* Sort t and drop its duplicates. */
-static void txtCompact(TxtSet *t){
-  sqlite3_int64 i, j = 0;
-  if( t->n<2 ) return;
-  qsort(t->a, (size_t)t->n, sizeof(char*), cmpTxt);
-  for(i=1; i<t->n; i++){
-    if( strcmp(t->a[i], t->a[j])!=0 ) t->a[++j] = t->a[i];
-    else sqlite3_free(t->a[i]);
-  }
-  t->n = j+1;
-}
-/* Is z[0..n) in t (compacted)? */
-static int txtHas(const TxtSet *t, const char *z, sqlite3_int64 n){
-  sqlite3_int64 lo = 0, hi = t->n-1;
-  while( lo<=hi ){
-    sqlite3_int64 mid = (lo+hi)/2;
-    int c = strncmp(t->a[mid], z, (size_t)n);
-    if( c==0 ) c = t->a[mid][n]!=0;
-    if( c==0 ) return 1;
-    if( c<0 ) lo = mid+1; else hi = mid-1;
-  }
-  return 0;
-}
-static void txtFree(TxtSet *t){
-  sqlite3_int64 i;
-  for(i=0; i<t->n; i++) sqlite3_free(t->a[i]);
-  sqlite3_free(t->a);
-  memset(t, 0, sizeof(*t));
-}
-
 /* What the selection gives the copy: the entries, and the processes whose
 ** metadata goes with them (integer pids, and pids that are strings). */
 typedef struct TrimSel {
   IdxBits bits;
   I64Set pids;
-  TxtSet txtPids;
+  ProfsumStrPool txtPids;  /* the pids that are strings (PyTorch's "Spans"):
+                           ** ids below nTxtSel are the selection's, those
+                           ** the copy interns after them are not */
+  int32_t nTxtSel;
 } TrimSel;
 
 /* Report an error of profsum_trim with its message and SQLite code rc
@@ -404,6 +360,7 @@ static int trimSelect(sqlite3_context *ctx, sqlite3 *db, const char *zSrc, const
   sqlite3_int64 nSel = 0;
   const char *zTail = 0;
   char *zSql;
+  int32_t idTxt;
   int rc, nBE = 0;
   zSql = sqlite3_mprintf("SELECT idx, pid, ph FROM trace_events(?1) WHERE (%s\n)", zWhere);
   if( zSql==0 ){ trimNomem(ctx, zSrc); return 1; }
@@ -444,9 +401,11 @@ static int trimSelect(sqlite3_context *ctx, sqlite3 *db, const char *zSrc, const
   while( (rc = sqlite3_step(p))==SQLITE_ROW ){
     const char *zPh = (const char*)sqlite3_column_text(p, 2);
     int tPid = sqlite3_column_type(p, 1);
+    const char *zPid = tPid==SQLITE_TEXT ? (const char*)sqlite3_column_text(p, 1) : 0;
     if( bitsSet(&sel->bits, sqlite3_column_int64(p, 0))
      || (tPid==SQLITE_INTEGER && setAdd(&sel->pids, sqlite3_column_int64(p, 1)))
-     || (tPid==SQLITE_TEXT && txtAdd(&sel->txtPids, (const char*)sqlite3_column_text(p, 1))) ){
+     || (tPid==SQLITE_TEXT && (zPid==0                  /* its copy as text: out of memory */
+         || profsumStrPoolIntern(&sel->txtPids, zPid, sqlite3_column_bytes(p, 1), &idTxt))) ){
       /* the selection's own memory */
       trimErr(ctx, SQLITE_NOMEM, FN ": '%s': out of memory after %lld selected entries",
               zSrc, (long long)nSel);
@@ -474,7 +433,7 @@ static int trimSelect(sqlite3_context *ctx, sqlite3 *db, const char *zSrc, const
   }
   sqlite3_finalize(p);
   setCompact(&sel->pids);
-  txtCompact(&sel->txtPids);
+  sel->nTxtSel = sel->txtPids.n;
   return nBE>0 ? trimPairs(ctx, zSrc, sel, probe) : 0;
 }
 
@@ -572,11 +531,13 @@ static int trimCopy(GzOut *g, const char *zSrc, TrimSel *sel, TrimNames *pNames,
     if( !keep && ev->ph.n==1 && ev->ph.z[0]=='M' ){
       if( ev->pid.kind==PROFSUM_ID_INT ){
         keep = setHas(&sel->pids, ev->pid.iVal);
-      }else if( ev->pid.kind==PROFSUM_ID_TEXT && sel->txtPids.n>0 ){
+      }else if( ev->pid.kind==PROFSUM_ID_TEXT && sel->nTxtSel>0 ){
         const char *z;
         int64_t n;
-        if( profsumSpanText(&ev->pid.s, &zPid, &nPid, &z, &n) ){ rc = SQLITE_NOMEM; break; }
-        keep = txtHas(&sel->txtPids, z, n);
+        int32_t id;
+        if( profsumSpanText(&ev->pid.s, &zPid, &nPid, &z, &n)
+         || profsumStrPoolIntern(&sel->txtPids, z, n, &id) ){ rc = SQLITE_NOMEM; break; }
+        keep = id<sel->nTxtSel;
       }
     }
     if( !keep ) continue;
@@ -701,7 +662,7 @@ done:
   sqlite3_free(zErr);
   sqlite3_free(sel.bits.a);
   sqlite3_free(sel.pids.a);
-  txtFree(&sel.txtPids);
+  profsumStrPoolFree(&sel.txtPids);
 }
 
 /* See profsum_int.h. */
