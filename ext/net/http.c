@@ -36,6 +36,7 @@
 */
 #include "http.h"
 #include "cnum.h"
+#include "busy.h"
 
 #ifndef PROFSUM_OMIT_NETWORK
 #include <string.h>
@@ -152,13 +153,6 @@ char *wbDup(Wb *p, const char *z){
   r = sqlite3_mprintf("%s", z);
   if( r==0 ) wbOom(p);
   return r;
-}
-
-/* Seconds on the monotonic clock. */
-static double wbNow(void){
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec*1e-9;
 }
 
 /* Sleep r seconds (r<=0: no sleep; more than WB_MAX_SLEEP: that long),
@@ -733,7 +727,7 @@ static CURLcode wbPerform(Wb *p, const char *zUrl, const char *zPost,
   char *zCur = wbDup(p, zUrl);
   CURLcode rc = CURLE_OK;
   int nHop = 0;
-  double rEnd = wbNow() + (double)p->nTotal;   /* one deadline for all hops */
+  sqlite3_int64 tEnd = profsumNowMs() + (sqlite3_int64)p->nTotal*1000;   /* one deadline for all hops */
   int bKeyOk = s->bApi && s->zPutData==0;   /* the key may still go along */
   *pCode = 0;
   while( zCur ){
@@ -757,8 +751,7 @@ static CURLcode wbPerform(Wb *p, const char *zUrl, const char *zPost,
     {
       /* what is left of the attempt's PROFSUM_WANDB_TIMEOUT: a redirect
       ** does not restart the timer */
-      double rLeft = rEnd - wbNow();
-      long nMs = rLeft>0.001 ? (long)ceil(rLeft*1000) : 0;
+      long nMs = (long)(tEnd - profsumNowMs());
       if( nMs<=0 ){
         sqlite3_snprintf(CURL_ERROR_SIZE, zCurlErr, "timed out");
         rc = CURLE_OPERATION_TIMEDOUT;

@@ -19,8 +19,8 @@
 #include <string.h>
 #include <time.h>
 
-/* Monotonic clock in milliseconds. */
-static sqlite3_int64 nowMs(void){
+/* See busy.h. */
+sqlite3_int64 profsumNowMs(void){
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (sqlite3_int64)ts.tv_sec*1000 + ts.tv_nsec/1000000;
@@ -57,7 +57,7 @@ sqlite3_int64 profsumBusyBudgetMs(sqlite3 *db){
 ** deadline has passed (no sleep), 1 after sleeping.
 */
 static int backoff(int nTry, sqlite3_int64 deadline){
-  sqlite3_int64 left = deadline - nowMs();
+  sqlite3_int64 left = deadline - profsumNowMs();
   int base = nTry>=6 ? 64 : (1<<nTry);
   unsigned int r = 0;
   int ms;
@@ -240,7 +240,7 @@ static void rescueEnd(Rescue *r){
 */
 static int runWrite(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody,
                     void *pArg, char **pzErr, sqlite3_int64 budget, int bNested){
-  sqlite3_int64 deadline = nowMs() + budget;
+  sqlite3_int64 deadline = profsumNowMs() + budget;
   int nTry = 0, rc;
   if( !bNested ){
     rc = profsumEnsureWal(db, zSchema);

@@ -82,6 +82,10 @@ int profsumWriteRun(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody,
 */
 int profsumEnsureWal(sqlite3 *db, const char *zSchema);
 
+/* Milliseconds on the monotonic clock (not moved by changes of the time
+** of day): for deadlines. */
+sqlite3_int64 profsumNowMs(void);
+
 /*
 ** The busy budget of db in milliseconds: PRAGMA busy_timeout when it is
 ** positive, else PROFSUM_BUSY_DEFAULT_MS.
