@@ -1,4 +1,5 @@
 #include "profsum_int.h"
+#include "utf8rule.h"
 /*
 ** funcs_sql.c — the pure SQL functions of profsum (no I/O, no state):
 ** the SQL face of the op-name rules of ext/summary/oprules.c and of the
@@ -216,8 +217,10 @@ static int exclReadArg(sqlite3_context *ctx, ExclState *p, sqlite3_value *v,
       *peType = SQLITE_NULL;
       return 0;
     case SQLITE_TEXT:
-      zMsg = sqlite3_mprintf("exclusive_time: %s must be a number or NULL, "
-                             "got text '%s'", zArg, sqlite3_value_text(v));
+      /* the text quoted up to 80 bytes (a cut sequence reads as U+FFFD) */
+      zMsg = profsumUtf8Scrub(sqlite3_mprintf("exclusive_time: %s must be a number or NULL, "
+                             "got text '%.80s'%s", zArg, sqlite3_value_text(v),
+                             sqlite3_value_bytes(v)>80 ? " (cut)" : ""));
       break;
     default:
       zMsg = sqlite3_mprintf("exclusive_time: %s must be a number or NULL, "

@@ -17,6 +17,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 #include "profsum_int.h"
+#include "utf8rule.h"
 #include "hash.h"
 #include "wandb.h"
 #include "session.h"
@@ -35,7 +36,7 @@ SQLITE_EXTENSION_INIT1
 
 /* See profsum_int.h. */
 int profsumCtxErrV(sqlite3_context *ctx, const char *zFmt, va_list ap){
-  char *z = sqlite3_vmprintf(zFmt, ap);
+  char *z = profsumUtf8Scrub(sqlite3_vmprintf(zFmt, ap));
   if( z==0 ){
     sqlite3_result_error_nomem(ctx);
     return SQLITE_NOMEM;
@@ -62,6 +63,7 @@ void profsumErrSetV(char **pzErr, const char *zFunc, const char *zPath, const ch
   else if( zPath ) *pzErr = sqlite3_mprintf("%s: '%s': %s", zFunc, zPath, z);
   else *pzErr = sqlite3_mprintf("%s: %s", zFunc, z);
   sqlite3_free(z);
+  *pzErr = profsumUtf8Scrub(*pzErr);
 }
 
 /* See profsum_int.h. */
@@ -69,7 +71,7 @@ void profsumVtabErr(sqlite3_vtab *pVtab, const char *zFmt, ...){
   va_list ap;
   sqlite3_free(pVtab->zErrMsg);
   va_start(ap, zFmt);
-  pVtab->zErrMsg = sqlite3_vmprintf(zFmt, ap);
+  pVtab->zErrMsg = profsumUtf8Scrub(sqlite3_vmprintf(zFmt, ap));
   va_end(ap);
 }
 

@@ -54,6 +54,7 @@
 #include "cnum.h"
 #include "profsum_reader.h"
 #include "diaglist.h"
+#include "utf8rule.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -329,7 +330,7 @@ static int traceLazyDur(TraceCursor *pCur){
   sqlite3_free(pCur->zLazyPath);
   pCur->zLazyPath = 0;
   pCur->iRec = 0;
-  if( rc && zErr ){ sqlite3_free(pVtab->zErrMsg); pVtab->zErrMsg = zErr; }
+  if( rc && zErr ){ sqlite3_free(pVtab->zErrMsg); pVtab->zErrMsg = profsumUtf8Scrub(zErr); }
   return rc;
 }
 
@@ -360,15 +361,15 @@ static int traceNextEvent(TraceCursor *pCur){
     if( pCur->pInfo && profsumStreamEntries(pCur->pStream)!=pCur->pInfo->nEntries ){
       const TraceTab *pTab = (const TraceTab*)pCur->base.pVtab;
       const char *zPath = pCur->pPathArg ? (const char*)sqlite3_value_text(pCur->pPathArg) : pTab->zPath;
-      pCur->base.pVtab->zErrMsg = sqlite3_mprintf("%s: '%s': the file changed while it "
-          "was being read", pCur->zFunc, zPath ? zPath : "");
+      pCur->base.pVtab->zErrMsg = profsumUtf8Scrub(sqlite3_mprintf("%s: '%s': the file changed "
+          "while it was being read", pCur->zFunc, zPath ? zPath : ""));
       return SQLITE_ERROR;
     }
     return SQLITE_OK;
   }
   if( zErr ){
     sqlite3_free(pCur->base.pVtab->zErrMsg);
-    pCur->base.pVtab->zErrMsg = zErr;
+    pCur->base.pVtab->zErrMsg = profsumUtf8Scrub(zErr);
   }
   return rc;
 }
@@ -425,7 +426,7 @@ static int traceStart(TraceCursor *pCur, const char *zPath, int idxNum){
       return traceNomem(pCur, zPath, "for the diagnostics");
     }
     if( rc ){
-      if( zErr ){ sqlite3_free(pVtab->zErrMsg); pVtab->zErrMsg = zErr; }
+      if( zErr ){ sqlite3_free(pVtab->zErrMsg); pVtab->zErrMsg = profsumUtf8Scrub(zErr); }
       return rc;
     }
     profsumDiagListSort(&pCur->diag.L);
@@ -453,7 +454,7 @@ static int traceStart(TraceCursor *pCur, const char *zPath, int idxNum){
     if( idxNum & PLAN_EXCLNS ) needs |= PROFSUM_NEED_EXCLNS;
     rc = profsumTrackAnalyze(pCur->zFunc, zPath, needs, 0, 0, &pCur->pInfo, &zErr);
     if( rc ){
-      if( zErr ){ sqlite3_free(pVtab->zErrMsg); pVtab->zErrMsg = zErr; }
+      if( zErr ){ sqlite3_free(pVtab->zErrMsg); pVtab->zErrMsg = profsumUtf8Scrub(zErr); }
       return rc;
     }
   }
@@ -469,7 +470,7 @@ open_stream:
         return rc;
       }
       sqlite3_free(pVtab->zErrMsg);
-      pVtab->zErrMsg = zErr;
+      pVtab->zErrMsg = profsumUtf8Scrub(zErr);
       return rc;
     }
   }
@@ -546,8 +547,9 @@ static int traceRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid){
 static void colNomem(TraceCursor *pCur, sqlite3_context *ctx){
   const TraceTab *pTab = (const TraceTab*)pCur->base.pVtab;
   const char *zPath = pCur->pPathArg ? (const char*)sqlite3_value_text(pCur->pPathArg) : pTab->zPath;
-  char *z = sqlite3_mprintf("%s: '%s': out of memory for a value of entry %lld",
-                            pCur->zFunc, zPath ? zPath : "", (long long)pCur->pEv->idx);
+  char *z = profsumUtf8Scrub(sqlite3_mprintf("%s: '%s': out of memory for a value of entry %lld",
+                                             pCur->zFunc, zPath ? zPath : "",
+                                             (long long)pCur->pEv->idx));
   if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
   sqlite3_result_error(ctx, z, -1);
   sqlite3_free(z);

@@ -50,6 +50,7 @@
 ** can) and never INNOCUOUS.
 */
 #include "profsum_int.h"
+#include "utf8rule.h"
 #include "xplane_pb.h"
 #include "jsontree.h"
 #include "vtabkit.h"
@@ -430,7 +431,7 @@ static int xvFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   profsumXpClose(p);
   if( rc ){
     sqlite3_free(cur->pVtab->zErrMsg);
-    cur->pVtab->zErrMsg = zErr;   /* 0 when out of memory */
+    cur->pVtab->zErrMsg = profsumUtf8Scrub(zErr);   /* 0 when out of memory */
     xvReset(&pCur->rows);         /* no partial result */
     return rc;
   }

@@ -40,6 +40,7 @@
 ** trigger stored in a database).
 */
 #include "profsum_int.h"
+#include "utf8rule.h"
 #include "profsum_reader.h"
 #include "summary_engine.h"
 #include "summary_doc.h"
@@ -1416,6 +1417,7 @@ static void callFinish(sqlite3_context *ctx, ImportCall *c, int rc){
   }else if( rc==SQLITE_NOMEM && c->zErr==0 ){
     sqlite3_result_error_nomem(ctx);
   }else{
+    c->zErr = profsumUtf8Scrub(c->zErr);
     sqlite3_result_error(ctx, c->zErr ? c->zErr : sqlite3_errstr(rc), -1);
     sqlite3_result_error_code(ctx, rc==SQLITE_ROW || rc==SQLITE_DONE ? SQLITE_ERROR : rc);
   }

@@ -4,6 +4,7 @@
 ** what it holds), and its registration (profsumRegisterSession).
 */
 #include "profsum_int.h"
+#include "utf8rule.h"
 #include "session.h"
 #include "jsontree.h"
 
@@ -199,7 +200,7 @@ static void sessionJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
   }else if( rc==SQLITE_NOMEM && zErr==0 ){
     sqlite3_result_error_nomem(ctx);
   }else{
-    char *z = sqlite3_mprintf(SJ_FN ": %s", zErr ? zErr : sqlite3_errstr(rc));
+    char *z = profsumUtf8Scrub(sqlite3_mprintf(SJ_FN ": %s", zErr ? zErr : sqlite3_errstr(rc)));
     sqlite3_result_error(ctx, z ? z : SJ_FN ": out of memory", -1);
     sqlite3_free(z);
   }

@@ -54,3 +54,40 @@ int profsumTextArgFault(const char *zWhat, const char *z, int n, char **pzErr){
   }
   return 1;
 }
+
+/* See utf8rule.h. */
+char *profsumUtf8Scrub(char *z){
+  const unsigned char *u = (const unsigned char*)z, *e, *p;
+  sqlite3_str *pOut;
+  char *zNew;
+  if( z==0 ) return 0;
+  e = u + strlen(z);
+  for(p=u; p<e; p++){
+    if( *p>=0x80 ){
+      int k = profsumUtf8SeqLen(p, e);
+      if( k==0 ) break;
+      p += k-1;
+    }
+  }
+  if( p>=e ) return z;                       /* valid: the text as it is */
+  pOut = sqlite3_str_new(0);
+  sqlite3_str_append(pOut, z, (int)(p-u));
+  while( p<e ){
+    int k = *p<0x80 ? 1 : profsumUtf8SeqLen(p, e);
+    if( k==0 ){ sqlite3_str_append(pOut, "\xEF\xBF\xBD", 3); p++; }
+    else{ sqlite3_str_append(pOut, (const char*)p, k); p += k; }
+  }
+  zNew = sqlite3_str_finish(pOut);
+  if( zNew==0 ){
+    /* out of memory: every byte that starts no sequence becomes '?' in
+    ** place, so that the message still reads */
+    unsigned char *w = (unsigned char*)z;
+    for(p=u; p<e; ){
+      int k = *p<0x80 ? 1 : profsumUtf8SeqLen(p, e);
+      if( k==0 ){ w[p-u] = '?'; p++; }else p += k;
+    }
+    return z;
+  }
+  sqlite3_free(z);
+  return zNew;
+}

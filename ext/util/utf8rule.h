@@ -17,4 +17,12 @@ int profsumUtf8SeqLen(const unsigned char *u, const unsigned char *e);
 ** at byte N)"; 0 when it keeps the rule. */
 int profsumTextArgFault(const char *zWhat, const char *z, int n, char **pzErr);
 
+/* The message z (sqlite3_malloc'd, may be 0) as valid UTF-8: itself when it
+** is; else a new text with U+FFFD for every byte that starts no UTF-8
+** sequence, z freed (out of memory: those bytes become '?' in z).  Error
+** messages quote what callers and files give (a path is bytes on Linux),
+** and a reader that decodes the message strictly (Python's sqlite3) would
+** otherwise report a decoding error instead of the message. */
+char *profsumUtf8Scrub(char *z);
+
 #endif /* PROFSUM_UTF8RULE_H */
