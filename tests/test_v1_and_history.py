@@ -84,6 +84,16 @@ class BigV1Summary(Base):
             kp = "SELECT value, band FROM profsum_kpis WHERE trace_id=? AND kpi='host_overhead'"
             self.assertEqual(db.execute(kp, (iv,)).fetchall(), db.execute(kp, (it,)).fetchall(), label)
             self.assertNotEqual(db.execute(kp, (iv,)).fetchone()[1], "unavailable")
+            # one_op_dominating is a share of all device ops' exclusive time,
+            # which the document does not hold (its hot ops alone would make
+            # the top op's share larger): unavailable, never a wrong figure
+            od = "SELECT value, band, explanation FROM profsum_kpis WHERE trace_id=? AND kpi='one_op_dominating'"
+            v, band, why = db.execute(od, (iv,)).fetchone()
+            self.assertEqual((v, band), (None, "unavailable"), label)
+            self.assertIn("holds only the hot ops", why)
+            tv, tband, _ = db.execute(od, (it,)).fetchone()
+            self.assertGreater(tv, 0)
+            self.assertIn(tband, ("detected", "not_detected"))
         db.close()
 
     def test_v1_document_that_cannot_be_stored(self):
