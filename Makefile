@@ -90,13 +90,16 @@ deps-note:
 
 # sql/schema.sql and the views (in views/MANIFEST order) compiled into the
 # extension as one C string: profsum_import() creates them on first use.
-build/gen/schema_sql.h: sql/schema.sql views/MANIFEST $(VIEWS) Makefile
+build/gen/schema_sql.h: sql/schema.sql views/MANIFEST $(VIEWS) sql/functions.sql Makefile
 	@mkdir -p build/gen
 	@{ echo '#define PROFSUM_SCHEMA_SQL \\'; \
 	  for f in sql/schema.sql $(VIEWS); do \
 	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n" \\/' $$f; \
 	  done; echo '""'; \
-	  echo "#define PROFSUM_SCHEMA_ID \"$$(cat sql/schema.sql $(VIEWS) | cksum | tr ' ' '-')\""; } > $@
+	  echo "#define PROFSUM_SCHEMA_ID \"$$(cat sql/schema.sql $(VIEWS) | cksum | tr ' ' '-')\""; \
+	  echo '#define PROFSUM_FUNCTIONS_DOC \\'; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n" \\/' sql/functions.sql; \
+	  echo '""'; } > $@
 
 .PHONY: FORCE
 FORCE:

@@ -131,6 +131,22 @@ class Catalog(unittest.TestCase):
                 for r in mine:
                     self.assertTrue(r[4], "%s.%s has no doc" % (v, r[3]))
             d.close()
+        # the table-valued functions that read files, each visible column with
+        # a doc, in the module's column order (hidden inputs such as path left
+        # out); every table-valued module profsum registers is there
+        tvf = {r[0] for r in rows if r[1] == "table-valued function"}
+        self.assertEqual(tvf, {"trace_events", "profsum_diagnostics", "profsum_find_traces",
+                               "profsum_xplane_planes", "profsum_xplane_lines"})
+        for f in sorted(tvf):
+            mine = sorted((r for r in rows if r[0] == f), key=lambda r: r[2])
+            self.assertEqual(mine[0][2:4], (0, None), f)
+            self.assertTrue(mine[0][4].startswith(f + "("), f)
+            cols = [r[1] for r in db.execute("SELECT * FROM pragma_table_xinfo(?)", (f,)) if r[6] == 0]
+            self.assertEqual(cols, [r[3] for r in mine[1:]], f)
+            for r in mine:
+                self.assertTrue(r[4], "%s.%s has no doc" % (f, r[3]))
+        self.assertEqual(len([r for r in rows if r[0] == "trace_events"]), 29)
+        db.close()
 
 
 class CompareViews(unittest.TestCase):

@@ -93,12 +93,14 @@ def unit_of(doc):
 
 def catalog(so):
     """profsum_catalog rows (object, kind, position, column_name, doc) from the
-    extension at so."""
+    extension at so: the objects of a database (the table-valued functions
+    that read files are none, and Datasette lists only what the file holds)."""
     db = sqlite3.connect(":memory:")
     db.enable_load_extension(True)
     db.load_extension(so)
     db.enable_load_extension(False)
     rows = db.execute("SELECT object, kind, position, column_name, doc FROM profsum_catalog "
+                      "WHERE kind <> 'table-valued function' "
                       "ORDER BY kind DESC, object, position").fetchall()
     db.close()
     return rows

@@ -7,7 +7,7 @@
 **
 **   CREATE TABLE profsum_catalog(
 **     object,        -- view or table name
-**     kind,          -- 'view', 'table' or 'virtual table'
+**     kind,          -- 'view', 'table', 'virtual table' or 'table-valued function'
 **     position,      -- 0 for the object itself, then 1.. for its columns
 **     column_name,   -- NULL on the object row
 **     doc            -- the description (object row) or the column's comment
@@ -21,8 +21,12 @@
 ** trailing comments.  A virtual table the schema makes (CREATE VIRTUAL
 ** TABLE) has kind 'virtual table': its columns are declared by its module,
 ** not in the text, so its comment block ends with a "Columns:" line and one
-** "  name: doc" line per column, in the module's column order.  Pure (no
-** file or database access).
+** "  name: doc" line per column, in the module's column order.  The
+** table-valued functions that read files (trace_events, profsum_diagnostics,
+** ...) are no objects of a database; their blocks, in the same form, come
+** from sql/functions.sql (compiled in as documentation, never executed),
+** each ended by a "FUNCTION name" line, with kind 'table-valued function'.
+** Pure (no file or database access).
 */
 #include "profsum_int.h"
 #include "schema_sql.h"
@@ -124,19 +128,49 @@ static int catColumnLine(CatVCols *pV, const char *z, int n){
   return 1;
 }
 
-/* Add the rows of the virtual table named [zName, zName+nName): its object
-** row with the comment block zDoc, then one row per column of pV. */
-static int catVirtual(CatCursor *c, const char *zName, int nName, const char *zDoc,
-                      const CatVCols *pV){
-  int k, rc = catAdd(c, zName, nName, "virtual table", 0, 0, 0, zDoc, (int)strlen(zDoc));
+/* Add the rows of the object of kind zKind named [zName, zName+nName)
+** whose columns its module declares: its object row with the comment block
+** zDoc, then one row per column of pV. */
+static int catVirtual(CatCursor *c, const char *zKind, const char *zName, int nName,
+                      const char *zDoc, const CatVCols *pV){
+  int k, rc = catAdd(c, zName, nName, zKind, 0, 0, 0, zDoc, (int)strlen(zDoc));
   for(k=0; rc==SQLITE_OK && k<pV->n; k++){
-    rc = catAdd(c, zName, nName, "virtual table", k+1, pV->a[k].zName, pV->a[k].nName,
+    rc = catAdd(c, zName, nName, zKind, k+1, pV->a[k].zName, pV->a[k].nName,
                 pV->a[k].zDoc, pV->a[k].nDoc);
   }
   return rc;
 }
 
-/* Parse the compiled schema text into rows (at most one per line). */
+/* The rows of the table-valued functions (sql/functions.sql): comment
+** blocks, each ended by a "FUNCTION name" line. */
+static int catFunctions(CatCursor *c){
+  const char *z = PROFSUM_FUNCTIONS_DOC;
+  int i = 0, rc = SQLITE_OK;
+  sqlite3_str *pDoc = sqlite3_str_new(0);
+  CatVCols vc;
+  const char *zL; int nL;
+  memset(&vc, 0, sizeof(vc));
+  while( rc==SQLITE_OK && nextLine(z, &i, &zL, &nL) ){
+    const char *zT = zL; int nT = nL;
+    trim(&zT, &nT);
+    if( catColumnLine(&vc, zT, nT) ) continue;
+    if( catComment(pDoc, zT, nT) ) continue;
+    if( nT>9 && strncmp(zT, "FUNCTION ", 9)==0 ){
+      char *zHead = sqlite3_str_finish(pDoc);
+      rc = catVirtual(c, "table-valued function", zT+9, nT-9, zHead ? zHead : "", &vc);
+      sqlite3_free(zHead);
+    }else{
+      sqlite3_free(sqlite3_str_finish(pDoc));  /* a blank line: the block before was the header */
+    }
+    pDoc = sqlite3_str_new(0);
+    memset(&vc, 0, sizeof(vc));
+  }
+  sqlite3_free(sqlite3_str_finish(pDoc));
+  return rc;
+}
+
+/* Parse the compiled schema text, then the functions' (catFunctions), into
+** rows (at most one per line). */
 static int catParse(CatCursor *c){
   const char *z = PROFSUM_SCHEMA_SQL;
   int i = 0, rc = SQLITE_OK, nLine = 1;
@@ -145,6 +179,7 @@ static int catParse(CatCursor *c){
   const char *zL; int nL;
   memset(&vc, 0, sizeof(vc));
   for(zL=z; *zL; zL++) nLine += *zL=='\n';
+  for(zL=PROFSUM_FUNCTIONS_DOC; *zL; zL++) nLine += *zL=='\n';   /* catFunctions' rows */
   c->a = sqlite3_malloc64(sizeof(CatRow)*(sqlite3_uint64)nLine);
   if( c->a==0 ) return SQLITE_NOMEM;
   c->nAlloc = nLine;
@@ -159,7 +194,7 @@ static int catParse(CatCursor *c){
       int nName = 0;
       char *zHead = sqlite3_str_finish(pDoc);
       while( zName+nName < zT+nT && zName[nName]!=' ' && zName[nName]!=';' ) nName++;
-      rc = catVirtual(c, zName, nName, zHead ? zHead : "", &vc);
+      rc = catVirtual(c, "virtual table", zName, nName, zHead ? zHead : "", &vc);
       sqlite3_free(zHead);
       pDoc = sqlite3_str_new(0);
       memset(&vc, 0, sizeof(vc));
@@ -217,6 +252,7 @@ static int catParse(CatCursor *c){
     memset(&vc, 0, sizeof(vc));
   }
   sqlite3_free(sqlite3_str_finish(pDoc));
+  if( rc==SQLITE_OK ) rc = catFunctions(c);
   return rc;
 }
 
