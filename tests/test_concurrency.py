@@ -294,6 +294,77 @@ class ConcurrentImports(unittest.TestCase):
             db.close()
 
 
+# A writer process: replace label 'b' by one of two traces, in turn, until
+# the stop file appears.
+REPLACER = r"""
+import os, sqlite3, sys
+db_path, so, t1, t2, stop = sys.argv[1:6]
+db = sqlite3.connect(db_path, timeout=60, isolation_level=None)
+db.enable_load_extension(True)
+db.load_extension(so)
+n = 0
+while not os.path.exists(stop):
+    db.execute("SELECT profsum_import(?, 'b', '{\"replace\": true}')", (t1 if n % 2 else t2,)).fetchall()
+    n += 1
+print(n)
+"""
+
+
+class ReadersSeeOneState(unittest.TestCase):
+    """A function that reads a stored trace with many statements (reports,
+    comparisons) reads one state of the database while another process
+    replaces that trace: its result is that of the old trace or of the new
+    one, never a mixture, an error about an id, or a crash."""
+
+    CALLS = [
+        ("SELECT profsum_compare_md('a', 'b')", ()),
+        ("SELECT profsum_report_md('b', 10, '{\"kpis\": true, \"profsum\": true}')", ()),
+        ("SELECT profsum_compare_json('a', 'b')", ()),
+        ("SELECT profsum_summary_json('b')", ()),
+        ("SELECT profsum_report_html('b')", ()),
+    ]
+
+    def test_replace_beside_readers(self):
+        with TempDir() as td:
+            db_path = os.path.join(td.path, "shared.db")
+            t1 = td.write("t1.json.gz", json.dumps(fixtures.f1([100, 110, 120, 130, 140, 150], 60)), gz=True)
+            t2 = td.write("t2.json.gz", json.dumps(fixtures.f1([90, 100, 110, 120, 130, 140], 40)), gz=True)
+            db = connect(db_path)
+            db.execute("SELECT profsum_import(?, 'a')", (t1,)).fetchall()
+            # what each call gives on each trace alone (the import time and
+            # the trace id masked: they change with every replace)
+            want = {}
+            for t in (t1, t2):
+                db.execute("SELECT profsum_import(?, 'b', '{\"replace\": true}')", (t,)).fetchall()
+                for sql, args in self.CALLS:
+                    want.setdefault(sql, set()).add(self.mask(db.execute(sql, args).fetchone()[0]))
+            stop = os.path.join(td.path, "stop")
+            w = subprocess.Popen([sys.executable, "-c", REPLACER, db_path, SO, t1, t2, stop],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                seen = 0
+                deadline = time.time() + 6
+                while time.time() < deadline:
+                    for sql, args in self.CALLS:
+                        got = self.mask(db.execute(sql, args).fetchone()[0])
+                        self.assertTrue(got in want[sql], "%s: a result that is neither trace's" % sql)
+                        seen += 1
+            finally:
+                open(stop, "w").close()
+                out, err = w.communicate(timeout=120)
+            self.assertEqual(w.returncode, 0, err)
+            self.assertGreater(int(out), 2)          # the writer did replace meanwhile
+            self.assertGreater(seen, 10)
+            db.close()
+
+    @staticmethod
+    def mask(text):
+        """text without what differs between two imports of one file."""
+        import re
+        text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?", "T", text)
+        return re.sub(r"(trace[_ ]id\W+)\d+", r"\1N", text)
+
+
 class Interrupted(unittest.TestCase):
     """busy.c after sqlite3_interrupt(): the write of profsum_track,
     interrupted at points spread over the whole call (from a progress

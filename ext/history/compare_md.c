@@ -99,6 +99,15 @@ static int cmdSideRead(sqlite3 *db, const char *zSchema, CmdSide *p, char **pzEr
     p->median = sqlite3_column_double(q, 2);
     p->p90 = sqlite3_column_double(q, 3);
     if( p->zLabel==0 || p->zFormat==0 ){ sqlite3_finalize(q); return SQLITE_NOMEM; }
+  }else if( rc==SQLITE_DONE ){
+    /* gone since it was resolved: a replace between the statements of a
+    ** call made inside the caller's own transaction cannot happen, nor in
+    ** the snapshot the function is registered to read in; say so if it
+    ** ever does instead of writing a half report */
+    sqlite3_finalize(q);
+    sqlite3_free(*pzErr);
+    *pzErr = sqlite3_mprintf("trace %lld left the database while it was read", (long long)p->id);
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
   if( (rc = cmdDone(db, q, rc, pzErr))!=SQLITE_OK ) return rc;
   rc = cmdPrep(db, zSchema, "SELECT category, share_of_total FROM \"%w\".profsum_breakdown "
@@ -480,9 +489,9 @@ static void compareMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 /* See history_int.h. */
 int profsumRegisterCompareMd(sqlite3 *db, char **pzErr){
   static const ProfsumHistFunc aFunc[] = {
-    {"profsum_compare_md", 2, SQLITE_UTF8, compareMdFunc},
-    {"profsum_compare_md", 3, SQLITE_UTF8, compareMdFunc},
-    {"profsum_compare_md", 4, SQLITE_UTF8, compareMdFunc},
+    {"profsum_compare_md", 2, SQLITE_UTF8|PROFSUM_FN_READS, compareMdFunc},
+    {"profsum_compare_md", 3, SQLITE_UTF8|PROFSUM_FN_READS, compareMdFunc},
+    {"profsum_compare_md", 4, SQLITE_UTF8|PROFSUM_FN_READS, compareMdFunc},
   };
   return profsumHistRegister(db, aFunc, (int)(sizeof(aFunc)/sizeof(aFunc[0])), pzErr);
 }

@@ -38,6 +38,7 @@
 #include "fileio.h"
 #include "jsontree.h"
 #include "pycompat.h"
+#include "sqlcall.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -795,9 +796,9 @@ int profsumRegisterHistory(sqlite3 *db, char **pzErr){
     {"profsum_track",                3, SQLITE_UTF8|SQLITE_DIRECTONLY,  trackFunc},
     {"profsum_track",                4, SQLITE_UTF8|SQLITE_DIRECTONLY,  trackFunc},
     {"profsum_history_import",       1, SQLITE_UTF8|SQLITE_DIRECTONLY,  historyImportFunc},
-    {"profsum_history_export",       1, SQLITE_UTF8|SQLITE_DIRECTONLY,  historyExportFunc},
-    {"profsum_history_summary_json", 0, SQLITE_UTF8,                    historySummaryFunc},
-    {"profsum_history_summary_json", 1, SQLITE_UTF8,                    historySummaryFunc},
+    {"profsum_history_export",       1, SQLITE_UTF8|SQLITE_DIRECTONLY|PROFSUM_FN_READS,  historyExportFunc},
+    {"profsum_history_summary_json", 0, SQLITE_UTF8|PROFSUM_FN_READS,                    historySummaryFunc},
+    {"profsum_history_summary_json", 1, SQLITE_UTF8|PROFSUM_FN_READS,                    historySummaryFunc},
   };
   int rc = profsumHistRegister(db, aFunc, (int)(sizeof(aFunc)/sizeof(aFunc[0])), pzErr);
   if( rc==SQLITE_OK ) rc = profsumRegisterSeriesRuns(db, pzErr);

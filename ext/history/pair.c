@@ -199,7 +199,7 @@ const char *profsumHistPathArg(sqlite3_context *ctx, const char *zFunc, const ch
 int profsumHistRegister(sqlite3 *db, const ProfsumHistFunc *a, int n, char **pzErr){
   int i, rc = SQLITE_OK;
   for(i=0; rc==SQLITE_OK && i<n; i++){
-    rc = sqlite3_create_function(db, a[i].zName, a[i].nArg, a[i].flags, 0, a[i].xFunc, 0, 0);
+    rc = profsumCreateFunctions(db, a[i].zName, a[i].nArg, a[i].nArg, a[i].flags, a[i].xFunc);
     if( rc && pzErr ){
       *pzErr = sqlite3_mprintf("profsum: registering %s/%d failed: %s", a[i].zName,
                                a[i].nArg, sqlite3_errstr(rc));
@@ -213,9 +213,9 @@ int profsumRegisterCompare(sqlite3 *db, char **pzErr){
   /* A reader of tables only, usable anywhere; not DETERMINISTIC (the
   ** tables change).  The writers (history.c, bundle.c) are DIRECTONLY. */
   static const ProfsumHistFunc aFunc[] = {
-    {"profsum_compare_json", 2, SQLITE_UTF8, compareJsonFunc},
-    {"profsum_compare_json", 3, SQLITE_UTF8, compareJsonFunc},
-    {"profsum_compare_json", 4, SQLITE_UTF8, compareJsonFunc},
+    {"profsum_compare_json", 2, SQLITE_UTF8|PROFSUM_FN_READS, compareJsonFunc},
+    {"profsum_compare_json", 3, SQLITE_UTF8|PROFSUM_FN_READS, compareJsonFunc},
+    {"profsum_compare_json", 4, SQLITE_UTF8|PROFSUM_FN_READS, compareJsonFunc},
   };
   int rc = profsumHistRegister(db, aFunc, (int)(sizeof(aFunc)/sizeof(aFunc[0])), pzErr);
   if( rc==SQLITE_OK ) rc = profsumRegisterHistory(db, pzErr);

@@ -823,7 +823,7 @@ static void queryJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 /* See query.h. */
 int profsumRegisterQuery(sqlite3 *db, char **pzErr){
   int rc;
-  rc = profsumCreateFunctions(db, "profsum_query_json", 2, 4, SQLITE_UTF8, queryJsonFunc);
+  rc = profsumCreateFunctions(db, "profsum_query_json", 2, 4, SQLITE_UTF8|PROFSUM_FN_READS, queryJsonFunc);
   if( rc && pzErr ){
     *pzErr = sqlite3_mprintf("profsum: registering profsum_query_json failed: %s", sqlite3_errstr(rc));
   }

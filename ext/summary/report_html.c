@@ -902,6 +902,6 @@ static void reportHtmlFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 int profsumRegisterReportHtml(sqlite3 *db, char **pzErr){
   int rc;
   (void)pzErr;
-  rc = profsumCreateFunctions(db, "profsum_report_html", 1, 3, SQLITE_UTF8, reportHtmlFunc);
+  rc = profsumCreateFunctions(db, "profsum_report_html", 1, 3, SQLITE_UTF8|PROFSUM_FN_READS, reportHtmlFunc);
   return rc;
 }

@@ -358,7 +358,7 @@ static void reportMd3Func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 
 /* See report_profsum.h. */
 int profsumRegisterReportProfsum(sqlite3 *db, char **pzErr){
-  int rc = sqlite3_create_function(db, "profsum_report_md", 3, SQLITE_UTF8, 0, reportMd3Func, 0, 0);
+  int rc = profsumCreateReader(db, "profsum_report_md", 3, SQLITE_UTF8, reportMd3Func);
   if( rc && pzErr ){
     *pzErr = sqlite3_mprintf("profsum: registering profsum_report_md (3 arguments) failed: %s",
                              sqlite3_errstr(rc));

@@ -5,6 +5,7 @@
 */
 #include "profsum_int.h"
 #include "utf8rule.h"
+#include "sqlcall.h"
 #include "session.h"
 #include "jsontree.h"
 
@@ -215,7 +216,7 @@ int profsumRegisterSession(sqlite3 *db, char **pzErr){
   /* reads only the database: innocuous is not claimed (it reads any
   ** session's rows), deterministic neither (the rows change) */
   for(n=1; n<=2 && rc==SQLITE_OK; n++){
-    rc = sqlite3_create_function(db, SJ_FN, n, SQLITE_UTF8, 0, sessionJsonFunc, 0, 0);
+    rc = profsumCreateReader(db, SJ_FN, n, SQLITE_UTF8, sessionJsonFunc);
   }
   return rc;
 }

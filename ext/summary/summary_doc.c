@@ -1328,8 +1328,8 @@ int profsumRegisterSummaryDoc(sqlite3 *db, char **pzErr){
   (void)pzErr;
   /* They read tables only: usable anywhere, but not DETERMINISTIC (the
   ** tables change). */
-  rc = profsumCreateFunctions(db, "profsum_summary_json", 1, 2, SQLITE_UTF8, summaryJsonFunc);
-  if( rc==SQLITE_OK ) rc = profsumCreateFunctions(db, "profsum_report_md", 1, 2, SQLITE_UTF8, reportMdFunc);
+  rc = profsumCreateFunctions(db, "profsum_summary_json", 1, 2, SQLITE_UTF8|PROFSUM_FN_READS, summaryJsonFunc);
+  if( rc==SQLITE_OK ) rc = profsumCreateFunctions(db, "profsum_report_md", 1, 2, SQLITE_UTF8|PROFSUM_FN_READS, reportMdFunc);
   if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_json_pretty", 1,
                            SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS, 0, jsonPrettyFunc, 0, 0);
   return rc;

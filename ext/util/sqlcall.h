@@ -24,10 +24,32 @@ int profsumExecV(sqlite3 *db, const char *zFunc, int bNomemMsg, char **pzErr,
 int profsumTopKArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value *v,
                    sqlite3_int64 *pTopK);
 
+/* profsum's own bit in the flags of profsumCreateFunctions and of the
+** history layer's registration table, never passed to SQLite: the function
+** reads stored traces with several statements, and must see one state of
+** the database.  Called outside a transaction (autocommit), each of its
+** statements would read its own snapshot, and an import that replaces a
+** trace between two of them would make the result a mixture of the old
+** and the new trace, or an error about an id the caller never gave.  Such
+** a function is registered behind profsumReadInSnapshot. */
+#define PROFSUM_FN_READS 0x40000000
+
 /* Register xFunc (no user data, a scalar function) as zName with each
-** argument count from nMin to nMax, with flags (SQLITE_UTF8, ...).
-** SQLITE_OK, or the first error. */
+** argument count from nMin to nMax, with flags (SQLITE_UTF8, ...; with
+** PROFSUM_FN_READS, through profsumCreateReader).  SQLITE_OK, or the first
+** error. */
 int profsumCreateFunctions(sqlite3 *db, const char *zName, int nMin, int nMax, int flags,
                            void (*xFunc)(sqlite3_context*, int, sqlite3_value**));
+
+/* Register xFunc as zName/nArg (flags without PROFSUM_FN_READS) so that it
+** runs in one read snapshot: when the connection is in autocommit, a
+** statement that reads every attached database (temp aside) is stepped to
+** its row before xFunc and finalized after it, and the read transaction it
+** holds is the one every statement of xFunc reads in (in WAL mode the same
+** snapshot; with a rollback journal a shared lock, so a writer's commit
+** waits for the function).  Inside a transaction nothing is added: the
+** transaction already reads one state.  SQLITE_OK or an error code. */
+int profsumCreateReader(sqlite3 *db, const char *zName, int nArg, int flags,
+                        void (*xFunc)(sqlite3_context*, int, sqlite3_value**));
 
 #endif /* PROFSUM_SQLCALL_H */
