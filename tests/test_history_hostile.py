@@ -363,6 +363,66 @@ class TextRule(Base):
         self.assertTrue(rows[0][12].endswith("/a\ufffd\ufffd\ufffd.json"), rows[0][12])
 
 
+class NeverOverADatabase(unittest.TestCase):
+    """The functions that write a file by renaming a new one over the path
+    (history export, trim, bundle) refuse a path that is a database: the
+    connection's own (or its WAL), or any file with SQLite's header."""
+
+    def test_refused(self):
+        with TempDir() as td:
+            db_path = os.path.join(td.path, "runs.db")
+            db = connect(db_path)
+            t = td.write("f1.json.gz", json.dumps(fixtures.f1([100, 110, 120, 130, 140, 150], 60)), gz=True)
+            db.execute("SELECT profsum_import(?, 'a')", (t,)).fetchall()
+            db.execute("SELECT profsum_import(?, 'b')", (t,)).fetchall()
+            db.execute("SELECT profsum_track('a', 'b', 'r')").fetchall()
+            other = os.path.join(td.path, "other.db")
+            o = sqlite3.connect(other)
+            o.execute("CREATE TABLE keep(x)")
+            o.commit()
+            o.close()
+            with open(db_path, "rb") as f:
+                head = f.read(100)
+            with open(other, "rb") as f:
+                other_bytes = f.read()
+            cases = [
+                ("SELECT profsum_history_export(?)", (db_path,),
+                 "profsum_history_export: '%s' is the database of schema 'main' of this connection: "
+                 "the history is written to a new file renamed over it, which would replace it; "
+                 "export to another path" % db_path),
+                ("SELECT profsum_history_export(?)", (db_path + "-wal",),
+                 "profsum_history_export: '%s-wal' is the write-ahead log of schema 'main' of this "
+                 "connection" % db_path),
+                ("SELECT profsum_history_export(?)", (other,),
+                 "profsum_history_export: '%s' is an SQLite database" % other),
+                ("SELECT profsum_trim(?, ?)", (t, db_path),
+                 "profsum_trim: '%s' is the database of schema 'main' of this connection: the "
+                 "trimmed trace is written to a new file renamed over it" % db_path),
+                ("SELECT profsum_trim(?, ?)", (t, other),
+                 "profsum_trim: '%s' is an SQLite database" % other),
+            ]
+            for sql, args, want in cases:
+                with self.subTest(sql=sql, args=args):
+                    with self.assertRaises(sqlite3.OperationalError) as cm:
+                        db.execute(sql, args).fetchall()
+                    self.assertTrue(str(cm.exception).startswith(want), str(cm.exception))
+            # the same path through an attached schema names that schema
+            db.execute("ATTACH ? AS h", (other,))
+            with self.assertRaises(sqlite3.OperationalError) as cm:
+                db.execute("SELECT profsum_history_export(?)", (other,)).fetchall()
+            self.assertIn("is the database of schema 'h' of this connection", str(cm.exception))
+            db.execute("DETACH h")
+            # nothing was replaced; a plain path still works
+            self.assertEqual(db.execute("SELECT count(*) FROM profsum_trace").fetchone()[0], 2)
+            with open(db_path, "rb") as f:
+                self.assertEqual(f.read(100)[:16], head[:16])
+            with open(other, "rb") as f:
+                self.assertEqual(f.read(), other_bytes)
+            out = os.path.join(td.path, "runs.jsonl")
+            self.assertEqual(db.execute("SELECT profsum_history_export(?)", (out,)).fetchone()[0], 1)
+            db.close()
+
+
 class OutOfMemory(unittest.TestCase):
     def test_every_allocation_of_an_import(self):
         cc = shutil.which("cc") or shutil.which("gcc")

@@ -157,6 +157,15 @@ static int bundlePrepare(sqlite3 *db, BundleJob *j, JNode **ppRecord,
       rc = SQLITE_CANTOPEN;
       sqlite3_free(zPath);
       break;
+    }else{
+      char *zDb = profsumFileIsDatabase(db, zPath);
+      if( zDb ){
+        *pzErr = sqlite3_mprintf("'%s' is %s: it would be replaced", zPath, zDb);
+        sqlite3_free(zDb);
+        rc = SQLITE_CANTOPEN;
+        sqlite3_free(zPath);
+        break;
+      }
     }
     step = profsumFileWriteTemp(zPath, j->azText[i], strlen(j->azText[i]), &j->azTmp[i], &e);
     if( step ) rc = profsumHistFileErr(step, e, j->zDir, zPath, pzErr);

@@ -570,6 +570,17 @@ static void historyExportFunc(sqlite3_context *ctx, int argc, sqlite3_value **ar
   int rc = SQLITE_OK, nRec = 0, e, nText;
   (void)argc;
   if( zPath==0 ) return;
+  {
+    /* a JSONL file renamed over a database would lose it (a slip for
+    ** 'runs.jsonl' when the history is runs.db) */
+    char *zDb = profsumFileIsDatabase(db, zPath);
+    if( zDb ){
+      profsumCtxErr(ctx, "%s: '%s' is %s: the history is written to a new file renamed over "
+                    "it, which would replace it; export to another path", FN, zPath, zDb);
+      sqlite3_free(zDb);
+      return;
+    }
+  }
   s = sqlite3_str_new(db);
   e = profsumTableExists(db, HIST_SCHEMA, "profsum_history_record", &rc);
   if( e>0 ){

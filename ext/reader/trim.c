@@ -615,6 +615,15 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     return;
   }
   {
+    char *zDb = profsumFileIsDatabase(sqlite3_context_db_handle(ctx), zDest);
+    if( zDb ){
+      profsumCtxErr(ctx, FN ": '%s' is %s: the trimmed trace is written to a new file renamed "
+                    "over it, which would replace it", zDest, zDb);
+      sqlite3_free(zDb);
+      return;
+    }
+  }
+  {
     struct stat sd;
     if( stat(zSrc, &st)==0 && stat(zDest, &sd)==0 && st.st_dev==sd.st_dev && st.st_ino==sd.st_ino ){
       /* the rename would put the trimmed trace in place of the source */

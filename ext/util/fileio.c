@@ -246,3 +246,47 @@ int profsumMkdirs(const char *zDir, ProfsumMadeDirs *pM, char **pzErr){
   sqlite3_free(z);
   return SQLITE_OK;
 }
+
+/* 1 when a and b (stat results) are the same file. */
+static int sameFile(const struct stat *a, const struct stat *b){
+  return a->st_dev==b->st_dev && a->st_ino==b->st_ino;
+}
+
+/* See fileio.h. */
+char *profsumFileIsDatabase(sqlite3 *db, const char *zPath){
+  static const char *const azSuffix[] = { "", "-wal", "-shm", "-journal" };
+  static const char *const azWhat[] = { "the database", "the write-ahead log", "the shared-memory "
+                                        "index", "the rollback journal" };
+  struct stat st;
+  sqlite3_stmt *p = 0;
+  char *zOut = 0;
+  int fd;
+  if( zPath==0 || stat(zPath, &st)!=0 || !S_ISREG(st.st_mode) ) return 0;
+  if( db && sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list", -1, &p, 0)==SQLITE_OK ){
+    while( zOut==0 && sqlite3_step(p)==SQLITE_ROW ){
+      const char *zSchema = (const char*)sqlite3_column_text(p, 0);
+      const char *zFile = zSchema ? sqlite3_db_filename(db, zSchema) : 0;
+      size_t k;
+      if( zFile==0 || zFile[0]==0 ) continue;           /* :memory:, temp */
+      for(k=0; zOut==0 && k<sizeof(azSuffix)/sizeof(azSuffix[0]); k++){
+        char *zF = sqlite3_mprintf("%s%s", zFile, azSuffix[k]);
+        struct stat sf;
+        if( zF && stat(zF, &sf)==0 && sameFile(&st, &sf) ){
+          zOut = sqlite3_mprintf("%s of schema '%s' of this connection", azWhat[k], zSchema);
+        }
+        sqlite3_free(zF);
+      }
+    }
+  }
+  sqlite3_finalize(p);
+  if( zOut ) return zOut;
+  fd = open(zPath, O_RDONLY|O_CLOEXEC|O_NONBLOCK);
+  if( fd>=0 ){
+    char aHdr[16];
+    if( read(fd, aHdr, 16)==16 && memcmp(aHdr, "SQLite format 3", 16)==0 ){
+      zOut = sqlite3_mprintf("an SQLite database");
+    }
+    close(fd);
+  }
+  return zOut;
+}

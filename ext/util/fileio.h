@@ -52,6 +52,15 @@ int profsumFileTempBeside(const char *zPath, char **pzTmp);
 ** instead; a socket, or a link to one, it refuses). */
 const char *profsumFileSpecial(const char *zPath);
 
+/* When replacing zPath would lose a database, what it is, as a phrase for
+** a message: "the database of schema 'S' of this connection" (or its
+** write-ahead log, shared-memory index or rollback journal: the same file
+** as the one of an attached database of db, by device and inode) or "an
+** SQLite database" (a file that starts with SQLite's header); else 0.
+** The text is sqlite3_malloc'd (the caller frees it); out of memory or a
+** path that does not exist: 0. */
+char *profsumFileIsDatabase(sqlite3 *db, const char *zPath);
+
 /* Write all n bytes of z to fd (interrupted writes resumed).  Returns 0,
 ** or -1 with errno set (EIO for a write that wrote nothing). */
 int profsumFileWriteAll(int fd, const void *z, size_t n);
