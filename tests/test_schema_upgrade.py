@@ -208,6 +208,33 @@ class SchemaUpgrade(unittest.TestCase):
         self.assertEqual([c[0] for c in got], [c[0] for c in self.fresh_cols["profsum_agg_op"]])
         self.assertEqual(got[-4:], self.fresh_cols["profsum_agg_op"][-4:])
 
+    def test_track_and_bundle_upgrade_before_they_read(self):
+        # a database whose profsum_agg_op lacks the columns a record reads
+        # (as the first profsums left it, with no profsum_meta): track and
+        # bundle bring it up first, in their own transaction, as an import
+        # does, instead of failing on 'no such column'
+        for fn in ("track", "bundle"):
+            with self.subTest(fn=fn):
+                self.imp(fn + "-a")
+                self.imp(fn + "-b")
+                names = [c[0] for c in columns(self.db, "profsum_agg_op")]
+                rebuild(self.db, "profsum_agg_op", names[:-4])
+                self.db.execute("DROP TABLE profsum_meta")
+                self.db.commit()
+                if fn == "track":
+                    rec = self.db.execute("SELECT profsum_track('track-a', 'track-b', 'r')").fetchone()[0]
+                else:
+                    out = os.path.join(self.td.path, "bundle")
+                    rec = self.db.execute("SELECT profsum_bundle('bundle-a', 'bundle-b', ?, '{\"history\": true}')",
+                                          (out,)).fetchone()[0]
+                self.assertTrue(rec)
+                self.assertEqual(rows(self.db, "SELECT key, value FROM profsum_meta ORDER BY key"),
+                                 self.fresh_meta)
+                self.assertEqual(rows(self.db, "SELECT count(*) FROM profsum_history_record"),
+                                 [(1 if fn == "track" else 2,)])
+                self.assertEqual([c[0] for c in columns(self.db, "profsum_agg_op")],
+                                 [c[0] for c in self.fresh_cols["profsum_agg_op"]])
+
     def test_table_with_other_columns_and_rows_is_an_error(self):
         self.imp("a")
         names = [c[0] for c in columns(self.db, "profsum_agg_comm")]

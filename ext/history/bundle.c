@@ -196,10 +196,11 @@ static int bundleBody(sqlite3 *db, void *pArg, char **pzErr){
   BundleJob *j = (BundleJob*)pArg;
   JNode *rec = 0;
   sqlite3_int64 idB = 0, idA = 0;
-  int rc = bundlePrepare(db, j, &rec, &idB, &idA, pzErr);
+  /* the schema first, as profsum_track does: the reads need it current */
+  int rc = profsumCreateSchema(db, HIST_SCHEMA, pzErr);
+  if( rc==SQLITE_OK ) rc = bundlePrepare(db, j, &rec, &idB, &idA, pzErr);
   if( rc==SQLITE_OK ){
-    rc = profsumCreateSchema(db, HIST_SCHEMA, pzErr);
-    if( rc==SQLITE_OK ) rc = profsumHistWriteStillOpen(db, pzErr);
+    rc = profsumHistWriteStillOpen(db, pzErr);
     if( rc==SQLITE_OK ) rc = profsumHistInsertRecord(db, HIST_SCHEMA, rec, profsumMemberStr(rec, "recorded_at_utc"), idB, idA, "bundle", 0, pzErr);
   }
   jFree(rec);

@@ -155,11 +155,15 @@ static int trackBody(sqlite3 *db, void *pArg, char **pzErr){
   int rc;
   sqlite3_free(j->zPretty);
   j->zPretty = 0;
+  /* the schema first: a database made by an older profsum lacks columns
+  ** the record's reads need (brought up in this transaction, as an import
+  ** does; rolled back with it) */
+  rc = profsumCreateSchema(db, HIST_SCHEMA, pzErr);
+  if( rc ) return rc;
   rc = profsumHistComputeRecord(db, j->pair.vB, j->pair.vA, j->zLabel, &j->pair.thr, j->pair.topK,
                                 &idB, &idA, &rec, 0, 0, pzErr);
   if( rc ) return rc;
-  rc = profsumCreateSchema(db, HIST_SCHEMA, pzErr);
-  if( rc==SQLITE_OK ) rc = profsumHistWriteStillOpen(db, pzErr);
+  rc = profsumHistWriteStillOpen(db, pzErr);
   if( rc==SQLITE_OK ) rc = profsumHistInsertRecord(db, HIST_SCHEMA, rec, profsumMemberStr(rec, "recorded_at_utc"), idB, idA, "track", 0, pzErr);
   if( rc==SQLITE_OK ){
     j->zPretty = jDump(rec);
