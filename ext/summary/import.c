@@ -560,7 +560,11 @@ static int insertTraceRow(sqlite3 *db, const ImportJob *j, const ImportTrace *t,
   if( zDoc ) sqlite3_bind_text(p, 11, zDoc, -1, sqlite3_free);
   rc = sqlite3_step(p);
   sqlite3_finalize(p);
-  if( rc!=SQLITE_DONE ){ *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db)); return SQLITE_ERROR; }
+  if( rc!=SQLITE_DONE ){
+    *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
+    /* busy as it is: busy.c retries it or explains a stale snapshot */
+    return (rc & 0xff)==SQLITE_BUSY || (rc & 0xff)==SQLITE_LOCKED ? rc : SQLITE_ERROR;
+  }
   *pId = sqlite3_last_insert_rowid(db);
   return SQLITE_OK;
 }

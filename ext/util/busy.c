@@ -102,19 +102,25 @@ int profsumEnsureWal(sqlite3 *db, const char *zSchema){
   return SQLITE_OK;
 }
 
-/* Message for a spent budget. */
-static char *budgetMsg(sqlite3_int64 budget){
-  return sqlite3_mprintf("the database stayed busy (written by other connections) for %lld ms, "
-                         "the busy budget (set it with sqlite3_busy_timeout or .timeout); "
-                         "nothing was written", (long long)budget);
+/* Message for a spent budget: the database file of zSchema in db ('' for
+** one in memory) and what may hold it. */
+static char *budgetMsg(sqlite3 *db, const char *zSchema, sqlite3_int64 budget){
+  const char *zFile = sqlite3_db_filename(db, zSchema);
+  return sqlite3_mprintf("the database %s%s%s (schema '%s') stayed busy for %lld ms, the busy "
+                         "budget: another connection held it (one writing, or with a rollback "
+                         "journal, one still reading); set the budget with "
+                         "sqlite3_busy_timeout, the sqlite3 shell's .timeout or the CLI's "
+                         "PROFSUM_BUSY_TIMEOUT_MS; nothing was written",
+                         zFile && zFile[0] ? "'" : "", zFile && zFile[0] ? zFile : "in memory",
+                         zFile && zFile[0] ? "'" : "", zSchema, (long long)budget);
 }
 
 /* After a failed attempt (code *pRc, the body's message zErr, which this
 ** takes): 1 to try again (busy, within the budget, after a backoff); else
 ** 0 with *pzErr set (zErr, or the code's text, or the budget message) and
 ** *pRc the code to return. */
-static int retryOrFail(int *pRc, char *zErr, char **pzErr, int *pnTry,
-                       sqlite3_int64 deadline, sqlite3_int64 budget){
+static int retryOrFail(sqlite3 *db, const char *zSchema, int *pRc, char *zErr, char **pzErr,
+                       int *pnTry, sqlite3_int64 deadline, sqlite3_int64 budget){
   if( !isBusy(*pRc) ){
     if( zErr ) *pzErr = zErr;
     else if( *pRc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf("%s", sqlite3_errstr(*pRc));
@@ -122,7 +128,7 @@ static int retryOrFail(int *pRc, char *zErr, char **pzErr, int *pnTry,
   }
   sqlite3_free(zErr);
   if( !backoff((*pnTry)++, deadline) ){
-    *pzErr = budgetMsg(budget);
+    *pzErr = budgetMsg(db, zSchema, budget);
     *pRc = SQLITE_BUSY;
     return 0;
   }
@@ -288,7 +294,7 @@ static int runWrite(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody,
           "nothing was written");
       return rc;
     }
-    if( !retryOrFail(&rc, zErr, pzErr, &nTry, deadline, budget) ) return rc;
+    if( !retryOrFail(db, zSchema, &rc, zErr, pzErr, &nTry, deadline, budget) ) return rc;
   }
 }
 
