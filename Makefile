@@ -108,6 +108,15 @@ build/gen/stamp: FORCE
 	@mkdir -p build/gen
 	@printf '%s\n' '$(COMMIT)' | cmp -s - $@ 2>/dev/null || printf '%s\n' '$(COMMIT)' > $@
 
+# The fingerprint of the extension's sources (profsum_trace.profsum_build:
+# the import option reuse takes only a trace of the same build), in a
+# header that changes only when the sources do.
+build/gen/build_id.h: FORCE
+	@mkdir -p build/gen
+	@id=$$(cat $(SRCS) $(HDRS) sql/schema.sql $(VIEWS) | cksum | tr ' ' '-'); \
+	  printf '#define PROFSUM_BUILD_ID "%s"\n' "$$id" | cmp -s - $@ 2>/dev/null || \
+	  printf '#define PROFSUM_BUILD_ID "%s"\n' "$$id" > $@
+
 # ---- build variants -----------------------------------------------------------
 # Each variant compiles ext/*.c into build/obj/<variant>/ with its own flags
 # (header dependencies from -MMD); build/gen/flags-<variant> holds those flags
@@ -139,7 +148,8 @@ build/gen/flags-$(1): FORCE | build/gen/deps-ok
 build/obj/$(1)/%.o: ext/%.c build/gen/flags-$(1) | build/gen/schema_sql.h
 	@mkdir -p $$(@D)
 	$$(CC_$(1)) $$(FLAGS_$(1)) $$(OBJ_EXTRA) -MMD -MP -c -o $$@ $$<
-build/obj/$(1)/sql/profsum.o: build/gen/stamp
+build/obj/$(1)/sql/profsum.o: build/gen/stamp build/gen/build_id.h
+build/obj/$(1)/summary/import.o: build/gen/build_id.h
 build/obj/$(1)/sql/profsum.o: OBJ_EXTRA = -DPROFSUM_COMMIT='"$$(COMMIT)"' $$(STAMP_$(1))
 -include $$(OBJS_$(1):.o=.d)
 endef
@@ -287,12 +297,12 @@ FUZZ_SECONDS ?= 600
 FUZZ_CFLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined $(BASE_CFLAGS) $(call infdef,$(INFLATE)) \
   $(call netdef,$(NETWORK)) -DSQLITE_CORE -DPROFSUM_WINDOW_INIT=64
 FUZZ_LIBS = $(SQLITE_LIBS) $(call inflibs,$(INFLATE)) $(call netlibs,$(NETWORK)) -lpthread -lm
-build/fuzz_reader: tests/fuzz_reader.c $(SRCS) $(HDRS) build/gen/schema_sql.h | build/gen/deps-ok
+build/fuzz_reader: tests/fuzz_reader.c $(SRCS) $(HDRS) build/gen/schema_sql.h build/gen/build_id.h | build/gen/deps-ok
 	@mkdir -p build
 	clang $(FUZZ_CFLAGS) -Wno-error -o $@ tests/fuzz_reader.c $(SRCS) $(FUZZ_LIBS)
 # The XSpace decoder alone, with small windows so that every refill and
 # whole-line path is reached by small inputs.
-build/fuzz_xplane: tests/fuzz_xplane.c $(SRCS) $(HDRS) build/gen/schema_sql.h | build/gen/deps-ok
+build/fuzz_xplane: tests/fuzz_xplane.c $(SRCS) $(HDRS) build/gen/schema_sql.h build/gen/build_id.h | build/gen/deps-ok
 	@mkdir -p build
 	clang $(FUZZ_CFLAGS) -Wno-error -DPROFSUM_XP_READAHEAD=64 -DPROFSUM_XP_LINE_WHOLE=256 -DPROFSUM_XP_LAZY_MIN=16 \
 	  -o $@ tests/fuzz_xplane.c $(SRCS) $(FUZZ_LIBS)
@@ -306,7 +316,7 @@ fuzz: build/fuzz_reader
 	  -print_final_stats=1 build/fuzz_corpus tests/fuzz_corpus
 # The import, the views over what it wrote and the v1 document, on a fresh
 # in-memory database per input (tests/fuzz_import.c).
-build/fuzz_import: tests/fuzz_import.c $(SRCS) $(HDRS) build/gen/schema_sql.h | build/gen/deps-ok
+build/fuzz_import: tests/fuzz_import.c $(SRCS) $(HDRS) build/gen/schema_sql.h build/gen/build_id.h | build/gen/deps-ok
 	@mkdir -p build
 	clang $(FUZZ_CFLAGS) -Wno-error -o $@ tests/fuzz_import.c $(SRCS) $(FUZZ_LIBS)
 fuzz-import: build/fuzz_import

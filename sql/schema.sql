@@ -51,7 +51,8 @@ CREATE TABLE IF NOT EXISTS main.profsum_trace(
   run_metadata TEXT NOT NULL DEFAULT '{}',         -- JSON object of summary-v1 run_metadata (all null locally)
   summary_json TEXT,                   -- the v1 document as imported (NULL for a trace: marks v1 imports)
   session_id INTEGER,                  -- profsum_session.session_id of a host imported with its session (hosts/session 'all'), else NULL
-  host TEXT                            -- that host's name in the session (from the file name; a repeated name gets -2, -3, ...), else NULL
+  host TEXT,                           -- that host's name in the session (from the file name; a repeated name gets -2, -3, ...), else NULL
+  profsum_build TEXT                   -- fingerprint of the importer's sources (profsum_debug()'s build_id): option reuse takes only a trace of the same; NULL for one imported before it was kept
 );
 
 -- Per step number: the mean duration over the events of that step (summary-v1 §4.3).

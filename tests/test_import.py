@@ -493,8 +493,8 @@ class ImportBehaviour(Base):
             imp(p, "r1", '{"reuse": true}')
         self.assertIn("a trace with label 'r1' exists already (trace_id %d) and 'reuse' did not take it: "
                       "that trace was imported from '%s' (SHA-256 " % (first, p), str(cm.exception))
-        self.assertIn("and '%s' differs from it in source path, content, options or profsum version; " % p,
-                      str(cm.exception))
+        self.assertIn("and '%s' differs from it in source path, content, options or profsum build "
+                      "(this one: %s); " % (p, self.build_id()), str(cm.exception))
         self.assertIn("pass '{\"reuse\": true, \"unique_label\": true}' to store this one as the first free "
                       "'r1-N' (and take it again next time)", str(cm.exception))
         changed = imp(p, "r1", '{"reuse": true, "unique_label": true}')
@@ -525,6 +525,31 @@ class ImportBehaviour(Base):
             imp(p, "r1", '{"unique_label": true, "replace": true}')
         with self.assertRaisesRegex(sqlite3.OperationalError, "'reuse' must be true or false \\(or 1/0\\), not \"yes\""):
             imp(p, "r1", '{"reuse": "yes"}')
+
+    def build_id(self):
+        """This build's fingerprint, as profsum_debug() gives it."""
+        text = self.db.execute("SELECT profsum_debug()").fetchone()[0]
+        return [l.split(": ", 1)[1] for l in text.splitlines() if l.startswith("build_id: ")][0]
+
+    def test_reuse_takes_only_this_build(self):
+        """Every build says profsum_version 0.1.0: reuse also compares the
+        build's fingerprint, so a runner updated to another build never takes
+        the numbers an older one stored (nor a trace stored before the
+        fingerprint was kept, whose profsum_build is NULL)."""
+        imp = lambda opts: self.db.execute("SELECT profsum_import(?, NULL, ?)", (p, opts)).fetchone()[0]
+        p = self.td.write("b.json.gz", json.dumps(fixtures.f2()), gz=True)
+        first = imp('{"reuse": true}')
+        self.assertEqual(rows(self.db, "SELECT profsum_build FROM profsum_trace WHERE trace_id=?", first),
+                         [(self.build_id(),)])
+        self.assertEqual(imp('{"reuse": true}'), first)
+        self.db.execute("UPDATE profsum_trace SET profsum_build='1-2' WHERE trace_id=?", (first,))
+        self.db.commit()
+        other = imp('{"reuse": true, "unique_label": true}')
+        self.assertNotEqual(other, first)
+        self.assertEqual(imp('{"reuse": true}'), other)
+        self.db.execute("UPDATE profsum_trace SET profsum_build=NULL")
+        self.db.commit()
+        self.assertNotIn(imp('{"reuse": true, "unique_label": true}'), (first, other))
 
     def test_reuse_read_only_and_unique_label(self):
         """A read-only database answers a reuse hit and says why a miss

@@ -12,7 +12,7 @@
 **   profsum_version()  → the profsum version string, e.g. '0.1.0'
 **   profsum_debug()    → multi-line text: versions of profsum, SQLite
 **                        (compile time and run time), zlib and libcurl,
-**                        and the build flags.
+**                        the build flags and the sources' fingerprint.
 */
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
@@ -26,6 +26,7 @@ SQLITE_EXTENSION_INIT1
 #include <zlib.h>
 #include "curl_lazy.h"
 #include "report_profsum.h"
+#include "build_id.h"     /* generated: PROFSUM_BUILD_ID (Makefile) */
 
 #ifndef PROFSUM_BUILD_FLAGS
 # define PROFSUM_BUILD_FLAGS "unknown"
@@ -129,6 +130,7 @@ static void profsumDebugFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
   z = sqlite3_mprintf(
     "profsum: %s\n"
     "commit: %s\n"
+    "build_id: %s\n"
     "sqlite (compiled): %s\n"
     "sqlite (runtime): %s\n"
     "zlib (compiled): %s\n"
@@ -137,7 +139,7 @@ static void profsumDebugFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
     "network: %s\n"
     "sha256: %s\n"
     "build flags: %s",
-    PROFSUM_VERSION, PROFSUM_COMMIT, SQLITE_VERSION, sqlite3_libversion(),
+    PROFSUM_VERSION, PROFSUM_COMMIT, PROFSUM_BUILD_ID, SQLITE_VERSION, sqlite3_libversion(),
     ZLIB_VERSION, zlibVersion(),
 #ifndef PROFSUM_OMIT_NETWORK
     zCurl ? zCurl : "not loaded (opened at the first network call)",

@@ -48,6 +48,7 @@
 #include "find.h"
 #include "busy.h"
 #include "sqlcall.h"
+#include "build_id.h"      /* generated: PROFSUM_BUILD_ID (Makefile) */
 #include "pycompat.h"
 #include "jsontree.h"
 #include "json_kind.h"
@@ -56,14 +57,6 @@
 #include "import_int.h"
 
 #include <errno.h>
-#include <pthread.h>
-#if !defined(__APPLE__)
-#define PROFSUM_BG_PARSE 1      /* the first import's parse thread (BgParse) */
-#include <semaphore.h>
-#if defined(__GLIBC__) && (__GLIBC__>2 || (__GLIBC__==2 && __GLIBC_MINOR__>=30))
-#define PROFSUM_SEM_CLOCK 1     /* sem_clockwait: waits on CLOCK_MONOTONIC */
-#endif
-#endif
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -147,7 +140,8 @@ static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, c
   }
   rc = profsumImportPrepare(db, &p, FN, 1, pzErr,
       "SELECT trace_id, sha256, size, summary_json FROM \"%w\".profsum_trace "
-      "WHERE source_path=?1 AND trace_path=?2 AND profsum_version=?4 AND (summary_json IS NOT NULL)=?5 "
+      "WHERE source_path=?1 AND trace_path=?2 AND profsum_version=?4 AND profsum_build IS ?8 "
+      "AND (summary_json IS NOT NULL)=?5 "
       "AND CASE WHEN ?5 THEN json_extract(options, '$.series') IS json_extract(?3, '$.series') "
       "ELSE options=?3 END "
       "AND (?6 IS NULL OR label=?6 OR (?7 AND substr(label, 1, length(?6)+1)=?6 || '-' "
@@ -158,6 +152,7 @@ static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, c
   sqlite3_bind_text(p, 2, zTrace, -1, SQLITE_STATIC);
   sqlite3_bind_text(p, 3, zOptsJson, -1, SQLITE_STATIC);
   sqlite3_bind_text(p, 4, PROFSUM_VERSION, -1, SQLITE_STATIC);
+  sqlite3_bind_text(p, 8, PROFSUM_BUILD_ID, -1, SQLITE_STATIC);
   sqlite3_bind_int(p, 5, isV1!=0);        /* only a v1 import keeps its document */
   if( zLabel ) sqlite3_bind_text(p, 6, zLabel, -1, SQLITE_STATIC);
   sqlite3_bind_int(p, 7, bSuffixed!=0);
@@ -390,7 +385,7 @@ typedef struct ImportJob {
   int isV1;
   ProfsumEngine *pEngine;          /* the parsed trace (not v1) */
   ProfsumEngineInfo info;
-  struct BgParse *pBg;             /* a parse still running in a thread, or 0 */
+  ImportBg *pBg;                   /* a parse still running in a thread, or 0 */
   ProfsumProbe *pProbe;            /* the connection's interrupt (profsum_int.h) */
   int labelGiven;                  /* zLabel was the caller's, not derived */
   ProfsumHost *aHost;              /* a session's hosts (hosts/session 'all'), or 0 */
@@ -408,7 +403,6 @@ typedef struct ImportTrace {
   const ProfsumEngineInfo *pInfo;
 } ImportTrace;
 
-static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr);
 
 /* Option 'unique_label': the first of zBase-2, zBase-3, ... that no trace
 ** in zSchema has, in *pz (sqlite3_malloc'd).  Run under the write lock, so
@@ -452,7 +446,7 @@ static int bodySchema(sqlite3 *db, ImportJob *j, char **pzErr){
   PHASE(4);
   if( j->pBg ){
     char *zParseErr = 0;
-    int rcParse = bgParseFinish(db, j, &zParseErr);
+    int rcParse = profsumImportBgFinish(db, &j->pBg, &j->pEngine, &j->info, &zParseErr);
     if( rcParse==SQLITE_OK ){ sqlite3_free(zParseErr); zParseErr = 0; }
     if( rcParse ){
       sqlite3_free(zErr);
@@ -478,7 +472,8 @@ static int claimLabel(sqlite3 *db, const ImportJob *j, const char *zLabel, char 
   int rc;
   *pzOwn = 0;
   rc = profsumImportPrepare(db, &p, FN, 1, pzErr, "SELECT trace_id, source_path, sha256, options, "
-                            "profsum_version FROM \"%w\".profsum_trace WHERE label=?1", o->zSchema);
+                            "profsum_version, profsum_build FROM \"%w\".profsum_trace WHERE label=?1",
+                            o->zSchema);
   if( rc ) return rc;
   sqlite3_bind_text(p, 1, zLabel, -1, SQLITE_STATIC);
   if( sqlite3_step(p)!=SQLITE_ROW ){ sqlite3_finalize(p); return SQLITE_OK; }
@@ -504,13 +499,15 @@ static int claimLabel(sqlite3 *db, const ImportJob *j, const char *zLabel, char 
     const char *zOldSha = (const char*)sqlite3_column_text(p, 2);
     *pzErr = sqlite3_mprintf(FN ": a trace with label '%s' exists already (trace_id %lld) and "
         "'reuse' did not take it: that trace was imported from '%s' (SHA-256 %.12s..., options %s, "
-        "profsum %s), and '%s'%s differs from it in source path, content, options or profsum "
-        "version; choose another label, or pass "
+        "profsum %s, build %s), and '%s'%s differs from it in source path, content, options or "
+        "profsum build (this one: %s); choose another label, or pass "
         "'{\"reuse\": true, \"unique_label\": true}' to store this one as the first free '%s-N' "
         "(and take it again next time)",
         zLabel, (long long)old, sqlite3_column_text(p, 1), zOldSha ? zOldSha : "?",
-        sqlite3_column_text(p, 3), sqlite3_column_text(p, 4), j->zSource,
-        j->isV1 ? " (a summary file)" : "", zLabel);
+        sqlite3_column_text(p, 3), sqlite3_column_text(p, 4),
+        sqlite3_column_text(p, 5) ? (const char*)sqlite3_column_text(p, 5) : "unknown",
+        j->zSource,
+        j->isV1 ? " (a summary file)" : "", PROFSUM_BUILD_ID, zLabel);
   }else{
     *pzErr = sqlite3_mprintf(FN ": a trace with label '%s' exists already (trace_id %lld); "
         "choose another label, pass '{\"unique_label\": true}' to store this one as the first "
@@ -531,7 +528,8 @@ static int insertTraceRow(sqlite3 *db, const ImportJob *j, const ImportTrace *t,
   int rc;
   rc = profsumImportPrepare(db, &p, FN, 1, pzErr, "INSERT INTO \"%w\".profsum_trace(label, series, "
       "source_path, trace_path, source_format, sha256, size, imported_at, generated_at_utc, options, "
-      "profsum_version, summary_json) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?8,?9,?10,?11)", o->zSchema);
+      "profsum_version, summary_json, profsum_build) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?8,?9,?10,?11,?12)",
+      o->zSchema);
   if( rc ) return rc;
   if( j->isV1 ){
     char *zE = 0;
@@ -558,6 +556,7 @@ static int insertTraceRow(sqlite3 *db, const ImportJob *j, const ImportTrace *t,
   sqlite3_bind_text(p, 9, j->zOptsJson, -1, SQLITE_STATIC);
   sqlite3_bind_text(p, 10, PROFSUM_VERSION, -1, SQLITE_STATIC);
   if( zDoc ) sqlite3_bind_text(p, 11, zDoc, -1, sqlite3_free);
+  sqlite3_bind_text(p, 12, PROFSUM_BUILD_ID, -1, SQLITE_STATIC);
   rc = sqlite3_step(p);
   sqlite3_finalize(p);
   if( rc!=SQLITE_DONE ){
@@ -959,151 +958,6 @@ static int importSessionBody(sqlite3 *db, void *pArg, char **pzErr){
   return rc;
 }
 
-#if PROFSUM_BG_PARSE
-/* A first import parses in a thread of its own while this one creates the
-** schema (SQLite's parsing of the CREATE statements, most of a small
-** import's fixed cost): the parse needs no connection, and the two
-** cores are not both busy during a parse (the inflate thread waits for the
-** scanner most of the time). */
-typedef struct BgParse {
-  const char *zTrace;
-  unsigned flags;                /* profsumEngineParse's */
-  pthread_t thread;
-  sem_t done;                    /* posted by the parse thread when it returns */
-  int stop;                      /* set by the connection's thread: give up */
-  int rc;                        /* the parse's result, once done */
-  char *zErr;
-  ProfsumEngine *pEngine;
-  ProfsumEngineInfo info;
-} BgParse;
-
-/* ProfsumStopFn of the parse thread: the stop flag (the connection is the
-** other thread's, which watches the interrupt). */
-static int bgStop(void *pArg){
-  return __atomic_load_n(&((BgParse*)pArg)->stop, __ATOMIC_RELAXED);
-}
-
-static void *bgMain(void *pArg){
-  BgParse *b = (BgParse*)pArg;
-  /* the file's reads hear the stop flag too (profsumStopPush) */
-  ProfsumStopCheck prev = profsumStopPush(bgStop, b);
-  b->rc = profsumEngineParse(FN, b->zTrace, b->flags, bgStop, b, &b->pEngine, &b->info, &b->zErr);
-  profsumStopPop(prev);
-  sem_post(&b->done);
-  return 0;
-}
-
-/* Start the parse of zTrace in a thread: 0 when it could not start (the
-** caller then parses in its own thread). */
-static BgParse *bgStart(const char *zTrace, unsigned flags){
-  BgParse *b = sqlite3_malloc64(sizeof(*b));
-  if( b==0 ) return 0;
-  memset(b, 0, sizeof(*b));
-  b->zTrace = zTrace;
-  b->flags = flags;
-  if( sem_init(&b->done, 0, 0) ){ sqlite3_free(b); return 0; }
-  if( pthread_create(&b->thread, 0, bgMain, b) ){
-    sem_destroy(&b->done);
-    sqlite3_free(b);
-    return 0;
-  }
-  return b;
-}
-
-/* Stop (when still running) and join the parse thread, free b and what the
-** parse made. */
-static void bgDiscard(BgParse *b){
-  if( b==0 ) return;
-  __atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
-  pthread_join(b->thread, 0);
-  sem_destroy(&b->done);
-  profsumEngineFree(b->pEngine);
-  sqlite3_free(b->zErr);
-  sqlite3_free(b);
-}
-
-/* In importBody, once the schema is created: wait for the parse thread,
-** asking the connection every 10 ms whether it was interrupted (then the
-** parse is told to stop, and returns within PROFSUM_STOP_BYTES of data),
-** and take its engine into j.  Returns the parse's result (its message in
-** *pzErr). */
-static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr){
-  BgParse *b = j->pBg;
-  ProfsumProbe probe;
-  int rc;
-  memset(&probe, 0, sizeof(probe));
-  probe.db = db;
-  for(;;){
-    struct timespec t;
-    int ok;
-#if PROFSUM_SEM_CLOCK
-    clock_gettime(CLOCK_MONOTONIC, &t);          /* not moved by clock changes */
-#else
-    clock_gettime(CLOCK_REALTIME, &t);
-#endif
-    t.tv_nsec += 10*1000*1000;
-    if( t.tv_nsec>=1000000000 ){ t.tv_sec++; t.tv_nsec -= 1000000000; }
-#if PROFSUM_SEM_CLOCK
-    ok = sem_clockwait(&b->done, CLOCK_MONOTONIC, &t)==0;
-#else
-    ok = sem_timedwait(&b->done, &t)==0;
-#endif
-    if( ok ) break;
-    if( errno!=ETIMEDOUT && errno!=EINTR ){
-      /* cannot wait with a timeout: wait for the thread's end, without
-      ** watching the interrupt (pthread_join below) */
-      while( sem_wait(&b->done)!=0 && errno==EINTR ){}
-      break;
-    }
-    if( profsumInterrupted(&probe) ) __atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
-  }
-  profsumProbeDone(&probe);
-  pthread_join(b->thread, 0);
-  sem_destroy(&b->done);
-  rc = b->rc;
-  j->pEngine = b->pEngine;
-  j->info = b->info;
-  *pzErr = b->zErr;
-  sqlite3_free(b);
-  j->pBg = 0;
-  return rc;
-}
-#else
-/* Without unnamed semaphores (macOS): every import parses first. */
-typedef struct BgParse BgParse;
-static BgParse *bgStart(const char *zTrace, unsigned flags){ (void)zTrace; (void)flags; return 0; }
-static void bgDiscard(BgParse *b){ (void)b; }
-static int bgParseFinish(sqlite3 *db, ImportJob *j, char **pzErr){
-  (void)db; (void)j; *pzErr = 0; return SQLITE_OK;
-}
-#endif
-
-/* Is this import one that parses in a thread while it creates the schema
-** (see BgParse)?  Only the first import into a new database (an empty
-** file, or an in-memory database without the schema), called outside any
-** transaction, of a trace of at most PROFSUM_BG_MAX_BYTES on disk: the
-** write lock is then held during the parse, which must not keep the
-** writers of a shared database waiting (an existing file takes the usual
-** path: parse, then a short write), nor for the seconds a big trace takes
-** (where the schema's cost would not show anyway).  Decided without reading the
-** database (a read could wait for a lock). */
-#define PROFSUM_BG_MAX_BYTES (64*1024*1024)
-static int bgParseWanted(sqlite3 *db, const char *zSchema, const char *zTrace){
-#if !PROFSUM_BG_PARSE
-  (void)db; (void)zSchema; (void)zTrace;
-  return 0;                           /* no unnamed semaphores (sem_init) */
-#else
-  struct stat st;
-  const char *zFile;
-  if( !profsumThreadsAllowed() || !sqlite3_get_autocommit(db)
-   || sqlite3_txn_state(db, 0)!=SQLITE_TXN_NONE ) return 0;
-  if( stat(zTrace, &st)!=0 || !S_ISREG(st.st_mode) || st.st_size>PROFSUM_BG_MAX_BYTES ) return 0;
-  zFile = sqlite3_db_filename(db, zSchema);
-  if( zFile==0 ) return 0;                           /* no such schema */
-  if( zFile[0]==0 ) return !profsumSchemaCurrent(db, zSchema);   /* in memory */
-  return stat(zFile, &st)!=0 || st.st_size==0;
-#endif
-}
 
 /* Parse zTrace, then write it, as one write on db (busy.c): if anything
 ** fails, nothing is written, the schema of a first import included
@@ -1111,17 +965,17 @@ static int bgParseWanted(sqlite3 *db, const char *zSchema, const char *zTrace){
 ** The parse takes no lock and runs before the transaction begins, so an
 ** interrupt seen during it (the file's reads ask every PROFSUM_STOP_BYTES
 ** of data, the engine every 16,384 entries) ends the import cleanly.  The
-** first import into a new database (bgParseWanted) instead
+** first import into a new database (profsumImportBgWanted) instead
 ** parses in a thread while importBody creates the schema, and holds the
 ** write lock while it waits for the parse; an interrupt then rolls the
 ** transaction back (busy.c's rescue statement). */
 static int importInOneWrite(sqlite3 *db, ImportJob *job, char **pzErr){
   int rc;
-  if( bgParseWanted(db, job->o.zSchema, job->zTrace) ){
-    job->pBg = bgStart(job->zTrace, profsumImportEngineFlags(&job->o));
+  if( profsumImportBgWanted(db, job->o.zSchema, job->zTrace) ){
+    job->pBg = profsumImportBgStart(job->zTrace, profsumImportEngineFlags(&job->o));
     if( job->pBg ){
       rc = profsumWriteRun(db, job->o.zSchema, importBody, job, pzErr);
-      bgDiscard(job->pBg);                /* when the body ended before the wait */
+      profsumImportBgDiscard(job->pBg);   /* when the body ended before the wait */
       job->pBg = 0;
       return rc;
     }

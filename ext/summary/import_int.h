@@ -98,4 +98,24 @@ int profsumImportReadWarnings(sqlite3 *db, const char *zSchema, sqlite3_int64 id
                               const ProfsumEngineInfo *pI, const char *zPickNote,
                               const char *zRefPick, const char *zTrace, char **pzErr);
 
+/* import_bg.c: the first import into a new database parses its trace on a
+** thread of its own while the schema is created.
+** profsumImportBgWanted: 1 when this import is such a one (threads allowed,
+** outside any transaction, a regular file of at most 64 MiB, and a database
+** file that is empty or missing, or one in memory without the schema);
+** decided without reading the database (a read could wait for a lock).
+** profsumImportBgStart: the parse of zTrace (profsumEngineParse with flags)
+** started on a thread, or 0 when it could not start (the caller parses).
+** profsumImportBgFinish: wait for it, asking db every 10 ms whether it was
+** interrupted (then the parse is told to stop), and hand over its engine
+** and info; *ppBg is freed and set to 0; returns the parse's result, its
+** message in *pzErr.  profsumImportBgDiscard: stop it if running, join,
+** free it and what it made (0: nothing). */
+typedef struct ImportBg ImportBg;
+int profsumImportBgWanted(sqlite3 *db, const char *zSchema, const char *zTrace);
+ImportBg *profsumImportBgStart(const char *zTrace, unsigned flags);
+int profsumImportBgFinish(sqlite3 *db, ImportBg **ppBg, ProfsumEngine **ppEngine,
+                          ProfsumEngineInfo *pInfo, char **pzErr);
+void profsumImportBgDiscard(ImportBg *b);
+
 #endif /* PROFSUM_IMPORT_INT_H */
