@@ -1,7 +1,8 @@
 """Files the `profsum` command line creates (ext/cli/profsum_cli.c): no
 write through a planted symlink, outputs with mode 0666 less the umask,
-the temporary database in a private directory, a relative --download-root
-that really is used, and a `trim --where` of any length.
+no --output over the database a command works in, the temporary database
+in a private directory, a relative --download-root that really is used,
+and a `trim --where` of any length.
 
 Run: /usr/bin/python3 tests/run.py test_cli_security.py
 PROFSUM_CLI names the binary to test (default ./profsum); point it at a
@@ -17,7 +18,8 @@ import unittest
 
 import fixtures
 from mock_wandb import MockWandb, DEFAULT_KEY
-from test_cli import CliBase, CLI, F1_BEFORE
+from test_cli import CliBase, CLI, F1_BEFORE, F1_AFTER
+from util import connect
 
 
 def setUpModule():
@@ -224,6 +226,119 @@ class Trim(SecBase):
                               "--start-us", "inf"], rc=2)
         self.assertIn("--start-us must be a number, not 'inf'", err)
         self.assertEqual(sorted(os.listdir(self.td.path)), ["dir.json.gz", "f1.json.gz"])
+
+
+class OutputOverDatabase(SecBase):
+    """An --output that is the command's database (or its -wal, -shm,
+    -journal, or a JSONL history) is refused before any work: emit() would
+    rename the JSON over the database the command just used."""
+
+    def setUp(self):
+        super().setUp()
+        self.a = self.trace("a.json.gz", F1_BEFORE)
+        self.b = self.trace("b.json.gz", F1_AFTER)
+        for label, src in (("a", self.a), ("b", self.b)):
+            self.run_cli("summarize", "--trace-file", src, "--db", "runs.db", "--label", label)
+        self.db = os.path.join(self.td.path, "runs.db")
+
+    def snapshot(self):
+        """The database's bytes and the files of the directory."""
+        with open(self.db, "rb") as f:
+            return f.read(), sorted(os.listdir(self.td.path))
+
+    def assert_refused(self, args, opt, shown="runs.db", what="the database of"):
+        before = self.snapshot()
+        _, err = self.run_cli(*args, rc=2)
+        self.assertIn("--output '%s' is %s %s" % (shown, what, opt), err)
+        self.assertIn("choose another file", err)
+        self.assertEqual(self.snapshot(), before, args)      # byte for byte, nothing added
+
+    # the commands, each with the database option it works in
+    def commands(self, db="runs.db"):
+        return [
+            (["summarize", "--trace-file", self.a, "--db", db], "--db"),
+            (["report", "--db", db, "--trace", "a"], "--db"),
+            (["query", "--db", db, "--trace", "a", "--question", "top ops"], "--db"),
+            (["query", "--db", db, "--list"], "--db"),
+            (["compare", "--db", db, "--before", "a", "--after", "b"], "--db"),
+            (["track", "--db", db, "--before", "a", "--after", "b"], "--db"),
+            (["track", "--history", db, "--before", "a", "--after", "b"], "--history"),
+            (["history", "--history", db], "--history"),
+            (["bundle", "--db", db, "--before", "a", "--after", "b", "--output-dir", "bd"], "--db"),
+            (["bundle", "--history", db, "--before", "a", "--after", "b", "--output-dir", "bd"],
+             "--history"),
+            (["publish", "--db", db, "--trace", "a", "--dry-run", "--entity", "e", "--project", "p"],
+             "--db"),
+        ]
+
+    def test_each_command_refuses_its_database(self):
+        for args, opt in self.commands():
+            self.assert_refused(args + ["--output", "runs.db"], opt)
+        # the same file by another name: a path through "..", an abbreviation
+        self.assert_refused(["track", "--db", "runs.db", "--before", "a", "--after", "b",
+                             "--out", "x/../runs.db"], "--db 'runs.db'", shown="x/../runs.db")
+        with connect() as db:                                # still the database
+            db.execute("ATTACH ? AS r", (self.db,))
+            self.assertEqual(db.execute("SELECT count(*) FROM r.profsum_trace").fetchone()[0], 2)
+
+    def test_side_files_of_the_database(self):
+        for side in ("-wal", "-shm", "-journal"):
+            for args, opt in self.commands()[:1] + self.commands()[5:8]:
+                self.assert_refused(args + ["--output", "runs.db" + side], "%s 'runs.db'" % opt,
+                                    shown="runs.db" + side, what="the %s file of the database of" % side)
+
+    def test_links_uris_and_new_databases(self):
+        os.symlink("runs.db", os.path.join(self.td.path, "link.db"))
+        os.symlink("runs.db", os.path.join(self.td.path, "out-link"))
+        self.assert_refused(["summarize", "--trace-file", self.a, "--db", "link.db", "--output",
+                             "runs.db"], "--db 'link.db'")
+        self.assert_refused(["compare", "--db", "runs.db", "--before", "a", "--after", "b", "--output",
+                             "out-link"], "--db 'runs.db'", shown="out-link")
+        self.assert_refused(["report", "--db", "file:runs.db?cache=private", "--trace", "a", "--output",
+                             "runs.db"], "--db 'file:runs.db?cache=private'")
+        # a database that does not exist yet: told by its path, and not created
+        for out in ("new.db", "sub/../new.db", "new.db-wal"):
+            _, err = self.run_cli("summarize", "--trace-file", self.a, "--db", "new.db", "--output", out,
+                                  rc=2)
+            self.assertIn("--output '%s' is the " % out, err)
+            self.assertFalse(os.path.exists(os.path.join(self.td.path, "new.db")))
+            self.assertFalse(os.path.exists(os.path.join(self.td.path, "sub")))
+        # a dangling link as the database: SQLite creates its target
+        os.symlink("later.db", os.path.join(self.td.path, "dangling.db"))
+        _, err = self.run_cli("summarize", "--trace-file", self.a, "--db", "dangling.db", "--output",
+                              "later.db", rc=2)
+        self.assertIn("--output 'later.db' is the database of --db 'dangling.db'", err)
+        self.assertFalse(os.path.exists(os.path.join(self.td.path, "later.db")))
+
+    def test_jsonl_history(self):
+        self.run_cli("track", "--history", "h.jsonl", "--before", self.a, "--after", self.b)
+        h = os.path.join(self.td.path, "h.jsonl")
+        with open(h, "rb") as f:
+            before = f.read()
+        for args in (["track", "--history", "h.jsonl", "--before", self.a, "--after", self.b],
+                     ["bundle", "--history", "h.jsonl", "--before", self.a, "--after", self.b,
+                      "--output-dir", "bd"],
+                     ["history", "--history", "h.jsonl"]):
+            _, err = self.run_cli(*args, "--output", "./h.jsonl", rc=2)
+            self.assertIn("--output 'h.jsonl' is the history file of --history", err)
+            with open(h, "rb") as f:
+                self.assertEqual(f.read(), before)
+        self.assertFalse(os.path.exists(os.path.join(self.td.path, "bd")))
+
+    def test_another_output_file_works(self):
+        for i, (args, opt) in enumerate(self.commands()):
+            out = "out%d.txt" % i
+            stdout, _ = self.run_cli(*args, "--output", out)
+            self.assertEqual(stdout, out + "\n")
+            self.assertTrue(os.path.getsize(os.path.join(self.td.path, out)) > 0)
+        # the database is still one, with its traces (and the records tracked)
+        with connect() as db:
+            db.execute("ATTACH ? AS r", (self.db,))
+            self.assertEqual(db.execute("PRAGMA r.integrity_check").fetchone()[0], "ok")
+            self.assertGreaterEqual(db.execute("SELECT count(*) FROM r.profsum_trace").fetchone()[0], 2)
+        # a new database with an output beside it
+        self.run_cli("summarize", "--trace-file", self.a, "--db", "new.db", "--output", "new.json")
+        self.assertTrue(os.path.isfile(os.path.join(self.td.path, "new.db")))
 
 
 class Wandb(SecBase):

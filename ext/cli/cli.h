@@ -115,6 +115,7 @@ long long optNonNeg(const Opts *o, const char *zName, long long iDefault);
 
 /* ---- db.c: the working connection ----------------------------------- */
 void openDb(const char *zPath, const char *zOpt);
+void failOutputOver(const char *zOutput, const char *zFile, const char *zOpt, int bDb);
 _Noreturn void failSqlMsg(const char *zMsg);
 _Noreturn void failSql(const char *zSql);
 char *sqlText(const char *zSql, const char *zTypes, ...);
@@ -129,6 +130,8 @@ void makeDirs(const char *zPath, int bParentOnly);
 char *absolutePath(const char *zPath);
 char *realPathAhead(const char *zPath);
 int pathWithin(const char *zIn, const char *zDir);
+char *realPathFollow(const char *zPath);
+int isSameFile(const char *zPath, const char *zReal);
 
 /* ---- output.c: stdout, atomic files, emit --------------------------- */
 void writeStdoutVis(const char *z, size_t n, int bKeepNl);

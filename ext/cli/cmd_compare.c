@@ -75,6 +75,14 @@ static void checkJsonlHistory(const char *zHist){
   }
 }
 
+/* Refuse (failOutputOver, exit 2) an --output zOutput that is the history
+** zHist, which option zOpt names ("--db": a database whatever its name),
+** or a side file of it when it is a database (historyKind). */
+static void failOutputOverHistory(const char *zOutput, const char *zHist, const char *zOpt){
+  if( zOutput==0 || zHist==0 ) return;
+  failOutputOver(zOutput, zHist, zOpt, strcmp(zOpt, "--db")==0 || historyKind(zHist)==HIST_DB);
+}
+
 /* Open the working database for a --history argument: the .db itself, or
 ** a temporary one, with the JSONL records imported when bRead (the
 ** `history` command; track and bundle only append to a JSONL file,
@@ -291,6 +299,7 @@ int cmdCompare(Opts *o){
   if( zFormat && strcmp(zFormat, "json")!=0 && strcmp(zFormat, "md")!=0 && strcmp(zFormat, "html")!=0 ){
     fail(EXIT_USAGE, "--format must be json, md or html, not '%s'", zFormat);
   }
+  failOutputOver(optStr(o, "output"), zDb, "--db", 1);
   zOpts = knobOptions(o, 0, 0);
   {
     const char *az[2] = {zB, zA};
@@ -387,6 +396,8 @@ int cmdTrack(Opts *o){
     fail(EXIT_USAGE, "option '--fail-on': invalid choice '%s' (choose from 'fail', 'warn')", zFailOn);
   }
   if( zHist==0 && zDb ){ zHist = zDb; zDb = 0; zHistOpt = "--db"; }
+  failOutputOverHistory(optStr(o, "output"), zHist, zHistOpt);
+  failOutputOver(optStr(o, "output"), zDb, "--db", 1);
   kind = openHistory(zHist, zHistOpt, zDb, 0);
   idB = traceArg("before", zB, optRaw(o, "before"), kind==HIST_DB, zOpts, 0);
   idA = traceArg("after", zA, optRaw(o, "after"), kind==HIST_DB, zOpts, idB);
@@ -439,6 +450,7 @@ int cmdHistory(Opts *o){
   const char *zHist = optReq(o, "history");
   long long nTail = optInt(o, "tail", 20);
   char *zSum;
+  failOutputOverHistory(optStr(o, "output"), zHist, "--history");
   if( historyKind(zHist)==HIST_DB && !pathExists(zHist) ){
     openDb(0, 0);                   /* a missing history has no records */
   }else{
@@ -495,6 +507,8 @@ int cmdBundle(Opts *o){
     /* the reference raises ValueError here: exit 1, not a usage error */
     fail(EXIT_FAIL, "Bundle requires either a summary path or a run target for both before and after.");
   }
+  failOutputOverHistory(optStr(o, "output"), zHist, "--history");
+  failOutputOver(optStr(o, "output"), zDb, "--db", 1);
   memset(&j, 0, sizeof(j));
   jobjInt(&j, "top_k", k);
   if( optStr(o, "label") ) jobjStr(&j, "label", optStr(o, "label"));

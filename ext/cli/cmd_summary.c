@@ -38,6 +38,7 @@ int cmdSummarize(Opts *o){
   if( (optStr(o, "label") || optStr(o, "series") || optFlag(o, "replace")) && !zDb ){
     fail(EXIT_USAGE, "--label, --series and --replace apply to --db");
   }
+  failOutputOver(optStr(o, "output"), zDb, "--db", 1);
   zOpts = knobOptions(o, optFlag(o, "replace"), optStr(o, "series"));
   if( optStr(o, "xplane-output-dir") || optFlag(o, "xplane-count-trace-events") ){
     errLine("profsum summarize: note: %s ignored: profsum does not run xprof's converter (its "
@@ -203,6 +204,7 @@ int cmdReport(Opts *o){
     else if( strcmp(zFormat, "md")!=0 ) fail(EXIT_USAGE, "--format must be md or html, not '%s'", zFormat);
   }
   if( isHtml && (k<1 || k>64) ) fail(EXIT_USAGE, "--top-k must be from 1 to 64 with --format html");
+  failOutputOver(optStr(o, "output"), optStr(o, "db"), "--db", 1);
   zOpts = knobOptions(o, 0, 0);
   failBeforeDb(o);
   openDb(optStr(o, "db"), "--db");
@@ -354,6 +356,7 @@ int cmdQuery(Opts *o){
   const char *zQ = optStr(o, "question");
   char *zOpts, *zAns;
   sqlite3_int64 id;
+  failOutputOver(optStr(o, "output"), optStr(o, "db"), "--db", 1);
   if( optFlag(o, "list") ){
     size_t i;
     Buf b;

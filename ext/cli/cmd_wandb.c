@@ -53,6 +53,7 @@ int cmdPublish(Opts *o){
   sqlite3_int64 id;
   JObj j;
   Buf a;
+  failOutputOver(optStr(o, "output"), optStr(o, "db"), "--db", 1);
   failBeforeDb(o);
   openDb(optStr(o, "db"), "--db");
   if( zReport && !pathExists(zReport) ) fail(EXIT_FAIL, "--report '%s': %s", zReport, strerror(ENOENT));

@@ -67,6 +67,96 @@ void openDb(const char *zPath, const char *zOpt){
   }
 }
 
+/* The value of hexadecimal digit c, or -1. */
+static int hexValue(char c){
+  if( c>='0' && c<='9' ) return c-'0';
+  if( c>='a' && c<='f' ) return c-'a'+10;
+  if( c>='A' && c<='F' ) return c-'A'+10;
+  return -1;
+}
+
+/* The file SQLite opens for zDb, the database argument of openDb, as a
+** malloc'd path, or 0 when it opens none (":memory:", "" for a temporary
+** database, or a "file:" URI of an in-memory database).  When this SQLite
+** reads URIs, a "file:" URI gives its path: after "//" an authority that
+** is empty or "localhost" (another is an error SQLite reports; 0 here),
+** the query and fragment cut off, %HH decoded. */
+static char *dbFilePath(const char *zDb){
+  const char *z;
+  size_t n, i;
+  char *zOut;
+  int j = 0;
+  if( zDb[0]==0 || strcmp(zDb, ":memory:")==0 ) return 0;
+  if( strncmp(zDb, "file:", 5)!=0 || !sqlite3_compileoption_used("SQLITE_USE_URI") ){
+    return xstrdup(zDb);
+  }
+  z = zDb + 5;
+  if( z[0]=='/' && z[1]=='/' ){
+    size_t nAuth = strcspn(z+2, "/?#");
+    if( !(nAuth==0 || (nAuth==9 && strncmp(z+2, "localhost", 9)==0)) ) return 0;
+    z += 2 + nAuth;
+  }
+  n = strcspn(z, "?#");
+  if( z[n]=='?' ){
+    /* mode=memory anywhere in the query: an in-memory database */
+    const char *q = z+n+1;
+    while( *q && *q!='#' ){
+      size_t nParam = strcspn(q, "&#");
+      if( nParam==11 && strncmp(q, "mode=memory", 11)==0 ) return 0;
+      q += nParam;
+      if( *q=='&' ) q++;
+    }
+  }
+  zOut = xmalloc(n+1);
+  for(i=0; i<n; i++){
+    int hi, lo;
+    if( z[i]=='%' && i+2<n && (hi = hexValue(z[i+1]))>=0 && (lo = hexValue(z[i+2]))>=0 ){
+      zOut[j++] = (char)(hi*16 + lo);
+      i += 2;
+    }else{
+      zOut[j++] = z[i];
+    }
+  }
+  zOut[j] = 0;
+  if( zOut[0]==0 || strcmp(zOut, ":memory:")==0 ){ free(zOut); return 0; }
+  return zOut;
+}
+
+/* Before a command does any work: refuse (exit 2) an --output zOutput
+** that would replace zFile, which option zOpt names (0 for either: no
+** check).  bDb: zFile is a database (dbFilePath reads it), and its -wal,
+** -shm and -journal files are refused as well (SQLite names them after the
+** database's real path); else it is a file the command reads or appends to
+** (a JSONL history).  emit() renames the output over its path, after the
+** command wrote the database: the data would be lost, and a database
+** without its -wal, or beside a foreign one, reads as malformed. */
+void failOutputOver(const char *zOutput, const char *zFile, const char *zOpt, int bDb){
+  static const char *azSide[] = {"-wal", "-shm", "-journal"};
+  char *zPath, *zReal, *zOf;
+  size_t k;
+  if( zOutput==0 || zFile==0 ) return;
+  zPath = bDb ? dbFilePath(zFile) : xstrdup(zFile);
+  if( zPath==0 ) return;
+  zReal = realPathFollow(zPath);
+  free(zPath);
+  /* "--db" alone when the two are spelled alike, else with its path */
+  zOf = strcmp(zOutput, zFile)==0 ? xprintf("%s", zOpt) : xprintf("%s '%s'", zOpt, zFile);
+  if( isSameFile(zOutput, zReal) ){
+    fail(EXIT_USAGE, "--output '%s' is the %s of %s (the output would replace it): choose "
+         "another file", zOutput, bDb ? "database" : "history file", zOf);
+  }
+  for(k=0; bDb && k<sizeof(azSide)/sizeof(azSide[0]); k++){
+    char *zSide = xprintf("%s%s", zReal, azSide[k]);
+    if( isSameFile(zOutput, zSide) ){
+      fail(EXIT_USAGE, "--output '%s' is the %s file of the database of %s '%s' (the output "
+           "would replace it): choose another file", zOutput, azSide[k], zOpt, zFile);
+    }
+    sqlite3_free(zSide);
+  }
+  sqlite3_free(zOf);
+  free(zReal);
+}
+
 /* 1 if zPath is an SQLite database file in WAL mode (header bytes 18 and
 ** 19 are 2), else 0. */
 static int isWalDbFile(const char *zPath){

@@ -125,3 +125,53 @@ int pathWithin(const char *zIn, const char *zDir){
   if( n==1 && zDir[0]=='/' ) return 1;       /* everything is below the root */
   return strncmp(zIn, zDir, n)==0 && (zIn[n]==0 || zIn[n]=='/');
 }
+
+/* The real path of the file that opening zPath reaches, or would create:
+** realPathAhead, then, while the last component is a symbolic link that
+** leads nowhere yet, its target (relative to the link's directory) in turn,
+** as SQLite and open(O_CREAT) follow it to create the file there.  At most
+** 40 links are followed, as the kernel does.  Returns a malloc'd string;
+** errors are fatal. */
+char *realPathFollow(const char *zPath){
+  char *zReal = realPathAhead(zPath);
+  int nLink;
+  for(nLink=0; nLink<40; nLink++){
+    char zLink[PATH_MAX];
+    struct stat st;
+    ssize_t n;
+    char *zNext;
+    if( lstat(zReal, &st)!=0 || !S_ISLNK(st.st_mode) ) break;
+    n = readlink(zReal, zLink, sizeof(zLink)-1);
+    if( n<=0 ) break;
+    zLink[n] = 0;
+    if( zLink[0]=='/' ){
+      zNext = realPathAhead(zLink);
+    }else{
+      char *zSlash = strrchr(zReal, '/'), *zJoin;
+      zJoin = xmalloc(strlen(zReal) + (size_t)n + 2);
+      sprintf(zJoin, "%.*s/%s", (int)(zSlash ? zSlash-zReal : 0), zReal, zLink);
+      zNext = realPathAhead(zJoin);
+      free(zJoin);
+    }
+    free(zReal);
+    zReal = zNext;
+  }
+  return zReal;
+}
+
+/* 1 if zPath names the file whose real path is zReal (realPathFollow):
+** the same device and inode when both exist (zPath followed if it is a
+** link), else the same real path, so that two names of a file that does
+** not exist yet are told too; else 0. */
+int isSameFile(const char *zPath, const char *zReal){
+  struct stat a, b;
+  char *z;
+  int bSame;
+  if( stat(zPath, &a)==0 && stat(zReal, &b)==0 ){
+    return a.st_dev==b.st_dev && a.st_ino==b.st_ino;
+  }
+  z = realPathAhead(zPath);
+  bSame = strcmp(z, zReal)==0;
+  free(z);
+  return bSame;
+}
