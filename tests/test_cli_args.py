@@ -3,14 +3,16 @@
 option values that look like options, unique prefixes of long options,
 the numeric rule (Python's int() and float()), ranges of the import knobs,
 --history files that are not a JSONL history, `view --extract` into the log
-directory, the messages of --output/--db/--summary/--where, and output that
-cannot be written (a full device, a closed pipe)."""
+directory, the messages of --output/--db/--summary/--where, output that
+cannot be written (a full device, a closed pipe), and the busy timeout set
+with PROFSUM_BUSY_TIMEOUT_MS."""
 import gzip
 import json
 import os
 import pty
 import select
 import signal
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -377,6 +379,63 @@ class Output(ArgsBase):
     def test_no_progress_values(self):
         for value, shown in [(None, True), ("", True), ("0", True), ("1", False), ("yes", False)]:
             self.assertEqual("profsum: imported s.json" in self.progress_text(value), shown, value)
+
+
+class BusyTimeout(ArgsBase):
+    """PROFSUM_BUSY_TIMEOUT_MS: how long a command waits for a database that
+    another connection holds (docs/cli.md, Environment)."""
+
+    def setUp(self):
+        super().setUp()
+        self.s = self.trace("s.json", F1)
+        self.run_cli("summarize", "--trace-file", self.s, "--db", "busy.db", "--label", "first")
+        self.db = os.path.join(self.td.path, "busy.db")
+
+    def held(self, value):
+        """Run summarize into busy.db with the variable set to value while
+        another connection holds the write lock; (seconds, stderr)."""
+        holder = sqlite3.connect(self.db, isolation_level=None)
+        try:
+            holder.execute("BEGIN IMMEDIATE")
+            t0 = time.monotonic()
+            _, err = self.run_cli("summarize", "--trace-file", self.s, "--db", "busy.db", "--label", "second",
+                                  rc=1, env=dict(self.env, PROFSUM_BUSY_TIMEOUT_MS=value))
+            took = time.monotonic() - t0
+            holder.execute("ROLLBACK")
+        finally:
+            holder.close()
+        return took, err
+
+    def labels(self):
+        db = sqlite3.connect(self.db)
+        try:
+            return [r[0] for r in db.execute("SELECT label FROM profsum_trace ORDER BY trace_id")]
+        finally:
+            db.close()
+
+    def test_a_short_budget_fails_early(self):
+        for value in ("300", "0"):
+            took, err = self.held(value)
+            self.assertLess(took, 8.0, (value, err))         # not the default 10 s
+            self.assertIn("busy budget", err)
+            self.assertIn("(CLI: set PROFSUM_BUSY_TIMEOUT_MS)", err)
+            self.assertEqual(self.labels(), ["first"])       # nothing written
+        # with the lock gone the same command works
+        self.run_cli("summarize", "--trace-file", self.s, "--db", "busy.db", "--label", "second",
+                     env=dict(self.env, PROFSUM_BUSY_TIMEOUT_MS="300"))
+        self.assertEqual(self.labels(), ["first", "second"])
+
+    def test_bad_values_are_usage_errors(self):
+        for value in ("abc", "-1", "1.5", " 5", "0x10", "86400001", "99999999999999999999"):
+            for args in (["summarize", "--trace-file", self.s, "--db", "busy.db"],
+                         ["compare", "--before", self.s, "--after", self.s]):
+                _, err = self.run_cli(*args, rc=2, env=dict(self.env, PROFSUM_BUSY_TIMEOUT_MS=value))
+                self.assertIn("PROFSUM_BUSY_TIMEOUT_MS='%s'" % value, err)
+                self.assertIn("from 0 to 86400000", err)
+        self.assertEqual(self.labels(), ["first"])
+        for value in ("", "86400000", "0000000250"):
+            self.run_cli("compare", "--before", self.s, "--after", self.s,
+                         env=dict(self.env, PROFSUM_BUSY_TIMEOUT_MS=value))
 
 
 if __name__ == "__main__":

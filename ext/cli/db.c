@@ -14,6 +14,30 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The busy timeout of the working connection, in milliseconds:
+** $PROFSUM_BUSY_TIMEOUT_MS when it is set and not empty, else 10000.  It
+** bounds how long a statement waits for a lock another connection holds
+** (sqlite3_busy_timeout), and the profsum functions that write take it as
+** their busy budget (ext/util/busy.c).  0 asks not to wait, and is given
+** as 1: a connection without a busy timeout (0) would leave those
+** functions their own default budget of 10 s.  A value that is not a whole
+** number of milliseconds from 0 to 86400000 (a day), digits only, is a
+** usage error (exit 2) naming the variable. */
+static int busyTimeoutMs(void){
+  const char *z = getenv("PROFSUM_BUSY_TIMEOUT_MS");
+  long long v = 0;
+  size_t i;
+  if( z==0 || z[0]==0 ) return 10000;
+  for(i=0; z[i]>='0' && z[i]<='9'; i++){
+    if( v<=86400000 ) v = v*10 + (z[i]-'0');       /* stops growing past the range */
+  }
+  if( i==0 || z[i]!=0 || v>86400000 ){
+    fail(EXIT_USAGE, "PROFSUM_BUSY_TIMEOUT_MS='%s': the environment variable must be a whole "
+         "number of milliseconds from 0 to 86400000, digits only", z);
+  }
+  return v==0 ? 1 : (int)v;
+}
+
 /* Open zPath (0: a new temporary database, deleted on exit).
 **
 ** The temporary database is "profsum.db" in a directory of its own made by
@@ -28,9 +52,10 @@
 ** "--history", for messages) gets its missing parent directories created,
 ** as --output and a JSONL --history do; a directory there, or a file that
 ** is not an SQLite database, is an error (exit 1) naming the option and the
-** path.  ":memory:" and "file:" URIs are passed to SQLite as they are. */
+** path.  ":memory:" and "file:" URIs are passed to SQLite as they are.
+** The connection waits for locks as long as busyTimeoutMs says. */
 void openDb(const char *zPath, const char *zOpt){
-  int rc;
+  int rc, iBusyMs = busyTimeoutMs();
   if( zPath==0 ){
     const char *zDir = getenv("TMPDIR");
     if( zDir==0 || zDir[0]==0 ) zDir = "/tmp";
@@ -60,7 +85,7 @@ void openDb(const char *zPath, const char *zOpt){
   if( g_zUserDb && sqlite3_exec(g_db, "SELECT count(*) FROM main.sqlite_schema", 0, 0, 0)==SQLITE_NOTADB ){
     fail(EXIT_FAIL, "%s '%s' is not an SQLite database (%s)", zOpt ? zOpt : "--db", zPath, sqlite3_errmsg(g_db));
   }
-  sqlite3_busy_timeout(g_db, 10000);
+  sqlite3_busy_timeout(g_db, iBusyMs);
   if( g_zTempDb[0] ){
     /* scratch data: no need to survive a crash */
     sqlite3_exec(g_db, "PRAGMA synchronous=OFF", 0, 0, 0);
@@ -223,7 +248,8 @@ static void failWalReadOnly(const char *zMsg){
 
 /* Report the error message of an SQL function: "no such function" gets a
 ** hint, a WAL database in a read-only directory too, and advice given in
-** SQL terms is said in the CLI's. */
+** SQL terms is said in the CLI's (a spent busy budget: where the command
+** line sets it, busyTimeoutMs). */
 void failSqlMsg(const char *zMsg){
   static const struct { const char *zSql, *zCli; int bToEnd; } aTerm[] = {
     /* the SQL text goes on with the label and the options' effects: the
@@ -233,6 +259,7 @@ void failSqlMsg(const char *zMsg){
     {"options entity/project or ", "--entity/--project or ", 0},
   };
   size_t k;
+  const char *zBusy = strstr(zMsg, "busy budget") ? " (CLI: set PROFSUM_BUSY_TIMEOUT_MS)" : "";
   if( strstr(zMsg, "no such function")!=0 ){
     fail(EXIT_FAIL, "%s (this build of profsum does not provide that SQL function yet)", zMsg);
   }
@@ -240,11 +267,11 @@ void failSqlMsg(const char *zMsg){
   for(k=0; k<sizeof(aTerm)/sizeof(aTerm[0]); k++){
     const char *zAt = strstr(zMsg, aTerm[k].zSql);
     if( zAt ){
-      fail(EXIT_FAIL, "%.*s%s%s", (int)(zAt-zMsg), zMsg, aTerm[k].zCli,
-           aTerm[k].bToEnd ? "" : zAt+strlen(aTerm[k].zSql));
+      fail(EXIT_FAIL, "%.*s%s%s%s", (int)(zAt-zMsg), zMsg, aTerm[k].zCli,
+           aTerm[k].bToEnd ? "" : zAt+strlen(aTerm[k].zSql), zBusy);
     }
   }
-  fail(EXIT_FAIL, "%s", zMsg);
+  fail(EXIT_FAIL, "%s%s", zMsg, zBusy);
 }
 
 /* Report the connection's SQL error (failSqlMsg). */
