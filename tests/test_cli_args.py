@@ -418,7 +418,8 @@ class BusyTimeout(ArgsBase):
             took, err = self.held(value)
             self.assertLess(took, 8.0, (value, err))         # not the default 10 s
             self.assertIn("busy budget", err)
-            self.assertIn("(CLI: set PROFSUM_BUSY_TIMEOUT_MS)", err)
+            self.assertIn("the CLI's PROFSUM_BUSY_TIMEOUT_MS", err)
+            self.assertIn("busy.db", err)                    # the database named
             self.assertEqual(self.labels(), ["first"])       # nothing written
         # with the lock gone the same command works
         self.run_cli("summarize", "--trace-file", self.s, "--db", "busy.db", "--label", "second",

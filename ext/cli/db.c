@@ -248,8 +248,8 @@ static void failWalReadOnly(const char *zMsg){
 
 /* Report the error message of an SQL function: "no such function" gets a
 ** hint, a WAL database in a read-only directory too, and advice given in
-** SQL terms is said in the CLI's (a spent busy budget: where the command
-** line sets it, busyTimeoutMs). */
+** SQL terms is said in the CLI's.  (A spent busy budget's message names
+** PROFSUM_BUSY_TIMEOUT_MS itself: busyTimeoutMs.) */
 void failSqlMsg(const char *zMsg){
   static const struct { const char *zSql, *zCli; int bToEnd; } aTerm[] = {
     /* the SQL text goes on with the label and the options' effects: the
@@ -259,7 +259,6 @@ void failSqlMsg(const char *zMsg){
     {"options entity/project or ", "--entity/--project or ", 0},
   };
   size_t k;
-  const char *zBusy = strstr(zMsg, "busy budget") ? " (CLI: set PROFSUM_BUSY_TIMEOUT_MS)" : "";
   if( strstr(zMsg, "no such function")!=0 ){
     fail(EXIT_FAIL, "%s (this build of profsum does not provide that SQL function yet)", zMsg);
   }
@@ -267,11 +266,11 @@ void failSqlMsg(const char *zMsg){
   for(k=0; k<sizeof(aTerm)/sizeof(aTerm[0]); k++){
     const char *zAt = strstr(zMsg, aTerm[k].zSql);
     if( zAt ){
-      fail(EXIT_FAIL, "%.*s%s%s%s", (int)(zAt-zMsg), zMsg, aTerm[k].zCli,
-           aTerm[k].bToEnd ? "" : zAt+strlen(aTerm[k].zSql), zBusy);
+      fail(EXIT_FAIL, "%.*s%s%s", (int)(zAt-zMsg), zMsg, aTerm[k].zCli,
+           aTerm[k].bToEnd ? "" : zAt+strlen(aTerm[k].zSql));
     }
   }
-  fail(EXIT_FAIL, "%s%s", zMsg, zBusy);
+  fail(EXIT_FAIL, "%s", zMsg);
 }
 
 /* Report the connection's SQL error (failSqlMsg). */
