@@ -549,7 +549,23 @@ class ImportBehaviour(Base):
         self.assertEqual(imp('{"reuse": true}'), other)
         self.db.execute("UPDATE profsum_trace SET profsum_build=NULL")
         self.db.commit()
-        self.assertNotIn(imp('{"reuse": true, "unique_label": true}'), (first, other))
+        third = imp('{"reuse": true, "unique_label": true}')
+        self.assertNotIn(third, (first, other))
+        # a database made before the column existed: reuse finds nothing
+        # (no 'no such column' before the import's write upgrades it)
+        from test_schema_upgrade import strip_columns
+        sql = self.db.execute("SELECT sql FROM sqlite_master WHERE name='profsum_trace'").fetchone()[0]
+        self.db.execute("CREATE TABLE tmp_old AS SELECT * FROM profsum_trace")
+        self.db.execute("DROP TABLE profsum_trace")
+        self.db.execute(strip_columns(sql, ["profsum_build"]))
+        cols = ", ".join(r[1] for r in self.db.execute("PRAGMA table_info(profsum_trace)"))
+        self.db.execute("INSERT INTO profsum_trace SELECT %s FROM tmp_old" % cols)
+        self.db.execute("DROP TABLE tmp_old")
+        self.db.execute("UPDATE profsum_meta SET value='0-0' WHERE key='schema_id'")
+        self.db.commit()
+        fourth = imp('{"reuse": true, "unique_label": true}')
+        self.assertNotIn(fourth, (first, other, third))
+        self.assertEqual(imp('{"reuse": true}'), fourth)
 
     def test_reuse_read_only_and_unique_label(self):
         """A read-only database answers a reuse hit and says why a miss

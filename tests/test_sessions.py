@@ -696,7 +696,7 @@ class OldDatabase(unittest.TestCase):
             sql = db.execute("SELECT sql FROM sqlite_master WHERE name='profsum_trace'").fetchone()[0]
             db.execute("CREATE TABLE tmp_old AS SELECT * FROM profsum_trace")
             db.execute("DROP TABLE profsum_trace")
-            db.execute(strip_columns(sql, ["session_id", "host"]))
+            db.execute(strip_columns(sql, ["session_id", "host", "profsum_build"]))
             cols = ", ".join(r[1] for r in db.execute("PRAGMA table_info(profsum_trace)"))
             db.execute("INSERT INTO profsum_trace SELECT %s FROM tmp_old" % cols)
             db.execute("DROP TABLE tmp_old")

@@ -138,6 +138,13 @@ static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, c
     if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
     return rc;
   }
+  rc = SQLITE_OK;
+  if( profsumHasRow(db, sqlite3_mprintf("SELECT 1 FROM pragma_table_info('profsum_trace', %Q) "
+                                        "WHERE name='profsum_build'", zSchema), 0, &rc)!=1 ){
+    /* made before builds were told apart (upgraded at the write): none of
+    ** its traces is of this build */
+    return rc==SQLITE_NOMEM ? rc : SQLITE_OK;
+  }
   rc = profsumImportPrepare(db, &p, FN, 1, pzErr,
       "SELECT trace_id, sha256, size, summary_json FROM \"%w\".profsum_trace "
       "WHERE source_path=?1 AND trace_path=?2 AND profsum_version=?4 AND profsum_build IS ?8 "
