@@ -383,6 +383,32 @@ class ReadersSeeOneState(unittest.TestCase):
             self.assertGreater(seen, 10)
             db.close()
 
+    def test_other_attached_database_not_waited_for(self):
+        """Only the schema a call reads is held: an attached database that
+        another connection keeps locked (rollback journal, an exclusive
+        lock) delays no report of main."""
+        with TempDir() as td:
+            db = connect(os.path.join(td.path, "m.db"))
+            t = td.write("t.json.gz", json.dumps(fixtures.f1([100, 110, 120, 130, 140, 150], 60)), gz=True)
+            db.execute("SELECT profsum_import(?, 'a')", (t,)).fetchall()
+            other = os.path.join(td.path, "o.db")
+            h = sqlite3.connect(other, isolation_level=None)
+            h.execute("CREATE TABLE x(a)")
+            db.execute("ATTACH ? AS o", (other,))
+            db.execute("SELECT count(*) FROM o.x").fetchall()
+            h.execute("BEGIN EXCLUSIVE")
+            h.execute("INSERT INTO x VALUES (1)")
+            try:
+                db.execute("PRAGMA busy_timeout = 3000")
+                t0 = time.time()
+                doc = db.execute("SELECT profsum_summary_json('a')").fetchone()[0]
+                self.assertLess(time.time() - t0, 2.0)
+                self.assertIn('"schema_version": "profile_summary.v1"', doc)
+            finally:
+                h.execute("ROLLBACK")
+                h.close()
+            db.close()
+
     @staticmethod
     def mask(text):
         """text without what differs between two imports of one file."""

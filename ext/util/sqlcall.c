@@ -3,6 +3,7 @@
 */
 #include "profsum_int.h"
 #include "sqlcall.h"
+#include "jsontree.h"
 
 /* See sqlcall.h. */
 int profsumExecV(sqlite3 *db, const char *zFunc, int bNomemMsg, char **pzErr,
@@ -50,31 +51,44 @@ typedef struct ReaderFn {
   void (*xFunc)(sqlite3_context*, int, sqlite3_value**);
 } ReaderFn;
 
-/* A statement stepped to its row that reads every attached database of db
-** but temp, holding their read transactions until it is finalized; 0 when
-** db is in a transaction (nothing needed) or the statement could not be
-** made (then each statement of the caller reads as it would have). */
-static sqlite3_stmt *readerPin(sqlite3 *db){
-  sqlite3_stmt *pList = 0, *pPin = 0;
-  sqlite3_str *pSql;
+/* The schema a reading call reads: the "schema" member of its options_json
+** (the argument that is a JSON object), else "main"; sqlite3_malloc'd, 0
+** when out of memory. */
+static char *readerSchema(int argc, sqlite3_value **argv){
+  int i;
+  for(i=0; i<argc; i++){
+    const char *z = sqlite3_value_type(argv[i])==SQLITE_TEXT ? (const char*)sqlite3_value_text(argv[i]) : 0;
+    JNode *p, *pS;
+    if( z==0 ) continue;
+    while( *z==' ' || *z=='\t' || *z=='\n' || *z=='\r' ) z++;
+    if( *z!='{' ) continue;
+    p = jParse(z, -1, 0);
+    pS = p ? jGet(p, "schema") : 0;
+    if( pS && pS->type==JT_STRING ){
+      char *zS = sqlite3_mprintf("%s", pS->z);
+      jFree(p);
+      return zS;
+    }
+    jFree(p);
+  }
+  return sqlite3_mprintf("main");
+}
+
+/* A statement stepped to its row that reads schema zSchema of db, holding
+** its read transaction until it is finalized; 0 when db is in a transaction
+** (nothing needed) or the statement could not be made or stepped (no such
+** schema, busy, out of memory: then each statement of the caller reads as
+** it would have, and says what is wrong itself).  Only the schema the call
+** reads is pinned: another attached database (in rollback-journal mode, one
+** another process is writing) is neither waited for nor locked. */
+static sqlite3_stmt *readerPin(sqlite3 *db, const char *zSchema){
+  sqlite3_stmt *pPin = 0;
   char *zSql;
-  if( !sqlite3_get_autocommit(db) ) return 0;
-  if( sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list WHERE name<>'temp'",
-                         -1, &pList, 0)!=SQLITE_OK ){
-    sqlite3_finalize(pList);
-    return 0;
-  }
-  pSql = sqlite3_str_new(db);
-  sqlite3_str_appendall(pSql, "SELECT 0");
-  while( sqlite3_step(pList)==SQLITE_ROW ){
-    sqlite3_str_appendf(pSql, " + (SELECT count(*) FROM \"%w\".sqlite_master)",
-                        (const char*)sqlite3_column_text(pList, 0));
-  }
-  sqlite3_finalize(pList);
-  zSql = sqlite3_str_finish(pSql);
+  if( zSchema==0 || !sqlite3_get_autocommit(db) ) return 0;
+  zSql = sqlite3_mprintf("SELECT count(*) FROM \"%w\".sqlite_master", zSchema);
   if( zSql==0 ) return 0;
   if( sqlite3_prepare_v2(db, zSql, -1, &pPin, 0)!=SQLITE_OK || sqlite3_step(pPin)!=SQLITE_ROW ){
-    sqlite3_finalize(pPin);      /* busy, out of memory, ...: read without the pin */
+    sqlite3_finalize(pPin);
     pPin = 0;
   }
   sqlite3_free(zSql);
@@ -84,7 +98,9 @@ static sqlite3_stmt *readerPin(sqlite3 *db){
 /* The registered function of profsumCreateReader: xFunc inside the pin. */
 static void readerThunk(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   const ReaderFn *p = (const ReaderFn*)sqlite3_user_data(ctx);
-  sqlite3_stmt *pPin = readerPin(sqlite3_context_db_handle(ctx));
+  char *zSchema = readerSchema(argc, argv);
+  sqlite3_stmt *pPin = readerPin(sqlite3_context_db_handle(ctx), zSchema);
+  sqlite3_free(zSchema);
   p->xFunc(ctx, argc, argv);
   sqlite3_finalize(pPin);
 }

@@ -43,12 +43,13 @@ int profsumCreateFunctions(sqlite3 *db, const char *zName, int nMin, int nMax, i
 
 /* Register xFunc as zName/nArg (flags without PROFSUM_FN_READS) so that it
 ** runs in one read snapshot: when the connection is in autocommit, a
-** statement that reads every attached database (temp aside) is stepped to
-** its row before xFunc and finalized after it, and the read transaction it
-** holds is the one every statement of xFunc reads in (in WAL mode the same
-** snapshot; with a rollback journal a shared lock, so a writer's commit
-** waits for the function).  Inside a transaction nothing is added: the
-** transaction already reads one state.  SQLITE_OK or an error code. */
+** statement that reads the schema the call reads (its options_json's
+** "schema", else main) is stepped to its row before xFunc and finalized
+** after it, and the read transaction it holds is the one every statement
+** of xFunc reads that schema in (in WAL mode the same snapshot; with a
+** rollback journal a shared lock, so a writer's commit waits for the
+** function).  Inside a transaction nothing is added: the transaction
+** already reads one state.  SQLITE_OK or an error code. */
 int profsumCreateReader(sqlite3 *db, const char *zName, int nArg, int flags,
                         void (*xFunc)(sqlite3_context*, int, sqlite3_value**));
 
