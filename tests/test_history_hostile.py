@@ -406,6 +406,20 @@ class NeverOverADatabase(unittest.TestCase):
                     with self.assertRaises(sqlite3.OperationalError) as cm:
                         db.execute(sql, args).fetchall()
                     self.assertTrue(str(cm.exception).startswith(want), str(cm.exception))
+            # another process's database in WAL mode: its log and index too
+            wal = os.path.join(td.path, "w.db")
+            w = sqlite3.connect(wal)
+            w.execute("PRAGMA journal_mode=WAL")
+            w.execute("CREATE TABLE t(a)")
+            w.execute("INSERT INTO t VALUES (1)")
+            w.commit()
+            for path, what in ((wal + "-wal", "an SQLite write-ahead log"),
+                               (wal + "-shm", "the shared-memory index of the SQLite database '%s'" % wal)):
+                with self.assertRaises(sqlite3.OperationalError) as cm:
+                    db.execute("SELECT profsum_history_export(?)", (path,)).fetchall()
+                self.assertIn("'%s' is %s:" % (path, what), str(cm.exception))
+            self.assertEqual(w.execute("SELECT count(*) FROM t").fetchone()[0], 1)
+            w.close()
             # the same path through an attached schema names that schema
             db.execute("ATTACH ? AS h", (other,))
             with self.assertRaises(sqlite3.OperationalError) as cm:

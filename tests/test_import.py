@@ -585,7 +585,7 @@ class ImportBehaviour(Base):
         self.assertEqual(ro.execute("SELECT profsum_import(?, 'a', '{\"reuse\": true}')", (p,)).fetchone()[0], tid)
         q = self.td.write("b.json.gz", json.dumps(fixtures.f2()), gz=True)
         with self.assertRaisesRegex(sqlite3.OperationalError, "'.*b.json.gz': no stored trace matches it for "
-                                    "'reuse' \\(the same source, content, options and profsum version, and "
+                                    "'reuse' \\(the same source, content, options and profsum build, and "
                                     "this label\\), and the database is read-only"):
             ro.execute("SELECT profsum_import(?, 'b', '{\"reuse\": true}')", (q,))
         ro.close()

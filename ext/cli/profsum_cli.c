@@ -618,7 +618,7 @@ static const Cmd aCmd[] = {
    "Compare, classify pass/warn/fail against the thresholds, append the record to --history\n"
    "(a .db, or a .jsonl file as the reference tool writes) and emit the record JSON.\n"
    "With --fail-on fail (or warn) the exit code is 3 when the status is fail (or warn/fail).\n"
-   "Into a .db, a file stored before (same path, content, knobs and profsum version) is used\n"
+   "Into a .db, a file stored before (same path, content, knobs and profsum build) is used\n"
    "again: one baseline tracked run after run, or by concurrent jobs, is stored once.",
    TRACK_OPTS, cmdTrack, 0, 0},
   {"history", "summarize a regression history",

@@ -161,7 +161,7 @@ sqlite3_int64 traceArg(const char *zOpt, const char *zArg, const char *zRaw, int
   char *zId;
   if( isRemoteSource(zArg) || pathExists(zArg) ){
     /* Into a database file: a trace stored before from the same file, with
-    ** the same options and profsum version, is used again (profsum_import's
+    ** the same options and profsum build, is used again (profsum_import's
     ** 'reuse'), so a CI job that tracks one baseline run after run stores
     ** it once.  Not for the after side when that is the before side's
     ** trace (idOther): a file compared with itself is read twice, as

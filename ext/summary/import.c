@@ -109,7 +109,7 @@ static int readAll(const char *zPath, char **pz, char **pzErr);
 /* Option 'reuse': the trace_id of a trace stored in zSchema from the same
 ** source (source_path as given, trace_path as resolved), with the same
 ** options (a v1 summary file keeps its own knobs: only the series is
-** compared), by the same profsum version, of the same content, and with the
+** compared), by the same profsum build, of the same content, and with the
 ** label zLabel when it is not NULL (a label the caller chose; with
 ** bSuffixed, also zLabel-N, the labels unique_label gives); 0 in *pId when
 ** there is none.
@@ -1205,7 +1205,7 @@ static int callReuseFirst(ImportCall *c){
   if( rc || c->traceId ) return rc;
   if( sqlite3_db_readonly(c->db, c->o.zSchema)==1 ){
     return callErr(c, SQLITE_READONLY, FN ": '%s': no stored trace matches it for 'reuse' (the same "
-        "source, content, options and profsum version%s), and the database is read-only", c->zSource,
+        "source, content, options and profsum build%s), and the database is read-only", c->zSource,
         !c->labelGiven ? "" : c->o.uniqueLabel ? ", and this label or label-N" : ", and this label");
   }
   return SQLITE_OK;

@@ -280,13 +280,38 @@ char *profsumFileIsDatabase(sqlite3 *db, const char *zPath){
   }
   sqlite3_finalize(p);
   if( zOut ) return zOut;
+  /* by its first bytes: a database, a write-ahead log, a rollback journal
+  ** (another process's: one this connection has not attached) */
   fd = open(zPath, O_RDONLY|O_CLOEXEC|O_NONBLOCK);
   if( fd>=0 ){
-    char aHdr[16];
-    if( read(fd, aHdr, 16)==16 && memcmp(aHdr, "SQLite format 3", 16)==0 ){
+    static const unsigned char aJournal[8] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
+    unsigned char aHdr[16];
+    ssize_t n = read(fd, aHdr, 16);
+    if( n==16 && memcmp(aHdr, "SQLite format 3", 16)==0 ){
       zOut = sqlite3_mprintf("an SQLite database");
+    }else if( n>=4 && aHdr[0]==0x37 && aHdr[1]==0x7f && aHdr[2]==0x06 && (aHdr[3]&0xfe)==0x82 ){
+      zOut = sqlite3_mprintf("an SQLite write-ahead log");
+    }else if( n>=8 && memcmp(aHdr, aJournal, 8)==0 ){
+      zOut = sqlite3_mprintf("an SQLite rollback journal");
     }
     close(fd);
+  }
+  if( zOut ) return zOut;
+  {
+    /* a -wal, -shm or -journal beside a database (an empty log too) */
+    size_t n = strlen(zPath), k;
+    for(k=1; zOut==0 && k<sizeof(azSuffix)/sizeof(azSuffix[0]); k++){
+      size_t m = strlen(azSuffix[k]);
+      if( n>m && memcmp(zPath+n-m, azSuffix[k], m)==0 ){
+        char *zBase = sqlite3_mprintf("%.*s", (int)(n-m), zPath);
+        char *zWhat = zBase ? profsumFileIsDatabase(0, zBase) : 0;
+        if( zWhat ){
+          zOut = sqlite3_mprintf("%s of the SQLite database '%s'", azWhat[k], zBase);
+        }
+        sqlite3_free(zWhat);
+        sqlite3_free(zBase);
+      }
+    }
   }
   return zOut;
 }

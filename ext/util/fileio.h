@@ -55,8 +55,10 @@ const char *profsumFileSpecial(const char *zPath);
 /* When replacing zPath would lose a database, what it is, as a phrase for
 ** a message: "the database of schema 'S' of this connection" (or its
 ** write-ahead log, shared-memory index or rollback journal: the same file
-** as the one of an attached database of db, by device and inode) or "an
-** SQLite database" (a file that starts with SQLite's header); else 0.
+** as the one of an attached database of db, by device and inode), "an
+** SQLite database", "an SQLite write-ahead log" or "an SQLite rollback
+** journal" (by the file's first bytes), or the -wal, -shm or -journal file
+** of a database beside it (another process's); else 0.  db may be 0.
 ** The text is sqlite3_malloc'd (the caller frees it); out of memory or a
 ** path that does not exist: 0. */
 char *profsumFileIsDatabase(sqlite3 *db, const char *zPath);
