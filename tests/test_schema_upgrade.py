@@ -235,6 +235,34 @@ class SchemaUpgrade(unittest.TestCase):
                 self.assertEqual([c[0] for c in columns(self.db, "profsum_agg_op")],
                                  [c[0] for c in self.fresh_cols["profsum_agg_op"]])
 
+    def test_readers_on_an_old_database_and_profsum_upgrade(self):
+        # the reading functions never change the schema: on a database an
+        # older profsum made they may fail, and their message says how to
+        # bring it up; profsum_upgrade() does it without an import
+        a = self.imp("a")
+        want = self.db.execute("SELECT profsum_summary_json('a')").fetchone()[0]
+        names = [c[0] for c in columns(self.db, "profsum_agg_op")]
+        rebuild(self.db, "profsum_agg_op", names[:-4])
+        self.make_old()
+        self.db.commit()
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            self.db.execute("SELECT profsum_summary_json('a')").fetchone()
+        self.assertIn("no such column", str(cm.exception))
+        self.assertIn("(this database was made by another profsum build: SELECT profsum_upgrade() "
+                      "brings its schema to this one's, as any import does)", str(cm.exception))
+        self.assertEqual(self.db.execute("SELECT profsum_upgrade()").fetchone()[0], 1)
+        self.assertEqual(rows(self.db, "SELECT key, value FROM profsum_meta ORDER BY key"), self.fresh_meta)
+        self.assertEqual(self.db.execute("SELECT profsum_upgrade('main')").fetchone()[0], 0)
+        got = self.db.execute("SELECT profsum_summary_json(?)", (a,)).fetchone()[0]
+        self.assertTrue(got.startswith("{"))
+        with self.assertRaisesRegex(sqlite3.OperationalError, "^profsum_upgrade: 'nope' is not an attached database$"):
+            self.db.execute("SELECT profsum_upgrade('nope')").fetchone()
+        # a stored view cannot call it (it writes)
+        self.db.execute("CREATE VIEW up AS SELECT profsum_upgrade() AS x")
+        with self.assertRaisesRegex(sqlite3.OperationalError, "unsafe use of profsum_upgrade"):
+            self.db.execute("SELECT * FROM up").fetchone()
+        self.assertTrue(want)
+
     def test_table_with_other_columns_and_rows_is_an_error(self):
         self.imp("a")
         names = [c[0] for c in columns(self.db, "profsum_agg_comm")]

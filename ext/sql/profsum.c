@@ -42,6 +42,18 @@ int profsumCtxErrV(sqlite3_context *ctx, const char *zFmt, va_list ap){
     sqlite3_result_error_nomem(ctx);
     return SQLITE_NOMEM;
   }
+  if( strstr(z, "no such column")!=0 || strstr(z, "no such table")!=0 ){
+    /* a database made by another profsum (a reading function does not
+    ** change the schema): say how to bring it up */
+    sqlite3 *db = sqlite3_context_db_handle(ctx);
+    int rc = SQLITE_OK;
+    if( profsumTableExists(db, "main", "profsum_trace", &rc)==1 && !profsumSchemaCurrent(db, "main") ){
+      char *z2 = sqlite3_mprintf("%s (this database was made by another profsum build: "
+                                 "SELECT profsum_upgrade() brings its schema to this one's, "
+                                 "as any import does)", z);
+      if( z2 ){ sqlite3_free(z); z = z2; }
+    }
+  }
   sqlite3_result_error(ctx, z, -1);
   sqlite3_free(z);
   return SQLITE_OK;
@@ -159,7 +171,7 @@ static int (*const aRegister[])(sqlite3*, char**) = {
   profsumRegisterFind,       profsumRegisterImport,    profsumRegisterCatalog,
   profsumRegisterTrim,       profsumRegisterReportHtml, profsumRegisterSummaryDoc,
   profsumRegisterCompare,    profsumRegisterQuery,     profsumRegisterWandb,
-  profsumRegisterReportProfsum, profsumRegisterSession,
+  profsumRegisterReportProfsum, profsumRegisterSession,    profsumRegisterSchema,
 };
 
 /* The W&B sources of profsum_import (net layer). */

@@ -46,6 +46,7 @@
 #include "profsum_int.h"
 #include "import_int.h"
 #include "schema_sql.h"       /* generated from sql/ and views/ by the Makefile */
+#include "busy.h"
 
 #include <string.h>
 
@@ -327,5 +328,61 @@ schema_err:
   if( rc!=SQLITE_NOMEM && pzErr ){
     *pzErr = sqlite3_mprintf("creating the schema in '%s': %s", zSchema, sqlite3_errmsg(db));
   }
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* profsum_upgrade([schema])                                           */
+/* ------------------------------------------------------------------ */
+
+/* The write body of profsum_upgrade: the schema of pArg (a schema name)
+** brought to this profsum's. */
+static int upgradeBody(sqlite3 *db, void *pArg, char **pzErr){
+  return profsumCreateSchema(db, (const char*)pArg, pzErr);
+}
+
+/* profsum_upgrade([schema]) → 1 when it brought the profsum schema of
+** schema (default main) to this profsum's (tables and columns added, views
+** made again, as an import does), 0 when it was this profsum's already.
+** For a database an older profsum made, whose reading functions (which
+** never change the schema) fail until then.  One write (busy.c): all or
+** nothing.  DIRECTONLY: it writes. */
+static void upgradeFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  const char *zSchema = "main";
+  char *zErr = 0;
+  int rc, was;
+  if( argc>0 && sqlite3_value_type(argv[0])!=SQLITE_NULL ){
+    if( sqlite3_value_type(argv[0])!=SQLITE_TEXT ){
+      profsumCtxErr(ctx, "profsum_upgrade: schema must be the name of an attached database (text)");
+      return;
+    }
+    zSchema = (const char*)sqlite3_value_text(argv[0]);
+  }
+  if( sqlite3_db_filename(db, zSchema)==0 ){
+    profsumCtxErr(ctx, "profsum_upgrade: '%s' is not an attached database", zSchema);
+    return;
+  }
+  was = schemaCurrent(db, zSchema);
+  rc = was ? SQLITE_OK : profsumWriteRun(db, zSchema, upgradeBody, (void*)zSchema, &zErr);
+  if( rc==SQLITE_OK ){
+    sqlite3_result_int(ctx, !was);
+  }else if( rc==SQLITE_NOMEM && zErr==0 ){
+    sqlite3_result_error_nomem(ctx);
+  }else{
+    profsumCtxErr(ctx, "profsum_upgrade: %s", zErr ? zErr : sqlite3_errstr(rc));
+    sqlite3_result_error_code(ctx, rc==SQLITE_ROW || rc==SQLITE_DONE ? SQLITE_ERROR : rc);
+  }
+  sqlite3_free(zErr);
+}
+
+/* See profsum_int.h. */
+int profsumRegisterSchema(sqlite3 *db, char **pzErr){
+  int rc = sqlite3_create_function(db, "profsum_upgrade", 0, SQLITE_UTF8|SQLITE_DIRECTONLY, 0,
+                                   upgradeFunc, 0, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_upgrade", 1,
+                                   SQLITE_UTF8|SQLITE_DIRECTONLY, 0, upgradeFunc, 0, 0);
+  if( rc && pzErr ) *pzErr = sqlite3_mprintf("profsum: registering profsum_upgrade failed: %s",
+                                             sqlite3_errstr(rc));
   return rc;
 }

@@ -94,6 +94,7 @@ int profsumRegisterReportHtml(sqlite3 *db, char **pzErr);  /* report_html.c */
 int profsumRegisterSummaryDoc(sqlite3 *db, char **pzErr);  /* summary_doc.c */
 int profsumRegisterCompare(sqlite3 *db, char **pzErr);     /* history/pair.c */
 int profsumRegisterQuery(sqlite3 *db, char **pzErr);       /* query.c */
+int profsumRegisterSchema(sqlite3 *db, char **pzErr);      /* schema.c */
 
 /* The label profsum_import gives a source by default: the folder name, or
 ** the file name without its trace suffixes (sqlite3_malloc'd; import.c). */
