@@ -413,8 +413,10 @@ class NeverOverADatabase(unittest.TestCase):
             w.execute("CREATE TABLE t(a)")
             w.execute("INSERT INTO t VALUES (1)")
             w.commit()
-            for path, what in ((wal + "-wal", "an SQLite write-ahead log"),
-                               (wal + "-shm", "the shared-memory index of the SQLite database '%s'" % wal)):
+            for path, what in ((wal + "-wal", "the write-ahead log of the SQLite database '%s'" % wal),
+                               (wal + "-shm", "the shared-memory index of the SQLite database '%s'" % wal),
+                               # a journal that does not exist yet: SQLite would delete it
+                               (wal + "-journal", "the rollback journal of the SQLite database '%s'" % wal)):
                 with self.assertRaises(sqlite3.OperationalError) as cm:
                     db.execute("SELECT profsum_history_export(?)", (path,)).fetchall()
                 self.assertIn("'%s' is %s:" % (path, what), str(cm.exception))

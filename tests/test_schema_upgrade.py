@@ -248,8 +248,8 @@ class SchemaUpgrade(unittest.TestCase):
         with self.assertRaises(sqlite3.OperationalError) as cm:
             self.db.execute("SELECT profsum_summary_json('a')").fetchone()
         self.assertIn("no such column", str(cm.exception))
-        self.assertIn("(this database was made by another profsum build: SELECT profsum_upgrade() "
-                      "brings its schema to this one's, as any import does)", str(cm.exception))
+        self.assertIn("(made by another profsum build: SELECT profsum_upgrade() brings its schema "
+                      "to this one's, as any import does)", str(cm.exception))
         self.assertEqual(self.db.execute("SELECT profsum_upgrade()").fetchone()[0], 1)
         self.assertEqual(rows(self.db, "SELECT key, value FROM profsum_meta ORDER BY key"), self.fresh_meta)
         self.assertEqual(self.db.execute("SELECT profsum_upgrade('main')").fetchone()[0], 0)
@@ -257,6 +257,31 @@ class SchemaUpgrade(unittest.TestCase):
         self.assertTrue(got.startswith("{"))
         with self.assertRaisesRegex(sqlite3.OperationalError, "^profsum_upgrade: 'nope' is not an attached database$"):
             self.db.execute("SELECT profsum_upgrade('nope')").fetchone()
+        # never the profsum schema in a database profsum did not make
+        other = os.path.join(self.td.path, "mine.db")
+        o = sqlite3.connect(other)
+        o.execute("CREATE TABLE mine(x)")
+        o.commit()
+        o.close()
+        self.db.execute("ATTACH ? AS mine", (other,))
+        with self.assertRaisesRegex(sqlite3.OperationalError, "^profsum_upgrade: schema 'mine' holds no "
+                                    "profsum tables \\(nothing to upgrade; an import creates them\\)$"):
+            self.db.execute("SELECT profsum_upgrade('mine')").fetchone()
+        self.assertEqual(self.db.execute("SELECT count(*) FROM mine.sqlite_master").fetchone()[0], 1)
+        with self.assertRaisesRegex(sqlite3.OperationalError, "^profsum_upgrade: 'temp' is not an attached"):
+            self.db.execute("SELECT profsum_upgrade('temp')").fetchone()
+        self.db.execute("DETACH mine")
+        # an old attached database: the hint names it
+        self.db.execute("ATTACH ? AS h", (os.path.join(self.td.path, "h2.db"),))
+        self.db.execute("SELECT profsum_import(?, 'x', '{\"schema\": \"h\"}')", (self.trace,)).fetchone()
+        rebuild(self.db, "profsum_agg_op", names[:-4], schema="h")
+        self.db.execute("UPDATE h.profsum_meta SET value='0-0' WHERE key='schema_id'")
+        self.db.commit()
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            self.db.execute("SELECT profsum_summary_json('x', '{\"schema\": \"h\"}')").fetchone()
+        self.assertIn("SELECT profsum_upgrade('h') brings", str(cm.exception))
+        self.assertEqual(self.db.execute("SELECT profsum_upgrade('h')").fetchone()[0], 1)
+        self.db.execute("DETACH h")
         # a stored view cannot call it (it writes)
         self.db.execute("CREATE VIEW up AS SELECT profsum_upgrade() AS x")
         with self.assertRaisesRegex(sqlite3.OperationalError, "unsafe use of profsum_upgrade"):

@@ -158,11 +158,11 @@ static int bundlePrepare(sqlite3 *db, BundleJob *j, JNode **ppRecord,
       sqlite3_free(zPath);
       break;
     }else{
-      char *zDb = profsumFileIsDatabase(db, zPath);
-      if( zDb ){
-        *pzErr = sqlite3_mprintf("'%s' is %s: it would be replaced", zPath, zDb);
+      char *zDb = 0;
+      if( profsumFileIsDatabase(db, zPath, &zDb) ){
+        *pzErr = zDb ? sqlite3_mprintf("'%s' is %s: it would be replaced", zPath, zDb) : 0;
+        rc = zDb ? SQLITE_CANTOPEN : SQLITE_NOMEM;
         sqlite3_free(zDb);
-        rc = SQLITE_CANTOPEN;
         sqlite3_free(zPath);
         break;
       }

@@ -577,8 +577,9 @@ static void historyExportFunc(sqlite3_context *ctx, int argc, sqlite3_value **ar
   {
     /* a JSONL file renamed over a database would lose it (a slip for
     ** 'runs.jsonl' when the history is runs.db) */
-    char *zDb = profsumFileIsDatabase(db, zPath);
-    if( zDb ){
+    char *zDb = 0;
+    if( profsumFileIsDatabase(db, zPath, &zDb) ){
+      if( zDb==0 ){ sqlite3_result_error_nomem(ctx); return; }
       profsumCtxErr(ctx, "%s: '%s' is %s: the history is written to a new file renamed over "
                     "it, which would replace it; export to another path", FN, zPath, zDb);
       sqlite3_free(zDb);

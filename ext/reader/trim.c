@@ -615,8 +615,9 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     return;
   }
   {
-    char *zDb = profsumFileIsDatabase(sqlite3_context_db_handle(ctx), zDest);
-    if( zDb ){
+    char *zDb = 0;
+    if( profsumFileIsDatabase(sqlite3_context_db_handle(ctx), zDest, &zDb) ){
+      if( zDb==0 ){ sqlite3_result_error_nomem(ctx); return; }
       profsumCtxErr(ctx, FN ": '%s' is %s: the trimmed trace is written to a new file renamed "
                     "over it, which would replace it", zDest, zDb);
       sqlite3_free(zDb);

@@ -35,6 +35,35 @@ SQLITE_EXTENSION_INIT1
 # define PROFSUM_COMMIT "unknown"
 #endif
 
+/* The calls that would bring up the attached databases (temp aside) that
+** hold profsum tables of another profsum's schema, "SELECT
+** profsum_upgrade('h')" joined by " and ", or 0 when there is none (or
+** out of memory).  For an error message: a failure to read leaves it out. */
+static char *staleSchemas(sqlite3 *db){
+  sqlite3_stmt *p = 0;
+  sqlite3_str *pOut;
+  int n = 0;
+  if( sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list WHERE name<>'temp'", -1, &p, 0) ){
+    sqlite3_finalize(p);
+    return 0;
+  }
+  pOut = sqlite3_str_new(db);
+  while( sqlite3_step(p)==SQLITE_ROW ){
+    const char *zS = (const char*)sqlite3_column_text(p, 0);
+    int rc = SQLITE_OK;
+    if( zS && profsumTableExists(db, zS, "profsum_trace", &rc)==1 && !profsumSchemaCurrent(db, zS) ){
+      if( strcmp(zS, "main")==0 ){
+        sqlite3_str_appendf(pOut, "%sSELECT profsum_upgrade()", n++ ? " and " : "");
+      }else{
+        sqlite3_str_appendf(pOut, "%sSELECT profsum_upgrade(%Q)", n++ ? " and " : "", zS);
+      }
+    }
+  }
+  sqlite3_finalize(p);
+  if( n==0 ){ sqlite3_free(sqlite3_str_finish(pOut)); return 0; }
+  return sqlite3_str_finish(pOut);
+}
+
 /* See profsum_int.h. */
 int profsumCtxErrV(sqlite3_context *ctx, const char *zFmt, va_list ap){
   char *z = profsumUtf8Scrub(sqlite3_vmprintf(zFmt, ap));
@@ -45,13 +74,12 @@ int profsumCtxErrV(sqlite3_context *ctx, const char *zFmt, va_list ap){
   if( strstr(z, "no such column")!=0 || strstr(z, "no such table")!=0 ){
     /* a database made by another profsum (a reading function does not
     ** change the schema): say how to bring it up */
-    sqlite3 *db = sqlite3_context_db_handle(ctx);
-    int rc = SQLITE_OK;
-    if( profsumTableExists(db, "main", "profsum_trace", &rc)==1 && !profsumSchemaCurrent(db, "main") ){
-      char *z2 = sqlite3_mprintf("%s (this database was made by another profsum build: "
-                                 "SELECT profsum_upgrade() brings its schema to this one's, "
-                                 "as any import does)", z);
+    char *zOld = staleSchemas(sqlite3_context_db_handle(ctx));
+    if( zOld ){
+      char *z2 = sqlite3_mprintf("%s (made by another profsum build: %s brings its schema to "
+                                 "this one's, as any import does)", z, zOld);
       if( z2 ){ sqlite3_free(z); z = z2; }
+      sqlite3_free(zOld);
     }
   }
   sqlite3_result_error(ctx, z, -1);

@@ -142,8 +142,11 @@ static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, c
   if( profsumHasRow(db, sqlite3_mprintf("SELECT 1 FROM pragma_table_info('profsum_trace', %Q) "
                                         "WHERE name='profsum_build'", zSchema), 0, &rc)!=1 ){
     /* made before builds were told apart (upgraded at the write): none of
-    ** its traces is of this build */
-    return rc==SQLITE_NOMEM ? rc : SQLITE_OK;
+    ** its traces is of this build; a lock as above; another failure (a
+    ** disk I/O error, an interrupt) is said as SQLite says it */
+    if( rc==SQLITE_OK || (rc & 0xff)==SQLITE_BUSY || (rc & 0xff)==SQLITE_LOCKED ) return SQLITE_OK;
+    if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
+    return rc;
   }
   rc = profsumImportPrepare(db, &p, FN, 1, pzErr,
       "SELECT trace_id, sha256, size, summary_json FROM \"%w\".profsum_trace "

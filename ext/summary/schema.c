@@ -335,15 +335,26 @@ schema_err:
 /* profsum_upgrade([schema])                                           */
 /* ------------------------------------------------------------------ */
 
-/* The write body of profsum_upgrade: the schema of pArg (a schema name)
-** brought to this profsum's. */
+/* What profsum_upgrade's write body works on and says. */
+typedef struct UpgradeJob {
+  const char *zSchema;
+  int changed;          /* set: the schema was not this profsum's */
+} UpgradeJob;
+
+/* The write body of profsum_upgrade: under the write lock, the schema of
+** the job brought to this profsum's when it is not (an SQLite code). */
 static int upgradeBody(sqlite3 *db, void *pArg, char **pzErr){
-  return profsumCreateSchema(db, (const char*)pArg, pzErr);
+  UpgradeJob *j = (UpgradeJob*)pArg;
+  j->changed = !schemaCurrent(db, j->zSchema);
+  return j->changed ? profsumCreateSchema(db, j->zSchema, pzErr) : SQLITE_OK;
 }
 
 /* profsum_upgrade([schema]) → 1 when it brought the profsum schema of
 ** schema (default main) to this profsum's (tables and columns added, views
-** made again, as an import does), 0 when it was this profsum's already.
+** made again, as an import does), 0 when it was this profsum's already
+** (decided under the write lock).  A schema without profsum tables (or
+** temp) is an error: it never creates profsum's schema in a database
+** profsum did not make.
 ** For a database an older profsum made, whose reading functions (which
 ** never change the schema) fail until then.  One write (busy.c): all or
 ** nothing.  DIRECTONLY: it writes. */
@@ -351,7 +362,8 @@ static void upgradeFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   const char *zSchema = "main";
   char *zErr = 0;
-  int rc, was;
+  UpgradeJob job;
+  int rc, e;
   if( argc>0 && sqlite3_value_type(argv[0])!=SQLITE_NULL ){
     if( sqlite3_value_type(argv[0])!=SQLITE_TEXT ){
       profsumCtxErr(ctx, "profsum_upgrade: schema must be the name of an attached database (text)");
@@ -359,14 +371,29 @@ static void upgradeFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     }
     zSchema = (const char*)sqlite3_value_text(argv[0]);
   }
-  if( sqlite3_db_filename(db, zSchema)==0 ){
+  if( sqlite3_db_filename(db, zSchema)==0 || sqlite3_stricmp(zSchema, "temp")==0 ){
     profsumCtxErr(ctx, "profsum_upgrade: '%s' is not an attached database", zSchema);
     return;
   }
-  was = schemaCurrent(db, zSchema);
-  rc = was ? SQLITE_OK : profsumWriteRun(db, zSchema, upgradeBody, (void*)zSchema, &zErr);
+  /* only a database profsum made: never the profsum schema in another */
+  rc = SQLITE_OK;
+  e = profsumTableExists(db, zSchema, "profsum_trace", &rc);
+  if( e==0 ){
+    profsumCtxErr(ctx, "profsum_upgrade: schema '%s' holds no profsum tables (nothing to upgrade; "
+                  "an import creates them)", zSchema);
+    return;
+  }
+  memset(&job, 0, sizeof(job));
+  job.zSchema = zSchema;
+  if( e<0 ){
+    zErr = rc==SQLITE_NOMEM ? 0 : sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  }else if( schemaCurrent(db, zSchema) ){
+    rc = SQLITE_OK;                       /* current: nothing to write */
+  }else{
+    rc = profsumWriteRun(db, zSchema, upgradeBody, &job, &zErr);
+  }
   if( rc==SQLITE_OK ){
-    sqlite3_result_int(ctx, !was);
+    sqlite3_result_int(ctx, job.changed);
   }else if( rc==SQLITE_NOMEM && zErr==0 ){
     sqlite3_result_error_nomem(ctx);
   }else{

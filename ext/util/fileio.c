@@ -252,66 +252,83 @@ static int sameFile(const struct stat *a, const struct stat *b){
   return a->st_dev==b->st_dev && a->st_ino==b->st_ino;
 }
 
-/* See fileio.h. */
-char *profsumFileIsDatabase(sqlite3 *db, const char *zPath){
-  static const char *const azSuffix[] = { "", "-wal", "-shm", "-journal" };
-  static const char *const azWhat[] = { "the database", "the write-ahead log", "the shared-memory "
-                                        "index", "the rollback journal" };
+/* The phrases of the database files: the database and its side files. */
+static const char *const azDbSuffix[] = { "", "-wal", "-shm", "-journal" };
+static const char *const azDbWhat[] = { "the database", "the write-ahead log",
+                                        "the shared-memory index", "the rollback journal" };
+#define N_DB_SUFFIX ((int)(sizeof(azDbSuffix)/sizeof(azDbSuffix[0])))
+
+/* profsumFileIsDatabase's work: the phrase (sqlite3_malloc'd) or 0; *pOom
+** set when an allocation failed (the answer is then unknown). */
+static char *fileDbWhat(sqlite3 *db, const char *zPath, int *pOom){
   struct stat st;
   sqlite3_stmt *p = 0;
   char *zOut = 0;
-  int fd;
-  if( zPath==0 || stat(zPath, &st)!=0 || !S_ISREG(st.st_mode) ) return 0;
-  if( db && sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list", -1, &p, 0)==SQLITE_OK ){
-    while( zOut==0 && sqlite3_step(p)==SQLITE_ROW ){
+  size_t n = zPath ? strlen(zPath) : 0;
+  int fd, k, bExists;
+  if( zPath==0 ) return 0;
+  bExists = stat(zPath, &st)==0 && S_ISREG(st.st_mode);
+  /* a database of this connection, or one of its side files */
+  if( bExists && db
+   && sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list", -1, &p, 0)==SQLITE_OK ){
+    while( zOut==0 && !*pOom && sqlite3_step(p)==SQLITE_ROW ){
       const char *zSchema = (const char*)sqlite3_column_text(p, 0);
       const char *zFile = zSchema ? sqlite3_db_filename(db, zSchema) : 0;
-      size_t k;
       if( zFile==0 || zFile[0]==0 ) continue;           /* :memory:, temp */
-      for(k=0; zOut==0 && k<sizeof(azSuffix)/sizeof(azSuffix[0]); k++){
-        char *zF = sqlite3_mprintf("%s%s", zFile, azSuffix[k]);
+      for(k=0; zOut==0 && k<N_DB_SUFFIX; k++){
+        char *zF = sqlite3_mprintf("%s%s", zFile, azDbSuffix[k]);
         struct stat sf;
-        if( zF && stat(zF, &sf)==0 && sameFile(&st, &sf) ){
-          zOut = sqlite3_mprintf("%s of schema '%s' of this connection", azWhat[k], zSchema);
+        if( zF==0 ){ *pOom = 1; break; }
+        if( stat(zF, &sf)==0 && sameFile(&st, &sf) ){
+          zOut = sqlite3_mprintf("%s of schema '%s' of this connection", azDbWhat[k], zSchema);
+          if( zOut==0 ) *pOom = 1;
         }
         sqlite3_free(zF);
       }
     }
   }
   sqlite3_finalize(p);
-  if( zOut ) return zOut;
+  /* a -wal, -shm or -journal beside a database, whether or not it exists
+  ** yet (SQLite would delete or read a journal put there) */
+  for(k=1; zOut==0 && !*pOom && k<N_DB_SUFFIX; k++){
+    size_t m = strlen(azDbSuffix[k]);
+    if( n>m && memcmp(zPath+n-m, azDbSuffix[k], m)==0 ){
+      char *zBase = sqlite3_mprintf("%.*s", (int)(n-m), zPath);
+      char *zWhat = zBase ? fileDbWhat(0, zBase, pOom) : 0;
+      if( zBase==0 ) *pOom = 1;
+      if( zWhat ){
+        zOut = sqlite3_mprintf("%s of the SQLite database '%s'", azDbWhat[k], zBase);
+        if( zOut==0 ) *pOom = 1;
+      }
+      sqlite3_free(zWhat);
+      sqlite3_free(zBase);
+    }
+  }
+  if( zOut || *pOom || !bExists ) return zOut;
   /* by its first bytes: a database, a write-ahead log, a rollback journal
   ** (another process's: one this connection has not attached) */
   fd = open(zPath, O_RDONLY|O_CLOEXEC|O_NONBLOCK);
   if( fd>=0 ){
     static const unsigned char aJournal[8] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
     unsigned char aHdr[16];
-    ssize_t n = read(fd, aHdr, 16);
-    if( n==16 && memcmp(aHdr, "SQLite format 3", 16)==0 ){
-      zOut = sqlite3_mprintf("an SQLite database");
-    }else if( n>=4 && aHdr[0]==0x37 && aHdr[1]==0x7f && aHdr[2]==0x06 && (aHdr[3]&0xfe)==0x82 ){
-      zOut = sqlite3_mprintf("an SQLite write-ahead log");
-    }else if( n>=8 && memcmp(aHdr, aJournal, 8)==0 ){
-      zOut = sqlite3_mprintf("an SQLite rollback journal");
+    ssize_t nRead = read(fd, aHdr, 16);
+    const char *zKind = 0;
+    if( nRead==16 && memcmp(aHdr, "SQLite format 3", 16)==0 ){
+      zKind = "an SQLite database";
+    }else if( nRead>=4 && aHdr[0]==0x37 && aHdr[1]==0x7f && aHdr[2]==0x06 && (aHdr[3]&0xfe)==0x82 ){
+      zKind = "an SQLite write-ahead log";
+    }else if( nRead>=8 && memcmp(aHdr, aJournal, 8)==0 ){
+      zKind = "an SQLite rollback journal";
     }
     close(fd);
-  }
-  if( zOut ) return zOut;
-  {
-    /* a -wal, -shm or -journal beside a database (an empty log too) */
-    size_t n = strlen(zPath), k;
-    for(k=1; zOut==0 && k<sizeof(azSuffix)/sizeof(azSuffix[0]); k++){
-      size_t m = strlen(azSuffix[k]);
-      if( n>m && memcmp(zPath+n-m, azSuffix[k], m)==0 ){
-        char *zBase = sqlite3_mprintf("%.*s", (int)(n-m), zPath);
-        char *zWhat = zBase ? profsumFileIsDatabase(0, zBase) : 0;
-        if( zWhat ){
-          zOut = sqlite3_mprintf("%s of the SQLite database '%s'", azWhat[k], zBase);
-        }
-        sqlite3_free(zWhat);
-        sqlite3_free(zBase);
-      }
-    }
+    if( zKind && (zOut = sqlite3_mprintf("%s", zKind))==0 ) *pOom = 1;
   }
   return zOut;
+}
+
+/* See fileio.h. */
+int profsumFileIsDatabase(sqlite3 *db, const char *zPath, char **pzWhat){
+  int oom = 0;
+  *pzWhat = fileDbWhat(db, zPath, &oom);
+  return *pzWhat!=0 || oom;
 }

@@ -52,16 +52,18 @@ int profsumFileTempBeside(const char *zPath, char **pzTmp);
 ** instead; a socket, or a link to one, it refuses). */
 const char *profsumFileSpecial(const char *zPath);
 
-/* When replacing zPath would lose a database, what it is, as a phrase for
-** a message: "the database of schema 'S' of this connection" (or its
-** write-ahead log, shared-memory index or rollback journal: the same file
-** as the one of an attached database of db, by device and inode), "an
-** SQLite database", "an SQLite write-ahead log" or "an SQLite rollback
-** journal" (by the file's first bytes), or the -wal, -shm or -journal file
-** of a database beside it (another process's); else 0.  db may be 0.
-** The text is sqlite3_malloc'd (the caller frees it); out of memory or a
-** path that does not exist: 0. */
-char *profsumFileIsDatabase(sqlite3 *db, const char *zPath);
+/* 1 when replacing zPath would lose a database, with *pzWhat what it is,
+** as a phrase for a message (sqlite3_malloc'd; the caller frees it): "the
+** database of schema 'S' of this connection" (or its write-ahead log,
+** shared-memory index or rollback journal: the same file as the one of an
+** attached database of db, by device and inode), "an SQLite database", "an
+** SQLite write-ahead log" or "an SQLite rollback journal" (by the file's
+** first bytes), or "the ... of the SQLite database 'B'" for a -wal, -shm
+** or -journal name beside a database B (another process's; the side file
+** need not exist yet).  When out of memory the answer is unknown: 1 with
+** *pzWhat 0, so that the caller refuses (SQLITE_NOMEM).  0 (and *pzWhat
+** 0) otherwise.  db may be 0. */
+int profsumFileIsDatabase(sqlite3 *db, const char *zPath, char **pzWhat);
 
 /* Write all n bytes of z to fd (interrupted writes resumed).  Returns 0,
 ** or -1 with errno set (EIO for a write that wrote nothing). */

@@ -52,18 +52,15 @@ typedef struct ReaderFn {
 } ReaderFn;
 
 /* The schema a reading call reads: the "schema" member of its options_json
-** (the argument that is a JSON object), else "main"; sqlite3_malloc'd, 0
-** when out of memory. */
+** (always its last argument, when it is a JSON object), else "main";
+** sqlite3_malloc'd, 0 when out of memory. */
 static char *readerSchema(int argc, sqlite3_value **argv){
-  int i;
-  for(i=0; i<argc; i++){
-    const char *z = sqlite3_value_type(argv[i])==SQLITE_TEXT ? (const char*)sqlite3_value_text(argv[i]) : 0;
-    JNode *p, *pS;
-    if( z==0 ) continue;
-    while( *z==' ' || *z=='\t' || *z=='\n' || *z=='\r' ) z++;
-    if( *z!='{' ) continue;
-    p = jParse(z, -1, 0);
-    pS = p ? jGet(p, "schema") : 0;
+  const char *z = argc>0 && sqlite3_value_type(argv[argc-1])==SQLITE_TEXT
+                  ? (const char*)sqlite3_value_text(argv[argc-1]) : 0;
+  while( z && (*z==' ' || *z=='\t' || *z=='\n' || *z=='\r') ) z++;
+  if( z && *z=='{' ){
+    JNode *p = jParse(z, -1, 0);
+    JNode *pS = p ? jGet(p, "schema") : 0;
     if( pS && pS->type==JT_STRING ){
       char *zS = sqlite3_mprintf("%s", pS->z);
       jFree(p);
