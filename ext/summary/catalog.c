@@ -141,118 +141,100 @@ static int catVirtual(CatCursor *c, const char *zKind, const char *zName, int nN
   return rc;
 }
 
-/* The rows of the table-valued functions (sql/functions.sql): comment
-** blocks, each ended by a "FUNCTION name" line. */
-static int catFunctions(CatCursor *c){
-  const char *z = PROFSUM_FUNCTIONS_DOC;
-  int i = 0, rc = SQLITE_OK;
-  sqlite3_str *pDoc = sqlite3_str_new(0);
-  CatVCols vc;
-  const char *zL; int nL;
-  memset(&vc, 0, sizeof(vc));
-  while( rc==SQLITE_OK && nextLine(z, &i, &zL, &nL) ){
-    const char *zT = zL; int nT = nL;
-    trim(&zT, &nT);
-    if( catColumnLine(&vc, zT, nT) ) continue;
-    if( catComment(pDoc, zT, nT) ) continue;
-    if( nT>9 && strncmp(zT, "FUNCTION ", 9)==0 ){
-      char *zHead = sqlite3_str_finish(pDoc);
-      rc = catVirtual(c, "table-valued function", zT+9, nT-9, zHead ? zHead : "", &vc);
-      sqlite3_free(zHead);
-    }else{
-      sqlite3_free(sqlite3_str_finish(pDoc));  /* a blank line: the block before was the header */
-    }
-    pDoc = sqlite3_str_new(0);
-    memset(&vc, 0, sizeof(vc));
-  }
-  sqlite3_free(sqlite3_str_finish(pDoc));
-  return rc;
-}
-
-/* Parse the compiled schema text, then the functions' (catFunctions), into
-** rows (at most one per line). */
+/* Parse the compiled schema text, then the table-valued functions'
+** (sql/functions.sql: comment blocks each ended by a "FUNCTION name"
+** line), into rows (at most one per line). */
 static int catParse(CatCursor *c){
-  const char *z = PROFSUM_SCHEMA_SQL;
-  int i = 0, rc = SQLITE_OK, nLine = 1;
+  static const char *const azText[] = { PROFSUM_SCHEMA_SQL, PROFSUM_FUNCTIONS_DOC };
+  int rc = SQLITE_OK, nLine = 1;
+  size_t t;
   sqlite3_str *pDoc;                          /* pending comment block */
   CatVCols vc;                                /* its "Columns:" part */
   const char *zL; int nL;
   memset(&vc, 0, sizeof(vc));
-  for(zL=z; *zL; zL++) nLine += *zL=='\n';
-  for(zL=PROFSUM_FUNCTIONS_DOC; *zL; zL++) nLine += *zL=='\n';   /* catFunctions' rows */
+  for(t=0; t<sizeof(azText)/sizeof(azText[0]); t++){
+    for(zL=azText[t]; *zL; zL++) nLine += *zL=='\n';
+  }
   c->a = sqlite3_malloc64(sizeof(CatRow)*(sqlite3_uint64)nLine);
   if( c->a==0 ) return SQLITE_NOMEM;
   c->nAlloc = nLine;
   pDoc = sqlite3_str_new(0);
-  while( rc==SQLITE_OK && nextLine(z, &i, &zL, &nL) ){
-    const char *zT = zL; int nT = nL;
-    trim(&zT, &nT);
-    if( catColumnLine(&vc, zT, nT) ) continue;
-    if( catComment(pDoc, zT, nT) ) continue;
-    if( nT>39 && strncmp(zT, "CREATE VIRTUAL TABLE IF NOT EXISTS main.", 40)==0 ){
-      const char *zName = zT + 40;
-      int nName = 0;
-      char *zHead = sqlite3_str_finish(pDoc);
-      while( zName+nName < zT+nT && zName[nName]!=' ' && zName[nName]!=';' ) nName++;
-      rc = catVirtual(c, "virtual table", zName, nName, zHead ? zHead : "", &vc);
-      sqlite3_free(zHead);
-      pDoc = sqlite3_str_new(0);
-      memset(&vc, 0, sizeof(vc));
-      continue;
-    }
-    if( nT>28 && (strncmp(zT, "CREATE VIEW IF NOT EXISTS main.", 31)==0
-               || strncmp(zT, "CREATE TABLE IF NOT EXISTS main.", 32)==0) ){
-      int isView = zT[7]=='V';
-      const char *zName = zT + (isView ? 31 : 32);
-      int nName = 0, pos = 0;
-      char *zHead;
-      while( zName+nName < zT+nT && zName[nName]!='(' ) nName++;
-      zHead = sqlite3_str_finish(pDoc);
-      pDoc = sqlite3_str_new(0);
-      memset(&vc, 0, sizeof(vc));
-      rc = catAdd(c, zName, nName, isView ? "view" : "table", 0, 0, 0,
-                  zHead ? zHead : "", zHead ? (int)strlen(zHead) : 0);
-      sqlite3_free(zHead);
-      /* The column list, up to the line starting with ')'. */
-      while( rc==SQLITE_OK && nextLine(z, &i, &zL, &nL) ){
-        const char *zC = zL; int nC = nL;
-        trim(&zC, &nC);
-        if( nC>0 && zC[0]==')' ) break;
-        if( catComment(pDoc, zC, nC) ) continue;
-        if( nC==0 ) continue;
-        {
-          /* "name[,]" in views; "name TYPE ..., -- doc" in tables */
-          int k = 0;
-          const char *zCm = 0;
-          char *zDoc;
-          while( k<nC && zC[k]!=' ' && zC[k]!=',' && zC[k]!='\t' ) k++;
-          for(zCm=zC; zCm+1<zC+nC; zCm++) if( zCm[0]=='-' && zCm[1]=='-' ) break;
-          if( zCm+1<zC+nC && !isView ){
-            const char *zc = zCm+2; int nc = (int)(zC+nC-zc);
-            trim(&zc, &nc);
-            sqlite3_str_append(pDoc, zc, nc);
-          }
-          if( !isView && (strncmp(zC, "PRIMARY KEY", 11)==0 || strncmp(zC, "UNIQUE", 6)==0) ){
-            sqlite3_free(sqlite3_str_finish(pDoc));
-            pDoc = sqlite3_str_new(0);
-            continue;
-          }
-          zDoc = sqlite3_str_finish(pDoc);
-          pDoc = sqlite3_str_new(0);
-          rc = catAdd(c, zName, nName, isView ? "view" : "table", ++pos, zC, k,
-                      zDoc ? zDoc : "", zDoc ? (int)strlen(zDoc) : 0);
-          sqlite3_free(zDoc);
-        }
+  for(t=0; rc==SQLITE_OK && t<sizeof(azText)/sizeof(azText[0]); t++){
+    const char *z = azText[t];
+    int i = 0;
+    while( rc==SQLITE_OK && nextLine(z, &i, &zL, &nL) ){
+      const char *zT = zL; int nT = nL;
+      trim(&zT, &nT);
+      if( catColumnLine(&vc, zT, nT) ) continue;
+      if( catComment(pDoc, zT, nT) ) continue;
+      if( (nT>9 && strncmp(zT, "FUNCTION ", 9)==0)
+       || (nT>39 && strncmp(zT, "CREATE VIRTUAL TABLE IF NOT EXISTS main.", 40)==0) ){
+        /* an object whose columns its module declares: the "Columns:" part */
+        int isFunc = zT[0]=='F';
+        const char *zName = zT + (isFunc ? 9 : 40);
+        int nName = 0;
+        char *zHead = sqlite3_str_finish(pDoc);
+        while( zName+nName < zT+nT && zName[nName]!=' ' && zName[nName]!=';' ) nName++;
+        rc = catVirtual(c, isFunc ? "table-valued function" : "virtual table", zName, nName,
+                        zHead ? zHead : "", &vc);
+        sqlite3_free(zHead);
+        pDoc = sqlite3_str_new(0);
+        memset(&vc, 0, sizeof(vc));
+        continue;
       }
-      continue;
+      if( nT>28 && (strncmp(zT, "CREATE VIEW IF NOT EXISTS main.", 31)==0
+                 || strncmp(zT, "CREATE TABLE IF NOT EXISTS main.", 32)==0) ){
+        int isView = zT[7]=='V';
+        const char *zName = zT + (isView ? 31 : 32);
+        int nName = 0, pos = 0;
+        char *zHead;
+        while( zName+nName < zT+nT && zName[nName]!='(' ) nName++;
+        zHead = sqlite3_str_finish(pDoc);
+        pDoc = sqlite3_str_new(0);
+        memset(&vc, 0, sizeof(vc));
+        rc = catAdd(c, zName, nName, isView ? "view" : "table", 0, 0, 0,
+                    zHead ? zHead : "", zHead ? (int)strlen(zHead) : 0);
+        sqlite3_free(zHead);
+        /* The column list, up to the line starting with ')'. */
+        while( rc==SQLITE_OK && nextLine(z, &i, &zL, &nL) ){
+          const char *zC = zL; int nC = nL;
+          trim(&zC, &nC);
+          if( nC>0 && zC[0]==')' ) break;
+          if( catComment(pDoc, zC, nC) ) continue;
+          if( nC==0 ) continue;
+          {
+            /* "name[,]" in views; "name TYPE ..., -- doc" in tables */
+            int k = 0;
+            const char *zCm = 0;
+            char *zDoc;
+            while( k<nC && zC[k]!=' ' && zC[k]!=',' && zC[k]!='\t' ) k++;
+            for(zCm=zC; zCm+1<zC+nC; zCm++) if( zCm[0]=='-' && zCm[1]=='-' ) break;
+            if( zCm+1<zC+nC && !isView ){
+              const char *zc = zCm+2; int nc = (int)(zC+nC-zc);
+              trim(&zc, &nc);
+              sqlite3_str_append(pDoc, zc, nc);
+            }
+            if( !isView && (strncmp(zC, "PRIMARY KEY", 11)==0 || strncmp(zC, "UNIQUE", 6)==0) ){
+              sqlite3_free(sqlite3_str_finish(pDoc));
+              pDoc = sqlite3_str_new(0);
+              continue;
+            }
+            zDoc = sqlite3_str_finish(pDoc);
+            pDoc = sqlite3_str_new(0);
+            rc = catAdd(c, zName, nName, isView ? "view" : "table", ++pos, zC, k,
+                        zDoc ? zDoc : "", zDoc ? (int)strlen(zDoc) : 0);
+            sqlite3_free(zDoc);
+          }
+        }
+        continue;
+      }
+      /* Any other line ends a pending comment block. */
+      sqlite3_free(sqlite3_str_finish(pDoc));
+      pDoc = sqlite3_str_new(0);
+      memset(&vc, 0, sizeof(vc));
     }
-    /* Any other line ends a pending comment block. */
-    sqlite3_free(sqlite3_str_finish(pDoc));
-    pDoc = sqlite3_str_new(0);
-    memset(&vc, 0, sizeof(vc));
   }
   sqlite3_free(sqlite3_str_finish(pDoc));
-  if( rc==SQLITE_OK ) rc = catFunctions(c);
   return rc;
 }
 

@@ -128,23 +128,17 @@ static int findReusable(sqlite3 *db, const char *zSchema, const char *zSource, c
   int rc, haveHash = 0;
   *pId = 0;
   if( !isV1 && zSha && zSha[0] ){ memcpy(zHex, zSha, 65); haveHash = 1; }
-  rc = SQLITE_OK;
-  if( profsumTableExists(db, zSchema, "profsum_trace", &rc)!=1 ){
-    /* nothing imported yet, no such schema (the import says so), or a
-    ** lock (checked again under the write lock); another failure (a disk
-    ** I/O error, an interrupt) is said as SQLite says it */
-    if( rc==SQLITE_OK || (rc & 0xff)==SQLITE_ERROR
-     || (rc & 0xff)==SQLITE_BUSY || (rc & 0xff)==SQLITE_LOCKED ) return SQLITE_OK;
-    if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
-    return rc;
-  }
+  /* one probe: no row when nothing was imported yet (no table) or the
+  ** table was made before builds were told apart (no profsum_build: none
+  ** of its traces is of this build; the write upgrades it) */
   rc = SQLITE_OK;
   if( profsumHasRow(db, sqlite3_mprintf("SELECT 1 FROM pragma_table_info('profsum_trace', %Q) "
                                         "WHERE name='profsum_build'", zSchema), 0, &rc)!=1 ){
-    /* made before builds were told apart (upgraded at the write): none of
-    ** its traces is of this build; a lock as above; another failure (a
-    ** disk I/O error, an interrupt) is said as SQLite says it */
-    if( rc==SQLITE_OK || (rc & 0xff)==SQLITE_BUSY || (rc & 0xff)==SQLITE_LOCKED ) return SQLITE_OK;
+    /* that, no such schema (the import says so), or a lock (checked again
+    ** under the write lock); another failure (a disk I/O error, an
+    ** interrupt) is said as SQLite says it */
+    if( rc==SQLITE_OK || (rc & 0xff)==SQLITE_ERROR
+     || (rc & 0xff)==SQLITE_BUSY || (rc & 0xff)==SQLITE_LOCKED ) return SQLITE_OK;
     if( rc!=SQLITE_NOMEM ) *pzErr = sqlite3_mprintf(FN ": %s", sqlite3_errmsg(db));
     return rc;
   }

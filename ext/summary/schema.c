@@ -47,6 +47,7 @@
 #include "import_int.h"
 #include "schema_sql.h"       /* generated from sql/ and views/ by the Makefile */
 #include "busy.h"
+#include "sqlcall.h"
 
 #include <string.h>
 
@@ -387,9 +388,8 @@ static void upgradeFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   job.zSchema = zSchema;
   if( e<0 ){
     zErr = rc==SQLITE_NOMEM ? 0 : sqlite3_mprintf("%s", sqlite3_errmsg(db));
-  }else if( schemaCurrent(db, zSchema) ){
-    rc = SQLITE_OK;                       /* current: nothing to write */
-  }else{
+  }else if( !schemaCurrent(db, zSchema) ){
+    /* (a current one needs no write: 0) */
     rc = profsumWriteRun(db, zSchema, upgradeBody, &job, &zErr);
   }
   if( rc==SQLITE_OK ){
@@ -405,10 +405,8 @@ static void upgradeFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 
 /* See profsum_int.h. */
 int profsumRegisterSchema(sqlite3 *db, char **pzErr){
-  int rc = sqlite3_create_function(db, "profsum_upgrade", 0, SQLITE_UTF8|SQLITE_DIRECTONLY, 0,
-                                   upgradeFunc, 0, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_create_function(db, "profsum_upgrade", 1,
-                                   SQLITE_UTF8|SQLITE_DIRECTONLY, 0, upgradeFunc, 0, 0);
+  int rc = profsumCreateFunctions(db, "profsum_upgrade", 0, 1, SQLITE_UTF8|SQLITE_DIRECTONLY,
+                                  upgradeFunc);
   if( rc && pzErr ) *pzErr = sqlite3_mprintf("profsum: registering profsum_upgrade failed: %s",
                                              sqlite3_errstr(rc));
   return rc;

@@ -60,19 +60,13 @@ char *profsumUtf8Scrub(char *z){
   const unsigned char *u = (const unsigned char*)z, *e, *p;
   sqlite3_str *pOut;
   char *zNew;
+  sqlite3_int64 iBad;
   if( z==0 ) return 0;
   e = u + strlen(z);
-  for(p=u; p<e; p++){
-    if( *p>=0x80 ){
-      int k = profsumUtf8SeqLen(p, e);
-      if( k==0 ) break;
-      p += k-1;
-    }
-  }
-  if( p>=e ) return z;                       /* valid: the text as it is */
+  if( (iBad = utf8Fault(z, e-u))<0 ) return z;          /* valid: the text as it is */
   pOut = sqlite3_str_new(0);
-  sqlite3_str_append(pOut, z, (int)(p-u));
-  while( p<e ){
+  sqlite3_str_append(pOut, z, (int)iBad);
+  for(p=u+iBad; p<e; ){
     int k = *p<0x80 ? 1 : profsumUtf8SeqLen(p, e);
     if( k==0 ){ sqlite3_str_append(pOut, "\xEF\xBF\xBD", 3); p++; }
     else{ sqlite3_str_append(pOut, (const char*)p, k); p += k; }
@@ -81,10 +75,12 @@ char *profsumUtf8Scrub(char *z){
   if( zNew==0 ){
     /* out of memory: every byte that starts no sequence becomes '?' in
     ** place, so that the message still reads */
-    unsigned char *w = (unsigned char*)z;
-    for(p=u; p<e; ){
-      int k = *p<0x80 ? 1 : profsumUtf8SeqLen(p, e);
-      if( k==0 ){ w[p-u] = '?'; p++; }else p += k;
+    sqlite3_int64 n = e - u;
+    while( iBad>=0 ){
+      sqlite3_int64 iNext;
+      z[iBad] = '?';
+      iNext = utf8Fault(z+iBad+1, n-iBad-1);
+      iBad = iNext<0 ? -1 : iBad+1+iNext;
     }
     return z;
   }
