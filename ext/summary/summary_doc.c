@@ -237,14 +237,24 @@ static char *pct1(double x, JNode *pOom){
   return z;
 }
 
+/* One op of profsum_agg_op.  Its texts are copied with their lengths:
+** a name may hold a NUL character (U+0000), which the document keeps. */
 typedef struct HotOp {
-  char *zName;
+  char *zName; int nName;
   sqlite3_int64 count;
   double total, excl;
   double totalRef, exclRef;      /* as the reference adds them: the order */
-  char *zShape, *zSource, *zTf;
+  char *zShape, *zSource, *zTf;  /* 0: NULL */
+  int nShape, nSource, nTf;
   int hasFlop; double flop;
 } HotOp;
+
+/* Python's order of two strings (code points, as UTF-8 bytes compare). */
+static int cmpBytes(const char *a, int na, const char *b, int nb){
+  int c = memcmp(a, b, (size_t)(na<nb ? na : nb));
+  if( c ) return c;
+  return (na>nb) - (na<nb);
+}
 
 /* §4.5's order (exclusive desc, total desc, name) on the reference's
 ** sums, so that ops whose exact sums tie come out as there. */
@@ -252,7 +262,7 @@ static int cmpHot(const void *pa, const void *pb){
   const HotOp *a = (const HotOp*)pa, *b = (const HotOp*)pb;
   if( a->exclRef!=b->exclRef ) return a->exclRef>b->exclRef ? -1 : 1;
   if( a->totalRef!=b->totalRef ) return a->totalRef>b->totalRef ? -1 : 1;
-  return strcmp(a->zName, b->zName);
+  return cmpBytes(a->zName, a->nName, b->zName, b->nName);
 }
 
 /* How a member of a listed section's entry (communication_ops,
@@ -334,14 +344,15 @@ static const struct CandRule { const char *zId, *zTitle, *azSug[3]; } aCandRule[
 
 /* The candidate object of rule iRule (aCandRule) with its rationale and
 ** nEv evidence texts; takes ownership of zRationale and azEv[]. */
-static JNode *candidate(int iRule, char *zRationale, char **azEv, int nEv){
+static JNode *candidateN(int iRule, char *zRationale, int nRationale, char **azEv, const int *anEv,
+                         int nEv){
   const struct CandRule *r = &aCandRule[iRule];
   JNode *o = jObj(), *ev = jArr(), *sg = jArr();
   int i;
   jSetLit(o, "candidate_id", jStr(r->zId, -1));
   jSetLit(o, "title", jStr(r->zTitle, -1));
-  jSetLit(o, "rationale", jStr(zRationale, -1));
-  for(i=0; i<nEv; i++) jPush(ev, jStr(azEv[i], -1));
+  jSetLit(o, "rationale", jStr(zRationale, nRationale));
+  for(i=0; i<nEv; i++) jPush(ev, jStr(azEv[i], anEv ? anEv[i] : -1));
   for(i=0; i<3 && r->azSug[i]; i++) jPush(sg, jStr(r->azSug[i], -1));
   /* a text that could not be formatted (out of memory) is no null member */
   if( o && zRationale==0 ) o->oom = 1;
@@ -351,6 +362,29 @@ static JNode *candidate(int iRule, char *zRationale, char **azEv, int nEv){
   sqlite3_free(zRationale);
   for(i=0; i<nEv; i++) sqlite3_free(azEv[i]);
   return o;
+}
+
+/* candidateN() for texts without NUL characters. */
+static JNode *candidate(int iRule, char *zRationale, char **azEv, int nEv){
+  return candidateN(iRule, zRationale, -1, azEv, 0, nEv);
+}
+
+/* "zBefore" + the n bytes of z (NUL characters kept) + "zAfter", in
+** sqlite3_malloc'd memory, its length in *pn; 0 when out of memory. */
+static char *textAround(const char *zBefore, const char *z, int n, const char *zAfter, int *pn){
+  sqlite3_str *p = sqlite3_str_new(0);
+  char *zOut;
+  sqlite3_str_appendall(p, zBefore);
+  sqlite3_str_append(p, z, n);
+  sqlite3_str_appendall(p, zAfter);
+  *pn = sqlite3_str_length(p);
+  if( sqlite3_str_errcode(p) ){ sqlite3_free(sqlite3_str_finish(p)); return 0; }
+  zOut = sqlite3_str_finish(p);
+  if( zOut==0 ){
+    zOut = sqlite3_malloc(1);     /* an empty text finishes as 0 */
+    if( zOut ) zOut[0] = 0;
+  }
+  return zOut;
 }
 
 /* optimization_candidates (§4.12) from the built sections.  aExclRef: the
@@ -398,14 +432,17 @@ static JNode *candidates(JNode *pDoc, const double *aExclRef){
     }else if( nm0==0 || nm0->type!=JT_STRING ){
       if( arr ) arr->oom = 1;     /* the hot op's members could not all be set */
     }else{
-      char *ev[3];
-      const char *zName = nm0->z;
+      /* the name may hold a NUL character: texts with their lengths */
+      char *ev[3], *zWhy, *zTail;
+      int anEv[3] = {-1, -1, -1}, nWhy = 0;
       char *zPct = pct1(h, arr);
-      ev[0] = sqlite3_mprintf("Top op: %s", zName);
+      ev[0] = textAround("Top op: ", nm0->z, nm0->n, "", &anEv[0]);
       ev[1] = profsumPyFormat("Top op exclusive duration: %.3f", ex);
       ev[2] = sqlite3_mprintf("Top op share: %s", zPct);
-      jPush(arr, candidate(CAND_HOT_OP, sqlite3_mprintf("Top op '%s' contributes %s of profiled exclusive "
-                                                        "duration.", zName, zPct), ev, 3));
+      zTail = sqlite3_mprintf("' contributes %s of profiled exclusive duration.", zPct);
+      zWhy = zTail ? textAround("Top op '", nm0->z, nm0->n, zTail, &nWhy) : 0;
+      sqlite3_free(zTail);
+      jPush(arr, candidateN(CAND_HOT_OP, zWhy, nWhy, ev, anEv, 3));
       sqlite3_free(zPct);
     }
   }
@@ -420,18 +457,23 @@ static JNode *candidates(JNode *pDoc, const double *aExclRef){
     }else if( gn==0 || gn->type!=JT_STRING || gc==0 ){
       if( arr ) arr->oom = 1;     /* the gap row's members could not all be set */
     }else{
-      char *ev[5];
+      /* the names may hold a NUL character: texts with their lengths */
+      char *ev[5], *zWhy, *zTail;
+      int anEv[5] = {-1, -1, -1, -1, -1}, nWhy = 0;
       JNode *pn = jGet(g0, "payload_op"), *mn = jGet(g0, "marker_op");
-      const char *zP = (pn && pn->type==JT_STRING && pn->n) ? pn->z : gn->z;
-      const char *zM = (mn && mn->type==JT_STRING && mn->n) ? mn->z : zP;
+      const JNode *p = (pn && pn->type==JT_STRING && pn->n) ? pn : gn;
+      const JNode *m = (mn && mn->type==JT_STRING && mn->n) ? mn : p;
       char *zPct = pct1(g, arr);
-      ev[0] = sqlite3_mprintf("Payload op with largest pre-gap: %s", zP);
-      ev[1] = sqlite3_mprintf("Observed first op after gap (marker): %s", zM);
+      ev[0] = textAround("Payload op with largest pre-gap: ", p->z, p->n, "", &anEv[0]);
+      ev[1] = textAround("Observed first op after gap (marker): ", m->z, m->n, "", &anEv[1]);
       ev[2] = profsumPyFormat("Total pre-gap: %.3f", tot);
       ev[3] = profsumPyFormat("Max pre-gap: %.3f", mx);
       ev[4] = sqlite3_mprintf("Occurrences: %lld", (long long)gc->i);
-      jPush(arr, candidate(CAND_GAP, sqlite3_mprintf("Op '%s' accumulates significant pre-op idle gap (%s of "
-                                                     "total profiled exclusive duration).", zP, zPct), ev, 5));
+      zTail = sqlite3_mprintf("' accumulates significant pre-op idle gap (%s of "
+                              "total profiled exclusive duration).", zPct);
+      zWhy = zTail ? textAround("Op '", p->z, p->n, zTail, &nWhy) : 0;
+      sqlite3_free(zTail);
+      jPush(arr, candidateN(CAND_GAP, zWhy, nWhy, ev, anEv, 5));
       sqlite3_free(zPct);
     }
   }
@@ -469,6 +511,13 @@ static JNode *candidates(JNode *pDoc, const double *aExclRef){
 JNode *profsumFamilyObject(const char *zFam, sqlite3_int64 count, double total, double excl,
                            double share, const char *zExample, const char *zDominant,
                            int hasFlop, double flop){
+  return profsumFamilyObjectN(zFam, count, total, excl, share, zExample, -1, zDominant, hasFlop, flop);
+}
+
+/* See summary_doc.h. */
+JNode *profsumFamilyObjectN(const char *zFam, sqlite3_int64 count, double total, double excl,
+                            double share, const char *zExample, int nExample,
+                            const char *zDominant, int hasFlop, double flop){
   JNode *o = jObj();
   jSetLit(o, "family", jStr(zFam, -1));
   jSetLit(o, "count", jInt(count));
@@ -477,7 +526,7 @@ JNode *profsumFamilyObject(const char *zFam, sqlite3_int64 count, double total, 
   jSetLit(o, "share_of_total", jReal(share));
   jSetLit(o, "avg_duration", jReal(count ? total/(double)count : 0.0));
   jSetLit(o, "avg_exclusive_duration", jReal(count ? excl/(double)count : 0.0));
-  jSetLit(o, "example_op", jStr(zExample, -1));
+  jSetLit(o, "example_op", jStr(zExample, nExample));
   jSetLit(o, "dominant_shape_signature", zDominant ? jStr(zDominant, -1) : jNull());
   jSetLit(o, "flop_proxy_total", hasFlop ? jReal(flop) : jNull());
   jSetLit(o, "time_per_flop_proxy", hasFlop && flop>0 ? jReal(excl/flop) : jNull());
@@ -490,7 +539,8 @@ static JNode *families(JNode *hot, const double *aExclRef, double breakdownTotal
   typedef struct Fam {
     const char *zFam; sqlite3_int64 count; double total, excl, flop; int hasFlop;
     double exclRef;                         /* Σ aExclRef: the order */
-    const char *zExample; JNode *shapes;   /* object: signature → count (insertion order) */
+    const char *zExample; int nExample;
+    JNode *shapes;                          /* object: signature → count (insertion order) */
   } Fam;
   Fam *a;
   int n = 0, i, j, nHot = hot ? hot->nChild : 0, bOom = 0;
@@ -511,12 +561,13 @@ static JNode *families(JNode *hot, const double *aExclRef, double breakdownTotal
     sh = jGet(h, "shape_signature");
     fp = jGet(h, "flop_proxy_per_invocation");
     cnt = ct->i;
-    if( profsumSemanticFamily(zName, (int)strlen(zName), 0, 0, &zFam) ){ bOom = 1; break; }
+    if( profsumSemanticFamily(zName, nm->n, 0, 0, &zFam) ){ bOom = 1; break; }
     for(j=0; j<n; j++) if( strcmp(a[j].zFam, zFam)==0 ) break;
     if( j==n ){
       memset(&a[n], 0, sizeof(Fam));
       a[n].zFam = zFam;
       a[n].zExample = zName;
+      a[n].nExample = nm->n;
       a[n].shapes = jObj();
       if( a[n].shapes==0 ){ bOom = 1; break; }
       n++;
@@ -560,8 +611,9 @@ static JNode *families(JNode *hot, const double *aExclRef, double breakdownTotal
       JNode *c = a[i].shapes->a[j];
       if( c->i>best ){ best = c->i; zDom = c->zKey; }
     }
-    jPush(arr, profsumFamilyObject(a[i].zFam, a[i].count, a[i].total, a[i].excl,
-                                   D>0 ? a[i].excl/D : 0.0, a[i].zExample, zDom, a[i].hasFlop, a[i].flop));
+    jPush(arr, profsumFamilyObjectN(a[i].zFam, a[i].count, a[i].total, a[i].excl,
+                                    D>0 ? a[i].excl/D : 0.0, a[i].zExample, a[i].nExample, zDom,
+                                    a[i].hasFlop, a[i].flop));
   }
   for(i=0; i<n; i++) jFree(a[i].shapes);
   sqlite3_free(a);
@@ -793,6 +845,35 @@ static void hotOpsFree(HotOp *a, int n){
 
 /* Read every op of the trace into *pa (*pn entries, in table order; free
 ** with hotOpsFree, also on error). */
+/* A copy of the text of column i of p with its length (*pn), NUL
+** characters in it kept; 0 for NULL, or when out of memory (then *pRc is
+** SQLITE_NOMEM). */
+static char *colCopy(sqlite3_stmt *p, int i, int *pn, int *pRc){
+  const unsigned char *z;
+  char *zCopy;
+  int n;
+  *pn = 0;
+  if( sqlite3_column_type(p, i)==SQLITE_NULL ) return 0;
+  z = sqlite3_column_text(p, i);
+  n = sqlite3_column_bytes(p, i);
+  if( z==0 ){ *pRc = SQLITE_NOMEM; return 0; }
+  zCopy = sqlite3_malloc64((sqlite3_uint64)n + 1);
+  if( zCopy==0 ){ *pRc = SQLITE_NOMEM; return 0; }
+  memcpy(zCopy, z, (size_t)n);
+  zCopy[n] = 0;
+  *pn = n;
+  return zCopy;
+}
+
+/* An empty text (a NULL name), or 0 with *pRc SQLITE_NOMEM. */
+static char *colCopyEmpty(int *pn, int *pRc){
+  char *z = sqlite3_malloc(1);
+  *pn = 0;
+  if( z==0 ){ *pRc = SQLITE_NOMEM; return 0; }
+  z[0] = 0;
+  return z;
+}
+
 static int readHotOps(DocBuild *b, HotOp **pa, int *pn){
   HotOp *a = 0;
   int n = 0, nAlloc = 0, rc;
@@ -815,12 +896,11 @@ static int readHotOps(DocBuild *b, HotOp **pa, int *pn){
     {
       /* each text copied, or the document is out of memory (not an op
       ** without its shape, source or tf_op) */
-      const char *zN = profsumColText(p, 0, &rc), *zSh = profsumColText(p, 4, &rc);
-      const char *zSrc = profsumColText(p, 5, &rc), *zT = profsumColText(p, 6, &rc);
-      h->zName = sqlite3_mprintf("%s", zN ? zN : "");
-      if( zSh && (h->zShape = sqlite3_mprintf("%s", zSh))==0 ) rc = SQLITE_NOMEM;
-      if( zSrc && (h->zSource = sqlite3_mprintf("%s", zSrc))==0 ) rc = SQLITE_NOMEM;
-      if( zT && (h->zTf = sqlite3_mprintf("%s", zT))==0 ) rc = SQLITE_NOMEM;
+      h->zName = colCopy(p, 0, &h->nName, &rc);
+      if( h->zName==0 && rc==SQLITE_OK ) h->zName = colCopyEmpty(&h->nName, &rc);
+      h->zShape = colCopy(p, 4, &h->nShape, &rc);
+      h->zSource = colCopy(p, 5, &h->nSource, &rc);
+      h->zTf = colCopy(p, 6, &h->nTf, &rc);
     }
     h->count = sqlite3_column_int64(p, 1);
     h->total = sqlite3_column_double(p, 2);
@@ -838,18 +918,18 @@ static int readHotOps(DocBuild *b, HotOp **pa, int *pn){
 /* One entry of hot_ops (§4.5). */
 static JNode *hotOpObject(const HotOp *h){
   JNode *o = jObj();
-  int nName = (int)strlen(h->zName);
+  int nName = h->nName;
   ProfsumSlice c = profsumCanonicalOp(h->zName, nName);
-  jSetLit(o, "name", jStr(h->zName, -1));
+  jSetLit(o, "name", jStr(h->zName, nName));
   jSetLit(o, "canonical_name", jStr(c.z ? c.z : "", c.n));
   jSetLit(o, "category", jStr(profsumOpCategory(h->zName, nName), -1));
   jSetLit(o, "count", jInt(h->count));
   jSetLit(o, "total_duration", jReal(h->total));
   jSetLit(o, "exclusive_duration", jReal(h->excl));
   jSetLit(o, "avg_duration", jReal(h->count ? h->total/(double)h->count : 0.0));
-  jSetLit(o, "shape_signature", jStr(h->zShape, -1));
-  jSetLit(o, "source_file", jStr(h->zSource, -1));
-  jSetLit(o, "tf_op_path", jStr(h->zTf, -1));
+  jSetLit(o, "shape_signature", jStr(h->zShape, h->nShape));
+  jSetLit(o, "source_file", jStr(h->zSource, h->nSource));
+  jSetLit(o, "tf_op_path", jStr(h->zTf, h->nTf));
   jSetLit(o, "flop_proxy_per_invocation", h->hasFlop ? jReal(h->flop) : jNull());
   return o;
 }

@@ -204,6 +204,11 @@ char *profsumJsonPretty(const char *zJson, int nJson, char **pzErr);
 struct JNode *profsumFamilyObject(const char *zFam, sqlite3_int64 count, double total, double excl,
                                   double share, const char *zExample, const char *zDominant,
                                   int hasFlop, double flop);
+/* The same with the example op's length nExample (its text may hold a
+** NUL character; -1: up to the first NUL). */
+struct JNode *profsumFamilyObjectN(const char *zFam, sqlite3_int64 count, double total, double excl,
+                                   double share, const char *zExample, int nExample,
+                                   const char *zDominant, int hasFlop, double flop);
 
 /*
 ** Register profsum_summary_json(trace [, options_json]),
