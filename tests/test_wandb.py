@@ -439,10 +439,27 @@ class WandbTest(unittest.TestCase):
         r = self.q("SELECT wandb_fetch_run('abc', NULL, '{\"entity\":\"e\",\"project\":\"p\"}')")
         self.assertEqual(r["run"], "e/p/abc")
         del os.environ["WANDB_PROJECT"]
+        # the errors of tools-spec §8.1, its sentences first; the target is
+        # parsed before the API (and its key) is set up
+        del os.environ["WANDB_API_KEY"]
+        n = len(self.api.requests)
         m = self.err("SELECT wandb_fetch_run('abc')")
-        self.assertIn("wandb_fetch_run: bare run id 'abc' needs an entity and a project", m)
+        self.assertEqual(m, "wandb_fetch_run: Bare run ids require --entity and --project. "
+                            "(run id 'abc'; give options entity/project or WANDB_ENTITY/WANDB_PROJECT)")
         m = self.err("SELECT wandb_fetch_run('p/abc')")
-        self.assertIn("unrecognized run target 'p/abc'", m)
+        self.assertEqual(m, "wandb_fetch_run: Unrecognized run target: p/abc (expected run_id, "
+                            "entity/project/run_id, entity/project/runs/run_id or a run url)")
+        for t in ("https://wandb.ai/e/p", "http://x/e/p?a=1/2/3#4/5"):
+            m = self.err("SELECT wandb_fetch_run(?)", t)
+            self.assertEqual(m, "wandb_fetch_run: Could not parse run information from URL: " + t)
+        m = self.err("SELECT profsum_import('wandb-run:abc')")
+        self.assertIn("Bare run ids require --entity and --project.", m)
+        m = self.err("SELECT profsum_import('wandb-run:e/abc')")
+        self.assertIn("Unrecognized run target: e/abc", m)
+        m = self.err("SELECT wandb_fetch_run('e/p/abc')")
+        self.assertIn("no api key for", m)
+        self.assertEqual(self.api.requests[n:], [])
+        os.environ["WANDB_API_KEY"] = DEFAULT_KEY
         m = self.err("SELECT wandb_fetch_run('https://wandb.ai/e/p/runs/abc')")
         self.assertIn("run url host 'wandb.ai' is not the configured w&b host", m)
         m = self.err("SELECT wandb_fetch_run('abc', NULL, '{\"bogus\":1}')")

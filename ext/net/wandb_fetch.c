@@ -1180,7 +1180,9 @@ static char *wbApiHostOf(const char *zHost){
 
 /* Parse a run target (summary-v1-tools-spec §8.1) into sqlite3_malloc'd
 ** entity, project, run id.  zDefE/zDefP complete a bare run id.  A URL's
-** host must map to the configured API host. */
+** host must map to the configured API host (checked only once wbBegin
+** has set p->zNetloc).  The errors of §8.1 use its sentences, a hint
+** after them. */
 static int wbParseRunTarget(Wb *p, const char *zTarget, const char *zDefE,
                             const char *zDefP, char **pzE, char **pzP, char **pzR){
   char *zCopy = 0, *az[4], *zTok, *zSave = 0, *zPathPart;
@@ -1191,8 +1193,8 @@ static int wbParseRunTarget(Wb *p, const char *zTarget, const char *zDefE,
     bUrl = 1;
     zOrig = wbOriginOf(zTarget, &zNetloc, &zHost);
     if( zOrig==0 || zNetloc==0 || zHost==0 ){
-      wbErr(p, "could not parse run information from url '%s'", zTarget);
-    }else{
+      wbErr(p, "Could not parse run information from URL: %s", zTarget);
+    }else if( p->zNetloc ){
       zApi = wbApiHostOf(zHost);
       zPort = strrchr(zNetloc, ':');
       if( zApi && zPort && zHost[0]!='[' ){
@@ -1221,18 +1223,19 @@ static int wbParseRunTarget(Wb *p, const char *zTarget, const char *zDefE,
     az[nSeg++] = zTok;
   }
   if( bUrl && nSeg<3 ){
-    wbErr(p, "could not parse run information from url '%s'", zTarget);
+    wbErr(p, "Could not parse run information from URL: %s", zTarget);
   }else if( nSeg==1 ){
     if( zDefE==0 || zDefE[0]==0 || zDefP==0 || zDefP[0]==0 ){
-      wbErr(p, "bare run id '%s' needs an entity and a project (options "
-               "entity/project or WANDB_ENTITY/WANDB_PROJECT)", zTarget);
+      wbErr(p, "Bare run ids require --entity and --project. (run id '%s'; give "
+               "options entity/project or WANDB_ENTITY/WANDB_PROJECT)", az[0]);
     }else{
       *pzE = sqlite3_mprintf("%s", zDefE);
       *pzP = sqlite3_mprintf("%s", zDefP);
       *pzR = sqlite3_mprintf("%s", az[0]);
     }
   }else if( nSeg<3 ){
-    wbErr(p, "unrecognized run target '%s' (expected run_id, entity/project/run_id, "
+    /* 0 segments ('' or '/'): not a form of §8.1 either */
+    wbErr(p, "Unrecognized run target: %s (expected run_id, entity/project/run_id, "
              "entity/project/runs/run_id or a run url)", zTarget);
   }else{
     const char *zR = (strcmp(az[2], "runs")==0 && nSeg>=4) ? az[3] : az[2];
@@ -1243,6 +1246,14 @@ static int wbParseRunTarget(Wb *p, const char *zTarget, const char *zDefE,
   if( p->rc==SQLITE_OK && (*pzE==0 || *pzP==0 || *pzR==0) ) wbOom(p);
   sqlite3_free(zCopy);
   return p->rc;
+}
+
+/* See wandb_int.h. */
+int wbCheckRunTarget(Wb *p, const char *zTarget, const char *zDefE, const char *zDefP){
+  char *zE = 0, *zP = 0, *zR = 0;
+  int rc = wbParseRunTarget(p, zTarget, zDefE, zDefP, &zE, &zP, &zR);
+  sqlite3_free(zE); sqlite3_free(zP); sqlite3_free(zR);
+  return rc;
 }
 
 /* Fetch the profile of run target zTarget: pick (alias zAlias), fetch into
@@ -1294,7 +1305,15 @@ int profsumWandbFetchForImport(sqlite3 *db, const char *zSource, const char *zAl
   *pzRunMetadataJson = 0;
   *pzErr = 0;
   memset(&a, 0, sizeof(a));
-  if( wbBegin(&w)==SQLITE_OK ){
+  memset(&w, 0, sizeof(w));
+  /* A run target's form first (§8.1 parses it before the API is set up):
+  ** its error says more than a missing key. */
+  if( strncmp(zSource, "wandb:", 6)==0
+   || wbCheckRunTarget(&w, strncmp(zSource, "wandb-run:", 10)==0 ? zSource+10 : zSource,
+                       getenv("WANDB_ENTITY"), getenv("WANDB_PROJECT"))==SQLITE_OK ){
+    wbBegin(&w);
+  }
+  if( w.rc==SQLITE_OK ){
     if( strncmp(zSource, "wandb:", 6)==0 ){
       pRes = wbFetchRef(&w, zSource+6, 0, &a);
       if( pRes ) pMeta = wbArtifactMetadata(&w, &a, zSource+6);

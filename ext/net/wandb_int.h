@@ -47,6 +47,12 @@ int wbParseRef(Wb *p, const char *zRef, char **pzE, char **pzP,
 ** in p). */
 JNode *wbFetchRef(Wb *p, const char *zRef, const char *zDest, WbArt *a);
 
+/* Check the form of run target zTarget (summary-v1-tools-spec §8.1; a
+** bare run id completed by zDefE/zDefP) without any request: needs no
+** wbBegin, and a URL's host is not checked before wbBegin.  Returns
+** p->rc (the error recorded in p). */
+int wbCheckRunTarget(Wb *p, const char *zTarget, const char *zDefE, const char *zDefP);
+
 /* Fetch the profile of run target zTarget (a bare run id completed by
 ** zEnt/zProj): pick the version with alias zAlias, else the newest, fetch
 ** it into zDest (0: default), read run_metadata.  Returns the result

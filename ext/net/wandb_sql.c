@@ -198,7 +198,10 @@ static void wbFetchRunFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     jFree(pOpt);
     return;
   }
-  if( wbBegin(&w)==SQLITE_OK ) pRes = wbFetchRun(&w, zTarget, zDest, zE, zP, zAlias, &a);
+  /* The target's form first (§8.1 parses it before the API is set up). */
+  if( wbCheckRunTarget(&w, zTarget, zE, zP)==SQLITE_OK && wbBegin(&w)==SQLITE_OK ){
+    pRes = wbFetchRun(&w, zTarget, zDest, zE, zP, zAlias, &a);
+  }
   wbCtxFinish(ctx, &w, pRes, "wandb_fetch_run");
   jFree(pOpt);
   wbArtClear(&a);
