@@ -581,9 +581,30 @@ class Errors(CliBase):
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
         d = json.loads(r.stdout)
-        self.assertEqual(d["status"], "dry_run")
-        self.assertEqual(d["aliases"], ["a", "b"])
-        self.assertEqual(sorted(f["path"] for f in d["files"]), ["profile_report.md", "profile_summary.json"])
+        # tools-spec §7: exactly these keys; the name from the UTC time (no run id)
+        self.assertEqual(set(d), {"status", "entity", "project", "artifact_name", "artifact_type",
+                                  "aliases", "summary_path", "report_path", "metadata"})
+        self.assertEqual((d["status"], d["entity"], d["project"], d["artifact_type"], d["aliases"],
+                          d["summary_path"], d["report_path"]),
+                         ("dry_run", "e", "p", "profile_summary", ["a", "b"], p, None))
+        self.assertRegex(d["artifact_name"], r"^profile-summary-\d{8}-\d{6}$")
+        # a summary file whose run_metadata names its run, and a report
+        doc = json.loads(self.run_cli("summarize", "--trace-file", p)[0])
+        doc["run_metadata"]["run_id"] = "abc123"
+        s1 = os.path.join(self.td.path, "s1.json")
+        with open(s1, "w") as f:
+            json.dump(doc, f)
+        rep = os.path.join(self.td.path, "r.md")
+        with open(rep, "w") as f:
+            f.write("# r\n")
+        r = subprocess.run([CLI, "publish", "--summary", s1, "--report", rep, "--dry-run",
+                            "--entity", "e", "--project", "p"], cwd=self.td.path, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        d = json.loads(r.stdout)
+        self.assertEqual((d["artifact_name"], d["summary_path"], d["report_path"], d["aliases"],
+                          d["metadata"]["run_id"]),
+                         ("profile-summary-abc123", s1, rep, ["latest"], "abc123"))
         # without a target: a clear error, exit 1
         _, err = self.run_cli("publish", "--summary", p, "--dry-run", rc=1, env=env)
         self.assertIn("needs an entity and a project (--entity/--project or WANDB_ENTITY/WANDB_PROJECT)", err)

@@ -958,11 +958,23 @@ class WandbTest(unittest.TestCase):
                            fixtures.f1([100, 110, 120, 130, 140, 150], 60))
         return self.db.execute("SELECT profsum_import(?, ?)", (p, label)).fetchone()[0]
 
+    # the answers of tools-spec §7, exactly these keys
+    DRY_KEYS = {"status", "entity", "project", "artifact_name", "artifact_type", "aliases",
+                "summary_path", "report_path", "metadata"}
+    PUB_KEYS = {"status", "entity", "project", "artifact_name", "artifact_type", "aliases",
+                "artifact_version", "summary_path", "report_path"}
+
     def expected_files(self, trace):
+        """The one file a trace without summary_path or report_path publishes."""
         summary = (self.db.execute("SELECT profsum_summary_json(?)", (trace,)).fetchone()[0]
                    + "\n").encode()
-        report = self.db.execute("SELECT profsum_report_md(?)", (trace,)).fetchone()[0].encode()
-        return {"profile_report.md": report, "profile_summary.json": summary}
+        return {"profile_summary.json": summary}
+
+    def assert_time_name(self, name, t0, t1):
+        """name is profile-summary-<UTC YYYYmmdd-HHMMSS> of a time in [t0, t1]."""
+        self.assertRegex(name, r"^profile-summary-\d{8}-\d{6}$")
+        stamps = {time.strftime("%Y%m%d-%H%M%S", time.gmtime(t)) for t in range(int(t0), int(t1) + 2)}
+        self.assertIn(name[len("profile-summary-"):], stamps)
 
     @staticmethod
     def manifest_digest(files):
@@ -976,14 +988,14 @@ class WandbTest(unittest.TestCase):
         os.environ["WANDB_PROJECT"] = "p"
         del os.environ["WANDB_API_KEY"]        # a dry run needs no key
         files = self.expected_files("t1")
+        t0 = time.time()
         r = self.q("SELECT wandb_publish('t1', '{\"dry_run\": true}')")
-        self.assertEqual(r["status"], "dry_run")
-        self.assertEqual((r["name"], r["type"], r["entity"], r["project"], r["aliases"]),
-                         ("profile-summary-t1", "profile_summary", "e", "p", ["latest"]))
-        self.assertEqual((r["run"], r["new_run"]), (None, True))
-        self.assertEqual(r["files"], [{"path": p, "size": len(d), "digest": b64md5(d)}
-                                      for p, d in sorted(files.items())])
-        self.assertEqual(r["digest"], self.manifest_digest(files))
+        self.assertEqual(set(r), self.DRY_KEYS)
+        # no run_metadata.run_id: the name is the UTC time
+        self.assert_time_name(r["artifact_name"], t0, time.time())
+        self.assertEqual((r["status"], r["artifact_type"], r["entity"], r["project"], r["aliases"],
+                          r["summary_path"], r["report_path"]),
+                         ("dry_run", "profile_summary", "e", "p", ["latest"], None, None))
         doc = json.loads(files["profile_summary.json"])
         meta = r["metadata"]
         self.assertEqual(meta["step_median"], doc["step_time"]["steady_state_steps"]["median"])
@@ -991,20 +1003,25 @@ class WandbTest(unittest.TestCase):
         self.assertEqual(meta["top_pre_gap_op"], doc["gap_before_ops"][0]["name"])
         self.assertEqual(meta["num_hierarchical_regions"], len(doc["hierarchical_regions"]))
         self.assertEqual((meta["schema_version"], meta["run_id"]), ("profile_summary.v1", None))
-        # options override the environment; a label is sanitized into a name;
-        # report_path replaces the generated report
+        # options override the environment; the paths are echoed
         self.import_trace("run:x/y z")
         rep = self.tmp.write("r.md", b"# my report\n")
         r = self.q("SELECT wandb_publish('run:x/y z', ?)", json.dumps(
             {"dry_run": True, "entity": "e2", "project": "p2", "aliases": ["a", "b"],
              "report_path": rep, "summary_path": "/x/s.json"}))
-        self.assertEqual((r["name"], r["entity"], r["project"], r["aliases"]),
-                         ("profile-summary-run-x-y-z", "e2", "p2", ["a", "b"]))
-        self.assertEqual(r["files"][0], {"path": "profile_report.md", "size": 12,
-                                         "digest": b64md5(b"# my report\n")})
-        self.assertEqual((r["report_path"], r["summary_path"]), (rep, "/x/s.json"))
+        self.assertEqual(set(r), self.DRY_KEYS)
+        self.assertEqual((r["entity"], r["project"], r["aliases"], r["report_path"], r["summary_path"]),
+                         ("e2", "p2", ["a", "b"], rep, "/x/s.json"))
         r = self.q("SELECT wandb_publish(1, '{\"dry_run\": true, \"artifact_name\": \"my.name_1\"}')")
-        self.assertEqual(r["name"], "my.name_1")
+        self.assertEqual(r["artifact_name"], "my.name_1")
+        # a summary naming its run: profile-summary-<run_metadata.run_id>
+        doc["run_metadata"]["run_id"] = "abc123"
+        sp = self.tmp.write("s_run.json", json.dumps(doc).encode())
+        self.db.execute("SELECT profsum_import(?, 'withrun')", (sp,))
+        r = self.q("SELECT wandb_publish('withrun', ?)",
+                   json.dumps({"dry_run": True, "summary_path": sp}))
+        self.assertEqual((r["artifact_name"], r["metadata"]["run_id"], r["summary_path"]),
+                         ("profile-summary-abc123", "abc123", sp))
         self.assertEqual(self.api.requests + self.storage.requests, [])
 
     def test_publish(self):
@@ -1017,15 +1034,15 @@ class WandbTest(unittest.TestCase):
         run = self.api.upserted[0]["name"]
         self.assertEqual(api, [("POST", "/graphql", op) for op in self.PUB_OPS]
                          + [("POST", "/files/e/p/%s/file_stream" % run, None)])
-        art = r["id"]
+        art = self.api.artifacts[-1]["id"]
         puts = [(x["method"], x["path"]) for x in self.storage.requests]
-        self.assertEqual(puts, [("PUT", "/upload/%s/profile_report.md?sig=f" % art),
-                                ("PUT", "/upload/%s/profile_summary.json?sig=f" % art),
+        # one file: no summary_path, and no report unless report_path is given
+        self.assertEqual(puts, [("PUT", "/upload/%s/profile_summary.json?sig=f" % art),
                                 ("PUT", "/upload/manifest-%s?sig=m" % art)])
-        # the uploaded bytes are exactly profsum_summary_json + "\n" and profsum_report_md
+        # the uploaded bytes are exactly profsum_summary_json + "\n"
         for p, d in files.items():
             self.assertEqual(self.storage.uploads["/upload/%s/%s" % (art, p)], d)
-        for x in self.storage.requests[:2]:
+        for x in self.storage.requests[:1]:
             self.assertEqual(x["headers"]["x-test-header"], "yes")
             self.assertNotIn("content-type", x["headers"])
         self.assert_no_key_off_api()
@@ -1033,15 +1050,16 @@ class WandbTest(unittest.TestCase):
         # the variables of the mutations
         bodies = [json.loads(x["body"]) for x in self.api.requests[:6]]
         up = bodies[0]["variables"]
+        name = r["artifact_name"]
         self.assertEqual((up["entity"], up["project"], up["jobType"], up["displayName"]),
-                         ("e", "p", "profile_summary", "publish-profile-summary-t1"))
+                         ("e", "p", "profile-summary-publish", "publish-" + name))
         self.assertRegex(run, "^[a-z0-9]{8}$")
         ca = bodies[1]["variables"]
         self.assertEqual((ca["entityName"], ca["projectName"], ca["artifactTypeName"],
                           ca["artifactCollectionName"], ca["runName"], ca["digest"]),
-                         ("e", "p", "profile_summary", "profile-summary-t1", run,
+                         ("e", "p", "profile_summary", name, run,
                           self.manifest_digest(files)))
-        self.assertEqual(ca["aliases"], [{"artifactCollectionName": "profile-summary-t1", "alias": a}
+        self.assertEqual(ca["aliases"], [{"artifactCollectionName": name, "alias": a}
                                          for a in ("latest", "best")])
         self.assertEqual(json.loads(ca["metadata"])["run_id"], None)
         self.assertRegex(ca["clientID"], "^[a-z0-9]{128}$")
@@ -1053,25 +1071,114 @@ class WandbTest(unittest.TestCase):
         self.assertEqual(self.api.committed_manifests[art]["contents"], {
             p: {"digest": b64md5(d), "birthArtifactID": art, "size": len(d)} for p, d in files.items()})
         self.assertEqual(self.api.file_streams[-1][1], {"files": {}, "complete": True, "exitcode": 0})
-        # the answer
-        self.assertEqual(r["status"], "published")
-        self.assertEqual((r["name"], r["version"], r["ref"], r["type"], r["entity"], r["project"],
-                          r["aliases"], r["run"], r["new_run"]),
-                         ("profile-summary-t1", "v0", "e/p/profile-summary-t1:v0", "profile_summary",
-                          "e", "p", ["latest", "best"], "e/p/" + run, True))
-        self.assertEqual(r["files"], [{"path": p, "size": len(d), "digest": b64md5(d), "uploaded": True}
-                                      for p, d in sorted(files.items())])
+        # the answer (tools-spec §7)
+        self.assertEqual(set(r), self.PUB_KEYS)
+        self.assertEqual((r["status"], r["entity"], r["project"], r["artifact_type"], r["aliases"],
+                          r["artifact_version"], r["summary_path"], r["report_path"]),
+                         ("published", "e", "p", "profile_summary", ["latest", "best"], "v0",
+                          None, None))
+        self.assertRegex(name, r"^profile-summary-\d{8}-\d{6}$")
         # round trip: the published artifact fetches back byte for byte
-        f = self.q("SELECT wandb_fetch('e/p/profile-summary-t1:best', ?)", self.dest())
+        f = self.q("SELECT wandb_fetch(?, ?)", "e/p/%s:best" % name, self.dest())
         self.assertEqual(f["id"], art)
         for p, d in files.items():
             with open(self.dest(p), "rb") as fh:
                 self.assertEqual(fh.read(), d)
-        # the same content again: deduplicated by the server, nothing uploaded
-        n = len(self.storage.requests)
-        r2 = self.q("SELECT wandb_publish(?, '{\"entity\":\"e\",\"project\":\"p\"}')", tid)
-        self.assertEqual((r2["status"], r2["id"], r2["version"]), ("deduplicated", art, "v0"))
+        # the same content again: deduplicated by the server, nothing uploaded;
+        # the answer is the same as for new content, with the existing version
+        n, na = len(self.storage.requests), len(self.api.artifacts)
+        r2 = self.q("SELECT wandb_publish(?, ?)", tid, json.dumps(
+            {"entity": "e", "project": "p", "artifact_name": name}))
+        self.assertEqual(set(r2), self.PUB_KEYS)
+        self.assertEqual((r2["status"], r2["artifact_name"], r2["artifact_version"]),
+                         ("published", name, "v0"))
+        self.assertEqual(len(self.api.artifacts), na)
         self.assertEqual([x for x in self.storage.requests[n:] if x["method"] == "PUT"], [])
+
+    def test_publish_summary_file(self):
+        # the CLI's case: the trace imported from a summary file, which is
+        # uploaded as it is under its base name, the report (given) likewise
+        import fixtures
+        src = self.tmp.write("src.json", fixtures.f1([100, 110, 120, 130, 140, 150], 60))
+        self.db.execute("SELECT profsum_import(?, 'src')", (src,))
+        doc = json.loads(self.db.execute("SELECT profsum_summary_json('src')").fetchone()[0])
+        doc["run_metadata"]["run_id"] = "r42"
+        doc["run_metadata"]["run_path"] = "other/proj/r42"    # not the target: a run is created
+        sbytes = json.dumps(doc, indent=4, sort_keys=False).encode() + b"\n\n"   # not profsum's form
+        sp = self.tmp.write("my_summary.json", sbytes)
+        rp = self.tmp.write("notes.md", b"# notes\n")
+        tid = self.db.execute("SELECT profsum_import(?, 's')", (sp,)).fetchone()[0]
+        r = self.q("SELECT wandb_publish(?, ?)", tid, json.dumps(
+            {"entity": "e", "project": "p", "summary_path": sp, "report_path": rp}))
+        files = {"my_summary.json": sbytes, "notes.md": b"# notes\n"}
+        art = self.api.artifacts[-1]["id"]
+        self.assertEqual(set(r), self.PUB_KEYS)
+        self.assertEqual((r["status"], r["artifact_name"], r["artifact_version"], r["summary_path"],
+                          r["report_path"]),
+                         ("published", "profile-summary-r42", "v0", sp, rp))
+        self.assertEqual(sorted(x["path"].split("?")[0] for x in self.storage.requests),
+                         ["/upload/%s/my_summary.json" % art, "/upload/%s/notes.md" % art,
+                          "/upload/manifest-%s" % art])
+        for p, d in files.items():
+            self.assertEqual(self.storage.uploads["/upload/%s/%s" % (art, p)], d)
+        self.assertEqual(self.api.committed_manifests[art]["contents"], {
+            p: {"digest": b64md5(d), "birthArtifactID": art, "size": len(d)} for p, d in files.items()})
+        ca = json.loads(self.api.requests[1]["body"])["variables"]
+        self.assertEqual(ca["digest"], self.manifest_digest(files))
+        self.assertEqual(json.loads(ca["metadata"])["run_id"], "r42")
+        # a summary_path that is not a summary document (a trace): the summary
+        # profsum computes, as profile_summary.json
+        d = self.q("SELECT wandb_publish('src', ?)", json.dumps(
+            {"entity": "e", "project": "p", "summary_path": src}))
+        art2 = self.api.artifacts[-1]["id"]
+        self.assertEqual(d["summary_path"], src)
+        self.assertEqual(self.api.committed_manifests[art2]["contents"].keys(), {"profile_summary.json"})
+        # two files under one name cannot be
+        m = self.err("SELECT wandb_publish(?, ?)", tid, json.dumps(
+            {"entity": "e", "project": "p", "summary_path": sp,
+             "report_path": self.tmp.write("sub/my_summary.json", b"x")}))
+        self.assertEqual(m, "wandb_publish: the summary and the report have the same base name "
+                            "'my_summary.json' (the artifact holds each file under its base name)")
+
+    def test_cli_publish_and_run_targets(self):
+        # profsum publish --summary FILE --report FILE: both files as they
+        # are, under their base names; and the run-target errors of §8.1
+        cli = os.environ.get("PROFSUM_CLI", os.path.join(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__))), "profsum"))
+        if not os.access(cli, os.X_OK) or os.environ.get("LD_PRELOAD"):
+            self.skipTest("no profsum CLI")
+        import fixtures
+        src = self.tmp.write("src.json", fixtures.f1([100, 110, 120, 130, 140, 150], 60))
+        out = subprocess.run([cli, "summarize", "--trace-file", src], capture_output=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        sp = self.tmp.write("s1.json", out.stdout)
+        rp = self.tmp.write("r.md", b"# report\n")
+        p = subprocess.run([cli, "publish", "--summary", sp, "--report", rp, "--entity", "e",
+                            "--project", "p", "--artifact-name", "prof", "--alias", "best"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = json.loads(p.stdout)
+        self.assertEqual(r, {"status": "published", "entity": "e", "project": "p",
+                             "artifact_name": "prof", "artifact_type": "profile_summary",
+                             "aliases": ["best"], "artifact_version": "v0",
+                             "summary_path": sp, "report_path": rp})
+        art = self.api.artifacts[-1]["id"]
+        self.assertEqual(self.storage.uploads["/upload/%s/s1.json" % art], out.stdout)
+        self.assertEqual(self.storage.uploads["/upload/%s/r.md" % art], b"# report\n")
+        self.assertEqual(sorted(self.api.committed_manifests[art]["contents"]), ["r.md", "s1.json"])
+        # run targets: the target's form is checked before the API key
+        env = dict(os.environ)
+        env.pop("WANDB_API_KEY")
+        for target, want in [
+                ("abc", "profsum summarize: profsum_import: Bare run ids require --entity and "
+                        "--project. (run id 'abc'; give --entity/--project or WANDB_ENTITY/WANDB_PROJECT)"),
+                ("e/p", "profsum summarize: profsum_import: Unrecognized run target: e/p (expected "
+                        "run_id, entity/project/run_id, entity/project/runs/run_id or a run url)"),
+                ("https://wandb.ai/e/p", "profsum summarize: profsum_import: Could not parse run "
+                                         "information from URL: https://wandb.ai/e/p")]:
+            p = subprocess.run([cli, "summarize", "--run-target", target], capture_output=True,
+                               text=True, timeout=120, env=env)
+            self.assertEqual((p.returncode, p.stderr.strip()), (1, want))
 
     def test_publish_upload_on_api_host_gets_no_key(self):
         # even an upload URL on the API host itself is sent without the key
@@ -1081,7 +1188,7 @@ class WandbTest(unittest.TestCase):
         os.environ["WANDB_PROJECT"] = "p"
         self.q("SELECT wandb_publish('t1')")
         puts = [x for x in self.api.requests if x["method"] == "PUT"]
-        self.assertEqual(len(puts), 3)
+        self.assertEqual(len(puts), 2)
         for x in puts:
             self.assertNotIn("authorization", x["headers"])
         for x in self.api.requests:
@@ -1096,10 +1203,12 @@ class WandbTest(unittest.TestCase):
         files = self.expected_files(tid)
         r = self.q("SELECT wandb_publish(?, '{\"entity\":\"e\",\"project\":\"p\"}')", tid)
         self.assertEqual(r["status"], "published")
+        art = self.api.artifacts[-1]["id"]
         puts = [x["path"].split("?")[0] for x in self.api.requests if x["method"] == "PUT"]
-        self.assertEqual(puts, ["/storage/upload/%s/%s" % (r["id"], p) for p in sorted(files)]
-                         + ["/storage/upload/manifest-%s" % r["id"]])
-        self.q("SELECT wandb_fetch(?, ?)", r["ref"], self.dest())
+        self.assertEqual(puts, ["/storage/upload/%s/%s" % (art, p) for p in sorted(files)]
+                         + ["/storage/upload/manifest-%s" % art])
+        self.q("SELECT wandb_fetch(?, ?)", "e/p/%s:%s" % (r["artifact_name"], r["artifact_version"]),
+               self.dest())
         for p, d in files.items():
             with open(self.dest(p), "rb") as fh:
                 self.assertEqual(fh.read(), d)
@@ -1120,13 +1229,16 @@ class WandbTest(unittest.TestCase):
         r = self.q("SELECT wandb_publish(?, '{\"entity\":\"e\",\"project\":\"p\"}')", tid)
         self.assertEqual([x["op"] for x in self.api.requests[n:]], self.PUB_OPS[1:])
         self.assertEqual(json.loads(self.api.requests[n]["body"])["variables"]["runName"], "xyz")
-        self.assertEqual((r["name"], r["run"], r["new_run"]),
-                         ("profile-summary-run-xyz-profiler-v0", "e/p/xyz", False))
-        self.assertIn(r["id"], self.api.runs[("e", "p", "xyz")]["outputs"])
+        # the default name is profile-summary-<run_metadata.run_id>
+        self.assertEqual((r["artifact_name"], r["artifact_version"]), ("profile-summary-xyz", "v0"))
+        self.assertIn(self.api.artifacts[-1]["id"], self.api.runs[("e", "p", "xyz")]["outputs"])
         self.assertEqual(self.api.file_streams, [])
         # another target project: the profiled run is not there, a run is created
+        n = len(self.api.requests)
+        d = self.q("SELECT wandb_publish(?, '{\"entity\":\"e\",\"project\":\"q\"}')", tid)
+        self.assertEqual([x["op"] for x in self.api.requests[n:]][:2], self.PUB_OPS[:2])
+        self.assertEqual(d["artifact_name"], "profile-summary-xyz")
         d = self.q("SELECT wandb_publish(?, '{\"entity\":\"e\",\"project\":\"q\",\"dry_run\":true}')", tid)
-        self.assertEqual((d["run"], d["new_run"]), (None, True))
         self.assertEqual(d["metadata"]["source_artifact_ref"], "e/p/run-xyz-profiler:v0")
 
     def test_publish_401(self):
@@ -1143,11 +1255,11 @@ class WandbTest(unittest.TestCase):
         self.api.faults["500"] = 1
         self.storage.faults["put_500"] = 1
         r = self.q("SELECT wandb_publish('t1', '{\"entity\":\"e\",\"project\":\"p\"}')")
-        self.assertEqual((r["status"], r["version"]), ("published", "v0"))
+        self.assertEqual((r["status"], r["artifact_version"]), ("published", "v0"))
         self.assertEqual([x["op"] for x in self.api.requests][:2], ["UpsertBucket", "UpsertBucket"])
         self.assertEqual([x["path"].split("?")[0].rsplit("/", 1)[1] for x in self.storage.requests],
-                         ["profile_report.md", "profile_report.md", "profile_summary.json",
-                          "manifest-" + r["id"]])
+                         ["profile_summary.json", "profile_summary.json",
+                          "manifest-" + self.api.artifacts[-1]["id"]])
         self.assert_no_key_off_api()
 
     def test_publish_upload_fails(self):
@@ -1155,7 +1267,7 @@ class WandbTest(unittest.TestCase):
         self.storage.faults["put_500"] = 100
         os.environ["PROFSUM_WANDB_MAX_RETRY_SECONDS"] = "0"
         m = self.err("SELECT wandb_publish('t1', '{\"entity\":\"e\",\"project\":\"p\"}')")
-        self.assertEqual(m, "wandb_publish: upload of 'profile_report.md': http 500 "
+        self.assertEqual(m, "wandb_publish: upload of 'profile_summary.json': http 500 "
                             "(gave up after 1 attempt)")
         # the run created for it is marked finished, as failed; nothing committed
         self.assertEqual(self.api.file_streams[-1][1]["exitcode"], 1)

@@ -43,9 +43,10 @@ sqlite3_int64 importRunTarget(const char *zTarget, const char *zAlias, const cha
   return id;
 }
 
-/* profsum publish: upload the summary (and --report) as a W&B artifact
-** (wandb_publish); --dry-run shows what would be sent, with no network.
-** Emits the response JSON. */
+/* profsum publish: upload the --summary file (as it is, under its base
+** name) and the --report file if given as a W&B artifact (wandb_publish,
+** which is passed both paths); --dry-run shows what would be sent, with no
+** network.  Emits the response JSON (tools-spec §7). */
 int cmdPublish(Opts *o){
   const char *zReport = optStr(o, "report");
   int k = optIdx(o, "alias"), i;

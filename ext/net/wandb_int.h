@@ -84,8 +84,8 @@ JNode *wbArtifactMetadata(Wb *p, const WbArt *a, const char *zRef);
 
 /* One file of the published artifact. */
 typedef struct WbPubFile {
-  const char *zPath;      /* artifact path (profile_summary.json or
-                          ** profile_report.md) */
+  const char *zPath;      /* artifact path: the base name of the file
+                          ** given, or profile_summary.json (borrowed) */
   char *zData;            /* the bytes (sqlite3_malloc'd) */
   size_t nData;
   char zDigest[25];       /* base64 MD5 */
@@ -95,26 +95,32 @@ typedef struct WbPubFile {
 /* What wandb_publish will do. */
 typedef struct WbPlan {
   const char *zEntity, *zProject;   /* target (borrowed) */
+  const char *zSummaryPath;         /* option summary_path, or 0 (borrowed) */
+  const char *zReportPath;          /* option report_path, or 0 (borrowed) */
   char *zName;            /* artifact (collection) name */
   JNode *pAliases;        /* JSON array of alias strings */
   char *zRun;             /* run id to attach to; 0: create a run */
   char zDigest[33];       /* manifest digest, hex (§3.2) */
   JNode *pMeta;           /* artifact metadata (tools-spec §7) */
-  WbPubFile aFile[2];     /* sorted by path: report, summary */
+  WbPubFile aFile[2];     /* the summary, then the report if any; the
+                          ** first nFile are used, sorted by path */
+  int nFile;              /* 1 or 2 */
+  int iSummary;           /* index of the summary in aFile */
 } WbPlan;
 
 /* Build the plan of wandb_publish for trace argument pTrace and parsed
 ** options pOpt (may be 0; an object): *pbDry says whether dry_run was
-** asked for.  Errors (options, trace, report_path, target) are reported
-** on ctx as "wandb_publish: ..." (returns nonzero).  The caller calls
-** wbPlanClear() in every case; zEntity and zProject borrow from pOpt or
-** the environment. */
+** asked for.  Errors (options, trace, summary_path, report_path,
+** target) are reported on ctx as "wandb_publish: ..." (returns nonzero).
+** The caller calls wbPlanClear() in every case and keeps pOpt until then:
+** zEntity and zProject borrow from pOpt or the environment, the paths and
+** the files' names from pOpt. */
 int wbPlanBuild(sqlite3_context *ctx, sqlite3_value *pTrace, JNode *pOpt,
                 WbPlan *pl, int *pbDry);
 
-/* The dry-run answer: what would be published, no request made.  0 when
-** out of memory. */
-JNode *wbPlanJson(const WbPlan *pl, JNode *pOpt);
+/* The dry-run answer (tools-spec §7): what would be published, no
+** request made.  0 when out of memory. */
+JNode *wbPlanJson(const WbPlan *pl);
 
 /* Publish plan pl (§6.1 P1–P7, run per §6.3).  Returns the result object
 ** or 0 (error in p). */

@@ -1,7 +1,8 @@
 /*
-** wandb_publish.c — wandb_publish(): the plan (the trace's summary JSON and
-** markdown report, their digests, the artifact's name, aliases, metadata
-** and run) and its publication as one W&B artifact of type
+** wandb_publish.c — wandb_publish(): the plan (the summary file, or the
+** trace's summary JSON, and the report file if one is given, their
+** digests, the artifact's name, aliases, metadata and run) and its
+** publication as one W&B artifact of type
 ** profile_summary: create the artifact, upload its files and manifest to
 ** the URLs the server hands out, commit it, and create and finish a run
 ** for it when the profiled run is not in the target project.
@@ -22,12 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #define WB_PUB_TYPE     "profile_summary"
-#define WB_PUB_SUMMARY  "profile_summary.json"
-#define WB_PUB_REPORT   "profile_report.md"
+#define WB_PUB_JOB      "profile-summary-publish"  /* job type of a created run */
+#define WB_PUB_SUMMARY  "profile_summary.json"     /* a summary without a file */
 #define WB_NAME_MAX     128                /* W&B artifact name length */
-#define WB_REPORT_MAX   ((sqlite3_int64)64<<20)  /* report_path size cap */
+#define WB_FILE_MAX     ((sqlite3_int64)64<<20)  /* summary/report file size cap */
 
 /* GraphQL texts of §6.1 (P1 asks for versionIndex too, P7 likewise) and
 ** §6.2 option 2 (UpsertBucket). */
@@ -127,11 +130,22 @@ static int wbValidName(const char *z){
   return 1;
 }
 
-/* "profile-summary-<label>" with every byte not allowed in a name
-** replaced by '-', cut to 128 bytes (sqlite3_malloc'd, 0 on OOM). */
-static char *wbDefaultName(const char *zLabel){
-  char *z = sqlite3_mprintf("profile-summary-%s", zLabel ? zLabel : "trace");
+/* The default artifact name (tools-spec §7): "profile-summary-<run id>"
+** when zRunId is a non-empty string, else "profile-summary-<UTC now as
+** YYYYmmdd-HHMMSS>"; every byte not allowed in a name replaced by '-',
+** cut to 128 bytes (sqlite3_malloc'd, 0 on OOM). */
+static char *wbDefaultName(const char *zRunId){
+  char *z;
   size_t i;
+  if( zRunId && zRunId[0] ){
+    z = sqlite3_mprintf("profile-summary-%s", zRunId);
+  }else{
+    time_t t = time(0);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    z = sqlite3_mprintf("profile-summary-%04d%02d%02d-%02d%02d%02d", tm.tm_year+1900,
+                        tm.tm_mon+1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  }
   if( z==0 ) return 0;
   for(i=0; z[i]; i++) if( !wbNameChar(z[i]) ) z[i] = '-';
   if( i>WB_NAME_MAX ) z[WB_NAME_MAX] = 0;
@@ -188,14 +202,15 @@ static JNode *wbPubMetadata(const JNode *pDoc){
   return m;
 }
 
-/* The manifest digest (§3.2) of the plan's files into pl->zDigest. */
+/* The manifest digest (§3.2) of the plan's files (sorted by path) into
+** pl->zDigest. */
 static void wbPlanDigest(WbPlan *pl){
   ProfsumMd5 m;
   unsigned char dig[16];
   int i;
   profsumMd5Init(&m);
   profsumMd5Update(&m, "wandb-artifact-manifest-v1\n", 27);
-  for(i=0; i<2; i++){
+  for(i=0; i<pl->nFile; i++){
     profsumMd5Update(&m, pl->aFile[i].zPath, strlen(pl->aFile[i].zPath));
     profsumMd5Update(&m, ":", 1);
     profsumMd5Update(&m, pl->aFile[i].zDigest, strlen(pl->aFile[i].zDigest));
@@ -220,14 +235,15 @@ static char *wbValueDup(sqlite3_stmt *pStmt, int iCol, size_t *pn, int *pOom){
   return r;
 }
 
-/* Read the whole file zPath (at most WB_REPORT_MAX bytes) into *pz and *pn.
-** Returns 0, or an sqlite3_malloc'd error message. */
-static char *wbReadFile(const char *zPath, char **pz, size_t *pn){
+/* Read the whole file zPath, given as option zOpt, (at most WB_FILE_MAX
+** bytes) into *pz and *pn (sqlite3_malloc'd, NUL-terminated).  Returns 0,
+** or an sqlite3_malloc'd error message naming the option (*pz is 0). */
+static char *wbReadFile(const char *zOpt, const char *zPath, char **pz, size_t *pn){
   FILE *f = fopen(zPath, "rb");
   char *z = 0;
   size_t n = 0, nAlloc = 0;
   *pz = 0; *pn = 0;
-  if( f==0 ) return sqlite3_mprintf("cannot read report_path '%s': %s", zPath, strerror(errno));
+  if( f==0 ) return sqlite3_mprintf("cannot read %s '%s': %s", zOpt, zPath, strerror(errno));
   for(;;){
     size_t k;
     if( n+65536+1 > nAlloc ){
@@ -239,35 +255,20 @@ static char *wbReadFile(const char *zPath, char **pz, size_t *pn){
     }
     k = fread(z+n, 1, 65536, f);
     n += k;
-    if( (sqlite3_int64)n > WB_REPORT_MAX ){
+    if( (sqlite3_int64)n > WB_FILE_MAX ){
       sqlite3_free(z); fclose(f);
-      return sqlite3_mprintf("report_path '%s' is larger than %lld bytes", zPath, WB_REPORT_MAX);
+      return sqlite3_mprintf("%s '%s' is larger than %lld bytes", zOpt, zPath, WB_FILE_MAX);
     }
     if( k<65536 ) break;
   }
   if( ferror(f) ){
     sqlite3_free(z); fclose(f);
-    return sqlite3_mprintf("cannot read report_path '%s'", zPath);
+    return sqlite3_mprintf("cannot read %s '%s'", zOpt, zPath);
   }
   fclose(f);
   z[n] = 0;
   *pz = z; *pn = n;
   return 0;
-}
-
-/* The "files" array of a plan (with "uploaded" when bUploads). */
-static JNode *wbPlanFiles(const WbPlan *pl, int bUploads){
-  JNode *a = jArr();
-  int i;
-  for(i=0; a && i<2; i++){
-    JNode *f = jObj();
-    jSet(f, "path", jStr(pl->aFile[i].zPath, -1));
-    jSet(f, "size", jInt((sqlite3_int64)pl->aFile[i].nData));
-    jSet(f, "digest", jStr(pl->aFile[i].zDigest, -1));
-    if( bUploads ) jSet(f, "uploaded", jBool(pl->aFile[i].bUploaded));
-    jPush(a, f);
-  }
-  return a;
 }
 
 /* Parse uploadHeaders (a list of "Name:value" strings, or null) into a
@@ -354,7 +355,7 @@ static char *wbPubManifest(const WbPlan *pl, char **azBirth){
   jSet(m, "storagePolicy", jStr("wandb-storage-policy-v1", -1));
   jSet(cfg, "storageLayout", jStr("V2", -1));
   jSet(m, "storagePolicyConfig", cfg);
-  for(i=0; c && i<2; i++){
+  for(i=0; c && i<pl->nFile; i++){
     JNode *e = jObj();
     jSet(e, "digest", jStr(pl->aFile[i].zDigest, -1));
     jSet(e, "birthArtifactID", jStr(azBirth[i], -1));
@@ -437,7 +438,7 @@ static JNode *wbPubCreateRun(Wb *p, const WbPlan *pl, char *zRunId,
   jSet(v, "name", jStr(zRunId, -1));
   jSet(v, "project", jStr(pl->zProject, -1));
   jSet(v, "entity", jStr(pl->zEntity, -1));
-  jSet(v, "jobType", jStr(WB_PUB_TYPE, -1));
+  jSet(v, "jobType", jStr(WB_PUB_JOB, -1));
   {
     char *zDisp = sqlite3_mprintf("publish-%s", pl->zName);
     jSet(v, "displayName", jStr(zDisp, -1));
@@ -516,7 +517,7 @@ static int wbPubUpload(Wb *p, WbPlan *pl, const char *zRun,
   /* P3 createArtifactFiles. */
   v = jObj();
   pSpecs = jArr();
-  for(i=0; pSpecs && i<2; i++){
+  for(i=0; pSpecs && i<pl->nFile; i++){
     JNode *o = jObj();
     jSet(o, "artifactID", jStr(zArtId, -1));
     jSet(o, "name", jStr(pl->aFile[i].zPath, -1));
@@ -531,12 +532,13 @@ static int wbPubUpload(Wb *p, WbPlan *pl, const char *zRun,
   if( pR4==0 ) goto done;
   pFiles = wbPath(pData, "createArtifactFiles", "files", (char*)0);
   pEdges = jGet(pFiles, "edges");
-  if( pEdges==0 || pEdges->type!=JT_ARRAY || pEdges->nChild!=2 ){
-    wbErr(p, "graphql CreateArtifactFiles: malformed response (expected 2 file edges)");
+  if( pEdges==0 || pEdges->type!=JT_ARRAY || pEdges->nChild!=pl->nFile ){
+    wbErr(p, "graphql CreateArtifactFiles: malformed response (expected %d file "
+             "edge%s)", pl->nFile, pl->nFile==1 ? "" : "s");
     goto done;
   }
   /* P4 uploads (edges come back in request order). */
-  for(i=0; i<2; i++){
+  for(i=0; i<pl->nFile; i++){
     JNode *pNode = jGet(jAt(pEdges, i), "node");
     const char *zUrl = wbStr(jGet(pNode, "uploadUrl"));
     const char *zBirth = wbStr(wbPath(pNode, "artifact", "id", (char*)0));
@@ -581,36 +583,40 @@ done:
   return p->rc;
 }
 
-/* The result of wandb_publish: what was published (version iVersion, -1
-** when unknown) as artifact zArtId attached to run zRun (bCreated: made
-** for it), or found already there (bDedup).  Returns the object, or 0
-** (out of memory, recorded). */
-static JNode *wbPubResult(Wb *p, const WbPlan *pl, const char *zRun,
-                          const char *zArtId, sqlite3_int64 iVersion,
-                          int bCreated, int bDedup){
-  JNode *pRes = jObj();
-  if( pRes ){
-    char *zVer = iVersion>=0 ? sqlite3_mprintf("v%lld", iVersion) : 0;
-    char *zRef = iVersion>=0 ? sqlite3_mprintf("%s/%s/%s:v%lld", pl->zEntity,
-                                    pl->zProject, pl->zName, iVersion) : 0;
-    char *zRunPath = sqlite3_mprintf("%s/%s/%s", pl->zEntity, pl->zProject, zRun);
-    jSet(pRes, "status", jStr(bDedup ? "deduplicated" : "published", -1));
-    jSet(pRes, "id", jStr(zArtId, -1));
-    jSet(pRes, "name", jStr(pl->zName, -1));
-    jSet(pRes, "version", jStr(zVer, -1));
-    jSet(pRes, "ref", jStr(zRef, -1));
-    jSet(pRes, "type", jStr(WB_PUB_TYPE, -1));
-    jSet(pRes, "entity", jStr(pl->zEntity, -1));
-    jSet(pRes, "project", jStr(pl->zProject, -1));
-    jSet(pRes, "aliases", jClone(pl->pAliases));
-    jSet(pRes, "run", jStr(zRunPath, -1));
-    jSet(pRes, "new_run", jBool(bCreated));
-    jSet(pRes, "digest", jStr(pl->zDigest, -1));
-    jSet(pRes, "files", wbPlanFiles(pl, 1));
-    if( zRunPath==0 || (iVersion>=0 && (zVer==0 || zRef==0)) ) wbOom(p);
-    sqlite3_free(zVer); sqlite3_free(zRef); sqlite3_free(zRunPath);
+/* The members tools-spec §7 gives both answers of wandb_publish, after
+** "status" (zStatus): entity, project, artifact_name, artifact_type,
+** aliases, summary_path, report_path (the options, null when absent).
+** Returns the object, or 0 (out of memory). */
+static JNode *wbPubAnswer(const WbPlan *pl, const char *zStatus){
+  JNode *r = jObj();
+  if( r==0 ) return 0;
+  jSet(r, "status", jStr(zStatus, -1));
+  jSet(r, "entity", jStr(pl->zEntity, -1));
+  jSet(r, "project", jStr(pl->zProject, -1));
+  jSet(r, "artifact_name", jStr(pl->zName, -1));
+  jSet(r, "artifact_type", jStr(WB_PUB_TYPE, -1));
+  jSet(r, "aliases", jClone(pl->pAliases));
+  jSet(r, "summary_path", jStr(pl->zSummaryPath, -1));
+  jSet(r, "report_path", jStr(pl->zReportPath, -1));
+  if( jOom(r) ){ jFree(r); return 0; }
+  return r;
+}
+
+/* The result of wandb_publish (tools-spec §7): the members of
+** wbPubAnswer with status "published" and artifact_version, "v<N>" of
+** version iVersion (null when -1: unknown).  The same answer when the
+** server already had this content (deduplicated), as the SDK gives.
+** Returns the object, or 0 (out of memory, recorded). */
+static JNode *wbPubResult(Wb *p, const WbPlan *pl, sqlite3_int64 iVersion){
+  JNode *pRes = wbPubAnswer(pl, "published");
+  char *zVer = iVersion>=0 ? sqlite3_mprintf("v%lld", iVersion) : 0;
+  if( pRes ) jSet(pRes, "artifact_version", jStr(zVer, -1));
+  if( pRes==0 || jOom(pRes) || (iVersion>=0 && zVer==0) ){
+    jFree(pRes);
+    pRes = 0;
+    wbOom(p);
   }
-  if( pRes==0 || jOom(pRes) ) wbOom(p);
+  sqlite3_free(zVer);
   return pRes;
 }
 
@@ -656,7 +662,7 @@ JNode *wbPublish(Wb *p, WbPlan *pl){
   if( !bDedup && wbPubUpload(p, pl, zRun, zArtId, zBase, &iVersion) ) goto fail;
   if( bCreated && wbFinishRun(p, pl, zRun, 0) ) goto done;
 
-  pRes = wbPubResult(p, pl, zRun, zArtId, iVersion, bCreated, bDedup);
+  pRes = wbPubResult(p, pl, iVersion);
   goto done;
 
 fail:
@@ -676,14 +682,14 @@ done:
 }
 
 /* The options of wandb_publish (pOpt, an object, or 0): *pzE, *pzP,
-** *pzName, *pzReportPath and *ppAliases (borrowed from pOpt) are set for
-** the options given and left as they are otherwise; *pbDry is set when
-** dry_run is.  Errors are reported on ctx as "wandb_publish: ..."
+** *pzName, *pzSummaryPath, *pzReportPath and *ppAliases (borrowed from
+** pOpt) are set for the options given and left as they are otherwise;
+** *pbDry is set when dry_run is.  Errors are reported on ctx as "wandb_publish: ..."
 ** (returns nonzero). */
 static int wbPlanOptions(sqlite3_context *ctx, JNode *pOpt, const char **pzE,
                          const char **pzP, const char **pzName,
-                         const char **pzReportPath, JNode **ppAliases,
-                         int *pbDry){
+                         const char **pzSummaryPath, const char **pzReportPath,
+                         JNode **ppAliases, int *pbDry){
   int i;
   for(i=0; pOpt && i<pOpt->nChild; i++){
     JNode *v = pOpt->a[i];
@@ -728,7 +734,7 @@ static int wbPlanOptions(sqlite3_context *ctx, JNode *pOpt, const char **pzE,
       else if( k[0]=='p' ) *pzP = v->z;
       else if( k[0]=='a' ) *pzName = v->z;
       else if( k[0]=='r' ) *pzReportPath = v->z;
-      /* summary_path: informational (the CLI's --summary) */
+      else *pzSummaryPath = v->z;
     }else{
       profsumCtxErr(ctx, "wandb_publish: unknown option '%s' (expected entity, "
                     "project, artifact_name, aliases, dry_run, report_path, "
@@ -744,29 +750,45 @@ static int wbPlanOptions(sqlite3_context *ctx, JNode *pOpt, const char **pzE,
   return 0;
 }
 
-/* The two files of plan pl from trace pTrace: aFile[1] the summary JSON
-** with a final newline and aFile[0] the markdown report (exactly what
-** profsum_summary_json and profsum_report_md return; the file
-** zReportPath instead when given), and *pzLabel the trace's label
-** (sqlite3_malloc'd, 0 when NULL).  Errors are reported on ctx as
-** "wandb_publish: ..." (returns nonzero; the caller clears pl). */
-static int wbPlanTexts(sqlite3_context *ctx, sqlite3_value *pTrace,
-                       const char *zReportPath, WbPlan *pl, char **pzLabel){
+/* The base name of path z: what follows its last '/' (z itself when it
+** has none). */
+static const char *wbBaseName(const char *z){
+  const char *zSlash = strrchr(z, '/');
+  return zSlash ? zSlash+1 : z;
+}
+
+/* Is trace iTrace a profile_summary.v1 document (summary_json set by the
+** import)?  1 yes, 0 no; -1 after reporting an error on ctx. */
+static int wbTraceIsSummary(sqlite3_context *ctx, sqlite3_int64 iTrace){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   sqlite3_stmt *pStmt = 0;
-  sqlite3_int64 iTrace;
-  char *zErr = 0, *zLabel = 0;
-  int rc, bOom = 0;
-  size_t nLabel = 0;
-  rc = profsumResolveTrace(db, "main", pTrace, &iTrace, &zErr);
-  if( rc ){
-    if( rc==SQLITE_NOMEM && zErr==0 ) sqlite3_result_error_nomem(ctx);
-    else profsumCtxErr(ctx, "wandb_publish: %s", zErr ? zErr : sqlite3_errstr(rc));
-    sqlite3_free(zErr);
-    return 1;
+  int rc, bV1 = -1;
+  rc = sqlite3_prepare_v2(db, "SELECT summary_json IS NOT NULL FROM main.profsum_trace "
+                          "WHERE trace_id=?1", -1, &pStmt, 0);
+  if( rc==SQLITE_OK ){
+    sqlite3_bind_int64(pStmt, 1, iTrace);
+    rc = sqlite3_step(pStmt);
   }
-  rc = sqlite3_prepare_v2(db, "SELECT profsum_summary_json(?1), profsum_report_md(?1), "
-                          "label FROM main.profsum_trace WHERE trace_id=?1", -1, &pStmt, 0);
+  if( rc==SQLITE_ROW ){
+    bV1 = sqlite3_column_int(pStmt, 0);
+  }else if( rc==SQLITE_NOMEM ){
+    sqlite3_result_error_nomem(ctx);
+  }else{
+    profsumCtxErr(ctx, "wandb_publish: %s", rc==SQLITE_DONE ? "the trace vanished"
+                                                             : sqlite3_errmsg(db));
+  }
+  sqlite3_finalize(pStmt);
+  return bV1;
+}
+
+/* profsum_summary_json(iTrace) with a final newline (as the reference tool
+** writes a summary file) into f, as profile_summary.json.  0, or nonzero
+** after reporting an error on ctx. */
+static int wbRenderedSummary(sqlite3_context *ctx, sqlite3_int64 iTrace, WbPubFile *f){
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  sqlite3_stmt *pStmt = 0;
+  int rc, bOom = 0;
+  rc = sqlite3_prepare_v2(db, "SELECT profsum_summary_json(?1)", -1, &pStmt, 0);
   if( rc==SQLITE_OK ){
     sqlite3_bind_int64(pStmt, 1, iTrace);
     rc = sqlite3_step(pStmt);
@@ -777,31 +799,82 @@ static int wbPlanTexts(sqlite3_context *ctx, sqlite3_value *pTrace,
     sqlite3_finalize(pStmt);
     return 1;
   }
-  pl->aFile[1].zPath = WB_PUB_SUMMARY;
-  pl->aFile[1].zData = wbValueDup(pStmt, 0, &pl->aFile[1].nData, &bOom);
-  pl->aFile[0].zPath = WB_PUB_REPORT;
-  if( zReportPath==0 ){
-    pl->aFile[0].zData = wbValueDup(pStmt, 1, &pl->aFile[0].nData, &bOom);
-  }
-  zLabel = wbValueDup(pStmt, 2, &nLabel, &bOom);
+  f->zPath = WB_PUB_SUMMARY;
+  f->zData = wbValueDup(pStmt, 0, &f->nData, &bOom);
   sqlite3_finalize(pStmt);
-  if( bOom || pl->aFile[1].zData==0 || (zReportPath==0 && pl->aFile[0].zData==0) ){
-    sqlite3_free(zLabel);
-    sqlite3_result_error_nomem(ctx);
+  if( f->zData==0 ){
+    if( bOom ) sqlite3_result_error_nomem(ctx);
+    else profsumCtxErr(ctx, "wandb_publish: the trace has no summary");
     return 1;
   }
-  /* The summary file ends with a newline (as the reference tool writes it). */
-  pl->aFile[1].zData[pl->aFile[1].nData++] = '\n';
-  pl->aFile[1].zData[pl->aFile[1].nData] = 0;
-  if( zReportPath ){
-    zErr = wbReadFile(zReportPath, &pl->aFile[0].zData, &pl->aFile[0].nData);
-    if( zErr ){
-      profsumCtxErr(ctx, "wandb_publish: %s", zErr);
-      sqlite3_free(zErr); sqlite3_free(zLabel);
-      return 1;
-    }
+  f->zData[f->nData++] = '\n';        /* wbValueDup left room for it */
+  f->zData[f->nData] = 0;
+  return 0;
+}
+
+/* The files of plan pl for trace pTrace (tools-spec §7: the summary file
+** and the report file, if any, each under its base name), sorted by path
+** into pl->aFile[0..pl->nFile), pl->iSummary set:
+**   * the summary: when zSummaryPath is a regular file and the trace was
+**     imported from a profile_summary.v1 document, that file's own bytes
+**     under its base name; otherwise (no summary_path, or the trace was
+**     summarized from a trace or profile) profsum_summary_json(trace)
+**     plus a newline, as profile_summary.json;
+**   * the report: only when zReportPath is given, its bytes under its
+**     base name.
+** Errors are reported on ctx as "wandb_publish: ..." (returns nonzero;
+** the caller clears pl). */
+static int wbPlanTexts(sqlite3_context *ctx, sqlite3_value *pTrace,
+                       const char *zSummaryPath, const char *zReportPath,
+                       WbPlan *pl){
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  sqlite3_int64 iTrace;
+  char *zErr = 0;
+  int rc, bV1;
+  struct stat st;
+  WbPubFile *pSum = &pl->aFile[0];
+  rc = profsumResolveTrace(db, "main", pTrace, &iTrace, &zErr);
+  if( rc ){
+    if( rc==SQLITE_NOMEM && zErr==0 ) sqlite3_result_error_nomem(ctx);
+    else profsumCtxErr(ctx, "wandb_publish: %s", zErr ? zErr : sqlite3_errstr(rc));
+    sqlite3_free(zErr);
+    return 1;
   }
-  *pzLabel = zLabel;
+  bV1 = wbTraceIsSummary(ctx, iTrace);
+  if( bV1<0 ) return 1;
+  pl->nFile = 1;
+  if( bV1 && zSummaryPath && stat(zSummaryPath, &st)==0 && S_ISREG(st.st_mode) ){
+    pSum->zPath = wbBaseName(zSummaryPath);
+    zErr = wbReadFile("summary_path", zSummaryPath, &pSum->zData, &pSum->nData);
+  }else if( wbRenderedSummary(ctx, iTrace, pSum) ){
+    return 1;
+  }
+  if( zErr==0 && zReportPath ){
+    WbPubFile *pRep = &pl->aFile[1];
+    pRep->zPath = wbBaseName(zReportPath);
+    if( pRep->zPath[0]==0 ){
+      zErr = sqlite3_mprintf("report_path '%s' names no file", zReportPath);
+    }else if( strcmp(pRep->zPath, pSum->zPath)==0 ){
+      zErr = sqlite3_mprintf("the summary and the report have the same base name '%s' "
+                             "(the artifact holds each file under its base name)",
+                             pRep->zPath);
+    }else{
+      zErr = wbReadFile("report_path", zReportPath, &pRep->zData, &pRep->nData);
+    }
+    if( zErr==0 ) pl->nFile = 2;
+  }
+  if( zErr ){
+    profsumCtxErr(ctx, "wandb_publish: %s", zErr);
+    sqlite3_free(zErr);
+    return 1;
+  }
+  /* Sorted by path, as the manifest and its digest list them. */
+  if( pl->nFile==2 && strcmp(pl->aFile[0].zPath, pl->aFile[1].zPath)>0 ){
+    WbPubFile t = pl->aFile[0];
+    pl->aFile[0] = pl->aFile[1];
+    pl->aFile[1] = t;
+    pl->iSummary = 1;
+  }
   return 0;
 }
 
@@ -809,20 +882,24 @@ static int wbPlanTexts(sqlite3_context *ctx, sqlite3_value *pTrace,
 ** options pOpt (may be 0).  Errors are reported on ctx (returns nonzero). */
 int wbPlanBuild(sqlite3_context *ctx, sqlite3_value *pTrace, JNode *pOpt,
                 WbPlan *pl, int *pbDry){
-  char *zErr = 0, *zLabel = 0;
+  char *zErr = 0;
   const char *zE = getenv("WANDB_ENTITY"), *zP = getenv("WANDB_PROJECT");
-  const char *zName = 0, *zReportPath = 0;
+  const char *zName = 0, *zSummaryPath = 0, *zReportPath = 0, *zRunId, *zRunPath;
   JNode *pAliases = 0, *pDoc = 0, *pRm;
-  int i, bOom = 0;
+  WbPubFile *pSum;
+  int i, bOom = 0, bSame = 1;
 
   memset(pl, 0, sizeof(*pl));
   *pbDry = 0;
-  if( wbPlanOptions(ctx, pOpt, &zE, &zP, &zName, &zReportPath, &pAliases, pbDry) ){
+  if( wbPlanOptions(ctx, pOpt, &zE, &zP, &zName, &zSummaryPath, &zReportPath,
+                    &pAliases, pbDry) ){
     return 1;
   }
-  /* The trace and its texts. */
-  if( wbPlanTexts(ctx, pTrace, zReportPath, pl, &zLabel) ) return 1;
-  for(i=0; i<2; i++) wbMd5B64(pl->aFile[i].zData, pl->aFile[i].nData, pl->aFile[i].zDigest);
+  /* The files. */
+  if( wbPlanTexts(ctx, pTrace, zSummaryPath, zReportPath, pl) ) return 1;
+  for(i=0; i<pl->nFile; i++){
+    wbMd5B64(pl->aFile[i].zData, pl->aFile[i].nData, pl->aFile[i].zDigest);
+  }
   wbPlanDigest(pl);
 
   /* Target. */
@@ -832,13 +909,12 @@ int wbPlanBuild(sqlite3_context *ctx, sqlite3_value *pTrace, JNode *pOpt,
         : "a project";
     profsumCtxErr(ctx, "wandb_publish: no target: needs %s (options entity/project "
                   "or WANDB_ENTITY/WANDB_PROJECT)", zMissing);
-    sqlite3_free(zLabel);
     return 1;
   }
   pl->zEntity = zE;
   pl->zProject = zP;
-  pl->zName = zName ? sqlite3_mprintf("%s", zName) : wbDefaultName(zLabel);
-  sqlite3_free(zLabel);
+  pl->zSummaryPath = zSummaryPath;
+  pl->zReportPath = zReportPath;
   if( pAliases ){
     pl->pAliases = jClone(pAliases);
   }else{
@@ -846,9 +922,9 @@ int wbPlanBuild(sqlite3_context *ctx, sqlite3_value *pTrace, JNode *pOpt,
     if( pl->pAliases ) jPush(pl->pAliases, jStr("latest", -1));
   }
 
-  /* The run (§6.3): the profiled run when run_metadata names one in the
-  ** target project, else a dedicated run is created. */
-  pDoc = jParse(pl->aFile[1].zData, (int)pl->aFile[1].nData, &zErr);
+  /* The summary document: metadata, default name, run. */
+  pSum = &pl->aFile[pl->iSummary];
+  pDoc = jParse(pSum->zData, (int)pSum->nData, &zErr);
   if( pDoc==0 ){
     if( zErr ) profsumCtxErr(ctx, "wandb_publish: the summary is not JSON: %s", zErr);
     else sqlite3_result_error_nomem(ctx);
@@ -856,19 +932,20 @@ int wbPlanBuild(sqlite3_context *ctx, sqlite3_value *pTrace, JNode *pOpt,
     return 1;
   }
   pRm = jGet(pDoc, "run_metadata");
-  {
-    const char *zRunId = wbStr(jGet(pRm, "run_id"));
-    const char *zRunPath = wbStr(jGet(pRm, "run_path"));
-    int bSame = 1;
-    if( zRunPath ){
-      size_t nE = strlen(zE), nP = strlen(zP);
-      bSame = strncmp(zRunPath, zE, nE)==0 && zRunPath[nE]=='/'
-           && strncmp(zRunPath+nE+1, zP, nP)==0 && zRunPath[nE+1+nP]=='/';
-    }
-    if( zRunId && zRunId[0] && bSame ){
-      pl->zRun = sqlite3_mprintf("%s", zRunId);
-      if( pl->zRun==0 ) bOom = 1;
-    }
+  zRunId = wbStr(jGet(pRm, "run_id"));
+  zRunPath = wbStr(jGet(pRm, "run_path"));
+  pl->zName = zName ? sqlite3_mprintf("%s", zName) : wbDefaultName(zRunId);
+
+  /* The run (§6.3): the profiled run when run_metadata names one in the
+  ** target project, else a dedicated run is created. */
+  if( zRunPath ){
+    size_t nE = strlen(zE), nP = strlen(zP);
+    bSame = strncmp(zRunPath, zE, nE)==0 && zRunPath[nE]=='/'
+         && strncmp(zRunPath+nE+1, zP, nP)==0 && zRunPath[nE+1+nP]=='/';
+  }
+  if( zRunId && zRunId[0] && bSame ){
+    pl->zRun = sqlite3_mprintf("%s", zRunId);
+    if( pl->zRun==0 ) bOom = 1;
   }
   pl->pMeta = wbPubMetadata(pDoc);
   jFree(pDoc);
@@ -879,26 +956,14 @@ int wbPlanBuild(sqlite3_context *ctx, sqlite3_value *pTrace, JNode *pOpt,
   return 0;
 }
 
-/* The dry-run answer: what would be published, no request made. */
-JNode *wbPlanJson(const WbPlan *pl, JNode *pOpt){
-  JNode *r = jObj();
-  char *zRun = pl->zRun ? sqlite3_mprintf("%s/%s/%s", pl->zEntity, pl->zProject, pl->zRun) : 0;
-  if( r==0 ){ sqlite3_free(zRun); return 0; }
-  jSet(r, "status", jStr("dry_run", -1));
-  jSet(r, "name", jStr(pl->zName, -1));
-  jSet(r, "type", jStr(WB_PUB_TYPE, -1));
-  jSet(r, "entity", jStr(pl->zEntity, -1));
-  jSet(r, "project", jStr(pl->zProject, -1));
-  jSet(r, "aliases", jClone(pl->pAliases));
-  jSet(r, "run", jStr(zRun, -1));
-  jSet(r, "new_run", jBool(pl->zRun==0));
-  jSet(r, "digest", jStr(pl->zDigest, -1));
-  jSet(r, "files", wbPlanFiles(pl, 0));
+/* The dry-run answer (tools-spec §7): status "dry_run", the members of
+** wbPubAnswer and the artifact's metadata; no request made.  0 when out
+** of memory. */
+JNode *wbPlanJson(const WbPlan *pl){
+  JNode *r = wbPubAnswer(pl, "dry_run");
+  if( r==0 ) return 0;
   jSet(r, "metadata", jClone(pl->pMeta));
-  jSet(r, "summary_path", wbCopyOrNull(jGet(pOpt, "summary_path")));
-  jSet(r, "report_path", wbCopyOrNull(jGet(pOpt, "report_path")));
-  if( (pl->zRun && zRun==0) || jOom(r) ){ jFree(r); r = 0; }
-  sqlite3_free(zRun);
+  if( jOom(r) ){ jFree(r); r = 0; }
   return r;
 }
 

@@ -210,8 +210,9 @@ static void wbFetchRunFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 /*
 ** wandb_publish(trace [, options_json]) → JSON text (see docs/wandb.md):
-** upload the trace's summary JSON and markdown report as one artifact of
-** type profile_summary, attached as wandb-http.md §6.3 decides.
+** upload the summary (the file summary_path, or the trace's summary JSON)
+** and the file report_path, if given, as one artifact of type
+** profile_summary, attached as wandb-http.md §6.3 decides.
 */
 static void wbPublishFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   Wb w;
@@ -224,7 +225,7 @@ static void wbPublishFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   if( wbOptionsArg(ctx, "wandb_publish", zOpt, &pOpt) ) return;
   if( wbPlanBuild(ctx, argv[0], pOpt, &pl, &bDry)==0 ){
     if( bDry ){
-      pRes = wbPlanJson(&pl, pOpt);
+      pRes = wbPlanJson(&pl);
       if( pRes ) wbCtxResult(ctx, pRes);
       else sqlite3_result_error_nomem(ctx);
     }else{
