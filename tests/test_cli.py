@@ -517,7 +517,7 @@ class Errors(CliBase):
             (["summarize", "--trace-file", "x", "--warmup-steps", "two"], "needs an integer (as Python's int() reads it: digits, a sign, '_' between digits), not 'two'"),
             (["summarize", "--trace-file", "x", "--warmup-steps", "-1"], "must be an integer from 0 to 2147483647"),
             (["summarize", "--trace-file", "x", "--breakdown-mode", "wall"], "invalid choice 'wall'"),
-            (["report", "--top-k", "-3", "--summary", "x"], "must be a non-negative integer"),
+            (["trim", "--trace-file", "x", "--output", "y", "--pid", "-3"], "must be a non-negative integer"),
             (["report", "--trace", "x"], "give --db too"),
             (["compare", "--before", "x"], "the option '--after' is required"),
             (["history"], "the option '--history' is required"),

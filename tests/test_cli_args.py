@@ -124,8 +124,13 @@ class OptionValues(ArgsBase):
         _, err = self.run_cli("query", "--summary", s, "--question", "-what are the top ops")
         _, err = self.run_cli("query", "--summary", "missing.json", "--question=-h", rc=1)
         self.assertIn("'missing.json': No such file or directory", err)
-        _, err = self.run_cli("report", "--summary", s, "--top-k", "-3", rc=2)
-        self.assertIn("must be a non-negative integer", err)
+        # a negative --top-k is a Python slice bound: all rows but the last 3
+        out, _ = self.run_cli("report", "--summary", s, "--top-k", "-3")
+        full, _ = self.run_cli("report", "--summary", s, "--top-k", "100")
+        top = full.index("## Top Ops")
+        rows = full[top:].split("\n\n")[0].split("\n")
+        self.assertIn("\n".join(rows[:-3]) + "\n\n", out)
+        self.assertNotIn(rows[-3], out)
 
     def test_unique_prefixes(self):
         s = self.trace("s.json", F1)

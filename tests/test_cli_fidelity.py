@@ -1,9 +1,10 @@
-"""CLI fidelity to the reference tool (summary-v1-tools-spec.md §1, §4-§6):
+"""CLI fidelity to the reference tool (summary-v1-tools-spec.md §1-§6):
 paths as argparse type=Path gives them (str(pathlib.Path(arg))), track
 --top-k, report/bundle leniency for v1 files written elsewhere, bundle
-errors, Python float() thresholds and negative --top-k slicing.  Expected
-values are computed here the way the reference computes them (pathlib,
-format(), list slicing).  PROFSUM_CLI / PROFSUM_SO select the binaries."""
+errors, Python float() thresholds and negative --top-k slicing (CLI and
+SQL).  Expected values are computed here the way the reference computes
+them (pathlib, format(), list slicing).  PROFSUM_CLI / PROFSUM_SO select
+the binaries."""
 import json
 import os
 import pathlib
@@ -69,7 +70,7 @@ class Base(CliBase):
 
 
 class PathsAsPython(Base):
-    """#7: argparse type=Path arguments are str(Path(arg)) in the CLI."""
+    """argparse type=Path arguments are str(Path(arg)) in the CLI."""
 
     def test_summarize_source_path(self):
         self.write("before.json", F1_BEFORE)
@@ -121,7 +122,7 @@ class PathsAsPython(Base):
 
 
 class TrackTopK(Base):
-    """#5: track --top-k cuts the record's regressed_ops / improved_ops as
+    """track --top-k cuts the record's regressed_ops / improved_ops as
     assess_profile_regression(…, top_k) does."""
 
     def test_top_k(self):
@@ -154,10 +155,150 @@ class TrackTopK(Base):
         db.execute("SELECT profsum_import(?, 'a')", (os.path.join(self.td.path, "a.json"),))
         rec = json.loads(db.execute("SELECT profsum_track('b', 'a', NULL, '{\"top_k\": 1}')").fetchone()[0])
         self.assertEqual(len(rec["assessment"]["comparison"]["regressed_ops"]), 1)
-        with self.assertRaisesRegex(Exception, "top_k must be a non-negative integer"):
-            db.execute("SELECT profsum_track('b', 'a', NULL, '{\"top_k\": -1}')").fetchone()
+        rec = json.loads(db.execute("SELECT profsum_track('b', 'a', NULL, '{\"top_k\": -1}')").fetchone()[0])
+        self.assertEqual(len(rec["assessment"]["comparison"]["regressed_ops"]), 3)
+        with self.assertRaisesRegex(Exception, "top_k must be an integer"):
+            db.execute("SELECT profsum_track('b', 'a', NULL, '{\"top_k\": 1.5}')").fetchone()
         rec = json.loads(db.execute("SELECT profsum_track('b', 'a', NULL)").fetchone()[0])
         self.assertEqual(len(rec["assessment"]["comparison"]["regressed_ops"]), 4)
+        db.close()
+
+
+def md_rows(report, heading):
+    """The table rows of section `heading` of a markdown report."""
+    lines = report.split("\n")
+    i = lines.index(heading) + 3                # the heading, the header, the rule
+    rows = []
+    while i < len(lines) and lines[i].startswith("|"):
+        rows.append(lines[i])
+        i += 1
+    return rows
+
+
+class NegativeTopK(Base):
+    """--top-k (argparse int) and top_k cut lists as Python's list[:top_k]:
+    0 keeps none, a negative value drops the last rows (all of them when it
+    reaches past the list's start), the others keep their order; the same
+    in compare, track, bundle, report and query, and in their SQL
+    functions.  history --tail ≤ 0 lists no record, as the reference says."""
+
+    # regressed: fusion.1 +10, fusion.0 +5, fusion.2 +3, fusion.5 +1;
+    # improved: fusion.4 -30, fusion.3 -5
+    REGRESSED = ["fusion.1", "fusion.0", "fusion.2", "fusion.5"]
+    IMPROVED = ["fusion.4", "fusion.3"]
+
+    def full(self):
+        self.write("b.json", OPS_BEFORE)
+        self.write("a.json", OPS_AFTER)
+        out, _ = self.run_cli("compare", "--before", "b.json", "--after", "a.json", "--top-k", "100")
+        full = json.loads(out)
+        self.assertEqual([r["name"] for r in full["regressed_ops"]], self.REGRESSED)
+        self.assertEqual([r["name"] for r in full["improved_ops"]], self.IMPROVED)
+        return full
+
+    def test_compare(self):
+        full = self.full()
+        for k in [-1, -2, -3, -4, -5, -100, 0, 3]:
+            for args in (["--top-k", str(k)], ["--top-k=%d" % k]):
+                out, _ = self.run_cli("compare", "--before", "b.json", "--after", "a.json", *args)
+                cmp = json.loads(out)
+                self.assertEqual(cmp["regressed_ops"], full["regressed_ops"][:k], args)
+                self.assertEqual(cmp["improved_ops"], full["improved_ops"][:k], args)
+                # nothing else depends on top_k
+                rest = dict(cmp, regressed_ops=None, improved_ops=None)
+                self.assertEqual(rest, dict(full, regressed_ops=None, improved_ops=None), args)
+        out, _ = self.run_cli("compare", "--before", "b.json", "--after", "a.json", "--top-k", "-1")
+        cmp = json.loads(out)
+        self.assertEqual([r["name"] for r in cmp["regressed_ops"]], self.REGRESSED[:3])
+        self.assertEqual([r["name"] for r in cmp["improved_ops"]], self.IMPROVED[:1])
+        out, _ = self.run_cli("compare", "--before", "b.json", "--after", "a.json", "--top-k", "-100")
+        cmp = json.loads(out)
+        self.assertEqual((cmp["regressed_ops"], cmp["improved_ops"]), ([], []))
+        # profsum's comparison for people cuts its op table the same way
+        out, _ = self.run_cli("compare", "--before", "b.json", "--after", "a.json", "--format", "md",
+                              "--top-k", "100")
+        moved = md_rows(out, "## Ops that moved most")
+        self.assertEqual(len(moved), 6)
+        out, _ = self.run_cli("compare", "--before", "b.json", "--after", "a.json", "--format", "md",
+                              "--top-k", "-2")
+        self.assertEqual(md_rows(out, "## Ops that moved most"), moved[:-2])
+
+    def test_track_and_bundle(self):
+        full = self.full()
+        out, _ = self.run_cli("track", "--before", "b.json", "--after", "a.json", "--top-k", "-1",
+                              "--history", "h.jsonl")
+        cmp = json.loads(out)["assessment"]["comparison"]
+        self.assertEqual(cmp["regressed_ops"], full["regressed_ops"][:-1])
+        self.assertEqual(cmp["improved_ops"], full["improved_ops"][:-1])
+        out, _ = self.run_cli("bundle", "--before-summary", "b.json", "--after-summary", "a.json",
+                              "--top-k", "-2", "--output-dir", "cmp", "--history", "h.jsonl")
+        self.assertEqual(json.loads(out)["output_dir"], "cmp")
+        for name in ["compare.json", "track.json"]:
+            doc = self.read_json("cmp/" + name)
+            cmp = doc["assessment"]["comparison"] if name == "track.json" else doc
+            self.assertEqual(cmp["regressed_ops"], full["regressed_ops"][:-2], name)
+            self.assertEqual(cmp["improved_ops"], [], name)
+        hot = [o["name"] for o in self.read_json("cmp/before.summary.json")["hot_ops"]]
+        self.assertEqual(len(hot), 6)
+        with open(os.path.join(self.td.path, "cmp", "before.report.md")) as f:
+            rows = md_rows(f.read(), "## Top Ops")
+        self.assertEqual([r.split("`")[1] for r in rows], hot[:-2])
+        # history: two records; --tail -1 lists none (tail ≤ 0), 1 the last
+        out, _ = self.run_cli("history", "--history", "h.jsonl", "--tail", "-1")
+        doc = json.loads(out)
+        self.assertEqual((doc["num_records"], doc["recent_records"]), (2, []))
+        out, _ = self.run_cli("history", "--history", "h.jsonl", "--tail", "1")
+        self.assertEqual(json.loads(out)["recent_records"], [doc["latest_record"]])
+
+    def test_report_and_query(self):
+        self.write("b.json", OPS_BEFORE)
+        out, _ = self.run_cli("summarize", "--trace-file", "b.json")
+        hot = [o["name"] for o in json.loads(out)["hot_ops"]]
+        self.assertEqual(len(hot), 6)
+        for k in [-1, -2, -5, -6, -100, 0, 2]:
+            out, _ = self.run_cli("report", "--summary", "b.json", "--top-k", str(k))
+            self.assertEqual([r.split("`")[1] for r in md_rows(out, "## Top Ops")], hot[:k], k)
+            out, _ = self.run_cli("query", "--summary", "b.json", "--question", "top ops", "--top-k", str(k))
+            self.assertEqual([r["name"] for r in json.loads(out)["results"]], hot[:k], k)
+        # the HTML report keeps its own range
+        _, err = self.run_cli("report", "--summary", "b.json", "--format", "html", "--top-k", "-1", rc=2)
+        self.assertIn("--top-k must be from 1 to 64 with --format html", err)
+
+    def test_sql(self):
+        full = self.full()
+        db = connect()
+        db.execute("SELECT profsum_import(?, 'b')", (os.path.join(self.td.path, "b.json"),))
+        db.execute("SELECT profsum_import(?, 'a')", (os.path.join(self.td.path, "a.json"),))
+        one = lambda sql, *a: db.execute(sql, a).fetchone()[0]
+        for k in [-1, -3, -4, -2147483648, -9223372036854775808, 0, 2]:
+            cmp = json.loads(one("SELECT profsum_compare_json('b', 'a', ?)", k))
+            self.assertEqual(cmp["regressed_ops"], full["regressed_ops"][:k], k)
+            self.assertEqual(cmp["improved_ops"], full["improved_ops"][:k], k)
+            rec = json.loads(one("SELECT profsum_track('b', 'a', NULL, ?)", json.dumps({"top_k": k})))
+            self.assertEqual(rec["assessment"]["comparison"]["regressed_ops"], full["regressed_ops"][:k], k)
+            hot = [o["name"] for o in json.loads(one("SELECT profsum_summary_json('b')"))["hot_ops"]]
+            md = one("SELECT profsum_report_md('b', ?)", k)
+            self.assertEqual([r.split("`")[1] for r in md_rows(md, "## Top Ops")], hot[:k], k)
+            md = one("SELECT profsum_report_md('b', ?, '{\"kpis\": true}')", k)
+            self.assertEqual([r.split("`")[1] for r in md_rows(md, "## Top Ops")], hot[:k], k)
+            ans = json.loads(one("SELECT profsum_query_json('b', 'top ops', ?)", k))
+            self.assertEqual([r["name"] for r in ans["results"]], hot[:k], k)
+        moved = md_rows(one("SELECT profsum_compare_md('b', 'a', 100)"), "## Ops that moved most")
+        self.assertEqual(md_rows(one("SELECT profsum_compare_md('b', 'a', -1)"), "## Ops that moved most"),
+                         moved[:-1])
+        with TempDir() as td:
+            man = json.loads(one("SELECT profsum_bundle('b', 'a', ?, '{\"top_k\": -3}')", td.path))
+            with open(man["comparison_path"]) as f:
+                cmp = json.load(f)
+            self.assertEqual(cmp["regressed_ops"], full["regressed_ops"][:-3])
+            self.assertEqual(cmp["improved_ops"], [])
+        # still an integer: a real, text that is no number, a JSON float
+        for sql, arg in [("SELECT profsum_compare_json('b', 'a', ?)", 1.5),
+                         ("SELECT profsum_compare_json('b', 'a', ?)", "x"),
+                         ("SELECT profsum_report_md('b', ?)", -0.5),
+                         ("SELECT profsum_track('b', 'a', NULL, ?)", '{"top_k": -1.0}')]:
+            with self.assertRaisesRegex(Exception, "top_k must be an integer$"):
+                one(sql, arg)
         db.close()
 
 
@@ -171,7 +312,7 @@ def md_code(value):
 
 
 class ReportLeniency(Base):
-    """#6: v1 files written elsewhere, read as profile_summary_from_dict()
+    """v1 files written elsewhere, read as profile_summary_from_dict()
     reads them, rendered as build_markdown_report() renders them."""
 
     def edited_summary(self):
@@ -226,7 +367,7 @@ class ReportLeniency(Base):
 
 
 class ThresholdsAndBundle(Base):
-    """#8: thresholds parsed as Python's float() (argparse type=float), the
+    """thresholds parsed as Python's float() (argparse type=float), the
     bundle's strict-provenance error as the reference raises it."""
 
     MEDIAN = "--max-step-median-regression-pct"

@@ -349,7 +349,7 @@ class BadInput(Base):
              r"^profsum_compare_json: before and after are the same trace \(id 1\)$"),
             ("SELECT profsum_compare_json(1, 1.0)", (),
              r"^profsum_compare_json: before and after are the same trace \(id 1\)$"),
-            ("SELECT profsum_compare_json(1, 2, -1)", (), r"^profsum_compare_json: top_k must be a non-negative"),
+            ("SELECT profsum_compare_json(1, 2, 1.5)", (), r"^profsum_compare_json: top_k must be an integer$"),
             ("SELECT profsum_compare_json(1, x'00')", (), r"^profsum_compare_json: after: a trace is given by"),
             ("SELECT profsum_track('nope', 'after', 'l')", (), r"^profsum_track: before: no trace with label 'nope'$"),
             ("SELECT profsum_track('after', 'after', 'l')", (),

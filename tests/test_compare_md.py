@@ -105,7 +105,7 @@ class CompareMd(DbTestCase):
         self.load("b", BEFORE)
         for sql, msg in (("SELECT profsum_compare_md('b', 'b')", "same trace"),
                          ("SELECT profsum_compare_md('b', 'zz')", "after: no trace with label 'zz'"),
-                         ("SELECT profsum_compare_md('b', 'b', -1)", "top_k"),
+                         ("SELECT profsum_compare_md('b', 'b', 1.5)", "profsum_compare_md: top_k must be an integer"),
                          ("SELECT profsum_compare_md('b', 'b', 3, '{\"htm\": 1}')", "unknown key")):
             with self.assertRaises(Exception) as cm:
                 self.db.execute(sql).fetchone()

@@ -116,15 +116,15 @@ class RepeatedKeys(DbTestCase):
         # small object: b_bad keeps its place before a_bad
         msg = self.bundle_error('{"b_bad": 1, "a_bad": 2, "b_bad": 3}')
         self.assertIn("unknown key 'b_bad'", msg)
-        # and its value is the last one: top_k -1 then 3 is top_k 3
-        msg = self.bundle_error('{"top_k": -1, "zz": 1, "top_k": 3}')
+        # and its value is the last one: top_k "x" then 3 is top_k 3
+        msg = self.bundle_error('{"top_k": "x", "zz": 1, "top_k": 3}')
         self.assertIn("unknown key 'zz'", msg)
 
     def test_position_of_first_occurrence_large_object(self):
         filler = ", ".join('"k%03d": 0' % i for i in range(40))
         msg = self.bundle_error('{"zz_first": 1, %s, "zz_first": 2}' % filler)
         self.assertIn("unknown key 'zz_first'", msg)
-        msg = self.bundle_error('{"top_k": -1, %s, "top_k": 3}' % filler)
+        msg = self.bundle_error('{"top_k": "x", %s, "top_k": 3}' % filler)
         self.assertIn("unknown key 'k000'", msg)
 
     def test_keys_compare_as_c_strings(self):

@@ -374,8 +374,8 @@ class FromV1File(QueryBase):
 class Errors(QueryBase):
     def test_errors(self):
         self.imp(fixtures.f7(), "f7", {"warmup_steps": 0})
-        cases = [("SELECT profsum_query_json('f7', 'top ops', -1)", "top_k must be a non-negative integer"),
-                 ("SELECT profsum_query_json('f7', 'top ops', 'x')", "top_k must be a non-negative integer"),
+        cases = [("SELECT profsum_query_json('f7', 'top ops', 1.5)", "top_k must be an integer"),
+                 ("SELECT profsum_query_json('f7', 'top ops', 'x')", "top_k must be an integer"),
                  ("SELECT profsum_query_json('f7', NULL)", "the question must be text"),
                  ("SELECT profsum_query_json('f7', 42)", "the question must be text"),
                  ("SELECT profsum_query_json('f7', x'746f70206f7073')", "the question must be text"),

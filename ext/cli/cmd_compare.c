@@ -179,8 +179,9 @@ static void appendHistory(const char *zHist, int k){
 }
 
 /* Thresholds JSON from the four flags (only those given), with "top_k":
-** topK when topK >= 0 (profsum_track's thresholds_json). */
-static char *thresholdsJson(const Opts *o, long long topK){
+** topK when bTopK (profsum_track's thresholds_json; topK may be negative,
+** a Python slice bound). */
+static char *thresholdsJson(const Opts *o, int bTopK, long long topK){
   static const char *az[] = {
     "max-step-median-regression-pct", "max_step_median_regression_pct",
     "max-step-p90-regression-pct", "max_step_p90_regression_pct",
@@ -195,7 +196,7 @@ static char *thresholdsJson(const Opts *o, long long topK){
     double v;
     if( z && parseNum(z, &v) ) jobjNum(&j, az[i+1], v);
   }
-  if( topK>=0 ) jobjInt(&j, "top_k", topK);
+  if( bTopK ) jobjInt(&j, "top_k", topK);
   return (char*)jobjEnd(&j);
 }
 
@@ -292,7 +293,7 @@ static void noteSourceFormats(const char *zCmd, sqlite3_int64 idB, sqlite3_int64
 ** --strict-provenance fails (exit 1) when the provenance checks fail. */
 int cmdCompare(Opts *o){
   const char *zB = optReq(o, "before"), *zA = optReq(o, "after"), *zDb = optStr(o, "db");
-  long long k = optNonNeg(o, "top-k", 10);
+  long long k = optInt(o, "top-k", 10);    /* any int: a slice bound */
   const char *zFormat = optStr(o, "format");
   char *zOpts, *zCmp;
   sqlite3_int64 idB, idA;
@@ -387,8 +388,8 @@ static void noteSameContent(sqlite3_int64 idB, sqlite3_int64 idA){
 int cmdTrack(Opts *o){
   const char *zB = optReq(o, "before"), *zA = optReq(o, "after");
   const char *zHist = optStr(o, "history"), *zDb = optStr(o, "db"), *zFailOn = optStr(o, "fail-on");
-  long long k = optNonNeg(o, "top-k", 10);
-  char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o, k), *zRec, *zStatus;
+  long long k = optInt(o, "top-k", 10);    /* any int: a slice bound */
+  char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o, 1, k), *zRec, *zStatus;
   sqlite3_int64 idB, idA;
   int kind, bGate = 0;
   const char *zHistOpt = "--history";
@@ -497,8 +498,8 @@ static sqlite3_int64 bundleSide(const Opts *o, const char *zSide, int bHaveDb, c
 ** --strict-provenance nothing is written when the checks fail. */
 int cmdBundle(Opts *o){
   const char *zOut = optReq(o, "output-dir"), *zHist = optStr(o, "history"), *zDb = optStr(o, "db");
-  long long k = optNonNeg(o, "top-k", 10);
-  char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o, -1), *zMan;
+  long long k = optInt(o, "top-k", 10);    /* any int: a slice bound */
+  char *zOpts = knobOptions(o, 0, 0), *zThr = thresholdsJson(o, 0, 0), *zMan;
   sqlite3_int64 idB, idA;
   int kind;
   JObj j;

@@ -13,6 +13,7 @@
 
 #include "summary_doc.h"     /* profsumDocFromJson, profsumDocReportMd */
 #include "query.h"           /* profsumQueryKind */
+#include "sqlcall.h"         /* profsumTopKClamp */
 
 static void cappedNote(sqlite3_int64 id);
 
@@ -180,7 +181,7 @@ static char *reportMdForTerminal(sqlite3_int64 id, long long k, int bKpis, const
     return 0;
   }
   free(zVis);
-  zMd = profsumDocReportMd(d, k>1000000 ? 1000000 : (int)k);
+  zMd = profsumDocReportMd(d, profsumTopKClamp(k));
   profsumDocFree(d);
   if( zMd==0 ) fail(EXIT_FAIL, "out of memory");
   memset(&b, 0, sizeof(b));
@@ -194,7 +195,7 @@ static char *reportMdForTerminal(sqlite3_int64 id, long long k, int bKpis, const
 ** of --trace in --db; on a terminal the markdown comes from visible
 ** strings (reportMdForTerminal). */
 int cmdReport(Opts *o){
-  long long k = optNonNeg(o, "top-k", 10);
+  long long k = optInt(o, "top-k", 10);    /* any int: a slice bound */
   const char *zFormat = optStr(o, "format");
   char *zOpts, *zMd;
   sqlite3_int64 id;
@@ -352,7 +353,7 @@ static void cappedNote(sqlite3_int64 id){
 ** --trace in --db), profsum_query_json; --list prints the kinds of
 ** questions understood instead. */
 int cmdQuery(Opts *o){
-  long long k = optNonNeg(o, "top-k", 10);
+  long long k = optInt(o, "top-k", 10);    /* any int: a slice bound */
   const char *zQ = optStr(o, "question");
   char *zOpts, *zAns;
   sqlite3_int64 id;

@@ -26,6 +26,7 @@
 #include "fileio.h"
 #include "jsontree.h"
 #include "pycompat.h"
+#include "sqlcall.h"
 #include "summary_doc.h"
 
 #include <errno.h>
@@ -278,10 +279,10 @@ static int bundleOptions(const char *zJson, int nJson, BundleJob *j, char **pzEr
     const JNode *v = p->a[i];
     const char *k = v->zKey;
     if( strcmp(k, "top_k")==0 ){
-      if( v->type!=JT_INT || v->i<0 ){
-        *pzErr = sqlite3_mprintf("options_json: top_k must be a non-negative integer");
+      if( v->type!=JT_INT ){
+        *pzErr = sqlite3_mprintf("options_json: top_k must be an integer");
         rc = SQLITE_ERROR;
-      }else j->pair.topK = v->i>1000000 ? 1000000 : (int)v->i;
+      }else j->pair.topK = profsumTopKClamp(v->i);
     }else if( strcmp(k, "label")==0 ){
       if( v->type!=JT_STRING && v->type!=JT_NULL ){
         *pzErr = sqlite3_mprintf("options_json: label must be a string or null");

@@ -18,6 +18,7 @@
 #include "jsontree.h"
 #include "funcs.h"
 #include "pycompat.h"
+#include "sqlcall.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -451,11 +452,13 @@ static int opImpCmp(const void *pa, const void *pb){
   return c ? c : strcmp(x->z, y->z);
 }
 
-/* Rows {name, before, after, delta} of a[0..min(n, topK)). */
+/* Rows {name, before, after, delta} of a[:topK] (Python's slice: the
+** first topK rows, or with a negative topK all but the last -topK;
+** profsumTopKLen). */
 static JNode *opRows(const OpDelta *a, int n, int topK){
   JNode *arr = jArr();
-  int i;
-  for(i=0; i<n && i<topK; i++){
+  int i, nRow = profsumTopKLen(n, topK);
+  for(i=0; i<nRow; i++){
     JNode *o = jObj();
     jSetLit(o, "name", jStr(a[i].z, -1));
     jSetLit(o, "before", numNode(a[i].b));
@@ -504,7 +507,6 @@ static int opDeltas(JNode *out, const JNode *b, const JNode *a, int topK){
 JNode *profsumCompareDocs(const JNode *b, const JNode *a, int topK){
   JNode *out = jObj();
   if( out==0 ) return 0;
-  if( topK<0 ) topK = 0;
   jSetLit(out, "before_source", cloneMember(b, "source_path"));
   jSetLit(out, "after_source", cloneMember(a, "source_path"));
   jSetLit(out, "provenance_checks", provenance(b, a));

@@ -63,7 +63,9 @@ int profsumThresholdsApply(const JNode *pObj, const char *zWhat, const char *zAl
 ** step_classes, time_breakdown_share_delta, semantic_family_delta,
 ** regressed_ops and improved_ops.  Reads the documents leniently (a missing
 ** member is null); numbers keep Python's int/float distinction (int − int
-** is an int).  topK < 0 is treated as 0.
+** is an int).  regressed_ops and improved_ops are each cut as Python's
+** list[:topK] cuts them: 0 keeps none, a negative topK drops the last
+** -topK rows (all of them when there are no more than that).
 */
 JNode *profsumCompareDocs(const JNode *pBefore, const JNode *pAfter, int topK);
 

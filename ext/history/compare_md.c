@@ -208,7 +208,8 @@ static int cmdMoveCmp(const void *x, const void *y){
   return p->d<q->d ? 1 : p->d>q->d ? -1 : 0;
 }
 
-/* The "## Ops that moved most" section. */
+/* The "## Ops that moved most" section: the ops by size of their move,
+** cut as Python's list[:topK] (a negative topK drops the last -topK). */
 static int cmdOps(sqlite3_str *s, CmdSide *b, CmdSide *a, int topK){
   static const char *const azKind[2] = {"exact", "canonical"};
   CmdMove *aM = sqlite3_malloc64(sizeof(CmdMove)*(sqlite3_uint64)(b->nOp + a->nOp + 1));
@@ -227,7 +228,8 @@ static int cmdOps(sqlite3_str *s, CmdSide *b, CmdSide *a, int topK){
   sqlite3_str_appendall(s, "\n## Ops that moved most\n"
       "| Op (before) | Op (after) | Match | Before (us) | After (us) | Delta (us) |\n"
       "|---|---|---|---:|---:|---:|\n");
-  for(i=0; i<n && i<topK; i++){
+  n = profsumTopKLen(n, topK);        /* aM[:topK], as the JSON's lists */
+  for(i=0; i<n; i++){
     const CmdOp *ob = aM[i].ib>=0 ? &b->aOp[aM[i].ib] : 0;
     const CmdOp *oa = aM[i].ia>=0 ? &a->aOp[aM[i].ia] : 0;
     double eb = ob ? ob->excl : 0.0, ea = oa ? oa->excl : 0.0;

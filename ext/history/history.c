@@ -196,9 +196,9 @@ int profsumHistPairCheck(sqlite3 *db, const ProfsumHistPairArgs *p, int bBusyOk,
 }
 
 /* Parse an optional thresholds_json argument into *pT and *pTopK: the four
-** threshold keys, plus "top_k" (a non-negative integer, capped at
-** 1,000,000; absent: *pTopK unchanged).  Returns 0, or 1 after reporting
-** the error. */
+** threshold keys, plus "top_k" (any integer, a Python slice bound as in
+** profsumTopKArg, stored clamped by profsumTopKClamp; absent: *pTopK
+** unchanged).  Returns 0, or 1 after reporting the error. */
 static int thresholdsArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value *v,
                          ProfsumThresholds *pT, int *pTopK){
   JNode *p, *pK;
@@ -219,12 +219,12 @@ static int thresholdsArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value 
   pK = p->type==JT_OBJECT ? jGet(p, "top_k") : 0;
   if( pK ){
     /* top_k is not a threshold: read it, then apply the other keys */
-    if( pK->type!=JT_INT || pK->i<0 ){
-      profsumCtxErr(ctx, "%s: thresholds_json: top_k must be a non-negative integer", zFunc);
+    if( pK->type!=JT_INT ){
+      profsumCtxErr(ctx, "%s: thresholds_json: top_k must be an integer", zFunc);
       jFree(p);
       return 1;
     }
-    *pTopK = pK->i>1000000 ? 1000000 : (int)pK->i;
+    *pTopK = profsumTopKClamp(pK->i);
     jRemove(p, "top_k");
   }
   if( profsumThresholdsApply(p, "thresholds_json", "top_k", pT, &zErr) ){

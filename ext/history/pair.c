@@ -107,8 +107,9 @@ void profsumHistReportErr(sqlite3_context *ctx, const char *zFunc, int rc, const
   if( rc!=SQLITE_ERROR && rc!=SQLITE_OK ) sqlite3_result_error_code(ctx, rc);
 }
 
-/* A top_k argument: NULL → default, else a non-negative integer (capped at
-** 1,000,000).  Returns 0 on success, 1 after reporting the error. */
+/* A top_k argument: NULL → default, else any integer, a Python slice
+** bound (profsumTopKArg).  Returns 0 on success, 1 after reporting the
+** error. */
 static int topKArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value *v, int *pTopK){
   sqlite3_int64 k = PROFSUM_COMPARE_TOP_K;
   *pTopK = PROFSUM_COMPARE_TOP_K;

@@ -382,12 +382,6 @@ static const JNode *docList(const JNode *pDoc, const char *zKey){
 }
 static int listLen(const JNode *p){ return p ? p->nChild : 0; }
 
-/* Python's len(list[:topK]). */
-static int sliceLen(int n, int topK){
-  if( topK>=0 ) return topK<n ? topK : n;
-  return n+topK>0 ? n+topK : 0;
-}
-
 /* A string member, or 0 when absent, not a string, or empty. */
 static const char *strMember(const JNode *pObj, const char *zKey){
   const JNode *p = jGet(pObj, zKey);
@@ -401,10 +395,10 @@ static JNode *pick(const JNode *pSrc, const char *const *azKey){
   return o;
 }
 
-/* The first sliceLen() items of a list, each picked. */
+/* The first profsumTopKLen() items of a list, each picked. */
 static JNode *pickList(const JNode *pList, int topK, const char *const *azKey){
   JNode *a = jArr();
-  int i, n = sliceLen(listLen(pList), topK);
+  int i, n = profsumTopKLen(listLen(pList), topK);
   for(i=0; a && i<n; i++) jPush(a, pick(pList->a[i], azKey));
   return a;
 }
@@ -456,7 +450,7 @@ static JNode *gapObj(const JNode *g){
 
 static JNode *topGaps(const JNode *pGaps, int topK){
   JNode *a = jArr();
-  int i, n = sliceLen(listLen(pGaps), topK);
+  int i, n = profsumTopKLen(listLen(pGaps), topK);
   for(i=0; a && i<n; i++) jPush(a, gapObj(pGaps->a[i]));
   return a;
 }
@@ -529,7 +523,7 @@ static JNode *findContexts(const JNode *pDoc, const char *zTarget, int topK, int
   }
   sqlite3_free(zLow);
   /* [:top_k] */
-  n = sliceLen(a->nChild, topK);
+  n = profsumTopKLen(a->nChild, topK);
   while( a->nChild>n ) jFree(a->a[--a->nChild]);
   return a;
 }
@@ -539,7 +533,7 @@ static JNode *regionRows(const JNode *pDoc, int topK){
   const JNode *rg = docList(pDoc, "hierarchical_regions");
   JNode *a = jArr();
   double fallback = 0.0;
-  int i, k, n = sliceLen(listLen(rg), topK);
+  int i, k, n = profsumTopKLen(listLen(rg), topK);
   /* root totals: {depth-1 path: max(0, inclusive)}; fallback = max of them */
   for(k=0; k<listLen(rg); k++){
     const JNode *r = rg->a[k];
@@ -594,7 +588,7 @@ JNode *profsumQueryDoc(const JNode *pDoc, const char *zQ, int nQ, int topK){
   if( HAS("top") && HAS("op") ){
     const JNode *ho = docList(pDoc, "hot_ops");
     JNode *a = jArr();
-    int i, n = sliceLen(listLen(ho), topK);
+    int i, n = profsumTopKLen(listLen(ho), topK);
     for(i=0; a && i<n; i++) jPush(a, hotOp(ho->a[i]));
     jSet(o, "query_type", jStr("top_ops", -1));
     jSet(o, "results", a);

@@ -18,6 +18,7 @@
 #include "summary_doc.h"
 #include "funcs.h"
 #include "jsontree.h"
+#include "sqlcall.h"
 
 #include <string.h>
 
@@ -126,10 +127,7 @@ static void codeCell(sqlite3_str *s, const char *z){
 /* The number of rows of arr a section shows: topK at most, or with a
 ** negative topK all but the last -topK (Python's arr[:topK]). */
 static int nTop(const JNode *arr, int topK){
-  int n = arr ? arr->nChild : 0;
-  if( topK<0 ){ n += topK; if( n<0 ) n = 0; }
-  else if( topK<n ) n = topK;
-  return n;
+  return profsumTopKLen(arr ? arr->nChild : 0, topK);
 }
 
 /* A section of up to topK rows (nTop) of the array arr: zHead (its
@@ -436,8 +434,7 @@ static int mdGapContext(sqlite3_str *s, const JNode *d, int topK){
       }
       a[j+1] = x;
     }
-    n = nG;
-    if( topK<0 ){ n += topK; if( n<0 ) n = 0; } else if( topK<n ) n = topK;
+    n = profsumTopKLen(nG, topK);
     for(k=0; k<n; k++){
       JNode *g = a[k], *ops = jGet(g, "ops");
       sqlite3_int64 cnt = jGet(g, "count")->i;

@@ -147,9 +147,9 @@ char *profsumDocJson(ProfsumDoc *pDoc);
 
 /*
 ** The markdown report (tools-spec §5, build_markdown_report(summary,
-** top_k)), ending with exactly one newline.  A negative topK slices like
-** Python's list[:topK] (the SQL function rejects negatives).  Returns 0
-** when out of memory.
+** top_k)), ending with exactly one newline.  Each section's rows are cut
+** as Python's list[:topK] cuts them (a negative topK drops the last -topK
+** rows).  Returns 0 when out of memory.
 */
 char *profsumDocReportMd(ProfsumDoc *pDoc, int topK);
 

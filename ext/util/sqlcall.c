@@ -20,15 +20,28 @@ int profsumExecV(sqlite3 *db, const char *zFunc, int bNomemMsg, char **pzErr,
 }
 
 /* See sqlcall.h. */
+int profsumTopKClamp(sqlite3_int64 topK){
+  if( topK>PROFSUM_TOPK_MAX ) return PROFSUM_TOPK_MAX;
+  if( topK<PROFSUM_TOPK_MIN ) return PROFSUM_TOPK_MIN;
+  return (int)topK;
+}
+
+/* See sqlcall.h. */
+int profsumTopKLen(int n, sqlite3_int64 topK){
+  if( n<=0 ) return 0;
+  if( topK>=0 ) return topK<n ? (int)topK : n;
+  return topK > -(sqlite3_int64)n ? n + (int)topK : 0;
+}
+
+/* See sqlcall.h. */
 int profsumTopKArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value *v,
                    sqlite3_int64 *pTopK){
   if( sqlite3_value_type(v)==SQLITE_NULL ) return SQLITE_OK;
-  if( sqlite3_value_numeric_type(v)!=SQLITE_INTEGER || sqlite3_value_int64(v)<0 ){
-    profsumCtxErr(ctx, "%s: top_k must be a non-negative integer", zFunc);
+  if( sqlite3_value_numeric_type(v)!=SQLITE_INTEGER ){
+    profsumCtxErr(ctx, "%s: top_k must be an integer", zFunc);
     return SQLITE_ERROR;
   }
-  *pTopK = sqlite3_value_int64(v);
-  if( *pTopK>1000000 ) *pTopK = 1000000;
+  *pTopK = profsumTopKClamp(sqlite3_value_int64(v));
   return SQLITE_OK;
 }
 

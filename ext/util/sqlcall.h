@@ -18,9 +18,29 @@
 int profsumExecV(sqlite3 *db, const char *zFunc, int bNomemMsg, char **pzErr,
                  const char *zFmt, va_list ap);
 
+/* The range a top_k is brought into (profsumTopKClamp): above 1,000,000
+** rows a list is not cut any more in practice; below -2^31+1 every list
+** (an int counts its items) is cut to nothing, as Python's list[:top_k]. */
+#define PROFSUM_TOPK_MAX 1000000
+#define PROFSUM_TOPK_MIN (-2147483647)
+
+/* top_k brought into [PROFSUM_TOPK_MIN, PROFSUM_TOPK_MAX]: the rows it
+** selects stay those of Python's list[:top_k] for any list of fewer than
+** 1,000,001 items. */
+int profsumTopKClamp(sqlite3_int64 topK);
+
+/* Python's len(list[:topK]) for a list of n >= 0 items: min(n, topK) when
+** topK >= 0; with a negative topK all but the last -topK items, 0 when
+** there are not more than that.  The rows a top_k selects are always the
+** first ones, in the list's order. */
+int profsumTopKLen(int n, sqlite3_int64 topK);
+
 /* Read an optional top_k argument v (SQL NULL: *pTopK is left as it is):
-** a non-negative integer, capped at 1,000,000.  SQLITE_OK, or SQLITE_ERROR
-** with "zFunc: top_k must be a non-negative integer" set on ctx. */
+** any integer, as the reference's argparse int, sliced with Python's
+** list[:top_k] by the callers (profsumTopKLen): 0 gives no rows, -1 all
+** but the last.  Stored clamped (profsumTopKClamp).  SQLITE_OK, or
+** SQLITE_ERROR with "zFunc: top_k must be an integer" set on ctx (a real,
+** text or blob). */
 int profsumTopKArg(sqlite3_context *ctx, const char *zFunc, sqlite3_value *v,
                    sqlite3_int64 *pTopK);
 
