@@ -570,6 +570,32 @@ class Errors(CliBase):
         self.assertEqual(err.strip(), "profsum summarize: No *.xplane.pb file found under '%s'. "
                          "'%s' is not a directory." % (f, f))
 
+    def test_file_options_refuse_a_folder(self):
+        # --trace-file reads one JSON trace, --xplane-file one XPlane (summary
+        # §1.1): a folder is refused (the reference fails to open it, exit 1),
+        # never summarized as --profile-dir would
+        d = os.path.join(self.td.path, "prof")
+        self.td.write("prof/a.xplane.pb", b"")
+        self.trace("prof/perfetto_trace.json.gz", F1_BEFORE)
+        for opt, what in (("--trace-file", "one trace file (Perfetto/Chrome JSON, .json or .json.gz)"),
+                          ("--xplane-file", "one XPlane protobuf file (.xplane.pb)")):
+            for arg, shown in ((d, d), ("prof/", "prof"), ("./prof", "prof")):
+                out, err = self.run_cli("summarize", opt, arg, rc=1)
+                self.assertEqual(out, "")
+                self.assertEqual(err.strip(), "profsum summarize: option '%s': '%s' is a directory, not %s; "
+                                 "to summarize the profile in a folder use --profile-dir '%s'"
+                                 % (opt, shown, what, shown), (opt, arg))
+            # first given wins: the folder is refused whatever follows
+            _, err = self.run_cli("summarize", opt, d, "--profile-dir", d, rc=1)
+            self.assertIn("is a directory", err)
+        os.symlink(d, os.path.join(self.td.path, "link"))
+        _, err = self.run_cli("summarize", "--trace-file", "link", rc=1)
+        self.assertIn("option '--trace-file': 'link' is a directory", err)
+        # --profile-dir reads the folder (XPlane first)
+        out, _ = self.run_cli("summarize", "--profile-dir", d)
+        self.assertEqual(json.loads(out)["source_format"], "xplane_pb")
+        self.assertEqual(self.temp_files_left(), [])
+
     def test_publish(self):
         p = self.trace("t.json.gz", F1_BEFORE)
         env = dict(self.env)

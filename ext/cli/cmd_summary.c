@@ -23,6 +23,19 @@ static int isMissing(const char *z){
   return access(z, F_OK)!=0 && (errno==ENOENT || errno==ENOTDIR);
 }
 
+/* Refuse a folder zPath given to option --zOpt, which reads one file (zWhat,
+** summary §1.1: summarize_trace and summarize_xplane take one file; the
+** reference opens the path as a file and stops with IsADirectoryError,
+** exit 1).  The import would take a folder as --profile-dir does and
+** summarize whatever trace it picks there, so the error names the option,
+** the path and the option that reads a folder.  A remote source or a path
+** that is not a folder returns. */
+static void failIfFolder(const char *zOpt, const char *zPath, const char *zWhat){
+  if( isRemoteSource(zPath) || !isDir(zPath) ) return;
+  fail(EXIT_FAIL, "option '--%s': '%s' is a directory, not %s; to summarize the profile in a "
+       "folder use --profile-dir '%s'", zOpt, zPath, zWhat, zPath);
+}
+
 /* profsum summarize: import one profile (--trace-file, --xplane-file,
 ** --profile-dir: XPlane first as summary §1.1 says, --artifact or
 ** --run-target) into a temporary database or --db and emit
@@ -54,12 +67,14 @@ int cmdSummarize(Opts *o){
     if( !isRemoteSource(zTrace) && isMissing(zTrace) ){
       fail(EXIT_FAIL, "Trace file does not exist: %s", zTrace);      /* the reference's words */
     }
+    failIfFolder("trace-file", zTrace, "one trace file (Perfetto/Chrome JSON, .json or .json.gz)");
     id = importSource(zTrace, optStr(o, "label"), zOpts);
   }else if( zX ){
     /* an XSpace, told by its content (or name): read as summary §6.1 says */
     if( !isRemoteSource(zX) && isMissing(zX) ){
       fail(EXIT_FAIL, "XPlane protobuf does not exist: %s", zX);     /* the reference's words */
     }
+    failIfFolder("xplane-file", zX, "one XPlane protobuf file (.xplane.pb)");
     id = importSource(zX, optStr(o, "label"), zOpts);
   }else if( zArt ){
     char *zSrc = xprintf("wandb:%s", zArt);
