@@ -575,7 +575,7 @@ static const OptSpec PUBLISH_OPTS[] = {
   {"report", OPT_PATH, "PATH", "a markdown report to upload with it"},
   {"entity", OPT_STR, "ENTITY", "W&B entity"},
   {"project", OPT_STR, "PROJECT", "W&B project"},
-  {"artifact-name", OPT_STR, "NAME", "artifact name (default profile-summary-<run_id>)"},
+  {"artifact-name", OPT_STR, "NAME", "artifact name (default profile-summary-<run_id>, else profile-summary-<UTC YYYYmmdd-HHMMSS>)"},
   {"alias", OPT_MULTI, "ALIAS", "artifact alias, repeatable (default latest)"},
   {"dry-run", OPT_FLAG, 0, "print what would be published, without network"},
   {"output", OPT_PATH, "PATH", "write the response JSON here and print PATH"},
