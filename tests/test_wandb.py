@@ -9,6 +9,7 @@ larger than the manifest says) come from answer(), which puts a handler in
 front of the mock's own for one test.
 """
 import base64
+import gzip
 import hashlib
 import json
 import os
@@ -1022,6 +1023,18 @@ class WandbTest(unittest.TestCase):
                    json.dumps({"dry_run": True, "summary_path": sp}))
         self.assertEqual((r["artifact_name"], r["metadata"]["run_id"], r["summary_path"]),
                          ("profile-summary-abc123", "abc123", sp))
+        # as the reference: an empty artifact_name or aliases list means the default
+        r = self.q("SELECT wandb_publish('withrun', ?)",
+                   json.dumps({"dry_run": True, "artifact_name": "", "aliases": []}))
+        self.assertEqual((r["artifact_name"], r["aliases"]), ("profile-summary-abc123", ["latest"]))
+        # a gzipped summary file (profsum_import reads it): the document it
+        # holds is sent, as profile_summary.json, not the gzip bytes
+        gz = self.tmp.write("s_run.json.gz", gzip.compress(json.dumps(doc).encode()))
+        self.db.execute("SELECT profsum_import(?, 'gzrun')", (gz,))
+        r = self.q("SELECT wandb_publish('gzrun', ?)",
+                   json.dumps({"dry_run": True, "summary_path": gz}))
+        self.assertEqual((r["artifact_name"], r["metadata"]["run_id"], r["summary_path"]),
+                         ("profile-summary-abc123", "abc123", gz))
         self.assertEqual(self.api.requests + self.storage.requests, [])
 
     def test_publish(self):

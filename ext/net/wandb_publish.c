@@ -236,39 +236,46 @@ static char *wbValueDup(sqlite3_stmt *pStmt, int iCol, size_t *pn, int *pOom){
 }
 
 /* Read the whole file zPath, given as option zOpt, (at most WB_FILE_MAX
-** bytes) into *pz and *pn (sqlite3_malloc'd, NUL-terminated).  Returns 0,
-** or an sqlite3_malloc'd error message naming the option (*pz is 0). */
-static char *wbReadFile(const char *zOpt, const char *zPath, char **pz, size_t *pn){
+** bytes) into *pz and *pn (sqlite3_malloc'd, NUL-terminated).  Returns
+** SQLITE_OK; SQLITE_NOMEM; or SQLITE_ERROR with *pzErr an sqlite3_malloc'd
+** message naming the option (0 when that message could not be made: out
+** of memory).  *pz is 0 on every error. */
+static int wbReadFile(const char *zOpt, const char *zPath, char **pz, size_t *pn, char **pzErr){
   FILE *f = fopen(zPath, "rb");
   char *z = 0;
   size_t n = 0, nAlloc = 0;
-  *pz = 0; *pn = 0;
-  if( f==0 ) return sqlite3_mprintf("cannot read %s '%s': %s", zOpt, zPath, strerror(errno));
+  *pz = 0; *pn = 0; *pzErr = 0;
+  if( f==0 ){
+    *pzErr = sqlite3_mprintf("cannot read %s '%s': %s", zOpt, zPath, strerror(errno));
+    return SQLITE_ERROR;
+  }
   for(;;){
     size_t k;
     if( n+65536+1 > nAlloc ){
       char *zNew;
       nAlloc = nAlloc ? nAlloc*2 : 131072;
       zNew = sqlite3_realloc64(z, nAlloc);
-      if( zNew==0 ){ sqlite3_free(z); fclose(f); return sqlite3_mprintf("out of memory"); }
+      if( zNew==0 ){ sqlite3_free(z); fclose(f); return SQLITE_NOMEM; }
       z = zNew;
     }
     k = fread(z+n, 1, 65536, f);
     n += k;
     if( (sqlite3_int64)n > WB_FILE_MAX ){
       sqlite3_free(z); fclose(f);
-      return sqlite3_mprintf("%s '%s' is larger than %lld bytes", zOpt, zPath, WB_FILE_MAX);
+      *pzErr = sqlite3_mprintf("%s '%s' is larger than %lld bytes", zOpt, zPath, WB_FILE_MAX);
+      return SQLITE_ERROR;
     }
     if( k<65536 ) break;
   }
   if( ferror(f) ){
     sqlite3_free(z); fclose(f);
-    return sqlite3_mprintf("cannot read %s '%s'", zOpt, zPath);
+    *pzErr = sqlite3_mprintf("cannot read %s '%s'", zOpt, zPath);
+    return SQLITE_ERROR;
   }
   fclose(f);
   z[n] = 0;
   *pz = z; *pn = n;
-  return 0;
+  return SQLITE_OK;
 }
 
 /* Parse uploadHeaders (a list of "Name:value" strings, or null) into a
@@ -703,10 +710,11 @@ static int wbPlanOptions(sqlite3_context *ctx, JNode *pOpt, const char **pzE,
       *pbDry = v->type==JT_TRUE;
     }else if( strcmp(k, "aliases")==0 ){
       int j, k2;
-      if( v->type!=JT_ARRAY || v->nChild==0 ){
-        profsumCtxErr(ctx, "wandb_publish: option 'aliases' must be a non-empty array of strings");
+      if( v->type!=JT_ARRAY ){
+        profsumCtxErr(ctx, "wandb_publish: option 'aliases' must be an array of strings");
         return 1;
       }
+      if( v->nChild==0 ) continue;    /* as the reference: `aliases or ["latest"]` */
       for(j=0; j<v->nChild; j++){
         const char *zA = wbStr(v->a[j]);
         if( zA==0 || zA[0]==0 || strpbrk(zA, "/:")!=0 || strlen(zA)>WB_NAME_MAX ){
@@ -726,6 +734,8 @@ static int wbPlanOptions(sqlite3_context *ctx, JNode *pOpt, const char **pzE,
     }else if( strcmp(k, "entity")==0 || strcmp(k, "project")==0
            || strcmp(k, "artifact_name")==0 || strcmp(k, "report_path")==0
            || strcmp(k, "summary_path")==0 ){
+      if( k[0]=='a' && v->type==JT_STRING && v->n==0 ) continue;   /* as the
+                                      ** reference: `artifact_name or <default>` */
       if( wbStr(v)==0 || v->n==0 ){
         profsumCtxErr(ctx, "wandb_publish: option '%s' must be a non-empty string", k);
         return 1;
@@ -817,9 +827,10 @@ static int wbRenderedSummary(sqlite3_context *ctx, sqlite3_int64 iTrace, WbPubFi
 ** into pl->aFile[0..pl->nFile), pl->iSummary set:
 **   * the summary: when zSummaryPath is a regular file and the trace was
 **     imported from a profile_summary.v1 document, that file's own bytes
-**     under its base name; otherwise (no summary_path, or the trace was
-**     summarized from a trace or profile) profsum_summary_json(trace)
-**     plus a newline, as profile_summary.json;
+**     under its base name; otherwise (no summary_path, the trace was
+**     summarized from a trace or profile, or the file is gzip, which
+**     profsum_import reads but is no JSON to publish)
+**     profsum_summary_json(trace) plus a newline, as profile_summary.json;
 **   * the report: only when zReportPath is given, its bytes under its
 **     base name.
 ** Errors are reported on ctx as "wandb_publish: ..." (returns nonzero;
@@ -830,7 +841,7 @@ static int wbPlanTexts(sqlite3_context *ctx, sqlite3_value *pTrace,
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   sqlite3_int64 iTrace;
   char *zErr = 0;
-  int rc, bV1;
+  int rc, bV1, bRendered = 1;
   struct stat st;
   WbPubFile *pSum = &pl->aFile[0];
   rc = profsumResolveTrace(db, "main", pTrace, &iTrace, &zErr);
@@ -843,28 +854,41 @@ static int wbPlanTexts(sqlite3_context *ctx, sqlite3_value *pTrace,
   bV1 = wbTraceIsSummary(ctx, iTrace);
   if( bV1<0 ) return 1;
   pl->nFile = 1;
+  rc = SQLITE_OK;
   if( bV1 && zSummaryPath && stat(zSummaryPath, &st)==0 && S_ISREG(st.st_mode) ){
-    pSum->zPath = wbBaseName(zSummaryPath);
-    zErr = wbReadFile("summary_path", zSummaryPath, &pSum->zData, &pSum->nData);
-  }else if( wbRenderedSummary(ctx, iTrace, pSum) ){
-    return 1;
+    rc = wbReadFile("summary_path", zSummaryPath, &pSum->zData, &pSum->nData, &zErr);
+    if( rc==SQLITE_OK && pSum->nData>=2 && (unsigned char)pSum->zData[0]==0x1f
+     && (unsigned char)pSum->zData[1]==0x8b ){
+      /* a gzip summary: the document profsum read from it is sent */
+      sqlite3_free(pSum->zData);
+      pSum->zData = 0;
+      pSum->nData = 0;
+    }else if( rc==SQLITE_OK ){
+      pSum->zPath = wbBaseName(zSummaryPath);
+      bRendered = 0;
+    }
   }
-  if( zErr==0 && zReportPath ){
+  if( rc==SQLITE_OK && bRendered && wbRenderedSummary(ctx, iTrace, pSum) ) return 1;
+  if( rc==SQLITE_OK && zReportPath ){
     WbPubFile *pRep = &pl->aFile[1];
     pRep->zPath = wbBaseName(zReportPath);
     if( pRep->zPath[0]==0 ){
       zErr = sqlite3_mprintf("report_path '%s' names no file", zReportPath);
+      rc = SQLITE_ERROR;
     }else if( strcmp(pRep->zPath, pSum->zPath)==0 ){
       zErr = sqlite3_mprintf("the summary and the report have the same base name '%s' "
                              "(the artifact holds each file under its base name)",
                              pRep->zPath);
+      rc = SQLITE_ERROR;
     }else{
-      zErr = wbReadFile("report_path", zReportPath, &pRep->zData, &pRep->nData);
+      rc = wbReadFile("report_path", zReportPath, &pRep->zData, &pRep->nData, &zErr);
     }
-    if( zErr==0 ) pl->nFile = 2;
+    if( rc==SQLITE_OK ) pl->nFile = 2;
   }
-  if( zErr ){
-    profsumCtxErr(ctx, "wandb_publish: %s", zErr);
+  if( rc!=SQLITE_OK ){
+    /* an error whose message could not be made is out of memory */
+    if( rc==SQLITE_NOMEM || zErr==0 ) sqlite3_result_error_nomem(ctx);
+    else profsumCtxErr(ctx, "wandb_publish: %s", zErr);
     sqlite3_free(zErr);
     return 1;
   }
