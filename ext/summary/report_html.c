@@ -62,7 +62,6 @@ static void num3(sqlite3_str *s, const JNode *v){
 static void escCut(sqlite3_str *s, const char *z, int nMax, int bKeepEnd){
   int nChar = 0, i;
   const char *p;
-  char *zCut;
   for(p=z; *p; p++) if( (*p & 0xC0)!=0x80 ) nChar++;
   if( nChar<=nMax ){ esc(s, z); return; }
   if( bKeepEnd ){
@@ -78,9 +77,7 @@ static void escCut(sqlite3_str *s, const char *z, int nMax, int bKeepEnd){
   for(p=z, i=0; *p; p++){
     if( (*p & 0xC0)!=0x80 && i++==nMax-1 ) break;
   }
-  zCut = sqlite3_mprintf("%.*s", (int)(p-z), z);
-  esc(s, zCut ? zCut : "");
-  sqlite3_free(zCut);
+  profsumHtmlEsc(s, z, (int)(p-z));    /* no copy: nothing to run out of */
   sqlite3_str_appendall(s, "…");
 }
 
@@ -310,11 +307,11 @@ static void secAdvice(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_
       sqlite3_str_appendall(s, "</p>\n<ul>\n");
       while( zFix && *zFix ){
         const char *zNl = strchr(zFix, '\n');
-        char *zOne = sqlite3_mprintf("%.*s", zNl ? (int)(zNl - zFix) : (int)strlen(zFix), zFix);
+        /* the line escaped in place: a copy that ran out of memory left
+        ** an empty item in a page that looked whole */
         sqlite3_str_appendall(s, "<li>");
-        esc(s, zOne);
+        profsumHtmlEsc(s, zFix, zNl ? (int)(zNl - zFix) : (int)strlen(zFix));
         sqlite3_str_appendall(s, "</li>\n");
-        sqlite3_free(zOne);
         zFix = zNl ? zNl+1 : 0;
       }
       sqlite3_str_appendall(s, "</ul></div>\n");
