@@ -369,22 +369,16 @@ static JNode *candidate(int iRule, char *zRationale, char **azEv, int nEv){
   return candidateN(iRule, zRationale, -1, azEv, 0, nEv);
 }
 
-/* "zBefore" + the n bytes of z (NUL characters kept) + "zAfter", in
-** sqlite3_malloc'd memory, its length in *pn; 0 when out of memory. */
+/* "zBefore" (not empty) + the n bytes of z (NUL characters kept) +
+** "zAfter", in sqlite3_malloc'd memory, its length in *pn; 0 when out of
+** memory (sqlite3_str_finish's answer then). */
 static char *textAround(const char *zBefore, const char *z, int n, const char *zAfter, int *pn){
   sqlite3_str *p = sqlite3_str_new(0);
-  char *zOut;
   sqlite3_str_appendall(p, zBefore);
   sqlite3_str_append(p, z, n);
   sqlite3_str_appendall(p, zAfter);
   *pn = sqlite3_str_length(p);
-  if( sqlite3_str_errcode(p) ){ sqlite3_free(sqlite3_str_finish(p)); return 0; }
-  zOut = sqlite3_str_finish(p);
-  if( zOut==0 ){
-    zOut = sqlite3_malloc(1);     /* an empty text finishes as 0 */
-    if( zOut ) zOut[0] = 0;
-  }
-  return zOut;
+  return sqlite3_str_finish(p);
 }
 
 /* optimization_candidates (§4.12) from the built sections.  aExclRef: the
@@ -843,8 +837,6 @@ static void hotOpsFree(HotOp *a, int n){
   sqlite3_free(a);
 }
 
-/* Read every op of the trace into *pa (*pn entries, in table order; free
-** with hotOpsFree, also on error). */
 /* A copy of the text of column i of p with its length (*pn), NUL
 ** characters in it kept; 0 for NULL, or when out of memory (then *pRc is
 ** SQLITE_NOMEM). */
@@ -865,15 +857,8 @@ static char *colCopy(sqlite3_stmt *p, int i, int *pn, int *pRc){
   return zCopy;
 }
 
-/* An empty text (a NULL name), or 0 with *pRc SQLITE_NOMEM. */
-static char *colCopyEmpty(int *pn, int *pRc){
-  char *z = sqlite3_malloc(1);
-  *pn = 0;
-  if( z==0 ){ *pRc = SQLITE_NOMEM; return 0; }
-  z[0] = 0;
-  return z;
-}
-
+/* Read every op of the trace into *pa (*pn entries, in table order; free
+** with hotOpsFree, also on error). */
 static int readHotOps(DocBuild *b, HotOp **pa, int *pn){
   HotOp *a = 0;
   int n = 0, nAlloc = 0, rc;
@@ -897,7 +882,7 @@ static int readHotOps(DocBuild *b, HotOp **pa, int *pn){
       /* each text copied, or the document is out of memory (not an op
       ** without its shape, source or tf_op) */
       h->zName = colCopy(p, 0, &h->nName, &rc);
-      if( h->zName==0 && rc==SQLITE_OK ) h->zName = colCopyEmpty(&h->nName, &rc);
+      if( h->zName==0 && rc==SQLITE_OK ) h->zName = sqlite3_mprintf("");   /* NULL: "" */
       h->zShape = colCopy(p, 4, &h->nShape, &rc);
       h->zSource = colCopy(p, 5, &h->nSource, &rc);
       h->zTf = colCopy(p, 6, &h->nTf, &rc);
