@@ -490,7 +490,7 @@ static const OptSpec REPORT_OPTS[] = {
 };
 
 static const OptSpec TRIM_OPTS[] = {
-  {"trace-file", OPT_STR, "PATH", "the trace to trim (gzip or plain JSON)"},
+  {"trace-file", OPT_STR, "PATH", "the trace to trim: trace JSON (gzip or plain) or an .xplane.pb"},
   {"output", OPT_STR, "PATH", "the smaller trace to write (gzipped JSON)"},
   {"where", OPT_STR, "SQL", "any condition on the columns of trace_events (e.g. \"pid = 3\")"},
   {"pid", OPT_INT, "PID", "only this process (a device), plus its metadata"},
