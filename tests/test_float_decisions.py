@@ -343,6 +343,55 @@ def reference_orders(events):
     return hot, coll, regions, families
 
 
+class OverviewRange(unittest.TestCase):
+    """trace_overview.profile_start_ts / profile_end_ts are the reference's
+    min ts and max ts + dur in doubles (§4.1), not the exact range."""
+
+    def overview(self, events, td, n=[0]):
+        n[0] += 1
+        path = td.write("r%d.json" % n[0], trace_text(events))
+        db = connect()
+        db.execute("SELECT profsum_import(?, 'x')", (path,))
+        d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+        db.close()
+        return d["trace_overview"]["profile_start_ts"], d["trace_overview"]["profile_end_ts"]
+
+    def want(self, events):
+        # over the accepted complete events: those with dur > 0 (§1.3)
+        kept = [(float(ts), float(dur)) for _, ts, dur in events if float(dur) > 0]
+        if not kept:
+            return None, None
+        return min(ts for ts, _ in kept), max(ts + dur for ts, dur in kept)
+
+    def test_end_rounds_as_a_double_sum(self):
+        ev = [("a", "0.1", "0.2")]
+        with TempDir() as td:
+            start, end = self.overview(ev, td)
+            self.assertEqual(end, 0.30000000000000004)      # 0.1 + 0.2, not 0.3
+            self.assertEqual(start, 0.1)
+            self.assertEqual((start, end), self.want(ev))
+
+    def test_the_largest_double_end_is_not_the_largest_exact_end(self):
+        # exact ends 0.3 and 0.3: the one written as 0.1 + 0.2 is larger in
+        # doubles; b's exact end is the last in file order
+        ev = [("a", "0.1", "0.2"), ("b", "0.25", "0.05")]
+        with TempDir() as td:
+            self.assertEqual(self.overview(ev, td), self.want(ev))
+            self.assertEqual(self.overview(ev, td)[1], 0.30000000000000004)
+
+    def test_random_against_python_floats(self):
+        rng = random.Random(20261201)
+        with TempDir() as td:
+            for _ in range(40):
+                ev = []
+                for k in range(rng.randint(1, 12)):
+                    ts = "%d.%06d" % (rng.choice([0, 1, 1929316, 1700000000]), rng.randrange(10**6))
+                    dur = rng.choice(["0.1", "0.2", "0.3", "0.7", "55.295", "0", "1e-3",
+                                      "%d.%06d" % (rng.randrange(100), rng.randrange(10**6))])
+                    ev.append(("op%d" % k, ts, dur))
+                self.assertEqual(self.overview(ev, td), self.want(ev), ev)
+
+
 class TiesInReferenceOrder(unittest.TestCase):
     """Rows whose exact sums tie are ordered as the reference's float sums
     order them (the *_ref columns)."""

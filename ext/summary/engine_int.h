@@ -475,6 +475,11 @@ double profsumEngEvDurFloatNear(Engine *e, int64_t i, int64_t *pHint);
 /* Compare a point (start, or end when bEnd) of event ia with one of ib as
 ** the reference decides: <0, 0, >0. */
 int profsumEngCmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB);
+/* A trace JSON's profile_start_ts and profile_end_ts as the reference
+** computes them (summary §4.1): the smallest ts and the largest ts + dur
+** in its doubles, over the events kept (at least one); after
+** profsumEngOrder (which sets tolPs). */
+void profsumEngFloatRange(Engine *e, double *pMin, double *pMax);
 /* Event ia before ib in the exact nesting order. */
 int profsumEngExactLess(const Engine *e, int32_t ia, int32_t ib);
 /* Sort event indices a[0..n) by evLess(g), in place (depth: sortDepth). */

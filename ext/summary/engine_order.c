@@ -198,6 +198,29 @@ int profsumEngCmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
     return c;
   }
 }
+/* See engine_int.h.  Only an event whose exact ts is within tolPs of the
+** smallest, or whose exact end is within tolPs of the largest, can hold
+** the smallest or largest double (larger exact differences order as the
+** doubles do), so only those compute their doubles. */
+void profsumEngFloatRange(Engine *e, double *pMin, double *pMax){
+  int64_t i, hint = 0, tol = e->tolPs;
+  int64_t tsLo = (int64_t)(e->tsMin - e->origin), endHi = (int64_t)(e->endMax - e->origin);
+  int any = 0;
+  double fMin = 0.0, fMax = 0.0;
+  for(i=0; i<e->nEv; i++){
+    const SEv *r = EV(e, i);
+    int64_t end = r->ts + EVDUR(e, r);
+    double fTs, fEnd;
+    if( r->ts - tsLo > tol && endHi - end > tol ) continue;
+    profsumEngEvFloatNear(e, (int32_t)i, &hint, &fTs, &fEnd);
+    if( !any || fTs<fMin ) fMin = fTs;
+    if( !any || fEnd>fMax ) fMax = fEnd;
+    any = 1;
+  }
+  *pMin = fMin;
+  *pMax = fMax;
+}
+
 /* Set e->tolPs from the largest magnitude M (µs) of the trace's accepted
 ** times: a double ts, dur or ts + dur is within 1.5 ulp(2M) of its exact
 ** value (plus 0.5 ps for each of ts and dur when their texts were rounded

@@ -70,8 +70,8 @@ int profsumImportReadWarnings(sqlite3 *db, const char *zSchema, sqlite3_int64 id
   for(w=0; rc==SQLITE_OK && w<nWarn; w++) rc = addWarning(db, zSchema, id, pzErr, azWarn[w]);
   if( rc==SQLITE_OK && pI->nRejectedByRef>0 ){
     char *zW = sqlite3_mprintf("%lld %s malformed for the reference summarizer "
-        "(it would reject the whole file; first: entry %lld, %s); profsum summarized the "
-        "valid events: see profsum_diagnostic.", (long long)pI->nRejectedByRef,
+        "(it would reject the whole file; first: entry %lld, %s); profsum read them as "
+        "trace_events does and summarized every event it could read: see profsum_diagnostic.", (long long)pI->nRejectedByRef,
         pI->nRejectedByRef==1 ? "entry is" : "entries are",
         (long long)pI->iFirstRejected, pI->zFirstRejectedKind ? pI->zFirstRejectedKind : "?");
     rc = zW ? addWarning(db, zSchema, id, pzErr, zW) : SQLITE_NOMEM;

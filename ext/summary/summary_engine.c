@@ -341,9 +341,12 @@ int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
         /* the reference's doubles (their timestamp_ns rounded to a double) */
         sqlite3_bind_double(pUp, 6, e->xpTsMin);
         sqlite3_bind_double(pUp, 7, e->xpEndMax);
-      }else if( e->hasRange ){
-        sqlite3_bind_double(pUp, 6, profsumPsToMicros(e->tsMin));
-        sqlite3_bind_double(pUp, 7, profsumPsToMicros(e->endMax));
+      }else if( e->hasRange && e->nEv>0 ){
+        /* the reference's doubles: ts + dur rounds (0.1 + 0.2) */
+        double fMin, fMax;
+        profsumEngFloatRange(e, &fMin, &fMax);
+        sqlite3_bind_double(pUp, 6, fMin);
+        sqlite3_bind_double(pUp, 7, fMax);
       }
       sqlite3_bind_int(pUp, 8, trunc);
       if( trunc ){
