@@ -392,6 +392,103 @@ class OverviewRange(unittest.TestCase):
                 self.assertEqual(self.overview(ev, td), self.want(ev), ev)
 
 
+class CandidateCuts(unittest.TestCase):
+    """The candidates' cuts (§4.12: communication share >= 0.15, stall
+    >= 0.20, ...) are decided on the breakdown as the reference's doubles
+    add it: an exact share of 0.2 can be 0.19999999999999996 there."""
+
+    def candidates(self, events, td, n=[0]):
+        n[0] += 1
+        path = td.write("c%d.json" % n[0], trace_text(events))
+        db = connect()
+        db.execute("SELECT profsum_import(?, 'x')", (path,))
+        d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+        db.close()
+        return [c["candidate_id"] for c in d["optimization_candidates"]], d
+
+    @staticmethod
+    def stall_share(events):
+        """The reference's stall share of sequential device ops: each
+        category's durs added in event order, then the five totals."""
+        cat = {"compute": 0.0, "stall": 0.0}
+        for name, _, dur in events:
+            cat["stall" if name.startswith("dependency-wait") else "compute"] += float(dur)
+        total = 0.0 + cat["compute"] + 0.0 + 0.0 + cat["stall"] + 0.0
+        return cat["stall"] / total
+
+    def test_small_trace_at_the_cut(self):
+        ev = [("fusion.1", "0", "0.1"), ("fusion.2", "1", "0.02"), ("dependency-wait.1", "2", "0.03")]
+        self.assertEqual(self.stall_share(ev), 0.19999999999999996)
+        with TempDir() as td:
+            ids, d = self.candidates(ev, td)
+            self.assertNotIn("stall-heavy", ids)       # the exact share is 0.2
+            self.assertEqual(d["time_breakdown"]["stall"]["share_of_total"], 0.2)
+
+    def test_large_trace_at_the_cut(self):
+        # 70,000 events (past the small-trace rule): four ops of 0.1 µs, then
+        # a wait of 0.1 µs, over and over: the exact stall share is 0.2, the
+        # reference's 0.1999999999998985, so no stall-heavy candidate
+        ev = []
+        for i in range(14000):
+            for k in range(4):
+                ev.append(("fusion.%d" % k, "%d" % (i * 5 + k), "0.1"))
+            ev.append(("dependency-wait.1", "%d" % (i * 5 + 4), "0.1"))
+        share = self.stall_share(ev)
+        self.assertLess(share, 0.2)
+        with TempDir() as td:
+            ids, d = self.candidates(ev, td)
+            self.assertEqual("stall-heavy" in ids, share >= 0.2)
+            self.assertEqual(d["time_breakdown"]["stall"]["share_of_total"], 0.2)
+
+    def test_xplane_host_lines_add_their_line_totals(self):
+        # §6.1: a host line's stall time is its own sum, added once at its
+        # end (3 and 8 waits of 0.1 µs: 0.30000000000000004 + 0.7999999999999999
+        # = 1.1 exactly, share 0.2: stall-heavy), where adding every wait to
+        # the total as it ends would give 1.0999999999999999, share
+        # 0.19999999999999998: none
+        import xspace_writer as W
+        US = 1000000
+
+        def rep(k):
+            x = 0.0
+            for _ in range(k):
+                x += 0.1
+            return x
+        line_wise = (0.0 + rep(3)) + rep(8)
+        event_wise = rep(11)
+        compute = rep(44)
+        self.assertGreaterEqual(line_wise / (compute + line_wise), 0.2)
+        self.assertLess(event_wise / (compute + event_wise), 0.2)
+        dev = W.PlaneBuilder("/device:TPU:0")
+        dev.line(id=1, name="XLA Ops", events=[dev.event("fusion.%d" % (i % 3), offset_ps=i * US, duration_ps=US // 10)
+                                              for i in range(44)])
+        host = W.PlaneBuilder("/host:CPU", id=1)
+        for lid, k in ((1, 3), (2, 8)):
+            host.line(id=lid, name="thread %d" % lid,
+                      events=[host.event("dependency-wait", offset_ps=i * US, duration_ps=US // 10) for i in range(k)])
+        with TempDir() as td:
+            path = td.write("h.xplane.pb", W.xspace([dev.build(), host.build()]))
+            db = connect()
+            db.execute("SELECT profsum_import(?, 'x')", (path,))
+            d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+            db.close()
+        self.assertEqual(d["time_breakdown"]["stall"]["total_duration"], 1.1)
+        self.assertEqual(d["time_breakdown"]["compute"]["total_duration"], 4.4)
+        self.assertIn("stall-heavy", [c["candidate_id"] for c in d["optimization_candidates"]])
+
+    def test_random_small_traces_against_python_floats(self):
+        rng = random.Random(20261202)
+        with TempDir() as td:
+            for _ in range(60):
+                ev, t = [], 0
+                for k in range(rng.randint(1, 12)):
+                    name = rng.choice(["fusion.%d" % k, "dependency-wait.%d" % k])
+                    ev.append((name, "%d" % t, rng.choice(["0.1", "0.2", "0.3", "0.02", "0.03", "0.7", "1"])))
+                    t += 2
+                ids, _ = self.candidates(ev, td)
+                self.assertEqual("stall-heavy" in ids, self.stall_share(ev) >= 0.2, ev)
+
+
 class TiesInReferenceOrder(unittest.TestCase):
     """Rows whose exact sums tie are ordered as the reference's float sums
     order them (the *_ref columns)."""

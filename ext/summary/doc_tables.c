@@ -91,7 +91,7 @@ int profsumDocFillTrace(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pz
 /* time_breakdown → profsum_agg_breakdown (the document's mode). */
 int profsumDocFillBreakdown(sqlite3 *db, const char *zS, sqlite3_int64 id, char **pzErr){
   return fillExec(db, sqlite3_mprintf(
-    "INSERT INTO \"%w\".profsum_agg_breakdown "
+    "INSERT INTO \"%w\".profsum_agg_breakdown(trace_id, mode, category, duration) "
     "SELECT %lld, CASE WHEN json_extract(d,'$.time_breakdown.duration_basis')='exclusive_duration_global_timeline' "
     "  THEN 'exclusive_global' ELSE 'exclusive_per_track' END, c.value, "
     "  CASE WHEN c.value='total' THEN json_extract(d,'$.time_breakdown.total_duration') "

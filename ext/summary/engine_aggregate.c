@@ -469,6 +469,9 @@ typedef struct Agg {
   Engine *e;
   int32_t nNames;             /* names in the string pool */
   int64_t aBucket[5];         /* per-track breakdown: exclusive ps per category */
+  double aBucketRef[5];       /* the same as the reference's doubles add it
+                              ** (aggBreakdownRef; hasBucketRef: computed) */
+  int hasBucketRef;
   OpAgg *aOp;                 /* per name id: the device op's aggregate */
   int8_t *aKeyCat;            /* event category (§1.4) per event key */
   KeyMemo *aMemo;             /* per event key: flop proxy, collective */
@@ -846,6 +849,107 @@ static int aggGlobalBreakdown(Agg *a, double g[5], double *pTotal){
   return SQLITE_OK;
 }
 
+/* One open event of aggBreakdownRef's walk: its end and dur in the
+** reference's doubles, the durs of its children added as they end, its
+** category. */
+typedef struct RefOpen { double end, dur, child; int cat; } RefOpen;
+
+/* Near a cut of the candidates (§4.12: a share of 0.15, 0.20 or 0.08), or
+** near a tie of its one-decimal percentage (x.x5 %), where the reference's
+** doubles can fall on the other side of the exact share. */
+static int aggNearCut(double s, double eps){
+  static const double aCut[3] = {0.15, 0.20, 0.08};
+  double m = s*1000.0, f = m - floor(m);
+  int i;
+  for(i=0; i<3; i++) if( fabs(s - aCut[i])<=eps ) return 1;
+  return fabs(f - 0.5)<=eps*1000.0;
+}
+
+/* The per-track breakdown as the reference's doubles add it (§4.4, its
+** era-C builder): each track in processing order, its events in §2 order
+** in a stack on their doubles; an event's exclusive time, max(0, dur − the
+** durs of its children), is added to its category when it ends (the stack
+** pops it), not on a Steps thread.  An XPlane line that the reference
+** aggregates (summary §6.1: all but the device-op lines of device planes)
+** adds its five line totals at its end, in category order.  Into
+** a->aBucketRef.  Only the candidates' decisions read it, so it is made
+** when they could differ from the exact shares: small traces, and shares
+** near a cut (aggNearCut).  SQLITE_OK or SQLITE_NOMEM. */
+static int aggBreakdownRef(Agg *a){
+  Engine *e = a->e;
+  RefOpen *aStk = 0;
+  int64_t nStk = 0, nAlloc = 0, j, hintT = 0, hintD = 0;
+  double aLine[5] = {0,0,0,0,0};
+  int32_t trk = -1;
+  int lineAgg = 0, steps = 0, c;
+  memset(a->aBucketRef, 0, sizeof(a->aBucketRef));
+#define REF_FIN() do{ \
+    RefOpen *x_ = &aStk[--nStk]; \
+    double ex_ = x_->dur - x_->child; \
+    if( ex_<0.0 ) ex_ = 0.0; \
+    if( nStk>0 ) aStk[nStk-1].child += x_->dur; \
+    if( !steps ){ if( lineAgg ) aLine[x_->cat] += ex_; else a->aBucketRef[x_->cat] += ex_; } \
+  }while(0)
+  for(j=0; j<=e->nEv; j++){
+    int64_t k = j<e->nEv ? ORD(e, j) : -1;
+    const SEv *r = k>=0 ? EV(e, k) : 0;
+    const EvKey *q = r ? KEY(e, r) : 0;
+    const STrack *t;
+    double ts, end, dur;
+    if( q==0 || q->trk!=trk ){
+      /* the track ends */
+      while( nStk>0 ) REF_FIN();
+      if( lineAgg && !steps ) for(c=0; c<5; c++) a->aBucketRef[c] += aLine[c];
+      if( q==0 ) break;
+      trk = q->trk;
+      t = &e->aTrk[trk];
+      steps = t->isSteps;
+      lineAgg = e->isXPlane && !(t->isDevice && t->isDevOp);
+      memset(aLine, 0, sizeof(aLine));
+    }
+    t = &e->aTrk[trk];
+    profsumEngEvFloatIn(e, t, (int32_t)k, &hintT, &ts, &end);
+    dur = profsumEngEvDurFloatIn(e, k, &hintD);
+    while( nStk>0 && ts>=aStk[nStk-1].end ) REF_FIN();
+    while( nStk>0 && end>aStk[nStk-1].end ) REF_FIN();
+    if( nStk>=nAlloc ){
+      int64_t nNew = nAlloc ? nAlloc*2 : 64;
+      RefOpen *aNew = sqlite3_realloc64(aStk, sizeof(RefOpen)*(sqlite3_uint64)nNew);
+      if( aNew==0 ){ sqlite3_free(aStk); return SQLITE_NOMEM; }
+      aStk = aNew; nAlloc = nNew;
+    }
+    aStk[nStk].end = end; aStk[nStk].dur = dur; aStk[nStk].child = 0.0;
+    aStk[nStk].cat = a->aKeyCat[r->key];
+    nStk++;
+  }
+#undef REF_FIN
+  sqlite3_free(aStk);
+  a->hasBucketRef = 1;
+  return SQLITE_OK;
+}
+
+/* Whether the candidates' decisions could differ between the exact shares
+** and the reference's (aggBreakdownRef): a trace of at most 65,536 events
+** (where hand-made traces with round decimals live; the walk then costs
+** little), or a communication or stall share, or the top device op's, near
+** a cut. */
+static int aggWantBreakdownRef(const Agg *a){
+  int64_t total = 0;
+  double T, best = 0.0;
+  /* a sum of n doubles is within n ulp of its exact value: a share near a
+  ** cut by more than that decides alike both ways */
+  double eps = 1e-9 > (double)a->e->nEv*2.3e-16 ? 1e-9 : (double)a->e->nEv*2.3e-16;
+  int32_t i;
+  int c;
+  if( a->e->nEv<=65536 ) return 1;
+  for(c=0; c<5; c++) total += a->aBucket[c];
+  if( total<=0 ) return 0;
+  T = (double)total;
+  if( aggNearCut((double)a->aBucket[CAT_COMM]/T, eps) || aggNearCut((double)a->aBucket[CAT_STALL]/T, eps) ) return 1;
+  for(i=0; i<a->nNames; i++) if( a->aOp[i].seen && a->aOp[i].exclRef>best ) best = a->aOp[i].exclRef;
+  return aggNearCut(best/US(total), eps);
+}
+
 /* profsum_agg_breakdown: the per-track rows (a->aBucket), the float
 ** nesting facts, then the global timeline rows. */
 static int aggWriteBreakdown(Agg *a){
@@ -855,18 +959,25 @@ static int aggWriteBreakdown(Agg *a){
   int64_t total = 0;
   double g[5] = {0,0,0,0,0}, gTotal = 0.0;
   int c, rc;
-  if( (rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_breakdown VALUES(?1,?2,?3,?4)")) ) goto done;
+  double refTotal = 0.0;
+  if( aggWantBreakdownRef(a) && (rc = aggBreakdownRef(a)) ) goto done;
+  if( (rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_breakdown"
+                              "(trace_id, mode, category, duration, duration_ref) VALUES(?1,?2,?3,?4,?5)")) ) goto done;
   sqlite3_bind_int64(pIns, 1, e->traceId);
   sqlite3_bind_text(pIns, 2, "exclusive_per_track", -1, SQLITE_STATIC);
   for(c=0; c<5; c++){
     total += a->aBucket[c];
     sqlite3_bind_text(pIns, 3, azCat[c], -1, SQLITE_STATIC);
     sqlite3_bind_double(pIns, 4, US(a->aBucket[c]));
+    /* the reference's total: the five added in this order (Python's sum) */
+    if( a->hasBucketRef ){ sqlite3_bind_double(pIns, 5, a->aBucketRef[c]); refTotal += a->aBucketRef[c]; }
     if( (rc = profsumEngStep(e, pIns)) ) goto done;
   }
   sqlite3_bind_text(pIns, 3, "total", -1, SQLITE_STATIC);
   sqlite3_bind_double(pIns, 4, US(total));
+  if( a->hasBucketRef ) sqlite3_bind_double(pIns, 5, refTotal);
   if( (rc = profsumEngStep(e, pIns)) ) goto done;
+  sqlite3_bind_null(pIns, 5);
   if( (rc = aggFloatNesting(a, total)) ) goto done;
   if( (rc = aggGlobalBreakdown(a, g, &gTotal)) ) goto done;
   sqlite3_bind_text(pIns, 2, "exclusive_global", -1, SQLITE_STATIC);

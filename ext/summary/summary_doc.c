@@ -386,13 +386,23 @@ static char *textAround(const char *zBefore, const char *z, int n, const char *z
 ** (0: their exclusive_duration), of which the first hot op's is used: the
 ** reference formats its own sum, and
 ** where the exact sum sits on a rounding tie (0.0015 against the
-** reference's 0.0014999999999999998) the text follows the reference's. */
-static JNode *candidates(JNode *pDoc, const double *aExclRef){
+** reference's 0.0014999999999999998) the text follows the reference's.
+** aBreakRef (0: none stored): the per-track breakdown as the reference's
+** doubles add it, compute .. other and the total, whose shares then decide
+** the cuts and fill the texts. */
+static JNode *candidates(JNode *pDoc, const double *aExclRef, const double *aBreakRef){
   JNode *arr = jArr();
   JNode *tb = jGet(pDoc, "time_breakdown");
   double T = jNum(jGet(tb, "total_duration"));
   double comm = jNum(jGet(jGet(tb, "communication"), "share_of_total"));
   double stall = jNum(jGet(jGet(tb, "stall"), "share_of_total"));
+  if( aBreakRef ){
+    /* the reference's own total and shares decide the cuts and make the
+    ** texts (the exact share 0.2 can be 0.19999999999999996 there) */
+    T = aBreakRef[5];
+    comm = T>0 ? aBreakRef[1]/T : 0.0;
+    stall = T>0 ? aBreakRef[3]/T : 0.0;
+  }
   JNode *hot = jGet(pDoc, "hot_ops"), *gaps = jGet(pDoc, "gap_before_ops");
   JNode *cops = jGet(pDoc, "communication_ops");
   JNode *steady = jGet(jGet(pDoc, "step_time"), "steady_state_steps");
@@ -630,6 +640,10 @@ typedef struct DocBuild {
   char zLim[32];              /* LIMIT of the listed sections: max(hot_op_limit, 500) */
   double *aExclRef;           /* exclRef of the listed hot ops, for the families and the
                               ** candidates (owned; freed when the build ends) */
+  double aBreakRef[6];        /* the per-track breakdown as the reference adds it
+                              ** (compute .. other, total), for the candidates'
+                              ** cuts; hasBreakRef: stored for this trace */
+  int hasBreakRef;
   JNode *doc;                 /* the document being built */
   char **pzErr;
 } DocBuild;
@@ -802,17 +816,22 @@ static int buildBreakdown(DocBuild *b){
   sqlite3_stmt *p = 0;
   JNode *tb;
   int k, rc;
-  rc = profsumDocPrep(b->db, &p, b->pzErr, "SELECT category, duration FROM \"%w\".profsum_agg_breakdown "
+  int nRef = 0;
+  rc = profsumDocPrep(b->db, &p, b->pzErr, "SELECT category, duration, duration_ref FROM \"%w\".profsum_agg_breakdown "
             "WHERE trace_id=?1 AND mode=?2", b->zS);
   if( rc ) return rc;
   sqlite3_bind_int64(p, 1, b->iTrace);
   sqlite3_bind_text(p, 2, b->pK->globalMode ? "exclusive_global" : "exclusive_per_track", -1, SQLITE_STATIC);
   while( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
     const char *z = profsumColText(p, 0, &rc);
-    for(k=0; k<6; k++) if( z && strcmp(z, azCat[k])==0 ) v[k] = sqlite3_column_double(p, 1);
+    for(k=0; k<6; k++) if( z && strcmp(z, azCat[k])==0 ){
+      v[k] = sqlite3_column_double(p, 1);
+      if( sqlite3_column_type(p, 2)!=SQLITE_NULL ){ b->aBreakRef[k] = sqlite3_column_double(p, 2); nRef++; }
+    }
   }
   rc = profsumFinishRows(b->db, p, rc, b->pzErr);
   if( rc ) return rc;
+  b->hasBreakRef = nRef==6;
   tb = jObj();
   jSetLit(tb, "duration_basis", jStr(b->pK->globalMode ? "exclusive_duration_global_timeline"
                                                        : "exclusive_duration_per_track", -1));
@@ -1006,7 +1025,8 @@ static int buildContexts(DocBuild *b){
 /* optimization_candidates (§4.12), from the sections built before it. */
 static int buildCandidates(DocBuild *b){
   /* aExclRef has an entry per listed hot op (none: 0, or no hot op) */
-  jSetLit(b->doc, "optimization_candidates", candidates(b->doc, b->aExclRef));
+  jSetLit(b->doc, "optimization_candidates", candidates(b->doc, b->aExclRef,
+                                                       b->hasBreakRef ? b->aBreakRef : 0));
   return SQLITE_OK;
 }
 
