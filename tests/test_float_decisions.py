@@ -440,6 +440,45 @@ class CandidateCuts(unittest.TestCase):
             self.assertEqual("stall-heavy" in ids, share >= 0.2)
             self.assertEqual(d["time_breakdown"]["stall"]["share_of_total"], 0.2)
 
+    def test_balanced_shares_printed_from_the_reference_sums(self):
+        # compute 0.1 + 0.2 on two devices and 4.5 µs elsewhere: the
+        # reference's compute share is 0.30000000000000004 / 4.800000000000001,
+        # 6.3 % where the exact 0.0625 prints 6.2 %
+        events = [{"ph": "M", "name": "process_name", "pid": p, "args": {"name": "/device:TPU:%d" % (p - 1)}}
+                  for p in (1, 2)]
+        events += [{"ph": "M", "name": "thread_name", "pid": p, "tid": 2, "args": {"name": "XLA Ops"}} for p in (1, 2)]
+        text = json.dumps({"traceEvents": events})[:-2] + (
+            ',{"ph":"X","pid":1,"tid":2,"name":"fusion.a","ts":0,"dur":0.1}'
+            ',{"ph":"X","pid":2,"tid":2,"name":"fusion.b","ts":0,"dur":0.2}'
+            ',{"ph":"X","pid":3,"tid":1,"name":"opx","ts":0,"dur":4.5}]}')
+        compute = 0.0 + 0.1 + 0.2
+        total = 0.0 + compute + 0.0 + 0.0 + 0.0 + 4.5
+        with TempDir() as td:
+            db = connect()
+            db.execute("SELECT profsum_import(?, 'x')", (td.write("b.json", text),))
+            d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+            db.close()
+        c = d["optimization_candidates"]
+        self.assertEqual([x["candidate_id"] for x in c], ["no-dominant-bottleneck"])
+        self.assertEqual(c[0]["evidence"][0], "Compute: {:.1%}".format(compute / total))
+        self.assertEqual(c[0]["evidence"][0], "Compute: 6.3%")
+
+    def test_rounded_texts_in_a_large_trace(self):
+        # texts of seven decimals are rounded to the picosecond: 0.0999996
+        # µs is kept as 100,000 ps, so the exact stall share is 0.2000004;
+        # the reference's doubles give 0.19999976: no stall-heavy
+        ev = []
+        for i in range(14000):
+            for k, dur in enumerate(("0.099999", "0.1", "0.1", "0.1")):
+                ev.append(("fusion.%d" % k, "%d" % (i * 5 + k), dur))
+            ev.append(("dependency-wait.1", "%d" % (i * 5 + 4), "0.0999996"))
+        share = self.stall_share(ev)
+        self.assertLess(share, 0.2)
+        with TempDir() as td:
+            ids, d = self.candidates(ev, td)
+        self.assertGreater(d["time_breakdown"]["stall"]["share_of_total"], 0.2)
+        self.assertNotIn("stall-heavy", ids)
+
     def test_xplane_host_lines_add_their_line_totals(self):
         # §6.1: a host line's stall time is its own sum, added once at its
         # end (3 and 8 waits of 0.1 µs: 0.30000000000000004 + 0.7999999999999999

@@ -931,8 +931,12 @@ static int aggBreakdownRef(Agg *a){
 /* Whether the candidates' decisions could differ between the exact shares
 ** and the reference's (aggBreakdownRef): a trace of at most 65,536 events
 ** (where hand-made traces with round decimals live; the walk then costs
-** little), or a communication or stall share, or the top device op's, near
-** a cut. */
+** little), or a category share, or the top device op's, near a cut or a
+** rounding tie of its percentage: nearer than a sum's rounding, and where
+** times were rounded to the picosecond (texts of more than six decimals),
+** nearer than that rounding can move a share (half a ps per dur, each in at
+** most two exclusive times: 2 ps an event over the total, doubled for the
+** share's two sums). */
 static int aggWantBreakdownRef(const Agg *a){
   int64_t total = 0;
   double T, best = 0.0;
@@ -945,7 +949,8 @@ static int aggWantBreakdownRef(const Agg *a){
   for(c=0; c<5; c++) total += a->aBucket[c];
   if( total<=0 ) return 0;
   T = (double)total;
-  if( aggNearCut((double)a->aBucket[CAT_COMM]/T, eps) || aggNearCut((double)a->aBucket[CAT_STALL]/T, eps) ) return 1;
+  if( a->e->anyRounded ) eps += 4.0*(double)a->e->nEv/T;
+  for(c=0; c<5; c++) if( aggNearCut((double)a->aBucket[c]/T, eps) ) return 1;
   for(i=0; i<a->nNames; i++) if( a->aOp[i].seen && a->aOp[i].exclRef>best ) best = a->aOp[i].exclRef;
   return aggNearCut(best/US(total), eps);
 }

@@ -499,6 +499,10 @@ static JNode *candidates(JNode *pDoc, const double *aExclRef, const double *aBre
     char *ev[4];
     double c = jNum(jGet(jGet(tb, "compute"), "share_of_total"));
     double h = jNum(jGet(jGet(tb, "host"), "share_of_total"));
+    if( aBreakRef ){
+      c = aBreakRef[5]>0 ? aBreakRef[0]/aBreakRef[5] : 0.0;
+      h = aBreakRef[5]>0 ? aBreakRef[2]/aBreakRef[5] : 0.0;
+    }
     char *a = pct1(c, arr), *b = pct1(comm, arr), *d = pct1(h, arr), *s = pct1(stall, arr);
     ev[0] = sqlite3_mprintf("Compute: %s", a);
     ev[1] = sqlite3_mprintf("Communication: %s", b);
