@@ -343,17 +343,23 @@ def reference_orders(events):
     return hot, coll, regions, families
 
 
+def summary_of(td, name, data):
+    """The v1 document of the trace `data` (text or bytes) written to td."""
+    path = td.write(name, data)
+    db = connect()
+    db.execute("SELECT profsum_import(?, 'x')", (path,))
+    d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+    db.close()
+    return d
+
+
 class OverviewRange(unittest.TestCase):
     """trace_overview.profile_start_ts / profile_end_ts are the reference's
     min ts and max ts + dur in doubles (§4.1), not the exact range."""
 
     def overview(self, events, td, n=[0]):
         n[0] += 1
-        path = td.write("r%d.json" % n[0], trace_text(events))
-        db = connect()
-        db.execute("SELECT profsum_import(?, 'x')", (path,))
-        d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
-        db.close()
+        d = summary_of(td, "r%d.json" % n[0], trace_text(events))
         return d["trace_overview"]["profile_start_ts"], d["trace_overview"]["profile_end_ts"]
 
     def want(self, events):
@@ -399,11 +405,7 @@ class CandidateCuts(unittest.TestCase):
 
     def candidates(self, events, td, n=[0]):
         n[0] += 1
-        path = td.write("c%d.json" % n[0], trace_text(events))
-        db = connect()
-        db.execute("SELECT profsum_import(?, 'x')", (path,))
-        d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
-        db.close()
+        d = summary_of(td, "c%d.json" % n[0], trace_text(events))
         return [c["candidate_id"] for c in d["optimization_candidates"]], d
 
     @staticmethod
@@ -454,10 +456,7 @@ class CandidateCuts(unittest.TestCase):
         compute = 0.0 + 0.1 + 0.2
         total = 0.0 + compute + 0.0 + 0.0 + 0.0 + 4.5
         with TempDir() as td:
-            db = connect()
-            db.execute("SELECT profsum_import(?, 'x')", (td.write("b.json", text),))
-            d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
-            db.close()
+            d = summary_of(td, "b.json", text)
         c = d["optimization_candidates"]
         self.assertEqual([x["candidate_id"] for x in c], ["no-dominant-bottleneck"])
         self.assertEqual(c[0]["evidence"][0], "Compute: {:.1%}".format(compute / total))
@@ -506,11 +505,7 @@ class CandidateCuts(unittest.TestCase):
             host.line(id=lid, name="thread %d" % lid,
                       events=[host.event("dependency-wait", offset_ps=i * US, duration_ps=US // 10) for i in range(k)])
         with TempDir() as td:
-            path = td.write("h.xplane.pb", W.xspace([dev.build(), host.build()]))
-            db = connect()
-            db.execute("SELECT profsum_import(?, 'x')", (path,))
-            d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
-            db.close()
+            d = summary_of(td, "h.xplane.pb", W.xspace([dev.build(), host.build()]))
         self.assertEqual(d["time_breakdown"]["stall"]["total_duration"], 1.1)
         self.assertEqual(d["time_breakdown"]["compute"]["total_duration"], 4.4)
         self.assertIn("stall-heavy", [c["candidate_id"] for c in d["optimization_candidates"]])
