@@ -897,14 +897,13 @@ static int aggBreakdownRef(Agg *a){
     const STrack *t;
     double ts, end, dur;
     if( q==0 || q->trk!=trk ){
-      /* the track ends */
+      /* the track ends (a Steps line's totals stay 0) */
       while( nStk>0 ) REF_FIN();
-      if( lineAgg && !steps ) for(c=0; c<5; c++) a->aBucketRef[c] += aLine[c];
+      if( lineAgg ) for(c=0; c<5; c++) a->aBucketRef[c] += aLine[c];
       if( q==0 ) break;
       trk = q->trk;
-      t = &e->aTrk[trk];
-      steps = t->isSteps;
-      lineAgg = e->isXPlane && !(t->isDevice && t->isDevOp);
+      steps = e->aTrk[trk].isSteps;
+      lineAgg = e->isXPlane && !(e->aTrk[trk].isDevice && e->aTrk[trk].isDevOp);
       memset(aLine, 0, sizeof(aLine));
     }
     t = &e->aTrk[trk];

@@ -391,21 +391,23 @@ static char *textAround(const char *zBefore, const char *z, int n, const char *z
 ** doubles add it, compute .. other and the total, whose shares then decide
 ** the cuts and fill the texts. */
 static JNode *candidates(JNode *pDoc, const double *aExclRef, const double *aBreakRef){
+  static const char *azPart[4] = {"compute", "communication", "host", "stall"};
   JNode *arr = jArr();
   JNode *tb = jGet(pDoc, "time_breakdown");
-  double T = jNum(jGet(tb, "total_duration"));
-  double comm = jNum(jGet(jGet(tb, "communication"), "share_of_total"));
-  double stall = jNum(jGet(jGet(tb, "stall"), "share_of_total"));
-  if( aBreakRef ){
-    /* the reference's own total and shares decide the cuts and make the
-    ** texts (the exact share 0.2 can be 0.19999999999999996 there) */
-    T = aBreakRef[5];
-    comm = T>0 ? aBreakRef[1]/T : 0.0;
-    stall = T>0 ? aBreakRef[3]/T : 0.0;
-  }
   JNode *hot = jGet(pDoc, "hot_ops"), *gaps = jGet(pDoc, "gap_before_ops");
   JNode *cops = jGet(pDoc, "communication_ops");
   JNode *steady = jGet(jGet(pDoc, "step_time"), "steady_state_steps");
+  double T = aBreakRef ? aBreakRef[5] : jNum(jGet(tb, "total_duration"));
+  double aShare[4], comm, stall;
+  int k;
+  for(k=0; k<4; k++){
+    /* the reference's own shares, when stored, decide the cuts and make
+    ** the texts (the exact share 0.2 can be 0.19999999999999996 there) */
+    aShare[k] = aBreakRef ? (T>0 ? aBreakRef[k]/T : 0.0)
+                          : jNum(jGet(jGet(tb, azPart[k]), "share_of_total"));
+  }
+  comm = aShare[1];
+  stall = aShare[3];
   if( T==0.0 ) T = 1.0;
   if( comm>=0.15 ){
     char *ev[2];
@@ -497,13 +499,7 @@ static JNode *candidates(JNode *pDoc, const double *aExclRef, const double *aBre
   }
   if( arr && arr->nChild==0 ){
     char *ev[4];
-    double c = jNum(jGet(jGet(tb, "compute"), "share_of_total"));
-    double h = jNum(jGet(jGet(tb, "host"), "share_of_total"));
-    if( aBreakRef ){
-      c = aBreakRef[5]>0 ? aBreakRef[0]/aBreakRef[5] : 0.0;
-      h = aBreakRef[5]>0 ? aBreakRef[2]/aBreakRef[5] : 0.0;
-    }
-    char *a = pct1(c, arr), *b = pct1(comm, arr), *d = pct1(h, arr), *s = pct1(stall, arr);
+    char *a = pct1(aShare[0], arr), *b = pct1(comm, arr), *d = pct1(aShare[2], arr), *s = pct1(stall, arr);
     ev[0] = sqlite3_mprintf("Compute: %s", a);
     ev[1] = sqlite3_mprintf("Communication: %s", b);
     ev[2] = sqlite3_mprintf("Host: %s", d);
