@@ -192,12 +192,25 @@ class Known(DbTestCase):
 
     def test_titles_without_steady_steps(self):
         # one step, below warmup_steps: the figures are of every step, and
-        # the titles do not call them steady
+        # the title and the KPI call them warmup steps, not steady ones
         tid = load(self.db, self.td, "w5.json", tpu(
             [("0", 0, 1000)], [("fusion.1", 0, 600)]), '{"warmup_steps": 5}')
         title = self.db.execute("SELECT title FROM profsum_advice WHERE trace_id=? AND advice_id='host_wait'",
                                 (tid,)).fetchone()[0]
-        self.assertEqual(title, "Devices wait: no device op runs during 40.0% of the steps' wall time")
+        self.assertEqual(title, "Devices wait: no device op runs during 40.0% of the warmup steps' wall time")
+        why = self.db.execute("SELECT explanation FROM profsum_kpis WHERE trace_id=? AND kpi='host_wait'",
+                              (tid,)).fetchone()[0]
+        self.assertEqual(why, "devices run no op during 40.0% of the wall time of 1 warmup step (the capture "
+                              "has no steady step; warmup steps can carry compilation and first-run costs): "
+                              "they wait on the host (dispatch, input, synchronization)")
+        # past the warmup: steady steps, counted as such
+        tid = load(self.db, self.td, "w0.json", tpu(
+            [("0", 0, 1000), ("1", 1000, 1000)], [("fusion.1", 0, 600), ("fusion.1", 1000, 950)]),
+            '{"warmup_steps": 0}')
+        why = self.db.execute("SELECT explanation FROM profsum_kpis WHERE trace_id=? AND kpi='host_wait'",
+                              (tid,)).fetchone()[0]
+        self.assertEqual(why, "devices run no op during 22.5% of the wall time of 2 steady steps: "
+                              "they wait on the host (dispatch, input, synchronization)")
 
     def test_long_op_name_cut_in_titles(self):
         name = "fusion." + "x" * 200

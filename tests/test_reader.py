@@ -460,7 +460,9 @@ class Errors(DbTestCase):
         good = gzip.compress(json.dumps({"traceEvents": F1_EVENTS}).encode())
         p = self.td.write("t.json.gz", good[:len(good) // 2])
         self.assertEqual(self.err(p), "trace_events: '%s': truncated gzip data at byte %d "
-                         "(the compressed stream ends before its end marker)" % (p, len(good) // 2))
+                         "(the compressed stream ends before its end marker: the file is cut off, e.g. "
+                         "copied while the profiler was still writing it; copy it again once the capture "
+                         "is complete)" % (p, len(good) // 2))
 
     def test_syntax_error(self):
         p = self.td.write("s.json", '{"traceEvents":[{"ph":"X"},{"ph" "X"}]}')

@@ -103,7 +103,7 @@ sw1 AS NOT MATERIALIZED (   -- the steady steps' wall-clock split, all devices (
 sw AS NOT MATERIALIZED (      -- NULL figures for a trace without steady wall time
   SELECT trace_id, CASE WHEN wall > 0 THEN wall END AS wall, CASE WHEN wall > 0 THEN idle END AS idle,
          CASE WHEN wall > 0 THEN coll END AS coll, CASE WHEN wall > 0 THEN xfer END AS xfer,
-         CASE WHEN steady = 1 THEN 'the steady steps''' ELSE 'the steps''' END AS steps_of
+         CASE WHEN steady = 1 THEN 'the steady steps''' ELSE 'the warmup steps''' END AS steps_of
   FROM sw1
 ),
 worst0 AS NOT MATERIALIZED (  -- the least busy device (the first by name among equals), and the idle time of all

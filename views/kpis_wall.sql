@@ -60,8 +60,11 @@ SELECT w.trace_id, w.label, 'kpi', 'host_wait', NULL, w.v, 'fraction',
        CASE WHEN w.v IS NULL THEN 'unavailable' WHEN w.v < 0.10 THEN 'good'
             WHEN w.v <= 0.20 THEN 'warning' ELSE 'bad' END,
        CASE WHEN w.v IS NULL THEN 'no steps measured on a device: step wall time is not split'
-            ELSE printf('devices run no op during %s%% of the wall time of %d %ssteps%s', profsum_format_near(100.0 * w.v, 1, 5),
-                        w.n_steps, CASE WHEN w.only_warmup THEN '' ELSE 'steady ' END,
+            ELSE printf('devices run no op during %s%% of the wall time of %d %s%s%s%s', profsum_format_near(100.0 * w.v, 1, 5),
+                        w.n_steps, CASE WHEN w.only_warmup THEN 'warmup ' ELSE 'steady ' END,
+                        CASE WHEN w.n_steps = 1 THEN 'step' ELSE 'steps' END,
+                        CASE WHEN w.only_warmup THEN ' (the capture has no steady step; warmup steps '
+                                                     || 'can carry compilation and first-run costs)' ELSE '' END,
                         CASE WHEN w.v >= 0.10 THEN ': they wait on the host (dispatch, input, synchronization)'
                              ELSE '' END) END
 FROM w;

@@ -14,6 +14,7 @@
 #include "summary_doc.h"     /* profsumDocFromJson, profsumDocReportMd */
 #include "query.h"           /* profsumQueryKind */
 #include "sqlcall.h"         /* profsumTopKClamp */
+#include "profsum_reader.h"   /* profsumSniffFormat */
 
 static void cappedNote(sqlite3_int64 id);
 
@@ -75,6 +76,11 @@ int cmdSummarize(Opts *o){
       fail(EXIT_FAIL, "XPlane protobuf does not exist: %s", zX);     /* the reference's words */
     }
     failIfFolder("xplane-file", zX, "one XPlane protobuf file (.xplane.pb)");
+    if( !isRemoteSource(zX) && profsumSniffFormat(zX)==PROFSUM_FMT_JSON ){
+      /* read by its content: say so before the summary, or a JSON error */
+      errLine("profsum summarize: note: '%s' is not an XPlane protobuf by its content (it starts "
+              "as JSON or as neither format): it is read as a trace JSON", zX);
+    }
     id = importSource(zX, optStr(o, "label"), zOpts);
   }else if( zArt ){
     char *zSrc = xprintf("wandb:%s", zArt);

@@ -53,9 +53,13 @@ char *knobOptions(const Opts *o, int bReplace, const char *zSeries){
 /* Print on stderr every quality warning of the import whose first trace is
 ** id (a session's import stores several traces: those with its source and
 ** import time), then what a folder pick left aside (diagnostic
-** folder_pick), one line each: "profsum: warning: <label>: <text>". */
-static void importWarnings(sqlite3_int64 id){
+** folder_pick), one line each: "profsum: warning: <label>: <text>".  When
+** a warning cites the diagnostics and the database is this command's
+** temporary one, a note says how to keep or list them (zSource: the
+** trace, file or folder, given back in the note). */
+static void importWarnings(sqlite3_int64 id, const char *zSource){
   sqlite3_stmt *p = 0;
+  int bCites = 0;         /* a warning cites profsum_diagnostic */
   if( sqlite3_prepare_v2(g_db, "WITH f AS (SELECT source_path AS s, imported_at AS a FROM "
       "main.profsum_trace WHERE trace_id=?1), t AS (SELECT t.* FROM main.profsum_trace AS t, f "
       "WHERE t.trace_id=?1 OR (t.trace_id>?1 AND t.source_path IS f.s AND t.imported_at=f.a)) "
@@ -68,10 +72,26 @@ static void importWarnings(sqlite3_int64 id){
   }
   sqlite3_bind_int64(p, 1, id);
   while( sqlite3_step(p)==SQLITE_ROW ){
-    errLine("profsum: warning: %s: %s", (const char*)sqlite3_column_text(p, 0),
-            (const char*)sqlite3_column_text(p, 1));
+    const char *zText = (const char*)sqlite3_column_text(p, 1);
+    errLine("profsum: warning: %s: %s", (const char*)sqlite3_column_text(p, 0), zText);
+    if( zText && strstr(zText, "profsum_diagnostic") ) bCites = 1;
   }
   sqlite3_finalize(p);
+  if( bCites && g_zTempDb[0] ){
+    /* the warnings cite a table of the database this command deletes;
+    ** the file read (a folder's pick) is the trace's source_path */
+    char *zErr = 0;
+    char *zPath = sqlTextTry(&zErr, "SELECT source_path FROM main.profsum_trace WHERE trace_id=?1", "i", id);
+    char *zLit = sqlite3_mprintf("%Q", zPath ? zPath : zSource);   /* an SQL literal */
+    free(zErr);
+    errLine("profsum: note: the diagnostics these warnings cite are in this command's temporary "
+            "database, deleted when it ends: add --db FILE to keep them (then "
+            "'profsum sql FILE \"SELECT * FROM profsum_diagnostic\"'), or list them from the file: "
+            "profsum sql :memory: \"SELECT * FROM profsum_diagnostics(%s)\"",
+            zLit ? zLit : "'FILE'");
+    sqlite3_free(zLit);
+    free(zPath);
+  }
 }
 
 /*
@@ -127,7 +147,7 @@ sqlite3_int64 importSource(const char *zSource, const char *zLabel, const char *
   if( zId==0 ) fail(EXIT_FAIL, "profsum_import returned no trace id for '%s'", zSource);
   id = strtoll(zId, 0, 10);
   progressFinish(id);
-  importWarnings(id);
+  importWarnings(id, zSource);
   free(zId);
   free(zLab);
   free(zWith);
@@ -208,21 +228,56 @@ sqlite3_int64 traceArg(const char *zOpt, const char *zArg, const char *zRaw, int
 
 /* The trace of report/query/publish: --summary PATH or --trace LABEL
 ** (with --db). */
+/* After summaryArg found trace id: when the knobs given (zOpts: warmup
+** steps, hot-op limit, breakdown mode) do not shape its document — it was
+** imported from a profile_summary.v1 file, or it is a stored trace
+** summarized with other values — say so on stderr, with what applies. */
+static void knobsIgnoredNote(sqlite3_int64 id, const char *zOpts){
+  char *zErr = 0;
+  char *zWhy;
+  if( zOpts==0 ) return;
+  zWhy = sqlTextTry(&zErr,
+      "WITH k AS (SELECT json_extract(?2, '$.warmup_steps') AS w, json_extract(?2, '$.hot_op_limit') AS h, "
+      "json_extract(?2, '$.breakdown_mode') AS b), t AS (SELECT * FROM main.profsum_trace WHERE trace_id=?1) "
+      "SELECT CASE WHEN k.w IS NULL AND k.h IS NULL AND k.b IS NULL THEN NULL "
+      "WHEN t.summary_json IS NOT NULL THEN 'ignored: ''' || t.label || ''' is a profile_summary.v1 "
+      "document, whose numbers were computed when it was written' "
+      "WHEN (k.w IS NOT NULL AND k.w IS NOT json_extract(t.options, '$.warmup_steps')) "
+      "OR (k.h IS NOT NULL AND k.h IS NOT json_extract(t.options, '$.hot_op_limit')) "
+      "OR (k.b IS NOT NULL AND k.b IS NOT json_extract(t.options, '$.breakdown_mode')) "
+      "THEN 'ignored: the stored trace ''' || t.label || ''' was summarized with warmup_steps ' "
+      "|| coalesce(json_extract(t.options, '$.warmup_steps'), '?') || ', hot_op_limit ' "
+      "|| coalesce(json_extract(t.options, '$.hot_op_limit'), '?') || ' and breakdown_mode ' "
+      "|| coalesce(json_extract(t.options, '$.breakdown_mode'), '?') "
+      "|| ' (import it again with --replace to change them)' END FROM k, t", "it", id, zOpts);
+  free(zErr);
+  if( zWhy ){
+    errLine("profsum %s: note: --warmup-steps, --hot-op-limit and --breakdown-mode %s", g_zCmd, zWhy);
+    free(zWhy);
+  }
+}
+
 sqlite3_int64 summaryArg(const Opts *o, const char *zOpts){
   const char *zSum = optStr(o, "summary"), *zTrace = optStr(o, "trace");
+  sqlite3_int64 id;
   if( zSum && zTrace ) fail(EXIT_USAGE, "give either --summary or --trace, not both");
   if( zTrace ){
     if( optStr(o, "db")==0 ) fail(EXIT_USAGE, "--trace names a trace of a database: give --db too");
-    return traceArg("trace", zTrace, 0, 1, zOpts, 0);
+    id = traceArg("trace", zTrace, 0, 1, zOpts, 0);
+    knobsIgnoredNote(id, zOpts);
+    return id;
   }
   if( zSum==0 ) fail(EXIT_USAGE, "the option '--summary' is required (or --db with --trace)");
   if( !isRemoteSource(zSum) && !pathExists(zSum) ){
     fail(EXIT_FAIL, "--summary '%s': %s", optRaw(o, "summary"), strerror(ENOENT));  /* as --before says it */
   }
   if( optStr(o, "db") && (isRemoteSource(zSum) || pathExists(zSum)) ){
-    return traceArg("summary", zSum, 0, 1, zOpts, 0);  /* imported once (reuse) */
+    id = traceArg("summary", zSum, 0, 1, zOpts, 0);  /* imported once (reuse) */
+  }else{
+    id = importSummary(zSum, zOpts);
   }
-  return importSummary(zSum, zOpts);
+  knobsIgnoredNote(id, zOpts);
+  return id;
 }
 
 /* A --db that does not exist while every trace argument (azArg, nArg; 0

@@ -664,7 +664,8 @@ int profsumPickTraceNote(const char *zDir, char **pzPath, char **pzReferencePick
         }
         sqlite3_str_appendf(pStr, ". No trace JSON to read instead (perfetto_trace.json.gz "
                  "or *.trace.json(.gz)): an XPlane is read from a folder only when it is the "
-                 "only one; give one of them%s.", zRiegeli);
+                 "only one; give one of them, or read them all as one session of several hosts "
+                 "with the import option {\"hosts\": \"all\"} (CLI: --all-hosts)%s.", zRiegeli);
         zErr = sqlite3_str_finish(pStr);
       }else{
         zErr = sqlite3_mprintf("No *.xplane.pb file found under '%s'. No trace JSON either "
@@ -905,10 +906,16 @@ int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
   if( rc==SQLITE_OK ) rc = findSelect(&list, zDir, zSession, hostsAll, aSel, &zErr);
   for(i=0; rc==SQLITE_OK && i<list.nRow; i++) k += aSel[i]!=0;
   if( rc==SQLITE_OK && k==0 ){
-    zErr = sqlite3_mprintf("'%q': no trace file found for session '%s' and hosts '%s' (expected "
+    /* found files that the session and hosts did not select: say so */
+    int64_t nX = 0;
+    for(i=0; i<list.nRow; i++) nX += list.aRow[i].eFormat==FIND_FMT_XPLANE;
+    zErr = sqlite3_mprintf("'%q': no trace file %s for session '%s' and hosts '%s' (expected "
         "perfetto_trace.json.gz, *.trace.json.gz, *.trace.json or *.xplane.pb%s)%s", zDir,
+        list.nRow>0 ? "selected" : "found",
         zSession ? zSession : "reference", hostsAll ? "all" : "one",
-        hostsAll ? "" : "; a session of several *.xplane.pb and no JSON trace is read with hosts 'all'",
+        hostsAll ? "" : (nX>1 ? "; the folder holds several *.xplane.pb: a session of several "
+                                "and no JSON trace is read with hosts 'all' (CLI: --all-hosts)"
+                              : "; a session of several *.xplane.pb and no JSON trace is read with hosts 'all'"),
         findRiegeliHint(&list));
     rc = zErr ? SQLITE_NOTFOUND : SQLITE_NOMEM;
   }

@@ -425,7 +425,8 @@ static int srcReadDirect(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
       if( rc ) return rc;
       if( p->nIn==0 ){
         *pzErr = sqlite3_mprintf("'%s': truncated gzip data at byte %lld "
-            "(the compressed stream ends before its end marker)",
+            "(the compressed stream ends before its end marker: the file is cut off, e.g. copied "
+            "while the profiler was still writing it; copy it again once the capture is complete)",
             p->zPath, (long long)p->nRawIn);
         return PROFSUM_RC_DAMAGED;
       }

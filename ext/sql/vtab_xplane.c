@@ -52,6 +52,7 @@
 #include "profsum_int.h"
 #include "utf8rule.h"
 #include "xplane_pb.h"
+#include "profsum_reader.h"
 #include "jsontree.h"
 #include "vtabkit.h"
 #include "growarray.h"
@@ -429,6 +430,13 @@ static int xvFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   if( rc==SQLITE_OK ) rc = profsumXpOpen(zFunc, pCur->zPath, 0, 0, 0, &p, &zErr);
   if( rc==SQLITE_OK ) rc = xvWalk(pCur, p, isLines, &zErr);
   profsumXpClose(p);
+  if( (rc & 0xff)==SQLITE_CORRUPT && zErr && profsumSniffFormat(pCur->zPath)==PROFSUM_FMT_JSON ){
+    /* a trace JSON given here: its bytes fail as protobuf somewhere, and
+    ** that message alone reads like a damaged XPlane */
+    char *z = sqlite3_mprintf("%s (the file reads as trace JSON, not as an XPlane protobuf: "
+                              "trace_events reads it)", zErr);
+    if( z ){ sqlite3_free(zErr); zErr = z; }
+  }
   if( rc ){
     sqlite3_free(cur->pVtab->zErrMsg);
     cur->pVtab->zErrMsg = profsumUtf8Scrub(zErr);   /* 0 when out of memory */

@@ -53,7 +53,8 @@ int profsumImportReadWarnings(sqlite3 *db, const char *zSchema, sqlite3_int64 id
       "The trace JSON ends early (inside an entry or before its closing bracket): the file "
       "looks cut off, e.g. copied while the profiler was still writing it. The reference "
       "summarizer would reject it; profsum summarized the events before the cut: see "
-      "profsum_diagnostic.";
+      "profsum_diagnostic. (The summary's suspected_truncation flag stays false: it "
+      "concerns the profiler's cap on exported events, not a file cut off.)";
   if( pI->laxSyntax ) azWarn[nWarn++] =
       "The trace is not strict JSON (trailing commas or raw control characters in strings), "
       "which the reference summarizer rejects; profsum read it: see profsum_diagnostic.";

@@ -1,0 +1,166 @@
+"""What the command line and the SQL functions tell a user who took a wrong
+turn: the diagnostics a warning cites when the database is a temporary one,
+knobs that do not shape an existing summary, a trace JSON given where an
+XPlane is expected (and the reverse), a folder of several XPlanes, a file
+cut off.  Each message must say what happened and what to do instead."""
+import gzip
+import json
+import os
+import subprocess
+import unittest
+
+import fixtures
+import xspace_writer as W
+from util import connect, TempDir, ROOT
+
+CLI = os.environ.get("PROFSUM_CLI", os.path.join(ROOT, "profsum"))
+F1 = fixtures.f1([100, 110, 120, 130, 140, 150], 60)
+SESSION = "plugins/profile/2024_01_01_00_00_00"
+US = 10 ** 6
+
+
+def setUpModule():
+    if not os.access(CLI, os.X_OK):
+        raise unittest.SkipTest("the profsum CLI is not built (%s): run `make profsum`" % CLI)
+
+
+def one_tpu_xspace(host):
+    """An XSpace of one TPU with two steps and one op each."""
+    pb = W.PlaneBuilder("/device:TPU:0", id=0)
+    pb.line(id=1, name="Steps", timestamp_ns=0,
+            events=[pb.event(str(k), offset_ps=k * 100 * US, duration_ps=100 * US) for k in (1, 2)])
+    pb.line(id=2, name="XLA Ops", timestamp_ns=0,
+            events=[pb.event("fusion.1", offset_ps=k * 100 * US, duration_ps=50 * US) for k in (1, 2)])
+    return W.xspace([pb.build()], hostnames=[host])
+
+
+class Notes(unittest.TestCase):
+    def setUp(self):
+        self.td = TempDir()
+        self.env = dict(os.environ)
+        self.env.pop("LD_PRELOAD", None)         # the CLI is not instrumented
+        self.env["TMPDIR"] = self.td.path
+
+    def tearDown(self):
+        self.td.__exit__()
+
+    def cli(self, *args, rc=0):
+        p = subprocess.run([CLI] + list(args), cwd=self.td.path, env=self.env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        out, err = p.stdout.decode(), p.stderr.decode()
+        self.assertEqual(p.returncode, rc, "profsum %s\nstderr: %s" % (" ".join(args), err))
+        return out, err
+
+    def cut_trace(self):
+        """A trace JSON cut inside an entry: warned about, citing the
+        diagnostics."""
+        text = json.dumps(F1)
+        return self.td.write("cut.trace.json", text[:len(text) * 2 // 3])
+
+    def test_temporary_database_note(self):
+        p = self.cut_trace()
+        _, err = self.cli("summarize", "--trace-file", p, "--output", "s.json")
+        self.assertIn("profsum: warning: cut: The trace JSON ends early", err)
+        self.assertIn("The summary's suspected_truncation flag stays false: it concerns the profiler's "
+                      "cap on exported events, not a file cut off.", err)
+        note = [l for l in err.splitlines() if l.startswith("profsum: note:")]
+        self.assertEqual(note, [
+            "profsum: note: the diagnostics these warnings cite are in this command's temporary database, "
+            "deleted when it ends: add --db FILE to keep them (then 'profsum sql FILE \"SELECT * FROM "
+            "profsum_diagnostic\"'), or list them from the file: profsum sql :memory: \"SELECT * FROM "
+            "profsum_diagnostics('%s')\"" % p])
+        # the query the note gives lists them
+        db = connect()
+        kinds = {k for (k,) in db.execute("SELECT kind FROM profsum_diagnostics(?)", (p,))}
+        self.assertIn("unterminated_array", kinds)
+        # with --db the table is there to read: no note
+        _, err = self.cli("summarize", "--trace-file", p, "--db", "keep.db", "--output", "s.json")
+        self.assertIn("The trace JSON ends early", err)
+        self.assertNotIn("profsum: note:", err)
+        # a clean trace: neither
+        q = self.td.write("clean.trace.json", json.dumps(F1))
+        _, err = self.cli("summarize", "--trace-file", q, "--output", "s.json")
+        self.assertEqual(err, "")
+
+    def test_knobs_that_do_not_apply(self):
+        q = self.td.write("clean.trace.json", json.dumps(F1))
+        self.cli("summarize", "--trace-file", q, "--output", "v1.json")
+        _, err = self.cli("report", "--summary", "v1.json", "--warmup-steps", "0")
+        self.assertEqual(err, "profsum report: note: --warmup-steps, --hot-op-limit and --breakdown-mode "
+                              "ignored: 'v1' is a profile_summary.v1 document, whose numbers were computed "
+                              "when it was written\n")
+        _, err = self.cli("report", "--summary", "v1.json")
+        self.assertEqual(err, "")
+        # a trace given as the summary is summarized with them: no note
+        _, err = self.cli("report", "--summary", q, "--warmup-steps", "0")
+        self.assertEqual(err, "")
+        # a stored trace summarized with other values
+        self.cli("summarize", "--trace-file", q, "--db", "s.db", "--label", "d", "--output", "x.json")
+        _, err = self.cli("report", "--db", "s.db", "--trace", "d", "--hot-op-limit", "3")
+        self.assertEqual(err, "profsum report: note: --warmup-steps, --hot-op-limit and --breakdown-mode "
+                              "ignored: the stored trace 'd' was summarized with warmup_steps 5, "
+                              "hot_op_limit 25 and breakdown_mode exclusive_per_track (import it again "
+                              "with --replace to change them)\n")
+        _, err = self.cli("query", "--db", "s.db", "--trace", "d", "--question", "top ops",
+                          "--warmup-steps", "5")
+        self.assertEqual(err, "")
+
+    def test_json_given_as_xplane(self):
+        q = self.td.write("clean.trace.json", json.dumps(F1))
+        out, err = self.cli("summarize", "--xplane-file", q)
+        self.assertEqual(err, "profsum summarize: note: '%s' is not an XPlane protobuf by its content "
+                              "(it starts as JSON or as neither format): it is read as a trace JSON\n" % q)
+        self.assertEqual(json.loads(out)["source_format"], "perfetto_trace_json")
+        x = self.td.write("h.xplane.pb", one_tpu_xspace("h"))
+        out, err = self.cli("summarize", "--xplane-file", x)
+        self.assertEqual(err, "")
+        self.assertEqual(json.loads(out)["source_format"], "xplane_pb")
+        # the XPlane functions on a trace JSON: the decoding error says what the file is
+        db = connect()
+        for fn in ("profsum_xplane_planes", "profsum_xplane_lines"):
+            for path in (q, self.td.write("g.trace.json.gz", json.dumps(F1), gz=True)):
+                with self.assertRaises(Exception) as cm:
+                    db.execute("SELECT * FROM %s(?)" % fn, (path,)).fetchall()
+                self.assertTrue(str(cm.exception).startswith("%s: '%s': byte " % (fn, path)), str(cm.exception))
+                self.assertTrue(str(cm.exception).endswith(
+                    " (the file reads as trace JSON, not as an XPlane protobuf: trace_events reads it)"))
+            # a damaged XPlane, or no file: the decoder's message alone
+            data = one_tpu_xspace("h")
+            bad = self.td.write("bad.xplane.pb", data[:len(data) // 2])
+            for path in (bad, os.path.join(self.td.path, "none.json")):
+                with self.assertRaises(Exception) as cm:
+                    db.execute("SELECT * FROM %s(?)" % fn, (path,)).fetchall()
+                self.assertNotIn("reads as trace JSON", str(cm.exception))
+
+    def test_folder_of_several_xplanes(self):
+        for h in ("h0", "h1"):
+            self.td.write(os.path.join("pod", SESSION, h + ".xplane.pb"), one_tpu_xspace(h))
+        pod = os.path.join(self.td.path, "pod")
+        _, err = self.cli("summarize", "--profile-dir", pod, rc=1)
+        self.assertIn("Found multiple *.xplane.pb files under '%s'" % pod, err)
+        self.assertIn("an XPlane is read from a folder only when it is the only one; give one of them, "
+                      "or read them all as one session of several hosts with the import option "
+                      "{\"hosts\": \"all\"} (CLI: --all-hosts).", err)
+        _, err = self.cli("summarize", "--profile-dir", pod, "--session", "latest", rc=1)
+        self.assertIn("no trace file selected for session 'latest' and hosts 'one'", err)
+        self.assertIn("the folder holds several *.xplane.pb: a session of several and no JSON trace is "
+                      "read with hosts 'all' (CLI: --all-hosts)", err)
+        out, _ = self.cli("summarize", "--profile-dir", pod, "--all-hosts")
+        self.assertEqual(json.loads(out)["source_format"], "xplane_pb")
+        # an empty folder: nothing found, not "selected"
+        os.makedirs(os.path.join(self.td.path, "empty", SESSION))
+        _, err = self.cli("summarize", "--profile-dir", os.path.join(self.td.path, "empty"),
+                          "--session", "latest", rc=1)
+        self.assertIn("no trace file found for session 'latest'", err)
+
+    def test_cut_gzip(self):
+        data = gzip.compress(json.dumps(F1).encode())
+        p = self.td.write("cut.trace.json.gz", data[:len(data) // 2])
+        _, err = self.cli("summarize", "--trace-file", p, rc=1)
+        self.assertIn("truncated gzip data at byte %d (the compressed stream ends before its end marker: "
+                      "the file is cut off, e.g. copied while the profiler was still writing it; copy it "
+                      "again once the capture is complete)" % (len(data) // 2), err)
+
+
+if __name__ == "__main__":
+    unittest.main()
