@@ -478,6 +478,46 @@ class CandidateCuts(unittest.TestCase):
         self.assertGreater(d["time_breakdown"]["stall"]["share_of_total"], 0.2)
         self.assertNotIn("stall-heavy", ids)
 
+    def test_sub_picosecond_durations_in_a_large_trace(self):
+        # 70,000 durs of 1e-7 µs: every one rounds to 0 ps, so the exact
+        # breakdown is empty, while the reference's doubles make a stall
+        # share of 0.5: its stall-heavy candidate must be there too
+        ev = [("dependency-wait.1" if i % 2 else "fusion.1", "%d" % i, "0.0000001") for i in range(70000)]
+        with TempDir() as td:
+            ids, d = self.candidates(ev, td)
+        self.assertIn("stall-heavy", ids)
+        c = [x for x in d["optimization_candidates"] if x["candidate_id"] == "stall-heavy"][0]
+        self.assertEqual(c["evidence"][0], "Stall share: 50.0%")
+
+    def test_breakdown_sums_past_64_bits(self):
+        # five device ops of 2^61 ps on five lines: each category's exclusive
+        # sum passes 2^63 ps; the breakdown and the candidates stay right
+        # (70,000 events on a Steps line make the trace a large one)
+        dur = "2305843009213.693"
+        events = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/device:TPU:0"}},
+                  {"ph": "M", "name": "thread_name", "pid": 1, "tid": 9, "args": {"name": "Steps"}}]
+        events += [{"ph": "M", "name": "thread_name", "pid": 1, "tid": t, "args": {"name": "XLA Ops"}}
+                   for t in range(1, 6)]
+        parts = [json.dumps(m) for m in events]
+        parts += ['{"ph":"X","pid":1,"tid":%d,"name":"fusion.1","ts":0,"dur":%s,'
+                  '"args":{"tf_op":"jit(f)/dot"}}' % (t, dur) for t in range(1, 6)]
+        parts += ['{"ph":"X","pid":1,"tid":9,"name":"%d","ts":%d,"dur":1}' % (i, i) for i in range(70000)]
+        text = '{"traceEvents":[' + ",".join(parts) + "]}"
+        with TempDir() as td:
+            d = summary_of(td, "big.json", text)
+        tb = d["time_breakdown"]
+        self.assertAlmostEqual(tb["total_duration"] / (5 * float(dur)), 1.0, places=12)
+        self.assertEqual(tb["compute"]["share_of_total"], 1.0)
+        c = d["optimization_candidates"]
+        self.assertEqual([(x["candidate_id"], x["evidence"]) for x in c],
+                         [("single-hot-op", ["Top op: fusion.1", "Top op exclusive duration: 11529215046068.465",
+                                             "Top op share: 100.0%"])])      # the reference's
+        # one op's sums pass 2^63 ps as well, and so do its regions'
+        op = d["hot_ops"][0]
+        self.assertEqual((op["name"], op["count"]), ("fusion.1", 5))
+        self.assertAlmostEqual(op["total_duration"] / (5 * float(dur)), 1.0, places=12)
+        self.assertAlmostEqual(op["exclusive_duration"] / (5 * float(dur)), 1.0, places=12)
+
     def test_xplane_host_lines_add_their_line_totals(self):
         # §6.1: a host line's stall time is its own sum, added once at its
         # end (3 and 8 waits of 0.1 µs: 0.30000000000000004 + 0.7999999999999999

@@ -53,7 +53,8 @@ static int counterAdd(HMap *m, int kind, int64_t owner, int64_t val, int64_t n, 
 /* The aggregates                                                      */
 /* ------------------------------------------------------------------ */
 typedef struct OpAgg {
-  int64_t count, total, excl;
+  int64_t count;
+  profsum_ps total, excl;       /* sums of ps (128 bits: a dur reaches 2^61) */
   double totalRef, exclRef;      /* total, excl as the reference adds them */
   double flopSum; int64_t flopN;
   int32_t shape, source, tfop;   /* most common values, -1 none */
@@ -375,7 +376,7 @@ static void trackEntries(const Engine *e, const STrack *tr, int64_t aCur[2],
   *paPos = aPos;
   *paEx = dev ? e->aXrEx : e->aParEx;
 }
-static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], int64_t *pnDiff){
+static int engExactCheck(Engine *e, const int8_t *aKeyCat, profsum_ps aExact[5], int64_t *pnDiff){
   int64_t nMax = 0, nDiff = 0, nStk = 0, nAllocStk = 64, nOf = 0, nMaxPar = 0, aCur[2] = {0, 0};
   int64_t nOfSeen = 0;      /* entries of aOf met by EXACT_FIN (the track's) */
   int32_t t, *aIdx, *aStk;
@@ -468,7 +469,8 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int64_t aExact[5], in
 typedef struct Agg {
   Engine *e;
   int32_t nNames;             /* names in the string pool */
-  int64_t aBucket[5];         /* per-track breakdown: exclusive ps per category */
+  profsum_ps aBucket[5];      /* per-track breakdown: exclusive ps per category (128
+                              ** bits: durations reach 2^61 ps, their sums more) */
   double aBucketRef[5];       /* the same as the reference's doubles add it
                               ** (aggBreakdownRef; hasBucketRef: computed) */
   int hasBucketRef;
@@ -479,14 +481,14 @@ typedef struct Agg {
                               ** (aggKeyCategories) */
   const char **aFamily;       /* per name id: semantic family (cached) */
   HMap steps, gpuSteps, ctr;  /* device steps, host "train" steps, counters */
-  int64_t aComm[16][2];       /* per collective: count, exclusive ps */
+  profsum_ps aComm[16][2];    /* per collective: count, exclusive ps */
   const char *azComm[16];     /* the collectives, in processing order of first sight */
   int nComm;
   double aCommRef[16];        /* Σ exclusive as the reference adds it */
   int64_t hintRef;            /* floatEntryNear's hint for the device ops */
   int64_t curXr;              /* profsumEngExclRefAt's cursor */
   EngExclCur excl;            /* profsumEngExclNext's cursor */
-  int64_t compilePs;          /* host events named like a compilation, ps */
+  profsum_ps compilePs;       /* host events named like a compilation, ps */
   /* the global breakdown's window (aggGlobalBreakdown): the smallest start
   ** and the largest end, in the reference's doubles, of the compute events
   ** of the device tracks other than Steps (hasW: there is one) */
@@ -795,9 +797,10 @@ static int aggWriteRunIdsAndSources(Agg *a){
 /* The per-track buckets again on exact times (engExactCheck) as facts for
 ** profsum_kpis' float_nesting pattern, and a diagnostic when the nesting
 ** differs; total is the per-track breakdown total in ps. */
-static int aggFloatNesting(Agg *a, int64_t total){
+static int aggFloatNesting(Agg *a, profsum_ps total){
   Engine *e = a->e;
-  int64_t aExact[5] = {0,0,0,0,0}, nDiff = 0, exactTotal = 0, moved = 0;
+  profsum_ps aExact[5] = {0,0,0,0,0}, exactTotal = 0, moved = 0;
+  int64_t nDiff = 0;
   EngFact aF[3] = {{"exact_breakdown_total", 0, 0}, {"float_nesting_events", 0, 0},
                    {"float_nesting_moved", 0, 0}};
   int c, rc;
@@ -937,7 +940,7 @@ static int aggBreakdownRef(Agg *a){
 ** most two exclusive times: 2 ps an event over the total, doubled for the
 ** share's two sums). */
 static int aggWantBreakdownRef(const Agg *a){
-  int64_t total = 0;
+  profsum_ps total = 0;
   double T, best = 0.0;
   /* a sum of n doubles is within n ulp of its exact value: a share near a
   ** cut by more than that decides alike both ways */
@@ -946,7 +949,9 @@ static int aggWantBreakdownRef(const Agg *a){
   int c;
   if( a->e->nEv<=65536 ) return 1;
   for(c=0; c<5; c++) total += a->aBucket[c];
-  if( total<=0 ) return 0;
+  /* no exact total (every dur rounded to 0 ps): the reference's doubles
+  ** still make shares, so replay them */
+  if( total<=0 ) return 1;
   T = (double)total;
   if( a->e->anyRounded ) eps += 4.0*(double)a->e->nEv/T;
   for(c=0; c<5; c++) if( aggNearCut((double)a->aBucket[c]/T, eps) ) return 1;
@@ -960,7 +965,7 @@ static int aggWriteBreakdown(Agg *a){
   static const char *azCat[5] = {"compute","communication","host","stall","other"};
   Engine *e = a->e;
   sqlite3_stmt *pIns = 0;
-  int64_t total = 0;
+  profsum_ps total = 0;
   double g[5] = {0,0,0,0,0}, gTotal = 0.0;
   int c, rc;
   double refTotal = 0.0;
@@ -1065,7 +1070,7 @@ static int aggWriteComm(Agg *a){
   for(i=0; rc==SQLITE_OK && i<a->nComm; i++){
     sqlite3_bind_int64(pIns, 1, e->traceId);
     sqlite3_bind_text(pIns, 2, a->azComm[i], -1, SQLITE_STATIC);
-    sqlite3_bind_int64(pIns, 3, a->aComm[i][0]);
+    sqlite3_bind_int64(pIns, 3, (sqlite3_int64)a->aComm[i][0]);
     sqlite3_bind_double(pIns, 4, US(a->aComm[i][1]));
     sqlite3_bind_double(pIns, 5, a->aCommRef[i]);
     rc = profsumEngStep(e, pIns);

@@ -41,7 +41,7 @@ typedef struct PartsInfo {
   int nPart;
   int fallback;
   int32_t path4;       /* string id: first <= 4 parts joined */
-  int64_t nEv, exSum;  /* profsumEngRegionOp: its device ops and the sum of their
+  int64_t nEv; profsum_ps exSum;  /* profsumEngRegionOp: its device ops and the sum of their
                        ** exclusive ps, added to its regions' counts once */
 } PartsInfo;
 
@@ -71,7 +71,7 @@ typedef struct RegionCtx {
 
 typedef struct RegAgg {
   int32_t path;         /* its node */
-  int depth; int64_t count, incl, excl; int removed;
+  int depth; int64_t count; profsum_ps incl, excl; int removed;
   double inclRef, exclRef;       /* incl, excl as the reference adds them */
 } RegAgg;
 

@@ -388,7 +388,7 @@ int profsumEngFacts(Engine *e, const EngFact *a, int n);
 ** an error code. */
 typedef struct EngKpiJob EngKpiJob;
 int profsumEngKpiStart(Engine *e, EngKpiJob **pp);
-int profsumEngKpiFinish(Engine *e, EngKpiJob *j, int bWrite, int64_t compile);
+int profsumEngKpiFinish(Engine *e, EngKpiJob *j, int bWrite, profsum_ps compile);
 /* Is an event of this name a host/device transfer (memcpy, h2d, d2h,
 ** infeed, outfeed, transfer, host-to-device, device-to-host)? */
 int profsumEngIsTransferName(const char *z, int n);

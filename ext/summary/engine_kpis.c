@@ -473,7 +473,7 @@ int profsumEngKpiStart(Engine *e, EngKpiJob **pp){
 
 /* Write the rows of j (its computation done): one per device, then the
 ** facts with the aggregation's compile ps and the devices' transfer ps. */
-static int kpiWrite(Engine *e, EngKpiJob *j, int64_t compile){
+static int kpiWrite(Engine *e, EngKpiJob *j, profsum_ps compile){
   sqlite3_stmt *pIns = 0;
   int64_t d;
   int rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_device VALUES(?1,?2,?3,?4,?5,?6,?7)");
@@ -505,7 +505,7 @@ static int kpiWrite(Engine *e, EngKpiJob *j, int64_t compile){
 }
 
 /* See engine_int.h. */
-int profsumEngKpiFinish(Engine *e, EngKpiJob *j, int bWrite, int64_t compile){
+int profsumEngKpiFinish(Engine *e, EngKpiJob *j, int bWrite, profsum_ps compile){
   int rc = SQLITE_OK;
   if( j==0 ) return SQLITE_OK;
   if( !profsumEngSideJoin(&j->side) && bWrite && j->aDev ) kpiCompute(j);
