@@ -398,6 +398,34 @@ class OverviewRange(unittest.TestCase):
                 self.assertEqual(self.overview(ev, td), self.want(ev), ev)
 
 
+class GlobalBreakdown(unittest.TestCase):
+    """exclusive_global mode (§4.4): the reference adds the stretches of the
+    sweep, each positive; profsum's differences of union lengths must not
+    come out below 0 where its rounding differs."""
+
+    def test_no_negative_share(self):
+        import xspace_writer as W
+        p = W.PlaneBuilder("/device:GPU:1", id=2)
+        p.line(id=14, name="Stream #14(compute)", timestamp_ns=1000, events=[
+            p.event("loop_add_fusion", offset_ps=7074720, duration_ps=71923),
+            p.event("redzone_checker", offset_ps=7146643, duration_ps=3000000),
+            p.event("ncclDevKernel_AllReduce_Sum_f32_RING_LL", offset_ps=10146643, duration_ps=500631),
+            p.event("gemm_fusion_dot_3", offset_ps=10385492, duration_ps=207999999),
+            p.event("triton_softmax_2", offset_ps=93035908, duration_ps=263999999)])
+        with TempDir() as td:
+            path = td.write("g.xplane.pb", W.xspace([p.build()]))
+            db = connect()
+            db.execute("SELECT profsum_import(?, 'g', '{\"breakdown_mode\": \"exclusive_global\"}')", (path,))
+            d = json.loads(db.execute("SELECT profsum_summary_json('g')").fetchone()[0])
+        tb = d["time_breakdown"]
+        for cat in ("compute", "communication", "host", "stall", "other"):
+            self.assertGreaterEqual(tb[cat]["total_duration"], 0.0, cat)
+            self.assertGreaterEqual(tb[cat]["share_of_total"], 0.0, cat)
+        # the window is the compute ops' span; one all-reduce inside it
+        self.assertEqual(tb["total_duration"], 349.961187)          # the reference's
+        self.assertAlmostEqual(tb["stall"]["total_duration"], 0.0, places=12)
+
+
 class CandidateCuts(unittest.TestCase):
     """The candidates' cuts (§4.12: communication share >= 0.15, stall
     >= 0.20, ...) are decided on the breakdown as the reference's doubles

@@ -845,9 +845,11 @@ static int aggGlobalBreakdown(Agg *a, double g[5], double *pTotal){
     double uComm = 0.0, uAll = 0.0;
     if( !unionJobTake(&a->uj, hasW, wLo, wHi, &uComm, &uAll)
      && (rc = unionOnDevices(e, a->aKeyCat, wLo, wHi, &uComm, &uAll)) ) return rc;
+    /* the reference adds positive stretches, so neither difference is
+    ** below 0 there; here a union's rounding can take one an ulp below */
     g[CAT_COMM] = uComm;
-    g[CAT_COMPUTE] = uAll - uComm;
-    g[CAT_STALL] = (wHi - wLo) - uAll;
+    g[CAT_COMPUTE] = uAll - uComm > 0.0 ? uAll - uComm : 0.0;
+    g[CAT_STALL] = (wHi - wLo) - uAll > 0.0 ? (wHi - wLo) - uAll : 0.0;
   }
   return SQLITE_OK;
 }
