@@ -10,12 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include "summary_doc.h"     /* profsumDocFromJson, profsumDocReportMd */
 #include "query.h"           /* profsumQueryKind */
 #include "sqlcall.h"         /* profsumTopKClamp */
-#include "profsum_reader.h"   /* profsumSniffFormat */
+#include "profsum_reader.h"   /* profsumSniffContent */
 
 static void cappedNote(sqlite3_int64 id);
 
@@ -73,13 +72,11 @@ int cmdSummarize(Opts *o){
     id = importSource(zTrace, optStr(o, "label"), zOpts);
   }else if( zX ){
     /* an XSpace, told by its content (or name): read as summary §6.1 says */
-    struct stat st;
     if( !isRemoteSource(zX) && isMissing(zX) ){
       fail(EXIT_FAIL, "XPlane protobuf does not exist: %s", zX);     /* the reference's words */
     }
     failIfFolder("xplane-file", zX, "one XPlane protobuf file (.xplane.pb)");
-    if( !isRemoteSource(zX) && stat(zX, &st)==0 && S_ISREG(st.st_mode)
-     && profsumSniffFormat(zX)==PROFSUM_FMT_JSON ){
+    if( !isRemoteSource(zX) && profsumSniffContent(zX)==PROFSUM_FMT_JSON ){
       /* read by its content: say so before the summary, or a JSON error
       ** (a pipe is not sniffed: its bytes are the import's) */
       errLine("profsum summarize: note: '%s' is not an XPlane protobuf by its content (it starts "

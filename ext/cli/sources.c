@@ -226,8 +226,6 @@ sqlite3_int64 traceArg(const char *zOpt, const char *zArg, const char *zRaw, int
   }
 }
 
-/* The trace of report/query/publish: --summary PATH or --trace LABEL
-** (with --db). */
 /* After summaryArg found trace id: when the knobs given (zOpts: warmup
 ** steps, hot-op limit, breakdown mode) do not shape its document — it was
 ** imported from a profile_summary.v1 file, or it is a stored trace
@@ -257,6 +255,8 @@ static void knobsIgnoredNote(sqlite3_int64 id, const char *zOpts){
   }
 }
 
+/* The trace of report/query/publish: --summary PATH or --trace LABEL
+** (with --db). */
 sqlite3_int64 summaryArg(const Opts *o, const char *zOpts){
   const char *zSum = optStr(o, "summary"), *zTrace = optStr(o, "trace");
   sqlite3_int64 id;

@@ -77,8 +77,9 @@ static int sniffSmallPlane(const unsigned char *a, size_t n){
   return n==2+len || a[2+len]==0x0A || a[2+len]==0x12 || a[2+len]==0x1A || a[2+len]==0x22;
 }
 
-/* See profsum_reader.h. */
-int profsumSniffFormat(const char *zPath){
+/* profsumSniffFormat, or with byContent profsumSniffContent: where the
+** content cannot tell, the name decides, or PROFSUM_FMT_UNKNOWN. */
+static int sniffFormat(const char *zPath, int byContent){
   ProfsumSrc *pSrc = 0;
   char *zErr = 0;
   unsigned char a[4096];
@@ -86,12 +87,12 @@ int profsumSniffFormat(const char *zPath){
   struct stat st;
   int rc;
   /* a pipe can be read once: its bytes are the reader's, not the sniff's */
-  if( stat(zPath, &st)!=0 || !S_ISREG(st.st_mode) ) return formatByName(zPath);
+  if( stat(zPath, &st)!=0 || !S_ISREG(st.st_mode) ) return byContent ? PROFSUM_FMT_UNKNOWN : formatByName(zPath);
   rc = profsumSrcOpenFile(zPath, &pSrc, &zErr);
   sqlite3_free(zErr);
   zErr = 0;
   if( rc==SQLITE_NOMEM ) return PROFSUM_FMT_NOMEM;
-  if( rc ) return formatByName(zPath);
+  if( rc ) return byContent ? PROFSUM_FMT_UNKNOWN : formatByName(zPath);
   profsumSrcNoThread(pSrc);
   while( n<sizeof(a) ){
     size_t nGot = 0;
@@ -103,7 +104,7 @@ int profsumSniffFormat(const char *zPath){
   }
   profsumSrcClose(pSrc);
   if( rc==SQLITE_NOMEM ) return PROFSUM_FMT_NOMEM;
-  if( n==0 ) return formatByName(zPath);
+  if( n==0 ) return byContent ? PROFSUM_FMT_UNKNOWN : formatByName(zPath);
   if( n>=3 && a[0]==0xEF && a[1]==0xBB && a[2]==0xBF ) i = 3;
   while( i<n && (a[i]==' ' || a[i]=='\t' || a[i]=='\n' || a[i]=='\r') ) i++;
   if( i<n && (a[i]=='{' || a[i]=='[') && !sniffSmallPlane(a, n) ) return PROFSUM_FMT_JSON;
@@ -113,6 +114,12 @@ int profsumSniffFormat(const char *zPath){
   if( a[0]==0x0A || a[0]==0x12 || a[0]==0x1A || a[0]==0x22 ) return PROFSUM_FMT_XPLANE;
   return PROFSUM_FMT_JSON;
 }
+
+/* See profsum_reader.h. */
+int profsumSniffFormat(const char *zPath){ return sniffFormat(zPath, 0); }
+
+/* See profsum_reader.h. */
+int profsumSniffContent(const char *zPath){ return sniffFormat(zPath, 1); }
 
 /* See profsum_reader.h. */
 int profsumRefuseUnsupported(const char *zFunc, const char *zPath, char **pzErr){

@@ -339,6 +339,7 @@ int profsumParseInt(const char *z, int64_t n, int64_t *pOut);
 #define PROFSUM_FMT_JSON    0   /* Chrome trace JSON (trace_json.c) */
 #define PROFSUM_FMT_XPLANE  1   /* an XSpace protobuf (xplane_rows.c) */
 #define PROFSUM_FMT_NOMEM  -1   /* profsumSniffFormat ran out of memory */
+#define PROFSUM_FMT_UNKNOWN -2   /* profsumSniffContent: the content cannot tell */
 
 /* The format of zPath, told by its content (docs/trace_events.md, "Input
 ** formats"): the decompressed data's first byte after an optional UTF-8
@@ -352,6 +353,11 @@ int profsumParseInt(const char *z, int64_t n, int64_t *pOut);
 ** bytes can be read only once).  Reads at most 4 KiB of data.  Returns
 ** PROFSUM_FMT_NOMEM when it ran out of memory. */
 int profsumSniffFormat(const char *zPath);
+
+/* profsumSniffFormat by the content alone, for messages about what a file
+** is: PROFSUM_FMT_UNKNOWN where profsumSniffFormat would go by the name
+** (not a regular file, cannot be opened or read, empty). */
+int profsumSniffContent(const char *zPath);
 
 /* What profsum says of .xplane.riegeli files wherever it meets them: what
 ** they are, and what to read instead. */

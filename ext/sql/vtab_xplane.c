@@ -60,7 +60,6 @@
 #include <assert.h>
 #include <math.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* Columns of profsum_xplane_planes. */
 #define XPP_PLANE_INDEX  0
@@ -408,12 +407,6 @@ static int xvBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   return profsumVtabBestIndexArg(pInfo, ((XvTab*)pVtab)->isLines ? XPL_PATH : XPP_PATH, 1e5, 1e30, 100);
 }
 
-/* 1 when zPath is a regular file (its first bytes can be read again). */
-static int xvRegularFile(const char *zPath){
-  struct stat st;
-  return stat(zPath, &st)==0 && S_ISREG(st.st_mode);
-}
-
 /* xFilter: resets the cursor, copies the path argument (never kept
 ** borrowed), and reads the whole file into the cursor's rows.  On an error
 ** no row is left and the vtab's message is the decoder's. */
@@ -437,8 +430,7 @@ static int xvFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   if( rc==SQLITE_OK ) rc = profsumXpOpen(zFunc, pCur->zPath, 0, 0, 0, &p, &zErr);
   if( rc==SQLITE_OK ) rc = xvWalk(pCur, p, isLines, &zErr);
   profsumXpClose(p);
-  if( (rc & 0xff)==SQLITE_CORRUPT && zErr && xvRegularFile(pCur->zPath)
-   && profsumSniffFormat(pCur->zPath)==PROFSUM_FMT_JSON ){
+  if( (rc & 0xff)==SQLITE_CORRUPT && zErr && profsumSniffContent(pCur->zPath)==PROFSUM_FMT_JSON ){
     /* a trace JSON given here: its bytes fail as protobuf somewhere, and
     ** that message alone reads like a damaged XPlane (a pipe is not
     ** sniffed: its bytes were the decoder's) */

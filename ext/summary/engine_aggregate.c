@@ -481,7 +481,8 @@ typedef struct Agg {
                               ** (aggKeyCategories) */
   const char **aFamily;       /* per name id: semantic family (cached) */
   HMap steps, gpuSteps, ctr;  /* device steps, host "train" steps, counters */
-  profsum_ps aComm[16][2];    /* per collective: count, exclusive ps */
+  int64_t aCommN[16];         /* per collective: count */
+  profsum_ps aCommEx[16];     /* and exclusive ps */
   const char *azComm[16];     /* the collectives, in processing order of first sight */
   int nComm;
   double aCommRef[16];        /* Σ exclusive as the reference adds it */
@@ -664,7 +665,7 @@ static int aggEventPass(Agg *a){
       if( (m->flopKind<0 || m->comm==-2) && (rc = aggKeyMemo(a, q, m, zName, nName)) ) return rc;
       if( m->flopKind>0 ){ o->flopSum += m->flop; o->flopN++; }
       if( m->comm>=0 ){
-        a->aComm[m->comm][0]++; a->aComm[m->comm][1] += ex;
+        a->aCommN[m->comm]++; a->aCommEx[m->comm] += ex;
         a->aCommRef[m->comm] += xRef;
       }
       if( (rc = profsumEngRegionOp(a->pGaps, r, q, xRef, ex)) ) return rc;
@@ -1072,8 +1073,8 @@ static int aggWriteComm(Agg *a){
   for(i=0; rc==SQLITE_OK && i<a->nComm; i++){
     sqlite3_bind_int64(pIns, 1, e->traceId);
     sqlite3_bind_text(pIns, 2, a->azComm[i], -1, SQLITE_STATIC);
-    sqlite3_bind_int64(pIns, 3, (sqlite3_int64)a->aComm[i][0]);
-    sqlite3_bind_double(pIns, 4, US(a->aComm[i][1]));
+    sqlite3_bind_int64(pIns, 3, a->aCommN[i]);
+    sqlite3_bind_double(pIns, 4, US(a->aCommEx[i]));
     sqlite3_bind_double(pIns, 5, a->aCommRef[i]);
     rc = profsumEngStep(e, pIns);
   }
