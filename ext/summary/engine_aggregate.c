@@ -110,160 +110,17 @@ int profsumEngIsTransferName(const char *z, int n){
 }
 
 
-/* A union of intervals fed in order of start: the current run [lo, hi)
-** and the length of the runs already closed, in the reference's doubles
-** (µs: see unionOnDevices). */
-typedef struct UnionAcc { double lo, hi, len; int started; } UnionAcc;
-
-static void unionAdd(UnionAcc *u, double lo, double hi){
-  if( !u->started ){ u->lo = lo; u->hi = hi; u->started = 1; }
-  else if( lo>u->hi ){ u->len += u->hi - u->lo; u->lo = lo; u->hi = hi; }
-  else if( hi>u->hi ) u->hi = hi;
-}
-
-static double unionLen(const UnionAcc *u){
-  return u->started ? u->len + (u->hi - u->lo) : 0.0;
-}
-
-/* A cursor of unionOnDevices over one track: its events in a category
-** mask, clipped to the window, merged into the track's own union one
-** run at a time: [lo, hi) the run it stands on, pos the event after it;
-** when hasNext, the event at pos is in the mask with the clip [nLo, nHi)
-** (the start of the next run, found by the walk that ended this one). */
-typedef struct UCur { int64_t trk, pos, hint; double lo, hi, nLo, nHi; int hasNext; } UCur;
-
-/* Move cursor c to the next run of its track's events in mask (clipped to
-** [wLo, wHi), empty clips left out): their union, as unionAdd makes it,
-** from the first such event at or after c->pos up to the first that
-** starts beyond what came before it.  0 at the track's end. */
-static int ucurNext(Engine *e, const int8_t *aKeyCat, int mask, double wLo, double wHi, UCur *c){
-  const STrack *tr = &e->aTrk[c->trk];
-  int ok = 0;
-  if( c->hasNext ){
-    c->lo = c->nLo; c->hi = c->nHi; ok = 1;
-    c->hasNext = 0;
-    c->pos++;
-  }
-  while( c->pos<tr->nEv ){
-    int32_t k = ORD(e, tr->iFirst + c->pos);
-    const SEv *r = EV(e, k);
-    if( (mask>>aKeyCat[r->key]) & 1 ){
-      double ts, end, lo, hi;
-      profsumEngEvFloatIn(e, tr, k, &c->hint, &ts, &end);
-      lo = ts<wLo ? wLo : ts; hi = end>wHi ? wHi : end;
-      if( hi>lo ){
-        if( !ok ){ c->lo = lo; c->hi = hi; ok = 1; }
-        else if( lo>c->hi ){             /* the next run starts here */
-          c->nLo = lo; c->nHi = hi; c->hasNext = 1;
-          break;
-        }
-        else if( hi>c->hi ) c->hi = hi;
-      }
-    }
-    c->pos++;
-  }
-  return ok;
-}
-
-/* Put cursor x into the heap aHeap[0..*pnH) of cursors aCur (by run
-** start), or, when it has no run left, leave it out. */
-static void ucurPush(UCur *aCur, int64_t *aHeap, int64_t *pnH, int64_t x){
-  int64_t c = (*pnH)++;
-  while( c>0 && aCur[aHeap[(c-1)/2]].lo > aCur[x].lo ){ aHeap[c] = aHeap[(c-1)/2]; c = (c-1)/2; }
-  aHeap[c] = x;
-}
-
-/* The heap's top cursor moved on (ok: it has a run, else it is done):
-** restore the heap. */
-static void ucurFix(UCur *aCur, int64_t *aHeap, int64_t *pnH, int ok){
-  int64_t nH = *pnH, c = 0, x;
-  double key;
-  if( !ok ){ aHeap[0] = aHeap[--nH]; *pnH = nH; }
-  if( nH<2 ) return;
-  x = aHeap[0];
-  key = aCur[x].lo;
-  for(;;){
-    int64_t l = 2*c+1, m;
-    if( l>=nH ) break;
-    m = (l+1<nH && aCur[aHeap[l+1]].lo < aCur[aHeap[l]].lo) ? l+1 : l;
-    if( !(aCur[aHeap[m]].lo < key) ) break;
-    aHeap[c] = aHeap[m];
-    c = m;
-  }
-  aHeap[c] = x;
-}
-
-/* Lengths (µs) of two unions of the device events (non-Steps tracks), each
-** clipped to [wLo, wHi): of the communication events (*pComm) and of the
-** communication and compute events (*pAll).  The global breakdown (§4.4)
-** is the reference's sweep over its doubles: each event's ts and ts + dur
-** as Python's floats (profsumEngEvFloat) and the window clipped in them, so that a
-** trace with epoch timestamps (ulp 0.25 µs at 1.7e15) gives the
-** reference's lengths rather than the exact ones.  The tracks are already
-** sorted by start in those doubles (aOrd), so each track's events make
-** their own union run by run (ucurNext: a line of back-to-back ops is a
-** few runs), and a binary heap merges the tracks' runs by start: the
-** union of the runs fed in order of start has the runs of the union of
-** the events, so the same doubles and the same sum, without sifting a
-** heap per event.  One heap per union, advanced in turn by the smaller
-** start, so that a track's two cursors read its events close together
-** (a track none of whose keys is communication has no cursor for it).
-** No copy of the events and no sort (the global breakdown's memory). */
-static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
-                          double wLo, double wHi, double *pComm, double *pAll){
-  const int mAll = (1<<CAT_COMM)|(1<<CAT_COMPUTE), mComm = 1<<CAT_COMM;
-  UCur *aCur;
-  int64_t *aHeap, *aHeapC, nH = 0, nHC = 0, nCur = 0, t;
-  unsigned char *aHasComm;
-  UnionAcc all = {0,0,0,0}, comm = {0,0,0,0};     /* the union of all, of communication */
-  aCur = sqlite3_malloc64((sizeof(UCur)*2 + sizeof(int64_t)*2 + 1)*(sqlite3_uint64)(e->nTrk+1));
-  if( aCur==0 ) return SQLITE_NOMEM;
-  aHeap = (int64_t*)(aCur + 2*(e->nTrk+1));
-  aHeapC = aHeap + e->nTrk + 1;
-  aHasComm = (unsigned char*)(aHeapC + e->nTrk + 1);
-  memset(aHasComm, 0, (size_t)e->nTrk+1);
-  for(t=0; t<e->nKey; t++) if( aKeyCat[t]==CAT_COMM ) aHasComm[e->aKey[t].trk] = 1;
-  for(t=0; t<e->nTrk; t++){
-    const STrack *tr = &e->aTrk[t];
-    if( !(tr->isDevice && !tr->isSteps) || tr->nEv==0 ) continue;
-    memset(&aCur[nCur], 0, sizeof(UCur));
-    aCur[nCur].trk = t;
-    if( ucurNext(e, aKeyCat, mAll, wLo, wHi, &aCur[nCur]) ) ucurPush(aCur, aHeap, &nH, nCur);
-    nCur++;
-    if( !aHasComm[t] ) continue;
-    memset(&aCur[nCur], 0, sizeof(UCur));
-    aCur[nCur].trk = t;
-    if( ucurNext(e, aKeyCat, mComm, wLo, wHi, &aCur[nCur]) ) ucurPush(aCur, aHeapC, &nHC, nCur);
-    nCur++;
-  }
-  while( nH>0 || nHC>0 ){
-    if( nHC==0 || (nH>0 && aCur[aHeap[0]].lo<=aCur[aHeapC[0]].lo) ){
-      UCur *c = &aCur[aHeap[0]];
-      unionAdd(&all, c->lo, c->hi);
-      ucurFix(aCur, aHeap, &nH, ucurNext(e, aKeyCat, mAll, wLo, wHi, c));
-    }else{
-      UCur *c = &aCur[aHeapC[0]];
-      unionAdd(&comm, c->lo, c->hi);
-      ucurFix(aCur, aHeapC, &nHC, ucurNext(e, aKeyCat, mComm, wLo, wHi, c));
-    }
-  }
-  sqlite3_free(aCur);
-  *pAll = unionLen(&all);
-  *pComm = unionLen(&comm);
-  return SQLITE_OK;
-}
-
-/* The global breakdown's unions worked out beside the aggregation's event
+/* The global breakdown's sweep worked out beside the aggregation's event
 ** pass, as a side job (engine_side.c): the job finds the window itself,
-** by the event pass's rule (see Agg.wLo), then measures the unions in
-** it.  It reads the records, tracks and key categories, which nothing
-** writes meanwhile. */
+** by the event pass's rule (see Agg.wLo), then sweeps it
+** (profsumEngGlobalSweep).  It reads the records, tracks and key
+** categories, which nothing writes meanwhile. */
 typedef struct UnionJob {
   Engine *e;
   const int8_t *aKeyCat;
   double wLo, wHi; int hasW;  /* its window */
-  double uComm, uAll;         /* the unions' lengths in it (µs) */
-  int rc;                     /* of unionOnDevices */
+  double aSum[3];             /* communication, compute, uncovered (µs) */
+  int rc;                     /* of profsumEngGlobalSweep */
   EngSide side;               /* its thread */
 } UnionJob;
 
@@ -294,17 +151,17 @@ static void unionWindow(UnionJob *u){
   u->wLo = wLo; u->wHi = wHi; u->hasW = hasW;
 }
 
-/* The job's thread: the window, then the unions in it. */
+/* The job's thread: the window, then the sweep of it. */
 static void *unionJobMain(void *pArg){
   UnionJob *u = (UnionJob*)pArg;
   unionWindow(u);
-  if( u->hasW && u->wHi>u->wLo ) u->rc = unionOnDevices(u->e, u->aKeyCat, u->wLo, u->wHi, &u->uComm, &u->uAll);
+  if( u->hasW && u->wHi>u->wLo ) u->rc = profsumEngGlobalSweep(u->e, u->aKeyCat, u->wLo, u->wHi, u->aSum);
   return 0;
 }
 
 /* Start the job of u for e (aKeyCat: the categories, made): nothing when
-** the trace is small or no thread can be had (the breakdown then measures
-** the unions itself). */
+** the trace is small or no thread can be had (the breakdown then sweeps
+** itself). */
 static void unionJobStart(UnionJob *u, Engine *e, const int8_t *aKeyCat){
   memset(u, 0, sizeof(*u));
   u->e = e;
@@ -312,13 +169,11 @@ static void unionJobStart(UnionJob *u, Engine *e, const int8_t *aKeyCat){
   profsumEngSideStart(e, &u->side, unionJobMain, u);
 }
 
-/* Wait for u's thread, if it runs.  1 when it measured the unions of the
-** window [wLo, wHi) (hasW) that the event pass found (then *pComm and
-** *pAll are set), else 0. */
-static int unionJobTake(UnionJob *u, int hasW, double wLo, double wHi, double *pComm, double *pAll){
+/* Wait for u's thread, if it runs.  1 when it swept the window [wLo, wHi)
+** (hasW) that the event pass found (then aSum[3] is set), else 0. */
+static int unionJobTake(UnionJob *u, int hasW, double wLo, double wHi, double aSum[3]){
   if( !profsumEngSideJoin(&u->side) || u->rc!=SQLITE_OK || u->hasW!=hasW || !hasW || u->wLo!=wLo || u->wHi!=wHi ) return 0;
-  *pComm = u->uComm;
-  *pAll = u->uAll;
+  memcpy(aSum, u->aSum, sizeof(u->aSum));
   return 1;
 }
 
@@ -496,7 +351,7 @@ typedef struct Agg {
   double wLo, wHi;
   int hasW;
   int64_t hintW;              /* floatEntryNear's hint for them */
-  UnionJob uj;                /* the global breakdown's unions, beside the event pass */
+  UnionJob uj;                /* the global breakdown's sweep, beside the event pass */
   Gaps *pGaps;                /* the regions, fed by the event pass */
 } Agg;
 
@@ -834,23 +689,22 @@ static int aggFloatNesting(Agg *a, profsum_ps total){
 
 /* Global timeline mode (§4.4) in the reference's doubles (µs), as its
 ** sweep: the window of the devices' compute events (found by
-** aggEventPass), communication = |C|, compute = |P ∪ C| - |C|, stall =
-** the rest (unionOnDevices).  Into
-** g[5] and *pTotal (0 without a window). */
+** aggEventPass), then the pieces of communication, of compute and
+** uncovered (the stall) added in time order (profsumEngGlobalSweep, on
+** the side job when it ran).  Into g[5] and *pTotal (0 without a
+** window). */
 static int aggGlobalBreakdown(Agg *a, double g[5], double *pTotal){
   Engine *e = a->e;
   double wLo = a->wLo, wHi = a->wHi;
   int hasW = a->hasW, rc;
   *pTotal = (hasW && wHi>wLo) ? wHi-wLo : 0.0;
   if( hasW && wHi>wLo ){
-    double uComm = 0.0, uAll = 0.0;
-    if( !unionJobTake(&a->uj, hasW, wLo, wHi, &uComm, &uAll)
-     && (rc = unionOnDevices(e, a->aKeyCat, wLo, wHi, &uComm, &uAll)) ) return rc;
-    /* the reference adds positive stretches, so neither difference is
-    ** below 0 there; here a union's rounding can take one an ulp below */
-    g[CAT_COMM] = uComm;
-    g[CAT_COMPUTE] = uAll - uComm > 0.0 ? uAll - uComm : 0.0;
-    g[CAT_STALL] = (wHi - wLo) - uAll > 0.0 ? (wHi - wLo) - uAll : 0.0;
+    double aSum[3];
+    if( !unionJobTake(&a->uj, hasW, wLo, wHi, aSum)
+     && (rc = profsumEngGlobalSweep(e, a->aKeyCat, wLo, wHi, aSum)) ) return rc;
+    g[CAT_COMM] = aSum[0];
+    g[CAT_COMPUTE] = aSum[1];
+    g[CAT_STALL] = aSum[2];
   }
   return SQLITE_OK;
 }
@@ -969,7 +823,6 @@ static int aggWriteBreakdown(Agg *a){
   Engine *e = a->e;
   sqlite3_stmt *pIns = 0;
   profsum_ps total = 0;
-  double g[5] = {0,0,0,0,0}, gTotal = 0.0;
   int c, rc;
   double refTotal = 0.0;
   if( aggWantBreakdownRef(a) && (rc = aggBreakdownRef(a)) ) goto done;
@@ -989,9 +842,26 @@ static int aggWriteBreakdown(Agg *a){
   sqlite3_bind_double(pIns, 4, US(total));
   if( a->hasBucketRef ) sqlite3_bind_double(pIns, 5, refTotal);
   if( (rc = profsumEngStep(e, pIns)) ) goto done;
-  sqlite3_bind_null(pIns, 5);
-  if( (rc = aggFloatNesting(a, total)) ) goto done;
-  if( (rc = aggGlobalBreakdown(a, g, &gTotal)) ) goto done;
+  rc = aggFloatNesting(a, total);
+done:
+  sqlite3_finalize(pIns);
+  return rc;
+}
+
+/* The rows of profsum_agg_breakdown in mode exclusive_global
+** (aggGlobalBreakdown).  When the sweep runs on a side job, written last
+** of the aggregation (profsumEngAggregate), so that the job has the
+** aggregation's other work to run beside. */
+static int aggWriteGlobalBreakdown(Agg *a){
+  static const char *azCat[5] = {"compute","communication","host","stall","other"};
+  Engine *e = a->e;
+  sqlite3_stmt *pIns = 0;
+  double g[5] = {0,0,0,0,0}, gTotal = 0.0;
+  int c, rc;
+  if( (rc = aggGlobalBreakdown(a, g, &gTotal)) ) return rc;
+  if( (rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_breakdown"
+                              "(trace_id, mode, category, duration) VALUES(?1,?2,?3,?4)")) ) goto done;
+  sqlite3_bind_int64(pIns, 1, e->traceId);
   sqlite3_bind_text(pIns, 2, "exclusive_global", -1, SQLITE_STATIC);
   for(c=0; c<5; c++){
     sqlite3_bind_text(pIns, 3, azCat[c], -1, SQLITE_STATIC);
@@ -1088,7 +958,7 @@ static int aggWriteComm(Agg *a){
 int profsumEngAggregate(Engine *e){
   Agg a;
   EngKpiJob *pKpi = 0;
-  int rc = aggInit(&a, e), rc2;
+  int rc = aggInit(&a, e), rc2, bBeside = 0;
   /* the devices' KPI walk, beside the passes below */
   if( rc==SQLITE_OK ) rc = profsumEngKpiStart(e, &pKpi);
   if( rc==SQLITE_OK ) rc = profsumEngRegionsBegin(e, &a.pGaps);
@@ -1103,12 +973,18 @@ int profsumEngAggregate(Engine *e){
     rc = aggWriteRunIdsAndSources(&a);
   }
   if( rc==SQLITE_OK ) rc = aggWriteBreakdown(&a);
+  /* the global breakdown: now when nothing sweeps beside (its memory
+  ** then adds to no other section's), else last, so that the side job
+  ** has the sections below to run beside */
+  bBeside = a.uj.side.running;
+  if( rc==SQLITE_OK && !bBeside ) rc = aggWriteGlobalBreakdown(&a);
   if( rc==SQLITE_OK ) rc = aggWriteSteps(&a);
   if( rc==SQLITE_OK ) rc = aggWriteOps(&a);
   if( rc==SQLITE_OK ) rc = aggWriteComm(&a);
   if( rc==SQLITE_OK ) rc = profsumEngGapsAndRegions(a.pGaps);
   rc2 = profsumEngKpiFinish(e, pKpi, rc==SQLITE_OK, a.compilePs);
   if( rc==SQLITE_OK ) rc = rc2;
+  if( rc==SQLITE_OK && bBeside ) rc = aggWriteGlobalBreakdown(&a);
   aggFree(&a);
   return rc;
 }

@@ -623,4 +623,16 @@ void profsumEngGapsFree(Gaps *g);
 /* Compute and write every aggregate of stage A.  SQLITE_OK or an error. */
 int profsumEngAggregate(Engine *e);
 
+/* engine_sweep.c */
+/* The global breakdown's sweep (§4.4) of the window [wLo, wHi) (µs, the
+** reference's doubles, wHi > wLo): the events of e's device tracks other
+** than Steps whose category (aKeyCat, by key) is compute or
+** communication, clipped to the window, cut it into pieces at their
+** starts and ends; aSum[0] gets the communication pieces (a communication
+** event open over them), aSum[1] the compute pieces (only compute events
+** open), aSum[2] the uncovered ones, each sum added in time order as the
+** reference adds it.  Each track's events must lie in processing order
+** sorted by their start's double.  SQLITE_OK or SQLITE_NOMEM. */
+int profsumEngGlobalSweep(Engine *e, const int8_t *aKeyCat, double wLo, double wHi, double aSum[3]);
+
 #endif /* PROFSUM_ENGINE_INT_H */

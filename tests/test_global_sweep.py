@@ -1,21 +1,25 @@
-"""The global breakdown's unions (§4.4, profsum_agg_breakdown rows of mode
-exclusive_global) when each device track's events are first merged into
-the track's own runs and the runs of all tracks are merged by start
-(engine_aggregate.c, unionOnDevices and ucurNext), and the window of the
-compute events is found by the event pass (aggEventPass), or, in a large
-trace where the unions are measured on a thread beside that pass, by the
-thread itself (unionWindow, taken only when it is the event pass's).
+"""The global breakdown (§4.4, profsum_agg_breakdown rows of mode
+exclusive_global): the window of the devices' compute events is cut into
+pieces at every start and end of their compute and communication events,
+and each piece is added, in time order, to communication, compute or the
+stall (engine_sweep.c: each device track's points from a cursor and a heap
+of pending ends, the tracks merged by a heap).  The window is found by the
+event pass (aggEventPass), or, in a large trace where the sweep runs on a
+thread beside that pass, by the thread itself (unionWindow, taken only when
+it is the event pass's).
 
 The reference's arithmetic, rebuilt here in Python floats: every event of
 a device track other than Steps is (float(ts), float(ts) + float(dur)),
 clipped to the window [smallest compute start, largest compute end); the
-communication events' union C and the communication and compute events'
-union A, each added run by run in order of start.  Rows: communication =
-|C|, compute = |A| - |C|, stall = window - |A|, total = window; equal to
-the last bit.  The captures have several devices with several lines each,
-runs that touch, nest and overlap across lines, communication events on
-some lines only, a Steps line and a host thread (both left out), and
-timestamps whose doubles lose digits (epoch microseconds)."""
+boundary points sorted by time, and each piece between two successive
+times added to communication when a communication event is open over it,
+else to compute when a compute event is, else to the stall; total =
+window.  Equal to the last bit, where lengths of unions (b - a + (c - b)
+against c - a) would differ in the last digits.  The captures have several
+devices with several lines each, runs that touch, nest and overlap across
+lines, communication events on some lines only, a Steps line and a host
+thread (both left out), and timestamps whose doubles lose digits (epoch
+microseconds)."""
 import json
 import random
 import unittest
@@ -23,17 +27,34 @@ import unittest
 from util import connect, TempDir
 
 
-def union_len(iv):
-    n, lo, hi = 0.0, None, None
-    for a, b in sorted(iv, key=lambda x: x[0]):
-        if lo is None:
-            lo, hi = a, b
-        elif a > hi:
-            n += hi - lo
-            lo, hi = a, b
-        elif b > hi:
-            hi = b
-    return n + (hi - lo) if lo is not None else 0.0
+def sweep(ws, we, clip):
+    """clip: [(start, end, is_comm)], each inside [ws, we] and not empty."""
+    pts = []
+    for a, b, c in clip:
+        pts.append((a, 1, c))
+        pts.append((b, -1, c))
+    pts.sort(key=lambda p: (p[0], p[1]))
+    out = {"communication": 0.0, "compute": 0.0, "stall": 0.0}
+    open_comm = open_comp = 0
+    prev, i = ws, 0
+
+    def bucket():
+        return "communication" if open_comm > 0 else "compute" if open_comp > 0 else "stall"
+    while i < len(pts):
+        t = pts[i][0]
+        if t > prev:
+            out[bucket()] += t - prev
+        while i < len(pts) and pts[i][0] == t:
+            _, d, c = pts[i]
+            if c:
+                open_comm += d
+            else:
+                open_comp += d
+            i += 1
+        prev = t
+    if prev < we:
+        out[bucket()] += we - prev
+    return out
 
 
 def reference(tracks):
@@ -53,10 +74,9 @@ def reference(tracks):
         return None
     clip = [(max(a, ws), min(b, we), c) for a, b, c in ev]
     clip = [x for x in clip if x[1] > x[0]]
-    u_all = union_len([(a, b) for a, b, _ in clip])
-    u_comm = union_len([(a, b) for a, b, c in clip if c])
-    return {"communication": u_comm, "compute": u_all - u_comm, "stall": (we - ws) - u_all,
-            "total": we - ws}
+    out = sweep(ws, we, clip)
+    out["total"] = we - ws
+    return out
 
 
 def trace_text(ndev, tracks):
@@ -95,7 +115,7 @@ def capture(rng, base):
     return ndev, tracks
 
 
-class FuseUnionTest(unittest.TestCase):
+class GlobalSweepTest(unittest.TestCase):
     def check(self, td, i, ndev, tracks):
         path = td.write("u%d.json" % i, trace_text(ndev, tracks))
         db = connect()
@@ -135,26 +155,28 @@ class FuseUnionTest(unittest.TestCase):
 
     def test_large_beside_event_pass(self):
         # 3 devices × 3 lines × 2,200 events: past the size at which the
-        # unions are measured on a thread of their own beside the event
-        # pass (which then finds the window itself); epoch microseconds
-        rng = random.Random(7)
-        tracks = {}
-        for d in range(3):
-            for tid in (1, 2, 3, 4):
-                evs, t = [], 1700000000000000.0 + d * 0.25
-                for k in range(2200 if tid != 1 else 3):
-                    t += rng.choice([0.0, 0.1, 0.7, 1.3])
-                    name = ("all-reduce.%d" % k) if tid == 3 and k % 3 == 0 else "fusion.%d" % k
-                    dur = rng.choice(["0.7", "0.1", "2.2", "0.106"])
-                    evs.append((name, repr(t), dur))
-                    if k % 2:
-                        t += float(dur)
-                tracks[(d + 1, tid)] = (tid != 1, evs)
-        tracks[(99, 5)] = (False, [("fusion.host", "1699999999999000.0", "1000")])
-        self.assertGreater(sum(len(v[1]) for v in tracks.values()), 16384)
-        with TempDir() as td:
-            self.check(td, 100, 3, tracks)
-
+        # sweep runs on a thread of its own beside the event pass (which
+        # then finds the window itself); epoch microseconds (every length
+        # exact: the unions' lengths) and times from 0.1 µs (not exact: the
+        # pieces one by one), with collectives nested in long ops
+        for base in (1700000000000000.0, 0.1):
+            rng = random.Random(7)
+            tracks = {}
+            for d in range(3):
+                for tid in (1, 2, 3, 4):
+                    evs, t = [], base + d * 0.25
+                    for k in range(2200 if tid != 1 else 3):
+                        t += rng.choice([0.0, 0.1, 0.7, 1.3])
+                        name = ("all-reduce.%d" % k) if tid == 3 and k % 3 == 0 else "fusion.%d" % k
+                        dur = rng.choice(["0.7", "0.1", "2.2", "0.106", "13.3"])
+                        evs.append((name, repr(t), dur))
+                        if k % 2:
+                            t += float(dur)
+                    tracks[(d + 1, tid)] = (tid != 1, evs)
+            tracks[(99, 5)] = (False, [("fusion.host", repr(base - 1000.0), "1000")])
+            self.assertGreater(sum(len(v[1]) for v in tracks.values()), 16384)
+            with self.subTest(base=base), TempDir() as td:
+                self.check(td, 100, 3, tracks)
 
 if __name__ == "__main__":
     unittest.main()
