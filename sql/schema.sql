@@ -85,8 +85,8 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_op(
   source_file TEXT,                    -- most common args.source
   tf_op_path TEXT,                     -- most common raw args.tf_op
   flop_proxy_per_invocation REAL,      -- mean flop proxy over events that have one
-  exclusive_ref REAL,                  -- exclusive_duration as the reference's doubles add it: orders ties (NULL: use exclusive_duration)
-  total_ref REAL,                      -- total_duration as the reference's doubles add it: orders ties (NULL: use total_duration)
+  exclusive_ref REAL,                  -- exclusive_duration as the reference's doubles add it: the v1 document's value, orders ties (NULL: use exclusive_duration)
+  total_ref REAL,                      -- total_duration as the reference's doubles add it: the v1 document's value, orders ties (NULL: use total_duration)
   PRIMARY KEY(trace_id, name)
 ) WITHOUT ROWID;
 
@@ -96,7 +96,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_comm(
   collective TEXT NOT NULL,            -- all-reduce | all-gather | reduce-scatter | all-to-all | ... (profsum_collective)
   count INTEGER NOT NULL,              -- communication op events of this collective
   total_duration REAL NOT NULL,        -- Σ exclusive time, µs
-  total_ref REAL,                      -- total_duration as the reference's doubles add it: orders ties (NULL: use total_duration)
+  total_ref REAL,                      -- total_duration as the reference's doubles add it: the v1 document's value, orders ties (NULL: use total_duration)
   PRIMARY KEY(trace_id, collective)
 ) WITHOUT ROWID;
 
@@ -119,8 +119,8 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_region(
   count INTEGER NOT NULL,              -- device-op events at or below this path
   inclusive_duration REAL NOT NULL,    -- Σ exclusive time of events at or below, µs
   exclusive_duration REAL NOT NULL,    -- Σ exclusive time of events exactly here, µs
-  inclusive_ref REAL,                  -- inclusive_duration as the reference's doubles add it: orders ties, decides pruning (NULL: use inclusive_duration)
-  exclusive_ref REAL,                  -- exclusive_duration as the reference's doubles add it: orders ties (NULL: use exclusive_duration)
+  inclusive_ref REAL,                  -- inclusive_duration as the reference's doubles add it: the v1 document's value, orders ties, decides pruning (NULL: use inclusive_duration)
+  exclusive_ref REAL,                  -- exclusive_duration as the reference's doubles add it: the v1 document's value, orders ties (NULL: use exclusive_duration)
   PRIMARY KEY(trace_id, path)
 ) WITHOUT ROWID;
 

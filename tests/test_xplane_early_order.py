@@ -132,8 +132,9 @@ def import_capture(cap, threads=None):
         db = connect()
         try:
             tid = db.execute("SELECT profsum_import(?, 'c')", (path,)).fetchone()[0]
-            ops = {n: (x, c) for n, x, c in db.execute(
-                "SELECT name, exclusive_duration, count FROM profsum_agg_op WHERE trace_id=?", (tid,))}
+            ops = {n: (x, c, r) for n, x, c, r in db.execute(
+                "SELECT name, exclusive_duration, count, exclusive_ref FROM profsum_agg_op WHERE trace_id=?",
+                (tid,))}
             doc = json.loads(db.execute("SELECT profsum_summary_json(?)", (tid,)).fetchone()[0])
             run_ids = json.loads(db.execute("SELECT run_ids FROM profsum_trace WHERE trace_id=?",
                                             (tid,)).fetchone()[0])
@@ -159,17 +160,20 @@ class EarlyOrderTest(unittest.TestCase):
     def check(self, cap):
         ops, doc, run_ids, diags, tables = import_capture(cap)
         # every device op's exclusive time, in µs, as the nesting gives it
-        got = {n: x for n, (x, c) in ops.items()}
+        got = {n: x for n, (x, c, r) in ops.items()}
         want = {n: cap.excl[n] / 1e6 for n in cap.device_ops}
         self.assertEqual(got, want)
-        self.assertTrue(all(c == 1 for x, c in ops.values()))
-        # the document's hot ops (as many as its limit) have the same
-        # exclusive times
+        self.assertTrue(all(c == 1 for x, c, r in ops.values()))
+        # the document's hot ops (as many as its limit) have the reference's
+        # exclusive times: its doubles' max(0, dur - children), within an
+        # ulp or so of the exact ones (the table keeps both)
+        ref = {n: r for n, (x, c, r) in ops.items()}
         hot = {h["name"]: h for h in doc["hot_ops"]}
         self.assertEqual(len(hot), min(len(want), 25))
         self.assertIn("d0.huge", hot)
         for name, h in hot.items():
-            self.assertEqual(h["exclusive_duration"], want[name], name)
+            self.assertEqual(h["exclusive_duration"], ref[name], name)
+            self.assertAlmostEqual(h["exclusive_duration"], want[name], delta=abs(want[name]) * 1e-12, msg=name)
             self.assertEqual(h["total_duration"], cap.device_ops[name] / 1e6, name)
         # run_ids: every event that has one, counted (the most frequent first)
         self.assertEqual(sorted(run_ids), sorted(cap.run_ids))

@@ -546,9 +546,9 @@ class Rules(XPlaneTestCase):
     def test_top_op_text_from_the_reference_sum(self):
         # five 300 ps ops: exactly 0.0015 µs, which the reference's doubles
         # add to 0.0014999999999999998: its candidate text says 0.001
-        # (hot_ops keeps the exact sum)
+        # (hot_ops has the same sum; profsum_agg_op keeps the exact 0.0015)
         d = self.doc(one_line([("fusion.1", 0.001 * k, 0.0003) for k in range(5)]))
-        self.assertEqual(d["hot_ops"][0]["exclusive_duration"], 0.0015)
+        self.assertEqual(d["hot_ops"][0]["exclusive_duration"], 0.0014999999999999998)
         ev = [c["evidence"] for c in d["optimization_candidates"] if c["candidate_id"] == "single-hot-op"][0]
         self.assertEqual(ev[1], "Top op exclusive duration: 0.001")
 

@@ -242,8 +242,7 @@ static char *pct1(double x, JNode *pOom){
 typedef struct HotOp {
   char *zName; int nName;
   sqlite3_int64 count;
-  double total, excl;
-  double totalRef, exclRef;      /* as the reference adds them: the order */
+  double totalRef, exclRef;      /* the sums as the reference's doubles add them */
   char *zShape, *zSource, *zTf;  /* 0: NULL */
   int nShape, nSource, nTf;
   int hasFlop; double flop;
@@ -882,7 +881,9 @@ static int readHotOps(DocBuild *b, HotOp **pa, int *pn){
   HotOp *a = 0;
   int n = 0, nAlloc = 0, rc;
   sqlite3_stmt *p = 0;
-  rc = profsumDocPrep(b->db, &p, b->pzErr, "SELECT name, count, total_duration, exclusive_duration, shape_signature, "
+  /* (columns 2 and 3, the exact sums, are not read: the document has the
+  ** reference's doubles, 8 and 9) */
+  rc = profsumDocPrep(b->db, &p, b->pzErr, "SELECT name, count, NULL, NULL, shape_signature, "
             "source_file, tf_op_path, flop_proxy_per_invocation, coalesce(exclusive_ref, exclusive_duration), "
             "coalesce(total_ref, total_duration) FROM \"%w\".profsum_agg_op WHERE trace_id=?1", b->zS);
   if( rc ) return rc;
@@ -907,8 +908,6 @@ static int readHotOps(DocBuild *b, HotOp **pa, int *pn){
       h->zTf = colCopy(p, 6, &h->nTf, &rc);
     }
     h->count = sqlite3_column_int64(p, 1);
-    h->total = sqlite3_column_double(p, 2);
-    h->excl = sqlite3_column_double(p, 3);
     h->hasFlop = sqlite3_column_type(p, 7)!=SQLITE_NULL;
     h->flop = sqlite3_column_double(p, 7);
     h->exclRef = sqlite3_column_double(p, 8);
@@ -928,9 +927,12 @@ static JNode *hotOpObject(const HotOp *h){
   jSetLit(o, "canonical_name", jStr(c.z ? c.z : "", c.n));
   jSetLit(o, "category", jStr(profsumOpCategory(h->zName, nName), -1));
   jSetLit(o, "count", jInt(h->count));
-  jSetLit(o, "total_duration", jReal(h->total));
-  jSetLit(o, "exclusive_duration", jReal(h->excl));
-  jSetLit(o, "avg_duration", jReal(h->count ? h->total/(double)h->count : 0.0));
+  /* the sums as the reference's doubles add them (equal to the exact
+  ** sums up to their rounding, but not where a difference cancels:
+  ** docs/summary.md) */
+  jSetLit(o, "total_duration", jReal(h->totalRef));
+  jSetLit(o, "exclusive_duration", jReal(h->exclRef));
+  jSetLit(o, "avg_duration", jReal(h->count ? h->totalRef/(double)h->count : 0.0));
   jSetLit(o, "shape_signature", jStr(h->zShape, h->nShape));
   jSetLit(o, "source_file", jStr(h->zSource, h->nSource));
   jSetLit(o, "tf_op_path", jStr(h->zTf, h->nTf));
@@ -987,7 +989,7 @@ static int buildList(DocBuild *b, const char *zKey, const char *zSqlFmt, const c
 static int buildComm(DocBuild *b){
   static const DocMember aMem[] = {{"collective", 'v', 0}, {"count", 'i', 1}, {"total_duration", 'd', 2},
                                    {"avg_duration", 'a', 2}, {0, 0, 0}};
-  return buildList(b, "communication_ops", "SELECT collective, count, total_duration "
+  return buildList(b, "communication_ops", "SELECT collective, count, coalesce(total_ref, total_duration) "
                    "FROM \"%w\".profsum_agg_comm WHERE trace_id=?1 "
                    "ORDER BY coalesce(total_ref, total_duration) DESC, collective", 0, aMem);
 }
@@ -1008,7 +1010,8 @@ static int buildRegions(DocBuild *b){
   static const DocMember aMem[] = {{"path", 'v', 0}, {"depth", 'i', 1}, {"count", 'i', 2},
                                    {"inclusive_duration", 'r', 3}, {"exclusive_duration", 'r', 4}, {0, 0, 0}};
   return buildList(b, "hierarchical_regions", b->forSections ? 0 : "SELECT path, depth, count, "
-      "inclusive_duration, exclusive_duration FROM \"%w\".profsum_agg_region WHERE trace_id=?1 "
+      "coalesce(inclusive_ref, inclusive_duration), coalesce(exclusive_ref, exclusive_duration) "
+      "FROM \"%w\".profsum_agg_region WHERE trace_id=?1 "
       "ORDER BY coalesce(inclusive_ref, inclusive_duration) DESC, coalesce(exclusive_ref, exclusive_duration) DESC, "
       "path", b->zLim, aMem);
 }
