@@ -196,6 +196,21 @@ class Streaming(Base):
         self.assertEqual(self.one("SELECT profsum_history_import(?)", (self.write("e.jsonl", b""),)), 0)
         self.assertEqual(self.one("SELECT profsum_history_import(?)", (self.write("b.jsonl", b"\n \n"),)), 0)
 
+    def test_lines_blank_to_python(self):
+        # a line that str.strip() empties is blank, whatever whitespace it
+        # holds: U+00A0, U+3000, U+0085, U+2028, 0x1C-0x1F, \v, \f; the
+        # records around it are read (Python's loader skips such lines)
+        for i, ws in enumerate(["\u00a0", "\u3000 \t", "\u0085", "\u2028", "\x1c\x1d\x1e\x1f", "\x0b\x0c"]):
+            text = '{"label": "a"}\n' + ws + '\n{"label": "b"}\n'
+            path = self.write("ws%d.jsonl" % i, text.encode())
+            with self.subTest(ws=ws):
+                self.assertEqual(self.one("SELECT profsum_history_import(?)", (path,)), 2)
+        # what str.strip() keeps is no blank: a lone U+200B (not whitespace)
+        path = self.write("zw.jsonl", '{"label": "a"}\n\u200b\n'.encode())
+        with self.assertRaises(sqlite3.Error) as cm:
+            self.one("SELECT profsum_history_import(?)", (path,))
+        self.assertIn("line 2", str(cm.exception))
+
 
 class TextRule(Base):
     def import_error(self, data, pattern):

@@ -38,6 +38,7 @@
 #include "fileio.h"
 #include "jsontree.h"
 #include "pycompat.h"
+#include "pytext.h"
 #include "sqlcall.h"
 
 #include <errno.h>
@@ -424,7 +425,8 @@ static int isPyWs(char c){ return c==' ' || c=='\t' || c=='\n' || c=='\r' || c==
 
 /*
 ** One line (n bytes at z, without its newline) of a JSONL history, as
-** load_regression_history() reads it: blank, nothing; a JSON object, a
+** load_regression_history() reads it: blank (nothing but what Python's
+** str.strip() removes), nothing; a JSON object, a
 ** record, checked against the text rule (profsumJsonTextRule) and appended with
 ** pIns (*pAdded 1); any other JSON value, skipped.  Errors: SQLITE_ERROR
 ** with *pzWhy (text that is not JSON, a string that breaks the rule), busy
@@ -435,10 +437,14 @@ static int importLine(sqlite3 *db, sqlite3_stmt *pIns, const char *z, size_t n,
   const char *b = z, *x = z + n;
   JNode *pRec;
   int rc;
+  int64_t i0 = 0, e0 = (int64_t)n;
   *pAdded = 0;
+  /* blank as str.strip() finds it: non-ASCII whitespace (U+00A0, U+3000,
+  ** ...) and 0x1C-0x1F too */
+  profsumPyStrip((const unsigned char*)z, &i0, &e0);
+  if( i0>=e0 ) return SQLITE_OK;
   while( b<x && isPyWs(*b) ) b++;
   while( x>b && isPyWs(x[-1]) ) x--;
-  if( b==x ) return SQLITE_OK;
   pRec = jParse(b, (int)(x-b), pzWhy);
   if( pRec==0 ) return *pzWhy ? SQLITE_ERROR : SQLITE_NOMEM;
   if( pRec->type!=JT_OBJECT ){ jFree(pRec); return SQLITE_OK; }
