@@ -204,6 +204,20 @@ class PlanesAndLines(XplaneBase):
         self.assertEqual(self.error(missing), "profsum_xplane_planes: '%s': cannot open "
                          "(No such file or directory)" % missing)
         self.assertIn("is a directory", self.error(self.td.path, "profsum_xplane_lines"))
+        # a FIFO without a writer is refused at once, not waited on in
+        # open(): in a subprocess, with a timeout
+        fifo = os.path.join(self.td.path, "f.xplane.pb")
+        os.mkfifo(fifo)
+        script = ("import sqlite3, sys\n"
+                  "db = sqlite3.connect(':memory:'); db.enable_load_extension(True); db.load_extension(sys.argv[1])\n"
+                  "for f in ('profsum_xplane_planes', 'profsum_xplane_lines'):\n"
+                  "    try:\n        db.execute('SELECT count(*) FROM %s(?)' % f, (sys.argv[2],)).fetchall()\n"
+                  "    except sqlite3.Error as e:\n        print(e)\n")
+        from util import SO
+        p = subprocess.run([sys.executable, "-c", script, SO, fifo], capture_output=True, text=True, timeout=60)
+        self.assertEqual(len(p.stdout.splitlines()), 2, p.stdout + p.stderr)
+        for line in p.stdout.splitlines():
+            self.assertRegex(line, r"^profsum_xplane_(planes|lines): '.*f\.xplane\.pb': not a regular file")
         # the hidden path column; a join over several files
         self.assertEqual(self.db.execute("SELECT DISTINCT path FROM profsum_xplane_lines(?)", (path,)).fetchall(),
                          [(path,)])

@@ -483,7 +483,9 @@ int pbwOpenFile(PbwIn *p, const char *zPath){
   unsigned char aMagic[2];
   ssize_t r;
   int rc;
-  p->fd = open(zPath, O_RDONLY|O_CLOEXEC);
+  /* O_NONBLOCK: a FIFO is refused below at once instead of waiting in
+  ** open() for a writer (a regular file's reads ignore the flag) */
+  p->fd = open(zPath, O_RDONLY|O_CLOEXEC|O_NONBLOCK);
   if( p->fd<0 ){
     pbwErr(p, SQLITE_CANTOPEN, -1, "cannot open (%s)", strerror(errno));
     return SQLITE_CANTOPEN;
