@@ -186,6 +186,23 @@ class Detection(Base):
                                     r"'profile_summary\.v2', not 'profile_summary\.v1', and it has no \"traceEvents\""):
             db.execute("SELECT profsum_import(?)", (p,)).fetchone()
 
+    def test_broken_summary_says_where_and_why(self):
+        # a v1 summary that is no valid JSON: the byte and the reason; one
+        # with NaN (json.load reads it, profsum's tables cannot): says so
+        db = connect()
+        p = self.td.write("bad.json", '{"schema_version":"profile_summary.v1", "a": tru}')
+        with self.assertRaisesRegex(Exception, r"^profsum_import: '.*bad\.json': not a valid profile_summary\.v1 "
+                                    r"JSON document: invalid JSON at byte \d+"):
+            db.execute("SELECT profsum_import(?)", (p,)).fetchone()
+        t = self.td.write("t.json", fixtures.f1([100, 110, 120, 130, 140, 150], 60))
+        i = db.execute("SELECT profsum_import(?)", (t,)).fetchone()[0]
+        doc = json.loads(db.execute("SELECT profsum_summary_json(?)", (i,)).fetchone()[0])
+        doc["trace_overview"]["profile_start_ts"] = float("nan")
+        p = self.td.write("nan.json", json.dumps(doc))
+        with self.assertRaisesRegex(Exception, r"^profsum_import: '.*nan\.json': not a valid profile_summary\.v1 "
+                                    r"JSON document: it holds NaN, Infinity or -Infinity"):
+            db.execute("SELECT profsum_import(?)", (p,)).fetchone()
+
     def test_non_summary_json_rejected_by_cli(self):
         cases = [("list.json", "[1,2]", r"Expected JSON object in summary '%s'\.$"),
                  ("empty.json", "[]", r"Expected JSON object in summary '%s'\.$"),

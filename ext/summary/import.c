@@ -572,23 +572,76 @@ static int insertTraceRow(sqlite3 *db, const ImportJob *j, const ImportTrace *t,
   return SQLITE_OK;
 }
 
+/* Why the stored document of trace id is no v1 summary, as text for
+** storeV1's message (sqlite3_malloc'd; 0 when out of memory): where JSON
+** fails to parse, with the byte and the reason; a value that is no
+** object; the schema_version; or NaN/Infinity, which Python's json.load
+** reads but SQLite's JSON functions (which fill the tables) do not. */
+static char *v1Why(sqlite3 *db, const char *zSchema, sqlite3_int64 id){
+  sqlite3_stmt *q = 0;
+  char *zWhy = 0;
+  char *z = sqlite3_mprintf("SELECT summary_json, json_valid(summary_json) FROM \"%w\".profsum_trace "
+                            "WHERE trace_id=%lld", zSchema, (long long)id);
+  if( z==0 ) return 0;
+  if( sqlite3_prepare_v2(db, z, -1, &q, 0)==SQLITE_OK && sqlite3_step(q)==SQLITE_ROW ){
+    const char *zDoc = (const char*)sqlite3_column_text(q, 0);
+    int nDoc = sqlite3_column_bytes(q, 0);
+    int bValid = sqlite3_column_int(q, 1);
+    char *zErr = 0;
+    JNode *pDoc = zDoc ? jParse(zDoc, nDoc, &zErr) : 0;
+    const JNode *pVer = pDoc ? jGet(pDoc, "schema_version") : 0;
+    if( zDoc==0 ) zWhy = sqlite3_mprintf("no text");
+    else if( pDoc==0 ) zWhy = zErr ? sqlite3_mprintf("%s", zErr) : 0;
+    else if( pDoc->type!=JT_OBJECT ) zWhy = sqlite3_mprintf("the JSON value is not an object");
+    else if( pVer==0 || pVer->type!=JT_STRING || strcmp(pVer->z, "profile_summary.v1")!=0 ){
+      zWhy = sqlite3_mprintf("its schema_version is not \"profile_summary.v1\"");
+    }else if( !bValid ){
+      zWhy = sqlite3_mprintf("it holds NaN, Infinity or -Infinity, which profsum does not read in a summary");
+    }else{
+      zWhy = sqlite3_mprintf("not readable");
+    }
+    sqlite3_free(zErr);
+    jFree(pDoc);
+  }else{
+    zWhy = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  }
+  sqlite3_finalize(q);
+  sqlite3_free(z);
+  return zWhy;
+}
+
 /* A v1 file's trace id: its stored document checked, then its tables
-** filled from it. */
+** filled from it.  A document that is no v1 summary is an error naming
+** the file and why (v1Why); SQLite's own errors (busy, out of memory)
+** pass through as themselves. */
 static int storeV1(sqlite3 *db, const ImportJob *j, sqlite3_int64 id, char **pzErr){
   sqlite3_stmt *q = 0;
+  char *zWhy;
   int rc;
-  char *z = sqlite3_mprintf("SELECT json_valid(summary_json) AND json_type(summary_json)='object' "
-      "AND json_extract(summary_json,'$.schema_version')='profile_summary.v1' "
+  /* (json_type and json_extract raise an error on text that is no JSON:
+  ** only asked when json_valid holds) */
+  char *z = sqlite3_mprintf("SELECT CASE WHEN json_valid(summary_json) THEN json_type(summary_json)='object' "
+      "AND json_extract(summary_json,'$.schema_version')='profile_summary.v1' ELSE 0 END "
       "FROM \"%w\".profsum_trace WHERE trace_id=%lld", j->o.zSchema, (long long)id);
   if( z==0 ) return SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(db, z, -1, &q, 0);
   sqlite3_free(z);
-  if( rc==SQLITE_OK && sqlite3_step(q)==SQLITE_ROW && sqlite3_column_int(q, 0)==1 ){
+  if( rc==SQLITE_OK ) rc = sqlite3_step(q);
+  if( rc==SQLITE_ROW && sqlite3_column_int(q, 0)==1 ){
     sqlite3_finalize(q);
     return fillFromV1(db, j->o.zSchema, id, j->zTrace, pzErr);
   }
+  if( rc!=SQLITE_ROW ){
+    *pzErr = sqlite3_mprintf(FN ": '%s': %s", j->zTrace, sqlite3_errmsg(db));
+    sqlite3_finalize(q);
+    if( rc==SQLITE_DONE ) return SQLITE_ERROR;
+    return (rc & 0xff)==SQLITE_BUSY || (rc & 0xff)==SQLITE_LOCKED || rc==SQLITE_NOMEM ? rc : SQLITE_ERROR;
+  }
   sqlite3_finalize(q);
-  *pzErr = sqlite3_mprintf(FN ": '%s': not a valid profile_summary.v1 JSON document", j->zTrace);
+  zWhy = v1Why(db, j->o.zSchema, id);
+  if( zWhy==0 ) return SQLITE_NOMEM;
+  *pzErr = sqlite3_mprintf(FN ": '%s': not a valid profile_summary.v1 JSON document: %s", j->zTrace, zWhy);
+  sqlite3_free(zWhy);
   return SQLITE_ERROR;
 }
 
