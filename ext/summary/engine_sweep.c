@@ -23,6 +23,7 @@
 #include "profsum_int.h"
 #include "engine_int.h"
 #include "engine_fast.h"
+#include "growarray.h"
 
 #include <math.h>
 #include <string.h>
@@ -91,12 +92,9 @@ static int swKey(SwCur *c){
 ** or not) on its heap of ends.  SQLITE_OK or SQLITE_NOMEM. */
 static int swEndPush(const SwCtx *x, SwCur *c){
   int64_t i;
-  if( c->nEnd>=c->nAlloc ){
-    int64_t nNew = c->nAlloc ? c->nAlloc*2 : 8;
-    int32_t *a = sqlite3_realloc64(c->aEnd, sizeof(int32_t)*(sqlite3_uint64)nNew);
-    if( a==0 ) return SQLITE_NOMEM;
-    c->aEnd = a; c->nAlloc = nNew;
-  }
+  int32_t *a = profsumGrowArray(c->aEnd, c->nEnd, &c->nAlloc, sizeof(int32_t), 8);
+  if( a==0 ) return SQLITE_NOMEM;
+  c->aEnd = a;
   for(i=c->nEnd++; i>0; i=(i-1)/2){
     /* the root's end is topEnd; below it, made again */
     double tp = (i-1)/2==0 ? c->topEnd : swEndOf(x, c, c->aEnd[(i-1)/2]);
