@@ -110,24 +110,27 @@ int profsumEngIsTransferName(const char *z, int n){
 }
 
 
+/* The rows of profsum_agg_breakdown, by category index (CAT_*). */
+static const char *const azBreakCat[5] = {"compute","communication","host","stall","other"};
+
 /* The global breakdown's sweep worked out beside the aggregation's event
 ** pass, as a side job (engine_side.c): the job finds the window itself,
 ** by the event pass's rule (see Agg.wLo), then sweeps it
 ** (profsumEngGlobalSweep).  It reads the records, tracks and key
 ** categories, which nothing writes meanwhile. */
-typedef struct UnionJob {
+typedef struct SweepJob {
   Engine *e;
   const int8_t *aKeyCat;
   double wLo, wHi; int hasW;  /* its window */
   double aSum[3];             /* communication, compute, uncovered (µs) */
   int rc;                     /* of profsumEngGlobalSweep */
   EngSide side;               /* its thread */
-} UnionJob;
+} SweepJob;
 
 /* The window of the global breakdown: the smallest start and the largest
 ** end, in the reference's doubles, of the compute events of the device
 ** tracks other than Steps. */
-static void unionWindow(UnionJob *u){
+static void sweepWindow(SweepJob *u){
   Engine *e = u->e;
   int64_t t, j;
   double wLo = 0, wHi = 0;    /* kept in locals and stored once: u lies in
@@ -152,9 +155,9 @@ static void unionWindow(UnionJob *u){
 }
 
 /* The job's thread: the window, then the sweep of it. */
-static void *unionJobMain(void *pArg){
-  UnionJob *u = (UnionJob*)pArg;
-  unionWindow(u);
+static void *sweepJobMain(void *pArg){
+  SweepJob *u = (SweepJob*)pArg;
+  sweepWindow(u);
   if( u->hasW && u->wHi>u->wLo ) u->rc = profsumEngGlobalSweep(u->e, u->aKeyCat, u->wLo, u->wHi, u->aSum);
   return 0;
 }
@@ -162,16 +165,16 @@ static void *unionJobMain(void *pArg){
 /* Start the job of u for e (aKeyCat: the categories, made): nothing when
 ** the trace is small or no thread can be had (the breakdown then sweeps
 ** itself). */
-static void unionJobStart(UnionJob *u, Engine *e, const int8_t *aKeyCat){
+static void sweepJobStart(SweepJob *u, Engine *e, const int8_t *aKeyCat){
   memset(u, 0, sizeof(*u));
   u->e = e;
   u->aKeyCat = aKeyCat;
-  profsumEngSideStart(e, &u->side, unionJobMain, u);
+  profsumEngSideStart(e, &u->side, sweepJobMain, u);
 }
 
 /* Wait for u's thread, if it runs.  1 when it swept the window [wLo, wHi)
 ** (hasW) that the event pass found (then aSum[3] is set), else 0. */
-static int unionJobTake(UnionJob *u, int hasW, double wLo, double wHi, double aSum[3]){
+static int sweepJobTake(SweepJob *u, int hasW, double wLo, double wHi, double aSum[3]){
   if( !profsumEngSideJoin(&u->side) || u->rc!=SQLITE_OK || u->hasW!=hasW || !hasW || u->wLo!=wLo || u->wHi!=wHi ) return 0;
   memcpy(aSum, u->aSum, sizeof(u->aSum));
   return 1;
@@ -351,7 +354,7 @@ typedef struct Agg {
   double wLo, wHi;
   int hasW;
   int64_t hintW;              /* floatEntryNear's hint for them */
-  UnionJob uj;                /* the global breakdown's sweep, beside the event pass */
+  SweepJob uj;                /* the global breakdown's sweep, beside the event pass */
   Gaps *pGaps;                /* the regions, fed by the event pass */
 } Agg;
 
@@ -700,7 +703,7 @@ static int aggGlobalBreakdown(Agg *a, double g[5], double *pTotal){
   *pTotal = (hasW && wHi>wLo) ? wHi-wLo : 0.0;
   if( hasW && wHi>wLo ){
     double aSum[3];
-    if( !unionJobTake(&a->uj, hasW, wLo, wHi, aSum)
+    if( !sweepJobTake(&a->uj, hasW, wLo, wHi, aSum)
      && (rc = profsumEngGlobalSweep(e, a->aKeyCat, wLo, wHi, aSum)) ) return rc;
     g[CAT_COMM] = aSum[0];
     g[CAT_COMPUTE] = aSum[1];
@@ -816,35 +819,43 @@ static int aggWantBreakdownRef(const Agg *a){
   return aggNearCut(best/US(total), eps);
 }
 
-/* profsum_agg_breakdown: the per-track rows (a->aBucket), the float
-** nesting facts, then the global timeline rows. */
-static int aggWriteBreakdown(Agg *a){
-  static const char *azCat[5] = {"compute","communication","host","stall","other"};
-  Engine *e = a->e;
+/* The six rows of profsum_agg_breakdown in mode zMode: the five
+** categories' durations aDur (µs) and the total; with aRef, each row's
+** duration_ref from it and the total's as the reference adds it (the five
+** in this order, Python's sum). */
+static int aggBreakdownRows(Engine *e, const char *zMode, const double aDur[5], double total,
+                            const double *aRef){
   sqlite3_stmt *pIns = 0;
-  profsum_ps total = 0;
-  int c, rc;
   double refTotal = 0.0;
-  if( aggWantBreakdownRef(a) && (rc = aggBreakdownRef(a)) ) goto done;
+  int c, rc;
   if( (rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_breakdown"
                               "(trace_id, mode, category, duration, duration_ref) VALUES(?1,?2,?3,?4,?5)")) ) goto done;
   sqlite3_bind_int64(pIns, 1, e->traceId);
-  sqlite3_bind_text(pIns, 2, "exclusive_per_track", -1, SQLITE_STATIC);
-  for(c=0; c<5; c++){
-    total += a->aBucket[c];
-    sqlite3_bind_text(pIns, 3, azCat[c], -1, SQLITE_STATIC);
-    sqlite3_bind_double(pIns, 4, US(a->aBucket[c]));
-    /* the reference's total: the five added in this order (Python's sum) */
-    if( a->hasBucketRef ){ sqlite3_bind_double(pIns, 5, a->aBucketRef[c]); refTotal += a->aBucketRef[c]; }
+  sqlite3_bind_text(pIns, 2, zMode, -1, SQLITE_STATIC);
+  for(c=0; c<=5; c++){
+    sqlite3_bind_text(pIns, 3, c<5 ? azBreakCat[c] : "total", -1, SQLITE_STATIC);
+    sqlite3_bind_double(pIns, 4, c<5 ? aDur[c] : total);
+    if( aRef ){
+      sqlite3_bind_double(pIns, 5, c<5 ? aRef[c] : refTotal);
+      if( c<5 ) refTotal += aRef[c];
+    }
     if( (rc = profsumEngStep(e, pIns)) ) goto done;
   }
-  sqlite3_bind_text(pIns, 3, "total", -1, SQLITE_STATIC);
-  sqlite3_bind_double(pIns, 4, US(total));
-  if( a->hasBucketRef ) sqlite3_bind_double(pIns, 5, refTotal);
-  if( (rc = profsumEngStep(e, pIns)) ) goto done;
-  rc = aggFloatNesting(a, total);
 done:
   sqlite3_finalize(pIns);
+  return rc;
+}
+
+/* profsum_agg_breakdown: the per-track rows (a->aBucket), then the float
+** nesting facts. */
+static int aggWriteBreakdown(Agg *a){
+  profsum_ps total = 0;
+  double aDur[5];
+  int c, rc;
+  if( aggWantBreakdownRef(a) && (rc = aggBreakdownRef(a)) ) return rc;
+  for(c=0; c<5; c++){ total += a->aBucket[c]; aDur[c] = US(a->aBucket[c]); }
+  rc = aggBreakdownRows(a->e, "exclusive_per_track", aDur, US(total), a->hasBucketRef ? a->aBucketRef : 0);
+  if( rc==SQLITE_OK ) rc = aggFloatNesting(a, total);
   return rc;
 }
 
@@ -853,27 +864,9 @@ done:
 ** of the aggregation (profsumEngAggregate), so that the job has the
 ** aggregation's other work to run beside. */
 static int aggWriteGlobalBreakdown(Agg *a){
-  static const char *azCat[5] = {"compute","communication","host","stall","other"};
-  Engine *e = a->e;
-  sqlite3_stmt *pIns = 0;
   double g[5] = {0,0,0,0,0}, gTotal = 0.0;
-  int c, rc;
-  if( (rc = aggGlobalBreakdown(a, g, &gTotal)) ) return rc;
-  if( (rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_breakdown"
-                              "(trace_id, mode, category, duration) VALUES(?1,?2,?3,?4)")) ) goto done;
-  sqlite3_bind_int64(pIns, 1, e->traceId);
-  sqlite3_bind_text(pIns, 2, "exclusive_global", -1, SQLITE_STATIC);
-  for(c=0; c<5; c++){
-    sqlite3_bind_text(pIns, 3, azCat[c], -1, SQLITE_STATIC);
-    sqlite3_bind_double(pIns, 4, g[c]);
-    if( (rc = profsumEngStep(e, pIns)) ) goto done;
-  }
-  sqlite3_bind_text(pIns, 3, "total", -1, SQLITE_STATIC);
-  sqlite3_bind_double(pIns, 4, gTotal);
-  rc = profsumEngStep(e, pIns);
-done:
-  sqlite3_finalize(pIns);
-  return rc;
+  int rc = aggGlobalBreakdown(a, g, &gTotal);
+  return rc ? rc : aggBreakdownRows(a->e, "exclusive_global", g, gTotal, 0);
 }
 
 /* profsum_agg_step: mean duration and count per step number, from the
@@ -964,7 +957,7 @@ int profsumEngAggregate(Engine *e){
   if( rc==SQLITE_OK ) rc = profsumEngRegionsBegin(e, &a.pGaps);
   if( rc==SQLITE_OK ){
     aggKeyCategories(&a);
-    unionJobStart(&a.uj, e, a.aKeyCat);
+    sweepJobStart(&a.uj, e, a.aKeyCat);
     rc = aggEventPass(&a);
   }
   if( rc==SQLITE_OK ) rc = aggKeyCounts(&a);

@@ -39,7 +39,7 @@
 typedef struct SwCur {
   int64_t trk, pos, hint, hintEnd;
   double sLo, sHi, key, topEnd;
-  int sComm, hasStart, topComm;
+  int sComm, hasStart, topComm, keyStart;   /* keyStart: key is the start */
   int32_t sPos;
   int32_t *aEnd;
   int64_t nEnd, nAlloc;
@@ -81,11 +81,17 @@ static void swNextStart(const SwCtx *x, SwCur *c){
   }
 }
 
-/* The time of cursor c's next point into c->key: 0 when it has none. */
-static int swKey(SwCur *c){
-  if( c->hasStart && (c->nEnd==0 || c->sLo<=c->topEnd) ){ c->key = c->sLo; return 1; }
-  if( c->nEnd>0 ){ c->key = c->topEnd; return 1; }
-  return 0;
+/* The time of cursor c's next point into c->key (+inf when it has none),
+** and whether that point is its next start (c->keyStart). */
+static void swKey(SwCur *c){
+  c->keyStart = c->hasStart && (c->nEnd==0 || c->sLo<=c->topEnd);
+  c->key = c->keyStart ? c->sLo : c->nEnd>0 ? c->topEnd : INFINITY;
+}
+
+/* 1 when track t takes part in the global breakdown: a device track, not
+** Steps, with events. */
+static int swTrackIn(const STrack *t){
+  return t->isDevice && !t->isSteps && t->nEv>0;
 }
 
 /* Push the start of cursor c (its end sHi, position sPos, communication
@@ -111,9 +117,9 @@ static int swEndPush(const SwCtx *x, SwCur *c){
 static void swEndPop(const SwCtx *x, SwCur *c){
   int32_t v = c->aEnd[--c->nEnd];
   int64_t i = 0, n = c->nEnd;
-  double tv;
+  double tv, tTop;
   if( n==0 ) return;
-  tv = swEndOf(x, c, v);
+  tv = tTop = swEndOf(x, c, v);
   for(;;){
     int64_t l = 2*i+1, m;
     double tl, tm;
@@ -125,6 +131,7 @@ static void swEndPop(const SwCtx *x, SwCur *c){
       if( tr<tl ){ m = l+1; tm = tr; }
     }
     if( !(tm < tv) ) break;
+    if( i==0 ) tTop = tm;            /* the child that rises to the root */
     c->aEnd[i] = c->aEnd[m];
     i = m;
   }
@@ -132,7 +139,7 @@ static void swEndPop(const SwCtx *x, SwCur *c){
   {
     Engine *e = x->e;
     const STrack *tr = &e->aTrk[c->trk];
-    c->topEnd = swEndOf(x, c, c->aEnd[0]);
+    c->topEnd = tTop;
     c->topComm = x->aKeyCat[EV(e, ORD(e, tr->iFirst + c->aEnd[0]))->key]==CAT_COMM;
   }
 }
@@ -147,25 +154,19 @@ typedef struct SwTree { int64_t *aNode; double *aKey; int64_t nLeaf; } SwTree;
 
 /* Build tree t over its keys (all set). */
 static void swBuild(SwTree *t){
-  int64_t n = t->nLeaf, i;
-  int64_t *aWin = t->aNode + n;     /* scratch: the winners of the subtrees */
-  for(i=0; i<n; i++) aWin[i] = i;   /* leaf i (node n + i) is cursor i */
-  /* node j's winner in aW[j - n]... played bottom up over an array of n
-  ** winners that halves each level */
-  {
-    int64_t m = n, base = n;
-    while( m>1 ){
-      int64_t k;
-      for(k=0; k<m/2; k++){
-        int64_t a = aWin[2*k], b = aWin[2*k+1];
-        int64_t node = (base + 2*k)/2;
-        if( t->aKey[b] < t->aKey[a] ){ t->aNode[node] = a; aWin[k] = b; }
-        else{ t->aNode[node] = b; aWin[k] = a; }
-      }
-      m /= 2; base /= 2;
+  int64_t m, base, k;
+  int64_t *aWin = t->aNode + t->nLeaf;    /* scratch: each subtree's winner */
+  for(k=0; k<t->nLeaf; k++) aWin[k] = k;  /* leaf k (node nLeaf + k) is cursor k */
+  /* level by level up: the m subtrees rooted at nodes base..base+m-1 play
+  ** in pairs; node (base + 2k)/2 keeps the loser, aWin[k] the winner */
+  for(m=t->nLeaf, base=t->nLeaf; m>1; m/=2, base/=2){
+    for(k=0; k<m/2; k++){
+      int64_t a = aWin[2*k], b = aWin[2*k+1], node = (base + 2*k)/2;
+      if( t->aKey[b] < t->aKey[a] ){ t->aNode[node] = a; aWin[k] = b; }
+      else{ t->aNode[node] = b; aWin[k] = a; }
     }
-    t->aNode[0] = aWin[0];
   }
+  t->aNode[0] = aWin[0];
 }
 
 /* The winner's key changed: play its matches again. */
@@ -190,9 +191,7 @@ static int globalSweep(Engine *e, const int8_t *aKeyCat, double wLo, double wHi,
   int rc = SQLITE_OK;
   x.e = e; x.aKeyCat = aKeyCat; x.wLo = wLo; x.wHi = wHi;
   aSum[0] = aSum[1] = aSum[2] = 0.0;
-  for(t=0; t<e->nTrk; t++){
-    if( e->aTrk[t].isDevice && !e->aTrk[t].isSteps && e->aTrk[t].nEv>0 ) nCur++;
-  }
+  for(t=0; t<e->nTrk; t++) nCur += swTrackIn(&e->aTrk[t]);
   while( nLeaf<nCur ) nLeaf *= 2;
   aCur = sqlite3_malloc64(sizeof(SwCur)*(sqlite3_uint64)nLeaf
                           + (sizeof(int64_t)*2 + sizeof(double))*(sqlite3_uint64)nLeaf);
@@ -203,14 +202,13 @@ static int globalSweep(Engine *e, const int8_t *aKeyCat, double wLo, double wHi,
   tr.nLeaf = nLeaf;
   nCur = 0;
   for(t=0; t<e->nTrk; t++){
-    const STrack *pT = &e->aTrk[t];
     SwCur *c;
-    if( !(pT->isDevice && !pT->isSteps) || pT->nEv==0 ) continue;
+    if( !swTrackIn(&e->aTrk[t]) ) continue;
     c = &aCur[nCur];
     c->trk = t;
     swNextStart(&x, c);
-    tr.aKey[nCur] = swKey(c) ? c->key : INFINITY;
-    nCur++;
+    swKey(c);
+    tr.aKey[nCur++] = c->key;
   }
   for(t=nCur; t<nLeaf; t++) tr.aKey[t] = INFINITY;
   swBuild(&tr);
@@ -225,7 +223,7 @@ static int globalSweep(Engine *e, const int8_t *aKeyCat, double wLo, double wHi,
       aSum[nComm>0 ? 0 : nComp>0 ? 1 : 2] += at - prev;
       prev = at;
     }
-    if( c->hasStart && (c->nEnd==0 || c->sLo<=c->topEnd) ){   /* as swKey chose */
+    if( c->keyStart ){
       comm = c->sComm; delta = 1;
       if( (rc = swEndPush(&x, c))!=SQLITE_OK ) break;
       swNextStart(&x, c);
@@ -233,9 +231,11 @@ static int globalSweep(Engine *e, const int8_t *aKeyCat, double wLo, double wHi,
       comm = c->topComm; delta = -1;
       swEndPop(&x, c);
     }
-    if( comm ){ nComm += delta; if( nComm<0 ) nComm = 0; }
-    else{ nComp += delta; if( nComp<0 ) nComp = 0; }
-    tr.aKey[w] = swKey(c) ? c->key : INFINITY;
+    /* (an end follows its own start: no count goes below 0, as the
+    ** reference's max(0, ...) never acts) */
+    if( comm ) nComm += delta; else nComp += delta;
+    swKey(c);
+    tr.aKey[w] = c->key;
     swReplay(&tr);
   }
   if( rc==SQLITE_OK && prev<wHi ) aSum[nComm>0 ? 0 : nComp>0 ? 1 : 2] += wHi - prev;
@@ -355,8 +355,7 @@ static int unionOnDevices(Engine *e, const int8_t *aKeyCat,
   memset(aHasComm, 0, (size_t)e->nTrk+1);
   for(t=0; t<e->nKey; t++) if( aKeyCat[t]==CAT_COMM ) aHasComm[e->aKey[t].trk] = 1;
   for(t=0; t<e->nTrk; t++){
-    const STrack *tr = &e->aTrk[t];
-    if( !(tr->isDevice && !tr->isSteps) || tr->nEv==0 ) continue;
+    if( !swTrackIn(&e->aTrk[t]) ) continue;
     memset(&aCur[nCur], 0, sizeof(UCur));
     aCur[nCur].trk = t;
     if( ucurNext(e, aKeyCat, mAll, wLo, wHi, &aCur[nCur]) ) ucurPush(aCur, aHeap, &nH, nCur);

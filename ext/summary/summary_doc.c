@@ -881,9 +881,9 @@ static int readHotOps(DocBuild *b, HotOp **pa, int *pn){
   HotOp *a = 0;
   int n = 0, nAlloc = 0, rc;
   sqlite3_stmt *p = 0;
-  /* (columns 2 and 3, the exact sums, are not read: the document has the
-  ** reference's doubles, 8 and 9) */
-  rc = profsumDocPrep(b->db, &p, b->pzErr, "SELECT name, count, NULL, NULL, shape_signature, "
+  /* the sums as the reference's doubles add them (the exact ones where a
+  ** table has none: a stored v1 summary's) */
+  rc = profsumDocPrep(b->db, &p, b->pzErr, "SELECT name, count, shape_signature, "
             "source_file, tf_op_path, flop_proxy_per_invocation, coalesce(exclusive_ref, exclusive_duration), "
             "coalesce(total_ref, total_duration) FROM \"%w\".profsum_agg_op WHERE trace_id=?1", b->zS);
   if( rc ) return rc;
@@ -903,15 +903,15 @@ static int readHotOps(DocBuild *b, HotOp **pa, int *pn){
       ** without its shape, source or tf_op) */
       h->zName = colCopy(p, 0, &h->nName, &rc);
       if( h->zName==0 && rc==SQLITE_OK ) h->zName = sqlite3_mprintf("");   /* NULL: "" */
-      h->zShape = colCopy(p, 4, &h->nShape, &rc);
-      h->zSource = colCopy(p, 5, &h->nSource, &rc);
-      h->zTf = colCopy(p, 6, &h->nTf, &rc);
+      h->zShape = colCopy(p, 2, &h->nShape, &rc);
+      h->zSource = colCopy(p, 3, &h->nSource, &rc);
+      h->zTf = colCopy(p, 4, &h->nTf, &rc);
     }
     h->count = sqlite3_column_int64(p, 1);
-    h->hasFlop = sqlite3_column_type(p, 7)!=SQLITE_NULL;
-    h->flop = sqlite3_column_double(p, 7);
-    h->exclRef = sqlite3_column_double(p, 8);
-    h->totalRef = sqlite3_column_double(p, 9);
+    h->hasFlop = sqlite3_column_type(p, 5)!=SQLITE_NULL;
+    h->flop = sqlite3_column_double(p, 5);
+    h->exclRef = sqlite3_column_double(p, 6);
+    h->totalRef = sqlite3_column_double(p, 7);
     if( h->zName==0 ) rc = SQLITE_NOMEM;
   }
   *pa = a; *pn = n;
