@@ -225,6 +225,78 @@ class EarlyOrderTest(unittest.TestCase):
                 self.check(Capture(long_n=n))
                 self.check(Capture(unsorted="late" if n >= 20 else None, long_n=n))
 
+def rich_capture(unsorted_last):
+    """Four planes of many lines whose names recur across lines and planes
+    and keep coming new: device ops with steps, collectives, a stall name,
+    XlaModule regions and flops; host threads with a compilation and
+    "train" steps.  unsorted_last: the last line's two events swapped (the
+    reader then orders every line after the read); they do not overlap, so
+    every aggregate is the same either way."""
+    planes = []
+    for dev in range(3):
+        pb = W.PlaneBuilder("/device:TPU:%d" % dev, id=dev)
+        steps = [pb.event(str(s), offset_ps=s * 10 ** 7, duration_ps=10 ** 7 - 1000) for s in range(6)]
+        pb.line(id=0, name="Steps", timestamp_ns=10 ** 6, events=steps)
+        for k in range(12):
+            evs = []
+            for s in range(6):
+                base = s * 10 ** 7 + k * 700000
+                names = ["fusion.%d" % (k % 5), "all-reduce.%d" % (k % 3), "op.%d.%d" % (dev, k),
+                         "Idle" if k % 4 == 0 else "copy.%d" % k]
+                for i, n in enumerate(names):
+                    st = [pb.stat("tf_op", s="jit_train/layer%d/%s" % (k % 3, n)),
+                          pb.stat("flops", i64=1000 * (i + 1))]
+                    evs.append(pb.event(n, offset_ps=base + i * 150000, duration_ps=100000 + 37 * k + i,
+                                        stats=st))
+            pb.line(id=100 + k, name="XLA Ops" if k < 10 else "Async XLA Ops", timestamp_ns=10 ** 6,
+                    events=evs)
+        mods = [pb.event("jit_train(%d)" % s, offset_ps=s * 10 ** 7, duration_ps=9 * 10 ** 6,
+                         stats=[pb.stat("run_id", i64=s)]) for s in range(6)]
+        pb.line(id=50, name="XLA Modules", timestamp_ns=10 ** 6, events=mods)
+        planes.append(pb.build())
+    hb = W.PlaneBuilder("/host:CPU", id=9)
+    for t in range(8):
+        evs = [hb.event("train" if t == 0 else "host.%d" % (t % 3), offset_ps=s * 10 ** 7,
+                        duration_ps=5 * 10 ** 6, stats=[hb.stat("step_num", i64=s)]) for s in range(6)]
+        evs.append(hb.event("backend_compile.%d" % t, offset_ps=7 * 10 ** 7, duration_ps=3 * 10 ** 6))
+        if unsorted_last and t == 7:
+            evs[-1], evs[-2] = evs[-2], evs[-1]
+        hb.line(id=t + 1, name="thread %d" % t, timestamp_ns=10 ** 6 - 5, events=evs)
+    planes.append(hb.build())
+    return W.xspace(planes, hostnames=["h0"])
+
+
+class LinesOrderedAsReadTest(unittest.TestCase):
+    def load(self, data, threads=None):
+        """What the import made of data, without what the swapped line
+        changes: its quality warning and diagnostic, and the file's hash."""
+        cap = Capture()
+        cap.data = data
+        ops, doc, run_ids, diags, tables = import_capture(cap, threads=threads)
+        doc["trace_overview"].pop("quality_warnings")
+        doc["trace_provenance"].pop("trace_sha256")
+        tables.pop("profsum_agg_diagnostic")
+        return ops, doc, run_ids, tables
+
+    def test_same_as_after_the_read(self):
+        # the same aggregates, document and tables whether the lines were
+        # ordered as the capture was read or after the read
+        early = self.load(rich_capture(False))
+        ops, doc = early[0], early[1]
+        self.assertEqual(len(ops), 3 * 12 + 5 + 3 + 1 + 9)    # op.d.k, fusion, all-reduce, Idle, copy
+        self.assertEqual(doc["trace_overview"]["num_complete_events"], 956)
+        self.assertEqual(doc["step_time"]["all_steps"]["count"], 6)
+        self.assertEqual([(c["collective"], c["count"]) for c in doc["communication_ops"]],
+                         [("all-reduce", 216)])
+        tb = doc["time_breakdown"]
+        for cat in ("compute", "communication", "stall", "host"):
+            self.assertGreater(tb[cat]["total_duration"], 0, cat)
+        self.assertEqual(tb["host"]["total_duration"], 8 * (6 * 5.0 + 3.0))
+        late = self.load(rich_capture(True))
+        for a, b, what in zip(early, late, ("ops", "doc", "run_ids", "tables")):
+            self.assertEqual(a, b, what)
+        self.assertEqual(self.load(rich_capture(False), threads="0"), early)
+        self.assertEqual(self.load(rich_capture(True), threads="0"), early)
 
 if __name__ == "__main__":
     unittest.main()
