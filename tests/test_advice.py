@@ -1,6 +1,7 @@
 """profsum_advice: every bad KPI and detected pattern has its advice row,
 and no advice contradicts the numbers beside it (no 'balanced' while a
-category passes 50 %, 'dominant' only from 50 %, no share above 100 %), on
+category passes 50 %, 'dominant' only over 50 %, no share above 100 %, the
+time at stake the share of the steps' wall time it names), on
 fixtures with known answers, on generated TPU/GPU traces and on the
 corpus when it is present."""
 import json
@@ -58,10 +59,21 @@ def check_invariants(tc, db, where=""):
             if "domina" in title.lower():
                 tc.assertEqual(aid, "one_op_dominating", msg)
                 op_share = [e["value"] for e in evidence if e["name"] == "op_share"][0]
-                tc.assertGreaterEqual(op_share, 0.5, msg)
+                tc.assertGreater(op_share, 0.5, msg)
+            if share is not None and stake is not None:
+                # the time at stake is that share of the steady steps' wall time
+                tc.assertAlmostEqual(stake, share * steady_wall(db, tid), delta=1e-9 * max(stake, 1.0), msg=msg)
         if max(shares.values() or [0]) > 0.5:
             for a in adv:
                 tc.assertNotIn("balanced", a[4].lower())
+
+
+def steady_wall(db, tid):
+    """The steady steps' wall time of trace tid summed over devices (every
+    step's when all are warmup steps), as profsum_advice shares it."""
+    rows = db.execute("SELECT is_warmup, wall_us FROM profsum_step_wall WHERE trace_id=?", (tid,)).fetchall()
+    steady = [w for warm, w in rows if not warm]
+    return sum(steady if steady else [w for _, w in rows])
 
 
 def load(db, td, name, doc, opts='{"warmup_steps": 0}'):
@@ -231,6 +243,50 @@ class Known(DbTestCase):
         self.assertNotIn("one_op_dominating", ids)
         check_invariants(self, self.db)
 
+    def test_equal_ops_are_not_dominant(self):
+        # two ops of exactly equal time take half each: not over 50 %,
+        # whatever the rounding of their sums of doubles (0.1 µs three times
+        # each; 33.3 µs seven times each)
+        for name, d, n in (("t1.json", 0.1, 3), ("t2.json", 33.3, 7)):
+            ops = [("fusion.%d" % (i % 2 + 1), round(i * d, 6), d) for i in range(2 * n)]
+            tid = load(self.db, self.td, name, tpu([("0", 0, 2 * n * d + 1)], ops))
+            v, band = self.db.execute("SELECT value, band FROM profsum_kpis WHERE trace_id=? "
+                                      "AND kpi='one_op_dominating'", (tid,)).fetchone()
+            self.assertEqual((v, band), (0.5, "not_detected"), name)
+            self.assertNotIn("one_op_dominating", [a[0] for a in self.advice(tid)], name)
+        check_invariants(self, self.db)
+
+    def test_transfer_stake_is_the_steady_steps(self):
+        # a warmup step with a long transfer, a steady one with 300 of 1000
+        # µs: the share and the time at stake are both the steady step's
+        tid = load(self.db, self.td, "xs.json", tpu(
+            [("0", 0, 1000), ("1", 1000, 1000)],
+            [("MemcpyH2D.1", 0, 900), ("fusion.1", 1000, 600), ("MemcpyH2D.2", 1600, 300)]),
+            '{"warmup_steps": 1}')
+        stake, share = self.db.execute("SELECT time_at_stake_us, share_of_step FROM profsum_advice "
+                                       "WHERE trace_id=? AND advice_id='large_transfers'", (tid,)).fetchone()
+        self.assertAlmostEqual(share, 0.3)
+        self.assertAlmostEqual(stake, 300.0)
+        md = self.db.execute("SELECT profsum_report_md(?, 5, '{\"profsum\": true}')", (tid,)).fetchone()[0]
+        self.assertIn("at stake: 30.0% of step wall time, 300.000 us", md)
+        check_invariants(self, self.db)
+
+    def test_report_figures_never_read_as_the_threshold(self):
+        # idle 20.00002 % of the step (host_wait bad from 20 %): the report's
+        # evidence and time at stake say so, as the title does
+        tid = load(self.db, self.td, "hw.json", tpu([("0", 0, 1000)], [("fusion.1", 0, 799.9998)]))
+        title = self.db.execute("SELECT title FROM profsum_advice WHERE trace_id=? AND advice_id='host_wait'",
+                                (tid,)).fetchone()[0]
+        self.assertIn("20.00002%", title)
+        md = self.db.execute("SELECT profsum_report_md(?, 5, '{\"profsum\": true}')", (tid,)).fetchone()[0]
+        block = md[md.index("Devices wait"):]
+        block = block[:block.index("- Try:")]
+        self.assertIn("at stake: 20.00002% of step wall time, 200.000 us", block)
+        self.assertIn("host_wait = 20.00002%; idle_us = 200.000 us; step_wall_us = 1000.000 us", block)
+        self.assertNotIn("20.0%", block)
+        html = self.db.execute("SELECT profsum_report_html(?)", (tid,)).fetchone()[0]
+        self.assertIn("host_wait = 20.00002%", html)
+
     def test_many_small_kernels_from_kernel_duration(self):
         tid = load(self.db, self.td, "s.json", tpu(
             [("0", 0, 100)], [("fusion.%d" % i, 10 * i, 9) for i in range(10)]))
@@ -323,6 +379,34 @@ class Known(DbTestCase):
         title = self.db.execute("SELECT title FROM profsum_advice WHERE trace_id=? AND advice_id='compute_bound'",
                                 (tid,)).fetchone()[0]
         self.assertIn("compute units 120.0% utilized (more than the peak: check the device's peak FLOP/s", title)
+        check_invariants(self, self.db)
+
+    def test_no_memory_bound_when_a_device_is_low(self):
+        """Two devices, one at 150 % of its bandwidth and one at 10 %: the
+        capture's 80 % describes neither, so no memory_bound row contradicts
+        the low device's low_memory_bandwidth row."""
+        import xspace_writer as W
+        us = 10 ** 6
+        planes = []
+        for dev, nbytes in ((0, 15 * 10 ** 7), (1, 10 ** 7)):
+            d = W.PlaneBuilder("/device:TPU:%d" % dev, id=dev + 1)
+            d.plane_stat("peak_teraflops_per_second", double=100.0)
+            d.plane_stat("peak_hbm_bw_gigabytes_per_second", double=1000.0)
+            d.line(id=1, name="Steps", timestamp_ns=0, events=[
+                d.event(str(k), offset_ps=k * 100 * us, duration_ps=100 * us) for k in (1, 2)])
+            d.line(id=2, name="XLA Ops", timestamp_ns=0, events=[
+                d.event("dot", offset_ps=k * 100 * us, duration_ps=100 * us,
+                        stats=[d.stat("flops", i64=5 * 10 ** 8), d.stat("bytes_accessed", i64=nbytes)])
+                for k in (1, 2)])
+            planes.append(d.build())
+        path = self.td.write("two.xplane.pb", W.xspace(planes, hostnames=["h"]))
+        tid = self.db.execute("SELECT profsum_import(?, 'two', '{\"warmup_steps\": 0}')", (path,)).fetchone()[0]
+        hbm = self.db.execute("SELECT sum(bytes_accessed) * 1e6 / sum(busy_us * 1e12) FROM profsum_agg_xla_util "
+                              "WHERE trace_id=? AND step IS NULL", (tid,)).fetchone()[0]
+        self.assertAlmostEqual(hbm, 0.8)              # the capture's figure: over 70 %
+        adv = dict((a[0], a) for a in self.advice(tid))
+        self.assertEqual(adv["low_memory_bandwidth"][1:3], ("kpi", "memory_bandwidth"))
+        self.assertNotIn("memory_bound", adv)
         check_invariants(self, self.db)
 
     def test_spec_fixtures(self):

@@ -12,7 +12,7 @@
 -- -> low_memory_bandwidth;
 -- occupancy -> low_occupancy; any other KPI -> its own name.  Shares are of
 -- the steady steps' wall time (profsum_step_wall), never above 1; an op is
--- called dominant only from 50 % (the one_op_dominating threshold).  The
+-- called dominant only over 50 % (the one_op_dominating threshold).  The
 -- reference's own advice stays in profsum_candidates.  See docs/advice.md.
 -- Percentages in titles are written as in profsum_kpis (profsum_format_near:
 -- more decimals where one would read as a threshold).
@@ -38,7 +38,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_advice(
   evidence,
   -- JSON array of things to try (TEXT).
   fixes,
-  -- Time at stake, µs summed over the devices (or host threads) it concerns (NULL when no honest estimate) (REAL).
+  -- Time at stake, µs summed over the devices (or host threads) it concerns: with a share_of_step, that share of the steady steps' wall time (share_of_step × their wall time); without, the capture's (NULL when no honest estimate) (REAL).
   time_at_stake_us,
   -- Share of the steady steps' wall time at stake, 0-1 (NULL when no honest estimate) (REAL).
   share_of_step
@@ -54,7 +54,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_advice(
 -- per use (min() picks the least busy device, a CASE the KPIs left out).
 WITH
 kt AS NOT MATERIALIZED (      -- per trace: each KPI's bad/detected flag (NULL without the KPI) and utilizations
-  SELECT trace_id, label, kd, msk, du, dig, lt, ood, hw FROM (
+  SELECT trace_id, label, kd, msk, du, dig, lt, ood, hw, lmb FROM (
     SELECT trace_id, label,
            max(CASE WHEN kpi = 'kernel_duration' THEN band IN ('bad', 'detected') END) OVER w AS kd,
            max(CASE WHEN kpi = 'many_small_kernels' THEN band IN ('bad', 'detected') END) OVER w AS msk,
@@ -63,6 +63,7 @@ kt AS NOT MATERIALIZED (      -- per trace: each KPI's bad/detected flag (NULL w
            max(CASE WHEN kpi = 'large_transfers' THEN band IN ('bad', 'detected') END) OVER w AS lt,
            max(CASE WHEN kpi = 'one_op_dominating' THEN band IN ('bad', 'detected') END) OVER w AS ood,
            max(CASE WHEN kpi = 'host_wait' THEN band IN ('bad', 'detected') END) OVER w AS hw,
+           max(CASE WHEN kpi = 'memory_bandwidth' THEN band = 'bad' END) OVER w AS lmb,
            row_number() OVER w AS n
     FROM profsum_kpis WINDOW w AS (PARTITION BY trace_id, label))
   WHERE n = 1
@@ -138,11 +139,14 @@ util AS NOT MATERIALIZED (    -- the capture's compute and memory-bandwidth util
   FROM profsum_trace AS t
 ),
 -- the top hot op and its share of all device-op time (the exclusive time
--- of every device op, as profsum_op_profile shares it out)
+-- of every device op, as profsum_op_profile shares it out), in whole
+-- picoseconds as profsum_kpis's one_op_dominating takes it
 top_op AS NOT MATERIALIZED (
   SELECT h.trace_id, h.name, h.exclusive_duration,
-         (SELECT CASE WHEN sum(o.exclusive_duration) > 0 THEN h.exclusive_duration / sum(o.exclusive_duration) END
-          FROM profsum_agg_op AS o WHERE o.trace_id = h.trace_id) AS v
+         (SELECT CASE WHEN a.all_ps > 0 THEN a.top_ps / a.all_ps END
+          FROM (SELECT total(round(o.exclusive_duration * 1e6)) AS all_ps,
+                       total(CASE WHEN o.name = h.name THEN round(o.exclusive_duration * 1e6) END) AS top_ps
+                FROM profsum_agg_op AS o WHERE o.trace_id = h.trace_id) AS a) AS v
   FROM profsum_hot_ops AS h
   WHERE h.rank = 0
 ),
@@ -150,7 +154,7 @@ top_op AS NOT MATERIALIZED (
 -- rules below read this row once, so profsum_kpis (behind kt) is expanded
 -- once for all of them instead of once per rule.
 base AS NOT MATERIALIZED (
-  SELECT kt.trace_id, kt.label, kt.kd, kt.msk, kt.du, kt.dig, kt.lt, kt.ood, kt.hw,
+  SELECT kt.trace_id, kt.label, kt.kd, kt.msk, kt.du, kt.dig, kt.lt, kt.ood, kt.hw, kt.lmb,
          (SELECT u.mxu FROM util AS u WHERE u.trace_id = kt.trace_id) AS mxu,
          (SELECT u.hbm FROM util AS u WHERE u.trace_id = kt.trace_id) AS hbm,
          f.n_ops, f.n_small, f.median_op, f.transfer, f.busy,
@@ -213,7 +217,7 @@ rules AS (
                           'keep intermediates on the device',
                           'no numpy() / np.asarray of device arrays inside the loop')) END,
     -- 3: one op dominating
-    CASE WHEN b.ood AND b.op_v >= 0.5 THEN json_object(
+    CASE WHEN b.ood AND b.op_v > 0.5 THEN json_object(
       'advice_id', 'one_op_dominating', 'source', 'pattern', 'kpi', 'one_op_dominating',
       'title', printf('One op dominates: %s takes %s%% of device-op time',
                       CASE WHEN length(b.op_name) > 80 THEN substr(b.op_name, 1, 79) || '…' ELSE b.op_name END,
@@ -255,7 +259,10 @@ rules AS (
       'fixes', json_array('reduce FLOPs: mixed precision (bf16), drop work the result does not need',
                           'keep matmul dimensions multiples of the matrix unit (128 on TPU)')) END,
     -- 7: memory bound (xprof)
-    CASE WHEN b.hbm > 0.70 AND b.mxu < 0.50 THEN json_object(
+    -- (not when a device's own bandwidth use is low, memory_bandwidth 'bad':
+    -- the capture's figure then describes no device, and this row would
+    -- contradict that device's low_memory_bandwidth row)
+    CASE WHEN b.hbm > 0.70 AND b.mxu < 0.50 AND NOT coalesce(b.lmb, 0) THEN json_object(
       'advice_id', 'memory_bound', 'source', 'xprof_rule', 'kpi', NULL,
       'title', printf('Memory-bound: memory bandwidth %s%% used%s while compute units are %s%% utilized (devices'' busy time)', profsum_format_near(100.0 * b.hbm, 1, 5),
                       CASE WHEN b.hbm > 1.0 THEN ' (more than HBM can carry: the ops'' bytes_accessed count on-chip traffic too, so this overstates HBM use; see profsum_roofline)' ELSE '' END, profsum_format_near(100.0 * b.mxu, 1, 5)),
@@ -270,7 +277,11 @@ raw AS (
   SELECT r.trace_id, r.label, json_extract(r.j, '$.advice_id') AS advice_id, json_extract(r.j, '$.source') AS source,
          json_extract(r.j, '$.kpi') AS kpi, json_extract(r.j, '$.title') AS title,
          json_extract(r.j, '$.evidence') AS evidence, json_extract(r.j, '$.fixes') AS fixes,
-         CASE r.k WHEN 1 THEN r.w_idle WHEN 2 THEN r.transfer WHEN 3 THEN r.op_excl
+         -- with a share of the steady steps' wall time, the time at stake is
+         -- that share of it (share = stake / wall); without, the capture's
+         CASE r.k WHEN 1 THEN r.w_idle
+                  WHEN 2 THEN CASE WHEN r.wall > 0 THEN r.xfer ELSE r.transfer END
+                  WHEN 3 THEN CASE WHEN r.wall > 0 THEN r.op_v * (r.wall - r.idle) ELSE r.op_excl END
                   WHEN 4 THEN r.idle WHEN 5 THEN r.coll END AS stake,
          CASE r.k WHEN 2 THEN CASE WHEN r.wall > 0 THEN min(1.0, r.xfer / r.wall) END
                   WHEN 3 THEN CASE WHEN r.wall > 0 THEN min(1.0, r.op_v * (r.wall - r.idle) / r.wall) END

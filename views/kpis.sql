@@ -14,7 +14,8 @@
 --   patterns: many_small_kernels (>= 50 % of device ops under 0.1 ms), device_idle_gaps
 --   (a device under 80 % utilization), large_transfers (per device, the union of its
 --   transfer-named ops > 10 % of device busy time), one_op_dominating (top hot op
---   > 50 % of device-op time: the exclusive time of all device ops; 'unavailable' for a
+--   > 50 % of device-op time: the exclusive time of all device ops, compared in whole
+--   picoseconds, so that two ops of equal time are not over 50 %; 'unavailable' for a
 --   trace imported from a v1 summary file, which holds only the hot ops),
 --   float_nesting (the summary decides order and nesting in the timestamps' doubles, as the
 --   reference tool does; where that nests events otherwise than their exact times, as with
@@ -152,17 +153,24 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
   UNION ALL
   -- a trace imported from a v1 summary file stores only its hot ops, not
   -- the exclusive time of all device ops: no share can be made of them
-  SELECT h.trace_id, h.label, 'pattern', 'one_op_dominating', NULL, v, 'fraction',
-         CASE WHEN v1 THEN 'unavailable' WHEN v > 0.5 THEN 'detected' ELSE 'not_detected' END,
+  -- the share in whole picoseconds (each op's exact sum, rounded back from
+  -- its µs): an op that takes exactly half is not over 50 %, whatever the
+  -- rounding of a sum of doubles would say
+  SELECT h.trace_id, h.label, 'pattern', 'one_op_dominating', NULL,
+         CASE WHEN all_ps > 0 THEN top_ps / all_ps END, 'fraction',
+         CASE WHEN v1 THEN 'unavailable' WHEN all_ps > 0 AND 2 * top_ps > all_ps THEN 'detected' ELSE 'not_detected' END,
          CASE WHEN v1 THEN 'a v1 summary file holds only the hot ops, not the exclusive time of all '
                            || 'device ops: import the trace for this share'
               ELSE printf('top op %s takes %s%% of device-op time%s',
-                CASE WHEN length(name) > 80 THEN substr(name, 1, 79) || '…' ELSE name END, profsum_format_near(100.0 * v, 1, 5),
-                CASE WHEN v > 0.5 THEN ': optimize that op first' ELSE '' END) END
+                CASE WHEN length(name) > 80 THEN substr(name, 1, 79) || '…' ELSE name END,
+                profsum_format_near(100.0 * top_ps / all_ps, 1, 5),
+                CASE WHEN all_ps > 0 AND 2 * top_ps > all_ps THEN ': optimize that op first' ELSE '' END) END
   FROM (SELECT h.trace_id, h.label, h.name, t.summary_json IS NOT NULL AS v1,
+               (SELECT total(round(o.exclusive_duration * 1e6)) FROM profsum_agg_op AS o
+                WHERE o.trace_id = h.trace_id AND o.name = h.name) AS top_ps,
                CASE WHEN t.summary_json IS NULL THEN
-                 (SELECT CASE WHEN sum(o.exclusive_duration) > 0 THEN h.exclusive_duration / sum(o.exclusive_duration) END
-                  FROM profsum_agg_op AS o WHERE o.trace_id = h.trace_id) END AS v
+                 (SELECT total(round(o.exclusive_duration * 1e6)) FROM profsum_agg_op AS o
+                  WHERE o.trace_id = h.trace_id) END AS all_ps
         FROM profsum_hot_ops AS h JOIN profsum_trace AS t USING (trace_id)
         WHERE h.rank = 0) AS h
   UNION ALL

@@ -5,6 +5,7 @@
 */
 #include "profsum_int.h"
 #include "report_util.h"
+#include "nearfmt.h"
 #include "doc_int.h"
 
 #include <stdlib.h>
@@ -106,7 +107,10 @@ int profsumKpiTableMd(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite
 void profsumAdviceStake(sqlite3_str *s, sqlite3_stmt *p, int iShare, const char *zSep, const char *zUnit){
   int bShare = sqlite3_column_type(p, iShare)!=SQLITE_NULL;
   if( bShare ){
-    profsumStrAppendPy(s, "%sat stake: %.1f%% of step wall time", zSep, 100.0*sqlite3_column_double(p, iShare));
+    /* written as the titles write shares: never as a threshold it is not */
+    sqlite3_str_appendf(s, "%sat stake: ", zSep);
+    profsumStrAppendNear(s, 100.0*sqlite3_column_double(p, iShare), 1, 5);
+    sqlite3_str_appendall(s, "% of step wall time");
   }
   if( sqlite3_column_type(p, iShare+1)!=SQLITE_NULL ){
     sqlite3_str_appendall(s, bShare ? ", " : zSep);

@@ -52,19 +52,28 @@ extern const char profsumSqlStepWallMedian[];
 
 /* A scalar subquery over the evidence of a profsum_advice row aliased a:
 ** its items joined by "; ", each "name = value unit" (a fraction as a
-** percentage with one decimal, a number as %.6g, null as n/a, a text of
-** over 80 characters cut to 79 and '…', as the reports show names).  For the
+** percentage with one decimal, more where that would read as a multiple
+** of 5 % it is not, as the titles write it (profsum_format_near); µs and
+** s with three decimals as the time at stake, ms as the titles, a count
+** as an integer, any other number as %.6g, null as n/a, a text of over 80
+** characters cut to 79 and '…', as the reports show names).  For the
 ** middle of a statement that sqlite3_mprintf formats (its %% doubled). */
 #define PROFSUM_SQL_ADVICE_EVIDENCE \
   "(SELECT group_concat(json_extract(e.value, '$.name') || ' = ' || " \
   "   coalesce(CASE WHEN json_type(e.value, '$.value') = 'null' THEN NULL " \
   "                 WHEN json_extract(e.value, '$.unit') = 'fraction' " \
-  "                 THEN printf('%%.1f%%%%', 100.0 * json_extract(e.value, '$.value')) " \
-  "                 WHEN json_type(e.value, '$.value') IN ('real', 'integer') " \
-  "                 THEN printf('%%.6g', json_extract(e.value, '$.value')) " \
-  "                 WHEN length(json_extract(e.value, '$.value')) > 80 " \
-  "                 THEN substr(json_extract(e.value, '$.value'), 1, 79) || '…' " \
-  "                 ELSE json_extract(e.value, '$.value') END, 'n/a') || " \
+  "                 THEN profsum_format_near(100.0 * json_extract(e.value, '$.value'), 1, 5) || '%%' " \
+  "                 WHEN json_type(e.value, '$.value') NOT IN ('real', 'integer') " \
+  "                 THEN CASE WHEN length(json_extract(e.value, '$.value')) > 80 " \
+  "                           THEN substr(json_extract(e.value, '$.value'), 1, 79) || '…' " \
+  "                           ELSE json_extract(e.value, '$.value') END " \
+  "                 WHEN json_extract(e.value, '$.unit') = 'count' " \
+  "                 THEN printf('%%d', json_extract(e.value, '$.value')) " \
+  "                 WHEN json_extract(e.value, '$.unit') = 'ms' " \
+  "                 THEN profsum_format_near(json_extract(e.value, '$.value'), 3, 0.1) " \
+  "                 WHEN json_extract(e.value, '$.unit') IN ('us', 's') " \
+  "                 THEN printf('%%.3f', json_extract(e.value, '$.value')) " \
+  "                 ELSE printf('%%.6g', json_extract(e.value, '$.value')) END, 'n/a') || " \
   "   CASE WHEN json_extract(e.value, '$.unit') IN ('us', 'ms', 's', 'count') " \
   "        THEN ' ' || json_extract(e.value, '$.unit') ELSE '' END, '; ') " \
   " FROM json_each(a.evidence) AS e)"
