@@ -119,6 +119,46 @@ class ReferenceEdges(unittest.TestCase):
         self.assertIn("1 complete event is left out", warn[0])
         self.assertIn("entry", warn[0])
 
+    def test_time_beyond_exact_range_is_left_out_not_malformed(self):
+        # a finite number past ±1.7e32 µs (2^127 ps) has no exact time: the
+        # event is left out like a 26-day slice; the reference reads such a
+        # number, so the file is not called malformed for it (1e400, whose
+        # double is infinite, still is: see the test above)
+        good = [{"name": "fusion.0", "ts": 100, "dur": 10}, {"name": "dot.1", "ts": 120, "dur": 20}]
+        with TempDir() as td:
+            d0, _ = summary(td, ops_only(good), "good.json")
+            bad = ops_only([{"name": "copy.9", "ts": 7777771, "dur": 5}] + good
+                           + [{"name": "copy.8", "ts": 130, "dur": 7777772},
+                              {"name": "copy.7", "ts": 7777773, "dur": 7777774}])
+            text = (json.dumps(bad).replace("7777771", "2e32").replace("7777772", "1e300")
+                    .replace("7777773", "-1.5e200").replace("7777774", "1e33"))
+            path = td.write("huge.json", text)
+            d, diags = summary(td, text, "huge.json")
+            db = connect()
+            rows = db.execute("SELECT name, ts, dur_ps, dur FROM trace_events(?) WHERE ph = 'X' ORDER BY idx",
+                              (path,)).fetchall()
+            db.close()
+        ov = d["trace_overview"]
+        self.assertEqual(ov["num_complete_events"], 2)
+        self.assertEqual((ov["profile_start_ts"], ov["profile_end_ts"]), (100.0, 140.0))
+        for k in ("hot_ops", "gap_before_ops", "time_breakdown", "step_time"):
+            self.assertEqual(d[k], d0[k], k)
+        kinds = [k for k, _ in diags]
+        self.assertNotIn("bad_field", kinds)
+        self.assertNotIn("bad_ts", kinds)
+        # 4 fields and 3 events (the stored rows keep the first 5 of a kind)
+        self.assertIn(("suppressed", "time_out_of_range: 7 occurrences in all; only the first 5 are stored "
+                       "(profsum_diagnostics(path) lists them all)"), diags)
+        self.assertFalse([w for w in ov["quality_warnings"] if "malformed" in w], ov["quality_warnings"])
+        warn = [w for w in ov["quality_warnings"] if "left out of the summary" in w]
+        self.assertEqual(len(warn), 1, ov["quality_warnings"])
+        self.assertIn("3 complete events are left out", warn[0])
+        self.assertIn("first: entry 2, ts or dur beyond the range of exact times", warn[0])
+        # the rows: no ts, dur_ps or dur (ns) for those values
+        self.assertEqual(rows[0], ("copy.9", None, 5000000, 5000))
+        self.assertEqual(rows[3], ("copy.8", 130000, None, None))
+        self.assertEqual(rows[4], ("copy.7", None, None, None))
+
     def test_stray_event_far_from_the_others_is_the_one_left_out(self):
         """Times are 64-bit ps from one origin: of a ts-0 event and four at
         epoch times, the one is left out, first in the file or last, and

@@ -310,6 +310,11 @@ int profsumSpanJson(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
 ** picosecond time given in microseconds.  Returns 0 on success; 1 on
 ** success with rounding (more than 6 decimals); -1 when unparsable. */
 int profsumParseMicros(const char *z, int64_t n, profsum_ps *pOut);
+/* The time a ts or dur takes when it is a JSON number beyond what
+** profsumParseMicros can hold exactly (±1.7e32 µs; its text's double still
+** finite): 2^126 ps, or its negative.  A time of at least this magnitude
+** has no exact value: the summary leaves its event out. */
+#define PROFSUM_PS_HUGE ((profsum_ps)1 << 126)
 
 /* The nearest double to the decimal number text z[0..n), as strtod (and
 ** Python's float()) give it; dHint: a likely answer (checked exactly, and

@@ -8,6 +8,7 @@
 #include "profsum_int.h"
 #include "cnum.h"
 #include "profsum_reader.h"
+#include <math.h>
 #include "trace_json_int.h"
 
 #include <string.h>
@@ -104,6 +105,24 @@ void profsumScanTimeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v
       if( profsumScanDiagWanted(s, "time_out_of_range") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
       profsumScanPendDiag(s, "time_out_of_range", "ts: %s µs does not fit a 64-bit integer of ns: "
                "the column ts is NULL (the event keeps its place on its track)", zq);
+    }
+    return;
+  }
+  if( v->type==PROFSUM_JT_NUMBER && isfinite(profsumTextDouble(v->z, v->n, NAN)) ){
+    /* a number whose double is finite but which is beyond ±2^127 ps (1.7e32
+    ** µs): the reference reads it, so it is no malformed field; there is
+    ** no exact time for it, and it is kept as PROFSUM_PS_HUGE, which the
+    ** summary leaves out as too far or too long and the ts/dur_ps columns
+    ** show as NULL (the dur column from its text) */
+    *pHas = 1;
+    *pRounded = 1;
+    spanCopy(pText, v);
+    *pVal = v->z[0]=='-' ? -PROFSUM_PS_HUGE : PROFSUM_PS_HUGE;
+    if( s->xDiag ){
+      char zq[64] = "";
+      if( profsumScanDiagWanted(s, "time_out_of_range") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
+      profsumScanPendDiag(s, "time_out_of_range", "%s: %s µs is beyond the range of exact times "
+                          "(±1.7e32 µs): no %s", zKey, zq, zKey[0]=='t' ? "ts" : "dur_ps");
     }
     return;
   }

@@ -516,8 +516,18 @@ int profsumEngSetRunSlow(Engine *e, int64_t i, int32_t id){
 ** and then counts it (e->nEv++).  SQLITE_OK, SQLITE_NOMEM or SQLITE_TOOBIG. */
 static int evNew(Engine *e, int64_t idx, int64_t iOffset, profsum_ps ts, profsum_ps dur, SEv **ppR){
   SEv *r;
-  profsum_ps rel, end = ts + dur;
+  profsum_ps rel, end;
   *ppR = 0;
+  if( ts>=PROFSUM_PS_HUGE || ts<=-PROFSUM_PS_HUGE || dur>=PROFSUM_PS_HUGE ){
+    /* a number beyond the exact times (profsumScanTimeTaken): left out
+    ** before it can be the origin or count as a far event */
+    engDiag(e, idx, iOffset, "time_out_of_range",
+            "complete event whose ts or dur is beyond the range of exact times (±1.7e32 µs): "
+            "left out of the summary");
+    noteLeftOut(e, idx, "ts or dur beyond the range of exact times (±1.7e32 µs)");
+    return SQLITE_OK;
+  }
+  end = ts + dur;
   if( !e->hasOrigin ){ e->origin = ts; e->hasOrigin = 1; }
   rel = ts - e->origin;
   if( rel>((int64_t)1<<61) || rel<-((int64_t)1<<61) || dur>((int64_t)1<<61) ){
