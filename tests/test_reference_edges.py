@@ -120,18 +120,21 @@ class ReferenceEdges(unittest.TestCase):
         self.assertIn("entry", warn[0])
 
     def test_time_beyond_exact_range_is_left_out_not_malformed(self):
-        # a finite number past ±1.7e32 µs (2^127 ps) has no exact time: the
-        # event is left out like a 26-day slice; the reference reads such a
-        # number, so the file is not called malformed for it (1e400, whose
-        # double is infinite, still is: see the test above)
+        # a finite number of 1e32 µs or more (10^38 ps) has no exact time:
+        # the event is left out like a 26-day slice; the reference reads such
+        # a number, so the file is not called malformed for it (1e400, whose
+        # double is infinite, still is: see the test above); a negative one
+        # as a dur is a negative duration
         good = [{"name": "fusion.0", "ts": 100, "dur": 10}, {"name": "dot.1", "ts": 120, "dur": 20}]
         with TempDir() as td:
             d0, _ = summary(td, ops_only(good), "good.json")
             bad = ops_only([{"name": "copy.9", "ts": 7777771, "dur": 5}] + good
                            + [{"name": "copy.8", "ts": 130, "dur": 7777772},
-                              {"name": "copy.7", "ts": 7777773, "dur": 7777774}])
-            text = (json.dumps(bad).replace("7777771", "2e32").replace("7777772", "1e300")
-                    .replace("7777773", "-1.5e200").replace("7777774", "1e33"))
+                              {"name": "copy.7", "ts": 7777773, "dur": 7777774},
+                              {"name": "copy.6", "ts": 150, "dur": 7777775}])
+            text = (json.dumps(bad).replace("7777771", "1e32").replace("7777772", "1e300")
+                    .replace("7777773", "-1.5e200").replace("7777774", "1e33")
+                    .replace("7777775", "-2e40"))
             path = td.write("huge.json", text)
             d, diags = summary(td, text, "huge.json")
             db = connect()
@@ -146,18 +149,28 @@ class ReferenceEdges(unittest.TestCase):
         kinds = [k for k, _ in diags]
         self.assertNotIn("bad_field", kinds)
         self.assertNotIn("bad_ts", kinds)
-        # 4 fields and 3 events (the stored rows keep the first 5 of a kind)
-        self.assertIn(("suppressed", "time_out_of_range: 7 occurrences in all; only the first 5 are stored "
+        # 5 fields and 3 events (the stored rows keep the first 5 of a kind)
+        self.assertIn(("suppressed", "time_out_of_range: 8 occurrences in all; only the first 5 are stored "
                        "(profsum_diagnostics(path) lists them all)"), diags)
+        self.assertIn(("time_out_of_range", "ts: 1e32 µs is beyond the range of exact times (1e32 µs): "
+                       "no value"), diags)
+        self.assertEqual(kinds.count("negative_duration"), 1)
         self.assertFalse([w for w in ov["quality_warnings"] if "malformed" in w], ov["quality_warnings"])
         warn = [w for w in ov["quality_warnings"] if "left out of the summary" in w]
         self.assertEqual(len(warn), 1, ov["quality_warnings"])
         self.assertIn("3 complete events are left out", warn[0])
-        self.assertIn("first: entry 2, ts or dur beyond the range of exact times", warn[0])
+        self.assertIn("first: entry 2, its ts or dur is 1e32 µs or more, past the exact times", warn[0])
         # the rows: no ts, dur_ps or dur (ns) for those values
         self.assertEqual(rows[0], ("copy.9", None, 5000000, 5000))
         self.assertEqual(rows[3], ("copy.8", 130000, None, None))
         self.assertEqual(rows[4], ("copy.7", None, None, None))
+        self.assertEqual(rows[5], ("copy.6", 150000, None, None))
+        # the reading just below: 9.99e31 µs is an exact time (a 26-day slice)
+        with TempDir() as td:
+            d, diags = summary(td, json.dumps(ops_only(good + [{"name": "x", "ts": 0, "dur": 7}]))
+                               .replace('"dur": 7}', '"dur": 9.99e31}'), "below.json")
+        self.assertIn("more than 26 days", [w for w in d["trace_overview"]["quality_warnings"]
+                                            if "left out" in w][0])
 
     def test_stray_event_far_from_the_others_is_the_one_left_out(self):
         """Times are 64-bit ps from one origin: of a ts-0 event and four at

@@ -178,6 +178,10 @@ typedef struct ProfsumEvent {
   profsum_ps dur;       /* exact picoseconds */
   int timeNotNumber;    /* 1: ts or dur was a string or null (the reference's
                         ** typed decoder rejects the file for it) */
+  int timeHuge;         /* a ts (1) or dur (2 positive, 4 negative) that is a
+                        ** JSON number past every exact time (1e32 µs or
+                        ** more) with a finite double: read by the reference,
+                        ** no value here (hasTs/hasDur 0) */
   const char *zRefBad;  /* why the reference's typed decoder rejects the
                         ** entry, for a field only the scanner sees (a null
                         ** name, an event-level process_name / thread_name
@@ -310,11 +314,6 @@ int profsumSpanJson(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
 ** picosecond time given in microseconds.  Returns 0 on success; 1 on
 ** success with rounding (more than 6 decimals); -1 when unparsable. */
 int profsumParseMicros(const char *z, int64_t n, profsum_ps *pOut);
-/* The time a ts or dur takes when it is a JSON number beyond what
-** profsumParseMicros can hold exactly (±1.7e32 µs; its text's double still
-** finite): 2^126 ps, or its negative.  A time of at least this magnitude
-** has no exact value: the summary leaves its event out. */
-#define PROFSUM_PS_HUGE ((profsum_ps)1 << 126)
 
 /* The nearest double to the decimal number text z[0..n), as strtod (and
 ** Python's float()) give it; dHint: a likely answer (checked exactly, and

@@ -109,20 +109,15 @@ void profsumScanTimeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v
     return;
   }
   if( v->type==PROFSUM_JT_NUMBER && isfinite(profsumTextDouble(v->z, v->n, NAN)) ){
-    /* a number whose double is finite but which is beyond ±2^127 ps (1.7e32
-    ** µs): the reference reads it, so it is no malformed field; there is
-    ** no exact time for it, and it is kept as PROFSUM_PS_HUGE, which the
-    ** summary leaves out as too far or too long and the ts/dur_ps columns
-    ** show as NULL (the dur column from its text) */
-    *pHas = 1;
-    *pRounded = 1;
-    spanCopy(pText, v);
-    *pVal = v->z[0]=='-' ? -PROFSUM_PS_HUGE : PROFSUM_PS_HUGE;
+    /* a number of 1e32 µs or more (10^38 ps, past the exact times) whose
+    ** double is finite: the reference reads it, so it is no malformed
+    ** field; it has no value here, and the summary leaves its event out */
+    s->ev.timeHuge |= zKey[0]=='t' ? 1 : (v->z[0]=='-' ? 4 : 2);
     if( s->xDiag ){
       char zq[64] = "";
       if( profsumScanDiagWanted(s, "time_out_of_range") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
       profsumScanPendDiag(s, "time_out_of_range", "%s: %s µs is beyond the range of exact times "
-                          "(±1.7e32 µs): no %s", zKey, zq, zKey[0]=='t' ? "ts" : "dur_ps");
+                          "(1e32 µs): no value", zKey, zq);
     }
     return;
   }

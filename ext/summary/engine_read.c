@@ -516,18 +516,8 @@ int profsumEngSetRunSlow(Engine *e, int64_t i, int32_t id){
 ** and then counts it (e->nEv++).  SQLITE_OK, SQLITE_NOMEM or SQLITE_TOOBIG. */
 static int evNew(Engine *e, int64_t idx, int64_t iOffset, profsum_ps ts, profsum_ps dur, SEv **ppR){
   SEv *r;
-  profsum_ps rel, end;
+  profsum_ps rel, end = ts + dur;
   *ppR = 0;
-  if( ts>=PROFSUM_PS_HUGE || ts<=-PROFSUM_PS_HUGE || dur>=PROFSUM_PS_HUGE ){
-    /* a number beyond the exact times (profsumScanTimeTaken): left out
-    ** before it can be the origin or count as a far event */
-    engDiag(e, idx, iOffset, "time_out_of_range",
-            "complete event whose ts or dur is beyond the range of exact times (±1.7e32 µs): "
-            "left out of the summary");
-    noteLeftOut(e, idx, "ts or dur beyond the range of exact times (±1.7e32 µs)");
-    return SQLITE_OK;
-  }
-  end = ts + dur;
   if( !e->hasOrigin ){ e->origin = ts; e->hasOrigin = 1; }
   rel = ts - e->origin;
   if( rel>((int64_t)1<<61) || rel<-((int64_t)1<<61) || dur>((int64_t)1<<61) ){
@@ -833,12 +823,18 @@ int profsumEngRead(Engine *e, const char *zPath){
       ** does, and it adds 0 ps to the exact sums. */
       double dTiny = (ev->hasDur && ev->dur==0 && ev->durRounded)
                      ? profsumTextDouble(ev->durSpan.z, ev->durSpan.n, 0.0) : 0.0;
-      int durPositive = ev->hasDur && (ev->dur>0 || dTiny>0);
+      int durPositive = (ev->hasDur && (ev->dur>0 || dTiny>0)) || (ev->timeHuge & 2);
       if( ev->pid.kind==PROFSUM_ID_INT && ev->pid.iVal>=0
        && ev->tid.kind==PROFSUM_ID_INT && ev->tid.iVal>=0
        && ev->name.type==PROFSUM_JT_STRING && ev->name.n>0
        && durPositive ){
-        if( !ev->hasTs && ev->tsPresent ){
+        if( ev->timeHuge & 3 ){
+          /* a ts or dur of 1e32 µs or more: a complete event for the
+          ** reference, which reads the number; no exact time here */
+          noteLeftOut(e, ev->idx, "its ts or dur is 1e32 µs or more, past the exact times");
+          engDiag(e, ev->idx, ev->iOffset, "time_out_of_range",
+                  "complete event whose ts or dur is 1e32 µs or more: left out of the summary");
+        }else if( !ev->hasTs && ev->tsPresent ){
           /* A ts that is there but is not a number ("NaN", null, 1e400, a
           ** word): the reference's typed decoder rejects the file (its
           ** lenient eras skipped the event); placing the event at ts 0 would
@@ -862,8 +858,9 @@ int profsumEngRead(Engine *e, const char *zPath){
         /* a complete event for the reference, whose decoder reads any
         ** integer; no 64-bit pid/tid here (diagnostic id_out_of_range) */
         noteLeftOut(e, ev->idx, "its pid or tid is an integer beyond 64 bits");
-      }else if( ev->hasDur && !durPositive ){
-        engDiag(e, ev->idx, ev->iOffset, (ev->dur<0 || dTiny<0) ? "negative_duration" : "zero_duration",
+      }else if( (ev->hasDur && !durPositive) || (ev->timeHuge & 4) ){
+        engDiag(e, ev->idx, ev->iOffset,
+                (ev->dur<0 || dTiny<0 || (ev->timeHuge & 4)) ? "negative_duration" : "zero_duration",
                 "complete event with dur <= 0: not a complete event for the summary");
       }
     }
