@@ -271,6 +271,30 @@ class Known(DbTestCase):
         self.assertIn("at stake: 30.0% of step wall time, 300.000 us", md)
         check_invariants(self, self.db)
 
+    def test_transfers_outside_the_steady_steps(self):
+        # the capture's transfers all before the steady step: no share of the
+        # step's wall time to claim, the capture's transfer time at stake
+        tid = load(self.db, self.td, "xo.json", tpu(
+            [("0", 100, 1000)], [("MemcpyH2D.1", 0, 60), ("fusion.1", 100, 400)]))
+        row = self.db.execute("SELECT time_at_stake_us, share_of_step FROM profsum_advice "
+                              "WHERE trace_id=? AND advice_id='large_transfers'", (tid,)).fetchone()
+        self.assertEqual(row, (60.0, None))
+        check_invariants(self, self.db)
+
+    def test_compile_evidence_as_the_title(self):
+        # 10.0000005 s of compilation (bad from 10 s): the evidence says what
+        # the title says, not 10.000 s
+        ev = tpu([("0", 0, 1000)], [("fusion.1", 0, 900)])
+        ev["traceEvents"].append({"ph": "X", "pid": 2, "tid": 1, "name": "backend_compile", "ts": 0,
+                                  "dur": 10000000.5})
+        tid = load(self.db, self.td, "cc.json", ev)
+        title = self.db.execute("SELECT title FROM profsum_advice WHERE trace_id=? AND "
+                                "advice_id='compilation_time'", (tid,)).fetchone()[0]
+        figure = re.search(r"profile: (\S+) s", title).group(1)
+        self.assertNotEqual(figure, "10.000")
+        md = self.db.execute("SELECT profsum_report_md(?, 5, '{\"profsum\": true}')", (tid,)).fetchone()[0]
+        self.assertIn("compilation_time = %s s" % figure, md)
+
     def test_report_figures_never_read_as_the_threshold(self):
         # idle 20.00002 % of the step (host_wait bad from 20 %): the report's
         # evidence and time at stake say so, as the title does

@@ -53,8 +53,8 @@ extern const char profsumSqlStepWallMedian[];
 /* A scalar subquery over the evidence of a profsum_advice row aliased a:
 ** its items joined by "; ", each "name = value unit" (a fraction as a
 ** percentage with one decimal, more where that would read as a multiple
-** of 5 % it is not, as the titles write it (profsum_format_near); µs and
-** s with three decimals as the time at stake, ms as the titles, a count
+** of 5 % it is not, as the titles write it (profsum_format_near); µs
+** with three decimals as the time at stake, ms and s as the titles, a count
 ** as an integer, any other number as %.6g, null as n/a, a text of over 80
 ** characters cut to 79 and '…', as the reports show names).  For the
 ** middle of a statement that sqlite3_mprintf formats (its %% doubled). */
@@ -71,7 +71,9 @@ extern const char profsumSqlStepWallMedian[];
   "                 THEN printf('%%d', json_extract(e.value, '$.value')) " \
   "                 WHEN json_extract(e.value, '$.unit') = 'ms' " \
   "                 THEN profsum_format_near(json_extract(e.value, '$.value'), 3, 0.1) " \
-  "                 WHEN json_extract(e.value, '$.unit') IN ('us', 's') " \
+  "                 WHEN json_extract(e.value, '$.unit') = 's' " \
+  "                 THEN profsum_format_near(json_extract(e.value, '$.value'), 3, 1) " \
+  "                 WHEN json_extract(e.value, '$.unit') = 'us' " \
   "                 THEN printf('%%.3f', json_extract(e.value, '$.value')) " \
   "                 ELSE printf('%%.6g', json_extract(e.value, '$.value')) END, 'n/a') || " \
   "   CASE WHEN json_extract(e.value, '$.unit') IN ('us', 'ms', 's', 'count') " \
