@@ -149,7 +149,7 @@ class Memory(MemTestCase):
             "per_step": '[{"step":1,"allocations":3,"bytes":800},{"step":2,"allocations":2,"bytes":400}]',
             "status": "ok",
             "note": "800 of the 1600 bytes in use at the peak were allocated before the capture began "
-                    "(or by events left out): their holders are unknown"})
+                    "(or by events left out, or without an addr): their holders are unknown"})
         self.assertEqual(holders, [
             {"addr": 0x3000, "bytes": 400, "requested_bytes": 400, "tf_op": "c", "region_type": "temp",
              "data_type": 19, "shape": "[10,20]", "allocated_at_us": 4},
@@ -351,6 +351,24 @@ class Memory(MemTestCase):
         self.assertEqual(kp, [{"kpi": "memory_peak", "device": "/device:GPU:0", "value": 0.8, "band": "warning",
                                "explanation": "GPU_0_bfc peaks at 80.0% of /device:GPU:0 memory (1600 of 2000 "
                                               "bytes): little headroom left"}])
+
+    def test_report_share_never_reads_as_a_threshold(self):
+        # a peak of 799,995 of 1,000,000 bytes is 'good' (warning from 80 %):
+        # the reports say 79.9995%, as the KPI does, not 80.00%
+        host = W.PlaneBuilder("/host:CPU", id=1)
+        host.line(id=1, name="python", timestamp_ns=1000, events=[
+            mem_event(host, "MemoryAllocation", 0, addr=0x10, nbytes=799995, in_use=799995, life=None)])
+        pb = W.PlaneBuilder("/device:GPU:0", id=10)
+        pb.plane_stat("memory_size", i64=10 ** 6)
+        tid = self.imp(W.xspace([host.build(), pb.build()], hostnames=["h0"]), "share.xplane.pb")
+        kpi = self.one("SELECT band, explanation FROM profsum_kpis WHERE trace_id=? AND kpi='memory_peak'", (tid,))
+        self.assertEqual(kpi["band"], "good")
+        self.assertIn("79.9995%", kpi["explanation"])
+        md = self.db.execute("SELECT profsum_report_md(?, 5, '{\"profsum\": true}')", (tid,)).fetchone()[0]
+        html = self.db.execute("SELECT profsum_report_html(?)", (tid,)).fetchone()[0]
+        self.assertIn("| 79.9995% |", md)
+        self.assertIn("(79.9995% of device memory)", html)
+        self.assertNotIn("80.00%", md + html)
 
     def test_old_import_says_reimport(self):
         tid = self.imp(gpu_capture())

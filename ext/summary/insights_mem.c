@@ -1129,7 +1129,7 @@ static int replayNote(InsMem *p, MemOut *o){
   sqlite3_str *s = sqlite3_str_new(0);
   if( o->liveBytes<o->peak ){
     sqlite3_str_appendf(s, "%lld of the %lld bytes in use at the peak were allocated before the capture "
-                        "began (or by events left out): their holders are unknown",
+                        "began (or by events left out, or without an addr): their holders are unknown",
                         (long long)(o->peak - o->liveBytes), (long long)o->peak);
   }else{
     sqlite3_str_appendf(s, "every byte in use at the peak was allocated within the capture");

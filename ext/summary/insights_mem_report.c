@@ -8,6 +8,7 @@
 */
 #include "insights_mem_int.h"
 #include "report_util.h"
+#include "nearfmt.h"
 
 #include <string.h>
 
@@ -132,7 +133,11 @@ int memReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3
     mdCell(pOut, q, 1); sqlite3_str_appendall(pOut, " | ");
     bytesCell(pOut, q, 2); sqlite3_str_appendall(pOut, " | ");
     if( sqlite3_column_type(q, 3)==SQLITE_NULL ) sqlite3_str_appendall(pOut, "—");
-    else profsumStrAppendPy(pOut, "%.2f%%", sqlite3_column_double(q, 3)*100.0);
+    else{
+      /* as the memory_peak KPI writes it: never as a band's threshold */
+      profsumStrAppendNear(pOut, sqlite3_column_double(q, 3)*100.0, 2, 5);
+      sqlite3_str_appendall(pOut, "%");
+    }
     sqlite3_str_appendall(pOut, " | ");
     profsumStrAppendPy(pOut, "%.3f", sqlite3_column_double(q, 4));
     sqlite3_str_appendall(pOut, " | ");
@@ -225,7 +230,9 @@ int memReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlit
     }
     sqlite3_str_appendf(pOut, "</h3>\n<p>peak %lld bytes", (long long)sqlite3_column_int64(q, 2));
     if( sqlite3_column_type(q, 3)!=SQLITE_NULL ){
-      profsumStrAppendPy(pOut, " (%.2f%% of device memory)", sqlite3_column_double(q, 3)*100.0);
+      sqlite3_str_appendall(pOut, " (");
+      profsumStrAppendNear(pOut, sqlite3_column_double(q, 3)*100.0, 2, 5);
+      sqlite3_str_appendall(pOut, "% of device memory)");
     }
     profsumStrAppendPy(pOut, " at %.3f µs", sqlite3_column_double(q, 4));
     if( sqlite3_column_type(q, 5)!=SQLITE_NULL ){
