@@ -76,6 +76,23 @@ def steady_wall(db, tid):
     return sum(steady if steady else [w for _, w in rows])
 
 
+def util_plane(dev, flops, nbytes):
+    """The XPlane of /device:TPU:<dev> with peaks 100 TFLOP/s and 1000 GB/s,
+    two 100 µs steps each with one 100 µs op of the given flops and
+    bytes_accessed."""
+    import xspace_writer as W
+    us = 10 ** 6
+    d = W.PlaneBuilder("/device:TPU:%d" % dev, id=dev + 1)
+    d.plane_stat("peak_teraflops_per_second", double=100.0)
+    d.plane_stat("peak_hbm_bw_gigabytes_per_second", double=1000.0)
+    d.line(id=1, name="Steps", timestamp_ns=0, events=[
+        d.event(str(k), offset_ps=k * 100 * us, duration_ps=100 * us) for k in (1, 2)])
+    d.line(id=2, name="XLA Ops", timestamp_ns=0, events=[
+        d.event("dot", offset_ps=k * 100 * us, duration_ps=100 * us,
+                stats=[d.stat("flops", i64=flops), d.stat("bytes_accessed", i64=nbytes)]) for k in (1, 2)])
+    return d.build()
+
+
 def load(db, td, name, doc, opts='{"warmup_steps": 0}'):
     p = td.write(name, doc)
     return db.execute("SELECT profsum_import(?, ?, ?)", (p, name, opts)).fetchone()[0]
@@ -358,16 +375,7 @@ class Known(DbTestCase):
         """A TPU plane with peaks 100 TFLOP/s and 1000 GB/s, two 100 µs steps
         each with one 100 µs op of the given flops and bytes_accessed."""
         import xspace_writer as W
-        us = 10 ** 6
-        d = W.PlaneBuilder("/device:TPU:0", id=1)
-        d.plane_stat("peak_teraflops_per_second", double=100.0)
-        d.plane_stat("peak_hbm_bw_gigabytes_per_second", double=1000.0)
-        d.line(id=1, name="Steps", timestamp_ns=0, events=[
-            d.event(str(k), offset_ps=k * 100 * us, duration_ps=100 * us) for k in (1, 2)])
-        d.line(id=2, name="XLA Ops", timestamp_ns=0, events=[
-            d.event("dot", offset_ps=k * 100 * us, duration_ps=100 * us,
-                    stats=[d.stat("flops", i64=flops), d.stat("bytes_accessed", i64=nbytes)]) for k in (1, 2)])
-        path = self.td.write(name, W.xspace([d.build()], hostnames=["h"]))
+        path = self.td.write(name, W.xspace([util_plane(0, flops, nbytes)], hostnames=["h"]))
         return self.db.execute("SELECT profsum_import(?, ?, '{\"warmup_steps\": 0}')", (path, name)).fetchone()[0]
 
     def test_compute_and_memory_bound_from_utilization(self):
@@ -410,19 +418,7 @@ class Known(DbTestCase):
         capture's 80 % describes neither, so no memory_bound row contradicts
         the low device's low_memory_bandwidth row."""
         import xspace_writer as W
-        us = 10 ** 6
-        planes = []
-        for dev, nbytes in ((0, 15 * 10 ** 7), (1, 10 ** 7)):
-            d = W.PlaneBuilder("/device:TPU:%d" % dev, id=dev + 1)
-            d.plane_stat("peak_teraflops_per_second", double=100.0)
-            d.plane_stat("peak_hbm_bw_gigabytes_per_second", double=1000.0)
-            d.line(id=1, name="Steps", timestamp_ns=0, events=[
-                d.event(str(k), offset_ps=k * 100 * us, duration_ps=100 * us) for k in (1, 2)])
-            d.line(id=2, name="XLA Ops", timestamp_ns=0, events=[
-                d.event("dot", offset_ps=k * 100 * us, duration_ps=100 * us,
-                        stats=[d.stat("flops", i64=5 * 10 ** 8), d.stat("bytes_accessed", i64=nbytes)])
-                for k in (1, 2)])
-            planes.append(d.build())
+        planes = [util_plane(dev, 5 * 10 ** 8, nbytes) for dev, nbytes in ((0, 15 * 10 ** 7), (1, 10 ** 7))]
         path = self.td.write("two.xplane.pb", W.xspace(planes, hostnames=["h"]))
         tid = self.db.execute("SELECT profsum_import(?, 'two', '{\"warmup_steps\": 0}')", (path,)).fetchone()[0]
         hbm = self.db.execute("SELECT sum(bytes_accessed) * 1e6 / sum(busy_us * 1e12) FROM profsum_agg_xla_util "
