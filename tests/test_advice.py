@@ -298,6 +298,16 @@ class Known(DbTestCase):
         self.assertEqual(row, (60.0, None))
         check_invariants(self, self.db)
 
+    def test_dominant_op_outside_the_steady_steps(self):
+        # the ops all before the step, the step idle throughout: no share of
+        # its busy time to claim, the op's exclusive time at stake
+        tid = load(self.db, self.td, "do.json", tpu(
+            [("0", 1000, 1000)], [("fusion.1", 0, 600), ("fusion.2", 600, 100)]))
+        row = self.db.execute("SELECT time_at_stake_us, share_of_step FROM profsum_advice "
+                              "WHERE trace_id=? AND advice_id='one_op_dominating'", (tid,)).fetchone()
+        self.assertEqual(row, (600.0, None))
+        check_invariants(self, self.db)
+
     def test_compile_evidence_as_the_title(self):
         # 10.0000005 s of compilation (bad from 10 s): the evidence says what
         # the title says, not 10.000 s

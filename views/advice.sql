@@ -281,11 +281,12 @@ raw AS (
          -- that share of it (share = stake / wall); without, the capture's
          CASE r.k WHEN 1 THEN r.w_idle
                   WHEN 2 THEN CASE WHEN r.wall > 0 AND r.xfer > 0 THEN r.xfer ELSE r.transfer END
-                  WHEN 3 THEN CASE WHEN r.wall > 0 THEN r.op_v * (r.wall - r.idle) ELSE r.op_excl END
+                  WHEN 3 THEN CASE WHEN r.wall > r.idle THEN r.op_v * (r.wall - r.idle) ELSE r.op_excl END
                   WHEN 4 THEN r.idle WHEN 5 THEN r.coll END AS stake,
          -- (transfers found outside the steady steps only: no share of them)
          CASE r.k WHEN 2 THEN CASE WHEN r.wall > 0 AND r.xfer > 0 THEN min(1.0, r.xfer / r.wall) END
-                  WHEN 3 THEN CASE WHEN r.wall > 0 THEN min(1.0, r.op_v * (r.wall - r.idle) / r.wall) END
+                  -- (devices idle through the steady steps: no share of them)
+                  WHEN 3 THEN CASE WHEN r.wall > r.idle THEN min(1.0, r.op_v * (r.wall - r.idle) / r.wall) END
                   WHEN 4 THEN min(1.0, r.idle / r.wall)
                   WHEN 5 THEN min(1.0, r.coll / r.wall) END AS share,
          CASE r.k WHEN 7 THEN 2 ELSE 1 END AS pref
