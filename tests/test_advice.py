@@ -288,24 +288,17 @@ class Known(DbTestCase):
         self.assertIn("at stake: 30.0% of step wall time, 300.000 us", md)
         check_invariants(self, self.db)
 
-    def test_transfers_outside_the_steady_steps(self):
-        # the capture's transfers all before the steady step: no share of the
-        # step's wall time to claim, the capture's transfer time at stake
-        tid = load(self.db, self.td, "xo.json", tpu(
-            [("0", 100, 1000)], [("MemcpyH2D.1", 0, 60), ("fusion.1", 100, 400)]))
-        row = self.db.execute("SELECT time_at_stake_us, share_of_step FROM profsum_advice "
-                              "WHERE trace_id=? AND advice_id='large_transfers'", (tid,)).fetchone()
-        self.assertEqual(row, (60.0, None))
-        check_invariants(self, self.db)
-
-    def test_dominant_op_outside_the_steady_steps(self):
-        # the ops all before the step, the step idle throughout: no share of
-        # its busy time to claim, the op's exclusive time at stake
-        tid = load(self.db, self.td, "do.json", tpu(
-            [("0", 1000, 1000)], [("fusion.1", 0, 600), ("fusion.2", 600, 100)]))
-        row = self.db.execute("SELECT time_at_stake_us, share_of_step FROM profsum_advice "
-                              "WHERE trace_id=? AND advice_id='one_op_dominating'", (tid,)).fetchone()
-        self.assertEqual(row, (600.0, None))
+    def test_stake_outside_the_steady_steps(self):
+        # what the advice is about lies all before the steady step (the
+        # transfers; the ops, the step idle throughout): no share of the
+        # step's wall time to claim, the capture's time at stake
+        for name, ops, aid, stake in (
+                ("xo.json", [("MemcpyH2D.1", 0, 60), ("fusion.1", 1000, 400)], "large_transfers", 60.0),
+                ("do.json", [("fusion.1", 0, 600), ("fusion.2", 600, 100)], "one_op_dominating", 600.0)):
+            tid = load(self.db, self.td, name, tpu([("0", 1000, 1000)], ops))
+            row = self.db.execute("SELECT time_at_stake_us, share_of_step FROM profsum_advice "
+                                  "WHERE trace_id=? AND advice_id=?", (tid, aid)).fetchone()
+            self.assertEqual(row, (stake, None), aid)
         check_invariants(self, self.db)
 
     def test_compile_evidence_as_the_title(self):
