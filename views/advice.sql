@@ -54,7 +54,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_advice(
 -- per use (min() picks the least busy device, a CASE the KPIs left out).
 WITH
 kt AS NOT MATERIALIZED (      -- per trace: each KPI's bad/detected flag (NULL without the KPI) and utilizations
-  SELECT trace_id, label, kd, msk, du, dig, lt, ood, hw, lmb FROM (
+  SELECT trace_id, label, kd, msk, du, dig, lt, ood, oov, hw, lmb FROM (
     SELECT trace_id, label,
            max(CASE WHEN kpi = 'kernel_duration' THEN band IN ('bad', 'detected') END) OVER w AS kd,
            max(CASE WHEN kpi = 'many_small_kernels' THEN band IN ('bad', 'detected') END) OVER w AS msk,
@@ -62,6 +62,7 @@ kt AS NOT MATERIALIZED (      -- per trace: each KPI's bad/detected flag (NULL w
            max(CASE WHEN kpi = 'device_idle_gaps' THEN band IN ('bad', 'detected') END) OVER w AS dig,
            max(CASE WHEN kpi = 'large_transfers' THEN band IN ('bad', 'detected') END) OVER w AS lt,
            max(CASE WHEN kpi = 'one_op_dominating' THEN band IN ('bad', 'detected') END) OVER w AS ood,
+           max(CASE WHEN kpi = 'one_op_dominating' THEN value END) OVER w AS oov,
            max(CASE WHEN kpi = 'host_wait' THEN band IN ('bad', 'detected') END) OVER w AS hw,
            max(CASE WHEN kpi = 'memory_bandwidth' THEN band = 'bad' END) OVER w AS lmb,
            row_number() OVER w AS n
@@ -138,15 +139,11 @@ util AS NOT MATERIALIZED (    -- the capture's compute and memory-bandwidth util
             AND d.peak_mem_bw_bytes_per_s > 0) AS hbm
   FROM profsum_trace AS t
 ),
--- the top hot op and its share of all device-op time (the exclusive time
--- of every device op, as profsum_op_profile shares it out), in whole
--- picoseconds as profsum_kpis's one_op_dominating takes it
+-- the top hot op (its share of all device-op time is the one_op_dominating
+-- KPI's value, kt.oov: the exclusive time of every device op, in whole
+-- picoseconds)
 top_op AS NOT MATERIALIZED (
-  SELECT h.trace_id, h.name, h.exclusive_duration,
-         (SELECT CASE WHEN a.all_ps > 0 THEN a.top_ps / a.all_ps END
-          FROM (SELECT total(round(o.exclusive_duration * 1e6)) AS all_ps,
-                       total(CASE WHEN o.name = h.name THEN round(o.exclusive_duration * 1e6) END) AS top_ps
-                FROM profsum_agg_op AS o WHERE o.trace_id = h.trace_id) AS a) AS v
+  SELECT h.trace_id, h.name, h.exclusive_duration
   FROM profsum_hot_ops AS h
   WHERE h.rank = 0
 ),
@@ -162,7 +159,7 @@ base AS NOT MATERIALIZED (
          w.device AS w_device, w.busy_duration AS w_busy, w.span_duration AS w_span, w.idle AS w_idle,
          (SELECT o.name FROM top_op AS o WHERE o.trace_id = kt.trace_id) AS op_name,
          (SELECT o.exclusive_duration FROM top_op AS o WHERE o.trace_id = kt.trace_id) AS op_excl,
-         (SELECT o.v FROM top_op AS o WHERE o.trace_id = kt.trace_id) AS op_v
+         kt.oov AS op_v
   FROM kt JOIN fact AS f ON f.trace_id = kt.trace_id JOIN sw ON sw.trace_id = kt.trace_id
        JOIN worst AS w ON w.trace_id = kt.trace_id
 ),
@@ -217,7 +214,7 @@ rules AS (
                           'keep intermediates on the device',
                           'no numpy() / np.asarray of device arrays inside the loop')) END,
     -- 3: one op dominating
-    CASE WHEN b.ood AND b.op_v > 0.5 THEN json_object(
+    CASE WHEN b.ood THEN json_object(
       'advice_id', 'one_op_dominating', 'source', 'pattern', 'kpi', 'one_op_dominating',
       'title', printf('One op dominates: %s takes %s%% of device-op time',
                       CASE WHEN length(b.op_name) > 80 THEN substr(b.op_name, 1, 79) || '…' ELSE b.op_name END,

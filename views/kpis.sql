@@ -156,23 +156,24 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
   -- the share in whole picoseconds (each op's exact sum, rounded back from
   -- its µs): an op that takes exactly half is not over 50 %, whatever the
   -- rounding of a sum of doubles would say
-  SELECT h.trace_id, h.label, 'pattern', 'one_op_dominating', NULL,
-         CASE WHEN all_ps > 0 THEN top_ps / all_ps END, 'fraction',
-         CASE WHEN v1 THEN 'unavailable' WHEN all_ps > 0 AND 2 * top_ps > all_ps THEN 'detected' ELSE 'not_detected' END,
+  SELECT h.trace_id, h.label, 'pattern', 'one_op_dominating', NULL, v, 'fraction',
+         CASE WHEN v1 THEN 'unavailable' WHEN dom THEN 'detected' ELSE 'not_detected' END,
          CASE WHEN v1 THEN 'a v1 summary file holds only the hot ops, not the exclusive time of all '
                            || 'device ops: import the trace for this share'
               ELSE printf('top op %s takes %s%% of device-op time%s',
                 CASE WHEN length(name) > 80 THEN substr(name, 1, 79) || '…' ELSE name END,
-                profsum_format_near(100.0 * top_ps / all_ps, 1, 5),
-                CASE WHEN all_ps > 0 AND 2 * top_ps > all_ps THEN ': optimize that op first' ELSE '' END) END
-  FROM (SELECT h.trace_id, h.label, h.name, t.summary_json IS NOT NULL AS v1,
-               (SELECT total(round(o.exclusive_duration * 1e6)) FROM profsum_agg_op AS o
-                WHERE o.trace_id = h.trace_id AND o.name = h.name) AS top_ps,
-               CASE WHEN t.summary_json IS NULL THEN
-                 (SELECT total(round(o.exclusive_duration * 1e6)) FROM profsum_agg_op AS o
-                  WHERE o.trace_id = h.trace_id) END AS all_ps
-        FROM profsum_hot_ops AS h JOIN profsum_trace AS t USING (trace_id)
-        WHERE h.rank = 0) AS h
+                profsum_format_near(100.0 * v, 1, 5), CASE WHEN dom THEN ': optimize that op first' ELSE '' END) END
+  FROM (SELECT p.*, CASE WHEN all_ps > 0 THEN top_ps / all_ps END AS v,
+               coalesce(all_ps > 0 AND 2 * top_ps > all_ps, 0) AS dom
+        FROM (SELECT h.trace_id, h.label, h.name, t.summary_json IS NOT NULL AS v1,
+                     CASE WHEN t.summary_json IS NULL THEN
+                       (SELECT total(round(o.exclusive_duration * 1e6)) FROM profsum_agg_op AS o
+                        WHERE o.trace_id = h.trace_id AND o.name = h.name) END AS top_ps,
+                     CASE WHEN t.summary_json IS NULL THEN
+                       (SELECT total(round(o.exclusive_duration * 1e6)) FROM profsum_agg_op AS o
+                        WHERE o.trace_id = h.trace_id) END AS all_ps
+              FROM profsum_hot_ops AS h JOIN profsum_trace AS t USING (trace_id)
+              WHERE h.rank = 0) AS p) AS h
   UNION ALL
   SELECT trace_id, label, 'pattern', 'float_nesting', NULL, v, 'fraction',
          CASE WHEN v IS NULL THEN 'unavailable' WHEN v >= 0.01 THEN 'detected' ELSE 'not_detected' END,
