@@ -454,6 +454,42 @@ class Kernels(MemTestCase):
             ("kernel_details_unreadable",
              "kernel copy: kernel_details value not a number: regs:abc: NULL in profsum_kernel_stats")])
 
+    def test_null_dimensions_are_one_key(self):
+        """A block or grid that is NULL is one key whatever made it NULL: out
+        of range (its other parts read), unreadable, or absent."""
+        pb = W.PlaneBuilder("/device:GPU:0", id=1)
+        pb.line(id=1, name="Stream #1", timestamp_ns=0, events=[
+            kernel(pb, "kB", 0, 1, "static_shared:2048 block:3000000000,1,1 grid:210453397508,2,1 occ_pct:50"),
+            kernel(pb, "kB", 3, 2, "regs:x static_shared:2048 block:1,y grid:7,8,9,10"),
+            kernel(pb, "kB", 6, 3, "static_shared:2048")])
+        tid = self.imp(W.xspace([pb.build()], hostnames=["h"]), "nulls.xplane.pb")
+        self.assertEqual(self.rows("SELECT block_dim, grid_dim, registers_per_thread, static_shared_bytes, "
+                                   "occupancy_pct, occurrences, total_duration_us FROM profsum_kernel_stats "
+                                   "WHERE trace_id=?", (tid,)),
+                         [{"block_dim": None, "grid_dim": None, "registers_per_thread": None,
+                           "static_shared_bytes": 2048, "occupancy_pct": 50.0, "occurrences": 3,
+                           "total_duration_us": 6.0}])
+
+    def test_diagnostics_kept_per_kind(self):
+        """The first 5 of a kind are stored, then a 'suppressed' row with the
+        total; store_diagnostics 'all' stores every one."""
+        def capture():
+            pb = W.PlaneBuilder("/device:GPU:0", id=1)
+            pb.line(id=1, name="Stream #1", timestamp_ns=0, events=[
+                kernel(pb, "k%d" % i, 2 * i, 1, "regs:%d" % (70000 + i)) for i in range(8)])
+            return W.xspace([pb.build()], hostnames=["h"])
+        sql = ("SELECT kind, detail FROM profsum_diagnostic WHERE trace_id=? "
+               "AND (kind='kernel_details_out_of_range' OR kind='suppressed') ORDER BY rowid")
+        detail = "kernel k%d: kernel_details value out of range: regs:%d (above 65536): NULL in profsum_kernel_stats"
+        tid = self.imp(capture(), "compact.xplane.pb")
+        self.assertEqual(self.db.execute(sql, (tid,)).fetchall(),
+                         [("kernel_details_out_of_range", detail % (i, 70000 + i)) for i in range(5)]
+                         + [("suppressed", "kernel_details_out_of_range: 8 occurrences in all; only the first 5 "
+                                           "are stored (the import option store_diagnostics 'all' stores them all)")])
+        tid = self.imp(capture(), "all.xplane.pb", '{"store_diagnostics": "all"}')
+        self.assertEqual(self.db.execute(sql, (tid,)).fetchall(),
+                         [("kernel_details_out_of_range", detail % (i, 70000 + i)) for i in range(8)])
+
     def test_kpi_occupancy(self):
         # kernel time: copy 100 (12.5 %), gemm 60 (50 %), fusion 5 (none); 90 % of 165 = 148.5:
         # copy and gemm (crossing) count: (0.125 * 100 + 0.5 * 60) / 160 = 0.265625

@@ -35,6 +35,11 @@ void profsumInsFree(ProfsumInsights *p){
 }
 
 /* See insights.h. */
+void profsumInsDiagAll(ProfsumInsights *p){
+  insMemDiagAll(p->pMem);
+}
+
+/* See insights.h. */
 int profsumInsXpPlane(ProfsumInsights *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
   int rc = insXlaXpPlane(p->pXla, pXp, pl);
   if( rc==SQLITE_OK ) rc = insMemXpPlane(p->pMem, pXp, pl);

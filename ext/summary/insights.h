@@ -25,6 +25,9 @@ typedef struct ProfsumInsights ProfsumInsights;
 int profsumInsNew(ProfsumInsights **pp);
 /* Free a collector (0 is a no-op). */
 void profsumInsFree(ProfsumInsights *p);
+/* Keep every diagnostic the collectors make (the import option
+** store_diagnostics 'all'), not the first few of each kind. */
+void profsumInsDiagAll(ProfsumInsights *p);
 
 /* XPlane reader: plane pl, once its metadata and stats are known (before
 ** its lines are walked).  SQLITE_OK or SQLITE_NOMEM. */

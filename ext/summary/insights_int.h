@@ -29,6 +29,7 @@ int insXlaReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sq
 typedef struct InsMem InsMem;
 int insMemNew(InsMem **pp);
 void insMemFree(InsMem *p);
+void insMemDiagAll(InsMem *p);
 int insMemXpPlane(InsMem *p, ProfsumXp *pXp, const ProfsumXpPlane *pl);
 int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev);
 int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev);

@@ -120,6 +120,12 @@ int insMemNew(InsMem **pp){
   return SQLITE_OK;
 }
 
+/* See insights_int.h: keep every diagnostic of the collector, not the
+** first MEM_DIAG_KEEP of each kind (store_diagnostics 'all'). */
+void insMemDiagAll(InsMem *p){
+  p->diag.all = 1;
+}
+
 /* See insights_int.h. */
 void insMemFree(InsMem *p){
   int i;

@@ -14,8 +14,9 @@
 /* ---------------------------------------------------------------------
 ** Diagnostics of the collector, stored in profsum_agg_diagnostic by the
 ** write: the first MEM_DIAG_KEEP of each kind, then a 'suppressed' row
-** with the kind's total (as the summary engine stores its own). */
-#define MEM_DIAG_KEEP 100
+** with the kind's total, or every one of them with the import option
+** store_diagnostics 'all' (as the summary engine stores its own). */
+#define MEM_DIAG_KEEP 5
 
 typedef struct MemDiagRow {
   int64_t idx;            /* event ordinal, -1: none */
@@ -29,11 +30,12 @@ typedef struct MemDiagKind { const char *zKind; int64_t n; } MemDiagKind;
 typedef struct MemDiag {
   MemDiagRow *aRow; int64_t nRow, nRowAlloc;
   MemDiagKind aKind[16]; int nKind;
+  int all;                /* keep every one (store_diagnostics 'all') */
 } MemDiag;
 
 /* Add a diagnostic of kind zKind (a static string) with detail zDetail
 ** (sqlite3_malloc'd, taken over, also on error; 0 means out of memory).
-** Beyond MEM_DIAG_KEEP of a kind only the count grows.  SQLITE_OK or
+** Beyond MEM_DIAG_KEEP of a kind (unless d->all) only the count grows.  SQLITE_OK or
 ** SQLITE_NOMEM. */
 int memDiagAdd(MemDiag *d, int64_t idx, int64_t off, const char *zKind, char *zDetail);
 /* 1 when a diagnostic of kind zKind would still be stored: the caller

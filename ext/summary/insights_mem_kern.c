@@ -190,6 +190,10 @@ static void kParse(const char *z, int64_t n, KernDet *d, KernWhy *w){
 #undef KEYIS
     }
   }
+  /* a NULL triple is one key whatever made it NULL (absent, out of range,
+  ** unreadable), and whatever parts were read before that */
+  if( d->block[0]<0 ) d->block[1] = d->block[2] = 0;
+  if( d->grid[0]<0 ) d->grid[1] = d->grid[2] = 0;
 }
 
 /* The key of (name, hlo, d) into *ps: the numbers, the hlo_op's length,

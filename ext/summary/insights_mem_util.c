@@ -26,7 +26,7 @@ static MemDiagKind *diagKind(MemDiag *d, const char *zKind){
 /* See insights_mem_int.h. */
 int memDiagWanted(MemDiag *d, const char *zKind){
   MemDiagKind *k = diagKind(d, zKind);
-  return k && k->n<MEM_DIAG_KEEP;
+  return k && (d->all || k->n<MEM_DIAG_KEEP);
 }
 
 /* See insights_mem_int.h. */
@@ -40,7 +40,7 @@ int memDiagCount(MemDiag *d, const char *zKind){
 int memDiagAdd(MemDiag *d, int64_t idx, int64_t off, const char *zKind, char *zDetail){
   MemDiagKind *k = diagKind(d, zKind);
   if( zDetail==0 ) return SQLITE_NOMEM;
-  if( k==0 || k->n++>=MEM_DIAG_KEEP ){ sqlite3_free(zDetail); return SQLITE_OK; }
+  if( k==0 || (k->n++>=MEM_DIAG_KEEP && !d->all) ){ sqlite3_free(zDetail); return SQLITE_OK; }
   if( d->nRow>=d->nRowAlloc ){
     int64_t nNew = d->nRowAlloc ? d->nRowAlloc*2 : 16;
     MemDiagRow *a = sqlite3_realloc64(d->aRow, sizeof(MemDiagRow)*(sqlite3_uint64)nNew);
@@ -85,7 +85,7 @@ int memDiagWrite(MemDiag *d, sqlite3 *db, const char *zSchema, sqlite3_int64 tra
   sqlite3_stmt *p = 0;
   int64_t i;
   int k, rc;
-  if( d->nRow==0 ) return SQLITE_OK;
+  if( d->nRow==0 ) return SQLITE_OK;      /* a kind counted has a row */
   rc = memPrepare(db, zFunc, pzErr, &p, "INSERT INTO \"%w\".profsum_agg_diagnostic"
                   "(trace_id, idx, byte_offset, kind, detail) VALUES(?1,?2,?3,?4,?5)", zSchema);
   for(i=0; rc==SQLITE_OK && i<d->nRow; i++){
@@ -99,8 +99,9 @@ int memDiagWrite(MemDiag *d, sqlite3 *db, const char *zSchema, sqlite3_int64 tra
   }
   for(k=0; rc==SQLITE_OK && k<d->nKind; k++){
     char z[200];
-    if( d->aKind[k].n<=MEM_DIAG_KEEP ) continue;
-    sqlite3_snprintf(sizeof(z), z, "%s: %lld occurrences in all; only the first %d are stored",
+    if( d->all || d->aKind[k].n<=MEM_DIAG_KEEP ) continue;
+    sqlite3_snprintf(sizeof(z), z, "%s: %lld occurrences in all; only the first %d are stored "
+                     "(the import option store_diagnostics 'all' stores them all)",
                      d->aKind[k].zKind, (long long)d->aKind[k].n, MEM_DIAG_KEEP);
     sqlite3_bind_int64(p, 1, traceId);
     sqlite3_bind_null(p, 2);

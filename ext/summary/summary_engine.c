@@ -212,6 +212,7 @@ static int engReadOnce(const char *zFunc, const char *zPath, unsigned flags, Pro
   e->zPath = sqlite3_mprintf("%s", zPath);
   if( e->zPath==0 ){ sqlite3_free(e); return SQLITE_NOMEM; }
   if( profsumInsNew(&e->pIns) ){ sqlite3_free(e->zPath); sqlite3_free(e); return SQLITE_NOMEM; }
+  if( e->diagAll ) profsumInsDiagAll(e->pIns);
   *pp = e;
   k = profsumSniffFormat(zPath);
   if( k==PROFSUM_FMT_NOMEM ){
