@@ -4,6 +4,8 @@
 -- description, a "Columns:" line and one "  name: doc" line per visible
 -- column, in the function's column order (tests/test_views.py checks the
 -- names against pragma_table_xinfo), ended by a "FUNCTION name" line.
+-- Last, the table profsum_import makes only when asked (store_events), in the
+-- same form, ended by a "TABLE name" line (kind 'table').
 -- docs/trace_events.md, docs/xplane.md and docs/find_traces.md say more.
 
 -- trace_events(path): one row per event of a trace file (trace JSON, gzip or
@@ -98,3 +100,40 @@ FUNCTION profsum_xplane_planes
 --   duration_ps: XLine.duration_ps (INTEGER).
 --   num_events: XEvents of the line (INTEGER).
 FUNCTION profsum_xplane_lines
+
+-- profsum_event: the rows of trace_events(path) of each trace imported with
+-- the option store_events (profsum_import(path, label, '{"store_events": true}')),
+-- kept in the database beside the summary tables; made by the first such
+-- import, and replaced with the trace's other rows on a re-import.  Same
+-- columns as trace_events, after trace_id; times in ns and exact ps.
+-- Columns:
+--   trace_id: profsum_trace.trace_id (INTEGER).
+--   idx: as trace_events.idx: 0-based index of the entry in traceEvents (an XPlane: the XEvent's ordinal); with trace_id the primary key (INTEGER).
+--   ph: the phase as written: X, B, E, i, C, M, ... (TEXT).
+--   name: event name; NULL when absent or not a string (TEXT).
+--   cat: category (TEXT).
+--   pid: process id; INTEGER, or TEXT when the file writes a non-numeric string.
+--   tid: thread id; INTEGER, or TEXT as pid.
+--   ts: start in ns, floor of the exact ps, absolute as in the file (INTEGER).
+--   dur: duration in ns (floor); X: the file's, B: to the matching E, E and unmatched B: NULL (INTEGER).
+--   dur_ps: the same duration in exact picoseconds (INTEGER).
+--   process_name: args.name of the process_name M event of this pid (TEXT).
+--   thread_name: args.name of the thread_name M event of this (pid, tid) (TEXT).
+--   tf_op: args.tf_op (TEXT).
+--   hlo_op: args.hlo_op (TEXT).
+--   hlo_module: args.hlo_module (TEXT).
+--   hlo_category: args.hlo_category (TEXT).
+--   long_name: args.long_name (TEXT).
+--   source: args.source (TEXT).
+--   run_id: args.run_id (TEXT).
+--   step_num: args.step_num; integers written as strings are INTEGER.
+--   flops: args.flops (INTEGER; other numbers REAL).
+--   bytes_accessed: args.bytes_accessed (INTEGER; other numbers REAL).
+--   correlation_id: args.correlation_id (INTEGER).
+--   group_id: args.group_id (INTEGER).
+--   args: the args object as valid JSON ('{}' when absent) (TEXT).
+--   depth: nesting depth on its track (pid, tid), 0 at roots; NULL off the tracks (INTEGER).
+--   parent_idx: idx of the enclosing slice; NULL at roots (INTEGER).
+--   excl: exclusive (self) time in ns, as exclusive_time(ts, dur) over these rows gives it (INTEGER).
+--   excl_ps: exclusive time in exact ps, nesting decided on exact times (INTEGER).
+TABLE profsum_event

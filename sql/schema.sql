@@ -305,7 +305,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_step_span(
   step INTEGER NOT NULL,               -- step number
   device TEXT,                         -- process name of the event (a /device: or /host: name)
   pid INTEGER,                         -- its pid
-  start_us REAL NOT NULL,              -- start, µs (absolute, as trace_events.ts)
+  start_us REAL NOT NULL,              -- start, µs on the clock of trace_events.ts (ns): ts = start_us × 1000
   end_us REAL NOT NULL,                -- end, µs
   start_ps INTEGER NOT NULL,           -- start, ps after the trace's first event (exact)
   dur_ps INTEGER NOT NULL              -- duration, ps (exact)
@@ -320,7 +320,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_step_wall(
   step INTEGER NOT NULL,               -- step number
   device TEXT,                         -- process name of the device measured
   pid INTEGER,                         -- its pid
-  start_us REAL NOT NULL,              -- the step's start, µs (absolute, as trace_events.ts)
+  start_us REAL NOT NULL,              -- the step's start, µs on the clock of trace_events.ts (ns): ts = start_us × 1000
   wall_us REAL NOT NULL,               -- the step's duration, µs
   compute_us REAL NOT NULL,            -- covered by compute ops only, µs
   collective_us REAL NOT NULL,         -- covered by a communication op, µs
@@ -422,7 +422,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_device_step(
   trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   step INTEGER NOT NULL,               -- step number
   device TEXT NOT NULL,                -- process name, e.g. /device:TPU:0
-  start_us REAL NOT NULL,              -- the step's start on the device, µs (as trace_events.ts)
+  start_us REAL NOT NULL,              -- the step's start on the device, µs on the clock of trace_events.ts (ns): ts = start_us × 1000
   end_us REAL NOT NULL,                -- its end, µs
   busy_us REAL NOT NULL,               -- union of the device's op events inside the step, µs
   collective_us REAL NOT NULL,         -- union of its collectives (communication names) inside the step, µs

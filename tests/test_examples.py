@@ -121,7 +121,15 @@ class Datasette(unittest.TestCase):
                           (("profsum_overview", "size_bytes"), "byte"),
                           (("profsum_history", "median_regression_pct"), "percent"),
                           (("profsum_trend", "median_change_pct"), "percent"),
-                          (("profsum_agg_op", "exclusive_duration"), "microsecond")]:
+                          (("profsum_agg_op", "exclusive_duration"), "microsecond"),
+                          (("profsum_memory", "peak_bytes"), "byte"),
+                          (("profsum_memory", "known_live_bytes_at_peak"), "byte"),
+                          (("profsum_kernel_stats", "static_shared_bytes"), "byte"),
+                          (("profsum_kernel_stats", "occupancy_pct"), "percent"),
+                          (("profsum_roofline", "bytes_accessed"), "byte"),
+                          (("profsum_compare_ops", "delta_pct"), "percent"),
+                          (("profsum_op_growth", "growth_pct"), "percent"),
+                          (("profsum_agg_host", "to_session_us"), "microsecond")]:
             self.assertEqual(units.get(key), unit, key)
         for key in [("profsum_hot_ops", "count"), ("profsum_breakdown", "share_of_total"),
                     ("profsum_families", "time_per_flop_proxy"), ("profsum_kpis", "value"),

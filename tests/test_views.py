@@ -130,6 +130,13 @@ class Catalog(unittest.TestCase):
                 self.assertEqual(cols, [r[3] for r in mine[1:]], v)
                 for r in mine:
                     self.assertTrue(r[4], "%s.%s has no doc" % (v, r[3]))
+            # the table store_events makes is listed with its columns, in order
+            d.execute("SELECT profsum_import(?, 'ev', '{\"store_events\": true}')", (p,))
+            mine = [r for r in rows if r[0] == "profsum_event"]
+            self.assertEqual(mine[0][1:4], ("table", 0, None))
+            self.assertEqual([r[1] for r in d.execute("PRAGMA table_info(profsum_event)")],
+                             [r[3] for r in mine[1:]])
+            self.assertTrue(all(r[4] for r in mine))
             d.close()
         # the table-valued functions that read files, each visible column with
         # a doc, in the module's column order (hidden inputs such as path left

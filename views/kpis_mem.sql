@@ -2,8 +2,9 @@
 -- profsum_kpis adds these rows to its own (docs/memory.md).
 --   memory_peak  per device: peak bytes in use / the device's memory_size
 --                (profsum_memory.peak_share): good < 0.80, warning 0.80-0.90,
---                bad > 0.90; 'unavailable' (device NULL) when the trace has no
---                allocation events of a device, or its device has no memory_size.
+--                bad > 0.90; one 'unavailable' row (device NULL) when the trace
+--                has no allocation events of a device allocator; a device
+--                without memory_size is 'unavailable' on its own row (device set).
 --   occupancy    time-weighted mean of occupancy_pct / 100 over the kernels
 --                (profsum_kernel_stats rows, longest total first) that make up
 --                the first 90 % of kernel time, the one crossing 90 % included,

@@ -17,7 +17,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_step_wall(
   device,
   -- 1 when the step number is below warmup_steps (INTEGER).
   is_warmup,
-  -- The step's start, µs as trace_events.ts (REAL).
+  -- The step's start, µs on the clock of trace_events.ts, which is in ns: ts = start_us × 1000 (REAL).
   start_us,
   -- The step's wall-clock duration, µs (REAL).
   wall_us,

@@ -80,15 +80,30 @@ QUERIES = {
 UNITS = [
     # "..., µs", "µs, NULL when ...", "µs ('total' = ...)"; not "µs per unit" nor "(µs for durations)"
     ("microsecond", re.compile(r"(?:^|, |: )µs(?=$|[ ,;:.)(])(?! per)")),
-    ("byte", re.compile(r"\bin bytes\b")),
+    ("byte", re.compile(r"\bin bytes\b|\(INTEGER bytes\b")),
     ("percent", re.compile(r"(?:, |\bin )percent\b")),
 ]
 
 
-def unit_of(doc):
-    """The Pint unit a column's documentation names, or None."""
+# Units by the column's name, for columns whose documentation names none:
+# profsum's names end in the unit (docs/api.md).
+SUFFIX_UNITS = [("_us", "microsecond"), ("_bytes", "byte"), ("_pct", "percent")]
+
+
+def unit_of(doc, col=""):
+    """The Pint unit a column's documentation names, else the one its name
+    ends in (bytes_accessed: bytes), or None."""
     found = [name for name, pat in UNITS if pat.search(doc)]
-    return found[0] if len(found) == 1 else None
+    if len(found) == 1:
+        return found[0]
+    if found:
+        return None
+    if col == "bytes_accessed":
+        return "byte"
+    for suffix, name in SUFFIX_UNITS:
+        if col.endswith(suffix):
+            return name
+    return None
 
 
 def catalog(so):
@@ -115,7 +130,7 @@ def build(rows, db_name="profiles"):
             t["description"] = doc
             continue
         t["columns"][col] = doc
-        u = unit_of(doc)
+        u = unit_of(doc, col)
         if u:
             t["units"][col] = u
     for t in tables.values():

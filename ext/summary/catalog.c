@@ -25,7 +25,9 @@
 ** table-valued functions that read files (trace_events, profsum_diagnostics,
 ** ...) are no objects of a database; their blocks, in the same form, come
 ** from sql/functions.sql (compiled in as documentation, never executed),
-** each ended by a "FUNCTION name" line, with kind 'table-valued function'.
+** each ended by a "FUNCTION name" line, with kind 'table-valued function';
+** a table an import makes only when asked (profsum_event) is documented
+** there the same way, ended by a "TABLE name" line, with kind 'table'.
 ** Pure (no file or database access).
 */
 #include "profsum_int.h"
@@ -143,7 +145,7 @@ static int catVirtual(CatCursor *c, const char *zKind, const char *zName, int nN
 
 /* Parse the compiled schema text, then the table-valued functions'
 ** (sql/functions.sql: comment blocks each ended by a "FUNCTION name"
-** line), into rows (at most one per line). */
+** or "TABLE name" line), into rows (at most one per line). */
 static int catParse(CatCursor *c){
   static const char *const azText[] = { PROFSUM_SCHEMA_SQL, PROFSUM_FUNCTIONS_DOC };
   int rc = SQLITE_OK, nLine = 1;
@@ -168,15 +170,16 @@ static int catParse(CatCursor *c){
       if( catColumnLine(&vc, zT, nT) ) continue;
       if( catComment(pDoc, zT, nT) ) continue;
       if( (nT>9 && strncmp(zT, "FUNCTION ", 9)==0)
+       || (nT>6 && strncmp(zT, "TABLE ", 6)==0)
        || (nT>39 && strncmp(zT, "CREATE VIRTUAL TABLE IF NOT EXISTS main.", 40)==0) ){
-        /* an object whose columns its module declares: the "Columns:" part */
-        int isFunc = zT[0]=='F';
-        const char *zName = zT + (isFunc ? 9 : 40);
+        /* an object whose columns its block lists: the "Columns:" part */
+        int isFunc = zT[0]=='F', isTable = zT[0]=='T';
+        const char *zName = zT + (isFunc ? 9 : isTable ? 6 : 40);
         int nName = 0;
         char *zHead = sqlite3_str_finish(pDoc);
         while( zName+nName < zT+nT && zName[nName]!=' ' && zName[nName]!=';' ) nName++;
-        rc = catVirtual(c, isFunc ? "table-valued function" : "virtual table", zName, nName,
-                        zHead ? zHead : "", &vc);
+        rc = catVirtual(c, isFunc ? "table-valued function" : isTable ? "table" : "virtual table",
+                        zName, nName, zHead ? zHead : "", &vc);
         sqlite3_free(zHead);
         pDoc = sqlite3_str_new(0);
         memset(&vc, 0, sizeof(vc));

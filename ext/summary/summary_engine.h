@@ -87,7 +87,7 @@ struct ProfsumInsights *profsumEngineInsights(ProfsumEngine *e);
 typedef struct ProfsumStepSpan {
   int64_t step;
   const char *zDev; int nDev;   /* the process name (owned by the engine), or 0 */
-  profsum_ps start, end;        /* absolute ps (as trace_events.ts × 1e6) */
+  profsum_ps start, end;        /* absolute ps (trace_events.ts × 1000) */
 } ProfsumStepSpan;
 
 /* The step spans the last profsumEngineWrite wrote, in the order of their
