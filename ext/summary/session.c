@@ -14,7 +14,8 @@
 ** "field_scope": {"<json path>": "per_host" | "pod"}}.
 **
 ** Alignment (docs/sessions.md).  origin_ns = min over the hosts of their
-** XPlane's Task Environment.profile_start_time; such a host's offset is
+** XPlane's Task Environment.profile_start_time (the first usable one of
+** the file: session_parse.c); such a host's offset is
 ** its start - origin.  Each other host is aligned to the first aligned
 ** host (trace_id order; the first host of a session where none has a
 ** start, which itself gets offset 0) by the median over their common step
@@ -221,7 +222,7 @@ static int alignPlace(sqlite3 *db, const char *zSchema, AlignHost *a, int n, con
       a[i].zAlign = "none";
       rc = profsumImportExec(db, zFunc, 0, pzErr, "INSERT INTO \"%w\".profsum_agg_diagnostic(trace_id, idx, "
           "byte_offset, kind, detail) VALUES(%lld, NULL, NULL, 'host_not_aligned', "
-          "'no Task Environment profile_start_time, and no step number in common with the first "
+          "'no usable Task Environment profile_start_time, and no step number in common with the first "
           "aligned host (trace_id %lld): placed at offset 0, alignment none')", zSchema,
           (long long)a[i].traceId, (long long)a[iAnchor].traceId);
     }

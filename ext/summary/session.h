@@ -31,8 +31,8 @@ typedef struct ProfsumHost {
   const char *zSession;        /* in: its session folder name */
   ProfsumEngine *pEngine;      /* out: the parsed trace (owned) */
   ProfsumEngineInfo info;
-  int hasStart;                /* the XPlane has Task Environment.profile_start_time */
-  sqlite3_int64 startNs;       /* its value, ns since the epoch */
+  int hasStart;                /* the XPlane has a usable Task Environment.profile_start_time */
+  sqlite3_int64 startNs;       /* the first such, ns since the epoch (> 0) */
   char *zHostnames;            /* JSON array of XSpace.hostnames ("[]" for JSON) */
   ProfsumDevStep *aStep; int nStep;
   char **azDev; int nDev;      /* device (process) names */

@@ -17,6 +17,7 @@
 #include "jsontree.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,24 +210,154 @@ static int hostSteps(ProfsumHost *h){
 /* XSpace facts                                                        */
 /* ------------------------------------------------------------------ */
 
+/* The longest part of a text value a diagnostic quotes, in bytes. */
+#define SP_QUOTE_MAX 40
+
+/* The text z[0..n) quoted, cut after at most SP_QUOTE_MAX bytes at a
+** character's end ("..." added when cut); sqlite3_malloc'd, 0 when out
+** of memory. */
+static char *spQuote(const char *z, int64_t n){
+  int64_t i = 0;
+  while( i<n ){
+    int len;
+    profsumUtf8Decode((const unsigned char*)z, n, i, &len);
+    if( i+len>SP_QUOTE_MAX ) break;
+    i += len;
+  }
+  return sqlite3_mprintf("'%.*s'%s", (int)i, z, i<n ? "..." : "");
+}
+
+/* Whether Task Environment stat s holds a usable profile start: an
+** integer of ns since the epoch from 1 to 2^63-1 (uint64 or int64; 0 is
+** proto3's unset value, and a time at or before the epoch is no capture's
+** start).  Usable: *pNs set, *pzVal 0.  Else *pzVal is s's value as a
+** diagnostic names it (its type in parentheses), sqlite3_malloc'd.
+** SQLITE_OK, or SQLITE_NOMEM (*pzVal 0). */
+static int spStartOf(ProfsumXp *p, const ProfsumXpStat *s, sqlite3_int64 *pNs, char **pzVal){
+  char zNum[32];
+  char *zQ;
+  const char *zT;
+  int64_t nT;
+  int rc;
+  *pzVal = 0;
+  switch( s->eType ){
+    case PROFSUM_XV_UINT64:
+      if( s->uVal>0 && s->uVal<=(uint64_t)INT64_MAX ){ *pNs = (sqlite3_int64)s->uVal; return SQLITE_OK; }
+      *pzVal = sqlite3_mprintf("%llu (uint64%s)", (unsigned long long)s->uVal,
+                               s->uVal ? ", beyond int64" : "");
+      break;
+    case PROFSUM_XV_INT64:
+      if( s->iVal>0 ){ *pNs = s->iVal; return SQLITE_OK; }
+      *pzVal = sqlite3_mprintf("%lld (int64)", (long long)s->iVal);
+      break;
+    case PROFSUM_XV_DOUBLE:
+      if( isnan(s->rVal) ) sqlite3_snprintf(sizeof(zNum), zNum, "NaN");
+      else if( isinf(s->rVal) ) sqlite3_snprintf(sizeof(zNum), zNum, s->rVal>0 ? "Infinity" : "-Infinity");
+      else jReprDouble(s->rVal, zNum);
+      *pzVal = sqlite3_mprintf("%s (double)", zNum);
+      break;
+    case PROFSUM_XV_STR:
+    case PROFSUM_XV_REF:
+    case PROFSUM_XV_CSTR:
+      zT = s->z; nT = s->n;
+      if( s->eType==PROFSUM_XV_CSTR ){
+        rc = profsumXpStatText(p, s, &zT, &nT);
+        if( rc==SQLITE_NOMEM ) return rc;
+        if( rc ) zT = 0;
+      }
+      if( zT==0 ){
+        *pzVal = s->eType==PROFSUM_XV_REF
+               ? sqlite3_mprintf("%lld (a reference to no stat name)", (long long)s->uVal)
+               : sqlite3_mprintf("of %lld bytes (a compressed string that does not inflate)", (long long)s->n);
+        break;
+      }
+      zQ = spQuote(zT, nT);
+      if( zQ==0 ) return SQLITE_NOMEM;
+      *pzVal = sqlite3_mprintf("%s (%s)", zQ, s->eType==PROFSUM_XV_STR ? "string"
+                               : s->eType==PROFSUM_XV_REF ? "a reference to a stat name" : "compressed string");
+      sqlite3_free(zQ);
+      break;
+    case PROFSUM_XV_BYTES:
+      *pzVal = sqlite3_mprintf("of %lld bytes (bytes)", (long long)s->n);
+      break;
+    default:
+      *pzVal = sqlite3_mprintf("without a value");
+      break;
+  }
+  return *pzVal ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* A profile_start_time that gives no start, kept until the walk of the
+** planes ends (its diagnostic says whether a later one was used). */
+typedef struct SpBadStart {
+  char *zWhat;             /* "the Task Environment plane (id N) has ...": owned */
+  int64_t iOffset;         /* the stat's byte offset */
+} SpBadStart;
+
+/* Free aBad[0..nBad) and aBad. */
+static void spBadFree(SpBadStart *aBad, int nBad){
+  while( nBad>0 ) sqlite3_free(aBad[--nBad].zWhat);
+  sqlite3_free(aBad);
+}
+
+/* The profile_start_unusable diagnostics of aBad[0..nBad) into h's
+** engine; aBad is freed (always).  SQLITE_OK or SQLITE_NOMEM. */
+static int spBadStartDiags(ProfsumHost *h, SpBadStart *aBad, int nBad){
+  int i, rc = SQLITE_OK;
+  for(i=0; rc==SQLITE_OK && i<nBad; i++){
+    char *z;
+    if( h->hasStart ){
+      z = sqlite3_mprintf("'%s': %s, which is no start (ns since the epoch, an integer from 1 to "
+                          "2^63-1): a later one, %lld, is the host's start", h->zPath, aBad[i].zWhat,
+                          (long long)h->startNs);
+    }else{
+      z = sqlite3_mprintf("'%s': %s, which is no start (ns since the epoch, an integer from 1 to "
+                          "2^63-1): the host has no start and is aligned by its steps", h->zPath,
+                          aBad[i].zWhat);
+    }
+    if( z==0 ) rc = SQLITE_NOMEM;
+    else profsumEngDiag(h->pEngine, -1, aBad[i].iOffset, "profile_start_unusable", z);
+    sqlite3_free(z);
+    if( rc==SQLITE_OK ) rc = profsumEngDiagRc(h->pEngine);
+  }
+  spBadFree(aBad, nBad);
+  return rc;
+}
+
 /* Task Environment.profile_start_time and the hostnames of the XSpace
-** h->zPath, in a walk of its planes (their lines skipped).  A file the
-** engine read but this walk cannot (it would say so there) gives
-** neither.  SQLITE_OK or SQLITE_NOMEM. */
+** h->zPath, in a walk of its planes (their lines skipped).  The start is
+** the first usable one in file order (planes, then each plane's stats:
+** as the device stats, the first plane that has it wins; spStartOf says
+** which are usable); each unusable one met before it is a
+** profile_start_unusable diagnostic of h's engine.  A file the engine
+** read but this walk cannot (it would say so there) gives neither start
+** nor diagnostic.  SQLITE_OK or SQLITE_NOMEM. */
 static int xspaceFacts(const char *zFunc, ProfsumHost *h){
   ProfsumXp *p = 0;
   const ProfsumXpPlane *pl;
   char *zErr = 0;
+  SpBadStart *aBad = 0;
+  int nBad = 0;
   int rc = profsumXpOpen(zFunc, h->zPath, PROFSUM_XP_LENIENT_UTF8, 0, 0, &p, &zErr);
   while( rc==SQLITE_OK && (rc = profsumXpNextPlane(p, &pl, &zErr))==SQLITE_ROW ){
     int i;
     rc = SQLITE_OK;
     if( pl->nName!=16 || memcmp(pl->zName, "Task Environment", 16)!=0 ) continue;
-    for(i=0; i<pl->nStat; i++){
+    for(i=0; rc==SQLITE_OK && !h->hasStart && i<pl->nStat; i++){
       const ProfsumXpStat *s = &pl->aStat[i];
+      char *zVal = 0;
+      SpBadStart *aNew;
       if( s->zName==0 || s->nName!=18 || memcmp(s->zName, "profile_start_time", 18)!=0 ) continue;
-      if( s->eType==PROFSUM_XV_UINT64 && s->uVal<=(uint64_t)INT64_MAX ){ h->hasStart = 1; h->startNs = (sqlite3_int64)s->uVal; }
-      else if( s->eType==PROFSUM_XV_INT64 ){ h->hasStart = 1; h->startNs = s->iVal; }
+      rc = spStartOf(p, s, &h->startNs, &zVal);
+      if( rc ) break;
+      if( zVal==0 ){ h->hasStart = 1; break; }
+      aNew = sqlite3_realloc64(aBad, sizeof(SpBadStart)*(sqlite3_uint64)(nBad+1));
+      if( aNew ) aBad = aNew;
+      if( aNew ) aBad[nBad].zWhat = sqlite3_mprintf("the Task Environment plane (id %lld) has "
+                                                    "profile_start_time %s", (long long)pl->id, zVal);
+      sqlite3_free(zVal);
+      if( aNew==0 || aBad[nBad].zWhat==0 ){ rc = SQLITE_NOMEM; break; }
+      aBad[nBad++].iOffset = s->iOffset;
     }
   }
   if( rc==SQLITE_DONE ){
@@ -238,7 +369,11 @@ static int xspaceFacts(const char *zFunc, ProfsumHost *h){
   }else if( rc!=SQLITE_NOMEM ){
     h->hasStart = 0;
     rc = SQLITE_OK;
+    spBadFree(aBad, nBad);
+    aBad = 0; nBad = 0;
   }
+  if( rc==SQLITE_OK ) rc = spBadStartDiags(h, aBad, nBad);
+  else spBadFree(aBad, nBad);
   profsumXpClose(p);
   sqlite3_free(zErr);
   return rc;
