@@ -1,7 +1,8 @@
 """The profile start of a session's hosts (docs/sessions.md, "One time
 axis"): which Task Environment.profile_start_time values place a host, the
 profile_start_unusable diagnostic of those that do not, and which of
-several starts in one file is the host's (the first usable one).
+several starts in one file is the host's (the first usable one); and the
+host_steps_unmatched diagnostic of a session in which no host has a step.
 
 Fixtures (tests/xspace_writer.py): XSpaces of one TPU with a Steps line of
 steps 1-3 (100 µs apart, each 50 µs long) and an XLA Ops line (a 20 µs op at
@@ -164,6 +165,23 @@ class TwoTaskEnvironments(StartCase):
         self.assertEqual(self.hosts(), [("a", 0.0, "profile_start_time", START),
                                         ("b", 50.0, "profile_start_time", START + 50000)])
         self.assertEqual(len(self.diags("profile_start_unusable")), 1)
+
+
+class NoSteps(StartCase):
+    NONE = ("no host of this session has a step measured on a device (a Steps line of step numbers, "
+            "or host 'train' events with a step_num): profsum_stragglers has no row for this session")
+
+    def test_no_host_has_steps(self):
+        """No host has a step: profsum_stragglers is empty, and every host
+        says why."""
+        self.pod({"a": host([(9, dict(u64=START))], steps=False),
+                  "b": host([(9, dict(u64=START + 1000))], steps=False)})
+        self.assertEqual(self.rows("SELECT count(*) FROM profsum_stragglers"), [(0,)])
+        self.assertEqual(self.diags("host_steps_unmatched"), [("p/a", None, self.NONE), ("p/b", None, self.NONE)])
+
+    def test_one_host_alone_without_steps(self):
+        self.pod({"a": host([(9, dict(u64=START))], steps=False)})
+        self.assertEqual(self.diags("host_steps_unmatched"), [("p/a", None, self.NONE)])
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@
 ** start, which itself gets offset 0) by the median over their common step
 ** numbers of (its step start - that host's step start), step starts from
 ** profsum_agg_step_span; no common step: offset 0, alignment 'none' and a
-** diagnostic host_not_aligned.
+** diagnostic host_not_aligned.  A host left out of profsum_stragglers
+** (no step number shared with another host, or no step at all while
+** another host or none has steps) gets a diagnostic host_steps_unmatched.
 */
 #include "profsum_int.h"
 #include "session.h"
@@ -267,20 +269,27 @@ int profsumSessionAlign(sqlite3 *db, const char *zSchema, sqlite3_int64 sessionI
     /* Steps are compared across hosts by number (profsum_stragglers): a
     ** host with steps of which no number is another host's, or without any
     ** step while another host has some, is left out of that comparison,
-    ** which must not pass for "no straggler" unsaid. */
+    ** which must not pass for "no straggler" unsaid; nor must a session of
+    ** which no host has a step, whose comparison is empty. */
     rc = profsumImportExec(db, zFunc, 0, pzErr, "INSERT INTO \"%w\".profsum_agg_diagnostic(trace_id, idx, "
         "byte_offset, kind, detail) SELECT h.trace_id, NULL, NULL, 'host_steps_unmatched', "
         "CASE WHEN EXISTS (SELECT 1 FROM \"%w\".profsum_agg_device_step AS s WHERE s.trace_id=h.trace_id) "
         "THEN 'none of its step numbers is another host''s: its steps are not compared in profsum_stragglers "
         "(steps are matched across hosts by number)' "
-        "ELSE 'it has no step measured on a device: it is not compared in profsum_stragglers' END "
+        "WHEN EXISTS (SELECT 1 FROM \"%w\".profsum_agg_host AS o JOIN \"%w\".profsum_agg_device_step AS t "
+        "ON t.trace_id=o.trace_id WHERE o.session_id=h.session_id) "
+        "THEN 'it has no step measured on a device: it is not compared in profsum_stragglers' "
+        "ELSE 'no host of this session has a step measured on a device (a Steps line of step numbers, or "
+        "host ''train'' events with a step_num): profsum_stragglers has no row for this session' END "
         "FROM \"%w\".profsum_agg_host AS h WHERE h.session_id=%lld "
-        "AND EXISTS (SELECT 1 FROM \"%w\".profsum_agg_host AS o JOIN \"%w\".profsum_agg_device_step AS t "
+        "AND (EXISTS (SELECT 1 FROM \"%w\".profsum_agg_host AS o JOIN \"%w\".profsum_agg_device_step AS t "
         "ON t.trace_id=o.trace_id WHERE o.session_id=h.session_id AND o.trace_id<>h.trace_id) "
+        "OR NOT EXISTS (SELECT 1 FROM \"%w\".profsum_agg_device_step AS s WHERE s.trace_id=h.trace_id)) "
         "AND NOT EXISTS (SELECT 1 FROM \"%w\".profsum_agg_device_step AS s JOIN \"%w\".profsum_agg_device_step AS t "
         "ON t.step=s.step JOIN \"%w\".profsum_agg_host AS o ON o.trace_id=t.trace_id "
         "WHERE s.trace_id=h.trace_id AND o.session_id=h.session_id AND o.trace_id<>h.trace_id)",
-        zSchema, zSchema, zSchema, (long long)sessionId, zSchema, zSchema, zSchema, zSchema, zSchema);
+        zSchema, zSchema, zSchema, zSchema, zSchema, (long long)sessionId, zSchema, zSchema, zSchema,
+        zSchema, zSchema, zSchema);
   }
   sqlite3_free(a);
   return rc;
