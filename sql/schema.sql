@@ -398,7 +398,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_session(
   session_id INTEGER PRIMARY KEY AUTOINCREMENT, -- stable id; never reused
   label TEXT NOT NULL UNIQUE,          -- the import's label (<label>/<session> with session 'all'); its hosts are <label>/<host>
   source_path TEXT,                    -- the folder as given to profsum_import
-  origin_ns INTEGER,                   -- min over its hosts of Task Environment profile_start_time, ns since the epoch (NULL: none has it)
+  origin_ns INTEGER,                   -- min over its hosts of their start (the first usable Task Environment profile_start_time of each XPlane), ns since the epoch (NULL: none has one)
   alignment TEXT                       -- the weakest of its hosts': 'profile_start_time' | 'steps' | 'none'
 );
 
@@ -409,7 +409,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_host(
   host TEXT,                           -- profsum_trace.host
   file_host TEXT,                      -- <host> of the file name (NULL for perfetto_trace.json.gz)
   hostnames TEXT NOT NULL DEFAULT '[]', -- JSON array of XSpace.hostnames ('[]' for JSON)
-  profile_start_ns INTEGER,            -- Task Environment profile_start_time, ns since the epoch (NULL: none)
+  profile_start_ns INTEGER,            -- the first usable Task Environment profile_start_time of the host's XPlane (an integer from 1 to 2^63-1), ns since the epoch (NULL: none)
   offset_us REAL,                      -- the host's start after the session's origin, µs
   to_session_us REAL,                  -- added to the trace's own µs times gives session time
   alignment TEXT,                      -- 'profile_start_time' | 'steps' | 'none'

@@ -4,7 +4,8 @@
 -- profsum_host_steps.  The hosts compared are those with a step number
 -- another host of the session has: a host whose steps match none (or that
 -- has no step) is left out, with a host_steps_unmatched diagnostic, and
--- does not empty the comparison of the others.
+-- does not empty the comparison of the others.  In a session where no host
+-- has a step, every host gets that diagnostic.
 -- Requires: profsum_host_steps, profsum_agg_host.
 CREATE VIEW IF NOT EXISTS main.profsum_stragglers(
   -- Session id (INTEGER).
