@@ -135,6 +135,7 @@ void insXlaFree(InsXla *p){
   for(i=0; i<p->nMemo; i++) sqlite3_free(p->aMemo[i].sm.aRaw);
   sqlite3_free(p->aMemo);
   sqlite3_free(p->zBuf);
+  for(i=0; i<p->nDiag; i++) sqlite3_free(p->aDiag[i].zDetail);
   sqlite3_free(p);
 }
 
@@ -453,7 +454,9 @@ static int xStatText(InsXla *p, ProfsumXp *pXp, const ProfsumXpStat *st, int32_t
 
 #define SN(st, lit) ((st)->nName==(int64_t)sizeof(lit)-1 && memcmp((st)->zName, lit, sizeof(lit)-1)==0)
 
-/* Apply stats a[0..n) to *o (a later stat of a name replaces an earlier). */
+/* Apply stats a[0..n) to *o (a later stat of a name replaces an earlier).
+** A count (flops, model_flops, bytes_accessed) that is not a finite number
+** of 0 or more is left out, as if absent. */
 static int xApplyStats(InsXla *p, ProfsumXp *pXp, const ProfsumXpStat *a, int n, XOpStats *o){
   int i, rc = SQLITE_OK;
   double d;
@@ -465,7 +468,7 @@ static int xApplyStats(InsXla *p, ProfsumXp *pXp, const ProfsumXpStat *a, int n,
         if( SN(st, "name") ) rc = xStatText(p, pXp, st, &o->fw);
         break;
       case 5:
-        if( SN(st, "flops") && xStatNum(st, &d) ){ o->flops = d; o->fl |= XF_FLOPS; }
+        if( SN(st, "flops") && xStatNum(st, &d) && d>=0 ){ o->flops = d; o->fl |= XF_FLOPS; }
         break;
       case 6:
         if( SN(st, "hlo_op") ) rc = xStatText(p, pXp, st, &o->hloOp);
@@ -474,20 +477,105 @@ static int xApplyStats(InsXla *p, ProfsumXp *pXp, const ProfsumXpStat *a, int n,
         if( SN(st, "hlo_module") ) rc = xStatText(p, pXp, st, &o->module);
         break;
       case 11:
-        if( SN(st, "model_flops") && xStatNum(st, &d) ){ o->mflops = d; o->fl |= XF_MFLOPS; }
+        if( SN(st, "model_flops") && xStatNum(st, &d) && d>=0 ){ o->mflops = d; o->fl |= XF_MFLOPS; }
         break;
       case 12:
         if( SN(st, "hlo_category") ) rc = xStatText(p, pXp, st, &o->cat);
         break;
       case 14:
-        if( SN(st, "bytes_accessed") && xStatNum(st, &d) ){ o->bytes = d; o->fl |= XF_BYTES; }
+        if( SN(st, "bytes_accessed") && xStatNum(st, &d) && d>=0 ){ o->bytes = d; o->fl |= XF_BYTES; }
         break;
     }
   }
   return rc;
 }
 
-/* See insights_int.h: a plane's name and device stats. */
+/* The largest stored integer (INTEGER columns) is below 2^63. */
+#define X_INT_LIMIT 9223372036854775808.0
+
+/* What a usable value of each device stat is (insights_xla_int.h DS_*
+** order), as the diagnostics say it. */
+static const char *const azDevRule[DS_N] = {
+  "a finite number", "a finite number",
+  "a number from 1 to below 2^63",
+  "kHz: from 1 Hz to below 2^63 Hz once converted",
+  "a number from 1 to below 2^63",
+  "bytes per second: at least 1, finite",
+  "TFLOP/s: at least 1 FLOP/s and finite once converted",
+  "GB/s: at least 1 byte/s and finite once converted"
+};
+
+/* Device stat k (DS_*) given as st: 1 with *pd its value in the unit the
+** write stores (the clock in Hz, the peaks per second), else 0 with *pKind
+** the diagnostic kind (XDIAG_*).  A usable value (azDevRule) is a finite
+** number; a count, the clock and the memory size from 1 to below 2^63
+** once converted (INTEGER columns); a peak or a bandwidth at least 1 per
+** second and finite once converted. */
+static int xDevStatValue(int k, const ProfsumXpStat *st, double *pd, int *pKind){
+  double d = 0, v;
+  *pKind = XDIAG_RANGE;
+  if( st->eType==PROFSUM_XV_DOUBLE ){
+    if( !isfinite(st->rVal) ) return 0;
+    d = st->rVal;
+  }else if( !xStatNum(st, &d) ){
+    *pKind = XDIAG_UNREAD;
+    return 0;
+  }
+  switch( k ){
+    case DS_CORES: case DS_MEMSIZE: v = d; break;
+    case DS_CLOCK: v = d*1000.0; break;
+    case DS_PEAK_TF: v = d*1e12; break;
+    case DS_PEAK_HBM: v = d*1e9; break;
+    default: v = d; break;
+  }
+  switch( k ){
+    case DS_CORES: case DS_MEMSIZE: case DS_CLOCK:
+      if( !(v>=1 && v<X_INT_LIMIT) ) return 0;
+      break;
+    case DS_MEMBW: case DS_PEAK_TF: case DS_PEAK_HBM:
+      if( !(v>=1) || !isfinite(v) ) return 0;
+      break;
+  }
+  *pd = v;
+  return 1;
+}
+
+/* The length of z[0..n) cut to at most nMax bytes at a UTF-8 character
+** boundary. */
+static int xCutUtf8(const char *z, int64_t n, int64_t nMax){
+  if( n<=nMax ) return (int)n;
+  while( nMax>0 && (((unsigned char)z[nMax]) & 0xc0)==0x80 ) nMax--;
+  return (int)nMax;
+}
+
+/* A diagnostic of kind (XDIAG_*) for device stat zStat of the plane named
+** zPlane[0..nPlane) given as st, whose usable values are zRule: kept
+** (XDIAG_KEEP of a kind) or counted.  SQLITE_OK or SQLITE_NOMEM. */
+static int xDevStatDiag(InsXla *p, int kind, const char *zPlane, int64_t nPlane, const char *zStat,
+                        const ProfsumXpStat *st, const char *zRule){
+  char *zVal, *zDetail;
+  if( p->anDiag[kind]++>=XDIAG_KEEP ) return SQLITE_OK;
+  switch( st->eType ){
+    case PROFSUM_XV_DOUBLE: zVal = sqlite3_mprintf("%!.17g", st->rVal); break;
+    case PROFSUM_XV_UINT64: zVal = sqlite3_mprintf("%llu", (unsigned long long)st->uVal); break;
+    case PROFSUM_XV_INT64:  zVal = sqlite3_mprintf("%lld", (long long)st->iVal); break;
+    case PROFSUM_XV_STR:
+      zVal = sqlite3_mprintf("'%.*s'%s", xCutUtf8(st->z, st->n, 64), st->z, st->n>64 ? "..." : "");
+      break;
+    default: zVal = sqlite3_mprintf("a value that is not a number"); break;
+  }
+  if( zVal==0 ) return SQLITE_NOMEM;
+  zDetail = sqlite3_mprintf("plane %.*s: device stat %s = %s left out (NULL): a usable value is %s",
+                            xCutUtf8(zPlane, nPlane, 256), zPlane, zStat, zVal, zRule);
+  sqlite3_free(zVal);
+  if( zDetail==0 ) return SQLITE_NOMEM;
+  p->aDiag[p->nDiag].kind = kind;
+  p->aDiag[p->nDiag++].zDetail = zDetail;
+  return SQLITE_OK;
+}
+
+/* See insights_int.h: a plane's name and device stats (xDevStatValue: an
+** unusable one is left out, as if absent, with a diagnostic). */
 int insXlaXpPlane(InsXla *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
   int32_t ip;
   XProc *q;
@@ -517,7 +605,12 @@ int insXlaXpPlane(InsXla *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
     }
     for(k=0; k<DS_N; k++){
       if( st->nName==(int64_t)strlen(azDevStat[k]) && memcmp(st->zName, azDevStat[k], (size_t)st->nName)==0 ){
-        if( xStatNum(st, &d) ){ p->aProc[ip].a[k] = d; p->aProc[ip].has |= 1u<<k; }
+        int kind;
+        if( xDevStatValue(k, st, &d, &kind) ){
+          p->aProc[ip].a[k] = d; p->aProc[ip].has |= 1u<<k;
+        }else if( (rc = xDevStatDiag(p, kind, pl->zName, pl->nName, azDevStat[k], st, azDevRule[k]))!=SQLITE_OK ){
+          return rc;
+        }
         break;
       }
     }
@@ -693,7 +786,8 @@ static int xJsonProc(InsXla *p, int64_t pid, int32_t *pIdx){
 }
 
 /* The stats of device-op entry ev (its name and known args keys) in *pSt,
-** its strings interned.  SQLITE_OK or SQLITE_NOMEM. */
+** its strings interned; a count that is not a finite number of 0 or more
+** is left out (xApplyStats).  SQLITE_OK or SQLITE_NOMEM. */
 static int xJsonStats(InsXla *p, const ProfsumEvent *ev, XOpStats *pSt){
   const ProfsumSpan *a = ev->aArg;
   int rc;
@@ -705,9 +799,9 @@ static int xJsonStats(InsXla *p, const ProfsumEvent *ev, XOpStats *pSt){
   if( (rc = xSpanText(p, &a[PROFSUM_AK_HLO_MODULE], &pSt->module))!=SQLITE_OK ) return rc;
   if( (rc = xSpanText(p, &a[PROFSUM_AK_HLO_CATEGORY], &pSt->cat))!=SQLITE_OK ) return rc;
   if( (rc = xSpanText(p, &a[PROFSUM_AK_NAME], &pSt->fw))!=SQLITE_OK ) return rc;
-  if( xSpanNum(&a[PROFSUM_AK_FLOPS], &pSt->flops) ) pSt->fl |= XF_FLOPS;
-  if( xSpanNum(&a[PROFSUM_AK_BYTES_ACCESSED], &pSt->bytes) ) pSt->fl |= XF_BYTES;
-  if( xSpanNum(&a[PROFSUM_AK_MODEL_FLOPS], &pSt->mflops) ) pSt->fl |= XF_MFLOPS;
+  if( xSpanNum(&a[PROFSUM_AK_FLOPS], &pSt->flops) && pSt->flops>=0 ) pSt->fl |= XF_FLOPS;
+  if( xSpanNum(&a[PROFSUM_AK_BYTES_ACCESSED], &pSt->bytes) && pSt->bytes>=0 ) pSt->fl |= XF_BYTES;
+  if( xSpanNum(&a[PROFSUM_AK_MODEL_FLOPS], &pSt->mflops) && pSt->mflops>=0 ) pSt->fl |= XF_MFLOPS;
   return SQLITE_OK;
 }
 

@@ -30,13 +30,24 @@ typedef struct XMap { uint64_t *aKey; int32_t *aVal; int64_t nSlot, nUsed; } XMa
 #define DS_PEAK_HBM  7
 #define DS_N         8
 
+/* Diagnostics of the collector: a device stat left out (insXlaXpPlane),
+** stored by the write in profsum_agg_diagnostic, the first XDIAG_KEEP of
+** a kind and a 'suppressed' row with the kind's total when there were
+** more (as the summary engine stores its own). */
+#define XDIAG_RANGE   0   /* device_stat_out_of_range */
+#define XDIAG_UNREAD  1   /* device_stat_unreadable */
+#define XDIAG_N       2
+#define XDIAG_KEEP    5
+typedef struct XDiag { int kind; char *zDetail; } XDiag;
+
 /* A process: an XPlane plane, or a JSON pid. */
 typedef struct XProc {
   int32_t name;         /* interned name, -1: not known (yet) */
   int hasEvents;        /* any event of the plane / pid (not M) */
   int32_t vendor, model;  /* device_vendor, device_type_string: ids or -1 */
-  unsigned has;         /* bit DS_*: a[] known */
-  double a[DS_N];
+  unsigned has;         /* bit DS_*: a[] known (a usable value) */
+  double a[DS_N];       /* in the unit stored: the clock in Hz, the peaks
+                        ** per second (insXlaXpPlane) */
 } XProc;
 
 /* Line kinds. */
@@ -158,6 +169,8 @@ struct InsXla {
   char *zBuf; int64_t nBuf;       /* scratch text */
   int64_t aGap[64];               /* scratch of the coarsening: the sampled gaps */
   int64_t nDevOps, nFlopsOps, nMflopsOps, nBytesOps;
+  XDiag aDiag[XDIAG_N*XDIAG_KEEP]; int nDiag;   /* the diagnostics stored */
+  int64_t anDiag[XDIAG_N];                      /* of each kind, in all */
 };
 
 /* The id of z[0..n) in *pId, interned when new.  SQLITE_OK or NOMEM. */

@@ -25,7 +25,8 @@ typedef struct XPeak {
 
 /* The import option device_peaks (JSON object text, or 0) in *paPeak,
 ** *pnPeak entries, checked: each value an object whose peak_flops_per_s and
-** peak_mem_bw_bytes_per_s are absent, null or positive numbers.  SQLITE_OK,
+** peak_mem_bw_bytes_per_s are absent, null or finite numbers of at least 1
+** (per second: a positive value below that is no device's peak).  SQLITE_OK,
 ** or an error with *pzErr set. */
 static int xLoadPeaks(sqlite3 *db, const char *zPeaks, const char *zFunc,
                       XPeak **paPeak, int *pnPeak, char **pzErr){
@@ -65,9 +66,11 @@ static int xLoadPeaks(sqlite3 *db, const char *zPeaks, const char *zFunc,
       const char *zT = (const char*)sqlite3_column_text(pSt, 2+2*k);
       double d = sqlite3_column_double(pSt, 3+2*k);
       if( zT==0 || strcmp(zT, "null")==0 ) continue;
-      if( (strcmp(zT, "integer")!=0 && strcmp(zT, "real")!=0) || !(d>0) || !isfinite(d) ){
-        *pzErr = sqlite3_mprintf("%s: option device_peaks: \"%s\".%s must be a positive number", zFunc, zKey,
-                                 k==0 ? "peak_flops_per_s" : "peak_mem_bw_bytes_per_s");
+      if( (strcmp(zT, "integer")!=0 && strcmp(zT, "real")!=0) || !(d>=1) || !isfinite(d) ){
+        const char *zV = (const char*)sqlite3_column_text(pSt, 3+2*k);
+        *pzErr = sqlite3_mprintf("%s: option device_peaks: \"%s\".%s must be a finite number of "
+                                 "at least 1 (per second), not %s", zFunc, zKey,
+                                 k==0 ? "peak_flops_per_s" : "peak_mem_bw_bytes_per_s", zV ? zV : zT);
         rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
         break;
       }
@@ -121,7 +124,7 @@ static void xBindId(const InsXla *p, sqlite3_stmt *pSt, int i, int32_t id){
 /* Bind a sum of bytes: INTEGER while it fits, else REAL. */
 static void xBindBytes(sqlite3_stmt *pSt, int i, int has, double v){
   if( !has ) sqlite3_bind_null(pSt, i);
-  else if( fabs(v)<9.0e18 ) sqlite3_bind_int64(pSt, i, (sqlite3_int64)llround(v));
+  else if( fabs(v)<9223372036854775808.0 ) sqlite3_bind_int64(pSt, i, (sqlite3_int64)llround(v));
   else sqlite3_bind_double(pSt, i, v);
 }
 
@@ -143,7 +146,8 @@ static int xPrepare(sqlite3 *db, const char *zSchema, sqlite3_stmt **ppSt, const
 }
 
 /* Write profsum_agg_xla_device: one row per distinct /device: name (the
-** planes of one name, aNextProc: the next of its name or -1, merged). */
+** planes of one name, aNextProc: the next of its name or -1, merged: each
+** stat from the first plane with a usable value of it). */
 static int xWriteDevices(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
                          const XPeak *aPeak, int nPeak, const int32_t *aFirstProc, const int32_t *aNextProc){
   sqlite3_stmt *pSt = 0;
@@ -184,19 +188,21 @@ static int xWriteDevices(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_in
     }else{
       sqlite3_bind_null(pSt, 6);
     }
+    /* the values are usable and converted (insXlaXpPlane): the counts,
+    ** the clock and the memory size below 2^63, the peaks finite, >= 1 */
     xBindBytes(pSt, 7, (m.has>>DS_CORES)&1, m.a[DS_CORES]);
-    xBindBytes(pSt, 8, (m.has>>DS_CLOCK)&1, m.a[DS_CLOCK]*1000.0);
+    xBindBytes(pSt, 8, (m.has>>DS_CLOCK)&1, m.a[DS_CLOCK]);
     xBindBytes(pSt, 9, (m.has>>DS_MEMSIZE)&1, m.a[DS_MEMSIZE]);
-    if( (m.has & (1u<<DS_PEAK_TF)) && m.a[DS_PEAK_TF]>0 ){
-      sqlite3_bind_double(pSt, 10, m.a[DS_PEAK_TF]*1e12); fromPlane = 1;
+    if( m.has & (1u<<DS_PEAK_TF) ){
+      sqlite3_bind_double(pSt, 10, m.a[DS_PEAK_TF]); fromPlane = 1;
     }else if( (pk = xPeakFor(aPeak, nPeak, zDev, 1))!=0 ){
       sqlite3_bind_double(pSt, 10, pk->flops); fromOpt = 1;
     }else{
       sqlite3_bind_null(pSt, 10);
     }
-    if( (m.has & (1u<<DS_PEAK_HBM)) && m.a[DS_PEAK_HBM]>0 ){
-      sqlite3_bind_double(pSt, 11, m.a[DS_PEAK_HBM]*1e9); fromPlane = 1;
-    }else if( (m.has & (1u<<DS_MEMBW)) && m.a[DS_MEMBW]>0 ){
+    if( m.has & (1u<<DS_PEAK_HBM) ){
+      sqlite3_bind_double(pSt, 11, m.a[DS_PEAK_HBM]); fromPlane = 1;
+    }else if( m.has & (1u<<DS_MEMBW) ){
       sqlite3_bind_double(pSt, 11, m.a[DS_MEMBW]); fromPlane = 1;
     }else if( (pk = xPeakFor(aPeak, nPeak, zDev, 0))!=0 ){
       sqlite3_bind_double(pSt, 11, pk->bw); fromOpt = 1;
@@ -208,6 +214,35 @@ static int xWriteDevices(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_in
     else if( fromOpt ) sqlite3_bind_text(pSt, 12, "options", -1, SQLITE_STATIC);
     else sqlite3_bind_null(pSt, 12);
     sqlite3_bind_int(pSt, 13, m.hasEvents ? 1 : 0);
+    rc = xStep(pSt);
+  }
+  sqlite3_finalize(pSt);
+  return rc;
+}
+
+/* Write the collector's diagnostics (insights_xla_int.h): the rows kept,
+** then a 'suppressed' row per kind that had more. */
+static int xWriteDiag(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId){
+  static const char *const azKind[XDIAG_N] = { "device_stat_out_of_range", "device_stat_unreadable" };
+  sqlite3_stmt *pSt = 0;
+  int i, rc;
+  if( p->nDiag==0 ) return SQLITE_OK;
+  rc = xPrepare(db, zSchema, &pSt, "INSERT INTO \"%w\".profsum_agg_diagnostic"
+                "(trace_id, idx, byte_offset, kind, detail) VALUES(?1,NULL,NULL,?2,?3)");
+  for(i=0; rc==SQLITE_OK && i<p->nDiag; i++){
+    sqlite3_bind_int64(pSt, 1, traceId);
+    sqlite3_bind_text(pSt, 2, azKind[p->aDiag[i].kind], -1, SQLITE_STATIC);
+    sqlite3_bind_text(pSt, 3, p->aDiag[i].zDetail, -1, SQLITE_STATIC);
+    rc = xStep(pSt);
+  }
+  for(i=0; rc==SQLITE_OK && i<XDIAG_N; i++){
+    char z[200];
+    if( p->anDiag[i]<=XDIAG_KEEP ) continue;
+    sqlite3_snprintf(sizeof(z), z, "%s: %lld occurrences in all; only the first %d are stored",
+                     azKind[i], (long long)p->anDiag[i], XDIAG_KEEP);
+    sqlite3_bind_int64(pSt, 1, traceId);
+    sqlite3_bind_text(pSt, 2, "suppressed", -1, SQLITE_STATIC);
+    sqlite3_bind_text(pSt, 3, z, -1, SQLITE_TRANSIENT);
     rc = xStep(pSt);
   }
   sqlite3_finalize(pSt);
@@ -626,6 +661,7 @@ int insXlaWrite(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
   for(i=0; i<nPeak; i++) sqlite3_free(aPeak[i].zKey);
   sqlite3_free(aPeak);
   sqlite3_free(aSp);
+  if( rc==SQLITE_OK ) rc = xWriteDiag(p, db, zSchema, traceId);
   sqlite3_free(aFirstProc); sqlite3_free(aNextProc);
   sqlite3_free(aHeadTrk); sqlite3_free(aNextTrk); sqlite3_free(aTailTrk);
   if( rc && *pzErr==0 ){
