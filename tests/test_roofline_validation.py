@@ -4,7 +4,7 @@ is left out as a NaN is; a device stat that is not usable (0, negative,
 NaN, infinite, not a number, a peak that overflows or is below 1 per
 second once converted, a count past 2^63) is NULL with a diagnostic, and
 a later plane of the same device gives it instead; the device_peaks
-option has the same bounds.
+option has the same bounds; bytes_accessed 0 says zero_bytes.
 
 Fixtures are XSpace files written by tests/xspace_writer.py with known
 values; every expected value is worked out in the comments.  Times are
@@ -251,3 +251,24 @@ class Diagnostics(Case):
         self.assertTrue(d[0][1].startswith("plane /device:TPU:0: "))
         self.assertTrue(d[4][1].startswith("plane /device:TPU:4: "))
         self.assertEqual(d[5][1], "device_stat_out_of_range: 7 occurrences in all; only the first 5 are stored")
+
+
+class ZeroBytes(Case):
+    def test_zero_bytes_with_flops(self):
+        # FLOPs over 0 bytes: intensity has no finite value (NULL), past any
+        # ridge: bound compute; status zero_bytes says why intensity is NULL
+        self.imp(one_device(PEAKS, [("flops", dict(i64=10 ** 9)), ("bytes_accessed", dict(i64=0))]))
+        r = self.roof()
+        self.assertEqual((r["bytes_accessed"], r["intensity"], r["bound"], r["status"]),
+                         (0, None, "compute", "zero_bytes"))
+        self.assertEqual((r["flops_fraction"], r["bw_fraction"]), (1.0, 0.0))
+
+    def test_zero_bytes_zero_flops(self):
+        self.imp(one_device(PEAKS, [("flops", dict(i64=0)), ("bytes_accessed", dict(i64=0))]))
+        r = self.roof()
+        self.assertEqual((r["intensity"], r["bound"], r["status"]), (None, None, "zero_bytes"))
+
+    def test_zero_bytes_without_peaks(self):
+        self.imp(one_device((), [("flops", dict(i64=10 ** 9)), ("bytes_accessed", dict(i64=0))]))
+        r = self.roof()
+        self.assertEqual((r["intensity"], r["bound"], r["status"]), (None, None, "no_device_limits"))

@@ -79,13 +79,17 @@ SELECT r.trace_id, r.label, r.level, r.name, r.device, r.count, r.t, r.flops, r.
        CASE WHEN r.t > 0 AND r.pf > 0 THEN r.fl * 1e6 / r.t / r.pf END,
        CASE WHEN r.t > 0 AND r.pb > 0 THEN r.bytes * 1e6 / r.t / r.pb END,
        CASE WHEN r.pf > 0 AND r.pb > 0 THEN r.pf / r.pb END,
-       -- every operand known and positive, else NULL (a NULL comparison is
-       -- neither true nor false: it must not fall through to 'memory')
-       CASE WHEN r.fl IS NOT NULL AND r.bytes > 0 AND r.pf > 0 AND r.pb > 0
-            THEN CASE WHEN r.fl / r.bytes >= r.pf / r.pb THEN 'compute' ELSE 'memory' END END,
+       -- every operand known, the peaks positive, else NULL (a NULL
+       -- comparison is neither true nor false: it must not fall through to
+       -- 'memory'); FLOPs over zero bytes are past any ridge: compute (no
+       -- FLOPs and no bytes: NULL)
+       CASE WHEN r.fl IS NOT NULL AND r.bytes >= 0 AND r.pf > 0 AND r.pb > 0
+            THEN CASE WHEN r.bytes = 0 THEN CASE WHEN r.fl > 0 THEN 'compute' END
+                      WHEN r.fl / r.bytes >= r.pf / r.pb THEN 'compute' ELSE 'memory' END END,
        CASE WHEN r.fl IS NULL AND r.bytes IS NULL THEN 'no_flops_or_bytes'
             WHEN r.fl IS NULL THEN 'no_flops' WHEN r.bytes IS NULL THEN 'no_bytes'
-            WHEN r.pf IS NULL OR r.pb IS NULL THEN 'no_device_limits' ELSE 'ok' END
+            WHEN r.pf IS NULL OR r.pb IS NULL THEN 'no_device_limits'
+            WHEN r.bytes = 0 THEN 'zero_bytes' ELSE 'ok' END
 FROM r
 UNION ALL
 SELECT t.trace_id, t.label, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
