@@ -4,7 +4,8 @@ is left out as a NaN is; a device stat that is not usable (0, negative,
 NaN, infinite, not a number, a peak that overflows or is below 1 per
 second once converted, a count past 2^63) is NULL with a diagnostic, and
 a later plane of the same device gives it instead; the device_peaks
-option has the same bounds; bytes_accessed 0 says zero_bytes.
+option has the same bounds; bytes_accessed 0 says zero_bytes; a device
+without a Steps line takes the host's train steps.
 
 Fixtures are XSpace files written by tests/xspace_writer.py with known
 values; every expected value is worked out in the comments.  Times are
@@ -272,3 +273,40 @@ class ZeroBytes(Case):
         self.imp(one_device((), [("flops", dict(i64=10 ** 9)), ("bytes_accessed", dict(i64=0))]))
         r = self.roof()
         self.assertEqual((r["intensity"], r["bound"], r["status"]), (None, None, "no_device_limits"))
+
+
+class StepsOfADeviceWithoutSteps(Case):
+    def test_host_steps_for_a_device_without_a_steps_line(self):
+        # TPU:0 has a Steps line (steps 1 [0,50), 2 [50,100) µs), TPU:1 none:
+        # it takes the host's train steps 1 [0,50), 2 [50,100) µs; its ops
+        # [5,15) and [70,80) µs, 1e6 bytes each
+        def dev(name, steps, ops, pid):
+            pb = W.PlaneBuilder(name, id=pid)
+            pb.plane_stat("peak_hbm_bw_gigabytes_per_second", double=1000.0)
+            pb.line(id=1, name="XLA Ops", timestamp_ns=0,
+                    events=[pb.event("f", offset_ps=s * US, duration_ps=d * US,
+                                     stats=[pb.stat("bytes_accessed", i64=10 ** 6)]) for s, d in ops])
+            if steps:
+                pb.line(id=2, name="Steps", timestamp_ns=0,
+                        events=[pb.event(str(k), offset_ps=s * US, duration_ps=d * US) for k, s, d in steps])
+            return pb.build()
+        h = W.PlaneBuilder("/host:CPU", id=3)
+        h.line(id=1, name="python", timestamp_ns=0,
+               events=[h.event("train", offset_ps=0, duration_ps=50 * US, stats=[h.stat("step_num", i64=1)]),
+                       h.event("train", offset_ps=50 * US, duration_ps=50 * US, stats=[h.stat("step_num", i64=2)])])
+        self.imp(W.xspace([dev("/device:TPU:0", [(1, 0, 50), (2, 50, 50)], [(0, 10), (60, 10)], 1),
+                           dev("/device:TPU:1", None, [(5, 10), (70, 10)], 2), h.build()]))
+        got = [(r["device"], r["step"], r["wall_us"], r["busy_us"], r["bytes_accessed"], r["step_source"])
+               for r in rows(self.db, "SELECT * FROM profsum_utilization WHERE step IS NOT NULL "
+                             "ORDER BY device, step")]
+        self.assertEqual(got, [("/device:TPU:0", 1, 50.0, 10.0, 10 ** 6, "device_steps"),
+                               ("/device:TPU:0", 2, 50.0, 10.0, 10 ** 6, "device_steps"),
+                               ("/device:TPU:1", 1, 50.0, 10.0, 10 ** 6, "host_steps"),
+                               ("/device:TPU:1", 2, 50.0, 10.0, 10 ** 6, "host_steps")])
+        # hbm_util_busy: 1e6 bytes / 10 µs / 1e12 bytes/s = 0.1
+        u = self.db.execute("SELECT hbm_util_busy FROM profsum_utilization "
+                            "WHERE device='/device:TPU:1' AND step=2").fetchone()[0]
+        self.assertAlmostEqual(u, 0.1, delta=1e-15)
+        # the summary's steps stay the devices' (the host's make no row)
+        self.assertEqual(self.db.execute("SELECT count(*), count(DISTINCT device) "
+                                         "FROM profsum_agg_step_span").fetchone(), (2, 1))

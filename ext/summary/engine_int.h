@@ -306,6 +306,11 @@ struct ProfsumEngine {
   ** (profsumEngineStepSpans) instead of read back by SQL. */
   struct EngSpan *aSpan;
   int64_t nSpan, nAllocSpan;
+  /* When the spans are devices' Steps events: the host 'train' spans
+  ** after them, aSpan[nSpan .. nSpan+nHostSpan), not rows of
+  ** profsum_agg_step_span: the insights' steps of a device without a Steps
+  ** line (profsumEngineStepSpans). */
+  int64_t nHostSpan;
 };
 typedef struct ProfsumEngine Engine;
 
@@ -394,7 +399,8 @@ int profsumEngKpiFinish(Engine *e, EngKpiJob *j, int bWrite, profsum_ps compile)
 int profsumEngIsTransferName(const char *z, int n);
 
 /* engine_steps.c: the events that make steps (summary §4.3): found and
-** kept in e->aSpan (replacing what an earlier write kept) by
+** kept in e->aSpan (replacing what an earlier write kept; the host
+** 'train' spans after them when they are devices', e->nHostSpan) by
 ** profsumEngStepSpansKeep (SQLITE_OK or SQLITE_NOMEM), then written to
 ** profsum_agg_step_span for e->traceId by profsumEngStepSpans (SQLITE_OK
 ** or an error code). */

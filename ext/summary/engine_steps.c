@@ -67,9 +67,19 @@ static int keepSpans(Engine *e, int gpu){
 /* See engine_int.h. */
 int profsumEngStepSpansKeep(Engine *e){
   int rc;
+  int64_t nDev;
   e->nSpan = 0;                 /* a retried write keeps only its own */
+  e->nHostSpan = 0;
   rc = keepSpans(e, 0);
-  if( rc==SQLITE_OK && e->nSpan==0 ) rc = keepSpans(e, 1);
+  nDev = e->nSpan;
+  /* the host's spans: the steps when no device has a Steps line, else
+  ** kept after the devices' (not rows) for the devices without one */
+  if( rc==SQLITE_OK ) rc = keepSpans(e, 1);
+  if( rc==SQLITE_OK && nDev>0 ){
+    e->nHostSpan = e->nSpan - nDev;
+    e->nSpan = nDev;
+  }
+  if( rc ){ e->nSpan = 0; e->nHostSpan = 0; }
   return rc;
 }
 
@@ -96,7 +106,8 @@ int profsumEngStepSpans(Engine *e){
   return rc;
 }
 
-/* Span i's fields (see profsumEngineStepSpans). */
+/* Span i's fields (see profsumEngineStepSpans; i >= e->nSpan: a host
+** span kept beside the devices' steps). */
 static void spanOut(const Engine *e, int64_t i, ProfsumStepSpan *o){
   const EngSpan *sp = &e->aSpan[i];
   o->step = sp->step;
@@ -104,17 +115,19 @@ static void spanOut(const Engine *e, int64_t i, ProfsumStepSpan *o){
   o->nDev = sp->proc>=0 ? SP_LEN(&e->pool, sp->proc) : 0;
   o->start = e->origin + sp->ts;
   o->end = o->start + sp->dur;
+  o->hostOnly = i>=e->nSpan;
 }
 
 /* See summary_engine.h. */
 int profsumEngineStepSpans(ProfsumEngine *e, ProfsumStepSpan **paSpan, int64_t *pnSpan){
   ProfsumStepSpan *a;
   int64_t i;
+  int64_t n = e->nSpan + e->nHostSpan;
   *paSpan = 0; *pnSpan = 0;
-  if( e->nSpan==0 ) return SQLITE_OK;
-  a = sqlite3_malloc64(sizeof(ProfsumStepSpan)*(sqlite3_uint64)e->nSpan);
+  if( n==0 ) return SQLITE_OK;
+  a = sqlite3_malloc64(sizeof(ProfsumStepSpan)*(sqlite3_uint64)n);
   if( a==0 ) return SQLITE_NOMEM;
-  for(i=0; i<e->nSpan; i++) spanOut(e, i, &a[i]);
-  *paSpan = a; *pnSpan = e->nSpan;
+  for(i=0; i<n; i++) spanOut(e, i, &a[i]);
+  *paSpan = a; *pnSpan = n;
   return SQLITE_OK;
 }

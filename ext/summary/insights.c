@@ -70,8 +70,16 @@ int profsumInsJsonEvent(ProfsumInsights *p, const ProfsumEvent *ev, int32_t iKey
 int profsumInsWrite(ProfsumInsights *p, sqlite3 *db, const char *zSchema,
                     sqlite3_int64 traceId, ProfsumStepSpan *aSpan, int64_t nSpan,
                     const char *zDevicePeaks, const char *zFunc, char **pzErr){
+  int64_t i, nRow = 0;
   int rc = insXlaWrite(p->pXla, db, zSchema, traceId, aSpan, nSpan, zDevicePeaks, zFunc, pzErr);
-  if( rc==SQLITE_OK ) rc = insMemWrite(p->pMem, db, zSchema, traceId, aSpan, nSpan, zFunc, pzErr);
+  /* the memory figures take the spans that are rows only (the write above
+  ** may have reordered them): those first */
+  for(i=0; i<nSpan; i++){
+    if( aSpan[i].hostOnly ) continue;
+    if( i!=nRow ){ ProfsumStepSpan x = aSpan[nRow]; aSpan[nRow] = aSpan[i]; aSpan[i] = x; }
+    nRow++;
+  }
+  if( rc==SQLITE_OK ) rc = insMemWrite(p->pMem, db, zSchema, traceId, aSpan, nRow, zFunc, pzErr);
   return rc;
 }
 

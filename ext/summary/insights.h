@@ -90,8 +90,9 @@ int profsumInsJsonEvent(ProfsumInsights *p, const ProfsumEvent *ev, int32_t iKey
 
 /* Write what was collected for trace traceId into zSchema's tables.
 ** aSpan[0..nSpan): the trace's step spans (profsumEngineStepSpans, the
-** rows of profsum_agg_step_span written for it), the caller's copy,
-** which the insights reorder.
+** rows of profsum_agg_step_span written for it, then the host spans that
+** made no row: hostOnly, for the utilization of a device without a Steps
+** line only), the caller's copy, which the insights reorder.
 ** zDevicePeaks: the import option "device_peaks" as JSON text, or 0.
 ** zFunc names the SQL function in messages.  SQLITE_OK, or an error code
 ** with *pzErr set (sqlite3_malloc'd, prefixed with zFunc). */

@@ -88,12 +88,16 @@ typedef struct ProfsumStepSpan {
   int64_t step;
   const char *zDev; int nDev;   /* the process name (owned by the engine), or 0 */
   profsum_ps start, end;        /* absolute ps (trace_events.ts × 1000) */
+  int hostOnly;                 /* 1: a host 'train' span that is no row (the
+                                ** steps are devices'), after the rows */
 } ProfsumStepSpan;
 
 /* The step spans the last profsumEngineWrite wrote, in the order of their
-** rows: *paSpan (sqlite3_malloc'd, the caller frees it; 0 when there are
-** none) of *pnSpan entries, valid while e lives.  SQLITE_OK or
-** SQLITE_NOMEM. */
+** rows, then (when those are devices' Steps events) the host 'train'
+** spans that made no row (hostOnly 1: the steps of a device without a
+** Steps line, docs/roofline.md): *paSpan (sqlite3_malloc'd, the caller
+** frees it; 0 when there are none) of *pnSpan entries, valid while e
+** lives.  SQLITE_OK or SQLITE_NOMEM. */
 int profsumEngineStepSpans(ProfsumEngine *e, ProfsumStepSpan **paSpan, int64_t *pnSpan);
 
 /* Convert exact picoseconds to microseconds as the nearest double (via the
