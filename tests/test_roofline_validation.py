@@ -5,7 +5,8 @@ NaN, infinite, not a number, a peak that overflows or is below 1 per
 second once converted, a count past 2^63) is NULL with a diagnostic, and
 a later plane of the same device gives it instead; the device_peaks
 option has the same bounds; bytes_accessed 0 says zero_bytes; a device
-without a Steps line takes the host's train steps.
+without a Steps line takes the host's train steps; a step's prorated
+bytes are kept unrounded for its rates.
 
 Fixtures are XSpace files written by tests/xspace_writer.py with known
 values; every expected value is worked out in the comments.  Times are
@@ -310,3 +311,29 @@ class StepsOfADeviceWithoutSteps(Case):
         # the summary's steps stay the devices' (the host's make no row)
         self.assertEqual(self.db.execute("SELECT count(*), count(DISTINCT device) "
                                          "FROM profsum_agg_step_span").fetchone(), (2, 1))
+
+
+class ProratedBytes(Case):
+    def test_step_rates_from_unrounded_bytes(self):
+        # op f [6,13) µs, 77 bytes; op g [13.5,20.5) µs, 0 bytes; steps 1
+        # [5,11.5) and 2 [11.5,18) µs.  Step 1 holds 5.5 of f's 7 µs: 60.5
+        # bytes, busy 5.5 µs; step 2: 1.5 µs of f (16.5 bytes) and 4.5 µs
+        # of g, busy 6 µs.  Shown rounded (61, 17); the rates use 60.5 and
+        # 16.5: 60.5 / 5.5e-6 / 1e12 = 1.1e-5, 16.5 / 6e-6 / 1e12 = 2.75e-6
+        pb = W.PlaneBuilder("/device:TPU:0", id=1)
+        pb.plane_stat("peak_hbm_bw_gigabytes_per_second", double=1000.0)
+        pb.line(id=1, name="XLA Ops", timestamp_ns=0, events=[
+            pb.event("f", offset_ps=6 * US, duration_ps=7 * US, stats=[pb.stat("bytes_accessed", i64=77)]),
+            pb.event("g", offset_ps=13500000, duration_ps=7 * US, stats=[pb.stat("bytes_accessed", i64=0)])])
+        pb.line(id=2, name="Steps", timestamp_ns=0, events=[
+            pb.event("1", offset_ps=5 * US, duration_ps=6500000),
+            pb.event("2", offset_ps=11500000, duration_ps=6500000)])
+        self.imp(W.xspace([pb.build()]))
+        r = {x["step"]: x for x in rows(self.db, "SELECT * FROM profsum_utilization")}
+        self.assertEqual((r[None]["bytes_accessed"], r[1]["bytes_accessed"], r[2]["bytes_accessed"]), (77, 61, 17))
+        self.assertEqual(self.db.execute("SELECT typeof(bytes_accessed) FROM profsum_utilization "
+                                         "WHERE step=1").fetchone()[0], "integer")
+        self.assertAlmostEqual(r[1]["hbm_util_busy"], 1.1e-5, delta=1e-18)
+        self.assertAlmostEqual(r[2]["hbm_util_busy"], 2.75e-6, delta=1e-18)
+        # the wall rates too: 60.5 / 6.5e-6 / 1e12
+        self.assertAlmostEqual(r[1]["hbm_util_wall"], 60.5 / 6.5e-6 / 1e12, delta=1e-18)

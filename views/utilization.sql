@@ -46,7 +46,11 @@ CREATE VIEW IF NOT EXISTS main.profsum_utilization(
 ) AS
 SELECT u.trace_id, t.label, u.device, u.step, u.wall_us, u.busy_us,
        CASE WHEN u.wall_us > 0 THEN u.busy_us / u.wall_us END,
-       u.mfu_flops, u.bytes_accessed,
+       -- a step's bytes are kept unrounded (REAL where an op's share by
+       -- time is not whole): shown rounded, the rates use them as kept
+       u.mfu_flops,
+       CASE WHEN typeof(u.bytes_accessed) = 'real' AND abs(u.bytes_accessed) < 9.0e18
+            THEN CAST(round(u.bytes_accessed) AS INTEGER) ELSE u.bytes_accessed END,
        CASE WHEN u.busy_us > 0 AND d.peak_flops_per_s > 0 THEN u.mfu_flops * 1e6 / u.busy_us / d.peak_flops_per_s END,
        CASE WHEN u.wall_us > 0 AND d.peak_flops_per_s > 0 THEN u.mfu_flops * 1e6 / u.wall_us / d.peak_flops_per_s END,
        CASE WHEN u.busy_us > 0 AND d.peak_mem_bw_bytes_per_s > 0

@@ -464,7 +464,8 @@ static void xSums(XTrack *const *ap, int n, int64_t a, int64_t b, int bAll,
   }
 }
 
-/* One row of profsum_agg_xla_util. */
+/* One row of profsum_agg_xla_util (bytes: INTEGER when whole, else the
+** REAL share). */
 static int xUtilRow(sqlite3_stmt *pSt, sqlite3_int64 traceId, const char *zDev, int hasStep, int64_t step,
                     double wallUs, double busyUs, int64_t nF, double fl, int64_t nB, double by,
                     const char *zSource, int exact){
@@ -474,7 +475,11 @@ static int xUtilRow(sqlite3_stmt *pSt, sqlite3_int64 traceId, const char *zDev, 
   sqlite3_bind_double(pSt, 4, wallUs);
   sqlite3_bind_double(pSt, 5, busyUs);
   if( nF>0 ) sqlite3_bind_double(pSt, 6, fl); else sqlite3_bind_null(pSt, 6);
-  xBindBytes(pSt, 7, nB>0, by);
+  /* a step's bytes unrounded (an op's share by time: REAL when not whole,
+  ** so that its rates are the ops' own; the view shows them rounded) */
+  if( nB>0 && by==floor(by) ) xBindBytes(pSt, 7, 1, by);
+  else if( nB>0 ) sqlite3_bind_double(pSt, 7, by);
+  else sqlite3_bind_null(pSt, 7);
   if( zSource ) sqlite3_bind_text(pSt, 8, zSource, -1, SQLITE_STATIC); else sqlite3_bind_null(pSt, 8);
   sqlite3_bind_int(pSt, 9, exact);
   return xStep(pSt);
@@ -656,12 +661,12 @@ int insXlaWrite(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
   }
   sqlite3_finalize(pSt);
   if( rc==SQLITE_OK ) rc = xWriteDevices(p, db, zSchema, traceId, aPeak, nPeak, aFirstProc, aNextProc);
+  if( rc==SQLITE_OK ) rc = xWriteDiag(p, db, zSchema, traceId);
   if( rc==SQLITE_OK ) rc = xWriteOps(p, db, zSchema, traceId);
   if( rc==SQLITE_OK ) rc = xWriteUtil(p, db, zSchema, traceId, aSp, nSp, aHeadTrk, aNextTrk);
   for(i=0; i<nPeak; i++) sqlite3_free(aPeak[i].zKey);
   sqlite3_free(aPeak);
   sqlite3_free(aSp);
-  if( rc==SQLITE_OK ) rc = xWriteDiag(p, db, zSchema, traceId);
   sqlite3_free(aFirstProc); sqlite3_free(aNextProc);
   sqlite3_free(aHeadTrk); sqlite3_free(aNextTrk); sqlite3_free(aTailTrk);
   if( rc && *pzErr==0 ){
