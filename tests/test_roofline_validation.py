@@ -12,9 +12,12 @@ Fixtures are XSpace files written by tests/xspace_writer.py with known
 values; every expected value is worked out in the comments.  Times are
 given in µs and stored in ps (µs × 1e6)."""
 import json
+import os
+import tempfile
+import unittest
 
 import xspace_writer as W
-from util import DbTestCase
+from util import OOM_SQL, DbTestCase, run_oom_sql
 
 US = 10 ** 6
 # peak 100 TFLOP/s = 1e14 FLOP/s, HBM 1000 GB/s = 1e12 bytes/s
@@ -337,3 +340,37 @@ class ProratedBytes(Case):
         self.assertAlmostEqual(r[2]["hbm_util_busy"], 2.75e-6, delta=1e-18)
         # the wall rates too: 60.5 / 6.5e-6 / 1e12
         self.assertAlmostEqual(r[1]["hbm_util_wall"], 60.5 / 6.5e-6 / 1e12, delta=1e-18)
+
+
+class OutOfMemory(unittest.TestCase):
+    """An import whose device stats are unusable (7 diagnostics: 5 stored
+    and a suppressed row) and whose second device takes the host's steps,
+    with every 3rd allocation failed in turn (tests/oom_sql.c, ASan): each
+    run is an error or the full run's result, nothing leaks."""
+
+    @unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds it)")
+    def test_import_allocations(self):
+        planes = [plane("/device:TPU:%d" % i, i + 1, [("peak_teraflops_per_second", dict(double=0.0)),
+                                                      ("memory_size", dict(s="lots"))], offset_us=5)
+                  for i in range(7)]
+        steps = W.PlaneBuilder("/device:TPU:0", id=20)
+        steps.line(id=2, name="Steps", timestamp_ns=0,
+                   events=[steps.event("1", offset_ps=0, duration_ps=10 * US),
+                           steps.event("2", offset_ps=10 * US, duration_ps=10 * US)])
+        h = W.PlaneBuilder("/host:CPU", id=30)
+        h.line(id=1, name="python", timestamp_ns=0,
+               events=[h.event("train", offset_ps=0, duration_ps=10 * US, stats=[h.stat("step_num", i64=1)]),
+                       h.event("train", offset_ps=10 * US, duration_ps=10 * US, stats=[h.stat("step_num", i64=2)])])
+        with tempfile.TemporaryDirectory(prefix="profsum-oom-") as tmp:
+            xp = os.path.join(tmp, "t.xplane.pb")
+            with open(xp, "wb") as f:
+                f.write(W.xspace(planes + [steps.build(), h.build()]))
+            empty = os.path.join(tmp, "e.json")
+            with open(empty, "w") as f:
+                f.write('{"traceEvents": []}')
+            call = ("SELECT (SELECT count(*) FROM (SELECT profsum_import('%s', 'a', '{\"replace\": true}'))) || ',' || "
+                    "(SELECT group_concat(kind) FROM profsum_agg_diagnostic WHERE kind LIKE 'device%%' "
+                    "OR kind='suppressed') || ',' || "
+                    "(SELECT count(*) || ':' || group_concat(DISTINCT step_source) FROM profsum_agg_xla_util "
+                    "WHERE step IS NOT NULL)" % xp)
+            run_oom_sql(self, ["SELECT profsum_import('%s', 'e') > 0" % empty, call], step=3)
