@@ -491,7 +491,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_xla_util(
   wall_us REAL NOT NULL,               -- the step's span (or the capture's), µs
   busy_us REAL NOT NULL,               -- union of the device's op intervals inside it, µs
   mfu_flops REAL,                      -- Σ per op overlapping it, its share by time: model_flops, else flops (NULL: none had either)
-  bytes_accessed INTEGER,              -- Σ bytes_accessed of the ops overlapping it, each its share by time (NULL: none had it)
+  bytes_accessed INTEGER,              -- Σ bytes_accessed of the ops overlapping it, each its share by time, unrounded: INTEGER when whole, else REAL (NULL: none had it)
   step_source TEXT,                    -- device_steps (its Steps line) | host_steps (host train events) | NULL
   exact INTEGER NOT NULL               -- 1; 0 when a line's kept intervals were merged and a step cut one (prorated)
 );

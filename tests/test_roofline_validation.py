@@ -255,7 +255,13 @@ class Diagnostics(Case):
         self.assertEqual([x.split(":")[1] for _, x in d[:5]], ["TPU"] * 5)
         self.assertTrue(d[0][1].startswith("plane /device:TPU:0: "))
         self.assertTrue(d[4][1].startswith("plane /device:TPU:4: "))
-        self.assertEqual(d[5][1], "device_stat_out_of_range: 7 occurrences in all; only the first 5 are stored")
+        self.assertEqual(d[5][1], "device_stat_out_of_range: 7 occurrences in all; only the first 5 are stored "
+                                  "(the import option store_diagnostics 'all' stores them all)")
+        # with store_diagnostics 'all', all seven and no suppressed row
+        self.imp(W.xspace(planes), '{"store_diagnostics": "all", "replace": true}')
+        d = self.diags()
+        self.assertEqual([k for k, _ in d], ["device_stat_out_of_range"] * 7)
+        self.assertTrue(d[6][1].startswith("plane /device:TPU:6: "))
 
 
 class ZeroBytes(Case):

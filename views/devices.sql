@@ -5,6 +5,10 @@
 -- memory_bandwidth), else from the import option device_peaks (by device
 -- name, else "*"), else NULL: no constant is guessed.  Trace JSON carries no
 -- device stats: its rows have NULL limits unless the option gives them.  A
+-- stat outside its bounds (a peak must be finite and at least 1 per second
+-- once converted) is left out, with a device_stat_out_of_range or
+-- device_stat_unreadable diagnostic; the next plane of the same name, or
+-- the option, gives it instead.  A
 -- trace imported by a profsum without these tables, or from a v1 summary
 -- file, has one row with NULL device and a status saying so.
 -- Requires: profsum_trace, profsum_agg_xla_trace, profsum_agg_xla_device.
@@ -23,11 +27,11 @@ CREATE VIEW IF NOT EXISTS main.profsum_devices(
   model,
   -- compute_cap_major.compute_cap_minor, else NULL (TEXT).
   compute_capability,
-  -- core_count stat: SMs or compute units (INTEGER).
+  -- core_count stat: SMs or compute units; NULL unless from 1 to below 2^63 (INTEGER).
   core_count,
-  -- clock_rate stat × 1000: the stat is in kHz (INTEGER).
+  -- clock_rate stat × 1000: the stat is in kHz; NULL unless from 1 to below 2^63 Hz (INTEGER).
   clock_hz,
-  -- memory_size stat, bytes (INTEGER).
+  -- memory_size stat, bytes; NULL unless from 1 to below 2^63 (INTEGER).
   memory_bytes,
   -- Peak FLOP/s: peak_teraflops_per_second × 1e12, else the option, else NULL (REAL).
   peak_flops_per_s,

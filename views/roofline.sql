@@ -30,7 +30,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_roofline(
   model_flops,
   -- Σ bytes_accessed; NULL when no event had it (INTEGER).
   bytes_accessed,
-  -- Arithmetic intensity: FLOPs (flops, else model_flops) per byte accessed (REAL).
+  -- Arithmetic intensity: FLOPs (flops, else model_flops) per byte accessed; NULL when bytes_accessed is 0 (status zero_bytes) (REAL).
   intensity,
   -- FLOPs / device time, per second (REAL).
   achieved_flops_per_s,
@@ -46,9 +46,9 @@ CREATE VIEW IF NOT EXISTS main.profsum_roofline(
   bw_fraction,
   -- Ridge point: peak FLOP/s / peak bandwidth, FLOPs per byte (REAL).
   ridge_intensity,
-  -- compute (intensity >= ridge), memory (below), NULL when either is unknown (TEXT).
+  -- compute (intensity >= ridge, or bytes_accessed 0 with FLOPs > 0), memory (below), NULL when an operand is unknown or FLOPs and bytes are both 0 (TEXT).
   bound,
-  -- ok, no_flops_or_bytes, no_flops, no_bytes, no_device_limits, reimport_needed, v1_summary (TEXT).
+  -- ok, no_flops_or_bytes, no_flops, no_bytes, no_device_limits, zero_bytes, reimport_needed, v1_summary (TEXT).
   status
 ) AS
 WITH

@@ -1,8 +1,8 @@
 -- profsum_utilization: per device and step, how busy the device was and
 -- how close to its peaks: model FLOPs utilization (MFU) and HBM bandwidth
 -- utilization, over the busy time and over the step's wall time.  Steps
--- are the summary's (a device's Steps line, else the host's 'train' events:
--- step_source); the row with step NULL is the whole capture, from the
+-- are chosen per device (its own Steps line, else the host's 'train'
+-- events, also when other devices have a Steps line: step_source); the row with step NULL is the whole capture, from the
 -- device's first op to its last (busy and span as profsum_agg_device has
 -- them).  An op's FLOPs and bytes are spread over the steps it overlaps, in
 -- proportion of its time in each (as its busy time is).  MFU uses model_flops, else flops, per op.  NULL where FLOPs,
@@ -27,7 +27,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_utilization(
   busy_share,
   -- Σ over its ops of model_flops, else flops, each op's share by its time in it (REAL).
   flops,
-  -- Σ bytes_accessed of its ops, each op's share by its time in it (INTEGER).
+  -- Σ bytes_accessed of its ops, each op's share by its time in it, rounded to the nearest integer; hbm_util_busy/_wall use the unrounded share (INTEGER).
   bytes_accessed,
   -- flops / (busy_us × peak FLOP/s), 0-1 (REAL).
   mfu_busy,

@@ -36,6 +36,7 @@ void profsumInsFree(ProfsumInsights *p){
 
 /* See insights.h. */
 void profsumInsDiagAll(ProfsumInsights *p){
+  insXlaDiagAll(p->pXla);
   insMemDiagAll(p->pMem);
 }
 

@@ -16,6 +16,7 @@
 typedef struct InsXla InsXla;
 int insXlaNew(InsXla **pp);
 void insXlaFree(InsXla *p);
+void insXlaDiagAll(InsXla *p);
 int insXlaXpPlane(InsXla *p, ProfsumXp *pXp, const ProfsumXpPlane *pl);
 int insXlaXpEvent(InsXla *p, ProfsumXp *pXp, const ProfsumXpEvent *ev, ProfsumInsXpOp *aOp, int *pnOp);
 int insXlaXpApply(InsXla *p, const ProfsumInsXpOp *pOp, profsum_ps s, int64_t dur);

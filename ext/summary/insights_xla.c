@@ -136,7 +136,14 @@ void insXlaFree(InsXla *p){
   sqlite3_free(p->aMemo);
   sqlite3_free(p->zBuf);
   for(i=0; i<p->nDiag; i++) sqlite3_free(p->aDiag[i].zDetail);
+  sqlite3_free(p->aDiag);
   sqlite3_free(p);
+}
+
+/* See insights_int.h: keep every diagnostic of the collector, not the
+** first XDIAG_KEEP of each kind (store_diagnostics 'all'). */
+void insXlaDiagAll(InsXla *p){
+  p->diagAll = 1;
 }
 
 /* A new process in *pIdx.  SQLITE_OK or SQLITE_NOMEM. */
@@ -550,11 +557,18 @@ static int xCutUtf8(const char *z, int64_t n, int64_t nMax){
 
 /* A diagnostic of kind (XDIAG_*) for device stat zStat of the plane named
 ** zPlane[0..nPlane) given as st, whose usable values are zRule: kept
-** (XDIAG_KEEP of a kind) or counted.  SQLITE_OK or SQLITE_NOMEM. */
+** (XDIAG_KEEP of a kind, or all with p->diagAll) or counted.  SQLITE_OK
+** or SQLITE_NOMEM. */
 static int xDevStatDiag(InsXla *p, int kind, const char *zPlane, int64_t nPlane, const char *zStat,
                         const ProfsumXpStat *st, const char *zRule){
   char *zVal, *zDetail;
-  if( p->anDiag[kind]++>=XDIAG_KEEP ) return SQLITE_OK;
+  if( p->anDiag[kind]++>=XDIAG_KEEP && !p->diagAll ) return SQLITE_OK;
+  if( p->nDiag>=p->nDiagAlloc ){
+    int64_t nNew = p->nDiagAlloc ? p->nDiagAlloc*2 : 8;
+    XDiag *a = sqlite3_realloc64(p->aDiag, sizeof(XDiag)*(sqlite3_uint64)nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    p->aDiag = a; p->nDiagAlloc = nNew;
+  }
   switch( st->eType ){
     case PROFSUM_XV_DOUBLE: zVal = sqlite3_mprintf("%!.17g", st->rVal); break;
     case PROFSUM_XV_UINT64: zVal = sqlite3_mprintf("%llu", (unsigned long long)st->uVal); break;

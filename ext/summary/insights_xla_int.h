@@ -33,7 +33,8 @@ typedef struct XMap { uint64_t *aKey; int32_t *aVal; int64_t nSlot, nUsed; } XMa
 /* Diagnostics of the collector: a device stat left out (insXlaXpPlane),
 ** stored by the write in profsum_agg_diagnostic, the first XDIAG_KEEP of
 ** a kind and a 'suppressed' row with the kind's total when there were
-** more (as the summary engine stores its own). */
+** more, or every one with store_diagnostics 'all' (as the summary engine
+** stores its own). */
 #define XDIAG_RANGE   0   /* device_stat_out_of_range */
 #define XDIAG_UNREAD  1   /* device_stat_unreadable */
 #define XDIAG_N       2
@@ -169,8 +170,9 @@ struct InsXla {
   char *zBuf; int64_t nBuf;       /* scratch text */
   int64_t aGap[64];               /* scratch of the coarsening: the sampled gaps */
   int64_t nDevOps, nFlopsOps, nMflopsOps, nBytesOps;
-  XDiag aDiag[XDIAG_N*XDIAG_KEEP]; int nDiag;   /* the diagnostics stored */
+  XDiag *aDiag; int64_t nDiag, nDiagAlloc;    /* the diagnostics stored */
   int64_t anDiag[XDIAG_N];                      /* of each kind, in all */
+  int diagAll;                                  /* keep every one */
 };
 
 /* The id of z[0..n) in *pId, interned when new.  SQLITE_OK or NOMEM. */

@@ -221,7 +221,7 @@ static int xWriteDevices(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_in
 }
 
 /* Write the collector's diagnostics (insights_xla_int.h): the rows kept,
-** then a 'suppressed' row per kind that had more. */
+** then a 'suppressed' row per kind that had more (none with diagAll). */
 static int xWriteDiag(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId){
   static const char *const azKind[XDIAG_N] = { "device_stat_out_of_range", "device_stat_unreadable" };
   sqlite3_stmt *pSt = 0;
@@ -237,8 +237,9 @@ static int xWriteDiag(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64
   }
   for(i=0; rc==SQLITE_OK && i<XDIAG_N; i++){
     char z[200];
-    if( p->anDiag[i]<=XDIAG_KEEP ) continue;
-    sqlite3_snprintf(sizeof(z), z, "%s: %lld occurrences in all; only the first %d are stored",
+    if( p->diagAll || p->anDiag[i]<=XDIAG_KEEP ) continue;
+    sqlite3_snprintf(sizeof(z), z, "%s: %lld occurrences in all; only the first %d are stored "
+                     "(the import option store_diagnostics 'all' stores them all)",
                      azKind[i], (long long)p->anDiag[i], XDIAG_KEEP);
     sqlite3_bind_int64(pSt, 1, traceId);
     sqlite3_bind_text(pSt, 2, "suppressed", -1, SQLITE_STATIC);
