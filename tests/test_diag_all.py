@@ -260,3 +260,97 @@ class DiagnosticsInterrupt(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+US = 1000000
+
+
+def pairing_trace():
+    """B/E events that do not pair, an unknown ph, and X events with dur 0
+    and a negative dur: the diagnostics of the track pass."""
+    ev = [
+        '{"ph":"B","pid":1,"tid":1,"name":"open","ts":10}',       # 0 unmatched_begin
+        '{"ph":"B","pid":1,"tid":2,"name":"a","ts":10}',          # 1 closed by 2
+        '{"ph":"E","pid":1,"tid":2,"name":"b","ts":20}',          # 2 mismatched_end
+        '{"ph":"E","pid":1,"tid":3,"name":"c","ts":30}',          # 3 unmatched_end
+        '{"ph":"B","pid":"Spans","tid":1,"name":"d","ts":40}',    # 4 cannot be paired
+        '{"ph":"Q","pid":1,"tid":1,"name":"q","ts":50}',          # 5 unknown_ph
+        '{"ph":"X","pid":1,"tid":4,"name":"z","ts":60,"dur":0}',  # 6 zero_duration
+        '{"ph":"X","pid":1,"tid":4,"name":"n","ts":70,"dur":-1}', # 7 negative_duration
+        '{"ph":"X","pid":1,"tid":4,"name":"ok","ts":80,"dur":5}',
+    ]
+    return '{"traceEvents":[' + ",\n".join(ev) + "]}"
+
+
+PAIRING_LISTED = [
+    (0, "unmatched_begin", "B event has no matching E on its track; dur is NULL"),
+    (2, "mismatched_end", "E event's name differs from the B it closes (entry 1)"),
+    (3, "unmatched_end", "E event with no open B on its track"),
+    (4, "unmatched_begin", "B/E event without an integer pid/tid or a ts cannot be paired"),
+    (5, "unknown_ph", 'unknown ph "Q" (the row is kept)'),
+    (6, "zero_duration", "X event with dur 0: a row, but on no track"),
+    (7, "negative_duration", "X event with a negative dur: a row, but on no track"),
+]
+
+
+def odd_xplane():
+    """A line with an event of duration 0 and one of a negative duration,
+    and an event name that is not UTF-8."""
+    pb = W.PlaneBuilder("/device:TPU:0", id=0)
+    pb.emeta.append((100, W.event_meta(100, name=b"op\xff.1")))
+    evs = [W.event(100, offset_ps=0, duration_ps=5 * US),
+           pb.event("zero.1", offset_ps=6 * US, duration_ps=0),
+           pb.event("neg.1", offset_ps=7 * US, duration_ps=-3),
+           pb.event("ok.1", offset_ps=8 * US, duration_ps=US)]
+    pb.line(id=1, name="XLA Ops", timestamp_ns=1000, events=evs)
+    return W.xspace([pb.build()], hostnames=["h0"])
+
+
+class StoredAsListed(DiagAllCase):
+    """The rows an import stores are those profsum_diagnostics(path) lists,
+    with the same idx, byte_offset, kind and detail: the B/E pairing,
+    unknown_ph and dur <= 0 ones too, and an XSpace's invalid_utf8 under
+    that kind."""
+
+    def imported(self, path, label, opts=None):
+        if opts is None:
+            return self.db.execute("SELECT profsum_import(?, ?)", (path, label)).fetchone()[0]
+        return self.db.execute("SELECT profsum_import(?, ?, ?)", (path, label, opts)).fetchone()[0]
+
+    def stored_listed_kinds(self, tid):
+        """The stored rows less reference_rejects (a kind only an import
+        has: entry 4's pid "Spans")."""
+        return sorted((r for r in self.stored(tid) if r[2] != "reference_rejects"), key=repr)
+
+    def test_json_pairing_all(self):
+        p = self.td.write("pairs.json", pairing_trace())
+        listed = self.listed(p)
+        self.assertEqual([(r[0], r[2], r[3]) for r in listed], PAIRING_LISTED)
+        tid = self.imported(p, "a", '{"store_diagnostics": "all"}')
+        self.assertEqual(self.stored_listed_kinds(tid), sorted(listed, key=repr))
+
+    def test_json_pairing_compact(self):
+        p = self.td.write("pairs.json", pairing_trace())
+        tid = self.imported(p, "c")
+        # fewer than 5 of each kind: every row, and no 'suppressed' one
+        self.assertEqual(self.stored_listed_kinds(tid), sorted(self.listed(p), key=repr))
+
+    def test_compact_keeps_the_first_five_begins(self):
+        ev = ['{"ph":"B","pid":1,"tid":%d,"name":"b","ts":%d}' % (i, i) for i in range(7)]
+        p = self.td.write("begins.json", '{"traceEvents":[' + ",".join(ev) + "]}")
+        listed = self.listed(p)
+        self.assertEqual([r[0] for r in listed], list(range(7)))
+        stored = self.stored(self.imported(p, "b"))
+        self.assertEqual(sorted(r for r in stored if r[2] == "unmatched_begin"), listed[:5])
+        self.assertEqual([r[3] for r in stored if r[2] == "suppressed"],
+                         ["unmatched_begin: 7 occurrences in all; only the first 5 are stored "
+                          "(profsum_diagnostics(path) lists them all)"])
+
+    def test_xplane_all(self):
+        p = self.td.write("odd.xplane.pb", odd_xplane())
+        listed = self.listed(p)
+        kinds = self.kinds(listed)
+        self.assertEqual((kinds.get("invalid_utf8"), kinds.get("zero_duration"),
+                          kinds.get("negative_duration")), (1, 1, 1))
+        tid = self.imported(p, "x", '{"store_diagnostics": "all"}')
+        self.assertEqual(sorted(self.stored(tid), key=repr), sorted(listed, key=repr))

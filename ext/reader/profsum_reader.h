@@ -467,6 +467,27 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
                         ProfsumTrackInfo **pp, char **pzErr);
 void profsumTrackFree(ProfsumTrackInfo *p);
 
+/* The track diagnostics of one read pass that a caller makes itself (an
+** import's): the rows profsumTrackAnalyze gives with NEED_DIAG besides the
+** reader's and partial_overlap (which needs the nesting pass), with the
+** same idx, offset, kind and detail: unknown_ph, zero_duration,
+** negative_duration, time_out_of_range of a slice, the B/E pairing
+** (unmatched_begin, unmatched_end, mismatched_end) and
+** suspected_truncation.  Open (SQLITE_OK or SQLITE_NOMEM; zFunc, zPath
+** and pDiagCtx must outlive the object), hand it every event with a
+** string ph in file order (Event: SQLITE_OK, or an error code with
+** profsumTrackDiagErr set), then Finish once (the pairing diagnostics and
+** the end-of-file ones; SQLITE_OK, or SQLITE_NOMEM / SQLITE_INTERRUPT
+** with the error set); Free in every case.  Memory: one ProfsumTrackRec
+** per B or E event until Free. */
+typedef struct ProfsumTrackDiag ProfsumTrackDiag;
+int profsumTrackDiagOpen(const char *zFunc, const char *zPath, ProfsumDiagFn xDiag,
+                         void *pDiagCtx, ProfsumTrackDiag **pp);
+int profsumTrackDiagEvent(ProfsumTrackDiag *d, const ProfsumEvent *ev);
+int profsumTrackDiagFinish(ProfsumTrackDiag *d);
+const char *profsumTrackDiagErr(const ProfsumTrackDiag *d);
+void profsumTrackDiagFree(ProfsumTrackDiag *d);
+
 /* Look up the M-event name of a process (tid==NULL) or thread.  Returns
 ** the decoded name or NULL. */
 const char *profsumNameLookup(ProfsumNameMap *p, const ProfsumId *pid,

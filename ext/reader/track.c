@@ -811,6 +811,97 @@ static int noteName(ProfsumTrackInfo *p, const ProfsumEvent *ev){
   return rc;
 }
 
+/* The per-event part of the first pass for event ev of phase ph (0: not
+** one known character): the counts, the diagnostics of one event (with
+** a->xDiag: unknown_ph, zero_duration, negative_duration, B/E that cannot
+** be paired, X slices out of range), and a record for an X event when
+** wantX, for a B or E event when wantBE.  Not for M events.  Returns
+** SQLITE_OK, or an error code with the pass's error set. */
+static int trackEvent(Analyze *a, const ProfsumEvent *ev, char ph, int wantBE, int wantX){
+  ProfsumTrackInfo *p = a->pInfo;
+  ProfsumTrackRec *r;
+  int32_t trk;
+  if( a->xDiag && (ph==0 || strchr(phKnown, ph)==0) ){
+    char z[80], zq[40];
+    sqlite3_snprintf(sizeof(zq), zq, "%.*s", (int)(ev->ph.n>20 ? 20 : ev->ph.n), ev->ph.z);
+    sqlite3_snprintf(sizeof(z), z, "unknown ph \"%s\" (the row is kept)", zq);
+    a->xDiag(a->pDiagCtx, ev->idx, ev->iOffset, "unknown_ph", z);
+  }
+  if( ph=='X' ){
+    int okId = ev->pid.kind==PROFSUM_ID_INT && ev->tid.kind==PROFSUM_ID_INT;
+    p->nX++;
+    if( ev->hasDur && a->xDiag ){
+      if( ev->dur==0 ) a->xDiag(a->pDiagCtx, ev->idx, ev->iOffset, "zero_duration",
+                                "X event with dur 0: a row, but on no track");
+      else if( ev->dur<0 ) a->xDiag(a->pDiagCtx, ev->idx, ev->iOffset, "negative_duration",
+                                    "X event with a negative dur: a row, but on no track");
+    }
+    if( okId && ev->pid.iVal>=0 && ev->tid.iVal>=0 && ev->name.type==PROFSUM_JT_STRING
+     && ev->name.n>0 && ev->hasTs && ev->hasDur && ev->dur>0 ){
+      p->nAccepted++;
+    }
+    if( !(okId && ev->hasTs && ev->hasDur && ev->dur>0) ) return SQLITE_OK;
+    if( ev->dur>PROFSUM_TRK_MAXDUR ){
+      if( a->xDiag ) a->xDiag(a->pDiagCtx, ev->idx, ev->iOffset, "time_out_of_range",
+          "X slice longer than 2^61 ps (about 26 days); on no track");
+      return SQLITE_OK;
+    }
+    if( !wantX ) return SQLITE_OK;
+  }else if( ph=='B' || ph=='E' ){
+    if( !wantBE ) return SQLITE_OK;
+    if( ev->pid.kind!=PROFSUM_ID_INT || ev->tid.kind!=PROFSUM_ID_INT || !ev->hasTs ){
+      if( a->xDiag ) a->xDiag(a->pDiagCtx, ev->idx, ev->iOffset, ph=='B' ? "unmatched_begin" : "unmatched_end",
+          "B/E event without an integer pid/tid or a ts cannot be paired");
+      return SQLITE_OK;
+    }
+  }else{
+    return SQLITE_OK;
+  }
+  if( ev->iTrack>0 ){
+    /* XPlane: each line is its own track, whatever its tid */
+    if( ev->iTrack>INT32_MAX ) return trkErr(a, SQLITE_TOOBIG, "more than %d lines", INT32_MAX);
+    trk = (int32_t)(ev->iTrack-1);
+  }else{
+    trk = trackId(&a->tracks, ev->pid.iVal, ev->tid.iVal);
+  }
+  r = trk<0 ? 0 : recAppend(a);
+  if( r==0 ){
+    return trkErr(a, SQLITE_NOMEM, "out of memory after %lld events (the track pass "
+                  "holds %lld records of %d bytes, in blocks of %lld)", (long long)p->nRows,
+                  (long long)p->nRec, (int)sizeof(ProfsumTrackRec), (long long)PROFSUM_TRK_BLOCK);
+  }
+  r->idx = ev->idx;
+  r->iOffset = ev->iOffset;
+  r->ts = ev->ts;
+  r->dur = ph=='X' ? (int64_t)ev->dur : -1;
+  r->excl = -1;
+  r->exclNs = -1;
+  r->parent = -1;
+  r->depth = -1;
+  r->trk = trk;
+  r->ph = ph;
+  r->nameHash = 0;
+  if( ph!='X' && ev->name.type==PROFSUM_JT_STRING && ev->name.n>0 ){
+    r->nameHash = (uint32_t)fnv1a(ev->name.z, ev->name.n);
+  }
+  return SQLITE_OK;
+}
+
+/* The diagnostics of the whole pass, after its last event (a->xDiag set):
+** a trace with exactly as many complete events as an exporter's cap. */
+static void trackTruncDiag(Analyze *a){
+  int64_t aCap[2] = {1000000, 5000000};
+  int k;
+  for(k=0; k<2; k++){
+    if( a->pInfo->nAccepted==aCap[k] || a->pInfo->nX==aCap[k] ){
+      char z[200];
+      sqlite3_snprintf(sizeof(z), z, "the trace has exactly %lld complete events: "
+          "the exporter probably cut it at its event cap", (long long)aCap[k]);
+      a->xDiag(a->pDiagCtx, -1, -1, "suspected_truncation", z);
+    }
+  }
+}
+
 /* See profsum_reader.h. */
 int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
                         ProfsumDiagFn xDiag, void *pDiagCtx,
@@ -842,13 +933,8 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
     rc = SQLITE_OK;
     p->nRows++;
     ph = (ev->ph.n==1 && !(ev->ph.flags & PROFSUM_SF_ESCAPE)) ? ev->ph.z[0] : 0;
-    if( a.xDiag && (ph==0 || strchr(phKnown, ph)==0) ){
-      char z[80], zq[40];
-      sqlite3_snprintf(sizeof(zq), zq, "%.*s", (int)(ev->ph.n>20 ? 20 : ev->ph.n), ev->ph.z);
-      sqlite3_snprintf(sizeof(z), z, "unknown ph \"%s\" (the row is kept)", zq);
-      a.xDiag(pDiagCtx, ev->idx, ev->iOffset, "unknown_ph", z);
-    }
-    if( ph=='M' && (needs & PROFSUM_NEED_NAMES) ){
+    if( ph=='M' ){
+      if( !(needs & PROFSUM_NEED_NAMES) ) continue;
       rc = noteName(p, ev);
       if( rc ){
         trkErr(&a, rc, "out of memory after %lld events (the process and thread names)",
@@ -856,71 +942,7 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
       }
       continue;
     }
-    if( ph=='X' ){
-      int okId = ev->pid.kind==PROFSUM_ID_INT && ev->tid.kind==PROFSUM_ID_INT;
-      p->nX++;
-      if( ev->hasDur && a.xDiag ){
-        if( ev->dur==0 ) a.xDiag(pDiagCtx, ev->idx, ev->iOffset, "zero_duration",
-                                 "X event with dur 0: a row, but on no track");
-        else if( ev->dur<0 ) a.xDiag(pDiagCtx, ev->idx, ev->iOffset, "negative_duration",
-                                     "X event with a negative dur: a row, but on no track");
-      }
-      if( okId && ev->pid.iVal>=0 && ev->tid.iVal>=0 && ev->name.type==PROFSUM_JT_STRING
-       && ev->name.n>0 && ev->hasTs && ev->hasDur && ev->dur>0 ){
-        p->nAccepted++;
-      }
-      if( !(wantX && okId && ev->hasTs && ev->hasDur && ev->dur>0) ) continue;
-    }else if( ph=='B' || ph=='E' ){
-      if( !wantRecs ) continue;
-      if( ev->pid.kind!=PROFSUM_ID_INT || ev->tid.kind!=PROFSUM_ID_INT || !ev->hasTs ){
-        if( a.xDiag ) a.xDiag(pDiagCtx, ev->idx, ev->iOffset, ph=='B' ? "unmatched_begin" : "unmatched_end",
-            "B/E event without an integer pid/tid or a ts cannot be paired");
-        continue;
-      }
-    }else{
-      continue;
-    }
-    if( !wantRecs ) continue;
-    {
-      ProfsumTrackRec *r;
-      int32_t trk;
-      if( ph=='X' && ev->dur>PROFSUM_TRK_MAXDUR ){
-        if( a.xDiag ) a.xDiag(pDiagCtx, ev->idx, ev->iOffset, "time_out_of_range",
-            "X slice longer than 2^61 ps (about 26 days); on no track");
-        continue;
-      }
-      if( ev->iTrack>0 ){
-        /* XPlane: each line is its own track, whatever its tid */
-        if( ev->iTrack>INT32_MAX ){
-          rc = trkErr(&a, SQLITE_TOOBIG, "more than %d lines", INT32_MAX);
-          break;
-        }
-        trk = (int32_t)(ev->iTrack-1);
-      }else{
-        trk = trackId(&a.tracks, ev->pid.iVal, ev->tid.iVal);
-      }
-      r = trk<0 ? 0 : recAppend(&a);
-      if( r==0 ){
-        rc = trkErr(&a, SQLITE_NOMEM, "out of memory after %lld events (the track pass "
-                    "holds %lld records of %d bytes, in blocks of %lld)", (long long)p->nRows,
-                    (long long)p->nRec, (int)sizeof(ProfsumTrackRec), (long long)PROFSUM_TRK_BLOCK);
-        break;
-      }
-      r->idx = ev->idx;
-      r->iOffset = ev->iOffset;
-      r->ts = ev->ts;
-      r->dur = ph=='X' ? (int64_t)ev->dur : -1;
-      r->excl = -1;
-      r->exclNs = -1;
-      r->parent = -1;
-      r->depth = -1;
-      r->trk = trk;
-      r->ph = ph;
-      r->nameHash = 0;
-      if( ph!='X' && ev->name.type==PROFSUM_JT_STRING && ev->name.n>0 ){
-        r->nameHash = (uint32_t)fnv1a(ev->name.z, ev->name.n);
-      }
-    }
+    rc = trackEvent(&a, ev, ph, wantRecs, wantX);
   }
   if( rc==SQLITE_DONE ) rc = SQLITE_OK;
   if( rc==SQLITE_NOMEM && *pzErr==0 ){
@@ -931,18 +953,7 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
     if( wantRecs ) rc = pairBE(&a);
     if( rc==SQLITE_OK && wantX ) rc = nestTracks(&a);
     if( rc==SQLITE_OK && (needs & PROFSUM_NEED_EXCLNS) ) rc = nestTracksNs(&a);
-    if( rc==SQLITE_OK && a.xDiag ){
-      int64_t aCap[2] = {1000000, 5000000};
-      int k;
-      for(k=0; k<2; k++){
-        if( a.pInfo->nAccepted==aCap[k] || a.pInfo->nX==aCap[k] ){
-          char z[200];
-          sqlite3_snprintf(sizeof(z), z, "the trace has exactly %lld complete events: "
-              "the exporter probably cut it at its event cap", (long long)aCap[k]);
-          a.xDiag(pDiagCtx, -1, -1, "suspected_truncation", z);
-        }
-      }
-    }
+    if( rc==SQLITE_OK && a.xDiag ) trackTruncDiag(&a);
   }
   profsumStreamClose(pStream);
   sqlite3_free(a.tracks.a);
@@ -952,6 +963,58 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
   }
   *pp = a.pInfo;
   return SQLITE_OK;
+}
+
+/* The track diagnostics of an import's own read pass (see
+** profsum_reader.h): the pass's state, with records of B and E events
+** only. */
+struct ProfsumTrackDiag {
+  Analyze a;
+  char *zErr;                /* the error of the last call that failed */
+};
+
+/* See profsum_reader.h. */
+int profsumTrackDiagOpen(const char *zFunc, const char *zPath, ProfsumDiagFn xDiag,
+                         void *pDiagCtx, ProfsumTrackDiag **pp){
+  ProfsumTrackDiag *d = profsumMallocZero(sizeof(ProfsumTrackDiag));
+  *pp = 0;
+  if( d==0 ) return SQLITE_NOMEM;
+  d->a.pInfo = profsumMallocZero(sizeof(ProfsumTrackInfo));
+  if( d->a.pInfo==0 ){ sqlite3_free(d); return SQLITE_NOMEM; }
+  d->a.xDiag = xDiag;
+  d->a.pDiagCtx = pDiagCtx;
+  d->a.zFunc = zFunc;
+  d->a.zPath = zPath;
+  d->a.pzErr = &d->zErr;
+  *pp = d;
+  return SQLITE_OK;
+}
+
+/* See profsum_reader.h. */
+int profsumTrackDiagEvent(ProfsumTrackDiag *d, const ProfsumEvent *ev){
+  char ph = (ev->ph.n==1 && !(ev->ph.flags & PROFSUM_SF_ESCAPE)) ? ev->ph.z[0] : 0;
+  d->a.pInfo->nRows++;
+  if( ph=='M' ) return SQLITE_OK;
+  return trackEvent(&d->a, ev, ph, 1, 0);
+}
+
+/* See profsum_reader.h. */
+int profsumTrackDiagFinish(ProfsumTrackDiag *d){
+  int rc = pairBE(&d->a);
+  if( rc==SQLITE_OK ) trackTruncDiag(&d->a);
+  return rc;
+}
+
+/* See profsum_reader.h. */
+const char *profsumTrackDiagErr(const ProfsumTrackDiag *d){ return d->zErr; }
+
+/* See profsum_reader.h. */
+void profsumTrackDiagFree(ProfsumTrackDiag *d){
+  if( d==0 ) return;
+  profsumTrackFree(d->a.pInfo);
+  sqlite3_free(d->a.tracks.a);
+  sqlite3_free(d->zErr);
+  sqlite3_free(d);
 }
 
 /* See profsum_reader.h. */

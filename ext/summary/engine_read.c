@@ -117,13 +117,26 @@ static int isRejectKind(const char *z){
     default:  return 0;
   }
 }
+/* Count a diagnostic under its kind and keep it to store (all of them
+** with e->diagAll, else the first ENG_DIAG_KEEP of a kind): the part of
+** engDiag that every reader's diagnostics go through. */
+static void engDiagKeep(Engine *e, int64_t idx, int64_t off, const char *zKind, const char *zDetail){
+  int k;
+  for(k=0; k<e->nKind; k++) if( e->aKind[k].zKind==zKind || strcmp(e->aKind[k].zKind, zKind)==0 ) break;
+  if( k==e->nKind && e->nKind<48 ){ e->aKind[k].zKind = zKind; e->aKind[k].n = 0; e->nKind++; }
+  /* every row counted; kept until the write phase: all of them, or the
+  ** first ENG_DIAG_KEEP of a kind (the compact set, bounded) */
+  if( k<e->nKind && ++e->aKind[k].n > ENG_DIAG_KEEP && !e->diagAll ) return;
+  if( e->diagRc ) return;
+  if( profsumDiagListAdd(&e->diag, idx, off, zKind, zDetail) ) e->diagRc = SQLITE_NOMEM;
+}
+
 /* Diagnostics callback: count every row per kind, keep those to store
 ** (all of them with e->diagAll, else the first ENG_DIAG_KEEP of a kind),
 ** and count the entries the reference summarizer would reject the whole
 ** file for. */
 static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, const char *zDetail){
   Engine *e = (Engine*)pCtx;
-  int k;
   if( isRejectKind(zKind) ){
     if( idx>=0 ){
       noteRejected(e, idx, zKind);
@@ -147,13 +160,7 @@ static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, con
       if( strcmp(zKind, "unterminated_array")==0 || strcmp(zKind, "unterminated_object")==0 ) e->cutOff = 1;
       break;
   }
-  for(k=0; k<e->nKind; k++) if( e->aKind[k].zKind==zKind || strcmp(e->aKind[k].zKind, zKind)==0 ) break;
-  if( k==e->nKind && e->nKind<48 ){ e->aKind[k].zKind = zKind; e->aKind[k].n = 0; e->nKind++; }
-  /* every row counted; kept until the write phase: all of them, or the
-  ** first ENG_DIAG_KEEP of a kind (the compact set, bounded) */
-  if( k<e->nKind && ++e->aKind[k].n > ENG_DIAG_KEEP && !e->diagAll ) return;
-  if( e->diagRc ) return;
-  if( profsumDiagListAdd(&e->diag, idx, off, zKind, zDetail) ) e->diagRc = SQLITE_NOMEM;
+  engDiagKeep(e, idx, off, zKind, zDetail);
 }
 
 /* Intern a string-valued args field (strings decoded; numbers as text);
@@ -744,10 +751,20 @@ static void quietRoundedAdd(Engine *e, int64_t n){
   }
 }
 
+/* Take the error of the track diagnostics d, if it has one, as *pzErr
+** (the read pass's error; the one there before is freed). */
+static void trackDiagErr(const ProfsumTrackDiag *d, char **pzErr){
+  const char *z = profsumTrackDiagErr(d);
+  if( z==0 ) return;
+  sqlite3_free(*pzErr);
+  *pzErr = sqlite3_mprintf("%s", z);
+}
+
 /* The read pass. */
 int profsumEngRead(Engine *e, const char *zPath){
   ProfsumSrc *pSrc = 0;
   ProfsumScan *pScan = 0;
+  ProfsumTrackDiag *pTd = 0;
   ProfsumEvent *ev;
   char *zErr = 0, *pB = 0;
   int64_t nB = 0;
@@ -776,6 +793,7 @@ int profsumEngRead(Engine *e, const char *zPath){
                        | PROFSUM_SCAN_NOPH,      /* their typed fields checked below */
                        engDiag, e, &pScan, &zErr);
   if( rc==SQLITE_OK && e->nSkipArrays>0 ) profsumScanSkipArrays(pScan, e->nSkipArrays);
+  if( rc==SQLITE_OK ) rc = profsumTrackDiagOpen(e->zFunc, zPath, engDiag, e, &pTd);
   while( rc==SQLITE_OK ){
     char ph;
     int32_t iKey = -1;      /* the event key of an X event taken */
@@ -858,11 +876,16 @@ int profsumEngRead(Engine *e, const char *zPath){
         /* a complete event for the reference, whose decoder reads any
         ** integer; no 64-bit pid/tid here (diagnostic id_out_of_range) */
         noteLeftOut(e, ev->idx, "its pid or tid is an integer beyond 64 bits");
-      }else if( (ev->hasDur && !durPositive) || (ev->timeHuge & 4) ){
-        engDiag(e, ev->idx, ev->iOffset,
-                (ev->dur<0 || dTiny<0 || (ev->timeHuge & 4)) ? "negative_duration" : "zero_duration",
-                "complete event with dur <= 0: not a complete event for the summary");
       }
+      /* an X event with dur <= 0 is no complete event for the summary:
+      ** its zero_duration or negative_duration row comes from the track
+      ** diagnostics below, as profsum_diagnostics(path) lists it */
+    }
+    /* the track diagnostics of every event with a string ph (unknown_ph,
+    ** zero and negative durations, the B/E pairing, ...) */
+    if( rc==SQLITE_OK ){
+      rc = profsumTrackDiagEvent(pTd, ev);
+      if( rc ) trackDiagErr(pTd, &zErr);
     }
     /* the collectors of insights.h: every entry, with the key just made */
     if( rc==SQLITE_OK ) rc = profsumInsJsonEvent(e->pIns, ev, iKey);
@@ -871,6 +894,15 @@ int profsumEngRead(Engine *e, const char *zPath){
   sqlite3_free(pB);
   profsumEngSigFree(e);
   if( pScan ) quietRoundedAdd(e, profsumScanQuietRounded(pScan));
+  if( rc==SQLITE_DONE ){
+    /* the pairing of B and E events, once all are read */
+    int rc2 = profsumTrackDiagFinish(pTd);
+    if( rc2==SQLITE_OK && e->diagRc ) rc2 = e->diagRc;
+    if( rc2 ){
+      trackDiagErr(pTd, &zErr);
+      rc = rc2;
+    }
+  }
   if( rc==SQLITE_DONE ){
     const char *zU = profsumScanDisplayTimeUnit(pScan);
     rc = profsumSrcHashHex(profsumScanSrc(pScan), e->zSha);
@@ -888,6 +920,7 @@ int profsumEngRead(Engine *e, const char *zPath){
     zErr = 0;
   }
   sqlite3_free(zErr);
+  profsumTrackDiagFree(pTd);
   profsumScanClose(pScan);
   return rc;
 }
@@ -945,7 +978,7 @@ int profsumEngName(ProfsumEngine *e, int isThread, int64_t pid, int64_t tid, int
 
 /* See engine_intake.h. */
 void profsumEngDiag(ProfsumEngine *e, int64_t idx, int64_t off, const char *zKind, const char *zDetail){
-  engDiag(e, idx, off, zKind, zDetail);
+  engDiagKeep(e, idx, off, zKind, zDetail);
 }
 int profsumEngDiagRc(ProfsumEngine *e){ return e->diagRc; }
 int profsumEngDiagAll(ProfsumEngine *e){ return e->diagAll; }

@@ -22,7 +22,7 @@
 ** Where the reference refuses the file, this reader goes on and says so
 ** (quality warnings and diagnostics): a line out of timeline order is
 ** sorted by the engine (kind xplane_unsorted_line), a string field that
-** is not UTF-8 is read with U+FFFD (kind xplane_invalid_utf8).
+** is not UTF-8 is read with U+FFFD (kind invalid_utf8).
 **
 ** The read is a pipeline: a producer (a thread of its own when threads
 ** are allowed) runs the decoder, the insights' per-event work (both of
@@ -379,15 +379,14 @@ static int64_t xpPutBytes(XpPipe *q, const char *z, int64_t n){
 }
 
 /* Diagnostics of the XSpace decoder (producer side): an XI_DIAG item,
-** invalid UTF-8 under its own kind (the reference fails the file for it). */
+** under the kind and detail the decoder gives (profsum_diagnostics lists
+** the same); invalid UTF-8 is also counted for its quality warning (the
+** reference fails the file for it). */
 static void xpDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, const char *zDetail){
   XpPipe *q = (XpPipe*)pCtx;
   int64_t n = zDetail ? (int64_t)strlen(zDetail) : 0;
   XpItem *it;
-  if( strcmp(zKind, "invalid_utf8")==0 ){
-    q->nBadUtf8++;
-    zKind = "xplane_invalid_utf8";
-  }
+  if( strcmp(zKind, "invalid_utf8")==0 ) q->nBadUtf8++;
   it = xpPush(q, 0, n+1);
   if( it==0 ) return;
   it->eKind = XI_DIAG;
@@ -857,8 +856,14 @@ static int xpConsume(XpPipe *q, XpBatch *b){
         if( !it->bChecked && (rc = xpStopCheck(w, it->idx))!=SQLITE_OK ) break;
         if( it->eClass!=XC_TAKE ){
           if( it->eClass!=XC_SKIP ){
-            profsumEngDiag(e, it->idx, it->iOffset, it->eClass==XC_NEG ? "negative_duration" : "zero_duration",
-                           "XEvent with duration_ps <= 0: not a complete event for the summary");
+            /* the kind and detail profsum_diagnostics(path) gives the event */
+            if( it->eClass==XC_NEG ){
+              profsumEngDiag(e, it->idx, it->iOffset, "negative_duration",
+                             "X event with a negative dur: a row, but on no track");
+            }else{
+              profsumEngDiag(e, it->idx, it->iOffset, "zero_duration",
+                             "X event with dur 0: a row, but on no track");
+            }
           }
           break;
         }
@@ -1054,7 +1059,7 @@ static int xpWarnings(XpWalk *w, const XpPipe *q, sqlite3_str *pW){
   if( nBadUtf8>0 ){
     char *z = sqlite3_mprintf("%lld string %s of the XPlane %s not valid UTF-8, which the reference "
         "summarizer rejects (a decode error: in a profile folder it reads the JSON trace instead); "
-        "profsum read %s with U+FFFD. See profsum_diagnostic (kind xplane_invalid_utf8).",
+        "profsum read %s with U+FFFD. See profsum_diagnostic (kind invalid_utf8).",
         (long long)nBadUtf8, nBadUtf8==1 ? "field" : "fields",
         nBadUtf8==1 ? "is" : "are", nBadUtf8==1 ? "it" : "them");
     if( z ){ profsumEngWarnAppend(pW, z, (int64_t)strlen(z)); sqlite3_free(z); }
