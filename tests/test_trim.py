@@ -175,6 +175,21 @@ class Trim(unittest.TestCase):
                                  ["profsum_trim", "'%s'" % self.src, "WHERE clause '%s'" % where])
                 self.assertIn(msg, str(cm.exception))
 
+    def test_statement_end_is_refused_as_not_one_condition(self):
+        # a ';' that ends the statement, with or without SQL after it: the
+        # documented refusal, naming the function and the clause
+        for where in ("pid = 1; SELECT 1", "pid = 1;", "ph = 'X' /* c */ ; -- x"):
+            with self.subTest(where=where):
+                with self.assertRaises(sqlite3.Error) as cm:
+                    self.trim(self.src, where)
+                self.assertEqual(str(cm.exception), "profsum_trim: bad WHERE clause '%s': it must be "
+                                 "one condition (its ';' ends the statement)" % where)
+        self.assertEqual(sorted(os.listdir(self.td.path)), ["f9.json.gz"])
+        # a ';' in a string, a quoted name or a comment ends nothing
+        self.assertEqual(self.trim(self.src, "name = 'a;b'")[0], 0)
+        self.assertEqual(self.trim(self.src, "\"name\" = 'x' /* ; */")[0], 0)
+        self.assertEqual(self.trim(self.src, "ph = 'X' -- only; complete events")[0], 9 + 3)
+
     def test_refused_arguments(self):
         # the source as destination, a parameter nothing binds, a condition
         # that is no text, a path cut at a NUL byte: errors, nothing written

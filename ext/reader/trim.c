@@ -347,6 +347,36 @@ static int onlySpace(const char *z){
   return *z==0;
 }
 
+/* 1 when the SQL text z has a ';' outside its string literals, quoted
+** identifiers and comments: a statement ends there, so z is not one
+** condition (whatever follows, if anything). */
+static int hasStatementEnd(const char *z){
+  while( *z ){
+    char c = *z;
+    if( c==';' ) return 1;
+    if( c=='\'' || c=='"' || c=='`' || c=='[' ){
+      char cEnd = c=='[' ? ']' : c;
+      for(z++; *z; z++){
+        if( *z==cEnd ){
+          if( cEnd!=']' && z[1]==cEnd ){ z++; continue; }   /* '' "" `` */
+          break;
+        }
+      }
+      if( *z==0 ) return 0;
+      z++;
+    }else if( c=='-' && z[1]=='-' ){
+      while( *z && *z!='\n' ) z++;
+    }else if( c=='/' && z[1]=='*' ){
+      const char *e = strstr(z+2, "*/");
+      if( e==0 ) return 0;
+      z = e+2;
+    }else{
+      z++;
+    }
+  }
+  return 0;
+}
+
 /* Step 1 of profsum_trim: the entries of zSrc that zWhere selects into
 ** sel->bits, and their processes (for the metadata) into sel->pids and
 ** sel->txtPids; a B or E selected without its partner brings it
@@ -362,6 +392,11 @@ static int trimSelect(sqlite3_context *ctx, sqlite3 *db, const char *zSrc, const
   char *zSql;
   int32_t idTxt;
   int rc, nBE = 0;
+  if( hasStatementEnd(zWhere) ){
+    profsumCtxErr(ctx, FN ": bad WHERE clause '%s': it must be one condition (its ';' ends "
+                  "the statement)", zWhere);
+    return 1;
+  }
   zSql = sqlite3_mprintf("SELECT idx, pid, ph FROM trace_events(?1) WHERE (%s\n)", zWhere);
   if( zSql==0 ){ trimNomem(ctx, zSrc); return 1; }
   rc = sqlite3_prepare_v2(db, zSql, -1, &p, &zTail);
