@@ -695,6 +695,30 @@ class ImportBehaviour(Base):
         with self.assertRaises(sqlite3.OperationalError):
             self.db.execute("SELECT profsum_report_md('a')").fetchone()
 
+    def test_schema_not_attached_is_said_so(self):
+        # a schema that names no database: the same words from every
+        # function, never "no trace"; nothing stored anywhere
+        p = self.td.write("a.json", json.dumps(fixtures.f2()))
+        self.db.execute("SELECT profsum_import(?, 'a')", (p,))
+        for sql, args, fn in (
+                ("SELECT profsum_summary_json('a', ?)", (), "profsum_summary_json"),
+                ("SELECT profsum_summary_json(1, ?)", (), "profsum_summary_json"),
+                ("SELECT profsum_report_html('a', 5, ?)", (), "profsum_report_html"),
+                ("SELECT profsum_import(?, 'b', ?)", (p,), "profsum_import")):
+            with self.subTest(fn=fn, sql=sql):
+                with self.assertRaises(sqlite3.OperationalError) as cm:
+                    self.db.execute(sql, args + ('{"schema": "nope"}',)).fetchone()
+                self.assertEqual(str(cm.exception),
+                                 "%s: options_json: schema 'nope' is not an attached database" % fn)
+        self.assertEqual(rows(self.db, "SELECT label FROM profsum_trace"), [("a",)])
+        # temp is a database of every connection, opened or not yet
+        other = connect(os.path.join(self.td.path, "t.db"))
+        tid = other.execute("SELECT profsum_import(?, 't', '{\"schema\": \"temp\"}')", (p,)).fetchone()[0]
+        self.assertEqual(rows(other, "SELECT label FROM temp.profsum_trace WHERE trace_id=?", tid), [("t",)])
+        doc = json.loads(other.execute("SELECT profsum_summary_json('t', '{\"schema\": \"temp\"}')").fetchone()[0])
+        self.assertEqual(doc["schema_version"], "profile_summary.v1")
+        other.close()
+
 
 
 class FirstImport(unittest.TestCase):

@@ -35,7 +35,7 @@ int profsumSchemaOption(sqlite3 *db, const char *zJson, const char *const *azBoo
         *pzErr = sqlite3_mprintf("options_json: schema must be the name of an attached database (text)");
         break;
       }
-      if( sqlite3_db_filename(db, v->z)==0 ){
+      if( !profsumSchemaAttached(db, v->z) ){
         *pzErr = sqlite3_mprintf("options_json: schema '%s' is not an attached database", v->z);
         break;
       }

@@ -210,6 +210,13 @@ int profsumImportParseOpts(sqlite3 *db, const char *zJson, ImportOpts *o, char *
                   || strcmp((const char*)sqlite3_column_text(p, 2), "all")==0) ){
       o->diagAll = ((const char*)sqlite3_column_text(p, 2))[0]=='a';
     }else if( strcmp(zKey, "schema")==0 && isText ){
+      const char *zS = (const char*)sqlite3_column_text(p, 2);
+      if( !profsumSchemaAttached(db, zS) ){
+        /* as every function that takes a schema says it */
+        *pzErr = sqlite3_mprintf(FN ": options_json: schema '%s' is not an attached database", zS);
+        rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+        break;
+      }
       sqlite3_free(o->zSchema);
       o->zSchema = sqlite3_mprintf("%s", sqlite3_column_text(p, 2));
       if( o->zSchema==0 ){ rc = SQLITE_NOMEM; break; }

@@ -1326,6 +1326,12 @@ static int callDoc(sqlite3_context *ctx, const char *zFunc, sqlite3_value *pTrac
       jFree(o);
       return SQLITE_ERROR;
     }
+    if( sch && !profsumSchemaAttached(sqlite3_context_db_handle(ctx), sch->z) ){
+      /* not "no trace": as every function that takes a schema says it */
+      profsumCtxErr(ctx, "%s: options_json: schema '%s' is not an attached database", zFunc, sch->z);
+      jFree(o);
+      return SQLITE_ERROR;
+    }
     if( sch ){
       zSchema = zSchemaOwned = sqlite3_mprintf("%s", sch->z);
       if( zSchemaOwned==0 ){ jFree(o); sqlite3_result_error_nomem(ctx); return SQLITE_NOMEM; }

@@ -119,6 +119,12 @@ int profsumCreateSchema(sqlite3 *db, const char *zSchema, char **pzErr);
 /* 1 when zSchema holds every profsum object and profsum_meta names this
 ** profsum's schema (nothing for profsumCreateSchema to do), else 0. */
 int profsumSchemaCurrent(sqlite3 *db, const char *zSchema);
+/* Is zSchema the name of a database of db ("main", "temp" or an attached
+** one, in any case)?  1 or 0.  "temp" always is: SQLite opens it when it
+** is first used, and sqlite3_db_filename() gives NULL for it before. */
+static inline int profsumSchemaAttached(sqlite3 *db, const char *zSchema){
+  return sqlite3_db_filename(db, zSchema)!=0 || sqlite3_stricmp(zSchema, "temp")==0;
+}
 /* Does table zTable exist in schema zSchema?  1/0, or -1 on an error (no
 ** such schema, out of memory) with *pRc set (import.c). */
 int profsumTableExists(sqlite3 *db, const char *zSchema, const char *zTable, int *pRc);
