@@ -4,6 +4,8 @@ Expected values come from docs/spec/summary.md (the section
 is named in each test) and from the reference tool's rules applied by hand.
 Run: /usr/bin/python3 tests/run.py test_funcs.py
 """
+import os
+import re
 import sqlite3
 import unittest
 
@@ -72,6 +74,58 @@ class RegistrationTest(FuncTestCase):
         self.db.execute("INSERT INTO ev VALUES ('copy.564', 'jit(f)/g')")
         self.assertEqual(self.db.execute("SELECT c, r FROM v").fetchall(),
                          [("copy", "f=>g")])
+
+
+class NullArgumentsTest(FuncTestCase):
+    """NULL arguments as docs/functions.md says: NULL in a first argument
+    gives NULL; NULL context (a process or thread name, a tf_op path)
+    is the call without it.  Every `SQL` → `result` of the page's section
+    holds, and these cases are among them."""
+
+    CASES = [
+        ("classify_op('fusion.1')", "compute"),
+        ("classify_op('fusion.1', NULL)", "other"),
+        ("classify_op('all-reduce.1', NULL)", "communication"),
+        ("classify_op('wait.3', NULL)", "stall"),
+        ("classify_op('fusion.1', '/device:TPU:0', NULL)", "compute"),
+        ("classify_op('fusion.1', NULL, NULL)", "other"),
+        ("classify_op('fusion.1', NULL, 'Steps')", None),
+        ("profsum_semantic_family('add', NULL)", "other"),
+        ("profsum_semantic_family('copy.1', NULL)", "copy"),
+        ("tf_region('a/b', NULL)", None),
+        ("profsum_flop_proxy('other', NULL)", None),
+    ]
+
+    def section(self):
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "functions.md")
+        text = open(path, encoding="utf-8").read()
+        start = text.index("## NULL arguments")
+        return text[start:text.index("Fidelity to the reference", start)]
+
+    def test_documented_examples(self):
+        text = re.sub(r"\s+", " ", self.section())
+        pairs = re.findall(r"`([a-z_]+\((?:[^`]*)\))` → `([^`]*)`", text)
+        got = {sql: (None if want == "NULL" else want) for sql, want in pairs}
+        self.assertEqual(got, dict(self.CASES))
+        for sql, want in self.CASES:
+            with self.subTest(sql=sql):
+                self.assertEqual(self.one("SELECT " + sql), want)
+
+    def test_null_first_argument(self):
+        for sql in ("classify_op(NULL)", "classify_op(NULL, '/device:TPU:0')", "tf_region(NULL)",
+                    "profsum_canonical_op(NULL)", "profsum_collective(NULL)",
+                    "profsum_semantic_family(NULL, 'a/b')", "profsum_shape_signature(NULL)",
+                    "profsum_flop_proxy(NULL, '8,8')", "profsum_format_near(NULL, 1, 5)",
+                    "profsum_json_pretty(NULL)"):
+            with self.subTest(sql=sql):
+                self.assertIsNone(self.one("SELECT " + sql))
+
+    def test_null_is_the_call_without_it(self):
+        for name in ("fusion.1", "all-reduce.1", "wait.3", "copy.1", "adam_update"):
+            with self.subTest(name=name):
+                self.assertEqual(self.f("classify_op", name, None), self.f("classify_op", name, None, None))
+                self.assertEqual(self.f("profsum_semantic_family", name, None),
+                                 self.f("profsum_semantic_family", name))
 
 
 class ClassifyOpTest(FuncTestCase):

@@ -333,7 +333,10 @@ static const char *argText(sqlite3_context *ctx, sqlite3_value *v, int *pn,
   return z;
 }
 
-/* classify_op(name [, process_name [, thread_name]]) */
+/* classify_op(name [, process_name [, thread_name]]): NULL for a NULL
+** name or a 'Steps' thread; a NULL process_name or thread_name is not
+** known (neither host nor device; not 'Steps'), as docs/functions.md
+** says. */
 static void classifyOpFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   int nName, nProc = 0, nThread, bErr = 0;
   const char *zName, *zProc = 0, *zThread;
@@ -418,7 +421,8 @@ static void collectiveFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   if( zColl ) sqlite3_result_text(ctx, zColl, -1, SQLITE_STATIC);
 }
 
-/* profsum_semantic_family(name [, tf_op_path]) */
+/* profsum_semantic_family(name [, tf_op_path]): NULL for a NULL name; a
+** NULL tf_op_path is no path (the one-argument result). */
 static void semanticFamilyFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   int nName, nPath = 0, bErr = 0;
   const char *zName = argText(ctx, argv[0], &nName, &bErr);
