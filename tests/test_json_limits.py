@@ -81,6 +81,33 @@ def pretty(obj_text):
     return json.dumps(json.loads(obj_text), indent=2, sort_keys=True)
 
 
+class BigIntegers(DbTestCase):
+    """Integers beyond int64 keep their digits, as Python's int does; up to
+    Python's 4300 digits of int() on text, beyond which both refuse."""
+
+    def pretty_of(self, text):
+        return self.db.execute("SELECT profsum_json_pretty(?)", (text,)).fetchone()[0]
+
+    def test_digits_kept(self):
+        for text in ['[9223372036854775808, 123456789012345678901234567890]',
+                     '{"b": -9223372036854775809, "a": 9223372036854775807, "c": -9223372036854775808}',
+                     '[%s, -%s]' % ("9" * 64, "1" * 100),
+                     '{"n": %s}' % ("7" * 4300)]:
+            with self.subTest(text=text[:60]):
+                self.assertEqual(self.pretty_of(text), pretty(text))
+        self.assertEqual(self.pretty_of('[9223372036854775808, 1e19, 18446744073709551616.0]'),
+                         "[\n  9223372036854775808,\n  1e+19,\n  1.8446744073709552e+19\n]")
+
+    def test_too_many_digits_or_not_a_number(self):
+        with self.assertRaises(ValueError):
+            json.loads("8" * 4301)
+        for text, why in (("8" * 4301, "number too long"), ("1" * 70 + "-1", "invalid number")):
+            with self.subTest(text=text[:20]):
+                with self.assertRaises(sqlite3.Error) as cm:
+                    self.pretty_of(text)
+                self.assertEqual(str(cm.exception), "profsum_json_pretty: invalid JSON at byte 0: " + why)
+
+
 class RepeatedKeys(DbTestCase):
     """A key given more than once: one member, at the position of its first
     occurrence, with its last value; keys are compared as C strings.  Pinned

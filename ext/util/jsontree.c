@@ -139,6 +139,22 @@ JNode *jNull(void){ return jNew(JT_NULL); }
 JNode *jBool(int b){ return jNew(b ? JT_TRUE : JT_FALSE); }
 JNode *jInt(sqlite3_int64 v){ JNode *p = jNew(JT_INT); if( p ) p->i = v; return p; }
 JNode *jReal(double v){ JNode *p = jNew(JT_REAL); if( p ) p->r = v; return p; }
+/* An integer beyond int64 written as the n characters z ([-]digits): a
+** JT_REAL of its double for the readers of numbers, that keeps its digits
+** in z (inline, as jStr's) for jDump, as Python keeps an integer exact.
+** NULL when out of memory. */
+static JNode *jBigInt(const char *z, int n){
+  JNode *p = jAllocNode(JT_REAL, sizeof(JNode) + (sqlite3_uint64)n + 1);
+  char *end;
+  if( p==0 ) return 0;
+  p->flags |= JF_Z_INLINE;
+  p->z = (char*)(p+1);
+  memcpy(p->z, z, (size_t)n);
+  p->z[n] = 0;
+  p->n = n;
+  p->r = profsumStrtod(p->z, &end);
+  return p;
+}
 JNode *jArr(void){ return jNew(JT_ARRAY); }
 JNode *jObj(void){ return jNew(JT_OBJECT); }
 
@@ -355,7 +371,7 @@ JNode *jClone(const JNode *p){
     case JT_TRUE:   return jBool(1);
     case JT_FALSE:  return jBool(0);
     case JT_INT:    return jInt(p->i);
-    case JT_REAL:   return jReal(p->r);
+    case JT_REAL:   return p->z ? jBigInt(p->z, p->n) : jReal(p->r);
     case JT_STRING: return jStr(p->z, p->n);
     case JT_ARRAY:
       c = jArr();
@@ -773,6 +789,10 @@ static void __attribute__((noinline)) dumpNumber(JBuf *s, const JNode *p){
     jbAppend(s, b, (sqlite3_uint64)jFmtI64(p->i, b));
     return;
   }
+  if( p->z ){            /* an integer beyond int64: its digits (jBigInt) */
+    jbAppend(s, p->z, (sqlite3_uint64)p->n);
+    return;
+  }
   jReprDouble(p->r, b);
   jbAppend(s, b, strlen(b));
 }
@@ -1110,18 +1130,29 @@ static JNode *jpValue(JP *j){
           if( *r=='.' || *r=='e' || *r=='E' ) isReal = 1;
           r++;
         }
+        if( !isReal && r-q >= (int)sizeof(buf) ){
+          /* an integer too long for buf: beyond int64 (see below) */
+          const char *d = q + (*q=='-');
+          while( d<r && *d>='0' && *d<='9' ) d++;
+          if( d<r ) return jpFail(j, "invalid number");
+          if( r-(q + (*q=='-')) > JT_MAX_INT_DIGITS ) return jpFail(j, "number too long");
+          j->p = r;
+          p = jBigInt(q, (int)(r-q));
+          break;
+        }
         if( r-q >= (int)sizeof(buf) ) return jpFail(j, "number too long");
         memcpy(buf, q, (size_t)(r-q));
         buf[r-q] = 0;
         j->p = r;
         if( !isReal ){
           /* the int64 range, its ends included (strtoll saturates beyond:
-          ** ERANGE); beyond, a REAL as documented */
+          ** ERANGE); beyond, its digits kept (jBigInt) */
           char *end;
           long long v;
           errno = 0;
           v = strtoll(buf, &end, 10);
           if( *end==0 && errno!=ERANGE ){ p = jInt(v); break; }
+          if( *end==0 ){ p = jBigInt(buf, (int)(r-q)); break; }
         }
         {
           char *end;

@@ -163,9 +163,16 @@ char *profsumJsonCompact(const JNode *p);
 # define JT_MAX_VALUES (1<<24)
 #endif
 
+/* The most digits of an integer beyond int64 that jParse() takes: Python's
+** default limit of int() on text (sys.get_int_max_str_digits()). */
+#define JT_MAX_INT_DIGITS 4300
+
 /* Parse JSON text (nJson < 0: up to the NUL) into a tree.  Accepts
 ** NaN/Infinity/-Infinity as Python does.  Integers without '.'/exponent
-** become JT_INT (JT_REAL beyond int64).  A key repeated in an object is
+** become JT_INT; beyond int64 (up to JT_MAX_INT_DIGITS digits), a JT_REAL
+** of their double that keeps the digits as written in z (n: their length;
+** a JT_REAL from a fraction or an exponent has z NULL), which jDump()
+** writes, as Python keeps the integer exact.  A key repeated in an object is
 ** read as Python's json.loads() and a sequence of jSet() calls do: one
 ** member, at the position of the key's first occurrence, with the value of
 ** its last (keys compare as C strings).  Time O(n log n) in the size of the
