@@ -622,6 +622,52 @@ class ExclusiveTimeTest(FuncTestCase):
             with self.subTest(sql=sql):
                 self.assertSqlError(sql, FRAME_ERR)
 
+    def test_when_a_wrong_frame_is_seen(self):
+        # docs/functions.md's table of wrong frames: how many rows come out
+        # before the error, over what, and the largest partition that
+        # raises no error.  Python steps one row ahead, so it gets one row
+        # less before the error; LIMIT k steps k rows and no more.
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "functions.md")
+        table = re.findall(r"^\| `(ROWS BETWEEN [A-Z0-9 ]+)` \| (\d+) \| (its own frame|the partition) "
+                           r"\| (\d+) rows? \|$", open(path, encoding="utf-8").read(), re.M)
+        self.assertEqual(len(table), 6, table)
+        events = [(0, 10), (2, 3), (6, 2), (12, 5), (13, 1), (20, 4)]
+        whole_frame = FRAME[FRAME.index("ROWS"):-1]
+
+        def run(n, frame, limit=""):
+            vals = ", ".join("(%d, %d, %d)" % (i, t, d) for i, (t, d) in enumerate(events[:n]))
+            got = []
+            try:
+                for r in self.db.execute("WITH t(idx, ts, dur) AS (VALUES %s) SELECT exclusive_time(ts, dur) "
+                                         "OVER (ORDER BY idx %s) FROM t %s" % (vals, frame, limit)):
+                    got.append(r[0])
+            except sqlite3.OperationalError as e:
+                return got, str(e)
+            return got, None
+
+        for frame, before, over, most in table:
+            before, most = int(before), int(most)
+            # the rows of the first row's frame: all of them but with "M FOLLOWING"
+            reach = 1 + int(frame.split(" AND ")[1].split()[0]) if frame.endswith(" FOLLOWING") \
+                and "UNBOUNDED FOLLOWING" not in frame else None
+            if frame.endswith("CURRENT ROW"):
+                reach = 1
+            for n in range(1, len(events) + 1):
+                with self.subTest(frame=frame, rows=n):
+                    whole = run(n, whole_frame)[0]
+                    got, err = run(n, frame)
+                    if n <= most:
+                        self.assertEqual((got, err), (whole, None))
+                        continue
+                    self.assertEqual(err, FRAME_ERR)
+                    self.assertEqual(len(got), before - 1)
+                    first, err = run(n, frame, "LIMIT %d" % before)
+                    self.assertIsNone(err)
+                    if over == "the partition":
+                        self.assertEqual(first, whole[:before])
+                    else:
+                        self.assertEqual(first, run(reach, whole_frame)[0][:1])
+
     def test_filter_is_an_error(self):
         self.load([("a", 0, 100), ("b", 20, 40)])
         self.assertSqlError(
