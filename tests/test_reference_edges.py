@@ -154,7 +154,9 @@ class ReferenceEdges(unittest.TestCase):
                        "(profsum_diagnostics(path) lists them all)"), diags)
         self.assertIn(("time_out_of_range", "ts: 1e32 µs is beyond the range of exact times (1e32 µs): "
                        "no value"), diags)
-        self.assertEqual(kinds.count("negative_duration"), 1)
+        # a dur of -2e40 µs has no value (its time_out_of_range row): no
+        # negative_duration, as profsum_diagnostics(path) lists none
+        self.assertEqual(kinds.count("negative_duration"), 0)
         self.assertFalse([w for w in ov["quality_warnings"] if "malformed" in w], ov["quality_warnings"])
         warn = [w for w in ov["quality_warnings"] if "left out of the summary" in w]
         self.assertEqual(len(warn), 1, ov["quality_warnings"])
@@ -214,9 +216,10 @@ class ReferenceEdges(unittest.TestCase):
         gaps = {g["name"]: g for g in d["gap_before_ops"]}
         self.assertEqual(sorted(gaps), ["copy.2", "dot.1"])
         self.assertEqual(gaps["copy.2"]["total_gap_duration"], 10.0)
-        kinds = [k for k, _ in diags]
-        self.assertIn("negative_duration", kinds)
-        self.assertIn("zero_duration", kinds)
+        # the rows profsum_diagnostics(path) lists: each of the three is 0 ps
+        # in trace_events (on no track), whatever the summary makes of it
+        self.assertEqual(sorted(d for d in diags if d[0] != "time_rounded"),
+                         [("zero_duration", "X event with dur 0: a row, but on no track")] * 3)
 
     def test_numeric_run_ids_as_python_str(self):
         ids = ["7.50", "1e3", "-0", "-12", "123456789012345678901234567890", '"abc"', "7",

@@ -751,6 +751,34 @@ static void quietRoundedAdd(Engine *e, int64_t n){
   }
 }
 
+/* What the reference's typed decoder rejects the whole file for in entry
+** ev of phase ph (0: not one known character): a pid/tid that is not a
+** JSON integer ("1", "Spans", 1.0), a string ts/dur, or what
+** refTypeProblem finds; a reference_rejects diagnostic row (the quality
+** warning points there) and the count (noteRejected). */
+static void noteRefRejects(Engine *e, const ProfsumEvent *ev, char ph){
+  if( ev->pid.notJsonInt || ev->tid.notJsonInt ){
+    engDiag(e, ev->idx, ev->iOffset, "reference_rejects",
+            "pid/tid not a JSON integer: the reference summarizer rejects the file; "
+            "profsum reads it as trace_events does (an integer string as that integer)");
+    noteRejected(e, ev->idx, "pid/tid not a JSON integer");
+  }else if( ev->timeNotNumber ){
+    engDiag(e, ev->idx, ev->iOffset, "reference_rejects",
+            "ts/dur not a JSON number: the reference summarizer rejects the file; "
+            "profsum reads a number written as a string as that number");
+    noteRejected(e, ev->idx, "ts/dur not a JSON number");
+  }else{
+    const char *zWhy = refTypeProblem(ev, ph);
+    if( zWhy ){
+      char zD[160];
+      sqlite3_snprintf(sizeof(zD), zD, "%s: the reference summarizer rejects the file; "
+                       "profsum reads the entry anyway", zWhy);
+      engDiag(e, ev->idx, ev->iOffset, "reference_rejects", zD);
+      noteRejected(e, ev->idx, zWhy);
+    }
+  }
+}
+
 /* Take the error of the track diagnostics d, if it has one, as *pzErr
 ** (the read pass's error; the one there before is freed). */
 static void trackDiagErr(const ProfsumTrackDiag *d, char **pzErr){
@@ -807,29 +835,7 @@ int profsumEngRead(Engine *e, const char *zPath){
       break;
     }
     ph = (ev->ph.n==1 && !(ev->ph.flags & PROFSUM_SF_ESCAPE)) ? ev->ph.z[0] : 0;
-    if( ev->pid.notJsonInt || ev->tid.notJsonInt ){
-      /* The reference's typed decoder rejects a pid/tid that is not a JSON
-      ** integer ("1", "Spans", 1.0), and a string ts/dur: a diagnostic row
-      ** (the quality warning points there) and the count. */
-      engDiag(e, ev->idx, ev->iOffset, "reference_rejects",
-              "pid/tid not a JSON integer: the reference summarizer rejects the file; "
-              "profsum reads it as trace_events does (an integer string as that integer)");
-      noteRejected(e, ev->idx, "pid/tid not a JSON integer");
-    }else if( ev->timeNotNumber ){
-      engDiag(e, ev->idx, ev->iOffset, "reference_rejects",
-              "ts/dur not a JSON number: the reference summarizer rejects the file; "
-              "profsum reads a number written as a string as that number");
-      noteRejected(e, ev->idx, "ts/dur not a JSON number");
-    }else{
-      const char *zWhy = refTypeProblem(ev, ph);
-      if( zWhy ){
-        char zD[160];
-        sqlite3_snprintf(sizeof(zD), zD, "%s: the reference summarizer rejects the file; "
-                         "profsum reads the entry anyway", zWhy);
-        engDiag(e, ev->idx, ev->iOffset, "reference_rejects", zD);
-        noteRejected(e, ev->idx, zWhy);
-      }
-    }
+    noteRefRejects(e, ev, ph);
     if( ev->ph.type!=PROFSUM_JT_STRING ) continue;   /* no "ph": checked only */
     if( ph=='M' ){
       rc = noteMeta(e, ev, &pB, &nB);
