@@ -346,6 +346,14 @@ class StoredAsListed(DiagAllCase):
                          ["unmatched_begin: 7 occurrences in all; only the first 5 are stored "
                           "(profsum_diagnostics(path) lists them all)"])
 
+    @unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds and runs it)")
+    def test_import_out_of_memory(self):
+        # every allocation of an import that pairs B/E events failed in
+        # turn: an error or the full result, nothing leaked
+        with TempDir() as td:
+            p = td.write("pairs.json", pairing_trace())
+            run_oom_sql(self, ["SELECT profsum_import('%s', 'p', '{\"store_diagnostics\": \"all\"}')" % p])
+
     def test_xplane_all(self):
         p = self.td.write("odd.xplane.pb", odd_xplane())
         listed = self.listed(p)
