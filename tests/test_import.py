@@ -704,6 +704,7 @@ class ImportBehaviour(Base):
                 ("SELECT profsum_summary_json('a', ?)", (), "profsum_summary_json"),
                 ("SELECT profsum_summary_json(1, ?)", (), "profsum_summary_json"),
                 ("SELECT profsum_report_html('a', 5, ?)", (), "profsum_report_html"),
+                ("SELECT profsum_session_json('a', ?)", (), "profsum_session_json"),
                 ("SELECT profsum_import(?, 'b', ?)", (p,), "profsum_import")):
             with self.subTest(fn=fn, sql=sql):
                 with self.assertRaises(sqlite3.OperationalError) as cm:

@@ -106,10 +106,10 @@ static char *scopeJson(void){
   return sqlite3_str_finish(p);
 }
 
-/* The options: top_k (a non-negative integer, 10), schema (an attached
-** database, "main"; *pzSchema sqlite3_malloc'd).  SQLITE_OK, or
-** SQLITE_ERROR / SQLITE_NOMEM with *pzErr. */
-static int sessionOpts(sqlite3_value *v, int *pTopK, char **pzSchema, char **pzErr){
+/* The options: top_k (a non-negative integer, 10), schema (a database of
+** db, "main"; *pzSchema sqlite3_malloc'd).  SQLITE_OK, or SQLITE_ERROR /
+** SQLITE_NOMEM with *pzErr. */
+static int sessionOpts(sqlite3 *db, sqlite3_value *v, int *pTopK, char **pzSchema, char **pzErr){
   JNode *o, *k;
   JNode *m;
   int rc = SQLITE_OK, i;
@@ -141,6 +141,10 @@ static int sessionOpts(sqlite3_value *v, int *pTopK, char **pzSchema, char **pzE
     if( sc->type!=JT_STRING || sc->n==0 ){
       *pzErr = sqlite3_mprintf("options_json: 'schema' must be the name of an attached database");
       rc = SQLITE_ERROR;
+    }else if( !profsumSchemaAttached(db, sc->z) ){
+      /* as every function that takes a schema says it, not "no session" */
+      *pzErr = sqlite3_mprintf("options_json: schema '%s' is not an attached database", sc->z);
+      rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
     }else{
       sqlite3_free(*pzSchema);
       *pzSchema = sqlite3_mprintf("%s", sc->z);
@@ -160,7 +164,7 @@ static void sessionJsonFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv
   char *zErr = 0, *zScope = 0, *zOut = 0, *zSchema = 0, *zSql = 0;
   JNode *pDoc = 0;
   int topK, rc;
-  rc = sessionOpts(argc>1 ? argv[1] : 0, &topK, &zSchema, &zErr);
+  rc = sessionOpts(db, argc>1 ? argv[1] : 0, &topK, &zSchema, &zErr);
   if( rc==SQLITE_OK ){
     rc = sessionIdOf(db, zSchema, argv[0], &id);
     if( rc && rc!=SQLITE_NOMEM ) zErr = sqlite3_mprintf("%s (no session imported here?)", sqlite3_errmsg(db));
