@@ -139,38 +139,36 @@ JNode *jNull(void){ return jNew(JT_NULL); }
 JNode *jBool(int b){ return jNew(b ? JT_TRUE : JT_FALSE); }
 JNode *jInt(sqlite3_int64 v){ JNode *p = jNew(JT_INT); if( p ) p->i = v; return p; }
 JNode *jReal(double v){ JNode *p = jNew(JT_REAL); if( p ) p->r = v; return p; }
-/* An integer beyond int64 written as the n characters z ([-]digits): a
-** JT_REAL of its double for the readers of numbers, that keeps its digits
-** in z (inline, as jStr's) for jDump, as Python keeps an integer exact.
-** NULL when out of memory. */
-static JNode *jBigInt(const char *z, int n){
-  JNode *p = jAllocNode(JT_REAL, sizeof(JNode) + (sqlite3_uint64)n + 1);
-  char *end;
+/* A node of type t with a copy of z[0..n) as its text, NUL-terminated, in
+** the node's own allocation (JF_Z_INLINE).  NULL when out of memory. */
+static JNode *jInlineText(int t, const char *z, int n){
+  JNode *p = jAllocNode(t, sizeof(JNode) + (sqlite3_uint64)n + 1);
   if( p==0 ) return 0;
   p->flags |= JF_Z_INLINE;
   p->z = (char*)(p+1);
   memcpy(p->z, z, (size_t)n);
   p->z[n] = 0;
   p->n = n;
-  p->r = profsumStrtod(p->z, &end);
+  return p;
+}
+
+/* An integer beyond int64 written as the n characters z ([-]digits): a
+** JT_REAL of its double for the readers of numbers, that keeps its digits
+** in z (inline, as jStr's) for jDump, as Python keeps an integer exact.
+** NULL when out of memory. */
+static JNode *jBigInt(const char *z, int n){
+  JNode *p = jInlineText(JT_REAL, z, n);
+  char *end;
+  if( p ) p->r = profsumStrtod(p->z, &end);
   return p;
 }
 JNode *jArr(void){ return jNew(JT_ARRAY); }
 JNode *jObj(void){ return jNew(JT_OBJECT); }
 
 JNode *jStr(const char *z, int n){
-  JNode *p;
   if( z==0 ) return jNull();
   if( n<0 ) n = (int)strlen(z);
-  /* one allocation for the node and its text (JF_Z_INLINE) */
-  p = jAllocNode(JT_STRING, sizeof(JNode) + (sqlite3_uint64)n + 1);
-  if( p==0 ) return 0;
-  p->flags |= JF_Z_INLINE;
-  p->z = (char*)(p+1);
-  memcpy(p->z, z, (size_t)n);
-  p->z[n] = 0;
-  p->n = n;
-  return p;
+  return jInlineText(JT_STRING, z, n);
 }
 
 void jFree(JNode *p){
