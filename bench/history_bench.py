@@ -176,6 +176,9 @@ def main():
     ap.add_argument("--imports", action="store_true", help="every run a real import")
     ap.add_argument("--plans", action="store_true", help="print every query plan")
     a = ap.parse_args()
+    if not os.path.isfile(a.so):
+        ap.error("the extension %s does not exist: build it with `make`, "
+                 "or give its path with --so" % a.so)
     tmp = tempfile.mkdtemp(prefix="profsum-history-")
     path = a.db or os.path.join(tmp, "history.db")
     reuse = False

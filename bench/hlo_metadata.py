@@ -69,6 +69,9 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("dir")
     a = ap.parse_args()
+    if not os.path.isfile(a.so):
+        ap.error("the extension %s does not exist: build it with `make`, "
+                 "or give its path with --so" % a.so)
     os.makedirs(a.dir, exist_ok=True)
     path = os.path.join(a.dir, "hlo.xplane.pb")
     write_capture(path, a.protos, a.mib, a.ops)

@@ -103,6 +103,8 @@ def main():
                     help="a statement run once in the connection before the timed imports, "
                          "e.g. 'PRAGMA synchronous=NORMAL' (repeatable)")
     a = ap.parse_args()
+    if not os.path.isfile(a.so):
+        ap.error("the extension %s does not exist: build it with `make`" % a.so)
     if a.runs < 1:
         ap.error("--runs must be at least 1")
     so = os.path.abspath(a.so)

@@ -97,6 +97,9 @@ def main():
     ap.add_argument("--so", default=os.path.join(ROOT, "profsum.so"))
     ap.add_argument("--keep", help="write the pod here (kept) instead of a temporary folder")
     a = ap.parse_args()
+    if not os.path.isfile(a.so):
+        ap.error("the extension %s does not exist: build it with `make`, "
+                 "or give its path with --so" % a.so)
     with tempfile.TemporaryDirectory(prefix="pod-bench-") as td:
         base = a.keep or td
         pod = write_pod(base, a.steps, a.ops)

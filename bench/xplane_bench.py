@@ -137,6 +137,9 @@ def main():
     ap.add_argument("--md", action="store_true", help="also print markdown table rows")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
+    if not os.path.isfile(a.so):
+        ap.error("the extension %s does not exist: build it with `make`, "
+                 "or give its path with --so" % a.so)
     if len(a.files) % 2:
         ap.error("files come in pairs: XPLANE JSON")
     so = os.path.abspath(a.so)
