@@ -35,6 +35,7 @@
 #include "insights_xla_int.h"
 #include "growarray.h"
 #include "selectk.h"
+#include "utf8cut.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -547,14 +548,6 @@ static int xDevStatValue(int k, const ProfsumXpStat *st, double *pd, int *pKind)
   return 1;
 }
 
-/* The length of z[0..n) cut to at most nMax bytes at a UTF-8 character
-** boundary. */
-static int xCutUtf8(const char *z, int64_t n, int64_t nMax){
-  if( n<=nMax ) return (int)n;
-  while( nMax>0 && (((unsigned char)z[nMax]) & 0xc0)==0x80 ) nMax--;
-  return (int)nMax;
-}
-
 /* A diagnostic of kind (XDIAG_*) for device stat zStat of the plane named
 ** zPlane[0..nPlane) given as st, whose usable values are zRule: kept
 ** (XDIAG_KEEP of a kind, or all with p->diagAll) or counted.  SQLITE_OK
@@ -574,13 +567,13 @@ static int xDevStatDiag(InsXla *p, int kind, const char *zPlane, int64_t nPlane,
     case PROFSUM_XV_UINT64: zVal = sqlite3_mprintf("%llu", (unsigned long long)st->uVal); break;
     case PROFSUM_XV_INT64:  zVal = sqlite3_mprintf("%lld", (long long)st->iVal); break;
     case PROFSUM_XV_STR:
-      zVal = sqlite3_mprintf("'%.*s'%s", xCutUtf8(st->z, st->n, 64), st->z, st->n>64 ? "..." : "");
+      zVal = sqlite3_mprintf("'%.*s'%s", (int)profsumUtf8Cut(st->z, st->n, 64), st->z, st->n>64 ? "..." : "");
       break;
     default: zVal = sqlite3_mprintf("a value that is not a number"); break;
   }
   if( zVal==0 ) return SQLITE_NOMEM;
   zDetail = sqlite3_mprintf("plane %.*s: device stat %s = %s left out (NULL): a usable value is %s",
-                            xCutUtf8(zPlane, nPlane, 256), zPlane, zStat, zVal, zRule);
+                            (int)profsumUtf8Cut(zPlane, nPlane, 256), zPlane, zStat, zVal, zRule);
   sqlite3_free(zVal);
   if( zDetail==0 ) return SQLITE_NOMEM;
   p->aDiag[p->nDiag].kind = kind;

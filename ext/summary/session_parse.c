@@ -9,6 +9,7 @@
 */
 #include "profsum_int.h"
 #include "pytext.h"
+#include "utf8cut.h"
 #include "engine_int.h"
 #include "engine_intake.h"
 #include "funcs.h"
@@ -217,13 +218,7 @@ static int hostSteps(ProfsumHost *h){
 ** character's end ("..." added when cut); sqlite3_malloc'd, 0 when out
 ** of memory. */
 static char *spQuote(const char *z, int64_t n){
-  int64_t i = 0;
-  while( i<n ){
-    int len;
-    profsumUtf8Decode((const unsigned char*)z, n, i, &len);
-    if( i+len>SP_QUOTE_MAX ) break;
-    i += len;
-  }
+  int64_t i = profsumUtf8Cut(z, n, SP_QUOTE_MAX);
   return sqlite3_mprintf("'%.*s'%s", (int)i, z, i<n ? "..." : "");
 }
 
