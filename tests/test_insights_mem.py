@@ -490,6 +490,37 @@ class Kernels(MemTestCase):
         self.assertEqual(self.db.execute(sql, (tid,)).fetchall(),
                          [("kernel_details_out_of_range", detail % (i, 70000 + i)) for i in range(8)])
 
+    def test_diagnostic_cuts_whole_characters(self):
+        """A kernel name and a kernel_details token are quoted in a
+        diagnostic up to 200 bytes, cut at a character's end: the longest
+        prefix of at most 200 bytes that ends at a UTF-8 character
+        boundary, so the stored detail is valid UTF-8 whatever the
+        characters' length (2, 3, 4 bytes) and where they fall."""
+        def cut200(s):
+            b = s.encode()
+            k = min(200, len(b))
+            while 0 < k < len(b) and (b[k] & 0xC0) == 0x80:
+                k -= 1
+            return b[:k]
+        cases = [("k" * pad + ch * 100, "regs:" + "x" * pad + ch * 100)
+                 for ch in ("\u00e9", "\u20ac", "\U0001f600") for pad in range(len(ch.encode()))]
+        pb = W.PlaneBuilder("/device:GPU:0", id=1)
+        pb.line(id=1, name="Stream #1", timestamp_ns=0, events=[
+            kernel(pb, name, 2 * i, 1, token) for i, (name, token) in enumerate(cases)])
+        tid = self.imp(W.xspace([pb.build()], hostnames=["h"]), "cut.xplane.pb", '{"store_diagnostics": "all"}')
+        got = [r[0] for r in self.db.execute(
+            "SELECT CAST(detail AS BLOB) FROM profsum_diagnostic WHERE trace_id=? "
+            "AND kind='kernel_details_unreadable' ORDER BY idx", (tid,))]
+        self.assertEqual(len(got), len(cases))
+        for (name, token), detail in zip(cases, got):
+            with self.subTest(name=name[:8], bytes=len(name.encode())):
+                try:
+                    detail.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    self.fail("the stored detail is not valid UTF-8: %s" % e)
+                self.assertEqual(detail, b"kernel " + cut200(name) + b": kernel_details value not a number: "
+                                 + cut200(token) + b": NULL in profsum_kernel_stats")
+
     def test_kpi_occupancy(self):
         # kernel time: copy 100 (12.5 %), gemm 60 (50 %), fusion 5 (none); 90 % of 165 = 148.5:
         # copy and gemm (crossing) count: (0.125 * 100 + 0.5 * 60) / 160 = 0.265625

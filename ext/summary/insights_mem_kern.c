@@ -16,6 +16,7 @@
 */
 #include "insights_mem_int.h"
 #include "summary_engine.h"
+#include "utf8cut.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -107,12 +108,13 @@ static int kParseU(const char *z, int64_t n, uint64_t *pv, int *pOver){
 /* What a parse found wrong, for the diagnostics. */
 typedef struct KernWhy { sqlite3_str *pRange, *pBad; } KernWhy;
 
-/* Note token z[0..n) as out of range (bad 0) or unreadable (bad 1). */
+/* Note token z[0..n) as out of range (bad 0) or unreadable (bad 1): its
+** first 200 bytes at most, whole UTF-8 characters (profsumUtf8Cut). */
 static void kWhy(KernWhy *w, int bad, const char *z, int64_t n, const char *zRule){
   sqlite3_str **pp = bad ? &w->pBad : &w->pRange;
   if( *pp==0 ) *pp = sqlite3_str_new(0);
   else sqlite3_str_appendall(*pp, ", ");
-  sqlite3_str_appendf(*pp, "%.*s%s", (int)(n>200 ? 200 : n), z, zRule);
+  sqlite3_str_appendf(*pp, "%.*s%s", (int)profsumUtf8Cut(z, n, 200), z, zRule);
 }
 
 /* A dimension triple "x[,y[,z]]" (missing ones are 1) into a[3]; -1 in
@@ -271,7 +273,7 @@ int memKernAdd(MemKern *p, MemDiag *pDiag,
     if( memDiagWanted(pDiag, zKind) ){
       rc = memDiagAdd(pDiag, idx, off, zKind, sqlite3_mprintf(
           "kernel %.*s: kernel_details %s: %s: NULL in profsum_kernel_stats",
-          (int)(nName>200 ? 200 : nName), zName, k ? "value not a number" : "value out of range", zWhy));
+          (int)profsumUtf8Cut(zName, nName, 200), zName, k ? "value not a number" : "value out of range", zWhy));
     }else{
       memDiagCount(pDiag, zKind);
     }
