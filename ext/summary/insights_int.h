@@ -6,12 +6,62 @@
 **   InsXla  insights_xla.c  devices and their limits, FLOPs and bytes per
 **                           HLO op and category, roofline, utilization
 **   InsMem  insights_mem.c  memory allocations and their peak, kernels
+** and the diagnostics they both keep (InsDiag, insights_diag.c).
 ** Not included outside insights*.c.
 */
 #ifndef PROFSUM_INSIGHTS_INT_H
 #define PROFSUM_INSIGHTS_INT_H
 
 #include "insights.h"
+
+/* ---------------------------------------------------------------------
+** Diagnostics of a collector (insights_diag.c), stored in
+** profsum_agg_diagnostic by its write: the first INS_DIAG_KEEP of each
+** kind, then a 'suppressed' row with the kind's total, or every one of
+** them with the import option store_diagnostics 'all' (all set), as the
+** summary engine stores its own.  A zeroed InsDiag is an empty one. */
+#define INS_DIAG_KEEP 5
+
+typedef struct InsDiagRow {
+  int64_t idx;            /* event ordinal, -1: none */
+  int64_t off;            /* byte offset, -1: none */
+  const char *zKind;      /* static */
+  char *zDetail;          /* sqlite3_malloc'd */
+} InsDiagRow;
+
+typedef struct InsDiagKind { const char *zKind; int64_t n; } InsDiagKind;
+
+typedef struct InsDiag {
+  InsDiagRow *aRow; int64_t nRow, nRowAlloc;   /* the rows kept, in order */
+  InsDiagKind aKind[16]; int nKind;            /* each kind's total, in the
+                                               ** order met (or declared) */
+  int all;                /* keep every one (store_diagnostics 'all') */
+} InsDiag;
+
+/* Declare the kinds azKind[0..nKind) (static strings) in that order before
+** any is met: their 'suppressed' rows are written in this order, not in
+** the order the kinds are first met. */
+void insDiagOrder(InsDiag *d, const char *const *azKind, int nKind);
+/* 1 when a diagnostic of kind zKind (a static string) would still be
+** stored: the caller formats its detail and calls insDiagAdd; when 0, it
+** calls insDiagCount instead. */
+int insDiagWanted(InsDiag *d, const char *zKind);
+/* Count one more diagnostic of kind zKind without storing it.  Always
+** SQLITE_OK (a caller may return it). */
+int insDiagCount(InsDiag *d, const char *zKind);
+/* Add a diagnostic of kind zKind (a static string), entry idx and byte
+** offset off (-1: none), detail zDetail (sqlite3_malloc'd, taken over,
+** also on error; 0 means out of memory).  Beyond INS_DIAG_KEEP of a kind
+** (unless d->all) only the count grows.  SQLITE_OK or SQLITE_NOMEM. */
+int insDiagAdd(InsDiag *d, int64_t idx, int64_t off, const char *zKind, char *zDetail);
+/* Insert the rows kept into "zSchema".profsum_agg_diagnostic for traceId,
+** then a 'suppressed' row for each kind that had more than were kept.
+** SQLITE_OK, or an error code: SQLITE_NOMEM, or another whose message is
+** the connection's (sqlite3_errmsg).  No error text is set: the caller
+** names the error as its write does. */
+int insDiagWrite(InsDiag *d, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId);
+/* Free what d holds and zero it. */
+void insDiagFree(InsDiag *d);
 
 typedef struct InsXla InsXla;
 int insXlaNew(InsXla **pp);

@@ -94,7 +94,7 @@ struct InsMem {
   MemDev *aDev; int nDev, nDevAlloc;   /* one per device plane name (planes
                                   ** of one name are one device, in chunks) */
   int64_t curDevKey;              /* the current plane's index in aDev */
-  MemDiag diag;
+  InsDiag diag;
   MemKern *pKern;
   /* per event_metadata entry of the current (device) plane (iMeta): 0
   ** not known yet, 1 not a memory event and its stats have no
@@ -121,7 +121,7 @@ int insMemNew(InsMem **pp){
 }
 
 /* See insights_int.h: keep every diagnostic of the collector, not the
-** first MEM_DIAG_KEEP of each kind (store_diagnostics 'all'). */
+** first INS_DIAG_KEEP of each kind (store_diagnostics 'all'). */
 void insMemDiagAll(InsMem *p){
   p->diag.all = 1;
 }
@@ -138,7 +138,7 @@ void insMemFree(InsMem *p){
   profsumStrPoolFree(&p->pool);
   for(i=0; i<p->nDev; i++) sqlite3_free(p->aDev[i].zName);
   sqlite3_free(p->aDev);
-  memDiagFree(&p->diag);
+  insDiagFree(&p->diag);
   memKernFree(p->pKern);
   sqlite3_free(p->aKd);
   sqlite3_free(p);
@@ -315,11 +315,11 @@ static int allocatorOf(InsMem *p, const char *z, int64_t n, int64_t idx, int64_t
     if( eq(z, n, p->aAlloc[i].zName) ){ *ppA = &p->aAlloc[i]; return SQLITE_OK; }
   }
   if( p->nAlloc>=MEM_MAX_ALLOCATORS ){
-    if( memDiagWanted(&p->diag, "memory_allocators_capped") ){
-      return memDiagAdd(&p->diag, idx, off, "memory_allocators_capped", sqlite3_mprintf(
+    if( insDiagWanted(&p->diag, "memory_allocators_capped") ){
+      return insDiagAdd(&p->diag, idx, off, "memory_allocators_capped", sqlite3_mprintf(
           "more than %d allocators: the events of '%.*s' are left out", MEM_MAX_ALLOCATORS, (int)n, z));
     }
-    return memDiagCount(&p->diag, "memory_allocators_capped");
+    return insDiagCount(&p->diag, "memory_allocators_capped");
   }
   if( i%8==0 ){
     MemAlloc *aNew = sqlite3_realloc64(p->aAlloc, sizeof(MemAlloc)*(sqlite3_uint64)(i+8));
@@ -420,25 +420,25 @@ static int memTake(InsMem *p, MemIn *m){
   int rc;
   const char *zWhat = m->isAlloc ? "MemoryAllocation" : "MemoryDeallocation";
   if( m->zAllocator==0 || m->nAllocator==0 || m->eInUse==MV_ABSENT ){
-    if( memDiagWanted(&p->diag, "memory_event_incomplete") ){
-      return memDiagAdd(&p->diag, m->idx, m->off, "memory_event_incomplete", sqlite3_mprintf(
+    if( insDiagWanted(&p->diag, "memory_event_incomplete") ){
+      return insDiagAdd(&p->diag, m->idx, m->off, "memory_event_incomplete", sqlite3_mprintf(
           "%s without %s: left out of the memory views", zWhat,
           m->zAllocator==0 || m->nAllocator==0 ? "an allocator_name" : "bytes_allocated"));
     }
-    return memDiagCount(&p->diag, "memory_event_incomplete");
+    return insDiagCount(&p->diag, "memory_event_incomplete");
   }
   m->eInUse = byteCheck(m->eInUse, m->inUse);
   m->eBytes = byteCheck(m->eBytes, m->bytes);
   m->eReq = byteCheck(m->eReq, m->req);
   m->eLife = byteCheck(m->eLife, m->life);
   if( m->eInUse==MV_BAD || m->eBytes==MV_BAD ){
-    if( memDiagWanted(&p->diag, "memory_bytes_out_of_range") ){
-      return memDiagAdd(&p->diag, m->idx, m->off, "memory_bytes_out_of_range", sqlite3_mprintf(
+    if( insDiagWanted(&p->diag, "memory_bytes_out_of_range") ){
+      return insDiagAdd(&p->diag, m->idx, m->off, "memory_bytes_out_of_range", sqlite3_mprintf(
           "%s of allocator '%.*s': %s is negative, not an integer or 2^50 bytes or more: "
           "the event is left out of the memory views", zWhat, (int)m->nAllocator, m->zAllocator,
           m->eInUse==MV_BAD ? "bytes_allocated" : "allocation_bytes"));
     }
-    return memDiagCount(&p->diag, "memory_bytes_out_of_range");
+    return insDiagCount(&p->diag, "memory_bytes_out_of_range");
   }
   if( (rc = allocatorOf(p, m->zAllocator, m->nAllocator, m->idx, m->off, &a))!=SQLITE_OK || a==0 ) return rc;
   if( m->isAlloc ){
@@ -455,12 +455,12 @@ static int memTake(InsMem *p, MemIn *m){
   if( p->nRec>=MEM_MAX_REC ){
     if( !a->capped ){
       a->capped = 1;
-      if( memDiagWanted(&p->diag, "memory_events_capped") ){
-        rc = memDiagAdd(&p->diag, m->idx, m->off, "memory_events_capped", sqlite3_mprintf(
+      if( insDiagWanted(&p->diag, "memory_events_capped") ){
+        rc = insDiagAdd(&p->diag, m->idx, m->off, "memory_events_capped", sqlite3_mprintf(
             "more than %d memory events: allocator '%s' keeps its peak and counts, but its holders, "
             "per-step counts and timeline are not computed", MEM_MAX_REC, a->zName));
       }else{
-        rc = memDiagCount(&p->diag, "memory_events_capped");
+        rc = insDiagCount(&p->diag, "memory_events_capped");
       }
     }
     p->nOrd++;
@@ -1011,13 +1011,13 @@ static int filterRecs(InsMem *p, MemAlloc *a, int64_t memSize){
   for(i=0; i<a->nRec && rc==SQLITE_OK; i++){
     MemRec *r = &a->aRec[i];
     if( memSize>0 && r->inUse>memSize ){
-      if( memDiagWanted(&p->diag, "memory_bytes_out_of_range") ){
-        rc = memDiagAdd(&p->diag, -1, -1, "memory_bytes_out_of_range", sqlite3_mprintf(
+      if( insDiagWanted(&p->diag, "memory_bytes_out_of_range") ){
+        rc = insDiagAdd(&p->diag, -1, -1, "memory_bytes_out_of_range", sqlite3_mprintf(
             "a memory event of allocator '%s' says %lld bytes in use, more than its device's "
             "memory_size %lld: the event is left out of the memory views",
             a->zName, (long long)r->inUse, (long long)memSize));
       }else{
-        memDiagCount(&p->diag, "memory_bytes_out_of_range");
+        insDiagCount(&p->diag, "memory_bytes_out_of_range");
       }
       continue;
     }
@@ -1170,29 +1170,29 @@ static int replayDiags(InsMem *p, MemAlloc *a, const Replay *r, const MemRec *aR
   const LiveMap *m = &r->m;
   int rc = SQLITE_OK;
   if( r->nUnmatched ){
-    if( memDiagWanted(&p->diag, "memory_unmatched_deallocation") ){
-      rc = memDiagAdd(&p->diag, -1, -1, "memory_unmatched_deallocation", sqlite3_mprintf(
+    if( insDiagWanted(&p->diag, "memory_unmatched_deallocation") ){
+      rc = insDiagAdd(&p->diag, -1, -1, "memory_unmatched_deallocation", sqlite3_mprintf(
           "allocator '%s': %lld deallocations free an address not allocated within the capture "
           "(the first at %.3f us): allocations made before it, their bytes counted in bytes_allocated "
           "but not among the holders", a->zName, (long long)r->nUnmatched,
           profsumPsToMicros(aR[r->iFirstUnmatched].ts)));
-    }else memDiagCount(&p->diag, "memory_unmatched_deallocation");
+    }else insDiagCount(&p->diag, "memory_unmatched_deallocation");
   }
   if( rc==SQLITE_OK && m->n ){
     int64_t j, nb = 0;
     for(j=0; j<m->nSlot; j++) if( m->aVal[j]>=0 && aR[m->aVal[j]].bytes>0 ) nb = satAdd(nb, aR[m->aVal[j]].bytes);
-    if( memDiagWanted(&p->diag, "memory_unfreed_allocation") ){
-      rc = memDiagAdd(&p->diag, -1, -1, "memory_unfreed_allocation", sqlite3_mprintf(
+    if( insDiagWanted(&p->diag, "memory_unfreed_allocation") ){
+      rc = insDiagAdd(&p->diag, -1, -1, "memory_unfreed_allocation", sqlite3_mprintf(
           "allocator '%s': %lld allocations (%lld bytes) made within the capture are not freed by its end",
           a->zName, (long long)m->n, (long long)nb));
-    }else memDiagCount(&p->diag, "memory_unfreed_allocation");
+    }else insDiagCount(&p->diag, "memory_unfreed_allocation");
   }
   if( rc==SQLITE_OK && r->nReused ){
-    if( memDiagWanted(&p->diag, "memory_address_reused") ){
-      rc = memDiagAdd(&p->diag, -1, -1, "memory_address_reused", sqlite3_mprintf(
+    if( insDiagWanted(&p->diag, "memory_address_reused") ){
+      rc = insDiagAdd(&p->diag, -1, -1, "memory_address_reused", sqlite3_mprintf(
           "allocator '%s': %lld allocations at an address still live (no deallocation between): "
           "the later allocation holds the address", a->zName, (long long)r->nReused));
-    }else memDiagCount(&p->diag, "memory_address_reused");
+    }else insDiagCount(&p->diag, "memory_address_reused");
   }
   return rc;
 }
@@ -1319,12 +1319,12 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
       memCappedPeak(a, memSize, &o.peak, &o.peakTs, &o.lifePeak, &known, &nOver);
       o.hasPeak = known;
       if( nOver>0 ){
-        if( memDiagWanted(&p->diag, "memory_bytes_out_of_range") ){
-          rc = memDiagAdd(&p->diag, -1, -1, "memory_bytes_out_of_range", sqlite3_mprintf(
+        if( insDiagWanted(&p->diag, "memory_bytes_out_of_range") ){
+          rc = insDiagAdd(&p->diag, -1, -1, "memory_bytes_out_of_range", sqlite3_mprintf(
               "%s%d memory events of allocator '%s' say more bytes in use than its device's memory_size "
               "%lld: left out of its peak", known ? "" : "at least ", nOver, a->zName, (long long)memSize));
         }else{
-          memDiagCount(&p->diag, "memory_bytes_out_of_range");
+          insDiagCount(&p->diag, "memory_bytes_out_of_range");
         }
         if( rc ) break;
       }
@@ -1389,7 +1389,10 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
   sqlite3_finalize(pIns);
   sqlite3_finalize(pTl);
   if( rc==SQLITE_OK ) rc = memKernWrite(p->pKern, db, zSchema, traceId, zFunc, pzErr);
-  if( rc==SQLITE_OK ) rc = memDiagWrite(&p->diag, db, zSchema, traceId, zFunc, pzErr);
+  if( rc==SQLITE_OK ){
+    rc = insDiagWrite(&p->diag, db, zSchema, traceId);
+    if( rc && rc!=SQLITE_NOMEM && *pzErr==0 ) *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errmsg(db));
+  }
   if( rc && *pzErr==0 ) *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errstr(rc));
   return rc;
 }

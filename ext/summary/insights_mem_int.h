@@ -2,9 +2,10 @@
 ** insights_mem_int.h — the parts of the InsMem collector (insights_mem.c:
 ** memory allocations; insights_mem_kern.c: GPU kernels and their
 ** kernel_details; insights_mem_report.c: report sections) and what they
-** share (insights_mem_util.c): the collector's own diagnostics, the
-** statements of the write, and a reader of the top-level keys of a JSON
-** object (trace JSON args).  Not included outside insights_mem*.c.
+** share (insights_mem_util.c): the statements of the write, and a reader
+** of the top-level keys of a JSON object (trace JSON args).  The
+** collector's diagnostics are an InsDiag (insights_int.h).  Not included
+** outside insights_mem*.c.
 */
 #ifndef PROFSUM_INSIGHTS_MEM_INT_H
 #define PROFSUM_INSIGHTS_MEM_INT_H
@@ -12,41 +13,7 @@
 #include "insights_int.h"
 
 /* ---------------------------------------------------------------------
-** Diagnostics of the collector, stored in profsum_agg_diagnostic by the
-** write: the first MEM_DIAG_KEEP of each kind, then a 'suppressed' row
-** with the kind's total, or every one of them with the import option
-** store_diagnostics 'all' (as the summary engine stores its own). */
-#define MEM_DIAG_KEEP 5
-
-typedef struct MemDiagRow {
-  int64_t idx;            /* event ordinal, -1: none */
-  int64_t off;            /* byte offset, -1: none */
-  const char *zKind;      /* static */
-  char *zDetail;          /* sqlite3_malloc'd */
-} MemDiagRow;
-
-typedef struct MemDiagKind { const char *zKind; int64_t n; } MemDiagKind;
-
-typedef struct MemDiag {
-  MemDiagRow *aRow; int64_t nRow, nRowAlloc;
-  MemDiagKind aKind[16]; int nKind;
-  int all;                /* keep every one (store_diagnostics 'all') */
-} MemDiag;
-
-/* Add a diagnostic of kind zKind (a static string) with detail zDetail
-** (sqlite3_malloc'd, taken over, also on error; 0 means out of memory).
-** Beyond MEM_DIAG_KEEP of a kind (unless d->all) only the count grows.  SQLITE_OK or
-** SQLITE_NOMEM. */
-int memDiagAdd(MemDiag *d, int64_t idx, int64_t off, const char *zKind, char *zDetail);
-/* 1 when a diagnostic of kind zKind would still be stored: the caller
-** formats its detail and calls memDiagAdd; when 0, memDiagCount. */
-int memDiagWanted(MemDiag *d, const char *zKind);
-/* Count one more diagnostic of kind zKind without storing it. */
-int memDiagCount(MemDiag *d, const char *zKind);
-/* Insert the rows (and a 'suppressed' row per cut kind) for traceId. */
-int memDiagWrite(MemDiag *d, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
-                 const char *zFunc, char **pzErr);
-void memDiagFree(MemDiag *d);
+** The statements of the write. */
 
 /* The statement zFmt (%w: the schema zSchema) prepared in *pp, or an error
 ** code with *pzErr set (prefixed with zFunc). */
@@ -83,7 +50,7 @@ void memKernFree(MemKern *p);
 ** of a trace JSON event, which counts only if a process_name names it a
 ** device: memKernProcess), duration ps; idx/off place its diagnostics.
 ** SQLITE_OK or SQLITE_NOMEM. */
-int memKernAdd(MemKern *p, MemDiag *pDiag,
+int memKernAdd(MemKern *p, InsDiag *pDiag,
                const char *zName, int64_t nName,
                const char *zDetails, int64_t nDetails,
                const char *zHlo, int64_t nHlo,

@@ -241,7 +241,7 @@ static char *kDup(const char *z, int64_t n, int *pRc){
 }
 
 /* See insights_mem_int.h. */
-int memKernAdd(MemKern *p, MemDiag *pDiag,
+int memKernAdd(MemKern *p, InsDiag *pDiag,
                const char *zName, int64_t nName,
                const char *zDetails, int64_t nDetails,
                const char *zHlo, int64_t nHlo,
@@ -270,12 +270,12 @@ int memKernAdd(MemKern *p, MemDiag *pDiag,
     zWhy = sqlite3_str_finish(pw);
     if( k ) w.pBad = 0; else w.pRange = 0;
     if( zWhy==0 ){ rc = SQLITE_NOMEM; break; }
-    if( memDiagWanted(pDiag, zKind) ){
-      rc = memDiagAdd(pDiag, idx, off, zKind, sqlite3_mprintf(
+    if( insDiagWanted(pDiag, zKind) ){
+      rc = insDiagAdd(pDiag, idx, off, zKind, sqlite3_mprintf(
           "kernel %.*s: kernel_details %s: %s: NULL in profsum_kernel_stats",
           (int)profsumUtf8Cut(zName, nName, 200), zName, k ? "value not a number" : "value out of range", zWhy));
     }else{
-      memDiagCount(pDiag, zKind);
+      insDiagCount(pDiag, zKind);
     }
     sqlite3_free(zWhy);
   }
@@ -316,11 +316,11 @@ int memKernAdd(MemKern *p, MemDiag *pDiag,
       sqlite3_free(zKey);
       if( !p->capped ){
         p->capped = 1;
-        return memDiagAdd(pDiag, idx, off, "kernel_stats_capped", sqlite3_mprintf(
+        return insDiagAdd(pDiag, idx, off, "kernel_stats_capped", sqlite3_mprintf(
             "more than %d distinct kernel rows: kernels of new rows are left out of profsum_kernel_stats",
             KERN_MAX_KEYS));
       }
-      return memDiagCount(pDiag, "kernel_stats_capped");
+      return insDiagCount(pDiag, "kernel_stats_capped");
     }
     if( p->n>=p->nAlloc ){
       int64_t nNew = p->nAlloc ? p->nAlloc*2 : 64;

@@ -1,59 +1,16 @@
 /*
 ** insights_mem_util.c — what the parts of the InsMem collector share
-** (insights_mem_int.h): its diagnostics, stored by the import's write, the
-** statements of the write, and a reader of the top-level members of a
-** JSON object with the decoding of JSON string escapes (trace JSON args).
+** (insights_mem_int.h): the statements of the write, and a reader of the
+** top-level members of a JSON object with the decoding of JSON string
+** escapes (trace JSON args).
 */
 #include "insights_mem_int.h"
 
 #include <string.h>
 
 /* ===================================================================== */
-/* Diagnostics (insights_mem_int.h)                                       */
+/* The statements of the write (insights_mem_int.h)                      */
 /* ===================================================================== */
-
-/* The slot of kind zKind in d->aKind (added when new), 0 when the table
-** is full (more than 16 kinds: never, the kinds are this file's). */
-static MemDiagKind *diagKind(MemDiag *d, const char *zKind){
-  int i;
-  for(i=0; i<d->nKind; i++) if( strcmp(d->aKind[i].zKind, zKind)==0 ) return &d->aKind[i];
-  if( d->nKind>=(int)(sizeof(d->aKind)/sizeof(d->aKind[0])) ) return 0;
-  d->aKind[d->nKind].zKind = zKind;
-  d->aKind[d->nKind].n = 0;
-  return &d->aKind[d->nKind++];
-}
-
-/* See insights_mem_int.h. */
-int memDiagWanted(MemDiag *d, const char *zKind){
-  MemDiagKind *k = diagKind(d, zKind);
-  return k && (d->all || k->n<MEM_DIAG_KEEP);
-}
-
-/* See insights_mem_int.h. */
-int memDiagCount(MemDiag *d, const char *zKind){
-  MemDiagKind *k = diagKind(d, zKind);
-  if( k ) k->n++;
-  return SQLITE_OK;
-}
-
-/* See insights_mem_int.h. */
-int memDiagAdd(MemDiag *d, int64_t idx, int64_t off, const char *zKind, char *zDetail){
-  MemDiagKind *k = diagKind(d, zKind);
-  if( zDetail==0 ) return SQLITE_NOMEM;
-  if( k==0 || (k->n++>=MEM_DIAG_KEEP && !d->all) ){ sqlite3_free(zDetail); return SQLITE_OK; }
-  if( d->nRow>=d->nRowAlloc ){
-    int64_t nNew = d->nRowAlloc ? d->nRowAlloc*2 : 16;
-    MemDiagRow *a = sqlite3_realloc64(d->aRow, sizeof(MemDiagRow)*(sqlite3_uint64)nNew);
-    if( a==0 ){ sqlite3_free(zDetail); return SQLITE_NOMEM; }
-    d->aRow = a; d->nRowAlloc = nNew;
-  }
-  d->aRow[d->nRow].idx = idx;
-  d->aRow[d->nRow].off = off;
-  d->aRow[d->nRow].zKind = zKind;
-  d->aRow[d->nRow].zDetail = zDetail;
-  d->nRow++;
-  return SQLITE_OK;
-}
 
 /* See insights_mem_int.h. */
 int memPrepare(sqlite3 *db, const char *zFunc, char **pzErr, sqlite3_stmt **pp,
@@ -77,49 +34,6 @@ int memStep(sqlite3 *db, sqlite3_stmt *p, const char *zFunc, char **pzErr){
   if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
   if( *pzErr==0 ) *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errmsg(db));
   return rc;
-}
-
-/* See insights_mem_int.h. */
-int memDiagWrite(MemDiag *d, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
-                 const char *zFunc, char **pzErr){
-  sqlite3_stmt *p = 0;
-  int64_t i;
-  int k, rc;
-  if( d->nRow==0 ) return SQLITE_OK;      /* a kind counted has a row */
-  rc = memPrepare(db, zFunc, pzErr, &p, "INSERT INTO \"%w\".profsum_agg_diagnostic"
-                  "(trace_id, idx, byte_offset, kind, detail) VALUES(?1,?2,?3,?4,?5)", zSchema);
-  for(i=0; rc==SQLITE_OK && i<d->nRow; i++){
-    MemDiagRow *r = &d->aRow[i];
-    sqlite3_bind_int64(p, 1, traceId);
-    if( r->idx>=0 ) sqlite3_bind_int64(p, 2, r->idx); else sqlite3_bind_null(p, 2);
-    if( r->off>=0 ) sqlite3_bind_int64(p, 3, r->off); else sqlite3_bind_null(p, 3);
-    sqlite3_bind_text(p, 4, r->zKind, -1, SQLITE_STATIC);
-    sqlite3_bind_text(p, 5, r->zDetail, -1, SQLITE_STATIC);
-    rc = memStep(db, p, zFunc, pzErr);
-  }
-  for(k=0; rc==SQLITE_OK && k<d->nKind; k++){
-    char z[200];
-    if( d->all || d->aKind[k].n<=MEM_DIAG_KEEP ) continue;
-    sqlite3_snprintf(sizeof(z), z, "%s: %lld occurrences in all; only the first %d are stored "
-                     "(the import option store_diagnostics 'all' stores them all)",
-                     d->aKind[k].zKind, (long long)d->aKind[k].n, MEM_DIAG_KEEP);
-    sqlite3_bind_int64(p, 1, traceId);
-    sqlite3_bind_null(p, 2);
-    sqlite3_bind_null(p, 3);
-    sqlite3_bind_text(p, 4, "suppressed", -1, SQLITE_STATIC);
-    sqlite3_bind_text(p, 5, z, -1, SQLITE_TRANSIENT);
-    rc = memStep(db, p, zFunc, pzErr);
-  }
-  sqlite3_finalize(p);
-  return rc;
-}
-
-/* See insights_mem_int.h. */
-void memDiagFree(MemDiag *d){
-  int64_t i;
-  for(i=0; i<d->nRow; i++) sqlite3_free(d->aRow[i].zDetail);
-  sqlite3_free(d->aRow);
-  memset(d, 0, sizeof(*d));
 }
 
 /* ===================================================================== */

@@ -101,6 +101,13 @@ static const char *const azDevStat[DS_N] = {
   "memory_bandwidth", "peak_teraflops_per_second", "peak_hbm_bw_gigabytes_per_second"
 };
 
+/* The kinds of the collector's diagnostics (a device stat left out), in
+** the order of their 'suppressed' rows (insDiagOrder). */
+#define XDIAG_RANGE   0   /* a number out of the stat's range */
+#define XDIAG_UNREAD  1   /* not a number */
+#define XDIAG_N       2
+static const char *const azXDiagKind[XDIAG_N] = { "device_stat_out_of_range", "device_stat_unreadable" };
+
 /* See insights_int.h. */
 int insXlaNew(InsXla **pp){
   *pp = sqlite3_malloc64(sizeof(InsXla));
@@ -112,6 +119,7 @@ int insXlaNew(InsXla **pp){
   (*pp)->applyTrk = -1;
   (*pp)->lastProc = -1;
   (*pp)->lastTrk = -1;
+  insDiagOrder(&(*pp)->diag, azXDiagKind, XDIAG_N);
   return SQLITE_OK;
 }
 
@@ -136,15 +144,14 @@ void insXlaFree(InsXla *p){
   for(i=0; i<p->nMemo; i++) sqlite3_free(p->aMemo[i].sm.aRaw);
   sqlite3_free(p->aMemo);
   sqlite3_free(p->zBuf);
-  for(i=0; i<p->nDiag; i++) sqlite3_free(p->aDiag[i].zDetail);
-  sqlite3_free(p->aDiag);
+  insDiagFree(&p->diag);
   sqlite3_free(p);
 }
 
 /* See insights_int.h: keep every diagnostic of the collector, not the
-** first XDIAG_KEEP of each kind (store_diagnostics 'all'). */
+** first INS_DIAG_KEEP of each kind (store_diagnostics 'all'). */
 void insXlaDiagAll(InsXla *p){
-  p->diagAll = 1;
+  p->diag.all = 1;
 }
 
 /* A new process in *pIdx.  SQLITE_OK or SQLITE_NOMEM. */
@@ -550,18 +557,13 @@ static int xDevStatValue(int k, const ProfsumXpStat *st, double *pd, int *pKind)
 
 /* A diagnostic of kind (XDIAG_*) for device stat zStat of the plane named
 ** zPlane[0..nPlane) given as st, whose usable values are zRule: kept
-** (XDIAG_KEEP of a kind, or all with p->diagAll) or counted.  SQLITE_OK
-** or SQLITE_NOMEM. */
+** (INS_DIAG_KEEP of a kind, or all with store_diagnostics 'all') or
+** counted.  SQLITE_OK or SQLITE_NOMEM. */
 static int xDevStatDiag(InsXla *p, int kind, const char *zPlane, int64_t nPlane, const char *zStat,
                         const ProfsumXpStat *st, const char *zRule){
+  const char *zKind = azXDiagKind[kind];
   char *zVal, *zDetail;
-  if( p->anDiag[kind]++>=XDIAG_KEEP && !p->diagAll ) return SQLITE_OK;
-  if( p->nDiag>=p->nDiagAlloc ){
-    int64_t nNew = p->nDiagAlloc ? p->nDiagAlloc*2 : 8;
-    XDiag *a = sqlite3_realloc64(p->aDiag, sizeof(XDiag)*(sqlite3_uint64)nNew);
-    if( a==0 ) return SQLITE_NOMEM;
-    p->aDiag = a; p->nDiagAlloc = nNew;
-  }
+  if( !insDiagWanted(&p->diag, zKind) ) return insDiagCount(&p->diag, zKind);
   switch( st->eType ){
     case PROFSUM_XV_DOUBLE: zVal = sqlite3_mprintf("%!.17g", st->rVal); break;
     case PROFSUM_XV_UINT64: zVal = sqlite3_mprintf("%llu", (unsigned long long)st->uVal); break;
@@ -575,10 +577,7 @@ static int xDevStatDiag(InsXla *p, int kind, const char *zPlane, int64_t nPlane,
   zDetail = sqlite3_mprintf("plane %.*s: device stat %s = %s left out (NULL): a usable value is %s",
                             (int)profsumUtf8Cut(zPlane, nPlane, 256), zPlane, zStat, zVal, zRule);
   sqlite3_free(zVal);
-  if( zDetail==0 ) return SQLITE_NOMEM;
-  p->aDiag[p->nDiag].kind = kind;
-  p->aDiag[p->nDiag++].zDetail = zDetail;
-  return SQLITE_OK;
+  return insDiagAdd(&p->diag, -1, -1, zKind, zDetail);
 }
 
 /* See insights_int.h: a plane's name and device stats (xDevStatValue: an

@@ -30,17 +30,6 @@ typedef struct XMap { uint64_t *aKey; int32_t *aVal; int64_t nSlot, nUsed; } XMa
 #define DS_PEAK_HBM  7
 #define DS_N         8
 
-/* Diagnostics of the collector: a device stat left out (insXlaXpPlane),
-** stored by the write in profsum_agg_diagnostic, the first XDIAG_KEEP of
-** a kind and a 'suppressed' row with the kind's total when there were
-** more, or every one with store_diagnostics 'all' (as the summary engine
-** stores its own). */
-#define XDIAG_RANGE   0   /* device_stat_out_of_range */
-#define XDIAG_UNREAD  1   /* device_stat_unreadable */
-#define XDIAG_N       2
-#define XDIAG_KEEP    5
-typedef struct XDiag { int kind; char *zDetail; } XDiag;
-
 /* A process: an XPlane plane, or a JSON pid. */
 typedef struct XProc {
   int32_t name;         /* interned name, -1: not known (yet) */
@@ -170,9 +159,9 @@ struct InsXla {
   char *zBuf; int64_t nBuf;       /* scratch text */
   int64_t aGap[64];               /* scratch of the coarsening: the sampled gaps */
   int64_t nDevOps, nFlopsOps, nMflopsOps, nBytesOps;
-  XDiag *aDiag; int64_t nDiag, nDiagAlloc;    /* the diagnostics stored */
-  int64_t anDiag[XDIAG_N];                      /* of each kind, in all */
-  int diagAll;                                  /* keep every one */
+  InsDiag diag;          /* a device stat left out (insXlaXpPlane): kinds
+                        ** device_stat_out_of_range, device_stat_unreadable,
+                        ** their 'suppressed' rows in that order */
 };
 
 /* The id of z[0..n) in *pId, interned when new.  SQLITE_OK or NOMEM. */

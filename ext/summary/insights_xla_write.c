@@ -220,36 +220,6 @@ static int xWriteDevices(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_in
   return rc;
 }
 
-/* Write the collector's diagnostics (insights_xla_int.h): the rows kept,
-** then a 'suppressed' row per kind that had more (none with diagAll). */
-static int xWriteDiag(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId){
-  static const char *const azKind[XDIAG_N] = { "device_stat_out_of_range", "device_stat_unreadable" };
-  sqlite3_stmt *pSt = 0;
-  int i, rc;
-  if( p->nDiag==0 ) return SQLITE_OK;
-  rc = xPrepare(db, zSchema, &pSt, "INSERT INTO \"%w\".profsum_agg_diagnostic"
-                "(trace_id, idx, byte_offset, kind, detail) VALUES(?1,NULL,NULL,?2,?3)");
-  for(i=0; rc==SQLITE_OK && i<p->nDiag; i++){
-    sqlite3_bind_int64(pSt, 1, traceId);
-    sqlite3_bind_text(pSt, 2, azKind[p->aDiag[i].kind], -1, SQLITE_STATIC);
-    sqlite3_bind_text(pSt, 3, p->aDiag[i].zDetail, -1, SQLITE_STATIC);
-    rc = xStep(pSt);
-  }
-  for(i=0; rc==SQLITE_OK && i<XDIAG_N; i++){
-    char z[200];
-    if( p->diagAll || p->anDiag[i]<=XDIAG_KEEP ) continue;
-    sqlite3_snprintf(sizeof(z), z, "%s: %lld occurrences in all; only the first %d are stored "
-                     "(the import option store_diagnostics 'all' stores them all)",
-                     azKind[i], (long long)p->anDiag[i], XDIAG_KEEP);
-    sqlite3_bind_int64(pSt, 1, traceId);
-    sqlite3_bind_text(pSt, 2, "suppressed", -1, SQLITE_STATIC);
-    sqlite3_bind_text(pSt, 3, z, -1, SQLITE_TRANSIENT);
-    rc = xStep(pSt);
-  }
-  sqlite3_finalize(pSt);
-  return rc;
-}
-
 /* Write profsum_agg_xla_op: one row per aggregate of a device-op track. */
 static int xWriteOps(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId){
   sqlite3_stmt *pSt = 0;
@@ -662,7 +632,7 @@ int insXlaWrite(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
   }
   sqlite3_finalize(pSt);
   if( rc==SQLITE_OK ) rc = xWriteDevices(p, db, zSchema, traceId, aPeak, nPeak, aFirstProc, aNextProc);
-  if( rc==SQLITE_OK ) rc = xWriteDiag(p, db, zSchema, traceId);
+  if( rc==SQLITE_OK ) rc = insDiagWrite(&p->diag, db, zSchema, traceId);
   if( rc==SQLITE_OK ) rc = xWriteOps(p, db, zSchema, traceId);
   if( rc==SQLITE_OK ) rc = xWriteUtil(p, db, zSchema, traceId, aSp, nSp, aHeadTrk, aNextTrk);
   for(i=0; i<nPeak; i++) sqlite3_free(aPeak[i].zKey);
