@@ -3,14 +3,19 @@
 ** each instant of the step counted once as collective, transfer, compute
 ** or idle, written to profsum_agg_step_wall.
 **
-** A device is the set of device-op tracks (XLA Ops, Async XLA Ops,
-** Stream #...) of one /device: process.  An instant covered by a
-** communication-named op is collective, else by a transfer-named one
-** (memcpy, h2d, infeed, host to device, ...) transfer, else by any other
-** device op compute; an instant covered by nothing is idle.  The steps are
-** the spans of profsum_agg_step_span (written just before, and kept in
-** memory: Engine.aSpan): a span of a device's own Steps line is measured
-** on that device, a host span (a 'train' event) on every device.
+** A device is a /device: process that has a device-op track (XLA Ops,
+** Async XLA Ops, Stream #...) or step spans of its own (its Steps line),
+** measured only when the trace has a device-op track at all; its ops are
+** those of its device-op tracks (none: every instant idle).  An instant
+** covered by a communication-named op is collective, else by a
+** transfer-named one (memcpy, h2d, infeed, host to device, ...) transfer,
+** else by any other device op compute; an instant covered by nothing is
+** idle.  The steps are the spans kept by profsumEngStepSpansKeep
+** (Engine.aSpan: the devices' Steps events, the host 'train' events after
+** them): a device with spans of its own is measured over those, any other
+** over the host's.  The spans of one step number on one device are one
+** row, measured over their union (each instant once): the union's pieces
+** are the windows covered, added up per step when written.
 **
 ** No per-event memory: a device's tracks are merged by start (a heap of
 ** track cursors over the tracks' ordered slices) and three unions are
@@ -36,12 +41,14 @@
 #define WALL_TRANSFER 1
 #define WALL_COLL     2
 
-/* A step span (Engine.aSpan): its number, pid, start (µs as stored) and
-** window [ts, ts + dur) in ps. */
-typedef EngSpan WallSpan;
-/* A window of the device being measured: its span and the covered ps of
-** the three unions. */
-typedef struct WallWin { const WallSpan *sp; int64_t aCov[3]; } WallWin;
+/* A window of the device being measured: a piece of the union of one
+** step's spans [ts, ts + dur) in ps, the start_us stored of the span that
+** starts it, and the covered ps of the three unions. */
+typedef struct WallWin {
+  int64_t step, ts, dur;
+  double startUs;
+  int64_t aCov[3];
+} WallWin;
 /* A union being built as runs: the current run [lo, hi), and the first
 ** window that may still overlap a later run. */
 typedef struct WallRun { int64_t lo, hi; int started; int64_t iWin; } WallRun;
@@ -88,9 +95,9 @@ static int wallCategory(const char *z, int n){
 ** or before lo is passed for good (pR->iWin). */
 static void wallFlush(WallRun *pR, int u, WallWin *aWin, int64_t nWin){
   int64_t w;
-  while( pR->iWin<nWin && aWin[pR->iWin].sp->ts + aWin[pR->iWin].sp->dur <= pR->lo ) pR->iWin++;
-  for(w=pR->iWin; w<nWin && aWin[w].sp->ts < pR->hi; w++){
-    int64_t a = aWin[w].sp->ts, b = a + aWin[w].sp->dur;
+  while( pR->iWin<nWin && aWin[pR->iWin].ts + aWin[pR->iWin].dur <= pR->lo ) pR->iWin++;
+  for(w=pR->iWin; w<nWin && aWin[w].ts < pR->hi; w++){
+    int64_t a = aWin[w].ts, b = a + aWin[w].dur;
     if( a<pR->lo ) a = pR->lo;
     if( b>pR->hi ) b = pR->hi;
     if( b>a ) aWin[w].aCov[u] += b - a;
@@ -107,8 +114,36 @@ static void wallAdd(WallRun *pR, int u, int64_t lo, int64_t hi, WallWin *aWin, i
 /* Order of windows: by start. */
 static int wallWinCmp(const void *pa, const void *pb){
   const WallWin *a = pa, *b = pb;
-  if( a->sp->ts!=b->sp->ts ) return a->sp->ts<b->sp->ts ? -1 : 1;
+  if( a->ts!=b->ts ) return a->ts<b->ts ? -1 : 1;
   return 0;
+}
+
+/* Order of windows: by step, then start. */
+static int wallWinStepCmp(const void *pa, const void *pb){
+  const WallWin *a = pa, *b = pb;
+  if( a->step!=b->step ) return a->step<b->step ? -1 : 1;
+  return wallWinCmp(pa, pb);
+}
+
+/* Merge the windows aWin[0..n) (one device's, one per span, uncovered)
+** into the pieces of each step's union: sorted by step then start, a
+** window that overlaps or touches the piece before it of the same step
+** joins it.  Returns the number of pieces, left at aWin[0..), by start. */
+static int64_t wallUnion(WallWin *aWin, int64_t n){
+  int64_t i, m = 0;
+  if( n==0 ) return 0;
+  qsort(aWin, (size_t)n, sizeof(WallWin), wallWinStepCmp);
+  for(i=1; i<n; i++){
+    WallWin *p = &aWin[m];
+    if( aWin[i].step==p->step && aWin[i].ts<=p->ts + p->dur ){
+      if( aWin[i].ts + aWin[i].dur > p->ts + p->dur ) p->dur = aWin[i].ts + aWin[i].dur - p->ts;
+    }else{
+      aWin[++m] = aWin[i];
+    }
+  }
+  m++;
+  qsort(aWin, (size_t)m, sizeof(WallWin), wallWinCmp);
+  return m;
 }
 
 /* Cover the windows aWin[0..nWin) with the ops of the tracks aTk[0..nTk)
@@ -155,24 +190,31 @@ static void wallCover(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *aHeap
   for(t=0; t<3; t++) if( aRun[t].started ) wallFlush(&aRun[t], (int)t, aWin, nWin);
 }
 
-/* Insert the rows of the windows aWin[0..nWin) of device (pid, proc). */
+/* Insert the rows of the covered windows aWin[0..nWin) of device (pid,
+** proc): one row per step, its pieces added up (sorted here by step then
+** start, so that the first piece of a step gives its start). */
 static int wallWrite(Engine *e, sqlite3_stmt *pIns, int64_t pid, int32_t proc,
-                     const WallWin *aWin, int64_t nWin){
-  int64_t w;
+                     WallWin *aWin, int64_t nWin){
+  int64_t w = 0;
   int rc = SQLITE_OK;
-  for(w=0; rc==SQLITE_OK && w<nWin; w++){
-    const WallSpan *s = aWin[w].sp;
-    const int64_t *c = aWin[w].aCov;
+  qsort(aWin, (size_t)nWin, sizeof(WallWin), wallWinStepCmp);
+  while( rc==SQLITE_OK && w<nWin ){
+    const WallWin *s = &aWin[w];
+    int64_t dur = 0, c[3] = {0, 0, 0};
+    for(; w<nWin && aWin[w].step==s->step; w++){
+      dur += aWin[w].dur;
+      c[0] += aWin[w].aCov[0]; c[1] += aWin[w].aCov[1]; c[2] += aWin[w].aCov[2];
+    }
     sqlite3_bind_int64(pIns, 1, e->traceId);
     sqlite3_bind_int64(pIns, 2, s->step);
     profsumEngBindStrId(e, pIns, 3, proc);
     sqlite3_bind_int64(pIns, 4, pid);
     sqlite3_bind_double(pIns, 5, s->startUs);
-    sqlite3_bind_double(pIns, 6, US(s->dur));
+    sqlite3_bind_double(pIns, 6, US(dur));
     sqlite3_bind_double(pIns, 7, US(c[2] - c[1]));
     sqlite3_bind_double(pIns, 8, US(c[0]));
     sqlite3_bind_double(pIns, 9, US(c[1] - c[0]));
-    sqlite3_bind_double(pIns, 10, US(s->dur - c[2]));
+    sqlite3_bind_double(pIns, 10, US(dur - c[2]));
     rc = profsumEngStep(e, pIns);
   }
   return rc;
@@ -188,10 +230,8 @@ struct EngWallJob {
   int64_t *aDevPid, *aHeap, *aPos, *aWinFirst;   /* (one allocation with aDevFirst) */
   int32_t *aDevProc;
   int8_t *aCat;               /* wall category per name id (device-op names) */
-  const WallSpan *aSpan;      /* the step spans (Engine.aSpan, which nothing
-                              ** changes while the job lives) */
   WallWin *aWin;              /* device d's windows: aWin[aWinFirst[d]..aWinFirst[d+1]),
-                              ** by start */
+                              ** by start until written */
   EngSide side;               /* the covers' thread */
   int covered;                /* the covers are done */
 };
@@ -208,24 +248,41 @@ static void wallCategories(Engine *e, int8_t *aCat){
   }
 }
 
-/* The devices of e (by pid, in order of their first device-op track) and
-** their tracks grouped (a counting sort, linear in the tracks), into j;
-** the pids of host tracks into *pHostPid. */
-static int wallDevices(Engine *e, EngWallJob *j, HMap *pDevOf, HMap *pHostPid){
-  int64_t i, d, acc = 0;
+/* Device (pid, proc) in pDevOf and j, numbered in order of arrival, with
+** no track yet.  SQLITE_OK or SQLITE_NOMEM. */
+static int wallDevice(EngWallJob *j, HMap *pDevOf, int64_t pid, int32_t proc, int64_t **ppCount){
+  int isNew;
+  HEnt *h = profsumEngHmGet(pDevOf, pid, 0, 1, &isNew);
+  if( h==0 ) return SQLITE_NOMEM;
+  if( isNew ){
+    h->v1 = j->nDev; j->aDevFirst[j->nDev] = 0;
+    j->aDevPid[j->nDev] = pid; j->aDevProc[j->nDev] = proc; j->nDev++;
+  }
+  *ppCount = &j->aDevFirst[h->v1];
+  return SQLITE_OK;
+}
+
+/* The devices of e, into j: first the /device: processes with a
+** device-op track (in order of their first one), then, when there are
+** any, those with step spans of their own among aSpan[0..nSpan) (a span
+** of a process that is no host's is a Steps line's); their device-op
+** tracks grouped (a counting sort, linear in the tracks).  The pids of
+** host tracks into *pHostPid.  At most one device per track: the arrays
+** of j hold nTrk.  SQLITE_OK or SQLITE_NOMEM. */
+static int wallDevices(Engine *e, EngWallJob *j, const EngSpan *aSpan, int64_t nSpan,
+                       HMap *pDevOf, HMap *pHostPid){
+  int64_t i, d, acc = 0, *pCount;
+  int rc;
   for(i=0; i<e->nTrk; i++){
     const STrack *t = &e->aTrk[i];
-    HEnt *h;
-    int isNew;
     if( t->isHost && profsumEngHmGet(pHostPid, t->pid, 0, 1, 0)==0 ) return SQLITE_NOMEM;
     if( !(t->isDevice && t->isDevOp && !t->isSteps) ) continue;
-    h = profsumEngHmGet(pDevOf, t->pid, 0, 1, &isNew);
-    if( h==0 ) return SQLITE_NOMEM;
-    if( isNew ){
-      h->v1 = j->nDev; j->aDevFirst[j->nDev] = 0;
-      j->aDevPid[j->nDev] = t->pid; j->aDevProc[j->nDev] = t->proc; j->nDev++;
-    }
-    j->aDevFirst[h->v1]++;
+    if( (rc = wallDevice(j, pDevOf, t->pid, t->proc, &pCount))!=SQLITE_OK ) return rc;
+    (*pCount)++;
+  }
+  for(i=0; j->nDev>0 && i<nSpan; i++){
+    if( profsumEngHmGet(pHostPid, aSpan[i].pid, 0, 0, 0) ) continue;
+    if( (rc = wallDevice(j, pDevOf, aSpan[i].pid, aSpan[i].proc, &pCount))!=SQLITE_OK ) return rc;
   }
   for(d=0; d<j->nDev; d++){ int64_t c = j->aDevFirst[d]; j->aDevFirst[d] = acc; acc += c; }
   j->aDevFirst[j->nDev] = acc;
@@ -239,10 +296,10 @@ static int wallDevices(Engine *e, EngWallJob *j, HMap *pDevOf, HMap *pHostPid){
   return SQLITE_OK;
 }
 
-/* Each device's windows: the spans of its own Steps line, else the host's
-** spans (a span of a device without ops: none), each device's by start.
-** SQLITE_OK or SQLITE_NOMEM. */
-static int wallWindows(EngWallJob *j, int64_t nSpan, HMap *pDevOf, HMap *pHostPid){
+/* Each device's windows from the spans aSpan[0..nSpan): the spans of its
+** own, else the host's; one step's spans merged into the pieces of their
+** union (wallUnion), each device's by start.  SQLITE_OK or SQLITE_NOMEM. */
+static int wallWindows(EngWallJob *j, const EngSpan *aSpan, int64_t nSpan, HMap *pDevOf, HMap *pHostPid){
   int64_t *aOwn = 0, *aSpanOrd = 0, i, d, nHost = 0, nWin = 0, acc = 0, iHost;
   aOwn = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(j->nDev+1));
   aSpanOrd = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(nSpan+1));
@@ -251,17 +308,17 @@ static int wallWindows(EngWallJob *j, int64_t nSpan, HMap *pDevOf, HMap *pHostPi
   ** counting sort), the host spans after them */
   for(d=0; d<=j->nDev; d++) aOwn[d] = 0;
   for(i=0; i<nSpan; i++){
-    HEnt *h = profsumEngHmGet(pDevOf, j->aSpan[i].pid, 0, 0, 0);
+    HEnt *h = profsumEngHmGet(pDevOf, aSpan[i].pid, 0, 0, 0);
     if( h ) aOwn[h->v1]++;
-    else if( profsumEngHmGet(pHostPid, j->aSpan[i].pid, 0, 0, 0) ) nHost++;
+    else if( profsumEngHmGet(pHostPid, aSpan[i].pid, 0, 0, 0) ) nHost++;
   }
   for(d=0; d<j->nDev; d++){ int64_t c = aOwn[d]; aOwn[d] = acc; acc += c; }
   aOwn[j->nDev] = acc;
   iHost = acc;
   for(i=0; i<nSpan; i++){
-    HEnt *h = profsumEngHmGet(pDevOf, j->aSpan[i].pid, 0, 0, 0);
+    HEnt *h = profsumEngHmGet(pDevOf, aSpan[i].pid, 0, 0, 0);
     if( h ) aSpanOrd[aOwn[h->v1]++] = i;
-    else if( profsumEngHmGet(pHostPid, j->aSpan[i].pid, 0, 0, 0) ) aSpanOrd[iHost++] = i;
+    else if( profsumEngHmGet(pHostPid, aSpan[i].pid, 0, 0, 0) ) aSpanOrd[iHost++] = i;
   }
   for(d=j->nDev; d>0; d--) aOwn[d] = aOwn[d-1];
   aOwn[0] = 0;
@@ -273,11 +330,12 @@ static int wallWindows(EngWallJob *j, int64_t nSpan, HMap *pDevOf, HMap *pHostPi
     if( a==b ){ a = aOwn[j->nDev]; b = aOwn[j->nDev] + nHost; }   /* no own steps: the host's */
     j->aWinFirst[d] = nWin;
     for(i=a; i<b; i++){
-      j->aWin[nWin].sp = &j->aSpan[aSpanOrd[i]];
-      j->aWin[nWin].aCov[0] = j->aWin[nWin].aCov[1] = j->aWin[nWin].aCov[2] = 0;
-      nWin++;
+      const EngSpan *sp = &aSpan[aSpanOrd[i]];
+      WallWin *w = &j->aWin[nWin++];
+      w->step = sp->step; w->ts = sp->ts; w->dur = sp->dur; w->startUs = sp->startUs;
+      w->aCov[0] = w->aCov[1] = w->aCov[2] = 0;
     }
-    qsort(&j->aWin[j->aWinFirst[d]], (size_t)(nWin - j->aWinFirst[d]), sizeof(WallWin), wallWinCmp);
+    nWin = j->aWinFirst[d] + wallUnion(&j->aWin[j->aWinFirst[d]], nWin - j->aWinFirst[d]);
   }
   j->aWinFirst[j->nDev] = nWin;
   sqlite3_free(aOwn);
@@ -308,7 +366,7 @@ int profsumEngWallStart(Engine *e, EngWallJob **pp){
   HMap devOf = {0,0,0}, hostPid = {0,0,0};
   EngWallJob *j;
   const int64_t nTrk = e->nTrk;
-  int64_t nSpan = 0;
+  const int64_t nSpan = e->nSpan + e->nHostSpan;   /* the devices' spans, then the host's */
   int rc;
   *pp = 0;
   j = sqlite3_malloc64(sizeof(*j));
@@ -326,13 +384,12 @@ int profsumEngWallStart(Engine *e, EngWallJob **pp){
   j->aPos = j->aHeap + nTrk + 2;
   j->aWinFirst = j->aPos + nTrk + 2;
   memset(j->aCat, 0xff, (size_t)e->pool.n+1);
-  rc = wallDevices(e, j, &devOf, &hostPid);
-  if( j->nDev>0 ){ j->aSpan = e->aSpan; nSpan = e->nSpan; }
-  if( rc==SQLITE_OK && nSpan>0 ) rc = wallWindows(j, nSpan, &devOf, &hostPid);
+  rc = wallDevices(e, j, e->aSpan, nSpan, &devOf, &hostPid);
+  if( rc==SQLITE_OK && j->nDev>0 && nSpan>0 ) rc = wallWindows(j, e->aSpan, nSpan, &devOf, &hostPid);
   profsumEngHmFree(&devOf);
   profsumEngHmFree(&hostPid);
   if( rc ) return rc;
-  if( nSpan==0 ){ j->nDev = 0; j->covered = 1; return SQLITE_OK; }   /* nothing to cover */
+  if( j->nDev==0 || nSpan==0 ){ j->nDev = 0; j->covered = 1; return SQLITE_OK; }   /* nothing to cover */
   wallCategories(e, j->aCat);
   profsumEngSideStart(e, &j->side, wallMain, j);
   return SQLITE_OK;
