@@ -2,9 +2,13 @@
 -- counted once: collective (a communication op runs) over transfer (a
 -- host/device transfer op runs) over compute (any other device op runs);
 -- idle where no device op runs.  compute_us + collective_us + transfer_us +
--- idle_us = wall_us.  A device's own Steps line gives its steps; a trace
--- whose steps are host 'train' events (GPU) measures each of them on
--- every device.  No rows for a trace without steps or device ops.
+-- idle_us = wall_us.  A device is a /device: process with a device-op
+-- line (XLA Ops, Async XLA Ops, Stream #...) or a Steps line of its own
+-- (no device-op line: idle through its steps).  Its own Steps line gives
+-- its steps, else the host's 'train' events.  The spans of one step
+-- number on one device are one row, measured over their union.  No rows
+-- for a trace without steps or without a device-op line.  See
+-- docs/advice.md.
 -- Requires: profsum_trace, profsum_agg_step_wall.
 CREATE VIEW IF NOT EXISTS main.profsum_step_wall(
   -- Trace id (INTEGER).
