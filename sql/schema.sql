@@ -312,9 +312,10 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_step_span(
 );
 CREATE INDEX IF NOT EXISTS main.profsum_agg_step_span_i ON profsum_agg_step_span(trace_id, step);
 
--- Step wall time (ext/summary/engine_wall.c): one row per step span and
--- device, each instant of the span counted once: collective over transfer
--- over compute, idle where no device op runs; the four add up to wall_us.
+-- Step wall time (ext/summary/engine_wall.c): one row per step and device,
+-- over the union of that step's spans, each instant counted once:
+-- collective over transfer over compute, idle where no device op runs;
+-- the four add up to wall_us.
 CREATE TABLE IF NOT EXISTS main.profsum_agg_step_wall(
   trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   step INTEGER NOT NULL,               -- step number
