@@ -83,28 +83,33 @@ sw0 AS NOT MATERIALIZED (
   SELECT t.trace_id, json_extract(t.options, '$.warmup_steps') AS warm FROM profsum_trace AS t
 ),
 sw1 AS NOT MATERIALIZED (   -- the steady steps' wall-clock split, all devices (every step when all are
-                            -- warmup steps; st = 1 for a steady step), summed per step and device first
+                            -- warmup steps; st = 1 for a steady step), summed per step and device first,
+                            -- in whole picoseconds (each row's µs rounded back to ps, added as integers)
   SELECT s.trace_id,
          (SELECT CASE WHEN max(g.st) = 1 THEN sum(CASE WHEN g.st = 1 THEN g.v END) ELSE sum(g.v) END
-          FROM (SELECT 1 - coalesce(a.step < s.warm, 0) AS st, sum(a.wall_us) AS v FROM profsum_agg_step_wall AS a
+          FROM (SELECT 1 - coalesce(a.step < s.warm, 0) AS st, sum(CAST(round(a.wall_us * 1e6) AS INTEGER)) AS v FROM profsum_agg_step_wall AS a
                 WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g) AS wall,
          (SELECT CASE WHEN max(g.st) = 1 THEN sum(CASE WHEN g.st = 1 THEN g.v END) ELSE sum(g.v) END
-          FROM (SELECT 1 - coalesce(a.step < s.warm, 0) AS st, sum(a.idle_us) AS v FROM profsum_agg_step_wall AS a
+          FROM (SELECT 1 - coalesce(a.step < s.warm, 0) AS st, sum(CAST(round(a.idle_us * 1e6) AS INTEGER)) AS v FROM profsum_agg_step_wall AS a
                 WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g) AS idle,
          (SELECT CASE WHEN max(g.st) = 1 THEN sum(CASE WHEN g.st = 1 THEN g.v END) ELSE sum(g.v) END
-          FROM (SELECT 1 - coalesce(a.step < s.warm, 0) AS st, sum(a.collective_us) AS v FROM profsum_agg_step_wall AS a
+          FROM (SELECT 1 - coalesce(a.step < s.warm, 0) AS st, sum(CAST(round(a.collective_us * 1e6) AS INTEGER)) AS v FROM profsum_agg_step_wall AS a
                 WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g) AS coll,
          (SELECT CASE WHEN max(g.st) = 1 THEN sum(CASE WHEN g.st = 1 THEN g.v END) ELSE sum(g.v) END
-          FROM (SELECT 1 - coalesce(a.step < s.warm, 0) AS st, sum(a.transfer_us) AS v FROM profsum_agg_step_wall AS a
+          FROM (SELECT 1 - coalesce(a.step < s.warm, 0) AS st, sum(CAST(round(a.transfer_us * 1e6) AS INTEGER)) AS v FROM profsum_agg_step_wall AS a
                 WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g) AS xfer,
          -- 1 when a steady step is there (the figures are the steady steps'), else 0
          (SELECT max(1 - coalesce(a.step < s.warm, 0)) FROM profsum_agg_step_wall AS a
           WHERE a.trace_id = s.trace_id) AS steady
   FROM sw0 AS s
 ),
-sw AS NOT MATERIALIZED (      -- NULL figures for a trace without steady wall time
-  SELECT trace_id, CASE WHEN wall > 0 THEN wall END AS wall, CASE WHEN wall > 0 THEN idle END AS idle,
-         CASE WHEN wall > 0 THEN coll END AS coll, CASE WHEN wall > 0 THEN xfer END AS xfer,
+sw AS NOT MATERIALIZED (      -- NULL figures for a trace without steady wall time; the rules compare
+                              -- the ps (exact: a share exactly on a threshold is on the side the docs
+                              -- give it), shares are quotients of them, times their µs
+  SELECT trace_id, CASE WHEN wall > 0 THEN wall END AS wall_ps, CASE WHEN wall > 0 THEN idle END AS idle_ps,
+         CASE WHEN wall > 0 THEN coll END AS coll_ps, CASE WHEN wall > 0 THEN xfer END AS xfer_ps,
+         CASE WHEN wall > 0 THEN wall / 1e6 END AS wall, CASE WHEN wall > 0 THEN idle / 1e6 END AS idle,
+         CASE WHEN wall > 0 THEN coll / 1e6 END AS coll, CASE WHEN wall > 0 THEN xfer / 1e6 END AS xfer,
          CASE WHEN steady = 1 THEN 'the steady steps''' ELSE 'the warmup steps''' END AS steps_of
   FROM sw1
 ),
@@ -127,25 +132,43 @@ worst AS NOT MATERIALIZED (
   FROM worst0 AS w
 ),
 util AS NOT MATERIALIZED (    -- the capture's compute and memory-bandwidth utilization over the
-                              -- devices' busy time, from the devices whose figure and peak are known
+                              -- devices' busy time, both from the same devices: those whose FLOPs,
+                              -- bytes and both peaks are known (a device with bytes only would add
+                              -- to one figure and not the other)
   SELECT t.trace_id,
          (SELECT sum(u.mfu_flops) * 1e6 / sum(u.busy_us * d.peak_flops_per_s)
           FROM profsum_agg_xla_util AS u JOIN profsum_agg_xla_device AS d USING (trace_id, device)
-          WHERE u.trace_id = t.trace_id AND u.step IS NULL AND u.mfu_flops IS NOT NULL AND u.busy_us > 0
-            AND d.peak_flops_per_s > 0) AS mxu,
+          WHERE u.trace_id = t.trace_id AND u.step IS NULL AND u.mfu_flops IS NOT NULL
+            AND u.bytes_accessed IS NOT NULL AND u.busy_us > 0
+            AND d.peak_flops_per_s > 0 AND d.peak_mem_bw_bytes_per_s > 0) AS mxu,
          (SELECT sum(u.bytes_accessed) * 1e6 / sum(u.busy_us * d.peak_mem_bw_bytes_per_s)
           FROM profsum_agg_xla_util AS u JOIN profsum_agg_xla_device AS d USING (trace_id, device)
-          WHERE u.trace_id = t.trace_id AND u.step IS NULL AND u.bytes_accessed IS NOT NULL AND u.busy_us > 0
-            AND d.peak_mem_bw_bytes_per_s > 0) AS hbm
+          WHERE u.trace_id = t.trace_id AND u.step IS NULL AND u.mfu_flops IS NOT NULL
+            AND u.bytes_accessed IS NOT NULL AND u.busy_us > 0
+            AND d.peak_flops_per_s > 0 AND d.peak_mem_bw_bytes_per_s > 0) AS hbm
   FROM profsum_trace AS t
 ),
--- the top hot op (its share of all device-op time is the one_op_dominating
+-- the top op, as the one_op_dominating KPI takes it: the first hot op, or
+-- with no hot op listed (hot_op_limit 0) the op of most exclusive time,
+-- the first by name among equals (its share of all device-op time is the
 -- KPI's value, kt.oov: the exclusive time of every device op, in whole
 -- picoseconds)
+top_op0 AS NOT MATERIALIZED (
+  SELECT t.trace_id,
+         (SELECT h.name FROM profsum_hot_ops AS h WHERE h.trace_id = t.trace_id AND h.rank = 0) AS hot,
+         (SELECT min(o.name) FROM profsum_agg_op AS o
+          WHERE o.trace_id = t.trace_id
+            AND round(o.exclusive_duration * 1e6) = (SELECT max(round(e.exclusive_duration * 1e6))
+                                                     FROM profsum_agg_op AS e WHERE e.trace_id = t.trace_id)) AS agg
+  FROM profsum_trace AS t
+),
 top_op AS NOT MATERIALIZED (
-  SELECT h.trace_id, h.name, h.exclusive_duration
-  FROM profsum_hot_ops AS h
-  WHERE h.rank = 0
+  SELECT p.trace_id, coalesce(p.hot, p.agg) AS name,
+         CASE WHEN p.hot IS NOT NULL
+              THEN (SELECT h.exclusive_duration FROM profsum_hot_ops AS h WHERE h.trace_id = p.trace_id AND h.rank = 0)
+              ELSE (SELECT o.exclusive_duration FROM profsum_agg_op AS o WHERE o.trace_id = p.trace_id AND o.name = p.agg)
+         END AS exclusive_duration
+  FROM top_op0 AS p
 ),
 -- Every per-trace figure the built-in rules read, one row per trace: the
 -- rules below read this row once, so profsum_kpis (behind kt) is expanded
@@ -155,7 +178,7 @@ base AS NOT MATERIALIZED (
          (SELECT u.mxu FROM util AS u WHERE u.trace_id = kt.trace_id) AS mxu,
          (SELECT u.hbm FROM util AS u WHERE u.trace_id = kt.trace_id) AS hbm,
          f.n_ops, f.n_small, f.median_op, f.transfer, f.busy,
-         sw.wall, sw.idle, sw.coll, sw.xfer, sw.steps_of,
+         sw.wall, sw.idle, sw.coll, sw.xfer, sw.wall_ps, sw.idle_ps, sw.coll_ps, sw.xfer_ps, sw.steps_of,
          w.device AS w_device, w.busy_duration AS w_busy, w.span_duration AS w_span, w.idle AS w_idle,
          (SELECT o.name FROM top_op AS o WHERE o.trace_id = kt.trace_id) AS op_name,
          (SELECT o.exclusive_duration FROM top_op AS o WHERE o.trace_id = kt.trace_id) AS op_excl,
@@ -190,25 +213,26 @@ rules AS (
       'source', CASE WHEN b.dig THEN 'pattern' ELSE 'kpi' END,
       'kpi', CASE WHEN b.dig THEN 'device_idle_gaps' ELSE 'device_utilization' END,
       'title', printf('Devices idle between ops: %s is busy %s%% of the time between its first and last op',
-                      b.w_device, profsum_format_near(100.0 * b.w_busy / b.w_span, 1, 5)),
-      'evidence', json_array(json_object('name', 'device_utilization', 'value', b.w_busy / b.w_span, 'unit', 'fraction'),
+                      b.w_device, profsum_format_near(100.0 * round(b.w_busy * 1e6) / round(b.w_span * 1e6), 1, 5)),
+      'evidence', json_array(json_object('name', 'device_utilization', 'value', round(b.w_busy * 1e6) / round(b.w_span * 1e6), 'unit', 'fraction'),
                              json_object('name', 'device', 'value', b.w_device, 'unit', NULL),
                              json_object('name', 'idle_us', 'value', b.w_idle, 'unit', 'us')),
       'fixes', json_array('call block_until_ready() only where the value is needed',
                           'prefetch the next batch to the device (jax.device_put ahead of the step)',
                           'keep dispatch asynchronous: no reads of device values on the host inside the step')) END,
     -- 2: host <-> device transfers
-    CASE WHEN b.lt IS NOT NULL AND b.busy > 0 AND (b.lt OR b.xfer >= 0.30 * b.wall) THEN json_object(
+    CASE WHEN b.lt IS NOT NULL AND b.busy > 0 AND (b.lt OR 10 * b.xfer_ps >= 3 * b.wall_ps) THEN json_object(
       'advice_id', 'large_transfers',
       'source', CASE WHEN b.lt THEN 'pattern' ELSE 'xprof_rule' END,
       'kpi', CASE WHEN b.lt THEN 'large_transfers' END,
-      'title', printf('Large host/device transfers: %s%% of device busy time%s', profsum_format_near(100.0 * b.transfer / b.busy, 1, 5),
-                      CASE WHEN b.wall > 0 THEN printf(', %s%% of step wall time', profsum_format_near(100.0 * b.xfer / b.wall, 1, 5)) ELSE '' END),
+      'title', printf('Large host/device transfers: %s%% of device busy time%s',
+                      profsum_format_near(100.0 * round(b.transfer * 1e6) / round(b.busy * 1e6), 1, 5),
+                      CASE WHEN b.wall > 0 THEN printf(', %s%% of step wall time', profsum_format_near(100.0 * b.xfer_ps / b.wall_ps, 1, 5)) ELSE '' END),
       'evidence', CASE WHEN b.wall > 0
-        THEN json_array(json_object('name', 'transfer_share_of_busy', 'value', b.transfer / b.busy, 'unit', 'fraction'),
-                        json_object('name', 'transfer_share_of_step', 'value', b.xfer / b.wall, 'unit', 'fraction'),
+        THEN json_array(json_object('name', 'transfer_share_of_busy', 'value', round(b.transfer * 1e6) / round(b.busy * 1e6), 'unit', 'fraction'),
+                        json_object('name', 'transfer_share_of_step', 'value', CAST(b.xfer_ps AS REAL) / b.wall_ps, 'unit', 'fraction'),
                         json_object('name', 'transfer_us', 'value', b.transfer, 'unit', 'us'))
-        ELSE json_array(json_object('name', 'transfer_share_of_busy', 'value', b.transfer / b.busy, 'unit', 'fraction'),
+        ELSE json_array(json_object('name', 'transfer_share_of_busy', 'value', round(b.transfer * 1e6) / round(b.busy * 1e6), 'unit', 'fraction'),
                         json_object('name', 'transfer_us', 'value', b.transfer, 'unit', 'us')) END,
       'fixes', json_array('jax.device_put the inputs ahead of time',
                           'keep intermediates on the device',
@@ -226,22 +250,22 @@ rules AS (
                           'change the algorithm or the shapes it runs on',
                           'use a tuned library kernel for it')) END,
     -- 4: devices waiting on the host, as a share of step wall time
-    CASE WHEN b.wall > 0 AND (coalesce(b.hw, 0) OR b.idle > 0.10 * b.wall) THEN json_object(
+    CASE WHEN b.wall > 0 AND (coalesce(b.hw, 0) OR 10 * b.idle_ps > b.wall_ps) THEN json_object(
       'advice_id', 'host_wait',
       'source', CASE WHEN b.hw THEN 'kpi' ELSE 'xprof_rule' END,
       'kpi', CASE WHEN b.hw THEN 'host_wait' END,
-      'title', printf('Devices wait: no device op runs during %s%% of %s wall time', profsum_format_near(100.0 * b.idle / b.wall, 1, 5), b.steps_of),
-      'evidence', json_array(json_object('name', 'host_wait', 'value', b.idle / b.wall, 'unit', 'fraction'),
+      'title', printf('Devices wait: no device op runs during %s%% of %s wall time', profsum_format_near(100.0 * b.idle_ps / b.wall_ps, 1, 5), b.steps_of),
+      'evidence', json_array(json_object('name', 'host_wait', 'value', CAST(b.idle_ps AS REAL) / b.wall_ps, 'unit', 'fraction'),
                              json_object('name', 'idle_us', 'value', b.idle, 'unit', 'us'),
                              json_object('name', 'step_wall_us', 'value', b.wall, 'unit', 'us')),
       'fixes', json_array('call block_until_ready() only where the value is needed',
                           'prefetch the next batch to the device (jax.device_put ahead of the step)',
                           'keep dispatch asynchronous: no reads of device values on the host inside the step')) END,
     -- 5: collectives
-    CASE WHEN b.wall > 0 AND b.coll >= 0.30 * b.wall THEN json_object(
+    CASE WHEN b.wall > 0 AND 10 * b.coll_ps >= 3 * b.wall_ps THEN json_object(
       'advice_id', 'collective_bound', 'source', 'xprof_rule', 'kpi', NULL,
-      'title', printf('Collective-bound: communication ops run during %s%% of %s wall time', profsum_format_near(100.0 * b.coll / b.wall, 1, 5), b.steps_of),
-      'evidence', json_array(json_object('name', 'collective_share_of_step', 'value', b.coll / b.wall, 'unit', 'fraction'),
+      'title', printf('Collective-bound: communication ops run during %s%% of %s wall time', profsum_format_near(100.0 * b.coll_ps / b.wall_ps, 1, 5), b.steps_of),
+      'evidence', json_array(json_object('name', 'collective_share_of_step', 'value', CAST(b.coll_ps AS REAL) / b.wall_ps, 'unit', 'fraction'),
                              json_object('name', 'collective_us', 'value', b.coll, 'unit', 'us')),
       'fixes', json_array('overlap collectives with compute (async collectives, the latency-hiding scheduler)',
                           'communicate fewer bytes (sharding choice, bf16 gradients)',
@@ -281,11 +305,11 @@ raw AS (
                   WHEN 3 THEN CASE WHEN r.wall > r.idle THEN r.op_v * (r.wall - r.idle) ELSE r.op_excl END
                   WHEN 4 THEN r.idle WHEN 5 THEN r.coll END AS stake,
          -- (transfers found outside the steady steps only: no share of them)
-         CASE r.k WHEN 2 THEN CASE WHEN r.wall > 0 AND r.xfer > 0 THEN min(1.0, r.xfer / r.wall) END
+         CASE r.k WHEN 2 THEN CASE WHEN r.wall > 0 AND r.xfer > 0 THEN min(1.0, CAST(r.xfer_ps AS REAL) / r.wall_ps) END
                   -- (devices idle through the steady steps: no share of them)
                   WHEN 3 THEN CASE WHEN r.wall > r.idle THEN min(1.0, r.op_v * (r.wall - r.idle) / r.wall) END
-                  WHEN 4 THEN min(1.0, r.idle / r.wall)
-                  WHEN 5 THEN min(1.0, r.coll / r.wall) END AS share,
+                  WHEN 4 THEN min(1.0, CAST(r.idle_ps AS REAL) / r.wall_ps)
+                  WHEN 5 THEN min(1.0, CAST(r.coll_ps AS REAL) / r.wall_ps) END AS share,
          CASE r.k WHEN 7 THEN 2 ELSE 1 END AS pref
   FROM rules AS r
   UNION ALL

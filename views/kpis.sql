@@ -57,25 +57,34 @@ CREATE VIEW IF NOT EXISTS main.profsum_kpis(
 -- trace's rows through the tables' keys and never builds the other traces'
 -- rows.  Arms come in this order for a trace; within an arm, by the keys.
 SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
+  -- (busy and span in whole picoseconds, b and sp: the bands compare them
+  -- exactly, and the value is their correctly rounded quotient)
   SELECT u.trace_id, t.label, 'kpi' AS kind, 'device_utilization' AS kpi, u.device, u.v AS value,
          'fraction' AS unit,
-         CASE WHEN u.v IS NULL THEN 'unavailable' WHEN u.v > 0.8 THEN 'good' WHEN u.v >= 0.5 THEN 'warning' ELSE 'bad' END AS band,
-         printf('%s %s%% of the time between %s first and last op%s',
+         CASE WHEN u.v IS NULL THEN 'unavailable' WHEN 10 * u.b > 8 * u.sp THEN 'good' WHEN 2 * u.b >= u.sp THEN 'warning'
+              ELSE 'bad' END AS band,
+         CASE WHEN u.v IS NULL THEN printf('%s: no time between its first and last op (its ops take 0 ps): no utilization', u.device)
+              ELSE printf('%s %s%% of the time between %s first and last op%s',
                 coalesce(u.device || ' busy', 'all devices busy'), profsum_format_near(100.0 * u.v, 1, 5),
                 CASE WHEN u.device IS NULL THEN 'their' ELSE 'its' END,
-                CASE WHEN u.v < 0.8 THEN ': idle gaps, look for host-bound dispatch or synchronization' ELSE '' END) AS explanation
-  FROM (SELECT trace_id, device, CASE WHEN span_duration > 0 THEN busy_duration / span_duration END AS v
-        FROM profsum_agg_device) AS u
+                CASE WHEN 5 * u.b < 4 * u.sp THEN ': idle gaps, look for host-bound dispatch or synchronization' ELSE '' END) END
+           AS explanation
+  FROM (SELECT trace_id, device, b, sp, CASE WHEN sp > 0 THEN CAST(b AS REAL) / sp END AS v
+        FROM (SELECT trace_id, device, CAST(round(busy_duration * 1e6) AS INTEGER) AS b,
+                     CAST(round(span_duration * 1e6) AS INTEGER) AS sp
+              FROM profsum_agg_device)) AS u
   JOIN profsum_trace AS t USING (trace_id)
   UNION ALL
   SELECT trace_id, label, 'kpi', 'device_utilization', NULL, v, 'fraction',
-         CASE WHEN v IS NULL THEN 'unavailable' WHEN v > 0.8 THEN 'good' WHEN v >= 0.5 THEN 'warning' ELSE 'bad' END,
-         printf('%s %s%% of the time between %s first and last op%s', 'all devices busy', profsum_format_near(100.0 * v, 1, 5), 'their',
-                CASE WHEN v < 0.8 THEN ': idle gaps, look for host-bound dispatch or synchronization' ELSE '' END)
-  FROM (SELECT d.trace_id, t.label,
-               CASE WHEN sum(d.span_duration) > 0 THEN sum(d.busy_duration) / sum(d.span_duration) END AS v
-        FROM profsum_agg_device AS d JOIN profsum_trace AS t USING (trace_id)
-        GROUP BY d.trace_id, t.label)
+         CASE WHEN v IS NULL THEN 'unavailable' WHEN 10 * b > 8 * sp THEN 'good' WHEN 2 * b >= sp THEN 'warning' ELSE 'bad' END,
+         CASE WHEN v IS NULL THEN 'no time between the devices'' first and last ops (their ops take 0 ps): no utilization'
+              ELSE printf('%s %s%% of the time between %s first and last op%s', 'all devices busy', profsum_format_near(100.0 * v, 1, 5), 'their',
+                CASE WHEN 5 * b < 4 * sp THEN ': idle gaps, look for host-bound dispatch or synchronization' ELSE '' END) END
+  FROM (SELECT trace_id, label, b, sp, CASE WHEN sp > 0 THEN CAST(b AS REAL) / sp END AS v
+        FROM (SELECT d.trace_id, t.label, sum(CAST(round(d.busy_duration * 1e6) AS INTEGER)) AS b,
+                     sum(CAST(round(d.span_duration * 1e6) AS INTEGER)) AS sp
+              FROM profsum_agg_device AS d JOIN profsum_trace AS t USING (trace_id)
+              GROUP BY d.trace_id, t.label))
   UNION ALL
   SELECT trace_id, label, 'kpi', 'kernel_duration', NULL, median_op / 1000.0, 'ms',
          CASE WHEN median_op IS NULL THEN 'unavailable' WHEN median_op > 1000 THEN 'good'
@@ -130,24 +139,32 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
         FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
         GROUP BY f.trace_id, t.label)
   UNION ALL
+  -- (low: a device under 80 %, compared in whole picoseconds)
   SELECT trace_id, label, 'pattern', 'device_idle_gaps', NULL, min(v), 'fraction',
-         CASE WHEN min(v) < 0.8 THEN 'detected' ELSE 'not_detected' END,
-         printf('lowest device utilization %s%%%s', profsum_format_near(100.0 * min(v), 1, 5),
-                CASE WHEN min(v) < 0.8 THEN ': devices wait on the host or on synchronization' ELSE '' END)
-  FROM (SELECT d.trace_id, t.label, CASE WHEN d.span_duration > 0 THEN d.busy_duration / d.span_duration END AS v
-        FROM profsum_agg_device AS d JOIN profsum_trace AS t USING (trace_id)
-        WHERE d.device IS NOT NULL)
+         CASE WHEN min(v) IS NULL THEN 'unavailable' WHEN max(low) THEN 'detected' ELSE 'not_detected' END,
+         CASE WHEN min(v) IS NULL THEN 'no device has time between its first and last op (their ops take 0 ps): no utilization'
+              ELSE printf('lowest device utilization %s%%%s', profsum_format_near(100.0 * min(v), 1, 5),
+                CASE WHEN max(low) THEN ': devices wait on the host or on synchronization' ELSE '' END) END
+  FROM (SELECT trace_id, label, CASE WHEN sp > 0 THEN CAST(b AS REAL) / sp END AS v,
+               CASE WHEN sp > 0 THEN 5 * b < 4 * sp END AS low
+        FROM (SELECT d.trace_id, t.label, CAST(round(d.busy_duration * 1e6) AS INTEGER) AS b,
+                     CAST(round(d.span_duration * 1e6) AS INTEGER) AS sp
+              FROM profsum_agg_device AS d JOIN profsum_trace AS t USING (trace_id)
+              WHERE d.device IS NOT NULL))
   GROUP BY trace_id, label
   UNION ALL
+  -- (transfer and busy time in whole picoseconds: compared exactly, the
+  -- share their correctly rounded quotient)
   SELECT trace_id, label, 'pattern', 'large_transfers', NULL,
-         CASE WHEN busy > 0 THEN transfer / busy END, 'fraction',
-         CASE WHEN coalesce(busy, 0) <= 0 THEN 'unavailable' WHEN transfer / busy > 0.10 THEN 'detected' ELSE 'not_detected' END,
+         CASE WHEN busy > 0 THEN CAST(transfer AS REAL) / busy END, 'fraction',
+         CASE WHEN coalesce(busy, 0) <= 0 THEN 'unavailable' WHEN 10 * transfer > busy THEN 'detected' ELSE 'not_detected' END,
          CASE WHEN coalesce(busy, 0) <= 0 THEN 'no device busy time in the trace'
               ELSE printf('host<->device transfer ops cover %s%% of device busy time%s',
                 profsum_format_near(100.0 * transfer / busy, 1, 5),
-                CASE WHEN transfer / busy > 0.10 THEN ': keep data on device, prefetch, overlap transfers' ELSE '' END) END
-  FROM (SELECT f.trace_id, t.label, max(CASE f.name WHEN 'transfer_duration' THEN f.value END) AS transfer,
-               max(CASE f.name WHEN 'device_busy_duration' THEN f.value END) AS busy
+                CASE WHEN 10 * transfer > busy THEN ': keep data on device, prefetch, overlap transfers' ELSE '' END) END
+  FROM (SELECT f.trace_id, t.label,
+               CAST(round(max(CASE f.name WHEN 'transfer_duration' THEN f.value END) * 1e6) AS INTEGER) AS transfer,
+               CAST(round(max(CASE f.name WHEN 'device_busy_duration' THEN f.value END) * 1e6) AS INTEGER) AS busy
         FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
         GROUP BY f.trace_id, t.label)
   UNION ALL
@@ -155,25 +172,37 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
   -- the exclusive time of all device ops: no share can be made of them
   -- the share in whole picoseconds (each op's exact sum, rounded back from
   -- its µs): an op that takes exactly half is not over 50 %, whatever the
-  -- rounding of a sum of doubles would say
+  -- rounding of a sum of doubles would say.  The top op is the first hot
+  -- op; with no hot op listed (the import option hot_op_limit 0), the op
+  -- of most exclusive time (the first by name among equals).  Device ops
+  -- that take 0 ps in all give no share: 'unavailable'.
   SELECT h.trace_id, h.label, 'pattern', 'one_op_dominating', NULL, v, 'fraction',
-         CASE WHEN v1 THEN 'unavailable' WHEN dom THEN 'detected' ELSE 'not_detected' END,
+         CASE WHEN v1 OR v IS NULL THEN 'unavailable' WHEN dom THEN 'detected' ELSE 'not_detected' END,
          CASE WHEN v1 THEN 'a v1 summary file holds only the hot ops, not the exclusive time of all '
                            || 'device ops: import the trace for this share'
+              WHEN v IS NULL THEN 'the device ops take 0 ps of exclusive time in all: no op has a share of it'
               ELSE printf('top op %s takes %s%% of device-op time%s',
                 CASE WHEN length(name) > 80 THEN substr(name, 1, 79) || '…' ELSE name END,
                 profsum_format_near(100.0 * v, 1, 5), CASE WHEN dom THEN ': optimize that op first' ELSE '' END) END
   FROM (SELECT p.*, CASE WHEN all_ps > 0 THEN top_ps / all_ps END AS v,
                coalesce(all_ps > 0 AND 2 * top_ps > all_ps, 0) AS dom
-        FROM (SELECT h.trace_id, h.label, h.name, t.summary_json IS NOT NULL AS v1,
-                     CASE WHEN t.summary_json IS NULL THEN
+        FROM (SELECT n.trace_id, n.label, n.name, n.v1,
+                     CASE WHEN NOT n.v1 THEN
                        (SELECT total(round(o.exclusive_duration * 1e6)) FROM profsum_agg_op AS o
-                        WHERE o.trace_id = h.trace_id AND o.name = h.name) END AS top_ps,
-                     CASE WHEN t.summary_json IS NULL THEN
+                        WHERE o.trace_id = n.trace_id AND o.name = n.name) END AS top_ps,
+                     CASE WHEN NOT n.v1 THEN
                        (SELECT total(round(o.exclusive_duration * 1e6)) FROM profsum_agg_op AS o
-                        WHERE o.trace_id = h.trace_id) END AS all_ps
-              FROM profsum_hot_ops AS h JOIN profsum_trace AS t USING (trace_id)
-              WHERE h.rank = 0) AS p) AS h
+                        WHERE o.trace_id = n.trace_id) END AS all_ps
+              FROM (SELECT t.trace_id, t.label, t.summary_json IS NOT NULL AS v1,
+                           coalesce((SELECT h.name FROM profsum_hot_ops AS h WHERE h.trace_id = t.trace_id AND h.rank = 0),
+                                    CASE WHEN t.summary_json IS NULL THEN
+                                      (SELECT min(o.name) FROM profsum_agg_op AS o
+                                       WHERE o.trace_id = t.trace_id
+                                         AND round(o.exclusive_duration * 1e6)
+                                             = (SELECT max(round(e.exclusive_duration * 1e6)) FROM profsum_agg_op AS e
+                                                WHERE e.trace_id = t.trace_id)) END) AS name
+                    FROM profsum_trace AS t) AS n
+              WHERE n.name IS NOT NULL) AS p) AS h
   UNION ALL
   SELECT trace_id, label, 'pattern', 'float_nesting', NULL, v, 'fraction',
          CASE WHEN v IS NULL THEN 'unavailable' WHEN v >= 0.01 THEN 'detected' ELSE 'not_detected' END,

@@ -47,11 +47,15 @@ w AS (
          (SELECT CASE WHEN max(g.st) = 1 THEN sum(g.st) ELSE count(*) END
           FROM (SELECT a.step, 1 - coalesce(a.step < p.warm, 0) AS st FROM profsum_agg_step_wall AS a
                 WHERE a.trace_id = p.trace_id GROUP BY a.step) AS g) AS n_steps,
+         -- (in whole picoseconds, added as integers: the share is their
+         -- correctly rounded quotient, so that exactly 20 % is 0.2)
          (SELECT CASE WHEN max(g.st) = 1
                       THEN CASE WHEN sum(CASE WHEN g.st = 1 THEN g.wall END) > 0
-                                THEN sum(CASE WHEN g.st = 1 THEN g.idle END) / sum(CASE WHEN g.st = 1 THEN g.wall END) END
-                      ELSE CASE WHEN sum(g.wall) > 0 THEN sum(g.idle) / sum(g.wall) END END
-          FROM (SELECT 1 - coalesce(a.step < p.warm, 0) AS st, sum(a.wall_us) AS wall, sum(a.idle_us) AS idle
+                                THEN CAST(sum(CASE WHEN g.st = 1 THEN g.idle END) AS REAL)
+                                     / sum(CASE WHEN g.st = 1 THEN g.wall END) END
+                      ELSE CASE WHEN sum(g.wall) > 0 THEN CAST(sum(g.idle) AS REAL) / sum(g.wall) END END
+          FROM (SELECT 1 - coalesce(a.step < p.warm, 0) AS st, sum(CAST(round(a.wall_us * 1e6) AS INTEGER)) AS wall,
+                       sum(CAST(round(a.idle_us * 1e6) AS INTEGER)) AS idle
                 FROM profsum_agg_step_wall AS a WHERE a.trace_id = p.trace_id
                 GROUP BY a.step, a.device) AS g) AS v
   FROM p
