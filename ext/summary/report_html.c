@@ -392,20 +392,24 @@ static void secWall(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_in
       for(k=0; k<4; k++){
         double v = sqlite3_column_double(p, 3+k), w = 880.0*v/wall;
         profsumStrAppendPy(s, "<rect x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"30\" fill=\"%s\">"
-                           "<title>%s %.3f µs</title></rect>\n", x, w, azColor[k], azPart[k], v);
+                           "<title>%s %.3f µs</title></rect>\n", x, w, azColor[k], azPart[k], v/1e6);
         profsumStrAppendPy(s, "<rect x=\"%d\" y=\"42\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-                           "<text x=\"%d\" y=\"53\" font-size=\"12\">%s %.1f%%</text>\n",
-                           10+k*210, azColor[k], 26+k*210, azPart[k], 100.0*v/wall);
+                           "<text x=\"%d\" y=\"53\" font-size=\"12\">%s ",
+                           10+k*210, azColor[k], 26+k*210, azPart[k]);
+        profsumStrAppendNear(s, 100.0*v/wall, 1, 5);
+        sqlite3_str_appendall(s, "%</text>\n");
         x += w;
       }
       sqlite3_str_appendall(s, "</svg>\n<table><tr><th>part</th><th>µs over these steps</th><th>share</th></tr>\n");
       for(k=0; k<4; k++){
         double v = sqlite3_column_double(p, 3+k);
-        profsumStrAppendPy(s, "<tr><td>%s</td><td class=\"num\">%.3f</td><td class=\"num\">%.2f%%</td></tr>\n",
-                           azPart[k], v, 100.0*v/wall);
+        profsumStrAppendPy(s, "<tr><td>%s</td><td class=\"num\">%.3f</td><td class=\"num\">",
+                           azPart[k], v/1e6);
+        profsumStrAppendNear(s, 100.0*v/wall, 2, 5);
+        sqlite3_str_appendall(s, "%</td></tr>\n");
       }
       profsumStrAppendPy(s, "<tr><td>wall</td><td class=\"num\">%.3f</td><td class=\"num\">100.00%%</td></tr>"
-                         "</table>\n", wall);
+                         "</table>\n", wall/1e6);
     }
     sqlite3_finalize(p);
   }
@@ -596,7 +600,10 @@ static void secKpis(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_in
       sqlite3_str_appendall(s, "</td><td>");
       esc(s, sqlite3_column_type(p, 2)==SQLITE_NULL ? "all" : (const char*)sqlite3_column_text(p, 2));
       if( sqlite3_column_type(p, 3)==SQLITE_NULL ) sqlite3_str_appendall(s, "</td><td>n/a");
-      else profsumStrAppendPy(s, "</td><td>%.4g", sqlite3_column_double(p, 3));
+      else{
+        sqlite3_str_appendall(s, "</td><td>");
+        profsumKpiValue(s, sqlite3_column_double(p, 3), (const char*)sqlite3_column_text(p, 4));
+      }
       sqlite3_str_appendall(s, "</td><td>");
       esc(s, (const char*)sqlite3_column_text(p, 4));
       sqlite3_str_appendall(s, "</td><td class=\"");
@@ -616,7 +623,8 @@ static void secKpis(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_in
 /* The reference tool's candidates, with evidence and suggestions, and a
 ** note where a rule's words disagree with the numbers (its fallback calls
 ** the shares balanced whatever they are; an op is "outsized" far below
-** profsum's 50 %: topOp, the one_op_dominating value, or < 0). */
+** profsum's 50 %: topOp, the one_op_dominating value when that pattern is
+** not detected, or < 0). */
 static void secCandidates(sqlite3_str *s, const JNode *d, double topOp){
   static const char *azCat[5] = {"compute","communication","host","stall","other"};
   const JNode *ca = jGet(d, "optimization_candidates"), *tb = jGet(d, "time_breakdown");
@@ -650,9 +658,10 @@ static void secCandidates(sqlite3_str *s, const JNode *d, double topOp){
         sqlite3_str_appendall(s, "% of the breakdown total; profsum calls a category dominant from 50%)</em>");
       }
     }
-    if( topOp>=0 && topOp<0.5 && strcmp(jtext(c, "candidate_id"), "single-hot-op")==0 ){
-      profsumStrAppendPy(s, " <em>(profsum: the top op takes %.1f%% of device-op time; profsum calls an "
-                         "op dominant from 50%%)</em>", 100.0*topOp);
+    if( topOp>=0 && strcmp(jtext(c, "candidate_id"), "single-hot-op")==0 ){
+      sqlite3_str_appendall(s, " <em>(profsum: the top op takes ");
+      profsumStrAppendNear(s, 100.0*topOp, 1, 5.0);
+      sqlite3_str_appendall(s, "% of device-op time; profsum calls an op dominant only over 50%)</em>");
     }
     sqlite3_str_appendall(s, "<ul>");
     for(k=0; ev && k<ev->nChild; k++){
@@ -842,7 +851,7 @@ static char *buildHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const
   {
     double topOp = -1;
     if( (p = prepIn(db, "SELECT value FROM \"%w\".profsum_kpis WHERE trace_id=?1 AND kpi='one_op_dominating' "
-                        "AND value IS NOT NULL", zSchema, e))!=0 ){
+                        "AND value IS NOT NULL AND band='not_detected'", zSchema, e))!=0 ){
       sqlite3_bind_int64(p, 1, id);
       if( stepIn(db, p, e)==SQLITE_ROW ) topOp = sqlite3_column_double(p, 0);
       sqlite3_finalize(p); p = 0;

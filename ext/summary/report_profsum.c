@@ -104,7 +104,7 @@ typedef struct RpWallSplit { sqlite3_str *s; double med; } RpWallSplit;
 static int rpWallSplitRow(sqlite3_stmt *p, void *pArg){
   static const char *azPart[4] = {"Compute", "Collective", "Transfer", "Idle"};
   sqlite3_str *s = ((RpWallSplit*)pArg)->s;
-  double wall = sqlite3_column_double(p, 2);
+  double wall = sqlite3_column_double(p, 2);   /* ps, as the parts */
   int k;
   sqlite3_str_appendf(s, "- Steps split: `%lld` %s steps on `%lld` device(s), each instant counted once "
                       "(collective over transfer over compute; idle: no device op runs)\n",
@@ -115,10 +115,12 @@ static int rpWallSplitRow(sqlite3_stmt *p, void *pArg){
   for(k=0; k<4; k++){
     double v = sqlite3_column_double(p, 3+k);
     sqlite3_str_appendf(s, "| %s | ", azPart[k]);
-    profsumStrAppendPy(s, "%.3f | ", v);
-    profsumStrAppendPy(s, "%.2f%% |\n", wall>0 ? 100.0*v/wall : 0.0);
+    profsumStrAppendPy(s, "%.3f | ", v/1e6);
+    /* as the KPIs and the advice write shares: never as a threshold it is not */
+    profsumStrAppendNear(s, wall>0 ? 100.0*v/wall : 0.0, 2, 5);
+    sqlite3_str_appendall(s, "% |\n");
   }
-  profsumStrAppendPy(s, "| Wall | %.3f | 100.00%% |\n\n", wall);
+  profsumStrAppendPy(s, "| Wall | %.3f | 100.00%% |\n\n", wall/1e6);
   return SQLITE_OK;
 }
 
@@ -222,7 +224,8 @@ static int rpAdvice(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_
 
 /* A row callback of rpEach: a row of profsum_candidates (candidate_id,
 ** title, rationale, the breakdown's category above half with its share,
-** the one_op_dominating KPI, the communication share) as a bullet of the
+** the one_op_dominating KPI's value when the pattern is not detected, the
+** communication share) as a bullet of the
 ** sqlite3_str pArg, with a note where the reference's rule text disagrees
 ** with the numbers. */
 static int rpCandidateRow(sqlite3_stmt *p, void *pArg){
@@ -247,10 +250,11 @@ static int rpCandidateRow(sqlite3_stmt *p, void *pArg){
     profsumStrAppendNear(s, 100.0*sqlite3_column_double(p, 5), 1, 5.0);
     sqlite3_str_appendall(s, "% of the breakdown total; profsum calls a category dominant from 50%)");
   }
-  if( zId && strcmp(zId, "single-hot-op")==0 && sqlite3_column_type(p, 4)!=SQLITE_NULL
-   && sqlite3_column_double(p, 4)<0.5 ){
-    profsumStrAppendPy(s, " (the top op takes %.1f%% of device-op time; profsum calls an op dominant "
-                       "from 50%%)", 100.0*sqlite3_column_double(p, 4));
+  if( zId && strcmp(zId, "single-hot-op")==0 && sqlite3_column_type(p, 4)!=SQLITE_NULL ){
+    /* column 4: the share when the one_op_dominating pattern is not detected */
+    sqlite3_str_appendall(s, " (the top op takes ");
+    profsumStrAppendNear(s, 100.0*sqlite3_column_double(p, 4), 1, 5.0);
+    sqlite3_str_appendall(s, "% of device-op time; profsum calls an op dominant only over 50%)");
   }
   sqlite3_str_appendall(s, "\n");
   return SQLITE_OK;
@@ -267,7 +271,8 @@ static int rpCandidates(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqli
       "SELECT c.candidate_id, c.title, c.rationale, "
       "(SELECT category || ' ' || printf('%%.1f%%%%', 100.0 * share_of_total) FROM \"%w\".profsum_breakdown AS b "
       " WHERE b.trace_id=?1 AND b.is_summary_mode AND b.share_of_total > 0.5), "
-      "(SELECT value FROM \"%w\".profsum_kpis WHERE trace_id=?1 AND kpi='one_op_dominating'), "
+      "(SELECT value FROM \"%w\".profsum_kpis WHERE trace_id=?1 AND kpi='one_op_dominating' "
+      " AND band='not_detected'), "
       "(SELECT share_of_total FROM \"%w\".profsum_breakdown AS b WHERE b.trace_id=?1 AND b.is_summary_mode "
       " AND b.category='communication') "
       "FROM \"%w\".profsum_candidates AS c WHERE c.trace_id=?1 ORDER BY c.rank", rpCandidateRow, s, 0, pzErr);

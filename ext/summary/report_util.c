@@ -94,13 +94,22 @@ int profsumKpiTableMd(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite
     for(c=0; c<7; c++){
       sqlite3_str_appendall(s, "| ");
       if( c==3 && sqlite3_column_type(p, 3)==SQLITE_NULL ) sqlite3_str_appendall(s, "n/a");
-      else if( c==3 ) profsumStrAppendPy(s, "%.4g", sqlite3_column_double(p, 3));
+      else if( c==3 ) profsumKpiValue(s, sqlite3_column_double(p, 3), azCol[4]);
       else profsumMdEsc(s, c==2 && azCol[2]==0 ? "all" : azCol[c], -1);
       sqlite3_str_appendall(s, " ");
     }
     sqlite3_str_appendall(s, "|\n");
   }
   return profsumFinishRows(db, p, rc, pzErr);
+}
+
+/* See report_util.h. */
+void profsumKpiValue(sqlite3_str *s, double v, const char *zUnit){
+  double step = 0.0;
+  if( zUnit && strcmp(zUnit, "fraction")==0 ) step = 0.01;
+  else if( zUnit && strcmp(zUnit, "ms")==0 ) step = 0.1;
+  else if( zUnit && strcmp(zUnit, "s")==0 ) step = 1.0;
+  profsumStrAppendNearG(s, v, 4, step);
 }
 
 /* See report_util.h. */
@@ -123,8 +132,9 @@ void profsumAdviceStake(sqlite3_str *s, sqlite3_stmt *p, int iShare, const char 
 const char profsumSqlStepWallSplit[] =
   "WITH w AS (SELECT * FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
   "k AS (SELECT min(is_warmup) AS only FROM w) "
-  "SELECT count(DISTINCT step), count(DISTINCT device), sum(wall_us), sum(compute_us), "
-  "sum(collective_us), sum(transfer_us), sum(idle_us), max(k.only) "
+  "SELECT count(DISTINCT step), count(DISTINCT device), sum(CAST(round(wall_us * 1e6) AS INTEGER)), "
+  "sum(CAST(round(compute_us * 1e6) AS INTEGER)), sum(CAST(round(collective_us * 1e6) AS INTEGER)), "
+  "sum(CAST(round(transfer_us * 1e6) AS INTEGER)), sum(CAST(round(idle_us * 1e6) AS INTEGER)), max(k.only) "
   "FROM w, k WHERE w.is_warmup = k.only";
 
 /* See report_util.h. */

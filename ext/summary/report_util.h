@@ -29,6 +29,13 @@ double profsumMaxPct(const char *z);
 ** set (sqlite3_malloc'd) unless it is SQLITE_NOMEM. */
 int profsumKpiTableMd(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr);
 
+/* Append a profsum_kpis value v of unit zUnit (0: none) as the KPI tables
+** write it: four significant digits, and more where that text would read
+** as a multiple of a band's threshold (0.01 for a fraction, 0.1 ms, 1 s)
+** that v is not (profsumStrAppendNearG): 0.20004 is "0.20004", not
+** "0.2". */
+void profsumKpiValue(sqlite3_str *s, double v, const char *zUnit);
+
 /* Append what a profsum_advice row p puts at stake, from its columns
 ** share_of_step (iShare) and time_at_stake_us (iShare+1), each left out
 ** when null: zSep "at stake: S% of step wall time, T zUnit" (or zSep
@@ -42,7 +49,10 @@ void profsumAdviceStake(sqlite3_str *s, sqlite3_stmt *p, int iShare, const char 
 ** profsumSqlStepWallSplit: one row over the steady steps of
 **   profsum_step_wall (all steps when every one is a warmup step): steps,
 **   devices, then the sums of wall, compute, collective, transfer and idle
-**   time (us), and 1 when the steps are warmup steps.  One %w.
+**   time in whole picoseconds (each row's time rounded to ps, then added
+**   as integers, so that a share computed from them is exact up to its
+**   last rounding, as the host_wait KPI's), and 1 when the steps are
+**   warmup steps.  One %w.
 ** profsumSqlStepWallMedian: the median of the wall time (us) of the same
 **   (step, device) rows (of an even count, the mean of the two middle
 **   values, as the step-time medians beside it); NULL when there is none.
