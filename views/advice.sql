@@ -1,12 +1,15 @@
--- profsum_advice: profsum's own advice, one row per problem found, most time
--- at stake first.  Every KPI of profsum_kpis in band 'bad' and every pattern
+-- profsum_advice: profsum's own advice, one row per problem found, the rows
+-- with a share of the steps' wall time first, by that share, then the others
+-- by time at stake.  Every KPI of profsum_kpis in band 'bad' and every pattern
 -- 'detected' gives a row (several KPIs may feed one advice_id; the row names
--- the first), and so do xprof's smart-suggestion thresholds where the trace
--- has the numbers: idle > 10 % of step time (host_wait), collectives >= 30 %
--- (collective_bound), transfers >= 30 % (large_transfers), compute (FLOP)
--- utilization > 70 % with HBM < 50 % (compute_bound) and HBM > 70 % with
--- compute < 50 % (memory_bound), both over the devices' busy time of the
--- capture (profsum_agg_xla_util, the devices whose peaks are known).  KPI -> advice_id: kernel_duration and
+-- the pattern when it is detected, else the KPI: kernel_duration,
+-- device_utilization), and so do xprof's smart-suggestion thresholds where the
+-- trace has the numbers: idle > 10 % of step time (host_wait), collectives
+-- >= 30 % (collective_bound), transfers >= 30 % (large_transfers), compared in
+-- whole picoseconds, compute (FLOP) utilization > 70 % with HBM < 50 %
+-- (compute_bound) and HBM > 70 % with compute < 50 % (memory_bound), both over
+-- the devices' busy time of the capture, both from the same devices: those
+-- whose FLOPs, bytes and both peaks are known (profsum_agg_xla_util).  KPI -> advice_id: kernel_duration and
 -- many_small_kernels -> many_small_kernels; device_utilization and
 -- device_idle_gaps -> device_idle_gaps; memory_bandwidth (low use: bad)
 -- -> low_memory_bandwidth;

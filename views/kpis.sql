@@ -2,7 +2,8 @@
 -- band (good / warning / bad) and a one-line explanation, plus patterns to
 -- look for (detected / not_detected).  Per device where it applies
 -- (device not NULL).  Bands:
---   device_utilization  busy union / span of device ops: good > 80 %, warning 50-80 %, bad < 50 %
+--   device_utilization  busy union / span of device ops: good > 80 %, warning 50-80 %, bad < 50 %;
+--                       'unavailable' (value NULL) for a device whose ops take 0 ps in all
 --   kernel_duration     median device-op duration: good > 1 ms, warning 0.1-1 ms, bad < 0.1 ms
 --   host_overhead       host share of the per-track breakdown: good < 10 %, warning 10-20 %, bad > 20 %
 --   compilation_time    Σ host events named *compile*: good < 2 s, warning 2-10 s, bad > 10 s
@@ -12,21 +13,26 @@
 --   PyTorch/Kineto trace) has no XLA naming to measure host or compile time by: those
 --   KPIs and the device patterns are 'unavailable' with value NULL, never a 'good' 0.
 --   patterns: many_small_kernels (>= 50 % of device ops under 0.1 ms), device_idle_gaps
---   (a device under 80 % utilization), large_transfers (per device, the union of its
---   transfer-named ops > 10 % of device busy time), one_op_dominating (top hot op
---   > 50 % of device-op time: the exclusive time of all device ops, compared in whole
---   picoseconds, so that two ops of equal time are not over 50 %; 'unavailable' for a
---   trace imported from a v1 summary file, which holds only the hot ops),
+--   (a device under 80 % utilization; 'unavailable' when no device has time between its
+--   first and last op), large_transfers (trace-wide: Σ over devices of the union of each
+--   device's transfer-named ops > 10 % of Σ device busy time), one_op_dominating (top hot op,
+--   or with no hot op listed (hot_op_limit 0) the op of most exclusive time, > 50 % of
+--   device-op time: the exclusive time of all device ops, compared in whole picoseconds, so
+--   that two ops of equal time are not over 50 %; 'unavailable' for a trace imported from a
+--   v1 summary file, which holds only the hot ops, and when the device ops take 0 ps),
 --   float_nesting (the summary decides order and nesting in the timestamps' doubles, as the
 --   reference tool does; where that nests events otherwise than their exact times, as with
 --   epoch-microsecond timestamps, the per-track breakdown's categories differ from those on
 --   exact times: value = Σ over the five categories of |summary − exact| / exact total,
 --   detected from 1 %; 'unavailable' for traces imported by a profsum without the check; no
 --   row for a trace imported from a v1 summary file, which has no events).
+--   device_utilization, device_idle_gaps and large_transfers compare whole picoseconds (each
+--   µs figure rounded back to ps, cross-multiplied as integers), so a value exactly on a
+--   threshold gets the band above; their values are the correctly rounded quotients.
 --   Figures in the explanations have one decimal (percent) or three (ms, s), and more
 --   when that would read as a multiple of 5 % (0.1 ms, 1 s) the value is not: 20.026 %
 --   is '20.03%', so a value past a band's threshold never reads as the threshold
---   (profsum_format_near).
+--   (profsum_format_near; one ulp past it has up to 17 significant digits).
 --   Rows of profsum_kpis_xla (device limits), profsum_kpis_mem (memory, kernels) and
 --   profsum_kpis_wall (step wall time) are added as they are.
 -- Requires: profsum_trace, profsum_agg_device, profsum_agg_fact, profsum_breakdown, profsum_hot_ops,
