@@ -191,6 +191,23 @@ class ZeroTimeOps(Base):
             self.assertNotRegex(expl, r"(^|[^0-9.])%", expl)
 
 
+    def test_missing_facts_are_unavailable(self):
+        # a database whose trace lacks a fact the KPI is made from
+        tid = self.load("facts.json", tpu([("0", 0, 1000)], [("fusion.1", 0, 600), ("MemcpyH2D.1", 600, 100)]))
+        self.db.execute("DELETE FROM profsum_agg_fact WHERE trace_id=? AND name IN "
+                        "('compile_duration', 'n_small_ops', 'transfer_duration')", (tid,))
+        rows = self.db.execute("SELECT kpi, value, band, explanation FROM profsum_kpis WHERE trace_id=? AND kpi IN "
+                               "('compilation_time', 'many_small_kernels', 'large_transfers')", (tid,)).fetchall()
+        self.assertEqual(rows, [
+            ("compilation_time", None, "unavailable",
+             "no compile time stored for this trace (imported by an older profsum): re-import it"),
+            ("many_small_kernels", None, "unavailable",
+             "no count of small ops stored for this trace (imported by an older profsum): re-import it"),
+            ("large_transfers", None, "unavailable",
+             "no transfer time stored for this trace (imported by an older profsum): re-import it"),
+        ])
+
+
 class FormatNear(Base):
     def test_decimals_of_a_multiple_of_a_fractional_step(self):
         q = "SELECT profsum_format_near(?, 3, 0.1)"

@@ -116,8 +116,10 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
         WHERE b.mode = 'exclusive_per_track' AND b.category = 'host')
   UNION ALL
   SELECT trace_id, label, 'kpi', 'compilation_time', NULL, CASE WHEN n_ops > 0 THEN compile / 1e6 END, 's',
-         CASE WHEN coalesce(n_ops, 0) <= 0 THEN 'unavailable' WHEN compile < 2e6 THEN 'good' WHEN compile <= 10e6 THEN 'warning' ELSE 'bad' END,
+         CASE WHEN coalesce(n_ops, 0) <= 0 OR compile IS NULL THEN 'unavailable' WHEN compile < 2e6 THEN 'good'
+              WHEN compile <= 10e6 THEN 'warning' ELSE 'bad' END,
          CASE WHEN coalesce(n_ops, 0) <= 0 THEN 'no device ops in the trace (not an XLA trace): compile events are not told apart'
+              WHEN compile IS NULL THEN 'no compile time stored for this trace (imported by an older profsum): re-import it'
               ELSE printf('%s s in host events named *compile* within the profile%s', profsum_format_near(compile / 1e6, 3, 1),
                 CASE WHEN compile >= 2e6 THEN ': recompilation inside the profiled steps; check for changing shapes or static args' ELSE '' END) END
   FROM (SELECT f.trace_id, t.label, max(CASE f.name WHEN 'n_ops' THEN f.value END) AS n_ops,
@@ -136,8 +138,10 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
   UNION ALL
   SELECT trace_id, label, 'pattern', 'many_small_kernels', NULL,
          CASE WHEN n_ops > 0 THEN n_small / n_ops END, 'fraction',
-         CASE WHEN coalesce(n_ops, 0) <= 0 THEN 'unavailable' WHEN n_small / n_ops >= 0.5 THEN 'detected' ELSE 'not_detected' END,
+         CASE WHEN coalesce(n_ops, 0) <= 0 OR n_small IS NULL THEN 'unavailable' WHEN n_small / n_ops >= 0.5 THEN 'detected'
+              ELSE 'not_detected' END,
          CASE WHEN coalesce(n_ops, 0) <= 0 THEN 'no device ops in the trace'
+              WHEN n_small IS NULL THEN 'no count of small ops stored for this trace (imported by an older profsum): re-import it'
               ELSE printf('%s%% of device ops are shorter than 0.1 ms%s', profsum_format_near(100.0 * n_small / n_ops, 1, 5),
                 CASE WHEN n_small / n_ops >= 0.5 THEN ': poor fusion' ELSE '' END) END
   FROM (SELECT f.trace_id, t.label, max(CASE f.name WHEN 'n_ops' THEN f.value END) AS n_ops,
@@ -163,8 +167,10 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
   -- share their correctly rounded quotient)
   SELECT trace_id, label, 'pattern', 'large_transfers', NULL,
          CASE WHEN busy > 0 THEN CAST(transfer AS REAL) / busy END, 'fraction',
-         CASE WHEN coalesce(busy, 0) <= 0 THEN 'unavailable' WHEN 10 * transfer > busy THEN 'detected' ELSE 'not_detected' END,
+         CASE WHEN coalesce(busy, 0) <= 0 OR transfer IS NULL THEN 'unavailable' WHEN 10 * transfer > busy THEN 'detected'
+              ELSE 'not_detected' END,
          CASE WHEN coalesce(busy, 0) <= 0 THEN 'no device busy time in the trace'
+              WHEN transfer IS NULL THEN 'no transfer time stored for this trace (imported by an older profsum): re-import it'
               ELSE printf('host<->device transfer ops cover %s%% of device busy time%s',
                 profsum_format_near(100.0 * transfer / busy, 1, 5),
                 CASE WHEN 10 * transfer > busy THEN ': keep data on device, prefetch, overlap transfers' ELSE '' END) END
