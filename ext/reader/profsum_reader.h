@@ -478,8 +478,10 @@ void profsumTrackFree(ProfsumTrackInfo *p);
 ** string ph in file order (Event: SQLITE_OK, or an error code with
 ** profsumTrackDiagErr set), then Finish once (the pairing diagnostics and
 ** the end-of-file ones; SQLITE_OK, or SQLITE_NOMEM / SQLITE_INTERRUPT
-** with the error set); Free in every case.  Memory: one ProfsumTrackRec
-** per B or E event until Free. */
+** with the error set); Free in every case.  Memory: the B and E events
+** in a compact log per track until Finish (belog.h: about 8 bytes an
+** event in ordinary traces), and while Finish pairs a track whose events
+** did not come in (ts, file) order, 40 bytes per event of that track. */
 typedef struct ProfsumTrackDiag ProfsumTrackDiag;
 int profsumTrackDiagOpen(const char *zFunc, const char *zPath, ProfsumDiagFn xDiag,
                          void *pDiagCtx, ProfsumTrackDiag **pp);

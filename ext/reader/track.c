@@ -41,12 +41,19 @@
 ** slices.  All of it in blocks (the records, the stacks) or sorted runs
 ** merged in order (the orderings): no allocation grows with the trace, so
 ** SQLite's limit per allocation (under 2 GiB) bounds nothing.
+** An import's own pass (ProfsumTrackDiag) keeps no record: its B/E events
+** go to a compact log per track (belog.c, 5 to 12 bytes an event in
+** ordinary traces), paired at the end track by track (pairLog): a track
+** whose events came in (ts, file) order is read as it is, another is
+** sorted alone (40 bytes per event of that track, while it is paired).
 **
 ** Interrupts: the reads ask the calling thread's stop check (gz.c); the
-** orderings ask it between the sorts of their runs (profsumStopAsk).
+** orderings ask it between the sorts of their runs (profsumStopAsk), and
+** pairLog every 2^20 events it reads in place.
 */
 #include "profsum_int.h"
 #include "profsum_reader.h"
+#include "belog.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -392,6 +399,8 @@ static void runsFree(Runs *r){
 
 typedef struct Analyze {
   ProfsumTrackInfo *pInfo;
+  ProfsumBeLog *pBe;         /* an import's pass (ProfsumTrackDiag): its B and
+                             ** E events go to this log, not to records */
   int64_t nAlloc;            /* records the blocks hold */
   int64_t nBlkSlot;          /* entries of pInfo->apRec */
   TrackSet tracks;
@@ -499,16 +508,32 @@ static int cmpNest(const void *pa, const void *pb){
   return a->idx<b->idx ? -1 : (a->idx>b->idx);
 }
 
-/* Emit a track diagnostic. */
+/* Emit a track diagnostic of the event at entry idx, byte offset iOffset
+** (nothing without a->xDiag). */
+static void trackDiagV(Analyze *a, int64_t idx, int64_t iOffset, const char *zKind,
+                       const char *zFmt, va_list ap){
+  char z[200];
+  if( a->xDiag==0 ) return;
+  sqlite3_vsnprintf((int)sizeof(z), z, zFmt, ap);
+  a->xDiag(a->pDiagCtx, idx, iOffset, zKind, z);
+}
+
+/* Emit a track diagnostic of the event at entry idx, byte offset iOffset. */
+static void trackDiagAt(Analyze *a, int64_t idx, int64_t iOffset, const char *zKind,
+                        const char *zFmt, ...){
+  va_list ap;
+  va_start(ap, zFmt);
+  trackDiagV(a, idx, iOffset, zKind, zFmt, ap);
+  va_end(ap);
+}
+
+/* Emit a track diagnostic of record r. */
 static void trackDiag(Analyze *a, const ProfsumTrackRec *r, const char *zKind,
                       const char *zFmt, ...){
   va_list ap;
-  char z[200];
-  if( a->xDiag==0 ) return;
   va_start(ap, zFmt);
-  sqlite3_vsnprintf((int)sizeof(z), z, zFmt, ap);
+  trackDiagV(a, r->idx, r->iOffset, zKind, zFmt, ap);
   va_end(ap);
-  a->xDiag(a->pDiagCtx, r->idx, r->iOffset, zKind, z);
 }
 
 /* One ordered pass over some of the records: the runs that order them and
@@ -563,6 +588,51 @@ static void setPerm(void *pEl, ProfsumTrackRec *r){ ((PermEnt*)pEl)->r = r; }
 /* xPick of B/E pairing: the B and E records. */
 static int isBE(ProfsumTrackRec *r){ return r->ph!='X'; }
 
+/* The diagnostics of the B/E pairing, in one place for both pairings
+** (pairBE over the records, pairLog over an import's log).  An open B
+** left at the end of its track: */
+static void pairOpenLeft(Analyze *a, int64_t idx, int64_t iOffset){
+  trackDiagAt(a, idx, iOffset, "unmatched_begin", "B event has no matching E on its track; dur is NULL");
+}
+
+/* An E with no B open on its track. */
+static void pairNoOpen(Analyze *a, int64_t idx, int64_t iOffset){
+  trackDiagAt(a, idx, iOffset, "unmatched_end", "E event with no open B on its track");
+}
+
+/* The B b closed by the E e (e after b in the pairing's (ts, idx) order
+** on b's track): a slice too long (time_out_of_range of b) and names that
+** differ (mismatched_end of e) are reported.  Returns b's duration in ps,
+** -1 when it passes INT64_MAX. */
+static int64_t pairClose(Analyze *a, const ProfsumBeEv *b, const ProfsumBeEv *e){
+  /* e->ts >= b->ts (sorted); the unsigned difference is exact even when
+  ** the signed one would overflow (|ts| < 10^38 each). */
+  unsigned __int128 span = (unsigned __int128)e->ts - (unsigned __int128)b->ts;
+  int64_t dur = span<=(unsigned __int128)INT64_MAX ? (int64_t)span : -1;
+  if( span>(unsigned __int128)PROFSUM_TRK_MAXDUR ){
+    trackDiagAt(a, b->idx, b->iOffset, "time_out_of_range",
+                "B/E slice longer than 2^61 ps (about 26 days)%s; on no track",
+                dur<0 ? ", dur is NULL" : "");
+  }
+  if( e->nameHash && b->nameHash && e->nameHash!=b->nameHash ){
+    trackDiagAt(a, e->idx, e->iOffset, "mismatched_end",
+                "E event's name differs from the B it closes (entry %lld)", (long long)b->idx);
+  }
+  return dur;
+}
+
+/* What the pairing reads of record r (a B or E). */
+static ProfsumBeEv recBe(const ProfsumTrackRec *r){
+  ProfsumBeEv e;
+  memset(&e, 0, sizeof(e));
+  e.ts = r->ts;
+  e.idx = r->idx;
+  e.iOffset = r->iOffset;
+  e.nameHash = r->nameHash;
+  e.ph = r->ph;
+  return e;
+}
+
 /* Pair B and E records.  Returns SQLITE_OK, or SQLITE_NOMEM /
 ** SQLITE_INTERRUPT with the pass's error set. */
 static int pairBE(Analyze *a){
@@ -578,7 +648,7 @@ static int pairBE(Analyze *a){
       /* Track changed: whatever is still open is unmatched. */
       while( k->n>0 ){
         ProfsumTrackRec *b = *(ProfsumTrackRec**)stkAt(k, --k->n);
-        trackDiag(a, b, "unmatched_begin", "B event has no matching E on its track; dur is NULL");
+        pairOpenLeft(a, b->idx, b->iOffset);
       }
     }
     if( r==0 ) break;
@@ -587,25 +657,93 @@ static int pairBE(Analyze *a){
       if( pp==0 ){ rc = SQLITE_NOMEM; break; }
       *pp = r;
     }else if( k->n==0 ){
-      trackDiag(a, r, "unmatched_end", "E event with no open B on its track");
+      pairNoOpen(a, r->idx, r->iOffset);
     }else{
       ProfsumTrackRec *b = *(ProfsumTrackRec**)stkAt(k, --k->n);
+      ProfsumBeEv eb = recBe(b), ee = recBe(r);
       r->beginIdx = b->idx;
-      /* r->ts >= b->ts (sorted); the unsigned difference is exact even
-      ** when the signed one would overflow (|ts| < 10^38 each). */
-      unsigned __int128 span = (unsigned __int128)r->ts - (unsigned __int128)b->ts;
-      b->dur = span<=(unsigned __int128)INT64_MAX ? (int64_t)span : -1;
-      if( span>(unsigned __int128)PROFSUM_TRK_MAXDUR ){
-        trackDiag(a, b, "time_out_of_range", "B/E slice longer than 2^61 ps (about 26 days)%s; on no track",
-                  b->dur<0 ? ", dur is NULL" : "");
-      }
-      if( r->nameHash && b->nameHash && r->nameHash!=b->nameHash ){
-        trackDiag(a, r, "mismatched_end", "E event's name differs from the B it closes (entry %lld)",
-                  (long long)b->idx);
-      }
+      b->dur = pairClose(a, &eb, &ee);
     }
   }
   return sweepEnd(a, &s, rc, "B/E events");
+}
+
+/* The pairing order of one track's events (ProfsumBeEv): ts, then file
+** order (cmpPair within a track). */
+static int cmpBeEv(const void *pa, const void *pb){
+  const ProfsumBeEv *a = (const ProfsumBeEv*)pa, *b = (const ProfsumBeEv*)pb;
+  if( a->ts!=b->ts ) return a->ts<b->ts ? -1 : 1;
+  return a->idx<b->idx ? -1 : (a->idx>b->idx);
+}
+
+/* One event of a log's track in the pairing's order: a B is opened (pushed
+** on k, a stack of ProfsumBeEv), an E closes the B opened last, as in
+** pairBE.  SQLITE_OK or SQLITE_NOMEM. */
+static int pairLogStep(Analyze *a, Stk *k, const ProfsumBeEv *ev){
+  if( ev->ph=='B' ){
+    ProfsumBeEv *p = stkPush(k);
+    if( p==0 ) return SQLITE_NOMEM;
+    *p = *ev;
+  }else if( k->n==0 ){
+    pairNoOpen(a, ev->idx, ev->iOffset);
+  }else{
+    k->n--;
+    (void)pairClose(a, (const ProfsumBeEv*)stkAt(k, k->n), ev);
+  }
+  return SQLITE_OK;
+}
+
+/* Pair the B and E events of an import's log (a->pBe) as pairBE pairs
+** records: track by track in track order, each track's events in (ts,
+** idx) order, its B still open at its end reported last (the one opened
+** last first), so the diagnostics and their order are pairBE's.  A track
+** whose events came in that order is read as it is (memory: the stack of
+** its open B, 40 bytes each); another is ordered first (sorted runs of
+** its events, 40 bytes each).  Each track's events are freed once paired.
+** Returns SQLITE_OK, or SQLITE_NOMEM / SQLITE_INTERRUPT with the pass's
+** error set. */
+static int pairLog(Analyze *a){
+  ProfsumBeLog *L = a->pBe;
+  int64_t trk, nTrk = profsumBeLogTracks(L), nRead = 0;
+  Stk k;
+  int rc = SQLITE_OK;
+  memset(&k, 0, sizeof(k));
+  k.szEl = sizeof(ProfsumBeEv);
+  for(trk=0; trk<nTrk; trk++){
+    int64_t n = profsumBeLogCount(L, trk);
+    ProfsumBeCursor c;
+    ProfsumBeEv ev;
+    if( n==0 ) continue;
+    profsumBeLogFirst(L, trk, &c);
+    if( profsumBeLogInOrder(L, trk) ){
+      while( rc==SQLITE_OK && profsumBeLogNext(&c, &ev) ){
+        rc = pairLogStep(a, &k, &ev);
+        if( rc==SQLITE_OK && (++nRead & 0xfffff)==0 && profsumStopAsk() ) rc = SQLITE_INTERRUPT;
+      }
+    }else{
+      Runs r;
+      void *pEl;
+      rc = runsInit(&r, sizeof(ProfsumBeEv), cmpBeEv, n);
+      while( rc==SQLITE_OK && profsumBeLogNext(&c, &ev) ){
+        ProfsumBeEv *p = runsSlot(&r);
+        if( p==0 ) rc = SQLITE_NOMEM; else *p = ev;
+      }
+      if( rc==SQLITE_OK ) rc = runsSort(&r);
+      while( rc==SQLITE_OK && (pEl = runsNext(&r))!=0 ) rc = pairLogStep(a, &k, (const ProfsumBeEv*)pEl);
+      runsFree(&r);
+    }
+    if( rc ){
+      trkOrderErr(a, rc, n, "B/E events");
+      break;
+    }
+    while( k.n>0 ){
+      const ProfsumBeEv *b = (const ProfsumBeEv*)stkAt(&k, --k.n);
+      pairOpenLeft(a, b->idx, b->iOffset);
+    }
+    profsumBeLogDrop(L, trk);
+  }
+  stkFree(&k);
+  return rc;
 }
 
 /* Is record r a slice of the track model?  X with dur > 0 and matched B of
@@ -821,6 +959,7 @@ static int trackEvent(Analyze *a, const ProfsumEvent *ev, char ph, int wantBE, i
   ProfsumTrackInfo *p = a->pInfo;
   ProfsumTrackRec *r;
   int32_t trk;
+  uint32_t nameHash = 0;
   if( a->xDiag && (ph==0 || strchr(phKnown, ph)==0) ){
     char z[80], zq[40];
     sqlite3_snprintf(sizeof(zq), zq, "%.*s", (int)(ev->ph.n>20 ? 20 : ev->ph.n), ev->ph.z);
@@ -864,6 +1003,24 @@ static int trackEvent(Analyze *a, const ProfsumEvent *ev, char ph, int wantBE, i
   }else{
     trk = trackId(&a->tracks, ev->pid.iVal, ev->tid.iVal);
   }
+  if( ph!='X' && ev->name.type==PROFSUM_JT_STRING && ev->name.n>0 ){
+    nameHash = (uint32_t)fnv1a(ev->name.z, ev->name.n);
+  }
+  if( a->pBe && ph!='X' ){
+    /* an import's pass: the B/E event to its log (pairLog) */
+    ProfsumBeEv be;
+    memset(&be, 0, sizeof(be));
+    be.ts = ev->ts;
+    be.idx = ev->idx;
+    be.iOffset = ev->iOffset;
+    be.nameHash = nameHash;
+    be.ph = ph;
+    if( trk<0 || profsumBeLogAdd(a->pBe, trk, &be) ){
+      return trkErr(a, SQLITE_NOMEM, "out of memory after %lld events (the B/E pairing "
+                    "holds %lld bytes)", (long long)p->nRows, (long long)profsumBeLogBytes(a->pBe));
+    }
+    return SQLITE_OK;
+  }
   r = trk<0 ? 0 : recAppend(a);
   if( r==0 ){
     return trkErr(a, SQLITE_NOMEM, "out of memory after %lld events (the track pass "
@@ -880,10 +1037,7 @@ static int trackEvent(Analyze *a, const ProfsumEvent *ev, char ph, int wantBE, i
   r->depth = -1;
   r->trk = trk;
   r->ph = ph;
-  r->nameHash = 0;
-  if( ph!='X' && ev->name.type==PROFSUM_JT_STRING && ev->name.n>0 ){
-    r->nameHash = (uint32_t)fnv1a(ev->name.z, ev->name.n);
-  }
+  r->nameHash = nameHash;
   return SQLITE_OK;
 }
 
@@ -966,8 +1120,8 @@ int profsumTrackAnalyze(const char *zFunc, const char *zPath, unsigned needs,
 }
 
 /* The track diagnostics of an import's own read pass (see
-** profsum_reader.h): the pass's state, with records of B and E events
-** only. */
+** profsum_reader.h): the pass's state, with no records: its B and E
+** events go to a compact log (a.pBe, belog.h) that pairLog pairs. */
 struct ProfsumTrackDiag {
   Analyze a;
   char *zErr;                /* the error of the last call that failed */
@@ -980,7 +1134,11 @@ int profsumTrackDiagOpen(const char *zFunc, const char *zPath, ProfsumDiagFn xDi
   *pp = 0;
   if( d==0 ) return SQLITE_NOMEM;
   d->a.pInfo = profsumMallocZero(sizeof(ProfsumTrackInfo));
-  if( d->a.pInfo==0 ){ sqlite3_free(d); return SQLITE_NOMEM; }
+  if( d->a.pInfo==0 || profsumBeLogOpen(&d->a.pBe) ){
+    sqlite3_free(d->a.pInfo);
+    sqlite3_free(d);
+    return SQLITE_NOMEM;
+  }
   d->a.xDiag = xDiag;
   d->a.pDiagCtx = pDiagCtx;
   d->a.zFunc = zFunc;
@@ -1000,7 +1158,7 @@ int profsumTrackDiagEvent(ProfsumTrackDiag *d, const ProfsumEvent *ev){
 
 /* See profsum_reader.h. */
 int profsumTrackDiagFinish(ProfsumTrackDiag *d){
-  int rc = pairBE(&d->a);
+  int rc = pairLog(&d->a);
   if( rc==SQLITE_OK ) trackTruncDiag(&d->a);
   return rc;
 }
@@ -1012,6 +1170,7 @@ const char *profsumTrackDiagErr(const ProfsumTrackDiag *d){ return d->zErr; }
 void profsumTrackDiagFree(ProfsumTrackDiag *d){
   if( d==0 ) return;
   profsumTrackFree(d->a.pInfo);
+  profsumBeLogFree(d->a.pBe);
   sqlite3_free(d->a.tracks.a);
   sqlite3_free(d->zErr);
   sqlite3_free(d);
