@@ -13,6 +13,15 @@ def doc(events):
     return {"displayTimeUnit": "ns", "traceEvents": events}
 
 
+def tpu_doc(steps, ops):
+    """One TPU (TPU_META) whose Steps line holds `steps` and XLA Ops line
+    `ops`, each a list of (name, ts, dur) in µs."""
+    ev = list(TPU_META)
+    ev += [{"ph": "X", "pid": 1, "tid": 1, "name": n, "ts": ts, "dur": d} for n, ts, d in steps]
+    ev += [{"ph": "X", "pid": 1, "tid": 2, "name": n, "ts": ts, "dur": d} for n, ts, d in ops]
+    return doc(ev)
+
+
 def f1(steps, softmax, psum=True, threading=True):
     """F1 (standard trace); F10 drops psum.1 and 'threading wait'."""
     ev = list(TPU_META)

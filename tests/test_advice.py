@@ -98,11 +98,7 @@ def load(db, td, name, doc, opts='{"warmup_steps": 0}'):
     return db.execute("SELECT profsum_import(?, ?, ?)", (p, name, opts)).fetchone()[0]
 
 
-def tpu(steps, ops):
-    ev = list(fixtures.TPU_META)
-    ev += [{"ph": "X", "pid": 1, "tid": 1, "name": n, "ts": ts, "dur": d} for n, ts, d in steps]
-    ev += [{"ph": "X", "pid": 1, "tid": 2, "name": n, "ts": ts, "dur": d} for n, ts, d in ops]
-    return fixtures.doc(ev)
+tpu = fixtures.tpu_doc
 
 
 class Known(DbTestCase):

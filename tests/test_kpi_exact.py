@@ -16,11 +16,7 @@ from util import DbTestCase
 PF, PB = 1e14, 1e12          # 100 TFLOP/s, 1000 GB/s
 
 
-def tpu(steps, ops):
-    ev = list(fixtures.TPU_META)
-    ev += [{"ph": "X", "pid": 1, "tid": 1, "name": n, "ts": ts, "dur": d} for n, ts, d in steps]
-    ev += [{"ph": "X", "pid": 1, "tid": 2, "name": n, "ts": ts, "dur": d} for n, ts, d in ops]
-    return fixtures.doc(ev)
+tpu = fixtures.tpu_doc
 
 
 class Base(DbTestCase):

@@ -52,6 +52,26 @@ def run_oom_sql(tc, calls, step=None):
     tc.assertIn("%d passed, 0 failed" % len(calls), r.stdout)
 
 
+def run_c_unit(tc, name, min_passed, timeout=120):
+    """Run the C unit-test binary build/<name> (built with ASan/UBSan by
+    `make build/<name>`; the test is skipped when it is not built) with
+    leak checks: it must exit 0, print nothing on stderr, report at least
+    min_passed passed and no FAIL line."""
+    path = os.path.join(ROOT, "build", name)
+    if not os.path.exists(path):
+        tc.skipTest("build/%s not built (make build/%s)" % (name, name))
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
+               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+    env.pop("LD_PRELOAD", None)     # make asan preloads the runtime for the Python tests
+    p = subprocess.run([path], capture_output=True, text=True, timeout=timeout, env=env)
+    out = p.stdout.strip().splitlines()
+    tc.assertEqual(p.returncode, 0, (p.stdout[-3000:], p.stderr[-3000:]))
+    tc.assertEqual(p.stderr.strip(), "")
+    tc.assertTrue(out and out[-1].endswith(" passed, 0 failed"), p.stdout[-2000:])
+    tc.assertGreaterEqual(int(out[-1].split()[0]), min_passed)
+    tc.assertFalse([l for l in out if l.startswith("FAIL")])
+
+
 SQLRUN = os.path.join(ROOT, "build", "sqlrun")
 
 
