@@ -14,12 +14,7 @@ WALL = ("SELECT step, device, start_us, wall_us, compute_us, collective_us, tran
         "FROM profsum_step_wall WHERE trace_id = ? ORDER BY step, device")
 
 
-def tpu(steps, ops):
-    """A TPU trace with Steps (name, ts, dur) and XLA Ops (name, ts, dur)."""
-    ev = list(fixtures.TPU_META)
-    ev += [{"ph": "X", "pid": 1, "tid": 1, "name": n, "ts": ts, "dur": d} for n, ts, d in steps]
-    ev += [{"ph": "X", "pid": 1, "tid": 2, "name": n, "ts": ts, "dur": d} for n, ts, d in ops]
-    return fixtures.doc(ev)
+tpu = fixtures.tpu_doc
 
 
 def gpu(trains, ops):
@@ -81,6 +76,17 @@ class StepWallSpans(DbTestCase):
                                         [("fusion.1", 0, 600), ("all-reduce.1", 2500, 200)]))
         self.assertEqual(self.wall(tid), [(6, "/device:TPU:0", 0.0, 2000.0, 600.0, 200.0, 0.0, 1200.0)])
         self.assertEqual(self.host_wait(tid), 0.6)
+        # profsum_utilization measures the same union (not the 3000 µs from
+        # the first start to the last end)
+        self.assertEqual(self.util_steps(tid), [("/device:TPU:0", 6, 2000.0, 800.0)])
+
+    def test_gpu_train_step_twice_with_a_gap(self):
+        # train step 6 as [0,1000) on one host thread and [2000,2500) on
+        # another; ops in both pieces and one in the gap (not counted)
+        tid = self.load("gpugap.json", gpu([(1, 0, 1000, 6), (5, 2000, 500, 6)],
+                                           [("gemm", 100, 300), ("gemm", 1200, 500), ("gemm", 2100, 100)]))
+        self.assertEqual(self.wall(tid), [(6, "/device:GPU:0", 0.0, 1500.0, 400.0, 0.0, 0.0, 1100.0)])
+        self.assertEqual(self.util_steps(tid), [("/device:GPU:0", 6, 1500.0, 400.0)])
 
     def test_xplane_steps_line_gives_a_step_twice(self):
         import xspace_writer as W

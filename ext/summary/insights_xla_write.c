@@ -285,7 +285,8 @@ static int64_t xFirstEndAfter(const XIv *a, int64_t n, int64_t v){
 }
 
 /* (see xSteps) The order of the spans: by device name (none first, then
-** bytewise, a prefix before what it starts), then by step. */
+** bytewise, a prefix before what it starts), then by step, then by
+** start. */
 static int xStepInCmp(const void *pa, const void *pb){
   const ProfsumStepSpan *x = pa, *y = pb;
   if( x->zDev==0 || y->zDev==0 ){
@@ -296,15 +297,23 @@ static int xStepInCmp(const void *pa, const void *pb){
     if( c ) return c;
     if( x->nDev!=y->nDev ) return x->nDev<y->nDev ? -1 : 1;
   }
-  return x->step<y->step ? -1 : x->step>y->step ? 1 : 0;
+  if( x->step!=y->step ) return x->step<y->step ? -1 : 1;
+  return x->start<y->start ? -1 : x->start>y->start ? 1 : 0;
+}
+
+/* 1 when the step spans x and y are of the same device (or both of none). */
+static int xSameDevice(const ProfsumStepSpan *x, const ProfsumStepSpan *y){
+  if( x->zDev==0 || y->zDev==0 ) return x->zDev==y->zDev;
+  return x->nDev==y->nDev && memcmp(x->zDev, y->zDev, (size_t)x->nDev)==0;
 }
 
 /* The step spans aS[0..nIn) (the trace's, profsumEngineStepSpans; sorted
 ** here in place) as *paSpan (sqlite3_malloc'd; 0 when there are none):
-** the spans of one (device, step) merged into one from the first start
-** to the last end, relative to the base, ordered by device then step,
-** with the device names that are /device: names interned.  SQLITE_OK or
-** SQLITE_NOMEM. */
+** the spans of one (device, step) merged into the pieces of their union
+** (spans that overlap or touch are one piece; a gap between two starts
+** another piece of the same step), relative to the base, ordered by
+** device, step and start, with the device names that are /device: names
+** interned.  SQLITE_OK or SQLITE_NOMEM. */
 static int xSteps(InsXla *p, ProfsumStepSpan *aS, int64_t nIn, XSpan **paSpan, int64_t *pn){
   XSpan *a;
   int64_t i, n = 0;
@@ -317,9 +326,9 @@ static int xSteps(InsXla *p, ProfsumStepSpan *aS, int64_t nIn, XSpan **paSpan, i
   for(i=0; i<nIn && rc==SQLITE_OK; i++){
     const ProfsumStepSpan *x = &aS[i];
     int32_t id = -1;
-    if( n>0 && xStepInCmp(x, &aS[i-1])==0 ){
-      /* the same (device, step): one span from the first start to the last end */
-      if( (int64_t)(x->start - p->base)<a[n-1].s ) a[n-1].s = (int64_t)(x->start - p->base);
+    if( n>0 && aS[i-1].step==x->step && xSameDevice(x, &aS[i-1])
+     && (int64_t)(x->start - p->base)<=a[n-1].e ){
+      /* the same (device, step), overlapping or touching the piece before */
       if( (int64_t)(x->end - p->base)>a[n-1].e ) a[n-1].e = (int64_t)(x->end - p->base);
       continue;
     }
@@ -458,7 +467,8 @@ static int xUtilRow(sqlite3_stmt *pSt, sqlite3_int64 traceId, const char *zDev, 
 
 /* Write the utilization rows of device zDev from its device-op tracks
 ** ap[0..n) (aIdx: scratch of n entries): one per step of aSp[0..nSp)
-** (its own steps, or the host's), and one with step NULL for the capture,
+** (its own steps, or the host's; the pieces of one step's union, which
+** come one after the other, added up), and one with step NULL for the capture,
 ** whose busy and span come from the summary's profsum_agg_device row
 ** (pDevQ, bound to the trace and the device) when it has one. */
 static int xWriteUtilDevice(sqlite3_stmt *pSt, sqlite3_stmt *pDevQ, sqlite3_int64 traceId, const char *zDev,
@@ -492,13 +502,18 @@ static int xWriteUtilDevice(sqlite3_stmt *pSt, sqlite3_stmt *pDevQ, sqlite3_int6
   }
   rc = sqlite3_reset(pDevQ);
   if( rc==SQLITE_OK ) rc = xUtilRow(pSt, traceId, zDev, 0, 0, wallUs, busyUs, nF, fl, nB, by, 0, exact);
-  for(k=0; rc==SQLITE_OK && k<nSp; k++){
-    int64_t a = aSp[k].s, b = aSp[k].e, busy;
+  for(k=0; rc==SQLITE_OK && k<nSp; ){
+    /* one row per step: its pieces aSp[k..) added up */
+    int64_t step = aSp[k].step, wall = 0, busy = 0;
     int ex = exactLines;
     fl = by = 0; nF = nB = 0;
-    busy = xBusy(ap, n, aIdx, a, b, &ex);
-    xSums(ap, n, a, b, 0, &fl, &by, &nF, &nB, &ex);
-    rc = xUtilRow(pSt, traceId, zDev, 1, aSp[k].step, (double)(b-a)/1e6, (double)busy/1e6, nF, fl, nB, by,
+    for(; k<nSp && aSp[k].step==step; k++){
+      int64_t a = aSp[k].s, b = aSp[k].e;
+      wall += b - a;
+      busy += xBusy(ap, n, aIdx, a, b, &ex);
+      xSums(ap, n, a, b, 0, &fl, &by, &nF, &nB, &ex);
+    }
+    rc = xUtilRow(pSt, traceId, zDev, 1, step, (double)wall/1e6, (double)busy/1e6, nF, fl, nB, by,
                   own ? "device_steps" : "host_steps", ex);
   }
   return rc;
@@ -527,12 +542,12 @@ static int xWriteUtil(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64
   aIdx = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(p->nTrk+1));
   aHost = sqlite3_malloc64(sizeof(XSpan)*(sqlite3_uint64)(nSp+1));
   if( ap==0 || aIdx==0 || aHost==0 ){ rc = SQLITE_NOMEM; goto done; }
-  /* host steps: the spans of one step on every host thread merged */
+  /* host steps: the spans of one step on every host thread merged into
+  ** the pieces of their union */
   for(k=0; k<nSp; k++) if( aSp[k].dev<0 ) aHost[nHost++] = aSp[k];
   qsort(aHost, (size_t)nHost, sizeof(XSpan), xSpanStepCmp);
   for(k=0, j=0; k<nHost; k++){
-    if( j>0 && aHost[j-1].step==aHost[k].step ){
-      if( aHost[k].s<aHost[j-1].s ) aHost[j-1].s = aHost[k].s;
+    if( j>0 && aHost[j-1].step==aHost[k].step && aHost[k].s<=aHost[j-1].e ){
       if( aHost[k].e>aHost[j-1].e ) aHost[j-1].e = aHost[k].e;
     }else{
       aHost[j++] = aHost[k];
