@@ -212,5 +212,96 @@ class TypedEntries(unittest.TestCase):
                             '"ts":20,"dur":5}]}' % (META, op("f", 0, 10)), "bad_field")
 
 
+class IgnoredFieldsAndText(unittest.TestCase):
+    """What the reference's decoder (msgspec, typed) does not look at: a
+    field it has no slot for (cat, an unknown args key, any unknown key) is
+    skipped whatever its type, without a check of its bytes; the text of a
+    field it decodes as str must be UTF-8 without a lone surrogate escape
+    (docs/summary.md)."""
+
+    def run_raw(self, entry, tail=b""):
+        raw = (b'{"traceEvents":[' + META.encode() + b',' + op("fusion.1", 0, 10).encode()
+               + b',' + entry + b']' + tail + b'}')
+        with TempDir() as td:
+            return summarize(td, None, raw=raw)
+
+    def rejected_warning(self, reason):
+        return ("1 entry is malformed for the reference summarizer (it would reject the "
+                "whole file; first: entry 3, %s); profsum read them as trace_events does "
+                "and summarized every event it could read: see profsum_diagnostic." % reason)
+
+    def test_non_string_cat_is_accepted(self):
+        for val in (b"5", b"true", b"[1,2]", b'{"a":1}'):
+            with self.subTest(val=val):
+                d, diags, _ = self.run_raw(b'{"ph":"X","pid":1,"tid":2,"name":"g","ts":20,'
+                                           b'"dur":5,"cat":' + val + b'}')
+                self.assertEqual(warnings(d), [])
+                self.assertEqual([(h["name"], h["count"], h["total_duration"]) for h in d["hot_ops"]],
+                                 [("fusion.1", 1, 10.0), ("g", 1, 5.0)])
+                # trace_events' own diagnostic stays (docs/trace_events.md)
+                self.assertEqual([k for k, _ in diags], ["bad_field"])
+                self.assertTrue(diags[0][1].startswith("cat: "), diags)
+
+    def test_invalid_utf8_in_a_field_it_ignores_is_accepted(self):
+        cases = [(b'"cat":"\xff"', b""),
+                 (b'"args":{"x":"a\xffb","y":["\xc3"]}', b""),
+                 (b'"args":{"\xfe":1}', b""),
+                 (b'"\xff":"\xff"', b""),
+                 (b'"cat":"c"', b',"other\xff":"\xff"')]
+        for extra, tail in cases:
+            with self.subTest(extra=extra, tail=tail):
+                d, diags, _ = self.run_raw(b'{"ph":"X","pid":1,"tid":2,"name":"g","ts":20,'
+                                           b'"dur":5,' + extra + b'}', tail)
+                self.assertEqual(warnings(d), [])
+                self.assertEqual([h["name"] for h in d["hot_ops"]], ["fusion.1", "g"])
+                self.assertNotIn("reference_rejects", [k for k, _ in diags])
+
+    def test_invalid_utf8_in_a_typed_string_is_rejected(self):
+        cases = [(b'"name":"g\xff"', "invalid_utf8 in name"),
+                 (b'"name":"g","args":{"tf_op":"t\xff"}', "invalid_utf8 in args.tf_op"),
+                 (b'"name":"g","args":{"long_name":"\xc3"}', "invalid_utf8 in args.long_name"),
+                 (b'"name":"g","args":{"source":"\xc3"}', "invalid_utf8 in args.source"),
+                 (b'"name":"g","args":{"run_id":"r\xff"}', "invalid_utf8 in args.run_id"),
+                 (b'"name":"g","args":{"step_num":"\xff"}', "invalid_utf8 in args.step_num"),
+                 (b'"name":"g","thread_name":"\xff"', "invalid_utf8 in thread_name"),
+                 (b'"name":"g","process_name":"\xff"', "invalid_utf8 in process_name")]
+        for fields, reason in cases:
+            with self.subTest(fields=fields):
+                d, diags, _ = self.run_raw(b'{"ph":"X","pid":1,"tid":2,"ts":20,"dur":5,'
+                                           + fields + b'}')
+                self.assertEqual(warnings(d), [self.rejected_warning(reason)])
+                self.assertEqual(d["trace_overview"]["num_complete_events"], 2)
+                if "_name" not in reason:
+                    self.assertIn(("reference_rejects", reason + ": the reference summarizer "
+                                   "rejects the file (its decoder refuses that text); profsum "
+                                   "reads it with U+FFFD"), diags)
+        # the top level's displayTimeUnit is typed too
+        d, diags, _ = self.run_raw(b'{"ph":"X","pid":1,"tid":2,"name":"g","ts":20,"dur":5}',
+                                   b',"displayTimeUnit":"n\xffs"')
+        self.assertEqual(warnings(d), [
+            "The trace JSON has data outside its entries that the reference summarizer rejects "
+            "(it would reject the whole file); profsum read the events: see profsum_diagnostic."])
+        self.assertEqual(d["trace_overview"]["display_time_unit"], "n\ufffds")
+
+    def test_lone_surrogate_escape_in_a_typed_string_is_rejected(self):
+        cases = [(rb'"name":"f\ud800"', "lone surrogate escape in name", "f\ufffd"),
+                 (rb'"name":"\udc00f"', "lone surrogate escape in name", "\ufffdf"),
+                 (rb'"name":"f\ud800\u0041"', "lone surrogate escape in name", "f\ufffdA"),
+                 (rb'"name":"f","args":{"tf_op":"\"q\"\udbff"}',
+                  "lone surrogate escape in args.tf_op", "f")]
+        for fields, reason, name in cases:
+            with self.subTest(fields=fields):
+                d, diags, _ = self.run_raw(b'{"ph":"X","pid":1,"tid":2,"ts":20,"dur":5,'
+                                           + fields + b'}')
+                self.assertEqual(warnings(d), [self.rejected_warning(reason)])
+                # read leniently all the same
+                self.assertEqual([h["name"] for h in d["hot_ops"]], ["fusion.1", name])
+                self.assertIn("reference_rejects", [k for k, _ in diags])
+        # a surrogate pair is one character: accepted
+        d, _, _ = self.run_raw(rb'{"ph":"X","pid":1,"tid":2,"ts":20,"dur":5,"name":"f\ud83d\ude00"}')
+        self.assertEqual(warnings(d), [])
+        self.assertEqual([h["name"] for h in d["hot_ops"]], ["fusion.1", "f\U0001F600"])
+
+
 if __name__ == "__main__":
     unittest.main()

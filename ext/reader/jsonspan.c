@@ -98,6 +98,28 @@ static int64_t spanDecode(const ProfsumSpan *s, char *o0){
 }
 
 /* See profsum_reader.h. */
+int profsumSpanLoneSurrogate(const ProfsumSpan *s){
+  const char *z = s->z, *e = s->z + s->n;
+  if( s->type!=PROFSUM_JT_STRING ) return 0;
+  while( z<e ){
+    unsigned u;
+    if( *z!='\\' ){ z++; continue; }
+    if( e-z<6 || z[1]!='u' ){ z += 2; continue; }
+    u = (hexVal(z[2])<<12)|(hexVal(z[3])<<8)|(hexVal(z[4])<<4)|hexVal(z[5]);
+    z += 6;
+    if( u>=0xDC00 && u<=0xDFFF ) return 1;          /* a low half alone */
+    if( u>=0xD800 && u<=0xDBFF ){
+      unsigned u2;
+      if( e-z<6 || z[0]!='\\' || z[1]!='u' ) return 1;
+      u2 = (hexVal(z[2])<<12)|(hexVal(z[3])<<8)|(hexVal(z[4])<<4)|hexVal(z[5]);
+      if( u2<0xDC00 || u2>0xDFFF ) return 1;
+      z += 6;                                        /* a pair */
+    }
+  }
+  return 0;
+}
+
+/* See profsum_reader.h. */
 int profsumSpanText(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
                     const char **pzOut, int64_t *pnOut){
   if( !(s->flags & (PROFSUM_SF_ESCAPE|PROFSUM_SF_BADUTF8)) ){

@@ -124,6 +124,10 @@ typedef struct ProfsumSpan {
 #define PROFSUM_SF_DUPKEY  0x10  /* (args) a known key appeared twice */
 #define PROFSUM_SF_BADUTF8 0x20  /* bytes that are not UTF-8 in a string (shown
                                  ** as U+FFFD: text columns stay valid UTF-8) */
+#define PROFSUM_SF_SURR    0x40  /* a \u escape of the surrogate range
+                                 ** (\ud800-\udfff) in a string: a hint,
+                                 ** paired or not (profsumSpanLoneSurrogate
+                                 ** tells) */
 #define PROFSUM_SF_FIXUP   (PROFSUM_SF_CTRL|PROFSUM_SF_TRAIL|PROFSUM_SF_NONFIN|PROFSUM_SF_BADUTF8)
 
 /* pid/tid value kinds */
@@ -186,6 +190,10 @@ typedef struct ProfsumEvent {
                         ** entry, for a field only the scanner sees (a null
                         ** name, an event-level process_name / thread_name
                         ** that is not a string); NULL when none (static) */
+  int typedBadField;    /* 1: a bad_field diagnostic of a field the
+                        ** reference decodes typed (name, pid, tid, ts,
+                        ** dur): its decoder rejects the file; not cat,
+                        ** which it ignores */
   int tsRounded, durRounded;  /* 1: the text had more than 6 decimals, so
                         ** ts/dur are rounded; tsSpan/durSpan then hold the
                         ** text (profsumTextDouble gives Python's float()) */
@@ -292,6 +300,14 @@ void profsumScanSkipArrays(ProfsumScan *p, int n);
 ** sqlite3_realloc64) as scratch when decoding is needed. */
 int profsumSpanText(const ProfsumSpan *s, char **ppBuf, int64_t *pnBuf,
                     const char **pzOut, int64_t *pnOut);
+
+/* 1 when the JSON string span s holds a lone surrogate escape (a \ud800-
+** \udbff not followed by an escape of \udc00-\udfff, or a \udc00-\udfff
+** not preceded by one), which a strict JSON decoder (the reference's
+** msgspec) rejects and profsumSpanText reads as U+FFFD; else 0.  Reads
+** the escapes of the span's text only: cheap to call on spans with
+** PROFSUM_SF_SURR, which any lone surrogate escape sets. */
+int profsumSpanLoneSurrogate(const ProfsumSpan *s);
 
 /* Is the span a string whose decoded text is zLit[0..nLit) (nLit at most
 ** 42)?  Escapes are decoded as a JSON decoder does ("process\u005fname" is

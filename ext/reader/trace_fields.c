@@ -13,7 +13,9 @@
 
 #include <string.h>
 
-/* Interpret a pid/tid value. */
+/* Interpret a pid/tid value.  One that is neither an integer, a string
+** nor null (true, 1.5, an object) gets a bad_field diagnostic and sets
+** ev.typedBadField (the reference's decoder rejects the file for it). */
 void profsumScanSetId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, ProfsumId *pId){
   memset(pId, 0, sizeof(*pId));
   if( v->type==PROFSUM_JT_NUMBER ){
@@ -63,6 +65,7 @@ void profsumScanSetId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, Pr
       return;
     }
   }
+  s->ev.typedBadField = 1;       /* the reference's pid/tid: int */
   if( s->xDiag ){
     char zq[64] = "";
     if( profsumScanDiagWanted(s, "bad_field") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
@@ -74,7 +77,8 @@ void profsumScanSetId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, Pr
 
 /* Set a ts/dur from value v of key zKey, converted by profsumParseMicros
 ** (its answer rc; *pVal already set when rc >= 0): exact picoseconds, or
-** not set (diagnostic). */
+** not set (diagnostic; a value that is not a number also sets
+** ev.typedBadField, the reference's decoder rejecting the file for it). */
 void profsumScanTimeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, int rc,
                       int *pHas, profsum_ps *pVal, int *pRounded, ProfsumSpan *pText){
   *pHas = 0;
@@ -121,6 +125,7 @@ void profsumScanTimeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v
     }
     return;
   }
+  s->ev.typedBadField = 1;       /* the reference's ts/dur: float */
   if( s->xDiag ){
     char zq[64] = "";
     if( profsumScanDiagWanted(s, "bad_field") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
@@ -151,8 +156,9 @@ void profsumScanSetTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
 /* Take the value v (at byte iOff) of the top-level displayTimeUnit: the
 ** last one given counts, as for the reference's decoder, which reads a
 ** string or null and refuses the file for any other type (read as absent
-** here, with a bad_field diagnostic).  SQLITE_OK, or SQLITE_NOMEM with
-** *pzErr set. */
+** here, with a bad_field diagnostic) and for a string whose bytes are not
+** UTF-8 (read with U+FFFD here, with an invalid_utf8 diagnostic not tied
+** to an entry).  SQLITE_OK, or SQLITE_NOMEM with *pzErr set. */
 int profsumScanSetUnit(ProfsumScan *s, const ProfsumSpan *v, int64_t iOff, char **pzErr){
   char *pB = 0; int64_t nB = 0; const char *z; int64_t n;
   sqlite3_free(s->zDisplayTimeUnit);
@@ -166,6 +172,10 @@ int profsumScanSetUnit(ProfsumScan *s, const ProfsumSpan *v, int64_t iOff, char 
       scanEmitDiag(s, -1, iOff, "bad_field", zD);
     }
     return SQLITE_OK;
+  }
+  if( (v->flags & PROFSUM_SF_BADUTF8) && s->xDiag ){
+    scanEmitDiag(s, -1, iOff, "invalid_utf8", "displayTimeUnit: bytes that are not UTF-8 "
+                 "(read as U+FFFD; the reference summarizer rejects the file)");
   }
   if( profsumSpanText(v, &pB, &nB, &z, &n)==SQLITE_OK ){
     s->zDisplayTimeUnit = sqlite3_mprintf("%.*s", (int)(n>64 ? 64 : n), z);

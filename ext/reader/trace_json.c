@@ -101,8 +101,9 @@ static int utf8Valid(const u8 *p, const u8 *e){
 /* ------------------------------------------------------------------ */
 
 /* The escape at p (a backslash, p+1 < e needed): P_OK with *pp past it,
-** P_MORE, or P_ERR. */
-static int scanEscape(ProfsumScan *s, const u8 **pp, const u8 *e){
+** with PROFSUM_SF_SURR added to *pf for a \u escape of the surrogate
+** range (the hint profsumSpanLoneSurrogate needs); P_MORE, or P_ERR. */
+static int scanEscape(ProfsumScan *s, const u8 **pp, const u8 *e, unsigned *pf){
   const u8 *p = *pp;
   if( p+1>=e ) return P_MORE;
   switch( p[1] ){
@@ -117,6 +118,7 @@ static int scanEscape(ProfsumScan *s, const u8 **pp, const u8 *e){
         s->pErrAt = p;
         return P_ERR;
       }
+      if( (p[2]|0x20)=='d' && p[3]>='8' ) *pf |= PROFSUM_SF_SURR;   /* d8..df */
       *pp = p+6;
       return P_OK;
     default:
@@ -127,7 +129,8 @@ static int scanEscape(ProfsumScan *s, const u8 **pp, const u8 *e){
 }
 
 /* Scan a string starting at the opening quote *p.  On P_OK *ppEnd is past
-** the closing quote and *pFlags gets PROFSUM_SF_ESCAPE/CTRL bits. */
+** the closing quote and *pFlags gets PROFSUM_SF_ESCAPE/SURR/CTRL/BADUTF8
+** bits. */
 static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
                       const u8 **ppEnd, unsigned *pFlags){
   unsigned f = 0, hi = 0;
@@ -158,7 +161,7 @@ static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
       }
       if( *p=='\\' ){
         f |= PROFSUM_SF_ESCAPE;
-        rc = scanEscape(s, &p, e);
+        rc = scanEscape(s, &p, e, &f);
         if( rc ) return rc;
       }else{
         f |= PROFSUM_SF_CTRL;
@@ -180,7 +183,7 @@ static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
         return P_OK;
       case 2:
         f |= PROFSUM_SF_ESCAPE;
-        rc = scanEscape(s, &p, e);
+        rc = scanEscape(s, &p, e, &f);
         if( rc ) return rc;
         break;
       default:
@@ -353,8 +356,8 @@ static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
 ** of a key, read from the string index alone (MEMBER_RUN_OK must hold):
 ** a key ends at the next marked byte, which must be its closing quote; a
 ** value too, past its escapes (checked as scanEscape does; the value then
-** has PROFSUM_SF_ESCAPE, also added to *pFlags as the general loop adds
-** it); and the compact form must join them (':' right after the key,
+** has PROFSUM_SF_ESCAPE, and PROFSUM_SF_SURR as scanEscape gives it, also
+** added to *pFlags as the general loop adds them); and the compact form must join them (':' right after the key,
 ** the value's quote right after it, ',' or anything else right after the
 ** value; after a ',', the next key's quote).  The marks are taken one
 ** after the other from the words of the index, so finding a string's end
@@ -394,6 +397,7 @@ static const u8 *strMemberRun(ProfsumScan *s, const u8 *p, int mode, unsigned *p
         if( v1+6>n || !profsumIsHexDigit(a[v1+2]) || !profsumIsHexDigit(a[v1+3]) || !profsumIsHexDigit(a[v1+4]) || !profsumIsHexDigit(a[v1+5]) ){
           return pDone;
         }
+        if( (a[v1+2]|0x20)=='d' && a[v1+3]>='8' ) vf |= PROFSUM_SF_SURR;
       }else if( c=='"' || c=='\\' ){
         size_t x;
         NEXT_MARK(x);              /* x == v1+1 */
@@ -401,7 +405,7 @@ static const u8 *strMemberRun(ProfsumScan *s, const u8 *p, int mode, unsigned *p
       }else if( c!='/' && c!='b' && c!='f' && c!='n' && c!='r' && c!='t' ){
         return pDone;
       }
-      vf = PROFSUM_SF_ESCAPE;
+      vf |= PROFSUM_SF_ESCAPE;
       NEXT_MARK(v1);
     }
     if( a[v1]!='"' || v1+1>=n ) return pDone;
@@ -696,7 +700,13 @@ static inline void clearEvent(ProfsumScan *s){
   if( s->argSet ) clearArgKeys(s);
 }
 
-/* Apply one member of an event object (mode 0) or of its args (mode 1). */
+/* Apply one member of an event object (mode 0) or of its args (mode 1),
+** noting in ev what the reference's typed decoder rejects the file for
+** where only the scanner sees it: a name that is null or not a string
+** (zRefBad, typedBadField), an event-level process_name / thread_name that
+** is not a string or null or whose text is not valid (bytes that are not
+** UTF-8, a lone surrogate escape: zRefBad).  A non-string cat gets its
+** bad_field diagnostic only: the reference ignores cat. */
 static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
                         const ProfsumSpan *v){
   ProfsumEvent *ev = &s->ev;
@@ -738,9 +748,15 @@ static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
     case 11: case 12:
       /* typed string fields of the reference's event (null allowed); a
       ** string is all a reader uses them as */
-      if( (nk==11 ? KEYIS(k,nk,"thread_name") : KEYIS(k,nk,"process_name"))
-       && v->type!=PROFSUM_JT_STRING && v->type!=PROFSUM_JT_NULL ){
-        ev->zRefBad = nk==11 ? "thread_name not a string" : "process_name not a string";
+      if( nk==11 ? KEYIS(k,nk,"thread_name") : KEYIS(k,nk,"process_name") ){
+        if( v->type!=PROFSUM_JT_STRING && v->type!=PROFSUM_JT_NULL ){
+          ev->zRefBad = nk==11 ? "thread_name not a string" : "process_name not a string";
+        }else if( v->flags & PROFSUM_SF_BADUTF8 ){
+          ev->zRefBad = nk==11 ? "invalid_utf8 in thread_name" : "invalid_utf8 in process_name";
+        }else if( (v->flags & PROFSUM_SF_SURR) && profsumSpanLoneSurrogate(v) ){
+          ev->zRefBad = nk==11 ? "lone surrogate escape in thread_name"
+                               : "lone surrogate escape in process_name";
+        }
       }
       return;
   }
@@ -754,8 +770,12 @@ text_field:
       memset(pDst, 0, sizeof(*pDst));
       if( v->type==PROFSUM_JT_NULL && k[0]=='n' ){
         ev->zRefBad = "name not a string";     /* the reference's name: str */
-      }else if( v->type!=PROFSUM_JT_NULL && s->xDiag ){
+      }else if( v->type!=PROFSUM_JT_NULL ){
         char zq[64] = "";
+        /* name is typed (the reference rejects the file); cat is no field
+        ** of the reference's event, which ignores it: a diagnostic only */
+        if( k[0]=='n' ) ev->typedBadField = 1;
+        if( !s->xDiag ) return;
         if( profsumScanDiagWanted(s, "bad_field") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
         profsumScanPendDiag(s, "bad_field", "%s: %s is not a string", k[0]=='n' ? "name" : "cat", zq);
       }

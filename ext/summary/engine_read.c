@@ -67,6 +67,51 @@ static void noteRejected(Engine *e, int64_t idx, const char *zKind){
 ** tf_op, source or long_name that is not a string (the typed args of every
 ** entry, not only of metadata); args.run_id that is not a string or a number; args.step_num that
 ** is not an integer or a string.  null is taken as absent.  0 when none. */
+/* zUtf8 when the string span sp holds bytes that are not UTF-8, zSurr when
+** it holds a lone surrogate escape (\ud800): the text the reference's
+** decoder (msgspec) refuses in a field it decodes as str; else 0. */
+static const char *badText(const ProfsumSpan *sp, const char *zUtf8, const char *zSurr){
+  if( sp->type!=PROFSUM_JT_STRING ) return 0;
+  if( sp->flags & PROFSUM_SF_BADUTF8 ) return zUtf8;
+  if( (sp->flags & PROFSUM_SF_SURR) && profsumSpanLoneSurrogate(sp) ) return zSurr;
+  return 0;
+}
+
+/* Why the reference's decoder rejects the text of a field of ev that it
+** decodes as str (summary-v1-spec §1.2): ph, name, and with an args
+** object its name, tf_op, source, long_name, and a run_id or step_num
+** that is a string; bytes that are not UTF-8 or a lone surrogate escape
+** in one.  Its decoder checks no text of a field it ignores (cat, args
+** keys it does not know, any key): those are accepted.  (process_name and
+** thread_name: the scanner's zRefBad.)  0 when none: one test of the
+** flags for the common event. */
+static const char *refTextProblem(const ProfsumEvent *ev){
+  static const struct { int k; const char *zUtf8, *zSurr; } aArg[] = {
+    {PROFSUM_AK_NAME, "invalid_utf8 in args.name", "lone surrogate escape in args.name"},
+    {PROFSUM_AK_TF_OP, "invalid_utf8 in args.tf_op", "lone surrogate escape in args.tf_op"},
+    {PROFSUM_AK_SOURCE, "invalid_utf8 in args.source", "lone surrogate escape in args.source"},
+    {PROFSUM_AK_LONG_NAME, "invalid_utf8 in args.long_name", "lone surrogate escape in args.long_name"},
+    {PROFSUM_AK_RUN_ID, "invalid_utf8 in args.run_id", "lone surrogate escape in args.run_id"},
+    {PROFSUM_AK_STEP_NUM, "invalid_utf8 in args.step_num", "lone surrogate escape in args.step_num"},
+  };
+  const int bArgs = ev->args.type==PROFSUM_JT_OBJECT;
+  unsigned f = ev->ph.flags | ev->name.flags;
+  const char *zWhy;
+  int i;
+  if( bArgs ){
+    for(i=0; i<(int)(sizeof(aArg)/sizeof(aArg[0])); i++) f |= ev->aArg[aArg[i].k].flags;
+  }
+  if( !(f & (PROFSUM_SF_BADUTF8|PROFSUM_SF_SURR)) ) return 0;
+  if( (zWhy = badText(&ev->ph, "invalid_utf8 in ph", "lone surrogate escape in ph"))!=0 ) return zWhy;
+  if( (zWhy = badText(&ev->name, "invalid_utf8 in name", "lone surrogate escape in name"))!=0 ) return zWhy;
+  if( !bArgs ) return 0;
+  for(i=0; i<(int)(sizeof(aArg)/sizeof(aArg[0])); i++){
+    zWhy = badText(&ev->aArg[aArg[i].k], aArg[i].zUtf8, aArg[i].zSurr);
+    if( zWhy ) return zWhy;
+  }
+  return 0;
+}
+
 static const char *refTypeProblem(const ProfsumEvent *ev, int ph){
   static const struct { int k; const char *zWhy; } aStr[] = {
     {PROFSUM_AK_TF_OP, "args.tf_op not a string"},
@@ -105,15 +150,21 @@ static const char *refTypeProblem(const ProfsumEvent *ev, int ph){
   return 0;
 }
 
-/* 1 for the reader's diagnostic kinds whose entries the reference's decoder
-** rejects the whole file for (by first letter first: this runs for every
-** diagnostic, e.g. a time_rounded per event of a converted XPlane). */
-static int isRejectKind(const char *z){
+/* 1 for the reader's diagnostic kinds that alone say the reference's
+** decoder rejects the whole file (by first letter first: this runs for
+** every diagnostic, e.g. a time_rounded per event of a converted XPlane):
+** an entry that is not an object or whose ph is not a string (no event
+** comes of it), and outside the entries (idx < 0) a bad_field (the
+** top level's displayTimeUnit) or bytes that are not UTF-8 (in it).  An
+** entry's bad_field or invalid_utf8 counts only for a field the reference
+** decodes typed, which noteRefRejects tells from the event (a non-string
+** cat, bytes that are not UTF-8 in a field it ignores: accepted). */
+static int isRejectKind(const char *z, int64_t idx){
   switch( z[0] ){
     case 'n': return strcmp(z, "not_an_object")==0;
     case 'p': return strcmp(z, "ph_not_string")==0;
-    case 'b': return strcmp(z, "bad_field")==0;
-    case 'i': return strcmp(z, "invalid_utf8")==0;
+    case 'b': return idx<0 && strcmp(z, "bad_field")==0;
+    case 'i': return idx<0 && strcmp(z, "invalid_utf8")==0;
     default:  return 0;
   }
 }
@@ -137,7 +188,7 @@ static void engDiagKeep(Engine *e, int64_t idx, int64_t off, const char *zKind, 
 ** file for. */
 static void engDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, const char *zDetail){
   Engine *e = (Engine*)pCtx;
-  if( isRejectKind(zKind) ){
+  if( isRejectKind(zKind, idx) ){
     if( idx>=0 ){
       noteRejected(e, idx, zKind);
     }else if( e->topRejected==0 ){
@@ -752,12 +803,25 @@ static void quietRoundedAdd(Engine *e, int64_t n){
 }
 
 /* What the reference's typed decoder rejects the whole file for in entry
-** ev of phase ph (0: not one known character): a pid/tid that is not a
-** JSON integer ("1", "Spans", 1.0), a string ts/dur, or what
-** refTypeProblem finds; a reference_rejects diagnostic row (the quality
-** warning points there) and the count (noteRejected). */
+** ev of phase ph (0: not one known character), the first of: a typed
+** field of the wrong type that has its bad_field diagnostic
+** (typedBadField: counted only); text it refuses in a field it decodes as
+** str (refTextProblem); a pid/tid that is not a JSON integer ("1",
+** "Spans", 1.0), a string ts/dur, or what refTypeProblem finds; a
+** reference_rejects diagnostic row (the quality warning points there) and
+** the count (noteRejected). */
 static void noteRefRejects(Engine *e, const ProfsumEvent *ev, char ph){
-  if( ev->pid.notJsonInt || ev->tid.notJsonInt ){
+  const char *zText;
+  if( ev->typedBadField ){
+    /* its bad_field diagnostic is the row the warning points to */
+    noteRejected(e, ev->idx, "bad_field");
+  }else if( (zText = refTextProblem(ev))!=0 ){
+    char zD[200];
+    sqlite3_snprintf(sizeof(zD), zD, "%s: the reference summarizer rejects the file "
+                     "(its decoder refuses that text); profsum reads it with U+FFFD", zText);
+    engDiag(e, ev->idx, ev->iOffset, "reference_rejects", zD);
+    noteRejected(e, ev->idx, zText);
+  }else if( ev->pid.notJsonInt || ev->tid.notJsonInt ){
     engDiag(e, ev->idx, ev->iOffset, "reference_rejects",
             "pid/tid not a JSON integer: the reference summarizer rejects the file; "
             "profsum reads it as trace_events does (an integer string as that integer)");
