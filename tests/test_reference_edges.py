@@ -368,5 +368,34 @@ class ReportKpis(unittest.TestCase):
                 self.assertIn("## KPIs", out)
 
 
+class CopyGapContext(unittest.TestCase):
+    """§4.10's copy label: the path is trimmed as Python's str.strip() trims
+    (Unicode white space) and kept whole (a NUL included)."""
+
+    def contexts(self, name, args=None):
+        op = {"name": name, "ts": 5, "dur": 3}
+        if args:
+            op["args"] = args
+        with TempDir() as td:
+            d, _ = summary(td, ops_only([{"name": "fusion.1", "ts": 0, "dur": 2}, op]))
+        return d["gap_region_contexts"]
+
+    def test_unicode_white_space_is_trimmed(self):
+        for ws in ("\u00a0", "\u001c", "\u001f", "\u0085", "\u2000", "\u200a", "\u3000", " ", "\t"):
+            with self.subTest(ws=ws):
+                self.assertEqual(self.contexts("copy%s.1" % ws), [
+                    {"avg_gap_duration": 3.0, "count": 1, "op_name": "copy%s.1" % ws,
+                     "region_path": "copy", "total_gap_duration": 3.0}])
+        self.assertEqual([c["region_path"] for c in self.contexts("copy\u3000x\u3000.1")],
+                         ["copy(copy\u3000x)"])
+
+    def test_nul_is_kept(self):
+        self.assertEqual(self.contexts("copy.1", {"tf_op": "a\x00b"}), [
+            {"avg_gap_duration": 3.0, "count": 1, "op_name": "copy.1",
+             "region_path": "copy(a\x00b)", "total_gap_duration": 3.0}])
+        self.assertEqual([c["region_path"] for c in self.contexts("copy\x00-start")],
+                         ["copy(copy\x00-start)"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -10,6 +10,7 @@
 #include "engine_fast.h"
 #include "funcs.h"
 #include "jsontree.h"
+#include "pytext.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -241,8 +242,11 @@ double profsumEngBitsDouble(int64_t v){
 
 /* Account one gap of `gap` µs (the reference's double) before an event of
 ** key q to its context (§4.10): the op's preferred path (or its 4-part
-** path), copies under "copy(...)".  ctxMap: v1 the count, v2 the sum of
-** the gaps as the reference adds them (bits of a double). */
+** path), copies under "copy(...)" (the path stripped as Python's
+** str.strip() strips, Unicode white space, and kept whole, NULs
+** included).  ctxMap: v1 the count, v2 the sum of the gaps as the
+** reference adds them (bits of a double).  *pzTmp: scratch the caller
+** frees (sqlite3_realloc64'd here).  SQLITE_OK or SQLITE_NOMEM. */
 static int gapContext(Engine *e, RegionCtx *x, HMap *pref, HMap *pathMemo, HMap *ctxMap,
                       char **pzTmp, const EvKey *q, double gap){
   PartsInfo *pi;
@@ -263,17 +267,24 @@ static int gapContext(Engine *e, RegionCtx *x, HMap *pref, HMap *pathMemo, HMap 
   path = h ? (int32_t)h->v1 : pi->path4;
   c = profsumCanonicalOp(SP_STR(&e->pool, q->name), SP_LEN(&e->pool, q->name));
   if( c.n>=4 && sqlite3_strnicmp(c.z, "copy", 4)==0 ){
-    const char *z = SP_STR(&e->pool, path);
-    int n = SP_LEN(&e->pool, path);
-    while( n>0 && (*z==' '||*z=='\t'||*z=='\n'||*z=='\r') ){ z++; n--; }
-    while( n>0 && (z[n-1]==' '||z[n-1]=='\t'||z[n-1]=='\n'||z[n-1]=='\r') ) n--;
+    /* the reference's region_path.strip(): Unicode white space; the path
+    ** keeps any NUL it holds (lengths, never C strings) */
+    const char *z0 = SP_STR(&e->pool, path);
+    int64_t i = 0, iEnd = SP_LEN(&e->pool, path), n;
+    const char *z;
+    profsumPyStrip((const unsigned char*)z0, &i, &iEnd);
+    z = z0 + i;
+    n = iEnd - i;
     if( n==0 || (n==4 && sqlite3_strnicmp(z, "copy", 4)==0) ){
       path = profsumEngSpIntern(&e->pool, "copy", 4);
     }else if( !(n>=5 && memcmp(z, "copy(", 5)==0) ){
-      sqlite3_free(*pzTmp);
-      *pzTmp = sqlite3_mprintf("copy(%.*s)", n, z);
-      if( *pzTmp==0 ) return SQLITE_NOMEM;
-      path = profsumEngSpIntern(&e->pool, *pzTmp, (int64_t)strlen(*pzTmp));
+      char *zNew = sqlite3_realloc64(*pzTmp, (sqlite3_uint64)n + 6);
+      if( zNew==0 ) return SQLITE_NOMEM;
+      *pzTmp = zNew;
+      memcpy(zNew, "copy(", 5);
+      memcpy(zNew + 5, z, (size_t)n);
+      zNew[n + 5] = ')';
+      path = profsumEngSpIntern(&e->pool, zNew, n + 6);
     }else{
       path = profsumEngSpIntern(&e->pool, z, n);
     }
