@@ -803,25 +803,29 @@ static void quietRoundedAdd(Engine *e, int64_t n){
 }
 
 /* What the reference's typed decoder rejects the whole file for in entry
-** ev of phase ph (0: not one known character), the first of: a typed
-** field of the wrong type that has its bad_field diagnostic
-** (typedBadField: counted only); text it refuses in a field it decodes as
-** str (refTextProblem); a pid/tid that is not a JSON integer ("1",
-** "Spans", 1.0), a string ts/dur, or what refTypeProblem finds; a
-** reference_rejects diagnostic row (the quality warning points there) and
-** the count (noteRejected). */
+** ev of phase ph (0: not one known character), counted once per entry
+** (noteRejected; the first reason names it): a typed field of the wrong
+** type that has its bad_field diagnostic (typedBadField: no other row);
+** text it refuses in a field it decodes as str (refTextProblem); the first
+** of a pid/tid that is not a JSON integer ("1", "Spans", 1.0), a string
+** ts/dur, or what refTypeProblem finds; each of the last two with a
+** reference_rejects diagnostic row (the quality warning points there). */
 static void noteRefRejects(Engine *e, const ProfsumEvent *ev, char ph){
   const char *zText;
+  /* the first reason counted names the entry in the warning (noteRejected
+  ** counts an entry once); each has its row */
   if( ev->typedBadField ){
     /* its bad_field diagnostic is the row the warning points to */
     noteRejected(e, ev->idx, "bad_field");
-  }else if( (zText = refTextProblem(ev))!=0 ){
+  }
+  if( (zText = refTextProblem(ev))!=0 ){
     char zD[200];
     sqlite3_snprintf(sizeof(zD), zD, "%s: the reference summarizer rejects the file "
                      "(its decoder refuses that text); profsum reads it with U+FFFD", zText);
     engDiag(e, ev->idx, ev->iOffset, "reference_rejects", zD);
     noteRejected(e, ev->idx, zText);
-  }else if( ev->pid.notJsonInt || ev->tid.notJsonInt ){
+  }
+  if( ev->pid.notJsonInt || ev->tid.notJsonInt ){
     engDiag(e, ev->idx, ev->iOffset, "reference_rejects",
             "pid/tid not a JSON integer: the reference summarizer rejects the file; "
             "profsum reads it as trace_events does (an integer string as that integer)");
