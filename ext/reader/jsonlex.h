@@ -45,6 +45,18 @@ static inline int profsumUtf8Len(const unsigned char *p, const unsigned char *e)
   return n;
 }
 
+/* 1 when p[0..e) is all valid UTF-8 (profsumUtf8Len's rule), else 0. */
+static inline int profsumUtf8Valid(const unsigned char *p, const unsigned char *e){
+  while( p<e ){
+    int n;
+    if( *p<0x80 ){ p++; continue; }
+    n = profsumUtf8Len(p, e);
+    if( n<=0 ) return 0;
+    p += n;
+  }
+  return 1;
+}
+
 /* A ts or dur written as a JSON number of the common shape
 ** "[-]d{1,18}[.d+]" (xprof's, Kineto's epoch microseconds), scanned and
 ** converted in one pass (scanNumber and profsumParseMicros make two):

@@ -3,7 +3,8 @@
 ** of an entry are held back until it parsed completely (an entry that
 ** straddles a window refill is parsed twice), counted per kind, their
 ** details formatted up to a cap per kind (every one with
-** PROFSUM_SCAN_ALLDETAILS).  See trace_json_int.h.
+** PROFSUM_SCAN_ALLDETAILS); the syntax error message and the diagnostic
+** of a top-level object without traceEvents.  See trace_json_int.h.
 */
 #include "trace_json_int.h"
 
@@ -95,3 +96,19 @@ void profsumScanQuote(char *zOut, int nOut, const char *z, int64_t n){
   sqlite3_snprintf(nOut, zOut, "%.*s%s", k, z, n>40 ? "..." : "");
 }
 
+
+/* See trace_json_int.h. */
+int profsumScanSyntaxError(ProfsumScan *s, char **pzErr){
+  int64_t off = s->iBase + (s->pErrAt - s->aBuf);
+  *pzErr = sqlite3_mprintf("%s: '%s': JSON syntax error at byte %lld (entry %lld): %s",
+      s->zFunc, profsumSrcPath(s->pSrc), (long long)off, (long long)s->nEntries,
+      s->zErrWhy);
+  return SQLITE_ERROR;
+}
+
+/* See trace_json_int.h. */
+void profsumScanNoEventsDiag(ProfsumScan *s){
+  if( s->seenEvents ) return;
+  scanEmitDiag(s, -1, s->iBase + (int64_t)s->iPos, "no_trace_events",
+           "the top-level object has no \"traceEvents\" array (absent or null): no events");
+}

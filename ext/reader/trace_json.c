@@ -83,18 +83,6 @@ static const u8 aStrClass[256] = {
   [31]=3, ['"']=1, ['\\']=2,
 };
 
-/* Is p[0..e) all valid UTF-8? */
-static int utf8Valid(const u8 *p, const u8 *e){
-  while( p<e ){
-    int n;
-    if( *p<0x80 ){ p++; continue; }
-    n = profsumUtf8Len(p, e);
-    if( n<=0 ) return 0;
-    p += n;
-  }
-  return 1;
-}
-
 
 /* ------------------------------------------------------------------ */
 /* Lexical primitives on a contiguous window [p, e)                    */
@@ -154,7 +142,7 @@ static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
       p = s->aBuf + i;
       if( *p=='"' ){
         size_t i0 = (size_t)(pStart - s->aBuf);
-        if( profsumStrIndexHi(&s->idx, i0, i) && !utf8Valid(pStart, p) ) f |= PROFSUM_SF_BADUTF8;
+        if( profsumStrIndexHi(&s->idx, i0, i) && !profsumUtf8Valid(pStart, p) ) f |= PROFSUM_SF_BADUTF8;
         *ppEnd = p+1;
         *pFlags |= f;
         return P_OK;
@@ -177,7 +165,7 @@ static int scanString(ProfsumScan *s, const u8 *p, const u8 *e,
     switch( aStrClass[*p] ){
       case 1:
         /* bytes >= 0x80 seen: check the string's UTF-8, rarely needed */
-        if( (hi & 0x80) && !utf8Valid(pStart, p) ) f |= PROFSUM_SF_BADUTF8;
+        if( (hi & 0x80) && !profsumUtf8Valid(pStart, p) ) f |= PROFSUM_SF_BADUTF8;
         *ppEnd = p+1;
         *pFlags |= f;
         return P_OK;
@@ -1119,15 +1107,6 @@ static int refill(ProfsumScan *s, char **pzErr){
   return SQLITE_OK;
 }
 
-/* Format a syntax error at the position recorded by a P_ERR. */
-static int syntaxError(ProfsumScan *s, char **pzErr){
-  int64_t off = s->iBase + (s->pErrAt - s->aBuf);
-  *pzErr = sqlite3_mprintf("%s: '%s': JSON syntax error at byte %lld (entry %lld): %s",
-      s->zFunc, profsumSrcPath(s->pSrc), (long long)off, (long long)s->nEntries,
-      s->zErrWhy);
-  return SQLITE_ERROR;
-}
-
 /* Skip white space; refill as needed.  Returns SQLITE_OK with
 ** s->iPos<s->nBuf, SQLITE_DONE at the end of the data, or an error. */
 static int skipWs(ProfsumScan *s, char **pzErr){
@@ -1185,7 +1164,7 @@ static int parseInWindow(ProfsumScan *s, int kind, const u8 **ppStart,
       return rc;
     }
     if( rc<0 ) return rc;
-    if( rc==P_ERR ){ syntaxError(s, pzErr); return -SQLITE_ERROR; }
+    if( rc==P_ERR ){ profsumScanSyntaxError(s, pzErr); return -SQLITE_ERROR; }
     if( rc==P_OK ){ *ppStart = p; return P_OK; }
     if( s->srcEof ) return P_MORE;
     rc = refill(s, pzErr);
@@ -1226,15 +1205,6 @@ int profsumScanOpen(ProfsumSrc *pSrc, const char *zFunc, unsigned flags,
   }
   *pp = s;
   return SQLITE_OK;
-}
-
-/* At the '}' that ends the top-level object: when it had no traceEvents
-** array (absent or null), say so, so that a wrong file (another JSON of
-** the profile folder) is not silently an empty trace. */
-static void noEventsDiag(ProfsumScan *s){
-  if( s->seenEvents ) return;
-  scanEmitDiag(s, -1, s->iBase + (int64_t)s->iPos, "no_trace_events",
-           "the top-level object has no \"traceEvents\" array (absent or null): no events");
 }
 
 /* Handle one element of traceEvents at s->iPos.  Returns SQLITE_ROW when
@@ -1386,7 +1356,7 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
               scanEmitDiag(s, -1, s->iBase + (int64_t)s->iPos, "trailing_comma",
                        "trailing comma in the top-level object");
             }
-            noEventsDiag(s);
+            profsumScanNoEventsDiag(s);
             s->iPos++;
             s->state = ST_END;
             break;
@@ -1394,7 +1364,7 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
           if( c!='"' ){
             s->zErrWhy = "expected a string key in the top-level object";
             s->pErrAt = s->aBuf + s->iPos;
-            return syntaxError(s, pzErr);
+            return profsumScanSyntaxError(s, pzErr);
           }
           rc = parseInWindow(s, 2, &pStart, &pEnd, &key, pzErr);
           if( rc<0 ) return -rc;
@@ -1410,7 +1380,7 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
           if( s->aBuf[s->iPos]!=':' ){
             s->zErrWhy = "expected ':' after a key";
             s->pErrAt = s->aBuf + s->iPos;
-            return syntaxError(s, pzErr);
+            return profsumScanSyntaxError(s, pzErr);
           }
           s->iPos++;
           rc = skipWs(s, pzErr);
@@ -1455,10 +1425,10 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
         }
         case ST_TOP_AFTER:
           if( c==',' ){ s->iPos++; s->state = ST_TOP_KEY; s->afterComma = 1; break; }
-          if( c=='}' ){ noEventsDiag(s); s->iPos++; s->state = ST_END; break; }
+          if( c=='}' ){ profsumScanNoEventsDiag(s); s->iPos++; s->state = ST_END; break; }
           s->zErrWhy = "expected ',' or '}' in the top-level object";
           s->pErrAt = s->aBuf + s->iPos;
-          return syntaxError(s, pzErr);
+          return profsumScanSyntaxError(s, pzErr);
         case ST_ARR_ELEM:
           if( c==']' ){
             if( s->afterComma ){
@@ -1485,7 +1455,7 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
           }
           s->zErrWhy = "expected ',' or ']' between entries";
           s->pErrAt = s->aBuf + s->iPos;
-          return syntaxError(s, pzErr);
+          return profsumScanSyntaxError(s, pzErr);
         case ST_END:
           *pzErr = sqlite3_mprintf("%s: '%s': unexpected data after the end of the "
               "JSON document at byte %lld", s->zFunc, profsumSrcPath(s->pSrc),

@@ -93,6 +93,17 @@ int profsumScanDiagWanted(ProfsumScan *s, const char *zKind);
 /* Emit the queued diagnostics of the entry idx at iOffset. */
 void profsumScanFlushDiag(ProfsumScan *s, int64_t idx, int64_t iOffset);
 
+/* The error of a P_ERR (trace_json.c): "<func>: '<file>': JSON syntax
+** error at byte N (entry K): <why>" from s->pErrAt and s->zErrWhy into
+** *pzErr; returns SQLITE_ERROR. */
+int profsumScanSyntaxError(ProfsumScan *s, char **pzErr);
+
+/* At the '}' that ends the top-level object: when it had no traceEvents
+** array (absent or null), the no_trace_events diagnostic, so that a wrong
+** file (another JSON of the profile folder) is not silently an empty
+** trace. */
+void profsumScanNoEventsDiag(ProfsumScan *s);
+
 /* Quote up to 40 bytes of a value for a diagnostic detail. */
 void profsumScanQuote(char *zOut, int nOut, const char *z, int64_t n);
 
