@@ -45,6 +45,12 @@ static inline int profsumUtf8Len(const unsigned char *p, const unsigned char *e)
   return n;
 }
 
+/* 1 when hex, the four hex digits of a \u escape, name a UTF-16
+** surrogate (D800 to DFFF, either case). */
+static inline int profsumIsSurrogateHex(const unsigned char *hex){
+  return (hex[0]|0x20)=='d' && hex[1]>='8';
+}
+
 /* 1 when p[0..e) is all valid UTF-8 (profsumUtf8Len's rule), else 0. */
 static inline int profsumUtf8Valid(const unsigned char *p, const unsigned char *e){
   while( p<e ){

@@ -106,7 +106,7 @@ static int scanEscape(ProfsumScan *s, const u8 **pp, const u8 *e, unsigned *pf){
         s->pErrAt = p;
         return P_ERR;
       }
-      if( (p[2]|0x20)=='d' && p[3]>='8' ) *pf |= PROFSUM_SF_SURR;   /* d8..df */
+      if( profsumIsSurrogateHex(p+2) ) *pf |= PROFSUM_SF_SURR;
       *pp = p+6;
       return P_OK;
     default:
@@ -385,7 +385,7 @@ static const u8 *strMemberRun(ProfsumScan *s, const u8 *p, int mode, unsigned *p
         if( v1+6>n || !profsumIsHexDigit(a[v1+2]) || !profsumIsHexDigit(a[v1+3]) || !profsumIsHexDigit(a[v1+4]) || !profsumIsHexDigit(a[v1+5]) ){
           return pDone;
         }
-        if( (a[v1+2]|0x20)=='d' && a[v1+3]>='8' ) vf |= PROFSUM_SF_SURR;
+        if( profsumIsSurrogateHex(a+v1+2) ) vf |= PROFSUM_SF_SURR;
       }else if( c=='"' || c=='\\' ){
         size_t x;
         NEXT_MARK(x);              /* x == v1+1 */

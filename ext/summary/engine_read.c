@@ -59,14 +59,6 @@ static void noteRejected(Engine *e, int64_t idx, const char *zKind){
   if( e->nRejected++==0 ){ e->iFirstRejected = idx; e->zFirstRejected = zKind; }
 }
 
-/* Why the reference's typed decoder (summary-v1-spec §1.2) would reject the
-** whole file for entry ev, beyond what the reader's diagnostics and the
-** pid/tid and ts/dur checks count: what the scanner found (ev->zRefBad: a
-** null name, an event-level process_name or thread_name that is not a
-** string); args that is not an object; args.name,
-** tf_op, source or long_name that is not a string (the typed args of every
-** entry, not only of metadata); args.run_id that is not a string or a number; args.step_num that
-** is not an integer or a string.  null is taken as absent.  0 when none. */
 /* zUtf8 when the string span sp holds bytes that are not UTF-8, zSurr when
 ** it holds a lone surrogate escape (\ud800): the text the reference's
 ** decoder (msgspec) refuses in a field it decodes as str; else 0. */
@@ -112,6 +104,14 @@ static const char *refTextProblem(const ProfsumEvent *ev){
   return 0;
 }
 
+/* Why the reference's typed decoder (summary-v1-spec §1.2) would reject the
+** whole file for entry ev, beyond what the reader's diagnostics and the
+** pid/tid and ts/dur checks count: what the scanner found (ev->zRefBad: a
+** null name, an event-level process_name or thread_name that is not a
+** string); args that is not an object; args.name,
+** tf_op, source or long_name that is not a string (the typed args of every
+** entry, not only of metadata); args.run_id that is not a string or a number; args.step_num that
+** is not an integer or a string.  null is taken as absent.  0 when none. */
 static const char *refTypeProblem(const ProfsumEvent *ev, int ph){
   static const struct { int k; const char *zWhy; } aStr[] = {
     {PROFSUM_AK_TF_OP, "args.tf_op not a string"},
