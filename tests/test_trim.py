@@ -190,6 +190,40 @@ class Trim(unittest.TestCase):
         self.assertEqual(self.trim(self.src, "\"name\" = 'x' /* ; */")[0], 0)
         self.assertEqual(self.trim(self.src, "ph = 'X' -- only; complete events")[0], 9 + 3)
 
+    def test_closing_paren_is_refused_as_not_one_condition(self):
+        # a ')' without its '(' closes the condition early: whatever follows
+        # (LIMIT, GROUP BY, ORDER BY, UNION, a comment hiding the rest) would
+        # change the selection; refused with the byte of that ')'
+        for where, at in (("1) LIMIT (1", 1), ("1) GROUP BY (ph", 1), ("1) ORDER BY (1", 1),
+                          ("1) UNION SELECT (1", 1), ("(1)) LIMIT (1", 3),
+                          ("ph = 'X') LIMIT 1 --", 8), ("ph = 'X') LIMIT 1 /* c */", 8),
+                          ("name = ')' AND 1) LIMIT (1", 16), ("\"a)\" = 1) LIMIT (1", 8),
+                          ("1 -- c\n) LIMIT (1", 7)):
+            with self.subTest(where=where):
+                with self.assertRaises(sqlite3.Error) as cm:
+                    self.trim(self.src, where)
+                self.assertEqual(str(cm.exception), "profsum_trim: bad WHERE clause '%s': it must be "
+                                 "one condition (its ')' at byte %d closes it early and adds SQL "
+                                 "after it)" % (where, at))
+        # a comment without its end would hide the ')' that closes the condition
+        for where, at in (("1 /* x", 2), ("ph = 'X' /* a */ /*", 17)):
+            with self.subTest(where=where):
+                with self.assertRaises(sqlite3.Error) as cm:
+                    self.trim(self.src, where)
+                self.assertEqual(str(cm.exception), "profsum_trim: bad WHERE clause '%s': it must be "
+                                 "one condition (its '/*' at byte %d has no '*/' and hides the end "
+                                 "of the condition)" % (where, at))
+        self.assertEqual(sorted(os.listdir(self.td.path)), ["f9.json.gz"])
+        # ')' in a string, a quoted name or a comment, nested parentheses and
+        # subqueries (with their own UNION and LIMIT) are one condition
+        for where, n in (("name = ')'", 0), ("name = 'a)b' OR ph = 'X'", 12),
+                         ("[ph] = ')' OR `ph` = 'X' /* ) */", 12), ("ph = 'X' -- ) LIMIT (1", 12),
+                         ("\"ph\" = 'X' AND ((pid = 2) OR (tid = 11))", 5 + 5),
+                         ("pid IN (SELECT 2 UNION SELECT 3 LIMIT 1) AND ph = 'X'", 3 + 2),
+                         ("name IN (SELECT 'train' WHERE (1))", 3 + 2)):
+            with self.subTest(where=where):
+                self.assertEqual(self.trim(self.src, where)[0], n)
+
     def test_refused_arguments(self):
         # the source as destination, a parameter nothing binds, a condition
         # that is no text, a path cut at a NUL byte: errors, nothing written

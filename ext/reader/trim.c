@@ -340,21 +340,35 @@ static int trimPairs(sqlite3_context *ctx, const char *zSrc, TrimSel *sel, Profs
   return rc!=SQLITE_OK;
 }
 
-/* 1 when z holds nothing but white space: the rest of the selection's SQL
-** after its one statement. */
-static int onlySpace(const char *z){
-  while( *z==' ' || *z=='\t' || *z=='\n' || *z=='\r' || *z=='\f' ) z++;
-  return *z==0;
-}
-
-/* 1 when the SQL text z has a ';' outside its string literals, quoted
-** identifiers and comments: a statement ends there, so z is not one
-** condition (whatever follows, if anything). */
-static int hasStatementEnd(const char *z){
+/* How the SQL text z, pasted as the condition of "WHERE (z\n)", would leave
+** that condition, read as SQLite's tokenizer reads it (string literals,
+** quoted identifiers and comments skipped): WHERE_ONE when it does not;
+** WHERE_SEMI at a ';' (the statement ends there); WHERE_CLOSE at a ')' that
+** has no '(' before it in z (it closes the condition early: a LIMIT, GROUP
+** BY, ORDER BY or UNION after it would be part of the statement);
+** WHERE_COMMENT at a '/' '*' comment without its end (it would swallow the
+** ')' that closes the condition).  *piAt is the byte offset of that
+** character in z.  An unclosed '(' or quote is left to SQLite, whose parse
+** of the statement fails on it. */
+#define WHERE_ONE     0
+#define WHERE_SEMI    1
+#define WHERE_CLOSE   2
+#define WHERE_COMMENT 3
+static int whereShape(const char *z, sqlite3_int64 *piAt){
+  const char *z0 = z;
+  sqlite3_int64 nDepth = 0;
   while( *z ){
     char c = *z;
-    if( c==';' ) return 1;
-    if( c=='\'' || c=='"' || c=='`' || c=='[' ){
+    *piAt = (sqlite3_int64)(z - z0);
+    if( c==';' ) return WHERE_SEMI;
+    if( c=='(' ){
+      nDepth++;
+      z++;
+    }else if( c==')' ){
+      if( nDepth==0 ) return WHERE_CLOSE;
+      nDepth--;
+      z++;
+    }else if( c=='\'' || c=='"' || c=='`' || c=='[' ){
       char cEnd = c=='[' ? ']' : c;
       for(z++; *z; z++){
         if( *z==cEnd ){
@@ -362,55 +376,60 @@ static int hasStatementEnd(const char *z){
           break;
         }
       }
-      if( *z==0 ) return 0;
+      if( *z==0 ) return WHERE_ONE;
       z++;
     }else if( c=='-' && z[1]=='-' ){
       while( *z && *z!='\n' ) z++;
     }else if( c=='/' && z[1]=='*' ){
       const char *e = strstr(z+2, "*/");
-      if( e==0 ) return 0;
+      if( e==0 ) return WHERE_COMMENT;
       z = e+2;
     }else{
       z++;
     }
   }
-  return 0;
+  return WHERE_ONE;
 }
 
 /* Step 1 of profsum_trim: the entries of zSrc that zWhere selects into
 ** sel->bits, and their processes (for the metadata) into sel->pids and
 ** sel->txtPids; a B or E selected without its partner brings it
 ** (trimPairs).  zWhere is one condition: a newline ends it, so that a
-** trailing -- comment stays a comment, and SQL after the statement it
-** makes is refused.  0 on success; otherwise the error is reported on ctx
+** trailing -- comment stays a comment, and text that would leave it (a
+** ';', a ')' closing it early, an endless comment: whereShape) is refused
+** before the source is read.  0 on success; otherwise the error is reported on ctx
 ** and 1 returned. */
 static int trimSelect(sqlite3_context *ctx, sqlite3 *db, const char *zSrc, const char *zWhere,
                       TrimSel *sel, ProfsumProbe *probe){
   sqlite3_stmt *p = 0;
   sqlite3_int64 nSel = 0;
-  const char *zTail = 0;
+  sqlite3_int64 iAt = 0;
   char *zSql;
   int32_t idTxt;
   int rc, nBE = 0;
-  if( hasStatementEnd(zWhere) ){
-    profsumCtxErr(ctx, FN ": bad WHERE clause '%s': it must be one condition (its ';' ends "
-                  "the statement)", zWhere);
-    return 1;
+  switch( whereShape(zWhere, &iAt) ){
+    case WHERE_SEMI:
+      profsumCtxErr(ctx, FN ": bad WHERE clause '%s': it must be one condition (its ';' ends "
+                    "the statement)", zWhere);
+      return 1;
+    case WHERE_CLOSE:
+      profsumCtxErr(ctx, FN ": bad WHERE clause '%s': it must be one condition (its ')' at "
+                    "byte %lld closes it early and adds SQL after it)", zWhere, (long long)iAt);
+      return 1;
+    case WHERE_COMMENT:
+      profsumCtxErr(ctx, FN ": bad WHERE clause '%s': it must be one condition (its '/*' at "
+                    "byte %lld has no '*/' and hides the end of the condition)", zWhere, (long long)iAt);
+      return 1;
+    default:
+      break;
   }
   zSql = sqlite3_mprintf("SELECT idx, pid, ph FROM trace_events(?1) WHERE (%s\n)", zWhere);
   if( zSql==0 ){ trimNomem(ctx, zSrc); return 1; }
-  rc = sqlite3_prepare_v2(db, zSql, -1, &p, &zTail);
+  rc = sqlite3_prepare_v2(db, zSql, -1, &p, 0);
   if( rc==SQLITE_OK && sqlite3_bind_parameter_count(p)>1 ){
     /* ?1 is the source; another parameter would be NULL and select nothing */
     profsumCtxErr(ctx, FN ": bad WHERE clause '%s': it has a parameter ('?'), which nothing binds",
                   zWhere);
-    sqlite3_finalize(p);
-    sqlite3_free(zSql);
-    return 1;
-  }
-  if( rc==SQLITE_OK && !onlySpace(zTail) ){
-    profsumCtxErr(ctx, FN ": bad WHERE clause '%s': it must be one condition (it ends the "
-                  "statement and adds SQL after it)", zWhere);
     sqlite3_finalize(p);
     sqlite3_free(zSql);
     return 1;
