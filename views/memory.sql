@@ -40,7 +40,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_memory(
   top_holders,
   -- JSON array of {step, allocations, bytes} per step, NULL without steps (TEXT).
   per_step,
-  -- ok | no_allocation_events | not_in_trace_json | not_computed (imported by a profsum without memory figures: re-import) (TEXT).
+  -- ok | no_allocation_events | not_in_trace_json | peak_unknown (over 1,048,576 memory events: the peak is not known) | not_computed (imported by a profsum without memory figures: re-import) (TEXT).
   status,
   -- What the figures leave out, or why there are none (TEXT).
   note

@@ -42,7 +42,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_roofline(
   peak_mem_bw_bytes_per_s,
   -- achieved_flops_per_s / peak_flops_per_s, 0-1 (REAL).
   flops_fraction,
-  -- achieved_bytes_per_s / peak_mem_bw_bytes_per_s, 0-1 (REAL).
+  -- achieved_bytes_per_s / peak_mem_bw_bytes_per_s, 0 or more: bytes_accessed counts on-chip traffic too, so it can be above 1 (REAL).
   bw_fraction,
   -- Ridge point: peak FLOP/s / peak bandwidth, FLOPs per byte (REAL).
   ridge_intensity,

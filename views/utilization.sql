@@ -33,9 +33,9 @@ CREATE VIEW IF NOT EXISTS main.profsum_utilization(
   mfu_busy,
   -- flops / (wall_us × peak FLOP/s), 0-1 (REAL).
   mfu_wall,
-  -- bytes_accessed / (busy_us × peak bandwidth), 0-1 (REAL).
+  -- bytes_accessed / (busy_us × peak bandwidth), 0 or more: bytes_accessed counts on-chip traffic too, so it can be above 1 (REAL).
   hbm_util_busy,
-  -- bytes_accessed / (wall_us × peak bandwidth), 0-1 (REAL).
+  -- bytes_accessed / (wall_us × peak bandwidth), 0 or more: bytes_accessed counts on-chip traffic too, so it can be above 1 (REAL).
   hbm_util_wall,
   -- device_steps (its Steps line), host_steps (host train events), NULL for the capture row (TEXT).
   step_source,
