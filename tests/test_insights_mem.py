@@ -377,6 +377,28 @@ class Memory(MemTestCase):
         self.assertEqual(m, {"status": "not_computed", "peak_bytes": None,
                              "note": "imported by a profsum without memory figures: re-import the trace"})
 
+    def test_v1_summary_import_has_unavailable_rows(self):
+        # a profile_summary.v1 document carries no memory, kernel or
+        # bandwidth data: one 'unavailable' row of each such KPI, saying so
+        tid = self.imp(gpu_capture())
+        doc = self.db.execute("SELECT profsum_summary_json(?)", (tid,)).fetchone()[0]
+        tv = self.imp(doc, name="s.json")
+        self.assertIsNotNone(self.db.execute("SELECT summary_json FROM profsum_trace WHERE trace_id=?",
+                                             (tv,)).fetchone()[0])
+        kp = self.rows("SELECT kpi, device, value, band, explanation FROM profsum_kpis WHERE trace_id=? AND kpi IN "
+                       "('memory_peak', 'occupancy', 'memory_bandwidth') ORDER BY kpi", (tv,))
+        self.assertEqual([(r["kpi"], r["device"], r["value"], r["band"]) for r in kp],
+                         [("memory_bandwidth", None, None, "unavailable"), ("memory_peak", None, None, "unavailable"),
+                          ("occupancy", None, None, "unavailable")])
+        for r in kp:
+            self.assertTrue(r["explanation"].startswith("imported from a profile_summary.v1 document, which carries no "),
+                            r)
+        self.assertEqual(self.db.execute("SELECT kpi FROM profsum_kpis_mem WHERE trace_id=? ORDER BY kpi",
+                                         (tv,)).fetchall(), [("memory_peak",), ("occupancy",)])
+        # the source trace keeps its own figures
+        self.assertEqual(self.db.execute("SELECT band FROM profsum_kpis WHERE trace_id=? AND kpi='memory_peak'",
+                                         (tid,)).fetchall(), [("warning",)])
+
     def test_replace_deletes_rows(self):
         path = self.td.write("t.xplane.pb", gpu_capture())
         self.db.execute("SELECT profsum_import(?)", (path,))

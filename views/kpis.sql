@@ -8,7 +8,8 @@
 --   host_overhead       host share of the per-track breakdown: good < 10 %, warning 10-20 %, bad > 20 %
 --   compilation_time    Σ host events named *compile*: good < 2 s, warning 2-10 s, bad > 10 s
 --   memory_bandwidth    profsum_kpis_xla's value where bytes and a bandwidth are known, else band
---                       'unavailable', value NULL (never 0)
+--                       'unavailable', value NULL (never 0); also for a trace imported from a
+--                       v1 summary file, which carries neither
 --   A trace without device ops (no XLA Ops / Stream threads of a /device: process, e.g. a
 --   PyTorch/Kineto trace) has no XLA naming to measure host or compile time by: those
 --   KPIs and the device patterns are 'unavailable' with value NULL, never a 'good' 0.
@@ -127,12 +128,16 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
         FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
         GROUP BY f.trace_id, t.label)
   UNION ALL
+  -- (every trace with facts, and every v1 import, which has none)
   SELECT trace_id, label, 'kpi', 'memory_bandwidth', NULL, NULL, 'fraction', 'unavailable',
-         'memory bandwidth utilization needs the ops'' bytes_accessed and the device''s bandwidth (plane stats '
-         || 'or the device_peaks import option): this trace lacks one of them (docs/roofline.md)'
-  FROM (SELECT f.trace_id, t.label
-        FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
-        GROUP BY f.trace_id, t.label) AS m
+         CASE WHEN v1 THEN 'imported from a profile_summary.v1 document, which carries no bytes_accessed or device '
+                           || 'bandwidth: import the trace for this figure'
+              ELSE 'memory bandwidth utilization needs the ops'' bytes_accessed and the device''s bandwidth (plane stats '
+                   || 'or the device_peaks import option): this trace lacks one of them (docs/roofline.md)' END
+  FROM (SELECT t.trace_id, t.label, t.summary_json IS NOT NULL AS v1
+        FROM profsum_trace AS t
+        WHERE t.summary_json IS NOT NULL
+           OR EXISTS (SELECT 1 FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id)) AS m
   WHERE NOT EXISTS (SELECT 1 FROM profsum_kpis_xla AS x
                     WHERE x.trace_id = m.trace_id AND x.kpi = 'memory_bandwidth')
   UNION ALL

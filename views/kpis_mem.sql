@@ -10,6 +10,8 @@
 --                the first 90 % of kernel time, the one crossing 90 % included,
 --                those without occupancy skipped: good >= 0.5, warning
 --                0.25-0.5, bad < 0.25; 'unavailable' when none has occupancy.
+--   A trace imported from a profile_summary.v1 document (no events, so no
+--   memory or kernel data) has the 'unavailable' row of each, saying so.
 -- Requires: profsum_trace, profsum_agg_memory, profsum_agg_kernel.
 CREATE VIEW IF NOT EXISTS main.profsum_kpis_mem(
   -- Trace id (INTEGER).
@@ -62,8 +64,9 @@ kern AS (
                    sum(total_duration_us) OVER (PARTITION BY trace_id) AS tot
             FROM profsum_agg_kernel AS a WHERE a.trace_id = t.trace_id) AS k
           WHERE k.before < 0.9 * k.tot) ELSE 0 END AS n_top,
-         (SELECT count(*) FROM profsum_agg_kernel AS a WHERE a.trace_id = t.trace_id) AS n_all
-  FROM profsum_trace AS t WHERE t.summary_json IS NULL
+         (SELECT count(*) FROM profsum_agg_kernel AS a WHERE a.trace_id = t.trace_id) AS n_all,
+         t.summary_json IS NOT NULL AS v1
+  FROM profsum_trace AS t
   GROUP BY t.trace_id, t.label
 )
 SELECT m.trace_id, t.label, 'kpi', 'memory_peak', m.device, m.v, 'fraction',
@@ -79,19 +82,22 @@ FROM (SELECT trace_id, allocator, device, peak_bytes, device_memory_bytes,
 JOIN profsum_trace AS t USING (trace_id)
 UNION ALL
 SELECT t.trace_id, t.label, 'kpi', 'memory_peak', NULL, NULL, 'fraction', 'unavailable',
-       CASE (SELECT max(a.status) FROM profsum_agg_memory AS a WHERE a.trace_id = t.trace_id)
+       CASE WHEN t.summary_json IS NOT NULL
+         THEN 'imported from a profile_summary.v1 document, which carries no memory data: import the trace for memory figures'
+       ELSE CASE (SELECT max(a.status) FROM profsum_agg_memory AS a WHERE a.trace_id = t.trace_id)
          WHEN 'not_in_trace_json' THEN 'allocation events are not in trace JSON: import the .xplane.pb for memory figures'
          WHEN 'no_allocation_events' THEN 'the XPlane holds no allocation events (memory activity was not recorded)'
          WHEN 'ok' THEN 'no allocator of a device (GPU_N_bfc) in the allocation events'
-         ELSE 'no memory figures stored (imported by a profsum without them: re-import)' END
+         ELSE 'no memory figures stored (imported by a profsum without them: re-import)' END END
 FROM profsum_trace AS t
-WHERE t.summary_json IS NULL
-  AND NOT EXISTS (SELECT 1 FROM profsum_agg_memory AS a
+WHERE NOT EXISTS (SELECT 1 FROM profsum_agg_memory AS a
                   WHERE a.trace_id = t.trace_id AND a.status = 'ok' AND a.device IS NOT NULL)
 UNION ALL
 SELECT trace_id, label, 'kpi', 'occupancy', NULL, v, 'fraction',
        CASE WHEN v IS NULL THEN 'unavailable' WHEN v >= 0.5 THEN 'good' WHEN v >= 0.25 THEN 'warning' ELSE 'bad' END,
-       CASE WHEN n_all = 0 THEN 'no kernel with kernel_details in the trace (GPU captures only)'
+       CASE WHEN v1 THEN 'imported from a profile_summary.v1 document, which carries no kernel data: import the '
+                         || 'trace for occupancy'
+            WHEN n_all = 0 THEN 'no kernel with kernel_details in the trace (GPU captures only)'
             WHEN v IS NULL THEN 'none of the kernels making up 90% of kernel time has an occupancy (occ_pct absent or 0)'
             ELSE printf('time-weighted occupancy %s%% over the %d kernel rows making up 90%% of kernel time%s', profsum_format_near(100.0 * v, 1, 5), n_top,
                         CASE WHEN v < 0.25 THEN ': the GPU runs few warps at once; check registers, shared memory and block size'
