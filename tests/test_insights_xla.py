@@ -184,6 +184,33 @@ class Devices(XlaTestCase):
                                          "FROM profsum_agg_xla_trace").fetchone(), ("json", 3, 2, 3))
 
 
+    def test_json_device_pids_beyond_2_31(self):
+        # any non-negative pid names a process, as the summary reads it: a
+        # /device: process at pid 2^31, 2^32 + 2 (2 with bit 32 set) or
+        # 2^63 - 1 has its row and its ops, each on its own device
+        pids = {"/device:TPU:0": 2, "/device:TPU:1": 2 ** 31, "/device:TPU:2": 2 ** 32 + 2,
+                "/device:TPU:3": 2 ** 63 - 1}
+        evs = []
+        for i, (dev, pid) in enumerate(sorted(pids.items())):
+            evs += [{"ph": "M", "pid": pid, "name": "process_name", "args": {"name": dev}},
+                    {"ph": "M", "pid": pid, "tid": 1, "name": "thread_name", "args": {"name": "XLA Ops"}}]
+            evs += [{"ph": "X", "pid": pid, "tid": 1, "ts": 10 * k, "dur": 5, "name": "op%d" % i,
+                     "args": {"model_flops": 100, "bytes_accessed": 10}} for k in range(i + 1)]
+        tid = self.imp("big.json", {"traceEvents": evs})
+        self.assertEqual(self.db.execute("SELECT device, kind, has_events, status FROM profsum_devices "
+                                         "WHERE trace_id=? ORDER BY device", (tid,)).fetchall(),
+                         [(d, "TPU", 1, "ok") for d in sorted(pids)])
+        self.assertEqual(self.db.execute("SELECT device, name, count, model_flops FROM profsum_roofline "
+                                         "WHERE trace_id=? AND level='op' ORDER BY device", (tid,)).fetchall(),
+                         [(d, "op%d" % i, i + 1, 100.0 * (i + 1)) for i, d in enumerate(sorted(pids))])
+        self.assertEqual(self.db.execute("SELECT n_device_ops FROM profsum_agg_xla_trace WHERE trace_id=?",
+                                         (tid,)).fetchone()[0], 1 + 2 + 3 + 4)
+        # the summary counts the same devices and ops
+        self.assertEqual(self.db.execute("SELECT device, n_ops FROM profsum_agg_device WHERE trace_id=? "
+                                         "ORDER BY device", (tid,)).fetchall(),
+                         [(d, i + 1) for i, d in enumerate(sorted(pids))])
+
+
 class Roofline(XlaTestCase):
     def roof(self, tid, level="op"):
         return {(r["name"], r["device"]): r for r in

@@ -27,7 +27,7 @@
 ** insights_xla_write.c, the report sections in insights_xla_report.c.
 **
 ** JSON traces: pid and tid must be non-negative integers (as the summary
-** reads them); process and thread names (M events) may come anywhere, so
+** reads them; a device op's tid below 2^31); process and thread names (M events) may come anywhere, so
 ** events of a pid whose name is not known yet are collected and those of
 ** a non-device process dropped at the write.  Args as TSL writes them
 ** (numbers as strings) are read too.
@@ -846,15 +846,18 @@ static int xMemoSet(InsXla *p, XMemo *m, const ProfsumEvent *ev, const XOpStats 
 }
 
 /* The track of JSON (pid, tid) in *pIdx (made when new; *pIdx -1 when the
-** pid's process is known not to be a device).  pid, tid < 2^31.  The last
-** pair asked is answered without the map, as xJsonProc's last pid. */
+** pid's process is known not to be a device).  pid >= 0 (any such 64-bit
+** value), 0 <= tid < 2^31: the map's key is the pid's process index (below
+** 2^31) and the tid, packed.  The last pair asked is answered without the
+** map, as xJsonProc's last pid. */
 static int xJsonTrack(InsXla *p, int64_t pid, int64_t tid, int32_t *pIdx){
   int32_t *pv, proc; int isNew, rc;
-  uint64_t key = (uint64_t)pid<<32 | (uint64_t)tid;
+  uint64_t key;
+  if( (rc = xJsonProc(p, pid, &proc))!=SQLITE_OK ) return rc;
+  key = (uint64_t)(uint32_t)proc<<32 | (uint64_t)tid;
   if( p->lastTrk>=0 && key==p->lastTrkKey ){ *pIdx = p->lastTrk; return SQLITE_OK; }
   if( (rc = xMapGet(&p->jsonTrk, key, &pv, &isNew))!=SQLITE_OK ) return rc;
   if( isNew ){
-    if( (rc = xJsonProc(p, pid, &proc))!=SQLITE_OK ){ *pv = -1; return rc; }
     if( (rc = xNewTrack(p, proc, LK_UNKNOWN, pIdx))!=SQLITE_OK ){ *pv = -1; return rc; }
     *pv = *pIdx;
   }
@@ -878,7 +881,9 @@ int insXlaJsonEvent(InsXla *p, const ProfsumEvent *ev, int32_t iKey){
   p->isJson = 1;
   if( ev->ph.n!=1 ) return SQLITE_OK;
   ph = ev->ph.z[0];
-  if( ev->pid.kind!=PROFSUM_ID_INT || ev->pid.iVal<0 || ev->pid.iVal>=((int64_t)1<<31) ) return SQLITE_OK;
+  /* any non-negative pid, as the summary reads them: a /device: process
+  ** whose pid is beyond 2^31 is a device too */
+  if( ev->pid.kind!=PROFSUM_ID_INT || ev->pid.iVal<0 ) return SQLITE_OK;
   if( ph=='M' ){
     const ProfsumSpan *v = &ev->aArg[PROFSUM_AK_NAME];
     int isProc, isThread;
