@@ -277,6 +277,10 @@ class Memory(MemTestCase):
         # one hlo_op written with an escape: the same text once decoded
         text = json.dumps(js).replace('"hlo_op": "f.1"', '"hlo_op": "f\\u002e1"', 1)
         self.assertIn("\\u002e", text)
+        # and the other kernel's name: one row still (names are compared decoded)
+        head, tail = text.rsplit('"name": "k"', 1)
+        text = head + '"name": "\\u006b"' + tail
+        self.assertIn('"name": "\\u006b"', text)
         tj = self.db.execute("SELECT profsum_import(?)", (self.td.write("j.json", text),)).fetchone()[0]
         m = self.one("SELECT status, allocator, peak_bytes, note FROM profsum_memory WHERE trace_id=?", (tj,))
         self.assertEqual(m["status"], "not_in_trace_json")

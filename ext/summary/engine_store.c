@@ -10,6 +10,7 @@
 #include "engine_int.h"
 #include "funcs.h"
 #include "jsontree.h"
+#include "hash.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -70,27 +71,10 @@ void profsumEngHmFree(HMap *m){ sqlite3_free(m->a); memset(m, 0, sizeof(*m)); }
 /* ------------------------------------------------------------------ */
 /* String pool: interned strings with dense ids                        */
 /* ------------------------------------------------------------------ */
-/* 64-bit hash of z[0..n): eight bytes per step, each folded in by a full
-** 64x64->128-bit multiply (the signature cache keys long_name texts by
-** this hash and their length alone, so it must mix well, and it runs
-** over every long_name: a byte-at-a-time hash showed in profiles). */
-static uint64_t mulFold(uint64_t a, uint64_t b){
-  unsigned __int128 r = (unsigned __int128)a * b;
-  return (uint64_t)r ^ (uint64_t)(r>>64);
-}
+/* 64-bit hash of z[0..n): the shared bytes hash (the signature cache keys
+** long_name texts by this hash and their length alone). */
 uint64_t profsumEngStrHash(const char *z, int64_t n){
-  uint64_t h = 0x243f6a8885a308d3ULL ^ (uint64_t)n, w;
-  int64_t i = 0;
-  for(; i+8<=n; i+=8){
-    memcpy(&w, z+i, 8);
-    h = mulFold(h ^ w, 0x9e3779b97f4a7c15ULL);
-  }
-  if( i<n ){
-    w = 0;
-    memcpy(&w, z+i, (size_t)(n-i));
-    h = mulFold(h ^ w, 0xd6e8feb86659fd93ULL);
-  }
-  return profsumEngHmix(h);
+  return profsumBytesHash(z, n);
 }
 
 /* Room for nByte bytes of text that never moves: in the current block, or

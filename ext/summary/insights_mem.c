@@ -805,29 +805,33 @@ int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev){
   memset(&j, 0, sizeof(j));
   memJsonMembers(ev->args.z, ev->args.n, jsonArg, &j);
   if( j.aK[0].z ){
+    /* the texts as they are, or their escapes decoded into copies */
     char *az[4] = {0, 0, 0, 0};
+    const char *zk[4] = {0, 0, 0, 0};
     int64_t an[4] = {0, 0, 0, 0};
     int k;
     for(k=0; k<3 && rc==SQLITE_OK; k++){
-      if( j.aK[k].z ) rc = memJsonUnescape(j.aK[k].z, j.aK[k].n, &az[k], &an[k]);
+      if( j.aK[k].z==0 ) continue;
+      if( memchr(j.aK[k].z, '\\', (size_t)j.aK[k].n) ){
+        rc = memJsonUnescape(j.aK[k].z, j.aK[k].n, &az[k], &an[k]);
+        zk[k] = az[k];
+      }else{
+        zk[k] = j.aK[k].z; an[k] = j.aK[k].n;
+      }
     }
     if( rc==SQLITE_OK && ev->name.z ){
       if( ev->name.flags & PROFSUM_SF_ESCAPE ){
         rc = memJsonUnescape(ev->name.z, ev->name.n, &az[3], &an[3]);
+        zk[3] = az[3];
       }else{
-        /* copied by length: a raw NUL byte in the name must not end it
-        ** short of an[3] (as "%.*s" would) */
-        az[3] = sqlite3_malloc64((sqlite3_uint64)ev->name.n+1);
-        an[3] = ev->name.n;
-        if( az[3]==0 ) rc = SQLITE_NOMEM;
-        else{ memcpy(az[3], ev->name.z, (size_t)ev->name.n); az[3][an[3]] = 0; }
+        zk[3] = ev->name.z; an[3] = ev->name.n;
       }
     }
     if( rc==SQLITE_OK ){
       int64_t dur = ev->hasDur && ev->dur>0 && ev->dur<(profsum_ps)INT64_MAX ? (int64_t)ev->dur : 0;
       int64_t pid = ev->pid.kind==PROFSUM_ID_INT ? ev->pid.iVal : INT64_MIN;
-      rc = memKernAdd(p->pKern, &p->diag, az[3] ? az[3] : "", an[3], az[0], an[0], az[1], an[1],
-                      az[2], an[2], pid, 1, dur, ev->idx, ev->iOffset);
+      rc = memKernAdd(p->pKern, &p->diag, zk[3] ? zk[3] : "", an[3], zk[0], an[0], zk[1], an[1],
+                      zk[2], an[2], pid, 1, dur, ev->idx, ev->iOffset);
     }
     for(k=0; k<4; k++) sqlite3_free(az[k]);
   }

@@ -49,7 +49,8 @@ void memKernFree(MemKern *p);
 ** hlo_module (0: absent), device key (plane index, or with bPid the pid
 ** of a trace JSON event, which counts only if a process_name names it a
 ** device: memKernProcess), duration ps; idx/off place its diagnostics.
-** SQLITE_OK or SQLITE_NOMEM. */
+** The texts are read by their lengths (no NUL needed) and copied when a
+** row keeps them.  SQLITE_OK or SQLITE_NOMEM. */
 int memKernAdd(MemKern *p, InsDiag *pDiag,
                const char *zName, int64_t nName,
                const char *zDetails, int64_t nDetails,

@@ -17,6 +17,7 @@
 #include "insights_mem_int.h"
 #include "summary_engine.h"
 #include "utf8cut.h"
+#include "hash.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -60,6 +61,7 @@ struct MemKern {
   int64_t *aSlot; int64_t nSlot;        /* index + 1, 0 empty */
   int capped;
   KernProc *aProc; int64_t nProc, nProcAlloc;   /* JSON process names */
+  char *zBuf; int64_t nBuf;             /* the key being looked up */
 };
 
 /* See insights_mem_int.h. */
@@ -75,6 +77,7 @@ void memKernFree(MemKern *p){
   int64_t i;
   if( p==0 ) return;
   sqlite3_free(p->aProc);
+  sqlite3_free(p->zBuf);
   for(i=0; i<p->n; i++){
     sqlite3_free(p->a[i].zKey);
     sqlite3_free(p->a[i].zName);
@@ -105,13 +108,22 @@ static int kParseU(const char *z, int64_t n, uint64_t *pv, int *pOver){
   return 1;
 }
 
-/* What a parse found wrong, for the diagnostics. */
-typedef struct KernWhy { sqlite3_str *pRange, *pBad; } KernWhy;
+/* What a parse found wrong, for the diagnostics: per kind (0 out of
+** range, 1 unreadable) whether its text is wanted (an example the
+** diagnostics keep) and, when not, only whether the kind was met. */
+typedef struct KernWhy {
+  sqlite3_str *pRange, *pBad;
+  int want[2];
+  int hit[2];
+} KernWhy;
 
 /* Note token z[0..n) as out of range (bad 0) or unreadable (bad 1): its
-** first 200 bytes at most, whole UTF-8 characters (profsumUtf8Cut). */
+** first 200 bytes at most, whole UTF-8 characters (profsumUtf8Cut), when
+** that kind's text is wanted; else only that the kind was met. */
 static void kWhy(KernWhy *w, int bad, const char *z, int64_t n, const char *zRule){
   sqlite3_str **pp = bad ? &w->pBad : &w->pRange;
+  w->hit[bad] = 1;
+  if( !w->want[bad] ) return;
   if( *pp==0 ) *pp = sqlite3_str_new(0);
   else sqlite3_str_appendall(*pp, ", ");
   sqlite3_str_appendf(*pp, "%.*s%s", (int)profsumUtf8Cut(z, n, 200), z, zRule);
@@ -198,25 +210,48 @@ static void kParse(const char *z, int64_t n, KernDet *d, KernWhy *w){
   if( d->grid[0]<0 ) d->grid[1] = d->grid[2] = 0;
 }
 
-/* The key of (name, hlo, d) into *ps: the numbers, the hlo_op's length,
-** the hlo_op, the name (unambiguous). */
-static void kKey(sqlite3_str *s, const char *zName, int64_t nName, const char *zHlo, int64_t nHlo,
-                 const KernDet *d){
-  sqlite3_str_appendf(s, "%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d,%lld:",
-      (long long)d->regs, (long long)d->stat, (long long)d->dyn,
-      (long long)d->block[0], (long long)d->block[1], (long long)d->block[2],
-      (long long)d->grid[0], (long long)d->grid[1], (long long)d->grid[2],
-      zHlo!=0, (long long)nHlo);
-  if( zHlo && nHlo ) sqlite3_str_append(s, zHlo, (int)nHlo);
-  if( nName ) sqlite3_str_append(s, zName, (int)nName);
+/* Decimal text of v at z (room for 20 bytes): its length. */
+static int kFmtInt(char *z, int64_t v){
+  char t[20];
+  int n = 0, k = 0;
+  uint64_t u = v<0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do{ t[n++] = (char)('0' + u%10); u /= 10; }while( u );
+  if( v<0 ) z[k++] = '-';
+  while( n ) z[k++] = t[--n];
+  return k;
 }
 
-/* FNV-1a. */
-static uint64_t kHash(const char *z, int64_t n){
-  uint64_t h = 0xcbf29ce484222325ULL;
-  int64_t i;
-  for(i=0; i<n; i++){ h ^= (unsigned char)z[i]; h *= 0x100000001b3ULL; }
-  return h;
+/* The key of (name, hlo, d), after an optional "<pid>|" prefix, into the
+** tally's buffer: the numbers, the hlo_op's length, the hlo_op, the name
+** (unambiguous).  *pnPre gets the prefix's length, *pnKey the whole
+** length.  SQLITE_OK or SQLITE_NOMEM. */
+static int kKey(MemKern *p, int bPid, int64_t iDevice, const char *zName, int64_t nName,
+                const char *zHlo, int64_t nHlo, const KernDet *d, int64_t *pnPre, int64_t *pnKey){
+  int64_t nNeed = 21 + 11*21 + nHlo + nName;
+  int64_t av[10];
+  char *z;
+  int64_t n = 0;
+  int k;
+  if( nNeed>p->nBuf ){
+    int64_t nNew = nNeed + 256;
+    char *zNew = sqlite3_realloc64(p->zBuf, (sqlite3_uint64)nNew);
+    if( zNew==0 ) return SQLITE_NOMEM;
+    p->zBuf = zNew; p->nBuf = nNew;
+  }
+  z = p->zBuf;
+  if( bPid ){ n += kFmtInt(z+n, iDevice); z[n++] = '|'; }
+  *pnPre = n;
+  av[0] = d->regs; av[1] = d->stat; av[2] = d->dyn;
+  av[3] = d->block[0]; av[4] = d->block[1]; av[5] = d->block[2];
+  av[6] = d->grid[0]; av[7] = d->grid[1]; av[8] = d->grid[2];
+  av[9] = zHlo!=0;
+  for(k=0; k<10; k++){ n += kFmtInt(z+n, av[k]); z[n++] = ','; }
+  n += kFmtInt(z+n, nHlo);
+  z[n++] = ':';
+  if( zHlo && nHlo ){ memcpy(z+n, zHlo, (size_t)nHlo); n += nHlo; }
+  if( nName ){ memcpy(z+n, zName, (size_t)nName); n += nName; }
+  *pnKey = n;
+  return SQLITE_OK;
 }
 
 /* Does hlo_module z[0..n) come before the one kept so far, zCur[0..nCur)
@@ -247,11 +282,11 @@ int memKernAdd(MemKern *p, InsDiag *pDiag,
                const char *zHlo, int64_t nHlo,
                const char *zModule, int64_t nModule,
                int64_t iDevice, int bPid, int64_t durPs, int64_t idx, int64_t off){
+  static const char *const azKind[2] = {"kernel_details_out_of_range", "kernel_details_unreadable"};
   KernDet d;
-  KernWhy w = {0, 0};
+  KernWhy w;
   KernEnt *e = 0;
-  sqlite3_str *s;
-  char *zKey;
+  const char *zKey;
   int64_t nKey, nPre, i;
   uint64_t h;
   int rc = SQLITE_OK, k;
@@ -260,60 +295,50 @@ int memKernAdd(MemKern *p, InsDiag *pDiag,
     while( nName>0 && (((unsigned char)zName[nName])&0xc0)==0x80 ) nName--;
   }
   if( nHlo>KERN_MAX_NAME ) zHlo = 0, nHlo = 0;
+  /* the text of a diagnostic is made only while its kind keeps examples */
+  memset(&w, 0, sizeof(w));
+  for(k=0; k<2; k++) w.want[k] = insDiagWanted(pDiag, azKind[k]);
   kParse(zDetails, nDetails, &d, &w);
   /* diagnostics */
   for(k=0; k<2 && rc==SQLITE_OK; k++){
     sqlite3_str *pw = k ? w.pBad : w.pRange;
-    const char *zKind = k ? "kernel_details_unreadable" : "kernel_details_out_of_range";
     char *zWhy;
-    if( pw==0 ) continue;
+    if( !w.hit[k] ) continue;
+    if( !w.want[k] ){ insDiagCount(pDiag, azKind[k]); continue; }
     zWhy = sqlite3_str_finish(pw);
     if( k ) w.pBad = 0; else w.pRange = 0;
     if( zWhy==0 ){ rc = SQLITE_NOMEM; break; }
-    if( insDiagWanted(pDiag, zKind) ){
-      rc = insDiagAdd(pDiag, idx, off, zKind, sqlite3_mprintf(
-          "kernel %.*s: kernel_details %s: %s: NULL in profsum_kernel_stats",
-          (int)profsumUtf8Cut(zName, nName, 200), zName, k ? "value not a number" : "value out of range", zWhy));
-    }else{
-      insDiagCount(pDiag, zKind);
-    }
+    rc = insDiagAdd(pDiag, idx, off, azKind[k], sqlite3_mprintf(
+        "kernel %.*s: kernel_details %s: %s: NULL in profsum_kernel_stats",
+        (int)profsumUtf8Cut(zName, nName, 200), zName, k ? "value not a number" : "value out of range", zWhy));
     sqlite3_free(zWhy);
   }
   if( w.pRange ) sqlite3_free(sqlite3_str_finish(w.pRange));
   if( w.pBad ) sqlite3_free(sqlite3_str_finish(w.pBad));
   if( rc ) return rc;
   /* the row */
-  s = sqlite3_str_new(0);
-  if( bPid ) sqlite3_str_appendf(s, "%lld|", (long long)iDevice);
-  nPre = sqlite3_str_length(s);
-  kKey(s, zName, nName, zHlo, nHlo, &d);
-  nKey = sqlite3_str_length(s);
-  rc = sqlite3_str_errcode(s);
-  zKey = sqlite3_str_finish(s);
-  if( rc || zKey==0 ){ sqlite3_free(zKey); return SQLITE_NOMEM; }
+  if( kKey(p, bPid, iDevice, zName, nName, zHlo, nHlo, &d, &nPre, &nKey) ) return SQLITE_NOMEM;
+  zKey = p->zBuf;
   if( (p->n+1)*2 > p->nSlot ){
     int64_t nNew = p->nSlot ? p->nSlot*2 : 256;
     int64_t *a = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nNew);
-    if( a==0 ){ sqlite3_free(zKey); return SQLITE_NOMEM; }
+    if( a==0 ) return SQLITE_NOMEM;
     memset(a, 0, sizeof(int64_t)*(size_t)nNew);
     for(i=0; i<p->n; i++){
-      int64_t j = (int64_t)(kHash(p->a[i].zKey, p->a[i].nKey) & (uint64_t)(nNew-1));
+      int64_t j = (int64_t)(profsumBytesHash(p->a[i].zKey, p->a[i].nKey) & (uint64_t)(nNew-1));
       while( a[j] ) j = (j+1) & (nNew-1);
       a[j] = i+1;
     }
     sqlite3_free(p->aSlot);
     p->aSlot = a; p->nSlot = nNew;
   }
-  h = kHash(zKey, nKey);
+  h = profsumBytesHash(zKey, nKey);
   for(i=(int64_t)(h & (uint64_t)(p->nSlot-1)); p->aSlot[i]; i=(i+1)&(p->nSlot-1)){
     KernEnt *x = &p->a[p->aSlot[i]-1];
     if( x->nKey==nKey && memcmp(x->zKey, zKey, (size_t)nKey)==0 ){ e = x; break; }
   }
-  if( e ){
-    sqlite3_free(zKey);
-  }else{
+  if( e==0 ){
     if( p->n>=KERN_MAX_KEYS ){
-      sqlite3_free(zKey);
       if( !p->capped ){
         p->capped = 1;
         return insDiagAdd(pDiag, idx, off, "kernel_stats_capped", sqlite3_mprintf(
@@ -325,12 +350,14 @@ int memKernAdd(MemKern *p, InsDiag *pDiag,
     if( p->n>=p->nAlloc ){
       int64_t nNew = p->nAlloc ? p->nAlloc*2 : 64;
       KernEnt *a = sqlite3_realloc64(p->a, sizeof(KernEnt)*(sqlite3_uint64)nNew);
-      if( a==0 ){ sqlite3_free(zKey); return SQLITE_NOMEM; }
+      if( a==0 ) return SQLITE_NOMEM;
       p->a = a; p->nAlloc = nNew;
     }
     e = &p->a[p->n];
     memset(e, 0, sizeof(*e));
-    e->zKey = zKey; e->nKey = nKey;
+    e->zKey = kDup(zKey, nKey, &rc);
+    if( rc ) return rc;                 /* (not counted: a key is never 0) */
+    e->nKey = nKey;
     e->nPre = nPre;
     e->pid = iDevice;
     e->zName = kDup(zName ? zName : "", nName, &rc);
@@ -461,7 +488,7 @@ static int kRows(MemKern *p, KernRow **paRow, int64_t *pnRow){
     int64_t nBase = x->nKey - x->nPre, j;
     KernRow *r = 0;
     if( x->nPre && !kIsDevicePid(p, x->pid) ) continue;     /* a host event */
-    for(j=(int64_t)(kHash(zBase, nBase) & (uint64_t)(nSlot-1)); aSlot[j]; j=(j+1)&(nSlot-1)){
+    for(j=(int64_t)(profsumBytesHash(zBase, nBase) & (uint64_t)(nSlot-1)); aSlot[j]; j=(j+1)&(nSlot-1)){
       const KernEnt *y = aRow[aSlot[j]-1].e;
       if( y->nKey - y->nPre==nBase && memcmp(y->zKey + y->nPre, zBase, (size_t)nBase)==0 ){
         r = &aRow[aSlot[j]-1];

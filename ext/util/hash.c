@@ -140,6 +140,31 @@ static void sha256Pick(void){
 #endif
 }
 
+/* The high and low halves of a*b, xor-ed. */
+static uint64_t hashFold(uint64_t a, uint64_t b){
+  unsigned __int128 r = (unsigned __int128)a * b;
+  return (uint64_t)r ^ (uint64_t)(r>>64);
+}
+
+/* See hash.h. */
+uint64_t profsumBytesHash(const char *z, int64_t n){
+  uint64_t h = 0x243f6a8885a308d3ULL ^ (uint64_t)n, w;
+  int64_t i = 0;
+  for(; i+8<=n; i+=8){
+    memcpy(&w, z+i, 8);
+    h = hashFold(h ^ w, 0x9e3779b97f4a7c15ULL);
+  }
+  if( i<n ){
+    w = 0;
+    memcpy(&w, z+i, (size_t)(n-i));
+    h = hashFold(h ^ w, 0xd6e8feb86659fd93ULL);
+  }
+  /* the final mix of MurmurHash3 (every input bit reaches every output bit) */
+  h ^= h>>33; h *= 0xff51afd7ed558ccdULL; h ^= h>>33;
+  h *= 0xc4ceb9fe1a85ec53ULL; h ^= h>>33;
+  return h;
+}
+
 /* See hash.h. */
 const char *profsumSha256Impl(void){
   pthread_once(&sha256Once, sha256Pick);

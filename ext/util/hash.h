@@ -1,6 +1,7 @@
 /*
 ** hash.h — SHA-256 for trace provenance, MD5 and base64 for W&B artifact
-** digests (hash.c).
+** digests, and a fast 64-bit hash of bytes for in-memory hash tables
+** (hash.c).
 */
 #ifndef PROFSUM_HASH_H
 #define PROFSUM_HASH_H
@@ -19,6 +20,14 @@ typedef struct ProfsumSha256 {
   uint32_t h[8];              /* chaining state */
   ProfsumHashBlock b;
 } ProfsumSha256;
+
+/* A 64-bit hash of z[0..n) for hash tables (not a digest: no defence
+** against chosen inputs).  Eight bytes per step, each folded in by a
+** 64x64->128-bit multiply, then a final mix, so every bit of the input
+** reaches the low bits that pick a slot; several callers key entries by
+** this hash and the length alone, so it must mix well.  About a byte per
+** instruction on long texts (a byte-at-a-time hash showed in profiles). */
+uint64_t profsumBytesHash(const char *z, int64_t n);
 
 void profsumSha256Init(ProfsumSha256 *s);
 void profsumSha256Update(ProfsumSha256 *s, const unsigned char *p, size_t n);

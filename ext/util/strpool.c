@@ -2,17 +2,10 @@
 ** strpool.c — the interned strings of strpool.h.
 */
 #include "profsum_int.h"
+#include "hash.h"
 #include "strpool.h"
 
 #include <string.h>
-
-/* FNV-1a of z[0..n). */
-static uint64_t spHash(const char *z, int64_t n){
-  uint64_t h = 0xcbf29ce484222325ULL;
-  int64_t i;
-  for(i=0; i<n; i++){ h ^= (unsigned char)z[i]; h *= 0x100000001b3ULL; }
-  return h;
-}
 
 /* Keep the hash at most half full: SQLITE_OK or SQLITE_NOMEM. */
 static int spGrowSlots(ProfsumStrPool *p){
@@ -23,7 +16,7 @@ static int spGrowSlots(ProfsumStrPool *p){
   a = profsumMallocZero(sizeof(int32_t)*(sqlite3_uint64)nNew);
   if( a==0 ) return SQLITE_NOMEM;
   for(k=0; k<p->n; k++){
-    uint64_t h = spHash(p->az[k], p->an[k]);
+    uint64_t h = profsumBytesHash(p->az[k], p->an[k]);
     for(i=(int64_t)(h & (uint64_t)(nNew-1)); a[i]; i=(i+1)&(nNew-1)){}
     a[i] = k+1;
   }
@@ -41,7 +34,7 @@ int profsumStrPoolIntern(ProfsumStrPool *p, const char *z, int64_t n, int32_t *p
     if( p->full ) return SQLITE_OK;
   }
   if( spGrowSlots(p) ) return SQLITE_NOMEM;
-  h = spHash(z, n);
+  h = profsumBytesHash(z, n);
   for(i=(int64_t)(h & (uint64_t)(p->nSlot-1)); p->aSlot[i]; i=(i+1)&(p->nSlot-1)){
     int32_t k = p->aSlot[i]-1;
     if( p->an[k]==n && (n==0 || memcmp(p->az[k], z, (size_t)n)==0) ){ *pId = k; return SQLITE_OK; }
