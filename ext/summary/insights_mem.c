@@ -654,7 +654,8 @@ int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
     /* kernel_details: the event's stat, else its metadata's (a kernel
     ** event has a positive duration, as every timeline event counted) */
     const ProfsumXpStat *apKey[3] = {0, 0, 0};   /* kernel_details, hlo_op, hlo_module */
-    char *az[3] = {0, 0, 0};
+    char *az[3] = {0, 0, 0};                       /* copies of texts made for the call */
+    const char *zk[3] = {0, 0, 0};
     int64_t an[3] = {0, 0, 0};
     int pass, i, k;
     if( ev->nStat==0 && mt->iMeta<p->nKd && ev->pPlane->iPlane==p->kdPlane ){
@@ -679,8 +680,11 @@ int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
       const ProfsumXpStat *st = apKey[k];
       char zNum[40];
       if( st==0 ) continue;
-      if( st->eType==PROFSUM_XV_STR ){ z = st->z; n = st->n; }
-      else if( st->eType==PROFSUM_XV_BYTES || st->eType==PROFSUM_XV_REF || st->eType==PROFSUM_XV_CSTR ){
+      if( st->eType==PROFSUM_XV_STR ){
+        zk[k] = st->z ? st->z : ""; an[k] = st->n;   /* the stat's own bytes: no copy */
+        continue;
+      }
+      if( st->eType==PROFSUM_XV_BYTES || st->eType==PROFSUM_XV_REF || st->eType==PROFSUM_XV_CSTR ){
         rc = profsumXpStatText(pXp, st, &z, &n);
       }else if( st->eType==PROFSUM_XV_INT64 ){
         sqlite3_snprintf(sizeof(zNum), zNum, "%lld", (long long)st->iVal); z = zNum; n = (int64_t)strlen(zNum);
@@ -690,13 +694,13 @@ int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
       if( rc==SQLITE_OK && z ){
         az[k] = sqlite3_malloc64((sqlite3_uint64)n+1);
         if( az[k]==0 ) rc = SQLITE_NOMEM;
-        else { memcpy(az[k], z, (size_t)n); az[k][n] = 0; an[k] = n; }
+        else { memcpy(az[k], z, (size_t)n); az[k][n] = 0; an[k] = n; zk[k] = az[k]; }
       }
     }
-    if( rc==SQLITE_OK && az[0] ){
+    if( rc==SQLITE_OK && zk[0] ){
       const char *zName = mt->nDisplay>0 ? mt->zDisplay : mt->zName;
       int64_t nName = mt->nDisplay>0 ? mt->nDisplay : mt->nName;
-      rc = memKernAdd(p->pKern, &p->diag, zName, nName, az[0], an[0], az[1], an[1], az[2], an[2],
+      rc = memKernAdd(p->pKern, &p->diag, zName, nName, zk[0], an[0], zk[1], an[1], zk[2], an[2],
                       p->curDevKey, 0, ev->durationPs, ev->iEvent, ev->iOffset);
     }
     for(k=0; k<3; k++) sqlite3_free(az[k]);
