@@ -402,6 +402,25 @@ class Memory(MemTestCase):
         # the source trace keeps its own figures
         self.assertEqual(self.db.execute("SELECT band FROM profsum_kpis WHERE trace_id=? AND kpi='memory_peak'",
                                          (tid,)).fetchall(), [("warning",)])
+        # every KPI and pattern of the source has one row in the v1
+        # import (float_nesting aside: a v1 document has no events); those
+        # measured on the device timeline are unavailable, saying why
+        src = {r[0] for r in self.db.execute("SELECT kpi FROM profsum_kpis WHERE trace_id=?", (tid,))}
+        v1 = {r["kpi"]: r for r in self.rows("SELECT kpi, kind, unit, value, band, explanation FROM profsum_kpis "
+                                             "WHERE trace_id=?", (tv,))}
+        self.assertEqual(len(v1), self.db.execute("SELECT count(*) FROM profsum_kpis WHERE trace_id=?",
+                                                  (tv,)).fetchone()[0])     # one row each
+        self.assertEqual(set(v1), src - {"float_nesting"})
+        timeline = {"device_utilization": ("kpi", "fraction"), "kernel_duration": ("kpi", "ms"),
+                    "compilation_time": ("kpi", "s"), "many_small_kernels": ("pattern", "fraction"),
+                    "device_idle_gaps": ("pattern", "fraction"), "large_transfers": ("pattern", "fraction")}
+        for k, (kind, unit) in timeline.items():
+            r = v1[k]
+            self.assertEqual((r["kind"], r["unit"], r["value"], r["band"]), (kind, unit, None, "unavailable"), r)
+            self.assertTrue(r["explanation"].startswith("imported from a profile_summary.v1 document, which carries no "),
+                            r)
+        self.assertEqual(self.db.execute("SELECT count(*) FROM profsum_advice WHERE trace_id=? AND kpi IN (%s)"
+                                         % ",".join("'%s'" % k for k in timeline), (tv,)).fetchone()[0], 0)
 
     def test_replace_deletes_rows(self):
         path = self.td.write("t.xplane.pb", gpu_capture())

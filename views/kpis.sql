@@ -13,6 +13,9 @@
 --   A trace without device ops (no XLA Ops / Stream threads of a /device: process, e.g. a
 --   PyTorch/Kineto trace) has no XLA naming to measure host or compile time by: those
 --   KPIs and the device patterns are 'unavailable' with value NULL, never a 'good' 0.
+--   A trace imported from a v1 summary file has no device timeline: device_utilization,
+--   kernel_duration, compilation_time, many_small_kernels, device_idle_gaps and
+--   large_transfers are one 'unavailable' row each (value NULL) saying so.
 --   patterns: many_small_kernels (>= 50 % of device ops under 0.1 ms), device_idle_gaps
 --   (a device under 80 % utilization; 'unavailable' when no device has time between its
 --   first and last op), large_transfers (trace-wide: Σ over devices of the union of each
@@ -127,6 +130,21 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
                max(CASE f.name WHEN 'compile_duration' THEN f.value END) AS compile
         FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
         GROUP BY f.trace_id, t.label)
+  UNION ALL
+  -- (a v1 import stores no devices and no facts: the figures read from them
+  -- are unavailable, one row each)
+  SELECT t.trace_id, t.label, k.kind, k.kpi, NULL, NULL, k.unit, 'unavailable',
+         'imported from a profile_summary.v1 document, which carries no ' || k.what
+         || ': import the trace for this figure'
+  FROM profsum_trace AS t
+  JOIN (SELECT 'kpi' AS kind, 'device_utilization' AS kpi, 'fraction' AS unit,
+               'per-device busy time' AS what
+        UNION ALL SELECT 'kpi', 'kernel_duration', 'ms', 'device-op durations'
+        UNION ALL SELECT 'kpi', 'compilation_time', 's', 'compile time'
+        UNION ALL SELECT 'pattern', 'many_small_kernels', 'fraction', 'device-op durations'
+        UNION ALL SELECT 'pattern', 'device_idle_gaps', 'fraction', 'per-device busy time'
+        UNION ALL SELECT 'pattern', 'large_transfers', 'fraction', 'transfer time') AS k
+  WHERE t.summary_json IS NOT NULL
   UNION ALL
   -- (every trace with facts, and every v1 import, which has none)
   SELECT trace_id, label, 'kpi', 'memory_bandwidth', NULL, NULL, 'fraction', 'unavailable',
