@@ -281,7 +281,9 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, profsum_ps aExact[5],
       aOf[nOf].k = ORD(e, aPos[lo]);
       aOf[nOf].ex = profsumEngEx32(e, aEx[lo], aPos[lo]);
     }
-    qsort(aOf, (size_t)nOf, sizeof(ExclOf), cmpExclOf);
+    /* (a track read in time order has them sorted already) */
+    for(j=1; j<nOf && aOf[j-1].k<=aOf[j].k; j++){}
+    if( j<nOf ) qsort(aOf, (size_t)nOf, sizeof(ExclOf), cmpExclOf);
     profsumEngOrdCopy(e, aIdx, tr->iFirst, tr->nEv);
     /* In the doubles' order, which the exact order differs from only at
     ** near-ties: an insertion sort, unless it moves too much. */

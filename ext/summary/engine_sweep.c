@@ -28,21 +28,28 @@
 #include <math.h>
 #include <string.h>
 
+/* Pending ends whose times a cursor keeps beside their positions: the
+** heap's first SW_KEEP slots (8 KiB a track at most), which hold all of
+** them unless a track nests deeper; beyond, an end's time is made again
+** from its record when compared. */
+#define SW_KEEP 1024
+
 /* One track's points: pos the next event to look at; when hasStart, the
 ** next start point [sLo, with end sHi) of an event in the categories,
 ** clipped to the window and not empty, at position sPos of the track; the
 ** pending ends: a binary heap, by end, of the positions of the events
 ** started and not ended (4 bytes each: a track of ops nested n deep keeps
-** n; an end's time is made again from its record when compared, and the
-** earliest is kept in topEnd, topComm); key the time of the track's next
-** point. */
+** n), with the times of the first SW_KEEP slots in aEndT (aEndT[0] is
+** topEnd; topComm says whether that event is a communication event); key
+** the time of the track's next point. */
 typedef struct SwCur {
   int64_t trk, pos, hint, hintEnd;
   double sLo, sHi, key, topEnd;
   int sComm, hasStart, topComm, keyStart;   /* keyStart: key is the start */
   int32_t sPos;
   int32_t *aEnd;
-  int64_t nEnd, nAlloc;
+  double *aEndT;
+  int64_t nEnd, nAlloc, nAllocT;
 } SwCur;
 
 /* What the cursors of one sweep share. */
@@ -94,6 +101,11 @@ static int swTrackIn(const STrack *t){
   return t->isDevice && !t->isSteps && t->nEv>0;
 }
 
+/* The end of the heap's slot i of cursor c: kept, or made again. */
+static double swEndAt(const SwCtx *x, SwCur *c, int64_t i){
+  return i<SW_KEEP ? c->aEndT[i] : swEndOf(x, c, c->aEnd[i]);
+}
+
 /* Push the start of cursor c (its end sHi, position sPos, communication
 ** or not) on its heap of ends.  SQLITE_OK or SQLITE_NOMEM. */
 static int swEndPush(const SwCtx *x, SwCur *c){
@@ -101,13 +113,19 @@ static int swEndPush(const SwCtx *x, SwCur *c){
   int32_t *a = profsumGrowArray(c->aEnd, c->nEnd, &c->nAlloc, sizeof(int32_t), 8);
   if( a==0 ) return SQLITE_NOMEM;
   c->aEnd = a;
+  if( c->nEnd<SW_KEEP ){
+    double *t = profsumGrowArray(c->aEndT, c->nEnd, &c->nAllocT, sizeof(double), 8);
+    if( t==0 ) return SQLITE_NOMEM;
+    c->aEndT = t;
+  }
   for(i=c->nEnd++; i>0; i=(i-1)/2){
-    /* the root's end is topEnd; below it, made again */
-    double tp = (i-1)/2==0 ? c->topEnd : swEndOf(x, c, c->aEnd[(i-1)/2]);
+    double tp = swEndAt(x, c, (i-1)/2);
     if( !(tp > c->sHi) ) break;
     c->aEnd[i] = c->aEnd[(i-1)/2];
+    if( i<SW_KEEP ) c->aEndT[i] = tp;
   }
   c->aEnd[i] = c->sPos;
+  if( i<SW_KEEP ) c->aEndT[i] = c->sHi;
   if( i==0 ){ c->topEnd = c->sHi; c->topComm = c->sComm; }
   return SQLITE_OK;
 }
@@ -117,29 +135,30 @@ static int swEndPush(const SwCtx *x, SwCur *c){
 static void swEndPop(const SwCtx *x, SwCur *c){
   int32_t v = c->aEnd[--c->nEnd];
   int64_t i = 0, n = c->nEnd;
-  double tv, tTop;
+  double tv;
   if( n==0 ) return;
-  tv = tTop = swEndOf(x, c, v);
+  tv = swEndAt(x, c, n);             /* the last slot's end, moved to the top */
   for(;;){
     int64_t l = 2*i+1, m;
     double tl, tm;
     if( l>=n ) break;
-    tl = swEndOf(x, c, c->aEnd[l]);
+    tl = swEndAt(x, c, l);
     m = l; tm = tl;
     if( l+1<n ){
-      double tr = swEndOf(x, c, c->aEnd[l+1]);
+      double tr = swEndAt(x, c, l+1);
       if( tr<tl ){ m = l+1; tm = tr; }
     }
     if( !(tm < tv) ) break;
-    if( i==0 ) tTop = tm;            /* the child that rises to the root */
     c->aEnd[i] = c->aEnd[m];
+    if( i<SW_KEEP ) c->aEndT[i] = tm;
     i = m;
   }
   c->aEnd[i] = v;
+  if( i<SW_KEEP ) c->aEndT[i] = tv;
   {
     Engine *e = x->e;
     const STrack *tr = &e->aTrk[c->trk];
-    c->topEnd = tTop;
+    c->topEnd = c->aEndT[0];
     c->topComm = x->aKeyCat[EV(e, ORD(e, tr->iFirst + c->aEnd[0]))->key]==CAT_COMM;
   }
 }
@@ -239,7 +258,7 @@ static int globalSweep(Engine *e, const int8_t *aKeyCat, double wLo, double wHi,
     swReplay(&tr);
   }
   if( rc==SQLITE_OK && prev<wHi ) aSum[nComm>0 ? 0 : nComp>0 ? 1 : 2] += wHi - prev;
-  for(t=0; t<nCur; t++) sqlite3_free(aCur[t].aEnd);
+  for(t=0; t<nCur; t++){ sqlite3_free(aCur[t].aEnd); sqlite3_free(aCur[t].aEndT); }
   sqlite3_free(aCur);
   return rc;
 }
