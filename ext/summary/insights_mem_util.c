@@ -43,11 +43,15 @@ int memStep(sqlite3 *db, sqlite3_stmt *p, const char *zFunc, char **pzErr){
 /* The end of the JSON string whose body starts at z[i] (after the
 ** quote): the index of its closing quote, or n. */
 static int64_t jsonStrEnd(const char *z, int64_t n, int64_t i){
-  while( i<n && z[i]!='"' ){
-    if( z[i]=='\\' ) i++;
-    i++;
+  for(;;){
+    const char *q, *b;
+    if( i>=n ) return n;
+    q = memchr(z+i, '"', (size_t)(n-i));
+    if( q==0 ) return n;
+    b = memchr(z+i, '\\', (size_t)(q-(z+i)));
+    if( b==0 ) return q - z;
+    i = (b - z) + 2;              /* past the backslash and what it escapes */
   }
-  return i<n ? i : n;
 }
 
 /* See insights_mem_int.h. */
