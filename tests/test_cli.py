@@ -497,6 +497,48 @@ class Errors(CliBase):
             if os.geteuid() != 0:
                 os.chmod(ro, 0o755)
 
+    def test_wal_database_in_directory_of_another_user(self):
+        """A WAL database in a directory another user owns (mode 755: no
+        read-only mount) makes SQLite say "attempt to write a readonly
+        database" rather than "unable to open database file": `history`,
+        `report`, `compare` and `query` still say why and name the immutable
+        URI, and none of them claims that the trace is not in the database.
+        Run as the user nobody (setpriv), the files staying root's."""
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            self.skipTest("setpriv is missing: cannot run as another user")
+        nobody = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+        os.chmod(self.td.path, 0o755)
+        probe = subprocess.run(nobody + [CLI, "--version"], capture_output=True)
+        if probe.returncode != 0:
+            self.skipTest("the user nobody cannot run %s: %s" % (CLI, probe.stderr.decode()[:200]))
+        shared = os.path.join(self.td.path, "shared")
+        os.mkdir(shared)
+        hist = os.path.join(shared, "runs.db")
+        t = self.trace("t.json", fixtures.f2())
+        self.run_cli("track", "--before", t, "--after", t, "--history", hist)
+        self.run_cli("summarize", "--trace-file", t, "--db", hist, "--label", "base")
+        self.assertFalse(os.path.exists(hist + "-wal") or os.path.exists(hist + "-shm"))
+        cmds = [["history", "--history", hist],
+                ["report", "--db", hist, "--trace", "base"],
+                ["report", "--db", hist, "--trace", "1"],
+                ["compare", "--db", hist, "--before", "base", "--after", "base"],
+                ["query", "--db", hist, "--trace", "base", "--question", "What is slow?"]]
+        for owner in (0, 65534):
+            # the database file root's (read-only to nobody), then nobody's
+            os.chown(hist, owner, -1)
+            for argv in cmds:
+                r = subprocess.run(nobody + [CLI] + argv, cwd=self.td.path, env=self.env,
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 1, (owner, argv, r.stderr))
+                self.assertNotIn("no trace with that label", r.stderr)
+                self.assertIn("profsum %s: " % argv[0], r.stderr)
+                self.assertIn("('%s' is a WAL database in a directory this process cannot write" % hist,
+                              r.stderr)
+                self.assertIn("SQLite needs to create '%s-shm' beside it" % hist, r.stderr)
+                self.assertIn("'file:%s?immutable=1'" % hist, r.stderr)
+        self.assertFalse(os.path.exists(hist + "-wal") or os.path.exists(hist + "-shm"))
+
     def test_help_everywhere(self):
         out, _ = self.run_cli("--help")
         for c in COMMANDS:

@@ -212,11 +212,21 @@ static char *fileUri(const char *zPath){
   return z;
 }
 
-/* After "unable to open database file" on g_zUserDb: when it is a WAL
+/* 1 if zMsg is what SQLite says when it cannot create a side file of the
+** database (-shm, -wal, -journal) where the database is: "unable to open
+** database file" (SQLITE_CANTOPEN: a read-only mount) or "attempt to write
+** a readonly database" (SQLITE_READONLY_DIRECTORY: a directory this
+** process may not write, such as one another user owns), else 0. */
+static int isSideFileMsg(const char *zMsg){
+  return strstr(zMsg, "unable to open database file")!=0
+      || strstr(zMsg, "attempt to write a readonly database")!=0;
+}
+
+/* After a side-file error (isSideFileMsg) on g_zUserDb: when it is a WAL
 ** database (as profsum leaves one) in a directory this process cannot
 ** write, say so and what to do, and exit; else return.  SQLite reads a WAL
 ** database only where it can create its -shm file beside it (not on a
-** read-only mount).  An immutable open reads the database file alone, so
+** read-only mount, nor in a directory of another user).  An immutable open reads the database file alone, so
 ** it is offered only when no committed transactions wait in a -wal file. */
 static void failWalReadOnly(const char *zMsg){
   char zReal[PATH_MAX], zDir[PATH_MAX], zWal[PATH_MAX + 8];   /* zWal: the real -wal */
@@ -262,7 +272,7 @@ void failSqlMsg(const char *zMsg){
   if( strstr(zMsg, "no such function")!=0 ){
     fail(EXIT_FAIL, "%s (this build of profsum does not provide that SQL function yet)", zMsg);
   }
-  if( strstr(zMsg, "unable to open database file")!=0 && g_zUserDb ) failWalReadOnly(zMsg);
+  if( isSideFileMsg(zMsg) && g_zUserDb ) failWalReadOnly(zMsg);
   for(k=0; k<sizeof(aTerm)/sizeof(aTerm[0]); k++){
     const char *zAt = strstr(zMsg, aTerm[k].zSql);
     if( zAt ){
@@ -364,7 +374,7 @@ int tableExists(const char *zName){
   char *z = sqlTextTry(&zErr, "SELECT 1 FROM main.sqlite_schema WHERE type='table' AND name=?1", "t", zName);
   int bExists = z!=0;
   /* a database that cannot be read is not one without the table */
-  if( zErr && strstr(zErr, "unable to open database file")!=0 ) failSqlMsg(zErr);
+  if( zErr && isSideFileMsg(zErr) ) failSqlMsg(zErr);
   free(zErr);
   free(z);
   return bExists;
