@@ -325,6 +325,47 @@ class OutputOverDatabase(SecBase):
                 self.assertEqual(f.read(), before)
         self.assertFalse(os.path.exists(os.path.join(self.td.path, "bd")))
 
+    def test_bundle_file_over_the_history(self):
+        """A bundle file (track.json, compare.json, ...) that is the --history
+        file: refused before anything is imported or written, the history
+        kept byte for byte -- by another spelling and through a symlink too."""
+        os.mkdir(os.path.join(self.td.path, "out"))
+        h = os.path.join(self.td.path, "out", "track.json")
+        for i in range(3):
+            self.run_cli("track", "--history", "out/track.json", "--before", self.a, "--after", self.b,
+                         "--label", "run%d" % i)
+        with open(h, "rb") as f:
+            before = f.read()
+        self.assertEqual(before.count(b"\n"), 3)
+        os.symlink("out/compare.json", os.path.join(self.td.path, "link.jsonl"))
+        with open(os.path.join(self.td.path, "out", "compare.json"), "w") as f:
+            f.write('{"a": 1}\n')
+        cases = [("out", "out/track.json", "out/track.json", "history file"),
+                 ("./out/", "out/../out/track.json", "out/track.json", "history file"),
+                 ("out", "link.jsonl", "out/compare.json", "history file"),
+                 ("out", "out/after.summary.json", "out/after.summary.json", "history file")]
+        for outdir, hist, shown, what in cases:
+            _, err = self.run_cli("bundle", "--history", hist, "--before", self.a, "--after", self.b,
+                                  "--output-dir", outdir, rc=2)
+            self.assertIn("profsum bundle: --output-dir '%s': its file '%s' is the %s of --history '%s' "
+                          "(the bundle would replace it)" % (os.path.normpath(outdir), shown, what, hist),
+                          err)
+            with open(h, "rb") as f:
+                self.assertEqual(f.read(), before)
+        self.assertEqual(sorted(os.listdir(os.path.join(self.td.path, "out"))), ["compare.json", "track.json"])
+        # a database as --db inside the bundle directory: refused the same way
+        _, err = self.run_cli("bundle", "--db", "bd2/compare.json", "--before", self.a, "--after", self.b,
+                              "--output-dir", "bd2", rc=2)
+        self.assertIn("its file 'bd2/compare.json' is the database of --db 'bd2/compare.json'", err)
+        self.assertFalse(os.path.exists(os.path.join(self.td.path, "bd2")))
+        # another directory still works, and the history gets its record
+        self.run_cli("bundle", "--history", "out/track.json", "--before", self.a, "--after", self.b,
+                     "--output-dir", "bd3")
+        with open(h, "rb") as f:
+            after = f.read()
+        self.assertTrue(after.startswith(before))
+        self.assertEqual(after.count(b"\n"), 4)
+
     def test_another_output_file_works(self):
         for i, (args, opt) in enumerate(self.commands()):
             out = "out%d.txt" % i

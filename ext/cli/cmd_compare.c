@@ -83,6 +83,33 @@ static void failOutputOverHistory(const char *zOutput, const char *zHist, const 
   failOutputOver(zOutput, zHist, zOpt, strcmp(zOpt, "--db")==0 || historyKind(zHist)==HIST_DB);
 }
 
+/* Before bundle writes anything: refuse (exit 2) an --output-dir zDir one
+** of whose six files (profsumBundleFileName) is the history zHist, which
+** option zOpt names: the bundle would rename that file over the history
+** (a JSONL file track and bundle append to, or the database itself, as
+** failOutputOver tells the same file). */
+static void failBundleOverHistory(const char *zDir, const char *zHist, const char *zOpt){
+  const char *zName;
+  char *zReal, *zPath;
+  size_t n;
+  int i, bDb;
+  if( zDir==0 || zHist==0 ) return;
+  bDb = strcmp(zOpt, "--db")==0 || historyKind(zHist)==HIST_DB;
+  if( bDb && (zHist[0]==0 || strcmp(zHist, ":memory:")==0 || strncmp(zHist, "file:", 5)==0) ) return;
+  zReal = realPathFollow(zHist);
+  n = strlen(zDir);
+  for(i=0; (zName = profsumBundleFileName(i))!=0; i++){
+    zPath = xprintf("%s%s%s", zDir, n>0 && zDir[n-1]=='/' ? "" : "/", zName);
+    if( isSameFile(zPath, zReal) ){
+      fail(EXIT_USAGE, "--output-dir '%s': its file '%s' is the %s of %s '%s' (the bundle would "
+           "replace it): choose another directory or another %s", zDir, zPath,
+           bDb ? "database" : "history file", zOpt, zHist, zOpt);
+    }
+    sqlite3_free(zPath);
+  }
+  free(zReal);
+}
+
 /* Open the working database for a --history argument: the .db itself, or
 ** a temporary one, with the JSONL records imported when bRead (the
 ** `history` command; track and bundle only append to a JSONL file,
@@ -510,6 +537,8 @@ int cmdBundle(Opts *o){
   }
   failOutputOverHistory(optStr(o, "output"), zHist, "--history");
   failOutputOver(optStr(o, "output"), zDb, "--db", 1);
+  failBundleOverHistory(zOut, zHist, "--history");
+  failBundleOverHistory(zOut, zDb, "--db");
   memset(&j, 0, sizeof(j));
   jobjInt(&j, "top_k", k);
   if( optStr(o, "label") ) jobjStr(&j, "label", optStr(o, "label"));

@@ -48,6 +48,13 @@ static const char *azBundleKey[BUNDLE_N] = {
   "before_summary_path", "after_summary_path", "comparison_path", "tracking_path",
   "before_report_path", "after_report_path"};
 
+/* The name of bundle file i (0 to 5, in writing order), or 0 past the
+** last: a program that checks the files before it calls profsum_bundle
+** (the command line, against its JSONL history) reads them here. */
+const char *profsumBundleFileName(int i){
+  return i>=0 && i<BUNDLE_N ? azBundleName[i] : 0;
+}
+
 /* State of one bundle call. */
 typedef struct BundleJob {
   ProfsumHistPairArgs pair; /* the traces, options.thresholds, options.top_k */

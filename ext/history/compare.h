@@ -100,4 +100,8 @@ int profsumRegisterCompare(sqlite3 *db, char **pzErr);
 ** so itself (the profsum command line) turns that off with bQuiet 1. */
 void profsumHistQuietSources(int bQuiet);
 
+/* The name of profsum_bundle's file i (0 to 5), or 0 past the last
+** (bundle.c). */
+const char *profsumBundleFileName(int i);
+
 #endif /* PROFSUM_COMPARE_H */
