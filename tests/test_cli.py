@@ -763,6 +763,45 @@ class TrimAndHtml(CliBase):
         self.run_cli("trim", "--trace-file", src, rc=2)
         self.run_cli("trim", "--trace-file", src, "--output", out, "--start-us", "x", rc=2)
 
+    def test_trim_window_edges_exact(self):
+        """--start-us/--end-us are the half-open window [start, end) on the
+        events' exact times, sub-ns digits included: an event exactly at the
+        start is kept, one exactly at the end is not, and one a tenth of a ns
+        on the wrong side of a limit (the same ns) is left out."""
+        ev = [("before_start", "1700000000123.4566"), ("at_start", "1700000000123.4567"),
+              ("in", "1700000000150"), ("before_end", "1700000000200.0006"),
+              ("at_end", "1700000000200.0007"), ("ns_start", "1700000000123.456"),
+              ("neg", "-0.0051")]
+        body = ",".join('{"ph":"X","pid":1,"tid":1,"name":"%s","ts":%s,"dur":1}' % e for e in ev)
+        src = self.td.write("prec.json", '{"traceEvents":[%s]}' % body)
+        out = os.path.join(self.td.path, "p.json.gz")
+
+        def kept(*limits):
+            self.run_cli("trim", "--trace-file", src, "--output", out, *limits)
+            db = connect()
+            try:
+                return [r[0] for r in db.execute("SELECT name FROM trace_events(?) WHERE ph='X' ORDER BY idx",
+                                                 (out,))]
+            finally:
+                db.close()
+        self.assertEqual(kept("--start-us", "1700000000123.4567", "--end-us", "1700000000200.0007"),
+                         ["at_start", "in", "before_end"])
+        self.assertEqual(kept("--start-us", "1_700_000_000_123.4566", "--end-us", "1.7000000002000006e12"),
+                         ["before_start", "at_start", "in"])
+        self.assertEqual(kept("--start-us", "1700000000123.4567006", "--end-us", "1700000000200.00071"),
+                         ["in", "before_end", "at_end"])
+        # past the ps, a limit is rounded half-even as the reader rounds ts
+        self.assertEqual(kept("--start-us", "1700000000123.45670000049", "--end-us", "1700000000150"),
+                         ["at_start"])
+        # limits on a whole ns, and below 0
+        self.assertEqual(kept("--start-us", "1700000000123.456", "--end-us", "1700000000123.4567"),
+                         ["before_start", "ns_start"])
+        self.assertEqual(kept("--start-us", "-0.0051", "--end-us", "-0.00509"), ["neg"])
+        self.assertEqual(kept("--start-us", "-0.00509"), [e[0] for e in ev[:-1]])
+        for v in ("1e400", "-1e400", "inf", "nan"):
+            _, err = self.run_cli("trim", "--trace-file", src, "--output", out, "--start-us", v, rc=2)
+            self.assertIn("profsum trim: --start-us must be a finite number, not '%s'" % v, err)
+
     def test_report_html(self):
         src = self.td.write("f1.json.gz", json.dumps(F1_BEFORE), gz=True)
         out = os.path.join(self.td.path, "r.html")

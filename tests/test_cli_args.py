@@ -174,7 +174,7 @@ class Numbers(ArgsBase):
                                   rc=2)
             self.assertIn("option '--max-step-p90-regression-pct' needs a finite number", err, v)
         _, err = self.run_cli("trim", "--trace-file", s, "--output", "o.json.gz", "--end-us", "inf", rc=2)
-        self.assertIn("--end-us must be a number, not 'inf'", err)
+        self.assertIn("--end-us must be a finite number, not 'inf'", err)
 
     def test_knob_ranges(self):
         s = self.trace("s.json", F1)

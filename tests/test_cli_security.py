@@ -224,7 +224,7 @@ class Trim(SecBase):
         self.assertIn("nope.json.gz", err)
         _, err = self.run_um(["trim", "--trace-file", self.src, "--output", "o.json.gz",
                               "--start-us", "inf"], rc=2)
-        self.assertIn("--start-us must be a number, not 'inf'", err)
+        self.assertIn("--start-us must be a finite number, not 'inf'", err)
         self.assertEqual(sorted(os.listdir(self.td.path)), ["dir.json.gz", "f1.json.gz"])
 
 

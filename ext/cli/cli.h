@@ -105,6 +105,7 @@ typedef struct Opts {
 
 int specIndex(const Opts *o, const char *zName, size_t nName);
 int parseNum(const char *z, double *pV);
+int parseNumText(const char *z, double *pV, char **pzText);
 int optIdx(const Opts *o, const char *zName);
 const char *optStr(const Opts *o, const char *zName);
 const char *optRaw(const Opts *o, const char *zName);

@@ -19,17 +19,116 @@
 
 #include "serve.h"              /* the loopback HTTP server of `view` */
 
-/* Append " AND ts <zOp> <ns>" to b for a --start-us/--end-us value zVal
-** (zOpt names the option): a number of µs as Python's float() reads it
-** (parseNum, as every float option), as an integer number of ns (%.0f).
-** A value that is not a number, or whose ns are not finite, is a usage
-** error. */
-static void trimTimeCond(Buf *b, const char *zOpt, const char *zVal, const char *zOp){
-  char z[400];                     /* %.0f of a finite double: at most 309 digits */
+/* One --start-us/--end-us limit of trim. */
+typedef struct TrimLimit {
+  const char *zOpt;        /* "start-us" or "end-us" */
+  int bSet;                /* the option was given */
+  int bExact;              /* ps holds the limit exactly (else zNs only) */
+  profsum_ps ps;           /* the limit in exact picoseconds */
+  profsum_ps ns;           /* floor(ps / 1000): the ns of trace_events' ts */
+  char zNs[400];           /* the ns as an SQL integer literal */
+  Buf idx;                 /* ", <idx>" of each event in the ns of the limit
+                           ** on the kept side of it (trimBoundary) */
+} TrimLimit;
+
+/* Read the --start-us/--end-us value zVal into *p (zOpt names the option):
+** a number of µs as Python's float() reads it (parseNum, as every float
+** option).  Its decimal text is read exactly into picoseconds as the reader
+** reads an event's ts (profsumParseMicros: no double, half-even beyond the
+** ps); p->ns is its floor in ns, the scale of trace_events' ts.  A value
+** beyond the reader's 128-bit picoseconds (about 1.7e32 µs), which no event
+** time reaches, keeps only the floor of its double ns (p->bExact 0).  Not a
+** number, or not finite (inf, nan, 1e400): a usage error naming the option
+** and the value. */
+static void trimLimitRead(TrimLimit *p, const char *zOpt, const char *zVal){
+  char *zText = 0;
   double v = 0;
-  if( !parseNum(zVal, &v) || !isfinite(v*1000.0) ) fail(EXIT_USAGE, "--%s must be a number, not '%s'", zOpt, zVal);
-  snprintf(z, sizeof(z), " AND ts %s %.0f", zOp, v*1000.0);
-  bufPuts(b, z);
+  memset(p, 0, sizeof(*p));
+  p->zOpt = zOpt;
+  if( zVal==0 ) return;
+  p->bSet = 1;
+  if( !parseNumText(zVal, &v, &zText) ) fail(EXIT_USAGE, "--%s must be a number, not '%s'", zOpt, zVal);
+  if( zText==0 || !isfinite(v) || !isfinite(v*1000.0) ){
+    free(zText);
+    fail(EXIT_USAGE, "--%s must be a finite number, not '%s'", zOpt, zVal);
+  }
+  if( profsumParseMicros(zText, (int64_t)strlen(zText), &p->ps)>=0 ){
+    char z[64], *q = z + sizeof(z);
+    unsigned __int128 u;
+    p->bExact = 1;
+    p->ns = p->ps/1000 - (p->ps%1000<0 ? 1 : 0);      /* floor, also below 0 */
+    u = p->ns<0 ? (unsigned __int128)0 - (unsigned __int128)p->ns : (unsigned __int128)p->ns;
+    *--q = 0;
+    do{ *--q = (char)('0' + (int)(u%10)); u /= 10; }while( u );
+    if( p->ns<0 ) *--q = '-';
+    snprintf(p->zNs, sizeof(p->zNs), "%s", q);
+  }else{
+    snprintf(p->zNs, sizeof(p->zNs), "%.0f", floor(v*1000.0));   /* at most 309 digits */
+  }
+  free(zText);
+}
+
+/* 1 if limit p falls inside a nanosecond (sub-ns digits): the events of
+** that ns (ts equal to p->ns) lie on both sides of it, and only their exact
+** picoseconds tell which. */
+static int trimLimitSubNs(const TrimLimit *p){
+  return p->bSet && p->bExact && p->ps - p->ns*1000!=0;
+}
+
+/* For each limit of aLim[0] (start) and aLim[1] (end) that falls inside a
+** nanosecond: read the trace zTrace once (the reader trace_events uses,
+** profsumStreamOpen) and list in its idx Buf every event of that ns on the
+** kept side -- at or after the start, before the end -- by its exact
+** picoseconds.  Only a regular file is read (profsum_trim refuses others
+** itself, with its own message); an error reading it is fatal (exit 1)
+** and names the file. */
+static void trimBoundary(const char *zTrace, TrimLimit *aLim){
+  ProfsumStream *pStream = 0;
+  ProfsumEvent *ev;
+  char *zErr = 0;
+  struct stat st;
+  int rc, k;
+  if( !trimLimitSubNs(&aLim[0]) && !trimLimitSubNs(&aLim[1]) ) return;
+  if( stat(zTrace, &st)!=0 || !S_ISREG(st.st_mode) ) return;
+  rc = profsumStreamOpen("profsum trim", zTrace, 0, 0, 0, &pStream, &zErr);
+  while( rc==SQLITE_OK && (rc = profsumStreamNext(pStream, &ev, &zErr))==SQLITE_ROW ){
+    profsum_ps ns;
+    rc = SQLITE_OK;
+    if( !ev->hasTs ) continue;
+    ns = ev->ts/1000 - (ev->ts%1000<0 ? 1 : 0);
+    for(k=0; k<2; k++){
+      if( !trimLimitSubNs(&aLim[k]) || ns!=aLim[k].ns ) continue;
+      if( k==0 ? ev->ts>=aLim[k].ps : ev->ts<aLim[k].ps ){
+        bufPrintf(&aLim[k].idx, ", %lld", (long long)ev->idx);
+      }
+    }
+  }
+  profsumStreamClose(pStream);
+  if( rc!=SQLITE_DONE ){
+    char *zMsg = zErr ? xstrdup(zErr) : xstrdup(sqlite3_errstr(rc));
+    sqlite3_free(zErr);
+    for(k=0; k<2; k++) free(aLim[k].idx.z);
+    fail(EXIT_FAIL, "--trace-file '%s': cannot read it for --%s: %s", zTrace,
+         trimLimitSubNs(&aLim[0]) ? aLim[0].zOpt : aLim[1].zOpt, zMsg);
+  }
+}
+
+/* Append limit p (k: 0 the start, 1 the end) to the condition b: events
+** starting at or after the start, before the end, on their exact times.
+** trace_events' ts is the floor of an event's time in ns, so a limit on a
+** whole ns compares ts with it; one inside a nanosecond (trimLimitSubNs)
+** keeps the events past that ns on the kept side, and of that ns those
+** trimBoundary listed.  Frees p->idx. */
+static void trimLimitCond(Buf *b, TrimLimit *p, int k){
+  if( !p->bSet ) return;
+  if( trimLimitSubNs(p) ){
+    bufPrintf(b, " AND (ts %s %s OR idx IN (%s))", k==0 ? ">" : "<", p->zNs,
+              p->idx.z ? p->idx.z+2 : "");
+  }else{
+    bufPrintf(b, " AND ts %s %s", k==0 ? ">=" : "<", p->zNs);
+  }
+  free(p->idx.z);
+  memset(&p->idx, 0, sizeof(p->idx));
 }
 
 /* Run profsum_trim(zTrace, zOut, zCond): it writes a temporary file beside
@@ -64,15 +163,19 @@ int cmdTrim(Opts *o){
   const char *zTrace = optStr(o, "trace-file"), *zOut = optStr(o, "output");
   const char *zWhere = optStr(o, "where"), *zStart = optStr(o, "start-us"), *zEnd = optStr(o, "end-us");
   const char *zPid = optStr(o, "pid");
+  TrimLimit aLim[2];
   Buf cond;
   char *zN;
   if( zTrace==0 || zOut==0 ) fail(EXIT_USAGE, "--trace-file and --output are required");
+  trimLimitRead(&aLim[0], "start-us", zStart);
+  trimLimitRead(&aLim[1], "end-us", zEnd);
   memset(&cond, 0, sizeof(cond));
   bufPuts(&cond, "1");
   if( zWhere ) bufPrintf(&cond, " AND (%s\n)", zWhere);   /* a newline ends a trailing -- comment */
   if( zPid ) bufPrintf(&cond, " AND pid = %lld", optNonNeg(o, "pid", 0));
-  if( zStart ) trimTimeCond(&cond, "start-us", zStart, ">=");
-  if( zEnd ) trimTimeCond(&cond, "end-us", zEnd, "<");
+  trimBoundary(zTrace, aLim);
+  trimLimitCond(&cond, &aLim[0], 0);
+  trimLimitCond(&cond, &aLim[1], 1);
   openDb(0, 0);
   zN = trimToFile(zTrace, zOut, cond.z, zWhere);
   writeStdoutVis(zOut, strlen(zOut), 0);

@@ -149,6 +149,14 @@ static size_t pyDigits(const char *z, Buf *b){
 ** and exponent.  Hex ("0x10"), "nan(...)", "1e" and trailing text are
 ** rejected (strtod would take some of them).  Returns 1 and sets *pV. */
 int parseNum(const char *z, double *pV){
+  return parseNumText(z, pV, 0);
+}
+
+/* parseNum, and when pzText is not 0 and the value is a finite decimal
+** (not inf or nan): *pzText set to its text as read -- a sign, the digits
+** without '_', the '.' and the exponent (malloc'd) -- for a caller that
+** needs it exactly (trim's --start-us/--end-us), else to 0. */
+int parseNumText(const char *z, double *pV, char **pzText){
   static const char *zWs = " \t\n\r\f\v";
   Buf b;
   size_t n, i = 0, k;
@@ -157,6 +165,7 @@ int parseNum(const char *z, double *pV){
   n = strlen(z);
   while( n>0 && strchr(zWs, z[n-1]) ) n--;
   if( n>0 && (z[0]=='+' || z[0]=='-') ){ neg = z[0]=='-'; i = 1; }
+  if( pzText ) *pzText = 0;
   if( (n-i==3 && strncasecmp(z+i, "inf", 3)==0) || (n-i==8 && strncasecmp(z+i, "infinity", 8)==0) ){
     *pV = neg ? -INFINITY : INFINITY;
     return 1;
@@ -182,7 +191,11 @@ int parseNum(const char *z, double *pV){
     if( e==0 ) ok = 0; else i = j+e;
   }
   if( ok && i==n ) *pV = profsumStrtod(b.z, 0);     /* overflow gives ±inf, as Python */
-  free(b.z);
+  if( pzText && ok && i==n ){
+    *pzText = b.z;
+  }else{
+    free(b.z);
+  }
   return ok && i==n;
 }
 
