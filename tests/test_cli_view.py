@@ -329,6 +329,19 @@ class Serve(ViewBase):
         self.assertIn("is an XPlane, which the Perfetto UI does not open: serving it converted to trace "
                       "JSON (4 entries)",
                       self.stderr_of(p))
+        # a window of it is trace JSON too, and named so
+        p, port, line = self.start(xp, "--window", "ts >= 5000", "--timeout", "60")
+        self.assertEqual(line, "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:%d/"
+                               "window-host0.xplane.pb.json.gz\n" % port)
+        doc = json.loads(gzip.decompress(self.get(port, "/window-host0.xplane.pb.json.gz")[2]))
+        self.assertEqual([(e["name"], e["ts"]) for e in doc["traceEvents"] if e["ph"] == "X"], [("fusion.1", 11)])
+        self.assertEqual(self.get(port, "/window-host0.xplane.pb.gz")[0], 404)
+        self.assertEqual(self.stop(p), 0)
+        # a JSON file named without .json: its window ends in .json.gz
+        odd = self.trace("run.trace", trace_doc("h"))
+        p, port, line = self.start(odd, "--window", "1", "--timeout", "60")
+        self.assertEqual(line, "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:%d/window-run.trace.json.gz\n" % port)
+        self.assertEqual(self.stop(p), 0)
 
     def test_served_name_is_safe(self):
         path = self.trace("we\x1bird name;$(x).trace.json", F1_BEFORE)

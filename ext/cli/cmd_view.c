@@ -248,12 +248,14 @@ static char *logDirOf(const char *zPath){
 /* The name a trace is served under: its file name with every character
 ** but [A-Za-z0-9._-] made '_' (no escaping needed in the URL, nothing a
 ** terminal could take for a command), its last 150 characters at most, a
-** leading '.' made '_'; with bWindow, "window-" before it and ".gz" after
-** it unless it ends so (profsum_trim writes gzip).  Malloc'd. */
-static char *servedName(const char *zPath, int bWindow){
+** leading '.' made '_'; with bWindow, "window-" before it.  With bJsonGz
+** (what is served is profsum_trim's output, gzipped trace JSON: a window,
+** or an XPlane converted) the name ends in ".json.gz": ".gz" is added to
+** a name ending in ".json", ".json.gz" to any other (host.xplane.pb gives
+** host.xplane.pb.json.gz, with a window too).  Malloc'd. */
+static char *servedName(const char *zPath, int bWindow, int bJsonGz){
   const char *zBase = strrchr(zPath, '/') ? strrchr(zPath, '/')+1 : zPath;
   size_t n = strlen(zBase), i;
-  char *z;
   Buf b;
   if( n>150 ){ zBase += n-150; n = 150; }
   memset(&b, 0, sizeof(b));
@@ -265,9 +267,10 @@ static char *servedName(const char *zPath, int bWindow){
     bufAppend(&b, ok ? &c : "_", 1);
   }
   if( n==0 ) bufPuts(&b, "trace.json");
-  if( bWindow && (b.n<3 || strcmp(b.z+b.n-3, ".gz")!=0) ) bufPuts(&b, ".gz");
-  z = b.z;
-  return z;
+  if( bJsonGz && !(b.n>=8 && strcmp(b.z+b.n-8, ".json.gz")==0) ){
+    bufPuts(&b, b.n>=5 && strcmp(b.z+b.n-5, ".json")==0 ? ".gz" : ".json.gz");
+  }
+  return b.z;
 }
 
 /* `view --list`: the traces profsum_find_traces finds under zDir, newest
@@ -562,13 +565,7 @@ int cmdView(Opts *o){
     zTrace = xstrdup(zArg);
   }
   bConvert = !zWindow && profsumSniffFormat(zTrace)==PROFSUM_FMT_XPLANE;
-  zName = servedName(zTrace, zWindow!=0);
-  if( bConvert ){
-    char *zP = xprintf("%s.json.gz", zName);      /* served as trace JSON */
-    free(zName);
-    zName = xstrdup(zP);
-    sqlite3_free(zP);
-  }
+  zName = servedName(zTrace, zWindow!=0, zWindow || bConvert);   /* trim's gzipped JSON */
   if( zWindow || bConvert ){
     /* profsum_trim's output (a window, or all the XPlane's rows) */
     char *zN;
