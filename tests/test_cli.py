@@ -692,6 +692,24 @@ class Errors(CliBase):
         _, err = self.run_cli("sql", env=env, rc=1)
         self.assertIn("PROFSUM_SO", err)
 
+    def test_sql_shell_extension_path_with_quotes(self):
+        """profsum.so in a directory whose name has a ', a " and a \\: the
+        shell's .load gets the path quoted, and the extension loads."""
+        if shutil.which("sqlite3") is None:
+            self.skipTest("no sqlite3 shell installed")
+        d = os.path.join(self.td.path, "it's a \"dir\" \\x")
+        os.mkdir(d)
+        shutil.copy(CLI, d)
+        shutil.copy(os.path.join(ROOT, "profsum.so"), d)
+        env = dict(self.env)
+        env.pop("PROFSUM_SO", None)                       # found next to the copy
+        for e in (env, dict(env, PROFSUM_SO=os.path.join(d, "profsum.so"))):
+            p = subprocess.run([os.path.join(d, "profsum"), "sql", ":memory:", "SELECT profsum_version();"],
+                               cwd=self.td.path, env=e, capture_output=True, text=True, timeout=60)
+            self.assertEqual((p.returncode, p.stderr), (0, ""))
+            with open(os.path.join(ROOT, "VERSION")) as f:
+                self.assertEqual(p.stdout.strip(), f.read().strip())
+
 
 def big_trace(n_steps=4000):
     """A trace of a few MB (many steps and ops)."""

@@ -62,7 +62,7 @@ class SqlPassThrough(ArgsBase):
         out, err = self.run_cli("sql", "profiles.db", "-json", "select 1 as a", env=env)
         args = out.splitlines()
         self.assertEqual(args[0], "-cmd")
-        self.assertTrue(args[1].startswith(".load '"), args)
+        self.assertTrue(args[1].startswith('.load "'), args)
         self.assertEqual(args[2:], ["profiles.db", "-json", "select 1 as a"])
         out, _ = self.run_cli("sql", "-readonly", "profiles.db", "select 1", "--bail", env=env)
         self.assertEqual(out.splitlines()[2:], ["-readonly", "profiles.db", "select 1", "--bail"])

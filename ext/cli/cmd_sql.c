@@ -50,6 +50,30 @@ static char *findExtension(void){
   return 0;
 }
 
+/* The sqlite3 shell's command ".load PATH" for zPath (malloc'd): PATH in
+** double quotes, in which the shell resolves C escapes, so '"' and '\\'
+** are given as \" and \\, and control characters (a newline would end
+** the command) as three-digit octal escapes; any other byte, a single
+** quote included, stands for itself. */
+static char *loadCommand(const char *zPath){
+  Buf b;
+  const unsigned char *c;
+  memset(&b, 0, sizeof(b));
+  bufPuts(&b, ".load \"");
+  for(c=(const unsigned char*)zPath; *c; c++){
+    if( *c=='"' || *c=='\\' ){
+      char z[2] = {'\\', (char)*c};
+      bufAppend(&b, z, 2);
+    }else if( *c<0x20 || *c==0x7f ){
+      bufPrintf(&b, "\\%03o", *c);
+    }else{
+      bufAppend(&b, (const char*)c, 1);
+    }
+  }
+  bufPuts(&b, "\"");
+  return b.z;
+}
+
 /* profsum sql [DB] [sqlite3 arguments]: replace this process with the
 ** sqlite3 shell ($PROFSUM_SQLITE3, default sqlite3) that loads profsum.so
 ** first, given every argument after the command as it is (o->azRest:
@@ -61,9 +85,7 @@ int cmdSql(Opts *o){
   int i, n = 0;
   const char *zShell = getenv("PROFSUM_SQLITE3");
   if( zShell==0 || zShell[0]==0 ) zShell = "sqlite3";
-  /* .load takes a quoted argument; ' inside is doubled by no one: refuse */
-  if( strchr(zSo, '\'') ) fail(EXIT_FAIL, "the path of profsum.so contains a quote: '%s'", zSo);
-  zLoad = xprintf(".load '%s'", zSo);
+  zLoad = loadCommand(zSo);
   azArg = xmalloc(sizeof(char*)*(size_t)(o->nRest+4));
   azArg[n++] = (char*)zShell;
   azArg[n++] = "-cmd";
