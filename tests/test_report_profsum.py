@@ -105,6 +105,35 @@ class Sections(DbTestCase):
         extra = check_report(self, self.db, "o")
         self.assertIn("No steps measured on a device", extra)
 
+    def test_trace_of_an_older_profsum_has_steps(self):
+        # a trace an older profsum imported (profsum_build NULL, kept by
+        # profsum_upgrade) has steps but no step wall time stored: the
+        # report and host_wait say to re-import it, not that it has no steps
+        p = self.td.write("f1.json", F1_BEFORE)
+        old = self.db.execute("SELECT profsum_import(?, 'old', '{\"warmup_steps\": 2}')", (p,)).fetchone()[0]
+        new = self.db.execute("SELECT profsum_import(?, 'new', '{\"warmup_steps\": 2}')", (p,)).fetchone()[0]
+        self.db.execute("UPDATE profsum_trace SET profsum_build = NULL WHERE trace_id = ?", (old,))
+        self.db.execute("DELETE FROM profsum_agg_step_wall WHERE trace_id = ?", (old,))
+        self.assertGreater(self.db.execute("SELECT count FROM profsum_step_stats WHERE trace_id = ? AND scope = 'all'",
+                                           (old,)).fetchone()[0], 0)
+        hw = "SELECT band, explanation FROM profsum_kpis WHERE trace_id = ? AND kpi = 'host_wait'"
+        self.assertEqual(self.db.execute(hw, (old,)).fetchall(), [
+            ("unavailable", "no step wall time stored for this trace (imported by an older profsum): re-import it")])
+        self.assertNotEqual(self.db.execute(hw, (new,)).fetchone()[0], "unavailable")
+        extra = check_report(self, self.db, "old")
+        self.assertIn("- No step wall time stored for this trace (imported by an older profsum): re-import it "
+                      "to split the step wall time.\n", extra)
+        self.assertNotIn("No steps measured", extra)
+        html = self.db.execute("SELECT profsum_report_html('old')").fetchone()[0]
+        self.assertIn("No step wall time stored for this trace (imported by an older profsum)", html)
+        self.assertNotIn("No steps measured", html)
+        # a trace of this build without step wall time still has no steps
+        self.db.execute("DELETE FROM profsum_agg_step_wall WHERE trace_id = ?", (new,))
+        self.assertEqual(self.db.execute(hw, (new,)).fetchall(), [
+            ("unavailable", "no steps measured on a device: step wall time is not split")])
+        self.assertIn("No steps measured on a device", check_report(self, self.db, "new"))
+        self.assertIn("No steps measured on a device", self.db.execute("SELECT profsum_report_html('new')").fetchone()[0])
+
     def test_empty_trace_has_no_span(self):
         # no event has a time: the span is none, not 0.000 µs
         p = self.td.write("e.json", '{"traceEvents": []}')

@@ -32,14 +32,17 @@ WITH
 -- one trace at a time (a label's query reads only its rows): the steps
 -- measured, grouped per step and device as profsum_step_wall does, read
 -- from the base table in one pass each; st = 1 for a steady step.  The
--- steady steps when there are any, else every (warmup) step.
+-- steady steps when there are any, else every (warmup) step.  old = 1 for a
+-- trace an older profsum imported (no profsum_build): it may have steps but
+-- no step wall time stored, so its explanation says to re-import it.
 p AS (
-  SELECT t.trace_id, t.label, o.warm
+  SELECT t.trace_id, t.label, o.warm, o.old
   FROM profsum_trace AS t
-  JOIN (SELECT trace_id, json_extract(options, '$.warmup_steps') AS warm FROM profsum_trace) AS o USING (trace_id)
+  JOIN (SELECT trace_id, json_extract(options, '$.warmup_steps') AS warm,
+               profsum_build IS NULL AND summary_json IS NULL AS old FROM profsum_trace) AS o USING (trace_id)
 ),
 w AS (
-  SELECT p.trace_id, p.label,
+  SELECT p.trace_id, p.label, p.old,
          (SELECT 1 - max(1 - coalesce(a.step < p.warm, 0)) FROM profsum_agg_step_wall AS a
           WHERE a.trace_id = p.trace_id) AS only_warmup,
          -- the steps counted one row per step (st depends on the step
@@ -63,7 +66,9 @@ w AS (
 SELECT w.trace_id, w.label, 'kpi', 'host_wait', NULL, w.v, 'fraction',
        CASE WHEN w.v IS NULL THEN 'unavailable' WHEN w.v < 0.10 THEN 'good'
             WHEN w.v <= 0.20 THEN 'warning' ELSE 'bad' END,
-       CASE WHEN w.v IS NULL THEN 'no steps measured on a device: step wall time is not split'
+       CASE WHEN w.v IS NULL AND w.old
+            THEN 'no step wall time stored for this trace (imported by an older profsum): re-import it'
+            WHEN w.v IS NULL THEN 'no steps measured on a device: step wall time is not split'
             ELSE printf('devices run no op during %s%% of the wall time of %d %s%s%s%s', profsum_format_near(100.0 * w.v, 1, 5),
                         w.n_steps, CASE WHEN w.only_warmup THEN 'warmup ' ELSE 'steady ' END,
                         CASE WHEN w.n_steps = 1 THEN 'step' ELSE 'steps' END,

@@ -414,8 +414,18 @@ static void secWall(sqlite3_str *s, sqlite3 *db, const char *zSchema, sqlite3_in
     sqlite3_finalize(p);
   }
   if( !done ){
-    sqlite3_str_appendall(s, "<p class=\"none\">No steps measured on a device: the step wall time is "
-                             "not split.</p>\n");
+    /* an older profsum stored no step wall time (no profsum_build) */
+    int bOld = 0;
+    if( (p = prepIn(db, "SELECT profsum_build IS NULL AND summary_json IS NULL FROM \"%w\".profsum_trace "
+                    "WHERE trace_id=?1", zSchema, e))!=0 ){
+      sqlite3_bind_int64(p, 1, id);
+      bOld = stepIn(db, p, e)==SQLITE_ROW && sqlite3_column_int(p, 0);
+      sqlite3_finalize(p);
+    }
+    sqlite3_str_appendall(s, bOld ? "<p class=\"none\">No step wall time stored for this trace (imported by "
+                                    "an older profsum): re-import it to split the step wall time.</p>\n"
+                                  : "<p class=\"none\">No steps measured on a device: the step wall time is "
+                                    "not split.</p>\n");
   }
   sqlite3_str_appendall(s, "</section>\n");
 }

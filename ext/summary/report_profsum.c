@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Run the query zFmt (its %w: zSchema, up to four; ?1: trace id) on db
+/* Run the query zFmt (its %w: zSchema, up to five; ?1: trace id) on db
 ** and call xRow(p, pArg) on each of its rows (xRow 0: only count them),
 ** stopping at the first row xRow fails.  *pnRow, when pnRow is not 0: the
 ** rows stepped to.  SQLITE_OK, or an error code with *pzErr set (not for
@@ -38,7 +38,7 @@
 static int rpEach(sqlite3 *db, const char *zSchema, sqlite3_int64 id, const char *zFmt,
                   int (*xRow)(sqlite3_stmt*, void*), void *pArg, int *pnRow, char **pzErr){
   sqlite3_stmt *p = 0;
-  char *z = sqlite3_mprintf(zFmt, zSchema, zSchema, zSchema, zSchema);
+  char *z = sqlite3_mprintf(zFmt, zSchema, zSchema, zSchema, zSchema, zSchema);
   int rc, n = 0;
   if( pnRow ) *pnRow = 0;
   if( z==0 ) return SQLITE_NOMEM;
@@ -128,8 +128,9 @@ static int rpWallSplitRow(sqlite3_stmt *p, void *pArg){
 ** split (all steps when every one is a warmup step), and the per-track
 ** total named for what it is. */
 static int rpWall(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_str *s, char **pzErr){
-  double a[4] = {0, 0, 0, 0};   /* span (-1: none), the summary mode's total, rows of profsum_step_wall,
-                                ** 1 when that mode is the global one */
+  double a[5] = {0, 0, 0, 0, 0};  /* span (-1: none), the summary mode's total, rows of profsum_step_wall,
+                                ** 1 when that mode is the global one, 1 when an older profsum
+                                ** imported the trace (no profsum_build: no step wall stored) */
   double span, total;
   int rc;
   sqlite3_str_appendall(s, "\n## profsum: wall-clock time\n");
@@ -139,7 +140,8 @@ static int rpWall(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_st
       "(SELECT mode_total FROM \"%w\".profsum_breakdown WHERE trace_id=?1 AND is_summary_mode LIMIT 1), "
       "(SELECT count(*) FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
       "(SELECT mode = 'exclusive_global' FROM \"%w\".profsum_breakdown WHERE trace_id=?1 AND is_summary_mode "
-      "LIMIT 1)", rpDoubles, a, 0, pzErr);
+      "LIMIT 1), (SELECT profsum_build IS NULL AND summary_json IS NULL FROM \"%w\".profsum_trace "
+      "WHERE trace_id=?1)", rpDoubles, a, 0, pzErr);
   if( rc ) return rc;
   span = a[0];
   total = a[1];
@@ -149,7 +151,10 @@ static int rpWall(sqlite3 *db, const char *zSchema, sqlite3_int64 id, sqlite3_st
   }else{
     profsumStrAppendPy(s, "- Profile span (first event to last end): `%.3f` us\n", span);
   }
-  if( a[2]==0 ){
+  if( a[2]==0 && a[4]!=0.0 ){
+    sqlite3_str_appendall(s, "- No step wall time stored for this trace (imported by an older profsum): "
+                             "re-import it to split the step wall time.\n");
+  }else if( a[2]==0 ){
     sqlite3_str_appendall(s, "- No steps measured on a device (no Steps line and no host `train` events "
                              "with a step_num, or no device ops): the step wall time is not split.\n");
   }else{
