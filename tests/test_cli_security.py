@@ -325,6 +325,42 @@ class OutputOverDatabase(SecBase):
                 self.assertEqual(f.read(), before)
         self.assertFalse(os.path.exists(os.path.join(self.td.path, "bd")))
 
+    def test_output_over_the_input(self):
+        """An --output that is the file the command reads (a trace, a
+        summary; by another name, a symlink or a hard link too) is refused
+        before anything is read, as trim refuses its source, and the input
+        is left as it was."""
+        s = os.path.join(self.td.path, "s.json")
+        self.run_cli("summarize", "--trace-file", self.a, "--output", s)
+        os.symlink("s.json", os.path.join(self.td.path, "link.json"))
+        os.link(s, os.path.join(self.td.path, "hard.json"))
+        os.symlink("a.json.gz", os.path.join(self.td.path, "a-link.json.gz"))
+        cases = [(["summarize", "--trace-file", "a.json.gz"], "./a.json.gz", "--trace-file 'a.json.gz'"),
+                 (["summarize", "--trace-file", "a-link.json.gz"], "a.json.gz", "--trace-file 'a-link.json.gz'"),
+                 (["summarize", "--xplane-file", "a.json.gz"], "a.json.gz", "--xplane-file 'a.json.gz'"),
+                 (["report", "--summary", "s.json"], "s.json", "--summary 's.json'"),
+                 (["report", "--summary", "link.json"], "s.json", "--summary 'link.json'"),
+                 (["report", "--summary", "s.json", "--format", "html"], "hard.json", "--summary 's.json'"),
+                 (["query", "--summary", "s.json", "--question", "top ops"], "s.json", "--summary 's.json'"),
+                 (["compare", "--before", "s.json", "--after", "b.json.gz"], "b.json.gz", "--after 'b.json.gz'"),
+                 (["track", "--before", "s.json", "--after", "b.json.gz"], "s.json", "--before 's.json'")]
+        for args, out, what in cases:
+            files = {}
+            for f in ("a.json.gz", "b.json.gz", "s.json"):
+                with open(os.path.join(self.td.path, f), "rb") as fh:
+                    files[f] = fh.read()
+            listing = sorted(os.listdir(self.td.path))
+            _, err = self.run_cli(*args, "--output", out, rc=2)
+            self.assertIn("profsum %s: --output '%s' is the input of %s (the output would replace it): "
+                          "choose another file" % (args[0], os.path.normpath(out), what), err)
+            for f, data in files.items():
+                with open(os.path.join(self.td.path, f), "rb") as fh:
+                    self.assertEqual(fh.read(), data, (args, f))
+            self.assertEqual(sorted(os.listdir(self.td.path)), listing)
+        # another file works
+        out, _ = self.run_cli("report", "--summary", "s.json", "--output", "r.md")
+        self.assertEqual(out, "r.md\n")
+
     def test_bundle_file_over_the_history(self):
         """A bundle file (track.json, compare.json, ...) that is the --history
         file: refused before anything is imported or written, the history

@@ -180,7 +180,7 @@ class Report(TerminalBase):
         # a trace without control characters: the terminal shows the very bytes of the pipe
         p = self.trace("f1.json", F1_BEFORE)
         db = os.path.join(self.td.path, "f1.db")
-        self.run_cli("summarize", "--trace-file", p, "--db", db, "--label", "f1", "--output", "f1.json")
+        self.run_cli("summarize", "--trace-file", p, "--db", db, "--label", "f1", "--output", "f1.summary.json")
         for extra in ([], ["--kpis"], ["--top-k", "2"]):
             want, _ = self.pipe("report", "--db", db, "--trace", "f1", *extra)
             out, _ = self.tty("report", "--db", db, "--trace", "f1", *extra)

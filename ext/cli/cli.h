@@ -138,6 +138,7 @@ int isSameFile(const char *zPath, const char *zReal);
 void writeStdoutVis(const char *z, size_t n, int bKeepNl);
 void writeStdout(const char *z, size_t n);
 void emit(const char *zText, const char *zOutput);
+void failOutputOverInput(const char *zOutput, const char *zInput, const char *zOpt);
 
 /* ---- progress.c: the progress line of an import --------------------- */
 void progressStart(const char *zFile);

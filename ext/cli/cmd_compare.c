@@ -328,6 +328,8 @@ int cmdCompare(Opts *o){
     fail(EXIT_USAGE, "--format must be json, md or html, not '%s'", zFormat);
   }
   failOutputOver(optStr(o, "output"), zDb, "--db", 1);
+  failOutputOverInput(optStr(o, "output"), zB, "--before");
+  failOutputOverInput(optStr(o, "output"), zA, "--after");
   zOpts = knobOptions(o, 0, 0);
   {
     const char *az[2] = {zB, zA};
@@ -426,6 +428,8 @@ int cmdTrack(Opts *o){
   if( zHist==0 && zDb ){ zHist = zDb; zDb = 0; zHistOpt = "--db"; }
   failOutputOverHistory(optStr(o, "output"), zHist, zHistOpt);
   failOutputOver(optStr(o, "output"), zDb, "--db", 1);
+  failOutputOverInput(optStr(o, "output"), zB, "--before");
+  failOutputOverInput(optStr(o, "output"), zA, "--after");
   kind = openHistory(zHist, zHistOpt, zDb, 0);
   idB = traceArg("before", zB, optRaw(o, "before"), kind==HIST_DB, zOpts, 0);
   idA = traceArg("after", zA, optRaw(o, "after"), kind==HIST_DB, zOpts, idB);

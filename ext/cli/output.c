@@ -130,6 +130,29 @@ static void writeFileAtomic(const char *zPath, const char *z){
   sqlite3_free(zTmp);
 }
 
+/* Before a command reads anything: refuse (exit 2) an --output zOutput
+** that is the file zInput it reads, which option zOpt names ("--summary",
+** "--trace-file", ...): emit() would rename the output over the input.
+** Nothing to check when either is 0, or zInput is a remote source, or
+** not a regular file: missing (the command then says so itself: a label
+** of --db, a missing file), a directory (--profile-dir: an output inside
+** it is another file) or a device (/dev/stdin and /dev/stdout can be one
+** terminal).  The same file: the same device and inode, a symlink or a
+** hard link included (isSameFile), as trim's source itself is told. */
+void failOutputOverInput(const char *zOutput, const char *zInput, const char *zOpt){
+  struct stat st;
+  char *zReal;
+  if( zOutput==0 || zInput==0 || isRemoteSource(zInput) ) return;
+  if( stat(zInput, &st)!=0 || !S_ISREG(st.st_mode) ) return;
+  zReal = realPathFollow(zInput);
+  if( isSameFile(zOutput, zReal) ){
+    free(zReal);
+    fail(EXIT_USAGE, "--output '%s' is the input of %s '%s' (the output would replace it): choose "
+         "another file", zOutput, zOpt, zInput);
+  }
+  free(zReal);
+}
+
 /* The reference's emit(): to --output (printing the path) or stdout
 ** (print(text): the text and a newline). */
 void emit(const char *zText, const char *zOutput){
