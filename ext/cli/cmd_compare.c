@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,8 +23,9 @@
 #define HIST_DB    1
 #define HIST_JSONL 2
 
-/* A .db (SQLite header, or a new file not named *.jsonl/.ndjson/.json)
-** or a JSONL history (the reference tool's format). */
+/* A .db (SQLite header, or a new or empty file not named *.jsonl,
+** *.ndjson, *.json or *.txt, in any case: H.JSONL is a JSONL name) or a
+** JSONL history (the reference tool's format). */
 static int historyKind(const char *z){
   struct stat st;
   size_t n = strlen(z);
@@ -35,7 +37,7 @@ static int historyKind(const char *z){
     if( got==16 && memcmp(aHdr, "SQLite format 3", 16)==0 ) return HIST_DB;
     return HIST_JSONL;
   }
-#define ENDS(s) (n>=strlen(s) && strcmp(z+n-strlen(s), s)==0)
+#define ENDS(s) (n>=strlen(s) && strcasecmp(z+n-strlen(s), s)==0)
   if( ENDS(".jsonl") || ENDS(".ndjson") || ENDS(".json") || ENDS(".txt") ) return HIST_JSONL;
 #undef ENDS
   return HIST_DB;
