@@ -443,6 +443,45 @@ class CompareTrack(CliBase):
         self.assertIn("Bundle requires either a summary path or a run target for both before and after.", err)
 
 
+class HistoryNameAndSeries(CliBase):
+    def test_jsonl_history_name_in_any_case(self):
+        """--history H.JSONL (and .Json, .NDJSON, .TXT) names a JSONL history
+        as its lower-case spelling does: one line a record, no database."""
+        t = self.trace("t.json", fixtures.f2())
+        for name in ("H.JSONL", "h2.Json", "h3.NDJSON", "h4.TXT"):
+            for _ in range(2):
+                self.run_cli("track", "--before", t, "--after", t, "--history", name)
+            with open(os.path.join(self.td.path, name), "rb") as f:
+                data = f.read()
+            self.assertFalse(data.startswith(b"SQLite format 3"), name)
+            self.assertEqual([json.loads(line)["assessment"]["status"] for line in data.splitlines()],
+                             ["pass", "pass"], name)
+            out, _ = self.run_cli("history", "--history", name)
+            self.assertEqual(json.loads(out)["num_records"], 2, name)
+        # any other new name is a database
+        self.run_cli("track", "--before", t, "--after", t, "--history", "h.jsonl.db")
+        with open(os.path.join(self.td.path, "h.jsonl.db"), "rb") as f:
+            self.assertTrue(f.read(16).startswith(b"SQLite format 3"))
+
+    def test_empty_series_refused_as_an_empty_label(self):
+        t = self.trace("t.json", fixtures.f2())
+        for opt in ("--label", "--series"):
+            _, err = self.run_cli("summarize", "--trace-file", t, "--db", "s.db", opt, "", rc=1)
+            self.assertIn("profsum summarize: profsum_import: the %s must not be empty" % opt[2:], err)
+        db = connect()
+        try:
+            db.execute("ATTACH ? AS s", (os.path.join(self.td.path, "s.db"),))
+            if db.execute("SELECT count(*) FROM s.sqlite_schema WHERE name = 'profsum_trace'").fetchone()[0]:
+                self.assertEqual(db.execute("SELECT count(*) FROM s.profsum_trace").fetchone()[0], 0)
+            with self.assertRaisesRegex(Exception, "profsum_import: the series must not be empty"):
+                db.execute("SELECT profsum_import(?, 'x', '{\"series\": \"\"}')", (t,)).fetchone()
+            tid = db.execute("SELECT profsum_import(?, 'y', '{\"series\": null}')", (t,)).fetchone()[0]
+            self.assertEqual(db.execute("SELECT label, series FROM profsum_trace").fetchall(), [("y", None)])
+            self.assertEqual(tid, 1)
+        finally:
+            db.close()
+
+
 class Errors(CliBase):
     def test_wal_database_in_read_only_directory(self):
         """A WAL database (as profsum leaves one) cannot be read where SQLite

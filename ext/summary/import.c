@@ -1103,6 +1103,11 @@ static int callSource(ImportCall *c){
   int rc = profsumImportParseOpts(c->db, c->argc>2 && sqlite3_value_type(c->argv[2])!=SQLITE_NULL
                      ? (const char*)sqlite3_value_text(c->argv[2]) : 0, &c->o, &c->zErr);
   if( rc ) return rc;
+  if( c->o.zSeries && c->o.zSeries[0]==0 ){
+    /* as an empty label: "" would be a series of its own in the trends */
+    return callErr(c, SQLITE_ERROR, FN ": the series must not be empty (null or no series: the trace "
+                   "is in no series)");
+  }
   if( c->o.zAlias && (!isRemoteSource(c->zSource) || strncmp(c->zSource, "wandb:", 6)==0) ){
     /* an artifact ref names its version itself (wandb:e/p/name:alias) */
     return callErr(c, SQLITE_ERROR, FN ": options_json: 'alias' applies to W&B run sources "
