@@ -189,7 +189,7 @@ class Trim(SecBase):
         self.assertEqual([e["name"] for e in self.trimmed(p) if e["ph"] == "X"], ["softmax"])
 
     def test_where_of_4090_spaces(self):
-        # the audit's ASan repro: n += snprintf(...) went past the 4096-byte
+        # an ASan repro: n += snprintf(...) went past the 4096-byte
         # buffer, then sizeof-n wrapped (a stack overflow)
         out, err = self.run_um(["trim", "--trace-file", self.src, "--output", "o.json.gz",
                                 "--where", "1" + " " * 4090, "--start-us", "1", "--end-us", "2", "--pid", "1"])

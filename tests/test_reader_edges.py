@@ -1,4 +1,4 @@
-"""trace_events edge cases (audit a4): pipes and FIFOs with two-pass
+"""trace_events edge cases: pipes and FIFOs with two-pass
 queries, the hidden path column, the track model's time origin, and
 zero-length B/E slices."""
 import json

@@ -1,4 +1,4 @@
-"""Edge rules of summary-v1-spec.md found by the spec audit: long marker
+"""Edge rules of summary-v1-spec.md that are easy to miss: long marker
 names (§4.8), a missing ts (§1.2) and one that is not a number, numeric
 args.run_id (§1.3), and the
 quality warning for entries the reference's typed decoder rejects (§1.2).
@@ -256,7 +256,7 @@ class ReferenceEdges(unittest.TestCase):
              "2 entries are malformed", "pid/tid not a JSON integer", 0, 1),
             ('[{"ph":"X","pid":1,"tid":2,"name":"a","ts":1,"dur":2}]',
              "The trace is in the JSON array form", "reference summarizer rejects"),
-            # the typed args of §1.2 (found by the spec audit): one entry each
+            # the typed args of §1.2: one entry each
             ('{"traceEvents":[{"ph":"X","pid":1,"tid":2,"name":"a","ts":1,"dur":2,"args":[1]},'
              '{"ph":"X","pid":1,"tid":2,"name":"b","ts":5,"dur":2}]}',
              "1 entry is malformed", "args not a JSON object", 2),
