@@ -411,7 +411,8 @@ class Memory(MemTestCase):
         self.assertEqual(len(v1), self.db.execute("SELECT count(*) FROM profsum_kpis WHERE trace_id=?",
                                                   (tv,)).fetchone()[0])     # one row each
         self.assertEqual(set(v1), src - {"float_nesting"})
-        timeline = {"device_utilization": ("kpi", "fraction"), "kernel_duration": ("kpi", "ms"),
+        timeline = {"host_wait": ("kpi", "fraction"),
+                    "device_utilization": ("kpi", "fraction"), "kernel_duration": ("kpi", "ms"),
                     "compilation_time": ("kpi", "s"), "many_small_kernels": ("pattern", "fraction"),
                     "device_idle_gaps": ("pattern", "fraction"), "large_transfers": ("pattern", "fraction")}
         for k, (kind, unit) in timeline.items():

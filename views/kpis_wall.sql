@@ -4,7 +4,8 @@
 --              steady steps' wall time, all devices (profsum_step_wall; all
 --              steps when every step is a warmup step): good < 10 %,
 --              warning 10-20 %, bad > 20 %; 'unavailable' (value NULL) for a
---              trace without steps measured on a device.  Unlike
+--              trace without steps measured on a device, or imported from
+--              a v1 summary file (no device timeline).  Unlike
 --              host_overhead (host events' share of the per-track total),
 --              it is a share of wall-clock time.
 -- Requires: profsum_trace, profsum_agg_step_wall.
@@ -34,15 +35,17 @@ WITH
 -- from the base table in one pass each; st = 1 for a steady step.  The
 -- steady steps when there are any, else every (warmup) step.  old = 1 for a
 -- trace an older profsum imported (no profsum_build): it may have steps but
--- no step wall time stored, so its explanation says to re-import it.
+-- no step wall time stored, so its explanation says to re-import it; v1 = 1
+-- for a trace imported from a v1 summary file, which carries none.
 p AS (
-  SELECT t.trace_id, t.label, o.warm, o.old
+  SELECT t.trace_id, t.label, o.warm, o.old, o.v1
   FROM profsum_trace AS t
   JOIN (SELECT trace_id, json_extract(options, '$.warmup_steps') AS warm,
-               profsum_build IS NULL AND summary_json IS NULL AS old FROM profsum_trace) AS o USING (trace_id)
+               profsum_build IS NULL AND summary_json IS NULL AS old,
+               summary_json IS NOT NULL AS v1 FROM profsum_trace) AS o USING (trace_id)
 ),
 w AS (
-  SELECT p.trace_id, p.label, p.old,
+  SELECT p.trace_id, p.label, p.old, p.v1,
          (SELECT 1 - max(1 - coalesce(a.step < p.warm, 0)) FROM profsum_agg_step_wall AS a
           WHERE a.trace_id = p.trace_id) AS only_warmup,
          -- the steps counted one row per step (st depends on the step
@@ -68,6 +71,9 @@ SELECT w.trace_id, w.label, 'kpi', 'host_wait', NULL, w.v, 'fraction',
             WHEN w.v <= 0.20 THEN 'warning' ELSE 'bad' END,
        CASE WHEN w.v IS NULL AND w.old
             THEN 'no step wall time stored for this trace (imported by an older profsum): re-import it'
+            WHEN w.v IS NULL AND w.v1
+            THEN 'imported from a profile_summary.v1 document, which carries no per-device step wall time: '
+                 || 'import the trace for this figure'
             WHEN w.v IS NULL THEN 'no steps measured on a device: step wall time is not split'
             ELSE printf('devices run no op during %s%% of the wall time of %d %s%s%s%s', profsum_format_near(100.0 * w.v, 1, 5),
                         w.n_steps, CASE WHEN w.only_warmup THEN 'warmup ' ELSE 'steady ' END,
