@@ -37,6 +37,7 @@
 #include "http.h"
 #include "cnum.h"
 #include "busy.h"
+#include "utf8cut.h"
 
 #ifndef PROFSUM_OMIT_NETWORK
 #include <string.h>
@@ -142,8 +143,7 @@ void wbScrub(Wb *p){
 static void wbCut(char *z, size_t nMax){
   size_t n = strlen(z);
   if( n<=nMax ) return;
-  while( nMax>0 && ((unsigned char)z[nMax]&0xC0)==0x80 ) nMax--;
-  z[nMax] = 0;
+  z[profsumUtf8Cut(z, (int64_t)n, (int64_t)nMax)] = 0;
 }
 
 /* sqlite3_mprintf("%s") that records OOM in p.  z==0 gives 0. */

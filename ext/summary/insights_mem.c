@@ -29,6 +29,7 @@
 #include "jsontree.h"
 #include "strpool.h"
 #include "psfmt.h"
+#include "utf8cut.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -365,10 +366,7 @@ static void fieldJson(sqlite3_str *s, const MemTxt *t){
   int64_t n = t->n;
   if( !t->present || n==0 || eq(t->z, n, "(null)") ){ sqlite3_str_appendall(s, "null"); return; }
   if( t->isNum && isJsonNumber(t->z, n) ){ sqlite3_str_append(s, t->z, (int)n); return; }
-  if( n>MEM_MAX_FIELD ){
-    n = MEM_MAX_FIELD;
-    while( n>0 && (((unsigned char)t->z[n])&0xc0)==0x80 ) n--;   /* whole characters */
-  }
+  n = profsumUtf8Cut(t->z, n, MEM_MAX_FIELD);     /* whole characters */
   jAppendJsonStr(s, t->z, n);
 }
 

@@ -290,10 +290,7 @@ int memKernAdd(MemKern *p, InsDiag *pDiag,
   int64_t nKey, nPre, i;
   uint64_t h;
   int rc = SQLITE_OK, k;
-  if( nName>KERN_MAX_NAME ){
-    nName = KERN_MAX_NAME;
-    while( nName>0 && (((unsigned char)zName[nName])&0xc0)==0x80 ) nName--;
-  }
+  nName = profsumUtf8Cut(zName, nName, KERN_MAX_NAME);   /* whole characters */
   if( nHlo>KERN_MAX_NAME ) zHlo = 0, nHlo = 0;
   /* the text of a diagnostic is made only while its kind keeps examples */
   memset(&w, 0, sizeof(w));

@@ -9,6 +9,7 @@
 #include "insights_mem_int.h"
 #include "report_util.h"
 #include "nearfmt.h"
+#include "utf8cut.h"
 
 #include <string.h>
 
@@ -37,8 +38,7 @@ static int cutLen(const char *z, int bCut, int *pbCut){
   int n = (int)strlen(z);
   *pbCut = 0;
   if( !bCut || n<=REPORT_MAX_NAME ) return n;
-  n = REPORT_MAX_NAME;
-  while( n>0 && (((unsigned char)z[n])&0xc0)==0x80 ) n--;
+  n = (int)profsumUtf8Cut(z, n, REPORT_MAX_NAME);
   *pbCut = 1;
   return n;
 }
