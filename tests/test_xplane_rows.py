@@ -166,6 +166,26 @@ class XplaneRows(DbTestCase):
         d = [r for r in diags(self.db, p) if r[2] == "time_out_of_range"]
         self.assertEqual([r[0] for r in d], [0])
 
+    def test_empty_string_stats_are_empty_text(self):
+        # a stat of an empty str, bytes or compressed string is '' in the
+        # named TEXT columns, as "" is in a JSON trace's (also for the first
+        # rows of a file, before any text was kept)
+        text = ["tf_op", "hlo_op", "hlo_module", "hlo_category", "long_name", "source", "run_id"]
+        pb = xw.PlaneBuilder("/device:TPU:0")
+        kinds_ = [dict(s=""), dict(b=b""), dict(cstr=W_compress(""))]
+        evs = [pb.event("e%d" % i, offset_ps=i * 10, duration_ps=5,
+                        stats=[pb.stat(k, **kw) for k in text]) for i, kw in enumerate(kinds_)]
+        evs.append(pb.event("x", offset_ps=40, duration_ps=5, stats=[pb.stat("tf_op", s="x")]))
+        evs.append(pb.event("e3", offset_ps=50, duration_ps=5, stats=[pb.stat(k, s="") for k in text]))
+        pb.line(id=1, name="XLA Ops", events=evs)
+        p = self.td.write("empty.xplane.pb", xw.xspace([pb.build()]))
+        cols = ", ".join(text)
+        empty = ("",) * len(text)
+        self.assertEqual(self.rows(cols, path=p), [empty, empty, empty, ("x",) + (None,) * 6, empty])
+        j = self.td.write("empty.json", json.dumps({"traceEvents": [
+            {"ph": "X", "pid": 1, "tid": 1, "name": "e", "ts": 0, "dur": 1, "args": {k: "" for k in text}}]}))
+        self.assertEqual(self.rows(cols, path=j), [empty])
+
     def test_tracks_per_line(self):
         got = {r[0]: r[1:] for r in self.rows("name, depth, parent_idx, excl_ps")}
         self.assertEqual(got["fusion"], (0, None, 60_000))

@@ -283,7 +283,9 @@ static int xrArgs(ProfsumXRows *p, const ProfsumXpEvent *xe){
   p->ev.args.type = PROFSUM_JT_OBJECT;
   for(k=0; k<N_KNOWN; k++){
     if( p->aArgOff[k]<0 ) continue;
-    p->ev.aArg[k].z = p->keys.a + p->aArgOff[k];
+    /* an empty text is '' (a span at address 0 would be NULL): every
+    ** key's text may be empty, and p->keys then holds no buffer yet */
+    p->ev.aArg[k].z = p->keys.a ? p->keys.a + p->aArgOff[k] : "";
     p->ev.aArg[k].n = p->aArgLen[k];
     p->ev.aArg[k].type = p->aArgType[k];
   }
