@@ -76,5 +76,33 @@ class EveryLength(unittest.TestCase):
         self.check(texts, ["9" * n for n in range(1, 19)] + ["1" + "0" * n for n in range(0, 18)], "]}")
 
 
+class Int64Ends(unittest.TestCase):
+    """ts and dur in ns are floor(ps / 1000): -2^63 ns and 2^63-1 ns (up to
+    its last ps) fit the INTEGER columns; 1 ps below the one or 2^63 ns is
+    NULL, a ts with a time_out_of_range diagnostic."""
+
+    CASES = [("-9223372036854775.808", -2 ** 63, False),
+             ("-9223372036854775.8080004", -2 ** 63, False),   # rounded to the ps
+             ('"-9223372036854775.808"', -2 ** 63, False),     # a string is read too
+             ("-9223372036854775.808001", None, True),
+             ("9223372036854775.807999", 2 ** 63 - 1, False),
+             ("9223372036854775.808", None, True)]
+
+    def test_ts_and_dur(self):
+        ev = ",".join('{"ph":"X","pid":1,"tid":%d,"name":"e","ts":%s,"dur":%s}' % (i, t, t)
+                      for i, (t, _, _) in enumerate(self.CASES))
+        with TempDir() as td:
+            p = td.write("ends.json", '{"traceEvents":[' + ev + "]}")
+            db = connect()
+            try:
+                got = db.execute("SELECT ts, dur FROM trace_events(?) ORDER BY idx", (p,)).fetchall()
+                far = db.execute("SELECT idx FROM profsum_diagnostics(?) WHERE kind='time_out_of_range' "
+                                 "AND detail LIKE 'ts:%'", (p,)).fetchall()
+            finally:
+                db.close()
+        self.assertEqual(got, [(ns, ns) for _, ns, _ in self.CASES])
+        self.assertEqual([r[0] for r in far], [i for i, c in enumerate(self.CASES) if c[2]])
+
+
 if __name__ == "__main__":
     unittest.main()

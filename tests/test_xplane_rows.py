@@ -186,6 +186,20 @@ class XplaneRows(DbTestCase):
             {"ph": "X", "pid": 1, "tid": 1, "name": "e", "ts": 0, "dur": 1, "args": {k: "" for k in text}}]}))
         self.assertEqual(self.rows(cols, path=j), [empty])
 
+    def test_ts_at_the_ends_of_int64(self):
+        # ts is floor(ps / 1000) ns: -2^63 ns and 2^63-1 ns (up to its last
+        # ps) fit; 1 ps below the one and 2^63 ns are beyond int64
+        pb = xw.PlaneBuilder("/host:CPU")
+        for i, (t0, off) in enumerate([(-I64 - 1, 0), (-I64 - 1, -1), (-I64, -1),
+                                       (I64, 999), (I64, 1000)]):
+            pb.line(id=i + 1, name="l%d" % i, timestamp_ns=t0,
+                    events=[pb.event("e%d" % i, offset_ps=off, duration_ps=1)])
+        p = self.td.write("ends.xplane.pb", xw.xspace([pb.build()]))
+        self.assertEqual(self.rows("name, ts", path=p), [
+            ("e0", -I64 - 1), ("e1", None), ("e2", -I64 - 1), ("e3", I64), ("e4", None)])
+        d = [r for r in diags(self.db, p) if r[2] == "time_out_of_range"]
+        self.assertEqual([r[0] for r in d], [1, 4])
+
     def test_tracks_per_line(self):
         got = {r[0]: r[1:] for r in self.rows("name, depth, parent_idx, excl_ps")}
         self.assertEqual(got["fusion"], (0, None, 60_000))

@@ -102,8 +102,7 @@ void profsumScanTimeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v
                  "rounded half-even to a picosecond", zKey, zq);
       }
     }
-    if( s->xDiag && zKey[0]=='t'
-     && (*pVal>=((profsum_ps)INT64_MAX+1)*1000 || *pVal<=-((profsum_ps)INT64_MAX+1)*1000) ){
+    if( s->xDiag && zKey[0]=='t' && !profsumPsNsFits(*pVal) ){
       /* exact, but the INTEGER ns column cannot hold it (past the year 2262) */
       char zq[64] = "";
       if( profsumScanDiagWanted(s, "time_out_of_range") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);

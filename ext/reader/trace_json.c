@@ -565,7 +565,7 @@ static inline __attribute__((always_inline)) int scanValue(ProfsumScan *s, const
 ** which this queues (scanPendQuiet); then the caller sets the value as
 ** without a callback.  0: the caller calls timeTaken. */
 static inline int timeQuiet(ProfsumScan *s, int r, profsum_ps ps){
-  if( ps>=((profsum_ps)INT64_MAX+1)*1000 || ps<=-((profsum_ps)INT64_MAX+1)*1000 ) return 0;
+  if( !profsumPsNsFits(ps) ) return 0;
   if( r==0 ) return 1;
   if( !s->roundedCapped || !(s->flags & PROFSUM_SCAN_QUIETROUND) ) return 0;
   scanPendQuiet(s);

@@ -360,9 +360,9 @@ static int xrFill(ProfsumXRows *p, const ProfsumXpEvent *xe){
   ev->hasTs = ev->hasDur = ev->tsPresent = 1;
   ev->ts = (profsum_ps)ln->timestampNs*1000 + (profsum_ps)xe->offsetPs;
   ev->dur = (profsum_ps)xe->durationPs;
-  /* ts/1000 > INT64_MAX or ts/1000 < INT64_MIN+1, as the ts column tests
-  ** it, without a 128-bit division per row */
-  if( ev->ts >= ((profsum_ps)INT64_MAX + 1)*1000 || ev->ts <= (profsum_ps)INT64_MIN*1000 ){
+  /* floor(ts/1000) beyond int64, as the ts column tests it, without a
+  ** 128-bit division per row */
+  if( !profsumPsNsFits(ev->ts) ){
     xrDiag(p, XR_RANGE, xe, "ts beyond the 64-bit range of ns (line timestamp_ns %lld, offset_ps "
            "%lld): the column ts is NULL, the event keeps its place on its track",
            (long long)ln->timestampNs, (long long)xe->offsetPs);

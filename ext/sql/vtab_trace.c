@@ -699,7 +699,6 @@ static void resultId(TraceCursor *pCur, sqlite3_context *ctx, const ProfsumId *i
 
 /* A picosecond quantity as INTEGER ps or floor ns (NULL if out of range). */
 static void resultPs(sqlite3_context *ctx, profsum_ps v, int asNs){
-  profsum_ps w;
   if( v>=INT64_MIN && v<=INT64_MAX ){
     /* under 2^63 ps (about 106 days: the times of most traces, whose
     ** clocks start near 0, and every duration): a 64-bit division, the
@@ -709,13 +708,8 @@ static void resultPs(sqlite3_context *ctx, profsum_ps v, int asNs){
     sqlite3_result_int64(ctx, asNs ? q : x);
     return;
   }
-  w = asNs ? (profsum_ps)profsumPsToNs(v) : v;
-  if( asNs ){
-    profsum_ps q = v/1000;
-    if( q>INT64_MAX || q<INT64_MIN+1 ) return;
-  }
-  if( w>INT64_MAX || w<INT64_MIN ) return;
-  sqlite3_result_int64(ctx, (int64_t)w);
+  /* ps beyond int64: NULL; ns when the floor fits (-2^63 ns does) */
+  if( asNs && profsumPsNsFits(v) ) sqlite3_result_int64(ctx, profsumPsToNs(v));
 }
 
 /* The hidden path column: the xFilter argument as given, or the CREATE

@@ -45,6 +45,13 @@ static inline int64_t profsumPsToNs(profsum_ps v){
   return (int64_t)q;
 }
 
+/* Does v's nanosecond count, floor(v / 1000), fit in int64?  1 for v in
+** [-2^63 * 1000, 2^63 * 1000): -2^63 ns itself fits, -2^63 ns minus 1 ps
+** does not, nor 2^63 ns. */
+static inline int profsumPsNsFits(profsum_ps v){
+  return v >= (profsum_ps)INT64_MIN*1000 && v < ((profsum_ps)INT64_MAX+1)*1000;
+}
+
 /* Advise the kernel that the whole pages inside [p, p+n) are about to be
 ** written, so that it maps them in one call instead of one page fault
 ** each (ext/prefault.c: Linux's MADV_POPULATE_WRITE; elsewhere, or on an
