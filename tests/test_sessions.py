@@ -197,8 +197,9 @@ class BadHost(DbTestCase):
             data = f.read()
         with open(bad, "wb") as f:
             f.write(data[:40])
-        with self.assertRaisesRegex(sqlite3.DatabaseError, "profsum_import: .%s.: byte 0: XSpace field 1 "
-                                    r"\(planes\): length \d+ runs past the end of the file" % bad):
+        with self.assertRaisesRegex(sqlite3.DatabaseError, r"profsum_import: .%s.: byte 0 \(plane 0\): "
+                                    r"XSpace field 1 \(planes\): length \d+ runs past the end of the file"
+                                    % bad):
             self.db.execute("SELECT profsum_import(?, 'pod', '{\"hosts\": \"all\"}')", (d,))
         self.assertEqual(self.db.execute("SELECT count(*) FROM sqlite_master WHERE name GLOB 'profsum_*'").fetchone()[0], 0)
 
@@ -221,7 +222,7 @@ class BadHost(DbTestCase):
                                "USING (trace_id) WHERE g.kind = 'xplane_not_decoded'").fetchall()
         self.assertEqual(len(diag), 1)
         self.assertEqual(diag[0][0], "fb/h1")
-        self.assertIn("h1.xplane.pb': byte 0: XSpace field 1 (planes): length", diag[0][1])
+        self.assertIn("h1.xplane.pb': byte 0 (plane 0): XSpace field 1 (planes): length", diag[0][1])
 
 
     def test_an_empty_xplane_falls_back_to_its_hosts_json(self):

@@ -314,7 +314,7 @@ class PlanesAndLines(XplaneBase):
         # a gzip plane that claims 2 GB: no 2 GB buffer (see ClaimsTwoGigabytes)
         claim = W.tag(1, W.LEN) + W.varint(2000000000) + b"\x08\x01" * 1000
         gzc = self.write("claim.xplane.pb.gz", gzip.compress(claim))
-        self.assertEqual(self.error(gzc), "profsum_xplane_planes: '%s': byte 0: XSpace field 1 "
+        self.assertEqual(self.error(gzc), "profsum_xplane_planes: '%s': byte 0 (plane 0): XSpace field 1 "
                          "(planes): length 2000000000 runs past the end of the data (2000 bytes left)" % gzc)
 
 
@@ -523,15 +523,20 @@ class DecodeErrors(XplaneBase):
 
     def test_truncated(self):
         data = W.xspace([self.good_plane()])
-        self.check(data[:-1], "byte 0: XSpace field 1 (planes): length %d runs past the end of the "
-                   "file (%d bytes left)" % (len(data) - 2, len(data) - 3))
+        self.check(data[:-1], "byte 0 (plane 0): XSpace field 1 (planes): length %d runs past the end "
+                   "of the file (%d bytes left)" % (len(data) - 2, len(data) - 3))
+        # a cut in a later plane names that plane (a file copied while written)
+        first = W.xspace([self.good_plane()])
+        two = W.xspace([self.good_plane(), self.good_plane()])
+        self.check(two[:-1], "byte %d (plane 1): XSpace field 1 (planes): length %d runs past the end "
+                   "of the file (%d bytes left)" % (len(first), len(first) - 2, len(first) - 3))
         # every cut inside the plane is an error; none is a crash
         path = self.write("cut.xplane.pb", b"")
         for n in range(1, len(data)):
             with open(path, "wb") as f:
                 f.write(data[:n])
             msg = self.error(path)
-            self.assertRegex(msg, r"^profsum_xplane_planes: '%s': byte \d+: " % path)
+            self.assertRegex(msg, r"^profsum_xplane_planes: '%s': byte \d+( \(plane 0[^)]*\))?: " % path)
         # a varint cut by its message's end
         ev = W.f_varint(1, 1) + b"\x10\xff"          # offset_ps varint with its continuation cut
         p = W.plane(lines=[W.line(events=[ev])])
@@ -553,7 +558,8 @@ class DecodeErrors(XplaneBase):
         self.check(data, "byte 4 (plane 0, line 0): XLine field 2 (name): length 9 runs past the end "
                    "of its message (2 bytes left)", "profsum_xplane_lines")
         big = W.tag(1, 2) + W.varint(2**31 - 1)
-        self.check(big, "byte 0: XSpace field 1 (planes): length 2147483647 is over protobuf's limit (2 GiB)")
+        self.check(big, "byte 0 (plane 0): XSpace field 1 (planes): length 2147483647 is over protobuf's "
+                   "limit (2 GiB)")
 
     def test_varint_over_ten_bytes(self):
         data = W.xspace([W.plane(lines=[W.line(id=1)])])
@@ -660,8 +666,8 @@ for p in sys.argv[1:]:
         r = subprocess.run([sys.executable, "-c", code, p1, p2], capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.splitlines(), [
-            "profsum_xplane_planes: '%s': byte 0: XSpace field 1 (planes): length 2000000000 runs "
-            "past the end of the file (20 bytes left)" % p1,
+            "profsum_xplane_planes: '%s': byte 0 (plane 0): XSpace field 1 (planes): length 2000000000 "
+            "runs past the end of the file (20 bytes left)" % p1,
             "profsum_xplane_planes: '%s': byte 5 (plane 0): XPlane field 3 (lines): length 2000000000 "
             "runs past the end of its message (0 bytes left)" % p2])
 

@@ -1119,6 +1119,13 @@ int profsumXpNextPlane(ProfsumXp *p, const ProfsumXpPlane **pp, char **pzErr){
     rc = pbwFetch(&p->in, pos, 1, &got);
     if( rc ) return xpFail(p, pzErr);
     if( got==0 ){ p->topDone = 1; break; }
+    {
+      /* a plane's tag: the errors of its length and bytes name the plane */
+      int64_t q = pos;
+      if( pbwTag(&p->in, &q, p->in.nFile, &d.f, &d.wt, XM_SPACE)==SQLITE_OK && d.f==1 && d.wt==2 ){
+        p->w.iPlane = p->iPlaneNext;
+      }
+    }
     rc = xpField(p, &pos, p->in.nFile, XM_SPACE, 0, &d);
     if( rc==SQLITE_OK && d.f>=1 && (d.f!=1 || p->in.eSrc==PBW_SRC_GZIP) ){
       /* a string, or a gzip plane: all of its bytes now */
