@@ -352,6 +352,31 @@ class XplaneRows(DbTestCase):
                                   "AND kind LIKE 'compressed%' GROUP BY kind", tid)),
                          [("compressed_invalid", 1), ("compressed_too_large", 1)])
 
+    def test_compressed_string_of_several_gzip_members(self):
+        """gzip allows several members (RFC 1952): their texts joined, the
+        16 MiB bound over all of them; bytes after the end that are no gzip
+        member (zero padding too) leave the value out, as does zlib data
+        followed by a gzip member."""
+        import zlib
+        half = W_compress(b"a" * (8 * 1024 * 1024))
+        cases = [("two", W_compress("one") + W_compress("two"), "onetwo"),
+                 ("three", W_compress("a") + W_compress("") + W_compress("é"), "aé"),
+                 ("at_bound", half + half, "a" * (16 * 1024 * 1024)),
+                 ("past_bound", half + half + W_compress("b"), None),
+                 ("padded", W_compress("x") + b"\0\0\0\0", None),
+                 ("garbage", W_compress("x") + b"junk", None),
+                 ("cut_member", W_compress("x") + W_compress("y")[:-3], None),
+                 ("zlib_then_gzip", zlib.compress(b"z") + W_compress("y"), None)]
+        pb = xw.PlaneBuilder("/device:TPU:0")
+        pb.line(id=1, name="XLA Ops", timestamp_ns=0, events=[
+            pb.event(name, offset_ps=10 * i, duration_ps=5, stats=[pb.stat("c", cstr=data)])
+            for i, (name, data, _) in enumerate(cases)])
+        path = self.td.write("members.xplane.pb", xw.xspace([pb.build()]))
+        self.assertEqual(q(self.db, "SELECT name, json_extract(args, '$.c') FROM trace_events(?)", path),
+                         [(name, want) for name, _, want in cases])
+        self.assertEqual(q(self.db, "SELECT idx, kind FROM profsum_diagnostics(?)", path),
+                         [(3, "compressed_too_large")] + [(i, "compressed_invalid") for i in range(4, 8)])
+
     def test_decode_errors(self):
         bad = self.td.write("t.xplane.pb", self.fx.data[:-40])
         for fn in ("trace_events", "profsum_diagnostics"):

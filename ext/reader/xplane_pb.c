@@ -1242,18 +1242,22 @@ static int xpTextGrow(XpBuf *b, int64_t n){
 #define XP_INF_OK   0     /* complete data of at most PROFSUM_XP_MAX_INFLATE bytes */
 #define XP_INF_BIG  1     /* more than that */
 #define XP_INF_BAD  2     /* not complete gzip or zlib data (bad, truncated,
-                          ** bytes after its end) */
+                          ** bytes after its end that are no gzip member) */
 
 /* Inflate compressed_str_value s (gzip or zlib): with bKeep into p->text.a,
 ** NUL-terminated, its length in *pn; else through p->check, a 64 KiB
-** window whose output is dropped (a check).  *pWhat is XP_INF_*.
-** SQLITE_OK or SQLITE_NOMEM. */
+** window whose output is dropped (a check).  gzip may hold several members
+** (RFC 1952), inflated one after the other into one text, the bound over
+** all of it; any other bytes after the end (zero padding too) are invalid,
+** as for Python's gzip.decompress.  *pWhat is XP_INF_*.  SQLITE_OK or
+** SQLITE_NOMEM. */
 static int xpInflateTo(ProfsumXp *p, const ProfsumXpStat *s, int bKeep, int64_t *pn, int *pWhat){
   const int64_t nWin = 64*1024;
   XpBuf *b = bKeep ? &p->text : &p->check;
   z_stream z;
   int zrc;
   int64_t nOut = 0;
+  const int isGzip = s->n>=2 && (unsigned char)s->z[0]==0x1f && (unsigned char)s->z[1]==0x8b;
   *pWhat = XP_INF_BAD;
   if( !bKeep && xpTextGrow(b, nWin) ) return SQLITE_NOMEM;
   memset(&z, 0, sizeof(z));
@@ -1278,6 +1282,11 @@ static int xpInflateTo(ProfsumXp *p, const ProfsumXpStat *s, int bKeep, int64_t 
       if( bKeep ){ b->a[nOut] = 0; *pn = nOut; }
       *pWhat = XP_INF_OK;
       break;
+    }
+    if( zrc==Z_STREAM_END && isGzip && z.avail_in>=2 && z.next_in[0]==0x1f && z.next_in[1]==0x8b ){
+      /* the next gzip member: its text follows the ones before */
+      if( inflateReset(&z)!=Z_OK ) break;
+      continue;
     }
     if( zrc==Z_MEM_ERROR ){ inflateEnd(&z); return SQLITE_NOMEM; }
     if( zrc==Z_OK || (zrc==Z_BUF_ERROR && z.avail_out==0) ) continue;
