@@ -426,6 +426,27 @@ class EventLevel(XplaneBase):
         self.assertEqual([(s["type"], s.get("text"), s.get("i")) for s in evs[3]["stats"]],
                          [("str", "s wins", None), ("int64", None, -1)])
 
+    def test_map_entry_with_a_skipped_field_stays_in_the_map(self):
+        # as protobuf's C++ parser reads it (upb leaves such an entry out of
+        # the map; docs/xplane.md): an extra field, a key or a value of
+        # another wire type is skipped, the entry read from the rest
+        em = [W.map_entry(1, W.event_meta(1, name="extra")) + W.f_varint(3, 0),
+              W.f_fixed64(1, 9) + W.map_entry(2, W.event_meta(2, name="later key")),
+              W.f_varint(1, 3) + W.f_varint(2, 7)]
+        sm = [W.map_entry(1, W.stat_meta(1, name="k")) + W.f_bytes(9, b"x")]
+        p = W.plane(name="P", lines=[W.line(id=1, events=[
+            W.event(k, offset_ps=k, duration_ps=1, stats=[W.stat(1, i64=k)]) for k in (1, 2, 3)])],
+            extra=b"".join(W.f_bytes(4, e) for e in em) + b"".join(W.f_bytes(5, e) for e in sm))
+        path = self.write("entries.xplane.pb", W.xspace([p]))
+        self.assertEqual([(r["num_event_metadata"], r["num_stat_metadata"]) for r in self.planes(path)],
+                         [(3, 1)])
+        self.assertEqual(self.db.execute("SELECT name, args FROM trace_events(?) ORDER BY idx",
+                                         (path,)).fetchall(),
+                         [("extra", '{"k":1}'), ("later key", '{"k":2}'), ("", '{"k":3}')])
+        self.assertEqual([r[0] for r in self.db.execute(
+            "SELECT kind FROM profsum_diagnostics(?) ORDER BY byte_offset", (path,))],
+            ["unknown_field", "wrong_wire_type", "wrong_wire_type", "unknown_field"])
+
     def test_unknown_fields_and_wrong_wire_types(self):
         unk = (W.f_varint(99, 1) + W.f_fixed64(98, 2) + W.f_fixed32(97, 3) + W.f_bytes(96, b"zz")
                + W.f_group(95, W.f_varint(1, 1) + W.f_group(2)))
