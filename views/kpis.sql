@@ -132,30 +132,19 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
         GROUP BY f.trace_id, t.label)
   UNION ALL
   -- (a v1 import stores no devices and no facts: the figures read from them
-  -- are unavailable, one row each; one arm each, read through the label's key)
-  SELECT trace_id, label, 'kpi', 'device_utilization', NULL, NULL, 'fraction', 'unavailable',
-         'imported from a profile_summary.v1 document, which carries no per-device busy time: import the trace for this figure'
-  FROM profsum_trace WHERE summary_json IS NOT NULL
-  UNION ALL
-  SELECT trace_id, label, 'kpi', 'kernel_duration', NULL, NULL, 'ms', 'unavailable',
-         'imported from a profile_summary.v1 document, which carries no device-op durations: import the trace for this figure'
-  FROM profsum_trace WHERE summary_json IS NOT NULL
-  UNION ALL
-  SELECT trace_id, label, 'kpi', 'compilation_time', NULL, NULL, 's', 'unavailable',
-         'imported from a profile_summary.v1 document, which carries no compile time: import the trace for this figure'
-  FROM profsum_trace WHERE summary_json IS NOT NULL
-  UNION ALL
-  SELECT trace_id, label, 'pattern', 'many_small_kernels', NULL, NULL, 'fraction', 'unavailable',
-         'imported from a profile_summary.v1 document, which carries no device-op durations: import the trace for this figure'
-  FROM profsum_trace WHERE summary_json IS NOT NULL
-  UNION ALL
-  SELECT trace_id, label, 'pattern', 'device_idle_gaps', NULL, NULL, 'fraction', 'unavailable',
-         'imported from a profile_summary.v1 document, which carries no per-device busy time: import the trace for this figure'
-  FROM profsum_trace WHERE summary_json IS NOT NULL
-  UNION ALL
-  SELECT trace_id, label, 'pattern', 'large_transfers', NULL, NULL, 'fraction', 'unavailable',
-         'imported from a profile_summary.v1 document, which carries no transfer time: import the trace for this figure'
-  FROM profsum_trace WHERE summary_json IS NOT NULL
+  -- are unavailable, one row each; the list is read once, as the outer loop,
+  -- and each of its rows finds the traces through the label's key)
+  SELECT t.trace_id, t.label, k.column1, k.column2, NULL, NULL, k.column3, 'unavailable',
+         'imported from a profile_summary.v1 document, which carries no ' || k.column4
+         || ': import the trace for this figure'
+  FROM (VALUES ('kpi', 'device_utilization', 'fraction', 'per-device busy time'),
+               ('kpi', 'kernel_duration', 'ms', 'device-op durations'),
+               ('kpi', 'compilation_time', 's', 'compile time'),
+               ('pattern', 'many_small_kernels', 'fraction', 'device-op durations'),
+               ('pattern', 'device_idle_gaps', 'fraction', 'per-device busy time'),
+               ('pattern', 'large_transfers', 'fraction', 'transfer time')) AS k
+  CROSS JOIN profsum_trace AS t
+  WHERE t.summary_json IS NOT NULL
   UNION ALL
   -- (every trace with facts, and every v1 import, which has none)
   SELECT trace_id, label, 'kpi', 'memory_bandwidth', NULL, NULL, 'fraction', 'unavailable',
