@@ -18,6 +18,7 @@
 #include "summary_engine.h"
 #include "utf8cut.h"
 #include "hash.h"
+#include "cnum.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -210,24 +211,13 @@ static void kParse(const char *z, int64_t n, KernDet *d, KernWhy *w){
   if( d->grid[0]<0 ) d->grid[1] = d->grid[2] = 0;
 }
 
-/* Decimal text of v at z (room for 20 bytes): its length. */
-static int kFmtInt(char *z, int64_t v){
-  char t[20];
-  int n = 0, k = 0;
-  uint64_t u = v<0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-  do{ t[n++] = (char)('0' + u%10); u /= 10; }while( u );
-  if( v<0 ) z[k++] = '-';
-  while( n ) z[k++] = t[--n];
-  return k;
-}
-
 /* The key of (name, hlo, d), after an optional "<pid>|" prefix, into the
 ** tally's buffer: the numbers, the hlo_op's length, the hlo_op, the name
 ** (unambiguous).  *pnPre gets the prefix's length, *pnKey the whole
 ** length.  SQLITE_OK or SQLITE_NOMEM. */
 static int kKey(MemKern *p, int bPid, int64_t iDevice, const char *zName, int64_t nName,
                 const char *zHlo, int64_t nHlo, const KernDet *d, int64_t *pnPre, int64_t *pnKey){
-  int64_t nNeed = 21 + 11*21 + nHlo + nName;
+  int64_t nNeed = 22 + 11*22 + nHlo + nName;    /* (profsumFmtI64 adds a NUL) */
   int64_t av[10];
   char *z;
   int64_t n = 0;
@@ -239,14 +229,14 @@ static int kKey(MemKern *p, int bPid, int64_t iDevice, const char *zName, int64_
     p->zBuf = zNew; p->nBuf = nNew;
   }
   z = p->zBuf;
-  if( bPid ){ n += kFmtInt(z+n, iDevice); z[n++] = '|'; }
+  if( bPid ){ n += profsumFmtI64(iDevice, z+n); z[n++] = '|'; }
   *pnPre = n;
   av[0] = d->regs; av[1] = d->stat; av[2] = d->dyn;
   av[3] = d->block[0]; av[4] = d->block[1]; av[5] = d->block[2];
   av[6] = d->grid[0]; av[7] = d->grid[1]; av[8] = d->grid[2];
   av[9] = zHlo!=0;
-  for(k=0; k<10; k++){ n += kFmtInt(z+n, av[k]); z[n++] = ','; }
-  n += kFmtInt(z+n, nHlo);
+  for(k=0; k<10; k++){ n += profsumFmtI64(av[k], z+n); z[n++] = ','; }
+  n += profsumFmtI64(nHlo, z+n);
   z[n++] = ':';
   if( zHlo && nHlo ){ memcpy(z+n, zHlo, (size_t)nHlo); n += nHlo; }
   if( nName ){ memcpy(z+n, zName, (size_t)nName); n += nName; }

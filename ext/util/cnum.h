@@ -13,6 +13,7 @@
 #define PROFSUM_CNUM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* strtod(z, pzEnd) in the "C" locale: same contract as strtod(3). */
 double profsumStrtod(const char *z, char **pzEnd);
@@ -21,5 +22,20 @@ double profsumStrtod(const char *z, char **pzEnd);
 ** exponent form with nPrec digits after the point.  Returns what
 ** snprintf returns. */
 int profsumFmtExp(char *zBuf, size_t n, int nPrec, double r);
+
+/* The decimal digits of v (a '-' first when negative) written to z (room
+** for 21 bytes), NUL-terminated; returns their count.  No locale can
+** change an integer's digits; a printf costs ten times as much, and the
+** callers write one per event or per document field. */
+static inline int profsumFmtI64(int64_t v, char *z){
+  char t[24];
+  int n = 0, k = 0;
+  uint64_t u = v<0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do{ t[n++] = (char)('0' + u%10); u /= 10; }while( u );
+  if( v<0 ) z[k++] = '-';
+  while( n ) z[k++] = t[--n];
+  z[k] = 0;
+  return k;
+}
 
 #endif

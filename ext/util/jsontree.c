@@ -523,20 +523,6 @@ static int shortDigits(double r, char *dig, int *pExp){
 }
 #endif
 
-/* The decimal digits of v (a '-' first when negative) written to z (room
-** for 21 bytes), NUL-terminated; returns their count.  A printf costs ten
-** times as much, and a summary document writes about a thousand integers. */
-static int jFmtI64(sqlite3_int64 v, char *z){
-  char t[24];
-  int n = 0, k = 0;
-  sqlite3_uint64 u = v<0 ? (sqlite3_uint64)0 - (sqlite3_uint64)v : (sqlite3_uint64)v;
-  do{ t[n++] = (char)('0' + u%10); u /= 10; }while( u );
-  if( v<0 ) z[k++] = '-';
-  while( n ) z[k++] = t[--n];
-  z[k] = 0;
-  return k;
-}
-
 void jReprDouble(double r, char *zBuf){
   char buf[40], dig[24];
   int prec, nd = 0, exp10 = 0, i, k;
@@ -547,7 +533,7 @@ void jReprDouble(double r, char *zBuf){
   if( fabs(r)<1e16 && r==(double)(long long)r ){
     /* A whole number below 10^16 (exact as an integer): repr prints its
     ** digits and ".0" — no search needed. */
-    int nInt = jFmtI64((sqlite3_int64)r, zBuf);
+    int nInt = profsumFmtI64((int64_t)r, zBuf);
     memcpy(zBuf+nInt, ".0", 3);
     return;
   }
@@ -784,7 +770,7 @@ static void dumpNode(JBuf *s, const JNode *p, int indent);
 static void __attribute__((noinline)) dumpNumber(JBuf *s, const JNode *p){
   char b[40];
   if( p->type==JT_INT ){
-    jbAppend(s, b, (sqlite3_uint64)jFmtI64(p->i, b));
+    jbAppend(s, b, (sqlite3_uint64)profsumFmtI64(p->i, b));
     return;
   }
   if( p->z ){            /* an integer beyond int64: its digits (jBigInt) */
