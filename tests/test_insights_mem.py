@@ -380,6 +380,14 @@ class Memory(MemTestCase):
         m = self.one("SELECT status, note, peak_bytes FROM profsum_memory WHERE trace_id=?", (tid,))
         self.assertEqual(m, {"status": "not_computed", "peak_bytes": None,
                              "note": "imported by a profsum without memory figures: re-import the trace"})
+        # its kernel rows went with them (an older import stored neither):
+        # occupancy says to re-import too, not that the trace has no kernel
+        self.db.execute("DELETE FROM profsum_agg_kernel WHERE trace_id=?", (tid,))
+        k = self.rows("SELECT kpi, band, explanation FROM profsum_kpis WHERE trace_id=? AND kpi IN "
+                      "('memory_peak', 'occupancy') ORDER BY kpi", (tid,))
+        self.assertEqual([(r["kpi"], r["band"]) for r in k], [("memory_peak", "unavailable"), ("occupancy", "unavailable")])
+        for r in k:
+            self.assertIn("re-import", r["explanation"], r)
 
     def test_v1_summary_import_has_unavailable_rows(self):
         # a profile_summary.v1 document carries no memory, kernel or

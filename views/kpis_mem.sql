@@ -65,7 +65,10 @@ kern AS (
             FROM profsum_agg_kernel AS a WHERE a.trace_id = t.trace_id) AS k
           WHERE k.before < 0.9 * k.tot) ELSE 0 END AS n_top,
          (SELECT count(*) FROM profsum_agg_kernel AS a WHERE a.trace_id = t.trace_id) AS n_all,
-         t.summary_json IS NOT NULL AS v1
+         t.summary_json IS NOT NULL AS v1,
+         -- (an import always stores a memory row, with the kernel rows:
+         -- none, from an older profsum)
+         NOT EXISTS (SELECT 1 FROM profsum_agg_memory AS a WHERE a.trace_id = t.trace_id) AS old
   FROM profsum_trace AS t
   GROUP BY t.trace_id, t.label
 )
@@ -97,6 +100,7 @@ SELECT trace_id, label, 'kpi', 'occupancy', NULL, v, 'fraction',
        CASE WHEN v IS NULL THEN 'unavailable' WHEN v >= 0.5 THEN 'good' WHEN v >= 0.25 THEN 'warning' ELSE 'bad' END,
        CASE WHEN v1 THEN 'imported from a profile_summary.v1 document, which carries no kernel data: import the '
                          || 'trace for occupancy'
+            WHEN n_all = 0 AND old THEN 'no kernel figures stored (imported by a profsum without them: re-import)'
             WHEN n_all = 0 THEN 'no kernel with kernel_details in the trace (GPU captures only)'
             WHEN v IS NULL THEN 'none of the kernels making up 90% of kernel time has an occupancy (occ_pct absent or 0)'
             ELSE printf('time-weighted occupancy %s%% over the %d kernel rows making up 90%% of kernel time%s', profsum_format_near(100.0 * v, 1, 5), n_top,
