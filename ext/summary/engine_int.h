@@ -434,8 +434,6 @@ uint64_t profsumEngHmix(uint64_t x);
 HEnt *profsumEngHmGet(HMap *m, int64_t k1, int64_t k2, int create, int *pNew);
 /* Free the slots of m and empty it. */
 void profsumEngHmFree(HMap *m);
-/* 64-bit hash of z[0..n). */
-uint64_t profsumEngStrHash(const char *z, int64_t n);
 /* Make the slot table *paSlot of *pnSlot slots (open addressing, linear
 ** probing, id+1 per slot, 0 empty) room for nIds ids, at most half full:
 ** when it has not, a table twice as large (1024 slots at first) with ids

@@ -8,6 +8,7 @@
 #include "summary_engine.h"
 #include "engine_intake.h"
 #include "engine_int.h"
+#include "hash.h"
 #include "pytext.h"
 #include "funcs.h"
 #include "jsontree.h"
@@ -359,7 +360,7 @@ static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int6
   }
   if( profsumSpanText(s, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
   if( n==0 ) return SQLITE_OK;
-  h = profsumEngHmGet(&e->sigCache, (int64_t)profsumEngStrHash(z, n), n, 1, &isNew);
+  h = profsumEngHmGet(&e->sigCache, (int64_t)profsumBytesHash(z, n), n, 1, &isNew);
   if( h==0 ) return SQLITE_NOMEM;
   if( isNew ){
     char *zSig = 0; int nSig = 0;

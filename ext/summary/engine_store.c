@@ -8,9 +8,9 @@
 #include "summary_engine.h"
 #include "engine_intake.h"
 #include "engine_int.h"
+#include "hash.h"
 #include "funcs.h"
 #include "jsontree.h"
-#include "hash.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -71,11 +71,6 @@ void profsumEngHmFree(HMap *m){ sqlite3_free(m->a); memset(m, 0, sizeof(*m)); }
 /* ------------------------------------------------------------------ */
 /* String pool: interned strings with dense ids                        */
 /* ------------------------------------------------------------------ */
-/* 64-bit hash of z[0..n): the shared bytes hash (the signature cache keys
-** long_name texts by this hash and their length alone). */
-uint64_t profsumEngStrHash(const char *z, int64_t n){
-  return profsumBytesHash(z, n);
-}
 
 /* Room for nByte bytes of text that never moves: in the current block, or
 ** a new one (a text above a quarter of the next block's size gets a block
@@ -144,7 +139,7 @@ int profsumEngSlotsFor(int32_t **paSlot, int64_t *pnSlot, int64_t nIds,
 /* The hash of string id j of pool pCtx (profsumEngSlotsFor). */
 static uint64_t spHashOf(const void *pCtx, int64_t j){
   const SPool *p = (const SPool*)pCtx;
-  return profsumEngStrHash(SP_STR(p,j), SP_LEN(p,j));
+  return profsumBytesHash(SP_STR(p,j), SP_LEN(p,j));
 }
 
 /* Intern z[0..n); returns its id, or -1 when out of memory.  z may point
@@ -156,7 +151,7 @@ int32_t profsumEngSpIntern(SPool *p, const char *z, int64_t n){
   if( n>0x7fffffff ) n = 0x7fffffff;
   if( p->n>=0x3fffffff ) return -1;       /* ids are int32_t, slots 2x ids */
   if( profsumEngSlotsFor(&p->aSlot, &p->nSlot, p->n+1, spHashOf, p) ) return -1;
-  h = profsumEngStrHash(z, n);
+  h = profsumBytesHash(z, n);
   i = (int64_t)(h & (uint64_t)(p->nSlot-1));
   while( p->aSlot[i] ){
     int32_t id = p->aSlot[i]-1;
