@@ -130,6 +130,90 @@ class LongTimes(unittest.TestCase):
                     self.assertEqual(dur_ps, int(ps))
 
 
+class NumberShapes(unittest.TestCase):
+    """ts and dur of every shape the one-pass conversion meets (1 to 18
+    integer digits, 0 to 28 decimals, ties, trailing zeros, a number that
+    ends past the 32 bytes the fast conversion looks at, signs, exponents,
+    leading zeros, a dot without decimals): the rows equal the exact
+    decimal values, and the rows, diagnostics and v1 document are the same
+    with the default and the portable tokenizer (which keeps the general
+    conversion)."""
+
+    @staticmethod
+    def texts():
+        rng = random.Random(23)
+        out = []
+        for _ in range(3000):
+            nint = rng.randrange(1, 19)
+            ip = str(rng.randrange(10 ** (nint - 1), 10 ** nint)) if nint > 1 else rng.choice("0123456789")
+            nf = rng.choice([0, 1, 5, 6, 7, 8, 10, 13, 15, 16, 17, 20, 23, 24, 28])
+            fp = "".join(rng.choice("0123456789") for _ in range(nf))
+            if nf >= 7 and rng.random() < 0.3:
+                fp = fp[:6] + "5" + "0" * (nf - 7)              # a tie
+            elif nf >= 7 and rng.random() < 0.2:
+                fp = fp[:6] + "0" * (nf - 6)                    # zeros only
+            out.append(ip + ("." + fp if nf else ""))
+        return out
+
+    ODD = ["-12.5", "-0.0000005", "1e3", "1.5E2", "0", "0.0", "0.0000005", "2.5e-1",
+           "-1234567890123456.78901234567", "12345678901234567.5", "123456789012345678.0000001"]
+
+    def trace(self, td):
+        texts = self.texts()
+        ev = []
+        for i, t in enumerate(texts):
+            dur = t if len(t.split(".")[0]) <= 9 else "1"   # sum(dur_ps) fits
+            ev.append('{"ph":"X","pid":1,"tid":%d,"name":"e%d","ts":%s,"dur":%s}' % (i % 7, i % 5, t, dur))
+        for i, t in enumerate(self.ODD):
+            ev.append('{"ph":"X","pid":2,"tid":1,"name":"odd","ts":%s,"dur":%s}' % (t, t))
+        return texts, td.write("shapes.json", '{"traceEvents":[' + ",".join(ev) + "]}")
+
+    def test_exact(self):
+        from decimal import Decimal, ROUND_HALF_EVEN, ROUND_FLOOR
+        td = TempDir()
+        try:
+            texts, p = self.trace(td)
+            db = connect()
+            got = db.execute("SELECT ts, dur_ps FROM trace_events(?) WHERE pid = 1 ORDER BY idx", (p,)).fetchall()
+            db.close()
+        finally:
+            td.__exit__()
+        self.assertEqual(len(got), len(texts))
+        for t, (ts, dur_ps) in zip(texts, got):
+            ps = (Decimal(t) * 1000000).quantize(Decimal(1), rounding=ROUND_HALF_EVEN)
+            ns = int((ps / 1000).to_integral_value(rounding=ROUND_FLOOR))
+            with self.subTest(t=t):
+                self.assertEqual(ts, ns if ns < 2 ** 63 else None)
+                if len(t.split(".")[0]) <= 9:
+                    self.assertEqual(dur_ps, int(ps))
+
+    def test_same_in_both_tokenizers(self):
+        td = TempDir()
+        try:
+            _, p = self.trace(td)
+            ref = run_child_json(self, CHILD, p, td.path, {}, "default")
+            port = run_child_json(self, CHILD, p, td.path, {"PROFSUM_TOKENIZER": "portable"}, "portable")
+        finally:
+            td.__exit__()
+        self.assertNotIn("error", ref["summary"])
+        self.assertEqual(port, ref)
+
+    def test_bad_numbers_same_error(self):
+        """Texts JSON does not allow: the same error in both tokenizers."""
+        from util import error_messages
+        td = TempDir()
+        try:
+            for t in ["012", "00.5", "1.", "1.e5", "-", "1.5.5", "0x10"]:
+                pad = '"name":"%s",' % ("p" * 40)       # the number far from the end
+                p = td.write("bad.json", '{"traceEvents":[{"ph":"X","pid":1,"tid":1,"ts":%s,%s"dur":1}]}' % (t, pad))
+                with self.subTest(t=t):
+                    msgs = error_messages(p, "SELECT * FROM trace_events(?)")
+                    self.assertEqual(len(msgs), 1, msgs)
+                    self.assertIn("byte", msgs.pop())
+        finally:
+            td.__exit__()
+
+
 class StoredDiagnostics(unittest.TestCase):
     """An import stores per kind the first 5 diagnostics and a count;
     store_diagnostics 'all' keeps every row."""

@@ -588,7 +588,9 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
     int r;
     uint64_t w = 0;
     int x = 0;
-    rc = profsumLexMicros(p, e, &q, &ps, &r, &w, &x);
+    /* the portable tokenizer keeps the general conversion (tests compare) */
+    rc = s->idx.xClassify ? profsumLexMicrosFast(p, e, &q, &ps, &r, &w, &x)
+                          : profsumLexMicros(p, e, &q, &ps, &r, &w, &x);
     if( rc!=P_OK ) return rc;
     v.z = (const char*)p;
     v.n = q - p;
