@@ -146,17 +146,61 @@ static uint64_t hashFold(uint64_t a, uint64_t b){
   return (uint64_t)r ^ (uint64_t)(r>>64);
 }
 
+/* The n bytes at z (0 < n < 8) as a little-endian word, as memcpy into a
+** zeroed word gives them, from at most three loads and no call: two
+** overlapping 4-byte loads from 4 bytes on, else the first, middle and last
+** byte (the same byte where they overlap, so or-ing them is exact). */
+static uint64_t hashTail(const unsigned char *z, int64_t n){
+  if( n>=4 ){
+    uint32_t lo, hi;
+    memcpy(&lo, z, 4);
+    memcpy(&hi, z+n-4, 4);
+    return (uint64_t)lo | ((uint64_t)hi << (8*(n-4)));
+  }
+  return (uint64_t)z[0] | ((uint64_t)z[n>>1] << (8*(n>>1))) | ((uint64_t)z[n-1] << (8*(n-1)));
+}
+
 /* See hash.h. */
-uint64_t profsumBytesHash(const char *z, int64_t n){
+uint64_t profsumBytesHash(const char *zIn, int64_t n){
+  const unsigned char *z = (const unsigned char*)zIn;
   uint64_t h = 0x243f6a8885a308d3ULL ^ (uint64_t)n, w;
   int64_t i = 0;
+  if( n>=64 ){
+    /* long texts (kernel names, signatures): four independent chains, so
+    ** that one multiply does not wait for the one before, joined after */
+    uint64_t h1 = h ^ 0x13198a2e03707344ULL, h2 = h ^ 0xa4093822299f31d0ULL;
+    uint64_t h3 = h ^ 0x082efa98ec4e6c89ULL, w1, w2, w3;
+    for(; i+32<=n; i+=32){
+      memcpy(&w, z+i, 8);
+      memcpy(&w1, z+i+8, 8);
+      memcpy(&w2, z+i+16, 8);
+      memcpy(&w3, z+i+24, 8);
+      h = hashFold(h ^ w, 0x9e3779b97f4a7c15ULL);
+      h1 = hashFold(h1 ^ w1, 0x9e3779b97f4a7c15ULL);
+      h2 = hashFold(h2 ^ w2, 0x9e3779b97f4a7c15ULL);
+      h3 = hashFold(h3 ^ w3, 0x9e3779b97f4a7c15ULL);
+    }
+    h = hashFold(h ^ h1, 0xd6e8feb86659fd93ULL);
+    h = hashFold(h ^ h2, 0xd6e8feb86659fd93ULL);
+    h = hashFold(h ^ h3, 0xd6e8feb86659fd93ULL);
+  }
   for(; i+8<=n; i+=8){
     memcpy(&w, z+i, 8);
     h = hashFold(h ^ w, 0x9e3779b97f4a7c15ULL);
   }
   if( i<n ){
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__==__ORDER_LITTLE_ENDIAN__
+    if( n>=8 ){
+      /* the last 8 bytes, those hashed already shifted out */
+      memcpy(&w, z+n-8, 8);
+      w >>= 8*(8-(n-i));
+    }else{
+      w = hashTail(z, n);
+    }
+#else
     w = 0;
     memcpy(&w, z+i, (size_t)(n-i));
+#endif
     h = hashFold(h ^ w, 0xd6e8feb86659fd93ULL);
   }
   /* the final mix of MurmurHash3 (every input bit reaches every output bit) */
