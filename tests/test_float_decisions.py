@@ -266,6 +266,31 @@ class FloatDecisions(unittest.TestCase):
                     self.check(events, td)
 
 
+    def test_sparse_text_doubles_over_many_events(self):
+        """A few thousand events where only some, at irregular places (the
+        first and last of a group of 64, long stretches without any, runs of
+        them), carry a text whose double differs from its picoseconds':
+        each is found again for its own decisions, none for another's."""
+        rng = random.Random(20261202)
+        special = set([0, 63, 64, 65, 127, 128, 640, 641, 2047, 2048, 2049])
+        special |= set(rng.sample(range(2100, 2900), 60)) | set(range(3000, 3070))
+        events, t = [], 1929316.68
+        for k in range(3200):
+            if k in special:
+                # 17-digit texts of float sums: abutting in decimals, a gap
+                # or an overlap of an ulp in doubles
+                dur = 55.295
+                ts = t
+                tss, durs = repr(ts), repr(dur)
+                t = ts + dur
+            else:
+                tss, durs = "%.3f" % t, "1.250"
+                t = float(tss) + 1.25
+            events.append(("op%d" % (k % 5), tss, durs))
+        with TempDir() as td:
+            self.check(events, td)
+
+
 COLLECTIVES = ("all-reduce", "all-gather")
 
 

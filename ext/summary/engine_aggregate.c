@@ -139,13 +139,12 @@ static void sweepWindow(SweepJob *u){
   int hasW = 0;
   for(t=0; t<e->nTrk; t++){
     const STrack *tr = &e->aTrk[t];
-    int64_t hint = 0;
     if( !tr->isDevice || tr->isSteps ) continue;
     for(j=0; j<tr->nEv; j++){
       int32_t k = ORD(e, tr->iFirst + j);
       double ts, end;
       if( u->aKeyCat[EV(e, k)->key]!=CAT_COMPUTE ) continue;
-      profsumEngEvFloatIn(e, tr, k, &hint, &ts, &end);
+      profsumEngEvFloatIn(e, tr, k, &ts, &end);
       if( !hasW || ts<wLo ) wLo = ts;
       if( !hasW || end>wHi ) wHi = end;
       hasW = 1;
@@ -346,7 +345,6 @@ typedef struct Agg {
   const char *azComm[16];     /* the collectives, in processing order of first sight */
   int nComm;
   double aCommRef[16];        /* Σ exclusive as the reference adds it */
-  int64_t hintRef;            /* floatEntryNear's hint for the device ops */
   int64_t curXr;              /* profsumEngExclRefAt's cursor */
   EngExclCur excl;            /* profsumEngExclNext's cursor */
   profsum_ps compilePs;       /* host events named like a compilation, ps */
@@ -355,7 +353,6 @@ typedef struct Agg {
   ** of the device tracks other than Steps (hasW: there is one) */
   double wLo, wHi;
   int hasW;
-  int64_t hintW;              /* floatEntryNear's hint for them */
   SweepJob uj;                /* the global breakdown's sweep, beside the event pass */
   Gaps *pGaps;                /* the regions, fed by the event pass */
 } Agg;
@@ -482,7 +479,7 @@ static int aggEventPass(Agg *a){
     if( !t->isSteps ) a->aBucket[cat] += ex;
     if( cat==CAT_COMPUTE && t->isDevice && !t->isSteps ){
       double ts, end;
-      profsumEngEvFloatIn(e, t, (int32_t)k, &a->hintW, &ts, &end);
+      profsumEngEvFloatIn(e, t, (int32_t)k, &ts, &end);
       if( !a->hasW || ts<a->wLo ) a->wLo = ts;
       if( !a->hasW || end>a->wHi ) a->wHi = end;
       a->hasW = 1;
@@ -514,7 +511,7 @@ static int aggEventPass(Agg *a){
     if( t->isDevice && t->isDevOp ){
       OpAgg *o = &a->aOp[q->name];
       KeyMemo *m = &a->aMemo[r->key];
-      double dRef = profsumEngEvDurFloatIn(e, k, &a->hintRef);
+      double dRef = profsumEngEvDurFloatIn(e, k);
       double xRef = profsumEngExclRefIn(e, j, &a->curXr, dRef);
       o->seen = 1;
       o->count++;
@@ -743,7 +740,7 @@ static int aggNearCut(double s, double eps){
 static int aggBreakdownRef(Agg *a){
   Engine *e = a->e;
   RefOpen *aStk = 0;
-  int64_t nStk = 0, nAlloc = 0, j, hintT = 0, hintD = 0;
+  int64_t nStk = 0, nAlloc = 0, j;
   double aLine[5] = {0,0,0,0,0};
   int32_t trk = -1;
   int lineAgg = 0, steps = 0, c;
@@ -772,8 +769,8 @@ static int aggBreakdownRef(Agg *a){
       memset(aLine, 0, sizeof(aLine));
     }
     t = &e->aTrk[trk];
-    profsumEngEvFloatIn(e, t, (int32_t)k, &hintT, &ts, &end);
-    dur = profsumEngEvDurFloatIn(e, k, &hintD);
+    profsumEngEvFloatIn(e, t, (int32_t)k, &ts, &end);
+    dur = profsumEngEvDurFloatIn(e, k);
     while( nStk>0 && ts>=aStk[nStk-1].end ) REF_FIN();
     while( nStk>0 && end>aStk[nStk-1].end ) REF_FIN();
     if( nStk>=nAlloc ){

@@ -50,8 +50,8 @@ static inline int profsumEngCmpIn(Engine *e, const STrack *t, int64_t tol,
   return profsumEngCmpPoint(e, ia, bEndA, ib, bEndB);
 }
 
-/* profsumEngEvFloatNear for an event i of track t. */
-static inline void profsumEngEvFloatIn(Engine *e, const STrack *t, int32_t i, int64_t *pHint,
+/* profsumEngEvFloat for an event i of track t, inline for an XPlane. */
+static inline void profsumEngEvFloatIn(Engine *e, const STrack *t, int32_t i,
                                        double *pTs, double *pEnd){
   if( e->isXPlane ){
     const SEv *r = EV(e, i);
@@ -60,13 +60,13 @@ static inline void profsumEngEvFloatIn(Engine *e, const STrack *t, int32_t i, in
     *pEnd = ts + (double)EVDUR(e, r) / 1e6;
     return;
   }
-  profsumEngEvFloatNear(e, i, pHint, pTs, pEnd);
+  profsumEngEvFloat(e, i, pTs, pEnd);
 }
 
-/* profsumEngEvDurFloatNear, inline for an XPlane. */
-static inline double profsumEngEvDurFloatIn(Engine *e, int64_t i, int64_t *pHint){
+/* profsumEngEvDurFloat, inline for an XPlane. */
+static inline double profsumEngEvDurFloatIn(Engine *e, int64_t i){
   if( e->isXPlane ) return (double)EVDUR(e, EV(e, i)) / 1e6;
-  return profsumEngEvDurFloatNear(e, i, pHint);
+  return profsumEngEvDurFloat(e, i);
 }
 
 /* profsumEngExclRefAt, inline: the exclusive time in the reference's

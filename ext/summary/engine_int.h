@@ -195,11 +195,17 @@ struct ProfsumEngine {
   ** than 6 decimals and whose doubles differ from those of the rounded
   ** picoseconds ("Float decisions"): none in converted XPlanes, whose
   ** 17-digit texts are the doubles of their picoseconds, but many in a
-  ** trace written from float arithmetic (0.7000000000000001); 20 bytes
-  ** each, in event order (binary search).  An XPlane keeps none: its
-  ** doubles are made again from each line's timestamp (engine_order.c). */
-  int32_t *aFloatIdx; double *aFloatTs, *aFloatDur;
+  ** trace written from float arithmetic (0.7000000000000001); 16 bytes
+  ** each, in event order, found from a bit per event and the number of
+  ** entries before each 64 events (a rank: no search).  An XPlane keeps
+  ** none: its doubles are made again from each line's timestamp
+  ** (engine_order.c). */
+  double *aFloatTs, *aFloatDur;
   int64_t nFloat, nAllocFloat;
+  uint64_t *aFloatBit;  /* bit i%64 of word i/64: event i has an entry */
+  int32_t *aFloatRank;  /* per word: the entries of the events before it */
+  int64_t nFloatWord, nAllocFloatWord;  /* words set (up to the last
+                        ** event with an entry), words allocated */
   int anyRounded;       /* some accepted event's ts or dur text was rounded */
   int64_t tolPs;        /* exact differences above this many ps decide as the
                         ** doubles would; at or below it the doubles decide */
@@ -470,12 +476,8 @@ static inline double profsumEngPsFloat(profsum_ps v){
 }
 /* The reference's doubles of event i: its ts and its end (µs). */
 void profsumEngEvFloat(Engine *e, int32_t i, double *pTs, double *pEnd);
-/* evFloat for a walk of mostly increasing i (*pHint: its cursor). */
-void profsumEngEvFloatNear(Engine *e, int32_t i, int64_t *pHint, double *pTs, double *pEnd);
 /* The reference's double of event i's dur (µs). */
 double profsumEngEvDurFloat(Engine *e, int64_t i);
-/* evDurFloat for a walk of mostly increasing i (*pHint: its cursor). */
-double profsumEngEvDurFloatNear(Engine *e, int64_t i, int64_t *pHint);
 /* Compare a point (start, or end when bEnd) of event ia with one of ib as
 ** the reference decides: <0, 0, >0. */
 int profsumEngCmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB);

@@ -66,47 +66,17 @@ double profsumEngPsFloatBig(profsum_ps v){
 ** reversed by rounding (the bound is set from the largest magnitude in
 ** the trace, engTolerance), so only near-ties compute the doubles. */
 
-/* Position of the first entry of aFloatIdx[lo..hi) that is >= i (hi when
-** none). */
-static int64_t floatSearch(const Engine *e, int64_t i, int64_t lo, int64_t hi){
-  while( lo<hi ){
-    int64_t mid = (lo+hi)/2;
-    if( e->aFloatIdx[mid]<i ) lo = mid+1; else hi = mid;
-  }
-  return lo;
-}
-
-/* Index in aFloatIdx of event i's text doubles, or -1 when the doubles of
-** its picoseconds are the text's. */
+/* Index in aFloatTs/aFloatDur of event i's text doubles, or -1 when the
+** doubles of its picoseconds are the text's: its bit, and the entries
+** before it (its word's rank and the bits below it in the word). */
 static int64_t floatEntry(const Engine *e, int64_t i){
-  int64_t lo;
+  int64_t w = i>>6;
+  uint64_t m;
   if( e->nFloat==e->nEv && e->nFloat>0 ) return i;   /* one entry per event, in order */
-  lo = floatSearch(e, i, 0, e->nFloat);
-  return lo<e->nFloat && e->aFloatIdx[lo]==i ? lo : -1;
-}
-
-/* floatEntry for a walk that mostly meets increasing event indices (a
-** track in time order: the file's order, as xprof writes each line):
-** *pHint is the position of the previous answer's search (start at 0);
-** a few steps forward instead of a binary search over all entries. */
-static int64_t floatEntryNear(const Engine *e, int64_t i, int64_t *pHint){
-  int64_t lo = *pHint, step = 1, hi;
-  if( e->nFloat==0 ) return -1;
-  if( e->nFloat==e->nEv ) return i;      /* one entry per event, in order */
-  if( lo>e->nFloat || (lo>0 && e->aFloatIdx[lo-1]>=i) ){
-    lo = 0;                                 /* went back: search from the start */
-  }
-  /* gallop to the first entry >= i */
-  hi = lo;
-  while( hi<e->nFloat && e->aFloatIdx[hi]<i ){
-    lo = hi + 1;
-    hi += step;
-    step *= 2;
-  }
-  if( hi>e->nFloat ) hi = e->nFloat;
-  lo = floatSearch(e, i, lo, hi);
-  *pHint = lo;
-  return lo<e->nFloat && e->aFloatIdx[lo]==i ? lo : -1;
+  if( w>=e->nFloatWord ) return -1;
+  m = e->aFloatBit[w];
+  if( !((m >> (i & 63)) & 1) ) return -1;
+  return e->aFloatRank[w] + __builtin_popcountll(m & (((uint64_t)1 << (i & 63)) - 1));
 }
 
 /* An XPlane event's doubles as the reference computes them (summary
@@ -122,8 +92,8 @@ static double xpDurOf(const Engine *e, int64_t i){
   return (double)EVDUR(e, EV(e, i)) / 1e6;
 }
 
-/* The doubles the reference has for event i, whose entry in aFloatIdx is
-** f (-1: none): its ts and ts + dur. */
+/* The doubles the reference has for event i, whose entry in aFloatTs and
+** aFloatDur is f (-1: none): its ts and ts + dur. */
 static void evFloatOf(Engine *e, int32_t i, int64_t f, double *pTs, double *pEnd){
   const SEv *r = EV(e, i);
   double ts, dur;
@@ -146,24 +116,11 @@ void profsumEngEvFloat(Engine *e, int32_t i, double *pTs, double *pEnd){
   evFloatOf(e, i, floatEntry(e, i), pTs, pEnd);
 }
 
-/* profsumEngEvFloat with the walk's hint of floatEntryNear. */
-void profsumEngEvFloatNear(Engine *e, int32_t i, int64_t *pHint, double *pTs, double *pEnd){
-  evFloatOf(e, i, floatEntryNear(e, i, pHint), pTs, pEnd);
-}
-
 /* The double the reference has for event i's dur (see profsumEngEvFloat). */
 double profsumEngEvDurFloat(Engine *e, int64_t i){
   int64_t f;
   if( e->isXPlane ) return xpDurOf(e, i);
   f = floatEntry(e, i);
-  return f>=0 ? e->aFloatDur[f] : profsumEngPsFloat(EVDUR(e, EV(e, i)));
-}
-
-/* profsumEngEvDurFloat with the walk's hint of floatEntryNear. */
-double profsumEngEvDurFloatNear(Engine *e, int64_t i, int64_t *pHint){
-  int64_t f;
-  if( e->isXPlane ) return xpDurOf(e, i);
-  f = floatEntryNear(e, i, pHint);
   return f>=0 ? e->aFloatDur[f] : profsumEngPsFloat(EVDUR(e, EV(e, i)));
 }
 
@@ -203,7 +160,7 @@ int profsumEngCmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
 ** the smallest or largest double (larger exact differences order as the
 ** doubles do), so only those compute their doubles. */
 void profsumEngFloatRange(Engine *e, double *pMin, double *pMax){
-  int64_t i, hint = 0, tol = e->tolPs;
+  int64_t i, tol = e->tolPs;
   int64_t tsLo = (int64_t)(e->tsMin - e->origin), endHi = (int64_t)(e->endMax - e->origin);
   int any = 0;
   double fMin = 0.0, fMax = 0.0;
@@ -212,7 +169,7 @@ void profsumEngFloatRange(Engine *e, double *pMin, double *pMax){
     int64_t end = r->ts + EVDUR(e, r);
     double fTs, fEnd;
     if( r->ts - tsLo > tol && endHi - end > tol ) continue;
-    profsumEngEvFloatNear(e, (int32_t)i, &hint, &fTs, &fEnd);
+    profsumEngEvFloat(e, (int32_t)i, &fTs, &fEnd);
     if( !any || fTs<fMin ) fMin = fTs;
     if( !any || fEnd>fMax ) fMax = fEnd;
     any = 1;

@@ -661,12 +661,10 @@ static int evNew(Engine *e, int64_t idx, int64_t iOffset, profsum_ps ts, profsum
 /* Keep the doubles fTs and fDur of event e->nEv (the next one) in the
 ** aFloat arrays (engine_int.h).  SQLITE_OK or SQLITE_NOMEM. */
 static int floatPush(Engine *e, double fTs, double fDur){
+  int64_t w = e->nEv>>6;
   if( e->nFloat>=e->nAllocFloat ){
     int64_t nNew = e->nAllocFloat ? e->nAllocFloat*2 : 256;
-    int32_t *a1 = sqlite3_realloc64(e->aFloatIdx, sizeof(int32_t)*(sqlite3_uint64)nNew);
     double *a2, *a3;
-    if( a1==0 ) return SQLITE_NOMEM;
-    e->aFloatIdx = a1;
     a2 = sqlite3_realloc64(e->aFloatTs, sizeof(double)*(sqlite3_uint64)nNew);
     if( a2==0 ) return SQLITE_NOMEM;
     e->aFloatTs = a2;
@@ -675,7 +673,29 @@ static int floatPush(Engine *e, double fTs, double fDur){
     e->aFloatDur = a3;
     e->nAllocFloat = nNew;
   }
-  e->aFloatIdx[e->nFloat] = (int32_t)e->nEv;
+  if( w>=e->nFloatWord ){
+    /* the words up to this event's: no entry yet, all entries before them */
+    int64_t k;
+    if( w>=e->nAllocFloatWord ){
+      int64_t nNew = e->nAllocFloatWord ? e->nAllocFloatWord*2 : 64;
+      uint64_t *a1;
+      int32_t *a4;
+      while( nNew<=w ) nNew *= 2;
+      a1 = sqlite3_realloc64(e->aFloatBit, sizeof(uint64_t)*(sqlite3_uint64)nNew);
+      if( a1==0 ) return SQLITE_NOMEM;
+      e->aFloatBit = a1;
+      a4 = sqlite3_realloc64(e->aFloatRank, sizeof(int32_t)*(sqlite3_uint64)nNew);
+      if( a4==0 ) return SQLITE_NOMEM;
+      e->aFloatRank = a4;
+      e->nAllocFloatWord = nNew;
+    }
+    for(k=e->nFloatWord; k<=w; k++){
+      e->aFloatBit[k] = 0;
+      e->aFloatRank[k] = (int32_t)e->nFloat;
+    }
+    e->nFloatWord = w + 1;
+  }
+  e->aFloatBit[w] |= (uint64_t)1 << (e->nEv & 63);
   e->aFloatTs[e->nFloat] = fTs;
   e->aFloatDur[e->nFloat] = fDur;
   e->nFloat++;

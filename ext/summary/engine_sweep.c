@@ -43,7 +43,7 @@
 ** topEnd; topComm says whether that event is a communication event); key
 ** the time of the track's next point. */
 typedef struct SwCur {
-  int64_t trk, pos, hint, hintEnd;
+  int64_t trk, pos;
   double sLo, sHi, key, topEnd;
   int sComm, hasStart, topComm, keyStart;   /* keyStart: key is the start */
   int32_t sPos;
@@ -60,7 +60,7 @@ typedef struct SwCtx { Engine *e; const int8_t *aKeyCat; double wLo, wHi; } SwCt
 static double swEndOf(const SwCtx *x, SwCur *c, int32_t p){
   const STrack *tr = &x->e->aTrk[c->trk];
   double ts, end;
-  profsumEngEvFloatIn(x->e, tr, ORD(x->e, tr->iFirst + p), &c->hintEnd, &ts, &end);
+  profsumEngEvFloatIn(x->e, tr, ORD(x->e, tr->iFirst + p), &ts, &end);
   return end>x->wHi ? x->wHi : end;
 }
 
@@ -77,7 +77,7 @@ static void swNextStart(const SwCtx *x, SwCur *c){
     c->pos++;
     if( cat==CAT_COMPUTE || cat==CAT_COMM ){
       double ts, end, lo, hi;
-      profsumEngEvFloatIn(e, tr, k, &c->hint, &ts, &end);
+      profsumEngEvFloatIn(e, tr, k, &ts, &end);
       lo = ts<x->wLo ? x->wLo : ts; hi = end>x->wHi ? x->wHi : end;
       if( hi>lo ){
         c->sLo = lo; c->sHi = hi; c->sComm = cat==CAT_COMM; c->hasStart = 1;
@@ -283,7 +283,7 @@ static double unionLen(const UnionAcc *u){
 ** run at a time: [lo, hi) the run it stands on, pos the event after it;
 ** when hasNext, the event at pos is in the mask with the clip [nLo, nHi)
 ** (the start of the next run, found by the walk that ended this one). */
-typedef struct UCur { int64_t trk, pos, hint; double lo, hi, nLo, nHi; int hasNext; } UCur;
+typedef struct UCur { int64_t trk, pos; double lo, hi, nLo, nHi; int hasNext; } UCur;
 
 /* Move cursor c to the next run of its track's events in mask (clipped to
 ** [wLo, wHi), empty clips left out): their union, as unionAdd makes it,
@@ -302,7 +302,7 @@ static int ucurNext(Engine *e, const int8_t *aKeyCat, int mask, double wLo, doub
     const SEv *r = EV(e, k);
     if( (mask>>aKeyCat[r->key]) & 1 ){
       double ts, end, lo, hi;
-      profsumEngEvFloatIn(e, tr, k, &c->hint, &ts, &end);
+      profsumEngEvFloatIn(e, tr, k, &ts, &end);
       lo = ts<wLo ? wLo : ts; hi = end>wHi ? wHi : end;
       if( hi>lo ){
         if( !ok ){ c->lo = lo; c->hi = hi; ok = 1; }

@@ -133,7 +133,8 @@ void profsumEngineFree(ProfsumEngine *e){
   sqlite3_free(e->aParPos); sqlite3_free(e->aParEx); sqlite3_free(e->aXrEx);
   profsumEngHmFree(&e->exclBig);
   profsumEngEarlyFree(e);
-  sqlite3_free(e->aFloatIdx); sqlite3_free(e->aFloatTs); sqlite3_free(e->aFloatDur);
+  sqlite3_free(e->aFloatTs); sqlite3_free(e->aFloatDur);
+  sqlite3_free(e->aFloatBit); sqlite3_free(e->aFloatRank);
   sqlite3_free(e->aSpan);
   sqlite3_free(e);
 }
