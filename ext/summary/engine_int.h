@@ -193,9 +193,10 @@ struct ProfsumEngine {
   int64_t nDurBig, nAllocDurBig;
   /* The doubles of the ts and dur texts of the events whose text had more
   ** than 6 decimals and whose doubles differ from those of the rounded
-  ** picoseconds ("Float decisions"): none in converted XPlanes, whose
-  ** 17-digit texts are the doubles of their picoseconds, but many in a
-  ** trace written from float arithmetic (0.7000000000000001); 16 bytes
+  ** picoseconds ("Float decisions"): none where 17-digit texts are the
+  ** doubles of their picoseconds (the generated captures' JSON), but most
+  ** events of an xprof-converted GPU trace (its doubles an ulp off) and
+  ** many of a trace written from float arithmetic (0.7000000000000001); 16 bytes
   ** each, in event order, found from a bit per event and the number of
   ** entries before each 64 events (a rank: no search).  An XPlane keeps
   ** none: its doubles are made again from each line's timestamp
