@@ -89,7 +89,7 @@
 ** for the import code.
 */
 #include "profsum_int.h"
-#include "find.h"
+#include "find_int.h"
 #include "xplane_pb.h"
 #include "jsontree.h"
 #include "vtabkit.h"
@@ -112,42 +112,8 @@
 # define PROFSUM_FIND_MAX_ENTRIES  1000000  /* directory entries examined */
 #endif
 
-/* Formats, in §1.1 JSON preference order; index into azProfsumFindFormat. */
-#define FIND_FMT_PERFETTO  0   /* perfetto_trace.json.gz */
-#define FIND_FMT_TRACE_GZ  1   /* *.trace.json.gz */
-#define FIND_FMT_TRACE     2   /* *.trace.json */
-#define FIND_FMT_XPLANE    3   /* *.xplane.pb */
-#define FIND_FMT_RIEGELI   4   /* *.xplane.riegeli: listed, never picked */
-#define FIND_IS_JSON(e)    ((e)<=FIND_FMT_TRACE)   /* one of the JSON formats */
-#define FIND_IS_READ(e)    ((e)<=FIND_FMT_XPLANE)  /* a format profsum reads */
-
 static const char *const azProfsumFindFormat[] = {
   "perfetto_trace_json_gz", "trace_json_gz", "trace_json", "xplane_pb", "xplane_riegeli"
-};
-
-/* One candidate file. */
-typedef struct ProfsumFindRow ProfsumFindRow;
-struct ProfsumFindRow {
-  char *zPath;            /* Full path, sqlite3_malloc64'd, owned */
-  int nPath;              /* strlen(zPath) */
-  int iHost, nHost;       /* host = zPath[iHost..iHost+nHost); nHost<0: NULL */
-  int iSession, nSession; /* session slice of zPath; nSession<0: NULL */
-  int nDir;               /* length of the folder: zPath up to its last '/' */
-  sqlite3_int64 iSize;    /* File size in bytes (target of a symlink) */
-  int eFormat;            /* FIND_FMT_* */
-};
-
-/* The result of one walk: rows sorted by path, plus the two picks. */
-typedef struct ProfsumFindList ProfsumFindList;
-struct ProfsumFindList {
-  ProfsumFindRow *aRow;   /* Rows, sqlite3_realloc64'd, owned */
-  sqlite3_int64 nRow;     /* Rows in use */
-  sqlite3_int64 nAlloc;   /* Rows allocated */
-  sqlite3_int64 nXplane;  /* Rows with eFormat==FIND_FMT_XPLANE */
-  sqlite3_int64 nRiegeli; /* Rows with eFormat==FIND_FMT_RIEGELI */
-  int bXplaneBad;         /* the lone XPlane does not decode (§1.1 step 2) */
-  sqlite3_int64 iPicked;  /* Index of the JSON pick, -1 if none */
-  sqlite3_int64 iRefPick; /* Index of the reference pick, -1 if none */
 };
 
 /* State of a walk in progress. */
@@ -166,7 +132,7 @@ struct ProfsumFindWalk {
 ** Release everything a list owns and leave it empty (picks = none).
 ** Safe on a zeroed or already reset list.
 */
-static void profsumFindListReset(ProfsumFindList *pList){
+void profsumFindListReset(ProfsumFindList *pList){
   sqlite3_int64 i;
   for(i=0; i<pList->nRow; i++) sqlite3_free(pList->aRow[i].zPath);
   sqlite3_free(pList->aRow);
@@ -415,7 +381,7 @@ static int profsumFindWalkDir(ProfsumFindWalk *p, int iDepth){
 ** file does not decode: the reference parses the bytes as they are (its
 ** first byte, 0x1F, is a tag of wire type 7), where profsum's reader would
 ** inflate them. */
-static int profsumFindXPlaneDecodes(const char *zPath){
+int profsumFindXPlaneDecodes(const char *zPath){
   ProfsumXp *p = 0;
   const ProfsumXpPlane *pl;
   const ProfsumXpLine *ln;
@@ -451,7 +417,7 @@ static int profsumFindXPlaneDecodes(const char *zPath){
 ** prefix (sqlite3_malloc'd, caller frees; NULL for SQLITE_NOMEM).
 ** Returns SQLITE_OK, SQLITE_ERROR or SQLITE_NOMEM.
 */
-static int profsumFindCollect(const char *zDir, ProfsumFindList *pList,
+int profsumFindCollect(const char *zDir, ProfsumFindList *pList,
                               char **pzErr){
   ProfsumFindWalk w;
   struct stat st;
@@ -530,13 +496,13 @@ done:
 
 /* What an error that found nothing to read adds when the folder holds
 ** *.xplane.riegeli files (static text; "" when it holds none). */
-static const char *findRiegeliHint(const ProfsumFindList *pList){
+const char *profsumFindRiegeliHint(const ProfsumFindList *pList){
   return pList->nRiegeli>0 ? "; the *.xplane.riegeli files there " PROFSUM_RIEGELI_WHAT
          " are not supported yet: " PROFSUM_RIEGELI_INSTEAD : "";
 }
 
 /* qsort order of two rows (pointers) by folder, then by path. */
-static int findCmpDir(const void *pa, const void *pb){
+int profsumFindCmpDir(const void *pa, const void *pb){
   const ProfsumFindRow *a = *(const ProfsumFindRow*const*)pa, *b = *(const ProfsumFindRow*const*)pb;
   int na = a->nDir, nb = b->nDir, c;
   c = memcmp(a->zPath, b->zPath, (size_t)(na<nb ? na : nb));
@@ -545,7 +511,7 @@ static int findCmpDir(const void *pa, const void *pb){
 }
 
 /* 1 if rows a and b lie in the same folder. */
-static int findSameDir(const ProfsumFindRow *a, const ProfsumFindRow *b){
+int profsumFindSameDir(const ProfsumFindRow *a, const ProfsumFindRow *b){
   int na = a->nDir;
   return na==b->nDir && memcmp(a->zPath, b->zPath, (size_t)na)==0;
 }
@@ -573,17 +539,17 @@ static char *findPickNote(const ProfsumFindList *pList, int *pOom){
   for(i=0; i<pList->nRow; i++){
     if( FIND_IS_JSON(pList->aRow[i].eFormat) ) a[n++] = &pList->aRow[i];
   }
-  qsort(a, (size_t)n, sizeof(*a), findCmpDir);
+  qsort(a, (size_t)n, sizeof(*a), profsumFindCmpDir);
   for(i=0; i<n; i++){
-    if( i==0 || !findSameDir(a[i-1], a[i]) ){
+    if( i==0 || !profsumFindSameDir(a[i-1], a[i]) ){
       nDir++;
       if( pFirst==0 ) pFirst = a[i];
-      if( !findSameDir(a[i], p) ) pLast = a[i];
+      if( !profsumFindSameDir(a[i], p) ) pLast = a[i];
     }
   }
   /* the hosts of the picked folder: its *.trace.json(.gz) files, by name */
   for(i=0; i<n; i++){
-    if( findSameDir(a[i], p) && a[i]->eFormat!=FIND_FMT_PERFETTO && a[i]->nHost>0 ) a[nH++] = a[i];
+    if( profsumFindSameDir(a[i], p) && a[i]->eFormat!=FIND_FMT_PERFETTO && a[i]->nHost>0 ) a[nH++] = a[i];
   }
   qsort(a, (size_t)nH, sizeof(*a), findCmpHost);
   for(i=0; i<nH; i++){
@@ -596,7 +562,7 @@ static char *findPickNote(const ProfsumFindList *pList, int *pOom){
         "read '%s', the one the reference summarizer picks (perfetto_trace.json.gz before "
         "*.trace.json.gz, each the first by path%s), and left the others aside (the last by path: "
         "'%.*s'). Give a session folder or a file to read another.", nDir, p->zPath,
-        findSameDir(pFirst, p) ? ": the oldest session when folders are named by time" : "",
+        profsumFindSameDir(pFirst, p) ? ": the oldest session when folders are named by time" : "",
         nL>0 ? nL : 1, nL>0 ? pLast->zPath : "/");
   }else if( nHost>1 ){
     z = sqlite3_mprintf("This session holds the traces of %lld hosts (*.trace.json files); profsum "
@@ -643,7 +609,7 @@ int profsumPickTraceNote(const char *zDir, char **pzPath, char **pzReferencePick
       }
     }else if( rc==SQLITE_OK ){
       rc = SQLITE_NOTFOUND;
-      const char *zRiegeli = findRiegeliHint(&list);
+      const char *zRiegeli = profsumFindRiegeliHint(&list);
       /* the reference's sentence first (summary §1.1: with no JSON to fall
       ** back on, the XPlane step's own error when there were none or
       ** several .xplane.pb files, the JSON step's when a lone one did not
@@ -685,332 +651,6 @@ int profsumPickTraceNote(const char *zDir, char **pzPath, char **pzReferencePick
   }
   profsumFindListReset(&list);
   if( pzErr ) *pzErr = zErr; else sqlite3_free(zErr);
-  return rc;
-}
-
-/* ------------------------------------------------------------------------
-** Picks by the import options "session" and "hosts" (find.h).
-*/
-
-/* The session of row r (its parent folder's name; "" when NULL) as a
-** pointer and a length. */
-static const char *findSessionOf(const ProfsumFindRow *r, int *pn){
-  if( r->nSession<0 ){ *pn = 0; return ""; }
-  *pn = r->nSession;
-  return r->zPath + r->iSession;
-}
-
-/* 1 when rows a and b have the same session name. */
-static int findSameSession(const ProfsumFindRow *a, const ProfsumFindRow *b){
-  int na, nb;
-  const char *za = findSessionOf(a, &na), *zb = findSessionOf(b, &nb);
-  return na==nb && memcmp(za, zb, (size_t)na)==0;
-}
-
-/* Byte order of the session names of rows a and b: <0, 0, >0. */
-static int findCmpSession(const ProfsumFindRow *a, const ProfsumFindRow *b){
-  int na, nb, c;
-  const char *za = findSessionOf(a, &na), *zb = findSessionOf(b, &nb);
-  c = memcmp(za, zb, (size_t)(na<nb ? na : nb));
-  return c ? c : na - nb;
-}
-
-/* 1 when rows a and b are files of one host in one folder (two formats of
-** one capture). */
-static int findSameHostFile(const ProfsumFindRow *a, const ProfsumFindRow *b){
-  return a->eFormat!=FIND_FMT_PERFETTO && b->eFormat!=FIND_FMT_PERFETTO
-      && findSameDir(a, b) && a->nHost==b->nHost
-      && memcmp(a->zPath + a->iHost, b->zPath + b->iHost, (size_t)a->nHost)==0;
-}
-
-/* The rank of a format when one host has several files (hosts 'all'): the
-** XPlane first (it holds the profile's start, for the alignment), then
-** *.trace.json.gz, then *.trace.json.  Lower is better. */
-static int findHostRank(int eFormat){
-  return eFormat==FIND_FMT_XPLANE ? 0 : eFormat==FIND_FMT_TRACE_GZ ? 1 : 2;
-}
-
-/* Hosts 'one' in the rows of session pS: §1.1 over those rows alone (a
-** lone XPlane that decodes, else the JSON pick), set in aSel.  SQLITE_OK
-** or SQLITE_NOMEM. */
-static int findPickOneIn(const ProfsumFindList *pList, const ProfsumFindRow *pS, char *aSel){
-  sqlite3_int64 i, iJson = -1, iX = -1, nX = 0;
-  for(i=0; i<pList->nRow; i++){
-    const ProfsumFindRow *r = &pList->aRow[i];
-    if( !findSameSession(r, pS) || !FIND_IS_READ(r->eFormat) ) continue;
-    if( r->eFormat==FIND_FMT_XPLANE ){ nX++; iX = i; continue; }
-    if( iJson<0 || r->eFormat<pList->aRow[iJson].eFormat ) iJson = i;
-  }
-  if( nX==1 ){
-    int ok = profsumFindXPlaneDecodes(pList->aRow[iX].zPath);
-    if( ok<0 ) return SQLITE_NOMEM;
-    if( ok ) iJson = iX;
-  }
-  if( iJson>=0 ) aSel[iJson] = 1;
-  return SQLITE_OK;
-}
-
-/* Hosts 'all' in the rows of session pS: for each host of each folder its
-** best file (findHostRank; the first by path among equals); a session
-** without host files: its first perfetto_trace.json.gz. */
-static void findPickAllIn(const ProfsumFindList *pList, const ProfsumFindRow *pS, char *aSel){
-  sqlite3_int64 i, j, iPerfetto = -1;
-  int any = 0;
-  for(i=0; i<pList->nRow; i++){
-    const ProfsumFindRow *r = &pList->aRow[i];
-    int keep = 1;
-    if( !findSameSession(r, pS) || !FIND_IS_READ(r->eFormat) ) continue;
-    if( r->eFormat==FIND_FMT_PERFETTO ){
-      if( iPerfetto<0 ) iPerfetto = i;
-      continue;
-    }
-    for(j=0; j<i && keep; j++){
-      const ProfsumFindRow *q = &pList->aRow[j];
-      if( aSel[j] && findSameHostFile(q, r) ){
-        if( findHostRank(r->eFormat)<findHostRank(q->eFormat) ) aSel[j] = 0;
-        else keep = 0;
-      }
-    }
-    if( keep ){ aSel[i] = 1; any = 1; }
-  }
-  if( !any && iPerfetto>=0 ) aSel[iPerfetto] = 1;
-}
-
-/* The note of a pick by options (zSession, hostsAll) that left trace files
-** aside: a file is left aside when it is not read, not another format of a
-** host read from the same folder, and not the perfetto_trace.json.gz of a
-** folder read with hosts 'all'.  0 when nothing was left aside (*pOom set
-** when the note could not be made). */
-static char *findOptionNote(const ProfsumFindList *pList, const char *aSel,
-                            const char *zSession, int hostsAll, int *pOom){
-  sqlite3_int64 i, j, nSel = 0, nAside = 0, iAside = -1;
-  char *z;
-  *pOom = 0;
-  for(i=0; i<pList->nRow; i++){
-    const ProfsumFindRow *r = &pList->aRow[i];
-    int covered = aSel[i];
-    if( aSel[i] ){ nSel++; continue; }
-    for(j=0; j<pList->nRow && !covered; j++){
-      if( !aSel[j] ) continue;
-      covered = findSameHostFile(&pList->aRow[j], r)
-             || (hostsAll && r->eFormat==FIND_FMT_PERFETTO && findSameDir(&pList->aRow[j], r));
-    }
-    if( !covered ){ nAside++; if( iAside<0 ) iAside = i; }
-  }
-  if( nAside==0 ) return 0;
-  z = sqlite3_mprintf("With session '%s' and hosts '%s', profsum read %lld of the %lld trace "
-      "files of this folder and left %lld aside (the first by path: '%s'); see "
-      "profsum_find_traces(dir, options) for the pick.", zSession ? zSession : "reference",
-      hostsAll ? "all" : "one", nSel, pList->nRow, nAside, pList->aRow[iAside].zPath);
-  if( z==0 ) *pOom = 1;
-  return z;
-}
-
-/* Mark in aSel (pList->nRow bytes, zeroed) the rows an import with the
-** options zSession (0: the reference's) and hostsAll reads.  SQLITE_OK
-** (nothing marked when nothing is found), SQLITE_ERROR with *pzErr (no
-** such session: the message lists those found) or SQLITE_NOMEM. */
-static int findSelect(const ProfsumFindList *pList, const char *zDir, const char *zSession,
-                      int hostsAll, char *aSel, char **pzErr){
-  sqlite3_int64 i;
-  const ProfsumFindRow *pS = 0;
-  int rc = SQLITE_OK;
-  *pzErr = 0;
-  if( zSession==0 ){
-    /* the reference's session; with hosts 'all' and no pick (several
-    ** XPlanes, no JSON), the first session in path order that
-    ** has a file profsum reads */
-    if( !hostsAll ){
-      if( pList->iPicked>=0 ) aSel[pList->iPicked] = 1;
-      return SQLITE_OK;
-    }
-    if( pList->iPicked>=0 ){
-      findPickAllIn(pList, &pList->aRow[pList->iPicked], aSel);
-      return SQLITE_OK;
-    }
-    for(i=0; i<pList->nRow; i++){
-      /* a folder of .xplane.riegeli files alone has none */
-      if( FIND_IS_READ(pList->aRow[i].eFormat) ){ findPickAllIn(pList, &pList->aRow[i], aSel); break; }
-    }
-    return SQLITE_OK;
-  }
-  if( strcmp(zSession, "all")==0 ){
-    for(i=0; rc==SQLITE_OK && i<pList->nRow; i++){
-      sqlite3_int64 j;
-      int seen = 0;
-      for(j=0; j<i && !seen; j++) seen = findSameSession(&pList->aRow[j], &pList->aRow[i]);
-      if( seen ) continue;
-      if( hostsAll ) findPickAllIn(pList, &pList->aRow[i], aSel);
-      else rc = findPickOneIn(pList, &pList->aRow[i], aSel);
-    }
-    return rc;
-  }
-  for(i=0; i<pList->nRow; i++){
-    const ProfsumFindRow *r = &pList->aRow[i];
-    if( strcmp(zSession, "latest")==0 ){
-      /* the latest session that has a file profsum reads (a folder of
-      ** .xplane.riegeli files alone has none) */
-      if( FIND_IS_READ(r->eFormat) && (pS==0 || findCmpSession(r, pS)>0) ) pS = r;
-    }else{
-      int n;
-      const char *z = findSessionOf(r, &n);
-      if( (int)strlen(zSession)==n && memcmp(z, zSession, (size_t)n)==0 ){ pS = r; break; }
-    }
-  }
-  if( pS==0 ){
-    sqlite3_str *pOut;
-    if( pList->nRow==0 || strcmp(zSession, "latest")==0 ) return SQLITE_OK;
-    pOut = sqlite3_str_new(0);
-    sqlite3_str_appendf(pOut, "'%q': no session '%q' (the sessions found:", zDir, zSession);
-    for(i=0; i<pList->nRow; i++){
-      sqlite3_int64 j;
-      int n, seen = 0;
-      const char *z = findSessionOf(&pList->aRow[i], &n);
-      for(j=0; j<i && !seen; j++) seen = findSameSession(&pList->aRow[j], &pList->aRow[i]);
-      if( !seen ) sqlite3_str_appendf(pOut, " '%.*q'", n, z);
-    }
-    sqlite3_str_appendf(pOut, ")");
-    *pzErr = sqlite3_str_finish(pOut);
-    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
-  }
-  if( hostsAll ){ findPickAllIn(pList, pS, aSel); return SQLITE_OK; }
-  return findPickOneIn(pList, pS, aSel);
-}
-
-/* See find.h. */
-int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
-                       ProfsumPickSet *pSet, char **pzErr){
-  ProfsumFindList list;
-  char *zErr = 0, *aSel = 0;
-  sqlite3_int64 i;
-  int rc, k = 0, bOom = 0;
-  memset(pSet, 0, sizeof(*pSet));
-  *pzErr = 0;
-  if( zSession==0 && !hostsAll ){
-    /* the reference's pick, as profsumPickTraceNote makes it */
-    char *zPath = 0;
-    rc = profsumPickTraceNote(zDir, &zPath, &pSet->zRefPick, &pSet->zNote, pzErr);
-    if( rc ) return rc;
-    pSet->a = profsumMallocZero(sizeof(ProfsumPickFile));
-    if( pSet->a==0 ){ sqlite3_free(zPath); profsumPickSetFree(pSet); return SQLITE_NOMEM; }
-    pSet->a[0].zPath = zPath;
-    pSet->n = 1;
-    return SQLITE_OK;
-  }
-  memset(&list, 0, sizeof(list));
-  rc = profsumFindCollect(zDir, &list, &zErr);
-  if( rc==SQLITE_OK ){
-    aSel = profsumMallocZero((sqlite3_uint64)list.nRow + 1);
-    if( aSel==0 ) rc = SQLITE_NOMEM;
-  }
-  if( rc==SQLITE_OK ) rc = findSelect(&list, zDir, zSession, hostsAll, aSel, &zErr);
-  for(i=0; rc==SQLITE_OK && i<list.nRow; i++) k += aSel[i]!=0;
-  if( rc==SQLITE_OK && k==0 ){
-    /* found files that the session and hosts did not select: say so */
-    int64_t nX = 0;
-    for(i=0; i<list.nRow; i++) nX += list.aRow[i].eFormat==FIND_FMT_XPLANE;
-    zErr = sqlite3_mprintf("'%q': no trace file %s for session '%s' and hosts '%s' (expected "
-        "perfetto_trace.json.gz, *.trace.json.gz, *.trace.json or *.xplane.pb%s)%s", zDir,
-        list.nRow>0 ? "selected" : "found",
-        zSession ? zSession : "reference", hostsAll ? "all" : "one",
-        hostsAll ? "" : (nX>1 ? "; the folder holds several *.xplane.pb: a session of several "
-                                "and no JSON trace is read with hosts 'all' (CLI: --all-hosts)"
-                              : "; a session of several *.xplane.pb and no JSON trace is read with hosts 'all'"),
-        findRiegeliHint(&list));
-    rc = zErr ? SQLITE_NOTFOUND : SQLITE_NOMEM;
-  }
-  if( rc==SQLITE_OK ){
-    pSet->a = profsumMallocZero(sizeof(ProfsumPickFile)*(sqlite3_uint64)k);
-    if( pSet->a==0 ) rc = SQLITE_NOMEM;
-  }
-  for(i=0; rc==SQLITE_OK && i<list.nRow; i++){
-    const ProfsumFindRow *r = &list.aRow[i];
-    ProfsumPickFile *f;
-    int n;
-    const char *zS;
-    if( !aSel[i] ) continue;
-    f = &pSet->a[pSet->n++];
-    zS = findSessionOf(r, &n);
-    f->zPath = sqlite3_mprintf("%s", r->zPath);
-    f->zSession = sqlite3_mprintf("%.*s", n, zS);
-    f->zHost = r->eFormat==FIND_FMT_PERFETTO ? 0 : sqlite3_mprintf("%.*s", r->nHost, r->zPath + r->iHost);
-    if( !f->zPath || !f->zSession || (r->eFormat!=FIND_FMT_PERFETTO && !f->zHost) ) rc = SQLITE_NOMEM;
-    if( rc==SQLITE_OK && r->eFormat==FIND_FMT_XPLANE ){
-      /* the host's trace JSON beside it, for an XPlane that does not decode */
-      sqlite3_int64 j, iAlt = -1;
-      for(j=0; j<list.nRow; j++){
-        const ProfsumFindRow *q = &list.aRow[j];
-        if( j==i || !FIND_IS_JSON(q->eFormat) || !findSameHostFile(q, r) ) continue;
-        if( iAlt<0 || findHostRank(q->eFormat)<findHostRank(list.aRow[iAlt].eFormat) ) iAlt = j;
-      }
-      if( iAlt>=0 && (f->zAlt = sqlite3_mprintf("%s", list.aRow[iAlt].zPath))==0 ) rc = SQLITE_NOMEM;
-    }
-  }
-  if( rc==SQLITE_OK && list.iRefPick>=0 ){
-    pSet->zRefPick = sqlite3_mprintf("%s", list.aRow[list.iRefPick].zPath);
-    if( pSet->zRefPick==0 ) rc = SQLITE_NOMEM;
-  }
-  if( rc==SQLITE_OK ){
-    pSet->zNote = findOptionNote(&list, aSel, zSession, hostsAll, &bOom);
-    if( bOom ) rc = SQLITE_NOMEM;
-  }
-  sqlite3_free(aSel);
-  profsumFindListReset(&list);
-  if( rc ){
-    profsumPickSetFree(pSet);
-    if( rc==SQLITE_NOMEM ){ sqlite3_free(zErr); zErr = 0; }
-  }
-  *pzErr = zErr;
-  return rc;
-}
-
-/* See find.h. */
-void profsumPickSetFree(ProfsumPickSet *pSet){
-  int i;
-  for(i=0; i<pSet->n; i++){
-    sqlite3_free(pSet->a[i].zPath);
-    sqlite3_free(pSet->a[i].zHost);
-    sqlite3_free(pSet->a[i].zSession);
-    sqlite3_free(pSet->a[i].zAlt);
-  }
-  sqlite3_free(pSet->a);
-  sqlite3_free(pSet->zRefPick);
-  sqlite3_free(pSet->zNote);
-  memset(pSet, 0, sizeof(*pSet));
-}
-
-/* See find.h. */
-int profsumPickOptions(const char *zJson, char **pzSession, int *pHostsAll, char **pzErr){
-  JNode *p, *s, *h;
-  int rc = SQLITE_OK;
-  *pzSession = 0;
-  *pHostsAll = 0;
-  *pzErr = 0;
-  if( zJson==0 ) return SQLITE_OK;
-  p = jParseOptions(zJson, -1, &rc, pzErr);
-  if( p==0 ) return rc;
-  s = jGet(p, "session");
-  h = jGet(p, "hosts");
-  if( s && !(s->type==JT_STRING && s->n>0) ){
-    /* the value as written (compact JSON), as profsum_import quotes it */
-    char *zV = profsumJsonCompact(s);
-    *pzErr = zV ? sqlite3_mprintf("options_json: 'session' must be 'reference', 'latest', 'all' "
-                                  "or a session folder name, not %s", zV) : 0;
-    sqlite3_free(zV);
-    rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
-  }else if( h && !(h->type==JT_STRING && (strcmp(h->z, "one")==0 || strcmp(h->z, "all")==0)) ){
-    char *zV = profsumJsonCompact(h);
-    *pzErr = zV ? sqlite3_mprintf("options_json: 'hosts' must be 'one' or 'all', not %s", zV) : 0;
-    sqlite3_free(zV);
-    rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
-  }else{
-    if( s && strcmp(s->z, "reference")!=0 ){
-      *pzSession = sqlite3_mprintf("%s", s->z);
-      if( *pzSession==0 ) rc = SQLITE_NOMEM;
-    }
-    *pHostsAll = h && strcmp(h->z, "all")==0;
-  }
-  jFree(p);
   return rc;
 }
 
@@ -1179,7 +819,7 @@ static int profsumFindBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
 }
 
 /* xFilter's options argument zOpts: the picks of an import with those
-** options (profsumPickOptions, findSelect) into pCur->aSel.  SQLITE_OK,
+** options (profsumPickOptions, profsumFindSelect) into pCur->aSel.  SQLITE_OK,
 ** SQLITE_ERROR with *pzErr, or SQLITE_NOMEM. */
 static int findFilterOptions(ProfsumFindCursor *pCur, const char *zOpts, char **pzErr){
   char *zSession = 0;
@@ -1193,7 +833,7 @@ static int findFilterOptions(ProfsumFindCursor *pCur, const char *zOpts, char **
     if( pCur->aSel==0 ) rc = SQLITE_NOMEM;
   }
   if( rc==SQLITE_OK ){
-    rc = findSelect(&pCur->list, pCur->zDir, zSession, hostsAll, pCur->aSel, pzErr);
+    rc = profsumFindSelect(&pCur->list, pCur->zDir, zSession, hostsAll, pCur->aSel, pzErr);
   }
   sqlite3_free(zSession);
   return rc;
