@@ -65,7 +65,7 @@ FUNCTION profsum_diagnostics
 --   size: file size in bytes (INTEGER).
 --   format: perfetto_trace_json_gz, trace_json_gz, trace_json, xplane_pb or xplane_riegeli (TEXT).
 --   picked: 1 on the file profsum reads, else 0 (INTEGER).
---   reference_pick: 1 on the file the reference tool reads, else 0 (INTEGER).
+--   reference_pick: 1 on the file the reference tool reads, else 0; it counts entries that are not files (a directory named *.xplane.pb, a dangling link), so it may differ from picked, and is 0 on every row when the reference would fail (INTEGER).
 FUNCTION profsum_find_traces
 
 -- profsum_xplane_planes(path): one row per plane of an XPlane file (a device,

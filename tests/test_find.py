@@ -2,7 +2,8 @@
 
 The reference tool's selection (summary-v1-spec.md §1.1) is re-implemented
 below with pathlib, exactly as the reference does it (rglob + sorted Path
-objects), and used as an oracle for `picked` and `reference_pick`.
+objects: names alone, whatever the entry is), and used as an oracle for
+`reference_pick`, and for `picked` in folders of files only.
 """
 import os
 import sqlite3
@@ -15,12 +16,14 @@ COLS = "path, host, session, size, format, picked, reference_pick"
 
 
 def reference_json_pick(d):
-    """find_profile_trace() of the reference: JSON only, first hit wins."""
+    """find_profile_trace() of the reference: JSON only, first hit by name
+    wins; None when there is none, or when that entry is not a file (the
+    reference fails reading it)."""
     d = Path(d)
     for pattern in ("perfetto_trace.json.gz", "*.trace.json.gz", "*.trace.json"):
-        hits = sorted(p for p in d.rglob(pattern) if p.is_file())
+        hits = sorted(d.rglob(pattern))
         if hits:
-            return str(hits[0])
+            return str(hits[0]) if hits[0].is_file() else None
     return None
 
 
@@ -74,10 +77,15 @@ def wire_ok(data):
 
 def reference_pick(d):
     """summarize_profile_artifact() selection: XPlane first (a lone one that
-    decodes), then JSON."""
-    xplanes = sorted(p for p in Path(d).rglob("*.xplane.pb") if p.is_file())
-    if len(xplanes) == 1 and wire_ok(xplanes[0].read_bytes()):
-        return str(xplanes[0])
+    decodes), then JSON.  The entries are matched by name: a lone one that
+    does not exist (a dangling link) gives way to the JSON step, one that
+    exists but is not a file (a directory, a FIFO) makes it fail."""
+    xplanes = sorted(Path(d).rglob("*.xplane.pb"))
+    if len(xplanes) == 1 and xplanes[0].exists():
+        if not xplanes[0].is_file():
+            return None
+        if wire_ok(xplanes[0].read_bytes()):
+            return str(xplanes[0])
     return reference_json_pick(d)
 
 
@@ -105,11 +113,13 @@ class FindTracesTest(unittest.TestCase):
         self.assertLessEqual(len(ref), 1)
         return (picked[0] if picked else None, ref[0] if ref else None)
 
-    def check_against_reference(self, d):
-        # profsum reads the file the reference reads, XPlane included
+    def check_against_reference(self, d, files_only=True):
+        # reference_pick is the reference's pick; in a folder of files only
+        # profsum reads that file too, XPlane included
         picked, ref = self.picks(d)
-        self.assertEqual(picked, reference_pick(d))
         self.assertEqual(ref, reference_pick(d))
+        if files_only:
+            self.assertEqual(picked, ref)
         return picked, ref
 
     def assertSqlError(self, sql, params, message):
@@ -313,7 +323,112 @@ class FindTracesTest(unittest.TestCase):
                 (os.path.join(t.path, "link.trace.json.gz"), 5),
                 (os.path.join(t.path, "real/a.trace.json.gz"), 5),
             ])
-            self.check_against_reference(t.path)
+            # the reference's first *.trace.json.gz by name is the dangling
+            # link: it fails reading it; profsum reads the first file
+            self.assertEqual(self.check_against_reference(t.path, files_only=False),
+                             (os.path.join(t.path, "link.trace.json.gz"), None))
+
+    def test_entries_that_are_not_files_count_for_the_reference(self):
+        """Directories, dangling links and FIFOs named like candidates are
+        not listed and never picked, but the reference counts them by name:
+        reference_pick marks its pick, none when it would fail."""
+        x = b"x" * 30                                   # an XSpace that decodes
+        cases = {
+            # a directory named *.xplane.pb beside an XPlane file: two
+            # XPlanes for the reference, which reads the trace JSON
+            "dir_beside": ({"dir": ["x.xplane.pb"], "files": {"h2.xplane.pb": x, "h.trace.json.gz": b"3"}},
+                           ("h2.xplane.pb", "h.trace.json.gz")),
+            # a dangling link beside it and no trace JSON: the reference fails
+            "dangling_beside": ({"dangling": ["h.xplane.pb"], "files": {"h2.xplane.pb": x}},
+                                ("h2.xplane.pb", None)),
+            # a lone directory named *.xplane.pb: it fails reading it
+            "dir_alone": ({"dir": ["x.xplane.pb"], "files": {"h.trace.json.gz": b"3"}},
+                          ("h.trace.json.gz", None)),
+            # a lone dangling link: no such file, so the JSON step, as profsum
+            "dangling_alone": ({"dangling": ["h.xplane.pb"], "files": {"h.trace.json.gz": b"3"}},
+                               ("h.trace.json.gz", "h.trace.json.gz")),
+            # a lone FIFO named *.xplane.pb: it would read it (and wait)
+            "fifo_alone": ({"fifo": ["f.xplane.pb"], "files": {"h.trace.json.gz": b"3"}},
+                           ("h.trace.json.gz", None)),
+            # the first JSON name is a dangling link: it fails reading it
+            "dangling_json": ({"dangling": ["a.trace.json.gz"], "files": {"b.trace.json.gz": b"3"}},
+                              ("b.trace.json.gz", None)),
+            # ... but one of a less preferred format is passed over
+            "dangling_json_later": ({"dangling": ["a.trace.json"], "files": {"b.trace.json.gz": b"3"}},
+                                    ("b.trace.json.gz", "b.trace.json.gz")),
+        }
+        with TempDir() as t:
+            for name, (layout, (want_picked, want_ref)) in cases.items():
+                with self.subTest(name):
+                    d = os.path.join(t.path, name)
+                    os.makedirs(d)
+                    for f, data in layout["files"].items():
+                        t.write(os.path.join(name, f), data)
+                    for f in layout.get("dir", []):
+                        os.makedirs(os.path.join(d, f))
+                    for f in layout.get("dangling", []):
+                        os.symlink(os.path.join(d, "nowhere"), os.path.join(d, f))
+                    for f in layout.get("fifo", []):
+                        os.mkfifo(os.path.join(d, f))
+                    picked, ref = self.check_against_reference(d, files_only=False)
+                    self.assertEqual((picked, ref), (os.path.join(d, want_picked),
+                                                     want_ref and os.path.join(d, want_ref)))
+                    # the rows are the files alone
+                    self.assertEqual(sorted(r[0] for r in self.rows(d)),
+                                     sorted(os.path.join(d, f) for f in layout["files"]))
+
+    def test_import_warns_where_the_reference_reads_another_file(self):
+        """An import of a folder where the reference reads another file, or
+        fails, says so in a quality warning; where it reads the same file,
+        none."""
+        import json
+        from test_sessions import host_xspace, BASE_NS
+        x = host_xspace(BASE_NS, [(1, 50, 20), (2, 50, 20)])
+        trace = {"traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "name": "a", "ts": 0, "dur": 5}]}
+
+        def warnings(d):
+            db = connect()
+            db.execute("SELECT profsum_import(?, 'x')", (d,))
+            got = db.execute("SELECT trace_path, quality_warnings FROM profsum_trace").fetchone()
+            db.close()
+            return got[0], json.loads(got[1])
+        with TempDir() as t:
+            t.write("a/h2.xplane.pb", x)
+            t.write("a/h.trace.json.gz", trace, gz=True)
+            os.makedirs(os.path.join(t.path, "a/x.xplane.pb"))
+            a = os.path.join(t.path, "a")
+            self.assertEqual(warnings(a), (a + "/h2.xplane.pb", [
+                "The reference summarizer would read '%s/h.trace.json.gz' in this folder, where profsum "
+                "read '%s/h2.xplane.pb': it counts every entry named *.xplane.pb, and '%s/x.xplane.pb' "
+                "(a directory) makes 2 of them, so it reads the trace JSON instead (profsum looks at files "
+                "only)." % (a, a, a)]))
+            t.write("b/h2.xplane.pb", x)
+            os.symlink("nowhere", os.path.join(t.path, "b/h.xplane.pb"))
+            b = os.path.join(t.path, "b")
+            self.assertEqual(warnings(b), (b + "/h2.xplane.pb", [
+                "The reference summarizer would fail on this folder, where profsum read '%s/h2.xplane.pb': "
+                "it counts every entry named *.xplane.pb, and '%s/h.xplane.pb' (a dangling symbolic link) "
+                "makes 2 of them, and with several and no trace JSON it fails (profsum looks at files "
+                "only)." % (b, b)]))
+            t.write("c/h.trace.json.gz", trace, gz=True)
+            os.makedirs(os.path.join(t.path, "c/x.xplane.pb"))
+            c = os.path.join(t.path, "c")
+            self.assertEqual(warnings(c), (c + "/h.trace.json.gz", [
+                "The reference summarizer would fail on this folder, where profsum read '%s/h.trace.json.gz': "
+                "the only entry named *.xplane.pb, '%s/x.xplane.pb', is a directory, which it would try to "
+                "read as the XPlane (profsum looks at files only)." % (c, c)]))
+            t.write("d/b.trace.json.gz", trace, gz=True)
+            os.symlink("nowhere", os.path.join(t.path, "d/a.trace.json.gz"))
+            d = os.path.join(t.path, "d")
+            self.assertEqual(warnings(d), (d + "/b.trace.json.gz", [
+                "The reference summarizer would fail on this folder, where profsum read '%s/b.trace.json.gz': "
+                "the trace JSON it picks, '%s/a.trace.json.gz', is a dangling symbolic link, which it cannot "
+                "read (profsum looks at files only)." % (d, d)]))
+            # a lone dangling XPlane link: both read the trace JSON
+            t.write("e/h.trace.json.gz", trace, gz=True)
+            os.symlink("nowhere", os.path.join(t.path, "e/h.xplane.pb"))
+            e = os.path.join(t.path, "e")
+            self.assertEqual(warnings(e), (e + "/h.trace.json.gz", []))
 
     def test_symlink_loop_does_not_hang(self):
         with TempDir() as t:

@@ -36,7 +36,8 @@
 ** readdir gives no type).  Symbolic links to directories are not followed
 ** (no loops; this is also what pathlib's rglob does).  A symbolic link to a
 ** regular file with a candidate name is listed with the size of its target;
-** directories, FIFOs, sockets and dangling links with candidate names are not.
+** directories, FIFOs, sockets and dangling links with candidate names are not
+** (they are kept aside as "ghosts": the reference counts them).
 ** Subdirectories that cannot be opened are skipped silently.  The walk is
 ** bounded: more than PROFSUM_FIND_MAX_DEPTH levels of nesting or more than
 ** PROFSUM_FIND_MAX_ENTRIES directory entries in total is an error (a bound on
@@ -51,16 +52,24 @@
 ** claim to satisfy ORDER BY path (SQLite sorts again when asked).
 **
 ** picked / reference_pick (§1.1):
-**   reference_pick  XPlane first: exactly one *.xplane.pb that decodes as an
-**                   XSpace protobuf (the whole file is walked, strings strict
-**                   UTF-8) → that file; zero or several, or a lone one that
-**                   does not decode → the JSON pick (step 4): the first
-**                   perfetto_trace.json.gz in path order, else the first
-**                   *.trace.json.gz, else the first *.trace.json.  At most
+**   picked          the file profsum reads.  XPlane first: exactly one
+**                   *.xplane.pb file that decodes as an XSpace protobuf (the
+**                   whole file is walked, strings strict UTF-8) → that file;
+**                   zero or several, or a lone one that does not decode →
+**                   the JSON pick (step 4): the first perfetto_trace.json.gz
+**                   in path order, else the first *.trace.json.gz, else the
+**                   first *.trace.json.  With options, every file an import
+**                   with those options reads (profsumPickSession).
+**   reference_pick  the file the reference reads: the same rule, but its
+**                   search matches names alone, so it also counts the
+**                   entries with a candidate name that are not files (a
+**                   directory, a dangling link, a FIFO: ghosts).  A ghost
+**                   among the *.xplane.pb makes several, or is the lone one
+**                   (it fails reading it; a dangling link: it turns to the
+**                   JSON step); a ghost first among the JSON names is the
+**                   JSON pick, which it fails to read.  No row when it
+**                   fails or finds nothing (profsumFindRefPick).  At most
 **                   one row.
-**   picked          the file profsum reads: the same row; with options, every
-**                   file an import with those options reads
-**                   (profsumPickSession).
 **
 ** path, session.  path is the argument with trailing '/' removed (except
 ** for "/" itself), then '/', then the path relative to it; no other
@@ -135,10 +144,13 @@ struct ProfsumFindWalk {
 void profsumFindListReset(ProfsumFindList *pList){
   sqlite3_int64 i;
   for(i=0; i<pList->nRow; i++) sqlite3_free(pList->aRow[i].zPath);
+  for(i=0; i<pList->nGhost; i++) sqlite3_free(pList->aGhost[i].zPath);
   sqlite3_free(pList->aRow);
+  sqlite3_free(pList->aGhost);
   memset(pList, 0, sizeof(*pList));
   pList->iPicked = -1;
   pList->iRefPick = -1;
+  pList->iRefGhost = -1;
 }
 
 /* Return 1 if zName ends with zSuffix (nName = strlen(zName)). */
@@ -253,6 +265,35 @@ static int profsumFindAddRow(ProfsumFindWalk *p, int eFormat, size_t nSuffix,
 }
 
 /*
+** Record the current path (p->zBuf), an entry of kind eKind
+** (FIND_GHOST_*) whose name has format eFormat, as a ghost: not listed,
+** but counted by the reference (ProfsumFindGhost).  *.xplane.riegeli
+** names are not recorded (the reference looks for none).
+** Returns SQLITE_OK or SQLITE_NOMEM.
+*/
+static int profsumFindAddGhost(ProfsumFindWalk *p, int eFormat, int eKind){
+  ProfsumFindList *pList = p->pList;
+  ProfsumFindGhost *g;
+  if( !FIND_IS_READ(eFormat) ) return SQLITE_OK;
+  if( pList->nGhost>=pList->nGhostAlloc ){
+    sqlite3_int64 nNew = pList->nGhostAlloc ? pList->nGhostAlloc*2 : 4;
+    ProfsumFindGhost *aNew = sqlite3_realloc64(pList->aGhost, nNew*sizeof(ProfsumFindGhost));
+    if( aNew==0 ) return SQLITE_NOMEM;
+    pList->aGhost = aNew;
+    pList->nGhostAlloc = nNew;
+  }
+  g = &pList->aGhost[pList->nGhost];
+  g->zPath = sqlite3_malloc64((sqlite3_uint64)p->nBuf + 1);
+  if( g->zPath==0 ) return SQLITE_NOMEM;
+  memcpy(g->zPath, p->zBuf, p->nBuf + 1);
+  g->eFormat = eFormat;
+  g->eKind = eKind;
+  pList->nGhost++;
+  if( eFormat==FIND_FMT_XPLANE ) pList->nGhostX++;
+  return SQLITE_OK;
+}
+
+/*
 ** Make p->zBuf = <first nBase bytes of zBuf> + '/' + zName (no '/' added
 ** when the base already ends with one, i.e. the root "/").
 ** Returns SQLITE_OK or SQLITE_NOMEM.
@@ -337,10 +378,7 @@ static int profsumFindWalkDir(ProfsumFindWalk *p, int iDepth){
     }
 #endif
     /* Fast path: a non-directory that is not a candidate needs no stat. */
-    if( eKind==PROFSUM_ENT_OTHER ) continue;
-    if( eFormat<0 && (eKind==PROFSUM_ENT_REG || eKind==PROFSUM_ENT_LNK) ){
-      continue;
-    }
+    if( eFormat<0 && eKind!=PROFSUM_ENT_DIR && eKind!=PROFSUM_ENT_UNKNOWN ) continue;
     rc = profsumFindPush(p, nBase, zName);
     if( rc!=SQLITE_OK ) break;
     if( eKind==PROFSUM_ENT_UNKNOWN ){
@@ -348,11 +386,17 @@ static int profsumFindWalkDir(ProfsumFindWalk *p, int iDepth){
       if( S_ISDIR(st.st_mode) )      eKind = PROFSUM_ENT_DIR;
       else if( S_ISREG(st.st_mode) ) eKind = PROFSUM_ENT_REG;
       else if( S_ISLNK(st.st_mode) ) eKind = PROFSUM_ENT_LNK;
-      else continue;
+      else eKind = PROFSUM_ENT_OTHER;
     }
-    if( eKind==PROFSUM_ENT_DIR ){
+    if( eKind==PROFSUM_ENT_OTHER ){
+      /* a FIFO, socket or device with a candidate's name */
+      if( eFormat>=0 ) rc = profsumFindAddGhost(p, eFormat, FIND_GHOST_OTHER);
+    }else if( eKind==PROFSUM_ENT_DIR ){
       /* lstat/d_type say DIR only for real directories: symbolic links to
-      ** directories are never entered, so link cycles cannot loop. */
+      ** directories are never entered, so link cycles cannot loop.  One
+      ** with a candidate's name is a ghost, and is walked too. */
+      if( eFormat>=0 ) rc = profsumFindAddGhost(p, eFormat, FIND_GHOST_DIR);
+      if( rc!=SQLITE_OK ) break;
       if( iDepth+1 > PROFSUM_FIND_MAX_DEPTH ){
         rc = profsumFindWalkErr(p,
                "'%q': directories nested deeper than %d levels at '%q'",
@@ -361,9 +405,15 @@ static int profsumFindWalkDir(ProfsumFindWalk *p, int iDepth){
         rc = profsumFindWalkDir(p, iDepth+1);
       }
     }else if( eFormat>=0 ){
-      /* A regular file, or a link that must resolve to one. */
-      if( stat(p->zBuf, &st)==0 && S_ISREG(st.st_mode) ){
+      /* A regular file, or a link that must resolve to one (else a ghost:
+      ** a link to a directory or another non-file, or one that resolves
+      ** to nothing). */
+      if( stat(p->zBuf, &st)!=0 ){
+        rc = profsumFindAddGhost(p, eFormat, FIND_GHOST_DANGLING);
+      }else if( S_ISREG(st.st_mode) ){
         rc = profsumFindAddRow(p, eFormat, nSuffix, (sqlite3_int64)st.st_size);
+      }else{
+        rc = profsumFindAddGhost(p, eFormat, S_ISDIR(st.st_mode) ? FIND_GHOST_DIR : FIND_GHOST_OTHER);
       }
     }
   }
@@ -410,6 +460,107 @@ int profsumFindXPlaneDecodes(const char *zPath){
   return rc==PROFSUM_RC_DAMAGED ? 0 : 1;
 }
 
+/* qsort() callback over ProfsumFindGhost: path order. */
+static int profsumFindGhostCmp(const void *pA, const void *pB){
+  return profsumFindPathCmp(((const ProfsumFindGhost*)pA)->zPath,
+                            ((const ProfsumFindGhost*)pB)->zPath);
+}
+
+/*
+** The reference's pick (summary §1.1) in pList->iRefPick, its way there in
+** pList->eRefWay and pList->iRefGhost.  The reference's search matches
+** names alone: it counts the ghosts (entries with a candidate's name that
+** are not files) with the files, and fails reading one, except a lone
+** dangling link named *.xplane.pb (its check that the XPlane exists sends
+** it to the JSON step).  iJson: the JSON pick among the files (-1: none);
+** iX: the lone *.xplane.pb file (-1: none), pList->bXplaneBad set when it
+** does not decode.  Needs the rows and ghosts sorted.
+*/
+static void profsumFindRefPick(ProfsumFindList *pList, sqlite3_int64 iJson, sqlite3_int64 iX){
+  sqlite3_int64 i, iG = -1, nX = pList->nXplane + pList->nGhostX;
+  pList->iRefPick = -1;
+  pList->iRefGhost = -1;
+  if( nX==1 && iX>=0 && !pList->bXplaneBad ){
+    pList->eRefWay = FIND_REF_XPLANE;
+    pList->iRefPick = iX;
+    return;
+  }
+  if( nX==1 && iX<0 ){
+    for(i=0; i<pList->nGhost; i++){
+      if( pList->aGhost[i].eFormat==FIND_FMT_XPLANE ) iG = i;
+    }
+    if( pList->aGhost[iG].eKind!=FIND_GHOST_DANGLING ){
+      pList->eRefWay = FIND_REF_LONE_GHOST;
+      pList->iRefGhost = iG;
+      return;
+    }
+    iG = -1;
+  }
+  /* the JSON step: the first entry by path of the most preferred JSON
+  ** name, files and ghosts alike */
+  pList->eRefWay = FIND_REF_JSON;
+  for(i=0; i<pList->nGhost; i++){
+    const ProfsumFindGhost *g = &pList->aGhost[i];
+    if( FIND_IS_JSON(g->eFormat) && (iG<0 || g->eFormat<pList->aGhost[iG].eFormat) ) iG = i;
+  }
+  if( iG>=0 && (iJson<0 || pList->aGhost[iG].eFormat<pList->aRow[iJson].eFormat
+                || (pList->aGhost[iG].eFormat==pList->aRow[iJson].eFormat
+                    && profsumFindPathCmp(pList->aGhost[iG].zPath, pList->aRow[iJson].zPath)<0)) ){
+    pList->iRefGhost = iG;
+  }else{
+    pList->iRefPick = iJson;
+  }
+}
+
+/* What a ghost of kind eKind is, in words (static text). */
+static const char *profsumFindGhostWhat(int eKind){
+  return eKind==FIND_GHOST_DIR ? "a directory"
+       : eKind==FIND_GHOST_DANGLING ? "a dangling symbolic link"
+       : "not a regular file (a FIFO, socket or device)";
+}
+
+/* The quality warning of an import that read profsum's pick of pList
+** where the reference reads another file or fails (0 when it reads the
+** same file, or profsum reads none; *pOom set when it cannot be made). */
+static char *profsumFindRefNote(const ProfsumFindList *pList, int *pOom){
+  sqlite3_str *pOut;
+  const ProfsumFindGhost *g = pList->iRefGhost>=0 ? &pList->aGhost[pList->iRefGhost] : 0;
+  sqlite3_int64 i, nX = pList->nXplane + pList->nGhostX;
+  char *z;
+  *pOom = 0;
+  if( pList->iPicked<0 || pList->iRefPick==pList->iPicked ) return 0;
+  pOut = sqlite3_str_new(0);
+  if( pList->iRefPick>=0 ){
+    sqlite3_str_appendf(pOut, "The reference summarizer would read '%s' in this folder, where profsum "
+                        "read '%s': ", pList->aRow[pList->iRefPick].zPath, pList->aRow[pList->iPicked].zPath);
+  }else{
+    sqlite3_str_appendf(pOut, "The reference summarizer would fail on this folder, where profsum read "
+                        "'%s': ", pList->aRow[pList->iPicked].zPath);
+  }
+  if( pList->eRefWay==FIND_REF_LONE_GHOST ){
+    sqlite3_str_appendf(pOut, "the only entry named *.xplane.pb, '%s', is %s, which it would try to "
+                        "read as the XPlane", g->zPath, profsumFindGhostWhat(g->eKind));
+  }else{
+    if( nX>1 && pList->nGhostX>0 ){
+      /* the first ghost named *.xplane.pb makes several */
+      for(i=0; pList->aGhost[i].eFormat!=FIND_FMT_XPLANE; i++){}
+      sqlite3_str_appendf(pOut, "it counts every entry named *.xplane.pb, and '%s' (%s) makes %lld "
+                          "of them, %s", pList->aGhost[i].zPath,
+                          profsumFindGhostWhat(pList->aGhost[i].eKind), nX,
+                          g ? "so it turns to the trace JSON; " : pList->iRefPick>=0
+                          ? "so it reads the trace JSON instead" : "and with several and no trace JSON it fails");
+    }
+    if( g ){
+      sqlite3_str_appendf(pOut, "the trace JSON it picks, '%s', is %s, which it cannot read",
+                          g->zPath, profsumFindGhostWhat(g->eKind));
+    }
+  }
+  sqlite3_str_appendf(pOut, " (profsum looks at files only).");
+  z = sqlite3_str_finish(pOut);
+  if( z==0 ) *pOom = 1;
+  return z;
+}
+
 /*
 ** Walk zDir (a NUL-terminated path, as given by the user) into pList, which
 ** must be empty (reset).  On success the rows are sorted and the picks set.
@@ -422,7 +573,7 @@ int profsumFindCollect(const char *zDir, ProfsumFindList *pList,
   ProfsumFindWalk w;
   struct stat st;
   size_t n = strlen(zDir);
-  sqlite3_int64 i;
+  sqlite3_int64 i, iJson, iX = -1;
   int rc;
 
   *pzErr = 0;
@@ -469,19 +620,23 @@ int profsumFindCollect(const char *zDir, ProfsumFindList *pList,
       pList->iPicked = i;
     }
   }
-  /* Reference pick (§1.1 steps 1-3): a lone .xplane.pb that decodes,
-  ** else the JSON pick.  profsum reads the same file. */
-  pList->iRefPick = pList->iPicked;
-  if( pList->nXplane==1 ){
-    for(i=0; i<pList->nRow; i++){
-      if( pList->aRow[i].eFormat==FIND_FMT_XPLANE ){
-        int ok = profsumFindXPlaneDecodes(pList->aRow[i].zPath);
-        if( ok<0 ){ rc = SQLITE_NOMEM; goto done; }
-        pList->bXplaneBad = !ok;
-        if( ok ) pList->iRefPick = pList->iPicked = i;
-      }
+  if( pList->nGhost>1 ){
+    qsort(pList->aGhost, (size_t)pList->nGhost, sizeof(ProfsumFindGhost),
+          profsumFindGhostCmp);
+  }
+  /* profsum's pick (§1.1 steps 1-3 over the files): a lone .xplane.pb
+  ** file that decodes, else the JSON pick. */
+  iJson = pList->iPicked;
+  for(i=0; pList->nXplane==1 && i<pList->nRow; i++){
+    if( pList->aRow[i].eFormat==FIND_FMT_XPLANE ){
+      int ok = profsumFindXPlaneDecodes(pList->aRow[i].zPath);
+      if( ok<0 ){ rc = SQLITE_NOMEM; goto done; }
+      pList->bXplaneBad = !ok;
+      iX = i;
+      if( ok ) pList->iPicked = i;
     }
   }
+  profsumFindRefPick(pList, iJson, iX);
 
 done:
   sqlite3_free(w.zBuf);
@@ -578,18 +733,19 @@ static char *findPickNote(const ProfsumFindList *pList, int *pOom){
 /* See find.h. */
 int profsumPickTrace(const char *zDir, char **pzPath, char **pzReferencePick,
                      char **pzErr){
-  return profsumPickTraceNote(zDir, pzPath, pzReferencePick, 0, pzErr);
+  return profsumPickTraceNote(zDir, pzPath, pzReferencePick, 0, 0, pzErr);
 }
 
 /* See find.h. */
 int profsumPickTraceNote(const char *zDir, char **pzPath, char **pzReferencePick,
-                         char **pzNote, char **pzErr){
+                         char **pzNote, char **pzRefNote, char **pzErr){
   ProfsumFindList list;
   char *zErr = 0;
   int rc;
 
   *pzPath = 0;
   if( pzNote ) *pzNote = 0;
+  if( pzRefNote ) *pzRefNote = 0;
   if( pzReferencePick ) *pzReferencePick = 0;
   if( pzErr ) *pzErr = 0;
   memset(&list, 0, sizeof(list));
@@ -605,6 +761,11 @@ int profsumPickTraceNote(const char *zDir, char **pzPath, char **pzReferencePick
       if( rc==SQLITE_OK && pzNote ){
         int bOom = 0;
         *pzNote = findPickNote(&list, &bOom);
+        if( bOom ) rc = SQLITE_NOMEM;
+      }
+      if( rc==SQLITE_OK && pzRefNote ){
+        int bOom = 0;
+        *pzRefNote = profsumFindRefNote(&list, &bOom);
         if( bOom ) rc = SQLITE_NOMEM;
       }
     }else if( rc==SQLITE_OK ){
@@ -647,6 +808,7 @@ int profsumPickTraceNote(const char *zDir, char **pzPath, char **pzReferencePick
         *pzReferencePick = 0;
       }
       if( pzNote ){ sqlite3_free(*pzNote); *pzNote = 0; }
+      if( pzRefNote ){ sqlite3_free(*pzRefNote); *pzRefNote = 0; }
     }
   }
   profsumFindListReset(&list);

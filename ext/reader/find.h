@@ -22,8 +22,12 @@
 **                     order, else first *.trace.json.gz, else first
 **                     *.trace.json;
 **   *pzReferencePick  the file the reference tool would read: the same file,
-**                     or NULL when nothing is found.  May be passed as NULL
-**                     when the caller does not need it.
+**                     except where the folder holds entries with a
+**                     candidate's name that are not files (a directory or
+**                     a dangling link named *.xplane.pb, ...), which the
+**                     reference counts; NULL when it finds nothing or
+**                     would fail (its pick is such an entry).  May be
+**                     passed as NULL when the caller does not need it.
 ** Both strings are sqlite3_malloc'd and owned by the caller (sqlite3_free).
 **
 ** Return codes:
@@ -46,14 +50,17 @@ int profsumPickTrace(const char *zDir, char **pzPath, char **pzReferencePick,
 
 /*
 ** profsumPickTrace, and *pzNote (sqlite3_malloc'd, or NULL when there is
-** nothing to say) a sentence for the import's quality warnings when the
-** pick left other traces aside: the folder's JSON traces span several
+** nothing to say) a sentence for the import's folder_pick diagnostic when
+** the pick left other traces aside: the folder's JSON traces span several
 ** session folders (perfetto_trace.json.gz first, else the first by path:
 ** the oldest session when they are named by time), or the picked session
-** holds several hosts' *.trace.json(.gz) files.  pzNote may be NULL.
+** holds several hosts' *.trace.json(.gz) files; *pzRefNote (the same way)
+** a sentence for the import's quality warnings when the reference would
+** read another file than *pzPath, or fail, and why.  pzNote and pzRefNote
+** may be NULL.
 */
 int profsumPickTraceNote(const char *zDir, char **pzPath, char **pzReferencePick,
-                         char **pzNote, char **pzErr);
+                         char **pzNote, char **pzRefNote, char **pzErr);
 
 /* One file of a pick by the import options "session" and "hosts". */
 typedef struct ProfsumPickFile {

@@ -30,6 +30,27 @@ struct ProfsumFindRow {
   int eFormat;            /* FIND_FMT_* */
 };
 
+/* An entry with a candidate's name (not *.xplane.riegeli) that is not a
+** file, so not a row: the reference's search matches names alone, so it
+** counts it, and fails reading it (a dangling link named *.xplane.pb
+** alone makes it turn to the trace JSON). */
+#define FIND_GHOST_DIR       0   /* a directory, or a symbolic link to one */
+#define FIND_GHOST_DANGLING  1   /* a symbolic link that resolves to nothing */
+#define FIND_GHOST_OTHER     2   /* a FIFO, socket or device, or a link to one */
+typedef struct ProfsumFindGhost ProfsumFindGhost;
+struct ProfsumFindGhost {
+  char *zPath;            /* Full path, sqlite3_malloc64'd, owned */
+  int eFormat;            /* FIND_FMT_* of its name (never FIND_FMT_RIEGELI) */
+  int eKind;              /* FIND_GHOST_* */
+};
+
+/* How the reference came to its pick (ProfsumFindList.eRefWay). */
+#define FIND_REF_XPLANE      0   /* its lone *.xplane.pb entry, a file */
+#define FIND_REF_LONE_GHOST  1   /* its lone *.xplane.pb entry is not a file
+                                 ** (nor a dangling link): it fails on it */
+#define FIND_REF_JSON        2   /* the JSON step: iRefPick, or -1 when the
+                                 ** entry it picks is not a file, or none */
+
 /* The result of one walk: rows sorted by path, plus the two picks. */
 typedef struct ProfsumFindList ProfsumFindList;
 struct ProfsumFindList {
@@ -40,7 +61,16 @@ struct ProfsumFindList {
   sqlite3_int64 nRiegeli; /* Rows with eFormat==FIND_FMT_RIEGELI */
   int bXplaneBad;         /* the lone XPlane does not decode (§1.1 step 2) */
   sqlite3_int64 iPicked;  /* Index of the JSON pick, -1 if none */
-  sqlite3_int64 iRefPick; /* Index of the reference pick, -1 if none */
+  sqlite3_int64 iRefPick; /* Index of the reference pick, -1 if none (it
+                          ** finds nothing, or fails on an entry that is
+                          ** not a file) */
+  ProfsumFindGhost *aGhost;  /* Non-file entries, sorted by path, owned */
+  sqlite3_int64 nGhost, nGhostAlloc;
+  sqlite3_int64 nGhostX;  /* Ghosts named *.xplane.pb */
+  int eRefWay;            /* FIND_REF_*: how the reference picks */
+  sqlite3_int64 iRefGhost;  /* The ghost behind eRefWay (LONE_GHOST: it;
+                            ** JSON: the JSON entry it picks, if a ghost);
+                            ** -1 if none */
 };
 
 /* Release everything a list owns and leave it empty (picks = none).

@@ -208,7 +208,7 @@ int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
   if( zSession==0 && !hostsAll ){
     /* the reference's pick, as profsumPickTraceNote makes it */
     char *zPath = 0;
-    rc = profsumPickTraceNote(zDir, &zPath, &pSet->zRefPick, &pSet->zNote, pzErr);
+    rc = profsumPickTraceNote(zDir, &zPath, &pSet->zRefPick, &pSet->zNote, 0, pzErr);
     if( rc ) return rc;
     pSet->a = profsumMallocZero(sizeof(ProfsumPickFile));
     if( pSet->a==0 ){ sqlite3_free(zPath); profsumPickSetFree(pSet); return SQLITE_NOMEM; }

@@ -381,7 +381,7 @@ static int fillFromV1(sqlite3 *db, const char *zS, sqlite3_int64 id, const char 
 ** SQLITE_BUSY (so it only reads the parsed engine, never consumes it). */
 typedef struct ImportJob {
   ImportOpts o;
-  const char *zLabel, *zSource, *zTrace, *zRefPick, *zNow, *zOptsJson;
+  const char *zLabel, *zSource, *zTrace, *zRefNote, *zNow, *zOptsJson;
   const char *zPickNote;       /* a folder's other traces left aside, or 0 */
   const char *zSha;                /* v1 files: their SHA-256 (traces: the engine's) */
   const char *zRunMeta;            /* W&B run metadata JSON, or NULL */
@@ -402,7 +402,7 @@ typedef struct ImportJob {
 typedef struct ImportTrace {
   const char *zLabel, *zTrace;
   const char *zPickNote;           /* the pick's quality warning, or 0 */
-  const char *zRefPick;            /* the reference's pick of the folder, or 0 */
+  const char *zRefNote;            /* where the reference reads another file, or 0 */
   ProfsumEngine *pEngine;          /* 0 for a v1 file */
   const ProfsumEngineInfo *pInfo;
 } ImportTrace;
@@ -691,7 +691,7 @@ static int storeParsed(sqlite3 *db, const ImportJob *j, const ImportTrace *t, sq
   }
   PHASE(6);
   if( rc==SQLITE_OK ) rc = profsumImportReadWarnings(db, o->zSchema, id, t->pInfo, t->zPickNote,
-                                                     t->zRefPick, t->zTrace, pzErr);
+                                                     t->zRefNote, pzErr);
   if( rc==SQLITE_OK && o->storeEvents ) rc = storeEvents(db, o->zSchema, t->zTrace, id, pzErr);
   return rc;
 }
@@ -755,7 +755,7 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
   t.zLabel = zOwnLabel ? zOwnLabel : j->zLabel;
   t.zTrace = j->zTrace;
   t.zPickNote = j->zPickNote;
-  t.zRefPick = j->zRefPick;
+  t.zRefNote = j->zRefNote;
   t.pEngine = j->pEngine;
   t.pInfo = &j->info;
   rc = insertTraceRow(db, j, &t, &traceId, &zErr);
@@ -1075,7 +1075,7 @@ typedef struct ImportCall {
   sqlite3_value **argv;
   const char *zSource;         /* the source as given */
   const char *zReadFrom;       /* the local path read (zSource, or the fetched folder) */
-  char *zLabel, *zErr, *zTrace, *zRefPick, *zOptsJson;
+  char *zLabel, *zErr, *zTrace, *zRefNote, *zOptsJson;
   char *zPickNote;             /* other traces of the folder left aside (find.h) */
   char *zWandbDir, *zRunMeta;  /* W&B sources: fetched folder, run metadata */
   ImportOpts o;
@@ -1145,7 +1145,7 @@ static int callSource(ImportCall *c){
 static int callPickFolder(ImportCall *c){
   int rc;
   if( c->o.zSession==0 && !c->o.hostsAll ){
-    rc = profsumPickTraceNote(c->zReadFrom, &c->zTrace, &c->zRefPick, &c->zPickNote, &c->zErr);
+    rc = profsumPickTraceNote(c->zReadFrom, &c->zTrace, 0, &c->zPickNote, &c->zRefNote, &c->zErr);
   }else{
     rc = profsumPickSession(c->zReadFrom, c->o.zSession, c->o.hostsAll, &c->pick, &c->zErr);
     if( rc==SQLITE_OK ){
@@ -1297,7 +1297,7 @@ static int callRun(ImportCall *c, ImportJob *job){
   int rc;
   job->o = c->o;
   job->zLabel = c->zLabel; job->zSource = c->zSource; job->zTrace = c->zTrace;
-  job->zRefPick = c->zRefPick; job->zPickNote = c->zPickNote;
+  job->zRefNote = c->zRefNote; job->zPickNote = c->zPickNote;
   job->zNow = c->zNow; job->zOptsJson = c->zOptsJson; job->zSha = c->zSha; job->size = c->size;
   job->isV1 = c->isV1; job->zRunMeta = c->zRunMeta; job->labelGiven = c->labelGiven;
   job->pProbe = &c->probe;
@@ -1344,7 +1344,7 @@ static void callFinish(sqlite3_context *ctx, ImportCall *c, int rc){
   sqlite3_free(c->zErr);
   sqlite3_free(c->zLabel);
   sqlite3_free(c->zTrace);
-  sqlite3_free(c->zRefPick);
+  sqlite3_free(c->zRefNote);
   sqlite3_free(c->zPickNote);
   sqlite3_free(c->zOptsJson);
   profsumPickSetFree(&c->pick);

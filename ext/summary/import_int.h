@@ -88,15 +88,16 @@ int profsumOpGrowthImported(sqlite3 *db, const char *zSchema, sqlite3_int64 iTra
 int profsumRegisterOpGrowthStore(sqlite3 *db, char **pzErr);
 
 /* import_warn.c: the quality warnings of trace id in zSchema where the
-** reference would do otherwise than profsum did reading zTrace (pI: what
-** the read found; zRefPick: the reference's pick of the folder, or 0) —
-** the pick, the file's form, its entries.  What a folder pick left aside
+** reference would do otherwise than profsum did reading its file (pI: what
+** the read found; zRefNote: where the reference would read another file of
+** the folder or fail, why, as profsumPickTraceNote says it; or 0) — the
+** pick, the file's form, its entries.  What a folder pick left aside
 ** (zPickNote, or 0), where profsum read what the reference reads, is a
 ** diagnostic (kind folder_pick) instead: the v1 document's warnings stay
 ** the reference's.  SQLITE_OK or an error code with *pzErr set. */
 int profsumImportReadWarnings(sqlite3 *db, const char *zSchema, sqlite3_int64 id,
                               const ProfsumEngineInfo *pI, const char *zPickNote,
-                              const char *zRefPick, const char *zTrace, char **pzErr);
+                              const char *zRefNote, char **pzErr);
 
 /* import_bg.c: the first import into a new database parses its trace on a
 ** thread of its own while the schema is created.

@@ -8,7 +8,6 @@
 */
 #include "import_int.h"
 
-#include <string.h>
 
 #define FN "profsum_import"
 
@@ -30,7 +29,7 @@ static const char *const azTopRejected[] = {
 /* See import_int.h. */
 int profsumImportReadWarnings(sqlite3 *db, const char *zSchema, sqlite3_int64 id,
                               const ProfsumEngineInfo *pI, const char *zPickNote,
-                              const char *zRefPick, const char *zTrace, char **pzErr){
+                              const char *zRefNote, char **pzErr){
   const char *azWarn[9];
   int nWarn = 0, w, rc = SQLITE_OK;
   if( zPickNote ){
@@ -39,9 +38,7 @@ int profsumImportReadWarnings(sqlite3 *db, const char *zSchema, sqlite3_int64 id
         zSchema, (long long)id, zPickNote);
     if( rc ) return rc;
   }
-  if( zRefPick && strcmp(zRefPick, zTrace)!=0 ) azWarn[nWarn++] =
-      "The reference summarizer would read the XPlane protobuf in this folder; profsum "
-      "read the JSON trace instead (same events, converted by the profiler).";
+  if( zRefNote ) azWarn[nWarn++] = zRefNote;
   if( pI->arrayForm ) azWarn[nWarn++] =
       "The trace is in the JSON array form ([...] without {\"traceEvents\": ...}), which "
       "the reference summarizer rejects (it needs a top-level object); profsum read it.";
