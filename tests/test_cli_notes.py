@@ -142,7 +142,12 @@ class Notes(unittest.TestCase):
                       "or read them all as one session of several hosts with the import option "
                       "{\"hosts\": \"all\"} (CLI: --all-hosts).", err)
         _, err = self.cli("summarize", "--profile-dir", pod, "--session", "latest", rc=1)
-        self.assertIn("no trace file selected for session 'latest' and hosts 'one'", err)
+        self.assertIn("session '%s' (the latest) holds 2 *.xplane.pb files, one per host, and no trace "
+                      "JSON" % os.path.basename(SESSION), err)
+        self.assertIn("read its hosts with hosts 'all' (CLI: --all-hosts)", err)
+        # with every session: the same sessions left out, said as before
+        _, err = self.cli("summarize", "--profile-dir", pod, "--session", "all", rc=1)
+        self.assertIn("no trace file selected for session 'all' and hosts 'one'", err)
         self.assertIn("the folder holds several *.xplane.pb: a session of several and no JSON trace is "
                       "read with hosts 'all' (CLI: --all-hosts)", err)
         out, _ = self.cli("summarize", "--profile-dir", pod, "--all-hosts")

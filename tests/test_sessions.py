@@ -609,6 +609,38 @@ class Sessions(DbTestCase):
             "and left 2 aside (the first by path: '%s'); see profsum_find_traces(dir, options) for "
             "the pick." % self.p("2024_01_01", "h")])
 
+    def test_latest_of_several_xplanes_with_one_host(self):
+        """The newest session holds two hosts' XPlanes and no trace JSON:
+        hosts 'one' has nothing to read there, and says so, naming it and
+        what reads it, rather than reading an older session instead."""
+        for h in ("h0", "h1"):
+            self.td.write(os.path.join("run", "plugins/profile/2024_03_01", h + ".xplane.pb"),
+                          host_xspace(BASE_NS, [(1, 50, 20), (2, 50, 20)]))
+        msg = ("profsum_import: '%s': session '2024_03_01'%s holds 2 *.xplane.pb files, one per host, and "
+               "no trace JSON, and with hosts 'one' an XPlane is read only when it is the session's only "
+               "one (summary §1.1): read its hosts with hosts 'all' (CLI: --all-hosts), give one of its "
+               "files, or name another session")
+        for opts, which in (('{"session": "latest"}', " (the latest)"),
+                            ('{"session": "2024_03_01", "hosts": "one"}', "")):
+            with self.assertRaises(sqlite3.OperationalError) as cm:
+                self.imp(opts)
+            self.assertEqual(str(cm.exception), msg % (self.dir, which))
+        # nothing stored (not even the schema), and the listing marks
+        # nothing: no older session in its place
+        self.assertEqual(self.db.execute("SELECT count(*) FROM sqlite_master WHERE name='profsum_trace'")
+                         .fetchone()[0], 0)
+        self.assertEqual(self.picked('{"session": "latest"}'), [])
+        tid, rows = self.imp('{"session": "latest", "hosts": "all"}')
+        self.assertEqual([r[0] for r in rows], ["r/h0", "r/h1"])
+        # a lone XPlane that does not decode, and no trace JSON
+        self.td.write(os.path.join("run", "plugins/profile/2024_04_01", "h0.xplane.pb"), b"\xff")
+        with self.assertRaises(sqlite3.OperationalError) as cm:
+            self.imp('{"session": "latest"}')
+        self.assertEqual(str(cm.exception), "profsum_import: '%s': session '2024_04_01' (the latest) holds "
+                         "one *.xplane.pb, which does not decode as an XSpace protobuf, and no trace JSON: "
+                         "nothing to read with hosts 'one' (give the file itself to see where it fails, or "
+                         "name another session)" % self.dir)
+
     def test_named_session_all_hosts(self):
         tid, rows = self.imp('{"session": "2024_02_01", "hosts": "all"}')
         self.assertEqual([r[:2] for r in rows], [("r/g", self.p("2024_02_01", "g")), ("r/h", self.p("2024_02_01", "h"))])

@@ -995,7 +995,7 @@ static int findFilterOptions(ProfsumFindCursor *pCur, const char *zOpts, char **
     if( pCur->aSel==0 ) rc = SQLITE_NOMEM;
   }
   if( rc==SQLITE_OK ){
-    rc = profsumFindSelect(&pCur->list, pCur->zDir, zSession, hostsAll, pCur->aSel, pzErr);
+    rc = profsumFindSelect(&pCur->list, pCur->zDir, zSession, hostsAll, pCur->aSel, 0, pzErr);
   }
   sqlite3_free(zSession);
   return rc;

@@ -96,8 +96,11 @@ typedef struct ProfsumPickSet {
 **            *.trace.json (a session without host files: its first
 **            perfetto_trace.json.gz).
 ** SQLITE_OK with pSet filled (at least one file), SQLITE_NOTFOUND when
-** nothing is found, SQLITE_ERROR (no such session, or the directory's
-** errors) or SQLITE_NOMEM; *pzErr as profsumPickTrace's.
+** nothing is found (with hosts one and a session chosen by 'latest' or by
+** name where §1.1 finds nothing: the message names the session and says
+** why; no other session is read in its place), SQLITE_ERROR (no such
+** session, or the directory's errors) or SQLITE_NOMEM; *pzErr as
+** profsumPickTrace's.
 */
 int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
                        ProfsumPickSet *pSet, char **pzErr);

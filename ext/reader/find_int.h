@@ -103,8 +103,10 @@ int profsumFindSameDir(const ProfsumFindRow *a, const ProfsumFindRow *b);
 ** options zSession (0: the reference's) and hostsAll reads (find_pick.c).
 ** SQLITE_OK (nothing marked when nothing is found), SQLITE_ERROR with
 ** *pzErr (no such session: the message lists those found) or
-** SQLITE_NOMEM.  zDir only names the folder in messages. */
+** SQLITE_NOMEM.  zDir only names the folder in messages.  *ppS (when ppS
+** is not 0): a row of the one session chosen by 'latest' or by name, else
+** 0. */
 int profsumFindSelect(const ProfsumFindList *pList, const char *zDir, const char *zSession,
-                      int hostsAll, char *aSel, char **pzErr);
+                      int hostsAll, char *aSel, const ProfsumFindRow **ppS, char **pzErr);
 
 #endif /* PROFSUM_FIND_INT_H */

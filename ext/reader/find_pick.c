@@ -130,7 +130,7 @@ static char *findOptionNote(const ProfsumFindList *pList, const char *aSel,
 ** (nothing marked when nothing is found), SQLITE_ERROR with *pzErr (no
 ** such session: the message lists those found) or SQLITE_NOMEM. */
 int profsumFindSelect(const ProfsumFindList *pList, const char *zDir, const char *zSession,
-                      int hostsAll, char *aSel, char **pzErr){
+                      int hostsAll, char *aSel, const ProfsumFindRow **ppS, char **pzErr){
   sqlite3_int64 i;
   const ProfsumFindRow *pS = 0;
   int rc = SQLITE_OK;
@@ -192,14 +192,49 @@ int profsumFindSelect(const ProfsumFindList *pList, const char *zDir, const char
     *pzErr = sqlite3_str_finish(pOut);
     return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
+  if( ppS ) *ppS = pS;
   if( hostsAll ){ findPickAllIn(pList, pS, aSel); return SQLITE_OK; }
   return findPickOneIn(pList, pS, aSel);
+}
+
+/* The error of hosts 'one' in session pS (chosen by zSession: 'latest' or
+** its name) when §1.1 finds nothing to read in it: several hosts' XPlanes
+** and no trace JSON, or a lone XPlane that does not decode.  0 (then the
+** caller's generic message) for a session of *.xplane.riegeli files alone;
+** *pOom set when the message cannot be made.  No older session is read in
+** its place: another capture than the one asked for. */
+static char *findOneInError(const ProfsumFindList *pList, const char *zDir, const char *zSession,
+                            const ProfsumFindRow *pS, int *pOom){
+  sqlite3_int64 i, nX = 0;
+  int n;
+  const char *zS = findSessionOf(pS, &n);
+  const char *zWhich = strcmp(zSession, "latest")==0 ? " (the latest)" : "";
+  char *z;
+  *pOom = 0;
+  for(i=0; i<pList->nRow; i++){
+    if( pList->aRow[i].eFormat==FIND_FMT_XPLANE && findSameSession(&pList->aRow[i], pS) ) nX++;
+  }
+  if( nX>1 ){
+    z = sqlite3_mprintf("'%q': session '%.*q'%s holds %lld *.xplane.pb files, one per host, and no "
+        "trace JSON, and with hosts 'one' an XPlane is read only when it is the session's only one "
+        "(summary §1.1): read its hosts with hosts 'all' (CLI: --all-hosts), give one of its files, "
+        "or name another session", zDir, n, zS, zWhich, nX);
+  }else if( nX==1 ){
+    z = sqlite3_mprintf("'%q': session '%.*q'%s holds one *.xplane.pb, which does not decode as an "
+        "XSpace protobuf, and no trace JSON: nothing to read with hosts 'one' (give the file itself "
+        "to see where it fails, or name another session)", zDir, n, zS, zWhich);
+  }else{
+    return 0;
+  }
+  if( z==0 ) *pOom = 1;
+  return z;
 }
 
 /* See find.h. */
 int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
                        ProfsumPickSet *pSet, char **pzErr){
   ProfsumFindList list;
+  const ProfsumFindRow *pS = 0;
   char *zErr = 0, *aSel = 0;
   sqlite3_int64 i;
   int rc, k = 0, bOom = 0;
@@ -222,8 +257,13 @@ int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
     aSel = profsumMallocZero((sqlite3_uint64)list.nRow + 1);
     if( aSel==0 ) rc = SQLITE_NOMEM;
   }
-  if( rc==SQLITE_OK ) rc = profsumFindSelect(&list, zDir, zSession, hostsAll, aSel, &zErr);
+  if( rc==SQLITE_OK ) rc = profsumFindSelect(&list, zDir, zSession, hostsAll, aSel, &pS, &zErr);
   for(i=0; rc==SQLITE_OK && i<list.nRow; i++) k += aSel[i]!=0;
+  if( rc==SQLITE_OK && k==0 && pS && !hostsAll ){
+    zErr = findOneInError(&list, zDir, zSession, pS, &bOom);
+    if( bOom ) rc = SQLITE_NOMEM;
+    else if( zErr ) rc = SQLITE_NOTFOUND;
+  }
   if( rc==SQLITE_OK && k==0 ){
     /* found files that the session and hosts did not select: say so */
     int64_t nX = 0;
