@@ -606,8 +606,8 @@ class Sessions(DbTestCase):
         self.assertEqual(rows[0][:2], ("r", self.p("2024_02_01", "g")))
         self.assertEqual(json.loads(rows[0][2]), [
             "With session 'latest' and hosts 'one', profsum read 1 of the 3 trace files of this folder "
-            "and left 2 aside (the first by path: '%s'); see profsum_find_traces(dir, options) for "
-            "the pick." % self.p("2024_01_01", "h")])
+            "and left 2 aside: '%s', '%s'. See profsum_find_traces(dir, options) for the pick."
+            % (self.p("2024_01_01", "h"), self.p("2024_02_01", "h"))])
 
     def test_latest_of_several_xplanes_with_one_host(self):
         """The newest session holds two hosts' XPlanes and no trace JSON:
@@ -644,8 +644,42 @@ class Sessions(DbTestCase):
     def test_named_session_all_hosts(self):
         tid, rows = self.imp('{"session": "2024_02_01", "hosts": "all"}')
         self.assertEqual([r[:2] for r in rows], [("r/g", self.p("2024_02_01", "g")), ("r/h", self.p("2024_02_01", "h"))])
-        self.assertIn("left 1 aside", json.loads(rows[0][2])[0])
+        self.assertIn("left 1 aside: '%s'." % self.p("2024_01_01", "h"), json.loads(rows[0][2])[0])
         self.assertEqual(json.loads(rows[1][2]), json.loads(rows[0][2]))
+
+    def test_note_names_every_file_not_read(self):
+        """hosts 'all' in the newest session of a folder whose sessions
+        also hold perfetto_trace.json.gz files: the note counts the files
+        read, left aside and read in another form (they add up to the
+        folder's), and names each of the last two kinds."""
+        d = self.p("2024_02_01", "x")[:-len("/x.trace.json.gz")]
+        self.td.write(os.path.join("run", "plugins/profile/2024_02_01", "perfetto_trace.json.gz"),
+                      json_trace({1: 0, 2: 100}), gz=True)
+        self.td.write(os.path.join("run", "plugins/profile/2024_01_01", "perfetto_trace.json.gz"),
+                      json_trace({1: 0, 2: 100}), gz=True)
+        self.td.write(os.path.join("run", "plugins/profile/2024_02_01", "g.trace.json"),
+                      json_trace({1: 0, 2: 100}))
+        old = os.path.join(self.dir, "plugins/profile/2024_01_01")
+        tid, rows = self.imp('{"session": "latest", "hosts": "all"}')
+        self.assertEqual([r[0] for r in rows], ["r/g", "r/h"])
+        self.assertEqual(json.loads(rows[0][2]), [
+            "With session 'latest' and hosts 'all', profsum read 2 of the 6 trace files of this folder and "
+            "left 2 aside: the 2 trace files directly in '%s'; 2 more hold what it read in another form "
+            "(another format of a host it read, or the perfetto_trace.json.gz JAX copies from the host "
+            "trace beside it): '%s/g.trace.json', '%s/perfetto_trace.json.gz'. See "
+            "profsum_find_traces(dir, options) for the pick." % (old, d, d)])
+        self.assertEqual(json.loads(rows[1][2]), json.loads(rows[0][2]))
+        # a file of a folder read in part is named by itself
+        self.td.write(os.path.join("run", "plugins/profile/2024_01_01", "k.trace.json.gz"),
+                      json_trace({1: 0, 2: 100}), gz=True)
+        tid, rows = self.imp('{"session": "2024_01_01", "hosts": "all"}', "o")
+        self.assertEqual([r[0] for r in rows], ["o/h", "o/k"])
+        self.assertEqual(json.loads(rows[0][2]), [
+            "With session '2024_01_01' and hosts 'all', profsum read 2 of the 7 trace files of this folder "
+            "and left 4 aside: the 4 trace files directly in '%s'; 1 more holds what it read in another "
+            "form (another format of a host it read, or the perfetto_trace.json.gz JAX copies from the "
+            "host trace beside it): '%s/perfetto_trace.json.gz'. See profsum_find_traces(dir, options) "
+            "for the pick." % (d, old)])
 
     def test_all_sessions(self):
         tid, rows = self.imp('{"session": "all", "hosts": "all"}')
@@ -767,8 +801,9 @@ class Cli(unittest.TestCase):
             rc, out, err = self.run_cli("summarize", "--profile-dir", d, "--session", "latest")
             self.assertEqual(rc, 0, err)
             self.assertEqual(err, "profsum: warning: pod: With session 'latest' and hosts 'one', profsum read 1 "
-                             "of the 5 trace files of this folder and left 4 aside (the first by path: '%s'); see "
-                             "profsum_find_traces(dir, options) for the pick.\n" % os.path.join(d, SESSION, "h0.xplane.pb"))
+                             "of the 5 trace files of this folder and left 4 aside: the 4 trace files directly "
+                             "in '%s'. See profsum_find_traces(dir, options) for the pick.\n"
+                             % os.path.join(d, SESSION))
 
 
 if __name__ == "__main__":

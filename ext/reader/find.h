@@ -78,7 +78,7 @@ typedef struct ProfsumPickSet {
   ProfsumPickFile *a;
   int n;
   char *zRefPick;     /* the file the reference tool reads, or NULL */
-  char *zNote;        /* the quality warning of files left aside, or NULL */
+  char *zNote;        /* the folder_pick note on files left aside, or NULL */
 } ProfsumPickSet;
 
 /*

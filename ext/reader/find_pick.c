@@ -9,6 +9,7 @@
 #include "find_int.h"
 #include "jsontree.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The session of row r (its parent folder's name; "" when NULL) as a
@@ -95,33 +96,94 @@ static void findPickAllIn(const ProfsumFindList *pList, const ProfsumFindRow *pS
   if( !any && iPerfetto>=0 ) aSel[iPerfetto] = 1;
 }
 
+/* The classes of a folder's rows in the note of a pick by options. */
+#define FIND_NOTE_READ   1   /* read */
+#define FIND_NOTE_FORM   2   /* not read, another form of a file read */
+#define FIND_NOTE_ASIDE  3   /* left aside */
+
+/* Append to pOut the rows of class eClass (aCls, by row index) among the
+** rows a[0..n) of one folder (all of them): "the N files of '<folder>'"
+** when they are all of that class and N > 1, else each path quoted; ", "
+** before each item when *pnOut (items appended so far) is not 0. */
+static void findNoteRun(sqlite3_str *pOut, const ProfsumFindList *pList, const ProfsumFindRow **a,
+                        sqlite3_int64 n, const char *aCls, int eClass, sqlite3_int64 *pnOut){
+  sqlite3_int64 k, nIn = 0;
+  for(k=0; k<n; k++) nIn += aCls[a[k] - pList->aRow]==eClass;
+  if( nIn==0 ) return;
+  if( nIn==n && n>1 ){
+    int nD = a[0]->nDir;
+    sqlite3_str_appendf(pOut, "%sthe %lld trace files directly in '%.*s'", (*pnOut)++ ? ", " : "", n,
+                        nD>0 ? nD : 1, nD>0 ? a[0]->zPath : "/");
+    return;
+  }
+  for(k=0; k<n; k++){
+    if( aCls[a[k] - pList->aRow]!=eClass ) continue;
+    sqlite3_str_appendf(pOut, "%s'%s'", (*pnOut)++ ? ", " : "", a[k]->zPath);
+  }
+}
+
 /* The note of a pick by options (zSession, hostsAll) that left trace files
-** aside: a file is left aside when it is not read, not another format of a
-** host read from the same folder, and not the perfetto_trace.json.gz of a
-** folder read with hosts 'all'.  0 when nothing was left aside (*pOom set
-** when the note could not be made). */
+** aside.  Each file the pick did not read is either another form of a
+** file it read (another format of a host read from the same folder, or a
+** perfetto_trace.json.gz beside a file read: JAX writes it as a copy of
+** that folder's host trace) or left aside; the note counts the three
+** kinds, which add up to the folder's files, and names every file of the
+** last two (all the files of a folder as that folder).  0 when nothing was
+** left aside (*pOom set when the note could not be made). */
 static char *findOptionNote(const ProfsumFindList *pList, const char *aSel,
                             const char *zSession, int hostsAll, int *pOom){
-  sqlite3_int64 i, j, nSel = 0, nAside = 0, iAside = -1;
-  char *z;
+  sqlite3_int64 i, j, n = pList->nRow, nSel = 0, nForm = 0, nAside = 0, nOutA = 0, nOutF = 0;
+  const ProfsumFindRow **a = 0;
+  sqlite3_str *pA = 0, *pF = 0;
+  char *aCls, *zA = 0, *zF = 0, *z = 0;
   *pOom = 0;
-  for(i=0; i<pList->nRow; i++){
+  aCls = profsumMallocZero((sqlite3_uint64)n + 1);
+  if( aCls==0 ){ *pOom = 1; return 0; }
+  for(i=0; i<n; i++){
     const ProfsumFindRow *r = &pList->aRow[i];
-    int covered = aSel[i];
-    if( aSel[i] ){ nSel++; continue; }
-    for(j=0; j<pList->nRow && !covered; j++){
-      if( !aSel[j] ) continue;
-      covered = findSameHostFile(&pList->aRow[j], r)
-             || (hostsAll && r->eFormat==FIND_FMT_PERFETTO && profsumFindSameDir(&pList->aRow[j], r));
+    int form = 0;
+    if( aSel[i] ){ aCls[i] = FIND_NOTE_READ; nSel++; continue; }
+    for(j=0; j<n && !form; j++){
+      form = aSel[j] && (findSameHostFile(&pList->aRow[j], r)
+                         || (r->eFormat==FIND_FMT_PERFETTO && profsumFindSameDir(&pList->aRow[j], r)));
     }
-    if( !covered ){ nAside++; if( iAside<0 ) iAside = i; }
+    aCls[i] = form ? FIND_NOTE_FORM : FIND_NOTE_ASIDE;
+    if( form ) nForm++; else nAside++;
   }
-  if( nAside==0 ) return 0;
-  z = sqlite3_mprintf("With session '%s' and hosts '%s', profsum read %lld of the %lld trace "
-      "files of this folder and left %lld aside (the first by path: '%s'); see "
-      "profsum_find_traces(dir, options) for the pick.", zSession ? zSession : "reference",
-      hostsAll ? "all" : "one", nSel, pList->nRow, nAside, pList->aRow[iAside].zPath);
-  if( z==0 ) *pOom = 1;
+  if( nAside==0 ){ sqlite3_free(aCls); return 0; }
+  a = sqlite3_malloc64(sizeof(*a)*(sqlite3_uint64)n);
+  pA = sqlite3_str_new(0);
+  pF = sqlite3_str_new(0);
+  if( a ){
+    for(i=0; i<n; i++) a[i] = &pList->aRow[i];
+    qsort(a, (size_t)n, sizeof(*a), profsumFindCmpDir);
+    for(i=0; i<n; i=j){
+      for(j=i+1; j<n && profsumFindSameDir(a[i], a[j]); j++){}
+      findNoteRun(pA, pList, a+i, j-i, aCls, FIND_NOTE_ASIDE, &nOutA);
+      findNoteRun(pF, pList, a+i, j-i, aCls, FIND_NOTE_FORM, &nOutF);
+    }
+  }
+  if( a==0 || sqlite3_str_errcode(pA) || sqlite3_str_errcode(pF) ) *pOom = 1;
+  zA = sqlite3_str_finish(pA);     /* NULL when empty */
+  zF = sqlite3_str_finish(pF);
+  if( !*pOom ){
+    sqlite3_str *pOut = sqlite3_str_new(0);
+    sqlite3_str_appendf(pOut, "With session '%s' and hosts '%s', profsum read %lld of the %lld trace files "
+        "of this folder and left %lld aside: %s", zSession ? zSession : "reference",
+        hostsAll ? "all" : "one", nSel, n, nAside, zA ? zA : "");
+    if( nForm>0 ){
+      sqlite3_str_appendf(pOut, "; %lld more %s what it read in another form (another format of a host "
+          "it read, or the perfetto_trace.json.gz JAX copies from the host trace beside it): %s", nForm,
+          nForm==1 ? "holds" : "hold", zF ? zF : "");
+    }
+    sqlite3_str_appendf(pOut, ". See profsum_find_traces(dir, options) for the pick.");
+    z = sqlite3_str_finish(pOut);
+  }
+  sqlite3_free(zA);
+  sqlite3_free(zF);
+  sqlite3_free(a);
+  sqlite3_free(aCls);
+  if( z==0 && !*pOom ) *pOom = 1;
   return z;
 }
 
