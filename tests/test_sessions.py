@@ -681,6 +681,36 @@ class Sessions(DbTestCase):
             "host trace beside it): '%s/perfetto_trace.json.gz'. See profsum_find_traces(dir, options) "
             "for the pick." % (d, old)])
 
+    def test_session_of_a_perfetto_trace_alone(self):
+        """hosts 'all' and a session holding only a perfetto_trace.json.gz:
+        no host can be named (not by the file's name, not by its content),
+        so it is the session's one trace with host NULL, labelled as the
+        session, and a host_unnamed diagnostic says why."""
+        pf = self.td.write(os.path.join("run", "plugins/profile/2024_03_01", "perfetto_trace.json.gz"),
+                           json_trace({1: 0, 2: 100}), gz=True)
+        why = ("this session holds no file named after a host (<host>.xplane.pb, <host>.trace.json.gz or "
+               "<host>.trace.json), only '%s', whose name carries none: it is read as the session's one "
+               "trace, with host NULL, labelled as the session" % pf)
+
+        def unnamed(tid):
+            return self.db.execute("SELECT label, detail FROM profsum_diagnostic WHERE kind='host_unnamed' "
+                                   "AND trace_id>=? ORDER BY 1", (tid,)).fetchall()
+        tid, rows = self.imp('{"session": "latest", "hosts": "all"}', "p")
+        self.assertEqual([r[:2] for r in rows], [("p", pf)])
+        self.assertEqual(self.db.execute("SELECT host, session_label, alignment FROM profsum_hosts "
+                                         "WHERE trace_id=?", (tid,)).fetchall(), [(None, "p", "steps")])
+        self.assertEqual(self.db.execute("SELECT host, session_id IS NOT NULL FROM profsum_trace "
+                                         "WHERE trace_id=?", (tid,)).fetchone(), (None, 1))
+        self.assertEqual(unnamed(tid), [("p", why)])
+        tid, rows = self.imp('{"session": "all", "hosts": "all"}', "a")
+        self.assertEqual([r[0] for r in rows], ["a/2024_01_01/h", "a/2024_02_01/g", "a/2024_02_01/h",
+                                                "a/2024_03_01"])
+        self.assertEqual(unnamed(tid), [("a/2024_03_01", why)])
+        # with hosts 'one' no host is expected: no diagnostic
+        tid, rows = self.imp('{"session": "all"}', "o")
+        self.assertEqual([r[0] for r in rows], ["o/2024_01_01", "o/2024_02_01", "o/2024_03_01"])
+        self.assertEqual(unnamed(tid), [])
+
     def test_all_sessions(self):
         tid, rows = self.imp('{"session": "all", "hosts": "all"}')
         self.assertEqual([(r[0], r[2]) for r in rows],

@@ -801,6 +801,7 @@ static int sessionLabels(ImportJob *j, const char *zBase, char **azLabel){
       if( strcmp(g->zSession, h->zSession)==0 && (g->zFileHost==0)==(h->zFileHost==0)
        && (h->zFileHost==0 || strcmp(g->zFileHost, h->zFileHost)==0) ) h->nSameName++;
     }
+    h->unnamed = j->o.hostsAll && h->zFileHost==0;
     if( h->zFileHost && h->nSameName==0 ){
       h->zHost = sqlite3_mprintf("%s", h->zFileHost);
       if( h->zHost==0 ) return SQLITE_NOMEM;

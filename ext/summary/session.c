@@ -89,6 +89,19 @@ int profsumSessionWriteHost(sqlite3 *db, const char *zSchema, sqlite3_int64 sess
     rc = sessStep(db, zFunc, pzErr, p);
   }
   sqlite3_finalize(p);
+  if( rc==SQLITE_OK && h->unnamed ){
+    /* a session of a perfetto_trace.json.gz alone (no host's file): JAX
+    ** writes it as a copy of one host's trace, and its name says not
+    ** which, nor does its content (the copy drops the metadata) */
+    char *zD = sqlite3_mprintf("this session holds no file named after a host (<host>.xplane.pb, "
+        "<host>.trace.json.gz or <host>.trace.json), only '%s', whose name carries none: it is read as "
+        "the session's one trace, with host NULL, labelled as the session", h->zPath);
+    if( zD==0 ) return SQLITE_NOMEM;
+    rc = profsumImportExec(db, zFunc, 0, pzErr, "INSERT INTO \"%w\".profsum_agg_diagnostic(trace_id, idx, "
+        "byte_offset, kind, detail) VALUES(%lld, NULL, NULL, 'host_unnamed', %Q)", zSchema,
+        (long long)h->traceId, zD);
+    sqlite3_free(zD);
+  }
   if( rc==SQLITE_OK && h->nSameName>0 ){
     char *zD = sqlite3_mprintf("another host of this session has the name '%s' (file '%s'): "
         "this one is labelled '%s'", h->zFileHost ? h->zFileHost : "", h->zPath, h->zHost);

@@ -38,6 +38,8 @@ typedef struct ProfsumHost {
   char **azDev; int nDev;      /* device (process) names */
   char *zHost;                 /* set by the import: the host in labels (maybe <host>-2) */
   int nSameName;               /* set by the import: the host name was taken n times before */
+  int unnamed;                 /* set by the import: with hosts 'all', a session's
+                               ** perfetto_trace.json.gz read for want of host files */
   sqlite3_int64 traceId;       /* set by the import */
 } ProfsumHost;
 
@@ -57,8 +59,9 @@ void profsumHostClear(ProfsumHost *h);
 
 /* session.c: store host h's rows for its trace h->traceId of session
 ** sessionId in zSchema (profsum_agg_host without the alignment,
-** profsum_agg_device_step, and a duplicate_host diagnostic when
-** h->nSameName).  SQLITE_OK or an error with *pzErr. */
+** profsum_agg_device_step, a host_unnamed diagnostic when h->unnamed,
+** and a duplicate_host
+** diagnostic when h->nSameName).  SQLITE_OK or an error with *pzErr. */
 int profsumSessionWriteHost(sqlite3 *db, const char *zSchema, sqlite3_int64 sessionId,
                             const ProfsumHost *h, const char *zFunc, char **pzErr);
 
