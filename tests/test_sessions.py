@@ -10,6 +10,7 @@ profile_start_time, and JSON traces of the same shape.  Times are µs,
 stored in ps in the XSpaces."""
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -834,6 +835,35 @@ class Cli(unittest.TestCase):
                              "of the 5 trace files of this folder and left 4 aside: the 4 trace files directly "
                              "in '%s'. See profsum_find_traces(dir, options) for the pick.\n"
                              % os.path.join(d, SESSION))
+
+    def test_all_hosts_says_what_it_did_with_a_host(self):
+        """--all-hosts prints one line per host read from its trace JSON
+        for an XPlane that does not decode, or left unaligned, in the style
+        of the other warnings; the note on the files left aside, the same
+        on every host, once."""
+        with TempDir() as td:
+            steps = [(1, 50, 20), (2, 50, 20)]
+            td.write(os.path.join("p", SESSION, "h0.xplane.pb"), host_xspace(BASE_NS, steps))
+            bad = td.write(os.path.join("p", SESSION, "h1.xplane.pb"), host_xspace(BASE_NS, steps)[:40])
+            td.write(os.path.join("p", SESSION, "h1.trace.json.gz"), json_trace({1: 0, 2: 100}), gz=True)
+            td.write(os.path.join("p", SESSION, "h2.trace.json.gz"), json_trace({7: 0, 8: 100}), gz=True)
+            old = td.write(os.path.join("p", "plugins/profile/2023_12_01", "old.trace.json.gz"),
+                           json_trace({1: 0}), gz=True)
+            d = os.path.join(td.path, "p")
+            rc, out, err = self.run_cli("summarize", "--profile-dir", d, "--all-hosts", "--session", "latest")
+            self.assertEqual(rc, 0, err)
+            lines = err.splitlines()
+            self.assertEqual(len(lines), 3, err)
+            self.assertRegex(lines[0], r"^profsum: warning: p/h0: With session 'latest' and hosts 'all', profsum "
+                             r"read 3 of the 5 trace files of this folder and left 1 aside: '%s'; 1 more holds "
+                             % re.escape(old))
+            self.assertRegex(lines[1], r"^profsum: warning: p/h1: the host's XPlane does not decode, so its trace "
+                             r"JSON was read: profsum_import: '%s': byte 0 \(plane 0\): XSpace field 1 "
+                             r"\(planes\): length \d+ runs past the end of the file \(\d+ bytes left\)$"
+                             % re.escape(bad))
+            self.assertEqual(lines[2], "profsum: warning: p/h2: no usable Task Environment profile_start_time, "
+                             "and no step number in common with the first aligned host, 'p/h0' (trace_id 1): "
+                             "placed at offset 0, alignment none")
 
 
 if __name__ == "__main__":

@@ -52,8 +52,12 @@ char *knobOptions(const Opts *o, int bReplace, const char *zSeries){
 
 /* Print on stderr every quality warning of the import whose first trace is
 ** id (a session's import stores several traces: those with its source and
-** import time), then what a folder pick left aside (diagnostic
-** folder_pick), one line each: "profsum: warning: <label>: <text>".  When
+** import time), what a session's import did with a host (diagnostics
+** xplane_not_decoded: its trace JSON read for an XPlane that does not
+** decode; host_not_aligned: placed at offset 0; host_unnamed: a perfetto
+** trace with no host), and what a folder pick left aside (diagnostic
+** folder_pick, the same on every trace of the import: once, on the first
+** that has it), one line each: "profsum: warning: <label>: <text>".  When
 ** a warning cites the diagnostics and the database is this command's
 ** temporary one, a note says how to keep or list them (zSource: the
 ** trace, file or folder, given back in the note). */
@@ -66,7 +70,10 @@ static void importWarnings(sqlite3_int64 id, const char *zSource){
       "SELECT label, text FROM (SELECT t.trace_id AS id, 0 AS part, w.key AS k, t.label, "
       "w.value AS text FROM t, json_each(t.quality_warnings) AS w UNION ALL SELECT t.trace_id, 1, "
       "d.rowid, t.label, d.detail FROM t JOIN main.profsum_agg_diagnostic AS d "
-      "ON d.trace_id=t.trace_id AND d.kind='folder_pick') ORDER BY id, part, k", -1, &p, 0)!=SQLITE_OK ){
+      "ON d.trace_id=t.trace_id AND d.kind IN ('xplane_not_decoded', 'host_not_aligned', 'host_unnamed') "
+      "UNION ALL SELECT min(t.trace_id), 2, d.rowid, t.label, d.detail FROM t "
+      "JOIN main.profsum_agg_diagnostic AS d ON d.trace_id=t.trace_id AND d.kind='folder_pick' "
+      "GROUP BY d.detail) ORDER BY id, part, k", -1, &p, 0)!=SQLITE_OK ){
     sqlite3_finalize(p);
     return;
   }

@@ -236,10 +236,11 @@ static int alignPlace(sqlite3 *db, const char *zSchema, AlignHost *a, int n, con
       a[i].offsetUs = a[i].toSessionUs = 0.0;
       a[i].zAlign = "none";
       rc = profsumImportExec(db, zFunc, 0, pzErr, "INSERT INTO \"%w\".profsum_agg_diagnostic(trace_id, idx, "
-          "byte_offset, kind, detail) VALUES(%lld, NULL, NULL, 'host_not_aligned', "
+          "byte_offset, kind, detail) SELECT %lld, NULL, NULL, 'host_not_aligned', "
           "'no usable Task Environment profile_start_time, and no step number in common with the first "
-          "aligned host (trace_id %lld): placed at offset 0, alignment none')", zSchema,
-          (long long)a[i].traceId, (long long)a[iAnchor].traceId);
+          "aligned host, ' || quote(label) || ' (trace_id %lld): placed at offset 0, alignment none' "
+          "FROM \"%w\".profsum_trace WHERE trace_id=%lld", zSchema,
+          (long long)a[i].traceId, (long long)a[iAnchor].traceId, zSchema, (long long)a[iAnchor].traceId);
     }
   }
   *pOrigin = origin;
