@@ -10,7 +10,7 @@ import sqlite3
 import unittest
 from pathlib import Path
 
-from util import connect, run_as_unprivileged, TempDir
+from util import OOM_SQL, connect, run_as_unprivileged, run_oom_sql, TempDir
 
 COLS = "path, host, session, size, format, picked, reference_pick"
 
@@ -562,6 +562,23 @@ class FindTracesTest(unittest.TestCase):
         self.assertEqual([c[0] for c in cur.description],
                          ["path", "host", "session", "size", "format", "picked",
                           "reference_pick"])
+
+
+class OutOfMemory(unittest.TestCase):
+    @unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds and runs it)")
+    def test_every_allocation_of_a_walk_with_entries_that_are_not_files(self):
+        """The walk keeps the entries that are not files aside for the
+        reference's pick: every allocation failed in turn gives an error
+        or the full result, and leaks nothing (ASan)."""
+        with TempDir() as t:
+            t.write("a/h2.xplane.pb", b"x" * 30)
+            t.write("a/h.trace.json.gz", b"3")
+            os.makedirs(os.path.join(t.path, "a/x.xplane.pb/s"))
+            t.write("a/x.xplane.pb/s/k.trace.json", b"{}")
+            for i in range(6):
+                os.symlink("nowhere", os.path.join(t.path, "a/d%d.trace.json.gz" % i))
+            run_oom_sql(self, ["SELECT group_concat(path || ':' || picked || ':' || reference_pick, ' ') "
+                               "FROM profsum_find_traces('%s')" % os.path.join(t.path, "a")])
 
 
 if __name__ == "__main__":
