@@ -77,7 +77,6 @@ typedef struct ProfsumPickFile {
 typedef struct ProfsumPickSet {
   ProfsumPickFile *a;
   int n;
-  char *zRefPick;     /* the file the reference tool reads, or NULL */
   char *zNote;        /* the folder_pick note on files left aside, or NULL */
 } ProfsumPickSet;
 

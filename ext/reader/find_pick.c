@@ -305,7 +305,7 @@ int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
   if( zSession==0 && !hostsAll ){
     /* the reference's pick, as profsumPickTraceNote makes it */
     char *zPath = 0;
-    rc = profsumPickTraceNote(zDir, &zPath, &pSet->zRefPick, &pSet->zNote, 0, pzErr);
+    rc = profsumPickTraceNote(zDir, &zPath, 0, &pSet->zNote, 0, pzErr);
     if( rc ) return rc;
     pSet->a = profsumMallocZero(sizeof(ProfsumPickFile));
     if( pSet->a==0 ){ sqlite3_free(zPath); profsumPickSetFree(pSet); return SQLITE_NOMEM; }
@@ -367,10 +367,6 @@ int profsumPickSession(const char *zDir, const char *zSession, int hostsAll,
       if( iAlt>=0 && (f->zAlt = sqlite3_mprintf("%s", list.aRow[iAlt].zPath))==0 ) rc = SQLITE_NOMEM;
     }
   }
-  if( rc==SQLITE_OK && list.iRefPick>=0 ){
-    pSet->zRefPick = sqlite3_mprintf("%s", list.aRow[list.iRefPick].zPath);
-    if( pSet->zRefPick==0 ) rc = SQLITE_NOMEM;
-  }
   if( rc==SQLITE_OK ){
     pSet->zNote = findOptionNote(&list, aSel, zSession, hostsAll, &bOom);
     if( bOom ) rc = SQLITE_NOMEM;
@@ -395,7 +391,6 @@ void profsumPickSetFree(ProfsumPickSet *pSet){
     sqlite3_free(pSet->a[i].zAlt);
   }
   sqlite3_free(pSet->a);
-  sqlite3_free(pSet->zRefPick);
   sqlite3_free(pSet->zNote);
   memset(pSet, 0, sizeof(*pSet));
 }
