@@ -344,6 +344,37 @@ class EventLevel(XplaneBase):
         self.assertEqual(recs[-1], {"end": {"events": 5, "errors": [], "warnings": [],
                                             "hostnames": ["h0", "h1", 'h"2']}})
 
+    def test_metadata_ids_small_sparse_and_replaced(self):
+        """Event and stat metadata found by id whatever the ids are: the
+        small ids writers give (1..n, with gaps; found through an array by
+        id), ids that are not small (2^40, a negative one; through the
+        table), an id given twice (the later entry wins), and ids no entry
+        has (0, past the largest, negative): the same names either way."""
+        def space(ids, stat_ids):
+            em = [(k, W.event_meta(k, name="op%d" % k if k != 7 else "first")) for k in ids]
+            em += [(7, W.event_meta(7, name="seven"))] if 7 in ids else []     # replaces
+            sm = [(k, W.stat_meta(k, name="s%d" % k)) for k in stat_ids]
+            asked = list(ids) + [0, max(ids) + 1, -5, 2**40 + 1]
+            evs = [W.event(k, offset_ps=10 * i, duration_ps=5, stats=[W.stat(stat_ids[i % len(stat_ids)], i64=i)])
+                   for i, k in enumerate(asked)]
+            return W.xspace([W.plane(id=1, name="/device:TPU:0", lines=[W.line(id=1, name="XLA Ops",
+                             timestamp_ns=0, events=evs)], event_metadata=em, stat_metadata=sm)]), asked
+        small = [1, 2, 3, 5, 7, 8, 40]
+        cases = [("small", small, [1, 2, 3]),
+                 ("large", [2**40, 2**40 + 7, 3, 7], [2**33, 9]),
+                 ("negative", [-3, 1, 2, 7], [-1, 4])]
+        for tag, ids, stat_ids in cases:
+            with self.subTest(ids=tag):
+                data, asked = space(ids, stat_ids)
+                path = self.write("ids-%s.xplane.pb" % tag, data)
+                got = self.db.execute("SELECT name, args FROM trace_events(?) ORDER BY idx", (path,)).fetchall()
+                self.assertEqual(len(got), len(asked))
+                for i, (k, (name, args)) in enumerate(zip(asked, got)):
+                    want = ("seven" if k == 7 else "op%d" % k) if k in ids else None
+                    self.assertEqual(name, want, (tag, k))
+                    sk = stat_ids[i % len(stat_ids)]
+                    self.assertEqual(json.loads(args), {"s%d" % sk: i}, (tag, k, sk))
+
     def test_metadata_stats_then_event_stats_and_display_name(self):
         pb = W.PlaneBuilder("/device:GPU:0")
         md = [pb.stat("hlo_category", s="convolution"), pb.stat("tf_op", ref="XlaModule:"),

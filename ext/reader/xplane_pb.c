@@ -138,6 +138,10 @@ typedef struct XpMap {
   int64_t *aIdx;           /* -1: empty slot */
   int64_t nSlot;           /* power of two, or 0 */
   int64_t nUsed;
+  int32_t *aDense;         /* once the map is complete and its keys are
+                           ** small (xpMapDense): the index by key, -1 for
+                           ** none, for keys below nDense; else 0 */
+  int64_t nDense;
 } XpMap;
 
 /* Slot of key k in a table of nSlot (a power of two) slots. */
@@ -150,6 +154,7 @@ static int64_t xpMapHash(int64_t k, int64_t nSlot){
 /* Index stored for key, or -1. */
 static inline int64_t xpMapFind(const XpMap *m, int64_t key){
   int64_t i;
+  if( (uint64_t)key < (uint64_t)m->nDense ) return m->aDense[key];
   if( m->nSlot==0 ) return -1;
   for(i=xpMapHash(key, m->nSlot); m->aIdx[i]>=0; i=(i+1)&(m->nSlot-1)){
     if( m->aKey[i]==key ) return m->aIdx[i];
@@ -162,6 +167,12 @@ static inline int64_t xpMapFind(const XpMap *m, int64_t key){
 static int xpMapPut(XpMap *m, int64_t key, int64_t idx, int64_t *pOld){
   int64_t i;
   *pOld = -1;
+  if( m->aDense ){
+    /* a dense index made before this key: no longer complete */
+    sqlite3_free(m->aDense);
+    m->aDense = 0;
+    m->nDense = 0;
+  }
   if( (m->nUsed+1)*2 > m->nSlot ){
     int64_t nNew = m->nSlot ? m->nSlot*2 : 64, j;
     int64_t *aK = sqlite3_malloc64(sizeof(int64_t)*2*(sqlite3_uint64)nNew);
@@ -195,7 +206,34 @@ static int xpMapPut(XpMap *m, int64_t key, int64_t idx, int64_t *pOld){
 /* Empty the map and free its table. */
 static void xpMapClear(XpMap *m){
   sqlite3_free(m->aKey);     /* aIdx lives in the same block */
+  sqlite3_free(m->aDense);
   memset(m, 0, sizeof(*m));
+}
+
+/* Once every key is in: where the keys are small non-negative integers
+** (the ids XPlane writers give their metadata: 1, 2, 3, ...; all below
+** 4 per key plus 256), an array by key beside the table, so that the
+** lookup of every event's metadata and stats reads 4 bytes of a small
+** array instead of two 8-byte slots of a table twice the map's size.  Any
+** other keys, or no memory for the array: the table alone (the answers
+** are the same). */
+static void xpMapDense(XpMap *m){
+  int64_t j, kMax = -1;
+  int32_t *a;
+  if( m->aDense || m->nUsed==0 || m->nUsed>INT32_MAX ) return;
+  for(j=0; j<m->nSlot; j++){
+    if( m->aIdx[j]<0 ) continue;
+    if( m->aKey[j]<0 || m->aKey[j]>=4*m->nUsed + 256 || m->aIdx[j]>INT32_MAX ) return;
+    if( m->aKey[j]>kMax ) kMax = m->aKey[j];
+  }
+  a = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(kMax + 1));
+  if( a==0 ) return;
+  for(j=0; j<=kMax; j++) a[j] = -1;
+  for(j=0; j<m->nSlot; j++){
+    if( m->aIdx[j]>=0 ) a[m->aKey[j]] = (int32_t)m->aIdx[j];
+  }
+  m->aDense = a;
+  m->nDense = kMax + 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -855,6 +893,8 @@ static int xpPlaneIndex(ProfsumXp *p){
   }
   pl->aStat = p->nPlaneStat ? p->aPlaneStat : 0;
   pl->nStat = (int)p->nPlaneStat;
+  xpMapDense(&p->emMap);
+  xpMapDense(&p->smMap);
   pl->nEventMetadata = p->nEM;
   pl->nStatMetadata = p->nSM;
   return SQLITE_OK;
