@@ -463,6 +463,32 @@ class HistoryNameAndSeries(CliBase):
         with open(os.path.join(self.td.path, "h.jsonl.db"), "rb") as f:
             self.assertTrue(f.read(16).startswith(b"SQLite format 3"))
 
+    def test_jsonl_label_that_is_not_a_string(self):
+        """A record whose label is a number, an object, ... was imported with
+        a NULL label; `history` now fails naming the file, the line and the
+        field, and track will not append to such a file."""
+        t = self.trace("t.json", fixtures.f2())
+        self.run_cli("track", "--before", t, "--after", t, "--history", "h.jsonl", "--label", "ok")
+        with open(os.path.join(self.td.path, "h.jsonl"), "a") as f:
+            f.write('{"assessment": {"status": "pass"}, "label": null}\n')
+            f.write('{"assessment": {"status": "fail"}, "label": 1234}\n')
+        with open(os.path.join(self.td.path, "h.jsonl"), "rb") as f:
+            before = f.read()
+        out, err = self.run_cli("history", "--history", "h.jsonl", rc=1)
+        self.assertEqual((out, err), ("", "profsum history: profsum_history_import: 'h.jsonl': line 3: $.label: "
+                                      "must be a string or null, not a number (1234)\n"))
+        _, err = self.run_cli("track", "--before", t, "--after", t, "--history", "h.jsonl", rc=2)
+        self.assertIn("line 3: $.label: must be a string or null, not a number (1234)", err)
+        with open(os.path.join(self.td.path, "h.jsonl"), "rb") as f:
+            self.assertEqual(f.read(), before)
+        # written as a string, the record is read, under its label
+        with open(os.path.join(self.td.path, "h.jsonl"), "wb") as f:
+            f.write(before.replace(b'"label": 1234', b'"label": "1234"'))
+        out, _ = self.run_cli("history", "--history", "h.jsonl")
+        h = json.loads(out)
+        self.assertEqual(h["num_records"], 3)
+        self.assertEqual([r.get("label") for r in h["recent_records"]], ["ok", None, "1234"])
+
     def test_empty_series_refused_as_an_empty_label(self):
         t = self.trace("t.json", fixtures.f2())
         for opt in ("--label", "--series"):

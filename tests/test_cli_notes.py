@@ -83,24 +83,43 @@ class Notes(unittest.TestCase):
         self.assertEqual(err, "")
 
     def test_knobs_that_do_not_apply(self):
+        # The note names what the user gave: the --summary file as typed
+        # (it named the label derived from it, 'v1', which the user never
+        # saw: with no --db there is no trace to give by that label), or
+        # the stored trace by its label and the file a new import reads.
         q = self.td.write("clean.trace.json", json.dumps(F1))
-        self.cli("summarize", "--trace-file", q, "--output", "v1.json")
-        _, err = self.cli("report", "--summary", "v1.json", "--warmup-steps", "0")
-        self.assertEqual(err, "profsum report: note: --warmup-steps, --hot-op-limit and --breakdown-mode "
-                              "ignored: 'v1' is a profile_summary.v1 document, whose numbers were computed "
-                              "when it was written\n")
-        _, err = self.cli("report", "--summary", "v1.json")
+        self.cli("summarize", "--trace-file", q, "--output", "out/v1.json")
+        head = ("profsum %s: note: --warmup-steps, --hot-op-limit and --breakdown-mode ignored: ")
+        for given in ("out/v1.json", "./out//v1.json"):
+            _, err = self.cli("report", "--summary", given, "--warmup-steps", "0")
+            self.assertEqual(err, head % "report" + "'%s' is a profile_summary.v1 document, whose numbers "
+                             "were computed when it was written\n" % given)
+        _, err = self.cli("query", "--summary", "out/v1.json", "--question", "top ops", "--hot-op-limit", "3",
+                          "--db", "q.db")
+        self.assertEqual(err, head % "query" + "'out/v1.json' is a profile_summary.v1 document, whose "
+                         "numbers were computed when it was written\n")
+        # the same document given by its label in the database: the label,
+        # and the file it came from
+        _, err = self.cli("report", "--db", "q.db", "--trace", "v1", "--warmup-steps", "1")
+        self.assertEqual(err, head % "report" + "the stored trace 'v1' (imported from 'out/v1.json') is a "
+                         "profile_summary.v1 document, whose numbers were computed when it was written\n")
+        _, err = self.cli("report", "--summary", "out/v1.json")
         self.assertEqual(err, "")
         # a trace given as the summary is summarized with them: no note
         _, err = self.cli("report", "--summary", q, "--warmup-steps", "0")
         self.assertEqual(err, "")
-        # a stored trace summarized with other values
+        # a stored trace summarized with other values: the file to import
+        # again, with the label that keeps its place
         self.cli("summarize", "--trace-file", q, "--db", "s.db", "--label", "d", "--output", "x.json")
         _, err = self.cli("report", "--db", "s.db", "--trace", "d", "--hot-op-limit", "3")
-        self.assertEqual(err, "profsum report: note: --warmup-steps, --hot-op-limit and --breakdown-mode "
-                              "ignored: the stored trace 'd' was summarized with warmup_steps 5, "
-                              "hot_op_limit 25 and breakdown_mode exclusive_per_track (import it again "
-                              "with --replace to change them)\n")
+        self.assertEqual(err, head % "report" + "the stored trace 'd' was summarized with warmup_steps 5, "
+                              "hot_op_limit 25 and breakdown_mode exclusive_per_track (import '%s' again "
+                              "with --label 'd' --replace to change them)\n" % q)
+        # which works: the import it names takes the new value
+        self.cli("summarize", "--trace-file", q, "--db", "s.db", "--label", "d", "--replace",
+                 "--hot-op-limit", "3", "--output", "x.json")
+        _, err = self.cli("report", "--db", "s.db", "--trace", "d", "--hot-op-limit", "3")
+        self.assertEqual(err, "")
         _, err = self.cli("query", "--db", "s.db", "--trace", "d", "--question", "top ops",
                           "--warmup-steps", "5")
         self.assertEqual(err, "")
@@ -157,6 +176,80 @@ class Notes(unittest.TestCase):
         _, err = self.cli("summarize", "--profile-dir", os.path.join(self.td.path, "empty"),
                           "--session", "latest", rc=1)
         self.assertIn("no trace file found for session 'latest'", err)
+
+    def cut_session(self, hosts):
+        """A log folder of one session whose host trace JSONs are all cut
+        off (each warned about, citing the diagnostics)."""
+        text = json.dumps(F1)
+        for h in hosts:
+            self.td.write(os.path.join("run", SESSION, h + ".trace.json"), text[:len(text) * 2 // 3])
+        return os.path.join(self.td.path, "run")
+
+    def diag_note(self, err):
+        notes = [l for l in err.splitlines() if l.startswith("profsum: note:")]
+        self.assertEqual(len(notes), 1, err)
+        return notes[0]
+
+    def test_temporary_database_note_for_a_folder(self):
+        # The note's query named the folder given, which
+        # profsum_diagnostics cannot read ("is a directory"): it names the
+        # file read there, and each host's file with --all-hosts.
+        run = self.cut_session(["h0", "h1"])
+        files = [os.path.join(run, SESSION, h + ".trace.json") for h in ("h0", "h1")]
+        _, err = self.cli("summarize", "--profile-dir", run, "--output", "s.json")
+        note = self.diag_note(err)
+        self.assertTrue(note.endswith("profsum sql :memory: \"SELECT * FROM profsum_diagnostics('%s')\""
+                                      % files[0]), note)
+        _, err = self.cli("summarize", "--profile-dir", run, "--all-hosts", "--output", "s.json")
+        note = self.diag_note(err)
+        self.assertTrue(note.endswith("profsum sql :memory: \"SELECT * FROM profsum_diagnostics('%s')\" "
+                                      "(and the same for '%s')" % (files[0], files[1])), note)
+        # the query the note gives works, on each file it names
+        db = connect()
+        for f in files:
+            kinds = {k for (k,) in db.execute("SELECT kind FROM profsum_diagnostics(?)", (f,))}
+            self.assertIn("unterminated_array", kinds)
+        with self.assertRaisesRegex(Exception, "is a directory"):
+            db.execute("SELECT * FROM profsum_diagnostics(?)", (run,)).fetchall()
+
+    def test_session_label_names_its_hosts(self):
+        # A session read with --all-hosts is stored as <label>/<host>: the
+        # label alone named no trace, and the error gave no hint.
+        text = json.dumps(F1)
+        hosts = ["h%d" % i for i in range(7)]
+        for h in hosts:
+            self.td.write(os.path.join("run", SESSION, h + ".trace.json"), text)
+        self.cli("summarize", "--profile-dir", "run", "--all-hosts", "--db", "s.db", "--label", "job",
+                 "--output", "s.json")
+        self.cli("summarize", "--trace-file", self.td.write("jobx.trace.json", text), "--db", "s.db",
+                 "--label", "job0", "--output", "s.json")
+        hint = ("; labels that start with 'job/' (a session's hosts): 'job/h0', 'job/h1', 'job/h2', "
+                "'job/h3', 'job/h4' and 2 more")
+        for args, opt in ((["report", "--trace", "job"], "--trace"),
+                          (["query", "--trace", "job", "--question", "top ops"], "--trace"),
+                          (["compare", "--before", "job", "--after", "job/h1"], "--before"),
+                          (["track", "--before", "job/h0", "--after", "job"], "--after")):
+            _, err = self.cli(*args, "--db", "s.db", rc=1)
+            self.assertEqual(err, "profsum %s: %s 'job': no such file, and no trace with that label or id in "
+                             "the database%s\n" % (args[0], opt, hint), args)
+        # "job/" lists the same; a label nothing starts with gets no list
+        _, err = self.cli("report", "--db", "s.db", "--trace", "job/", rc=1)
+        self.assertIn("'job/': no such file, and no trace with that label or id in the database" + hint, err)
+        for label in ("jo", "job/h", "h0"):
+            _, err = self.cli("report", "--db", "s.db", "--trace", label, rc=1)
+            self.assertEqual(err, "profsum report: --trace '%s': no such file, and no trace with that label "
+                             "or id in the database\n" % label)
+        # a host's label works
+        out, _ = self.cli("report", "--db", "s.db", "--trace", "job/h6")
+        self.assertIn("# Profile Report", out)
+        # the SQL functions say the same
+        db = connect(os.path.join(self.td.path, "s.db"))
+        with self.assertRaises(Exception) as cm:
+            db.execute("SELECT profsum_report_md('job')").fetchone()
+        self.assertEqual(str(cm.exception), "profsum_report_md: no trace with label 'job'" + hint)
+        with self.assertRaises(Exception) as cm:
+            db.execute("SELECT profsum_summary_json('h1')").fetchone()
+        self.assertEqual(str(cm.exception), "profsum_summary_json: no trace with label 'h1'")
 
     def test_cut_gzip(self):
         data = gzip.compress(json.dumps(F1).encode())

@@ -82,15 +82,16 @@ class OutputFiles(SecBase):
         self.assertTrue(left[1].startswith("out.json.tmp-") and
                         os.path.islink(os.path.join(self.td.path, "shared", left[1])))
 
-    def test_symlink_at_the_output_is_replaced(self):
+    def test_symlink_at_the_output_is_refused(self):
+        # neither followed (the victim is intact) nor replaced (the link
+        # stays): docs/cli.md, Symbolic links; tests/test_cli_symlinks.py
         v = self.victim()
         src = self.trace("t.json.gz", F1_BEFORE)
         os.symlink(v, os.path.join(self.td.path, "r.md"))
-        self.run_um(["report", "--summary", src, "--output", "r.md"])
+        _, err = self.run_um(["report", "--summary", src, "--output", "r.md"], rc=1)
+        self.assertIn("cannot write 'r.md': it is a symbolic link (to '%s', a file)" % v, err)
         self.assert_victim_intact(v)
-        target = os.path.join(self.td.path, "r.md")
-        self.assertFalse(os.path.islink(target))
-        self.assertEqual(mode(target), 0o644)
+        self.assertEqual(os.readlink(os.path.join(self.td.path, "r.md")), v)
 
     def test_mode_follows_the_umask(self):
         src = self.trace("t.json.gz", F1_BEFORE)
@@ -176,10 +177,17 @@ class Trim(SecBase):
         self.assertEqual(sorted(os.listdir(self.td.path)),
                          ["f1.json.gz", "t-022.json.gz", "t-027.json.gz", "t-077.json.gz"])
 
-    def test_symlink_at_the_output_is_replaced(self):
+    def test_symlink_at_the_output_is_refused(self):
         v = self.victim()
         os.mkdir(os.path.join(self.td.path, "shared"))
         os.symlink(v, os.path.join(self.td.path, "shared", "small.json.gz"))
+        _, err = self.run_um(["trim", "--trace-file", self.src, "--output", "shared/small.json.gz",
+                              "--where", "name = 'softmax'"], rc=1)
+        self.assertIn("profsum_trim: 'shared/small.json.gz' is a symbolic link (to '%s', a file)" % v, err)
+        self.assert_victim_intact(v)
+        self.assertEqual(os.readlink(os.path.join(self.td.path, "shared", "small.json.gz")), v)
+        # a link planted at a temporary name is never written through either
+        os.unlink(os.path.join(self.td.path, "shared", "small.json.gz"))
         self.run_um(["trim", "--trace-file", self.src, "--output", "shared/small.json.gz",
                      "--where", "name = 'softmax'"],
                     shell_prefix="ln -s %s shared/small.json.gz.tmp-$$" % v)

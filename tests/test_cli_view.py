@@ -451,16 +451,20 @@ class ListAndExtract(ViewBase):
         self.assertIn("4 files copied", err)
         self.assertFalse(os.path.lexists(os.path.join(dest, "plugins/profile", SESSIONS[1], "evil.trace.json.gz")))
         self.assertEqual(len(out.splitlines()), 5)
-        # a planted link at a file's own name is replaced, not followed
+        # a planted link at a file's own name is refused: neither followed
+        # nor replaced, the others copied
         target = os.path.join(dest, "plugins/profile", SESSIONS[0], "host0.trace.json.gz")
         os.unlink(target)
         victim = self.td.write("victim.txt", "precious\n")
         os.symlink(victim, target)
-        self.run_cli("view", logs, "--extract", dest, rc=1)
+        out, err = self.run_cli("view", logs, "--extract", dest, rc=1)
         with open(victim) as f:
             self.assertEqual(f.read(), "precious\n")
-        self.assertFalse(os.path.islink(target))
-        with open(paths[(SESSIONS[0], "host0")], "rb") as a, open(target, "rb") as b:
+        self.assertEqual(os.readlink(target), victim)
+        self.assertIn("host0.trace.json.gz' under '%s' is a symbolic link: refused" % dest, err)
+        self.assertIn("3 files copied", err)
+        other = os.path.join(dest, "plugins/profile", SESSIONS[0], "host1.trace.json.gz")
+        with open(paths[(SESSIONS[0], "host1")], "rb") as a, open(other, "rb") as b:
             self.assertEqual(a.read(), b.read())
         # DEST the log dir itself: refused
         self.run_cli("view", logs, "--extract", logs + "/", rc=2)

@@ -253,6 +253,34 @@ class TextRule(Base):
         self.assertEqual(self.one("SELECT profsum_history_import(?)", (path,)), 1)
         self.assertEqual(self.one("SELECT label FROM profsum_history WHERE record_id = 2"), "big")
 
+    def test_label_that_is_not_a_string(self):
+        # a label of another JSON type was stored as a NULL label: the
+        # views listed the record among the unlabeled ones.  Now the import
+        # fails naming the file, the line and the field, and stores nothing.
+        self.seed()
+        ok = b'{"label": "a", "assessment": {"status": "pass"}}\n'
+        cases = [(b'42', r"not a number \(42\)"), (b'-1.5', r"not a number \(-1\.5\)"),
+                 (b'NaN', r"not a number \(NaN\)"), (b'true', r"not a boolean \(true\)"),
+                 (b'false', r"not a boolean \(false\)"), (b'{"name": "x"}', r"not an object"),
+                 (b'["x"]', r"not an array"), (b'1' * 60, r"not a number \(1{40}\.\.\.\)")]   # a long value cut
+        for value, what in cases:
+            with self.subTest(value=value):
+                self.import_error_seeded(ok + b'{"assessment": {"status": "fail"}, "label": ' + value + b'}\n',
+                                         r"line 2: \$\.label: must be a string or null, " + what + "$")
+        # a repeated key: every "label" member is checked
+        self.import_error_seeded(b'{"label": "a", "label": 7}\n', r"line 1: \$\.label: .*not a number \(7\)$")
+        # a label nested deeper is any other member: not checked
+        path = self.write("nested.jsonl", b'{"before": {"label": 3}, "label": "b"}\n')
+        self.assertEqual(self.one("SELECT profsum_history_import(?)", (path,)), 1)
+        # null and a missing label are records without a label
+        path = self.write("null.jsonl", b'{"label": null, "assessment": {"status": "pass"}}\n'
+                                        b'{"assessment": {"status": "warn"}}\n')
+        self.assertEqual(self.one("SELECT profsum_history_import(?)", (path,)), 2)
+        rows, summary = self.views_readable()
+        self.assertEqual([(r[3], r[4]) for r in rows], [("seed", "pass"), ("b", None), (None, "pass"),
+                                                        (None, "warn")])
+        self.assertIn(("label", None, 2), [r[:3] for r in summary])
+
     @unittest.skipUnless(os.path.exists(REPRO), "no shared reproducer (the generated one is tested)")
     def test_shared_repro(self):
         self.seed()

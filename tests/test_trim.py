@@ -259,13 +259,29 @@ class Trim(unittest.TestCase):
             self.db.execute("SELECT profsum_trim(?, ?)", (self.src, link)).fetchone()
         self.assertIn("is a link to a device, not a file", str(cm.exception))
         self.assertEqual(os.readlink(link), "/dev/null")
-        # a link to a regular file elsewhere is replaced, never followed
+        # a link to a regular file, a directory or nothing: refused too,
+        # neither followed nor replaced
         target = self.td.write("target.txt", "keep")
-        link2 = os.path.join(self.td.path, "file-link")
-        os.symlink(target, link2)
-        self.db.execute("SELECT profsum_trim(?, ?)", (self.src, link2)).fetchone()
-        self.assertFalse(os.path.islink(link2))
-        self.assertEqual(open(target).read(), "keep")
+        os.mkdir(os.path.join(self.td.path, "d"))
+        for to, kind in ((target, "a file"), (os.path.join(self.td.path, "d"), "a directory"),
+                         (os.path.join(self.td.path, "nowhere"), "which does not exist")):
+            link2 = os.path.join(self.td.path, "file-link")
+            if os.path.lexists(link2):
+                os.unlink(link2)
+            os.symlink(to, link2)
+            with self.assertRaises(sqlite3.Error) as cm:
+                self.db.execute("SELECT profsum_trim(?, ?)", (self.src, link2)).fetchone()
+            self.assertEqual(str(cm.exception), "profsum_trim: '%s' is a symbolic link (to '%s', %s): profsum "
+                             "neither writes through a symbolic link nor replaces one: remove the link, or "
+                             "give the path it leads to" % (link2, to, kind))
+            self.assertEqual(os.readlink(link2), to)
+            self.assertEqual(open(target).read(), "keep")
+            self.assertEqual(os.listdir(os.path.join(self.td.path, "d")), [])
+            self.assertFalse(os.path.lexists(os.path.join(self.td.path, "nowhere")))
+        # through a linked folder: written where it leads
+        os.symlink("d", os.path.join(self.td.path, "dl"))
+        self.db.execute("SELECT profsum_trim(?, ?)", (self.src, os.path.join(self.td.path, "dl", "o.json.gz"))).fetchone()
+        self.assertTrue(os.path.isfile(os.path.join(self.td.path, "d", "o.json.gz")))
 
     def test_directonly(self):
         self.db.execute("CREATE VIEW v AS SELECT profsum_trim('a', 'b')")

@@ -139,6 +139,7 @@ void writeStdoutVis(const char *z, size_t n, int bKeepNl);
 void writeStdout(const char *z, size_t n);
 void emit(const char *zText, const char *zOutput);
 void failOutputOverInput(const char *zOutput, const char *zInput, const char *zOpt);
+void failOutputUnwritable(const char *zPath);
 
 /* ---- progress.c: the progress line of an import --------------------- */
 void progressStart(const char *zFile);

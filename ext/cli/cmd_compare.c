@@ -47,14 +47,24 @@ static int historyKind(const char *z){
 ** check that it is one, read as `history` reads it (profsum_history_import
 ** into a private in-memory database: every non-blank line a JSON value).
 ** A file that is something else -- a pretty-printed summary, other text --
-** is refused (exit 2) with the reason, and nothing is appended.  An empty
-** or missing file is a new history. */
+** is refused (exit 2) with the reason, and nothing is appended.  A
+** symbolic link at zHist (to a file, or to nothing) is refused (exit 1):
+** the append would write through it (fileio.h).  An empty or missing
+** file is a new history. */
 static void checkJsonlHistory(const char *zHist){
   struct stat st;
   sqlite3 *db = 0;
   sqlite3_stmt *p = 0;
   char *zWhy = 0;
   int rc;
+  if( profsumFileIsLink(zHist, &zWhy) ){
+    char *zMsg;
+    if( zWhy==0 ) fail(EXIT_FAIL, "out of memory");
+    zMsg = xprintf("--history '%s' is %s, and track and bundle append to the history; %s", zHist,
+                   zWhy, PROFSUM_FILE_LINK_ADVICE);
+    sqlite3_free(zWhy);
+    fail(EXIT_FAIL, "%s", zMsg);
+  }
   if( stat(zHist, &st)!=0 || (S_ISREG(st.st_mode) && st.st_size==0) ) return;
   if( sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, 0)!=SQLITE_OK ){
     sqlite3_close(db);
@@ -112,6 +122,33 @@ static void failBundleOverHistory(const char *zDir, const char *zHist, const cha
   free(zReal);
 }
 
+/* Before bundle does any work: refuse (exit 1) an --output-dir zDir one
+** of whose six files is a symbolic link (to a file, a directory, or
+** nothing): profsum_bundle would refuse it only after the imports.  The
+** directory itself may be a link the user named; links in it are neither
+** followed nor replaced (fileio.h). */
+static void failBundleLinks(const char *zDir){
+  const char *zName;
+  size_t n;
+  int i;
+  if( zDir==0 ) return;
+  n = strlen(zDir);
+  for(i=0; (zName = profsumBundleFileName(i))!=0; i++){
+    char *zPath = xprintf("%s%s%s", zDir, n>0 && zDir[n-1]=='/' ? "" : "/", zName);
+    char *zLink = 0;
+    if( profsumFileIsLink(zPath, &zLink) ){
+      char *zMsg;
+      if( zLink==0 ) fail(EXIT_FAIL, "out of memory");
+      zMsg = xprintf("--output-dir '%s': its file '%s' is %s; %s", zDir, zPath, zLink,
+                     PROFSUM_FILE_LINK_ADVICE);
+      sqlite3_free(zLink);
+      sqlite3_free(zPath);
+      fail(EXIT_FAIL, "%s", zMsg);
+    }
+    sqlite3_free(zPath);
+  }
+}
+
 /* Open the working database for a --history argument: the .db itself, or
 ** a temporary one, with the JSONL records imported when bRead (the
 ** `history` command; track and bundle only append to a JSONL file,
@@ -142,7 +179,8 @@ static int openHistory(const char *zHist, const char *zOpt, const char *zDb, int
 ** or profsum_bundle with "history": true) to a JSONL history, as the
 ** reference does (tools-spec §4.2): one line, the record as
 ** json.dumps(record, sort_keys=True) (record_json) and "\n"; parent
-** directories are created.  The file is opened O_APPEND and locked
+** directories are created.  The file is opened O_APPEND|O_NOFOLLOW (a
+** symbolic link there is refused, checkJsonlHistory) and locked
 ** (flock) while its last byte is checked (a file not ending in "\n" gets
 ** one first, so two records are never glued together) and the line is
 ** written with one write(), then fsync'd: concurrent appenders each add
@@ -161,11 +199,12 @@ static void appendHistory(const char *zHist, int k){
   zBuf[1+n] = '\n';
   free(zLine);
   makeDirs(zHist, 1);
-  fd = open(zHist, O_WRONLY|O_APPEND|O_CREAT|O_CLOEXEC, 0666);
+  fd = open(zHist, O_WRONLY|O_APPEND|O_CREAT|O_NOFOLLOW|O_CLOEXEC, 0666);
   if( fd<0 ){
     e = errno;
     free(zBuf);
-    fail(EXIT_FAIL, "cannot append to '%s': %s", zHist, strerror(e));
+    fail(EXIT_FAIL, "cannot append to '%s': %s", zHist,
+         e==ELOOP ? "it is a symbolic link (" PROFSUM_FILE_LINK_ADVICE ")" : strerror(e));
   }
   while( flock(fd, LOCK_EX)!=0 ){
     if( errno!=EINTR ){
@@ -332,6 +371,7 @@ int cmdCompare(Opts *o){
   failOutputOver(optStr(o, "output"), zDb, "--db", 1);
   failOutputOverInput(optStr(o, "output"), zB, "--before");
   failOutputOverInput(optStr(o, "output"), zA, "--after");
+  failOutputUnwritable(optStr(o, "output"));
   zOpts = knobOptions(o, 0, 0);
   {
     const char *az[2] = {zB, zA};
@@ -432,6 +472,7 @@ int cmdTrack(Opts *o){
   failOutputOver(optStr(o, "output"), zDb, "--db", 1);
   failOutputOverInput(optStr(o, "output"), zB, "--before");
   failOutputOverInput(optStr(o, "output"), zA, "--after");
+  failOutputUnwritable(optStr(o, "output"));
   kind = openHistory(zHist, zHistOpt, zDb, 0);
   idB = traceArg("before", zB, optRaw(o, "before"), kind==HIST_DB, zOpts, 0);
   idA = traceArg("after", zA, optRaw(o, "after"), kind==HIST_DB, zOpts, idB);
@@ -485,6 +526,7 @@ int cmdHistory(Opts *o){
   long long nTail = optInt(o, "tail", 20);
   char *zSum;
   failOutputOverHistory(optStr(o, "output"), zHist, "--history");
+  failOutputUnwritable(optStr(o, "output"));
   if( historyKind(zHist)==HIST_DB && !pathExists(zHist) ){
     openDb(0, 0);                   /* a missing history has no records */
   }else{
@@ -545,6 +587,8 @@ int cmdBundle(Opts *o){
   failOutputOver(optStr(o, "output"), zDb, "--db", 1);
   failBundleOverHistory(zOut, zHist, "--history");
   failBundleOverHistory(zOut, zDb, "--db");
+  failOutputUnwritable(optStr(o, "output"));
+  failBundleLinks(zOut);
   memset(&j, 0, sizeof(j));
   jobjInt(&j, "top_k", k);
   if( optStr(o, "label") ) jobjStr(&j, "label", optStr(o, "label"));

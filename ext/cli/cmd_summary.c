@@ -56,6 +56,7 @@ int cmdSummarize(Opts *o){
   failOutputOver(optStr(o, "output"), zDb, "--db", 1);
   failOutputOverInput(optStr(o, "output"), zTrace, "--trace-file");
   failOutputOverInput(optStr(o, "output"), zX, "--xplane-file");
+  failOutputUnwritable(optStr(o, "output"));
   zOpts = knobOptions(o, optFlag(o, "replace"), optStr(o, "series"));
   if( optStr(o, "xplane-output-dir") || optFlag(o, "xplane-count-trace-events") ){
     errLine("profsum summarize: note: %s ignored: profsum does not run xprof's converter (its "
@@ -231,6 +232,7 @@ int cmdReport(Opts *o){
   if( isHtml && (k<1 || k>64) ) fail(EXIT_USAGE, "--top-k must be from 1 to 64 with --format html");
   failOutputOver(optStr(o, "output"), optStr(o, "db"), "--db", 1);
   failOutputOverInput(optStr(o, "output"), optStr(o, "summary"), "--summary");
+  failOutputUnwritable(optStr(o, "output"));
   zOpts = knobOptions(o, 0, 0);
   failBeforeDb(o);
   openDb(optStr(o, "db"), "--db");
@@ -384,6 +386,7 @@ int cmdQuery(Opts *o){
   sqlite3_int64 id;
   failOutputOver(optStr(o, "output"), optStr(o, "db"), "--db", 1);
   failOutputOverInput(optStr(o, "output"), optStr(o, "summary"), "--summary");
+  failOutputUnwritable(optStr(o, "output"));
   if( optFlag(o, "list") ){
     size_t i;
     Buf b;

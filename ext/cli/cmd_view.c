@@ -133,8 +133,8 @@ static void trimLimitCond(Buf *b, TrimLimit *p, int k){
 
 /* Run profsum_trim(zTrace, zOut, zCond): it writes a temporary file beside
 ** zOut (mkstemp: an unpredictable name, created exclusively), gives it mode
-** 0666 less the umask and renames it over zOut (a symlink at zOut is
-** replaced, not followed).  Returns its result (the number of entries
+** 0666 less the umask and renames it over zOut (a symbolic link at zOut
+** is refused: neither followed nor replaced).  Returns its result (the number of entries
 ** written, malloc'd text); an error is fatal and leaves nothing behind.
 ** zShown (0: none) is the condition as the user wrote it (--where): an
 ** error that quotes the condition built from the options quotes it
@@ -316,8 +316,10 @@ static int viewList(const char *zDir){
 ** O_NOFOLLOW (a symbolic link planted under DEST, or met in the log
 ** directory, is refused), the source must be a regular file that is not a
 ** symbolic link (a link in a downloaded log directory could point at any
-** file of this machine), and the copy is written to a new file
-** (O_CREAT|O_EXCL|O_NOFOLLOW) beside its name, then renamed over it.
+** file of this machine), a symbolic link at the copy's own name is
+** refused (neither followed nor replaced), and the copy is written to a
+** new file (O_CREAT|O_EXCL|O_NOFOLLOW) beside its name, then renamed over
+** it.
 ** Returns 0, or a malloc'd message (the file is not copied, nothing is
 ** left behind). */
 static char *extractOne(int sfd, int dfd, const char *zRel, const char *zDest){
@@ -368,6 +370,15 @@ static char *extractOne(int sfd, int dfd, const char *zRel, const char *zDest){
   if( fstat(src, &st)!=0 || !S_ISREG(st.st_mode) ){
     zMsg = xprintf("not a regular file: refused");
     goto done;
+  }
+  {
+    /* a link at the copy's name: neither followed nor replaced */
+    struct stat sl;
+    if( fstatat(d, zComp, &sl, AT_SYMLINK_NOFOLLOW)==0 && S_ISLNK(sl.st_mode) ){
+      zMsg = xprintf("'%s' under '%s' is a symbolic link: refused (%s)", zRel, zDest,
+                     PROFSUM_FILE_LINK_ADVICE);
+      goto done;
+    }
   }
   {
     int i;

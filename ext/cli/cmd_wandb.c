@@ -55,6 +55,7 @@ int cmdPublish(Opts *o){
   JObj j;
   Buf a;
   failOutputOver(optStr(o, "output"), optStr(o, "db"), "--db", 1);
+  failOutputUnwritable(optStr(o, "output"));
   failBeforeDb(o);
   openDb(optStr(o, "db"), "--db");
   if( zReport && !pathExists(zReport) ) fail(EXIT_FAIL, "--report '%s': %s", zReport, strerror(ENOENT));

@@ -58,15 +58,38 @@ static int createTempBeside(const char *zPath, char **pzTmp){
   return fd;
 }
 
+/* Refuse (exit 1) an --output zPath that no file can be written to: a
+** directory, or a symbolic link other than those profsumFileSpecial()
+** names (a link to a file, to a directory, or to nothing: neither
+** followed, which could write outside the directory the user gave, nor
+** replaced, which would delete it; fileio.h).  Run before a command does
+** any work (main) and again just before the write.  0 does nothing. */
+void failOutputUnwritable(const char *zPath){
+  struct stat st;
+  char *zLink = 0;
+  if( zPath==0 ) return;
+  if( lstat(zPath, &st)==0 && S_ISDIR(st.st_mode) ){
+    fail(EXIT_FAIL, "cannot write '%s': it is a directory (--output names the file to write)", zPath);
+  }
+  if( profsumFileIsLink(zPath, &zLink) ){
+    char *zMsg;
+    if( zLink==0 ) fail(EXIT_FAIL, "out of memory");
+    zMsg = xprintf("cannot write '%s': it is %s; %s", zPath, zLink, PROFSUM_FILE_LINK_ADVICE);
+    sqlite3_free(zLink);
+    fail(EXIT_FAIL, "%s", zMsg);
+  }
+}
+
 /* Write z (+ a final newline if missing) to zPath atomically: a new
 ** temporary file in the same directory (createTempBeside: never through
-** an existing file or symlink), fsync'ed, then renamed over zPath (a
-** symlink at zPath is replaced, not followed).  The file gets mode 0666
-** less the umask.  Parent directories are created.  A device or a pipe
-** at zPath (--output /dev/null, a named pipe), a link to one, or a link
-** in /dev or /proc (--output /dev/stdout) is written into as it is,
-** never replaced; a socket or a directory is refused.  Errors are fatal
-** (exit 1, the temporary file removed) and say which step failed. */
+** an existing file or symlink), fsync'ed, then renamed over zPath.  The
+** file gets mode 0666 less the umask.  Parent directories are created
+** (links in the directory part are followed: the user named it).  A
+** device or a pipe at zPath (--output /dev/null, a named pipe), a link to
+** one, or a link in /dev or /proc (--output /dev/stdout) is written into
+** as it is, never replaced; a socket, a directory or any other symbolic
+** link is refused (failOutputUnwritable).  Errors are fatal (exit 1, the
+** temporary file removed) and say which step failed. */
 static void writeFileAtomic(const char *zPath, const char *z){
   size_t n = strlen(z);
   char *zTmp;
@@ -74,9 +97,7 @@ static void writeFileAtomic(const char *zPath, const char *z){
   int bNl = n==0 || z[n-1]!='\n';
   const char *zSpecial = profsumFileSpecial(zPath);
   struct stat st;
-  if( lstat(zPath, &st)==0 && S_ISDIR(st.st_mode) ){
-    fail(EXIT_FAIL, "cannot write '%s': it is a directory (--output names the file to write)", zPath);
-  }
+  failOutputUnwritable(zPath);
   if( zSpecial ){
     struct stat so;
     if( stat(zPath, &st)==0 && fstat(STDOUT_FILENO, &so)==0 && st.st_dev==so.st_dev

@@ -14,6 +14,9 @@
 ** results). */
 char *profsumDefaultLabel(const char *zSource);
 char *profsumSummaryFileProblem(const char *zPath);
+/* From ext/summary/doc_knobs.c (summary_doc.h): the labels that start
+** with "<label>/", a session's hosts. */
+char *profsumLabelPrefixHint(sqlite3 *db, const char *zSchema, const char *zLabel);
 
 /* The import options zOpts (JSON text or NULL) with key zKey set to the
 ** JSON value zJsonValue (malloc'd). */
@@ -59,19 +62,26 @@ char *knobOptions(const Opts *o, int bReplace, const char *zSeries){
 ** folder_pick, the same on every trace of the import: once, on the first
 ** that has it), one line each: "profsum: warning: <label>: <text>".  When
 ** a warning cites the diagnostics and the database is this command's
-** temporary one, a note says how to keep or list them (zSource: the
-** trace, file or folder, given back in the note). */
+** temporary one, a note says how to keep or list them: the listing names
+** the file each such warning's trace was read from (trace_path: a
+** folder's pick, a host's file; profsum_diagnostics reads a file, not a
+** folder), else zSource (the trace, file or folder given). */
 static void importWarnings(sqlite3_int64 id, const char *zSource){
   sqlite3_stmt *p = 0;
-  int bCites = 0;         /* a warning cites profsum_diagnostic */
+  char *zFirst = 0;       /* the file of the first warning citing profsum_diagnostic */
+  Buf more;               /* the files of the others, each once: ", 'b'" */
+  int nMore = 0;
+  memset(&more, 0, sizeof(more));
   if( sqlite3_prepare_v2(g_db, "WITH f AS (SELECT source_path AS s, imported_at AS a FROM "
       "main.profsum_trace WHERE trace_id=?1), t AS (SELECT t.* FROM main.profsum_trace AS t, f "
       "WHERE t.trace_id=?1 OR (t.trace_id>?1 AND t.source_path IS f.s AND t.imported_at=f.a)) "
-      "SELECT label, text FROM (SELECT t.trace_id AS id, 0 AS part, w.key AS k, t.label, "
-      "w.value AS text FROM t, json_each(t.quality_warnings) AS w UNION ALL SELECT t.trace_id, 1, "
-      "d.rowid, t.label, d.detail FROM t JOIN main.profsum_agg_diagnostic AS d "
+      "SELECT label, text, file FROM (SELECT t.trace_id AS id, 0 AS part, w.key AS k, t.label, "
+      "w.value AS text, coalesce(t.trace_path, t.source_path) AS file "
+      "FROM t, json_each(t.quality_warnings) AS w UNION ALL SELECT t.trace_id, 1, "
+      "d.rowid, t.label, d.detail, coalesce(t.trace_path, t.source_path) FROM t "
+      "JOIN main.profsum_agg_diagnostic AS d "
       "ON d.trace_id=t.trace_id AND d.kind IN ('xplane_not_decoded', 'host_not_aligned', 'host_unnamed') "
-      "UNION ALL SELECT min(t.trace_id), 2, d.rowid, t.label, d.detail FROM t "
+      "UNION ALL SELECT min(t.trace_id), 2, d.rowid, t.label, d.detail, NULL FROM t "
       "JOIN main.profsum_agg_diagnostic AS d ON d.trace_id=t.trace_id AND d.kind='folder_pick' "
       "GROUP BY d.detail) ORDER BY id, part, k", -1, &p, 0)!=SQLITE_OK ){
     sqlite3_finalize(p);
@@ -80,25 +90,38 @@ static void importWarnings(sqlite3_int64 id, const char *zSource){
   sqlite3_bind_int64(p, 1, id);
   while( sqlite3_step(p)==SQLITE_ROW ){
     const char *zText = (const char*)sqlite3_column_text(p, 1);
+    const char *zFile = (const char*)sqlite3_column_text(p, 2);
     errLine("profsum: warning: %s: %s", (const char*)sqlite3_column_text(p, 0), zText);
-    if( zText && strstr(zText, "profsum_diagnostic") ) bCites = 1;
+    if( zText && strstr(zText, "profsum_diagnostic") ){
+      if( zFile==0 ) zFile = zSource;
+      if( zFirst==0 ){
+        zFirst = xstrdup(zFile);
+      }else if( strcmp(zFirst, zFile)!=0 ){
+        char *zLit = sqlite3_mprintf("'%q'", zFile);
+        if( zLit==0 ) fail(EXIT_FAIL, "out of memory");
+        if( more.n==0 || strstr(more.z, zLit)==0 ){
+          bufAppend(&more, ", ", 2);
+          bufAppend(&more, zLit, strlen(zLit));
+          nMore++;
+        }
+        sqlite3_free(zLit);
+      }
+    }
   }
   sqlite3_finalize(p);
-  if( bCites && g_zTempDb[0] ){
-    /* the warnings cite a table of the database this command deletes;
-    ** the file read (a folder's pick) is the trace's source_path */
-    char *zErr = 0;
-    char *zPath = sqlTextTry(&zErr, "SELECT source_path FROM main.profsum_trace WHERE trace_id=?1", "i", id);
-    char *zLit = sqlite3_mprintf("%Q", zPath ? zPath : zSource);   /* an SQL literal */
-    free(zErr);
+  if( zFirst && g_zTempDb[0] ){
+    /* the warnings cite a table of the database this command deletes */
+    char *zLit = sqlite3_mprintf("%Q", zFirst);          /* an SQL literal */
     errLine("profsum: note: the diagnostics these warnings cite are in this command's temporary "
             "database, deleted when it ends: add --db FILE to keep them (then "
             "'profsum sql FILE \"SELECT * FROM profsum_diagnostic\"'), or list them from the file: "
-            "profsum sql :memory: \"SELECT * FROM profsum_diagnostics(%s)\"",
-            zLit ? zLit : "'FILE'");
+            "profsum sql :memory: \"SELECT * FROM profsum_diagnostics(%s)\"%s%s%s",
+            zLit ? zLit : "'FILE'", nMore ? " (and the same for " : "", nMore ? more.z+2 : "",
+            nMore ? ")" : "");
     sqlite3_free(zLit);
-    free(zPath);
   }
+  free(zFirst);
+  free(more.z);
 }
 
 /*
@@ -182,7 +205,9 @@ static sqlite3_int64 importSummary(const char *zSource, const char *zOpts){
 /* A trace argument: an existing path (or remote source) is imported (as a
 ** summary: importSummary); else, when a database was given, a label or
 ** trace_id in it.  zArg is the path as str(Path) gives it (OPT_PATH), zRaw
-** the text as given (the label looked up; 0: zArg). */
+** the text as given (the label looked up; 0: zArg).  A label that names
+** no trace is an error (exit 1) listing the labels that start with
+** "<label>/" (a session's hosts), when there are. */
 sqlite3_int64 traceArg(const char *zOpt, const char *zArg, const char *zRaw, int bHaveDb,
                               const char *zOpts, sqlite3_int64 idOther){
   char *zId;
@@ -224,7 +249,13 @@ sqlite3_int64 traceArg(const char *zOpt, const char *zArg, const char *zRaw, int
                 "AND NOT ?1 GLOB '*[^0-9]*' AND trace_id=CAST(?1 AS INTEGER) LIMIT 1", "t", zArg)
       : 0;
   if( zId==0 ){
-    fail(EXIT_FAIL, "--%s '%s': no such file, and no trace with that label or id in the database", zOpt, zArg);
+    /* a session imported with --all-hosts is stored as "<label>/<host>":
+    ** its label alone names no trace, so list the hosts' */
+    char *zHint = tableExists("profsum_trace") ? profsumLabelPrefixHint(g_db, "main", zArg) : 0;
+    char *zMsg = xprintf("--%s '%s': no such file, and no trace with that label or id in the database%s",
+                         zOpt, zArg, zHint ? zHint : "");
+    sqlite3_free(zHint);
+    fail(EXIT_FAIL, "%s", zMsg);
   }
   {
     sqlite3_int64 id = strtoll(zId, 0, 10);
@@ -236,8 +267,11 @@ sqlite3_int64 traceArg(const char *zOpt, const char *zArg, const char *zRaw, int
 /* After summaryArg found trace id: when the knobs given (zOpts: warmup
 ** steps, hot-op limit, breakdown mode) do not shape its document — it was
 ** imported from a profile_summary.v1 file, or it is a stored trace
-** summarized with other values — say so on stderr, with what applies. */
-static void knobsIgnoredNote(sqlite3_int64 id, const char *zOpts){
+** summarized with other values — say so on stderr, with what applies.
+** The note names what the user gave: zFile, the --summary file as typed
+** (0 for --trace LABEL: the stored trace by its label, and the file it
+** was imported from, which a new import with --replace reads). */
+static void knobsIgnoredNote(sqlite3_int64 id, const char *zOpts, const char *zFile){
   char *zErr = 0;
   char *zWhy;
   if( zOpts==0 ) return;
@@ -245,8 +279,10 @@ static void knobsIgnoredNote(sqlite3_int64 id, const char *zOpts){
       "WITH k AS (SELECT json_extract(?2, '$.warmup_steps') AS w, json_extract(?2, '$.hot_op_limit') AS h, "
       "json_extract(?2, '$.breakdown_mode') AS b), t AS (SELECT * FROM main.profsum_trace WHERE trace_id=?1) "
       "SELECT CASE WHEN k.w IS NULL AND k.h IS NULL AND k.b IS NULL THEN NULL "
-      "WHEN t.summary_json IS NOT NULL THEN 'ignored: ''' || t.label || ''' is a profile_summary.v1 "
-      "document, whose numbers were computed when it was written' "
+      "WHEN t.summary_json IS NOT NULL THEN 'ignored: ' || CASE WHEN ?3 IS NOT NULL "
+      "THEN '''' || ?3 || '''' ELSE 'the stored trace ''' || t.label || '''' "
+      "|| coalesce(' (imported from ''' || t.source_path || ''')', '') END "
+      "|| ' is a profile_summary.v1 document, whose numbers were computed when it was written' "
       "WHEN (k.w IS NOT NULL AND k.w IS NOT json_extract(t.options, '$.warmup_steps')) "
       "OR (k.h IS NOT NULL AND k.h IS NOT json_extract(t.options, '$.hot_op_limit')) "
       "OR (k.b IS NOT NULL AND k.b IS NOT json_extract(t.options, '$.breakdown_mode')) "
@@ -254,7 +290,9 @@ static void knobsIgnoredNote(sqlite3_int64 id, const char *zOpts){
       "|| coalesce(json_extract(t.options, '$.warmup_steps'), '?') || ', hot_op_limit ' "
       "|| coalesce(json_extract(t.options, '$.hot_op_limit'), '?') || ' and breakdown_mode ' "
       "|| coalesce(json_extract(t.options, '$.breakdown_mode'), '?') "
-      "|| ' (import it again with --replace to change them)' END FROM k, t", "it", id, zOpts);
+      "|| CASE WHEN t.source_path IS NOT NULL THEN ' (import ''' || t.source_path || ''' again with "
+      "--label ''' || t.label || ''' --replace to change them)' "
+      "ELSE ' (import it again with --replace to change them)' END END FROM k, t", "itt", id, zOpts, zFile);
   free(zErr);
   if( zWhy ){
     errLine("profsum %s: note: --warmup-steps, --hot-op-limit and --breakdown-mode %s", g_zCmd, zWhy);
@@ -271,7 +309,7 @@ sqlite3_int64 summaryArg(const Opts *o, const char *zOpts){
   if( zTrace ){
     if( optStr(o, "db")==0 ) fail(EXIT_USAGE, "--trace names a trace of a database: give --db too");
     id = traceArg("trace", zTrace, 0, 1, zOpts, 0);
-    knobsIgnoredNote(id, zOpts);
+    knobsIgnoredNote(id, zOpts, 0);
     return id;
   }
   if( zSum==0 ) fail(EXIT_USAGE, "the option '--summary' is required (or --db with --trace)");
@@ -283,7 +321,7 @@ sqlite3_int64 summaryArg(const Opts *o, const char *zOpts){
   }else{
     id = importSummary(zSum, zOpts);
   }
-  knobsIgnoredNote(id, zOpts);
+  knobsIgnoredNote(id, zOpts, optRaw(o, "summary"));
   return id;
 }
 

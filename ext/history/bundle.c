@@ -167,6 +167,14 @@ static int bundlePrepare(sqlite3 *db, BundleJob *j, JNode **ppRecord,
       break;
     }else{
       char *zDb = 0;
+      if( profsumFileIsLink(zPath, &zDb) ){
+        /* a link in the directory: neither followed nor replaced */
+        *pzErr = zDb ? sqlite3_mprintf("'%s' is %s: %s", zPath, zDb, PROFSUM_FILE_LINK_ADVICE) : 0;
+        rc = zDb ? SQLITE_CANTOPEN : SQLITE_NOMEM;
+        sqlite3_free(zDb);
+        sqlite3_free(zPath);
+        break;
+      }
       if( profsumFileIsDatabase(db, zPath, &zDb) ){
         *pzErr = zDb ? sqlite3_mprintf("'%s' is %s: it would be replaced", zPath, zDb) : 0;
         rc = zDb ? SQLITE_CANTOPEN : SQLITE_NOMEM;
@@ -217,7 +225,8 @@ static int bundleBody(sqlite3 *db, void *pArg, char **pzErr){
 
 /* Rename the six temporary files to their names.  First checks that no
 ** target is a directory (so that a rename cannot fail half-way for that
-** reason). */
+** reason) nor a symbolic link made since bundlePrepare looked (a rename
+** would replace it). */
 static int bundleRename(BundleJob *j, char **pzErr){
   char *az[BUNDLE_N];
   int i, rc = SQLITE_OK;
@@ -229,6 +238,13 @@ static int bundleRename(BundleJob *j, char **pzErr){
     if( lstat(az[i], &st)==0 && S_ISDIR(st.st_mode) ){
       *pzErr = sqlite3_mprintf("'%s' is a directory", az[i]);
       rc = SQLITE_CANTOPEN;
+    }else{
+      char *zLink = 0;
+      if( profsumFileIsLink(az[i], &zLink) ){
+        *pzErr = zLink ? sqlite3_mprintf("'%s' is %s: %s", az[i], zLink, PROFSUM_FILE_LINK_ADVICE) : 0;
+        rc = zLink ? SQLITE_CANTOPEN : SQLITE_NOMEM;
+        sqlite3_free(zLink);
+      }
     }
   }
   for(i=0; i<BUNDLE_N && rc==SQLITE_OK; i++){

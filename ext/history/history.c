@@ -298,7 +298,8 @@ int profsumHistFileErr(int step, int e, const char *zDir, const char *zPath, cha
 
 /*
 ** Write zPath atomically (profsumFileWriteAtomic), its parent directories
-** created as needed.  On error nothing is left behind (no temporary file,
+** created as needed.  A device, a pipe or a symbolic link at zPath is
+** refused (fileio.h).  On error nothing is left behind (no temporary file,
 ** no new directory) and *pzErr names the path or its directory.
 */
 static int writeFileAtomic(const char *zPath, const char *z, size_t n, char **pzErr){
@@ -315,6 +316,15 @@ static int writeFileAtomic(const char *zPath, const char *z, size_t n, char **pz
     *pzErr = sqlite3_mprintf("'%s' is %s, not a file: the history is written to a new file "
                              "renamed over it, which would replace it", zPath, zSpecial);
     return SQLITE_CANTOPEN;
+  }
+  {
+    /* a link at zPath: neither followed nor replaced (fileio.h) */
+    char *zLink = 0;
+    if( profsumFileIsLink(zPath, &zLink) ){
+      *pzErr = zLink ? sqlite3_mprintf("'%s' is %s: %s", zPath, zLink, PROFSUM_FILE_LINK_ADVICE) : 0;
+      sqlite3_free(zLink);
+      return *pzErr ? SQLITE_CANTOPEN : SQLITE_NOMEM;
+    }
   }
   zDir = profsumPathDir(zPath);
   if( zDir==0 ) return SQLITE_NOMEM;
@@ -424,12 +434,54 @@ typedef struct ImportJob {
 static int isPyWs(char c){ return c==' ' || c=='\t' || c=='\n' || c=='\r' || c=='\v' || c=='\f'; }
 
 /*
+** The label of a record read from a JSONL history (pRec, an object): a
+** string or null, as tools-spec §4.2 has it (and as profsum_track and
+** profsum_bundle take it).  Any other value (a number, a boolean, an
+** object, an array) is refused rather than stored as a NULL label, which
+** the views would list among the unlabeled records.  Every top-level
+** member named "label" is checked (a line may repeat a key).  Returns
+** SQLITE_OK; SQLITE_ERROR with *pzWhy "$.label: must be a string or null,
+** not a number (42)"; or SQLITE_NOMEM (*pzWhy 0).
+*/
+static int importLabelCheck(const JNode *pRec, char **pzWhy){
+  int i;
+  for(i=0; i<pRec->nChild; i++){
+    const JNode *p = pRec->a[i];
+    const char *zWhat;
+    char *zVal = 0;
+    if( strcmp(p->zKey, "label")!=0 || p->type==JT_STRING || p->type==JT_NULL ) continue;
+    switch( p->type ){
+      case JT_INT: case JT_REAL:  zWhat = "a number";  break;
+      case JT_TRUE: case JT_FALSE: zWhat = "a boolean"; break;
+      case JT_ARRAY:               zWhat = "an array";  break;
+      default:                     zWhat = "an object"; break;
+    }
+    if( p->type!=JT_ARRAY && p->type!=JT_OBJECT ){
+      zVal = profsumJsonCompact(p);              /* 42, 1.5, NaN, true */
+      if( zVal==0 ) return SQLITE_NOMEM;
+    }
+    if( zVal ){
+      int n = (int)strlen(zVal);
+      *pzWhy = sqlite3_mprintf("$.label: must be a string or null, not %s (%.40s%s)", zWhat, zVal,
+                               n>40 ? "..." : "");
+    }else{
+      *pzWhy = sqlite3_mprintf("$.label: must be a string or null, not %s", zWhat);
+    }
+    sqlite3_free(zVal);
+    return *pzWhy ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
+/*
 ** One line (n bytes at z, without its newline) of a JSONL history, as
 ** load_regression_history() reads it: blank (nothing but what Python's
 ** str.strip() removes), nothing; a JSON object, a
-** record, checked against the text rule (profsumJsonTextRule) and appended with
-** pIns (*pAdded 1); any other JSON value, skipped.  Errors: SQLITE_ERROR
-** with *pzWhy (text that is not JSON, a string that breaks the rule), busy
+** record, checked against the text rule (profsumJsonTextRule) and for its
+** label (importLabelCheck), and appended with pIns (*pAdded 1); any other
+** JSON value, skipped.  Errors: SQLITE_ERROR with *pzWhy (text that is not
+** JSON, a string that breaks the rule, a label that is neither a string
+** nor null), busy
 ** codes without a message, SQLITE_NOMEM (*pzWhy 0), another SQLite code.
 */
 static int importLine(sqlite3 *db, sqlite3_stmt *pIns, const char *z, size_t n,
@@ -449,6 +501,7 @@ static int importLine(sqlite3 *db, sqlite3_stmt *pIns, const char *z, size_t n,
   if( pRec==0 ) return *pzWhy ? SQLITE_ERROR : SQLITE_NOMEM;
   if( pRec->type!=JT_OBJECT ){ jFree(pRec); return SQLITE_OK; }
   rc = profsumJsonTextRule(b, (int)(x-b), pzWhy);
+  if( rc==SQLITE_OK ) rc = importLabelCheck(pRec, pzWhy);
   if( rc==SQLITE_OK ){
     rc = historyInsertRun(db, pIns, pRec, zNow, 0, 0, "import", 0, pzWhy);
     *pAdded = rc==SQLITE_OK;
@@ -520,7 +573,8 @@ static int importBody(sqlite3 *db, void *pArg, char **pzErr){
 ** profsum_history_import(path) → number of records read.  The file is
 ** opened and checked (a regular file of at most 1 GiB) before the database
 ** is touched, then read and appended in one write (busy.c): a line that is
-** not JSON, a string that breaks the text rule or a line longer than
+** not JSON, a string that breaks the text rule, a label that is neither a
+** string nor null or a line longer than
 ** HISTORY_MAX_LINE is an error naming the file and the line, and nothing
 ** is imported.
 */

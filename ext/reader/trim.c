@@ -25,7 +25,9 @@
 **
 ** Safety: DEST is written to a temporary file in DEST's own directory, then
 ** renamed over DEST: nothing is written anywhere else, and a failure leaves
-** no partial file.  DEST must not be a directory; its directory must exist.
+** no partial file.  DEST must not be a directory nor a symbolic link (to
+** anything: neither followed nor replaced, fileio.h); its directory must
+** exist, and may be reached through links.
 ** Reads and writes files, so SQLITE_DIRECTONLY.
 */
 #include "profsum_int.h"
@@ -657,6 +659,17 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   if( argc>2 && sqlite3_value_type(argv[2])!=SQLITE_NULL && sqlite3_value_type(argv[2])!=SQLITE_TEXT ){
     profsumCtxErr(ctx, FN ": WHERE must be text (a condition on the columns of trace_events) or NULL");
     return;
+  }
+  {
+    /* a link at dest (to a file, a directory, or nothing): neither
+    ** followed nor replaced (fileio.h) */
+    char *zLink = 0;
+    if( profsumFileIsLink(zDest, &zLink) ){
+      if( zLink==0 ){ sqlite3_result_error_nomem(ctx); return; }
+      profsumCtxErr(ctx, FN ": '%s' is %s: %s", zDest, zLink, PROFSUM_FILE_LINK_ADVICE);
+      sqlite3_free(zLink);
+      return;
+    }
   }
   if( stat(zDest, &st)==0 && S_ISDIR(st.st_mode) ){
     profsumCtxErr(ctx, FN ": '%s': is a directory", zDest);

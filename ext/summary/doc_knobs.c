@@ -192,6 +192,55 @@ int profsumDocNoSuchTable(sqlite3 *db, int rc){
   return rc==SQLITE_ERROR && strncmp(sqlite3_errmsg(db), "no such table", 13)==0;
 }
 
+/* The most labels profsumLabelPrefixHint() lists before "and N more"
+** (a literal: it is part of the statement's text). */
+#define LABEL_HINT_MAX "5"
+
+/* See summary_doc.h.  The labels are found by a range of the UNIQUE
+** index on label (BINARY: "x/" <= label < "x0", '0' being the byte after
+** '/'), so the hint costs a few rows whatever the number of traces. */
+char *profsumLabelPrefixHint(sqlite3 *db, const char *zSchema, const char *zLabel){
+  sqlite3_stmt *p = 0;
+  sqlite3_str *s;
+  char *zLo, *zHi;
+  size_t n = strlen(zLabel);
+  int k = 0, rc, bOom;
+  sqlite3_int64 nAll = 0;
+  /* "run/" names its hosts as "run" does */
+  zLo = n>0 && zLabel[n-1]=='/' ? sqlite3_mprintf("%s", zLabel) : sqlite3_mprintf("%s/", zLabel);
+  if( zLo==0 ) return 0;
+  zHi = sqlite3_mprintf("%s", zLo);
+  if( zHi==0 ){ sqlite3_free(zLo); return 0; }
+  zHi[strlen(zHi)-1] = '0';
+  s = sqlite3_str_new(db);
+  rc = profsumDocPrep(db, &p, 0, "SELECT label, count(*) OVER () FROM \"%w\".profsum_trace "
+                      "WHERE label >= ?1 AND label < ?2 ORDER BY label LIMIT " LABEL_HINT_MAX, zSchema);
+  if( rc==SQLITE_OK ){
+    sqlite3_bind_text(p, 1, zLo, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 2, zHi, -1, SQLITE_STATIC);
+    while( sqlite3_step(p)==SQLITE_ROW ){
+      const char *zL = (const char*)sqlite3_column_text(p, 0);
+      if( zL==0 ) continue;
+      if( k==0 ){
+        nAll = sqlite3_column_int64(p, 1);
+        sqlite3_str_appendf(s, "; labels that start with '%s' (a session's hosts): ", zLo);
+      }
+      sqlite3_str_appendf(s, "%s'%s'", k ? ", " : "", zL);
+      k++;
+    }
+    if( nAll>k ) sqlite3_str_appendf(s, " and %lld more", (long long)(nAll - k));
+  }
+  bOom = rc==SQLITE_NOMEM || sqlite3_str_errcode(s)==SQLITE_NOMEM;
+  sqlite3_finalize(p);
+  sqlite3_free(zLo);
+  sqlite3_free(zHi);
+  if( bOom ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
+  {
+    char *z = sqlite3_str_finish(s);
+    return z ? z : sqlite3_mprintf("%s", "");
+  }
+}
+
 /* See summary_doc.h.  The lookup's own failures (the database locked by
 ** another connection, an I/O error, a WAL file that cannot be read) are
 ** reported with SQLite's message and code, never as "no trace". */
@@ -228,12 +277,20 @@ int profsumResolveTrace(sqlite3 *db, const char *zSchema, sqlite3_value *pArg,
     }
     if( rc==SQLITE_DONE ){
       int digits = zT && zT[0] && zT[strspn(zT, "0123456789")]==0;
+      char *zHint;
       sqlite3_finalize(p);
       if( pzErr==0 ) return SQLITE_ERROR;
-      if( byId ) *pzErr = sqlite3_mprintf("no trace with id %lld", (long long)iId);
-      else *pzErr = sqlite3_mprintf("no trace with label '%s'%s%s%s", zT,
-                                    digits ? " (a trace_id is given as an integer: " : "",
-                                    digits ? zT : "", digits ? ", not a text)" : "");
+      if( byId ){
+        *pzErr = sqlite3_mprintf("no trace with id %lld", (long long)iId);
+        return SQLITE_ERROR;
+      }
+      /* a session's label names its hosts' traces, "<label>/<host>" */
+      zHint = profsumLabelPrefixHint(db, zSchema, zT);
+      if( zHint==0 ) return SQLITE_NOMEM;
+      *pzErr = sqlite3_mprintf("no trace with label '%s'%s%s%s%s", zT,
+                               digits ? " (a trace_id is given as an integer: " : "",
+                               digits ? zT : "", digits ? ", not a text)" : "", zHint);
+      sqlite3_free(zHint);
       return SQLITE_ERROR;
     }
     /* fall through: the step failed */

@@ -101,11 +101,23 @@ int profsumTraceKnobs(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
 /*
 ** Resolve a SQL "trace" argument: an INTEGER (or an integral REAL) is a
 ** trace_id that must exist ("no trace with id N"), a TEXT is a label ("no
-** trace with label 'x'"); NULL and BLOB are errors.  On success *pId is the
-** trace_id.
+** trace with label 'x'", followed by profsumLabelPrefixHint's list when
+** labels start with 'x/'); NULL and BLOB are errors.  On success *pId is
+** the trace_id.
 */
 int profsumResolveTrace(sqlite3 *db, const char *zSchema, sqlite3_value *pArg,
                         sqlite3_int64 *pId, char **pzErr);
+
+/*
+** For a label zLabel that names no trace of zSchema.profsum_trace: the
+** labels that start with zLabel and "/" (the hosts of a session, imported
+** as <label>/<host>: docs/sessions.md), to follow a "no trace with label"
+** message: "; labels that start with 'run/' (the traces of a session, one
+** per host): 'run/h0', 'run/h1', ... and 7 more" (the first five in label
+** order).  "" when no label starts so, or the lookup fails (the message
+** stands without it); 0 when out of memory.  sqlite3_malloc'd.
+*/
+char *profsumLabelPrefixHint(sqlite3 *db, const char *zSchema, const char *zLabel);
 
 /*
 ** Build the document of trace iTrace with knobs *pK from profsum_trace and

@@ -84,8 +84,8 @@ const char *profsumFileSpecial(const char *zPath){
   if( S_ISFIFO(st.st_mode) ) return "a pipe";
   if( S_ISSOCK(st.st_mode) ) return "a socket";
   if( S_ISLNK(st.st_mode) && stat(zPath, &st)==0 ){
-    /* a link is replaced, not followed (a planted link), unless it leads
-    ** to what a rename must not replace */
+    /* a link to what the CLI writes into in place (a device, a pipe, an
+    ** open descriptor); any other link: profsumFileIsLink() */
     if( S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ) return "a link to a device";
     if( S_ISFIFO(st.st_mode) ) return "a link to a pipe";
     if( S_ISSOCK(st.st_mode) ) return "a link to a socket";
@@ -95,11 +95,39 @@ const char *profsumFileSpecial(const char *zPath){
 }
 
 /* See fileio.h. */
+int profsumFileIsLink(const char *zPath, char **pzWhat){
+  struct stat st;
+  char aTarget[1024];
+  ssize_t n;
+  const char *zKind;
+  *pzWhat = 0;
+  if( lstat(zPath, &st)!=0 || !S_ISLNK(st.st_mode) || profsumFileSpecial(zPath) ) return 0;
+  n = readlink(zPath, aTarget, sizeof(aTarget)-1);
+  if( n<0 ) n = 0;
+  aTarget[n] = 0;
+  if( stat(zPath, &st)!=0 ) zKind = "which does not exist";
+  else if( S_ISDIR(st.st_mode) ) zKind = "a directory";
+  else zKind = "a file";
+  *pzWhat = sqlite3_mprintf("a symbolic link (to '%s%s', %s)", aTarget,
+                            n==(ssize_t)sizeof(aTarget)-1 ? "..." : "", zKind);
+  return 1;
+}
+
+/* 1 (errno set) when zPath is a target the writers here refuse: one that
+** profsumFileSpecial() names (EINVAL) or a symbolic link (ELOOP). */
+static int refusedTarget(const char *zPath){
+  char *zWhat = 0;
+  if( profsumFileSpecial(zPath) ){ errno = EINVAL; return 1; }
+  if( profsumFileIsLink(zPath, &zWhat) ){ sqlite3_free(zWhat); errno = ELOOP; return 1; }
+  return 0;
+}
+
+/* See fileio.h. */
 int profsumFileTempBeside(const char *zPath, char **pzTmp){
   char *zName;
   int fd;
   *pzTmp = 0;
-  if( profsumFileSpecial(zPath) ){ errno = EINVAL; return -1; }
+  if( refusedTarget(zPath) ) return -1;
   zName = tempNameBuf(zPath);
   if( zName==0 ){ errno = ENOMEM; return -1; }
   fd = tempOpen(zName);
@@ -143,7 +171,7 @@ int profsumFileWriteTemp(const char *zPath, const void *z, size_t n, char **pzTm
   int fd, bad = 0;
   *pzTmp = 0;
   *pErrno = 0;
-  if( profsumFileSpecial(zPath) ){ *pErrno = EINVAL; return PROFSUM_FILE_CREATE; }
+  if( refusedTarget(zPath) ){ *pErrno = errno; return PROFSUM_FILE_CREATE; }
   zName = tempNameBuf(zPath);
   if( zName==0 ) return PROFSUM_FILE_NOMEM;
   fd = tempOpen(zName);

@@ -11,8 +11,14 @@
 ** with O_CREAT|O_EXCL|O_NOFOLLOW (never an existing name: not a file, not
 ** a symlink someone planted there; another name is tried then, 100 at
 ** most) and mode 0666, which the kernel reduces by the umask (and a
-** default ACL of the directory) exactly as for any new file.  The rename
-** replaces a symlink at the target, it does not follow it.
+** default ACL of the directory) exactly as for any new file.
+**
+** Symbolic links: the directory of a target is used as named, links in
+** its path followed (it is the directory the caller was given); a target
+** that is itself a symbolic link (to a file, to a directory, or to
+** nothing) is refused, neither followed (which could write outside that
+** directory) nor replaced (which would delete the link): see
+** profsumFileIsLink().
 **
 ** Conventions: SQLite's allocator only; names returned are freed with
 ** sqlite3_free().  Nothing keeps state between calls; thread-safe.
@@ -34,7 +40,9 @@
 ** Create a new, empty temporary file beside zPath (see above) for the
 ** caller to write into, e.g. a stream it produces piece by piece.  Returns
 ** the descriptor (O_WRONLY, O_CLOEXEC) with *pzTmp its name; or -1 with
-** errno set (ENOMEM when the name could not be allocated) and *pzTmp 0.
+** errno set (ENOMEM when the name could not be allocated; EINVAL for a
+** target profsumFileSpecial() names, ELOOP for one profsumFileIsLink()
+** finds: callers name those first) and *pzTmp 0.
 ** The caller ends with profsumFileSyncClose() and a rename (or unlink).
 */
 int profsumFileTempBeside(const char *zPath, char **pzTmp);
@@ -44,13 +52,27 @@ int profsumFileTempBeside(const char *zPath, char **pzTmp);
 ** of those "a link to a device" (pipe, socket), and for a symlink in /dev
 ** or /proc to anything else "a link to an open file (a descriptor)"
 ** (/dev/stdout, /proc/self/fd/1 when the output is redirected to a file);
-** else 0 (a symlink elsewhere is replaced, never followed).  A rename
+** else 0 (any other symlink: profsumFileIsLink()).  A rename
 ** over such a name would replace it (as root, /dev/null or /dev/stdout
 ** itself), so the writers here refuse it: profsumFileTempBeside() and
 ** profsumFileWriteTemp() fail with errno EINVAL, and callers name it in
 ** their message first (the CLI writes its output into it in place
 ** instead; a socket, or a link to one, it refuses). */
 const char *profsumFileSpecial(const char *zPath);
+
+/* What the writers say after naming a target profsumFileIsLink() found:
+** why nothing is written, and what to do instead. */
+#define PROFSUM_FILE_LINK_ADVICE "profsum neither writes through a symbolic link nor " \
+  "replaces one: remove the link, or give the path it leads to"
+
+/* 1 when zPath is a symbolic link that profsumFileSpecial() does not name
+** (a link to a regular file, to a directory, or to nothing), with *pzWhat
+** the phrase for a message, sqlite3_malloc'd (the caller frees it): "a
+** symbolic link (to 'T', a file)", "(to 'T', a directory)", "(to 'T',
+** which does not exist)"; the writers refuse such a target.  When out of
+** memory: 1 with *pzWhat 0, so that the caller refuses (SQLITE_NOMEM).
+** 0 (and *pzWhat 0) when zPath is anything else or does not exist. */
+int profsumFileIsLink(const char *zPath, char **pzWhat);
 
 /* 1 when replacing zPath would lose a database, with *pzWhat what it is,
 ** as a phrase for a message (sqlite3_malloc'd; the caller frees it): "the
@@ -78,7 +100,8 @@ int profsumFileSyncClose(int fd);
 ** it, without renaming it: for a caller that renames several files only
 ** once all are written.  Returns PROFSUM_FILE_OK with *pzTmp the name
 ** (sqlite3_malloc'd), or the failed step with *pErrno and *pzTmp 0 (the
-** temporary file removed).
+** temporary file removed; PROFSUM_FILE_CREATE with EINVAL or ELOOP for a
+** target that profsumFileSpecial() names or that is a symbolic link).
 */
 int profsumFileWriteTemp(const char *zPath, const void *z, size_t n, char **pzTmp, int *pErrno);
 
