@@ -942,23 +942,31 @@ static int profsumFindColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
 **     0     no dir constraint at all                  (xFilter errors:
 **                                                      missing argument)
 **
-** A dir constraint that exists but is not usable in this plan returns
-** SQLITE_CONSTRAINT so that SQLite picks another join order.  The dir
-** constraint is omitted (omit=1): the function itself applies it.
+** A dir or options constraint that exists but is not usable in this plan
+** returns SQLITE_CONSTRAINT so that SQLite picks another join order: a
+** plan without the options (idxNum 1) would list the rows of no options,
+** whose hidden options column (NULL) then fails the constraint SQLite
+** checks, so `FROM o, profsum_find_traces(?, o.opts)` gave no rows.  The
+** constraints used are omitted (omit=1): the function itself applies them.
 */
 static int profsumFindBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   int i;
   int iDir = -1, iOpts = -1;
-  int bUnusable = 0;
+  int bUnusableDir = 0, bUnusableOpts = 0;
   (void)pVtab;
   for(i=0; i<pInfo->nConstraint; i++){
     const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
-    if( pC->iColumn!=PROFSUM_FIND_COL_DIR && pC->iColumn!=PROFSUM_FIND_COL_OPTIONS ) continue;
+    int isDir = pC->iColumn==PROFSUM_FIND_COL_DIR;
+    if( !isDir && pC->iColumn!=PROFSUM_FIND_COL_OPTIONS ) continue;
     if( pC->op!=SQLITE_INDEX_CONSTRAINT_EQ ) continue;
-    if( !pC->usable ){ bUnusable = 1; continue; }
-    if( pC->iColumn==PROFSUM_FIND_COL_DIR ){ if( iDir<0 ) iDir = i; }
+    if( !pC->usable ){
+      if( isDir ) bUnusableDir = 1; else bUnusableOpts = 1;
+      continue;
+    }
+    if( isDir ){ if( iDir<0 ) iDir = i; }
     else if( iOpts<0 ) iOpts = i;
   }
+  if( (iDir<0 && bUnusableDir) || (iOpts<0 && bUnusableOpts) ) return SQLITE_CONSTRAINT;
   if( iDir>=0 ){
     pInfo->aConstraintUsage[iDir].argvIndex = 1;
     pInfo->aConstraintUsage[iDir].omit = 1;
@@ -970,8 +978,6 @@ static int profsumFindBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
     }
     pInfo->estimatedCost = 1000.0;
     pInfo->estimatedRows = 10;
-  }else if( bUnusable ){
-    return SQLITE_CONSTRAINT;
   }else{
     pInfo->idxNum = 0;
     pInfo->estimatedCost = 1e12;
