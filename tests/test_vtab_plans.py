@@ -2,10 +2,11 @@
 query over a function gives the rows the same query gives over a table
 holding the function's rows, whatever join order, argument form or extra
 constraint SQLite plans it with."""
+import json
 import os
 import unittest
 
-from util import DbTestCase
+from util import DbTestCase, connect
 
 
 class FindTracesOptionsFromAJoinTest(DbTestCase):
@@ -54,6 +55,49 @@ class FindTracesOptionsFromAJoinTest(DbTestCase):
         got = self.db.execute("SELECT count(*), sum(f.picked) FROM d, o, profsum_find_traces(d.dir, o.opts) AS f"
                               ).fetchall()
         self.assertEqual(got, [(4, 2)])
+
+
+class SeriesRunsCollationTest(DbTestCase):
+    """profsum_series_runs reads one series through the index of
+    profsum_trace for `series = ?`; a constraint of another collation
+    matches series the index lookup would not find."""
+
+    def setUp(self):
+        super().setUp()
+        trace = self.td.write("t.json", {"traceEvents": [
+            {"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]})
+        self.db.close()
+        self.db = connect(os.path.join(self.td.path, "runs.db"))
+        for i, series in enumerate(["abc", "ABC", "abc", "x", "Abc", "abc "]):
+            self.db.execute("SELECT profsum_import(?, ?, ?)", (trace, "run%d" % i, json.dumps({"series": series})))
+        self.ids = dict(self.db.execute("SELECT label, trace_id FROM profsum_trace"))
+
+    def runs(self, where):
+        return self.db.execute("SELECT series, trace_id, run_index, runs_back, prev_trace_id "
+                               "FROM profsum_series_runs WHERE " + where + " ORDER BY trace_id").fetchall()
+
+    def test_nocase_and_rtrim_match_every_spelling(self):
+        i = self.ids
+        abc = [("abc", i["run0"], 1, 2, None), ("abc", i["run2"], 2, 1, i["run0"])]
+        self.assertEqual(self.runs("series = 'abc'"), abc)
+        self.assertEqual(self.runs("series = 'ABC' COLLATE NOCASE"), sorted(abc + [
+            ("ABC", i["run1"], 1, 1, None), ("Abc", i["run4"], 1, 1, None)], key=lambda r: r[1]))
+        self.assertEqual(self.runs("series = 'abc' COLLATE RTRIM"), sorted(abc + [
+            ("abc ", i["run5"], 1, 1, None)], key=lambda r: r[1]))
+        # each row as the full scan numbers it
+        self.db.execute("CREATE TEMP TABLE m AS SELECT * FROM profsum_series_runs")
+        for where in ("series = 'ABC' COLLATE NOCASE", "series COLLATE RTRIM IN ('x', 'abc')",
+                      "series = 'abc'", "trace_id = %d" % i["run2"]):
+            self.assertEqual(self.runs(where), self.db.execute(
+                "SELECT * FROM m WHERE " + where + " ORDER BY trace_id").fetchall(), where)
+
+    def test_binary_lookup_keeps_the_index_plan(self):
+        plan = " ".join(r[3] for r in self.db.execute(
+            "EXPLAIN QUERY PLAN SELECT * FROM profsum_series_runs WHERE series = 'abc'"))
+        self.assertIn("INDEX 2:series=?", plan)
+        plan = " ".join(r[3] for r in self.db.execute(
+            "EXPLAIN QUERY PLAN SELECT * FROM profsum_series_runs WHERE series = 'abc' COLLATE NOCASE"))
+        self.assertIn("INDEX 0:every series", plan)
 
 
 if __name__ == "__main__":

@@ -108,8 +108,12 @@ static int srDisconnect(sqlite3_vtab *pVtab){
 ** xBestIndex.  A usable "=" constraint on trace_id (else on series)
 ** becomes xFilter's argument (idxNum SR_BY_TRACE, SR_BY_SERIES; 0: every
 ** series).  The constraint stays checked by SQLite too (not omitted), so
-** a value of another type compares as SQLite compares it.  Costs: one run
-** 10, one series 1,000, everything 100,000.
+** a value of another type compares as SQLite compares it.  A series
+** constraint of another collation than BINARY (series = 'x' COLLATE
+** NOCASE) is left to SQLite alone: the index lookup compares bytes and
+** would miss the series the collation matches ('X'), and the run numbers
+** are those of each series, not of the rows the collation groups.  Costs:
+** one run 10, one series 1,000, everything 100,000.
 */
 static int srBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   int iTrace = -1, iSeries = -1, i;
@@ -118,7 +122,8 @@ static int srBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
     const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
     if( !pC->usable || pC->op!=SQLITE_INDEX_CONSTRAINT_EQ ) continue;
     if( pC->iColumn==SR_TRACE_ID && iTrace<0 ) iTrace = i;
-    if( pC->iColumn==SR_SERIES && iSeries<0 ) iSeries = i;
+    if( pC->iColumn==SR_SERIES && iSeries<0
+     && sqlite3_stricmp(sqlite3_vtab_collation(pInfo, i), "BINARY")==0 ) iSeries = i;
   }
   if( iTrace>=0 ){
     pInfo->aConstraintUsage[iTrace].argvIndex = 1;
