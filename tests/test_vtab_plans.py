@@ -7,6 +7,7 @@ import os
 import unittest
 
 from util import DbTestCase, connect
+from xspace_writer import PlaneBuilder, xspace
 
 
 class FindTracesOptionsFromAJoinTest(DbTestCase):
@@ -98,6 +99,77 @@ class SeriesRunsCollationTest(DbTestCase):
         plan = " ".join(r[3] for r in self.db.execute(
             "EXPLAIN QUERY PLAN SELECT * FROM profsum_series_runs WHERE series = 'abc' COLLATE NOCASE"))
         self.assertIn("INDEX 0:every series", plan)
+
+
+class InputColumnConstraintsTest(DbTestCase):
+    """The argument of a table function is a constraint on its hidden input
+    column; a query can add others on the same column.  Rows are those of
+    the argument that meet every constraint: a second value that names no
+    file is no error, and values that differ select no row."""
+
+    def setUp(self):
+        super().setUp()
+        self.trace = self.td.write("t.trace.json", {"traceEvents": [
+            {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2},
+            {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 5, "dur": 1}, {}]})
+        pb = PlaneBuilder("/device:TPU:0")
+        pb.line(id=1, name="XLA Ops", timestamp_ns=1000, events=[pb.event("op", offset_ps=0, duration_ps=5)])
+        self.xplane = self.td.write("plugins/profile/s/h.xplane.pb", xspace([pb.build()]))
+        self.missing = os.path.join(self.td.path, "missing.json")
+
+    def q(self, sql, *args):
+        return self.db.execute(sql, args).fetchall()
+
+    def test_trace_events_and_diagnostics(self):
+        t, m = self.trace, self.missing
+        names = [("a",), ("b",)]
+        self.assertEqual(self.q("SELECT name FROM trace_events(?) WHERE path IN (?, ?)", t, m, t), names)
+        self.assertEqual(self.q("SELECT name FROM trace_events(?) WHERE path = ?", t, m), [])
+        self.assertEqual(self.q("SELECT name FROM trace_events(?) WHERE path = ?", m, t), [])
+        self.assertEqual(self.q("SELECT name FROM trace_events WHERE path = ? AND path = ?", t, t), names)
+        self.assertEqual(self.q("SELECT count(*) FROM trace_events(?) WHERE path = ?", t, None), [(0,)])
+        # a path of another collation is SQLite's to check on the rows
+        self.assertEqual(self.q("SELECT name FROM trace_events(?) WHERE path = upper(?) COLLATE NOCASE", t, t),
+                         names)
+        # joined on the hidden column: the rows of the argument's file only
+        self.db.execute("CREATE TEMP TABLE f(p)")
+        self.db.execute("INSERT INTO f VALUES (?), (?), (NULL)", (m, t))
+        self.assertEqual(self.q("SELECT f.p = ?, e.name FROM f JOIN trace_events(?) AS e ON e.path = f.p", t, t),
+                         [(1, "a"), (1, "b")])
+        # the argument from a table, another value from a subquery: the
+        # plan reads the file once both are known, not on the second alone
+        self.db.execute("CREATE TEMP TABLE g(q)")
+        self.db.execute("INSERT INTO g VALUES (?), (?)", (m, t))
+        self.db.execute("CREATE TEMP TABLE h(p)")
+        self.db.execute("INSERT INTO h VALUES (?)", (t,))
+        self.assertEqual(self.q("SELECT e.name FROM h, trace_events(h.p) AS e WHERE e.path IN (SELECT q FROM g)"),
+                         names)
+        self.db.execute("UPDATE h SET p = ?", (self.xplane,))
+        self.assertEqual(self.q("SELECT count(*) FROM h, profsum_xplane_lines(h.p) AS e "
+                                "WHERE e.path IN (SELECT q FROM g)"), [(0,)])
+        self.assertEqual(self.q("SELECT kind FROM profsum_diagnostics(?) WHERE path IN (?, ?)", t, m, t),
+                         [("no_ph",)])
+        self.assertEqual(self.q("SELECT kind FROM profsum_diagnostics(?) WHERE path = ?", t, m), [])
+
+    def test_xplane_functions(self):
+        x, m = self.xplane, self.missing
+        self.assertEqual(self.q("SELECT name FROM profsum_xplane_planes(?) WHERE path IN (?, ?)", x, m, x),
+                         [("/device:TPU:0",)])
+        self.assertEqual(self.q("SELECT name FROM profsum_xplane_lines(?) WHERE path IN (?, ?)", x, x, m),
+                         [("XLA Ops",)])
+        self.assertEqual(self.q("SELECT name FROM profsum_xplane_lines(?) WHERE path = ?", x, m), [])
+        self.assertEqual(self.q("SELECT count(*) FROM profsum_xplane_planes WHERE path = ? AND path = ?", x, x),
+                         [(1,)])
+
+    def test_find_traces(self):
+        d, m = os.path.join(self.td.path, "plugins"), self.missing
+        one = [(self.xplane, 1)]
+        self.assertEqual(self.q("SELECT path, picked FROM profsum_find_traces(?) WHERE dir IN (?, ?)", d, m, d), one)
+        self.assertEqual(self.q("SELECT path FROM profsum_find_traces(?) WHERE dir = ?", d, m), [])
+        self.assertEqual(self.q("SELECT path FROM profsum_find_traces(?, ?) WHERE options = 'not json'",
+                                d, '{"hosts": "all"}'), [])
+        self.assertEqual(self.q("SELECT path, picked FROM profsum_find_traces(?, ?) WHERE options IN (?, 'x')",
+                                d, '{"hosts": "all"}', '{"hosts": "all"}'), one)
 
 
 if __name__ == "__main__":

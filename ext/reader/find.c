@@ -942,6 +942,13 @@ static int profsumFindColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
 **     0     no dir constraint at all                  (xFilter errors:
 **                                                      missing argument)
 **
+** The function's arguments are constraints on its hidden columns, and a
+** query can add more (`profsum_find_traces(?) WHERE dir IN (...)`): every
+** usable one is an argument (profsumVtabInputArgs), the dir ones first,
+** then the options ones; bits 2-5 of idxNum count the dir constraints
+** beyond the first, bits 6-9 those of the options.  xFilter lists nothing
+** when the constraints of a column differ: no row has both values.
+**
 ** A dir or options constraint that exists but is not usable in this plan
 ** returns SQLITE_CONSTRAINT so that SQLite picks another join order: a
 ** plan without the options (idxNum 1) would list the rows of no options,
@@ -949,36 +956,25 @@ static int profsumFindColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
 ** checks, so `FROM o, profsum_find_traces(?, o.opts)` gave no rows.  The
 ** constraints used are omitted (omit=1): the function itself applies them.
 */
+#define FIND_MAX_ARGS 8     /* constraints taken per column (16 fit in idxNum) */
 static int profsumFindBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
-  int i;
-  int iDir = -1, iOpts = -1;
-  int bUnusableDir = 0, bUnusableOpts = 0;
+  int i, nDir, nOpts, bPartial = 0;
   (void)pVtab;
-  for(i=0; i<pInfo->nConstraint; i++){
-    const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
-    int isDir = pC->iColumn==PROFSUM_FIND_COL_DIR;
-    if( !isDir && pC->iColumn!=PROFSUM_FIND_COL_OPTIONS ) continue;
-    if( pC->op!=SQLITE_INDEX_CONSTRAINT_EQ ) continue;
-    if( !pC->usable ){
-      if( isDir ) bUnusableDir = 1; else bUnusableOpts = 1;
-      continue;
-    }
-    if( isDir ){ if( iDir<0 ) iDir = i; }
-    else if( iOpts<0 ) iOpts = i;
-  }
-  if( (iDir<0 && bUnusableDir) || (iOpts<0 && bUnusableOpts) ) return SQLITE_CONSTRAINT;
-  if( iDir>=0 ){
-    pInfo->aConstraintUsage[iDir].argvIndex = 1;
-    pInfo->aConstraintUsage[iDir].omit = 1;
-    pInfo->idxNum = 1;
-    if( iOpts>=0 ){
-      pInfo->aConstraintUsage[iOpts].argvIndex = 2;
-      pInfo->aConstraintUsage[iOpts].omit = 1;
-      pInfo->idxNum = 3;
-    }
-    pInfo->estimatedCost = 1000.0;
+  nDir = profsumVtabInputArgs(pInfo, PROFSUM_FIND_COL_DIR, 0, FIND_MAX_ARGS, &bPartial);
+  nOpts = profsumVtabInputArgs(pInfo, PROFSUM_FIND_COL_OPTIONS, nDir>0 ? nDir : 0, FIND_MAX_ARGS,
+                               &bPartial);
+  if( nDir<0 || nOpts<0 ) return SQLITE_CONSTRAINT;
+  if( nDir>0 ){
+    pInfo->idxNum = 1 | ((nDir-1)<<2);
+    if( nOpts>0 ) pInfo->idxNum |= 2 | ((nOpts-1)<<6);
+    pInfo->estimatedCost = 1000.0*(bPartial ? PROFSUM_VTAB_PARTIAL_COST : 1.0);
     pInfo->estimatedRows = 10;
   }else{
+    /* options alone: not read (xFilter says the dir is missing) */
+    for(i=0; i<pInfo->nConstraint; i++){
+      pInfo->aConstraintUsage[i].argvIndex = 0;
+      pInfo->aConstraintUsage[i].omit = 0;
+    }
     pInfo->idxNum = 0;
     pInfo->estimatedCost = 1e12;
     pInfo->estimatedRows = 10;
@@ -1016,19 +1012,25 @@ static int profsumFindFilter(sqlite3_vtab_cursor *cur, int idxNum,
   sqlite3_vtab *pVtab = cur->pVtab;
   char *zErr = 0;
   int rc;
+  int nDir = (idxNum & 1) ? 1 + ((idxNum>>2) & 15) : 0;
+  int nOpts = (idxNum & 2) ? 1 + ((idxNum>>6) & 15) : 0;
   (void)idxStr;
 
   profsumFindCursorReset(&pCur->rows);
-  if( (idxNum & 1)==0 || argc<1 ){
+  if( nDir==0 || argc<nDir+nOpts ){
     profsumVtabErr(pVtab, "profsum_find_traces: missing required argument DIR");
     return SQLITE_ERROR;
   }
+  /* constraints of one column that differ: no rows */
+  rc = profsumVtabArgsAgree(argv, nDir);
+  if( rc>0 && nOpts>0 ) rc = profsumVtabArgsAgree(argv + nDir, nOpts);
+  if( rc<=0 ) return rc<0 ? SQLITE_NOMEM : SQLITE_OK;
   rc = profsumVtabPathArg(pVtab, "profsum_find_traces", argv[0], &pCur->zDir);
   if( rc || pCur->zDir==0 ) return rc;              /* NULL: no rows */
   rc = profsumFindCollect(pCur->zDir, &pCur->list, &zErr);
   pCur->rows.nRow = pCur->list.nRow;
-  if( rc==SQLITE_OK && idxNum==3 && argc>1 && sqlite3_value_type(argv[1])!=SQLITE_NULL ){
-    rc = findFilterOptions(pCur, (const char*)sqlite3_value_text(argv[1]), &zErr);
+  if( rc==SQLITE_OK && nOpts>0 && sqlite3_value_type(argv[nDir])!=SQLITE_NULL ){
+    rc = findFilterOptions(pCur, (const char*)sqlite3_value_text(argv[nDir]), &zErr);
   }
   if( rc==SQLITE_ERROR ){
     profsumVtabErr(pVtab, "profsum_find_traces: %s", zErr);

@@ -23,7 +23,8 @@
 **   );
 **
 ** Plans (xBestIndex → xFilter).  idxNum bits:
-**   0x01  the path is given as argv[0] (an = constraint on the hidden column)
+**   0x01  the path is given as argv[0] (an = constraint on the hidden column;
+**         more of them, argv[1..], must hold the same value, else no rows)
 **   0x02  durations of B slices are needed (dur, dur_ps)   → first pass
 **   0x04  track columns are needed (depth .. excl_ps)       → first pass
 **   0x08  process/thread names are needed                   → first pass
@@ -55,6 +56,7 @@
 #include "profsum_reader.h"
 #include "diaglist.h"
 #include "utf8rule.h"
+#include "vtabkit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -222,22 +224,16 @@ static int traceDisconnect(sqlite3_vtab *pVtab){
   return SQLITE_OK;
 }
 
-/* See the plan bits at the top of the file. */
+/* See the plan bits at the top of the file.  Every usable "path = ?"
+** constraint is an argument of xFilter (profsumVtabInputArgs: the
+** function's own argument and those a query adds, `trace_events(?) WHERE
+** path IN (...)`); xFilter reads the file when they agree. */
 static int traceBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *p){
   TraceTab *pTab = (TraceTab*)pVtab;
-  int i, plan = 0, iPathCol = pTab->isDiag ? DIAG_PATH : TEV_PATH;
-  int unusable = 0;
-  for(i=0; i<p->nConstraint; i++){
-    const struct sqlite3_index_constraint *c = &p->aConstraint[i];
-    if( c->iColumn!=iPathCol ) continue;
-    if( c->op!=SQLITE_INDEX_CONSTRAINT_EQ ) continue;
-    if( !c->usable ){ unusable = 1; continue; }
-    p->aConstraintUsage[i].argvIndex = 1;
-    p->aConstraintUsage[i].omit = 1;
-    plan |= PLAN_PATH;
-    break;
-  }
-  if( !(plan & PLAN_PATH) && unusable && pTab->zPath==0 ) return SQLITE_CONSTRAINT;
+  int i, plan = 0, iPathCol = pTab->isDiag ? DIAG_PATH : TEV_PATH, bPartial = 0;
+  int nPath = profsumVtabInputArgs(p, iPathCol, 0, 8, &bPartial);
+  if( nPath<0 && pTab->zPath==0 ) return SQLITE_CONSTRAINT;
+  if( nPath>0 ) plan |= PLAN_PATH;
   if( !pTab->isDiag ){
     sqlite3_uint64 u = p->colUsed;
     if( u & ((1ULL<<TEV_DUR)|(1ULL<<TEV_DUR_PS)) ) plan |= PLAN_DUR;
@@ -251,6 +247,7 @@ static int traceBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *p){
   }
   p->idxNum = plan;
   p->estimatedCost = (plan & (PLAN_DUR|PLAN_TRACK|PLAN_NAMES)) ? 2e6 : 1e6;
+  if( bPartial ) p->estimatedCost *= PROFSUM_VTAB_PARTIAL_COST;
   p->estimatedRows = 1000000;
   if( !(plan & PLAN_PATH) && pTab->zPath==0 ){
     p->estimatedCost = 1e30;   /* xFilter will report the missing argument */
@@ -497,6 +494,9 @@ static int traceFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     return pTab->base.zErrMsg ? SQLITE_ERROR : SQLITE_NOMEM;
   }
   if( (idxNum & PLAN_PATH) && argc>0 ){
+    /* path constraints that differ: no row has a path equal to each */
+    rc = profsumVtabArgsAgree(argv, argc);
+    if( rc<=0 ) return rc<0 ? SQLITE_NOMEM : SQLITE_OK;             /* no rows */
     if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return SQLITE_OK;   /* no rows */
     pCur->pPathArg = sqlite3_value_dup(argv[0]);   /* the hidden column's value */
     if( pCur->pPathArg==0 ) return SQLITE_NOMEM;

@@ -398,7 +398,8 @@ static int xvColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
 
 /*
 ** Plans (xBestIndex → xFilter):
-**   idxNum 1: a usable "path = ?" constraint, argv[0] = path
+**   idxNum 1: usable "path = ?" constraints, argv[0..argc) (the argument
+**             and any a query adds: no rows unless they agree)
 **   idxNum 0: no path constraint (xFilter: missing argument)
 ** A path constraint that exists but is unusable in this plan gives
 ** SQLITE_CONSTRAINT, so that SQLite tries another join order.
@@ -408,8 +409,9 @@ static int xvBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
 }
 
 /* xFilter: resets the cursor, copies the path argument (never kept
-** borrowed), and reads the whole file into the cursor's rows.  On an error
-** no row is left and the vtab's message is the decoder's. */
+** borrowed), and reads the whole file into the cursor's rows (none when
+** the path constraints differ, see xBestIndex).  On an error no row is
+** left and the vtab's message is the decoder's. */
 static int xvFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                     int argc, sqlite3_value **argv){
   XvCursor *pCur = (XvCursor*)cur;
@@ -424,6 +426,8 @@ static int xvFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     profsumVtabErr(cur->pVtab, "%s: missing required argument PATH", zFunc);
     return SQLITE_ERROR;
   }
+  rc = profsumVtabArgsAgree(argv, argc);
+  if( rc<=0 ) return rc<0 ? SQLITE_NOMEM : SQLITE_OK;   /* paths that differ: no rows */
   rc = profsumVtabPathArg(cur->pVtab, zFunc, argv[0], &pCur->zPath);
   if( rc || pCur->zPath==0 ) return rc;              /* NULL: no rows */
   rc = profsumRefuseUnsupported(zFunc, pCur->zPath, &zErr);

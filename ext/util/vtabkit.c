@@ -26,24 +26,65 @@ int profsumVtabDisconnect(sqlite3_vtab *pVtab){
   return SQLITE_OK;
 }
 
+/* 1 when constraint i of pInfo compares with the BINARY collation. */
+static int vtabBinary(sqlite3_index_info *pInfo, int i){
+  const char *zColl = sqlite3_vtab_collation(pInfo, i);
+  return zColl==0 || sqlite3_stricmp(zColl, "BINARY")==0;
+}
+
 /* See vtabkit.h. */
-int profsumVtabBestIndexArg(sqlite3_index_info *pInfo, int iCol, double costArg,
-                            double costNone, sqlite3_int64 nRows){
-  int i, iArg = -1, bUnusable = 0;
+int profsumVtabInputArgs(sqlite3_index_info *pInfo, int iCol, int iArgv, int nMax,
+                         int *pbPartial){
+  int i, n = 0, bUnusable = 0, bBinary = 0;
   for(i=0; i<pInfo->nConstraint; i++){
     const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
     if( pC->iColumn!=iCol || pC->op!=SQLITE_INDEX_CONSTRAINT_EQ ) continue;
-    if( !pC->usable ){ bUnusable = 1; continue; }
-    iArg = i;
-    break;
+    if( !pC->usable ) bUnusable = 1;
+    else if( vtabBinary(pInfo, i) ) bBinary = 1;
   }
-  if( iArg<0 && bUnusable ) return SQLITE_CONSTRAINT;
-  if( iArg>=0 ){
-    pInfo->aConstraintUsage[iArg].argvIndex = 1;
-    pInfo->aConstraintUsage[iArg].omit = 1;
+  for(i=0; i<pInfo->nConstraint && n<nMax; i++){
+    const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
+    if( pC->iColumn!=iCol || pC->op!=SQLITE_INDEX_CONSTRAINT_EQ || !pC->usable ) continue;
+    if( bBinary && !vtabBinary(pInfo, i) ) continue;
+    pInfo->aConstraintUsage[i].argvIndex = iArgv + n + 1;
+    pInfo->aConstraintUsage[i].omit = 1;
+    n++;
   }
-  pInfo->idxNum = iArg>=0;
-  pInfo->estimatedCost = iArg>=0 ? costArg : costNone;
+  if( n>0 && bUnusable ) *pbPartial = 1;
+  return n==0 && bUnusable ? -1 : n;
+}
+
+/* See vtabkit.h. */
+int profsumVtabArgsAgree(sqlite3_value **argv, int n){
+  int i, t = sqlite3_value_type(argv[0]);
+  for(i=1; i<n; i++){
+    sqlite3_value *v = argv[i];
+    if( t==SQLITE_NULL || sqlite3_value_type(v)!=t ) return 0;
+    if( t==SQLITE_INTEGER ){
+      if( sqlite3_value_int64(v)!=sqlite3_value_int64(argv[0]) ) return 0;
+    }else if( t==SQLITE_FLOAT ){
+      if( sqlite3_value_double(v)!=sqlite3_value_double(argv[0]) ) return 0;
+    }else{
+      /* TEXT (as UTF-8) or BLOB: the bytes */
+      const void *a = t==SQLITE_TEXT ? (const void*)sqlite3_value_text(argv[0]) : sqlite3_value_blob(argv[0]);
+      const void *b = t==SQLITE_TEXT ? (const void*)sqlite3_value_text(v) : sqlite3_value_blob(v);
+      int na = sqlite3_value_bytes(argv[0]), nb = sqlite3_value_bytes(v);
+      if( na!=nb ) return 0;
+      if( na>0 && (a==0 || b==0) ) return -1;
+      if( na>0 && memcmp(a, b, (size_t)na)!=0 ) return 0;
+    }
+  }
+  return 1;
+}
+
+/* See vtabkit.h. */
+int profsumVtabBestIndexArg(sqlite3_index_info *pInfo, int iCol, double costArg,
+                            double costNone, sqlite3_int64 nRows){
+  int bPartial = 0;
+  int n = profsumVtabInputArgs(pInfo, iCol, 0, 8, &bPartial);
+  if( n<0 ) return SQLITE_CONSTRAINT;
+  pInfo->idxNum = n>0;
+  pInfo->estimatedCost = n>0 ? costArg*(bPartial ? PROFSUM_VTAB_PARTIAL_COST : 1.0) : costNone;
   pInfo->estimatedRows = nRows;
   return SQLITE_OK;
 }

@@ -24,12 +24,54 @@ int profsumVtabConnectFileReader(sqlite3 *db, const char *zSchema, size_t szTab,
 int profsumVtabDisconnect(sqlite3_vtab *pVtab);
 
 /*
+** The "=" constraints on the input column iCol of a table function (its
+** hidden argument column), for xBestIndex.  The function's own argument is
+** one of them; a query can add others (`trace_events(?) WHERE path IN
+** (...)`, a join on the column), and the function cannot tell which one is
+** its argument.  So every usable one, up to nMax in constraint order,
+** becomes an argument of xFilter, argv[iArgv], argv[iArgv+1], ... (the
+** aConstraintUsage argvIndex iArgv+1, ...), omitted: xFilter reads the
+** input only when they are one value (profsumVtabArgsAgree), and then the
+** rows' input column holds that value and meets each of them; when they
+** differ no row can meet them all, and none is read.  When one of them
+** compares with the BINARY collation, only those are taken: one of
+** another collation (`path = 'A.JSON' COLLATE NOCASE`) may match a value
+** that differs in bytes, so SQLite is left to check it on the rows.
+** Returns how many constraints were taken, or -1 when there are "="
+** constraints on iCol but none is usable in this plan: xBestIndex then
+** answers SQLITE_CONSTRAINT, so that SQLite finds a join order in which the
+** value is known.  *pbPartial is set to 1 when some were taken and others
+** are not usable in this plan (`trace_events(f.p) WHERE path IN (SELECT
+** ...)` with f not yet read): the file would be read on the values of the
+** usable ones alone, one that names no file an error, so xBestIndex makes
+** that plan cost more than one that knows every value (SQLite still takes
+** it when no other exists, `WHERE path = name`); else it is left as is.
+** The factor is large: SQLite counts a table it has no statistics for as
+** about a million rows, so the plan that reads the function once per row
+** of such a table already costs a million times more than one read.
+*/
+int profsumVtabInputArgs(sqlite3_index_info *pInfo, int iCol, int iArgv, int nMax,
+                         int *pbPartial);
+
+/* The factor on the cost of a plan with *pbPartial set (profsumVtabInputArgs). */
+#define PROFSUM_VTAB_PARTIAL_COST 1e15
+
+/*
+** 1 when the n >= 1 xFilter arguments argv[0..n) are the same value (type
+** and bytes; a NULL among several is no value), 0 when they differ (the
+** constraints of one input column, profsumVtabInputArgs, which then select
+** no row), -1 when memory ran out converting a text to UTF-8.
+*/
+int profsumVtabArgsAgree(sqlite3_value **argv, int n);
+
+/*
 ** xBestIndex's body for a function whose argument is hidden column iCol:
-** a usable `iCol = ?` constraint becomes argv[0] of xFilter (idxNum 1,
-** omitted, cost costArg); an unusable one only gives SQLITE_CONSTRAINT (so
-** SQLite plans it another way); none gives idxNum 0 at cost costNone
-** (xFilter then says the argument is missing).  estimatedRows = nRows in
-** both plans.
+** the usable `iCol = ?` constraints become argv[0..) of xFilter
+** (profsumVtabInputArgs, at most 8; idxNum 1, cost costArg, times
+** PROFSUM_VTAB_PARTIAL_COST when others are not usable); unusable ones
+** only give SQLITE_CONSTRAINT (so SQLite plans it another way); none gives
+** idxNum 0 at cost costNone (xFilter then says the argument is missing).
+** estimatedRows = nRows in both plans.
 */
 int profsumVtabBestIndexArg(sqlite3_index_info *pInfo, int iCol, double costArg,
                             double costNone, sqlite3_int64 nRows);
