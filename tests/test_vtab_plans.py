@@ -60,8 +60,8 @@ class FindTracesOptionsFromAJoinTest(DbTestCase):
 
 class SeriesRunsCollationTest(DbTestCase):
     """profsum_series_runs reads one series through the index of
-    profsum_trace for `series = ?`; a constraint of another collation
-    matches series the index lookup would not find."""
+    profsum_trace for `series = ?`; a constraint of another collation, or
+    on a number, matches series the index lookup would not find."""
 
     def setUp(self):
         super().setUp()
@@ -91,6 +91,26 @@ class SeriesRunsCollationTest(DbTestCase):
                       "series = 'abc'", "trace_id = %d" % i["run2"]):
             self.assertEqual(self.runs(where), self.db.execute(
                 "SELECT * FROM m WHERE " + where + " ORDER BY trace_id").fetchall(), where)
+
+    def test_series_joined_on_a_number(self):
+        # r.series = n.v with n.v INTEGER compares as numbers: '5' and '5.0'
+        # are both 5, as they are in a table holding the same rows (n read
+        # first: r is searched by series for each n.v)
+        trace = os.path.join(self.td.path, "t.json")
+        for label, series in (("run6", "5"), ("run7", "5.0"), ("run8", "5")):
+            self.db.execute("SELECT profsum_import(?, ?, ?)", (trace, label, json.dumps({"series": series})))
+        ids = dict(self.db.execute("SELECT label, trace_id FROM profsum_trace"))
+        self.db.execute("CREATE TEMP TABLE n(v INTEGER)")
+        self.db.execute("INSERT INTO n VALUES (5), (7)")
+        self.db.execute("CREATE TEMP TABLE m AS SELECT * FROM profsum_series_runs")
+        got = self.db.execute("SELECT n.v, r.series, r.trace_id, r.run_index FROM n CROSS JOIN profsum_series_runs AS r "
+                              "ON r.series = n.v ORDER BY r.trace_id").fetchall()
+        self.assertEqual(got, [(5, "5", ids["run6"], 1), (5, "5.0", ids["run7"], 1), (5, "5", ids["run8"], 2)])
+        self.assertEqual(got, self.db.execute("SELECT n.v, r.series, r.trace_id, r.run_index FROM n CROSS JOIN m AS r "
+                                              "ON r.series = n.v ORDER BY r.trace_id").fetchall())
+        # a constant compares as text: '5' only, by the index
+        self.assertEqual(self.runs("series = 5"), [("5", ids["run6"], 1, 2, None),
+                                                   ("5", ids["run8"], 2, 1, ids["run6"])])
 
     def test_binary_lookup_keeps_the_index_plan(self):
         plan = " ".join(r[3] for r in self.db.execute(

@@ -113,7 +113,8 @@ static int srDisconnect(sqlite3_vtab *pVtab){
 ** NOCASE) is left to SQLite alone: the index lookup compares bytes and
 ** would miss the series the collation matches ('X'), and the run numbers
 ** are those of each series, not of the rows the collation groups.  Costs:
-** one run 10, one series 1,000, everything 100,000.
+** one run 10, one series 1,000, everything 100,000.  xFilter reads a
+** series argument that is a number by the full plan (see srFilter).
 */
 static int srBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   int iTrace = -1, iSeries = -1, i;
@@ -287,8 +288,13 @@ static int srOneRun(SrCursor *pCur, const char *zS, sqlite3_value *pId){
 
 /*
 ** xFilter: the plan of xBestIndex (argv[0] the trace id or the series).
-** Statements are prepared for each call (a query for one label calls it
-** once).  On error the cursor is at EOF.
+** A series that is a number takes the full plan: it comes from a column of
+** numeric affinity (`JOIN n ON r.series = n.v`), and SQLite then compares
+** the series as numbers ('5.0' = 5), where the index lookup, binding it
+** to the TEXT column series, would compare the text '5' and miss '5.0';
+** SQLite checks the constraint on every row of the full plan.  Statements
+** are prepared for each call (a query for one label calls it once).  On
+** error the cursor is at EOF.
 */
 static int srFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                     int argc, sqlite3_value **argv){
@@ -299,6 +305,10 @@ static int srFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   srReset(pCur);
   pCur->oneRun = 0;
   if( idxNum!=0 && argc<1 ) return SQLITE_ERROR;
+  if( idxNum==SR_BY_SERIES && (sqlite3_value_type(argv[0])==SQLITE_INTEGER
+                            || sqlite3_value_type(argv[0])==SQLITE_FLOAT) ){
+    idxNum = 0;
+  }
   if( idxNum==SR_BY_TRACE ){
     rc = srOneRun(pCur, zS, argv[0]);
   }else{
