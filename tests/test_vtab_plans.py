@@ -171,6 +171,20 @@ class InputColumnConstraintsTest(DbTestCase):
                          [("no_ph",)])
         self.assertEqual(self.q("SELECT kind FROM profsum_diagnostics(?) WHERE path = ?", t, m), [])
 
+    def test_virtual_table_made_with_a_path(self):
+        # CREATE VIRTUAL TABLE t USING trace_events(F): every row's path is
+        # F; a constraint naming another file selects none, reads nothing
+        t, m = self.trace, self.missing
+        self.db.execute("CREATE VIRTUAL TABLE temp.tv USING trace_events('%s')" % t.replace("'", "''"))
+        self.assertEqual(self.q("SELECT path, name FROM tv"), [(t, "a"), (t, "b")])
+        self.assertEqual(self.q("SELECT name FROM tv WHERE path = ?", t), [("a",), ("b",)])
+        self.assertEqual(self.q("SELECT name FROM tv WHERE path = ?", m), [])
+        self.assertEqual(self.q("SELECT name FROM tv WHERE path = ?", self.xplane), [])
+        self.assertEqual(self.q("SELECT name FROM tv WHERE path IN (?, ?)", m, t), [("a",), ("b",)])
+        # a table made without one reads the path it is given, as before
+        self.db.execute("CREATE VIRTUAL TABLE temp.tn USING trace_events")
+        self.assertEqual(self.q("SELECT count(*) FROM tn WHERE path = ?", self.xplane), [(1,)])
+
     def test_xplane_functions(self):
         x, m = self.xplane, self.missing
         self.assertEqual(self.q("SELECT name FROM profsum_xplane_planes(?) WHERE path IN (?, ?)", x, m, x),

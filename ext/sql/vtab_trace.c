@@ -45,6 +45,8 @@
 ** The hidden path column returns the argument as given (a copy of the
 ** value, as json_each's hidden columns do), or the CREATE VIRTUAL TABLE
 ** argument, so several files can be read in one query and told apart.
+** A table made with a path reads that file only: a `path = ?` constraint
+** on it selects its rows when it holds that path, else none.
 **
 ** Security: both functions read files, so they are marked
 ** SQLITE_VTAB_DIRECTONLY: a view or trigger stored in a database cannot
@@ -498,6 +500,16 @@ static int traceFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     rc = profsumVtabArgsAgree(argv, argc);
     if( rc<=0 ) return rc<0 ? SQLITE_NOMEM : SQLITE_OK;             /* no rows */
     if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return SQLITE_OK;   /* no rows */
+    if( pTab->zPath ){
+      /* CREATE VIRTUAL TABLE t USING trace_events(F): every row's path is
+      ** F, so `WHERE path = G` selects none of them (it reads no G) */
+      const char *z;
+      if( sqlite3_value_type(argv[0])!=SQLITE_TEXT ) return SQLITE_OK;
+      z = (const char*)sqlite3_value_text(argv[0]);
+      if( z==0 ) return SQLITE_NOMEM;
+      if( strcmp(z, pTab->zPath)!=0
+       || (size_t)sqlite3_value_bytes(argv[0])!=strlen(pTab->zPath) ) return SQLITE_OK;
+    }
     pCur->pPathArg = sqlite3_value_dup(argv[0]);   /* the hidden column's value */
     if( pCur->pPathArg==0 ) return SQLITE_NOMEM;
     zPath = (const char*)sqlite3_value_text(pCur->pPathArg);
