@@ -175,7 +175,7 @@ static inline __attribute__((always_inline)) int profsumLexMicrosFast(
   const char *z = (const char*)p;
   if( e-p<40 || *p=='-' ) return profsumLexMicros(p, e, ppEnd, pPs, pRound, pDigits, pExp);
   d = profsumDigitMask32(p);
-  ni = (unsigned)__builtin_ctz(~d);          /* ~d: a 1 past 32 digits */
+  ni = (unsigned)__builtin_ctzll(~(uint64_t)d);  /* 32 when all 32 are digits */
   if( ni==0 || ni>16 || (p[0]=='0' && ni>1) ){
     return profsumLexMicros(p, e, ppEnd, pPs, pRound, pDigits, pExp);
   }
