@@ -138,9 +138,7 @@ typedef struct XpMap {
   int64_t *aIdx;           /* -1: empty slot */
   int64_t nSlot;           /* power of two, or 0 */
   int64_t nUsed;
-  int32_t *aDense;         /* once the map is complete and its keys are
-                           ** small (xpMapDense): the index by key, -1 for
-                           ** none, for keys below nDense; else 0 */
+  int32_t *aDense;         /* index by key below nDense, -1: none (xpMapDense) */
   int64_t nDense;
 } XpMap;
 
@@ -167,8 +165,7 @@ static inline int64_t xpMapFind(const XpMap *m, int64_t key){
 static int xpMapPut(XpMap *m, int64_t key, int64_t idx, int64_t *pOld){
   int64_t i;
   *pOld = -1;
-  if( m->aDense ){
-    /* a dense index made before this key: no longer complete */
+  if( m->aDense ){                       /* made before this key: incomplete */
     sqlite3_free(m->aDense);
     m->aDense = 0;
     m->nDense = 0;
@@ -210,13 +207,10 @@ static void xpMapClear(XpMap *m){
   memset(m, 0, sizeof(*m));
 }
 
-/* Once every key is in: where the keys are small non-negative integers
-** (the ids XPlane writers give their metadata: 1, 2, 3, ...; all below
-** 4 per key plus 256), an array by key beside the table, so that the
-** lookup of every event's metadata and stats reads 4 bytes of a small
-** array instead of two 8-byte slots of a table twice the map's size.  Any
-** other keys, or no memory for the array: the table alone (the answers
-** are the same). */
+/* Once every key is in, if all are small (writers number metadata 1, 2,
+** 3, ...: below 4 per key + 256), an array by key beside the table: each
+** event's lookups read 4 bytes of a small array, not two 8-byte slots of a
+** table twice the map's size.  Other keys, or no memory: the table alone. */
 static void xpMapDense(XpMap *m){
   int64_t j, kMax = -1;
   int32_t *a;
@@ -229,9 +223,7 @@ static void xpMapDense(XpMap *m){
   a = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(kMax + 1));
   if( a==0 ) return;
   for(j=0; j<=kMax; j++) a[j] = -1;
-  for(j=0; j<m->nSlot; j++){
-    if( m->aIdx[j]>=0 ) a[m->aKey[j]] = (int32_t)m->aIdx[j];
-  }
+  for(j=0; j<m->nSlot; j++) if( m->aIdx[j]>=0 ) a[m->aKey[j]] = (int32_t)m->aIdx[j];
   m->aDense = a;
   m->nDense = kMax + 1;
 }
