@@ -489,7 +489,19 @@ static void checkTrackInfo(const ProfsumTrackInfo *p){
       }
     }else{
       if( r->excl!=-1 ) fail("record off track with excl %lld", (long long)r->excl);
-      if( r->exclNs!=-1 ) fail("record off track with exclNs %lld", (long long)r->exclNs);
+      if( r->ph=='E' ){
+        /* an E record's ns slot holds the entry of the B it closes (a
+        ** union, profsum_reader.h): -1, or a B record of its track */
+        if( r->beginIdx!=-1 ){
+          const ProfsumTrackRec *b = findRec(p, r->beginIdx);
+          if( b==0 || b->ph!='B' || b->trk!=r->trk ){
+            fail("E record %lld closes entry %lld, not a B of its track",
+                 (long long)r->idx, (long long)r->beginIdx);
+          }
+        }
+      }else if( r->exclNs!=-1 ){
+        fail("record off track with exclNs %lld", (long long)r->exclNs);
+      }
     }
     if( r->depth>0 ){
       const ProfsumTrackRec *q = findRec(p, r->parent);
