@@ -134,9 +134,8 @@ static inline int profsumLexMicros(const unsigned char *p, const unsigned char *
 }
 
 /* The digit bytes among the 32 at p, as bit i for byte i (32 bytes
-** readable at p): two 16-byte compares where SSE2 is there, else the
-** 8-byte steps of profsumDigitRun16 with each byte's flag gathered by a
-** multiplication. */
+** readable at p): two 16-byte compares where SSE2 is there, else a test
+** of each byte. */
 static inline __attribute__((always_inline)) uint32_t profsumDigitMask32(const unsigned char *p){
 #if defined(__SSE2__)
   const __m128i k0 = _mm_set1_epi8('0'), k9 = _mm_set1_epi8(9);
@@ -157,7 +156,8 @@ static inline __attribute__((always_inline)) uint32_t profsumDigitMask32(const u
 /* profsumLexMicros where 40 bytes are readable at p and the number is
 ** not negative, in fewer steps: one mask of the digit bytes among the
 ** first 32 gives the lengths of both digit runs, whose values take one or
-** two profsumDigits8 each.  The same results as profsumLexMicros (its
+** two profsumDigits8 each (profsumDigitsValueE: 16 bytes are readable
+** past every run start here).  The same results as profsumLexMicros (its
 ** contract), which it calls for any other shape: a sign, a run of more
 ** than 16 integer or 23 decimal digits, a number that does not end within
 ** the 32 bytes. */
@@ -179,7 +179,7 @@ static inline __attribute__((always_inline)) int profsumLexMicrosFast(
   if( ni==0 || ni>16 || (p[0]=='0' && ni>1) ){
     return profsumLexMicros(p, e, ppEnd, pPs, pRound, pDigits, pExp);
   }
-  ip = ni<=8 ? profsumDigits8(z, ni) : profsumDigits8(z, 8)*aP10[ni-8] + profsumDigits8(z+8, ni-8);
+  ip = profsumDigitsValueE(z, ni, (const char*)e);
   if( p[ni]!='.' ){
     if( p[ni]=='e' || p[ni]=='E' ) return -1;
     *pPs = (profsum_ps)ip*1000000;
@@ -201,8 +201,7 @@ static inline __attribute__((always_inline)) int profsumLexMicrosFast(
     const char *f7 = z + ni + 8;             /* past the first dropped digit */
     unsigned n2 = nF - 7;
     int rd = z[ni+7] - '0';
-    uint64_t tail = n2==0 ? 0 : n2<=8 ? profsumDigits8(f7, n2)
-                  : profsumDigits8(f7, 8)*aP10[n2-8] + profsumDigits8(f7+8, n2-8);
+    uint64_t tail = profsumDigitsValueE(f7, n2, (const char*)e);    /* 0 when n2 is 0 */
     frac = profsumDigits8(z+ni+1, 6);
     if( (rd || tail) && ni + nF<=19 ){
       *pDigits = ((ip*1000000 + frac)*10 + (uint64_t)rd)*aP10[n2] + tail;
