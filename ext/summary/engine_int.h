@@ -205,8 +205,8 @@ struct ProfsumEngine {
   int64_t nFloat, nAllocFloat;
   uint64_t *aFloatBit;  /* bit i%64 of word i/64: event i has an entry */
   int32_t *aFloatRank;  /* per word: the entries of the events before it */
-  int64_t nFloatWord, nAllocFloatWord;  /* words set (up to the last
-                        ** event with an entry), words allocated */
+  int64_t nFloatWord;   /* words set (up to the last event with an entry) */
+  int64_t nAllocFloatBit, nAllocFloatRank;
   int anyRounded;       /* some accepted event's ts or dur text was rounded */
   int64_t tolPs;        /* exact differences above this many ps decide as the
                         ** doubles would; at or below it the doubles decide */

@@ -676,19 +676,13 @@ static int floatPush(Engine *e, double fTs, double fDur){
   if( w>=e->nFloatWord ){
     /* the words up to this event's: no entry yet, all entries before them */
     int64_t k;
-    if( w>=e->nAllocFloatWord ){
-      int64_t nNew = e->nAllocFloatWord ? e->nAllocFloatWord*2 : 64;
-      uint64_t *a1;
-      int32_t *a4;
-      while( nNew<=w ) nNew *= 2;
-      a1 = sqlite3_realloc64(e->aFloatBit, sizeof(uint64_t)*(sqlite3_uint64)nNew);
-      if( a1==0 ) return SQLITE_NOMEM;
-      e->aFloatBit = a1;
-      a4 = sqlite3_realloc64(e->aFloatRank, sizeof(int32_t)*(sqlite3_uint64)nNew);
-      if( a4==0 ) return SQLITE_NOMEM;
-      e->aFloatRank = a4;
-      e->nAllocFloatWord = nNew;
-    }
+    uint64_t *a1 = profsumGrowArray(e->aFloatBit, w, &e->nAllocFloatBit, sizeof(uint64_t), 64);
+    int32_t *a4;
+    if( a1==0 ) return SQLITE_NOMEM;
+    e->aFloatBit = a1;
+    a4 = profsumGrowArray(e->aFloatRank, w, &e->nAllocFloatRank, sizeof(int32_t), 64);
+    if( a4==0 ) return SQLITE_NOMEM;
+    e->aFloatRank = a4;
     for(k=e->nFloatWord; k<=w; k++){
       e->aFloatBit[k] = 0;
       e->aFloatRank[k] = (int32_t)e->nFloat;
