@@ -70,10 +70,12 @@ class Fixture:
     function's error) or "any" (either, but cleanly).
     count: expected count(*) (expect "ok" only).
     checks: [(sql with {p}, expected stdout without the final newline)].
+    env: environment variables set for its driver process.
     """
 
     def __init__(self, name, data=None, expect="ok", count=None, checks=(),
-                 special=None, path=None):
+                 special=None, path=None, env=None):
+        self.env = env or {}
         self.name = name
         self.data = data
         self.expect = expect
@@ -391,6 +393,28 @@ def fixtures():
         ("SELECT profsum_import({p}) > 0", "1"),
         ("SELECT num_events_total, num_complete_events FROM profsum_trace", "36000|36000")]))
     add(F("big-random-truncated.json.gz", big_gz[:len(big_gz) * 3 // 4], expect="err"))
+
+    # The import's scanning on a thread of its own (scanpipe.c), asked for
+    # whatever the file's size: windows handed between threads, one entry
+    # larger than the window, diagnostics passed across, errors after rows.
+    pipe = {"PROFSUM_SCAN_PIPE": "1"}
+    add(F("pipe-device-summary.json", J({"traceEvents": dev}), count=3002, checks=dchk, env=pipe))
+    add(F("pipe-big-random.json.gz", big_gz, count=36000, env=pipe, checks=[
+        ("SELECT profsum_import({p}) > 0", "1"),
+        ("SELECT num_events_total, num_complete_events FROM profsum_trace", "36000|36000")]))
+    add(F("pipe-long-name-3mb.json.gz", gz(long_name), count=2, env=pipe, checks=[
+        ("SELECT profsum_import({p}) > 0", "1"),
+        ("SELECT num_complete_events FROM profsum_trace", "2")]))
+    odd = b"[" + b",".join(
+        b'{"ph":"X","pid":1,"tid":%d,"ts":%d.1234567,"dur":%s,"name":"n\x01%d"%s}'
+        % (i % 3, i * 10, b"-1" if i % 97 == 0 else b"2.5", i % 50, b"," if i % 31 == 0 else b"")
+        for i in range(6000)) + b"]"
+    add(F("pipe-diagnostics.json", odd, count=6000, env=pipe, checks=[
+        ("SELECT profsum_import({p}, 'a', '{{\"store_diagnostics\": \"all\"}}') > 0", "1"),
+        ("SELECT kind, count(*) FROM profsum_diagnostic WHERE kind IN "
+         "('control_character', 'negative_duration', 'time_rounded', 'trailing_comma') "
+         "GROUP BY kind ORDER BY kind",
+         "control_character|6000\nnegative_duration|62\ntime_rounded|6000\ntrailing_comma|194")]))
     q = len(big_gz) * 2 // 3
     add(F("big-random-corrupt.json.gz", big_gz[:q] + b"\x00" * 4096 + big_gz[q + 4096:],
           expect="err"))
@@ -499,7 +523,7 @@ def run_fixture(fx, cmd, env, timeout):
             ["%s [check %d]" % (fx.name, k + 1) for k in range(len(fx.checks))]
     try:
         r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           env=env, cwd=ROOT, timeout=timeout)
+                           env=dict(env, **fx.env), cwd=ROOT, timeout=timeout)
     except subprocess.TimeoutExpired:
         return [(n, False, "timeout after %ds" % timeout) for n in names]
     stderr = r.stderr.decode("utf-8", "replace")

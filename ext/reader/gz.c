@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -77,6 +78,8 @@ typedef struct RingSlot {
   int rc;                       /* SQLITE_OK, or the error after the bytes */
   char *zErr;                   /* error text (owned) when rc != OK */
   int eof;                      /* 1: the stream ends after these bytes */
+  int64_t nCpuNs;               /* the producer's CPU time once it was
+                                ** filled (ns) */
 } RingSlot;
 
 /* The producer/consumer state of threaded mode. */
@@ -120,6 +123,9 @@ struct ProfsumSrc {
   struct inflate_state *pIsal;  /* ISA-L inflater (z keeps the cursors) */
 #endif
   Ring *pRing;                  /* threaded mode, or NULL */
+  int64_t nCpuTaken;            /* threaded mode: nCpuNs of the last slot
+                                ** the reader took bytes from */
+  int64_t nRingStartNs;         /* threaded mode: when the thread started */
   int triedThread;              /* 1 once the first read decided the mode */
   int noThread;                 /* profsumSrcNoThread() was called */
   ProfsumStopCheck stop;        /* the opening thread's stop check */
@@ -452,6 +458,13 @@ static int srcReadDirect(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
   return SQLITE_OK;
 }
 
+/* A clock's time in nanoseconds (0 where it cannot be read). */
+static int64_t clockNs(clockid_t id){
+  struct timespec t;
+  if( clock_gettime(id, &t) ) return 0;
+  return (int64_t)t.tv_sec*1000000000 + t.tv_nsec;
+}
+
 /* The producer thread: fill ring slots until EOF, an error, or stop. */
 static void *ringProducer(void *pArg){
   ProfsumSrc *p = (ProfsumSrc*)pArg;
@@ -489,6 +502,7 @@ static void *ringProducer(void *pArg){
     slot->n = n;
     slot->rc = rc;
     slot->zErr = zErr;
+    slot->nCpuNs = clockNs(CLOCK_THREAD_CPUTIME_ID);
     slot->eof = (rc!=SQLITE_OK) || n<r->szSlot;
     pthread_mutex_lock(&r->mu);
     r->nFull++;
@@ -546,6 +560,7 @@ static void srcMaybeThread(ProfsumSrc *p){
   if( pthread_mutex_init(&r->mu, 0) ) goto fail;
   if( pthread_cond_init(&r->cv, 0) ){ pthread_mutex_destroy(&r->mu); goto fail; }
   p->pRing = r;
+  p->nRingStartNs = clockNs(CLOCK_MONOTONIC);
   if( pthread_create(&r->thread, 0, ringProducer, p) ){
     p->pRing = 0;
     pthread_cond_destroy(&r->cv);
@@ -626,6 +641,7 @@ int profsumSrcRead(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
   if( n>nOut ) n = nOut;
   memcpy(aOut, slot->a + r->iOff, n);
   r->iOff += n;
+  p->nCpuTaken = slot->nCpuNs;
   *pnGot = n;
   p->nSinceStop += (int64_t)n;
   if( r->iOff>=slot->n ){
@@ -692,6 +708,22 @@ int profsumSrcIsGzip(ProfsumSrc *p){ return p->isGzip; }
 
 /* See profsum_reader.h. */
 void profsumSrcNoThread(ProfsumSrc *p){ p->noThread = 1; }
+
+/* See profsum_reader.h. */
+ProfsumStopCheck profsumSrcSetStop(ProfsumSrc *p, ProfsumStopCheck stop){
+  ProfsumStopCheck prev = p->stop;
+  p->stop = stop;
+  return prev;
+}
+
+/* See profsum_reader.h. */
+double profsumSrcInflateShare(ProfsumSrc *p){
+  int64_t nWall;
+  if( !p->isGzip ) return 0.0;
+  if( p->pRing==0 ) return 1.0;
+  nWall = clockNs(CLOCK_MONOTONIC) - p->nRingStartNs;
+  return nWall>0 ? (double)p->nCpuTaken/(double)nWall : 1.0;
+}
 
 /* See profsum_reader.h. */
 int64_t profsumSrcFileSize(ProfsumSrc *p){ return p->nFileSize; }

@@ -54,6 +54,11 @@ int profsumSrcHashInit(ProfsumSrc *p);
 int profsumSrcHashHex(ProfsumSrc *p, char *zHex);
 int64_t profsumSrcFileSize(ProfsumSrc *p);   /* bytes on disk */
 int64_t profsumSrcRawPos(ProfsumSrc *p);     /* raw bytes consumed */
+/* How busy inflating keeps a core: with an inflate thread, its CPU time
+** for the bytes read so far over the time since it started (0 to about
+** 1); 0 for a file that is not gzip; 1 for gzip inflated by the reader
+** itself. */
+double profsumSrcInflateShare(ProfsumSrc *p);
 const char *profsumSrcPath(ProfsumSrc *p);
 void profsumSrcClose(ProfsumSrc *p);         /* NULL is a no-op */
 
@@ -86,6 +91,10 @@ typedef struct ProfsumStopCheck {
 ProfsumStopCheck profsumStopPush(ProfsumStopCheckFn xStop, void *pArg);
 void profsumStopPop(ProfsumStopCheck prev);
 int profsumStopAsk(void);
+/* Give source p another stop check (for a source read by another thread
+** than the one that opened it: the check it took may only be asked on that
+** thread); returns the one it had. */
+ProfsumStopCheck profsumSrcSetStop(ProfsumSrc *p, ProfsumStopCheck stop);
 
 /* A file smaller than this on disk (about 35 MB of trace JSON gzipped) is
 ** read with smaller buffers: an inflate ring of 4 buffers instead of 8
@@ -285,6 +294,68 @@ ProfsumSrc *profsumScanSrc(ProfsumScan *p);
 ** PROFSUM_DIAG_DETAIL_CAP).  Any time, 0 without the flag. */
 int64_t profsumScanQuietRounded(ProfsumScan *p);
 void profsumScanClose(ProfsumScan *p);           /* NULL is a no-op */
+
+/* For a reader of the scanner on another thread (scanpipe.c).  A window
+** swap: give the scanner a buffer of nNew bytes holding aOld[iFrom..
+** iFrom+nKeep) at its start, and take aOld (nOld bytes), whose bytes the events
+** scanned so far point into (free it once they were used); NULL when no
+** buffer can be had (aOld stays the scanner's, which fails with
+** SQLITE_NOMEM). */
+typedef unsigned char *(*ProfsumWindowSwapFn)(void *pCtx, unsigned char *aOld, size_t nOld,
+                                              size_t iFrom, size_t nKeep, size_t nNew);
+/* Before the first profsumScanNext: every refill takes a new window from
+** xSwap instead of moving the bytes left within the one it has, so the
+** spans of the events already returned stay valid until the one who
+** supplied xSwap frees their windows. */
+void profsumScanHoldWindows(ProfsumScan *p, ProfsumWindowSwapFn xSwap, void *pCtx);
+/* Send the diagnostics to xDiag (with pCtx) from now on; xDiag must be
+** NULL exactly when the one given to profsumScanOpen was (the scanner's
+** work depends on whether there is one). */
+void profsumScanSetDiag(ProfsumScan *p, ProfsumDiagFn xDiag, void *pCtx);
+/* Copy the event profsumScanNext just returned into *pDst: what the
+** scanner wrote, with aArg's spans taken only where the entry set them
+** (*pArgSet: the aArg spans set in *pDst by the copy before, which are
+** zeroed, then those of this copy; 0 for a zeroed *pDst), and without the
+** fields only the XPlane adapter sets (left as *pDst has them: zero, for
+** a *pDst zeroed first).  The spans keep
+** pointing into the window (see profsumScanHoldWindows). */
+void profsumScanCopyEvent(ProfsumScan *p, ProfsumEvent *pDst, unsigned *pArgSet);
+
+/* A reader of a scanner's events on another thread (scanpipe.c): the
+** scanning runs ahead while the caller handles the events it has.
+** Opened on a scanner before its first profsumScanNext, or between two
+** (once the caller is done with the event the last one returned);
+** afterwards profsumScanPipeNext replaces profsumScanNext, with the same results
+** (rows, diagnostics in the same order, errors, the stop check of the
+** source; zFunc names the SQL function in messages), the diagnostics
+** passed to xDiag on the caller's thread just before the event they were
+** reported with (or the next one).  *pp is
+** NULL (and SQLITE_OK returned) where no pipe is made: threads not
+** allowed (profsumThreadsAllowed), or the second core is better left to
+** the inflating (profsumScanPipeWanted), unless PROFSUM_SCAN_PIPE=1
+** asks for one all the same (=0: never).  SQLITE_NOMEM when there is no
+** memory for it. */
+typedef struct ProfsumScanPipe ProfsumScanPipe;
+/* Whether scanning on a thread of its own pays, asked between two
+** profsumScanNext calls: 1 yes, 0 no, -1 not known yet (ask again after
+** the next event).  Known once PROFSUM_PIPE_PROBE bytes were scanned (a
+** trace smaller than that is done before a thread would help): yes when
+** inflating kept a core busy less than PROFSUM_PIPE_SHARE of the time
+** (profsumSrcInflateShare: so for a file that is not gzip), where the
+** second core has time for the scanning; above, a third busy thread
+** slows the import.  PROFSUM_SCAN_PIPE=1 says yes at once, =0 no. */
+#define PROFSUM_PIPE_PROBE (16*1024*1024)
+#define PROFSUM_PIPE_SHARE 0.25
+int profsumScanPipeWanted(ProfsumScan *pScan);
+int profsumScanPipeOpen(ProfsumScan *pScan, const char *zFunc, ProfsumDiagFn xDiag,
+                        void *pDiagCtx, ProfsumScanPipe **pp);
+/* profsumScanNext's answer for the next event: *ppEv valid until the
+** next call. */
+int profsumScanPipeNext(ProfsumScanPipe *p, ProfsumEvent **ppEv, char **pzErr);
+/* Stop the scanning thread (where it did not end) and free the pipe; the
+** scanner's facts (profsumScanEntries, ...) may be read afterwards, and
+** it is still the caller's to close.  NULL is a no-op. */
+void profsumScanPipeClose(ProfsumScanPipe *p);
 
 /* Before the first profsumScanNext: the first n traceEvents arrays of the
 ** top-level object (a key given n+1 times) are read past, their entries

@@ -49,8 +49,6 @@
 #else
 # define windowInit(nFile) ((nFile)<PROFSUM_SMALL_FILE ? (int64_t)64*1024 : (int64_t)256*1024)
 #endif
-#define PROFSUM_MAX_ENTRY     ((int64_t)1<<30)   /* 1 GiB: the window for one entry at
-                                                 ** most (SQLite allocates < 2 GiB) */
 
 /* Parser status codes (internal). */
 #define P_OK    0
@@ -668,8 +666,6 @@ static void clearArgKeys(ProfsumScan *s){
 ** that were set.  With 16-byte stores: one memset of the 400 bytes before
 ** aArg became a string instruction (rep stos) that cost more than the
 ** stores it replaces. */
-#define EV_HEAD ((size_t)offsetof(ProfsumEvent, aArg))
-#define EV_TAIL (sizeof(ProfsumEvent) - offsetof(ProfsumEvent, raw))
 _Static_assert(EV_HEAD%8==0 && EV_TAIL%8==0, "clearEvent's 8-byte pieces");
 typedef uint64_t EvZero16 __attribute__((vector_size(16), may_alias, aligned(8)));
 typedef uint64_t EvZero8 __attribute__((may_alias, aligned(8)));
@@ -1056,59 +1052,6 @@ static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
 /* Window management                                                   */
 /* ------------------------------------------------------------------ */
 
-/* Move the unparsed bytes to the start of the window, grow it if it is
-** full, and read more from the source until the window is full or the
-** source ends.  Returns SQLITE_OK or an error (*pzErr set). */
-static int refill(ProfsumScan *s, char **pzErr){
-  int rc;
-  if( s->iPos>0 ){
-    size_t nKeep = s->nBuf - s->iPos;
-    if( nKeep ) memmove(s->aBuf, s->aBuf + s->iPos, nKeep);
-    s->iBase += (int64_t)s->iPos;
-    s->nBuf = nKeep;
-    s->iPos = 0;
-  }
-  if( s->nBuf==s->nAlloc ){
-    size_t nNew = s->nAlloc*2;
-    u8 *a;
-    if( (int64_t)nNew>PROFSUM_MAX_ENTRY ){
-      *pzErr = sqlite3_mprintf("%s: '%s': entry %lld at byte %lld is larger than %lld bytes",
-          s->zFunc, profsumSrcPath(s->pSrc), (long long)s->nEntries,
-          (long long)s->iBase, (long long)s->nAlloc);
-      return SQLITE_TOOBIG;
-    }
-    a = sqlite3_realloc64(s->aBuf, nNew);
-    if( a==0 ){
-      *pzErr = sqlite3_mprintf("%s: '%s': out of memory for entry %lld at byte %lld "
-          "(a window of %lld bytes)", s->zFunc, profsumSrcPath(s->pSrc),
-          (long long)s->nEntries, (long long)s->iBase, (long long)nNew);
-      return SQLITE_NOMEM;
-    }
-    s->aBuf = a;
-    s->nAlloc = nNew;
-  }
-  while( s->nBuf<s->nAlloc && !s->srcEof ){
-    size_t nGot = 0;
-    char *zErr = 0;
-    rc = profsumSrcRead(s->pSrc, s->aBuf + s->nBuf, s->nAlloc - s->nBuf, &nGot, &zErr);
-    if( rc ){
-      if( zErr ){
-        *pzErr = sqlite3_mprintf("%s: %s", s->zFunc, zErr);
-        sqlite3_free(zErr);
-      }
-      return rc;
-    }
-    if( nGot==0 ) s->srcEof = 1;
-    s->nBuf += nGot;
-  }
-  if( profsumStrIndexBuild(&s->idx, s->aBuf, s->nBuf, s->nAlloc) ){
-    *pzErr = sqlite3_mprintf("%s: '%s': out of memory for the index of a window of %lld bytes",
-        s->zFunc, profsumSrcPath(s->pSrc), (long long)s->nAlloc);
-    return SQLITE_NOMEM;
-  }
-  return SQLITE_OK;
-}
-
 /* Skip white space; refill as needed.  Returns SQLITE_OK with
 ** s->iPos<s->nBuf, SQLITE_DONE at the end of the data, or an error. */
 static int skipWs(ProfsumScan *s, char **pzErr){
@@ -1117,7 +1060,7 @@ static int skipWs(ProfsumScan *s, char **pzErr){
     if( s->iPos<s->nBuf ) return SQLITE_OK;
     if( s->srcEof ) return SQLITE_DONE;
     {
-      int rc = refill(s, pzErr);
+      int rc = profsumScanRefill(s, pzErr);
       if( rc ) return rc;
     }
   }
@@ -1169,7 +1112,7 @@ static int parseInWindow(ProfsumScan *s, int kind, const u8 **ppStart,
     if( rc==P_ERR ){ profsumScanSyntaxError(s, pzErr); return -SQLITE_ERROR; }
     if( rc==P_OK ){ *ppStart = p; return P_OK; }
     if( s->srcEof ) return P_MORE;
-    rc = refill(s, pzErr);
+    rc = profsumScanRefill(s, pzErr);
     if( rc ) return -rc;
   }
 }

@@ -9,6 +9,7 @@
 #include "profsum_reader.h"
 #include "strindex.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* Diagnostics kept per entry (the rest are counted in its one
@@ -19,6 +20,15 @@
 #define PROFSUM_MAX_PENDING   8
 
 typedef unsigned char u8;
+
+#define PROFSUM_MAX_ENTRY     ((int64_t)1<<30)   /* 1 GiB: the window for one entry at
+                                                 ** most (SQLite allocates < 2 GiB) */
+
+/* The event's fields before aArg, and from raw to its end: the pieces
+** that clearEvent zeroes and profsumScanCopyEvent copies whole (aArg, in
+** between, only where the entry set a span). */
+#define EV_HEAD ((size_t)offsetof(ProfsumEvent, aArg))
+#define EV_TAIL (sizeof(ProfsumEvent) - offsetof(ProfsumEvent, raw))
 
 /* A diagnostic held back until the entry it belongs to parsed completely
 ** (an entry may be parsed twice when it straddles a window refill). */
@@ -75,7 +85,17 @@ struct ProfsumScan {
   ProfsumStrIndex idx;       /* The window's string index (strindex.h): its
                              ** marks cover aBuf[0..nBuf) after each refill;
                              ** off (idx.xClassify NULL) in the portable mode */
+  ProfsumWindowSwapFn xSwap; /* profsumScanHoldWindows: where a refill takes
+                             ** its next window from (NULL: the window is
+                             ** refilled in place) */
+  void *pSwapCtx;
 };
+
+/* scanwin.c: move the unparsed bytes to the start of the window (of a new
+** one with xSwap), grow it if it is full, and read more from the source
+** until the window is full or the source ends.  Returns SQLITE_OK or an
+** error (*pzErr set). */
+int profsumScanRefill(ProfsumScan *s, char **pzErr);
 
 /* (PROFSUM_DIAG_DETAIL_CAP, the cap of details per kind: profsum_reader.h) */
 

@@ -871,10 +871,34 @@ static void trackDiagErr(const ProfsumTrackDiag *d, char **pzErr){
   *pzErr = sqlite3_mprintf("%s", z);
 }
 
+/* The read pass's next event (profsumScanNext's answer), from the scanner
+** or, once the first MB told that scanning on a thread of its own pays
+** (profsumScanPipeWanted; *pnAsk counts the events until then, -1
+** after), from *ppPipe, which this starts. */
+static int readNext(Engine *e, ProfsumScan *pScan, ProfsumScanPipe **ppPipe,
+                    int64_t *pnAsk, ProfsumEvent **ppEv, char **pzErr){
+  if( *pnAsk>=0 && ((*pnAsk)++ & 255)==0 ){
+    int w = profsumScanPipeWanted(pScan);
+    if( w>=0 ){
+      *pnAsk = -1;
+      if( w==1 ){
+        int rc = profsumScanPipeOpen(pScan, e->zFunc, engDiag, e, ppPipe);
+        if( rc ){
+          *pzErr = sqlite3_mprintf("%s: out of memory for the scanning thread", e->zFunc);
+          return rc;
+        }
+      }
+    }
+  }
+  return *ppPipe ? profsumScanPipeNext(*ppPipe, ppEv, pzErr) : profsumScanNext(pScan, ppEv, pzErr);
+}
+
 /* The read pass. */
 int profsumEngRead(Engine *e, const char *zPath){
   ProfsumSrc *pSrc = 0;
   ProfsumScan *pScan = 0;
+  ProfsumScanPipe *pPipe = 0;     /* the scanning on a thread of its own */
+  int64_t nPipeAsk = 0;           /* events until it is decided, -1 after */
   ProfsumTrackDiag *pTd = 0;
   ProfsumEvent *ev;
   char *zErr = 0, *pB = 0;
@@ -908,7 +932,7 @@ int profsumEngRead(Engine *e, const char *zPath){
   while( rc==SQLITE_OK ){
     char ph;
     int32_t iKey = -1;      /* the event key of an X event taken */
-    rc = profsumScanNext(pScan, &ev, &zErr);
+    rc = readNext(e, pScan, &pPipe, &nPipeAsk, &ev, &zErr);
     if( rc!=SQLITE_ROW ) break;
     rc = SQLITE_OK;
     if( e->xStop && (ev->idx & 0x3fff)==0 && e->xStop(e->pStopArg) ){
@@ -982,6 +1006,7 @@ int profsumEngRead(Engine *e, const char *zPath){
   }
   sqlite3_free(pB);
   profsumEngSigFree(e);
+  profsumScanPipeClose(pPipe);    /* the scanner's facts below are final */
   if( pScan ) quietRoundedAdd(e, profsumScanQuietRounded(pScan));
   if( rc==SQLITE_DONE ){
     /* the pairing of B and E events, once all are read */
