@@ -438,7 +438,8 @@ def odd_events(rng, n):
 
 
 class TokenizerModes(unittest.TestCase):
-    """One thread, two threads, the portable tokenizer and SSE2: the same."""
+    """One thread, two threads, the portable tokenizer, SSE2 and the import's
+    scanning on a thread of its own: the same."""
 
     @classmethod
     def setUpClass(cls):
@@ -462,7 +463,9 @@ class TokenizerModes(unittest.TestCase):
         modes = {"default": {}, "one_thread": {"PROFSUM_THREADS": "0"},
                  "portable": {"PROFSUM_TOKENIZER": "portable"},
                  "portable_one_thread": {"PROFSUM_TOKENIZER": "portable", "PROFSUM_THREADS": "0"},
-                 "sse2": {"PROFSUM_TOKENIZER": "sse2"}}
+                 "sse2": {"PROFSUM_TOKENIZER": "sse2"},
+                 "scan_thread": {"PROFSUM_SCAN_PIPE": "1"},
+                 "scan_thread_portable": {"PROFSUM_SCAN_PIPE": "1", "PROFSUM_TOKENIZER": "portable"}}
         for trace in (self.odd, self.gen):
             # both files are big enough for the inflate thread
             self.assertGreater(os.path.getsize(trace), 128 * 1024)

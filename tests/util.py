@@ -227,13 +227,14 @@ def assert_modes_agree(tc, run, trace, label):
 def run_child_json(tc, code, trace, dbdir, env_extra, tag, timeout=300):
     """Run the Python program `code` (argv: the extension, trace, a database
     path in dbdir named after trace and tag) in a child process with the
-    tokenizer and thread variables of this process removed and env_extra
+    tokenizer, thread and scanning-thread variables of this process removed and env_extra
     set; assert it exits 0 and return the JSON it prints."""
     import subprocess
     import sys
     env = dict(os.environ)
     env.pop("PROFSUM_TOKENIZER", None)
     env.pop("PROFSUM_THREADS", None)
+    env.pop("PROFSUM_SCAN_PIPE", None)
     env.update(env_extra)
     db = os.path.join(dbdir, "%s-%s.db" % (os.path.basename(trace), tag))
     out = subprocess.run([sys.executable, "-c", code, SO, trace, db], env=env,

@@ -271,6 +271,8 @@ int profsumScanPipeOpen(ProfsumScan *pScan, const char *zFunc, ProfsumDiagFn xDi
     profsumScanPipeClose(p);
     return SQLITE_OK;
   }
+  /* named, for those who look at an import's threads (ps, perf, tests) */
+  pthread_setname_np(p->thread, "profsum-scan");
   p->bThread = 1;
   *pp = p;
   return SQLITE_OK;

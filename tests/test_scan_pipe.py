@@ -1,0 +1,251 @@
+"""The import's scanning on a thread of its own (ext/reader/scanpipe.c)
+gives what one thread gives: every stored diagnostic in the same order,
+the same summary, the same errors at the same bytes, the same interrupt;
+and it is used where it pays (a large file whose inflating leaves the
+second core idle), not on a small one.
+
+PROFSUM_SCAN_PIPE=1 asks for it on any file, =0 never; the extension reads
+the variable at each import, so this process sets it around each call."""
+import gzip
+import json
+import os
+import random
+import threading
+import time
+import unittest
+
+from util import TempDir, connect
+
+
+def odd_entries(rng, n):
+    """n entries that give diagnostics of many kinds (rounded times, control
+    characters, bytes that are not UTF-8, trailing commas, negative
+    durations, B/E pairs, entries without ph, a key given twice), with args
+    the engine reads (tf_op, long_name, hlo_op) and GPU kernels."""
+    out = []
+    for i in range(n):
+        k = i % 11
+        name = "op%d" % (i % 23)
+        if k == 1:
+            name = "ctl\x01%d" % i
+        elif k == 2:
+            name = "bad\udcff%d" % i
+        args = '"tf_op":"jit(step)/layer%d/dot","long_name":"%%fusion.%d = f32[%d,128]"' % (
+            i % 5, i % 9, 8 + i % 4)
+        if k == 3:
+            args += ',"hlo_op":"fusion.%d"' % (i % 9)
+        if k == 4:
+            args += ',"kernel_details":"regs:%d static_shared:0 block:128,1,1 grid:%d,1,1"' % (
+                16 + i % 3, 1 + i % 40)
+        ph = "X"
+        if k == 5:
+            ph = "B" if i % 2 else "E"
+        dur = "-1" if k == 6 else "%d.%07d" % (1 + i % 13, i % 9999999)
+        ent = '{"ph":"%s","pid":%d,"tid":%d,"ts":%d.%07d,"dur":%s,"name":"%s","args":{%s}%s}' % (
+            ph, 1 + i % 3, i % 4, 1000 + 9 * i, rng.randrange(10 ** 7), dur, name, args,
+            "," if k == 7 else "")
+        if k == 8:
+            ent = '{"name":"no ph %d","ts":%d}' % (i, i)
+        if k == 9 and i % 2:
+            ent = ent[:-1] + ',"name":"twice"}'
+        out.append(ent)
+    return out
+
+
+def trace_bytes(entries, meta=True):
+    head = []
+    if meta:
+        head = ['{"ph":"M","name":"process_name","pid":1,"args":{"name":"/device:GPU:0"}}',
+                '{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"Stream #7"}}']
+    body = "{\"traceEvents\":[\n" + ",\n".join(head + entries) + "\n]}\n"
+    return body.encode("utf-8", "surrogateescape")
+
+
+def with_pipe(value, fn):
+    old = os.environ.get("PROFSUM_SCAN_PIPE")
+    if value is None:
+        os.environ.pop("PROFSUM_SCAN_PIPE", None)
+    else:
+        os.environ["PROFSUM_SCAN_PIPE"] = value
+    try:
+        return fn()
+    finally:
+        if old is None:
+            os.environ.pop("PROFSUM_SCAN_PIPE", None)
+        else:
+            os.environ["PROFSUM_SCAN_PIPE"] = old
+
+
+def imported(path, options=None):
+    """What an import of path into a new database stores: every stored
+    diagnostic in order, the v1 document (its time of making left out),
+    the kernel rows, the breakdown; or the error's text."""
+    db = connect()
+    try:
+        if options:
+            db.execute("SELECT profsum_import(?, 'x', ?)", (path, json.dumps(options))).fetchone()
+        else:
+            db.execute("SELECT profsum_import(?, 'x')", (path,)).fetchone()
+    except Exception as e:      # the error is part of the answer
+        db.close()
+        return ("error", str(e))
+    doc = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+    doc.pop("generated_at_utc", None)
+    out = {"doc": doc,
+           "diag": db.execute("SELECT * FROM profsum_diagnostic ORDER BY rowid").fetchall(),
+           "kernels": db.execute("SELECT * FROM profsum_kernel_stats ORDER BY 1, 2, 3").fetchall(),
+           "breakdown": db.execute("SELECT * FROM profsum_breakdown ORDER BY 1, 2, 3, 4").fetchall()}
+    db.close()
+    return out
+
+
+class ScanThreadSeen:
+    """Whether this process had the scanning thread (named profsum-scan)
+    while the block ran (polled)."""
+
+    def __enter__(self):
+        self.seen = False
+        self.done = False
+
+        def poll():
+            while not self.done and not self.seen:
+                for t in os.listdir("/proc/self/task"):
+                    try:
+                        with open("/proc/self/task/%s/comm" % t) as f:
+                            if f.read().strip() == "profsum-scan":
+                                self.seen = True
+                    except OSError:
+                        pass
+                time.sleep(0.0005)
+        self.t = threading.Thread(target=poll)
+        self.t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done = True
+        self.t.join()
+
+
+class ScanPipe(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.td = TempDir()
+        rng = random.Random(11)
+        odd = trace_bytes(odd_entries(rng, 30000))
+        cls.odd_gz = cls.td.write("odd.json.gz", gzip.compress(odd, 1))
+        cls.odd_plain = cls.td.write("odd.json", odd)
+        # entries larger than the first window (64 KiB), which doubles
+        big = ['{"ph":"X","pid":1,"tid":1,"ts":%d,"dur":1,"name":"big%d","args":{"long_name":"%s"}}'
+               % (10 * i, i, "x" * (40000 * (1 + i % 7))) for i in range(40)]
+        cls.big = cls.td.write("big.json", trace_bytes(big))
+        # a second traceEvents array: the summary reads the last one only
+        two = b'{"traceEvents":[' + b",".join(odd_entries(rng, 800)[j].encode("utf-8", "surrogateescape")
+                                                for j in range(800)) + b'],"traceEvents":[' + \
+            b",".join(e.encode("utf-8", "surrogateescape") for e in odd_entries(rng, 900)) + b"]}"
+        cls.two = cls.td.write("two.json.gz", gzip.compress(two, 1))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.td.__exit__()
+
+    def same_both_ways(self, path, options=None):
+        one = with_pipe("0", lambda: imported(path, options))
+        piped = with_pipe("1", lambda: imported(path, options))
+        self.assertEqual(piped, one)
+        return one
+
+    def test_same_results(self):
+        for path in (self.odd_gz, self.odd_plain, self.big, self.two):
+            for options in (None, {"store_diagnostics": "all"}):
+                with self.subTest(trace=os.path.basename(path), options=options):
+                    got = self.same_both_ways(path, options)
+                    self.assertNotIn("error", got)
+                    self.assertEqual(got["doc"]["schema_version"], "profile_summary.v1")
+                    if path != self.big:
+                        self.assertGreater(len(got["diag"]), 0)
+
+    def test_fixture_has_what_the_pipe_must_carry(self):
+        got = with_pipe("1", lambda: imported(self.odd_gz, {"store_diagnostics": "all"}))
+        kinds = {r[4] for r in got["diag"]}
+        for kind in ("time_rounded", "control_character", "invalid_utf8", "trailing_comma",
+                     "no_ph", "negative_duration", "unmatched_begin", "reference_rejects"):
+            self.assertIn(kind, kinds)
+        self.assertGreater(len(got["kernels"]), 0)
+        self.assertGreater(len(got["doc"]["hot_ops"]), 0)
+
+    def test_same_errors(self):
+        """A syntax error after thousands of entries, a gzip cut off, damaged
+        gzip: the same message (byte offset and entry index) either way."""
+        raw = gzip.decompress(open(self.odd_gz, "rb").read())
+        cut = raw.index(b"\n", len(raw) * 2 // 3)
+        cases = {
+            "syntax.json": raw[:cut] + b"@" + raw[cut:],
+            "truncated.json.gz": gzip.compress(raw, 1)[:-90000],
+            "damaged.json.gz": (lambda z: z[:len(z) // 2] + bytes(4096) + z[len(z) // 2 + 4096:])(
+                gzip.compress(raw, 1)),
+        }
+        for name, data in cases.items():
+            path = self.td.write(name, data)
+            with self.subTest(case=name):
+                got = self.same_both_ways(path)
+                self.assertEqual(got[0], "error")
+                if name == "syntax.json":
+                    self.assertIn("JSON syntax error at byte %d" % cut, got[1])
+                elif name == "truncated.json.gz":
+                    self.assertIn("truncated gzip data", got[1])
+
+    def test_used_where_it_pays(self):
+        """A plain JSON file of more than 16 MB gets the scanning thread by
+        itself; a small one never; PROFSUM_SCAN_PIPE=0 turns it off."""
+        rng = random.Random(5)
+        large = self.td.write("large.json", trace_bytes(odd_entries(rng, 130000)))
+        self.assertGreater(os.path.getsize(large), 16 << 20)
+
+        def piped(path, value):
+            def run():
+                with ScanThreadSeen() as m:
+                    imported(path)
+                return m.seen
+            return with_pipe(value, run)
+        self.assertTrue(piped(large, None))
+        self.assertTrue(piped(large, "1"))
+        self.assertFalse(piped(large, "0"))
+        self.assertFalse(piped(self.big, None))
+        self.assertTrue(piped(self.big, "1"))
+
+    def test_interrupt(self):
+        """An import interrupted while the scanning thread runs stops with
+        the function's message, stores nothing, and the connection goes on."""
+        rng = random.Random(9)
+        member = gzip.compress(("".join(e + ",\n" for e in odd_entries(rng, 4000))).encode(
+            "utf-8", "surrogateescape"), 1)
+        path = os.path.join(self.td.path, "long.json.gz")
+        with open(path, "wb") as f:
+            f.write(gzip.compress(b'{"traceEvents":[\n'))
+            for _ in range(400):
+                f.write(member)
+            f.write(gzip.compress(b'{}]}\n'))
+        db = connect()
+        db.execute("SELECT profsum_import(?, 'small')", (self.big,)).fetchone()
+        before = db.execute("SELECT count(*) FROM profsum_trace").fetchone()
+        timer = threading.Timer(0.5, db.interrupt)
+
+        def run():
+            timer.start()
+            t = time.perf_counter()
+            try:
+                db.execute("SELECT profsum_import(?, 'long')", (path,)).fetchone()
+                return None, time.perf_counter() - t
+            except Exception as e:
+                return str(e), time.perf_counter() - t
+        msg, took = with_pipe("1", run)
+        timer.cancel()
+        self.assertEqual(msg, "profsum_import: interrupted")
+        self.assertLess(took, 5.0)
+        self.assertEqual(db.execute("SELECT count(*) FROM profsum_trace").fetchone(), before)
+        self.assertEqual(db.execute("SELECT 1").fetchone(), (1,))
+        db.close()
+
+
+if __name__ == "__main__":
+    unittest.main()
