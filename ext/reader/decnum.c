@@ -206,10 +206,12 @@ int profsumLdToDouble(long double X, double *pOut){
 
 /* See profsum_reader.h.  d = m·2^e; is |w·10^k − d| < half the gap
 ** around d?  Scaled by 10^-k·2^-e: |2·w·2^-e − 2·m·10^-k| < 10^-k (a
-** quarter gap below a power of two).  When not, the neighbour of d on the
-** text's side is tried the same way (a hint made from the text rounded to
-** a picosecond is often one double off when ulps are below a picosecond's
-** scale, as epoch microseconds' are not). */
+** quarter gap below a power of two).  When not, the double that many gaps
+** away on the text's side (the difference over 2·10^-k, rounded: a hint
+** made from the text rounded to a picosecond is often a few doubles off
+** where the gap is below a picosecond) is tried the same way, then its
+** neighbour on the text's side; the answer is only ever a double whose
+** interval holds the text. */
 int profsumDecimalHint(uint64_t w, int k, int neg, double dHint, double *pOut){
   static const uint64_t aU10[20] = { 1ull, 10ull, 100ull, 1000ull, 10000ull,
     100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
@@ -223,7 +225,7 @@ int profsumDecimalHint(uint64_t w, int k, int neg, double dHint, double *pOut){
   nbw = 64 - __builtin_clzll(w);
   dAbs = dHint<0 ? -dHint : dHint;
   memcpy(&bits, &dAbs, sizeof(bits));
-  for(iTry=0; iTry<2; iTry++){
+  for(iTry=0; iTry<3; iTry++){
     uint64_t m = (bits & (((uint64_t)1<<52)-1)) | ((uint64_t)1<<52);
     int E = (int)(bits>>52), sh = 1075 - E;   /* d = m·2^-sh */
     unsigned __int128 A2, B2, P;
@@ -240,7 +242,16 @@ int profsumDecimalHint(uint64_t w, int k, int neg, double dHint, double *pOut){
       *pOut = neg ? -r : r;
       return 1;
     }
-    if( A2>=B2 ) bits++; else bits--;     /* |text| above d, or below */
+    if( iTry==0 ){
+      /* |text| − d in gaps of d, rounded (at least one, at most 2^20) */
+      unsigned __int128 D = A2>=B2 ? A2-B2 : B2-A2;
+      unsigned __int128 j = (D + P)/(2*P);
+      if( j==0 ) j = 1;
+      if( j>((unsigned __int128)1<<20) ) break;
+      if( A2>=B2 ) bits += (uint64_t)j; else bits -= (uint64_t)j;
+    }else{
+      if( A2>=B2 ) bits++; else bits--;   /* |text| above d, or below */
+    }
   }
   return 0;
 }
