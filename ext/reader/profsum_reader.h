@@ -342,10 +342,11 @@ typedef struct ProfsumScanPipe ProfsumScanPipe;
 ** trace smaller than that is done before a thread would help): yes when
 ** inflating kept a core busy less than PROFSUM_PIPE_SHARE of the time
 ** (profsumSrcInflateShare: so for a file that is not gzip), where the
-** second core has time for the scanning; above, a third busy thread
-** slows the import.  PROFSUM_SCAN_PIPE=1 says yes at once, =0 no. */
+** second core has time for the scanning; above, inflating is most of
+** the work and a third busy thread gains nothing.  PROFSUM_SCAN_PIPE=1
+** says yes at once, =0 no. */
 #define PROFSUM_PIPE_PROBE (16*1024*1024)
-#define PROFSUM_PIPE_SHARE 0.25
+#define PROFSUM_PIPE_SHARE 0.5
 int profsumScanPipeWanted(ProfsumScan *pScan);
 int profsumScanPipeOpen(ProfsumScan *pScan, const char *zFunc, ProfsumDiagFn xDiag,
                         void *pDiagCtx, ProfsumScanPipe **pp);

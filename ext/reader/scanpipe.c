@@ -32,7 +32,7 @@
 #include <time.h>
 
 #define PIPE_BATCH_N 128      /* events per batch: about 100 KB of copies */
-#define PIPE_NSLOT   6        /* batches handed over or being filled */
+#define PIPE_NSLOT   24       /* batches handed over or being filled */
 #define PIPE_NWIN    (PIPE_NSLOT + 1)   /* windows kept for reuse */
 #define PIPE_ASK_MS  100      /* the stop check while the caller waits */
 #define PIPE_WIN_KEEP (1024*1024)  /* larger windows (one entry's) are freed
