@@ -312,14 +312,13 @@ void profsumScanHoldWindows(ProfsumScan *p, ProfsumWindowSwapFn xSwap, void *pCt
 ** NULL exactly when the one given to profsumScanOpen was (the scanner's
 ** work depends on whether there is one). */
 void profsumScanSetDiag(ProfsumScan *p, ProfsumDiagFn xDiag, void *pCtx);
-/* Copy the event profsumScanNext just returned into *pDst: what the
-** scanner wrote, with aArg's spans taken only where the entry set them
-** (*pArgSet: the aArg spans set in *pDst by the copy before, which are
-** zeroed, then those of this copy; 0 for a zeroed *pDst), and without the
-** fields only the XPlane adapter sets (left as *pDst has them: zero, for
-** a *pDst zeroed first).  The spans keep
-** pointing into the window (see profsumScanHoldWindows). */
-void profsumScanCopyEvent(ProfsumScan *p, ProfsumEvent *pDst, unsigned *pArgSet);
+/* Parse the next events into *pEv, whose aArg spans set are the bits of
+** *pArgSet (the scanner zeroes those, and sets the bits of those it sets):
+** *pEv and *pArgSet zeroed at first, then left as the scanner left them.
+** profsumScanNext returns pEv then.  NULL: the scanner's own event again.
+** May be called from within a ProfsumWindowSwapFn: the entry being
+** parsed is parsed again from its start after a refill. */
+void profsumScanSetTarget(ProfsumScan *p, ProfsumEvent *pEv, unsigned *pArgSet);
 
 /* A reader of a scanner's events on another thread (scanpipe.c): the
 ** scanning runs ahead while the caller handles the events it has.

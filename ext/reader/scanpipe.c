@@ -1,9 +1,9 @@
 /*
 ** scanpipe.c — the JSON scanner read ahead on a thread of its own, for a
 ** caller whose handling of each event costs about as much as scanning it
-** (the summary engine's read pass).  The scanning thread copies each
-** event (profsumScanCopyEvent) into a batch, notes each diagnostic
-** between them, and hands the batches over in order; the caller takes
+** (the summary engine's read pass).  The scanning thread parses each
+** event into its place in a batch (profsumScanSetTarget), notes each
+** diagnostic between them, and hands the batches over in order; the caller takes
 ** them one event at a time (profsumScanPipeNext), the diagnostics passed
 ** on just before the event that followed them, as one thread would have.
 **
@@ -53,7 +53,8 @@ typedef struct PipeBatch {
   ProfsumEvent *aEv;          /* PIPE_BATCH_N copies, from a 64-byte
                               ** boundary (each copy takes the fewest cache
                               ** lines: they move between two cores) */
-  unsigned *aArgSet;          /* profsumScanCopyEvent's mask per copy */
+  unsigned *aArgSet;          /* the aArg spans set, per event
+                              ** (profsumScanSetTarget) */
   int nEv;
   PipeDiag *aDiag; int nDiag, nDiagAlloc;
   char *aTxt; int64_t nTxt, nTxtAlloc;   /* the details, NUL-terminated */
@@ -123,8 +124,13 @@ static unsigned char *pipeSwap(void *pCtx, unsigned char *aOld, size_t nOld,
   unsigned char *a = 0;
   PipeBatch *b = &p->aSlot[p->iFill];
   int i;
-  if( b->aRetire && pipePublish(p) ) return 0;
-  b = &p->aSlot[p->iFill];
+  if( b->aRetire ){
+    if( pipePublish(p) ) return 0;
+    /* the entry being parsed is parsed again from its start, in the
+    ** next batch */
+    b = &p->aSlot[p->iFill];
+    profsumScanSetTarget(p->pScan, &b->aEv[b->nEv], &b->aArgSet[b->nEv]);
+  }
   pthread_mutex_lock(&p->mu);
   for(i=0; i<p->nWin; i++){
     if( p->aWinSz[i]==nNew ){
@@ -187,7 +193,10 @@ static void *pipeMain(void *pArg){
   for(;;){
     ProfsumEvent *ev;
     char *zErr = 0;
-    int rc = profsumScanNext(p->pScan, &ev, &zErr);
+    int rc;
+    b = &p->aSlot[p->iFill];
+    profsumScanSetTarget(p->pScan, &b->aEv[b->nEv], &b->aArgSet[b->nEv]);
+    rc = profsumScanNext(p->pScan, &ev, &zErr);
     if( pipeStopped(p) ){ sqlite3_free(zErr); return 0; }
     b = &p->aSlot[p->iFill];      /* (a refill may have handed one over) */
     if( p->nomem && (rc==SQLITE_ROW || rc==SQLITE_DONE) ){
@@ -203,8 +212,7 @@ static void *pipeMain(void *pArg){
       b->zErr = zErr;
       break;
     }
-    profsumScanCopyEvent(p->pScan, &b->aEv[b->nEv], &b->aArgSet[b->nEv]);
-    b->nEv++;
+    b->nEv++;                     /* (ev is &b->aEv[b->nEv]) */
     if( b->nEv==PIPE_BATCH_N && pipePublish(p) ) return 0;
   }
   pthread_mutex_lock(&p->mu);
@@ -381,6 +389,7 @@ void profsumScanPipeClose(ProfsumScanPipe *p){
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
     profsumScanHoldWindows(p->pScan, 0, 0);
+    profsumScanSetTarget(p->pScan, 0, 0);
     profsumScanSetDiag(p->pScan, p->xDiag, p->pDiagCtx);
     profsumSrcSetStop(profsumScanSrc(p->pScan), p->srcStop);
   }

@@ -1,8 +1,8 @@
 /*
 ** scanwin.c — the JSON scanner's window (trace_json.c): its refill, in
 ** place or, for a reader on another thread, into a new window that a
-** swap function supplies (profsumScanHoldWindows); the copy of the event
-** just scanned for such a reader.  See profsum_reader.h and
+** swap function supplies (profsumScanHoldWindows); where the events are
+** parsed for such a reader (profsumScanSetTarget).  See profsum_reader.h and
 ** trace_json_int.h for the contracts.
 */
 #include "profsum_int.h"
@@ -25,22 +25,14 @@ void profsumScanSetDiag(ProfsumScan *p, ProfsumDiagFn xDiag, void *pCtx){
 }
 
 /* See profsum_reader.h. */
-void profsumScanCopyEvent(ProfsumScan *p, ProfsumEvent *pDst, unsigned *pArgSet){
-  const ProfsumEvent *ev = &p->ev;
-  unsigned m = *pArgSet;
-  while( m ){
-    memset(&pDst->aArg[__builtin_ctz(m)], 0, sizeof(pDst->aArg[0]));
-    m &= m-1;
+void profsumScanSetTarget(ProfsumScan *p, ProfsumEvent *pEv, unsigned *pArgSet){
+  if( pEv==0 ){
+    p->pEv = &p->ev;
+    p->pArgSet = &p->argSet;
+  }else{
+    p->pEv = pEv;
+    p->pArgSet = pArgSet;
   }
-  memcpy(pDst, ev, EV_HEAD);
-  pDst->raw = ev->raw;      /* (the rest is the XPlane adapter's: 0 here) */
-  for(m=p->argSet; m; m&=m-1){
-    int i = __builtin_ctz(m);
-    pDst->aArg[i] = ev->aArg[i];
-  }
-  *pArgSet = p->argSet;
-  /* an escaped ph decoded into the event itself (profsumScanPhUnescape) */
-  if( ev->ph.z==ev->aPhText+1 ) pDst->ph.z = pDst->aPhText+1;
 }
 
 /* The message of a window that cannot be had (nNew bytes). */

@@ -65,7 +65,7 @@ void profsumScanSetId(ProfsumScan *s, const char *zKey, const ProfsumSpan *v, Pr
       return;
     }
   }
-  s->ev.typedBadField = 1;       /* the reference's pid/tid: int */
+  s->pEv->typedBadField = 1;       /* the reference's pid/tid: int */
   if( s->xDiag ){
     char zq[64] = "";
     if( profsumScanDiagWanted(s, "bad_field") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
@@ -115,7 +115,7 @@ void profsumScanTimeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v
     /* a number of 1e32 µs or more (10^38 ps, past the exact times) whose
     ** double is finite: the reference reads it, so it is no malformed
     ** field; it has no value here, and the summary leaves its event out */
-    s->ev.timeHuge |= zKey[0]=='t' ? 1 : (v->z[0]=='-' ? 4 : 2);
+    s->pEv->timeHuge |= zKey[0]=='t' ? 1 : (v->z[0]=='-' ? 4 : 2);
     if( s->xDiag ){
       char zq[64] = "";
       if( profsumScanDiagWanted(s, "time_out_of_range") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
@@ -124,7 +124,7 @@ void profsumScanTimeTaken(ProfsumScan *s, const char *zKey, const ProfsumSpan *v
     }
     return;
   }
-  s->ev.typedBadField = 1;       /* the reference's ts/dur: float */
+  s->pEv->typedBadField = 1;       /* the reference's ts/dur: float */
   if( s->xDiag ){
     char zq[64] = "";
     if( profsumScanDiagWanted(s, "bad_field") ) profsumScanQuote(zq, sizeof(zq), v->z, v->n);
@@ -141,10 +141,10 @@ void profsumScanSetTime(ProfsumScan *s, const char *zKey, const ProfsumSpan *v,
   if( v->type==PROFSUM_JT_NUMBER ){
     rc = profsumParseMicros(v->z, v->n, pVal);
   }else if( v->type==PROFSUM_JT_STRING && !(v->flags & PROFSUM_SF_ESCAPE) ){
-    s->ev.timeNotNumber = 1;
+    s->pEv->timeNotNumber = 1;
     rc = profsumParseMicros(v->z, v->n, pVal);
   }else if( v->type==PROFSUM_JT_NULL ){
-    s->ev.timeNotNumber = 1;
+    s->pEv->timeNotNumber = 1;
     *pHas = 0;
     *pRounded = 0;
     return;

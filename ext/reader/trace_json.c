@@ -399,8 +399,8 @@ static const u8 *strMemberRun(ProfsumScan *s, const u8 *p, int mode, unsigned *p
       /* applyMember's mode 1, inline: a known key's span */
       int ak = argKeyIndex((const char*)a + k0 + 1, (int64_t)(k1 - k0 - 1));
       if( ak>=0 ){
-        stringSpan(&s->ev.aArg[ak], a + v0, a + v1 + 1, vf);
-        s->argSet |= 1u<<ak;
+        stringSpan(&s->pEv->aArg[ak], a + v0, a + v1 + 1, vf);
+        *s->pArgSet |= 1u<<ak;
       }
     }
     *pFlags |= vf;
@@ -577,7 +577,7 @@ static inline int timeQuiet(ProfsumScan *s, int r, profsum_ps ps){
 ** another shape (the caller scans the value and applies it then). */
 static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
                                const u8 *p, const u8 *e, const u8 **ppEnd){
-  ProfsumEvent *ev = &s->ev;
+  ProfsumEvent *ev = s->pEv;
   const u8 *q;
   int rc;
   if( nk==2 ? (k[0]=='t' && k[1]=='s') : (nk==3 && k[0]=='d' && k[1]=='u' && k[2]=='r') ){
@@ -653,13 +653,13 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
 
 /* Zero the spans of ev.aArg that were set (argSet), and argSet. */
 static void clearArgKeys(ProfsumScan *s){
-  unsigned m = s->argSet;
+  unsigned m = *s->pArgSet;
   while( m ){
     int i = __builtin_ctz(m);
-    memset(&s->ev.aArg[i], 0, sizeof(s->ev.aArg[i]));
+    memset(&s->pEv->aArg[i], 0, sizeof(s->pEv->aArg[i]));
     m &= m-1;
   }
-  s->argSet = 0;
+  *s->pArgSet = 0;
 }
 
 /* Zero the event for the next entry: all but aArg, then the spans of aArg
@@ -670,7 +670,7 @@ _Static_assert(EV_HEAD%8==0 && EV_TAIL%8==0, "clearEvent's 8-byte pieces");
 typedef uint64_t EvZero16 __attribute__((vector_size(16), may_alias, aligned(8)));
 typedef uint64_t EvZero8 __attribute__((may_alias, aligned(8)));
 static inline void clearEvent(ProfsumScan *s){
-  char *a = (char*)&s->ev, *b = (char*)&s->ev.raw;
+  char *a = (char*)s->pEv, *b = (char*)&s->pEv->raw;
   const EvZero16 z = {0, 0};
   size_t i;
 #if defined(__GNUC__) && !defined(__clang__)
@@ -683,7 +683,7 @@ static inline void clearEvent(ProfsumScan *s){
 #endif
   for(i=0; i<EV_TAIL/16; i++) ((EvZero16*)b)[i] = z;
   if( EV_TAIL%16 ) *(EvZero8*)(b + EV_TAIL - 8) = 0;
-  if( s->argSet ) clearArgKeys(s);
+  if( *s->pArgSet ) clearArgKeys(s);
 }
 
 /* Apply one member of an event object (mode 0) or of its args (mode 1),
@@ -695,12 +695,12 @@ static inline void clearEvent(ProfsumScan *s){
 ** bad_field diagnostic only: the reference ignores cat. */
 static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
                         const ProfsumSpan *v){
-  ProfsumEvent *ev = &s->ev;
+  ProfsumEvent *ev = s->pEv;
   if( mode==1 ){
     int i = argKeyIndex(k, nk);
     if( i>=0 ){
       spanCopy(&ev->aArg[i], v);
-      s->argSet |= 1u<<i;
+      *s->pArgSet |= 1u<<i;
     }
     return;
   }
@@ -785,7 +785,7 @@ static inline __attribute__((always_inline)) int memberValue(ProfsumScan *s, int
     rc = numberMember(s, k, nk, p, e, ppEnd);
     if( rc==P_OK || rc==P_MORE ) return rc;
   }
-  if( mode==0 && s->argSet && KEYIS(k,nk,"args") ){
+  if( mode==0 && *s->pArgSet && KEYIS(k,nk,"args") ){
     /* A repeated "args" replaces the earlier one: forget its keys. */
     clearArgKeys(s);
   }
@@ -865,12 +865,12 @@ static inline __attribute__((always_inline)) int eventRunT(ProfsumScan *s, const
       size_t v1 = profsumNextMark(s, (size_t)(v + 1 - a));
       ProfsumSpan val;
       if( v1>=n || a[v1]!='"' ) return P_OK;
-      if( mode==0 && s->argSet && KEYIS(k,nk,"args") ) clearArgKeys(s);
+      if( mode==0 && *s->pArgSet && KEYIS(k,nk,"args") ) clearArgKeys(s);
       stringSpan(&val, v, a + v1 + 1, 0);
       /* applyMember, the keys of most string values inline */
-      if( mode==0 && nk==2 && k[0]=='p' && k[1]=='h' ) spanCopy(&s->ev.ph, &val);
-      else if( mode==0 && nk==4 && memcmp(k, "name", 4)==0 ) spanCopy(&s->ev.name, &val);
-      else if( mode==0 && nk==3 && memcmp(k, "cat", 3)==0 ) spanCopy(&s->ev.cat, &val);
+      if( mode==0 && nk==2 && k[0]=='p' && k[1]=='h' ) spanCopy(&s->pEv->ph, &val);
+      else if( mode==0 && nk==4 && memcmp(k, "name", 4)==0 ) spanCopy(&s->pEv->name, &val);
+      else if( mode==0 && nk==3 && memcmp(k, "cat", 3)==0 ) spanCopy(&s->pEv->cat, &val);
       else applyMember(s, mode, k, nk, &val);
       q = a + v1 + 1;
     }else if( !ws && *v<=' ' ){
@@ -880,7 +880,7 @@ static inline __attribute__((always_inline)) int eventRunT(ProfsumScan *s, const
       ProfsumSpan val;
       unsigned af = 0;
       int rc;
-      if( s->argSet ) clearArgKeys(s);
+      if( *s->pArgSet ) clearArgKeys(s);
       if( s->flags & PROFSUM_SCAN_ARGKEYS ){
         rc = parseMembers(s, v, e, &q, &af, 1);
       }else{
@@ -963,7 +963,7 @@ static int argsRun(ProfsumScan *s, const u8 *p, const u8 *e, const u8 **ppDone,
 }
 
 /* Parse the members of the object at p (which is '{'): mode 0 fills the
-** event s->ev, mode 1 collects known args keys.  *pFlags gets the SF_*
+** event *s->pEv, mode 1 collects known args keys.  *pFlags gets the SF_*
 ** bits of everything inside.  Returns P_OK/P_MORE/P_ERR or -SQLITE_NOMEM. */
 static int parseMembers(ProfsumScan *s, const u8 *p, const u8 *e,
                         const u8 **ppEnd, unsigned *pFlags, int mode){
@@ -1140,6 +1140,8 @@ int profsumScanOpen(ProfsumSrc *pSrc, const char *zFunc, unsigned flags,
   s->xDiag = xDiag;
   s->pDiagCtx = pDiagCtx;
   s->idx.xClassify = profsumStrIndexClassifier();
+  s->pEv = &s->ev;
+  s->pArgSet = &s->argSet;
   s->nAlloc = (size_t)windowInit(profsumSrcFileSize(pSrc));
   s->aBuf = sqlite3_malloc64(s->nAlloc);
   if( s->aBuf==0 ){
@@ -1203,9 +1205,9 @@ static int scanElement(ProfsumScan *s, char **pzErr){
     scanEmitDiag(s, idx, off, "not_an_object", z);
     return SQLITE_OK;
   }
-  if( s->ev.ph.type!=PROFSUM_JT_STRING ){
-    if( s->ev.ph.type==PROFSUM_JT_NONE ){
-      profsumScanPendDiag(s, "no_ph", (pEnd - pStart)<=2 || s->ev.name.z==0
+  if( s->pEv->ph.type!=PROFSUM_JT_STRING ){
+    if( s->pEv->ph.type==PROFSUM_JT_NONE ){
+      profsumScanPendDiag(s, "no_ph", (pEnd - pStart)<=2 || s->pEv->name.z==0
                ? "entry has no \"ph\" (e.g. the trailing {}); no row"
                : "entry has no \"ph\"; no row");
       /* PROFSUM_SCAN_NOPH: out all the same (ph absent), for its typed
@@ -1218,13 +1220,13 @@ static int scanElement(ProfsumScan *s, char **pzErr){
     return SQLITE_OK;
   }
 out:
-  if( s->ev.ph.flags & PROFSUM_SF_ESCAPE ) profsumScanPhUnescape(&s->ev);
-  s->ev.idx = idx;
-  s->ev.iOffset = off;
-  s->ev.raw.z = (const char*)pStart;
-  s->ev.raw.n = pEnd - pStart;
-  s->ev.raw.type = PROFSUM_JT_OBJECT;
-  s->ev.raw.flags = s->entryFix;        /* what profsumSpanJson must repair */
+  if( s->pEv->ph.flags & PROFSUM_SF_ESCAPE ) profsumScanPhUnescape(s->pEv);
+  s->pEv->idx = idx;
+  s->pEv->iOffset = off;
+  s->pEv->raw.z = (const char*)pStart;
+  s->pEv->raw.n = pEnd - pStart;
+  s->pEv->raw.type = PROFSUM_JT_OBJECT;
+  s->pEv->raw.flags = s->entryFix;        /* what profsumSpanJson must repair */
   scanFlushDiag(s, idx, off);
   return SQLITE_ROW;
 }
@@ -1386,7 +1388,7 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
             break;
           }
           rc = scanElement(s, pzErr);
-          if( rc==SQLITE_ROW ){ *ppEv = &s->ev; return SQLITE_ROW; }
+          if( rc==SQLITE_ROW ){ *ppEv = s->pEv; return SQLITE_ROW; }
           if( rc==SQLITE_DONE ) return SQLITE_DONE;
           if( rc ) return rc;
           break;

@@ -25,8 +25,8 @@ typedef unsigned char u8;
                                                  ** most (SQLite allocates < 2 GiB) */
 
 /* The event's fields before aArg, and from raw to its end: the pieces
-** that clearEvent zeroes and profsumScanCopyEvent copies whole (aArg, in
-** between, only where the entry set a span). */
+** that clearEvent zeroes whole (aArg, in between, only where the entry
+** set a span). */
 #define EV_HEAD ((size_t)offsetof(ProfsumEvent, aArg))
 #define EV_TAIL (sizeof(ProfsumEvent) - offsetof(ProfsumEvent, raw))
 
@@ -60,7 +60,9 @@ struct ProfsumScan {
   int skipping;              /* 1 inside one of those */
   int64_t nSkipped;          /* entries read past in them */
   char *zDisplayTimeUnit;    /* displayTimeUnit value, or NULL */
-  ProfsumEvent ev;           /* The current event */
+  ProfsumEvent ev;           /* The current event, unless ... */
+  ProfsumEvent *pEv;         /* ... profsumScanSetTarget said where: the
+                             ** event being parsed (&ev by default) */
   u8 *aStk;                  /* Container stack for skipping nested values */
   size_t nStk;               /* Allocated size of aStk */
   const char *zErrWhy;       /* P_ERR: reason (static text) */
@@ -82,6 +84,7 @@ struct ProfsumScan {
                              ** parsed: set as ev.raw.flags of its row */
   unsigned argSet;           /* Bit i: ev.aArg[i] was set (ARGKEYS) since it
                              ** was last cleared */
+  unsigned *pArgSet;         /* that of *pEv (&argSet by default) */
   ProfsumStrIndex idx;       /* The window's string index (strindex.h): its
                              ** marks cover aBuf[0..nBuf) after each refill;
                              ** off (idx.xClassify NULL) in the portable mode */
