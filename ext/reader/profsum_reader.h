@@ -313,8 +313,9 @@ void profsumScanHoldWindows(ProfsumScan *p, ProfsumWindowSwapFn xSwap, void *pCt
 ** work depends on whether there is one). */
 void profsumScanSetDiag(ProfsumScan *p, ProfsumDiagFn xDiag, void *pCtx);
 /* Parse the next events into *pEv, whose aArg spans set are the bits of
-** *pArgSet (the scanner zeroes those, and sets the bits of those it sets):
-** *pEv and *pArgSet zeroed at first, then left as the scanner left them.
+** *pArgSet (the scanner zeroes those, and notes there the ones it sets
+** once another target is set): *pEv and *pArgSet zeroed at first, then
+** left as the scanner left them.
 ** profsumScanNext returns pEv then.  NULL: the scanner's own event again.
 ** May be called from within a ProfsumWindowSwapFn: the entry being
 ** parsed is parsed again from its start after a refill. */

@@ -26,12 +26,18 @@ void profsumScanSetDiag(ProfsumScan *p, ProfsumDiagFn xDiag, void *pCtx){
 
 /* See profsum_reader.h. */
 void profsumScanSetTarget(ProfsumScan *p, ProfsumEvent *pEv, unsigned *pArgSet){
+  /* the mask of the event being left is kept with it; the scanner works
+  ** on argSet, in its own struct, for speed */
+  if( p->pArgSet ) *p->pArgSet = p->argSet;
+  else p->evArgSet = p->argSet;
   if( pEv==0 ){
     p->pEv = &p->ev;
-    p->pArgSet = &p->argSet;
+    p->pArgSet = 0;
+    p->argSet = p->evArgSet;
   }else{
     p->pEv = pEv;
     p->pArgSet = pArgSet;
+    p->argSet = *pArgSet;
   }
 }
 

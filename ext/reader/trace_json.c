@@ -400,7 +400,7 @@ static const u8 *strMemberRun(ProfsumScan *s, const u8 *p, int mode, unsigned *p
       int ak = argKeyIndex((const char*)a + k0 + 1, (int64_t)(k1 - k0 - 1));
       if( ak>=0 ){
         stringSpan(&s->pEv->aArg[ak], a + v0, a + v1 + 1, vf);
-        *s->pArgSet |= 1u<<ak;
+        s->argSet |= 1u<<ak;
       }
     }
     *pFlags |= vf;
@@ -653,13 +653,13 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
 
 /* Zero the spans of ev.aArg that were set (argSet), and argSet. */
 static void clearArgKeys(ProfsumScan *s){
-  unsigned m = *s->pArgSet;
+  unsigned m = s->argSet;
   while( m ){
     int i = __builtin_ctz(m);
     memset(&s->pEv->aArg[i], 0, sizeof(s->pEv->aArg[i]));
     m &= m-1;
   }
-  *s->pArgSet = 0;
+  s->argSet = 0;
 }
 
 /* Zero the event for the next entry: all but aArg, then the spans of aArg
@@ -683,7 +683,7 @@ static inline void clearEvent(ProfsumScan *s){
 #endif
   for(i=0; i<EV_TAIL/16; i++) ((EvZero16*)b)[i] = z;
   if( EV_TAIL%16 ) *(EvZero8*)(b + EV_TAIL - 8) = 0;
-  if( *s->pArgSet ) clearArgKeys(s);
+  if( s->argSet ) clearArgKeys(s);
 }
 
 /* Apply one member of an event object (mode 0) or of its args (mode 1),
@@ -700,7 +700,7 @@ static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
     int i = argKeyIndex(k, nk);
     if( i>=0 ){
       spanCopy(&ev->aArg[i], v);
-      *s->pArgSet |= 1u<<i;
+      s->argSet |= 1u<<i;
     }
     return;
   }
@@ -785,7 +785,7 @@ static inline __attribute__((always_inline)) int memberValue(ProfsumScan *s, int
     rc = numberMember(s, k, nk, p, e, ppEnd);
     if( rc==P_OK || rc==P_MORE ) return rc;
   }
-  if( mode==0 && *s->pArgSet && KEYIS(k,nk,"args") ){
+  if( mode==0 && s->argSet && KEYIS(k,nk,"args") ){
     /* A repeated "args" replaces the earlier one: forget its keys. */
     clearArgKeys(s);
   }
@@ -865,7 +865,7 @@ static inline __attribute__((always_inline)) int eventRunT(ProfsumScan *s, const
       size_t v1 = profsumNextMark(s, (size_t)(v + 1 - a));
       ProfsumSpan val;
       if( v1>=n || a[v1]!='"' ) return P_OK;
-      if( mode==0 && *s->pArgSet && KEYIS(k,nk,"args") ) clearArgKeys(s);
+      if( mode==0 && s->argSet && KEYIS(k,nk,"args") ) clearArgKeys(s);
       stringSpan(&val, v, a + v1 + 1, 0);
       /* applyMember, the keys of most string values inline */
       if( mode==0 && nk==2 && k[0]=='p' && k[1]=='h' ) spanCopy(&s->pEv->ph, &val);
@@ -880,7 +880,7 @@ static inline __attribute__((always_inline)) int eventRunT(ProfsumScan *s, const
       ProfsumSpan val;
       unsigned af = 0;
       int rc;
-      if( *s->pArgSet ) clearArgKeys(s);
+      if( s->argSet ) clearArgKeys(s);
       if( s->flags & PROFSUM_SCAN_ARGKEYS ){
         rc = parseMembers(s, v, e, &q, &af, 1);
       }else{
@@ -1141,7 +1141,6 @@ int profsumScanOpen(ProfsumSrc *pSrc, const char *zFunc, unsigned flags,
   s->pDiagCtx = pDiagCtx;
   s->idx.xClassify = profsumStrIndexClassifier();
   s->pEv = &s->ev;
-  s->pArgSet = &s->argSet;
   s->nAlloc = (size_t)windowInit(profsumSrcFileSize(pSrc));
   s->aBuf = sqlite3_malloc64(s->nAlloc);
   if( s->aBuf==0 ){

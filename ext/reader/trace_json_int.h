@@ -82,9 +82,11 @@ struct ProfsumScan {
   int64_t nQuietRounded;     /* those of the entries emitted so far */
   unsigned char entryFix;    /* PROFSUM_SF_FIXUP flags of the entry being
                              ** parsed: set as ev.raw.flags of its row */
-  unsigned argSet;           /* Bit i: ev.aArg[i] was set (ARGKEYS) since it
-                             ** was last cleared */
-  unsigned *pArgSet;         /* that of *pEv (&argSet by default) */
+  unsigned argSet;           /* Bit i: pEv->aArg[i] was set (ARGKEYS) since
+                             ** it was last cleared */
+  unsigned *pArgSet;         /* where argSet goes when another target is set
+                             ** (profsumScanSetTarget), NULL for ev */
+  unsigned evArgSet;         /* ev's argSet while another is the target */
   ProfsumStrIndex idx;       /* The window's string index (strindex.h): its
                              ** marks cover aBuf[0..nBuf) after each refill;
                              ** off (idx.xClassify NULL) in the portable mode */
