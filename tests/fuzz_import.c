@@ -15,7 +15,8 @@
 **             (the import tells the format by content; the name only
 **             changes the paths through the label and the sniff order)
 **   bit 1     the first import runs with PROFSUM_THREADS=0 (1) or with
-**             threads (0); the third import runs the other way
+**             threads (0: the JSON scanning thread too); the third import
+**             runs the other way
 **   bits 2-3  the import options: none; small warmup and hot-op limit;
 **             device peaks for every device; stored events, the global
 **             breakdown and every diagnostic
@@ -132,10 +133,18 @@ static void writeFile(const char *zPath, const uint8_t *a, size_t n){
   close(fd);
 }
 
-/* Set the thread mode of the next import: no threads when off. */
+/* Set the thread mode of the next import: no threads when off; else
+** threads, the JSON scanning thread among them whatever the file's size
+** (PROFSUM_SCAN_PIPE=1: with this build's small windows, a window handed
+** over every few entries). */
 static void setThreads(int off){
-  if( off ) setenv("PROFSUM_THREADS", "0", 1);
-  else unsetenv("PROFSUM_THREADS");
+  if( off ){
+    setenv("PROFSUM_THREADS", "0", 1);
+    unsetenv("PROFSUM_SCAN_PIPE");
+  }else{
+    unsetenv("PROFSUM_THREADS");
+    setenv("PROFSUM_SCAN_PIPE", "1", 1);
+  }
 }
 
 /* Import zPath as zLabel with zOpts (may be NULL).  Returns 1 and sets
