@@ -666,6 +666,8 @@ static void clearArgKeys(ProfsumScan *s){
 ** that were set.  With 16-byte stores: one memset of the 400 bytes before
 ** aArg became a string instruction (rep stos) that cost more than the
 ** stores it replaces. */
+#define EV_HEAD ((size_t)offsetof(ProfsumEvent, aArg))
+#define EV_TAIL (sizeof(ProfsumEvent) - offsetof(ProfsumEvent, raw))
 _Static_assert(EV_HEAD%8==0 && EV_TAIL%8==0, "clearEvent's 8-byte pieces");
 typedef uint64_t EvZero16 __attribute__((vector_size(16), may_alias, aligned(8)));
 typedef uint64_t EvZero8 __attribute__((may_alias, aligned(8)));

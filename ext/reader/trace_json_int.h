@@ -9,7 +9,6 @@
 #include "profsum_reader.h"
 #include "strindex.h"
 
-#include <stddef.h>
 #include <string.h>
 
 /* Diagnostics kept per entry (the rest are counted in its one
@@ -23,12 +22,6 @@ typedef unsigned char u8;
 
 #define PROFSUM_MAX_ENTRY     ((int64_t)1<<30)   /* 1 GiB: the window for one entry at
                                                  ** most (SQLite allocates < 2 GiB) */
-
-/* The event's fields before aArg, and from raw to its end: the pieces
-** that clearEvent zeroes whole (aArg, in between, only where the entry
-** set a span). */
-#define EV_HEAD ((size_t)offsetof(ProfsumEvent, aArg))
-#define EV_TAIL (sizeof(ProfsumEvent) - offsetof(ProfsumEvent, raw))
 
 /* A diagnostic held back until the entry it belongs to parsed completely
 ** (an entry may be parsed twice when it straddles a window refill). */
