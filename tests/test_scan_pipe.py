@@ -14,7 +14,7 @@ import threading
 import time
 import unittest
 
-from util import TempDir, connect
+from util import TempDir, connect, env_var
 
 
 def odd_entries(rng, n):
@@ -62,18 +62,9 @@ def trace_bytes(entries, meta=True):
 
 
 def with_pipe(value, fn):
-    old = os.environ.get("PROFSUM_SCAN_PIPE")
-    if value is None:
-        os.environ.pop("PROFSUM_SCAN_PIPE", None)
-    else:
-        os.environ["PROFSUM_SCAN_PIPE"] = value
-    try:
+    """fn() with PROFSUM_SCAN_PIPE=value (None: unset)."""
+    with env_var("PROFSUM_SCAN_PIPE", value):
         return fn()
-    finally:
-        if old is None:
-            os.environ.pop("PROFSUM_SCAN_PIPE", None)
-        else:
-            os.environ["PROFSUM_SCAN_PIPE"] = old
 
 
 def imported(path, options=None):

@@ -5,14 +5,13 @@ another (engine_kpis.c) against the one-thread import
 
 The capture is written here (tests/xspace_writer.py) and is large enough
 to fill the ring (4 batches of 1,024 items) many times over."""
-import contextlib
 import os
 import re
 import sqlite3
 import unittest
 
 import xspace_writer as W
-from util import DbTestCase, connect
+from util import DbTestCase, connect, env_var
 
 US = 10 ** 6
 XLA_OP_COLS = ("trace_id", "device", "line_kind", "name", "hlo_op", "hlo_module", "hlo_category",
@@ -60,22 +59,10 @@ def big_capture(bad_last=False):
     return W.xspace(planes, hostnames=["h0"])
 
 
-@contextlib.contextmanager
 def threads_env(threads):
     """PROFSUM_THREADS=threads (None: unset, the default) while the block
     runs; the variable as it was afterwards."""
-    old = os.environ.get("PROFSUM_THREADS")
-    if threads is None:
-        os.environ.pop("PROFSUM_THREADS", None)
-    else:
-        os.environ["PROFSUM_THREADS"] = threads
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("PROFSUM_THREADS", None)
-        else:
-            os.environ["PROFSUM_THREADS"] = old
+    return env_var("PROFSUM_THREADS", threads)
 
 
 def run_import(path, threads):

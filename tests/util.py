@@ -1,4 +1,5 @@
 """Shared helpers for the profsum tests: load the extension, build fixtures."""
+import contextlib
 import gzip
 import json
 import os
@@ -356,3 +357,22 @@ class DbTestCase(unittest.TestCase):
     def tearDown(self):
         self.db.close()
         self.td.__exit__()
+
+
+@contextlib.contextmanager
+def env_var(name, value):
+    """Environment variable name set to value (None: unset) while the block
+    runs, as it was afterwards: the extension reads PROFSUM_THREADS and
+    PROFSUM_SCAN_PIPE at each import."""
+    old = os.environ.get(name)
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
