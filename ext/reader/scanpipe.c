@@ -31,7 +31,7 @@
 #include <string.h>
 #include <time.h>
 
-#define PIPE_BATCH_N 128      /* events per batch: about 100 KB of copies */
+#define PIPE_BATCH_N 128      /* events per batch: about 100 KB */
 #define PIPE_NSLOT   24       /* batches handed over or being filled */
 #define PIPE_NWIN    (PIPE_NSLOT + 1)   /* windows kept for reuse */
 #define PIPE_ASK_MS  100      /* the stop check while the caller waits */
@@ -50,8 +50,8 @@ typedef struct PipeDiag {
 
 typedef struct PipeBatch {
   void *pEvMem;               /* the allocation that holds aEv */
-  ProfsumEvent *aEv;          /* PIPE_BATCH_N copies, from a 64-byte
-                              ** boundary (each copy takes the fewest cache
+  ProfsumEvent *aEv;          /* PIPE_BATCH_N events, from a 64-byte
+                              ** boundary (each event takes the fewest cache
                               ** lines: they move between two cores) */
   unsigned *aArgSet;          /* the aArg spans set, per event
                               ** (profsumScanSetTarget) */
