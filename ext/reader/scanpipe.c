@@ -230,6 +230,18 @@ int profsumScanPipeWanted(ProfsumScan *pScan){
   return profsumSrcInflateShare(profsumScanSrc(pScan)) < PROFSUM_PIPE_SHARE;
 }
 
+/* Give the scanner back as it was before the pipe (its own window
+** refills, event, diagnostics and stop check) and free the pipe's mutex
+** and condition: the scanning thread is not running. */
+static void pipeUnhook(ProfsumScanPipe *p){
+  profsumScanHoldWindows(p->pScan, 0, 0);
+  profsumScanSetTarget(p->pScan, 0, 0);
+  profsumScanSetDiag(p->pScan, p->xDiag, p->pDiagCtx);
+  profsumSrcSetStop(profsumScanSrc(p->pScan), p->srcStop);
+  pthread_cond_destroy(&p->cv);
+  pthread_mutex_destroy(&p->mu);
+}
+
 /* See profsum_reader.h. */
 int profsumScanPipeOpen(ProfsumScan *pScan, const char *zFunc, ProfsumDiagFn xDiag,
                         void *pDiagCtx, ProfsumScanPipe **pp){
@@ -271,11 +283,7 @@ int profsumScanPipeOpen(ProfsumScan *pScan, const char *zFunc, ProfsumDiagFn xDi
   if( xDiag ) profsumScanSetDiag(pScan, pipeDiag, p);
   if( pthread_create(&p->thread, 0, pipeMain, p)!=0 ){
     /* no thread: the scanner as it was, read by the caller */
-    profsumScanHoldWindows(pScan, 0, 0);
-    profsumScanSetDiag(pScan, xDiag, pDiagCtx);
-    profsumSrcSetStop(profsumScanSrc(pScan), p->srcStop);
-    pthread_cond_destroy(&p->cv);
-    pthread_mutex_destroy(&p->mu);
+    pipeUnhook(p);
     profsumScanPipeClose(p);
     return SQLITE_OK;
   }
@@ -323,7 +331,7 @@ static void pipeRelease(ProfsumScanPipe *p){
 /* See profsum_reader.h. */
 int profsumScanPipeNext(ProfsumScanPipe *p, ProfsumEvent **ppEv, char **pzErr){
   *ppEv = 0;
-  if( p->finalRc ) return p->finalRc==SQLITE_DONE ? SQLITE_DONE : p->finalRc;
+  if( p->finalRc ) return p->finalRc;
   for(;;){
     PipeBatch *b;
     if( !p->bHolding ){
@@ -386,12 +394,7 @@ void profsumScanPipeClose(ProfsumScanPipe *p){
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
     pthread_join(p->thread, 0);
-    pthread_cond_destroy(&p->cv);
-    pthread_mutex_destroy(&p->mu);
-    profsumScanHoldWindows(p->pScan, 0, 0);
-    profsumScanSetTarget(p->pScan, 0, 0);
-    profsumScanSetDiag(p->pScan, p->xDiag, p->pDiagCtx);
-    profsumSrcSetStop(profsumScanSrc(p->pScan), p->srcStop);
+    pipeUnhook(p);
   }
   for(i=0; i<PIPE_NSLOT; i++){
     PipeBatch *b = &p->aSlot[i];
