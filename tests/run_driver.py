@@ -38,6 +38,8 @@ import sys
 import tempfile
 import zlib
 
+import xspace_writer as xw
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 FUZZ_CORPUS = os.path.join(HERE, "fuzz_corpus")
@@ -148,6 +150,63 @@ def multi_member(data, parts=3):
     n = len(data)
     cuts = [0] + [n * k // parts for k in range(1, parts)] + [n]
     return b"".join(gz(data[cuts[k]:cuts[k + 1]]) for k in range(parts))
+
+
+# An XSpace whose read fills many batches of the XPlane pipe
+# (xplane_intake.c): two TPU planes, each an "XLA Ops" line of nested pairs
+# (a parent whose metadata carries flops, a child of which every 7th event
+# has a flops stat of its own) and an "Async XLA Ops" line, then a host
+# plane.  The insights' records of each event (a track started at a line's
+# first event, a metadata entry's stats sent once per plane, an op with its
+# own stats or its entry's) travel with the events to the engine side.
+XP_PIPE_PAIRS = (1500, 1250)        # nested pairs on each TPU's XLA Ops line
+XP_PIPE_ASYNC = 500                 # events on each Async XLA Ops line
+XP_PIPE_HOST = 200
+XP_PIPE_EVENTS = sum(2 * n + XP_PIPE_ASYNC for n in XP_PIPE_PAIRS) + XP_PIPE_HOST
+
+
+def xplane_pipe_capture():
+    planes = []
+    for d, pairs in enumerate(XP_PIPE_PAIRS):
+        pb = xw.PlaneBuilder("/device:TPU:%d" % d, id=d)
+        for k in range(4):
+            pb.eid("fusion.%d" % k, stats=[pb.stat("flops", i64=100)])
+        evs = []
+        for j in range(pairs):
+            evs.append(pb.event("fusion.%d" % (j % 4), offset_ps=j * 20000000, duration_ps=8000000))
+            own = [pb.stat("flops", i64=50)] if j % 7 == 0 else []
+            evs.append(pb.event("copy.%d" % (j % 3), offset_ps=j * 20000000 + 1000000,
+                                duration_ps=3000000, stats=own))
+        pb.line(id=1, name="XLA Ops", timestamp_ns=1000000, events=evs)
+        pb.line(id=2, name="Async XLA Ops", timestamp_ns=1000000, events=[
+            pb.event("all-reduce.%d" % (j % 2), offset_ps=j * 50000000, duration_ps=2000000)
+            for j in range(XP_PIPE_ASYNC)])
+        planes.append(pb.build())
+    hb = xw.PlaneBuilder("/host:CPU", id=99)
+    hb.line(id=7, name="python", timestamp_ns=1000000, events=[
+        hb.event("step", offset_ps=j * 100000000, duration_ps=90000000) for j in range(XP_PIPE_HOST)])
+    planes.append(hb.build())
+    return xw.xspace(planes, hostnames=["h"])
+
+
+def _xp_pipe_checks():
+    n_ops = sum(2 * n + XP_PIPE_ASYNC for n in XP_PIPE_PAIRS)
+    n_flops = sum(n + (n + 6) // 7 for n in XP_PIPE_PAIRS)
+    pairs0 = XP_PIPE_PAIRS[0]
+    return [
+        ("SELECT profsum_import({p}, 'x') > 0", "1"),
+        ("SELECT n_device_ops, n_flops_ops, unsorted_lines FROM profsum_agg_xla_trace",
+         "%d|%d|0" % (n_ops, n_flops)),
+        ("SELECT sum(count) FROM profsum_agg_xla_op", str(n_ops)),
+        # parents' self time is 5 µs of their 8, children's all of their 3
+        ("SELECT sum(count), sum(time_us), sum(self_us) FROM profsum_agg_xla_op "
+         "WHERE device = '/device:TPU:0' AND line_kind = 'xla_ops'",
+         "%d|%.1f|%.1f" % (2 * pairs0, 11.0 * pairs0, 8.0 * pairs0)),
+        ("SELECT sum(flops) FROM profsum_agg_xla_op WHERE device = '/device:TPU:1'",
+         "%.1f" % (100.0 * XP_PIPE_PAIRS[1] + 50.0 * ((XP_PIPE_PAIRS[1] + 6) // 7)))]
+
+
+XP_PIPE_CHECKS = _xp_pipe_checks()
 
 
 def fixtures():
@@ -415,6 +474,10 @@ def fixtures():
          "('control_character', 'negative_duration', 'time_rounded', 'trailing_comma') "
          "GROUP BY kind ORDER BY kind",
          "control_character|6000\nnegative_duration|62\ntime_rounded|6000\ntrailing_comma|194")]))
+    add(F("xplane-pipe.xplane.pb", xplane_pipe_capture(), count=XP_PIPE_EVENTS,
+          checks=XP_PIPE_CHECKS))
+    add(F("xplane-pipe-one-thread.xplane.pb", xplane_pipe_capture(), count=XP_PIPE_EVENTS,
+          checks=XP_PIPE_CHECKS, env={"PROFSUM_THREADS": "0"}))
     q = len(big_gz) * 2 // 3
     add(F("big-random-corrupt.json.gz", big_gz[:q] + b"\x00" * 4096 + big_gz[q + 4096:],
           expect="err"))

@@ -971,7 +971,8 @@ static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
   e->eData = 0;
   e->offsetPs = e->numOccurrences = e->durationPs = 0;
   e->pMeta = 0;
-  e->iEvent = p->nEvents;
+  e->iEvent = p->nEvents;       /* the asm: two 8-byte loads, not one of 16 (docs/performance.md) */
+  __asm__ volatile("" ::: "memory");
   e->iLineEvent = p->nLineSeen;
   e->iOffset = tagOff;
   e->pLine = &p->line;

@@ -47,14 +47,13 @@ typedef struct ProfsumInsStats {
 
 /* The XPlane reader walks the file on one thread (the decoding side) and
 ** feeds the engine on another (the engine side).  The insights' work per
-** device-op event is done on the decoding side, in two steps that touch
-** disjoint fields of the collector: profsumInsXpEvent reads the event's
-** stats and says in at most two records what is to be done, then
-** profsumInsXpApply does each record in turn, the events in their order
-** (the records of the ops, their nesting and busy time).  The two steps
-** could run on different threads; the reader runs both on the decoding
-** side, which has time to spare (docs/performance.md, "Lines another core
-** holds"). */
+** device-op event is done in two steps that touch disjoint fields of the
+** collector: profsumInsXpEvent, on the decoding side, reads the event's
+** stats and says in at most two records what is to be done; then
+** profsumInsXpApply, on the engine side, does each record in turn, the
+** events in their order (the records of the ops, their nesting and busy
+** time).  The records travel with the event's item (docs/performance.md,
+** "XPlane: the decoding side's stall, and the insights' records"). */
 #define PROFSUM_INSOP_TRACK 0x01   /* first, start a track of process proc
                                    ** and line kind kind */
 #define PROFSUM_INSOP_SHIP  0x02   /* the plane's metadata entry iMeta is st */

@@ -25,11 +25,13 @@
 ** is not UTF-8 is read with U+FFFD (kind invalid_utf8).
 **
 ** The read is a pipeline: a producer (a thread of its own when threads
-** are allowed) runs the decoder, the insights' per-event work (both of
-** its steps) and the engine-free part of the intake, writing items
-** (planes, lines, events with their texts, the decoder's diagnostics, the
-** end) into batches; the calling thread takes them from a ring of
-** XP_NSLOT batches and does what touches the engine.  Items keep the order of the one-thread walk, so every row,
+** are allowed) runs the decoder, the insights' reading of stats (their
+** first step) and the engine-free part of the intake, writing items
+** (planes, lines, events with their texts and insights records, the
+** decoder's diagnostics, the end) into batches; the calling thread takes
+** them from a ring of XP_NSLOT batches and does what touches the engine
+** and the insights' per-op records (their second step,
+** profsumInsXpApply).  Items keep the order of the one-thread walk, so every row,
 ** diagnostic and error is the same with PROFSUM_THREADS=0 (where each
 ** batch is consumed as soon as it is full).  The engine side also does
 ** the ordering's per-line work (the sorted check, the nesting sweep) on
@@ -171,15 +173,24 @@ typedef struct XpItem {
   uint8_t bNoStat;        /* XI_EVENT: no stats of its own (its derived
                           ** fields are its metadata's, kept per plane) */
   int16_t iTxt;           /* XI_EVENT: its XpTxt in the batch, -1: none */
+  uint8_t nIns;           /* XI_EVENT: its insights records, the next nIns
+                          ** of the batch's aIns (taken in item order) */
+  uint8_t bInsMeta;       /* XI_EVENT: instead, its one record is an op of
+                          ** insights metadata entry u.ev.insMeta (the
+                          ** usual record: 8 bytes here, not 80 in aIns) */
   int64_t idx;            /* event ordinal; plane / line index; diag idx */
   int64_t iOffset;        /* byte offset (events, diagnostics) */
   union {
-    struct { int64_t iMeta, ts, dur; double fTs, fDur; } ev;      /* XI_EVENT (ts: offset_ps), XI_UNSORTED (fTs) */
+    struct { int64_t iMeta, ts, dur, insMeta; } ev;               /* XI_EVENT (ts: offset_ps); the
+                          ** reference's doubles of its start and dur are
+                          ** made on the engine side (xpConsume) */
+    struct { double fTs; } un;                                    /* XI_UNSORTED */
     struct { int64_t nMeta, oName, nName; int isDev; } pl;        /* XI_PLANE */
     struct { int64_t tid, tsNs, oName, nName; } ln;               /* XI_LINE */
     struct { const char *zKind; int64_t oDetail, nDetail; } dg;   /* XI_DIAG (nDetail<0: none) */
   } u;
 } XpItem;
+_Static_assert(sizeof(XpItem)<=64, "an item fits a cache line");
 
 #define XP_NSLOT      8          /* batches in the ring */
 #define XP_WAKE       (XP_NSLOT/2)   /* a waiting side is woken once this
@@ -197,9 +208,13 @@ typedef struct XpBatch {
                                   ** the consumer reads the batch beside it */
   int n;
   XpTxt *aTxt; int nTxt;
+  ProfsumInsXpOp *aIns; int nIns; /* what the insights do on the engine
+                                  ** side (profsumInsXpApply; made at the
+                                  ** first, XP_BATCH_N of them) */
   char *aByte; int64_t nByte, nAlloc;
-  size_t aAhead[3];               /* bytes of a, aTxt, aByte asked for
-                                  ** (xpAhead) since the batch was emptied */
+  size_t aAhead[4];               /* bytes of a, aTxt, aIns, aByte asked
+                                  ** for (xpAhead) since the batch was
+                                  ** emptied */
 } XpBatch;
 
 /* What the engine side keeps: the engine, the plane and line being read,
@@ -216,6 +231,7 @@ typedef struct XpWalk {
   char *zFirstUnsorted;           /* the first unsorted line's message */
   /* the current plane and line */
   int64_t iPlane, pid, iLine, tid, tsNs;
+  double lineUs;                  /* (double)tsNs / 1000, the reference's */
   int32_t proc, thread, trk;
   int isDev, isDevOp;
   char *zErr;                     /* the decoder's message, taken at XI_END */
@@ -266,13 +282,14 @@ typedef struct XpPipe {
 static int xpConsume(XpPipe *q, XpBatch *b);
 
 /* Make room in the producer's batch for one item (and an XpTxt when
-** bTxt) and nByte bytes: publish the batch first when it is full.  The
-** item, or 0 when the consumer stopped (or out of memory: q->prRc). */
-static XpItem *xpPush(XpPipe *q, int bTxt, int64_t nByte);
+** bTxt, nIns insights records) and nByte bytes: publish the batch first
+** when it is full.  The item, or 0 when the consumer stopped (or out of
+** memory: q->prRc). */
+static XpItem *xpPush(XpPipe *q, int bTxt, int nIns, int64_t nByte);
 
 /* Empty batch b for the producer to fill again. */
 static void xpBatchEmpty(XpBatch *b){
-  b->n = b->nTxt = 0;
+  b->n = b->nTxt = b->nIns = 0;
   b->nByte = 0;
   memset(b->aAhead, 0, sizeof(b->aAhead));
 }
@@ -341,14 +358,18 @@ static void xpAhead(const void *a, size_t nUsed, size_t nCap, size_t *pDone){
   *pDone = end;
 }
 
-static XpItem *xpPush(XpPipe *q, int bTxt, int64_t nByte){
+static XpItem *xpPush(XpPipe *q, int bTxt, int nIns, int64_t nByte){
   XpBatch *b = &q->aSlot[q->iFill];
   XpItem *it;
   if( __atomic_load_n(&q->stopFlag, __ATOMIC_RELAXED) ) return 0;
-  if( b->n>=XP_BATCH_N || (bTxt && b->nTxt>=XP_BATCH_N)
+  if( b->n>=XP_BATCH_N || (bTxt && b->nTxt>=XP_BATCH_N) || b->nIns+nIns>XP_BATCH_N
    || (b->n>0 && b->nByte+nByte>XP_BATCH_BYTES) ){
     if( xpFlush(q) ) return 0;
     b = &q->aSlot[q->iFill];
+  }
+  if( nIns>0 && b->aIns==0 ){
+    b->aIns = sqlite3_malloc64(sizeof(ProfsumInsXpOp)*XP_BATCH_N);
+    if( b->aIns==0 ){ q->prRc = SQLITE_NOMEM; return 0; }
   }
   if( b->nByte+nByte>b->nAlloc ){
     int64_t nNew = b->nAlloc ? b->nAlloc : 16384;
@@ -360,7 +381,9 @@ static XpItem *xpPush(XpPipe *q, int bTxt, int64_t nByte){
   }
   xpAhead(b->a, sizeof(XpItem)*(size_t)b->n, sizeof(XpItem)*XP_BATCH_N, &b->aAhead[0]);
   xpAhead(b->aTxt, sizeof(XpTxt)*(size_t)b->nTxt, sizeof(XpTxt)*XP_BATCH_N, &b->aAhead[1]);
-  xpAhead(b->aByte, (size_t)b->nByte, (size_t)b->nAlloc, &b->aAhead[2]);
+  xpAhead(b->aIns, sizeof(ProfsumInsXpOp)*(size_t)b->nIns,
+          b->aIns ? sizeof(ProfsumInsXpOp)*XP_BATCH_N : 0, &b->aAhead[2]);
+  xpAhead(b->aByte, (size_t)b->nByte, (size_t)b->nAlloc, &b->aAhead[3]);
   it = &b->a[b->n++];
   memset(it, 0, sizeof(*it));
   it->iTxt = -1;
@@ -387,7 +410,7 @@ static void xpDiag(void *pCtx, int64_t idx, int64_t off, const char *zKind, cons
   int64_t n = zDetail ? (int64_t)strlen(zDetail) : 0;
   XpItem *it;
   if( strcmp(zKind, "invalid_utf8")==0 ) q->nBadUtf8++;
-  it = xpPush(q, 0, n+1);
+  it = xpPush(q, 0, 0, n+1);
   if( it==0 ) return;
   it->eKind = XI_DIAG;
   it->idx = idx;
@@ -569,7 +592,7 @@ static XpItem *xpPushNamed(XpPipe *q, int eKind, const char *z, int64_t n, const
     z = zBuf;
     n = (int64_t)strlen(zBuf);
   }
-  if( (it = xpPush(q, 0, n+1))==0 ) return 0;
+  if( (it = xpPush(q, 0, 0, n+1))==0 ) return 0;
   it->eKind = (uint8_t)eKind;
   *po = xpPutBytes(q, z, n);
   *pn = n;
@@ -644,7 +667,7 @@ static int xpProduceWalk(XpPipe *q){
         const ProfsumXpEventMeta *m = ev->pMeta;
         XpTxt t;
         ProfsumInsXpOp aOp[2];
-        int hasTxt = 0, bChecked = 0, bNoStat = 0, nOp = 0, k;
+        int hasTxt = 0, bChecked = 0, bNoStat = 0, nOp = 0, bInsMeta, k;
         double fTs = 0.0, fDur = 0.0;
         int eClass;
         if( (rc = profsumInsXpEvent(q->pIns, p, ev, aOp, &nOp))!=SQLITE_OK ) return rc;
@@ -660,11 +683,11 @@ static int xpProduceWalk(XpPipe *q){
           fEnd = fTs + fDur;
           if( hasPrev && (fTs<prevTs || (fTs==prevTs && fEnd>prevEnd)) && !unsorted ){
             unsorted = 1;
-            if( (it = xpPush(q, 0, 0))==0 ) return xpPushFailed(q);
+            if( (it = xpPush(q, 0, 0, 0))==0 ) return xpPushFailed(q);
             it->eKind = XI_UNSORTED;
             it->idx = ev->iEvent;
             it->iOffset = ev->iOffset;
-            it->u.ev.fTs = fTs;
+            it->u.un.fTs = fTs;
             bChecked = 1;
           }
           hasPrev = 1; prevTs = fTs; prevEnd = fEnd;
@@ -676,14 +699,18 @@ static int xpProduceWalk(XpPipe *q){
             if( bCache ) q->aShip[m->iMeta] = 1;
           }
         }
-        /* the insights' work for this event, done on this side (start and
-        ** duration are read for an op only, which is a taken event) */
-        for(k=0; k<nOp; k++){
-          rc = profsumInsXpApply(q->pIns, &aOp[k], (profsum_ps)ln->timestampNs*1000 + ev->offsetPs,
-                                 ev->durationPs);
-          if( rc!=SQLITE_OK ) return rc;
+        /* the insights' records of this event go with it: the engine
+        ** side applies them (profsumInsXpApply) when it takes the item */
+        bInsMeta = nOp==1 && aOp[0].fl==PROFSUM_INSOP_META;
+        if( (it = xpPush(q, hasTxt, bInsMeta ? 0 : nOp, hasTxt ? q->nScr : 0))==0 ) return xpPushFailed(q);
+        if( bInsMeta ){
+          it->bInsMeta = 1;
+          it->u.ev.insMeta = aOp[0].iMeta;
+        }else if( nOp>0 ){
+          XpBatch *b = &q->aSlot[q->iFill];
+          for(k=0; k<nOp; k++) b->aIns[b->nIns++] = aOp[k];
+          it->nIns = (uint8_t)nOp;
         }
-        if( (it = xpPush(q, hasTxt, hasTxt ? q->nScr : 0))==0 ) return xpPushFailed(q);
         it->eKind = XI_EVENT;
         it->eClass = (uint8_t)eClass;
         it->bChecked = (uint8_t)bChecked;
@@ -694,8 +721,6 @@ static int xpProduceWalk(XpPipe *q){
           it->u.ev.iMeta = m->iMeta;
           it->u.ev.ts = ev->offsetPs;
           it->u.ev.dur = ev->durationPs;
-          it->u.ev.fTs = fTs;
-          it->u.ev.fDur = fDur;
         }
         if( hasTxt ){
           XpBatch *b = &q->aSlot[q->iFill];
@@ -728,7 +753,7 @@ static void xpProduce(XpPipe *q){
     q->prErr = profsumXpErrMsg(q->p);
   }
   q->prRc = rc;
-  if( (it = xpPush(q, 0, 0))==0 ) return;   /* stopped (or out of memory: prRc) */
+  if( (it = xpPush(q, 0, 0, 0))==0 ) return;   /* stopped (or out of memory: prRc) */
   it->eKind = XI_END;
   xpFlush(q);
 }
@@ -844,8 +869,9 @@ static int xpConsume(XpPipe *q, XpBatch *b){
   const char *aB = b->aByte;
   const XpItem *aItem = b->a;
   const XpTxt *aTxt = b->aTxt;
+  const ProfsumInsXpOp *aIns = b->aIns;
   const int nItem = b->n;
-  int i, rc = SQLITE_OK;
+  int i, iIns = 0, rc = SQLITE_OK;
   for(i=0; i<nItem && rc==SQLITE_OK; i++){
     const XpItem *it = &aItem[i];
     switch( it->eKind ){
@@ -854,6 +880,25 @@ static int xpConsume(XpPipe *q, XpBatch *b){
         ProfsumEngEvent a;
         int32_t key = -1;
         if( !it->bChecked && (rc = xpStopCheck(w, it->idx))!=SQLITE_OK ) break;
+        if( it->bInsMeta ){
+          /* the insights' record of the event: an op (of a taken event) */
+          ProfsumInsXpOp op;
+          op.fl = PROFSUM_INSOP_META;
+          op.iMeta = it->u.ev.insMeta;
+          rc = profsumInsXpApply(q->pIns, &op, (profsum_ps)w->tsNs*1000 + it->u.ev.ts, it->u.ev.dur);
+          if( rc ) break;
+        }else if( it->nIns>0 ){
+          /* its records, in order: a record of an op (OWN, META) comes
+          ** with a taken event only, whose start and dur the item holds;
+          ** the others read neither */
+          int k, bTake = it->eClass==XC_TAKE;
+          for(k=0; k<it->nIns && rc==SQLITE_OK; k++){
+            rc = profsumInsXpApply(q->pIns, &aIns[iIns++],
+                                   bTake ? (profsum_ps)w->tsNs*1000 + it->u.ev.ts : 0,
+                                   bTake ? it->u.ev.dur : 0);
+          }
+          if( rc ) break;
+        }
         if( it->eClass!=XC_TAKE ){
           if( it->eClass!=XC_SKIP ){
             /* the kind and detail profsum_diagnostics(path) gives the event */
@@ -890,8 +935,10 @@ static int xpConsume(XpPipe *q, XpBatch *b){
         a.iOffset = it->iOffset;
         a.ts = (profsum_ps)w->tsNs*1000 + it->u.ev.ts;
         a.dur = it->u.ev.dur;
-        a.fTs = it->u.ev.fTs;
-        a.fDur = it->u.ev.fDur;
+        /* the reference's doubles, made as the decoding side made them for
+        ** its order check (the same operations: the same bits) */
+        a.fTs = w->lineUs + (double)it->u.ev.ts / 1e6;
+        a.fDur = (double)it->u.ev.dur / 1e6;
         a.trk = w->trk;
         a.name = pd->name;
         a.tfop = pd->tfop;
@@ -913,7 +960,7 @@ static int xpConsume(XpPipe *q, XpBatch *b){
       case XI_UNSORTED:
         if( (rc = xpStopCheck(w, it->idx))!=SQLITE_OK ) break;
         profsumEngOrderLater(e);        /* the engine sorts the line after the read */
-        rc = xpUnsortedLine(w, it->idx, it->iOffset, it->u.ev.fTs);
+        rc = xpUnsortedLine(w, it->idx, it->iOffset, it->u.un.fTs);
         break;
       case XI_DIAG:
         profsumEngDiag(e, it->idx, it->iOffset, it->u.dg.zKind, it->u.dg.nDetail<0 ? 0 : aB+it->u.dg.oDetail);
@@ -932,6 +979,7 @@ static int xpConsume(XpPipe *q, XpBatch *b){
         w->iLine = it->idx;
         w->tid = it->u.ln.tid;
         w->tsNs = it->u.ln.tsNs;
+        w->lineUs = (double)w->tsNs / 1000.0;
         rc = profsumEngIntern(e, aB+it->u.ln.oName, it->u.ln.nName, &w->thread);
         if( rc==SQLITE_OK ) rc = profsumEngName(e, 1, w->pid, w->tid, w->thread);
         if( rc ) break;
@@ -1023,6 +1071,7 @@ static void xpPipeFree(XpPipe *q){
   for(i=0; i<XP_NSLOT; i++){
     sqlite3_free(q->aSlot[i].a);
     sqlite3_free(q->aSlot[i].aTxt);
+    sqlite3_free(q->aSlot[i].aIns);
     sqlite3_free(q->aSlot[i].aByte);
   }
   sqlite3_free(q->aShip);
