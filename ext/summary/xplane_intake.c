@@ -48,6 +48,9 @@
 #include "growarray.h"
 
 #include <math.h>
+#if defined(__SSE2__)
+# include <emmintrin.h>      /* xpCommit's streaming stores */
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -166,7 +169,7 @@ typedef struct XpTxt {
 
 /* One item.  Strings are slices of the batch's bytes. */
 typedef struct XpItem {
-  uint8_t eKind;          /* XI_* */
+  _Alignas(64) uint8_t eKind;   /* XI_* (an item is one cache line: xpCommit) */
   uint8_t eClass;         /* XI_EVENT: XC_* */
   uint8_t bChecked;       /* XI_EVENT: the stop request was checked at its
                           ** XI_UNSORTED item */
@@ -190,7 +193,7 @@ typedef struct XpItem {
     struct { const char *zKind; int64_t oDetail, nDetail; } dg;   /* XI_DIAG (nDetail<0: none) */
   } u;
 } XpItem;
-_Static_assert(sizeof(XpItem)<=64, "an item fits a cache line");
+_Static_assert(sizeof(XpItem)==64, "an item is one cache line");
 
 #define XP_NSLOT      8          /* batches in the ring */
 #define XP_WAKE       (XP_NSLOT/2)   /* a waiting side is woken once this
@@ -205,16 +208,18 @@ _Static_assert(sizeof(XpItem)<=64, "an item fits a cache line");
 typedef struct XpBatch {
   _Alignas(64) XpItem *a;         /* each batch on cache lines of its own: the
                                   ** producer writes its counts per item while
-                                  ** the consumer reads the batch beside it */
+                                  ** the consumer reads the batch beside it;
+                                  ** a: on a 64-byte boundary in pItemMem */
+  void *pItemMem;
   int n;
   XpTxt *aTxt; int nTxt;
   ProfsumInsXpOp *aIns; int nIns; /* what the insights do on the engine
                                   ** side (profsumInsXpApply; made at the
                                   ** first, XP_BATCH_N of them) */
   char *aByte; int64_t nByte, nAlloc;
-  size_t aAhead[4];               /* bytes of a, aTxt, aIns, aByte asked
-                                  ** for (xpAhead) since the batch was
-                                  ** emptied */
+  size_t aAhead[3];               /* bytes of aTxt, aIns, aByte asked for
+                                  ** (xpAhead) since the batch was emptied
+                                  ** (the items are streamed: xpCommit) */
 } XpBatch;
 
 /* What the engine side keeps: the engine, the plane and line being read,
@@ -277,6 +282,8 @@ typedef struct XpPipe {
   unsigned char *aShip;           /* per iMeta of the plane: its texts were sent */
   int64_t nShip, nAllocShip;
   char *aScr; int64_t nScr, nAllocScr;   /* an event's texts before they go in a batch */
+  XpItem stage;                   /* the item being made (xpPush gives it) */
+  XpItem *pStageTo;               /* its place in the batch, 0: none (xpCommit) */
 } XpPipe;
 
 static int xpConsume(XpPipe *q, XpBatch *b);
@@ -294,11 +301,39 @@ static void xpBatchEmpty(XpBatch *b){
   memset(b->aAhead, 0, sizeof(b->aAhead));
 }
 
+/* Write the item being made (q->stage) to its place in the batch, with
+** stores that bypass the cache: the batch's lines were last read by the
+** engine side's core, and ordinary stores must first take each line
+** back, which stalled the decoding side (docs/performance.md, "XPlane:
+** the decoding side's stall").  The caller fences before the batch is
+** handed over (xpFlush). */
+static void xpCommit(XpPipe *q){
+  XpItem *pTo = q->pStageTo;
+  if( pTo==0 ) return;
+#if defined(__SSE2__)
+  {
+    const __m128i *s = (const __m128i*)&q->stage;
+    __m128i *d = (__m128i*)pTo;
+    _mm_stream_si128(d, _mm_loadu_si128(s));
+    _mm_stream_si128(d+1, _mm_loadu_si128(s+1));
+    _mm_stream_si128(d+2, _mm_loadu_si128(s+2));
+    _mm_stream_si128(d+3, _mm_loadu_si128(s+3));
+  }
+#else
+  memcpy(pTo, &q->stage, sizeof(XpItem));
+#endif
+  q->pStageTo = 0;
+}
+
 /* Hand the producer's batch over and get an empty one.  0 to go on, 1
 ** when the consumer stopped. */
 static int xpFlush(XpPipe *q){
   XpBatch *b = &q->aSlot[q->iFill];
   int stop = 0;
+  xpCommit(q);
+#if defined(__SSE2__)
+  _mm_sfence();                   /* the streamed items before the hand-over */
+#endif
   if( !q->bThread ){
     int rc = xpConsume(q, b);
     xpBatchEmpty(b);
@@ -362,6 +397,7 @@ static XpItem *xpPush(XpPipe *q, int bTxt, int nIns, int64_t nByte){
   XpBatch *b = &q->aSlot[q->iFill];
   XpItem *it;
   if( __atomic_load_n(&q->stopFlag, __ATOMIC_RELAXED) ) return 0;
+  xpCommit(q);                    /* the item made before this one */
   if( b->n>=XP_BATCH_N || (bTxt && b->nTxt>=XP_BATCH_N) || b->nIns+nIns>XP_BATCH_N
    || (b->n>0 && b->nByte+nByte>XP_BATCH_BYTES) ){
     if( xpFlush(q) ) return 0;
@@ -379,12 +415,12 @@ static XpItem *xpPush(XpPipe *q, int bTxt, int nIns, int64_t nByte){
     if( a==0 ){ q->prRc = SQLITE_NOMEM; return 0; }
     b->aByte = a; b->nAlloc = nNew;
   }
-  xpAhead(b->a, sizeof(XpItem)*(size_t)b->n, sizeof(XpItem)*XP_BATCH_N, &b->aAhead[0]);
-  xpAhead(b->aTxt, sizeof(XpTxt)*(size_t)b->nTxt, sizeof(XpTxt)*XP_BATCH_N, &b->aAhead[1]);
+  xpAhead(b->aTxt, sizeof(XpTxt)*(size_t)b->nTxt, sizeof(XpTxt)*XP_BATCH_N, &b->aAhead[0]);
   xpAhead(b->aIns, sizeof(ProfsumInsXpOp)*(size_t)b->nIns,
-          b->aIns ? sizeof(ProfsumInsXpOp)*XP_BATCH_N : 0, &b->aAhead[2]);
-  xpAhead(b->aByte, (size_t)b->nByte, (size_t)b->nAlloc, &b->aAhead[3]);
-  it = &b->a[b->n++];
+          b->aIns ? sizeof(ProfsumInsXpOp)*XP_BATCH_N : 0, &b->aAhead[1]);
+  xpAhead(b->aByte, (size_t)b->nByte, (size_t)b->nAlloc, &b->aAhead[2]);
+  q->pStageTo = &b->a[b->n++];
+  it = &q->stage;
   memset(it, 0, sizeof(*it));
   it->iTxt = -1;
   return it;
@@ -1005,7 +1041,9 @@ static int xpConsume(XpPipe *q, XpBatch *b){
 static int xpRunPipe(XpPipe *q){
   int rc = SQLITE_OK, i;
   for(i=0; i<XP_NSLOT; i++){
-    q->aSlot[i].a = sqlite3_malloc64(sizeof(XpItem)*XP_BATCH_N);
+    q->aSlot[i].pItemMem = sqlite3_malloc64(sizeof(XpItem)*XP_BATCH_N + 64);
+    q->aSlot[i].a = q->aSlot[i].pItemMem==0 ? 0
+                  : (XpItem*)(((uintptr_t)q->aSlot[i].pItemMem + 63) & ~(uintptr_t)63);
     q->aSlot[i].aTxt = sqlite3_malloc64(sizeof(XpTxt)*XP_BATCH_N);
     if( q->aSlot[i].a==0 || q->aSlot[i].aTxt==0 ) return SQLITE_NOMEM;
     if( !profsumThreadsAllowed() ) break;     /* one batch is enough */
@@ -1069,7 +1107,7 @@ static int xpRunPipe(XpPipe *q){
 static void xpPipeFree(XpPipe *q){
   int i;
   for(i=0; i<XP_NSLOT; i++){
-    sqlite3_free(q->aSlot[i].a);
+    sqlite3_free(q->aSlot[i].pItemMem);
     sqlite3_free(q->aSlot[i].aTxt);
     sqlite3_free(q->aSlot[i].aIns);
     sqlite3_free(q->aSlot[i].aByte);
