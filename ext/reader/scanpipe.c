@@ -261,7 +261,7 @@ int profsumScanPipeOpen(ProfsumScan *pScan, const char *zFunc, ProfsumDiagFn xDi
       profsumScanPipeClose(p);
       return SQLITE_NOMEM;
     }
-    b->aEv = (ProfsumEvent*)(((uintptr_t)b->pEvMem + 63) & ~(uintptr_t)63);
+    b->aEv = (ProfsumEvent*)profsumAlign64(b->pEvMem);
     memset(b->aEv, 0, sizeof(ProfsumEvent)*PIPE_BATCH_N);
     memset(b->aArgSet, 0, sizeof(unsigned)*PIPE_BATCH_N);
   }

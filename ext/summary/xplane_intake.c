@@ -167,6 +167,16 @@ typedef struct XpTxt {
 #define XC_NEG      2   /* left out: duration_ps < 0 (a diagnostic) */
 #define XC_TAKE     3   /* accepted */
 
+/* The reference's doubles of a taken event (µs): the line's start
+** (xpLineUs, once per line), the event's start and duration.  Both sides
+** of the pipe make them here, so they get the same bits: the decoding
+** side for its order check, the engine side for the engine. */
+static double xpLineUs(int64_t tsNs){ return (double)tsNs / 1000.0; }
+static void xpEvDoubles(double lineUs, int64_t offsetPs, int64_t durPs, double *pTs, double *pDur){
+  *pTs = lineUs + (double)offsetPs / 1e6;
+  *pDur = (double)durPs / 1e6;
+}
+
 /* One item.  Strings are slices of the batch's bytes. */
 typedef struct XpItem {
   _Alignas(64) uint8_t eKind;   /* XI_* (an item is one cache line: xpCommit) */
@@ -186,7 +196,7 @@ typedef struct XpItem {
   union {
     struct { int64_t iMeta, ts, dur, insMeta; } ev;               /* XI_EVENT (ts: offset_ps); the
                           ** reference's doubles of its start and dur are
-                          ** made on the engine side (xpConsume) */
+                          ** made on the engine side (xpEvDoubles) */
     struct { double fTs; } un;                                    /* XI_UNSORTED */
     struct { int64_t nMeta, oName, nName; int isDev; } pl;        /* XI_PLANE */
     struct { int64_t tid, tsNs, oName, nName; } ln;               /* XI_LINE */
@@ -236,7 +246,7 @@ typedef struct XpWalk {
   char *zFirstUnsorted;           /* the first unsorted line's message */
   /* the current plane and line */
   int64_t iPlane, pid, iLine, tid, tsNs;
-  double lineUs;                  /* (double)tsNs / 1000, the reference's */
+  double lineUs;                  /* xpLineUs(tsNs) */
   int32_t proc, thread, trk;
   int isDev, isDevOp;
   char *zErr;                     /* the decoder's message, taken at XI_END */
@@ -690,7 +700,7 @@ static int xpProduceWalk(XpPipe *q){
     while( (rc = profsumXpNextLine(p, &ln, &q->prErr))==SQLITE_ROW ){
       int hasPrev = 0, unsorted = 0;
       double prevTs = 0.0, prevEnd = 0.0;
-      double lineUs = (double)ln->timestampNs / 1000.0;       /* the reference's, per event */
+      double lineUs = xpLineUs(ln->timestampNs);
       int64_t o, n;
       it = ln->nDisplay>0 ? xpPushNamed(q, XI_LINE, ln->zDisplay, ln->nDisplay, "", 0, &o, &n)
                           : xpPushNamed(q, XI_LINE, ln->zName, ln->nName, "xline:%lld", ln->iLine, &o, &n);
@@ -714,8 +724,7 @@ static int xpProduceWalk(XpPipe *q){
           double fEnd;
           int bCache;
           eClass = XC_TAKE;
-          fTs = lineUs + (double)ev->offsetPs / 1e6;
-          fDur = (double)ev->durationPs / 1e6;
+          xpEvDoubles(lineUs, ev->offsetPs, ev->durationPs, &fTs, &fDur);
           fEnd = fTs + fDur;
           if( hasPrev && (fTs<prevTs || (fTs==prevTs && fEnd>prevEnd)) && !unsorted ){
             unsorted = 1;
@@ -971,10 +980,7 @@ static int xpConsume(XpPipe *q, XpBatch *b){
         a.iOffset = it->iOffset;
         a.ts = (profsum_ps)w->tsNs*1000 + it->u.ev.ts;
         a.dur = it->u.ev.dur;
-        /* the reference's doubles, made as the decoding side made them for
-        ** its order check (the same operations: the same bits) */
-        a.fTs = w->lineUs + (double)it->u.ev.ts / 1e6;
-        a.fDur = (double)it->u.ev.dur / 1e6;
+        xpEvDoubles(w->lineUs, it->u.ev.ts, it->u.ev.dur, &a.fTs, &a.fDur);
         a.trk = w->trk;
         a.name = pd->name;
         a.tfop = pd->tfop;
@@ -1015,7 +1021,7 @@ static int xpConsume(XpPipe *q, XpBatch *b){
         w->iLine = it->idx;
         w->tid = it->u.ln.tid;
         w->tsNs = it->u.ln.tsNs;
-        w->lineUs = (double)w->tsNs / 1000.0;
+        w->lineUs = xpLineUs(w->tsNs);
         rc = profsumEngIntern(e, aB+it->u.ln.oName, it->u.ln.nName, &w->thread);
         if( rc==SQLITE_OK ) rc = profsumEngName(e, 1, w->pid, w->tid, w->thread);
         if( rc ) break;
@@ -1042,8 +1048,7 @@ static int xpRunPipe(XpPipe *q){
   int rc = SQLITE_OK, i;
   for(i=0; i<XP_NSLOT; i++){
     q->aSlot[i].pItemMem = sqlite3_malloc64(sizeof(XpItem)*XP_BATCH_N + 64);
-    q->aSlot[i].a = q->aSlot[i].pItemMem==0 ? 0
-                  : (XpItem*)(((uintptr_t)q->aSlot[i].pItemMem + 63) & ~(uintptr_t)63);
+    q->aSlot[i].a = q->aSlot[i].pItemMem==0 ? 0 : (XpItem*)profsumAlign64(q->aSlot[i].pItemMem);
     q->aSlot[i].aTxt = sqlite3_malloc64(sizeof(XpTxt)*XP_BATCH_N);
     if( q->aSlot[i].a==0 || q->aSlot[i].aTxt==0 ) return SQLITE_NOMEM;
     if( !profsumThreadsAllowed() ) break;     /* one batch is enough */

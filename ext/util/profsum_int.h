@@ -67,6 +67,12 @@ void profsumPrefault(void *p, size_t n);
 ** PREFETCHW, which the CPUs without it decode as a no-op; elsewhere the
 ** compiler's prefetch for a write.  See docs/performance.md, "Lines
 ** another core holds". */
+/* The first 64-byte boundary at or after p: an array of cache lines in an
+** allocation of 64 bytes more than it needs (the allocator aligns less). */
+static inline void *profsumAlign64(void *p){
+  return (void*)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+}
+
 static inline void profsumPrefetchW(uintptr_t a){
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   __asm__ volatile("prefetchw (%0)" : : "r"(a));
