@@ -168,7 +168,7 @@ static void sweepJobStart(SweepJob *u, Engine *e, const int8_t *aKeyCat){
   memset(u, 0, sizeof(*u));
   u->e = e;
   u->aKeyCat = aKeyCat;
-  profsumEngSideStart(e, &u->side, sweepJobMain, u);
+  profsumEngSideStart(e, &u->side, ENG_SIDE_RANK_SWEEP, sweepJobMain, u);
 }
 
 /* Wait for u's thread, if it runs.  1 when it swept the window [wLo, wHi)
@@ -945,9 +945,12 @@ static int aggWriteComm(Agg *a){
 }
 
 /* The whole aggregation; writes the tables: the steps above in order, then
-** the gaps and regions (engine_gaps.c) and the KPI inputs.  SQLITE_OK or
-** the first error (profsumEngErr's, or SQLITE_NOMEM). */
-int profsumEngAggregate(Engine *e){
+** the gaps and regions (engine_gaps.c), the step spans' rows
+** (engine_steps.c) and the KPI inputs.  Starts the step wall cover in
+** *ppWall (profsumEngWallStart) once its own side jobs are queued, so that
+** the wall cover, whose rows are written last, runs after them.  SQLITE_OK
+** or the first error (profsumEngErr's, or SQLITE_NOMEM). */
+int profsumEngAggregate(Engine *e, EngWallJob **ppWall){
   Agg a;
   EngKpiJob *pKpi = 0;
   int rc = aggInit(&a, e), rc2, bBeside = 0;
@@ -957,6 +960,11 @@ int profsumEngAggregate(Engine *e){
   if( rc==SQLITE_OK ){
     aggKeyCategories(&a);
     sweepJobStart(&a.uj, e, a.aKeyCat);
+    if( (rc = profsumEngWallStart(e, ppWall))==SQLITE_NOMEM ){
+      profsumEngNoMem(e, "splitting the steps' wall time");
+    }
+  }
+  if( rc==SQLITE_OK ){
     rc = aggEventPass(&a);
   }
   if( rc==SQLITE_OK ) rc = aggKeyCounts(&a);
@@ -974,6 +982,10 @@ int profsumEngAggregate(Engine *e){
   if( rc==SQLITE_OK ) rc = aggWriteOps(&a);
   if( rc==SQLITE_OK ) rc = aggWriteComm(&a);
   if( rc==SQLITE_OK ) rc = profsumEngGapsAndRegions(a.pGaps);
+  /* the step spans' rows: work for this thread while the side jobs run */
+  if( rc==SQLITE_OK && (rc = profsumEngStepSpans(e))==SQLITE_NOMEM ){
+    profsumEngNoMem(e, "writing the step spans");
+  }
   rc2 = profsumEngKpiFinish(e, pKpi, rc==SQLITE_OK, a.compilePs);
   if( rc==SQLITE_OK ) rc = rc2;
   if( rc==SQLITE_OK && bBeside ) rc = aggWriteGlobalBreakdown(&a);

@@ -318,6 +318,8 @@ struct ProfsumEngine {
   ** profsum_agg_step_span: the insights' steps of a device without a Steps
   ** line (profsumEngineStepSpans). */
   int64_t nHostSpan;
+  /* The side jobs' worker thread (engine_side.c), 0 until a job starts it. */
+  struct EngWorker *pSideWorker;
 };
 typedef struct ProfsumEngine Engine;
 
@@ -369,16 +371,35 @@ typedef struct EngWallJob EngWallJob;
 int profsumEngWallStart(Engine *e, EngWallJob **pp);
 int profsumEngWallFinish(Engine *e, EngWallJob *j, int bWrite);
 
-/* engine_side.c: a side job of the write phase, on a thread of its own
-** beside the aggregation.  profsumEngSideStart starts xMain(pArg) on a
-** thread when e is large enough and threads are allowed: 1 when it did
-** (then profsumEngSideJoin must be called, on every path), else 0 (the
-** caller runs the job itself when it needs its result).
-** profsumEngSideJoin waits for the thread: 1 when there was one, else 0.
-** The job may read only what nothing writes until it is joined. */
-typedef struct EngSide { pthread_t thread; int running; } EngSide;
-int profsumEngSideStart(const Engine *e, EngSide *s, void *(*xMain)(void*), void *pArg);
+/* engine_side.c: the write phase's side jobs, run one after the other on
+** one worker thread of the engine's (started by the first job, stopped by
+** profsumEngSideStop), so that the side jobs together take one core and
+** never crowd the calling thread off the other.
+** profsumEngSideStart queues xMain(pArg) when e is large enough and
+** threads are allowed: 1 when it did (then profsumEngSideJoin must be
+** called, on every path), else 0 (the caller runs the job itself when it
+** needs its result).  profsumEngSideJoin makes sure the job has run: it
+** runs a job still queued in the calling thread, or waits for the worker
+** to finish it; 1 when the job was queued, else 0 (also on a second call).
+** The job may read only what nothing writes until it is joined.
+** profsumEngSideStop, once every job is joined, ends the worker (a no-op
+** when there is none); profsumEngineFree calls it. */
+typedef struct EngSide {
+  struct EngSide *pNext;      /* the next job queued */
+  void *(*xMain)(void*);      /* the job, and its argument */
+  void *pArg;
+  struct EngWorker *w;        /* the worker it was queued to */
+  int iRank;                  /* jobs of a lower rank run first */
+  int state;                  /* ENG_SIDE_NONE, _QUEUED, _RUNNING, _DONE */
+  int running;                /* 1 from the start to the join */
+} EngSide;
+int profsumEngSideStart(Engine *e, EngSide *s, int iRank, void *(*xMain)(void*), void *pArg);
 int profsumEngSideJoin(EngSide *s);
+void profsumEngSideStop(Engine *e);
+/* The side jobs' ranks: the order the write phase joins them in. */
+#define ENG_SIDE_RANK_KPI   0
+#define ENG_SIDE_RANK_SWEEP 1
+#define ENG_SIDE_RANK_WALL  2
 
 /* One row of profsum_agg_fact: a name and its value (NULL when isNull). */
 typedef struct EngFact { const char *zName; double v; int isNull; } EngFact;
@@ -627,8 +648,10 @@ int profsumEngGapsAndRegions(Gaps *g);
 void profsumEngGapsFree(Gaps *g);
 
 /* engine_aggregate.c */
-/* Compute and write every aggregate of stage A.  SQLITE_OK or an error. */
-int profsumEngAggregate(Engine *e);
+/* Compute and write every aggregate of stage A, and start the step wall
+** cover in *ppWall (profsumEngWallStart: set even on failure, to be
+** finished by the caller).  SQLITE_OK or an error. */
+int profsumEngAggregate(Engine *e, EngWallJob **ppWall);
 
 /* engine_sweep.c */
 /* The global breakdown's sweep (§4.4) of the window [wLo, wHi) (µs, the

@@ -467,7 +467,7 @@ int profsumEngKpiStart(Engine *e, EngKpiJob **pp){
   j->e = e;
   *pp = j;
   if( (rc = kpiPlan(e, j))!=SQLITE_OK ) return rc;
-  profsumEngSideStart(e, &j->side, kpiMain, j);
+  profsumEngSideStart(e, &j->side, ENG_SIDE_RANK_KPI, kpiMain, j);
   return SQLITE_OK;
 }
 

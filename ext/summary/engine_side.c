@@ -1,11 +1,18 @@
 /*
 ** engine_side.c — the write phase's side jobs: a piece of stage A that
 ** reads only what nothing writes until it is joined (the ordered records,
-** the tracks, tables made before it starts) runs on a thread of its own
-** beside the aggregation, so that the second core works while the first
-** aggregates.  The KPI walk (engine_kpis.c), the global breakdown's
-** unions (engine_aggregate.c) and the step wall cover (engine_wall.c) are
-** such jobs.  A small trace, a build or run without threads
+** the tracks, tables made before it starts) runs beside the aggregation,
+** so that the second core works while the first aggregates.  The KPI walk
+** (engine_kpis.c), the global breakdown's unions (engine_aggregate.c) and
+** the step wall cover (engine_wall.c) are such jobs.
+**
+** The jobs share one worker thread and run on it in the order the
+** calling thread joins them (each job's rank, then the order queued).  One thread and not one each: with a thread per job, three jobs
+** and the calling thread shared two cores, so the calling thread, whose
+** work is the longest and ends the import, ran about half the time while
+** the jobs ran.  A join of a job the worker has not taken yet runs it in
+** the calling thread, so a caller never waits for a job queued behind
+** another.  A small trace, a build or run without threads
 ** (PROFSUM_THREADS=0), or a thread that cannot be had: the caller runs
 ** the job itself when it needs the result, with the same numbers.
 */
@@ -17,20 +24,120 @@
 ** thread: such a job costs a few ns an event, a thread some tens of µs. */
 #define ENG_SIDE_MIN_EVENTS 16384
 
-/* See engine_int.h. */
-int profsumEngSideStart(const Engine *e, EngSide *s, void *(*xMain)(void*), void *pArg){
-  s->running = 0;
-  if( e->nEv>=ENG_SIDE_MIN_EVENTS && profsumThreadsAllowed()
-   && pthread_create(&s->thread, 0, xMain, pArg)==0 ){
-    s->running = 1;
+#define ENG_SIDE_NONE    0
+#define ENG_SIDE_QUEUED  1
+#define ENG_SIDE_RUNNING 2
+#define ENG_SIDE_DONE    3
+
+/* The worker: its queue (oldest first) and its thread. */
+typedef struct EngWorker {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;          /* a job queued, done, or the stop asked */
+  EngSide *pHead;             /* the jobs not taken yet, in running order */
+  int bStop;                  /* the worker ends once the queue is empty */
+  pthread_t thread;
+} EngWorker;
+
+/* The worker's thread: take the oldest job, run it, mark it done; wait
+** when there is none; end when asked to and nothing is left. */
+static void *workerMain(void *pArg){
+  EngWorker *w = (EngWorker*)pArg;
+  pthread_mutex_lock(&w->mu);
+  for(;;){
+    EngSide *s = w->pHead;
+    if( s==0 ){
+      if( w->bStop ) break;
+      pthread_cond_wait(&w->cv, &w->mu);
+      continue;
+    }
+    w->pHead = s->pNext;
+    s->state = ENG_SIDE_RUNNING;
+    pthread_mutex_unlock(&w->mu);
+    s->xMain(s->pArg);
+    pthread_mutex_lock(&w->mu);
+    s->state = ENG_SIDE_DONE;
+    pthread_cond_broadcast(&w->cv);
   }
-  return s->running;
+  pthread_mutex_unlock(&w->mu);
+  return 0;
+}
+
+/* e's worker, started on first use: 0 when no thread can be had (or no
+** memory for it). */
+static EngWorker *workerGet(Engine *e){
+  EngWorker *w = e->pSideWorker;
+  if( w ) return w;
+  w = sqlite3_malloc(sizeof(*w));
+  if( w==0 ) return 0;
+  memset(w, 0, sizeof(*w));
+  if( pthread_mutex_init(&w->mu, 0)!=0 ){ sqlite3_free(w); return 0; }
+  if( pthread_cond_init(&w->cv, 0)!=0 ){
+    pthread_mutex_destroy(&w->mu); sqlite3_free(w); return 0;
+  }
+  if( pthread_create(&w->thread, 0, workerMain, w)!=0 ){
+    pthread_cond_destroy(&w->cv); pthread_mutex_destroy(&w->mu); sqlite3_free(w);
+    return 0;
+  }
+  e->pSideWorker = w;
+  return w;
+}
+
+/* See engine_int.h. */
+int profsumEngSideStart(Engine *e, EngSide *s, int iRank, void *(*xMain)(void*), void *pArg){
+  EngWorker *w = 0;
+  EngSide **pp;
+  memset(s, 0, sizeof(*s));
+  if( e->nEv>=ENG_SIDE_MIN_EVENTS && profsumThreadsAllowed() ) w = workerGet(e);
+  if( w==0 ) return 0;
+  s->xMain = xMain;
+  s->pArg = pArg;
+  s->w = w;
+  s->iRank = iRank;
+  s->running = 1;
+  pthread_mutex_lock(&w->mu);
+  s->state = ENG_SIDE_QUEUED;
+  /* after every queued job of a rank up to its own */
+  for(pp=&w->pHead; *pp && (*pp)->iRank<=iRank; pp=&(*pp)->pNext){}
+  s->pNext = *pp;
+  *pp = s;
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  return 1;
 }
 
 /* See engine_int.h. */
 int profsumEngSideJoin(EngSide *s){
+  EngWorker *w = s->w;
+  int bRunHere = 0;
   if( !s->running ) return 0;
-  pthread_join(s->thread, 0);
+  pthread_mutex_lock(&w->mu);
+  if( s->state==ENG_SIDE_QUEUED ){
+    /* not taken yet: out of the queue, and run here */
+    EngSide **pp = &w->pHead;
+    while( *pp!=s ) pp = &(*pp)->pNext;
+    *pp = s->pNext;
+    bRunHere = 1;
+  }else{
+    while( s->state!=ENG_SIDE_DONE ) pthread_cond_wait(&w->cv, &w->mu);
+  }
+  s->state = ENG_SIDE_NONE;
+  pthread_mutex_unlock(&w->mu);
+  if( bRunHere ) s->xMain(s->pArg);
   s->running = 0;
   return 1;
+}
+
+/* See engine_int.h. */
+void profsumEngSideStop(Engine *e){
+  EngWorker *w = e->pSideWorker;
+  if( w==0 ) return;
+  pthread_mutex_lock(&w->mu);
+  w->bStop = 1;
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  pthread_join(w->thread, 0);
+  pthread_cond_destroy(&w->cv);
+  pthread_mutex_destroy(&w->mu);
+  sqlite3_free(w);
+  e->pSideWorker = 0;
 }

@@ -391,7 +391,7 @@ int profsumEngWallStart(Engine *e, EngWallJob **pp){
   if( rc ) return rc;
   if( j->nDev==0 || nSpan==0 ){ j->nDev = 0; j->covered = 1; return SQLITE_OK; }   /* nothing to cover */
   wallCategories(e, j->aCat);
-  profsumEngSideStart(e, &j->side, wallMain, j);
+  profsumEngSideStart(e, &j->side, ENG_SIDE_RANK_WALL, wallMain, j);
   return SQLITE_OK;
 }
 

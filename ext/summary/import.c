@@ -665,30 +665,47 @@ static int storeEvents(sqlite3 *db, const char *zSchema, const char *zTrace, sql
   return rc;
 }
 
+/* What the insights' write needs (storeInsights). */
+typedef struct InsightsWrite {
+  sqlite3 *db;
+  const ImportOpts *o;
+  const ImportTrace *t;
+  sqlite3_int64 id;
+  char **pzErr;
+} InsightsWrite;
+
+/* The insights' tables of a parsed trace (profsumInsWrite), given the
+** step spans the engine kept; called by profsumEngineWrite once the
+** device rows it reads are written.  SQLITE_OK or an error, message set. */
+static int storeInsights(void *pArg){
+  InsightsWrite *w = (InsightsWrite*)pArg;
+  ProfsumStepSpan *aSpan = 0;
+  int64_t nSpan = 0;
+  int rc = profsumEngineStepSpans(w->t->pEngine, &aSpan, &nSpan);
+  if( rc==SQLITE_OK ){
+    rc = profsumInsWrite(profsumEngineInsights(w->t->pEngine), w->db, w->o->zSchema, w->id,
+                         aSpan, nSpan, w->o->zDevicePeaks, FN, w->pzErr);
+  }
+  sqlite3_free(aSpan);
+  if( rc==SQLITE_NOMEM && *w->pzErr==0 ){
+    *w->pzErr = sqlite3_mprintf(FN ": '%s': out of memory computing the device, memory and "
+                                "kernel figures (%lld complete events read)", w->t->zTrace,
+                                (long long)w->t->pInfo->nComplete);
+  }
+  return rc;
+}
+
 /* A parsed trace's tables for trace id: the aggregates (stage A), the
 ** insights, the quality warnings, and with store_events its raw rows. */
 static int storeParsed(sqlite3 *db, const ImportJob *j, const ImportTrace *t, sqlite3_int64 id,
                        char **pzErr){
   const ImportOpts *o = &j->o;
+  InsightsWrite w;
   int rc;
   PHASE(5);
+  w.db = db; w.o = o; w.t = t; w.id = id; w.pzErr = pzErr;
   /* (store_diagnostics: the engine kept what it stores, profsumImportEngineFlags) */
-  rc = profsumEngineWrite(t->pEngine, db, o->zSchema, id, pzErr);
-  if( rc==SQLITE_OK ){
-    ProfsumStepSpan *aSpan = 0;
-    int64_t nSpan = 0;
-    rc = profsumEngineStepSpans(t->pEngine, &aSpan, &nSpan);
-    if( rc==SQLITE_OK ){
-      rc = profsumInsWrite(profsumEngineInsights(t->pEngine), db, o->zSchema, id, aSpan, nSpan,
-                           o->zDevicePeaks, FN, pzErr);
-    }
-    sqlite3_free(aSpan);
-    if( rc==SQLITE_NOMEM && *pzErr==0 ){
-      *pzErr = sqlite3_mprintf(FN ": '%s': out of memory computing the device, memory and "
-                               "kernel figures (%lld complete events read)", t->zTrace,
-                               (long long)t->pInfo->nComplete);
-    }
-  }
+  rc = profsumEngineWrite(t->pEngine, db, o->zSchema, id, storeInsights, &w, pzErr);
   PHASE(6);
   if( rc==SQLITE_OK ) rc = profsumImportReadWarnings(db, o->zSchema, id, t->pInfo, t->zPickNote,
                                                      t->zRefNote, pzErr);

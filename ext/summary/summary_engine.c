@@ -103,6 +103,7 @@ void profsumEngJsonAppendStr(sqlite3_str *p, const char *z, int64_t n){
 /* Free an engine (0 is a no-op). */
 void profsumEngineFree(ProfsumEngine *e){
   if( e==0 ) return;
+  profsumEngSideStop(e);
   profsumDiagListFree(&e->diag);
   profsumEngSpFree(&e->pool);
   {
@@ -300,7 +301,8 @@ int profsumEngineParse(const char *zFunc, const char *zPath, unsigned flags, Pro
 
 /* See summary_engine.h. */
 int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
-                       sqlite3_int64 traceId, char **pzErr){
+                       sqlite3_int64 traceId, int (*xBeside)(void*), void *pBesideArg,
+                       char **pzErr){
   EngWallJob *pWall = 0;
   int rc, rc2;
   e->db = db;
@@ -308,18 +310,22 @@ int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
   e->traceId = traceId;
   e->pzErr = pzErr;
   /* the step spans first: the wall cover works them out beside the
-  ** aggregation, and their rows are written after it */
+  ** aggregation (started by it, after its own side jobs), and their rows
+  ** are written by it */
   rc = profsumEngStepSpansKeep(e);
-  if( rc==SQLITE_OK ) rc = profsumEngWallStart(e, &pWall);
   if( rc==SQLITE_NOMEM ) profsumEngNoMem(e, "splitting the steps' wall time");
-  if( rc==SQLITE_OK && (rc = profsumEngAggregate(e))==SQLITE_NOMEM ){
+  if( rc==SQLITE_OK && (rc = profsumEngAggregate(e, &pWall))==SQLITE_NOMEM ){
     profsumEngNoMem(e, "computing the summary's aggregates");
   }
-  if( rc==SQLITE_OK ) rc = profsumEngStepSpans(e);
+  /* the diagnostics before the caller's rows of the same table */
+  if( rc==SQLITE_OK && (rc = profsumEngWriteDiag(e))==SQLITE_NOMEM ){
+    profsumEngNoMem(e, "writing the diagnostics");
+  }
+  if( rc==SQLITE_OK && xBeside ) rc = xBeside(pBesideArg);
   rc2 = profsumEngWallFinish(e, pWall, rc==SQLITE_OK);
   if( rc==SQLITE_OK ) rc = rc2;
-  if( rc==SQLITE_OK ) rc = profsumEngWriteDiag(e);
-  if( rc==SQLITE_NOMEM ) profsumEngNoMem(e, "writing the step spans, wall time and diagnostics");
+  profsumEngSideStop(e);             /* every side job is joined */
+  if( rc==SQLITE_NOMEM ) profsumEngNoMem(e, "writing the step wall time");
   if( rc==SQLITE_OK ){
     sqlite3_stmt *pUp = 0;
     char *z = sqlite3_mprintf("UPDATE \"%w\".profsum_trace SET display_time_unit=?1, "

@@ -72,9 +72,16 @@ int profsumEngineParse(const char *zFunc, const char *zPath, unsigned flags, Pro
 ** schema zSchema (the overview columns of its already inserted
 ** profsum_trace row, sha256 and size included, the profsum_agg_* rows and
 ** the diagnostics).  Repeatable: a retried write may call it again.
+** xBeside (0: none) is called once, on the calling thread, when the
+** aggregates, the step spans and the device rows are written and the
+** step wall cover may still run beside: work of the caller's that needs
+** those rows (the insights' write) goes there, so that it runs while the
+** second core finishes.  Its return code (SQLITE_OK or an error, whose
+** message it sets) ends the write when not SQLITE_OK.
 */
 int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
-                       sqlite3_int64 traceId, char **pzErr);
+                       sqlite3_int64 traceId, int (*xBeside)(void*), void *pBesideArg,
+                       char **pzErr);
 
 void profsumEngineFree(ProfsumEngine *e);
 
