@@ -15,6 +15,13 @@
 ** memory (for an entry larger than the window, which doubles it until it
 ** holds the entry, the smaller windows too: less than the largest again).
 **
+** A side that waits is woken once the other has made PIPE_WAKE batches
+** ready (or free), not at each batch: with the two sides about as fast,
+** waking at each batch made a wake-up, and often a context switch, every
+** few batches on both sides.  Nothing waits on a partial group: the last
+** batch always wakes the caller, and a waiting caller asks the stop check
+** every PIPE_ASK_MS, taking what is ready then.
+**
 ** The source's stop check was taken on the caller's thread, where it must
 ** be asked (it may run SQL on the caller's connection): the scanning
 ** thread's source hears the pipe's stop flag instead, and the caller asks
@@ -32,8 +39,15 @@
 #include <time.h>
 
 #define PIPE_BATCH_N 128      /* events per batch: about 100 KB */
-#define PIPE_NSLOT   24       /* batches handed over or being filled */
+#ifndef PIPE_NSLOT
+# define PIPE_NSLOT  24       /* batches handed over or being filled */
+#endif
 #define PIPE_NWIN    (PIPE_NSLOT + 1)   /* windows kept for reuse */
+#ifndef PIPE_WAKE
+# define PIPE_WAKE   8        /* a side that waits is woken once this many
+                              ** batches are ready (the caller) or free (the
+                              ** scanning thread), not at each one */
+#endif
 #define PIPE_ASK_MS  100      /* the stop check while the caller waits */
 #define PIPE_WIN_KEEP (1024*1024)  /* larger windows (one entry's) are freed
                                    ** once used, not kept for reuse */
@@ -103,7 +117,7 @@ static int pipePublish(ProfsumScanPipe *p){
   int rc = 0;
   pthread_mutex_lock(&p->mu);
   p->nReady++;
-  if( p->bTakeWait ) pthread_cond_signal(&p->cv);
+  if( p->bTakeWait && p->nReady>=PIPE_WAKE ) pthread_cond_signal(&p->cv);
   p->iFill = (p->iFill + 1) % PIPE_NSLOT;
   while( p->nReady==PIPE_NSLOT && !pipeStopped(p) ){
     p->bFillWait = 1;
@@ -322,7 +336,7 @@ static void pipeRelease(ProfsumScanPipe *p){
   }
   p->nReady--;
   p->iTake = (p->iTake + 1) % PIPE_NSLOT;
-  if( p->bFillWait ) pthread_cond_signal(&p->cv);
+  if( p->bFillWait && p->nReady<=PIPE_NSLOT-PIPE_WAKE ) pthread_cond_signal(&p->cv);
   pthread_mutex_unlock(&p->mu);
   sqlite3_free(aFree);
   p->bHolding = 0;
