@@ -90,23 +90,43 @@ def imported(path, options=None):
     return out
 
 
+def thread_names():
+    """The names of this process's threads now."""
+    out = set()
+    for t in os.listdir("/proc/self/task"):
+        try:
+            with open("/proc/self/task/%s/comm" % t) as f:
+                out.add(f.read().strip())
+        except OSError:
+            pass
+    return out
+
+
 class ScanThreadSeen:
     """Whether this process had the scanning thread (named profsum-scan)
-    while the block ran (polled)."""
+    while the block ran (polled); also whether the inflate thread
+    (profsum-inflate) was seen, and whether it was seen in a listing taken
+    after one that had the scanning thread (it must not be: the scanning
+    thread takes the inflating over)."""
+
+    def __init__(self, until_done=False):
+        self.until_done = until_done
 
     def __enter__(self):
         self.seen = False
+        self.inflate_seen = False
+        self.inflate_after_scan = False
         self.done = False
 
         def poll():
-            while not self.done and not self.seen:
-                for t in os.listdir("/proc/self/task"):
-                    try:
-                        with open("/proc/self/task/%s/comm" % t) as f:
-                            if f.read().strip() == "profsum-scan":
-                                self.seen = True
-                    except OSError:
-                        pass
+            while not self.done and (self.until_done or not self.seen):
+                names = thread_names()
+                if self.seen and "profsum-inflate" in names:
+                    self.inflate_after_scan = True
+                if "profsum-scan" in names:
+                    self.seen = True
+                if "profsum-inflate" in names:
+                    self.inflate_seen = True
                 time.sleep(0.0005)
         self.t = threading.Thread(target=poll)
         self.t.start()
@@ -203,6 +223,45 @@ class ScanPipe(unittest.TestCase):
         self.assertFalse(piped(large, "0"))
         self.assertFalse(piped(self.big, None))
         self.assertTrue(piped(self.big, "1"))
+
+    def test_inflating_handed_to_the_scanning_thread(self):
+        """A gzip trace large enough for the scanning thread by itself: the
+        inflate thread reads ahead until then, ends when the scanning thread
+        starts, and the scanning thread inflates the rest (from the slots
+        already filled on).  Results, SHA-256 and the error of a truncated
+        copy are those of one thread."""
+        rng = random.Random(17)
+        raw = trace_bytes(odd_entries(rng, 200000))
+        self.assertGreater(len(raw) * 4 // 5, 18 << 20)   # the cut copy too
+        z = gzip.compress(raw, 1)
+        path = self.td.write("handback.json.gz", z)
+
+        def sha(p):
+            db = connect()
+            db.execute("SELECT profsum_import(?, 'x')", (p,)).fetchone()
+            got = db.execute("SELECT sha256, size FROM profsum_trace").fetchone()
+            db.close()
+            return got
+        with env_var("PROFSUM_THREADS", "0"):
+            one = imported(path)
+            one["sha"] = sha(path)
+        with ScanThreadSeen(until_done=True) as m:
+            piped = imported(path)
+        self.assertTrue(m.seen)
+        self.assertTrue(m.inflate_seen)
+        self.assertFalse(m.inflate_after_scan)
+        piped["sha"] = sha(path)
+        self.assertEqual(piped, one)
+        self.assertEqual(one["sha"][1], len(z))
+        cut = self.td.write("handback_cut.json.gz", z[:len(z) * 4 // 5])
+        with env_var("PROFSUM_THREADS", "0"):
+            one = imported(cut)
+        with ScanThreadSeen() as m:
+            piped = imported(cut)
+        self.assertTrue(m.seen)
+        self.assertEqual(piped, one)
+        self.assertEqual(one[0], "error")
+        self.assertIn("truncated gzip data", one[1])
 
     def test_interrupt(self):
         """An import interrupted while the scanning thread runs stops with

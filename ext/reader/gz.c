@@ -21,6 +21,10 @@
 ** bytes delivered are the same in both modes (set PROFSUM_THREADS=0 in the
 ** environment to disable the thread, e.g. to compare).  Errors met by the
 ** producer are delivered in stream order, after the good bytes before them.
+** A reader that moves to a thread of its own (the JSON scan pipe) may hand
+** the inflating back to itself (profsumSrcRingEnd): the producer stops
+** after the slot it is filling, the slots filled are read first, then the
+** reader inflates as it reads, straight into its own buffer.
 **
 ** SHA-256.  profsumSrcHashInit() makes the source hash the raw file bytes
 ** as it reads them (in the producer thread when there is one), so an
@@ -94,6 +98,10 @@ typedef struct Ring {
   int nFull;                    /* filled slots not yet consumed */
   size_t iOff;                  /* consumer offset inside aSlot[iHead] */
   int stop;                     /* consumer asks the producer to stop */
+  int handBack;                 /* consumer asks it to stop where it is,
+                                ** the stream left to the consumer */
+  int handedBack;               /* it did: after the full slots, the
+                                ** consumer reads directly */
   int done;                     /* producer finished (EOF or error) */
   int joined;                   /* the thread was joined already */
   int prodWait;                 /* the producer waits for free slots */
@@ -476,15 +484,16 @@ static void *ringProducer(void *pArg){
     int rc = SQLITE_OK;
     char *zErr = 0;
     pthread_mutex_lock(&r->mu);
-    if( r->nFull==r->nSlot && !r->stop ){
+    if( r->nFull==r->nSlot && !r->stop && !r->handBack ){
       /* The ring is full: wait until half of it is free, then fill those
       ** slots in a row (the consumer wakes this thread once per half ring,
       ** not once per slot: a wake-up is a system call of the parse). */
       r->prodWait = 1;
-      while( r->nFull>r->nSlot/2 && !r->stop ) pthread_cond_wait(&r->cv, &r->mu);
+      while( r->nFull>r->nSlot/2 && !r->stop && !r->handBack ) pthread_cond_wait(&r->cv, &r->mu);
       r->prodWait = 0;
     }
     if( r->stop ){ r->done = 1; pthread_cond_broadcast(&r->cv); pthread_mutex_unlock(&r->mu); break; }
+    if( r->handBack ){ r->handedBack = 1; pthread_mutex_unlock(&r->mu); break; }
     pthread_mutex_unlock(&r->mu);
     slot = &r->aSlot[iTail];
     if( nFirst<r->nSlot ){
@@ -567,6 +576,8 @@ static void srcMaybeThread(ProfsumSrc *p){
     pthread_mutex_destroy(&r->mu);
     goto fail;
   }
+  /* named, for those who look at an import's threads (ps, perf, tests) */
+  pthread_setname_np(r->thread, "profsum-inflate");
   return;
 fail:
   for(i=0; i<PROFSUM_RING_N; i++) sqlite3_free(r->aSlot[i].a);
@@ -621,6 +632,13 @@ int profsumSrcRead(ProfsumSrc *p, unsigned char *aOut, size_t nOut,
   if( !p->triedThread ){ p->triedThread = 1; if( !p->noThread ) srcMaybeThread(p); }
   r = p->pRing;
   if( r==0 ){
+    rc = srcReadDirect(p, aOut, nOut, pnGot, pzErr);
+    p->nSinceStop += (int64_t)*pnGot;
+    return rc;
+  }
+  if( r->handedBack && r->nFull==0 ){
+    /* the slots the producer filled are read: on from here directly */
+    srcStopThread(p);
     rc = srcReadDirect(p, aOut, nOut, pnGot, pzErr);
     p->nSinceStop += (int64_t)*pnGot;
     return rc;
@@ -708,6 +726,19 @@ int profsumSrcIsGzip(ProfsumSrc *p){ return p->isGzip; }
 
 /* See profsum_reader.h. */
 void profsumSrcNoThread(ProfsumSrc *p){ p->noThread = 1; }
+
+/* See profsum_reader.h. */
+void profsumSrcRingEnd(ProfsumSrc *p){
+  Ring *r = p->pRing;
+  if( r==0 || r->joined ) return;
+  pthread_mutex_lock(&r->mu);
+  r->handBack = 1;
+  pthread_cond_broadcast(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+  /* it stops before its next slot, or has ended (done) */
+  pthread_join(r->thread, 0);
+  r->joined = 1;
+}
 
 /* See profsum_reader.h. */
 ProfsumStopCheck profsumSrcSetStop(ProfsumSrc *p, ProfsumStopCheck stop){

@@ -46,6 +46,14 @@ int profsumThreadsAllowed(void);
 ** no-op (the mode is decided by the first read). */
 void profsumSrcNoThread(ProfsumSrc *p);
 
+/* End the inflate thread, where there is one, and inflate in the reading
+** thread from here on: for a reader that moves to a thread of its own
+** whose other work leaves time for the inflating (the JSON scan pipe),
+** where a third busy thread on two cores costs more than it overlaps.
+** The bytes delivered are the same.  Call between two profsumSrcRead()
+** calls, from the thread that reads (or before another takes over). */
+void profsumSrcRingEnd(ProfsumSrc *p);
+
 /* Hash the raw file bytes (SHA-256) as they are read.  Call before the
 ** first profsumSrcRead().  After the data was read to its end,
 ** profsumSrcHashHex() writes the 64 hex digits (+NUL) of the whole file

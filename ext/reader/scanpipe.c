@@ -295,6 +295,9 @@ int profsumScanPipeOpen(ProfsumScan *pScan, const char *zFunc, ProfsumDiagFn xDi
   p->srcStop = profsumSrcSetStop(profsumScanSrc(pScan), mine);
   profsumScanHoldWindows(pScan, pipeSwap, p);
   if( xDiag ) profsumScanSetDiag(pScan, pipeDiag, p);
+  /* the scanning thread inflates too: a third busy thread (the source's
+  ** own) on two cores cost more in waits than it overlapped */
+  profsumSrcRingEnd(profsumScanSrc(pScan));
   if( pthread_create(&p->thread, 0, pipeMain, p)!=0 ){
     /* no thread: the scanner as it was, read by the caller */
     pipeUnhook(p);
