@@ -4,8 +4,10 @@ the same summary, the same errors at the same bytes, the same interrupt;
 and it is used where it pays (a large file whose inflating leaves the
 second core idle), not on a small one.
 
-PROFSUM_SCAN_PIPE=1 asks for it on any file, =0 never; the extension reads
-the variable at each import, so this process sets it around each call."""
+PROFSUM_SCAN_PIPE=1 asks for it on any file, =0 never; PROFSUM_SCAN_INFLATES=1
+makes the scanning thread take the inflating over from the inflate thread,
+=0 never.  The extension reads the variables at each import, so this
+process sets them around each call."""
 import gzip
 import json
 import os
@@ -226,10 +228,11 @@ class ScanPipe(unittest.TestCase):
 
     def test_inflating_handed_to_the_scanning_thread(self):
         """A gzip trace large enough for the scanning thread by itself: the
-        inflate thread reads ahead until then, ends when the scanning thread
-        starts, and the scanning thread inflates the rest (from the slots
-        already filled on).  Results, SHA-256 and the error of a truncated
-        copy are those of one thread."""
+        inflate thread reads ahead until then; with PROFSUM_SCAN_INFLATES=1
+        (by default: when inflating took less than a quarter of a core) it
+        ends when the scanning thread starts, which inflates the rest (from
+        the slots already filled on); with =0 it goes on.  Results, SHA-256
+        and the error of a truncated copy are those of one thread."""
         rng = random.Random(17)
         raw = trace_bytes(odd_entries(rng, 200000))
         self.assertGreater(len(raw) * 4 // 5, 18 << 20)   # the cut copy too
@@ -245,18 +248,25 @@ class ScanPipe(unittest.TestCase):
         with env_var("PROFSUM_THREADS", "0"):
             one = imported(path)
             one["sha"] = sha(path)
-        with ScanThreadSeen(until_done=True) as m:
+        with env_var("PROFSUM_SCAN_INFLATES", "1"), ScanThreadSeen(until_done=True) as m:
             piped = imported(path)
         self.assertTrue(m.seen)
         self.assertTrue(m.inflate_seen)
         self.assertFalse(m.inflate_after_scan)
         piped["sha"] = sha(path)
         self.assertEqual(piped, one)
+        # =0: the inflate thread goes on beside the scanning thread
+        with env_var("PROFSUM_SCAN_INFLATES", "0"), ScanThreadSeen(until_done=True) as m:
+            kept = imported(path)
+        self.assertTrue(m.seen)
+        self.assertTrue(m.inflate_after_scan)
+        kept["sha"] = sha(path)
+        self.assertEqual(kept, one)
         self.assertEqual(one["sha"][1], len(z))
         cut = self.td.write("handback_cut.json.gz", z[:len(z) * 4 // 5])
         with env_var("PROFSUM_THREADS", "0"):
             one = imported(cut)
-        with ScanThreadSeen() as m:
+        with env_var("PROFSUM_SCAN_INFLATES", "1"), ScanThreadSeen() as m:
             piped = imported(cut)
         self.assertTrue(m.seen)
         self.assertEqual(piped, one)

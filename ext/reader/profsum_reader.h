@@ -356,6 +356,15 @@ typedef struct ProfsumScanPipe ProfsumScanPipe;
 #define PROFSUM_PIPE_PROBE (16*1024*1024)
 #define PROFSUM_PIPE_SHARE 0.5
 int profsumScanPipeWanted(ProfsumScan *pScan);
+/* Whether the scanning thread, once it starts, should also do the
+** inflating (profsumSrcRingEnd) rather than leave it to the inflate
+** thread: yes when inflating kept a core busy less than
+** PROFSUM_HANDBACK_SHARE of the time so far, where the scanning thread has
+** time for it and three busy threads on two cores wait on each other more
+** than they overlap; above, the scanning thread would become the slower
+** side.  PROFSUM_SCAN_INFLATES=1 says yes, =0 no. */
+#define PROFSUM_HANDBACK_SHARE 0.25
+int profsumScanInflatesWanted(ProfsumScan *pScan);
 int profsumScanPipeOpen(ProfsumScan *pScan, const char *zFunc, ProfsumDiagFn xDiag,
                         void *pDiagCtx, ProfsumScanPipe **pp);
 /* profsumScanNext's answer for the next event: *ppEv valid until the

@@ -244,6 +244,13 @@ int profsumScanPipeWanted(ProfsumScan *pScan){
   return profsumSrcInflateShare(profsumScanSrc(pScan)) < PROFSUM_PIPE_SHARE;
 }
 
+/* See profsum_reader.h. */
+int profsumScanInflatesWanted(ProfsumScan *pScan){
+  const char *zEnv = getenv("PROFSUM_SCAN_INFLATES");
+  if( zEnv && (zEnv[0]=='0' || zEnv[0]=='1') ) return zEnv[0]=='1';
+  return profsumSrcInflateShare(profsumScanSrc(pScan)) < PROFSUM_HANDBACK_SHARE;
+}
+
 /* Give the scanner back as it was before the pipe (its own window
 ** refills, event, diagnostics and stop check) and free the pipe's mutex
 ** and condition: the scanning thread is not running. */
@@ -295,9 +302,7 @@ int profsumScanPipeOpen(ProfsumScan *pScan, const char *zFunc, ProfsumDiagFn xDi
   p->srcStop = profsumSrcSetStop(profsumScanSrc(pScan), mine);
   profsumScanHoldWindows(pScan, pipeSwap, p);
   if( xDiag ) profsumScanSetDiag(pScan, pipeDiag, p);
-  /* the scanning thread inflates too: a third busy thread (the source's
-  ** own) on two cores cost more in waits than it overlapped */
-  profsumSrcRingEnd(profsumScanSrc(pScan));
+  if( profsumScanInflatesWanted(pScan) ) profsumSrcRingEnd(profsumScanSrc(pScan));
   if( pthread_create(&p->thread, 0, pipeMain, p)!=0 ){
     /* no thread: the scanner as it was, read by the caller */
     pipeUnhook(p);
