@@ -587,9 +587,9 @@ class Threads(unittest.TestCase):
         parses in a thread of its own while it creates the schema (two
         threads); a later one parses in the calling thread (one).  Each
         import's write phase then walks the devices' KPIs, measures the
-        global breakdown's unions and covers the steps' wall time on three
-        threads beside the aggregation (this trace has enough events for
-        them).  Counted with a pthread_create shim
+        global breakdown's unions and covers the steps' wall time on one
+        worker thread beside the aggregation, not a thread each (this trace
+        has enough events for them).  Counted with a pthread_create shim
         preloaded into a child process."""
         import shutil
         import subprocess
@@ -633,8 +633,8 @@ class Threads(unittest.TestCase):
                                env=env, capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stderr)
             # trace id, threads created so far: parse thread, producer and
-            # the write phase's three, then one producer and the three
-            self.assertEqual(r.stdout.split("\n")[:2], ["1 5", "2 9"])
+            # the write phase's worker, then one producer and the worker
+            self.assertEqual(r.stdout.split("\n")[:2], ["1 3", "2 5"])
 
     def test_truncated_big_gzip_error_after_the_good_rows(self):
         import subprocess
