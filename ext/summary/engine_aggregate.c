@@ -124,7 +124,7 @@ typedef struct SweepJob {
   double wLo, wHi; int hasW;  /* its window */
   double aSum[3];             /* communication, compute, uncovered (µs) */
   int rc;                     /* of profsumEngGlobalSweep */
-  EngSide side;               /* its thread */
+  EngSide side;               /* its place on the side worker */
 } SweepJob;
 
 /* The window of the global breakdown: the smallest start and the largest

@@ -360,7 +360,7 @@ int profsumEngWriteDiag(Engine *e);
 /* engine_wall.c: the step wall-time split of every device.
 ** profsumEngWallStart, once the step spans are kept
 ** (profsumEngStepSpansKeep), groups the devices and their windows and
-** starts covering them (in a thread of its own when threads are allowed:
+** starts covering them (on the side worker when threads are allowed:
 ** it reads the records, tracks and spans only); *pp is set even on
 ** failure (then SQLITE_NOMEM).  profsumEngWallFinish waits for the covers
 ** (or makes them), writes profsum_agg_step_wall for e->traceId when
@@ -410,7 +410,7 @@ int profsumEngFacts(Engine *e, const EngFact *a, int n);
 
 /* engine_kpis.c: the KPI inputs of the devices (profsum_agg_device and
 ** the KPI facts).  profsumEngKpiStart, after the ordering, groups the
-** device-op tracks and starts walking them (in a thread of its own when
+** device-op tracks and starts walking them (on the side worker when
 ** threads are allowed: it reads only the records and tracks, which
 ** nothing writes until the finish); *pp is set even on failure (then
 ** SQLITE_NOMEM).  profsumEngKpiFinish waits for the walk (or runs it),

@@ -6,8 +6,8 @@
 ** profsum_agg_fact.
 **
 ** The per-device work reads only what the ordering left (records, tracks,
-** their slices) and nothing the aggregation writes, so it runs on a thread
-** of its own beside the aggregation's passes (profsumEngKpiStart) when
+** their slices) and nothing the aggregation writes, so it runs on the
+** side worker beside the aggregation's passes (profsumEngKpiStart) when
 ** threads are allowed, and its rows are written once the aggregation has
 ** summed the compile time (profsumEngKpiFinish).  With one
 ** thread (PROFSUM_THREADS=0) the same code runs in the calling thread at
@@ -372,7 +372,7 @@ struct EngKpiJob {
   CountSmall cAll;            /* all devices' counts */
   double medAll;              /* all devices' median op duration, µs */
   int rc;                     /* of the computation */
-  EngSide side;               /* the computation's thread */
+  EngSide side;               /* the computation's place on the side worker */
 };
 
 /* Group the device-op tracks of e by device (devices in order of their

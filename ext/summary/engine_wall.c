@@ -26,8 +26,8 @@
 ** picoseconds, so that the four add up to the step's duration.
 **
 ** The covers read only the records, the tracks, the spans and the op
-** names' categories (made before they start), so they run on a thread of
-** their own beside the aggregation (profsumEngWallStart); the rows are
+** names' categories (made before they start), so they run on the side
+** worker beside the aggregation (profsumEngWallStart); the rows are
 ** written once it is done (profsumEngWallFinish).
 */
 #include "profsum_int.h"
@@ -232,7 +232,7 @@ struct EngWallJob {
   int8_t *aCat;               /* wall category per name id (device-op names) */
   WallWin *aWin;              /* device d's windows: aWin[aWinFirst[d]..aWinFirst[d+1]),
                               ** by start until written */
-  EngSide side;               /* the covers' thread */
+  EngSide side;               /* the covers' place on the side worker */
   int covered;                /* the covers are done */
 };
 
