@@ -273,6 +273,32 @@ class ScanPipe(unittest.TestCase):
         self.assertEqual(one[0], "error")
         self.assertIn("truncated gzip data", one[1])
 
+    def test_inflate_thread_done_before_the_hand_back(self):
+        """A gzip file of many tiny members whose whole text fits the
+        inflate ring: the inflate thread has usually read it all and ended
+        before the scanning thread asks for the inflating; the import still
+        reads every slot, and its SHA-256 (which waits for that thread)
+        is hashlib's."""
+        import hashlib
+        ents = ['{"ph":"X","pid":1,"tid":1,"ts":%d,"dur":1,"name":"op%d"}' % (10 * i, i % 7)
+                for i in range(1500)]
+        body = ('{"traceEvents":[' + ",".join(ents) + ']}').encode()
+        data = b"".join(gzip.compress(body[i:i + 8], 1) for i in range(0, len(body), 8))
+        self.assertGreater(len(data), 256 * 1024)    # an inflate thread
+        path = self.td.write("members.json.gz", data)
+        def sha():
+            db = connect()
+            db.execute("SELECT profsum_import(?, 'x')", (path,)).fetchone()
+            got = db.execute("SELECT sha256, num_complete_events FROM profsum_trace").fetchone()
+            db.close()
+            return got
+        for _ in range(3):
+            with env_var("PROFSUM_SCAN_INFLATES", "1"), env_var("PROFSUM_SCAN_PIPE", "1"):
+                got = imported(path)
+                sha_got = sha()
+            self.assertEqual(sha_got, (hashlib.sha256(data).hexdigest(), 1500))
+            self.assertEqual(got["doc"]["schema_version"], "profile_summary.v1")
+
     def test_interrupt(self):
         """An import interrupted while the scanning thread runs stops with
         the function's message, stores nothing, and the connection goes on."""

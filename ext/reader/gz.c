@@ -709,7 +709,8 @@ int profsumSrcHashHex(ProfsumSrc *p, char *zHex){
     done = p->pRing->done;
     pthread_mutex_unlock(&p->pRing->mu);
     if( !done ) return SQLITE_MISUSE;
-    pthread_join(p->pRing->thread, 0);
+    /* (profsumSrcRingEnd may have joined it: it ended before the hand-back) */
+    if( !p->pRing->joined ) pthread_join(p->pRing->thread, 0);
     p->pRing->joined = 1;
   }
   /* Hash whatever the reader did not need (e.g. bytes after an error). */
