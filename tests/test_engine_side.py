@@ -1,0 +1,109 @@
+"""The write phase's side jobs (ext/summary/engine_side.c): the devices'
+KPI walk, the global breakdown's sweep and the steps' wall cover run on one
+worker thread of the engine's, in the order the write joins them, once a
+trace has 16,384 complete events or more; a join of a job the worker has
+not taken yet runs it in the joining thread.  Whichever thread runs a job,
+and whether there is a worker at all (PROFSUM_THREADS=0), the tables are
+the same; an allocation that fails anywhere in the write (the worker's
+own, a job's on the worker, the calling thread's while the worker runs)
+ends the import with an error, leaks nothing and leaves no thread behind.
+
+The traces are written by bench/gen_trace.py and bench/gen_xplane.py: TPU
+shaped, several devices with device ops, communication, steps, so that all
+three jobs have work."""
+import os
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+from util import OOM_SQL, ROOT, TempDir, connect, env_var, run_oom_sql
+
+TABLES = ["profsum_agg_device", "profsum_agg_fact", "profsum_agg_breakdown", "profsum_agg_step_wall",
+          "profsum_agg_step_span", "profsum_agg_xla_util", "profsum_agg_op", "profsum_agg_diagnostic"]
+
+
+def gen(script, *args):
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", script)] + list(args), check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def stored(path):
+    """Every row of TABLES for an import of path (trace_id left out), and
+    the v1 document without its time of making."""
+    db = connect()
+    db.execute("SELECT profsum_import(?, 'x')", (path,)).fetchone()
+    out = {}
+    for t in TABLES:
+        cols = [r[1] for r in db.execute("PRAGMA table_info(%s)" % t) if r[1] != "trace_id"]
+        out[t] = db.execute("SELECT %s FROM %s" % (", ".join(cols), t)).fetchall()   # stored order
+    doc = db.execute("SELECT profsum_summary_json('x')").fetchone()[0]
+    out["n"] = db.execute("SELECT num_complete_events FROM profsum_trace").fetchone()[0]
+    db.close()
+    out["doc"] = doc.split('"generated_at_utc"')[0]
+    return out
+
+
+def side_threads():
+    """Threads of this process now."""
+    return len(os.listdir("/proc/self/task"))
+
+
+class EngineSide(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.td = TempDir()
+        cls.json = os.path.join(cls.td.path, "g.json.gz")
+        gen("gen_trace.py", "--size", "6M", "--devices", "2", "--out", cls.json)
+        cls.xp = os.path.join(cls.td.path, "g.xplane.pb")
+        gen("gen_xplane.py", "--size", "400KB", "--out", cls.xp)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.td.__exit__()
+
+    def test_same_with_and_without_the_worker(self):
+        for path in (self.json, self.xp):
+            with self.subTest(trace=os.path.basename(path)):
+                with env_var("PROFSUM_THREADS", "0"):
+                    one = stored(path)
+                two = stored(path)
+                self.assertGreaterEqual(one["n"], 16384)      # the jobs go to the worker
+                self.assertEqual(two, one)
+                self.assertGreater(len(one["profsum_agg_step_wall"]), 0)
+                self.assertGreater(len(one["profsum_agg_device"]), 0)
+                self.assertGreater(len(one["profsum_agg_xla_util"]) + len(one["profsum_agg_breakdown"]), 0)
+
+    def test_imports_side_by_side_leave_no_thread(self):
+        """Four imports at once, each with its own worker: the same tables,
+        and the process has its threads of before once they are done."""
+        before = side_threads()
+        ref = stored(self.xp)
+        got = [None] * 4
+
+        def run(i):
+            got[i] = stored(self.xp)
+        ts = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        for g in got:
+            self.assertEqual(g, ref)
+        # a thread just joined may stay listed for a moment
+        deadline = time.monotonic() + 5
+        while side_threads() != before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(side_threads(), before)
+
+    @unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds and runs it)")
+    def test_out_of_memory_with_the_worker(self):
+        """Every 53rd (JSON) or 97th (XPlane) allocation of an import made to
+        fail in turn, under ASan: an error or the same result each time."""
+        run_oom_sql(self, ["SELECT profsum_import('%s','x')" % self.json], step=53)
+        run_oom_sql(self, ["SELECT profsum_import('%s','x')" % self.xp], step=97)
+
+
+if __name__ == "__main__":
+    unittest.main()
