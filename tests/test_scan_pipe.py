@@ -233,6 +233,7 @@ class ScanPipe(unittest.TestCase):
         ends when the scanning thread starts, which inflates the rest (from
         the slots already filled on); with =0 it goes on.  Results, SHA-256
         and the error of a truncated copy are those of one thread."""
+        import hashlib
         rng = random.Random(17)
         raw = trace_bytes(odd_entries(rng, 200000))
         self.assertGreater(len(raw) * 4 // 5, 18 << 20)   # the cut copy too
@@ -263,6 +264,10 @@ class ScanPipe(unittest.TestCase):
         kept["sha"] = sha(path)
         self.assertEqual(kept, one)
         self.assertEqual(one["sha"][1], len(z))
+        # the hand-back leaves the SHA-256 to the caller's waits (the raw
+        # chunks wait in a ring of 8 for it: this file is many rings long)
+        self.assertGreater(len(z), 64 * 65536)
+        self.assertEqual(one["sha"][0], hashlib.sha256(z).hexdigest())
         cut = self.td.write("handback_cut.json.gz", z[:len(z) * 4 // 5])
         with env_var("PROFSUM_THREADS", "0"):
             one = imported(cut)

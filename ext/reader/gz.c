@@ -28,7 +28,12 @@
 **
 ** SHA-256.  profsumSrcHashInit() makes the source hash the raw file bytes
 ** as it reads them (in the producer thread when there is one), so an
-** import needs no second read of the file for its provenance.
+** import needs no second read of the file for its provenance.  A reader
+** whose consumer has idle moments may leave the hashing behind
+** (profsumSrcHashBehind): the raw chunks are then kept in a small ring
+** (PROFSUM_HB_N chunks) and hashed in their order by whichever thread
+** gets there first, the consumer while it would wait for data
+** (profsumSrcHashSome), or the reader before it reuses a chunk's buffer.
 **
 ** Stop checks.  A source asks the stop check of the thread that opened it
 ** (profsumStopPush, profsum_reader.h) every PROFSUM_STOP_BYTES bytes it
@@ -74,6 +79,10 @@
 #define PROFSUM_RING_MIN (32*1024)           /* bytes per ring buffer: at least */
 #define PROFSUM_RING_MAX (256*1024)          /* ... and at most */
 #define PROFSUM_THREAD_MIN (128*1024)        /* gzip files smaller: no thread */
+/* Raw chunks that may wait for their hash in hash-behind mode: 512 KiB,
+** about 8 MB of trace JSON at the compression of a TPU trace, time
+** enough for a consumer's idle moments to come. */
+#define PROFSUM_HB_N 8
 
 /* One buffer of the ring. */
 typedef struct RingSlot {
@@ -108,6 +117,20 @@ typedef struct Ring {
   int consWait;                 /* the consumer waits for a full slot */
 } Ring;
 
+/* Hash-behind mode (profsumSrcHashBehind): the raw chunks read and not
+** hashed yet.  Chunk i lives in aBuf[i % PROFSUM_HB_N]; chunks are hashed
+** in their order, under mu, by the reader or a helper; the reader reuses
+** a buffer only once its chunk was hashed. */
+typedef struct HashBehind {
+  pthread_mutex_t mu;           /* held while a chunk is hashed */
+  unsigned char *aBuf[PROFSUM_HB_N];  /* PROFSUM_GZ_INBUF bytes each */
+  size_t aLen[PROFSUM_HB_N];    /* raw bytes in each */
+  int64_t nFilled;              /* chunks read: stored by the reader only
+                                ** (release), after aBuf/aLen */
+  int64_t nHashed;              /* chunks hashed (under mu) */
+  unsigned char *aInHome;       /* the source's own aIn, freed at close */
+} HashBehind;
+
 struct ProfsumSrc {
   int fd;                       /* File descriptor, or -1 for a memory source */
   char *zPath;                  /* Path as given (for messages) */
@@ -127,6 +150,8 @@ struct ProfsumSrc {
   ProfsumSha256 *pSha;          /* hashing the raw bytes, or NULL */
   size_t nShaPending;           /* aIn[0..nShaPending) not hashed yet (see
                                 ** profsumSrcHashInit) */
+  HashBehind *pHb;              /* hash-behind mode, or NULL; when set,
+                                ** aIn is one of its buffers */
 #ifdef PROFSUM_USE_ISAL
   struct inflate_state *pIsal;  /* ISA-L inflater (z keeps the cursors) */
 #endif
@@ -197,9 +222,48 @@ static int srcReadRaw(ProfsumSrc *p, unsigned char *a, size_t n, size_t *pnGot, 
   }
   if( got==0 ) p->eof = 1;
   p->nRawIn += (int64_t)got;
-  if( p->pSha && got ) profsumSha256Update(p->pSha, a, got);
+  if( p->pSha && got && p->pHb==0 ) profsumSha256Update(p->pSha, a, got);
   *pnGot = got;
   return SQLITE_OK;
+}
+
+/* Hash-behind mode: hash the oldest chunk not hashed yet (there is one).
+** Called with h->mu held. */
+static void hbHashOne(HashBehind *h, ProfsumSha256 *pSha){
+  int k = (int)(h->nHashed % PROFSUM_HB_N);
+  profsumSha256Update(pSha, h->aBuf[k], h->aLen[k]);
+  h->nHashed++;
+}
+
+/* Hash-behind mode: hash every chunk read and not hashed yet (the reader's
+** thread, or any thread once the reader stopped). */
+static void hbFlush(ProfsumSrc *p){
+  HashBehind *h = p->pHb;
+  pthread_mutex_lock(&h->mu);
+  while( h->nHashed<h->nFilled ) hbHashOne(h, p->pSha);
+  pthread_mutex_unlock(&h->mu);
+}
+
+/* Hash-behind mode: read the next raw chunk into the buffer that held the
+** chunk PROFSUM_HB_N before it, hashing that one (and any before it)
+** first if no helper did; aIn becomes that buffer.  As srcReadRaw. */
+static int hbFill(ProfsumSrc *p, char **pzErr){
+  HashBehind *h = p->pHb;
+  int64_t i = h->nFilled;       /* (only this thread stores it) */
+  int k = (int)(i % PROFSUM_HB_N);
+  int rc;
+  if( i>=PROFSUM_HB_N ){
+    pthread_mutex_lock(&h->mu);
+    while( h->nHashed<=i-PROFSUM_HB_N ) hbHashOne(h, p->pSha);
+    pthread_mutex_unlock(&h->mu);
+  }
+  p->aIn = h->aBuf[k];
+  rc = srcReadRaw(p, p->aIn, PROFSUM_GZ_INBUF, &p->nIn, pzErr);
+  if( rc==SQLITE_OK && p->nIn>0 ){
+    h->aLen[k] = p->nIn;
+    __atomic_store_n(&h->nFilled, i+1, __ATOMIC_RELEASE);
+  }
+  return rc;
 }
 
 /* Fill aIn from the raw source.  Returns SQLITE_OK (nIn==0 at EOF) or an
@@ -209,6 +273,7 @@ static int srcFillRaw(ProfsumSrc *p, char **pzErr){
   p->iIn = 0;
   p->nIn = 0;
   if( p->eof ) return SQLITE_OK;
+  if( p->pHb ) return hbFill(p, pzErr);
   return srcReadRaw(p, p->aIn, PROFSUM_GZ_INBUF, &p->nIn, pzErr);
 }
 
@@ -715,11 +780,54 @@ int profsumSrcHashHex(ProfsumSrc *p, char *zHex){
   }
   /* Hash whatever the reader did not need (e.g. bytes after an error). */
   srcHashPending(p);
+  if( p->pHb ) hbFlush(p);
   while( !p->eof ){
     if( srcFillRaw(p, &zErr) ){ sqlite3_free(zErr); return PROFSUM_RC_FILEIO; }
+    if( p->pHb ) hbFlush(p);
   }
   profsumSha256Hex(p->pSha, zHex);
   return SQLITE_OK;
+}
+
+/* Free a hash-behind state (its mutex initialised when bMu). */
+static void hbFree(HashBehind *h, int bMu){
+  int i;
+  if( bMu ) pthread_mutex_destroy(&h->mu);
+  for(i=0; i<PROFSUM_HB_N; i++) sqlite3_free(h->aBuf[i]);
+  sqlite3_free(h);
+}
+
+/* See profsum_reader.h. */
+void profsumSrcHashBehind(ProfsumSrc *p){
+  HashBehind *h;
+  int i;
+  if( p->pSha==0 || p->pHb || !p->isGzip || p->fd<0 ) return;
+  if( p->pRing && !p->pRing->joined ) return;   /* its producer reads */
+  h = sqlite3_malloc64(sizeof(*h));
+  if( h==0 ) return;
+  memset(h, 0, sizeof(*h));
+  for(i=0; i<PROFSUM_HB_N; i++){
+    h->aBuf[i] = sqlite3_malloc64(PROFSUM_GZ_INBUF);
+    if( h->aBuf[i]==0 ){ hbFree(h, 0); return; }
+  }
+  if( pthread_mutex_init(&h->mu, 0) ){ hbFree(h, 0); return; }
+  srcHashPending(p);            /* what aIn holds is hashed: from here on
+                                ** the chunks are the ring's */
+  h->aInHome = p->aIn;
+  p->pHb = h;
+}
+
+/* See profsum_reader.h. */
+int profsumSrcHashSome(ProfsumSrc *p){
+  HashBehind *h = p->pHb;
+  int bDid = 0;
+  if( h==0 || pthread_mutex_trylock(&h->mu) ) return 0;
+  if( h->nHashed<__atomic_load_n(&h->nFilled, __ATOMIC_ACQUIRE) ){
+    hbHashOne(h, p->pSha);
+    bDid = 1;
+  }
+  pthread_mutex_unlock(&h->mu);
+  return bDid;
 }
 
 /* See profsum_reader.h. */
@@ -778,6 +886,10 @@ void profsumSrcClose(ProfsumSrc *p){
 #endif
   if( p->zInit ) inflateEnd(&p->z);
   if( p->fd>=0 ) close(p->fd);
+  if( p->pHb ){
+    p->aIn = p->pHb->aInHome;
+    hbFree(p->pHb, 1);
+  }
   sqlite3_free(p->aIn);
   sqlite3_free(p->zPath);
   sqlite3_free(p);

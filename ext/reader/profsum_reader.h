@@ -60,6 +60,20 @@ void profsumSrcRingEnd(ProfsumSrc *p);
 ** (bytes the reader did not need are read and hashed then). */
 int profsumSrcHashInit(ProfsumSrc *p);
 int profsumSrcHashHex(ProfsumSrc *p, char *zHex);
+/* Leave the hashing behind the reading, for another thread to help with:
+** from here on the raw chunks the reader reads are kept (8 of 64 KiB) until
+** hashed, in their order, by profsumSrcHashSome() from any thread, or by
+** the reader itself before it reuses a chunk's buffer, or by
+** profsumSrcHashHex().  The digest is the same.  Best effort: nothing
+** changes for a source that does not hash, is not gzip, is in memory, or
+** whose inflate thread still reads (profsumSrcRingEnd first), or when
+** memory is short.  Call between two profsumSrcRead() calls, from the
+** thread that reads (or before another takes over). */
+void profsumSrcHashBehind(ProfsumSrc *p);
+/* Hash one raw chunk read and not hashed yet, if there is one and no other
+** thread is hashing: 1 if it did, else 0 (also for a source not in
+** hash-behind mode).  Safe from any thread until the source is closed. */
+int profsumSrcHashSome(ProfsumSrc *p);
 int64_t profsumSrcFileSize(ProfsumSrc *p);   /* bytes on disk */
 int64_t profsumSrcRawPos(ProfsumSrc *p);     /* raw bytes consumed */
 /* How busy inflating keeps a core: with an inflate thread, its CPU time

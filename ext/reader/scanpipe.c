@@ -82,6 +82,7 @@ typedef struct PipeBatch {
 
 struct ProfsumScanPipe {
   ProfsumScan *pScan;
+  ProfsumSrc *pSrc;           /* its source (profsumSrcHashSome on waits) */
   const char *zFunc;          /* for messages (static) */
   ProfsumDiagFn xDiag; void *pDiagCtx;   /* the caller's */
   ProfsumStopCheck srcStop;   /* the source's check, asked by the caller */
@@ -303,6 +304,10 @@ int profsumScanPipeOpen(ProfsumScan *pScan, const char *zFunc, ProfsumDiagFn xDi
   profsumScanHoldWindows(pScan, pipeSwap, p);
   if( xDiag ) profsumScanSetDiag(pScan, pipeDiag, p);
   if( profsumScanInflatesWanted(pScan) ) profsumSrcRingEnd(profsumScanSrc(pScan));
+  /* the SHA-256 of the raw bytes (an import's) moves to the caller's
+  ** waits, where the scanning thread is the slower side */
+  p->pSrc = profsumScanSrc(pScan);
+  profsumSrcHashBehind(p->pSrc);
   if( pthread_create(&p->thread, 0, pipeMain, p)!=0 ){
     /* no thread: the scanner as it was, read by the caller */
     pipeUnhook(p);
@@ -360,6 +365,13 @@ int profsumScanPipeNext(ProfsumScanPipe *p, ProfsumEvent **ppEv, char **pzErr){
       int bAsk = 0;
       pthread_mutex_lock(&p->mu);
       while( p->nReady==0 ){
+        int bHashed;
+        /* nothing to take: hash a raw chunk for the scanning thread
+        ** first, if there is one (profsumSrcHashSome) */
+        pthread_mutex_unlock(&p->mu);
+        bHashed = profsumSrcHashSome(p->pSrc);
+        pthread_mutex_lock(&p->mu);
+        if( bHashed ) continue;
         /* a long wait (a stretch of the file without entries) asks the
         ** stop check every PIPE_ASK_MS */
         struct timespec t;
