@@ -13,7 +13,7 @@ import unittest
 
 import fixtures
 import xspace_writer as W
-from util import CORPUS, ROOT, DbTestCase, connect
+from util import CORPUS, ROOT, DbTestCase, connect, env_var
 
 US = 10 ** 6
 NO_EVENTS = "XPlane protobuf contained no direct timeline events with offset/duration data."
@@ -480,6 +480,29 @@ class Rules(XPlaneTestCase):
         self.assertEqual((ov["num_events_total"], ov["num_complete_events"], ov["num_processes"]), (0, 0, 0))
         self.assertEqual(ov["quality_warnings"], [NO_EVENTS])
         self.assertEqual(d["source_format"], "xplane_pb")
+
+    def test_digest_beside_the_decoding(self):
+        """The SHA-256 and size stored for an XPlane are the file's, whether
+        the hashing thread (idle scheduling class, taken over at the end by
+        the import's thread) hashed it or the import hashed it at once
+        (PROFSUM_THREADS=0): a file of several 256 KiB pieces, an empty one,
+        and no thread left behind."""
+        import hashlib
+        events = [("op%d" % (i % 97), i * 2.0, 1.5, [("long_name", {"s": "x" * (i % 300)})])
+                  for i in range(9000)]
+        data = one_line(events)
+        self.assertGreater(len(data), 4 * 256 * 1024)
+        before = len(os.listdir("/proc/self/task"))
+        for name, blob in (("big.xplane.pb", data), ("none.xplane.pb", b"")):
+            path = self.write(name, blob)
+            for threads in ("1", "0"):
+                with self.subTest(file=name, threads=threads), env_var("PROFSUM_THREADS", threads):
+                    db = connect()
+                    db.execute("SELECT profsum_import(?, 'x')", (path,)).fetchone()
+                    got = db.execute("SELECT sha256, size FROM profsum_trace").fetchone()
+                    db.close()
+                    self.assertEqual(got, (hashlib.sha256(blob).hexdigest(), len(blob)))
+        self.assertEqual(len(os.listdir("/proc/self/task")), before)
 
     def test_unsorted_line_is_sorted_with_a_warning(self):
         events = [("b.1", 50, 10), ("a.1", 0, 100), ("c.1", 20, 5)]

@@ -52,6 +52,8 @@
 # include <emmintrin.h>      /* xpCommit's streaming stores */
 #endif
 #include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -99,43 +101,81 @@ typedef struct XpDerived {
                         ** (profsumEngAdd), -1 -1 until one is made */
 } XpDerived;
 
-/* The file's SHA-256 (trace provenance), computed beside the decoding:
-** in a thread of its own when threads are allowed (it reads the file a
-** second time, from the page cache, on the other core), else at once. */
+/* The file's SHA-256 (trace provenance), computed beside the decoding.
+** When threads are allowed, a thread of its own reads the file a second
+** time (from the page cache) at the idle scheduling class: it runs where
+** a core would wait, and the digest is wanted only at the import's end.
+** There the import's thread takes over (xpHashJoin): it hashes what is
+** left itself, so a machine whose cores are all busy never leaves it
+** waiting for a thread that gets no time; the thread stops at its next
+** piece.  Without a thread the file is hashed at once.  The two take
+** turns under mu, one piece (256 KiB) at a time. */
 typedef struct XpHash {
-  const char *zPath;
   char zHex[65];
   sqlite3_int64 nSize;
   char *zErr;                 /* the hash's error message (sqlite3_malloc'd) */
   int rc;
-  int bThread;                /* a thread runs it: xpHashJoin() waits for it */
+  int bThread;                /* a thread runs: xpHashJoin() ends it */
   pthread_t thread;
+  pthread_mutex_t mu;         /* held for a step (with a thread) */
+  int bTaken;                 /* the import's thread hashes the rest */
+  int bDone;                  /* the digest is in zHex, or rc says why not */
+  ProfsumFileSha f;
 } XpHash;
+
+/* Hash the next piece into h (under h->mu when a thread runs). */
+static void xpHashStep(XpHash *h){
+  h->rc = profsumFileShaStep(&h->f, h->zHex, &h->bDone, &h->zErr);
+  if( h->rc ) h->bDone = 1;
+  if( h->bDone ) h->nSize = h->f.nSize;
+}
 
 static void *xpHashMain(void *pArg){
   XpHash *h = (XpHash*)pArg;
-  h->rc = profsumSha256File(h->zPath, h->zHex, &h->nSize, &h->zErr);
+  struct sched_param sp;
+  memset(&sp, 0, sizeof(sp));
+  (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);  /* best effort */
+  for(;;){
+    int bEnd;
+    pthread_mutex_lock(&h->mu);
+    bEnd = h->bTaken || h->bDone;
+    if( !bEnd ) xpHashStep(h);
+    pthread_mutex_unlock(&h->mu);
+    if( bEnd ) break;
+  }
   return 0;
 }
 
-/* Start hashing zPath into h. */
+/* Start hashing zPath into h (zPath must outlive the hash). */
 static void xpHashStart(XpHash *h, const char *zPath){
   memset(h, 0, sizeof(*h));
-  h->zPath = zPath;
-  if( profsumThreadsAllowed() && pthread_create(&h->thread, 0, xpHashMain, h)==0 ){
-    h->bThread = 1;
-  }else{
-    xpHashMain(h);
+  h->rc = profsumFileShaOpen(&h->f, zPath, &h->zErr);
+  if( h->rc ){ h->bDone = 1; return; }
+  if( profsumThreadsAllowed() && pthread_mutex_init(&h->mu, 0)==0 ){
+    if( pthread_create(&h->thread, 0, xpHashMain, h)==0 ){
+      h->bThread = 1;
+      return;
+    }
+    pthread_mutex_destroy(&h->mu);
   }
+  while( !h->bDone ) xpHashStep(h);
 }
 
-/* Wait for the hash (when a thread computes it); then h->rc says how it
-** went. */
+/* Finish the hash: take it over from its thread (which ends at its next
+** piece), hash what is left, free what it held; then h->rc says how it
+** went.  Called once or more. */
 static void xpHashJoin(XpHash *h){
   if( h->bThread ){
+    pthread_mutex_lock(&h->mu);
+    h->bTaken = 1;
+    while( !h->bDone ) xpHashStep(h);
+    pthread_mutex_unlock(&h->mu);
     pthread_join(h->thread, 0);
+    pthread_mutex_destroy(&h->mu);
     h->bThread = 0;
   }
+  while( !h->bDone ) xpHashStep(h);
+  profsumFileShaClose(&h->f);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1219,6 +1259,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
 hash_failed:
   /* a file the hash cannot read: its error, whatever the decoding said
   ** (the hash ran first before it ran beside the decoding) */
+  xpHashJoin(&hash);              /* (frees what it held: a second call) */
   profsumEngSetError(e, sqlite3_mprintf("%s: %s", zFunc, hash.zErr ? hash.zErr : sqlite3_errstr(hash.rc)));
   sqlite3_free(hash.zErr);
   return hash.rc;
