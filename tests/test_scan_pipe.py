@@ -177,6 +177,26 @@ class ScanPipe(unittest.TestCase):
                     if path != self.big:
                         self.assertGreater(len(got["diag"]), 0)
 
+    def test_digest_with_the_pipe(self):
+        """With the scanning thread, the SHA-256 is hashed off it: a gzip
+        file's raw chunks by whichever side waits, a plain file's by a
+        second read (a step at a time on either side's waits, the rest on a
+        thread of the idle scheduling class, finished at the end).  The
+        digest and size stored are hashlib's and the file's, with the pipe,
+        without it and without threads."""
+        import hashlib
+        for path in (self.odd_plain, self.odd_gz, self.big):
+            with open(path, "rb") as f:
+                want = (hashlib.sha256(f.read()).hexdigest(), os.path.getsize(path))
+            for pipe, threads in (("1", "1"), ("0", "1"), ("1", "0")):
+                with self.subTest(trace=os.path.basename(path), pipe=pipe, threads=threads), \
+                        env_var("PROFSUM_SCAN_PIPE", pipe), env_var("PROFSUM_THREADS", threads):
+                    db = connect()
+                    db.execute("SELECT profsum_import(?, 'x')", (path,)).fetchone()
+                    got = db.execute("SELECT sha256, size FROM profsum_trace").fetchone()
+                    db.close()
+                    self.assertEqual(got, want)
+
     def test_fixture_has_what_the_pipe_must_carry(self):
         got = with_pipe("1", lambda: imported(self.odd_gz, {"store_diagnostics": "all"}))
         kinds = {r[4] for r in got["diag"]}

@@ -34,6 +34,9 @@
 ** (PROFSUM_HB_N chunks) and hashed in their order by whichever thread
 ** gets there first, the consumer while it would wait for data
 ** (profsumSrcHashSome), or the reader before it reuses a chunk's buffer.
+** A plain file, whose every byte would be hashed, is hashed instead from
+** where the reader is by a second read of the file (shabg.c: a thread at
+** the idle scheduling class, finished by profsumSrcHashHex).
 **
 ** Stop checks.  A source asks the stop check of the thread that opened it
 ** (profsumStopPush, profsum_reader.h) every PROFSUM_STOP_BYTES bytes it
@@ -51,6 +54,7 @@
 #include "profsum_int.h"
 #include "profsum_reader.h"
 #include "hash.h"
+#include "shabg.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -152,6 +156,8 @@ struct ProfsumSrc {
                                 ** profsumSrcHashInit) */
   HashBehind *pHb;              /* hash-behind mode, or NULL; when set,
                                 ** aIn is one of its buffers */
+  ProfsumShaBg *pShaBg;         /* a plain file's hash on another thread
+                                ** (profsumSrcHashBehind), or NULL */
 #ifdef PROFSUM_USE_ISAL
   struct inflate_state *pIsal;  /* ISA-L inflater (z keeps the cursors) */
 #endif
@@ -222,7 +228,7 @@ static int srcReadRaw(ProfsumSrc *p, unsigned char *a, size_t n, size_t *pnGot, 
   }
   if( got==0 ) p->eof = 1;
   p->nRawIn += (int64_t)got;
-  if( p->pSha && got && p->pHb==0 ) profsumSha256Update(p->pSha, a, got);
+  if( p->pSha && got && p->pHb==0 && p->pShaBg==0 ) profsumSha256Update(p->pSha, a, got);
   *pnGot = got;
   return SQLITE_OK;
 }
@@ -778,6 +784,13 @@ int profsumSrcHashHex(ProfsumSrc *p, char *zHex){
     if( !p->pRing->joined ) pthread_join(p->pRing->thread, 0);
     p->pRing->joined = 1;
   }
+  if( p->pShaBg ){
+    /* a plain file: the rest from where the reader was, to the end */
+    int rc = profsumShaBgFinish(p->pShaBg, zHex, 0, &zErr);
+    p->pShaBg = 0;
+    if( rc ){ sqlite3_free(zErr); return PROFSUM_RC_FILEIO; }
+    return SQLITE_OK;
+  }
   /* Hash whatever the reader did not need (e.g. bytes after an error). */
   srcHashPending(p);
   if( p->pHb ) hbFlush(p);
@@ -801,7 +814,14 @@ static void hbFree(HashBehind *h, int bMu){
 void profsumSrcHashBehind(ProfsumSrc *p){
   HashBehind *h;
   int i;
-  if( p->pSha==0 || p->pHb || !p->isGzip || p->fd<0 ) return;
+  if( p->pSha==0 || p->pHb || p->pShaBg || p->fd<0 ) return;
+  if( !p->isGzip ){
+    /* a plain file: hashed on from here by a second read (the reader's
+    ** bytes go on straight into its window) */
+    srcHashPending(p);
+    if( profsumShaBgStart(p->fd, p->zPath, p->nRawIn, p->pSha, 1, &p->pShaBg) ) p->pShaBg = 0;
+    return;
+  }
   if( p->pRing && !p->pRing->joined ) return;   /* its producer reads */
   h = sqlite3_malloc64(sizeof(*h));
   if( h==0 ) return;
@@ -821,6 +841,7 @@ void profsumSrcHashBehind(ProfsumSrc *p){
 int profsumSrcHashSome(ProfsumSrc *p){
   HashBehind *h = p->pHb;
   int bDid = 0;
+  if( p->pShaBg ) return profsumShaBgHelp(p->pShaBg);
   if( h==0 || pthread_mutex_trylock(&h->mu) ) return 0;
   if( h->nHashed<__atomic_load_n(&h->nFilled, __ATOMIC_ACQUIRE) ){
     hbHashOne(h, p->pSha);
@@ -885,6 +906,7 @@ void profsumSrcClose(ProfsumSrc *p){
   sqlite3_free(p->pIsal);
 #endif
   if( p->zInit ) inflateEnd(&p->z);
+  profsumShaBgStop(p->pShaBg);           /* (it reads fd) */
   if( p->fd>=0 ) close(p->fd);
   if( p->pHb ){
     p->aIn = p->pHb->aInHome;

@@ -64,8 +64,12 @@ int profsumSrcHashHex(ProfsumSrc *p, char *zHex);
 ** from here on the raw chunks the reader reads are kept (8 of 64 KiB) until
 ** hashed, in their order, by profsumSrcHashSome() from any thread, or by
 ** the reader itself before it reuses a chunk's buffer, or by
-** profsumSrcHashHex().  The digest is the same.  Best effort: nothing
-** changes for a source that does not hash, is not gzip, is in memory, or
+** profsumSrcHashHex().  A plain file's bytes are not kept: it is hashed on
+** from the reader's position by a second read of the file, a step at a
+** time by profsumSrcHashSome() or by a thread at the idle scheduling
+** class, finished by profsumSrcHashHex() (shabg.h).
+** The digest is the same.  Best effort: nothing
+** changes for a source that does not hash, is in memory, or
 ** whose inflate thread still reads (profsumSrcRingEnd first), or when
 ** memory is short.  Call between two profsumSrcRead() calls, from the
 ** thread that reads (or before another takes over). */

@@ -121,6 +121,13 @@ static int pipePublish(ProfsumScanPipe *p){
   if( p->bTakeWait && p->nReady>=PIPE_WAKE ) pthread_cond_signal(&p->cv);
   p->iFill = (p->iFill + 1) % PIPE_NSLOT;
   while( p->nReady==PIPE_NSLOT && !pipeStopped(p) ){
+    int bHashed;
+    /* no free batch: a step of the source's hash first, if it has one
+    ** waiting (profsumSrcHashSome) */
+    pthread_mutex_unlock(&p->mu);
+    bHashed = profsumSrcHashSome(p->pSrc);
+    pthread_mutex_lock(&p->mu);
+    if( bHashed ) continue;
     p->bFillWait = 1;
     pthread_cond_wait(&p->cv, &p->mu);
     p->bFillWait = 0;

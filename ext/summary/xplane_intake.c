@@ -44,18 +44,20 @@
 #include "pytext.h"
 #include "xplane_pb.h"
 #include "hash.h"
+#include "shabg.h"
 #include "insights.h"
 #include "growarray.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #if defined(__SSE2__)
 # include <emmintrin.h>      /* xpCommit's streaming stores */
 #endif
 #include <pthread.h>
-#include <sched.h>
-#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define XK_TF_OP       0
 #define XK_NAME        1
@@ -101,81 +103,42 @@ typedef struct XpDerived {
                         ** (profsumEngAdd), -1 -1 until one is made */
 } XpDerived;
 
-/* The file's SHA-256 (trace provenance), computed beside the decoding.
-** When threads are allowed, a thread of its own reads the file a second
-** time (from the page cache) at the idle scheduling class: it runs where
-** a core would wait, and the digest is wanted only at the import's end.
-** There the import's thread takes over (xpHashJoin): it hashes what is
-** left itself, so a machine whose cores are all busy never leaves it
-** waiting for a thread that gets no time; the thread stops at its next
-** piece.  Without a thread the file is hashed at once.  The two take
-** turns under mu, one piece (256 KiB) at a time. */
+/* The file's SHA-256 (trace provenance), computed beside the decoding
+** (shabg.c: on a thread at the idle scheduling class when threads are
+** allowed, finished by the import's thread; else at once, before the
+** decoding). */
 typedef struct XpHash {
   char zHex[65];
   sqlite3_int64 nSize;
   char *zErr;                 /* the hash's error message (sqlite3_malloc'd) */
   int rc;
-  int bThread;                /* a thread runs: xpHashJoin() ends it */
-  pthread_t thread;
-  pthread_mutex_t mu;         /* held for a step (with a thread) */
-  int bTaken;                 /* the import's thread hashes the rest */
-  int bDone;                  /* the digest is in zHex, or rc says why not */
-  ProfsumFileSha f;
+  int fd;                     /* the file, read by the hash (-1: closed) */
+  ProfsumShaBg *pBg;          /* the hash under way, or NULL */
 } XpHash;
 
-/* Hash the next piece into h (under h->mu when a thread runs). */
-static void xpHashStep(XpHash *h){
-  h->rc = profsumFileShaStep(&h->f, h->zHex, &h->bDone, &h->zErr);
-  if( h->rc ) h->bDone = 1;
-  if( h->bDone ) h->nSize = h->f.nSize;
-}
-
-static void *xpHashMain(void *pArg){
-  XpHash *h = (XpHash*)pArg;
-  struct sched_param sp;
-  memset(&sp, 0, sizeof(sp));
-  (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);  /* best effort */
-  for(;;){
-    int bEnd;
-    pthread_mutex_lock(&h->mu);
-    bEnd = h->bTaken || h->bDone;
-    if( !bEnd ) xpHashStep(h);
-    pthread_mutex_unlock(&h->mu);
-    if( bEnd ) break;
+/* Finish the hash, close the file; then h->rc says how it went.  Called
+** once or more. */
+static void xpHashJoin(XpHash *h){
+  if( h->pBg ){
+    h->rc = profsumShaBgFinish(h->pBg, h->zHex, &h->nSize, &h->zErr);
+    h->pBg = 0;
   }
-  return 0;
+  if( h->fd>=0 ) close(h->fd);
+  h->fd = -1;
 }
 
 /* Start hashing zPath into h (zPath must outlive the hash). */
 static void xpHashStart(XpHash *h, const char *zPath){
+  int bThread = profsumThreadsAllowed();
   memset(h, 0, sizeof(*h));
-  h->rc = profsumFileShaOpen(&h->f, zPath, &h->zErr);
-  if( h->rc ){ h->bDone = 1; return; }
-  if( profsumThreadsAllowed() && pthread_mutex_init(&h->mu, 0)==0 ){
-    if( pthread_create(&h->thread, 0, xpHashMain, h)==0 ){
-      h->bThread = 1;
-      return;
-    }
-    pthread_mutex_destroy(&h->mu);
+  h->fd = open(zPath, O_RDONLY|O_CLOEXEC);
+  if( h->fd<0 ){
+    h->zErr = sqlite3_mprintf("'%s': cannot open (%s)", zPath, strerror(errno));
+    h->rc = SQLITE_CANTOPEN;
+    return;
   }
-  while( !h->bDone ) xpHashStep(h);
-}
-
-/* Finish the hash: take it over from its thread (which ends at its next
-** piece), hash what is left, free what it held; then h->rc says how it
-** went.  Called once or more. */
-static void xpHashJoin(XpHash *h){
-  if( h->bThread ){
-    pthread_mutex_lock(&h->mu);
-    h->bTaken = 1;
-    while( !h->bDone ) xpHashStep(h);
-    pthread_mutex_unlock(&h->mu);
-    pthread_join(h->thread, 0);
-    pthread_mutex_destroy(&h->mu);
-    h->bThread = 0;
-  }
-  while( !h->bDone ) xpHashStep(h);
-  profsumFileShaClose(&h->f);
+  h->rc = profsumShaBgStart(h->fd, zPath, 0, 0, bThread, &h->pBg);
+  if( h->rc || !bThread ) xpHashJoin(h);    /* (no thread: at once) */
 }
 
 /* ------------------------------------------------------------------ */
@@ -1229,7 +1192,7 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
   q.xpFlags = PROFSUM_XP_LENIENT_UTF8 | (profsumEngDiagAll(e) ? PROFSUM_XP_ALLDETAILS : 0);
   q.pIns = profsumEngineInsights(e);
   xpHashStart(&hash, zPath);
-  if( !hash.bThread && hash.rc ) goto hash_failed;
+  if( hash.pBg==0 && hash.rc ) goto hash_failed;
   rc = xpRunPipe(&q);
   w.p = q.p;
   if( rc==SQLITE_DONE ) rc = SQLITE_OK;

@@ -277,64 +277,37 @@ void profsumSha256Hex(ProfsumSha256 *s, char *zHex){
   zHex[64] = 0;
 }
 
-#define FILESHA_PIECE (1<<18)     /* bytes per read: as fast as larger */
-
 /* See hash.h. */
-int profsumFileShaOpen(ProfsumFileSha *f, const char *zPath, char **pzErr){
-  memset(f, 0, sizeof(*f));
-  f->zPath = zPath;
-  f->fd = open(zPath, O_RDONLY|O_CLOEXEC);
-  if( f->fd<0 ){
+int profsumSha256File(const char *zPath, char *zHex, sqlite3_int64 *pnSize, char **pzErr){
+  ProfsumSha256 s;
+  unsigned char *buf;
+  int fd = open(zPath, O_RDONLY|O_CLOEXEC);
+  sqlite3_int64 n = 0;
+  if( fd<0 ){
     *pzErr = sqlite3_mprintf("'%s': cannot open (%s)", zPath, strerror(errno));
     return SQLITE_CANTOPEN;
   }
-  f->buf = sqlite3_malloc64(FILESHA_PIECE);
-  if( f->buf==0 ){
-    close(f->fd);
-    f->fd = -1;
-    return SQLITE_NOMEM;
-  }
-  profsumSha256Init(&f->s);
-  return SQLITE_OK;
-}
-
-/* See hash.h. */
-int profsumFileShaStep(ProfsumFileSha *f, char *zHex, int *pbDone, char **pzErr){
-  ssize_t got;
-  *pbDone = 0;
-  while( (got = read(f->fd, f->buf, FILESHA_PIECE))<0 ){
-    if( errno!=EINTR ){
-      *pzErr = sqlite3_mprintf("'%s': read error (%s)", f->zPath, strerror(errno));
+  buf = sqlite3_malloc64(1<<18);
+  if( buf==0 ){ close(fd); return SQLITE_NOMEM; }
+  profsumSha256Init(&s);
+  for(;;){
+    ssize_t got = read(fd, buf, 1<<18);
+    if( got<0 ){
+      if( errno==EINTR ) continue;
+      *pzErr = sqlite3_mprintf("'%s': read error (%s)", zPath, strerror(errno));
+      sqlite3_free(buf);
+      close(fd);
       return PROFSUM_RC_FILEIO;
     }
+    if( got==0 ) break;
+    profsumSha256Update(&s, buf, (size_t)got);
+    n += got;
   }
-  if( got==0 ){
-    profsumSha256Hex(&f->s, zHex);
-    *pbDone = 1;
-    return SQLITE_OK;
-  }
-  profsumSha256Update(&f->s, f->buf, (size_t)got);
-  f->nSize += got;
+  sqlite3_free(buf);
+  close(fd);
+  profsumSha256Hex(&s, zHex);
+  if( pnSize ) *pnSize = n;
   return SQLITE_OK;
-}
-
-/* See hash.h. */
-void profsumFileShaClose(ProfsumFileSha *f){
-  sqlite3_free(f->buf);
-  f->buf = 0;
-  if( f->fd>=0 ) close(f->fd);
-  f->fd = -1;
-}
-
-/* See hash.h. */
-int profsumSha256File(const char *zPath, char *zHex, sqlite3_int64 *pnSize, char **pzErr){
-  ProfsumFileSha f;
-  int rc = profsumFileShaOpen(&f, zPath, pzErr);
-  int bDone = 0;
-  while( rc==SQLITE_OK && !bDone ) rc = profsumFileShaStep(&f, zHex, &bDone, pzErr);
-  profsumFileShaClose(&f);
-  if( rc==SQLITE_OK && pnSize ) *pnSize = f.nSize;
-  return rc;
 }
 
 /* ------------------------------------------------------------------ */

@@ -41,23 +41,6 @@ void profsumSha256Hex(ProfsumSha256 *s, char *zHex);
 ** Errors: *pzErr = "'path': reason" (no function prefix). */
 int profsumSha256File(const char *zPath, char *zHex, sqlite3_int64 *pnSize, char **pzErr);
 
-/* The same in steps, for a caller that hashes a file a piece at a time
-** (or from two threads in turn, one step at a time under its own lock).
-** Open: SQLITE_OK, or an error (*pzErr set, except for SQLITE_NOMEM);
-** zPath must outlive f.  Step: hash the next piece; at the end of the
-** file *pbDone is 1 and zHex[65] holds the digest (nSize the size).
-** Close frees what Open took (also after a failed Open). */
-typedef struct ProfsumFileSha {
-  const char *zPath;
-  int fd;
-  unsigned char *buf;
-  sqlite3_int64 nSize;        /* bytes hashed so far */
-  ProfsumSha256 s;
-} ProfsumFileSha;
-int profsumFileShaOpen(ProfsumFileSha *f, const char *zPath, char **pzErr);
-int profsumFileShaStep(ProfsumFileSha *f, char *zHex, int *pbDone, char **pzErr);
-void profsumFileShaClose(ProfsumFileSha *f);
-
 /* ---------------------------------------------------------------------
 ** MD5 (RFC 1321).  W&B identifies artifact files by the base64 of their
 ** MD5 (wandb-http.md §3.2); it is an integrity check against corruption,
