@@ -20,7 +20,9 @@
 ** waking at each batch made a wake-up, and often a context switch, every
 ** few batches on both sides.  Nothing waits on a partial group: the last
 ** batch always wakes the caller, and a waiting caller asks the stop check
-** every PIPE_ASK_MS, taking what is ready then.
+** every PIPE_ASK_MS, taking what is ready then.  Before it waits, a side
+** does a step of the source's SHA-256 when one is waiting (an import's
+** hash, left behind the reading: profsumSrcHashBehind).
 **
 ** The source's stop check was taken on the caller's thread, where it must
 ** be asked (it may run SQL on the caller's connection): the scanning
@@ -311,8 +313,8 @@ int profsumScanPipeOpen(ProfsumScan *pScan, const char *zFunc, ProfsumDiagFn xDi
   profsumScanHoldWindows(pScan, pipeSwap, p);
   if( xDiag ) profsumScanSetDiag(pScan, pipeDiag, p);
   if( profsumScanInflatesWanted(pScan) ) profsumSrcRingEnd(profsumScanSrc(pScan));
-  /* the SHA-256 of the raw bytes (an import's) moves to the caller's
-  ** waits, where the scanning thread is the slower side */
+  /* the SHA-256 of the raw bytes (an import's) moves off the scanning
+  ** thread, to either side's waits (profsumSrcHashSome) */
   p->pSrc = profsumScanSrc(pScan);
   profsumSrcHashBehind(p->pSrc);
   if( pthread_create(&p->thread, 0, pipeMain, p)!=0 ){
@@ -373,8 +375,8 @@ int profsumScanPipeNext(ProfsumScanPipe *p, ProfsumEvent **ppEv, char **pzErr){
       pthread_mutex_lock(&p->mu);
       while( p->nReady==0 ){
         int bHashed;
-        /* nothing to take: hash a raw chunk for the scanning thread
-        ** first, if there is one (profsumSrcHashSome) */
+        /* nothing to take: a step of the source's hash first, if it
+        ** has one waiting (profsumSrcHashSome) */
         pthread_mutex_unlock(&p->mu);
         bHashed = profsumSrcHashSome(p->pSrc);
         pthread_mutex_lock(&p->mu);
