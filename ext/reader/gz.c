@@ -148,6 +148,7 @@ struct ProfsumSrc {
   z_stream z;                   /* Inflate state (gzip only) */
   int64_t nRawIn;               /* Raw (compressed) bytes read so far */
   int64_t nFileSize;            /* Size of the file in bytes (or nMem) */
+  int isRegular;                /* a regular file (pread works) */
   unsigned char *aIn;           /* Raw input buffer (PROFSUM_GZ_INBUF) */
   size_t nIn;                   /* Valid bytes in aIn */
   size_t iIn;                   /* Next unread byte in aIn (plain mode) */
@@ -358,6 +359,7 @@ int profsumSrcOpenFile(const char *zPath, ProfsumSrc **pp, char **pzErr){
     return SQLITE_CANTOPEN;
   }
   p->nFileSize = (int64_t)st.st_size;
+  p->isRegular = S_ISREG(st.st_mode);
 #ifdef POSIX_FADV_SEQUENTIAL
   (void)posix_fadvise(p->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
@@ -817,7 +819,9 @@ void profsumSrcHashBehind(ProfsumSrc *p){
   if( p->pSha==0 || p->pHb || p->pShaBg || p->fd<0 ) return;
   if( !p->isGzip ){
     /* a plain file: hashed on from here by a second read (the reader's
-    ** bytes go on straight into its window) */
+    ** bytes go on straight into its window); a pipe cannot be read
+    ** twice, its reader hashes it as before */
+    if( !p->isRegular ) return;
     srcHashPending(p);
     if( profsumShaBgStart(p->fd, p->zPath, p->nRawIn, p->pSha, 1, &p->pShaBg) ) p->pShaBg = 0;
     return;

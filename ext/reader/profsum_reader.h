@@ -68,11 +68,11 @@ int profsumSrcHashHex(ProfsumSrc *p, char *zHex);
 ** from the reader's position by a second read of the file, a step at a
 ** time by profsumSrcHashSome() or by a thread at the idle scheduling
 ** class, finished by profsumSrcHashHex() (shabg.h).
-** The digest is the same.  Best effort: nothing
-** changes for a source that does not hash, is in memory, or
-** whose inflate thread still reads (profsumSrcRingEnd first), or when
-** memory is short.  Call between two profsumSrcRead() calls, from the
-** thread that reads (or before another takes over). */
+** The digest is the same.  Best effort: nothing changes for a source
+** that does not hash, is in memory, is a plain file that is not a regular
+** file (a pipe), or whose inflate thread still reads (profsumSrcRingEnd
+** first), or when memory is short.  Call between two profsumSrcRead()
+** calls, from the thread that reads (or before another takes over). */
 void profsumSrcHashBehind(ProfsumSrc *p);
 /* Hash one raw chunk read and not hashed yet, if there is one and no other
 ** thread is hashing: 1 if it did, else 0 (also for a source not in
