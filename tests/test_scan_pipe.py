@@ -178,10 +178,10 @@ class ScanPipe(unittest.TestCase):
                         self.assertGreater(len(got["diag"]), 0)
 
     def test_digest_with_the_pipe(self):
-        """With the scanning thread, the SHA-256 is hashed off it: a gzip
-        file's raw chunks by whichever side waits, a plain file's by a
-        second read (a step at a time on either side's waits, the rest on a
-        thread of the idle scheduling class, finished at the end).  The
+        """With the scanning thread, the SHA-256 is hashed off it, by a
+        second read of the file (a step at a time on either side's waits
+        and on a thread of the idle scheduling class, finished at the
+        end).  The
         digest and size stored are hashlib's and the file's, with the pipe,
         without it and without threads."""
         import hashlib
@@ -284,8 +284,8 @@ class ScanPipe(unittest.TestCase):
         kept["sha"] = sha(path)
         self.assertEqual(kept, one)
         self.assertEqual(one["sha"][1], len(z))
-        # the hand-back leaves the SHA-256 to the caller's waits (the raw
-        # chunks wait in a ring of 8 for it: this file is many rings long)
+        # the hand-back leaves the SHA-256 behind the reading (a second read
+        # in 256 KiB steps: this file is many steps long)
         self.assertGreater(len(z), 64 * 65536)
         self.assertEqual(one["sha"][0], hashlib.sha256(z).hexdigest())
         cut = self.td.write("handback_cut.json.gz", z[:len(z) * 4 // 5])

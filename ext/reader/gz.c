@@ -27,16 +27,12 @@
 ** reader inflates as it reads, straight into its own buffer.
 **
 ** SHA-256.  profsumSrcHashInit() makes the source hash the raw file bytes
-** as it reads them (in the producer thread when there is one), so an
-** import needs no second read of the file for its provenance.  A reader
-** whose consumer has idle moments may leave the hashing behind
-** (profsumSrcHashBehind): the raw chunks are then kept in a small ring
-** (PROFSUM_HB_N chunks) and hashed in their order by whichever thread
-** gets there first, the consumer while it would wait for data
-** (profsumSrcHashSome), or the reader before it reuses a chunk's buffer.
-** A plain file, whose every byte would be hashed, is hashed instead from
-** where the reader is by a second read of the file (shabg.c: a thread at
-** the idle scheduling class, finished by profsumSrcHashHex).
+** as it reads them (in the producer thread when there is one).  A reader
+** on a thread whose consumer waits at times may leave the hashing behind
+** (profsumSrcHashBehind): the rest of the file, from where the reader is,
+** is then hashed by a second read (shabg.c), a step at a time by a thread
+** that would wait (profsumSrcHashSome) or by a thread at the idle
+** scheduling class, and finished by profsumSrcHashHex().
 **
 ** Stop checks.  A source asks the stop check of the thread that opened it
 ** (profsumStopPush, profsum_reader.h) every PROFSUM_STOP_BYTES bytes it
@@ -83,10 +79,6 @@
 #define PROFSUM_RING_MIN (32*1024)           /* bytes per ring buffer: at least */
 #define PROFSUM_RING_MAX (256*1024)          /* ... and at most */
 #define PROFSUM_THREAD_MIN (128*1024)        /* gzip files smaller: no thread */
-/* Raw chunks that may wait for their hash in hash-behind mode: 512 KiB,
-** about 8 MB of trace JSON at the compression of a TPU trace, time
-** enough for a consumer's idle moments to come. */
-#define PROFSUM_HB_N 8
 
 /* One buffer of the ring. */
 typedef struct RingSlot {
@@ -121,20 +113,6 @@ typedef struct Ring {
   int consWait;                 /* the consumer waits for a full slot */
 } Ring;
 
-/* Hash-behind mode (profsumSrcHashBehind): the raw chunks read and not
-** hashed yet.  Chunk i lives in aBuf[i % PROFSUM_HB_N]; chunks are hashed
-** in their order, under mu, by the reader or a helper; the reader reuses
-** a buffer only once its chunk was hashed. */
-typedef struct HashBehind {
-  pthread_mutex_t mu;           /* held while a chunk is hashed */
-  unsigned char *aBuf[PROFSUM_HB_N];  /* PROFSUM_GZ_INBUF bytes each */
-  size_t aLen[PROFSUM_HB_N];    /* raw bytes in each */
-  int64_t nFilled;              /* chunks read: stored by the reader only
-                                ** (release), after aBuf/aLen */
-  int64_t nHashed;              /* chunks hashed (under mu) */
-  unsigned char *aInHome;       /* the source's own aIn, freed at close */
-} HashBehind;
-
 struct ProfsumSrc {
   int fd;                       /* File descriptor, or -1 for a memory source */
   char *zPath;                  /* Path as given (for messages) */
@@ -155,9 +133,7 @@ struct ProfsumSrc {
   ProfsumSha256 *pSha;          /* hashing the raw bytes, or NULL */
   size_t nShaPending;           /* aIn[0..nShaPending) not hashed yet (see
                                 ** profsumSrcHashInit) */
-  HashBehind *pHb;              /* hash-behind mode, or NULL; when set,
-                                ** aIn is one of its buffers */
-  ProfsumShaBg *pShaBg;         /* a plain file's hash on another thread
+  ProfsumShaBg *pShaBg;         /* the hash left behind the reading
                                 ** (profsumSrcHashBehind), or NULL */
 #ifdef PROFSUM_USE_ISAL
   struct inflate_state *pIsal;  /* ISA-L inflater (z keeps the cursors) */
@@ -229,48 +205,9 @@ static int srcReadRaw(ProfsumSrc *p, unsigned char *a, size_t n, size_t *pnGot, 
   }
   if( got==0 ) p->eof = 1;
   p->nRawIn += (int64_t)got;
-  if( p->pSha && got && p->pHb==0 && p->pShaBg==0 ) profsumSha256Update(p->pSha, a, got);
+  if( p->pSha && got && p->pShaBg==0 ) profsumSha256Update(p->pSha, a, got);
   *pnGot = got;
   return SQLITE_OK;
-}
-
-/* Hash-behind mode: hash the oldest chunk not hashed yet (there is one).
-** Called with h->mu held. */
-static void hbHashOne(HashBehind *h, ProfsumSha256 *pSha){
-  int k = (int)(h->nHashed % PROFSUM_HB_N);
-  profsumSha256Update(pSha, h->aBuf[k], h->aLen[k]);
-  h->nHashed++;
-}
-
-/* Hash-behind mode: hash every chunk read and not hashed yet (the reader's
-** thread, or any thread once the reader stopped). */
-static void hbFlush(ProfsumSrc *p){
-  HashBehind *h = p->pHb;
-  pthread_mutex_lock(&h->mu);
-  while( h->nHashed<h->nFilled ) hbHashOne(h, p->pSha);
-  pthread_mutex_unlock(&h->mu);
-}
-
-/* Hash-behind mode: read the next raw chunk into the buffer that held the
-** chunk PROFSUM_HB_N before it, hashing that one (and any before it)
-** first if no helper did; aIn becomes that buffer.  As srcReadRaw. */
-static int hbFill(ProfsumSrc *p, char **pzErr){
-  HashBehind *h = p->pHb;
-  int64_t i = h->nFilled;       /* (only this thread stores it) */
-  int k = (int)(i % PROFSUM_HB_N);
-  int rc;
-  if( i>=PROFSUM_HB_N ){
-    pthread_mutex_lock(&h->mu);
-    while( h->nHashed<=i-PROFSUM_HB_N ) hbHashOne(h, p->pSha);
-    pthread_mutex_unlock(&h->mu);
-  }
-  p->aIn = h->aBuf[k];
-  rc = srcReadRaw(p, p->aIn, PROFSUM_GZ_INBUF, &p->nIn, pzErr);
-  if( rc==SQLITE_OK && p->nIn>0 ){
-    h->aLen[k] = p->nIn;
-    __atomic_store_n(&h->nFilled, i+1, __ATOMIC_RELEASE);
-  }
-  return rc;
 }
 
 /* Fill aIn from the raw source.  Returns SQLITE_OK (nIn==0 at EOF) or an
@@ -280,7 +217,6 @@ static int srcFillRaw(ProfsumSrc *p, char **pzErr){
   p->iIn = 0;
   p->nIn = 0;
   if( p->eof ) return SQLITE_OK;
-  if( p->pHb ) return hbFill(p, pzErr);
   return srcReadRaw(p, p->aIn, PROFSUM_GZ_INBUF, &p->nIn, pzErr);
 }
 
@@ -787,7 +723,7 @@ int profsumSrcHashHex(ProfsumSrc *p, char *zHex){
     p->pRing->joined = 1;
   }
   if( p->pShaBg ){
-    /* a plain file: the rest from where the reader was, to the end */
+    /* left behind: the rest from where the reader was, to the end */
     int rc = profsumShaBgFinish(p->pShaBg, zHex, 0, &zErr);
     p->pShaBg = 0;
     if( rc ){ sqlite3_free(zErr); return PROFSUM_RC_FILEIO; }
@@ -795,64 +731,25 @@ int profsumSrcHashHex(ProfsumSrc *p, char *zHex){
   }
   /* Hash whatever the reader did not need (e.g. bytes after an error). */
   srcHashPending(p);
-  if( p->pHb ) hbFlush(p);
   while( !p->eof ){
     if( srcFillRaw(p, &zErr) ){ sqlite3_free(zErr); return PROFSUM_RC_FILEIO; }
-    if( p->pHb ) hbFlush(p);
   }
   profsumSha256Hex(p->pSha, zHex);
   return SQLITE_OK;
 }
 
-/* Free a hash-behind state (its mutex initialised when bMu). */
-static void hbFree(HashBehind *h, int bMu){
-  int i;
-  if( bMu ) pthread_mutex_destroy(&h->mu);
-  for(i=0; i<PROFSUM_HB_N; i++) sqlite3_free(h->aBuf[i]);
-  sqlite3_free(h);
-}
-
 /* See profsum_reader.h. */
 void profsumSrcHashBehind(ProfsumSrc *p){
-  HashBehind *h;
-  int i;
-  if( p->pSha==0 || p->pHb || p->pShaBg || p->fd<0 ) return;
-  if( !p->isGzip ){
-    /* a plain file: hashed on from here by a second read (the reader's
-    ** bytes go on straight into its window); a pipe cannot be read
-    ** twice, its reader hashes it as before */
-    if( !p->isRegular ) return;
-    srcHashPending(p);
-    if( profsumShaBgStart(p->fd, p->zPath, p->nRawIn, p->pSha, 1, &p->pShaBg) ) p->pShaBg = 0;
-    return;
-  }
+  if( p->pSha==0 || p->pShaBg || p->fd<0 || !p->isRegular ) return;  /* (a
+                                ** pipe cannot be read twice) */
   if( p->pRing && !p->pRing->joined ) return;   /* its producer reads */
-  h = sqlite3_malloc64(sizeof(*h));
-  if( h==0 ) return;
-  memset(h, 0, sizeof(*h));
-  for(i=0; i<PROFSUM_HB_N; i++){
-    h->aBuf[i] = sqlite3_malloc64(PROFSUM_GZ_INBUF);
-    if( h->aBuf[i]==0 ){ hbFree(h, 0); return; }
-  }
-  if( pthread_mutex_init(&h->mu, 0) ){ hbFree(h, 0); return; }
-  srcHashPending(p);            /* what aIn holds is hashed: from here on
-                                ** the chunks are the ring's */
-  h->aInHome = p->aIn;
-  p->pHb = h;
+  srcHashPending(p);            /* the bytes read so far are hashed */
+  if( profsumShaBgStart(p->fd, p->zPath, p->nRawIn, p->pSha, 1, &p->pShaBg) ) p->pShaBg = 0;
 }
 
 /* See profsum_reader.h. */
 int profsumSrcHashSome(ProfsumSrc *p){
-  HashBehind *h = p->pHb;
-  int bDid = 0;
-  if( p->pShaBg ) return profsumShaBgHelp(p->pShaBg);
-  if( h==0 || pthread_mutex_trylock(&h->mu) ) return 0;
-  if( h->nHashed<__atomic_load_n(&h->nFilled, __ATOMIC_ACQUIRE) ){
-    hbHashOne(h, p->pSha);
-    bDid = 1;
-  }
-  pthread_mutex_unlock(&h->mu);
-  return bDid;
+  return p->pShaBg ? profsumShaBgHelp(p->pShaBg) : 0;
 }
 
 /* See profsum_reader.h. */
@@ -912,10 +809,6 @@ void profsumSrcClose(ProfsumSrc *p){
   if( p->zInit ) inflateEnd(&p->z);
   profsumShaBgStop(p->pShaBg);           /* (it reads fd) */
   if( p->fd>=0 ) close(p->fd);
-  if( p->pHb ){
-    p->aIn = p->pHb->aInHome;
-    hbFree(p->pHb, 1);
-  }
   sqlite3_free(p->aIn);
   sqlite3_free(p->zPath);
   sqlite3_free(p);

@@ -60,23 +60,22 @@ void profsumSrcRingEnd(ProfsumSrc *p);
 ** (bytes the reader did not need are read and hashed then). */
 int profsumSrcHashInit(ProfsumSrc *p);
 int profsumSrcHashHex(ProfsumSrc *p, char *zHex);
-/* Leave the hashing behind the reading, for another thread to help with:
-** from here on the raw chunks the reader reads are kept (8 of 64 KiB) until
-** hashed, in their order, by profsumSrcHashSome() from any thread, or by
-** the reader itself before it reuses a chunk's buffer, or by
-** profsumSrcHashHex().  A plain file's bytes are not kept: it is hashed on
-** from the reader's position by a second read of the file, a step at a
-** time by profsumSrcHashSome() or by a thread at the idle scheduling
-** class, finished by profsumSrcHashHex() (shabg.h).
-** The digest is the same.  Best effort: nothing changes for a source
-** that does not hash, is in memory, is a plain file that is not a regular
-** file (a pipe), or whose inflate thread still reads (profsumSrcRingEnd
-** first), or when memory is short.  Call between two profsumSrcRead()
-** calls, from the thread that reads (or before another takes over). */
+/* Leave the hashing behind the reading, for threads that would wait to
+** help with: from here on the reader hashes nothing, and the rest of the
+** file, from the reader's position and digest state on, is hashed by a
+** second read of the file (shabg.h): a step at a time by
+** profsumSrcHashSome() from any thread, by a thread at the idle
+** scheduling class, and the rest by profsumSrcHashHex().  The digest is
+** the same.  Best effort: nothing changes for a source that does not
+** hash, is in memory, is not a regular file (a pipe cannot be read
+** twice), or whose inflate thread still reads (profsumSrcRingEnd first),
+** or when memory is short.  Call between two profsumSrcRead() calls, from
+** the thread that reads (or before another takes over). */
 void profsumSrcHashBehind(ProfsumSrc *p);
-/* Hash one raw chunk read and not hashed yet, if there is one and no other
-** thread is hashing: 1 if it did, else 0 (also for a source not in
-** hash-behind mode).  Safe from any thread until the source is closed. */
+/* Hash one step of the hash left behind, if there is one and no other
+** thread is hashing: 1 if it did, else 0 (also for a source that left
+** nothing behind).  Never blocks; safe from any thread until
+** profsumSrcHashHex() or profsumSrcClose(). */
 int profsumSrcHashSome(ProfsumSrc *p);
 int64_t profsumSrcFileSize(ProfsumSrc *p);   /* bytes on disk */
 int64_t profsumSrcRawPos(ProfsumSrc *p);     /* raw bytes consumed */

@@ -48,8 +48,6 @@
 #include "insights.h"
 #include "growarray.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #if defined(__SSE2__)
 # include <emmintrin.h>      /* xpCommit's streaming stores */
@@ -57,7 +55,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #define XK_TF_OP       0
 #define XK_NAME        1
@@ -112,33 +109,23 @@ typedef struct XpHash {
   sqlite3_int64 nSize;
   char *zErr;                 /* the hash's error message (sqlite3_malloc'd) */
   int rc;
-  int fd;                     /* the file, read by the hash (-1: closed) */
   ProfsumShaBg *pBg;          /* the hash under way, or NULL */
 } XpHash;
 
-/* Finish the hash, close the file; then h->rc says how it went.  Called
-** once or more. */
+/* Finish the hash; then h->rc says how it went.  Called once or more. */
 static void xpHashJoin(XpHash *h){
   if( h->pBg ){
     h->rc = profsumShaBgFinish(h->pBg, h->zHex, &h->nSize, &h->zErr);
     h->pBg = 0;
   }
-  if( h->fd>=0 ) close(h->fd);
-  h->fd = -1;
 }
 
 /* Start hashing zPath into h (zPath must outlive the hash). */
 static void xpHashStart(XpHash *h, const char *zPath){
   int bThread = profsumThreadsAllowed();
   memset(h, 0, sizeof(*h));
-  h->fd = open(zPath, O_RDONLY|O_CLOEXEC);
-  if( h->fd<0 ){
-    h->zErr = sqlite3_mprintf("'%s': cannot open (%s)", zPath, strerror(errno));
-    h->rc = SQLITE_CANTOPEN;
-    return;
-  }
-  h->rc = profsumShaBgStart(h->fd, zPath, 0, 0, bThread, &h->pBg);
-  if( h->rc || !bThread ) xpHashJoin(h);    /* (no thread: at once) */
+  h->rc = profsumShaBgOpen(zPath, bThread, &h->pBg, &h->zErr);
+  if( h->rc==SQLITE_OK && !bThread ) xpHashJoin(h);    /* at once */
 }
 
 /* ------------------------------------------------------------------ */
@@ -1222,7 +1209,6 @@ int profsumEngineReadXPlane(ProfsumEngine *e, const char *zPath){
 hash_failed:
   /* a file the hash cannot read: its error, whatever the decoding said
   ** (the hash ran first before it ran beside the decoding) */
-  xpHashJoin(&hash);              /* (frees what it held: a second call) */
   profsumEngSetError(e, sqlite3_mprintf("%s: %s", zFunc, hash.zErr ? hash.zErr : sqlite3_errstr(hash.rc)));
   sqlite3_free(hash.zErr);
   return hash.rc;

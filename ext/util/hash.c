@@ -1,5 +1,5 @@
 /*
-** hash.c — SHA-256 (FIPS 180-4) of a file, for trace provenance; MD5
+** hash.c — SHA-256 (FIPS 180-4), for trace provenance (of a file: shabg.c); MD5
 ** (RFC 1321) and base64 (RFC 4648 §4) for W&B artifact digests.
 **
 ** Written here rather than taken from a library: the only Debian
@@ -19,12 +19,9 @@
 #include "profsum_int.h"
 #include "hash.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 # define PROFSUM_SHANI 1
 # include <cpuid.h>
@@ -275,39 +272,6 @@ void profsumSha256Hex(ProfsumSha256 *s, char *zHex){
     zHex[2*i+1] = hx[b&15];
   }
   zHex[64] = 0;
-}
-
-/* See hash.h. */
-int profsumSha256File(const char *zPath, char *zHex, sqlite3_int64 *pnSize, char **pzErr){
-  ProfsumSha256 s;
-  unsigned char *buf;
-  int fd = open(zPath, O_RDONLY|O_CLOEXEC);
-  sqlite3_int64 n = 0;
-  if( fd<0 ){
-    *pzErr = sqlite3_mprintf("'%s': cannot open (%s)", zPath, strerror(errno));
-    return SQLITE_CANTOPEN;
-  }
-  buf = sqlite3_malloc64(1<<18);
-  if( buf==0 ){ close(fd); return SQLITE_NOMEM; }
-  profsumSha256Init(&s);
-  for(;;){
-    ssize_t got = read(fd, buf, 1<<18);
-    if( got<0 ){
-      if( errno==EINTR ) continue;
-      *pzErr = sqlite3_mprintf("'%s': read error (%s)", zPath, strerror(errno));
-      sqlite3_free(buf);
-      close(fd);
-      return PROFSUM_RC_FILEIO;
-    }
-    if( got==0 ) break;
-    profsumSha256Update(&s, buf, (size_t)got);
-    n += got;
-  }
-  sqlite3_free(buf);
-  close(fd);
-  profsumSha256Hex(&s, zHex);
-  if( pnSize ) *pnSize = n;
-  return SQLITE_OK;
 }
 
 /* ------------------------------------------------------------------ */

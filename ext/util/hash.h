@@ -37,7 +37,8 @@ const char *profsumSha256Impl(void);
 /* Finish and write 64 lower-case hex digits plus a NUL into zHex[65]. */
 void profsumSha256Hex(ProfsumSha256 *s, char *zHex);
 
-/* SHA-256 of the bytes of file zPath (as stored on disk), and its size.
+/* SHA-256 of the bytes of file zPath (as stored on disk), and its size
+** (in shabg.c, whose steps it takes in the calling thread).
 ** Errors: *pzErr = "'path': reason" (no function prefix). */
 int profsumSha256File(const char *zPath, char *zHex, sqlite3_int64 *pnSize, char **pzErr);
 

@@ -13,12 +13,14 @@
 ** left itself and the thread ends at its next step.
 **
 ** The steps read with pread() at their own offset: the caller may read the
-** same descriptor meanwhile.
+** same descriptor meanwhile.  profsumSha256File, a file's digest at once,
+** is the same steps in the calling thread.
 */
 #include "profsum_int.h"
 #include "shabg.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
@@ -27,7 +29,8 @@
 #define SHABG_STEP (256*1024)      /* bytes per step: as fast as larger */
 
 struct ProfsumShaBg {
-  int fd;                       /* the file (not owned) */
+  int fd;                       /* the file */
+  int bOwnFd;                   /* fd is closed with p (profsumShaBgOpen) */
   const char *zPath;            /* for messages */
   sqlite3_int64 iOff;           /* the next byte to hash */
   ProfsumSha256 s;              /* the digest so far */
@@ -75,6 +78,16 @@ static void *shabgMain(void *pArg){
   return 0;
 }
 
+/* Start p's thread (best effort: without one, the caller does it all). */
+static void shabgThread(ProfsumShaBg *p){
+  if( pthread_mutex_init(&p->mu, 0) ) return;
+  if( pthread_create(&p->thread, 0, shabgMain, p)==0 ){
+    p->bThread = 1;
+  }else{
+    pthread_mutex_destroy(&p->mu);
+  }
+}
+
 /* See shabg.h. */
 int profsumShaBgStart(int fd, const char *zPath, sqlite3_int64 iFrom,
                       const ProfsumSha256 *pState, int bThread, ProfsumShaBg **pp){
@@ -88,15 +101,33 @@ int profsumShaBgStart(int fd, const char *zPath, sqlite3_int64 iFrom,
   p->zPath = zPath;
   p->iOff = iFrom;
   if( pState ) p->s = *pState; else profsumSha256Init(&p->s);
-  if( bThread && pthread_mutex_init(&p->mu, 0)==0 ){
-    if( pthread_create(&p->thread, 0, shabgMain, p)==0 ){
-      p->bThread = 1;
-    }else{
-      pthread_mutex_destroy(&p->mu);
-    }
-  }
+  if( bThread ) shabgThread(p);
   *pp = p;
   return SQLITE_OK;
+}
+
+/* See shabg.h. */
+int profsumShaBgOpen(const char *zPath, int bThread, ProfsumShaBg **pp, char **pzErr){
+  int rc;
+  int fd = open(zPath, O_RDONLY|O_CLOEXEC);
+  *pp = 0;
+  if( fd<0 ){
+    *pzErr = sqlite3_mprintf("'%s': cannot open (%s)", zPath, strerror(errno));
+    return SQLITE_CANTOPEN;
+  }
+  rc = profsumShaBgStart(fd, zPath, 0, 0, 0, pp);
+  if( rc ){ close(fd); return rc; }
+  (*pp)->bOwnFd = 1;
+  if( bThread ) shabgThread(*pp);
+  return SQLITE_OK;
+}
+
+/* See hash.h. */
+int profsumSha256File(const char *zPath, char *zHex, sqlite3_int64 *pnSize, char **pzErr){
+  ProfsumShaBg *p;
+  int rc = profsumShaBgOpen(zPath, 0, &p, pzErr);
+  if( rc==SQLITE_OK ) rc = profsumShaBgFinish(p, zHex, pnSize, pzErr);
+  return rc;
 }
 
 /* See shabg.h. */
@@ -125,6 +156,7 @@ static void shabgTake(ProfsumShaBg *p){
 
 /* Free p (no thread runs). */
 static void shabgFree(ProfsumShaBg *p){
+  if( p->bOwnFd ) close(p->fd);
   sqlite3_free(p->zErr);
   sqlite3_free(p->buf);
   sqlite3_free(p);
@@ -133,16 +165,13 @@ static void shabgFree(ProfsumShaBg *p){
 /* See shabg.h. */
 int profsumShaBgFinish(ProfsumShaBg *p, char *zHex, sqlite3_int64 *pnEnd, char **pzErr){
   int rc;
-  if( p->bThread ){
-    /* the rest under the mutex: the thread, once it runs again, finds it
-    ** done and ends, while this thread hashes */
-    pthread_mutex_lock(&p->mu);
-    p->bTaken = 1;
-    while( !p->bDone ) shabgStep(p);
-    pthread_mutex_unlock(&p->mu);
-  }
-  shabgTake(p);
+  /* the rest here, under the mutex: the thread, once it runs again, finds
+  ** the hash taken and ends */
+  if( p->bThread ) pthread_mutex_lock(&p->mu);
+  p->bTaken = 1;
   while( !p->bDone ) shabgStep(p);
+  if( p->bThread ) pthread_mutex_unlock(&p->mu);
+  shabgTake(p);
   rc = p->rc;
   if( rc ){
     *pzErr = p->zErr;

@@ -21,6 +21,11 @@ typedef struct ProfsumShaBg ProfsumShaBg;
 int profsumShaBgStart(int fd, const char *zPath, sqlite3_int64 iFrom,
                       const ProfsumSha256 *pState, int bThread, ProfsumShaBg **pp);
 
+/* The same for the file zPath, which it opens (and closes with p): from
+** its start, a fresh digest.  SQLITE_OK with *pp; SQLITE_CANTOPEN with
+** *pzErr "'path': cannot open (reason)"; SQLITE_NOMEM. */
+int profsumShaBgOpen(const char *zPath, int bThread, ProfsumShaBg **pp, char **pzErr);
+
 /* Hash one step in the calling thread, unless the hash is done or
 ** another thread is hashing a step: 1 if it did, else 0.  For a thread
 ** that would wait anyway (it never waits here).  Safe from any thread but
