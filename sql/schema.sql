@@ -259,6 +259,13 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_device(
 --                        as the reference; equal to its total when no decision differed)
 --   float_nesting_events events whose exclusive time differs between the two nestings
 --   float_nesting_moved  Σ over the five categories of |summary − exact nesting|, µs
+--   step_overlap_wall, step_overlap_compute, step_overlap_collective,
+--   step_overlap_transfer, step_overlap_idle
+--                        what the profsum_agg_step_wall rows of the steps the KPIs read
+--                        (the steady steps; every step when all are warmup steps) count
+--                        more than each device's union of those steps, per part, summed
+--                        over devices, µs; only when such steps overlap (the KPIs, the
+--                        advice and the reports subtract them: each instant once)
 CREATE TABLE IF NOT EXISTS main.profsum_agg_fact(
   trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
   name TEXT NOT NULL,                  -- one of the names above

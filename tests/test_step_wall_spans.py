@@ -2,7 +2,9 @@
 several events is one row measured over their union (trace JSON, XPlane,
 host 'train' events nested or on two threads); a device with steps of its
 own and no op is idle through them; overlapping steps of different numbers
-each count their own instants (docs/advice.md, "Step wall time")."""
+each count their own instants in their rows, and the sums the KPIs, the
+advice, the report and the comparison read count each instant once
+(docs/advice.md, "Step wall time")."""
 import unittest
 
 import fixtures
@@ -162,18 +164,83 @@ class StepWallSpans(DbTestCase):
         self.assertEqual(self.wall(tid), [])
         self.assertIsNone(self.host_wait(tid))
 
+    def overlap(self, tid):
+        """The facts step_overlap_* of trace tid, by part."""
+        return dict(self.db.execute(
+            "SELECT substr(name, 14), value FROM profsum_agg_fact "
+            "WHERE trace_id = ? AND name LIKE 'step\\_overlap\\_%' ESCAPE '\\'", (tid,)).fetchall())
+
     def test_overlapping_steps_count_their_own_instants(self):
         # steps 0 [0,1000) and 1 [500,1500) under one all-reduce [0,1500):
-        # each row is its step's; sums over steps count [500,1000) twice,
-        # so the time at stake (2000 µs) exceeds the 1500 µs capture
+        # each row is its step's, but the sums the KPIs and the advice read
+        # count [500,1000) once: 1500 µs at stake, the span the steps cover
         tid = self.load("ov.json", tpu([("0", 0, 1000), ("1", 500, 1000)], [("all-reduce.1", 0, 1500)]))
         self.assertEqual(self.wall(tid), [
             (0, "/device:TPU:0", 0.0, 1000.0, 0.0, 1000.0, 0.0, 0.0),
             (1, "/device:TPU:0", 500.0, 1000.0, 0.0, 1000.0, 0.0, 0.0)])
+        self.assertEqual(self.overlap(tid), {"wall": 500.0, "compute": 0.0, "collective": 500.0,
+                                             "transfer": 0.0, "idle": 0.0})
         self.assertEqual(self.db.execute(
             "SELECT time_at_stake_us, share_of_step FROM profsum_advice "
-            "WHERE trace_id = ? AND advice_id = 'collective_bound'", (tid,)).fetchone(), (2000.0, 1.0))
+            "WHERE trace_id = ? AND advice_id = 'collective_bound'", (tid,)).fetchone(), (1500.0, 1.0))
+        self.assertEqual(self.host_wait(tid), 0.0)
 
+    def test_overlap_of_every_part_counted_once(self):
+        # steps 0 [0,1000) and 1 [500,1500); an all-reduce [0,300) in step 0
+        # only, a fusion [600,800) in both: the rows add 2000 µs of wall time
+        # (400 compute, 300 collective, 1300 idle), the steps cover 1500
+        # (200, 300, 1000); the KPI, the advice, the report and the
+        # comparison all read the 1500
+        tid = self.load("ov2.json", tpu([("0", 0, 1000), ("1", 500, 1000)],
+                                        [("all-reduce.1", 0, 300), ("fusion.1", 600, 200)]))
+        self.assertEqual(self.wall(tid), [
+            (0, "/device:TPU:0", 0.0, 1000.0, 200.0, 300.0, 0.0, 500.0),
+            (1, "/device:TPU:0", 500.0, 1000.0, 200.0, 0.0, 0.0, 800.0)])
+        self.assertEqual(self.overlap(tid), {"wall": 500.0, "compute": 200.0, "collective": 0.0,
+                                             "transfer": 0.0, "idle": 300.0})
+        self.assertEqual(self.host_wait(tid), 1000 / 1500)
+        got = self.db.execute("SELECT advice_id, share_of_step, time_at_stake_us FROM profsum_advice "
+                              "WHERE trace_id = ? AND share_of_step IS NOT NULL ORDER BY rank",
+                              (tid,)).fetchall()
+        self.assertEqual(got, [("host_wait", 1000 / 1500, 1000.0), ("one_op_dominating", 0.2, 300.0)])
+        md = self.db.execute("SELECT profsum_report_md('ov2.json', 10, '{\"profsum\": true}')").fetchone()[0]
+        for line in ("| Compute | 200.000 | 13.33% |", "| Collective | 300.000 | 20.00% |",
+                     "| Idle | 1000.000 | 66.67% |", "| Wall | 1500.000 | 100.00% |"):
+            self.assertIn(line, md)
+        # a comparison with the same ops in steps that do not overlap
+        # ([0,1000) and [1000,2000): 2000 µs, 1500 of them idle)
+        self.load("apart.json", tpu([("0", 0, 1000), ("1", 1000, 1000)],
+                                    [("all-reduce.1", 0, 300), ("fusion.1", 600, 200)]))
+        cmp_md = self.db.execute("SELECT profsum_compare_md('ov2.json', 'apart.json', 10)").fetchone()[0]
+        for line in ("| compute | 13.33% | 10.00% | -3.33 pp |", "| collective | 20.00% | 15.00% | -5.00 pp |",
+                     "| idle | 66.67% | 75.00% | +8.33 pp |"):
+            self.assertIn(line, cmp_md)
+
+    def test_overlap_of_the_steps_the_kpis_read(self):
+        # the set is the steady steps, else (all warmup) every step: with
+        # warmup_steps 1 only step 1 is read, which overlaps nothing
+        doc = tpu([("0", 0, 1000), ("1", 500, 1000)], [("fusion.1", 600, 200)])
+        p = self.td.write("w1.json", doc)
+        tid = self.db.execute("SELECT profsum_import(?, 'w1', '{\"warmup_steps\": 1}')", (p,)).fetchone()[0]
+        self.assertEqual(self.overlap(tid), {})
+        self.assertEqual(self.host_wait(tid), 0.8)
+        tid = self.db.execute("SELECT profsum_import(?, 'w5', '{\"warmup_steps\": 5}')", (p,)).fetchone()[0]
+        self.assertEqual(self.overlap(tid)["wall"], 500.0)
+        self.assertEqual(self.host_wait(tid), 1300 / 1500)
+        # steps that only touch do not overlap
+        tid = self.load("touch.json", tpu([("0", 0, 1000), ("1", 1000, 1000)], [("fusion.1", 600, 200)]))
+        self.assertEqual(self.overlap(tid), {})
+
+    def test_overlapping_host_steps(self):
+        # a GPU measured over the host's train events: step 1 [0,100) on
+        # one thread, step 2 [50,150) on another, a kernel through both
+        tid = self.load("gpu_ov.json", gpu([(1, 0, 100, 1), (5, 50, 100, 2)], [("kernel", 0, 150)]))
+        self.assertEqual(self.wall(tid), [
+            (1, "/device:GPU:0", 0.0, 100.0, 100.0, 0.0, 0.0, 0.0),
+            (2, "/device:GPU:0", 50.0, 100.0, 100.0, 0.0, 0.0, 0.0)])
+        self.assertEqual(self.overlap(tid), {"wall": 50.0, "compute": 50.0, "collective": 0.0,
+                                             "transfer": 0.0, "idle": 0.0})
+        self.assertEqual(self.host_wait(tid), 0.0)
 
 if __name__ == "__main__":
     unittest.main()

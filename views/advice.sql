@@ -14,7 +14,8 @@
 -- device_idle_gaps -> device_idle_gaps; memory_bandwidth (low use: bad)
 -- -> low_memory_bandwidth;
 -- occupancy -> low_occupancy; any other KPI -> its own name.  Shares are of
--- the steady steps' wall time (profsum_step_wall), never above 1; an op is
+-- the steady steps' wall time (profsum_step_wall, each instant of a device
+-- once where steps overlap: less the facts step_overlap_*), never above 1; an op is
 -- called dominant only over 50 % (the one_op_dominating threshold).  The
 -- reference's own advice stays in profsum_candidates.  See docs/advice.md.
 -- Percentages in titles are written as in profsum_kpis (profsum_format_near:
@@ -87,20 +88,30 @@ sw0 AS NOT MATERIALIZED (
 ),
 sw1 AS NOT MATERIALIZED (   -- the steady steps' wall-clock split, all devices (every step when all are
                             -- warmup steps; st = 1 for a steady step), summed per step and device first,
-                            -- in whole picoseconds (each row's µs rounded back to ps, added as integers)
+                            -- in whole picoseconds (each row's µs rounded back to ps, added as integers);
+                            -- less what overlapping steps count twice (the facts step_overlap_*), so
+                            -- that each instant of a device counts once
   SELECT s.trace_id,
          (SELECT CASE WHEN max(g.st) = 1 THEN sum(CASE WHEN g.st = 1 THEN g.v END) ELSE sum(g.v) END
           FROM (SELECT 1 - coalesce(a.step < s.warm, 0) AS st, sum(CAST(round(a.wall_us * 1e6) AS INTEGER)) AS v FROM profsum_agg_step_wall AS a
-                WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g) AS wall,
+                WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g)
+         - coalesce((SELECT CAST(round(f.value * 1e6) AS INTEGER) FROM profsum_agg_fact AS f
+                     WHERE f.trace_id = s.trace_id AND f.name = 'step_overlap_wall'), 0) AS wall,
          (SELECT CASE WHEN max(g.st) = 1 THEN sum(CASE WHEN g.st = 1 THEN g.v END) ELSE sum(g.v) END
           FROM (SELECT 1 - coalesce(a.step < s.warm, 0) AS st, sum(CAST(round(a.idle_us * 1e6) AS INTEGER)) AS v FROM profsum_agg_step_wall AS a
-                WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g) AS idle,
+                WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g)
+         - coalesce((SELECT CAST(round(f.value * 1e6) AS INTEGER) FROM profsum_agg_fact AS f
+                     WHERE f.trace_id = s.trace_id AND f.name = 'step_overlap_idle'), 0) AS idle,
          (SELECT CASE WHEN max(g.st) = 1 THEN sum(CASE WHEN g.st = 1 THEN g.v END) ELSE sum(g.v) END
           FROM (SELECT 1 - coalesce(a.step < s.warm, 0) AS st, sum(CAST(round(a.collective_us * 1e6) AS INTEGER)) AS v FROM profsum_agg_step_wall AS a
-                WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g) AS coll,
+                WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g)
+         - coalesce((SELECT CAST(round(f.value * 1e6) AS INTEGER) FROM profsum_agg_fact AS f
+                     WHERE f.trace_id = s.trace_id AND f.name = 'step_overlap_collective'), 0) AS coll,
          (SELECT CASE WHEN max(g.st) = 1 THEN sum(CASE WHEN g.st = 1 THEN g.v END) ELSE sum(g.v) END
           FROM (SELECT 1 - coalesce(a.step < s.warm, 0) AS st, sum(CAST(round(a.transfer_us * 1e6) AS INTEGER)) AS v FROM profsum_agg_step_wall AS a
-                WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g) AS xfer,
+                WHERE a.trace_id = s.trace_id GROUP BY a.step, a.device) AS g)
+         - coalesce((SELECT CAST(round(f.value * 1e6) AS INTEGER) FROM profsum_agg_fact AS f
+                     WHERE f.trace_id = s.trace_id AND f.name = 'step_overlap_transfer'), 0) AS xfer,
          -- 1 when a steady step is there (the figures are the steady steps'), else 0
          (SELECT max(1 - coalesce(a.step < s.warm, 0)) FROM profsum_agg_step_wall AS a
           WHERE a.trace_id = s.trace_id) AS steady

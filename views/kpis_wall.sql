@@ -1,14 +1,16 @@
 -- profsum_kpis_wall: the KPIs of step wall time.  Same columns as
 -- profsum_kpis; profsum_kpis adds these rows to its own.
 --   host_wait  device idle time (no device op running) as a share of the
---              steady steps' wall time, all devices (profsum_step_wall; all
+--              steady steps' wall time, all devices, each instant of a
+--              device once where steps overlap (profsum_step_wall less the
+--              facts step_overlap_*; all
 --              steps when every step is a warmup step): good < 10 %,
 --              warning 10-20 %, bad > 20 %; 'unavailable' (value NULL) for a
 --              trace without steps measured on a device, or imported from
 --              a v1 summary file (no device timeline).  Unlike
 --              host_overhead (host events' share of the per-track total),
 --              it is a share of wall-clock time.
--- Requires: profsum_trace, profsum_agg_step_wall.
+-- Requires: profsum_trace, profsum_agg_step_wall, profsum_agg_fact.
 CREATE VIEW IF NOT EXISTS main.profsum_kpis_wall(
   -- Trace id (INTEGER).
   trace_id,
@@ -55,15 +57,22 @@ w AS (
                 WHERE a.trace_id = p.trace_id GROUP BY a.step) AS g) AS n_steps,
          -- (in whole picoseconds, added as integers: the share is their
          -- correctly rounded quotient, so that exactly 20 % is 0.2)
+         -- (less what overlapping steps count twice, the facts step_overlap_*:
+         -- each instant of a device once)
          (SELECT CASE WHEN max(g.st) = 1
-                      THEN CASE WHEN sum(CASE WHEN g.st = 1 THEN g.wall END) > 0
-                                THEN CAST(sum(CASE WHEN g.st = 1 THEN g.idle END) AS REAL)
-                                     / sum(CASE WHEN g.st = 1 THEN g.wall END) END
-                      ELSE CASE WHEN sum(g.wall) > 0 THEN CAST(sum(g.idle) AS REAL) / sum(g.wall) END END
+                      THEN CASE WHEN sum(CASE WHEN g.st = 1 THEN g.wall END) - x.wall > 0
+                                THEN CAST(sum(CASE WHEN g.st = 1 THEN g.idle END) - x.idle AS REAL)
+                                     / (sum(CASE WHEN g.st = 1 THEN g.wall END) - x.wall) END
+                      ELSE CASE WHEN sum(g.wall) - x.wall > 0
+                                THEN CAST(sum(g.idle) - x.idle AS REAL) / (sum(g.wall) - x.wall) END END
           FROM (SELECT 1 - coalesce(a.step < p.warm, 0) AS st, sum(CAST(round(a.wall_us * 1e6) AS INTEGER)) AS wall,
                        sum(CAST(round(a.idle_us * 1e6) AS INTEGER)) AS idle
                 FROM profsum_agg_step_wall AS a WHERE a.trace_id = p.trace_id
-                GROUP BY a.step, a.device) AS g) AS v
+                GROUP BY a.step, a.device) AS g,
+               (SELECT coalesce(sum(CASE f.name WHEN 'step_overlap_wall' THEN CAST(round(f.value * 1e6) AS INTEGER) END), 0) AS wall,
+                       coalesce(sum(CASE f.name WHEN 'step_overlap_idle' THEN CAST(round(f.value * 1e6) AS INTEGER) END), 0) AS idle
+                FROM profsum_agg_fact AS f
+                WHERE f.trace_id = p.trace_id AND f.name IN ('step_overlap_wall', 'step_overlap_idle')) AS x) AS v
   FROM p
 )
 SELECT w.trace_id, w.label, 'kpi', 'host_wait', NULL, w.v, 'fraction',

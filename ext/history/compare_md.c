@@ -118,10 +118,22 @@ static int cmdSideRead(sqlite3 *db, const char *zSchema, CmdSide *p, char **pzEr
     for(k=0; zC && k<5; k++) if( strcmp(zC, azCmdCat[k])==0 ) p->aShare[k] = sqlite3_column_double(q, 1);
   }
   if( (rc = cmdDone(db, q, rc, pzErr))!=SQLITE_OK ) return rc;
+  /* (less what overlapping steps count twice: each instant of a device
+  ** once, as the KPIs and the advice count) */
   rc = cmdPrep(db, zSchema, "WITH w AS (SELECT * FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
-               "k AS (SELECT min(is_warmup) AS only FROM w) "
-               "SELECT sum(wall_us), sum(compute_us), sum(collective_us), sum(transfer_us), sum(idle_us) "
-               "FROM w, k WHERE w.is_warmup = k.only", p->id, &q, pzErr);
+               "k AS (SELECT min(is_warmup) AS only FROM w), "
+               "x AS (SELECT coalesce(sum(CASE name WHEN 'step_overlap_wall' THEN value END), 0) AS wall, "
+               "coalesce(sum(CASE name WHEN 'step_overlap_compute' THEN value END), 0) AS comp, "
+               "coalesce(sum(CASE name WHEN 'step_overlap_collective' THEN value END), 0) AS coll, "
+               "coalesce(sum(CASE name WHEN 'step_overlap_transfer' THEN value END), 0) AS xfer, "
+               "coalesce(sum(CASE name WHEN 'step_overlap_idle' THEN value END), 0) AS idle "
+               "FROM \"%w\".profsum_agg_fact WHERE trace_id=?1 AND name IN ('step_overlap_wall', "
+               "'step_overlap_compute', 'step_overlap_collective', 'step_overlap_transfer', "
+               "'step_overlap_idle')) "
+               "SELECT sum(wall_us) - max(x.wall), sum(compute_us) - max(x.comp), "
+               "sum(collective_us) - max(x.coll), sum(transfer_us) - max(x.xfer), "
+               "sum(idle_us) - max(x.idle) "
+               "FROM w, k, x WHERE w.is_warmup = k.only", p->id, &q, pzErr);
   if( rc==SQLITE_ERROR && *pzErr && strncmp(*pzErr, "no such table", 13)==0 ){
     sqlite3_free(*pzErr);        /* a database of an older profsum: no split */
     *pzErr = 0;

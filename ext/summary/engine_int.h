@@ -301,6 +301,9 @@ struct ProfsumEngine {
   /* What the import computes beside the summary (insights.h): every entry
   ** the readers see goes to it. */
   struct ProfsumInsights *pIns;
+  int64_t warmupSteps;  /* warmup_steps of the import (profsumEngineSetWarmup):
+                        ** the step wall cover measures the union of the
+                        ** steps at or above it (engine_wall.c) */
   int diagAll;          /* store_diagnostics 'all': every diagnostic kept
                         ** and stored, not a compact set (set when made:
                         ** PROFSUM_ENGINE_DIAG_ALL) */

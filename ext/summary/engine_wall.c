@@ -25,6 +25,15 @@
 ** |U2| − |U1|, compute = |U3| − |U2|, idle = wall − |U3|, in exact
 ** picoseconds, so that the four add up to the step's duration.
 **
+** Steps of different numbers may overlap.  The KPIs and the advice add
+** the rows of the steady steps (every step when all are warmup steps):
+** such a sum counts an instant once per step that holds it.  So where
+** some device's steps of that set overlap, each device's union of them is
+** covered too, and what the rows' sums count more than the unions is
+** stored as the facts step_overlap_* (µs; none when nothing overlaps):
+** the views subtract them, so that no share or time at stake exceeds the
+** wall time the steps cover.
+**
 ** The covers read only the records, the tracks, the spans and the op
 ** names' categories (made before they start), so they run on the side
 ** worker beside the aggregation (profsumEngWallStart); the rows are
@@ -232,6 +241,10 @@ struct EngWallJob {
   int8_t *aCat;               /* wall category per name id (device-op names) */
   WallWin *aWin;              /* device d's windows: aWin[aWinFirst[d]..aWinFirst[d+1]),
                               ** by start until written */
+  int64_t *aUniFirst;         /* device d's union of the steps the KPIs add: */
+  WallWin *aUni;              /* aUni[aUniFirst[d]..aUniFirst[d+1]), by start; 0 when
+                              ** no device's steps of that set overlap */
+  int bSteady;                /* that set: 1 the steps >= warmupSteps, 0 every step */
   EngSide side;               /* the covers' place on the side worker */
   int covered;                /* the covers are done */
 };
@@ -343,6 +356,79 @@ static int wallWindows(EngWallJob *j, const EngSpan *aSpan, int64_t nSpan, HMap 
   return SQLITE_OK;
 }
 
+/* 1 when window w is of the steps the KPIs add (WallJob.bSteady). */
+static int wallInSet(const EngWallJob *j, const WallWin *w){
+  return !j->bSteady || w->step>=j->e->warmupSteps;
+}
+
+/* Where some device's windows of the steps the KPIs add overlap (steps of
+** different numbers: one step's windows never do), each device's union of
+** those windows into j->aUni, uncovered; else no aUni.  SQLITE_OK or
+** SQLITE_NOMEM. */
+static int wallUnionOfSet(EngWallJob *j){
+  int64_t d, i, nUni = 0, bOverlap = 0;
+  j->bSteady = 0;
+  for(i=0; i<j->aWinFirst[j->nDev] && !j->bSteady; i++){
+    if( j->aWin[i].step>=j->e->warmupSteps ) j->bSteady = 1;
+  }
+  for(d=0; d<j->nDev && !bOverlap; d++){
+    int64_t hi = 0, has = 0;
+    for(i=j->aWinFirst[d]; i<j->aWinFirst[d+1]; i++){       /* (by start) */
+      const WallWin *w = &j->aWin[i];
+      if( !wallInSet(j, w) ) continue;
+      if( has && w->ts<hi ){ bOverlap = 1; break; }
+      if( !has || w->ts + w->dur>hi ) hi = w->ts + w->dur;
+      has = 1;
+    }
+  }
+  if( !bOverlap ) return SQLITE_OK;
+  j->aUniFirst = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(j->nDev+1));
+  j->aUni = sqlite3_malloc64(sizeof(WallWin)*(sqlite3_uint64)(j->aWinFirst[j->nDev]+1));
+  if( j->aUniFirst==0 || j->aUni==0 ) return SQLITE_NOMEM;
+  for(d=0; d<j->nDev; d++){
+    int64_t u0 = nUni;
+    j->aUniFirst[d] = u0;
+    for(i=j->aWinFirst[d]; i<j->aWinFirst[d+1]; i++){
+      const WallWin *w = &j->aWin[i];
+      WallWin *p = nUni>u0 ? &j->aUni[nUni-1] : 0;
+      if( !wallInSet(j, w) ) continue;
+      if( p && w->ts<=p->ts + p->dur ){
+        if( w->ts + w->dur > p->ts + p->dur ) p->dur = w->ts + w->dur - p->ts;
+      }else{
+        p = &j->aUni[nUni++];
+        *p = *w;
+        p->aCov[0] = p->aCov[1] = p->aCov[2] = 0;
+      }
+    }
+  }
+  j->aUniFirst[j->nDev] = nUni;
+  return SQLITE_OK;
+}
+
+/* The facts step_overlap_* of j (covered, aUni made): what the windows of
+** the steps the KPIs add count more than their unions, per part, all
+** devices.  SQLITE_OK or an error of profsumEngFacts. */
+static int wallOverlapFacts(Engine *e, EngWallJob *j){
+  static const char *azName[5] = {"step_overlap_wall", "step_overlap_compute",
+    "step_overlap_collective", "step_overlap_transfer", "step_overlap_idle"};
+  int64_t aEx[5] = {0, 0, 0, 0, 0}, i;
+  EngFact a[5];
+  int k;
+  /* parts of a window: wall, compute, collective, transfer, idle; added
+  ** for the windows, taken away for the unions */
+#define WALL_PARTS(w, sg) do{ \
+    aEx[0] += (sg)*(w)->dur; aEx[1] += (sg)*((w)->aCov[2] - (w)->aCov[1]); \
+    aEx[2] += (sg)*(w)->aCov[0]; aEx[3] += (sg)*((w)->aCov[1] - (w)->aCov[0]); \
+    aEx[4] += (sg)*((w)->dur - (w)->aCov[2]); }while(0)
+  for(i=0; i<j->aWinFirst[j->nDev]; i++){
+    if( wallInSet(j, &j->aWin[i]) ) WALL_PARTS(&j->aWin[i], 1);
+  }
+  for(i=0; i<j->aUniFirst[j->nDev]; i++) WALL_PARTS(&j->aUni[i], -1);
+#undef WALL_PARTS
+  for(k=0; k<5; k++){ a[k].zName = azName[k]; a[k].v = US(aEx[k]); a[k].isNull = 0; }
+  return profsumEngFacts(e, a, 5);
+}
+
 /* Cover every device's windows (reads the records, tracks and aCat). */
 static void wallCoverAll(EngWallJob *j){
   int64_t d;
@@ -351,6 +437,11 @@ static void wallCoverAll(EngWallJob *j){
     if( nWin==0 ) continue;
     wallCover(j->e, &j->aDevTk[j->aDevFirst[d]], j->aDevFirst[d+1] - j->aDevFirst[d],
               j->aHeap, j->aPos, j->aCat, &j->aWin[w0], nWin);
+    if( j->aUni && j->aUniFirst[d+1]>j->aUniFirst[d] ){
+      wallCover(j->e, &j->aDevTk[j->aDevFirst[d]], j->aDevFirst[d+1] - j->aDevFirst[d],
+                j->aHeap, j->aPos, j->aCat, &j->aUni[j->aUniFirst[d]],
+                j->aUniFirst[d+1] - j->aUniFirst[d]);
+    }
   }
   j->covered = 1;
 }
@@ -386,6 +477,7 @@ int profsumEngWallStart(Engine *e, EngWallJob **pp){
   memset(j->aCat, 0xff, (size_t)e->pool.n+1);
   rc = wallDevices(e, j, e->aSpan, nSpan, &devOf, &hostPid);
   if( rc==SQLITE_OK && j->nDev>0 && nSpan>0 ) rc = wallWindows(j, e->aSpan, nSpan, &devOf, &hostPid);
+  if( rc==SQLITE_OK && j->nDev>0 && nSpan>0 ) rc = wallUnionOfSet(j);
   profsumEngHmFree(&devOf);
   profsumEngHmFree(&hostPid);
   if( rc ) return rc;
@@ -403,7 +495,9 @@ int profsumEngWallFinish(Engine *e, EngWallJob *j, int bWrite){
   if( j==0 ) return SQLITE_OK;
   profsumEngSideJoin(&j->side);
   if( bWrite && !j->covered && j->aWin ) wallCoverAll(j);
-  if( bWrite && j->nDev>0 ){
+  if( bWrite && j->nDev>0 && j->aUni ) rc = wallOverlapFacts(e, j);   /* (before wallWrite
+                                                 ** sorts aWin by step) */
+  if( rc==SQLITE_OK && bWrite && j->nDev>0 ){
     rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_step_wall"
         "(trace_id, step, device, pid, start_us, wall_us, compute_us, collective_us, transfer_us, idle_us) "
         "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)");
@@ -418,6 +512,8 @@ int profsumEngWallFinish(Engine *e, EngWallJob *j, int bWrite){
   sqlite3_free(j->aDevProc);
   sqlite3_free(j->aCat);
   sqlite3_free(j->aWin);
+  sqlite3_free(j->aUni);
+  sqlite3_free(j->aUniFirst);
   sqlite3_free(j);
   return rc;
 }

@@ -705,6 +705,7 @@ static int storeParsed(sqlite3 *db, const ImportJob *j, const ImportTrace *t, sq
   PHASE(5);
   w.db = db; w.o = o; w.t = t; w.id = id; w.pzErr = pzErr;
   /* (store_diagnostics: the engine kept what it stores, profsumImportEngineFlags) */
+  profsumEngineSetWarmup(t->pEngine, o->warmup);
   rc = profsumEngineWrite(t->pEngine, db, o->zSchema, id, storeInsights, &w, pzErr);
   PHASE(6);
   if( rc==SQLITE_OK ) rc = profsumImportReadWarnings(db, o->zSchema, id, t->pInfo, t->zPickNote,

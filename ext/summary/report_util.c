@@ -131,11 +131,21 @@ void profsumAdviceStake(sqlite3_str *s, sqlite3_stmt *p, int iShare, const char 
 /* See report_util.h. */
 const char profsumSqlStepWallSplit[] =
   "WITH w AS (SELECT * FROM \"%w\".profsum_step_wall WHERE trace_id=?1), "
-  "k AS (SELECT min(is_warmup) AS only FROM w) "
-  "SELECT count(DISTINCT step), count(DISTINCT device), sum(CAST(round(wall_us * 1e6) AS INTEGER)), "
-  "sum(CAST(round(compute_us * 1e6) AS INTEGER)), sum(CAST(round(collective_us * 1e6) AS INTEGER)), "
-  "sum(CAST(round(transfer_us * 1e6) AS INTEGER)), sum(CAST(round(idle_us * 1e6) AS INTEGER)), max(k.only) "
-  "FROM w, k WHERE w.is_warmup = k.only";
+  "k AS (SELECT min(is_warmup) AS only FROM w), "
+  "x AS (SELECT "
+#define OVERLAP_PS(part) \
+  "coalesce(sum(CASE name WHEN 'step_overlap_" part "' THEN CAST(round(value * 1e6) AS INTEGER) END), 0)"
+  OVERLAP_PS("wall") " AS wall, " OVERLAP_PS("compute") " AS comp, " OVERLAP_PS("collective") " AS coll, "
+  OVERLAP_PS("transfer") " AS xfer, " OVERLAP_PS("idle") " AS idle "
+#undef OVERLAP_PS
+  "FROM \"%w\".profsum_agg_fact WHERE trace_id=?1 AND name IN ('step_overlap_wall', "
+  "'step_overlap_compute', 'step_overlap_collective', 'step_overlap_transfer', 'step_overlap_idle')) "
+  "SELECT count(DISTINCT step), count(DISTINCT device), sum(CAST(round(wall_us * 1e6) AS INTEGER)) - max(x.wall), "
+  "sum(CAST(round(compute_us * 1e6) AS INTEGER)) - max(x.comp), "
+  "sum(CAST(round(collective_us * 1e6) AS INTEGER)) - max(x.coll), "
+  "sum(CAST(round(transfer_us * 1e6) AS INTEGER)) - max(x.xfer), "
+  "sum(CAST(round(idle_us * 1e6) AS INTEGER)) - max(x.idle), max(k.only) "
+  "FROM w, k, x WHERE w.is_warmup = k.only";
 
 /* See report_util.h. */
 const char profsumSqlStepWallMedian[] =

@@ -51,8 +51,10 @@ void profsumAdviceStake(sqlite3_str *s, sqlite3_stmt *p, int iShare, const char 
 **   devices, then the sums of wall, compute, collective, transfer and idle
 **   time in whole picoseconds (each row's time rounded to ps, then added
 **   as integers, so that a share computed from them is exact up to its
-**   last rounding, as the host_wait KPI's), and 1 when the steps are
-**   warmup steps.  One %w.
+**   last rounding, as the host_wait KPI's), less what overlapping steps
+**   count twice (the facts step_overlap_*: each instant of a device once,
+**   as the KPIs and the advice count), and 1 when the steps are warmup
+**   steps.  Two %w.
 ** profsumSqlStepWallMedian: the median of the wall time (us) of the same
 **   (step, device) rows (of an even count, the mean of the two middle
 **   values, as the step-time medians beside it); NULL when there is none.

@@ -32,6 +32,7 @@
 #include "funcs.h"
 #include "jsontree.h"
 #include "insights.h"
+#include "summary_doc.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -98,6 +99,11 @@ void profsumEngJsonAppendStr(sqlite3_str *p, const char *z, int64_t n){
     else sqlite3_str_appendchar(p, 1, (char)c);
   }
   sqlite3_str_appendchar(p, 1, '"');
+}
+
+/* See summary_engine.h. */
+void profsumEngineSetWarmup(ProfsumEngine *e, int64_t nWarmup){
+  e->warmupSteps = nWarmup;
 }
 
 /* Free an engine (0 is a no-op). */
@@ -206,6 +212,7 @@ static int engReadOnce(const char *zFunc, const char *zPath, unsigned flags, Pro
   e->pzErr = pzErr;
   e->iFirstRejected = -1;
   e->iFirstLeftOut = -1;
+  e->warmupSteps = PROFSUM_DEFAULT_WARMUP_STEPS;
   e->diagAll = (flags & PROFSUM_ENGINE_DIAG_ALL)!=0;
   e->xStop = xStop;
   e->pStopArg = pStopArg;

@@ -83,6 +83,12 @@ int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
                        sqlite3_int64 traceId, int (*xBeside)(void*), void *pBesideArg,
                        char **pzErr);
 
+/* The import's warmup_steps (>= 0; 5 until set): the steps numbered below
+** it are warmup steps.  The step wall cover needs it to measure the union
+** of the steps the KPIs read (engine_wall.c); call it before
+** profsumEngineWrite. */
+void profsumEngineSetWarmup(ProfsumEngine *e, int64_t nWarmup);
+
 void profsumEngineFree(ProfsumEngine *e);
 
 /* What the engine's readers collected beside the summary (insights.h);
