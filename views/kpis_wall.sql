@@ -40,7 +40,13 @@ WITH
 -- no step wall time stored, so its explanation says to re-import it; v1 = 1
 -- for a trace imported from a v1 summary file, which carries none.
 p AS (
-  SELECT t.trace_id, t.label, o.warm, o.old, o.v1
+  SELECT t.trace_id, t.label, o.warm, o.old, o.v1,
+         -- what the rows count more than each device's union where steps
+         -- overlap (ps; NULL: they do not)
+         (SELECT CAST(round(f.value * 1e6) AS INTEGER) FROM profsum_agg_fact AS f
+          WHERE f.trace_id = t.trace_id AND f.name = 'step_overlap_wall') AS ow,
+         (SELECT CAST(round(f.value * 1e6) AS INTEGER) FROM profsum_agg_fact AS f
+          WHERE f.trace_id = t.trace_id AND f.name = 'step_overlap_idle') AS oi
   FROM profsum_trace AS t
   JOIN (SELECT trace_id, json_extract(options, '$.warmup_steps') AS warm,
                profsum_build IS NULL AND summary_json IS NULL AS old,
@@ -57,22 +63,18 @@ w AS (
                 WHERE a.trace_id = p.trace_id GROUP BY a.step) AS g) AS n_steps,
          -- (in whole picoseconds, added as integers: the share is their
          -- correctly rounded quotient, so that exactly 20 % is 0.2)
-         -- (less what overlapping steps count twice, the facts step_overlap_*:
-         -- each instant of a device once)
+         -- (less what overlapping steps count twice, p.ow and p.oi: each
+         -- instant of a device once)
          (SELECT CASE WHEN max(g.st) = 1
-                      THEN CASE WHEN sum(CASE WHEN g.st = 1 THEN g.wall END) - x.wall > 0
-                                THEN CAST(sum(CASE WHEN g.st = 1 THEN g.idle END) - x.idle AS REAL)
-                                     / (sum(CASE WHEN g.st = 1 THEN g.wall END) - x.wall) END
-                      ELSE CASE WHEN sum(g.wall) - x.wall > 0
-                                THEN CAST(sum(g.idle) - x.idle AS REAL) / (sum(g.wall) - x.wall) END END
+                      THEN CASE WHEN sum(CASE WHEN g.st = 1 THEN g.wall END) - coalesce(p.ow, 0) > 0
+                                THEN CAST(sum(CASE WHEN g.st = 1 THEN g.idle END) - coalesce(p.oi, 0) AS REAL)
+                                     / (sum(CASE WHEN g.st = 1 THEN g.wall END) - coalesce(p.ow, 0)) END
+                      ELSE CASE WHEN sum(g.wall) - coalesce(p.ow, 0) > 0
+                                THEN CAST(sum(g.idle) - coalesce(p.oi, 0) AS REAL) / (sum(g.wall) - coalesce(p.ow, 0)) END END
           FROM (SELECT 1 - coalesce(a.step < p.warm, 0) AS st, sum(CAST(round(a.wall_us * 1e6) AS INTEGER)) AS wall,
                        sum(CAST(round(a.idle_us * 1e6) AS INTEGER)) AS idle
                 FROM profsum_agg_step_wall AS a WHERE a.trace_id = p.trace_id
-                GROUP BY a.step, a.device) AS g,
-               (SELECT coalesce(sum(CASE f.name WHEN 'step_overlap_wall' THEN CAST(round(f.value * 1e6) AS INTEGER) END), 0) AS wall,
-                       coalesce(sum(CASE f.name WHEN 'step_overlap_idle' THEN CAST(round(f.value * 1e6) AS INTEGER) END), 0) AS idle
-                FROM profsum_agg_fact AS f
-                WHERE f.trace_id = p.trace_id AND f.name IN ('step_overlap_wall', 'step_overlap_idle')) AS x) AS v
+                GROUP BY a.step, a.device) AS g) AS v
   FROM p
 )
 SELECT w.trace_id, w.label, 'kpi', 'host_wait', NULL, w.v, 'fraction',

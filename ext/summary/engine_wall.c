@@ -425,6 +425,7 @@ static int wallOverlapFacts(Engine *e, EngWallJob *j){
   }
   for(i=0; i<j->aUniFirst[j->nDev]; i++) WALL_PARTS(&j->aUni[i], -1);
 #undef WALL_PARTS
+  if( aEx[0]<=0 ) return SQLITE_OK;     /* nothing counted twice */
   for(k=0; k<5; k++){ a[k].zName = azName[k]; a[k].v = US(aEx[k]); a[k].isNull = 0; }
   return profsumEngFacts(e, a, 5);
 }
