@@ -33,6 +33,7 @@
 #include "jsontree.h"
 #include "insights.h"
 #include "summary_doc.h"
+#include "filestamp.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -242,10 +243,12 @@ int profsumEngineParse(const char *zFunc, const char *zPath, unsigned flags, Pro
                        void *pStopArg, ProfsumEngine **pp, ProfsumEngineInfo *pInfo,
                        char **pzErr){
   Engine *e;
+  ProfsumFileStamp stamp;
   int rc;
   *pp = 0;
   memset(pInfo, 0, sizeof(*pInfo));
   if( (rc = profsumRefuseUnsupported(zFunc, zPath, pzErr))!=SQLITE_OK ) return rc;
+  profsumFileStampTake(zPath, &stamp);     /* before the first read */
   rc = engReadOnce(zFunc, zPath, flags, xStop, pStopArg, pzErr, 0, 0, 0, &e);
   if( e==0 ) return rc;
   if( rc==SQLITE_OK && e->nEventArrays>1 ){
@@ -272,6 +275,21 @@ int profsumEngineParse(const char *zFunc, const char *zPath, unsigned flags, Pro
     *pzErr = 0;
     rc = engReadOnce(zFunc, zPath, flags, xStop, pStopArg, pzErr, 1, o, nSkip, &e);
     if( e==0 ) return rc;
+  }
+  if( rc==SQLITE_OK ){
+    /* every read is over (the hash's too): were they all of one content? */
+    char *zWhy = 0;
+    if( !profsumFileStampSame(zPath, &stamp, &zWhy) ){
+      if( zWhy==0 ){
+        rc = SQLITE_NOMEM;
+      }else{
+        *pzErr = sqlite3_mprintf("%s: '%s' changed while it was read: %s; the summary and the "
+            "file's hash could be of different bytes: import it again once it is complete",
+            zFunc, zPath, zWhy);
+        rc = *pzErr ? PROFSUM_RC_FILEIO : SQLITE_NOMEM;
+        sqlite3_free(zWhy);
+      }
+    }
   }
   if( rc==SQLITE_OK ) rc = e->diagRc;
   if( rc==SQLITE_NOMEM ) profsumEngNoMem(e, "reading the events");
