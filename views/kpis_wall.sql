@@ -42,11 +42,11 @@ WITH
 p AS (
   SELECT t.trace_id, t.label, o.warm, o.old, o.v1,
          -- what the rows count more than each device's union where steps
-         -- overlap (ps; NULL: they do not)
-         (SELECT CAST(round(f.value * 1e6) AS INTEGER) FROM profsum_agg_fact AS f
-          WHERE f.trace_id = t.trace_id AND f.name = 'step_overlap_wall') AS ow,
-         (SELECT CAST(round(f.value * 1e6) AS INTEGER) FROM profsum_agg_fact AS f
-          WHERE f.trace_id = t.trace_id AND f.name = 'step_overlap_idle') AS oi
+         -- overlap (ps; 0: they do not)
+         coalesce((SELECT CAST(round(f.value * 1e6) AS INTEGER) FROM profsum_agg_fact AS f
+                   WHERE f.trace_id = t.trace_id AND f.name = 'step_overlap_wall'), 0) AS ow,
+         coalesce((SELECT CAST(round(f.value * 1e6) AS INTEGER) FROM profsum_agg_fact AS f
+                   WHERE f.trace_id = t.trace_id AND f.name = 'step_overlap_idle'), 0) AS oi
   FROM profsum_trace AS t
   JOIN (SELECT trace_id, json_extract(options, '$.warmup_steps') AS warm,
                profsum_build IS NULL AND summary_json IS NULL AS old,
@@ -66,11 +66,11 @@ w AS (
          -- (less what overlapping steps count twice, p.ow and p.oi: each
          -- instant of a device once)
          (SELECT CASE WHEN max(g.st) = 1
-                      THEN CASE WHEN sum(CASE WHEN g.st = 1 THEN g.wall END) - coalesce(p.ow, 0) > 0
-                                THEN CAST(sum(CASE WHEN g.st = 1 THEN g.idle END) - coalesce(p.oi, 0) AS REAL)
-                                     / (sum(CASE WHEN g.st = 1 THEN g.wall END) - coalesce(p.ow, 0)) END
-                      ELSE CASE WHEN sum(g.wall) - coalesce(p.ow, 0) > 0
-                                THEN CAST(sum(g.idle) - coalesce(p.oi, 0) AS REAL) / (sum(g.wall) - coalesce(p.ow, 0)) END END
+                      THEN CASE WHEN sum(CASE WHEN g.st = 1 THEN g.wall END) - p.ow > 0
+                                THEN CAST(sum(CASE WHEN g.st = 1 THEN g.idle END) - p.oi AS REAL)
+                                     / (sum(CASE WHEN g.st = 1 THEN g.wall END) - p.ow) END
+                      ELSE CASE WHEN sum(g.wall) - p.ow > 0
+                                THEN CAST(sum(g.idle) - p.oi AS REAL) / (sum(g.wall) - p.ow) END END
           FROM (SELECT 1 - coalesce(a.step < p.warm, 0) AS st, sum(CAST(round(a.wall_us * 1e6) AS INTEGER)) AS wall,
                        sum(CAST(round(a.idle_us * 1e6) AS INTEGER)) AS idle
                 FROM profsum_agg_step_wall AS a WHERE a.trace_id = p.trace_id

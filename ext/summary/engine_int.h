@@ -368,8 +368,8 @@ int profsumEngWriteDiag(Engine *e);
 ** failure (then SQLITE_NOMEM).  profsumEngWallFinish waits for the covers
 ** (or makes them), writes profsum_agg_step_wall for e->traceId when
 ** bWrite (and the step_overlap_* facts when the steady steps of some
-** device overlap: the rows' sums less each device's union), and frees the job (0: a no-op); it must be called once for
-** every started job.  SQLITE_OK or an error code (message set through
+** device overlap: the rows' sums less each device's union), and frees
+** the job (0: a no-op); it must be called once for every started job.  SQLITE_OK or an error code (message set through
 ** profsumEngErr). */
 typedef struct EngWallJob EngWallJob;
 int profsumEngWallStart(Engine *e, EngWallJob **pp);

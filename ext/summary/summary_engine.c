@@ -244,6 +244,7 @@ int profsumEngineParse(const char *zFunc, const char *zPath, unsigned flags, Pro
                        char **pzErr){
   Engine *e;
   ProfsumFileStamp stamp;
+  char *zWhy = 0;                          /* what changed in the file */
   int rc;
   *pp = 0;
   memset(pInfo, 0, sizeof(*pInfo));
@@ -276,20 +277,13 @@ int profsumEngineParse(const char *zFunc, const char *zPath, unsigned flags, Pro
     rc = engReadOnce(zFunc, zPath, flags, xStop, pStopArg, pzErr, 1, o, nSkip, &e);
     if( e==0 ) return rc;
   }
-  if( rc==SQLITE_OK ){
-    /* every read is over (the hash's too): were they all of one content? */
-    char *zWhy = 0;
-    if( !profsumFileStampSame(zPath, &stamp, &zWhy) ){
-      if( zWhy==0 ){
-        rc = SQLITE_NOMEM;
-      }else{
-        *pzErr = sqlite3_mprintf("%s: '%s' changed while it was read: %s; the summary and the "
-            "file's hash could be of different bytes: import it again once it is complete",
-            zFunc, zPath, zWhy);
-        rc = *pzErr ? PROFSUM_RC_FILEIO : SQLITE_NOMEM;
-        sqlite3_free(zWhy);
-      }
-    }
+  /* every read is over (the hash's too): were they all of one content? */
+  if( rc==SQLITE_OK && !profsumFileStampSame(zPath, &stamp, &zWhy) ){
+    *pzErr = zWhy==0 ? 0 : sqlite3_mprintf("%s: '%s' changed while it was read: %s; the summary "
+        "and the file's hash could be of different bytes: import it again once it is complete",
+        zFunc, zPath, zWhy);
+    rc = *pzErr ? PROFSUM_RC_FILEIO : SQLITE_NOMEM;
+    sqlite3_free(zWhy);
   }
   if( rc==SQLITE_OK ) rc = e->diagRc;
   if( rc==SQLITE_NOMEM ) profsumEngNoMem(e, "reading the events");

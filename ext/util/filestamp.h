@@ -25,8 +25,8 @@ void profsumFileStampTake(const char *zPath, ProfsumFileStamp *p);
 ** size and modification time), else 0 with *pzWhy set (sqlite3_malloc'd;
 ** NULL when out of memory) to what changed, such as "it grew from 10 to 12
 ** bytes", "it was modified and kept its size (10 bytes)" or "another file
-** took its name".  A stamp taken of something that
-** was not a regular file is never said to have changed (returns 1). */
+** took its name".  A stamp taken of something that was not a regular
+** file is never said to have changed (returns 1). */
 int profsumFileStampSame(const char *zPath, const ProfsumFileStamp *pBefore, char **pzWhy);
 
 #endif
