@@ -22,7 +22,8 @@ from util import TempDir, connect, env_var
 def odd_entries(rng, n):
     """n entries that give diagnostics of many kinds (rounded times, control
     characters, bytes that are not UTF-8, trailing commas, negative
-    durations, B/E pairs, entries without ph, a key given twice), with args
+    durations, B/E pairs, entries without ph, a key given twice, times of
+    unusual shapes), with args
     the engine reads (tf_op, long_name, hlo_op) and GPU kernels."""
     out = []
     for i in range(n):
@@ -50,6 +51,29 @@ def odd_entries(rng, n):
             ent = '{"name":"no ph %d","ts":%d}' % (i, i)
         if k == 9 and i % 2:
             ent = ent[:-1] + ',"name":"twice"}'
+        if k == 10:
+            # times the scanning thread leaves to the engine's side
+            # (profsumScanTimesLater) next to those it converts itself: a
+            # key given twice either way (the second with an exponent, or
+            # not a number: not the scanner's fast shape), 16 integer
+            # digits, 23 decimals, a rounded dur given again exact
+            v = (i // 11) % 7
+            if v == 0:
+                ent = ent[:-1] + ',"ts":%d.%07d}' % (2000 + i, rng.randrange(10 ** 7))
+            elif v == 1:
+                ent = ent[:-1] + ',"ts":%d}' % (9000000 + i)
+            elif v == 2:
+                ent = ent.replace('"ts":', '"ts":1%015d.5,"x":' % i, 1)
+            elif v == 3:
+                ent = ent.replace('"dur":', '"dur":0.%023d,"y":' % (i * 7919), 1)
+            elif v == 4:
+                ent = ent[:-1] + ',"dur":1.5}'
+            elif v == 5:
+                ent = ent[:-1] + ',"ts":%de3,"dur":%de-3}' % (9000 + i, 4000 + i)
+            else:
+                ent = ent[:-1] + (',"ts":"%d","dur":null}' % i if i % 2 else
+                                  ',"t\\u0073":%d.25,"d\\u0075r":7.5}' % (8000000 + i))
+        out.append(ent)
         out.append(ent)
     return out
 

@@ -153,6 +153,58 @@ static inline __attribute__((always_inline)) uint32_t profsumDigitMask32(const u
 #endif
 }
 
+/* The '0' bytes among the 32 at p, as bit i for byte i (32 bytes
+** readable at p). */
+static inline __attribute__((always_inline)) uint32_t profsumZeroMask32(const unsigned char *p){
+#if defined(__SSE2__)
+  const __m128i k0 = _mm_set1_epi8('0');
+  __m128i a = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i*)p), k0);
+  __m128i b = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i*)(p+16)), k0);
+  return (uint32_t)_mm_movemask_epi8(a) | ((uint32_t)_mm_movemask_epi8(b)<<16);
+#else
+  uint32_t m = 0;
+  int i;
+  for(i=0; i<32; i++) m |= (uint32_t)(p[i]=='0')<<i;
+  return m;
+#endif
+}
+
+/* The value of a number of the shape profsumLexMicrosFast takes, from
+** the lengths of its runs: ni integer digits (1 to 16) at z, a point, nF
+** decimals (1 to 23); e is the end of what is readable (at least z+40).
+** *pPs and *pRound as profsumLexMicros; *pDigits and *pExp set only for
+** a rounded number of at most 19 digits. */
+static inline __attribute__((always_inline)) void profsumMicrosOfRuns(
+    const char *z, unsigned ni, unsigned nF, const char *e,
+    profsum_ps *pPs, int *pRound, uint64_t *pDigits, int *pExp){
+  static const uint64_t aP10[17] = { 1ull, 10ull, 100ull, 1000ull, 10000ull,
+    100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+    10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+    100000000000000ull, 1000000000000000ull, 10000000000000000ull };
+  uint64_t ip = profsumDigitsValueE(z, ni, e), frac;
+  profsum_ps ps;
+  if( nF<=6 ){
+    static const int64_t aPow[7] = {1000000, 100000, 10000, 1000, 100, 10, 1};
+    frac = profsumDigits8(z+ni+1, nF);
+    *pPs = (profsum_ps)ip*1000000 + (profsum_ps)(frac*(uint64_t)aPow[nF]);
+    *pRound = 0;
+  }else{
+    const char *f7 = z + ni + 8;             /* past the first dropped digit */
+    unsigned n2 = nF - 7;
+    int rd = z[ni+7] - '0';
+    uint64_t tail = profsumDigitsValueE(f7, n2, e);    /* 0 when n2 is 0 */
+    frac = profsumDigits8(z+ni+1, 6);
+    if( (rd || tail) && ni + nF<=19 ){
+      *pDigits = ((ip*1000000 + frac)*10 + (uint64_t)rd)*aP10[n2] + tail;
+      *pExp = -(int)nF;
+    }
+    ps = (profsum_ps)ip*1000000 + (profsum_ps)frac;
+    if( rd>5 || (rd==5 && (tail || (ps & 1))) ) ps++;
+    *pPs = ps;
+    *pRound = (rd || tail);
+  }
+}
+
 /* profsumLexMicros where 40 bytes are readable at p and the number is
 ** not negative, in fewer steps: one mask of the digit bytes among the
 ** first 32 gives the lengths of both digit runs, whose values take one or
@@ -164,25 +216,17 @@ static inline __attribute__((always_inline)) uint32_t profsumDigitMask32(const u
 static inline __attribute__((always_inline)) int profsumLexMicrosFast(
     const unsigned char *p, const unsigned char *e, const unsigned char **ppEnd,
     profsum_ps *pPs, int *pRound, uint64_t *pDigits, int *pExp){
-  static const uint64_t aP10[17] = { 1ull, 10ull, 100ull, 1000ull, 10000ull,
-    100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
-    10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
-    100000000000000ull, 1000000000000000ull, 10000000000000000ull };
   uint32_t d;
   unsigned ni, nF, end;
-  uint64_t ip, frac;
-  profsum_ps ps;
-  const char *z = (const char*)p;
   if( e-p<40 || *p=='-' ) return profsumLexMicros(p, e, ppEnd, pPs, pRound, pDigits, pExp);
   d = profsumDigitMask32(p);
   ni = (unsigned)__builtin_ctzll(~(uint64_t)d);  /* 32 when all 32 are digits */
   if( ni==0 || ni>16 || (p[0]=='0' && ni>1) ){
     return profsumLexMicros(p, e, ppEnd, pPs, pRound, pDigits, pExp);
   }
-  ip = profsumDigitsValueE(z, ni, (const char*)e);
   if( p[ni]!='.' ){
     if( p[ni]=='e' || p[ni]=='E' ) return -1;
-    *pPs = (profsum_ps)ip*1000000;
+    *pPs = (profsum_ps)profsumDigitsValueE((const char*)p, ni, (const char*)e)*1000000;
     *pRound = 0;
     *ppEnd = p + ni;
     return PROFSUM_LEX_OK;
@@ -192,26 +236,7 @@ static inline __attribute__((always_inline)) int profsumLexMicrosFast(
   end = ni + 1 + nF;
   if( nF==0 || end>=32 || nF>23 ) return profsumLexMicros(p, e, ppEnd, pPs, pRound, pDigits, pExp);
   if( p[end]=='e' || p[end]=='E' ) return -1;
-  if( nF<=6 ){
-    static const int64_t aPow[7] = {1000000, 100000, 10000, 1000, 100, 10, 1};
-    frac = profsumDigits8(z+ni+1, nF);
-    *pPs = (profsum_ps)ip*1000000 + (profsum_ps)(frac*(uint64_t)aPow[nF]);
-    *pRound = 0;
-  }else{
-    const char *f7 = z + ni + 8;             /* past the first dropped digit */
-    unsigned n2 = nF - 7;
-    int rd = z[ni+7] - '0';
-    uint64_t tail = profsumDigitsValueE(f7, n2, (const char*)e);    /* 0 when n2 is 0 */
-    frac = profsumDigits8(z+ni+1, 6);
-    if( (rd || tail) && ni + nF<=19 ){
-      *pDigits = ((ip*1000000 + frac)*10 + (uint64_t)rd)*aP10[n2] + tail;
-      *pExp = -(int)nF;
-    }
-    ps = (profsum_ps)ip*1000000 + (profsum_ps)frac;
-    if( rd>5 || (rd==5 && (tail || (ps & 1))) ) ps++;
-    *pPs = ps;
-    *pRound = (rd || tail);
-  }
+  profsumMicrosOfRuns((const char*)p, ni, nF, (const char*)e, pPs, pRound, pDigits, pExp);
   *ppEnd = p + end;
   return PROFSUM_LEX_OK;
 }

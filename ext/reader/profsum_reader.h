@@ -212,6 +212,10 @@ typedef struct ProfsumEvent {
   ProfsumId pid, tid;
   int hasTs, hasDur;    /* 1 if ts / dur parsed exactly */
   int tsPresent;        /* 1 if the entry has a "ts" key (whatever its value) */
+  int timesLater;       /* bit 1 (ts), 2 (dur): its value is still to be
+                        ** made from the text at tsSpan.z / durSpan.z
+                        ** (profsumScanTimesLater; profsumEventTimes);
+                        ** 0 in every event a reader returns */
   profsum_ps ts;        /* exact picoseconds (absolute) */
   profsum_ps dur;       /* exact picoseconds */
   int timeNotNumber;    /* 1: ts or dur was a string or null (the reference's
@@ -345,6 +349,18 @@ void profsumScanSetDiag(ProfsumScan *p, ProfsumDiagFn xDiag, void *pCtx);
 ** May be called from within a ProfsumWindowSwapFn: the entry being
 ** parsed is parsed again from its start after a refill. */
 void profsumScanSetTarget(ProfsumScan *p, ProfsumEvent *pEv, unsigned *pArgSet);
+/* With on = 1 (and the SIMD tokenizer, and windows held: profsumScanHoldWindows),
+** a ts or dur of the common shape (digits, a point, 1 to 23 decimals, the
+** whole within 32 bytes of a window that holds 40 from its start) is
+** checked and its diagnostics decided while it is scanned, but its value
+** made later, by profsumEventTimes on the reader's side: the scanning
+** thread is the pipe's slower side, the reader's has time.  The events
+** come out with timesLater set until then. */
+void profsumScanTimesLater(ProfsumScan *p, int on);
+/* The ts and dur of ev left for later (ev->timesLater), made as the
+** scanner would have made them (the same digits, the same conversion);
+** timesLater is 0 after. */
+void profsumEventTimes(ProfsumEvent *ev);
 
 /* A reader of a scanner's events on another thread (scanpipe.c): the
 ** scanning runs ahead while the caller handles the events it has.

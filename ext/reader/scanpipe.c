@@ -266,6 +266,7 @@ int profsumScanInflatesWanted(ProfsumScan *pScan){
 ** and condition: the scanning thread is not running. */
 static void pipeUnhook(ProfsumScanPipe *p){
   profsumScanHoldWindows(p->pScan, 0, 0);
+  profsumScanTimesLater(p->pScan, 0);
   profsumScanSetTarget(p->pScan, 0, 0);
   profsumScanSetDiag(p->pScan, p->xDiag, p->pDiagCtx);
   profsumSrcSetStop(profsumScanSrc(p->pScan), p->srcStop);
@@ -311,6 +312,7 @@ int profsumScanPipeOpen(ProfsumScan *pScan, const char *zFunc, ProfsumDiagFn xDi
   mine.pArg = p;
   p->srcStop = profsumSrcSetStop(profsumScanSrc(pScan), mine);
   profsumScanHoldWindows(pScan, pipeSwap, p);
+  profsumScanTimesLater(pScan, 1);      /* made in profsumScanPipeNext */
   if( xDiag ) profsumScanSetDiag(pScan, pipeDiag, p);
   if( profsumScanInflatesWanted(pScan) ) profsumSrcRingEnd(profsumScanSrc(pScan));
   /* the SHA-256 of the raw bytes (an import's) moves off the scanning
@@ -414,6 +416,7 @@ int profsumScanPipeNext(ProfsumScanPipe *p, ProfsumEvent **ppEv, char **pzErr){
         p->nextStop = ev->iOffset + PROFSUM_STOP_BYTES;
         if( (rc = pipeAskStop(p, pzErr))!=SQLITE_OK ) return rc;
       }
+      if( ev->timesLater ) profsumEventTimes(ev);
       *ppEv = ev;
       return SQLITE_ROW;
     }

@@ -24,6 +24,12 @@ void profsumScanSetDiag(ProfsumScan *p, ProfsumDiagFn xDiag, void *pCtx){
   p->pDiagCtx = pCtx;
 }
 
+/* See profsum_reader.h.  (The portable tokenizer keeps converting at once:
+** the tests compare its conversion with the fast one's.) */
+void profsumScanTimesLater(ProfsumScan *p, int on){
+  p->timesLater = on && p->xSwap && p->idx.xClassify;
+}
+
 /* See profsum_reader.h. */
 void profsumScanSetTarget(ProfsumScan *p, ProfsumEvent *pEv, unsigned *pArgSet){
   /* the mask of the event being left is kept with it; the scanner works

@@ -2,14 +2,17 @@
 ** trace_fields.c — the JSON scanner's (trace_json.c) reading of the values
 ** of pid, tid, ts and dur that its one-pass number readers (jsonlex.h) do
 ** not take: strings, null, exponents, values out of range, with their
-** diagnostics; a ph written with an escape; and the top-level
-** displayTimeUnit.  Declared in trace_json_int.h.
+** diagnostics; a ph written with an escape; the top-level
+** displayTimeUnit (declared in trace_json_int.h); and the values of the
+** times the scanning thread left to the reader (profsumEventTimes,
+** declared in profsum_reader.h; timelater.h).
 */
 #include "profsum_int.h"
 #include "cnum.h"
 #include "profsum_reader.h"
 #include <math.h>
 #include "trace_json_int.h"
+#include "jsonlex.h"
 
 #include <string.h>
 
@@ -203,4 +206,25 @@ void profsumScanPhUnescape(ProfsumEvent *ev){
   ev->ph.z = ev->aPhText + 1;
   ev->ph.n = 1;
   ev->ph.flags = 0;
+}
+
+/* See profsum_reader.h.  timeLater noted the runs' lengths in tsExp /
+** durExp (integer digits, decimals << 8). */
+void profsumEventTimes(ProfsumEvent *ev){
+  int r;
+  if( ev->timesLater & 1 ){
+    const char *z = ev->tsSpan.z;
+    unsigned ni = (unsigned)ev->tsExp & 0xff, nF = (unsigned)ev->tsExp >> 8;
+    ev->tsExp = 0;
+    profsumMicrosOfRuns(z, ni, nF, z+40, &ev->ts, &r, &ev->tsDigits, &ev->tsExp);
+    if( !ev->tsRounded ) memset(&ev->tsSpan, 0, sizeof(ev->tsSpan));
+  }
+  if( ev->timesLater & 2 ){
+    const char *z = ev->durSpan.z;
+    unsigned ni = (unsigned)ev->durExp & 0xff, nF = (unsigned)ev->durExp >> 8;
+    ev->durExp = 0;
+    profsumMicrosOfRuns(z, ni, nF, z+40, &ev->dur, &r, &ev->durDigits, &ev->durExp);
+    if( !ev->durRounded ) memset(&ev->durSpan, 0, sizeof(ev->durSpan));
+  }
+  ev->timesLater = 0;
 }

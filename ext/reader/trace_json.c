@@ -33,6 +33,7 @@
 #include "jsonlex.h"
 #include "jsonskip.h"
 #include "trace_json_int.h"
+#include "timelater.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -586,6 +587,8 @@ static inline int numberMember(ProfsumScan *s, const char *k, int64_t nk,
     int r;
     uint64_t w = 0;
     int x = 0;
+    if( s->timesLater && timeLater(s, nk==2, p, e, ppEnd) ) return P_OK;
+    timeNow(ev, nk==2 ? 1 : 2);
     /* the portable tokenizer keeps the general conversion (tests compare) */
     rc = s->idx.xClassify ? profsumLexMicrosFast(p, e, &q, &ps, &r, &w, &x)
                           : profsumLexMicros(p, e, &q, &ps, &r, &w, &x);
@@ -712,6 +715,7 @@ static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
       if( k[0]=='t' && k[1]=='s' ){
         ev->tsPresent = 1;
         ev->tsDigits = 0;
+        timeNow(ev, 1);
         profsumScanSetTime(s, "ts", v, &ev->hasTs, &ev->ts, &ev->tsRounded, &ev->tsSpan);
         return;
       }
@@ -721,6 +725,7 @@ static void applyMember(ProfsumScan *s, int mode, const char *k, int64_t nk,
       if( KEYIS(k,nk,"tid") ){ profsumScanSetId(s, "tid", v, &ev->tid); return; }
       if( KEYIS(k,nk,"dur") ){
         ev->durDigits = 0;
+        timeNow(ev, 2);
         profsumScanSetTime(s, "dur", v, &ev->hasDur, &ev->dur, &ev->durRounded, &ev->durSpan);
         return;
       }

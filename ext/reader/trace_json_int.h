@@ -87,6 +87,7 @@ struct ProfsumScan {
                              ** its next window from (NULL: the window is
                              ** refilled in place) */
   void *pSwapCtx;
+  int timesLater;            /* profsumScanTimesLater */
 };
 
 /* scanwin.c: move the unparsed bytes to the start of the window (of a new
