@@ -97,6 +97,43 @@ class EngineSide(unittest.TestCase):
             time.sleep(0.05)
         self.assertEqual(side_threads(), before)
 
+    def test_exact_nesting_check_in_pieces(self):
+        """When the doubles nest events otherwise than their exact times,
+        the check on exact times (the float_nesting facts and diagnostic)
+        is cut into pieces of tracks that the worker and the calling thread
+        share: the same facts as one thread, and the count made by
+        construction.  Each track holds pairs at epoch-scale times: a
+        parent [X.0, +1.0) and a child [X.9, +0.1) that its doubles move to
+        the parent's end (docs/summary.md, "Decisions in doubles")."""
+        tracks, pairs = 12, 800
+        parts = []
+        for tr in range(tracks):
+            for i in range(pairs):
+                base = 1700000000000000 + 4 * i
+                for name, ts, dur in (("fusion.%d" % tr, "%d.0" % base, "1.0"),
+                                      ("copy.%d" % tr, "%d.9" % base, "0.1")):
+                    parts.append('{"ph":"X","pid":%d,"tid":%d,"name":"%s","ts":%s,"dur":%s}'
+                                 % (1 + tr // 4, tr % 4, name, ts, dur))
+        path = self.td.write("flips.json", '{"traceEvents":[' + ",".join(parts) + "]}")
+
+        def facts():
+            db = connect()
+            db.execute("SELECT profsum_import(?, 'x')", (path,)).fetchone()
+            got = dict(db.execute("SELECT name, value FROM profsum_agg_fact WHERE name IN "
+                                  "('exact_breakdown_total', 'float_nesting_events', 'float_nesting_moved')"))
+            got["diag"] = db.execute("SELECT detail FROM profsum_diagnostic WHERE kind = 'float_nesting'").fetchall()
+            db.close()
+            return got
+        with env_var("PROFSUM_THREADS", "0"):
+            one = facts()
+        two = facts()
+        self.assertEqual(two, one)
+        self.assertEqual(one["float_nesting_events"], tracks * pairs)
+        self.assertAlmostEqual(one["exact_breakdown_total"], tracks * pairs * 1.0, places=6)
+        self.assertAlmostEqual(one["float_nesting_moved"], tracks * pairs * 0.1, places=6)
+        self.assertEqual(len(one["diag"]), 1)
+        self.assertIn("%d events' exclusive times differ" % (tracks * pairs), one["diag"][0][0])
+
     @unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds and runs it)")
     def test_out_of_memory_with_the_worker(self):
         """Every 53rd (JSON) or 97th (XPlane) allocation of an import made to

@@ -233,14 +233,31 @@ static void trackEntries(const Engine *e, const STrack *tr, int64_t aCur[2],
   *paPos = aPos;
   *paEx = dev ? e->aXrEx : e->aParEx;
 }
-static int engExactCheck(Engine *e, const int8_t *aKeyCat, profsum_ps aExact[5], int64_t *pnDiff){
+/* The first of the n increasing positions aPos at or after pos. */
+static int64_t entryAtOrAfter(const int32_t *aPos, int64_t n, int64_t pos){
+  int64_t lo = 0, hi = n;
+  while( lo<hi ){
+    int64_t mid = lo + (hi-lo)/2;
+    if( aPos[mid]<pos ) lo = mid+1; else hi = mid;
+  }
+  return lo;
+}
+static int engExactCheck(Engine *e, const int8_t *aKeyCat, int32_t t0, int32_t t1,
+                         profsum_ps aExact[5], int64_t *pnDiff){
   int64_t nMax = 0, nDiff = 0, nStk = 0, nAllocStk = 64, nOf = 0, nMaxPar = 0, aCur[2] = {0, 0};
   int64_t nOfSeen = 0;      /* entries of aOf met by EXACT_FIN (the track's) */
+  int64_t aCur0[2] = {0, 0};
   int32_t t, *aIdx, *aStk;
   int64_t *aChild;
   ExclOf *aOf = 0;
   int rc = SQLITE_OK;
-  for(t=0; t<e->nTrk; t++){
+  if( t0<t1 ){
+    /* the entries' cursors at the first track's first event */
+    aCur0[0] = entryAtOrAfter(e->aParPos, e->nPar, e->aTrk[t0].iFirst);
+    aCur0[1] = entryAtOrAfter(e->aXrPos, e->nXr, e->aTrk[t0].iFirst);
+  }
+  aCur[0] = aCur0[0]; aCur[1] = aCur0[1];
+  for(t=t0; t<t1; t++){
     const STrack *tr = &e->aTrk[t];
     const int32_t *aPos; const uint32_t *aEx;
     int64_t lo, hi;
@@ -249,7 +266,7 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, profsum_ps aExact[5],
     trackEntries(e, tr, aCur, &aPos, &aEx, &lo, &hi);
     if( hi-lo>nMaxPar ) nMaxPar = hi-lo;
   }
-  aCur[0] = aCur[1] = 0;
+  aCur[0] = aCur0[0]; aCur[1] = aCur0[1];
   aIdx = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(nMax ? nMax : 1));
   aStk = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nAllocStk);
   aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nAllocStk);
@@ -270,7 +287,7 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, profsum_ps aExact[5],
     } \
     if( nStk>0 ) aChild[nStk-1] += EVDUR(e, x_); \
   }while(0)
-  for(t=0; t<e->nTrk && rc==SQLITE_OK; t++){
+  for(t=t0; t<t1 && rc==SQLITE_OK; t++){
     const STrack *tr = &e->aTrk[t];
     const int32_t *aPos; const uint32_t *aEx;
     int64_t j, nMove = 0, nCap = 16*tr->nEv + 1024, lo, hi;
@@ -322,6 +339,57 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, profsum_ps aExact[5],
   return rc;
 }
 
+/* engExactCheck in pieces of about equal events, each over a range of
+** tracks: side jobs (engine_side.c) queued before the event pass when some
+** decision went otherwise than the exact times would have it (e->nFlip,
+** which only grows), taken by the worker in order while the calling
+** thread makes the pass, and joined from the last by aggFloatNesting,
+** which runs those still queued itself.  The pieces' sums are of
+** integers, so the split changes nothing.  They read the records,
+** tracks, processing order, kept exclusive times and key categories,
+** which nothing writes meanwhile. */
+#define EXACT_PIECES 8
+typedef struct ExactJob {
+  EngSide side;
+  Engine *e;
+  const int8_t *aKeyCat;
+  int32_t t0, t1;             /* its tracks */
+  profsum_ps aExact[5];       /* its sums, and */
+  int64_t nDiff;              /* its events that differ */
+  int rc;
+} ExactJob;
+
+/* The job's thread (or the caller's, for a piece not taken). */
+static void *exactJobMain(void *pArg){
+  ExactJob *x = (ExactJob*)pArg;
+  memset(x->aExact, 0, sizeof(x->aExact));
+  x->nDiff = 0;
+  x->rc = engExactCheck(x->e, x->aKeyCat, x->t0, x->t1, x->aExact, &x->nDiff);
+  return 0;
+}
+
+/* Cut e's tracks into at most EXACT_PIECES ranges of about equal events,
+** into aJob (its first *pn set up; side jobs not started). */
+static void exactSplit(Engine *e, const int8_t *aKeyCat, ExactJob *aJob, int *pn){
+  int64_t nAll = 0, nSoFar = 0;
+  int32_t t, tStart = 0;
+  int n = 0;
+  for(t=0; t<e->nTrk; t++) if( !e->aTrk[t].isSteps ) nAll += e->aTrk[t].nEv;
+  for(t=0; t<e->nTrk; t++){
+    if( !e->aTrk[t].isSteps ) nSoFar += e->aTrk[t].nEv;
+    if( t==e->nTrk-1 || (n<EXACT_PIECES-1 && nSoFar*EXACT_PIECES>=nAll*(n+1)) ){
+      memset(&aJob[n], 0, sizeof(aJob[n]));
+      aJob[n].e = e;
+      aJob[n].aKeyCat = aKeyCat;
+      aJob[n].t0 = tStart;
+      aJob[n].t1 = t+1;
+      tStart = t+1;
+      n++;
+    }
+  }
+  *pn = n;
+}
+
 /* The state of one aggregation (profsumEngAggregate), shared by its
 ** steps: per-name and per-key arrays, the counters and what the event pass
 ** sums.  Freed by aggFree(). */
@@ -354,6 +422,8 @@ typedef struct Agg {
   double wLo, wHi;
   int hasW;
   SweepJob uj;                /* the global breakdown's sweep, beside the event pass */
+  ExactJob aXj[EXACT_PIECES]; /* the exact nesting check, beside it too */
+  int nXj;                    /* its pieces (0: not cut yet) */
   Gaps *pGaps;                /* the regions, fed by the event pass */
 } Agg;
 
@@ -383,7 +453,9 @@ static int aggInit(Agg *a, Engine *e){
 
 /* Free what aggInit() and the steps took. */
 static void aggFree(Agg *a){
+  int i;
   profsumEngSideJoin(&a->uj.side);
+  for(i=0; i<a->nXj; i++) profsumEngSideJoin(&a->aXj[i].side);
   sqlite3_free(a->aOp);
   sqlite3_free(a->aKeyCat);
   sqlite3_free(a->aMemo);
@@ -654,20 +726,32 @@ static int aggWriteRunIdsAndSources(Agg *a){
 
 /* The per-track buckets again on exact times (engExactCheck) as facts for
 ** profsum_kpis' float_nesting pattern, and a diagnostic when the nesting
-** differs; total is the per-track breakdown total in ps. */
-static int aggFloatNesting(Agg *a, profsum_ps total){
+** differs.  Made last of the aggregation's own work, so that the check's
+** pieces have the worker to run on while this thread writes the rest. */
+static int aggFloatNesting(Agg *a){
   Engine *e = a->e;
-  profsum_ps aExact[5] = {0,0,0,0,0}, exactTotal = 0, moved = 0;
+  profsum_ps aExact[5] = {0,0,0,0,0}, exactTotal = 0, moved = 0, total = 0;
   int64_t nDiff = 0;
   EngFact aF[3] = {{"exact_breakdown_total", 0, 0}, {"float_nesting_events", 0, 0},
                    {"float_nesting_moved", 0, 0}};
   int c, rc;
   if( e->nFlip>0 ){
-    if( (rc = engExactCheck(e, a->aKeyCat, aExact, &nDiff)) ) return rc;
+    int i;
+    if( a->nXj==0 ) exactSplit(e, a->aKeyCat, a->aXj, &a->nXj);
+    for(i=a->nXj-1; i>=0; i--){
+      ExactJob *x = &a->aXj[i];
+      if( !profsumEngSideJoin(&x->side) ) exactJobMain(x);
+    }
+    for(i=0; i<a->nXj; i++){
+      if( (rc = a->aXj[i].rc) ) return rc;
+      for(c=0; c<5; c++) aExact[c] += a->aXj[i].aExact[c];
+      nDiff += a->aXj[i].nDiff;
+    }
   }else{
     memcpy(aExact, a->aBucket, sizeof(aExact));
   }
   for(c=0; c<5; c++){
+    total += a->aBucket[c];
     exactTotal += aExact[c];
     moved += a->aBucket[c]>aExact[c] ? a->aBucket[c]-aExact[c] : aExact[c]-a->aBucket[c];
   }
@@ -845,17 +929,14 @@ done:
   return rc;
 }
 
-/* profsum_agg_breakdown: the per-track rows (a->aBucket), then the float
-** nesting facts. */
+/* profsum_agg_breakdown: the per-track rows (a->aBucket). */
 static int aggWriteBreakdown(Agg *a){
   profsum_ps total = 0;
   double aDur[5];
   int c, rc;
   if( aggWantBreakdownRef(a) && (rc = aggBreakdownRef(a)) ) return rc;
   for(c=0; c<5; c++){ total += a->aBucket[c]; aDur[c] = US(a->aBucket[c]); }
-  rc = aggBreakdownRows(a->e, "exclusive_per_track", aDur, US(total), a->hasBucketRef ? a->aBucketRef : 0);
-  if( rc==SQLITE_OK ) rc = aggFloatNesting(a, total);
-  return rc;
+  return aggBreakdownRows(a->e, "exclusive_per_track", aDur, US(total), a->hasBucketRef ? a->aBucketRef : 0);
 }
 
 /* The rows of profsum_agg_breakdown in mode exclusive_global
@@ -959,6 +1040,13 @@ int profsumEngAggregate(Engine *e, EngWallJob **ppWall){
   if( rc==SQLITE_OK ) rc = profsumEngRegionsBegin(e, &a.pGaps);
   if( rc==SQLITE_OK ){
     aggKeyCategories(&a);
+    if( e->nFlip>0 ){
+      int i;
+      exactSplit(e, a.aKeyCat, a.aXj, &a.nXj);
+      for(i=0; i<a.nXj; i++){
+        profsumEngSideStart(e, &a.aXj[i].side, ENG_SIDE_RANK_EXACT, exactJobMain, &a.aXj[i]);
+      }
+    }
     sweepJobStart(&a.uj, e, a.aKeyCat);
     if( (rc = profsumEngWallStart(e, ppWall))==SQLITE_NOMEM ){
       profsumEngNoMem(e, "splitting the steps' wall time");
@@ -988,6 +1076,7 @@ int profsumEngAggregate(Engine *e, EngWallJob **ppWall){
   }
   rc2 = profsumEngKpiFinish(e, pKpi, rc==SQLITE_OK, a.compilePs);
   if( rc==SQLITE_OK ) rc = rc2;
+  if( rc==SQLITE_OK ) rc = aggFloatNesting(&a);
   if( rc==SQLITE_OK && bBeside ) rc = aggWriteGlobalBreakdown(&a);
   aggFree(&a);
   return rc;

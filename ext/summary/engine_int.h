@@ -400,10 +400,13 @@ typedef struct EngSide {
 int profsumEngSideStart(Engine *e, EngSide *s, int iRank, void *(*xMain)(void*), void *pArg);
 int profsumEngSideJoin(EngSide *s);
 void profsumEngSideStop(Engine *e);
-/* The side jobs' ranks: the order the write phase joins them in. */
+/* The side jobs' ranks: the order the write phase joins them in (the
+** exact check's pieces are joined from the last: the calling thread runs
+** those the worker has not taken). */
 #define ENG_SIDE_RANK_KPI   0
 #define ENG_SIDE_RANK_SWEEP 1
-#define ENG_SIDE_RANK_WALL  2
+#define ENG_SIDE_RANK_EXACT 2
+#define ENG_SIDE_RANK_WALL  3
 
 /* One row of profsum_agg_fact: a name and its value (NULL when isNull). */
 typedef struct EngFact { const char *zName; double v; int isNull; } EngFact;

@@ -3,8 +3,9 @@
 ** reads only what nothing writes until it is joined (the ordered records,
 ** the tracks, tables made before it starts) runs beside the aggregation,
 ** so that the second core works while the first aggregates.  The KPI walk
-** (engine_kpis.c), the global breakdown's unions (engine_aggregate.c) and
-** the step wall cover (engine_wall.c) are such jobs.
+** (engine_kpis.c), the global breakdown's unions and the pieces of the
+** exact nesting check (engine_aggregate.c) and the step wall cover
+** (engine_wall.c) are such jobs.
 **
 ** The jobs share one worker thread and run on it in the order the
 ** calling thread joins them (each job's rank, then the order queued).  One thread and not one each: with a thread per job, three jobs
