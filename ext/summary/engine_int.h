@@ -407,6 +407,7 @@ void profsumEngSideStop(Engine *e);
 #define ENG_SIDE_RANK_SWEEP 1
 #define ENG_SIDE_RANK_EXACT 2
 #define ENG_SIDE_RANK_WALL  3
+#define ENG_SIDE_RANK_RANGE 4
 
 /* One row of profsum_agg_fact: a name and its value (NULL when isNull). */
 typedef struct EngFact { const char *zName; double v; int isNull; } EngFact;

@@ -318,16 +318,36 @@ int profsumEngineParse(const char *zFunc, const char *zPath, unsigned flags, Pro
   return SQLITE_OK;
 }
 
+/* The range of a JSON trace's doubles (profsumEngFloatRange), a pass over
+** every record that the trace row needs last: a side job queued before
+** the aggregation, which the worker takes once the others are done. */
+typedef struct RangeJob {
+  EngSide side;
+  Engine *e;
+  double fMin, fMax;
+} RangeJob;
+
+/* The job's thread (or the caller's, when the worker did not take it). */
+static void *rangeMain(void *pArg){
+  RangeJob *j = (RangeJob*)pArg;
+  profsumEngFloatRange(j->e, &j->fMin, &j->fMax);
+  return 0;
+}
+
 /* See summary_engine.h. */
 int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
                        sqlite3_int64 traceId, int (*xBeside)(void*), void *pBesideArg,
                        char **pzErr){
   EngWallJob *pWall = 0;
-  int rc, rc2;
+  RangeJob range;
+  int rc, rc2, bRange = e->hasRange && !e->isXPlane && e->nEv>0;
   e->db = db;
   e->zSchema = zSchema;
   e->traceId = traceId;
   e->pzErr = pzErr;
+  memset(&range, 0, sizeof(range));
+  range.e = e;
+  if( bRange ) profsumEngSideStart(e, &range.side, ENG_SIDE_RANK_RANGE, rangeMain, &range);
   /* the step spans first: the wall cover works them out beside the
   ** aggregation (started by it, after its own side jobs), and their rows
   ** are written by it */
@@ -343,6 +363,7 @@ int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
   if( rc==SQLITE_OK && xBeside ) rc = xBeside(pBesideArg);
   rc2 = profsumEngWallFinish(e, pWall, rc==SQLITE_OK);
   if( rc==SQLITE_OK ) rc = rc2;
+  if( bRange && !profsumEngSideJoin(&range.side) ) rangeMain(&range);
   profsumEngSideStop(e);             /* every side job is joined */
   if( rc==SQLITE_NOMEM ) profsumEngNoMem(e, "writing the step wall time");
   if( rc==SQLITE_OK ){
@@ -368,12 +389,10 @@ int profsumEngineWrite(ProfsumEngine *e, sqlite3 *db, const char *zSchema,
         /* the reference's doubles (their timestamp_ns rounded to a double) */
         sqlite3_bind_double(pUp, 6, e->xpTsMin);
         sqlite3_bind_double(pUp, 7, e->xpEndMax);
-      }else if( e->hasRange && e->nEv>0 ){
+      }else if( bRange ){
         /* the reference's doubles: ts + dur rounds (0.1 + 0.2) */
-        double fMin, fMax;
-        profsumEngFloatRange(e, &fMin, &fMax);
-        sqlite3_bind_double(pUp, 6, fMin);
-        sqlite3_bind_double(pUp, 7, fMax);
+        sqlite3_bind_double(pUp, 6, range.fMin);
+        sqlite3_bind_double(pUp, 7, range.fMax);
       }
       sqlite3_bind_int(pUp, 8, trunc);
       if( trunc ){
