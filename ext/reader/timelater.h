@@ -59,22 +59,13 @@ static inline int timeLater(ProfsumScan *s, int isTs, const unsigned char *p,
   v.n = end;
   v.type = PROFSUM_JT_NUMBER;
   v.flags = 0;
-  if( isTs ){
-    ev->tsPresent = 1;
-    ev->hasTs = 1;
-    ev->tsRounded = r;
-    spanCopy(&ev->tsSpan, &v);
-    ev->tsDigits = 0;
-    ev->tsExp = (int)(ni | nF<<8);       /* (profsumEventTimes) */
-    ev->timesLater |= 1;
-  }else{
-    ev->hasDur = 1;
-    ev->durRounded = r;
-    spanCopy(&ev->durSpan, &v);
-    ev->durDigits = 0;
-    ev->durExp = (int)(ni | nF<<8);      /* (profsumEventTimes) */
-    ev->timesLater |= 2;
-  }
+  if( isTs ) ev->tsPresent = 1;
+  *(isTs ? &ev->hasTs : &ev->hasDur) = 1;
+  *(isTs ? &ev->tsRounded : &ev->durRounded) = r;
+  spanCopy(isTs ? &ev->tsSpan : &ev->durSpan, &v);
+  *(isTs ? &ev->tsDigits : &ev->durDigits) = 0;
+  *(isTs ? &ev->tsExp : &ev->durExp) = (int)(ni | nF<<8);   /* (profsumEventTimes) */
+  ev->timesLater |= isTs ? 1 : 2;
   *ppEnd = p + end;
   return 1;
 }
@@ -85,12 +76,10 @@ static inline int timeLater(ProfsumScan *s, int isTs, const unsigned char *p,
 static inline void timeNow(ProfsumEvent *ev, int bit){
   if( !(ev->timesLater & bit) ) return;
   ev->timesLater &= ~bit;
-  if( bit==1 ){
-    ev->tsExp = 0;
-    if( !ev->tsRounded ) memset(&ev->tsSpan, 0, sizeof(ev->tsSpan));
-  }else{
-    ev->durExp = 0;
-    if( !ev->durRounded ) memset(&ev->durSpan, 0, sizeof(ev->durSpan));
+  *(bit==1 ? &ev->tsExp : &ev->durExp) = 0;
+  if( !(bit==1 ? ev->tsRounded : ev->durRounded) ){
+    ProfsumSpan *pSpan = bit==1 ? &ev->tsSpan : &ev->durSpan;
+    memset(pSpan, 0, sizeof(*pSpan));
   }
 }
 

@@ -208,23 +208,23 @@ void profsumScanPhUnescape(ProfsumEvent *ev){
   ev->ph.flags = 0;
 }
 
-/* See profsum_reader.h.  timeLater noted the runs' lengths in tsExp /
-** durExp (integer digits, decimals << 8). */
-void profsumEventTimes(ProfsumEvent *ev){
+/* One time of profsumEventTimes: its value *pVal and digits from the
+** text at *pSpan, whose runs' lengths *pExp holds (integer digits,
+** decimals << 8); the span cleared when the text is not rounded. */
+static void eventTime(ProfsumSpan *pSpan, int rounded, profsum_ps *pVal,
+                      uint64_t *pDigits, int *pExp){
+  const char *z = pSpan->z;
+  unsigned ni = (unsigned)*pExp & 0xff, nF = (unsigned)*pExp >> 8;
   int r;
-  if( ev->timesLater & 1 ){
-    const char *z = ev->tsSpan.z;
-    unsigned ni = (unsigned)ev->tsExp & 0xff, nF = (unsigned)ev->tsExp >> 8;
-    ev->tsExp = 0;
-    profsumMicrosOfRuns(z, ni, nF, z+40, &ev->ts, &r, &ev->tsDigits, &ev->tsExp);
-    if( !ev->tsRounded ) memset(&ev->tsSpan, 0, sizeof(ev->tsSpan));
-  }
-  if( ev->timesLater & 2 ){
-    const char *z = ev->durSpan.z;
-    unsigned ni = (unsigned)ev->durExp & 0xff, nF = (unsigned)ev->durExp >> 8;
-    ev->durExp = 0;
-    profsumMicrosOfRuns(z, ni, nF, z+40, &ev->dur, &r, &ev->durDigits, &ev->durExp);
-    if( !ev->durRounded ) memset(&ev->durSpan, 0, sizeof(ev->durSpan));
-  }
+  *pExp = 0;
+  profsumMicrosOfRuns(z, ni, nF, z+40, pVal, &r, pDigits, pExp);
+  if( !rounded ) memset(pSpan, 0, sizeof(*pSpan));
+}
+
+/* See profsum_reader.h.  timeLater (timelater.h) noted the runs' lengths
+** in tsExp / durExp. */
+void profsumEventTimes(ProfsumEvent *ev){
+  if( ev->timesLater & 1 ) eventTime(&ev->tsSpan, ev->tsRounded, &ev->ts, &ev->tsDigits, &ev->tsExp);
+  if( ev->timesLater & 2 ) eventTime(&ev->durSpan, ev->durRounded, &ev->dur, &ev->durDigits, &ev->durExp);
   ev->timesLater = 0;
 }
