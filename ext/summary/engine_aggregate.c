@@ -200,23 +200,22 @@ typedef struct KeyMemo {
 ** summary keeps the reference's numbers.  Memory: 4 bytes per event of
 ** the largest track (a copy of its slice of the processing order, sorted
 ** again), 16 per event of it that has a child (its exclusive time in the
-** summary, by event index) and 8 to 16 more (a table of those, by event)
-** and stacks as deep as the nesting.  SQLITE_OK
+** summary, by event index) and stacks as deep as the nesting.  SQLITE_OK
 ** or SQLITE_NOMEM. */
 typedef struct ExclOf { int64_t k, ex; } ExclOf;
-/* The slot of event k in a table of mask+1 slots (a power of two). */
-static inline int64_t exclOfSlot(int64_t k, int64_t mask){
-  return (int64_t)(((uint64_t)k * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
+static int cmpExclOf(const void *pa, const void *pb){
+  const ExclOf *a = (const ExclOf*)pa, *b = (const ExclOf*)pb;
+  return a->k<b->k ? -1 : (a->k>b->k);
 }
-/* The entry of event k among those of a whose indices + 1 aSlot holds
-** (open addressing, mask+1 slots), or 0: the events that had a child in
-** the summary's nesting. */
-static const ExclOf *exclOfEvent(const ExclOf *a, const int32_t *aSlot, int64_t mask, int64_t k){
-  int64_t h;
-  for(h=exclOfSlot(k, mask); aSlot[h]; h=(h+1)&mask){
-    if( a[aSlot[h]-1].k==k ) return &a[aSlot[h]-1];
+/* The entry of event k among the n of a (sorted by event index), or 0:
+** the events that had a child in the summary's nesting. */
+static const ExclOf *exclOfEvent(const ExclOf *a, int64_t n, int64_t k){
+  int64_t lo = 0, hi = n;
+  while( lo<hi ){
+    int64_t mid = lo + (hi-lo)/2;
+    if( a[mid].k<k ) lo = mid+1; else hi = mid;
   }
-  return 0;
+  return (lo<n && a[lo].k==k) ? &a[lo] : 0;
 }
 /* The entries (aParPos/aParEx, or aXrPos/aXrEx on a device-op track) of
 ** track tr's events that have a child: [*pLo, *pHi) of *paPos and *paEx,
@@ -247,8 +246,8 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int32_t t0, int32_t t
                          profsum_ps aExact[5], int64_t *pnDiff){
   int64_t nMax = 0, nDiff = 0, nStk = 0, nAllocStk = 64, nOf = 0, nMaxPar = 0, aCur[2] = {0, 0};
   int64_t nOfSeen = 0;      /* entries of aOf met by EXACT_FIN (the track's) */
-  int64_t aCur0[2] = {0, 0}, nSlot = 2, mask = 1;
-  int32_t t, *aIdx, *aStk, *aSlot;
+  int64_t aCur0[2] = {0, 0};
+  int32_t t, *aIdx, *aStk;
   int64_t *aChild;
   ExclOf *aOf = 0;
   int rc = SQLITE_OK;
@@ -272,9 +271,7 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int32_t t0, int32_t t
   aStk = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nAllocStk);
   aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nAllocStk);
   aOf = sqlite3_malloc64(sizeof(ExclOf)*(sqlite3_uint64)(nMaxPar ? nMaxPar : 1));
-  while( nSlot<2*nMaxPar ) nSlot *= 2;
-  aSlot = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nSlot);
-  if( !aIdx || !aStk || !aChild || !aOf || !aSlot ) rc = SQLITE_NOMEM;
+  if( !aIdx || !aStk || !aChild || !aOf ) rc = SQLITE_NOMEM;
 #define EXACT_FIN() do{ \
     int32_t k_ = aStk[--nStk]; \
     const SEv *x_ = EV(e, k_); \
@@ -284,7 +281,7 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int32_t t0, int32_t t
     if( aChild[nStk]>0 ){ \
       /* a child in the exact nesting: compared with the summary's time, */ \
       /* its dur when it had none there (then they differ) */ \
-      const ExclOf *o_ = exclOfEvent(aOf, aSlot, mask, k_); \
+      const ExclOf *o_ = exclOfEvent(aOf, nOf, k_); \
       if( o_ ) nOfSeen++; \
       if( o_==0 || o_->ex!=ex_ ) nDiff++; \
     } \
@@ -300,22 +297,15 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int32_t t0, int32_t t
       aOf[nOf].k = ORD(e, aPos[lo]);
       aOf[nOf].ex = profsumEngEx32(e, aEx[lo], aPos[lo]);
     }
-    /* the track's table: at least twice as many slots as entries */
-    for(mask=1; mask+1<2*nOf; mask=mask*2+1){}
-    memset(aSlot, 0, sizeof(int32_t)*(size_t)(mask+1));
-    for(j=0; j<nOf; j++){
-      int64_t h;
-      for(h=exclOfSlot(aOf[j].k, mask); aSlot[h]; h=(h+1)&mask){}
-      aSlot[h] = (int32_t)(j+1);
-    }
+    /* (a track read in time order has them sorted already) */
+    for(j=1; j<nOf && aOf[j-1].k<=aOf[j].k; j++){}
+    if( j<nOf ) qsort(aOf, (size_t)nOf, sizeof(ExclOf), cmpExclOf);
     profsumEngOrdCopy(e, aIdx, tr->iFirst, tr->nEv);
     /* In the doubles' order, which the exact order differs from only at
     ** near-ties: an insertion sort, unless it moves too much. */
     for(j=1; j<tr->nEv && nMove<=nCap; j++){
       int32_t x = aIdx[j];
       int64_t i = j;
-      /* a track's records lie apart in a JSON trace's file order */
-      if( j+ORD_AHEAD<tr->nEv ) __builtin_prefetch(EV(e, aIdx[j+ORD_AHEAD]));
       while( i>0 && profsumEngExactLess(e, x, aIdx[i-1]) ){ aIdx[i] = aIdx[i-1]; i--; nMove++; }
       aIdx[i] = x;
     }
@@ -323,7 +313,6 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int32_t t0, int32_t t
     for(j=0; j<tr->nEv; j++){
       const SEv *r = EV(e, aIdx[j]);
       int64_t ts = r->ts, end = r->ts + EVDUR(e, r);
-      if( j+ORD_AHEAD<tr->nEv ) __builtin_prefetch(EV(e, aIdx[j+ORD_AHEAD]));
       while( nStk>0 && ts>=EV(e, aStk[nStk-1])->ts + EVDUR(e, EV(e, aStk[nStk-1])) ) EXACT_FIN();
       while( nStk>0 && end>EV(e, aStk[nStk-1])->ts + EVDUR(e, EV(e, aStk[nStk-1])) ) EXACT_FIN();
       if( nStk>=nAllocStk ){
@@ -346,7 +335,6 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int32_t t0, int32_t t
   }
 #undef EXACT_FIN
   sqlite3_free(aIdx); sqlite3_free(aStk); sqlite3_free(aChild); sqlite3_free(aOf);
-  sqlite3_free(aSlot);
   *pnDiff = nDiff;
   return rc;
 }
