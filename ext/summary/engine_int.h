@@ -232,6 +232,10 @@ struct ProfsumEngine {
   int64_t nRunMemoBytes;  /* the bytes runMemo holds */
   int32_t lastRunId;    /* its id */
   int64_t lastPid, lastTid; int32_t lastTrk;   /* the previous event's track */
+  /* profsumEngOrder's count of each track's events (STrack.nEv), made as
+  ** noteX takes them: nCounted events so far, whether a track came after
+  ** one of a higher index (the events are then not track by track) */
+  int64_t nCounted; int32_t cntPrevTrk; int cntUngrouped;
   profsum_ps origin; int hasOrigin;
   profsum_ps tsMin, endMax; int hasRange;
   profsum_ps tsMax;     /* the latest start of the events taken */

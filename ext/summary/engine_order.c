@@ -837,6 +837,11 @@ int profsumEngOrder(Engine *e){
   memset(&s, 0, sizeof(s));
   engTolerance(e);
   counted = xpLineTolerance(e, &grouped);
+  if( !counted && e->nCounted==n ){
+    /* every record came through noteX, which counted them */
+    counted = 1;
+    grouped = !e->cntUngrouped;
+  }
   engTrackFlags(e);
   aPos = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(e->nTrk+1));
   if( !aPos ) return SQLITE_NOMEM;

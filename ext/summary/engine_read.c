@@ -798,6 +798,12 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, in
       if( floatPush(e, fTs, fDur) ) return SQLITE_NOMEM;
     }
   }
+  /* the ordering's count of the track's events, here rather than in a
+  ** pass over every record after the read */
+  e->aTrk[e->lastTrk].nEv++;
+  if( e->lastTrk<e->cntPrevTrk ) e->cntUngrouped = 1;
+  e->cntPrevTrk = e->lastTrk;
+  e->nCounted++;
   e->nEv++;
   return SQLITE_OK;
 }
