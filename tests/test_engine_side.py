@@ -97,6 +97,38 @@ class EngineSide(unittest.TestCase):
             time.sleep(0.05)
         self.assertEqual(side_threads(), before)
 
+    def test_tracks_ordered_in_pieces(self):
+        """Events of 16 tracks shuffled together: the tracks are put in
+        order in pieces that the worker and the reading thread share
+        (orderTracks): the same tables as one thread, and the breakdown
+        made by construction (each parent [t, t+10) holds two children of
+        2 and 3 us)."""
+        import random
+        rng = random.Random(5)
+        evs = []
+        tracks, parents = 16, 400
+        for tr in range(tracks):
+            for i in range(parents):
+                t = 1000 + 20 * i
+                evs.append((tr, "fusion.%d" % tr, "%d.0" % t, "10.0"))
+                evs.append((tr, "copy.%d" % tr, "%d.5" % (t + 1), "2.0"))
+                evs.append((tr, "all-reduce.%d" % tr, "%d.0" % (t + 5), "3.0"))
+        rng.shuffle(evs)
+        parts = ['{"ph":"M","name":"process_name","pid":%d,"args":{"name":"/device:TPU:%d"}}' % (p, p)
+                 for p in range(1, 5)]
+        parts += ['{"ph":"X","pid":%d,"tid":%d,"name":"%s","ts":%s,"dur":%s}'
+                  % (1 + tr // 4, tr % 4, name, ts, dur) for tr, name, ts, dur in evs]
+        path = self.td.write("shuffled.json", '{"traceEvents":[' + ",".join(parts) + "]}")
+        with env_var("PROFSUM_THREADS", "0"):
+            one = stored(path)
+        two = stored(path)
+        self.assertEqual(one["n"], tracks * parents * 3)
+        self.assertGreaterEqual(one["n"], 16384)      # the worker takes pieces
+        self.assertEqual(two, one)
+        rows = {r[1]: r[2] for r in one["profsum_agg_breakdown"] if r[0] == "exclusive_per_track"}
+        self.assertAlmostEqual(rows["total"], tracks * parents * 10.0, places=6)
+        self.assertAlmostEqual(rows["communication"], tracks * parents * 3.0, places=6)
+
     def test_exact_nesting_check_in_pieces(self):
         """When the doubles nest events otherwise than their exact times,
         the check on exact times (the float_nesting facts and diagnostic)

@@ -44,7 +44,7 @@ static inline int profsumEngCmpIn(Engine *e, const STrack *t, int64_t tol,
     if( bEndA ) fa += (double)da / 1e6;
     if( bEndB ) fb += (double)db / 1e6;
     c = (fa>fb) - (fa<fb);
-    if( c!=(d>0) - (d<0) ) e->nFlip++;
+    if( c!=(d>0) - (d<0) ) __atomic_fetch_add(&e->nFlip, 1, __ATOMIC_RELAXED);   /* (orderTracks) */
     return c;
   }
   return profsumEngCmpPoint(e, ia, bEndA, ib, bEndB);

@@ -407,6 +407,7 @@ void profsumEngSideStop(Engine *e);
 /* The side jobs' ranks: the order the write phase joins them in (the
 ** exact check's pieces are joined from the last: the calling thread runs
 ** those the worker has not taken). */
+#define ENG_SIDE_RANK_ORDER 0   /* (the read's end, before the others) */
 #define ENG_SIDE_RANK_KPI   0
 #define ENG_SIDE_RANK_SWEEP 1
 #define ENG_SIDE_RANK_EXACT 2

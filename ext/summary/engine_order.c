@@ -151,7 +151,7 @@ int profsumEngCmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
   }
   {
     int c = (fa>fb) - (fa<fb);
-    if( c!=(d>0) - (d<0) ) e->nFlip++;
+    if( c!=(d>0) - (d<0) ) __atomic_fetch_add(&e->nFlip, 1, __ATOMIC_RELAXED);   /* (orderTracks) */
     return c;
   }
 }
@@ -492,11 +492,11 @@ static int trackInOrder(Engine *e, const STrack *tr, int64_t tol, int64_t jFrom)
 ** (aOrd, made the identity when it must be), asking the stop callback
 ** before each track.  SQLITE_OK, SQLITE_NOMEM or SQLITE_INTERRUPT (with
 ** the engine's message). */
-static int orderTracks(Engine *e){
+static int orderRange(Engine *e, int32_t t0, int32_t t1, int bAsk){
   int64_t i, t, n = e->nEv;
-  for(t=0; t<e->nTrk; t++){
+  for(t=t0; t<t1; t++){
     STrack *tr = &e->aTrk[t];
-    if( e->xStop && e->xStop(e->pStopArg) ) return profsumEngErr(e, SQLITE_INTERRUPT, "interrupted");
+    if( bAsk && e->xStop && e->xStop(e->pStopArg) ) return profsumEngErr(e, SQLITE_INTERRUPT, "interrupted");
     if( !trackInOrder(e, tr, profsumEngTrackTol(e, tr), 1) ){
       if( e->aOrd==0 ){
         /* the identity is no longer enough: made in full */
@@ -509,6 +509,61 @@ static int orderTracks(Engine *e){
     }
   }
   return SQLITE_OK;
+}
+
+/* Tracks t0 to t1 - 1 ordered as a side job (orderTracks). */
+#define ORDER_PIECES 8
+typedef struct OrderJob {
+  EngSide side;
+  Engine *e;
+  int32_t t0, t1;
+  int rc;
+} OrderJob;
+static void *orderJobMain(void *pArg){
+  OrderJob *j = (OrderJob*)pArg;
+  j->rc = orderRange(j->e, j->t0, j->t1, 0);
+  return 0;
+}
+
+/* Each track's events in the order of §2: checked (trackInOrder) and,
+** where they are not in it, sorted in their slice of e->aOrd.  With a
+** processing order already made (the events did not come track by
+** track), the tracks are cut into up to ORDER_PIECES pieces of about equal
+** events: all but the first are queued on the side worker
+** (engine_side.c), which takes them from the front while this thread
+** orders the first, then joins the others from the last, ordering those
+** the worker has not taken.  Each piece touches its tracks' slices only,
+** and the count of comparisons the doubles decided otherwise (e->nFlip)
+** is added atomically.  The stop check is asked by this thread only. */
+static int orderTracks(Engine *e){
+  OrderJob aJob[ORDER_PIECES];
+  int nJob = 0, i, rc = SQLITE_OK;
+  if( e->aOrd && e->nTrk>1 ){
+    int64_t nSoFar = 0;
+    int32_t t, tStart = 0;
+    for(t=0; t<e->nTrk; t++){
+      nSoFar += e->aTrk[t].nEv;
+      if( t==e->nTrk-1 || (nJob<ORDER_PIECES-1 && nSoFar*ORDER_PIECES>=e->nEv*(nJob+1)) ){
+        memset(&aJob[nJob], 0, sizeof(aJob[nJob]));
+        aJob[nJob].e = e;
+        aJob[nJob].t0 = tStart;
+        aJob[nJob].t1 = t+1;
+        tStart = t+1;
+        nJob++;
+      }
+    }
+    for(i=1; i<nJob; i++) profsumEngSideStart(e, &aJob[i].side, ENG_SIDE_RANK_ORDER, orderJobMain, &aJob[i]);
+  }
+  if( nJob==0 ) return orderRange(e, 0, e->nTrk, 1);
+  rc = orderRange(e, aJob[0].t0, aJob[0].t1, 1);
+  for(i=nJob-1; i>=1; i--){
+    /* a piece not taken runs here, asking the stop check first */
+    if( !profsumEngSideJoin(&aJob[i].side) ){
+      aJob[i].rc = rc==SQLITE_OK ? orderRange(e, aJob[i].t0, aJob[i].t1, 1) : SQLITE_OK;
+    }
+    if( rc==SQLITE_OK ) rc = aJob[i].rc;
+  }
+  return rc;
 }
 
 /* The §2 sweep of a track, which can stop after any event and go on with

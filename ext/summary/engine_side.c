@@ -5,7 +5,9 @@
 ** so that the second core works while the first aggregates.  The KPI walk
 ** (engine_kpis.c), the global breakdown's unions and the pieces of the
 ** exact nesting check (engine_aggregate.c) and the step wall cover
-** (engine_wall.c) are such jobs.
+** (engine_wall.c) are such jobs; so are, at the read's end, the pieces of
+** the tracks' ordering (engine_order.c), while the scanning thread's core
+** is idle.
 **
 ** The jobs share one worker thread and run on it in the order the
 ** calling thread joins them (each job's rank, then the order queued).  One thread and not one each: with a thread per job, three jobs
