@@ -362,30 +362,21 @@ typedef struct ExactJob {
 /* The job's thread (or the caller's, for a piece not taken). */
 static void *exactJobMain(void *pArg){
   ExactJob *x = (ExactJob*)pArg;
-  memset(x->aExact, 0, sizeof(x->aExact));
-  x->nDiff = 0;
   x->rc = engExactCheck(x->e, x->aKeyCat, x->t0, x->t1, x->aExact, &x->nDiff);
   return 0;
 }
 
-/* Cut e's tracks into at most EXACT_PIECES ranges of about equal events,
-** into aJob (its first *pn set up; side jobs not started). */
+/* Cut e's tracks into at most EXACT_PIECES pieces (profsumEngTrackPieces)
+** set up in aJob, their sums zero (side jobs not started); *pn: how many. */
 static void exactSplit(Engine *e, const int8_t *aKeyCat, ExactJob *aJob, int *pn){
-  int64_t nAll = 0, nSoFar = 0;
-  int32_t t, tStart = 0;
-  int n = 0;
-  for(t=0; t<e->nTrk; t++) if( !e->aTrk[t].isSteps ) nAll += e->aTrk[t].nEv;
-  for(t=0; t<e->nTrk; t++){
-    if( !e->aTrk[t].isSteps ) nSoFar += e->aTrk[t].nEv;
-    if( t==e->nTrk-1 || (n<EXACT_PIECES-1 && nSoFar*EXACT_PIECES>=nAll*(n+1)) ){
-      memset(&aJob[n], 0, sizeof(aJob[n]));
-      aJob[n].e = e;
-      aJob[n].aKeyCat = aKeyCat;
-      aJob[n].t0 = tStart;
-      aJob[n].t1 = t+1;
-      tStart = t+1;
-      n++;
-    }
+  int32_t aEnd[EXACT_PIECES];
+  int i, n = profsumEngTrackPieces(e, EXACT_PIECES, 1, aEnd);
+  for(i=0; i<n; i++){
+    memset(&aJob[i], 0, sizeof(aJob[i]));
+    aJob[i].e = e;
+    aJob[i].aKeyCat = aKeyCat;
+    aJob[i].t0 = i ? aEnd[i-1] : 0;
+    aJob[i].t1 = aEnd[i];
   }
   *pn = n;
 }

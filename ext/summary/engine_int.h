@@ -404,6 +404,12 @@ typedef struct EngSide {
 int profsumEngSideStart(Engine *e, EngSide *s, int iRank, void *(*xMain)(void*), void *pArg);
 int profsumEngSideJoin(EngSide *s);
 void profsumEngSideStop(Engine *e);
+/* Cut e's tracks into at most nMax pieces of consecutive tracks with about
+** equal events (those of Steps tracks not counted with bSkipSteps), for
+** side jobs that share a pass over the tracks: the end (one past the last
+** track) of each piece into aEnd, in order; returns the number of pieces
+** (0 when e has no track). */
+int profsumEngTrackPieces(const Engine *e, int nMax, int bSkipSteps, int32_t *aEnd);
 /* The side jobs' ranks: the order the write phase joins them in (the
 ** exact check's pieces are joined from the last: the calling thread runs
 ** those the worker has not taken). */

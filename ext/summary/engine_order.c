@@ -537,27 +537,21 @@ static void *orderJobMain(void *pArg){
 ** is added atomically.  The stop check is asked by this thread only. */
 static int orderTracks(Engine *e){
   OrderJob aJob[ORDER_PIECES];
+  int32_t aEnd[ORDER_PIECES];
   int nJob = 0, i, rc = SQLITE_OK;
-  if( e->aOrd && e->nTrk>1 ){
-    int64_t nSoFar = 0;
-    int32_t t, tStart = 0;
-    for(t=0; t<e->nTrk; t++){
-      nSoFar += e->aTrk[t].nEv;
-      if( t==e->nTrk-1 || (nJob<ORDER_PIECES-1 && nSoFar*ORDER_PIECES>=e->nEv*(nJob+1)) ){
-        memset(&aJob[nJob], 0, sizeof(aJob[nJob]));
-        aJob[nJob].e = e;
-        aJob[nJob].t0 = tStart;
-        aJob[nJob].t1 = t+1;
-        tStart = t+1;
-        nJob++;
-      }
-    }
-    for(i=1; i<nJob; i++) profsumEngSideStart(e, &aJob[i].side, ENG_SIDE_RANK_ORDER, orderJobMain, &aJob[i]);
-  }
+  if( e->aOrd && e->nTrk>1 ) nJob = profsumEngTrackPieces(e, ORDER_PIECES, 0, aEnd);
   if( nJob==0 ) return orderRange(e, 0, e->nTrk, 1);
+  for(i=0; i<nJob; i++){
+    memset(&aJob[i], 0, sizeof(aJob[i]));
+    aJob[i].e = e;
+    aJob[i].t0 = i ? aEnd[i-1] : 0;
+    aJob[i].t1 = aEnd[i];
+    if( i ) profsumEngSideStart(e, &aJob[i].side, ENG_SIDE_RANK_ORDER, orderJobMain, &aJob[i]);
+  }
   rc = orderRange(e, aJob[0].t0, aJob[0].t1, 1);
   for(i=nJob-1; i>=1; i--){
-    /* a piece not taken runs here, asking the stop check first */
+    /* a piece the worker has not taken is run by the join; one never
+    ** queued (no worker) runs here, asking the stop check first */
     if( !profsumEngSideJoin(&aJob[i].side) ){
       aJob[i].rc = rc==SQLITE_OK ? orderRange(e, aJob[i].t0, aJob[i].t1, 1) : SQLITE_OK;
     }

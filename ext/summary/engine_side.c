@@ -131,6 +131,19 @@ int profsumEngSideJoin(EngSide *s){
 }
 
 /* See engine_int.h. */
+int profsumEngTrackPieces(const Engine *e, int nMax, int bSkipSteps, int32_t *aEnd){
+  int64_t nAll = 0, nSoFar = 0;
+  int32_t t;
+  int n = 0;
+  for(t=0; t<e->nTrk; t++) if( !(bSkipSteps && e->aTrk[t].isSteps) ) nAll += e->aTrk[t].nEv;
+  for(t=0; t<e->nTrk; t++){
+    if( !(bSkipSteps && e->aTrk[t].isSteps) ) nSoFar += e->aTrk[t].nEv;
+    if( t==e->nTrk-1 || (n<nMax-1 && nSoFar*nMax>=nAll*(n+1)) ) aEnd[n++] = t+1;
+  }
+  return n;
+}
+
+/* See engine_int.h. */
 void profsumEngSideStop(Engine *e){
   EngWorker *w = e->pSideWorker;
   if( w==0 ) return;
