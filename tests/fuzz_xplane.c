@@ -24,7 +24,7 @@
 **
 ** Dump build (cc -DPROFSUM_XPLANE_DUMP ... tests/fuzz_xplane.c
 ** ext/reader/xplane_pb.c ext/reader/pbwire.c ext/reader/gz.c ext/util/hash.c
-** ext/util/shabg.c ext/util/prefault.c -lsqlite3 -lz):
+** ext/util/shabg.c ext/util/prefault.c ext/util/demote.c -lsqlite3 -lz):
 **   xplane_dump [--lenient] [--mem] [--lines=K] [--events=K] [--truncate=N] FILE
 ** prints one JSON object per line: {"plane":…}, {"line":…}, {"event":…},
 ** {"diag":…}, then {"end":…} or {"error":…,"rc":N} (exit status 0 / 1).

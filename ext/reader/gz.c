@@ -492,6 +492,7 @@ static void *ringProducer(void *pArg){
     size_t n = 0;
     int rc = SQLITE_OK;
     char *zErr = 0;
+    int nAhead;
     pthread_mutex_lock(&r->mu);
     if( r->nFull==r->nSlot && !r->stop && !r->handBack ){
       /* The ring is full: wait until half of it is free, then fill those
@@ -503,6 +504,7 @@ static void *ringProducer(void *pArg){
     }
     if( r->stop ){ r->done = 1; pthread_cond_broadcast(&r->cv); pthread_mutex_unlock(&r->mu); break; }
     if( r->handBack ){ r->handedBack = 1; pthread_mutex_unlock(&r->mu); break; }
+    nAhead = r->nFull;         /* slots the reader has yet to take */
     pthread_mutex_unlock(&r->mu);
     slot = &r->aSlot[iTail];
     if( nFirst<r->nSlot ){
@@ -521,6 +523,11 @@ static void *ringProducer(void *pArg){
     slot->rc = rc;
     slot->zErr = zErr;
     slot->nCpuNs = clockNs(CLOCK_THREAD_CPUTIME_ID);
+    /* With half the ring or more filled ahead of the reader, the slot's
+    ** lines go to the shared cache before the reader takes them (it is
+    ** slower to fetch them from this core's); with less, the reader may
+    ** be waiting, and the slot goes to it at once. */
+    if( nAhead>=r->nSlot/2 ) profsumCacheDemote(slot->a, n);
     slot->eof = (rc!=SQLITE_OK) || n<r->szSlot;
     pthread_mutex_lock(&r->mu);
     r->nFull++;

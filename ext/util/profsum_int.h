@@ -59,6 +59,12 @@ static inline int profsumPsNsFits(profsum_ps v){
 ** Callers prefault only memory they are about to write in full. */
 void profsumPrefault(void *p, size_t n);
 
+/* Ask the CPU to move the cache lines of [p, p+n), which this thread just
+** wrote, to the cache its cores share, for a thread on another core that
+** reads them next (ext/util/demote.c: x86's CLDEMOTE; a NOP on a CPU
+** without it, and elsewhere nothing).  A hint: the bytes do not change. */
+void profsumCacheDemote(const void *p, size_t n);
+
 /* Ask the CPU for the cache line at address a, to be written soon, so that
 ** the line's transfer overlaps the work before the write instead of
 ** stalling it: a line another core holds (a ring that the other thread
