@@ -166,6 +166,33 @@ class EngineSide(unittest.TestCase):
         self.assertEqual(len(one["diag"]), 1)
         self.assertIn("%d events' exclusive times differ" % (tracks * pairs), one["diag"][0][0])
 
+    def test_record_blocks_mapped_ahead(self):
+        """A trace of more than a few blocks of event records (65,536 each):
+        from the second block on, the next block is allocated ahead and its
+        pages mapped on the worker while the block before fills.  The
+        blocks are taken (profsum_debug counts them), and the tables are
+        those of an import without threads, which allocates every block
+        itself."""
+        path = os.path.join(self.td.path, "blocks.xplane.pb")
+        gen("gen_xplane.py", "--size", "4MB", "--out", path)
+        # (the count lives in the library: this connection keeps it loaded
+        # while the others open and close)
+        keep = connect()
+        self.addCleanup(keep.close)
+
+        def ahead():
+            dbg = keep.execute("SELECT profsum_debug()").fetchone()[0]
+            return int(dbg.split("record blocks mapped ahead: ")[1].split()[0])
+        with env_var("PROFSUM_THREADS", "0"):
+            before = ahead()
+            one = stored(path)
+            self.assertEqual(ahead(), before)              # no thread: none ahead
+        self.assertGreaterEqual(one["n"], 3 * 65536)
+        two = stored(path)
+        # blocks 2, 3, ... came ahead (block 1 is the one that asks first)
+        self.assertGreaterEqual(ahead() - before, one["n"] // 65536 - 1)
+        self.assertEqual(two, one)
+
     @unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds and runs it)")
     def test_out_of_memory_with_the_worker(self):
         """Every 53rd (JSON) or 97th (XPlane) allocation of an import made to

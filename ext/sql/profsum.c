@@ -26,6 +26,7 @@ SQLITE_EXTENSION_INIT1
 #include <zlib.h>
 #include "curl_lazy.h"
 #include "report_profsum.h"
+#include "summary_engine.h"
 #include "build_id.h"     /* generated: PROFSUM_BUILD_ID (Makefile) */
 
 #ifndef PROFSUM_BUILD_FLAGS
@@ -178,7 +179,8 @@ static void profsumDebugFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
     "libcurl: %s\n"
     "network: %s\n"
     "sha256: %s\n"
-    "build flags: %s",
+    "build flags: %s\n"
+    "record blocks mapped ahead: %lld",
     PROFSUM_VERSION, PROFSUM_COMMIT, PROFSUM_BUILD_ID, SQLITE_VERSION, sqlite3_libversion(),
     ZLIB_VERSION, zlibVersion(),
 #ifndef PROFSUM_OMIT_NETWORK
@@ -187,7 +189,7 @@ static void profsumDebugFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
 #else
     "not linked", "disabled (built with PROFSUM_OMIT_NETWORK)",
 #endif
-    profsumSha256Impl(), PROFSUM_BUILD_FLAGS);
+    profsumSha256Impl(), PROFSUM_BUILD_FLAGS, (long long)profsumEngineBlocksAhead());
   if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }

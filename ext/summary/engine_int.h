@@ -327,6 +327,11 @@ struct ProfsumEngine {
   int64_t nHostSpan;
   /* The side jobs' worker thread (engine_side.c), 0 until a job starts it. */
   struct EngWorker *pSideWorker;
+  /* The next block of event records, allocated ahead while the last one
+  ** fills, its pages mapped by the side worker (profsumEngBlockAhead), or
+  ** 0; blkMapped: the last block was had that way, its pages are mapped. */
+  struct EngBlockAhead *pBlkAhead;
+  int blkMapped;
 };
 typedef struct ProfsumEngine Engine;
 
@@ -404,6 +409,21 @@ typedef struct EngSide {
 int profsumEngSideStart(Engine *e, EngSide *s, int iRank, void *(*xMain)(void*), void *pArg);
 int profsumEngSideJoin(EngSide *s);
 void profsumEngSideStop(Engine *e);
+/* The event records' blocks of EV_BLOCK records, had ahead (engine_side.c).
+** A block of a large trace is a MiB of fresh memory, and a fresh page
+** costs its first writer a page fault: on the virtual machines measured,
+** about a sixth of a 1 GB XPlane import, all on the calling thread, which
+** sets the read's pace.  profsumEngBlockAhead allocates the next block
+** and queues a side job that maps its pages (profsumPrefault) while the
+** block before it fills: the faults are taken on the other core.
+** profsumEngBlockTake returns that block once its job is joined (0 when
+** there is none: the caller allocates one itself), and asks for the next.
+** profsumEngBlockAheadEnd joins and frees what is left (the read's end,
+** profsumEngineFree).  Best effort: without a thread or the memory, the
+** calling thread allocates and maps its blocks as before. */
+void profsumEngBlockAhead(Engine *e);
+SEv *profsumEngBlockTake(Engine *e);
+void profsumEngBlockAheadEnd(Engine *e);
 /* Cut e's tracks into at most nMax pieces of consecutive tracks with about
 ** equal events (those of Steps tracks not counted with bSkipSteps), for
 ** side jobs that share a pass over the tracks: the end (one past the last

@@ -866,6 +866,7 @@ int profsumEngOrder(Engine *e){
   NestStk s;
   int rc = SQLITE_OK;
   int counted, grouped = 1; /* nEv counted; events come track by track */
+  profsumEngBlockAheadEnd(e);   /* the read is over: no block is needed ahead */
   if( e->isXPlane && !e->early.off && e->early.nTrk==e->nTrk && e->early.iEv==e->nEv ){
     engTolerance(e);
     profsumEngEarlyFree(e);

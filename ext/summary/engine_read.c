@@ -625,13 +625,19 @@ static int evNew(Engine *e, int64_t idx, int64_t iOffset, profsum_ps ts, profsum
         e->aRun = aR;
         e->nAllocBlk = nNew;
       }
-      e->apBlk[e->nBlk] = sqlite3_malloc64(sizeof(SEv)*(sqlite3_uint64)nRec);
-      if( e->apBlk[e->nBlk]==0 ) return SQLITE_NOMEM;
+      /* (blocks after the first: one the side worker mapped, if it has) */
+      e->apBlk[e->nBlk] = nRec==EV_BLOCK ? profsumEngBlockTake(e) : 0;
+      e->blkMapped = e->apBlk[e->nBlk]!=0;
+      if( !e->blkMapped ){
+        e->apBlk[e->nBlk] = sqlite3_malloc64(sizeof(SEv)*(sqlite3_uint64)nRec);
+        if( e->apBlk[e->nBlk]==0 ) return SQLITE_NOMEM;
+        if( nRec==EV_BLOCK ) profsumEngBlockAhead(e);   /* the next one */
+      }
       e->nBlk++;
       e->nEvCap += nRec;
     }
   }
-  if( (e->nEv & (EV_PREFAULT-1))==0 ){
+  if( (e->nEv & (EV_PREFAULT-1))==0 && !e->blkMapped ){
     /* The next EV_PREFAULT records' pages in one call (ext/prefault.c):
     ** they lie in one block, as every block holds a multiple of
     ** EV_PREFAULT records from an index that is one. */

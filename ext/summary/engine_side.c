@@ -22,6 +22,7 @@
 #include "profsum_int.h"
 #include "profsum_reader.h"
 #include "engine_int.h"
+#include "summary_engine.h"
 
 /* A trace with fewer complete events runs its side jobs in the calling
 ** thread: such a job costs a few ns an event, a thread some tens of µs. */
@@ -146,6 +147,7 @@ int profsumEngTrackPieces(const Engine *e, int nMax, int bSkipSteps, int32_t *aE
 /* See engine_int.h. */
 void profsumEngSideStop(Engine *e){
   EngWorker *w = e->pSideWorker;
+  profsumEngBlockAheadEnd(e);        /* (its job, if any, is joined first) */
   if( w==0 ) return;
   pthread_mutex_lock(&w->mu);
   w->bStop = 1;
@@ -156,4 +158,71 @@ void profsumEngSideStop(Engine *e){
   pthread_mutex_destroy(&w->mu);
   sqlite3_free(w);
   e->pSideWorker = 0;
+}
+
+/* The block asked for ahead: the job that maps its pages. */
+typedef struct EngBlockAhead {
+  EngSide side;
+  SEv *a;                     /* EV_BLOCK records, or 0: none asked for */
+  int bOff;                   /* 1: no thread was had: never again */
+} EngBlockAhead;
+
+/* Blocks taken that a side job had mapped (profsumEngineBlocksAhead). */
+static int64_t nBlocksAhead = 0;
+
+/* See summary_engine.h. */
+int64_t profsumEngineBlocksAhead(void){
+  return __atomic_load_n(&nBlocksAhead, __ATOMIC_RELAXED);
+}
+
+/* The side job: the block's pages mapped (ext/util/prefault.c). */
+static void *blockAheadMain(void *pArg){
+  EngBlockAhead *b = (EngBlockAhead*)pArg;
+  profsumPrefault(b->a, sizeof(SEv)*(size_t)EV_BLOCK);
+  return 0;
+}
+
+/* See engine_int.h. */
+void profsumEngBlockAhead(Engine *e){
+  EngBlockAhead *b = e->pBlkAhead;
+  if( b==0 ){
+    if( e->nEv<ENG_SIDE_MIN_EVENTS || !profsumThreadsAllowed() ) return;
+    b = sqlite3_malloc(sizeof(*b));
+    if( b==0 ) return;
+    memset(b, 0, sizeof(*b));
+    e->pBlkAhead = b;
+  }
+  if( b->a || b->bOff ) return;
+  b->a = sqlite3_malloc64(sizeof(SEv)*(sqlite3_uint64)EV_BLOCK);
+  if( b->a==0 ) return;
+  if( !profsumEngSideStart(e, &b->side, ENG_SIDE_RANK_ORDER, blockAheadMain, b) ){
+    sqlite3_free(b->a);
+    b->a = 0;
+    b->bOff = 1;
+  }
+}
+
+/* See engine_int.h. */
+SEv *profsumEngBlockTake(Engine *e){
+  EngBlockAhead *b = e->pBlkAhead;
+  SEv *a;
+  if( b==0 || b->a==0 ) return 0;
+  profsumEngSideJoin(&b->side);
+  a = b->a;
+  b->a = 0;
+  __atomic_add_fetch(&nBlocksAhead, 1, __ATOMIC_RELAXED);
+  profsumEngBlockAhead(e);
+  return a;
+}
+
+/* See engine_int.h. */
+void profsumEngBlockAheadEnd(Engine *e){
+  EngBlockAhead *b = e->pBlkAhead;
+  if( b==0 ) return;
+  if( b->a ){
+    profsumEngSideJoin(&b->side);
+    sqlite3_free(b->a);
+  }
+  sqlite3_free(b);
+  e->pBlkAhead = 0;
 }

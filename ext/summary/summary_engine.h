@@ -9,6 +9,11 @@
 
 #include "profsum_int.h"
 
+/* Blocks of event records that the imports of this process had mapped
+** ahead by their side worker (engine_side.c), since it started:
+** profsum_debug() shows it, so that a test can tell that path ran. */
+int64_t profsumEngineBlocksAhead(void);
+
 /* Facts about the read that the importer reports or stores. */
 typedef struct ProfsumEngineInfo {
   sqlite3_int64 nEntries;        /* traceEvents entries */
