@@ -127,7 +127,9 @@ build/gen/build_id.h: FORCE
 #   nonet    NETWORK=0 loadable (the test that W&B functions say so)
 #   phases   imports print their phases' milliseconds (bench/phases.py)
 #   chunk    the track pass with blocks, stacks and sorted runs of 8 (the
-#            block edges, checked by tests/test_track_blocks.py)
+#            block edges, checked by tests/test_track_blocks.py); the
+#            XPlane reader's producer applying the insights' records of
+#            each batch it hands over (tests/test_engine_side.py)
 #   zlib     the zlib inflater (make test-zlib)
 #   asan, asancore   AddressSanitizer + UBSan (gcc)
 #   tsancore ThreadSanitizer (the C driver)
@@ -157,7 +159,7 @@ $(eval $(call variant,rel,$(CC),$(OPT),$(INFLATE),$(NETWORK)))
 $(eval $(call variant,core,$(CC),$(OPT) -DSQLITE_CORE,$(INFLATE),$(NETWORK)))
 $(eval $(call variant,nonet,$(CC),$(OPT),$(INFLATE),0))
 $(eval $(call variant,phases,$(CC),$(OPT) -DPROFSUM_PHASE_TIMES,$(INFLATE),$(NETWORK)))
-$(eval $(call variant,chunk,$(CC),$(OPT) -DPROFSUM_TRK_BLOCK_LOG=3 -DPROFSUM_TRK_RUN_LOG=3,$(INFLATE),$(NETWORK)))
+$(eval $(call variant,chunk,$(CC),$(OPT) -DPROFSUM_TRK_BLOCK_LOG=3 -DPROFSUM_TRK_RUN_LOG=3 -DPROFSUM_XP_INS_EAGER,$(INFLATE),$(NETWORK)))
 $(eval $(call variant,zlib,$(CC),$(OPT),zlib,$(NETWORK)))
 $(eval $(call variant,asan,$(CC),$(ASAN_FLAGS),$(INFLATE),$(NETWORK)))
 $(eval $(call variant,asancore,$(CC),$(ASAN_FLAGS) -DSQLITE_CORE,$(INFLATE),$(NETWORK)))

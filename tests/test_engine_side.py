@@ -12,6 +12,7 @@ The traces are written by bench/gen_trace.py and bench/gen_xplane.py: TPU
 shaped, several devices with device ops, communication, steps, so that all
 three jobs have work."""
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -20,8 +21,11 @@ import unittest
 
 from util import OOM_SQL, ROOT, TempDir, connect, env_var, run_oom_sql
 
+CHUNK_SO = os.path.join(ROOT, "build", "chunk", "profsum.so")
+
 TABLES = ["profsum_agg_device", "profsum_agg_fact", "profsum_agg_breakdown", "profsum_agg_step_wall",
-          "profsum_agg_step_span", "profsum_agg_xla_util", "profsum_agg_op", "profsum_agg_diagnostic"]
+          "profsum_agg_step_span", "profsum_agg_xla_util", "profsum_agg_xla_op", "profsum_agg_xla_device",
+          "profsum_agg_op", "profsum_agg_diagnostic"]
 
 
 def gen(script, *args):
@@ -29,10 +33,16 @@ def gen(script, *args):
                    stdout=subprocess.DEVNULL)
 
 
-def stored(path):
+def stored(path, so=None):
     """Every row of TABLES for an import of path (trace_id left out), and
-    the v1 document without its time of making."""
-    db = connect()
+    the v1 document without its time of making (with build so, else the
+    default one)."""
+    if so is None:
+        db = connect()
+    else:
+        db = sqlite3.connect(":memory:")
+        db.enable_load_extension(True)
+        db.load_extension(so)
     db.execute("SELECT profsum_import(?, 'x')", (path,)).fetchone()
     out = {}
     for t in TABLES:
@@ -191,6 +201,33 @@ class EngineSide(unittest.TestCase):
         two = stored(path)
         # blocks 2, 3, ... came ahead (block 1 is the one that asks first)
         self.assertGreaterEqual(ahead() - before, one["n"] // 65536 - 1)
+        self.assertEqual(two, one)
+
+    @unittest.skipUnless(os.path.exists(CHUNK_SO), "build/chunk/profsum.so not built (make test builds it)")
+    def test_xplane_insights_applied_by_either_side(self):
+        """The insights' per-op records of an XPlane's batches are applied
+        in order by whichever side of the reader's pipe gets to a batch
+        first.  build/chunk has the decoding thread apply every batch it
+        can as it hands it over (the engine's thread takes the others), so
+        that this test runs that side's apply on any machine: its XLA
+        tables and document are those of an import without threads, and
+        the decoding thread did apply batches (profsum_debug counts them)."""
+        path = os.path.join(self.td.path, "ins.xplane.pb")
+        gen("gen_xplane.py", "--size", "2MB", "--out", path)
+        keep = sqlite3.connect(":memory:")
+        keep.enable_load_extension(True)
+        keep.load_extension(CHUNK_SO)
+        self.addCleanup(keep.close)
+
+        def by_producer():
+            dbg = keep.execute("SELECT profsum_debug()").fetchone()[0]
+            return int(dbg.split("applied by the decoding thread: ")[1].split()[0])
+        with env_var("PROFSUM_THREADS", "0"):
+            one = stored(path)
+        before = by_producer()
+        two = stored(path, CHUNK_SO)
+        self.assertGreater(by_producer(), before)
+        self.assertGreater(len(one["profsum_agg_xla_util"]), 0)
         self.assertEqual(two, one)
 
     @unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds and runs it)")

@@ -180,7 +180,8 @@ static void profsumDebugFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
     "network: %s\n"
     "sha256: %s\n"
     "build flags: %s\n"
-    "record blocks mapped ahead: %lld",
+    "record blocks mapped ahead: %lld\n"
+    "xplane insight batches applied by the decoding thread: %lld",
     PROFSUM_VERSION, PROFSUM_COMMIT, PROFSUM_BUILD_ID, SQLITE_VERSION, sqlite3_libversion(),
     ZLIB_VERSION, zlibVersion(),
 #ifndef PROFSUM_OMIT_NETWORK
@@ -189,7 +190,8 @@ static void profsumDebugFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
 #else
     "not linked", "disabled (built with PROFSUM_OMIT_NETWORK)",
 #endif
-    profsumSha256Impl(), PROFSUM_BUILD_FLAGS, (long long)profsumEngineBlocksAhead());
+    profsumSha256Impl(), PROFSUM_BUILD_FLAGS, (long long)profsumEngineBlocksAhead(),
+    (long long)profsumXpInsByProducer());
   if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }

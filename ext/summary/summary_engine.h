@@ -14,6 +14,11 @@
 ** profsum_debug() shows it, so that a test can tell that path ran. */
 int64_t profsumEngineBlocksAhead(void);
 
+/* Batches of XPlane events whose insights' records the decoding thread
+** applied (xplane_intake.c; the engine's thread applies the others), since
+** the process started: profsum_debug() shows it, for the tests. */
+int64_t profsumXpInsByProducer(void);
+
 /* Facts about the read that the importer reports or stores. */
 typedef struct ProfsumEngineInfo {
   sqlite3_int64 nEntries;        /* traceEvents entries */

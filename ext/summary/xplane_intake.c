@@ -29,9 +29,12 @@
 ** first step) and the engine-free part of the intake, writing items
 ** (planes, lines, events with their texts and insights records, the
 ** decoder's diagnostics, the end) into batches; the calling thread takes
-** them from a ring of XP_NSLOT batches and does what touches the engine
-** and the insights' per-op records (their second step,
-** profsumInsXpApply).  Items keep the order of the one-thread walk, so every row,
+** them from a ring of XP_NSLOT batches and does what touches the engine.
+** The insights' per-op records (their second step, profsumInsXpApply)
+** are applied batch after batch, in order, by whichever side gets to a
+** batch first: the producer while it would wait for a free batch (the
+** engine side then sets the pace), else the engine side once it has
+** taken the batch (xpInsClaim).  Items keep the order of the one-thread walk, so every row,
 ** diagnostic and error is the same with PROFSUM_THREADS=0 (where each
 ** batch is consumed as soon as it is full).  The engine side also does
 ** the ordering's per-line work (the sorted check, the nesting sweep) on
@@ -213,14 +216,22 @@ typedef struct XpBatch {
   void *pItemMem;
   int n;
   XpTxt *aTxt; int nTxt;
-  ProfsumInsXpOp *aIns; int nIns; /* what the insights do on the engine
-                                  ** side (profsumInsXpApply; made at the
-                                  ** first, XP_BATCH_N of them) */
+  ProfsumInsXpOp *aIns; int nIns; /* what the insights do once the batch
+                                  ** is handed over (profsumInsXpApply;
+                                  ** made at the first, XP_BATCH_N of them) */
   char *aByte; int64_t nByte, nAlloc;
   size_t aAhead[3];               /* bytes of aTxt, aIns, aByte asked for
                                   ** (xpAhead) since the batch was emptied
                                   ** (the items are streamed: xpCommit) */
+  int insState;                   /* its insights' records: XS_TODO, XS_BUSY
+                                  ** (a side applies them), XS_DONE (under
+                                  ** XpPipe.mu with a producer thread) */
+  int insRc;                      /* XS_DONE: how that went */
 } XpBatch;
+
+#define XS_TODO 0
+#define XS_BUSY 1
+#define XS_DONE 2
 
 /* What the engine side keeps: the engine, the plane and line being read,
 ** the per-plane memo of derived fields, the unsorted lines. */
@@ -284,6 +295,12 @@ typedef struct XpPipe {
   char *aScr; int64_t nScr, nAllocScr;   /* an event's texts before they go in a batch */
   XpItem stage;                   /* the item being made (xpPush gives it) */
   XpItem *pStageTo;               /* its place in the batch, 0: none (xpCommit) */
+  /* The insights' second step, batch after batch (xpInsClaim): the next
+  ** batch whose records are to be applied (under mu), and the start of
+  ** the line the last one applied was in (the side that holds the claim
+  ** only). */
+  _Alignas(64) int insNext;
+  int64_t insTsNs;
 } XpPipe;
 
 static int xpConsume(XpPipe *q, XpBatch *b);
@@ -296,6 +313,8 @@ static XpItem *xpPush(XpPipe *q, int bTxt, int nIns, int64_t nByte);
 
 /* Empty batch b for the producer to fill again. */
 static void xpBatchEmpty(XpBatch *b){
+  b->insState = XS_TODO;
+  b->insRc = SQLITE_OK;
   b->n = b->nTxt = b->nIns = 0;
   b->nByte = 0;
   memset(b->aAhead, 0, sizeof(b->aAhead));
@@ -325,6 +344,76 @@ static void xpCommit(XpPipe *q){
   q->pStageTo = 0;
 }
 
+/* The insights' records of batch b, in item order (profsumInsXpApply):
+** the second step of the batch's events.  Whichever side holds the claim
+** (xpInsClaim) runs it; the line's start carries over from the batch
+** before in q->insTsNs.  SQLITE_OK or SQLITE_NOMEM. */
+static int xpInsApply(XpPipe *q, const XpBatch *b){
+  const XpItem *aItem = b->a;
+  const ProfsumInsXpOp *aIns = b->aIns;
+  int i, iIns = 0, rc = SQLITE_OK;
+  for(i=0; i<b->n && rc==SQLITE_OK; i++){
+    const XpItem *it = &aItem[i];
+    if( it->eKind==XI_LINE ){
+      q->insTsNs = it->u.ln.tsNs;
+    }else if( it->eKind==XI_EVENT ){
+      if( it->bInsMeta ){
+        /* the usual record: an op (of a taken event) of a metadata entry */
+        ProfsumInsXpOp op;
+        op.fl = PROFSUM_INSOP_META;
+        op.iMeta = it->u.ev.insMeta;
+        rc = profsumInsXpApply(q->pIns, &op, (profsum_ps)q->insTsNs*1000 + it->u.ev.ts, it->u.ev.dur);
+      }else if( it->nIns>0 ){
+        /* its records, in order: a record of an op (OWN, META) comes
+        ** with a taken event only, whose start and dur the item holds;
+        ** the others read neither */
+        int k, bTake = it->eClass==XC_TAKE;
+        for(k=0; k<it->nIns && rc==SQLITE_OK; k++){
+          rc = profsumInsXpApply(q->pIns, &aIns[iIns++],
+                                 bTake ? (profsum_ps)q->insTsNs*1000 + it->u.ev.ts : 0,
+                                 bTake ? it->u.ev.dur : 0);
+        }
+      }
+    }
+  }
+  return rc;
+}
+
+/* Batches whose insights' records the producer applied, since the
+** process started (profsumXpInsByProducer). */
+static int64_t nInsByProducer = 0;
+
+/* See summary_engine.h. */
+int64_t profsumXpInsByProducer(void){
+  return __atomic_load_n(&nInsByProducer, __ATOMIC_RELAXED);
+}
+
+/* Claim the insights' records of ring slot i (with q->mu held): XS_TODO
+** becomes XS_BUSY when i is the next batch to apply.  1 when claimed. */
+static int xpInsClaim(XpPipe *q, int i){
+  XpBatch *b = &q->aSlot[i];
+  if( q->insNext!=i || b->insState!=XS_TODO ) return 0;
+  b->insState = XS_BUSY;
+  return 1;
+}
+
+/* Apply the records of slot i, claimed with q->mu held, which is let go
+** meanwhile and held again on return; then the next batch is the next to
+** apply, and a side that waits for it hears of it.  bProducer: the
+** producer runs it (counted). */
+static void xpInsRun(XpPipe *q, int i, int bProducer){
+  XpBatch *b = &q->aSlot[i];
+  int rc;
+  pthread_mutex_unlock(&q->mu);
+  rc = xpInsApply(q, b);
+  if( bProducer ) __atomic_add_fetch(&nInsByProducer, 1, __ATOMIC_RELAXED);
+  pthread_mutex_lock(&q->mu);
+  b->insRc = rc;
+  b->insState = XS_DONE;
+  q->insNext = (i+1) % XP_NSLOT;
+  pthread_cond_broadcast(&q->cv);
+}
+
 /* Hand the producer's batch over and get an empty one.  0 to go on, 1
 ** when the consumer stopped. */
 static int xpFlush(XpPipe *q){
@@ -344,11 +433,31 @@ static int xpFlush(XpPipe *q){
   q->nPub++;
   if( q->bConsWait && q->nPub>=XP_WAKE ) pthread_cond_signal(&q->cv);
   q->iFill = (q->iFill+1) % XP_NSLOT;
+#ifdef PROFSUM_XP_INS_EAGER
+  /* (a test build: the producer applies what it can at once, so that the
+  ** tests run this side's apply whatever the threads' speeds) */
+  while( !q->bStop && (q->insNext - q->iHead + XP_NSLOT) % XP_NSLOT<q->nPub
+      && xpInsClaim(q, q->insNext) ){
+    xpInsRun(q, q->insNext, 1);
+  }
+#endif
   if( q->nPub==XP_NSLOT && !q->bStop ){
     /* the ring is full: wait until half of it is free (one wake-up per
-    ** half ring, not per batch) */
+    ** half ring, not per batch), applying the insights' records of the
+    ** batches handed over meanwhile, in order, where the engine side has
+    ** not yet */
     q->bProdWait = 1;
-    while( q->nPub>XP_NSLOT/2 && !q->bStop ) pthread_cond_wait(&q->cv, &q->mu);
+    while( q->nPub>XP_NSLOT/2 && !q->bStop ){
+      int iNext = q->insNext;
+      int iOff = (iNext - q->iHead + XP_NSLOT) % XP_NSLOT;   /* from the oldest */
+      if( iOff<q->nPub && xpInsClaim(q, iNext) ){
+        q->bProdWait = 0;
+        xpInsRun(q, iNext, 1);
+        q->bProdWait = 1;
+        continue;
+      }
+      pthread_cond_wait(&q->cv, &q->mu);
+    }
     q->bProdWait = 0;
   }
   stop = q->bStop;
@@ -734,8 +843,8 @@ static int xpProduceWalk(XpPipe *q){
             if( bCache ) q->aShip[m->iMeta] = 1;
           }
         }
-        /* the insights' records of this event go with it: the engine
-        ** side applies them (profsumInsXpApply) when it takes the item */
+        /* the insights' records of this event go with it, applied
+        ** (profsumInsXpApply) once the batch is handed over (xpInsApply) */
         bInsMeta = nOp==1 && aOp[0].fl==PROFSUM_INSOP_META;
         if( (it = xpPush(q, hasTxt, bInsMeta ? 0 : nOp, hasTxt ? q->nScr : 0))==0 ) return xpPushFailed(q);
         if( bInsMeta ){
@@ -904,9 +1013,8 @@ static int xpConsume(XpPipe *q, XpBatch *b){
   const char *aB = b->aByte;
   const XpItem *aItem = b->a;
   const XpTxt *aTxt = b->aTxt;
-  const ProfsumInsXpOp *aIns = b->aIns;
   const int nItem = b->n;
-  int i, iIns = 0, rc = SQLITE_OK;
+  int i, rc = SQLITE_OK;
   for(i=0; i<nItem && rc==SQLITE_OK; i++){
     const XpItem *it = &aItem[i];
     switch( it->eKind ){
@@ -915,25 +1023,6 @@ static int xpConsume(XpPipe *q, XpBatch *b){
         ProfsumEngEvent a;
         int32_t key = -1;
         if( !it->bChecked && (rc = xpStopCheck(w, it->idx))!=SQLITE_OK ) break;
-        if( it->bInsMeta ){
-          /* the insights' record of the event: an op (of a taken event) */
-          ProfsumInsXpOp op;
-          op.fl = PROFSUM_INSOP_META;
-          op.iMeta = it->u.ev.insMeta;
-          rc = profsumInsXpApply(q->pIns, &op, (profsum_ps)w->tsNs*1000 + it->u.ev.ts, it->u.ev.dur);
-          if( rc ) break;
-        }else if( it->nIns>0 ){
-          /* its records, in order: a record of an op (OWN, META) comes
-          ** with a taken event only, whose start and dur the item holds;
-          ** the others read neither */
-          int k, bTake = it->eClass==XC_TAKE;
-          for(k=0; k<it->nIns && rc==SQLITE_OK; k++){
-            rc = profsumInsXpApply(q->pIns, &aIns[iIns++],
-                                   bTake ? (profsum_ps)w->tsNs*1000 + it->u.ev.ts : 0,
-                                   bTake ? it->u.ev.dur : 0);
-          }
-          if( rc ) break;
-        }
         if( it->eClass!=XC_TAKE ){
           if( it->eClass!=XC_SKIP ){
             /* the kind and detail profsum_diagnostics(path) gives the event */
@@ -1028,6 +1117,22 @@ static int xpConsume(XpPipe *q, XpBatch *b){
   }
   /* the line's events so far, ordered while the decoding side reads on */
   if( rc==SQLITE_OK && w->trk>=0 ) profsumEngTrackPart(e, w->trk);
+  if( rc==SQLITE_OK || rc==SQLITE_DONE ){
+    /* the batch's insights' records, unless the producer applied them (or
+    ** does: wait for it) */
+    int rcIns;
+    if( !q->bThread ){
+      rcIns = xpInsApply(q, b);
+    }else{
+      int i = (int)(b - q->aSlot);
+      pthread_mutex_lock(&q->mu);
+      while( b->insState==XS_BUSY ) pthread_cond_wait(&q->cv, &q->mu);
+      if( xpInsClaim(q, i) ) xpInsRun(q, i, 0);
+      rcIns = b->insRc;
+      pthread_mutex_unlock(&q->mu);
+    }
+    if( rcIns!=SQLITE_OK ) rc = rcIns;
+  }
   return rc;
 }
 
