@@ -50,10 +50,13 @@ typedef struct ProfsumInsStats {
 ** device-op event is done in two steps that touch disjoint fields of the
 ** collector: profsumInsXpEvent, on the decoding side, reads the event's
 ** stats and says in at most two records what is to be done; then
-** profsumInsXpApply, on the engine side, does each record in turn, the
-** events in their order (the records of the ops, their nesting and busy
-** time).  The records travel with the event's item (docs/performance.md,
-** "XPlane: the decoding side's stall, and the insights' records"). */
+** profsumInsXpApply does each record in turn, the events in their order
+** (the records of the ops, their nesting and busy time), on whichever
+** side gets to the batch first: one side at a time, handed over under a
+** mutex (xplane_intake.c).  The records travel with the event's item
+** (docs/performance.md, "XPlane: the decoding side's stall, and the
+** insights' records", and "The XPlane insights' records by either
+** side"). */
 #define PROFSUM_INSOP_TRACK 0x01   /* first, start a track of process proc
                                    ** and line kind kind */
 #define PROFSUM_INSOP_SHIP  0x02   /* the plane's metadata entry iMeta is st */

@@ -148,8 +148,8 @@ struct InsXla {
   /* XPlane, second step (insXlaXpApply): the track of the ops, the copies
   ** of the plane's metadata entries (SHIP; their lastTrk/lastAgg); aTrk,
   ** aAgg, the base and the counts below are this step's too.  The first
-  ** step runs on the reader's decoding side, this one on its engine side
-  ** (insights.h): they share no field. */
+  ** step runs on the reader's decoding side, this one on either side,
+  ** one at a time (insights.h): they share no field. */
   int32_t applyTrk;
   XOpStats *aMetaE; int64_t nAllocMetaE;
   XMemo *aMemo; int64_t nMemo;    /* JSON: by the engine's event key */
