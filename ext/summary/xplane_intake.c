@@ -34,7 +34,7 @@
 ** are applied batch after batch, in order, by whichever side gets to a
 ** batch first: the producer while it would wait for a free batch (the
 ** engine side then sets the pace), else the engine side once it has
-** taken the batch (xpInsClaim).  Items keep the order of the one-thread walk, so every row,
+** taken the batch (xpInsNext, xpConsume).  Items keep the order of the one-thread walk, so every row,
 ** diagnostic and error is the same with PROFSUM_THREADS=0 (where each
 ** batch is consumed as soon as it is full).  The engine side also does
 ** the ordering's per-line work (the sorted check, the nesting sweep) on
@@ -223,13 +223,13 @@ typedef struct XpBatch {
   size_t aAhead[3];               /* bytes of aTxt, aIns, aByte asked for
                                   ** (xpAhead) since the batch was emptied
                                   ** (the items are streamed: xpCommit) */
-  int insState;                   /* its insights' records: XS_TODO, XS_BUSY
+  int insState;                   /* its insights' records: XS_OPEN, XS_BUSY
                                   ** (a side applies them), XS_DONE (under
                                   ** XpPipe.mu with a producer thread) */
   int insRc;                      /* XS_DONE: how that went */
 } XpBatch;
 
-#define XS_TODO 0
+#define XS_OPEN 0
 #define XS_BUSY 1
 #define XS_DONE 2
 
@@ -295,7 +295,7 @@ typedef struct XpPipe {
   char *aScr; int64_t nScr, nAllocScr;   /* an event's texts before they go in a batch */
   XpItem stage;                   /* the item being made (xpPush gives it) */
   XpItem *pStageTo;               /* its place in the batch, 0: none (xpCommit) */
-  /* The insights' second step, batch after batch (xpInsClaim): the next
+  /* The insights' second step, batch after batch (xpInsRun): the next
   ** batch whose records are to be applied (under mu), and the start of
   ** the line the last one applied was in (the side that holds the claim
   ** only). */
@@ -313,7 +313,7 @@ static XpItem *xpPush(XpPipe *q, int bTxt, int nIns, int64_t nByte);
 
 /* Empty batch b for the producer to fill again. */
 static void xpBatchEmpty(XpBatch *b){
-  b->insState = XS_TODO;
+  b->insState = XS_OPEN;
   b->insRc = SQLITE_OK;
   b->n = b->nTxt = b->nIns = 0;
   b->nByte = 0;
@@ -346,7 +346,7 @@ static void xpCommit(XpPipe *q){
 
 /* The insights' records of batch b, in item order (profsumInsXpApply):
 ** the second step of the batch's events.  Whichever side holds the claim
-** (xpInsClaim) runs it; the line's start carries over from the batch
+** (xpInsRun) runs it; the line's start carries over from the batch
 ** before in q->insTsNs.  SQLITE_OK or SQLITE_NOMEM. */
 static int xpInsApply(XpPipe *q, const XpBatch *b){
   const XpItem *aItem = b->a;
@@ -388,22 +388,15 @@ int64_t profsumXpInsByProducer(void){
   return __atomic_load_n(&nInsByProducer, __ATOMIC_RELAXED);
 }
 
-/* Claim the insights' records of ring slot i (with q->mu held): XS_TODO
-** becomes XS_BUSY when i is the next batch to apply.  1 when claimed. */
-static int xpInsClaim(XpPipe *q, int i){
-  XpBatch *b = &q->aSlot[i];
-  if( q->insNext!=i || b->insState!=XS_TODO ) return 0;
-  b->insState = XS_BUSY;
-  return 1;
-}
-
-/* Apply the records of slot i, claimed with q->mu held, which is let go
-** meanwhile and held again on return; then the next batch is the next to
-** apply, and a side that waits for it hears of it.  bProducer: the
-** producer runs it (counted). */
+/* Apply the records of slot i, the next batch to apply (q->insNext, its
+** state XS_OPEN), with q->mu held: claimed (XS_BUSY), applied with the
+** mutex let go, which is held again on return; then the batch after it is
+** the next to apply, and a side that waits for it hears of it.
+** bProducer: the producer runs it (counted). */
 static void xpInsRun(XpPipe *q, int i, int bProducer){
   XpBatch *b = &q->aSlot[i];
   int rc;
+  b->insState = XS_BUSY;
   pthread_mutex_unlock(&q->mu);
   rc = xpInsApply(q, b);
   if( bProducer ) __atomic_add_fetch(&nInsByProducer, 1, __ATOMIC_RELAXED);
@@ -412,6 +405,16 @@ static void xpInsRun(XpPipe *q, int i, int bProducer){
   b->insState = XS_DONE;
   q->insNext = (i+1) % XP_NSLOT;
   pthread_cond_broadcast(&q->cv);
+}
+
+/* The producer, with q->mu held: apply the records of the next batch to
+** apply, when it is handed over and no side has taken it yet.  1 when it
+** did. */
+static int xpInsNext(XpPipe *q){
+  int i = q->insNext;
+  if( (i - q->iHead + XP_NSLOT) % XP_NSLOT>=q->nPub || q->aSlot[i].insState!=XS_OPEN ) return 0;
+  xpInsRun(q, i, 1);
+  return 1;
 }
 
 /* Hand the producer's batch over and get an empty one.  0 to go on, 1
@@ -436,29 +439,19 @@ static int xpFlush(XpPipe *q){
 #ifdef PROFSUM_XP_INS_EAGER
   /* (a test build: the producer applies what it can at once, so that the
   ** tests run this side's apply whatever the threads' speeds) */
-  while( !q->bStop && (q->insNext - q->iHead + XP_NSLOT) % XP_NSLOT<q->nPub
-      && xpInsClaim(q, q->insNext) ){
-    xpInsRun(q, q->insNext, 1);
-  }
+  while( !q->bStop && xpInsNext(q) ){}
 #endif
   if( q->nPub==XP_NSLOT && !q->bStop ){
     /* the ring is full: wait until half of it is free (one wake-up per
     ** half ring, not per batch), applying the insights' records of the
     ** batches handed over meanwhile, in order, where the engine side has
     ** not yet */
-    q->bProdWait = 1;
     while( q->nPub>XP_NSLOT/2 && !q->bStop ){
-      int iNext = q->insNext;
-      int iOff = (iNext - q->iHead + XP_NSLOT) % XP_NSLOT;   /* from the oldest */
-      if( iOff<q->nPub && xpInsClaim(q, iNext) ){
-        q->bProdWait = 0;
-        xpInsRun(q, iNext, 1);
-        q->bProdWait = 1;
-        continue;
-      }
+      if( xpInsNext(q) ) continue;
+      q->bProdWait = 1;
       pthread_cond_wait(&q->cv, &q->mu);
+      q->bProdWait = 0;
     }
-    q->bProdWait = 0;
   }
   stop = q->bStop;
   pthread_mutex_unlock(&q->mu);
@@ -1127,7 +1120,9 @@ static int xpConsume(XpPipe *q, XpBatch *b){
       int i = (int)(b - q->aSlot);
       pthread_mutex_lock(&q->mu);
       while( b->insState==XS_BUSY ) pthread_cond_wait(&q->cv, &q->mu);
-      if( xpInsClaim(q, i) ) xpInsRun(q, i, 0);
+      /* (every batch before this one was applied before it was
+      ** released: this one is the next to apply) */
+      if( b->insState==XS_OPEN ) xpInsRun(q, i, 0);
       rcIns = b->insRc;
       pthread_mutex_unlock(&q->mu);
     }
