@@ -234,6 +234,15 @@ build/hash_test: tests/hash_test.c ext/util/hash.c ext/util/hash.h ext/util/prof
 	  -fno-sanitize-recover=undefined -DSQLITE_CORE -D_GNU_SOURCE -Iext/util -o $@ tests/hash_test.c ext/util/hash.c \
 	  $(SQLITE_LIBS) -lpthread
 
+# Differential tests of the decimal text to double conversion against
+# strtod (tests/decnum_test.c), with AddressSanitizer and UBSan; run by
+# tests/test_decnum.py.
+build/decnum_test: tests/decnum_test.c ext/reader/decnum.c ext/reader/strindex.h ext/reader/profsum_reader.h ext/util/profsum_int.h | build/gen/deps-ok
+	@mkdir -p build
+	$(CC) $(WARN) -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
+	  -fno-sanitize-recover=undefined -DSQLITE_CORE -D_GNU_SOURCE -Iext/util -Iext/reader -o $@ tests/decnum_test.c ext/reader/decnum.c \
+	  $(SQLITE_LIBS) -lm
+
 # The main job on a generated example (see examples/demo.sh).
 demo: deps
 	$(MAKE) --no-print-directory profsum.so
@@ -242,7 +251,7 @@ demo: deps
 # (the out-of-memory driver that some tests run when `make asan` built it
 # is brought up to date too, so that they never run an older build's code)
 TEST_BUILD := profsum.so build/sqlrun profsum build/nonet/profsum.so build/phases/profsum.so build/jsontree_test \
-  build/utf8cut_test build/hash_test build/chunk/profsum.so $(wildcard build/asan/oom_sql)
+  build/utf8cut_test build/hash_test build/decnum_test build/chunk/profsum.so $(wildcard build/asan/oom_sql)
 test: deps
 	$(MAKE) --no-print-directory -j$$(nproc) $(TEST_BUILD)
 	$(PYTHON) tests/run.py

@@ -204,25 +204,27 @@ int profsumLdToDouble(long double X, double *pOut){
   return 0;
 }
 
-/* See profsum_reader.h.  d = m·2^e; is |w·10^k − d| < half the gap
-** around d?  Scaled by 10^-k·2^-e: |2·w·2^-e − 2·m·10^-k| < 10^-k (a
-** quarter gap below a power of two).  When not, the double that many gaps
-** away on the text's side (the difference over 2·10^-k, rounded: a hint
-** made from the text rounded to a picosecond is often a few doubles off
-** where the gap is below a picosecond) is tried the same way, then its
+/* profsumDecimalHint for w below 10^38 (so w·2^(sh+1) is checked to fit
+** 127 bits, and m·10^-k·2 fits for k >= -19).  d = m·2^e; is |w·10^k − d|
+** < half the gap around d?  Scaled by 10^-k·2^-e: |2·w·2^-e − 2·m·10^-k|
+** < 10^-k (a quarter gap below a power of two).  When not, the double that
+** many gaps away on the text's side (the difference over 2·10^-k, rounded:
+** a hint made from the text rounded to a picosecond is often a few doubles
+** off where the gap is below a picosecond) is tried the same way, then its
 ** neighbour on the text's side; the answer is only ever a double whose
 ** interval holds the text. */
-int profsumDecimalHint(uint64_t w, int k, int neg, double dHint, double *pOut){
+static inline int decimalHint(unsigned __int128 w, int k, int neg, double dHint,
+                              double *pOut){
   static const uint64_t aU10[20] = { 1ull, 10ull, 100ull, 1000ull, 10000ull,
     100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
     10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
     100000000000000ull, 1000000000000000ull, 10000000000000000ull,
     100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull };
-  uint64_t bits;
+  uint64_t bits, wHi = (uint64_t)(w>>64);
   int nbw, iTry;
   double dAbs;
   if( w==0 || k>0 || k<-19 || dHint!=dHint || (dHint<0)!=neg ) return 0;
-  nbw = 64 - __builtin_clzll(w);
+  nbw = wHi ? 128 - __builtin_clzll(wHi) : 64 - __builtin_clzll((uint64_t)w);
   dAbs = dHint<0 ? -dHint : dHint;
   memcpy(&bits, &dAbs, sizeof(bits));
   for(iTry=0; iTry<3; iTry++){
@@ -231,7 +233,7 @@ int profsumDecimalHint(uint64_t w, int k, int neg, double dHint, double *pOut){
     unsigned __int128 A2, B2, P;
     int bPow2, inside;
     if( !(E>0 && E<0x7ff && sh>=0 && nbw + sh + 1 <= 127) ) break;
-    A2 = (unsigned __int128)w << (sh+1);
+    A2 = w << (sh+1);
     B2 = (unsigned __int128)m * aU10[-k] * 2;
     P = aU10[-k];
     bPow2 = (bits & (((uint64_t)1<<52)-1))==0 && E>1;
@@ -256,21 +258,50 @@ int profsumDecimalHint(uint64_t w, int k, int neg, double dHint, double *pOut){
   return 0;
 }
 
+/* See profsum_reader.h. */
+int profsumDecimalHint(uint64_t w, int k, int neg, double dHint, double *pOut){
+  return decimalHint(w, k, neg, dHint, pOut);
+}
+
+/* w·10^n + the value of the n decimal digits at p, in 128 bits (the
+** result must stay below 2^128): 19 digits a step. */
+static unsigned __int128 digitsValue128(unsigned __int128 w, const char *p, int64_t n){
+  static const uint64_t aP10[20] = { 1ull, 10ull, 100ull, 1000ull, 10000ull,
+    100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+    10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+    100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+    100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull };
+  while( n>0 ){
+    int64_t c = n<19 ? n : 19;
+    w = w*aP10[c] + profsumDigitsValue(0, p, c);
+    p += c; n -= c;
+  }
+  return w;
+}
+
 /* The nearest double to the decimal text z[0..n) (correctly rounded, as
 ** strtod and Python's float() of the same text).  The summary decides
 ** nesting and gaps on the doubles the reference sees (summary_engine.c,
 ** "Float decisions"), and converted XPlanes write 17-digit times, so this
 ** runs for most events of such traces.  dHint is a guess (the double of
-** the text rounded to a picosecond: usually the answer), NAN for none:
-**   1. up to 19 significant digits and at most 19 decimals: when the text
-**      lies strictly within dHint's rounding interval, by exact 128-bit
-**      integer comparison, the answer is dHint (no division);
-**   2. up to 19 digits and a decimal exponent within ±22 (Clinger, when
-**      the digits fit 53 bits) or ±27 (x87 extended precision, one
-**      rounding, then to double unless within 2^-62 of a midpoint);
-**   3. strtod.
-** Differential tests against strtod: 20 M random texts (the commit that
-** added it), and tests/test_float_decisions.py through the summary. */
+** the text rounded to a picosecond: usually the answer), NAN for none.
+** The digits are read as an integer w (leading zeros skipped, so
+** "0.00060000000000000001" has 17) and the text is w·10^k:
+**   1. up to 38 significant digits and at most 19 decimals (less any
+**      exponent): when the text lies strictly within dHint's rounding
+**      interval, by exact 128-bit integer comparison, the answer is dHint
+**      (no division); or the double a few gaps away that the comparison
+**      points to;
+**   2. a decimal exponent within ±22 (Clinger, when the digits fit 53
+**      bits) or ±27 (x87 extended precision: w to long double, one
+**      rounding beyond 64 bits, then the power of ten, one rounding; then
+**      to double unless within 2^-62 of a midpoint);
+**   3. strtod (more than 38 digits, an exponent beyond these, a text
+**      near a midpoint, or no x87 long double).
+** Times of 20 digits and more are common enough (a trace of µs since an
+** epoch, or a long capture, written with 10 fixed decimals) that strtod,
+** about 20 times slower, showed in whole imports.  tests/decnum_test.c
+** compares every step with strtod on several million texts. */
 double profsumTextDouble(const char *z, int64_t n, double dHint){
   char zBuf[128];
   char *zHeap = 0, *zUse = zBuf;
@@ -281,8 +312,8 @@ double profsumTextDouble(const char *z, int64_t n, double dHint){
       1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L,
       1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L,
       1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L };
-    uint64_t w = 0;
-    int64_t i = 0, k = 0, i0, nInt, f0 = 0, nFrac = 0;
+    unsigned __int128 w;
+    int64_t i = 0, k = 0, i0, nInt, f0 = 0, nFrac = 0, nSig;
     int neg = 0;
     if( i<n && (z[i]=='-' || z[i]=='+') ){ neg = z[i]=='-'; i++; }
     i0 = i;
@@ -293,9 +324,7 @@ double profsumTextDouble(const char *z, int64_t n, double dHint){
       i = (const u8*)profsumDigitRun((const u8*)z+i, (const u8*)z+n) - (const u8*)z;
       nFrac = i - f0;
     }
-    /* at most 19 digits in all (leading zeros included): w < 10^19 */
-    if( nInt+nFrac==0 || nInt+nFrac>19 ) goto slow;
-    w = profsumDigitsValue(profsumDigitsValue(0, z+i0, nInt), z+f0, nFrac);
+    if( nInt+nFrac==0 ) goto slow;
     k = -nFrac;
     if( i<n && (z[i]=='e' || z[i]=='E') ){
       int eneg = 0, ne = 0;
@@ -310,15 +339,28 @@ double profsumTextDouble(const char *z, int64_t n, double dHint){
       k += eneg ? -x : x;
     }
     if( i!=n ) goto slow;
-    if( w==0 ) return neg ? -0.0 : 0.0;
-    if( profsumDecimalHint(w, (int)(k<-100 ? -100 : k>100 ? 100 : k), neg, dHint, &r) ) return r;
-    if( w<=((uint64_t)1<<53) && k>=-22 && k<=0 ){
-      /* Clinger: w and 10^-k are exact doubles, one division rounds */
-      static const double aD10[23] = {
-        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
-        1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
-      r = (double)w / aD10[-k];
-      return neg ? -r : r;
+    /* leading zeros add nothing to w */
+    while( nInt>0 && z[i0]=='0' ){ i0++; nInt--; }
+    if( nInt==0 ) while( nFrac>0 && z[f0]=='0' ){ f0++; nFrac--; }
+    nSig = nInt + nFrac;
+    if( nSig==0 ) return neg ? -0.0 : 0.0;
+    if( nSig<=19 ){
+      uint64_t w64 = profsumDigitsValue(profsumDigitsValue(0, z+i0, nInt), z+f0, nFrac);
+      if( decimalHint(w64, (int)(k<-100 ? -100 : k>100 ? 100 : k), neg, dHint, &r) ) return r;
+      if( w64<=((uint64_t)1<<53) && k>=-22 && k<=0 ){
+        /* Clinger: w and 10^-k are exact doubles, one division rounds */
+        static const double aD10[23] = {
+          1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+          1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+        r = (double)w64 / aD10[-k];
+        return neg ? -r : r;
+      }
+      w = w64;
+    }else if( nSig<=38 ){
+      w = digitsValue128(digitsValue128(0, z+i0, nInt), z+f0, nFrac);
+      if( decimalHint(w, (int)(k<-100 ? -100 : k>100 ? 100 : k), neg, dHint, &r) ) return r;
+    }else{
+      goto slow;
     }
     if( k>=-27 && k<=27 ){
       long double X = (long double)w;
