@@ -544,6 +544,77 @@ class Kernels(MemTestCase):
         self.assertEqual(self.db.execute(sql, (tid,)).fetchall(),
                          [("kernel_details_out_of_range", detail % (i, 70000 + i)) for i in range(8)])
 
+    def test_repeated_kernels(self):
+        """The same kernel texts every step (a memo of them skips the parse
+        after the first): the rows, their durations and devices, and one
+        out-of-range diagnostic per execution, its text for the first five
+        (all of them with store_diagnostics 'all'), in XPlane and JSON."""
+        good = "regs:32 static_shared:0 dynamic_shared:0 grid:8,1,1 block:128,1,1 occ_pct:50"
+        bad = "regs:70000 grid:8,1,1 block:64,1,1 occ_pct:0"
+        steps = 12
+        # (name, details, hlo_op, device, duration in µs of step s)
+        runs = [("gemm", good, "dot.1", 0, lambda s: 3 + s),
+                ("gemm", good, "dot.2", 0, lambda s: 2),
+                ("gemm", good, None, 0, lambda s: 1 + s % 3),
+                ("bad", bad, "f.1", 0, lambda s: 4),
+                ("gemm", good, "dot.1", 1, lambda s: 10 + s)]
+
+        def xplane():
+            planes = []
+            for dev in (0, 1):
+                pb = W.PlaneBuilder("/device:GPU:%d" % dev, id=dev + 1)
+                evs = []
+                for s in range(steps):
+                    for i, (name, det, hlo, d, dur) in enumerate(runs):
+                        if d == dev:
+                            evs.append(kernel(pb, name, 100 * s + 20 * i, dur(s), det, hlo))
+                pb.line(id=1, name="Stream #1", timestamp_ns=0, events=evs)
+                planes.append(pb.build())
+            return W.xspace(planes, hostnames=["h"])
+
+        def json_text():
+            ev = [{"ph": "M", "pid": d + 1, "name": "process_name", "args": {"name": "/device:GPU:%d" % d}}
+                  for d in (0, 1)]
+            for s in range(steps):
+                for i, (name, det, hlo, d, dur) in enumerate(runs):
+                    a = {"kernel_details": det}
+                    if hlo is not None:
+                        a["hlo_op"] = hlo
+                    ev.append({"ph": "X", "pid": d + 1, "tid": 1, "name": name, "ts": 100 * s + 20 * i,
+                               "dur": dur(s), "args": a})
+            return json.dumps({"traceEvents": ev})
+
+        def expected():
+            out = {}
+            for name, det, hlo, d, dur in runs:
+                r = out.setdefault((name, hlo), {"devices": set(), "durs": []})
+                r["devices"].add(d)
+                r["durs"] += [dur(s) for s in range(steps)]
+            return [(name, hlo, len(r["devices"]), len(r["durs"]), float(sum(r["durs"])),
+                     float(min(r["durs"])), float(max(r["durs"]))) for (name, hlo), r in out.items()]
+
+        sql_rows = ("SELECT kernel_name, hlo_op, devices, occurrences, total_duration_us, min_duration_us, "
+                    "max_duration_us FROM profsum_kernel_stats WHERE trace_id=? ORDER BY 1, 2")
+        sql_diag = ("SELECT kind, detail FROM profsum_diagnostic WHERE trace_id=? "
+                    "AND (kind LIKE 'kernel_details%' OR kind='suppressed') ORDER BY rowid")
+        detail = ("kernel bad: kernel_details value out of range: regs:70000 (above 65536), "
+                  "occ_pct:0 (0: not measured): NULL in profsum_kernel_stats")
+        for fmt in ("xplane", "json"):
+            with self.subTest(fmt=fmt):
+                data = xplane() if fmt == "xplane" else json_text()
+                for opts, n_text in ((None, 5), ('{"store_diagnostics": "all"}', steps)):
+                    tid = self.imp(data, "rep_%s%s.%s" % (fmt, "_all" if opts else "",
+                                                          "xplane.pb" if fmt == "xplane" else "json"), opts)
+                    got = [tuple(r.values()) for r in self.rows(sql_rows, (tid,))]
+                    self.assertEqual(sorted(got, key=lambda r: (r[0], r[1] or "")),
+                                     sorted(expected(), key=lambda r: (r[0], r[1] or "")))
+                    want = [("kernel_details_out_of_range", detail)] * n_text
+                    if n_text < steps:
+                        want.append(("suppressed", "kernel_details_out_of_range: %d occurrences in all; only "
+                                     "the first 5 are stored (the import option store_diagnostics 'all' "
+                                     "stores them all)" % steps))
+                    self.assertEqual(self.db.execute(sql_diag, (tid,)).fetchall(), want)
+
     def test_diagnostic_cuts_whole_characters(self):
         """A kernel name and a kernel_details token are quoted in a
         diagnostic up to 200 bytes, cut at a character's end: the longest

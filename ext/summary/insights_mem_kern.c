@@ -53,6 +53,25 @@ typedef struct KernEnt {
   int64_t pid;                 /* that pid */
 } KernEnt;
 
+/* A memo of the texts of a kernel execution already tallied: the device
+** key when the row's key holds it (bPid), the name, kernel_details and
+** hlo_op exactly as memKernAdd received them (after its cuts), and what
+** they gave: the row, the occupancy and which diagnostic kinds the parse
+** met.  A trace repeats the same few thousand kernels every step, so most
+** executions skip the parse, the key and its lookup. */
+typedef struct KernMemo {
+  uint64_t h;
+  int64_t iEnt;                /* index of the row in MemKern.a */
+  int64_t iDevice; int bPid;   /* iDevice compared only with bPid */
+  char *z;                     /* name, details, hlo_op, one after the other */
+  int64_t nName, nDet, nHlo;   /* nHlo -1: no hlo_op */
+  double occ;                  /* KernDet.occ of the parse */
+  unsigned char hit[2];        /* KernWhy.hit of the parse */
+} KernMemo;
+
+#define KERN_MEMO_MAX    65536            /* memo entries per trace */
+#define KERN_MEMO_BYTES  (16*1024*1024)   /* bytes of texts the memo keeps */
+
 /* A JSON process_name seen: pid, whether it names a device, and its
 ** arrival (a later one for the pid replaces an earlier one). */
 typedef struct KernProc { int64_t pid; int isDevice; int64_t ord; } KernProc;
@@ -63,6 +82,9 @@ struct MemKern {
   int capped;
   KernProc *aProc; int64_t nProc, nProcAlloc;   /* JSON process names */
   char *zBuf; int64_t nBuf;             /* the key being looked up */
+  KernMemo *aMemo; int64_t nMemo, nMemoAlloc;   /* the memo (kMemoFind) */
+  int64_t *aMemoSlot; int64_t nMemoSlot;        /* index + 1, 0 empty */
+  int64_t nMemoBytes;                           /* of its texts */
 };
 
 /* See insights_mem_int.h. */
@@ -88,6 +110,9 @@ void memKernFree(MemKern *p){
   }
   sqlite3_free(p->a);
   sqlite3_free(p->aSlot);
+  for(i=0; i<p->nMemo; i++) sqlite3_free(p->aMemo[i].z);
+  sqlite3_free(p->aMemo);
+  sqlite3_free(p->aMemoSlot);
   sqlite3_free(p);
 }
 
@@ -265,6 +290,83 @@ static char *kDup(const char *z, int64_t n, int *pRc){
   return c;
 }
 
+/* The memo's hash of an execution's texts (kMemoFind, kMemoAdd). */
+static uint64_t kMemoHash(int bPid, int64_t iDevice, const char *zName, int64_t nName,
+                          const char *zDet, int64_t nDet, const char *zHlo, int64_t nHlo){
+  uint64_t h = profsumBytesHash(zDet, nDet);
+  h = h*0x9e3779b97f4a7c15ULL + profsumBytesHash(zName, nName);
+  h = h*0x9e3779b97f4a7c15ULL + (zHlo ? profsumBytesHash(zHlo, nHlo) : 0x5bd1e995ULL);
+  if( bPid ) h = h*0x9e3779b97f4a7c15ULL + (uint64_t)iDevice;
+  return h ^ (h>>29);
+}
+
+/* The memo entry of these texts (hash h), or 0. */
+static KernMemo *kMemoFind(MemKern *p, uint64_t h, int bPid, int64_t iDevice,
+                           const char *zName, int64_t nName, const char *zDet, int64_t nDet,
+                           const char *zHlo, int64_t nHlo){
+  int64_t i, nH = zHlo ? nHlo : -1;
+  if( p->nMemoSlot==0 ) return 0;
+  for(i=(int64_t)(h & (uint64_t)(p->nMemoSlot-1)); p->aMemoSlot[i]; i=(i+1)&(p->nMemoSlot-1)){
+    KernMemo *m = &p->aMemo[p->aMemoSlot[i]-1];
+    if( m->h==h && m->bPid==bPid && (!bPid || m->iDevice==iDevice)
+     && m->nName==nName && m->nDet==nDet && m->nHlo==nH
+     && memcmp(m->z, zDet, (size_t)nDet)==0
+     && memcmp(m->z+nDet, zName, (size_t)nName)==0
+     && (nH<=0 || memcmp(m->z+nDet+nName, zHlo, (size_t)nH)==0) ){
+      return m;
+    }
+  }
+  return 0;
+}
+
+/* Keep these texts (hash h) as giving row iEnt, occupancy occ and the
+** parse's hit flags, while the memo has room (else nothing).  SQLITE_OK
+** or SQLITE_NOMEM. */
+static int kMemoAdd(MemKern *p, uint64_t h, int bPid, int64_t iDevice,
+                    const char *zName, int64_t nName, const char *zDet, int64_t nDet,
+                    const char *zHlo, int64_t nHlo, int64_t iEnt, double occ, const int *aHit){
+  KernMemo *m;
+  int64_t i, nH = zHlo ? nHlo : 0, nText = nDet + nName + nH;
+  if( p->nMemo>=KERN_MEMO_MAX || p->nMemoBytes + nText > KERN_MEMO_BYTES ) return SQLITE_OK;
+  if( (p->nMemo+1)*2 > p->nMemoSlot ){
+    int64_t nNew = p->nMemoSlot ? p->nMemoSlot*2 : 256;
+    int64_t *a = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    memset(a, 0, sizeof(int64_t)*(size_t)nNew);
+    for(i=0; i<p->nMemo; i++){
+      int64_t j = (int64_t)(p->aMemo[i].h & (uint64_t)(nNew-1));
+      while( a[j] ) j = (j+1) & (nNew-1);
+      a[j] = i+1;
+    }
+    sqlite3_free(p->aMemoSlot);
+    p->aMemoSlot = a; p->nMemoSlot = nNew;
+  }
+  if( p->nMemo>=p->nMemoAlloc ){
+    int64_t nNew = p->nMemoAlloc ? p->nMemoAlloc*2 : 64;
+    KernMemo *a = sqlite3_realloc64(p->aMemo, sizeof(KernMemo)*(sqlite3_uint64)nNew);
+    if( a==0 ) return SQLITE_NOMEM;
+    p->aMemo = a; p->nMemoAlloc = nNew;
+  }
+  m = &p->aMemo[p->nMemo];
+  memset(m, 0, sizeof(*m));
+  m->z = sqlite3_malloc64((sqlite3_uint64)nText + 1);
+  if( m->z==0 ) return SQLITE_NOMEM;
+  if( nDet ) memcpy(m->z, zDet, (size_t)nDet);
+  if( nName ) memcpy(m->z+nDet, zName, (size_t)nName);
+  if( nH ) memcpy(m->z+nDet+nName, zHlo, (size_t)nH);
+  m->h = h;
+  m->iEnt = iEnt;
+  m->iDevice = iDevice; m->bPid = bPid;
+  m->nName = nName; m->nDet = nDet; m->nHlo = zHlo ? nHlo : -1;
+  m->occ = occ;
+  m->hit[0] = (unsigned char)aHit[0]; m->hit[1] = (unsigned char)aHit[1];
+  for(i=(int64_t)(h & (uint64_t)(p->nMemoSlot-1)); p->aMemoSlot[i]; i=(i+1)&(p->nMemoSlot-1)){}
+  p->aMemoSlot[i] = p->nMemo+1;
+  p->nMemo++;
+  p->nMemoBytes += nText;
+  return SQLITE_OK;
+}
+
 /* See insights_mem_int.h. */
 int memKernAdd(MemKern *p, InsDiag *pDiag,
                const char *zName, int64_t nName,
@@ -276,12 +378,28 @@ int memKernAdd(MemKern *p, InsDiag *pDiag,
   KernDet d;
   KernWhy w;
   KernEnt *e = 0;
+  KernMemo *m;
   const char *zKey;
   int64_t nKey, nPre, i;
-  uint64_t h;
+  uint64_t h, hMemo;
   int rc = SQLITE_OK, k;
   nName = profsumUtf8Cut(zName, nName, KERN_MAX_NAME);   /* whole characters */
   if( nHlo>KERN_MAX_NAME ) zHlo = 0, nHlo = 0;
+  if( zDetails==0 ) zDetails = "", nDetails = 0;
+  /* texts met before: their row and what their parse gave, unless a
+  ** diagnostic of theirs wants its text (then as the first time) */
+  hMemo = kMemoHash(bPid, iDevice, zName, nName, zDetails, nDetails, zHlo, nHlo);
+  m = kMemoFind(p, hMemo, bPid, iDevice, zName, nName, zDetails, nDetails, zHlo, nHlo);
+  if( m ){
+    int bText = 0;
+    for(k=0; k<2; k++) if( m->hit[k] && insDiagWanted(pDiag, azKind[k]) ) bText = 1;
+    if( !bText ){
+      for(k=0; k<2; k++) if( m->hit[k] ) insDiagCount(pDiag, azKind[k]);
+      e = &p->a[m->iEnt];
+      d.occ = m->occ;
+      goto tally;
+    }
+  }
   /* the text of a diagnostic is made only while its kind keeps examples */
   memset(&w, 0, sizeof(w));
   for(k=0; k<2; k++) w.want[k] = insDiagWanted(pDiag, azKind[k]);
@@ -358,6 +476,12 @@ int memKernAdd(MemKern *p, InsDiag *pDiag,
     p->n++;
     if( rc ) return rc;
   }
+  if( m==0 ){
+    rc = kMemoAdd(p, hMemo, bPid, iDevice, zName, nName, zDetails, nDetails, zHlo, nHlo,
+                  e - p->a, d.occ, w.hit);
+    if( rc ) return rc;
+  }
+tally:
   e->n++;
   e->total += durPs;
   if( durPs<e->minPs ) e->minPs = durPs;
