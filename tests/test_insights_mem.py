@@ -615,6 +615,24 @@ class Kernels(MemTestCase):
                                      "stores them all)" % steps))
                     self.assertEqual(self.db.execute(sql_diag, (tid,)).fetchall(), want)
 
+    def test_json_args_strings_with_escapes(self):
+        """The args members before and after kernel_details hold escaped
+        quotes and backslashes, at every position of an 8-byte word: the
+        walk over them still finds each key and its whole value."""
+        ev = [{"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/device:GPU:0"}}]
+        want = []
+        for pad in range(12):
+            note = "x" * pad + '"q" \\ ' + "y" * (11 - pad)
+            hlo = "h" * pad + "\\" + str(pad)
+            ev.append({"ph": "X", "pid": 1, "tid": 1, "name": "k%d" % pad, "ts": 10 * pad, "dur": 1 + pad,
+                       "args": {"note": note, "kernel_details": "regs:16 block:32,1,1 grid:%d,1,1" % (pad + 1),
+                                "other\\\"key": "\\\\\"", "hlo_op": hlo}})
+            want.append(("k%d" % pad, hlo, "%d,1,1" % (pad + 1), float(1 + pad)))
+        tid = self.imp(json.dumps({"traceEvents": ev}), "esc.json")
+        got = self.db.execute("SELECT kernel_name, hlo_op, grid_dim, total_duration_us FROM profsum_kernel_stats "
+                              "WHERE trace_id=? ORDER BY total_duration_us", (tid,)).fetchall()
+        self.assertEqual(got, want)
+
     def test_diagnostic_cuts_whole_characters(self):
         """A kernel name and a kernel_details token are quoted in a
         diagnostic up to 200 bytes, cut at a character's end: the longest
