@@ -266,6 +266,47 @@ class FloatDecisions(unittest.TestCase):
                     self.check(events, td)
 
 
+    def test_track_written_in_runs(self):
+        """A track whose events come as a few sequences, each in time order
+        (as PyTorch's profiler writes a step's Python events after its
+        operators), or with some events out of place, or shuffled (more
+        runs than the merge of runs takes): ordered as the reference's
+        doubles order them, near ties included."""
+        rng = random.Random(20261204)
+        with TempDir() as td:
+            for case in range(12):
+                base = rng.choice([1929316.68, 1.7e9, 1.7e15])
+                decimals = rng.choice([3, 9, None])
+                events, t = [], base
+                for k in range(rng.choice([300, 700, 2600])):
+                    dur = rng.choice([55.295, 0.001, 1.1, 0.7, 3.3, 12.345678901])
+                    if decimals is not None:
+                        dur = round(dur, decimals)
+                    if rng.random() < 0.4 and events:   # start at an earlier end: near ties
+                        _, pts, pdur = events[rng.randrange(len(events))]
+                        ts = float(pts) + float(pdur)
+                    else:
+                        ts = t + rng.choice([0.0, 0.1, 1.0, 7.3])
+                    t = max(t, ts)
+                    tss = repr(ts) if decimals is None else "%.*f" % (decimals, ts)
+                    durs = repr(dur) if decimals is None else "%.*f" % (decimals, dur)
+                    if float(durs) > 0:
+                        events.append(("op%d" % rng.randrange(8), tss, durs))
+                events.sort(key=lambda e: (float(e[1]), -(float(e[1]) + float(e[2]))))
+                shape = case % 3
+                if shape == 0:                  # a few runs, each in order
+                    runs = [[] for _ in range(rng.randint(2, 6))]
+                    for e in events:
+                        runs[rng.randrange(len(runs))].append(e)
+                    events = [e for r in runs for e in r]
+                elif shape == 1:                # a few events out of place
+                    for _ in range(rng.randint(1, 20)):
+                        e = events.pop(rng.randrange(len(events)))
+                        events.insert(rng.randrange(len(events) + 1), e)
+                else:                           # shuffled
+                    rng.shuffle(events)
+                self.check(events, td)
+
     def test_sparse_text_doubles_over_many_events(self):
         """A few thousand events where only some, at irregular places (the
         first and last of a group of 64, long stretches without any, runs of
