@@ -879,6 +879,62 @@ class ExactNestingCheck(unittest.TestCase):
                 # one category: what moved is the difference of the totals
                 self.assertTrue(abs(kpi[0][0] - rel) <= 1e-9 + 1e-9 * rel, (events, kpi, rel))
 
+    def test_file_order_does_not_change_the_check(self):
+        """The same events in time order and shuffled (the check then walks
+        a processing order that is not the file's, and finds each event's
+        kept exclusive time by its position): the same exact total and the
+        same count of events whose exclusive time differs.  No two events
+        share both start and end, in doubles or exactly, so the file order
+        breaks no tie in either nesting."""
+        rng = random.Random(20261205)
+        n_differ = 0
+        with TempDir() as td:
+            for case in range(16):
+                base = rng.choice([1700000000000000, 1773709742341309])
+                events, seen, t = [], set(), 0.0
+                for k in range(rng.randint(20, 60)):
+                    if rng.random() < 0.6 and events:
+                        _, pts, _ = events[rng.randrange(len(events))]
+                        ts = "%s.%s" % (pts.split(".")[0], rng.choice(["0", "1", "3", "7", "9"]))
+                        dur = rng.choice(["0.1", "0.2", "0.7", "1.0", "0.05"])
+                    else:
+                        t += rng.choice([1.0, 2.0, 5.0])
+                        ts, dur = "%d.0" % (base + int(t)), rng.choice(["0.5", "1.0", "3.0"])
+                    kx, kd = (ts, dur), (float(ts), float(ts) + float(dur))
+                    if kx not in seen and kd not in seen:
+                        seen.update((kx, kd))
+                        events.append(("op.%d" % k, ts, dur))
+                ordered = sorted(events, key=lambda e: (float(e[1]), -(float(e[1]) + float(e[2]))))
+                shuffled = list(events)
+                rng.shuffle(shuffled)
+                got = []
+                for evs in (ordered, shuffled):
+                    facts, _, _, _ = self.run_case(evs, td)
+                    got.append((facts["exact_breakdown_total"], facts["float_nesting_events"]))
+                want = float(exact_nesting_total(events))
+                self.assertTrue(close(got[0][0], want, 1.0) and close(got[1][0], want, 1.0), (events, got, want))
+                self.assertEqual(got[0][1], got[1][1], events)
+                n_differ += got[0][1] > 0
+        self.assertGreater(n_differ, 4)
+
+    def test_check_past_its_insertion_sort(self):
+        """2,000 events within one double of each other whose exact starts
+        fall as the file goes on: the doubles' order is the file's, the
+        exact order its reverse, more than the check's insertion sort
+        moves; the check then sorts by event index, with the same facts as
+        for the file written the other way round."""
+        n = 2000
+        desc = [("op.%d" % k, "1700000000000000.%08d" % (5000 * (n - k)), "1.0") for k in range(n)]
+        asc = list(reversed(desc))
+        want = float(exact_nesting_total(desc))
+        with TempDir() as td:
+            a, _, _, _ = self.run_case(desc, td)
+            b, _, _, _ = self.run_case(asc, td)
+        self.assertTrue(close(a["exact_breakdown_total"], want, 1.0), (a, want))
+        self.assertTrue(close(b["exact_breakdown_total"], want, 1.0), (b, want))
+        self.assertGreater(a["float_nesting_events"], 0)
+        self.assertEqual(a["float_nesting_events"], b["float_nesting_events"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -197,18 +197,24 @@ typedef struct KeyMemo {
 ** left out, as there; aKeyCat: category per event key) and, in *pnDiff,
 ** the events whose exclusive time differs from the summary's.  Only the
 ** facts and the diagnostic that tell the user so come from it: the
-** summary keeps the reference's numbers.  Memory: 4 bytes per event of
-** the largest track (a copy of its slice of the processing order, sorted
-** again), 16 per event of it that has a child (its exclusive time in the
-** summary, by event index) and stacks as deep as the nesting.  SQLITE_OK
-** or SQLITE_NOMEM. */
+** summary keeps the reference's numbers.  Each track's events are
+** walked as processing positions, brought into the exact order by an
+** insertion sort (the two orders differ only at near ties), so that the
+** kept exclusive times, which come by position, are looked up as they
+** are; when the insertion sort would move too much, the positions become
+** event indices, sorted in full, and the kept times are sorted by event
+** index to match.  Memory: 4 bytes per event of the largest track (its
+** positions), 16 per event of it that has a child (its exclusive time in
+** the summary) and stacks as deep as the nesting.  SQLITE_OK or
+** SQLITE_NOMEM. */
 typedef struct ExclOf { int64_t k, ex; } ExclOf;
 static int cmpExclOf(const void *pa, const void *pb){
   const ExclOf *a = (const ExclOf*)pa, *b = (const ExclOf*)pb;
   return a->k<b->k ? -1 : (a->k>b->k);
 }
-/* The entry of event k among the n of a (sorted by event index), or 0:
-** the events that had a child in the summary's nesting. */
+/* The entry of k among the n of a (sorted by k: a processing position or
+** an event index, as engExactCheck keys them), or 0: the events that had
+** a child in the summary's nesting. */
 static const ExclOf *exclOfEvent(const ExclOf *a, int64_t n, int64_t k){
   int64_t lo = 0, hi = n;
   while( lo<hi ){
@@ -272,9 +278,12 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int32_t t0, int32_t t
   aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nAllocStk);
   aOf = sqlite3_malloc64(sizeof(ExclOf)*(sqlite3_uint64)(nMaxPar ? nMaxPar : 1));
   if( !aIdx || !aStk || !aChild || !aOf ) rc = SQLITE_NOMEM;
+  /* the record of aIdx's entry k: a processing position (byPos) or an
+  ** event index */
+#define EXACT_EV(k) EV(e, byPos ? ORD(e, (k)) : (k))
 #define EXACT_FIN() do{ \
     int32_t k_ = aStk[--nStk]; \
-    const SEv *x_ = EV(e, k_); \
+    const SEv *x_ = EXACT_EV(k_); \
     int64_t ex_ = EVDUR(e, x_) - aChild[nStk]; \
     if( ex_<0 ) ex_ = 0; \
     aExact[aKeyCat[x_->key]] += ex_; \
@@ -291,30 +300,38 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int32_t t0, int32_t t
     const STrack *tr = &e->aTrk[t];
     const int32_t *aPos; const uint32_t *aEx;
     int64_t j, nMove = 0, nCap = 16*tr->nEv + 1024, lo, hi;
+    int byPos = 1;
     if( tr->isSteps ) continue;
     trackEntries(e, tr, aCur, &aPos, &aEx, &lo, &hi);
+    /* the kept exclusive times by processing position (increasing) */
     for(nOf=0; lo<hi; lo++, nOf++){
-      aOf[nOf].k = ORD(e, aPos[lo]);
+      aOf[nOf].k = aPos[lo];
       aOf[nOf].ex = profsumEngEx32(e, aEx[lo], aPos[lo]);
     }
-    /* (a track read in time order has them sorted already) */
-    for(j=1; j<nOf && aOf[j-1].k<=aOf[j].k; j++){}
-    if( j<nOf ) qsort(aOf, (size_t)nOf, sizeof(ExclOf), cmpExclOf);
-    profsumEngOrdCopy(e, aIdx, tr->iFirst, tr->nEv);
+    for(j=0; j<tr->nEv; j++) aIdx[j] = (int32_t)(tr->iFirst + j);
     /* In the doubles' order, which the exact order differs from only at
     ** near-ties: an insertion sort, unless it moves too much. */
     for(j=1; j<tr->nEv && nMove<=nCap; j++){
-      int32_t x = aIdx[j];
+      int32_t x = aIdx[j], ex = ORD(e, x);
       int64_t i = j;
-      while( i>0 && profsumEngExactLess(e, x, aIdx[i-1]) ){ aIdx[i] = aIdx[i-1]; i--; nMove++; }
+      while( i>0 && profsumEngExactLess(e, ex, ORD(e, aIdx[i-1])) ){ aIdx[i] = aIdx[i-1]; i--; nMove++; }
       aIdx[i] = x;
     }
-    if( nMove>nCap ) profsumEngSortEvIdx(e, aIdx, tr->nEv, 2, profsumEngSortDepth(tr->nEv));
+    if( nMove>nCap ){
+      /* by event index from here: the positions' events sorted in full,
+      ** the kept times sorted by event index to match */
+      for(j=0; j<tr->nEv; j++) aIdx[j] = ORD(e, aIdx[j]);
+      profsumEngSortEvIdx(e, aIdx, tr->nEv, 2, profsumEngSortDepth(tr->nEv));
+      for(j=0; j<nOf; j++) aOf[j].k = ORD(e, (int32_t)aOf[j].k);
+      for(j=1; j<nOf && aOf[j-1].k<=aOf[j].k; j++){}
+      if( j<nOf ) qsort(aOf, (size_t)nOf, sizeof(ExclOf), cmpExclOf);
+      byPos = 0;
+    }
     for(j=0; j<tr->nEv; j++){
-      const SEv *r = EV(e, aIdx[j]);
+      const SEv *r = EXACT_EV(aIdx[j]);
       int64_t ts = r->ts, end = r->ts + EVDUR(e, r);
-      while( nStk>0 && ts>=EV(e, aStk[nStk-1])->ts + EVDUR(e, EV(e, aStk[nStk-1])) ) EXACT_FIN();
-      while( nStk>0 && end>EV(e, aStk[nStk-1])->ts + EVDUR(e, EV(e, aStk[nStk-1])) ) EXACT_FIN();
+      while( nStk>0 && ts>=EXACT_EV(aStk[nStk-1])->ts + EVDUR(e, EXACT_EV(aStk[nStk-1])) ) EXACT_FIN();
+      while( nStk>0 && end>EXACT_EV(aStk[nStk-1])->ts + EVDUR(e, EXACT_EV(aStk[nStk-1])) ) EXACT_FIN();
       if( nStk>=nAllocStk ){
         /* at most as deep as the track is long (no unused half past it) */
         int64_t nNew = nAllocStk*2 > tr->nEv ? tr->nEv : nAllocStk*2;
@@ -334,6 +351,7 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int32_t t0, int32_t t
     nOfSeen = 0;
   }
 #undef EXACT_FIN
+#undef EXACT_EV
   sqlite3_free(aIdx); sqlite3_free(aStk); sqlite3_free(aChild); sqlite3_free(aOf);
   *pnDiff = nDiff;
   return rc;
