@@ -312,9 +312,9 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int32_t t0, int32_t t
     /* In the doubles' order, which the exact order differs from only at
     ** near-ties: an insertion sort, unless it moves too much. */
     for(j=1; j<tr->nEv && nMove<=nCap; j++){
-      int32_t x = aIdx[j], ex = ORD(e, x);
+      int32_t x = aIdx[j], xEv = ORD(e, x);
       int64_t i = j;
-      while( i>0 && profsumEngExactLess(e, ex, ORD(e, aIdx[i-1])) ){ aIdx[i] = aIdx[i-1]; i--; nMove++; }
+      while( i>0 && profsumEngExactLess(e, xEv, ORD(e, aIdx[i-1])) ){ aIdx[i] = aIdx[i-1]; i--; nMove++; }
       aIdx[i] = x;
     }
     if( nMove>nCap ){
