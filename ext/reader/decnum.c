@@ -314,7 +314,7 @@ double profsumTextDouble(const char *z, int64_t n, double dHint){
       1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L };
     unsigned __int128 w;
     int64_t i = 0, k = 0, i0, nInt, f0 = 0, nFrac = 0, nSig;
-    int neg = 0;
+    int neg = 0, kHint;
     if( i<n && (z[i]=='-' || z[i]=='+') ){ neg = z[i]=='-'; i++; }
     i0 = i;
     i = (const u8*)profsumDigitRun((const u8*)z+i, (const u8*)z+n) - (const u8*)z;
@@ -344,9 +344,10 @@ double profsumTextDouble(const char *z, int64_t n, double dHint){
     if( nInt==0 ) while( nFrac>0 && z[f0]=='0' ){ f0++; nFrac--; }
     nSig = nInt + nFrac;
     if( nSig==0 ) return neg ? -0.0 : 0.0;
+    kHint = (int)(k<-100 ? -100 : k>100 ? 100 : k);
     if( nSig<=19 ){
       uint64_t w64 = profsumDigitsValue(profsumDigitsValue(0, z+i0, nInt), z+f0, nFrac);
-      if( decimalHint(w64, (int)(k<-100 ? -100 : k>100 ? 100 : k), neg, dHint, &r) ) return r;
+      if( decimalHint(w64, kHint, neg, dHint, &r) ) return r;
       if( w64<=((uint64_t)1<<53) && k>=-22 && k<=0 ){
         /* Clinger: w and 10^-k are exact doubles, one division rounds */
         static const double aD10[23] = {
@@ -358,7 +359,7 @@ double profsumTextDouble(const char *z, int64_t n, double dHint){
       w = w64;
     }else if( nSig<=38 ){
       w = digitsValue128(digitsValue128(0, z+i0, nInt), z+f0, nFrac);
-      if( decimalHint(w, (int)(k<-100 ? -100 : k>100 ? 100 : k), neg, dHint, &r) ) return r;
+      if( decimalHint(w, kHint, neg, dHint, &r) ) return r;
     }else{
       goto slow;
     }

@@ -291,8 +291,8 @@ void profsumEngSortEvIdx(Engine *e, int32_t *a, int64_t n, int g, int depth){
   }
 }
 
-/* Sort a[0..n) by evLess(gapOrder 0) where it is made of a few runs in
-** order already: a trace whose writer put a thread's events in a few
+/* Sort a[0..n), the events of track tr (tol: its profsumEngTrackTol), by
+** evLessIn, where the slice is made of a few runs in order already: a trace whose writer put a thread's events in a few
 ** sequences, each in time order (PyTorch's profiler writes the Python
 ** function events of a step after its operators, and a long parent after
 ** its children), or put a few events out of place (each splits a run).
@@ -306,13 +306,13 @@ void profsumEngSortEvIdx(Engine *e, int32_t *a, int64_t n, int g, int depth){
 ** other, so a near tie that the doubles decide otherwise than the exact
 ** times is counted (nFlip) as it is by the quicksort. */
 #define SORT_RUNS_MAX 1024
-static void sortByRuns(Engine *e, int32_t *a, int64_t n){
+static void sortByRuns(Engine *e, const STrack *tr, int64_t tol, int32_t *a, int64_t n){
   int64_t aRun[SORT_RUNS_MAX+1];        /* run starts, then n */
   int64_t nRun = 1, i;
   int32_t *aBuf, *src = a, *dst;
   aRun[0] = 0;
   for(i=1; i<n; i++){
-    if( evLess(e, a[i], a[i-1], 0) ){
+    if( evLessIn(e, tr, tol, a[i], a[i-1]) ){
       if( nRun>=SORT_RUNS_MAX ) break;
       aRun[nRun++] = i;
     }
@@ -327,11 +327,11 @@ static void sortByRuns(Engine *e, int32_t *a, int64_t n){
   while( nRun>1 ){
     int64_t r, nOut = 0;
     for(r=0; r<nRun; r+=2){
-      int64_t lo = aRun[r], mid = aRun[r+1 < nRun ? r+1 : nRun], hi = aRun[r+2 <= nRun ? r+2 : nRun];
+      /* runs r and r+1 (a last odd run: with an empty one, aRun[nRun]) */
+      int64_t lo = aRun[r], mid = aRun[r+1], hi = aRun[r+2<=nRun ? r+2 : nRun];
       int64_t x = lo, y = mid, k = lo;
-      if( r+1>=nRun ) mid = hi = aRun[nRun];
       while( x<mid && y<hi ){
-        if( evLess(e, src[y], src[x], 0) ) dst[k++] = src[y++];
+        if( evLessIn(e, tr, tol, src[y], src[x]) ) dst[k++] = src[y++];
         else dst[k++] = src[x++];
       }
       while( x<mid ) dst[k++] = src[x++];
@@ -552,7 +552,8 @@ static int orderRange(Engine *e, int32_t t0, int32_t t1, int bAsk){
   for(t=t0; t<t1; t++){
     STrack *tr = &e->aTrk[t];
     if( bAsk && e->xStop && e->xStop(e->pStopArg) ) return profsumEngErr(e, SQLITE_INTERRUPT, "interrupted");
-    if( !trackInOrder(e, tr, profsumEngTrackTol(e, tr), 1) ){
+    int64_t tol = profsumEngTrackTol(e, tr);
+    if( !trackInOrder(e, tr, tol, 1) ){
       if( e->aOrd==0 ){
         /* the identity is no longer enough: made in full */
         e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
@@ -560,7 +561,7 @@ static int orderRange(Engine *e, int32_t t0, int32_t t1, int bAsk){
         profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);
         for(i=0; i<n; i++) e->aOrd[i] = (int32_t)i;
       }
-      sortByRuns(e, e->aOrd + tr->iFirst, tr->nEv);
+      sortByRuns(e, tr, tol, e->aOrd + tr->iFirst, tr->nEv);
     }
   }
   return SQLITE_OK;
