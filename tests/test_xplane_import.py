@@ -430,6 +430,29 @@ class Rules(XPlaneTestCase):
         st = d["step_time"]["all_steps"]
         self.assertEqual((st["count"], st["min"], st["max"]), (3, 10.0, 50.0))
 
+    def test_out_of_range_step_num_is_no_step(self):
+        # a step_num the reference reads (Python ints have no range) but
+        # 64 bits cannot hold is no step, and its `step` stat is not read
+        # in its place; an unparsable string moves on to `step`
+        host = W.PlaneBuilder("/host:CPU")
+        cases = [([("step_num", dict(u64=2 ** 63)), ("step", dict(i64=5))], 10),
+                 ([("step_num", dict(double=1e19)), ("step", dict(i64=6))], 20),
+                 ([("step_num", dict(s="99999999999999999999")), ("step", dict(i64=7))], 30),
+                 ([("step_num", dict(s="-9_223_372_036_854_775_809")), ("step", dict(i64=9))], 35),
+                 ([("step_num", dict(s="9_")), ("step", dict(i64=8))], 40),
+                 ([("step_num", dict(i64=3))], 50)]
+        evs, t = [], 0
+        for stats, dur in cases:
+            evs.append(host.event("train", offset_ps=t * US, duration_ps=dur * US,
+                                  stats=[host.stat(k, **v) for k, v in stats]))
+            t += dur + 10
+        host.line(id=1, name="python3", events=evs)
+        gpu = W.PlaneBuilder("/device:GPU:0")
+        gpu.line(id=3, name="Stream #1(compute)", events=[gpu.event("k", offset_ps=0, duration_ps=US)])
+        d = self.doc(W.xspace([gpu.build(), host.build()]), '{"warmup_steps": 0}')
+        st = d["step_time"]["all_steps"]
+        self.assertEqual((st["count"], st["min"], st["max"]), (2, 40.0, 50.0))
+
     def test_xspace_warnings_then_errors_then_no_events(self):
         d = self.doc(W.xspace([W.plane(name="/host:CPU")], errors=["e1"], warnings=["w1", "w2"]))
         self.assertEqual(d["trace_overview"]["quality_warnings"], ["w1", "w2", "e1", NO_EVENTS])
@@ -546,6 +569,8 @@ class Rules(XPlaneTestCase):
             ([("step_num", dict(s="x")), ("step", dict(double=inf))], [], 1),   # int("x") fails: step read
             ([("step_num", dict(i64=3)), ("step", dict(double=nan))], [], 0),   # step_num 3 wins
             ([("step_num", dict(s=" 7 ")), ("step", dict(double=nan))], [], 0),
+            # a step_num beyond 64 bits is still read first by the reference
+            ([("step_num", dict(s="99999999999999999999")), ("step", dict(double=nan))], [], 0),
             ([("run_id", dict(double=2.5))], [], 0),
         ]
         for i, (mstats, estats, n) in enumerate(cases):

@@ -613,7 +613,7 @@ static int xpNonFinite(XpPipe *q, const ProfsumXpStat *const *ap){
     if( st->eType==PROFSUM_XV_STR ){ z = st->z; n = st->n; }
     else if( (st->eType==PROFSUM_XV_BYTES || st->eType==PROFSUM_XV_REF)
           && profsumXpStatText(q->p, st, &z, &n)!=SQLITE_OK ) return 0;
-    if( z && profsumPyInt(z, n, &v)==0 ) return 0;   /* a step: read no further */
+    if( z && profsumPyInt(z, n, &v)!=-1 ) return 0;  /* a step: read no further */
   }
   return 0;
 }
@@ -701,20 +701,29 @@ static int xpExtract(XpPipe *q, const ProfsumXpEvent *ev, const ProfsumXpEventMe
     if( rc ) return rc;
   }
   /* step_num, then step: an integer; a float toward zero; a string by
-  ** Python int() (unparsable: the next key) */
+  ** Python int() (unparsable: the next key).  A value the reference reads
+  ** but 64 bits cannot hold (an unsigned integer from 2^63, a float of
+  ** 2^63 or more, such a string) ends the search with no step, as for
+  ** JSON (docs/summary.md): the next key is not the reference's step. */
   for(k=XK_STEP_NUM; k<=XK_STEP && !t->hasStep; k++){
     const ProfsumXpStat *st = ap[k];
     int64_t v;
+    int big = 0;
     if( st==0 ) continue;
     if( st->eType==PROFSUM_XV_INT64 ){ t->step = st->iVal; t->hasStep = 1; }
     else if( st->eType==PROFSUM_XV_UINT64 ){
       if( st->uVal<=(uint64_t)INT64_MAX ){ t->step = (int64_t)st->uVal; t->hasStep = 1; }
+      else big = 1;
     }else if( st->eType==PROFSUM_XV_DOUBLE ){
       if( isfinite(st->rVal) && fabs(st->rVal)<0x1p63 ){ t->step = (int64_t)trunc(st->rVal); t->hasStep = 1; }
+      else if( isfinite(st->rVal) ) big = 1;
     }else if( xpStr(q, st, &o, &n, &rc) ){
-      if( profsumPyInt(q->aScr+o, n, &v)==0 ){ t->step = v; t->hasStep = 1; }
+      int r = profsumPyInt(q->aScr+o, n, &v);
+      if( r==0 ){ t->step = v; t->hasStep = 1; }
+      else if( r==-2 ) big = 1;
     }
     if( rc ) return rc;
+    if( big ) break;
   }
   return SQLITE_OK;
 }

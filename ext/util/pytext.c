@@ -287,7 +287,7 @@ static int intSpace(int c){
 int profsumPyInt(const char *zText, int64_t n, int64_t *pOut){
   const unsigned char *z = (const unsigned char*)zText;
   int64_t i = 0, e = n;
-  int neg = 0, nd = 0, prevUnder = 0, len, d, c;
+  int neg = 0, nd = 0, prevUnder = 0, big = 0, len, d, c;
   uint64_t v = 0;
   while( i<e && intSpace(profsumUtf8Decode(z, e, i, &len)) ) i += len;
   while( e>i ){
@@ -306,13 +306,15 @@ int profsumPyInt(const char *zText, int64_t n, int64_t *pOut){
     }
     d = profsumPyDigit(profsumUtf8Decode(z, e, i, &len));
     if( d<0 ) return -1;
-    if( v > (UINT64_C(0x7fffffffffffffff) + (uint64_t)neg - (uint64_t)d)/10 ) return -1;
-    v = v*10 + (uint64_t)d;
+    /* past 64 bits: the rest is still checked (-2 or -1) */
+    if( v > (UINT64_C(0x7fffffffffffffff) + (uint64_t)neg - (uint64_t)d)/10 ) big = 1;
+    else v = v*10 + (uint64_t)d;
     nd++;
     prevUnder = 0;
     i += len;
   }
   if( nd==0 || prevUnder ) return -1;
+  if( big ) return -2;
   *pOut = neg ? (int64_t)(0 - v) : (int64_t)v;
   return 0;
 }
