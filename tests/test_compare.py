@@ -570,6 +570,56 @@ class Trend(Base):
         self.assertEqual(self.db.execute(grew.group(1)).fetchall()[0], ("llama", "softmax", 20.0))
 
 
+    def test_runs_imported_in_one_second_keep_their_order(self):
+        # imported_at is written with its six decimals even at a whole
+        # second (Python's isoformat() leaves them out there, and
+        # "...:40Z" sorts after "...:40.250000Z"): a series' runs keep
+        # their import order; the document's generated_at_utc keeps
+        # Python's form.  The clock is a shim preloaded into the shell.
+        shim_c = self.td.write("clock.c", CLOCK_SHIM)
+        shim = os.path.join(self.td.path, "clock.so")
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", shim, shim_c, "-ldl"], check=True)
+        self.db.close()
+        opts = json.dumps({"warmup_steps": 2, "series": "s"})
+        for label, median, at in [("run1", 60, "1700000040.000000000"), ("run2", 80, "1700000040.250000000")]:
+            p = self.td.write(label + ".json.gz", json.dumps(fixtures.f1([100, 110, 120, 130, 140, 150], median)),
+                              gz=True)
+            env = dict(os.environ, FAKE_REALTIME=at,
+                       LD_PRELOAD=(os.environ.get("LD_PRELOAD", "") + " " + shim).strip())
+            sql = "SELECT profsum_import('%s', '%s', '%s')" % (p, label, opts)
+            subprocess.run(["sqlite3", self.db_path, ".load " + os.path.splitext(SO)[0], sql],
+                           env=env, check=True, capture_output=True)
+        self.db = connect(self.db_path)
+        self.assertEqual(self.db.execute("SELECT label, imported_at, generated_at_utc FROM profsum_trace "
+                                         "ORDER BY trace_id").fetchall(),
+                         [("run1", "2023-11-14T22:14:00.000000Z", "2023-11-14T22:14:00Z"),
+                          ("run2", "2023-11-14T22:14:00.250000Z", "2023-11-14T22:14:00.250000Z")])
+        self.assertEqual(self.db.execute("SELECT label, run_index, prev_label FROM profsum_trend "
+                                         "WHERE series = 's' ORDER BY run_index").fetchall(),
+                         [("run1", 1, None), ("run2", 2, "run1")])
+
+
+# A clock_gettime that answers CLOCK_REALTIME with $FAKE_REALTIME (seconds.nanoseconds).
+CLOCK_SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+int clock_gettime(clockid_t c, struct timespec *t){
+  static int (*real)(clockid_t, struct timespec*);
+  const char *z = getenv("FAKE_REALTIME");
+  if( c==CLOCK_REALTIME && z && strchr(z, '.') ){
+    t->tv_sec = (time_t)atoll(z);
+    t->tv_nsec = atol(strchr(z, '.') + 1);
+    return 0;
+  }
+  if( real==0 ) real = (int(*)(clockid_t, struct timespec*))dlsym(RTLD_NEXT, "clock_gettime");
+  return real(c, t);
+}
+"""
+
+
 class Bundle(Base):
     def listing(self, d):
         return sorted(os.listdir(d)) if os.path.isdir(d) else None

@@ -532,7 +532,7 @@ static int insertTraceRow(sqlite3 *db, const ImportJob *j, const ImportTrace *t,
   int rc;
   rc = profsumImportPrepare(db, &p, FN, 1, pzErr, "INSERT INTO \"%w\".profsum_trace(label, series, "
       "source_path, trace_path, source_format, sha256, size, imported_at, generated_at_utc, options, "
-      "profsum_version, summary_json, profsum_build) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?8,?9,?10,?11,?12)",
+      "profsum_version, summary_json, profsum_build) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?13,?9,?10,?11,?12)",
       o->zSchema);
   if( rc ) return rc;
   if( j->isV1 ){
@@ -561,6 +561,22 @@ static int insertTraceRow(sqlite3 *db, const ImportJob *j, const ImportTrace *t,
   sqlite3_bind_text(p, 10, PROFSUM_VERSION, -1, SQLITE_STATIC);
   if( zDoc ) sqlite3_bind_text(p, 11, zDoc, -1, sqlite3_free);
   sqlite3_bind_text(p, 12, PROFSUM_BUILD_ID, -1, SQLITE_STATIC);
+  {
+    /* the document's generated_at_utc: the same instant as Python writes
+    ** it (no fraction at a whole second); imported_at keeps its six
+    ** digits, so that runs order by it as text */
+    size_t n = strlen(j->zNow);
+    if( n>8 && strcmp(j->zNow + n - 8, ".000000Z")==0 ){
+      char *zGen = sqlite3_mprintf("%.*sZ", (int)(n-8), j->zNow);
+      if( zGen==0 ){
+        sqlite3_finalize(p);
+        return SQLITE_NOMEM;
+      }
+      sqlite3_bind_text(p, 13, zGen, -1, sqlite3_free);
+    }else{
+      sqlite3_bind_text(p, 13, j->zNow, -1, SQLITE_STATIC);
+    }
+  }
   rc = sqlite3_step(p);
   sqlite3_finalize(p);
   if( rc!=SQLITE_DONE ){
@@ -1239,7 +1255,7 @@ static int callOptionsJson(ImportCall *c){
   }else{
     c->zSha[0] = 0;
   }
-  profsumNowIso(c->zNow, sizeof(c->zNow));   /* ISO-8601 UTC, µs, Z (compare.c) */
+  profsumNowIsoUs(c->zNow, sizeof(c->zNow));   /* ISO-8601 UTC, µs, Z: ordered as text */
   c->zOptsJson = sqlite3_mprintf("{\"breakdown_mode\":\"%s\",\"hot_op_limit\":%d,\"series\":null,"
       "\"store_events\":%s,\"warmup_steps\":%d}", o->globalMode ? "exclusive_global" : "exclusive_per_track",
       o->hotOpLimit, o->storeEvents ? "true" : "false", o->warmup);

@@ -51,21 +51,32 @@ int profsumPyEq(const JNode *a, const JNode *b){
   return 0;
 }
 
-/* See pycompat.h. */
-void profsumNowIso(char *zBuf, int nBuf){
+/* The current UTC time, ISO-8601 with a Z; the microseconds always
+** (bAlways) or, as Python writes them, only when not 0. */
+static void nowIso(char *zBuf, int nBuf, int bAlways){
   struct timespec ts;
   struct tm tm;
   long us;
   clock_gettime(CLOCK_REALTIME, &ts);
   gmtime_r(&ts.tv_sec, &tm);
   us = ts.tv_nsec/1000;
-  if( us ){
+  if( us || bAlways ){
     sqlite3_snprintf(nBuf, zBuf, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year+1900,
                      tm.tm_mon+1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, us);
   }else{
     sqlite3_snprintf(nBuf, zBuf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year+1900,
                      tm.tm_mon+1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
   }
+}
+
+/* See pycompat.h. */
+void profsumNowIso(char *zBuf, int nBuf){
+  nowIso(zBuf, nBuf, 0);
+}
+
+/* See pycompat.h. */
+void profsumNowIsoUs(char *zBuf, int nBuf){
+  nowIso(zBuf, nBuf, 1);
 }
 
 /* See pycompat.h. */

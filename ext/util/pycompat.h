@@ -26,6 +26,13 @@
 void profsumNowIso(char *zBuf, int nBuf);
 
 /*
+** The same with the microseconds always written (".000000" at a whole
+** second): texts of one width, whose order as text is their order in
+** time (a stored imported_at, which the series views order runs by).
+*/
+void profsumNowIsoUs(char *zBuf, int nBuf);
+
+/*
 ** str(pathlib.PurePosixPath(z)), the text Python gives a path that argparse
 ** parsed with type=Path: repeated and trailing slashes collapsed, "."
 ** components dropped ("" and "." give "."; a leading "//" is kept as POSIX
