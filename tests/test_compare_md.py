@@ -51,6 +51,52 @@ class CompareMd(DbTestCase):
         self.assertIn("| — | `copy.9` | after only | 0.000 | 50.000 | +50.000 |", md)
         self.assertTrue(rows)
 
+    def load_opts(self, name, doc, opts):
+        p = self.td.write(name + ".json", doc)
+        return self.db.execute("SELECT profsum_import(?, ?, ?)", (p, name, json.dumps(opts))).fetchone()[0]
+
+    def test_op_beyond_the_other_sides_hot_ops(self):
+        # two hot ops a side: A leaves after's top two, C enters it; both
+        # ran on both sides, so their rows are `exact` with both times
+        b = trace([1000] * 5, [("A.1", 0, 500), ("B.1", 500, 400), ("C.1", 900, 100)])
+        a = trace([1000] * 5, [("B.1", 0, 600), ("C.1", 600, 350), ("A.1", 950, 50)])
+        opts = {"warmup_steps": 1, "hot_op_limit": 2}
+        self.load_opts("b", b, opts)
+        self.load_opts("a", a, opts)
+        md = self.md("b", "a")
+        self.assertIn("| `A.1` | `A.1` | exact | 500.000 | 50.000 | -450.000 |", md)
+        self.assertIn("| `C.1` | `C.1` | exact | 100.000 | 350.000 | +250.000 |", md)
+        self.assertIn("| `B.1` | `B.1` | exact | 400.000 | 600.000 | +200.000 |", md)
+        self.assertNotIn("before only", md)
+        self.assertNotIn("after only", md)
+
+    def test_breakdown_in_one_mode_on_both_sides(self):
+        # summarized in different modes: both sides' per-track shares
+        self.load_opts("b", BEFORE, {"warmup_steps": 1, "breakdown_mode": "exclusive_global"})
+        self.load_opts("a", AFTER, {"warmup_steps": 1})
+        md = self.md("b", "a")
+        self.assertIn("## Breakdown shift (per-track exclusive time, shares)", md)
+        share = dict(self.db.execute(
+            "SELECT label, share_of_total FROM profsum_breakdown WHERE mode = 'exclusive_per_track' "
+            "AND category = 'compute'").fetchall())
+        self.assertNotEqual(share["b"], self.db.execute(
+            "SELECT share_of_total FROM profsum_breakdown WHERE label = 'b' AND mode = 'exclusive_global' "
+            "AND category = 'compute'").fetchone()[0])
+        line = [l for l in md.splitlines() if l.startswith("| compute |")][0]
+        self.assertEqual(line.split(" | ")[1:3], ["%.2f%%" % (100 * share["b"]), "%.2f%%" % (100 * share["a"])])
+
+    def test_wall_split_of_warmup_steps_says_so(self):
+        self.load_opts("b", BEFORE, {"warmup_steps": 10})
+        self.load_opts("a", AFTER, {"warmup_steps": 1})
+        md = self.md("b", "a")
+        self.assertIn("- No steady-state steps on before: the step time is not compared.", md)
+        self.assertIn("- Before has no steady steps: the split of its warmup steps is shown instead.", md)
+        self.load_opts("a2", AFTER, {"warmup_steps": 10})
+        self.assertIn("- Neither side has steady steps: the split of their warmup steps is shown instead.",
+                      self.md("b", "a2"))
+        self.load_opts("a3", AFTER, {"warmup_steps": 1})
+        self.assertNotIn("warmup steps is shown", self.md("a", "a3"))
+
     def test_step_delta_beyond_noise(self):
         self.load("b", BEFORE)
         self.load("a", AFTER)

@@ -8,12 +8,17 @@
 **   - the steady-state step time delta with its noise: the larger over both
 **     sides of (steady p90 − steady median); a delta inside it is "within
 **     noise";
-**   - the per-track breakdown's share shifts and the steady steps'
-**     wall-clock shifts (profsum_step_wall);
+**   - the breakdown's share shifts, in one mode on both sides (per-track
+**     when both have it, else the global timeline's), and the steady
+**     steps' wall-clock shifts (profsum_step_wall; a side with warmup
+**     steps only: those, and it says so);
 **   - the ops that moved most, matched by name: `exact`, `canonical` (the
 **     same name modulo XLA's numeric suffix, convolution.308 ↔
 **     convolution.311, paired in order of exclusive time), `before only`,
-**     `after only`; names shortened to 80 characters.
+**     `after only`; the hot ops of each side, and an op of one side's
+**     hot ops that the other's lack is looked up among all the other
+**     side's ops (profsum_agg_op) by its exact name before it is called
+**     one side's only; names shortened to 80 characters.
 **
 ** Also profsumHistWarnSources(), the stderr warning of profsum_compare_json
 ** and profsum_track when the two sides' source_format differ.
@@ -36,6 +41,10 @@ typedef struct CmdOp {
   double excl;
   int iMatch;                  /* index in the other side's array, -1 none */
   int kind;                    /* 0 exact, 1 canonical */
+  int hasOut;                  /* unmatched there, but the other side has
+                               ** an op of this exact name beyond its hot
+                               ** ops: its exclusive time is outExcl */
+  double outExcl;
 } CmdOp;
 
 /* What the comparison reads of one side. */
@@ -44,8 +53,12 @@ typedef struct CmdSide {
   char *zLabel, *zFormat;
   int hasSteady;
   double median, p90;
-  double aShare[5];            /* compute, communication, host, stall, other */
+  double aShare[2][5];         /* per-track [0] and global [1]: compute,
+                               ** communication, host, stall, other */
+  int hasMode[2];              /* the side has rows of that mode */
   int hasWall;
+  int wallWarmup;              /* the wall split is of warmup steps (no
+                               ** steady ones) */
   double aWall[4];             /* compute, collective, transfer, idle shares */
   CmdOp *aOp; int nOp;
 } CmdSide;
@@ -110,12 +123,16 @@ static int cmdSideRead(sqlite3 *db, const char *zSchema, CmdSide *p, char **pzEr
     return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
   if( (rc = cmdDone(db, q, rc, pzErr))!=SQLITE_OK ) return rc;
-  rc = cmdPrep(db, zSchema, "SELECT category, share_of_total FROM \"%w\".profsum_breakdown "
-               "WHERE trace_id=?1 AND is_summary_mode", p->id, &q, pzErr);
+  rc = cmdPrep(db, zSchema, "SELECT mode, category, share_of_total FROM \"%w\".profsum_breakdown "
+               "WHERE trace_id=?1", p->id, &q, pzErr);
   if( rc ) return rc;
   while( (rc = sqlite3_step(q))==SQLITE_ROW ){
-    const char *zC = (const char*)sqlite3_column_text(q, 0);
-    for(k=0; zC && k<5; k++) if( strcmp(zC, azCmdCat[k])==0 ) p->aShare[k] = sqlite3_column_double(q, 1);
+    const char *zM = (const char*)sqlite3_column_text(q, 0);
+    const char *zC = (const char*)sqlite3_column_text(q, 1);
+    int m = zM && strcmp(zM, "exclusive_per_track")==0 ? 0 : zM && strcmp(zM, "exclusive_global")==0 ? 1 : -1;
+    if( m<0 ) continue;
+    p->hasMode[m] = 1;
+    for(k=0; zC && k<5; k++) if( strcmp(zC, azCmdCat[k])==0 ) p->aShare[m][k] = sqlite3_column_double(q, 2);
   }
   if( (rc = cmdDone(db, q, rc, pzErr))!=SQLITE_OK ) return rc;
   /* (less what overlapping steps count twice: each instant of a device
@@ -132,7 +149,7 @@ static int cmdSideRead(sqlite3 *db, const char *zSchema, CmdSide *p, char **pzEr
                "'step_overlap_idle')) "
                "SELECT sum(wall_us) - max(x.wall), sum(compute_us) - max(x.comp), "
                "sum(collective_us) - max(x.coll), sum(transfer_us) - max(x.xfer), "
-               "sum(idle_us) - max(x.idle) "
+               "sum(idle_us) - max(x.idle), max(k.only) "
                "FROM w, k, x WHERE w.is_warmup = k.only", p->id, &q, pzErr);
   if( rc==SQLITE_ERROR && *pzErr && strncmp(*pzErr, "no such table", 13)==0 ){
     sqlite3_free(*pzErr);        /* a database of an older profsum: no split */
@@ -143,6 +160,7 @@ static int cmdSideRead(sqlite3 *db, const char *zSchema, CmdSide *p, char **pzEr
     if( (rc = sqlite3_step(q))==SQLITE_ROW && sqlite3_column_double(q, 0)>0 ){
       double w = sqlite3_column_double(q, 0);
       p->hasWall = 1;
+      p->wallWarmup = sqlite3_column_int(q, 5)!=0;
       for(k=0; k<4; k++) p->aWall[k] = sqlite3_column_double(q, 1+k)/w;
     }
     if( (rc = cmdDone(db, q, rc, pzErr))!=SQLITE_OK ) return rc;
@@ -165,6 +183,8 @@ static int cmdSideRead(sqlite3 *db, const char *zSchema, CmdSide *p, char **pzEr
     o->excl = sqlite3_column_double(q, 2);
     o->iMatch = -1;
     o->kind = 0;
+    o->hasOut = 0;
+    o->outExcl = 0.0;
     p->nOp++;
     if( o->zName==0 || o->zCanon==0 ){ sqlite3_finalize(q); return SQLITE_NOMEM; }
   }
@@ -188,6 +208,33 @@ static void cmdMatch(CmdSide *b, CmdSide *a){
       }
     }
   }
+}
+
+/* For each op of p that found no match among o's hot ops: o's op of that
+** exact name among all its ops (profsum_agg_op, the value hot ops show:
+** the reference's sum where kept), if o has one. */
+static int cmdFindOutside(sqlite3 *db, const char *zSchema, CmdSide *p, const CmdSide *o,
+                          char **pzErr){
+  sqlite3_stmt *q = 0;
+  int rc = SQLITE_OK, i;
+  for(i=0; i<p->nOp; i++){
+    CmdOp *op = &p->aOp[i];
+    if( op->iMatch>=0 ) continue;
+    if( q==0 ){
+      rc = cmdPrep(db, zSchema, "SELECT coalesce(exclusive_ref, exclusive_duration) FROM \"%w\".profsum_agg_op "
+                   "WHERE trace_id=?1 AND name=?2", o->id, &q, pzErr);
+      if( rc ) return rc;
+    }
+    sqlite3_bind_text(q, 2, op->zName, -1, SQLITE_STATIC);
+    if( (rc = sqlite3_step(q))==SQLITE_ROW ){
+      op->hasOut = 1;
+      op->outExcl = sqlite3_column_double(q, 0);
+    }
+    if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) break;
+    rc = SQLITE_OK;
+    sqlite3_reset(q);
+  }
+  return cmdDone(db, q, rc, pzErr);
 }
 
 /* Append op name z, cut to CMD_NAME_MAX characters (UTF-8 aware) with an
@@ -229,27 +276,34 @@ static int cmdOps(sqlite3_str *s, CmdSide *b, CmdSide *a, int topK){
   if( aM==0 ) return SQLITE_NOMEM;
   for(i=0; i<b->nOp; i++){
     int j = b->aOp[i].iMatch;
-    double d = (j>=0 ? a->aOp[j].excl : 0.0) - b->aOp[i].excl;
+    double d = (j>=0 ? a->aOp[j].excl : b->aOp[i].hasOut ? b->aOp[i].outExcl : 0.0) - b->aOp[i].excl;
     aM[n].ib = i; aM[n].ia = j; aM[n].d = d<0 ? -d : d; n++;
   }
   for(i=0; i<a->nOp; i++){
+    double d;
     if( a->aOp[i].iMatch>=0 ) continue;
-    aM[n].ib = -1; aM[n].ia = i; aM[n].d = a->aOp[i].excl; n++;
+    d = a->aOp[i].excl - (a->aOp[i].hasOut ? a->aOp[i].outExcl : 0.0);
+    aM[n].ib = -1; aM[n].ia = i; aM[n].d = d<0 ? -d : d; n++;
   }
   qsort(aM, (size_t)n, sizeof(CmdMove), cmdMoveCmp);
   sqlite3_str_appendall(s, "\n## Ops that moved most\n"
+      "The hot ops of each side; one that the other side's hot ops lack is looked up among all "
+      "of that side's ops by its exact name.\n\n"
       "| Op (before) | Op (after) | Match | Before (us) | After (us) | Delta (us) |\n"
       "|---|---|---|---:|---:|---:|\n");
   n = profsumTopKLen(n, topK);        /* aM[:topK], as the JSON's lists */
   for(i=0; i<n; i++){
     const CmdOp *ob = aM[i].ib>=0 ? &b->aOp[aM[i].ib] : 0;
     const CmdOp *oa = aM[i].ia>=0 ? &a->aOp[aM[i].ia] : 0;
-    double eb = ob ? ob->excl : 0.0, ea = oa ? oa->excl : 0.0;
+    /* an op the other side has beyond its hot ops (hasOut) */
+    const CmdOp *pOut = ob && !oa && ob->hasOut ? ob : oa && !ob && oa->hasOut ? oa : 0;
+    double eb = ob ? ob->excl : pOut ? pOut->outExcl : 0.0;
+    double ea = oa ? oa->excl : pOut ? pOut->outExcl : 0.0;
     sqlite3_str_appendall(s, "| ");
-    if( ob ) cmdName(s, ob->zName); else sqlite3_str_appendall(s, "—");
+    if( ob || pOut ) cmdName(s, ob ? ob->zName : pOut->zName); else sqlite3_str_appendall(s, "—");
     sqlite3_str_appendall(s, " | ");
-    if( oa ) cmdName(s, oa->zName); else sqlite3_str_appendall(s, "—");
-    sqlite3_str_appendf(s, " | %s | ", ob && oa ? azKind[ob->kind] : ob ? "before only" : "after only");
+    if( oa || pOut ) cmdName(s, oa ? oa->zName : pOut->zName); else sqlite3_str_appendall(s, "—");
+    sqlite3_str_appendf(s, " | %s | ", ob && oa ? azKind[ob->kind] : pOut ? "exact" : ob ? "before only" : "after only");
     profsumStrAppendPy(s, "%.3f | %.3f | %+.3f |\n", eb, ea, ea - eb);
   }
   if( n==0 ) sqlite3_str_appendall(s, "| — | — | — | | | |\n");
@@ -286,16 +340,30 @@ static void cmdStep(sqlite3_str *s, const CmdSide *b, const CmdSide *a){
 static void cmdShifts(sqlite3_str *s, const CmdSide *b, const CmdSide *a){
   static const char *const azWall[4] = {"compute", "collective", "transfer", "idle"};
   int k;
-  sqlite3_str_appendall(s, "\n## Breakdown shift (per-track exclusive time, shares)\n"
-                           "| Category | Before | After | Delta |\n|---|---:|---:|---:|\n");
-  for(k=0; k<5; k++){
-    profsumStrAppendPy(s, "| %s | %.2f%% | %.2f%% | ", azCmdCat[k], 100.0*b->aShare[k], 100.0*a->aShare[k]);
-    profsumStrAppendPy(s, "%+.2f pp |\n", 100.0*(a->aShare[k] - b->aShare[k]));
+  /* one mode on both sides: per-track when both have it (a trace read
+  ** from a v1 file has its document's mode only) */
+  int m = b->hasMode[0] && a->hasMode[0] ? 0 : b->hasMode[1] && a->hasMode[1] ? 1 : -1;
+  if( m<0 ){
+    sqlite3_str_appendall(s, "\n## Breakdown shift\n"
+        "- Not available: the two sides have no breakdown mode in common (profsum_breakdown).\n");
+  }else{
+    sqlite3_str_appendf(s, "\n## Breakdown shift (%s, shares)\n"
+                           "| Category | Before | After | Delta |\n|---|---:|---:|---:|\n",
+                        m==0 ? "per-track exclusive time" : "global device timeline");
+    for(k=0; k<5; k++){
+      profsumStrAppendPy(s, "| %s | %.2f%% | %.2f%% | ", azCmdCat[k], 100.0*b->aShare[m][k], 100.0*a->aShare[m][k]);
+      profsumStrAppendPy(s, "%+.2f pp |\n", 100.0*(a->aShare[m][k] - b->aShare[m][k]));
+    }
   }
   sqlite3_str_appendall(s, "\n## Wall-clock shift (steady steps, shares of step wall time)\n");
   if( !b->hasWall || !a->hasWall ){
     sqlite3_str_appendall(s, "- Not available: a side has no steps measured on a device (profsum_step_wall).\n");
     return;
+  }
+  if( b->wallWarmup || a->wallWarmup ){
+    sqlite3_str_appendf(s, "- %s steady steps: the split of %s warmup steps is shown instead.\n",
+                        b->wallWarmup && a->wallWarmup ? "Neither side has" : b->wallWarmup ? "Before has no" : "After has no",
+                        b->wallWarmup && a->wallWarmup ? "their" : "its");
   }
   sqlite3_str_appendall(s, "| Part | Before | After | Delta |\n|---|---:|---:|---:|\n");
   for(k=0; k<4; k++){
@@ -319,7 +387,6 @@ static char *cmdMarkdown(CmdSide *b, CmdSide *a, int topK){
   }
   cmdStep(s, b, a);
   cmdShifts(s, b, a);
-  cmdMatch(b, a);
   rc = cmdOps(s, b, a, topK);
   if( rc || sqlite3_str_errcode(s) ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
   return sqlite3_str_finish(s);
@@ -484,6 +551,11 @@ static void compareMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
                                                   &b.id, &a.id, &zErr);
   if( rc==SQLITE_OK ) rc = cmdSideRead(db, zSchema ? zSchema : HIST_SCHEMA, &b, &zErr);
   if( rc==SQLITE_OK ) rc = cmdSideRead(db, zSchema ? zSchema : HIST_SCHEMA, &a, &zErr);
+  if( rc==SQLITE_OK ){
+    cmdMatch(&b, &a);
+    rc = cmdFindOutside(db, zSchema ? zSchema : HIST_SCHEMA, &b, &a, &zErr);
+  }
+  if( rc==SQLITE_OK ) rc = cmdFindOutside(db, zSchema ? zSchema : HIST_SCHEMA, &a, &b, &zErr);
   if( rc==SQLITE_OK ){
     z = cmdMarkdown(&b, &a, (int)topK);
     if( z && bHtml ){
