@@ -33,8 +33,8 @@ CREATE TABLE IF NOT EXISTS main.profsum_trace(
   source_format TEXT NOT NULL,         -- 'perfetto_trace_json'; a v1 file: its own source_format
   sha256 TEXT,                         -- SHA-256 (hex) of the trace file as stored; a v1 file: its trace_sha256
   size INTEGER,                        -- size in bytes of the file read
-  imported_at TEXT NOT NULL,           -- import time, ISO-8601 UTC with microseconds and Z
-  generated_at_utc TEXT NOT NULL,      -- the document's generated_at_utc (= imported_at, or from a v1 file)
+  imported_at TEXT NOT NULL,           -- import time, ISO-8601 UTC with microseconds and Z (six decimals always, `.000000` at a whole second, so that a series' runs order by it as text; traces stored before 2026-12-04 may lack them there)
+  generated_at_utc TEXT NOT NULL,      -- the document's generated_at_utc (the instant of imported_at, written as Python writes it: no decimals at a whole second; or from a v1 file)
   options TEXT NOT NULL,               -- options_json as used (JSON object, defaults filled in)
   profsum_version TEXT NOT NULL,       -- profsum_version() of the importer
   display_time_unit TEXT,              -- displayTimeUnit of the trace (echoed, never applied)

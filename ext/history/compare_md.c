@@ -287,8 +287,6 @@ static int cmdOps(sqlite3_str *s, CmdSide *b, CmdSide *a, int topK){
   }
   qsort(aM, (size_t)n, sizeof(CmdMove), cmdMoveCmp);
   sqlite3_str_appendall(s, "\n## Ops that moved most\n"
-      "The hot ops of each side; one that the other side's hot ops lack is looked up among all "
-      "of that side's ops by its exact name.\n\n"
       "| Op (before) | Op (after) | Match | Before (us) | After (us) | Delta (us) |\n"
       "|---|---|---|---:|---:|---:|\n");
   n = profsumTopKLen(n, topK);        /* aM[:topK], as the JSON's lists */
@@ -307,6 +305,8 @@ static int cmdOps(sqlite3_str *s, CmdSide *b, CmdSide *a, int topK){
     profsumStrAppendPy(s, "%.3f | %.3f | %+.3f |\n", eb, ea, ea - eb);
   }
   if( n==0 ) sqlite3_str_appendall(s, "| — | — | — | | | |\n");
+  sqlite3_str_appendall(s, "\nThe hot ops of each side; one that the other side's hot ops lack is "
+                           "looked up among all of that side's ops by its exact name.\n");
   sqlite3_free(aM);
   return SQLITE_OK;
 }
