@@ -33,9 +33,10 @@ AFTER_NOISY = trace([1000, 1050, 1000, 990, 1000],
 
 
 class CompareMd(DbTestCase):
-    def load(self, name, doc):
+    def load(self, name, doc, opts=None):
         p = self.td.write(name + ".json", doc)
-        return self.db.execute("SELECT profsum_import(?, ?, '{\"warmup_steps\": 1}')", (p, name)).fetchone()[0]
+        return self.db.execute("SELECT profsum_import(?, ?, ?)",
+                               (p, name, json.dumps(opts or {"warmup_steps": 1}))).fetchone()[0]
 
     def md(self, *args):
         return self.db.execute("SELECT profsum_compare_md(%s)" % ", ".join("?" * len(args)), args).fetchone()[0]
@@ -51,18 +52,14 @@ class CompareMd(DbTestCase):
         self.assertIn("| — | `copy.9` | after only | 0.000 | 50.000 | +50.000 |", md)
         self.assertTrue(rows)
 
-    def load_opts(self, name, doc, opts):
-        p = self.td.write(name + ".json", doc)
-        return self.db.execute("SELECT profsum_import(?, ?, ?)", (p, name, json.dumps(opts))).fetchone()[0]
-
     def test_op_beyond_the_other_sides_hot_ops(self):
         # two hot ops a side: A leaves after's top two, C enters it; both
         # ran on both sides, so their rows are `exact` with both times
         b = trace([1000] * 5, [("A.1", 0, 500), ("B.1", 500, 400), ("C.1", 900, 100)])
         a = trace([1000] * 5, [("B.1", 0, 600), ("C.1", 600, 350), ("A.1", 950, 50)])
         opts = {"warmup_steps": 1, "hot_op_limit": 2}
-        self.load_opts("b", b, opts)
-        self.load_opts("a", a, opts)
+        self.load("b", b, opts)
+        self.load("a", a, opts)
         md = self.md("b", "a")
         self.assertIn("| `A.1` | `A.1` | exact | 500.000 | 50.000 | -450.000 |", md)
         self.assertIn("| `C.1` | `C.1` | exact | 100.000 | 350.000 | +250.000 |", md)
@@ -72,8 +69,8 @@ class CompareMd(DbTestCase):
 
     def test_breakdown_in_one_mode_on_both_sides(self):
         # summarized in different modes: both sides' per-track shares
-        self.load_opts("b", BEFORE, {"warmup_steps": 1, "breakdown_mode": "exclusive_global"})
-        self.load_opts("a", AFTER, {"warmup_steps": 1})
+        self.load("b", BEFORE, {"warmup_steps": 1, "breakdown_mode": "exclusive_global"})
+        self.load("a", AFTER, {"warmup_steps": 1})
         md = self.md("b", "a")
         self.assertIn("## Breakdown shift (per-track exclusive time, shares)", md)
         share = dict(self.db.execute(
@@ -86,15 +83,15 @@ class CompareMd(DbTestCase):
         self.assertEqual(line.split(" | ")[1:3], ["%.2f%%" % (100 * share["b"]), "%.2f%%" % (100 * share["a"])])
 
     def test_wall_split_of_warmup_steps_says_so(self):
-        self.load_opts("b", BEFORE, {"warmup_steps": 10})
-        self.load_opts("a", AFTER, {"warmup_steps": 1})
+        self.load("b", BEFORE, {"warmup_steps": 10})
+        self.load("a", AFTER, {"warmup_steps": 1})
         md = self.md("b", "a")
         self.assertIn("- No steady-state steps on before: the step time is not compared.", md)
         self.assertIn("- Before has no steady steps: the split of its warmup steps is shown instead.", md)
-        self.load_opts("a2", AFTER, {"warmup_steps": 10})
+        self.load("a2", AFTER, {"warmup_steps": 10})
         self.assertIn("- Neither side has steady steps: the split of their warmup steps is shown instead.",
                       self.md("b", "a2"))
-        self.load_opts("a3", AFTER, {"warmup_steps": 1})
+        self.load("a3", AFTER, {"warmup_steps": 1})
         self.assertNotIn("warmup steps is shown", self.md("a", "a3"))
 
     def test_step_delta_beyond_noise(self):

@@ -539,6 +539,7 @@ static void compareMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   CmdSide b, a;
   char *zErr = 0, *zSchema = 0, *z = 0;
+  const char *zSch;
   int rc = SQLITE_OK, bHtml = 0;
   sqlite3_int64 topK = PROFSUM_COMPARE_TOP_K;
   memset(&b, 0, sizeof(b));
@@ -547,15 +548,15 @@ static void compareMdFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   if( argc>3 && sqlite3_value_type(argv[3])!=SQLITE_NULL ){
     rc = profsumSchemaOption(db, (const char*)sqlite3_value_text(argv[3]), azBool, &bHtml, &zSchema, &zErr);
   }
-  if( rc==SQLITE_OK ) rc = profsumHistResolvePair(db, zSchema ? zSchema : HIST_SCHEMA, argv[0], argv[1],
-                                                  &b.id, &a.id, &zErr);
-  if( rc==SQLITE_OK ) rc = cmdSideRead(db, zSchema ? zSchema : HIST_SCHEMA, &b, &zErr);
-  if( rc==SQLITE_OK ) rc = cmdSideRead(db, zSchema ? zSchema : HIST_SCHEMA, &a, &zErr);
+  zSch = zSchema ? zSchema : HIST_SCHEMA;
+  if( rc==SQLITE_OK ) rc = profsumHistResolvePair(db, zSch, argv[0], argv[1], &b.id, &a.id, &zErr);
+  if( rc==SQLITE_OK ) rc = cmdSideRead(db, zSch, &b, &zErr);
+  if( rc==SQLITE_OK ) rc = cmdSideRead(db, zSch, &a, &zErr);
   if( rc==SQLITE_OK ){
     cmdMatch(&b, &a);
-    rc = cmdFindOutside(db, zSchema ? zSchema : HIST_SCHEMA, &b, &a, &zErr);
+    rc = cmdFindOutside(db, zSch, &b, &a, &zErr);
   }
-  if( rc==SQLITE_OK ) rc = cmdFindOutside(db, zSchema ? zSchema : HIST_SCHEMA, &a, &b, &zErr);
+  if( rc==SQLITE_OK ) rc = cmdFindOutside(db, zSch, &a, &b, &zErr);
   if( rc==SQLITE_OK ){
     z = cmdMarkdown(&b, &a, (int)topK);
     if( z && bHtml ){

@@ -292,10 +292,11 @@ void profsumEngSortEvIdx(Engine *e, int32_t *a, int64_t n, int g, int depth){
 }
 
 /* Sort a[0..n), the events of track tr (tol: its profsumEngTrackTol), by
-** evLessIn, where the slice is made of a few runs in order already: a trace whose writer put a thread's events in a few
-** sequences, each in time order (PyTorch's profiler writes the Python
-** function events of a step after its operators, and a long parent after
-** its children), or put a few events out of place (each splits a run).
+** evLessIn, where the slice is made of a few runs in order already: a
+** trace whose writer put a thread's events in a few sequences, each in
+** time order (PyTorch's profiler writes the Python function events of a
+** step after its operators, and a long parent after its children), or put
+** a few events out of place (each splits a run).
 ** The runs are found by one walk (up to SORT_RUNS_MAX of them), then
 ** merged two by two through a buffer of 4 bytes an event: about log2(runs)
 ** comparisons an event instead of the 1.4·log2(n) of a quicksort.  With

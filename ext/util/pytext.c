@@ -306,8 +306,8 @@ int profsumPyInt(const char *zText, int64_t n, int64_t *pOut){
     }
     d = profsumPyDigit(profsumUtf8Decode(z, e, i, &len));
     if( d<0 ) return -1;
-    /* past 64 bits: the rest is still checked (-2 or -1) */
-    if( v > (UINT64_C(0x7fffffffffffffff) + (uint64_t)neg - (uint64_t)d)/10 ) big = 1;
+    /* past 64 bits: the value is dropped, the rest still checked (-2 or -1) */
+    if( big || v > (UINT64_C(0x7fffffffffffffff) + (uint64_t)neg - (uint64_t)d)/10 ) big = 1;
     else v = v*10 + (uint64_t)d;
     nd++;
     prevUnder = 0;
