@@ -938,12 +938,16 @@ done:
   return rc;
 }
 
-/* profsum_agg_breakdown: the per-track rows (a->aBucket). */
+/* profsum_agg_breakdown: the per-track rows (a->aBucket), with the
+** reference's sums (aggBreakdownRef) where the candidates could need them
+** and wherever some time text was rounded to the picosecond: there the
+** exact sums can be further from the reference's than its own rounding
+** (half a picosecond an event), so the document takes the reference's. */
 static int aggWriteBreakdown(Agg *a){
   profsum_ps total = 0;
   double aDur[5];
   int c, rc;
-  if( aggWantBreakdownRef(a) && (rc = aggBreakdownRef(a)) ) return rc;
+  if( (a->e->anyRounded || aggWantBreakdownRef(a)) && (rc = aggBreakdownRef(a)) ) return rc;
   for(c=0; c<5; c++){ total += a->aBucket[c]; aDur[c] = US(a->aBucket[c]); }
   return aggBreakdownRows(a->e, "exclusive_per_track", aDur, US(total), a->hasBucketRef ? a->aBucketRef : 0);
 }

@@ -808,7 +808,8 @@ static int buildStepTime(DocBuild *b){
   return rc;
 }
 
-/* time_breakdown (§4.4): the categories of the knobs' breakdown mode. */
+/* time_breakdown (§4.4): the categories of the knobs' breakdown mode,
+** from duration_ref where the table has it (per-track mode). */
 static int buildBreakdown(DocBuild *b){
   static const char *azCat[6] = {"compute","communication","host","stall","other","total"};
   double v[6] = {0,0,0,0,0,0};
@@ -831,6 +832,9 @@ static int buildBreakdown(DocBuild *b){
   rc = profsumFinishRows(b->db, p, rc, b->pzErr);
   if( rc ) return rc;
   b->hasBreakRef = nRef==6;
+  /* the sums as the reference's doubles add them where the engine made
+  ** them (the exact ones otherwise: within the reference's own rounding) */
+  if( b->hasBreakRef ) memcpy(v, b->aBreakRef, sizeof(v));
   tb = jObj();
   jSetLit(tb, "duration_basis", jStr(b->pK->globalMode ? "exclusive_duration_global_timeline"
                                                        : "exclusive_duration_per_track", -1));
