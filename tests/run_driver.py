@@ -474,6 +474,29 @@ def fixtures():
          "('control_character', 'negative_duration', 'time_rounded', 'trailing_comma') "
          "GROUP BY kind ORDER BY kind",
          "control_character|6000\nnegative_duration|62\ntime_rounded|6000\ntrailing_comma|194")]))
+    # Time texts of seven decimals past the small-trace rule: the reference's
+    # per-track breakdown is walked on the engine's worker beside the event
+    # pass (engine_aggregate.c, aggRefStart) and the document shows it.
+    n_par = 33000
+    rnd = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/device:TPU:0"}},
+           {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "XLA Ops"}}]
+    rnd_text = J({"traceEvents": rnd})[:-2] + b"," + b",".join(
+        b'{"ph":"X","pid":1,"tid":2,"name":"fusion.%d","ts":%d,"dur":5.0000004},'
+        b'{"ph":"X","pid":1,"tid":2,"name":"all-reduce.1","ts":%d,"dur":2.0000003}'
+        % (i % 5, i * 10, i * 10 + 1) for i in range(n_par)) + b"]}"
+    comm = comp = 0.0
+    for _ in range(n_par):
+        comm += 2.0000003
+        comp += 5.0000004 - 2.0000003
+    per = "FROM profsum_agg_breakdown WHERE mode = 'exclusive_per_track' AND category = "
+    add(F("rounded-large.json.gz", gz(rnd_text), count=2 * n_par + 2, checks=[
+        ("SELECT profsum_import({p}, 'r') > 0", "1"),
+        ("SELECT printf('%.6f|%.6f', duration, duration_ref) " + per + "'communication'",
+         "%.6f|%.6f" % (2.0 * n_par, comm)),
+        ("SELECT printf('%.6f|%.6f', duration, duration_ref) " + per + "'compute'",
+         "%.6f|%.6f" % (3.0 * n_par, comp)),
+        ("SELECT json_extract(profsum_summary_json('r'), '$.time_breakdown.communication.total_duration') = "
+         "(SELECT duration_ref " + per + "'communication')", "1")]))
     add(F("xplane-pipe.xplane.pb", xplane_pipe_capture(), count=XP_PIPE_EVENTS,
           checks=XP_PIPE_CHECKS))
     add(F("xplane-pipe-one-thread.xplane.pb", xplane_pipe_capture(), count=XP_PIPE_EVENTS,

@@ -85,6 +85,27 @@ class EngineSide(unittest.TestCase):
                 self.assertGreater(len(one["profsum_agg_device"]), 0)
                 self.assertGreater(len(one["profsum_agg_xla_util"]) + len(one["profsum_agg_breakdown"]), 0)
 
+    def test_rounded_texts_reference_breakdown_beside(self):
+        """Time texts of seven decimals: the reference's per-track
+        breakdown is walked on the worker beside the event pass (aggRefStart):
+        the same tables and document as in one thread, duration_ref set."""
+        parts = ['{"ph":"M","name":"process_name","pid":1,"args":{"name":"/device:TPU:0"}}',
+                 '{"ph":"M","name":"thread_name","pid":1,"tid":2,"args":{"name":"XLA Ops"}}']
+        for i in range(30000):
+            parts.append('{"ph":"X","pid":1,"tid":2,"name":"fusion.%d","ts":%d,"dur":5.0000004}' % (i % 5, i * 10))
+            parts.append('{"ph":"X","pid":1,"tid":2,"name":"all-reduce.1","ts":%d,"dur":2.0000003}' % (i * 10 + 1))
+        parts += ['{"ph":"X","pid":2,"tid":1,"name":"host_op","ts":%d.1234567,"dur":3.3333333}' % (i * 10)
+                  for i in range(10000)]
+        path = self.td.write("rounded.json", '{"traceEvents":[' + ",".join(parts) + "]}")
+        with env_var("PROFSUM_THREADS", "0"):
+            one = stored(path)
+        two = stored(path)
+        self.assertGreater(one["n"], 65536)     # past the small-trace rule
+        self.assertEqual(two, one)
+        refs = [r for r in one["profsum_agg_breakdown"] if r[0] == "exclusive_per_track"]
+        self.assertEqual(len(refs), 6)
+        self.assertTrue(all(r[3] is not None for r in refs), refs)
+
     def test_imports_side_by_side_leave_no_thread(self):
         """Four imports at once, each with its own worker: the same tables,
         and the process has its threads of before once they are done."""

@@ -410,6 +410,9 @@ typedef struct Agg {
   double aBucketRef[5];       /* the same as the reference's doubles add it
                               ** (aggBreakdownRef; hasBucketRef: computed) */
   int hasBucketRef;
+  EngSide refSide;            /* aggBreakdownRef beside the event pass (a trace
+                              ** with rounded texts: aggRefStart) */
+  int refRc;                  /* and its result */
   OpAgg *aOp;                 /* per name id: the device op's aggregate */
   int8_t *aKeyCat;            /* event category (§1.4) per event key */
   KeyMemo *aMemo;             /* per event key: flop proxy, collective */
@@ -464,6 +467,7 @@ static int aggInit(Agg *a, Engine *e){
 static void aggFree(Agg *a){
   int i;
   profsumEngSideJoin(&a->uj.side);
+  profsumEngSideJoin(&a->refSide);
   for(i=0; i<a->nXj; i++) profsumEngSideJoin(&a->aXj[i].side);
   sqlite3_free(a->aOp);
   sqlite3_free(a->aKeyCat);
@@ -862,8 +866,12 @@ static int aggBreakdownRef(Agg *a){
       memset(aLine, 0, sizeof(aLine));
     }
     t = &e->aTrk[trk];
-    profsumEngEvFloatIn(e, t, (int32_t)k, &ts, &end);
-    dur = profsumEngEvDurFloatIn(e, k);
+    if( e->isXPlane ){
+      profsumEngEvFloatIn(e, t, (int32_t)k, &ts, &end);
+      dur = profsumEngEvDurFloatIn(e, k);
+    }else{
+      profsumEngEvFloatDur(e, (int32_t)k, &ts, &end, &dur);
+    }
     while( nStk>0 && ts>=aStk[nStk-1].end ) REF_FIN();
     while( nStk>0 && end>aStk[nStk-1].end ) REF_FIN();
     if( nStk>=nAlloc ){
@@ -880,6 +888,20 @@ static int aggBreakdownRef(Agg *a){
   sqlite3_free(aStk);
   a->hasBucketRef = 1;
   return SQLITE_OK;
+}
+
+/* aggBreakdownRef as a side job (its result in a->refRc). */
+static void *aggRefMain(void *pArg){
+  Agg *a = (Agg*)pArg;
+  a->refRc = aggBreakdownRef(a);
+  return 0;
+}
+
+/* A trace with rounded time texts always takes the reference's breakdown
+** (aggWriteBreakdown): start its walk beside the event pass, which it
+** does not depend on (it reads the records, the order and a->aKeyCat). */
+static void aggRefStart(Agg *a){
+  if( a->e->anyRounded ) profsumEngSideStart(a->e, &a->refSide, ENG_SIDE_RANK_SWEEP, aggRefMain, a);
 }
 
 /* Whether the candidates' decisions could differ between the exact shares
@@ -947,7 +969,13 @@ static int aggWriteBreakdown(Agg *a){
   profsum_ps total = 0;
   double aDur[5];
   int c, rc;
-  if( (a->e->anyRounded || aggWantBreakdownRef(a)) && (rc = aggBreakdownRef(a)) ) return rc;
+  if( a->e->anyRounded ){
+    /* the side job's result, or the walk here when none ran */
+    if( !profsumEngSideJoin(&a->refSide) ) a->refRc = aggBreakdownRef(a);
+    if( (rc = a->refRc) ) return rc;
+  }else if( aggWantBreakdownRef(a) && (rc = aggBreakdownRef(a)) ){
+    return rc;
+  }
   for(c=0; c<5; c++){ total += a->aBucket[c]; aDur[c] = US(a->aBucket[c]); }
   return aggBreakdownRows(a->e, "exclusive_per_track", aDur, US(total), a->hasBucketRef ? a->aBucketRef : 0);
 }
@@ -1060,6 +1088,7 @@ int profsumEngAggregate(Engine *e, EngWallJob **ppWall){
         profsumEngSideStart(e, &a.aXj[i].side, ENG_SIDE_RANK_EXACT, exactJobMain, &a.aXj[i]);
       }
     }
+    aggRefStart(&a);
     sweepJobStart(&a.uj, e, a.aKeyCat);
     if( (rc = profsumEngWallStart(e, ppWall))==SQLITE_NOMEM ){
       profsumEngNoMem(e, "splitting the steps' wall time");
@@ -1073,7 +1102,9 @@ int profsumEngAggregate(Engine *e, EngWallJob **ppWall){
     aggPickOpValues(&a);
     rc = aggWriteRunIdsAndSources(&a);
   }
-  if( rc==SQLITE_OK ) rc = aggWriteBreakdown(&a);
+  /* the per-track breakdown: now, or after the step spans when the
+  ** reference's walk runs beside */
+  if( rc==SQLITE_OK && !a.refSide.running ) rc = aggWriteBreakdown(&a);
   /* the global breakdown: now when nothing sweeps beside (its memory
   ** then adds to no other section's), else last, so that the side job
   ** has the sections below to run beside */
@@ -1087,6 +1118,7 @@ int profsumEngAggregate(Engine *e, EngWallJob **ppWall){
   if( rc==SQLITE_OK && (rc = profsumEngStepSpans(e))==SQLITE_NOMEM ){
     profsumEngNoMem(e, "writing the step spans");
   }
+  if( rc==SQLITE_OK && a.refSide.running ) rc = aggWriteBreakdown(&a);
   rc2 = profsumEngKpiFinish(e, pKpi, rc==SQLITE_OK, a.compilePs);
   if( rc==SQLITE_OK ) rc = rc2;
   if( rc==SQLITE_OK ) rc = aggFloatNesting(&a);

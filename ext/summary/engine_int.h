@@ -537,6 +537,8 @@ static inline double profsumEngPsFloat(profsum_ps v){
 }
 /* The reference's doubles of event i: its ts and its end (µs). */
 void profsumEngEvFloat(Engine *e, int32_t i, double *pTs, double *pEnd);
+/* The same, and its dur's double (*pDur), its entry looked up once. */
+void profsumEngEvFloatDur(Engine *e, int32_t i, double *pTs, double *pEnd, double *pDur);
 /* The reference's double of event i's dur (µs). */
 double profsumEngEvDurFloat(Engine *e, int64_t i);
 /* Compare a point (start, or end when bEnd) of event ia with one of ib as

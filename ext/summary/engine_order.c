@@ -93,8 +93,9 @@ static double xpDurOf(const Engine *e, int64_t i){
 }
 
 /* The doubles the reference has for event i, whose entry in aFloatTs and
-** aFloatDur is f (-1: none): its ts and ts + dur. */
-static void evFloatOf(Engine *e, int32_t i, int64_t f, double *pTs, double *pEnd){
+** aFloatDur is f (-1: none): its ts and ts + dur, and (pDur not 0) its
+** dur. */
+static void evFloatOf(Engine *e, int32_t i, int64_t f, double *pTs, double *pEnd, double *pDur){
   const SEv *r = EV(e, i);
   double ts, dur;
   if( e->isXPlane ){
@@ -109,11 +110,17 @@ static void evFloatOf(Engine *e, int32_t i, int64_t f, double *pTs, double *pEnd
   }
   *pTs = ts;
   *pEnd = ts + dur;
+  if( pDur ) *pDur = dur;
 }
 
 /* The doubles the reference has for event i: its ts and ts + dur. */
 void profsumEngEvFloat(Engine *e, int32_t i, double *pTs, double *pEnd){
-  evFloatOf(e, i, floatEntry(e, i), pTs, pEnd);
+  evFloatOf(e, i, floatEntry(e, i), pTs, pEnd, 0);
+}
+
+/* The same and its dur's double, found once. */
+void profsumEngEvFloatDur(Engine *e, int32_t i, double *pTs, double *pEnd, double *pDur){
+  evFloatOf(e, i, floatEntry(e, i), pTs, pEnd, pDur);
 }
 
 /* The double the reference has for event i's dur (see profsumEngEvFloat). */
