@@ -43,6 +43,7 @@ import xspace_writer as xw
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 FUZZ_CORPUS = os.path.join(HERE, "fuzz_corpus")
+FUZZ_XP_CORPUS = os.path.join(HERE, "fuzz_xplane_corpus")
 
 Q_COUNT = "SELECT count(*) FROM trace_events({p})"
 Q_ALL = "SELECT * FROM trace_events({p})"
@@ -553,6 +554,16 @@ def corpus_fixtures():
             if name.startswith(".") or not os.path.isfile(p):
                 continue
             out.append(Fixture("fuzz_corpus/" + name, expect="any", path=p))
+    # the XPlane fuzz target's seeds and the inputs it found, read as
+    # XPlanes (the name's suffix decides)
+    if os.path.isdir(FUZZ_XP_CORPUS):
+        for name in sorted(os.listdir(FUZZ_XP_CORPUS)):
+            p = os.path.join(FUZZ_XP_CORPUS, name)
+            if name.startswith(".") or not os.path.isfile(p):
+                continue
+            with open(p, "rb") as f:
+                data = f.read()
+            out.append(Fixture("fuzz-xplane-%s.xplane.pb" % os.path.splitext(name)[0], data, expect="any"))
     return out
 
 

@@ -681,8 +681,10 @@ static int xpChildPush(ProfsumXp *p, XpEMeta *e, uint64_t v){
 
 /* The child_id field d of *e: one id (a varint), or packed ids. */
 static int xpChildIds(ProfsumXp *p, XpEMeta *e, const XpField *d){
-  int64_t pos = d->off, end = d->off + d->len;
+  int64_t pos, end;
+  /* a varint has no bytes: d->off and d->len are another field's */
   if( d->wt==0 ) return xpChildPush(p, e, d->v);
+  pos = d->off; end = d->off + d->len;
   while( pos<end ){
     uint64_t v;
     int rc = pbwVarint(&p->in, &pos, end, &v, XM_EMETA);
