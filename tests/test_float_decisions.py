@@ -29,19 +29,16 @@ def trace_text(events):
     return '{"displayTimeUnit":"ns","traceEvents":[' + ",".join(parts) + "]}"
 
 
-def reference(events):
-    """§2 exclusive time and §4.8 gap counts with Python floats, as the
-    reference computes them: name → [exclusive sum, gap count, gap sum]."""
-    ev = [(name, float(ts), float(dur)) for name, ts, dur in events]
+def exclusive_pops(ev):
+    """§2's stack walk over ev = [(name, ts, dur)] (floats) in the order
+    (ts, -end): (index, exclusive time) of each event as the stack pops it,
+    the exclusive time max(0, dur - its children's durs) in doubles."""
     order = sorted(range(len(ev)), key=lambda i: (ev[i][1], -(ev[i][1] + ev[i][2])))
-    out = {}
-    for name, _, _ in ev:
-        out.setdefault(name, [0.0, 0, 0.0])
-    stack = []
+    pops, stack = [], []
 
     def fin():
         i, child = stack.pop()
-        out[ev[i][0]][0] += max(0.0, ev[i][2] - child)
+        pops.append((i, max(0.0, ev[i][2] - child)))
         if stack:
             stack[-1][1] += ev[i][2]
     for i in order:
@@ -53,6 +50,18 @@ def reference(events):
         stack.append([i, 0.0])
     while stack:
         fin()
+    return pops
+
+
+def reference(events):
+    """§2 exclusive time and §4.8 gap counts with Python floats, as the
+    reference computes them: name → [exclusive sum, gap count, gap sum]."""
+    ev = [(name, float(ts), float(dur)) for name, ts, dur in events]
+    out = {}
+    for name, _, _ in ev:
+        out.setdefault(name, [0.0, 0, 0.0])
+    for i, ex in exclusive_pops(ev):
+        out[ev[i][0]][0] += ex
     gorder = sorted(range(len(ev)), key=lambda i: (ev[i][1], ev[i][1] + ev[i][2]))
     prev = ev[gorder[0]][1] + ev[gorder[0]][2]
     for i in gorder[1:]:
@@ -668,30 +677,15 @@ def reference_breakdown(events):
     added to its category when the §2 stack pops it; the total is the five
     categories added in their order.  events: (name, ts text, dur text)."""
     ev = [(name, float(ts), float(dur)) for name, ts, dur in events]
-    order = sorted(range(len(ev)), key=lambda i: (ev[i][1], -(ev[i][1] + ev[i][2])))
     cats = ["compute", "communication", "host", "stall", "other"]
     out = dict.fromkeys(cats, 0.0)
-    stack = []
 
     def cat(name):
         if name.startswith("dependency-wait"):
             return "stall"
         return "communication" if name.startswith("all-reduce") else "compute"
-
-    def fin():
-        i, child = stack.pop()
-        out[cat(ev[i][0])] += max(0.0, ev[i][2] - child)
-        if stack:
-            stack[-1][1] += ev[i][2]
-    for i in order:
-        ts, end = ev[i][1], ev[i][1] + ev[i][2]
-        while stack and ts >= ev[stack[-1][0]][1] + ev[stack[-1][0]][2]:
-            fin()
-        while stack and end > ev[stack[-1][0]][1] + ev[stack[-1][0]][2]:
-            fin()
-        stack.append([i, 0.0])
-    while stack:
-        fin()
+    for i, ex in exclusive_pops(ev):
+        out[cat(ev[i][0])] += ex
     out["total"] = sum(out[c] for c in cats)
     return out
 
