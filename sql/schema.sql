@@ -70,7 +70,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_breakdown(
   mode TEXT NOT NULL,                  -- 'exclusive_per_track' | 'exclusive_global'
   category TEXT NOT NULL,              -- compute | communication | host | stall | other | total
   duration REAL NOT NULL,              -- µs ('total' = total_duration of the mode)
-  duration_ref REAL,                   -- per-track mode: duration as the reference's doubles add it, where made (small traces, times rounded to the picosecond, shares near a candidate's cut); the v1 document shows it (NULL: use duration)
+  duration_ref REAL,                   -- per-track mode: duration as the reference's doubles add it, which the v1 document shows (NULL: a v1 file's rows, or a trace imported before 2026-12-04: use duration)
   PRIMARY KEY(trace_id, mode, category)
 ) WITHOUT ROWID;
 

@@ -475,7 +475,7 @@ def fixtures():
          "('control_character', 'negative_duration', 'time_rounded', 'trailing_comma') "
          "GROUP BY kind ORDER BY kind",
          "control_character|6000\nnegative_duration|62\ntime_rounded|6000\ntrailing_comma|194")]))
-    # Time texts of seven decimals past the small-trace rule: the reference's
+    # Time texts of seven decimals in a trace with a worker: the reference's
     # per-track breakdown is walked on the engine's worker beside the event
     # pass (engine_aggregate.c, aggRefStart) and the document shows it.
     n_par = 33000

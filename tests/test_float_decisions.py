@@ -691,11 +691,11 @@ def reference_breakdown(events):
 
 
 class BreakdownInReferenceSums(unittest.TestCase):
-    """The document's per-track breakdown is the reference's sums wherever
-    the engine makes them: traces of at most 65,536 events, shares near a
-    candidate's cut, and traces whose time texts were rounded to the
-    picosecond, where the exact sums are further from the reference's than
-    its own rounding."""
+    """The document's per-track breakdown is the reference's sums (the
+    table's duration_ref), whatever the trace's size: where time texts were
+    rounded to the picosecond, or an exclusive time nearly cancels, the
+    exact sums (the table's duration) are further from the reference's
+    than its own rounding."""
 
     def check(self, events, td, name):
         d = summary_of(td, name, trace_text(events))
@@ -731,6 +731,21 @@ class BreakdownInReferenceSums(unittest.TestCase):
         self.assertEqual(got["communication"], 70000.0)
         self.assertEqual(got["compute"], 105000.0)
         self.assertEqual(d["time_breakdown"]["communication"]["total_duration"], want["communication"])
+
+    def test_cancelling_exclusive_times_in_a_large_trace(self):
+        # 66,000 events of six decimals at most (nothing rounded): ops of
+        # 8388607.000001 µs, each around an all-reduce of 8388607 µs; the
+        # exclusive time is 1e-6 µs exactly, 9.98377799987793e-07 in the
+        # reference's doubles (a step between doubles there is 1.9e-9)
+        ev = []
+        for i in range(33000):
+            ev.append(("fusion.%d" % (i % 7), "%d" % (i * 10000000), "8388607.000001"))
+            ev.append(("all-reduce.1", "%d" % (i * 10000000), "8388607"))
+        want = reference_breakdown(ev)
+        self.assertFalse(math.isclose(want["compute"], 0.033, rel_tol=1e-6))
+        with TempDir() as td:
+            d = self.check(ev, td, "c.json")
+        self.assertEqual(d["time_breakdown"]["compute"]["total_duration"], want["compute"])
 
     def test_small_traces_against_python_floats(self):
         rng = random.Random(20261204)

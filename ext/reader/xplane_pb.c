@@ -679,12 +679,10 @@ static int xpChildPush(ProfsumXp *p, XpEMeta *e, uint64_t v){
   return SQLITE_OK;
 }
 
-/* The child_id field d of *e: one id (a varint), or packed ids. */
+/* The child_id field d of *e: one id (a varint: no bytes), or packed ids. */
 static int xpChildIds(ProfsumXp *p, XpEMeta *e, const XpField *d){
-  int64_t pos, end;
-  /* a varint has no bytes: d->off and d->len are another field's */
+  int64_t pos = d->wt==2 ? d->off : 0, end = d->wt==2 ? d->off + d->len : 0;
   if( d->wt==0 ) return xpChildPush(p, e, d->v);
-  pos = d->off; end = d->off + d->len;
   while( pos<end ){
     uint64_t v;
     int rc = pbwVarint(&p->in, &pos, end, &v, XM_EMETA);

@@ -408,10 +408,9 @@ typedef struct Agg {
   profsum_ps aBucket[5];      /* per-track breakdown: exclusive ps per category (128
                               ** bits: durations reach 2^61 ps, their sums more) */
   double aBucketRef[5];       /* the same as the reference's doubles add it
-                              ** (aggBreakdownRef; hasBucketRef: computed) */
-  int hasBucketRef;
-  EngSide refSide;            /* aggBreakdownRef beside the event pass (a trace
-                              ** with rounded texts: aggRefStart) */
+                              ** (aggBreakdownRef) */
+  EngSide refSide;            /* aggBreakdownRef beside the event pass
+                              ** (aggRefStart) */
   int refRc;                  /* and its result */
   OpAgg *aOp;                 /* per name id: the device op's aggregate */
   int8_t *aKeyCat;            /* event category (§1.4) per event key */
@@ -813,17 +812,6 @@ static int aggGlobalBreakdown(Agg *a, double g[5], double *pTotal){
 ** category. */
 typedef struct RefOpen { double end, dur, child; int cat; } RefOpen;
 
-/* Near a cut of the candidates (§4.12: a share of 0.15, 0.20 or 0.08), or
-** near a tie of its one-decimal percentage (x.x5 %), where the reference's
-** doubles can fall on the other side of the exact share. */
-static int aggNearCut(double s, double eps){
-  static const double aCut[3] = {0.15, 0.20, 0.08};
-  double m = s*1000.0, f = m - floor(m);
-  int i;
-  for(i=0; i<3; i++) if( fabs(s - aCut[i])<=eps ) return 1;
-  return fabs(f - 0.5)<=eps*1000.0;
-}
-
 /* The per-track breakdown as the reference's doubles add it (§4.4, its
 ** era-C builder): each track in processing order, its events in §2 order
 ** in a stack on their doubles; an event's exclusive time, max(0, dur − the
@@ -831,9 +819,8 @@ static int aggNearCut(double s, double eps){
 ** pops it), not on a Steps thread.  An XPlane line that the reference
 ** aggregates (summary §6.1: all but the device-op lines of device planes)
 ** adds its five line totals at its end, in category order.  Into
-** a->aBucketRef.  Only the candidates' decisions read it, so it is made
-** when they could differ from the exact shares: small traces, and shares
-** near a cut (aggNearCut).  SQLITE_OK or SQLITE_NOMEM. */
+** a->aBucketRef: the document's breakdown and the candidates' cuts.
+** SQLITE_OK or SQLITE_NOMEM. */
 static int aggBreakdownRef(Agg *a){
   Engine *e = a->e;
   RefOpen *aStk = 0;
@@ -886,7 +873,6 @@ static int aggBreakdownRef(Agg *a){
   }
 #undef REF_FIN
   sqlite3_free(aStk);
-  a->hasBucketRef = 1;
   return SQLITE_OK;
 }
 
@@ -897,40 +883,12 @@ static void *aggRefMain(void *pArg){
   return 0;
 }
 
-/* A trace with rounded time texts always takes the reference's breakdown
-** (aggWriteBreakdown): start its walk beside the event pass, which it
-** does not depend on (it reads the records, the order and a->aKeyCat). */
+/* Start the reference's walk (aggBreakdownRef) beside the event pass,
+** which it does not depend on (it reads the records, the order and
+** a->aKeyCat): on the worker when the trace has one, else it is made in
+** aggWriteBreakdown. */
 static void aggRefStart(Agg *a){
-  if( a->e->anyRounded ) profsumEngSideStart(a->e, &a->refSide, ENG_SIDE_RANK_SWEEP, aggRefMain, a);
-}
-
-/* Whether the candidates' decisions could differ between the exact shares
-** and the reference's (aggBreakdownRef): a trace of at most 65,536 events
-** (where hand-made traces with round decimals live; the walk then costs
-** little), or a category share, or the top device op's, near a cut or a
-** rounding tie of its percentage: nearer than a sum's rounding, and where
-** times were rounded to the picosecond (texts of more than six decimals),
-** nearer than that rounding can move a share (half a ps per dur, each in at
-** most two exclusive times: 2 ps an event over the total, doubled for the
-** share's two sums). */
-static int aggWantBreakdownRef(const Agg *a){
-  profsum_ps total = 0;
-  double T, best = 0.0;
-  /* a sum of n doubles is within n ulp of its exact value: a share near a
-  ** cut by more than that decides alike both ways */
-  double eps = 1e-9 > (double)a->e->nEv*2.3e-16 ? 1e-9 : (double)a->e->nEv*2.3e-16;
-  int32_t i;
-  int c;
-  if( a->e->nEv<=65536 ) return 1;
-  for(c=0; c<5; c++) total += a->aBucket[c];
-  /* no exact total (every dur rounded to 0 ps): the reference's doubles
-  ** still make shares, so replay them */
-  if( total<=0 ) return 1;
-  T = (double)total;
-  if( a->e->anyRounded ) eps += 4.0*(double)a->e->nEv/T;
-  for(c=0; c<5; c++) if( aggNearCut((double)a->aBucket[c]/T, eps) ) return 1;
-  for(i=0; i<a->nNames; i++) if( a->aOp[i].seen && a->aOp[i].exclRef>best ) best = a->aOp[i].exclRef;
-  return aggNearCut(best/US(total), eps);
+  profsumEngSideStart(a->e, &a->refSide, ENG_SIDE_RANK_SWEEP, aggRefMain, a);
 }
 
 /* The six rows of profsum_agg_breakdown in mode zMode: the five
@@ -960,24 +918,20 @@ done:
   return rc;
 }
 
-/* profsum_agg_breakdown: the per-track rows (a->aBucket), with the
-** reference's sums (aggBreakdownRef) where the candidates could need them
-** and wherever some time text was rounded to the picosecond: there the
-** exact sums can be further from the reference's than its own rounding
-** (half a picosecond an event), so the document takes the reference's. */
+/* profsum_agg_breakdown: the per-track rows, the exact sums (a->aBucket)
+** and the reference's (aggBreakdownRef), which the document shows: they
+** can differ by more than a sum's rounding where an exclusive time nearly
+** cancels (an op of 1000.001 µs around a child of 1000 µs) or a time text
+** was rounded to the picosecond (half a picosecond an event). */
 static int aggWriteBreakdown(Agg *a){
   profsum_ps total = 0;
   double aDur[5];
   int c, rc;
-  if( a->e->anyRounded ){
-    /* the side job's result, or the walk here when none ran */
-    if( !profsumEngSideJoin(&a->refSide) ) a->refRc = aggBreakdownRef(a);
-    if( (rc = a->refRc) ) return rc;
-  }else if( aggWantBreakdownRef(a) && (rc = aggBreakdownRef(a)) ){
-    return rc;
-  }
+  /* the side job's result, or the walk here when none ran */
+  if( !profsumEngSideJoin(&a->refSide) ) a->refRc = aggBreakdownRef(a);
+  if( (rc = a->refRc) ) return rc;
   for(c=0; c<5; c++){ total += a->aBucket[c]; aDur[c] = US(a->aBucket[c]); }
-  return aggBreakdownRows(a->e, "exclusive_per_track", aDur, US(total), a->hasBucketRef ? a->aBucketRef : 0);
+  return aggBreakdownRows(a->e, "exclusive_per_track", aDur, US(total), a->aBucketRef);
 }
 
 /* The rows of profsum_agg_breakdown in mode exclusive_global
