@@ -807,10 +807,78 @@ static int aggGlobalBreakdown(Agg *a, double g[5], double *pTotal){
   return SQLITE_OK;
 }
 
-/* One open event of aggBreakdownRef's walk: its end and dur in the
-** reference's doubles, the durs of its children added as they end, its
-** category. */
-typedef struct RefOpen { double end, dur, child; int cat; } RefOpen;
+/* aggBreakdownRef's stack of open events, in blocks that are never moved
+** (a line of events each inside the last is as deep as it is long: no
+** doubling, no copy).  Per entry the event's processing position, or -1 -
+** it once the event has a child, 4 bytes; and the durs of its children
+** added as they end, 8 bytes, in blocks made only for the lines that need
+** them: a device-op line's event that had a child has its exclusive time
+** as the reference's double already (aXrVal, made by the ordering's
+** sweep on the same decisions), so its line walks on 4 bytes a level. */
+#define REF_BLK 4096
+typedef struct RefStk {
+  int32_t **apPos;            /* blocks of positions */
+  double **apChild;           /* blocks of children's sums (0: none yet) */
+  int64_t n, nBlk, nBlkAlloc;
+} RefStk;
+#define REF_POS(s, i)   ((s)->apPos[(i)/REF_BLK][(i)%REF_BLK])
+#define REF_CHILD(s, i) ((s)->apChild[(i)/REF_BLK][(i)%REF_BLK])
+
+/* Push processing position j with no child yet (bChild: the children's
+** sum is kept).  SQLITE_OK or SQLITE_NOMEM. */
+static int refPush(RefStk *s, int64_t j, int bChild){
+  int64_t b = s->n/REF_BLK;
+  if( b==s->nBlk ){
+    if( s->nBlk==s->nBlkAlloc ){
+      int64_t nNew = s->nBlkAlloc ? s->nBlkAlloc*2 : 8;
+      int32_t **apPos = sqlite3_realloc64(s->apPos, sizeof(int32_t*)*(sqlite3_uint64)nNew);
+      double **apChild;
+      if( apPos==0 ) return SQLITE_NOMEM;
+      s->apPos = apPos;
+      if( (apChild = sqlite3_realloc64(s->apChild, sizeof(double*)*(sqlite3_uint64)nNew))==0 ) return SQLITE_NOMEM;
+      s->apChild = apChild;
+      s->nBlkAlloc = nNew;
+    }
+    if( (s->apPos[b] = sqlite3_malloc64(sizeof(int32_t)*REF_BLK))==0 ) return SQLITE_NOMEM;
+    s->apChild[b] = 0;
+    s->nBlk++;
+  }
+  if( bChild ){
+    if( s->apChild[b]==0 && (s->apChild[b] = sqlite3_malloc64(sizeof(double)*REF_BLK))==0 ) return SQLITE_NOMEM;
+    REF_CHILD(s, s->n) = 0.0;
+  }
+  REF_POS(s, s->n) = (int32_t)j;
+  s->n++;
+  return SQLITE_OK;
+}
+
+/* Free the stack's blocks. */
+static void refFree(RefStk *s){
+  int64_t i;
+  for(i=0; i<s->nBlk; i++){ sqlite3_free(s->apPos[i]); sqlite3_free(s->apChild[i]); }
+  sqlite3_free(s->apPos);
+  sqlite3_free(s->apChild);
+}
+
+/* Record k's ts, end and dur as the reference's doubles (t: its track). */
+static void refDoubles(Engine *e, const STrack *t, int32_t k, double *pTs, double *pEnd, double *pDur){
+  if( e->isXPlane ){
+    profsumEngEvFloatIn(e, t, k, pTs, pEnd);
+    *pDur = profsumEngEvDurFloatIn(e, k);
+  }else{
+    profsumEngEvFloatDur(e, k, pTs, pEnd, pDur);
+  }
+}
+
+/* The aXrVal entry of processing position j: its index, or -1. */
+static int64_t refXrFind(const Engine *e, int64_t j){
+  int64_t lo = 0, hi = e->nXr;
+  while( lo<hi ){
+    int64_t m = lo + (hi-lo)/2;
+    if( e->aXrPos[m]<j ) lo = m+1; else hi = m;
+  }
+  return (lo<e->nXr && e->aXrPos[lo]==j) ? lo : -1;
+}
 
 /* The per-track breakdown as the reference's doubles add it (§4.4, its
 ** era-C builder): each track in processing order, its events in §2 order
@@ -820,60 +888,81 @@ typedef struct RefOpen { double end, dur, child; int cat; } RefOpen;
 ** aggregates (summary §6.1: all but the device-op lines of device planes)
 ** adds its five line totals at its end, in category order.  Into
 ** a->aBucketRef: the document's breakdown and the candidates' cuts.
-** SQLITE_OK or SQLITE_NOMEM. */
-static int aggBreakdownRef(Agg *a){
+** bFull: every line keeps its children's sums (else a device-op line
+** takes aXrVal's).  SQLITE_OK, SQLITE_NOMEM, or SQLITE_NOTFOUND when a
+** device-op event's entry was not there (the caller walks again, bFull). */
+static int aggBreakdownRefWalk(Agg *a, int bFull){
   Engine *e = a->e;
-  RefOpen *aStk = 0;
-  int64_t nStk = 0, nAlloc = 0, j;
+  RefStk stk = {0, 0, 0, 0, 0};
+  int64_t j;
   double aLine[5] = {0,0,0,0,0};
+  double topEnd = 0.0, topDur = 0.0;   /* the top entry's doubles, and its */
+  int topCat = 0;                      /* category (stk.n > 0) */
   int32_t trk = -1;
-  int lineAgg = 0, steps = 0, c;
+  int lineAgg = 0, steps = 0, devOp = 0, c, rc = SQLITE_OK;
   memset(a->aBucketRef, 0, sizeof(a->aBucketRef));
+  /* pop the top: its exclusive time to its category, its dur to its
+  ** parent's children, the parent's doubles found again */
 #define REF_FIN() do{ \
-    RefOpen *x_ = &aStk[--nStk]; \
-    double ex_ = x_->dur - x_->child; \
-    if( ex_<0.0 ) ex_ = 0.0; \
-    if( nStk>0 ) aStk[nStk-1].child += x_->dur; \
-    if( !steps ){ if( lineAgg ) aLine[x_->cat] += ex_; else a->aBucketRef[x_->cat] += ex_; } \
+    int32_t v_ = REF_POS(&stk, stk.n-1); \
+    double ex_ = topDur, d_; \
+    if( devOp && !bFull ){ \
+      if( v_<0 ){ \
+        int64_t x_ = refXrFind(e, -1-(int64_t)v_); \
+        if( x_<0 ){ rc = SQLITE_NOTFOUND; break; } \
+        ex_ = e->aXrVal[x_]; \
+      } \
+    }else{ \
+      ex_ = topDur - REF_CHILD(&stk, stk.n-1); \
+      if( ex_<0.0 ) ex_ = 0.0; \
+    } \
+    if( !steps ){ if( lineAgg ) aLine[topCat] += ex_; else a->aBucketRef[topCat] += ex_; } \
+    stk.n--; \
+    if( stk.n>0 ){ \
+      int32_t vp_ = REF_POS(&stk, stk.n-1); \
+      int32_t kp_ = ORD(e, vp_<0 ? -1-(int64_t)vp_ : (int64_t)vp_); \
+      if( !devOp || bFull ) REF_CHILD(&stk, stk.n-1) += topDur; \
+      refDoubles(e, &e->aTrk[trk], kp_, &d_, &topEnd, &topDur); \
+      topCat = a->aKeyCat[EV(e, kp_)->key]; \
+    } \
   }while(0)
-  for(j=0; j<=e->nEv; j++){
+  for(j=0; j<=e->nEv && rc==SQLITE_OK; j++){
     int64_t k = j<e->nEv ? ORD(e, j) : -1;
     const SEv *r = k>=0 ? EV(e, k) : 0;
     const EvKey *q = r ? KEY(e, r) : 0;
-    const STrack *t;
     double ts, end, dur;
     if( q==0 || q->trk!=trk ){
       /* the track ends (a Steps line's totals stay 0) */
-      while( nStk>0 ) REF_FIN();
+      while( rc==SQLITE_OK && stk.n>0 ) REF_FIN();
+      if( rc ) break;
       if( lineAgg ) for(c=0; c<5; c++) a->aBucketRef[c] += aLine[c];
       if( q==0 ) break;
       trk = q->trk;
       steps = e->aTrk[trk].isSteps;
-      lineAgg = e->isXPlane && !(e->aTrk[trk].isDevice && e->aTrk[trk].isDevOp);
+      devOp = e->aTrk[trk].isDevice && e->aTrk[trk].isDevOp;
+      lineAgg = e->isXPlane && !devOp;
       memset(aLine, 0, sizeof(aLine));
     }
-    t = &e->aTrk[trk];
-    if( e->isXPlane ){
-      profsumEngEvFloatIn(e, t, (int32_t)k, &ts, &end);
-      dur = profsumEngEvDurFloatIn(e, k);
-    }else{
-      profsumEngEvFloatDur(e, (int32_t)k, &ts, &end, &dur);
-    }
-    while( nStk>0 && ts>=aStk[nStk-1].end ) REF_FIN();
-    while( nStk>0 && end>aStk[nStk-1].end ) REF_FIN();
-    if( nStk>=nAlloc ){
-      int64_t nNew = nAlloc ? nAlloc*2 : 64;
-      RefOpen *aNew = sqlite3_realloc64(aStk, sizeof(RefOpen)*(sqlite3_uint64)nNew);
-      if( aNew==0 ){ sqlite3_free(aStk); return SQLITE_NOMEM; }
-      aStk = aNew; nAlloc = nNew;
-    }
-    aStk[nStk].end = end; aStk[nStk].dur = dur; aStk[nStk].child = 0.0;
-    aStk[nStk].cat = a->aKeyCat[r->key];
-    nStk++;
+    refDoubles(e, &e->aTrk[trk], (int32_t)k, &ts, &end, &dur);
+    while( rc==SQLITE_OK && stk.n>0 && ts>=topEnd ) REF_FIN();
+    while( rc==SQLITE_OK && stk.n>0 && end>topEnd ) REF_FIN();
+    if( rc ) break;
+    /* the open event gets a child */
+    if( stk.n>0 && REF_POS(&stk, stk.n-1)>=0 ) REF_POS(&stk, stk.n-1) = -1 - REF_POS(&stk, stk.n-1);
+    if( (rc = refPush(&stk, j, !devOp || bFull)) ) break;
+    topEnd = end; topDur = dur; topCat = a->aKeyCat[r->key];
   }
 #undef REF_FIN
-  sqlite3_free(aStk);
-  return SQLITE_OK;
+  refFree(&stk);
+  return rc;
+}
+
+/* aggBreakdownRefWalk, on 4 bytes a level of a device-op line, and again
+** keeping every sum should a device-op event's entry be missing (the
+** ordering's sweep and this walk decide nesting alike, so it is not). */
+static int aggBreakdownRef(Agg *a){
+  int rc = aggBreakdownRefWalk(a, 0);
+  return rc==SQLITE_NOTFOUND ? aggBreakdownRefWalk(a, 1) : rc;
 }
 
 /* aggBreakdownRef as a side job (its result in a->refRc). */
