@@ -747,6 +747,20 @@ class BreakdownInReferenceSums(unittest.TestCase):
             d = self.check(ev, td, "c.json")
         self.assertEqual(d["time_breakdown"]["compute"]["total_duration"], want["compute"])
 
+    def test_deep_nesting(self):
+        # 300 ops each inside the last (past the walk's 64 levels kept at
+        # hand, whose doubles it looks up again), then two of 200 with
+        # stall waits, then flat ops
+        ev = []
+        for base, depth in ((0, 300), (1000, 200), (2000, 200)):
+            for i in range(depth):
+                name = ("all-reduce.%d" % i) if i % 3 == 0 else (
+                    "dependency-wait.%d" % i if base == 1000 and i % 5 == 0 else "fusion.%d" % (i % 4))
+                ev.append((name, "%d.1" % (base + i), "%d.3" % (2 * (depth - i) + 1)))
+        ev += [("fusion.9", "%d" % (3000 + 2 * i), "1.7") for i in range(50)]
+        with TempDir() as td:
+            self.check(ev, td, "deep.json")
+
     def test_small_traces_against_python_floats(self):
         rng = random.Random(20261204)
         with TempDir() as td:

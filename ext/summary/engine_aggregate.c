@@ -870,6 +870,12 @@ static void refDoubles(Engine *e, const STrack *t, int32_t k, double *pTs, doubl
   }
 }
 
+/* An open event's doubles and category, kept for the first REF_NEAR
+** levels of the stack (deeper ones are looked up again when they become
+** the top). */
+#define REF_NEAR 64
+typedef struct RefNear { double end, dur; int cat; } RefNear;
+
 /* The aXrVal entry of processing position j: its index, or -1. */
 static int64_t refXrFind(const Engine *e, int64_t j){
   int64_t lo = 0, hi = e->nXr;
@@ -898,11 +904,13 @@ static int aggBreakdownRefWalk(Agg *a, int bFull){
   double aLine[5] = {0,0,0,0,0};
   double topEnd = 0.0, topDur = 0.0;   /* the top entry's doubles, and its */
   int topCat = 0;                      /* category (stk.n > 0) */
+  RefNear aNear[REF_NEAR];             /* the same for the first levels */
   int32_t trk = -1;
   int lineAgg = 0, steps = 0, devOp = 0, c, rc = SQLITE_OK;
   memset(a->aBucketRef, 0, sizeof(a->aBucketRef));
   /* pop the top: its exclusive time to its category, its dur to its
-  ** parent's children, the parent's doubles found again */
+  ** parent's children, the parent's doubles taken from aNear or found
+  ** again */
 #define REF_FIN() do{ \
     int32_t v_ = REF_POS(&stk, stk.n-1); \
     double ex_ = topDur, d_; \
@@ -919,11 +927,15 @@ static int aggBreakdownRefWalk(Agg *a, int bFull){
     if( !steps ){ if( lineAgg ) aLine[topCat] += ex_; else a->aBucketRef[topCat] += ex_; } \
     stk.n--; \
     if( stk.n>0 ){ \
-      int32_t vp_ = REF_POS(&stk, stk.n-1); \
-      int32_t kp_ = ORD(e, vp_<0 ? -1-(int64_t)vp_ : (int64_t)vp_); \
       if( !devOp || bFull ) REF_CHILD(&stk, stk.n-1) += topDur; \
-      refDoubles(e, &e->aTrk[trk], kp_, &d_, &topEnd, &topDur); \
-      topCat = a->aKeyCat[EV(e, kp_)->key]; \
+      if( stk.n<=REF_NEAR ){ \
+        topEnd = aNear[stk.n-1].end; topDur = aNear[stk.n-1].dur; topCat = aNear[stk.n-1].cat; \
+      }else{ \
+        int32_t vp_ = REF_POS(&stk, stk.n-1); \
+        int32_t kp_ = ORD(e, vp_<0 ? -1-(int64_t)vp_ : (int64_t)vp_); \
+        refDoubles(e, &e->aTrk[trk], kp_, &d_, &topEnd, &topDur); \
+        topCat = a->aKeyCat[EV(e, kp_)->key]; \
+      } \
     } \
   }while(0)
   for(j=0; j<=e->nEv && rc==SQLITE_OK; j++){
@@ -951,6 +963,9 @@ static int aggBreakdownRefWalk(Agg *a, int bFull){
     if( stk.n>0 && REF_POS(&stk, stk.n-1)>=0 ) REF_POS(&stk, stk.n-1) = -1 - REF_POS(&stk, stk.n-1);
     if( (rc = refPush(&stk, j, !devOp || bFull)) ) break;
     topEnd = end; topDur = dur; topCat = a->aKeyCat[r->key];
+    if( stk.n<=REF_NEAR ){
+      aNear[stk.n-1].end = end; aNear[stk.n-1].dur = dur; aNear[stk.n-1].cat = topCat;
+    }
   }
 #undef REF_FIN
   refFree(&stk);
