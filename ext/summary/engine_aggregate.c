@@ -814,7 +814,9 @@ static int aggGlobalBreakdown(Agg *a, double g[5], double *pTotal){
 ** added as they end, 8 bytes, in blocks made only for the lines that need
 ** them: a device-op line's event that had a child has its exclusive time
 ** as the reference's double already (aXrVal, made by the ordering's
-** sweep on the same decisions), so its line walks on 4 bytes a level. */
+** sweep on the same decisions, read as the hot ops read it: an event
+** without an entry had no child there), so its line walks on 4 bytes a
+** level. */
 #define REF_BLK 4096
 typedef struct RefStk {
   int32_t **apPos;            /* blocks of positions */
@@ -894,10 +896,8 @@ static int64_t refXrFind(const Engine *e, int64_t j){
 ** aggregates (summary §6.1: all but the device-op lines of device planes)
 ** adds its five line totals at its end, in category order.  Into
 ** a->aBucketRef: the document's breakdown and the candidates' cuts.
-** bFull: every line keeps its children's sums (else a device-op line
-** takes aXrVal's).  SQLITE_OK, SQLITE_NOMEM, or SQLITE_NOTFOUND when a
-** device-op event's entry was not there (the caller walks again, bFull). */
-static int aggBreakdownRefWalk(Agg *a, int bFull){
+** SQLITE_OK or SQLITE_NOMEM. */
+static int aggBreakdownRef(Agg *a){
   Engine *e = a->e;
   RefStk stk = {0, 0, 0, 0, 0};
   int64_t j;
@@ -914,12 +914,9 @@ static int aggBreakdownRefWalk(Agg *a, int bFull){
 #define REF_FIN() do{ \
     int32_t v_ = REF_POS(&stk, stk.n-1); \
     double ex_ = topDur, d_; \
-    if( devOp && !bFull ){ \
-      if( v_<0 ){ \
-        int64_t x_ = refXrFind(e, -1-(int64_t)v_); \
-        if( x_<0 ){ rc = SQLITE_NOTFOUND; break; } \
-        ex_ = e->aXrVal[x_]; \
-      } \
+    if( devOp ){ \
+      int64_t x_ = v_<0 ? refXrFind(e, -1-(int64_t)v_) : -1; \
+      if( x_>=0 ) ex_ = e->aXrVal[x_]; \
     }else{ \
       ex_ = topDur - REF_CHILD(&stk, stk.n-1); \
       if( ex_<0.0 ) ex_ = 0.0; \
@@ -927,7 +924,7 @@ static int aggBreakdownRefWalk(Agg *a, int bFull){
     if( !steps ){ if( lineAgg ) aLine[topCat] += ex_; else a->aBucketRef[topCat] += ex_; } \
     stk.n--; \
     if( stk.n>0 ){ \
-      if( !devOp || bFull ) REF_CHILD(&stk, stk.n-1) += topDur; \
+      if( !devOp ) REF_CHILD(&stk, stk.n-1) += topDur; \
       if( stk.n<=REF_NEAR ){ \
         topEnd = aNear[stk.n-1].end; topDur = aNear[stk.n-1].dur; topCat = aNear[stk.n-1].cat; \
       }else{ \
@@ -938,15 +935,14 @@ static int aggBreakdownRefWalk(Agg *a, int bFull){
       } \
     } \
   }while(0)
-  for(j=0; j<=e->nEv && rc==SQLITE_OK; j++){
+  for(j=0; j<=e->nEv; j++){
     int64_t k = j<e->nEv ? ORD(e, j) : -1;
     const SEv *r = k>=0 ? EV(e, k) : 0;
     const EvKey *q = r ? KEY(e, r) : 0;
     double ts, end, dur;
     if( q==0 || q->trk!=trk ){
       /* the track ends (a Steps line's totals stay 0) */
-      while( rc==SQLITE_OK && stk.n>0 ) REF_FIN();
-      if( rc ) break;
+      while( stk.n>0 ) REF_FIN();
       if( lineAgg ) for(c=0; c<5; c++) a->aBucketRef[c] += aLine[c];
       if( q==0 ) break;
       trk = q->trk;
@@ -956,12 +952,11 @@ static int aggBreakdownRefWalk(Agg *a, int bFull){
       memset(aLine, 0, sizeof(aLine));
     }
     refDoubles(e, &e->aTrk[trk], (int32_t)k, &ts, &end, &dur);
-    while( rc==SQLITE_OK && stk.n>0 && ts>=topEnd ) REF_FIN();
-    while( rc==SQLITE_OK && stk.n>0 && end>topEnd ) REF_FIN();
-    if( rc ) break;
+    while( stk.n>0 && ts>=topEnd ) REF_FIN();
+    while( stk.n>0 && end>topEnd ) REF_FIN();
     /* the open event gets a child */
     if( stk.n>0 && REF_POS(&stk, stk.n-1)>=0 ) REF_POS(&stk, stk.n-1) = -1 - REF_POS(&stk, stk.n-1);
-    if( (rc = refPush(&stk, j, !devOp || bFull)) ) break;
+    if( (rc = refPush(&stk, j, !devOp)) ) break;
     topEnd = end; topDur = dur; topCat = a->aKeyCat[r->key];
     if( stk.n<=REF_NEAR ){
       aNear[stk.n-1].end = end; aNear[stk.n-1].dur = dur; aNear[stk.n-1].cat = topCat;
@@ -970,14 +965,6 @@ static int aggBreakdownRefWalk(Agg *a, int bFull){
 #undef REF_FIN
   refFree(&stk);
   return rc;
-}
-
-/* aggBreakdownRefWalk, on 4 bytes a level of a device-op line, and again
-** keeping every sum should a device-op event's entry be missing (the
-** ordering's sweep and this walk decide nesting alike, so it is not). */
-static int aggBreakdownRef(Agg *a){
-  int rc = aggBreakdownRefWalk(a, 0);
-  return rc==SQLITE_NOTFOUND ? aggBreakdownRefWalk(a, 1) : rc;
 }
 
 /* aggBreakdownRef as a side job (its result in a->refRc). */
