@@ -188,40 +188,11 @@ typedef struct KeyMemo {
   int8_t comm;          /* -2 not yet, -1 not counted, else index in azComm */
 } KeyMemo;
 
-/* The summary decides order and nesting as the reference's doubles do
-** (profsumEngCmpPoint).  When some decision went otherwise than the exact times
-** would have it (e->nFlip: timestamps whose doubles have lost digits, as
-** epoch microseconds, or ends equal in picoseconds whose doubles differ),
-** sweep every track again (§2) on exact picoseconds and give the
-** per-track breakdown's buckets of that nesting in aExact (Steps threads
-** left out, as there; aKeyCat: category per event key) and, in *pnDiff,
-** the events whose exclusive time differs from the summary's.  Only the
-** facts and the diagnostic that tell the user so come from it: the
-** summary keeps the reference's numbers.  Each track's events are
-** walked as processing positions, brought into the exact order by an
-** insertion sort (the two orders differ only at near ties), so that the
-** kept exclusive times, which come by position, are looked up as they
-** are; when the insertion sort would move too much, the positions become
-** event indices, sorted in full, and the kept times are sorted by event
-** index to match.  Memory: 4 bytes per event of the largest track (its
-** positions), 16 per event of it that has a child (its exclusive time in
-** the summary) and stacks as deep as the nesting.  SQLITE_OK or
-** SQLITE_NOMEM. */
+/* A kept exclusive time (ex) by its key k (an event index). */
 typedef struct ExclOf { int64_t k, ex; } ExclOf;
 static int cmpExclOf(const void *pa, const void *pb){
   const ExclOf *a = (const ExclOf*)pa, *b = (const ExclOf*)pb;
   return a->k<b->k ? -1 : (a->k>b->k);
-}
-/* The entry of k among the n of a (sorted by k: a processing position or
-** an event index, as engExactCheck keys them), or 0: the events that had
-** a child in the summary's nesting. */
-static const ExclOf *exclOfEvent(const ExclOf *a, int64_t n, int64_t k){
-  int64_t lo = 0, hi = n;
-  while( lo<hi ){
-    int64_t mid = lo + (hi-lo)/2;
-    if( a[mid].k<k ) lo = mid+1; else hi = mid;
-  }
-  return (lo<n && a[lo].k==k) ? &a[lo] : 0;
 }
 /* The entries (aParPos/aParEx, or aXrPos/aXrEx on a device-op track) of
 ** track tr's events that have a child: [*pLo, *pHi) of *paPos and *paEx,
@@ -248,13 +219,66 @@ static int64_t entryAtOrAfter(const int32_t *aPos, int64_t n, int64_t pos){
   }
   return lo;
 }
+/* The entry of the kept exclusive times (the track's n entries, keys
+** increasing: a processing position in aPos, or an event index in aOf's
+** k) that belongs to key k, or -1; *pCur: a cursor, the first entry whose
+** key is not below the last key asked (keys are asked increasing but at
+** the few places the exact order moved an event, where a binary search
+** finds it). */
+static int64_t exactEntry(const int32_t *aPos, const ExclOf *aOf, int64_t n,
+                          int64_t k, int64_t *pCur){
+  int64_t c = *pCur;
+#define ENTRY_KEY(i) (aOf ? aOf[i].k : (int64_t)aPos[i])
+  if( c>0 && ENTRY_KEY(c-1)>=k ){
+    int64_t lo = 0, hi = c;
+    while( lo<hi ){
+      int64_t mid = lo + (hi-lo)/2;
+      if( ENTRY_KEY(mid)<k ) lo = mid+1; else hi = mid;
+    }
+    return ENTRY_KEY(lo)==k ? lo : -1;
+  }
+  while( c<n && ENTRY_KEY(c)<k ) c++;
+  *pCur = c;
+  return (c<n && ENTRY_KEY(c)==k) ? c : -1;
+#undef ENTRY_KEY
+}
+
+/* A level of engExactCheck's nesting stack: the open event (its key in
+** the track's order), the entry of its kept exclusive time (exactEntry,
+** found when it opened: the events open in increasing keys) and the
+** durations of its children so far. */
+typedef struct ExactLevel {
+  int64_t child;
+  int32_t k;
+  int32_t ent;
+} ExactLevel;
+
+/* The summary decides order and nesting as the reference's doubles do
+** (profsumEngCmpPoint).  When some decision went otherwise than the exact times
+** would have it (e->nFlip: timestamps whose doubles have lost digits, as
+** epoch microseconds, or ends equal in picoseconds whose doubles differ),
+** sweep every track again (§2) on exact picoseconds and give the
+** per-track breakdown's buckets of that nesting in aExact (Steps threads
+** left out, as there; aKeyCat: category per event key) and, in *pnDiff,
+** the events whose exclusive time differs from the summary's.  Only the
+** facts and the diagnostic that tell the user so come from it: the
+** summary keeps the reference's numbers.  Each track's events are
+** walked as processing positions, which are most often already in the
+** exact order (then read in place); otherwise brought into it by an
+** insertion sort (the two orders differ only at near ties), so that the
+** kept exclusive times, which come by position, are found as the events
+** open; when the insertion sort would move too much, the positions become
+** event indices, sorted in full, and the kept times are sorted by event
+** index to match.  Memory: 4 bytes per event of the largest track not in
+** order (its positions), 16 per event of it that has a child (its kept
+** time, by event index) when sorted in full, and 16 bytes per level of
+** the nesting.  SQLITE_OK or SQLITE_NOMEM. */
 static int engExactCheck(Engine *e, const int8_t *aKeyCat, int32_t t0, int32_t t1,
                          profsum_ps aExact[5], int64_t *pnDiff){
-  int64_t nMax = 0, nDiff = 0, nStk = 0, nAllocStk = 64, nOf = 0, nMaxPar = 0, aCur[2] = {0, 0};
-  int64_t nOfSeen = 0;      /* entries of aOf met by EXACT_FIN (the track's) */
+  int64_t nMax = 0, nDiff = 0, nStk = 0, nAllocStk = 64, nMaxPar = 0, aCur[2] = {0, 0};
   int64_t aCur0[2] = {0, 0};
-  int32_t t, *aIdx, *aStk;
-  int64_t *aChild;
+  int32_t t, *aIdx;
+  ExactLevel *aStk;
   ExclOf *aOf = 0;
   int rc = SQLITE_OK;
   if( t0<t1 ){
@@ -273,86 +297,106 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int32_t t0, int32_t t
     if( hi-lo>nMaxPar ) nMaxPar = hi-lo;
   }
   aCur[0] = aCur0[0]; aCur[1] = aCur0[1];
+  /* (aIdx and aOf are written only for a track whose exact order is not
+  ** its processing order: their pages are not touched otherwise) */
   aIdx = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(nMax ? nMax : 1));
-  aStk = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nAllocStk);
-  aChild = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)nAllocStk);
+  aStk = sqlite3_malloc64(sizeof(ExactLevel)*(sqlite3_uint64)nAllocStk);
   aOf = sqlite3_malloc64(sizeof(ExclOf)*(sqlite3_uint64)(nMaxPar ? nMaxPar : 1));
-  if( !aIdx || !aStk || !aChild || !aOf ) rc = SQLITE_NOMEM;
-  /* the record of aIdx's entry k: a processing position (byPos) or an
-  ** event index */
-#define EXACT_EV(k) EV(e, byPos ? ORD(e, (k)) : (k))
-#define EXACT_FIN() do{ \
-    int32_t k_ = aStk[--nStk]; \
-    const SEv *x_ = EXACT_EV(k_); \
-    int64_t ex_ = EVDUR(e, x_) - aChild[nStk]; \
-    if( ex_<0 ) ex_ = 0; \
-    aExact[aKeyCat[x_->key]] += ex_; \
-    if( aChild[nStk]>0 ){ \
-      /* a child in the exact nesting: compared with the summary's time, */ \
-      /* its dur when it had none there (then they differ) */ \
-      const ExclOf *o_ = exclOfEvent(aOf, nOf, k_); \
-      if( o_ ) nOfSeen++; \
-      if( o_==0 || o_->ex!=ex_ ) nDiff++; \
-    } \
-    if( nStk>0 ) aChild[nStk-1] += EVDUR(e, x_); \
-  }while(0)
+  if( !aIdx || !aStk || !aOf ) rc = SQLITE_NOMEM;
   for(t=t0; t<t1 && rc==SQLITE_OK; t++){
     const STrack *tr = &e->aTrk[t];
     const int32_t *aPos; const uint32_t *aEx;
-    int64_t j, nMove = 0, nCap = 16*tr->nEv + 1024, lo, hi;
-    int byPos = 1;
+    const ExclOf *aKey = 0;     /* the entries' keys when by event index */
+    int64_t j, jSorted, nMove = 0, nCap = 16*tr->nEv + 1024, lo, hi, nOf, nOfSeen = 0, cur = 0;
+    int byPos = 1, bIdent = 1;
     if( tr->isSteps ) continue;
     trackEntries(e, tr, aCur, &aPos, &aEx, &lo, &hi);
-    /* the kept exclusive times by processing position (increasing) */
-    for(nOf=0; lo<hi; lo++, nOf++){
-      aOf[nOf].k = aPos[lo];
-      aOf[nOf].ex = profsumEngEx32(e, aEx[lo], aPos[lo]);
-    }
-    for(j=0; j<tr->nEv; j++) aIdx[j] = (int32_t)(tr->iFirst + j);
+    nOf = hi-lo;
+    aPos += lo; aEx += lo;
     /* In the doubles' order, which the exact order differs from only at
-    ** near-ties: an insertion sort, unless it moves too much. */
-    for(j=1; j<tr->nEv && nMove<=nCap; j++){
-      int32_t x = aIdx[j], xEv = ORD(e, x);
-      int64_t i = j;
-      while( i>0 && profsumEngExactLess(e, xEv, ORD(e, aIdx[i-1])) ){ aIdx[i] = aIdx[i-1]; i--; nMove++; }
-      aIdx[i] = x;
+    ** near-ties.  The positions in order as long as they are (most
+    ** tracks: then the walk reads them without aIdx); from the first
+    ** that is not, an insertion sort, unless it moves too much. */
+    for(jSorted=1; jSorted<tr->nEv; jSorted++){
+      ORD_PREFETCH(e, tr->iFirst+jSorted, tr->iFirst+tr->nEv);
+      if( profsumEngExactLess(e, ORD(e, tr->iFirst+jSorted), ORD(e, tr->iFirst+jSorted-1)) ) break;
+    }
+    if( jSorted<tr->nEv ){
+      bIdent = 0;
+      for(j=0; j<tr->nEv; j++) aIdx[j] = (int32_t)(tr->iFirst + j);
+      for(j=jSorted; j<tr->nEv && nMove<=nCap; j++){
+        int32_t x = aIdx[j], xEv = ORD(e, x);
+        int64_t i = j;
+        while( i>0 && profsumEngExactLess(e, xEv, ORD(e, aIdx[i-1])) ){ aIdx[i] = aIdx[i-1]; i--; nMove++; }
+        aIdx[i] = x;
+      }
     }
     if( nMove>nCap ){
       /* by event index from here: the positions' events sorted in full,
-      ** the kept times sorted by event index to match */
+      ** the kept times, by event index too, sorted to match */
       for(j=0; j<tr->nEv; j++) aIdx[j] = ORD(e, aIdx[j]);
       profsumEngSortEvIdx(e, aIdx, tr->nEv, 2, profsumEngSortDepth(tr->nEv));
-      for(j=0; j<nOf; j++) aOf[j].k = ORD(e, (int32_t)aOf[j].k);
+      for(j=0; j<nOf; j++){
+        aOf[j].k = ORD(e, aPos[j]);
+        aOf[j].ex = profsumEngEx32(e, aEx[j], aPos[j]);
+      }
       for(j=1; j<nOf && aOf[j-1].k<=aOf[j].k; j++){}
       if( j<nOf ) qsort(aOf, (size_t)nOf, sizeof(ExclOf), cmpExclOf);
+      aKey = aOf;
       byPos = 0;
     }
+    /* the record of order entry k (a processing position or, byPos 0, an
+    ** event index); the j-th event of the exact order */
+#define EXACT_EV(k) EV(e, byPos ? ORD(e, (k)) : (k))
+#define EXACT_AT(j) (bIdent ? (int32_t)(tr->iFirst + (j)) : aIdx[j])
+#define EXACT_FIN() do{ \
+    const ExactLevel *l_ = &aStk[--nStk]; \
+    const SEv *x_ = EXACT_EV(l_->k); \
+    int64_t d_ = EVDUR(e, x_), ex_ = d_ - l_->child; \
+    if( ex_<0 ) ex_ = 0; \
+    aExact[aKeyCat[x_->key]] += ex_; \
+    if( l_->child>0 ){ \
+      /* a child in the exact nesting: compared with the summary's time, */ \
+      /* its dur when it had none there (then they differ) */ \
+      if( l_->ent>=0 ) nOfSeen++; \
+      if( l_->ent<0 || (aKey ? aKey[l_->ent].ex : profsumEngEx32(e, aEx[l_->ent], aPos[l_->ent]))!=ex_ ) nDiff++; \
+    } \
+    if( nStk>0 ) aStk[nStk-1].child += d_; \
+  }while(0)
     for(j=0; j<tr->nEv; j++){
-      const SEv *r = EXACT_EV(aIdx[j]);
-      int64_t ts = r->ts, end = r->ts + EVDUR(e, r);
-      while( nStk>0 && ts>=EXACT_EV(aStk[nStk-1])->ts + EVDUR(e, EXACT_EV(aStk[nStk-1])) ) EXACT_FIN();
-      while( nStk>0 && end>EXACT_EV(aStk[nStk-1])->ts + EVDUR(e, EXACT_EV(aStk[nStk-1])) ) EXACT_FIN();
+      int32_t k = EXACT_AT(j);
+      const SEv *r;
+      int64_t ts, end;
+      if( bIdent ) ORD_PREFETCH(e, k, tr->iFirst+tr->nEv);
+      r = EXACT_EV(k);
+      ts = r->ts; end = r->ts + EVDUR(e, r);
+      while( nStk>0 && ts>=EXACT_EV(aStk[nStk-1].k)->ts + EVDUR(e, EXACT_EV(aStk[nStk-1].k)) ) EXACT_FIN();
+      while( nStk>0 && end>EXACT_EV(aStk[nStk-1].k)->ts + EVDUR(e, EXACT_EV(aStk[nStk-1].k)) ) EXACT_FIN();
       if( nStk>=nAllocStk ){
         /* at most as deep as the track is long (no unused half past it) */
         int64_t nNew = nAllocStk*2 > tr->nEv ? tr->nEv : nAllocStk*2;
+        ExactLevel *aNew;
         if( nNew<=nStk ) nNew = nStk+1;
-        if( (rc = profsumEngGrowNestStack(&aStk, &aChild, nNew)) ) break;
+        aNew = sqlite3_realloc64(aStk, sizeof(ExactLevel)*(sqlite3_uint64)nNew);
+        if( aNew==0 ){ rc = SQLITE_NOMEM; break; }
+        aStk = aNew;
         nAllocStk = nNew;
       }
-      aStk[nStk] = aIdx[j];
-      aChild[nStk] = 0;
+      aStk[nStk].k = k;
+      aStk[nStk].ent = (int32_t)exactEntry(aPos, aKey, nOf, k, &cur);
+      aStk[nStk].child = 0;
       nStk++;
     }
     if( rc ) break;
     while( nStk>0 ) EXACT_FIN();
+#undef EXACT_FIN
+#undef EXACT_AT
+#undef EXACT_EV
     /* an event with a child in the summary's nesting only: its exclusive
     ** time there is below its dur, which is the exact one */
     nDiff += nOf - nOfSeen;
-    nOfSeen = 0;
   }
-#undef EXACT_FIN
-#undef EXACT_EV
-  sqlite3_free(aIdx); sqlite3_free(aStk); sqlite3_free(aChild); sqlite3_free(aOf);
+  sqlite3_free(aIdx); sqlite3_free(aStk); sqlite3_free(aOf);
   *pnDiff = nDiff;
   return rc;
 }
