@@ -393,7 +393,10 @@ int profsumEngWallFinish(Engine *e, EngWallJob *j, int bWrite);
 ** called, on every path), else 0 (the caller runs the job itself when it
 ** needs its result).  profsumEngSideJoin makes sure the job has run: it
 ** runs a job still queued in the calling thread, or waits for the worker
-** to finish it; 1 when the job was queued, else 0 (also on a second call).
+** to finish it, running meanwhile the queued jobs of rank
+** ENG_SIDE_RANK_EXACT (pieces of one job, which must not depend on the
+** progress of each other or of the caller); 1 when the job was queued,
+** else 0 (also on a second call).
 ** The job may read only what nothing writes until it is joined.
 ** profsumEngSideStop, once every job is joined, ends the worker (a no-op
 ** when there is none); profsumEngineFree calls it. */

@@ -17,7 +17,11 @@
 ** the calling thread, so a caller never waits for a job queued behind
 ** another.  A small trace, a build or run without threads
 ** (PROFSUM_THREADS=0), or a thread that cannot be had: the caller runs
-** the job itself when it needs the result, with the same numbers.
+** the job itself when it needs the result, with the same numbers.  A join
+** that has to wait for the worker runs meanwhile the pieces still queued
+** of the exact nesting check (ENG_SIDE_RANK_EXACT, each a short part of
+** one job), from the last: a caller does not sit idle while such work
+** waits behind the job it waits for.
 */
 #include "profsum_int.h"
 #include "profsum_reader.h"
@@ -109,6 +113,21 @@ int profsumEngSideStart(Engine *e, EngSide *s, int iRank, void *(*xMain)(void*),
   return 1;
 }
 
+/* Out of w's queue (its lock held): the last job queued of the pieces'
+** rank (ENG_SIDE_RANK_EXACT), which a caller waiting for another job runs
+** meanwhile, or 0.  The last, so that the worker, which takes the queue
+** from its head, and the caller meet in the middle of the pieces. */
+static EngSide *pieceToHelp(EngWorker *w){
+  EngSide **pp, **ppLast = 0, *h;
+  for(pp=&w->pHead; *pp; pp=&(*pp)->pNext){
+    if( (*pp)->iRank==ENG_SIDE_RANK_EXACT ) ppLast = pp;
+  }
+  if( ppLast==0 ) return 0;
+  h = *ppLast;
+  *ppLast = h->pNext;
+  return h;
+}
+
 /* See engine_int.h. */
 int profsumEngSideJoin(EngSide *s){
   EngWorker *w = s->w;
@@ -122,7 +141,20 @@ int profsumEngSideJoin(EngSide *s){
     *pp = s->pNext;
     bRunHere = 1;
   }else{
-    while( s->state!=ENG_SIDE_DONE ) pthread_cond_wait(&w->cv, &w->mu);
+    while( s->state!=ENG_SIDE_DONE ){
+      EngSide *h = pieceToHelp(w);
+      if( h==0 ){
+        pthread_cond_wait(&w->cv, &w->mu);
+        continue;
+      }
+      /* the worker is busy with s: a piece queued behind it runs here */
+      h->state = ENG_SIDE_RUNNING;
+      pthread_mutex_unlock(&w->mu);
+      h->xMain(h->pArg);
+      pthread_mutex_lock(&w->mu);
+      h->state = ENG_SIDE_DONE;
+      pthread_cond_broadcast(&w->cv);
+    }
   }
   s->state = ENG_SIDE_NONE;
   pthread_mutex_unlock(&w->mu);
