@@ -46,6 +46,18 @@ typedef struct EngWorker {
   pthread_t thread;
 } EngWorker;
 
+/* Run job s, taken out of w's queue, in this thread: w's lock is held on
+** entry and on return, and let go while the job runs; s is marked done
+** and its joiner woken. */
+static void runTaken(EngWorker *w, EngSide *s){
+  s->state = ENG_SIDE_RUNNING;
+  pthread_mutex_unlock(&w->mu);
+  s->xMain(s->pArg);
+  pthread_mutex_lock(&w->mu);
+  s->state = ENG_SIDE_DONE;
+  pthread_cond_broadcast(&w->cv);
+}
+
 /* The worker's thread: take the oldest job, run it, mark it done; wait
 ** when there is none; end when asked to and nothing is left. */
 static void *workerMain(void *pArg){
@@ -59,12 +71,7 @@ static void *workerMain(void *pArg){
       continue;
     }
     w->pHead = s->pNext;
-    s->state = ENG_SIDE_RUNNING;
-    pthread_mutex_unlock(&w->mu);
-    s->xMain(s->pArg);
-    pthread_mutex_lock(&w->mu);
-    s->state = ENG_SIDE_DONE;
-    pthread_cond_broadcast(&w->cv);
+    runTaken(w, s);
   }
   pthread_mutex_unlock(&w->mu);
   return 0;
@@ -148,12 +155,7 @@ int profsumEngSideJoin(EngSide *s){
         continue;
       }
       /* the worker is busy with s: a piece queued behind it runs here */
-      h->state = ENG_SIDE_RUNNING;
-      pthread_mutex_unlock(&w->mu);
-      h->xMain(h->pArg);
-      pthread_mutex_lock(&w->mu);
-      h->state = ENG_SIDE_DONE;
-      pthread_cond_broadcast(&w->cv);
+      runTaken(w, h);
     }
   }
   s->state = ENG_SIDE_NONE;
