@@ -312,7 +312,7 @@ static int engExactCheck(Engine *e, const int8_t *aKeyCat, int32_t t0, int32_t t
     if( tr->isSteps ) continue;
     trackEntries(e, tr, aCur, &aPos, &aEx, &lo, &hi);
     nOf = hi-lo;
-    aPos += lo; aEx += lo;
+    if( nOf>0 ){ aPos += lo; aEx += lo; }   /* (none: the arrays may be NULL) */
     /* In the doubles' order, which the exact order differs from only at
     ** near-ties.  The positions in order as long as they are (most
     ** tracks: then the walk reads them without aIdx); from the first
