@@ -924,11 +924,7 @@ typedef struct RefNear { double end, dur; int cat; } RefNear;
 
 /* The aXrVal entry of processing position j: its index, or -1. */
 static int64_t refXrFind(const Engine *e, int64_t j){
-  int64_t lo = 0, hi = e->nXr;
-  while( lo<hi ){
-    int64_t m = lo + (hi-lo)/2;
-    if( e->aXrPos[m]<j ) lo = m+1; else hi = m;
-  }
+  int64_t lo = entryAtOrAfter(e->aXrPos, e->nXr, j);
   return (lo<e->nXr && e->aXrPos[lo]==j) ? lo : -1;
 }
 
