@@ -383,11 +383,13 @@ typedef struct ProfsumScanPipe ProfsumScanPipe;
 ** trace smaller than that is done before a thread would help): yes when
 ** inflating kept a core busy less than PROFSUM_PIPE_SHARE of the time
 ** (profsumSrcInflateShare: so for a file that is not gzip), where the
-** second core has time for the scanning; above, inflating is most of
-** the work and a third busy thread gains nothing.  PROFSUM_SCAN_PIPE=1
-** says yes at once, =0 no. */
+** second core has time for the scanning; above, the inflating and the
+** scanning together fill that core, and handing each event from one
+** core to the other costs more than the split gains (docs/performance.md,
+** "When the scanning thread pays").  PROFSUM_SCAN_PIPE=1 says yes at
+** once, =0 no. */
 #define PROFSUM_PIPE_PROBE (16*1024*1024)
-#define PROFSUM_PIPE_SHARE 0.5
+#define PROFSUM_PIPE_SHARE 0.4
 int profsumScanPipeWanted(ProfsumScan *pScan);
 /* Whether the scanning thread, once it starts, should also do the
 ** inflating (profsumSrcRingEnd) rather than leave it to the inflate
