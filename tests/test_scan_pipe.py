@@ -274,6 +274,35 @@ class ScanPipe(unittest.TestCase):
         self.assertFalse(piped(self.big, None))
         self.assertTrue(piped(self.big, "1", 5))
 
+    def test_not_on_one_cpu(self):
+        """On one CPU (this process's affinity), the scanning thread would
+        only take turns with the engine's: a large plain JSON file, which
+        gets it on two CPUs, does not by default; PROFSUM_SCAN_PIPE=1
+        still asks for it, and the results are the same."""
+        if not hasattr(os, "sched_setaffinity"):
+            self.skipTest("no sched_setaffinity")
+        cpus = os.sched_getaffinity(0)
+        if len(cpus) < 2:
+            self.skipTest("this machine has one CPU for this process")
+        rng = random.Random(5)
+        large = self.td.write("large1.json", trace_bytes(odd_entries(rng, 130000)))
+
+        def run():
+            with ScanThreadSeen() as m:
+                got = imported(large)
+            return m.seen, got
+        os.sched_setaffinity(0, {min(cpus)})
+        try:
+            seen, got = with_pipe(None, run)
+            self.assertFalse(seen)
+            forced = [with_pipe("1", run) for _ in range(5)]
+        finally:
+            os.sched_setaffinity(0, cpus)
+        self.assertTrue(any(s for s, _ in forced))
+        for _, g in forced:
+            self.assertEqual(g, got)
+        self.assertTrue(with_pipe(None, run)[0] or with_pipe(None, run)[0])
+
     def test_inflating_handed_to_the_scanning_thread(self):
         """A gzip trace large enough for the scanning thread by itself: the
         inflate thread reads ahead until then; with PROFSUM_SCAN_INFLATES=1

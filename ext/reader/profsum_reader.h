@@ -380,26 +380,34 @@ typedef struct ProfsumScanPipe ProfsumScanPipe;
 /* Whether scanning on a thread of its own pays, asked between two
 ** profsumScanNext calls: 1 yes, 0 no, -1 not known yet (ask again after
 ** the next event).  Known once PROFSUM_PIPE_PROBE bytes were scanned (a
-** trace smaller than that is done before a thread would help): yes when
-** inflating kept a core busy less than PROFSUM_PIPE_SHARE of the time
-** (profsumSrcInflateShare: so for a file that is not gzip), where the
-** second core has time for the scanning; above, the inflating and the
-** scanning together fill that core, and handing each event from one
-** core to the other costs more than the split gains (docs/performance.md,
-** "When the scanning thread pays").  PROFSUM_SCAN_PIPE=1 says yes at
-** once, =0 no. */
+** trace smaller than that is done before a thread would help).  On two
+** CPUs (profsumScanCpus): yes when inflating kept a core busy less than
+** PROFSUM_PIPE_SHARE of the time (profsumSrcInflateShare: so for a file
+** that is not gzip), where the second core has time for the scanning;
+** above, the inflating and the scanning together fill that core, and the
+** split costs more than it gains (docs/performance.md, "When the
+** scanning thread pays").  On three or more, each busy thread has a core
+** of its own: yes unless inflating alone kept a core nearly busy
+** (PROFSUM_PIPE_SHARE_MANY).  On one: no.  PROFSUM_SCAN_PIPE=1 says yes
+** at once, =0 no. */
 #define PROFSUM_PIPE_PROBE (16*1024*1024)
 #define PROFSUM_PIPE_SHARE 0.4
+#define PROFSUM_PIPE_SHARE_MANY 0.9
 int profsumScanPipeWanted(ProfsumScan *pScan);
 /* Whether the scanning thread, once it starts, should also do the
 ** inflating (profsumSrcRingEnd) rather than leave it to the inflate
-** thread: yes when inflating kept a core busy less than
+** thread: on two CPUs, yes when inflating kept a core busy less than
 ** PROFSUM_HANDBACK_SHARE of the time so far, where the scanning thread has
 ** time for it and three busy threads on two cores wait on each other more
 ** than they overlap; above, the scanning thread would become the slower
-** side.  PROFSUM_SCAN_INFLATES=1 says yes, =0 no. */
+** side.  On three or more CPUs, no: the inflate thread has a core of its
+** own.  PROFSUM_SCAN_INFLATES=1 says yes, =0 no. */
 #define PROFSUM_HANDBACK_SHARE 0.25
 int profsumScanInflatesWanted(ProfsumScan *pScan);
+/* The CPUs this process may run on (its affinity mask: a taskset or a
+** container's cpuset counts; a CPU quota does not), at least 1; where the
+** mask cannot be had, the CPUs online. */
+int profsumScanCpus(void);
 int profsumScanPipeOpen(ProfsumScan *pScan, const char *zFunc, ProfsumDiagFn xDiag,
                         void *pDiagCtx, ProfsumScanPipe **pp);
 /* profsumScanNext's answer for the next event: *ppEv valid until the
