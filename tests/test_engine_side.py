@@ -197,6 +197,48 @@ class EngineSide(unittest.TestCase):
         self.assertEqual(len(one["diag"]), 1)
         self.assertIn("%d events' exclusive times differ" % (tracks * pairs), one["diag"][0][0])
 
+    def test_one_large_track_merged_in_halves(self):
+        """One track of 140,000 events written as two runs, each in time
+        order (the parents, then their children), and a second track
+        interleaved with it event by event, 280,000 events in all: the
+        events are grouped by track in two halves (the worker places the
+        second from the end), and each level of the large track's merge is
+        made in two halves of its positions, the second starting mid-pair.
+        Each parent [X.0, +1.0) at epoch scale holds a child [X.9, +0.1)
+        that the doubles move to its end, so the merge's comparisons decide
+        whether the exact check runs: the same tables, facts and
+        diagnostic as one thread, and the count made by construction."""
+        pairs = 70000
+        a_par = ['{"ph":"X","pid":1,"tid":1,"name":"fusion","ts":%d.0,"dur":1.0}'
+                 % (1700000000000000 + 4 * i) for i in range(pairs)]
+        a_kid = ['{"ph":"X","pid":1,"tid":1,"name":"copy","ts":%d.9,"dur":0.1}'
+                 % (1700000000000000 + 4 * i) for i in range(pairs)]
+        b = ['{"ph":"X","pid":1,"tid":2,"name":"step","ts":%d.0,"dur":1.0}'
+             % (1700000000000000 + 2 * i) for i in range(2 * pairs)]
+        a = a_par + a_kid
+        parts = [x for ab in zip(a, b) for x in ab]
+        path = self.td.write("halves.json", '{"traceEvents":[' + ",".join(parts) + "]}")
+
+        def facts():
+            db = connect()
+            db.execute("SELECT profsum_import(?, 'x')", (path,)).fetchone()
+            got = dict(db.execute("SELECT name, value FROM profsum_agg_fact WHERE name IN "
+                                  "('exact_breakdown_total', 'float_nesting_events', 'float_nesting_moved')"))
+            got["diag"] = db.execute("SELECT detail FROM profsum_diagnostic WHERE kind = 'float_nesting'").fetchall()
+            db.close()
+            return got
+        with env_var("PROFSUM_THREADS", "0"):
+            one = facts()
+            one_all = stored(path)
+        two = facts()
+        self.assertEqual(two, one)
+        self.assertEqual(stored(path), one_all)
+        self.assertEqual(one_all["n"], 4 * pairs)
+        self.assertEqual(one["float_nesting_events"], pairs)
+        self.assertAlmostEqual(one["float_nesting_moved"], pairs * 0.1, places=4)
+        self.assertEqual(len(one["diag"]), 1)
+        self.assertIn("%d events' exclusive times differ" % pairs, one["diag"][0][0])
+
     def test_record_blocks_mapped_ahead(self):
         """A trace of more than a few blocks of event records (65,536 each):
         from the second block on, the next block is allocated ahead and its

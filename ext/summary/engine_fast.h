@@ -28,10 +28,10 @@ static inline int64_t profsumEngTrackTol(const Engine *e, const STrack *t){
   return t->xpTolPs>0 ? t->xpTolPs : INT64_MAX;
 }
 
-/* profsumEngCmpPoint(e, ia, bEndA, ib, bEndB) for two events of track t,
-** tol = profsumEngTrackTol(e, t). */
-static inline int profsumEngCmpIn(Engine *e, const STrack *t, int64_t tol,
-                                  int32_t ia, int bEndA, int32_t ib, int bEndB){
+/* profsumEngCmpPointN(e, ia, bEndA, ib, bEndB, pFlip) for two events of
+** track t, tol = profsumEngTrackTol(e, t). */
+static inline int profsumEngCmpInN(Engine *e, const STrack *t, int64_t tol,
+                                   int32_t ia, int bEndA, int32_t ib, int bEndB, int64_t *pFlip){
   const SEv *a = EV(e, ia), *b = EV(e, ib);
   int64_t da = bEndA ? EVDUR(e, a) : 0, db = bEndB ? EVDUR(e, b) : 0;
   int64_t d = (a->ts + da) - (b->ts + db);
@@ -44,10 +44,17 @@ static inline int profsumEngCmpIn(Engine *e, const STrack *t, int64_t tol,
     if( bEndA ) fa += (double)da / 1e6;
     if( bEndB ) fb += (double)db / 1e6;
     c = (fa>fb) - (fa<fb);
-    if( c!=(d>0) - (d<0) ) __atomic_fetch_add(&e->nFlip, 1, __ATOMIC_RELAXED);   /* (orderTracks) */
+    if( c!=(d>0) - (d<0) ) __atomic_fetch_add(pFlip, 1, __ATOMIC_RELAXED);   /* (orderTracks) */
     return c;
   }
-  return profsumEngCmpPoint(e, ia, bEndA, ib, bEndB);
+  return profsumEngCmpPointN(e, ia, bEndA, ib, bEndB, pFlip);
+}
+
+/* profsumEngCmpPoint(e, ia, bEndA, ib, bEndB) for two events of track t,
+** tol = profsumEngTrackTol(e, t). */
+static inline int profsumEngCmpIn(Engine *e, const STrack *t, int64_t tol,
+                                  int32_t ia, int bEndA, int32_t ib, int bEndB){
+  return profsumEngCmpInN(e, t, tol, ia, bEndA, ib, bEndB, &e->nFlip);
 }
 
 /* profsumEngEvFloat for an event i of track t, inline for an XPlane. */

@@ -394,8 +394,9 @@ int profsumEngWallFinish(Engine *e, EngWallJob *j, int bWrite);
 ** needs its result).  profsumEngSideJoin makes sure the job has run: it
 ** runs a job still queued in the calling thread, or waits for the worker
 ** to finish it, running meanwhile the queued jobs of rank
-** ENG_SIDE_RANK_EXACT (pieces of one job, which must not depend on the
-** progress of each other or of the caller); 1 when the job was queued,
+** ENG_SIDE_RANK_EXACT = ENG_SIDE_RANK_PIECE (pieces of one job, which must
+** not depend on the progress of each other or of the caller: the exact
+** nesting check's, a merge level's second half); 1 when the job was queued,
 ** else 0 (also on a second call).
 ** The job may read only what nothing writes until it is joined.
 ** profsumEngSideStop, once every job is joined, ends the worker (a no-op
@@ -440,6 +441,7 @@ int profsumEngTrackPieces(const Engine *e, int nMax, int bSkipSteps, int32_t *aE
 #define ENG_SIDE_RANK_KPI   0
 #define ENG_SIDE_RANK_SWEEP 1
 #define ENG_SIDE_RANK_EXACT 2
+#define ENG_SIDE_RANK_PIECE 2   /* other pieces a waiting join may run (a merge's half) */
 #define ENG_SIDE_RANK_WALL  3
 #define ENG_SIDE_RANK_RANGE 4
 
@@ -545,8 +547,12 @@ void profsumEngEvFloatDur(Engine *e, int32_t i, double *pTs, double *pEnd, doubl
 /* The reference's double of event i's dur (µs). */
 double profsumEngEvDurFloat(Engine *e, int64_t i);
 /* Compare a point (start, or end when bEnd) of event ia with one of ib as
-** the reference decides: <0, 0, >0. */
+** the reference decides: <0, 0, >0.  A near tie the doubles decide
+** otherwise than the exact times counts in e->nFlip; profsumEngCmpPointN
+** counts it in *pFlip instead (a comparison that is no decision of the
+** order's, such as a merge's search for where to cut). */
 int profsumEngCmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB);
+int profsumEngCmpPointN(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB, int64_t *pFlip);
 /* A trace JSON's profile_start_ts and profile_end_ts as the reference
 ** computes them (summary §4.1): the smallest ts and the largest ts + dur
 ** in its doubles, over the events kept (at least one); after

@@ -132,8 +132,10 @@ double profsumEngEvDurFloat(Engine *e, int64_t i){
 }
 
 /* Sign of (point of a) − (point of b) as the reference's doubles compare
-** them, where a point is the event's ts (bEnd 0) or its end (bEnd 1). */
-int profsumEngCmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
+** them, where a point is the event's ts (bEnd 0) or its end (bEnd 1); a
+** decision the exact times would have made otherwise adds one to *pFlip
+** (atomically: the tracks are ordered on two threads). */
+int profsumEngCmpPointN(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB, int64_t *pFlip){
   const SEv *a = EV(e, ia), *b = EV(e, ib);
   int64_t d = (a->ts + (bEndA ? EVDUR(e, a) : 0)) - (b->ts + (bEndB ? EVDUR(e, b) : 0));
   double fa, fb, ta, tb;
@@ -158,9 +160,14 @@ int profsumEngCmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
   }
   {
     int c = (fa>fb) - (fa<fb);
-    if( c!=(d>0) - (d<0) ) __atomic_fetch_add(&e->nFlip, 1, __ATOMIC_RELAXED);   /* (orderTracks) */
+    if( c!=(d>0) - (d<0) ) __atomic_fetch_add(pFlip, 1, __ATOMIC_RELAXED);
     return c;
   }
+}
+
+/* See engine_int.h. */
+int profsumEngCmpPoint(Engine *e, int32_t ia, int bEndA, int32_t ib, int bEndB){
+  return profsumEngCmpPointN(e, ia, bEndA, ib, bEndB, &e->nFlip);
 }
 /* See engine_int.h.  Only an event whose exact ts is within tolPs of the
 ** smallest, or whose exact end is within tolPs of the largest, can hold
@@ -298,6 +305,80 @@ void profsumEngSortEvIdx(Engine *e, int32_t *a, int64_t n, int g, int depth){
   }
 }
 
+/* evLessIn without counting a near tie the doubles decide otherwise:
+** mergeCut's search compares events that need not end up next to each
+** other, which no sort of the track would have compared. */
+static int evLessQuiet(Engine *e, const STrack *t, int64_t tol, int32_t ia, int32_t ib){
+  int64_t nIgnored = 0;
+  int c = profsumEngCmpInN(e, t, tol, ia, 0, ib, 0, &nIgnored);
+  if( c ) return c<0;
+  c = profsumEngCmpInN(e, t, tol, ia, 1, ib, 1, &nIgnored);
+  if( c ) return c>0;
+  return ia<ib;
+}
+
+/* How many of the first k events of the merge of the sorted runs
+** A[0..nA) and B[0..nB) (by evLessIn) come from A: a binary search over
+** the cut (0 <= k <= nA + nB). */
+static int64_t mergeCut(Engine *e, const STrack *tr, int64_t tol,
+                        const int32_t *A, int64_t nA, const int32_t *B, int64_t nB, int64_t k){
+  int64_t lo = k>nB ? k-nB : 0, hi = k<nA ? k : nA;
+  while( lo<hi ){
+    /* A[m] is among the first k when fewer than k - m events of B come
+    ** before it: B[k - m - 1] comes after it, or B has no such event */
+    int64_t m = lo + (hi-lo)/2, j = k-m-1;
+    if( j>=nB || evLessQuiet(e, tr, tol, A[m], B[j]) ) lo = m+1;
+    else hi = m;
+  }
+  return lo;
+}
+
+/* One level of sortByRuns' merge: the runs of src starting at aRun[0..nRun)
+** (aRun[nRun] = n) merged two by two into dst, positions kFrom to kTo - 1
+** of it only (a pair cut by either bound starts or stops mid-way, found
+** by mergeCut).  Each level's positions split at one place make two
+** pieces that touch nothing in common. */
+typedef struct MergePiece {
+  EngSide side;
+  Engine *e;
+  const STrack *tr;
+  int64_t tol;
+  const int32_t *src;
+  int32_t *dst;
+  const int64_t *aRun;
+  int64_t nRun, kFrom, kTo;
+} MergePiece;
+static void mergeLevel(MergePiece *p){
+  Engine *e = p->e;
+  const STrack *tr = p->tr;
+  const int32_t *src = p->src;
+  int32_t *dst = p->dst;
+  int64_t tol = p->tol, r;
+  for(r=0; r<p->nRun; r+=2){
+    /* runs r and r+1 (a last odd run: with an empty one, aRun[nRun]) */
+    int64_t lo = p->aRun[r], mid = p->aRun[r+1], hi = p->aRun[r+2<=p->nRun ? r+2 : p->nRun];
+    int64_t x = lo, y = mid, k = lo, kEnd = hi<p->kTo ? hi : p->kTo;
+    if( hi<=p->kFrom ) continue;
+    if( lo>=p->kTo ) break;
+    if( p->kFrom>lo ){
+      int64_t nA = mergeCut(e, tr, tol, src+lo, mid-lo, src+mid, hi-mid, p->kFrom-lo);
+      x = lo + nA;
+      y = mid + (p->kFrom - lo - nA);
+      k = p->kFrom;
+    }
+    while( k<kEnd && x<mid && y<hi ){
+      if( evLessIn(e, tr, tol, src[y], src[x]) ) dst[k++] = src[y++];
+      else dst[k++] = src[x++];
+    }
+    while( k<kEnd && x<mid ) dst[k++] = src[x++];
+    while( k<kEnd && y<hi ) dst[k++] = src[y++];
+  }
+}
+static void *mergeLevelMain(void *pArg){
+  mergeLevel((MergePiece*)pArg);
+  return 0;
+}
+
 /* Sort a[0..n), the events of track tr (tol: its profsumEngTrackTol), by
 ** evLessIn, where the slice is made of a few runs in order already: a
 ** trace whose writer put a thread's events in a few sequences, each in
@@ -306,14 +387,22 @@ void profsumEngSortEvIdx(Engine *e, int32_t *a, int64_t n, int g, int depth){
 ** a few events out of place (each splits a run).
 ** The runs are found by one walk (up to SORT_RUNS_MAX of them), then
 ** merged two by two through a buffer of 4 bytes an event: about log2(runs)
-** comparisons an event instead of the 1.4·log2(n) of a quicksort.  With
-** more runs than that, or no memory for the buffer, the slice is sorted
-** in place (profsumEngSortEvIdx).  A total order has one sorted
-** permutation, so the result is the same; and as any comparison sort
-** must, the merge compares each two events that end up next to each
-** other, so a near tie that the doubles decide otherwise than the exact
-** times is counted (nFlip) as it is by the quicksort. */
+** comparisons an event instead of the 1.4·log2(n) of a quicksort.  From
+** SORT_SPLIT_MIN events on, each level is made in two halves of its
+** positions, the second on the engine's side worker (engine_side.c) when
+** it has one: the half that starts mid-pair finds where by a binary
+** search (mergeCut).  With more runs than that, or no memory for the
+** buffer, the slice is sorted in place (profsumEngSortEvIdx).  A total
+** order has one sorted permutation, so the result is the same however it
+** is made; and as any comparison sort must, the merge compares each two
+** events that end up next to each other, so a near tie that the doubles
+** decide otherwise than the exact times is counted (nFlip) as it is by the
+** quicksort.  The halves make between them the very comparisons of one
+** merge (the second starts from the state the first would have reached at
+** the cut, and its first comparison is the one the first would have made
+** next); the search's own comparisons are not counted. */
 #define SORT_RUNS_MAX 1024
+#define SORT_SPLIT_MIN 65536
 static void sortByRuns(Engine *e, const STrack *tr, int64_t tol, int32_t *a, int64_t n){
   int64_t aRun[SORT_RUNS_MAX+1];        /* run starts, then n */
   int64_t nRun = 1, i;
@@ -330,22 +419,27 @@ static void sortByRuns(Engine *e, const STrack *tr, int64_t tol, int32_t *a, int
     profsumEngSortEvIdx(e, a, n, 0, profsumEngSortDepth(n));
     return;
   }
+  if( nRun>1 ) profsumPrefault(aBuf, sizeof(int32_t)*(size_t)n);   /* written in full */
   aRun[nRun] = n;
   dst = aBuf;
   while( nRun>1 ){
     int64_t r, nOut = 0;
-    for(r=0; r<nRun; r+=2){
-      /* runs r and r+1 (a last odd run: with an empty one, aRun[nRun]) */
-      int64_t lo = aRun[r], mid = aRun[r+1], hi = aRun[r+2<=nRun ? r+2 : nRun];
-      int64_t x = lo, y = mid, k = lo;
-      while( x<mid && y<hi ){
-        if( evLessIn(e, tr, tol, src[y], src[x]) ) dst[k++] = src[y++];
-        else dst[k++] = src[x++];
-      }
-      while( x<mid ) dst[k++] = src[x++];
-      while( y<hi ) dst[k++] = src[y++];
-      aRun[nOut++] = lo;
+    MergePiece p1, p2;
+    memset(&p1, 0, sizeof(p1));
+    p1.e = e; p1.tr = tr; p1.tol = tol; p1.src = src; p1.dst = dst;
+    p1.aRun = aRun; p1.nRun = nRun; p1.kFrom = 0; p1.kTo = n;
+    if( n>=SORT_SPLIT_MIN ){
+      int bSide;
+      p2 = p1;
+      p1.kTo = p2.kFrom = n/2;
+      bSide = profsumEngSideStart(e, &p2.side, ENG_SIDE_RANK_PIECE, mergeLevelMain, &p2);
+      mergeLevel(&p1);
+      if( !bSide ) mergeLevel(&p2);
+      else profsumEngSideJoin(&p2.side);
+    }else{
+      mergeLevel(&p1);
     }
+    for(r=0; r<nRun; r+=2) aRun[nOut++] = aRun[r];
     aRun[nOut] = n;
     nRun = nOut;
     { int32_t *t = src; src = dst; dst = t; }
@@ -624,6 +718,24 @@ static int orderTracks(Engine *e){
   return rc;
 }
 
+/* The pages of the next SWEEP_PF_N entries (within what is allocated)
+** of the sweep's arrays of entries, aXrPos/aXrVal/aXrEx (bXr) or
+** aParPos/aParEx, asked for at once (profsumPrefault) when the sweep
+** reaches them rather than faulted in page by page as it writes. */
+#define SWEEP_PF_N 16384
+static void sweepPrefault(Engine *e, int bXr){
+  int64_t i = bXr ? e->nXr : e->nPar, nAlloc = bXr ? e->nAllocXr : e->nAllocPar;
+  size_t n = (size_t)((i+SWEEP_PF_N<nAlloc ? i+SWEEP_PF_N : nAlloc) - i);
+  if( bXr ){
+    profsumPrefault(e->aXrPos + i, n*sizeof(int32_t));
+    profsumPrefault(e->aXrVal + i, n*sizeof(double));
+    profsumPrefault(e->aXrEx + i, n*sizeof(uint32_t));
+  }else{
+    profsumPrefault(e->aParPos + i, n*sizeof(int32_t));
+    profsumPrefault(e->aParEx + i, n*sizeof(uint32_t));
+  }
+}
+
 /* The §2 sweep of a track, which can stop after any event and go on with
 ** the next (struct NestStk, declared with Engine.early, which keeps one
 ** across the batches of an XPlane line): per open event its position in
@@ -738,6 +850,7 @@ static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, in
         if( (rc = profsumEngGrowParallel(3, aa, aSz, &e->nAllocXr, e->nXr+1, nXrMax)) ) break;
         aEntPos = e->aXrPos;
       }
+      if( (e->nXr & (SWEEP_PF_N-1))==0 ) sweepPrefault(e, 1);
       e->aXrPos[e->nXr] = aStk[nStk-1];
       e->aXrVal[e->nXr] = 0.0;
       e->aXrEx[e->nXr] = 0;
@@ -751,6 +864,7 @@ static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, in
         if( (rc = profsumEngGrowParallel(2, aa, aSz, &e->nAllocPar, e->nPar+1, e->nEv)) ) break;
         aEntPos = e->aParPos;
       }
+      if( (e->nPar & (SWEEP_PF_N-1))==0 ) sweepPrefault(e, 0);
       e->aParPos[e->nPar] = aStk[nStk-1];
       e->aParEx[e->nPar] = 0;
       aStk[nStk-1] = (int32_t)(-1 - e->nPar);
@@ -914,6 +1028,90 @@ static void trimArray(void **pa, int64_t n, size_t szElem){
   if( a ) *pa = a;
 }
 
+/* The arrays the sweep fills, shrunk to what it put in them. */
+static void sweepTrim(Engine *e){
+  trimArray((void**)&e->aRunPos, e->nRun, sizeof(int32_t));
+  trimArray((void**)&e->aRunId, e->nRun, sizeof(int32_t));
+  trimArray((void**)&e->aRunN, e->nRun, sizeof(int32_t));
+  e->nAllocRun = e->nRun;
+  trimArray((void**)&e->aXrPos, e->nXr, sizeof(int32_t));
+  trimArray((void**)&e->aXrVal, e->nXr, sizeof(double));
+  trimArray((void**)&e->aXrEx, e->nXr, sizeof(uint32_t));
+  e->nAllocXr = e->nXr;
+  trimArray((void**)&e->aParPos, e->nPar, sizeof(int32_t));
+  trimArray((void**)&e->aParEx, e->nPar, sizeof(uint32_t));
+  e->nAllocPar = e->nPar;
+}
+
+/* Before profsumEngOrder's sweep of every track: the entries of the
+** events that get a child, aParPos/aParEx (at most nParMax: the events of
+** the tracks that are not device ops) and aXrPos/aXrVal/aXrEx (at most
+** nXrMax, the device-op events), made as large as those bounds at once
+** when they are large (SWEEP_RESERVE_MIN), instead of doubling as the
+** sweep goes: each doubling copied the array (a large trace's sweep spent
+** a sixth of its time in those copies).  The memory is only reserved: a
+** page counts once the sweep writes it (sweepPrefault), and sweepTrim
+** gives back what it did not.  SQLITE_OK or SQLITE_NOMEM. */
+#define SWEEP_RESERVE_MIN 65536
+static int sweepReserve(Engine *e, int64_t nParMax, int64_t nXrMax){
+  if( nParMax>=SWEEP_RESERVE_MIN && nParMax>e->nAllocPar ){
+    void **aa[] = {(void**)&e->aParPos, (void**)&e->aParEx};
+    static const size_t aSz[] = {sizeof(int32_t), sizeof(uint32_t)};
+    if( profsumEngGrowParallel(2, aa, aSz, &e->nAllocPar, nParMax, nParMax) ) return SQLITE_NOMEM;
+  }
+  if( nXrMax>=SWEEP_RESERVE_MIN && nXrMax>e->nAllocXr ){
+    void **aa[] = {(void**)&e->aXrPos, (void**)&e->aXrVal, (void**)&e->aXrEx};
+    static const size_t aSz[] = {sizeof(int32_t), sizeof(double), sizeof(uint32_t)};
+    if( profsumEngGrowParallel(3, aa, aSz, &e->nAllocXr, nXrMax, nXrMax) ) return SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
+/* The stable grouping of the events by track into e->aOrd: track t's
+** events, in file order, at aPos[t] to aPos[t+1] - 1 (aPos: nTrk + 1
+** entries, changed).  From GROUP_SPLIT_MIN events on, the second half of
+** the events is placed by the engine's side worker, from the last event
+** back and from each track's end down, while this thread places the
+** first half from each track's start up: the two meet where the track's
+** events of the first half end, with no count of them needed.
+** SQLITE_OK or SQLITE_NOMEM. */
+#define GROUP_SPLIT_MIN 262144
+typedef struct GroupHalf {
+  EngSide side;
+  Engine *e;
+  int64_t *aEnd;              /* per track: one past where its next goes */
+  int64_t iFrom, iTo;         /* events iFrom to iTo - 1, placed backwards */
+} GroupHalf;
+static void *groupBackMain(void *pArg){
+  GroupHalf *g = (GroupHalf*)pArg;
+  Engine *e = g->e;
+  int64_t i;
+  for(i=g->iTo-1; i>=g->iFrom; i--) e->aOrd[--g->aEnd[KEY(e, EV(e, i))->trk]] = (int32_t)i;
+  return 0;
+}
+static int groupByTrack(Engine *e, int64_t *aPos){
+  int64_t i, n = e->nEv, h = n;
+  GroupHalf g;
+  int bSide = 0;
+  memset(&g, 0, sizeof(g));
+  if( n>=GROUP_SPLIT_MIN ){
+    g.aEnd = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)e->nTrk);
+    if( g.aEnd==0 ) return SQLITE_NOMEM;
+    memcpy(g.aEnd, aPos+1, sizeof(int64_t)*(size_t)e->nTrk);
+    g.e = e;
+    g.iFrom = h = n/2;
+    g.iTo = n;
+    bSide = profsumEngSideStart(e, &g.side, ENG_SIDE_RANK_PIECE, groupBackMain, &g);
+  }
+  for(i=0; i<h; i++) e->aOrd[aPos[KEY(e, EV(e, i))->trk]++] = (int32_t)i;
+  if( g.aEnd ){
+    if( bSide ) profsumEngSideJoin(&g.side);
+    else groupBackMain(&g);
+    sqlite3_free(g.aEnd);
+  }
+  return SQLITE_OK;
+}
+
 /* Build e->aOrd (processing order: tracks in order of first appearance,
 ** each in (ts, -end, file order)) and compute exclusive times.  Events are
 ** grouped by a counting sort (stable); a track's slice is sorted in place
@@ -934,17 +1132,7 @@ int profsumEngOrder(Engine *e){
   if( e->isXPlane && !e->early.off && e->early.nTrk==e->nTrk && e->early.iEv==e->nEv ){
     engTolerance(e);
     profsumEngEarlyFree(e);
-    trimArray((void**)&e->aRunPos, e->nRun, sizeof(int32_t));
-    trimArray((void**)&e->aRunId, e->nRun, sizeof(int32_t));
-    trimArray((void**)&e->aRunN, e->nRun, sizeof(int32_t));
-    e->nAllocRun = e->nRun;
-    trimArray((void**)&e->aXrPos, e->nXr, sizeof(int32_t));
-    trimArray((void**)&e->aXrVal, e->nXr, sizeof(double));
-    trimArray((void**)&e->aXrEx, e->nXr, sizeof(uint32_t));
-    e->nAllocXr = e->nXr;
-    trimArray((void**)&e->aParPos, e->nPar, sizeof(int32_t));
-    trimArray((void**)&e->aParEx, e->nPar, sizeof(uint32_t));
-    e->nAllocPar = e->nPar;
+    sweepTrim(e);
     return SQLITE_OK;
   }
   profsumEngOrderLater(e);    /* some tracks only: undone, all ordered here */
@@ -982,10 +1170,12 @@ int profsumEngOrder(Engine *e){
     e->aOrd = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
     if( !e->aOrd ){ sqlite3_free(aPos); return SQLITE_NOMEM; }
     profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);      /* written in full */
-    for(i=0; i<n; i++) e->aOrd[aPos[KEY(e, EV(e, i))->trk]++] = (int32_t)i;
+    rc = groupByTrack(e, aPos);
   }
   sqlite3_free(aPos);
+  if( rc ) return rc;
   if( (rc = orderTracks(e)) ) return rc;
+  if( (rc = sweepReserve(e, n - nDevOpEv, nDevOpEv)) ) return rc;
   /* §2 stack sweep, per track, in this order */
   for(i=0; i<e->nTrk && rc==SQLITE_OK; i++){
     STrack *tr = &e->aTrk[i];
@@ -993,5 +1183,6 @@ int profsumEngOrder(Engine *e){
   }
   sqlite3_free(s.aStk);
   sqlite3_free(s.aChild);
+  if( rc==SQLITE_OK ) sweepTrim(e);
   return rc;
 }

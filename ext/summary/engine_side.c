@@ -19,9 +19,10 @@
 ** (PROFSUM_THREADS=0), or a thread that cannot be had: the caller runs
 ** the job itself when it needs the result, with the same numbers.  A join
 ** that has to wait for the worker runs meanwhile the pieces still queued
-** of the exact nesting check (ENG_SIDE_RANK_EXACT, each a short part of
-** one job), from the last: a caller does not sit idle while such work
-** waits behind the job it waits for.
+** of the exact nesting check, or the second half of a track's merge level
+** (ENG_SIDE_RANK_PIECE, each a part of one job), from the last: a caller
+** does not sit idle while such work waits behind the job it waits for
+** (the worker may be the one that queued it, ordering a track's events).
 */
 #include "profsum_int.h"
 #include "profsum_reader.h"
@@ -121,13 +122,13 @@ int profsumEngSideStart(Engine *e, EngSide *s, int iRank, void *(*xMain)(void*),
 }
 
 /* Out of w's queue (its lock held): the last job queued of the pieces'
-** rank (ENG_SIDE_RANK_EXACT), which a caller waiting for another job runs
+** rank (ENG_SIDE_RANK_PIECE), which a caller waiting for another job runs
 ** meanwhile, or 0.  The last, so that the worker, which takes the queue
 ** from its head, and the caller meet in the middle of the pieces. */
 static EngSide *pieceToHelp(EngWorker *w){
   EngSide **pp, **ppLast = 0, *h;
   for(pp=&w->pHead; *pp; pp=&(*pp)->pNext){
-    if( (*pp)->iRank==ENG_SIDE_RANK_EXACT ) ppLast = pp;
+    if( (*pp)->iRank==ENG_SIDE_RANK_PIECE ) ppLast = pp;
   }
   if( ppLast==0 ) return 0;
   h = *ppLast;
