@@ -303,6 +303,60 @@ class ScanPipe(unittest.TestCase):
             self.assertEqual(g, got)
         self.assertTrue(with_pipe(None, run)[0] or with_pipe(None, run)[0])
 
+    def test_cgroup_quota_counts_as_cpus(self):
+        """A CPU quota of the process's cgroup counts as its CPUs, rounded
+        up (a container limited to one CPU on a larger machine): with a
+        quota of one CPU on an ancestor of its cgroup (v2's cpu.max) or
+        half a CPU (v1's cpu.cfs_quota_us), a large plain JSON file does not
+        get the scanning thread; with "max" on every level it does, as on
+        this machine's CPUs.  PROFSUM_CGROUP_ROOT points the reading at a
+        tree the test builds; the results are the same."""
+        cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
+        if len(cpus) < 2:
+            self.skipTest("this machine has one CPU for this process")
+        rng = random.Random(7)
+        large = self.td.write("large_cg.json", trace_bytes(odd_entries(rng, 130000)))
+
+        def tree(name, self_cgroup, files):
+            root = os.path.join(self.td.path, name)
+            os.makedirs(root)
+            with open(os.path.join(root, "self_cgroup"), "w") as f:
+                f.write(self_cgroup)
+            for rel, text in files.items():
+                path = os.path.join(root, "fs", rel)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w") as f:
+                    f.write(text)
+            return root
+
+        v2_one = tree("v2one", "0::/kube/pod1/c1\n",
+                      {"kube/pod1/c1/cpu.max": "max 100000\n", "kube/pod1/cpu.max": "100000 100000\n",
+                       "kube/cpu.max": "max 100000\n"})
+        v1_half = tree("v1half", "5:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n0::/\n",
+                       {"cpu,cpuacct/docker/abc/cpu.cfs_quota_us": "50000\n",
+                        "cpu,cpuacct/docker/abc/cpu.cfs_period_us": "100000\n",
+                        "cpu,cpuacct/docker/cpu.cfs_quota_us": "-1\n"})
+        v2_max = tree("v2max", "0::/a/b\n", {"a/b/cpu.max": "max 100000\n", "a/cpu.max": "max 100000\n",
+                                              "cpu.max": "max 100000\n"})
+
+        def run():
+            with ScanThreadSeen() as m:
+                got = imported(large)
+            return m.seen, got
+        base = with_pipe("0", run)[1]
+        for root in (v2_one, v1_half):
+            with self.subTest(tree=os.path.basename(root)):
+                with env_var("PROFSUM_CGROUP_ROOT", root):
+                    for _ in range(3):
+                        seen, got = with_pipe(None, run)
+                        self.assertFalse(seen)
+                        self.assertEqual(got, base)
+        with env_var("PROFSUM_CGROUP_ROOT", v2_max):
+            runs = [with_pipe(None, run) for _ in range(3)]
+        self.assertTrue(any(seen for seen, _ in runs))
+        for _, got in runs:
+            self.assertEqual(got, base)
+
     def test_inflating_handed_to_the_scanning_thread(self):
         """A gzip trace large enough for the scanning thread by itself: the
         inflate thread reads ahead until then; with PROFSUM_SCAN_INFLATES=1

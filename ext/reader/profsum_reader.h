@@ -381,7 +381,7 @@ typedef struct ProfsumScanPipe ProfsumScanPipe;
 ** profsumScanNext calls: 1 yes, 0 no, -1 not known yet (ask again after
 ** the next event).  Known once PROFSUM_PIPE_PROBE bytes were scanned (a
 ** trace smaller than that is done before a thread would help).  On two
-** CPUs (profsumScanCpus): yes when inflating kept a core busy less than
+** CPUs (profsumCpusUsable): yes when inflating kept a core busy less than
 ** PROFSUM_PIPE_SHARE of the time (profsumSrcInflateShare: so for a file
 ** that is not gzip), where the second core has time for the scanning;
 ** above, the inflating and the scanning together fill that core, and the
@@ -404,10 +404,6 @@ int profsumScanPipeWanted(ProfsumScan *pScan);
 ** own.  PROFSUM_SCAN_INFLATES=1 says yes, =0 no. */
 #define PROFSUM_HANDBACK_SHARE 0.25
 int profsumScanInflatesWanted(ProfsumScan *pScan);
-/* The CPUs this process may run on (its affinity mask: a taskset or a
-** container's cpuset counts; a CPU quota does not), at least 1; where the
-** mask cannot be had, the CPUs online. */
-int profsumScanCpus(void);
 int profsumScanPipeOpen(ProfsumScan *pScan, const char *zFunc, ProfsumDiagFn xDiag,
                         void *pDiagCtx, ProfsumScanPipe **pp);
 /* profsumScanNext's answer for the next event: *ppEv valid until the

@@ -249,28 +249,12 @@ static void *pipeMain(void *pArg){
 }
 
 /* See profsum_reader.h. */
-int profsumScanCpus(void){
-#if defined(__linux__)
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if( sched_getaffinity(0, sizeof(set), &set)==0 ){
-    int n = CPU_COUNT(&set);
-    if( n>0 ) return n;
-  }
-#endif
-  {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n<1 ? 1 : n>4096 ? 4096 : (int)n;
-  }
-}
-
-/* See profsum_reader.h. */
 int profsumScanPipeWanted(ProfsumScan *pScan){
   const char *zEnv = getenv("PROFSUM_SCAN_PIPE");
   int nCpu;
   if( zEnv && (zEnv[0]=='0' || zEnv[0]=='1') ) return zEnv[0]=='1';
   if( profsumScanBytes(pScan)<PROFSUM_PIPE_PROBE ) return -1;
-  nCpu = profsumScanCpus();
+  nCpu = profsumCpusUsable();
   if( nCpu<2 ) return 0;          /* one core: the threads would take turns */
   return profsumSrcInflateShare(profsumScanSrc(pScan))
          < (nCpu>=3 ? PROFSUM_PIPE_SHARE_MANY : PROFSUM_PIPE_SHARE);
@@ -280,7 +264,7 @@ int profsumScanPipeWanted(ProfsumScan *pScan){
 int profsumScanInflatesWanted(ProfsumScan *pScan){
   const char *zEnv = getenv("PROFSUM_SCAN_INFLATES");
   if( zEnv && (zEnv[0]=='0' || zEnv[0]=='1') ) return zEnv[0]=='1';
-  if( profsumScanCpus()>=3 ) return 0;   /* the inflate thread has a core */
+  if( profsumCpusUsable()>=3 ) return 0;   /* the inflate thread has a core */
   return profsumSrcInflateShare(profsumScanSrc(pScan)) < PROFSUM_HANDBACK_SHARE;
 }
 

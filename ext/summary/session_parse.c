@@ -463,10 +463,11 @@ static void *sessWorker(void *pArg){
   return 0;
 }
 
-/* The cores this process may use (at least 1). */
+/* The cores this process may use (at least 1, at most 256): its affinity
+** mask and its cgroup's CPU quota (profsumCpusUsable). */
 static int sessCores(void){
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n<1 ? 1 : n>256 ? 256 : (int)n;
+  int n = profsumCpusUsable();
+  return n>256 ? 256 : n;
 }
 
 /* Run the pool in nThread worker threads, the calling thread waiting and

@@ -59,6 +59,14 @@ static inline int profsumPsNsFits(profsum_ps v){
 ** Callers prefault only memory they are about to write in full. */
 void profsumPrefault(void *p, size_t n);
 
+/* The CPUs this process may keep busy at once, at least 1: its affinity
+** mask's (where the mask cannot be had, the CPUs online), and no more than
+** its cgroup's CPU quota allows, rounded up (ext/util/cpus.c: cgroup v2's
+** cpu.max or v1's cpu.cfs_quota_us, the smallest over the cgroup and its
+** ancestors).  PROFSUM_CGROUP_ROOT=DIR reads DIR/self_cgroup and DIR/fs
+** instead of /proc/self/cgroup and /sys/fs/cgroup (for tests). */
+int profsumCpusUsable(void);
+
 /* Ask the CPU to move the cache lines of [p, p+n), which this thread just
 ** wrote, to the cache its cores share, for a thread on another core that
 ** reads them next (ext/util/demote.c: x86's CLDEMOTE; a NOP on a CPU
