@@ -11,6 +11,7 @@ ends the import with an error, leaks nothing and leaves no thread behind.
 The traces are written by bench/gen_trace.py and bench/gen_xplane.py: TPU
 shaped, several devices with device ops, communication, steps, so that all
 three jobs have work."""
+import json
 import os
 import sqlite3
 import subprocess
@@ -238,6 +239,62 @@ class EngineSide(unittest.TestCase):
         self.assertAlmostEqual(one["float_nesting_moved"], pairs * 0.1, places=4)
         self.assertEqual(len(one["diag"]), 1)
         self.assertIn("%d events' exclusive times differ" % pairs, one["diag"][0][0])
+
+    def test_tracks_swept_in_pieces(self):
+        """Ten tracks, 300,000 events written round robin a thousand at a
+        time: the §2 sweep runs in pieces of tracks, all but the first on
+        the worker, each into entries of its own appended in order.  The
+        same tables and document as one thread; the run_ids (whose groups
+        meet at the pieces' edges) as the reference counts them; and the
+        exclusive times, among them parents of 10 ms with a 1 ms child
+        (9 ms: more than 2^32 ps, kept in a map that the pieces merge),
+        made by construction."""
+        from test_record_side import expected_run_ids
+        devices, parents = 8, 12000
+        events, parts = [], []
+        for d in range(devices):
+            parts.append('{"ph":"M","name":"process_name","pid":%d,"args":{"name":"/device:TPU:%d"}}' % (d + 1, d))
+            parts.append('{"ph":"M","name":"thread_name","pid":%d,"tid":1,"args":{"name":"XLA Ops"}}' % (d + 1))
+        per = []
+        for d in range(devices + 2):
+            evs = []
+            pid, tid = (d + 1, 1) if d < devices else (20, d)
+            for i in range(parents if d < devices else 6000):
+                t = 1000 + 20 * i
+                rid = "r%d" % ((i // 3000 + d) % 4)
+                name = "fusion" if d < devices else "host_fn"
+                evs.append({"ph": "X", "pid": pid, "tid": tid, "name": name, "ts": t, "dur": 10,
+                            "args": {"run_id": rid}})
+                evs.append({"ph": "X", "pid": pid, "tid": tid, "name": "copy", "ts": t + 1, "dur": 2,
+                            "args": {"run_id": rid}})
+                evs.append({"ph": "X", "pid": pid, "tid": tid, "name": "all-reduce", "ts": t + 5, "dur": 3})
+            t = 1000 + 20 * parents + 100
+            evs.append({"ph": "X", "pid": pid, "tid": tid, "name": "fusion.big", "ts": t, "dur": 10000})
+            evs.append({"ph": "X", "pid": pid, "tid": tid, "name": "copy.big", "ts": t + 1000, "dur": 1000})
+            per.append(evs)
+        while any(per):
+            for evs in per:
+                chunk, evs[:] = evs[:1000], evs[1000:]
+                events.extend(chunk)
+        parts += [json.dumps(e, separators=(",", ":")) for e in events]
+        path = self.td.write("pieces.json", '{"traceEvents":[' + ",".join(parts) + "]}")
+        with env_var("PROFSUM_THREADS", "0"):
+            one = stored(path)
+        two = stored(path)
+        self.assertEqual(one["n"], len(events))
+        self.assertGreaterEqual(len(events), 262144)
+        self.assertEqual(two, one)
+        db = connect()
+        db.execute("SELECT profsum_import(?, 'x')", (path,)).fetchone()
+        got = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+        ops = {r[0]: (r[1], r[2]) for r in db.execute(
+            "SELECT name, count, exclusive_duration FROM profsum_agg_op")}
+        db.close()
+        self.assertEqual(got["trace_provenance"]["run_ids"], expected_run_ids(events))
+        self.assertEqual(ops["fusion.big"][0], devices)
+        self.assertAlmostEqual(ops["fusion.big"][1], devices * 9000.0, places=3)
+        self.assertEqual(ops["fusion"][0], devices * parents)
+        self.assertAlmostEqual(ops["fusion"][1], devices * parents * 5.0, places=2)
 
     def test_record_blocks_mapped_ahead(self):
         """A trace of more than a few blocks of event records (65,536 each):

@@ -412,6 +412,11 @@ typedef struct EngSide {
 } EngSide;
 int profsumEngSideStart(Engine *e, EngSide *s, int iRank, void *(*xMain)(void*), void *pArg);
 int profsumEngSideJoin(EngSide *s);
+/* profsumEngSideTake runs job s in the calling thread when the worker has
+** not taken it yet (1; it is then joined), else does nothing (0: it runs
+** or ran on the worker, or was never queued: profsumEngSideJoin still
+** needed). */
+int profsumEngSideTake(EngSide *s);
 void profsumEngSideStop(Engine *e);
 /* The event records' blocks of EV_BLOCK records, had ahead (engine_side.c).
 ** A block of a large trace is a MiB of fresh memory, and a fresh page

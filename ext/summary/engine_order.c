@@ -718,21 +718,74 @@ static int orderTracks(Engine *e){
   return rc;
 }
 
+/* What the §2 sweep writes beside the records (sweepTrack): the entries
+** of the events that get a child (aXrPos/aXrVal/aXrEx on device-op
+** tracks, aParPos/aParEx elsewhere), the run_id groups (aRunPos/aRunId/
+** aRunN) and the exclusive times from EX32_BIG ps on (exclBig).  The
+** engine's own are moved in for a sweep and back after it
+** (sweepOutTake, sweepOutGive); a piece of tracks swept on the side
+** worker fills one of its own, appended after (sweepOutAppend). */
+typedef struct SweepOut {
+  int32_t *aXrPos; double *aXrVal; uint32_t *aXrEx;
+  int64_t nXr, nAllocXr;
+  int32_t *aParPos; uint32_t *aParEx;
+  int64_t nPar, nAllocPar;
+  int32_t *aRunPos, *aRunId, *aRunN;
+  int64_t nRun, nAllocRun;
+  HMap exclBig;
+} SweepOut;
+
+/* The engine's sweep output moved into *o (the engine's fields zeroed). */
+static void sweepOutTake(Engine *e, SweepOut *o){
+  o->aXrPos = e->aXrPos; o->aXrVal = e->aXrVal; o->aXrEx = e->aXrEx;
+  o->nXr = e->nXr; o->nAllocXr = e->nAllocXr;
+  o->aParPos = e->aParPos; o->aParEx = e->aParEx;
+  o->nPar = e->nPar; o->nAllocPar = e->nAllocPar;
+  o->aRunPos = e->aRunPos; o->aRunId = e->aRunId; o->aRunN = e->aRunN;
+  o->nRun = e->nRun; o->nAllocRun = e->nAllocRun;
+  o->exclBig = e->exclBig;
+  e->aXrPos = 0; e->aXrVal = 0; e->aXrEx = 0; e->nXr = e->nAllocXr = 0;
+  e->aParPos = 0; e->aParEx = 0; e->nPar = e->nAllocPar = 0;
+  e->aRunPos = 0; e->aRunId = 0; e->aRunN = 0; e->nRun = e->nAllocRun = 0;
+  memset(&e->exclBig, 0, sizeof(e->exclBig));
+}
+
+/* *o moved back into the engine (whose fields sweepOutTake zeroed). */
+static void sweepOutGive(Engine *e, SweepOut *o){
+  e->aXrPos = o->aXrPos; e->aXrVal = o->aXrVal; e->aXrEx = o->aXrEx;
+  e->nXr = o->nXr; e->nAllocXr = o->nAllocXr;
+  e->aParPos = o->aParPos; e->aParEx = o->aParEx;
+  e->nPar = o->nPar; e->nAllocPar = o->nAllocPar;
+  e->aRunPos = o->aRunPos; e->aRunId = o->aRunId; e->aRunN = o->aRunN;
+  e->nRun = o->nRun; e->nAllocRun = o->nAllocRun;
+  e->exclBig = o->exclBig;
+  memset(o, 0, sizeof(*o));
+}
+
+/* Free what *o holds. */
+static void sweepOutFree(SweepOut *o){
+  sqlite3_free(o->aXrPos); sqlite3_free(o->aXrVal); sqlite3_free(o->aXrEx);
+  sqlite3_free(o->aParPos); sqlite3_free(o->aParEx);
+  sqlite3_free(o->aRunPos); sqlite3_free(o->aRunId); sqlite3_free(o->aRunN);
+  profsumEngHmFree(&o->exclBig);
+  memset(o, 0, sizeof(*o));
+}
+
 /* The pages of the next SWEEP_PF_N entries (within what is allocated)
 ** of the sweep's arrays of entries, aXrPos/aXrVal/aXrEx (bXr) or
 ** aParPos/aParEx, asked for at once (profsumPrefault) when the sweep
 ** reaches them rather than faulted in page by page as it writes. */
 #define SWEEP_PF_N 16384
-static void sweepPrefault(Engine *e, int bXr){
-  int64_t i = bXr ? e->nXr : e->nPar, nAlloc = bXr ? e->nAllocXr : e->nAllocPar;
+static void sweepPrefault(SweepOut *o, int bXr){
+  int64_t i = bXr ? o->nXr : o->nPar, nAlloc = bXr ? o->nAllocXr : o->nAllocPar;
   size_t n = (size_t)((i+SWEEP_PF_N<nAlloc ? i+SWEEP_PF_N : nAlloc) - i);
   if( bXr ){
-    profsumPrefault(e->aXrPos + i, n*sizeof(int32_t));
-    profsumPrefault(e->aXrVal + i, n*sizeof(double));
-    profsumPrefault(e->aXrEx + i, n*sizeof(uint32_t));
+    profsumPrefault(o->aXrPos + i, n*sizeof(int32_t));
+    profsumPrefault(o->aXrVal + i, n*sizeof(double));
+    profsumPrefault(o->aXrEx + i, n*sizeof(uint32_t));
   }else{
-    profsumPrefault(e->aParPos + i, n*sizeof(int32_t));
-    profsumPrefault(e->aParEx + i, n*sizeof(uint32_t));
+    profsumPrefault(o->aParPos + i, n*sizeof(int32_t));
+    profsumPrefault(o->aParEx + i, n*sizeof(uint32_t));
   }
 }
 
@@ -766,15 +819,15 @@ typedef struct NestStk NestStk;
 ** the events read.  *pnPushed: the events pushed by this
 ** call.  SQLITE_OK or SQLITE_NOMEM (then the stack may hold entries the
 ** caller drops). */
-static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, int64_t jTo, int bClose,
-                      int64_t tol, int64_t nStkMax, int64_t nXrMax, int64_t *pnPushed){
+static int sweepTrack(Engine *e, SweepOut *o, const STrack *tr, NestStk *s, int64_t jFrom, int64_t jTo,
+                      int bClose, int64_t tol, int64_t nStkMax, int64_t nXrMax, int64_t *pnPushed){
   int64_t j, nStk = s->nStk;
   int32_t *aStk = s->aStk;
   int64_t *aChild = s->aChild;
   int devOp = tr->isDevice && tr->isDevOp;   /* a device-op track */
   int32_t iTop = s->iTop;   /* the event on top of the stack (nStk > 0) */
   int64_t topEnd = s->topEnd;   /* its exact end, ts + dur (nStk > 0) */
-  int32_t *aEntPos = devOp ? e->aXrPos : e->aParPos;   /* the entries' positions */
+  int32_t *aEntPos = devOp ? o->aXrPos : o->aParPos;   /* the entries' positions */
   int anyRun = e->nRunEv>0;   /* some event pushed here may have a run_id */
   int rc = SQLITE_OK;
   *pnPushed = 0;
@@ -794,12 +847,12 @@ static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, in
     if( s_<0 ){ \
       /* it had a child (else its exclusive time is its dur) */ \
       int64_t ex_ = du_ - aChild[nStk]; \
-      uint32_t *pEx_ = devOp ? &e->aXrEx[-1-(int64_t)s_] : &e->aParEx[-1-(int64_t)s_]; \
+      uint32_t *pEx_ = devOp ? &o->aXrEx[-1-(int64_t)s_] : &o->aParEx[-1-(int64_t)s_]; \
       if( ex_<0 ) ex_ = 0; \
       if( ex_<(int64_t)EX32_BIG ){ \
         *pEx_ = (uint32_t)ex_; \
       }else{ \
-        HEnt *hb_ = profsumEngHmGet(&e->exclBig, pos_, 0, 1, 0); \
+        HEnt *hb_ = profsumEngHmGet(&o->exclBig, pos_, 0, 1, 0); \
         if( hb_==0 ){ rc = SQLITE_NOMEM; }else{ hb_->v1 = ex_; } \
         *pEx_ = EX32_BIG; \
       } \
@@ -813,11 +866,11 @@ static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, in
     if( devOp && (nStk>0 || s_<0) ){ \
       double d_ = e->isXPlane ? (double)du_ / 1e6 : profsumEngEvDurFloat(e, top_); \
       if( s_<0 ){ \
-        double x2_ = d_ - e->aXrVal[-1-(int64_t)s_]; \
-        e->aXrVal[-1-(int64_t)s_] = x2_>0 ? x2_ : 0.0; \
+        double x2_ = d_ - o->aXrVal[-1-(int64_t)s_]; \
+        o->aXrVal[-1-(int64_t)s_] = x2_>0 ? x2_ : 0.0; \
       } \
       /* the parent has its entry: this event was pushed on it */ \
-      if( nStk>0 ) e->aXrVal[-1-(int64_t)aStk[nStk-1]] += d_; \
+      if( nStk>0 ) o->aXrVal[-1-(int64_t)aStk[nStk-1]] += d_; \
     } \
   }while(0)
   for(j=jFrom; j<jTo && rc==SQLITE_OK; j++){
@@ -844,45 +897,45 @@ static int sweepTrack(Engine *e, const STrack *tr, NestStk *s, int64_t jFrom, in
     if( devOp && nStk>0 && aStk[nStk-1]>=0 ){
       /* the open event gets its first child (it is the previous
       ** position: entries come in increasing position) */
-      if( e->nXr>=e->nAllocXr ){
-        void **aa[] = {(void**)&e->aXrPos, (void**)&e->aXrVal, (void**)&e->aXrEx};
+      if( o->nXr>=o->nAllocXr ){
+        void **aa[] = {(void**)&o->aXrPos, (void**)&o->aXrVal, (void**)&o->aXrEx};
         static const size_t aSz[] = {sizeof(int32_t), sizeof(double), sizeof(uint32_t)};
-        if( (rc = profsumEngGrowParallel(3, aa, aSz, &e->nAllocXr, e->nXr+1, nXrMax)) ) break;
-        aEntPos = e->aXrPos;
+        if( (rc = profsumEngGrowParallel(3, aa, aSz, &o->nAllocXr, o->nXr+1, nXrMax)) ) break;
+        aEntPos = o->aXrPos;
       }
-      if( (e->nXr & (SWEEP_PF_N-1))==0 ) sweepPrefault(e, 1);
-      e->aXrPos[e->nXr] = aStk[nStk-1];
-      e->aXrVal[e->nXr] = 0.0;
-      e->aXrEx[e->nXr] = 0;
-      aStk[nStk-1] = (int32_t)(-1 - e->nXr);
-      e->nXr++;
+      if( (o->nXr & (SWEEP_PF_N-1))==0 ) sweepPrefault(o, 1);
+      o->aXrPos[o->nXr] = aStk[nStk-1];
+      o->aXrVal[o->nXr] = 0.0;
+      o->aXrEx[o->nXr] = 0;
+      aStk[nStk-1] = (int32_t)(-1 - o->nXr);
+      o->nXr++;
     }else if( nStk>0 && aStk[nStk-1]>=0 ){
       /* the same on another track */
-      if( e->nPar>=e->nAllocPar ){
-        void **aa[] = {(void**)&e->aParPos, (void**)&e->aParEx};
+      if( o->nPar>=o->nAllocPar ){
+        void **aa[] = {(void**)&o->aParPos, (void**)&o->aParEx};
         static const size_t aSz[] = {sizeof(int32_t), sizeof(uint32_t)};
-        if( (rc = profsumEngGrowParallel(2, aa, aSz, &e->nAllocPar, e->nPar+1, e->nEv)) ) break;
-        aEntPos = e->aParPos;
+        if( (rc = profsumEngGrowParallel(2, aa, aSz, &o->nAllocPar, o->nPar+1, e->nEv)) ) break;
+        aEntPos = o->aParPos;
       }
-      if( (e->nPar & (SWEEP_PF_N-1))==0 ) sweepPrefault(e, 0);
-      e->aParPos[e->nPar] = aStk[nStk-1];
-      e->aParEx[e->nPar] = 0;
-      aStk[nStk-1] = (int32_t)(-1 - e->nPar);
-      e->nPar++;
+      if( (o->nPar & (SWEEP_PF_N-1))==0 ) sweepPrefault(o, 0);
+      o->aParPos[o->nPar] = aStk[nStk-1];
+      o->aParEx[o->nPar] = 0;
+      aStk[nStk-1] = (int32_t)(-1 - o->nPar);
+      o->nPar++;
     }
     if( anyRun ){
       int32_t rid = profsumEngRun(e, k);
-      if( rid>=0 && e->nRun>0 && e->aRunId[e->nRun-1]==rid ){
-        e->aRunN[e->nRun-1]++;
+      if( rid>=0 && o->nRun>0 && o->aRunId[o->nRun-1]==rid ){
+        o->aRunN[o->nRun-1]++;
       }else if( rid>=0 ){
-        if( e->nRun>=e->nAllocRun ){
-          void **aa[] = {(void**)&e->aRunPos, (void**)&e->aRunId, (void**)&e->aRunN};
+        if( o->nRun>=o->nAllocRun ){
+          void **aa[] = {(void**)&o->aRunPos, (void**)&o->aRunId, (void**)&o->aRunN};
           static const size_t aSz[] = {sizeof(int32_t), sizeof(int32_t), sizeof(int32_t)};
-          if( (rc = profsumEngGrowParallel(3, aa, aSz, &e->nAllocRun, e->nRun+1, e->nRunEv)) ) break;
+          if( (rc = profsumEngGrowParallel(3, aa, aSz, &o->nAllocRun, o->nRun+1, e->nRunEv)) ) break;
         }
-        e->aRunPos[e->nRun] = (int32_t)pos;
-        e->aRunId[e->nRun] = rid;
-        e->aRunN[e->nRun++] = 1;
+        o->aRunPos[o->nRun] = (int32_t)pos;
+        o->aRunId[o->nRun] = rid;
+        o->aRunN[o->nRun++] = 1;
       }
     }
     aChild[nStk] = 0;
@@ -996,7 +1049,12 @@ static int earlyTrack(Engine *e, int32_t trk, int bEnd){
   /* aXrPos/aXrVal hold at most one entry per device-op event: those swept
   ** so far bound them */
   if( tr->isDevice && tr->isDevOp ) y->nDevOpEv += e->nEv - iFrom;
-  rc = sweepTrack(e, tr, &y->stk, iFrom - i0, e->nEv - i0, bEnd, tol, tr->nEv, y->nDevOpEv, &nPushed);
+  {
+    SweepOut o;
+    sweepOutTake(e, &o);
+    rc = sweepTrack(e, &o, tr, &y->stk, iFrom - i0, e->nEv - i0, bEnd, tol, tr->nEv, y->nDevOpEv, &nPushed);
+    sweepOutGive(e, &o);
+  }
   y->iSwept = iFrom + nPushed;
   if( rc ) return rc;
   if( bEnd ){
@@ -1043,26 +1101,26 @@ static void sweepTrim(Engine *e){
   e->nAllocPar = e->nPar;
 }
 
-/* Before profsumEngOrder's sweep of every track: the entries of the
-** events that get a child, aParPos/aParEx (at most nParMax: the events of
-** the tracks that are not device ops) and aXrPos/aXrVal/aXrEx (at most
-** nXrMax, the device-op events), made as large as those bounds at once
-** when they are large (SWEEP_RESERVE_MIN), instead of doubling as the
-** sweep goes: each doubling copied the array (a large trace's sweep spent
-** a sixth of its time in those copies).  The memory is only reserved: a
-** page counts once the sweep writes it (sweepPrefault), and sweepTrim
-** gives back what it did not.  SQLITE_OK or SQLITE_NOMEM. */
+/* Before a sweep of tracks: the entries of the events that get a child,
+** aParPos/aParEx of *o (at most nParMax: the events of the tracks that
+** are not device ops) and aXrPos/aXrVal/aXrEx (at most nXrMax, the
+** device-op events), made as large as those bounds at once when they are
+** large (SWEEP_RESERVE_MIN), instead of doubling as the sweep goes: each
+** doubling copied the array (a large trace's sweep spent a sixth of its
+** time in those copies).  The memory is only reserved: a page counts once
+** the sweep writes it (sweepPrefault), and sweepTrim gives back what it
+** did not.  SQLITE_OK or SQLITE_NOMEM. */
 #define SWEEP_RESERVE_MIN 65536
-static int sweepReserve(Engine *e, int64_t nParMax, int64_t nXrMax){
-  if( nParMax>=SWEEP_RESERVE_MIN && nParMax>e->nAllocPar ){
-    void **aa[] = {(void**)&e->aParPos, (void**)&e->aParEx};
+static int sweepReserve(SweepOut *o, int64_t nParMax, int64_t nXrMax){
+  if( nParMax>=SWEEP_RESERVE_MIN && nParMax>o->nAllocPar ){
+    void **aa[] = {(void**)&o->aParPos, (void**)&o->aParEx};
     static const size_t aSz[] = {sizeof(int32_t), sizeof(uint32_t)};
-    if( profsumEngGrowParallel(2, aa, aSz, &e->nAllocPar, nParMax, nParMax) ) return SQLITE_NOMEM;
+    if( profsumEngGrowParallel(2, aa, aSz, &o->nAllocPar, nParMax, nParMax) ) return SQLITE_NOMEM;
   }
-  if( nXrMax>=SWEEP_RESERVE_MIN && nXrMax>e->nAllocXr ){
-    void **aa[] = {(void**)&e->aXrPos, (void**)&e->aXrVal, (void**)&e->aXrEx};
+  if( nXrMax>=SWEEP_RESERVE_MIN && nXrMax>o->nAllocXr ){
+    void **aa[] = {(void**)&o->aXrPos, (void**)&o->aXrVal, (void**)&o->aXrEx};
     static const size_t aSz[] = {sizeof(int32_t), sizeof(double), sizeof(uint32_t)};
-    if( profsumEngGrowParallel(3, aa, aSz, &e->nAllocXr, nXrMax, nXrMax) ) return SQLITE_NOMEM;
+    if( profsumEngGrowParallel(3, aa, aSz, &o->nAllocXr, nXrMax, nXrMax) ) return SQLITE_NOMEM;
   }
   return SQLITE_OK;
 }
@@ -1112,6 +1170,178 @@ static int groupByTrack(Engine *e, int64_t *aPos){
   return SQLITE_OK;
 }
 
+/* Tracks t0 to t1 - 1 swept in order into *o, with a stack of their own
+** (sweepTrack; nMaxTrk: the largest track, nXrMax: the bound of the
+** device-op entries).  SQLITE_OK or SQLITE_NOMEM. */
+typedef struct SweepPiece {
+  EngSide side;
+  Engine *e;
+  int32_t t0, t1;
+  int64_t nMaxTrk, nXrMax;
+  SweepOut o;
+  int rc;
+  int taken;                  /* swept by the caller (profsumEngSideTake) */
+} SweepPiece;
+static int sweepRange(Engine *e, SweepOut *o, int32_t t0, int32_t t1, int64_t nMaxTrk, int64_t nXrMax){
+  NestStk s;
+  int64_t nPushed;
+  int32_t t;
+  int rc = SQLITE_OK;
+  memset(&s, 0, sizeof(s));
+  for(t=t0; t<t1 && rc==SQLITE_OK; t++){
+    STrack *tr = &e->aTrk[t];
+    rc = sweepTrack(e, o, tr, &s, 0, tr->nEv, 1, profsumEngTrackTol(e, tr), nMaxTrk, nXrMax, &nPushed);
+  }
+  sqlite3_free(s.aStk);
+  sqlite3_free(s.aChild);
+  return rc;
+}
+static void *sweepPieceMain(void *pArg){
+  SweepPiece *p = (SweepPiece*)pArg;
+  p->rc = sweepRange(p->e, &p->o, p->t0, p->t1, p->nMaxTrk, p->nXrMax);
+  return 0;
+}
+
+/* Append b, swept from the track after a's last, to a: the positions are
+** the events' own, so the entries go after a's as they are, b's first
+** run_id group joins a's last when they hold the same id (as one sweep
+** would have counted it), and b's exclusive times from EX32_BIG ps on go
+** into a's map.  b is freed.  SQLITE_OK or SQLITE_NOMEM (b freed too). */
+static int sweepOutAppend(SweepOut *a, SweepOut *b, int64_t nEv){
+  int rc = SQLITE_OK;
+  int64_t i, r0 = 0;
+  if( b->nXr ){
+    void **aa[] = {(void**)&a->aXrPos, (void**)&a->aXrVal, (void**)&a->aXrEx};
+    static const size_t aSz[] = {sizeof(int32_t), sizeof(double), sizeof(uint32_t)};
+    rc = profsumEngGrowParallel(3, aa, aSz, &a->nAllocXr, a->nXr + b->nXr, 0);
+    if( rc==SQLITE_OK ){
+      profsumPrefault(a->aXrPos + a->nXr, sizeof(int32_t)*(size_t)b->nXr);
+      profsumPrefault(a->aXrVal + a->nXr, sizeof(double)*(size_t)b->nXr);
+      profsumPrefault(a->aXrEx + a->nXr, sizeof(uint32_t)*(size_t)b->nXr);
+      memcpy(a->aXrPos + a->nXr, b->aXrPos, sizeof(int32_t)*(size_t)b->nXr);
+      memcpy(a->aXrVal + a->nXr, b->aXrVal, sizeof(double)*(size_t)b->nXr);
+      memcpy(a->aXrEx + a->nXr, b->aXrEx, sizeof(uint32_t)*(size_t)b->nXr);
+      a->nXr += b->nXr;
+    }
+  }
+  if( rc==SQLITE_OK && b->nPar ){
+    void **aa[] = {(void**)&a->aParPos, (void**)&a->aParEx};
+    static const size_t aSz[] = {sizeof(int32_t), sizeof(uint32_t)};
+    rc = profsumEngGrowParallel(2, aa, aSz, &a->nAllocPar, a->nPar + b->nPar, nEv);
+    if( rc==SQLITE_OK ){
+      profsumPrefault(a->aParPos + a->nPar, sizeof(int32_t)*(size_t)b->nPar);
+      profsumPrefault(a->aParEx + a->nPar, sizeof(uint32_t)*(size_t)b->nPar);
+      memcpy(a->aParPos + a->nPar, b->aParPos, sizeof(int32_t)*(size_t)b->nPar);
+      memcpy(a->aParEx + a->nPar, b->aParEx, sizeof(uint32_t)*(size_t)b->nPar);
+      a->nPar += b->nPar;
+    }
+  }
+  if( rc==SQLITE_OK && b->nRun ){
+    if( a->nRun>0 && a->aRunId[a->nRun-1]==b->aRunId[0] ){
+      a->aRunN[a->nRun-1] += b->aRunN[0];
+      r0 = 1;
+    }
+    if( b->nRun>r0 ){
+      void **aa[] = {(void**)&a->aRunPos, (void**)&a->aRunId, (void**)&a->aRunN};
+      static const size_t aSz[] = {sizeof(int32_t), sizeof(int32_t), sizeof(int32_t)};
+      int64_t nAdd = b->nRun - r0;
+      rc = profsumEngGrowParallel(3, aa, aSz, &a->nAllocRun, a->nRun + nAdd, 0);
+      if( rc==SQLITE_OK ){
+        memcpy(a->aRunPos + a->nRun, b->aRunPos + r0, sizeof(int32_t)*(size_t)nAdd);
+        memcpy(a->aRunId + a->nRun, b->aRunId + r0, sizeof(int32_t)*(size_t)nAdd);
+        memcpy(a->aRunN + a->nRun, b->aRunN + r0, sizeof(int32_t)*(size_t)nAdd);
+        a->nRun += nAdd;
+      }
+    }
+  }
+  for(i=0; rc==SQLITE_OK && i<b->exclBig.nSlot; i++){
+    const HEnt *x = &b->exclBig.a[i];
+    if( x->used ){
+      HEnt *y = profsumEngHmGet(&a->exclBig, x->k1, x->k2, 1, 0);
+      if( y==0 ) rc = SQLITE_NOMEM;
+      else y->v1 = x->v1;
+    }
+  }
+  sweepOutFree(b);
+  return rc;
+}
+
+/* The bounds of tracks t0 to t1 - 1's entries (sweepReserve): their
+** events not on device-op tracks (*pnPar), and on them (*pnXr). */
+static void sweepBounds(const Engine *e, int32_t t0, int32_t t1, int64_t *pnPar, int64_t *pnXr){
+  int32_t t;
+  *pnPar = *pnXr = 0;
+  for(t=t0; t<t1; t++){
+    const STrack *tr = &e->aTrk[t];
+    if( tr->isDevice && tr->isDevOp ) *pnXr += tr->nEv;
+    else *pnPar += tr->nEv;
+  }
+}
+
+/* The §2 sweep of every track, in processing order.  From SWEEP_SPLIT_MIN
+** events on, the tracks are cut into up to SWEEP_PIECES pieces of about
+** equal events (profsumEngTrackPieces): all but the first are queued on
+** the engine's side worker, each sweeping into an output of its own,
+** while this thread sweeps the first into the engine's, then joins the
+** others from the last (sweeping those the worker has not taken) and
+** appends their outputs in order.  Each track's sweep reads only its own
+** events and writes only its own entries, whose positions come after
+** those of every track before it, so the result is one sweep's.  Pieces,
+** and not two halves: a device-op event costs the sweep more than
+** another, and the worker takes the next piece when it is done.
+** SQLITE_OK or SQLITE_NOMEM. */
+#define SWEEP_SPLIT_MIN 262144
+#define SWEEP_PIECES 6
+static int sweepAll(Engine *e, int64_t nMaxTrk, int64_t nXrMax){
+  SweepOut o;
+  SweepPiece aP[SWEEP_PIECES];
+  int32_t aEnd[SWEEP_PIECES];
+  int64_t nPar, nXr;
+  int rc, rc2, nPiece = 0, i;
+  if( e->nEv>=SWEEP_SPLIT_MIN && e->nTrk>1 ) nPiece = profsumEngTrackPieces(e, SWEEP_PIECES, 0, aEnd);
+  sweepOutTake(e, &o);
+  sweepBounds(e, 0, e->nTrk, &nPar, &nXr);
+  if( (rc = sweepReserve(&o, nPar, nXr)) ){
+    sweepOutGive(e, &o);
+    return rc;
+  }
+  if( nPiece<2 ){
+    rc = sweepRange(e, &o, 0, e->nTrk, nMaxTrk, nXrMax);
+    sweepOutGive(e, &o);
+    return rc;
+  }
+  memset(aP, 0, sizeof(aP));
+  for(i=1; i<nPiece; i++){
+    SweepPiece *b = &aP[i];
+    b->e = e; b->t0 = aEnd[i-1]; b->t1 = aEnd[i];
+    b->nMaxTrk = nMaxTrk; b->nXrMax = nXrMax;
+    sweepBounds(e, b->t0, b->t1, &nPar, &nXr);
+    b->rc = sweepReserve(&b->o, nPar, nXr);
+    if( b->rc==SQLITE_OK ) profsumEngSideStart(e, &b->side, ENG_SIDE_RANK_PIECE, sweepPieceMain, b);
+  }
+  rc = sweepRange(e, &o, 0, aEnd[0], nMaxTrk, nXrMax);
+  /* the pieces the worker has not taken, swept here from the last; then
+  ** each appended in order as soon as it is done, the one the worker is
+  ** on waited for after those before it were appended */
+  for(i=nPiece-1; i>=1; i--) aP[i].taken = profsumEngSideTake(&aP[i].side);
+  for(i=1; i<nPiece; i++){
+    SweepPiece *b = &aP[i];
+    /* (one never queued, with no worker: swept here) */
+    if( !b->taken && !profsumEngSideJoin(&b->side) && b->rc==SQLITE_OK && rc==SQLITE_OK ){
+      sweepPieceMain(b);
+    }
+    if( rc==SQLITE_OK ) rc = b->rc;
+    if( rc==SQLITE_OK ){
+      rc2 = sweepOutAppend(&o, &b->o, e->nEv);
+      if( rc==SQLITE_OK ) rc = rc2;
+    }else{
+      sweepOutFree(&b->o);
+    }
+  }
+  sweepOutGive(e, &o);
+  return rc;
+}
+
 /* Build e->aOrd (processing order: tracks in order of first appearance,
 ** each in (ts, -end, file order)) and compute exclusive times.  Events are
 ** grouped by a counting sort (stable); a track's slice is sorted in place
@@ -1123,9 +1353,8 @@ static int groupByTrack(Engine *e, int64_t *aPos){
 ** track's sort.  SQLITE_OK, SQLITE_NOMEM, or SQLITE_INTERRUPT with the
 ** engine's message "<function>: interrupted". */
 int profsumEngOrder(Engine *e){
-  int64_t i, n = e->nEv, nMaxTrk = 0, nDevOpEv = 0, nPushed;
+  int64_t i, n = e->nEv, nMaxTrk = 0, nDevOpEv = 0;
   int64_t *aPos;
-  NestStk s;
   int rc = SQLITE_OK;
   int counted, grouped = 1; /* nEv counted; events come track by track */
   profsumEngBlockAheadEnd(e);   /* the read is over: no block is needed ahead */
@@ -1136,7 +1365,6 @@ int profsumEngOrder(Engine *e){
     return SQLITE_OK;
   }
   profsumEngOrderLater(e);    /* some tracks only: undone, all ordered here */
-  memset(&s, 0, sizeof(s));
   engTolerance(e);
   counted = xpLineTolerance(e, &grouped);
   if( !counted && e->nCounted==n ){
@@ -1175,14 +1403,7 @@ int profsumEngOrder(Engine *e){
   sqlite3_free(aPos);
   if( rc ) return rc;
   if( (rc = orderTracks(e)) ) return rc;
-  if( (rc = sweepReserve(e, n - nDevOpEv, nDevOpEv)) ) return rc;
-  /* §2 stack sweep, per track, in this order */
-  for(i=0; i<e->nTrk && rc==SQLITE_OK; i++){
-    STrack *tr = &e->aTrk[i];
-    rc = sweepTrack(e, tr, &s, 0, tr->nEv, 1, profsumEngTrackTol(e, tr), nMaxTrk, nDevOpEv, &nPushed);
-  }
-  sqlite3_free(s.aStk);
-  sqlite3_free(s.aChild);
+  rc = sweepAll(e, nMaxTrk, nDevOpEv);
   if( rc==SQLITE_OK ) sweepTrim(e);
   return rc;
 }

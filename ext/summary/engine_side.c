@@ -137,6 +137,25 @@ static EngSide *pieceToHelp(EngWorker *w){
 }
 
 /* See engine_int.h. */
+int profsumEngSideTake(EngSide *s){
+  EngWorker *w = s->w;
+  EngSide **pp;
+  if( !s->running ) return 0;
+  pthread_mutex_lock(&w->mu);
+  if( s->state!=ENG_SIDE_QUEUED ){
+    pthread_mutex_unlock(&w->mu);
+    return 0;
+  }
+  for(pp=&w->pHead; *pp!=s; pp=&(*pp)->pNext){}
+  *pp = s->pNext;
+  s->state = ENG_SIDE_NONE;
+  pthread_mutex_unlock(&w->mu);
+  s->xMain(s->pArg);
+  s->running = 0;
+  return 1;
+}
+
+/* See engine_int.h. */
 int profsumEngSideJoin(EngSide *s){
   EngWorker *w = s->w;
   int bRunHere = 0;

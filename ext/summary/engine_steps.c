@@ -48,19 +48,38 @@ static int keepSpan(Engine *e, int64_t step, const STrack *t, const SEv *r){
 }
 
 /* Keep the step spans of one kind (gpu 0 or 1), track by track in
-** processing order. */
+** processing order.  For the host's 'train' events, only the tracks
+** with a key of that name are walked (aTrain, one flag per track, from
+** the keys: a host track of millions of other events has none to give;
+** without memory for the flags, every host track is walked). */
 static int keepSpans(Engine *e, int gpu){
   int32_t it;
   int rc = SQLITE_OK;
+  unsigned char *aTrain = 0;
+  if( gpu && e->nTrk>0 ){
+    aTrain = sqlite3_malloc64((sqlite3_uint64)e->nTrk);
+    if( aTrain ){
+      int32_t k;
+      memset(aTrain, 0, (size_t)e->nTrk);
+      for(k=0; k<e->nKey; k++){
+        const EvKey *q = &e->aKey[k];
+        if( SP_LEN(&e->pool, q->name)==5 && memcmp(SP_STR(&e->pool, q->name), "train", 5)==0 ){
+          aTrain[q->trk] = 1;
+        }
+      }
+    }
+  }
   for(it=0; rc==SQLITE_OK && it<e->nTrk; it++){
     const STrack *t = &e->aTrk[it];
     int64_t j;
     if( gpu ? !t->isHost : !(t->isDevice && t->isSteps) ) continue;
+    if( aTrain && !aTrain[it] ) continue;
     for(j=0; rc==SQLITE_OK && j<t->nEv; j++){
       int64_t k = ORD(e, t->iFirst+j), step;
       if( stepOfEvent(e, t, k, gpu, &step) ) rc = keepSpan(e, step, t, EV(e, k));
     }
   }
+  sqlite3_free(aTrain);
   return rc;
 }
 
