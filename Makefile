@@ -134,8 +134,13 @@ build/gen/build_id.h: FORCE
 #   asan, asancore   AddressSanitizer + UBSan (gcc)
 #   tsancore ThreadSanitizer (the C driver)
 #   ubsan    clang's UBSan with float-cast-overflow (make ubsan)
+# the write phase's splits (a merge level's halves, the grouping's halves,
+# the sweep's pieces) from 64 events on instead of tens of thousands, so
+# that the sanitizer suites and the out-of-memory sweeps run them on their
+# small fixtures
+SPLIT_SMALL := -DPROFSUM_SORT_SPLIT_MIN=64 -DPROFSUM_GROUP_SPLIT_MIN=64 -DPROFSUM_SWEEP_SPLIT_MIN=64
 ASAN_FLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
-  -DPROFSUM_SORT_HEAP_ONLY
+  -DPROFSUM_SORT_HEAP_ONLY $(SPLIT_SMALL)
 UBSAN_FLAGS := -O1 -fsanitize=undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 # $(call variant,NAME,CC,FLAGS,INFLATE,NETWORK)
@@ -163,7 +168,7 @@ $(eval $(call variant,chunk,$(CC),$(OPT) -DPROFSUM_TRK_BLOCK_LOG=3 -DPROFSUM_TRK
 $(eval $(call variant,zlib,$(CC),$(OPT),zlib,$(NETWORK)))
 $(eval $(call variant,asan,$(CC),$(ASAN_FLAGS),$(INFLATE),$(NETWORK)))
 $(eval $(call variant,asancore,$(CC),$(ASAN_FLAGS) -DSQLITE_CORE,$(INFLATE),$(NETWORK)))
-$(eval $(call variant,tsancore,$(CC),-O1 -fsanitize=thread -fno-omit-frame-pointer -DSQLITE_CORE,$(INFLATE),$(NETWORK)))
+$(eval $(call variant,tsancore,$(CC),-O1 -fsanitize=thread -fno-omit-frame-pointer -DSQLITE_CORE $(SPLIT_SMALL),$(INFLATE),$(NETWORK)))
 $(eval $(call variant,ubsan,clang,$(UBSAN_FLAGS),$(INFLATE),$(NETWORK)))
 
 all: profsum.so profsum

@@ -402,7 +402,11 @@ static void *mergeLevelMain(void *pArg){
 ** the cut, and its first comparison is the one the first would have made
 ** next); the search's own comparisons are not counted. */
 #define SORT_RUNS_MAX 1024
-#define SORT_SPLIT_MIN 65536
+#ifdef PROFSUM_SORT_SPLIT_MIN
+# define SORT_SPLIT_MIN PROFSUM_SORT_SPLIT_MIN
+#else
+# define SORT_SPLIT_MIN 65536
+#endif
 static void sortByRuns(Engine *e, const STrack *tr, int64_t tol, int32_t *a, int64_t n){
   int64_t aRun[SORT_RUNS_MAX+1];        /* run starts, then n */
   int64_t nRun = 1, i;
@@ -1133,7 +1137,11 @@ static int sweepReserve(SweepOut *o, int64_t nParMax, int64_t nXrMax){
 ** first half from each track's start up: the two meet where the track's
 ** events of the first half end, with no count of them needed.
 ** SQLITE_OK or SQLITE_NOMEM. */
-#define GROUP_SPLIT_MIN 262144
+#ifdef PROFSUM_GROUP_SPLIT_MIN
+# define GROUP_SPLIT_MIN PROFSUM_GROUP_SPLIT_MIN
+#else
+# define GROUP_SPLIT_MIN 262144
+#endif
 typedef struct GroupHalf {
   EngSide side;
   Engine *e;
@@ -1290,7 +1298,11 @@ static void sweepBounds(const Engine *e, int32_t t0, int32_t t1, int64_t *pnPar,
 ** and not two halves: a device-op event costs the sweep more than
 ** another, and the worker takes the next piece when it is done.
 ** SQLITE_OK or SQLITE_NOMEM. */
-#define SWEEP_SPLIT_MIN 262144
+#ifdef PROFSUM_SWEEP_SPLIT_MIN
+# define SWEEP_SPLIT_MIN PROFSUM_SWEEP_SPLIT_MIN
+#else
+# define SWEEP_SPLIT_MIN 262144
+#endif
 #define SWEEP_PIECES 6
 static int sweepAll(Engine *e, int64_t nMaxTrk, int64_t nXrMax){
   SweepOut o;
