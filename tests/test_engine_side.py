@@ -56,6 +56,17 @@ def stored(path, so=None):
     return out
 
 
+def float_facts(path):
+    """The float_nesting facts and diagnostic of an import of path."""
+    db = connect()
+    db.execute("SELECT profsum_import(?, 'x')", (path,)).fetchone()
+    got = dict(db.execute("SELECT name, value FROM profsum_agg_fact WHERE name IN "
+                          "('exact_breakdown_total', 'float_nesting_events', 'float_nesting_moved')"))
+    got["diag"] = db.execute("SELECT detail FROM profsum_diagnostic WHERE kind = 'float_nesting'").fetchall()
+    db.close()
+    return got
+
+
 def side_threads():
     """Threads of this process now."""
     return len(os.listdir("/proc/self/task"))
@@ -180,17 +191,9 @@ class EngineSide(unittest.TestCase):
                                  % (1 + tr // 4, tr % 4, name, ts, dur))
         path = self.td.write("flips.json", '{"traceEvents":[' + ",".join(parts) + "]}")
 
-        def facts():
-            db = connect()
-            db.execute("SELECT profsum_import(?, 'x')", (path,)).fetchone()
-            got = dict(db.execute("SELECT name, value FROM profsum_agg_fact WHERE name IN "
-                                  "('exact_breakdown_total', 'float_nesting_events', 'float_nesting_moved')"))
-            got["diag"] = db.execute("SELECT detail FROM profsum_diagnostic WHERE kind = 'float_nesting'").fetchall()
-            db.close()
-            return got
         with env_var("PROFSUM_THREADS", "0"):
-            one = facts()
-        two = facts()
+            one = float_facts(path)
+        two = float_facts(path)
         self.assertEqual(two, one)
         self.assertEqual(one["float_nesting_events"], tracks * pairs)
         self.assertAlmostEqual(one["exact_breakdown_total"], tracks * pairs * 1.0, places=6)
@@ -220,18 +223,10 @@ class EngineSide(unittest.TestCase):
         parts = [x for ab in zip(a, b) for x in ab]
         path = self.td.write("halves.json", '{"traceEvents":[' + ",".join(parts) + "]}")
 
-        def facts():
-            db = connect()
-            db.execute("SELECT profsum_import(?, 'x')", (path,)).fetchone()
-            got = dict(db.execute("SELECT name, value FROM profsum_agg_fact WHERE name IN "
-                                  "('exact_breakdown_total', 'float_nesting_events', 'float_nesting_moved')"))
-            got["diag"] = db.execute("SELECT detail FROM profsum_diagnostic WHERE kind = 'float_nesting'").fetchall()
-            db.close()
-            return got
         with env_var("PROFSUM_THREADS", "0"):
-            one = facts()
+            one = float_facts(path)
             one_all = stored(path)
-        two = facts()
+        two = float_facts(path)
         self.assertEqual(two, one)
         self.assertEqual(stored(path), one_all)
         self.assertEqual(one_all["n"], 4 * pairs)

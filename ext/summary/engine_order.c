@@ -739,31 +739,25 @@ typedef struct SweepOut {
   HMap exclBig;
 } SweepOut;
 
-/* The engine's sweep output moved into *o (the engine's fields zeroed). */
-static void sweepOutTake(Engine *e, SweepOut *o){
-  o->aXrPos = e->aXrPos; o->aXrVal = e->aXrVal; o->aXrEx = e->aXrEx;
-  o->nXr = e->nXr; o->nAllocXr = e->nAllocXr;
-  o->aParPos = e->aParPos; o->aParEx = e->aParEx;
-  o->nPar = e->nPar; o->nAllocPar = e->nAllocPar;
-  o->aRunPos = e->aRunPos; o->aRunId = e->aRunId; o->aRunN = e->aRunN;
-  o->nRun = e->nRun; o->nAllocRun = e->nAllocRun;
-  o->exclBig = e->exclBig;
-  e->aXrPos = 0; e->aXrVal = 0; e->aXrEx = 0; e->nXr = e->nAllocXr = 0;
-  e->aParPos = 0; e->aParEx = 0; e->nPar = e->nAllocPar = 0;
-  e->aRunPos = 0; e->aRunId = 0; e->aRunN = 0; e->nRun = e->nAllocRun = 0;
-  memset(&e->exclBig, 0, sizeof(e->exclBig));
+/* Exchange the engine's sweep output with *o, field by field: with *o
+** zeroed, the engine's moves into it (sweepOutTake); once swept, it moves
+** back (sweepOutGive, leaving *o zeroed again). */
+static void sweepOutSwap(Engine *e, SweepOut *o){
+#define SWAP_(f) do{ char t_[sizeof(o->f)]; \
+    _Static_assert(sizeof(o->f)==sizeof(e->f), "SweepOut mirrors Engine"); memcpy(t_, &o->f, sizeof(t_)); \
+    memcpy(&o->f, &e->f, sizeof(t_)); memcpy(&e->f, t_, sizeof(t_)); }while(0)
+  SWAP_(aXrPos); SWAP_(aXrVal); SWAP_(aXrEx); SWAP_(nXr); SWAP_(nAllocXr);
+  SWAP_(aParPos); SWAP_(aParEx); SWAP_(nPar); SWAP_(nAllocPar);
+  SWAP_(aRunPos); SWAP_(aRunId); SWAP_(aRunN); SWAP_(nRun); SWAP_(nAllocRun);
+  SWAP_(exclBig);
+#undef SWAP_
 }
-
-/* *o moved back into the engine (whose fields sweepOutTake zeroed). */
-static void sweepOutGive(Engine *e, SweepOut *o){
-  e->aXrPos = o->aXrPos; e->aXrVal = o->aXrVal; e->aXrEx = o->aXrEx;
-  e->nXr = o->nXr; e->nAllocXr = o->nAllocXr;
-  e->aParPos = o->aParPos; e->aParEx = o->aParEx;
-  e->nPar = o->nPar; e->nAllocPar = o->nAllocPar;
-  e->aRunPos = o->aRunPos; e->aRunId = o->aRunId; e->aRunN = o->aRunN;
-  e->nRun = o->nRun; e->nAllocRun = o->nAllocRun;
-  e->exclBig = o->exclBig;
+static void sweepOutTake(Engine *e, SweepOut *o){
   memset(o, 0, sizeof(*o));
+  sweepOutSwap(e, o);
+}
+static void sweepOutGive(Engine *e, SweepOut *o){
+  sweepOutSwap(e, o);
 }
 
 /* Free what *o holds. */
