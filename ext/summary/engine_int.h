@@ -571,6 +571,20 @@ void profsumEngSortEvIdx(Engine *e, int32_t *a, int64_t n, int g, int depth);
 int profsumEngSortDepth(int64_t n);
 /* Grow the nesting stacks to nNew entries.  SQLITE_OK or SQLITE_NOMEM. */
 int profsumEngGrowNestStack(int32_t **paStk, int64_t **paChild, int64_t nNew);
+/* engine_nest.c: the §2 stack sweep.  profsumEngSweepAll sweeps every
+** track once the processing order is made (nMaxTrk: the largest track's
+** events, nXrMax: the device-op events), in pieces the side worker shares
+** on a large trace, and trims the arrays it filled; profsumEngSweepPart
+** goes on with track tr from position jFrom to jTo - 1 of it, keeping
+** the open events in *s between calls (bClose: the track ends; tol: its
+** tolerance, or a bound valid for the events so far; *pnPushed: the
+** events pushed), for an XPlane line swept as it is read;
+** profsumEngSweepTrim shrinks the arrays the sweep fills to what they
+** hold.  SQLITE_OK or SQLITE_NOMEM. */
+int profsumEngSweepAll(Engine *e, int64_t nMaxTrk, int64_t nXrMax);
+int profsumEngSweepPart(Engine *e, const STrack *tr, struct NestStk *s, int64_t jFrom, int64_t jTo,
+                        int bClose, int64_t tol, int64_t nStkMax, int64_t nXrMax, int64_t *pnPushed);
+void profsumEngSweepTrim(Engine *e);
 /* The exclusive time as the reference's doubles give it of the event at
 ** processing position pos (dDur: its dur's double; *pCur: the cursor). */
 double profsumEngExclRefAt(const Engine *e, int64_t pos, int64_t *pCur, double dDur);
