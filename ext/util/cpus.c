@@ -44,11 +44,11 @@ static int cgQuotaCpus(long long quota, long long period){
   return n<1 ? 1 : n>4096 ? 4096 : (int)n;
 }
 
-/* The smallest CPU quota over the cgroup at zDir (under the cgroup
-** file system's root zRoot) and its ancestors up to that root, in CPUs (see
-** cgQuotaCpus), from file zFile of each: cgroup v2's cpu.max ("max
-** 100000" or "150000 100000"), or with bV1 the pair cpu.cfs_quota_us /
-** cpu.cfs_period_us.  0 when none sets one. */
+/* The smallest CPU quota over the cgroup at zDir ("" for the root, else
+** "/a/b" under the hierarchy's mount zRoot) and its ancestors up to that
+** root, in CPUs (see cgQuotaCpus), from each one's cgroup v2 cpu.max
+** ("max 100000" or "150000 100000"), or with bV1 its pair
+** cpu.cfs_quota_us / cpu.cfs_period_us.  0 when none sets one. */
 static int cgQuotaUp(const char *zRoot, const char *zDir, int bV1){
   char zPath[1024], zLine[128];
   size_t nRoot = strlen(zRoot), n = strlen(zDir);
