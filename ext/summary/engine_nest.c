@@ -408,9 +408,10 @@ static void sweepBounds(const Engine *e, int32_t t0, int32_t t1, int64_t *pnPar,
 ** events on, the tracks are cut into up to SWEEP_PIECES pieces of about
 ** equal events (profsumEngTrackPieces): all but the first are queued on
 ** the engine's side worker, each sweeping into an output of its own,
-** while this thread sweeps the first into the engine's, then joins the
-** others from the last (sweeping those the worker has not taken) and
-** appends their outputs in order.  Each track's sweep reads only its own
+** while this thread sweeps the first into the engine's, then sweeps from
+** the last those the worker has not taken (profsumEngSideTake), and
+** appends each output in order as soon as its piece is done (so that the
+** appends overlap the piece the worker is still on).  Each track's sweep reads only its own
 ** events and writes only its own entries, whose positions come after
 ** those of every track before it, so the result is one sweep's.  Pieces,
 ** and not two halves: a device-op event costs the sweep more than
