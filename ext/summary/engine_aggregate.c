@@ -1170,7 +1170,7 @@ int profsumEngAggregate(Engine *e, EngWallJob **ppWall){
       int i;
       exactSplit(e, a.aKeyCat, a.aXj, &a.nXj);
       for(i=0; i<a.nXj; i++){
-        profsumEngSideStart(e, &a.aXj[i].side, ENG_SIDE_RANK_EXACT, exactJobMain, &a.aXj[i]);
+        profsumEngSideStart(e, &a.aXj[i].side, ENG_SIDE_RANK_PIECE, exactJobMain, &a.aXj[i]);
       }
     }
     aggRefStart(&a);

@@ -394,9 +394,9 @@ int profsumEngWallFinish(Engine *e, EngWallJob *j, int bWrite);
 ** needs its result).  profsumEngSideJoin makes sure the job has run: it
 ** runs a job still queued in the calling thread, or waits for the worker
 ** to finish it, running meanwhile the queued jobs of rank
-** ENG_SIDE_RANK_EXACT = ENG_SIDE_RANK_PIECE (pieces of one job, which must
-** not depend on the progress of each other or of the caller: the exact
-** nesting check's, a merge level's second half); 1 when the job was queued,
+** ENG_SIDE_RANK_PIECE (pieces of one job, which must not depend on the
+** progress of each other or of the caller: the exact nesting check's, a
+** merge level's second half, the sweep's); 1 when the job was queued,
 ** else 0 (also on a second call).
 ** The job may read only what nothing writes until it is joined.
 ** profsumEngSideStop, once every job is joined, ends the worker (a no-op
@@ -445,8 +445,9 @@ int profsumEngTrackPieces(const Engine *e, int nMax, int bSkipSteps, int32_t *aE
 #define ENG_SIDE_RANK_ORDER 0   /* (the read's end, before the others) */
 #define ENG_SIDE_RANK_KPI   0
 #define ENG_SIDE_RANK_SWEEP 1
-#define ENG_SIDE_RANK_EXACT 2
-#define ENG_SIDE_RANK_PIECE 2   /* other pieces a waiting join may run (a merge's half) */
+#define ENG_SIDE_RANK_PIECE 2   /* pieces a waiting join may run (the exact
+                                ** check's, a merge level's or the grouping's
+                                ** second half, the sweep's pieces) */
 #define ENG_SIDE_RANK_WALL  3
 #define ENG_SIDE_RANK_RANGE 4
 

@@ -328,6 +328,22 @@ static void *sweepPieceMain(void *pArg){
   return 0;
 }
 
+/* Append nAdd rows to nCol parallel arrays of nHave rows (*aaDst[c],
+** elements of aSz[c] bytes, capacity *pnAlloc, grown no further than nMax
+** when that bounds them, 0: none): row r of column c from aSrc[c].  The
+** pages written are asked for at once.  SQLITE_OK or SQLITE_NOMEM. */
+static int appendColumns(int nCol, void **aaDst[], void *const aSrc[], const size_t aSz[],
+                         int64_t *pnAlloc, int64_t nHave, int64_t nAdd, int64_t nMax){
+  int c;
+  if( profsumEngGrowParallel(nCol, aaDst, aSz, pnAlloc, nHave + nAdd, nMax) ) return SQLITE_NOMEM;
+  for(c=0; c<nCol; c++){
+    char *z = (char*)*aaDst[c] + aSz[c]*(size_t)nHave;
+    profsumPrefault(z, aSz[c]*(size_t)nAdd);
+    memcpy(z, aSrc[c], aSz[c]*(size_t)nAdd);
+  }
+  return SQLITE_OK;
+}
+
 /* Append b, swept from the track after a's last, to a: the positions are
 ** the events' own, so the entries go after a's as they are, b's first
 ** run_id group joins a's last when they hold the same id (as one sweep
@@ -338,29 +354,17 @@ static int sweepOutAppend(SweepOut *a, SweepOut *b, int64_t nEv){
   int64_t i, r0 = 0;
   if( b->nXr ){
     void **aa[] = {(void**)&a->aXrPos, (void**)&a->aXrVal, (void**)&a->aXrEx};
+    void *const aSrc[] = {b->aXrPos, b->aXrVal, b->aXrEx};
     static const size_t aSz[] = {sizeof(int32_t), sizeof(double), sizeof(uint32_t)};
-    rc = profsumEngGrowParallel(3, aa, aSz, &a->nAllocXr, a->nXr + b->nXr, 0);
-    if( rc==SQLITE_OK ){
-      profsumPrefault(a->aXrPos + a->nXr, sizeof(int32_t)*(size_t)b->nXr);
-      profsumPrefault(a->aXrVal + a->nXr, sizeof(double)*(size_t)b->nXr);
-      profsumPrefault(a->aXrEx + a->nXr, sizeof(uint32_t)*(size_t)b->nXr);
-      memcpy(a->aXrPos + a->nXr, b->aXrPos, sizeof(int32_t)*(size_t)b->nXr);
-      memcpy(a->aXrVal + a->nXr, b->aXrVal, sizeof(double)*(size_t)b->nXr);
-      memcpy(a->aXrEx + a->nXr, b->aXrEx, sizeof(uint32_t)*(size_t)b->nXr);
-      a->nXr += b->nXr;
-    }
+    rc = appendColumns(3, aa, aSrc, aSz, &a->nAllocXr, a->nXr, b->nXr, 0);
+    if( rc==SQLITE_OK ) a->nXr += b->nXr;
   }
   if( rc==SQLITE_OK && b->nPar ){
     void **aa[] = {(void**)&a->aParPos, (void**)&a->aParEx};
+    void *const aSrc[] = {b->aParPos, b->aParEx};
     static const size_t aSz[] = {sizeof(int32_t), sizeof(uint32_t)};
-    rc = profsumEngGrowParallel(2, aa, aSz, &a->nAllocPar, a->nPar + b->nPar, nEv);
-    if( rc==SQLITE_OK ){
-      profsumPrefault(a->aParPos + a->nPar, sizeof(int32_t)*(size_t)b->nPar);
-      profsumPrefault(a->aParEx + a->nPar, sizeof(uint32_t)*(size_t)b->nPar);
-      memcpy(a->aParPos + a->nPar, b->aParPos, sizeof(int32_t)*(size_t)b->nPar);
-      memcpy(a->aParEx + a->nPar, b->aParEx, sizeof(uint32_t)*(size_t)b->nPar);
-      a->nPar += b->nPar;
-    }
+    rc = appendColumns(2, aa, aSrc, aSz, &a->nAllocPar, a->nPar, b->nPar, nEv);
+    if( rc==SQLITE_OK ) a->nPar += b->nPar;
   }
   if( rc==SQLITE_OK && b->nRun ){
     if( a->nRun>0 && a->aRunId[a->nRun-1]==b->aRunId[0] ){
@@ -369,15 +373,10 @@ static int sweepOutAppend(SweepOut *a, SweepOut *b, int64_t nEv){
     }
     if( b->nRun>r0 ){
       void **aa[] = {(void**)&a->aRunPos, (void**)&a->aRunId, (void**)&a->aRunN};
+      void *const aSrc[] = {b->aRunPos + r0, b->aRunId + r0, b->aRunN + r0};
       static const size_t aSz[] = {sizeof(int32_t), sizeof(int32_t), sizeof(int32_t)};
-      int64_t nAdd = b->nRun - r0;
-      rc = profsumEngGrowParallel(3, aa, aSz, &a->nAllocRun, a->nRun + nAdd, 0);
-      if( rc==SQLITE_OK ){
-        memcpy(a->aRunPos + a->nRun, b->aRunPos + r0, sizeof(int32_t)*(size_t)nAdd);
-        memcpy(a->aRunId + a->nRun, b->aRunId + r0, sizeof(int32_t)*(size_t)nAdd);
-        memcpy(a->aRunN + a->nRun, b->aRunN + r0, sizeof(int32_t)*(size_t)nAdd);
-        a->nRun += nAdd;
-      }
+      rc = appendColumns(3, aa, aSrc, aSz, &a->nAllocRun, a->nRun, b->nRun - r0, 0);
+      if( rc==SQLITE_OK ) a->nRun += b->nRun - r0;
     }
   }
   for(i=0; rc==SQLITE_OK && i<b->exclBig.nSlot; i++){

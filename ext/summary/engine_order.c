@@ -243,12 +243,15 @@ static int evLess(Engine *e, int32_t ia, int32_t ib, int gapOrder){
 
 /* evLess(gapOrder 0) for two events of track t (tol: its
 ** profsumEngTrackTol). */
-static int evLessIn(Engine *e, const STrack *t, int64_t tol, int32_t ia, int32_t ib){
-  int c = profsumEngCmpIn(e, t, tol, ia, 0, ib, 0);
+static int evLessInN(Engine *e, const STrack *t, int64_t tol, int32_t ia, int32_t ib, int64_t *pFlip){
+  int c = profsumEngCmpInN(e, t, tol, ia, 0, ib, 0, pFlip);
   if( c ) return c<0;
-  c = profsumEngCmpIn(e, t, tol, ia, 1, ib, 1);
+  c = profsumEngCmpInN(e, t, tol, ia, 1, ib, 1, pFlip);
   if( c ) return c>0;
   return ia<ib;
+}
+static int evLessIn(Engine *e, const STrack *t, int64_t tol, int32_t ia, int32_t ib){
+  return evLessInN(e, t, tol, ia, ib, &e->nFlip);
 }
 
 static void heapSiftDown(Engine *e, int32_t *a, int64_t n, int64_t i, int g){
@@ -311,11 +314,7 @@ void profsumEngSortEvIdx(Engine *e, int32_t *a, int64_t n, int g, int depth){
 ** other, which no sort of the track would have compared. */
 static int evLessQuiet(Engine *e, const STrack *t, int64_t tol, int32_t ia, int32_t ib){
   int64_t nIgnored = 0;
-  int c = profsumEngCmpInN(e, t, tol, ia, 0, ib, 0, &nIgnored);
-  if( c ) return c<0;
-  c = profsumEngCmpInN(e, t, tol, ia, 1, ib, 1, &nIgnored);
-  if( c ) return c>0;
-  return ia<ib;
+  return evLessInN(e, t, tol, ia, ib, &nIgnored);
 }
 
 /* How many of the first k events of the merge of the sorted runs
