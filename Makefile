@@ -135,10 +135,11 @@ build/gen/build_id.h: FORCE
 #   tsancore ThreadSanitizer (the C driver)
 #   ubsan    clang's UBSan with float-cast-overflow (make ubsan)
 # the write phase's splits (a merge level's halves, the grouping's halves,
-# the sweep's pieces) from 64 events on instead of tens of thousands, so
-# that the sanitizer suites and the out-of-memory sweeps run them on their
-# small fixtures
-SPLIT_SMALL := -DPROFSUM_SORT_SPLIT_MIN=64 -DPROFSUM_GROUP_SPLIT_MIN=64 -DPROFSUM_SWEEP_SPLIT_MIN=64
+# the sweep's pieces, the exact check's slices of a track) from 64 events
+# on instead of tens of thousands, so that the sanitizer suites and the
+# out-of-memory sweeps run them on their small fixtures
+SPLIT_SMALL := -DPROFSUM_SORT_SPLIT_MIN=64 -DPROFSUM_GROUP_SPLIT_MIN=64 -DPROFSUM_SWEEP_SPLIT_MIN=64 \
+  -DPROFSUM_EXACT_SLICE_MIN=64
 ASAN_FLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
   -DPROFSUM_SORT_HEAP_ONLY $(SPLIT_SMALL)
 UBSAN_FLAGS := -O1 -fsanitize=undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer

@@ -477,7 +477,7 @@ def fixtures():
          "control_character|6000\nnegative_duration|62\ntime_rounded|6000\ntrailing_comma|194")]))
     # Time texts of seven decimals in a trace with a worker: the reference's
     # per-track breakdown is walked on the engine's worker beside the event
-    # pass (engine_aggregate.c, aggRefStart) and the document shows it.
+    # pass (engine_refwalk.c) and the document shows it.
     n_par = 33000
     rnd = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/device:TPU:0"}},
            {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "XLA Ops"}}]
@@ -498,6 +498,49 @@ def fixtures():
          "%.6f|%.6f" % (3.0 * n_par, comp)),
         ("SELECT json_extract(profsum_summary_json('r'), '$.time_breakdown.communication.total_duration') = "
          "(SELECT duration_ref " + per + "'communication')", "1")]))
+    # Host tracks and device-op tracks with run_ids, 18,030 events written
+    # round robin: with a worker, the reference's walk of the host tracks
+    # runs beside the §2 sweep, whose pieces (from 64 events in the
+    # sanitizer builds) ask for run_ids on two threads.
+    rr, per = [], []
+    for d in range(10):
+        rr.append({"ph": "M", "name": "process_name", "pid": 30 + d,
+                   "args": {"name": ("/device:TPU:%d" % d) if d >= 4 else "/host:CPU"}})
+        rr.append({"ph": "M", "name": "thread_name", "pid": 30 + d, "tid": 1,
+                   "args": {"name": "XLA Ops" if d >= 4 else "python"}})
+        evs = []
+        for i in range(600):
+            t, rid = 1000 + 20 * i, "r%d" % ((i // 150 + d) % 3)
+            evs += [{"ph": "X", "pid": 30 + d, "tid": 1, "name": "fusion", "ts": t, "dur": 10,
+                     "args": {"run_id": rid}},
+                    {"ph": "X", "pid": 30 + d, "tid": 1, "name": "copy", "ts": t + 1, "dur": 2,
+                     "args": {"run_id": rid}},
+                    {"ph": "X", "pid": 30 + d, "tid": 1, "name": "all-reduce", "ts": t + 5, "dur": 3}]
+        per.append(evs)
+    while any(per):
+        for evs in per:
+            rr += evs[:100]
+            del evs[:100]
+    add(F("run-ids-in-pieces.json", J({"traceEvents": rr}), count=len(rr), checks=[
+        ("SELECT profsum_import({p}) > 0", "1"),
+        ("SELECT num_complete_events FROM profsum_trace", "18000"),
+        ("SELECT json_array_length(profsum_summary_json(1), '$.trace_provenance.run_ids')", "3")]))
+    # One busy thread whose doubles nest otherwise than its exact times
+    # (epoch µs): the exact check in slices of the track, on the worker and
+    # the calling thread, joined in order (engine_exact.c).
+    busy = ['{"ph":"X","pid":1,"tid":1,"name":"span","ts":1699999999999999,"dur":36004}']
+    for g in range(90):
+        g0 = 1700000000000000 + 400 * g
+        busy.append('{"ph":"X","pid":1,"tid":1,"name":"group","ts":%d,"dur":398}' % g0)
+        for i in range(100):
+            x = g0 + 4 * i
+            busy.append('{"ph":"X","pid":1,"tid":1,"name":"fusion","ts":%d.0,"dur":1.0}' % x)
+            busy.append('{"ph":"X","pid":1,"tid":1,"name":"copy","ts":%d.9,"dur":0.1}' % x)
+    add(F("busy-track-slices.json", ('{"traceEvents":[' + ",".join(busy) + "]}").encode(),
+          count=len(busy), checks=[
+              ("SELECT profsum_import({p}) > 0", "1"),
+              ("SELECT value FROM profsum_agg_fact WHERE name = 'float_nesting_events'", "9090.0"),
+              ("SELECT value FROM profsum_agg_fact WHERE name = 'exact_breakdown_total'", "36004.0")]))
     add(F("xplane-pipe.xplane.pb", xplane_pipe_capture(), count=XP_PIPE_EVENTS,
           checks=XP_PIPE_CHECKS))
     add(F("xplane-pipe-one-thread.xplane.pb", xplane_pipe_capture(), count=XP_PIPE_EVENTS,

@@ -11,6 +11,7 @@ ends the import with an error, leaks nothing and leaves no thread behind.
 The traces are written by bench/gen_trace.py and bench/gen_xplane.py: TPU
 shaped, several devices with device ops, communication, steps, so that all
 three jobs have work."""
+import itertools
 import json
 import os
 import sqlite3
@@ -65,6 +66,30 @@ def float_facts(path):
     got["diag"] = db.execute("SELECT detail FROM profsum_diagnostic WHERE kind = 'float_nesting'").fetchall()
     db.close()
     return got
+
+
+def busy_track(pairs, group, tie):
+    """One track at epoch-scale µs: a span over all of it, groups of
+    `group` pairs under it, in each pair a parent [X.0, +1.0) and a child
+    [X.9, +0.1) that the doubles move to the parent's end; with tie, two
+    events in the gap after the middle group whose doubles tie (.13 and .2
+    µs in are both 0.25 µs in doubles, and then the longer goes first) and
+    so order them otherwise than their exact starts.  The trace's text."""
+    base = 1700000000000000
+    groups = pairs // group
+    parts = ['{"ph":"X","pid":1,"tid":1,"name":"span","ts":%d,"dur":%d}' % (base - 1, 4 * pairs + 4)]
+    for g in range(groups):
+        g0 = base + 4 * g * group
+        parts.append('{"ph":"X","pid":1,"tid":1,"name":"group","ts":%d,"dur":%d}' % (g0, 4 * group - 2))
+        for i in range(g * group, (g + 1) * group):
+            x = base + 4 * i
+            parts.append('{"ph":"X","pid":1,"tid":1,"name":"fusion","ts":%d.0,"dur":1.0}' % x)
+            parts.append('{"ph":"X","pid":1,"tid":1,"name":"copy","ts":%d.9,"dur":0.1}' % x)
+        if tie and g == groups // 2:
+            gap = g0 + 4 * group - 2
+            parts.append('{"ph":"X","pid":1,"tid":1,"name":"a","ts":%d.13,"dur":0.3}' % gap)
+            parts.append('{"ph":"X","pid":1,"tid":1,"name":"b","ts":%d.2,"dur":0.5}' % gap)
+    return '{"traceEvents":[' + ",".join(parts) + "]}"
 
 
 def side_threads():
@@ -234,6 +259,48 @@ class EngineSide(unittest.TestCase):
         self.assertAlmostEqual(one["float_nesting_moved"], pairs * 0.1, places=4)
         self.assertEqual(len(one["diag"]), 1)
         self.assertIn("%d events' exclusive times differ" % pairs, one["diag"][0][0])
+
+    def test_one_busy_track_checked_in_slices(self):
+        """One track of 264,133 events (a busy thread): a span over all of
+        it, groups of 1,000 pairs under it, and in each pair a parent
+        [X.0, +1.0) at epoch scale and a child [X.9, +0.1) that the doubles
+        move to the parent's end.  The exact nesting check cuts the track
+        into slices swept from an empty stack and joined in order (the span
+        and a group are open at every cut), so its facts are those of one
+        sweep: every parent and every group differs (the doubles give the
+        group the children too), the exact per-track total is the span's
+        dur.  With two events whose doubles tie and order them otherwise
+        than their exact starts, the slice that holds them is out of exact
+        order and the track is checked whole: two events more differ (the
+        longer holds the other in the doubles, and so the span's children
+        differ)."""
+        for (pairs, group), tie in itertools.product([(132000, 1000), (150, 10)], (0, 1)):
+            # (the small one: in slices in the sanitizer builds, which cut
+            # from 64 events on)
+            groups = pairs // group
+            path = self.td.write("slices%d_%d.json" % (pairs, tie), busy_track(pairs, group, tie))
+            with env_var("PROFSUM_THREADS", "0"):
+                one = float_facts(path)
+                one_all = stored(path)
+            two = float_facts(path)
+            self.assertEqual(two, one)
+            self.assertEqual(stored(path), one_all)
+            self.assertEqual(one_all["n"], 1 + groups + 2 * pairs + 2 * tie)
+            self.assertEqual(one["float_nesting_events"], pairs + groups + 2 * tie)
+            self.assertAlmostEqual(one["exact_breakdown_total"], 4 * pairs + 4, places=6)
+            self.assertEqual(len(one["diag"]), 1)
+            self.assertIn("%d events' exclusive times differ" % (pairs + groups + 2 * tie), one["diag"][0][0])
+
+    @unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds and runs it)")
+    def test_exact_slices_out_of_memory(self):
+        """The check in slices and its join, and the whole-track check it
+        falls back to, with every allocation of the import made to fail in
+        turn (the ASan build cuts the slices from 64 events on): an error
+        each time, nothing leaked."""
+        small0 = self.td.write("small0.json", busy_track(150, 10, 0))
+        small1 = self.td.write("small1.json", busy_track(150, 10, 1))
+        run_oom_sql(self, ["SELECT profsum_import('%s','x')" % small0,
+                           "SELECT profsum_import('%s','y')" % small1])
 
     def test_tracks_swept_in_pieces(self):
         """Ten tracks, 300,000 events written round robin a thousand at a

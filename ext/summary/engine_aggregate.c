@@ -1,8 +1,9 @@
 /*
 ** engine_aggregate.c — stage A's aggregates: breakdown (§4.4), steps
-** (§4.3), per-op aggregates (§4.5), collectives (§4.7) and the exact-time
-** check of the nesting; the KPI inputs (engine_kpis.c) are walked beside
-** them.
+** (§4.3), per-op aggregates (§4.5), collectives (§4.7), and the event
+** categories they share; the KPI inputs (engine_kpis.c), the reference's
+** per-track walk (engine_refwalk.c) and the exact-time check of the
+** nesting (engine_exact.c) run beside them.
 */
 #include "profsum_int.h"
 #include "pytext.h"
@@ -188,261 +189,6 @@ typedef struct KeyMemo {
   int8_t comm;          /* -2 not yet, -1 not counted, else index in azComm */
 } KeyMemo;
 
-/* A kept exclusive time (ex) by its key k (an event index). */
-typedef struct ExclOf { int64_t k, ex; } ExclOf;
-static int cmpExclOf(const void *pa, const void *pb){
-  const ExclOf *a = (const ExclOf*)pa, *b = (const ExclOf*)pb;
-  return a->k<b->k ? -1 : (a->k>b->k);
-}
-/* The entries (aParPos/aParEx, or aXrPos/aXrEx on a device-op track) of
-** track tr's events that have a child: [*pLo, *pHi) of *paPos and *paEx,
-** found from cursor *pCur (the tracks asked in order; two cursors, one per
-** kind of entry, in aCur). */
-static void trackEntries(const Engine *e, const STrack *tr, int64_t aCur[2],
-                         const int32_t **paPos, const uint32_t **paEx, int64_t *pLo, int64_t *pHi){
-  int dev = tr->isDevice && tr->isDevOp;
-  const int32_t *aPos = dev ? e->aXrPos : e->aParPos;
-  int64_t n = dev ? e->nXr : e->nPar, c = aCur[dev];
-  while( c<n && aPos[c]<tr->iFirst ) c++;
-  *pLo = c;
-  while( c<n && aPos[c]<tr->iFirst+tr->nEv ) c++;
-  *pHi = aCur[dev] = c;
-  *paPos = aPos;
-  *paEx = dev ? e->aXrEx : e->aParEx;
-}
-/* The first of the n increasing positions aPos at or after pos. */
-static int64_t entryAtOrAfter(const int32_t *aPos, int64_t n, int64_t pos){
-  int64_t lo = 0, hi = n;
-  while( lo<hi ){
-    int64_t mid = lo + (hi-lo)/2;
-    if( aPos[mid]<pos ) lo = mid+1; else hi = mid;
-  }
-  return lo;
-}
-/* The entry of the kept exclusive times (the track's n entries, keys
-** increasing: a processing position in aPos, or an event index in aOf's
-** k) that belongs to key k, or -1; *pCur: a cursor, the first entry whose
-** key is not below the last key asked (keys are asked increasing but at
-** the few places the exact order moved an event, where a binary search
-** finds it). */
-static int64_t exactEntry(const int32_t *aPos, const ExclOf *aOf, int64_t n,
-                          int64_t k, int64_t *pCur){
-  int64_t c = *pCur;
-#define ENTRY_KEY(i) (aOf ? aOf[i].k : (int64_t)aPos[i])
-  if( c>0 && ENTRY_KEY(c-1)>=k ){
-    int64_t lo = 0, hi = c;
-    while( lo<hi ){
-      int64_t mid = lo + (hi-lo)/2;
-      if( ENTRY_KEY(mid)<k ) lo = mid+1; else hi = mid;
-    }
-    return ENTRY_KEY(lo)==k ? lo : -1;
-  }
-  while( c<n && ENTRY_KEY(c)<k ) c++;
-  *pCur = c;
-  return (c<n && ENTRY_KEY(c)==k) ? c : -1;
-#undef ENTRY_KEY
-}
-
-/* A level of engExactCheck's nesting stack: the open event (its key in
-** the track's order), the entry of its kept exclusive time (exactEntry,
-** found when it opened: the events open in increasing keys) and the
-** durations of its children so far. */
-typedef struct ExactLevel {
-  int64_t child;
-  int32_t k;
-  int32_t ent;
-} ExactLevel;
-
-/* The summary decides order and nesting as the reference's doubles do
-** (profsumEngCmpPoint).  When some decision went otherwise than the exact times
-** would have it (e->nFlip: timestamps whose doubles have lost digits, as
-** epoch microseconds, or ends equal in picoseconds whose doubles differ),
-** sweep every track again (§2) on exact picoseconds and give the
-** per-track breakdown's buckets of that nesting in aExact (Steps threads
-** left out, as there; aKeyCat: category per event key) and, in *pnDiff,
-** the events whose exclusive time differs from the summary's.  Only the
-** facts and the diagnostic that tell the user so come from it: the
-** summary keeps the reference's numbers.  Each track's events are
-** walked as processing positions, which are most often already in the
-** exact order (then read in place); otherwise brought into it by an
-** insertion sort (the two orders differ only at near ties), so that the
-** kept exclusive times, which come by position, are found as the events
-** open; when the insertion sort would move too much, the positions become
-** event indices, sorted in full, and the kept times are sorted by event
-** index to match.  Memory: 4 bytes per event of the largest track not in
-** order (its positions), 16 per event of it that has a child (its kept
-** time, by event index) when sorted in full, and 16 bytes per level of
-** the nesting.  SQLITE_OK or SQLITE_NOMEM. */
-static int engExactCheck(Engine *e, const int8_t *aKeyCat, int32_t t0, int32_t t1,
-                         profsum_ps aExact[5], int64_t *pnDiff){
-  int64_t nMax = 0, nDiff = 0, nStk = 0, nAllocStk = 64, nMaxPar = 0, aCur[2] = {0, 0};
-  int64_t aCur0[2] = {0, 0};
-  int32_t t, *aIdx;
-  ExactLevel *aStk;
-  ExclOf *aOf = 0;
-  int rc = SQLITE_OK;
-  if( t0<t1 ){
-    /* the entries' cursors at the first track's first event */
-    aCur0[0] = entryAtOrAfter(e->aParPos, e->nPar, e->aTrk[t0].iFirst);
-    aCur0[1] = entryAtOrAfter(e->aXrPos, e->nXr, e->aTrk[t0].iFirst);
-  }
-  aCur[0] = aCur0[0]; aCur[1] = aCur0[1];
-  for(t=t0; t<t1; t++){
-    const STrack *tr = &e->aTrk[t];
-    const int32_t *aPos; const uint32_t *aEx;
-    int64_t lo, hi;
-    if( tr->isSteps ) continue;
-    if( tr->nEv>nMax ) nMax = tr->nEv;
-    trackEntries(e, tr, aCur, &aPos, &aEx, &lo, &hi);
-    if( hi-lo>nMaxPar ) nMaxPar = hi-lo;
-  }
-  aCur[0] = aCur0[0]; aCur[1] = aCur0[1];
-  /* (aIdx and aOf are written only for a track whose exact order is not
-  ** its processing order: their pages are not touched otherwise) */
-  aIdx = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(nMax ? nMax : 1));
-  aStk = sqlite3_malloc64(sizeof(ExactLevel)*(sqlite3_uint64)nAllocStk);
-  aOf = sqlite3_malloc64(sizeof(ExclOf)*(sqlite3_uint64)(nMaxPar ? nMaxPar : 1));
-  if( !aIdx || !aStk || !aOf ) rc = SQLITE_NOMEM;
-  for(t=t0; t<t1 && rc==SQLITE_OK; t++){
-    const STrack *tr = &e->aTrk[t];
-    const int32_t *aPos; const uint32_t *aEx;
-    const ExclOf *aKey = 0;     /* the entries' keys when by event index */
-    int64_t j, jSorted, nMove = 0, nCap = 16*tr->nEv + 1024, lo, hi, nOf, nOfSeen = 0, cur = 0;
-    int byPos = 1, bIdent = 1;
-    if( tr->isSteps ) continue;
-    trackEntries(e, tr, aCur, &aPos, &aEx, &lo, &hi);
-    nOf = hi-lo;
-    if( nOf>0 ){ aPos += lo; aEx += lo; }   /* (none: the arrays may be NULL) */
-    /* In the doubles' order, which the exact order differs from only at
-    ** near-ties.  The positions in order as long as they are (most
-    ** tracks: then the walk reads them without aIdx); from the first
-    ** that is not, an insertion sort, unless it moves too much. */
-    for(jSorted=1; jSorted<tr->nEv; jSorted++){
-      ORD_PREFETCH(e, tr->iFirst+jSorted, tr->iFirst+tr->nEv);
-      if( profsumEngExactLess(e, ORD(e, tr->iFirst+jSorted), ORD(e, tr->iFirst+jSorted-1)) ) break;
-    }
-    if( jSorted<tr->nEv ){
-      bIdent = 0;
-      for(j=0; j<tr->nEv; j++) aIdx[j] = (int32_t)(tr->iFirst + j);
-      for(j=jSorted; j<tr->nEv && nMove<=nCap; j++){
-        int32_t x = aIdx[j], xEv = ORD(e, x);
-        int64_t i = j;
-        while( i>0 && profsumEngExactLess(e, xEv, ORD(e, aIdx[i-1])) ){ aIdx[i] = aIdx[i-1]; i--; nMove++; }
-        aIdx[i] = x;
-      }
-    }
-    if( nMove>nCap ){
-      /* by event index from here: the positions' events sorted in full,
-      ** the kept times, by event index too, sorted to match */
-      for(j=0; j<tr->nEv; j++) aIdx[j] = ORD(e, aIdx[j]);
-      profsumEngSortEvIdx(e, aIdx, tr->nEv, 2, profsumEngSortDepth(tr->nEv));
-      for(j=0; j<nOf; j++){
-        aOf[j].k = ORD(e, aPos[j]);
-        aOf[j].ex = profsumEngEx32(e, aEx[j], aPos[j]);
-      }
-      for(j=1; j<nOf && aOf[j-1].k<=aOf[j].k; j++){}
-      if( j<nOf ) qsort(aOf, (size_t)nOf, sizeof(ExclOf), cmpExclOf);
-      aKey = aOf;
-      byPos = 0;
-    }
-    /* the record of order entry k (a processing position or, byPos 0, an
-    ** event index); the j-th event of the exact order */
-#define EXACT_EV(k) EV(e, byPos ? ORD(e, (k)) : (k))
-#define EXACT_AT(j) (bIdent ? (int32_t)(tr->iFirst + (j)) : aIdx[j])
-#define EXACT_FIN() do{ \
-    const ExactLevel *l_ = &aStk[--nStk]; \
-    const SEv *x_ = EXACT_EV(l_->k); \
-    int64_t d_ = EVDUR(e, x_), ex_ = d_ - l_->child; \
-    if( ex_<0 ) ex_ = 0; \
-    aExact[aKeyCat[x_->key]] += ex_; \
-    if( l_->child>0 ){ \
-      /* a child in the exact nesting: compared with the summary's time, */ \
-      /* its dur when it had none there (then they differ) */ \
-      if( l_->ent>=0 ) nOfSeen++; \
-      if( l_->ent<0 || (aKey ? aKey[l_->ent].ex : profsumEngEx32(e, aEx[l_->ent], aPos[l_->ent]))!=ex_ ) nDiff++; \
-    } \
-    if( nStk>0 ) aStk[nStk-1].child += d_; \
-  }while(0)
-    for(j=0; j<tr->nEv; j++){
-      int32_t k = EXACT_AT(j);
-      const SEv *r;
-      int64_t ts, end;
-      if( bIdent ) ORD_PREFETCH(e, k, tr->iFirst+tr->nEv);
-      r = EXACT_EV(k);
-      ts = r->ts; end = r->ts + EVDUR(e, r);
-      while( nStk>0 && ts>=EXACT_EV(aStk[nStk-1].k)->ts + EVDUR(e, EXACT_EV(aStk[nStk-1].k)) ) EXACT_FIN();
-      while( nStk>0 && end>EXACT_EV(aStk[nStk-1].k)->ts + EVDUR(e, EXACT_EV(aStk[nStk-1].k)) ) EXACT_FIN();
-      if( nStk>=nAllocStk ){
-        /* at most as deep as the track is long (no unused half past it) */
-        int64_t nNew = nAllocStk*2 > tr->nEv ? tr->nEv : nAllocStk*2;
-        ExactLevel *aNew;
-        if( nNew<=nStk ) nNew = nStk+1;
-        aNew = sqlite3_realloc64(aStk, sizeof(ExactLevel)*(sqlite3_uint64)nNew);
-        if( aNew==0 ){ rc = SQLITE_NOMEM; break; }
-        aStk = aNew;
-        nAllocStk = nNew;
-      }
-      aStk[nStk].k = k;
-      aStk[nStk].ent = (int32_t)exactEntry(aPos, aKey, nOf, k, &cur);
-      aStk[nStk].child = 0;
-      nStk++;
-    }
-    if( rc ) break;
-    while( nStk>0 ) EXACT_FIN();
-#undef EXACT_FIN
-#undef EXACT_AT
-#undef EXACT_EV
-    /* an event with a child in the summary's nesting only: its exclusive
-    ** time there is below its dur, which is the exact one */
-    nDiff += nOf - nOfSeen;
-  }
-  sqlite3_free(aIdx); sqlite3_free(aStk); sqlite3_free(aOf);
-  *pnDiff = nDiff;
-  return rc;
-}
-
-/* engExactCheck in pieces of about equal events, each over a range of
-** tracks: side jobs (engine_side.c) queued before the event pass when some
-** decision went otherwise than the exact times would have it (e->nFlip,
-** which only grows), taken by the worker in order while the calling
-** thread makes the pass, and joined from the last by aggFloatNesting,
-** which runs those still queued itself.  The pieces' sums are of
-** integers, so the split changes nothing.  They read the records,
-** tracks, processing order, kept exclusive times and key categories,
-** which nothing writes meanwhile. */
-#define EXACT_PIECES 8
-typedef struct ExactJob {
-  EngSide side;
-  Engine *e;
-  const int8_t *aKeyCat;
-  int32_t t0, t1;             /* its tracks */
-  profsum_ps aExact[5];       /* its sums, and */
-  int64_t nDiff;              /* its events that differ */
-  int rc;
-} ExactJob;
-
-/* The job's thread (or the caller's, for a piece not taken). */
-static void *exactJobMain(void *pArg){
-  ExactJob *x = (ExactJob*)pArg;
-  x->rc = engExactCheck(x->e, x->aKeyCat, x->t0, x->t1, x->aExact, &x->nDiff);
-  return 0;
-}
-
-/* Cut e's tracks into at most EXACT_PIECES pieces (profsumEngTrackPieces)
-** set up in aJob, their sums zero (side jobs not started); *pn: how many. */
-static void exactSplit(Engine *e, const int8_t *aKeyCat, ExactJob *aJob, int *pn){
-  int32_t aEnd[EXACT_PIECES];
-  int i, n = profsumEngTrackPieces(e, EXACT_PIECES, 1, aEnd);
-  for(i=0; i<n; i++){
-    memset(&aJob[i], 0, sizeof(aJob[i]));
-    aJob[i].e = e;
-    aJob[i].aKeyCat = aKeyCat;
-    aJob[i].t0 = i ? aEnd[i-1] : 0;
-    aJob[i].t1 = aEnd[i];
-  }
-  *pn = n;
-}
-
 /* The state of one aggregation (profsumEngAggregate), shared by its
 ** steps: per-name and per-key arrays, the counters and what the event pass
 ** sums.  Freed by aggFree(). */
@@ -452,14 +198,12 @@ typedef struct Agg {
   profsum_ps aBucket[5];      /* per-track breakdown: exclusive ps per category (128
                               ** bits: durations reach 2^61 ps, their sums more) */
   double aBucketRef[5];       /* the same as the reference's doubles add it
-                              ** (aggBreakdownRef) */
-  EngSide refSide;            /* aggBreakdownRef beside the event pass
-                              ** (aggRefStart) */
-  int refRc;                  /* and its result */
+                              ** (engine_refwalk.c) */
+  int refBeside;              /* its walk's end runs on the side worker */
   OpAgg *aOp;                 /* per name id: the device op's aggregate */
-  int8_t *aKeyCat;            /* event category (§1.4) per event key */
+  const int8_t *aKeyCat;      /* event category (§1.4) per event key (e's) */
   KeyMemo *aMemo;             /* per event key: flop proxy, collective */
-  unsigned char *aNameFlag;   /* per name id: 1 known, 2 stall, 4 comm, 8 compile
+  const unsigned char *aNameFlag;   /* per name id: 1 known, 2 stall, 4 comm, 8 compile
                               ** (aggKeyCategories) */
   const char **aFamily;       /* per name id: semantic family (cached) */
   HMap steps, gpuSteps, ctr;  /* device steps, host "train" steps, counters */
@@ -477,8 +221,8 @@ typedef struct Agg {
   double wLo, wHi;
   int hasW;
   SweepJob uj;                /* the global breakdown's sweep, beside the event pass */
-  ExactJob aXj[EXACT_PIECES]; /* the exact nesting check, beside it too */
-  int nXj;                    /* its pieces (0: not cut yet) */
+  ExactCheck *pExact;         /* the exact nesting check, beside it too (0: not
+                              ** started) */
   Gaps *pGaps;                /* the regions, fed by the event pass */
 } Agg;
 
@@ -491,61 +235,68 @@ static int aggInit(Agg *a, Engine *e){
   a->e = e;
   a->nNames = nNames;
   a->aOp = sqlite3_malloc64(sizeof(OpAgg)*(sqlite3_uint64)(nNames ? nNames : 1));
-  a->aKeyCat = sqlite3_malloc64((sqlite3_uint64)(e->nKey ? e->nKey : 1));
-  a->aNameFlag = sqlite3_malloc64((sqlite3_uint64)(nNames ? nNames : 1));
   a->aFamily = sqlite3_malloc64(sizeof(char*)*(sqlite3_uint64)(nNames ? nNames : 1));
   a->aMemo = sqlite3_malloc64(sizeof(KeyMemo)*(sqlite3_uint64)(e->nKey ? e->nKey : 1));
-  if( !a->aOp || !a->aKeyCat || !a->aNameFlag || !a->aFamily || !a->aMemo ) return SQLITE_NOMEM;
+  if( !a->aOp || !a->aFamily || !a->aMemo ) return SQLITE_NOMEM;
+  if( profsumEngKeyCategories(e) ) return SQLITE_NOMEM;
+  a->aKeyCat = e->aKeyCat;
+  a->aNameFlag = e->aNameFlag;
   for(i=0; i<e->nKey; i++){
     a->aMemo[i].n = a->aMemo[i].first = 0;
     a->aMemo[i].flop = 0.0; a->aMemo[i].flopKind = -1; a->aMemo[i].comm = -2;
   }
   memset(a->aOp, 0, sizeof(OpAgg)*(size_t)nNames);
-  memset(a->aNameFlag, 0, (size_t)nNames);
   memset(a->aFamily, 0, sizeof(char*)*(size_t)nNames);
   return SQLITE_OK;
 }
 
 /* Free what aggInit() and the steps took. */
 static void aggFree(Agg *a){
-  int i;
   profsumEngSideJoin(&a->uj.side);
-  profsumEngSideJoin(&a->refSide);
-  for(i=0; i<a->nXj; i++) profsumEngSideJoin(&a->aXj[i].side);
+  profsumEngExactFree(a->pExact);
   sqlite3_free(a->aOp);
-  sqlite3_free(a->aKeyCat);
   sqlite3_free(a->aMemo);
-  sqlite3_free(a->aNameFlag);
   sqlite3_free((void*)a->aFamily);
   profsumEngHmFree(&a->steps); profsumEngHmFree(&a->gpuSteps); profsumEngHmFree(&a->ctr);
   profsumEngGapsFree(a->pGaps);
 }
 
-/* Event category per key (§1.4) into a->aKeyCat, the name tests cached
-** per name: stall regex → stall; host process → host; communication name
-** → communication; device process → compute; else other.  The same pass
-** caches the names' compile and transfer tests (engKpis' facts). */
-static void aggKeyCategories(Agg *a){
-  Engine *e = a->e;
+/* See engine_int.h.  The name tests are cached per name: stall regex →
+** stall; host process → host; communication name → communication; device
+** process → compute; else other.  The same pass caches the names' compile
+** test (engKpis' facts). */
+int profsumEngKeyCategories(Engine *e){
+  int32_t nNames = e->pool.n;
   int64_t i;
+  if( e->aKeyCat ) return SQLITE_OK;
+  e->aNameFlag = sqlite3_malloc64((sqlite3_uint64)(nNames ? nNames : 1));
+  e->aKeyCat = sqlite3_malloc64((sqlite3_uint64)(e->nKey ? e->nKey : 1));
+  if( e->aNameFlag==0 || e->aKeyCat==0 ){
+    sqlite3_free(e->aNameFlag); sqlite3_free(e->aKeyCat);
+    e->aNameFlag = 0; e->aKeyCat = 0;
+    return SQLITE_NOMEM;
+  }
+  memset(e->aNameFlag, 0, (size_t)nNames);
   for(i=0; i<e->nKey; i++){
     const EvKey *q = &e->aKey[i];
     STrack *t = &e->aTrk[q->trk];
+    unsigned char *pFlag = &e->aNameFlag[q->name];
     int cat;
-    if( a->aNameFlag[q->name]==0 ){
+    if( *pFlag==0 ){
       const char *zName = SP_STR(&e->pool, q->name);
       int nName = SP_LEN(&e->pool, q->name);
-      a->aNameFlag[q->name] = (unsigned char)(1 | (profsumIsStallName(zName, nName) ? 2 : 0)
-                                                | (profsumIsCommName(zName, nName) ? 4 : 0)
-                                                | (hasCi(zName, nName, "compile") ? 8 : 0));
+      *pFlag = (unsigned char)(1 | (profsumIsStallName(zName, nName) ? 2 : 0)
+                                 | (profsumIsCommName(zName, nName) ? 4 : 0)
+                                 | (hasCi(zName, nName, "compile") ? 8 : 0));
     }
-    if( a->aNameFlag[q->name] & 2 ) cat = CAT_STALL;
+    if( *pFlag & 2 ) cat = CAT_STALL;
     else if( t->isHost ) cat = CAT_HOST;
-    else if( a->aNameFlag[q->name] & 4 ) cat = CAT_COMM;
+    else if( *pFlag & 4 ) cat = CAT_COMM;
     else if( t->isDevice ) cat = CAT_COMPUTE;
     else cat = CAT_OTHER;
-    a->aKeyCat[i] = (int8_t)cat;
+    e->aKeyCat[i] = (int8_t)cat;
   }
+  return SQLITE_OK;
 }
 
 /* The flop proxy and collective of event key q (a device op), worked out
@@ -792,17 +543,8 @@ static int aggFloatNesting(Agg *a){
                    {"float_nesting_moved", 0, 0}};
   int c, rc;
   if( e->nFlip>0 ){
-    int i;
-    if( a->nXj==0 ) exactSplit(e, a->aKeyCat, a->aXj, &a->nXj);
-    for(i=a->nXj-1; i>=0; i--){
-      ExactJob *x = &a->aXj[i];
-      if( !profsumEngSideJoin(&x->side) ) exactJobMain(x);
-    }
-    for(i=0; i<a->nXj; i++){
-      if( (rc = a->aXj[i].rc) ) return rc;
-      for(c=0; c<5; c++) aExact[c] += a->aXj[i].aExact[c];
-      nDiff += a->aXj[i].nDiff;
-    }
+    if( a->pExact==0 && (rc = profsumEngExactStart(e, a->aKeyCat, &a->pExact)) ) return rc;
+    if( (rc = profsumEngExactFinish(a->pExact, aExact, &nDiff)) ) return rc;
   }else{
     memcpy(aExact, a->aBucket, sizeof(aExact));
   }
@@ -851,177 +593,6 @@ static int aggGlobalBreakdown(Agg *a, double g[5], double *pTotal){
   return SQLITE_OK;
 }
 
-/* aggBreakdownRef's stack of open events, in blocks that are never moved
-** (a line of events each inside the last is as deep as it is long: no
-** doubling, no copy).  Per entry the event's processing position, or -1 -
-** it once the event has a child, 4 bytes; and the durs of its children
-** added as they end, 8 bytes, in blocks made only for the lines that need
-** them: a device-op line's event that had a child has its exclusive time
-** as the reference's double already (aXrVal, made by the ordering's
-** sweep on the same decisions, read as the hot ops read it: an event
-** without an entry had no child there), so its line walks on 4 bytes a
-** level. */
-#define REF_BLK 4096
-typedef struct RefStk {
-  int32_t **apPos;            /* blocks of positions */
-  double **apChild;           /* blocks of children's sums (0: none yet) */
-  int64_t n, nBlk, nBlkAlloc;
-} RefStk;
-#define REF_POS(s, i)   ((s)->apPos[(i)/REF_BLK][(i)%REF_BLK])
-#define REF_CHILD(s, i) ((s)->apChild[(i)/REF_BLK][(i)%REF_BLK])
-
-/* Push processing position j with no child yet (bChild: the children's
-** sum is kept).  SQLITE_OK or SQLITE_NOMEM. */
-static int refPush(RefStk *s, int64_t j, int bChild){
-  int64_t b = s->n/REF_BLK;
-  if( b==s->nBlk ){
-    if( s->nBlk==s->nBlkAlloc ){
-      int64_t nNew = s->nBlkAlloc ? s->nBlkAlloc*2 : 8;
-      int32_t **apPos = sqlite3_realloc64(s->apPos, sizeof(int32_t*)*(sqlite3_uint64)nNew);
-      double **apChild;
-      if( apPos==0 ) return SQLITE_NOMEM;
-      s->apPos = apPos;
-      if( (apChild = sqlite3_realloc64(s->apChild, sizeof(double*)*(sqlite3_uint64)nNew))==0 ) return SQLITE_NOMEM;
-      s->apChild = apChild;
-      s->nBlkAlloc = nNew;
-    }
-    if( (s->apPos[b] = sqlite3_malloc64(sizeof(int32_t)*REF_BLK))==0 ) return SQLITE_NOMEM;
-    s->apChild[b] = 0;
-    s->nBlk++;
-  }
-  if( bChild ){
-    if( s->apChild[b]==0 && (s->apChild[b] = sqlite3_malloc64(sizeof(double)*REF_BLK))==0 ) return SQLITE_NOMEM;
-    REF_CHILD(s, s->n) = 0.0;
-  }
-  REF_POS(s, s->n) = (int32_t)j;
-  s->n++;
-  return SQLITE_OK;
-}
-
-/* Free the stack's blocks. */
-static void refFree(RefStk *s){
-  int64_t i;
-  for(i=0; i<s->nBlk; i++){ sqlite3_free(s->apPos[i]); sqlite3_free(s->apChild[i]); }
-  sqlite3_free(s->apPos);
-  sqlite3_free(s->apChild);
-}
-
-/* Record k's ts, end and dur as the reference's doubles (t: its track). */
-static void refDoubles(Engine *e, const STrack *t, int32_t k, double *pTs, double *pEnd, double *pDur){
-  if( e->isXPlane ){
-    profsumEngEvFloatIn(e, t, k, pTs, pEnd);
-    *pDur = profsumEngEvDurFloatIn(e, k);
-  }else{
-    profsumEngEvFloatDur(e, k, pTs, pEnd, pDur);
-  }
-}
-
-/* An open event's doubles and category, kept for the first REF_NEAR
-** levels of the stack (deeper ones are looked up again when they become
-** the top). */
-#define REF_NEAR 64
-typedef struct RefNear { double end, dur; int cat; } RefNear;
-
-/* The aXrVal entry of processing position j: its index, or -1. */
-static int64_t refXrFind(const Engine *e, int64_t j){
-  int64_t lo = entryAtOrAfter(e->aXrPos, e->nXr, j);
-  return (lo<e->nXr && e->aXrPos[lo]==j) ? lo : -1;
-}
-
-/* The per-track breakdown as the reference's doubles add it (§4.4, its
-** era-C builder): each track in processing order, its events in §2 order
-** in a stack on their doubles; an event's exclusive time, max(0, dur − the
-** durs of its children), is added to its category when it ends (the stack
-** pops it), not on a Steps thread.  An XPlane line that the reference
-** aggregates (summary §6.1: all but the device-op lines of device planes)
-** adds its five line totals at its end, in category order.  Into
-** a->aBucketRef: the document's breakdown and the candidates' cuts.
-** SQLITE_OK or SQLITE_NOMEM. */
-static int aggBreakdownRef(Agg *a){
-  Engine *e = a->e;
-  RefStk stk = {0, 0, 0, 0, 0};
-  int64_t j;
-  double aLine[5] = {0,0,0,0,0};
-  double topEnd = 0.0, topDur = 0.0;   /* the top entry's doubles, and its */
-  int topCat = 0;                      /* category (stk.n > 0) */
-  RefNear aNear[REF_NEAR];             /* the same for the first levels */
-  int32_t trk = -1;
-  int lineAgg = 0, steps = 0, devOp = 0, c, rc = SQLITE_OK;
-  memset(a->aBucketRef, 0, sizeof(a->aBucketRef));
-  /* pop the top: its exclusive time to its category, its dur to its
-  ** parent's children, the parent's doubles taken from aNear or found
-  ** again */
-#define REF_FIN() do{ \
-    int32_t v_ = REF_POS(&stk, stk.n-1); \
-    double ex_ = topDur, d_; \
-    if( devOp ){ \
-      int64_t x_ = v_<0 ? refXrFind(e, -1-(int64_t)v_) : -1; \
-      if( x_>=0 ) ex_ = e->aXrVal[x_]; \
-    }else{ \
-      ex_ = topDur - REF_CHILD(&stk, stk.n-1); \
-      if( ex_<0.0 ) ex_ = 0.0; \
-    } \
-    if( !steps ){ if( lineAgg ) aLine[topCat] += ex_; else a->aBucketRef[topCat] += ex_; } \
-    stk.n--; \
-    if( stk.n>0 ){ \
-      if( !devOp ) REF_CHILD(&stk, stk.n-1) += topDur; \
-      if( stk.n<=REF_NEAR ){ \
-        topEnd = aNear[stk.n-1].end; topDur = aNear[stk.n-1].dur; topCat = aNear[stk.n-1].cat; \
-      }else{ \
-        int32_t vp_ = REF_POS(&stk, stk.n-1); \
-        int32_t kp_ = ORD(e, vp_<0 ? -1-(int64_t)vp_ : (int64_t)vp_); \
-        refDoubles(e, &e->aTrk[trk], kp_, &d_, &topEnd, &topDur); \
-        topCat = a->aKeyCat[EV(e, kp_)->key]; \
-      } \
-    } \
-  }while(0)
-  for(j=0; j<=e->nEv; j++){
-    int64_t k = j<e->nEv ? ORD(e, j) : -1;
-    const SEv *r = k>=0 ? EV(e, k) : 0;
-    const EvKey *q = r ? KEY(e, r) : 0;
-    double ts, end, dur;
-    if( q==0 || q->trk!=trk ){
-      /* the track ends (a Steps line's totals stay 0) */
-      while( stk.n>0 ) REF_FIN();
-      if( lineAgg ) for(c=0; c<5; c++) a->aBucketRef[c] += aLine[c];
-      if( q==0 ) break;
-      trk = q->trk;
-      steps = e->aTrk[trk].isSteps;
-      devOp = e->aTrk[trk].isDevice && e->aTrk[trk].isDevOp;
-      lineAgg = e->isXPlane && !devOp;
-      memset(aLine, 0, sizeof(aLine));
-    }
-    refDoubles(e, &e->aTrk[trk], (int32_t)k, &ts, &end, &dur);
-    while( stk.n>0 && ts>=topEnd ) REF_FIN();
-    while( stk.n>0 && end>topEnd ) REF_FIN();
-    /* the open event gets a child */
-    if( stk.n>0 && REF_POS(&stk, stk.n-1)>=0 ) REF_POS(&stk, stk.n-1) = -1 - REF_POS(&stk, stk.n-1);
-    if( (rc = refPush(&stk, j, !devOp)) ) break;
-    topEnd = end; topDur = dur; topCat = a->aKeyCat[r->key];
-    if( stk.n<=REF_NEAR ){
-      aNear[stk.n-1].end = end; aNear[stk.n-1].dur = dur; aNear[stk.n-1].cat = topCat;
-    }
-  }
-#undef REF_FIN
-  refFree(&stk);
-  return rc;
-}
-
-/* aggBreakdownRef as a side job (its result in a->refRc). */
-static void *aggRefMain(void *pArg){
-  Agg *a = (Agg*)pArg;
-  a->refRc = aggBreakdownRef(a);
-  return 0;
-}
-
-/* Start the reference's walk (aggBreakdownRef) beside the event pass,
-** which it does not depend on (it reads the records, the order and
-** a->aKeyCat): on the worker when the trace has one, else it is made in
-** aggWriteBreakdown. */
-static void aggRefStart(Agg *a){
-  profsumEngSideStart(a->e, &a->refSide, ENG_SIDE_RANK_SWEEP, aggRefMain, a);
-}
-
 /* The six rows of profsum_agg_breakdown in mode zMode: the five
 ** categories' durations aDur (µs) and the total; with aRef, each row's
 ** duration_ref from it and the total's as the reference adds it (the five
@@ -1050,7 +621,7 @@ done:
 }
 
 /* profsum_agg_breakdown: the per-track rows, the exact sums (a->aBucket)
-** and the reference's (aggBreakdownRef), which the document shows: they
+** and the reference's (engine_refwalk.c), which the document shows: they
 ** can differ by more than a sum's rounding where an exclusive time nearly
 ** cancels (an op of 1000.001 µs around a child of 1000 µs) or a time text
 ** was rounded to the picosecond (half a picosecond an event). */
@@ -1059,8 +630,7 @@ static int aggWriteBreakdown(Agg *a){
   double aDur[5];
   int c, rc;
   /* the side job's result, or the walk here when none ran */
-  if( !profsumEngSideJoin(&a->refSide) ) a->refRc = aggBreakdownRef(a);
-  if( (rc = a->refRc) ) return rc;
+  if( (rc = profsumEngRefFinish(a->e, a->aBucketRef)) ) return rc;
   for(c=0; c<5; c++){ total += a->aBucket[c]; aDur[c] = US(a->aBucket[c]); }
   return aggBreakdownRows(a->e, "exclusive_per_track", aDur, US(total), a->aBucketRef);
 }
@@ -1165,15 +735,9 @@ int profsumEngAggregate(Engine *e, EngWallJob **ppWall){
   if( rc==SQLITE_OK ) rc = profsumEngKpiStart(e, &pKpi);
   if( rc==SQLITE_OK ) rc = profsumEngRegionsBegin(e, &a.pGaps);
   if( rc==SQLITE_OK ){
-    aggKeyCategories(&a);
-    if( e->nFlip>0 ){
-      int i;
-      exactSplit(e, a.aKeyCat, a.aXj, &a.nXj);
-      for(i=0; i<a.nXj; i++){
-        profsumEngSideStart(e, &a.aXj[i].side, ENG_SIDE_RANK_PIECE, exactJobMain, &a.aXj[i]);
-      }
-    }
-    aggRefStart(&a);
+    /* (out of memory for it here: aggFloatNesting tries again, and says so) */
+    if( e->nFlip>0 ) (void)profsumEngExactStart(e, a.aKeyCat, &a.pExact);
+    a.refBeside = profsumEngRefRest(e);
     sweepJobStart(&a.uj, e, a.aKeyCat);
     if( (rc = profsumEngWallStart(e, ppWall))==SQLITE_NOMEM ){
       profsumEngNoMem(e, "splitting the steps' wall time");
@@ -1189,7 +753,7 @@ int profsumEngAggregate(Engine *e, EngWallJob **ppWall){
   }
   /* the per-track breakdown: now, or after the step spans when the
   ** reference's walk runs beside */
-  if( rc==SQLITE_OK && !a.refSide.running ) rc = aggWriteBreakdown(&a);
+  if( rc==SQLITE_OK && !a.refBeside ) rc = aggWriteBreakdown(&a);
   /* the global breakdown: now when nothing sweeps beside (its memory
   ** then adds to no other section's), else last, so that the side job
   ** has the sections below to run beside */
@@ -1203,7 +767,7 @@ int profsumEngAggregate(Engine *e, EngWallJob **ppWall){
   if( rc==SQLITE_OK && (rc = profsumEngStepSpans(e))==SQLITE_NOMEM ){
     profsumEngNoMem(e, "writing the step spans");
   }
-  if( rc==SQLITE_OK && a.refSide.running ) rc = aggWriteBreakdown(&a);
+  if( rc==SQLITE_OK && a.refBeside ) rc = aggWriteBreakdown(&a);
   rc2 = profsumEngKpiFinish(e, pKpi, rc==SQLITE_OK, a.compilePs);
   if( rc==SQLITE_OK ) rc = rc2;
   if( rc==SQLITE_OK ) rc = aggFloatNesting(&a);

@@ -146,8 +146,6 @@ struct ProfsumEngine {
   EvRunBlk *aRun;       /* per block (nAllocBlk entries), its events'
                         ** run_ids (profsumEngRun; profsumEngSetRun) */
   int64_t nRunEv;       /* the events read that have a run_id */
-  int64_t runHint;      /* profsumEngRun's last block and run
-                        ** (block << 32 | run) */
   int64_t nEv, nBlk, nAllocBlk;
   int64_t nEvCap;       /* records the blocks hold (the first may be partial) */
   STrack *aTrk; int32_t nTrk, nAllocTrk;
@@ -260,6 +258,7 @@ struct ProfsumEngine {
       int64_t nAlloc, nStk;
       int32_t iTop;
       int64_t topEnd;
+      int64_t runHint;    /* profsumEngRun's last block and run */
     } stk;
   } early;
   int64_t nEntries;
@@ -327,6 +326,14 @@ struct ProfsumEngine {
   int64_t nHostSpan;
   /* The side jobs' worker thread (engine_side.c), 0 until a job starts it. */
   struct EngWorker *pSideWorker;
+  /* The category (§1.4) per event key, and per name id its tests (1 made,
+  ** 2 stall, 4 communication, 8 compile), once the read is over
+  ** (profsumEngKeyCategories); 0 until then. */
+  int8_t *aKeyCat;
+  unsigned char *aNameFlag;
+  /* The reference's per-track breakdown walk (engine_refwalk.c), begun
+  ** once the tracks are ordered; 0 until then. */
+  struct EngRefWalk *pRefWalk;
   /* The next block of event records, allocated ahead while the last one
   ** fills, its pages mapped by the side worker (profsumEngBlockAhead), or
   ** 0; blkMapped: the last block was had that way, its pages are mapped. */
@@ -448,8 +455,11 @@ int profsumEngTrackPieces(const Engine *e, int nMax, int bSkipSteps, int32_t *aE
 #define ENG_SIDE_RANK_PIECE 2   /* pieces a waiting join may run (the exact
                                 ** check's, a merge level's or the grouping's
                                 ** second half, the sweep's pieces) */
-#define ENG_SIDE_RANK_WALL  3
-#define ENG_SIDE_RANK_RANGE 4
+#define ENG_SIDE_RANK_EARLY 3   /* (the reference's walk of the tracks the
+                                ** sweep does not feed: after the sweep's
+                                ** pieces) */
+#define ENG_SIDE_RANK_WALL  4
+#define ENG_SIDE_RANK_RANGE 5
 
 /* One row of profsum_agg_fact: a name and its value (NULL when isNull). */
 typedef struct EngFact { const char *zName; double v; int isNull; } EngFact;
@@ -664,23 +674,25 @@ static inline int profsumEngSetRun(Engine *e, int64_t i, int32_t id){
   return profsumEngSetRunSlow(e, i, id);
 }
 /* The run_id string id of event i, -1 when it has none: the run found
-** last first (the sweep asks for the events of a track in order), else a
-** binary search of the block's runs. */
-static inline int32_t profsumEngRun(Engine *e, int64_t i){
+** last first (*pHint, the caller's: block << 32 | run, 0 at first; the
+** sweep asks for the events of a track in order, each piece of tracks
+** with a hint of its own), else a binary search of the block's runs. */
+static inline int32_t profsumEngRun(const Engine *e, int64_t i, int64_t *pHint){
   int64_t blk = i>>EV_SHIFT;
   const EvRunBlk *b = &e->aRun[blk];
   uint32_t off = (uint32_t)(i & (EV_BLOCK-1));
-  int64_t lo = 0, hi = b->n, h;
+  int64_t lo = 0, hi = b->n, h, hint;
   if( b->aDense ) return b->aDense[off];
   if( hi==0 || off<b->aOff[0] ) return -1;
-  h = e->runHint & 0xffffffff;
-  if( (e->runHint>>32)==blk && h<hi && b->aOff[h]<=off && (h+1==hi || b->aOff[h+1]>off) ) return b->aId[h];
+  hint = *pHint;
+  h = hint & 0xffffffff;
+  if( (hint>>32)==blk && h<hi && b->aOff[h]<=off && (h+1==hi || b->aOff[h+1]>off) ) return b->aId[h];
   /* the last run that starts at or before off */
   while( lo+1<hi ){
     int64_t m = lo + (hi-lo)/2;
     if( b->aOff[m]<=off ) lo = m; else hi = m;
   }
-  e->runHint = (blk<<32) | lo;
+  *pHint = (blk<<32) | lo;
   return b->aId[lo];
 }
 
@@ -716,6 +728,54 @@ int profsumEngRegionOp(Gaps *g, const SEv *r, const EvKey *q, double xRef, int64
 int profsumEngGapsAndRegions(Gaps *g);
 /* Free g (0: a no-op). */
 void profsumEngGapsFree(Gaps *g);
+
+/* The first of the n increasing positions aPos at or after pos (n when
+** none is): a binary search of the kept entries' positions. */
+static inline int64_t profsumEngEntryAtOrAfter(const int32_t *aPos, int64_t n, int64_t pos){
+  int64_t lo = 0, hi = n;
+  while( lo<hi ){
+    int64_t mid = lo + (hi-lo)/2;
+    if( aPos[mid]<pos ) lo = mid+1; else hi = mid;
+  }
+  return lo;
+}
+
+/* engine_aggregate.c: the category (§1.4) of every event key into
+** e->aKeyCat and its name's tests into e->aNameFlag, once (a no-op after).
+** The keys and tracks must be complete (the read over).  SQLITE_OK or
+** SQLITE_NOMEM. */
+int profsumEngKeyCategories(Engine *e);
+
+/* engine_refwalk.c: the per-track breakdown in the reference's doubles.
+** profsumEngRefBegin, once the tracks are ordered (bSwept: and their §2
+** sweep done), makes the categories and starts walking the tracks that do
+** not read the sweep (all when bSwept) on the side worker.
+** profsumEngRefRest, once the sweep is done, queues the rest of the walk
+** there: 1 when it runs on the worker, 0 when it will run in
+** profsumEngRefFinish, which waits for it and gives the five sums, by
+** category (SQLITE_OK, SQLITE_NOMEM).  profsumEngRefFree (profsumEngineFree)
+** stops and frees the walk.  The walk reads the records, the order, the
+** categories and, on device-op tracks, the sweep's aXrVal. */
+typedef struct EngRefWalk EngRefWalk;
+int profsumEngRefBegin(Engine *e, int bSwept);
+int profsumEngRefRest(Engine *e);
+int profsumEngRefFinish(Engine *e, double aSum[5]);
+void profsumEngRefFree(Engine *e);
+
+/* engine_exact.c: the check of the nesting on exact times, when some
+** decision in doubles went otherwise (e->nFlip > 0).  profsumEngExactStart
+** cuts it into pieces and queues them on the side worker (aKeyCat: the
+** category per event key, kept until the finish); *pp is set even on
+** failure (0 then, SQLITE_NOMEM).  profsumEngExactFinish waits for the
+** pieces (running here those not taken) and gives the per-track
+** breakdown's buckets on exact times and the number of events whose
+** exclusive time differs from the summary's.  SQLITE_OK or SQLITE_NOMEM.
+** profsumEngExactFree (0: a no-op) waits for any piece still running and
+** frees the check. */
+typedef struct ExactCheck ExactCheck;
+int profsumEngExactStart(Engine *e, const int8_t *aKeyCat, ExactCheck **pp);
+int profsumEngExactFinish(ExactCheck *c, profsum_ps aExact[5], int64_t *pnDiff);
+void profsumEngExactFree(ExactCheck *c);
 
 /* engine_aggregate.c */
 /* Compute and write every aggregate of stage A, and start the step wall

@@ -217,7 +217,7 @@ static int sweepTrack(Engine *e, SweepOut *o, const STrack *tr, NestStk *s, int6
       o->nPar++;
     }
     if( anyRun ){
-      int32_t rid = profsumEngRun(e, k);
+      int32_t rid = profsumEngRun(e, k, &s->runHint);
       if( rid>=0 && o->nRun>0 && o->aRunId[o->nRun-1]==rid ){
         o->aRunN[o->nRun-1]++;
       }else if( rid>=0 ){

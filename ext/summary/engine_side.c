@@ -3,11 +3,13 @@
 ** reads only what nothing writes until it is joined (the ordered records,
 ** the tracks, tables made before it starts) runs beside the aggregation,
 ** so that the second core works while the first aggregates.  The KPI walk
-** (engine_kpis.c), the global breakdown's unions and the pieces of the
-** exact nesting check (engine_aggregate.c) and the step wall cover
-** (engine_wall.c) are such jobs; so are, at the read's end, the pieces of
-** the tracks' ordering (engine_order.c), while the scanning thread's core
-** is idle.
+** (engine_kpis.c), the global breakdown's unions (engine_aggregate.c),
+** the reference's per-track walk (engine_refwalk.c, begun as soon as the
+** tracks are ordered), the pieces and slices of the exact nesting check
+** (engine_exact.c) and the step wall cover (engine_wall.c) are such jobs;
+** so are, at the read's end, the pieces of the tracks' ordering and sweep
+** (engine_order.c, engine_nest.c), while the scanning thread's core is
+** idle.
 **
 ** The jobs share one worker thread and run on it in the order the
 ** calling thread joins them (each job's rank, then the order queued).  One thread and not one each: with a thread per job, three jobs

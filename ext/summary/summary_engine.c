@@ -110,7 +110,10 @@ void profsumEngineSetWarmup(ProfsumEngine *e, int64_t nWarmup){
 /* Free an engine (0 is a no-op). */
 void profsumEngineFree(ProfsumEngine *e){
   if( e==0 ) return;
+  profsumEngRefFree(e);
   profsumEngSideStop(e);
+  sqlite3_free(e->aKeyCat);
+  sqlite3_free(e->aNameFlag);
   profsumDiagListFree(&e->diag);
   profsumEngSpFree(&e->pool);
   {
