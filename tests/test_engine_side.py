@@ -68,6 +68,18 @@ def float_facts(path):
     return got
 
 
+def facts_alike(tc, path):
+    """The float_nesting facts (float_facts) and the stored tables (stored)
+    of an import of path with one thread, checked equal to those with the
+    worker: (facts, tables)."""
+    with env_var("PROFSUM_THREADS", "0"):
+        one = float_facts(path)
+        one_all = stored(path)
+    tc.assertEqual(float_facts(path), one)
+    tc.assertEqual(stored(path), one_all)
+    return one, one_all
+
+
 def busy_track(pairs, group, tie):
     """One track at epoch-scale µs: a span over all of it, groups of
     `group` pairs under it, in each pair a parent [X.0, +1.0) and a child
@@ -248,12 +260,7 @@ class EngineSide(unittest.TestCase):
         parts = [x for ab in zip(a, b) for x in ab]
         path = self.td.write("halves.json", '{"traceEvents":[' + ",".join(parts) + "]}")
 
-        with env_var("PROFSUM_THREADS", "0"):
-            one = float_facts(path)
-            one_all = stored(path)
-        two = float_facts(path)
-        self.assertEqual(two, one)
-        self.assertEqual(stored(path), one_all)
+        one, one_all = facts_alike(self, path)
         self.assertEqual(one_all["n"], 4 * pairs)
         self.assertEqual(one["float_nesting_events"], pairs)
         self.assertAlmostEqual(one["float_nesting_moved"], pairs * 0.1, places=4)
@@ -279,12 +286,7 @@ class EngineSide(unittest.TestCase):
             # from 64 events on)
             groups = pairs // group
             path = self.td.write("slices%d_%d.json" % (pairs, tie), busy_track(pairs, group, tie))
-            with env_var("PROFSUM_THREADS", "0"):
-                one = float_facts(path)
-                one_all = stored(path)
-            two = float_facts(path)
-            self.assertEqual(two, one)
-            self.assertEqual(stored(path), one_all)
+            one, one_all = facts_alike(self, path)
             self.assertEqual(one_all["n"], 1 + groups + 2 * pairs + 2 * tie)
             self.assertEqual(one["float_nesting_events"], pairs + groups + 2 * tie)
             self.assertAlmostEqual(one["exact_breakdown_total"], 4 * pairs + 4, places=6)
