@@ -476,9 +476,8 @@ def fixtures():
          "GROUP BY kind ORDER BY kind",
          "control_character|6000\nnegative_duration|62\ntime_rounded|6000\ntrailing_comma|194")]))
     # Time texts of seven decimals in a trace with a worker: the reference's
-    # per-track breakdown is walked on the engine's worker from the ordering
-    # on (engine_refwalk.c), a device-op line's exclusive times added up
-    # there as the sweep adds them, and the document shows it.
+    # per-track breakdown is walked on the engine's worker beside the event
+    # pass (engine_refwalk.c) and the document shows it.
     n_par = 33000
     rnd = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/device:TPU:0"}},
            {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "XLA Ops"}}]
@@ -499,10 +498,10 @@ def fixtures():
          "%.6f|%.6f" % (3.0 * n_par, comp)),
         ("SELECT json_extract(profsum_summary_json('r'), '$.time_breakdown.communication.total_duration') = "
          "(SELECT duration_ref " + per + "'communication')", "1")]))
-    # Host tracks and device-op tracks with run_ids, 18,000 events written
-    # round robin: with a worker, the reference's per-track walk runs beside
-    # the §2 sweep, whose pieces (from 64 events in the sanitizer builds)
-    # ask for run_ids on two threads.
+    # Host tracks and device-op tracks with run_ids, 18,030 events written
+    # round robin: with a worker, the reference's walk of the host tracks
+    # runs beside the §2 sweep, whose pieces (from 64 events in the
+    # sanitizer builds) ask for run_ids on two threads.
     rr, per = [], []
     for d in range(10):
         rr.append({"ph": "M", "name": "process_name", "pid": 30 + d,

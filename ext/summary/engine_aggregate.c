@@ -737,7 +737,7 @@ int profsumEngAggregate(Engine *e, EngWallJob **ppWall){
   if( rc==SQLITE_OK ){
     /* (out of memory for it here: aggFloatNesting tries again, and says so) */
     if( e->nFlip>0 ) (void)profsumEngExactStart(e, a.aKeyCat, &a.pExact);
-    a.refBeside = profsumEngRefBeside(e);
+    a.refBeside = profsumEngRefRest(e);
     sweepJobStart(&a.uj, e, a.aKeyCat);
     if( (rc = profsumEngWallStart(e, ppWall))==SQLITE_NOMEM ){
       profsumEngNoMem(e, "splitting the steps' wall time");

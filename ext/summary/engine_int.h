@@ -455,8 +455,8 @@ int profsumEngTrackPieces(const Engine *e, int nMax, int bSkipSteps, int32_t *aE
 #define ENG_SIDE_RANK_PIECE 2   /* pieces a waiting join may run (the exact
                                 ** check's, a merge level's or the grouping's
                                 ** second half, the sweep's pieces) */
-#define ENG_SIDE_RANK_EARLY 3   /* (the reference's walk, queued when the
-                                ** tracks are ordered: after the sweep's
+#define ENG_SIDE_RANK_EARLY 3   /* (the reference's walk of the tracks the
+                                ** sweep does not feed: after the sweep's
                                 ** pieces) */
 #define ENG_SIDE_RANK_WALL  4
 #define ENG_SIDE_RANK_RANGE 5
@@ -747,16 +747,18 @@ static inline int64_t profsumEngEntryAtOrAfter(const int32_t *aPos, int64_t n, i
 int profsumEngKeyCategories(Engine *e);
 
 /* engine_refwalk.c: the per-track breakdown in the reference's doubles.
-** profsumEngRefBegin, once the tracks are ordered, makes the categories
-** and starts the walk on the side worker (it reads the records, the
-** order and the categories: not the sweep's results).  profsumEngRefBeside:
-** 1 when it runs there, 0 when it will run in profsumEngRefFinish, which
-** waits for it and gives the five sums, by category (SQLITE_OK,
-** SQLITE_NOMEM).  profsumEngRefFree (profsumEngineFree) stops and frees
-** the walk. */
+** profsumEngRefBegin, once the tracks are ordered (bSwept: and their §2
+** sweep done), makes the categories and starts walking the tracks that do
+** not read the sweep (all when bSwept) on the side worker.
+** profsumEngRefRest, once the sweep is done, queues the rest of the walk
+** there: 1 when it runs on the worker, 0 when it will run in
+** profsumEngRefFinish, which waits for it and gives the five sums, by
+** category (SQLITE_OK, SQLITE_NOMEM).  profsumEngRefFree (profsumEngineFree)
+** stops and frees the walk.  The walk reads the records, the order, the
+** categories and, on device-op tracks, the sweep's aXrVal. */
 typedef struct EngRefWalk EngRefWalk;
-int profsumEngRefBegin(Engine *e);
-int profsumEngRefBeside(Engine *e);
+int profsumEngRefBegin(Engine *e, int bSwept);
+int profsumEngRefRest(Engine *e);
 int profsumEngRefFinish(Engine *e, double aSum[5]);
 void profsumEngRefFree(Engine *e);
 

@@ -908,7 +908,7 @@ int profsumEngOrder(Engine *e){
     engTolerance(e);
     profsumEngEarlyFree(e);
     profsumEngSweepTrim(e);
-    return profsumEngRefBegin(e);
+    return profsumEngRefBegin(e, 1);
   }
   profsumEngOrderLater(e);    /* some tracks only: undone, all ordered here */
   engTolerance(e);
@@ -949,7 +949,7 @@ int profsumEngOrder(Engine *e){
   sqlite3_free(aPos);
   if( rc ) return rc;
   if( (rc = orderTracks(e)) ) return rc;
-  /* the reference's per-track walk, beside the sweep */
-  if( (rc = profsumEngRefBegin(e)) ) return rc;
+  /* the reference's walk of the tracks that do not need the sweep, beside it */
+  if( (rc = profsumEngRefBegin(e, 0)) ) return rc;
   return profsumEngSweepAll(e, nMaxTrk, nDevOpEv);
 }
