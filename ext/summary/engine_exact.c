@@ -396,7 +396,6 @@ static int exactJoinSlices(ExactCheck *c, int i0, int i1, ExactSum *s){
     exactClose(e, c->aKeyCat, &w, 1, &g, &t);
     for(i=0; i<5; i++) s->aExact[i] += t.aExact[i];
     s->nDiff += t.nDiff + (w.nOf - t.nSeen);
-    s->nSeen += t.nSeen;
   }
   sqlite3_free(g.a);
   return rc;

@@ -114,8 +114,6 @@ struct EngRefWalk {
   int64_t jMid;
   double aSum[5];
   int rc1, rc2;
-  int done1;                  /* the first part ran (where it was queued or
-                              ** in the second part's thread) */
   int bStop;                  /* (atomic) the walk is not wanted any more */
 };
 
@@ -198,15 +196,15 @@ static int refWalk(EngRefWalk *w, int64_t jFrom, int64_t jTo){
 static void *refPart1(void *pArg){
   EngRefWalk *w = (EngRefWalk*)pArg;
   w->rc1 = refWalk(w, 0, w->jMid);
-  w->done1 = 1;
   return 0;
 }
 
 /* The second part: the first one's sums are needed (it is joined, or run
-** here when it never started), then the rest of the tracks. */
+** here when it never started: only this part joins it, until the free),
+** then the rest of the tracks. */
 static void *refPart2(void *pArg){
   EngRefWalk *w = (EngRefWalk*)pArg;
-  if( !profsumEngSideJoin(&w->side1) && !w->done1 ) refPart1(w);
+  if( !profsumEngSideJoin(&w->side1) ) refPart1(w);
   w->rc2 = w->rc1 ? w->rc1 : refWalk(w, w->jMid, w->e->nEv);
   return 0;
 }
