@@ -541,6 +541,37 @@ def fixtures():
               ("SELECT profsum_import({p}) > 0", "1"),
               ("SELECT value FROM profsum_agg_fact WHERE name = 'float_nesting_events'", "9090.0"),
               ("SELECT value FROM profsum_agg_fact WHERE name = 'exact_breakdown_total'", "36004.0")]))
+    # Device ops with a gap before each (6,000 copy ops, each under a
+    # tf_op of its own, so that the gap pass interns 6,000 copy(...)
+    # context paths: with the 29,000 names, tf_ops and region parts before
+    # them, the pool's id arrays would grow past 32,768 while the pass
+    # runs, had profsumEngGapsBegin not made the room first: an assert at
+    # its join), a Steps line of 2,000 steps and a host thread, 19,000
+    # events: with a worker the gap pass runs on it while the calling
+    # thread writes the step spans' rows and reads the string pool.
+    gp = [{"ph": "M", "name": "process_name", "pid": 50, "args": {"name": "/device:TPU:0"}},
+          {"ph": "M", "name": "thread_name", "pid": 50, "tid": 1, "args": {"name": "XLA Ops"}},
+          {"ph": "M", "name": "thread_name", "pid": 50, "tid": 2, "args": {"name": "Steps"}},
+          {"ph": "M", "name": "process_name", "pid": 51, "args": {"name": "/host:CPU"}}]
+    for i in range(6000):
+        gp.append({"ph": "X", "pid": 50, "tid": 1, "name": "fusion.%d" % (i % 7), "ts": 1000 + 10 * i,
+                   "dur": 4, "args": {"tf_op": "jit(f)/blk%d/dot" % (i % 3000)}})
+        gp.append({"ph": "X", "pid": 50, "tid": 1, "name": "copy.1", "ts": 1000 + 10 * i + 6,
+                   "dur": 2, "args": {"tf_op": "jit(f)/c%d/cp" % i}})
+    gp += [{"ph": "X", "pid": 50, "tid": 2, "name": str(k), "ts": 1000 + 20 * k, "dur": 20}
+           for k in range(2000)]
+    gp += [{"ph": "X", "pid": 51, "tid": 1, "name": "host_op", "ts": 1000 + 12 * i, "dur": 5}
+           for i in range(5000)]
+    add(F("gaps-beside-rows.json", J({"traceEvents": gp}), count=len(gp), checks=[
+        ("SELECT profsum_import({p}) > 0", "1"),
+        # every copy op follows a 2 µs gap; each its own path in copy(...)
+        ("SELECT printf('%d|%d|%.1f|%s', count(*), sum(count), total(total_gap_duration), "
+         "min(region_path)) FROM profsum_agg_gap_context WHERE op_name = 'copy.1'",
+         "6000|6000|12000.0|copy(f=>c0=>cp)"),
+        # and every fusion op but the first: 857 of each name
+        ("SELECT group_concat(count, ',') FROM (SELECT count FROM profsum_agg_gap "
+         "WHERE name LIKE 'fusion.%' ORDER BY name)", "857,857,857,857,857,857,857"),
+        ("SELECT count(*) FROM profsum_agg_step_span", "2000")]))
     add(F("xplane-pipe.xplane.pb", xplane_pipe_capture(), count=XP_PIPE_EVENTS,
           checks=XP_PIPE_CHECKS))
     add(F("xplane-pipe-one-thread.xplane.pb", xplane_pipe_capture(), count=XP_PIPE_EVENTS,

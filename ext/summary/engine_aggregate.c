@@ -762,7 +762,8 @@ int profsumEngAggregate(Engine *e, EngWallJob **ppWall){
   if( rc==SQLITE_OK ) rc = aggWriteSteps(&a);
   if( rc==SQLITE_OK ) rc = aggWriteOps(&a);
   if( rc==SQLITE_OK ) rc = aggWriteComm(&a);
-  if( rc==SQLITE_OK ) rc = profsumEngGapsAndRegions(a.pGaps);
+  /* the regions' rows; the gap pass goes to the worker */
+  if( rc==SQLITE_OK ) rc = profsumEngGapsBegin(a.pGaps);
   /* the step spans' rows: work for this thread while the side jobs run */
   if( rc==SQLITE_OK && (rc = profsumEngStepSpans(e))==SQLITE_NOMEM ){
     profsumEngNoMem(e, "writing the step spans");
@@ -770,6 +771,8 @@ int profsumEngAggregate(Engine *e, EngWallJob **ppWall){
   if( rc==SQLITE_OK && a.refBeside ) rc = aggWriteBreakdown(&a);
   rc2 = profsumEngKpiFinish(e, pKpi, rc==SQLITE_OK, a.compilePs);
   if( rc==SQLITE_OK ) rc = rc2;
+  /* the gaps' rows, and their near ties in e->nFlip before the check */
+  if( rc==SQLITE_OK ) rc = profsumEngGapsFinish(a.pGaps);
   if( rc==SQLITE_OK ) rc = aggFloatNesting(&a);
   if( rc==SQLITE_OK && bBeside ) rc = aggWriteGlobalBreakdown(&a);
   aggFree(&a);

@@ -12,6 +12,7 @@
 #include "jsontree.h"
 #include "pytext.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,7 +38,7 @@ static int isMarkerName(const char *z, int n){
 /* Parts of an event for regions and contexts, cached per (name, tf_op). */
 typedef struct PartsInfo {
   int32_t *aPath;      /* aPath[d-1]: node (RegionCtx.aNode) of the path of depth d */
-  int64_t *aRegIx;     /* profsumEngGapsAndRegions: aRegIx[d-1] its region of depth d
+  int64_t *aRegIx;     /* profsumEngGapsBegin: aRegIx[d-1] its region of depth d
                        ** (set at the first event of these parts), or 0 */
   int nPart;
   int fallback;
@@ -58,7 +59,7 @@ typedef struct PartsInfo {
 typedef struct RNode {
   int32_t parent;       /* -1: a root */
   int32_t atom;         /* string id */
-  int32_t reg;          /* profsumEngGapsAndRegions: its region (index), or -1 */
+  int32_t reg;          /* profsumEngGapsBegin: its region (index), or -1 */
 } RNode;
 
 /* What the regions and gap contexts share: the parts per (name, tf_op) and
@@ -300,7 +301,8 @@ account:
 }
 
 /* Gaps (§4.8), regions (§4.9) and gap contexts (§4.10): the state the
-** steps of profsumEngGapsAndRegions share.  Freed by gapsFree(). */
+** steps of profsumEngGapsBegin and profsumEngGapsFinish share.  Freed by
+** gapsFree(). */
 #define GAPROW 6          /* slots of a gap row (aGapAgg) */
 typedef struct Gaps {
   Engine *e;
@@ -329,10 +331,17 @@ typedef struct Gaps {
                             ** pref (profsumEngRegionOp) */
   char *zTmp;               /* gapContext's buffer */
   char *zPath; int64_t nPathBuf;   /* a region's text (regionText) */
+  EngSide side;             /* the gap pass as a side job (gapsJobMain) */
+  int jobRc;                /* its result */
+  int bBegun;               /* profsumEngGapsBegin ran: the pass is queued or
+                            ** still to run (profsumEngGapsFinish) */
+  char **azStr0;            /* the pool's id array when it was queued: the
+                            ** same at the join (the room made was enough) */
 } Gaps;
 
-/* Free what the steps took. */
+/* Free what the steps took (the gap pass joined first, when queued). */
 static void gapsFree(Gaps *g){
+  if( g->bBegun ) profsumEngSideJoin(&g->side);
   regionCtxFree(&g->rx);
   sqlite3_free(g->zPath);
   sqlite3_free(g->aKeyPi);
@@ -723,18 +732,47 @@ static int gapsWrite(Gaps *g){
   return rc;
 }
 
-/* See engine_int.h: the steps above in order. */
-int profsumEngGapsAndRegions(Gaps *g){
+/* The gap pass and the markers' pick: the side job of profsumEngGapsBegin
+** (or the caller's, at profsumEngGapsFinish).  It reads the ordered
+** records, the tracks and keys and the pool's texts, which nothing writes
+** until it is joined, and writes only g; the one thing it shares is the
+** pool, into which gapContext interns the contexts' copy(...) paths: the
+** room for those ids was made before it was queued, so that the id
+** arrays the calling thread reads meanwhile never move. */
+static void *gapsJobMain(void *pArg){
+  Gaps *g = (Gaps*)pArg;
+  g->jobRc = gapsPass(g);
+  if( g->jobRc==SQLITE_OK ) gapsPickMarkers(g);
+  return 0;
+}
+
+/* See engine_int.h: the steps above in order, the gap pass queued. */
+int profsumEngGapsBegin(Gaps *g){
+  Engine *e = g->e;
   int rc = gapsRegionEnd(g);
   if( rc==SQLITE_OK ) rc = gapsPruneUnary(g);
   if( rc==SQLITE_OK ) rc = gapsWriteRegions(g);
   if( rc==SQLITE_OK ) rc = gapsPickPreferred(g);
-  if( rc==SQLITE_OK ) rc = gapsPass(g);
+  /* a copy(...) context path is interned at most once per (name, tf_op),
+  ** so at most once per event key: room for as many ids.  Every other
+  ** text the pass needs was interned by the event pass (partsOf) */
+  if( rc==SQLITE_OK ) rc = profsumEngSpReserve(&e->pool, e->nKey + 1);
   if( rc==SQLITE_OK ){
-    gapsPickMarkers(g);
-    rc = gapsWrite(g);
+    g->bBegun = 1;
+    g->azStr0 = e->pool.azStr;
+    (void)profsumEngSideStart(e, &g->side, ENG_SIDE_RANK_GAPS, gapsJobMain, g);
   }
   return rc;
+}
+
+/* See engine_int.h. */
+int profsumEngGapsFinish(Gaps *g){
+  if( !g->bBegun ) return SQLITE_OK;
+  if( !profsumEngSideJoin(&g->side) ) gapsJobMain(g);
+  g->bBegun = 0;
+  assert( g->e->pool.azStr==g->azStr0 );
+  if( g->jobRc ) return g->jobRc;
+  return gapsWrite(g);
 }
 
 /* See engine_int.h. */

@@ -459,6 +459,9 @@ int profsumEngTrackPieces(const Engine *e, int nMax, int bSkipSteps, int32_t *aE
                                 ** sweep does not feed: after the sweep's
                                 ** pieces) */
 #define ENG_SIDE_RANK_WALL  4
+#define ENG_SIDE_RANK_GAPS  4   /* (queued after the wall cover, joined
+                                ** before it: the calling thread writes rows
+                                ** in the meantime) */
 #define ENG_SIDE_RANK_RANGE 5
 
 /* One row of profsum_agg_fact: a name and its value (NULL when isNull). */
@@ -531,6 +534,12 @@ int profsumEngSlotsFor(int32_t **paSlot, int64_t *pnSlot, int64_t nIds,
                        uint64_t (*xHash)(const void*, int64_t), const void *pCtx);
 /* The id of z[0..n) in pool p, interned when new; -1 when out of memory. */
 int32_t profsumEngSpIntern(SPool *p, const char *z, int64_t n);
+/* Make room in p's id arrays for nMore more strings, so that interning
+** up to that many moves neither azStr nor aLen: another thread may then
+** read the texts and lengths of the ids already made (SP_STR, SP_LEN)
+** while one thread interns.  SQLITE_OK or SQLITE_NOMEM (p unchanged but
+** for a larger azStr). */
+int profsumEngSpReserve(SPool *p, int64_t nMore);
 /* Free pool p and every text in it. */
 void profsumEngSpFree(SPool *p);
 
@@ -723,9 +732,20 @@ int profsumEngRegionsBegin(Engine *e, Gaps **pp);
 ** error (SQLITE_NOMEM, or the hierarchy parts'). */
 int profsumEngRegionOp(Gaps *g, const SEv *r, const EvKey *q, double xRef, int64_t ex);
 /* Once every device op went through profsumEngRegionOp: compute and
-** write the regions (§4.9), gaps (§4.8) and gap contexts (§4.10).
-** SQLITE_OK or an error. */
-int profsumEngGapsAndRegions(Gaps *g);
+** write the regions (§4.9), pick the preferred paths, and queue the gap
+** pass (§4.8, with the gap contexts of §4.10) as a side job
+** (ENG_SIDE_RANK_GAPS; its memory is g's).  Until profsumEngGapsFinish
+** the calling thread may read the engine, but must not intern a string
+** nor write what the pass reads (the records, tracks, keys).  SQLITE_OK or
+** an error (then profsumEngGapsFinish or profsumEngGapsFree still joins
+** what was queued). */
+int profsumEngGapsBegin(Gaps *g);
+/* Join the gap pass (running it here when the worker has not taken it,
+** or when it was never queued) and write the gaps and the gap contexts.
+** Its near-tie comparisons count in e->nFlip, so it comes before any
+** reading of that count.  SQLITE_OK (also when profsumEngGapsBegin did
+** not run) or an error. */
+int profsumEngGapsFinish(Gaps *g);
 /* Free g (0: a no-op). */
 void profsumEngGapsFree(Gaps *g);
 

@@ -6,7 +6,8 @@
 ** (engine_kpis.c), the global breakdown's unions (engine_aggregate.c),
 ** the reference's per-track walk (engine_refwalk.c, begun as soon as the
 ** tracks are ordered), the pieces and slices of the exact nesting check
-** (engine_exact.c) and the step wall cover (engine_wall.c) are such jobs;
+** (engine_exact.c), the gap pass (engine_gaps.c) and the step wall cover
+** (engine_wall.c) are such jobs;
 ** so are, at the read's end, the pieces of the tracks' ordering and sweep
 ** (engine_order.c, engine_nest.c), while the scanning thread's core is
 ** idle.

@@ -179,6 +179,25 @@ int32_t profsumEngSpIntern(SPool *p, const char *z, int64_t n){
   return p->n++;
 }
 
+/* See engine_int.h. */
+int profsumEngSpReserve(SPool *p, int64_t nMore){
+  int64_t nNeed = (int64_t)p->n + nMore;
+  int32_t nNew;
+  char **aS;
+  int32_t *aL;
+  if( nNeed<=p->nAlloc ) return SQLITE_OK;
+  if( nNeed>0x3fffffff ) return SQLITE_NOMEM;     /* (the ids' bound, as interning) */
+  nNew = (int32_t)nNeed;
+  aS = sqlite3_realloc64(p->azStr, sizeof(char*)*(sqlite3_uint64)nNew);
+  if( aS==0 ) return SQLITE_NOMEM;
+  p->azStr = aS;
+  aL = sqlite3_realloc64(p->aLen, sizeof(int32_t)*(sqlite3_uint64)nNew);
+  if( aL==0 ) return SQLITE_NOMEM;
+  p->aLen = aL;
+  p->nAlloc = nNew;
+  return SQLITE_OK;
+}
+
 void profsumEngSpFree(SPool *p){
   int64_t b;
   for(b=0; b<p->nBlk; b++) sqlite3_free(p->apBlk[b]);
