@@ -753,10 +753,22 @@ int profsumEngGapsBegin(Gaps *g){
   if( rc==SQLITE_OK ) rc = gapsPruneUnary(g);
   if( rc==SQLITE_OK ) rc = gapsWriteRegions(g);
   if( rc==SQLITE_OK ) rc = gapsPickPreferred(g);
-  /* a copy(...) context path is interned at most once per (name, tf_op),
-  ** so at most once per event key: room for as many ids.  Every other
-  ** text the pass needs was interned by the event pass (partsOf) */
-  if( rc==SQLITE_OK ) rc = profsumEngSpReserve(&e->pool, e->nKey + 1);
+  /* a copy(...) context path is interned at most once per (name, tf_op)
+  ** of a device op named copy*, so at most once per such event key: room
+  ** for as many ids.  Every other text the pass needs was interned by the
+  ** event pass (partsOf) */
+  if( rc==SQLITE_OK ){
+    int64_t i, nCopy = 0;
+    for(i=0; i<e->nKey; i++){
+      const EvKey *q = &e->aKey[i];
+      const STrack *t = &e->aTrk[q->trk];
+      ProfsumSlice c;
+      if( !(t->isDevice && t->isDevOp) ) continue;
+      c = profsumCanonicalOp(SP_STR(&e->pool, q->name), SP_LEN(&e->pool, q->name));
+      if( c.n>=4 && sqlite3_strnicmp(c.z, "copy", 4)==0 ) nCopy++;
+    }
+    rc = profsumEngSpReserve(&e->pool, nCopy);
+  }
   if( rc==SQLITE_OK ){
     g->bBegun = 1;
     g->azStr0 = e->pool.azStr;

@@ -11,6 +11,7 @@
 #include "profsum_int.h"
 #include "pytext.h"
 #include "engine_int.h"
+#include "rowbuf.h"
 #include "summary_engine.h"
 #include "engine_intake.h"
 #include "growarray.h"
@@ -104,24 +105,28 @@ int profsumEngStepSpansKeep(Engine *e){
 
 /* See engine_int.h. */
 int profsumEngStepSpans(Engine *e){
-  sqlite3_stmt *pIns = 0;
+  ProfsumRowBuf b;
   int64_t i;
-  int rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_step_span"
-                             "(trace_id, step, device, pid, start_us, end_us, start_ps, dur_ps) "
-                             "VALUES(?1,?2,?3,?4,?5,?6,?7,?8)");
+  char *zTab = sqlite3_mprintf("\"%w\".profsum_agg_step_span", e->zSchema);
+  int rc = profsumRowBufInit(&b, e->db, zTab,
+                             "trace_id, step, device, pid, start_us, end_us, start_ps, dur_ps", 8);
+  sqlite3_free(zTab);
   for(i=0; rc==SQLITE_OK && i<e->nSpan; i++){
     const EngSpan *sp = &e->aSpan[i];
-    sqlite3_bind_int64(pIns, 1, e->traceId);
-    sqlite3_bind_int64(pIns, 2, sp->step);
-    profsumEngBindStrId(e, pIns, 3, sp->proc);
-    sqlite3_bind_int64(pIns, 4, sp->pid);
-    sqlite3_bind_double(pIns, 5, sp->startUs);
-    sqlite3_bind_double(pIns, 6, profsumPsToMicros(e->origin + sp->ts + sp->dur));
-    sqlite3_bind_int64(pIns, 7, sp->ts);
-    sqlite3_bind_int64(pIns, 8, sp->dur);
-    rc = profsumEngStep(e, pIns);
+    profsumRowBufInt(&b, e->traceId);
+    profsumRowBufInt(&b, sp->step);
+    if( sp->proc>=0 ) profsumRowBufTextStatic(&b, SP_STR(&e->pool, sp->proc), SP_LEN(&e->pool, sp->proc));
+    else profsumRowBufNull(&b);
+    profsumRowBufInt(&b, sp->pid);
+    profsumRowBufDouble(&b, sp->startUs);
+    profsumRowBufDouble(&b, profsumPsToMicros(e->origin + sp->ts + sp->dur));
+    profsumRowBufInt(&b, sp->ts);
+    profsumRowBufInt(&b, sp->dur);
+    rc = profsumRowBufEnd(&b);
   }
-  sqlite3_finalize(pIns);
+  if( rc==SQLITE_OK ) rc = profsumRowBufFlush(&b);
+  profsumRowBufFree(&b);
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ) return profsumEngErr(e, rc, "%s", sqlite3_errmsg(e->db));
   return rc;
 }
 

@@ -41,6 +41,7 @@
 */
 #include "profsum_int.h"
 #include "engine_int.h"
+#include "rowbuf.h"
 #include "funcs.h"
 
 #include <stdlib.h>
@@ -202,7 +203,7 @@ static void wallCover(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *aHeap
 /* Insert the rows of the covered windows aWin[0..nWin) of device (pid,
 ** proc): one row per step, its pieces added up (sorted here by step then
 ** start, so that the first piece of a step gives its start). */
-static int wallWrite(Engine *e, sqlite3_stmt *pIns, int64_t pid, int32_t proc,
+static int wallWrite(Engine *e, ProfsumRowBuf *pIns, int64_t pid, int32_t proc,
                      WallWin *aWin, int64_t nWin){
   int64_t w = 0;
   int rc = SQLITE_OK;
@@ -214,17 +215,18 @@ static int wallWrite(Engine *e, sqlite3_stmt *pIns, int64_t pid, int32_t proc,
       dur += aWin[w].dur;
       c[0] += aWin[w].aCov[0]; c[1] += aWin[w].aCov[1]; c[2] += aWin[w].aCov[2];
     }
-    sqlite3_bind_int64(pIns, 1, e->traceId);
-    sqlite3_bind_int64(pIns, 2, s->step);
-    profsumEngBindStrId(e, pIns, 3, proc);
-    sqlite3_bind_int64(pIns, 4, pid);
-    sqlite3_bind_double(pIns, 5, s->startUs);
-    sqlite3_bind_double(pIns, 6, US(dur));
-    sqlite3_bind_double(pIns, 7, US(c[2] - c[1]));
-    sqlite3_bind_double(pIns, 8, US(c[0]));
-    sqlite3_bind_double(pIns, 9, US(c[1] - c[0]));
-    sqlite3_bind_double(pIns, 10, US(dur - c[2]));
-    rc = profsumEngStep(e, pIns);
+    profsumRowBufInt(pIns, e->traceId);
+    profsumRowBufInt(pIns, s->step);
+    if( proc>=0 ) profsumRowBufTextStatic(pIns, SP_STR(&e->pool, proc), SP_LEN(&e->pool, proc));
+    else profsumRowBufNull(pIns);
+    profsumRowBufInt(pIns, pid);
+    profsumRowBufDouble(pIns, s->startUs);
+    profsumRowBufDouble(pIns, US(dur));
+    profsumRowBufDouble(pIns, US(c[2] - c[1]));
+    profsumRowBufDouble(pIns, US(c[0]));
+    profsumRowBufDouble(pIns, US(c[1] - c[0]));
+    profsumRowBufDouble(pIns, US(dur - c[2]));
+    rc = profsumRowBufEnd(pIns);
   }
   return rc;
 }
@@ -490,7 +492,6 @@ int profsumEngWallStart(Engine *e, EngWallJob **pp){
 
 /* See engine_int.h. */
 int profsumEngWallFinish(Engine *e, EngWallJob *j, int bWrite){
-  sqlite3_stmt *pIns = 0;
   int64_t d;
   int rc = SQLITE_OK;
   if( j==0 ) return SQLITE_OK;
@@ -499,14 +500,19 @@ int profsumEngWallFinish(Engine *e, EngWallJob *j, int bWrite){
   if( bWrite && j->nDev>0 && j->aUni ) rc = wallOverlapFacts(e, j);   /* (before wallWrite
                                                  ** sorts aWin by step) */
   if( rc==SQLITE_OK && bWrite && j->nDev>0 ){
-    rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_step_wall"
-        "(trace_id, step, device, pid, start_us, wall_us, compute_us, collective_us, transfer_us, idle_us) "
-        "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)");
+    /* the rows in batches (rowbuf.c) */
+    ProfsumRowBuf b;
+    char *zTab = sqlite3_mprintf("\"%w\".profsum_agg_step_wall", e->zSchema);
+    rc = profsumRowBufInit(&b, e->db, zTab, "trace_id, step, device, pid, start_us, wall_us, "
+                           "compute_us, collective_us, transfer_us, idle_us", 10);
+    sqlite3_free(zTab);
     for(d=0; rc==SQLITE_OK && d<j->nDev; d++){
       int64_t w0 = j->aWinFirst[d], nWin = j->aWinFirst[d+1] - w0;
-      if( nWin>0 ) rc = wallWrite(e, pIns, j->aDevPid[d], j->aDevProc[d], &j->aWin[w0], nWin);
+      if( nWin>0 ) rc = wallWrite(e, &b, j->aDevPid[d], j->aDevProc[d], &j->aWin[w0], nWin);
     }
-    sqlite3_finalize(pIns);
+    if( rc==SQLITE_OK ) rc = profsumRowBufFlush(&b);
+    profsumRowBufFree(&b);
+    if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ) profsumEngErr(e, rc, "%s", sqlite3_errmsg(e->db));
   }
   sqlite3_free(j->aDevTk);
   sqlite3_free(j->aDevFirst);

@@ -55,6 +55,7 @@
 #include "insights.h"
 #include "session.h"
 #include "import_int.h"
+#include "rowbuf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -1438,7 +1439,8 @@ static void importFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 }
 
 /* See profsum_int.h.  With it profsum_op_growth_store (op_growth_store.c),
-** which writes for any pair what the import writes for its own. */
+** which writes for any pair what the import writes for its own, and the
+** virtual table its bulk rows go through (rowbuf.c). */
 int profsumRegisterImport(sqlite3 *db, char **pzErr){
   int rc = SQLITE_OK, n;
   /* Reads files and writes tables: DIRECTONLY, never DETERMINISTIC. */
@@ -1447,5 +1449,6 @@ int profsumRegisterImport(sqlite3 *db, char **pzErr){
                                  0, importFunc, 0, 0);
   }
   if( rc==SQLITE_OK ) rc = profsumRegisterOpGrowthStore(db, pzErr);
+  if( rc==SQLITE_OK ) rc = profsumRegisterRowSrc(db);
   return rc;
 }

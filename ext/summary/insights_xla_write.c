@@ -6,6 +6,7 @@
 ** cut busy time by step).  docs/roofline.md gives the formulas.
 */
 #include "insights_xla_int.h"
+#include "rowbuf.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -446,23 +447,28 @@ static void xSums(XTrack *const *ap, int n, int64_t a, int64_t b, int bAll,
 
 /* One row of profsum_agg_xla_util (bytes: INTEGER when whole, else the
 ** REAL share). */
-static int xUtilRow(sqlite3_stmt *pSt, sqlite3_int64 traceId, const char *zDev, int hasStep, int64_t step,
+static int xUtilRow(ProfsumRowBuf *pRb, sqlite3_int64 traceId, const char *zDev, int hasStep, int64_t step,
                     double wallUs, double busyUs, int64_t nF, double fl, int64_t nB, double by,
                     const char *zSource, int exact){
-  sqlite3_bind_int64(pSt, 1, traceId);
-  sqlite3_bind_text(pSt, 2, zDev, -1, SQLITE_STATIC);
-  if( hasStep ) sqlite3_bind_int64(pSt, 3, step); else sqlite3_bind_null(pSt, 3);
-  sqlite3_bind_double(pSt, 4, wallUs);
-  sqlite3_bind_double(pSt, 5, busyUs);
-  if( nF>0 ) sqlite3_bind_double(pSt, 6, fl); else sqlite3_bind_null(pSt, 6);
+  profsumRowBufInt(pRb, traceId);
+  profsumRowBufTextStatic(pRb, zDev, -1);
+  if( hasStep ) profsumRowBufInt(pRb, step); else profsumRowBufNull(pRb);
+  profsumRowBufDouble(pRb, wallUs);
+  profsumRowBufDouble(pRb, busyUs);
+  if( nF>0 ) profsumRowBufDouble(pRb, fl); else profsumRowBufNull(pRb);
   /* a step's bytes unrounded (an op's share by time: REAL when not whole,
-  ** so that its rates are the ops' own; the view shows them rounded) */
-  if( nB>0 && by==floor(by) ) xBindBytes(pSt, 7, 1, by);
-  else if( nB>0 ) sqlite3_bind_double(pSt, 7, by);
-  else sqlite3_bind_null(pSt, 7);
-  if( zSource ) sqlite3_bind_text(pSt, 8, zSource, -1, SQLITE_STATIC); else sqlite3_bind_null(pSt, 8);
-  sqlite3_bind_int(pSt, 9, exact);
-  return xStep(pSt);
+  ** so that its rates are the ops' own; the view shows them rounded); a
+  ** whole sum INTEGER while it fits (as xBindBytes) */
+  if( nB>0 && by==floor(by) && fabs(by)<9223372036854775808.0 ){
+    profsumRowBufInt(pRb, (sqlite3_int64)llround(by));
+  }else if( nB>0 ){
+    profsumRowBufDouble(pRb, by);
+  }else{
+    profsumRowBufNull(pRb);
+  }
+  if( zSource ) profsumRowBufTextStatic(pRb, zSource, -1); else profsumRowBufNull(pRb);
+  profsumRowBufInt(pRb, exact);
+  return profsumRowBufEnd(pRb);
 }
 
 /* Write the utilization rows of device zDev from its device-op tracks
@@ -471,7 +477,7 @@ static int xUtilRow(sqlite3_stmt *pSt, sqlite3_int64 traceId, const char *zDev, 
 ** come one after the other, added up), and one with step NULL for the capture,
 ** whose busy and span come from the summary's profsum_agg_device row
 ** (pDevQ, bound to the trace and the device) when it has one. */
-static int xWriteUtilDevice(sqlite3_stmt *pSt, sqlite3_stmt *pDevQ, sqlite3_int64 traceId, const char *zDev,
+static int xWriteUtilDevice(ProfsumRowBuf *pSt, sqlite3_stmt *pDevQ, sqlite3_int64 traceId, const char *zDev,
                             XTrack *const *ap, int n, int64_t *aIdx, int exactLines,
                             const XSpan *aSp, int64_t nSp, int own){
   int64_t k, capS = 0, capE = 0, nF = 0, nB = 0;
@@ -531,13 +537,15 @@ static int xSpanStepCmp(const void *a, const void *b){
 static int xWriteUtil(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
                       const XSpan *aSp, int64_t nSp,
                       const int32_t *aHeadTrk, const int32_t *aNextTrk){
-  sqlite3_stmt *pSt = 0, *pDevQ = 0;
+  sqlite3_stmt *pDevQ = 0;
+  ProfsumRowBuf rb;
   XSpan *aHost = 0; int64_t nHost = 0, k;
   XTrack **ap = 0;
   int64_t *aIdx = 0;
   int32_t i, j;
   int rc;
   if( !p->hasBase ) return SQLITE_OK;
+  memset(&rb, 0, sizeof(rb));
   ap = sqlite3_malloc64(sizeof(XTrack*)*(sqlite3_uint64)(p->nTrk+1));
   aIdx = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(p->nTrk+1));
   aHost = sqlite3_malloc64(sizeof(XSpan)*(sqlite3_uint64)(nSp+1));
@@ -554,9 +562,13 @@ static int xWriteUtil(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64
     }
   }
   nHost = j;
-  rc = xPrepare(db, zSchema, &pSt,
-    "INSERT INTO \"%w\".profsum_agg_xla_util(trace_id, device, step, wall_us, busy_us, mfu_flops, "
-    "bytes_accessed, step_source, exact) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)");
+  {
+    /* the rows in batches (rowbuf.c) */
+    char *zTab = sqlite3_mprintf("\"%w\".profsum_agg_xla_util", zSchema);
+    rc = profsumRowBufInit(&rb, db, zTab, "trace_id, device, step, wall_us, busy_us, mfu_flops, "
+                           "bytes_accessed, step_source, exact", 9);
+    sqlite3_free(zTab);
+  }
   if( rc==SQLITE_OK ) rc = xPrepare(db, zSchema, &pDevQ,
     "SELECT busy_duration, span_duration FROM \"%w\".profsum_agg_device WHERE trace_id=?1 AND device=?2");
   if( rc==SQLITE_OK ) sqlite3_bind_int64(pDevQ, 1, traceId);
@@ -576,13 +588,14 @@ static int xWriteUtil(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64
     for(k0=0; k0<nSp && aSp[k0].dev!=i; k0++){}
     for(k1=k0; k1<nSp && aSp[k1].dev==i; k1++){}
     if( k1>k0 ){
-      rc = xWriteUtilDevice(pSt, pDevQ, traceId, p->pool.az[i], ap, n, aIdx, exactLines, &aSp[k0], k1-k0, 1);
+      rc = xWriteUtilDevice(&rb, pDevQ, traceId, p->pool.az[i], ap, n, aIdx, exactLines, &aSp[k0], k1-k0, 1);
     }else{
-      rc = xWriteUtilDevice(pSt, pDevQ, traceId, p->pool.az[i], ap, n, aIdx, exactLines, aHost, nHost, 0);
+      rc = xWriteUtilDevice(&rb, pDevQ, traceId, p->pool.az[i], ap, n, aIdx, exactLines, aHost, nHost, 0);
     }
   }
+  if( rc==SQLITE_OK ) rc = profsumRowBufFlush(&rb);
 done:
-  sqlite3_finalize(pSt);
+  profsumRowBufFree(&rb);
   sqlite3_finalize(pDevQ);
   sqlite3_free(aHost);
   sqlite3_free(ap);
