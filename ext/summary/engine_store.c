@@ -142,6 +142,20 @@ static uint64_t spHashOf(const void *pCtx, int64_t j){
   return profsumBytesHash(SP_STR(p,j), SP_LEN(p,j));
 }
 
+/* Grow p's id arrays (azStr, aLen) to nNew ids.  SQLITE_OK or
+** SQLITE_NOMEM (then azStr may be the larger, nAlloc unchanged). */
+static int spGrowIds(SPool *p, int32_t nNew){
+  char **aS = sqlite3_realloc64(p->azStr, sizeof(char*)*(sqlite3_uint64)nNew);
+  int32_t *aL;
+  if( aS==0 ) return SQLITE_NOMEM;
+  p->azStr = aS;
+  aL = sqlite3_realloc64(p->aLen, sizeof(int32_t)*(sqlite3_uint64)nNew);
+  if( aL==0 ) return SQLITE_NOMEM;
+  p->aLen = aL;
+  p->nAlloc = nNew;
+  return SQLITE_OK;
+}
+
 /* Intern z[0..n); returns its id, or -1 when out of memory.  z may point
 ** into the pool itself (a prefix of a pooled string). */
 int32_t profsumEngSpIntern(SPool *p, const char *z, int64_t n){
@@ -158,17 +172,7 @@ int32_t profsumEngSpIntern(SPool *p, const char *z, int64_t n){
     if( SP_LEN(p,id)==n && memcmp(SP_STR(p,id), z, (size_t)n)==0 ) return id;
     i = (i+1) & (p->nSlot-1);
   }
-  if( p->n>=p->nAlloc ){
-    int32_t nNew = p->nAlloc ? p->nAlloc*2 : 1024;
-    char **aS = sqlite3_realloc64(p->azStr, sizeof(char*)*(sqlite3_uint64)nNew);
-    int32_t *aL;
-    if( aS==0 ) return -1;
-    p->azStr = aS;
-    aL = sqlite3_realloc64(p->aLen, sizeof(int32_t)*(sqlite3_uint64)nNew);
-    if( aL==0 ) return -1;
-    p->aLen = aL;
-    p->nAlloc = nNew;
-  }
+  if( p->n>=p->nAlloc && spGrowIds(p, p->nAlloc ? p->nAlloc*2 : 1024) ) return -1;
   zNew = spAlloc(p, n+1);      /* z (even a pooled text) stays where it is */
   if( zNew==0 ) return -1;
   memcpy(zNew, z, (size_t)n);
@@ -182,20 +186,9 @@ int32_t profsumEngSpIntern(SPool *p, const char *z, int64_t n){
 /* See engine_int.h. */
 int profsumEngSpReserve(SPool *p, int64_t nMore){
   int64_t nNeed = (int64_t)p->n + nMore;
-  int32_t nNew;
-  char **aS;
-  int32_t *aL;
   if( nNeed<=p->nAlloc ) return SQLITE_OK;
   if( nNeed>0x3fffffff ) return SQLITE_NOMEM;     /* (the ids' bound, as interning) */
-  nNew = (int32_t)nNeed;
-  aS = sqlite3_realloc64(p->azStr, sizeof(char*)*(sqlite3_uint64)nNew);
-  if( aS==0 ) return SQLITE_NOMEM;
-  p->azStr = aS;
-  aL = sqlite3_realloc64(p->aLen, sizeof(int32_t)*(sqlite3_uint64)nNew);
-  if( aL==0 ) return SQLITE_NOMEM;
-  p->aLen = aL;
-  p->nAlloc = nNew;
-  return SQLITE_OK;
+  return spGrowIds(p, (int32_t)nNeed);
 }
 
 void profsumEngSpFree(SPool *p){
