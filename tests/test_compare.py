@@ -256,7 +256,11 @@ class Track(Base):
         self.assertEqual(len(row), 1)
         self.assertEqual(row[0][:5], ("f1", "pass", 1, 2, "track"))
         self.assertEqual(row[0][5], json.dumps(rec, sort_keys=True))
-        self.assertEqual(row[0][6], rec["recorded_at_utc"])
+        # created_at: the record's time with its microseconds always written
+        # (".000000" at a whole second, which Python's isoformat leaves out)
+        t = rec["recorded_at_utc"]
+        self.assertEqual(row[0][6], t if "." in t else t[:-1] + ".000000Z")
+        self.assertRegex(row[0][6], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 
     def test_f10_fail(self):
         self.f10_pair()
@@ -761,6 +765,48 @@ class Bundle(Base):
                          "Permission denied" % d, res.stderr)
         self.assertEqual(os.listdir(d), [])
         self.assertEqual(self.n_records(), 0)
+
+
+TRACK_AT_WHOLE_SECOND = r"""
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[2])
+db.enable_load_extension(True)
+db.load_extension(sys.argv[1])
+ev = [{"ph": "X", "pid": 1, "tid": 1, "name": "op", "ts": 10 * i, "dur": 5} for i in range(20)]
+open(sys.argv[3], "w").write(json.dumps({"traceEvents": ev}))
+db.execute("SELECT profsum_import(?, 'a')", (sys.argv[3],))
+db.execute("SELECT profsum_import(?, 'b')", (sys.argv[3],))
+rec = json.loads(db.execute("SELECT profsum_track('a', 'b', 'lbl')").fetchone()[0])
+print(json.dumps([rec["recorded_at_utc"], db.execute("SELECT created_at FROM profsum_history_record").fetchone()[0]]))
+"""
+
+
+class CreatedAtAtWholeSecond(unittest.TestCase):
+    """A record made at a whole second: its recorded_at_utc has no fraction
+    (Python's isoformat), its row's created_at has ".000000", so that the
+    column's texts are of one width and sort in time order.  The clock is
+    the shim of test_runs_imported_in_one_second_keep_their_order, set to a
+    whole second."""
+
+    def test_created_at_keeps_its_microseconds(self):
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if cc is None:
+            self.skipTest("no C compiler to build the clock shim")
+        with TempDir() as td:
+            src = os.path.join(td.path, "clock.c")
+            lib = os.path.join(td.path, "clock.so")
+            with open(src, "w") as f:
+                f.write(CLOCK_SHIM)
+            subprocess.run([cc, "-shared", "-fPIC", "-o", lib, src, "-ldl"], check=True)
+            env = dict(os.environ, FAKE_REALTIME="1700000040.000000000",
+                       LD_PRELOAD=(os.environ.get("LD_PRELOAD", "") + " " + lib).strip())
+            out = subprocess.run(["/usr/bin/python3", "-c", TRACK_AT_WHOLE_SECOND, os.path.abspath(SO),
+                                  os.path.join(td.path, "h.db"), os.path.join(td.path, "t.json")],
+                                 env=env, capture_output=True, text=True, timeout=120)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            recorded, created = json.loads(out.stdout)
+            self.assertEqual(recorded, "2023-11-14T22:14:00Z")
+            self.assertEqual(created, "2023-11-14T22:14:00.000000Z")
 
 
 if __name__ == "__main__":

@@ -97,10 +97,15 @@ static int historyInsertRun(sqlite3 *db, sqlite3_stmt *p, const JNode *pRecord,
                             const char *zOrigin, sqlite3_int64 *piRow, char **pzErr){
   const JNode *as = jGet(pRecord, "assessment");
   char *zJson = profsumJsonCompact(pRecord);
+  char zUs[64];
   int rc;
   if( zJson==0 ) return SQLITE_NOMEM;
   rc = sqlite3_bind_text(p, 7, zJson, -1, sqlite3_free);
-  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(p, 1, zCreated, -1, SQLITE_STATIC);
+  /* created_at with its microseconds always written (a record's time, as
+  ** Python writes it, has none at a whole second): texts of one width,
+  ** whose order as text is their order in time */
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(p, 1, profsumIsoWithUs(zCreated, zUs, sizeof(zUs)), -1,
+                                             SQLITE_TRANSIENT);
   if( rc==SQLITE_OK ) rc = bindStr(p, 2, jGet(pRecord, "label"), "the record's label", pzErr);
   if( rc==SQLITE_OK && as && as->type==JT_OBJECT ){
     rc = bindStr(p, 3, jGet(as, "status"), "the record's status", pzErr);

@@ -80,6 +80,19 @@ void profsumNowIsoUs(char *zBuf, int nBuf){
 }
 
 /* See pycompat.h. */
+const char *profsumIsoWithUs(const char *zIso, char *zBuf, int nBuf){
+  size_t n;
+  const char *zColon;
+  if( zIso==0 ) return 0;
+  n = strlen(zIso);
+  zColon = strrchr(zIso, ':');
+  if( n<2 || zIso[n-1]!='Z' || zColon==0 || strchr(zColon, '.')!=0 || n+8>(size_t)nBuf ) return zIso;
+  memcpy(zBuf, zIso, n-1);
+  memcpy(zBuf+n-1, ".000000Z", 9);
+  return zBuf;
+}
+
+/* See pycompat.h. */
 char *profsumPyPathStr(const char *z){
   sqlite3_str *s = sqlite3_str_new(0);
   const char *p = z;

@@ -33,6 +33,13 @@ void profsumNowIso(char *zBuf, int nBuf);
 void profsumNowIsoUs(char *zBuf, int nBuf);
 
 /*
+** zIso, a time as profsumNowIso writes it, with its microseconds written
+** when it has none ("...T12:32:53Z" gives "...T12:32:53.000000Z", in zBuf
+** of nBuf bytes); any other text (0 included) is returned as it is.
+*/
+const char *profsumIsoWithUs(const char *zIso, char *zBuf, int nBuf);
+
+/*
 ** str(pathlib.PurePosixPath(z)), the text Python gives a path that argparse
 ** parsed with type=Path: repeated and trailing slashes collapsed, "."
 ** components dropped ("" and "." give "."; a leading "//" is kept as POSIX
