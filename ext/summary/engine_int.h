@@ -712,6 +712,9 @@ int profsumEngPrepare(Engine *e, sqlite3_stmt **pp, const char *zSql);
 int profsumEngStep(Engine *e, sqlite3_stmt *p);
 /* Bind string id (NULL when -1) to parameter i of p. */
 void profsumEngBindStrId(Engine *e, sqlite3_stmt *p, int i, int32_t id);
+/* The same as the next column of a row of b (rowbuf.h). */
+struct ProfsumRowBuf;
+void profsumEngRowStrId(Engine *e, struct ProfsumRowBuf *b, int32_t id);
 /* Append z[0..n) to p as a JSON string literal. */
 void profsumEngJsonAppendStr(sqlite3_str *p, const char *z, int64_t n);
 

@@ -107,16 +107,13 @@ int profsumEngStepSpansKeep(Engine *e){
 int profsumEngStepSpans(Engine *e){
   ProfsumRowBuf b;
   int64_t i;
-  char *zTab = sqlite3_mprintf("\"%w\".profsum_agg_step_span", e->zSchema);
-  int rc = profsumRowBufInit(&b, e->db, zTab,
+  int rc = profsumRowBufInit(&b, e->db, e->zSchema, "profsum_agg_step_span",
                              "trace_id, step, device, pid, start_us, end_us, start_ps, dur_ps", 8);
-  sqlite3_free(zTab);
   for(i=0; rc==SQLITE_OK && i<e->nSpan; i++){
     const EngSpan *sp = &e->aSpan[i];
     profsumRowBufInt(&b, e->traceId);
     profsumRowBufInt(&b, sp->step);
-    if( sp->proc>=0 ) profsumRowBufTextStatic(&b, SP_STR(&e->pool, sp->proc), SP_LEN(&e->pool, sp->proc));
-    else profsumRowBufNull(&b);
+    profsumEngRowStrId(e, &b, sp->proc);
     profsumRowBufInt(&b, sp->pid);
     profsumRowBufDouble(&b, sp->startUs);
     profsumRowBufDouble(&b, profsumPsToMicros(e->origin + sp->ts + sp->dur));

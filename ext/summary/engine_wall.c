@@ -217,8 +217,7 @@ static int wallWrite(Engine *e, ProfsumRowBuf *pIns, int64_t pid, int32_t proc,
     }
     profsumRowBufInt(pIns, e->traceId);
     profsumRowBufInt(pIns, s->step);
-    if( proc>=0 ) profsumRowBufTextStatic(pIns, SP_STR(&e->pool, proc), SP_LEN(&e->pool, proc));
-    else profsumRowBufNull(pIns);
+    profsumEngRowStrId(e, pIns, proc);
     profsumRowBufInt(pIns, pid);
     profsumRowBufDouble(pIns, s->startUs);
     profsumRowBufDouble(pIns, US(dur));
@@ -502,10 +501,8 @@ int profsumEngWallFinish(Engine *e, EngWallJob *j, int bWrite){
   if( rc==SQLITE_OK && bWrite && j->nDev>0 ){
     /* the rows in batches (rowbuf.c) */
     ProfsumRowBuf b;
-    char *zTab = sqlite3_mprintf("\"%w\".profsum_agg_step_wall", e->zSchema);
-    rc = profsumRowBufInit(&b, e->db, zTab, "trace_id, step, device, pid, start_us, wall_us, "
-                           "compute_us, collective_us, transfer_us, idle_us", 10);
-    sqlite3_free(zTab);
+    rc = profsumRowBufInit(&b, e->db, e->zSchema, "profsum_agg_step_wall", "trace_id, step, device, "
+                           "pid, start_us, wall_us, compute_us, collective_us, transfer_us, idle_us", 10);
     for(d=0; rc==SQLITE_OK && d<j->nDev; d++){
       int64_t w0 = j->aWinFirst[d], nWin = j->aWinFirst[d+1] - w0;
       if( nWin>0 ) rc = wallWrite(e, &b, j->aDevPid[d], j->aDevProc[d], &j->aWin[w0], nWin);

@@ -562,13 +562,9 @@ static int xWriteUtil(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64
     }
   }
   nHost = j;
-  {
-    /* the rows in batches (rowbuf.c) */
-    char *zTab = sqlite3_mprintf("\"%w\".profsum_agg_xla_util", zSchema);
-    rc = profsumRowBufInit(&rb, db, zTab, "trace_id, device, step, wall_us, busy_us, mfu_flops, "
-                           "bytes_accessed, step_source, exact", 9);
-    sqlite3_free(zTab);
-  }
+  /* the rows in batches (rowbuf.c) */
+  rc = profsumRowBufInit(&rb, db, zSchema, "profsum_agg_xla_util", "trace_id, device, step, wall_us, "
+                         "busy_us, mfu_flops, bytes_accessed, step_source, exact", 9);
   if( rc==SQLITE_OK ) rc = xPrepare(db, zSchema, &pDevQ,
     "SELECT busy_duration, span_duration FROM \"%w\".profsum_agg_device WHERE trace_id=?1 AND device=?2");
   if( rc==SQLITE_OK ) sqlite3_bind_int64(pDevQ, 1, traceId);

@@ -137,18 +137,16 @@ int profsumRegisterRowSrc(sqlite3 *db){
 /* ------------------------------------------------------------------ */
 
 /* See rowbuf.h. */
-int profsumRowBufInit(ProfsumRowBuf *b, sqlite3 *db, const char *zTable, const char *zCols,
-                      int nCol){
+int profsumRowBufInit(ProfsumRowBuf *b, sqlite3 *db, const char *zSchema, const char *zTable,
+                      const char *zCols, int nCol){
   sqlite3_str *s;
   char *z;
   int i, rc;
   memset(b, 0, sizeof(*b));
-  b->db = db;
-  if( zTable==0 ) return SQLITE_NOMEM;
   if( nCol<1 || nCol>PROFSUM_ROWBUF_MAXCOL ) return SQLITE_MISUSE;
   b->nCol = nCol;
   s = sqlite3_str_new(db);
-  sqlite3_str_appendf(s, "INSERT INTO %s(%s) SELECT ", zTable, zCols);
+  sqlite3_str_appendf(s, "INSERT INTO \"%w\".%s(%s) SELECT ", zSchema, zTable, zCols);
   for(i=0; i<nCol; i++) sqlite3_str_appendf(s, "%sc%d", i ? "," : "", i);
   sqlite3_str_appendall(s, " FROM profsum_rowsrc(?1)");
   z = sqlite3_str_finish(s);
@@ -157,9 +155,7 @@ int profsumRowBufInit(ProfsumRowBuf *b, sqlite3 *db, const char *zTable, const c
   sqlite3_free(z);
   if( rc ) return rc;
   b->aCell = sqlite3_malloc64(sizeof(ProfsumCell)*(sqlite3_uint64)nCol*ROWBUF_ROWS);
-  if( b->aCell==0 ) return SQLITE_NOMEM;
-  b->nRowMax = ROWBUF_ROWS;
-  return SQLITE_OK;
+  return b->aCell ? SQLITE_OK : SQLITE_NOMEM;
 }
 
 /* The cell of the next column (the last one again past the row's end, a
@@ -197,7 +193,7 @@ int profsumRowBufEnd(ProfsumRowBuf *b){
   b->iCol = 0;
   if( iCol!=b->nCol ) return SQLITE_MISUSE;
   b->nRow++;
-  return b->nRow>=b->nRowMax ? profsumRowBufFlush(b) : SQLITE_OK;
+  return b->nRow>=ROWBUF_ROWS ? profsumRowBufFlush(b) : SQLITE_OK;
 }
 
 /* See rowbuf.h. */

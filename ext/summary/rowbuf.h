@@ -34,23 +34,20 @@ typedef struct ProfsumCell {
 
 /* Rows waiting for their insert. */
 typedef struct ProfsumRowBuf {
-  sqlite3 *db;
   sqlite3_stmt *pIns;        /* INSERT INTO ... SELECT ... FROM profsum_rowsrc(?1) */
   int nCol;
   int iCol;                  /* the next column of the row being added */
-  ProfsumCell *aCell;        /* nRowMax rows of nCol cells */
-  int nRow, nRowMax;
+  ProfsumCell *aCell;        /* a batch of rows of nCol cells */
+  int nRow;
 } ProfsumRowBuf;
 
-/* Set up b for INSERT INTO zTable(zCols) of nCol columns (1 to
-** PROFSUM_ROWBUF_MAXCOL), zTable already quoted as the caller wants it
-** (e.g. "main".profsum_agg_step_span), zCols the column list without
-** parentheses; zTable 0 (a failed allocation of its name) is
-** SQLITE_NOMEM.  SQLITE_OK, SQLITE_NOMEM or the error of preparing it
-** (its message in db).  b is set so that profsumRowBufFree may be
-** called even on an error. */
-int profsumRowBufInit(ProfsumRowBuf *b, sqlite3 *db, const char *zTable, const char *zCols,
-                      int nCol);
+/* Set up b for INSERT INTO "zSchema".zTable(zCols) of nCol columns (1 to
+** PROFSUM_ROWBUF_MAXCOL), zCols the column list without parentheses.
+** SQLITE_OK, SQLITE_NOMEM or the error of preparing it (its message in
+** db).  b is set so that profsumRowBufFree may be called even on an
+** error. */
+int profsumRowBufInit(ProfsumRowBuf *b, sqlite3 *db, const char *zSchema, const char *zTable,
+                      const char *zCols, int nCol);
 /* The next column of the row being added. */
 void profsumRowBufInt(ProfsumRowBuf *b, sqlite3_int64 v);
 void profsumRowBufDouble(ProfsumRowBuf *b, double v);

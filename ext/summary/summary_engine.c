@@ -29,6 +29,7 @@
 #include "summary_engine.h"
 #include "engine_intake.h"
 #include "engine_int.h"
+#include "rowbuf.h"
 #include "funcs.h"
 #include "jsontree.h"
 #include "insights.h"
@@ -87,6 +88,11 @@ int profsumEngStep(Engine *e, sqlite3_stmt *p){
 void profsumEngBindStrId(Engine *e, sqlite3_stmt *p, int i, int32_t id){
   if( id<0 ) sqlite3_bind_null(p, i);
   else sqlite3_bind_text(p, i, SP_STR(&e->pool, id), SP_LEN(&e->pool, id), SQLITE_STATIC);
+}
+
+void profsumEngRowStrId(Engine *e, ProfsumRowBuf *b, int32_t id){
+  if( id<0 ) profsumRowBufNull(b);
+  else profsumRowBufTextStatic(b, SP_STR(&e->pool, id), SP_LEN(&e->pool, id));
 }
 
 /* Append z[0..n) as a JSON string literal (UTF-8 kept, controls escaped). */
