@@ -23,7 +23,7 @@ the extension loaded and a tiny trace imported into the database file, so
 the schema and the connection's caches exist; the database is a file in a
 temporary directory (its pages are the page cache's, not anonymous memory).
 
-The targets (docs/performance.md, "XPlane"): XPlane import + summary at most
+The targets (docs/performance.md, "The targets"): XPlane import + summary at most
 half the JSON import of the same capture; at most 0.12 µs and 8 bytes of
 anonymous memory per event.
 

@@ -385,7 +385,7 @@ typedef struct ProfsumScanPipe ProfsumScanPipe;
 ** PROFSUM_PIPE_SHARE of the time (profsumSrcInflateShare: so for a file
 ** that is not gzip), where the second core has time for the scanning;
 ** above, the inflating and the scanning together fill that core, and the
-** split costs more than it gains (docs/performance.md, "When the
+** split costs more than it gains (docs/performance-log.md, "When the
 ** scanning thread pays").  On three or more, each busy thread has a core
 ** of its own: yes unless inflating alone kept a core nearly busy
 ** (PROFSUM_PIPE_SHARE_MANY).  On one: no.  PROFSUM_SCAN_PIPE=1 says yes

@@ -54,7 +54,7 @@ typedef struct ProfsumInsStats {
 ** (the records of the ops, their nesting and busy time), on whichever
 ** side gets to the batch first: one side at a time, handed over under a
 ** mutex (xplane_intake.c).  The records travel with the event's item
-** (docs/performance.md, "XPlane: the decoding side's stall, and the
+** (docs/performance-log.md, "XPlane: the decoding side's stall, and the
 ** insights' records", and "The XPlane insights' records by either
 ** side"). */
 #define PROFSUM_INSOP_TRACK 0x01   /* first, start a track of process proc

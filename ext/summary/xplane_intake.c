@@ -323,7 +323,7 @@ static void xpBatchEmpty(XpBatch *b){
 /* Write the item being made (q->stage) to its place in the batch, with
 ** stores that bypass the cache: the batch's lines were last read by the
 ** engine side's core, and ordinary stores must first take each line
-** back, which stalled the decoding side (docs/performance.md, "XPlane:
+** back, which stalled the decoding side (docs/performance-log.md, "XPlane:
 ** the decoding side's stall").  The caller fences before the batch is
 ** handed over (xpFlush). */
 static void xpCommit(XpPipe *q){

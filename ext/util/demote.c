@@ -7,7 +7,7 @@
 ** which costs more than a read from the shared last-level cache: on the
 ** machines profsum is measured on, reading the inflate thread's output
 ** cost the JSON scanner about a tenth of its time, whether it copied the
-** bytes (memcpy) or tokenized them in place (docs/performance.md,
+** bytes (memcpy) or tokenized them in place (docs/performance-log.md,
 ** "Cache lines handed over").  CLDEMOTE (x86, from Sapphire Rapids on)
 ** asks the core to move a line to the shared cache; the writer issues it
 ** for each line once the buffer is full, before it hands the buffer over.

@@ -79,7 +79,7 @@ void profsumCacheDemote(const void *p, size_t n);
 ** reads), or one fresh from memory.  a may lie past the end of its array
 ** (only an address is formed, and a prefetch never faults).  x86-64:
 ** PREFETCHW, which the CPUs without it decode as a no-op; elsewhere the
-** compiler's prefetch for a write.  See docs/performance.md, "Lines
+** compiler's prefetch for a write.  See docs/performance-log.md, "Lines
 ** another core holds". */
 /* The first 64-byte boundary at or after p: an array of cache lines in an
 ** allocation of 64 bytes more than it needs (the allocator aligns less). */
