@@ -45,6 +45,52 @@ class ReferenceEdges(unittest.TestCase):
         self.assertEqual(gaps[0]["total_gap_duration"], 90.0)
         self.assertEqual([c["op_name"] for c in d["gap_region_contexts"]], ["dot.1"])
 
+    def test_long_names_with_one_hash_keep_their_own_signatures(self):
+        # the two texts share profsumBytesHash (tests/hash_test.c checks
+        # it) and their length: y.1 must not take x.1's signature
+        with TempDir() as td:
+            d, _ = summary(td, ops_only([
+                {"name": "x.1", "ts": 0, "dur": 10, "args": {"long_name": "=f32[00]#    !  "}},
+                {"name": "y.1", "ts": 20, "dur": 5, "args": {"long_name": "=f32[25]^1MPR#X!"}}]))
+        ops = {o["name"]: o for o in d["hot_ops"]}
+        self.assertEqual(ops["x.1"]["shape_signature"], "00")
+        self.assertIsNone(ops["x.1"]["flop_proxy_per_invocation"])
+        self.assertEqual(ops["y.1"]["shape_signature"], "25")
+        self.assertEqual(ops["y.1"]["flop_proxy_per_invocation"], 25.0)
+        fam = d["semantic_families"]
+        self.assertEqual(len(fam), 1)
+        self.assertEqual((fam[0]["family"], fam[0]["flop_proxy_total"], fam[0]["time_per_flop_proxy"]),
+                         ("other", 25.0, 0.6))
+
+    def test_empty_shape_signature_is_no_signature(self):
+        # extract_shape_signature('... f32[ ] ...') is '' (its dims trim to
+        # nothing); the reference counts a signature only when it is truthy
+        with TempDir() as td:
+            d, _ = summary(td, ops_only([
+                {"name": "fusion.1", "ts": 0, "dur": 10, "args": {"long_name": "%fusion.1 = f32[ ] fusion()"}},
+                {"name": "fusion.1", "ts": 20, "dur": 10, "args": {"long_name": "%fusion.1 = f32[ ] fusion()"}},
+                {"name": "fusion.1", "ts": 40, "dur": 10, "args": {"long_name": "%fusion.1 = f32[7] fusion()"}},
+                {"name": "dot.2", "ts": 60, "dur": 5, "args": {"long_name": "%dot.2 = f32[ , ] dot()"}}]))
+        ops = {o["name"]: o for o in d["hot_ops"]}
+        self.assertEqual(ops["fusion.1"]["shape_signature"], "7")
+        self.assertEqual(ops["fusion.1"]["flop_proxy_per_invocation"], 7.0)
+        self.assertIsNone(ops["dot.2"]["shape_signature"])
+        self.assertIsNone(ops["dot.2"]["flop_proxy_per_invocation"])
+        # one family ('fusion.1' canonicalizes to 'fusion', which the
+        # family pattern 'fusion\.' does not match): its signatures are
+        # weighted by op count, so '' (fusion.1's two events) would win
+        fam = d["semantic_families"]
+        self.assertEqual([f["family"] for f in fam], ["other"])
+        self.assertEqual(fam[0]["dominant_shape_signature"], "7")
+        self.assertEqual(fam[0]["flop_proxy_total"], 21.0)
+        db = connect()
+        try:
+            # the SQL function keeps the reference function's answer
+            self.assertEqual(db.execute("SELECT profsum_shape_signature(?)",
+                                        ("%dot.2 = f32[ , ] dot()",)).fetchone()[0], "")
+        finally:
+            db.close()
+
     def test_upper_case_marker(self):
         with TempDir() as td:
             d, _ = summary(td, ops_only([{"name": "fusion.0", "ts": 0, "dur": 10},

@@ -212,7 +212,10 @@ struct ProfsumEngine {
                         ** than the exact times (profsumEngCmpPoint): then the import
                         ** checks the nesting on exact times (engExactCheck) */
   HMap sigCache;        /* (64-bit hash of long_name, its length) → signature
-                        ** id+1 (0 = none); long_name texts are not kept */
+                        ** id+1 (v1, 0 = none) and the long_name text (v2,
+                        ** sqlite3_malloc'd), which a hit compares: two texts
+                        ** with one hash never share a signature */
+  int64_t nSigCacheBytes; /* long_name bytes held by sigCache */
   HMap sigLast;         /* name id → the last long_name seen with that name
                         ** (v1: sqlite3_malloc'd copy, its length first) and
                         ** its signature id+1 (v2): an op's events repeat one

@@ -328,19 +328,70 @@ static int argMemoSet(Engine *e, int32_t name, const ProfsumEvent *ev, const int
 }
 
 #define SIGLAST_MAX_BYTES ((int64_t)8<<20)   /* long_name copies kept by sigLast */
+#define SIGCACHE_MAX_BYTES ((int64_t)64<<20) /* long_name texts kept by sigCache:
+                                            ** past it, a new text's signature
+                                            ** is computed each time it comes */
+
+/* The signature id of the long_name text z[0..n) into *pId: -1 when it
+** has none, or when its signature is the empty string (a text whose only
+** shapes are like `f32[ ]`): the reference counts a signature only when
+** it is truthy, so an empty one is no signature for an op or a family.
+** SQLITE_OK or SQLITE_NOMEM. */
+static int sigCompute(Engine *e, const char *z, int64_t n, int32_t *pId){
+  char *zSig = 0;
+  int nSig = 0;
+  int32_t id = -1;
+  *pId = -1;
+  if( profsumShapeSignature(z, (int)(n>0x7fffffff ? 0x7fffffff : n), &zSig, &nSig) ) return SQLITE_NOMEM;
+  if( zSig && nSig>0 ){
+    id = profsumEngSpIntern(&e->pool, zSig, nSig);
+    if( id<0 ){ sqlite3_free(zSig); return SQLITE_NOMEM; }
+  }
+  sqlite3_free(zSig);
+  *pId = id;
+  return SQLITE_OK;
+}
+
+/* The signature id of the decoded long_name text z[0..n) (n > 0) through
+** sigCache: a text met before (the same bytes) has its id at once; a
+** new one is computed and, within SIGCACHE_MAX_BYTES, kept with a copy
+** of its text; a text whose hash and length match another's but whose
+** bytes do not is computed and not kept.  SQLITE_OK or SQLITE_NOMEM. */
+static int sigCached(Engine *e, const char *z, int64_t n, int32_t *pId){
+  int64_t key = (int64_t)profsumBytesHash(z, n);
+  HEnt *h = profsumEngHmGet(&e->sigCache, key, n, 0, 0);
+  char *zKept;
+  int isNew;
+  if( h ){
+    if( memcmp((const char*)(intptr_t)h->v2, z, (size_t)n)==0 ){
+      *pId = (int32_t)h->v1 - 1;
+      return SQLITE_OK;
+    }
+    return sigCompute(e, z, n, pId);
+  }
+  if( sigCompute(e, z, n, pId) ) return SQLITE_NOMEM;
+  if( e->nSigCacheBytes + n > SIGCACHE_MAX_BYTES ) return SQLITE_OK;
+  zKept = sqlite3_malloc64((sqlite3_uint64)n);
+  if( zKept==0 ) return SQLITE_NOMEM;
+  h = profsumEngHmGet(&e->sigCache, key, n, 1, &isNew);
+  if( h==0 ){ sqlite3_free(zKept); return SQLITE_NOMEM; }
+  memcpy(zKept, z, (size_t)n);
+  h->v1 = *pId + 1;
+  h->v2 = (int64_t)(intptr_t)zKept;
+  e->nSigCacheBytes += n;
+  return SQLITE_OK;
+}
 
 /* The shape signature id (-1: none) of the long_name span s of an event
 ** named `name`: first the raw JSON bytes of the span are compared with
 ** those of the last long_name seen with that name (sigLast: the same bytes
 ** decode to the same text, so the escapes of an HLO text are decoded only
-** when it changes), else the decoded text is looked up by content hash and
-** length (sigCache) and the signature computed on a miss.  Returns
+** when it changes), else the decoded text is looked up in sigCache
+** (sigCached) and the signature computed on a miss.  Returns
 ** SQLITE_OK or SQLITE_NOMEM. */
 static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int64_t *pnB,
                  int32_t *pId){
   const char *z; int64_t n;
-  HEnt *h;
-  int isNew;
   int64_t *pCopy, *pV1, *pV2;   /* the name's sigLast entry: copy, sig id+1 */
   ArgMemo *m;
   *pId = -1;
@@ -360,19 +411,7 @@ static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int6
   }
   if( profsumSpanText(s, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
   if( n==0 ) return SQLITE_OK;
-  h = profsumEngHmGet(&e->sigCache, (int64_t)profsumBytesHash(z, n), n, 1, &isNew);
-  if( h==0 ) return SQLITE_NOMEM;
-  if( isNew ){
-    char *zSig = 0; int nSig = 0;
-    if( profsumShapeSignature(z, (int)(n>0x7fffffff ? 0x7fffffff : n), &zSig, &nSig) ) return SQLITE_NOMEM;
-    if( zSig ){
-      int32_t id = profsumEngSpIntern(&e->pool, zSig, nSig);
-      sqlite3_free(zSig);
-      if( id<0 ) return SQLITE_NOMEM;
-      h->v1 = id+1;
-    }
-  }
-  *pId = (int32_t)h->v1 - 1;
+  if( sigCached(e, z, n, pId) ) return SQLITE_NOMEM;
   /* Remember this long_name for the next event of the same name, in the
   ** name's buffer ({length, capacity, bytes}; reallocated only to grow, so
   ** a name whose HLO text keeps changing costs no allocation per event).
@@ -391,7 +430,7 @@ static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int6
   pCopy[0] = s->n;
   memcpy(pCopy+2, s->z, (size_t)s->n);
   *pV1 = (int64_t)(intptr_t)pCopy;
-  *pV2 = h->v1;
+  *pV2 = *pId + 1;
   return SQLITE_OK;
 }
 
@@ -411,8 +450,12 @@ void profsumEngSigFree(Engine *e){
     if( e->sigLast.a[i].used ) sqlite3_free((void*)(intptr_t)e->sigLast.a[i].v1);
   }
   profsumEngHmFree(&e->sigLast);
+  for(i=0; i<e->sigCache.nSlot; i++){
+    if( e->sigCache.a[i].used ) sqlite3_free((void*)(intptr_t)e->sigCache.a[i].v2);
+  }
   profsumEngHmFree(&e->sigCache);
   e->nSigLastBytes = 0;
+  e->nSigCacheBytes = 0;
   sqlite3_free(e->aNameMemo);
   e->aNameMemo = 0;
   sqlite3_free(e->runMemo.aRaw);
