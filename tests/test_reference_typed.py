@@ -205,7 +205,7 @@ class TypedEntries(unittest.TestCase):
         self.assertEqual(len(w), 1, w)
         self.assertNotIn("reject", w[0])
         self.assertIn("1 complete event is left out of the summary", w[0])
-        self.assertIn("beyond 64 bits", w[0])
+        self.assertIn("outside the signed 64-bit range", w[0])
         self.assertEqual(d["trace_overview"]["num_complete_events"], 1)
         # a pid that is no integer literal at all is still a rejection
         self.check_rejected('{"traceEvents":[%s,%s,{"ph":"X","pid":1e30,"tid":2,"name":"g",'

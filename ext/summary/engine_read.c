@@ -1043,7 +1043,7 @@ int profsumEngRead(Engine *e, const char *zPath){
              && ev->name.type==PROFSUM_JT_STRING && ev->name.n>0 ){
         /* a complete event for the reference, whose decoder reads any
         ** integer; no 64-bit pid/tid here (diagnostic id_out_of_range) */
-        noteLeftOut(e, ev->idx, "its pid or tid is an integer beyond 64 bits");
+        noteLeftOut(e, ev->idx, "its pid or tid is an integer outside the signed 64-bit range");
       }
       /* an X event with dur <= 0 is no complete event for the summary:
       ** its zero_duration or negative_duration row comes from the track
