@@ -81,7 +81,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_op(
   count INTEGER NOT NULL,              -- complete events of this name on device-op threads
   total_duration REAL NOT NULL,        -- Σ dur, µs
   exclusive_duration REAL NOT NULL,    -- Σ exclusive time (§2), µs
-  shape_signature TEXT,                -- most common non-null signature of args.long_name
+  shape_signature TEXT,                -- most common signature of args.long_name; an empty one (a text whose only shapes are like `f32[ ]`) counts as none, as the reference tests it for truth
   source_file TEXT,                    -- most common args.source
   tf_op_path TEXT,                     -- most common raw args.tf_op
   flop_proxy_per_invocation REAL,      -- mean flop proxy over events that have one
