@@ -440,7 +440,12 @@ class Rules(XPlaneTestCase):
                  ([("step_num", dict(s="99999999999999999999")), ("step", dict(i64=7))], 30),
                  ([("step_num", dict(s="-9_223_372_036_854_775_809")), ("step", dict(i64=9))], 35),
                  ([("step_num", dict(s="9_")), ("step", dict(i64=8))], 40),
-                 ([("step_num", dict(i64=3))], 50)]
+                 ([("step_num", dict(i64=3))], 50),
+                 # int() refuses more than 4,300 digits (ValueError, as for
+                 # "9_"): `step` is read; 4,300 digits are a number, too big
+                 ([("step_num", dict(s="1" * 4301)), ("step", dict(i64=11))], 60),
+                 ([("step_num", dict(s="-" + "0_1" * 2150 + "1")), ("step", dict(i64=12))], 70),
+                 ([("step_num", dict(s="1" * 4300)), ("step", dict(i64=13))], 80)]
         evs, t = [], 0
         for stats, dur in cases:
             evs.append(host.event("train", offset_ps=t * US, duration_ps=dur * US,
@@ -451,7 +456,7 @@ class Rules(XPlaneTestCase):
         gpu.line(id=3, name="Stream #1(compute)", events=[gpu.event("k", offset_ps=0, duration_ps=US)])
         d = self.doc(W.xspace([gpu.build(), host.build()]), '{"warmup_steps": 0}')
         st = d["step_time"]["all_steps"]
-        self.assertEqual((st["count"], st["min"], st["max"]), (2, 40.0, 50.0))
+        self.assertEqual((st["count"], st["min"], st["max"]), (4, 40.0, 70.0))
 
     def test_xspace_warnings_then_errors_then_no_events(self):
         d = self.doc(W.xspace([W.plane(name="/host:CPU")], errors=["e1"], warnings=["w1", "w2"]))

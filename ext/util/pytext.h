@@ -51,9 +51,11 @@ void profsumPyStrip(const unsigned char *z, int64_t *pi, int64_t *pe);
 ** " \t\n\v\f\r" and the non-ASCII whitespace of str.isspace(): not
 ** 0x1C-0x1F), an optional sign, decimal digits (any script) with single
 ** underscores between them.
-** 0 with *pOut set; -1 when int() refuses it; -2 when int() reads it but
-** its value is outside 64 bits (callers that only ask "== 0" see both as
-** no value). */
+** 0 with *pOut set; -1 when int() refuses it (also for more than
+** PROFSUM_PY_INT_MAX_DIGITS digits, Python's default limit of integer
+** text); -2 when int() reads it but its value is outside 64 bits (callers
+** that only ask "== 0" see both as no value). */
+#define PROFSUM_PY_INT_MAX_DIGITS 4300
 int profsumPyInt(const char *z, int64_t n, int64_t *pOut);
 
 #endif /* PROFSUM_PYTEXT_H */
