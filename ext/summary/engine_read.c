@@ -341,7 +341,6 @@ static int sigCompute(Engine *e, const char *z, int64_t n, int32_t *pId){
   char *zSig = 0;
   int nSig = 0;
   int32_t id = -1;
-  *pId = -1;
   if( profsumShapeSignature(z, (int)(n>0x7fffffff ? 0x7fffffff : n), &zSig, &nSig) ) return SQLITE_NOMEM;
   if( zSig && nSig>0 ){
     id = profsumEngSpIntern(&e->pool, zSig, nSig);

@@ -12,6 +12,7 @@
 #define PROFSUM_JSONTREE_H
 
 #include "profsum_int.h"
+#include "pytext.h"       /* PROFSUM_PY_INT_MAX_DIGITS */
 
 #define JT_NULL   0
 #define JT_FALSE  1
@@ -164,8 +165,9 @@ char *profsumJsonCompact(const JNode *p);
 #endif
 
 /* The most digits of an integer beyond int64 that jParse() takes: Python's
-** default limit of int() on text (sys.get_int_max_str_digits()). */
-#define JT_MAX_INT_DIGITS 4300
+** default limit of int() on text (sys.get_int_max_str_digits()), the one
+** profsumPyInt keeps. */
+#define JT_MAX_INT_DIGITS PROFSUM_PY_INT_MAX_DIGITS
 
 /* Parse JSON text (nJson < 0: up to the NUL) into a tree.  Accepts
 ** NaN/Infinity/-Infinity as Python does.  Integers without '.'/exponent
