@@ -309,15 +309,14 @@ int profsumPyInt(const char *zText, int64_t n, int64_t *pOut){
     /* past 64 bits: the value is dropped, the rest still checked (-2 or -1) */
     if( big || v > (UINT64_C(0x7fffffffffffffff) + (uint64_t)neg - (uint64_t)d)/10 ) big = 1;
     else v = v*10 + (uint64_t)d;
-    nd++;
+    /* Python (3.11, and 3.10.7 on) refuses a text of more digits than
+    ** sys.get_int_max_str_digits(), 4,300 unless set otherwise: ValueError,
+    ** as for any text that is no integer, so the rest need not be read */
+    if( ++nd>PROFSUM_PY_INT_MAX_DIGITS ) return -1;
     prevUnder = 0;
     i += len;
   }
   if( nd==0 || prevUnder ) return -1;
-  /* Python (3.11, and 3.10.7 on) refuses a text of more digits than
-  ** sys.get_int_max_str_digits(), 4,300 unless set otherwise: ValueError,
-  ** as for any text that is no integer */
-  if( nd>PROFSUM_PY_INT_MAX_DIGITS ) return -1;
   if( big ) return -2;
   *pOut = neg ? (int64_t)(0 - v) : (int64_t)v;
   return 0;
