@@ -88,6 +88,19 @@ def profsum(events, td, n=[0]):
     return out
 
 
+def exact_facts(events, td, n=[0]):
+    """The facts of the check on exact times (exact_breakdown_total,
+    float_nesting_events) of an import of events."""
+    n[0] += 1
+    path = td.write("f%d.json" % n[0], trace_text(events))
+    db = connect()
+    db.execute("SELECT profsum_import(?, 'x')", (path,))
+    facts = dict(db.execute("SELECT name, value FROM profsum_agg_fact WHERE name IN "
+                            "('exact_breakdown_total', 'float_nesting_events')"))
+    db.close()
+    return facts
+
+
 def close(a, b, mag):
     """Equal within the reference's own arithmetic: relative 1e-9, or the
     doubles' rounding at the trace's magnitude, or a picosecond (texts with
@@ -317,6 +330,73 @@ class FloatDecisions(unittest.TestCase):
                 else:                           # shuffled
                     rng.shuffle(events)
                 self.check(events, td)
+
+    def test_track_written_as_each_event_ends(self):
+        """A track written as PyTorch's profiler and Kineto write a thread:
+        each event when it ends, so a parent after its children (hundreds
+        of runs of one or two events, more than the merge of runs takes),
+        near ties included (children that end with their parent or start
+        at a sibling's end), then maybe a sequence of short calls in time
+        order over the same span (as Kineto writes a thread's CUDA runtime
+        calls after its operators: set aside, sorted, merged back), or the
+        same events written backwards (an order the insertion gives up
+        on): ordered as the reference's doubles order them."""
+        rng = random.Random(20261205)
+
+        def forest(t0, t1, depth, out, decimals):
+            # children laid out left to right inside [t0, t1)
+            t = t0
+            while t < t1 and len(out) < 6000:
+                if rng.random() < 0.3:
+                    t += rng.choice([0.0, 0.1, 1.3])
+                    continue
+                end = min(t1, t + rng.choice([0.7, 3.3, 12.345678901, 55.295, 140.5, 400.25]))
+                if depth and rng.random() < 0.2:
+                    end = t1                     # ends with its parent
+                dur = end - t
+                tss = repr(t) if decimals is None else "%.*f" % (decimals, t)
+                durs = repr(dur) if decimals is None else "%.*f" % (decimals, dur)
+                if float(durs) > 0:
+                    out.append(("op%d" % rng.randrange(8), tss, durs))
+                    if depth < 6 and dur > 1.0:
+                        forest(t, end, depth + 1, out, decimals)
+                t = end
+            return out
+
+        with TempDir() as td:
+            flips = 0
+            for case in range(8):
+                base = [1.7e15, 1929316.68, 1.7e9][case % 3]
+                decimals = rng.choice([3, 9, None])
+                events = forest(base, base + 30000.0, 0, [], decimals)
+                ends = [(float(ts) + float(dur), -float(ts)) for _, ts, dur in events]
+                order = sorted(range(len(events)), key=lambda i: ends[i])
+                events = [events[i] for i in order]
+                if case % 4 == 2:
+                    # then short calls in time order across the same span
+                    # (Kineto's CUDA runtime events after a thread's operators)
+                    calls = sorted(rng.uniform(base, base + 30000.0) for _ in range(2000))
+                    for k, t in enumerate(calls):
+                        if k % 50 == 0:             # one that starts at an op's end
+                            _, pts, pdur = events[rng.randrange(len(events))]
+                            t = float(pts) + float(pdur)
+                        tss = repr(t) if decimals is None else "%.*f" % (decimals, t)
+                        durs = "0.5" if decimals != 9 else "0.000000700"
+                        events.append(("call%d" % rng.randrange(3), tss, durs))
+                if case % 4 == 3:
+                    events.reverse()
+                starts = [float(ts) for _, ts, _ in events]
+                runs = 1 + sum(1 for i in range(1, len(starts)) if starts[i] < starts[i - 1])
+                self.assertGreater(runs, len(events) // 8, case)
+                self.check(events, td)
+                # the check on exact times runs when a decision in doubles
+                # went otherwise, whatever order the sort met the events in
+                timed = sorted(events, key=lambda e: (float(e[1]), -(float(e[1]) + float(e[2]))))
+                got, want = exact_facts(events, td), exact_facts(timed, td)
+                self.assertAlmostEqual(got["exact_breakdown_total"], want["exact_breakdown_total"],
+                                       delta=1e-6, msg=case)
+                flips += want["float_nesting_events"] > 0
+            self.assertGreater(flips, 0)
 
     def test_sparse_text_doubles_over_many_events(self):
         """A few thousand events where only some, at irregular places (the

@@ -333,7 +333,7 @@ static int64_t mergeCut(Engine *e, const STrack *tr, int64_t tol,
   return lo;
 }
 
-/* One level of sortByRuns' merge: the runs of src starting at aRun[0..nRun)
+/* One level of sortSlice's merge: the runs of src starting at aRun[0..nRun)
 ** (aRun[nRun] = n) merged two by two into dst, positions kFrom to kTo - 1
 ** of it only (a pair cut by either bound starts or stops mid-way, found
 ** by mergeCut).  Each level's positions split at one place make two
@@ -379,9 +379,105 @@ static void *mergeLevelMain(void *pArg){
   return 0;
 }
 
+static void sortSlice(Engine *e, const STrack *tr, int64_t tol, int32_t *a, int64_t n, int depth);
+
 /* Sort a[0..n), the events of track tr (tol: its profsumEngTrackTol), by
-** evLessIn, where the slice is made of a few runs in order already: a
-** trace whose writer put a thread's events in a few sequences, each in
+** evLessIn when most events out of place belong a short way before the
+** events written ahead of them: a writer that puts an event out when it
+** ends (PyTorch's profiler and Kineto write a parent after its children,
+** so a thread's operators come in end order, a run of one or two events
+** per parent), and then maybe another sequence in time order (Kineto puts
+** a thread's CUDA runtime calls after all of its operators).
+** One walk keeps a sorted prefix of a[]: an event not before the last one
+** kept is appended; one before it is compared backwards at distances 1, 2,
+** 4, ... and, when it belongs at most SORT_INSERT_REACH places back, put
+** there by a binary search (the events it passes move up by one); one
+** that belongs further back is set aside, in order, into a buffer.  The
+** events set aside are then sorted by sortSlice (depth + 1) and merged
+** into the prefix from the back.  For end order that is about two
+** comparisons an event and a few moves (its nesting depth) instead of the
+** 1.4·log2(n) comparisons of a quicksort; the moves are bounded by
+** SORT_INSERT_REACH an event whatever the order.
+** Returns 1 when a[0..n) is sorted; 0, with a[] a permutation of its
+** input, when more than half of the events were set aside (an order
+** nothing like this one: the caller sorts it another way; checked every
+** SORT_SPILL_LOOK events too, so that a shuffled track costs little more
+** than the quicksort) or the buffer could not be had.
+** Near ties: the backward search compares events that need not end up
+** next to each other, so it does not count them (evLessQuiet).  Each kept
+** event is compared, counted, with the events it ends up between when it
+** is kept; nothing is put between two such neighbours later but an event
+** compared, counted, with both, so every two events of the prefix that end
+** up next to each other have been compared, as any comparison sort
+** compares them; the merge compares each two that it puts next to each
+** other. */
+#define SORT_INSERT_REACH 128
+#define SORT_SPILL_LOOK 4096      /* a power of two */
+static int sortBySpill(Engine *e, const STrack *tr, int64_t tol, int32_t *a, int64_t n, int depth){
+  int32_t *aS;
+  int64_t i, nL = 1, nS = 0, x, y, k;
+  if( n<2 ) return 1;
+  aS = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)n);
+  if( aS==0 ) return 0;
+  for(i=1; i<n; i++){
+    int32_t v = a[i];
+    int64_t lo, hi, lim, step = 1;
+    if( (i & (SORT_SPILL_LOOK-1))==0 && nS>i/2 ) break;   /* not this order: stop early */
+    if( !evLessIn(e, tr, tol, v, a[nL-1]) ){ a[nL++] = v; continue; }
+    /* v precedes a[hi]; it may go at lim + 1 at the earliest */
+    hi = nL-1;
+    lim = nL-1-SORT_INSERT_REACH;
+    if( lim<-1 ) lim = -1;
+    for(;;){
+      lo = hi-step;
+      if( lo<=lim ){
+        lo = lim;
+        if( lo>=0 && evLessQuiet(e, tr, tol, v, a[lo]) ) lo = -2;   /* further back */
+        break;
+      }
+      if( !evLessQuiet(e, tr, tol, v, a[lo]) ) break;
+      hi = lo;
+      step *= 2;
+    }
+    if( lo==-2 ){ aS[nS++] = v; continue; }
+    /* v goes after a[lo] and before a[hi]: the first of lo+1 .. hi it precedes */
+    while( hi-lo>1 ){
+      int64_t m = lo + (hi-lo)/2;
+      if( evLessQuiet(e, tr, tol, v, a[m]) ) hi = m;
+      else lo = m;
+    }
+    /* positions up to nL <= i are free or the prefix's: a[i] was read */
+    memmove(a+hi+1, a+hi, sizeof(int32_t)*(size_t)(nL-hi));
+    a[hi] = v;
+    nL++;
+    /* counted with its neighbours now (the one after it already, above,
+    ** when that was the last one kept) */
+    if( hi<nL-2 ) (void)evLessIn(e, tr, tol, v, a[hi+1]);
+    if( hi>0 ) (void)evLessIn(e, tr, tol, a[hi-1], v);
+  }
+  if( i<n || nS>n/2 ){
+    /* a[0..nL) kept, then those set aside, then a[i..n) as they were */
+    memcpy(a+nL, aS, sizeof(int32_t)*(size_t)nS);
+    sqlite3_free(aS);
+    return 0;
+  }
+  if( nS>0 ){
+    sortSlice(e, tr, tol, aS, nS, depth+1);
+    /* merged from the back: position k never passes an unread event */
+    x = nL-1; y = nS-1; k = n-1;
+    while( y>=0 ){
+      if( x>=0 && evLessIn(e, tr, tol, aS[y], a[x]) ) a[k--] = a[x--];
+      else a[k--] = aS[y--];
+    }
+  }
+  sqlite3_free(aS);
+  return 1;
+}
+
+/* Sort a[0..n), the events of track tr (tol: its profsumEngTrackTol), by
+** evLessIn (depth: how many slices set aside by sortBySpill this one is
+** within; 0 for a track), where the slice is made of a few runs in order
+** already: a trace whose writer put a thread's events in a few sequences, each in
 ** time order (PyTorch's profiler writes the Python function events of a
 ** step after its operators, and a long parent after its children), or put
 ** a few events out of place (each splits a run).
@@ -391,8 +487,12 @@ static void *mergeLevelMain(void *pArg){
 ** SORT_SPLIT_MIN events on, each level is made in two halves of its
 ** positions, the second on the engine's side worker (engine_side.c) when
 ** it has one: the half that starts mid-pair finds where by a binary
-** search (mergeCut).  With more runs than that, or no memory for the
-** buffer, the slice is sorted in place (profsumEngSortEvIdx).  A total
+** search (mergeCut).  Short runs (more than SORT_RUNS_MAX of them, or
+** fewer than SORT_INSERT_RUN events a run on average: events written as
+** they end) go to sortBySpill first, down to SORT_SPILL_DEPTH slices set
+** aside within slices; when it gives up, the runs are found again.  With
+** more runs than SORT_RUNS_MAX then, or no memory for the buffer, the
+** slice is sorted in place (profsumEngSortEvIdx).  A total
 ** order has one sorted permutation, so the result is the same however it
 ** is made; and as any comparison sort must, the merge compares each two
 ** events that end up next to each other, so a near tie that the doubles
@@ -402,21 +502,39 @@ static void *mergeLevelMain(void *pArg){
 ** the cut, and its first comparison is the one the first would have made
 ** next); the search's own comparisons are not counted. */
 #define SORT_RUNS_MAX 1024
+#define SORT_INSERT_RUN 8
+#define SORT_SPILL_DEPTH 3
 #ifdef PROFSUM_SORT_SPLIT_MIN
 # define SORT_SPLIT_MIN PROFSUM_SORT_SPLIT_MIN
 #else
 # define SORT_SPLIT_MIN 65536
 #endif
-static void sortByRuns(Engine *e, const STrack *tr, int64_t tol, int32_t *a, int64_t n){
-  int64_t aRun[SORT_RUNS_MAX+1];        /* run starts, then n */
+/* The starts of the runs in order of a[0..n) (evLessIn, counted: each
+** two neighbours) into aRun[0..*pnRun), aRun[0] = 0, up to SORT_RUNS_MAX
+** of them; returns where the walk stopped: n, or the start of the run
+** that did not fit. */
+static int64_t findRuns(Engine *e, const STrack *tr, int64_t tol, const int32_t *a, int64_t n,
+                        int64_t *aRun, int64_t *pnRun){
   int64_t nRun = 1, i;
-  int32_t *aBuf, *src = a, *dst;
   aRun[0] = 0;
   for(i=1; i<n; i++){
     if( evLessIn(e, tr, tol, a[i], a[i-1]) ){
       if( nRun>=SORT_RUNS_MAX ) break;
       aRun[nRun++] = i;
     }
+  }
+  *pnRun = nRun;
+  return i;
+}
+static void sortSlice(Engine *e, const STrack *tr, int64_t tol, int32_t *a, int64_t n, int depth){
+  int64_t aRun[SORT_RUNS_MAX+1];        /* run starts, then n */
+  int64_t nRun, i;
+  int32_t *aBuf, *src = a, *dst;
+  i = findRuns(e, tr, tol, a, n, aRun, &nRun);
+  if( depth<SORT_SPILL_DEPTH && (i<n || nRun>n/SORT_INSERT_RUN) ){
+    if( sortBySpill(e, tr, tol, a, n, depth) ) return;
+    /* a[] was reordered: the runs again */
+    i = findRuns(e, tr, tol, a, n, aRun, &nRun);
   }
   aBuf = i<n ? 0 : sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n ? n : 1));
   if( aBuf==0 ){
@@ -667,7 +785,7 @@ static int orderRange(Engine *e, int32_t t0, int32_t t1, int bAsk){
         profsumPrefault(e->aOrd, sizeof(int32_t)*(size_t)n);
         for(i=0; i<n; i++) e->aOrd[i] = (int32_t)i;
       }
-      sortByRuns(e, tr, tol, e->aOrd + tr->iFirst, tr->nEv);
+      sortSlice(e, tr, tol, e->aOrd + tr->iFirst, tr->nEv, 0);
     }
   }
   return SQLITE_OK;
