@@ -136,10 +136,12 @@ build/gen/build_id.h: FORCE
 #   ubsan    clang's UBSan with float-cast-overflow (make ubsan)
 # the write phase's splits (a merge level's halves, the grouping's halves,
 # the sweep's pieces, the exact check's slices of a track) from 64 events
-# on instead of tens of thousands, so that the sanitizer suites and the
-# out-of-memory sweeps run them on their small fixtures
+# on instead of tens of thousands, and the end-order sort's look at what it
+# set aside (and its buffer's first size) every 16 events instead of 4,096,
+# so that the sanitizer suites and the out-of-memory sweeps run them on
+# their small fixtures
 SPLIT_SMALL := -DPROFSUM_SORT_SPLIT_MIN=64 -DPROFSUM_GROUP_SPLIT_MIN=64 -DPROFSUM_SWEEP_SPLIT_MIN=64 \
-  -DPROFSUM_EXACT_SLICE_MIN=64
+  -DPROFSUM_EXACT_SLICE_MIN=64 -DPROFSUM_SORT_SPILL_LOOK=16
 ASAN_FLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
   -DPROFSUM_SORT_HEAP_ONLY $(SPLIT_SMALL)
 UBSAN_FLAGS := -O1 -fsanitize=undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer

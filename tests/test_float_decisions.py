@@ -13,7 +13,7 @@ import os
 import random
 import unittest
 
-from util import connect, TempDir
+from util import OOM_SQL, connect, run_oom_sql, TempDir
 
 DEV = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/device:TPU:0"}},
        {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "XLA Ops"}}]
@@ -86,6 +86,36 @@ def profsum(events, td, n=[0]):
     for g in d["gap_before_ops"]:
         out.setdefault(g["name"], [0.0, 0, 0.0])[1:] = [g["count"], g["total_gap_duration"]]
     return out
+
+
+def forest_of(rng, cap):
+    """forest(t0, t1, depth, out, decimals): nested (name, ts, dur) events
+    laid out left to right inside [t0, t1), children inside their parents,
+    some ending with their parent, up to cap events in out."""
+    def forest(t0, t1, depth, out, decimals):
+        t = t0
+        while t < t1 and len(out) < cap:
+            if rng.random() < 0.3:
+                t += rng.choice([0.0, 0.1, 1.3])
+                continue
+            end = min(t1, t + rng.choice([0.7, 3.3, 12.345678901, 55.295, 140.5, 400.25]))
+            if depth and rng.random() < 0.2:
+                end = t1                     # ends with its parent
+            dur = end - t
+            tss = repr(t) if decimals is None else "%.*f" % (decimals, t)
+            durs = repr(dur) if decimals is None else "%.*f" % (decimals, dur)
+            if float(durs) > 0:
+                out.append(("op%d" % rng.randrange(8), tss, durs))
+                if depth < 6 and dur > 1.0:
+                    forest(t, end, depth + 1, out, decimals)
+            t = end
+        return out
+    return forest
+
+
+def end_order(events):
+    """events as a writer that puts each out when it ends writes them."""
+    return sorted(events, key=lambda e: (float(e[1]) + float(e[2]), -float(e[1])))
 
 
 def exact_facts(events, td, n=[0]):
@@ -342,36 +372,13 @@ class FloatDecisions(unittest.TestCase):
         same events written backwards (an order the insertion gives up
         on): ordered as the reference's doubles order them."""
         rng = random.Random(20261205)
-
-        def forest(t0, t1, depth, out, decimals):
-            # children laid out left to right inside [t0, t1)
-            t = t0
-            while t < t1 and len(out) < 6000:
-                if rng.random() < 0.3:
-                    t += rng.choice([0.0, 0.1, 1.3])
-                    continue
-                end = min(t1, t + rng.choice([0.7, 3.3, 12.345678901, 55.295, 140.5, 400.25]))
-                if depth and rng.random() < 0.2:
-                    end = t1                     # ends with its parent
-                dur = end - t
-                tss = repr(t) if decimals is None else "%.*f" % (decimals, t)
-                durs = repr(dur) if decimals is None else "%.*f" % (decimals, dur)
-                if float(durs) > 0:
-                    out.append(("op%d" % rng.randrange(8), tss, durs))
-                    if depth < 6 and dur > 1.0:
-                        forest(t, end, depth + 1, out, decimals)
-                t = end
-            return out
-
+        forest = forest_of(rng, 6000)
         with TempDir() as td:
             flips = 0
             for case in range(8):
                 base = [1.7e15, 1929316.68, 1.7e9][case % 3]
                 decimals = rng.choice([3, 9, None])
-                events = forest(base, base + 30000.0, 0, [], decimals)
-                ends = [(float(ts) + float(dur), -float(ts)) for _, ts, dur in events]
-                order = sorted(range(len(events)), key=lambda i: ends[i])
-                events = [events[i] for i in order]
+                events = end_order(forest(base, base + 30000.0, 0, [], decimals))
                 if case % 4 == 2:
                     # then short calls in time order across the same span
                     # (Kineto's CUDA runtime events after a thread's operators)
@@ -397,6 +404,24 @@ class FloatDecisions(unittest.TestCase):
                                        delta=1e-6, msg=case)
                 flips += want["float_nesting_events"] > 0
             self.assertGreater(flips, 0)
+
+    @unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds and runs it)")
+    def test_end_order_sort_out_of_memory(self):
+        """The end-order sort with every allocation of the import made to
+        fail in turn (the ASan build looks at what it set aside, and grows
+        its buffer, every 16 events): an error or the same result each
+        time, nothing leaked.  Tracks in end order with calls appended
+        (events set aside, sorted, merged back), and backwards (given up)."""
+        rng = random.Random(20261206)
+        forest = forest_of(rng, 300)
+        with TempDir() as td:
+            events = end_order(forest(1.7e9, 1.7e9 + 3000.0, 0, [], 3))
+            for t in sorted(rng.uniform(1.7e9, 1.7e9 + 3000.0) for _ in range(80)):
+                events.append(("call", "%.3f" % t, "0.5"))
+            a = td.write("ends.json", trace_text(events))
+            b = td.write("back.json", trace_text(events[::-1]))
+            run_oom_sql(self, ["SELECT profsum_import('%s','x')" % a,
+                               "SELECT profsum_import('%s','y')" % b])
 
     def test_sparse_text_doubles_over_many_events(self):
         """A few thousand events where only some, at irregular places (the

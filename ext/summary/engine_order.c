@@ -402,7 +402,8 @@ static void sortSlice(Engine *e, const STrack *tr, int64_t tol, int32_t *a, int6
 ** input, when more than half of the events were set aside (an order
 ** nothing like this one: the caller sorts it another way; checked every
 ** SORT_SPILL_LOOK events too, so that a shuffled track costs little more
-** than the quicksort) or the buffer could not be had.
+** than the quicksort) or the buffer, grown as events are set aside, could
+** not be had.
 ** Near ties: the backward search compares events that need not end up
 ** next to each other, so it does not count them (evLessQuiet).  Each kept
 ** event is compared, counted, with the events it ends up between when it
@@ -412,12 +413,17 @@ static void sortSlice(Engine *e, const STrack *tr, int64_t tol, int32_t *a, int6
 ** compares them; the merge compares each two that it puts next to each
 ** other. */
 #define SORT_INSERT_REACH 128
-#define SORT_SPILL_LOOK 4096      /* a power of two */
+#ifdef PROFSUM_SORT_SPILL_LOOK
+# define SORT_SPILL_LOOK PROFSUM_SORT_SPILL_LOOK
+#else
+# define SORT_SPILL_LOOK 4096     /* a power of two; also the buffer's first size */
+#endif
 static int sortBySpill(Engine *e, const STrack *tr, int64_t tol, int32_t *a, int64_t n, int depth){
   int32_t *aS;
-  int64_t i, nL = 1, nS = 0, x, y, k;
+  int64_t i, nL = 1, nS = 0, nAllocS = n<SORT_SPILL_LOOK ? n : SORT_SPILL_LOOK, x, y, k;
   if( n<2 ) return 1;
-  aS = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)n);
+  /* grown as events are set aside: an order given up early takes little */
+  aS = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)nAllocS);
   if( aS==0 ) return 0;
   for(i=1; i<n; i++){
     int32_t v = a[i];
@@ -439,7 +445,16 @@ static int sortBySpill(Engine *e, const STrack *tr, int64_t tol, int32_t *a, int
       hi = lo;
       step *= 2;
     }
-    if( lo==-2 ){ aS[nS++] = v; continue; }
+    if( lo==-2 ){
+      if( nS>=nAllocS ){
+        int64_t nNew = nAllocS*2<n ? nAllocS*2 : n;
+        int32_t *aNew = sqlite3_realloc64(aS, sizeof(int32_t)*(sqlite3_uint64)nNew);
+        if( aNew==0 ) break;           /* given up: a[i] is still v */
+        aS = aNew; nAllocS = nNew;
+      }
+      aS[nS++] = v;
+      continue;
+    }
     /* v goes after a[lo] and before a[hi]: the first of lo+1 .. hi it precedes */
     while( hi-lo>1 ){
       int64_t m = lo + (hi-lo)/2;
