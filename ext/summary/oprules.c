@@ -108,9 +108,15 @@ static int ciMatchAt(const u8 *z, int n, int i, const char *zLit){
 ** alternation finds a match.
 */
 static int ciSearchAny(const u8 *z, int n, const char *const *azLit){
+  uint64_t aFirst[4] = {0, 0, 0, 0};   /* the literals' first characters */
   int i, k, len;
+  for(k=0; azLit[k]; k++){
+    u8 c0 = (u8)azLit[k][0];
+    aFirst[c0>>6] |= (uint64_t)1<<(c0&63);
+  }
   for(i=0; i<n; i++){
     int c = foldAt(z, n, i, &len);
+    if( (aFirst[c>>6]>>(c&63) & 1)==0 ) continue;
     for(k=0; azLit[k]; k++){
       if( (u8)azLit[k][0]==c && ciMatchAt(z, n, i, azLit[k])>=0 ) return 1;
     }
@@ -119,26 +125,32 @@ static int ciSearchAny(const u8 *z, int n, const char *const *azLit){
 }
 
 /*
-** True if the ASCII-lower-cased z[0..n) contains the lower-case literal
-** zLit.  This is exactly Python's `zLit in name.lower()` for the literals
-** used here: no non-ASCII character lowers into one of them (U+212A gives
-** 'k', which none contains; U+0130 gives "i" + U+0307, which cannot
-** complete one).
+** True if the ASCII-lower-cased z[0..n) contains any literal of the
+** 0-terminated list azLit (lower-case, non-empty).  For each literal this
+** is exactly Python's `lit in name.lower()` for the literals used here: no
+** non-ASCII character lowers into one of them (U+212A gives 'k', which
+** none contains; U+0130 gives "i" + U+0307, which cannot complete one).
+** One walk over the name, trying at each position only the literals that
+** start with its character, found first in a set of the literals' first
+** characters (the names are walked once each, not once a literal:
+** classify_op runs it for every row it is given).
 */
-static int lcContains(const u8 *z, int n, const char *zLit){
-  int nLit = (int)strlen(zLit), i, j;
-  for(i=0; i+nLit<=n; i++){
-    for(j=0; j<nLit && asciiLower(z[i+j])==(u8)zLit[j]; j++){}
-    if( j==nLit ) return 1;
-  }
-  return 0;
-}
-
-/* True if z[0..n) contains any literal of the 0-terminated list azLit. */
 static int lcContainsAny(const u8 *z, int n, const char *const *azLit){
-  int k;
+  uint64_t aFirst[4] = {0, 0, 0, 0};
+  int i, j, k;
   for(k=0; azLit[k]; k++){
-    if( lcContains(z, n, azLit[k]) ) return 1;
+    u8 c0 = (u8)azLit[k][0];
+    aFirst[c0>>6] |= (uint64_t)1<<(c0&63);
+  }
+  for(i=0; i<n; i++){
+    u8 c = asciiLower(z[i]);
+    if( (aFirst[c>>6]>>(c&63) & 1)==0 ) continue;
+    for(k=0; azLit[k]; k++){
+      const u8 *p = (const u8*)azLit[k];
+      if( p[0]!=c ) continue;
+      for(j=1; p[j] && i+j<n && asciiLower(z[i+j])==p[j]; j++){}
+      if( p[j]==0 ) return 1;
+    }
   }
   return 0;
 }
