@@ -118,17 +118,20 @@ def end_order(events):
     return sorted(events, key=lambda e: (float(e[1]) + float(e[2]), -float(e[1])))
 
 
-def exact_facts(events, td, n=[0]):
-    """The facts of the check on exact times (exact_breakdown_total,
-    float_nesting_events) of an import of events."""
+def imported(events, td, n=[0]):
+    """A connection to a new database where events were imported as 'x'."""
     n[0] += 1
-    path = td.write("f%d.json" % n[0], trace_text(events))
+    path = td.write("n%d.json" % n[0], trace_text(events))
     db = connect()
     db.execute("SELECT profsum_import(?, 'x')", (path,))
-    facts = dict(db.execute("SELECT name, value FROM profsum_agg_fact WHERE name IN "
-                            "('exact_breakdown_total', 'float_nesting_events')"))
-    db.close()
-    return facts
+    return db
+
+
+def exact_facts(db):
+    """The facts of the check on exact times of db's import:
+    exact_breakdown_total, float_nesting_events, float_nesting_moved."""
+    return dict(db.execute("SELECT name, value FROM profsum_agg_fact WHERE name IN "
+                           "('exact_breakdown_total', 'float_nesting_events', 'float_nesting_moved')"))
 
 
 def close(a, b, mag):
@@ -399,7 +402,10 @@ class FloatDecisions(unittest.TestCase):
                 # the check on exact times runs when a decision in doubles
                 # went otherwise, whatever order the sort met the events in
                 timed = sorted(events, key=lambda e: (float(e[1]), -(float(e[1]) + float(e[2]))))
-                got, want = exact_facts(events, td), exact_facts(timed, td)
+                dbs = [imported(evs, td) for evs in (events, timed)]
+                got, want = [exact_facts(db) for db in dbs]
+                for db in dbs:
+                    db.close()
                 self.assertAlmostEqual(got["exact_breakdown_total"], want["exact_breakdown_total"],
                                        delta=1e-6, msg=case)
                 flips += want["float_nesting_events"] > 0
@@ -988,13 +994,9 @@ class ExactNestingCheck(unittest.TestCase):
     float_nesting diagnostic, facts exact_breakdown_total and
     float_nesting_events)."""
 
-    def run_case(self, events, td, n=[0]):
-        n[0] += 1
-        path = td.write("n%d.json" % n[0], trace_text(events))
-        db = connect()
-        db.execute("SELECT profsum_import(?, 'x')", (path,))
-        facts = dict(db.execute("SELECT name, value FROM profsum_agg_fact WHERE name IN "
-                                "('exact_breakdown_total', 'float_nesting_events', 'float_nesting_moved')"))
+    def run_case(self, events, td):
+        db = imported(events, td)
+        facts = exact_facts(db)
         kpi = db.execute("SELECT value, band, explanation FROM profsum_kpis WHERE kpi = 'float_nesting'").fetchall()
         diag = [r[0] for r in db.execute("SELECT detail FROM profsum_diagnostic WHERE kind = 'float_nesting'")]
         doc = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
