@@ -492,8 +492,8 @@ static int sortBySpill(Engine *e, const STrack *tr, int64_t tol, int32_t *a, int
 /* Sort a[0..n), the events of track tr (tol: its profsumEngTrackTol), by
 ** evLessIn (depth: how many slices set aside by sortBySpill this one is
 ** within; 0 for a track), where the slice is made of a few runs in order
-** already: a trace whose writer put a thread's events in a few sequences, each in
-** time order (PyTorch's profiler writes the Python function events of a
+** already: a trace whose writer put a thread's events in a few sequences,
+** each in time order (PyTorch's profiler writes the Python function events of a
 ** step after its operators, and a long parent after its children), or put
 ** a few events out of place (each splits a run).
 ** The runs are found by one walk (up to SORT_RUNS_MAX of them), then
