@@ -73,11 +73,8 @@ def reference(events):
     return out
 
 
-def profsum(events, td, n=[0]):
-    n[0] += 1
-    path = td.write("t%d.json" % n[0], trace_text(events))
-    db = connect()
-    db.execute("SELECT profsum_import(?, 'x', ?)", (path, json.dumps({"hot_op_limit": 100000})))
+def profsum(events, td):
+    db = imported(events, td, {"hot_op_limit": 100000})
     d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
     db.close()
     out = {}
@@ -113,17 +110,24 @@ def forest_of(rng, cap):
     return forest
 
 
+def time_order(events):
+    """events in the order of §2: ts, then the longer first (a stable sort
+    of the texts' doubles)."""
+    return sorted(events, key=lambda e: (float(e[1]), -(float(e[1]) + float(e[2]))))
+
+
 def end_order(events):
     """events as a writer that puts each out when it ends writes them."""
     return sorted(events, key=lambda e: (float(e[1]) + float(e[2]), -float(e[1])))
 
 
-def imported(events, td, n=[0]):
-    """A connection to a new database where events were imported as 'x'."""
+def imported(events, td, opts=None, n=[0]):
+    """A connection to a new database where events were imported as 'x'
+    (with the import options opts, a dict)."""
     n[0] += 1
     path = td.write("n%d.json" % n[0], trace_text(events))
     db = connect()
-    db.execute("SELECT profsum_import(?, 'x')", (path,))
+    db.execute("SELECT profsum_import(?, 'x', ?)", (path, json.dumps(opts or {})))
     return db
 
 
@@ -349,7 +353,7 @@ class FloatDecisions(unittest.TestCase):
                     durs = repr(dur) if decimals is None else "%.*f" % (decimals, dur)
                     if float(durs) > 0:
                         events.append(("op%d" % rng.randrange(8), tss, durs))
-                events.sort(key=lambda e: (float(e[1]), -(float(e[1]) + float(e[2]))))
+                events = time_order(events)
                 shape = case % 3
                 if shape == 0:                  # a few runs, each in order
                     runs = [[] for _ in range(rng.randint(2, 6))]
@@ -401,8 +405,7 @@ class FloatDecisions(unittest.TestCase):
                 self.check(events, td)
                 # the check on exact times runs when a decision in doubles
                 # went otherwise, whatever order the sort met the events in
-                timed = sorted(events, key=lambda e: (float(e[1]), -(float(e[1]) + float(e[2]))))
-                dbs = [imported(evs, td) for evs in (events, timed)]
+                dbs = [imported(evs, td) for evs in (events, time_order(events))]
                 got, want = [exact_facts(db) for db in dbs]
                 for db in dbs:
                     db.close()
@@ -1128,7 +1131,7 @@ class ExactNestingCheck(unittest.TestCase):
                     if kx not in seen and kd not in seen:
                         seen.update((kx, kd))
                         events.append(("op.%d" % k, ts, dur))
-                ordered = sorted(events, key=lambda e: (float(e[1]), -(float(e[1]) + float(e[2]))))
+                ordered = time_order(events)
                 shuffled = list(events)
                 rng.shuffle(shuffled)
                 got = []

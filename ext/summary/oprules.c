@@ -102,21 +102,32 @@ static int ciMatchAt(const u8 *z, int n, int i, const char *zLit){
   return i;
 }
 
+/* The set of the first characters (bytes) of the 0-terminated list of
+** literals azLit, as 256 bits in aFirst[4]; IN_FIRST(aFirst, c) tests a
+** byte c.  The name searches below try a position only when its character
+** is in the set. */
+static void firstChars(const char *const *azLit, uint64_t aFirst[4]){
+  int k;
+  aFirst[0] = aFirst[1] = aFirst[2] = aFirst[3] = 0;
+  for(k=0; azLit[k]; k++){
+    u8 c0 = (u8)azLit[k][0];
+    aFirst[c0>>6] |= (uint64_t)1<<(c0&63);
+  }
+}
+#define IN_FIRST(aFirst, c) (((aFirst)[(c)>>6]>>((c)&63)) & 1)
+
 /*
 ** True if any literal of the 0-terminated list azLit (lower-case ASCII)
 ** occurs in z[0..n) under re.IGNORECASE, i.e. re.search() of the
 ** alternation finds a match.
 */
 static int ciSearchAny(const u8 *z, int n, const char *const *azLit){
-  uint64_t aFirst[4] = {0, 0, 0, 0};   /* the literals' first characters */
+  uint64_t aFirst[4];
   int i, k, len;
-  for(k=0; azLit[k]; k++){
-    u8 c0 = (u8)azLit[k][0];
-    aFirst[c0>>6] |= (uint64_t)1<<(c0&63);
-  }
+  firstChars(azLit, aFirst);
   for(i=0; i<n; i++){
     int c = foldAt(z, n, i, &len);
-    if( (aFirst[c>>6]>>(c&63) & 1)==0 ) continue;
+    if( !IN_FIRST(aFirst, c) ) continue;
     for(k=0; azLit[k]; k++){
       if( (u8)azLit[k][0]==c && ciMatchAt(z, n, i, azLit[k])>=0 ) return 1;
     }
@@ -131,20 +142,16 @@ static int ciSearchAny(const u8 *z, int n, const char *const *azLit){
 ** non-ASCII character lowers into one of them (U+212A gives 'k', which
 ** none contains; U+0130 gives "i" + U+0307, which cannot complete one).
 ** One walk over the name, trying at each position only the literals that
-** start with its character, found first in a set of the literals' first
-** characters (the names are walked once each, not once a literal:
-** classify_op runs it for every row it is given).
+** start with its character (firstChars: the names are walked once each,
+** not once a literal; classify_op runs it for every row it is given).
 */
 static int lcContainsAny(const u8 *z, int n, const char *const *azLit){
-  uint64_t aFirst[4] = {0, 0, 0, 0};
+  uint64_t aFirst[4];
   int i, j, k;
-  for(k=0; azLit[k]; k++){
-    u8 c0 = (u8)azLit[k][0];
-    aFirst[c0>>6] |= (uint64_t)1<<(c0&63);
-  }
+  firstChars(azLit, aFirst);
   for(i=0; i<n; i++){
     u8 c = asciiLower(z[i]);
-    if( (aFirst[c>>6]>>(c&63) & 1)==0 ) continue;
+    if( !IN_FIRST(aFirst, c) ) continue;
     for(k=0; azLit[k]; k++){
       const u8 *p = (const u8*)azLit[k];
       if( p[0]!=c ) continue;
