@@ -1,15 +1,20 @@
-"""The import's bulk rows (ext/summary/rowbuf.c): the step spans, the step
-wall times and the XLA utilization rows are gathered a few thousand at a
-time and inserted by one INSERT ... SELECT over the virtual table
-profsum_rowsrc, which reads them from a pointer only C can bind.
+"""The import's bulk rows (ext/summary/rowbuf.c): rows are gathered 512
+at a time (fewer when their copied texts pass 1 MiB) and inserted by one
+INSERT ... SELECT over the virtual table profsum_rowsrc, which reads them
+from a pointer only C can bind.
 
-A capture of 5,000 steps (more than two batches of 2,048 rows) checks
-that every row arrives, in order, with the values and the types a bound
-insert gave them (INTEGER picoseconds, REAL µs, a whole byte count as
-INTEGER and a fractional share as REAL, NULL for the capture's step); and
-that the table has nothing to give SQL, nor can a view use it."""
+A capture of 5,000 steps (ten batches) checks that every step span, step
+wall time and XLA utilization row arrives, in order, with the values and
+the types a bound insert gave them (INTEGER picoseconds, REAL µs, a whole
+byte count as INTEGER and a fractional share as REAL, NULL for the
+capture's step).  A capture of 1,300 distinct op names, first seen in no
+order, checks the per-name tables, which are written in the order of
+their keys: every op, gap, gap context and XLA op row, and region paths of
+3 KB each, whose copies fill a batch's text before its rows do.  And the
+table has nothing to give SQL, nor can a view use it."""
 import json
 import os
+import random
 import sqlite3
 import unittest
 
@@ -83,6 +88,84 @@ class BulkRows(unittest.TestCase):
         self.assertEqual(self.q("SELECT count(*) FROM (SELECT step, lag(step) OVER (ORDER BY rowid) p "
                                 "FROM profsum_agg_xla_util WHERE step IS NOT NULL) "
                                 "WHERE p IS NOT NULL AND step <> p + 1"), [(0,)])
+
+
+N_NAMES = 1300
+N_BRANCH = 600
+PAD = "x" * 3000
+
+
+def names_capture(path):
+    """One device-op line: N_NAMES ops of 3 µs, 1 µs apart, their names
+    first seen in a shuffled order; op k under tf_op
+    root/branch<k % 600>_<3,000 x>/leaf<k % 2>."""
+    rng = random.Random(7)
+    order = ["op.%04d" % i for i in range(N_NAMES)]
+    rng.shuffle(order)
+    ev = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/device:TPU:0"}},
+          {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "XLA Ops"}}]
+    for k, name in enumerate(order):
+        ev.append({"ph": "X", "pid": 1, "tid": 1, "name": name, "ts": 1000 + 4 * k, "dur": 3,
+                   "args": {"tf_op": "root/branch%03d_%s/leaf%d" % (k % N_BRANCH, PAD, k % 2)}})
+    with open(path, "w") as f:
+        json.dump({"traceEvents": ev}, f)
+    return order
+
+
+class PerNameRows(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = TempDir()
+        path = os.path.join(cls.tmp.path, "names.json")
+        cls.order = names_capture(path)
+        cls.db = connect()
+        cls.db.execute("SELECT profsum_import(?, 'n')", (path,))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.db.close()
+        cls.tmp.__exit__(None, None, None)
+
+    def q(self, sql):
+        return self.db.execute(sql).fetchall()
+
+    def test_ops(self):
+        rows = self.q("SELECT name, count, total_duration, exclusive_duration, typeof(count), "
+                      "typeof(total_duration), tf_op_path FROM profsum_agg_op ORDER BY name")
+        self.assertEqual([r[0] for r in rows], sorted(self.order))
+        k_of = {name: k for k, name in enumerate(self.order)}
+        for name, count, total, excl, tc, tt, tf in rows:
+            k = k_of[name]
+            self.assertEqual((count, total, excl, tc, tt), (1, 3.0, 3.0, "integer", "real"), name)
+            self.assertEqual(tf, "root/branch%03d_%s/leaf%d" % (k % N_BRANCH, PAD, k % 2), name)
+        self.assertEqual(self.q("SELECT count(*) FROM profsum_agg_xla_op WHERE count = 1 AND time_us = 3.0"),
+                         [(N_NAMES,)])
+
+    def test_gaps(self):
+        # every op but the first follows a 1 µs gap, which it is the payload of
+        got = self.q("SELECT name, marker_op, count, total_gap_duration, max_gap_duration "
+                     "FROM profsum_agg_gap ORDER BY name")
+        self.assertEqual(got, [(name, name, 1, 1.0, 1.0) for name in sorted(self.order[1:])])
+        got = self.q("SELECT op_name, region_path, count, total_gap_duration FROM profsum_agg_gap_context "
+                     "ORDER BY op_name")
+        k_of = {name: k for k, name in enumerate(self.order)}
+        self.assertEqual(len(got), N_NAMES - 1)
+        for name, region, count, total in got:
+            k = k_of[name]
+            self.assertEqual((region, count, total),
+                             ("root=>branch%03d_%s=>leaf%d" % (k % N_BRANCH, PAD, k % 2), 1, 1.0), name)
+
+    def test_regions(self):
+        # 600 branches, each with one leaf (k % 600 fixes k % 2): the
+        # branch and its leaf are one region, of 2 or 3 ops
+        want = {"root": (1, N_NAMES)}
+        for br in range(N_BRANCH):
+            n = len(range(br, N_NAMES, N_BRANCH))
+            want["root=>branch%03d_%s=>leaf%d" % (br, PAD, br % 2)] = (3, n)
+        got = {p: (d, c) for p, d, c in self.q("SELECT path, depth, count FROM profsum_agg_region")}
+        self.assertEqual(got, want)
+        self.assertEqual(self.q("SELECT DISTINCT typeof(path), typeof(inclusive_duration) FROM profsum_agg_region"),
+                         [("text", "real")])
 
 
 class FromSql(unittest.TestCase):

@@ -14,6 +14,7 @@
 #include "engine_fast.h"
 #include "funcs.h"
 #include "jsontree.h"
+#include "rowbuf.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -651,7 +652,7 @@ static int aggWriteSteps(Agg *a){
   Engine *e = a->e;
   HMap *m = a->steps.nUsed ? &a->steps : &a->gpuSteps;
   StepAgg *aS = sqlite3_malloc64(sizeof(StepAgg)*(sqlite3_uint64)(m->nUsed+1));
-  sqlite3_stmt *pIns = 0;
+  ProfsumRowBuf b;
   int64_t i, nS = 0;
   int rc;
   if( aS==0 ) return SQLITE_NOMEM;
@@ -664,44 +665,63 @@ static int aggWriteSteps(Agg *a){
     }
   }
   qsort(aS, (size_t)nS, sizeof(StepAgg), cmpStep);
-  rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_step VALUES(?1,?2,?3,?4)");
+  rc = profsumRowBufInit(&b, e->db, e->zSchema, "profsum_agg_step", "trace_id, step, duration, n_events", 4);
   for(i=0; i<nS && rc==SQLITE_OK; i++){
-    sqlite3_bind_int64(pIns, 1, e->traceId);
-    sqlite3_bind_int64(pIns, 2, aS[i].step);
-    sqlite3_bind_double(pIns, 3, aS[i].sum/(double)aS[i].n);
-    sqlite3_bind_int64(pIns, 4, aS[i].n);
-    rc = profsumEngStep(e, pIns);
+    profsumRowBufInt(&b, e->traceId);
+    profsumRowBufInt(&b, aS[i].step);
+    profsumRowBufDouble(&b, aS[i].sum/(double)aS[i].n);
+    profsumRowBufInt(&b, aS[i].n);
+    rc = profsumRowBufEnd(&b);
   }
+  if( rc==SQLITE_OK ) rc = profsumRowBufFlush(&b);
   sqlite3_free(aS);
-  sqlite3_finalize(pIns);
-  return rc;
+  profsumRowBufFree(&b);
+  return profsumEngRowsErr(e, rc);
 }
 
 /* profsum_agg_op: one row per device op name seen. */
 static int aggWriteOps(Agg *a){
   Engine *e = a->e;
-  sqlite3_stmt *pIns = 0;
+  ProfsumRowBuf b;
   int64_t i;
-  int rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_op VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)");
-  for(i=0; rc==SQLITE_OK && i<a->nNames; i++){
-    OpAgg *o = &a->aOp[i];
-    if( !o->seen ) continue;
-    sqlite3_bind_int64(pIns, 1, e->traceId);
-    profsumEngBindStrId(e, pIns, 2, (int32_t)i);
-    sqlite3_bind_int64(pIns, 3, o->count);
-    sqlite3_bind_double(pIns, 4, US(o->total));
-    sqlite3_bind_double(pIns, 5, US(o->excl));
-    profsumEngBindStrId(e, pIns, 6, o->shape);
-    profsumEngBindStrId(e, pIns, 7, o->source);
-    profsumEngBindStrId(e, pIns, 8, o->tfop);
-    if( o->flopN ) sqlite3_bind_double(pIns, 9, o->flopSum/(double)o->flopN);
-    else sqlite3_bind_null(pIns, 9);
-    sqlite3_bind_double(pIns, 10, o->exclRef);
-    sqlite3_bind_double(pIns, 11, o->totalRef);
-    rc = profsumEngStep(e, pIns);
+  int rc = profsumRowBufInit(&b, e->db, e->zSchema, "profsum_agg_op",
+      "trace_id, name, count, total_duration, exclusive_duration, shape_signature, "
+      "source_file, tf_op_path, flop_proxy_per_invocation, exclusive_ref, total_ref", 11);
+  int32_t *aId = 0;
+  int64_t *aOrd = 0;
+  int64_t nId = 0, j;
+  /* in the order of the table's key: each row goes where the last went */
+  if( rc==SQLITE_OK ){
+    aId = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(a->nNames+1));
+    if( aId==0 ) rc = SQLITE_NOMEM;
   }
-  sqlite3_finalize(pIns);
-  return rc;
+  for(i=0; rc==SQLITE_OK && i<a->nNames; i++){
+    if( a->aOp[i].seen ) aId[nId++] = (int32_t)i;
+  }
+  if( rc==SQLITE_OK ) rc = profsumEngStrOrder(e, nId, aId, 0, &aOrd);
+  for(j=0; rc==SQLITE_OK && j<nId; j++){
+    OpAgg *o;
+    i = aId[aOrd[j]];
+    o = &a->aOp[i];
+    profsumRowBufInt(&b, e->traceId);
+    profsumEngRowStrId(e, &b, (int32_t)i);
+    profsumRowBufInt(&b, o->count);
+    profsumRowBufDouble(&b, US(o->total));
+    profsumRowBufDouble(&b, US(o->excl));
+    profsumEngRowStrId(e, &b, o->shape);
+    profsumEngRowStrId(e, &b, o->source);
+    profsumEngRowStrId(e, &b, o->tfop);
+    if( o->flopN ) profsumRowBufDouble(&b, o->flopSum/(double)o->flopN);
+    else profsumRowBufNull(&b);
+    profsumRowBufDouble(&b, o->exclRef);
+    profsumRowBufDouble(&b, o->totalRef);
+    rc = profsumRowBufEnd(&b);
+  }
+  if( rc==SQLITE_OK ) rc = profsumRowBufFlush(&b);
+  sqlite3_free(aId);
+  sqlite3_free(aOrd);
+  profsumRowBufFree(&b);
+  return profsumEngRowsErr(e, rc);
 }
 
 /* profsum_agg_comm: one row per collective, in order of first sight. */

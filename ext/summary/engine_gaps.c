@@ -4,6 +4,7 @@
 */
 #include "profsum_int.h"
 #include "profsum_reader.h"
+#include "rowbuf.h"
 #include "summary_engine.h"
 #include "engine_intake.h"
 #include "engine_int.h"
@@ -482,9 +483,10 @@ static int gapsPruneUnary(Gaps *g){
 /* profsum_agg_region: the regions not pruned. */
 static int gapsWriteRegions(Gaps *g){
   Engine *e = g->e;
-  sqlite3_stmt *pIns = 0;
+  ProfsumRowBuf b;
   int64_t i;
-  int rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_region VALUES(?1,?2,?3,?4,?5,?6,?7,?8)");
+  int rc = profsumRowBufInit(&b, e->db, e->zSchema, "profsum_agg_region",
+      "trace_id, path, depth, count, inclusive_duration, exclusive_duration, inclusive_ref, exclusive_ref", 8);
   for(i=0; rc==SQLITE_OK && i<g->nReg; i++){
     const RegAgg *a = &g->aReg[i];
     int64_t nPath;
@@ -494,20 +496,22 @@ static int gapsWriteRegions(Gaps *g){
         profsumEngErr(e, rc, "a hierarchical region's path is longer than 2^31 bytes (depth %d)",
                a->depth);
       }
-      break;
+      profsumRowBufFree(&b);
+      return rc;
     }
-    sqlite3_bind_int64(pIns, 1, e->traceId);
-    sqlite3_bind_text64(pIns, 2, g->zPath, (sqlite3_uint64)nPath, SQLITE_STATIC, SQLITE_UTF8);
-    sqlite3_bind_int(pIns, 3, a->depth);
-    sqlite3_bind_int64(pIns, 4, a->count);
-    sqlite3_bind_double(pIns, 5, US(a->incl));
-    sqlite3_bind_double(pIns, 6, US(a->excl));
-    sqlite3_bind_double(pIns, 7, a->inclRef);
-    sqlite3_bind_double(pIns, 8, a->exclRef);
-    rc = profsumEngStep(e, pIns);
+    profsumRowBufInt(&b, e->traceId);
+    profsumRowBufText(&b, g->zPath, (int)nPath);
+    profsumRowBufInt(&b, a->depth);
+    profsumRowBufInt(&b, a->count);
+    profsumRowBufDouble(&b, US(a->incl));
+    profsumRowBufDouble(&b, US(a->excl));
+    profsumRowBufDouble(&b, a->inclRef);
+    profsumRowBufDouble(&b, a->exclRef);
+    rc = profsumRowBufEnd(&b);
   }
-  sqlite3_finalize(pIns);
-  return rc;
+  if( rc==SQLITE_OK ) rc = profsumRowBufFlush(&b);
+  profsumRowBufFree(&b);
+  return profsumEngRowsErr(e, rc);
 }
 
 /* Preferred path per op name: most frequent, ties → smallest path; g->pref
@@ -702,34 +706,66 @@ static void gapsPickMarkers(Gaps *g){
 /* profsum_agg_gap, then profsum_agg_gap_context. */
 static int gapsWrite(Gaps *g){
   Engine *e = g->e;
-  sqlite3_stmt *pIns = 0;
-  int64_t i;
-  int rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_gap VALUES(?1,?2,?3,?4,?5,?6)");
-  for(i=0; rc==SQLITE_OK && i<g->nGapRow; i++){
-    int64_t *row = &g->aGapAgg[GAPROW*i];
-    sqlite3_bind_int64(pIns, 1, e->traceId);
-    profsumEngBindStrId(e, pIns, 2, (int32_t)row[3]);
-    profsumEngBindStrId(e, pIns, 3, (int32_t)row[4]);
-    sqlite3_bind_int64(pIns, 4, row[0]);
-    sqlite3_bind_double(pIns, 5, profsumEngBitsDouble(row[1]));
-    sqlite3_bind_double(pIns, 6, profsumEngBitsDouble(row[2]));
-    rc = profsumEngStep(e, pIns);
+  ProfsumRowBuf b;
+  int64_t i, j, n;
+  int32_t *aId1 = 0, *aId2 = 0;
+  int64_t *aOrd = 0, *aSlot = 0;
+  int rc = profsumRowBufInit(&b, e->db, e->zSchema, "profsum_agg_gap",
+      "trace_id, name, marker_op, count, total_gap_duration, max_gap_duration", 6);
+  /* both tables' rows in the order of their keys (profsumEngStrOrder) */
+  if( rc==SQLITE_OK ){
+    n = g->nGapRow > g->ctxMap.nSlot ? g->nGapRow : g->ctxMap.nSlot;
+    aId1 = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n+1));
+    aId2 = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n+1));
+    aSlot = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n+1));
+    if( aId1==0 || aId2==0 || aSlot==0 ) rc = SQLITE_NOMEM;
   }
-  sqlite3_finalize(pIns); pIns = 0;
-  if( rc ) return rc;
-  rc = profsumEngPrepare(e, &pIns, "INSERT INTO \"%w\".profsum_agg_gap_context VALUES(?1,?2,?3,?4,?5)");
+  if( rc==SQLITE_OK ){
+    for(i=0; i<g->nGapRow; i++) aId1[i] = (int32_t)g->aGapAgg[GAPROW*i+3];
+    rc = profsumEngStrOrder(e, g->nGapRow, aId1, 0, &aOrd);
+  }
+  for(j=0; rc==SQLITE_OK && j<g->nGapRow; j++){
+    int64_t *row = &g->aGapAgg[GAPROW*aOrd[j]];
+    profsumRowBufInt(&b, e->traceId);
+    profsumEngRowStrId(e, &b, (int32_t)row[3]);
+    profsumEngRowStrId(e, &b, (int32_t)row[4]);
+    profsumRowBufInt(&b, row[0]);
+    profsumRowBufDouble(&b, profsumEngBitsDouble(row[1]));
+    profsumRowBufDouble(&b, profsumEngBitsDouble(row[2]));
+    rc = profsumRowBufEnd(&b);
+  }
+  if( rc==SQLITE_OK ) rc = profsumRowBufFlush(&b);
+  profsumRowBufFree(&b);
+  sqlite3_free(aOrd); aOrd = 0;
+  if( rc==SQLITE_OK ){
+    rc = profsumRowBufInit(&b, e->db, e->zSchema, "profsum_agg_gap_context",
+        "trace_id, op_name, region_path, count, total_gap_duration", 5);
+  }
+  n = 0;
   for(i=0; rc==SQLITE_OK && i<g->ctxMap.nSlot; i++){
-    HEnt *h = &g->ctxMap.a[i];
+    const HEnt *h = &g->ctxMap.a[i];
     if( !h->used ) continue;
-    sqlite3_bind_int64(pIns, 1, e->traceId);
-    profsumEngBindStrId(e, pIns, 2, (int32_t)h->k1);
-    profsumEngBindStrId(e, pIns, 3, (int32_t)h->k2);
-    sqlite3_bind_int64(pIns, 4, h->v1);
-    sqlite3_bind_double(pIns, 5, profsumEngBitsDouble(h->v2));
-    rc = profsumEngStep(e, pIns);
+    aId1[n] = (int32_t)h->k1;
+    aId2[n] = (int32_t)h->k2;
+    aSlot[n++] = i;
   }
-  sqlite3_finalize(pIns);
-  return rc;
+  if( rc==SQLITE_OK ) rc = profsumEngStrOrder(e, n, aId1, aId2, &aOrd);
+  for(j=0; rc==SQLITE_OK && j<n; j++){
+    const HEnt *h = &g->ctxMap.a[aSlot[aOrd[j]]];
+    profsumRowBufInt(&b, e->traceId);
+    profsumEngRowStrId(e, &b, (int32_t)h->k1);
+    profsumEngRowStrId(e, &b, (int32_t)h->k2);
+    profsumRowBufInt(&b, h->v1);
+    profsumRowBufDouble(&b, profsumEngBitsDouble(h->v2));
+    rc = profsumRowBufEnd(&b);
+  }
+  if( rc==SQLITE_OK ) rc = profsumRowBufFlush(&b);
+  profsumRowBufFree(&b);
+  sqlite3_free(aOrd);
+  sqlite3_free(aId1);
+  sqlite3_free(aId2);
+  sqlite3_free(aSlot);
+  return profsumEngRowsErr(e, rc);
 }
 
 /* The gap pass and the markers' pick: the side job of profsumEngGapsBegin

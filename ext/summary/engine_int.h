@@ -718,6 +718,19 @@ void profsumEngBindStrId(Engine *e, sqlite3_stmt *p, int i, int32_t id);
 /* The same as the next column of a row of b (rowbuf.h). */
 struct ProfsumRowBuf;
 void profsumEngRowStrId(Engine *e, struct ProfsumRowBuf *b, int32_t id);
+/* rc of a batch of rows (rowbuf.h) as the engine reports errors: SQLITE_OK
+** and SQLITE_NOMEM as they are, another error with the connection's
+** message (profsumEngErr's). */
+int profsumEngRowsErr(Engine *e, int rc);
+/* The order of n rows by their key strings, as SQLite's BINARY collation
+** orders them: row i's key is the pooled string aId1[i], then aId2[i]
+** (aId2 0: none); an id < 0 is NULL, before every string.  *paOrd gets
+** the row indexes in that order (sqlite3_malloc'd; ties keep no
+** particular order).  Rows inserted in the order of a table's key go
+** where the last one went, instead of searching its b-tree from the root.
+** SQLITE_OK or SQLITE_NOMEM (*paOrd 0). */
+int profsumEngStrOrder(Engine *e, int64_t n, const int32_t *aId1, const int32_t *aId2,
+                       int64_t **paOrd);
 /* Append z[0..n) to p as a JSON string literal. */
 void profsumEngJsonAppendStr(sqlite3_str *p, const char *z, int64_t n);
 

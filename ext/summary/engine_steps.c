@@ -123,8 +123,7 @@ int profsumEngStepSpans(Engine *e){
   }
   if( rc==SQLITE_OK ) rc = profsumRowBufFlush(&b);
   profsumRowBufFree(&b);
-  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ) return profsumEngErr(e, rc, "%s", sqlite3_errmsg(e->db));
-  return rc;
+  return profsumEngRowsErr(e, rc);
 }
 
 /* Span i's fields (see profsumEngineStepSpans; i >= e->nSpan: a host

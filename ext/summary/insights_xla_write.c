@@ -129,6 +129,19 @@ static void xBindBytes(sqlite3_stmt *pSt, int i, int has, double v){
   else sqlite3_bind_double(pSt, i, v);
 }
 
+/* The next column of a row of b: string id (-1: NULL). */
+static void xRowId(const InsXla *p, ProfsumRowBuf *b, int32_t id){
+  if( id<0 ) profsumRowBufNull(b);
+  else profsumRowBufTextStatic(b, p->pool.az[id], (int)p->pool.an[id]);
+}
+
+/* The next column of a row of b: a sum of bytes as xBindBytes binds it. */
+static void xRowBytes(ProfsumRowBuf *b, int has, double v){
+  if( !has ) profsumRowBufNull(b);
+  else if( fabs(v)<9223372036854775808.0 ) profsumRowBufInt(b, (sqlite3_int64)llround(v));
+  else profsumRowBufDouble(b, v);
+}
+
 /* Step a prepared insert and reset it. */
 static int xStep(sqlite3_stmt *pSt){
   int rc = sqlite3_step(pSt);
@@ -223,35 +236,35 @@ static int xWriteDevices(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_in
 
 /* Write profsum_agg_xla_op: one row per aggregate of a device-op track. */
 static int xWriteOps(InsXla *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId){
-  sqlite3_stmt *pSt = 0;
+  ProfsumRowBuf b;
   int64_t i;
-  int rc = xPrepare(db, zSchema, &pSt,
-    "INSERT INTO \"%w\".profsum_agg_xla_op(trace_id, device, line_kind, name, hlo_op, hlo_module, "
-    "hlo_category, framework_op, count, time_us, self_us, flops, model_flops, bytes_accessed) "
-    "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)");
+  int rc = profsumRowBufInit(&b, db, zSchema, "profsum_agg_xla_op",
+    "trace_id, device, line_kind, name, hlo_op, hlo_module, hlo_category, framework_op, "
+    "count, time_us, self_us, flops, model_flops, bytes_accessed", 14);
   for(i=0; rc==SQLITE_OK && i<p->nAgg; i++){
     const XAgg *a = &p->aAgg[i];
     int kind = 0;
     const char *zDev = xTrackDevice(p, &p->aTrk[a->trk], &kind);
     if( zDev==0 ) continue;
-    sqlite3_bind_int64(pSt, 1, traceId);
-    sqlite3_bind_text(pSt, 2, zDev, -1, SQLITE_STATIC);
-    sqlite3_bind_text(pSt, 3, azLineKind[kind], -1, SQLITE_STATIC);
-    xBindId(p, pSt, 4, a->name);
-    xBindId(p, pSt, 5, a->hloOp);
-    xBindId(p, pSt, 6, a->module);
-    xBindId(p, pSt, 7, a->cat);
-    xBindId(p, pSt, 8, a->fw);
-    sqlite3_bind_int64(pSt, 9, a->count);
-    sqlite3_bind_double(pSt, 10, (double)a->durPs/1e6);
-    if( p->aTrk[a->trk].unsorted || p->aTrk[a->trk].tooDeep ) sqlite3_bind_null(pSt, 11);
-    else sqlite3_bind_double(pSt, 11, (double)a->selfPs/1e6);
-    if( a->fl & XF_FLOPS ) sqlite3_bind_double(pSt, 12, a->flops); else sqlite3_bind_null(pSt, 12);
-    if( a->fl & XF_MFLOPS ) sqlite3_bind_double(pSt, 13, a->mflops); else sqlite3_bind_null(pSt, 13);
-    xBindBytes(pSt, 14, (a->fl & XF_BYTES)!=0, a->bytes);
-    rc = xStep(pSt);
+    profsumRowBufInt(&b, traceId);
+    profsumRowBufTextStatic(&b, zDev, -1);
+    profsumRowBufTextStatic(&b, azLineKind[kind], -1);
+    xRowId(p, &b, a->name);
+    xRowId(p, &b, a->hloOp);
+    xRowId(p, &b, a->module);
+    xRowId(p, &b, a->cat);
+    xRowId(p, &b, a->fw);
+    profsumRowBufInt(&b, a->count);
+    profsumRowBufDouble(&b, (double)a->durPs/1e6);
+    if( p->aTrk[a->trk].unsorted || p->aTrk[a->trk].tooDeep ) profsumRowBufNull(&b);
+    else profsumRowBufDouble(&b, (double)a->selfPs/1e6);
+    if( a->fl & XF_FLOPS ) profsumRowBufDouble(&b, a->flops); else profsumRowBufNull(&b);
+    if( a->fl & XF_MFLOPS ) profsumRowBufDouble(&b, a->mflops); else profsumRowBufNull(&b);
+    xRowBytes(&b, (a->fl & XF_BYTES)!=0, a->bytes);
+    rc = profsumRowBufEnd(&b);
   }
-  sqlite3_finalize(pSt);
+  if( rc==SQLITE_OK ) rc = profsumRowBufFlush(&b);
+  profsumRowBufFree(&b);
   return rc;
 }
 

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #define ROWBUF_ROWS 512            /* rows gathered per insert */
+#define ROWBUF_TEXT (1<<20)        /* ... or fewer, once their copied texts
+                                   ** take this many bytes */
 #define ROWSRC_PTR "profsum_rowsrc"
 
 /* ------------------------------------------------------------------ */
@@ -117,6 +119,9 @@ static int rsColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int k){
     case SQLITE_INTEGER: sqlite3_result_int64(ctx, x->u.i); break;
     case SQLITE_FLOAT:   sqlite3_result_double(ctx, x->u.r); break;
     case SQLITE_TEXT:    sqlite3_result_text(ctx, x->u.z, x->n, SQLITE_STATIC); break;
+    case PROFSUM_CELL_COPY:
+      sqlite3_result_text(ctx, c->b->aText + x->u.i, x->n, SQLITE_STATIC);
+      break;
     default: break;
   }
   return SQLITE_OK;
@@ -187,13 +192,35 @@ void profsumRowBufTextStatic(ProfsumRowBuf *b, const char *z, int n){
   x->n = n<0 ? (int)strlen(z) : n;
 }
 
+void profsumRowBufText(ProfsumRowBuf *b, const char *z, int n){
+  ProfsumCell *x = rbCell(b);
+  x->eType = SQLITE_NULL;
+  if( b->oom ) return;
+  if( n<0 ) n = (int)strlen(z);
+  if( b->nText + n > b->nTextAlloc ){
+    sqlite3_int64 nNew = b->nTextAlloc ? b->nTextAlloc*2 : 4096;
+    char *a;
+    while( nNew < b->nText + n ) nNew *= 2;
+    a = sqlite3_realloc64(b->aText, (sqlite3_uint64)nNew);
+    if( a==0 ){ b->oom = 1; return; }
+    b->aText = a;
+    b->nTextAlloc = nNew;
+  }
+  if( n ) memcpy(b->aText + b->nText, z, (size_t)n);
+  x->eType = PROFSUM_CELL_COPY;
+  x->u.i = b->nText;
+  x->n = n;
+  b->nText += n;
+}
+
 /* See rowbuf.h. */
 int profsumRowBufEnd(ProfsumRowBuf *b){
   int iCol = b->iCol;
   b->iCol = 0;
   if( iCol!=b->nCol ) return SQLITE_MISUSE;
+  if( b->oom ) return SQLITE_NOMEM;
   b->nRow++;
-  return b->nRow>=ROWBUF_ROWS ? profsumRowBufFlush(b) : SQLITE_OK;
+  return b->nRow>=ROWBUF_ROWS || b->nText>=ROWBUF_TEXT ? profsumRowBufFlush(b) : SQLITE_OK;
 }
 
 /* See rowbuf.h. */
@@ -207,6 +234,7 @@ int profsumRowBufFlush(ProfsumRowBuf *b){
   }
   sqlite3_clear_bindings(b->pIns);
   b->nRow = 0;
+  b->nText = 0;
   return rc;
 }
 
@@ -214,5 +242,6 @@ int profsumRowBufFlush(ProfsumRowBuf *b){
 void profsumRowBufFree(ProfsumRowBuf *b){
   sqlite3_finalize(b->pIns);
   sqlite3_free(b->aCell);
+  sqlite3_free(b->aText);
   memset(b, 0, sizeof(*b));
 }

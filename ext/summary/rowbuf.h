@@ -12,8 +12,8 @@
 ** types they would have been bound with.
 **
 ** Use: profsumRowBufInit (the table and its columns), then per row one
-** setter per column in order (profsumRowBufInt, ...Double, ...Text,
-** ...Null) and profsumRowBufEnd; profsumRowBufFlush at the end, then
+** setter per column in order (profsumRowBufInt, ...Double, ...TextStatic,
+** ...Text, ...Null) and profsumRowBufEnd; profsumRowBufFlush at the end, then
 ** profsumRowBufFree (on every path).  An error of SQLite comes back from
 ** profsumRowBufEnd or profsumRowBufFlush with its message in the
 ** connection (sqlite3_errmsg), as a failed step of an INSERT would.
@@ -27,10 +27,12 @@
 
 /* One value of a row. */
 typedef struct ProfsumCell {
-  int eType;                 /* SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_NULL */
+  int eType;                 /* SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_NULL,
+                             ** or PROFSUM_CELL_COPY (text in the buffer's own bytes) */
   int n;                     /* text: bytes */
-  union { sqlite3_int64 i; double r; const char *z; } u;
+  union { sqlite3_int64 i; double r; const char *z; } u;   /* a copy: u.i is its offset */
 } ProfsumCell;
+#define PROFSUM_CELL_COPY 100
 
 /* Rows waiting for their insert. */
 typedef struct ProfsumRowBuf {
@@ -39,6 +41,9 @@ typedef struct ProfsumRowBuf {
   int iCol;                  /* the next column of the row being added */
   ProfsumCell *aCell;        /* a batch of rows of nCol cells */
   int nRow;
+  char *aText;               /* the batch's copied texts (profsumRowBufText) */
+  sqlite3_int64 nText, nTextAlloc;
+  int oom;                   /* a copy failed: profsumRowBufEnd says SQLITE_NOMEM */
 } ProfsumRowBuf;
 
 /* Set up b for INSERT INTO "zSchema".zTable(zCols) of nCol columns (1 to
@@ -55,6 +60,9 @@ void profsumRowBufNull(ProfsumRowBuf *b);
 /* Text z[0..n) (n < 0: up to its NUL) that stays where it is until the
 ** rows are flushed (a pooled string, a literal). */
 void profsumRowBufTextStatic(ProfsumRowBuf *b, const char *z, int n);
+/* Text z[0..n) (n < 0: up to its NUL) copied into the buffer: z may change or go
+** once this returns.  A failed copy is reported by profsumRowBufEnd. */
+void profsumRowBufText(ProfsumRowBuf *b, const char *z, int n);
 /* The row is complete (every column set): inserts the rows gathered when
 ** the buffer is full.  SQLITE_OK, or SQLITE_NOMEM, or the insert's error. */
 int profsumRowBufEnd(ProfsumRowBuf *b);

@@ -95,6 +95,58 @@ void profsumEngRowStrId(Engine *e, ProfsumRowBuf *b, int32_t id){
   else profsumRowBufTextStatic(b, SP_STR(&e->pool, id), SP_LEN(&e->pool, id));
 }
 
+int profsumEngRowsErr(Engine *e, int rc){
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ) return profsumEngErr(e, rc, "%s", sqlite3_errmsg(e->db));
+  return rc;
+}
+
+/* A row's key strings (z 0: NULL) and its index, for profsumEngStrOrder. */
+typedef struct EngStrKey {
+  const char *z1, *z2;
+  int64_t n1, n2;
+  int64_t i;
+} EngStrKey;
+
+/* SQLite's BINARY order of two texts (z 0: NULL, first). */
+static int engStrCmp(const char *x, int64_t nx, const char *y, int64_t ny){
+  int c;
+  if( x==0 || y==0 ) return (x!=0) - (y!=0);
+  c = memcmp(x, y, (size_t)(nx<ny ? nx : ny));
+  if( c ) return c;
+  return nx<ny ? -1 : nx>ny;
+}
+
+/* qsort order of EngStrKey: the first string, then the second. */
+static int engStrKeyCmp(const void *pa, const void *pb){
+  const EngStrKey *a = pa, *b = pb;
+  int c = engStrCmp(a->z1, a->n1, b->z1, b->n1);
+  return c ? c : engStrCmp(a->z2, a->n2, b->z2, b->n2);
+}
+
+/* See engine_int.h. */
+int profsumEngStrOrder(Engine *e, int64_t n, const int32_t *aId1, const int32_t *aId2,
+                       int64_t **paOrd){
+  EngStrKey *aK;
+  int64_t i, *aOrd;
+  *paOrd = 0;
+  aOrd = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n+1));
+  aK = sqlite3_malloc64(sizeof(EngStrKey)*(sqlite3_uint64)(n+1));
+  if( aOrd==0 || aK==0 ){ sqlite3_free(aOrd); sqlite3_free(aK); return SQLITE_NOMEM; }
+  for(i=0; i<n; i++){
+    int32_t a = aId1[i], b = aId2 ? aId2[i] : -1;
+    aK[i].z1 = a<0 ? 0 : SP_STR(&e->pool, a);
+    aK[i].n1 = a<0 ? 0 : SP_LEN(&e->pool, a);
+    aK[i].z2 = b<0 ? 0 : SP_STR(&e->pool, b);
+    aK[i].n2 = b<0 ? 0 : SP_LEN(&e->pool, b);
+    aK[i].i = i;
+  }
+  qsort(aK, (size_t)n, sizeof(EngStrKey), engStrKeyCmp);
+  for(i=0; i<n; i++) aOrd[i] = aK[i].i;
+  sqlite3_free(aK);
+  *paOrd = aOrd;
+  return SQLITE_OK;
+}
+
 /* Append z[0..n) as a JSON string literal (UTF-8 kept, controls escaped). */
 void profsumEngJsonAppendStr(sqlite3_str *p, const char *z, int64_t n){
   int64_t i;
