@@ -102,6 +102,36 @@ class ExactThresholds(Base):
         self.assertEqual(self.db.execute(q, (20.0, 1, 5)).fetchone()[0], "20.0")
 
 
+class TransferNames(Base):
+    # the rule of the large_transfers KPI: memcpy, h2d, d2h, infeed,
+    # outfeed, transfer, host.?to.?device or device.?to.?host anywhere in
+    # the name, ASCII letters without case
+    RULE = re.compile(r"memcpy|h2d|d2h|infeed|outfeed|transfer|host.?to.?device|device.?to.?host",
+                      re.IGNORECASE | re.ASCII | re.DOTALL)
+    NAMES = ["MemcpyH2D.1", "memcpy", "xMEMCPY", "memcp", "fusion.h2d", "D2H", "d2", "Infeed.3",
+             "outfeed", "OUTFEE", "data_transfer", "transfe", "HostToDevice", "host_to_device",
+             "host-to_device", "hosttodevice", "host__to_device", "host_to__device",
+             "DeviceToHost", "device.to.host", "devicetohos", "hostto", "dh2d", "mmemcpy",
+             "hhost2device", "ddevice_to_host", "toDevice", "copy-start.1", "h2", "ttransfer",
+             "send-done", "iinfeed", "oooutfeed"]
+
+    def test_names_follow_the_rule(self):
+        # op k lasts 2^k us, alone in time: the transfer time says which
+        # ops counted
+        ops, t = [], 0.0
+        for k, name in enumerate(self.NAMES):
+            ops.append((name, t, float(2 ** k)))
+            t += 2 ** k + 1
+        tid = self.load("xfernames.json", tpu([], ops))
+        got = self.db.execute("SELECT value FROM profsum_agg_fact WHERE trace_id=? AND name='transfer_duration'",
+                              (tid,)).fetchone()[0]
+        want = [name for name in self.NAMES if self.RULE.search(name)]
+        self.assertEqual(got, float(sum(2 ** k for k, name in enumerate(self.NAMES) if name in want)),
+                         "transfers: %s" % want)
+        self.assertGreater(len(want), 10)
+        self.assertLess(len(want), len(self.NAMES) - 10)
+
+
 class KpiTables(Base):
     def md_row(self, tid, kpi):
         md = self.db.execute("SELECT profsum_report_md(?, 5, '{\"kpis\": true}')", (tid,)).fetchone()[0]

@@ -73,42 +73,61 @@ static int cmpStep(const void *pa, const void *pb){
   return a->step<b->step ? -1 : (a->step>b->step);
 }
 
-/* Case-insensitive substring test of z[0..n) for lit (lower-case ASCII). */
+/* True if lit (lower case, m bytes) is at z[i..] (z of n bytes), ASCII
+** letters compared without case. */
+static int ciAt(const char *z, int n, int i, const char *lit, int m){
+  int k;
+  if( i<0 || i+m>n ) return 0;
+  for(k=0; k<m; k++){
+    char c = z[i+k];
+    if( c>='A' && c<='Z' ) c = (char)(c+32);
+    if( c!=lit[k] ) return 0;
+  }
+  return 1;
+}
+
+/* True if z[0..n) holds lit (lower case) anywhere, ASCII letters compared
+** without case. */
 static int hasCi(const char *z, int n, const char *lit){
-  int m = (int)strlen(lit), i, k;
-  for(i=0; i+m<=n; i++){
-    for(k=0; k<m; k++){
-      char c = z[i+k];
-      if( c>='A' && c<='Z' ) c = (char)(c+32);
-      if( c!=lit[k] ) break;
-    }
-    if( k==m ) return 1;
-  }
+  int i, m = (int)strlen(lit);
+  for(i=0; i+m<=n; i++) if( ciAt(z, n, i, lit, m) ) return 1;
   return 0;
 }
 
-/* a.?to.?b, case-insensitive (the KPI transfer pattern). */
-static int hasToPattern(const char *z, int n, const char *a, const char *b){
-  int na = (int)strlen(a), nb = (int)strlen(b), i, gap1, gap2;
-  for(i=0; i+na<=n; i++){
-    if( sqlite3_strnicmp(z+i, a, na)!=0 ) continue;
-    for(gap1=0; gap1<=1; gap1++){
-      int j = i+na+gap1;
-      if( j+2>n || sqlite3_strnicmp(z+j, "to", 2)!=0 ) continue;
-      for(gap2=0; gap2<=1; gap2++){
-        int k = j+2+gap2;
-        if( k+nb<=n && sqlite3_strnicmp(z+k, b, nb)==0 ) return 1;
-      }
+/* True if the pattern a.?to.?b (case-insensitive; a of na bytes) starts at
+** z[i..]: a, at most one byte, "to", at most one byte, b. */
+static int toPatternAt(const char *z, int n, int i, const char *a, int na, const char *b, int nb){
+  int gap1, gap2;
+  if( !ciAt(z, n, i, a, na) ) return 0;
+  for(gap1=0; gap1<=1; gap1++){
+    int j = i + na + gap1;
+    if( !ciAt(z, n, j, "to", 2) ) continue;
+    for(gap2=0; gap2<=1; gap2++){
+      if( ciAt(z, n, j + 2 + gap2, b, nb) ) return 1;
     }
   }
   return 0;
 }
 
-/* See engine_int.h. */
+/* See engine_int.h.  One walk over the name: at each byte, only the
+** literals that start with it (memcpy, h2d, d2h, infeed, outfeed,
+** transfer, host.?to.?device, device.?to.?host). */
 int profsumEngIsTransferName(const char *z, int n){
-  return hasCi(z, n, "memcpy") || hasCi(z, n, "h2d") || hasCi(z, n, "d2h")
-      || hasCi(z, n, "infeed") || hasCi(z, n, "outfeed") || hasCi(z, n, "transfer")
-      || hasToPattern(z, n, "host", "device") || hasToPattern(z, n, "device", "host");
+  int i;
+  for(i=0; i<n; i++){
+    char c = z[i];
+    if( c>='A' && c<='Z' ) c = (char)(c+32);
+    switch( c ){
+      case 'm': if( ciAt(z, n, i, "memcpy", 6) ) return 1; break;
+      case 'h': if( ciAt(z, n, i, "h2d", 3) || toPatternAt(z, n, i, "host", 4, "device", 6) ) return 1; break;
+      case 'd': if( ciAt(z, n, i, "d2h", 3) || toPatternAt(z, n, i, "device", 6, "host", 4) ) return 1; break;
+      case 'i': if( ciAt(z, n, i, "infeed", 6) ) return 1; break;
+      case 'o': if( ciAt(z, n, i, "outfeed", 7) ) return 1; break;
+      case 't': if( ciAt(z, n, i, "transfer", 8) ) return 1; break;
+      default: break;
+    }
+  }
+  return 0;
 }
 
 
