@@ -781,15 +781,19 @@ struct BlackNorm {
 };
 
 /* Blacklist tables of §4.9 (mainline: no `command_buffer`). */
-static const char *const azBlackExact[] = {
-  "xla", "xla_ops", "xla_modules", "xla_traceme", "xla_trace_me",
-  "pallas_call", "shard_map", "call", "execute", "launch", "tpu_launch", 0
+typedef struct BlackLit { const char *z; int n; } BlackLit;   /* a token and its length */
+#define BLACK_LIT(s) { s, (int)sizeof(s)-1 }
+static const BlackLit aBlackExact[] = {
+  BLACK_LIT("xla"), BLACK_LIT("xla_ops"), BLACK_LIT("xla_modules"), BLACK_LIT("xla_traceme"),
+  BLACK_LIT("xla_trace_me"), BLACK_LIT("pallas_call"), BLACK_LIT("shard_map"), BLACK_LIT("call"),
+  BLACK_LIT("execute"), BLACK_LIT("launch"), BLACK_LIT("tpu_launch"), { 0, 0 }
 };
-static const char *const azBlackPrefix[] = {
-  "pjrt", "xla_", "tpu_", "stream_executor", 0
+static const BlackLit aBlackPrefix[] = {
+  BLACK_LIT("pjrt"), BLACK_LIT("xla_"), BLACK_LIT("tpu_"), BLACK_LIT("stream_executor"), { 0, 0 }
 };
-static const char *const azBlackContains[] = {   /* blackEmit() relies on */
-  "launch", "execute", "thunk", "runtime", 0      /* the last letters h,e,k */
+static const BlackLit aBlackContains[] = {       /* blackEmit() relies on */
+  BLACK_LIT("launch"), BLACK_LIT("execute"),      /* the last letters h,e,k */
+  BLACK_LIT("thunk"), BLACK_LIT("runtime"), { 0, 0 }
 };
 
 /* Emit one character c of the normalized string (strip('_') at the front
@@ -803,11 +807,10 @@ static void blackEmit(BlackNorm *p, int c){
   p->aWin[sizeof(p->aWin)-1] = (u8)c;
   if( c=='_' ) return;
   p->nLast = p->nNorm;
-  for(k=0; azBlackContains[k]; k++){
-    const char *zTok = azBlackContains[k];
-    int nTok;
+  for(k=0; aBlackContains[k].z; k++){
+    const char *zTok = aBlackContains[k].z;
+    int nTok = aBlackContains[k].n;
     if( c!='h' && c!='e' && c!='k' ) break;   /* No token ends otherwise */
-    nTok = (int)strlen(zTok);
     if( (u8)zTok[nTok-1]==c && p->nNorm>=nTok
      && memcmp(p->aWin + sizeof(p->aWin) - nTok, zTok, nTok)==0 ){
       p->bContains = 1;
@@ -840,28 +843,28 @@ int profsumIsBlacklistedSegment(const char *zIn, int n){
   }
   if( b.nLast==0 ) return 1;
   if( b.bContains ) return 1;
-  for(k=0; azBlackExact[k]; k++){
-    int nTok = (int)strlen(azBlackExact[k]);
-    if( b.nLast==nTok && memcmp(b.aHead, azBlackExact[k], nTok)==0 ) return 1;
+  for(k=0; aBlackExact[k].z; k++){
+    int nTok = aBlackExact[k].n;
+    if( b.nLast==nTok && memcmp(b.aHead, aBlackExact[k].z, nTok)==0 ) return 1;
   }
-  for(k=0; azBlackPrefix[k]; k++){
-    int nTok = (int)strlen(azBlackPrefix[k]);
-    if( b.nLast>=nTok && memcmp(b.aHead, azBlackPrefix[k], nTok)==0 ) return 1;
+  for(k=0; aBlackPrefix[k].z; k++){
+    int nTok = aBlackPrefix[k].n;
+    if( b.nLast>=nTok && memcmp(b.aHead, aBlackPrefix[k].z, nTok)==0 ) return 1;
   }
   return 0;
 }
 
 /* The wrappers unwrapped from tf_op pieces. */
-static const char *const azWrapper[] = {
-  "jit", "jvp", "transpose", "vmap", "pjit", "named_call", "remat",
-  "checkpoint", 0
+static const BlackLit aWrapper[] = {
+  BLACK_LIT("jit"), BLACK_LIT("jvp"), BLACK_LIT("transpose"), BLACK_LIT("vmap"), BLACK_LIT("pjit"),
+  BLACK_LIT("named_call"), BLACK_LIT("remat"), BLACK_LIT("checkpoint"), { 0, 0 }
 };
 
 /* True if z[0..n) is exactly one of the wrapper words. */
 static int isWrapperWord(const u8 *z, int n){
   int k;
-  for(k=0; azWrapper[k]; k++){
-    if( (int)strlen(azWrapper[k])==n && memcmp(z, azWrapper[k], n)==0 ) return 1;
+  for(k=0; aWrapper[k].z; k++){
+    if( aWrapper[k].n==n && memcmp(z, aWrapper[k].z, n)==0 ) return 1;
   }
   return 0;
 }
