@@ -37,12 +37,16 @@ def capture(path):
         json.dump({"traceEvents": ev}, f)
 
 
-class BulkRows(unittest.TestCase):
+class Imported(unittest.TestCase):
+    """One capture, written by cls.write(path) (its return value kept in
+    cls.made), imported into a connection of its own."""
+    FILE = None
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = TempDir()
-        path = os.path.join(cls.tmp.path, "steps.json")
-        capture(path)
+        path = os.path.join(cls.tmp.path, cls.FILE)
+        cls.made = cls.write(path)
         cls.db = connect()
         cls.db.execute("SELECT profsum_import(?, 'r')", (path,))
 
@@ -53,6 +57,11 @@ class BulkRows(unittest.TestCase):
 
     def q(self, sql):
         return self.db.execute(sql).fetchall()
+
+
+class BulkRows(Imported):
+    FILE = "steps.json"
+    write = staticmethod(capture)
 
     def test_step_spans(self):
         self.assertEqual(self.q("SELECT count(*), sum(dur_ps), min(step), max(step), typeof(start_ps), "
@@ -112,22 +121,13 @@ def names_capture(path):
     return order
 
 
-class PerNameRows(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = TempDir()
-        path = os.path.join(cls.tmp.path, "names.json")
-        cls.order = names_capture(path)
-        cls.db = connect()
-        cls.db.execute("SELECT profsum_import(?, 'n')", (path,))
+class PerNameRows(Imported):
+    FILE = "names.json"
+    write = staticmethod(names_capture)
 
-    @classmethod
-    def tearDownClass(cls):
-        cls.db.close()
-        cls.tmp.__exit__(None, None, None)
-
-    def q(self, sql):
-        return self.db.execute(sql).fetchall()
+    @property
+    def order(self):
+        return self.made
 
     def test_ops(self):
         rows = self.q("SELECT name, count, total_duration, exclusive_duration, typeof(count), "
