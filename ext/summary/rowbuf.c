@@ -192,6 +192,8 @@ void profsumRowBufTextStatic(ProfsumRowBuf *b, const char *z, int n){
   x->n = n<0 ? (int)strlen(z) : n;
 }
 
+/* See rowbuf.h: the bytes go to b->aText, the cell keeps their offset
+** (the buffer may move as it grows). */
 void profsumRowBufText(ProfsumRowBuf *b, const char *z, int n){
   ProfsumCell *x = rbCell(b);
   x->eType = SQLITE_NULL;

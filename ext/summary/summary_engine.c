@@ -95,6 +95,7 @@ void profsumEngRowStrId(Engine *e, ProfsumRowBuf *b, int32_t id){
   else profsumRowBufTextStatic(b, SP_STR(&e->pool, id), SP_LEN(&e->pool, id));
 }
 
+/* See engine_int.h. */
 int profsumEngRowsErr(Engine *e, int rc){
   if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ) return profsumEngErr(e, rc, "%s", sqlite3_errmsg(e->db));
   return rc;
