@@ -703,29 +703,26 @@ static void gapsPickMarkers(Gaps *g){
   }
 }
 
-/* profsum_agg_gap, then profsum_agg_gap_context. */
-static int gapsWrite(Gaps *g){
+/* profsum_agg_gap: one row per payload op, in the order of the table's
+** key (profsumEngStrOrder). */
+static int gapsWriteGaps(Gaps *g){
   Engine *e = g->e;
   ProfsumRowBuf b;
-  int64_t i, j, n;
-  int32_t *aId1 = 0, *aId2 = 0;
-  int64_t *aOrd = 0, *aSlot = 0;
+  int64_t i;
+  int32_t *aId = 0;
+  int64_t *aOrd = 0;
   int rc = profsumRowBufInit(&b, e->db, e->zSchema, "profsum_agg_gap",
       "trace_id, name, marker_op, count, total_gap_duration, max_gap_duration", 6);
-  /* both tables' rows in the order of their keys (profsumEngStrOrder) */
   if( rc==SQLITE_OK ){
-    n = g->nGapRow > g->ctxMap.nSlot ? g->nGapRow : g->ctxMap.nSlot;
-    aId1 = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n+1));
-    aId2 = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(n+1));
-    aSlot = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(n+1));
-    if( aId1==0 || aId2==0 || aSlot==0 ) rc = SQLITE_NOMEM;
+    aId = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(g->nGapRow+1));
+    if( aId==0 ) rc = SQLITE_NOMEM;
   }
   if( rc==SQLITE_OK ){
-    for(i=0; i<g->nGapRow; i++) aId1[i] = (int32_t)g->aGapAgg[GAPROW*i+3];
-    rc = profsumEngStrOrder(e, g->nGapRow, aId1, 0, &aOrd);
+    for(i=0; i<g->nGapRow; i++) aId[i] = (int32_t)g->aGapAgg[GAPROW*i+3];
+    rc = profsumEngStrOrder(e, g->nGapRow, aId, 0, &aOrd);
   }
-  for(j=0; rc==SQLITE_OK && j<g->nGapRow; j++){
-    int64_t *row = &g->aGapAgg[GAPROW*aOrd[j]];
+  for(i=0; rc==SQLITE_OK && i<g->nGapRow; i++){
+    const int64_t *row = &g->aGapAgg[GAPROW*aOrd[i]];
     profsumRowBufInt(&b, e->traceId);
     profsumEngRowStrId(e, &b, (int32_t)row[3]);
     profsumEngRowStrId(e, &b, (int32_t)row[4]);
@@ -736,22 +733,37 @@ static int gapsWrite(Gaps *g){
   }
   if( rc==SQLITE_OK ) rc = profsumRowBufFlush(&b);
   profsumRowBufFree(&b);
-  sqlite3_free(aOrd); aOrd = 0;
+  sqlite3_free(aOrd);
+  sqlite3_free(aId);
+  return profsumEngRowsErr(e, rc);
+}
+
+/* profsum_agg_gap_context: one row per (payload op, region path), in the
+** order of the table's key (profsumEngStrOrder). */
+static int gapsWriteContexts(Gaps *g){
+  Engine *e = g->e;
+  ProfsumRowBuf b;
+  int64_t i, n = 0;
+  int32_t *aOp = 0, *aPath = 0;
+  int64_t *aSlot = 0, *aOrd = 0;
+  int rc = profsumRowBufInit(&b, e->db, e->zSchema, "profsum_agg_gap_context",
+      "trace_id, op_name, region_path, count, total_gap_duration", 5);
   if( rc==SQLITE_OK ){
-    rc = profsumRowBufInit(&b, e->db, e->zSchema, "profsum_agg_gap_context",
-        "trace_id, op_name, region_path, count, total_gap_duration", 5);
+    aOp = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(g->ctxMap.nSlot+1));
+    aPath = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(g->ctxMap.nSlot+1));
+    aSlot = sqlite3_malloc64(sizeof(int64_t)*(sqlite3_uint64)(g->ctxMap.nSlot+1));
+    if( aOp==0 || aPath==0 || aSlot==0 ) rc = SQLITE_NOMEM;
   }
-  n = 0;
   for(i=0; rc==SQLITE_OK && i<g->ctxMap.nSlot; i++){
     const HEnt *h = &g->ctxMap.a[i];
     if( !h->used ) continue;
-    aId1[n] = (int32_t)h->k1;
-    aId2[n] = (int32_t)h->k2;
+    aOp[n] = (int32_t)h->k1;
+    aPath[n] = (int32_t)h->k2;
     aSlot[n++] = i;
   }
-  if( rc==SQLITE_OK ) rc = profsumEngStrOrder(e, n, aId1, aId2, &aOrd);
-  for(j=0; rc==SQLITE_OK && j<n; j++){
-    const HEnt *h = &g->ctxMap.a[aSlot[aOrd[j]]];
+  if( rc==SQLITE_OK ) rc = profsumEngStrOrder(e, n, aOp, aPath, &aOrd);
+  for(i=0; rc==SQLITE_OK && i<n; i++){
+    const HEnt *h = &g->ctxMap.a[aSlot[aOrd[i]]];
     profsumRowBufInt(&b, e->traceId);
     profsumEngRowStrId(e, &b, (int32_t)h->k1);
     profsumEngRowStrId(e, &b, (int32_t)h->k2);
@@ -762,10 +774,16 @@ static int gapsWrite(Gaps *g){
   if( rc==SQLITE_OK ) rc = profsumRowBufFlush(&b);
   profsumRowBufFree(&b);
   sqlite3_free(aOrd);
-  sqlite3_free(aId1);
-  sqlite3_free(aId2);
   sqlite3_free(aSlot);
+  sqlite3_free(aPath);
+  sqlite3_free(aOp);
   return profsumEngRowsErr(e, rc);
+}
+
+/* profsum_agg_gap, then profsum_agg_gap_context. */
+static int gapsWrite(Gaps *g){
+  int rc = gapsWriteGaps(g);
+  return rc ? rc : gapsWriteContexts(g);
 }
 
 /* The gap pass and the markers' pick: the side job of profsumEngGapsBegin

@@ -122,10 +122,16 @@ static void xBindId(const InsXla *p, sqlite3_stmt *pSt, int i, int32_t id){
   else sqlite3_bind_text(pSt, i, p->pool.az[id], (int)p->pool.an[id], SQLITE_STATIC);
 }
 
+/* True if a sum of bytes v is stored as an INTEGER (it fits in 64 bits):
+** llround(v) then; else it is stored as REAL. */
+static int xBytesFit(double v){
+  return fabs(v)<9223372036854775808.0;
+}
+
 /* Bind a sum of bytes: INTEGER while it fits, else REAL. */
 static void xBindBytes(sqlite3_stmt *pSt, int i, int has, double v){
   if( !has ) sqlite3_bind_null(pSt, i);
-  else if( fabs(v)<9223372036854775808.0 ) sqlite3_bind_int64(pSt, i, (sqlite3_int64)llround(v));
+  else if( xBytesFit(v) ) sqlite3_bind_int64(pSt, i, (sqlite3_int64)llround(v));
   else sqlite3_bind_double(pSt, i, v);
 }
 
@@ -138,7 +144,7 @@ static void xRowId(const InsXla *p, ProfsumRowBuf *b, int32_t id){
 /* The next column of a row of b: a sum of bytes as xBindBytes binds it. */
 static void xRowBytes(ProfsumRowBuf *b, int has, double v){
   if( !has ) profsumRowBufNull(b);
-  else if( fabs(v)<9223372036854775808.0 ) profsumRowBufInt(b, (sqlite3_int64)llround(v));
+  else if( xBytesFit(v) ) profsumRowBufInt(b, (sqlite3_int64)llround(v));
   else profsumRowBufDouble(b, v);
 }
 
@@ -472,7 +478,7 @@ static int xUtilRow(ProfsumRowBuf *pRb, sqlite3_int64 traceId, const char *zDev,
   /* a step's bytes unrounded (an op's share by time: REAL when not whole,
   ** so that its rates are the ops' own; the view shows them rounded); a
   ** whole sum INTEGER while it fits (as xBindBytes) */
-  if( nB>0 && by==floor(by) && fabs(by)<9223372036854775808.0 ){
+  if( nB>0 && by==floor(by) && xBytesFit(by) ){
     profsumRowBufInt(pRb, (sqlite3_int64)llround(by));
   }else if( nB>0 ){
     profsumRowBufDouble(pRb, by);
