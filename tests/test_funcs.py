@@ -347,6 +347,8 @@ class ShapeSignatureTest(FuncTestCase):
             # DOTALL: the tuple may span lines.
             "%t = (f32[2],\n s32[3]) tuple()": "2|3",
             "pred[2,2] and u8[3] and s8[1]": "2,2|3|1",
+            # Every dtype's first letter in upper case, between other text.
+            "x BF16[3] aPRED[1]-U32[2] zS8[4]": "3|1|2|4",
             "\u017f32[7]": "7",                     # IGNORECASE: long s is s
             "c64[2]": None, "f32[] scalar": None, "nothing": None,
             # An empty token normalizes to "", which is still a signature.

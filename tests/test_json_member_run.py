@@ -38,6 +38,8 @@ ODD = [
     '"k%d":true', '"k%d":false', '"k%d":null',
     '"kernel_details":{"a":"b%d","c":[1,"x"]}',
     '"k%d":["s","t"]',
+    '"k%d":[]', '"k%d":{}', '"k%d": [[], {}]',   # empty containers, passed over at once
+    '"k%d":[ ]',
     '"hlo_op": "space after colon %d"',
     '"hlo_op" :"space before colon %d"',
     '"long_name":"%s"',                    # long: across 64-byte words
@@ -201,6 +203,9 @@ class MemberRun(unittest.TestCase):
             '{"a":"b","c":"\\x"}': "invalid escape",
             '{"a":"b","c":"d\\u12G4"}': "invalid \\u escape",
             '{"a":"b","c":"d"]': "expected ',' or '}'",
+            '{"a":[] "c":"d"}': "expected ',' or '}'",
+            '{"a":[],"c":{} ]}': "expected ',' or '}'",
+            '{"a":[}': "expected a value",
         }
         self.check_errors(cases, lambda args: '{"ph":"X","pid":1,"tid":1,"ts":1,"dur":1,"name":"e","args":%s}' % args,
                           "SELECT tf_op, args FROM trace_events(?)", "err")

@@ -438,7 +438,12 @@ static int skipContainer(ProfsumScan *s, const u8 *p, const u8 *e,
   int expect;
   int afterComma = 0;
   const u8 *p0 = p;
-  int quick = MEMBER_RUN_OK(s, e);  /* profsumSkipQuick not tried yet */
+  int quick;
+  if( e-p>=2 && p[1]==(u8)(*p+2) ){        /* "[]" or "{}" ('['+2 is ']') */
+    *ppEnd = p+2;                           /* (most of a PyTorch trace's */
+    return P_OK;                            /* args arrays): no flags */
+  }
+  quick = MEMBER_RUN_OK(s, e);              /* profsumSkipQuick not tried yet */
   if( quick && (*p!='{' || e-p<2 || p[1]!='"') ){
     /* an array, or an object that does not open with a key at once (white
     ** space: Kineto's): the quick pass first */

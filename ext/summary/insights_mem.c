@@ -268,9 +268,11 @@ static int kernelKey(const char *z, int64_t n){
 /* Keys of a memory event's stats. */
 enum { MK_ALLOCATOR, MK_INUSE, MK_LIFE, MK_BYTES, MK_REQ, MK_ADDR, MK_TFOP, MK_REGION,
        MK_DTYPE, MK_SHAPE, MK_TSHAPE, MK_N };
-static const char *const azMemKey[MK_N] = {
-  "allocator_name", "bytes_allocated", "peak_bytes_in_use", "allocation_bytes",
-  "requested_bytes", "addr", "tf_op", "region_type", "data_type", "shape", "tensor_shape"
+#define MEM_KEY(s) { s, (int)sizeof(s)-1 }
+static const struct { const char *z; int n; } aMemKey[MK_N] = {
+  MEM_KEY("allocator_name"), MEM_KEY("bytes_allocated"), MEM_KEY("peak_bytes_in_use"),
+  MEM_KEY("allocation_bytes"), MEM_KEY("requested_bytes"), MEM_KEY("addr"), MEM_KEY("tf_op"),
+  MEM_KEY("region_type"), MEM_KEY("data_type"), MEM_KEY("shape"), MEM_KEY("tensor_shape")
 };
 
 /* The detail text of m that key k (MK_...) fills: tf_op, region type,
@@ -290,7 +292,10 @@ static MemTxt *memDetailField(MemIn *m, int k){
 /* The MK_* of name z[0..n), or -1. */
 static int memKey(const char *z, int64_t n){
   int k;
-  for(k=0; k<MK_N; k++) if( eq(z, n, azMemKey[k]) ) return k;
+  if( z==0 ) return -1;
+  for(k=0; k<MK_N; k++){
+    if( aMemKey[k].n==n && memcmp(z, aMemKey[k].z, (size_t)n)==0 ) return k;
+  }
   return -1;
 }
 

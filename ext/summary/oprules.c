@@ -389,7 +389,8 @@ int profsumSemanticFamily(const char *zName, int nName,
 ** Shape signatures (§4.6 extract_shape_signature)
 */
 
-/* The dtypes of (?:bf16|f32|f16|s32|u32|s8|u8|pred)\[([^\]]+)\] */
+/* The dtypes of (?:bf16|f32|f16|s32|u32|s8|u8|pred)\[([^\]]+)\] (their
+** first letters are listed again in dtypeMayStart: keep both in step) */
 static const char *const azDtype[] = {
   "bf16", "f32", "f16", "s32", "u32", "s8", "u8", "pred", 0
 };
@@ -438,6 +439,20 @@ static int dtypeTokenAt(const u8 *z, int n, int i, CloseCache *pCache,
   return -1;
 }
 
+/* Can a dtype of azDtype start at a byte c (as foldAt folds it)?  Their
+** first letters are b, f, s, u and p in either case; 0xC5 opens U+017F,
+** which folds to 's'.  Any other byte starts no match: sigFindAll passes
+** over it without trying the literals. */
+static int dtypeMayStart(u8 c){
+  switch( c ){
+    case 'b': case 'f': case 's': case 'u': case 'p':
+    case 'B': case 'F': case 'S': case 'U': case 'P':
+    case 0xC5:
+      return 1;
+  }
+  return 0;
+}
+
 /* Output of a shape signature under construction. */
 typedef struct SigOut SigOut;
 struct SigOut {
@@ -479,8 +494,9 @@ static void sigFindAll(SigOut *p, const u8 *z, int a, int b, int nLimit){
   CloseCache cache;
   cache.q = cache.c = -1;        /* Nothing cached */
   while( i<b && (nLimit<=0 || nFound<nLimit) ){
-    int iDims, eDims;
-    int j = dtypeTokenAt(z, b, i, &cache, &iDims, &eDims);
+    int iDims, eDims, j;
+    if( !dtypeMayStart(z[i]) ){ i++; continue; }
+    j = dtypeTokenAt(z, b, i, &cache, &iDims, &eDims);
     if( j<0 ){ i++; continue; }
     sigAddToken(p, z, iDims, eDims);
     nFound++;

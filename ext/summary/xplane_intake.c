@@ -69,8 +69,10 @@
 #define XK_STEP_NUM    7
 #define XK_STEP        8
 #define XK_N           9
-static const char *const azXpKey[XK_N] = {
-  "tf_op", "name", "source", "source_file", "file_name", "long_name", "run_id", "step_num", "step"
+#define XP_KEY(s) { s, (int64_t)sizeof(s)-1 }
+static const struct { const char *z; int64_t n; } aXpKey[XK_N] = {
+  XP_KEY("tf_op"), XP_KEY("name"), XP_KEY("source"), XP_KEY("source_file"),
+  XP_KEY("file_name"), XP_KEY("long_name"), XP_KEY("run_id"), XP_KEY("step_num"), XP_KEY("step")
 };
 
 /* Map the stats a[0..n) that have a value and a known, non-empty name
@@ -85,7 +87,7 @@ static void xpMapStats(const ProfsumXpStat *a, int n, const ProfsumXpStat **ap, 
     const ProfsumXpStat *st = &a[i];
     if( st->zName==0 || st->nName==0 || st->eType==PROFSUM_XV_NONE ) continue;
     for(k=0; k<XK_N; k++){
-      if( (int64_t)strlen(azXpKey[k])==st->nName && memcmp(azXpKey[k], st->zName, (size_t)st->nName)==0 ){
+      if( aXpKey[k].n==st->nName && memcmp(aXpKey[k].z, st->zName, (size_t)st->nName)==0 ){
         const ProfsumXpStat *v = profsumXpStatRef(st, &aView[k]);
         if( v ) ap[k] = v;
         break;
