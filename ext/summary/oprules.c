@@ -54,6 +54,8 @@ static int asciiLower(int c){ return (c>='A' && c<='Z') ? c+32 : c; }
 /* Python str.strip() on z[*pi..*pe) (profsumPyStrip). */
 static void spanStripWs(const u8 *z, int *pi, int *pe){
   int64_t i = *pi, e = *pe;
+  /* ASCII bytes above the space at both ends (the usual case): no space */
+  if( i<e && z[i]>0x20 && z[i]<0x80 && z[e-1]>0x20 && z[e-1]<0x80 ) return;
   profsumPyStrip(z, &i, &e);
   *pi = (int)i;
   *pe = (int)e;
@@ -792,11 +794,14 @@ struct BlackNorm {
   u8 aHead[16];                 /* First characters after the leading '_'s */
   int nNorm;                    /* Characters emitted (after leading '_'s) */
   int nLast;                    /* Length without trailing '_'s */
-  u8 aWin[7];                   /* The last 7 characters emitted */
+  uint64_t win;                 /* The last 8 characters emitted, the last
+                                ** in the low byte */
   int bContains;                /* A "contains" token was seen */
 };
 
-/* Blacklist tables of §4.9 (mainline: no `command_buffer`). */
+/* Blacklist tables of §4.9 (mainline: no `command_buffer`).  The switch
+** in profsumIsBlacklistedSegment lists the first letters of the exact and
+** prefix tokens: keep it in step with them. */
 typedef struct BlackLit { const char *z; int n; } BlackLit;   /* a token and its length */
 #define BLACK_LIT(s) { s, (int)sizeof(s)-1 }
 static const BlackLit aBlackExact[] = {
@@ -819,18 +824,17 @@ static void blackEmit(BlackNorm *p, int c){
   if( c=='_' && p->nNorm==0 ) return;
   if( p->nNorm<(int)sizeof(p->aHead) ) p->aHead[p->nNorm] = (u8)c;
   p->nNorm++;
-  memmove(p->aWin, p->aWin+1, sizeof(p->aWin)-1);
-  p->aWin[sizeof(p->aWin)-1] = (u8)c;
+  p->win = (p->win<<8) | (u8)c;
   if( c=='_' ) return;
   p->nLast = p->nNorm;
+  if( c!='h' && c!='e' && c!='k' ) return;    /* No token ends otherwise */
   for(k=0; aBlackContains[k].z; k++){
     const char *zTok = aBlackContains[k].z;
-    int nTok = aBlackContains[k].n;
-    if( c!='h' && c!='e' && c!='k' ) break;   /* No token ends otherwise */
-    if( (u8)zTok[nTok-1]==c && p->nNorm>=nTok
-     && memcmp(p->aWin + sizeof(p->aWin) - nTok, zTok, nTok)==0 ){
-      p->bContains = 1;
-    }
+    int nTok = aBlackContains[k].n, j;
+    uint64_t w = p->win;
+    if( (u8)zTok[nTok-1]!=c || p->nNorm<nTok ) continue;
+    for(j=nTok-1; j>=0 && (u8)zTok[j]==(u8)w; j--) w >>= 8;
+    if( j<0 ) p->bContains = 1;
   }
 }
 
@@ -847,7 +851,7 @@ int profsumIsBlacklistedSegment(const char *zIn, int n){
   int i, k, len, bSep = 0;
   memset(&b, 0, sizeof(b));
   for(i=0; i<n; i+=len){
-    int c = utf8Decode(z, n, i, &len);
+    int c = z[i]<0x80 ? (len = 1, z[i]) : utf8Decode(z, n, i, &len);
     int w = -1;                   /* ASCII character emitted, if any */
     if( c>=0 && c<0x80 && isIdentChar(c) ) w = asciiLower(c);
     else if( c==0x212A ) w = 'k';
@@ -859,6 +863,10 @@ int profsumIsBlacklistedSegment(const char *zIn, int n){
   }
   if( b.nLast==0 ) return 1;
   if( b.bContains ) return 1;
+  switch( b.aHead[0] ){            /* the first letters of the tokens below */
+    case 'c': case 'e': case 'l': case 'p': case 's': case 't': case 'x': break;
+    default: return 0;
+  }
   for(k=0; aBlackExact[k].z; k++){
     int nTok = aBlackExact[k].n;
     if( b.nLast==nTok && memcmp(b.aHead, aBlackExact[k].z, nTok)==0 ) return 1;

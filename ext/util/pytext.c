@@ -266,11 +266,26 @@ int64_t profsumUtf8Before(const unsigned char *z, int64_t i, int64_t e, int *pc)
 void profsumPyStrip(const unsigned char *z, int64_t *pi, int64_t *pe){
   int64_t i = *pi, e = *pe;
   int len, c;
-  while( i<e && profsumPyIsSpace(profsumUtf8Decode(z, e, i, &len)) ) i += len;
+  /* An ASCII byte is a whole character (no decoding); most texts start
+  ** and end with one that is no space, and are left at once. */
+  while( i<e ){
+    if( z[i]<0x80 ){
+      if( !profsumPyIsSpace(z[i]) ) break;
+      i++;
+    }else{
+      if( !profsumPyIsSpace(profsumUtf8Decode(z, e, i, &len)) ) break;
+      i += len;
+    }
+  }
   while( e>i ){
-    int64_t s = profsumUtf8Before(z, i, e, &c);
-    if( !profsumPyIsSpace(c) ) break;
-    e = s;
+    if( z[e-1]<0x80 ){
+      if( !profsumPyIsSpace(z[e-1]) ) break;
+      e--;
+    }else{
+      int64_t s = profsumUtf8Before(z, i, e, &c);
+      if( !profsumPyIsSpace(c) ) break;
+      e = s;
+    }
   }
   *pi = i;
   *pe = e;
