@@ -349,6 +349,9 @@ class ShapeSignatureTest(FuncTestCase):
             "pred[2,2] and u8[3] and s8[1]": "2,2|3|1",
             # Every dtype's first letter in upper case, between other text.
             "x BF16[3] aPRED[1]-U32[2] zS8[4]": "3|1|2|4",
+            # A long s before the '[' by 3 and 4 bytes, after long text.
+            "q" * 40 + " \u017f8[3] " + "r" * 40 + " \u017f32[5] [x] s8[]": "3|5",
+            "[[[ bf16[[2]] ": "[2",
             "\u017f32[7]": "7",                     # IGNORECASE: long s is s
             "c64[2]": None, "f32[] scalar": None, "nothing": None,
             # An empty token normalizes to "", which is still a signature.

@@ -493,10 +493,20 @@ static void sigAddToken(SigOut *p, const u8 *z, int iDims, int eDims){
 */
 static void sigFindAll(SigOut *p, const u8 *z, int a, int b, int nLimit){
   int i = a, nFound = 0;
+  int q = -1;                    /* The first '[' at or after i+2, once found */
   CloseCache cache;
   cache.q = cache.c = -1;        /* Nothing cached */
   while( i<b && (nLimit<=0 || nFound<nLimit) ){
     int iDims, eDims, j;
+    if( q<i+2 ){
+      /* A dtype is 2 to 4 bytes (U+017F takes two) and its '[' follows
+      ** it: no position more than 5 bytes before the next '[' can start
+      ** a token, so the search resumes there. */
+      const u8 *pOpen = i+2<b ? memchr(z+i+2, '[', (size_t)(b-i-2)) : 0;
+      if( pOpen==0 ) break;
+      q = (int)(pOpen - z);
+      if( q-5>i ) i = q-5;
+    }
     if( !dtypeMayStart(z[i]) ){ i++; continue; }
     j = dtypeTokenAt(z, b, i, &cache, &iDims, &eDims);
     if( j<0 ){ i++; continue; }
