@@ -317,6 +317,33 @@ class Fixtures(Base):
         hot = self.db.execute("SELECT name FROM profsum_hot_ops WHERE label='v1' ORDER BY rank").fetchall()
         self.assertEqual(hot[0][0], "fusion.1")
 
+    def test_hot_ops_first_of_many(self):
+        """hot_ops are the ops first by exclusive time, then total time, then
+        name (bytewise), whatever the order the ops are stored in: ties on
+        both sums at the limit, names whose order differs from their times'
+        and a name that sorts before its ASCII neighbours (UTF-8)."""
+        rng = random.Random(17)
+        evs = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/device:TPU:0"}},
+               {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "XLA Ops"}}]
+        spec = {}                         # name -> [count, duration µs]
+        for i in range(300):
+            name = rng.choice(["z%03d" % i, "a%03d" % (299 - i), "\u00e9%d" % i, "m%d" % (i % 7)])
+            spec.setdefault(name, [0, rng.choice([1, 2, 2, 3, 5])])[0] += 1
+        names = list(spec)
+        rng.shuffle(names)
+        ts = 0
+        for name in names:
+            count, dur = spec[name]
+            for _ in range(count):
+                evs.append({"ph": "X", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur})
+                ts += dur + 1
+        want = sorted(spec, key=lambda n: (-spec[n][0] * spec[n][1], n.encode()))
+        for limit in (0, 1, 7, 40, len(spec), len(spec) + 5):
+            d, _ = self.summary({"traceEvents": evs}, "many%d" % limit,
+                                {"warmup_steps": 0, "hot_op_limit": limit})
+            got = [(h["name"], h["count"], h["exclusive_duration"]) for h in d["hot_ops"]]
+            self.assertEqual(got, [(n, spec[n][0], float(spec[n][0] * spec[n][1])) for n in want[:limit]])
+
     def test_errors(self):
         with self.assertRaises(sqlite3.Error) as cm:
             self.db.execute("SELECT profsum_summary_json('nope')").fetchone()

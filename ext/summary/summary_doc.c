@@ -879,9 +879,55 @@ static char *colCopy(sqlite3_stmt *p, int i, int *pn, int *pRc){
   return zCopy;
 }
 
-/* Read every op of the trace into *pa (*pn entries, in table order; free
-** with hotOpsFree, also on error). */
-static int readHotOps(DocBuild *b, HotOp **pa, int *pn){
+/* cmpHot of an op not read yet (its sums and name z[0..n)) against b. */
+static int cmpHotRow(double exclRef, double totalRef, const char *z, int n, const HotOp *b){
+  if( exclRef!=b->exclRef ) return exclRef>b->exclRef ? -1 : 1;
+  if( totalRef!=b->totalRef ) return totalRef>b->totalRef ? -1 : 1;
+  return cmpBytes(z, n, b->zName, b->nName);
+}
+
+/* Restore the heap of a[0..n) (the op that sorts last by cmpHot on top)
+** after a[i] changed: up toward the top (bUp), or down from it. */
+static void hotHeapFix(HotOp *a, int n, int i, int bUp){
+  HotOp x = a[i];
+  if( bUp ){
+    while( i>0 && cmpHot(&x, &a[(i-1)/2])>0 ){ a[i] = a[(i-1)/2]; i = (i-1)/2; }
+  }else{
+    for(;;){
+      int c = 2*i+1;
+      if( c>=n ) break;
+      if( c+1<n && cmpHot(&a[c+1], &a[c])>0 ) c++;
+      if( cmpHot(&a[c], &x)<=0 ) break;
+      a[i] = a[c]; i = c;
+    }
+  }
+  a[i] = x;
+}
+
+/* Fill *h from the row of p (its texts copied; *pRc on a copy's failure). */
+static void hotOpFill(HotOp *h, sqlite3_stmt *p, int *pRc){
+  memset(h, 0, sizeof(*h));
+  /* each text copied, or the document is out of memory (not an op
+  ** without its shape, source or tf_op) */
+  h->zName = colCopy(p, 0, &h->nName, pRc);
+  if( h->zName==0 && *pRc==SQLITE_OK ) h->zName = sqlite3_mprintf("");   /* NULL: "" */
+  h->zShape = colCopy(p, 2, &h->nShape, pRc);
+  h->zSource = colCopy(p, 3, &h->nSource, pRc);
+  h->zTf = colCopy(p, 4, &h->nTf, pRc);
+  h->count = sqlite3_column_int64(p, 1);
+  h->hasFlop = sqlite3_column_type(p, 5)!=SQLITE_NULL;
+  h->flop = sqlite3_column_double(p, 5);
+  h->exclRef = sqlite3_column_double(p, 6);
+  h->totalRef = sqlite3_column_double(p, 7);
+  if( h->zName==0 ) *pRc = SQLITE_NOMEM;
+}
+
+/* Read the nKeep ops of the trace that sort first by cmpHot into *pa (*pn
+** entries, in no order; free with hotOpsFree, also on error).  They are
+** kept in a heap whose top sorts last: once the heap is full, an op that
+** sorts after its top is passed over without copying its texts, so a
+** trace of many distinct ops costs a scan, not a copy and a sort of all. */
+static int readHotOps(DocBuild *b, int nKeep, HotOp **pa, int *pn){
   HotOp *a = 0;
   int n = 0, nAlloc = 0, rc;
   sqlite3_stmt *p = 0;
@@ -892,31 +938,29 @@ static int readHotOps(DocBuild *b, HotOp **pa, int *pn){
             "coalesce(total_ref, total_duration) FROM \"%w\".profsum_agg_op WHERE trace_id=?1", b->zS);
   if( rc ) return rc;
   sqlite3_bind_int64(p, 1, b->iTrace);
-  while( rc==SQLITE_OK && sqlite3_step(p)==SQLITE_ROW ){
-    HotOp *h;
-    if( n>=nAlloc ){
-      int nNew = nAlloc ? nAlloc*2 : 64;
-      HotOp *aNew = sqlite3_realloc64(a, sizeof(HotOp)*(sqlite3_uint64)nNew);
-      if( aNew==0 ){ rc = SQLITE_NOMEM; break; }
-      a = aNew; nAlloc = nNew;
+  while( rc==SQLITE_OK && nKeep>0 && sqlite3_step(p)==SQLITE_ROW ){
+    if( n<nKeep ){
+      if( n>=nAlloc ){
+        int nNew = nAlloc ? nAlloc*2 : 64;
+        HotOp *aNew;
+        if( nNew>nKeep ) nNew = nKeep;
+        aNew = sqlite3_realloc64(a, sizeof(HotOp)*(sqlite3_uint64)nNew);
+        if( aNew==0 ){ rc = SQLITE_NOMEM; break; }
+        a = aNew; nAlloc = nNew;
+      }
+      hotOpFill(&a[n++], p, &rc);
+      if( rc==SQLITE_OK ) hotHeapFix(a, n, n-1, 1);
+    }else{
+      const char *z = sqlite3_column_type(p, 0)==SQLITE_NULL ? "" : (const char*)sqlite3_column_text(p, 0);
+      int nz = sqlite3_column_bytes(p, 0);
+      if( z==0 ){ rc = SQLITE_NOMEM; break; }
+      if( cmpHotRow(sqlite3_column_double(p, 6), sqlite3_column_double(p, 7), z, nz, &a[0])<0 ){
+        sqlite3_free(a[0].zName); sqlite3_free(a[0].zShape);
+        sqlite3_free(a[0].zSource); sqlite3_free(a[0].zTf);
+        hotOpFill(&a[0], p, &rc);
+        if( rc==SQLITE_OK ) hotHeapFix(a, n, 0, 0);
+      }
     }
-    h = &a[n++];
-    memset(h, 0, sizeof(*h));
-    {
-      /* each text copied, or the document is out of memory (not an op
-      ** without its shape, source or tf_op) */
-      h->zName = colCopy(p, 0, &h->nName, &rc);
-      if( h->zName==0 && rc==SQLITE_OK ) h->zName = sqlite3_mprintf("");   /* NULL: "" */
-      h->zShape = colCopy(p, 2, &h->nShape, &rc);
-      h->zSource = colCopy(p, 3, &h->nSource, &rc);
-      h->zTf = colCopy(p, 4, &h->nTf, &rc);
-    }
-    h->count = sqlite3_column_int64(p, 1);
-    h->hasFlop = sqlite3_column_type(p, 5)!=SQLITE_NULL;
-    h->flop = sqlite3_column_double(p, 5);
-    h->exclRef = sqlite3_column_double(p, 6);
-    h->totalRef = sqlite3_column_double(p, 7);
-    if( h->zName==0 ) rc = SQLITE_NOMEM;
   }
   *pa = a; *pn = n;
   return profsumFinishRows(b->db, p, rc, b->pzErr);
@@ -951,7 +995,7 @@ static int buildHotOps(DocBuild *b){
   int n = 0, i, nRef, rc;
   JNode *arr = jArr();
   jSetLit(b->doc, "hot_ops", arr);
-  rc = readHotOps(b, &a, &n);
+  rc = readHotOps(b, b->pK->hotOpLimit, &a, &n);
   if( rc==SQLITE_OK ){
     if( n>1 ) qsort(a, (size_t)n, sizeof(HotOp), cmpHot);
     nRef = n<b->pK->hotOpLimit ? n : b->pK->hotOpLimit;
