@@ -69,11 +69,29 @@
 #define XK_STEP_NUM    7
 #define XK_STEP        8
 #define XK_N           9
-#define XP_KEY(s) { s, (int64_t)sizeof(s)-1 }
-static const struct { const char *z; int64_t n; } aXpKey[XK_N] = {
-  XP_KEY("tf_op"), XP_KEY("name"), XP_KEY("source"), XP_KEY("source_file"),
-  XP_KEY("file_name"), XP_KEY("long_name"), XP_KEY("run_id"), XP_KEY("step_num"), XP_KEY("step")
-};
+
+/* The XK_* of stat name z[0..n), or -1: told apart by length first (this
+** runs for every stat of every event). */
+static int xpKeyOf(const char *z, int64_t n){
+  switch( n ){
+    case 4:
+      if( memcmp(z, "name", 4)==0 ) return XK_NAME;
+      if( memcmp(z, "step", 4)==0 ) return XK_STEP;
+      break;
+    case 5:  if( memcmp(z, "tf_op", 5)==0 ) return XK_TF_OP; break;
+    case 6:
+      if( memcmp(z, "source", 6)==0 ) return XK_SOURCE;
+      if( memcmp(z, "run_id", 6)==0 ) return XK_RUN_ID;
+      break;
+    case 8:  if( memcmp(z, "step_num", 8)==0 ) return XK_STEP_NUM; break;
+    case 9:
+      if( memcmp(z, "file_name", 9)==0 ) return XK_FILE_NAME;
+      if( memcmp(z, "long_name", 9)==0 ) return XK_LONG_NAME;
+      break;
+    case 11: if( memcmp(z, "source_file", 11)==0 ) return XK_SOURCE_FILE; break;
+  }
+  return -1;
+}
 
 /* Map the stats a[0..n) that have a value and a known, non-empty name
 ** into ap[XK_*] (a later stat replaces an earlier one), each as the
@@ -86,12 +104,9 @@ static void xpMapStats(const ProfsumXpStat *a, int n, const ProfsumXpStat **ap, 
   for(i=0; i<n; i++){
     const ProfsumXpStat *st = &a[i];
     if( st->zName==0 || st->nName==0 || st->eType==PROFSUM_XV_NONE ) continue;
-    for(k=0; k<XK_N; k++){
-      if( aXpKey[k].n==st->nName && memcmp(aXpKey[k].z, st->zName, (size_t)st->nName)==0 ){
-        const ProfsumXpStat *v = profsumXpStatRef(st, &aView[k]);
-        if( v ) ap[k] = v;
-        break;
-      }
+    if( (k = xpKeyOf(st->zName, st->nName))>=0 ){
+      const ProfsumXpStat *v = profsumXpStatRef(st, &aView[k]);
+      if( v ) ap[k] = v;
     }
   }
 }
