@@ -24,6 +24,7 @@
 #include "profsum_reader.h"
 #include "xplane_pb.h"
 #include "pbwire.h"
+#include "i64map.h"
 #include "growarray.h"
 
 #include <errno.h>
@@ -131,104 +132,6 @@ static void xpArenaFree(XpArena *pA){
 }
 
 /* ------------------------------------------------------------------ */
-/* int64 key → index map (open addressing)                             */
-/* ------------------------------------------------------------------ */
-typedef struct XpMap {
-  int64_t *aKey;
-  int64_t *aIdx;           /* -1: empty slot */
-  int64_t nSlot;           /* power of two, or 0 */
-  int64_t nUsed;
-  int32_t *aDense;         /* index by key below nDense, -1: none (xpMapDense) */
-  int64_t nDense;
-} XpMap;
-
-/* Slot of key k in a table of nSlot (a power of two) slots. */
-static int64_t xpMapHash(int64_t k, int64_t nSlot){
-  uint64_t h = (uint64_t)k * 0x9E3779B97F4A7C15ULL;
-  h ^= h >> 29;
-  return (int64_t)(h & (uint64_t)(nSlot-1));
-}
-
-/* Index stored for key, or -1. */
-static inline int64_t xpMapFind(const XpMap *m, int64_t key){
-  int64_t i;
-  if( (uint64_t)key < (uint64_t)m->nDense ) return m->aDense[key];
-  if( m->nSlot==0 ) return -1;
-  for(i=xpMapHash(key, m->nSlot); m->aIdx[i]>=0; i=(i+1)&(m->nSlot-1)){
-    if( m->aKey[i]==key ) return m->aIdx[i];
-  }
-  return -1;
-}
-
-/* Store key → idx (replacing).  *pOld: the index it had, or -1.
-** SQLITE_OK or SQLITE_NOMEM. */
-static int xpMapPut(XpMap *m, int64_t key, int64_t idx, int64_t *pOld){
-  int64_t i;
-  *pOld = -1;
-  if( m->aDense ){                       /* made before this key: incomplete */
-    sqlite3_free(m->aDense);
-    m->aDense = 0;
-    m->nDense = 0;
-  }
-  if( (m->nUsed+1)*2 > m->nSlot ){
-    int64_t nNew = m->nSlot ? m->nSlot*2 : 64, j;
-    int64_t *aK = sqlite3_malloc64(sizeof(int64_t)*2*(sqlite3_uint64)nNew);
-    if( aK==0 ) return SQLITE_NOMEM;
-    {
-      int64_t *aI = aK + nNew;
-      for(j=0; j<nNew; j++) aI[j] = -1;
-      for(j=0; j<m->nSlot; j++){
-        if( m->aIdx[j]>=0 ){
-          int64_t s = xpMapHash(m->aKey[j], nNew);
-          while( aI[s]>=0 ) s = (s+1)&(nNew-1);
-          aK[s] = m->aKey[j];
-          aI[s] = m->aIdx[j];
-        }
-      }
-      sqlite3_free(m->aKey);
-      m->aKey = aK;
-      m->aIdx = aI;
-      m->nSlot = nNew;
-    }
-  }
-  for(i=xpMapHash(key, m->nSlot); m->aIdx[i]>=0; i=(i+1)&(m->nSlot-1)){
-    if( m->aKey[i]==key ){ *pOld = m->aIdx[i]; m->aIdx[i] = idx; return SQLITE_OK; }
-  }
-  m->aKey[i] = key;
-  m->aIdx[i] = idx;
-  m->nUsed++;
-  return SQLITE_OK;
-}
-
-/* Empty the map and free its table. */
-static void xpMapClear(XpMap *m){
-  sqlite3_free(m->aKey);     /* aIdx lives in the same block */
-  sqlite3_free(m->aDense);
-  memset(m, 0, sizeof(*m));
-}
-
-/* Once every key is in, if all are small (writers number metadata 1, 2,
-** 3, ...: below 4 per key + 256), an array by key beside the table: each
-** event's lookups read 4 bytes of a small array, not two 8-byte slots of a
-** table twice the map's size.  Other keys, or no memory: the table alone. */
-static void xpMapDense(XpMap *m){
-  int64_t j, kMax = -1;
-  int32_t *a;
-  if( m->aDense || m->nUsed==0 || m->nUsed>INT32_MAX ) return;
-  for(j=0; j<m->nSlot; j++){
-    if( m->aIdx[j]<0 ) continue;
-    if( m->aKey[j]<0 || m->aKey[j]>=4*m->nUsed + 256 || m->aIdx[j]>INT32_MAX ) return;
-    if( m->aKey[j]>kMax ) kMax = m->aKey[j];
-  }
-  a = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(kMax + 1));
-  if( a==0 ) return;
-  for(j=0; j<=kMax; j++) a[j] = -1;
-  for(j=0; j<m->nSlot; j++) if( m->aIdx[j]>=0 ) a[m->aKey[j]] = (int32_t)m->aIdx[j];
-  m->aDense = a;
-  m->nDense = kMax + 1;
-}
-
-/* ------------------------------------------------------------------ */
 /* The decoder object                                                  */
 /* ------------------------------------------------------------------ */
 
@@ -286,9 +189,9 @@ struct ProfsumXp {
   int linesDone;
   XpArena planeArena;
   XpEMeta *aEM; int64_t nEM, nEMAlloc;
-  XpMap emMap;
+  ProfsumI64Map emMap;
   XpSMeta *aSM; int64_t nSM, nSMAlloc;
-  XpMap smMap;
+  ProfsumI64Map smMap;
   ProfsumXpStat *aPoolStat; int64_t nPoolStat, nPoolStatAlloc;
   int64_t *aPoolChild; int64_t nPoolChild, nPoolChildAlloc;
   ProfsumXpStat *aPlaneStat; int64_t nPlaneStat, nPlaneStatAlloc;
@@ -669,14 +572,14 @@ static int xpDecodeStat(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff
 /* Resolve the stat's name and a ref_value's referenced name through the
 ** current plane's stat_metadata map. */
 static void xpResolveStat(ProfsumXp *p, ProfsumXpStat *s){
-  int64_t i = xpMapFind(&p->smMap, s->metadataId);
+  int64_t i = profsumI64MapFind(&p->smMap, s->metadataId);
   if( i>=0 ){ s->zName = p->aSM[i].zName; s->nName = p->aSM[i].nName; }
   else{ s->zName = 0; s->nName = 0; }
   if( s->eRefType==PROFSUM_XV_REF ){
     /* z/n, or zPre/nPre when a compressed string came after the ref */
     const char **pz = s->eType==PROFSUM_XV_REF ? &s->z : &s->zPre;
     int64_t *pn = s->eType==PROFSUM_XV_REF ? &s->n : &s->nPre;
-    i = s->uVal <= (uint64_t)INT64_MAX ? xpMapFind(&p->smMap, (int64_t)s->uVal) : -1;
+    i = s->uVal <= (uint64_t)INT64_MAX ? profsumI64MapFind(&p->smMap, (int64_t)s->uVal) : -1;
     if( i>=0 ){ *pz = p->aSM[i].zName; *pn = p->aSM[i].nName; }
     else{ *pz = 0; *pn = 0; }
   }
@@ -807,15 +710,15 @@ static int xpMapEntry(ProfsumXp *p, int64_t start, int64_t end, int64_t *pKey,
 ** (a later map entry of the same key replaces an earlier one, in its
 ** place), else at the end, the array grown when full.  SQLITE_OK, or
 ** SQLITE_NOMEM (pbwNoMem's). */
-static int xpMapStore(ProfsumXp *p, XpMap *m, void **pa, int64_t *pn, int64_t *pnAlloc,
+static int xpMapStore(ProfsumXp *p, ProfsumI64Map *m, void **pa, int64_t *pn, int64_t *pnAlloc,
                       size_t sz, int64_t key, const void *pVal){
   int64_t iSlot;
   void *a = profsumGrowArray(*pa, *pn, pnAlloc, sz, 64);
   if( a==0 ) return pbwNoMem(&p->in);
   *pa = a;
-  iSlot = xpMapFind(m, key);
+  iSlot = profsumI64MapFind(m, key);
   if( iSlot<0 ){
-    if( xpMapPut(m, key, *pn, &iSlot) ) return pbwNoMem(&p->in);
+    if( profsumI64MapPut(m, key, *pn, &iSlot) ) return pbwNoMem(&p->in);
     iSlot = (*pn)++;
   }
   memcpy((char*)a + (size_t)iSlot*sz, pVal, sz);
@@ -936,8 +839,8 @@ static int xpPlaneIndex(ProfsumXp *p){
   }
   pl->aStat = p->nPlaneStat ? p->aPlaneStat : 0;
   pl->nStat = (int)p->nPlaneStat;
-  xpMapDense(&p->emMap);
-  xpMapDense(&p->smMap);
+  profsumI64MapDense(&p->emMap);
+  profsumI64MapDense(&p->smMap);
   pl->nEventMetadata = p->nEM;
   pl->nStatMetadata = p->nSM;
   return SQLITE_OK;
@@ -1065,7 +968,7 @@ static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
   for(i=0; i<nStat; i++) xpResolveStat(p, &p->aEvStat[i]);
   e->aStat = nStat ? p->aEvStat : 0;
   e->nStat = (int)nStat;
-  i = xpMapFind(&p->emMap, e->metadataId);
+  i = profsumI64MapFind(&p->emMap, e->metadataId);
   if( i>=0 ){
     e->pMeta = &p->aEM[i].m;
     e->zName = e->pMeta->zName; e->nName = e->pMeta->nName;
@@ -1154,8 +1057,8 @@ static void xpPlaneReset(ProfsumXp *p){
   xpArenaReset(&p->planeArena);
   xpArenaReset(&p->lineArena);
   xpArenaReset(&p->evArena);
-  xpMapClear(&p->emMap);
-  xpMapClear(&p->smMap);
+  profsumI64MapClear(&p->emMap);
+  profsumI64MapClear(&p->smMap);
   p->nEM = p->nSM = p->nPoolStat = p->nPoolChild = p->nPlaneStat = 0;
   p->inPlane = p->inLine = 0;
   p->w.iPlane = p->w.iLine = p->w.iEvent = p->w.iStat = p->w.iEntry = -1;
@@ -1291,7 +1194,7 @@ int profsumXpNextEvent(ProfsumXp *p, const ProfsumXpEvent **pp, char **pzErr){
 const ProfsumXpEventMeta *profsumXpEventMeta(ProfsumXp *p, int64_t key){
   int64_t i;
   if( !p->inPlane ) return 0;
-  i = xpMapFind(&p->emMap, key);
+  i = profsumI64MapFind(&p->emMap, key);
   return i>=0 ? &p->aEM[i].m : 0;
 }
 
@@ -1305,7 +1208,7 @@ const ProfsumXpEventMeta *profsumXpEventMetaAt(ProfsumXp *p, int64_t i){
 const char *profsumXpStatMetaName(ProfsumXp *p, int64_t key, int64_t *pnName){
   int64_t i;
   if( !p->inPlane ) return 0;
-  i = xpMapFind(&p->smMap, key);
+  i = profsumI64MapFind(&p->smMap, key);
   if( i<0 ) return 0;
   if( pnName ) *pnName = p->aSM[i].nName;
   return p->aSM[i].zName;
@@ -1536,9 +1439,9 @@ void profsumXpClose(ProfsumXp *p){
   xpArenaFree(&p->lineArena);
   xpArenaFree(&p->evArena);
   sqlite3_free(p->aEM);
-  xpMapClear(&p->emMap);
+  profsumI64MapClear(&p->emMap);
   sqlite3_free(p->aSM);
-  xpMapClear(&p->smMap);
+  profsumI64MapClear(&p->smMap);
   sqlite3_free(p->aPoolStat);
   sqlite3_free(p->aPoolChild);
   sqlite3_free(p->aPlaneStat);
