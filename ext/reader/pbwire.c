@@ -230,20 +230,6 @@ int pbwFetch(PbwIn *p, int64_t off, int64_t n, int64_t *pnGot){
 /* Wire format                                                         */
 /* ------------------------------------------------------------------ */
 
-/* Decode a varint from a[0..n) (n <= 10).  Returns the bytes used, 0 when
-** a[0..n) ends inside it (truncated), -1 when it runs over 10 bytes.  Bits
-** past 64 are dropped (as protobuf does). */
-static int pbwDecVarint(const unsigned char *a, int64_t n, uint64_t *pv){
-  uint64_t v = 0;
-  int i;
-  for(i=0; i<10; i++){
-    if( i>=n ) return 0;
-    v |= (uint64_t)(a[i] & 0x7f) << (7*i);
-    if( a[i] < 0x80 ){ *pv = v; return i+1; }
-  }
-  return -1;
-}
-
 /* Read a varint at *pPos (inside a message ending at end).  eMsg names the
 ** message for errors. */
 int pbwVarintSlow(PbwIn *p, int64_t *pPos, int64_t end, uint64_t *pv, int eMsg){

@@ -113,6 +113,20 @@ int pbwFixed64(PbwIn *p, int64_t *pPos, int64_t end, uint64_t *pv, int eMsg);
 int pbwSkip(PbwIn *p, int64_t *pPos, int64_t end, int f, int wt, int depth,
             int eMsg, int64_t tagOff);
 
+/* Decode a varint from a[0..n) (n <= 10).  Returns the bytes used, 0 when
+** a[0..n) ends inside it (truncated), -1 when it runs over 10 bytes.  Bits
+** past 64 are dropped (as protobuf does). */
+static inline int pbwDecVarint(const unsigned char *a, int64_t n, uint64_t *pv){
+  uint64_t v = 0;
+  int i;
+  for(i=0; i<10; i++){
+    if( i>=n ) return 0;
+    v |= (uint64_t)(a[i] & 0x7f) << (7*i);
+    if( a[i] < 0x80 ){ *pv = v; return i+1; }
+  }
+  return -1;
+}
+
 /* Read a varint at *pPos (message end: end) into *pv and move *pPos past
 ** it: a varint that ends inside the window and the message inline, the
 ** rest (and every error: truncated, over ten bytes) in pbwVarintSlow. */

@@ -464,21 +464,10 @@ static int xpUnlazy(ProfsumXp *p, XpArena *pKeep, ProfsumXpStat *s){
   return rc;
 }
 
-/* A varint of at most 9 bytes at a[0..n): its length with *pv set, or 0
-** (longer, or cut by n: the general reader decides). */
-static inline int xpQuickVarint(const unsigned char *a, int64_t n, uint64_t *pv){
-  uint64_t v = 0;
-  int k;
-  for(k=0; k<9 && k<n; k++){
-    v |= (uint64_t)(a[k] & 0x7f) << (7*k);
-    if( a[k]<0x80 ){ *pv = v; return k+1; }
-  }
-  return 0;
-}
-
 /* xpDecodeStat's common form read in place: metadata_id (field 1) then
 ** one numeric value (double 2, uint64 3, int64 4 or ref 7), each once and
-** in that order, varints of at most 9 bytes, all of it in the window.
+** in that order, all of it in the window (varints as pbwDecVarint reads
+** them, as the general loop does).
 ** Returns 1 with *s filled as the general loop would fill it, or 0 for any
 ** other form (the general loop then reads it from its start). */
 static int xpStatQuick(const ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff,
@@ -488,16 +477,16 @@ static int xpStatQuick(const ProfsumXp *p, int64_t start, int64_t end, int64_t t
   uint64_t id, v = 0;
   unsigned t;
   int k;
-  if( rel<0 || n<3 || n>20 || rel+n>p->in.nWin ) return 0;
+  if( rel<0 || n<3 || n>22 || rel+n>p->in.nWin ) return 0;
   a = p->in.aW + rel;
-  if( a[0]!=0x08 || (k = xpQuickVarint(a+1, n-1, &id))==0 || 1+k>=n ) return 0;
+  if( a[0]!=0x08 || (k = pbwDecVarint(a+1, n-1, &id))<=0 || 1+k>=n ) return 0;
   i = 1 + k;
   t = a[i++];
   if( t==0x11 ){                                  /* field 2, fixed64 */
     if( n-i!=8 ) return 0;
     for(k=7; k>=0; k--) v = (v<<8) | a[i+k];      /* little-endian */
   }else if( t==0x18 || t==0x20 || t==0x38 ){      /* fields 3, 4, 7: varints */
-    if( (k = xpQuickVarint(a+i, n-i, &v))==0 || i+k!=n ) return 0;
+    if( (k = pbwDecVarint(a+i, n-i, &v))<=0 || i+k!=n ) return 0;
   }else{
     return 0;
   }

@@ -54,8 +54,6 @@ static int asciiLower(int c){ return (c>='A' && c<='Z') ? c+32 : c; }
 /* Python str.strip() on z[*pi..*pe) (profsumPyStrip). */
 static void spanStripWs(const u8 *z, int *pi, int *pe){
   int64_t i = *pi, e = *pe;
-  /* ASCII bytes above the space at both ends (the usual case): no space */
-  if( i<e && z[i]>0x20 && z[i]<0x80 && z[e-1]>0x20 && z[e-1]<0x80 ) return;
   profsumPyStrip(z, &i, &e);
   *pi = (int)i;
   *pe = (int)e;
@@ -391,8 +389,7 @@ int profsumSemanticFamily(const char *zName, int nName,
 ** Shape signatures (§4.6 extract_shape_signature)
 */
 
-/* The dtypes of (?:bf16|f32|f16|s32|u32|s8|u8|pred)\[([^\]]+)\] (their
-** first letters are listed again in dtypeMayStart: keep both in step) */
+/* The dtypes of (?:bf16|f32|f16|s32|u32|s8|u8|pred)\[([^\]]+)\] */
 static const char *const azDtype[] = {
   "bf16", "f32", "f16", "s32", "u32", "s8", "u8", "pred", 0
 };
@@ -441,20 +438,6 @@ static int dtypeTokenAt(const u8 *z, int n, int i, CloseCache *pCache,
   return -1;
 }
 
-/* Can a dtype of azDtype start at a byte c (as foldAt folds it)?  Their
-** first letters are b, f, s, u and p in either case; 0xC5 opens U+017F,
-** which folds to 's'.  Any other byte starts no match: sigFindAll passes
-** over it without trying the literals. */
-static int dtypeMayStart(u8 c){
-  switch( c ){
-    case 'b': case 'f': case 's': case 'u': case 'p':
-    case 'B': case 'F': case 'S': case 'U': case 'P':
-    case 0xC5:
-      return 1;
-  }
-  return 0;
-}
-
 /* Output of a shape signature under construction. */
 typedef struct SigOut SigOut;
 struct SigOut {
@@ -494,8 +477,10 @@ static void sigAddToken(SigOut *p, const u8 *z, int iDims, int eDims){
 static void sigFindAll(SigOut *p, const u8 *z, int a, int b, int nLimit){
   int i = a, nFound = 0;
   int q = -1;                    /* The first '[' at or after i+2, once found */
+  uint64_t aFirst[4];            /* The dtypes' first letters (firstChars) */
   CloseCache cache;
   cache.q = cache.c = -1;        /* Nothing cached */
+  firstChars(azDtype, aFirst);
   while( i<b && (nLimit<=0 || nFound<nLimit) ){
     int iDims, eDims, j;
     if( q<i+2 ){
@@ -507,7 +492,9 @@ static void sigFindAll(SigOut *p, const u8 *z, int a, int b, int nLimit){
       q = (int)(pOpen - z);
       if( q-5>i ) i = q-5;
     }
-    if( !dtypeMayStart(z[i]) ){ i++; continue; }
+    /* a byte whose folded form starts no dtype is passed over: only
+    ** 0xC5 among the others, the lead byte of U+017F, folds to one ('s') */
+    if( !IN_FIRST(aFirst, asciiLower(z[i])) && z[i]!=0xC5 ){ i++; continue; }
     j = dtypeTokenAt(z, b, i, &cache, &iDims, &eDims);
     if( j<0 ){ i++; continue; }
     sigAddToken(p, z, iDims, eDims);

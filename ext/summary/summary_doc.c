@@ -849,13 +849,16 @@ static int buildBreakdown(DocBuild *b){
   return SQLITE_OK;
 }
 
+/* Free the texts of *h. */
+static void hotOpClear(HotOp *h){
+  sqlite3_free(h->zName); sqlite3_free(h->zShape);
+  sqlite3_free(h->zSource); sqlite3_free(h->zTf);
+}
+
 /* Free the texts of a[0..n-1] and the array. */
 static void hotOpsFree(HotOp *a, int n){
   int i;
-  for(i=0; i<n; i++){
-    sqlite3_free(a[i].zName); sqlite3_free(a[i].zShape);
-    sqlite3_free(a[i].zSource); sqlite3_free(a[i].zTf);
-  }
+  for(i=0; i<n; i++) hotOpClear(&a[i]);
   sqlite3_free(a);
 }
 
@@ -877,13 +880,6 @@ static char *colCopy(sqlite3_stmt *p, int i, int *pn, int *pRc){
   zCopy[n] = 0;
   *pn = n;
   return zCopy;
-}
-
-/* cmpHot of an op not read yet (its sums and name z[0..n)) against b. */
-static int cmpHotRow(double exclRef, double totalRef, const char *z, int n, const HotOp *b){
-  if( exclRef!=b->exclRef ) return exclRef>b->exclRef ? -1 : 1;
-  if( totalRef!=b->totalRef ) return totalRef>b->totalRef ? -1 : 1;
-  return cmpBytes(z, n, b->zName, b->nName);
 }
 
 /* Restore the heap of a[0..n) (the op that sorts last by cmpHot on top)
@@ -951,12 +947,15 @@ static int readHotOps(DocBuild *b, int nKeep, HotOp **pa, int *pn){
       hotOpFill(&a[n++], p, &rc);
       if( rc==SQLITE_OK ) hotHeapFix(a, n, n-1, 1);
     }else{
-      const char *z = sqlite3_column_type(p, 0)==SQLITE_NULL ? "" : (const char*)sqlite3_column_text(p, 0);
-      int nz = sqlite3_column_bytes(p, 0);
-      if( z==0 ){ rc = SQLITE_NOMEM; break; }
-      if( cmpHotRow(sqlite3_column_double(p, 6), sqlite3_column_double(p, 7), z, nz, &a[0])<0 ){
-        sqlite3_free(a[0].zName); sqlite3_free(a[0].zShape);
-        sqlite3_free(a[0].zSource); sqlite3_free(a[0].zTf);
+      /* the row's sort key, its name not copied */
+      HotOp k;
+      k.zName = sqlite3_column_type(p, 0)==SQLITE_NULL ? (char*)"" : (char*)sqlite3_column_text(p, 0);
+      k.nName = sqlite3_column_bytes(p, 0);
+      if( k.zName==0 ){ rc = SQLITE_NOMEM; break; }
+      k.exclRef = sqlite3_column_double(p, 6);
+      k.totalRef = sqlite3_column_double(p, 7);
+      if( cmpHot(&k, &a[0])<0 ){
+        hotOpClear(&a[0]);
         hotOpFill(&a[0], p, &rc);
         if( rc==SQLITE_OK ) hotHeapFix(a, n, 0, 0);
       }

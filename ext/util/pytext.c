@@ -263,11 +263,10 @@ int64_t profsumUtf8Before(const unsigned char *z, int64_t i, int64_t e, int *pc)
 }
 
 /* See pytext.h. */
-void profsumPyStrip(const unsigned char *z, int64_t *pi, int64_t *pe){
+void profsumPyStripAny(const unsigned char *z, int64_t *pi, int64_t *pe){
   int64_t i = *pi, e = *pe;
   int len, c;
-  /* An ASCII byte is a whole character (no decoding); most texts start
-  ** and end with one that is no space, and are left at once. */
+  /* an ASCII byte is a whole character: tested without decoding */
   while( i<e ){
     if( z[i]<0x80 ){
       if( !profsumPyIsSpace(z[i]) ) break;

@@ -43,9 +43,18 @@ int profsumPyIsWord(int c);
 ** category Nd: re's \d, what int() reads), else -1. */
 int profsumPyDigit(int c);
 
+/* profsumPyStrip's work once an end is not an ASCII byte above the space. */
+void profsumPyStripAny(const unsigned char *z, int64_t *pi, int64_t *pe);
+
 /* Python str.strip() on z[*pi..*pe): *pi moves past leading whitespace, *pe
-** back before trailing whitespace.  Both must be code point boundaries. */
-void profsumPyStrip(const unsigned char *z, int64_t *pi, int64_t *pe);
+** back before trailing whitespace.  Both must be code point boundaries.
+** Most texts start and end with an ASCII byte above the space, which no
+** whitespace is: they are left at once, without a call. */
+static inline void profsumPyStrip(const unsigned char *z, int64_t *pi, int64_t *pe){
+  int64_t i = *pi, e = *pe;
+  if( i<e && z[i]>0x20 && z[i]<0x80 && z[e-1]>0x20 && z[e-1]<0x80 ) return;
+  profsumPyStripAny(z, pi, pe);
+}
 
 /* Python int() of the str z[0..n): surrounding whitespace (ASCII's
 ** " \t\n\v\f\r" and the non-ASCII whitespace of str.isspace(): not
