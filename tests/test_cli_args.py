@@ -132,6 +132,37 @@ class OptionValues(ArgsBase):
         self.assertIn("\n".join(rows[:-3]) + "\n\n", out)
         self.assertNotIn(rows[-3], out)
 
+    def test_a_path_without_its_option(self):
+        """A path given where the command takes none is a usage error that
+        names the option it was most likely meant for: a folder
+        --profile-dir, an XPlane --xplane-file, a JSON file --trace-file,
+        a summary --summary, a second file --after; in shell quotes when
+        it needs them, and no hint for an option already given."""
+        s = self.trace("s.json", F1)
+        os.makedirs(os.path.join(self.td.path, "run dir"))
+        cases = [
+            (["summarize", "run dir"], "unexpected argument 'run dir': a path goes after its option "
+                                       "(did you mean --profile-dir 'run dir'?)"),
+            (["summarize", "h.xplane.pb"], "(did you mean --xplane-file h.xplane.pb?)"),
+            (["summarize", "h.xplane.pb.gz"], "(did you mean --xplane-file h.xplane.pb.gz?)"),
+            (["summarize", s], "(did you mean --trace-file %s?)" % s),
+            (["report", "it's.json"], "(did you mean --summary 'it'\\''s.json'?)"),
+            (["query", "s.json", "--list"], "(did you mean --summary s.json?)"),
+            (["trim", "h.xplane.pb"], "(did you mean --trace-file h.xplane.pb?)"),
+            (["compare", "--before", "a.json", "b.json"], "(did you mean --after b.json?)"),
+            (["bundle", "a.json"], "(did you mean --before-summary a.json?)"),
+            (["history", "h.jsonl"], "(did you mean --history h.jsonl?)"),
+        ]
+        for args, msg in cases:
+            out, err = self.run_cli(*args, rc=2)
+            self.assertIn(msg, err, args)
+            self.assertIn("Try 'profsum %s --help'." % args[0], err, args)
+            self.assertEqual(out, "", args)
+        _, err = self.run_cli("report", "--summary", s, "extra", rc=2)
+        self.assertIn("unexpected argument 'extra'\n", err)
+        _, err = self.run_cli("view", "a", "b", rc=2)
+        self.assertIn("unexpected argument 'b'\n", err)
+
     def test_unique_prefixes(self):
         s = self.trace("s.json", F1)
         out, err = self.run_cli("summarize", "--trace", s, "--out", "o.json")

@@ -37,6 +37,7 @@
 #include "cli.h"
 #include "cnum.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -343,6 +344,56 @@ static void checkValue(const OptSpec *s, const char *zVal){
   }
 }
 
+/* Whether z ends with the text zEnd. */
+static int endsWith(const char *z, const char *zEnd){
+  size_t n = strlen(z), m = strlen(zEnd);
+  return n>=m && strcmp(z+n-m, zEnd)==0;
+}
+
+/* z as one word of a POSIX shell: as it is when every byte is a letter,
+** a digit or one of "_./+-:@%,=", else in single quotes (a quote inside
+** written '\''); a quoted copy is kept (one at a time) until the next
+** call or the exit, the caller printing it and exiting. */
+static const char *shellWord(const char *z){
+  static Buf b;
+  const char *p;
+  for(p=z; *p; p++){
+    if( !(isalnum((unsigned char)*p) || strchr("_./+-:@%,=", *p)) ) break;
+  }
+  if( *p==0 && p>z ) return z;
+  free(b.z);
+  memset(&b, 0, sizeof(b));
+  bufPuts(&b, "'");
+  for(p=z; *p; p++){
+    if( *p=='\'' ) bufPuts(&b, "'\\''");
+    else bufAppend(&b, p, 1);
+  }
+  bufPuts(&b, "'");
+  return b.z;
+}
+
+/* The option a path given without one was most likely meant for, for the
+** message about an unexpected argument z of a command that takes none
+** there ("summarize trace.xplane.pb"): a folder to --profile-dir, an
+** XPlane to --xplane-file, else the command's first of --trace-file,
+** --summary, --before-summary, --after-summary, --before, --after,
+** --history that is not given yet; 0 when there is none. */
+static const char *positionalHint(const Opts *o, const char *z){
+  static const char *const azPlain[] = {
+    "trace-file", "summary", "before-summary", "after-summary", "before", "after", "history"
+  };
+  size_t i;
+  int k;
+  if( (k = specIndex(o, "profile-dir", 11))>=0 && o->azVal[k]==0 && isDir(z) ) return "profile-dir";
+  if( (k = specIndex(o, "xplane-file", 11))>=0 && o->azVal[k]==0
+   && (endsWith(z, ".xplane.pb") || endsWith(z, ".xplane.pb.gz")) ) return "xplane-file";
+  for(i=0; i<sizeof(azPlain)/sizeof(azPlain[0]); i++){
+    k = specIndex(o, azPlain[i], strlen(azPlain[i]));
+    if( k>=0 && o->azVal[k]==0 ) return azPlain[i];
+  }
+  return 0;
+}
+
 /* Parse argv[0..argc) (what follows the command name) into o by the
 ** option table of c, as the reference's argparse would: "--name value" or
 ** "--name=value" (an unambiguous prefix of a name works too, findOpt),
@@ -373,7 +424,14 @@ static void parseOpts(const Cmd *c, Opts *o, int argc, char **argv){
     const char *z = argv[i], *zEq, *zVal = 0;
     int k;
     if( bOnlyPos || z[0]!='-' || z[1]==0 ){
-      if( o->nPos>=c->nMaxPos ) fail(EXIT_USAGE, "unexpected argument '%s'", z);
+      if( o->nPos>=c->nMaxPos ){
+        const char *zOpt = c->nMaxPos==0 ? positionalHint(o, z) : 0;
+        if( zOpt ){
+          fail(EXIT_USAGE, "unexpected argument '%s': a path goes after its option (did you mean "
+               "--%s %s?)", z, zOpt, shellWord(z));
+        }
+        fail(EXIT_USAGE, "unexpected argument '%s'", z);
+      }
       o->azPos[o->nPos++] = z;
       continue;
     }
