@@ -425,7 +425,8 @@ class Errors(DbTestCase):
                          "profsum_diagnostics: '%s': cannot open (No such file or directory)" % p)
 
     def test_directory(self):
-        self.assertEqual(self.err(self.td.path), "trace_events: '%s': is a directory, not a trace file" % self.td.path)
+        self.assertEqual(self.err(self.td.path), "trace_events: '%s': is a directory, not a trace file "
+                         "(profsum_find_traces('%s') lists the traces under it)" % (self.td.path, self.td.path))
 
     def test_empty(self):
         p = self.td.write("e.json", b"")

@@ -290,7 +290,8 @@ int profsumSrcOpenFile(const char *zPath, ProfsumSrc **pp, char **pzErr){
     return PROFSUM_RC_FILEIO;
   }
   if( S_ISDIR(st.st_mode) ){
-    *pzErr = sqlite3_mprintf("'%s': is a directory, not a trace file", zPath);
+    *pzErr = sqlite3_mprintf("'%s': is a directory, not a trace file "
+                             "(profsum_find_traces(%Q) lists the traces under it)", zPath, zPath);
     profsumSrcClose(p);
     return SQLITE_CANTOPEN;
   }
