@@ -134,8 +134,8 @@ class OptionValues(ArgsBase):
 
     def test_a_path_without_its_option(self):
         """A path given where the command takes none is a usage error that
-        names the option it was most likely meant for: a folder
-        --profile-dir, an XPlane --xplane-file, a JSON file --trace-file,
+        names the option it was most likely meant for: words with a space
+        --question, a folder --profile-dir, an XPlane --xplane-file, a JSON file --trace-file,
         a summary --summary, a second file --after; in shell quotes when
         it needs them, and no hint for an option already given."""
         s = self.trace("s.json", F1)
@@ -148,6 +148,9 @@ class OptionValues(ArgsBase):
             (["summarize", s], "(did you mean --trace-file %s?)" % s),
             (["report", "it's.json"], "(did you mean --summary 'it'\\''s.json'?)"),
             (["query", "s.json", "--list"], "(did you mean --summary s.json?)"),
+            (["query", "--summary", s, "what are the top ops"],
+             "unexpected argument 'what are the top ops': a question goes after its option "
+             "(did you mean --question 'what are the top ops'?)"),
             (["trim", "h.xplane.pb"], "(did you mean --trace-file h.xplane.pb?)"),
             (["compare", "--before", "a.json", "b.json"], "(did you mean --after b.json?)"),
             (["bundle", "a.json"], "(did you mean --before-summary a.json?)"),

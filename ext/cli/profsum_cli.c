@@ -374,7 +374,8 @@ static const char *shellWord(const char *z){
 
 /* The option a path given without one was most likely meant for, for the
 ** message about an unexpected argument z of a command that takes none
-** there ("summarize trace.xplane.pb"): a folder to --profile-dir, an
+** there ("summarize trace.xplane.pb"): words with a space that name no
+** file to --question (query), a folder to --profile-dir, an
 ** XPlane to --xplane-file, else the command's first of --trace-file,
 ** --summary, --before-summary, --after-summary, --before, --after,
 ** --history that is not given yet; 0 when there is none. */
@@ -384,6 +385,8 @@ static const char *positionalHint(const Opts *o, const char *z){
   };
   size_t i;
   int k;
+  if( (k = specIndex(o, "question", 8))>=0 && o->azVal[k]==0
+   && strchr(z, ' ') && access(z, F_OK)!=0 ) return "question";
   if( (k = specIndex(o, "profile-dir", 11))>=0 && o->azVal[k]==0 && isDir(z) ) return "profile-dir";
   if( (k = specIndex(o, "xplane-file", 11))>=0 && o->azVal[k]==0
    && (endsWith(z, ".xplane.pb") || endsWith(z, ".xplane.pb.gz")) ) return "xplane-file";
@@ -427,8 +430,8 @@ static void parseOpts(const Cmd *c, Opts *o, int argc, char **argv){
       if( o->nPos>=c->nMaxPos ){
         const char *zOpt = c->nMaxPos==0 ? positionalHint(o, z) : 0;
         if( zOpt ){
-          fail(EXIT_USAGE, "unexpected argument '%s': a path goes after its option (did you mean "
-               "--%s %s?)", z, zOpt, shellWord(z));
+          fail(EXIT_USAGE, "unexpected argument '%s': a %s goes after its option (did you mean "
+               "--%s %s?)", z, strcmp(zOpt, "question")==0 ? "question" : "path", zOpt, shellWord(z));
         }
         fail(EXIT_USAGE, "unexpected argument '%s'", z);
       }
