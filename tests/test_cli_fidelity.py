@@ -386,7 +386,8 @@ class ThresholdsAndBundle(Base):
 
     def test_python_float_values(self):
         median_pct = self.pair()
-        for text in ["inf", "-inf", "Infinity", "-INFINITY", "nan", "1_0.5", " 2.5 ", ".5", "1.e1", "1e999"]:
+        for text in ["inf", "-inf", "Infinity", "-INFINITY", "nan", "1_0.5", " 2.5 ", ".5", "1.e1", "1e999",
+                     "-0", "-0.0", "-0e5", "0", "5", "-0.001"]:   # -0.0 prints as -0.00
             thr = float(text)                       # what argparse type=float gives
             want = [m for m in ["Steady-state median step time regressed by {:.2f}% (threshold {:.2f}%)."
                                 .format(median_pct, thr)] if median_pct > thr]

@@ -55,11 +55,16 @@ void bufJsonStr(Buf *b, const char *z){
 }
 
 /* A double as a JSON number for profsum (jsontree reads Python's
-** Infinity, -Infinity and NaN tokens). */
+** Infinity, -Infinity and NaN tokens), always with a fraction or an
+** exponent, so that it is read back as a float: -0.0 keeps its sign
+** ("-0" would be the integer 0), as Python's float('-0') does. */
 static void fmtJsonNum(char *z, size_t n, double v){
   if( isnan(v) ) snprintf(z, n, "NaN");
   else if( isinf(v) ) snprintf(z, n, "%s", v>0 ? "Infinity" : "-Infinity");
-  else snprintf(z, n, "%.17g", v);
+  else{
+    snprintf(z, n, "%.17g", v);
+    if( strpbrk(z, ".e")==0 && strlen(z)+3<=n ) strcat(z, ".0");
+  }
 }
 
 /* JSON object under construction: {"k": v, ...}, built in o->b.  Start from
