@@ -381,6 +381,60 @@ class V1Leniency(unittest.TestCase):
         self.assertEqual(back, json.dumps(json.loads(pretty), indent=2, sort_keys=True))
         self.assertEqual(back, pretty)
 
+    def test_older_v1_file_written_back_with_the_readers_defaults(self):
+        """A v1 file of an older writer (legacy names, keys added since
+        missing, keys removed since present) comes back as the reference
+        writes a summary it read: its record types, the reader's defaults.
+        The bundle's summary files are the same text."""
+        with TempDir() as td:
+            path = td.write("f1.json", json.dumps(f1([100, 110, 120], 30)))
+            db = connect()
+            try:
+                db.execute("SELECT profsum_import(?, 'x')", (path,))
+                want = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+            finally:
+                db.close()
+            self.assertTrue(want["hot_ops"] and want["gap_before_ops"] and want["semantic_families"]
+                            and want["gap_region_contexts"])
+            old = json.loads(json.dumps(want))
+            old["extra_top_level"] = {"kept": False}
+            old["device_op_region_aggregates"] = []
+            del old["trace_overview"]["suspected_truncation"]
+            del old["trace_overview"]["quality_warnings"]
+            del old["trace_provenance"]["source_file_hints"]
+            del old["step_time"]["classes"]
+            old["step_time"]["all_steps"]["unknown_stat"] = 1
+            h0 = old["hot_ops"][0]
+            h0["work_proxy_per_invocation"] = h0.pop("flop_proxy_per_invocation")
+            h0["canonical_name"] = ""
+            fam = old["semantic_families"][0]
+            fam["work_proxy_total"] = fam.pop("flop_proxy_total")
+            fam["normalized_exclusive_per_work"] = fam.pop("time_per_flop_proxy")
+            for g in old["gap_before_ops"]:
+                del g["payload_op"]
+                g["marker_op"] = ""
+            old["gap_region_contexts"][0]["total_overlap_duration"] = 1.5
+            del old["gap_region_contexts"][1:]
+            want["gap_region_contexts"] = want["gap_region_contexts"][:1]
+            want["step_time"]["classes"] = []
+            want["trace_provenance"]["source_file_hints"] = []
+            for g in want["gap_before_ops"]:
+                g["payload_op"] = g["marker_op"] = g["name"]
+            v1 = td.write("old.json", json.dumps(old))
+            db = connect()
+            try:
+                db.execute("SELECT profsum_import(?, 'y')", (v1,))
+                back = db.execute("SELECT profsum_summary_json('y')").fetchone()[0]
+                out = os.path.join(td.path, "cmp")
+                db.execute("SELECT profsum_import(?, 'x')", (path,))
+                db.execute("SELECT profsum_bundle('x', 'y', ?)", (out,)).fetchone()
+                with open(os.path.join(out, "after.summary.json"), encoding="utf-8") as f:
+                    bundled = f.read()
+            finally:
+                db.close()
+        self.assertEqual(back, json.dumps(want, indent=2, sort_keys=True))
+        self.assertEqual(bundled, back + "\n")
+
 
 class ReportKpis(unittest.TestCase):
     """The markdown report is the reference's (tools-spec §5) unless the KPI

@@ -1253,13 +1253,19 @@ int profsumDocFromJson(const char *zJson, int nJson, ProfsumDoc **ppDoc, char **
 
 char *profsumDocJson(ProfsumDoc *pDoc){
   if( pDoc->zStored ){
-    /* as the reference writes a summary it read: json.dumps(indent=2,
-    ** sort_keys=True) of the parsed document, whatever the file's layout */
-    char *zErr = 0;
-    char *z = profsumJsonPretty(pDoc->zStored, -1, &zErr);
-    if( z ) return z;             /* no trailing newline, as jDump */
-    sqlite3_free(zErr);
-    return sqlite3_mprintf("%s", pDoc->zStored);
+    /* as the reference writes a summary it read: its record types with the
+    ** reader's defaults (profsumDocReread), json.dumps(indent=2,
+    ** sort_keys=True), whatever the file's layout */
+    JNode *r = 0, *p = jParse(pDoc->zStored, -1, 0);
+    char *z;
+    if( p && p->type==JT_OBJECT ) r = profsumDocReread(p);
+    jFree(p);
+    if( r ){
+      z = jDump(r);               /* no trailing newline, as jDump */
+      jFree(r);
+      if( z ) return z;
+    }
+    return 0;
   }
   return jDump(pDoc->pRoot);
 }

@@ -144,7 +144,8 @@ int profsumDocBuildSections(sqlite3 *db, const char *zSchema, sqlite3_int64 iTra
 /*
 ** Parse a profile_summary.v1 JSON text (nJson bytes, or up to the NUL when
 ** nJson < 0) into a document, e.g. for report rendering.  Errors: not JSON,
-** not an object.  profsumDocJson() of the result returns the text as given.
+** not an object.  profsumDocJson() of the result writes it as the reference
+** writes a summary it read.
 */
 int profsumDocFromJson(const char *zJson, int nJson, ProfsumDoc **ppDoc,
                        char **pzErr);
@@ -152,10 +153,23 @@ int profsumDocFromJson(const char *zJson, int nJson, ProfsumDoc **ppDoc,
 /*
 ** The v1 JSON text: byte-exact Python json.dumps(doc, indent=2,
 ** sort_keys=True) (ensure_ascii, float repr), no trailing newline; for a
-** document from a stored v1 file, that file's text unchanged.  Returns 0
-** when out of memory.
+** document from a stored v1 file, that file as the reference writes a
+** summary it read (profsumDocReread).  Returns 0 when out of memory.
 */
 char *profsumDocJson(ProfsumDoc *pDoc);
+
+/*
+** (doc_reread.c) A new tree of the v1 document pDoc as the reference's
+** reader makes it: the fields of its record types only, absent ones null,
+** the reader's defaults (suspected_truncation false; quality_warnings,
+** run_ids, classes and the other optional lists []), legacy names read
+** under the current ones (work_proxy_per_invocation, work_proxy_total,
+** normalized_exclusive_per_work), an empty canonical_name recomputed from
+** the op's name, an empty payload_op or marker_op the gap's name.  Values
+** keep their JSON types.  0 when out of memory.
+*/
+struct JNode;
+struct JNode *profsumDocReread(const struct JNode *pDoc);
 
 /*
 ** The markdown report (tools-spec §5, build_markdown_report(summary,
