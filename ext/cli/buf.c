@@ -104,3 +104,22 @@ const char *jobjEnd(JObj *o){
   bufPuts(&o->b, "}");
   return o->b.z;
 }
+
+/* z quoted for a POSIX shell: as it is when it holds only characters no
+** shell treats specially, else in single quotes ('\'' for a quote).
+** Returns a malloc'd string. */
+char *shellQuote(const char *z){
+  Buf b;
+  const char *c;
+  if( z[0] && strspn(z, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-+:@,%=")==strlen(z) ){
+    return xstrdup(z);
+  }
+  memset(&b, 0, sizeof(b));
+  bufPuts(&b, "'");
+  for(c=z; *c; c++){
+    if( *c=='\'' ) bufPuts(&b, "'\\''");
+    else bufAppend(&b, c, 1);
+  }
+  bufPuts(&b, "'");
+  return b.z;
+}

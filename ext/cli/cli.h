@@ -59,6 +59,7 @@ void jobjRaw(JObj *o, const char *zKey, const char *zRaw);
 void jobjInt(JObj *o, const char *zKey, long long v);
 void jobjNum(JObj *o, const char *zKey, double v);
 const char *jobjEnd(JObj *o);
+char *shellQuote(const char *z);   /* for a POSIX shell; malloc'd */
 
 /* ---- term.c: terminal-safe text ------------------------------------- */
 extern int g_bOutTty;           /* stdout is a terminal (set in main) */

@@ -196,25 +196,6 @@ int cmdTrim(Opts *o){
 #define VIEW_TIMEOUT 600.0
 #define VIEW_MAX_TIMEOUT 86400.0
 
-/* z quoted for a POSIX shell: as it is when it holds only characters no
-** shell treats specially, else in single quotes ('\'' for a quote).
-** Returns a malloc'd string. */
-static char *shellQuote(const char *z){
-  Buf b;
-  const char *c;
-  if( z[0] && strspn(z, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-+:@,%=")==strlen(z) ){
-    return xstrdup(z);
-  }
-  memset(&b, 0, sizeof(b));
-  bufPuts(&b, "'");
-  for(c=z; *c; c++){
-    if( *c=='\'' ) bufPuts(&b, "'\\''");
-    else bufAppend(&b, c, 1);
-  }
-  bufPuts(&b, "'");
-  return b.z;
-}
-
 /* The TensorBoard log directory of a trace file at zPath: the part before
 ** "plugins/profile/<session>/<file>" ("." when the path starts there), or
 ** 0 when the file is not laid out so.  Returns a malloc'd string. */

@@ -37,7 +37,6 @@
 #include "cli.h"
 #include "cnum.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -350,28 +349,6 @@ static int endsWith(const char *z, const char *zEnd){
   return n>=m && strcmp(z+n-m, zEnd)==0;
 }
 
-/* z as one word of a POSIX shell: as it is when every byte is a letter,
-** a digit or one of "_./+-:@%,=", else in single quotes (a quote inside
-** written '\''); a quoted copy is kept (one at a time) until the next
-** call or the exit, the caller printing it and exiting. */
-static const char *shellWord(const char *z){
-  static Buf b;
-  const char *p;
-  for(p=z; *p; p++){
-    if( !(isalnum((unsigned char)*p) || strchr("_./+-:@%,=", *p)) ) break;
-  }
-  if( *p==0 && p>z ) return z;
-  free(b.z);
-  memset(&b, 0, sizeof(b));
-  bufPuts(&b, "'");
-  for(p=z; *p; p++){
-    if( *p=='\'' ) bufPuts(&b, "'\\''");
-    else bufAppend(&b, p, 1);
-  }
-  bufPuts(&b, "'");
-  return b.z;
-}
-
 /* The option a path given without one was most likely meant for, for the
 ** message about an unexpected argument z of a command that takes none
 ** there ("summarize trace.xplane.pb"): words with a space that name no
@@ -430,8 +407,10 @@ static void parseOpts(const Cmd *c, Opts *o, int argc, char **argv){
       if( o->nPos>=c->nMaxPos ){
         const char *zOpt = c->nMaxPos==0 ? positionalHint(o, z) : 0;
         if( zOpt ){
+          static char *zWord;       /* kept until the exit that follows */
+          zWord = shellQuote(z);
           fail(EXIT_USAGE, "unexpected argument '%s': a %s goes after its option (did you mean "
-               "--%s %s?)", z, strcmp(zOpt, "question")==0 ? "question" : "path", zOpt, shellWord(z));
+               "--%s %s?)", z, strcmp(zOpt, "question")==0 ? "question" : "path", zOpt, zWord);
         }
         fail(EXIT_USAGE, "unexpected argument '%s'", z);
       }
