@@ -155,6 +155,7 @@ class OptionValues(ArgsBase):
             (["compare", "--before", "a.json", "b.json"], "(did you mean --after b.json?)"),
             (["bundle", "a.json"], "(did you mean --before-summary a.json?)"),
             (["history", "h.jsonl"], "(did you mean --history h.jsonl?)"),
+            (["summarize", "--", "-run.json"], "(did you mean --trace-file=-run.json?)"),
         ]
         for args, msg in cases:
             out, err = self.run_cli(*args, rc=2)
@@ -295,6 +296,17 @@ class Extract(ArgsBase):
 
 
 class Messages(ArgsBase):
+    def test_folder_as_a_trace_points_to_view_list(self):
+        """The readers' hint for a folder names an SQL function; the command
+        line says it with its own command, the folder shell-quoted."""
+        self.logdir("it's run")
+        _, err = self.run_cli("trim", "--trace-file", "it's run", "--output", "o.json.gz", rc=1)
+        self.assertIn("'it's run': is a directory, not a trace file (to list the traces under it: "
+                      "profsum view 'it'\\''s run' --list)", err)
+        self.assertNotIn("profsum_find_traces", err)
+        out, _ = self.run_cli("view", "it's run", "--list")
+        self.assertIn("host0.trace.json.gz", out)
+
     def test_output_is_a_directory(self):
         s = self.trace("s.json", F1)
         for v, shown in [("..", ".."), ("", "."), ("/", "/"), ("sub/", "sub")]:

@@ -152,7 +152,7 @@ static char *trimToFile(const char *zTrace, const char *zOut, const char *zCond,
       fail(EXIT_FAIL, "%s", zMsg);
     }
     sqlite3_free(zQuoted);
-    fail(EXIT_FAIL, "%s", zErr);
+    failSqlMsg(zErr);
   }
   return zN;
 }

@@ -256,6 +256,29 @@ static void failWalReadOnly(const char *zMsg){
   }
 }
 
+/* When zMsg is the readers' "is a directory" error, whose hint names the
+** SQL function profsum_find_traces('DIR'), fail with the hint in the
+** CLI's terms (profsum view DIR --list, DIR shell-quoted); else return. */
+static void failFolderHint(const char *zMsg){
+  static const char zCall[] = "(profsum_find_traces('";
+  static const char zTail[] = " lists the traces under it)";
+  const char *zAt = strstr(zMsg, zCall), *p;
+  Buf dir;
+  char *zQ;
+  if( zAt==0 ) return;
+  memset(&dir, 0, sizeof(dir));
+  for(p=zAt+sizeof(zCall)-1; *p; p++){       /* the SQL literal, '' for ' */
+    if( *p=='\'' && p[1]=='\'' ){ bufAppend(&dir, p, 1); p++; continue; }
+    if( *p=='\'' ) break;
+    bufAppend(&dir, p, 1);
+  }
+  if( *p!='\'' || p[1]!=')' || strncmp(p+2, zTail, sizeof(zTail)-1)!=0 ){ free(dir.z); return; }
+  zQ = shellQuote(dir.z ? dir.z : "");
+  free(dir.z);
+  fail(EXIT_FAIL, "%.*s(to list the traces under it: profsum view %s --list)%s", (int)(zAt-zMsg), zMsg,
+       zQ, p+2+sizeof(zTail)-1);
+}
+
 /* Report the error message of an SQL function: "no such function" gets a
 ** hint, a WAL database in a read-only directory too, and advice given in
 ** SQL terms is said in the CLI's.  (A spent busy budget's message names
@@ -273,6 +296,7 @@ void failSqlMsg(const char *zMsg){
     fail(EXIT_FAIL, "%s (this build of profsum does not provide that SQL function yet)", zMsg);
   }
   if( isSideFileMsg(zMsg) && g_zUserDb ) failWalReadOnly(zMsg);
+  failFolderHint(zMsg);
   for(k=0; k<sizeof(aTerm)/sizeof(aTerm[0]); k++){
     const char *zAt = strstr(zMsg, aTerm[k].zSql);
     if( zAt ){

@@ -409,8 +409,10 @@ static void parseOpts(const Cmd *c, Opts *o, int argc, char **argv){
         if( zOpt ){
           static char *zWord;       /* kept until the exit that follows */
           zWord = shellQuote(z);
+          /* a value that starts with '-' is given as --name=VALUE */
           fail(EXIT_USAGE, "unexpected argument '%s': a %s goes after its option (did you mean "
-               "--%s %s?)", z, strcmp(zOpt, "question")==0 ? "question" : "path", zOpt, zWord);
+               "--%s%s%s?)", z, strcmp(zOpt, "question")==0 ? "question" : "path", zOpt,
+               z[0]=='-' ? "=" : " ", zWord);
         }
         fail(EXIT_USAGE, "unexpected argument '%s'", z);
       }

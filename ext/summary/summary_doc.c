@@ -1256,10 +1256,8 @@ char *profsumDocJson(ProfsumDoc *pDoc){
     /* as the reference writes a summary it read: its record types with the
     ** reader's defaults (profsumDocReread), json.dumps(indent=2,
     ** sort_keys=True), whatever the file's layout */
-    JNode *r = 0, *p = jParse(pDoc->zStored, -1, 0);
+    JNode *r = pDoc->pRoot ? profsumDocReread(pDoc->pRoot) : 0;
     char *z;
-    if( p && p->type==JT_OBJECT ) r = profsumDocReread(p);
-    jFree(p);
     if( r ){
       z = jDump(r);               /* no trailing newline, as jDump */
       jFree(r);
