@@ -98,8 +98,9 @@ class BigV1Summary(Base):
 
     def test_v1_document_that_cannot_be_stored(self):
         """A v1 document with two hot ops of one name (or a null
-        generated_at_utc) is refused with the file, the section and the rule,
-        not SQLite's table and column alone; nothing is written."""
+        generated_at_utc, or a section of another shape) is refused with the
+        file, the section and the rule, not SQLite's table and column (or its
+        "malformed JSON") alone; nothing is written."""
         t = self.td.write("small.trace.json.gz", many_ops_trace(5, 0), gz=True)
         s = os.path.join(self.td.path, "small.summary.json")
         self.run_cli("summarize", "--trace-file", t, "--output", s)
@@ -108,10 +109,14 @@ class BigV1Summary(Base):
         dup = dict(doc, hot_ops=doc["hot_ops"] + doc["hot_ops"][:1])
         nul = dict(doc, generated_at_utc=None)
         nostep = {k: v for k, v in doc.items() if k != "step_time"}
+        gaps = dict(doc, gap_before_ops=["s"])
+        ops = dict(doc, hot_ops="abc")
         db = connect()
         for name, bad, want in [("dup", dup, "hot_ops has two entries with the same name"),
                                 ("nul", nul, "lack a required value"),
-                                ("nostep", nostep, "its step_time has no all_steps object with a count")]:
+                                ("nostep", nostep, "its step_time has no all_steps object with a count"),
+                                ("gaps", gaps, "gap_before_ops have the wrong shape: a list of objects"),
+                                ("ops", ops, "hot_ops have the wrong shape: a list of objects")]:
             p = self.td.write(name + ".summary.json", json.dumps(bad))
             with self.assertRaises(sqlite3.Error) as cm:
                 db.execute("SELECT profsum_import(?, ?)", (p, name)).fetchone()

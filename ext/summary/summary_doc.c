@@ -1328,6 +1328,13 @@ int profsumDocFillFromV1(sqlite3 *db, const char *zSchema, sqlite3_int64 iTrace,
       z = sqlite3_mprintf("%s: '%s': cannot store this profile_summary.v1 document: %s lack a "
                           "required value or hold one of the wrong type (%s)", zFunc, zPath, zPart, zE);
     }
+  }else if( (rc&0xff)==SQLITE_ERROR ){
+    /* SQLite's JSON functions on a section of another shape ("malformed
+    ** JSON": a string where a list is, a string where an entry is) */
+    const char *zPart = aSection[i].xBuild==buildTrace ? "its top-level fields" : aSection[i].zKey;
+    z = sqlite3_mprintf("%s: '%s': cannot store this profile_summary.v1 document: %s have the "
+                        "wrong shape: a list of objects (one object for a record section) (%s)",
+                        zFunc, zPath, zPart, zE);
   }else{
     z = sqlite3_mprintf("%s: %s", zFunc, zE);
   }
