@@ -132,6 +132,28 @@ class OptionValues(ArgsBase):
         self.assertIn("\n".join(rows[:-3]) + "\n\n", out)
         self.assertNotIn(rows[-3], out)
 
+    def test_near_names_are_suggested(self):
+        """A misspelt command or option names the nearest one when exactly
+        one is within two edits (one for short names), or the one command a
+        prefix begins; nothing is suggested for a name far from all."""
+        cases = [
+            (["summarise"], "profsum: unknown command 'summarise' (did you mean 'summarize'?)"),
+            (["comapre"], "(did you mean 'compare'?)"),
+            (["trak"], "(did you mean 'track'?)"),
+            (["summ"], "(did you mean 'summarize'?)"),
+            (["help", "reprot"], "profsum help: unknown command 'reprot' (did you mean 'report'?)"),
+            (["summarize", "--tracefile", "x"],
+             "unknown option '--tracefile' (did you mean '--trace-file'?)"),
+            (["report", "--top_k", "3"], "unknown option '--top_k' (did you mean '--top-k'?)"),
+        ]
+        for args, msg in cases:
+            _, err = self.run_cli(*args, rc=2)
+            self.assertIn(msg, err, args)
+        for args, msg in [(["xyz"], "unknown command 'xyz'\n"), (["t"], "unknown command 't'\n"),
+                          (["report", "--zz"], "unknown option '--zz'\n")]:
+            _, err = self.run_cli(*args, rc=2)
+            self.assertIn(msg, err, args)
+
     def test_a_path_without_its_option(self):
         """A path given where the command takes none is a usage error that
         names the option it was most likely meant for: words with a space

@@ -343,6 +343,47 @@ static void checkValue(const OptSpec *s, const char *zVal){
   }
 }
 
+/* The edit distance (insertions, deletions, substitutions of bytes) of
+** a[0..na) and b[0..nb), counted up to 3: 3 means 3 or more.  Names of
+** commands and options are short; longer inputs are simply "far". */
+static int nearDistance(const char *a, size_t na, const char *b, size_t nb){
+  int d[64], prev, cur, i, j, best;
+  if( na>=sizeof(d)/sizeof(d[0]) || nb>=sizeof(d)/sizeof(d[0]) ) return 3;
+  if( (na>nb ? na-nb : nb-na)>=3 ) return 3;
+  for(j=0; j<=(int)nb; j++) d[j] = j;
+  for(i=1; i<=(int)na; i++){
+    prev = d[0];
+    d[0] = i;
+    best = d[0];
+    for(j=1; j<=(int)nb; j++){
+      cur = d[j];
+      d[j] = prev + (a[i-1]!=b[j-1]);
+      if( d[j-1]+1<d[j] ) d[j] = d[j-1]+1;
+      if( cur+1<d[j] ) d[j] = cur+1;
+      if( d[j]<best ) best = d[j];
+      prev = cur;
+    }
+    if( best>=3 ) return 3;
+  }
+  return d[nb]<3 ? d[nb] : 3;
+}
+
+/* The one name of az[0..n) (0 ends the list early) nearest to z[0..nz)
+** by nearDistance, when it is at most 2 away (1 for names of up to four
+** bytes) and no other is as near; else 0.  For "did you mean" hints. */
+static const char *nearestName(const char *z, size_t nz, const char *const *az, size_t n){
+  const char *zBest = 0;
+  int best = 3, nBest = 0;
+  size_t i;
+  for(i=0; i<n && az[i]; i++){
+    int dd = nearDistance(z, nz, az[i], strlen(az[i]));
+    if( dd<best ){ best = dd; zBest = az[i]; nBest = 1; }
+    else if( dd==best ) nBest++;
+  }
+  if( zBest==0 || nBest!=1 || best>(nz<=4 ? 1 : 2) ) return 0;
+  return zBest;
+}
+
 /* Whether z ends with the text zEnd. */
 static int endsWith(const char *z, const char *zEnd){
   size_t n = strlen(z), m = strlen(zEnd);
@@ -423,7 +464,14 @@ static void parseOpts(const Cmd *c, Opts *o, int argc, char **argv){
     if( z[1]!='-' ) fail(EXIT_USAGE, "unknown option '%s'", z);
     k = optionOf(o, z, &zEq);
     if( k<0 ){
-      fail(EXIT_USAGE, "unknown option '--%.*s'", zEq ? (int)(zEq-z-2) : (int)strlen(z+2), z+2);
+      int nName = zEq ? (int)(zEq-z-2) : (int)strlen(z+2);
+      const char *azName[MAX_OPTS];
+      const char *zNear;
+      int m;
+      for(m=0; m<o->nSpec && m<MAX_OPTS; m++) azName[m] = o->aSpec[m].zName;
+      zNear = nearestName(z+2, (size_t)nName, azName, (size_t)m);
+      if( zNear ) fail(EXIT_USAGE, "unknown option '--%.*s' (did you mean '--%s'?)", nName, z+2, zNear);
+      fail(EXIT_USAGE, "unknown option '--%.*s'", nName, z+2);
     }
     if( o->aSpec[k].eKind==OPT_FLAG ){
       if( zEq ) fail(EXIT_USAGE, "option '--%s' takes no value", o->aSpec[k].zName);
@@ -720,6 +768,22 @@ static void mainUsage(FILE *f){
              "Exit codes: 0 ok, 1 failure, 2 usage, 3 track --fail-on triggered.\n");
 }
 
+/* Say on stderr that z is no command (zWho: "profsum" or "profsum
+** help"), with the nearest command name when one is close (nearestName)
+** or the only one z begins. */
+static void unknownCommand(const char *zWho, const char *z){
+  const char *azName[sizeof(aCmd)/sizeof(aCmd[0])];
+  const char *zNear, *zPrefix = 0;
+  size_t i, nPrefix = 0;
+  for(i=0; i<sizeof(aCmd)/sizeof(aCmd[0]); i++){
+    azName[i] = aCmd[i].zName;
+    if( z[0] && strncmp(aCmd[i].zName, z, strlen(z))==0 ){ zPrefix = aCmd[i].zName; nPrefix++; }
+  }
+  zNear = nPrefix==1 ? zPrefix : nearestName(z, strlen(z), azName, sizeof(aCmd)/sizeof(aCmd[0]));
+  if( zNear ) errLine("%s: unknown command '%s' (did you mean '%s'?)", zWho, z, zNear);
+  else errLine("%s: unknown command '%s'", zWho, z);
+}
+
 /* profsum <command> [options]: find the command (or answer --help,
 ** --version, help CMD: exit 1 when that text cannot be written, 2 for an
 ** unknown command), set up the terminal flags, the signal handlers
@@ -742,7 +806,7 @@ int main(int argc, char **argv){
         if( strcmp(argv[2], aCmd[i].zName)==0 ){ printHelp(&aCmd[i], stdout); exitAfterStdout(); }
       }
       g_bErrTty = isatty(2);
-      errLine("profsum help: unknown command '%s'", argv[2]);
+      unknownCommand("profsum help", argv[2]);
       mainUsage(stderr);
       return EXIT_USAGE;
     }
@@ -754,7 +818,7 @@ int main(int argc, char **argv){
   }
   if( i==sizeof(aCmd)/sizeof(aCmd[0]) ){
     g_bErrTty = isatty(2);
-    errLine("profsum: unknown command '%s'", argv[1]);
+    unknownCommand("profsum", argv[1]);
     mainUsage(stderr);
     return EXIT_USAGE;
   }
