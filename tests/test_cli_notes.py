@@ -249,7 +249,8 @@ class Notes(unittest.TestCase):
         self.assertEqual(str(cm.exception), "profsum_report_md: no trace with label 'job'" + hint)
         with self.assertRaises(Exception) as cm:
             db.execute("SELECT profsum_summary_json('h1')").fetchone()
-        self.assertEqual(str(cm.exception), "profsum_summary_json: no trace with label 'h1'")
+        self.assertEqual(str(cm.exception), "profsum_summary_json: no trace with label 'h1'; the newest "
+                                            "labels: 'job0', 'job/h6', 'job/h5', 'job/h4', 'job/h3' (of 8)")
 
     def test_cut_gzip(self):
         data = gzip.compress(json.dumps(F1).encode())

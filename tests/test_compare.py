@@ -24,6 +24,9 @@ F1_AFTER = ([90, 100, 110, 120, 130, 140], 40)
 BUNDLE_FILES = ["before.summary.json", "after.summary.json", "compare.json", "track.json",
                 "before.report.md", "after.report.md"]
 
+# the hint after "no trace with label" when labels exist (doc_knobs.c)
+NEWEST = r"; the newest labels: '[^']*'(, '[^']*')* \(of \d+\)"
+
 
 def dumps(obj):
     return json.dumps(obj, indent=2, sort_keys=True)
@@ -347,7 +350,7 @@ class BadInput(Base):
         before = self.db.execute("SELECT * FROM profsum_history_record").fetchall()
         cases = [
             ("SELECT profsum_compare_json('before', 'nope')", (),
-             r"^profsum_compare_json: after: no trace with label 'nope'$"),
+             r"^profsum_compare_json: after: no trace with label 'nope'" + NEWEST + "$"),
             ("SELECT profsum_compare_json(99, 'after')", (), r"^profsum_compare_json: before: no trace with id 99$"),
             ("SELECT profsum_compare_json('before', 'before')", (),
              r"^profsum_compare_json: before and after are the same trace \(id 1\)$"),
@@ -355,7 +358,7 @@ class BadInput(Base):
              r"^profsum_compare_json: before and after are the same trace \(id 1\)$"),
             ("SELECT profsum_compare_json(1, 2, 1.5)", (), r"^profsum_compare_json: top_k must be an integer$"),
             ("SELECT profsum_compare_json(1, x'00')", (), r"^profsum_compare_json: after: a trace is given by"),
-            ("SELECT profsum_track('nope', 'after', 'l')", (), r"^profsum_track: before: no trace with label 'nope'$"),
+            ("SELECT profsum_track('nope', 'after', 'l')", (), r"^profsum_track: before: no trace with label 'nope'" + NEWEST + "$"),
             ("SELECT profsum_track('after', 'after', 'l')", (),
              r"^profsum_track: before and after are the same trace \(id 2\)$"),
             ("SELECT profsum_track(1, 2, 'l', '[1, 2]')", (), r"^profsum_track: thresholds_json must be a JSON object$"),
@@ -386,7 +389,7 @@ class BadInput(Base):
         self.assertEqual(got, json.loads(self.one("SELECT profsum_compare_json(3, 1)")))
         self.assertError("SELECT profsum_summary_json('2')", (),
                          r"^profsum_summary_json: no trace with label '2' \(a trace_id is given as an "
-                         r"integer: 2, not a text\)$")
+                         r"integer: 2, not a text\)" + NEWEST + "$")
 
     def test_unknown_label_before_any_import(self):
         self.assertError("SELECT profsum_compare_json('a', 'b')", (),
@@ -687,7 +690,7 @@ class Bundle(Base):
         afile = self.td.write("plain.txt", "x")
         cases = [
             ("SELECT profsum_bundle('before', 'nope', ?)", os.path.join(self.td.path, "b1", "c"),
-             r"^profsum_bundle: after: no trace with label 'nope'$"),
+             r"^profsum_bundle: after: no trace with label 'nope'" + NEWEST + "$"),
             ("SELECT profsum_bundle('after', 2, ?)", os.path.join(self.td.path, "b2"),
              r"^profsum_bundle: before and after are the same trace \(id 2\)$"),
             ("SELECT profsum_bundle(1, 2, ?, '{\"thresholds\": [1]}')", os.path.join(self.td.path, "b3"),

@@ -1299,7 +1299,7 @@ class WandbTest(unittest.TestCase):
         self.assertEqual(m, "wandb_publish: option 'entity' must be a non-empty string")
         os.environ["WANDB_PROJECT"] = "p"
         m = self.err("SELECT wandb_publish('nope')")
-        self.assertEqual(m, "wandb_publish: no trace with label 'nope'")
+        self.assertEqual(m, "wandb_publish: no trace with label 'nope'; the newest labels: 't1' (of 1)")
         m = self.err("SELECT wandb_publish('t1', '{\"bogus\": 1}')")
         self.assertIn("wandb_publish: unknown option 'bogus'", m)
         m = self.err("SELECT wandb_publish('t1', '{\"artifact_name\": \"a/b\"}')")

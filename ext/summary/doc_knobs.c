@@ -241,6 +241,39 @@ char *profsumLabelPrefixHint(sqlite3 *db, const char *zSchema, const char *zLabe
   }
 }
 
+/* The hint for a label no trace has when no label starts with it either:
+** "; the newest labels: 'a', 'b' (of N)", up to LABEL_HINT_MAX of them,
+** newest first (by trace_id), "" when there is no trace; 0 when out of
+** memory.  A failed lookup gives "" too (the message stays "no trace"). */
+static char *newestLabelsHint(sqlite3 *db, const char *zSchema){
+  sqlite3_stmt *p = 0;
+  sqlite3_str *s = sqlite3_str_new(db);
+  int k = 0, rc, bOom;
+  sqlite3_int64 nAll = 0;
+  rc = profsumDocPrep(db, &p, 0, "SELECT label, count(*) OVER () FROM \"%w\".profsum_trace "
+                      "ORDER BY trace_id DESC LIMIT " LABEL_HINT_MAX, zSchema);
+  if( rc==SQLITE_OK ){
+    while( sqlite3_step(p)==SQLITE_ROW ){
+      const char *zL = (const char*)sqlite3_column_text(p, 0);
+      if( zL==0 ) continue;
+      if( k==0 ){
+        nAll = sqlite3_column_int64(p, 1);
+        sqlite3_str_appendall(s, "; the newest labels: ");
+      }
+      sqlite3_str_appendf(s, "%s'%s'", k ? ", " : "", zL);
+      k++;
+    }
+    if( k ) sqlite3_str_appendf(s, " (of %lld)", (long long)nAll);
+  }
+  bOom = rc==SQLITE_NOMEM || sqlite3_str_errcode(s)==SQLITE_NOMEM;
+  sqlite3_finalize(p);
+  if( bOom ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
+  {
+    char *z = sqlite3_str_finish(s);
+    return z ? z : sqlite3_mprintf("%s", "");
+  }
+}
+
 /* See summary_doc.h.  The lookup's own failures (the database locked by
 ** another connection, an I/O error, a WAL file that cannot be read) are
 ** reported with SQLite's message and code, never as "no trace". */
@@ -286,6 +319,11 @@ int profsumResolveTrace(sqlite3 *db, const char *zSchema, sqlite3_value *pArg,
       }
       /* a session's label names its hosts' traces, "<label>/<host>" */
       zHint = profsumLabelPrefixHint(db, zSchema, zT);
+      if( zHint && zHint[0]==0 ){
+        /* no host of a session either: the labels there are */
+        sqlite3_free(zHint);
+        zHint = newestLabelsHint(db, zSchema);
+      }
       if( zHint==0 ) return SQLITE_NOMEM;
       *pzErr = sqlite3_mprintf("no trace with label '%s'%s%s%s%s", zT,
                                digits ? " (a trace_id is given as an integer: " : "",
