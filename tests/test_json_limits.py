@@ -247,8 +247,10 @@ class TooLarge(DbTestCase):
         with open(small, "wb") as f:
             f.write(gzip.compress(b'{"x_pad": [0, 0, 0], ' + doc[1:].encode()))
         i = self.db.execute("SELECT profsum_import(?, 'small')", (small,)).fetchone()[0]
-        self.assertEqual(json.loads(self.db.execute("SELECT profsum_summary_json(?)", (i,)).fetchone()[0])["x_pad"],
-                         [0, 0, 0])
+        back = json.loads(self.db.execute("SELECT profsum_summary_json(?)", (i,)).fetchone()[0])
+        # written back as the reference's reader reads it: without the extra member
+        self.assertNotIn("x_pad", back)
+        self.assertEqual(back["hot_ops"], json.loads(doc)["hot_ops"])
 
     def test_json_pretty_refuses(self):
         # LIMIT zeros in an array: LIMIT + 1 values, one too many
