@@ -341,16 +341,22 @@ class ReferenceEdges(unittest.TestCase):
             self.assertEqual(d["trace_overview"]["quality_warnings"], [])
 
 
+def f1_document(td):
+    """The v1 document of the F1 fixture (three steps), imported in td, and
+    the fixture's path."""
+    path = td.write("f1.json", json.dumps(f1([100, 110, 120], 30)))
+    db = connect()
+    try:
+        db.execute("SELECT profsum_import(?, 'x')", (path,))
+        return json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0]), path
+    finally:
+        db.close()
+
+
 class V1Leniency(unittest.TestCase):
     def test_missing_or_empty_canonical_name_recomputed(self):
         with TempDir() as td:
-            path = td.write("f1.json", json.dumps(f1([100, 110, 120], 30)))
-            db = connect()
-            try:
-                db.execute("SELECT profsum_import(?, 'x')", (path,))
-                d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
-            finally:
-                db.close()
+            d, _ = f1_document(td)
             want = {h["name"]: h["canonical_name"] for h in d["hot_ops"]}
             del d["hot_ops"][0]["canonical_name"]
             d["hot_ops"][1]["canonical_name"] = ""
@@ -387,13 +393,7 @@ class V1Leniency(unittest.TestCase):
         writes a summary it read: its record types, the reader's defaults.
         The bundle's summary files are the same text."""
         with TempDir() as td:
-            path = td.write("f1.json", json.dumps(f1([100, 110, 120], 30)))
-            db = connect()
-            try:
-                db.execute("SELECT profsum_import(?, 'x')", (path,))
-                want = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
-            finally:
-                db.close()
+            want, path = f1_document(td)
             self.assertTrue(want["hot_ops"] and want["gap_before_ops"] and want["semantic_families"]
                             and want["gap_region_contexts"])
             old = json.loads(json.dumps(want))

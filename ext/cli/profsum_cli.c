@@ -50,6 +50,7 @@
 #endif
 
 #include "pycompat.h"        /* profsumPyPathStr (linked in statically) */
+#include "profsum_reader.h"   /* profsumSniffFormat */
 
 /* The extension's entry point (ext/sql/profsum.c), linked in statically. */
 int sqlite3_profsum_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
@@ -384,17 +385,18 @@ static const char *nearestName(const char *z, size_t nz, const char *const *az, 
   return zBest;
 }
 
-/* Whether z ends with the text zEnd. */
-static int endsWith(const char *z, const char *zEnd){
-  size_t n = strlen(z), m = strlen(zEnd);
-  return n>=m && strcmp(z+n-m, zEnd)==0;
+/* Does command o have the option zName, not given yet? */
+static int optUnset(const Opts *o, const char *zName){
+  int k = specIndex(o, zName, strlen(zName));
+  return k>=0 && o->azVal[k]==0;
 }
 
 /* The option a path given without one was most likely meant for, for the
 ** message about an unexpected argument z of a command that takes none
 ** there ("summarize trace.xplane.pb"): words with a space that name no
 ** file to --question (query), a folder to --profile-dir, an
-** XPlane to --xplane-file, else the command's first of --trace-file,
+** XPlane (profsumSniffFormat: its content, else its name) to --xplane-file,
+** else the command's first of --trace-file,
 ** --summary, --before-summary, --after-summary, --before, --after,
 ** --history that is not given yet; 0 when there is none. */
 static const char *positionalHint(const Opts *o, const char *z){
@@ -402,15 +404,11 @@ static const char *positionalHint(const Opts *o, const char *z){
     "trace-file", "summary", "before-summary", "after-summary", "before", "after", "history"
   };
   size_t i;
-  int k;
-  if( (k = specIndex(o, "question", 8))>=0 && o->azVal[k]==0
-   && strchr(z, ' ') && access(z, F_OK)!=0 ) return "question";
-  if( (k = specIndex(o, "profile-dir", 11))>=0 && o->azVal[k]==0 && isDir(z) ) return "profile-dir";
-  if( (k = specIndex(o, "xplane-file", 11))>=0 && o->azVal[k]==0
-   && (endsWith(z, ".xplane.pb") || endsWith(z, ".xplane.pb.gz")) ) return "xplane-file";
+  if( optUnset(o, "question") && strchr(z, ' ') && access(z, F_OK)!=0 ) return "question";
+  if( optUnset(o, "profile-dir") && isDir(z) ) return "profile-dir";
+  if( optUnset(o, "xplane-file") && profsumSniffFormat(z)==PROFSUM_FMT_XPLANE ) return "xplane-file";
   for(i=0; i<sizeof(azPlain)/sizeof(azPlain[0]); i++){
-    k = specIndex(o, azPlain[i], strlen(azPlain[i]));
-    if( k>=0 && o->azVal[k]==0 ) return azPlain[i];
+    if( optUnset(o, azPlain[i]) ) return azPlain[i];
   }
   return 0;
 }

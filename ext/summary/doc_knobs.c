@@ -196,49 +196,66 @@ int profsumDocNoSuchTable(sqlite3 *db, int rc){
 ** (a literal: it is part of the statement's text). */
 #define LABEL_HINT_MAX "5"
 
+/* A hint listing the labels of the prepared statement p (rc: how its
+** prepare went; columns: label, the count of all matching traces), which
+** it steps and finalizes: zIntro (owned here, freed) then 'a', 'b', ...,
+** then zMore (a format of the count of all: " and %lld more" is given the
+** count of those not listed, " (of %lld)" bOfAll the count of all) when
+** more exist (bOfAll: always).  "" when no row comes or the lookup fails;
+** 0 when out of memory. */
+static char *labelsHint(sqlite3 *db, sqlite3_stmt *p, int rc, char *zIntro,
+                        const char *zMore, int bOfAll){
+  sqlite3_str *s = sqlite3_str_new(db);
+  int k = 0, bOom;
+  sqlite3_int64 nAll = 0;
+  if( rc==SQLITE_OK && zIntro ){
+    while( sqlite3_step(p)==SQLITE_ROW ){
+      const char *zL = (const char*)sqlite3_column_text(p, 0);
+      if( zL==0 ) continue;
+      if( k==0 ){
+        nAll = sqlite3_column_int64(p, 1);
+        sqlite3_str_appendall(s, zIntro);
+      }
+      sqlite3_str_appendf(s, "%s'%s'", k ? ", " : "", zL);
+      k++;
+    }
+    if( k && (bOfAll || nAll>k) ) sqlite3_str_appendf(s, zMore, (long long)(bOfAll ? nAll : nAll - k));
+  }
+  bOom = rc==SQLITE_NOMEM || zIntro==0 || sqlite3_str_errcode(s)==SQLITE_NOMEM;
+  sqlite3_finalize(p);
+  sqlite3_free(zIntro);
+  if( bOom ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
+  {
+    char *z = sqlite3_str_finish(s);
+    return z ? z : sqlite3_mprintf("%s", "");
+  }
+}
+
 /* See summary_doc.h.  The labels are found by a range of the UNIQUE
 ** index on label (BINARY: "x/" <= label < "x0", '0' being the byte after
 ** '/'), so the hint costs a few rows whatever the number of traces. */
 char *profsumLabelPrefixHint(sqlite3 *db, const char *zSchema, const char *zLabel){
   sqlite3_stmt *p = 0;
-  sqlite3_str *s;
-  char *zLo, *zHi;
+  char *zLo, *zHi, *z;
   size_t n = strlen(zLabel);
-  int k = 0, rc, bOom;
-  sqlite3_int64 nAll = 0;
+  int rc;
   /* "run/" names its hosts as "run" does */
   zLo = n>0 && zLabel[n-1]=='/' ? sqlite3_mprintf("%s", zLabel) : sqlite3_mprintf("%s/", zLabel);
   if( zLo==0 ) return 0;
   zHi = sqlite3_mprintf("%s", zLo);
   if( zHi==0 ){ sqlite3_free(zLo); return 0; }
   zHi[strlen(zHi)-1] = '0';
-  s = sqlite3_str_new(db);
   rc = profsumDocPrep(db, &p, 0, "SELECT label, count(*) OVER () FROM \"%w\".profsum_trace "
                       "WHERE label >= ?1 AND label < ?2 ORDER BY label LIMIT " LABEL_HINT_MAX, zSchema);
   if( rc==SQLITE_OK ){
     sqlite3_bind_text(p, 1, zLo, -1, SQLITE_STATIC);
     sqlite3_bind_text(p, 2, zHi, -1, SQLITE_STATIC);
-    while( sqlite3_step(p)==SQLITE_ROW ){
-      const char *zL = (const char*)sqlite3_column_text(p, 0);
-      if( zL==0 ) continue;
-      if( k==0 ){
-        nAll = sqlite3_column_int64(p, 1);
-        sqlite3_str_appendf(s, "; labels that start with '%s' (a session's hosts): ", zLo);
-      }
-      sqlite3_str_appendf(s, "%s'%s'", k ? ", " : "", zL);
-      k++;
-    }
-    if( nAll>k ) sqlite3_str_appendf(s, " and %lld more", (long long)(nAll - k));
   }
-  bOom = rc==SQLITE_NOMEM || sqlite3_str_errcode(s)==SQLITE_NOMEM;
-  sqlite3_finalize(p);
+  z = labelsHint(db, p, rc, sqlite3_mprintf("; labels that start with '%s' (a session's hosts): ", zLo),
+                 " and %lld more", 0);
   sqlite3_free(zLo);
   sqlite3_free(zHi);
-  if( bOom ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
-  {
-    char *z = sqlite3_str_finish(s);
-    return z ? z : sqlite3_mprintf("%s", "");
-  }
+  return z;
 }
 
 /* The hint for a label no trace has when no label starts with it either:
@@ -247,31 +264,9 @@ char *profsumLabelPrefixHint(sqlite3 *db, const char *zSchema, const char *zLabe
 ** memory.  A failed lookup gives "" too (the message stays "no trace"). */
 static char *newestLabelsHint(sqlite3 *db, const char *zSchema){
   sqlite3_stmt *p = 0;
-  sqlite3_str *s = sqlite3_str_new(db);
-  int k = 0, rc, bOom;
-  sqlite3_int64 nAll = 0;
-  rc = profsumDocPrep(db, &p, 0, "SELECT label, count(*) OVER () FROM \"%w\".profsum_trace "
-                      "ORDER BY trace_id DESC LIMIT " LABEL_HINT_MAX, zSchema);
-  if( rc==SQLITE_OK ){
-    while( sqlite3_step(p)==SQLITE_ROW ){
-      const char *zL = (const char*)sqlite3_column_text(p, 0);
-      if( zL==0 ) continue;
-      if( k==0 ){
-        nAll = sqlite3_column_int64(p, 1);
-        sqlite3_str_appendall(s, "; the newest labels: ");
-      }
-      sqlite3_str_appendf(s, "%s'%s'", k ? ", " : "", zL);
-      k++;
-    }
-    if( k ) sqlite3_str_appendf(s, " (of %lld)", (long long)nAll);
-  }
-  bOom = rc==SQLITE_NOMEM || sqlite3_str_errcode(s)==SQLITE_NOMEM;
-  sqlite3_finalize(p);
-  if( bOom ){ sqlite3_free(sqlite3_str_finish(s)); return 0; }
-  {
-    char *z = sqlite3_str_finish(s);
-    return z ? z : sqlite3_mprintf("%s", "");
-  }
+  int rc = profsumDocPrep(db, &p, 0, "SELECT label, count(*) OVER () FROM \"%w\".profsum_trace "
+                          "ORDER BY trace_id DESC LIMIT " LABEL_HINT_MAX, zSchema);
+  return labelsHint(db, p, rc, sqlite3_mprintf("; the newest labels: "), " (of %lld)", 1);
 }
 
 /* See summary_doc.h.  The lookup's own failures (the database locked by
