@@ -1,15 +1,16 @@
 -- profsum_kpis: the KPIs of the profiling guides, each with its value, unit,
 -- band (good / warning / bad) and a one-line explanation, plus patterns to
 -- look for (detected / not_detected).  Per device where it applies
--- (device not NULL).  Bands:
---   device_utilization  busy union / span of device ops: good > 80 %, warning 50-80 %, bad < 50 %;
---                       'unavailable' (value NULL) for a device whose ops take 0 ps in all
---   kernel_duration     median device-op duration: good > 1 ms, warning 0.1-1 ms, bad < 0.1 ms
---   host_overhead       host share of the per-track breakdown: good < 10 %, warning 10-20 %, bad > 20 %
---   compilation_time    Σ host events named *compile*: good < 2 s, warning 2-10 s, bad > 10 s
---   memory_bandwidth    profsum_kpis_xla's value where bytes and a bandwidth are known, else band
---                       'unavailable', value NULL (never 0); also for a trace imported from a
---                       v1 summary file, which carries neither
+-- (device not NULL).  Bands, KPI by KPI:
+--   device_utilization (busy union / span of device ops): good > 80 %, warning 50-80 %,
+--   bad < 50 %; 'unavailable' (value NULL) for a device whose ops take 0 ps in all.
+--   kernel_duration (median device-op duration): good > 1 ms, warning 0.1-1 ms, bad < 0.1 ms.
+--   host_overhead (host share of the per-track breakdown): good < 10 %, warning 10-20 %,
+--   bad > 20 %.
+--   compilation_time (Σ host events named *compile*): good < 2 s, warning 2-10 s, bad > 10 s.
+--   memory_bandwidth: profsum_kpis_xla's value where bytes and a bandwidth are known, else
+--   band 'unavailable', value NULL (never 0); also for a trace imported from a v1 summary
+--   file, which carries neither.
 --   A trace without device ops (no XLA Ops / Stream threads of a /device: process, e.g. a
 --   PyTorch/Kineto trace) has no XLA naming to measure host or compile time by: those
 --   KPIs and the device patterns are 'unavailable' with value NULL, never a 'good' 0.
