@@ -724,6 +724,50 @@ for p in sys.argv[1:]:
             "runs past the end of its message (0 bytes left)" % p2])
 
 
+class PastFourGigabytes(XplaneBase):
+    """A file over 4 GiB: offsets past 2^32 and a whole file past protobuf's
+    2 GiB per field.  Three unknown XSpace fields of 1.5 GB each (a sparse
+    file: holes, no disk blocks) come before the plane, so the events and
+    their diagnostics lie beyond 4.5 GB; the reader skips the fields without
+    reading them."""
+
+    def test_offsets_beyond_32_bits(self):
+        n = 1500000000
+        hole = W.tag(99, W.LEN) + W.varint(n)
+        ln = W.line(id=1, name="XLA Ops", timestamp_ns=1000, events=[
+            W.event(1, offset_ps=0, duration_ps=5000),
+            W.event(1, num_occurrences=3, duration_ps=7),
+            W.event(1, offset_ps=6000, duration_ps=3000)])
+        body = W.xspace([W.plane(id=1, name="/device:TPU:0", lines=[ln],
+                                 event_metadata=[(1, W.event_meta(1, name="fusion.1"))])])
+        path = os.path.join(self.td.path, "huge.xplane.pb")
+        step = len(hole) + n
+        try:
+            with open(path, "wb") as f:
+                for k in range(3):
+                    f.seek(k * step)
+                    f.write(hole)
+                f.seek(3 * step)
+                f.write(body)
+        except OSError as e:
+            self.skipTest("no sparse file of 4.5 GB here: %s" % e)
+        if os.stat(path).st_blocks * 512 > (64 << 20):
+            os.remove(path)
+            self.skipTest("this file system does not keep holes")
+        self.assertGreater(os.path.getsize(path), 1 << 32)
+        self.assertEqual(self.db.execute(
+            "SELECT idx, name, ts, dur_ps FROM trace_events(?)", (path,)).fetchall(),
+            [(0, "fusion.1", 1000, 5000), (2, "fusion.1", 1006, 3000)])
+        diags = self.db.execute(
+            "SELECT kind, byte_offset, idx FROM profsum_diagnostics(?) ORDER BY byte_offset", (path,)).fetchall()
+        ev = 3 * step + body.index(W.event(1, num_occurrences=3, duration_ps=7)) - 2
+        self.assertEqual(diags[:3], [("unknown_field", k * step, None) for k in range(3)])
+        self.assertEqual(diags[3:], [("xplane_aggregated_event", ev, 1)])
+        self.assertGreater(ev, 1 << 32)
+        rows = self.planes(path)
+        self.assertEqual([(r["name"], r["num_events"]) for r in rows], [("/device:TPU:0", 3)])
+
+
 def hlo_metadata_space(n_protos=8, proto_bytes=1 << 20, seed=5):
     """An XSpace shaped like JAX's with HLO protos: a /host:metadata plane
     whose event metadata carry n_protos large bytes values (the "Hlo Proto"
