@@ -50,6 +50,24 @@ class Trim(unittest.TestCase):
         self.assertEqual(names, ["ncclDevKernel_AllGather_RING_LL", "ncclDevKernel_ReduceScatter_RING_LL"])
         self.assertEqual(n2, 2 + 3)   # the two events + the 3 M entries of their process (pid 1)
 
+    def test_many_megabytes_one_gzip_member(self):
+        # output past many of the writer's 64 KiB buffers and compressed in
+        # more than one block: one gzip member that Python's own gzip reads
+        # whole, every event in order, the text as the source wrote it
+        evs = [{"ph": "X", "name": "op%d" % (i % 977), "pid": 1 + i % 3, "tid": 7,
+                "ts": i * 3, "dur": 2, "args": {"k": "v%d" % (i * 7919 % 100003)}} for i in range(60000)]
+        src = self.td.write("big.json", json.dumps({"traceEvents": evs}))
+        dest = os.path.join(self.td.path, "big.json.gz")
+        self.assertEqual(self.db.execute("SELECT profsum_trim(?, ?)", (src, dest)).fetchone()[0], 60000)
+        raw = open(dest, "rb").read()
+        self.assertEqual(raw[:2], b"\x1f\x8b")
+        d = __import__("zlib").decompressobj(16 + 15)
+        text = d.decompress(raw)
+        self.assertTrue(d.eof)
+        self.assertEqual(d.unused_data, b"")           # one member, nothing after it
+        self.assertGreater(len(text), 4 << 20)
+        self.assertEqual(json.loads(text)["traceEvents"], evs)
+
     def test_display_time_unit_written_as_json(self):
         # the unit is decoded text: written back escaped, the output parses
         src = self.td.write("u.json", '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}],'

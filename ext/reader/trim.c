@@ -37,6 +37,7 @@
 #include "psfmt.h"
 #include "sqlcall.h"
 #include "growarray.h"
+#include "gzwrite.h"
 #include "strpool.h"
 
 #include <errno.h>
@@ -46,46 +47,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #define FN "profsum_trim"
-
-/* A gzip writer on a file descriptor (zlib deflate with the gzip wrapper). */
-typedef struct GzOut {
-  int fd;
-  z_stream z;
-  unsigned char aOut[65536];
-  int err;                  /* errno of a failed write, or -1 for zlib */
-} GzOut;
-
-static int gzFlush(GzOut *g, int flush){
-  int zrc;
-  do{
-    g->z.next_out = g->aOut;
-    g->z.avail_out = sizeof(g->aOut);
-    zrc = deflate(&g->z, flush);
-    if( zrc==Z_STREAM_ERROR ){ g->err = -1; return 1; }
-    {
-      size_t n = sizeof(g->aOut) - g->z.avail_out, off = 0;
-      while( off<n ){
-        ssize_t w = write(g->fd, g->aOut+off, n-off);
-        if( w<0 ){ if( errno==EINTR ) continue; g->err = errno; return 1; }
-        off += (size_t)w;
-      }
-    }
-  }while( g->z.avail_out==0 || (flush==Z_FINISH && zrc!=Z_STREAM_END) );
-  return 0;
-}
-
-/* Append n bytes. */
-static int gzPut(GzOut *g, const void *p, size_t n){
-  g->z.next_in = (unsigned char*)p;
-  g->z.avail_in = (uInt)n;
-  while( g->z.avail_in>0 ){
-    if( gzFlush(g, Z_NO_FLUSH) ) return 1;
-  }
-  return 0;
-}
 
 /* The selected entries: one bit per entry index, grown as indexes come
 ** (an eighth of a byte per entry of the file, where a list of the selected
@@ -241,17 +204,17 @@ static int trimNameAdd(TrimNames *p, const ProfsumEvent *ev, int isThread){
 }
 
 /* Finish s and write it.  SQLITE_OK, SQLITE_NOMEM or SQLITE_IOERR. */
-static int trimPutStr(GzOut *g, sqlite3_str *s){
+static int trimPutStr(ProfsumGzOut *g, sqlite3_str *s){
   int rc = sqlite3_str_errcode(s);
   int n = sqlite3_str_length(s);
   char *z = sqlite3_str_finish(s);
-  if( rc==SQLITE_OK && z && gzPut(g, z, (size_t)n) ) rc = SQLITE_IOERR;
+  if( rc==SQLITE_OK && z && profsumGzOutPut(g, z, (size_t)n) ) rc = SQLITE_IOERR;
   sqlite3_free(z);
   return rc==SQLITE_TOOBIG ? SQLITE_NOMEM : rc;
 }
 
 /* Write one XPlane row as an X event (after ",\n" when bComma). */
-static int trimXEvent(GzOut *g, const ProfsumEvent *ev, TrimNames *pNames, int bComma){
+static int trimXEvent(ProfsumGzOut *g, const ProfsumEvent *ev, TrimNames *pNames, int bComma){
   sqlite3_str *s;
   if( ev->iTrack!=pNames->iLastTrack ){
     if( trimNameAdd(pNames, ev, 0) || trimNameAdd(pNames, ev, 1) ) return SQLITE_NOMEM;
@@ -286,7 +249,7 @@ static int cmpTrimName(const void *pa, const void *pb){
 }
 
 /* Write the M events of the names noted (the last of each key). */
-static int trimXNames(GzOut *g, TrimNames *p, sqlite3_int64 *pnOut){
+static int trimXNames(ProfsumGzOut *g, TrimNames *p, sqlite3_int64 *pnOut){
   int64_t i;
   int rc = SQLITE_OK;
   if( p->n>1 ) qsort(p->a, (size_t)p->n, sizeof(TrimName), cmpTrimName);
@@ -494,32 +457,25 @@ static int trimSelect(sqlite3_context *ctx, sqlite3 *db, const char *zSrc, const
 }
 
 /* Step 2 of profsum_trim: a temporary file beside zDest (*pzTmp, *pFd)
-** and its gzip writer *pg (deflate started when *pzInit).  0 on success;
+** and its gzip writer *pg (gzwrite.h).  0 on success;
 ** otherwise the error is reported on ctx and 1 returned (what was taken
 ** is in the out-parameters, for the caller to release). */
 static int trimOpenOut(sqlite3_context *ctx, const char *zSrc, const char *zDest,
-                       char **pzTmp, int *pFd, GzOut **pg, int *pzInit){
-  GzOut *g;
+                       char **pzTmp, int *pFd, ProfsumGzOut **pg){
   *pFd = profsumFileTempBeside(zDest, pzTmp);
   if( *pFd<0 ){
     if( errno==ENOMEM ){ trimNomem(ctx, zSrc); return 1; }
     profsumCtxErr(ctx, FN ": '%s': cannot create a file there (%s)", zDest, strerror(errno));
     return 1;
   }
-  g = *pg = profsumMallocZero(sizeof(GzOut));
-  if( g==0 ){ trimNomem(ctx, zSrc); return 1; }
-  g->fd = *pFd;
-  if( deflateInit2(&g->z, 6, Z_DEFLATED, 15+16, 8, Z_DEFAULT_STRATEGY)!=Z_OK ){
-    trimNomem(ctx, zSrc); return 1;
-  }
-  *pzInit = 1;
+  if( profsumGzOutOpen(*pFd, pg)!=SQLITE_OK ){ trimNomem(ctx, zSrc); return 1; }
   return 0;
 }
 
 /* The end of the JSON output of a trace_events source read by pStream:
 ** its displayTimeUnit when it has one.  Written and flushed to g.
 ** SQLITE_OK, SQLITE_NOMEM or SQLITE_IOERR. */
-static int trimJsonTail(GzOut *g, ProfsumStream *pStream){
+static int trimJsonTail(ProfsumGzOut *g, ProfsumStream *pStream){
   const char *zU = profsumScanDisplayTimeUnit(profsumStreamScan(pStream));
   char *zTail;
   int rc = SQLITE_OK;
@@ -534,7 +490,7 @@ static int trimJsonTail(GzOut *g, ProfsumStream *pStream){
     zTail = sqlite3_mprintf("]}\n");
   }
   if( zTail==0 ) rc = SQLITE_NOMEM;
-  else if( gzPut(g, zTail, strlen(zTail)) || gzFlush(g, Z_FINISH) ) rc = SQLITE_IOERR;
+  else if( profsumGzOutPut(g, zTail, strlen(zTail)) || profsumGzOutFinish(g) ) rc = SQLITE_IOERR;
   sqlite3_free(zTail);
   return rc;
 }
@@ -554,7 +510,7 @@ static void trimNoteDiag(void *pCtx, int64_t idx, int64_t iOffset, const char *z
 ** connection's interrupt (probe).  SQLITE_OK when all is written and
 ** flushed; otherwise an error code, with the message in *pzErr where
 ** there is one. */
-static int trimCopy(GzOut *g, const char *zSrc, TrimSel *sel, TrimNames *pNames,
+static int trimCopy(ProfsumGzOut *g, const char *zSrc, TrimSel *sel, TrimNames *pNames,
                     ProfsumProbe *probe, ProfsumStream **ppStream, sqlite3_int64 *pnOut,
                     char **pzErr){
   ProfsumStopCheck prevStop;
@@ -571,7 +527,7 @@ static int trimCopy(GzOut *g, const char *zSrc, TrimSel *sel, TrimNames *pNames,
     *pzErr = sqlite3_mprintf(FN ": '%s': %s", zSrc, sqlite3_errstr(rc));
   }
   if( rc==SQLITE_OK ) isX = profsumStreamFormat(*ppStream)==PROFSUM_FMT_XPLANE;
-  if( rc==SQLITE_OK && gzPut(g, "{\"traceEvents\":[", 16) ) rc = SQLITE_IOERR;
+  if( rc==SQLITE_OK && profsumGzOutPut(g, "{\"traceEvents\":[", 16) ) rc = SQLITE_IOERR;
   while( rc==SQLITE_OK ){
     int keep;
     rc = profsumStreamNext(*ppStream, &ev, pzErr);
@@ -606,7 +562,7 @@ static int trimCopy(GzOut *g, const char *zSrc, TrimSel *sel, TrimNames *pNames,
         rc = SQLITE_NOMEM;
         break;
       }
-      if( (*pnOut>0 && gzPut(g, ",\n", 2)) || gzPut(g, z, (size_t)n) ) rc = SQLITE_IOERR;
+      if( (*pnOut>0 && profsumGzOutPut(g, ",\n", 2)) || profsumGzOutPut(g, z, (size_t)n) ) rc = SQLITE_IOERR;
     }
     (*pnOut)++;
   }
@@ -614,7 +570,7 @@ static int trimCopy(GzOut *g, const char *zSrc, TrimSel *sel, TrimNames *pNames,
   sqlite3_free(zPid);
   if( rc==SQLITE_DONE && isX ){
     rc = trimXNames(g, pNames, pnOut);
-    if( rc==SQLITE_OK && (gzPut(g, "],\"displayTimeUnit\":\"ns\"}\n", 26) || gzFlush(g, Z_FINISH)) ){
+    if( rc==SQLITE_OK && (profsumGzOutPut(g, "],\"displayTimeUnit\":\"ns\"}\n", 26) || profsumGzOutFinish(g)) ){
       rc = SQLITE_IOERR;
     }
   }else if( rc==SQLITE_DONE && noEvents ){
@@ -640,12 +596,12 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   TrimSel sel;
   char *zTmp = 0, *zErr = 0;
   const char *zSpecial;
-  GzOut *g = 0;
+  ProfsumGzOut *g = 0;
   ProfsumStream *pStream = 0;
   TrimNames names = {0,0,0,0};
   ProfsumProbe probe;
   sqlite3_int64 nOut = 0;
-  int rc, zInit = 0, fd = -1;
+  int rc, fd = -1, errSync = 0;
   struct stat st;
 
   memset(&probe, 0, sizeof(probe));
@@ -708,9 +664,9 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     return;
   }
   if( trimSelect(ctx, db, zSrc, zWhere, &sel, &probe) ) goto done;
-  if( trimOpenOut(ctx, zSrc, zDest, &zTmp, &fd, &g, &zInit) ) goto done;
+  if( trimOpenOut(ctx, zSrc, zDest, &zTmp, &fd, &g) ) goto done;
   rc = trimCopy(g, zSrc, &sel, &names, &probe, &pStream, &nOut, &zErr);
-  if( rc==SQLITE_OK && fsync(fd)!=0 ){ g->err = errno; rc = SQLITE_IOERR; }
+  if( rc==SQLITE_OK && fsync(fd)!=0 ){ errSync = errno; rc = SQLITE_IOERR; }
   if( rc==SQLITE_OK ){
     close(fd); fd = -1;
     if( rename(zTmp, zDest)!=0 ){
@@ -721,8 +677,8 @@ static void trimFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     sqlite3_result_int64(ctx, nOut);
   }else if( rc==SQLITE_IOERR ){
     /* the output file, not the database: PROFSUM_RC_FILEIO (profsum_int.h) */
-    profsumCtxErr(ctx, FN ": '%s': write error (%s)", zDest,
-                  g->err>0 ? strerror(g->err) : "compression failed");
+    int e = errSync ? errSync : profsumGzOutErrno(g);
+    profsumCtxErr(ctx, FN ": '%s': write error (%s)", zDest, e>0 ? strerror(e) : "compression failed");
   }else if( rc==SQLITE_NOMEM && zErr==0 ){
     trimNomem(ctx, zSrc);
   }else{
@@ -732,8 +688,7 @@ done:
   profsumStreamClose(pStream);
   trimNamesFree(&names);
   profsumProbeDone(&probe);
-  if( zInit ) deflateEnd(&g->z);
-  sqlite3_free(g);
+  profsumGzOutFree(g);
   if( fd>=0 ) close(fd);
   if( zTmp ){ unlink(zTmp); sqlite3_free(zTmp); }
   sqlite3_free(zErr);

@@ -1,0 +1,184 @@
+/*
+** gzwrite.c — a gzip stream written to a file descriptor: ISA-L's igzip at
+** level 1 when built with it, else zlib's deflate at level 6.  Contract in
+** gzwrite.h.
+*/
+#include "gzwrite.h"
+#include "profsum_int.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef PROFSUM_USE_ISAL
+#include <isa-l/igzip_lib.h>
+#else
+#include <zlib.h>
+#endif
+
+#define GZ_OUT_BUF 65536
+
+struct ProfsumGzOut {
+  int fd;
+  int bFailed;              /* a call failed: the stream is spoiled */
+  int err;                  /* errno of the failed write, 0 otherwise */
+#ifdef PROFSUM_USE_ISAL
+  struct isal_zstream z;
+  unsigned char *aLevel;    /* level 1's working memory (ISAL_DEF_LVL1_DEFAULT) */
+#else
+  z_stream z;
+  int bInit;                /* deflateInit2 succeeded */
+#endif
+  unsigned char aOut[GZ_OUT_BUF];
+};
+
+/* Write the n bytes of g->aOut to the file.  0 or 1 (g->err set). */
+static int gzDrain(ProfsumGzOut *g, size_t n){
+  size_t off = 0;
+  while( off<n ){
+    ssize_t w = write(g->fd, g->aOut+off, n-off);
+    if( w<0 ){
+      if( errno==EINTR ) continue;
+      g->err = errno;
+      g->bFailed = 1;
+      return 1;
+    }
+    off += (size_t)w;
+  }
+  return 0;
+}
+
+#ifdef PROFSUM_USE_ISAL
+
+/* Compress what is in g->z's input (all of it, and the end of the stream
+** when bEnd), writing each full buffer.  0 or 1. */
+static int gzRun(ProfsumGzOut *g, int bEnd){
+  g->z.end_of_stream = (uint16_t)(bEnd ? 1 : 0);
+  for(;;){
+    int rc;
+    g->z.next_out = g->aOut;
+    g->z.avail_out = sizeof(g->aOut);
+    rc = isal_deflate(&g->z);
+    if( rc!=COMP_OK ){ g->bFailed = 1; return 1; }
+    if( gzDrain(g, sizeof(g->aOut) - g->z.avail_out) ) return 1;
+    if( bEnd ){
+      if( g->z.internal_state.state==ZSTATE_END ) return 0;
+    }else if( g->z.avail_in==0 && g->z.avail_out>0 ){
+      return 0;
+    }
+  }
+}
+
+/* See gzwrite.h. */
+int profsumGzOutOpen(int fd, ProfsumGzOut **pp){
+  ProfsumGzOut *g = profsumMallocZero(sizeof(*g));
+  *pp = 0;
+  if( g==0 ) return SQLITE_NOMEM;
+  g->aLevel = profsumMallocZero(ISAL_DEF_LVL1_DEFAULT);
+  if( g->aLevel==0 ){ sqlite3_free(g); return SQLITE_NOMEM; }
+  g->fd = fd;
+  isal_deflate_init(&g->z);
+  g->z.level = 1;
+  g->z.level_buf = g->aLevel;
+  g->z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+  g->z.gzip_flag = IGZIP_GZIP;
+  g->z.flush = NO_FLUSH;
+  *pp = g;
+  return SQLITE_OK;
+}
+
+/* See gzwrite.h. */
+int profsumGzOutPut(ProfsumGzOut *g, const void *p, size_t n){
+  if( g->bFailed ) return 1;
+  while( n>0 ){
+    /* avail_in is 32 bits: pieces of at most 1 GiB */
+    size_t k = n > ((size_t)1<<30) ? ((size_t)1<<30) : n;
+    g->z.next_in = (uint8_t*)p;
+    g->z.avail_in = (uint32_t)k;
+    if( gzRun(g, 0) ) return 1;
+    p = (const unsigned char*)p + k;
+    n -= k;
+  }
+  return 0;
+}
+
+/* See gzwrite.h. */
+int profsumGzOutFinish(ProfsumGzOut *g){
+  if( g->bFailed ) return 1;
+  g->z.next_in = 0;
+  g->z.avail_in = 0;
+  return gzRun(g, 1);
+}
+
+/* See gzwrite.h. */
+void profsumGzOutFree(ProfsumGzOut *g){
+  if( g==0 ) return;
+  sqlite3_free(g->aLevel);
+  sqlite3_free(g);
+}
+
+#else /* zlib */
+
+/* Deflate with flush (Z_NO_FLUSH or Z_FINISH) until the input is taken
+** (and, for Z_FINISH, the stream ended), writing each buffer.  0 or 1. */
+static int gzRun(ProfsumGzOut *g, int flush){
+  int zrc;
+  do{
+    g->z.next_out = g->aOut;
+    g->z.avail_out = sizeof(g->aOut);
+    zrc = deflate(&g->z, flush);
+    if( zrc==Z_STREAM_ERROR ){ g->bFailed = 1; return 1; }
+    if( gzDrain(g, sizeof(g->aOut) - g->z.avail_out) ) return 1;
+  }while( g->z.avail_out==0 || (flush==Z_FINISH && zrc!=Z_STREAM_END) );
+  return 0;
+}
+
+/* See gzwrite.h. */
+int profsumGzOutOpen(int fd, ProfsumGzOut **pp){
+  ProfsumGzOut *g = profsumMallocZero(sizeof(*g));
+  *pp = 0;
+  if( g==0 ) return SQLITE_NOMEM;
+  g->fd = fd;
+  if( deflateInit2(&g->z, 6, Z_DEFLATED, 15+16, 8, Z_DEFAULT_STRATEGY)!=Z_OK ){
+    sqlite3_free(g);
+    return SQLITE_NOMEM;
+  }
+  g->bInit = 1;
+  *pp = g;
+  return SQLITE_OK;
+}
+
+/* See gzwrite.h. */
+int profsumGzOutPut(ProfsumGzOut *g, const void *p, size_t n){
+  if( g->bFailed ) return 1;
+  while( n>0 ){
+    size_t k = n > ((size_t)1<<30) ? ((size_t)1<<30) : n;   /* uInt pieces */
+    g->z.next_in = (Bytef*)p;
+    g->z.avail_in = (uInt)k;
+    while( g->z.avail_in>0 ){
+      if( gzRun(g, Z_NO_FLUSH) ) return 1;
+    }
+    p = (const unsigned char*)p + k;
+    n -= k;
+  }
+  return 0;
+}
+
+/* See gzwrite.h. */
+int profsumGzOutFinish(ProfsumGzOut *g){
+  if( g->bFailed ) return 1;
+  return gzRun(g, Z_FINISH);
+}
+
+/* See gzwrite.h. */
+void profsumGzOutFree(ProfsumGzOut *g){
+  if( g==0 ) return;
+  if( g->bInit ) deflateEnd(&g->z);
+  sqlite3_free(g);
+}
+
+#endif
+
+/* See gzwrite.h. */
+int profsumGzOutErrno(const ProfsumGzOut *g){
+  return g ? g->err : 0;
+}
