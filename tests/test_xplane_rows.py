@@ -423,6 +423,33 @@ class XplaneRows(DbTestCase):
                          sorted(self.rows(cols, "ph = 'X'", path=out2), key=repr))
         self.assertEqual(q(self.db, "SELECT count(*) FROM trace_events(?) WHERE ph='M'", out2), [(2,)])
 
+    def test_escapes_at_every_position(self):
+        # a string stat and an event name with each byte JSON escapes (and
+        # some it does not) at every position of texts of 0 to 40 bytes:
+        # the args and the trimmed trace give each text back exactly (the
+        # escape scan takes 16 bytes at a time, the rest one by one)
+        pb = xw.PlaneBuilder("/device:TPU:0", id=1)
+        texts = []
+        for n in range(0, 41):
+            for ch in ('"', "\\", "\n", "\t", "\r", "\x01", "\x1f", "\x7f", " ", "\u00e9", "\u20ac"):
+                for pos in sorted({0, n // 2, max(n - 1, 0), 15, 16, 17, 31, 32} if n else {0}):
+                    if pos > n:
+                        continue
+                    base = "".join(chr(0x61 + (k * 7) % 26) for k in range(n))
+                    texts.append(base[:pos] + ch + base[pos + 1:] if n else ch)
+        evs = [pb.event("op" + t, offset_ps=10 * i, duration_ps=5, stats=[pb.stat("note", s=t)])
+               for i, t in enumerate(texts)]
+        pb.line(id=1, name="XLA Ops", timestamp_ns=1000, events=evs)
+        path = self.td.write("esc.xplane.pb", xw.xspace([pb.build()]))
+        rows = q(self.db, "SELECT name, args FROM trace_events(?) ORDER BY idx", path)
+        self.assertEqual([r[0] for r in rows], ["op" + t for t in texts])
+        self.assertEqual([json.loads(r[1])["note"] for r in rows], texts)
+        out = os.path.join(self.td.path, "esc.json.gz")
+        q(self.db, "SELECT profsum_trim(?, ?)", path, out)
+        doc = json.load(gzip.open(out))
+        xs = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+        self.assertEqual([(e["name"], e["args"]["note"]) for e in xs], [("op" + t, t) for t in texts])
+
     def test_trim_round_trip_exact_decimals(self):
         pb = xw.PlaneBuilder("/device:GPU:0")
         evs = [pb.event("e%d" % i, offset_ps=o, duration_ps=d) for i, (o, d) in enumerate(

@@ -11,6 +11,7 @@
 #include "xplane_pb.h"
 #include "xplane_rows.h"
 #include "jsontree.h"     /* jReprDouble, jAppendJsonStr */
+#include "jsonesc.h"      /* profsumJsonPlainRun */
 
 #include <math.h>
 #include <stdarg.h>
@@ -94,47 +95,60 @@ static void xrDiag(ProfsumXRows *p, int eKind, const ProfsumXpEvent *ev,
   p->xDiag(p->pDiagCtx, ev->iEvent, ev->iOffset, azKind[eKind], z);
 }
 
+/* Room for n more bytes in b.  SQLITE_OK or SQLITE_NOMEM. */
+static int xrGrow(XrBuf *b, int64_t n){
+  int64_t nNew = b->nAlloc ? b->nAlloc*2 : 1024;
+  char *a;
+  while( nNew < b->n + n ) nNew *= 2;
+  a = sqlite3_realloc64(b->a, (sqlite3_uint64)nNew);
+  if( a==0 ) return SQLITE_NOMEM;
+  b->a = a;
+  b->nAlloc = nNew;
+  return SQLITE_OK;
+}
+
 /* Append z[0..n) to b.  SQLITE_OK or SQLITE_NOMEM. */
-static int xrPut(XrBuf *b, const char *z, int64_t n){
-  if( b->n + n > b->nAlloc ){
-    int64_t nNew = b->nAlloc ? b->nAlloc*2 : 1024;
-    char *a;
-    while( nNew < b->n + n ) nNew *= 2;
-    a = sqlite3_realloc64(b->a, (sqlite3_uint64)nNew);
-    if( a==0 ) return SQLITE_NOMEM;
-    b->a = a;
-    b->nAlloc = nNew;
-  }
+static inline int xrPut(XrBuf *b, const char *z, int64_t n){
+  if( b->n + n > b->nAlloc && xrGrow(b, n) ) return SQLITE_NOMEM;
   if( n>0 ) memcpy(b->a + b->n, z, (size_t)n);
   b->n += n;
   return SQLITE_OK;
 }
 
-/* Append z[0..n) (valid UTF-8) to b as a JSON string. */
+/* Append z[0..n) (valid UTF-8) to b as a JSON string: the runs that need
+** no escape (jsonesc.h) copied whole, room made for all of them at once
+** and again, for what is left, at an escape that needs it. */
 static int xrPutJsonStr(XrBuf *b, const char *z, int64_t n){
-  int64_t i, j = 0;
   static const char hex[] = "0123456789abcdef";
-  if( xrPut(b, "\"", 1) ) return SQLITE_NOMEM;
-  for(i=0; i<n; i++){
-    unsigned char c = (unsigned char)z[i];
-    char e[6];
-    int ne = 2;
-    if( c>=0x20 && c!='"' && c!='\\' ) continue;
-    if( i>j && xrPut(b, z+j, i-j) ) return SQLITE_NOMEM;
-    e[0] = '\\';
+  const unsigned char *u = (const unsigned char*)z;
+  int64_t i = 0;
+  if( b->n + n + 2 > b->nAlloc && xrGrow(b, n + 2) ) return SQLITE_NOMEM;
+  b->a[b->n++] = '"';
+  for(;;){
+    int64_t k = profsumJsonPlainRun(u + i, n - i);
+    unsigned char c;
+    char *o;
+    if( k>0 ){ memcpy(b->a + b->n, z + i, (size_t)k); b->n += k; i += k; }
+    if( i>=n ) break;
+    c = u[i++];
+    /* an escape takes up to 6 bytes where the room counted 1 */
+    if( b->n + 6 + (n - i) + 1 > b->nAlloc && xrGrow(b, 6 + (n - i) + 1) ) return SQLITE_NOMEM;
+    o = b->a + b->n;
+    o[0] = '\\';
     switch( c ){
-      case '"':  e[1] = '"'; break;
-      case '\\': e[1] = '\\'; break;
-      case '\n': e[1] = 'n'; break;
-      case '\r': e[1] = 'r'; break;
-      case '\t': e[1] = 't'; break;
-      default: e[1] = 'u'; e[2] = '0'; e[3] = '0'; e[4] = hex[c>>4]; e[5] = hex[c&15]; ne = 6; break;
+      case '"':  o[1] = '"'; b->n += 2; break;
+      case '\\': o[1] = '\\'; b->n += 2; break;
+      case '\n': o[1] = 'n'; b->n += 2; break;
+      case '\r': o[1] = 'r'; b->n += 2; break;
+      case '\t': o[1] = 't'; b->n += 2; break;
+      default:
+        o[1] = 'u'; o[2] = '0'; o[3] = '0'; o[4] = hex[c>>4]; o[5] = hex[c&15];
+        b->n += 6;
+        break;
     }
-    if( xrPut(b, e, ne) ) return SQLITE_NOMEM;
-    j = i+1;
   }
-  if( n>j && xrPut(b, z+j, n-j) ) return SQLITE_NOMEM;
-  return xrPut(b, "\"", 1);
+  b->a[b->n++] = '"';
+  return SQLITE_OK;
 }
 
 static uint64_t xrHash(const char *z, int64_t n){

@@ -16,6 +16,10 @@
 #endif
 
 #define GZ_OUT_BUF 65536
+/* Input is gathered into pieces of this size before it is compressed:
+** igzip, called with a few hundred bytes at a time (an event each), moved
+** about 16 KiB of its own state per call. */
+#define GZ_IN_BUF (256*1024)
 
 struct ProfsumGzOut {
   int fd;
@@ -28,6 +32,8 @@ struct ProfsumGzOut {
   z_stream z;
   int bInit;                /* deflateInit2 succeeded */
 #endif
+  size_t nIn;               /* bytes waiting in aIn */
+  unsigned char aIn[GZ_IN_BUF];
   unsigned char aOut[GZ_OUT_BUF];
 };
 
@@ -86,9 +92,8 @@ int profsumGzOutOpen(int fd, ProfsumGzOut **pp){
   return SQLITE_OK;
 }
 
-/* See gzwrite.h. */
-int profsumGzOutPut(ProfsumGzOut *g, const void *p, size_t n){
-  if( g->bFailed ) return 1;
+/* Compress the n bytes at p (not the end).  0 or 1. */
+static int gzCompress(ProfsumGzOut *g, const void *p, size_t n){
   while( n>0 ){
     /* avail_in is 32 bits: pieces of at most 1 GiB */
     size_t k = n > ((size_t)1<<30) ? ((size_t)1<<30) : n;
@@ -101,9 +106,8 @@ int profsumGzOutPut(ProfsumGzOut *g, const void *p, size_t n){
   return 0;
 }
 
-/* See gzwrite.h. */
-int profsumGzOutFinish(ProfsumGzOut *g){
-  if( g->bFailed ) return 1;
+/* The end of the stream.  0 or 1. */
+static int gzEnd(ProfsumGzOut *g){
   g->z.next_in = 0;
   g->z.avail_in = 0;
   return gzRun(g, 1);
@@ -147,9 +151,8 @@ int profsumGzOutOpen(int fd, ProfsumGzOut **pp){
   return SQLITE_OK;
 }
 
-/* See gzwrite.h. */
-int profsumGzOutPut(ProfsumGzOut *g, const void *p, size_t n){
-  if( g->bFailed ) return 1;
+/* Compress the n bytes at p (not the end).  0 or 1. */
+static int gzCompress(ProfsumGzOut *g, const void *p, size_t n){
   while( n>0 ){
     size_t k = n > ((size_t)1<<30) ? ((size_t)1<<30) : n;   /* uInt pieces */
     g->z.next_in = (Bytef*)p;
@@ -163,9 +166,8 @@ int profsumGzOutPut(ProfsumGzOut *g, const void *p, size_t n){
   return 0;
 }
 
-/* See gzwrite.h. */
-int profsumGzOutFinish(ProfsumGzOut *g){
-  if( g->bFailed ) return 1;
+/* The end of the stream.  0 or 1. */
+static int gzEnd(ProfsumGzOut *g){
   return gzRun(g, Z_FINISH);
 }
 
@@ -177,6 +179,40 @@ void profsumGzOutFree(ProfsumGzOut *g){
 }
 
 #endif
+
+/* See gzwrite.h. */
+int profsumGzOutPut(ProfsumGzOut *g, const void *p, size_t n){
+  const unsigned char *a = (const unsigned char*)p;
+  if( g->bFailed ) return 1;
+  if( g->nIn + n <= sizeof(g->aIn) ){
+    memcpy(g->aIn + g->nIn, a, n);
+    g->nIn += n;
+    return 0;
+  }
+  if( g->nIn>0 ){
+    /* fill the piece up and compress it */
+    size_t k = sizeof(g->aIn) - g->nIn;
+    memcpy(g->aIn + g->nIn, a, k);
+    a += k; n -= k;
+    g->nIn = 0;
+    if( gzCompress(g, g->aIn, sizeof(g->aIn)) ) return 1;
+  }
+  if( n>=sizeof(g->aIn) ) return gzCompress(g, a, n);
+  memcpy(g->aIn, a, n);
+  g->nIn = n;
+  return 0;
+}
+
+/* See gzwrite.h. */
+int profsumGzOutFinish(ProfsumGzOut *g){
+  if( g->bFailed ) return 1;
+  if( g->nIn>0 ){
+    size_t n = g->nIn;
+    g->nIn = 0;
+    if( gzCompress(g, g->aIn, n) ) return 1;
+  }
+  return gzEnd(g);
+}
 
 /* See gzwrite.h. */
 int profsumGzOutErrno(const ProfsumGzOut *g){

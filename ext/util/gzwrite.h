@@ -4,9 +4,9 @@
 ** Built with ISA-L (PROFSUM_USE_ISAL), the stream is compressed by ISA-L's
 ** igzip at its level 1: about fifteen times the speed of zlib's level 6
 ** on trace JSON, for a file about a quarter larger (docs/performance.md,
-** "Writing gzip").  Without ISA-L, zlib's deflate at level 6.  Either way
-** the output is one gzip member that any gzip reader opens (gzip, zlib,
-** Perfetto, TensorBoard).
+** "Design choices that matter for speed").  Without ISA-L, zlib's
+** deflate at level 6.  Either way the output is one gzip member that any
+** gzip reader opens (gzip, zlib, Perfetto, TensorBoard).
 **
 ** Use: profsumGzOutOpen, then profsumGzOutPut any number of times, then
 ** profsumGzOutFinish once; profsumGzOutFree in every case.  After a failed
@@ -27,8 +27,9 @@ typedef struct ProfsumGzOut ProfsumGzOut;
 /* A new stream onto fd in *pp.  SQLITE_OK, or SQLITE_NOMEM (*pp = 0). */
 int profsumGzOutOpen(int fd, ProfsumGzOut **pp);
 
-/* Compress n bytes of p into the stream, writing what is ready to the
-** file.  0 on success, 1 on a failed write or compression error. */
+/* Add the n bytes at p to the stream: gathered into pieces of 256 KiB,
+** each compressed when full, the compressed bytes written to the file as
+** they come.  0 on success, 1 on a failed write or compression error. */
 int profsumGzOutPut(ProfsumGzOut *g, const void *p, size_t n);
 
 /* End the stream: the compressed rest and the gzip trailer written.  0 on

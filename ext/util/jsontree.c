@@ -4,6 +4,7 @@
 */
 #include "profsum_int.h"
 #include "jsontree.h"
+#include "jsonesc.h"      /* profsumJsonPlainRun */
 #include "cnum.h"
 
 #include <assert.h>
@@ -1214,16 +1215,16 @@ JNode *jParse(const char *zJson, int nJson, char **pzErr){
 void jAppendJsonStr(sqlite3_str *s, const char *z, int64_t n){
   int64_t i, j = 0;
   sqlite3_str_appendchar(s, 1, '"');
-  for(i=0; i<n; i++){
-    unsigned char c = (unsigned char)z[i];
+  for(i=0; i<n; i=j+1){
+    unsigned char c;
     const char *zEsc;
-    if( c>=0x20 && c!='"' && c!='\\' ) continue;
-    if( i>j ) sqlite3_str_append(s, z+j, (int)(i-j));
+    j = i + profsumJsonPlainRun((const unsigned char*)z + i, n - i);
+    if( j>i ) sqlite3_str_append(s, z+i, (int)(j-i));
+    if( j>=n ) break;
+    c = (unsigned char)z[j];
     zEsc = jShortEscape(c, 0);
     if( zEsc ) sqlite3_str_append(s, zEsc, 2);
     else sqlite3_str_appendf(s, "\\u%04x", c);
-    j = i+1;
   }
-  if( n>j ) sqlite3_str_append(s, z+j, (int)(n-j));
   sqlite3_str_appendchar(s, 1, '"');
 }
