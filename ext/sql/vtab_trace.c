@@ -88,6 +88,14 @@
 #define TEV_EXCL_PS        27
 #define TEV_PATH           28   /* HIDDEN input */
 
+/* The names of the columns, by number (for messages). */
+static const char *const azTevCol[] = {
+  "idx", "ph", "name", "cat", "pid", "tid", "ts", "dur", "dur_ps", "process_name",
+  "thread_name", "tf_op", "hlo_op", "hlo_module", "hlo_category", "long_name", "source",
+  "run_id", "step_num", "flops", "bytes_accessed", "correlation_id", "group_id", "args",
+  "depth", "parent_idx", "excl", "excl_ps", "path"
+};
+
 #define TEV_SCHEMA "CREATE TABLE x(idx INTEGER, ph TEXT, name TEXT, cat TEXT, " \
   "pid, tid, ts INTEGER, dur INTEGER, dur_ps INTEGER, process_name TEXT, " \
   "thread_name TEXT, tf_op TEXT, hlo_op TEXT, hlo_module TEXT, hlo_category TEXT, " \
@@ -133,6 +141,7 @@ typedef struct DiagList {
 typedef struct TraceCursor {
   sqlite3_vtab_cursor base;   /* Base class: must be first */
   const char *zFunc;          /* "trace_events" or "profsum_diagnostics" */
+  int iCol;                   /* the column xColumn is asked for */
   int plan;                   /* idxNum of the current xFilter */
   ProfsumStream *pStream;     /* trace_events: the rows (JSON or XPlane) */
   ProfsumEvent *pEv;          /* current event (owned by pStream) */
@@ -568,6 +577,25 @@ static void colNomem(TraceCursor *pCur, sqlite3_context *ctx){
   sqlite3_result_error_code(ctx, SQLITE_NOMEM);
 }
 
+_Static_assert(sizeof(azTevCol)/sizeof(azTevCol[0])==TEV_PATH+1, "a name per column of trace_events");
+
+/* Where the current row is, for a message (profsumResultTextLimited):
+** "<func>: '<path>': entry <idx> (byte <offset>)". */
+static char *colWhere(void *pArg){
+  TraceCursor *pCur = (TraceCursor*)pArg;
+  const TraceTab *pTab = (const TraceTab*)pCur->base.pVtab;
+  const char *zPath = pCur->pPathArg ? (const char*)sqlite3_value_text(pCur->pPathArg) : pTab->zPath;
+  return sqlite3_mprintf("%s: '%s': entry %lld (byte %lld)", pCur->zFunc, zPath ? zPath : "",
+                         (long long)pCur->pEv->idx, (long long)pCur->pEv->iOffset);
+}
+
+/* z[0..n) as the TEXT of the current column, or the error that it is over
+** SQLite's limit on one value, naming the file, entry and column. */
+static void colText(TraceCursor *pCur, sqlite3_context *ctx, const char *z, int64_t n,
+                    void (*xDel)(void*)){
+  profsumResultTextLimited(ctx, z, n, xDel, azTevCol[pCur->iCol], colWhere, pCur);
+}
+
 /* A JSON string span as TEXT (decoded). */
 static void resultSpanText(TraceCursor *pCur, sqlite3_context *ctx, const ProfsumSpan *s){
   const char *z;
@@ -577,7 +605,7 @@ static void resultSpanText(TraceCursor *pCur, sqlite3_context *ctx, const Profsu
     colNomem(pCur, ctx);
     return;
   }
-  sqlite3_result_text64(ctx, z, (sqlite3_uint64)n, SQLITE_TRANSIENT, SQLITE_UTF8);
+  colText(pCur, ctx, z, n, SQLITE_TRANSIENT);
 }
 
 /* Any JSON value span as valid JSON text. */
@@ -588,7 +616,7 @@ static void resultSpanJson(TraceCursor *pCur, sqlite3_context *ctx, const Profsu
     colNomem(pCur, ctx);
     return;
   }
-  sqlite3_result_text64(ctx, z, (sqlite3_uint64)n, SQLITE_TRANSIENT, SQLITE_UTF8);
+  colText(pCur, ctx, z, n, SQLITE_TRANSIENT);
 }
 
 /* An args value for a TEXT column: strings decoded, other scalars as their
@@ -699,7 +727,7 @@ static void resultArgs(TraceCursor *pCur, sqlite3_context *ctx){
     }
     n = sqlite3_str_length(pStr);
     zOut = sqlite3_str_finish(pStr);
-    sqlite3_result_text64(ctx, zOut, (sqlite3_uint64)n, sqlite3_free, SQLITE_UTF8);
+    colText(pCur, ctx, zOut, n, sqlite3_free);
   }
 }
 
@@ -736,6 +764,7 @@ static int traceColumnEvents(TraceCursor *pCur, sqlite3_context *ctx, int i){
   const ProfsumEvent *ev = pCur->pEv;
   const ProfsumTrackRec *r = pCur->pRec;
   char ph = (ev->ph.n==1 && !(ev->ph.flags & PROFSUM_SF_ESCAPE)) ? ev->ph.z[0] : 0;
+  pCur->iCol = i;
   switch( i ){
     case TEV_IDX: sqlite3_result_int64(ctx, ev->idx); break;
     case TEV_PH: resultSpanText(pCur, ctx, &ev->ph); break;
@@ -759,7 +788,7 @@ static int traceColumnEvents(TraceCursor *pCur, sqlite3_context *ctx, int i){
         int64_t n;
         const char *z = profsumNameLookup(pCur->pInfo->pNames, &ev->pid,
                                           i==TEV_THREAD_NAME ? &ev->tid : 0, &n);
-        if( z ) sqlite3_result_text64(ctx, z, (sqlite3_uint64)n, SQLITE_TRANSIENT, SQLITE_UTF8);
+        if( z ) colText(pCur, ctx, z, n, SQLITE_TRANSIENT);
       }
       break;
     case TEV_ARGS: resultArgs(pCur, ctx); break;

@@ -347,9 +347,24 @@ static int xvOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
   return profsumRowCursorOpen(sizeof(XvCursor), xvReset, ppCur);
 }
 
-/* A row text as a result (copied: rows die at the next xFilter). */
-static void xvResultText(sqlite3_context *ctx, const XvText *t){
-  if( t->z ) sqlite3_result_text64(ctx, t->z, (sqlite3_uint64)t->n, SQLITE_TRANSIENT, SQLITE_UTF8);
+/* Where the current row is, for a message (profsumResultTextLimited):
+** "<func>: '<path>': plane <i>[, line <j>]". */
+static char *xvWhere(void *pArg){
+  const XvCursor *pCur = (const XvCursor*)pArg;
+  const XvRow *r = &pCur->aRow[pCur->rows.iRow];
+  int isLines = ((const XvTab*)pCur->rows.base.pVtab)->isLines;
+  if( isLines ){
+    return sqlite3_mprintf("profsum_xplane_lines: '%s': plane %lld, line %lld", pCur->zPath ? pCur->zPath : "",
+                           (long long)r->iPlane, (long long)r->iLine);
+  }
+  return sqlite3_mprintf("profsum_xplane_planes: '%s': plane %lld", pCur->zPath ? pCur->zPath : "",
+                         (long long)r->iPlane);
+}
+
+/* A row text as a result (copied: rows die at the next xFilter), or the
+** error that it is over SQLite's limit on one value, naming column zCol. */
+static void xvResultText(XvCursor *pCur, sqlite3_context *ctx, const XvText *t, const char *zCol){
+  if( t->z ) profsumResultTextLimited(ctx, t->z, t->n, SQLITE_TRANSIENT, zCol, xvWhere, pCur);
 }
 
 /* xColumn (see the schemas at the top of the file). */
@@ -360,13 +375,13 @@ static int xvColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
     switch( i ){
       case XPL_PLANE_INDEX:  sqlite3_result_int64(ctx, r->iPlane); break;
       case XPL_PID:          sqlite3_result_int64(ctx, r->iPlane+1); break;
-      case XPL_PLANE_NAME:   xvResultText(ctx, &r->planeName); break;
+      case XPL_PLANE_NAME:   xvResultText(pCur, ctx, &r->planeName, "plane_name"); break;
       case XPL_LINE_INDEX:   sqlite3_result_int64(ctx, r->iLine); break;
       case XPL_TID:          sqlite3_result_int64(ctx, r->lineId ? r->lineId : r->iLine+1); break;
       case XPL_LINE_ID:      sqlite3_result_int64(ctx, r->lineId); break;
       case XPL_DISPLAY_ID:   sqlite3_result_int64(ctx, r->displayId); break;
-      case XPL_NAME:         xvResultText(ctx, &r->name); break;
-      case XPL_DISPLAY_NAME: xvResultText(ctx, &r->display); break;
+      case XPL_NAME:         xvResultText(pCur, ctx, &r->name, "name"); break;
+      case XPL_DISPLAY_NAME: xvResultText(pCur, ctx, &r->display, "display_name"); break;
       case XPL_TIMESTAMP_NS: sqlite3_result_int64(ctx, r->tsNs); break;
       case XPL_DURATION_PS:  sqlite3_result_int64(ctx, r->durPs); break;
       case XPL_NUM_EVENTS:   sqlite3_result_int64(ctx, r->nEvents); break;
@@ -381,13 +396,13 @@ static int xvColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
     case XPP_PLANE_INDEX: sqlite3_result_int64(ctx, r->iPlane); break;
     case XPP_PID:         sqlite3_result_int64(ctx, r->iPlane+1); break;
     case XPP_PLANE_ID:    sqlite3_result_int64(ctx, r->planeId); break;
-    case XPP_NAME:        xvResultText(ctx, &r->name); break;
+    case XPP_NAME:        xvResultText(pCur, ctx, &r->name, "name"); break;
     case XPP_NUM_LINES:   sqlite3_result_int64(ctx, r->nLines); break;
     case XPP_NUM_EVENTS:  sqlite3_result_int64(ctx, r->nEvents); break;
     case XPP_NUM_EMETA:   sqlite3_result_int64(ctx, r->nEMeta); break;
     case XPP_NUM_SMETA:   sqlite3_result_int64(ctx, r->nSMeta); break;
-    case XPP_STATS:       xvResultText(ctx, &r->stats); break;
-    case XPP_HOSTNAMES:   xvResultText(ctx, &pCur->hostnames); break;
+    case XPP_STATS:       xvResultText(pCur, ctx, &r->stats, "stats"); break;
+    case XPP_HOSTNAMES:   xvResultText(pCur, ctx, &pCur->hostnames, "hostnames"); break;
     default:
       assert( i==XPP_PATH );
       if( pCur->zPath ) sqlite3_result_text(ctx, pCur->zPath, -1, SQLITE_TRANSIENT);
