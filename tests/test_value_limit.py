@@ -74,6 +74,24 @@ class ValueLimit(unittest.TestCase):
         self.assertEqual(self.db.execute("SELECT num_events FROM profsum_xplane_planes(?)", (path,)).fetchall(),
                          [(1,)])
 
+    def test_import_of_a_name_over_the_limit(self):
+        # the import stores the op's name (hot ops, aggregates): it fails
+        # whole, saying so, and leaves nothing; the limit is 1 MB here, so
+        # that the schema's own statements fit
+        self.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 1000000)
+        path = self.td.write("name.json", json.dumps({"traceEvents": [
+            {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/device:TPU:0"}},
+            {"ph": "M", "pid": 1, "tid": 2, "name": "thread_name", "args": {"name": "XLA Ops"}},
+            {"ph": "X", "pid": 1, "tid": 2, "ts": 1, "dur": 5, "name": "f" * 1500000},
+            {"ph": "X", "pid": 1, "tid": 2, "ts": 10, "dur": 5, "name": "short"}]}))
+        self.assertEqual(
+            self.error("SELECT profsum_import(?, 'long')", path),
+            "profsum_import: '%s': a value of the trace to store (a name or an argument) is longer than "
+            "SQLite's limit on one value (1000000 bytes, SQLITE_LIMIT_LENGTH)" % path)
+        # rolled back whole: not even the schema of this new database stays
+        self.assertEqual(self.db.execute("SELECT count(*) FROM sqlite_schema WHERE name = 'profsum_trace'")
+                         .fetchone(), (0,))
+
 
 if __name__ == "__main__":
     unittest.main()
