@@ -88,14 +88,6 @@
 #define TEV_EXCL_PS        27
 #define TEV_PATH           28   /* HIDDEN input */
 
-/* The names of the columns, by number (for messages). */
-static const char *const azTevCol[] = {
-  "idx", "ph", "name", "cat", "pid", "tid", "ts", "dur", "dur_ps", "process_name",
-  "thread_name", "tf_op", "hlo_op", "hlo_module", "hlo_category", "long_name", "source",
-  "run_id", "step_num", "flops", "bytes_accessed", "correlation_id", "group_id", "args",
-  "depth", "parent_idx", "excl", "excl_ps", "path"
-};
-
 #define TEV_SCHEMA "CREATE TABLE x(idx INTEGER, ph TEXT, name TEXT, cat TEXT, " \
   "pid, tid, ts INTEGER, dur INTEGER, dur_ps INTEGER, process_name TEXT, " \
   "thread_name TEXT, tf_op TEXT, hlo_op TEXT, hlo_module TEXT, hlo_category TEXT, " \
@@ -160,6 +152,14 @@ typedef struct TraceCursor {
                               ** runs when the first B row comes (traceLazyDur),
                               ** or NULL */
 } TraceCursor;
+
+/* The file the cursor reads: the xFilter argument as given, or the CREATE
+** VIRTUAL TABLE argument ("" when neither is known). */
+static const char *curPath(TraceCursor *pCur){
+  const TraceTab *pTab = (const TraceTab*)pCur->base.pVtab;
+  const char *z = pCur->pPathArg ? (const char*)sqlite3_value_text(pCur->pPathArg) : pTab->zPath;
+  return z ? z : "";
+}
 
 /* ------------------------------------------------------------------ */
 /* Table methods                                                       */
@@ -367,10 +367,8 @@ static int traceNextEvent(TraceCursor *pCur){
   pCur->eof = 1;
   if( rc==SQLITE_DONE ){
     if( pCur->pInfo && profsumStreamEntries(pCur->pStream)!=pCur->pInfo->nEntries ){
-      const TraceTab *pTab = (const TraceTab*)pCur->base.pVtab;
-      const char *zPath = pCur->pPathArg ? (const char*)sqlite3_value_text(pCur->pPathArg) : pTab->zPath;
       pCur->base.pVtab->zErrMsg = profsumUtf8Scrub(sqlite3_mprintf("%s: '%s': the file changed "
-          "while it was being read", pCur->zFunc, zPath ? zPath : ""));
+          "while it was being read", pCur->zFunc, curPath(pCur)));
       return SQLITE_ERROR;
     }
     return SQLITE_OK;
@@ -566,8 +564,7 @@ static int traceRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid){
 ** function, the file and the entry (SQLite's bare one when even that
 ** message cannot be made). */
 static void colNomem(TraceCursor *pCur, sqlite3_context *ctx){
-  const TraceTab *pTab = (const TraceTab*)pCur->base.pVtab;
-  const char *zPath = pCur->pPathArg ? (const char*)sqlite3_value_text(pCur->pPathArg) : pTab->zPath;
+  const char *zPath = curPath(pCur);
   char *z = profsumUtf8Scrub(sqlite3_mprintf("%s: '%s': out of memory for a value of entry %lld",
                                              pCur->zFunc, zPath ? zPath : "",
                                              (long long)pCur->pEv->idx));
@@ -577,23 +574,25 @@ static void colNomem(TraceCursor *pCur, sqlite3_context *ctx){
   sqlite3_result_error_code(ctx, SQLITE_NOMEM);
 }
 
-_Static_assert(sizeof(azTevCol)/sizeof(azTevCol[0])==TEV_PATH+1, "a name per column of trace_events");
-
-/* Where the current row is, for a message (profsumResultTextLimited):
-** "<func>: '<path>': entry <idx> (byte <offset>)". */
+/* Where the current row and column are, for a message
+** (profsumResultTextLimited): "<func>: '<path>': entry <idx> (byte
+** <offset>): its <column>". */
 static char *colWhere(void *pArg){
   TraceCursor *pCur = (TraceCursor*)pArg;
-  const TraceTab *pTab = (const TraceTab*)pCur->base.pVtab;
-  const char *zPath = pCur->pPathArg ? (const char*)sqlite3_value_text(pCur->pPathArg) : pTab->zPath;
-  return sqlite3_mprintf("%s: '%s': entry %lld (byte %lld)", pCur->zFunc, zPath ? zPath : "",
-                         (long long)pCur->pEv->idx, (long long)pCur->pEv->iOffset);
+  const char *p = strchr(TEV_SCHEMA, '(') + 1;
+  int i, k = 0;
+  /* the column's name, read from TEV_SCHEMA (the one list of them) */
+  for(i=pCur->iCol; i>0 && p; i--){ p = strchr(p, ','); if( p ) p += 2; }
+  while( p && p[k] && p[k]!=' ' && p[k]!=',' && p[k]!=')' ) k++;
+  return sqlite3_mprintf("%s: '%s': entry %lld (byte %lld): its %.*s", pCur->zFunc, curPath(pCur),
+                         (long long)pCur->pEv->idx, (long long)pCur->pEv->iOffset, k, p ? p : "");
 }
 
 /* z[0..n) as the TEXT of the current column, or the error that it is over
 ** SQLite's limit on one value, naming the file, entry and column. */
 static void colText(TraceCursor *pCur, sqlite3_context *ctx, const char *z, int64_t n,
                     void (*xDel)(void*)){
-  profsumResultTextLimited(ctx, z, n, xDel, azTevCol[pCur->iCol], colWhere, pCur);
+  profsumResultTextLimited(ctx, z, n, xDel, colWhere, pCur);
 }
 
 /* A JSON string span as TEXT (decoded). */

@@ -120,6 +120,7 @@ typedef struct XvCursor {
   int64_t nAlloc;
   XvText hostnames;       /* JSON array (planes) */
   char *zPath;            /* copy of the path argument, or 0 */
+  const char *zCol;       /* the text column being set (xvResultText) */
 } XvCursor;
 
 /* ------------------------------------------------------------------ */
@@ -347,24 +348,27 @@ static int xvOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
   return profsumRowCursorOpen(sizeof(XvCursor), xvReset, ppCur);
 }
 
-/* Where the current row is, for a message (profsumResultTextLimited):
-** "<func>: '<path>': plane <i>[, line <j>]". */
+/* Where the current row and column are, for a message
+** (profsumResultTextLimited): "<func>: '<path>': plane <i>[, line <j>]: its
+** <column>". */
 static char *xvWhere(void *pArg){
   const XvCursor *pCur = (const XvCursor*)pArg;
   const XvRow *r = &pCur->aRow[pCur->rows.iRow];
-  int isLines = ((const XvTab*)pCur->rows.base.pVtab)->isLines;
-  if( isLines ){
-    return sqlite3_mprintf("profsum_xplane_lines: '%s': plane %lld, line %lld", pCur->zPath ? pCur->zPath : "",
-                           (long long)r->iPlane, (long long)r->iLine);
+  const char *zPath = pCur->zPath ? pCur->zPath : "";
+  if( ((const XvTab*)pCur->rows.base.pVtab)->isLines ){
+    return sqlite3_mprintf("profsum_xplane_lines: '%s': plane %lld, line %lld: its %s", zPath,
+                           (long long)r->iPlane, (long long)r->iLine, pCur->zCol);
   }
-  return sqlite3_mprintf("profsum_xplane_planes: '%s': plane %lld", pCur->zPath ? pCur->zPath : "",
-                         (long long)r->iPlane);
+  return sqlite3_mprintf("profsum_xplane_planes: '%s': plane %lld: its %s", zPath,
+                         (long long)r->iPlane, pCur->zCol);
 }
 
 /* A row text as a result (copied: rows die at the next xFilter), or the
 ** error that it is over SQLite's limit on one value, naming column zCol. */
 static void xvResultText(XvCursor *pCur, sqlite3_context *ctx, const XvText *t, const char *zCol){
-  if( t->z ) profsumResultTextLimited(ctx, t->z, t->n, SQLITE_TRANSIENT, zCol, xvWhere, pCur);
+  if( t->z==0 ) return;
+  pCur->zCol = zCol;
+  profsumResultTextLimited(ctx, t->z, t->n, SQLITE_TRANSIENT, xvWhere, pCur);
 }
 
 /* xColumn (see the schemas at the top of the file). */

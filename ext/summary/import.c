@@ -1345,17 +1345,21 @@ static int callRun(ImportCall *c, ImportJob *job){
     rc = importInOneWrite(c->db, job, &c->zErr);
   }
   c->traceId = job->traceId;
-  if( rc==SQLITE_TOOBIG && (c->zErr==0 || strcmp(c->zErr, sqlite3_errstr(SQLITE_TOOBIG))==0
-                             || (strncmp(c->zErr, FN ": ", sizeof(FN)+1)==0
-                                 && strcmp(c->zErr+sizeof(FN)+1, sqlite3_errstr(SQLITE_TOOBIG))==0)) ){
-    /* SQLite's bare "string or blob too big": a value to store (an op's
-    ** name, an argument) is over the connection's limit on one value */
-    sqlite3_free(c->zErr);
-    c->zErr = sqlite3_mprintf(FN ": '%s': a value of the trace to store (a name or an argument) is "
-                              "longer than SQLite's limit on one value (%d bytes, SQLITE_LIMIT_LENGTH)",
-                              c->zSource ? c->zSource : "",
-                              sqlite3_limit(c->db, SQLITE_LIMIT_LENGTH, -1));
-    if( c->zErr==0 ) rc = SQLITE_NOMEM;
+  if( rc==SQLITE_TOOBIG ){
+    /* SQLite's bare "string or blob too big" (after "profsum_import: " or
+    ** not): a value to store (an op's name, an argument) is over the
+    ** connection's limit on one value.  Other causes have their own text. */
+    const char *zBare = sqlite3_errstr(SQLITE_TOOBIG);
+    const char *zMsg = c->zErr ? c->zErr : zBare;
+    if( strncmp(zMsg, FN ": ", sizeof(FN)+1)==0 ) zMsg += sizeof(FN)+1;
+    if( strcmp(zMsg, zBare)==0 ){
+      sqlite3_free(c->zErr);
+      c->zErr = sqlite3_mprintf(FN ": '%s': a value of the trace to store (a name or an argument) is "
+                                "longer than SQLite's limit on one value (%d bytes, SQLITE_LIMIT_LENGTH)",
+                                c->zSource ? c->zSource : "",
+                                sqlite3_limit(c->db, SQLITE_LIMIT_LENGTH, -1));
+      if( c->zErr==0 ) rc = SQLITE_NOMEM;
+    }
   }
   if( rc && c->zErr && strncmp(c->zErr, FN, strlen(FN))!=0 ){
     char *z2 = sqlite3_mprintf(FN ": %s", c->zErr);

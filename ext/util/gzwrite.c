@@ -20,6 +20,8 @@
 ** igzip, called with a few hundred bytes at a time (an event each), moved
 ** about 16 KiB of its own state per call. */
 #define GZ_IN_BUF (256*1024)
+/* The most given to the compressor at once: its input counts are 32 bits. */
+#define GZ_PIECE ((size_t)1<<30)
 
 struct ProfsumGzOut {
   int fd;
@@ -92,18 +94,11 @@ int profsumGzOutOpen(int fd, ProfsumGzOut **pp){
   return SQLITE_OK;
 }
 
-/* Compress the n bytes at p (not the end).  0 or 1. */
+/* Compress the n bytes at p (n <= GZ_PIECE; not the end).  0 or 1. */
 static int gzCompress(ProfsumGzOut *g, const void *p, size_t n){
-  while( n>0 ){
-    /* avail_in is 32 bits: pieces of at most 1 GiB */
-    size_t k = n > ((size_t)1<<30) ? ((size_t)1<<30) : n;
-    g->z.next_in = (uint8_t*)p;
-    g->z.avail_in = (uint32_t)k;
-    if( gzRun(g, 0) ) return 1;
-    p = (const unsigned char*)p + k;
-    n -= k;
-  }
-  return 0;
+  g->z.next_in = (uint8_t*)p;
+  g->z.avail_in = (uint32_t)n;
+  return gzRun(g, 0);
 }
 
 /* The end of the stream.  0 or 1. */
@@ -151,17 +146,12 @@ int profsumGzOutOpen(int fd, ProfsumGzOut **pp){
   return SQLITE_OK;
 }
 
-/* Compress the n bytes at p (not the end).  0 or 1. */
+/* Compress the n bytes at p (n <= GZ_PIECE; not the end).  0 or 1. */
 static int gzCompress(ProfsumGzOut *g, const void *p, size_t n){
-  while( n>0 ){
-    size_t k = n > ((size_t)1<<30) ? ((size_t)1<<30) : n;   /* uInt pieces */
-    g->z.next_in = (Bytef*)p;
-    g->z.avail_in = (uInt)k;
-    while( g->z.avail_in>0 ){
-      if( gzRun(g, Z_NO_FLUSH) ) return 1;
-    }
-    p = (const unsigned char*)p + k;
-    n -= k;
+  g->z.next_in = (Bytef*)p;
+  g->z.avail_in = (uInt)n;
+  while( g->z.avail_in>0 ){
+    if( gzRun(g, Z_NO_FLUSH) ) return 1;
   }
   return 0;
 }
@@ -197,7 +187,11 @@ int profsumGzOutPut(ProfsumGzOut *g, const void *p, size_t n){
     g->nIn = 0;
     if( gzCompress(g, g->aIn, sizeof(g->aIn)) ) return 1;
   }
-  if( n>=sizeof(g->aIn) ) return gzCompress(g, a, n);
+  while( n>=sizeof(g->aIn) ){
+    size_t k = n > GZ_PIECE ? GZ_PIECE : n;
+    if( gzCompress(g, a, k) ) return 1;
+    a += k; n -= k;
+  }
   memcpy(g->aIn, a, n);
   g->nIn = n;
   return 0;

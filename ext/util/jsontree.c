@@ -1213,7 +1213,7 @@ JNode *jParse(const char *zJson, int nJson, char **pzErr){
 
 /* See jsontree.h. */
 void jAppendJsonStr(sqlite3_str *s, const char *z, int64_t n){
-  int64_t i, j = 0;
+  int64_t i, j;
   sqlite3_str_appendchar(s, 1, '"');
   for(i=0; i<n; i=j+1){
     unsigned char c;

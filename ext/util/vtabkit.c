@@ -148,8 +148,7 @@ int profsumRowCursorRowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *pRowid){
 
 /* See vtabkit.h. */
 void profsumResultTextLimited(sqlite3_context *ctx, const char *z, int64_t n,
-                              void (*xDel)(void*), const char *zCol,
-                              char *(*xWhere)(void*), void *pWhereArg){
+                              void (*xDel)(void*), char *(*xWhere)(void*), void *pWhereArg){
   int nLimit = sqlite3_limit(sqlite3_context_db_handle(ctx), SQLITE_LIMIT_LENGTH, -1);
   char *zW, *zMsg;
   if( n<=(int64_t)nLimit ){
@@ -158,9 +157,9 @@ void profsumResultTextLimited(sqlite3_context *ctx, const char *z, int64_t n,
   }
   if( xDel!=SQLITE_STATIC && xDel!=SQLITE_TRANSIENT && xDel ) xDel((void*)z);
   zW = xWhere(pWhereArg);
-  zMsg = zW ? profsumUtf8Scrub(sqlite3_mprintf("%s: its %s is %lld bytes, more than SQLite's limit on "
+  zMsg = zW ? profsumUtf8Scrub(sqlite3_mprintf("%s is %lld bytes, more than SQLite's limit on "
                                                "one value (%d bytes, SQLITE_LIMIT_LENGTH)",
-                                               zW, zCol, (long long)n, nLimit)) : 0;
+                                               zW, (long long)n, nLimit)) : 0;
   sqlite3_free(zW);
   if( zMsg==0 ){ sqlite3_result_error_nomem(ctx); return; }
   sqlite3_result_error(ctx, zMsg, -1);

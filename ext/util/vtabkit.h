@@ -117,15 +117,15 @@ int profsumRowCursorRowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *pRowid);
 ** A TEXT value of n bytes as the column's result (sqlite3_result_text64
 ** with xDel), unless n is over the connection's limit on one value
 ** (SQLITE_LIMIT_LENGTH, 10^9 bytes by default): then the statement's error,
-** code SQLITE_TOOBIG, "<zWhere>: its <zCol> is N bytes, more than SQLite's
+** code SQLITE_TOOBIG, "<where>: its <column> is N bytes, more than SQLite's
 ** limit on one value (L bytes, SQLITE_LIMIT_LENGTH)" instead of SQLite's
 ** bare "string or blob too big", and xDel called on z as SQLite would.
-** zWhere names the function, the file and the place (entry, plane, line);
-** xWhere formats it, called only for that error, with pWhereArg (it
-** returns an sqlite3_malloc'ed string, 0 when out of memory).
+** xWhere(pWhereArg) makes the "<where>: its <column>" part (the function,
+** the file, the place: entry, plane, line; then the column), called only
+** for that error; it returns an sqlite3_malloc'ed string, 0 when out of
+** memory.
 */
 void profsumResultTextLimited(sqlite3_context *ctx, const char *z, int64_t n,
-                              void (*xDel)(void*), const char *zCol,
-                              char *(*xWhere)(void*), void *pWhereArg);
+                              void (*xDel)(void*), char *(*xWhere)(void*), void *pWhereArg);
 
 #endif /* PROFSUM_VTABKIT_H */
