@@ -512,6 +512,31 @@ class EventLevel(XplaneBase):
         self.assertEqual(recs[-1]["end"]["hostnames"], ["h"])
         self.assertEqual([d["idx"] for d in diags if "XEvent " in d["detail"]], [0] * 5)
 
+    def test_string_stat_forms(self):
+        """A string stat read in place (metadata_id, then str_value, valid
+        UTF-8) and the same texts in the forms the general loop reads: the
+        same values on events, event metadata and planes."""
+        pb = W.PlaneBuilder("/device:GPU:0")
+        texts = ["regs:32 grid:1,1,1", "", "x" * 300, "caf\u00e9 \u4e2d"]
+        enc = [t.encode("utf-8") for t in texts]
+        sid = pb.sid("kernel_details")
+        swapped = [W.f_bytes(5, e) + W.f_varint(1, sid) for e in enc]   # id after the text
+        pb.stats += [W.stat(pb.sid("p%d" % i), s=e) for i, e in enumerate(enc)]
+        evs = []
+        for i, e in enumerate(enc):
+            mid = pb.eid("k%d" % i, stats=[W.stat(pb.sid("m"), s=e)])
+            evs.append(W.event(mid, offset_ps=10 * i, duration_ps=5, stats=[W.stat(sid, s=e)]))
+            evs.append(W.event(mid, offset_ps=10 * i + 5, duration_ps=5, stats=[swapped[i]]))
+        pb.lines.append(W.line(id=1, name=b"Stream #1", timestamp_ns=1000, events=evs))
+        path = self.write("strforms.xplane.pb", W.xspace([pb.build()]))
+        stats = json.loads(self.planes(path)[0]["stats"])
+        self.assertEqual([stats["p%d" % i] for i in range(4)], texts)
+        rows = self.db.execute("SELECT name, args FROM trace_events(?) ORDER BY idx", (path,)).fetchall()
+        self.assertEqual([r[0] for r in rows], ["k0", "k0", "k1", "k1", "k2", "k2", "k3", "k3"])
+        got = [json.loads(r[1]) for r in rows]
+        want = [{"m": t, "kernel_details": t} for t in texts for _ in range(2)]
+        self.assertEqual(got, want)
+
     def test_lenient_utf8(self):
         p = W.plane(name=b"bad\xff", lines=[W.line(name=b"\xe2\x82", events=[
             W.event(1, stats=[W.stat(1, s=b"\xed\xa0\x80x")])])],

@@ -503,6 +503,35 @@ static int xpStatQuick(const ProfsumXp *p, int64_t start, int64_t end, int64_t t
   return 1;
 }
 
+/* xpDecodeStat's string form read in place: metadata_id (field 1) then
+** str_value (field 5), each once and in that order, all of it in the
+** window and the text valid UTF-8 (a GPU kernel's details, for one).
+** Returns -1 for any other form (the general loop then reads it from its
+** start, and sends the diagnostics), else what keeping the text returned
+** (xpKeep: SQLITE_OK or out of memory) with *s filled as the general loop
+** would fill it. */
+static int xpStatQuickStr(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff,
+                          XpArena *pKeep, ProfsumXpStat *s){
+  int64_t rel = start - p->in.winOff, n = end - start, i;
+  const unsigned char *a;
+  uint64_t id, len;
+  int k;
+  if( rel<0 || n<3 || rel+n>p->in.nWin ) return -1;
+  a = p->in.aW + rel;
+  if( a[0]!=0x08 || (k = pbwDecVarint(a+1, n-1, &id))<=0 || 1+k>=n ) return -1;
+  i = 1 + k;
+  if( a[i++]!=0x2a ) return -1;
+  if( (k = pbwDecVarint(a+i, n-i < 10 ? n-i : 10, &len))<=0 || len!=(uint64_t)(n-i-k) ) return -1;
+  i += k;
+  if( pbwUtf8Check(a+i, (int64_t)len)<(int64_t)len ) return -1;
+  memset(s, 0, sizeof(*s));
+  s->iOffset = tagOff;
+  s->metadataId = (int64_t)id;
+  s->eType = s->eRefType = PROFSUM_XV_STR;
+  s->n = (int64_t)len;
+  return xpKeep(p, pKeep, start+i, (int64_t)len, &s->z);
+}
+
 /* Decode the XStat in [start, end) whose tag is at tagOff into *s (the
 ** bytes of its strings are fetched as they are read: the stat need not be
 ** in the window).  pKeep: where its strings and bytes are kept (see
@@ -515,6 +544,8 @@ static int xpDecodeStat(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff
   int rc = SQLITE_OK;
   XpField d;
   if( xpStatQuick(p, start, end, tagOff, s) ) return SQLITE_OK;
+  if( (rc = xpStatQuickStr(p, start, end, tagOff, pKeep, s))>=0 ) return rc;
+  rc = SQLITE_OK;
   memset(s, 0, sizeof(*s));
   s->iOffset = tagOff;
   while( pos<end ){
