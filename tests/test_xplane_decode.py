@@ -537,6 +537,23 @@ class EventLevel(XplaneBase):
         want = [{"m": t, "kernel_details": t} for t in texts for _ in range(2)]
         self.assertEqual(got, want)
 
+    def test_integer_args_extremes(self):
+        """Integer stats in trace_events' args: every digit exact at both
+        ends of int64 and uint64 (uint64 past int64 as a string)."""
+        pb = W.PlaneBuilder("/device:TPU:0")
+        vals = [("u0", dict(u64=0)), ("u9", dict(u64=9)), ("u10", dict(u64=10)),
+                ("umax", dict(u64=2**63 - 1)), ("ubig", dict(u64=2**63)), ("uall", dict(u64=2**64 - 1)),
+                ("i0", dict(i64=0)), ("ineg", dict(i64=-1)), ("imin", dict(i64=-2**63)),
+                ("imax", dict(i64=2**63 - 1)), ("i10", dict(i64=-10))]
+        pb.line(name="XLA Ops", timestamp_ns=1000, events=[
+            pb.event("op", offset_ps=0, duration_ps=5, stats=[pb.stat(n, **kw) for n, kw in vals])])
+        path = self.write("ints.xplane.pb", W.xspace([pb.build()]))
+        args = self.db.execute("SELECT args FROM trace_events(?)", (path,)).fetchone()[0]
+        self.assertEqual(args, '{"u0":0,"u9":9,"u10":10,"umax":9223372036854775807,'
+                               '"ubig":"9223372036854775808","uall":"18446744073709551615",'
+                               '"i0":0,"ineg":-1,"imin":-9223372036854775808,'
+                               '"imax":9223372036854775807,"i10":-10}')
+
     def test_lenient_utf8(self):
         p = W.plane(name=b"bad\xff", lines=[W.line(name=b"\xe2\x82", events=[
             W.event(1, stats=[W.stat(1, s=b"\xed\xa0\x80x")])])],

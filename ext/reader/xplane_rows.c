@@ -12,6 +12,7 @@
 #include "xplane_rows.h"
 #include "jsontree.h"     /* jReprDouble, jAppendJsonStr */
 #include "jsonesc.h"      /* profsumJsonPlainRun */
+#include "cnum.h"         /* profsumFmtI64, profsumFmtU64 */
 
 #include <math.h>
 #include <stdarg.h>
@@ -216,16 +217,16 @@ static int xrPutValue(ProfsumXRows *p, const ProfsumXpStat *s, int iKnown){
         return iKnown>=0 ? xrKey(p, iKnown, PROFSUM_JT_STRING, zT, nT) : SQLITE_OK;
       }
       jReprDouble(s->rVal, zNum);
+      nT = (int64_t)strlen(zNum);
       break;
     case PROFSUM_XV_INT64:
-      sqlite3_snprintf(sizeof(zNum), zNum, "%lld", (long long)s->iVal);
+      nT = profsumFmtI64(s->iVal, zNum);
       break;
     case PROFSUM_XV_UINT64:
-      sqlite3_snprintf(sizeof(zNum), zNum, "%llu", (unsigned long long)s->uVal);
+      nT = profsumFmtU64(s->uVal, zNum);
       if( s->uVal > (uint64_t)INT64_MAX ){
         /* beyond int64: a string of its digits in args (a JSON reader
         ** would round a number); the named columns get the exact digits */
-        nT = (int64_t)strlen(zNum);
         if( xrPutJsonStr(&p->json, zNum, nT) ) return SQLITE_NOMEM;
         return iKnown>=0 ? xrKey(p, iKnown, PROFSUM_JT_NUMBER, zNum, nT) : SQLITE_OK;
       }
@@ -240,7 +241,6 @@ static int xrPutValue(ProfsumXRows *p, const ProfsumXpStat *s, int iKnown){
       if( xrPutJsonStr(&p->json, zT, nT) ) return SQLITE_NOMEM;
       return iKnown>=0 ? xrKey(p, iKnown, PROFSUM_JT_STRING, zT, nT) : SQLITE_OK;
   }
-  nT = (int64_t)strlen(zNum);
   if( xrPut(&p->json, zNum, nT) ) return SQLITE_NOMEM;
   return iKnown>=0 ? xrKey(p, iKnown, PROFSUM_JT_NUMBER, zNum, nT) : SQLITE_OK;
 }

@@ -38,4 +38,15 @@ static inline int profsumFmtI64(int64_t v, char *z){
   return k;
 }
 
+/* The decimal digits of u written to z (room for 21 bytes),
+** NUL-terminated; returns their count (profsumFmtI64 for unsigned). */
+static inline int profsumFmtU64(uint64_t u, char *z){
+  char t[24];
+  int n = 0, k = 0;
+  do{ t[n++] = (char)('0' + u%10); u /= 10; }while( u );
+  while( n ) z[k++] = t[--n];
+  z[k] = 0;
+  return k;
+}
+
 #endif
