@@ -450,6 +450,60 @@ class XplaneRows(DbTestCase):
         xs = [e for e in doc["traceEvents"] if e["ph"] == "X"]
         self.assertEqual([(e["name"], e["args"]["note"]) for e in xs], [("op" + t, t) for t in texts])
 
+    def test_args_of_repeated_metadata(self):
+        # events without stats of their own take their metadata entry's
+        # args as built for the first such event of the plane: the same
+        # args and typed columns as built each time, a metadata id that
+        # means another entry in the next plane, events of that entry with
+        # stats of their own in between, entries past the memo's bounds
+        big = "z" * (70 * 1024)                          # over one entry's bound
+        planes, want = [], []
+        for k, (tf, extra) in enumerate([("a/b", dict(flops=("i64", 10))),
+                                         ("c", dict(hlo_module=("s", "m"), source=("s", "")))]):
+            pb = xw.PlaneBuilder("/device:TPU:%d" % k, id=k)
+            st = [pb.stat("tf_op", s=tf)] + [pb.stat(n, **{t: v}) for n, (t, v) in extra.items()]
+            pb.eid("op", stats=st)                        # metadata id 1 in both planes
+            pb.eid("big", stats=[pb.stat("long_name", s=big)])
+            many = ["m%d" % i for i in range(300)]       # 300 x 20 KB: past the 4 MiB bound
+            for name in many:
+                pb.eid(name, stats=[pb.stat("long_name", s=name * (20000 // len(name)))])
+            base = {"tf_op": tf}
+            base.update({n: v for n, (t, v) in extra.items()})
+            seq = [("op", None), ("op", None), ("big", None), ("op", 7), ("op", None), ("big", None)]
+            seq += [(n, None) for n in many] + [(n, None) for n in many[::-1]] + [("op", None)]
+            evs = []
+            for i, (name, own) in enumerate(seq):
+                stats = [pb.stat("flops", u64=own), pb.stat("step_num", i64=-1)] if own else []
+                evs.append(pb.event(name, offset_ps=10 * i, duration_ps=5, stats=stats))
+                if name == "op":
+                    a = dict(base)
+                    if own:
+                        a.update(flops=own, step_num=-1)
+                elif name == "big":
+                    a = {"long_name": big}
+                else:
+                    a = {"long_name": name * (20000 // len(name))}
+                want.append(a)
+            pb.line(id=1, name="XLA Ops", timestamp_ns=1000, events=evs)
+            planes.append(pb.build())
+        path = self.td.write("memo.xplane.pb", xw.xspace(planes))
+        rows = q(self.db, "SELECT args, tf_op, flops, source, hlo_module, long_name, step_num "
+                 "FROM trace_events(?) ORDER BY idx", path)
+        self.assertEqual(len(rows), len(want))
+        self.assertEqual([json.loads(r[0]) for r in rows], want)
+        self.assertEqual([rows[i][0] for i in (0, 1, 3, 4)],
+                         ['{"tf_op":"a/b","flops":10}'] * 2 + ['{"tf_op":"a/b","flops":7,"step_num":-1}',
+                                                               '{"tf_op":"a/b","flops":10}'])
+        self.assertEqual(rows[len(want) // 2][0], '{"tf_op":"c","hlo_module":"m","source":""}')
+        self.assertEqual([r[1:] for r in rows],
+                         [(a.get("tf_op"), a.get("flops"), a.get("source"), a.get("hlo_module"),
+                           a.get("long_name"), a.get("step_num")) for a in want])
+        # args alone and the typed columns alone: the same values
+        self.assertEqual([r[0] for r in q(self.db, "SELECT args FROM trace_events(?) ORDER BY idx",
+                                          path)], [r[0] for r in rows])
+        self.assertEqual(q(self.db, "SELECT tf_op, flops, source FROM trace_events(?) ORDER BY idx",
+                           path), [r[1:4] for r in rows])
+
     def test_trim_round_trip_exact_decimals(self):
         pb = xw.PlaneBuilder("/device:GPU:0")
         evs = [pb.event("e%d" % i, offset_ps=o, duration_ps=d) for i, (o, d) in enumerate(

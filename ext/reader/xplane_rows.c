@@ -77,7 +77,32 @@ struct ProfsumXRows {
   int nEnt, nEntAlloc;
   int *aSlot;                   /* hash of names → aEnt index + 1 (0: empty) */
   int nSlot;
+  /* The args of the current plane's event metadata entries, as built for
+  ** an event without stats of its own (xrMemoFind): such an event's args
+  ** depend on its metadata entry only, and most events of a device plane
+  ** are such.  aMemoAt[iMeta] is the entry's offset in memo (an XrMemo
+  ** and its texts), -1 when not kept (yet). */
+  int64_t memoPlane;            /* the plane they belong to (-1: none) */
+  int64_t *aMemoAt;
+  int64_t nMemoAt, nMemoAtAlloc;
+  XrBuf memo;
 };
+
+/* A kept entry's args in ProfsumXRows.memo: this header (its offset a
+** multiple of 8), then the args JSON (nJson bytes), then the known keys'
+** texts (nKeys bytes; aOff relative to their start, -1: absent). */
+typedef struct XrMemo {
+  int64_t nJson, nKeys;
+  int64_t aOff[N_KNOWN];
+  int64_t aLen[N_KNOWN];
+  unsigned char aType[N_KNOWN];
+} XrMemo;
+
+/* The memo keeps at most this many bytes per plane, and no entry whose
+** texts are longer than XR_MEMO_ONE (a long bytes value left in the file
+** is read again for each event rather than kept). */
+#define XR_MEMO_MAX ((int64_t)4<<20)
+#define XR_MEMO_ONE ((int64_t)64<<10)
 
 /* Send an adapter diagnostic for event ev (details stop after
 ** PROFSUM_DIAG_DETAIL_CAP of the kind, unless PROFSUM_SCAN_ALLDETAILS). */
@@ -254,10 +279,77 @@ static int xrKnown(const char *z, int64_t n){
   return -1;
 }
 
+/* The memo's slot of event xe's metadata entry, when its args may be kept
+** (the event has no stats of its own): a pointer to the entry's offset in
+** p->memo (-1: not kept yet), else 0.  The memo is emptied when a new plane
+** begins.  SQLITE_NOMEM in *pRc when the slots cannot be made. */
+static int64_t *xrMemoSlot(ProfsumXRows *p, const ProfsumXpEvent *xe, int *pRc){
+  const ProfsumXpPlane *pl = p->pPlane;
+  int64_t iMeta;
+  *pRc = SQLITE_OK;
+  if( xe->nStat>0 || xe->pMeta==0 ) return 0;
+  if( p->memoPlane!=pl->iPlane ){
+    int64_t i, n = pl->nEventMetadata;
+    if( n>p->nMemoAtAlloc ){
+      int64_t *a = sqlite3_realloc64(p->aMemoAt, sizeof(int64_t)*(sqlite3_uint64)n);
+      if( a==0 ){ *pRc = SQLITE_NOMEM; return 0; }
+      p->aMemoAt = a;
+      p->nMemoAtAlloc = n;
+    }
+    for(i=0; i<n; i++) p->aMemoAt[i] = -1;
+    p->nMemoAt = n;
+    p->memo.n = 0;
+    p->memoPlane = pl->iPlane;
+  }
+  iMeta = xe->pMeta->iMeta;
+  return iMeta>=0 && iMeta<p->nMemoAt ? &p->aMemoAt[iMeta] : 0;
+}
+
+/* Point p->ev.args and the known keys at the kept entry at offset off. */
+static void xrMemoUse(ProfsumXRows *p, int64_t off){
+  const XrMemo *m = (const XrMemo*)(const void*)(p->memo.a + off);
+  const char *zJson = (const char*)(m+1);
+  int k;
+  p->ev.args.z = zJson;
+  p->ev.args.n = m->nJson;
+  p->ev.args.type = PROFSUM_JT_OBJECT;
+  for(k=0; k<N_KNOWN; k++){
+    if( m->aOff[k]<0 ) continue;
+    p->ev.aArg[k].z = zJson + m->nJson + m->aOff[k];
+    p->ev.aArg[k].n = m->aLen[k];
+    p->ev.aArg[k].type = m->aType[k];
+  }
+}
+
+/* Keep the args just built (p->json, p->keys) at *pAt, unless they are
+** long or the memo is full.  SQLITE_OK or SQLITE_NOMEM. */
+static int xrMemoKeep(ProfsumXRows *p, int64_t *pAt){
+  int64_t off = (p->memo.n + 7) & ~(int64_t)7, nText = p->json.n + p->keys.n;
+  int64_t nNeed = off - p->memo.n + (int64_t)sizeof(XrMemo) + nText;
+  XrMemo m;
+  int k;
+  if( nText>XR_MEMO_ONE || p->memo.n + nNeed > XR_MEMO_MAX ) return SQLITE_OK;
+  if( p->memo.n + nNeed > p->memo.nAlloc && xrGrow(&p->memo, nNeed) ) return SQLITE_NOMEM;
+  memset(&m, 0, sizeof(m));
+  m.nJson = p->json.n;
+  m.nKeys = p->keys.n;
+  for(k=0; k<N_KNOWN; k++){
+    m.aOff[k] = p->aArgOff[k];
+    m.aLen[k] = p->aArgLen[k];
+    m.aType[k] = p->aArgType[k];
+  }
+  p->memo.n = off;
+  if( xrPut(&p->memo, (const char*)&m, (int64_t)sizeof(m))
+   || xrPut(&p->memo, p->json.a, p->json.n)
+   || xrPut(&p->memo, p->keys.a, p->keys.n) ) return SQLITE_NOMEM;
+  *pAt = off;
+  return SQLITE_OK;
+}
+
 /* Build the row's args from the event's stats (the metadata's, then its
 ** own) and set p->ev.args and, with PROFSUM_SCAN_ARGKEYS, p->ev.aArg.
 ** SQLITE_OK, SQLITE_NOMEM, or the decoder's error (xrFill). */
-static int xrArgs(ProfsumXRows *p, const ProfsumXpEvent *xe){
+static int xrArgsBuild(ProfsumXRows *p, const ProfsumXpEvent *xe){
   int nMeta = xe->pMeta ? xe->pMeta->nStat : 0;
   int nAll = nMeta + xe->nStat, i, k, rc, wantKeys = (p->flags & PROFSUM_SCAN_ARGKEYS)!=0;
   if( nAll >= p->nEntAlloc ){
@@ -306,6 +398,21 @@ static int xrArgs(ProfsumXRows *p, const ProfsumXpEvent *xe){
   return SQLITE_OK;
 }
 
+/* The row's args (xrArgsBuild), or for an event without stats of its own
+** its metadata entry's args built for an earlier event (the memo). */
+static int xrArgs(ProfsumXRows *p, const ProfsumXpEvent *xe){
+  int rc;
+  int64_t *pAt = xrMemoSlot(p, xe, &rc);
+  if( rc ) return rc;
+  if( pAt && *pAt>=0 ){
+    xrMemoUse(p, *pAt);
+    return SQLITE_OK;
+  }
+  rc = xrArgsBuild(p, xe);
+  if( rc==SQLITE_OK && pAt ) rc = xrMemoKeep(p, pAt);
+  return rc;
+}
+
 /* See xplane_rows.h. */
 int profsumXRowsOpen(const char *zFunc, const char *zPath, unsigned flags,
                      ProfsumDiagFn xDiag, void *pDiagCtx,
@@ -322,6 +429,7 @@ int profsumXRowsOpen(const char *zFunc, const char *zPath, unsigned flags,
   p->stop = profsumStopPush(0, 0);
   profsumStopPop(p->stop);
   p->nNextAsk = XR_ASK_EVENTS;
+  p->memoPlane = -1;
   p->xDiag = xDiag;
   p->pDiagCtx = pDiagCtx;
   rc = profsumXpOpen(zFunc, zPath, PROFSUM_XP_LENIENT_UTF8
@@ -494,6 +602,8 @@ void profsumXRowsClose(ProfsumXRows *p){
   sqlite3_free(p->keys.a);
   sqlite3_free(p->aEnt);
   sqlite3_free(p->aSlot);
+  sqlite3_free(p->aMemoAt);
+  sqlite3_free(p->memo.a);
   sqlite3_free(p);
 }
 
