@@ -78,7 +78,7 @@ struct ProfsumXRows {
   int *aSlot;                   /* hash of names → aEnt index + 1 (0: empty) */
   int nSlot;
   /* The args of the current plane's event metadata entries, as built for
-  ** an event without stats of its own (xrMemoFind): such an event's args
+  ** an event without stats of its own (xrMemoSlot): such an event's args
   ** depend on its metadata entry only, and most events of a device plane
   ** are such.  aMemoAt[iMeta] is the entry's offset in memo (an XrMemo
   ** and its texts), -1 when not kept (yet). */
