@@ -320,6 +320,39 @@ class PlanesAndLines(XplaneBase):
 
 class EventLevel(XplaneBase):
 
+    def test_event_field_forms(self):
+        """Events of metadata_id, offset_ps and duration_ps only, which the
+        decoder reads in place, in every form protobuf allows: any order,
+        repeats (the last counts), non-minimal varints, 9- and 10-byte
+        varints, an empty event, a length of two bytes and a non-minimal
+        one; the same in the small-window build and from memory."""
+        V = W.f_varint
+        def ev(*fields):
+            return b"".join(V(f, v) for f, v in fields)
+        events = [
+            ev((1, 1), (2, 10), (3, 5)),                       # protobuf's order
+            ev((3, 6), (1, 2), (2, 20)),                       # another order
+            ev((1, 1), (2, 5), (1, 2), (3, 7), (2, 30)),       # repeats
+            ev((1, 1), (3, 5)),                                # no offset: no data
+            ev((1, 1), (2, 40), (3, -5 & (2**64 - 1))),       # a 10-byte varint: -5
+            ev((1, 2), (2, 2**63 - 1), (3, 1)),                # a 9-byte varint
+            b"\x08\x81\x00\x10\x80\x80\x00\x18\x82\x80\x00",  # non-minimal: 1, 0, 2
+            b"",                                               # empty: metadata 0, no data
+            ev(*([(3, 1)] * 70 + [(1, 1), (2, 50)])),          # 144 bytes: a 2-byte length
+        ]
+        raw = W.tag(4, 2) + b"\x86\x00" + ev((1, 2), (2, 60), (3, 9))   # length 6 as 0x86 0x00
+        pb = W.PlaneBuilder("/device:TPU:0")
+        pb.eid("a")
+        pb.eid("b")
+        pb.lines.append(W.line(id=1, name="XLA Ops", timestamp_ns=1000, events=events, extra=raw))
+        path = self.write("forms.xplane.pb", W.xspace([pb.build()]))
+        rc, recs = self.dump(path)
+        self.assertEqual(rc, 0)
+        got = [(e["mid"], e["name"], e.get("offset_ps"), e["dur"]) for e in self.events(recs)]
+        self.assertEqual(got, [(1, "a", 10, 5), (2, "b", 20, 6), (2, "b", 30, 7), (1, "a", None, 5),
+                               (1, "a", 40, -5), (2, "b", 2**63 - 1, 1), (1, "a", 0, 2),
+                               (0, "", None, 0), (1, "a", 50, 1), (2, "b", 60, 9)])
+
     def test_events_names_stats_offsets(self):
         data = two_plane_space()
         path = self.write("e.xplane.pb", data)

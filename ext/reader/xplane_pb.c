@@ -928,19 +928,16 @@ static int xpLinePrepass(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
   return SQLITE_OK;
 }
 
-/* Decode the XEvent in [start, end) (fetched), tag at tagOff, into p->ev. */
-static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff){
+/* Start decoding an XEvent whose tag is at tagOff into p->ev: the event
+** arena emptied, every field of p->ev set to its default (a memset of the
+** struct per event cost a third of the decoding). */
+static inline void xpEventBegin(ProfsumXp *p, int64_t tagOff){
   ProfsumXpEvent *e = &p->ev;
-  int64_t pos = start, nStat = 0, i;
-  int rc;
-  XpField d;
   XpChunk *c = p->evArena.pHead;
   if( c ){
     if( c->pNext==0 && c->nAlloc==XP_CHUNK ) c->nUsed = 0;     /* the usual case, inline */
     else xpArenaReset(&p->evArena);
   }
-  /* every field set (a memset of the struct per event cost a third of
-  ** this function) */
   e->metadataId = 0;
   e->eData = 0;
   e->offsetPs = e->numOccurrences = e->durationPs = 0;
@@ -952,6 +949,98 @@ static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
   e->pLine = &p->line;
   e->pPlane = &p->plane;
   p->w.iEvent = e->iLineEvent;
+}
+
+/* Finish p->ev after its fields were read (nStat of them in p->aEvStat):
+** what its data kind leaves unset, the stats' names, its metadata. */
+static inline void xpEventEnd(ProfsumXp *p, int64_t nStat){
+  ProfsumXpEvent *e = &p->ev;
+  int64_t i;
+  if( e->eData!=PROFSUM_XD_OFFSET ) e->offsetPs = 0;
+  if( e->eData!=PROFSUM_XD_OCCURRENCES ) e->numOccurrences = 0;
+  for(i=0; i<nStat; i++) xpResolveStat(p, &p->aEvStat[i]);
+  e->aStat = nStat ? p->aEvStat : 0;
+  e->nStat = (int)nStat;
+  i = profsumI64MapFind(&p->emMap, e->metadataId);
+  if( i>=0 ){
+    e->pMeta = &p->aEM[i].m;
+    e->zName = e->pMeta->zName; e->nName = e->pMeta->nName;
+    e->zDisplay = e->pMeta->zDisplay; e->nDisplay = e->pMeta->nDisplay;
+  }else{
+    e->zName = e->zDisplay = "";
+    e->nName = e->nDisplay = 0;
+  }
+}
+
+/* A varint of the n bytes at a (n > 0) read in place: the bytes it takes,
+** or 0 when it is not whole in them or longer than ten bytes (the general
+** path then reads it, and says what is wrong). */
+static inline int xpQuickVarint(const unsigned char *a, int64_t n, uint64_t *pv){
+  if( a[0]<0x80 ){ *pv = a[0]; return 1; }
+  if( n>=8 ){
+    /* as pbwVarint: eight bytes at once, its 7-bit groups packed by three
+    ** shifts */
+    uint64_t w, stop;
+    memcpy(&w, a, 8);
+    w = le64toh(w);
+    stop = ~w & 0x8080808080808080ULL;
+    if( stop ){
+      int nb = __builtin_ctzll(stop)/8 + 1;
+      if( nb<8 ) w &= ((uint64_t)1 << (8*nb)) - 1;
+      w = ((w & 0x7f007f007f007f00ULL) >> 1) | (w & 0x007f007f007f007fULL);
+      w = ((w & 0x3fff00003fff0000ULL) >> 2) | (w & 0x00003fff00003fffULL);
+      w = ((w & 0x0fffffff00000000ULL) >> 4) | (w & 0x000000000fffffffULL);
+      *pv = w;
+      return nb;
+    }
+  }
+  {
+    int k = pbwDecVarint(a, n<10 ? n : 10, pv);
+    return k>0 ? k : 0;
+  }
+}
+
+/* The XEvent whose tag is at tagOff and whose n bytes are at a (all in
+** the window) read in place when it holds only metadata_id, offset_ps and
+** duration_ps (tags 0x08, 0x10, 0x18: the bulk of a device line), as
+** xpDecodeEvent would read it.  1 when it did, 0 for any other event (its
+** other fields, a bad varint): xpDecodeEvent then reads it from its start. */
+static int xpEventQuick(ProfsumXp *p, const unsigned char *a, int64_t n, int64_t tagOff){
+  ProfsumXpEvent *e = &p->ev;
+  int64_t i = 0;
+  uint64_t aV[3] = {0, 0, 0};
+  int seen = 0, f;
+  /* the three fields in the order protobuf writes them, straight through;
+  ** then any order, and repeats (the last one counts) */
+  for(f=0; f<3 && i<n && a[i]==(unsigned)(0x08 + 8*f); f++){
+    int k;
+    if( i+1>=n || (k = xpQuickVarint(a+i+1, n-i-1, &aV[f]))==0 ) return 0;
+    seen |= 1<<f;
+    i += 1 + k;
+  }
+  while( i<n ){
+    unsigned c = a[i];
+    int k;
+    if( c!=0x08 && c!=0x10 && c!=0x18 ) return 0;
+    if( i+1>=n || (k = xpQuickVarint(a+i+1, n-i-1, &aV[(c>>3)-1]))==0 ) return 0;
+    seen |= 1<<((c>>3)-1);
+    i += 1 + k;
+  }
+  xpEventBegin(p, tagOff);
+  e->metadataId = (int64_t)aV[0];
+  if( seen & 2 ){ e->offsetPs = (int64_t)aV[1]; e->eData = PROFSUM_XD_OFFSET; }
+  e->durationPs = (int64_t)aV[2];
+  xpEventEnd(p, 0);
+  return 1;
+}
+
+/* Decode the XEvent in [start, end) (fetched), tag at tagOff, into p->ev. */
+static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff){
+  ProfsumXpEvent *e = &p->ev;
+  int64_t pos = start, nStat = 0;
+  int rc;
+  XpField d;
+  xpEventBegin(p, tagOff);
   while( pos<end ){
     /* metadata_id, offset_ps, duration_ps: one-byte tags 0x08, 0x10, 0x18
     ** of known varint fields (what xpField would check), the value read
@@ -983,20 +1072,7 @@ static int xpDecodeEvent(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOf
         break;
     }
   }
-  if( e->eData!=PROFSUM_XD_OFFSET ) e->offsetPs = 0;
-  if( e->eData!=PROFSUM_XD_OCCURRENCES ) e->numOccurrences = 0;
-  for(i=0; i<nStat; i++) xpResolveStat(p, &p->aEvStat[i]);
-  e->aStat = nStat ? p->aEvStat : 0;
-  e->nStat = (int)nStat;
-  i = profsumI64MapFind(&p->emMap, e->metadataId);
-  if( i>=0 ){
-    e->pMeta = &p->aEM[i].m;
-    e->zName = e->pMeta->zName; e->nName = e->pMeta->nName;
-    e->zDisplay = e->pMeta->zDisplay; e->nDisplay = e->pMeta->nDisplay;
-  }else{
-    e->zName = e->zDisplay = "";
-    e->nName = e->nDisplay = 0;
-  }
+  xpEventEnd(p, nStat);
   return SQLITE_OK;
 }
 
@@ -1198,6 +1274,26 @@ int profsumXpNextEvent(ProfsumXp *p, const ProfsumXpEvent **pp, char **pzErr){
   XpField d;
   if( p->in.rc ) return xpFail(p, pzErr);
   if( !p->inLine ) return SQLITE_DONE;
+  {
+    /* the usual case in place: an event's tag (field 4, length-delimited:
+    ** 0x22), a length of one or two bytes, the event whole in the window
+    ** and the line, of the fields xpEventQuick reads */
+    int64_t pos = p->evPos, rel = pos - p->in.winOff;
+    if( rel>=0 && rel+3<=p->in.nWin && pos+3<=p->lineEnd && p->in.aW[rel]==0x22 ){
+      const unsigned char *a = p->in.aW + rel;
+      int64_t len = -1, k = 0;
+      if( a[1]<0x80 ){ len = a[1]; k = 2; }
+      else if( a[2]<0x80 ){ len = (int64_t)(a[1]&0x7f) | ((int64_t)a[2]<<7); k = 3; }
+      if( len>=0 && len <= p->lineEnd - (pos+k) && len <= p->in.nWin - (rel+k)
+       && xpEventQuick(p, a+k, len, pos) ){
+        p->evPos = pos + k + len;
+        p->nEvents++;
+        p->nLineSeen++;
+        *pp = &p->ev;
+        return SQLITE_ROW;
+      }
+    }
+  }
   p->w.iEvent = -1;
   rc = xpNextOf(p, &p->evPos, p->lineEnd, XM_LINE, 4, 3, &d);
   if( rc==SQLITE_DONE ) return SQLITE_DONE;
