@@ -23,7 +23,7 @@
 ** Any broken invariant prints what was wrong and calls abort().
 **
 ** Dump build (cc -DPROFSUM_XPLANE_DUMP ... tests/fuzz_xplane.c
-** ext/reader/xplane_pb.c ext/reader/pbwire.c ext/reader/gz.c ext/util/hash.c
+** ext/reader/xplane_pb.c ext/reader/xplane_schema.c ext/reader/pbwire.c ext/reader/gz.c ext/util/hash.c
 ** ext/util/shabg.c ext/util/prefault.c ext/util/demote.c -lsqlite3 -lz):
 **   xplane_dump [--lenient] [--mem] [--lines=K] [--events=K] [--truncate=N] FILE
 ** prints one JSON object per line: {"plane":…}, {"line":…}, {"event":…},

@@ -29,7 +29,7 @@ import unittest
 from util import connect, TempDir, CORPUS, ROOT, import_memory, sqlrun_mem
 import xspace_writer as W
 
-SRC = ["tests/fuzz_xplane.c", "ext/reader/xplane_pb.c", "ext/reader/i64map.c", "ext/reader/pbwire.c", "ext/reader/gz.c", "ext/util/hash.c", "ext/util/shabg.c", "ext/util/prefault.c", "ext/util/demote.c"]
+SRC = ["tests/fuzz_xplane.c", "ext/reader/xplane_pb.c", "ext/reader/xplane_schema.c", "ext/reader/i64map.c", "ext/reader/pbwire.c", "ext/reader/gz.c", "ext/util/hash.c", "ext/util/shabg.c", "ext/util/prefault.c", "ext/util/demote.c"]
 FUNC = "profsum_xplane_planes"
 PLANE_COLS = ("plane_index, pid, plane_id, name, num_lines, num_events, num_event_metadata, "
               "num_stat_metadata, stats, hostnames")

@@ -127,43 +127,52 @@ static inline int pbwDecVarint(const unsigned char *a, int64_t n, uint64_t *pv){
   return -1;
 }
 
+/* A varint read in place at a: n bytes of its message are left there
+** (n > 0) and nRead (> 0) bytes are readable.  Returns the bytes it takes,
+** or 0 when it is not whole in those bytes or runs over ten (the caller's
+** slow path then reads it and says what is wrong).  When eight bytes are
+** readable they are read at once: the first byte without its continuation
+** bit ends the varint, and its 7-bit groups are packed by three shifts (no
+** branch on the length, which varies from field to field). */
+static inline int pbwVarintAt(const unsigned char *a, int64_t n, int64_t nRead, uint64_t *pv){
+  int64_t m, i;
+  uint64_t v;
+  if( a[0]<0x80 ){ *pv = a[0]; return 1; }
+  if( nRead>=8 ){
+    uint64_t w, stop;
+    memcpy(&w, a, 8);
+    w = le64toh(w);
+    stop = ~w & 0x8080808080808080ULL;
+    if( stop ){
+      int nb = __builtin_ctzll(stop)/8 + 1;        /* bytes of the varint */
+      if( nb>n ) return 0;                         /* past its message */
+      if( nb<8 ) w &= ((uint64_t)1 << (8*nb)) - 1;
+      w = ((w & 0x7f007f007f007f00ULL) >> 1) | (w & 0x007f007f007f007fULL);
+      w = ((w & 0x3fff00003fff0000ULL) >> 2) | (w & 0x00003fff00003fffULL);
+      w = ((w & 0x0fffffff00000000ULL) >> 4) | (w & 0x000000000fffffffULL);
+      *pv = w;
+      return nb;
+    }
+  }
+  m = n<nRead ? n : nRead;
+  if( m>10 ) m = 10;
+  v = a[0] & 0x7f;
+  for(i=1; i<m; i++){
+    v |= (uint64_t)(a[i] & 0x7f) << (7*i);
+    if( a[i]<0x80 ){ *pv = v; return (int)i+1; }
+  }
+  return 0;
+}
+
 /* Read a varint at *pPos (message end: end) into *pv and move *pPos past
-** it: a varint that ends inside the window and the message inline, the
-** rest (and every error: truncated, over ten bytes) in pbwVarintSlow. */
+** it: a varint that ends inside the window and the message inline
+** (pbwVarintAt), the rest (and every error: truncated, over ten bytes) in
+** pbwVarintSlow. */
 static inline int pbwVarint(PbwIn *p, int64_t *pPos, int64_t end, uint64_t *pv, int eMsg){
   int64_t pos = *pPos, rel = pos - p->winOff;
   if( rel>=0 && rel<p->nWin && pos<end ){
-    const unsigned char *a = p->aW + rel;
-    int64_t n = p->nWin - rel, i;
-    uint64_t v = a[0] & 0x7f;
-    if( a[0]<0x80 ){ *pv = a[0]; *pPos = pos+1; return SQLITE_OK; }
-    if( n>=8 ){
-      /* eight bytes at once: the first byte without its continuation bit
-      ** ends the varint; its 7-bit groups are packed by three shifts
-      ** (no branch on the length, which varies from field to field) */
-      uint64_t w, stop;
-      memcpy(&w, a, 8);
-      w = le64toh(w);
-      stop = ~w & 0x8080808080808080ULL;
-      if( stop ){
-        int nb = __builtin_ctzll(stop)/8 + 1;        /* bytes of the varint */
-        if( nb <= end - pos ){
-          if( nb<8 ) w &= ((uint64_t)1 << (8*nb)) - 1;
-          w = ((w & 0x7f007f007f007f00ULL) >> 1) | (w & 0x007f007f007f007fULL);
-          w = ((w & 0x3fff00003fff0000ULL) >> 2) | (w & 0x00003fff00003fffULL);
-          w = ((w & 0x0fffffff00000000ULL) >> 4) | (w & 0x000000000fffffffULL);
-          *pv = w;
-          *pPos = pos + nb;
-          return SQLITE_OK;
-        }
-      }
-    }
-    if( end - pos < n ) n = end - pos;
-    if( n>10 ) n = 10;
-    for(i=1; i<n; i++){
-      v |= (uint64_t)(a[i] & 0x7f) << (7*i);
-      if( a[i]<0x80 ){ *pv = v; *pPos = pos+i+1; return SQLITE_OK; }
-    }
+    int k = pbwVarintAt(p->aW + rel, end - pos, p->nWin - rel, pv);
+    if( k ){ *pPos = pos + k; return SQLITE_OK; }
   }
   return pbwVarintSlow(p, pPos, end, pv, eMsg);
 }

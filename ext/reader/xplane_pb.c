@@ -24,6 +24,7 @@
 #include "profsum_reader.h"
 #include "xplane_pb.h"
 #include "pbwire.h"
+#include "xplane_schema.h"
 #include "i64map.h"
 #include "growarray.h"
 
@@ -47,22 +48,6 @@
 /* Diagnostics of one kind given with their text; later ones get 0
 ** (all of them with PROFSUM_XP_ALLDETAILS). */
 #define XP_DIAG_DETAILED PROFSUM_DIAG_DETAIL_CAP
-
-/* Message kinds (messages, field names, diagnostics); XM_SPACE, the
-** outermost, is kind 0 as pbwire.h wants. */
-#define XM_SPACE  0
-#define XM_PLANE  1
-#define XM_LINE   2
-#define XM_EVENT  3
-#define XM_STAT   4
-#define XM_EMETA  5
-#define XM_SMETA  6
-#define XM_ENTRY  7   /* a map entry: key = 1, value = 2 */
-
-static const char *const azXpMsg[] = {
-  "XSpace", "XPlane", "XLine", "XEvent", "XStat", "XEventMetadata",
-  "XStatMetadata", "map entry"
-};
 
 /* Diagnostic kinds. */
 #define XP_DK_UNKNOWN  0
@@ -267,67 +252,19 @@ static void xpDiag(ProfsumXp *p, int eKind, int64_t off, const char *zFmt, ...){
   }
 }
 
-/* The fields of each message kind, indexed by field number: name, wire
-** type (0 varint, 1 fixed64, 2 length-delimited) and mRead, the wire types
-** xpField reads it with (bit 1<<wt: its own, and 2 too for a repeated
-** varint, which may come packed); a field without a name is not known. */
-#define XP_FIELD_MAX 12
-typedef struct XpFieldDesc {
-  const char *zName;
-  unsigned char wt;
-  unsigned char mRead;
-} XpFieldDesc;
-#define XF(zName, wt)       { zName, wt, 1<<(wt) }
-#define XF_PACKED(zName)    { zName, 0, 1<<0 | 1<<2 }
-static const XpFieldDesc aXpField[][XP_FIELD_MAX] = {
-  [XM_SPACE] = { [1] = XF("planes", 2), [2] = XF("errors", 2), [3] = XF("warnings", 2),
-                 [4] = XF("hostnames", 2) },
-  [XM_PLANE] = { [1] = XF("id", 0), [2] = XF("name", 2), [3] = XF("lines", 2),
-                 [4] = XF("event_metadata", 2), [5] = XF("stat_metadata", 2),
-                 [6] = XF("stats", 2) },
-  [XM_LINE]  = { [1] = XF("id", 0), [2] = XF("name", 2), [3] = XF("timestamp_ns", 0),
-                 [4] = XF("events", 2), [9] = XF("duration_ps", 0),
-                 [10] = XF("display_id", 0), [11] = XF("display_name", 2) },
-  [XM_EVENT] = { [1] = XF("metadata_id", 0), [2] = XF("offset_ps", 0),
-                 [3] = XF("duration_ps", 0), [4] = XF("stats", 2),
-                 [5] = XF("num_occurrences", 0) },
-  [XM_STAT]  = { [1] = XF("metadata_id", 0), [2] = XF("double_value", 1),
-                 [3] = XF("uint64_value", 0), [4] = XF("int64_value", 0),
-                 [5] = XF("str_value", 2), [6] = XF("bytes_value", 2),
-                 [7] = XF("ref_value", 0), [8] = XF("compressed_str_value", 2) },
-  [XM_EMETA] = { [1] = XF("id", 0), [2] = XF("name", 2), [3] = XF("metadata", 2),
-                 [4] = XF("display_name", 2), [5] = XF("stats", 2),
-                 [6] = XF_PACKED("child_id") },
-  [XM_SMETA] = { [1] = XF("id", 0), [2] = XF("name", 2), [3] = XF("description", 2) },
-  [XM_ENTRY] = { [1] = XF("key", 0), [2] = XF("value", 2) },
-};
-
-/* The description of field f of message kind eMsg, or 0 when it is not a
-** known field. */
-static const XpFieldDesc *xpFieldDesc(int eMsg, int f){
-  const XpFieldDesc *d = f>0 && f<XP_FIELD_MAX ? &aXpField[eMsg][f] : 0;
-  return d && d->zName ? d : 0;
-}
-
-/* Name of field f of message kind eMsg, or 0 when it is not a field. */
-static const char *xpFieldName(int eMsg, int f){
-  const XpFieldDesc *d = xpFieldDesc(eMsg, f);
-  return d ? d->zName : 0;
-}
-
 /* A field the decoder does not read: unknown, or known with another wire
 ** type (protobuf keeps both as unknown fields).  Reported (bDiag) and
 ** skipped. */
 static int xpOther(ProfsumXp *p, int64_t *pPos, int64_t end, int f, int wt, int depth,
                    int eMsg, int64_t tagOff, int bDiag){
   if( bDiag && wt!=4 ){
-    const XpFieldDesc *d = xpFieldDesc(eMsg, f);
+    const XpFieldDesc *d = profsumXpFieldDesc(eMsg, f);
     if( d==0 ){
       xpDiag(p, XP_DK_UNKNOWN, tagOff, "%s field %d (wire type %d) is not known: skipped",
-             azXpMsg[eMsg], f, wt);
+             profsumXpMsgNames[eMsg], f, wt);
     }else{
       xpDiag(p, XP_DK_WIRE, tagOff, "%s field %d (%s) has wire type %d, not %d: skipped",
-             azXpMsg[eMsg], f, d->zName, wt, d->wt);
+             profsumXpMsgNames[eMsg], f, d->zName, wt, d->wt);
     }
   }
   return pbwSkip(&p->in, pPos, end, f, wt, depth, eMsg, tagOff);
@@ -344,7 +281,7 @@ typedef struct XpField {
 } XpField;
 
 /* Read the field at *pPos of a message of kind eMsg (nesting depth depth)
-** ending at end into *d, and move *pPos past it: a field of aXpField with
+** ending at end into *d, and move *pPos past it: a field of profsumXpFields with
 ** its wire type (or packed) with its value; any other one reported and
 ** skipped by xpOther, with d->f = 0.  SQLITE_OK or the sticky error. */
 static inline __attribute__((always_inline)) int xpField(ProfsumXp *p, int64_t *pPos,
@@ -354,7 +291,7 @@ static inline __attribute__((always_inline)) int xpField(ProfsumXp *p, int64_t *
   d->tagOff = *pPos;
   rc = pbwTag(&p->in, pPos, end, &d->f, &d->wt, eMsg);
   if( rc ) return rc;
-  if( __builtin_expect(d->f<XP_FIELD_MAX && (aXpField[eMsg][d->f].mRead>>d->wt & 1), 1) ){
+  if( __builtin_expect(d->f<XP_FIELD_MAX && (profsumXpFields[eMsg][d->f].mRead>>d->wt & 1), 1) ){
     switch( d->wt ){
       case 0: return pbwVarint(&p->in, pPos, end, &d->v, eMsg);
       case 1: return pbwFixed64(&p->in, pPos, end, &d->v, eMsg);
@@ -429,12 +366,12 @@ static int xpString(ProfsumXp *p, XpArena *pKeep, XpArena *pFix, int64_t off, in
   if( bad<n ){
     if( !(p->flags & PROFSUM_XP_LENIENT_UTF8) ){
       return pbwErr(&p->in, PBW_BAD, off+bad, "%s field %d (%s) is not valid UTF-8",
-                   azXpMsg[eMsg], f, xpFieldName(eMsg, f));
+                   profsumXpMsgNames[eMsg], f, profsumXpFieldName(eMsg, f));
     }
     unsigned char *o = xpArenaAlloc(pFix, n*3+1);
     if( o==0 ) return pbwNoMem(&p->in);
     xpDiag(p, XP_DK_UTF8, off+bad, "%s field %d (%s) is not valid UTF-8: read with U+FFFD",
-           azXpMsg[eMsg], f, xpFieldName(eMsg, f));
+           profsumXpMsgNames[eMsg], f, profsumXpFieldName(eMsg, f));
     pbwUtf8Fix(a, n, o, pn);
     *pz = (const char*)o;
     return SQLITE_OK;
@@ -972,34 +909,6 @@ static inline void xpEventEnd(ProfsumXp *p, int64_t nStat){
   }
 }
 
-/* A varint of the n bytes at a (n > 0) read in place: the bytes it takes,
-** or 0 when it is not whole in them or longer than ten bytes (the general
-** path then reads it, and says what is wrong). */
-static inline int xpQuickVarint(const unsigned char *a, int64_t n, uint64_t *pv){
-  if( a[0]<0x80 ){ *pv = a[0]; return 1; }
-  if( n>=8 ){
-    /* as pbwVarint: eight bytes at once, its 7-bit groups packed by three
-    ** shifts */
-    uint64_t w, stop;
-    memcpy(&w, a, 8);
-    w = le64toh(w);
-    stop = ~w & 0x8080808080808080ULL;
-    if( stop ){
-      int nb = __builtin_ctzll(stop)/8 + 1;
-      if( nb<8 ) w &= ((uint64_t)1 << (8*nb)) - 1;
-      w = ((w & 0x7f007f007f007f00ULL) >> 1) | (w & 0x007f007f007f007fULL);
-      w = ((w & 0x3fff00003fff0000ULL) >> 2) | (w & 0x00003fff00003fffULL);
-      w = ((w & 0x0fffffff00000000ULL) >> 4) | (w & 0x000000000fffffffULL);
-      *pv = w;
-      return nb;
-    }
-  }
-  {
-    int k = pbwDecVarint(a, n<10 ? n : 10, pv);
-    return k>0 ? k : 0;
-  }
-}
-
 /* The XEvent whose tag is at tagOff and whose n bytes are at a (all in
 ** the window) read in place when it holds only metadata_id, offset_ps and
 ** duration_ps (tags 0x08, 0x10, 0x18: the bulk of a device line), as
@@ -1014,7 +923,7 @@ static int xpEventQuick(ProfsumXp *p, const unsigned char *a, int64_t n, int64_t
   ** then any order, and repeats (the last one counts) */
   for(f=0; f<3 && i<n && a[i]==(unsigned)(0x08 + 8*f); f++){
     int k;
-    if( i+1>=n || (k = xpQuickVarint(a+i+1, n-i-1, &aV[f]))==0 ) return 0;
+    if( i+1>=n || (k = pbwVarintAt(a+i+1, n-i-1, n-i-1, &aV[f]))==0 ) return 0;
     seen |= 1<<f;
     i += 1 + k;
   }
@@ -1022,7 +931,7 @@ static int xpEventQuick(ProfsumXp *p, const unsigned char *a, int64_t n, int64_t
     unsigned c = a[i];
     int k;
     if( c!=0x08 && c!=0x10 && c!=0x18 ) return 0;
-    if( i+1>=n || (k = xpQuickVarint(a+i+1, n-i-1, &aV[(c>>3)-1]))==0 ) return 0;
+    if( i+1>=n || (k = pbwVarintAt(a+i+1, n-i-1, n-i-1, &aV[(c>>3)-1]))==0 ) return 0;
     seen |= 1<<((c>>3)-1);
     i += 1 + k;
   }
@@ -1087,8 +996,8 @@ static int xpNew(const char *zFunc, const char *zName, unsigned flags, ProfsumDi
   *pp = 0;
   if( p==0 ) return SQLITE_NOMEM;
   p->in.zFunc = zFunc;
-  p->in.azMsg = azXpMsg;
-  p->in.xFieldName = xpFieldName;
+  p->in.azMsg = profsumXpMsgNames;
+  p->in.xFieldName = profsumXpFieldName;
   p->in.xWhere = xpWhereText;
   p->in.pWhereCtx = &p->w;
   p->flags = flags;
