@@ -236,9 +236,16 @@ build/utf8cut_test: tests/utf8cut_test.c ext/util/utf8cut.c ext/util/utf8cut.h e
 # Unit tests of the run of bytes a JSON string keeps as they are
 # (tests/jsonesc_test.c), with AddressSanitizer and UBSan; run by
 # tests/test_jsonesc.py.
+# build/jsonesc_test_words: the same without the SSE2 loop (-U__SSE2__),
+# so that the word loop runs over whole strings, as on other CPUs.
 build/jsonesc_test: tests/jsonesc_test.c ext/util/jsonesc.h ext/util/profsum_int.h | build/gen/deps-ok
 	@mkdir -p build
 	$(CC) $(WARN) -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
+	  -fno-sanitize-recover=undefined -DSQLITE_CORE -D_GNU_SOURCE -Iext/util -o $@ tests/jsonesc_test.c \
+	  $(SQLITE_LIBS)
+build/jsonesc_test_words: tests/jsonesc_test.c ext/util/jsonesc.h ext/util/profsum_int.h | build/gen/deps-ok
+	@mkdir -p build
+	$(CC) $(WARN) -U__SSE2__ -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	  -fno-sanitize-recover=undefined -DSQLITE_CORE -D_GNU_SOURCE -Iext/util -o $@ tests/jsonesc_test.c \
 	  $(SQLITE_LIBS)
 
@@ -268,7 +275,7 @@ demo: deps
 # (the out-of-memory driver that some tests run when `make asan` built it
 # is brought up to date too, so that they never run an older build's code)
 TEST_BUILD := profsum.so build/sqlrun profsum build/nonet/profsum.so build/phases/profsum.so build/jsontree_test \
-  build/utf8cut_test build/jsonesc_test build/hash_test build/decnum_test build/chunk/profsum.so $(wildcard build/asan/oom_sql)
+  build/utf8cut_test build/jsonesc_test build/jsonesc_test_words build/hash_test build/decnum_test build/chunk/profsum.so $(wildcard build/asan/oom_sql)
 test: deps
 	$(MAKE) --no-print-directory -j$$(nproc) $(TEST_BUILD)
 	$(PYTHON) tests/run.py

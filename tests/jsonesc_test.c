@@ -9,6 +9,8 @@
 **
 **   build/jsonesc_test         one line per group of checks, then
 **                              "N passed, N failed"; exit 1 on any failure
+**   build/jsonesc_test_words   the same built with -U__SSE2__: the word
+**                              loop over whole strings
 **
 ** Every answer is compared with a byte-wise walk written here (a byte
 ** below 0x20, a quote or a backslash ends the run):

@@ -7,7 +7,8 @@ test`).  Every answer is compared with a byte-wise walk: every length to
 over ASCII, spaces and high bytes; every text of up to 4 bytes over the
 ending bytes and their neighbours; two million random texts.  A read past
 a text's end (each is copied to an allocation of its exact length) fails
-the binary."""
+the binary.  A second build without the SSE2 loop runs the word loop over
+whole strings, as on CPUs without SSE2."""
 import unittest
 
 from util import run_c_unit
@@ -17,6 +18,10 @@ class JsonEscRun(unittest.TestCase):
 
     def test_plain_run_unit_tests(self):
         run_c_unit(self, "jsonesc_test", 5, timeout=300)
+
+    def test_plain_run_without_sse2(self):
+        # built with -U__SSE2__: the word loop takes whole strings
+        run_c_unit(self, "jsonesc_test_words", 5, timeout=300)
 
 
 if __name__ == "__main__":

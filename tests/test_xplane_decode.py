@@ -569,6 +569,12 @@ class EventLevel(XplaneBase):
         got = [json.loads(r[1]) for r in rows]
         want = [{"m": t, "kernel_details": t} for t in texts for _ in range(2)]
         self.assertEqual(got, want)
+        # the decoder itself, in the default and the 64-byte-window builds
+        # and from memory (self.dump compares them): each event's own stat
+        rc, recs = self.dump(path)
+        self.assertEqual(rc, 0)
+        self.assertEqual([(s["name"], s["text"]) for e in self.events(recs) for s in e["stats"]],
+                         [("kernel_details", t) for t in texts for _ in range(2)])
 
     def test_integer_args_extremes(self):
         """Integer stats in trace_events' args: every digit exact at both

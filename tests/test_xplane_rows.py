@@ -13,7 +13,7 @@ import threading
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from util import OOM_SQL, DbTestCase, CORPUS, run_oom_sql  # noqa: E402
+from util import OOM_SQL, DbTestCase, CORPUS, run_oom_sql, sqlrun_mem  # noqa: E402
 import xspace_writer as xw  # noqa: E402
 from xspace_writer import compress as W_compress  # noqa: E402
 
@@ -503,6 +503,46 @@ class XplaneRows(DbTestCase):
                                           path)], [r[0] for r in rows])
         self.assertEqual(q(self.db, "SELECT tf_op, flops, source FROM trace_events(?) ORDER BY idx",
                            path), [r[1:4] for r in rows])
+
+    def memo_hits(self):
+        text = q(self.db, "SELECT profsum_debug()")[0][0]
+        line = [l for l in text.splitlines() if l.startswith("xplane rows whose args came from")][0]
+        return int(line.rsplit(":", 1)[1])
+
+    def test_args_memo_serves_and_is_bounded(self):
+        # the memo serves every later event without stats of its own of an
+        # entry (profsum_debug counts them), per plane; the args are those
+        # built each time
+        planes = []
+        for k, tf in enumerate(["x/y", "z"]):
+            pb = xw.PlaneBuilder("/device:TPU:%d" % k, id=k)
+            pb.eid("op", stats=[pb.stat("tf_op", s=tf), pb.stat("flops", u64=3)])
+            evs = [pb.event("op", offset_ps=10 * i, duration_ps=5) for i in range(5)]
+            evs.insert(2, pb.event("op", offset_ps=15, duration_ps=1, stats=[pb.stat("flops", u64=4)]))
+            pb.line(id=1, name="XLA Ops", timestamp_ns=1000, events=evs)
+            planes.append(pb.build())
+        path = self.td.write("hits.xplane.pb", xw.xspace(planes))
+        before = self.memo_hits()
+        rows = q(self.db, "SELECT args FROM trace_events(?) ORDER BY idx", path)
+        self.assertEqual(self.memo_hits() - before, 8)          # 4 of 5 in each plane
+        want = []
+        for tf in ["x/y", "z"]:
+            a = '{"tf_op":"%s","flops":3}' % tf
+            want += [a, a, '{"tf_op":"%s","flops":4}' % tf, a, a, a]
+        self.assertEqual([r[0] for r in rows], want)
+        # at most 4 MiB kept per plane: 300 entries of about 60 KB of args,
+        # each met twice, take about 4 MB more at the peak than the rows
+        # without args (18 MB when kept whole)
+        pb = xw.PlaneBuilder("/device:TPU:0", id=1)
+        names = ["k%d" % i for i in range(300)]
+        for n in names:
+            pb.eid(n, stats=[pb.stat("long_name", s=(n * 20000)[:60000])])
+        pb.line(id=1, name="XLA Ops", timestamp_ns=1000,
+                events=[pb.event(n, offset_ps=10 * i, duration_ps=5) for i, n in enumerate(names * 2)])
+        big = self.td.write("memo-bound.xplane.pb", xw.xspace([pb.build()]))
+        b0, _, p0 = sqlrun_mem("SELECT count(*) FROM trace_events('%s')" % big)
+        b1, _, p1 = sqlrun_mem("SELECT sum(length(args)) FROM trace_events('%s')" % big)
+        self.assertLess((p1 - b1) - (p0 - b0), 6 << 20)
 
     def test_trim_round_trip_exact_decimals(self):
         pb = xw.PlaneBuilder("/device:GPU:0")

@@ -86,7 +86,11 @@ struct ProfsumXRows {
   int64_t *aMemoAt;
   int64_t nMemoAt, nMemoAtAlloc;
   XrBuf memo;
+  int64_t nMemoHit;             /* rows served from it (profsumXRowsMemoHits) */
 };
+
+/* Rows served from a memo by the cursors closed so far. */
+static int64_t nMemoHitsClosed = 0;
 
 /* A kept entry's args in ProfsumXRows.memo: this header (its offset a
 ** multiple of 8), then the args JSON (nJson bytes), then the known keys'
@@ -98,9 +102,10 @@ typedef struct XrMemo {
   unsigned char aType[N_KNOWN];
 } XrMemo;
 
-/* The memo keeps at most this many bytes per plane, and no entry whose
-** texts are longer than XR_MEMO_ONE (a long bytes value left in the file
-** is read again for each event rather than kept). */
+/* The memo keeps at most this many bytes per plane (besides its slots, 8
+** bytes per event metadata entry of the plane), and no entry whose texts
+** are longer than XR_MEMO_ONE (a long bytes value left in the file is read
+** again for each event rather than kept). */
 #define XR_MEMO_MAX ((int64_t)4<<20)
 #define XR_MEMO_ONE ((int64_t)64<<10)
 
@@ -282,17 +287,17 @@ static int xrKnown(const char *z, int64_t n){
 /* The memo's slot of event xe's metadata entry, when its args may be kept
 ** (the event has no stats of its own): a pointer to the entry's offset in
 ** p->memo (-1: not kept yet), else 0.  The memo is emptied when a new plane
-** begins.  SQLITE_NOMEM in *pRc when the slots cannot be made. */
-static int64_t *xrMemoSlot(ProfsumXRows *p, const ProfsumXpEvent *xe, int *pRc){
+** begins.  The memo only saves time: when its slots cannot be made, there
+** is none (0) and the args are built as for any event. */
+static int64_t *xrMemoSlot(ProfsumXRows *p, const ProfsumXpEvent *xe){
   const ProfsumXpPlane *pl = p->pPlane;
   int64_t iMeta;
-  *pRc = SQLITE_OK;
   if( xe->nStat>0 || xe->pMeta==0 ) return 0;
   if( p->memoPlane!=pl->iPlane ){
     int64_t i, n = pl->nEventMetadata;
     if( n>p->nMemoAtAlloc ){
       int64_t *a = sqlite3_realloc64(p->aMemoAt, sizeof(int64_t)*(sqlite3_uint64)n);
-      if( a==0 ){ *pRc = SQLITE_NOMEM; return 0; }
+      if( a==0 ) return 0;
       p->aMemoAt = a;
       p->nMemoAtAlloc = n;
     }
@@ -322,14 +327,15 @@ static void xrMemoUse(ProfsumXRows *p, int64_t off){
 }
 
 /* Keep the args just built (p->json, p->keys) at *pAt, unless they are
-** long or the memo is full.  SQLITE_OK or SQLITE_NOMEM. */
-static int xrMemoKeep(ProfsumXRows *p, int64_t *pAt){
+** long, the memo is full or its buffer cannot grow (then *pAt stays -1:
+** the entry's later events build their args again). */
+static void xrMemoKeep(ProfsumXRows *p, int64_t *pAt){
   int64_t off = (p->memo.n + 7) & ~(int64_t)7, nText = p->json.n + p->keys.n;
   int64_t nNeed = off - p->memo.n + (int64_t)sizeof(XrMemo) + nText;
   XrMemo m;
   int k;
-  if( nText>XR_MEMO_ONE || p->memo.n + nNeed > XR_MEMO_MAX ) return SQLITE_OK;
-  if( p->memo.n + nNeed > p->memo.nAlloc && xrGrow(&p->memo, nNeed) ) return SQLITE_NOMEM;
+  if( nText>XR_MEMO_ONE || p->memo.n + nNeed > XR_MEMO_MAX ) return;
+  if( p->memo.n + nNeed > p->memo.nAlloc && xrGrow(&p->memo, nNeed) ) return;
   memset(&m, 0, sizeof(m));
   m.nJson = p->json.n;
   m.nKeys = p->keys.n;
@@ -338,12 +344,12 @@ static int xrMemoKeep(ProfsumXRows *p, int64_t *pAt){
     m.aLen[k] = p->aArgLen[k];
     m.aType[k] = p->aArgType[k];
   }
+  /* (the room is made: these cannot fail) */
   p->memo.n = off;
   if( xrPut(&p->memo, (const char*)&m, (int64_t)sizeof(m))
    || xrPut(&p->memo, p->json.a, p->json.n)
-   || xrPut(&p->memo, p->keys.a, p->keys.n) ) return SQLITE_NOMEM;
+   || xrPut(&p->memo, p->keys.a, p->keys.n) ) return;
   *pAt = off;
-  return SQLITE_OK;
 }
 
 /* Build the row's args from the event's stats (the metadata's, then its
@@ -402,14 +408,14 @@ static int xrArgsBuild(ProfsumXRows *p, const ProfsumXpEvent *xe){
 ** its metadata entry's args built for an earlier event (the memo). */
 static int xrArgs(ProfsumXRows *p, const ProfsumXpEvent *xe){
   int rc;
-  int64_t *pAt = xrMemoSlot(p, xe, &rc);
-  if( rc ) return rc;
+  int64_t *pAt = xrMemoSlot(p, xe);
   if( pAt && *pAt>=0 ){
     xrMemoUse(p, *pAt);
+    p->nMemoHit++;
     return SQLITE_OK;
   }
   rc = xrArgsBuild(p, xe);
-  if( rc==SQLITE_OK && pAt ) rc = xrMemoKeep(p, pAt);
+  if( rc==SQLITE_OK && pAt ) xrMemoKeep(p, pAt);
   return rc;
 }
 
@@ -595,8 +601,14 @@ int64_t profsumXRowsEvents(ProfsumXRows *p){
 }
 
 /* See xplane_rows.h. */
+int64_t profsumXRowsMemoHits(void){
+  return __atomic_load_n(&nMemoHitsClosed, __ATOMIC_RELAXED);
+}
+
+/* See xplane_rows.h. */
 void profsumXRowsClose(ProfsumXRows *p){
   if( p==0 ) return;
+  if( p->nMemoHit ) __atomic_add_fetch(&nMemoHitsClosed, p->nMemoHit, __ATOMIC_RELAXED);
   profsumXpClose(p->pXp);
   sqlite3_free(p->json.a);
   sqlite3_free(p->keys.a);

@@ -53,5 +53,8 @@ int profsumXRowsNext(ProfsumXRows *p, ProfsumEvent **ppEv, char **pzErr);
 /* XEvents walked (complete after SQLITE_DONE). */
 int64_t profsumXRowsEvents(ProfsumXRows *p);
 void profsumXRowsClose(ProfsumXRows *p);   /* 0 is a no-op */
+/* Rows whose args came from the metadata memo (xplane_rows.c), over the
+** cursors this process closed (profsum_debug; the tests read it). */
+int64_t profsumXRowsMemoHits(void);
 
 #endif /* PROFSUM_XPLANE_ROWS_H */

@@ -27,6 +27,7 @@ SQLITE_EXTENSION_INIT1
 #include "curl_lazy.h"
 #include "report_profsum.h"
 #include "summary_engine.h"
+#include "xplane_rows.h"    /* profsumXRowsMemoHits */
 #include "build_id.h"     /* generated: PROFSUM_BUILD_ID (Makefile) */
 
 #ifndef PROFSUM_BUILD_FLAGS
@@ -181,7 +182,8 @@ static void profsumDebugFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
     "sha256: %s\n"
     "build flags: %s\n"
     "record blocks mapped ahead: %lld\n"
-    "xplane insight batches applied by the decoding thread: %lld",
+    "xplane insight batches applied by the decoding thread: %lld\n"
+    "xplane rows whose args came from their metadata's memo: %lld",
     PROFSUM_VERSION, PROFSUM_COMMIT, PROFSUM_BUILD_ID, SQLITE_VERSION, sqlite3_libversion(),
     ZLIB_VERSION, zlibVersion(),
 #ifndef PROFSUM_OMIT_NETWORK
@@ -191,7 +193,7 @@ static void profsumDebugFunc(sqlite3_context *ctx, int argc, sqlite3_value **arg
     "not linked", "disabled (built with PROFSUM_OMIT_NETWORK)",
 #endif
     profsumSha256Impl(), PROFSUM_BUILD_FLAGS, (long long)profsumEngineBlocksAhead(),
-    (long long)profsumXpInsByProducer());
+    (long long)profsumXpInsByProducer(), (long long)profsumXRowsMemoHits());
   if( z==0 ){ sqlite3_result_error_nomem(ctx); return; }
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }
