@@ -31,6 +31,13 @@ The targets (docs/performance.md, "The targets"): XPlane import + summary at mos
 half the JSON import of the same capture; at most 0.12 µs and 8 bytes of
 anonymous memory per event.
 
+One measurement by itself, in this process:
+
+    xplane_bench.py --child import|scan SO FILE TMPDIR [1|0]
+
+prints {seconds, anon_kb, rows}; with 0 the sampler does not run and
+anon_kb is null.
+
 Output: one JSON object per pair on stdout, and with --md the table rows.
 Standard library only; Debian's /usr/bin/python3 (loads extensions).
 """
