@@ -401,31 +401,37 @@ static int xpUnlazy(ProfsumXp *p, XpArena *pKeep, ProfsumXpStat *s){
   return rc;
 }
 
-/* xpDecodeStat's common form read in place: metadata_id (field 1) then
-** one numeric value (double 2, uint64 3, int64 4 or ref 7), each once and
-** in that order, all of it in the window (varints as pbwDecVarint reads
-** them, as the general loop does).
-** Returns 1 with *s filled as the general loop would fill it, or 0 for any
-** other form (the general loop then reads it from its start). */
-static int xpStatQuick(const ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff,
-                       ProfsumXpStat *s){
+/* xpDecodeStat's common forms read in place: metadata_id (field 1) then
+** one value, each once and in that order, all of it in the window: a
+** number (double 2, uint64 3, int64 4 or ref 7), or a str_value (5) of
+** valid UTF-8 (a GPU kernel's details, for one); varints as pbwDecVarint
+** reads them, as the general loop does.  Returns -1 for any other form
+** (the general loop then reads it from its start, and sends the
+** diagnostics), else SQLITE_OK, or out of memory from keeping the text
+** (xpKeep in pKeep), with *s filled as the general loop would fill it. */
+static int xpStatQuick(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff,
+                       XpArena *pKeep, ProfsumXpStat *s){
   int64_t rel = start - p->in.winOff, n = end - start, i;
   const unsigned char *a;
   uint64_t id, v = 0;
   unsigned t;
   int k;
-  if( rel<0 || n<3 || n>22 || rel+n>p->in.nWin ) return 0;
+  if( rel<0 || n<3 || rel+n>p->in.nWin ) return -1;
   a = p->in.aW + rel;
-  if( a[0]!=0x08 || (k = pbwDecVarint(a+1, n-1, &id))<=0 || 1+k>=n ) return 0;
+  if( a[0]!=0x08 || (k = pbwDecVarint(a+1, n-1, &id))<=0 || 1+k>=n ) return -1;
   i = 1 + k;
   t = a[i++];
   if( t==0x11 ){                                  /* field 2, fixed64 */
-    if( n-i!=8 ) return 0;
+    if( n-i!=8 ) return -1;
     for(k=7; k>=0; k--) v = (v<<8) | a[i+k];      /* little-endian */
   }else if( t==0x18 || t==0x20 || t==0x38 ){      /* fields 3, 4, 7: varints */
-    if( (k = pbwDecVarint(a+i, n-i, &v))<=0 || i+k!=n ) return 0;
+    if( (k = pbwDecVarint(a+i, n-i, &v))<=0 || i+k!=n ) return -1;
+  }else if( t==0x2a ){                            /* field 5: its length */
+    if( (k = pbwDecVarint(a+i, n-i < 10 ? n-i : 10, &v))<=0 || v!=(uint64_t)(n-i-k) ) return -1;
+    i += k;
+    if( pbwUtf8Check(a+i, (int64_t)v)<(int64_t)v ) return -1;
   }else{
-    return 0;
+    return -1;
   }
   memset(s, 0, sizeof(*s));
   s->iOffset = tagOff;
@@ -434,39 +440,14 @@ static int xpStatQuick(const ProfsumXp *p, int64_t start, int64_t end, int64_t t
     case 0x11: memcpy(&s->rVal, &v, 8); s->eType = PROFSUM_XV_DOUBLE; break;
     case 0x18: s->uVal = v; s->eType = PROFSUM_XV_UINT64; break;
     case 0x20: s->iVal = (int64_t)v; s->eType = PROFSUM_XV_INT64; break;
-    default:   s->uVal = v; s->eType = PROFSUM_XV_REF; break;
+    case 0x38: s->uVal = v; s->eType = PROFSUM_XV_REF; break;
+    default:
+      s->eType = s->eRefType = PROFSUM_XV_STR;
+      s->n = (int64_t)v;
+      return xpKeep(p, pKeep, start+i, (int64_t)v, &s->z);
   }
   s->eRefType = s->eType;
-  return 1;
-}
-
-/* xpDecodeStat's string form read in place: metadata_id (field 1) then
-** str_value (field 5), each once and in that order, all of it in the
-** window and the text valid UTF-8 (a GPU kernel's details, for one).
-** Returns -1 for any other form (the general loop then reads it from its
-** start, and sends the diagnostics), else what keeping the text returned
-** (xpKeep: SQLITE_OK or out of memory) with *s filled as the general loop
-** would fill it. */
-static int xpStatQuickStr(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff,
-                          XpArena *pKeep, ProfsumXpStat *s){
-  int64_t rel = start - p->in.winOff, n = end - start, i;
-  const unsigned char *a;
-  uint64_t id, len;
-  int k;
-  if( rel<0 || n<3 || rel+n>p->in.nWin ) return -1;
-  a = p->in.aW + rel;
-  if( a[0]!=0x08 || (k = pbwDecVarint(a+1, n-1, &id))<=0 || 1+k>=n ) return -1;
-  i = 1 + k;
-  if( a[i++]!=0x2a ) return -1;
-  if( (k = pbwDecVarint(a+i, n-i < 10 ? n-i : 10, &len))<=0 || len!=(uint64_t)(n-i-k) ) return -1;
-  i += k;
-  if( pbwUtf8Check(a+i, (int64_t)len)<(int64_t)len ) return -1;
-  memset(s, 0, sizeof(*s));
-  s->iOffset = tagOff;
-  s->metadataId = (int64_t)id;
-  s->eType = s->eRefType = PROFSUM_XV_STR;
-  s->n = (int64_t)len;
-  return xpKeep(p, pKeep, start+i, (int64_t)len, &s->z);
+  return SQLITE_OK;
 }
 
 /* Decode the XStat in [start, end) whose tag is at tagOff into *s (the
@@ -480,8 +461,7 @@ static int xpDecodeStat(ProfsumXp *p, int64_t start, int64_t end, int64_t tagOff
   int64_t pos = start;
   int rc = SQLITE_OK;
   XpField d;
-  if( xpStatQuick(p, start, end, tagOff, s) ) return SQLITE_OK;
-  if( (rc = xpStatQuickStr(p, start, end, tagOff, pKeep, s))>=0 ) return rc;
+  if( (rc = xpStatQuick(p, start, end, tagOff, pKeep, s))>=0 ) return rc;
   rc = SQLITE_OK;
   memset(s, 0, sizeof(*s));
   s->iOffset = tagOff;
@@ -1186,14 +1166,16 @@ int profsumXpNextEvent(ProfsumXp *p, const ProfsumXpEvent **pp, char **pzErr){
   {
     /* the usual case in place: an event's tag (field 4, length-delimited:
     ** 0x22), a length of one or two bytes, the event whole in the window
-    ** and the line, of the fields xpEventQuick reads */
+    ** and the line, of the fields xpEventQuick reads (three tags and
+    ** varints take at most 33 bytes: a longer event has stats, which the
+    ** general path reads, or repeats, which it reads as well) */
     int64_t pos = p->evPos, rel = pos - p->in.winOff;
     if( rel>=0 && rel+3<=p->in.nWin && pos+3<=p->lineEnd && p->in.aW[rel]==0x22 ){
       const unsigned char *a = p->in.aW + rel;
       int64_t len = -1, k = 0;
       if( a[1]<0x80 ){ len = a[1]; k = 2; }
       else if( a[2]<0x80 ){ len = (int64_t)(a[1]&0x7f) | ((int64_t)a[2]<<7); k = 3; }
-      if( len>=0 && len <= p->lineEnd - (pos+k) && len <= p->in.nWin - (rel+k)
+      if( len>=0 && len<=33 && len <= p->lineEnd - (pos+k) && len <= p->in.nWin - (rel+k)
        && xpEventQuick(p, a+k, len, pos) ){
         p->evPos = pos + k + len;
         p->nEvents++;
