@@ -1,7 +1,7 @@
 /*
 ** import_int.h — what the files of profsum_import share (import.c, the
-** import itself; import_opts.c, its options; schema.c, the tables it
-** creates and upgrades; session.c, a session's hosts; op_growth_store.c,
+** import itself; import_opts.c, its options; schema.c and schema_views.c, the tables and
+** views it creates and upgrades; session.c, a session's hosts; op_growth_store.c,
 ** the stored ranks of profsum_op_growth).  Not included elsewhere.
 */
 #ifndef PROFSUM_IMPORT_INT_H
@@ -23,6 +23,14 @@ typedef struct ImportOpts {
   int hostsAll;               /* "hosts": 'all' (1) or 'one' (0, the default) */
   int diagAll;                /* "store_diagnostics": 'all' (1) or 'compact' (0) */
 } ImportOpts;
+
+/* Run the schema script zScript (its "main." already replaced by zSchema's
+** quoted name) in zSchema: every statement but the views through
+** sqlite3_exec, the views written as rows of the schema table when the
+** connection allows it, else run as statements too (schema_views.c).  In
+** the caller's transaction.  An SQLite code; the message is the
+** connection's. */
+int profsumSchemaRunScript(sqlite3 *db, const char *zSchema, const char *zScript);
 
 /* Parse options_json (NULL → defaults) into *o (its strings
 ** sqlite3_malloc'd: the caller frees them, also on error).  Unknown keys

@@ -320,7 +320,8 @@ int profsumCreateSchema(sqlite3 *db, const char *zSchema, char **pzErr){
   }
   sqlite3_free(zQ);
   z = sqlite3_str_finish(pStr);
-  rc = execFree(db, z);
+  rc = z ? profsumSchemaRunScript(db, zSchema, z) : SQLITE_NOMEM;
+  sqlite3_free(z);
   if( rc ) goto schema_err;
   rc = execFree(db, sqlite3_mprintf("INSERT OR REPLACE INTO \"%w\".profsum_meta(key, value) "
       "VALUES('schema_id', %Q), ('profsum_version', %Q)", zSchema, PROFSUM_SCHEMA_ID, PROFSUM_VERSION));
