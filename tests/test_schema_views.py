@@ -3,10 +3,11 @@
 connection sees the views at once, and a connection that forbids the
 shortcut gets the views made by CREATE VIEW instead."""
 import os
+import re
 import sqlite3
 import unittest
 
-from util import connect, SO, TempDir
+from util import connect, SO, TempDir, ROOT
 
 TRACE = {"traceEvents": [
     {"ph": "X", "name": "fusion.1", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
@@ -15,6 +16,20 @@ TRACE = {"traceEvents": [
 
 SCHEMA_ROWS = ("SELECT type, name, tbl_name, rootpage, sql FROM \"%s\".sqlite_schema "
                "ORDER BY rowid")
+
+
+def script_order():
+    """The names of the schema script's objects in its order (sql/schema.sql,
+    then views/ in MANIFEST order)."""
+    files = [os.path.join(ROOT, "sql", "schema.sql")]
+    with open(os.path.join(ROOT, "views", "MANIFEST")) as f:
+        files += [os.path.join(ROOT, line.strip()) for line in f if line.strip()]
+    names = []
+    for path in files:
+        with open(path) as f:
+            names += re.findall(r"^CREATE (?:TABLE|VIEW|INDEX|VIRTUAL TABLE) IF NOT EXISTS main\.(\w+)",
+                                f.read(), re.M)
+    return names
 
 
 def apsw_connect(path, defensive):
@@ -36,7 +51,9 @@ def stmt_text(s):
 
 
 def count_create_view(seen):
-    return len([s for s in seen if stmt_text(s).upper().startswith("CREATE VIEW")])
+    """The CREATE VIEW statements among the traced ones (the script's
+    comments may come before them; a row's text has no IF NOT EXISTS)."""
+    return len([s for s in seen if "CREATE VIEW IF NOT EXISTS" in s])
 
 
 def traced_import(db, trace, extra=""):
@@ -175,6 +192,101 @@ class SchemaViewsAsRows(unittest.TestCase):
         self.assertIn("not authorized", str(cm.exception))
         self.assertEqual(db.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0], 0)
         self.assertEqual(db.execute("PRAGMA writable_schema").fetchone()[0], 0)
+        db.close()
+
+
+class SchemaViewsFailures(unittest.TestCase):
+    """What the statements' way did when SQLite or the connection refused
+    something, the shortcut does too."""
+
+    def setUp(self):
+        self.td = TempDir()
+        self.trace = self.td.write("t.json", TRACE)
+
+    def tearDown(self):
+        self.td.__exit__()
+
+    def test_order_of_the_script(self):
+        db = connect(os.path.join(self.td.path, "o.db"))
+        traced_import(db, self.trace)
+        names = [r[0] for r in db.execute("SELECT name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' "
+                                          "ORDER BY rowid")]
+        self.assertEqual(names, script_order())
+        self.assertIn("profsum_series_runs", names)
+        db.close()
+
+    def test_full_disk_leaves_nothing(self):
+        # at every size from too small for anything to enough: the import
+        # fails with SQLite's reason and leaves no object, or succeeds
+        outcomes = set()
+        for pages in range(2, 90):
+            path = os.path.join(self.td.path, "full%d.db" % pages)
+            db = connect(path)
+            db.execute("PRAGMA max_page_count=%d" % pages)
+            try:
+                db.execute("SELECT profsum_import(?, 'run')", (self.trace,)).fetchall()
+                outcomes.add("ok")
+                self.assertEqual(db.execute("SELECT count(*) FROM sqlite_schema WHERE type='view'").fetchone()[0],
+                                 36)
+            except sqlite3.DatabaseError as e:
+                outcomes.add("full")
+                self.assertIn("full", str(e), pages)
+                db.close()
+                db = sqlite3.connect(path)
+                self.assertEqual(db.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0], 0, pages)
+            db.close()
+        self.assertEqual(outcomes, {"ok", "full"})
+
+    def _with_authorizer(self, deny, name):
+        """Import under an authorizer; (error text or None, views made)."""
+        db = connect(os.path.join(self.td.path, name))
+
+        def auth(action, a1, a2, dbname, source):
+            return deny(action, a1, a2)
+        db.set_authorizer(auth)
+        err = None
+        try:
+            db.execute("SELECT profsum_import(?, 'run')", (self.trace,)).fetchall()
+        except sqlite3.DatabaseError as e:
+            err = str(e)
+        db.set_authorizer(None)
+        n = db.execute("SELECT count(*) FROM sqlite_schema WHERE type='view'").fetchone()[0]
+        self.assertEqual(db.execute("PRAGMA writable_schema").fetchone()[0], 0)
+        db.close()
+        return err, n
+
+    def test_authorizer_denying_create_view(self):
+        err, n = self._with_authorizer(
+            lambda act, a1, a2: sqlite3.SQLITE_DENY if act == sqlite3.SQLITE_CREATE_VIEW else sqlite3.SQLITE_OK,
+            "deny.db")
+        self.assertIn("not authorized", err)
+        self.assertEqual(n, 0)
+
+    def test_authorizer_ignoring_create_view(self):
+        # CREATE VIEW then does nothing: no view, as with the statements
+        err, n = self._with_authorizer(
+            lambda act, a1, a2: sqlite3.SQLITE_IGNORE if act == sqlite3.SQLITE_CREATE_VIEW else sqlite3.SQLITE_OK,
+            "ignore.db")
+        self.assertIsNone(err)
+        self.assertEqual(n, 0)
+
+    def test_authorizer_denying_pragma_writes(self):
+        # the schema version cannot be written: the statements instead
+        err, n = self._with_authorizer(
+            lambda act, a1, a2: (sqlite3.SQLITE_DENY if act == sqlite3.SQLITE_PRAGMA and a2 is not None
+                                 else sqlite3.SQLITE_OK),
+            "pragma.db")
+        self.assertIsNone(err)
+        self.assertEqual(n, 36)
+
+    def test_short_sql_length_limit(self):
+        # a view longer than the limit: refused as CREATE VIEW refuses it
+        db = connect(os.path.join(self.td.path, "lim.db"))
+        db.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, 9000)
+        with self.assertRaises(sqlite3.DatabaseError) as cm:
+            db.execute("SELECT profsum_import(?, 'run')", (self.trace,)).fetchall()
+        self.assertNotIn("malformed", str(cm.exception))
+        self.assertEqual(db.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0], 0)
         db.close()
 
 
