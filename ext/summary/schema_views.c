@@ -19,18 +19,27 @@
 ** ';', white space at the end left out (comments kept).  A test compares
 ** the rows of both ways, byte for byte.
 **
-** The statements are run the usual way (sqlite3_exec) instead when the
-** connection cannot or should not take the shortcut: the temp schema, an object that already has one of the views' names (CREATE VIEW
-** IF NOT EXISTS then skips it, or fails for an index: SQLite says which),
-** a view statement without its ';', or a failure before the first row is
-** written (defensive mode, SQLITE_DBCONFIG_DEFENSIVE, makes SQLite refuse
-** to compile the insert into the schema table whatever the writable-schema
-** setting; so does an authorizer that refuses it, though one that does
-** refuses CREATE VIEW too).  A failure after
-** it (out of memory, an I/O error) is the caller's error: its transaction
-** is rolled back, as for any failed write.  (A savepoint cannot be opened
-** here: SQLite refuses one while the statement that called the import
-** runs.)
+** The script runs in its order (the views' rows among the other
+** statements), so sqlite_schema lists the objects as CREATE would.
+**
+** Before anything is written, everything SQLite or the connection could
+** refuse is compiled without being run: a CREATE VIEW of each name (the
+** authorizer is asked about it then, as it would be), the insert into the
+** schema table (defensive mode, SQLITE_DBCONFIG_DEFENSIVE, refuses it
+** whatever the writable-schema setting) and the schema version's read and
+** write.  The statements run the usual way (sqlite3_exec) instead, with
+** whatever outcome they have, when one of these is refused or a CREATE
+** VIEW compiles to nothing (an authorizer that answers SQLITE_IGNORE);
+** and for the temp schema, an object that already has one of the views'
+** names (CREATE VIEW IF NOT EXISTS then skips it, or fails for an index),
+** a view statement without its ';', or a view longer than the
+** connection's SQL length limit (SQLite would refuse to read it back).
+** Only a refusal to compile (SQLITE_ERROR, SQLITE_AUTH) with the caller's
+** transaction still open leads there: any other failure (out of memory, a
+** full disk, an I/O error, an interrupt) is the caller's error, and its
+** transaction is rolled back as for any failed write.  (No savepoint can
+** be opened here: SQLite refuses one while the statement that called the
+** import runs.)
 */
 #include "profsum_int.h"
 #include "import_int.h"
