@@ -869,6 +869,73 @@ class FirstImport(unittest.TestCase):
                         db.close()
                 self.assertIn("nothing", outcomes, mode)
 
+    def test_progress_handler_stop_at_every_step(self):
+        # A progress handler that answers "stop" once (SQLITE_INTERRUPT for
+        # the statement running then; the connection is not left
+        # interrupted), at every virtual-machine step of the import's start
+        # and at steps spread over the rest.  SQLite asks it once more as a
+        # statement ends, after the statement took effect: a BEGIN stopped
+        # there has opened the transaction though it failed.  No transaction
+        # may be left open by an import of its own, and the trace is
+        # written whole or not at all.
+        with TempDir() as td:
+            small = td.write("small.json", json.dumps(fixtures.f2()))
+            other = td.write("other.json", json.dumps(fixtures.f2()))
+            ref = connect()
+            ref.execute("SELECT profsum_import(?, 'x')", (small,)).fetchone()
+            want_ops = rows(ref, "SELECT count(*) FROM profsum_agg_op")[0][0]
+            ref.close()
+            for mode in ("first", "later", "user_txn"):
+                db = self._write_db(td, mode, other)
+                calls = [0]
+
+                def count():
+                    calls[0] += 1
+                    return 0
+                db.set_progress_handler(count, 1)
+                db.execute("SELECT profsum_import(?, 'x')", (small,)).fetchall()
+                db.set_progress_handler(None, 0)
+                db.close()
+                total = calls[0]
+                self.assertGreater(total, 100, mode)
+                outcomes = set()
+                for k in sorted(set(list(range(1, 120)) + list(range(120, total + 1, max(1, total // 40))))):
+                    with self.subTest(mode=mode, k=k):
+                        db = self._write_db(td, mode, other)
+                        seen = [0]
+
+                        def stop_once():
+                            seen[0] += 1
+                            return 1 if seen[0] == k else 0
+                        db.set_progress_handler(stop_once, 1)
+                        err = None
+                        try:
+                            db.execute("SELECT profsum_import(?, 'x')", (small,)).fetchall()
+                        except sqlite3.DatabaseError as e:
+                            err = str(e)
+                        db.set_progress_handler(None, 0)
+                        if mode == "user_txn":
+                            # the caller's transaction, if still open, ends as it chooses
+                            if db.in_transaction:
+                                db.execute("COMMIT")
+                        else:
+                            self.assertFalse(db.in_transaction, (k, err))
+                        has = ("table", "profsum_trace") in rows(db, "SELECT type, name FROM sqlite_master")
+                        labels = [r[0] for r in rows(db, "SELECT label FROM profsum_trace")] if has else []
+                        if "x" in labels:
+                            outcomes.add("written")
+                            tid = rows(db, "SELECT trace_id FROM profsum_trace WHERE label='x'")[0][0]
+                            self.assertEqual(rows(db, "SELECT count(*) FROM profsum_agg_op WHERE trace_id=?",
+                                                  tid)[0][0], want_ops)
+                        else:
+                            outcomes.add("nothing")
+                            self.assertIsNotNone(err)
+                            self.assertIn("interrupt", err)
+                        self.assertEqual(rows(db, "PRAGMA integrity_check"), [("ok",)])
+                        db.execute("SELECT profsum_import(?, 'again')", (small,)).fetchone()
+                        db.close()
+                self.assertIn("nothing", outcomes, mode)
+
     def test_interrupt_between_any_two_statements(self):
         # The hardest moment for the rollback: the interrupt lands right
         # after one of the import's statements has finished (after a CREATE

@@ -256,7 +256,25 @@ static int runWrite(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody,
     char *zErr = 0;
     Rescue res;
     rc = rescueStart(db, zSchema, &res);
-    if( rc==SQLITE_OK ) rc = execX(db, bNested ? "SAVEPOINT profsum_write" : "BEGIN IMMEDIATE");
+    if( rc==SQLITE_OK ){
+      rc = execX(db, bNested ? "SAVEPOINT profsum_write" : "BEGIN IMMEDIATE");
+      if( (rc & 0xff)==SQLITE_INTERRUPT && !sqlite3_get_autocommit(db) ){
+        /* SQLite asks the progress handler once more as a statement ends,
+        ** after BEGIN (SAVEPOINT) took effect, and reports an interrupt
+        ** then: the transaction (savepoint) is open though the statement
+        ** failed.  Ended as after an interrupt in the body: rolled back,
+        ** by the rescue when the connection stays interrupted (then, inside
+        ** the caller's transaction, the whole of it).  A savepoint that
+        ** was not opened makes ROLLBACK TO fail, and nothing is undone. */
+        if( !bNested ){
+          rescueRollback(db, execX(db, "ROLLBACK"), &res);
+        }else{
+          int rcUndo = execX(db, "ROLLBACK TO profsum_write");
+          rescueRollback(db, rcUndo, &res);
+          if( rcUndo==SQLITE_OK && !sqlite3_get_autocommit(db) ) execX(db, "RELEASE profsum_write");
+        }
+      }
+    }
     if( rc==SQLITE_OK ){
       rc = rescueArm(&res);
       if( rc==SQLITE_OK ) rc = xBody(db, pArg, &zErr);
