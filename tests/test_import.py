@@ -847,15 +847,8 @@ class FirstImport(unittest.TestCase):
                         before = rows(db, "SELECT type, name FROM sqlite_master ORDER BY name")
                         err = run_interrupted_at(db, k, "SELECT profsum_import(?, 'x')", (small,))
                         self.assertFalse(db.in_transaction, err)
-                        labels = [r[0] for r in rows(db, "SELECT label FROM profsum_trace")] \
-                            if ("table", "profsum_trace") in rows(db, "SELECT type, name FROM sqlite_master") else []
-                        if "x" in labels:
-                            outcomes.add("written")
-                            tid = rows(db, "SELECT trace_id FROM profsum_trace WHERE label='x'")[0][0]
-                            self.assertEqual(rows(db, "SELECT count(*) FROM profsum_agg_op WHERE trace_id=?",
-                                                  tid)[0][0], want_ops)
-                        else:
-                            outcomes.add("nothing")
+                        labels = self._trace_x_whole_or_absent(db, want_ops, outcomes)
+                        if "x" not in labels:
                             self.assertIsNotNone(err)
                             self.assertIn("interrupted", err)
                             if mode == "user_txn":
@@ -920,15 +913,7 @@ class FirstImport(unittest.TestCase):
                                 db.execute("COMMIT")
                         else:
                             self.assertFalse(db.in_transaction, (k, err))
-                        has = ("table", "profsum_trace") in rows(db, "SELECT type, name FROM sqlite_master")
-                        labels = [r[0] for r in rows(db, "SELECT label FROM profsum_trace")] if has else []
-                        if "x" in labels:
-                            outcomes.add("written")
-                            tid = rows(db, "SELECT trace_id FROM profsum_trace WHERE label='x'")[0][0]
-                            self.assertEqual(rows(db, "SELECT count(*) FROM profsum_agg_op WHERE trace_id=?",
-                                                  tid)[0][0], want_ops)
-                        else:
-                            outcomes.add("nothing")
+                        if "x" not in self._trace_x_whole_or_absent(db, want_ops, outcomes):
                             self.assertIsNotNone(err)
                             self.assertIn("interrupt", err)
                         self.assertEqual(rows(db, "PRAGMA integrity_check"), [("ok",)])
@@ -1034,6 +1019,20 @@ int main(int argc, char **argv){
                             self.assertEqual(objects, full if later else 0)
                             nothing += 1
                 self.assertGreater(nothing, 10, later)
+
+    def _trace_x_whole_or_absent(self, db, want_ops, outcomes):
+        """The labels of db's traces; trace 'x', when there, with all its
+        want_ops op rows; adds 'written' or 'nothing' to outcomes."""
+        has = ("table", "profsum_trace") in rows(db, "SELECT type, name FROM sqlite_master")
+        labels = [r[0] for r in rows(db, "SELECT label FROM profsum_trace")] if has else []
+        if "x" in labels:
+            outcomes.add("written")
+            tid = rows(db, "SELECT trace_id FROM profsum_trace WHERE label='x'")[0][0]
+            self.assertEqual(rows(db, "SELECT count(*) FROM profsum_agg_op WHERE trace_id=?", tid)[0][0],
+                             want_ops)
+        else:
+            outcomes.add("nothing")
+        return labels
 
     def _write_db(self, td, mode, other):
         path = os.path.join(td.path, "w.db")
