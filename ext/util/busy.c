@@ -231,6 +231,21 @@ static void rescueEnd(Rescue *r){
   r->pRun = r->pLast = 0;
 }
 
+/* Undo an attempt whose transaction (savepoint) is open: ROLLBACK, or
+** ROLLBACK TO and RELEASE of its savepoint; when the connection is
+** interrupted, the rescue ends the caller's transaction too, as SQLite
+** does for any write statement that is interrupted.  A savepoint that was
+** never opened makes ROLLBACK TO and RELEASE fail: nothing is undone. */
+static void undoAttempt(sqlite3 *db, int bNested, Rescue *r){
+  if( !bNested ){
+    rescueRollback(db, execX(db, "ROLLBACK"), r);
+  }else{
+    int rcUndo = execX(db, "ROLLBACK TO profsum_write");
+    rescueRollback(db, rcUndo, r);
+    if( !sqlite3_get_autocommit(db) ) execX(db, "RELEASE profsum_write");
+  }
+}
+
 /*
 ** The attempts of a write, in one of the two cases of busy.h:
 **
@@ -262,17 +277,8 @@ static int runWrite(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody,
         /* SQLite asks the progress handler once more as a statement ends,
         ** after BEGIN (SAVEPOINT) took effect, and reports an interrupt
         ** then: the transaction (savepoint) is open though the statement
-        ** failed.  Ended as after an interrupt in the body: rolled back,
-        ** by the rescue when the connection stays interrupted (then, inside
-        ** the caller's transaction, the whole of it).  A savepoint that
-        ** was not opened makes ROLLBACK TO fail, and nothing is undone. */
-        if( !bNested ){
-          rescueRollback(db, execX(db, "ROLLBACK"), &res);
-        }else{
-          int rcUndo = execX(db, "ROLLBACK TO profsum_write");
-          rescueRollback(db, rcUndo, &res);
-          if( rcUndo==SQLITE_OK && !sqlite3_get_autocommit(db) ) execX(db, "RELEASE profsum_write");
-        }
+        ** failed.  Undone as after an interrupt in the body. */
+        undoAttempt(db, bNested, &res);
       }
     }
     if( rc==SQLITE_OK ){
@@ -291,16 +297,7 @@ static int runWrite(sqlite3 *db, const char *zSchema, ProfsumWriteBody xBody,
       }else if( bNested && isBusy(rc) ){
         rc = extendedRc(db, rc);
       }
-      if( !sqlite3_get_autocommit(db) ){
-        if( !bNested ){
-          rescueRollback(db, execX(db, "ROLLBACK"), &res);
-        }else{
-          /* interrupted: the rescue ends the caller's transaction too, as
-          ** SQLite does for any write statement that is interrupted */
-          rescueRollback(db, execX(db, "ROLLBACK TO profsum_write"), &res);
-          if( !sqlite3_get_autocommit(db) ) execX(db, "RELEASE profsum_write");
-        }
-      }
+      if( !sqlite3_get_autocommit(db) ) undoAttempt(db, bNested, &res);
     }
     rescueEnd(&res);
     if( bNested && rc==SQLITE_BUSY_SNAPSHOT ){
