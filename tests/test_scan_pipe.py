@@ -253,7 +253,8 @@ class ScanPipe(unittest.TestCase):
 
     def test_used_where_it_pays(self):
         """A plain JSON file of more than 16 MB gets the scanning thread by
-        itself; a small one never; PROFSUM_SCAN_PIPE=0 turns it off."""
+        itself; a smaller one never unless PROFSUM_SCAN_PIPE=1 asks for it;
+        PROFSUM_SCAN_PIPE=0 turns it off."""
         rng = random.Random(5)
         large = self.td.write("large.json", trace_bytes(odd_entries(rng, 130000)))
         self.assertGreater(os.path.getsize(large), 16 << 20)
@@ -272,7 +273,15 @@ class ScanPipe(unittest.TestCase):
         self.assertTrue(piped(large, "1", 5))
         self.assertFalse(piped(large, "0"))
         self.assertFalse(piped(self.big, None))
-        self.assertTrue(piped(self.big, "1", 5))
+        # Forced on a file under the threshold: one of many events, so that
+        # the scanning thread lives as long as the engine takes over them
+        # (it runs at most a few thousand events ahead) rather than the few
+        # milliseconds it takes to scan the forty long entries of self.big,
+        # which a poll on a loaded machine could miss five times running.
+        mid = self.td.write("mid.json", trace_bytes(odd_entries(rng, 45000)))
+        self.assertLess(os.path.getsize(mid), 16 << 20)
+        self.assertFalse(piped(mid, None))
+        self.assertTrue(piped(mid, "1", 5))
 
     def test_not_on_one_cpu(self):
         """On one CPU (this process's affinity), the scanning thread would
