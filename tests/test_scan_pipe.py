@@ -131,9 +131,10 @@ def thread_names():
 class ScanThreadSeen:
     """Whether this process had the scanning thread (named profsum-scan)
     while the block ran (polled); also whether the inflate thread
-    (profsum-inflate) was seen, and whether it was seen in a listing taken
-    after one that had the scanning thread (it must not be: the scanning
-    thread takes the inflating over)."""
+    (profsum-inflate) was seen, and whether it was still seen 10 ms after
+    a listing that had the scanning thread (it must not be where the
+    scanning thread takes the inflating over; a thread just joined can
+    stay listed for a moment, hence the margin)."""
 
     def __init__(self, until_done=False):
         self.until_done = until_done
@@ -145,12 +146,15 @@ class ScanThreadSeen:
         self.done = False
 
         def poll():
+            first_scan = None
             while not self.done and (self.until_done or not self.seen):
+                t = time.monotonic()
                 names = thread_names()
-                if self.seen and "profsum-inflate" in names:
+                if self.seen and "profsum-inflate" in names and t - first_scan >= 0.01:
                     self.inflate_after_scan = True
-                if "profsum-scan" in names:
+                if "profsum-scan" in names and not self.seen:
                     self.seen = True
+                    first_scan = t
                 if "profsum-inflate" in names:
                     self.inflate_seen = True
                 time.sleep(0.0005)
