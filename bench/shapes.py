@@ -14,7 +14,9 @@ events (`overlap`), 50 args an event (`args`), 2 KB names (`longnames`),
 device processes (`devices`); and XPlane files (tests/xspace_writer.py)
 with 20,000 lines (`x_lines`), 2,000 planes (`x_planes`), distinct names
 (`x_names`), 20 stats an event (`x_stats`), 5,000 host threads
-(`x_threads`) and GPU kernels with their four stats (`x_gpu`).
+(`x_threads`) and GPU kernels with their four stats, as inline strings
+(`x_gpu`) and as references to stat metadata, the way XLA's GPU tracer
+writes them (`x_gpu_ref`).
 
 Then imports each file RUNS times with each build SO (a path to
 profsum.so; the builds take turns), each import in a new in-memory
@@ -133,22 +135,23 @@ def xplane_shapes(n):
     # a GPU capture: kernels on four streams, each launch with its own
     # correlation id, kernel_details text, hlo_op and hlo_module (as the
     # CUPTI tracer writes them), 40 kernels of 20 modules
-    pb = w.PlaneBuilder("/device:GPU:0", id=1)
-    pb.plane_stat("core_count", i64=108)
-    per = n // 4
-    for ln in range(4):
-        evs = []
-        for k in range(per):
-            kern = k % 40
-            details = "regs:%d static_shared:%d dynamic_shared:0 grid:%d,1,1 block:256,1,1 occ_pct:%d" % (
-                32 + 8 * (kern % 5), 1024 * (kern % 3), 64 << (kern % 4), 25 + kern % 50)
-            evs.append(pb.event("kernel_%d" % kern, offset_ps=2000000 * k + 1000 * ln, duration_ps=1500000,
-                                stats=[pb.stat("correlation_id", u64=ln * per + k),
-                                       pb.stat("kernel_details", s=details),
-                                       pb.stat("hlo_op", s="fusion.%d" % kern),
-                                       pb.stat("hlo_module", s="jit_step_%d" % (kern % 20))]))
-        pb.line(id=ln + 7, name="Stream #%d(Compute)" % (ln + 7), timestamp_ns=1000, events=evs)
-    out["x_gpu"] = w.xspace([pb.build()], hostnames=["h"])
+    for shape, kind in (("x_gpu", "s"), ("x_gpu_ref", "ref")):
+        pb = w.PlaneBuilder("/device:GPU:0", id=1)
+        pb.plane_stat("core_count", i64=108)
+        per = n // 4
+        for ln in range(4):
+            evs = []
+            for k in range(per):
+                kern = k % 40
+                details = "regs:%d static_shared:%d dynamic_shared:0 grid:%d,1,1 block:256,1,1 occ_pct:%d" % (
+                    32 + 8 * (kern % 5), 1024 * (kern % 3), 64 << (kern % 4), 25 + kern % 50)
+                evs.append(pb.event("kernel_%d" % kern, offset_ps=2000000 * k + 1000 * ln, duration_ps=1500000,
+                                    stats=[pb.stat("correlation_id", u64=ln * per + k),
+                                           pb.stat("kernel_details", **{kind: details}),
+                                           pb.stat("hlo_op", **{kind: "fusion.%d" % kern}),
+                                           pb.stat("hlo_module", **{kind: "jit_step_%d" % (kern % 20)})]))
+            pb.line(id=ln + 7, name="Stream #%d(Compute)" % (ln + 7), timestamp_ns=1000, events=evs)
+        out[shape] = w.xspace([pb.build()], hostnames=["h"])
     return out
 
 
@@ -159,7 +162,7 @@ def write_shapes(d, scale):
     paths = []
     names = ["deep", "wide", "names", "be", "shuffled", "counters", "samets", "overlap", "args",
              "longnames", "steps", "regions", "devices"]
-    xnames = ["x_lines", "x_planes", "x_names", "x_stats", "x_threads", "x_gpu"]
+    xnames = ["x_lines", "x_planes", "x_names", "x_stats", "x_threads", "x_gpu", "x_gpu_ref"]
     if not all(os.path.exists(os.path.join(d, k + ".json")) for k in names):
         for k, ev in json_shapes(n).items():
             with open(os.path.join(d, k + ".json"), "w") as f:

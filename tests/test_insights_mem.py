@@ -544,6 +544,75 @@ class Kernels(MemTestCase):
         self.assertEqual(self.db.execute(sql, (tid,)).fetchall(),
                          [("kernel_details_out_of_range", detail % (i, 70000 + i)) for i in range(8)])
 
+    def test_references_as_the_gpu_tracer_writes_them(self):
+        """XLA's GPU tracer writes kernel_details, hlo_op and hlo_module as
+        references to stat metadata (ref_value), not as strings. The same
+        capture written both ways gives the same rows in every table,
+        including where one reference value names different texts in the
+        two GPU planes (the XLA op table's modules below), a reference to
+        an id with no metadata (its decimal text) and to an empty name."""
+        gemm = "regs:32 static_shared:0 dynamic_shared:0 grid:8,1,1 block:128,1,1 occ_pct:50"
+        conv = "regs:64 static_shared:2048 dynamic_shared:0 grid:4,1,1 block:256,1,1 occ_pct:25"
+        # per GPU: (kernel, details, hlo_op, hlo_module) in launch order;
+        # None: a reference to id 999, which has no metadata; "": an empty name
+        plan = {0: [("gemm", gemm, "dot.1", "jit_a"), ("conv", conv, "conv.2", "jit_a"),
+                    ("gemm", gemm, "dot.1", "jit_a"), ("gemm", gemm, None, "")],
+                1: [("gemm", gemm, "dot.1", "jit_b"), ("conv", conv, "conv.2", "jit_b"),
+                    ("gemm", gemm, "dot.1", "jit_b")]}
+
+        def capture(refs):
+            planes = []
+            for g, launches in plan.items():
+                pb = W.PlaneBuilder("/device:GPU:%d" % g, id=10 + g)
+                if refs:
+                    # the same ids in both planes, so that id 6 is jit_a in
+                    # one and jit_b in the other
+                    for name in ("kernel_details", "hlo_op", "hlo_module", gemm, conv):
+                        pb.sid(name)
+                    pb.stat_ids["jit_a" if g == 0 else "jit_b"] = 6
+                    for name in ("dot.1", "conv.2", ""):
+                        pb.sid(name)
+                evs = []
+                for i, (name, det, op, mod) in enumerate(launches):
+                    vals = (("kernel_details", det), ("hlo_op", op), ("hlo_module", mod))
+                    if refs:
+                        st = [pb.stat(k, ref=999 if v is None else pb.sid(v)) for k, v in vals]
+                    else:
+                        st = [pb.stat(k, s="999" if v is None else v) for k, v in vals]
+                    evs.append(pb.event(name, offset_ps=(10 * i + g) * US, duration_ps=(2 + i) * US, stats=st))
+                pb.line(id=1, name="Stream #1(Kernel)", timestamp_ns=1000, events=evs)
+                planes.append(pb.build())
+            return W.xspace(planes, hostnames=["h0"])
+        ref_data = capture(True)
+        for name in ("jit_a", "jit_b"):           # id 6 names both, one per plane
+            self.assertIn(W.stat_meta(6, name=name), ref_data)
+        self.assertIn(W.stat(3, ref=6), ref_data)   # hlo_module: a reference to it
+        tids = [self.imp(capture(False), "s.xplane.pb"), self.imp(ref_data, "r.xplane.pb")]
+        tables = [r[0] for r in self.db.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'profsum_agg_%' "
+            "AND name NOT IN ('profsum_agg_op_growth', 'profsum_agg_diagnostic')")]
+        for t in tables:
+            cols = [r[1] for r in self.db.execute("SELECT * FROM pragma_table_info(?)", (t,))]
+            if "trace_id" not in cols:
+                continue
+            keep = ", ".join('"%s"' % c for c in cols if c != "trace_id")
+            got = [sorted(map(repr, self.db.execute("SELECT %s FROM %s WHERE trace_id=?" % (keep, t), (tid,))))
+                   for tid in tids]
+            with self.subTest(table=t):
+                self.assertEqual(got[1], got[0])
+        ops = self.db.execute("SELECT device, name, hlo_op, hlo_module, count FROM profsum_agg_xla_op "
+                              "WHERE trace_id=? ORDER BY 1, 2, 3, 4", (tids[1],)).fetchall()
+        self.assertEqual(ops, [("/device:GPU:0", "conv", "conv.2", "jit_a", 1),
+                               ("/device:GPU:0", "gemm", "999", None, 1),
+                               ("/device:GPU:0", "gemm", "dot.1", "jit_a", 2),
+                               ("/device:GPU:1", "conv", "conv.2", "jit_b", 1),
+                               ("/device:GPU:1", "gemm", "dot.1", "jit_b", 2)])
+        kern = self.db.execute("SELECT kernel_name, hlo_op, hlo_module, occurrences FROM profsum_kernel_stats "
+                               "WHERE trace_id=? ORDER BY 1, 2, 3", (tids[1],)).fetchall()
+        # a kernel's module is the first one met; an empty name stays ''
+        self.assertEqual(kern, [("conv", "conv.2", "jit_a", 2), ("gemm", "999", "", 1),
+                                ("gemm", "dot.1", "jit_a", 4)])
+
     def test_repeated_kernels(self):
         """The same kernel texts every step (a memo of them skips the parse
         after the first): the rows, their durations and devices, and one

@@ -683,8 +683,10 @@ int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
       const ProfsumXpStat *st = apKey[k];
       char zNum[40];
       if( st==0 ) continue;
-      if( st->eType==PROFSUM_XV_STR ){
-        zk[k] = st->z ? st->z : ""; an[k] = st->n;   /* the stat's own bytes: no copy */
+      if( st->eType==PROFSUM_XV_STR || (st->eType==PROFSUM_XV_REF && st->z) ){
+        /* the stat's own bytes, or the name of the stat metadata it refers
+        ** to (what profsumXpStatText gives for it): no copy */
+        zk[k] = st->z ? st->z : ""; an[k] = st->n;
         continue;
       }
       if( st->eType==PROFSUM_XV_BYTES || st->eType==PROFSUM_XV_REF || st->eType==PROFSUM_XV_CSTR ){

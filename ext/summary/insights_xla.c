@@ -454,8 +454,17 @@ static int xStatText(InsXla *p, ProfsumXp *pXp, const ProfsumXpStat *st, int32_t
   const char *z = 0; int64_t n = 0;
   int rc;
   *pId = -1;
+  if( st->eType==PROFSUM_XV_REF ){
+    /* the same value names the same text throughout a plane: its id once */
+    struct XRefMemo *m = &p->aRefMemo[st->uVal & (XREF_MEMO-1)];
+    if( m->gen==p->refGen && m->ref==st->uVal ){ *pId = m->id; return SQLITE_OK; }
+    if( (rc = profsumXpStatText(pXp, st, &z, &n))!=SQLITE_OK ) return rc;
+    if( z!=0 && n!=0 && (rc = insXlaIntern(&p->pool, z, n, pId))!=SQLITE_OK ) return rc;
+    m->ref = st->uVal; m->id = *pId; m->gen = p->refGen;
+    return SQLITE_OK;
+  }
   if( st->eType==PROFSUM_XV_STR ){ z = st->z; n = st->n; }
-  else if( st->eType==PROFSUM_XV_BYTES || st->eType==PROFSUM_XV_REF || st->eType==PROFSUM_XV_CSTR ){
+  else if( st->eType==PROFSUM_XV_BYTES || st->eType==PROFSUM_XV_CSTR ){
     if( (rc = profsumXpStatText(pXp, st, &z, &n))!=SQLITE_OK ) return rc;
   }else if( st->eType==PROFSUM_XV_INT64 || st->eType==PROFSUM_XV_UINT64 ){
     char zB[32];
@@ -589,6 +598,10 @@ int insXlaXpPlane(InsXla *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
   p->curLine = -1;
   p->curTrk = -1;
   p->curDev = insXlaIsDevice(pl->zName, pl->nName);
+  if( ++p->refGen==0 ){            /* wrapped: forget every entry */
+    memset(p->aRefMemo, 0, sizeof(p->aRefMemo));
+    p->refGen = 1;
+  }
   xMapFree(&p->metaCache);
   if( p->nDirect ) memset(p->aDirect, 0xff, sizeof(int32_t)*(size_t)p->nDirect);
   p->nMeta = 0;

@@ -58,6 +58,7 @@ typedef struct XProc {
 /* Metadata keys below this are looked up in an array (encoders number
 ** them 1, 2, ...), the others hashed. */
 #define XDIRECT (1<<20)
+#define XREF_MEMO 1024        /* entries of InsXla.aRefMemo (a power of two) */
 
 /* Busy time on a line, ps relative to the collector's base: events merged
 ** while they overlap or touch (busy == e - s), or merged when coarsened
@@ -145,6 +146,13 @@ struct InsXla {
   XMap metaCache;       /* plane's metadata key → aMeta index (keys >= XDIRECT) */
   int32_t *aDirect; int64_t nDirect;   /* the same for keys in [0, nDirect): index or -1 */
   XOpStats *aMeta; int64_t nMeta, nAllocMeta;
+  /* the interned id of a reference stat's text (xStatText) by its value, a
+  ** stat metadata id of the current plane: direct-mapped by the value's
+  ** low bits; an entry counts while its gen is refGen, which
+  ** insXlaXpPlane moves on at each plane (0: no entry). XLA's GPU tracer
+  ** writes kernel_details, hlo_op, hlo_module and tf_op as references. */
+  struct XRefMemo { uint64_t ref; int32_t id; uint32_t gen; } aRefMemo[XREF_MEMO];
+  uint32_t refGen;
   /* XPlane, second step (insXlaXpApply): the track of the ops, the copies
   ** of the plane's metadata entries (SHIP; their lastTrk/lastAgg); aTrk,
   ** aAgg, the base and the counts below are this step's too.  The first
