@@ -18,10 +18,9 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 import unittest
 
-from util import OOM_SQL, ROOT, TempDir, connect, env_var, run_oom_sql
+from util import OOM_SQL, ROOT, TempDir, connect, env_var, run_oom_sql, wait_for_task_count
 
 CHUNK_SO = os.path.join(ROOT, "build", "chunk", "profsum.so")
 
@@ -171,11 +170,7 @@ class EngineSide(unittest.TestCase):
             t.join()
         for g in got:
             self.assertEqual(g, ref)
-        # a thread just joined may stay listed for a moment
-        deadline = time.monotonic() + 5
-        while side_threads() != before and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.assertEqual(side_threads(), before)
+        self.assertEqual(wait_for_task_count(before), before)
 
     def test_tracks_ordered_in_pieces(self):
         """Events of 16 tracks shuffled together: the tracks are put in

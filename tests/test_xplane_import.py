@@ -9,12 +9,11 @@ import json
 import os
 import sqlite3
 import subprocess
-import time
 import unittest
 
 import fixtures
 import xspace_writer as W
-from util import CORPUS, ROOT, DbTestCase, connect, env_var
+from util import CORPUS, ROOT, DbTestCase, connect, env_var, wait_for_task_count
 
 US = 10 ** 6
 NO_EVENTS = "XPlane protobuf contained no direct timeline events with offset/duration data."
@@ -531,12 +530,7 @@ class Rules(XPlaneTestCase):
                     got = db.execute("SELECT sha256, size FROM profsum_trace").fetchone()
                     db.close()
                     self.assertEqual(got, (hashlib.sha256(blob).hexdigest(), len(blob)))
-        # a thread just joined can stay listed for a moment: its task is
-        # released after the join returns
-        deadline = time.monotonic() + 5
-        while len(os.listdir("/proc/self/task")) != before and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.assertEqual(len(os.listdir("/proc/self/task")), before)
+        self.assertEqual(wait_for_task_count(before), before)
 
     def test_unsorted_line_is_sorted_with_a_warning(self):
         events = [("b.1", 50, 10), ("a.1", 0, 100), ("c.1", 20, 5)]

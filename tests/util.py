@@ -6,6 +6,7 @@ import os
 import sqlite3
 import subprocess
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -357,6 +358,16 @@ class DbTestCase(unittest.TestCase):
     def tearDown(self):
         self.db.close()
         self.td.__exit__()
+
+
+def wait_for_task_count(n, timeout=5.0):
+    """The number of this process's tasks (/proc/self/task) once it is n,
+    or after timeout seconds: a thread just joined can stay listed for a
+    moment, its task released after the join returns."""
+    deadline = time.monotonic() + timeout
+    while len(os.listdir("/proc/self/task")) != n and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return len(os.listdir("/proc/self/task"))
 
 
 @contextlib.contextmanager

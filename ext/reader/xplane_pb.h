@@ -254,8 +254,10 @@ const ProfsumXpStat *profsumXpStatRef(const ProfsumXpStat *s, ProfsumXpStat *pVi
 /* A stat's value as text (for STR, BYTES, REF, CSTR; 0 for the others):
 ** STR as stored; BYTES with U+FFFD for invalid UTF-8; REF the referenced
 ** name, or the key in decimal when there is no such stat metadata; CSTR
-** inflated (gzip or zlib), U+FFFD for invalid UTF-8.  *pz is valid until
-** the next call (or the stat's own lifetime).  Returns SQLITE_OK; *pz==0
+** inflated (gzip or zlib), U+FFFD for invalid UTF-8.  For STR, and for
+** a REF whose metadata exists (s->z set), *pz is s->z itself, valid as
+** long as the stat; any other text may be in a buffer of the decoder's,
+** valid until the next call.  Returns SQLITE_OK; *pz==0
 ** means "no value": a CSTR that inflates to more than
 ** PROFSUM_XP_MAX_INFLATE bytes or is not valid compressed data (a
 ** diagnostic is sent).  SQLITE_NOMEM when out of memory; reading a lazy

@@ -684,8 +684,8 @@ int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
       char zNum[40];
       if( st==0 ) continue;
       if( st->eType==PROFSUM_XV_STR || (st->eType==PROFSUM_XV_REF && st->z) ){
-        /* the stat's own bytes, or the name of the stat metadata it refers
-        ** to (what profsumXpStatText gives for it): no copy */
+        /* the text profsumXpStatText would give, valid as long as the
+        ** stat (its contract): no copy */
         zk[k] = st->z ? st->z : ""; an[k] = st->n;
         continue;
       }
