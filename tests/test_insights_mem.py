@@ -613,6 +613,44 @@ class Kernels(MemTestCase):
         self.assertEqual(kern, [("conv", "conv.2", "jit_a", 2), ("gemm", "999", "", 1),
                                 ("gemm", "dot.1", "jit_a", 4)])
 
+    def test_reference_values_of_two_chunks_of_one_device(self):
+        """The kernel tally finds the texts of referenced kernel_details and
+        hlo_op by their reference values, per plane: two planes of one
+        device (its chunks) whose same event metadata and reference ids name
+        other texts in each give the rows of the same capture written with
+        strings, not the first plane's texts again."""
+        small = "regs:32 static_shared:0 dynamic_shared:0 grid:8,1,1 block:128,1,1 occ_pct:50"
+        large = "regs:64 static_shared:2048 dynamic_shared:0 grid:4,1,1 block:256,1,1 occ_pct:25"
+        # per chunk: what the ids 4 (kernel_details) and 5 (hlo_op) name
+        texts = [(small, "dot.1"), (large, "dot.2")]
+
+        def capture(refs):
+            planes = []
+            for c, (det, op) in enumerate(texts):
+                pb = W.PlaneBuilder("/device:GPU:0", id=10 + c)
+                if refs:
+                    for name in ("kernel_details", "hlo_op", "hlo_module"):
+                        pb.sid(name)
+                    pb.stat_ids[det] = 4
+                    pb.stat_ids[op] = 5
+                evs = []
+                for i in range(3):
+                    vals = (("kernel_details", det), ("hlo_op", op))
+                    st = [pb.stat(k, ref=pb.sid(v)) if refs else pb.stat(k, s=v) for k, v in vals]
+                    evs.append(pb.event("gemm", offset_ps=10 * i * US, duration_ps=(1 + c) * US, stats=st))
+                pb.line(id=1, name="Stream #1(Kernel)", timestamp_ns=1000 + 100000 * c, events=evs)
+                planes.append(pb.build())
+            return W.xspace(planes, hostnames=["h0"])
+        ref_data = capture(True)
+        self.assertIn(W.stat_meta(4, name=small), ref_data)
+        self.assertIn(W.stat_meta(4, name=large), ref_data)
+        tids = [self.imp(capture(False), "s.xplane.pb"), self.imp(ref_data, "r.xplane.pb")]
+        got = [self.db.execute("SELECT kernel_name, hlo_op, registers_per_thread, occurrences, total_duration_us "
+                               "FROM profsum_agg_kernel WHERE trace_id=? ORDER BY 2", (t,)).fetchall()
+               for t in tids]
+        self.assertEqual(got[1], got[0])
+        self.assertEqual(got[1], [("gemm", "dot.1", 32, 3, 3.0), ("gemm", "dot.2", 64, 3, 6.0)])
+
     def test_repeated_kernels(self):
         """The same kernel texts every step (a memo of them skips the parse
         after the first): the rows, their durations and devices, and one

@@ -518,6 +518,7 @@ int insMemXpPlane(InsMem *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
   p->isXPlane = 1;
   p->nKd = 0;
   p->kdPlane = pl->iPlane;
+  memKernPlane(p->pKern);           /* the references of the plane before name other texts */
   if( pl->nName<8 || memcmp(pl->zName, "/device:", 8)!=0 ) return SQLITE_OK;
   /* the device: its entry by name (kernels of its chunks count once) */
   for(i=0; i<p->nDev; i++){
@@ -705,8 +706,18 @@ int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
     if( rc==SQLITE_OK && zk[0] ){
       const char *zName = mt->nDisplay>0 ? mt->zDisplay : mt->zName;
       int64_t nName = mt->nDisplay>0 ? mt->nDisplay : mt->nName;
+      MemKernRef r, *pRef = 0;
+      /* texts that are resolved references (as GPU tracers write them):
+      ** the tally finds them by their values */
+      if( apKey[0]->eType==PROFSUM_XV_REF && apKey[0]->z
+       && (apKey[1]==0 || (apKey[1]->eType==PROFSUM_XV_REF && apKey[1]->z)) ){
+        r.iMeta = mt->iMeta;
+        r.det = apKey[0]->uVal;
+        r.hlo = apKey[1] ? apKey[1]->uVal : UINT64_MAX;
+        pRef = &r;
+      }
       rc = memKernAdd(p->pKern, &p->diag, zName, nName, zk[0], an[0], zk[1], an[1], zk[2], an[2],
-                      p->curDevKey, 0, ev->durationPs, ev->iEvent, ev->iOffset);
+                      p->curDevKey, 0, ev->durationPs, ev->iEvent, ev->iOffset, pRef);
     }
     for(k=0; k<3; k++) sqlite3_free(az[k]);
   }
@@ -840,7 +851,7 @@ int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev){
       int64_t dur = ev->hasDur && ev->dur>0 && ev->dur<(profsum_ps)INT64_MAX ? (int64_t)ev->dur : 0;
       int64_t pid = ev->pid.kind==PROFSUM_ID_INT ? ev->pid.iVal : INT64_MIN;
       rc = memKernAdd(p->pKern, &p->diag, zk[3] ? zk[3] : "", an[3], zk[0], an[0], zk[1], an[1],
-                      zk[2], an[2], pid, 1, dur, ev->idx, ev->iOffset);
+                      zk[2], an[2], pid, 1, dur, ev->idx, ev->iOffset, 0);
     }
     for(k=0; k<4; k++) sqlite3_free(az[k]);
   }

@@ -45,18 +45,29 @@ int memJsonUnescape(const char *z, int64_t n, char **pzOut, int64_t *pnOut);
 typedef struct MemKern MemKern;
 int memKernNew(MemKern **pp);
 void memKernFree(MemKern *p);
+/* What names an XPlane kernel's texts within one plane, when its
+** kernel_details (and hlo_op, if any) are references to stat metadata: its
+** event metadata entry (which gives the name) and the two reference values
+** (hlo UINT64_MAX: no hlo_op).  Within a plane the same values name the
+** same texts, so memKernAdd finds their memo entry by these numbers
+** instead of hashing and comparing the texts; memKernPlane starts a plane
+** (entries of the plane before are not taken after it). */
+typedef struct MemKernRef { int64_t iMeta; uint64_t det, hlo; } MemKernRef;
+void memKernPlane(MemKern *p);
 /* One kernel execution: name z[0..n), kernel_details text, hlo_op and
 ** hlo_module (0: absent), device key (plane index, or with bPid the pid
 ** of a trace JSON event, which counts only if a process_name names it a
-** device: memKernProcess), duration ps; idx/off place its diagnostics.
-** The texts are read by their lengths (no NUL needed) and copied when a
-** row keeps them.  SQLITE_OK or SQLITE_NOMEM. */
+** device: memKernProcess), duration ps; idx/off place its diagnostics;
+** pRef (0: none) the references its texts came from, in the current
+** plane.  The texts are read by their lengths (no NUL needed) and copied
+** when a row keeps them.  SQLITE_OK or SQLITE_NOMEM. */
 int memKernAdd(MemKern *p, InsDiag *pDiag,
                const char *zName, int64_t nName,
                const char *zDetails, int64_t nDetails,
                const char *zHlo, int64_t nHlo,
                const char *zModule, int64_t nModule,
-               int64_t iDevice, int bPid, int64_t durPs, int64_t idx, int64_t off);
+               int64_t iDevice, int bPid, int64_t durPs, int64_t idx, int64_t off,
+               const MemKernRef *pRef);
 /* A trace JSON process_name of pid, naming a device (isDevice: it starts
 ** with "/device:") or not; a later one for the pid replaces it, wherever
 ** it stands in the file.  SQLITE_OK or SQLITE_NOMEM. */

@@ -72,6 +72,16 @@ typedef struct KernMemo {
 #define KERN_MEMO_MAX    65536            /* memo entries per trace */
 #define KERN_MEMO_BYTES  (16*1024*1024)   /* bytes of texts the memo keeps */
 
+/* Memo entries by the references an XPlane kernel's texts came from
+** (MemKernRef), direct-mapped: a slot of another plane (gen) is stale. */
+#define KERN_REF_SLOTS 1024
+typedef struct KernRefSlot {
+  uint32_t gen;                /* MemKern.refGen when it was set */
+  int32_t iMemo;               /* index in MemKern.aMemo */
+  int64_t iMeta, iDevice;
+  uint64_t det, hlo;
+} KernRefSlot;
+
 /* A JSON process_name seen: pid, whether it names a device, and its
 ** arrival (a later one for the pid replaces an earlier one). */
 typedef struct KernProc { int64_t pid; int isDevice; int64_t ord; } KernProc;
@@ -85,6 +95,8 @@ struct MemKern {
   KernMemo *aMemo; int64_t nMemo, nMemoAlloc;   /* the memo (kMemoFind) */
   int64_t *aMemoSlot; int64_t nMemoSlot;        /* index + 1, 0 empty */
   int64_t nMemoBytes;                           /* of its texts */
+  KernRefSlot aRef[KERN_REF_SLOTS];             /* memo entries by reference */
+  uint32_t refGen;                              /* the current plane's */
 };
 
 /* See insights_mem_int.h. */
@@ -92,7 +104,25 @@ int memKernNew(MemKern **pp){
   *pp = sqlite3_malloc64(sizeof(MemKern));
   if( *pp==0 ) return SQLITE_NOMEM;
   memset(*pp, 0, sizeof(MemKern));
+  (*pp)->refGen = 1;                    /* no slot is of it yet */
   return SQLITE_OK;
+}
+
+/* See insights_mem_int.h. */
+void memKernPlane(MemKern *p){
+  if( ++p->refGen==0 ){                 /* wrapped: every slot is stale */
+    memset(p->aRef, 0, sizeof(p->aRef));
+    p->refGen = 1;
+  }
+}
+
+/* The slot of p->aRef for reference key r on device iDevice. */
+static KernRefSlot *kRefSlot(MemKern *p, const MemKernRef *r, int64_t iDevice){
+  uint64_t h = (uint64_t)r->iMeta*0x9e3779b97f4a7c15ULL;
+  h = (h ^ r->det)*0xff51afd7ed558ccdULL;
+  h = (h ^ r->hlo)*0xc4ceb9fe1a85ec53ULL;
+  h = (h ^ (uint64_t)iDevice)*0x9e3779b97f4a7c15ULL;
+  return &p->aRef[(h>>32) & (KERN_REF_SLOTS-1)];
 }
 
 /* See insights_mem_int.h. */
@@ -367,13 +397,25 @@ static int kMemoAdd(MemKern *p, uint64_t h, int bPid, int64_t iDevice,
   return SQLITE_OK;
 }
 
+/* Remember in slot s that reference key r on device iDevice names memo
+** entry iMemo (in the current plane). */
+static void kRefKeep(MemKern *p, KernRefSlot *s, const MemKernRef *r, int64_t iDevice, int64_t iMemo){
+  s->gen = p->refGen;
+  s->iMemo = (int32_t)iMemo;            /* < KERN_MEMO_MAX */
+  s->iMeta = r->iMeta;
+  s->iDevice = iDevice;
+  s->det = r->det;
+  s->hlo = r->hlo;
+}
+
 /* See insights_mem_int.h. */
 int memKernAdd(MemKern *p, InsDiag *pDiag,
                const char *zName, int64_t nName,
                const char *zDetails, int64_t nDetails,
                const char *zHlo, int64_t nHlo,
                const char *zModule, int64_t nModule,
-               int64_t iDevice, int bPid, int64_t durPs, int64_t idx, int64_t off){
+               int64_t iDevice, int bPid, int64_t durPs, int64_t idx, int64_t off,
+               const MemKernRef *pRef){
   static const char *const azKind[2] = {"kernel_details_out_of_range", "kernel_details_unreadable"};
   KernDet d;
   KernWhy w;
@@ -381,15 +423,30 @@ int memKernAdd(MemKern *p, InsDiag *pDiag,
   KernMemo *m;
   const char *zKey;
   int64_t nKey, nPre, i;
-  uint64_t h, hMemo;
+  uint64_t h, hMemo = 0;
+  KernRefSlot *pSlot = 0;
   int rc = SQLITE_OK, k;
   nName = profsumUtf8Cut(zName, nName, KERN_MAX_NAME);   /* whole characters */
   if( nHlo>KERN_MAX_NAME ) zHlo = 0, nHlo = 0;
   if( zDetails==0 ) zDetails = "", nDetails = 0;
   /* texts met before: their row and what their parse gave, unless a
   ** diagnostic of theirs wants its text (then as the first time) */
-  hMemo = kMemoHash(bPid, iDevice, zName, nName, zDetails, nDetails, zHlo, nHlo);
-  m = kMemoFind(p, hMemo, bPid, iDevice, zName, nName, zDetails, nDetails, zHlo, nHlo);
+  m = 0;
+  if( pRef ){
+    /* the same references in this plane: the same texts, so the entry
+    ** kMemoFind would find (entries are unique per texts) */
+    pSlot = kRefSlot(p, pRef, iDevice);
+    if( pSlot->gen==p->refGen && pSlot->iMeta==pRef->iMeta && pSlot->iDevice==iDevice
+     && pSlot->det==pRef->det && pSlot->hlo==pRef->hlo ){
+      m = &p->aMemo[pSlot->iMemo];
+      pSlot = 0;                        /* (nothing to remember) */
+    }
+  }
+  if( m==0 ){
+    hMemo = kMemoHash(bPid, iDevice, zName, nName, zDetails, nDetails, zHlo, nHlo);
+    m = kMemoFind(p, hMemo, bPid, iDevice, zName, nName, zDetails, nDetails, zHlo, nHlo);
+    if( m && pSlot ) kRefKeep(p, pSlot, pRef, iDevice, m - p->aMemo);
+  }
   if( m ){
     int bText = 0;
     for(k=0; k<2; k++) if( m->hit[k] && insDiagWanted(pDiag, azKind[k]) ) bText = 1;
@@ -477,9 +534,11 @@ int memKernAdd(MemKern *p, InsDiag *pDiag,
     if( rc ) return rc;
   }
   if( m==0 ){
+    int64_t nBefore = p->nMemo;
     rc = kMemoAdd(p, hMemo, bPid, iDevice, zName, nName, zDetails, nDetails, zHlo, nHlo,
                   e - p->a, d.occ, w.hit);
     if( rc ) return rc;
+    if( pSlot && p->nMemo>nBefore ) kRefKeep(p, pSlot, pRef, iDevice, nBefore);
   }
 tally:
   e->n++;
