@@ -45,6 +45,34 @@ class ReferenceEdges(unittest.TestCase):
         self.assertEqual(gaps[0]["total_gap_duration"], 90.0)
         self.assertEqual([c["op_name"] for c in d["gap_region_contexts"]], ["dot.1"])
 
+    def test_op_names_whose_canonical_name_is_empty(self):
+        # "%", " ", ".5" are names (non-empty strings, §1.3) whose canonical
+        # name is '' (§1.4): the region path is that empty part (§4.9 rule
+        # 3), the gap context's path too (§4.10); the empty texts are
+        # stored as '' and the import went through even when they are the
+        # only texts of their table (they were NULL there, and refused)
+        for names in (["%"], [" "], [".5", "%.5"], ["%%", ".12", "%"]):
+            evs = [{"name": n, "ts": 30 * i, "dur": 10} for i, n in enumerate(names)]
+            for mode in ("exclusive_per_track", "exclusive_global"):
+                with self.subTest(names=names, mode=mode), TempDir() as td:
+                    path = td.write("t.json", json.dumps(ops_only(evs)))
+                    db = connect()
+                    try:
+                        db.execute("SELECT profsum_import(?, 'x', ?)", (path, json.dumps({"breakdown_mode": mode})))
+                        d = json.loads(db.execute("SELECT profsum_summary_json('x')").fetchone()[0])
+                        stored = db.execute("SELECT count(*) FROM profsum_agg_region WHERE path=''").fetchone()[0]
+                    finally:
+                        db.close()
+                    self.assertEqual(stored, 1)
+                    self.assertEqual(sorted(o["name"] for o in d["hot_ops"]), sorted(set(names)))
+                    self.assertEqual({o["canonical_name"] for o in d["hot_ops"]}, {""})
+                    self.assertEqual(d["hierarchical_regions"],
+                                     [{"path": "", "depth": 1, "count": len(names),
+                                       "inclusive_duration": 10.0 * len(names),
+                                       "exclusive_duration": 10.0 * len(names)}])
+                    ctx = d["gap_region_contexts"]
+                    self.assertEqual([c["region_path"] for c in ctx], [""] * (len(names) - 1), ctx)
+
     def test_long_names_with_one_hash_keep_their_own_signatures(self):
         # the two texts share profsumBytesHash (tests/hash_test.c checks
         # it) and their length: y.1 must not take x.1's signature

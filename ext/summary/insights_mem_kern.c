@@ -408,6 +408,23 @@ static void kRefKeep(MemKern *p, KernRefSlot *s, const MemKernRef *r, int64_t iD
   s->hlo = r->hlo;
 }
 
+/* The memo entry that reference key r (0: none) on device iDevice led to
+** in this plane: the same references, the same texts, so the entry
+** kMemoFind would find (entries are unique per texts).  0 when none is
+** known; *ppSlot is then the slot to remember it in (0 without r). */
+static KernMemo *kRefFind(MemKern *p, const MemKernRef *r, int64_t iDevice, KernRefSlot **ppSlot){
+  KernRefSlot *s;
+  *ppSlot = 0;
+  if( r==0 ) return 0;
+  s = kRefSlot(p, r, iDevice);
+  if( s->gen==p->refGen && s->iMeta==r->iMeta && s->iDevice==iDevice
+   && s->det==r->det && s->hlo==r->hlo ){
+    return &p->aMemo[s->iMemo];
+  }
+  *ppSlot = s;
+  return 0;
+}
+
 /* See insights_mem_int.h. */
 int memKernAdd(MemKern *p, InsDiag *pDiag,
                const char *zName, int64_t nName,
@@ -431,17 +448,7 @@ int memKernAdd(MemKern *p, InsDiag *pDiag,
   if( zDetails==0 ) zDetails = "", nDetails = 0;
   /* texts met before: their row and what their parse gave, unless a
   ** diagnostic of theirs wants its text (then as the first time) */
-  m = 0;
-  if( pRef ){
-    /* the same references in this plane: the same texts, so the entry
-    ** kMemoFind would find (entries are unique per texts) */
-    pSlot = kRefSlot(p, pRef, iDevice);
-    if( pSlot->gen==p->refGen && pSlot->iMeta==pRef->iMeta && pSlot->iDevice==iDevice
-     && pSlot->det==pRef->det && pSlot->hlo==pRef->hlo ){
-      m = &p->aMemo[pSlot->iMemo];
-      pSlot = 0;                        /* (nothing to remember) */
-    }
-  }
+  m = kRefFind(p, pRef, iDevice, &pSlot);
   if( m==0 ){
     hMemo = kMemoHash(bPid, iDevice, zName, nName, zDetails, nDetails, zHlo, nHlo);
     m = kMemoFind(p, hMemo, bPid, iDevice, zName, nName, zDetails, nDetails, zHlo, nHlo);

@@ -109,7 +109,10 @@ static int rsRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *p){
   *p = ((RowSrcCursor*)cur)->i;
   return SQLITE_OK;
 }
-/* xColumn: cell k of the row (NULL past the buffer's columns and for src). */
+/* xColumn: cell k of the row (NULL past the buffer's columns and for src).
+** An empty text is '' whatever pointer it came with: SQLite makes a NULL
+** of a null pointer, and a batch whose texts are all empty has no text
+** buffer (a region whose path is the empty canonical name of an op). */
 static int rsColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int k){
   const RowSrcCursor *c = (const RowSrcCursor*)cur;
   const ProfsumCell *x;
@@ -118,9 +121,11 @@ static int rsColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int k){
   switch( x->eType ){
     case SQLITE_INTEGER: sqlite3_result_int64(ctx, x->u.i); break;
     case SQLITE_FLOAT:   sqlite3_result_double(ctx, x->u.r); break;
-    case SQLITE_TEXT:    sqlite3_result_text(ctx, x->u.z, x->n, SQLITE_STATIC); break;
+    case SQLITE_TEXT:
+      sqlite3_result_text(ctx, x->n ? x->u.z : "", x->n, SQLITE_STATIC);
+      break;
     case PROFSUM_CELL_COPY:
-      sqlite3_result_text(ctx, c->b->aText + x->u.i, x->n, SQLITE_STATIC);
+      sqlite3_result_text(ctx, x->n ? c->b->aText + x->u.i : "", x->n, SQLITE_STATIC);
       break;
     default: break;
   }
