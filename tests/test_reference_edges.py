@@ -7,6 +7,7 @@ Run: /usr/bin/python3 tests/run.py test_reference_edges.py
 """
 import json
 import os
+import random
 import sqlite3
 import subprocess
 import unittest
@@ -72,6 +73,40 @@ class ReferenceEdges(unittest.TestCase):
                                        "exclusive_duration": 10.0 * len(names)}])
                     ctx = d["gap_region_contexts"]
                     self.assertEqual([c["region_path"] for c in ctx], [""] * (len(names) - 1), ctx)
+
+    def test_flop_proxy_mean_is_of_doubles(self):
+        # the reference's proxies are floats (float() of the integer) and
+        # their mean the sum of those doubles in processing order over the
+        # count (§4.5): past 2^53 not the exact integer mean
+        rnd = random.Random(5)
+        ops, evs = {}, []
+        for k in range(40):
+            name = "dot.%d" % k
+            dims = ([2 ** 53 + 1, 1] if k == 0 else
+                    [rnd.choice([rnd.randrange(1, 2 ** 62), rnd.randrange(2 ** 52, 2 ** 55), rnd.randrange(1, 1000)])
+                     for _ in range(rnd.randrange(1, 7))])
+            ops[name] = dims
+            for dim in dims:
+                evs.append({"name": name, "args": {"long_name": "%%a = f32[%d] dot()" % dim}})
+        for i, e in enumerate(evs):
+            e["ts"], e["dur"] = 2 * i, 1
+        with TempDir() as td:
+            path = td.write("t.json", json.dumps(ops_only(evs)))
+            db = connect()
+            try:
+                db.execute("SELECT profsum_import(?, 'x')", (path,))
+                d = json.loads(db.execute("SELECT profsum_summary_json('x', '{\"hot_op_limit\": 100}')").fetchone()[0])
+            finally:
+                db.close()
+
+        def mean(dims):
+            t = 0.0
+            for dim in dims:
+                t += float(dim)
+            return t / len(dims)
+        got = {o["name"]: o["flop_proxy_per_invocation"] for o in d["hot_ops"]}
+        self.assertEqual(got, {name: mean(dims) for name, dims in ops.items()})
+        self.assertEqual(got["dot.0"], 4503599627370496.0)
 
     def test_long_names_with_one_hash_keep_their_own_signatures(self):
         # the two texts share profsumBytesHash (tests/hash_test.c checks
