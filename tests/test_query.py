@@ -349,6 +349,30 @@ class AgainstPython(QueryBase):
               "context for \u00e9crire.1", "context for \u03b4ELTA", "context for i\u0307stanbul"]
         self.check("u", doc, qs, top_ks=(None,))
 
+    def test_final_sigma(self):
+        """Python's str.lower() makes a capital sigma final (U+03C2) after a
+        cased letter and before none (Case_Ignorable ones, such as ' and a
+        combining accent, passed over both ways): targets typed in capitals
+        find the op names written with it, and not the others."""
+        names = ["\u03c3\u03b1\u03c2.1", "\u03c3\u03b1\u03c3.2", "\u03c3.3", "a\u03c2'b.4",
+                 "a'\u03c2.5", "x\u0301\u03c2.6", "\u03c2\u03c2.7", "ab\u03c3c.8"]
+        doc = self.imp(fixtures.ops_only([{"name": n, "ts": 100 * i, "dur": 5} for i, n in enumerate(names)]),
+                       "s", {"warmup_steps": 0})
+        qs = []
+        for caps in ["\u03a3\u0391\u03a3.1", "\u03a3\u0391\u03a3.2", "\u03a3.3", "A\u03a3'B.4", "A'\u03a3.5",
+                     "X\u0301\u03a3.6", "\u03a3\u03a3.7", "AB\u03a3C.8", "\u03a3\u03a3", "A\u03a3", "\u03a3A"]:
+            qs += ["gap before %s" % caps, "context for %s" % caps, "gap before op %s?" % caps]
+        self.check("s", doc, qs, top_ks=(None,))
+        rnd = random.Random(11)
+        alphabet = ["\u03a3", "\u03c3", "\u03c2", "A", "a", "'", "\u0301", ".", " ", "\u0386", "\u00b7",
+                    "1", "\u02b0", "\u00ad", "\U0001d400", "\u2160"]
+        self.check("s", doc, ["gap before " + "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 6)))
+                              for _ in range(300)], top_ks=(None,))
+        # the rule is Python's: a sample of its outcomes, not only agreement
+        self.assertEqual("A\u03a3".lower(), "a\u03c2")
+        self.assertEqual(self.q("s", "gap before A'\u03a3.5", None)["match"]["name"], "a'\u03c2.5")
+        self.assertIsNone(self.q("s", "gap before \u03a3\u0391\u03a3.2", None)["match"])   # not \u03c3\u03b1\u03c3.2
+
 
 class FromV1File(QueryBase):
     def test_v1_file_with_legacy_fields(self):
