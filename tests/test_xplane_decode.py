@@ -733,6 +733,26 @@ class DecodeErrors(XplaneBase):
                     self.assertEqual([p["name"] for p in self.planes(path)], ["P"])
                 else:
                     self.assertIn("groups nested deeper than 100 levels", self.error(path))
+        # inside a plane (99 levels below it) and a line (98): the limit is
+        # the same whichever pass over the plane meets the groups
+        for n, ok in ((99, True), (100, False)):
+            path = self.write("plane%d.xplane.pb" % n, W.xspace([W.plane(name="P", extra=groups(n))]))
+            with self.subTest(where="XPlane", n=n):
+                if ok:
+                    self.assertEqual([p["name"] for p in self.planes(path)], ["P"])
+                    self.assertEqual(self.db.execute("SELECT count(*) FROM trace_events(?)", (path,)).fetchone(), (0,))
+                else:
+                    self.assertIn("groups nested deeper than 100 levels", self.error(path))
+        for n, ok in ((98, True), (99, False)):
+            ev = W.event(1, offset_ps=0, duration_ps=1)
+            data = W.xspace([W.plane(name="P", lines=[W.line(id=1, events=[ev], extra=groups(n))],
+                                     event_metadata=[(1, W.event_meta(1, name="e"))])])
+            path = self.write("line%d.xplane.pb" % n, data)
+            with self.subTest(where="XLine", n=n):
+                if ok:
+                    self.assertEqual(self.db.execute("SELECT name FROM trace_events(?)", (path,)).fetchall(), [("e",)])
+                else:
+                    self.assertIn("groups nested deeper than 100 levels", self.error(path))
         for n, ok in ((96, True), (97, False)):    # XSpace > plane > line > event > stat
             ev = W.event(1, offset_ps=0, duration_ps=1, stats=[W.stat(1, i64=1, extra=groups(n))])
             data = W.xspace([W.plane(name="P", lines=[W.line(id=1, events=[ev])],

@@ -1144,7 +1144,7 @@ int profsumXpNextLine(ProfsumXp *p, const ProfsumXpLine **pp, char **pzErr){
     p->inLine = 0;
     p->w.iLine = p->w.iEvent = -1;
   }
-  rc = xpNextOf(p, &p->planePos, p->planeEnd, XM_PLANE, 3, 2, &d);
+  rc = xpNextOf(p, &p->planePos, p->planeEnd, XM_PLANE, 3, 1, &d);
   if( rc==SQLITE_ROW ) rc = xpLinePrepass(p, d.off, d.off+d.len, d.tagOff);
   else if( rc==SQLITE_DONE ){ p->linesDone = 1; return SQLITE_DONE; }
   if( rc ) return xpFail(p, pzErr);
@@ -1186,7 +1186,7 @@ int profsumXpNextEvent(ProfsumXp *p, const ProfsumXpEvent **pp, char **pzErr){
     }
   }
   p->w.iEvent = -1;
-  rc = xpNextOf(p, &p->evPos, p->lineEnd, XM_LINE, 4, 3, &d);
+  rc = xpNextOf(p, &p->evPos, p->lineEnd, XM_LINE, 4, 2, &d);
   if( rc==SQLITE_DONE ) return SQLITE_DONE;
   if( rc==SQLITE_ROW ) rc = pbwNeed(&p->in, d.off, d.len, d.tagOff, XM_LINE, 4);
   if( rc==SQLITE_OK ) rc = xpDecodeEvent(p, d.off, d.off+d.len, d.tagOff);
