@@ -329,6 +329,66 @@ class XplaneRows(DbTestCase):
         path = self.td.write("hosts_first.bin", data)
         self.assertEqual(q(self.db, "SELECT name FROM trace_events(?)", path), [("fusion.1",)])
 
+    def test_sniff_xspace_named_so_that_looks_like_json(self):
+        """A file named *.xplane.pb whose first byte is '{' or '[' (or
+        after bytes JSON takes for blanks) is an XSpace when protobuf reads
+        it as one: the reference parses it, so profsum does too, given
+        directly or picked in a profile folder.  Trace JSON under that name
+        stays JSON: its bytes are not protobuf."""
+        dev = xw.PlaneBuilder("/device:TPU:0")
+        dev.line(id=1, name="XLA Ops", timestamp_ns=0,
+                 events=[dev.event("fusion.1", offset_ps=0, duration_ps=10_000_000)])
+        plane = xw.xspace([dev.build()])
+        long_plane = xw.xspace([next(b for b in (xw.plane(id=0, name="/host:metadata" + "x" * k)
+                                                  for k in range(200)) if len(b) == 91)])
+        self.assertEqual(long_plane[:2], b"\n[")
+        cases = {
+            # an unknown group (field 15: '{', its end '|'), then the planes
+            "group15": xw.f_group(15) + plane,
+            # field 11's group ('['), holding a varint field
+            "group11": xw.f_group(11, xw.f_varint(1, 5)) + plane,
+            # field 1 with wire type 5 ("\r[...": a blank, then '['), an
+            # unknown field protobuf skips
+            "fixed32": b"\x0d[\x00\x00\x00" + plane,
+            # a 91-byte first plane followed by an unknown field
+            "plane91": long_plane + xw.f_varint(9, 1) + plane,
+            # a group longer than the bytes the sniff reads
+            "long_group": xw.f_group(15, xw.f_bytes(1, b"g" * 5000)) + plane,
+        }
+        for key, data in sorted(cases.items()):
+            self.assertIn(data.lstrip(b" \t\r\n")[:1], (b"{", b"["))
+            with self.subTest(case=key):
+                path = self.td.write("%s.xplane.pb" % key, data)
+                self.assertEqual(q(self.db, "SELECT name, dur_ps FROM trace_events(?)", path),
+                                 [("fusion.1", 10_000_000)])
+                self.assertEqual(q(self.db, "SELECT count(*) FROM profsum_diagnostics(?) WHERE kind LIKE 'json%'",
+                                   path), [(0,)])
+                tid = q(self.db, "SELECT profsum_import(?, ?)", path, "named_" + key)[0][0]
+                self.assertEqual(q(self.db, "SELECT source_format, num_complete_events FROM "
+                                   "profsum_overview WHERE trace_id=?", tid), [("xplane_pb", 1)])
+                # in a profile folder beside a trace JSON: the XPlane is read
+                folder = os.path.join(self.td.path, "art_" + key, "plugins", "profile", "2026_01_01")
+                os.makedirs(folder)
+                with open(os.path.join(folder, "h.xplane.pb"), "wb") as f:
+                    f.write(data)
+                with gzip.open(os.path.join(folder, "h.trace.json.gz"), "wt") as f:
+                    f.write('{"traceEvents":[]}')
+                tid = q(self.db, "SELECT profsum_import(?, ?)", os.path.join(self.td.path, "art_" + key),
+                        "folder_" + key)[0][0]
+                self.assertEqual(q(self.db, "SELECT source_format, num_complete_events FROM "
+                                   "profsum_overview WHERE trace_id=?", tid), [("xplane_pb", 1)])
+        # trace JSON under an XPlane's name, short and past the sniffed
+        # bytes: JSON
+        small = '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}'
+        big = '{"traceEvents":[' + ",".join(
+            '{"ph":"X","name":"a%d","pid":1,"tid":1,"ts":%d,"dur":1}' % (i, 2 * i) for i in range(200)) + "]}"
+        self.assertGreater(len(big), 8192)
+        for key, text, n in (("small", small, 1), ("big", big, 200), ("array", "[]", 0), ("object", "{}", 0),
+                             ("spaced", ' \n {"traceEvents": []}', 0)):
+            with self.subTest(json=key):
+                path = self.td.write("json_%s.xplane.pb" % key, text.encode())
+                self.assertEqual(q(self.db, "SELECT count(*) FROM trace_events(?)", path), [(n,)])
+
     def test_compressed_string_diagnostics(self):
         """A compressed_str_value that inflates past 16 MiB or is not
         complete gzip/zlib data is left out with a diagnostic: reported by

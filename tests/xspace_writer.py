@@ -322,6 +322,14 @@ def seed_inputs():
     seeds["utf8_invalid"] = xspace([plane(name=b"bad\xff", lines=[line(name=b"\xe2\x82", events=[
         event(1, stats=[stat(1, s=b"\xed\xa0\x80x")])])],
         event_metadata=[(1, event_meta(1, name=b"op\xc0"))])], hostnames=[b"h\x80"])
+    # groups as deep as protobuf allows inside a plane (99) and a line (98)
+    seeds["groups_99_in_plane"] = xspace([plane(name="P", extra=tag(9, SGROUP) * 99 + tag(9, EGROUP) * 99)])
+    seeds["groups_98_in_line"] = xspace([plane(name="P", lines=[line(
+        id=1, extra=tag(12, SGROUP) * 98 + tag(12, EGROUP) * 98)])])
+    # XSpaces whose first bytes look like JSON: a group of field 15 ('{'),
+    # field 1 as a fixed32 ("\r[")
+    seeds["starts_with_group_15"] = f_group(15) + seeds["two_planes"]
+    seeds["planes_as_fixed32"] = tag(1, FIXED32) + b"[\x00\x00\x00" + seeds["two_planes"]
     # broken ones (each a decode error of its own class)
     good = seeds["two_planes"]
     seeds["truncated"] = good[:len(good) // 2]

@@ -8,6 +8,7 @@
 #include "profsum_int.h"
 #include "profsum_reader.h"
 #include "xplane_rows.h"
+#include "pbwire.h"          /* PBW_MAX_DEPTH, PBW_MAX_LEN */
 
 #include <string.h>
 #include <sys/stat.h>
@@ -77,6 +78,66 @@ static int sniffSmallPlane(const unsigned char *a, size_t n){
   return n==2+len || a[2+len]==0x0A || a[2+len]==0x12 || a[2+len]==0x1A || a[2+len]==0x22;
 }
 
+/* A field's varint at a[*pi] in the n bytes sniffed (sniffVarint): 1 when
+** read, 0 when it is not protobuf, 2 when it runs past the bytes sniffed
+** of a file that goes on after them (bWhole 0: it may end there). */
+static int sniffVarintOf(const unsigned char *a, size_t n, size_t *pi, uint64_t *pv, int bWhole){
+  size_t i0 = *pi;
+  if( sniffVarint(a, n, pi, pv) ) return 1;
+  return !bWhole && n-i0<10 ? 2 : 0;
+}
+
+/* 1 when a[0..n), the first bytes of a file whose name says XPlane, can
+** be the start of a protobuf message as protobuf's parsers read one: its
+** fields have tags of at most 5 bytes and 32 bits, field numbers from 1
+** and wire types 0 to 5, groups (3) closed by an end-group tag (4) of
+** their own field and at most PBW_MAX_DEPTH deep, and values within the
+** bytes (lengths under PBW_MAX_LEN).  bWhole: the file ends at n, so a
+** field or a group it cuts is not protobuf; otherwise what the bytes
+** sniffed cut counts as fine.  What lies inside length-delimited fields
+** is not looked at: trace JSON fails this within its first bytes (its
+** '{' or '[' opens a group that '}' or ']', tags of wire type 5, cannot
+** close). */
+static int sniffProtoStart(const unsigned char *a, size_t n, int bWhole){
+  uint32_t aGroup[PBW_MAX_DEPTH];
+  int nGroup = 0, r;
+  size_t i = 0;
+  while( i<n ){
+    size_t i0 = i;
+    uint64_t key, v;
+    if( (r = sniffVarintOf(a, n, &i, &key, bWhole))!=1 ) return r==2;
+    if( i-i0>5 || key>0xffffffffULL || (key>>3)==0 ) return 0;
+    switch( key & 7 ){
+      case 0:
+        if( (r = sniffVarintOf(a, n, &i, &v, bWhole))!=1 ) return r==2;
+        break;
+      case 1: case 5: {
+        size_t k = (key & 7)==1 ? 8 : 4;
+        if( n-i<k ) return !bWhole;
+        i += k;
+        break;
+      }
+      case 2:
+        if( (r = sniffVarintOf(a, n, &i, &v, bWhole))!=1 ) return r==2;
+        if( v>(uint64_t)PBW_MAX_LEN ) return 0;
+        if( v>n-i ) return !bWhole;
+        i += (size_t)v;
+        break;
+      case 3:
+        if( nGroup>=PBW_MAX_DEPTH ) return 0;
+        aGroup[nGroup++] = (uint32_t)(key>>3);
+        break;
+      case 4:
+        if( nGroup==0 || aGroup[nGroup-1]!=(uint32_t)(key>>3) ) return 0;
+        nGroup--;
+        break;
+      default:
+        return 0;
+    }
+  }
+  return !bWhole || nGroup==0;
+}
+
 /* profsumSniffFormat, or with byContent profsumSniffContent: where the
 ** content cannot tell, the name decides, or PROFSUM_FMT_UNKNOWN. */
 static int sniffFormat(const char *zPath, int byContent){
@@ -85,7 +146,7 @@ static int sniffFormat(const char *zPath, int byContent){
   unsigned char a[4096];
   size_t n = 0, i = 0;
   struct stat st;
-  int rc;
+  int rc, bWhole = 0;
   /* a pipe can be read once: its bytes are the reader's, not the sniff's */
   if( stat(zPath, &st)!=0 || !S_ISREG(st.st_mode) ) return byContent ? PROFSUM_FMT_UNKNOWN : formatByName(zPath);
   rc = profsumSrcOpenFile(zPath, &pSrc, &zErr);
@@ -99,7 +160,7 @@ static int sniffFormat(const char *zPath, int byContent){
     rc = profsumSrcRead(pSrc, a+n, sizeof(a)-n, &nGot, &zErr);
     sqlite3_free(zErr);
     zErr = 0;
-    if( rc || nGot==0 ) break;
+    if( rc || nGot==0 ){ bWhole = rc==SQLITE_OK; break; }
     n += nGot;
   }
   profsumSrcClose(pSrc);
@@ -107,7 +168,12 @@ static int sniffFormat(const char *zPath, int byContent){
   if( n==0 ) return byContent ? PROFSUM_FMT_UNKNOWN : formatByName(zPath);
   if( n>=3 && a[0]==0xEF && a[1]==0xBB && a[2]==0xBF ) i = 3;
   while( i<n && (a[i]==' ' || a[i]=='\t' || a[i]=='\n' || a[i]=='\r') ) i++;
-  if( i<n && (a[i]=='{' || a[i]=='[') && !sniffSmallPlane(a, n) ) return PROFSUM_FMT_JSON;
+  if( i<n && (a[i]=='{' || a[i]=='[') && !sniffSmallPlane(a, n) ){
+    /* JSON by its first byte, unless the name says XPlane and the bytes
+    ** are protobuf's: what protobuf reads as an XSpace is one */
+    if( formatByName(zPath)==PROFSUM_FMT_XPLANE && sniffProtoStart(a, n, bWhole) ) return PROFSUM_FMT_XPLANE;
+    return PROFSUM_FMT_JSON;
+  }
   if( formatByName(zPath)==PROFSUM_FMT_XPLANE ) return PROFSUM_FMT_XPLANE;
   /* XSpace fields 1 (planes), 2 (errors), 3 (warnings), 4 (hostnames),
   ** length-delimited */
