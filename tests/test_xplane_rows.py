@@ -377,6 +377,14 @@ class XplaneRows(DbTestCase):
                         "folder_" + key)[0][0]
                 self.assertEqual(q(self.db, "SELECT source_format, num_complete_events FROM "
                                    "profsum_overview WHERE trace_id=?", tid), [("xplane_pb", 1)])
+        # a 91-byte first plane that holds a group is an XSpace under any
+        # name, as one without
+        grouped = xw.xspace([next(b for b in (xw.plane(id=0, name="/host:metadata" + "x" * k,
+                                                       extra=xw.f_group(9, xw.f_varint(1, 1)))
+                                               for k in range(200)) if len(b) == 91)]) + plane
+        self.assertEqual(grouped[:2], b"\n[")
+        path = self.td.write("grouped.bin", grouped)
+        self.assertEqual(q(self.db, "SELECT name FROM trace_events(?)", path), [("fusion.1",)])
         # trace JSON under an XPlane's name, short and past the sniffed
         # bytes: JSON
         small = '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}'

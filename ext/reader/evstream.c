@@ -44,40 +44,6 @@ static int sniffVarint(const unsigned char *a, size_t n, size_t *pi, uint64_t *p
   return 0;
 }
 
-/* 1 when a[0..n) is a whole protobuf message on its own: fields of wire
-** types 0, 1, 2 and 5 (no groups), field numbers from 1, every one inside
-** the n bytes and the last ending at n. */
-static int sniffMessage(const unsigned char *a, size_t n){
-  size_t i = 0;
-  while( i<n ){
-    uint64_t key, v;
-    if( !sniffVarint(a, n, &i, &key) || (key>>3)==0 ) return 0;
-    switch( key & 7 ){
-      case 0: if( !sniffVarint(a, n, &i, &v) ) return 0; break;
-      case 1: if( n-i<8 ) return 0; i += 8; break;
-      case 2: if( !sniffVarint(a, n, &i, &v) || v>n-i ) return 0; i += (size_t)v; break;
-      case 5: if( n-i<4 ) return 0; i += 4; break;
-      default: return 0;
-    }
-  }
-  return 1;
-}
-
-/* 1 when the n first bytes a of a file that reads as JSON by its first
-** non-blank byte are an XSpace's all the same: an XSpace starts with the
-** key of its first plane, 0x0A (a newline to JSON), then the plane's
-** length, which is '[' or '{' for a plane of 91 or 123 bytes.  Such a
-** plane lies within the bytes sniffed: it is taken for an XSpace when it
-** is a whole protobuf message and the byte after it starts another
-** XSpace field (or the file ends there). */
-static int sniffSmallPlane(const unsigned char *a, size_t n){
-  size_t len;
-  if( n<2 || a[0]!=0x0A || (a[1]!='[' && a[1]!='{') ) return 0;
-  len = a[1];
-  if( n<2+len || !sniffMessage(a+2, len) ) return 0;
-  return n==2+len || a[2+len]==0x0A || a[2+len]==0x12 || a[2+len]==0x1A || a[2+len]==0x22;
-}
-
 /* A field's varint at a[*pi] in the n bytes sniffed (sniffVarint): 1 when
 ** read, 0 when it is not protobuf, 2 when it runs past the bytes sniffed
 ** of a file that goes on after them (bWhole 0: it may end there). */
@@ -87,14 +53,15 @@ static int sniffVarintOf(const unsigned char *a, size_t n, size_t *pi, uint64_t 
   return !bWhole && n-i0<10 ? 2 : 0;
 }
 
-/* 1 when a[0..n), the first bytes of a file whose name says XPlane, can
+/* 1 when a[0..n), the first bytes of a file (or a message in them), can
 ** be the start of a protobuf message as protobuf's parsers read one: its
 ** fields have tags of at most 5 bytes and 32 bits, field numbers from 1
 ** and wire types 0 to 5, groups (3) closed by an end-group tag (4) of
 ** their own field and at most PBW_MAX_DEPTH deep, and values within the
-** bytes (lengths under PBW_MAX_LEN).  bWhole: the file ends at n, so a
-** field or a group it cuts is not protobuf; otherwise what the bytes
-** sniffed cut counts as fine.  What lies inside length-delimited fields
+** bytes (lengths under PBW_MAX_LEN).  bWhole: the message ends at n (the
+** file does, or n is the message's own length), so a field or a group cut
+** there is not protobuf; otherwise what the bytes sniffed cut counts as
+** fine.  What lies inside length-delimited fields
 ** is not looked at: trace JSON fails this within its first bytes (its
 ** '{' or '[' opens a group that '}' or ']', tags of wire type 5, cannot
 ** close). */
@@ -136,6 +103,21 @@ static int sniffProtoStart(const unsigned char *a, size_t n, int bWhole){
     }
   }
   return !bWhole || nGroup==0;
+}
+
+/* 1 when the n first bytes a of a file that reads as JSON by its first
+** non-blank byte are an XSpace's all the same: an XSpace starts with the
+** key of its first plane, 0x0A (a newline to JSON), then the plane's
+** length, which is '[' or '{' for a plane of 91 or 123 bytes.  Such a
+** plane lies within the bytes sniffed: it is taken for an XSpace when it
+** is a whole protobuf message and the byte after it starts another
+** XSpace field (or the file ends there). */
+static int sniffSmallPlane(const unsigned char *a, size_t n){
+  size_t len;
+  if( n<2 || a[0]!=0x0A || (a[1]!='[' && a[1]!='{') ) return 0;
+  len = a[1];
+  if( n<2+len || !sniffProtoStart(a+2, len, 1) ) return 0;
+  return n==2+len || a[2+len]==0x0A || a[2+len]==0x12 || a[2+len]==0x1A || a[2+len]==0x22;
 }
 
 /* profsumSniffFormat, or with byContent profsumSniffContent: where the
