@@ -61,10 +61,11 @@ static int sniffVarintOf(const unsigned char *a, size_t n, size_t *pi, uint64_t 
 ** bytes (lengths under PBW_MAX_LEN).  bWhole: the message ends at n (the
 ** file does, or n is the message's own length), so a field or a group cut
 ** there is not protobuf; otherwise what the bytes sniffed cut counts as
-** fine.  What lies inside length-delimited fields
-** is not looked at: trace JSON fails this within its first bytes (its
-** '{' or '[' opens a group that '}' or ']', tags of wire type 5, cannot
-** close). */
+** fine.  What lies inside length-delimited fields is not looked at: trace
+** JSON fails this within its first bytes (its '{' or '[' opens a group
+** that '}' or ']', tags of wire type 5, cannot close).  The decoder's own
+** skipping (pbwire.c) reads a file through its window and reports every
+** cut field as an error, which a sniff of the first 4 KiB cannot. */
 static int sniffProtoStart(const unsigned char *a, size_t n, int bWhole){
   uint32_t aGroup[PBW_MAX_DEPTH];
   int nGroup = 0, r;
