@@ -496,6 +496,56 @@ class Utilization(XlaTestCase):
             self.assertClose(v, 1.6e7 / 20e-6 / bw)
             self.assertEqual(b, band, bw)
 
+    def test_zero_bytes_while_busy_is_unknown(self):
+        """A device whose ops all say bytes_accessed 0 (a Pallas kernel's
+        custom call, which XLA cannot cost) has no bandwidth figure: the
+        KPI is 'unavailable' with value NULL and says why, profsum_utilization
+        has NULL hbm_util_* with status zero_bytes (the MFU stays), no
+        low_memory_bandwidth advice, and the xprof compute_bound rule, which
+        would read the 0 as an idle HBM, does not fire.  A second device with
+        real bytes keeps its figures; its step without ops keeps a 0."""
+        d0 = W.PlaneBuilder("/device:TPU:0", id=1)
+        d0.plane_stat("peak_teraflops_per_second", double=1.0)        # 1e12 FLOP/s
+        d0.plane_stat("peak_hbm_bw_gigabytes_per_second", double=1000.0)
+        kern = [d0.stat("flops", i64=9 * 10 ** 6), d0.stat("bytes_accessed", i64=0),
+                d0.stat("hlo_category", s="custom-call")]
+        # 9e6 FLOPs in 10 µs at 1e12: MFU 0.9 (> 70 %, compute_bound's side)
+        d0.line(id=1, name="Steps", timestamp_ns=0, events=[d0.event("1", offset_ps=0, duration_ps=40 * US)])
+        d0.line(id=2, name="XLA Ops", timestamp_ns=0, events=[
+            d0.event("matmul_kernel.1", offset_ps=0, duration_ps=10 * US, stats=kern),
+            d0.event("matmul_kernel.1", offset_ps=20 * US, duration_ps=10 * US, stats=kern)])
+        d1 = W.PlaneBuilder("/device:TPU:1", id=2)
+        d1.plane_stat("peak_teraflops_per_second", double=1.0)
+        d1.plane_stat("peak_hbm_bw_gigabytes_per_second", double=1000.0)
+        d1.line(id=2, name="XLA Ops", timestamp_ns=0, events=[
+            d1.event("copy.1", offset_ps=0, duration_ps=20 * US, stats=[d1.stat("bytes_accessed", i64=4 * 10 ** 6)])])
+        tid = self.imp("z.xplane.pb", W.xspace([d0.build(), d1.build()], hostnames=["h"]))
+        k = {r["device"]: r for r in rows(self.db, "SELECT * FROM profsum_kpis WHERE trace_id=? "
+                                                    "AND kpi='memory_bandwidth'", (tid,))}
+        self.assertEqual(sorted(k), ["/device:TPU:0", "/device:TPU:1"])
+        z = k["/device:TPU:0"]
+        self.assertEqual((z["value"], z["band"]), (None, "unavailable"))
+        self.assertIn("0 bytes", z["explanation"])
+        self.assertIn("busy 0.020 ms", z["explanation"])
+        # 4e6 bytes / (20e-6 s × 1e12 bytes/s) = 0.2: bad
+        self.assertEqual(k["/device:TPU:1"]["band"], "bad")
+        self.assertClose(k["/device:TPU:1"]["value"], 0.2)
+        u = {(r["device"], r["step"]): r for r in rows(self.db, "SELECT * FROM profsum_utilization WHERE trace_id=?",
+                                                       (tid,))}
+        for key in (("/device:TPU:0", None), ("/device:TPU:0", 1)):
+            self.assertEqual((u[key]["bytes_accessed"], u[key]["hbm_util_busy"], u[key]["hbm_util_wall"],
+                              u[key]["status"]), (0, None, None, "zero_bytes"), key)
+        self.assertClose(u[("/device:TPU:0", None)]["mfu_busy"], 0.9)
+        self.assertClose(u[("/device:TPU:1", None)]["hbm_util_busy"], 0.2)
+        self.assertEqual(u[("/device:TPU:1", None)]["status"], "no_flops")
+        adv = [r[0] for r in self.db.execute("SELECT advice_id FROM profsum_advice WHERE trace_id=?", (tid,))]
+        self.assertEqual(adv.count("low_memory_bandwidth"), 1)        # TPU:1's, not TPU:0's
+        ev = self.db.execute("SELECT evidence FROM profsum_advice WHERE trace_id=? AND advice_id='low_memory_bandwidth'",
+                             (tid,)).fetchone()[0]
+        self.assertNotIn("TPU:0", ev)
+        self.assertNotIn("compute_bound", adv)
+        self.assertNotIn("memory_bound", adv)
+
 
 class OpProfile(XlaTestCase):
     def prof(self, tid, level):

@@ -219,7 +219,7 @@ class SchemaViewsFailures(unittest.TestCase):
         # at every size from too small for anything to enough: the import
         # fails with SQLite's reason and leaves no object, or succeeds
         outcomes = set()
-        for pages in range(2, 90):
+        for pages in range(2, 100):
             path = os.path.join(self.td.path, "full%d.db" % pages)
             db = connect(path)
             db.execute("PRAGMA max_page_count=%d" % pages)

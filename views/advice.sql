@@ -9,7 +9,8 @@
 -- whole picoseconds, compute (FLOP) utilization > 70 % with HBM < 50 %
 -- (compute_bound) and HBM > 70 % with compute < 50 % (memory_bound), both over
 -- the devices' busy time of the capture, both from the same devices: those
--- whose FLOPs, bytes and both peaks are known (profsum_agg_xla_util).  KPI -> advice_id: kernel_duration and
+-- whose FLOPs, bytes and both peaks are known (profsum_agg_xla_util; bytes that are 0 in all while the
+-- device was busy are not known).  KPI -> advice_id: kernel_duration and
 -- many_small_kernels -> many_small_kernels; device_utilization and
 -- device_idle_gaps -> device_idle_gaps; memory_bandwidth (low use: bad)
 -- -> low_memory_bandwidth;
@@ -148,17 +149,18 @@ worst AS NOT MATERIALIZED (
 util AS NOT MATERIALIZED (    -- the capture's compute and memory-bandwidth utilization over the
                               -- devices' busy time, both from the same devices: those whose FLOPs,
                               -- bytes and both peaks are known (a device with bytes only would add
-                              -- to one figure and not the other)
+                              -- to one figure and not the other; bytes that are 0 in all while
+                              -- the device was busy are not known: see profsum_kpis_xla)
   SELECT t.trace_id,
          (SELECT sum(u.mfu_flops) * 1e6 / sum(u.busy_us * d.peak_flops_per_s)
           FROM profsum_agg_xla_util AS u JOIN profsum_agg_xla_device AS d USING (trace_id, device)
           WHERE u.trace_id = t.trace_id AND u.step IS NULL AND u.mfu_flops IS NOT NULL
-            AND u.bytes_accessed IS NOT NULL AND u.busy_us > 0
+            AND u.bytes_accessed > 0 AND u.busy_us > 0
             AND d.peak_flops_per_s > 0 AND d.peak_mem_bw_bytes_per_s > 0) AS mxu,
          (SELECT sum(u.bytes_accessed) * 1e6 / sum(u.busy_us * d.peak_mem_bw_bytes_per_s)
           FROM profsum_agg_xla_util AS u JOIN profsum_agg_xla_device AS d USING (trace_id, device)
           WHERE u.trace_id = t.trace_id AND u.step IS NULL AND u.mfu_flops IS NOT NULL
-            AND u.bytes_accessed IS NOT NULL AND u.busy_us > 0
+            AND u.bytes_accessed > 0 AND u.busy_us > 0
             AND d.peak_flops_per_s > 0 AND d.peak_mem_bw_bytes_per_s > 0) AS hbm
   FROM profsum_trace AS t
 ),
