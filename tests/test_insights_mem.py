@@ -220,7 +220,8 @@ class Memory(MemTestCase):
         self.assertIn("says 3000 bytes in use, more than its device's memory_size 2000",
                       " ".join(d["memory_bytes_out_of_range"]))
         self.assertEqual(d["memory_event_incomplete"],
-                         ["MemoryAllocation without an allocator_name: left out of the memory views"])
+                         ["MemoryAllocation without an allocator_name, index_on_host or device_ordinal: "
+                          "left out of the memory views"])
         self.assertEqual(d["memory_unfreed_allocation"], [
             "allocator 'GPU_0_bfc': 3 allocations (800 bytes) made within the capture are not freed by its end",
             "allocator 'xla_gpu_host_bfc': 1 allocations (256 bytes) made within the capture are not freed by its end"])
@@ -348,12 +349,74 @@ class Memory(MemTestCase):
         self.assertEqual(self.db.execute("SELECT json_valid(top_holders) FROM profsum_memory WHERE trace_id=?",
                                          (tj,)).fetchone()[0], 1)
 
+    def test_tpu_events_named_by_device_index(self):
+        """PJRT on TPU writes memory events without allocator_name: the
+        device's index (index_on_host, or device_ordinal) names the
+        allocator, as xprof's memory ids do ('0', '1'), and the device is
+        the XSpace's /device:TPU:<index>.  The TPU planes have no
+        memory_size: device_memory_bytes is the capacity the peak event
+        states, bytes_allocated + bytes_reserved + bytes_available (xprof's
+        memory capacity), and the note says so.
+          index 0: alloc 0xa 300 -> 1300 (reserved 64, available 8636:
+                   capacity 10000), alloc 0xb 200 -> 1500 (available 8436),
+                   free 0xa -> 1200                   peak 1500 at 2 µs
+          ordinal 1: alloc 0xc 700 -> 700 (no bytes_available): no capacity
+          an event with neither name nor index: left out (diagnostic)."""
+        host = W.PlaneBuilder("/host:CPU", id=1)
+
+        def ev(name, off, idx_stat, idx, in_use, nbytes=None, addr=None, avail=None):
+            extra = [host.stat(idx_stat, i64=idx)] if idx_stat else []
+            extra.append(host.stat("bytes_reserved", i64=64))
+            if avail is not None:
+                extra.append(host.stat("bytes_available", i64=avail))
+            return mem_event(host, name, off, allocator=None, addr=addr, nbytes=nbytes, in_use=in_use,
+                             life=None, extra=extra)
+        host.line(id=1, name="main/77", timestamp_ns=0, events=[
+            ev("MemoryAllocation", 1, "index_on_host", 0, 1300, 300, 0xa, 8636),
+            ev("MemoryAllocation", 2, "index_on_host", 0, 1500, 200, 0xb, 8436),
+            ev("MemoryDeallocation", 3, "index_on_host", 0, 1200, addr=0xa, avail=8736),
+            ev("MemoryAllocation", 4, "device_ordinal", 1, 700, 700, 0xc),
+            ev("MemoryAllocation", 5, None, 0, 900, 200, 0xd, 100)])
+        planes = [host.build()]
+        for i in range(2):
+            d = W.PlaneBuilder("/device:TPU:%d" % i, id=10 + i)
+            d.line(id=1, name="XLA Ops", timestamp_ns=0, events=[d.event("fusion", offset_ps=0, duration_ps=US)])
+            planes.append(d.build())
+        tid = self.imp(W.xspace(planes, hostnames=["h"]))
+        m = {r["allocator"]: r for r in self.rows("SELECT * FROM profsum_memory WHERE trace_id=?", (tid,))}
+        self.assertEqual(sorted(m), ["0", "1"])
+        z = m["0"]
+        self.assertEqual((z["device"], z["status"], z["peak_bytes"], z["peak_ts_us"], z["device_memory_bytes"],
+                          z["peak_share"], z["num_allocations"], z["num_deallocations"]),
+                         ("/device:TPU:0", "ok", 1500, 2.0, 10000, 0.15, 2, 1))
+        self.assertIn("bytes_allocated + bytes_reserved + bytes_available", z["note"])
+        o = m["1"]
+        self.assertEqual((o["device"], o["peak_bytes"], o["device_memory_bytes"], o["peak_share"]),
+                         ("/device:TPU:1", 700, None, None))
+        kp = {r["device"]: r for r in self.rows("SELECT device, value, band, explanation FROM profsum_kpis "
+                                                "WHERE trace_id=? AND kpi='memory_peak'", (tid,))}
+        self.assertEqual((kp["/device:TPU:0"]["value"], kp["/device:TPU:0"]["band"]), (0.15, "good"))
+        self.assertEqual(kp["/device:TPU:0"]["explanation"],
+                         "allocator 0 peaks at 15.0% of /device:TPU:0 memory (1500 of 10000 bytes)")
+        self.assertEqual((kp["/device:TPU:1"]["value"], kp["/device:TPU:1"]["band"]), (None, "unavailable"))
+        d = self.rows("SELECT kind, detail FROM profsum_diagnostic WHERE trace_id=? "
+                      "AND kind='memory_event_incomplete'", (tid,))
+        self.assertEqual(len(d), 1)
+        self.assertIn("index_on_host", d[0]["detail"])
+        # trace JSON that keeps such events (a converter's): read alike
+        js = {"traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "name": "MemoryAllocation", "ts": 5, "dur": 0,
+                               "args": {"index_on_host": "2", "bytes_allocated": 40, "addr": 9,
+                                        "allocation_bytes": 40}}]}
+        tj = self.db.execute("SELECT profsum_import(?)", (self.td.write("j.json", js),)).fetchone()[0]
+        self.assertEqual(self.one("SELECT allocator, device, peak_bytes FROM profsum_memory WHERE trace_id=?", (tj,)),
+                         {"allocator": "2", "device": None, "peak_bytes": 40})
+
     def test_kpi_memory_peak_bands(self):
         tid = self.imp(gpu_capture())
         kp = self.rows("SELECT kpi, device, value, band, explanation FROM profsum_kpis "
                        "WHERE trace_id=? AND kpi='memory_peak'", (tid,))
         self.assertEqual(kp, [{"kpi": "memory_peak", "device": "/device:GPU:0", "value": 0.8, "band": "warning",
-                               "explanation": "GPU_0_bfc peaks at 80.0% of /device:GPU:0 memory (1600 of 2000 "
+                               "explanation": "allocator GPU_0_bfc peaks at 80.0% of /device:GPU:0 memory (1600 of 2000 "
                                               "bytes): little headroom left"}])
 
     def test_report_share_never_reads_as_a_threshold(self):

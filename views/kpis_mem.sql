@@ -4,7 +4,8 @@
 --                (profsum_memory.peak_share): good < 0.80, warning 0.80-0.90,
 --                bad > 0.90; one 'unavailable' row (device NULL) when the trace
 --                has no allocation events of a device allocator; a device
---                without memory_size is 'unavailable' on its own row (device set).
+--                without a size (memory_size, else the capacity its allocator's
+--                events state) is 'unavailable' on its own row (device set).
 --   occupancy    time-weighted mean of occupancy_pct / 100 over the kernels
 --                (profsum_kernel_stats rows, longest total first) that make up
 --                the first 90 % of kernel time, the one crossing 90 % included,
@@ -74,8 +75,8 @@ kern AS (
 )
 SELECT m.trace_id, t.label, 'kpi', 'memory_peak', m.device, m.v, 'fraction',
        CASE WHEN m.v IS NULL THEN 'unavailable' WHEN m.v < 0.80 THEN 'good' WHEN m.v <= 0.90 THEN 'warning' ELSE 'bad' END,
-       CASE WHEN m.v IS NULL THEN printf('%s peaks at %d bytes in use, but its device plane has no memory_size', m.allocator, m.peak_bytes)
-            ELSE printf('%s peaks at %s%% of %s memory (%d of %d bytes)%s', m.allocator, profsum_format_near(100.0 * m.v, 1, 5), m.device,
+       CASE WHEN m.v IS NULL THEN printf('allocator %s peaks at %d bytes in use, but its device plane has no memory_size and its events no capacity', m.allocator, m.peak_bytes)
+            ELSE printf('allocator %s peaks at %s%% of %s memory (%d of %d bytes)%s', m.allocator, profsum_format_near(100.0 * m.v, 1, 5), m.device,
                         m.peak_bytes, m.device_memory_bytes,
                         CASE WHEN m.v > 0.90 THEN ': close to out-of-memory; see profsum_memory.top_holders'
                              WHEN m.v >= 0.80 THEN ': little headroom left' ELSE '' END) END
@@ -90,7 +91,7 @@ SELECT t.trace_id, t.label, 'kpi', 'memory_peak', NULL, NULL, 'fraction', 'unava
        ELSE CASE (SELECT max(a.status) FROM profsum_agg_memory AS a WHERE a.trace_id = t.trace_id)
          WHEN 'not_in_trace_json' THEN 'allocation events are not in trace JSON: import the .xplane.pb for memory figures'
          WHEN 'no_allocation_events' THEN 'the XPlane holds no allocation events (memory activity was not recorded)'
-         WHEN 'ok' THEN 'no allocator of a device (GPU_N_bfc) in the allocation events'
+         WHEN 'ok' THEN 'no allocator of a device (GPU_N_bfc, or an index_on_host or device_ordinal naming a device plane) in the allocation events'
          ELSE 'no memory figures stored (imported by a profsum without them: re-import)' END END
 FROM profsum_trace AS t
 WHERE NOT EXISTS (SELECT 1 FROM profsum_agg_memory AS a

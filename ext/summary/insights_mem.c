@@ -6,8 +6,9 @@
 ** insights_mem_report.c.  docs/memory.md says what each number means.
 **
 ** Memory events are the profiler's MemoryAllocation / MemoryDeallocation
-** XEvents (zero-length, on a host plane), with the stats allocator_name,
-** bytes_allocated (the allocator's bytes in use after the event),
+** XEvents (zero-length, on a host plane), with the stats allocator_name
+** (or, as PJRT writes them on TPU, index_on_host or device_ordinal: the
+** device's index, which names the allocator as xprof names it), bytes_allocated (the allocator's bytes in use after the event),
 ** peak_bytes_in_use (its peak since it started), allocation_bytes,
 ** requested_bytes, addr, tf_op, region_type, data_type and shape.  The
 ** trace JSON never holds them (the profiler drops them when it writes
@@ -43,6 +44,7 @@
 #define MEM_ABSURD_BYTES   (((int64_t)1)<<50)  /* 1 PiB: no device holds it */
 #define MEM_TOP_HOLDERS    10
 #define MEM_MAX_BUCKETS    500
+#define MEM_MAX_DEVIDX     1000000        /* index_on_host / device_ordinal read */
 
 /* One memory event, as kept until the write. */
 typedef struct MemRec {
@@ -61,12 +63,17 @@ typedef struct MemRec {
 typedef struct MemAlloc {
   char *zName;
   int iGpu;               /* N of GPU_N_bfc, -1: not a GPU allocator */
+  int iIdx;               /* N of an allocator named by index_on_host or
+                          ** device_ordinal N (the device /device:*:N), -1 */
   MemRec *aRec; int64_t nRec, nRecAlloc;
   int capped;             /* some of its events were not kept */
   /* kept as the events come (the figures of a capped allocator) */
   int64_t nAlloc, nDealloc, allocBytes;
   int hasPeak; int64_t peak; profsum_ps peakTs; int64_t peakOrd;
   int64_t lifePeak;       /* -1: none */
+  int64_t peakCap;        /* bytes_allocated + bytes_reserved +
+                          ** bytes_available of its peak's event (the
+                          ** capacity it states, as xprof reads it), -1 */
   /* The MEM_TOP largest bytes-in-use values of its events, largest first
   ** (then earliest): a capped allocator's peak is the first one within
   ** its device's memory_size, which is known only once every plane was
@@ -164,8 +171,12 @@ typedef struct MemIn {
   profsum_ps ts;
   int64_t idx, off;
   const char *zAllocator; int64_t nAllocator;
-  int eInUse, eLife, eBytes, eReq, eAddr;
-  int64_t inUse, life, bytes, req;
+  int idKind;             /* what names the allocator: the last of
+                          ** allocator_name (1), index_on_host or
+                          ** device_ordinal (2) in stat order; 0: none */
+  int64_t devIdx;         /* the index (idKind 2) */
+  int eInUse, eLife, eBytes, eReq, eAddr, eRes, eAvail;
+  int64_t inUse, life, bytes, req, res, avail;
   uint64_t addr;
   MemTxt tfop, region, dtype, shape;
   char *azOwn[16]; int nOwn;  /* copies of the decoder's scratch text */
@@ -267,12 +278,13 @@ static int kernelKey(const char *z, int64_t n){
 
 /* Keys of a memory event's stats. */
 enum { MK_ALLOCATOR, MK_INUSE, MK_LIFE, MK_BYTES, MK_REQ, MK_ADDR, MK_TFOP, MK_REGION,
-       MK_DTYPE, MK_SHAPE, MK_TSHAPE, MK_N };
+       MK_DTYPE, MK_SHAPE, MK_TSHAPE, MK_INDEX, MK_ORDINAL, MK_RESERVED, MK_AVAIL, MK_N };
 #define MEM_KEY(s) { s, (int)sizeof(s)-1 }
 static const struct { const char *z; int n; } aMemKey[MK_N] = {
   MEM_KEY("allocator_name"), MEM_KEY("bytes_allocated"), MEM_KEY("peak_bytes_in_use"),
   MEM_KEY("allocation_bytes"), MEM_KEY("requested_bytes"), MEM_KEY("addr"), MEM_KEY("tf_op"),
-  MEM_KEY("region_type"), MEM_KEY("data_type"), MEM_KEY("shape"), MEM_KEY("tensor_shape")
+  MEM_KEY("region_type"), MEM_KEY("data_type"), MEM_KEY("shape"), MEM_KEY("tensor_shape"),
+  MEM_KEY("index_on_host"), MEM_KEY("device_ordinal"), MEM_KEY("bytes_reserved"), MEM_KEY("bytes_available")
 };
 
 /* The detail text of m that key k (MK_...) fills: tf_op, region type,
@@ -337,31 +349,12 @@ static int allocatorOf(InsMem *p, const char *z, int64_t n, int64_t idx, int64_t
   a->zName = sqlite3_mprintf("%.*s", (int)n, z);
   if( a->zName==0 ) return SQLITE_NOMEM;
   a->iGpu = gpuOfAllocator(z, n);
+  a->iIdx = -1;
   a->lifePeak = -1;
+  a->peakCap = -1;
   p->nAlloc++;
   *ppA = a;
   return SQLITE_OK;
-}
-
-/* 1 when z[0..n) is a JSON number (RFC 8259 grammar). */
-static int isJsonNumber(const char *z, int64_t n){
-  int64_t i = 0, d;
-  if( i<n && z[i]=='-' ) i++;
-  if( i>=n ) return 0;
-  if( z[i]=='0' ) i++;
-  else if( z[i]>='1' && z[i]<='9' ){ while( i<n && z[i]>='0' && z[i]<='9' ) i++; }
-  else return 0;
-  if( i<n && z[i]=='.' ){
-    for(i++, d=i; i<n && z[i]>='0' && z[i]<='9'; i++){}
-    if( i==d ) return 0;
-  }
-  if( i<n && (z[i]=='e' || z[i]=='E') ){
-    i++;
-    if( i<n && (z[i]=='+' || z[i]=='-') ) i++;
-    for(d=i; i<n && z[i]>='0' && z[i]<='9'; i++){}
-    if( i==d ) return 0;
-  }
-  return i==n;
 }
 
 /* Append JSON value of text field t (null when absent, empty or
@@ -370,7 +363,7 @@ static int isJsonNumber(const char *z, int64_t n){
 static void fieldJson(sqlite3_str *s, const MemTxt *t){
   int64_t n = t->n;
   if( !t->present || n==0 || eq(t->z, n, "(null)") ){ sqlite3_str_appendall(s, "null"); return; }
-  if( t->isNum && isJsonNumber(t->z, n) ){ sqlite3_str_append(s, t->z, (int)n); return; }
+  if( t->isNum && memIsJsonNumber(t->z, n) ){ sqlite3_str_append(s, t->z, (int)n); return; }
   n = profsumUtf8Cut(t->z, n, MEM_MAX_FIELD);     /* whole characters */
   jAppendJsonStr(s, t->z, n);
 }
@@ -421,12 +414,22 @@ static int memTake(InsMem *p, MemIn *m){
   MemAlloc *a;
   MemRec *r;
   int rc;
+  char zIdx[24];
   const char *zWhat = m->isAlloc ? "MemoryAllocation" : "MemoryDeallocation";
+  if( m->idKind==2 ){
+    /* the device's index names the allocator, as xprof's memory ids do */
+    sqlite3_snprintf(sizeof(zIdx), zIdx, "%lld", (long long)m->devIdx);
+    m->zAllocator = zIdx;
+    m->nAllocator = (int64_t)strlen(zIdx);
+  }else if( m->idKind==0 ){
+    m->zAllocator = 0;
+  }
   if( m->zAllocator==0 || m->nAllocator==0 || m->eInUse==MV_ABSENT ){
     if( insDiagWanted(&p->diag, "memory_event_incomplete") ){
       return insDiagAdd(&p->diag, m->idx, m->off, "memory_event_incomplete", sqlite3_mprintf(
           "%s without %s: left out of the memory views", zWhat,
-          m->zAllocator==0 || m->nAllocator==0 ? "an allocator_name" : "bytes_allocated"));
+          m->zAllocator==0 || m->nAllocator==0 ? "an allocator_name, index_on_host or device_ordinal"
+                                               : "bytes_allocated"));
     }
     return insDiagCount(&p->diag, "memory_event_incomplete");
   }
@@ -444,6 +447,7 @@ static int memTake(InsMem *p, MemIn *m){
     return insDiagCount(&p->diag, "memory_bytes_out_of_range");
   }
   if( (rc = allocatorOf(p, m->zAllocator, m->nAllocator, m->idx, m->off, &a))!=SQLITE_OK || a==0 ) return rc;
+  if( m->idKind==2 && a->iIdx<0 && a->iGpu<0 ) a->iIdx = (int)m->devIdx;
   if( m->isAlloc ){
     a->nAlloc++;
     if( m->eBytes==MV_OK ) a->allocBytes = satAdd(a->allocBytes, m->bytes);
@@ -452,6 +456,8 @@ static int memTake(InsMem *p, MemIn *m){
   }
   if( !a->hasPeak || m->inUse>a->peak || (m->inUse==a->peak && m->ts<a->peakTs) ){
     a->hasPeak = 1; a->peak = m->inUse; a->peakTs = m->ts; a->peakOrd = p->nOrd;
+    a->peakCap = byteCheck(m->eRes, m->res)==MV_OK && byteCheck(m->eAvail, m->avail)==MV_OK
+                 ? m->inUse + m->res + m->avail : -1;
   }
   if( m->eLife==MV_OK && m->life>a->lifePeak ) a->lifePeak = m->life;
   memTopAdd(a, m->inUse, m->ts, m->eLife==MV_OK ? m->life : -1);
@@ -573,12 +579,20 @@ static int memStats(ProfsumXp *pXp, const ProfsumXpStat *a, int n, MemIn *m){
           if( rc==SQLITE_OK && z ) rc = memOwn(m, z, nz, &z);
         }
         m->zAllocator = z; m->nAllocator = z ? nz : 0;
+        m->idKind = 1;
+        break;
+      }
+      case MK_INDEX: case MK_ORDINAL: {
+        int64_t v;
+        if( statInt(pXp, st, &v, &rc)==MV_OK && v>=0 && v<=MEM_MAX_DEVIDX ){ m->idKind = 2; m->devIdx = v; }
         break;
       }
       case MK_INUSE: m->eInUse = statInt(pXp, st, &m->inUse, &rc); break;
       case MK_LIFE:  m->eLife = statInt(pXp, st, &m->life, &rc); break;
       case MK_BYTES: m->eBytes = statInt(pXp, st, &m->bytes, &rc); break;
       case MK_REQ:   m->eReq = statInt(pXp, st, &m->req, &rc); break;
+      case MK_RESERVED: m->eRes = statInt(pXp, st, &m->res, &rc); break;
+      case MK_AVAIL: m->eAvail = statInt(pXp, st, &m->avail, &rc); break;
       case MK_ADDR:
         if( st->eType==PROFSUM_XV_UINT64 ){ m->addr = st->uVal; m->eAddr = MV_OK; }
         else if( st->eType==PROFSUM_XV_INT64 ){ m->addr = (uint64_t)st->iVal; m->eAddr = MV_OK; }
@@ -744,11 +758,18 @@ static int jsonArg(void *pCtx, const char *zKey, int64_t nKey, const char *zVal,
     MemTxt *t = 0;
     int isNull = !bIsStr && eq(zVal, nVal, "null");
     switch( k ){
-      case MK_ALLOCATOR: if( bIsStr ){ m->zAllocator = zVal; m->nAllocator = nVal; } break;
+      case MK_ALLOCATOR: if( bIsStr ){ m->zAllocator = zVal; m->nAllocator = nVal; m->idKind = 1; } break;
+      case MK_INDEX: case MK_ORDINAL: {
+        int64_t v;
+        if( !isNull && numText(zVal, nVal, &v)==MV_OK && v>=0 && v<=MEM_MAX_DEVIDX ){ m->idKind = 2; m->devIdx = v; }
+        break;
+      }
       case MK_INUSE: m->eInUse = isNull ? MV_ABSENT : numText(zVal, nVal, &m->inUse); break;
       case MK_LIFE: m->eLife = isNull ? MV_ABSENT : numText(zVal, nVal, &m->life); break;
       case MK_BYTES: m->eBytes = isNull ? MV_ABSENT : numText(zVal, nVal, &m->bytes); break;
       case MK_REQ: m->eReq = isNull ? MV_ABSENT : numText(zVal, nVal, &m->req); break;
+      case MK_RESERVED: m->eRes = isNull ? MV_ABSENT : numText(zVal, nVal, &m->res); break;
+      case MK_AVAIL: m->eAvail = isNull ? MV_ABSENT : numText(zVal, nVal, &m->avail); break;
       case MK_ADDR: {
         /* an address may exceed int64: read as unsigned */
         uint64_t v = 0; int64_t i;
@@ -1296,6 +1317,19 @@ done:
   return rc;
 }
 
+/* The device plane of the allocator named by device index iIdx: the
+** XSpace's /device:TPU:<iIdx>, else its /device:GPU:<iIdx>, written into
+** zBuf[nBuf]; 0 when it has neither. */
+static const char *memIdxDevice(InsMem *p, int iIdx, char *zBuf, int nBuf){
+  static const char *azKind[] = { "TPU", "GPU" };
+  int k, i;
+  for(k=0; k<2; k++){
+    sqlite3_snprintf(nBuf, zBuf, "/device:%s:%d", azKind[k], iIdx);
+    for(i=0; i<p->nDev; i++) if( strcmp(p->aDev[i].zName, zBuf)==0 ) return zBuf;
+  }
+  return 0;
+}
+
 /* The memory_size of plane zDev, 0 when unknown. */
 static int64_t memSizeOf(InsMem *p, const char *zDev){
   int i;
@@ -1320,7 +1354,7 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
     MemAlloc *a = &p->aAlloc[i];
     char zDev[40];
     const char *zD = 0;
-    int64_t memSize;
+    int64_t memSize, capSize;
     MemStep *aStep = 0; int64_t nStep = 0;
     MemOut o;
     memset(&o, 0, sizeof(o));
@@ -1328,8 +1362,11 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
     if( a->iGpu>=0 ){
       sqlite3_snprintf(sizeof(zDev), zDev, "/device:GPU:%d", a->iGpu);
       zD = zDev;
+    }else if( a->iIdx>=0 ){
+      zD = memIdxDevice(p, a->iIdx, zDev, (int)sizeof(zDev));
     }
     memSize = memSizeOf(p, zD);
+    capSize = memSize<=0 && zD && a->peakCap>0 ? a->peakCap : 0;
     if( !a->capped ){
       rc = filterRecs(p, a, memSize);
       if( rc==SQLITE_OK ) rc = loadSteps(aSpan, nSpan, zD, &aStep, &nStep);
@@ -1384,7 +1421,18 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
     sqlite3_bind_double(pIns, 6, profsumPsToMicros(o.peakTs));
     if( o.hasPeakStep ) sqlite3_bind_int64(pIns, 7, o.peakStep); else sqlite3_bind_null(pIns, 7);
     if( o.lifePeak>=0 ) sqlite3_bind_int64(pIns, 8, o.lifePeak); else sqlite3_bind_null(pIns, 8);
-    if( memSize>0 ) sqlite3_bind_int64(pIns, 9, memSize); else sqlite3_bind_null(pIns, 9);
+    if( memSize>0 ) sqlite3_bind_int64(pIns, 9, memSize);
+    else if( capSize>0 ) sqlite3_bind_int64(pIns, 9, capSize);
+    else sqlite3_bind_null(pIns, 9);
+    if( capSize>0 ){
+      /* say where the size comes from */
+      char *z = sqlite3_mprintf("%s%sdevice_memory_bytes is the capacity the allocator's peak event states "
+                                "(bytes_allocated + bytes_reserved + bytes_available): the device plane has no "
+                                "memory_size", o.zNote ? o.zNote : "", o.zNote ? "; " : "");
+      if( z==0 ){ rc = SQLITE_NOMEM; sqlite3_free(o.zHolders); sqlite3_free(o.zPerStep); sqlite3_free(o.zNote); break; }
+      sqlite3_free(o.zNote);
+      o.zNote = z;
+    }
     sqlite3_bind_int64(pIns, 10, o.nAlloc);
     sqlite3_bind_int64(pIns, 11, o.nDealloc);
     sqlite3_bind_int64(pIns, 12, o.allocBytes);

@@ -39,6 +39,9 @@ void memJsonMembers(const char *z, int64_t n, MemJsonMemberFn xMember, void *pCt
 ** SQLITE_NOMEM. */
 int memJsonUnescape(const char *z, int64_t n, char **pzOut, int64_t *pnOut);
 
+/* 1 when z[0..n) is a JSON number (RFC 8259 grammar), else 0. */
+int memIsJsonNumber(const char *z, int64_t n);
+
 /* ---------------------------------------------------------------------
 ** Kernels (insights_mem_kern.c): one tally per trace, keyed by (kernel
 ** name, block, grid, registers, static and dynamic shared bytes, hlo_op). */

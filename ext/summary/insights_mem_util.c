@@ -2,7 +2,7 @@
 ** insights_mem_util.c — what the parts of the InsMem collector share
 ** (insights_mem_int.h): the statements of the write, and a reader of the
 ** top-level members of a JSON object with the decoding of JSON string
-** escapes (trace JSON args).
+** escapes (trace JSON args), and a check of JSON number text.
 */
 #include "insights_mem_int.h"
 
@@ -180,4 +180,25 @@ int memJsonUnescape(const char *z, int64_t n, char **pzOut, int64_t *pnOut){
   }
   if( rc || *pzOut==0 ){ sqlite3_free(*pzOut); *pzOut = 0; return SQLITE_NOMEM; }
   return SQLITE_OK;
+}
+
+/* See insights_mem_int.h. */
+int memIsJsonNumber(const char *z, int64_t n){
+  int64_t i = 0, d;
+  if( i<n && z[i]=='-' ) i++;
+  if( i>=n ) return 0;
+  if( z[i]=='0' ) i++;
+  else if( z[i]>='1' && z[i]<='9' ){ while( i<n && z[i]>='0' && z[i]<='9' ) i++; }
+  else return 0;
+  if( i<n && z[i]=='.' ){
+    for(i++, d=i; i<n && z[i]>='0' && z[i]<='9'; i++){}
+    if( i==d ) return 0;
+  }
+  if( i<n && (z[i]=='e' || z[i]=='E') ){
+    i++;
+    if( i<n && (z[i]=='+' || z[i]=='-') ) i++;
+    for(d=i; i<n && z[i]>='0' && z[i]<='9'; i++){}
+    if( i==d ) return 0;
+  }
+  return i==n;
 }
