@@ -31,10 +31,15 @@ NO_THREADS = 2
 OPT_SMALL, OPT_PEAKS, OPT_EVENTS = 4, 8, 12
 
 
-def mem(pb, name, off_us, addr, nbytes, in_use, allocator="GPU_0_bfc", tf_op=None):
-    """A MemoryAllocation / MemoryDeallocation event (docs/memory.md)."""
-    st = [pb.stat("allocator_name", s=allocator), pb.stat("bytes_allocated", i64=in_use),
-          pb.stat("peak_bytes_in_use", i64=in_use + 64), pb.stat("addr", u64=addr)]
+def mem(pb, name, off_us, addr, nbytes, in_use, allocator="GPU_0_bfc", tf_op=None, index=None):
+    """A MemoryAllocation / MemoryDeallocation event (docs/memory.md); with
+    index, named as PJRT on TPU names it (index_on_host, bytes_reserved and
+    bytes_available, no allocator_name)."""
+    name_st = ([pb.stat("index_on_host", i64=index), pb.stat("bytes_reserved", i64=64),
+                pb.stat("bytes_available", i64=(1 << 20) - in_use)] if index is not None
+               else [pb.stat("allocator_name", s=allocator)])
+    st = name_st + [pb.stat("bytes_allocated", i64=in_use),
+                    pb.stat("peak_bytes_in_use", i64=in_use + 64), pb.stat("addr", u64=addr)]
     if nbytes is not None:
         st += [pb.stat("allocation_bytes", i64=nbytes), pb.stat("requested_bytes", i64=nbytes - 4)]
     if tf_op is not None:
@@ -43,7 +48,7 @@ def mem(pb, name, off_us, addr, nbytes, in_use, allocator="GPU_0_bfc", tf_op=Non
     return pb.event(name, offset_ps=round(off_us * US), duration_ps=0, stats=st)
 
 
-def tpu_xspace(steps=3):
+def tpu_xspace(steps=3, pjrt_memory=False):
     """A TPU device with limits, Steps / XLA Modules / XLA Ops lines (flops
     and bytes_accessed on the op metadata and on events), a second device
     without events, and a host plane with python threads, 'train' steps and
@@ -54,7 +59,8 @@ def tpu_xspace(steps=3):
     d.plane_stat("device_vendor", s="Google")
     d.plane_stat("device_type_string", s="TPU v4")
     d.plane_stat("core_count", i64=2)
-    d.plane_stat("memory_size", u64=1 << 20)
+    if not pjrt_memory:
+        d.plane_stat("memory_size", u64=1 << 20)
     fus = d.eid("fusion.1", stats=[d.stat("flops", i64=500000000), d.stat("model_flops", double=4e8),
                                    d.stat("bytes_accessed", i64=1000000),
                                    d.stat("hlo_category", s="convolution")])
@@ -81,10 +87,11 @@ def tpu_xspace(steps=3):
     h.line(id=11, name="python3", display_name="MainThread", timestamp_ns=1000, events=[
         h.event("train", offset_ps=s * 100 * US, duration_ps=95 * US, stats=[h.stat("step_num", i64=s + 1)])
         for s in range(steps)] + [h.event("PjitFunction(train_step)", offset_ps=1 * US, duration_ps=3 * US)])
+    ix = 0 if pjrt_memory else None
     h.line(id=12, name="python3", display_name="Thread-2", timestamp_ns=1000, events=[
-        mem(h, "MemoryAllocation", 1, 0x1000, 256, 1280, tf_op="jit(train)/dot"),
-        mem(h, "MemoryAllocation", 30, 0x2000, 512, 1792, tf_op="b"),
-        mem(h, "MemoryDeallocation", 120, 0x1000, 256, 1536),
+        mem(h, "MemoryAllocation", 1, 0x1000, 256, 1280, tf_op="jit(train)/dot", index=ix),
+        mem(h, "MemoryAllocation", 30, 0x2000, 512, 1792, tf_op="b", index=ix),
+        mem(h, "MemoryDeallocation", 120, 0x1000, 256, 1536, index=ix),
         mem(h, "MemoryAllocation", 150, 0x3000, 128, 1664, allocator="xla_gpu_host_bfc"),
         mem(h, "MemoryDeallocation", 210, 0x9999, None, 1400)])
     return W.xspace([d.build(), d1.build(), h.build()], hostnames=["host0"])
@@ -253,6 +260,7 @@ def seeds():
     out["seed-tpu.xplane"] = bytes([PB]) + tpu
     out["seed-tpu-nothreads-peaks.xplane"] = bytes([PB | NO_THREADS | OPT_PEAKS]) + tpu
     out["seed-tpu-gz-small.xplane"] = bytes([PB | OPT_SMALL]) + gzip.compress(tpu, mtime=0)
+    out["seed-tpu-pjrt-memory.xplane"] = bytes([PB]) + tpu_xspace(pjrt_memory=True)
     out["seed-gpu.xplane"] = bytes([PB]) + gpu_xspace()
     out["seed-gpu-events.xplane"] = bytes([PB | NO_THREADS | OPT_EVENTS]) + gpu_xspace()
     out["seed-tpu.json"] = bytes([JSON]) + dumps(tpu_json())
