@@ -344,14 +344,14 @@ CREATE INDEX IF NOT EXISTS main.profsum_agg_step_wall_i ON profsum_agg_step_wall
 -- without such events has one row, allocator NULL, status saying why.
 CREATE TABLE IF NOT EXISTS main.profsum_agg_memory(
   trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
-  allocator TEXT,                      -- allocator_name (NULL on a status row)
-  device TEXT,                         -- /device:GPU:N for GPU_N_bfc, else NULL
+  allocator TEXT,                      -- allocator_name, else index_on_host / device_ordinal as text (NULL on a status row)
+  device TEXT,                         -- /device:GPU:N for GPU_N_bfc, /device:TPU:N (or GPU:N) for index N, else NULL
   status TEXT NOT NULL,                -- ok | no_allocation_events | not_in_trace_json | peak_unknown
   peak_bytes INTEGER,                  -- max bytes_allocated over the capture's events
   peak_ts_us REAL,                     -- time of the first event at the peak, µs (as trace_events)
   peak_step INTEGER,                   -- the step whose interval contains it
   lifetime_peak_bytes INTEGER,         -- max peak_bytes_in_use (since the allocator started)
-  device_memory_bytes INTEGER,         -- the device plane's memory_size
+  device_memory_bytes INTEGER,         -- the device plane's memory_size, else an index-named allocator's stated capacity
   num_allocations INTEGER,             -- MemoryAllocation events kept
   num_deallocations INTEGER,           -- MemoryDeallocation events kept
   allocated_bytes INTEGER,             -- Σ allocation_bytes of the allocations

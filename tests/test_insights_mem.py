@@ -403,6 +403,19 @@ class Memory(MemTestCase):
                       "AND kind='memory_event_incomplete'", (tid,))
         self.assertEqual(len(d), 1)
         self.assertIn("index_on_host", d[0]["detail"])
+        # a BFC allocator's bytes_available is its own limit, not the device's
+        # memory: a GPU plane without memory_size keeps device_memory_bytes NULL
+        g = W.PlaneBuilder("/host:CPU", id=1)
+        g.line(id=1, name="python", timestamp_ns=0, events=[
+            mem_event(g, "MemoryAllocation", 1, addr=1, nbytes=100, in_use=100, life=None,
+                      extra=[g.stat("bytes_reserved", i64=0), g.stat("bytes_available", i64=900)])])
+        gp = W.PlaneBuilder("/device:GPU:0", id=2)
+        gp.line(id=1, name="Stream #1(Kernel)", timestamp_ns=0, events=[gp.event("k", offset_ps=0, duration_ps=US)])
+        tg = self.imp(W.xspace([g.build(), gp.build()], hostnames=["h"]), name="g.xplane.pb")
+        self.assertEqual(self.one("SELECT allocator, device, device_memory_bytes, peak_share, note FROM profsum_memory "
+                                  "WHERE trace_id=?", (tg,)),
+                         {"allocator": "GPU_0_bfc", "device": "/device:GPU:0", "device_memory_bytes": None,
+                          "peak_share": None, "note": "every byte in use at the peak was allocated within the capture"})
         # trace JSON that keeps such events (a converter's): read alike
         js = {"traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "name": "MemoryAllocation", "ts": 5, "dur": 0,
                                "args": {"index_on_host": "2", "bytes_allocated": 40, "addr": 9,

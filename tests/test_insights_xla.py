@@ -503,7 +503,7 @@ class Utilization(XlaTestCase):
         has NULL hbm_util_* with status zero_bytes (the MFU stays), no
         low_memory_bandwidth advice, and the xprof compute_bound rule, which
         would read the 0 as an idle HBM, does not fire.  A second device with
-        real bytes keeps its figures; its step without ops keeps a 0."""
+        real bytes (and no FLOPs) keeps its figures."""
         d0 = W.PlaneBuilder("/device:TPU:0", id=1)
         d0.plane_stat("peak_teraflops_per_second", double=1.0)        # 1e12 FLOP/s
         d0.plane_stat("peak_hbm_bw_gigabytes_per_second", double=1000.0)
@@ -540,11 +540,70 @@ class Utilization(XlaTestCase):
         self.assertEqual(u[("/device:TPU:1", None)]["status"], "no_flops")
         adv = [r[0] for r in self.db.execute("SELECT advice_id FROM profsum_advice WHERE trace_id=?", (tid,))]
         self.assertEqual(adv.count("low_memory_bandwidth"), 1)        # TPU:1's, not TPU:0's
-        ev = self.db.execute("SELECT evidence FROM profsum_advice WHERE trace_id=? AND advice_id='low_memory_bandwidth'",
+        ti = self.db.execute("SELECT title FROM profsum_advice WHERE trace_id=? AND advice_id='low_memory_bandwidth'",
                              (tid,)).fetchone()[0]
-        self.assertNotIn("TPU:0", ev)
+        self.assertIn("/device:TPU:1", ti)
         self.assertNotIn("compute_bound", adv)
         self.assertNotIn("memory_bound", adv)
+
+    def test_some_ops_with_zero_bytes(self):
+        """Ops that say 0 bytes beside ops with bytes: the device's figure
+        is a lower bound.  Self time in zero-byte ops / all op self time:
+          TPU:0  kernel 2 × 10 µs (9e6 FLOPs, 0 bytes), add.1 1 µs 4096 B:
+                 share 20/21, figure 4096 / (21e-6 × 1e12) ≈ 0.0002 < 0.60:
+                 'unavailable' (a lower bound tells no bad band), no advice
+                 from it, no compute_bound (MFU 18e6 / 21e-6 / 1e12 = 0.857)
+          TPU:1  copy.1 19 µs 1.9e7 B, kernel 1 µs 0 B: share 0.05, figure
+                 1.9e7 / (20e-6 × 1e12) = 0.95: good, said to be a lower bound
+          TPU:2  copy.2 19 µs 1.9e6 B, kernel 1 µs 0 B: share 0.05 under
+                 10 %: bad (0.095), as the bytes given say."""
+        planes = []
+        spec = [("/device:TPU:0", [("matmul_kernel.1", 0, 10, 9 * 10 ** 6, 0), ("matmul_kernel.1", 20, 10, 9 * 10 ** 6, 0),
+                                   ("add.1", 40, 1, None, 4096)]),
+                ("/device:TPU:1", [("copy.1", 0, 19, None, 19 * 10 ** 6), ("k.1", 19, 1, None, 0)]),
+                ("/device:TPU:2", [("copy.2", 0, 19, None, 19 * 10 ** 5), ("k.2", 19, 1, None, 0)])]
+        for i, (dev, ops) in enumerate(spec):
+            d = W.PlaneBuilder(dev, id=i + 1)
+            d.plane_stat("peak_teraflops_per_second", double=1.0)
+            d.plane_stat("peak_hbm_bw_gigabytes_per_second", double=1000.0)
+            evs = []
+            for name, t0, dur, fl, by in ops:
+                st = [d.stat("bytes_accessed", i64=by)]
+                if fl is not None:
+                    st.append(d.stat("flops", i64=fl))
+                evs.append(d.event(name, offset_ps=t0 * US, duration_ps=dur * US, stats=st))
+            d.line(id=2, name="XLA Ops", timestamp_ns=0, events=evs)
+            planes.append(d.build())
+        tid = self.imp("m.xplane.pb", W.xspace(planes, hostnames=["h"]))
+        k = {r["device"]: r for r in rows(self.db, "SELECT * FROM profsum_kpis WHERE trace_id=? "
+                                                    "AND kpi='memory_bandwidth'", (tid,))}
+        z = k["/device:TPU:0"]
+        self.assertEqual((z["value"], z["band"]), (None, "unavailable"))
+        self.assertIn("at least 0.02% of its peak", z["explanation"])
+        self.assertIn("take 95.2% of its op time", z["explanation"])
+        g = k["/device:TPU:1"]
+        self.assertEqual(g["band"], "good")
+        self.assertClose(g["value"], 0.95)
+        self.assertTrue(g["explanation"].endswith("(at least: ops that take 5.0% of its op time say 0 bytes)"),
+                        g["explanation"])
+        b = k["/device:TPU:2"]
+        self.assertEqual(b["band"], "bad")
+        self.assertClose(b["value"], 0.095)
+        adv = [r[0] for r in self.db.execute("SELECT advice_id FROM profsum_advice WHERE trace_id=?", (tid,))]
+        self.assertNotIn("compute_bound", adv)
+        ti = self.db.execute("SELECT group_concat(title) FROM profsum_advice WHERE trace_id=? "
+                             "AND advice_id='low_memory_bandwidth'", (tid,)).fetchone()[0]
+        self.assertIn("/device:TPU:2", ti)
+        self.assertNotIn("/device:TPU:0", ti)
+        # the device without FLOPs and with only zero-byte ops: no_flops_or_bytes
+        d = W.PlaneBuilder("/device:TPU:0", id=1)
+        d.plane_stat("peak_teraflops_per_second", double=1.0)
+        d.plane_stat("peak_hbm_bw_gigabytes_per_second", double=1000.0)
+        d.line(id=2, name="XLA Ops", timestamp_ns=0, events=[
+            d.event("k.1", offset_ps=0, duration_ps=US, stats=[d.stat("bytes_accessed", i64=0)])])
+        t2 = self.imp("n.xplane.pb", W.xspace([d.build()], hostnames=["h"]))
+        self.assertEqual(self.db.execute("SELECT hbm_util_busy, status FROM profsum_utilization WHERE trace_id=?",
+                                         (t2,)).fetchone(), (None, "no_flops_or_bytes"))
 
 
 class OpProfile(XlaTestCase):

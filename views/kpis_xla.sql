@@ -7,8 +7,12 @@
 --                     A device whose ops carry bytes_accessed but say 0 in all while it was busy
 --                     (XLA counts no bytes for a custom call, such as a Pallas or Mosaic kernel,
 --                     that declares none) has an 'unavailable' row, value NULL: its bandwidth use
---                     is unknown, not 0.
--- Requires: profsum_trace, profsum_agg_xla_util, profsum_agg_xla_device.
+--                     is unknown, not 0.  So has a device whose figure is under 0.60 while ops
+--                     that say 0 bytes take 10 % or more of its op time (their self time in
+--                     profsum_agg_xla_op): the figure is then only a lower bound, which cannot
+--                     tell a bad or warning band; at 0.60 or more the band holds, and the
+--                     explanation says the figure is a lower bound whenever such ops ran.
+-- Requires: profsum_trace, profsum_agg_xla_util, profsum_agg_xla_device, profsum_agg_xla_op.
 CREATE VIEW IF NOT EXISTS main.profsum_kpis_xla(
   -- Trace id (INTEGER).
   trace_id,
@@ -29,24 +33,46 @@ CREATE VIEW IF NOT EXISTS main.profsum_kpis_xla(
   -- One line saying what the value means (TEXT).
   explanation
 ) AS
-WITH bw AS (
+WITH zb AS (    -- per device: the share of its op time (self time) in ops that say 0 bytes
+  SELECT x.trace_id, x.device,
+         sum(CASE WHEN x.bytes_accessed = 0 THEN coalesce(x.self_us, x.time_us) ELSE 0 END)
+           / sum(coalesce(x.self_us, x.time_us)) AS zshare
+  FROM profsum_agg_xla_op AS x
+  GROUP BY x.trace_id, x.device
+  HAVING sum(coalesce(x.self_us, x.time_us)) > 0
+),
+bw AS (
   SELECT u.trace_id, u.device, u.bytes_accessed AS bytes, u.busy_us, d.peak_mem_bw_bytes_per_s AS pb,
-         u.bytes_accessed * 1e6 / u.busy_us / d.peak_mem_bw_bytes_per_s AS v
+         u.bytes_accessed * 1e6 / u.busy_us / d.peak_mem_bw_bytes_per_s AS v, coalesce(zb.zshare, 0) AS zs
   FROM profsum_agg_xla_util AS u
   JOIN profsum_agg_xla_device AS d USING (trace_id, device)
+  LEFT JOIN zb USING (trace_id, device)
   WHERE u.step IS NULL AND u.bytes_accessed IS NOT NULL AND u.busy_us > 0 AND d.peak_mem_bw_bytes_per_s > 0
+),
+k AS (
+  SELECT bw.*, NOT bw.bytes > 0 AS zero, bw.bytes > 0 AND bw.v < 0.60 AND bw.zs >= 0.10 AS partial FROM bw
 )
-SELECT bw.trace_id, t.label, 'kpi', 'memory_bandwidth', bw.device,
-       CASE WHEN bw.bytes > 0 THEN bw.v END, 'fraction',
-       CASE WHEN NOT bw.bytes > 0 THEN 'unavailable' WHEN bw.v > 0.60 THEN 'good' WHEN bw.v >= 0.40 THEN 'warning'
+SELECT k.trace_id, t.label, 'kpi', 'memory_bandwidth', k.device,
+       CASE WHEN NOT (k.zero OR k.partial) THEN k.v END, 'fraction',
+       CASE WHEN k.zero OR k.partial THEN 'unavailable' WHEN k.v > 0.60 THEN 'good' WHEN k.v >= 0.40 THEN 'warning'
             ELSE 'bad' END,
-       CASE WHEN NOT bw.bytes > 0
+       CASE WHEN k.zero
             THEN printf('%s: its ops say they accessed 0 bytes in all (bytes_accessed) while it was busy %.3f ms: '
                         || 'XLA counts no bytes for a custom call (a Pallas or Mosaic kernel) that declares none, '
                         || 'so its bandwidth use is unknown (profsum_roofline, status zero_bytes)',
-                        bw.device, bw.busy_us / 1e3)
-            ELSE printf('%s moved %s%% of its peak memory bandwidth (%.4g GB/s) while busy%s', bw.device,
-                        profsum_format_near(100.0 * bw.v, 1, 5), bw.pb / 1e9,
-                        CASE WHEN bw.v < 0.40 THEN ': ops are latency- or compute-bound, or bytes_accessed is undercounted'
+                        k.device, k.busy_us / 1e3)
+            WHEN k.partial
+            THEN printf('%s moved at least %s%% of its peak memory bandwidth (%.4g GB/s) while busy, but ops that '
+                        || 'take %s%% of its op time say they accessed 0 bytes (custom calls such as Pallas or Mosaic '
+                        || 'kernels that declare none): the true figure is higher by an unknown amount '
+                        || '(profsum_roofline, status zero_bytes)',
+                        k.device, profsum_format_near(100.0 * k.v, 1, 5), k.pb / 1e9,
+                        profsum_format_near(100.0 * k.zs, 1, 5))
+            ELSE printf('%s moved %s%% of its peak memory bandwidth (%.4g GB/s) while busy%s%s', k.device,
+                        profsum_format_near(100.0 * k.v, 1, 5), k.pb / 1e9,
+                        CASE WHEN k.v < 0.40 THEN ': ops are latency- or compute-bound, or bytes_accessed is undercounted'
+                             ELSE '' END,
+                        CASE WHEN k.zs > 0 THEN printf(' (at least: ops that take %s%% of its op time say 0 bytes)',
+                                                       profsum_format_near(100.0 * k.zs, 1, 5))
                              ELSE '' END) END
-FROM bw JOIN profsum_trace AS t USING (trace_id);
+FROM k JOIN profsum_trace AS t USING (trace_id);

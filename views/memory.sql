@@ -8,9 +8,9 @@ CREATE VIEW IF NOT EXISTS main.profsum_memory(
   trace_id,
   -- Trace label (TEXT).
   label,
-  -- allocator_name of the events, e.g. 'GPU_0_bfc' (TEXT or NULL on a status row).
+  -- allocator_name of the events, e.g. 'GPU_0_bfc'; for events that give index_on_host or device_ordinal instead (PJRT on TPU), that index as text, '0' (TEXT or NULL on a status row).
   allocator,
-  -- '/device:GPU:N' for an allocator GPU_N_bfc, else NULL (TEXT).
+  -- '/device:GPU:N' for an allocator GPU_N_bfc; for an allocator named by index N, the capture's /device:TPU:N plane, else its /device:GPU:N; else NULL (TEXT).
   device,
   -- Largest bytes_allocated (bytes in use after an event) over the capture's events (INTEGER bytes).
   peak_bytes,
@@ -20,7 +20,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_memory(
   peak_step,
   -- Largest peak_bytes_in_use: the allocator's peak since it started, possibly before the capture (INTEGER bytes).
   lifetime_peak_bytes,
-  -- The device plane's memory_size (INTEGER bytes or NULL: no device, or no such stat).
+  -- The device plane's memory_size; without it, for an allocator named by index, the capacity its peak event states (bytes_allocated + bytes_reserved + bytes_available; note says so) (INTEGER bytes or NULL: no device, or neither).
   device_memory_bytes,
   -- peak_bytes / device_memory_bytes (REAL fraction or NULL).
   peak_share,

@@ -8,9 +8,9 @@ CREATE VIEW IF NOT EXISTS main.profsum_memory_timeline(
   trace_id,
   -- Trace label (TEXT).
   label,
-  -- allocator_name (TEXT).
+  -- The allocator, as profsum_memory names it (TEXT).
   allocator,
-  -- '/device:GPU:N' for GPU_N_bfc, else NULL (TEXT).
+  -- Its device, as profsum_memory gives it (TEXT or NULL).
   device,
   -- Bucket number, 0-based (INTEGER).
   bucket,

@@ -43,7 +43,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_utilization(
   step_source,
   -- 1; 0 when the step's figures are prorated: a line with more than 1,024 idle gaps (or ops with FLOPs) keeps them merged, and the step's start or end fell inside a merged span (INTEGER).
   exact,
-  -- ok, no_flops_or_bytes, no_flops, no_bytes, no_device_limits, zero_bytes (the ops say 0 bytes while the device was busy: hbm_util_* NULL), reimport_needed, v1_summary (TEXT).
+  -- ok, no_flops_or_bytes, no_flops, no_bytes, no_device_limits, zero_bytes (the ops say 0 bytes while the device was busy: hbm_util_* NULL; with no FLOPs either, no_flops_or_bytes), reimport_needed, v1_summary (TEXT).
   status
 ) AS
 SELECT u.trace_id, t.label, u.device, u.step, u.wall_us, u.busy_us,
@@ -60,7 +60,8 @@ SELECT u.trace_id, t.label, u.device, u.step, u.wall_us, u.busy_us,
        CASE WHEN u.wall_us > 0 AND d.peak_mem_bw_bytes_per_s > 0 AND NOT (u.bytes_accessed = 0 AND u.busy_us > 0)
             THEN u.bytes_accessed * 1e6 / u.wall_us / d.peak_mem_bw_bytes_per_s END,
        u.step_source, u.exact,
-       CASE WHEN u.mfu_flops IS NULL AND u.bytes_accessed IS NULL THEN 'no_flops_or_bytes'
+       CASE WHEN u.mfu_flops IS NULL AND (u.bytes_accessed IS NULL OR (u.bytes_accessed = 0 AND u.busy_us > 0))
+            THEN 'no_flops_or_bytes'
             WHEN u.mfu_flops IS NULL THEN 'no_flops' WHEN u.bytes_accessed IS NULL THEN 'no_bytes'
             WHEN d.peak_flops_per_s IS NULL OR d.peak_mem_bw_bytes_per_s IS NULL THEN 'no_device_limits'
             WHEN u.bytes_accessed = 0 AND u.busy_us > 0 THEN 'zero_bytes'

@@ -8,9 +8,12 @@
 ** Memory events are the profiler's MemoryAllocation / MemoryDeallocation
 ** XEvents (zero-length, on a host plane), with the stats allocator_name
 ** (or, as PJRT writes them on TPU, index_on_host or device_ordinal: the
-** device's index, which names the allocator as xprof names it), bytes_allocated (the allocator's bytes in use after the event),
-** peak_bytes_in_use (its peak since it started), allocation_bytes,
-** requested_bytes, addr, tf_op, region_type, data_type and shape.  The
+** device's index, which names the allocator as xprof names it),
+** bytes_allocated (the allocator's bytes in use after the event),
+** bytes_reserved and bytes_available (with bytes_allocated, the capacity
+** an index-named allocator states), peak_bytes_in_use (its peak since
+** it started), allocation_bytes, requested_bytes, addr, tf_op,
+** region_type, data_type and shape.  The
 ** trace JSON never holds them (the profiler drops them when it writes
 ** JSON); JSON entries of those names are read the same way should a
 ** converter keep them.
@@ -415,21 +418,20 @@ static int memTake(InsMem *p, MemIn *m){
   MemRec *r;
   int rc;
   char zIdx[24];
+  const char *zA = m->idKind==1 ? m->zAllocator : 0;   /* the allocator's name */
+  int64_t nA = zA ? m->nAllocator : 0;
   const char *zWhat = m->isAlloc ? "MemoryAllocation" : "MemoryDeallocation";
   if( m->idKind==2 ){
     /* the device's index names the allocator, as xprof's memory ids do */
     sqlite3_snprintf(sizeof(zIdx), zIdx, "%lld", (long long)m->devIdx);
-    m->zAllocator = zIdx;
-    m->nAllocator = (int64_t)strlen(zIdx);
-  }else if( m->idKind==0 ){
-    m->zAllocator = 0;
+    zA = zIdx;
+    nA = (int64_t)strlen(zIdx);
   }
-  if( m->zAllocator==0 || m->nAllocator==0 || m->eInUse==MV_ABSENT ){
+  if( zA==0 || nA==0 || m->eInUse==MV_ABSENT ){
     if( insDiagWanted(&p->diag, "memory_event_incomplete") ){
       return insDiagAdd(&p->diag, m->idx, m->off, "memory_event_incomplete", sqlite3_mprintf(
           "%s without %s: left out of the memory views", zWhat,
-          m->zAllocator==0 || m->nAllocator==0 ? "an allocator_name, index_on_host or device_ordinal"
-                                               : "bytes_allocated"));
+          zA==0 || nA==0 ? "an allocator_name, index_on_host or device_ordinal" : "bytes_allocated"));
     }
     return insDiagCount(&p->diag, "memory_event_incomplete");
   }
@@ -441,12 +443,12 @@ static int memTake(InsMem *p, MemIn *m){
     if( insDiagWanted(&p->diag, "memory_bytes_out_of_range") ){
       return insDiagAdd(&p->diag, m->idx, m->off, "memory_bytes_out_of_range", sqlite3_mprintf(
           "%s of allocator '%.*s': %s is negative, not an integer or 2^50 bytes or more: "
-          "the event is left out of the memory views", zWhat, (int)m->nAllocator, m->zAllocator,
+          "the event is left out of the memory views", zWhat, (int)nA, zA,
           m->eInUse==MV_BAD ? "bytes_allocated" : "allocation_bytes"));
     }
     return insDiagCount(&p->diag, "memory_bytes_out_of_range");
   }
-  if( (rc = allocatorOf(p, m->zAllocator, m->nAllocator, m->idx, m->off, &a))!=SQLITE_OK || a==0 ) return rc;
+  if( (rc = allocatorOf(p, zA, nA, m->idx, m->off, &a))!=SQLITE_OK || a==0 ) return rc;
   if( m->idKind==2 && a->iIdx<0 && a->iGpu<0 ) a->iIdx = (int)m->devIdx;
   if( m->isAlloc ){
     a->nAlloc++;
@@ -578,8 +580,7 @@ static int memStats(ProfsumXp *pXp, const ProfsumXpStat *a, int n, MemIn *m){
           rc = profsumXpStatText(pXp, st, &z, &nz);
           if( rc==SQLITE_OK && z ) rc = memOwn(m, z, nz, &z);
         }
-        m->zAllocator = z; m->nAllocator = z ? nz : 0;
-        m->idKind = 1;
+        if( z ){ m->zAllocator = z; m->nAllocator = nz; m->idKind = 1; }
         break;
       }
       case MK_INDEX: case MK_ORDINAL: {
@@ -1366,7 +1367,9 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
       zD = memIdxDevice(p, a->iIdx, zDev, (int)sizeof(zDev));
     }
     memSize = memSizeOf(p, zD);
-    capSize = memSize<=0 && zD && a->peakCap>0 ? a->peakCap : 0;
+    /* an index-named (PJRT) allocator's stated capacity is the device's
+    ** memory; a BFC allocator's (GPU_N_bfc) is its own limit, not used */
+    capSize = memSize<=0 && zD && a->iIdx>=0 && a->peakCap>0 ? a->peakCap : 0;
     if( !a->capped ){
       rc = filterRecs(p, a, memSize);
       if( rc==SQLITE_OK ) rc = loadSteps(aSpan, nSpan, zD, &aStep, &nStep);
