@@ -33,20 +33,15 @@ CREATE VIEW IF NOT EXISTS main.profsum_kpis_xla(
   -- One line saying what the value means (TEXT).
   explanation
 ) AS
-WITH zb AS (    -- per device: the share of its op time (self time) in ops that say 0 bytes
-  SELECT x.trace_id, x.device,
-         sum(CASE WHEN x.bytes_accessed = 0 THEN coalesce(x.self_us, x.time_us) ELSE 0 END)
-           / sum(coalesce(x.self_us, x.time_us)) AS zshare
-  FROM profsum_agg_xla_op AS x
-  GROUP BY x.trace_id, x.device
-  HAVING sum(coalesce(x.self_us, x.time_us)) > 0
-),
-bw AS (
+WITH bw AS (
   SELECT u.trace_id, u.device, u.bytes_accessed AS bytes, u.busy_us, d.peak_mem_bw_bytes_per_s AS pb,
-         u.bytes_accessed * 1e6 / u.busy_us / d.peak_mem_bw_bytes_per_s AS v, coalesce(zb.zshare, 0) AS zs
+         u.bytes_accessed * 1e6 / u.busy_us / d.peak_mem_bw_bytes_per_s AS v,
+         -- the share of its op time (self time) in ops that say 0 bytes
+         coalesce((SELECT sum(CASE WHEN x.bytes_accessed = 0 THEN coalesce(x.self_us, x.time_us) ELSE 0 END)
+                          / sum(coalesce(x.self_us, x.time_us))
+                   FROM profsum_agg_xla_op AS x WHERE x.trace_id = u.trace_id AND x.device = u.device), 0) AS zs
   FROM profsum_agg_xla_util AS u
   JOIN profsum_agg_xla_device AS d USING (trace_id, device)
-  LEFT JOIN zb USING (trace_id, device)
   WHERE u.step IS NULL AND u.bytes_accessed IS NOT NULL AND u.busy_us > 0 AND d.peak_mem_bw_bytes_per_s > 0
 ),
 k AS (
