@@ -489,7 +489,7 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_xla_op(
   model_flops REAL,                    -- Σ model_flops
   bytes_accessed INTEGER               -- Σ bytes_accessed
 );
-CREATE INDEX IF NOT EXISTS main.profsum_agg_xla_op_i ON profsum_agg_xla_op(trace_id);
+CREATE INDEX IF NOT EXISTS main.profsum_agg_xla_op_dev ON profsum_agg_xla_op(trace_id, device);
 
 -- Per device: busy time, FLOPs and bytes per step and (step NULL) over the capture.
 CREATE TABLE IF NOT EXISTS main.profsum_agg_xla_util(

@@ -474,9 +474,13 @@ class Utilization(XlaTestCase):
         tid = self.imp("t.xplane.pb", tpu_xspace())
         k = rows(self.db, "SELECT * FROM profsum_kpis WHERE trace_id=? AND kpi='memory_bandwidth'", (tid,))
         self.assertEqual(len(k), 1)
-        # 1.8e7 bytes / (70e-6 s busy × 1e12 bytes/s) = 0.257142…: bad (< 0.40)
-        self.assertEqual((k[0]["device"], k[0]["unit"], k[0]["band"]), ("/device:TPU:0", "fraction", "bad"))
-        self.assertClose(k[0]["value"], 1.8e7 / 7e7)
+        # 1.8e7 bytes / (70e-6 s busy × 1e12 bytes/s) = 0.257142…, but while.1 (self 20 µs) and
+        # fusion.2 (10 µs) carry no bytes_accessed: 30 of the 70 µs of op self time (42.9 %)
+        # have no byte count, so 0.257 is a lower bound under 0.60: 'unavailable'
+        self.assertEqual((k[0]["device"], k[0]["unit"], k[0]["band"], k[0]["value"]),
+                         ("/device:TPU:0", "fraction", "unavailable", None))
+        self.assertIn("moved at least 25.7% of its peak", k[0]["explanation"])
+        self.assertIn("take 42.9% of its op time", k[0]["explanation"])
         # without bytes or a bandwidth limit the reference's 'unavailable' row stays
         data, _ = gpu_xspace()
         tid2 = self.imp("g.xplane.pb", data)
@@ -584,8 +588,9 @@ class Utilization(XlaTestCase):
         g = k["/device:TPU:1"]
         self.assertEqual(g["band"], "good")
         self.assertClose(g["value"], 0.95)
-        self.assertTrue(g["explanation"].endswith("(at least: ops that take 5.0% of its op time say 0 bytes)"),
-                        g["explanation"])
+        self.assertEqual(g["explanation"], "/device:TPU:1 moved at least 95.0% of its peak memory bandwidth "
+                                           "(1000 GB/s) while busy (ops that take 5.0% of its op time have no "
+                                           "byte count)")
         b = k["/device:TPU:2"]
         self.assertEqual(b["band"], "bad")
         self.assertClose(b["value"], 0.095)
@@ -595,6 +600,57 @@ class Utilization(XlaTestCase):
                              "AND advice_id='low_memory_bandwidth'", (tid,)).fetchone()[0]
         self.assertIn("/device:TPU:2", ti)
         self.assertNotIn("/device:TPU:0", ti)
+        # the edges (peaks 1e12 FLOP/s and bytes/s; ops of 10 µs):
+        #   TPU:0  exactly 0.60 (6e6 B in 10 µs) beside a zero-byte op: share 0.5: a lower bound
+        #          at the threshold tells no band
+        #   TPU:1  copy 10 µs 3e6 B on XLA Ops; a zero-byte op only on the Async XLA Ops line
+        #          (overlapping): not counted, share 0: bad (0.30)
+        #   TPU:2  9e6 FLOPs and 9e6 B in 10 µs, a 1 µs op without bytes_accessed and a 5 µs
+        #          zero-byte op: share 6/16, figure 9e6 / 16e-6 / 1e12 = 0.5625: unavailable,
+        #          and left out of the compute_bound / memory_bound figures
+        def dev(i, xla, asy=()):
+            d = W.PlaneBuilder("/device:TPU:%d" % i, id=i + 1)
+            d.plane_stat("peak_teraflops_per_second", double=1.0)
+            d.plane_stat("peak_hbm_bw_gigabytes_per_second", double=1000.0)
+
+            def evs(ops):
+                out = []
+                for name, t0, dur, fl, by in ops:
+                    st = [] if by is None else [d.stat("bytes_accessed", i64=by)]
+                    if fl is not None:
+                        st.append(d.stat("flops", i64=fl))
+                    out.append(d.event(name, offset_ps=t0 * US, duration_ps=dur * US, stats=st))
+                return out
+            d.line(id=2, name="XLA Ops", timestamp_ns=0, events=evs(xla))
+            if asy:
+                d.line(id=3, name="Async XLA Ops", timestamp_ns=0, events=evs(asy))
+            return d.build()
+        t3 = self.imp("e.xplane.pb", W.xspace([
+            dev(0, [("copy.1", 0, 10, None, 12 * 10 ** 6), ("k.1", 10, 10, None, 0)]),
+            dev(1, [("copy.2", 0, 10, None, 3 * 10 ** 6)], [("async.1", 0, 10, None, 0)]),
+            dev(2, [("fusion.1", 0, 10, 9 * 10 ** 6, 9 * 10 ** 6), ("x.1", 10, 1, None, None),
+                    ("k.2", 11, 5, None, 0)])], hostnames=["h"]))
+        k = {r["device"]: r for r in rows(self.db, "SELECT * FROM profsum_kpis WHERE trace_id=? "
+                                                    "AND kpi='memory_bandwidth'", (t3,))}
+        self.assertEqual((k["/device:TPU:0"]["value"], k["/device:TPU:0"]["band"]), (None, "unavailable"))
+        self.assertIn("at least 60.0%", k["/device:TPU:0"]["explanation"])
+        self.assertEqual(k["/device:TPU:1"]["band"], "bad")
+        self.assertClose(k["/device:TPU:1"]["value"], 0.3)
+        self.assertNotIn("at least", k["/device:TPU:1"]["explanation"])
+        self.assertEqual((k["/device:TPU:2"]["value"], k["/device:TPU:2"]["band"]), (None, "unavailable"))
+        self.assertIn("take 37.5% of its op time", k["/device:TPU:2"]["explanation"])
+        adv = [r[0] for r in self.db.execute("SELECT advice_id FROM profsum_advice WHERE trace_id=?", (t3,))]
+        self.assertNotIn("memory_bound", adv)
+        self.assertNotIn("compute_bound", adv)
+        # a lower bound above 0.60 still tells: copy.1 9e6 B and 1e6 FLOPs in 10 µs, a 2 µs
+        # zero-byte op (share 2/12 ≥ 10 %): HBM at least 9e6 / 12e-6 / 1e12 = 0.75 (good, and
+        # ≥ 0.70) with compute 1e6 / 12e-6 / 1e12 = 0.083 (< 0.50): memory_bound stays
+        t4 = self.imp("f.xplane.pb", W.xspace([
+            dev(0, [("copy.1", 0, 10, 10 ** 6, 9 * 10 ** 6), ("k.1", 10, 2, None, 0)])], hostnames=["h"]))
+        self.assertEqual(self.db.execute("SELECT band FROM profsum_kpis WHERE trace_id=? AND kpi='memory_bandwidth'",
+                                         (t4,)).fetchone()[0], "good")
+        self.assertIn("memory_bound", [r[0] for r in self.db.execute(
+            "SELECT advice_id FROM profsum_advice WHERE trace_id=?", (t4,))])
         # the device without FLOPs and with only zero-byte ops: no_flops_or_bytes
         d = W.PlaneBuilder("/device:TPU:0", id=1)
         d.plane_stat("peak_teraflops_per_second", double=1.0)

@@ -10,8 +10,8 @@
 -- (compute_bound) and HBM > 70 % with compute < 50 % (memory_bound), both over
 -- the devices' busy time of the capture, both from the same devices: those
 -- whose FLOPs, bytes and both peaks are known (profsum_agg_xla_util; bytes that are 0 in all while the
--- device was busy are not known, nor are they when ops saying 0 bytes take 10 % or more of its op
--- time).  KPI -> advice_id: kernel_duration and
+-- device was busy are not known, nor is a figure of 0.60 or under when ops without a byte count take
+-- 10 % or more of its op time).  KPI -> advice_id: kernel_duration and
 -- many_small_kernels -> many_small_kernels; device_utilization and
 -- device_idle_gaps -> device_idle_gaps; memory_bandwidth (low use: bad)
 -- -> low_memory_bandwidth;
@@ -151,24 +151,33 @@ util AS NOT MATERIALIZED (    -- the capture's compute and memory-bandwidth util
                               -- devices' busy time, both from the same devices: those whose FLOPs,
                               -- bytes and both peaks are known (a device with bytes only would add
                               -- to one figure and not the other; bytes that are 0 in all while
-                              -- the device was busy are not known, nor are they when ops that
-                              -- say 0 bytes take 10 % of its op time: see profsum_kpis_xla)
+                              -- the device was busy are not known, nor is a figure of 0.60 or
+                              -- under when ops without a byte count take 10 % or more of its
+                              -- op time: profsum_kpis_xla's 'unavailable' rows)
   SELECT t.trace_id,
          (SELECT sum(u.mfu_flops) * 1e6 / sum(u.busy_us * d.peak_flops_per_s)
           FROM profsum_agg_xla_util AS u JOIN profsum_agg_xla_device AS d USING (trace_id, device)
           WHERE u.trace_id = t.trace_id AND u.step IS NULL AND u.mfu_flops IS NOT NULL
             AND u.bytes_accessed > 0 AND u.busy_us > 0
-            AND coalesce((SELECT sum(CASE WHEN x.bytes_accessed = 0 THEN coalesce(x.self_us, x.time_us) ELSE 0 END)
-                                 / sum(coalesce(x.self_us, x.time_us))
-                          FROM profsum_agg_xla_op AS x WHERE x.trace_id = u.trace_id AND x.device = u.device), 0) < 0.10
+            AND NOT (u.bytes_accessed * 1e6 / u.busy_us / d.peak_mem_bw_bytes_per_s <= 0.60
+                     AND coalesce((SELECT sum(CASE WHEN coalesce(x.bytes_accessed, 0) = 0
+                                                   THEN coalesce(x.self_us, x.time_us) ELSE 0 END)
+                                          / sum(coalesce(x.self_us, x.time_us))
+                                   FROM profsum_agg_xla_op AS x
+                                   WHERE x.trace_id = u.trace_id AND x.device = u.device
+                                     AND x.line_kind IN ('xla_ops', 'stream')), 0) >= 0.10)
             AND d.peak_flops_per_s > 0 AND d.peak_mem_bw_bytes_per_s > 0) AS mxu,
          (SELECT sum(u.bytes_accessed) * 1e6 / sum(u.busy_us * d.peak_mem_bw_bytes_per_s)
           FROM profsum_agg_xla_util AS u JOIN profsum_agg_xla_device AS d USING (trace_id, device)
           WHERE u.trace_id = t.trace_id AND u.step IS NULL AND u.mfu_flops IS NOT NULL
             AND u.bytes_accessed > 0 AND u.busy_us > 0
-            AND coalesce((SELECT sum(CASE WHEN x.bytes_accessed = 0 THEN coalesce(x.self_us, x.time_us) ELSE 0 END)
-                                 / sum(coalesce(x.self_us, x.time_us))
-                          FROM profsum_agg_xla_op AS x WHERE x.trace_id = u.trace_id AND x.device = u.device), 0) < 0.10
+            AND NOT (u.bytes_accessed * 1e6 / u.busy_us / d.peak_mem_bw_bytes_per_s <= 0.60
+                     AND coalesce((SELECT sum(CASE WHEN coalesce(x.bytes_accessed, 0) = 0
+                                                   THEN coalesce(x.self_us, x.time_us) ELSE 0 END)
+                                          / sum(coalesce(x.self_us, x.time_us))
+                                   FROM profsum_agg_xla_op AS x
+                                   WHERE x.trace_id = u.trace_id AND x.device = u.device
+                                     AND x.line_kind IN ('xla_ops', 'stream')), 0) >= 0.10)
             AND d.peak_flops_per_s > 0 AND d.peak_mem_bw_bytes_per_s > 0) AS hbm
   FROM profsum_trace AS t
 ),

@@ -75,7 +75,10 @@ kern AS (
 )
 SELECT m.trace_id, t.label, 'kpi', 'memory_peak', m.device, m.v, 'fraction',
        CASE WHEN m.v IS NULL THEN 'unavailable' WHEN m.v < 0.80 THEN 'good' WHEN m.v <= 0.90 THEN 'warning' ELSE 'bad' END,
-       CASE WHEN m.v IS NULL THEN printf('allocator %s peaks at %d bytes in use, but its device plane has no memory_size and its events no capacity', m.allocator, m.peak_bytes)
+       CASE WHEN m.v IS NULL THEN printf('allocator %s peaks at %d bytes in use, but its device plane has no memory_size%s', m.allocator, m.peak_bytes,
+                         CASE WHEN m.allocator GLOB '[0-9]*' AND NOT m.allocator GLOB '*[^0-9]*'
+                              THEN ' and its events state no capacity'
+                              ELSE ' (a BFC allocator''s bytes_available is what its own limit leaves, not the device''s memory)' END)
             ELSE printf('allocator %s peaks at %s%% of %s memory (%d of %d bytes)%s', m.allocator, profsum_format_near(100.0 * m.v, 1, 5), m.device,
                         m.peak_bytes, m.device_memory_bytes,
                         CASE WHEN m.v > 0.90 THEN ': close to out-of-memory; see profsum_memory.top_holders'
