@@ -147,38 +147,31 @@ worst AS NOT MATERIALIZED (
            AS span_duration
   FROM worst0 AS w
 ),
+udev AS NOT MATERIALIZED (    -- the devices the capture's two utilizations below are over (their
+                              -- capture rows): those whose FLOPs, bytes and both peaks are known (a
+                              -- device with bytes only would add to one figure and not the other;
+                              -- bytes that are 0 in all while the device was busy are not known, nor
+                              -- is a figure of 0.60 or under when ops without a byte count take 10 %
+                              -- or more of its op time: profsum_kpis_xla's 'unavailable' rows)
+  SELECT u.trace_id, u.mfu_flops, u.bytes_accessed, u.busy_us, d.peak_flops_per_s AS pf,
+         d.peak_mem_bw_bytes_per_s AS pb
+  FROM profsum_agg_xla_util AS u JOIN profsum_agg_xla_device AS d USING (trace_id, device)
+  WHERE u.step IS NULL AND u.mfu_flops IS NOT NULL
+    AND u.bytes_accessed > 0 AND u.busy_us > 0
+    AND NOT (u.bytes_accessed * 1e6 / u.busy_us / d.peak_mem_bw_bytes_per_s <= 0.60
+             AND coalesce((SELECT sum(CASE WHEN coalesce(x.bytes_accessed, 0) = 0
+                                           THEN coalesce(x.self_us, x.time_us) ELSE 0 END)
+                                  / sum(coalesce(x.self_us, x.time_us))
+                           FROM profsum_agg_xla_op AS x
+                           WHERE x.trace_id = u.trace_id AND x.device = u.device
+                             AND x.line_kind IN ('xla_ops', 'stream')), 0) >= 0.10)
+    AND d.peak_flops_per_s > 0 AND d.peak_mem_bw_bytes_per_s > 0
+),
 util AS NOT MATERIALIZED (    -- the capture's compute and memory-bandwidth utilization over the
-                              -- devices' busy time, both from the same devices: those whose FLOPs,
-                              -- bytes and both peaks are known (a device with bytes only would add
-                              -- to one figure and not the other; bytes that are 0 in all while
-                              -- the device was busy are not known, nor is a figure of 0.60 or
-                              -- under when ops without a byte count take 10 % or more of its
-                              -- op time: profsum_kpis_xla's 'unavailable' rows)
+                              -- devices' busy time, both from the same devices (udev)
   SELECT t.trace_id,
-         (SELECT sum(u.mfu_flops) * 1e6 / sum(u.busy_us * d.peak_flops_per_s)
-          FROM profsum_agg_xla_util AS u JOIN profsum_agg_xla_device AS d USING (trace_id, device)
-          WHERE u.trace_id = t.trace_id AND u.step IS NULL AND u.mfu_flops IS NOT NULL
-            AND u.bytes_accessed > 0 AND u.busy_us > 0
-            AND NOT (u.bytes_accessed * 1e6 / u.busy_us / d.peak_mem_bw_bytes_per_s <= 0.60
-                     AND coalesce((SELECT sum(CASE WHEN coalesce(x.bytes_accessed, 0) = 0
-                                                   THEN coalesce(x.self_us, x.time_us) ELSE 0 END)
-                                          / sum(coalesce(x.self_us, x.time_us))
-                                   FROM profsum_agg_xla_op AS x
-                                   WHERE x.trace_id = u.trace_id AND x.device = u.device
-                                     AND x.line_kind IN ('xla_ops', 'stream')), 0) >= 0.10)
-            AND d.peak_flops_per_s > 0 AND d.peak_mem_bw_bytes_per_s > 0) AS mxu,
-         (SELECT sum(u.bytes_accessed) * 1e6 / sum(u.busy_us * d.peak_mem_bw_bytes_per_s)
-          FROM profsum_agg_xla_util AS u JOIN profsum_agg_xla_device AS d USING (trace_id, device)
-          WHERE u.trace_id = t.trace_id AND u.step IS NULL AND u.mfu_flops IS NOT NULL
-            AND u.bytes_accessed > 0 AND u.busy_us > 0
-            AND NOT (u.bytes_accessed * 1e6 / u.busy_us / d.peak_mem_bw_bytes_per_s <= 0.60
-                     AND coalesce((SELECT sum(CASE WHEN coalesce(x.bytes_accessed, 0) = 0
-                                                   THEN coalesce(x.self_us, x.time_us) ELSE 0 END)
-                                          / sum(coalesce(x.self_us, x.time_us))
-                                   FROM profsum_agg_xla_op AS x
-                                   WHERE x.trace_id = u.trace_id AND x.device = u.device
-                                     AND x.line_kind IN ('xla_ops', 'stream')), 0) >= 0.10)
-            AND d.peak_flops_per_s > 0 AND d.peak_mem_bw_bytes_per_s > 0) AS hbm
+         (SELECT sum(v.mfu_flops) * 1e6 / sum(v.busy_us * v.pf) FROM udev AS v WHERE v.trace_id = t.trace_id) AS mxu,
+         (SELECT sum(v.bytes_accessed) * 1e6 / sum(v.busy_us * v.pb) FROM udev AS v WHERE v.trace_id = t.trace_id) AS hbm
   FROM profsum_trace AS t
 ),
 -- the top op, as the one_op_dominating KPI takes it: the first hot op, or
