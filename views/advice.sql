@@ -24,7 +24,7 @@
 -- more decimals where one would read as a threshold).
 -- Requires: profsum_trace, profsum_kpis, profsum_agg_step_wall, profsum_agg_fact,
 --   profsum_agg_device, profsum_hot_ops, profsum_breakdown, profsum_agg_xla_util,
---   profsum_agg_xla_device, profsum_agg_op, profsum_agg_xla_op.
+--   profsum_agg_xla_device, profsum_agg_op, profsum_kpis_xla.
 CREATE VIEW IF NOT EXISTS main.profsum_advice(
   -- Trace id (INTEGER).
   trace_id,
@@ -149,23 +149,17 @@ worst AS NOT MATERIALIZED (
 ),
 udev AS NOT MATERIALIZED (    -- the devices the capture's two utilizations below are over (their
                               -- capture rows): those whose FLOPs, bytes and both peaks are known (a
-                              -- device with bytes only would add to one figure and not the other;
-                              -- bytes that are 0 in all while the device was busy are not known, nor
-                              -- is a figure of 0.60 or under when ops without a byte count take 10 %
-                              -- or more of its op time: profsum_kpis_xla's 'unavailable' rows)
+                              -- device with bytes only would add to one figure and not the other),
+                              -- less those whose bandwidth profsum_kpis_xla calls 'unavailable'
+                              -- (0 bytes in all while busy, or a lower bound of 0.60 or under)
   SELECT u.trace_id, u.mfu_flops, u.bytes_accessed, u.busy_us, d.peak_flops_per_s AS pf,
          d.peak_mem_bw_bytes_per_s AS pb
   FROM profsum_agg_xla_util AS u JOIN profsum_agg_xla_device AS d USING (trace_id, device)
-  WHERE u.step IS NULL AND u.mfu_flops IS NOT NULL
-    AND u.bytes_accessed > 0 AND u.busy_us > 0
-    AND NOT (u.bytes_accessed * 1e6 / u.busy_us / d.peak_mem_bw_bytes_per_s <= 0.60
-             AND coalesce((SELECT sum(CASE WHEN coalesce(x.bytes_accessed, 0) = 0
-                                           THEN coalesce(x.self_us, x.time_us) ELSE 0 END)
-                                  / sum(coalesce(x.self_us, x.time_us))
-                           FROM profsum_agg_xla_op AS x
-                           WHERE x.trace_id = u.trace_id AND x.device = u.device
-                             AND x.line_kind IN ('xla_ops', 'stream')), 0) >= 0.10)
+  WHERE u.step IS NULL AND u.mfu_flops IS NOT NULL AND u.bytes_accessed IS NOT NULL AND u.busy_us > 0
     AND d.peak_flops_per_s > 0 AND d.peak_mem_bw_bytes_per_s > 0
+    AND NOT EXISTS (SELECT 1 FROM profsum_kpis_xla AS k
+                    WHERE k.trace_id = u.trace_id AND k.device = u.device
+                      AND k.kpi = 'memory_bandwidth' AND k.band = 'unavailable')
 ),
 util AS NOT MATERIALIZED (    -- the capture's compute and memory-bandwidth utilization over the
                               -- devices' busy time, both from the same devices (udev)
