@@ -250,9 +250,15 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_device(
 --   median_op_duration   median duration of all device-op events, µs
 --   n_ops, n_small_ops   device-op events; those under 0.1 ms
 --   compile_duration     Σ dur of host events whose name contains "compile" (any case), µs
---   transfer_duration    Σ over devices of the union of their device ops named like
+--   transfer_duration    Σ over devices of the union of their transfer ops, µs: at most
+--                        device_busy_duration.  A transfer op is a device op named like
 --                        memcpy|h2d|d2h|host?to?device|device?to?host|infeed|outfeed|
---                        transfer (any case), µs: at most device_busy_duration
+--                        transfer (any case), or a host-offload copy (below)
+--   host_offload_duration Σ over devices of the union of their host-offload copies, µs:
+--                        at most transfer_duration.  A host-offload copy is xprof's: a
+--                        name holding copy-start, copy-done, dynamic-slice-start/-done or
+--                        dynamic-update-slice-start/-done (with case) whose long_name (the
+--                        HLO text) holds "S(5)", the host memory space of a TPU layout
 --   device_busy_duration Σ over devices of busy_duration, µs
 --   exact_breakdown_total the per-track breakdown's total with the nesting (§2) decided on
 --                        exact times, µs (the summary decides it in the timestamps' doubles,

@@ -12,6 +12,7 @@ import sys
 import unittest
 
 import fixtures
+import xspace_writer as W
 from util import connect, progress_calls, DbTestCase, TempDir, ROOT, CORPUS
 
 # KPI or pattern -> the advice_id that must answer it when bad / detected
@@ -99,6 +100,7 @@ def load(db, td, name, doc, opts='{"warmup_steps": 0}'):
 
 
 tpu = fixtures.tpu_doc
+US = 10 ** 6
 
 
 class Known(DbTestCase):
@@ -432,6 +434,98 @@ class Known(DbTestCase):
         for i, f in enumerate([fixtures.f2(), fixtures.f3()]):
             load(self.db, self.td, "f%d.json" % i, f)
         check_invariants(self, self.db)
+
+
+# HLO texts of TPU ops: a buffer in host memory is S(5) in its layout
+HOST = "f32[1024]{0:T(1024)S(5)}"
+DEV = "f32[1024]{0:T(1024)}"
+VMEM = "f32[1024]{0:T(1024)S(1)}"
+OFFLOAD_OPS = [
+    # (name, HLO text, start µs, dur µs) on XLA Ops; steps 0-1000 µs
+    ("copy-start.1", "%%copy-start.1 = (%s, %s, u32[]{:S(2)}) copy-start(%s %%p)" % (DEV, HOST, HOST), 0, 10),
+    ("fusion.1", "%%fusion.1 = %s fusion(%s %%a)" % (DEV, HOST), 10, 490),
+    ("copy-done.1", "%%copy-done.1 = %s copy-done((%s, %s, u32[]{:S(2)}) %%copy-start.1)" % (DEV, DEV, HOST), 500, 400),
+    ("copy-start.2", "%%copy-start.2 = (%s, %s, u32[]{:S(2)}) copy-start(%s %%q)" % (VMEM, DEV, DEV), 900, 10),
+    ("copy-done.2", "%%copy-done.2 = %s copy-done((%s, %s, u32[]{:S(2)}) %%copy-start.2)" % (VMEM, VMEM, DEV), 910, 50),
+]
+
+
+class HostOffload(DbTestCase):
+    """TPU host offloading: a copy-start/copy-done (or dynamic-(update-)
+    slice-start/-done) whose HLO text puts a buffer in host memory, S(5),
+    is a transfer (xprof's rule for its Host Offload Ops line), though its
+    name says nothing of one.  In OFFLOAD_OPS: copy-start.1 (10 µs) and
+    copy-done.1 (400 µs) move to and from host memory; copy-*.2 stay on
+    the device (S(1)); fusion.1 reads a host buffer but is no copy; an
+    Async XLA Ops span of the whole copy is no transfer either.  Busy
+    [0, 960): transfers 410 µs, 42.7 %, all of them host-offload copies."""
+
+    def check(self, tid, where):
+        facts = dict(self.db.execute("SELECT name, value FROM profsum_agg_fact WHERE trace_id=?", (tid,)))
+        self.assertEqual((facts["transfer_duration"], facts["host_offload_duration"],
+                          facts["device_busy_duration"]), (410.0, 410.0, 960.0), where)
+        v, band, why = self.db.execute("SELECT value, band, explanation FROM profsum_kpis WHERE trace_id=? "
+                                       "AND kpi='large_transfers'", (tid,)).fetchone()
+        self.assertAlmostEqual(v, 410 / 960, msg=where)
+        self.assertEqual(band, "detected", where)
+        self.assertEqual(why, "host<->device transfer ops cover 42.7% of device busy time (host-offload "
+                              "copies 42.7%): keep data on device, prefetch, overlap transfers", where)
+        self.assertEqual(self.db.execute("SELECT transfer_us, compute_us, idle_us FROM profsum_step_wall "
+                                         "WHERE trace_id=?", (tid,)).fetchall(), [(410.0, 550.0, 40.0)], where)
+        ev, fixes = self.db.execute("SELECT evidence, fixes FROM profsum_advice WHERE trace_id=? AND "
+                                    "advice_id='large_transfers'", (tid,)).fetchone()
+        self.assertEqual(json.loads(ev)[-1], {"name": "host_offload_us", "value": 410.0, "unit": "us"}, where)
+        self.assertTrue(json.loads(fixes)[0].startswith("host offloading"), where)
+        check_invariants(self, self.db, where)
+
+    def test_trace_json_long_name(self):
+        ev = list(fixtures.TPU_META) + [
+            {"ph": "M", "pid": 1, "tid": 3, "name": "thread_name", "args": {"name": "Async XLA Ops"}},
+            {"ph": "X", "pid": 1, "tid": 1, "name": "0", "ts": 0, "dur": 1000},
+            {"ph": "X", "pid": 1, "tid": 3, "name": "async-copy", "ts": 0, "dur": 900,
+             "args": {"long_name": OFFLOAD_OPS[0][1]}}]
+        ev += [{"ph": "X", "pid": 1, "tid": 2, "name": n, "ts": ts, "dur": d, "args": {"long_name": ln}}
+               for n, ln, ts, d in OFFLOAD_OPS]
+        self.check(load(self.db, self.td, "o.json", fixtures.doc(ev)), "json")
+
+    def test_xplane_metadata_name(self):
+        # the HLO text is the event metadata's name, the op's name its display name
+        d = W.PlaneBuilder("/device:TPU:0", id=1)
+        d.line(id=1, name="Steps", timestamp_ns=0, events=[d.event("0", offset_ps=0, duration_ps=1000 * US)])
+        d.line(id=2, name="XLA Ops", timestamp_ns=0, events=[
+            event_of(d, n, ln, ts, dur) for n, ln, ts, dur in OFFLOAD_OPS])
+        d.line(id=3, name="Async XLA Ops", timestamp_ns=0, events=[
+            event_of(d, "async-copy", OFFLOAD_OPS[0][1] + " ", 0, 900)])
+        path = self.td.write("o.xplane.pb", W.xspace([d.build()], hostnames=["h"]))
+        tid = self.db.execute("SELECT profsum_import(?, NULL, '{\"warmup_steps\": 0}')", (path,)).fetchone()[0]
+        self.check(tid, "xplane")
+
+    def test_other_transfers_keep_their_fixes(self):
+        # a host-offload copy beside a longer memcpy: both transfers, the
+        # copies under half of them, so the usual fixes
+        ev = list(fixtures.TPU_META) + [
+            {"ph": "X", "pid": 1, "tid": 1, "name": "0", "ts": 0, "dur": 1000},
+            {"ph": "X", "pid": 1, "tid": 2, "name": "copy-done.1", "ts": 0, "dur": 100,
+             "args": {"long_name": OFFLOAD_OPS[2][1]}},
+            {"ph": "X", "pid": 1, "tid": 2, "name": "MemcpyH2D.1", "ts": 100, "dur": 300},
+            {"ph": "X", "pid": 1, "tid": 2, "name": "Copy-Done.3", "ts": 400, "dur": 100,
+             "args": {"long_name": OFFLOAD_OPS[2][1]}}]
+        tid = load(self.db, self.td, "m.json", fixtures.doc(ev))
+        facts = dict(self.db.execute("SELECT name, value FROM profsum_agg_fact WHERE trace_id=?", (tid,)))
+        # Copy-Done.3: the names are compared with case, as xprof does
+        self.assertEqual((facts["transfer_duration"], facts["host_offload_duration"]), (400.0, 100.0))
+        fixes = self.db.execute("SELECT fixes FROM profsum_advice WHERE trace_id=? AND "
+                                "advice_id='large_transfers'", (tid,)).fetchone()[0]
+        self.assertEqual(json.loads(fixes)[0], "jax.device_put the inputs ahead of time")
+        why = self.db.execute("SELECT explanation FROM profsum_kpis WHERE trace_id=? AND kpi='large_transfers'",
+                              (tid,)).fetchone()[0]
+        self.assertIn("(host-offload copies 20.0%)", why)
+
+
+def event_of(pb, name, hlo, ts_us, dur_us):
+    """An event of plane builder pb shown as name whose metadata name is
+    the HLO text hlo (one metadata entry per text), at ts_us for dur_us."""
+    return W.event(pb.eid(hlo, display_name=name), offset_ps=ts_us * US, duration_ps=dur_us * US)
 
 
 class Cost(DbTestCase):

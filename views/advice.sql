@@ -82,6 +82,7 @@ fact AS NOT MATERIALIZED (
          (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'median_op_duration') AS median_op,
          (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'compile_duration') AS compile,
          (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'transfer_duration') AS transfer,
+         (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'host_offload_duration') AS offload,
          (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'device_busy_duration') AS busy
   FROM profsum_trace AS t
 ),
@@ -197,7 +198,7 @@ base AS NOT MATERIALIZED (
   SELECT kt.trace_id, kt.label, kt.kd, kt.msk, kt.du, kt.dig, kt.lt, kt.ood, kt.hw, kt.lmb,
          (SELECT u.mxu FROM util AS u WHERE u.trace_id = kt.trace_id) AS mxu,
          (SELECT u.hbm FROM util AS u WHERE u.trace_id = kt.trace_id) AS hbm,
-         f.n_ops, f.n_small, f.median_op, f.transfer, f.busy,
+         f.n_ops, f.n_small, f.median_op, f.transfer, f.offload, f.busy,
          sw.wall, sw.idle, sw.coll, sw.xfer, sw.wall_ps, sw.idle_ps, sw.coll_ps, sw.xfer_ps, sw.steps_of,
          w.device AS w_device, w.busy_duration AS w_busy, w.span_duration AS w_span, w.idle AS w_idle,
          (SELECT o.name FROM top_op AS o WHERE o.trace_id = kt.trace_id) AS op_name,
@@ -248,15 +249,29 @@ rules AS (
       'title', printf('Large host/device transfers: %s%% of device busy time%s',
                       profsum_format_near(100.0 * round(b.transfer * 1e6) / round(b.busy * 1e6), 1, 5),
                       CASE WHEN b.wall > 0 THEN printf(', %s%% of step wall time', profsum_format_near(100.0 * b.xfer_ps / b.wall_ps, 1, 5)) ELSE '' END),
-      'evidence', CASE WHEN b.wall > 0
+      -- (host_offload_us last, only when host-offload copies ran)
+      'evidence', CASE WHEN b.wall > 0 AND coalesce(b.offload, 0) > 0
+        THEN json_array(json_object('name', 'transfer_share_of_busy', 'value', round(b.transfer * 1e6) / round(b.busy * 1e6), 'unit', 'fraction'),
+                        json_object('name', 'transfer_share_of_step', 'value', CAST(b.xfer_ps AS REAL) / b.wall_ps, 'unit', 'fraction'),
+                        json_object('name', 'transfer_us', 'value', b.transfer, 'unit', 'us'),
+                        json_object('name', 'host_offload_us', 'value', b.offload, 'unit', 'us'))
+        WHEN b.wall > 0
         THEN json_array(json_object('name', 'transfer_share_of_busy', 'value', round(b.transfer * 1e6) / round(b.busy * 1e6), 'unit', 'fraction'),
                         json_object('name', 'transfer_share_of_step', 'value', CAST(b.xfer_ps AS REAL) / b.wall_ps, 'unit', 'fraction'),
                         json_object('name', 'transfer_us', 'value', b.transfer, 'unit', 'us'))
+        WHEN coalesce(b.offload, 0) > 0
+        THEN json_array(json_object('name', 'transfer_share_of_busy', 'value', round(b.transfer * 1e6) / round(b.busy * 1e6), 'unit', 'fraction'),
+                        json_object('name', 'transfer_us', 'value', b.transfer, 'unit', 'us'),
+                        json_object('name', 'host_offload_us', 'value', b.offload, 'unit', 'us'))
         ELSE json_array(json_object('name', 'transfer_share_of_busy', 'value', round(b.transfer * 1e6) / round(b.busy * 1e6), 'unit', 'fraction'),
                         json_object('name', 'transfer_us', 'value', b.transfer, 'unit', 'us')) END,
-      'fixes', json_array('jax.device_put the inputs ahead of time',
-                          'keep intermediates on the device',
-                          'no numpy() / np.asarray of device arrays inside the loop')) END,
+      'fixes', CASE WHEN coalesce(b.offload, 0) > 0 AND 2 * round(b.offload * 1e6) >= round(b.transfer * 1e6)
+        THEN json_array('host offloading (copies to and from memory_kind pinned_host, S(5)) takes most of it: offload fewer or smaller buffers',
+                        'schedule the copies early enough to overlap compute (copy-start far from its copy-done)',
+                        'jax.device_put the inputs ahead of time')
+        ELSE json_array('jax.device_put the inputs ahead of time',
+                        'keep intermediates on the device',
+                        'no numpy() / np.asarray of device arrays inside the loop') END) END,
     -- 3: one op dominating
     CASE WHEN b.ood THEN json_object(
       'advice_id', 'one_op_dominating', 'source', 'pattern', 'kpi', 'one_op_dominating',

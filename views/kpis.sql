@@ -20,7 +20,10 @@
 --   patterns: many_small_kernels (>= 50 % of device ops under 0.1 ms), device_idle_gaps
 --   (a device under 80 % utilization; 'unavailable' when no device has time between its
 --   first and last op), large_transfers (trace-wide: Σ over devices of the union of each
---   device's transfer-named ops > 10 % of Σ device busy time), one_op_dominating (top hot op,
+--   device's transfer ops > 10 % of Σ device busy time; a transfer op is one named like
+--   memcpy, h2d, infeed, ... or a TPU host-offload copy (copy-start/-done, dynamic-slice or
+--   dynamic-update-slice -start/-done whose HLO text holds host memory, S(5)), whose share
+--   the explanation gives apart), one_op_dominating (top hot op,
 --   or with no hot op listed (hot_op_limit 0) the op of most exclusive time, > 50 % of
 --   device-op time: the exclusive time of all device ops, compared in whole picoseconds, so
 --   that two ops of equal time are not over 50 %; 'unavailable' for a trace imported from a
@@ -195,11 +198,15 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
               ELSE 'not_detected' END,
          CASE WHEN coalesce(busy, 0) <= 0 THEN 'no device busy time in the trace'
               WHEN transfer IS NULL THEN 'no transfer time stored for this trace (imported by an older profsum): re-import it'
-              ELSE printf('host<->device transfer ops cover %s%% of device busy time%s',
+              ELSE printf('host<->device transfer ops cover %s%% of device busy time%s%s',
                 profsum_format_near(100.0 * transfer / busy, 1, 5),
+                CASE WHEN offload > 0
+                     THEN printf(' (host-offload copies %s%%)', profsum_format_near(100.0 * offload / busy, 1, 5))
+                     ELSE '' END,
                 CASE WHEN 10 * transfer > busy THEN ': keep data on device, prefetch, overlap transfers' ELSE '' END) END
   FROM (SELECT f.trace_id, t.label,
                CAST(round(max(CASE f.name WHEN 'transfer_duration' THEN f.value END) * 1e6) AS INTEGER) AS transfer,
+               CAST(round(max(CASE f.name WHEN 'host_offload_duration' THEN f.value END) * 1e6) AS INTEGER) AS offload,
                CAST(round(max(CASE f.name WHEN 'device_busy_duration' THEN f.value END) * 1e6) AS INTEGER) AS busy
         FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
         GROUP BY f.trace_id, t.label)

@@ -130,6 +130,33 @@ int profsumEngIsTransferName(const char *z, int n){
   return 0;
 }
 
+/* See engine_int.h.  xprof's rule for the ops it draws on a "Host Offload
+** Ops" line: one of six async op names, compared with case. */
+int profsumEngIsHostOffloadName(const char *z, int n){
+  static const char *const azOp[] = {
+    "copy-start", "copy-done", "dynamic-slice-start", "dynamic-slice-done",
+    "dynamic-update-slice-start", "dynamic-update-slice-done"
+  };
+  size_t i;
+  for(i=0; i<sizeof(azOp)/sizeof(azOp[0]); i++){
+    int m = (int)strlen(azOp[i]), k;
+    for(k=0; k+m<=n; k++){
+      if( z[k]==azOp[i][0] && memcmp(z+k, azOp[i], (size_t)m)==0 ) return 1;
+    }
+  }
+  return 0;
+}
+
+/* See engine_int.h. */
+int profsumEngIsTransferKey(const Engine *e, const EvKey *q){
+  const char *z;
+  int n;
+  if( q->name<0 ) return 0;
+  z = SP_STR(&e->pool, q->name);
+  n = SP_LEN(&e->pool, q->name);
+  return profsumEngIsTransferName(z, n) || (q->hostMem && profsumEngIsHostOffloadName(z, n));
+}
+
 
 /* The rows of profsum_agg_breakdown, by category index (CAT_*). */
 static const char *const azBreakCat[5] = {"compute","communication","host","stall","other"};

@@ -98,6 +98,8 @@ typedef struct EvKey {
   int32_t tfop;
   int32_t source;
   int32_t sig;          /* shape signature of args.long_name */
+  int32_t hostMem;      /* 1 when that text names the host memory space,
+                        ** "S(5)" (a TPU host-offload copy's buffers) */
 } EvKey;
 
 #define EV_SHIFT 16
@@ -491,6 +493,14 @@ int profsumEngKpiFinish(Engine *e, EngKpiJob *j, int bWrite, profsum_ps compile)
 /* Is an event of this name a host/device transfer (memcpy, h2d, d2h,
 ** infeed, outfeed, transfer, host-to-device, device-to-host)? */
 int profsumEngIsTransferName(const char *z, int n);
+/* Is z[0..n) the name of an async op that may move data between device
+** and host memory (copy-start, copy-done, dynamic-slice-start/-done,
+** dynamic-update-slice-start/-done; case-sensitive, anywhere in it)? */
+int profsumEngIsHostOffloadName(const char *z, int n);
+/* Is an event of key q a transfer: a transfer name, or a host-offload op
+** name whose HLO text puts a buffer in host memory (EvKey.hostMem), as
+** xprof draws host offloading? */
+int profsumEngIsTransferKey(const Engine *e, const EvKey *q);
 
 /* engine_steps.c: the events that make steps (summary §4.3): found and
 ** kept in e->aSpan (replacing what an earlier write kept; the host

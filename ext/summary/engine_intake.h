@@ -23,6 +23,7 @@ typedef struct ProfsumEngEvent {
   int32_t trk;          /* from profsumEngNewTrack */
   int32_t name, tfop, source;
   int32_t sig;          /* shape signature (profsumEngSig) */
+  int32_t hostMem;      /* its long_name names host memory (profsumEngSig) */
   int32_t runid;
   int hasStep;          /* step_num given: step */
   int64_t step;
@@ -50,8 +51,11 @@ const char *profsumEngStr(ProfsumEngine *e, int32_t id);
 #define PROFSUM_THREAD_STEPS 2
 int profsumEngThreadKind(ProfsumEngine *e, int32_t id);
 /* The shape signature id (-1: none) of long_name z[0..n) of an event named
-** `name` (summary §4.6).  SQLITE_OK or SQLITE_NOMEM. */
-int profsumEngSig(ProfsumEngine *e, int32_t name, const char *z, int64_t n, int32_t *pId);
+** `name` (summary §4.6) into *pId, and into *pHm 1 when the text names the
+** host memory space "S(5)" (EvKey.hostMem), else 0.  SQLITE_OK or
+** SQLITE_NOMEM. */
+int profsumEngSig(ProfsumEngine *e, int32_t name, const char *z, int64_t n, int32_t *pId,
+                  int32_t *pHm);
 
 /* The process name of pid (isThread 0) or the thread name of (pid, tid)
 ** (isThread 1) is string id: a later call replaces it; num_processes and

@@ -1,6 +1,7 @@
 /*
 ** engine_kpis.c — stage A's KPI inputs: per device, the busy union and
-** span of its device ops, the union of its transfer-named ops, their
+** span of its device ops, the unions of its transfer ops and of its
+** host-offload copies among them, their
 ** counts (small ones below 0.1 ms) and median duration, and the same
 ** counts and median over all devices, written to profsum_agg_device and
 ** profsum_agg_fact.
@@ -263,24 +264,32 @@ static void medianDur(DevIter *d, int64_t n, int64_t maxDur, const int64_t *aH, 
   *pOut = US(a)*0.5 + US(b)*0.5;
 }
 
+/* What an event key is to the unions (EngKpiJob.aKeyXfer). */
+#define KEY_XFER 1      /* a transfer op (profsumEngIsTransferKey) */
+#define KEY_OFFLOAD 2   /* a host-offload copy, with KEY_XFER */
+
 /* Counts of a selection: events, small events, the largest duration. */
 typedef struct CountSmall { int64_t n, nSmall, max; } CountSmall;
 
 /* Busy union and span of one device's ops (its tracks aTk[0..nTk), in
 ** track order), the union of those whose key aKeyXfer marks (*pXfer: a
 ** transfer op overlapping another on a second stream counts once, so it
-** never exceeds the busy union), and their counts into *pC: a k-way merge of the tracks' slices (each already in ts
+** never exceeds the busy union), the union of those it marks KEY_OFFLOAD
+** (*pOff, at most *pXfer), and their counts into *pC: a k-way merge of
+** the tracks' slices (each already in ts
 ** order) by a binary heap on (ts, position in aTk), no copy; the events
 ** come in the order a scan of the heads for the smallest (ts, position)
 ** would give them.  The same walk counts the durations into the log
 ** histogram aH (LOGH_N counts, the caller's; medianDur's start).
 ** SQLITE_OK or SQLITE_NOMEM (then nothing is set). */
 static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, const unsigned char *aKeyXfer,
-                     int64_t *pBusy, int64_t *pXfer, int64_t *pSpan, CountSmall *pC, int64_t *aH){
+                     int64_t *pBusy, int64_t *pXfer, int64_t *pOff, int64_t *pSpan, CountSmall *pC,
+                     int64_t *aH){
   int64_t nH = 0, k, *aPos, *aHeap, *aTs;
   int64_t curLo = 0, curHi = 0, lo = 0, hi = 0, busy = 0;
   int64_t xLo = 0, xHi = 0, xfer = 0;     /* the same union of the transfer ops */
-  int started = 0, xStarted = 0;
+  int64_t oLo = 0, oHi = 0, off = 0;      /* and of the host-offload copies */
+  int started = 0, xStarted = 0, oStarted = 0;
   /* counted here, stored once at the end: *pC lies in memory the calling
   ** thread allocated, whose neighbours it may be writing meanwhile */
   CountSmall cnt = *pC;
@@ -331,6 +340,11 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, const unsigned 
       if( !xStarted ){ xLo = ts; xHi = ts + dur; xStarted = 1; }
       else if( ts>xHi ){ xfer += xHi-xLo; xLo = ts; xHi = ts + dur; }
       else if( ts+dur>xHi ) xHi = ts + dur;
+      if( aKeyXfer[r->key] & KEY_OFFLOAD ){
+        if( !oStarted ){ oLo = ts; oHi = ts + dur; oStarted = 1; }
+        else if( ts>oHi ){ off += oHi-oLo; oLo = ts; oHi = ts + dur; }
+        else if( ts+dur>oHi ) oHi = ts + dur;
+      }
     }
     if( !started ){ curLo = lo = ts; curHi = hi = ts + dur; started = 1; continue; }
     if( ts>curHi ){ busy += curHi-curLo; curLo = ts; curHi = ts + dur; }
@@ -341,10 +355,12 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, const unsigned 
 #undef USP_LESS
   if( started ) busy += curHi-curLo;
   if( xStarted ) xfer += xHi-xLo;
+  if( oStarted ) off += oHi-oLo;
   sqlite3_free(aPos);
   *pC = cnt;
   *pBusy = busy;
   *pXfer = xfer;
+  *pOff = off;
   *pSpan = hi-lo;
   return SQLITE_OK;
 }
@@ -353,7 +369,8 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, const unsigned 
 typedef struct KpiDev {
   int32_t proc;               /* the device's process name id */
   int64_t busy, span;         /* ps */
-  int64_t xfer;               /* ps: the union of its transfer-named ops */
+  int64_t xfer;               /* ps: the union of its transfer ops */
+  int64_t off;                /* ps: the union of its host-offload copies */
   CountSmall c;
   double med;                 /* median op duration, µs */
 } KpiDev;
@@ -367,8 +384,10 @@ struct EngKpiJob {
   KpiDev *aDev;
   int64_t busyAll;            /* the devices' busy ps, summed */
   int64_t xferAll;            /* their transfer ps (KpiDev.xfer), summed */
-  unsigned char *aKeyXfer;    /* per event key: 1 when its name is a
-                              ** transfer's (profsumEngIsTransferName) */
+  int64_t offAll;             /* their host-offload ps (KpiDev.off), summed */
+  unsigned char *aKeyXfer;    /* per event key: KEY_XFER when it is a
+                              ** transfer's (profsumEngIsTransferKey), with
+                              ** KEY_OFFLOAD when a host-offload copy's */
   CountSmall cAll;            /* all devices' counts */
   double medAll;              /* all devices' median op duration, µs */
   int rc;                     /* of the computation */
@@ -386,8 +405,14 @@ static int kpiPlan(Engine *e, EngKpiJob *j){
   j->aKeyXfer = sqlite3_malloc64((sqlite3_uint64)(e->nKey+1));
   if( !j->aDevTk || !j->aDevFirst || !j->aDev || !j->aKeyXfer ) return SQLITE_NOMEM;
   for(i=0; i<e->nKey; i++){
-    int32_t nm = e->aKey[i].name;
-    j->aKeyXfer[i] = nm>=0 && profsumEngIsTransferName(SP_STR(&e->pool, nm), SP_LEN(&e->pool, nm));
+    const EvKey *q = &e->aKey[i];
+    j->aKeyXfer[i] = 0;
+    if( profsumEngIsTransferKey(e, q) ){
+      j->aKeyXfer[i] = KEY_XFER;
+      if( q->hostMem && profsumEngIsHostOffloadName(SP_STR(&e->pool, q->name), SP_LEN(&e->pool, q->name)) ){
+        j->aKeyXfer[i] |= KEY_OFFLOAD;
+      }
+    }
   }
   for(i=0; i<e->nTrk; i++){
     STrack *t = &e->aTrk[i];
@@ -434,12 +459,13 @@ static void kpiCompute(EngKpiJob *j){
     one.e = e; one.aTk = j->aDevTk + j->aDevFirst[d]; one.nTk = j->aDevFirst[d+1] - j->aDevFirst[d];
     memset(aH, 0, sizeof(int64_t)*LOGH_N);
     memset(&v->c, 0, sizeof(v->c));
-    if( (j->rc = unionSpan(e, one.aTk, one.nTk, j->aKeyXfer, &v->busy, &v->xfer, &v->span,
-                           &v->c, aH))!=SQLITE_OK ) break;
+    if( (j->rc = unionSpan(e, one.aTk, one.nTk, j->aKeyXfer, &v->busy, &v->xfer, &v->off,
+                           &v->span, &v->c, aH))!=SQLITE_OK ) break;
     medianDur(&one, v->c.n, v->c.max, aH, aCnt, &v->med);
     for(b=0; b<LOGH_N; b++) aHAll[b] += aH[b];
     j->busyAll += v->busy;
     j->xferAll += v->xfer;
+    j->offAll += v->off;
     j->cAll.n += v->c.n;      /* the devices' counts make all devices' */
     j->cAll.nSmall += v->c.nSmall;
     if( v->c.max>j->cAll.max ) j->cAll.max = v->c.max;
@@ -490,16 +516,18 @@ static int kpiWrite(Engine *e, EngKpiJob *j, profsum_ps compile){
   }
   sqlite3_finalize(pIns);
   if( rc==SQLITE_OK ){
-    EngFact aF[6] = {
+    EngFact aF[7] = {
       {"median_op_duration", 0, 0}, {"n_ops", 0, 0}, {"n_small_ops", 0, 0},
-      {"compile_duration", 0, 0}, {"transfer_duration", 0, 0}, {"device_busy_duration", 0, 0}};
+      {"compile_duration", 0, 0}, {"transfer_duration", 0, 0}, {"device_busy_duration", 0, 0},
+      {"host_offload_duration", 0, 0}};
     aF[0].v = j->medAll; aF[0].isNull = j->cAll.n==0;
     aF[1].v = (double)j->cAll.n;
     aF[2].v = (double)j->cAll.nSmall;
     aF[3].v = US(compile);
     aF[4].v = US(j->xferAll);
     aF[5].v = US(j->busyAll);
-    rc = profsumEngFacts(e, aF, 6);
+    aF[6].v = US(j->offAll);
+    rc = profsumEngFacts(e, aF, 7);
   }
   return rc;
 }

@@ -332,15 +332,34 @@ static int argMemoSet(Engine *e, int32_t name, const ProfsumEvent *ev, const int
                                             ** past it, a new text's signature
                                             ** is computed each time it comes */
 
+/* 1 when the HLO text z[0..n) names the host memory space, "S(5)" (a
+** layout's memory space 5: a buffer in host memory). */
+static int sigHostMem(const char *z, int64_t n){
+  int64_t i;
+  for(i=0; i+4<=n; i++){
+    if( z[i]=='S' && z[i+1]=='(' && z[i+2]=='5' && z[i+3]==')' ) return 1;
+  }
+  return 0;
+}
+
+/* What sigCompute finds of a long_name text, packed as the caches keep
+** it: the signature id + 1 in the low 32 bits, the host-memory flag
+** (sigHostMem) in bit 32. */
+#define SIG_PACK(id, hm) ((int64_t)((id)+1) | ((int64_t)((hm)!=0)<<32))
+#define SIG_ID(v) ((int32_t)((v) & 0xffffffff) - 1)
+#define SIG_HM(v) ((int32_t)(((v)>>32) & 1))
+
 /* The signature id of the long_name text z[0..n) into *pId: -1 when it
 ** has none, or when its signature is the empty string (a text whose only
 ** shapes are like `f32[ ]`): the reference counts a signature only when
 ** it is truthy, so an empty one is no signature for an op or a family.
-** SQLITE_OK or SQLITE_NOMEM. */
-static int sigCompute(Engine *e, const char *z, int64_t n, int32_t *pId){
+** Its host-memory flag (sigHostMem) into *pHm.  SQLITE_OK or
+** SQLITE_NOMEM. */
+static int sigCompute(Engine *e, const char *z, int64_t n, int32_t *pId, int32_t *pHm){
   char *zSig = 0;
   int nSig = 0;
   int32_t id = -1;
+  *pHm = sigHostMem(z, n);
   if( profsumShapeSignature(z, (int)(n>0x7fffffff ? 0x7fffffff : n), &zSig, &nSig) ) return SQLITE_NOMEM;
   if( zSig && nSig>0 ){
     id = profsumEngSpIntern(&e->pool, zSig, nSig);
@@ -355,27 +374,29 @@ static int sigCompute(Engine *e, const char *z, int64_t n, int32_t *pId){
 ** sigCache: a text met before (the same bytes) has its id at once; a
 ** new one is computed and, within SIGCACHE_MAX_BYTES, kept with a copy
 ** of its text; a text whose hash and length match another's but whose
-** bytes do not is computed and not kept.  SQLITE_OK or SQLITE_NOMEM. */
-static int sigCached(Engine *e, const char *z, int64_t n, int32_t *pId){
+** bytes do not is computed and not kept.  The host-memory flag into
+** *pHm.  SQLITE_OK or SQLITE_NOMEM. */
+static int sigCached(Engine *e, const char *z, int64_t n, int32_t *pId, int32_t *pHm){
   int64_t key = (int64_t)profsumBytesHash(z, n);
   HEnt *h = profsumEngHmGet(&e->sigCache, key, n, 0, 0);
   char *zKept;
   int isNew;
   if( h ){
     if( memcmp((const char*)(intptr_t)h->v2, z, (size_t)n)==0 ){
-      *pId = (int32_t)h->v1 - 1;
+      *pId = SIG_ID(h->v1);
+      *pHm = SIG_HM(h->v1);
       return SQLITE_OK;
     }
-    return sigCompute(e, z, n, pId);
+    return sigCompute(e, z, n, pId, pHm);
   }
-  if( sigCompute(e, z, n, pId) ) return SQLITE_NOMEM;
+  if( sigCompute(e, z, n, pId, pHm) ) return SQLITE_NOMEM;
   if( e->nSigCacheBytes + n > SIGCACHE_MAX_BYTES ) return SQLITE_OK;
   zKept = sqlite3_malloc64((sqlite3_uint64)n);
   if( zKept==0 ) return SQLITE_NOMEM;
   h = profsumEngHmGet(&e->sigCache, key, n, 1, &isNew);
   if( h==0 ){ sqlite3_free(zKept); return SQLITE_NOMEM; }
   memcpy(zKept, z, (size_t)n);
-  h->v1 = *pId + 1;
+  h->v1 = SIG_PACK(*pId, *pHm);
   h->v2 = (int64_t)(intptr_t)zKept;
   e->nSigCacheBytes += n;
   return SQLITE_OK;
@@ -386,14 +407,16 @@ static int sigCached(Engine *e, const char *z, int64_t n, int32_t *pId){
 ** those of the last long_name seen with that name (sigLast: the same bytes
 ** decode to the same text, so the escapes of an HLO text are decoded only
 ** when it changes), else the decoded text is looked up in sigCache
-** (sigCached) and the signature computed on a miss.  Returns
+** (sigCached) and the signature computed on a miss.  The text's
+** host-memory flag (sigHostMem; 0 without a text) into *pHm.  Returns
 ** SQLITE_OK or SQLITE_NOMEM. */
 static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int64_t *pnB,
-                 int32_t *pId){
+                 int32_t *pId, int32_t *pHm){
   const char *z; int64_t n;
-  int64_t *pCopy, *pV1, *pV2;   /* the name's sigLast entry: copy, sig id+1 */
+  int64_t *pCopy, *pV1, *pV2;   /* the name's sigLast entry: copy, SIG_PACK */
   ArgMemo *m;
   *pId = -1;
+  *pHm = 0;
   if( s->type!=PROFSUM_JT_STRING || s->n==0 ) return SQLITE_OK;
   if( argMemoAt(e, name, &m) ) return SQLITE_NOMEM;
   if( m ){
@@ -405,12 +428,13 @@ static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int6
   }
   pCopy = (int64_t*)(intptr_t)*pV1;
   if( pCopy && pCopy[0]==s->n && memcmp(pCopy+2, s->z, (size_t)s->n)==0 ){
-    *pId = (int32_t)*pV2 - 1;
+    *pId = SIG_ID(*pV2);
+    *pHm = SIG_HM(*pV2);
     return SQLITE_OK;
   }
   if( profsumSpanText(s, ppB, pnB, &z, &n) ) return SQLITE_NOMEM;
   if( n==0 ) return SQLITE_OK;
-  if( sigCached(e, z, n, pId) ) return SQLITE_NOMEM;
+  if( sigCached(e, z, n, pId, pHm) ) return SQLITE_NOMEM;
   /* Remember this long_name for the next event of the same name, in the
   ** name's buffer ({length, capacity, bytes}; reallocated only to grow, so
   ** a name whose HLO text keeps changing costs no allocation per event).
@@ -429,7 +453,7 @@ static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int6
   pCopy[0] = s->n;
   memcpy(pCopy+2, s->z, (size_t)s->n);
   *pV1 = (int64_t)(intptr_t)pCopy;
-  *pV2 = *pId + 1;
+  *pV2 = SIG_PACK(*pId, *pHm);
   return SQLITE_OK;
 }
 
@@ -528,7 +552,8 @@ static int32_t nameIntern(Engine *e, const ProfsumSpan *s, char **ppB, int64_t *
 static uint64_t keyHash(const EvKey *k){
   return profsumEngHmix(((uint64_t)(uint32_t)k->trk<<32 | (uint32_t)k->name)
               ^ profsumEngHmix((uint64_t)(uint32_t)k->tfop<<32 | (uint32_t)k->source)
-              ^ ((uint64_t)(uint32_t)k->sig * 0x9e3779b97f4a7c15ULL));
+              ^ ((uint64_t)(uint32_t)k->sig * 0x9e3779b97f4a7c15ULL)
+              ^ (uint64_t)(uint32_t)k->hostMem);
 }
 
 /* The hash of event key j of engine pCtx (profsumEngSlotsFor). */
@@ -544,7 +569,7 @@ static int32_t keyIntern(Engine *e, const EvKey *k){
   while( e->aKeySlot[i] ){
     const EvKey *x = &e->aKey[e->aKeySlot[i]-1];
     if( x->trk==k->trk && x->name==k->name && x->tfop==k->tfop
-     && x->source==k->source && x->sig==k->sig ) return e->aKeySlot[i]-1;
+     && x->source==k->source && x->sig==k->sig && x->hostMem==k->hostMem ) return e->aKeySlot[i]-1;
     i = (i+1) & (e->nKeySlot-1);
   }
   if( e->nKey>=e->nAllocKey ){
@@ -805,7 +830,7 @@ static int noteX(Engine *e, const ProfsumEvent *ev, char **ppB, int64_t *pnB, in
       }
       if( rc==SQLITE_OK ) rc = profsumEngSetRun(e, e->nEv, runid);
     }
-    if( rc==SQLITE_OK ) rc = sigOf(e, k.name, &ev->aArg[PROFSUM_AK_LONG_NAME], ppB, pnB, &k.sig);
+    if( rc==SQLITE_OK ) rc = sigOf(e, k.name, &ev->aArg[PROFSUM_AK_LONG_NAME], ppB, pnB, &k.sig, &k.hostMem);
     if( rc==SQLITE_OK ){
       /* the key of the name's last event, when this one has the same */
       ArgMemo *m = k.name<e->nArgMemo ? &e->aArgMemo[k.name] : 0;
@@ -1126,12 +1151,13 @@ int profsumEngIntern(ProfsumEngine *e, const char *z, int64_t n, int32_t *pId){
 }
 
 /* See engine_intake.h. */
-int profsumEngSig(ProfsumEngine *e, int32_t name, const char *z, int64_t n, int32_t *pId){
+int profsumEngSig(ProfsumEngine *e, int32_t name, const char *z, int64_t n, int32_t *pId,
+                  int32_t *pHm){
   ProfsumSpan sp;
   char *pB = 0; int64_t nB = 0;
   int rc;
   sp.z = z; sp.n = n; sp.type = PROFSUM_JT_STRING; sp.flags = 0;
-  rc = sigOf(e, name, &sp, &pB, &nB, pId);
+  rc = sigOf(e, name, &sp, &pB, &nB, pId, pHm);
   sqlite3_free(pB);
   return rc;
 }
@@ -1198,6 +1224,7 @@ int profsumEngAdd(ProfsumEngine *e, const ProfsumEngEvent *x, int32_t *pKey){
     k.tfop = x->tfop;
     k.source = x->source;
     k.sig = x->sig;
+    k.hostMem = x->hostMem;
     if( (r->key = keyIntern(e, &k))<0 ) return SQLITE_NOMEM;
   }
   *pKey = r->key;

@@ -7,10 +7,10 @@
 ** Async XLA Ops, Stream #...) or step spans of its own (its Steps line),
 ** measured only when the trace has a device-op track at all; its ops are
 ** those of its device-op tracks (none: every instant idle).  An instant
-** covered by a communication-named op is collective, else by a
-** transfer-named one (memcpy, h2d, infeed, host to device, ...) transfer,
-** else by any other device op compute; an instant covered by nothing is
-** idle.  The steps are the spans kept by profsumEngStepSpansKeep
+** covered by a communication-named op is collective, else by a transfer
+** op (named memcpy, h2d, infeed, host to device, ..., or a host-offload
+** copy: profsumEngIsTransferKey) transfer, else by any other device op
+** compute; an instant covered by nothing is idle.  The steps are the spans kept by profsumEngStepSpansKeep
 ** (Engine.aSpan: the devices' Steps events, the host 'train' events after
 ** them): a device with spans of its own is measured over those, any other
 ** over the host's.  The spans of one step number on one device are one
@@ -63,40 +63,12 @@ typedef struct WallWin {
 ** window that may still overlap a later run. */
 typedef struct WallRun { int64_t lo, hi; int started; int64_t iWin; } WallRun;
 
-/* 1 when lit occurs in z[0..n), case-insensitively. */
-static int wallHasCi(const char *z, int n, const char *lit){
-  int m = (int)strlen(lit), i;
-  for(i=0; i+m<=n; i++){
-    if( sqlite3_strnicmp(z+i, lit, m)==0 ) return 1;
-  }
-  return 0;
-}
-
-/* a.?to.?b, case-insensitively, in z[0..n). */
-static int wallHasTo(const char *z, int n, const char *a, const char *b){
-  int na = (int)strlen(a), nb = (int)strlen(b), i, g1, g2;
-  for(i=0; i+na<=n; i++){
-    if( sqlite3_strnicmp(z+i, a, na)!=0 ) continue;
-    for(g1=0; g1<=1; g1++){
-      int j = i+na+g1;
-      if( j+2>n || sqlite3_strnicmp(z+j, "to", 2)!=0 ) continue;
-      for(g2=0; g2<=1; g2++){
-        int k = j+2+g2;
-        if( k+nb<=n && sqlite3_strnicmp(z+k, b, nb)==0 ) return 1;
-      }
-    }
-  }
-  return 0;
-}
-
-/* The wall category of an op named z[0..n): the summary's communication
-** names, else the KPI's transfer pattern (as large_transfers reads it),
-** else compute. */
-static int wallCategory(const char *z, int n){
-  if( profsumIsCommName(z, n) ) return WALL_COLL;
-  if( wallHasCi(z, n, "memcpy") || wallHasCi(z, n, "h2d") || wallHasCi(z, n, "d2h")
-   || wallHasCi(z, n, "infeed") || wallHasCi(z, n, "outfeed") || wallHasCi(z, n, "transfer")
-   || wallHasTo(z, n, "host", "device") || wallHasTo(z, n, "device", "host") ) return WALL_TRANSFER;
+/* The wall category of an op of key q: the summary's communication
+** names, else the KPI's transfers (as large_transfers reads them), else
+** compute. */
+static int wallCategory(const Engine *e, const EvKey *q){
+  if( profsumIsCommName(SP_STR(&e->pool, q->name), SP_LEN(&e->pool, q->name)) ) return WALL_COLL;
+  if( profsumEngIsTransferKey(e, q) ) return WALL_TRANSFER;
   return WALL_COMPUTE;
 }
 
@@ -158,8 +130,8 @@ static int64_t wallUnion(WallWin *aWin, int64_t n){
 
 /* Cover the windows aWin[0..nWin) with the ops of the tracks aTk[0..nTk)
 ** (one device), merged by start through a heap of cursors (aHeap, aPos:
-** nTk entries each, scratch).  aCat: the category per name id, made for
-** every name of a device-op event.  Reads the records and tracks only. */
+** nTk entries each, scratch).  aCat: the category per event key, made
+** for every key of a device-op event.  Reads the records and tracks only. */
 static void wallCover(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *aHeap, int64_t *aPos,
                       const int8_t *aCat, WallWin *aWin, int64_t nWin){
   WallRun aRun[3];
@@ -180,10 +152,8 @@ static void wallCover(Engine *e, const int32_t *aTk, int64_t nTk, int64_t *aHeap
     int64_t h = aHeap[0], c = 0;
     const STrack *tr = &e->aTrk[aTk[h]];
     const SEv *r = EV(e, ORD(e, tr->iFirst + aPos[h]));
-    int32_t nm = KEY(e, r)->name;
     int64_t ts = r->ts, end = ts + EVDUR(e, r);
-    int cat;
-    cat = aCat[nm];             /* made for every device-op name (wallCategories) */
+    int cat = aCat[r->key];     /* made for every device-op key (wallCategories) */
     if( cat==WALL_COLL ) wallAdd(&aRun[0], 0, ts, end, aWin, nWin);
     if( cat!=WALL_COMPUTE ) wallAdd(&aRun[1], 1, ts, end, aWin, nWin);
     wallAdd(&aRun[2], 2, ts, end, aWin, nWin);
@@ -239,7 +209,7 @@ struct EngWallJob {
   int64_t *aDevFirst;         /* device d's: aDevTk[aDevFirst[d]..aDevFirst[d+1]) */
   int64_t *aDevPid, *aHeap, *aPos, *aWinFirst;   /* (one allocation with aDevFirst) */
   int32_t *aDevProc;
-  int8_t *aCat;               /* wall category per name id (device-op names) */
+  int8_t *aCat;               /* wall category per event key (device-op keys) */
   WallWin *aWin;              /* device d's windows: aWin[aWinFirst[d]..aWinFirst[d+1]),
                               ** by start until written */
   int64_t *aUniFirst;         /* device d's union of the steps the KPIs add: */
@@ -250,15 +220,15 @@ struct EngWallJob {
   int covered;                /* the covers are done */
 };
 
-/* The category of every name of a device-op event (the covers then only
-** read aCat: the string pool may grow while they run). */
+/* The category of every key of a device-op event (the covers then only
+** read aCat: the string pool and the keys may grow while they run). */
 static void wallCategories(Engine *e, int8_t *aCat){
   int32_t k;
   for(k=0; k<e->nKey; k++){
     const EvKey *q = &e->aKey[k];
     const STrack *t = &e->aTrk[q->trk];
-    if( !(t->isDevice && t->isDevOp && !t->isSteps) || aCat[q->name]>=0 ) continue;
-    aCat[q->name] = (int8_t)wallCategory(SP_STR(&e->pool, q->name), SP_LEN(&e->pool, q->name));
+    if( !(t->isDevice && t->isDevOp && !t->isSteps) ) continue;
+    aCat[k] = (int8_t)wallCategory(e, q);
   }
 }
 
@@ -470,13 +440,13 @@ int profsumEngWallStart(Engine *e, EngWallJob **pp){
   j->aDevTk = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(nTrk+1));
   j->aDevFirst = sqlite3_malloc64(sizeof(int64_t)*5*(sqlite3_uint64)(nTrk+2));
   j->aDevProc = sqlite3_malloc64(sizeof(int32_t)*(sqlite3_uint64)(nTrk+1));
-  j->aCat = sqlite3_malloc64((sqlite3_uint64)(e->pool.n+1));
+  j->aCat = sqlite3_malloc64((sqlite3_uint64)e->nKey+1);
   if( !j->aDevTk || !j->aDevFirst || !j->aDevProc || !j->aCat ) return SQLITE_NOMEM;
   j->aDevPid = j->aDevFirst + nTrk + 2;
   j->aHeap = j->aDevPid + nTrk + 2;
   j->aPos = j->aHeap + nTrk + 2;
   j->aWinFirst = j->aPos + nTrk + 2;
-  memset(j->aCat, 0xff, (size_t)e->pool.n+1);
+  memset(j->aCat, 0xff, (size_t)e->nKey+1);
   rc = wallDevices(e, j, e->aSpan, nSpan, &devOf, &hostPid);
   if( rc==SQLITE_OK && j->nDev>0 && nSpan>0 ) rc = wallWindows(j, e->aSpan, nSpan, &devOf, &hostPid);
   if( rc==SQLITE_OK && j->nDev>0 && nSpan>0 ) rc = wallUnionOfSet(j);

@@ -114,6 +114,7 @@ static void xpMapStats(const ProfsumXpStat *a, int n, const ProfsumXpStat **ap, 
 /* What an event takes from its stats (string ids, -1: absent). */
 typedef struct XpDerived {
   int32_t name, tfop, source, sig, runid;
+  int32_t hostMem;      /* the long text names host memory (profsumEngSig) */
   int hasStep;
   int64_t step;
   int32_t keyTrk, key;  /* the event key these fields made on track keyTrk
@@ -966,13 +967,14 @@ static int xpPlaneMemo(XpWalk *w, int64_t n){
 static int xpDeriveTxt(ProfsumEngine *e, const char *a, const XpTxt *t, XpDerived *d){
   int rc;
   d->tfop = d->source = d->sig = d->runid = -1;
+  d->hostMem = 0;
   d->hasStep = t->hasStep;
   d->step = t->step;
   d->keyTrk = d->key = -1;
   if( (rc = profsumEngIntern(e, a+t->oName, t->nName, &d->name))!=SQLITE_OK ) return rc;
   if( t->nTfop>=0 && (rc = profsumEngIntern(e, a+t->oTfop, t->nTfop, &d->tfop))!=SQLITE_OK ) return rc;
   if( t->nSrc>=0 && (rc = profsumEngIntern(e, a+t->oSrc, t->nSrc, &d->source))!=SQLITE_OK ) return rc;
-  if( t->nSig>=0 && (rc = profsumEngSig(e, d->name, a+t->oSig, t->nSig, &d->sig))!=SQLITE_OK ) return rc;
+  if( t->nSig>=0 && (rc = profsumEngSig(e, d->name, a+t->oSig, t->nSig, &d->sig, &d->hostMem))!=SQLITE_OK ) return rc;
   if( t->nRun>=0 && (rc = profsumEngIntern(e, a+t->oRun, t->nRun, &d->runid))!=SQLITE_OK ) return rc;
   return SQLITE_OK;
 }
@@ -1084,6 +1086,7 @@ static int xpConsume(XpPipe *q, XpBatch *b){
         a.tfop = pd->tfop;
         a.source = pd->source;
         a.sig = pd->sig;
+        a.hostMem = pd->hostMem;
         a.runid = pd->runid;
         a.hasStep = pd->hasStep;
         a.step = pd->step;
