@@ -500,6 +500,24 @@ class HostOffload(DbTestCase):
         tid = self.db.execute("SELECT profsum_import(?, NULL, '{\"warmup_steps\": 0}')", (path,)).fetchone()[0]
         self.check(tid, "xplane")
 
+    def test_low_bandwidth_while_waiting_on_transfers(self):
+        # the ops carry their bytes (about 1 MB over 960 µs of a 1 TB/s peak:
+        # 0.1 %): the memory idles because the device waits on the host
+        # link, which the low_memory_bandwidth advice says first
+        ev = list(fixtures.TPU_META) + [{"ph": "X", "pid": 1, "tid": 1, "name": "0", "ts": 0, "dur": 1000}]
+        ev += [{"ph": "X", "pid": 1, "tid": 2, "name": n, "ts": ts, "dur": d,
+                "args": {"long_name": ln, "bytes_accessed": 10 ** 6 if n == "copy-done.1" else 1000}}
+               for n, ln, ts, d in OFFLOAD_OPS]
+        p = self.td.write("bw.json", fixtures.doc(ev))
+        opts = json.dumps({"warmup_steps": 0, "device_peaks": {"*": {"peak_mem_bw_bytes_per_s": 1e12}}})
+        tid = self.db.execute("SELECT profsum_import(?, 'bw', ?)", (p, opts)).fetchone()[0]
+        fixes = self.db.execute("SELECT fixes FROM profsum_advice WHERE trace_id=? AND "
+                                "advice_id='low_memory_bandwidth'", (tid,)).fetchone()[0]
+        self.assertEqual(json.loads(fixes)[0], "host<->device transfers take 42.7% of device busy time "
+                         "(large_transfers): the memory idles while the device waits on them; shorten or "
+                         "overlap them first")
+        check_invariants(self, self.db)
+
     def test_other_transfers_keep_their_fixes(self):
         # a host-offload copy beside a longer memcpy: both transfers, the
         # copies under half of them, so the usual fixes

@@ -369,9 +369,17 @@ raw AS (
                                                    'use the persistent compilation cache')
            WHEN 'host_overhead' THEN json_array('move input preprocessing off the step (prefetching input pipeline)',
                                                 'less Python work per step', 'jax.jit more of the step')
-           WHEN 'memory_bandwidth' THEN json_array('read profsum_roofline: ops bound by compute are not slowed by memory',
-                                                   'for ops neither compute- nor memory-bound (small, latency-bound): more work per op (fusion, a larger batch)',
-                                                   'check that the ops carry bytes_accessed (profsum_roofline.status)')
+           -- (the memory idles while a device waits on host transfers: when they
+           -- are large, as the large_transfers pattern says, that comes first)
+           WHEN 'memory_bandwidth' THEN CASE WHEN f.busy > 0 AND 10 * round(f.transfer * 1e6) > round(f.busy * 1e6)
+             THEN json_array(printf('host<->device transfers take %s%% of device busy time (large_transfers): the memory idles '
+                                    || 'while the device waits on them; shorten or overlap them first',
+                                    profsum_format_near(100.0 * round(f.transfer * 1e6) / round(f.busy * 1e6), 1, 5)),
+                             'read profsum_roofline: ops bound by compute are not slowed by memory',
+                             'check that the ops carry bytes_accessed (profsum_roofline.status)')
+             ELSE json_array('read profsum_roofline: ops bound by compute are not slowed by memory',
+                             'for ops neither compute- nor memory-bound (small, latency-bound): more work per op (fusion, a larger batch)',
+                             'check that the ops carry bytes_accessed (profsum_roofline.status)') END
            WHEN 'memory_peak' THEN json_array('donate buffers (donate_argnums)', 'rematerialize large activations (jax.checkpoint)',
                                               'a smaller batch per device, or shard over more devices')
            WHEN 'occupancy' THEN json_array('more work per kernel (fusion, larger batch)',
@@ -390,6 +398,7 @@ raw AS (
                                                 CASE WHEN kpi = 'memory_peak' THEN -value ELSE value END,
                                                 device) AS n
         FROM profsum_kpis AS k WHERE band IN ('bad', 'detected')) AS x
+       LEFT JOIN fact AS f ON f.trace_id = x.trace_id
   WHERE x.n = 1 AND CASE x.kpi WHEN 'kernel_duration' THEN 0 WHEN 'many_small_kernels' THEN 0
                                 WHEN 'device_utilization' THEN 0 WHEN 'device_idle_gaps' THEN 0
                                 WHEN 'large_transfers' THEN 0 WHEN 'one_op_dominating' THEN 0
