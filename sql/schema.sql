@@ -540,3 +540,18 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_op_growth(
   growth_rank INTEGER NOT NULL,        -- rank within the pair by delta descending, then name; 1 = grew most
   PRIMARY KEY(trace_id, name)
 ) WITHOUT ROWID;
+
+-- What an XPlane capture says of where and when it ran, name → value (text):
+-- every stat of its /host:metadata plane (JAX writes jax_version,
+-- jaxlib_version and its backends' versions there: tpu_version, cpu_version,
+-- ...) and profile_start_time / profile_stop_time of its Task Environment
+-- plane (ns since the Unix epoch).  The first plane that has a name gives its
+-- value; values over 4,096 bytes are left out.  No rows for trace JSON, which
+-- carries none of it, nor for a trace imported before the table was added.
+-- profsum_environment reads them.
+CREATE TABLE IF NOT EXISTS main.profsum_agg_env(
+  trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
+  name TEXT NOT NULL,                  -- the stat's name, e.g. jax_version
+  value TEXT NOT NULL,                 -- its value as text (integers in decimal)
+  PRIMARY KEY(trace_id, name)
+) WITHOUT ROWID;

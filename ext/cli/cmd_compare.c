@@ -356,6 +356,34 @@ static void noteSourceFormats(const char *zCmd, sqlite3_int64 idB, sqlite3_int64
   sqlite3_finalize(p);
 }
 
+/* On stderr: what both captures state of their environment and differ in
+** (profsum_environment: jax_version, jaxlib_version, device_model,
+** n_devices when both have devices), as profsum_compare_md notes it.  A
+** note only: never an error. */
+static void noteEnvironment(const char *zCmd, sqlite3_int64 idB, sqlite3_int64 idA){
+  sqlite3_stmt *p = 0;
+  if( sqlite3_prepare_v2(g_db, "SELECT group_concat(k || ' ' || vb || ' -> ' || va, '; ') FROM ("
+        "SELECT v.column1 AS k, v.column2 AS o, "
+        "CASE v.column2 WHEN 1 THEN b.jax_version WHEN 2 THEN b.jaxlib_version WHEN 3 THEN b.device_model "
+        "  ELSE CASE WHEN b.n_devices > 0 AND a.n_devices > 0 THEN CAST(b.n_devices AS TEXT) END END AS vb, "
+        "CASE v.column2 WHEN 1 THEN a.jax_version WHEN 2 THEN a.jaxlib_version WHEN 3 THEN a.device_model "
+        "  ELSE CASE WHEN b.n_devices > 0 AND a.n_devices > 0 THEN CAST(a.n_devices AS TEXT) END END AS va "
+        "FROM main.profsum_environment AS b, main.profsum_environment AS a, "
+        "(VALUES ('jax_version', 1), ('jaxlib_version', 2), ('device_model', 3), ('n_devices', 4)) AS v "
+        "WHERE b.trace_id=?1 AND a.trace_id=?2 ORDER BY o) "
+        "WHERE vb IS NOT NULL AND va IS NOT NULL AND vb <> va", -1, &p, 0)!=SQLITE_OK ){
+    sqlite3_finalize(p);
+    return;
+  }
+  sqlite3_bind_int64(p, 1, idB);
+  sqlite3_bind_int64(p, 2, idA);
+  if( sqlite3_step(p)==SQLITE_ROW && sqlite3_column_type(p, 0)!=SQLITE_NULL ){
+    errLine("profsum %s: note: the software or hardware changed between the runs (%s): the numbers can "
+            "move for that reason alone", zCmd, (const char*)sqlite3_column_text(p, 0));
+  }
+  sqlite3_finalize(p);
+}
+
 /* profsum compare: the comparison JSON of --before and --after
 ** (profsum_compare_json), each a file or a label/trace_id of --db;
 ** --strict-provenance fails (exit 1) when the provenance checks fail. */
@@ -384,6 +412,7 @@ int cmdCompare(Opts *o){
   zCmp = sqlText("SELECT profsum_compare_json(?1, ?2, ?3)", "iii", idB, idA, (sqlite3_int64)k);
   if( zCmp==0 ) fail(EXIT_FAIL, "profsum_compare_json returned nothing");
   noteSourceFormats("compare", idB, idA);
+  noteEnvironment("compare", idB, idA);
   if( optFlag(o, "strict-provenance") ) checkProvenance(zCmp);
   if( zFormat && strcmp(zFormat, "json")!=0 ){
     /* profsum's comparison for people instead of the reference's JSON */
@@ -478,6 +507,7 @@ int cmdTrack(Opts *o){
   idA = traceArg("after", zA, optRaw(o, "after"), kind==HIST_DB, zOpts, idB);
   profsumHistQuietSources(1);               /* noteSourceFormats says it */
   noteSourceFormats("track", idB, idA);
+  noteEnvironment("track", idB, idA);
   noteSameContent(idB, idA);
   if( optFlag(o, "strict-provenance") ){
     /* checked before anything is recorded */
@@ -600,6 +630,7 @@ int cmdBundle(Opts *o){
   idB = bundleSide(o, "before", kind==HIST_DB || zDb!=0, zOpts, 0);
   idA = bundleSide(o, "after", kind==HIST_DB || zDb!=0, zOpts, idB);
   noteSourceFormats("bundle", idB, idA);
+  noteEnvironment("bundle", idB, idA);
   if( optFlag(o, "strict-provenance") ){
     /* the reference's preflight comparison: its ValueError text, exit 1,
     ** before any file is written */

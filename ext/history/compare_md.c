@@ -5,6 +5,9 @@
 **
 **   - the source formats, with a note when they differ (an XPlane and a
 **     JSON trace of one capture give other numbers for that reason alone);
+**   - the environments (profsum_environment: JAX and jaxlib versions, the
+**     accelerators), when either side's capture states one, with a note
+**     when both state a value and they differ;
 **   - the steady-state step time delta with its noise: the larger over both
 **     sides of (steady p90 − steady median); a delta inside it is "within
 **     noise";
@@ -61,6 +64,9 @@ typedef struct CmdSide {
                                ** steady ones) */
   double aWall[4];             /* compute, collective, transfer, idle shares */
   CmdOp *aOp; int nOp;
+  char *azEnv[3];              /* jax_version, jaxlib_version, device_model
+                               ** (profsum_environment), 0: unknown */
+  sqlite3_int64 nDev;          /* its n_devices */
 } CmdSide;
 
 static const char *const azCmdCat[5] = {"compute", "communication", "host", "stall", "other"};
@@ -72,6 +78,7 @@ static void cmdSideFree(CmdSide *p){
   sqlite3_free(p->aOp);
   sqlite3_free(p->zLabel);
   sqlite3_free(p->zFormat);
+  for(i=0; i<3; i++) sqlite3_free(p->azEnv[i]);
   memset(p, 0, sizeof(*p));
 }
 
@@ -121,6 +128,17 @@ static int cmdSideRead(sqlite3 *db, const char *zSchema, CmdSide *p, char **pzEr
     sqlite3_free(*pzErr);
     *pzErr = sqlite3_mprintf("trace %lld left the database while it was read", (long long)p->id);
     return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  if( (rc = cmdDone(db, q, rc, pzErr))!=SQLITE_OK ) return rc;
+  rc = cmdPrep(db, zSchema, "SELECT jax_version, jaxlib_version, device_model, n_devices "
+               "FROM \"%w\".profsum_environment WHERE trace_id=?1", p->id, &q, pzErr);
+  if( rc ) return rc;
+  if( (rc = sqlite3_step(q))==SQLITE_ROW ){
+    for(k=0; k<3; k++){
+      const char *z = (const char*)sqlite3_column_text(q, k);
+      if( z && (p->azEnv[k] = sqlite3_mprintf("%s", z))==0 ){ sqlite3_finalize(q); return SQLITE_NOMEM; }
+    }
+    p->nDev = sqlite3_column_int64(q, 3);
   }
   if( (rc = cmdDone(db, q, rc, pzErr))!=SQLITE_OK ) return rc;
   rc = cmdPrep(db, zSchema, "SELECT mode, category, share_of_total FROM \"%w\".profsum_breakdown "
@@ -372,6 +390,61 @@ static void cmdShifts(sqlite3_str *s, const CmdSide *b, const CmdSide *a){
   }
 }
 
+/* The names of CmdSide.azEnv, as profsum_environment's columns. */
+static const char *const azCmdEnv[3] = {"jax_version", "jaxlib_version", "device_model"};
+
+/* Side p's environment in words ("jax 0.4.30, jaxlib 0.4.30, 4 × TPU v6
+** Lite"; "unknown" when it states none), as a code span. */
+static void cmdEnvText(sqlite3_str *s, const CmdSide *p){
+  sqlite3_str *t = sqlite3_str_new(0);
+  char *z;
+  if( p->azEnv[0] ) sqlite3_str_appendf(t, "jax %s", p->azEnv[0]);
+  if( p->azEnv[1] ) sqlite3_str_appendf(t, "%sjaxlib %s", sqlite3_str_length(t) ? ", " : "", p->azEnv[1]);
+  if( p->nDev>0 ){
+    sqlite3_str_appendf(t, "%s%lld × %s", sqlite3_str_length(t) ? ", " : "", (long long)p->nDev,
+                        p->azEnv[2] ? p->azEnv[2] : "device");
+  }
+  if( sqlite3_str_length(t)==0 ) sqlite3_str_appendall(t, "unknown");
+  z = sqlite3_str_finish(t);
+  if( z==0 ){ sqlite3_str_appendall(s, "``"); return; }   /* the caller sees the OOM */
+  cmdName(s, z);
+  sqlite3_free(z);
+}
+
+/* The environment lines: each side's, then a note naming what both state
+** and differ in (versions, device model, device count).  Nothing when
+** neither side states a version or a device model. */
+static void cmdEnv(sqlite3_str *s, const CmdSide *b, const CmdSide *a){
+  int k, nDiff = 0;
+  if( !b->azEnv[0] && !b->azEnv[1] && !b->azEnv[2] && !a->azEnv[0] && !a->azEnv[1] && !a->azEnv[2] ) return;
+  sqlite3_str_appendall(s, "- Environment: before ");
+  cmdEnvText(s, b);
+  sqlite3_str_appendall(s, ", after ");
+  cmdEnvText(s, a);
+  sqlite3_str_appendall(s, "\n");
+  for(k=0; k<4; k++){
+    char zB[32], zA[32];
+    const char *pB, *pA;
+    if( k<3 ){
+      pB = b->azEnv[k]; pA = a->azEnv[k];
+    }else{
+      if( b->nDev<=0 || a->nDev<=0 ) continue;
+      sqlite3_snprintf(sizeof(zB), zB, "%lld", (long long)b->nDev); pB = zB;
+      sqlite3_snprintf(sizeof(zA), zA, "%lld", (long long)a->nDev); pA = zA;
+    }
+    if( pB==0 || pA==0 || strcmp(pB, pA)==0 ) continue;
+    sqlite3_str_appendall(s, nDiff++ ? "; " : "- **Note:** the software or hardware changed between the runs (");
+    sqlite3_str_appendf(s, "%s ", k<3 ? azCmdEnv[k] : "n_devices");
+    cmdName(s, pB);
+    sqlite3_str_appendall(s, " → ");
+    cmdName(s, pA);
+  }
+  if( nDiff ){
+    sqlite3_str_appendall(s, "): the numbers can move for that reason alone, not because of the change "
+                             "compared.\n");
+  }
+}
+
 /* The markdown of the comparison of b and a. */
 static char *cmdMarkdown(CmdSide *b, CmdSide *a, int topK){
   sqlite3_str *s = sqlite3_str_new(0);
@@ -385,6 +458,7 @@ static char *cmdMarkdown(CmdSide *b, CmdSide *a, int topK){
     sqlite3_str_appendall(s, "- **Note:** before and after were read from different sources: event counts, "
         "op paths, regions and float rounding can differ for that reason alone, not because of the change.\n");
   }
+  cmdEnv(s, b, a);
   cmdStep(s, b, a);
   cmdShifts(s, b, a);
   rc = cmdOps(s, b, a, topK);

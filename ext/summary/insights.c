@@ -10,6 +10,7 @@
 struct ProfsumInsights {
   InsXla *pXla;
   InsMem *pMem;
+  InsEnv *pEnv;
 };
 
 /* See insights.h. */
@@ -21,6 +22,7 @@ int profsumInsNew(ProfsumInsights **pp){
   memset(p, 0, sizeof(*p));
   rc = insXlaNew(&p->pXla);
   if( rc==SQLITE_OK ) rc = insMemNew(&p->pMem);
+  if( rc==SQLITE_OK ) rc = insEnvNew(&p->pEnv);
   if( rc ){ profsumInsFree(p); return rc; }
   *pp = p;
   return SQLITE_OK;
@@ -31,6 +33,7 @@ void profsumInsFree(ProfsumInsights *p){
   if( p==0 ) return;
   insXlaFree(p->pXla);
   insMemFree(p->pMem);
+  insEnvFree(p->pEnv);
   sqlite3_free(p);
 }
 
@@ -44,6 +47,7 @@ void profsumInsDiagAll(ProfsumInsights *p){
 int profsumInsXpPlane(ProfsumInsights *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
   int rc = insXlaXpPlane(p->pXla, pXp, pl);
   if( rc==SQLITE_OK ) rc = insMemXpPlane(p->pMem, pXp, pl);
+  if( rc==SQLITE_OK ) rc = insEnvXpPlane(p->pEnv, pXp, pl);
   return rc;
 }
 
@@ -81,6 +85,7 @@ int profsumInsWrite(ProfsumInsights *p, sqlite3 *db, const char *zSchema,
     nRow++;
   }
   if( rc==SQLITE_OK ) rc = insMemWrite(p->pMem, db, zSchema, traceId, aSpan, nRow, zFunc, pzErr);
+  if( rc==SQLITE_OK ) rc = insEnvWrite(p->pEnv, db, zSchema, traceId, zFunc, pzErr);
   return rc;
 }
 

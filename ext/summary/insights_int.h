@@ -6,6 +6,8 @@
 **   InsXla  insights_xla.c  devices and their limits, FLOPs and bytes per
 **                           HLO op and category, roofline, utilization
 **   InsMem  insights_mem.c  memory allocations and their peak, kernels
+**   InsEnv  insights_env.c  the capture's environment (versions, times):
+**                           XPlane planes only, no events, no report
 ** and the diagnostics they both keep (InsDiag, insights_diag.c).
 ** Not included outside insights*.c.
 */
@@ -88,5 +90,14 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
                 const ProfsumStepSpan *aSpan, int64_t nSpan, const char *zFunc, char **pzErr);
 int insMemReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut);
 int insMemReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut);
+
+typedef struct InsEnv InsEnv;
+int insEnvNew(InsEnv **pp);
+void insEnvFree(InsEnv *p);
+int insEnvXpPlane(InsEnv *p, ProfsumXp *pXp, const ProfsumXpPlane *pl);
+/* Insert its rows into "zSchema".profsum_agg_env for traceId.  SQLITE_OK,
+** SQLITE_NOMEM, or another error code with *pzErr set (naming zFunc). */
+int insEnvWrite(InsEnv *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
+                const char *zFunc, char **pzErr);
 
 #endif /* PROFSUM_INSIGHTS_INT_H */

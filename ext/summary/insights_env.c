@@ -1,0 +1,161 @@
+/*
+** insights_env.c — the collector of what an XPlane says of where and when
+** it ran (InsEnv of insights_int.h), stored in profsum_agg_env:
+**
+**   - every stat of the /host:metadata plane (JAX writes jax_version,
+**     jaxlib_version, and its backends' versions there: tpu_version,
+**     cpu_version, ...);
+**   - profile_start_time and profile_stop_time of the Task Environment
+**     plane (ns since the epoch).
+**
+** A name met in several such planes keeps the value of the first plane
+** that has it (as the session's alignment takes the first start); within
+** a plane a later stat of a name replaces the earlier one (as the planes'
+** stats column of profsum_xplane_planes shows them).  Values are text:
+** strings as read (bytes with U+FFFD for invalid UTF-8, a reference as
+** the name it refers to, a compressed string inflated), integers in
+** decimal, doubles as Python's repr writes them (NaN and the infinities
+** as NaN, Infinity, -Infinity).  A value over
+** ENV_VALUE_MAX bytes, or an empty one, is left out.  Trace JSON carries
+** none of this: a JSON trace has no rows.
+*/
+#include "insights_int.h"
+#include "jsontree.h"
+
+#include <math.h>
+#include <string.h>
+
+#define ENV_VALUE_MAX 4096      /* bytes of a value kept at most */
+#define ENV_ROWS_MAX 256        /* names kept at most */
+
+typedef struct EnvRow {
+  char *zName, *zValue;       /* sqlite3_malloc'd */
+  int iPlane;                 /* ordinal of the plane it came from */
+} EnvRow;
+
+struct InsEnv {
+  EnvRow *aRow; int nRow, nAlloc;
+  int nPlane;                 /* planes seen */
+};
+
+/* See insights_int.h. */
+int insEnvNew(InsEnv **pp){
+  *pp = sqlite3_malloc64(sizeof(InsEnv));
+  if( *pp==0 ) return SQLITE_NOMEM;
+  memset(*pp, 0, sizeof(InsEnv));
+  return SQLITE_OK;
+}
+
+/* See insights_int.h. */
+void insEnvFree(InsEnv *p){
+  int i;
+  if( p==0 ) return;
+  for(i=0; i<p->nRow; i++){ sqlite3_free(p->aRow[i].zName); sqlite3_free(p->aRow[i].zValue); }
+  sqlite3_free(p->aRow);
+  sqlite3_free(p);
+}
+
+/* The value of stat st as text into *pz (sqlite3_malloc'd; 0 when it has
+** none to keep: no value, empty, or over ENV_VALUE_MAX bytes).  SQLITE_OK,
+** SQLITE_NOMEM or the decoder's error (profsumXpStatText). */
+static int envValue(ProfsumXp *pXp, const ProfsumXpStat *st, char **pz){
+  const char *z = 0;
+  int64_t n = 0;
+  int rc;
+  *pz = 0;
+  switch( st->eType ){
+    case PROFSUM_XV_NONE: return SQLITE_OK;
+    case PROFSUM_XV_INT64: *pz = sqlite3_mprintf("%lld", (long long)st->iVal); break;
+    case PROFSUM_XV_UINT64: *pz = sqlite3_mprintf("%llu", (unsigned long long)st->uVal); break;
+    case PROFSUM_XV_DOUBLE: {
+      char zNum[64];
+      if( isnan(st->rVal) ) *pz = sqlite3_mprintf("NaN");
+      else if( isinf(st->rVal) ) *pz = sqlite3_mprintf(st->rVal>0 ? "Infinity" : "-Infinity");
+      else{ jReprDouble(st->rVal, zNum); *pz = sqlite3_mprintf("%s", zNum); }
+      break;
+    }
+    default:
+      if( (rc = profsumXpStatText(pXp, st, &z, &n))!=SQLITE_OK ) return rc;
+      if( z==0 || n<=0 || n>ENV_VALUE_MAX ) return SQLITE_OK;
+      *pz = sqlite3_mprintf("%.*s", (int)n, z);
+      break;
+  }
+  return *pz ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* Keep name z[0..n) with value zVal (taken over, also on error) from
+** plane iPlane: a new name is added; one of the same plane is replaced;
+** one of an earlier plane stays.  SQLITE_OK or SQLITE_NOMEM. */
+static int envKeep(InsEnv *p, const char *z, int64_t n, char *zVal, int iPlane){
+  int i;
+  for(i=0; i<p->nRow; i++){
+    EnvRow *r = &p->aRow[i];
+    if( (int64_t)strlen(r->zName)==n && memcmp(r->zName, z, (size_t)n)==0 ){
+      if( r->iPlane==iPlane ){ sqlite3_free(r->zValue); r->zValue = zVal; }
+      else sqlite3_free(zVal);
+      return SQLITE_OK;
+    }
+  }
+  if( p->nRow>=ENV_ROWS_MAX ){ sqlite3_free(zVal); return SQLITE_OK; }
+  if( p->nRow>=p->nAlloc ){
+    int nNew = p->nAlloc ? p->nAlloc*2 : 16;
+    EnvRow *a = sqlite3_realloc64(p->aRow, sizeof(EnvRow)*(sqlite3_uint64)nNew);
+    if( a==0 ){ sqlite3_free(zVal); return SQLITE_NOMEM; }
+    p->aRow = a; p->nAlloc = nNew;
+  }
+  p->aRow[p->nRow].zName = sqlite3_mprintf("%.*s", (int)n, z);
+  p->aRow[p->nRow].zValue = zVal;
+  p->aRow[p->nRow].iPlane = iPlane;
+  if( p->aRow[p->nRow].zName==0 ){ sqlite3_free(zVal); return SQLITE_NOMEM; }
+  p->nRow++;
+  return SQLITE_OK;
+}
+
+/* 1 when z[0..n) is the NUL-free text lit. */
+static int envIs(const char *z, int64_t n, const char *lit){
+  return z && n==(int64_t)strlen(lit) && memcmp(z, lit, (size_t)n)==0;
+}
+
+/* See insights_int.h: the stats of a /host:metadata plane, the start and
+** stop times of a Task Environment plane. */
+int insEnvXpPlane(InsEnv *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
+  int isMeta = envIs(pl->zName, pl->nName, "/host:metadata");
+  int isTask = envIs(pl->zName, pl->nName, "Task Environment");
+  int i, rc = SQLITE_OK, iPlane = p->nPlane++;
+  if( !isMeta && !isTask ) return SQLITE_OK;
+  for(i=0; rc==SQLITE_OK && i<pl->nStat; i++){
+    const ProfsumXpStat *st = &pl->aStat[i];
+    char *zVal;
+    if( st->zName==0 || st->nName<=0 ) continue;
+    if( isTask && !envIs(st->zName, st->nName, "profile_start_time")
+        && !envIs(st->zName, st->nName, "profile_stop_time") ) continue;
+    if( (rc = envValue(pXp, st, &zVal))!=SQLITE_OK || zVal==0 ) continue;
+    rc = envKeep(p, st->zName, st->nName, zVal, iPlane);
+  }
+  return rc;
+}
+
+/* See insights_int.h. */
+int insEnvWrite(InsEnv *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
+                const char *zFunc, char **pzErr){
+  sqlite3_stmt *pIns = 0;
+  char *z;
+  int i, rc;
+  if( p->nRow==0 ) return SQLITE_OK;
+  z = sqlite3_mprintf("INSERT INTO \"%w\".profsum_agg_env(trace_id, name, value) VALUES(?1,?2,?3)", zSchema);
+  if( z==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, z, -1, &pIns, 0);
+  sqlite3_free(z);
+  for(i=0; rc==SQLITE_OK && i<p->nRow; i++){
+    sqlite3_bind_int64(pIns, 1, traceId);
+    sqlite3_bind_text(pIns, 2, p->aRow[i].zName, -1, SQLITE_STATIC);
+    sqlite3_bind_text(pIns, 3, p->aRow[i].zValue, -1, SQLITE_STATIC);
+    rc = sqlite3_step(pIns);
+    rc = rc==SQLITE_DONE ? sqlite3_reset(pIns) : sqlite3_errcode(db);
+  }
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
+    *pzErr = sqlite3_mprintf("%s: storing the capture's environment: %s", zFunc, sqlite3_errmsg(db));
+  }
+  sqlite3_finalize(pIns);
+  return rc;
+}
