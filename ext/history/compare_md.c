@@ -393,22 +393,31 @@ static void cmdShifts(sqlite3_str *s, const CmdSide *b, const CmdSide *a){
 /* The names of CmdSide.azEnv, as profsum_environment's columns. */
 static const char *const azCmdEnv[3] = {"jax_version", "jaxlib_version", "device_model"};
 
+/* Append z as the inside of a code span: '`' and '|' escaped, line
+** breaks as spaces. */
+static void cmdCodeText(sqlite3_str *s, const char *z){
+  for(; *z; z++){
+    if( *z=='`' || *z=='|' ) sqlite3_str_appendchar(s, 1, '\\');
+    sqlite3_str_appendchar(s, 1, (*z=='\n' || *z=='\r') ? ' ' : *z);
+  }
+}
+
 /* Side p's environment in words ("jax 0.4.30, jaxlib 0.4.30, 4 × TPU v6
 ** Lite"; "unknown" when it states none), as a code span. */
 static void cmdEnvText(sqlite3_str *s, const CmdSide *p){
-  sqlite3_str *t = sqlite3_str_new(0);
-  char *z;
-  if( p->azEnv[0] ) sqlite3_str_appendf(t, "jax %s", p->azEnv[0]);
-  if( p->azEnv[1] ) sqlite3_str_appendf(t, "%sjaxlib %s", sqlite3_str_length(t) ? ", " : "", p->azEnv[1]);
-  if( p->nDev>0 ){
-    sqlite3_str_appendf(t, "%s%lld × %s", sqlite3_str_length(t) ? ", " : "", (long long)p->nDev,
-                        p->azEnv[2] ? p->azEnv[2] : "device");
+  int n = 0;
+  sqlite3_str_appendchar(s, 1, '`');
+  if( p->azEnv[0] ){ sqlite3_str_appendall(s, "jax "); cmdCodeText(s, p->azEnv[0]); n++; }
+  if( p->azEnv[1] ){
+    sqlite3_str_appendall(s, n++ ? ", jaxlib " : "jaxlib ");
+    cmdCodeText(s, p->azEnv[1]);
   }
-  if( sqlite3_str_length(t)==0 ) sqlite3_str_appendall(t, "unknown");
-  z = sqlite3_str_finish(t);
-  if( z==0 ){ sqlite3_str_appendall(s, "``"); return; }   /* the caller sees the OOM */
-  cmdName(s, z);
-  sqlite3_free(z);
+  if( p->nDev>0 ){
+    sqlite3_str_appendf(s, "%s%lld × ", n++ ? ", " : "", (long long)p->nDev);
+    cmdCodeText(s, p->azEnv[2] ? p->azEnv[2] : "device");
+  }
+  if( n==0 ) sqlite3_str_appendall(s, "unknown");
+  sqlite3_str_appendchar(s, 1, '`');
 }
 
 /* The environment lines: each side's, then a note naming what both state
