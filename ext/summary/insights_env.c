@@ -75,6 +75,9 @@ static int envValue(ProfsumXp *pXp, const ProfsumXpStat *st, char **pz){
       break;
     }
     default:
+      /* a string or bytes value's text is at least as long as its bytes
+      ** (U+FFFD takes 3 for each bad one): a long one is not even read */
+      if( (st->eType==PROFSUM_XV_STR || st->eType==PROFSUM_XV_BYTES) && st->n>ENV_VALUE_MAX ) return SQLITE_OK;
       if( (rc = profsumXpStatText(pXp, st, &z, &n))!=SQLITE_OK ) return rc;
       if( z==0 || n<=0 || n>ENV_VALUE_MAX ) return SQLITE_OK;
       *pz = sqlite3_mprintf("%.*s", (int)n, z);
