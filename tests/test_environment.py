@@ -119,6 +119,22 @@ class Environment(DbTestCase):
                                          (tid,)).fetchone()[0], 0)
         self.assertEqual(self.env(tid2)["jax_version"], "0.5.0")
 
+    def test_report_section(self):
+        tid = self.imp(capture(), "r")
+        md = self.db.execute("SELECT profsum_report_md(?, 5, '{\"profsum\": true}')", (tid,)).fetchone()[0]
+        self.assertIn("## profsum: Environment\n\nWhat the capture states (profsum_environment).\n\n"
+                      "| jax | jaxlib | devices | model | session start (UTC) | session s |\n"
+                      "|---|---|---:|---|---|---:|\n"
+                      "| 0.4.30 | 0.4.30 | 1 | TPU v5 lite | 2026-07-09T06:46:19.390989Z | 0.682 |\n", md)
+        self.assertLess(md.index("## profsum: Environment"), md.index("## profsum: Devices"))
+        html = self.db.execute("SELECT profsum_report_html(?, 5)", (tid,)).fetchone()[0]
+        self.assertIn("<tr><td>0.4.30</td><td>0.4.30</td><td>1</td><td>TPU v5 lite</td>"
+                      "<td>2026-07-09T06:46:19.390989Z</td><td>0.682</td></tr>", html)
+        # nothing stated: no section
+        tid = self.imp(capture(jax=None, task=False), "n")
+        md = self.db.execute("SELECT profsum_report_md(?, 5, '{\"profsum\": true}')", (tid,)).fetchone()[0]
+        self.assertNotIn("Environment", md)
+
     def test_compare_md_notes_a_change(self):
         a = self.imp(capture(jax="0.4.30", n_tpu=4), "a")
         b = self.imp(capture(jax="0.4.31", n_tpu=4), "b")

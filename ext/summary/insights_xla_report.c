@@ -2,7 +2,9 @@
 ** insights_xla_report.c — the report sections of the InsXla collector
 ** (insights_int.h): devices, op profile, roofline and utilization, read
 ** back from the views profsum_devices, profsum_op_profile,
-** profsum_roofline and profsum_utilization of zSchema.  A section is
+** profsum_roofline and profsum_utilization of zSchema, and before them
+** the capture's environment (profsum_environment, stored by InsEnv: the
+** same table layout serves it).  A section is
 ** written only when its view has data for the trace (the roofline and
 ** utilization only when some op has FLOPs or bytes).  Markdown sections
 ** start with "## profsum: "; HTML ones are <section> elements, the
@@ -80,6 +82,10 @@ static const char zDevSql[] =
   "SELECT device, kind, vendor, model, compute_capability, core_count, clock_hz, memory_bytes, "
   "peak_flops_per_s, peak_mem_bw_bytes_per_s, peak_source, has_events "
   "FROM \"%w\".profsum_devices WHERE trace_id=?1 AND status='ok' ORDER BY device";
+static const char zEnvSql[] =
+  "SELECT jax_version, jaxlib_version, device_model, n_devices, profile_start_utc, profile_duration_s "
+  "FROM \"%w\".profsum_environment WHERE trace_id=?1 AND (jax_version IS NOT NULL "
+  "OR jaxlib_version IS NOT NULL OR profile_start_utc IS NOT NULL)";
 static const char zOpSql[] =
   "SELECT level, name, display_name, attribution, hlo_module, count, total_us, self_us, share, framework_op "
   "FROM \"%w\".profsum_op_profile WHERE trace_id=?1 AND status='ok' AND rank<10 "
@@ -125,6 +131,21 @@ typedef struct XrTable {
 #define XTT(i, t)    {'t', i, t, 0, 1.0, 0}
 #define XN(i, d, f)  {'n', i, -1, 0, d, f}
 #define XP(i)        {'p', i, -1, 0, 1.0, 0}
+
+static const XrTable xrEnvironment = {
+  zEnvSql,
+  "\n## profsum: Environment\n\n"
+  "What the capture states (profsum_environment).\n\n"
+  "| jax | jaxlib | devices | model | session start (UTC) | session s |\n"
+  "|---|---|---:|---|---|---:|\n",
+  "<section id=\"profsum-environment\"><h2>profsum: Environment</h2>\n"
+  "<p>What the capture states (profsum_environment).</p>\n<table>\n"
+  "<tr><th>jax</th><th>jaxlib</th><th>devices</th><th>model</th><th>session start (UTC)</th>"
+  "<th>session s</th></tr>\n",
+  "</table>\n</section>\n",
+  6,
+  { XT(0), XT(1), XT(3), XT(2), XT(4), XN(5, 1.0, "%.3f") }
+};
 
 static const XrTable xrDevices = {
   zDevSql,
@@ -331,13 +352,15 @@ done:
   return rc;
 }
 
-/* The four sections of the trace, as markdown or (isHtml) HTML: devices
-** and op profile, then (only with FLOPs or bytes) the roofline, with its
-** chart in HTML, and utilization. */
+/* The sections of the trace, as markdown or (isHtml) HTML: the
+** environment (when the capture states a version or its session's start),
+** devices and op profile, then (only with FLOPs or bytes) the roofline,
+** with its chart in HTML, and utilization. */
 static int xrReport(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut,
                     int isHtml){
   int rc, hasRoof;
-  rc = xrTable(db, zSchema, traceId, pOut, &xrDevices, isHtml);
+  rc = xrTable(db, zSchema, traceId, pOut, &xrEnvironment, isHtml);
+  if( rc==SQLITE_OK ) rc = xrTable(db, zSchema, traceId, pOut, &xrDevices, isHtml);
   if( rc==SQLITE_OK ) rc = xrTable(db, zSchema, traceId, pOut, &xrOpProfile, isHtml);
   if( rc ) return rc;
   hasRoof = xrHas(db, zSchema, traceId, zRoofHas);
