@@ -257,8 +257,10 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_device(
 --   host_offload_duration Σ over devices of the union of their host-offload copies, µs:
 --                        at most transfer_duration.  A host-offload copy is xprof's: a
 --                        name holding copy-start, copy-done, dynamic-slice-start/-done or
---                        dynamic-update-slice-start/-done (with case) whose long_name (the
---                        HLO text) holds "S(5)", the host memory space of a TPU layout
+--                        dynamic-update-slice-start/-done (with case) whose HLO text (its
+--                        long_name, an XPlane's raw metadata name, or the name itself) holds
+--                        "S(5)", the host memory space of a TPU layout; not on an Async
+--                        XLA Ops line
 --   device_busy_duration Σ over devices of busy_duration, µs
 --   exact_breakdown_total the per-track breakdown's total with the nesting (§2) decided on
 --                        exact times, µs (the summary decides it in the timestamps' doubles,
@@ -546,7 +548,8 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_op_growth(
 -- jaxlib_version and its backends' versions there: tpu_version, cpu_version,
 -- ...) and profile_start_time / profile_stop_time of its Task Environment
 -- plane (ns since the Unix epoch).  The first plane that has a name gives its
--- value; values over 4,096 bytes are left out.  No rows for trace JSON, which
+-- value; values over 4,096 bytes, empty ones and names with a NUL byte are left
+-- out, and names past the first 256.  No rows for trace JSON, which
 -- carries none of it, nor for a trace imported before the table was added.
 -- profsum_environment reads them.
 CREATE TABLE IF NOT EXISTS main.profsum_agg_env(

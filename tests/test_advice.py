@@ -513,10 +513,33 @@ class HostOffload(DbTestCase):
         tid = self.db.execute("SELECT profsum_import(?, 'bw', ?)", (p, opts)).fetchone()[0]
         fixes = self.db.execute("SELECT fixes FROM profsum_advice WHERE trace_id=? AND "
                                 "advice_id='low_memory_bandwidth'", (tid,)).fetchone()[0]
-        self.assertEqual(json.loads(fixes)[0], "host<->device transfers take 42.7% of device busy time "
-                         "(large_transfers): the memory idles while the device waits on them; shorten or "
-                         "overlap them first")
+        self.assertEqual(json.loads(fixes)[0], "across the devices, host<->device transfers take 42.7% of "
+                         "their busy time (large_transfers): the memory idles while a device waits on them; "
+                         "shorten or overlap them first")
         check_invariants(self, self.db)
+
+    def test_xplane_raw_name_and_async_line(self):
+        # as xprof reads it, the S(5) may be in the raw metadata name only:
+        # (a) no display name, the name is the HLO text; (b) a long_name
+        # stat without it, the raw name with it.  An Async XLA Ops op named
+        # like a copy does not count (its span is the whole copy).
+        d = W.PlaneBuilder("/device:TPU:0", id=1)
+        d.line(id=1, name="Steps", timestamp_ns=0, events=[d.event("0", offset_ps=0, duration_ps=1000 * US)])
+        hlo_a = OFFLOAD_OPS[2][1]
+        hlo_b = OFFLOAD_OPS[0][1]
+        lstat = d.stat("long_name", s="%copy-start.1 = copy-start()")
+        d.line(id=2, name="XLA Ops", timestamp_ns=0, events=[
+            W.event(d.eid(hlo_a), offset_ps=0, duration_ps=100 * US),
+            W.event(d.eid(hlo_b, display_name="copy-start.1", stats=[lstat]), offset_ps=100 * US,
+                    duration_ps=50 * US),
+            d.event("fusion.1", offset_ps=150 * US, duration_ps=250 * US)])
+        d.line(id=3, name="Async XLA Ops", timestamp_ns=0, events=[
+            event_of(d, "copy-done.9", hlo_a + " ", 0, 900)])
+        path = self.td.write("r.xplane.pb", W.xspace([d.build()], hostnames=["h"]))
+        tid = self.db.execute("SELECT profsum_import(?, NULL, '{\"warmup_steps\": 0}')", (path,)).fetchone()[0]
+        facts = dict(self.db.execute("SELECT name, value FROM profsum_agg_fact WHERE trace_id=?", (tid,)))
+        self.assertEqual((facts["transfer_duration"], facts["host_offload_duration"],
+                          facts["device_busy_duration"]), (150.0, 150.0, 900.0))
 
     def test_other_transfers_keep_their_fixes(self):
         # a host-offload copy beside a longer memcpy: both transfers, the

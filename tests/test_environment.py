@@ -79,6 +79,18 @@ class Environment(DbTestCase):
         self.assertEqual(json.loads(e["metadata"]), rows)
         self.assertEqual(list(json.loads(e["metadata"])), sorted(rows))
 
+    def test_names_with_a_nul_byte_are_left_out(self):
+        meta = W.PlaneBuilder("/host:metadata", id=1)
+        meta.plane_stat("jax_version", s="0.4.30")
+        bad = W.stat_meta(90, name="a\x00b")
+        data = W.xspace([W.plane(id=1, name="/host:metadata",
+                                 stat_metadata=[(1, W.stat_meta(1, name="jax_version")), (90, bad)],
+                                 stats=[W.stat(1, s="0.4.30"), W.stat(90, s="x"), W.stat(90, s="y")])],
+                        hostnames=["h"])
+        tid = self.imp(data, "nul")
+        self.assertEqual(self.db.execute("SELECT name, value FROM profsum_agg_env WHERE trace_id=?",
+                                         (tid,)).fetchall(), [("jax_version", "0.4.30")])
+
     def test_first_plane_wins_and_several_models(self):
         # a second /host:metadata plane (a chunked capture) does not replace
         # the first's values; two models are both named, in order
@@ -150,6 +162,13 @@ class Environment(DbTestCase):
         self.assertNotIn("changed between the runs", md)
         html = self.db.execute("SELECT profsum_compare_md(?, ?, 10, '{\"html\": true}')", (a, b)).fetchone()[0]
         self.assertIn("<li>Environment: before <code>jax 0.4.30, jaxlib 0.4.30, 4 × TPU v5 lite</code>", html)
+
+    def test_compare_md_cuts_long_values(self):
+        a = self.imp(capture(jax="1." + "9" * 100), "long")
+        b = self.imp(capture(jax="2.0"), "short")
+        md = self.db.execute("SELECT profsum_compare_md(?, ?)", (a, b)).fetchone()[0]
+        self.assertIn("jax_version `1.%s…` → `2.0`" % ("9" * 78), md)
+        self.assertIn("before `jax 1.%s…, jaxlib 1.%s…, 1 × TPU v5 lite`" % ("9" * 78, "9" * 78), md)
 
     def test_compare_md_with_an_unknown_side(self):
         # a JSON trace states nothing: its side is unknown, no note

@@ -266,7 +266,7 @@ rules AS (
         ELSE json_array(json_object('name', 'transfer_share_of_busy', 'value', round(b.transfer * 1e6) / round(b.busy * 1e6), 'unit', 'fraction'),
                         json_object('name', 'transfer_us', 'value', b.transfer, 'unit', 'us')) END,
       'fixes', CASE WHEN coalesce(b.offload, 0) > 0 AND 2 * round(b.offload * 1e6) >= round(b.transfer * 1e6)
-        THEN json_array('host offloading (copies to and from memory_kind pinned_host, S(5)) takes most of it: offload fewer or smaller buffers',
+        THEN json_array('host offloading (copies to and from memory_kind pinned_host, S(5)) takes half of it or more: offload fewer or smaller buffers',
                         'schedule the copies early enough to overlap compute (copy-start far from its copy-done)',
                         'jax.device_put the inputs ahead of time')
         ELSE json_array('jax.device_put the inputs ahead of time',
@@ -372,8 +372,8 @@ raw AS (
            -- (the memory idles while a device waits on host transfers: when they
            -- are large, as the large_transfers pattern says, that comes first)
            WHEN 'memory_bandwidth' THEN CASE WHEN f.busy > 0 AND 10 * round(f.transfer * 1e6) > round(f.busy * 1e6)
-             THEN json_array(printf('host<->device transfers take %s%% of device busy time (large_transfers): the memory idles '
-                                    || 'while the device waits on them; shorten or overlap them first',
+             THEN json_array(printf('across the devices, host<->device transfers take %s%% of their busy time (large_transfers): '
+                                    || 'the memory idles while a device waits on them; shorten or overlap them first',
                                     profsum_format_near(100.0 * round(f.transfer * 1e6) / round(f.busy * 1e6), 1, 5)),
                              'read profsum_roofline: ops bound by compute are not slowed by memory',
                              'check that the ops carry bytes_accessed (profsum_roofline.status)')

@@ -22,8 +22,8 @@
 --   first and last op), large_transfers (trace-wide: Σ over devices of the union of each
 --   device's transfer ops > 10 % of Σ device busy time; a transfer op is one named like
 --   memcpy, h2d, infeed, ... or a TPU host-offload copy (copy-start/-done, dynamic-slice or
---   dynamic-update-slice -start/-done whose HLO text holds host memory, S(5)), whose share
---   the explanation gives apart), one_op_dominating (top hot op,
+--   dynamic-update-slice -start/-done whose HLO text holds host memory, S(5); not on an
+--   Async XLA Ops line), whose share the explanation gives apart), one_op_dominating (top hot op,
 --   or with no hot op listed (hot_op_limit 0) the op of most exclusive time, > 50 % of
 --   device-op time: the exclusive time of all device ops, compared in whole picoseconds, so
 --   that two ops of equal time are not over 50 %; 'unavailable' for a trace imported from a

@@ -393,13 +393,18 @@ static void cmdShifts(sqlite3_str *s, const CmdSide *b, const CmdSide *a){
 /* The names of CmdSide.azEnv, as profsum_environment's columns. */
 static const char *const azCmdEnv[3] = {"jax_version", "jaxlib_version", "device_model"};
 
-/* Append z as the inside of a code span: '`' and '|' escaped, line
-** breaks as spaces. */
+/* Append z as the inside of a code span, as cmdName writes a name ('`'
+** and '|' escaped, line breaks as spaces, cut to CMD_NAME_MAX characters
+** with an ellipsis). */
 static void cmdCodeText(sqlite3_str *s, const char *z){
-  for(; *z; z++){
+  int n = 0;
+  for(; *z && n<CMD_NAME_MAX; z++){
+    if( (*z & 0xC0)!=0x80 ) n++;
     if( *z=='`' || *z=='|' ) sqlite3_str_appendchar(s, 1, '\\');
     sqlite3_str_appendchar(s, 1, (*z=='\n' || *z=='\r') ? ' ' : *z);
   }
+  while( *z && (*z & 0xC0)==0x80 ){ sqlite3_str_appendchar(s, 1, *z); z++; }   /* the last character's tail */
+  if( *z ) sqlite3_str_appendall(s, "…");
 }
 
 /* Side p's environment in words ("jax 0.4.30, jaxlib 0.4.30, 4 × TPU v6

@@ -148,13 +148,24 @@ int profsumEngIsHostOffloadName(const char *z, int n){
 }
 
 /* See engine_int.h. */
-int profsumEngIsTransferKey(const Engine *e, const EvKey *q){
+int profsumEngIsHostOffloadKey(const Engine *e, const EvKey *q){
   const char *z;
   int n;
+  int32_t th;
   if( q->name<0 ) return 0;
   z = SP_STR(&e->pool, q->name);
   n = SP_LEN(&e->pool, q->name);
-  return profsumEngIsTransferName(z, n) || (q->hostMem && profsumEngIsHostOffloadName(z, n));
+  if( !profsumEngIsHostOffloadName(z, n) ) return 0;
+  if( !q->hostMem && !profsumEngHasHostMem(z, n) ) return 0;
+  th = e->aTrk[q->trk].thread;
+  return !(th>=0 && SP_LEN(&e->pool, th)==13 && memcmp(SP_STR(&e->pool, th), "Async XLA Ops", 13)==0);
+}
+
+/* See engine_int.h. */
+int profsumEngIsTransferKey(const Engine *e, const EvKey *q){
+  if( q->name<0 ) return 0;
+  return profsumEngIsTransferName(SP_STR(&e->pool, q->name), SP_LEN(&e->pool, q->name))
+      || profsumEngIsHostOffloadKey(e, q);
 }
 
 

@@ -98,8 +98,9 @@ typedef struct EvKey {
   int32_t tfop;
   int32_t source;
   int32_t sig;          /* shape signature of args.long_name */
-  int32_t hostMem;      /* 1 when that text names the host memory space,
-                        ** "S(5)" (a TPU host-offload copy's buffers) */
+  int32_t hostMem;      /* 1 when that text, or in an XPlane the metadata's
+                        ** raw name, names the host memory space "S(5)" (a
+                        ** TPU host-offload copy's buffers: profsumEngHasHostMem) */
 } EvKey;
 
 #define EV_SHIFT 16
@@ -213,14 +214,15 @@ struct ProfsumEngine {
   int64_t nFlip;        /* near-tie comparisons the doubles decided otherwise
                         ** than the exact times (profsumEngCmpPoint): then the import
                         ** checks the nesting on exact times (engExactCheck) */
-  HMap sigCache;        /* (64-bit hash of long_name, its length) → signature
-                        ** id+1 (v1, 0 = none) and the long_name text (v2,
+  HMap sigCache;        /* (64-bit hash of long_name, its length) → its
+                        ** signature id and host-memory flag (v1, SIG_PACK of
+                        ** engine_read.c) and the long_name text (v2,
                         ** sqlite3_malloc'd), which a hit compares: two texts
                         ** with one hash never share a signature */
   int64_t nSigCacheBytes; /* long_name bytes held by sigCache */
   HMap sigLast;         /* name id → the last long_name seen with that name
                         ** (v1: sqlite3_malloc'd copy, its length first) and
-                        ** its signature id+1 (v2): an op's events repeat one
+                        ** its SIG_PACK (v2): an op's events repeat one
                         ** long_name, so one memcmp replaces hashing it
                         ** (names of ids past ARGMEMO_MAX_NAMES: the others
                         ** keep these two in aArgMemo) */
@@ -484,7 +486,8 @@ int profsumEngFacts(Engine *e, const EngFact *a, int n);
 ** SQLITE_NOMEM).  profsumEngKpiFinish waits for the walk (or runs it),
 ** writes the rows when bWrite (compile: the ps the aggregation summed;
 ** the transfer time is the walk's own: per device, the union of its
-** transfer-named ops, summed), and frees the job (0: a no-op).  It must be called
+** transfer ops (profsumEngIsTransferKey), summed, and the same of its
+** host-offload copies), and frees the job (0: a no-op).  It must be called
 ** once for every started job, whatever happened in between.  SQLITE_OK or
 ** an error code. */
 typedef struct EngKpiJob EngKpiJob;
@@ -497,9 +500,14 @@ int profsumEngIsTransferName(const char *z, int n);
 ** and host memory (copy-start, copy-done, dynamic-slice-start/-done,
 ** dynamic-update-slice-start/-done; case-sensitive, anywhere in it)? */
 int profsumEngIsHostOffloadName(const char *z, int n);
-/* Is an event of key q a transfer: a transfer name, or a host-offload op
-** name whose HLO text puts a buffer in host memory (EvKey.hostMem), as
-** xprof draws host offloading? */
+/* Is an event of key q a host-offload copy: a host-offload op name whose
+** texts put a buffer in host memory (EvKey.hostMem, or "S(5)" in the
+** shown name itself), on a line other than Async XLA Ops (whose spans
+** last a whole copy while the device computes)?  xprof's rule for its
+** Host Offload Ops line. */
+int profsumEngIsHostOffloadKey(const Engine *e, const EvKey *q);
+/* Is an event of key q a transfer: a transfer name, or a host-offload
+** copy (profsumEngIsHostOffloadKey)? */
 int profsumEngIsTransferKey(const Engine *e, const EvKey *q);
 
 /* engine_steps.c: the events that make steps (summary §4.3): found and

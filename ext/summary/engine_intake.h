@@ -56,6 +56,9 @@ int profsumEngThreadKind(ProfsumEngine *e, int32_t id);
 ** SQLITE_NOMEM. */
 int profsumEngSig(ProfsumEngine *e, int32_t name, const char *z, int64_t n, int32_t *pId,
                   int32_t *pHm);
+/* 1 when z[0..n) names the host memory space of an XLA layout, "S(5)"
+** (as in f32[8]{0:T(8)S(5)}), else 0. */
+int profsumEngHasHostMem(const char *z, int64_t n);
 
 /* The process name of pid (isThread 0) or the thread name of (pid, tid)
 ** (isThread 1) is string id: a later call replaces it; num_processes and

@@ -407,12 +407,8 @@ static int kpiPlan(Engine *e, EngKpiJob *j){
   for(i=0; i<e->nKey; i++){
     const EvKey *q = &e->aKey[i];
     j->aKeyXfer[i] = 0;
-    if( profsumEngIsTransferKey(e, q) ){
-      j->aKeyXfer[i] = KEY_XFER;
-      if( q->hostMem && profsumEngIsHostOffloadName(SP_STR(&e->pool, q->name), SP_LEN(&e->pool, q->name)) ){
-        j->aKeyXfer[i] |= KEY_OFFLOAD;
-      }
-    }
+    if( profsumEngIsHostOffloadKey(e, q) ) j->aKeyXfer[i] = KEY_XFER | KEY_OFFLOAD;
+    else if( profsumEngIsTransferKey(e, q) ) j->aKeyXfer[i] = KEY_XFER;
   }
   for(i=0; i<e->nTrk; i++){
     STrack *t = &e->aTrk[i];

@@ -332,9 +332,9 @@ static int argMemoSet(Engine *e, int32_t name, const ProfsumEvent *ev, const int
                                             ** past it, a new text's signature
                                             ** is computed each time it comes */
 
-/* 1 when the HLO text z[0..n) names the host memory space, "S(5)" (a
-** layout's memory space 5: a buffer in host memory). */
-static int sigHostMem(const char *z, int64_t n){
+/* See engine_intake.h: "S(5)", a layout's memory space 5 (a buffer in
+** host memory). */
+int profsumEngHasHostMem(const char *z, int64_t n){
   int64_t i;
   for(i=0; i+4<=n; i++){
     if( z[i]=='S' && z[i+1]=='(' && z[i+2]=='5' && z[i+3]==')' ) return 1;
@@ -344,7 +344,7 @@ static int sigHostMem(const char *z, int64_t n){
 
 /* What sigCompute finds of a long_name text, packed as the caches keep
 ** it: the signature id + 1 in the low 32 bits, the host-memory flag
-** (sigHostMem) in bit 32. */
+** (profsumEngHasHostMem) in bit 32. */
 #define SIG_PACK(id, hm) ((int64_t)((id)+1) | ((int64_t)((hm)!=0)<<32))
 #define SIG_ID(v) ((int32_t)((v) & 0xffffffff) - 1)
 #define SIG_HM(v) ((int32_t)(((v)>>32) & 1))
@@ -353,13 +353,13 @@ static int sigHostMem(const char *z, int64_t n){
 ** has none, or when its signature is the empty string (a text whose only
 ** shapes are like `f32[ ]`): the reference counts a signature only when
 ** it is truthy, so an empty one is no signature for an op or a family.
-** Its host-memory flag (sigHostMem) into *pHm.  SQLITE_OK or
+** Its host-memory flag (profsumEngHasHostMem) into *pHm.  SQLITE_OK or
 ** SQLITE_NOMEM. */
 static int sigCompute(Engine *e, const char *z, int64_t n, int32_t *pId, int32_t *pHm){
   char *zSig = 0;
   int nSig = 0;
   int32_t id = -1;
-  *pHm = sigHostMem(z, n);
+  *pHm = profsumEngHasHostMem(z, n);
   if( profsumShapeSignature(z, (int)(n>0x7fffffff ? 0x7fffffff : n), &zSig, &nSig) ) return SQLITE_NOMEM;
   if( zSig && nSig>0 ){
     id = profsumEngSpIntern(&e->pool, zSig, nSig);
@@ -408,7 +408,7 @@ static int sigCached(Engine *e, const char *z, int64_t n, int32_t *pId, int32_t 
 ** decode to the same text, so the escapes of an HLO text are decoded only
 ** when it changes), else the decoded text is looked up in sigCache
 ** (sigCached) and the signature computed on a miss.  The text's
-** host-memory flag (sigHostMem; 0 without a text) into *pHm.  Returns
+** host-memory flag (profsumEngHasHostMem; 0 without a text) into *pHm.  Returns
 ** SQLITE_OK or SQLITE_NOMEM. */
 static int sigOf(Engine *e, int32_t name, const ProfsumSpan *s, char **ppB, int64_t *pnB,
                  int32_t *pId, int32_t *pHm){

@@ -10,8 +10,10 @@
 **
 ** A name met in several such planes keeps the value of the first plane
 ** that has it (as the session's alignment takes the first start); within
-** a plane a later stat of a name replaces the earlier one (as the planes'
-** stats column of profsum_xplane_planes shows them).  Values are text:
+** a plane a later stat of a name with a value to keep replaces the
+** earlier one (as the planes' stats column of profsum_xplane_planes shows
+** them).  A name with a NUL byte is left out, and past ENV_ROWS_MAX names
+** the others are.  Values are text:
 ** strings as read (bytes with U+FFFD for invalid UTF-8, a reference as
 ** the name it refers to, a compressed string inflated), integers in
 ** decimal, doubles as Python's repr writes them (NaN and the infinities
@@ -129,7 +131,7 @@ int insEnvXpPlane(InsEnv *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
   for(i=0; rc==SQLITE_OK && i<pl->nStat; i++){
     const ProfsumXpStat *st = &pl->aStat[i];
     char *zVal;
-    if( st->zName==0 || st->nName<=0 ) continue;
+    if( st->zName==0 || st->nName<=0 || memchr(st->zName, 0, (size_t)st->nName) ) continue;
     if( isTask && !envIs(st->zName, st->nName, "profile_start_time")
         && !envIs(st->zName, st->nName, "profile_stop_time") ) continue;
     if( (rc = envValue(pXp, st, &zVal))!=SQLITE_OK || zVal==0 ) continue;

@@ -7,7 +7,8 @@
 **                           HLO op and category, roofline, utilization
 **   InsMem  insights_mem.c  memory allocations and their peak, kernels
 **   InsEnv  insights_env.c  the capture's environment (versions, times):
-**                           XPlane planes only, no events, no report
+**                           XPlane planes only, no events; its report
+**                           section is written with InsXla's
 ** and the diagnostics they both keep (InsDiag, insights_diag.c).
 ** Not included outside insights*.c.
 */
@@ -92,8 +93,13 @@ int insMemReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqli
 int insMemReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut);
 
 typedef struct InsEnv InsEnv;
+/* A new, empty collector in *pp.  SQLITE_OK or SQLITE_NOMEM. */
 int insEnvNew(InsEnv **pp);
+/* Free p and what it kept (0: a no-op). */
 void insEnvFree(InsEnv *p);
+/* Keep what plane pl of pXp states of the environment (see
+** insights_env.c).  SQLITE_OK, SQLITE_NOMEM, or the decoder's error on
+** reading a value (its message: profsumXpErrMsg(pXp)). */
 int insEnvXpPlane(InsEnv *p, ProfsumXp *pXp, const ProfsumXpPlane *pl);
 /* Insert its rows into "zSchema".profsum_agg_env for traceId.  SQLITE_OK,
 ** SQLITE_NOMEM, or another error code with *pzErr set (naming zFunc). */

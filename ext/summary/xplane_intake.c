@@ -161,6 +161,8 @@ typedef struct XpTxt {
   int64_t oTfop, nTfop;   /* tf_op (the XlaModule rule applied) */
   int64_t oSrc, nSrc;     /* source */
   int64_t oSig, nSig;     /* the long name its shape signature comes from */
+  int rawHostMem;         /* the metadata's raw name names host memory
+                          ** (profsumEngHasHostMem), as xprof reads it */
   int64_t oRun, nRun;     /* run_id as text */
   int hasStep;            /* step_num / step */
   int64_t step;
@@ -655,6 +657,7 @@ static int xpExtract(XpPipe *q, const ProfsumXpEvent *ev, const ProfsumXpEventMe
   if( ev->nStat>0 ) xpNonFiniteAt(q, ap, ev->iOffset);   /* the metadata's alone: at the plane */
   t->nTfop = t->nSrc = t->nSig = t->nRun = -1;
   t->oTfop = t->oSrc = t->oSig = t->oRun = 0;
+  t->rawHostMem = 0;
   t->hasStep = 0;
   t->step = 0;
   if( m->nDisplay>0 ){ t->oName = xpScr(q, m->zDisplay, m->nDisplay); t->nName = m->nDisplay; }
@@ -693,6 +696,7 @@ static int xpExtract(XpPipe *q, const ProfsumXpEvent *ev, const ProfsumXpEventMe
       has = n>0;
     }
     if( has ){ t->oSig = o; t->nSig = n; }
+    t->rawHostMem = profsumEngHasHostMem(m->zName, m->nName);
   }
   /* run_id: a string as is; a number → the decimal text of its integer
   ** part (toward zero) */
@@ -975,6 +979,7 @@ static int xpDeriveTxt(ProfsumEngine *e, const char *a, const XpTxt *t, XpDerive
   if( t->nTfop>=0 && (rc = profsumEngIntern(e, a+t->oTfop, t->nTfop, &d->tfop))!=SQLITE_OK ) return rc;
   if( t->nSrc>=0 && (rc = profsumEngIntern(e, a+t->oSrc, t->nSrc, &d->source))!=SQLITE_OK ) return rc;
   if( t->nSig>=0 && (rc = profsumEngSig(e, d->name, a+t->oSig, t->nSig, &d->sig, &d->hostMem))!=SQLITE_OK ) return rc;
+  if( t->rawHostMem ) d->hostMem = 1;
   if( t->nRun>=0 && (rc = profsumEngIntern(e, a+t->oRun, t->nRun, &d->runid))!=SQLITE_OK ) return rc;
   return SQLITE_OK;
 }
