@@ -689,6 +689,10 @@ static int xpExtract(XpPipe *q, const ProfsumXpEvent *ev, const ProfsumXpEventMe
   ** it differs from the shown name */
   {
     int has = xpStr(q, ap[XK_LONG_NAME], &o, &n, &rc) && n>0;
+    /* the raw name's S(5), as xprof reads it: without a long_name stat the
+    ** long text is the raw name (its flag comes with the signature), and
+    ** without a display name the shown name is (the engine reads it) */
+    t->rawHostMem = has && m->nDisplay>0 && profsumEngHasHostMem(m->zName, m->nName);
     if( rc ) return rc;
     if( !has && m->nDisplay>0 && (m->nName!=m->nDisplay || memcmp(m->zName, m->zDisplay, (size_t)m->nName)!=0) ){
       if( (o = xpScr(q, m->zName, m->nName))<0 ) return SQLITE_NOMEM;
@@ -696,7 +700,6 @@ static int xpExtract(XpPipe *q, const ProfsumXpEvent *ev, const ProfsumXpEventMe
       has = n>0;
     }
     if( has ){ t->oSig = o; t->nSig = n; }
-    t->rawHostMem = profsumEngHasHostMem(m->zName, m->nName);
   }
   /* run_id: a string as is; a number → the decimal text of its integer
   ** part (toward zero) */
