@@ -333,55 +333,46 @@ static void checkProvenance(const char *zCompare){
   free(zStatus);
 }
 
-/* On stderr (stdout is the reference's JSON): before and after were read
-** from different sources (source_format: an XPlane and a JSON trace, or a
-** summary file of either), whose numbers can differ for that reason alone
-** (event counts, tf_op paths and regions of the XlaModule rule, float
-** rounding).  zCmd: the command's name.  A note only: never an error. */
-static void noteSourceFormats(const char *zCmd, sqlite3_int64 idB, sqlite3_int64 idA){
-  sqlite3_stmt *p = 0;
-  if( sqlite3_prepare_v2(g_db, "SELECT b.source_format, a.source_format FROM main.profsum_trace AS b, "
-        "main.profsum_trace AS a WHERE b.trace_id=?1 AND a.trace_id=?2 "
-        "AND b.source_format IS NOT a.source_format", -1, &p, 0)!=SQLITE_OK ){
-    sqlite3_finalize(p);
-    return;
-  }
-  sqlite3_bind_int64(p, 1, idB);
-  sqlite3_bind_int64(p, 2, idA);
-  if( sqlite3_step(p)==SQLITE_ROW ){
-    errLine("profsum %s: note: before and after come from different sources (source_format %s and %s): "
-            "counts, tf_op paths, regions and float rounding can differ for that reason alone", zCmd,
-            (const char*)sqlite3_column_text(p, 0), (const char*)sqlite3_column_text(p, 1));
-  }
-  sqlite3_finalize(p);
+/* On stderr (stdout is the reference's JSON), when zSql (?1 before, ?2
+** after) gives a text: "profsum <zCmd>: note: <zWhat> (<text>): <zWhy>".
+** A note only: never an error. */
+static void notePair(const char *zCmd, const char *zSql, const char *zWhat, const char *zWhy,
+                     sqlite3_int64 idB, sqlite3_int64 idA){
+  char *zErr = 0;
+  char *z = sqlTextTry(&zErr, zSql, "ii", idB, idA);
+  if( z ) errLine("profsum %s: note: %s (%s): %s", zCmd, zWhat, z, zWhy);
+  free(z);
+  free(zErr);
 }
 
-/* On stderr: what both captures state of their environment and differ in
+/* Before and after were read from different sources (source_format: an
+** XPlane and a JSON trace, or a summary file of either), whose numbers can
+** differ for that reason alone (event counts, tf_op paths and regions of
+** the XlaModule rule, float rounding).  zCmd: the command's name. */
+static void noteSourceFormats(const char *zCmd, sqlite3_int64 idB, sqlite3_int64 idA){
+  notePair(zCmd, "SELECT 'source_format ' || b.source_format || ' and ' || a.source_format "
+           "FROM main.profsum_trace AS b, main.profsum_trace AS a WHERE b.trace_id=?1 AND a.trace_id=?2 "
+           "AND b.source_format IS NOT a.source_format",
+           "before and after come from different sources",
+           "counts, tf_op paths, regions and float rounding can differ for that reason alone", idB, idA);
+}
+
+/* What both captures state of their environment and differ in
 ** (profsum_environment: jax_version, jaxlib_version, device_model,
-** n_devices when both have devices), as profsum_compare_md notes it.  A
-** note only: never an error. */
+** n_devices when both have devices), as profsum_compare_md notes it. */
 static void noteEnvironment(const char *zCmd, sqlite3_int64 idB, sqlite3_int64 idA){
-  sqlite3_stmt *p = 0;
-  if( sqlite3_prepare_v2(g_db, "SELECT group_concat(k || ' ' || vb || ' -> ' || va, '; ') FROM ("
-        "SELECT v.column1 AS k, v.column2 AS o, "
-        "CASE v.column2 WHEN 1 THEN b.jax_version WHEN 2 THEN b.jaxlib_version WHEN 3 THEN b.device_model "
-        "  ELSE CASE WHEN b.n_devices > 0 AND a.n_devices > 0 THEN CAST(b.n_devices AS TEXT) END END AS vb, "
-        "CASE v.column2 WHEN 1 THEN a.jax_version WHEN 2 THEN a.jaxlib_version WHEN 3 THEN a.device_model "
-        "  ELSE CASE WHEN b.n_devices > 0 AND a.n_devices > 0 THEN CAST(a.n_devices AS TEXT) END END AS va "
-        "FROM main.profsum_environment AS b, main.profsum_environment AS a, "
-        "(VALUES ('jax_version', 1), ('jaxlib_version', 2), ('device_model', 3), ('n_devices', 4)) AS v "
-        "WHERE b.trace_id=?1 AND a.trace_id=?2 ORDER BY o) "
-        "WHERE vb IS NOT NULL AND va IS NOT NULL AND vb <> va", -1, &p, 0)!=SQLITE_OK ){
-    sqlite3_finalize(p);
-    return;
-  }
-  sqlite3_bind_int64(p, 1, idB);
-  sqlite3_bind_int64(p, 2, idA);
-  if( sqlite3_step(p)==SQLITE_ROW && sqlite3_column_type(p, 0)!=SQLITE_NULL ){
-    errLine("profsum %s: note: the software or hardware changed between the runs (%s): the numbers can "
-            "move for that reason alone", zCmd, (const char*)sqlite3_column_text(p, 0));
-  }
-  sqlite3_finalize(p);
+  notePair(zCmd, "SELECT group_concat(k || ' ' || vb || ' -> ' || va, '; ') FROM ("
+           "SELECT v.column1 AS k, v.column2 AS o, "
+           "CASE v.column2 WHEN 1 THEN b.jax_version WHEN 2 THEN b.jaxlib_version WHEN 3 THEN b.device_model "
+           "  ELSE CASE WHEN b.n_devices > 0 AND a.n_devices > 0 THEN CAST(b.n_devices AS TEXT) END END AS vb, "
+           "CASE v.column2 WHEN 1 THEN a.jax_version WHEN 2 THEN a.jaxlib_version WHEN 3 THEN a.device_model "
+           "  ELSE CASE WHEN b.n_devices > 0 AND a.n_devices > 0 THEN CAST(a.n_devices AS TEXT) END END AS va "
+           "FROM main.profsum_environment AS b, main.profsum_environment AS a, "
+           "(VALUES ('jax_version', 1), ('jaxlib_version', 2), ('device_model', 3), ('n_devices', 4)) AS v "
+           "WHERE b.trace_id=?1 AND a.trace_id=?2 ORDER BY o) "
+           "WHERE vb IS NOT NULL AND va IS NOT NULL AND vb <> va",
+           "the software or hardware changed between the runs",
+           "the numbers can move for that reason alone", idB, idA);
 }
 
 /* profsum compare: the comparison JSON of --before and --after
