@@ -408,7 +408,9 @@ static int kpiPlan(Engine *e, EngKpiJob *j){
     const EvKey *q = &e->aKey[i];
     j->aKeyXfer[i] = 0;
     if( profsumEngIsHostOffloadKey(e, q) ) j->aKeyXfer[i] = KEY_XFER | KEY_OFFLOAD;
-    else if( profsumEngIsTransferKey(e, q) ) j->aKeyXfer[i] = KEY_XFER;
+    else if( q->name>=0 && profsumEngIsTransferName(SP_STR(&e->pool, q->name), SP_LEN(&e->pool, q->name)) ){
+      j->aKeyXfer[i] = KEY_XFER;      /* profsumEngIsTransferKey without its offload test again */
+    }
   }
   for(i=0; i<e->nTrk; i++){
     STrack *t = &e->aTrk[i];
