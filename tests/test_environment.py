@@ -1,8 +1,10 @@
 """profsum_agg_env and profsum_environment: what an XPlane says of where
 and when it ran (the /host:metadata plane's stats, Task Environment's
-session times, the accelerators), and the notes of profsum_compare_md and
-the CLI when two runs differ in it.  The fixtures are XSpace files written
-with tests/xspace_writer.py."""
+session times, the accelerators), what a trace JSON's top-level object
+says (PyTorch's profiler writes the GPUs' properties, runtime versions and
+the rank there), and the notes of profsum_compare_md and the CLI when two
+runs differ in it.  The XPlane fixtures are XSpace files written with
+tests/xspace_writer.py; the JSON ones are built here."""
 import json
 import os
 import subprocess
@@ -10,7 +12,7 @@ import unittest
 
 import fixtures
 import xspace_writer as W
-from util import ROOT, DbTestCase, TempDir
+from util import OOM_SQL, ROOT, DbTestCase, TempDir, run_oom_sql
 
 US = 10 ** 6
 START_NS = 1_783_579_579_390_989_132      # 2026-07-09T06:46:19.390989132Z
@@ -142,8 +144,13 @@ class Environment(DbTestCase):
         html = self.db.execute("SELECT profsum_report_html(?, 5)", (tid,)).fetchone()[0]
         self.assertIn("<tr><td>0.4.30</td><td>0.4.30</td><td>1</td><td>TPU v5 lite</td>"
                       "<td>2026-07-09T06:46:19.390989Z</td><td>0.682</td></tr>", html)
-        # nothing stated: no section
+        # no versions nor session: the accelerators only
         tid = self.imp(capture(jax=None, task=False), "n")
+        md = self.db.execute("SELECT profsum_report_md(?, 5, '{\"profsum\": true}')", (tid,)).fetchone()[0]
+        self.assertIn("| n/a | n/a | 1 | TPU v5 lite | n/a | n/a |\n", md)
+        # nothing stated (a JAX trace JSON): no section
+        p = self.td.write("j.json", json.dumps(fixtures.f1([100, 120], 30)))
+        tid = self.db.execute("SELECT profsum_import(?, 'j')", (p,)).fetchone()[0]
         md = self.db.execute("SELECT profsum_report_md(?, 5, '{\"profsum\": true}')", (tid,)).fetchone()[0]
         self.assertNotIn("Environment", md)
 
@@ -183,6 +190,110 @@ class Environment(DbTestCase):
         j2 = self.db.execute("SELECT profsum_import(?, 'j2')", (p,)).fetchone()[0]
         md = self.db.execute("SELECT profsum_compare_md(?, ?)", (j, j2)).fetchone()[0]
         self.assertNotIn("Environment", md)
+
+
+def gpu(name, mem, major=8, minor=0, sms=108, i=0):
+    """One deviceProperties entry as PyTorch's profiler writes it."""
+    return {"id": i, "name": name, "totalGlobalMem": mem, "computeMajor": major, "computeMinor": minor,
+            "maxThreadsPerBlock": 1024, "warpSize": 32, "numSms": sms}
+
+
+def kineto(devices, **top):
+    """A trace JSON in PyTorch's layout: the top-level members first, then
+    traceEvents with one kernel on the GPU's stream and one CPU op."""
+    doc = {"schemaVersion": 1, "deviceProperties": devices}
+    doc.update(top)
+    doc["traceEvents"] = [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 1000, "dur": 20},
+        {"ph": "X", "cat": "kernel", "name": "sm80_gemm", "pid": 0, "tid": 7, "ts": 1010, "dur": 30}]
+    return json.dumps(doc)
+
+
+class JsonTopLevel(DbTestCase):
+    def imp(self, text, label):
+        p = self.td.write(label + ".json", text)
+        return self.db.execute("SELECT profsum_import(?, ?)", (p, label)).fetchone()[0]
+
+    def rows(self, tid):
+        return dict(self.db.execute("SELECT name, value FROM profsum_agg_env WHERE trace_id=?", (tid,)))
+
+    def env(self, tid):
+        cur = self.db.execute("SELECT * FROM profsum_environment WHERE trace_id=?", (tid,))
+        return dict(zip([d[0] for d in cur.description], cur.fetchone()))
+
+    def test_pytorch_members(self):
+        devs = [gpu("NVIDIA A100-SXM4-80GB", 84990623744, i=0), gpu("NVIDIA A100-SXM4-80GB", 84990623744, i=1),
+                gpu("NVIDIA H100", 102085492736, 9, 0, 132, i=2)]
+        tid = self.imp(kineto(devs, cuda_runtime_version=12090, cupti_version=28, with_stack=True,
+                              roctracer_version=4.1, traceName="/tmp/x.json", baseTimeNanoseconds=1775078550000000000,
+                              distributedInfo={"backend": "nccl", "rank": 3, "world_size": 16,
+                                               "pg_config": [{"pg_name": "0", "ranks": [0, 1]}]},
+                              username="someone", displayTimeUnit="ms",
+                              INFO=["INFO: Enabling GPU tracing"], nothing=None, empty=""), "k")
+        self.assertEqual(self.rows(tid), {
+            "schemaVersion": "1",
+            "device_count": "3",
+            "device_model": "NVIDIA A100-SXM4-80GB, NVIDIA H100",      # distinct, in byte order
+            "device_memory_bytes": "102085492736, 84990623744",
+            "device_compute_capability": "8.0, 9.0",
+            "device_sm_count": "108, 132",
+            "cuda_runtime_version": "12090", "cupti_version": "28", "with_stack": "true",
+            "roctracer_version": "4.1", "traceName": "/tmp/x.json",
+            "baseTimeNanoseconds": "1775078550000000000",
+            "distributed_backend": "nccl", "distributed_rank": "3", "distributed_world_size": "16"})
+        e = self.env(tid)
+        self.assertEqual((e["source_format"], e["jax_version"], e["device_model"], e["n_devices"],
+                          e["profile_start_utc"]),
+                         ("perfetto_trace_json", None, "NVIDIA A100-SXM4-80GB, NVIDIA H100", 3, None))
+        md = self.db.execute("SELECT profsum_report_md(?, 5, '{\"profsum\": true}')", (tid,)).fetchone()[0]
+        self.assertIn("| n/a | n/a | 3 | NVIDIA A100-SXM4-80GB, NVIDIA H100 | n/a | n/a |\n", md)
+
+    def test_members_after_the_events_escapes_and_repeats(self):
+        # members anywhere around traceEvents; a key written with escapes;
+        # a repeated key keeps its last value; a value over 64 KiB is not kept
+        text = ('{"traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "name": "a", "ts": 0, "dur": 1}],'
+                ' "cuda_\\u0064river_version": 13000, "deviceProperties": [], "hostname_note": "a",'
+                ' "hostname_note": "b", "long": "%s", "otherData": {"version": "PyTorch 2.5", "nested": {"x": 1}},'
+                ' "metadata": {"hardwareConcurrency": 12, "username": "someone"}}' % ("y" * 70000))
+        tid = self.imp(text, "e")
+        self.assertEqual(self.rows(tid), {"cuda_driver_version": "13000", "hostname_note": "b",
+                                          "version": "PyTorch 2.5", "hardwareConcurrency": "12"})
+        e = self.env(tid)
+        self.assertEqual((e["device_model"], e["n_devices"]), (None, 0))
+
+    def test_the_summary_is_unchanged(self):
+        # the members are the environment's only: the v1 document and the
+        # rows of trace_events are those of the same trace without them
+        plain = json.loads(kineto([]))
+        del plain["deviceProperties"]
+        a = self.imp(json.dumps(plain), "plain")
+        b = self.imp(kineto([gpu("NVIDIA B200", 191503138816, 10, 0, 148)], cuda_runtime_version=12090), "rich")
+        da = json.loads(self.db.execute("SELECT profsum_summary_json(?)", (a,)).fetchone()[0])
+        db = json.loads(self.db.execute("SELECT profsum_summary_json(?)", (b,)).fetchone()[0])
+        for d in (da, db):
+            del d["generated_at_utc"], d["source_path"], d["trace_provenance"]["trace_sha256"]
+        self.assertEqual(da, db)
+        self.assertEqual(da["trace_overview"]["num_complete_events"], 2)
+        q = "SELECT name, ts, dur_ps, pid, tid FROM trace_events(?) ORDER BY idx"
+        self.assertEqual(self.db.execute(q, (os.path.join(self.td.path, "plain.json"),)).fetchall(),
+                         self.db.execute(q, (os.path.join(self.td.path, "rich.json"),)).fetchall())
+
+    @unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan builds and runs it)")
+    def test_out_of_memory(self):
+        """The members kept by the scanner and read by the collector, with
+        every allocation of the import made to fail in turn: an error or
+        the same result each time, nothing leaked."""
+        p = self.td.write("oom.json", kineto([gpu("NVIDIA H100", 102085492736, 9, 0, 132, i) for i in range(2)],
+                                             cuda_runtime_version=12090, otherData={"version": "2.5"},
+                                             distributedInfo={"backend": "nccl", "rank": 1, "world_size": 2}))
+        run_oom_sql(self, ["SELECT profsum_import('%s','k')" % p], step=3)
+
+    def test_compare_md_notes_another_gpu(self):
+        a = self.imp(kineto([gpu("NVIDIA A100-SXM4-80GB", 84990623744)]), "a100")
+        b = self.imp(kineto([gpu("NVIDIA H100", 102085492736, 9, 0, 132)] * 2), "h100")
+        md = self.db.execute("SELECT profsum_compare_md(?, ?)", (a, b)).fetchone()[0]
+        self.assertIn("- Environment: before `1 × NVIDIA A100-SXM4-80GB`, after `2 × NVIDIA H100`\n", md)
+        self.assertIn("device_model `NVIDIA A100-SXM4-80GB` → `NVIDIA H100`; n_devices `1` → `2`", md)
 
 
 class Cli(unittest.TestCase):

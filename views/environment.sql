@@ -2,11 +2,14 @@
 -- when it ran: the JAX and jaxlib versions (the /host:metadata plane of an
 -- XPlane), its accelerators (TPU and GPU planes with events, SparseCore
 -- planes not counted: they are parts of a chip) and the profiling session's
--- wall-clock start and length (the Task Environment plane).  A run that
--- moved to another JAX, jaxlib or device is compared with care:
--- profsum_compare_md says so.  Trace JSON carries no versions nor session
--- times (those columns are NULL, metadata '{}'); a trace imported before
--- profsum kept them has none either: import it again.
+-- wall-clock start and length (the Task Environment plane).  Of a trace
+-- JSON, what its top-level object states beside traceEvents: PyTorch's
+-- profiler (Kineto) writes the GPUs' properties (device_model and n_devices
+-- come from them), the runtime versions and the rank; a JAX trace JSON
+-- states none of this (NULL columns, metadata '{}').  A run that moved to
+-- another JAX, jaxlib or device is compared with care: profsum_compare_md
+-- says so.  A trace imported before profsum kept these has none: import
+-- it again.
 -- Requires: profsum_trace, profsum_agg_env, profsum_agg_xla_device.
 CREATE VIEW IF NOT EXISTS main.profsum_environment(
   -- Trace id (INTEGER).
@@ -19,9 +22,9 @@ CREATE VIEW IF NOT EXISTS main.profsum_environment(
   jax_version,
   -- jaxlib_version of /host:metadata, else NULL (TEXT).
   jaxlib_version,
-  -- The device_type_string of the TPU and GPU planes with events, e.g. 'TPU v6 Lite'; several distinct ones joined with ', ' in name order; NULL when none says (TEXT).
+  -- The device_type_string of the TPU and GPU planes with events, e.g. 'TPU v6 Lite'; several distinct ones joined with ', ' in name order; without such planes, a trace JSON's deviceProperties names (the same way); NULL when none says (TEXT).
   device_model,
-  -- TPU and GPU planes (processes) with events, SparseCore planes not counted (INTEGER).
+  -- TPU and GPU planes (processes) with events, SparseCore planes not counted; without such planes, the devices of a trace JSON's deviceProperties; else 0 (INTEGER).
   n_devices,
   -- Task Environment's profile_start_time as ISO-8601 UTC with microseconds, e.g. 2026-07-09T06:46:19.390989Z; NULL when absent (TEXT).
   profile_start_utc,
@@ -33,14 +36,18 @@ CREATE VIEW IF NOT EXISTS main.profsum_environment(
 SELECT t.trace_id, t.label, t.source_format,
        (SELECT e.value FROM profsum_agg_env AS e WHERE e.trace_id = t.trace_id AND e.name = 'jax_version'),
        (SELECT e.value FROM profsum_agg_env AS e WHERE e.trace_id = t.trace_id AND e.name = 'jaxlib_version'),
-       (SELECT group_concat(m.model, ', ')
-        FROM (SELECT DISTINCT d.model FROM profsum_agg_xla_device AS d
-              WHERE d.trace_id = t.trace_id AND d.kind IN ('TPU', 'GPU') AND d.has_events
-                AND d.model IS NOT NULL AND d.device NOT LIKE '% SparseCore%'
-              ORDER BY d.model) AS m),
-       (SELECT count(*) FROM profsum_agg_xla_device AS d
-        WHERE d.trace_id = t.trace_id AND d.kind IN ('TPU', 'GPU') AND d.has_events
-          AND d.device NOT LIKE '% SparseCore%'),
+       coalesce((SELECT group_concat(m.model, ', ')
+                 FROM (SELECT DISTINCT d.model FROM profsum_agg_xla_device AS d
+                       WHERE d.trace_id = t.trace_id AND d.kind IN ('TPU', 'GPU') AND d.has_events
+                         AND d.model IS NOT NULL AND d.device NOT LIKE '% SparseCore%'
+                       ORDER BY d.model) AS m),
+                (SELECT e.value FROM profsum_agg_env AS e WHERE e.trace_id = t.trace_id AND e.name = 'device_model')),
+       coalesce(nullif((SELECT count(*) FROM profsum_agg_xla_device AS d
+                        WHERE d.trace_id = t.trace_id AND d.kind IN ('TPU', 'GPU') AND d.has_events
+                          AND d.device NOT LIKE '% SparseCore%'), 0),
+                (SELECT CAST(e.value AS INTEGER) FROM profsum_agg_env AS e
+                 WHERE e.trace_id = t.trace_id AND e.name = 'device_count'
+                   AND e.value GLOB '[1-9]*' AND NOT e.value GLOB '*[^0-9]*' AND length(e.value) <= 9), 0),
        (SELECT strftime('%Y-%m-%dT%H:%M:%S', s.ns / 1000000000, 'unixepoch') || printf('.%06dZ', (s.ns / 1000) % 1000000)
         FROM (SELECT CAST(e.value AS INTEGER) AS ns FROM profsum_agg_env AS e
               WHERE e.trace_id = t.trace_id AND e.name = 'profile_start_time'

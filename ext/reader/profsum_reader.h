@@ -291,6 +291,8 @@ typedef void (*ProfsumDiagFn)(void *pCtx, int64_t idx, int64_t iOffset,
                                      ** that the import can check their typed
                                      ** fields as the reference's decoder
                                      ** does; they are no rows of trace_events */
+#define PROFSUM_SCAN_TOPMEMBERS 0x40 /* (JSON) keep the top-level object's other
+                                     ** members (profsumScanTopCount) */
 
 typedef struct ProfsumScan ProfsumScan;
 
@@ -322,6 +324,20 @@ ProfsumSrc *profsumScanSrc(ProfsumScan *p);
 ** not passed to xDiag (all past the cap of details; xDiag got the first
 ** PROFSUM_DIAG_DETAIL_CAP).  Any time, 0 without the flag. */
 int64_t profsumScanQuietRounded(ProfsumScan *p);
+/* With PROFSUM_SCAN_TOPMEMBERS, after SQLITE_DONE: the members of the
+** top-level object other than traceEvents (displayTimeUnit among them), in
+** file order, a repeated key at the place of its first time with its last
+** value (as a JSON decoder keeping the last reads it).  Member i: its key
+** (decoded, NUL-terminated) and its value's JSON text as the file writes
+** it (*pnVal bytes, NUL-terminated).  Kept at most: PROFSUM_TOP_MAX
+** members, keys of PROFSUM_TOP_KEY_MAX bytes, values of PROFSUM_TOP_VAL_MAX
+** bytes; a member past a limit is not kept (a trace's metadata is small:
+** device properties, versions, a rank; a long log array is left out). */
+#define PROFSUM_TOP_MAX 64
+#define PROFSUM_TOP_KEY_MAX 128
+#define PROFSUM_TOP_VAL_MAX 65536
+int profsumScanTopCount(ProfsumScan *p);
+void profsumScanTopAt(ProfsumScan *p, int i, const char **pzKey, const char **pzVal, int *pnVal);
 void profsumScanClose(ProfsumScan *p);           /* NULL is a no-op */
 
 /* For a reader of the scanner on another thread (scanpipe.c).  A window

@@ -3,7 +3,8 @@
 ** of pid, tid, ts and dur that its one-pass number readers (jsonlex.h) do
 ** not take: strings, null, exponents, values out of range, with their
 ** diagnostics; a ph written with an escape; the top-level
-** displayTimeUnit (declared in trace_json_int.h); and the values of the
+** displayTimeUnit and the other top-level members kept (declared in
+** trace_json_int.h); and the values of the
 ** times the scanning thread left to the reader (profsumEventTimes,
 ** declared in profsum_reader.h; timelater.h).
 */
@@ -227,4 +228,83 @@ void profsumEventTimes(ProfsumEvent *ev){
   if( ev->timesLater & 1 ) eventTime(&ev->tsSpan, ev->tsRounded, &ev->ts, &ev->tsDigits, &ev->tsExp);
   if( ev->timesLater & 2 ) eventTime(&ev->durSpan, ev->durRounded, &ev->dur, &ev->durDigits, &ev->durExp);
   ev->timesLater = 0;
+}
+
+/* See trace_json_int.h. */
+int profsumScanTopKey(const ProfsumSpan *k, char *zBuf){
+  char *pB = 0; int64_t nB = 0; const char *z; int64_t n;
+  int r = -1;
+  if( k->n<=PROFSUM_TOP_KEY_MAX*6 && profsumSpanText(k, &pB, &nB, &z, &n)==SQLITE_OK
+   && n<=PROFSUM_TOP_KEY_MAX && memchr(z, 0, (size_t)n)==0 ){
+    memcpy(zBuf, z, (size_t)n);
+    zBuf[n] = 0;
+    r = (int)n;
+  }
+  sqlite3_free(pB);
+  return r;
+}
+
+/* See trace_json_int.h.  A key met again takes the new value in its
+** place; past PROFSUM_TOP_MAX keys, or for a value over
+** PROFSUM_TOP_VAL_MAX bytes, nothing is kept (a repeated key whose new
+** value is too long loses its old one too: it is no longer the value). */
+int profsumScanKeepTop(ProfsumScan *s, const char *zKey, int nKey, const u8 *z, size_t n, char **pzErr){
+  int i;
+  char *zVal;
+  for(i=0; i<s->nTop && strcmp(s->aTop[i].zKey, zKey)!=0; i++){}
+  if( n>PROFSUM_TOP_VAL_MAX ){
+    if( i<s->nTop ){
+      sqlite3_free(s->aTop[i].zKey); sqlite3_free(s->aTop[i].zVal);
+      memmove(&s->aTop[i], &s->aTop[i+1], sizeof(s->aTop[0])*(size_t)(s->nTop-i-1));
+      s->nTop--;
+    }
+    return SQLITE_OK;
+  }
+  if( i==s->nTop && s->nTop>=PROFSUM_TOP_MAX ) return SQLITE_OK;
+  zVal = sqlite3_malloc64(n+1);
+  if( zVal==0 ) goto nomem;
+  memcpy(zVal, z, n);
+  zVal[n] = 0;
+  if( i<s->nTop ){
+    sqlite3_free(s->aTop[i].zVal);
+    s->aTop[i].zVal = zVal;
+    s->aTop[i].nVal = (int)n;
+    return SQLITE_OK;
+  }
+  if( s->nTop>=s->nTopAlloc ){
+    int nNew = s->nTopAlloc ? s->nTopAlloc*2 : 8;
+    void *a = sqlite3_realloc64(s->aTop, sizeof(s->aTop[0])*(sqlite3_uint64)nNew);
+    if( a==0 ){ sqlite3_free(zVal); goto nomem; }
+    s->aTop = a;
+    s->nTopAlloc = nNew;
+  }
+  s->aTop[s->nTop].zKey = sqlite3_mprintf("%.*s", nKey, zKey);
+  if( s->aTop[s->nTop].zKey==0 ){ sqlite3_free(zVal); goto nomem; }
+  s->aTop[s->nTop].zVal = zVal;
+  s->aTop[s->nTop].nVal = (int)n;
+  s->nTop++;
+  return SQLITE_OK;
+nomem:
+  *pzErr = sqlite3_mprintf("%s: '%s': out of memory keeping the top-level member '%s'",
+                           s->zFunc, profsumSrcPath(s->pSrc), zKey);
+  return SQLITE_NOMEM;
+}
+
+/* See trace_json_int.h. */
+void profsumScanTopFree(ProfsumScan *s){
+  int i;
+  for(i=0; i<s->nTop; i++){ sqlite3_free(s->aTop[i].zKey); sqlite3_free(s->aTop[i].zVal); }
+  sqlite3_free(s->aTop);
+  s->aTop = 0;
+  s->nTop = s->nTopAlloc = 0;
+}
+
+/* See profsum_reader.h. */
+int profsumScanTopCount(ProfsumScan *p){ return p->nTop; }
+
+/* See profsum_reader.h. */
+void profsumScanTopAt(ProfsumScan *p, int i, const char **pzKey, const char **pzVal, int *pnVal){
+  *pzKey = p->aTop[i].zKey;
+  *pzVal = p->aTop[i].zVal;
+  *pnVal = p->aTop[i].nVal;
 }

@@ -1308,7 +1308,8 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
           char zKeyBuf[32];
           const char *k;
           int64_t nk;
-          int isEvents, isUnit;
+          int isEvents, isUnit, nTopKey;
+          char zTopKey[PROFSUM_TOP_KEY_MAX+1];
           if( c=='}' ){
             if( s->afterComma ){
               scanEmitDiag(s, -1, s->iBase + (int64_t)s->iPos, "trailing_comma",
@@ -1331,6 +1332,7 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
           /* Decide now: refills below may move the window under k. */
           isEvents = KEYIS(k, nk, "traceEvents");
           isUnit = KEYIS(k, nk, "displayTimeUnit");
+          nTopKey = (s->flags & PROFSUM_SCAN_TOPMEMBERS) && !isEvents ? profsumScanTopKey(&key, zTopKey) : -1;
           s->iPos = (size_t)(pEnd - s->aBuf);
           rc = skipWs(s, pzErr);
           if( rc==SQLITE_DONE ) continue;
@@ -1376,6 +1378,8 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
               rc = profsumScanSetUnit(s, &val, s->iBase + (int64_t)(pStart - s->aBuf), pzErr);
               if( rc ) return rc;
             }
+            if( nTopKey>=0
+             && (rc = profsumScanKeepTop(s, zTopKey, nTopKey, pStart, (size_t)(pEnd-pStart), pzErr))!=0 ) return rc;
             s->iPos = (size_t)(pEnd - s->aBuf);
           }
           s->state = ST_TOP_AFTER;
@@ -1442,5 +1446,6 @@ void profsumScanClose(ProfsumScan *p){
   sqlite3_free(p->aStk);
   profsumStrIndexFree(&p->idx);
   sqlite3_free(p->zDisplayTimeUnit);
+  profsumScanTopFree(p);
   sqlite3_free(p);
 }

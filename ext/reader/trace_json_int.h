@@ -88,6 +88,11 @@ struct ProfsumScan {
                              ** refilled in place) */
   void *pSwapCtx;
   int timesLater;            /* profsumScanTimesLater */
+  struct ProfsumTopMember {  /* PROFSUM_SCAN_TOPMEMBERS: the top-level members kept */
+    char *zKey, *zVal;       /* sqlite3_malloc'd, NUL-terminated */
+    int nVal;
+  } *aTop;
+  int nTop, nTopAlloc;
 };
 
 /* scanwin.c: move the unparsed bytes to the start of the window (of a new
@@ -101,6 +106,21 @@ int profsumScanRefill(ProfsumScan *s, char **pzErr);
 /* trace_fields.c: the top-level displayTimeUnit's value v at byte iOff
 ** (the last one counts; not a string or null: absent, diagnostic). */
 int profsumScanSetUnit(ProfsumScan *s, const ProfsumSpan *v, int64_t iOff, char **pzErr);
+
+/* trace_fields.c: the text of the top-level key span k into zBuf
+** (PROFSUM_TOP_KEY_MAX+1 bytes, NUL-terminated), read before the value
+** (whose refills may move the window under k).  Its length, or -1 for a
+** key not to keep: longer than PROFSUM_TOP_KEY_MAX, or with a NUL. */
+int profsumScanTopKey(const ProfsumSpan *k, char *zBuf);
+
+/* trace_fields.c: with PROFSUM_SCAN_TOPMEMBERS, keep the top-level member
+** of key zKey (nKey bytes, from profsumScanTopKey) whose value is the
+** text z[0..n) (profsumScanTopAt says what is kept).  SQLITE_OK, or
+** SQLITE_NOMEM with *pzErr set. */
+int profsumScanKeepTop(ProfsumScan *s, const char *zKey, int nKey, const u8 *z, size_t n, char **pzErr);
+
+/* trace_fields.c: free the members kept (profsumScanClose). */
+void profsumScanTopFree(ProfsumScan *s);
 
 /* Queue a diagnostic for the entry being parsed (emitted once it parsed);
 ** past PROFSUM_DIAG_DETAIL_CAP of a kind the detail is not formatted. */

@@ -972,6 +972,21 @@ static int readNext(Engine *e, ProfsumScan *pScan, ProfsumScanPipe **ppPipe,
   return *ppPipe ? profsumScanPipeNext(*ppPipe, ppEv, pzErr) : profsumScanNext(pScan, ppEv, pzErr);
 }
 
+/* Hand the members of the top-level object the scanner kept (all of the
+** file read) to the insights, which keep what they say of the
+** environment.  SQLITE_OK, or SQLITE_NOMEM with the engine's error set. */
+static int engTopMembers(Engine *e, ProfsumScan *pScan, const char *zPath){
+  int i, rc = SQLITE_OK;
+  for(i=0; rc==SQLITE_OK && i<profsumScanTopCount(pScan); i++){
+    const char *zK, *zV;
+    int nV;
+    profsumScanTopAt(pScan, i, &zK, &zV, &nV);
+    rc = profsumInsJsonTop(e->pIns, zK, zV, nV);
+    if( rc ) profsumEngErr(e, rc, "'%s': out of memory keeping the top-level member '%s'", zPath, zK);
+  }
+  return rc;
+}
+
 /* The read pass. */
 int profsumEngRead(Engine *e, const char *zPath){
   ProfsumSrc *pSrc = 0;
@@ -1004,7 +1019,8 @@ int profsumEngRead(Engine *e, const char *zPath){
   ** store_diagnostics 'all', every diagnostic with its detail. */
   rc = profsumScanOpen(pSrc, e->zFunc, PROFSUM_SCAN_ARGKEYS
                        | (e->diagAll ? PROFSUM_SCAN_ALLDETAILS : PROFSUM_SCAN_QUIETROUND)
-                       | PROFSUM_SCAN_NOPH,      /* their typed fields checked below */
+                       | PROFSUM_SCAN_NOPH       /* their typed fields checked below */
+                       | PROFSUM_SCAN_TOPMEMBERS, /* the environment (insights) */
                        engDiag, e, &pScan, &zErr);
   if( rc==SQLITE_OK && e->nSkipArrays>0 ) profsumScanSkipArrays(pScan, e->nSkipArrays);
   if( rc==SQLITE_OK ) rc = profsumTrackDiagOpen(e->zFunc, zPath, engDiag, e, &pTd);
@@ -1103,6 +1119,7 @@ int profsumEngRead(Engine *e, const char *zPath){
     e->nEntries = profsumScanEntries(pScan);
     e->nEventArrays = profsumScanEventArrays(pScan);
     e->arrayForm = profsumScanIsArrayForm(pScan);
+    if( rc==SQLITE_OK ) rc = engTopMembers(e, pScan, zPath);
     if( zU ){
       e->zUnit = sqlite3_mprintf("%s", zU);
       if( e->zUnit==0 ) rc = SQLITE_NOMEM;

@@ -72,6 +72,11 @@ int profsumInsJsonEvent(ProfsumInsights *p, const ProfsumEvent *ev, int32_t iKey
 }
 
 /* See insights.h. */
+int profsumInsJsonTop(ProfsumInsights *p, const char *zKey, const char *zVal, int nVal){
+  return insEnvJsonTop(p->pEnv, zKey, zVal, nVal);
+}
+
+/* See insights.h. */
 int profsumInsWrite(ProfsumInsights *p, sqlite3 *db, const char *zSchema,
                     sqlite3_int64 traceId, ProfsumStepSpan *aSpan, int64_t nSpan,
                     const char *zDevicePeaks, const char *zFunc, char **pzErr){

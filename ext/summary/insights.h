@@ -90,6 +90,11 @@ int profsumInsXpApply(ProfsumInsights *p, const ProfsumInsXpOp *pOp, profsum_ps 
 ** SQLITE_NOMEM. */
 int profsumInsJsonEvent(ProfsumInsights *p, const ProfsumEvent *ev, int32_t iKey);
 
+/* A member of a trace JSON's top-level object other than traceEvents: its
+** key and its value's JSON text (nVal bytes), once the file was read
+** (profsumScanTopAt).  SQLITE_OK or SQLITE_NOMEM. */
+int profsumInsJsonTop(ProfsumInsights *p, const char *zKey, const char *zVal, int nVal);
+
 /* Write what was collected for trace traceId into zSchema's tables.
 ** aSpan[0..nSpan): the trace's step spans (profsumEngineStepSpans, the
 ** rows of profsum_agg_step_span written for it, then the host spans that

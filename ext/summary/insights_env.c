@@ -7,6 +7,9 @@
 **     cpu_version, ...);
 **   - profile_start_time and profile_stop_time of the Task Environment
 **     plane (ns since the epoch).
+**   - of a trace JSON, the members of its top-level object beside
+**     traceEvents (insEnvJsonTop: PyTorch's profiler writes the GPUs'
+**     properties, the runtime versions and the rank there).
 **
 ** A name met in several such planes keeps the value of the first plane
 ** that has it (as the session's alignment takes the first start); within
@@ -18,8 +21,7 @@
 ** the name it refers to, a compressed string inflated), integers in
 ** decimal, doubles as Python's repr writes them (NaN and the infinities
 ** as NaN, Infinity, -Infinity).  A value over
-** ENV_VALUE_MAX bytes, or an empty one, is left out.  Trace JSON carries
-** none of this: a JSON trace has no rows.
+** ENV_VALUE_MAX bytes, or an empty one, is left out.
 */
 #include "insights_int.h"
 #include "jsontree.h"
@@ -137,6 +139,150 @@ int insEnvXpPlane(InsEnv *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
     if( (rc = envValue(pXp, st, &zVal))!=SQLITE_OK || zVal==0 ) continue;
     rc = envKeep(p, st->zName, st->nName, zVal, iPlane);
   }
+  return rc;
+}
+
+/* Node v as env text into *pz (sqlite3_malloc'd; 0 for a null, an empty
+** string, or text over ENV_VALUE_MAX bytes): a string as it is, a number
+** as an XPlane stat's (decimal, repr), true/false, an array or object as
+** its compact JSON (for the callers that keep one: none today keeps a
+** whole container).  SQLITE_OK or SQLITE_NOMEM. */
+static int envNodeText(const JNode *v, char **pz){
+  char zNum[64];
+  *pz = 0;
+  switch( v->type ){
+    case JT_NULL: return SQLITE_OK;
+    case JT_TRUE: *pz = sqlite3_mprintf("true"); break;
+    case JT_FALSE: *pz = sqlite3_mprintf("false"); break;
+    case JT_INT: *pz = sqlite3_mprintf("%lld", (long long)v->i); break;
+    case JT_REAL: jReprDouble(v->r, zNum); *pz = sqlite3_mprintf("%s", zNum); break;
+    case JT_STRING:
+      if( v->n<=0 || v->n>ENV_VALUE_MAX ) return SQLITE_OK;
+      *pz = sqlite3_mprintf("%.*s", v->n, v->z);
+      break;
+    default:
+      *pz = profsumJsonCompact(v);
+      if( *pz && strlen(*pz)>ENV_VALUE_MAX ){ sqlite3_free(*pz); *pz = 0; return SQLITE_OK; }
+      break;
+  }
+  return *pz ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* Keep zName → the distinct values of field zField over the objects of
+** array pArr, in byte order, joined with ", " (zField2: a second field,
+** written after a '.', as computeMajor.computeMinor); nothing when no
+** object has it.  SQLITE_OK or SQLITE_NOMEM. */
+static int envKeepDistinct(InsEnv *p, const char *zName, const JNode *pArr,
+                           const char *zField, const char *zField2, int iPlane){
+  char **az;
+  int i, j, n = 0, rc = SQLITE_OK;
+  sqlite3_str *s;
+  if( pArr->nChild<=0 ) return SQLITE_OK;
+  az = sqlite3_malloc64(sizeof(char*)*(sqlite3_uint64)pArr->nChild);
+  if( az==0 ) return SQLITE_NOMEM;
+  for(i=0; rc==SQLITE_OK && i<pArr->nChild; i++){
+    const JNode *a = jAt(pArr, i), *f = a && a->type==JT_OBJECT ? jGet(a, zField) : 0;
+    char *z = 0, *z2 = 0;
+    if( f==0 || (rc = envNodeText(f, &z))!=SQLITE_OK || z==0 ) continue;
+    if( zField2 ){
+      const JNode *f2 = jGet(a, zField2);
+      if( f2 && (rc = envNodeText(f2, &z2))==SQLITE_OK && z2 ){
+        char *zJoin = sqlite3_mprintf("%s.%s", z, z2);
+        sqlite3_free(z); sqlite3_free(z2);
+        z = zJoin;
+        if( z==0 ){ rc = SQLITE_NOMEM; continue; }
+      }
+    }
+    for(j=0; j<n && strcmp(az[j], z)!=0; j++){}
+    if( j<n ){ sqlite3_free(z); continue; }
+    for(j=n; j>0 && strcmp(az[j-1], z)>0; j--) az[j] = az[j-1];
+    az[j] = z;
+    n++;
+  }
+  if( rc==SQLITE_OK && n>0 ){
+    char *zVal;
+    s = sqlite3_str_new(0);
+    for(j=0; j<n; j++){
+      if( j ) sqlite3_str_appendall(s, ", ");
+      sqlite3_str_appendall(s, az[j]);
+    }
+    zVal = sqlite3_str_finish(s);
+    if( zVal==0 ) rc = SQLITE_NOMEM;
+    else if( strlen(zVal)>ENV_VALUE_MAX ) sqlite3_free(zVal);
+    else rc = envKeep(p, zName, (int64_t)strlen(zName), zVal, iPlane);
+  }
+  for(j=0; j<n; j++) sqlite3_free(az[j]);
+  sqlite3_free(az);
+  return rc;
+}
+
+/* See insights_int.h: a trace JSON's top-level member, as PyTorch's
+** profiler (Kineto) writes them.  deviceProperties (an array, one object
+** per GPU) gives device_count and the distinct device_model (name),
+** device_memory_bytes (totalGlobalMem), device_compute_capability
+** (computeMajor.computeMinor) and device_sm_count (numSms);
+** distributedInfo gives distributed_backend, distributed_rank and
+** distributed_world_size; the members of the trace event format's
+** otherData and of metadata objects that are no arrays or objects are
+** kept under their own names; any other member that is no array or
+** object is kept under its key as envNodeText writes it
+** (cuda_runtime_version, hip_runtime_version, baseTimeNanoseconds,
+** trace_id, ...), except displayTimeUnit (the trace's own field) and
+** username (a person's name has no place in a shared database).  Other
+** arrays and objects are trace data or logs (stackFrames, samples,
+** Kineto's INFO lines), not the environment: left out, as is a value
+** that is not JSON. */
+int insEnvJsonTop(InsEnv *p, const char *zKey, const char *zVal, int nVal){
+  char *zErr = 0, *zText = 0;
+  JNode *v;
+  int rc = SQLITE_OK, iPlane = p->nPlane++;
+  if( strcmp(zKey, "displayTimeUnit")==0 || strcmp(zKey, "username")==0 ) return SQLITE_OK;
+  v = jParse(zVal, nVal, &zErr);
+  if( v==0 ){
+    int bad = zErr!=0;
+    sqlite3_free(zErr);
+    return bad ? SQLITE_OK : SQLITE_NOMEM;
+  }
+  if( jOom(v) ){ jFree(v); return SQLITE_NOMEM; }
+  if( strcmp(zKey, "deviceProperties")==0 && v->type==JT_ARRAY ){
+    int i, nDev = 0;
+    for(i=0; i<v->nChild; i++) nDev += jAt(v, i)->type==JT_OBJECT;
+    if( nDev>0 ){
+      char *zN = sqlite3_mprintf("%d", nDev);
+      rc = zN ? envKeep(p, "device_count", 12, zN, iPlane) : SQLITE_NOMEM;
+      if( rc==SQLITE_OK ) rc = envKeepDistinct(p, "device_model", v, "name", 0, iPlane);
+      if( rc==SQLITE_OK ) rc = envKeepDistinct(p, "device_memory_bytes", v, "totalGlobalMem", 0, iPlane);
+      if( rc==SQLITE_OK ) rc = envKeepDistinct(p, "device_compute_capability", v, "computeMajor",
+                                               "computeMinor", iPlane);
+      if( rc==SQLITE_OK ) rc = envKeepDistinct(p, "device_sm_count", v, "numSms", 0, iPlane);
+    }
+  }else if( strcmp(zKey, "distributedInfo")==0 && v->type==JT_OBJECT ){
+    static const char *const azF[3][2] = {
+      {"backend", "distributed_backend"}, {"rank", "distributed_rank"},
+      {"world_size", "distributed_world_size"} };
+    int i;
+    for(i=0; rc==SQLITE_OK && i<3; i++){
+      const JNode *f = jGet(v, azF[i][0]);
+      if( f && f->type!=JT_ARRAY && f->type!=JT_OBJECT
+       && (rc = envNodeText(f, &zText))==SQLITE_OK && zText ){
+        rc = envKeep(p, azF[i][1], (int64_t)strlen(azF[i][1]), zText, iPlane);
+      }
+    }
+  }else if( (strcmp(zKey, "otherData")==0 || strcmp(zKey, "metadata")==0) && v->type==JT_OBJECT ){
+    int i;
+    for(i=0; rc==SQLITE_OK && i<v->nChild; i++){
+      const JNode *f = v->a[i];
+      if( f->type!=JT_ARRAY && f->type!=JT_OBJECT && f->zKey && f->zKey[0]
+       && strcmp(f->zKey, "username")!=0
+       && (rc = envNodeText(f, &zText))==SQLITE_OK && zText ){
+        rc = envKeep(p, f->zKey, (int64_t)strlen(f->zKey), zText, iPlane);
+      }
+    }
+  }else if( v->type!=JT_ARRAY && v->type!=JT_OBJECT
+         && (rc = envNodeText(v, &zText))==SQLITE_OK && zText ){
+    rc = envKeep(p, zKey, (int64_t)strlen(zKey), zText, iPlane);
+  }
+  jFree(v);
   return rc;
 }
 

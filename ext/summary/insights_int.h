@@ -101,6 +101,10 @@ void insEnvFree(InsEnv *p);
 ** insights_env.c).  SQLITE_OK, SQLITE_NOMEM, or the decoder's error on
 ** reading a value (its message: profsumXpErrMsg(pXp)). */
 int insEnvXpPlane(InsEnv *p, ProfsumXp *pXp, const ProfsumXpPlane *pl);
+/* Keep what the top-level member zKey of a trace JSON states of the
+** environment, its value the JSON text zVal (nVal bytes; see
+** insights_env.c).  SQLITE_OK or SQLITE_NOMEM. */
+int insEnvJsonTop(InsEnv *p, const char *zKey, const char *zVal, int nVal);
 /* Insert its rows into "zSchema".profsum_agg_env for traceId.  SQLITE_OK,
 ** SQLITE_NOMEM, or another error code with *pzErr set (naming zFunc). */
 int insEnvWrite(InsEnv *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,

@@ -85,7 +85,7 @@ static const char zDevSql[] =
 static const char zEnvSql[] =
   "SELECT jax_version, jaxlib_version, device_model, n_devices, profile_start_utc, profile_duration_s "
   "FROM \"%w\".profsum_environment WHERE trace_id=?1 AND (jax_version IS NOT NULL "
-  "OR jaxlib_version IS NOT NULL OR profile_start_utc IS NOT NULL)";
+  "OR jaxlib_version IS NOT NULL OR device_model IS NOT NULL OR profile_start_utc IS NOT NULL)";
 static const char zOpSql[] =
   "SELECT level, name, display_name, attribution, hlo_module, count, total_us, self_us, share, framework_op "
   "FROM \"%w\".profsum_op_profile WHERE trace_id=?1 AND status='ok' AND rank<10 "
