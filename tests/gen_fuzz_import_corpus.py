@@ -207,6 +207,21 @@ def odd_json():
     return {"traceEvents": ev, "otherData": {"version": "x"}}
 
 
+def kineto_json():
+    """PyTorch's layout: the top-level members the import keeps for the
+    environment (deviceProperties, distributedInfo, versions, otherData)
+    before and after traceEvents, one key given twice."""
+    dev = [{"id": i, "name": "NVIDIA H100", "totalGlobalMem": 102085492736, "computeMajor": 9,
+            "computeMinor": 0, "numSms": 132} for i in range(2)]
+    ev = [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 1000, "dur": 20},
+          {"ph": "X", "cat": "kernel", "name": "sm90_gemm", "pid": 0, "tid": 7, "ts": 1010, "dur": 30}]
+    return ('{"schemaVersion":1,"deviceProperties":%s,"distributedInfo":{"backend":"nccl","rank":1,'
+            '"world_size":2},"cuda_runtime_version":12090,"traceEvents":%s,"traceName":"a",'
+            '"traceName":"b","otherData":{"version":"2.5","x":[1]},"username":"u","INFO":["i"],'
+            '"baseTimeNanoseconds":1775078550000000000,"displayTimeUnit":"ms"}'
+            % (json.dumps(dev, separators=(",", ":")), json.dumps(ev, separators=(",", ":")))).encode()
+
+
 def v1_document(so):
     """The profile_summary.v1 document of tpu_json() as the extension so
     writes it, with a fixed generated_at_utc; None when so cannot be
@@ -269,6 +284,7 @@ def seeds():
     out["seed-odd.json"] = bytes([JSON | NO_THREADS]) + json.dumps(odd_json(), indent=1).encode()
     out["seed-gpu-gz.json"] = bytes([JSON | OPT_PEAKS]) + gzip.compress(dumps(gpu_json()), mtime=0)
     out["seed-typed.json"] = bytes([JSON]) + typed_json()
+    out["seed-kineto.json"] = bytes([JSON | NO_THREADS]) + kineto_json()
     v1 = v1_document(os.path.join(ROOT, "profsum.so"))
     if v1 is not None:
         out["seed-v1.json"] = bytes([JSON]) + dumps(v1)

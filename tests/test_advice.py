@@ -336,6 +336,28 @@ class Known(DbTestCase):
         self.assertEqual(adv["many_small_kernels"][1:3], ("pattern", "many_small_kernels"))
         check_invariants(self, self.db)
 
+    def test_too_few_ops_for_many_small_kernels(self):
+        # nine 9 µs ops (a kernel's micro-benchmark): too few to tell launch
+        # overhead or poor fusion by; the tenth op makes them many
+        for n, band in ((9, "unavailable"), (10, "bad")):
+            tid = load(self.db, self.td, "few%d.json" % n, tpu(
+                [("0", 0, 100)], [("fusion.%d" % i, 10 * i, 9) for i in range(n)]))
+            kpis = dict((k, (b, v, e)) for k, b, v, e in self.db.execute(
+                "SELECT kpi, band, value, explanation FROM profsum_kpis WHERE trace_id=? "
+                "AND kpi IN ('kernel_duration', 'many_small_kernels')", (tid,)))
+            ids = [a[0] for a in self.advice(tid)]
+            if n == 9:
+                self.assertEqual(kpis["kernel_duration"], ("unavailable", None, "9 device ops (median 0.009 ms): too "
+                                 "few to tell launch overhead or poor fusion by (10 or more are needed)"))
+                self.assertEqual(kpis["many_small_kernels"], ("unavailable", None, "9 device ops (100.0% shorter "
+                                 "than 0.1 ms): too few to call them many (10 or more are needed)"))
+                self.assertNotIn("many_small_kernels", ids)
+            else:
+                self.assertEqual(kpis["kernel_duration"][:2], ("bad", 0.009))
+                self.assertEqual(kpis["many_small_kernels"][:2], ("detected", 1.0))
+                self.assertIn("many_small_kernels", ids)
+            check_invariants(self, self.db)
+
     def test_compute_heavy_is_not_balanced(self):
         # 87 % compute: the reference's rules say 'balanced'; profsum never does
         tid = load(self.db, self.td, "f.json", fixtures.f1([100, 110, 120, 130, 140, 150], 60))

@@ -147,7 +147,7 @@ class KpiTables(Base):
             ("hw.json", tpu([("0", 0, 1000)], [("fusion.1", 0, 799.96)]), "host_wait", "0.20004", "fraction"),
             ("du.json", tpu([], [("fusion.1", 0, 499.95), ("fusion.2", 999.99, 0.01)]),
              "device_utilization", "0.49996", "fraction"),
-            ("kd.json", tpu([], [("fusion.%d" % i, 100 * i, 99.996) for i in range(5)]),
+            ("kd.json", tpu([], [("fusion.%d" % i, 100 * i, 99.996) for i in range(11)]),
              "kernel_duration", "0.099996", "ms"),
         ]
         for name, doc, kpi, want, unit in cases:

@@ -24,7 +24,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_environment(
   jaxlib_version,
   -- The device_type_string of the TPU and GPU planes with events, e.g. 'TPU v6 Lite'; several distinct ones joined with ', ' in name order; without such planes, a trace JSON's deviceProperties names (the same way); NULL when none says (TEXT).
   device_model,
-  -- TPU and GPU planes (processes) with events, SparseCore planes not counted; without such planes, the devices of a trace JSON's deviceProperties; else 0 (INTEGER).
+  -- TPU and GPU planes (processes) with events, SparseCore planes not counted; without such planes, the entries of a trace JSON's deviceProperties (the GPUs the process could see, used or not); else 0 (INTEGER).
   n_devices,
   -- Task Environment's profile_start_time as ISO-8601 UTC with microseconds, e.g. 2026-07-09T06:46:19.390989Z; NULL when absent (TEXT).
   profile_start_utc,

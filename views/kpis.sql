@@ -4,7 +4,9 @@
 -- (device not NULL).  Bands, KPI by KPI:
 --   device_utilization (busy union / span of device ops): good > 80 %, warning 50-80 %,
 --   bad < 50 %; 'unavailable' (value NULL) for a device whose ops take 0 ps in all.
---   kernel_duration (median device-op duration): good > 1 ms, warning 0.1-1 ms, bad < 0.1 ms.
+--   kernel_duration (median device-op duration): good > 1 ms, warning 0.1-1 ms, bad < 0.1 ms;
+--   'unavailable' (value NULL) with fewer than 10 device ops (a micro-benchmark of a kernel or
+--   two): too few to tell launch overhead or poor fusion by; the explanation gives the median.
 --   host_overhead (host share of the per-track breakdown): good < 10 %, warning 10-20 %,
 --   bad > 20 %.
 --   compilation_time (Σ host events named *compile*): good < 2 s, warning 2-10 s, bad > 10 s.
@@ -17,7 +19,8 @@
 --   A trace imported from a v1 summary file has no device timeline: device_utilization,
 --   kernel_duration, compilation_time, many_small_kernels, device_idle_gaps and
 --   large_transfers are one 'unavailable' row each (value NULL) saying so.
---   patterns: many_small_kernels (>= 50 % of device ops under 0.1 ms), device_idle_gaps
+--   patterns: many_small_kernels (>= 50 % of device ops under 0.1 ms; 'unavailable', value
+--   NULL, with fewer than 10 device ops, as kernel_duration), device_idle_gaps
 --   (a device under 80 % utilization; 'unavailable' when no device has time between its
 --   first and last op), large_transfers (trace-wide: Σ over devices of the union of each
 --   device's transfer ops > 10 % of Σ device busy time; a transfer op is one named like
@@ -100,13 +103,19 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
               FROM profsum_agg_device AS d JOIN profsum_trace AS t USING (trace_id)
               GROUP BY d.trace_id, t.label))
   UNION ALL
-  SELECT trace_id, label, 'kpi', 'kernel_duration', NULL, median_op / 1000.0, 'ms',
-         CASE WHEN median_op IS NULL THEN 'unavailable' WHEN median_op > 1000 THEN 'good'
+  -- (fewer than 10 device ops: too few to judge; n_ops NULL, a trace imported before the
+  -- count was stored, is judged as before)
+  SELECT trace_id, label, 'kpi', 'kernel_duration', NULL, CASE WHEN NOT few THEN median_op / 1000.0 END, 'ms',
+         CASE WHEN median_op IS NULL OR few THEN 'unavailable' WHEN median_op > 1000 THEN 'good'
               WHEN median_op >= 100 THEN 'warning' ELSE 'bad' END,
          CASE WHEN median_op IS NULL THEN 'no device ops in the trace'
+              WHEN few THEN printf('%d device ops (median %s ms): too few to tell launch overhead or poor fusion by (10 or more are needed)',
+                                   CAST(n_ops AS INTEGER), profsum_format_near(median_op / 1000.0, 3, 0.1))
               ELSE printf('median device op takes %s ms%s', profsum_format_near(median_op / 1000.0, 3, 0.1),
                           CASE WHEN median_op < 100 THEN ': many tiny kernels, launch overhead dominates; fuse ops' ELSE '' END) END
-  FROM (SELECT f.trace_id, t.label, max(CASE f.name WHEN 'median_op_duration' THEN f.value END) AS median_op
+  FROM (SELECT f.trace_id, t.label, max(CASE f.name WHEN 'median_op_duration' THEN f.value END) AS median_op,
+               max(CASE f.name WHEN 'n_ops' THEN f.value END) AS n_ops,
+               coalesce(max(CASE f.name WHEN 'n_ops' THEN f.value END) < 10, 0) AS few
         FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
         GROUP BY f.trace_id, t.label)
   UNION ALL
@@ -164,11 +173,13 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
                     WHERE x.trace_id = m.trace_id AND x.kpi = 'memory_bandwidth')
   UNION ALL
   SELECT trace_id, label, 'pattern', 'many_small_kernels', NULL,
-         CASE WHEN n_ops > 0 THEN n_small / n_ops END, 'fraction',
-         CASE WHEN coalesce(n_ops, 0) <= 0 OR n_small IS NULL THEN 'unavailable' WHEN n_small / n_ops >= 0.5 THEN 'detected'
+         CASE WHEN n_ops >= 10 THEN n_small / n_ops END, 'fraction',
+         CASE WHEN coalesce(n_ops, 0) < 10 OR n_small IS NULL THEN 'unavailable' WHEN n_small / n_ops >= 0.5 THEN 'detected'
               ELSE 'not_detected' END,
          CASE WHEN coalesce(n_ops, 0) <= 0 THEN 'no device ops in the trace'
               WHEN n_small IS NULL THEN 'no count of small ops stored for this trace (imported by an older profsum): re-import it'
+              WHEN n_ops < 10 THEN printf('%d device ops (%s%% shorter than 0.1 ms): too few to call them many (10 or more are needed)',
+                                          CAST(n_ops AS INTEGER), profsum_format_near(100.0 * n_small / n_ops, 1, 5))
               ELSE printf('%s%% of device ops are shorter than 0.1 ms%s', profsum_format_near(100.0 * n_small / n_ops, 1, 5),
                 CASE WHEN n_small / n_ops >= 0.5 THEN ': poor fusion' ELSE '' END) END
   FROM (SELECT f.trace_id, t.label, max(CASE f.name WHEN 'n_ops' THEN f.value END) AS n_ops,
