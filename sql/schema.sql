@@ -249,6 +249,8 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_device(
 -- Trace-level facts: name → value.
 --   median_op_duration   median duration of all device-op events, µs
 --   n_ops, n_small_ops   device-op events; those under 0.1 ms
+--   op_duration, small_op_duration  Σ dur of the device-op events; of those under
+--                        0.1 ms, µs (overlapping ops count each)
 --   compile_duration     Σ dur of host events whose name contains "compile" (any case), µs
 --   transfer_duration    Σ over devices of the union of their transfer ops, µs: at most
 --                        device_busy_duration.  A transfer op is a device op named like

@@ -358,6 +358,42 @@ class Known(DbTestCase):
                 self.assertIn("many_small_kernels", ids)
             check_invariants(self, self.db)
 
+    def test_small_ops_share_of_device_time(self):
+        # twenty small ops beside one large one: 95.2 % of the ops are small;
+        # 2 µs each beside 5 ms, they take 0.8 % of the device-op time, which
+        # the texts and the advice say; 60 µs each beside 200 µs, 85.7 %
+        for small, big, share, pat, kd in (
+                (2, 5000, "0.8", "95.2% of device ops are shorter than 0.1 ms, only 0.8% of device-op time: "
+                                 "little to gain by fusing them",
+                 "median device op takes 0.002 ms: many tiny kernels, but they take 0.8% of device-op time: "
+                 "most of it is in the larger ops"),
+                (60, 200, "85.7", "95.2% of device ops are shorter than 0.1 ms, 85.7% of device-op time: poor fusion",
+                 "median device op takes 0.060 ms: many tiny kernels, 85.7% of device-op time: launch overhead "
+                 "and unfused memory traffic weigh; fuse ops")):
+            ops = [("fusion.%d" % i, 100 * i, small) for i in range(20)] + [("convolution.1", 2100, big)]
+            tid = load(self.db, self.td, "small%d.json" % big, tpu([], ops))
+            facts = dict(self.db.execute("SELECT name, value FROM profsum_agg_fact WHERE trace_id=? AND name IN "
+                                         "('small_op_duration', 'op_duration')", (tid,)))
+            self.assertEqual(facts, {"small_op_duration": 20.0 * small, "op_duration": 20.0 * small + big})
+            kpis = dict(self.db.execute("SELECT kpi, explanation FROM profsum_kpis WHERE trace_id=? "
+                                        "AND kpi IN ('kernel_duration', 'many_small_kernels')", (tid,)))
+            self.assertEqual(kpis, {"many_small_kernels": pat, "kernel_duration": kd})
+            title, ev, fixes, stake = self.db.execute(
+                "SELECT title, evidence, fixes, time_at_stake_us FROM profsum_advice "
+                "WHERE trace_id=? AND advice_id='many_small_kernels'", (tid,)).fetchone()
+            self.assertTrue(title.endswith(", %s%% of device-op time" % share), title)
+            ev = dict((e["name"], e["value"]) for e in json.loads(ev))
+            self.assertEqual((ev["small_op_us"], round(ev["small_op_time_share"], 6)),
+                             (20.0 * small, round(20.0 * small / (20.0 * small + big), 6)))
+            self.assertEqual(stake, 20.0 * small)
+            fixes = json.loads(fixes)
+            if big == 5000:
+                self.assertEqual(fixes[0], "they take only 0.8% of the device-op time (40.000 us): the larger ops "
+                                 "come first; fusing these saves at most that time and the gaps between them")
+            else:
+                self.assertEqual(fixes[0], "jax.jit larger functions, so that XLA compiles the step as one program")
+            check_invariants(self, self.db)
+
     def test_compute_heavy_is_not_balanced(self):
         # 87 % compute: the reference's rules say 'balanced'; profsum never does
         tid = load(self.db, self.td, "f.json", fixtures.f1([100, 110, 120, 130, 140, 150], 60))

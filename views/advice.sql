@@ -83,7 +83,9 @@ fact AS NOT MATERIALIZED (
          (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'compile_duration') AS compile,
          (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'transfer_duration') AS transfer,
          (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'host_offload_duration') AS offload,
-         (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'device_busy_duration') AS busy
+         (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'device_busy_duration') AS busy,
+         (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'small_op_duration') AS small_us,
+         (SELECT f.value FROM profsum_agg_fact AS f WHERE f.trace_id = t.trace_id AND f.name = 'op_duration') AS ops_us
   FROM profsum_trace AS t
 ),
 sw0 AS NOT MATERIALIZED (
@@ -199,6 +201,10 @@ base AS NOT MATERIALIZED (
          (SELECT u.mxu FROM util AS u WHERE u.trace_id = kt.trace_id) AS mxu,
          (SELECT u.hbm FROM util AS u WHERE u.trace_id = kt.trace_id) AS hbm,
          f.n_ops, f.n_small, f.median_op, f.transfer, f.offload, f.busy,
+         CASE WHEN f.ops_us > 0 THEN f.small_us END AS small_us,
+         CASE WHEN f.ops_us > 0 THEN CAST(round(f.small_us * 1e6) AS INTEGER) END AS small_ps,
+         CASE WHEN f.ops_us > 0 THEN CAST(round(f.ops_us * 1e6) AS INTEGER) END AS ops_ps,
+         CASE WHEN f.ops_us > 0 THEN round(f.small_us * 1e6) / round(f.ops_us * 1e6) END AS small_share,
          sw.wall, sw.idle, sw.coll, sw.xfer, sw.wall_ps, sw.idle_ps, sw.coll_ps, sw.xfer_ps, sw.steps_of,
          w.device AS w_device, w.busy_duration AS w_busy, w.span_duration AS w_span, w.idle AS w_idle,
          (SELECT o.name FROM top_op AS o WHERE o.trace_id = kt.trace_id) AS op_name,
@@ -219,15 +225,31 @@ rules AS (
       'advice_id', 'many_small_kernels',
       'source', CASE WHEN b.msk THEN 'pattern' ELSE 'kpi' END,
       'kpi', CASE WHEN b.msk THEN 'many_small_kernels' ELSE 'kernel_duration' END,
-      'title', printf('Many small kernels: %s%% of %d device ops are shorter than 0.1 ms (median %s ms)',
+      'title', printf('Many small kernels: %s%% of %d device ops are shorter than 0.1 ms (median %s ms)%s',
                       profsum_format_near(100.0 * b.n_small / b.n_ops, 1, 5), CAST(b.n_ops AS INTEGER),
-                      profsum_format_near(b.median_op / 1000.0, 3, 0.1)),
-      'evidence', json_array(json_object('name', 'small_op_share', 'value', b.n_small / b.n_ops, 'unit', 'fraction'),
-                             json_object('name', 'kernel_duration', 'value', b.median_op / 1000.0, 'unit', 'ms'),
-                             json_object('name', 'n_ops', 'value', b.n_ops, 'unit', 'count')),
-      'fixes', json_array('jax.jit larger functions, so that XLA compiles the step as one program',
-                          'let XLA fuse: no host callbacks or Python loops between small ops',
-                          'fewer control-flow branches (lax.cond, lax.while_loop) in the hot path')) END,
+                      profsum_format_near(b.median_op / 1000.0, 3, 0.1),
+                      CASE WHEN b.small_share IS NOT NULL
+                           THEN printf(', %s%% of device-op time', profsum_format_near(100.0 * b.small_share, 1, 5)) ELSE '' END),
+      -- (with the small ops' time, stored by imports from 2026-12-07 on: their share of the
+      -- device-op time and their µs, which are the time at stake)
+      'evidence', CASE WHEN b.small_share IS NOT NULL
+        THEN json_array(json_object('name', 'small_op_share', 'value', b.n_small / b.n_ops, 'unit', 'fraction'),
+                        json_object('name', 'kernel_duration', 'value', b.median_op / 1000.0, 'unit', 'ms'),
+                        json_object('name', 'n_ops', 'value', b.n_ops, 'unit', 'count'),
+                        json_object('name', 'small_op_time_share', 'value', b.small_share, 'unit', 'fraction'),
+                        json_object('name', 'small_op_us', 'value', b.small_us, 'unit', 'us'))
+        ELSE json_array(json_object('name', 'small_op_share', 'value', b.n_small / b.n_ops, 'unit', 'fraction'),
+                        json_object('name', 'kernel_duration', 'value', b.median_op / 1000.0, 'unit', 'ms'),
+                        json_object('name', 'n_ops', 'value', b.n_ops, 'unit', 'count')) END,
+      -- (under 10 % of the device-op time, fusing them gains little: said first)
+      'fixes', CASE WHEN b.small_share IS NOT NULL AND 10 * b.small_ps < b.ops_ps
+        THEN json_array(printf('they take only %s%% of the device-op time (%.3f us): the larger ops come first; fusing these saves at most that time and the gaps between them',
+                               profsum_format_near(100.0 * b.small_share, 1, 5), b.small_us),
+                        'jax.jit larger functions, so that XLA compiles the step as one program',
+                        'let XLA fuse: no host callbacks or Python loops between small ops')
+        ELSE json_array('jax.jit larger functions, so that XLA compiles the step as one program',
+                        'let XLA fuse: no host callbacks or Python loops between small ops',
+                        'fewer control-flow branches (lax.cond, lax.while_loop) in the hot path') END) END,
     -- 1: devices idle between their first and last op
     CASE WHEN b.du IS NOT NULL AND b.dig IS NOT NULL AND (b.du OR b.dig) AND b.w_device IS NOT NULL THEN json_object(
       'advice_id', 'device_idle_gaps',
@@ -335,7 +357,8 @@ raw AS (
          json_extract(r.j, '$.evidence') AS evidence, json_extract(r.j, '$.fixes') AS fixes,
          -- with a share of the steady steps' wall time, the time at stake is
          -- that share of it (share = stake / wall); without, the capture's
-         CASE r.k WHEN 1 THEN r.w_idle
+         CASE r.k WHEN 0 THEN r.small_us
+                  WHEN 1 THEN r.w_idle
                   WHEN 2 THEN CASE WHEN r.wall > 0 AND r.xfer > 0 THEN r.xfer ELSE r.transfer END
                   WHEN 3 THEN CASE WHEN r.wall > r.idle THEN r.op_v * (r.wall - r.idle) ELSE r.op_excl END
                   WHEN 4 THEN r.idle WHEN 5 THEN r.coll END AS stake,

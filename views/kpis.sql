@@ -20,7 +20,9 @@
 --   kernel_duration, compilation_time, many_small_kernels, device_idle_gaps and
 --   large_transfers are one 'unavailable' row each (value NULL) saying so.
 --   patterns: many_small_kernels (>= 50 % of device ops under 0.1 ms; 'unavailable', value
---   NULL, with fewer than 10 device ops, as kernel_duration), device_idle_gaps
+--   NULL, with fewer than 10 device ops, as kernel_duration; the explanations of both give
+--   the small ops' share of device-op time, facts small_op_duration / op_duration, and say
+--   when it is under 10 %, or for kernel_duration under 50 %, that the time is elsewhere), device_idle_gaps
 --   (a device under 80 % utilization; 'unavailable' when no device has time between its
 --   first and last op), large_transfers (trace-wide: Σ over devices of the union of each
 --   device's transfer ops > 10 % of Σ device busy time; a transfer op is one named like
@@ -111,11 +113,22 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
          CASE WHEN median_op IS NULL THEN 'no device ops in the trace'
               WHEN few THEN printf('%d device ops (median %s ms): too few to tell launch overhead or poor fusion by (10 or more are needed)',
                                    CAST(n_ops AS INTEGER), profsum_format_near(median_op / 1000.0, 3, 0.1))
+              -- (the small ops' share of device-op time, when stored, says whether their
+              -- number is where the time goes; compared in whole picoseconds)
               ELSE printf('median device op takes %s ms%s', profsum_format_near(median_op / 1000.0, 3, 0.1),
-                          CASE WHEN median_op < 100 THEN ': many tiny kernels, launch overhead dominates; fuse ops' ELSE '' END) END
+                          CASE WHEN median_op >= 100 THEN ''
+                               WHEN small_ps IS NULL OR coalesce(all_ps, 0) <= 0
+                               THEN ': many tiny kernels, launch overhead dominates; fuse ops'
+                               WHEN 2 * small_ps >= all_ps
+                               THEN printf(': many tiny kernels, %s%% of device-op time: launch overhead and unfused memory traffic weigh; fuse ops',
+                                           profsum_format_near(100.0 * small_ps / all_ps, 1, 5))
+                               ELSE printf(': many tiny kernels, but they take %s%% of device-op time: most of it is in the larger ops',
+                                           profsum_format_near(100.0 * small_ps / all_ps, 1, 5)) END) END
   FROM (SELECT f.trace_id, t.label, max(CASE f.name WHEN 'median_op_duration' THEN f.value END) AS median_op,
                max(CASE f.name WHEN 'n_ops' THEN f.value END) AS n_ops,
-               coalesce(max(CASE f.name WHEN 'n_ops' THEN f.value END) < 10, 0) AS few
+               coalesce(max(CASE f.name WHEN 'n_ops' THEN f.value END) < 10, 0) AS few,
+               CAST(round(max(CASE f.name WHEN 'small_op_duration' THEN f.value END) * 1e6) AS INTEGER) AS small_ps,
+               CAST(round(max(CASE f.name WHEN 'op_duration' THEN f.value END) * 1e6) AS INTEGER) AS all_ps
         FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
         GROUP BY f.trace_id, t.label)
   UNION ALL
@@ -181,9 +194,16 @@ SELECT trace_id, label, kind, kpi, device, value, unit, band, explanation FROM (
               WHEN n_ops < 10 THEN printf('%d device ops (%s%% shorter than 0.1 ms): too few to call them many (10 or more are needed)',
                                           CAST(n_ops AS INTEGER), profsum_format_near(100.0 * n_small / n_ops, 1, 5))
               ELSE printf('%s%% of device ops are shorter than 0.1 ms%s', profsum_format_near(100.0 * n_small / n_ops, 1, 5),
-                CASE WHEN n_small / n_ops >= 0.5 THEN ': poor fusion' ELSE '' END) END
+                CASE WHEN n_small / n_ops < 0.5 THEN ''
+                     WHEN small_ps IS NULL OR coalesce(all_ps, 0) <= 0 THEN ': poor fusion'
+                     WHEN 10 * small_ps >= all_ps
+                     THEN printf(', %s%% of device-op time: poor fusion', profsum_format_near(100.0 * small_ps / all_ps, 1, 5))
+                     ELSE printf(', only %s%% of device-op time: little to gain by fusing them', profsum_format_near(100.0 * small_ps / all_ps, 1, 5))
+                END) END
   FROM (SELECT f.trace_id, t.label, max(CASE f.name WHEN 'n_ops' THEN f.value END) AS n_ops,
-               max(CASE f.name WHEN 'n_small_ops' THEN f.value END) AS n_small
+               max(CASE f.name WHEN 'n_small_ops' THEN f.value END) AS n_small,
+               CAST(round(max(CASE f.name WHEN 'small_op_duration' THEN f.value END) * 1e6) AS INTEGER) AS small_ps,
+               CAST(round(max(CASE f.name WHEN 'op_duration' THEN f.value END) * 1e6) AS INTEGER) AS all_ps
         FROM profsum_agg_fact AS f JOIN profsum_trace AS t USING (trace_id)
         GROUP BY f.trace_id, t.label)
   UNION ALL

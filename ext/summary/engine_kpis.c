@@ -268,8 +268,16 @@ static void medianDur(DevIter *d, int64_t n, int64_t maxDur, const int64_t *aH, 
 #define KEY_XFER 1      /* a transfer op (profsumEngIsTransferKey) */
 #define KEY_OFFLOAD 2   /* a host-offload copy, with KEY_XFER */
 
-/* Counts of a selection: events, small events, the largest duration. */
-typedef struct CountSmall { int64_t n, nSmall, max; } CountSmall;
+/* Counts of a selection: events, small events, the largest duration, the
+** sums of the durations of the small events and of all (ps, each held at
+** INT64_MAX when it would pass it: satAdd). */
+typedef struct CountSmall { int64_t n, nSmall, max, smallPs, allPs; } CountSmall;
+
+/* a + b for a, b >= 0, held at INT64_MAX. */
+static int64_t satAdd(int64_t a, int64_t b){
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
 
 /* Busy union and span of one device's ops (its tracks aTk[0..nTk), in
 ** track order), the union of those whose key aKeyXfer marks (*pXfer: a
@@ -333,7 +341,8 @@ static int unionSpan(Engine *e, const int32_t *aTk, int64_t nTk, const unsigned 
     }
     cnt.n++;
     int64_t ts = r->ts, dur = EVDUR(e, r);
-    if( dur<SMALL_OP_PS ) cnt.nSmall++;
+    if( dur<SMALL_OP_PS ){ cnt.nSmall++; cnt.smallPs = satAdd(cnt.smallPs, dur); }
+    cnt.allPs = satAdd(cnt.allPs, dur);
     aH[logBucket((uint64_t)dur)]++;
     if( dur>cnt.max ) cnt.max = dur;
     if( aKeyXfer[r->key] ){
@@ -466,6 +475,8 @@ static void kpiCompute(EngKpiJob *j){
     j->offAll += v->off;
     j->cAll.n += v->c.n;      /* the devices' counts make all devices' */
     j->cAll.nSmall += v->c.nSmall;
+    j->cAll.smallPs = satAdd(j->cAll.smallPs, v->c.smallPs);
+    j->cAll.allPs = satAdd(j->cAll.allPs, v->c.allPs);
     if( v->c.max>j->cAll.max ) j->cAll.max = v->c.max;
   }
   if( j->rc==SQLITE_OK ){
@@ -514,10 +525,10 @@ static int kpiWrite(Engine *e, EngKpiJob *j, profsum_ps compile){
   }
   sqlite3_finalize(pIns);
   if( rc==SQLITE_OK ){
-    EngFact aF[7] = {
+    EngFact aF[9] = {
       {"median_op_duration", 0, 0}, {"n_ops", 0, 0}, {"n_small_ops", 0, 0},
       {"compile_duration", 0, 0}, {"transfer_duration", 0, 0}, {"device_busy_duration", 0, 0},
-      {"host_offload_duration", 0, 0}};
+      {"host_offload_duration", 0, 0}, {"small_op_duration", 0, 0}, {"op_duration", 0, 0}};
     aF[0].v = j->medAll; aF[0].isNull = j->cAll.n==0;
     aF[1].v = (double)j->cAll.n;
     aF[2].v = (double)j->cAll.nSmall;
@@ -525,7 +536,9 @@ static int kpiWrite(Engine *e, EngKpiJob *j, profsum_ps compile){
     aF[4].v = US(j->xferAll);
     aF[5].v = US(j->busyAll);
     aF[6].v = US(j->offAll);
-    rc = profsumEngFacts(e, aF, 7);
+    aF[7].v = US(j->cAll.smallPs);
+    aF[8].v = US(j->cAll.allPs);
+    rc = profsumEngFacts(e, aF, 9);
   }
   return rc;
 }
