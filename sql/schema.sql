@@ -545,18 +545,23 @@ CREATE TABLE IF NOT EXISTS main.profsum_agg_op_growth(
   PRIMARY KEY(trace_id, name)
 ) WITHOUT ROWID;
 
--- What an XPlane capture says of where and when it ran, name → value (text):
--- every stat of its /host:metadata plane (JAX writes jax_version,
+-- What a capture says of where and when it ran, name → value (text).  Of an
+-- XPlane: every stat of its /host:metadata plane (JAX writes jax_version,
 -- jaxlib_version and its backends' versions there: tpu_version, cpu_version,
 -- ...) and profile_start_time / profile_stop_time of its Task Environment
--- plane (ns since the Unix epoch).  The first plane that has a name gives its
--- value; values over 4,096 bytes, empty ones and names with a NUL byte are left
--- out, and names past the first 256.  No rows for trace JSON, which
--- carries none of it, nor for a trace imported before the table was added.
--- profsum_environment reads them.
+-- plane (ns since the Unix epoch).  Of a trace JSON: what the members of its
+-- top-level object beside traceEvents state (PyTorch's profiler: the GPUs'
+-- deviceProperties as device_count, device_model, device_memory_bytes,
+-- device_compute_capability, device_sm_count; distributedInfo as
+-- distributed_backend, _rank, _world_size; runtime versions; see
+-- docs/xplane.md); a JAX trace JSON states none.  The first plane or member
+-- that has a name gives its value; values over 4,096 bytes, empty ones and
+-- names with a NUL byte are left out, and names past the first 256.  No rows
+-- for a trace imported before the table was added.  profsum_environment
+-- reads them.
 CREATE TABLE IF NOT EXISTS main.profsum_agg_env(
   trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id
-  name TEXT NOT NULL,                  -- the stat's name, e.g. jax_version
+  name TEXT NOT NULL,                  -- the stat's or member's name, e.g. jax_version
   value TEXT NOT NULL,                 -- its value as text (integers in decimal)
   PRIMARY KEY(trace_id, name)
 ) WITHOUT ROWID;

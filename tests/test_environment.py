@@ -261,6 +261,30 @@ class JsonTopLevel(DbTestCase):
         e = self.env(tid)
         self.assertEqual((e["device_model"], e["n_devices"]), (None, 0))
 
+    def test_what_is_left_out(self):
+        ev = '"traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "name": "a", "ts": 0, "dur": 1}]'
+        # xprof's header of a JAX trace JSON states nothing
+        tid = self.imp('{"displayTimeUnit": "ns", "metadata": {"highres-ticks": true}, %s}' % ev, "jax")
+        self.assertEqual((self.rows(tid), self.env(tid)["metadata"]), ({}, "{}"))
+        # the scanner's limits: values of 64 KiB of JSON text (a container,
+        # since a string over 4,096 bytes is left out anyway), keys of 128
+        # bytes, 64 members; a key given again with too long a value loses
+        # its first value too
+        text = ('{%s, "otherData": {"version": "big", "pad": "%s"}, "k%s": 1, "K%s": 2, "again": "first",'
+                ' "again": {"pad": "%s"}}' % (ev, "y" * 70000, "x" * 127, "x" * 128, "y" * 70000))
+        self.assertEqual(self.rows(self.imp(text, "limits")), {"k" + "x" * 127: "1"})
+        text = '{%s, "otherData": {"version": "ok", "pad": "%s"}}' % (ev, "y" * 60000)
+        self.assertEqual(self.rows(self.imp(text, "fits")), {"version": "ok"})
+        text = "{%s, %s}" % (ev, ", ".join('"m%02d": %d' % (i, i) for i in range(70)))
+        self.assertEqual(self.rows(self.imp(text, "many")), dict(("m%02d" % i, str(i)) for i in range(64)))
+        # integers past 64 bits keep their digits; bytes that are not UTF-8
+        # become U+FFFD; a string with U+0000 is left out, and so is an
+        # otherData object that writes \u0000 (its names would be cut there)
+        data = ('{%s, "big": 18446744073709551616, "neg": -1.5e300, "nul": "a\\u0000b",'
+                ' "bad": "x\xffy", "otherData": {"jax_version\\u0000x": "9", "v": "1"}}' % ev).encode("latin-1")
+        rows = self.rows(self.imp(data, "odd"))
+        self.assertEqual(rows, {"big": "18446744073709551616", "neg": "-1.5e+300", "bad": "x\ufffdy"})
+
     def test_the_summary_is_unchanged(self):
         # the members are the environment's only: the v1 document and the
         # rows of trace_events are those of the same trace without them
@@ -283,9 +307,11 @@ class JsonTopLevel(DbTestCase):
         """The members kept by the scanner and read by the collector, with
         every allocation of the import made to fail in turn: an error or
         the same result each time, nothing leaked."""
-        p = self.td.write("oom.json", kineto([gpu("NVIDIA H100", 102085492736, 9, 0, 132, i) for i in range(2)],
-                                             cuda_runtime_version=12090, otherData={"version": "2.5"},
-                                             distributedInfo={"backend": "nccl", "rank": 1, "world_size": 2}))
+        text = kineto([gpu("NVIDIA H100", 102085492736, 9, 0, 132, i) for i in range(2)],
+                      cuda_runtime_version=12090, otherData={"version": "2.5"},
+                      distributedInfo={"backend": "nccl", "rank": 1, "world_size": 2})
+        # a key written with an escape is decoded into an allocation
+        p = self.td.write("oom.json", text.replace('"cuda_runtime_version"', '"cuda_\\u0072untime_version"'))
         run_oom_sql(self, ["SELECT profsum_import('%s','k')" % p], step=3)
 
     def test_compare_md_notes_another_gpu(self):

@@ -36,12 +36,15 @@ CREATE VIEW IF NOT EXISTS main.profsum_environment(
 SELECT t.trace_id, t.label, t.source_format,
        (SELECT e.value FROM profsum_agg_env AS e WHERE e.trace_id = t.trace_id AND e.name = 'jax_version'),
        (SELECT e.value FROM profsum_agg_env AS e WHERE e.trace_id = t.trace_id AND e.name = 'jaxlib_version'),
-       coalesce((SELECT group_concat(m.model, ', ')
-                 FROM (SELECT DISTINCT d.model FROM profsum_agg_xla_device AS d
-                       WHERE d.trace_id = t.trace_id AND d.kind IN ('TPU', 'GPU') AND d.has_events
-                         AND d.model IS NOT NULL AND d.device NOT LIKE '% SparseCore%'
-                       ORDER BY d.model) AS m),
-                (SELECT e.value FROM profsum_agg_env AS e WHERE e.trace_id = t.trace_id AND e.name = 'device_model')),
+       CASE WHEN EXISTS (SELECT 1 FROM profsum_agg_xla_device AS d
+                         WHERE d.trace_id = t.trace_id AND d.kind IN ('TPU', 'GPU') AND d.has_events
+                           AND d.device NOT LIKE '% SparseCore%')
+            THEN (SELECT group_concat(m.model, ', ')
+                  FROM (SELECT DISTINCT d.model FROM profsum_agg_xla_device AS d
+                        WHERE d.trace_id = t.trace_id AND d.kind IN ('TPU', 'GPU') AND d.has_events
+                          AND d.model IS NOT NULL AND d.device NOT LIKE '% SparseCore%'
+                        ORDER BY d.model) AS m)
+            ELSE (SELECT e.value FROM profsum_agg_env AS e WHERE e.trace_id = t.trace_id AND e.name = 'device_model') END,
        coalesce(nullif((SELECT count(*) FROM profsum_agg_xla_device AS d
                         WHERE d.trace_id = t.trace_id AND d.kind IN ('TPU', 'GPU') AND d.has_events
                           AND d.device NOT LIKE '% SparseCore%'), 0),

@@ -20,8 +20,9 @@
 --   kernel_duration, compilation_time, many_small_kernels, device_idle_gaps and
 --   large_transfers are one 'unavailable' row each (value NULL) saying so.
 --   patterns: many_small_kernels (>= 50 % of device ops under 0.1 ms; 'unavailable', value
---   NULL, with fewer than 10 device ops, as kernel_duration; the explanations of both give
---   the small ops' share of device-op time, facts small_op_duration / op_duration, and say
+--   NULL, with fewer than 10 device ops, as kernel_duration; when kernel_duration is bad or
+--   the pattern detected, their explanations give the small ops' share of device-op time
+--   (facts small_op_duration / op_duration, stored by imports from 2026-12-07 on) and say
 --   when it is under 10 %, or for kernel_duration under 50 %, that the time is elsewhere), device_idle_gaps
 --   (a device under 80 % utilization; 'unavailable' when no device has time between its
 --   first and last op), large_transfers (trace-wide: Σ over devices of the union of each

@@ -337,6 +337,10 @@ int64_t profsumScanQuietRounded(ProfsumScan *p);
 #define PROFSUM_TOP_KEY_MAX 128
 #define PROFSUM_TOP_VAL_MAX 65536
 int profsumScanTopCount(ProfsumScan *p);
+/* Member i, 0 <= i < profsumScanTopCount(p); the texts stay the scanner's
+** until profsumScanClose.  Read them only once the scanning ended: after
+** SQLITE_DONE, and with a pipe (profsumScanPipeOpen) after
+** profsumScanPipeClose. */
 void profsumScanTopAt(ProfsumScan *p, int i, const char **pzKey, const char **pzVal, int *pnVal);
 void profsumScanClose(ProfsumScan *p);           /* NULL is a no-op */
 

@@ -234,8 +234,9 @@ void profsumEventTimes(ProfsumEvent *ev){
 int profsumScanTopKey(const ProfsumSpan *k, char *zBuf){
   char *pB = 0; int64_t nB = 0; const char *z; int64_t n;
   int r = -1;
-  if( k->n<=PROFSUM_TOP_KEY_MAX*6 && profsumSpanText(k, &pB, &nB, &z, &n)==SQLITE_OK
-   && n<=PROFSUM_TOP_KEY_MAX && memchr(z, 0, (size_t)n)==0 ){
+  if( k->n>PROFSUM_TOP_KEY_MAX*6 ) return -1;     /* decodes to more than the limit */
+  if( profsumSpanText(k, &pB, &nB, &z, &n)!=SQLITE_OK ) return -2;
+  if( n<=PROFSUM_TOP_KEY_MAX && memchr(z, 0, (size_t)n)==0 ){
     memcpy(zBuf, z, (size_t)n);
     zBuf[n] = 0;
     r = (int)n;

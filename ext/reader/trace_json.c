@@ -1333,6 +1333,11 @@ int profsumScanNext(ProfsumScan *s, ProfsumEvent **ppEv, char **pzErr){
           isEvents = KEYIS(k, nk, "traceEvents");
           isUnit = KEYIS(k, nk, "displayTimeUnit");
           nTopKey = (s->flags & PROFSUM_SCAN_TOPMEMBERS) && !isEvents ? profsumScanTopKey(&key, zTopKey) : -1;
+          if( nTopKey==-2 ){
+            *pzErr = sqlite3_mprintf("%s: '%s': out of memory reading a top-level key at byte %lld", s->zFunc,
+                                     profsumSrcPath(s->pSrc), (long long)(s->iBase + (int64_t)(pStart - s->aBuf)));
+            return SQLITE_NOMEM;
+          }
           s->iPos = (size_t)(pEnd - s->aBuf);
           rc = skipWs(s, pzErr);
           if( rc==SQLITE_DONE ) continue;

@@ -109,8 +109,9 @@ int profsumScanSetUnit(ProfsumScan *s, const ProfsumSpan *v, int64_t iOff, char 
 
 /* trace_fields.c: the text of the top-level key span k into zBuf
 ** (PROFSUM_TOP_KEY_MAX+1 bytes, NUL-terminated), read before the value
-** (whose refills may move the window under k).  Its length, or -1 for a
-** key not to keep: longer than PROFSUM_TOP_KEY_MAX, or with a NUL. */
+** (whose refills may move the window under k).  Its length, -1 for a key
+** not to keep (longer than PROFSUM_TOP_KEY_MAX, or with a NUL), or -2
+** when out of memory decoding its escapes. */
 int profsumScanTopKey(const ProfsumSpan *k, char *zBuf);
 
 /* trace_fields.c: with PROFSUM_SCAN_TOPMEMBERS, keep the top-level member

@@ -25,6 +25,7 @@
 */
 #include "insights_int.h"
 #include "jsontree.h"
+#include "utf8rule.h"
 
 #include <math.h>
 #include <string.h>
@@ -142,36 +143,41 @@ int insEnvXpPlane(InsEnv *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
   return rc;
 }
 
-/* Node v as env text into *pz (sqlite3_malloc'd; 0 for a null, an empty
-** string, or text over ENV_VALUE_MAX bytes): a string as it is, a number
-** as an XPlane stat's (decimal, repr), true/false, an array or object as
-** its compact JSON (for the callers that keep one: none today keeps a
-** whole container).  SQLITE_OK or SQLITE_NOMEM. */
+/* Scalar node v as env text into *pz (sqlite3_malloc'd; 0 for a null, an
+** array or object, an empty string, a string holding U+0000 (SQLite's
+** text would end there) or text over ENV_VALUE_MAX bytes): a string as
+** it is, with U+FFFD for bytes that are not UTF-8; an integer in decimal
+** (one beyond 64 bits with the digits the file writes); a double as
+** Python's repr writes it; true/false.  SQLITE_OK or SQLITE_NOMEM. */
 static int envNodeText(const JNode *v, char **pz){
   char zNum[64];
   *pz = 0;
   switch( v->type ){
-    case JT_NULL: return SQLITE_OK;
     case JT_TRUE: *pz = sqlite3_mprintf("true"); break;
     case JT_FALSE: *pz = sqlite3_mprintf("false"); break;
     case JT_INT: *pz = sqlite3_mprintf("%lld", (long long)v->i); break;
-    case JT_REAL: jReprDouble(v->r, zNum); *pz = sqlite3_mprintf("%s", zNum); break;
-    case JT_STRING:
-      if( v->n<=0 || v->n>ENV_VALUE_MAX ) return SQLITE_OK;
-      *pz = sqlite3_mprintf("%.*s", v->n, v->z);
+    case JT_REAL:
+      if( v->z ){ *pz = sqlite3_mprintf("%.*s", v->n, v->z); break; }
+      jReprDouble(v->r, zNum);
+      *pz = sqlite3_mprintf("%s", zNum);
       break;
-    default:
-      *pz = profsumJsonCompact(v);
+    case JT_STRING:
+      if( v->n<=0 || v->n>ENV_VALUE_MAX || memchr(v->z, 0, (size_t)v->n) ) return SQLITE_OK;
+      *pz = sqlite3_mprintf("%.*s", v->n, v->z);
+      if( *pz ) *pz = profsumUtf8Scrub(*pz);
       if( *pz && strlen(*pz)>ENV_VALUE_MAX ){ sqlite3_free(*pz); *pz = 0; return SQLITE_OK; }
       break;
+    default:
+      return SQLITE_OK;
   }
   return *pz ? SQLITE_OK : SQLITE_NOMEM;
 }
 
 /* Keep zName → the distinct values of field zField over the objects of
 ** array pArr, in byte order, joined with ", " (zField2: a second field,
-** written after a '.', as computeMajor.computeMinor); nothing when no
-** object has it.  SQLITE_OK or SQLITE_NOMEM. */
+** written after a '.', as computeMajor.computeMinor; an object without
+** both is left out); nothing when no object has a scalar value for it.
+** SQLITE_OK or SQLITE_NOMEM. */
 static int envKeepDistinct(InsEnv *p, const char *zName, const JNode *pArr,
                            const char *zField, const char *zField2, int iPlane){
   char **az;
@@ -186,12 +192,12 @@ static int envKeepDistinct(InsEnv *p, const char *zName, const JNode *pArr,
     if( f==0 || (rc = envNodeText(f, &z))!=SQLITE_OK || z==0 ) continue;
     if( zField2 ){
       const JNode *f2 = jGet(a, zField2);
-      if( f2 && (rc = envNodeText(f2, &z2))==SQLITE_OK && z2 ){
-        char *zJoin = sqlite3_mprintf("%s.%s", z, z2);
-        sqlite3_free(z); sqlite3_free(z2);
-        z = zJoin;
-        if( z==0 ){ rc = SQLITE_NOMEM; continue; }
-      }
+      char *zJoin;
+      if( f2==0 || (rc = envNodeText(f2, &z2))!=SQLITE_OK || z2==0 ){ sqlite3_free(z); continue; }
+      zJoin = sqlite3_mprintf("%s.%s", z, z2);
+      sqlite3_free(z); sqlite3_free(z2);
+      z = zJoin;
+      if( z==0 ){ rc = SQLITE_NOMEM; continue; }
     }
     for(j=0; j<n && strcmp(az[j], z)!=0; j++){}
     if( j<n ){ sqlite3_free(z); continue; }
@@ -216,6 +222,29 @@ static int envKeepDistinct(InsEnv *p, const char *zName, const JNode *pArr,
   return rc;
 }
 
+/* 1 when the NUL-terminated name z is valid UTF-8 (it holds no NUL). */
+static int envNameOk(const char *z){
+  const unsigned char *u = (const unsigned char*)z, *e = u + strlen(z);
+  while( u<e ){
+    int n = *u<0x80 ? 1 : profsumUtf8SeqLen(u, e);
+    if( n==0 ) return 0;
+    u += n;
+  }
+  return 1;
+}
+
+/* 1 when the JSON text z[0..n) writes the escape \u0000. */
+static int envHasNulEscape(const char *z, int n){
+  int i;
+  for(i=0; i+6<=n; i++){
+    if( z[i]=='\\' ){
+      if( z[i+1]=='u' && z[i+2]=='0' && z[i+3]=='0' && z[i+4]=='0' && z[i+5]=='0' ) return 1;
+      i++;    /* the escaped character is no backslash of its own */
+    }
+  }
+  return 0;
+}
+
 /* See insights_int.h: a trace JSON's top-level member, as PyTorch's
 ** profiler (Kineto) writes them.  deviceProperties (an array, one object
 ** per GPU) gives device_count and the distinct device_model (name),
@@ -224,14 +253,15 @@ static int envKeepDistinct(InsEnv *p, const char *zName, const JNode *pArr,
 ** distributedInfo gives distributed_backend, distributed_rank and
 ** distributed_world_size; the members of the trace event format's
 ** otherData and of metadata objects that are no arrays or objects are
-** kept under their own names; any other member that is no array or
-** object is kept under its key as envNodeText writes it
+** kept under their own names (not highres-ticks, a hint to trace viewers
+** that xprof writes in every JAX trace JSON); any other member that is
+** no array or object is kept under its key as envNodeText writes it
 ** (cuda_runtime_version, hip_runtime_version, baseTimeNanoseconds,
 ** trace_id, ...), except displayTimeUnit (the trace's own field) and
 ** username (a person's name has no place in a shared database).  Other
 ** arrays and objects are trace data or logs (stackFrames, samples,
-** Kineto's INFO lines), not the environment: left out, as is a value
-** that is not JSON. */
+** Kineto's INFO lines), not the environment: left out, as are a value
+** that is not JSON and a name that is not UTF-8. */
 int insEnvJsonTop(InsEnv *p, const char *zKey, const char *zVal, int nVal){
   char *zErr = 0, *zText = 0;
   JNode *v;
@@ -268,18 +298,19 @@ int insEnvJsonTop(InsEnv *p, const char *zKey, const char *zVal, int nVal){
         rc = envKeep(p, azF[i][1], (int64_t)strlen(azF[i][1]), zText, iPlane);
       }
     }
-  }else if( (strcmp(zKey, "otherData")==0 || strcmp(zKey, "metadata")==0) && v->type==JT_OBJECT ){
+  }else if( strcmp(zKey, "otherData")==0 || strcmp(zKey, "metadata")==0 ){
+    /* (a member name written with \u0000 would be cut at it, as the tree
+    ** keeps names as C strings: such an object is left out whole) */
     int i;
-    for(i=0; rc==SQLITE_OK && i<v->nChild; i++){
+    for(i=0; v->type==JT_OBJECT && !envHasNulEscape(zVal, nVal) && rc==SQLITE_OK && i<v->nChild; i++){
       const JNode *f = v->a[i];
-      if( f->type!=JT_ARRAY && f->type!=JT_OBJECT && f->zKey && f->zKey[0]
-       && strcmp(f->zKey, "username")!=0
+      if( f->zKey && f->zKey[0] && envNameOk(f->zKey) && strcmp(f->zKey, "username")!=0
+       && strcmp(f->zKey, "highres-ticks")!=0
        && (rc = envNodeText(f, &zText))==SQLITE_OK && zText ){
         rc = envKeep(p, f->zKey, (int64_t)strlen(f->zKey), zText, iPlane);
       }
     }
-  }else if( v->type!=JT_ARRAY && v->type!=JT_OBJECT
-         && (rc = envNodeText(v, &zText))==SQLITE_OK && zText ){
+  }else if( envNameOk(zKey) && (rc = envNodeText(v, &zText))==SQLITE_OK && zText ){
     rc = envKeep(p, zKey, (int64_t)strlen(zKey), zText, iPlane);
   }
   jFree(v);

@@ -353,7 +353,8 @@ done:
 }
 
 /* The sections of the trace, as markdown or (isHtml) HTML: the
-** environment (when the capture states a version or its session's start),
+** environment (when the capture states a version, a device model or its
+** session's start),
 ** devices and op profile, then (only with FLOPs or bytes) the roofline,
 ** with its chart in HTML, and utilization. */
 static int xrReport(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut,
