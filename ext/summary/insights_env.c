@@ -222,15 +222,9 @@ static int envKeepDistinct(InsEnv *p, const char *zName, const JNode *pArr,
   return rc;
 }
 
-/* 1 when the NUL-terminated name z is valid UTF-8 (it holds no NUL). */
+/* 1 when the NUL-terminated name z keeps the text rule (utf8rule.h). */
 static int envNameOk(const char *z){
-  const unsigned char *u = (const unsigned char*)z, *e = u + strlen(z);
-  while( u<e ){
-    int n = *u<0x80 ? 1 : profsumUtf8SeqLen(u, e);
-    if( n==0 ) return 0;
-    u += n;
-  }
-  return 1;
+  return profsumTextKeepsRule(z, (sqlite3_int64)strlen(z));
 }
 
 /* 1 when the JSON text z[0..n) writes the escape \u0000. */
@@ -293,16 +287,15 @@ int insEnvJsonTop(InsEnv *p, const char *zKey, const char *zVal, int nVal){
     int i;
     for(i=0; rc==SQLITE_OK && i<3; i++){
       const JNode *f = jGet(v, azF[i][0]);
-      if( f && f->type!=JT_ARRAY && f->type!=JT_OBJECT
-       && (rc = envNodeText(f, &zText))==SQLITE_OK && zText ){
+      if( f && (rc = envNodeText(f, &zText))==SQLITE_OK && zText ){
         rc = envKeep(p, azF[i][1], (int64_t)strlen(azF[i][1]), zText, iPlane);
       }
     }
   }else if( strcmp(zKey, "otherData")==0 || strcmp(zKey, "metadata")==0 ){
     /* (a member name written with \u0000 would be cut at it, as the tree
     ** keeps names as C strings: such an object is left out whole) */
-    int i;
-    for(i=0; v->type==JT_OBJECT && !envHasNulEscape(zVal, nVal) && rc==SQLITE_OK && i<v->nChild; i++){
+    int i, n = v->type==JT_OBJECT && !envHasNulEscape(zVal, nVal) ? v->nChild : 0;
+    for(i=0; rc==SQLITE_OK && i<n; i++){
       const JNode *f = v->a[i];
       if( f->zKey && f->zKey[0] && envNameOk(f->zKey) && strcmp(f->zKey, "username")!=0
        && strcmp(f->zKey, "highres-ticks")!=0

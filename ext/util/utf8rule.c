@@ -42,6 +42,11 @@ static sqlite3_int64 utf8Fault(const char *z, sqlite3_int64 n){
 }
 
 /* See utf8rule.h. */
+int profsumTextKeepsRule(const char *z, sqlite3_int64 n){
+  return utf8Fault(z, n)<0;
+}
+
+/* See utf8rule.h. */
 int profsumTextArgFault(const char *zWhat, const char *z, int n, char **pzErr){
   sqlite3_int64 i = utf8Fault(z, n);
   if( i<0 ) return 0;

@@ -11,6 +11,9 @@
 ** from u (before e) are not one.  Requires u[0] >= 0x80. */
 int profsumUtf8SeqLen(const unsigned char *u, const unsigned char *e);
 
+/* 1 when z[0..n) keeps the rule (valid UTF-8, no U+0000), else 0. */
+int profsumTextKeepsRule(const char *z, sqlite3_int64 n);
+
 /* 1 when z[0..n) breaks the rule, with *pzErr (sqlite3_malloc'd; 0 when
 ** out of memory) "<zWhat> holds U+0000 (a NUL byte at byte N), which
 ** SQLite text cannot keep whole" or "<zWhat> is not valid UTF-8 (byte 0xXX
