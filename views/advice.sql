@@ -403,8 +403,16 @@ raw AS (
              ELSE json_array('read profsum_roofline: ops bound by compute are not slowed by memory',
                              'for ops neither compute- nor memory-bound (small, latency-bound): more work per op (fusion, a larger batch)',
                              'check that the ops carry bytes_accessed (profsum_roofline.status)') END
-           WHEN 'memory_peak' THEN json_array('donate buffers (donate_argnums)', 'rematerialize large activations (jax.checkpoint)',
-                                              'a smaller batch per device, or shard over more devices')
+           -- (PyTorch's allocators are named cuda:N or hip:N: its own fixes)
+           WHEN 'memory_peak' THEN CASE WHEN EXISTS (SELECT 1 FROM profsum_agg_memory AS m
+                                                     WHERE m.trace_id = x.trace_id AND m.device = x.device
+                                                       AND m.allocator GLOB '*:[0-9]*')
+             THEN json_array('keep no references to tensors a step no longer needs (torch.cuda.empty_cache() does not lower this peak)',
+                             'checkpoint large activations (torch.utils.checkpoint)',
+                             'a smaller batch per device, or shard parameters and optimizer state (FSDP)',
+                             'a server that reserves memory up front (vLLM''s KV cache, gpu_memory_utilization) stands at its setting by design')
+             ELSE json_array('donate buffers (donate_argnums)', 'rematerialize large activations (jax.checkpoint)',
+                             'a smaller batch per device, or shard over more devices') END
            WHEN 'occupancy' THEN json_array('more work per kernel (fusion, larger batch)',
                                             'fewer registers or less shared memory per thread in custom kernels')
            WHEN 'float_nesting' THEN json_array('read exact per-op times from trace_events'' excl_ps')

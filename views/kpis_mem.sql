@@ -3,7 +3,8 @@
 --   memory_peak  per device: peak bytes in use / the device's memory_size
 --                (profsum_memory.peak_share): good < 0.80, warning 0.80-0.90,
 --                bad > 0.90; one 'unavailable' row (device NULL) when the trace
---                has no allocation events of a device allocator; a device
+--                has no allocation events of a device allocator (PyTorch's
+--                cuda:N and hip:N are, sized by the trace's deviceProperties); a device
 --                without a size (memory_size, else the capacity its allocator's
 --                events state) is 'unavailable' on its own row (device set).
 --   occupancy    time-weighted mean of occupancy_pct / 100 over the kernels
@@ -92,9 +93,9 @@ SELECT t.trace_id, t.label, 'kpi', 'memory_peak', NULL, NULL, 'fraction', 'unava
        CASE WHEN t.summary_json IS NOT NULL
          THEN 'imported from a profile_summary.v1 document, which carries no memory data: import the trace for memory figures'
        ELSE CASE (SELECT max(a.status) FROM profsum_agg_memory AS a WHERE a.trace_id = t.trace_id)
-         WHEN 'not_in_trace_json' THEN 'allocation events are not in trace JSON: import the .xplane.pb for memory figures'
+         WHEN 'not_in_trace_json' THEN 'the trace JSON holds no memory events: import JAX''s .xplane.pb for memory figures (PyTorch writes them with profile_memory=True)'
          WHEN 'no_allocation_events' THEN 'the XPlane holds no allocation events (memory activity was not recorded)'
-         WHEN 'ok' THEN 'no allocator of a device (GPU_N_bfc, or an index_on_host or device_ordinal naming a device plane) in the allocation events'
+         WHEN 'ok' THEN 'no allocator of a device (GPU_N_bfc, an index_on_host or device_ordinal naming a device plane, or PyTorch''s cuda:N or hip:N) in the allocation events'
          ELSE 'no memory figures stored (imported by a profsum without them: re-import)' END END
 FROM profsum_trace AS t
 WHERE NOT EXISTS (SELECT 1 FROM profsum_agg_memory AS a

@@ -1,6 +1,7 @@
 -- profsum_memory: per trace and allocator, the peak of device memory in use within
 -- the capture and what held it, from the XPlane's MemoryAllocation /
--- MemoryDeallocation events (docs/memory.md).  A trace without such events has
+-- MemoryDeallocation events, or a PyTorch trace JSON's [memory] events
+-- (docs/memory.md).  A trace without such events has
 -- one row with allocator NULL and a status saying why; its numbers are NULL.
 -- Requires: profsum_trace, profsum_agg_memory.
 CREATE VIEW IF NOT EXISTS main.profsum_memory(
@@ -8,9 +9,9 @@ CREATE VIEW IF NOT EXISTS main.profsum_memory(
   trace_id,
   -- Trace label (TEXT).
   label,
-  -- allocator_name of the events, e.g. 'GPU_0_bfc'; for events that give index_on_host or device_ordinal instead (PJRT on TPU), that index as text, '0' (TEXT or NULL on a status row).
+  -- allocator_name of the events, e.g. 'GPU_0_bfc'; for events that give index_on_host or device_ordinal instead (PJRT on TPU), that index as text, '0'; PyTorch's device, 'cuda:0', 'hip:0', 'cpu' (TEXT or NULL on a status row).
   allocator,
-  -- '/device:GPU:N' for an allocator GPU_N_bfc; for an allocator named by index N, the capture's /device:TPU:N plane, else its /device:GPU:N; else NULL (TEXT).
+  -- '/device:GPU:N' for an allocator GPU_N_bfc, cuda:N or hip:N; for an allocator named by index N, the capture's /device:TPU:N plane, else its /device:GPU:N; else NULL (TEXT).
   device,
   -- Largest bytes_allocated (bytes in use after an event) over the capture's events (INTEGER bytes).
   peak_bytes,
@@ -20,7 +21,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_memory(
   peak_step,
   -- Largest peak_bytes_in_use: the allocator's peak since it started, possibly before the capture (INTEGER bytes).
   lifetime_peak_bytes,
-  -- The device plane's memory_size; without it, for an allocator named by index, the capacity its peak event states (bytes_allocated + bytes_reserved + bytes_available; note says so) (INTEGER bytes or NULL: no device, or neither).
+  -- The device plane's memory_size (PyTorch: the GPU's totalGlobalMem in deviceProperties); without it, for an allocator named by index, the capacity its peak event states (bytes_allocated + bytes_reserved + bytes_available; note says so) (INTEGER bytes or NULL: no device, or neither).
   device_memory_bytes,
   -- peak_bytes / device_memory_bytes (REAL fraction or NULL).
   peak_share,

@@ -73,7 +73,9 @@ int profsumInsJsonEvent(ProfsumInsights *p, const ProfsumEvent *ev, int32_t iKey
 
 /* See insights.h. */
 int profsumInsJsonTop(ProfsumInsights *p, const char *zKey, const char *zVal, int nVal){
-  return insEnvJsonTop(p->pEnv, zKey, zVal, nVal);
+  int rc = insEnvJsonTop(p->pEnv, zKey, zVal, nVal);
+  if( rc==SQLITE_OK ) rc = insMemJsonTop(p->pMem, zKey, zVal, nVal);
+  return rc;
 }
 
 /* See insights.h. */

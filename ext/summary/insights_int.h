@@ -87,6 +87,11 @@ void insMemDiagAll(InsMem *p);
 int insMemXpPlane(InsMem *p, ProfsumXp *pXp, const ProfsumXpPlane *pl);
 int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev);
 int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev);
+/* A trace JSON's top-level member zKey (value text zVal[0..nVal)): of
+** deviceProperties (PyTorch's GPUs), each object's totalGlobalMem becomes
+** the memory_size of the device /device:GPU:<id>; other members, and
+** values that are not JSON, are ignored.  SQLITE_OK or SQLITE_NOMEM. */
+int insMemJsonTop(InsMem *p, const char *zKey, const char *zVal, int nVal);
 int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 traceId,
                 const ProfsumStepSpan *aSpan, int64_t nSpan, const char *zFunc, char **pzErr);
 int insMemReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut);

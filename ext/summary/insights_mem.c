@@ -13,10 +13,11 @@
 ** bytes_reserved and bytes_available (with bytes_allocated, the capacity
 ** an index-named allocator states), peak_bytes_in_use (its peak since
 ** it started), allocation_bytes, requested_bytes, addr, tf_op,
-** region_type, data_type and shape.  The
+** region_type, data_type and shape.  JAX's
 ** trace JSON never holds them (the profiler drops them when it writes
 ** JSON); JSON entries of those names are read the same way should a
-** converter keep them.
+** converter keep them.  PyTorch's profiler writes its own, instant events
+** named "[memory]" (read by insights_mem_torch.c into the same records).
 **
 ** Events come line by line, not in time order, so each allocator's events
 ** are kept as small records (MemRec, at most MEM_MAX_REC over the trace)
@@ -74,6 +75,8 @@ typedef struct MemAlloc {
   int64_t nAlloc, nDealloc, allocBytes;
   int hasPeak; int64_t peak; profsum_ps peakTs; int64_t peakOrd;
   int64_t lifePeak;       /* -1: none */
+  int torch;              /* PyTorch's caching allocator ([memory] events) */
+  int64_t resPeak;        /* and the largest 'Total Reserved' it gave, -1 */
   int64_t peakCap;        /* bytes_allocated + bytes_reserved +
                           ** bytes_available of its peak's event (the
                           ** capacity it states, as xprof reads it), -1 */
@@ -160,31 +163,6 @@ static int64_t satAdd(int64_t a, int64_t b){
   return a>INT64_MAX-b ? INT64_MAX : a+b;
 }
 
-/* A number as read from a stat or an arg. */
-#define MV_ABSENT 0
-#define MV_OK     1
-#define MV_BAD    2          /* present but not a non-negative integer */
-
-/* A text field as read (not NUL-terminated). */
-typedef struct MemTxt { const char *z; int64_t n; int isNum; int present; } MemTxt;
-
-/* One memory event, from an XPlane event or a JSON entry. */
-typedef struct MemIn {
-  int isAlloc;
-  profsum_ps ts;
-  int64_t idx, off;
-  const char *zAllocator; int64_t nAllocator;
-  int idKind;             /* what names the allocator: the last of
-                          ** allocator_name (1), index_on_host or
-                          ** device_ordinal (2) in stat order; 0: none */
-  int64_t devIdx;         /* the index (idKind 2) */
-  int eInUse, eLife, eBytes, eReq, eAddr, eRes, eAvail;
-  int64_t inUse, life, bytes, req, res, avail;
-  uint64_t addr;
-  MemTxt tfop, region, dtype, shape;
-  char *azOwn[16]; int nOwn;  /* copies of the decoder's scratch text */
-} MemIn;
-
 /* A copy of z[0..n) owned by m (the decoder's stat-text scratch is
 ** replaced by its next call) in *pz.  SQLITE_OK or SQLITE_NOMEM. */
 static int memOwn(MemIn *m, const char *z, int64_t n, const char **pz){
@@ -205,33 +183,6 @@ static void memInFree(MemIn *m){
   int i;
   for(i=0; i<m->nOwn; i++) sqlite3_free(m->azOwn[i]);
   m->nOwn = 0;
-}
-
-/* Parse decimal text z[0..n) (optional sign, digits; a float with an
-** integral value is accepted) into *pv as int64: MV_OK, or MV_BAD. */
-static int numText(const char *z, int64_t n, int64_t *pv){
-  char buf[64];
-  char *zEnd = 0;
-  double r;
-  int64_t i = 0, v = 0;
-  int neg = 0;
-  if( n<=0 || n>=(int64_t)sizeof(buf) ) return MV_BAD;
-  if( z[0]=='-' || z[0]=='+' ){ neg = z[0]=='-'; i = 1; }
-  if( i<n ){
-    int64_t j = i;
-    while( j<n && z[j]>='0' && z[j]<='9' ){
-      if( v>(INT64_MAX-(z[j]-'0'))/10 ) return MV_BAD;
-      v = v*10 + (z[j]-'0');
-      j++;
-    }
-    if( j==n && j>i ){ *pv = neg ? -v : v; return MV_OK; }
-  }
-  memcpy(buf, z, (size_t)n);
-  buf[n] = 0;
-  r = strtod(buf, &zEnd);
-  if( zEnd!=buf+n || !isfinite(r) || r!=floor(r) || fabs(r)>=9.2e18 ) return MV_BAD;
-  *pv = (int64_t)r;
-  return MV_OK;
 }
 
 /* A byte count: MV_OK when 0 <= v < 2^50, else MV_BAD. */
@@ -255,7 +206,7 @@ static int statInt(ProfsumXp *pXp, const ProfsumXpStat *st, int64_t *pv, int *pR
     case PROFSUM_XV_STR: case PROFSUM_XV_BYTES: case PROFSUM_XV_REF: case PROFSUM_XV_CSTR: {
       const char *z = 0; int64_t n = 0;
       if( (*pRc = profsumXpStatText(pXp, st, &z, &n))!=SQLITE_OK || z==0 ) return MV_BAD;
-      return numText(z, n, pv);
+      return memNumText(z, n, pv);
     }
   }
   return MV_ABSENT;
@@ -354,6 +305,7 @@ static int allocatorOf(InsMem *p, const char *z, int64_t n, int64_t idx, int64_t
   a->iGpu = gpuOfAllocator(z, n);
   a->iIdx = -1;
   a->lifePeak = -1;
+  a->resPeak = -1;
   a->peakCap = -1;
   p->nAlloc++;
   *ppA = a;
@@ -371,7 +323,6 @@ static void fieldJson(sqlite3_str *s, const MemTxt *t){
   jAppendJsonStr(s, t->z, n);
 }
 
-/* Take memory event m: checked, counted, kept.  SQLITE_OK or NOMEM. */
 /* Keep (inUse, ts) among a's MEM_TOP largest (largest first, then the
 ** earliest), and life (-1: none) among the largest lifetime peaks. */
 static void memTopAdd(MemAlloc *a, int64_t inUse, profsum_ps ts, int64_t life){
@@ -413,14 +364,15 @@ static void memCappedPeak(const MemAlloc *a, int64_t memSize, int64_t *pPeak, pr
   }
 }
 
-static int memTake(InsMem *p, MemIn *m){
+int memTake(InsMem *p, MemIn *m){
   MemAlloc *a;
   MemRec *r;
   int rc;
   char zIdx[24];
   const char *zA = m->idKind==1 ? m->zAllocator : 0;   /* the allocator's name */
   int64_t nA = zA ? m->nAllocator : 0;
-  const char *zWhat = m->isAlloc ? "MemoryAllocation" : "MemoryDeallocation";
+  const char *zWhat = m->torch ? "PyTorch [memory] event"
+                      : m->isAlloc ? "MemoryAllocation" : "MemoryDeallocation";
   if( m->idKind==2 ){
     /* the device's index names the allocator, as xprof's memory ids do */
     sqlite3_snprintf(sizeof(zIdx), zIdx, "%lld", (long long)m->devIdx);
@@ -431,7 +383,8 @@ static int memTake(InsMem *p, MemIn *m){
     if( insDiagWanted(&p->diag, "memory_event_incomplete") ){
       return insDiagAdd(&p->diag, m->idx, m->off, "memory_event_incomplete", sqlite3_mprintf(
           "%s without %s: left out of the memory views", zWhat,
-          zA==0 || nA==0 ? "an allocator_name, index_on_host or device_ordinal" : "bytes_allocated"));
+          zA==0 || nA==0 ? (m->torch ? "'Device Type'" : "an allocator_name, index_on_host or device_ordinal")
+                         : m->torch ? "'Total Allocated' (or a ts)" : "bytes_allocated"));
     }
     return insDiagCount(&p->diag, "memory_event_incomplete");
   }
@@ -444,12 +397,18 @@ static int memTake(InsMem *p, MemIn *m){
       return insDiagAdd(&p->diag, m->idx, m->off, "memory_bytes_out_of_range", sqlite3_mprintf(
           "%s of allocator '%.*s': %s is negative, not an integer or 2^50 bytes or more: "
           "the event is left out of the memory views", zWhat, (int)nA, zA,
-          m->eInUse==MV_BAD ? "bytes_allocated" : "allocation_bytes"));
+          m->eInUse==MV_BAD ? (m->torch ? "'Total Allocated'" : "bytes_allocated")
+                            : (m->torch ? "'Bytes'" : "allocation_bytes")));
     }
     return insDiagCount(&p->diag, "memory_bytes_out_of_range");
   }
   if( (rc = allocatorOf(p, zA, nA, m->idx, m->off, &a))!=SQLITE_OK || a==0 ) return rc;
   if( m->idKind==2 && a->iIdx<0 && a->iGpu<0 ) a->iIdx = (int)m->devIdx;
+  if( m->torch ){
+    a->torch = 1;
+    if( m->iGpu>=0 && a->iGpu<0 && a->iIdx<0 ) a->iGpu = m->iGpu;
+    if( byteCheck(m->eRes, m->res)==MV_OK && m->res>a->resPeak ) a->resPeak = m->res;
+  }
   if( m->isAlloc ){
     a->nAlloc++;
     if( m->eBytes==MV_OK ) a->allocBytes = satAdd(a->allocBytes, m->bytes);
@@ -458,7 +417,7 @@ static int memTake(InsMem *p, MemIn *m){
   }
   if( !a->hasPeak || m->inUse>a->peak || (m->inUse==a->peak && m->ts<a->peakTs) ){
     a->hasPeak = 1; a->peak = m->inUse; a->peakTs = m->ts; a->peakOrd = p->nOrd;
-    a->peakCap = byteCheck(m->eRes, m->res)==MV_OK && byteCheck(m->eAvail, m->avail)==MV_OK
+    a->peakCap = !m->torch && byteCheck(m->eRes, m->res)==MV_OK && byteCheck(m->eAvail, m->avail)==MV_OK
                  ? m->inUse + m->res + m->avail : -1;
   }
   if( m->eLife==MV_OK && m->life>a->lifePeak ) a->lifePeak = m->life;
@@ -520,6 +479,28 @@ static int memTake(InsMem *p, MemIn *m){
   return SQLITE_OK;
 }
 
+/* See insights_mem_int.h. */
+int memDevice(InsMem *p, const char *z, int64_t n, int64_t memSize){
+  int i;
+  for(i=0; i<p->nDev; i++){
+    if( (int64_t)strlen(p->aDev[i].zName)==n && memcmp(p->aDev[i].zName, z, (size_t)n)==0 ) break;
+  }
+  if( i==p->nDev ){
+    if( p->nDev>=p->nDevAlloc ){
+      int nNew = p->nDevAlloc ? p->nDevAlloc*2 : 8;
+      MemDev *a = sqlite3_realloc64(p->aDev, sizeof(MemDev)*(sqlite3_uint64)nNew);
+      if( a==0 ) return -1;
+      p->aDev = a; p->nDevAlloc = nNew;
+    }
+    p->aDev[i].zName = sqlite3_mprintf("%.*s", (int)n, z);
+    if( p->aDev[i].zName==0 ) return -1;
+    p->aDev[i].memSize = 0;
+    p->nDev++;
+  }
+  if( p->aDev[i].memSize<=0 && memSize>0 ) p->aDev[i].memSize = memSize;
+  return i;
+}
+
 /* See insights_int.h: device planes' memory_size. */
 int insMemXpPlane(InsMem *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
   int i, rc = SQLITE_OK;
@@ -529,21 +510,7 @@ int insMemXpPlane(InsMem *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
   memKernPlane(p->pKern);           /* the references of the plane before name other texts */
   if( pl->nName<8 || memcmp(pl->zName, "/device:", 8)!=0 ) return SQLITE_OK;
   /* the device: its entry by name (kernels of its chunks count once) */
-  for(i=0; i<p->nDev; i++){
-    if( (int64_t)strlen(p->aDev[i].zName)==pl->nName && memcmp(p->aDev[i].zName, pl->zName, (size_t)pl->nName)==0 ) break;
-  }
-  if( i==p->nDev ){
-    if( p->nDev>=p->nDevAlloc ){
-      int nNew = p->nDevAlloc ? p->nDevAlloc*2 : 8;
-      MemDev *a = sqlite3_realloc64(p->aDev, sizeof(MemDev)*(sqlite3_uint64)nNew);
-      if( a==0 ) return SQLITE_NOMEM;
-      p->aDev = a; p->nDevAlloc = nNew;
-    }
-    p->aDev[i].zName = sqlite3_mprintf("%.*s", (int)pl->nName, pl->zName);
-    if( p->aDev[i].zName==0 ) return SQLITE_NOMEM;
-    p->aDev[i].memSize = 0;
-    p->nDev++;
-  }
+  if( (i = memDevice(p, pl->zName, pl->nName, 0))<0 ) return SQLITE_NOMEM;
   p->curDevKey = i;
   if( pl->nEventMetadata>p->nKdAlloc ){
     unsigned char *a = sqlite3_realloc64(p->aKd, (sqlite3_uint64)pl->nEventMetadata);
@@ -762,15 +729,15 @@ static int jsonArg(void *pCtx, const char *zKey, int64_t nKey, const char *zVal,
       case MK_ALLOCATOR: if( bIsStr ){ m->zAllocator = zVal; m->nAllocator = nVal; m->idKind = 1; } break;
       case MK_INDEX: case MK_ORDINAL: {
         int64_t v;
-        if( !isNull && numText(zVal, nVal, &v)==MV_OK && v>=0 && v<=MEM_MAX_DEVIDX ){ m->idKind = 2; m->devIdx = v; }
+        if( !isNull && memNumText(zVal, nVal, &v)==MV_OK && v>=0 && v<=MEM_MAX_DEVIDX ){ m->idKind = 2; m->devIdx = v; }
         break;
       }
-      case MK_INUSE: m->eInUse = isNull ? MV_ABSENT : numText(zVal, nVal, &m->inUse); break;
-      case MK_LIFE: m->eLife = isNull ? MV_ABSENT : numText(zVal, nVal, &m->life); break;
-      case MK_BYTES: m->eBytes = isNull ? MV_ABSENT : numText(zVal, nVal, &m->bytes); break;
-      case MK_REQ: m->eReq = isNull ? MV_ABSENT : numText(zVal, nVal, &m->req); break;
-      case MK_RESERVED: m->eRes = isNull ? MV_ABSENT : numText(zVal, nVal, &m->res); break;
-      case MK_AVAIL: m->eAvail = isNull ? MV_ABSENT : numText(zVal, nVal, &m->avail); break;
+      case MK_INUSE: m->eInUse = isNull ? MV_ABSENT : memNumText(zVal, nVal, &m->inUse); break;
+      case MK_LIFE: m->eLife = isNull ? MV_ABSENT : memNumText(zVal, nVal, &m->life); break;
+      case MK_BYTES: m->eBytes = isNull ? MV_ABSENT : memNumText(zVal, nVal, &m->bytes); break;
+      case MK_REQ: m->eReq = isNull ? MV_ABSENT : memNumText(zVal, nVal, &m->req); break;
+      case MK_RESERVED: m->eRes = isNull ? MV_ABSENT : memNumText(zVal, nVal, &m->res); break;
+      case MK_AVAIL: m->eAvail = isNull ? MV_ABSENT : memNumText(zVal, nVal, &m->avail); break;
       case MK_ADDR: {
         /* an address may exceed int64: read as unsigned */
         uint64_t v = 0; int64_t i;
@@ -809,6 +776,9 @@ int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev){
     return rc;
   }
   if( ev->args.z==0 || ev->args.type!=PROFSUM_JT_OBJECT ) return SQLITE_OK;
+  if( (ph=='i' || ph=='I') && ev->name.n==8 && eq(ev->name.z, ev->name.n, "[memory]") ){
+    return memTorchEvent(p, ev);
+  }
   if( (ph=='X' || ph=='i' || ph=='I') && (ev->name.n==16 || ev->name.n==18)
    && (eq(ev->name.z, ev->name.n, "MemoryAllocation") || eq(ev->name.z, ev->name.n, "MemoryDeallocation")) ){
     MemIn m;
@@ -1436,6 +1406,20 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
       sqlite3_free(o.zNote);
       o.zNote = z;
     }
+    if( a->torch ){
+      /* what PyTorch's figures count */
+      char *z = sqlite3_mprintf("%s%sPyTorch's caching allocator: peak_bytes counts the bytes of live tensors "
+                                "('Total Allocated')", o.zNote ? o.zNote : "", o.zNote ? "; " : "");
+      if( z && a->resPeak>0 ){
+        char *z2 = sqlite3_mprintf("%s; the memory it reserved from the device (cached blocks included, "
+                                   "'Total Reserved') peaked at %lld bytes", z, (long long)a->resPeak);
+        sqlite3_free(z);
+        z = z2;
+      }
+      if( z==0 ){ rc = SQLITE_NOMEM; sqlite3_free(o.zHolders); sqlite3_free(o.zPerStep); sqlite3_free(o.zNote); break; }
+      sqlite3_free(o.zNote);
+      o.zNote = z;
+    }
     sqlite3_bind_int64(pIns, 10, o.nAlloc);
     sqlite3_bind_int64(pIns, 11, o.nDealloc);
     sqlite3_bind_int64(pIns, 12, o.allocBytes);
@@ -1457,8 +1441,9 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
     sqlite3_bind_text(pIns, 17, p->isXPlane
         ? "the XPlane holds no usable MemoryAllocation or MemoryDeallocation events: the profiler "
           "recorded no memory activity (see profsum_diagnostic for events left out)"
-        : "the profiler keeps allocation events out of the trace JSON: import the capture's "
-          ".xplane.pb for memory figures", -1, SQLITE_STATIC);
+        : "the trace JSON holds no memory events: JAX's profiler keeps them in the capture's "
+          ".xplane.pb (import it for memory figures); PyTorch's writes them when run with "
+          "profile_memory=True", -1, SQLITE_STATIC);
     rc = memStep(db, pIns, zFunc, pzErr);
   }
   sqlite3_finalize(pIns);

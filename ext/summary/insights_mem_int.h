@@ -43,6 +43,57 @@ int memJsonUnescape(const char *z, int64_t n, char **pzOut, int64_t *pnOut);
 int memIsJsonNumber(const char *z, int64_t n);
 
 /* ---------------------------------------------------------------------
+** Memory events as the readers hand them over (insights_mem.c takes them;
+** insights_mem_torch.c reads PyTorch's). */
+
+/* A number as read from a stat or an arg. */
+#define MV_ABSENT 0
+#define MV_OK     1
+#define MV_BAD    2          /* present but not a non-negative integer */
+
+/* A text field as read (not NUL-terminated). */
+typedef struct MemTxt { const char *z; int64_t n; int isNum; int present; } MemTxt;
+
+/* One memory event, from an XPlane event or a JSON entry. */
+typedef struct MemIn {
+  int isAlloc;
+  profsum_ps ts;
+  int64_t idx, off;
+  const char *zAllocator; int64_t nAllocator;
+  int idKind;             /* what names the allocator: the last of
+                          ** allocator_name (1), index_on_host or
+                          ** device_ordinal (2) in stat order; 0: none */
+  int64_t devIdx;         /* the index (idKind 2) */
+  int eInUse, eLife, eBytes, eReq, eAddr, eRes, eAvail;
+  int64_t inUse, life, bytes, req, res, avail;
+  uint64_t addr;
+  MemTxt tfop, region, dtype, shape;
+  char *azOwn[16]; int nOwn;  /* copies of the decoder's scratch text */
+  /* a PyTorch [memory] event (insights_mem_torch.c): its allocator is
+  ** named by zAllocator (idKind 1), iGpu is the GPU index it names (-1:
+  ** none), res its 'Total Reserved' (eRes), and no capacity is stated */
+  int torch;
+  int iGpu;
+} MemIn;
+
+/* Take memory event m: checked (a diagnostic when it cannot be used),
+** counted, kept for the write.  SQLITE_OK or SQLITE_NOMEM. */
+int memTake(InsMem *p, MemIn *m);
+/* The device named z[0..n) (added when new, its memory_size 0), its
+** memory_size set to memSize when it has none yet and memSize > 0.  Its
+** index in the collector's devices, or -1 on SQLITE_NOMEM. */
+int memDevice(InsMem *p, const char *z, int64_t n, int64_t memSize);
+/* Parse decimal text z[0..n) (optional sign, digits; a float with an
+** integral value is accepted) into *pv as int64: MV_OK, or MV_BAD. */
+int memNumText(const char *z, int64_t n, int64_t *pv);
+
+/* PyTorch's memory events (insights_mem_torch.c): JSON entry ev, an
+** instant event named "[memory]" (the caller checked), read as an
+** allocation (Bytes >= 0) or a deallocation (Bytes < 0) of the allocator
+** that 'Device Type' and 'Device Id' name.  SQLITE_OK or SQLITE_NOMEM. */
+int memTorchEvent(InsMem *p, const ProfsumEvent *ev);
+
+/* ---------------------------------------------------------------------
 ** Kernels (insights_mem_kern.c): one tally per trace, keyed by (kernel
 ** name, block, grid, registers, static and dynamic shared bytes, hlo_op). */
 typedef struct MemKern MemKern;

@@ -1,11 +1,13 @@
 /*
 ** insights_mem_util.c — what the parts of the InsMem collector share
-** (insights_mem_int.h): the statements of the write, and a reader of the
+** (insights_mem_int.h): the statements of the write, and a parser of integer text, a reader of the
 ** top-level members of a JSON object with the decoding of JSON string
 ** escapes (trace JSON args), and a check of JSON number text.
 */
 #include "insights_mem_int.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ===================================================================== */
@@ -34,6 +36,36 @@ int memStep(sqlite3 *db, sqlite3_stmt *p, const char *zFunc, char **pzErr){
   if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
   if( *pzErr==0 ) *pzErr = sqlite3_mprintf("%s: %s", zFunc, sqlite3_errmsg(db));
   return rc;
+}
+
+/* ===================================================================== */
+/* Numbers (insights_mem_int.h)                                           */
+/* ===================================================================== */
+
+/* See insights_mem_int.h. */
+int memNumText(const char *z, int64_t n, int64_t *pv){
+  char buf[64];
+  char *zEnd = 0;
+  double r;
+  int64_t i = 0, v = 0;
+  int neg = 0;
+  if( n<=0 || n>=(int64_t)sizeof(buf) ) return MV_BAD;
+  if( z[0]=='-' || z[0]=='+' ){ neg = z[0]=='-'; i = 1; }
+  if( i<n ){
+    int64_t j = i;
+    while( j<n && z[j]>='0' && z[j]<='9' ){
+      if( v>(INT64_MAX-(z[j]-'0'))/10 ) return MV_BAD;
+      v = v*10 + (z[j]-'0');
+      j++;
+    }
+    if( j==n && j>i ){ *pv = neg ? -v : v; return MV_OK; }
+  }
+  memcpy(buf, z, (size_t)n);
+  buf[n] = 0;
+  r = strtod(buf, &zEnd);
+  if( zEnd!=buf+n || !isfinite(r) || r!=floor(r) || fabs(r)>=9.2e18 ) return MV_BAD;
+  *pv = (int64_t)r;
+  return MV_OK;
 }
 
 /* ===================================================================== */

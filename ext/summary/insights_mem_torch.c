@@ -1,0 +1,160 @@
+/*
+** insights_mem_torch.c — PyTorch's memory events for the InsMem collector
+** (insights_mem_int.h).  Run with profile_memory=True, PyTorch's profiler
+** (Kineto) writes an instant event named "[memory]" for every allocation
+** and free of its allocators, with the args 'Bytes' (the block's size,
+** negative for a free), 'Addr', 'Total Allocated' (the bytes of live
+** tensors after the event), 'Total Reserved' (what its caching allocator
+** holds from the device, cached blocks included), 'Device Type' (c10's
+** DeviceType: 0 CPU, 1 CUDA, 6 HIP, ...) and 'Device Id' (-1 on the CPU).
+** Each becomes one memory event of the allocator the device names
+** ('cuda:0', 'hip:1', 'cpu'), with Total Allocated as its bytes in use, so
+** that the peak, its holders (matched by Addr), the per-step counts and
+** the timeline are made as for an XPlane's events.  The trace's
+** deviceProperties give each GPU's memory (totalGlobalMem), the
+** memory_size of /device:GPU:<id>.  docs/memory.md says what the figures
+** mean.
+*/
+#include "insights_mem_int.h"
+#include "jsontree.h"
+
+#include <string.h>
+
+/* What the args of one [memory] event say (memJsonMembers). */
+typedef struct TorchArgs {
+  MemIn *m;
+  int eType, eId, eBytes;     /* MV_* of 'Device Type', 'Device Id', 'Bytes' */
+  int64_t type, id, bytes;
+} TorchArgs;
+
+/* 1 when z[0..n) is the NUL-terminated zLit. */
+static int torchEq(const char *z, int64_t n, const char *zLit){
+  return (int64_t)strlen(zLit)==n && memcmp(z, zLit, (size_t)n)==0;
+}
+
+/* The value of a numeric member: MV_ABSENT for null, else memNumText's. */
+static int torchNum(const char *zVal, int64_t nVal, int bIsStr, int64_t *pv){
+  if( !bIsStr && torchEq(zVal, nVal, "null") ) return MV_ABSENT;
+  return bIsStr ? MV_BAD : memNumText(zVal, nVal, pv);
+}
+
+/* A member of a [memory] event's args (memJsonMembers). */
+static int torchArg(void *pCtx, const char *zKey, int64_t nKey, const char *zVal, int64_t nVal, int bIsStr){
+  TorchArgs *t = (TorchArgs*)pCtx;
+  MemIn *m = t->m;
+  if( torchEq(zKey, nKey, "Total Allocated") ){
+    m->eInUse = torchNum(zVal, nVal, bIsStr, &m->inUse);
+  }else if( torchEq(zKey, nKey, "Total Reserved") ){
+    m->eRes = torchNum(zVal, nVal, bIsStr, &m->res);
+  }else if( torchEq(zKey, nKey, "Bytes") ){
+    t->eBytes = torchNum(zVal, nVal, bIsStr, &t->bytes);
+  }else if( torchEq(zKey, nKey, "Device Type") ){
+    t->eType = torchNum(zVal, nVal, bIsStr, &t->type);
+  }else if( torchEq(zKey, nKey, "Device Id") ){
+    t->eId = torchNum(zVal, nVal, bIsStr, &t->id);
+  }else if( torchEq(zKey, nKey, "Addr") ){
+    /* an address may exceed int64: read as unsigned */
+    uint64_t v = 0;
+    int64_t i;
+    m->eAddr = !bIsStr && nVal>0 && nVal<=20 ? MV_OK : MV_BAD;
+    for(i=0; i<nVal && m->eAddr==MV_OK; i++){
+      if( zVal[i]<'0' || zVal[i]>'9' || v>(UINT64_MAX-(uint64_t)(zVal[i]-'0'))/10 ) m->eAddr = MV_BAD;
+      else v = v*10 + (uint64_t)(zVal[i]-'0');
+    }
+    m->addr = v;
+  }
+  return 0;
+}
+
+/* c10's name of DeviceType v (as torch.device prints it), 0 for a type
+** whose name changed between PyTorch versions or that is unknown. */
+static const char *torchTypeName(int64_t v){
+  switch( v ){
+    case 0: return "cpu";
+    case 1: return "cuda";
+    case 6: return "hip";
+    case 9: return "xla";
+    case 12: return "xpu";
+    case 13: return "mps";
+    case 15: return "hpu";
+    case 19: return "mtia";
+    case 20: return "privateuseone";
+  }
+  return 0;
+}
+
+/* See insights_mem_int.h. */
+int memTorchEvent(InsMem *p, const ProfsumEvent *ev){
+  MemIn m;
+  TorchArgs t;
+  char zName[48];
+  memset(&m, 0, sizeof(m));
+  memset(&t, 0, sizeof(t));
+  m.torch = 1;
+  m.iGpu = -1;
+  m.ts = ev->ts;
+  m.idx = ev->idx;
+  m.off = ev->iOffset;
+  t.m = &m;
+  memJsonMembers(ev->args.z, ev->args.n, torchArg, &t);
+  if( !ev->hasTs ) m.eInUse = MV_ABSENT;     /* no time: no place in the replay */
+  /* the block: allocated (Bytes >= 0) or freed (Bytes < 0); an event
+  ** without Bytes is counted as an allocation of unknown size */
+  m.isAlloc = 1;
+  if( t.eBytes==MV_OK ){
+    if( t.bytes<0 ){
+      m.isAlloc = 0;
+      t.bytes = t.bytes==INT64_MIN ? INT64_MAX : -t.bytes;
+    }
+    m.eBytes = MV_OK; m.bytes = t.bytes;
+  }else{
+    m.eBytes = t.eBytes;
+  }
+  /* the allocator: the device's type and index */
+  if( t.eType==MV_OK && t.type>=0 && t.type<=255 ){
+    const char *zT = torchTypeName(t.type);
+    char zT2[24];
+    if( zT==0 ){
+      sqlite3_snprintf(sizeof(zT2), zT2, "device_type_%d", (int)t.type);
+      zT = zT2;
+    }
+    if( t.eId==MV_OK && t.id>=0 && t.id<=1000000 ){
+      sqlite3_snprintf(sizeof(zName), zName, "%s:%d", zT, (int)t.id);
+      if( t.type==1 || t.type==6 ) m.iGpu = (int)t.id;
+    }else{
+      sqlite3_snprintf(sizeof(zName), zName, "%s", zT);
+    }
+    m.zAllocator = zName;
+    m.nAllocator = (int64_t)strlen(zName);
+    m.idKind = 1;
+  }
+  return memTake(p, &m);
+}
+
+/* See insights_int.h: the GPUs of a deviceProperties member. */
+int insMemJsonTop(InsMem *p, const char *zKey, const char *zVal, int nVal){
+  char *zErr = 0;
+  JNode *v;
+  int i, rc = SQLITE_OK;
+  if( strcmp(zKey, "deviceProperties")!=0 ) return SQLITE_OK;
+  v = jParse(zVal, nVal, &zErr);
+  if( v==0 ){
+    int bad = zErr!=0;
+    sqlite3_free(zErr);
+    return bad ? SQLITE_OK : SQLITE_NOMEM;
+  }
+  if( jOom(v) ){ jFree(v); return SQLITE_NOMEM; }
+  for(i=0; v->type==JT_ARRAY && i<v->nChild && rc==SQLITE_OK; i++){
+    const JNode *d = jAt(v, i), *id, *mem;
+    char zDev[40];
+    if( d->type!=JT_OBJECT ) continue;
+    id = jGet(d, "id");
+    mem = jGet(d, "totalGlobalMem");
+    if( id==0 || id->type!=JT_INT || id->i<0 || id->i>1000000 ) continue;
+    if( mem==0 || mem->type!=JT_INT || mem->i<=0 ) continue;
+    sqlite3_snprintf(sizeof(zDev), zDev, "/device:GPU:%d", (int)id->i);
+    if( memDevice(p, zDev, (int64_t)strlen(zDev), mem->i)<0 ) rc = SQLITE_NOMEM;
+  }
+  jFree(v);
+  return rc;
+}

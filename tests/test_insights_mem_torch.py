@@ -1,0 +1,246 @@
+"""PyTorch's memory events in a trace JSON (docs/memory.md, "PyTorch's
+memory events"): the instant events named [memory] that the profiler writes
+with profile_memory=True become profsum_memory rows, sized by the trace's
+deviceProperties, with the memory_peak KPI and advice that follow.
+
+Every figure asserted is worked out by hand from the events written.  When
+the shared corpus is present, each of its PyTorch traces with such events
+is checked against an independent pass in Python over its trace_events
+rows."""
+import glob
+import gzip
+import json
+import os
+import tempfile
+import unittest
+
+from util import CORPUS, OOM_SQL, DbTestCase, run_oom_sql
+
+
+def mem(ts, nbytes, addr, allocated, reserved=None, dtype=1, did=0, pid=7, tid=7, **extra):
+    """A [memory] event as PyTorch's profiler writes it (None: the arg absent)."""
+    args = {"Total Reserved": reserved, "Total Allocated": allocated, "Bytes": nbytes,
+            "Device Id": did, "Device Type": dtype, "Addr": addr}
+    args = {k: v for k, v in args.items() if v is not None}
+    args.update(extra)
+    return {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]",
+            "pid": pid, "tid": tid, "ts": ts, "args": args}
+
+
+def op(ts, dur, name="aten::mm", pid=7, tid=7):
+    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
+
+
+DEVICES = [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 1000},
+           {"id": 1, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 0},    # no size: ignored
+           "not an object"]
+
+
+class TorchMemory(DbTestCase):
+    def imp(self, events, devices=DEVICES, name="t.json"):
+        doc = {"schemaVersion": 1, "traceEvents": events}
+        if devices is not None:
+            doc["deviceProperties"] = devices
+        path = self.td.write(name, doc)
+        return self.db.execute("SELECT profsum_import(?)", (path,)).fetchone()[0]
+
+    def rows(self, sql, args=()):
+        cur = self.db.execute(sql, args)
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+    def test_peak_holders_and_device_size(self):
+        tid = self.imp([
+            op(9, 10),
+            mem(10, 300, 100, 300, 512),
+            mem(10.5, 8, 5, 8, 0, dtype=0, did=-1),        # the CPU allocator
+            mem(11, 200, 200, 500, 512),
+            mem(11.5, -8, 5, 0, 0, dtype=0, did=-1),
+            mem(12, -300, 100, 200, 512),
+            mem(13, 650, 300, 850, 1024),                  # the peak
+            mem(14, -650, 300, 200, 1024),
+            mem(15, -50, 999, 150, 1024),                  # allocated before the capture
+        ])
+        got = {r["allocator"]: r for r in self.rows(
+            "SELECT * FROM profsum_memory WHERE trace_id=?", (tid,))}
+        self.assertEqual(sorted(got), ["cpu", "cuda:0"])
+        g = got["cuda:0"]
+        self.assertEqual(
+            (g["device"], g["status"], g["peak_bytes"], g["peak_ts_us"], g["lifetime_peak_bytes"],
+             g["device_memory_bytes"], g["peak_share"], g["num_allocations"], g["num_deallocations"],
+             g["allocated_bytes"], g["live_allocations_at_peak"], g["known_live_bytes_at_peak"],
+             g["unknown_live_bytes_at_peak"]),
+            ("/device:GPU:0", "ok", 850, 13.0, None, 1000, 0.85, 3, 3, 1150, 2, 850, 0))
+        holders = json.loads(g["top_holders"])
+        self.assertEqual([(h["addr"], h["bytes"], h["allocated_at_us"], h["tf_op"], h["shape"]) for h in holders],
+                         [(300, 650, 13, None, None), (200, 200, 11, None, None)])
+        self.assertEqual(g["note"], "every byte in use at the peak was allocated within the capture; "
+                                    "PyTorch's caching allocator: peak_bytes counts the bytes of live tensors "
+                                    "('Total Allocated'); the memory it reserved from the device (cached blocks "
+                                    "included, 'Total Reserved') peaked at 1024 bytes")
+        c = got["cpu"]
+        self.assertEqual((c["device"], c["peak_bytes"], c["peak_ts_us"], c["device_memory_bytes"],
+                          c["num_allocations"], c["num_deallocations"]), (None, 8, 10.5, None, 1, 1))
+        # no reservation on the CPU: the note does not speak of one
+        self.assertNotIn("Total Reserved", c["note"])
+        # the free of an address allocated before the capture is said
+        d = [r["detail"] for r in self.rows("SELECT detail FROM profsum_diagnostic WHERE trace_id=? "
+                                            "AND kind='memory_unmatched_deallocation'", (tid,))]
+        self.assertEqual(len(d), 1)
+        self.assertTrue(d[0].startswith("allocator 'cuda:0': 1 deallocations free an address"), d)
+        # the timeline ends at the last event's bytes in use
+        tl = self.rows("SELECT max(max_bytes_in_use) AS mx, sum(num_events) AS n FROM profsum_memory_timeline "
+                       "WHERE trace_id=? AND allocator='cuda:0'", (tid,))[0]
+        self.assertEqual((tl["mx"], tl["n"]), (850, 6))
+        k = self.rows("SELECT device, value, band FROM profsum_kpis WHERE trace_id=? AND kpi='memory_peak'", (tid,))
+        self.assertEqual(k, [{"device": "/device:GPU:0", "value": 0.85, "band": "warning"}])
+
+    def test_advice_names_the_framework(self):
+        """A full PyTorch GPU gets PyTorch's fixes; a JAX allocator in the same
+        shape of trace keeps JAX's."""
+        t1 = self.imp([op(9, 10), mem(10, 950, 1, 950, 960), mem(12, -950, 1, 0, 960)], name="a.json")
+        fixes = json.loads(self.db.execute("SELECT fixes FROM profsum_advice WHERE trace_id=? AND "
+                                           "advice_id='memory_peak'", (t1,)).fetchone()[0])
+        self.assertIn("checkpoint large activations (torch.utils.checkpoint)", fixes)
+        self.assertFalse([f for f in fixes if "jax" in f or "donate" in f], fixes)
+        jax = [op(9, 10),
+               {"ph": "X", "pid": 1, "tid": 1, "name": "MemoryAllocation", "ts": 10, "dur": 0,
+                "args": {"allocator_name": "GPU_0_bfc", "bytes_allocated": 950, "addr": 1, "allocation_bytes": 950}}]
+        t2 = self.imp(jax, name="b.json")
+        m = self.rows("SELECT allocator, device, device_memory_bytes FROM profsum_memory WHERE trace_id=?", (t2,))
+        self.assertEqual(m, [{"allocator": "GPU_0_bfc", "device": "/device:GPU:0", "device_memory_bytes": 1000}])
+        fixes = json.loads(self.db.execute("SELECT fixes FROM profsum_advice WHERE trace_id=? AND "
+                                           "advice_id='memory_peak'", (t2,)).fetchone()[0])
+        self.assertIn("donate buffers (donate_argnums)", fixes)
+
+    def test_allocator_names(self):
+        tid = self.imp([
+            mem(10, 10, 1, 10, dtype=6, did=2),            # PyTorch on ROCm
+            mem(11, 10, 2, 10, dtype=8, did=0),            # a type renamed across versions
+            mem(12, 10, 3, 10, dtype=1, did=-1),           # a CUDA event without an index
+            mem(13, 10, 4, 10, dtype=13, did=0),
+        ], devices=None)
+        got = self.rows("SELECT allocator, device, device_memory_bytes, peak_share FROM profsum_memory "
+                        "WHERE trace_id=? ORDER BY allocator", (tid,))
+        self.assertEqual(got, [
+            {"allocator": "cuda", "device": None, "device_memory_bytes": None, "peak_share": None},
+            {"allocator": "device_type_8:0", "device": None, "device_memory_bytes": None, "peak_share": None},
+            {"allocator": "hip:2", "device": "/device:GPU:2", "device_memory_bytes": None, "peak_share": None},
+            {"allocator": "mps:0", "device": None, "device_memory_bytes": None, "peak_share": None}])
+        k = self.rows("SELECT device, band, explanation FROM profsum_kpis WHERE trace_id=? AND kpi='memory_peak'",
+                      (tid,))
+        self.assertEqual([(r["device"], r["band"]) for r in k], [("/device:GPU:2", "unavailable")])
+
+    def test_events_left_out_say_why(self):
+        tid = self.imp([
+            mem(10, 10, 1, None),                          # no Total Allocated
+            mem(11, 10, 2, 10, dtype=None),                # no Device Type
+            mem(12, 10, 3, -5),                            # a negative Total Allocated
+            mem(13, "ten", 4, 10),                         # Bytes as text
+            mem(14, None, 5, 40),                          # no Bytes: an allocation of unknown size
+            mem(15, -(2 ** 63), 6, 10),                    # the most negative Bytes
+            mem(16, 20, 7, 60),
+        ])
+        d = {}
+        for kind, detail in self.db.execute(
+                "SELECT kind, detail FROM profsum_diagnostic WHERE trace_id=? AND kind LIKE 'memory%' "
+                "AND kind NOT IN ('memory_unfreed_allocation') ORDER BY kind, detail", (tid,)):
+            d.setdefault(kind, []).append(detail)
+        self.assertEqual(d["memory_event_incomplete"], [
+            "PyTorch [memory] event without 'Device Type': left out of the memory views",
+            "PyTorch [memory] event without 'Total Allocated' (or a ts): left out of the memory views"])
+        self.assertEqual(sorted(d["memory_bytes_out_of_range"]), [
+            "PyTorch [memory] event of allocator 'cuda:0': 'Bytes' is negative, not an integer or 2^50 bytes "
+            "or more: the event is left out of the memory views",
+            "PyTorch [memory] event of allocator 'cuda:0': 'Bytes' is negative, not an integer or 2^50 bytes "
+            "or more: the event is left out of the memory views",
+            "PyTorch [memory] event of allocator 'cuda:0': 'Total Allocated' is negative, not an integer or "
+            "2^50 bytes or more: the event is left out of the memory views"])
+        m = self.rows("SELECT peak_bytes, peak_ts_us, num_allocations, num_deallocations, allocated_bytes "
+                      "FROM profsum_memory WHERE trace_id=?", (tid,))
+        self.assertEqual(m, [{"peak_bytes": 60, "peak_ts_us": 16.0, "num_allocations": 2,
+                              "num_deallocations": 0, "allocated_bytes": 20}])
+
+    def test_a_trace_without_memory_events(self):
+        tid = self.imp([op(9, 10)])
+        m = self.rows("SELECT allocator, status, note FROM profsum_memory WHERE trace_id=?", (tid,))
+        self.assertEqual(m, [{"allocator": None, "status": "not_in_trace_json",
+                              "note": "the trace JSON holds no memory events: JAX's profiler keeps them in the "
+                                      "capture's .xplane.pb (import it for memory figures); PyTorch's writes "
+                                      "them when run with profile_memory=True"}])
+        # trace_events and the v1 document do not depend on the memory rows
+        a = self.td.write("plain.json", {"traceEvents": [op(9, 10), mem(10, 5, 1, 5)]})
+        b = self.td.write("props.json", {"traceEvents": [op(9, 10), mem(10, 5, 1, 5)],
+                                           "deviceProperties": DEVICES})
+        ra = self.db.execute("SELECT count(*), sum(ph='i') FROM trace_events(?)", (a,)).fetchone()
+        rb = self.db.execute("SELECT count(*), sum(ph='i') FROM trace_events(?)", (b,)).fetchone()
+        self.assertEqual(ra, (2, 1))
+        self.assertEqual(ra, rb)
+
+
+@unittest.skipUnless(os.path.exists(OOM_SQL), "build/asan/oom_sql not built (make asan)")
+class OutOfMemory(unittest.TestCase):
+    """Every allocation of an import with PyTorch memory events and device
+    properties failed in turn (tests/oom_sql.c, ASan): each run is an error
+    or the full result, and nothing leaks."""
+
+    def test_import_fails_cleanly(self):
+        doc = {"traceEvents": [op(9, 10), mem(10, 300, 100, 300, 512), mem(11, -300, 100, 0, 512),
+                               mem(12, 8, 5, 8, 0, dtype=0, did=-1), mem(13, 10, 1, None),
+                               mem(14, 950, 7, 950, 960, dtype=6, did=0)],
+               "deviceProperties": DEVICES}
+        with tempfile.TemporaryDirectory(prefix="profsum-oom-") as tmp:
+            pj = os.path.join(tmp, "t.json")
+            with open(pj, "w") as f:
+                json.dump(doc, f)
+            run_oom_sql(self, ["SELECT profsum_import('%s', 'j')" % pj,
+                               "SELECT count(*) FROM profsum_advice"])
+
+
+def corpus_torch_traces():
+    """The corpus's trace JSON files that hold [memory] events."""
+    out = []
+    for p in sorted(glob.glob(os.path.join(CORPUS, "**", "*.json*"), recursive=True)):
+        if "derived" in p or not (p.endswith(".json") or p.endswith(".json.gz")):
+            continue
+        opener = gzip.open if p.endswith(".gz") else open
+        with opener(p, "rb") as f:
+            if b'"[memory]"' in f.read(64 << 20):
+                out.append(p)
+    return out
+
+
+@unittest.skipUnless(os.path.isdir(CORPUS), "the shared corpus is not present")
+class Corpus(DbTestCase):
+    def test_peaks_equal_a_python_pass(self):
+        paths = corpus_torch_traces()
+        self.assertTrue(paths)
+        names = {0: "cpu", 1: "cuda", 6: "hip"}
+        for path in paths:
+            with self.subTest(path=os.path.basename(path)):
+                tid = self.db.execute("SELECT profsum_import(?, NULL, '{\"unique_label\": true}')",
+                                      (path,)).fetchone()[0]
+                by = {}
+                for ts, args in self.db.execute("SELECT ts, args FROM trace_events(?) WHERE name='[memory]' "
+                                                "AND ph='i' ORDER BY ts, idx", (path,)):
+                    a = json.loads(args)
+                    name = names[a["Device Type"]] + (":%d" % a["Device Id"] if a["Device Id"] >= 0 else "")
+                    by.setdefault(name, []).append((ts, a))
+                got = {r[0]: r[1:] for r in self.db.execute(
+                    "SELECT allocator, peak_bytes, peak_ts_us, num_allocations, num_deallocations, "
+                    "allocated_bytes, status FROM profsum_memory WHERE trace_id=?", (tid,))}
+                self.assertEqual(sorted(got), sorted(by))
+                for name, evs in by.items():
+                    peak = max(a["Total Allocated"] for _, a in evs)
+                    first = min(ts for ts, a in evs if a["Total Allocated"] == peak)
+                    allocs = [a for _, a in evs if a["Bytes"] >= 0]
+                    r = got[name]
+                    self.assertEqual(r[0], peak)
+                    self.assertLess(abs(r[1] * 1000 - first), 1.0)   # trace_events.ts is in ns
+                    self.assertEqual((r[2], r[3]), (len(allocs), len(evs) - len(allocs)))
+                    self.assertEqual(r[4], sum(a["Bytes"] for a in allocs))
+                    self.assertEqual(r[5], "ok")
+
+
+if __name__ == "__main__":
+    unittest.main()
