@@ -113,6 +113,37 @@ class TorchMemory(DbTestCase):
                                            "advice_id='memory_peak'", (t2,)).fetchone()[0])
         self.assertIn("donate buffers (donate_argnums)", fixes)
 
+    def test_out_of_memory_events(self):
+        """A failed allocation: counted in the note, said in a diagnostic, no record."""
+        oom = mem(13, 4096, None, 900, 1000)
+        oom["name"] = "[OutOfMemory]"
+        oom2 = mem(14, 8192, None, 900, 1000)
+        oom2["name"] = "[OutOfMemory]"
+        tid = self.imp([op(9, 10), mem(10, 900, 1, 900, 1000), oom, oom2, mem(15, -900, 1, 0, 1000)])
+        g = self.rows("SELECT allocator, peak_bytes, num_allocations, num_deallocations, note FROM profsum_memory "
+                      "WHERE trace_id=?", (tid,))
+        self.assertEqual([(r["allocator"], r["peak_bytes"], r["num_allocations"], r["num_deallocations"])
+                          for r in g], [("cuda:0", 900, 1, 1)])
+        self.assertTrue(g[0]["note"].endswith(
+            "peaked at 1000 bytes; 2 allocations failed for lack of memory ([OutOfMemory]), the first of "
+            "4096 bytes at 13.000 us"), g[0]["note"])
+        d = [r["detail"] for r in self.rows("SELECT detail FROM profsum_diagnostic WHERE trace_id=? "
+                                            "AND kind='memory_out_of_memory' ORDER BY detail", (tid,))]
+        self.assertEqual(d, [
+            "out of memory: an allocation of 4096 bytes on allocator 'cuda:0' failed at 13.000 us "
+            "('Total Allocated' 900, 'Total Reserved' 1000 bytes; -1: not given)",
+            "out of memory: an allocation of 8192 bytes on allocator 'cuda:0' failed at 14.000 us "
+            "('Total Allocated' 900, 'Total Reserved' 1000 bytes; -1: not given)"])
+        # one without a device: said, on no allocator
+        bare = {"ph": "i", "name": "[OutOfMemory]", "pid": 7, "tid": 7, "ts": 20, "args": {}}
+        t2 = self.imp([op(9, 10), bare], name="bare.json")
+        d = [r["detail"] for r in self.rows("SELECT detail FROM profsum_diagnostic WHERE trace_id=? "
+                                            "AND kind='memory_out_of_memory'", (t2,))]
+        self.assertEqual(d, ["out of memory: an allocation of (not given) -1 bytes on allocator 'unnamed' "
+                             "failed at 20.000 us ('Total Allocated' -1, 'Total Reserved' -1 bytes; -1: not given)"])
+        self.assertEqual(self.rows("SELECT status FROM profsum_memory WHERE trace_id=?", (t2,)),
+                         [{"status": "not_in_trace_json"}])
+
     def test_allocator_names(self):
         tid = self.imp([
             mem(10, 10, 1, 10, dtype=6, did=2),            # PyTorch on ROCm
@@ -187,7 +218,8 @@ class OutOfMemory(unittest.TestCase):
     def test_import_fails_cleanly(self):
         doc = {"traceEvents": [op(9, 10), mem(10, 300, 100, 300, 512), mem(11, -300, 100, 0, 512),
                                mem(12, 8, 5, 8, 0, dtype=0, did=-1), mem(13, 10, 1, None),
-                               mem(14, 950, 7, 950, 960, dtype=6, did=0)],
+                               mem(14, 950, 7, 950, 960, dtype=6, did=0),
+                               dict(mem(15, 99, None, 950, 960, dtype=6, did=0), name="[OutOfMemory]")],
                "deviceProperties": DEVICES}
         with tempfile.TemporaryDirectory(prefix="profsum-oom-") as tmp:
             pj = os.path.join(tmp, "t.json")

@@ -77,6 +77,9 @@ typedef struct MemAlloc {
   int64_t lifePeak;       /* -1: none */
   int torch;              /* PyTorch's caching allocator ([memory] events) */
   int64_t resPeak;        /* and the largest 'Total Reserved' it gave, -1 */
+  int64_t nOom;           /* its failed allocations ([OutOfMemory]) */
+  int64_t oomBytes;       /* the first one's 'Bytes' (-1: not given) */
+  profsum_ps oomTs;       /* and time */
   int64_t peakCap;        /* bytes_allocated + bytes_reserved +
                           ** bytes_available of its peak's event (the
                           ** capacity it states, as xprof reads it), -1 */
@@ -323,6 +326,26 @@ static void fieldJson(sqlite3_str *s, const MemTxt *t){
   jAppendJsonStr(s, t->z, n);
 }
 
+/* A failed allocation m (PyTorch's [OutOfMemory]) of allocator zA[0..nA)
+** (0: not named): counted on its allocator (memTorchNote says it), and
+** said in a memory_out_of_memory diagnostic.  SQLITE_OK or SQLITE_NOMEM. */
+static int memOom(InsMem *p, MemIn *m, const char *zA, int64_t nA){
+  MemAlloc *a = 0;
+  int rc = zA && nA>0 ? allocatorOf(p, zA, nA, m->idx, m->off, &a) : SQLITE_OK;
+  if( rc ) return rc;
+  if( a ){
+    if( a->nOom++==0 ){ a->oomBytes = m->eBytes==MV_OK ? m->bytes : -1; a->oomTs = m->ts; }
+    a->torch = 1;
+  }
+  if( !insDiagWanted(&p->diag, "memory_out_of_memory") ) return insDiagCount(&p->diag, "memory_out_of_memory");
+  return insDiagAdd(&p->diag, m->idx, m->off, "memory_out_of_memory", sqlite3_mprintf(
+      "out of memory: an allocation of %s%lld bytes on allocator '%.*s' failed at %.3f us "
+      "('Total Allocated' %lld, 'Total Reserved' %lld bytes; -1: not given)",
+      m->eBytes==MV_OK ? "" : "(not given) ", (long long)(m->eBytes==MV_OK ? m->bytes : -1),
+      zA && nA>0 ? (int)nA : 7, zA && nA>0 ? zA : "unnamed", profsumPsToMicros(m->ts),
+      (long long)(m->eInUse==MV_OK ? m->inUse : -1), (long long)(m->eRes==MV_OK ? m->res : -1)));
+}
+
 /* Keep (inUse, ts) among a's MEM_TOP largest (largest first, then the
 ** earliest), and life (-1: none) among the largest lifetime peaks. */
 static void memTopAdd(MemAlloc *a, int64_t inUse, profsum_ps ts, int64_t life){
@@ -379,6 +402,7 @@ int memTake(InsMem *p, MemIn *m){
     zA = zIdx;
     nA = (int64_t)strlen(zIdx);
   }
+  if( m->oom ) return memOom(p, m, zA, nA);
   if( zA==0 || nA==0 || m->eInUse==MV_ABSENT ){
     if( insDiagWanted(&p->diag, "memory_event_incomplete") ){
       return insDiagAdd(&p->diag, m->idx, m->off, "memory_event_incomplete", sqlite3_mprintf(
@@ -776,8 +800,9 @@ int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev){
     return rc;
   }
   if( ev->args.z==0 || ev->args.type!=PROFSUM_JT_OBJECT ) return SQLITE_OK;
-  if( (ph=='i' || ph=='I') && ev->name.n==8 && eq(ev->name.z, ev->name.n, "[memory]") ){
-    return memTorchEvent(p, ev);
+  if( (ph=='i' || ph=='I') && (ev->name.n==8 || ev->name.n==13) ){
+    if( eq(ev->name.z, ev->name.n, "[memory]") ) return memTorchEvent(p, ev, 0);
+    if( eq(ev->name.z, ev->name.n, "[OutOfMemory]") ) return memTorchEvent(p, ev, 1);
   }
   if( (ph=='X' || ph=='i' || ph=='I') && (ev->name.n==16 || ev->name.n==18)
    && (eq(ev->name.z, ev->name.n, "MemoryAllocation") || eq(ev->name.z, ev->name.n, "MemoryDeallocation")) ){
@@ -1407,15 +1432,7 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
       o.zNote = z;
     }
     if( a->torch ){
-      /* what PyTorch's figures count */
-      char *z = sqlite3_mprintf("%s%sPyTorch's caching allocator: peak_bytes counts the bytes of live tensors "
-                                "('Total Allocated')", o.zNote ? o.zNote : "", o.zNote ? "; " : "");
-      if( z && a->resPeak>0 ){
-        char *z2 = sqlite3_mprintf("%s; the memory it reserved from the device (cached blocks included, "
-                                   "'Total Reserved') peaked at %lld bytes", z, (long long)a->resPeak);
-        sqlite3_free(z);
-        z = z2;
-      }
+      char *z = memTorchNote(o.zNote, a->resPeak, a->nOom, a->oomBytes, a->oomTs);
       if( z==0 ){ rc = SQLITE_NOMEM; sqlite3_free(o.zHolders); sqlite3_free(o.zPerStep); sqlite3_free(o.zNote); break; }
       sqlite3_free(o.zNote);
       o.zNote = z;

@@ -74,6 +74,8 @@ typedef struct MemIn {
   ** none), res its 'Total Reserved' (eRes), and no capacity is stated */
   int torch;
   int iGpu;
+  int oom;                /* PyTorch's [OutOfMemory]: a failed allocation
+                          ** of 'Bytes' (eBytes) */
 } MemIn;
 
 /* Take memory event m: checked (a diagnostic when it cannot be used),
@@ -88,10 +90,17 @@ int memDevice(InsMem *p, const char *z, int64_t n, int64_t memSize);
 int memNumText(const char *z, int64_t n, int64_t *pv);
 
 /* PyTorch's memory events (insights_mem_torch.c): JSON entry ev, an
-** instant event named "[memory]" (the caller checked), read as an
-** allocation (Bytes >= 0) or a deallocation (Bytes < 0) of the allocator
-** that 'Device Type' and 'Device Id' name.  SQLITE_OK or SQLITE_NOMEM. */
-int memTorchEvent(InsMem *p, const ProfsumEvent *ev);
+** instant event named "[memory]" or "[OutOfMemory]" (the caller checked;
+** bOom: the latter), read as an allocation (Bytes >= 0), a deallocation
+** (Bytes < 0) or a failed allocation of the allocator that 'Device Type'
+** and 'Device Id' name.  SQLITE_OK or SQLITE_NOMEM. */
+int memTorchEvent(InsMem *p, const ProfsumEvent *ev, int bOom);
+/* The note of a PyTorch allocator's profsum_memory row: zNote (0: none)
+** followed by what its figures count, the largest 'Total Reserved'
+** (resPeak, when above 0) and its failed allocations (nOom, the first of
+** oomBytes bytes, -1: not given, at oomTs).  sqlite3_malloc'd, 0 when out
+** of memory; zNote is not freed. */
+char *memTorchNote(const char *zNote, int64_t resPeak, int64_t nOom, int64_t oomBytes, profsum_ps oomTs);
 
 /* ---------------------------------------------------------------------
 ** Kernels (insights_mem_kern.c): one tally per trace, keyed by (kernel

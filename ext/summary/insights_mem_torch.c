@@ -10,13 +10,17 @@
 ** Each becomes one memory event of the allocator the device names
 ** ('cuda:0', 'hip:1', 'cpu'), with Total Allocated as its bytes in use, so
 ** that the peak, its holders (matched by Addr), the per-step counts and
-** the timeline are made as for an XPlane's events.  The trace's
+** the timeline are made as for an XPlane's events.  An allocation that
+** failed is an instant event named "[OutOfMemory]" with the same args
+** ('Bytes' the size asked for): counted on its allocator, said in the
+** row's note and in a diagnostic.  The trace's
 ** deviceProperties give each GPU's memory (totalGlobalMem), the
 ** memory_size of /device:GPU:<id>.  docs/memory.md says what the figures
 ** mean.
 */
 #include "insights_mem_int.h"
 #include "jsontree.h"
+#include "summary_engine.h"
 
 #include <string.h>
 
@@ -84,13 +88,14 @@ static const char *torchTypeName(int64_t v){
 }
 
 /* See insights_mem_int.h. */
-int memTorchEvent(InsMem *p, const ProfsumEvent *ev){
+int memTorchEvent(InsMem *p, const ProfsumEvent *ev, int bOom){
   MemIn m;
   TorchArgs t;
   char zName[48];
   memset(&m, 0, sizeof(m));
   memset(&t, 0, sizeof(t));
   m.torch = 1;
+  m.oom = bOom;
   m.iGpu = -1;
   m.ts = ev->ts;
   m.idx = ev->idx;
@@ -102,7 +107,7 @@ int memTorchEvent(InsMem *p, const ProfsumEvent *ev){
   ** without Bytes is counted as an allocation of unknown size */
   m.isAlloc = 1;
   if( t.eBytes==MV_OK ){
-    if( t.bytes<0 ){
+    if( t.bytes<0 && !bOom ){
       m.isAlloc = 0;
       t.bytes = t.bytes==INT64_MIN ? INT64_MAX : -t.bytes;
     }
@@ -157,4 +162,27 @@ int insMemJsonTop(InsMem *p, const char *zKey, const char *zVal, int nVal){
   }
   jFree(v);
   return rc;
+}
+
+/* See insights_mem_int.h. */
+char *memTorchNote(const char *zNote, int64_t resPeak, int64_t nOom, int64_t oomBytes, profsum_ps oomTs){
+  sqlite3_str *s = sqlite3_str_new(0);
+  if( zNote ) sqlite3_str_appendf(s, "%s; ", zNote);
+  sqlite3_str_appendall(s, "PyTorch's caching allocator: peak_bytes counts the bytes of live tensors "
+                           "('Total Allocated')");
+  if( resPeak>0 ){
+    sqlite3_str_appendf(s, "; the memory it reserved from the device (cached blocks included, "
+                           "'Total Reserved') peaked at %lld bytes", (long long)resPeak);
+  }
+  if( nOom>0 ){
+    sqlite3_str_appendf(s, "; %lld allocations failed for lack of memory ([OutOfMemory]), the first ",
+                        (long long)nOom);
+    if( oomBytes>=0 ) sqlite3_str_appendf(s, "of %lld bytes ", (long long)oomBytes);
+    sqlite3_str_appendf(s, "at %.3f us", profsumPsToMicros(oomTs));
+  }
+  if( sqlite3_str_errcode(s) ){
+    sqlite3_free(sqlite3_str_finish(s));
+    return 0;
+  }
+  return sqlite3_str_finish(s);
 }
