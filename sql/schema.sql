@@ -350,7 +350,8 @@ CREATE INDEX IF NOT EXISTS main.profsum_agg_step_wall_i ON profsum_agg_step_wall
 -- Memory and GPU kernels (ext/summary/insights_mem*.c; docs/memory.md).
 
 -- Per (trace, allocator): the peak of bytes in use and what held it, from
--- the XPlane's MemoryAllocation / MemoryDeallocation events.  A trace
+-- the XPlane's MemoryAllocation / MemoryDeallocation events, or a PyTorch
+-- trace JSON's [memory] events (allocators cuda:N, hip:N, cpu).  A trace
 -- without such events has one row, allocator NULL, status saying why.
 CREATE TABLE IF NOT EXISTS main.profsum_agg_memory(
   trace_id INTEGER NOT NULL,           -- profsum_trace.trace_id

@@ -210,11 +210,18 @@ def odd_json():
 def kineto_json():
     """PyTorch's layout: the top-level members the import keeps for the
     environment (deviceProperties, distributedInfo, versions, otherData)
-    before and after traceEvents, one key given twice."""
+    before and after traceEvents, one key given twice; [memory] events of
+    a GPU and the CPU, one [OutOfMemory]."""
     dev = [{"id": i, "name": "NVIDIA H100", "totalGlobalMem": 102085492736, "computeMajor": 9,
             "computeMinor": 0, "numSms": 132} for i in range(2)]
+    def mem(ts, nbytes, addr, total, dtype=1, did=1, name="[memory]"):
+        return {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": name, "pid": 7, "tid": 7, "ts": ts,
+                "args": {"Total Reserved": 2 * total, "Total Allocated": total, "Bytes": nbytes,
+                         "Device Id": did, "Device Type": dtype, "Addr": addr}}
     ev = [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 1000, "dur": 20},
-          {"ph": "X", "cat": "kernel", "name": "sm90_gemm", "pid": 0, "tid": 7, "ts": 1010, "dur": 30}]
+          {"ph": "X", "cat": "kernel", "name": "sm90_gemm", "pid": 0, "tid": 7, "ts": 1010, "dur": 30},
+          mem(1001, 512, 140000, 512), mem(1002, 64, -16, 576), mem(1003, 8, 5, 8, dtype=0, did=-1),
+          mem(1004, 1 << 40, 0, 576, name="[OutOfMemory]"), mem(1005, -512, 140000, 64)]
     return ('{"schemaVersion":1,"deviceProperties":%s,"distributedInfo":{"backend":"nccl","rank":1,'
             '"world_size":2},"cuda_runtime_version":12090,"traceEvents":%s,"traceName":"a",'
             '"traceName":"b","otherData":{"version":"2.5","x":[1]},"username":"u","INFO":["i"],'

@@ -75,14 +75,16 @@ class TorchMemory(DbTestCase):
         self.assertEqual([(h["addr"], h["bytes"], h["allocated_at_us"], h["tf_op"], h["shape"]) for h in holders],
                          [(300, 650, 13, None, None), (200, 200, 11, None, None)])
         self.assertEqual(g["note"], "every byte in use at the peak was allocated within the capture; "
-                                    "PyTorch's caching allocator: peak_bytes counts the bytes of live tensors "
-                                    "('Total Allocated'); the memory it reserved from the device (cached blocks "
-                                    "included, 'Total Reserved') peaked at 1024 bytes")
+                                    "PyTorch's caching allocator: peak_bytes counts the bytes of the blocks it "
+                                    "handed out ('Total Allocated'); the memory it reserved from the device (cached "
+                                    "blocks included, 'Total Reserved') peaked at 1024 bytes")
         c = got["cpu"]
         self.assertEqual((c["device"], c["peak_bytes"], c["peak_ts_us"], c["device_memory_bytes"],
                           c["num_allocations"], c["num_deallocations"]), (None, 8, 10.5, None, 1, 1))
-        # no reservation on the CPU: the note does not speak of one
-        self.assertNotIn("Total Reserved", c["note"])
+        # no cache and no reservation on the CPU: the note does not speak of them
+        self.assertEqual(c["note"], "every byte in use at the peak was allocated within the capture; "
+                                    "PyTorch's allocator: peak_bytes counts the bytes of the blocks it handed out "
+                                    "('Total Allocated')")
         # the free of an address allocated before the capture is said
         d = [r["detail"] for r in self.rows("SELECT detail FROM profsum_diagnostic WHERE trace_id=? "
                                             "AND kind='memory_unmatched_deallocation'", (tid,))]
@@ -143,6 +145,14 @@ class TorchMemory(DbTestCase):
                              "failed at 20.000 us ('Total Allocated' -1, 'Total Reserved' -1 bytes; -1: not given)"])
         self.assertEqual(self.rows("SELECT status FROM profsum_memory WHERE trace_id=?", (t2,)),
                          [{"status": "not_in_trace_json"}])
+        # every [memory] event left out: said so, not "no memory events"
+        t3 = self.imp([op(9, 10), mem(10, 5, 1, None), mem(11, 5, 2, -1)], name="none.json")
+        self.assertEqual(self.rows("SELECT status, note FROM profsum_memory WHERE trace_id=?", (t3,)), [
+            {"status": "no_allocation_events",
+             "note": "every PyTorch [memory] event of the trace was left out (see profsum_diagnostic)"}])
+        k = self.rows("SELECT band, explanation FROM profsum_kpis WHERE trace_id=? AND kpi='memory_peak'", (t3,))
+        self.assertEqual(k, [{"band": "unavailable", "explanation": "no usable allocation events (memory activity "
+                              "was not recorded, or every event was left out: profsum_diagnostic)"}])
 
     def test_allocator_names(self):
         tid = self.imp([
@@ -160,16 +170,36 @@ class TorchMemory(DbTestCase):
             {"allocator": "mps:0", "device": None, "device_memory_bytes": None, "peak_share": None}])
         k = self.rows("SELECT device, band, explanation FROM profsum_kpis WHERE trace_id=? AND kpi='memory_peak'",
                       (tid,))
-        self.assertEqual([(r["device"], r["band"]) for r in k], [("/device:GPU:2", "unavailable")])
+        self.assertEqual([(r["device"], r["band"], r["explanation"]) for r in k], [
+            ("/device:GPU:2", "unavailable",
+             "allocator hip:2 peaks at 10 bytes in use, but the trace's deviceProperties give no totalGlobalMem "
+             "for /device:GPU:2")])
+
+    def test_signed_addresses(self):
+        """PyTorch writes the pointer as a signed integer: a negative one is
+        its 64 bits, so its free matches its allocation."""
+        tid = self.imp([mem(10, 100, -16, 100), mem(11, 50, 2 ** 63 - 1, 150), mem(12, -100, -16, 50),
+                        mem(13, 200, -(2 ** 63), 250), mem(14, -200, -(2 ** 63), 50)])
+        r = self.rows("SELECT peak_bytes, live_allocations_at_peak, known_live_bytes_at_peak, top_holders "
+                      "FROM profsum_memory WHERE trace_id=?", (tid,))[0]
+        self.assertEqual((r["peak_bytes"], r["live_allocations_at_peak"], r["known_live_bytes_at_peak"]),
+                         (250, 2, 250))
+        # (an address above 2^63 - 1 is written as its decimal text, as in the XPlane path)
+        self.assertEqual([(h["addr"], h["bytes"]) for h in json.loads(r["top_holders"])],
+                         [("9223372036854775808", 200), (2 ** 63 - 1, 50)])
+        d = [x["detail"] for x in self.rows("SELECT detail FROM profsum_diagnostic WHERE trace_id=? "
+                                            "AND kind='memory_unmatched_deallocation'", (tid,))]
+        self.assertEqual(d, [])
 
     def test_events_left_out_say_why(self):
         tid = self.imp([
             mem(10, 10, 1, None),                          # no Total Allocated
             mem(11, 10, 2, 10, dtype=None),                # no Device Type
+            mem(11.5, 10, 2, 10, dtype="cuda"),            # one that is no number
             mem(12, 10, 3, -5),                            # a negative Total Allocated
             mem(13, "ten", 4, 10),                         # Bytes as text
             mem(14, None, 5, 40),                          # no Bytes: an allocation of unknown size
-            mem(15, -(2 ** 63), 6, 10),                    # the most negative Bytes
+            mem(15, -(2 ** 63) - 1, 6, 10),                # a Bytes below the 64-bit range
             mem(16, 20, 7, 60),
         ])
         d = {}
@@ -178,8 +208,9 @@ class TorchMemory(DbTestCase):
                 "AND kind NOT IN ('memory_unfreed_allocation') ORDER BY kind, detail", (tid,)):
             d.setdefault(kind, []).append(detail)
         self.assertEqual(d["memory_event_incomplete"], [
-            "PyTorch [memory] event without 'Device Type': left out of the memory views",
-            "PyTorch [memory] event without 'Total Allocated' (or a ts): left out of the memory views"])
+            "PyTorch [memory] event without 'Total Allocated' (or a ts): left out of the memory views",
+            "PyTorch [memory] event without a usable 'Device Type': left out of the memory views",
+            "PyTorch [memory] event without a usable 'Device Type': left out of the memory views"])
         self.assertEqual(sorted(d["memory_bytes_out_of_range"]), [
             "PyTorch [memory] event of allocator 'cuda:0': 'Bytes' is negative, not an integer or 2^50 bytes "
             "or more: the event is left out of the memory views",
@@ -247,7 +278,7 @@ class Corpus(DbTestCase):
     def test_peaks_equal_a_python_pass(self):
         paths = corpus_torch_traces()
         self.assertTrue(paths)
-        names = {0: "cpu", 1: "cuda", 6: "hip"}
+        names = {0: "cpu", 1: "cuda", 6: "hip", 9: "xla", 12: "xpu", 13: "mps", 15: "hpu"}
         for path in paths:
             with self.subTest(path=os.path.basename(path)):
                 tid = self.db.execute("SELECT profsum_import(?, NULL, '{\"unique_label\": true}')",
@@ -256,7 +287,8 @@ class Corpus(DbTestCase):
                 for ts, args in self.db.execute("SELECT ts, args FROM trace_events(?) WHERE name='[memory]' "
                                                 "AND ph='i' ORDER BY ts, idx", (path,)):
                     a = json.loads(args)
-                    name = names[a["Device Type"]] + (":%d" % a["Device Id"] if a["Device Id"] >= 0 else "")
+                    name = names.get(a["Device Type"], "device_type_%d" % a["Device Type"]) + \
+                        (":%d" % a["Device Id"] if a["Device Id"] >= 0 else "")
                     by.setdefault(name, []).append((ts, a))
                 got = {r[0]: r[1:] for r in self.db.execute(
                     "SELECT allocator, peak_bytes, peak_ts_us, num_allocations, num_deallocations, "

@@ -24,7 +24,7 @@
 -- more decimals where one would read as a threshold).
 -- Requires: profsum_trace, profsum_kpis, profsum_agg_step_wall, profsum_agg_fact,
 --   profsum_agg_device, profsum_hot_ops, profsum_breakdown, profsum_agg_xla_util,
---   profsum_agg_xla_device, profsum_agg_op, profsum_kpis_xla.
+--   profsum_agg_xla_device, profsum_agg_op, profsum_kpis_xla, profsum_agg_memory.
 CREATE VIEW IF NOT EXISTS main.profsum_advice(
   -- Trace id (INTEGER).
   trace_id,

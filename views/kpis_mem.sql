@@ -76,7 +76,10 @@ kern AS (
 )
 SELECT m.trace_id, t.label, 'kpi', 'memory_peak', m.device, m.v, 'fraction',
        CASE WHEN m.v IS NULL THEN 'unavailable' WHEN m.v < 0.80 THEN 'good' WHEN m.v <= 0.90 THEN 'warning' ELSE 'bad' END,
-       CASE WHEN m.v IS NULL THEN printf('allocator %s peaks at %d bytes in use, but its device plane has no memory_size%s', m.allocator, m.peak_bytes,
+       CASE WHEN m.v IS NULL AND m.allocator GLOB '*:[0-9]*'
+              THEN printf('allocator %s peaks at %d bytes in use, but the trace''s deviceProperties give no totalGlobalMem for %s',
+                          m.allocator, m.peak_bytes, m.device)
+            WHEN m.v IS NULL THEN printf('allocator %s peaks at %d bytes in use, but its device plane has no memory_size%s', m.allocator, m.peak_bytes,
                          CASE WHEN m.allocator GLOB '[0-9]*' AND NOT m.allocator GLOB '*[^0-9]*'
                               THEN ' and its events state no capacity'
                               ELSE ' (a BFC allocator''s bytes_available is what its own limit leaves, not the device''s memory)' END)
@@ -94,7 +97,7 @@ SELECT t.trace_id, t.label, 'kpi', 'memory_peak', NULL, NULL, 'fraction', 'unava
          THEN 'imported from a profile_summary.v1 document, which carries no memory data: import the trace for memory figures'
        ELSE CASE (SELECT max(a.status) FROM profsum_agg_memory AS a WHERE a.trace_id = t.trace_id)
          WHEN 'not_in_trace_json' THEN 'the trace JSON holds no memory events: import JAX''s .xplane.pb for memory figures (PyTorch writes them with profile_memory=True)'
-         WHEN 'no_allocation_events' THEN 'the XPlane holds no allocation events (memory activity was not recorded)'
+         WHEN 'no_allocation_events' THEN 'no usable allocation events (memory activity was not recorded, or every event was left out: profsum_diagnostic)'
          WHEN 'ok' THEN 'no allocator of a device (GPU_N_bfc, an index_on_host or device_ordinal naming a device plane, or PyTorch''s cuda:N or hip:N) in the allocation events'
          ELSE 'no memory figures stored (imported by a profsum without them: re-import)' END END
 FROM profsum_trace AS t

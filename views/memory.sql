@@ -13,7 +13,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_memory(
   allocator,
   -- '/device:GPU:N' for an allocator GPU_N_bfc, cuda:N or hip:N; for an allocator named by index N, the capture's /device:TPU:N plane, else its /device:GPU:N; else NULL (TEXT).
   device,
-  -- Largest bytes_allocated (bytes in use after an event) over the capture's events (INTEGER bytes).
+  -- Largest bytes_allocated (bytes in use after an event; PyTorch: Total Allocated) over the capture's events (INTEGER bytes).
   peak_bytes,
   -- When it was first reached, µs on the trace's clock (as trace_events and the step spans) (REAL).
   peak_ts_us,
@@ -25,9 +25,9 @@ CREATE VIEW IF NOT EXISTS main.profsum_memory(
   device_memory_bytes,
   -- peak_bytes / device_memory_bytes (REAL fraction or NULL).
   peak_share,
-  -- MemoryAllocation events (INTEGER).
+  -- MemoryAllocation events (PyTorch: [memory] events with Bytes >= 0) (INTEGER).
   num_allocations,
-  -- MemoryDeallocation events (INTEGER).
+  -- MemoryDeallocation events (PyTorch: [memory] events with Bytes < 0) (INTEGER).
   num_deallocations,
   -- Σ allocation_bytes of the allocations (INTEGER bytes).
   allocated_bytes,

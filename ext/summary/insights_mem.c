@@ -104,6 +104,7 @@ typedef struct MemDev { char *zName; int64_t memSize; } MemDev;
 /* A JSON process_name: pid → name (kernels name their device by it). */
 struct InsMem {
   int isXPlane;           /* an XPlane plane was seen */
+  int64_t nTorch;         /* PyTorch [memory] events seen (memTake) */
   MemAlloc *aAlloc; int nAlloc;
   int64_t nRec;           /* records kept, all allocators */
   int64_t nOrd;
@@ -403,11 +404,12 @@ int memTake(InsMem *p, MemIn *m){
     nA = (int64_t)strlen(zIdx);
   }
   if( m->oom ) return memOom(p, m, zA, nA);
+  if( m->torch ) p->nTorch++;
   if( zA==0 || nA==0 || m->eInUse==MV_ABSENT ){
     if( insDiagWanted(&p->diag, "memory_event_incomplete") ){
       return insDiagAdd(&p->diag, m->idx, m->off, "memory_event_incomplete", sqlite3_mprintf(
           "%s without %s: left out of the memory views", zWhat,
-          zA==0 || nA==0 ? (m->torch ? "'Device Type'" : "an allocator_name, index_on_host or device_ordinal")
+          zA==0 || nA==0 ? (m->torch ? "a usable 'Device Type'" : "an allocator_name, index_on_host or device_ordinal")
                          : m->torch ? "'Total Allocated' (or a ts)" : "bytes_allocated"));
     }
     return insDiagCount(&p->diag, "memory_event_incomplete");
@@ -1432,7 +1434,7 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
       o.zNote = z;
     }
     if( a->torch ){
-      char *z = memTorchNote(o.zNote, a->resPeak, a->nOom, a->oomBytes, a->oomTs);
+      char *z = memTorchNote(o.zNote, a->iGpu>=0, a->resPeak, a->nOom, a->oomBytes, a->oomTs);
       if( z==0 ){ rc = SQLITE_NOMEM; sqlite3_free(o.zHolders); sqlite3_free(o.zPerStep); sqlite3_free(o.zNote); break; }
       sqlite3_free(o.zNote);
       o.zNote = z;
@@ -1453,9 +1455,12 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
     sqlite3_bind_int64(pIns, 1, traceId);
     sqlite3_bind_null(pIns, 2);
     sqlite3_bind_null(pIns, 3);
-    sqlite3_bind_text(pIns, 4, p->isXPlane ? "no_allocation_events" : "not_in_trace_json", -1, SQLITE_STATIC);
+    sqlite3_bind_text(pIns, 4, p->isXPlane || p->nTorch ? "no_allocation_events" : "not_in_trace_json",
+                      -1, SQLITE_STATIC);
     for(i=5; i<=16; i++) sqlite3_bind_null(pIns, i);
-    sqlite3_bind_text(pIns, 17, p->isXPlane
+    sqlite3_bind_text(pIns, 17, p->nTorch && !p->isXPlane
+        ? "every PyTorch [memory] event of the trace was left out (see profsum_diagnostic)"
+        : p->isXPlane
         ? "the XPlane holds no usable MemoryAllocation or MemoryDeallocation events: the profiler "
           "recorded no memory activity (see profsum_diagnostic for events left out)"
         : "the trace JSON holds no memory events: JAX's profiler keeps them in the capture's "

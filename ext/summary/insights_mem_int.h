@@ -1,9 +1,11 @@
 /*
 ** insights_mem_int.h — the parts of the InsMem collector (insights_mem.c:
-** memory allocations; insights_mem_kern.c: GPU kernels and their
-** kernel_details; insights_mem_report.c: report sections) and what they
-** share (insights_mem_util.c): the statements of the write, and a reader
-** of the top-level keys of a JSON object (trace JSON args).  The
+** memory allocations; insights_mem_torch.c: PyTorch's memory events;
+** insights_mem_kern.c: GPU kernels and their kernel_details;
+** insights_mem_report.c: report sections) and what they share
+** (insights_mem_util.c): the statements of the write, a parser of integer
+** text, and a reader of the top-level keys of a JSON object (trace JSON
+** args).  The
 ** collector's diagnostics are an InsDiag (insights_int.h).  Not included
 ** outside insights_mem*.c.
 */
@@ -96,11 +98,12 @@ int memNumText(const char *z, int64_t n, int64_t *pv);
 ** and 'Device Id' name.  SQLITE_OK or SQLITE_NOMEM. */
 int memTorchEvent(InsMem *p, const ProfsumEvent *ev, int bOom);
 /* The note of a PyTorch allocator's profsum_memory row: zNote (0: none)
-** followed by what its figures count, the largest 'Total Reserved'
-** (resPeak, when above 0) and its failed allocations (nOom, the first of
-** oomBytes bytes, -1: not given, at oomTs).  sqlite3_malloc'd, 0 when out
-** of memory; zNote is not freed. */
-char *memTorchNote(const char *zNote, int64_t resPeak, int64_t nOom, int64_t oomBytes, profsum_ps oomTs);
+** followed by what its figures count (bGpu: a GPU's caching allocator),
+** the largest 'Total Reserved' (resPeak, when above 0) and its failed
+** allocations (nOom, the first of oomBytes bytes, -1: not given, at
+** oomTs).  sqlite3_malloc'd, 0 when out of memory; zNote is not freed. */
+char *memTorchNote(const char *zNote, int bGpu, int64_t resPeak, int64_t nOom, int64_t oomBytes,
+                   profsum_ps oomTs);
 
 /* ---------------------------------------------------------------------
 ** Kernels (insights_mem_kern.c): one tally per trace, keyed by (kernel

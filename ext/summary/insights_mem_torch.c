@@ -3,12 +3,13 @@
 ** (insights_mem_int.h).  Run with profile_memory=True, PyTorch's profiler
 ** (Kineto) writes an instant event named "[memory]" for every allocation
 ** and free of its allocators, with the args 'Bytes' (the block's size,
-** negative for a free), 'Addr', 'Total Allocated' (the bytes of live
-** tensors after the event), 'Total Reserved' (what its caching allocator
+** negative for a free), 'Addr', 'Total Allocated' (the bytes of the
+** blocks handed out after the event), 'Total Reserved' (what its caching allocator
 ** holds from the device, cached blocks included), 'Device Type' (c10's
 ** DeviceType: 0 CPU, 1 CUDA, 6 HIP, ...) and 'Device Id' (-1 on the CPU).
 ** Each becomes one memory event of the allocator the device names
-** ('cuda:0', 'hip:1', 'cpu'), with Total Allocated as its bytes in use, so
+** ('cuda:0', 'hip:1', 'cpu'), with Total Allocated (the bytes of the
+** blocks the allocator handed out) as its bytes in use, so
 ** that the peak, its holders (matched by Addr), the per-step counts and
 ** the timeline are made as for an XPlane's events.  An allocation that
 ** failed is an instant event named "[OutOfMemory]" with the same args
@@ -57,13 +58,18 @@ static int torchArg(void *pCtx, const char *zKey, int64_t nKey, const char *zVal
   }else if( torchEq(zKey, nKey, "Device Id") ){
     t->eId = torchNum(zVal, nVal, bIsStr, &t->id);
   }else if( torchEq(zKey, nKey, "Addr") ){
-    /* an address may exceed int64: read as unsigned */
+    /* PyTorch writes the pointer as a signed integer (a tagged pointer
+    ** can be negative): its 64 bits, read as unsigned */
     uint64_t v = 0;
-    int64_t i;
-    m->eAddr = !bIsStr && nVal>0 && nVal<=20 ? MV_OK : MV_BAD;
-    for(i=0; i<nVal && m->eAddr==MV_OK; i++){
+    int64_t i = !bIsStr && nVal>1 && zVal[0]=='-';
+    m->eAddr = !bIsStr && nVal>i && nVal<=20 ? MV_OK : MV_BAD;
+    for(; i<nVal && m->eAddr==MV_OK; i++){
       if( zVal[i]<'0' || zVal[i]>'9' || v>(UINT64_MAX-(uint64_t)(zVal[i]-'0'))/10 ) m->eAddr = MV_BAD;
       else v = v*10 + (uint64_t)(zVal[i]-'0');
+    }
+    if( m->eAddr==MV_OK && zVal[0]=='-' ){
+      if( v>(uint64_t)1<<63 ) m->eAddr = MV_BAD;    /* below INT64_MIN */
+      else v = (uint64_t)0 - v;
     }
     m->addr = v;
   }
@@ -165,11 +171,12 @@ int insMemJsonTop(InsMem *p, const char *zKey, const char *zVal, int nVal){
 }
 
 /* See insights_mem_int.h. */
-char *memTorchNote(const char *zNote, int64_t resPeak, int64_t nOom, int64_t oomBytes, profsum_ps oomTs){
+char *memTorchNote(const char *zNote, int bGpu, int64_t resPeak, int64_t nOom, int64_t oomBytes,
+                   profsum_ps oomTs){
   sqlite3_str *s = sqlite3_str_new(0);
   if( zNote ) sqlite3_str_appendf(s, "%s; ", zNote);
-  sqlite3_str_appendall(s, "PyTorch's caching allocator: peak_bytes counts the bytes of live tensors "
-                           "('Total Allocated')");
+  sqlite3_str_appendf(s, "PyTorch's %sallocator: peak_bytes counts the bytes of the blocks it handed out "
+                         "('Total Allocated')", bGpu ? "caching " : "");
   if( resPeak>0 ){
     sqlite3_str_appendf(s, "; the memory it reserved from the device (cached blocks included, "
                            "'Total Reserved') peaked at %lld bytes", (long long)resPeak);
