@@ -97,6 +97,23 @@ class TorchMemory(DbTestCase):
         k = self.rows("SELECT device, value, band FROM profsum_kpis WHERE trace_id=? AND kpi='memory_peak'", (tid,))
         self.assertEqual(k, [{"device": "/device:GPU:0", "value": 0.85, "band": "warning"}])
 
+    def test_profiler_steps(self):
+        """No step spans in a PyTorch trace: its ProfilerStep#N ranges are the steps."""
+        tid = self.imp([
+            op(5, 7, name="ProfilerStep#1"), op(12, 8, name="ProfilerStep#2"),
+            op(20, 5, name="ProfilerStep#x"),               # no number: no step
+            mem(6, 100, 1, 100, 100), mem(7, -100, 1, 0, 100),
+            mem(13, 300, 2, 300, 300), mem(14, 50, 3, 350, 400), mem(16, -300, 2, 50, 400),
+            mem(21, 10, 4, 60, 400)])                      # after the last step
+        r = self.rows("SELECT peak_bytes, peak_ts_us, peak_step, per_step FROM profsum_memory WHERE trace_id=?",
+                      (tid,))
+        self.assertEqual(r, [{"peak_bytes": 350, "peak_ts_us": 14.0, "peak_step": 2,
+                              "per_step": '[{"step":1,"allocations":1,"bytes":100},'
+                                          '{"step":2,"allocations":2,"bytes":350}]'}])
+        # the summary takes no steps from them (the reference's rules are JAX's)
+        self.assertEqual(self.db.execute("SELECT count(*) FROM profsum_steps WHERE trace_id=?",
+                                         (tid,)).fetchone()[0], 0)
+
     def test_advice_names_the_framework(self):
         """A full PyTorch GPU gets PyTorch's fixes; a JAX allocator in the same
         shape of trace keeps JAX's."""
@@ -247,7 +264,8 @@ class OutOfMemory(unittest.TestCase):
     or the full result, and nothing leaks."""
 
     def test_import_fails_cleanly(self):
-        doc = {"traceEvents": [op(9, 10), mem(10, 300, 100, 300, 512), mem(11, -300, 100, 0, 512),
+        doc = {"traceEvents": [op(9, 10), op(9, 3, name="ProfilerStep#1"), op(12, 9, name="ProfilerStep#2"),
+                               mem(10, 300, 100, 300, 512), mem(11, -300, 100, 0, 512),
                                mem(12, 8, 5, 8, 0, dtype=0, did=-1), mem(13, 10, 1, None),
                                mem(14, 950, 7, 950, 960, dtype=6, did=0),
                                dict(mem(15, 99, None, 950, 960, dtype=6, did=0), name="[OutOfMemory]")],

@@ -17,7 +17,7 @@ CREATE VIEW IF NOT EXISTS main.profsum_memory(
   peak_bytes,
   -- When it was first reached, µs on the trace's clock (as trace_events and the step spans) (REAL).
   peak_ts_us,
-  -- The step whose interval (a device Steps event, else a host 'train' event) contains the peak (INTEGER or NULL).
+  -- The step whose interval (a device Steps event, else a host 'train' event; PyTorch: a ProfilerStep#N event) contains the peak (INTEGER or NULL).
   peak_step,
   -- Largest peak_bytes_in_use: the allocator's peak since it started, possibly before the capture (INTEGER bytes).
   lifetime_peak_bytes,

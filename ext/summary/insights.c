@@ -11,6 +11,7 @@ struct ProfsumInsights {
   InsXla *pXla;
   InsMem *pMem;
   InsEnv *pEnv;
+  InsSteps *pSteps;
 };
 
 /* See insights.h. */
@@ -23,6 +24,7 @@ int profsumInsNew(ProfsumInsights **pp){
   rc = insXlaNew(&p->pXla);
   if( rc==SQLITE_OK ) rc = insMemNew(&p->pMem);
   if( rc==SQLITE_OK ) rc = insEnvNew(&p->pEnv);
+  if( rc==SQLITE_OK ) rc = insStepsNew(&p->pSteps);
   if( rc ){ profsumInsFree(p); return rc; }
   *pp = p;
   return SQLITE_OK;
@@ -34,6 +36,7 @@ void profsumInsFree(ProfsumInsights *p){
   insXlaFree(p->pXla);
   insMemFree(p->pMem);
   insEnvFree(p->pEnv);
+  insStepsFree(p->pSteps);
   sqlite3_free(p);
 }
 
@@ -68,6 +71,7 @@ int profsumInsXpApply(ProfsumInsights *p, const ProfsumInsXpOp *pOp, profsum_ps 
 int profsumInsJsonEvent(ProfsumInsights *p, const ProfsumEvent *ev, int32_t iKey){
   int rc = insXlaJsonEvent(p->pXla, ev, iKey);
   if( rc==SQLITE_OK ) rc = insMemJsonEvent(p->pMem, ev);
+  if( rc==SQLITE_OK ) rc = insStepsJsonEvent(p->pSteps, ev);
   return rc;
 }
 
@@ -91,6 +95,8 @@ int profsumInsWrite(ProfsumInsights *p, sqlite3 *db, const char *zSchema,
     if( i!=nRow ){ ProfsumStepSpan x = aSpan[nRow]; aSpan[nRow] = aSpan[i]; aSpan[i] = x; }
     nRow++;
   }
+  /* a trace without step spans (PyTorch's): its ProfilerStep#N ranges */
+  if( nRow==0 ) aSpan = insStepsSpans(p->pSteps, &nRow);
   if( rc==SQLITE_OK ) rc = insMemWrite(p->pMem, db, zSchema, traceId, aSpan, nRow, zFunc, pzErr);
   if( rc==SQLITE_OK ) rc = insEnvWrite(p->pEnv, db, zSchema, traceId, zFunc, pzErr);
   return rc;

@@ -9,6 +9,9 @@
 **   InsEnv  insights_env.c  the capture's environment (versions, times):
 **                           XPlane planes only, no events; its report
 **                           section is written with InsXla's
+**   InsSteps insights_torchsteps.c  PyTorch's ProfilerStep#N ranges, the
+**                           memory rows' steps when the summary has none
+**                           (JSON entries only; no write of its own)
 ** and the diagnostics they both keep (InsDiag, insights_diag.c).
 ** Not included outside insights*.c.
 */
@@ -96,6 +99,17 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
                 const ProfsumStepSpan *aSpan, int64_t nSpan, const char *zFunc, char **pzErr);
 int insMemReportMd(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut);
 int insMemReportHtml(sqlite3 *db, const char *zSchema, sqlite3_int64 traceId, sqlite3_str *pOut);
+
+typedef struct InsSteps InsSteps;
+int insStepsNew(InsSteps **pp);
+void insStepsFree(InsSteps *p);
+/* JSON entry ev: kept when it is a complete event named ProfilerStep#<N>
+** with a positive dur (at most 1,000,000 of them).  SQLITE_OK or
+** SQLITE_NOMEM. */
+int insStepsJsonEvent(InsSteps *p, const ProfsumEvent *ev);
+/* The ranges kept, in file order, as step spans (zDev 0), *pn of them;
+** owned by p. */
+ProfsumStepSpan *insStepsSpans(InsSteps *p, int64_t *pn);
 
 typedef struct InsEnv InsEnv;
 /* A new, empty collector in *pp.  SQLITE_OK or SQLITE_NOMEM. */
