@@ -257,17 +257,11 @@ static int envHasNulEscape(const char *z, int n){
 ** Kineto's INFO lines), not the environment: left out, as are a value
 ** that is not JSON and a name that is not UTF-8. */
 int insEnvJsonTop(InsEnv *p, const char *zKey, const char *zVal, int nVal){
-  char *zErr = 0, *zText = 0;
+  char *zText = 0;
   JNode *v;
   int rc = SQLITE_OK, iPlane = p->nPlane++;
   if( strcmp(zKey, "displayTimeUnit")==0 || strcmp(zKey, "username")==0 ) return SQLITE_OK;
-  v = jParse(zVal, nVal, &zErr);
-  if( v==0 ){
-    int bad = zErr!=0;
-    sqlite3_free(zErr);
-    return bad ? SQLITE_OK : SQLITE_NOMEM;
-  }
-  if( jOom(v) ){ jFree(v); return SQLITE_NOMEM; }
+  if( (v = jParseQuiet(zVal, nVal, &rc))==0 ) return rc;
   if( strcmp(zKey, "deviceProperties")==0 && v->type==JT_ARRAY ){
     int i, nDev = 0;
     for(i=0; i<v->nChild; i++) nDev += jAt(v, i)->type==JT_OBJECT;

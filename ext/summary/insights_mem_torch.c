@@ -144,17 +144,10 @@ int memTorchEvent(InsMem *p, const ProfsumEvent *ev, int bOom){
 
 /* See insights_int.h: the GPUs of a deviceProperties member. */
 int insMemJsonTop(InsMem *p, const char *zKey, const char *zVal, int nVal){
-  char *zErr = 0;
   JNode *v;
   int i, rc = SQLITE_OK;
   if( strcmp(zKey, "deviceProperties")!=0 ) return SQLITE_OK;
-  v = jParse(zVal, nVal, &zErr);
-  if( v==0 ){
-    int bad = zErr!=0;
-    sqlite3_free(zErr);
-    return bad ? SQLITE_OK : SQLITE_NOMEM;
-  }
-  if( jOom(v) ){ jFree(v); return SQLITE_NOMEM; }
+  if( (v = jParseQuiet(zVal, nVal, &rc))==0 ) return rc;
   for(i=0; v->type==JT_ARRAY && i<v->nChild && rc==SQLITE_OK; i++){
     const JNode *d = jAt(v, i), *id, *mem;
     char zDev[40];

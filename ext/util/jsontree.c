@@ -1196,6 +1196,16 @@ JNode *jParseOptions(const char *zJson, int nJson, int *pRc, char **pzErr){
   return p;
 }
 
+/* See jsontree.h. */
+JNode *jParseQuiet(const char *zJson, int nJson, int *pRc){
+  char *zE = 0;
+  JNode *p = jParse(zJson, nJson, &zE);
+  *pRc = p==0 && zE==0 ? SQLITE_NOMEM : SQLITE_OK;
+  sqlite3_free(zE);
+  if( p && jOom(p) ){ jFree(p); p = 0; *pRc = SQLITE_NOMEM; }
+  return p;
+}
+
 JNode *jParse(const char *zJson, int nJson, char **pzErr){
   JP j;
   JNode *p;

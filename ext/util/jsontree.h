@@ -191,6 +191,12 @@ JNode *jParse(const char *zJson, int nJson, char **pzErr);
 ** object", or SQLITE_NOMEM (*pzErr 0). */
 JNode *jParseOptions(const char *zJson, int nJson, int *pRc, char **pzErr);
 
+/* jParse() of a text that may not be JSON (a member of a file, read for
+** what it says if it can be): the tree, or 0 with *pRc SQLITE_OK (not
+** JSON, or too large) or SQLITE_NOMEM (also when the tree could not be
+** built whole, jOom: then freed). */
+JNode *jParseQuiet(const char *zJson, int nJson, int *pRc);
+
 /* Whether jParse() would refuse the JSON text (nJson < 0: up to the NUL)
 ** as too large, found without building anything (one pass over the text,
 ** no memory): returns SQLITE_OK if not, else SQLITE_TOOBIG and sets
