@@ -101,6 +101,8 @@ class TorchMemory(DbTestCase):
         """No step spans in a PyTorch trace: its ProfilerStep#N ranges are the steps."""
         tid = self.imp([
             op(5, 7, name="ProfilerStep#1"), op(12, 8, name="ProfilerStep#2"),
+            # Kineto's copy of a step on the GPU's timeline (later, longer): not a step
+            dict(op(15, 30, name="ProfilerStep#2", pid=0, tid=7), cat="gpu_user_annotation"),
             op(20, 5, name="ProfilerStep#x"),               # no number: no step
             mem(6, 100, 1, 100, 100), mem(7, -100, 1, 0, 100),
             mem(13, 300, 2, 300, 300), mem(14, 50, 3, 350, 400), mem(16, -300, 2, 50, 400),
@@ -134,34 +136,47 @@ class TorchMemory(DbTestCase):
 
     def test_out_of_memory_events(self):
         """A failed allocation: counted in the note, said in a diagnostic, no record."""
-        oom = mem(13, 4096, None, 900, 1000)
-        oom["name"] = "[OutOfMemory]"
-        oom2 = mem(14, 8192, None, 900, 1000)
-        oom2["name"] = "[OutOfMemory]"
-        tid = self.imp([op(9, 10), mem(10, 900, 1, 900, 1000), oom, oom2, mem(15, -900, 1, 0, 1000)])
+        def oom(ts, nbytes, **kw):
+            e = mem(ts, nbytes, None, 900, 1000, **kw)
+            e["name"] = "[OutOfMemory]"
+            if ts is None:
+                del e["ts"]
+            return e
+        tid = self.imp([op(9, 10), mem(10, 900, 1, 900, 1000),
+                        oom(14, 8192), oom(13, 4096),              # the earlier one later in the file
+                        oom(None, "x"),                            # no time, Bytes no number
+                        mem(15, -900, 1, 0, 1000)])
         g = self.rows("SELECT allocator, peak_bytes, num_allocations, num_deallocations, note FROM profsum_memory "
                       "WHERE trace_id=?", (tid,))
         self.assertEqual([(r["allocator"], r["peak_bytes"], r["num_allocations"], r["num_deallocations"])
                           for r in g], [("cuda:0", 900, 1, 1)])
         self.assertTrue(g[0]["note"].endswith(
-            "peaked at 1000 bytes; 2 allocations failed for lack of memory ([OutOfMemory]), the first of "
+            "peaked at 1000 bytes; 3 allocations failed for lack of memory ([OutOfMemory]), the first of "
             "4096 bytes at 13.000 us"), g[0]["note"])
         d = [r["detail"] for r in self.rows("SELECT detail FROM profsum_diagnostic WHERE trace_id=? "
                                             "AND kind='memory_out_of_memory' ORDER BY detail", (tid,))]
         self.assertEqual(d, [
+            "out of memory: an allocation of (invalid) bytes on allocator 'cuda:0' failed at an unknown time "
+            "('Total Allocated' 900, 'Total Reserved' 1000 bytes; -1: not given)",
             "out of memory: an allocation of 4096 bytes on allocator 'cuda:0' failed at 13.000 us "
             "('Total Allocated' 900, 'Total Reserved' 1000 bytes; -1: not given)",
             "out of memory: an allocation of 8192 bytes on allocator 'cuda:0' failed at 14.000 us "
             "('Total Allocated' 900, 'Total Reserved' 1000 bytes; -1: not given)"])
-        # one without a device: said, on no allocator
+        # only a failure without a time: the note says so
+        t4 = self.imp([mem(10, 900, 1, 900, 1000), oom(None, 64)], name="nots.json")
+        n = self.db.execute("SELECT note FROM profsum_memory WHERE trace_id=?", (t4,)).fetchone()[0]
+        self.assertTrue(n.endswith("the first of 64 bytes at an unknown time"), n)
+        # one without a device, and no [memory] event: said, on no allocator
         bare = {"ph": "i", "name": "[OutOfMemory]", "pid": 7, "tid": 7, "ts": 20, "args": {}}
         t2 = self.imp([op(9, 10), bare], name="bare.json")
         d = [r["detail"] for r in self.rows("SELECT detail FROM profsum_diagnostic WHERE trace_id=? "
                                             "AND kind='memory_out_of_memory'", (t2,))]
-        self.assertEqual(d, ["out of memory: an allocation of (not given) -1 bytes on allocator 'unnamed' "
+        self.assertEqual(d, ["out of memory: an allocation of (not given) bytes on allocator 'unnamed' "
                              "failed at 20.000 us ('Total Allocated' -1, 'Total Reserved' -1 bytes; -1: not given)"])
-        self.assertEqual(self.rows("SELECT status FROM profsum_memory WHERE trace_id=?", (t2,)),
-                         [{"status": "not_in_trace_json"}])
+        self.assertEqual(self.rows("SELECT status, note FROM profsum_memory WHERE trace_id=?", (t2,)), [
+            {"status": "no_allocation_events",
+             "note": "the trace holds no PyTorch [memory] event; 1 allocations failed for lack of memory "
+                     "([OutOfMemory], in profsum_diagnostic)"}])
         # every [memory] event left out: said so, not "no memory events"
         t3 = self.imp([op(9, 10), mem(10, 5, 1, None), mem(11, 5, 2, -1)], name="none.json")
         self.assertEqual(self.rows("SELECT status, note FROM profsum_memory WHERE trace_id=?", (t3,)), [
@@ -268,7 +283,8 @@ class OutOfMemory(unittest.TestCase):
                                mem(10, 300, 100, 300, 512), mem(11, -300, 100, 0, 512),
                                mem(12, 8, 5, 8, 0, dtype=0, did=-1), mem(13, 10, 1, None),
                                mem(14, 950, 7, 950, 960, dtype=6, did=0),
-                               dict(mem(15, 99, None, 950, 960, dtype=6, did=0), name="[OutOfMemory]")],
+                               dict(mem(15, 99, None, 950, 960, dtype=6, did=0), name="[OutOfMemory]"),
+                               {"ph": "i", "name": "[OutOfMemory]", "pid": 7, "tid": 7, "args": {"Bytes": 1}}],
                "deviceProperties": DEVICES}
         with tempfile.TemporaryDirectory(prefix="profsum-oom-") as tmp:
             pj = os.path.join(tmp, "t.json")

@@ -104,7 +104,8 @@ typedef struct InsSteps InsSteps;
 int insStepsNew(InsSteps **pp);
 void insStepsFree(InsSteps *p);
 /* JSON entry ev: kept when it is a complete event named ProfilerStep#<N>
-** with a positive dur (at most 1,000,000 of them).  SQLITE_OK or
+** with a positive dur, not of category gpu_user_annotation (at most
+** 1,000,000 of them).  SQLITE_OK or
 ** SQLITE_NOMEM. */
 int insStepsJsonEvent(InsSteps *p, const ProfsumEvent *ev);
 /* The ranges kept, in file order, as step spans (zDev 0), *pn of them;

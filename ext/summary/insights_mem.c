@@ -45,7 +45,6 @@
 #define MEM_MAX_ALLOCATORS 256
 #define MEM_MAX_DETAIL     (32*1024*1024) /* bytes of distinct detail texts */
 #define MEM_MAX_FIELD      4096           /* bytes of one text field kept */
-#define MEM_ABSURD_BYTES   (((int64_t)1)<<50)  /* 1 PiB: no device holds it */
 #define MEM_TOP_HOLDERS    10
 #define MEM_MAX_BUCKETS    500
 #define MEM_MAX_DEVIDX     1000000        /* index_on_host / device_ordinal read */
@@ -78,8 +77,9 @@ typedef struct MemAlloc {
   int torch;              /* PyTorch's caching allocator ([memory] events) */
   int64_t resPeak;        /* and the largest 'Total Reserved' it gave, -1 */
   int64_t nOom;           /* its failed allocations ([OutOfMemory]) */
-  int64_t oomBytes;       /* the first one's 'Bytes' (-1: not given) */
+  int64_t oomBytes;       /* the earliest one's 'Bytes' (-1: not given) */
   profsum_ps oomTs;       /* and time */
+  int oomNoTs;            /* 1: none of them has a time */
   int64_t peakCap;        /* bytes_allocated + bytes_reserved +
                           ** bytes_available of its peak's event (the
                           ** capacity it states, as xprof reads it), -1 */
@@ -105,6 +105,7 @@ typedef struct MemDev { char *zName; int64_t memSize; } MemDev;
 struct InsMem {
   int isXPlane;           /* an XPlane plane was seen */
   int64_t nTorch;         /* PyTorch [memory] events seen (memTake) */
+  int64_t nOomAll;        /* and [OutOfMemory] events */
   MemAlloc *aAlloc; int nAlloc;
   int64_t nRec;           /* records kept, all allocators */
   int64_t nOrd;
@@ -189,12 +190,6 @@ static void memInFree(MemIn *m){
   m->nOwn = 0;
 }
 
-/* A byte count: MV_OK when 0 <= v < 2^50, else MV_BAD. */
-static int byteCheck(int e, int64_t v){
-  if( e!=MV_OK ) return e;
-  return (v<0 || v>=MEM_ABSURD_BYTES) ? MV_BAD : MV_OK;
-}
-
 /* The int64 value of XPlane stat st: MV_OK, MV_BAD (a number that is not
 ** an int64 integer, or text that does not parse). */
 static int statInt(ProfsumXp *pXp, const ProfsumXpStat *st, int64_t *pv, int *pRc){
@@ -269,18 +264,6 @@ static int memKey(const char *z, int64_t n){
   return -1;
 }
 
-/* Is allocator name z[0..n) GPU_<N>_bfc?  N, else -1. */
-static int gpuOfAllocator(const char *z, int64_t n){
-  int64_t i;
-  int v = 0;
-  if( n<9 || memcmp(z, "GPU_", 4)!=0 || memcmp(z+n-4, "_bfc", 4)!=0 ) return -1;
-  for(i=4; i<n-4; i++){
-    if( z[i]<'0' || z[i]>'9' || v>100000 ) return -1;
-    v = v*10 + (z[i]-'0');
-  }
-  return v;
-}
-
 /* The allocator of name z[0..n) (added when new), 0 when there are too
 ** many (a diagnostic).  SQLITE_OK or SQLITE_NOMEM. */
 static int allocatorOf(InsMem *p, const char *z, int64_t n, int64_t idx, int64_t off, MemAlloc **ppA){
@@ -306,7 +289,7 @@ static int allocatorOf(InsMem *p, const char *z, int64_t n, int64_t idx, int64_t
   memset(a, 0, sizeof(*a));
   a->zName = sqlite3_mprintf("%.*s", (int)n, z);
   if( a->zName==0 ) return SQLITE_NOMEM;
-  a->iGpu = gpuOfAllocator(z, n);
+  a->iGpu = memGpuOfAllocator(z, n);
   a->iIdx = -1;
   a->lifePeak = -1;
   a->resPeak = -1;
@@ -332,18 +315,25 @@ static void fieldJson(sqlite3_str *s, const MemTxt *t){
 ** said in a memory_out_of_memory diagnostic.  SQLITE_OK or SQLITE_NOMEM. */
 static int memOom(InsMem *p, MemIn *m, const char *zA, int64_t nA){
   MemAlloc *a = 0;
+  int eB = memByteCheck(m->eBytes, m->bytes);
   int rc = zA && nA>0 ? allocatorOf(p, zA, nA, m->idx, m->off, &a) : SQLITE_OK;
+  char zB[32], zT[40];
   if( rc ) return rc;
-  if( a ){
-    if( a->nOom++==0 ){ a->oomBytes = m->eBytes==MV_OK ? m->bytes : -1; a->oomTs = m->ts; }
-    a->torch = 1;
+  p->nOomAll++;
+  if( a && (a->nOom++==0 || (!m->noTs && (a->oomNoTs || m->ts<a->oomTs))) ){
+    /* the earliest failure (in time; one without a time only when none has one) */
+    a->oomBytes = eB==MV_OK ? m->bytes : -1; a->oomTs = m->ts; a->oomNoTs = m->noTs;
   }
+  if( a ) a->torch = 1;
   if( !insDiagWanted(&p->diag, "memory_out_of_memory") ) return insDiagCount(&p->diag, "memory_out_of_memory");
+  if( eB==MV_OK ) sqlite3_snprintf(sizeof(zB), zB, "%lld", (long long)m->bytes);
+  else sqlite3_snprintf(sizeof(zB), zB, "%s", eB==MV_BAD ? "(invalid)" : "(not given)");
+  if( m->noTs ) sqlite3_snprintf(sizeof(zT), zT, "an unknown time");
+  else sqlite3_snprintf(sizeof(zT), zT, "%.3f us", profsumPsToMicros(m->ts));
   return insDiagAdd(&p->diag, m->idx, m->off, "memory_out_of_memory", sqlite3_mprintf(
-      "out of memory: an allocation of %s%lld bytes on allocator '%.*s' failed at %.3f us "
+      "out of memory: an allocation of %s bytes on allocator '%.*s' failed at %s "
       "('Total Allocated' %lld, 'Total Reserved' %lld bytes; -1: not given)",
-      m->eBytes==MV_OK ? "" : "(not given) ", (long long)(m->eBytes==MV_OK ? m->bytes : -1),
-      zA && nA>0 ? (int)nA : 7, zA && nA>0 ? zA : "unnamed", profsumPsToMicros(m->ts),
+      zB, zA && nA>0 ? (int)nA : 7, zA && nA>0 ? zA : "unnamed", zT,
       (long long)(m->eInUse==MV_OK ? m->inUse : -1), (long long)(m->eRes==MV_OK ? m->res : -1)));
 }
 
@@ -414,10 +404,10 @@ int memTake(InsMem *p, MemIn *m){
     }
     return insDiagCount(&p->diag, "memory_event_incomplete");
   }
-  m->eInUse = byteCheck(m->eInUse, m->inUse);
-  m->eBytes = byteCheck(m->eBytes, m->bytes);
-  m->eReq = byteCheck(m->eReq, m->req);
-  m->eLife = byteCheck(m->eLife, m->life);
+  m->eInUse = memByteCheck(m->eInUse, m->inUse);
+  m->eBytes = memByteCheck(m->eBytes, m->bytes);
+  m->eReq = memByteCheck(m->eReq, m->req);
+  m->eLife = memByteCheck(m->eLife, m->life);
   if( m->eInUse==MV_BAD || m->eBytes==MV_BAD ){
     if( insDiagWanted(&p->diag, "memory_bytes_out_of_range") ){
       return insDiagAdd(&p->diag, m->idx, m->off, "memory_bytes_out_of_range", sqlite3_mprintf(
@@ -433,7 +423,7 @@ int memTake(InsMem *p, MemIn *m){
   if( m->torch ){
     a->torch = 1;
     if( m->iGpu>=0 && a->iGpu<0 && a->iIdx<0 ) a->iGpu = m->iGpu;
-    if( byteCheck(m->eRes, m->res)==MV_OK && m->res>a->resPeak ) a->resPeak = m->res;
+    if( memByteCheck(m->eRes, m->res)==MV_OK && m->res>a->resPeak ) a->resPeak = m->res;
   }
   if( m->isAlloc ){
     a->nAlloc++;
@@ -443,7 +433,7 @@ int memTake(InsMem *p, MemIn *m){
   }
   if( !a->hasPeak || m->inUse>a->peak || (m->inUse==a->peak && m->ts<a->peakTs) ){
     a->hasPeak = 1; a->peak = m->inUse; a->peakTs = m->ts; a->peakOrd = p->nOrd;
-    a->peakCap = !m->torch && byteCheck(m->eRes, m->res)==MV_OK && byteCheck(m->eAvail, m->avail)==MV_OK
+    a->peakCap = !m->torch && memByteCheck(m->eRes, m->res)==MV_OK && memByteCheck(m->eAvail, m->avail)==MV_OK
                  ? m->inUse + m->res + m->avail : -1;
   }
   if( m->eLife==MV_OK && m->life>a->lifePeak ) a->lifePeak = m->life;
@@ -1434,7 +1424,8 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
       o.zNote = z;
     }
     if( a->torch ){
-      char *z = memTorchNote(o.zNote, a->iGpu>=0, a->resPeak, a->nOom, a->oomBytes, a->oomTs);
+      char *z = memTorchNote(o.zNote, a->iGpu>=0, a->resPeak, a->nOom, a->oomBytes,
+                             profsumPsToMicros(a->oomTs), a->oomNoTs);
       if( z==0 ){ rc = SQLITE_NOMEM; sqlite3_free(o.zHolders); sqlite3_free(o.zPerStep); sqlite3_free(o.zNote); break; }
       sqlite3_free(o.zNote);
       o.zNote = z;
@@ -1455,18 +1446,26 @@ int insMemWrite(InsMem *p, sqlite3 *db, const char *zSchema, sqlite3_int64 trace
     sqlite3_bind_int64(pIns, 1, traceId);
     sqlite3_bind_null(pIns, 2);
     sqlite3_bind_null(pIns, 3);
-    sqlite3_bind_text(pIns, 4, p->isXPlane || p->nTorch ? "no_allocation_events" : "not_in_trace_json",
+    /* PyTorch's events, none usable: say what there was */
+    int torch = (p->nTorch || p->nOomAll) && !p->isXPlane;
+    char *zN = !torch ? 0 : p->nOomAll==0
+        ? sqlite3_mprintf("every PyTorch [memory] event of the trace was left out (see profsum_diagnostic)")
+        : sqlite3_mprintf("%s; %lld allocations failed for lack of memory ([OutOfMemory], in profsum_diagnostic)",
+                          p->nTorch ? "every PyTorch [memory] event of the trace was left out"
+                                    : "the trace holds no PyTorch [memory] event", (long long)p->nOomAll);
+    if( torch && zN==0 ) rc = SQLITE_NOMEM;
+    sqlite3_bind_text(pIns, 4, p->isXPlane || torch ? "no_allocation_events" : "not_in_trace_json",
                       -1, SQLITE_STATIC);
     for(i=5; i<=16; i++) sqlite3_bind_null(pIns, i);
-    sqlite3_bind_text(pIns, 17, p->nTorch && !p->isXPlane
-        ? "every PyTorch [memory] event of the trace was left out (see profsum_diagnostic)"
+    sqlite3_bind_text(pIns, 17, torch ? zN
         : p->isXPlane
         ? "the XPlane holds no usable MemoryAllocation or MemoryDeallocation events: the profiler "
           "recorded no memory activity (see profsum_diagnostic for events left out)"
         : "the trace JSON holds no memory events: JAX's profiler keeps them in the capture's "
           ".xplane.pb (import it for memory figures); PyTorch's writes them when run with "
           "profile_memory=True", -1, SQLITE_STATIC);
-    rc = memStep(db, pIns, zFunc, pzErr);
+    if( rc==SQLITE_OK ) rc = memStep(db, pIns, zFunc, pzErr);
+    sqlite3_free(zN);
   }
   sqlite3_finalize(pIns);
   sqlite3_finalize(pTl);

@@ -78,6 +78,7 @@ typedef struct MemIn {
   int iGpu;
   int oom;                /* PyTorch's [OutOfMemory]: a failed allocation
                           ** of 'Bytes' (eBytes) */
+  int noTs;               /* (oom) the event has no time */
 } MemIn;
 
 /* Take memory event m: checked (a diagnostic when it cannot be used),
@@ -90,6 +91,12 @@ int memDevice(InsMem *p, const char *z, int64_t n, int64_t memSize);
 /* Parse decimal text z[0..n) (optional sign, digits; a float with an
 ** integral value is accepted) into *pv as int64: MV_OK, or MV_BAD. */
 int memNumText(const char *z, int64_t n, int64_t *pv);
+#define MEM_ABSURD_BYTES (((int64_t)1)<<50)  /* 1 PiB: no device holds it */
+/* A byte count read with outcome e (MV_*): e unless it is MV_OK, else
+** MV_OK when 0 <= v < MEM_ABSURD_BYTES, MV_BAD when not. */
+int memByteCheck(int e, int64_t v);
+/* N when allocator name z[0..n) is GPU_<N>_bfc (an N past 1,000,009: -1), else -1. */
+int memGpuOfAllocator(const char *z, int64_t n);
 
 /* PyTorch's memory events (insights_mem_torch.c): JSON entry ev, an
 ** instant event named "[memory]" or "[OutOfMemory]" (the caller checked;
@@ -100,10 +107,11 @@ int memTorchEvent(InsMem *p, const ProfsumEvent *ev, int bOom);
 /* The note of a PyTorch allocator's profsum_memory row: zNote (0: none)
 ** followed by what its figures count (bGpu: a GPU's caching allocator),
 ** the largest 'Total Reserved' (resPeak, when above 0) and its failed
-** allocations (nOom, the first of oomBytes bytes, -1: not given, at
-** oomTs).  sqlite3_malloc'd, 0 when out of memory; zNote is not freed. */
+** allocations (nOom, the earliest of oomBytes bytes, -1: not given or
+** invalid, at oomUs µs, unknown with bNoTs).  sqlite3_malloc'd, 0 when out
+** of memory; zNote is not freed. */
 char *memTorchNote(const char *zNote, int bGpu, int64_t resPeak, int64_t nOom, int64_t oomBytes,
-                   profsum_ps oomTs);
+                   double oomUs, int bNoTs);
 
 /* ---------------------------------------------------------------------
 ** Kernels (insights_mem_kern.c): one tally per trace, keyed by (kernel

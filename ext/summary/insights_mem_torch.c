@@ -108,7 +108,10 @@ int memTorchEvent(InsMem *p, const ProfsumEvent *ev, int bOom){
   m.off = ev->iOffset;
   t.m = &m;
   memJsonMembers(ev->args.z, ev->args.n, torchArg, &t);
-  if( !ev->hasTs ) m.eInUse = MV_ABSENT;     /* no time: no place in the replay */
+  if( !ev->hasTs ){
+    if( bOom ) m.noTs = 1;                  /* said as such */
+    else m.eInUse = MV_ABSENT;              /* no time: no place in the replay */
+  }
   /* the block: allocated (Bytes >= 0) or freed (Bytes < 0); an event
   ** without Bytes is counted as an allocation of unknown size */
   m.isAlloc = 1;
@@ -165,7 +168,7 @@ int insMemJsonTop(InsMem *p, const char *zKey, const char *zVal, int nVal){
 
 /* See insights_mem_int.h. */
 char *memTorchNote(const char *zNote, int bGpu, int64_t resPeak, int64_t nOom, int64_t oomBytes,
-                   profsum_ps oomTs){
+                   double oomUs, int bNoTs){
   sqlite3_str *s = sqlite3_str_new(0);
   if( zNote ) sqlite3_str_appendf(s, "%s; ", zNote);
   sqlite3_str_appendf(s, "PyTorch's %sallocator: peak_bytes counts the bytes of the blocks it handed out "
@@ -178,7 +181,8 @@ char *memTorchNote(const char *zNote, int bGpu, int64_t resPeak, int64_t nOom, i
     sqlite3_str_appendf(s, "; %lld allocations failed for lack of memory ([OutOfMemory]), the first ",
                         (long long)nOom);
     if( oomBytes>=0 ) sqlite3_str_appendf(s, "of %lld bytes ", (long long)oomBytes);
-    sqlite3_str_appendf(s, "at %.3f us", profsumPsToMicros(oomTs));
+    if( bNoTs ) sqlite3_str_appendall(s, "at an unknown time");
+    else sqlite3_str_appendf(s, "at %.3f us", oomUs);
   }
   if( sqlite3_str_errcode(s) ){
     sqlite3_free(sqlite3_str_finish(s));

@@ -68,6 +68,24 @@ int memNumText(const char *z, int64_t n, int64_t *pv){
   return MV_OK;
 }
 
+/* See insights_mem_int.h. */
+int memByteCheck(int e, int64_t v){
+  if( e!=MV_OK ) return e;
+  return (v<0 || v>=MEM_ABSURD_BYTES) ? MV_BAD : MV_OK;
+}
+
+/* See insights_mem_int.h. */
+int memGpuOfAllocator(const char *z, int64_t n){
+  int64_t i;
+  int v = 0;
+  if( n<9 || memcmp(z, "GPU_", 4)!=0 || memcmp(z+n-4, "_bfc", 4)!=0 ) return -1;
+  for(i=4; i<n-4; i++){
+    if( z[i]<'0' || z[i]>'9' || v>100000 ) return -1;
+    v = v*10 + (z[i]-'0');
+  }
+  return v;
+}
+
 /* ===================================================================== */
 /* JSON object members (insights_mem_int.h)                               */
 /* ===================================================================== */

@@ -2,7 +2,8 @@
 ** insights_torchsteps.c — the InsSteps collector of insights_int.h:
 ** PyTorch's steps, for the memory rows.  PyTorch's profiler wraps each
 ** step of a schedule (each prof.step()) in a complete event named
-** "ProfilerStep#<N>" on the host.  The summary takes no steps from them
+** "ProfilerStep#<N>" on the host (and Kineto a copy of it, category
+** gpu_user_annotation, on the GPU's timeline: left out).  The summary takes no steps from them
 ** (the reference's step rules are JAX's), so a PyTorch trace has no step
 ** spans; its memory rows (peak_step, per_step) take these ranges
 ** instead.  docs/memory.md says so.
@@ -52,6 +53,9 @@ int insStepsJsonEvent(InsSteps *p, const ProfsumEvent *ev){
   if( ev->ph.n!=1 || ev->ph.z[0]!='X' || !ev->hasTs || !ev->hasDur || ev->dur<=0 ) return SQLITE_OK;
   if( ev->name.z==0 || (ev->name.flags & PROFSUM_SF_ESCAPE) ) return SQLITE_OK;
   if( (step = stepOfName(ev->name.z, ev->name.n))<0 ) return SQLITE_OK;
+  /* Kineto copies the annotation onto the GPU's timeline too: the memory
+  ** events are the host's, and so are the steps */
+  if( ev->cat.n==19 && memcmp(ev->cat.z, "gpu_user_annotation", 19)==0 ) return SQLITE_OK;
   if( p->n>=STEPS_MAX ) return SQLITE_OK;
   if( p->n>=p->nAlloc ){
     int64_t nNew = p->nAlloc ? p->nAlloc*2 : 16;
