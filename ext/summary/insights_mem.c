@@ -211,11 +211,6 @@ static int statInt(ProfsumXp *pXp, const ProfsumXpStat *st, int64_t *pv, int *pR
   return MV_ABSENT;
 }
 
-/* 1 when z[0..n) is the NUL-terminated zLit. */
-static inline int eq(const char *z, int64_t n, const char *zLit){
-  return z && (int64_t)strlen(zLit)==n && memcmp(z, zLit, (size_t)n)==0;
-}
-
 /* Which of kernel_details (0), hlo_op (1), hlo_module (2) the stat name
 ** z[0..n) is, or -1: told apart by length first, since this runs for
 ** every stat of every device event. */
@@ -271,7 +266,7 @@ static int allocatorOf(InsMem *p, const char *z, int64_t n, int64_t idx, int64_t
   MemAlloc *a;
   *ppA = 0;
   for(i=0; i<p->nAlloc; i++){
-    if( eq(z, n, p->aAlloc[i].zName) ){ *ppA = &p->aAlloc[i]; return SQLITE_OK; }
+    if( memTextEq(z, n, p->aAlloc[i].zName) ){ *ppA = &p->aAlloc[i]; return SQLITE_OK; }
   }
   if( p->nAlloc>=MEM_MAX_ALLOCATORS ){
     if( insDiagWanted(&p->diag, "memory_allocators_capped") ){
@@ -304,7 +299,7 @@ static int allocatorOf(InsMem *p, const char *z, int64_t n, int64_t idx, int64_t
 ** when it was one, at most MEM_MAX_FIELD bytes of it. */
 static void fieldJson(sqlite3_str *s, const MemTxt *t){
   int64_t n = t->n;
-  if( !t->present || n==0 || eq(t->z, n, "(null)") ){ sqlite3_str_appendall(s, "null"); return; }
+  if( !t->present || n==0 || memTextEq(t->z, n, "(null)") ){ sqlite3_str_appendall(s, "null"); return; }
   if( t->isNum && memIsJsonNumber(t->z, n) ){ sqlite3_str_append(s, t->z, (int)n); return; }
   n = profsumUtf8Cut(t->z, n, MEM_MAX_FIELD);     /* whole characters */
   jAppendJsonStr(s, t->z, n);
@@ -540,7 +535,7 @@ int insMemXpPlane(InsMem *p, ProfsumXp *pXp, const ProfsumXpPlane *pl){
     /* memory_size: the first valid one of the device's planes */
     const ProfsumXpStat *st = &pl->aStat[i];
     int64_t v;
-    if( !eq(st->zName, st->nName, "memory_size") ) continue;
+    if( !memTextEq(st->zName, st->nName, "memory_size") ) continue;
     if( statInt(pXp, st, &v, &rc)!=MV_OK || v<=0 ){ if( rc ) return rc; continue; }
     p->aDev[p->curDevKey].memSize = v;
   }
@@ -635,7 +630,7 @@ int insMemXpEvent(InsMem *p, ProfsumXp *pXp, const ProfsumXpEvent *ev){
   if( ev->nStat==0 && mt->iMeta<p->nKd && ev->pPlane->iPlane==p->kdPlane && p->aKd[mt->iMeta]==1 ){
     return SQLITE_OK;     /* known below: a device op of no interest here */
   }
-  if( eq(mt->zName, mt->nName, "MemoryAllocation") || eq(mt->zName, mt->nName, "MemoryDeallocation") ){
+  if( memTextEq(mt->zName, mt->nName, "MemoryAllocation") || memTextEq(mt->zName, mt->nName, "MemoryDeallocation") ){
     MemIn m;
     char abuf[4][40];
     memset(&m, 0, sizeof(m));
@@ -740,7 +735,7 @@ static int jsonArg(void *pCtx, const char *zKey, int64_t nKey, const char *zVal,
     MemIn *m = j->m;
     int k = memKey(zKey, nKey);
     MemTxt *t = 0;
-    int isNull = !bIsStr && eq(zVal, nVal, "null");
+    int isNull = !bIsStr && memTextEq(zVal, nVal, "null");
     switch( k ){
       case MK_ALLOCATOR: if( bIsStr ){ m->zAllocator = zVal; m->nAllocator = nVal; m->idKind = 1; } break;
       case MK_INDEX: case MK_ORDINAL: {
@@ -754,17 +749,10 @@ static int jsonArg(void *pCtx, const char *zKey, int64_t nKey, const char *zVal,
       case MK_REQ: m->eReq = isNull ? MV_ABSENT : memNumText(zVal, nVal, &m->req); break;
       case MK_RESERVED: m->eRes = isNull ? MV_ABSENT : memNumText(zVal, nVal, &m->res); break;
       case MK_AVAIL: m->eAvail = isNull ? MV_ABSENT : memNumText(zVal, nVal, &m->avail); break;
-      case MK_ADDR: {
+      case MK_ADDR:
         /* an address may exceed int64: read as unsigned */
-        uint64_t v = 0; int64_t i;
-        m->eAddr = nVal>0 && nVal<=20 ? MV_OK : MV_BAD;
-        for(i=0; i<nVal && m->eAddr==MV_OK; i++){
-          if( zVal[i]<'0' || zVal[i]>'9' || v>(UINT64_MAX-(uint64_t)(zVal[i]-'0'))/10 ) m->eAddr = MV_BAD;
-          else v = v*10 + (uint64_t)(zVal[i]-'0');
-        }
-        m->addr = v;
+        m->eAddr = memAddrText(zVal, nVal, 0, &m->addr);
         break;
-      }
       default: t = memDetailField(m, k); break;
     }
     if( t && !isNull ){
@@ -793,11 +781,11 @@ int insMemJsonEvent(InsMem *p, const ProfsumEvent *ev){
   }
   if( ev->args.z==0 || ev->args.type!=PROFSUM_JT_OBJECT ) return SQLITE_OK;
   if( (ph=='i' || ph=='I') && (ev->name.n==8 || ev->name.n==13) ){
-    if( eq(ev->name.z, ev->name.n, "[memory]") ) return memTorchEvent(p, ev, 0);
-    if( eq(ev->name.z, ev->name.n, "[OutOfMemory]") ) return memTorchEvent(p, ev, 1);
+    if( memTextEq(ev->name.z, ev->name.n, "[memory]") ) return memTorchEvent(p, ev, 0);
+    if( memTextEq(ev->name.z, ev->name.n, "[OutOfMemory]") ) return memTorchEvent(p, ev, 1);
   }
   if( (ph=='X' || ph=='i' || ph=='I') && (ev->name.n==16 || ev->name.n==18)
-   && (eq(ev->name.z, ev->name.n, "MemoryAllocation") || eq(ev->name.z, ev->name.n, "MemoryDeallocation")) ){
+   && (memTextEq(ev->name.z, ev->name.n, "MemoryAllocation") || memTextEq(ev->name.z, ev->name.n, "MemoryDeallocation")) ){
     MemIn m;
     char *az[5] = {0, 0, 0, 0, 0};
     MemTxt *at[4];

@@ -13,6 +13,7 @@
 #define PROFSUM_INSIGHTS_MEM_INT_H
 
 #include "insights_int.h"
+#include <string.h>
 
 /* ---------------------------------------------------------------------
 ** The statements of the write. */
@@ -95,6 +96,15 @@ int memNumText(const char *z, int64_t n, int64_t *pv);
 /* A byte count read with outcome e (MV_*): e unless it is MV_OK, else
 ** MV_OK when 0 <= v < MEM_ABSURD_BYTES, MV_BAD when not. */
 int memByteCheck(int e, int64_t v);
+/* An address z[0..n): up to 20 decimal digits read as uint64 into *pv,
+** and with bSigned a leading '-' too (PyTorch writes a pointer as a
+** signed integer: its 64 bits, so -1 is 0xffffffffffffffff).  MV_OK, or
+** MV_BAD (*pv then unspecified). */
+int memAddrText(const char *z, int64_t n, int bSigned, uint64_t *pv);
+/* 1 when z[0..n) (z may be NULL) is the NUL-terminated zLit. */
+static inline int memTextEq(const char *z, int64_t n, const char *zLit){
+  return z && (int64_t)strlen(zLit)==n && memcmp(z, zLit, (size_t)n)==0;
+}
 /* N when allocator name z[0..n) is GPU_<N>_bfc (an N past 1,000,009: -1), else -1. */
 int memGpuOfAllocator(const char *z, int64_t n);
 

@@ -32,14 +32,9 @@ typedef struct TorchArgs {
   int64_t type, id, bytes;
 } TorchArgs;
 
-/* 1 when z[0..n) is the NUL-terminated zLit. */
-static int torchEq(const char *z, int64_t n, const char *zLit){
-  return (int64_t)strlen(zLit)==n && memcmp(z, zLit, (size_t)n)==0;
-}
-
 /* The value of a numeric member: MV_ABSENT for null, else memNumText's. */
 static int torchNum(const char *zVal, int64_t nVal, int bIsStr, int64_t *pv){
-  if( !bIsStr && torchEq(zVal, nVal, "null") ) return MV_ABSENT;
+  if( !bIsStr && memTextEq(zVal, nVal, "null") ) return MV_ABSENT;
   return bIsStr ? MV_BAD : memNumText(zVal, nVal, pv);
 }
 
@@ -47,31 +42,20 @@ static int torchNum(const char *zVal, int64_t nVal, int bIsStr, int64_t *pv){
 static int torchArg(void *pCtx, const char *zKey, int64_t nKey, const char *zVal, int64_t nVal, int bIsStr){
   TorchArgs *t = (TorchArgs*)pCtx;
   MemIn *m = t->m;
-  if( torchEq(zKey, nKey, "Total Allocated") ){
+  if( memTextEq(zKey, nKey, "Total Allocated") ){
     m->eInUse = torchNum(zVal, nVal, bIsStr, &m->inUse);
-  }else if( torchEq(zKey, nKey, "Total Reserved") ){
+  }else if( memTextEq(zKey, nKey, "Total Reserved") ){
     m->eRes = torchNum(zVal, nVal, bIsStr, &m->res);
-  }else if( torchEq(zKey, nKey, "Bytes") ){
+  }else if( memTextEq(zKey, nKey, "Bytes") ){
     t->eBytes = torchNum(zVal, nVal, bIsStr, &t->bytes);
-  }else if( torchEq(zKey, nKey, "Device Type") ){
+  }else if( memTextEq(zKey, nKey, "Device Type") ){
     t->eType = torchNum(zVal, nVal, bIsStr, &t->type);
-  }else if( torchEq(zKey, nKey, "Device Id") ){
+  }else if( memTextEq(zKey, nKey, "Device Id") ){
     t->eId = torchNum(zVal, nVal, bIsStr, &t->id);
-  }else if( torchEq(zKey, nKey, "Addr") ){
+  }else if( memTextEq(zKey, nKey, "Addr") ){
     /* PyTorch writes the pointer as a signed integer (a tagged pointer
     ** can be negative): its 64 bits, read as unsigned */
-    uint64_t v = 0;
-    int64_t i = !bIsStr && nVal>1 && zVal[0]=='-';
-    m->eAddr = !bIsStr && nVal>i && nVal<=20 ? MV_OK : MV_BAD;
-    for(; i<nVal && m->eAddr==MV_OK; i++){
-      if( zVal[i]<'0' || zVal[i]>'9' || v>(UINT64_MAX-(uint64_t)(zVal[i]-'0'))/10 ) m->eAddr = MV_BAD;
-      else v = v*10 + (uint64_t)(zVal[i]-'0');
-    }
-    if( m->eAddr==MV_OK && zVal[0]=='-' ){
-      if( v>(uint64_t)1<<63 ) m->eAddr = MV_BAD;    /* below INT64_MIN */
-      else v = (uint64_t)0 - v;
-    }
-    m->addr = v;
+    m->eAddr = bIsStr ? MV_BAD : memAddrText(zVal, nVal, 1, &m->addr);
   }
   return 0;
 }

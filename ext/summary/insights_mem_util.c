@@ -1,6 +1,7 @@
 /*
 ** insights_mem_util.c — what the parts of the InsMem collector share
-** (insights_mem_int.h): the statements of the write, and a parser of integer text, a reader of the
+** (insights_mem_int.h): the statements of the write, parsers of integer
+** and address text, a reader of the
 ** top-level members of a JSON object with the decoding of JSON string
 ** escapes (trace JSON args), and a check of JSON number text.
 */
@@ -41,6 +42,23 @@ int memStep(sqlite3 *db, sqlite3_stmt *p, const char *zFunc, char **pzErr){
 /* ===================================================================== */
 /* Numbers (insights_mem_int.h)                                           */
 /* ===================================================================== */
+
+/* See insights_mem_int.h. */
+int memAddrText(const char *z, int64_t n, int bSigned, uint64_t *pv){
+  uint64_t v = 0;
+  int64_t i = bSigned && n>1 && z[0]=='-';
+  if( n<=i || n>20 ) return MV_BAD;
+  for(; i<n; i++){
+    if( z[i]<'0' || z[i]>'9' || v>(UINT64_MAX-(uint64_t)(z[i]-'0'))/10 ) return MV_BAD;
+    v = v*10 + (uint64_t)(z[i]-'0');
+  }
+  if( z[0]=='-' ){
+    if( v>(uint64_t)1<<63 ) return MV_BAD;    /* below INT64_MIN */
+    v = (uint64_t)0 - v;
+  }
+  *pv = v;
+  return MV_OK;
+}
 
 /* See insights_mem_int.h. */
 int memNumText(const char *z, int64_t n, int64_t *pv){
