@@ -79,6 +79,11 @@ typedef struct PipeBatch {
   unsigned char *aRetire;     /* a window the scanner left while this
                               ** batch was filled: free once it was used */
   size_t nRetire;
+  int bZeroed;                /* aEv and aArgSet were zeroed (pipeTarget):
+                              ** on the scanning thread, at the slot's first
+                              ** use, so that the thread that opens the pipe
+                              ** (the engine's) does not fault in every
+                              ** slot's pages before it reads an event */
   int bEnd;                   /* the scanner's last answer follows nEv */
   int rc;                     /* that answer (SQLITE_DONE or an error) */
   char *zErr;
@@ -141,6 +146,19 @@ static int pipePublish(ProfsumScanPipe *p){
   return rc;
 }
 
+/* Point the scanner at the next event of slot iFill, zeroing the slot at
+** its first use (the scanner clears each event but the args spans it did
+** not set: those start zero). */
+static void pipeTarget(ProfsumScanPipe *p){
+  PipeBatch *b = &p->aSlot[p->iFill];
+  if( !b->bZeroed ){
+    memset(b->aEv, 0, sizeof(ProfsumEvent)*PIPE_BATCH_N);
+    memset(b->aArgSet, 0, sizeof(unsigned)*PIPE_BATCH_N);
+    b->bZeroed = 1;
+  }
+  profsumScanSetTarget(p->pScan, &b->aEv[b->nEv], &b->aArgSet[b->nEv]);
+}
+
 /* The window swap (ProfsumWindowSwapFn), on the scanning thread: a free
 ** window of nNew bytes or a new one; aOld goes with the batch being
 ** filled (handed over first when it holds a window already). */
@@ -155,7 +173,7 @@ static unsigned char *pipeSwap(void *pCtx, unsigned char *aOld, size_t nOld,
     /* the entry being parsed is parsed again from its start, in the
     ** next batch */
     b = &p->aSlot[p->iFill];
-    profsumScanSetTarget(p->pScan, &b->aEv[b->nEv], &b->aArgSet[b->nEv]);
+    pipeTarget(p);
   }
   pthread_mutex_lock(&p->mu);
   for(i=0; i<p->nWin; i++){
@@ -220,8 +238,7 @@ static void *pipeMain(void *pArg){
     ProfsumEvent *ev;
     char *zErr = 0;
     int rc;
-    b = &p->aSlot[p->iFill];
-    profsumScanSetTarget(p->pScan, &b->aEv[b->nEv], &b->aArgSet[b->nEv]);
+    pipeTarget(p);
     rc = profsumScanNext(p->pScan, &ev, &zErr);
     if( pipeStopped(p) ){ sqlite3_free(zErr); return 0; }
     b = &p->aSlot[p->iFill];      /* (a refill may have handed one over) */
@@ -301,8 +318,6 @@ int profsumScanPipeOpen(ProfsumScan *pScan, const char *zFunc, ProfsumDiagFn xDi
       return SQLITE_NOMEM;
     }
     b->aEv = (ProfsumEvent*)profsumAlign64(b->pEvMem);
-    memset(b->aEv, 0, sizeof(ProfsumEvent)*PIPE_BATCH_N);
-    memset(b->aArgSet, 0, sizeof(unsigned)*PIPE_BATCH_N);
   }
   if( pthread_mutex_init(&p->mu, 0) ){ profsumScanPipeClose(p); return SQLITE_OK; }
   if( pthread_cond_init(&p->cv, 0) ){
